@@ -1,0 +1,8 @@
+module github.com/ai-hwaccel/ai-hwaccel
+
+go 1.25
+
+require (
+	github.com/goccy/go-json v0.12.0 // indirect
+	github.com/stretchr/testify v1.12.1 // indirect
+)

@@ -1,0 +1,289 @@
+// Package api is the JSON-in, JSON-out face of the engine, shared by the C
+// ABI (capi/) and the CLI (cmd/ai-hwaccel): each entry point takes the
+// request bytes exactly as the host gave them and returns the answer bytes,
+// which are either the answer or an error object. Nothing here panics out:
+// callers still guard, but every known failure is an error object.
+package api
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// MaxInput is the largest request accepted (16 MiB); larger is too_large.
+const MaxInput = 16 << 20
+
+// MaxDepth bounds JSON nesting so hostile input cannot cost unbounded stack
+// or time in the decoder.
+const MaxDepth = 128
+
+// Env is how the engine reads the process environment at call time.
+type Env func(string) string
+
+// Detect answers hwaccel_detect_json. input nil or empty means defaults.
+func Detect(input []byte, getenv Env) []byte {
+	return answer(func() (any, error) {
+		opts, err := DecodeOptions(input, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return detectWith(opts)
+	})
+}
+
+// SuggestQuant answers hwaccel_suggest_quant.
+func SuggestQuant(input []byte, getenv Env) []byte {
+	return answer(func() (any, error) {
+		req, err := planRequest(input, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return plan.SuggestQuant(req)
+	})
+}
+
+// PlanSharding answers hwaccel_plan_sharding.
+func PlanSharding(input []byte, getenv Env) []byte {
+	return answer(func() (any, error) {
+		req, err := planRequest(input, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return plan.PlanSharding(req)
+	})
+}
+
+// EstimateTraining answers hwaccel_estimate_training.
+func EstimateTraining(input []byte, getenv Env) []byte {
+	return answer(func() (any, error) {
+		req, err := planRequest(input, getenv)
+		if err != nil {
+			return nil, err
+		}
+		return plan.EstimateTraining(req)
+	})
+}
+
+// ErrorJSON encodes an error object for err.
+func ErrorJSON(err error) []byte {
+	return ErrorJSONCode(errs.CodeOf(err), errs.MessageOf(err))
+}
+
+// ErrorJSONCode encodes an error object from a code and message.
+func ErrorJSONCode(code, message string) []byte {
+	type body struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	}
+	b, err := json.Marshal(struct {
+		Error body `json:"error"`
+	}{body{code, message}})
+	if err != nil {
+		return []byte(`{"error":{"code":"internal","message":"cannot encode error"}}`)
+	}
+	return b
+}
+
+func answer(f func() (any, error)) []byte {
+	v, err := f()
+	if err != nil {
+		return ErrorJSON(err)
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return ErrorJSON(errs.Wrap(errs.Internal, err, "encode answer"))
+	}
+	return b
+}
+
+// planRequest decodes a planning request and fills its registry by detecting
+// this machine (through the shared cache) when the host gave none.
+func planRequest(input []byte, getenv Env) (*plan.Request, error) {
+	if input == nil {
+		return nil, errs.New(errs.InvalidArgument, "request is NULL")
+	}
+	if err := checkInput(input); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		return nil, errs.New(errs.InvalidArgument, "request is empty")
+	}
+	req, err := plan.DecodeRequest(input)
+	if err != nil {
+		return nil, err
+	}
+	if req.Registry == nil {
+		opts, err := DecodeOptions(req.Detect, getenv)
+		if err != nil {
+			return nil, err
+		}
+		if opts.CacheTTL == 0 {
+			// Planning on this machine reuses a recent detection by default.
+			opts.CacheTTL = 30 * time.Second
+		}
+		reg, err := detectWith(opts)
+		if err != nil {
+			return nil, err
+		}
+		req.Registry = reg
+	}
+	return req, nil
+}
+
+func detectWith(opts detect.Options) (*registry.Registry, error) {
+	reg, err := detect.Shared.Detect(context.Background(), opts)
+	if err != nil {
+		return nil, errs.Wrap(errs.DetectionFailed, err, "detect")
+	}
+	return reg, nil
+}
+
+// wireOptions is the JSON form of detection options.
+type wireOptions struct {
+	Sysroot    *string           `json:"sysroot"`
+	Path       *string           `json:"path"`
+	Backends   []string          `json:"backends"`
+	Exclude    []string          `json:"exclude"`
+	NoExec     bool              `json:"no_exec"`
+	TimeoutMs  *float64          `json:"timeout_ms"`
+	CacheTTLMs *float64          `json:"cache_ttl_ms"`
+	Env        map[string]string `json:"env"`
+}
+
+// DecodeOptions parses detection options. nil or empty input means defaults.
+// Unknown keys are rejected (a typo must not be silently ignored).
+func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
+	opts := detect.Options{Getenv: getenv}
+	if err := checkInput(input); err != nil {
+		return opts, err
+	}
+	if len(bytes.TrimSpace(input)) == 0 || bytes.Equal(bytes.TrimSpace(input), []byte("null")) {
+		return opts, nil
+	}
+	var w wireOptions
+	dec := json.NewDecoder(bytes.NewReader(input))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&w); err != nil {
+		return opts, decodeError("options", err)
+	}
+	if dec.More() {
+		return opts, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
+	}
+	if w.Sysroot != nil {
+		if *w.Sysroot == "" {
+			return opts, errs.New(errs.InvalidArgument, "options: sysroot is empty")
+		}
+		opts.Sysroot = *w.Sysroot
+	}
+	if w.Path != nil {
+		opts.Path = *w.Path
+		if opts.Path == "" {
+			// An explicit empty PATH finds no tool, which is what it says.
+			opts.NoExec = true
+		}
+	}
+	known := map[string]bool{}
+	for _, n := range detect.BackendNames() {
+		known[n] = true
+	}
+	for _, list := range [][]string{w.Backends, w.Exclude} {
+		for _, n := range list {
+			if !known[n] {
+				return opts, errs.New(errs.InvalidArgument, "options: unknown backend %q (known: %v)", n, detect.BackendNames())
+			}
+		}
+	}
+	opts.Backends, opts.Exclude = w.Backends, w.Exclude
+	opts.NoExec = opts.NoExec || w.NoExec
+	if w.TimeoutMs != nil {
+		t := *w.TimeoutMs
+		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
+			return opts, errs.New(errs.InvalidArgument, "options: timeout_ms %v is outside (0, %d]", t, detect.MaxTimeout/time.Millisecond)
+		}
+		opts.Timeout = time.Duration(t * float64(time.Millisecond))
+	}
+	if w.CacheTTLMs != nil {
+		t := *w.CacheTTLMs
+		if !(t >= 0 && t <= 86400e3) {
+			return opts, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %v is outside [0, 86400000]", t)
+		}
+		opts.CacheTTL = time.Duration(t * float64(time.Millisecond))
+	}
+	opts.Env = w.Env
+	return opts, nil
+}
+
+// checkInput rejects input that is too large or nested too deep before any
+// decoder sees it.
+func checkInput(input []byte) error {
+	if len(input) > MaxInput {
+		return errs.New(errs.TooLarge, "input is %d bytes; the limit is %d", len(input), MaxInput)
+	}
+	if d := depth(input); d > MaxDepth {
+		return errs.New(errs.InvalidJSON, "input nests deeper than %d levels", MaxDepth)
+	}
+	return nil
+}
+
+// depth returns the deepest nesting of [ and { outside strings (stopping
+// early once past MaxDepth).
+func depth(b []byte) int {
+	d, max := 0, 0
+	inStr, esc := false, false
+	for _, c := range b {
+		switch {
+		case inStr:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			d++
+			if d > max {
+				max = d
+				if max > MaxDepth {
+					return max
+				}
+			}
+		case c == ']' || c == '}':
+			d--
+		}
+	}
+	return max
+}
+
+// decodeError classifies a decoder error: a syntax error is invalid_json, a
+// well-formed document of the wrong shape is invalid_argument.
+func decodeError(what string, err error) error {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return errs.Wrap(errs.InvalidJSON, err, what)
+	}
+	var ue *json.UnmarshalTypeError
+	if errors.As(err, &ue) {
+		return errs.Wrap(errs.InvalidArgument, err, what)
+	}
+	msg := err.Error()
+	if bytes.Contains([]byte(msg), []byte("unknown field")) {
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
+	}
+	if err.Error() == "EOF" {
+		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
+	}
+	return errs.Wrap(errs.InvalidJSON, err, fmt.Sprintf("%s", what))
+}

@@ -1,0 +1,169 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Findings is what one backend contributes to the registry. Device IDs in
+// Findings are keys local to the backend (any unique string); Interconnect
+// device lists refer to those keys. Detect renames them to contract ids.
+type Findings struct {
+	Devices       []registry.Device
+	Interconnects []registry.Interconnect
+	NUMANodes     []registry.NUMANode
+	Environment   *registry.Environment
+	Storage       []registry.Storage
+	Warnings      []registry.Warning
+}
+
+// Warn appends a warning.
+func (f *Findings) Warn(backend, code, format string, args ...any) {
+	f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: code, Message: fmt.Sprintf(format, args...)})
+}
+
+// AddWarning appends w when it is not nil.
+func (f *Findings) AddWarning(w *registry.Warning) {
+	if w != nil {
+		f.Warnings = append(f.Warnings, *w)
+	}
+}
+
+// Backend is one detection source.
+type Backend struct {
+	Name   string
+	Detect func(ctx context.Context, m *Machine) Findings
+}
+
+var (
+	backendsMu sync.Mutex
+	backends   []Backend
+)
+
+// register adds a backend; each backend file calls it from init.
+func register(b Backend) {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	backends = append(backends, b)
+	sort.Slice(backends, func(i, j int) bool { return backends[i].Name < backends[j].Name })
+}
+
+// BackendNames lists the registered backends.
+func BackendNames() []string {
+	backendsMu.Lock()
+	defer backendsMu.Unlock()
+	out := make([]string, len(backends))
+	for i, b := range backends {
+		out[i] = b.Name
+	}
+	return out
+}
+
+// Detect runs every enabled backend in parallel on the machine described by
+// opts and returns the merged registry. It returns an error only when the
+// machine view itself cannot be built (bad sysroot); every backend failure is
+// a warning. The whole detection is bounded by opts.Timeout.
+func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
+	start := time.Now()
+	opts = opts.withDefaults()
+	m, err := NewMachine(opts)
+	if err != nil {
+		return nil, err
+	}
+	m.Runner = newOnceRunner(m.Runner)
+	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	defer cancel()
+
+	backendsMu.Lock()
+	list := append([]Backend(nil), backends...)
+	backendsMu.Unlock()
+
+	results := make([]Findings, len(list))
+	times := make([]time.Duration, len(list))
+	var wg sync.WaitGroup
+	for i, b := range list {
+		if !opts.enabled(b.Name) {
+			continue
+		}
+		wg.Add(1)
+		go func(i int, b Backend) {
+			defer wg.Done()
+			t0 := time.Now()
+			results[i] = runBackend(ctx, m, b)
+			times[i] = time.Since(t0)
+		}(i, b)
+	}
+	wg.Wait()
+
+	reg := registry.New()
+	timing := &registry.Timing{Backends: map[string]float64{}}
+	for i, b := range list {
+		if !opts.enabled(b.Name) {
+			continue
+		}
+		timing.Backends[b.Name] = ms(times[i])
+		addFindings(reg, b.Name, results[i])
+	}
+	reg.Devices = mergeByBusID(reg.Devices)
+	enrichPCI(m, reg)
+	reg.SortDevices()
+	reg.Normalize()
+	timing.TotalMs = ms(time.Since(start))
+	reg.Timing = timing
+	return reg, nil
+}
+
+// runBackend runs one backend, turning a panic into a warning so one broken
+// backend never takes the others (or the host) down.
+func runBackend(ctx context.Context, m *Machine, b Backend) (f Findings) {
+	defer func() {
+		if p := recover(); p != nil {
+			f = Findings{}
+			f.Warn(b.Name, registry.WarnPanic, "backend failed: %v (%s)", p, firstStackLine(debug.Stack()))
+		}
+	}()
+	return b.Detect(ctx, m)
+}
+
+func firstStackLine(s []byte) string {
+	// Skip the goroutine header and the panic frames; keep it short.
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return CleanText(string(s))
+}
+
+// addFindings folds one backend's findings into reg, making device keys
+// unique per backend so two backends cannot collide.
+func addFindings(reg *registry.Registry, backend string, f Findings) {
+	key := func(id string) string { return backend + "|" + id }
+	for i, d := range f.Devices {
+		if d.ID == "" {
+			d.ID = fmt.Sprintf("%s#%d", d.Kind, i)
+		}
+		d.ID = key(d.ID)
+		reg.Devices = append(reg.Devices, d)
+	}
+	for _, ic := range f.Interconnects {
+		devs := make([]string, len(ic.Devices))
+		for j, id := range ic.Devices {
+			devs[j] = key(id)
+		}
+		ic.Devices = devs
+		reg.SystemIO.Interconnects = append(reg.SystemIO.Interconnects, ic)
+	}
+	reg.SystemIO.NUMANodes = append(reg.SystemIO.NUMANodes, f.NUMANodes...)
+	reg.SystemIO.Storage = append(reg.SystemIO.Storage, f.Storage...)
+	if f.Environment != nil {
+		reg.SystemIO.Environment = f.Environment
+	}
+	reg.Warnings = append(reg.Warnings, f.Warnings...)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

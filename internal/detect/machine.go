@@ -1,0 +1,225 @@
+package detect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// MaxFileBytes caps every sysfs/procfs read: real attribute files are a page
+// at most, and a hostile tree must not make us read gigabytes.
+const MaxFileBytes = 64 << 10
+
+// Machine is the view of one machine that every backend reads through.
+type Machine struct {
+	// FS is rooted at the sysroot: paths are "sys/...", "proc/...", "dev/...".
+	FS     fs.FS
+	Runner Runner
+	NoExec bool
+	opts   Options
+}
+
+// NewMachine builds the view for opts: os.DirFS at the sysroot and the live
+// runner on opts.Path (or opts.Runner when given).
+func NewMachine(opts Options) (*Machine, error) {
+	opts = opts.withDefaults()
+	st, err := os.Stat(opts.Sysroot)
+	if err != nil {
+		return nil, fmt.Errorf("sysroot %q: %w", opts.Sysroot, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sysroot %q is not a directory", opts.Sysroot)
+	}
+	r := opts.Runner
+	if r == nil {
+		r = NewExecRunner(opts.Path, opts.Timeout)
+	}
+	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts}, nil
+}
+
+// Env returns a visibility variable (CUDA_VISIBLE_DEVICES, ...) as the host
+// sees it now, or as the env option overrides it.
+func (m *Machine) Env(name string) (string, bool) { return m.opts.lookupEnv(name) }
+
+// ReadFile reads a whole file of the machine, at most MaxFileBytes. A longer
+// file is an error: sysfs attributes are never that long.
+func (m *Machine) ReadFile(name string) ([]byte, error) {
+	f, err := m.FS.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st, err := f.Stat(); err == nil && st.IsDir() {
+		return nil, fmt.Errorf("%s: is a directory", name)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxFileBytes {
+		return nil, fmt.Errorf("%s: longer than %d bytes", name, MaxFileBytes)
+	}
+	return b, nil
+}
+
+// ReadString reads a file and returns its text trimmed of surrounding space,
+// with invalid UTF-8 and control characters removed.
+func (m *Machine) ReadString(name string) (string, error) {
+	b, err := m.ReadFile(name)
+	if err != nil {
+		return "", err
+	}
+	return CleanText(string(b)), nil
+}
+
+// ReadInt reads a file holding one integer (decimal, or hex with 0x).
+func (m *Machine) ReadInt(name string) (int64, error) {
+	s, err := m.ReadString(name)
+	if err != nil {
+		return 0, err
+	}
+	return ParseInt(s)
+}
+
+// Exists reports whether name exists on the machine (a dangling link does not).
+func (m *Machine) Exists(name string) bool {
+	_, err := fs.Stat(m.FS, name)
+	return err == nil
+}
+
+// ReadDir lists a directory; a missing directory is an empty list.
+func (m *Machine) ReadDir(name string) []fs.DirEntry {
+	es, err := fs.ReadDir(m.FS, name)
+	if err != nil {
+		return nil
+	}
+	return es
+}
+
+// ReadLink returns the target of a symbolic link, or "" when name is not one.
+func (m *Machine) ReadLink(name string) string {
+	if rl, ok := m.FS.(fs.ReadLinkFS); ok {
+		t, err := rl.ReadLink(name)
+		if err == nil {
+			return t
+		}
+	}
+	return ""
+}
+
+// LinkBase returns the last element of a link's target: the driver name of
+// ".../device/driver -> ../../bus/pci/drivers/nvidia".
+func (m *Machine) LinkBase(name string) string {
+	t := m.ReadLink(name)
+	if t == "" {
+		return ""
+	}
+	return path.Base(t)
+}
+
+// ParseInt parses a decimal or 0x-prefixed hexadecimal integer.
+func ParseInt(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		v, err := strconv.ParseUint(s[2:], 16, 63)
+		return int64(v), err
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// CleanText trims s and drops invalid UTF-8 and control characters, so a
+// hostile name cannot break a table or a terminal.
+func CleanText(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if r == utf8.RuneError || isControl(r) {
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return strings.TrimSpace(b.String())
+}
+
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+
+// Tool runs a vendor tool through the machine's runner and turns every
+// failure into a typed warning. ok is false when there is no usable output;
+// a missing tool gives ok false and no warning (absence is not a problem).
+// With NoExec nothing runs.
+func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string) (out []byte, w *registry.Warning, ok bool) {
+	if m.NoExec {
+		return nil, nil, false
+	}
+	res := m.Runner.Run(ctx, tool, args...)
+	if res.Err == nil {
+		return res.Stdout, nil, true
+	}
+	if errors.Is(res.Err, ErrToolMissing) {
+		return nil, nil, false
+	}
+	return nil, ToolWarning(backend, tool, args, res), false
+}
+
+// HasTool reports whether tool resolves on the machine's PATH (and exec is allowed).
+func (m *Machine) HasTool(tool string) bool {
+	if m.NoExec {
+		return false
+	}
+	if l, ok := m.Runner.(interface{ Has(string) bool }); ok {
+		return l.Has(tool)
+	}
+	return true
+}
+
+// ToolWarning converts a failed run into the warning the registry reports.
+func ToolWarning(backend, tool string, args []string, res Result) *registry.Warning {
+	w := &registry.Warning{Backend: backend, Tool: tool}
+	cmd := strings.TrimSpace(tool + " " + strings.Join(args, " "))
+	switch {
+	case errors.Is(res.Err, ErrTimeout):
+		w.Code = registry.WarnToolTimeout
+		w.Message = fmt.Sprintf("%s: %v", cmd, res.Err)
+	case errors.Is(res.Err, ErrTooLarge):
+		w.Code = registry.WarnOutputTooLarge
+		w.Message = fmt.Sprintf("%s: %v", cmd, res.Err)
+	default:
+		w.Code = registry.WarnToolFailed
+		msg := fmt.Sprintf("%s: %v", cmd, res.Err)
+		if res.ExitCode != 0 {
+			code := res.ExitCode
+			w.ExitCode = &code
+		}
+		if line := firstLine(res.Stderr); line != "" {
+			msg += ": " + line
+		} else if line := firstLine(res.Stdout); line != "" {
+			msg += ": " + line
+		}
+		w.Message = msg
+	}
+	return w
+}
+
+func firstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = CleanText(s)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strings.TrimSpace(s)
+}

@@ -1,0 +1,87 @@
+// Package detect finds the accelerators of a machine. Every backend reads the
+// machine through one injectable view (Machine): a filesystem rooted at the
+// sysroot option for /sys, /proc and /dev, and a Runner for vendor tools
+// resolved on the path option. Tests point both at fixture machines under
+// testdata/machines/.
+package detect
+
+import (
+	"os"
+	"time"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultTimeout = 5 * time.Second
+	MaxTimeout     = 10 * time.Minute
+)
+
+// Options are the detection options of the wire contract.
+type Options struct {
+	Sysroot  string            `json:"sysroot"`
+	Path     string            `json:"path"`
+	Backends []string          `json:"backends"`
+	Exclude  []string          `json:"exclude"`
+	NoExec   bool              `json:"no_exec"`
+	Timeout  time.Duration     `json:"-"`
+	CacheTTL time.Duration     `json:"-"`
+	Env      map[string]string `json:"env"`
+
+	// Getenv reads the process environment at call time. The C ABI sets it to
+	// a C getenv wrapper, because Go's os.Getenv only sees the environment the
+	// process was started with (../shared/cabi-notes.md §1.9). Nil means os.Getenv.
+	Getenv func(string) string `json:"-"`
+	// Runner replaces the live command runner (tests, benchmarks).
+	Runner Runner `json:"-"`
+}
+
+// withDefaults returns a copy of o with every zero field given its default.
+func (o Options) withDefaults() Options {
+	if o.Sysroot == "" {
+		o.Sysroot = "/"
+	}
+	if o.Getenv == nil {
+		o.Getenv = os.Getenv
+	}
+	if o.Path == "" {
+		o.Path = o.Getenv("PATH")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Timeout > MaxTimeout {
+		o.Timeout = MaxTimeout
+	}
+	return o
+}
+
+// lookupEnv returns a visibility variable: the env option first, then the
+// process environment at call time.
+func (o Options) lookupEnv(name string) (string, bool) {
+	if v, ok := o.Env[name]; ok {
+		return v, true
+	}
+	if o.Getenv == nil {
+		return "", false
+	}
+	v := o.Getenv(name)
+	return v, v != ""
+}
+
+// enabled reports whether backend name runs under these options.
+func (o Options) enabled(name string) bool {
+	for _, x := range o.Exclude {
+		if x == name {
+			return false
+		}
+	}
+	if len(o.Backends) == 0 {
+		return true
+	}
+	for _, x := range o.Backends {
+		if x == name {
+			return true
+		}
+	}
+	return false
+}

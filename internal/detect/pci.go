@@ -1,0 +1,182 @@
+package detect
+
+import (
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Paths read from the machine, named once.
+const (
+	PathPCIDevices = "sys/bus/pci/devices"
+	PathDRM        = "sys/class/drm"
+	PathAccel      = "sys/class/accel"
+	PathNodes      = "sys/devices/system/node"
+	PathCPUInfo    = "proc/cpuinfo"
+	PathMemInfo    = "proc/meminfo"
+	PathNVProc     = "proc/driver/nvidia"
+	PathInfiniBand = "sys/class/infiniband"
+	PathDMI        = "sys/devices/virtual/dmi/id"
+)
+
+// PCI vendor ids (PCI-SIG assignments as listed in ../shared/formats.md).
+const (
+	VendorNVIDIA = 0x10de
+	VendorAMD    = 0x1002
+	VendorAMDCPU = 0x1022 // AMD's second id: XDNA NPUs
+	VendorIntel  = 0x8086
+	VendorHabana = 0x1da3
+	VendorAmazon = 0x1d0f
+	VendorGoogle = 0x1ae0
+)
+
+// PCIDevice is one function under /sys/bus/pci/devices.
+type PCIDevice struct {
+	Address   string // "0000:18:00.0"
+	Vendor    int
+	Device    int
+	Class     int // 0x030200
+	NUMANode  *int
+	Driver    string
+	SubVendor int
+	SubDevice int
+}
+
+// ClassBase returns the two-digit base class (0x03 display, 0x12 accelerator).
+func (p PCIDevice) ClassBase() int { return p.Class >> 16 }
+
+// PCIID returns "vvvv:dddd".
+func (p PCIDevice) PCIID() string { return hex4(p.Vendor) + ":" + hex4(p.Device) }
+
+func hex4(v int) string {
+	s := strconv.FormatInt(int64(v), 16)
+	for len(s) < 4 {
+		s = "0" + s
+	}
+	return s
+}
+
+// PCIDevices lists the PCI functions of the machine, optionally only those of
+// one vendor (vendor 0 = all), in address order. Unreadable entries are skipped.
+func (m *Machine) PCIDevices(vendor int) []PCIDevice {
+	var out []PCIDevice
+	for _, e := range m.ReadDir(PathPCIDevices) {
+		addr := e.Name()
+		dir := path.Join(PathPCIDevices, addr)
+		v, err := m.ReadInt(path.Join(dir, "vendor"))
+		if err != nil || (vendor != 0 && int(v) != vendor) {
+			continue
+		}
+		p := PCIDevice{Address: NormalizeBusID(addr), Vendor: int(v)}
+		if d, err := m.ReadInt(path.Join(dir, "device")); err == nil {
+			p.Device = int(d)
+		}
+		if c, err := m.ReadInt(path.Join(dir, "class")); err == nil {
+			p.Class = int(c)
+		}
+		if d, err := m.ReadInt(path.Join(dir, "subsystem_vendor")); err == nil {
+			p.SubVendor = int(d)
+		}
+		if d, err := m.ReadInt(path.Join(dir, "subsystem_device")); err == nil {
+			p.SubDevice = int(d)
+		}
+		p.NUMANode = m.numaNode(dir)
+		p.Driver = m.LinkBase(path.Join(dir, "driver"))
+		out = append(out, p)
+	}
+	return out
+}
+
+// numaNode reads a PCI function's numa_node; -1 (no NUMA) and garbage are unknown.
+func (m *Machine) numaNode(dir string) *int {
+	n, err := m.ReadInt(path.Join(dir, "numa_node"))
+	if err != nil || n < 0 || n > 1<<16 {
+		return nil
+	}
+	v := int(n)
+	return &v
+}
+
+// readLink parses a PCIe link: speed ("32.0 GT/s PCIe", "16 GT/s") and width.
+func (m *Machine) readLink(dir, which string) (float64, int) {
+	var speed float64
+	if s, err := m.ReadString(path.Join(dir, which+"_link_speed")); err == nil {
+		speed = ParseGTs(s)
+	}
+	var width int
+	if w, err := m.ReadInt(path.Join(dir, which+"_link_width")); err == nil && w > 0 && w <= 32 {
+		width = int(w)
+	}
+	return speed, width
+}
+
+// ParseGTs reads a PCIe link speed such as "32.0 GT/s PCIe" or "2.5 GT/s";
+// "Unknown" and garbage give 0.
+func ParseGTs(s string) float64 {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	if err != nil || v <= 0 || v > 256 {
+		return 0
+	}
+	return v
+}
+
+// PCIeBandwidthGBs is the one-direction bandwidth of a link: GT/s × lanes ×
+// encoding efficiency / 8 (8b/10b up to 5 GT/s, 128b/130b from 8 GT/s; PCIe 6
+// FLIT encoding is close to 1 and counted as 242/256).
+func PCIeBandwidthGBs(gts float64, width int) float64 {
+	if gts <= 0 || width <= 0 {
+		return 0
+	}
+	enc := 8.0 / 10
+	switch {
+	case gts >= 64:
+		enc = 242.0 / 256
+	case gts >= 8:
+		enc = 128.0 / 130
+	}
+	v := gts * float64(width) * enc / 8
+	return float64(int(v*100+0.5)) / 100
+}
+
+// enrichPCI fills, for every device with a PCI bus id, what sysfs knows about
+// its function: NUMA node, PCIe link (current and max) and the PCI id.
+func enrichPCI(m *Machine, reg *registry.Registry) {
+	for i := range reg.Devices {
+		d := &reg.Devices[i]
+		if d.PCIBusID == "" {
+			continue
+		}
+		dir := path.Join(PathPCIDevices, d.PCIBusID)
+		if !m.Exists(dir) {
+			continue
+		}
+		if d.NUMANode == nil {
+			if n := m.numaNode(dir); n != nil {
+				d.NUMANode = n
+				d.SetSource("numa_node", "sysfs")
+			}
+		}
+		if d.PCIe == nil {
+			cs, cw := m.readLink(dir, "current")
+			ms, mw := m.readLink(dir, "max")
+			if cs > 0 || ms > 0 {
+				d.PCIe = &registry.PCIe{CurrentSpeedGTs: cs, CurrentWidth: cw, MaxSpeedGTs: ms, MaxWidth: mw,
+					BandwidthGBs: PCIeBandwidthGBs(ms, mw)}
+				d.SetSource("pcie", "sysfs")
+			}
+		}
+		if d.PCIID == "" {
+			v, err1 := m.ReadInt(path.Join(dir, "vendor"))
+			dv, err2 := m.ReadInt(path.Join(dir, "device"))
+			if err1 == nil && err2 == nil {
+				d.PCIID = hex4(int(v)) + ":" + hex4(int(dv))
+			}
+		}
+	}
+}

@@ -1,0 +1,75 @@
+package registry
+
+// Find returns the device with the given id, or nil.
+func (r *Registry) Find(id string) *Device {
+	for i := range r.Devices {
+		if r.Devices[i].ID == id {
+			return &r.Devices[i]
+		}
+	}
+	return nil
+}
+
+// Available returns the available devices, in registry order.
+func (r *Registry) Available() []Device {
+	out := make([]Device, 0, len(r.Devices))
+	for _, d := range r.Devices {
+		if d.Available {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// ByFamily returns the available devices of one family.
+func (r *Registry) ByFamily(f Family) []Device {
+	var out []Device
+	for _, d := range r.Devices {
+		if d.Available && d.Family == f {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Accelerators returns the available devices that are not the CPU.
+func (r *Registry) Accelerators() []Device {
+	var out []Device
+	for _, d := range r.Devices {
+		if d.Available && d.Kind != KindCPU {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// UsableMemory is the memory a planner may place on d: free memory when
+// known, total otherwise. Zero means unknown.
+func (d *Device) UsableMemory() int64 {
+	if d.MemoryFreeBytes != nil {
+		return *d.MemoryFreeBytes
+	}
+	return d.MemoryBytes
+}
+
+// HasQuant reports whether d lists q among its native precisions. A device
+// without a list supports nothing known.
+func (d *Device) HasQuant(q string) bool {
+	for _, x := range d.Quantizations {
+		if x == q {
+			return true
+		}
+	}
+	return false
+}
+
+// SetSource records which source gave a field ("" sources are ignored).
+func (d *Device) SetSource(field, source string) {
+	if source == "" {
+		return
+	}
+	if d.Sources == nil {
+		d.Sources = map[string]string{}
+	}
+	d.Sources[field] = source
+}

@@ -1,0 +1,232 @@
+// Package registry is the data model of the wire contract: devices, system I/O,
+// warnings and the registry that holds them, with JSON exactly as
+// ../shared/contract.md shows (snake_case, bytes, GB/s; unknown fields are
+// omitted, never guessed).
+package registry
+
+import (
+	"fmt"
+	"sort"
+)
+
+// SchemaVersion is the version of the registry JSON written by this library.
+// It bumps on any incompatible change of the JSON; adding fields does not bump it.
+const SchemaVersion = 1
+
+// Device is one physical accelerator (or the host CPU). Zero values of the
+// optional fields mean "unknown" and are omitted from JSON; fields where zero
+// is a real value (free memory, NUMA node) are pointers.
+type Device struct {
+	ID        string `json:"id"`
+	Kind      Kind   `json:"kind"`
+	Family    Family `json:"family"`
+	Index     int    `json:"index"`
+	Vendor    string `json:"vendor,omitempty"`
+	Name      string `json:"name,omitempty"`
+	Available bool   `json:"available"`
+
+	MemoryBytes     int64  `json:"memory_bytes,omitempty"`
+	MemoryFreeBytes *int64 `json:"memory_free_bytes,omitempty"`
+	// MemoryShared marks memory that is carved out of / shared with system RAM
+	// (integrated GPUs, unified memory): it must not be added to host RAM.
+	MemoryShared bool `json:"memory_shared,omitempty"`
+	// GTTBytes is the GPU-addressable system memory window (amdgpu GTT): a
+	// separate figure, never part of MemoryBytes.
+	GTTBytes int64 `json:"gtt_bytes,omitempty"`
+
+	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gb_s,omitempty"`
+	ComputeCapability  string  `json:"compute_capability,omitempty"`
+	Architecture       string  `json:"architecture,omitempty"`
+	DriverVersion      string  `json:"driver_version,omitempty"`
+	UUID               string  `json:"uuid,omitempty"`
+	PCIBusID           string  `json:"pci_bus_id,omitempty"`
+	PCIID              string  `json:"pci_id,omitempty"` // "10de:2330"
+	NUMANode           *int    `json:"numa_node,omitempty"`
+	PCIe               *PCIe   `json:"pcie,omitempty"`
+	Cores              int     `json:"cores,omitempty"`
+	ChipCount          int     `json:"chip_count,omitempty"`
+	MIG                *MIG    `json:"mig,omitempty"`
+
+	// Quantizations lists the precisions this device can run natively.
+	Quantizations []string `json:"quantizations,omitempty"`
+	// Sources names, per field, which source gave it ("nvidia-smi", "sysfs").
+	Sources map[string]string `json:"sources,omitempty"`
+}
+
+// PCIe is the link of a PCI device, current and maximum.
+type PCIe struct {
+	CurrentSpeedGTs float64 `json:"current_speed_gt_s,omitempty"`
+	CurrentWidth    int     `json:"current_width,omitempty"`
+	MaxSpeedGTs     float64 `json:"max_speed_gt_s,omitempty"`
+	MaxWidth        int     `json:"max_width,omitempty"`
+	// BandwidthGBs is the one-direction bandwidth of the maximum link.
+	BandwidthGBs float64 `json:"bandwidth_gb_s,omitempty"`
+}
+
+// MIG describes a MIG-enabled GPU or a MIG instance.
+type MIG struct {
+	Mode     string   `json:"mode,omitempty"` // "enabled", "disabled"
+	Instance string   `json:"instance,omitempty"`
+	Children []string `json:"children,omitempty"`
+}
+
+// Interconnect is a link between devices or out of the machine.
+type Interconnect struct {
+	Kind         string   `json:"kind"` // nvlink nvswitch xgmi infiniband roce neuronlink ici pcie ethernet
+	Name         string   `json:"name,omitempty"`
+	Devices      []string `json:"devices"`
+	BandwidthGBs float64  `json:"bandwidth_gb_s,omitempty"`
+	Links        int      `json:"links,omitempty"`
+	State        string   `json:"state,omitempty"`
+	Source       string   `json:"source,omitempty"`
+}
+
+// Interconnect kinds.
+const (
+	LinkNVLink     = "nvlink"
+	LinkNVSwitch   = "nvswitch"
+	LinkXGMI       = "xgmi"
+	LinkInfiniBand = "infiniband"
+	LinkRoCE       = "roce"
+	LinkNeuronLink = "neuronlink"
+	LinkICI        = "ici"
+	LinkPCIe       = "pcie"
+	LinkEthernet   = "ethernet"
+)
+
+// NUMANode is one NUMA node of the host.
+type NUMANode struct {
+	ID          int    `json:"id"`
+	MemoryBytes int64  `json:"memory_bytes,omitempty"`
+	CPUs        string `json:"cpus,omitempty"`
+}
+
+// SystemIO is everything between and around the devices.
+type SystemIO struct {
+	Interconnects []Interconnect `json:"interconnects"`
+	NUMANodes     []NUMANode     `json:"numa_nodes"`
+	Environment   *Environment   `json:"environment,omitempty"`
+	Storage       []Storage      `json:"storage,omitempty"`
+}
+
+// Environment holds container, VM and cloud hints.
+type Environment struct {
+	Container         string            `json:"container,omitempty"` // docker, podman, kubernetes, lxc
+	Kubernetes        bool              `json:"kubernetes,omitempty"`
+	Virtualized       bool              `json:"virtualized,omitempty"`
+	Hypervisor        string            `json:"hypervisor,omitempty"`
+	Cloud             string            `json:"cloud,omitempty"`
+	InstanceType      string            `json:"instance_type,omitempty"`
+	CgroupMemoryLimit int64             `json:"cgroup_memory_limit_bytes,omitempty"`
+	CgroupCPULimit    float64           `json:"cgroup_cpu_limit,omitempty"`
+	Visibility        map[string]string `json:"visibility,omitempty"`
+}
+
+// Storage is one block device with a throughput class.
+type Storage struct {
+	Name         string  `json:"name"`
+	Class        string  `json:"class"` // nvme, ssd, hdd, virtual, unknown
+	BandwidthGBs float64 `json:"bandwidth_gb_s,omitempty"`
+	SizeBytes    int64   `json:"size_bytes,omitempty"`
+}
+
+// Warning is a typed, non-fatal problem found during detection.
+type Warning struct {
+	Backend  string `json:"backend"`
+	Code     string `json:"code"`
+	Message  string `json:"message"`
+	Tool     string `json:"tool,omitempty"`
+	ExitCode *int   `json:"exit_code,omitempty"`
+	Path     string `json:"path,omitempty"`
+}
+
+// Warning codes.
+const (
+	WarnToolFailed     = "tool_failed"
+	WarnToolTimeout    = "tool_timeout"
+	WarnOutputTooLarge = "output_too_large"
+	WarnParseError     = "parse_error"
+	WarnAbsurdValue    = "absurd_value"
+	WarnFallback       = "fallback"        // a backend used a weaker source
+	WarnDeviceUnusable = "device_unusable" // seen but not usable
+	WarnGuess          = "guess"           // identified by an id whose meaning is not confirmed
+	WarnSysfsRead      = "sysfs_read"
+	WarnPanic          = "backend_panic"
+)
+
+// Timing records how long detection took.
+type Timing struct {
+	TotalMs  float64            `json:"total_ms"`
+	Backends map[string]float64 `json:"backends,omitempty"`
+	Cached   bool               `json:"cached,omitempty"`
+}
+
+// Registry is the answer of detection.
+type Registry struct {
+	SchemaVersion int       `json:"schema_version"`
+	Devices       []Device  `json:"devices"`
+	SystemIO      SystemIO  `json:"system_io"`
+	Warnings      []Warning `json:"warnings"`
+	Timing        *Timing   `json:"timing,omitempty"`
+}
+
+// New returns an empty registry of the current schema version.
+func New() *Registry {
+	return &Registry{SchemaVersion: SchemaVersion, Devices: []Device{}, Warnings: []Warning{},
+		SystemIO: SystemIO{Interconnects: []Interconnect{}, NUMANodes: []NUMANode{}}}
+}
+
+// DeviceID builds the contract id of a device: "cuda:0", "tpu:3".
+func DeviceID(k Kind, index int) string { return fmt.Sprintf("%s:%d", k.IDPrefix(), index) }
+
+// Normalize fills Family, renumbers indices per kind in the current order,
+// rebuilds ids, and makes nil slices empty so JSON shows [] rather than null.
+// Interconnect device references are rewritten to the new ids.
+func (r *Registry) Normalize() {
+	r.SchemaVersion = SchemaVersion
+	rename := map[string]string{}
+	next := map[Kind]int{}
+	for i := range r.Devices {
+		d := &r.Devices[i]
+		d.Family = d.Kind.Family()
+		d.Index = next[d.Kind]
+		next[d.Kind]++
+		id := DeviceID(d.Kind, d.Index)
+		if d.ID != "" && d.ID != id {
+			rename[d.ID] = id
+		}
+		d.ID = id
+	}
+	for i := range r.SystemIO.Interconnects {
+		ic := &r.SystemIO.Interconnects[i]
+		if ic.Devices == nil {
+			ic.Devices = []string{}
+		}
+		for j, id := range ic.Devices {
+			if n, ok := rename[id]; ok {
+				ic.Devices[j] = n
+			}
+		}
+	}
+	r.fillEmpty()
+}
+
+// SortDevices orders devices deterministically: CPU first, then by kind in
+// contract order, then by PCI bus id (devices without one keep their relative
+// order after those with one).
+func (r *Registry) SortDevices() {
+	rank := map[Kind]int{}
+	for i, k := range Kinds() {
+		rank[k] = i
+	}
+	sort.SliceStable(r.Devices, func(i, j int) bool {
+		a, b := r.Devices[i], r.Devices[j]
+		if rank[a.Kind] != rank[b.Kind] {
+			return rank[a.Kind] < rank[b.Kind]
+		}
+		if (a.PCIBusID == "") != (b.PCIBusID == "") {
+			return a.PCIBusID != ""
+		}
+		return a.PCIBusID < b.PCIBusID
+	})
+}
