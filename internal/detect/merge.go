@@ -88,4 +88,3 @@ func fillFrom(d, o registry.Device) registry.Device {
 	}
 	return d
 }
-
