@@ -152,6 +152,9 @@ const (
 	WarnGuess          = "guess"           // identified by an id whose meaning is not confirmed
 	WarnSysfsRead      = "sysfs_read"
 	WarnPanic          = "backend_panic"
+	// WarnHiddenByEnv: devices hidden by a visibility variable
+	// (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES).
+	WarnHiddenByEnv = "hidden_by_env"
 )
 
 // Timing records how long detection took.
