@@ -7,6 +7,7 @@ package registry
 import (
 	"fmt"
 	"sort"
+	"strconv"
 )
 
 // SchemaVersion is the version of the registry JSON written by this library.
@@ -43,9 +44,14 @@ type Device struct {
 	PCIID              string  `json:"pci_id,omitempty"` // "10de:2330"
 	NUMANode           *int    `json:"numa_node,omitempty"`
 	PCIe               *PCIe   `json:"pcie,omitempty"`
-	Cores              int     `json:"cores,omitempty"`
+	Cores              int     `json:"cores,omitempty"`   // CPU: physical cores when /proc/cpuinfo has "cpu cores"/"physical id", else logical CPUs
+	Threads            int     `json:"threads,omitempty"` // CPU: logical CPUs ("processor" entries)
 	ChipCount          int     `json:"chip_count,omitempty"`
 	MIG                *MIG    `json:"mig,omitempty"`
+	// VisibleAs is the device ordinal a process sees through a visibility
+	// variable (CUDA_VISIBLE_DEVICES=3 makes physical GPU 3 visible as "0");
+	// empty when no such variable is set.
+	VisibleAs string `json:"visible_as,omitempty"`
 
 	// Quantizations lists the precisions this device can run natively.
 	Quantizations []string `json:"quantizations,omitempty"`
@@ -152,6 +158,9 @@ const (
 	WarnGuess          = "guess"           // identified by an id whose meaning is not confirmed
 	WarnSysfsRead      = "sysfs_read"
 	WarnPanic          = "backend_panic"
+	// WarnVisibilityInvalid: an entry of a visibility variable matches no
+	// device (or is ambiguous); like the runtime, entries after it are ignored.
+	WarnVisibilityInvalid = "visibility_invalid"
 	// WarnHiddenByEnv: devices hidden by a visibility variable
 	// (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES).
 	WarnHiddenByEnv = "hidden_by_env"
@@ -227,9 +236,23 @@ func (r *Registry) SortDevices() {
 		if rank[a.Kind] != rank[b.Kind] {
 			return rank[a.Kind] < rank[b.Kind]
 		}
+		// Under a visibility variable the runtime's order wins, so that
+		// "cuda:0" is the device the process calls 0.
+		if va, vb := visibleOrdinal(a), visibleOrdinal(b); va >= 0 && vb >= 0 && va != vb {
+			return va < vb
+		}
 		if (a.PCIBusID == "") != (b.PCIBusID == "") {
 			return a.PCIBusID != ""
 		}
 		return a.PCIBusID < b.PCIBusID
 	})
+}
+
+// visibleOrdinal returns d.VisibleAs as a number, or -1 when it is not set.
+func visibleOrdinal(d Device) int {
+	n, err := strconv.Atoi(d.VisibleAs)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
 }
