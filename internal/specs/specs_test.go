@@ -1,0 +1,189 @@
+package specs
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+func TestTableMatchesDatasheets(t *testing.T) {
+	all := All()
+	require.Len(t, all, 55, "one entry per devices.json record")
+	for _, s := range all {
+		assert.NotEmpty(t, s.Source, s.Name)
+		assert.GreaterOrEqual(t, s.BandwidthGBs, 0.0, s.Name)
+	}
+	h100, ok := ByName("NVIDIA H100 SXM5 80GB")
+	require.True(t, ok)
+	assert.Equal(t, int64(80e9), h100.MemoryBytes)
+	assert.Equal(t, 3350.0, h100.BandwidthGBs)
+	assert.Equal(t, 989.4, h100.PeakTFLOPS("bf16"))
+	assert.Equal(t, 1979.0, h100.PeakTFLOPS("fp8"))
+	assert.Equal(t, 0.0, h100.PeakTFLOPS("int4"))
+
+	mi, ok := ByName("AMD Instinct MI300X")
+	require.True(t, ok)
+	assert.Equal(t, int64(192<<30), mi.MemoryBytes, "the ROCm table unit is GiB")
+
+	// Inferentia2 bandwidth is stated in GiB/s: 820 GiB/s = 880.5 GB/s.
+	inf2, ok := ByName("AWS Inferentia2 (per chip)")
+	require.True(t, ok)
+	assert.InDelta(t, 880.5, inf2.BandwidthGBs, 0.1)
+
+	t4, ok := ByName("NVIDIA T4")
+	require.True(t, ok)
+	assert.Equal(t, 65.0, t4.FP16TFLOPS, "the mixed-precision tensor figure")
+	assert.Zero(t, t4.BF16TFLOPS, "Turing has no bf16; unknown stays zero")
+
+	m1, ok := ByName("Apple M1")
+	require.True(t, ok)
+	assert.True(t, m1.MemoryIsMaximum)
+}
+
+func TestLookupByPrintedName(t *testing.T) {
+	cases := []struct {
+		printed string
+		want    string // "" = no match
+	}{
+		// nvidia-smi -L / --query-gpu=name (formats.md nvidia-smi sources).
+		{"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"},
+		{"NVIDIA H100 PCIe", "NVIDIA H100 PCIe 80GB"},
+		{"NVIDIA H100 NVL", ""},
+		{"NVIDIA H200", "NVIDIA H200 SXM 141GB"},
+		{"NVIDIA H200 NVL", ""},
+		{"NVIDIA L40S", "NVIDIA L40S"},
+		{"NVIDIA L40", "NVIDIA L40"},
+		{"NVIDIA L4", "NVIDIA L4"},
+		{"NVIDIA A40", "NVIDIA A40"},
+		{"NVIDIA A10", "NVIDIA A10"},
+		{"NVIDIA A10G", "NVIDIA A10G (AWS G5)"},
+		{"NVIDIA A100-SXM4-80GB", "NVIDIA A100 SXM4 80GB"},
+		{"NVIDIA A100-SXM4-40GB", "NVIDIA A100 SXM4 40GB"},
+		{"NVIDIA A100 80GB PCIe", "NVIDIA A100 PCIe 80GB"},
+		{"NVIDIA A100-PCIE-40GB", ""},
+		{"Tesla T4", "NVIDIA T4"},
+		{"Tesla V100-SXM2-32GB", "NVIDIA Tesla V100 SXM2 (16GB launch; 32GB variant exists)"},
+		{"Tesla P100-PCIE-16GB", ""},
+		{"NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090"},
+		{"NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090"},
+		{"NVIDIA GeForce RTX 3090 Ti", ""},
+		{"NVIDIA GeForce RTX 3060", "NVIDIA GeForce RTX 3060 (12GB)"},
+		{"NVIDIA GeForce RTX 4080", "NVIDIA GeForce RTX 4080 (16GB)"},
+		{"NVIDIA GeForce RTX 4080 SUPER", ""},
+		{"NVIDIA GeForce RTX 2080 SUPER", ""},
+		{"NVIDIA GeForce ...", ""},
+		// rocm-smi --showproductname (formats.md rocm-smi).
+		{"AMD Instinct MI300X OAM", "AMD Instinct MI300X"},
+		{"AMD Instinct MI250X", "AMD Instinct MI250X"},
+		{"AMD Instinct MI250", "AMD Instinct MI250"},
+		{"AMD Instinct MI300A", ""},
+		{"AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX"},
+		{"AMD Radeon RX 7900 XT", ""},
+		// hl-smi -q Product Name (formats.md hl-smi).
+		{"HL-225", "Intel Gaudi2 (HL-225)"},
+		{"Intel Gaudi 3", "Intel Gaudi3"},
+		// TPU generations.
+		{"TPU v4", "Google TPU v4 (per chip)"},
+		{"TPU v5e", "Google TPU v5e (per chip)"},
+		{"TPU v5 lite", "Google TPU v5e (per chip)"},
+		{"TPU v5p", "Google TPU v5p (per chip)"},
+		{"TPU v6e", "Google TPU v6e Trillium (per chip)"},
+		{"TPU7x", ""},
+		{"AWS Inferentia2", "AWS Inferentia2 (per chip)"},
+		{"Trainium2", "AWS Trainium2 (per chip)"},
+		{"Apple M2 Ultra", "Apple M2 Ultra"},
+		{"Apple M3 Max", ""}, // two bins with different bandwidth
+		{"Apple M4 Max", ""},
+		{"Intel(R) Arc(TM) A770 Graphics", "Intel Arc A770 16GB"},
+		{"", ""},
+		{"   ", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.printed, func(t *testing.T) {
+			s, ok := Lookup(c.printed)
+			if c.want == "" {
+				assert.False(t, ok, "matched %q", s.Name)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, c.want, s.Name)
+		})
+	}
+}
+
+func TestNormalize(t *testing.T) {
+	assert.Equal(t, "80gb h100 hbm3", Normalize("NVIDIA H100 80GB HBM3"))
+	assert.Equal(t, "225 hl", Normalize("HL-225"))
+	assert.Equal(t, "a770 arc", Normalize("Intel(R) Arc(TM) A770 Graphics"))
+	assert.Equal(t, Normalize("A100-SXM4-80GB"), Normalize("a100 sxm4 80gb"))
+}
+
+func TestLookupPCIID(t *testing.T) {
+	cases := map[string]string{
+		"10de:2330": "NVIDIA H100 SXM5 80GB",
+		"10DE:2684": "NVIDIA GeForce RTX 4090",
+		"1002:74a1": "AMD Instinct MI300X",
+		"1da3:1020": "Intel Gaudi2 (HL-225)",
+		"1ae0:006f": "Google TPU v6e Trillium (per chip)",
+		"1d0f:7364": "AWS Trainium2 (per chip)",
+	}
+	for id, want := range cases {
+		s, ok := LookupPCIID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, want, s.Name, id)
+	}
+	_, ok := LookupPCIID("1ae0:0027") // v2 and v3 share it
+	assert.False(t, ok)
+	_, ok = LookupPCIID("10de:22a3") // NVSwitch, not an accelerator
+	assert.False(t, ok)
+}
+
+func TestForDevice(t *testing.T) {
+	gib := int64(1 << 30)
+	t.Run("pci id wins over a truncated name", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA GeForce ...", PCIID: "10de:2684", MemoryBytes: 24564 << 20}
+		s, ok := ForDevice(&d)
+		require.True(t, ok)
+		assert.Equal(t, "NVIDIA GeForce RTX 4090", s.Name)
+	})
+	t.Run("H100 reporting 81559 MiB", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 81559 << 20}
+		s, ok := ForDevice(&d)
+		require.True(t, ok)
+		assert.Equal(t, 3350.0, s.BandwidthGBs)
+	})
+	t.Run("RTX 3060 8 GB is another SKU", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA GeForce RTX 3060", MemoryBytes: 8 * gib}
+		_, ok := ForDevice(&d)
+		assert.False(t, ok)
+	})
+	t.Run("MI300X 206141652992 bytes", func(t *testing.T) {
+		d := registry.Device{Name: "AMD Instinct MI300X OAM", MemoryBytes: 206141652992}
+		_, ok := ForDevice(&d)
+		assert.True(t, ok)
+	})
+	t.Run("Gaudi2 98304 MiB", func(t *testing.T) {
+		d := registry.Device{Name: "HL-225", MemoryBytes: 98304 << 20}
+		_, ok := ForDevice(&d)
+		assert.True(t, ok)
+	})
+	t.Run("V100 32 GB keeps the 16 GB record", func(t *testing.T) {
+		d := registry.Device{Name: "Tesla V100-SXM2-32GB", MemoryBytes: 32 * gib}
+		_, ok := ForDevice(&d)
+		assert.True(t, ok)
+	})
+	t.Run("Apple unified memory is a maximum", func(t *testing.T) {
+		d := registry.Device{Name: "Apple M1 Max", MemoryBytes: 32 * gib}
+		s, ok := ForDevice(&d)
+		require.True(t, ok)
+		assert.Equal(t, 400.0, s.BandwidthGBs)
+	})
+	t.Run("unknown memory does not block", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA L40S"}
+		_, ok := ForDevice(&d)
+		assert.True(t, ok)
+	})
+}
