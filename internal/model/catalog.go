@@ -1,0 +1,255 @@
+package model
+
+import (
+	_ "embed"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+//go:embed catalog.json
+var catalogJSON []byte
+
+// CatalogEntry is one model of the embedded catalog: its published config
+// fields (Hugging Face names) and where each fact comes from.
+type CatalogEntry struct {
+	Name    string   `json:"name"`
+	HFID    string   `json:"hf_id,omitempty"`
+	Aliases []string `json:"aliases,omitempty"`
+	// ParamsB is the published total parameter count in billions when the
+	// source states an exact figure (model card, llama-bench's count of the
+	// GGUF tensors); 0 when only a nominal size ("70B") exists, in which case
+	// the count is computed from the config.
+	ParamsB       float64        `json:"params_b,omitempty"`
+	ParamsSource  string         `json:"params_source,omitempty"`
+	ActiveParamsB float64        `json:"active_params_b,omitempty"`
+	Config        map[string]any `json:"config"`
+	Source        string         `json:"source"`
+	Notes         string         `json:"notes,omitempty"`
+}
+
+type catalogIndexed struct {
+	entries []indexedEntry
+	byKey   map[string]int
+}
+
+type indexedEntry struct {
+	CatalogEntry
+	model Model
+}
+
+var catalog = loadCatalog()
+
+// loadCatalog decodes and indexes the embedded catalog. A broken catalog is
+// a build defect, caught by the tests, so it panics at init.
+func loadCatalog() catalogIndexed {
+	var doc struct {
+		Models []CatalogEntry `json:"models"`
+	}
+	if err := json.Unmarshal(catalogJSON, &doc); err != nil {
+		panic("model: embedded catalog.json: " + err.Error())
+	}
+	c := catalogIndexed{byKey: map[string]int{}}
+	for _, e := range doc.Models {
+		m, err := entryModel(e)
+		if err != nil {
+			panic(fmt.Sprintf("model: catalog entry %s: %v", e.Name, err))
+		}
+		i := len(c.entries)
+		c.entries = append(c.entries, indexedEntry{CatalogEntry: e, model: *m})
+		keys := append([]string{e.Name, e.HFID, baseName(e.HFID)}, e.Aliases...)
+		for _, k := range keys {
+			if n := normalize(k); n != "" {
+				if j, dup := c.byKey[n]; dup && j != i {
+					panic(fmt.Sprintf("model: catalog key %q of %s already names %s", k, e.Name, c.entries[j].Name))
+				}
+				c.byKey[n] = i
+			}
+		}
+	}
+	return c
+}
+
+func entryModel(e CatalogEntry) (*Model, error) {
+	m, err := FromConfig(e.Config)
+	if err != nil {
+		return nil, err
+	}
+	m.Name = e.Name
+	if e.ParamsB > 0 {
+		setParams(m, int64(math.Round(e.ParamsB*1e9)))
+	}
+	if e.ActiveParamsB > 0 {
+		m.ActiveParams = int64(math.Round(e.ActiveParamsB * 1e9))
+	}
+	m.Source = "catalog: " + e.Source
+	return m, nil
+}
+
+// Catalog lists the embedded models, for docs and the CLI.
+func Catalog() []CatalogEntry {
+	out := make([]CatalogEntry, len(catalog.entries))
+	for i, e := range catalog.entries {
+		out[i] = e.CatalogEntry
+	}
+	return out
+}
+
+// Lookup returns the catalog model for a name, or nil.
+func Lookup(name string) *Model {
+	i, ok := lookupIndex(name)
+	if !ok {
+		return nil
+	}
+	m := catalog.entries[i].model
+	m.Notes = append([]string(nil), m.Notes...)
+	return &m
+}
+
+// variantSuffixes are name endings that do not change the architecture:
+// instruction-tuned and chat variants share the base model's config.
+var variantSuffixes = []string{"instruct", "chat", "it", "hf", "base", "fp8", "bf16"}
+
+func lookupIndex(name string) (int, bool) {
+	key := normalize(baseName(name))
+	for {
+		if i, ok := catalog.byKey[key]; ok {
+			return i, true
+		}
+		trimmed := false
+		for _, s := range variantSuffixes {
+			if len(key) > len(s) && strings.HasSuffix(key, s) {
+				key = strings.TrimSuffix(key, s)
+				trimmed = true
+				break
+			}
+		}
+		if !trimmed {
+			return 0, false
+		}
+	}
+}
+
+func fromName(name string, cfg map[string]any) (*Model, error) {
+	m := Lookup(name)
+	if m == nil {
+		return nil, unknownModel(name)
+	}
+	if cfg == nil {
+		return m, nil
+	}
+	// Config fields override the catalog's: merge and recompute.
+	i, _ := lookupIndex(name)
+	merged := map[string]any{}
+	for k, v := range catalog.entries[i].Config {
+		merged[k] = v
+	}
+	for k, v := range cfg {
+		merged[k] = v
+	}
+	o, err := FromConfig(merged)
+	if err != nil {
+		return nil, err
+	}
+	o.Name = m.Name
+	o.Source = m.Source + " with config overrides"
+	return o, nil
+}
+
+func unknownModel(name string) error {
+	s := Suggest(name, 3)
+	if len(s) == 0 {
+		return errs.New(errs.UnknownModel, "model %q is not in the catalog; give params, config or path instead", name)
+	}
+	return errs.New(errs.UnknownModel, "model %q is not in the catalog; did you mean %s?", name, strings.Join(s, ", "))
+}
+
+// Suggest returns up to n catalog names closest to name (edit distance over
+// the normalized keys).
+func Suggest(name string, n int) []string {
+	key := normalize(baseName(name))
+	if key == "" {
+		return nil
+	}
+	type cand struct {
+		name string
+		d    int
+	}
+	best := map[int]int{}
+	for k, i := range catalog.byKey {
+		d := editDistance(key, k)
+		if old, ok := best[i]; !ok || d < old {
+			best[i] = d
+		}
+	}
+	var cs []cand
+	limit := max(3, len(key)/2)
+	for i, d := range best {
+		if d <= limit {
+			cs = append(cs, cand{catalog.entries[i].Name, d})
+		}
+	}
+	sort.Slice(cs, func(a, b int) bool {
+		if cs[a].d != cs[b].d {
+			return cs[a].d < cs[b].d
+		}
+		return cs[a].name < cs[b].name
+	})
+	var out []string
+	for _, c := range cs {
+		if len(out) == n {
+			break
+		}
+		out = append(out, c.name)
+	}
+	return out
+}
+
+// normalize folds case and drops every character but letters and digits, so
+// "Llama-3.1-70B", "llama 3.1 70b" and "LLAMA_3.1_70B" are one key.
+func normalize(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// baseName drops a Hugging Face organisation prefix ("meta-llama/").
+func baseName(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
+
+// editDistance is the Levenshtein distance of two short ASCII keys.
+func editDistance(a, b string) int {
+	if len(a) > 64 {
+		a = a[:64]
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

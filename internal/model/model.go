@@ -1,0 +1,198 @@
+// Package model turns the "model" object of a planning request into what
+// planning needs to know about a model: parameter count and, where known, the
+// transformer shape (layers, hidden size, attention heads, ...). Models come
+// from an embedded catalog of published configs, from a Hugging Face
+// config.json object, from a bare parameter count, or from a model file
+// (.gguf header, .safetensors header) that is read without reading weights.
+package model
+
+import (
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+// MaxParams bounds a parameter count given on the wire (10^14, far above any
+// model in existence; larger is a unit mistake).
+const MaxParams = 1e14
+
+// Spec is the "model" object of a request: exactly one of Params, ParamsB,
+// Name, Path, Config (Config may accompany Name/Params/ParamsB to override
+// fields of the shape).
+type Spec struct {
+	Params  *float64       `json:"params,omitempty"`   // count of parameters
+	ParamsB *float64       `json:"params_b,omitempty"` // billions
+	Name    string         `json:"name,omitempty"`     // catalog name, case/punctuation-insensitive
+	Path    string         `json:"path,omitempty"`     // .gguf file, .safetensors file, or a directory
+	Config  map[string]any `json:"config,omitempty"`   // Hugging Face config.json fields
+}
+
+// Model is what planning knows about a model. A zero field is unknown.
+type Model struct {
+	Name string `json:"name,omitempty"`
+	// Params is the total parameter count (all experts of a MoE, embeddings
+	// and output head counted once each, the head not at all when tied).
+	Params int64 `json:"params"`
+	// ActiveParams is the count used per token (MoE: routed experts chosen
+	// plus shared weights); equal to Params for a dense model.
+	ActiveParams int64 `json:"active_params,omitempty"`
+
+	Layers        int  `json:"layers,omitempty"`
+	Hidden        int  `json:"hidden,omitempty"`
+	Heads         int  `json:"heads,omitempty"`
+	KVHeads       int  `json:"kv_heads,omitempty"`
+	HeadDim       int  `json:"head_dim,omitempty"`
+	Intermediate  int  `json:"intermediate,omitempty"`
+	Vocab         int  `json:"vocab,omitempty"`
+	TieEmbeddings bool `json:"tie_embeddings,omitempty"`
+	MaxContext    int  `json:"max_context,omitempty"`
+
+	Experts         int `json:"experts,omitempty"`
+	ExpertsPerToken int `json:"experts_per_token,omitempty"`
+	SharedExperts   int `json:"shared_experts,omitempty"`
+	// MoEIntermediate is the FFN width of one routed expert when it differs
+	// from Intermediate (DeepSeek, Qwen3 MoE).
+	MoEIntermediate int `json:"moe_intermediate,omitempty"`
+	// DenseLayers is how many leading layers use a dense FFN in a MoE model
+	// (DeepSeek first_k_dense_replace).
+	DenseLayers int `json:"dense_layers,omitempty"`
+
+	// KVLoRARank and QKRopeHeadDim describe multi-head latent attention
+	// (DeepSeek V2/V3): the KV cache holds a compressed latent of
+	// KVLoRARank + QKRopeHeadDim values per token per layer.
+	KVLoRARank    int `json:"kv_lora_rank,omitempty"`
+	QLoRARank     int `json:"q_lora_rank,omitempty"`
+	QKRopeHeadDim int `json:"qk_rope_head_dim,omitempty"`
+	QKNopeHeadDim int `json:"qk_nope_head_dim,omitempty"`
+	VHeadDim      int `json:"v_head_dim,omitempty"`
+
+	// SlidingWindow is the attention window of the layers that use one;
+	// SlidingLayers is how many of the Layers do (the rest attend globally).
+	SlidingWindow int `json:"sliding_window,omitempty"`
+	SlidingLayers int `json:"sliding_layers,omitempty"`
+
+	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
+	FileQuant string `json:"file_quant,omitempty"`
+	// FileWeightBytes is the exact size of the tensor data of a model file,
+	// from the tensor types and shapes in its header.
+	FileWeightBytes int64  `json:"file_weight_bytes,omitempty"`
+	Architecture    string `json:"architecture,omitempty"`
+
+	// Source says where the facts came from: "catalog: <url>", "gguf header",
+	// "safetensors header", "config", "params only".
+	Source string `json:"source,omitempty"`
+	// ShapeEstimated is true when the shape was derived from the parameter
+	// count by the fitted relation (see EstimateShape), not read from a config.
+	ShapeEstimated bool     `json:"shape_estimated,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+}
+
+// Resolve turns a request's model object into a Model.
+func Resolve(s Spec) (*Model, error) {
+	given := 0
+	for _, b := range []bool{s.Params != nil, s.ParamsB != nil, s.Name != "", s.Path != ""} {
+		if b {
+			given++
+		}
+	}
+	if given > 1 {
+		return nil, errs.New(errs.InvalidArgument, "model: give exactly one of params, params_b, name, path (config may accompany name or params)")
+	}
+	if given == 0 && s.Config == nil {
+		return nil, errs.New(errs.InvalidArgument, "model: give one of params, params_b, name, path, config")
+	}
+	if s.Path != "" && s.Config != nil {
+		return nil, errs.New(errs.InvalidArgument, "model: config cannot accompany path (the file header is authoritative)")
+	}
+	switch {
+	case s.Params != nil:
+		return fromCount(*s.Params, s.Config, "params")
+	case s.ParamsB != nil:
+		if !validCount(*s.ParamsB) {
+			return nil, badCount("params_b", *s.ParamsB)
+		}
+		return fromCount(*s.ParamsB*1e9, s.Config, "params_b")
+	case s.Name != "":
+		return fromName(s.Name, s.Config)
+	case s.Path != "":
+		return FromPath(s.Path)
+	default:
+		m, err := FromConfig(s.Config)
+		if err != nil {
+			return nil, err
+		}
+		return m, nil
+	}
+}
+
+func validCount(v float64) bool {
+	return !math.IsNaN(v) && !math.IsInf(v, 0) && v > 0
+}
+
+func badCount(field string, v float64) error {
+	return errs.New(errs.InvalidArgument, "model: %s must be a positive finite number, got %v", field, v)
+}
+
+// fromCount builds a model from a parameter count, with the shape from the
+// config when one is given, else estimated from the count.
+func fromCount(params float64, cfg map[string]any, field string) (*Model, error) {
+	if !validCount(params) {
+		return nil, badCount(field, params)
+	}
+	if params > MaxParams {
+		return nil, errs.New(errs.InvalidArgument, "model: %s %.4g exceeds the limit of 1e14 parameters", field, params)
+	}
+	if params < 1 {
+		return nil, errs.New(errs.InvalidArgument, "model: %s %.4g is less than one parameter", field, params)
+	}
+	n := int64(math.Round(params))
+	if cfg != nil {
+		m, err := FromConfig(cfg)
+		if err != nil {
+			return nil, err
+		}
+		setParams(m, n)
+		m.Source = "params with config"
+		return m, nil
+	}
+	m := &Model{Params: n, ActiveParams: n, Source: "params only"}
+	EstimateShape(m)
+	return m, nil
+}
+
+// setParams replaces the total count, scaling ActiveParams for a MoE so the
+// active fraction the shape implies is kept.
+func setParams(m *Model, n int64) {
+	if m.Params > 0 && m.ActiveParams > 0 && m.ActiveParams != m.Params {
+		frac := float64(m.ActiveParams) / float64(m.Params)
+		m.ActiveParams = int64(math.Round(frac * float64(n)))
+	} else {
+		m.ActiveParams = n
+	}
+	m.Params = n
+}
+
+// EffectiveHeadDim is the per-head dimension: head_dim when the config gives
+// one, else hidden / heads (the Hugging Face default). 0 when unknown.
+func (m *Model) EffectiveHeadDim() int {
+	if m.HeadDim > 0 {
+		return m.HeadDim
+	}
+	if m.Hidden > 0 && m.Heads > 0 {
+		return m.Hidden / m.Heads
+	}
+	return 0
+}
+
+// EffectiveKVHeads is the number of key/value heads: num_key_value_heads,
+// else num_attention_heads (multi-head attention, the HF default). 0 when
+// unknown.
+func (m *Model) EffectiveKVHeads() int {
+	if m.KVHeads > 0 {
+		return m.KVHeads
+	}
+	return m.Heads
+}
+
+// IsMoE reports whether the model routes tokens to experts.
+func (m *Model) IsMoE() bool { return m.Experts > 1 }

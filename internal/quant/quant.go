@@ -1,0 +1,165 @@
+// Package quant knows the precisions a model can be stored in, what each
+// costs in bytes, and the inference memory model: weights, KV cache,
+// working buffers and runtime overhead per device (docs/accuracy.md).
+package quant
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+// Level is a storage precision: a contract level (fp32 ... int4) or a GGUF
+// quantization type or mix (q4_k_m ...). Lower case on the wire.
+type Level string
+
+// Contract levels.
+const (
+	FP32 Level = "fp32"
+	BF16 Level = "bf16"
+	FP16 Level = "fp16"
+	FP8  Level = "fp8"
+	INT8 Level = "int8"
+	INT4 Level = "int4"
+)
+
+// levelInfo describes one level: its storage cost over the quantized
+// tensors, and the native precision a device must offer to run it.
+type levelInfo struct {
+	bits   float64 // bits per weight of the level's base type, scales included
+	native string
+	// mix, for GGUF mixes, names the rule set that raises some tensors to
+	// higher types (see mix.go); "" for a uniform level.
+	mix string
+}
+
+// Contract levels store every weight at the level's width. int4 is the
+// packed 4-bit storage of GPTQ/AWQ-style kernels; their per-group fp16
+// scales (group 128: 16/128 = 0.125 bit) are counted, as are int8's
+// per-channel scales (negligible, not counted).
+var levels = map[Level]levelInfo{
+	FP32: {bits: 32, native: "fp32"},
+	BF16: {bits: 16, native: "bf16"},
+	FP16: {bits: 16, native: "fp16"},
+	FP8:  {bits: 8, native: "fp8"},
+	INT8: {bits: 8, native: "int8"},
+	INT4: {bits: 4.125, native: "int4"},
+}
+
+// contractOrder is the contract levels in quality order, best first.
+var contractOrder = []Level{FP32, BF16, FP16, FP8, INT8, INT4}
+
+// Levels returns the contract levels in quality order, best first.
+func Levels() []Level { return append([]Level(nil), contractOrder...) }
+
+// Parse reads a level name in any case: a contract level, a ggml tensor
+// type ("q8_0", "q6_k", "iq4_xs") or a llama.cpp quantization mix
+// ("q4_k_m"). "f16"/"f32"/"bf16" GGUF spellings map to contract levels.
+func Parse(s string) (Level, error) {
+	l := Level(strings.ToLower(strings.TrimSpace(s)))
+	switch l {
+	case "f32", "float32":
+		return FP32, nil
+	case "f16", "float16", "half":
+		return FP16, nil
+	case "bfloat16":
+		return BF16, nil
+	}
+	if _, ok := lookup(l); ok {
+		return l, nil
+	}
+	return "", errs.New(errs.InvalidArgument, "unknown quantization %q (known: %s)", s, strings.Join(knownNames(), ", "))
+}
+
+// lookup returns the description of a level: contract levels, mixes, then
+// plain ggml types.
+func lookup(l Level) (levelInfo, bool) {
+	if i, ok := levels[l]; ok {
+		return i, true
+	}
+	if m, ok := mixes[l]; ok {
+		return levelInfo{bits: ggmlBits(m.base), native: nativeForBits(ggmlBits(m.base)), mix: string(l)}, true
+	}
+	if t, ok := model.GGMLTypeByName(string(l)); ok && quantizable(t) {
+		b := t.BitsPerWeight()
+		return levelInfo{bits: b, native: nativeForBits(b)}, true
+	}
+	return levelInfo{}, false
+}
+
+// quantizable excludes ggml types that are not weight storage formats
+// (integer tensors, f64, the Q8_1/Q8_K activation types).
+func quantizable(t model.GGMLType) bool {
+	switch t.Name() {
+	case "", "I8", "I16", "I32", "I64", "F64", "Q8_1", "Q8_K", "F32", "F16", "BF16":
+		return false
+	}
+	return true
+}
+
+func ggmlBits(name string) float64 {
+	t, ok := model.GGMLTypeByName(name)
+	if !ok {
+		return 0
+	}
+	return t.BitsPerWeight()
+}
+
+// nativeForBits maps a GGUF block type to the device precision its kernels
+// need: up to 4.5 bits per weight is a 4-bit format, above that up to 8.5
+// an 8-bit one (llama.cpp dequantizes to, or dots in, int8).
+func nativeForBits(b float64) string {
+	if b <= 4.5 {
+		return "int4"
+	}
+	return "int8"
+}
+
+func knownNames() []string {
+	var out []string
+	for _, l := range contractOrder {
+		out = append(out, string(l))
+	}
+	var ggufs []string
+	for l := range mixes {
+		ggufs = append(ggufs, string(l))
+	}
+	for _, n := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q6_k", "iq4_xs", "iq4_nl", "mxfp4"} {
+		ggufs = append(ggufs, n)
+	}
+	sort.Strings(ggufs)
+	return append(out, ggufs...)
+}
+
+// BitsPerWeight is the average storage cost of one weight at this level
+// over a whole model, block scales included. For a llama.cpp mix it is the
+// published whole-file figure of the mix (see mix.go); WeightsBytes is more
+// precise when the model's shape is known. 0 for an unknown level.
+func (l Level) BitsPerWeight() float64 {
+	info, ok := lookup(l)
+	if !ok {
+		return 0
+	}
+	if info.mix != "" {
+		return mixes[l].effectiveBits
+	}
+	return info.bits
+}
+
+// Native is the device-capability precision the level needs: one of fp32,
+// fp16, bf16, fp8, int8, int4; "" for an unknown level.
+func (l Level) Native() string {
+	info, _ := lookup(l)
+	return info.native
+}
+
+// IsContract reports whether l is one of the six contract levels.
+func (l Level) IsContract() bool { _, ok := levels[l]; return ok }
+
+// IsGGUF reports whether l is a GGUF type or mix rather than a contract level.
+func (l Level) IsGGUF() bool {
+	_, ok := lookup(l)
+	return ok && !l.IsContract()
+}
