@@ -10,9 +10,9 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// visibilityVars are the environment variables that change what detection
-// reports; they are part of the cache key.
-var visibilityVars = []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
+// cacheKeyVars are the environment variables that change what detection
+// reports (device visibility and ordering); they are part of the cache key.
+var cacheKeyVars = []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES",
 	"ROCR_VISIBLE_DEVICES", "GPU_DEVICE_ORDINAL", "ZE_AFFINITY_MASK", "NEURON_RT_VISIBLE_CORES",
 	"HABANA_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS"}
 
@@ -120,7 +120,7 @@ func cacheKey(o Options) string {
 		b.WriteString("noexec")
 	}
 	b.WriteString("\x00" + o.Timeout.String())
-	for _, v := range visibilityVars {
+	for _, v := range cacheKeyVars {
 		val, _ := o.lookupEnv(v)
 		b.WriteString("\x00" + v + "=" + val)
 	}

@@ -198,7 +198,7 @@ func ToolWarning(backend, tool string, args []string, res Result) *registry.Warn
 	default:
 		w.Code = registry.WarnToolFailed
 		msg := fmt.Sprintf("%s: %v", cmd, res.Err)
-		if res.ExitCode != 0 {
+		if res.ExitCode > 0 { // -1: killed by a signal, which has no exit code
 			code := res.ExitCode
 			w.ExitCode = &code
 		}

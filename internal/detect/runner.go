@@ -3,6 +3,7 @@ package detect
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -34,11 +35,14 @@ type Runner interface {
 }
 
 // onceRunner runs each distinct command line at most once per detection;
-// concurrent callers of the same command share the one run.
+// concurrent callers of the same command share the one run. A tool that timed
+// out is not started again in the same detection (a hung driver hangs every
+// query), so one hang costs one timeout, not one per query.
 type onceRunner struct {
 	inner Runner
 	mu    sync.Mutex
 	calls map[string]*onceCall
+	hung  map[string]bool // tools that timed out in this detection
 }
 
 type onceCall struct {
@@ -49,7 +53,7 @@ type onceCall struct {
 var _ Runner = (*onceRunner)(nil)
 
 func newOnceRunner(inner Runner) *onceRunner {
-	return &onceRunner{inner: inner, calls: map[string]*onceCall{}}
+	return &onceRunner{inner: inner, calls: map[string]*onceCall{}, hung: map[string]bool{}}
 }
 
 func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Result {
@@ -60,6 +64,10 @@ func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	o.mu.Lock()
 	c, ok := o.calls[key]
 	if !ok {
+		if o.hung[tool] {
+			o.mu.Unlock()
+			return Result{Err: fmt.Errorf("not started: %s timed out earlier in this detection: %w", tool, ErrTimeout)}
+		}
 		c = &onceCall{done: make(chan struct{})}
 		o.calls[key] = c
 	}
@@ -69,11 +77,19 @@ func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		case <-c.done:
 			return c.res
 		case <-ctx.Done():
-			return Result{Err: ErrTimeout}
+			return Result{Err: fmt.Errorf("%s: gave up waiting for a shared run: %w", tool, ErrTimeout)}
 		}
 	}
+	// close in a defer: a Runner that panics must not leave sharers waiting.
+	// Sharers of a run that panicked see a failure, never an empty success.
+	c.res = Result{Err: fmt.Errorf("%s: runner failed: %w", tool, ErrExit)}
+	defer close(c.done)
 	c.res = o.inner.Run(ctx, tool, args...)
-	close(c.done)
+	if errors.Is(c.res.Err, ErrTimeout) {
+		o.mu.Lock()
+		o.hung[tool] = true
+		o.mu.Unlock()
+	}
 	return c.res
 }
 
