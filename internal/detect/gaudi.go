@@ -1,0 +1,179 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Intel Gaudi (Habana Labs): hl-smi first, the habanalabs driver's sysfs
+// view when hl-smi is absent or fails.
+
+const gaudiBackend = "gaudi"
+
+func init() { register(Backend{Name: gaudiBackend, Detect: detectGaudi}) }
+
+// gaudiGen describes one Gaudi generation.
+type gaudiGen struct {
+	Arch string // "gaudi2"
+	Name string // "Intel Gaudi 2"
+	// MemoryMiB is the HBM of the generation when a source gives it (used by
+	// the sysfs fallback only; hl-smi reports the real figure).
+	MemoryMiB int64
+	// BandwidthGBs is the datasheet HBM bandwidth (../shared/calibration/devices.json).
+	BandwidthGBs float64
+	Quants       []string
+}
+
+var (
+	// Gaudi 2: 98304 MiB HBM2E (formats.md "hl-smi", public 8x HL-225 tables);
+	// 2460 GB/s (devices.json "Intel Gaudi2 (HL-225)"); FP8 and FP16/BF16 MME
+	// (devices.json fp8_tflops_dense; docs.habana.ai Gaudi 2 architecture:
+	// MME and TPC support FP32, TF32, BF16, FP16, FP8 and INT8 data types).
+	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", MemoryMiB: 98304, BandwidthGBs: 2460,
+		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+	// Gaudi 3: 3700 GB/s (devices.json "Intel Gaudi3"); its 128 GB figure is
+	// given without a binary/decimal unit, so the fallback leaves memory out.
+	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", BandwidthGBs: 3700,
+		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory or
+	// bandwidth figure in our sources.
+	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi", Quants: []string{"fp32", "bf16"}}
+)
+
+// gaudiPCIGen maps Habana PCI device ids to generations: habanalabs driver
+// `habanalabs_drv.c` / hl-thunk `pci_ids.h` (PCI_IDS_GAUDI 0x1000,
+// GAUDI_HL2000M 0x1001, GAUDI_SEC 0x1010, GAUDI_HL2000M_SEC 0x1011, GAUDI2
+// 0x1020, GAUDI2_HL_288 0x1021, GAUDI3 0x1060, GAUDI3_SINGLE_DIE 0x1062,
+// GAUDI3_HL_338 0x1063); pci.ids 2023.04.10 "1da3 Habana Labs Ltd.".
+var gaudiPCIGen = map[int]*gaudiGen{
+	0x1000: &gaudi1, 0x1001: &gaudi1, 0x1010: &gaudi1, 0x1011: &gaudi1,
+	0x1020: &gaudi2, 0x1021: &gaudi2,
+	0x1060: &gaudi3, 0x1062: &gaudi3, 0x1063: &gaudi3,
+}
+
+// gaudiGenFromName recognises a generation from an hl-smi product name:
+// HL-205 is the first Gaudi mezzanine card, HL-225/HL-288 Gaudi 2 (OAM/PCIe),
+// HL-325/HL-338 Gaudi 3 (OAM/PCIe).
+func gaudiGenFromName(name string) *gaudiGen {
+	n := strings.ToUpper(name)
+	switch {
+	case strings.Contains(n, "GAUDI3"), strings.Contains(n, "GAUDI 3"),
+		strings.HasPrefix(n, "HL-32"), strings.HasPrefix(n, "HL-33"):
+		return &gaudi3
+	case strings.Contains(n, "GAUDI2"), strings.Contains(n, "GAUDI 2"),
+		strings.HasPrefix(n, "HL-22"), strings.HasPrefix(n, "HL-28"):
+		return &gaudi2
+	case strings.HasPrefix(n, "HL-20"):
+		return &gaudi1
+	}
+	return nil
+}
+
+func detectGaudi(ctx context.Context, m *Machine) Findings {
+	var f Findings
+	pci := habanaFunctions(m)
+	out, w, ok := m.Tool(ctx, gaudiBackend, "hl-smi", hlSMIArgs()...)
+	f.AddWarning(w)
+	if ok {
+		rows, errs := parseHLSMI(out)
+		for _, err := range errs {
+			f.Warn(gaudiBackend, registry.WarnParseError, "hl-smi: %v", err)
+		}
+		if len(rows) > 0 {
+			f.Devices = gaudiFromHLSMI(rows, pci)
+			return f
+		}
+		if len(errs) == 0 && len(pci) > 0 {
+			f.Warn(gaudiBackend, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
+		}
+	}
+	if len(pci) == 0 {
+		return f
+	}
+	f.Warn(gaudiBackend, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
+	accel := accelNodesByBus(m)
+	for _, p := range pci {
+		d := gaudiFromPCI(p)
+		node, bound := accel[p.Address]
+		d.Available = p.Driver == "habanalabs" && bound && m.Exists("dev/accel/"+node)
+		if !d.Available {
+			f.Warn(gaudiBackend, registry.WarnDeviceUnusable, "%s: driver %q, accel node %q: not usable", p.Address, p.Driver, node)
+		}
+		f.Devices = append(f.Devices, d)
+	}
+	return f
+}
+
+// habanaFunctions lists the Habana PCI functions whose device id names a
+// Gaudi generation (Goya and Greco inference cards are not Gaudi).
+func habanaFunctions(m *Machine) []PCIDevice {
+	var out []PCIDevice
+	for _, p := range m.PCIDevices(VendorHabana) {
+		if gaudiPCIGen[p.Device] != nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// gaudiFromHLSMI builds devices from hl-smi rows; the generation comes from
+// the PCI device id of the same bus id when sysfs has it, else from the name.
+func gaudiFromHLSMI(rows []hlSMIRow, pci []PCIDevice) []registry.Device {
+	byBus := map[string]PCIDevice{}
+	for _, p := range pci {
+		byBus[p.Address] = p
+	}
+	devs := make([]registry.Device, 0, len(rows))
+	for _, r := range rows {
+		d := registry.Device{ID: fmt.Sprintf("hl%d", r.Index), Kind: registry.KindGaudi, Vendor: "intel",
+			Name: r.Name, Available: true, PCIBusID: r.BusID, DriverVersion: r.DriverVersion, UUID: r.UUID}
+		d.SetSource("name", "hl-smi")
+		gen := gaudiGenFromName(r.Name)
+		if p, ok := byBus[r.BusID]; ok && r.BusID != "" {
+			gen = gaudiPCIGen[p.Device]
+		}
+		if r.MemoryMiB > 0 {
+			d.MemoryBytes = r.MemoryMiB << 20
+			d.SetSource("memory_bytes", "hl-smi")
+		}
+		if r.MemoryFreeMiB >= 0 && (r.MemoryMiB <= 0 || r.MemoryFreeMiB <= r.MemoryMiB) {
+			free := r.MemoryFreeMiB << 20
+			d.MemoryFreeBytes = &free
+			d.SetSource("memory_free_bytes", "hl-smi")
+		}
+		applyGaudiGen(&d, gen)
+		devs = append(devs, d)
+	}
+	return devs
+}
+
+// gaudiFromPCI builds a device from its PCI function alone.
+func gaudiFromPCI(p PCIDevice) registry.Device {
+	gen := gaudiPCIGen[p.Device]
+	d := registry.Device{ID: p.Address, Kind: registry.KindGaudi, Vendor: "intel", Name: gen.Name,
+		PCIBusID: p.Address, NUMANode: p.NUMANode}
+	d.SetSource("name", "pci-id")
+	if gen.MemoryMiB > 0 {
+		d.MemoryBytes = gen.MemoryMiB << 20
+		d.SetSource("memory_bytes", "pci-id")
+	}
+	applyGaudiGen(&d, gen)
+	return d
+}
+
+// applyGaudiGen fills what the generation tells: architecture, datasheet
+// bandwidth and native precisions.
+func applyGaudiGen(d *registry.Device, gen *gaudiGen) {
+	if gen == nil {
+		return
+	}
+	d.Architecture = gen.Arch
+	d.MemoryBandwidthGBs = gen.BandwidthGBs
+	if gen.BandwidthGBs > 0 {
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
+	}
+	d.Quantizations = append([]string(nil), gen.Quants...)
+}

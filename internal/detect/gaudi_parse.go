@@ -1,0 +1,126 @@
+package detect
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// hlSMIQueryFields are the hl-smi query fields, in the order the CSV columns
+// come back (../shared/formats.md "hl-smi": `-Q/--query-aip <fields>
+// -f/--format csv,noheader,nounits`; field names from docs.habana.ai
+// "System Management Interface Tool (hl-smi)").
+var hlSMIQueryFields = []string{"index", "name", "bus_id", "memory.total", "memory.free", "driver_version", "uuid"}
+
+// hlSMIArgs is the one hl-smi command line the gaudi backend runs.
+func hlSMIArgs() []string {
+	return []string{"-Q", strings.Join(hlSMIQueryFields, ","), "-f", "csv,noheader,nounits"}
+}
+
+// maxHLSMIRows bounds how many devices one hl-smi answer may describe; an
+// HLS-Gaudi2 server holds 8, and a garbage answer must not make thousands.
+const maxHLSMIRows = 1024
+
+// hlSMIRow is one device as hl-smi reports it. Memory is in MiB (the CSV
+// header says `memory.total [MiB]`); a negative value means "not reported".
+type hlSMIRow struct {
+	Index         int
+	Name          string
+	BusID         string
+	MemoryMiB     int64
+	MemoryFreeMiB int64
+	DriverVersion string
+	UUID          string
+}
+
+// parseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
+// errors (one per line) and are skipped; the others are kept. Placeholders
+// such as "N/A" or "[Not Supported]" give "no value".
+func parseHLSMI(out []byte) ([]hlSMIRow, []error) {
+	var rows []hlSMIRow
+	var errs []error
+	seen := map[int]bool{}
+	for n, line := range strings.Split(string(out), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if len(rows) >= maxHLSMIRows {
+			errs = append(errs, fmt.Errorf("more than %d devices; the rest is ignored", maxHLSMIRows))
+			break
+		}
+		row, err := parseHLSMILine(line)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("line %d: %w", n+1, err))
+			continue
+		}
+		if seen[row.Index] {
+			errs = append(errs, fmt.Errorf("line %d: index %d repeated", n+1, row.Index))
+			continue
+		}
+		seen[row.Index] = true
+		rows = append(rows, row)
+	}
+	return rows, errs
+}
+
+func parseHLSMILine(line string) (hlSMIRow, error) {
+	cols := strings.Split(line, ",")
+	if len(cols) != len(hlSMIQueryFields) {
+		return hlSMIRow{}, fmt.Errorf("%d columns, want %d: %q", len(cols), len(hlSMIQueryFields), clipMsg(line, 120))
+	}
+	for i := range cols {
+		cols[i] = hlSMIValue(cols[i])
+	}
+	idx, err := strconv.Atoi(cols[0])
+	if err != nil || idx < 0 || idx >= maxHLSMIRows {
+		return hlSMIRow{}, fmt.Errorf("bad index %q", clipMsg(cols[0], 40))
+	}
+	row := hlSMIRow{Index: idx, Name: cols[1], DriverVersion: cols[5], UUID: cols[6], MemoryMiB: -1, MemoryFreeMiB: -1}
+	if cols[2] != "" {
+		row.BusID = NormalizeBusID(cols[2])
+	}
+	if row.MemoryMiB, err = hlSMIMiB(cols[3]); err != nil {
+		return hlSMIRow{}, fmt.Errorf("memory.total: %w", err)
+	}
+	if row.MemoryFreeMiB, err = hlSMIMiB(cols[4]); err != nil {
+		return hlSMIRow{}, fmt.Errorf("memory.free: %w", err)
+	}
+	return row, nil
+}
+
+// hlSMIValue trims a CSV cell and maps placeholders to "".
+func hlSMIValue(s string) string {
+	s = CleanText(s)
+	switch strings.ToLower(strings.Trim(s, "[]")) {
+	case "n/a", "na", "not supported", "unknown", "":
+		return ""
+	}
+	return s
+}
+
+// hlSMIMiB reads a MiB figure ("98304", or "98304 MiB" if nounits was
+// ignored). "" is "not reported" (-1); anything absurd is an error.
+func hlSMIMiB(s string) (int64, error) {
+	if s == "" {
+		return -1, nil
+	}
+	s = strings.TrimSpace(strings.TrimSuffix(s, "MiB"))
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("not a number: %q", clipMsg(s, 40))
+	}
+	// 1 PiB in MiB: no accelerator has more (registry.MaxDeviceMemory).
+	if v < 0 || v > 1<<30 {
+		return 0, fmt.Errorf("absurd value %d MiB", v)
+	}
+	return v, nil
+}
+
+// clip shortens s for an error message.
+func clipMsg(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}
