@@ -25,8 +25,11 @@ type CatalogEntry struct {
 	// source states an exact figure (model card, llama-bench's count of the
 	// GGUF tensors); 0 when only a nominal size ("70B") exists, in which case
 	// the count is computed from the config.
-	ParamsB       float64        `json:"params_b,omitempty"`
-	ParamsSource  string         `json:"params_source,omitempty"`
+	ParamsB      float64 `json:"params_b,omitempty"`
+	ParamsSource string  `json:"params_source,omitempty"`
+	// ActiveParamsB is the published active count of a MoE (documentation
+	// and tests only: sources differ on whether embeddings count, so the
+	// model's ActiveParams is computed from the shape, see ShapeParams).
 	ActiveParamsB float64        `json:"active_params_b,omitempty"`
 	Config        map[string]any `json:"config"`
 	Source        string         `json:"source"`
@@ -83,9 +86,6 @@ func entryModel(e CatalogEntry) (*Model, error) {
 	m.Name = e.Name
 	if e.ParamsB > 0 {
 		setParams(m, int64(math.Round(e.ParamsB*1e9)))
-	}
-	if e.ActiveParamsB > 0 {
-		m.ActiveParams = int64(math.Round(e.ActiveParamsB * 1e9))
 	}
 	m.Source = "catalog: " + e.Source
 	return m, nil

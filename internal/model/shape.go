@@ -19,7 +19,8 @@ import (
 //	  MoE layer  E·3·h·Ie + S·3·h·Ie + h·E                   (experts, shared, router)
 //	norms        2·h per layer + h final
 //
-// Active parameters replace the E routed experts by the k chosen per token.
+// Active parameters (MoE) replace the E routed experts by the k chosen per
+// token and leave out an untied input embedding table.
 func ShapeParams(m *Model) (total, active int64, err error) {
 	if m.Layers <= 0 || m.Hidden <= 0 {
 		return 0, 0, errs.New(errs.InvalidArgument, "model: config needs num_hidden_layers and hidden_size to compute the parameter count")
@@ -53,7 +54,15 @@ func ShapeParams(m *Model) (total, active int64, err error) {
 	}
 	common := L*attn + denseLayers*ffnDense + moeLayers*(sharedParams+router) + norms + embed + head
 	t := common + moeLayers*float64(m.Experts)*expertParams
+	// Active (MoE): the weights a token's forward pass reads. The input
+	// embedding is a row lookup, not a matrix read, so an untied table is
+	// left out; this is the convention of the DeepSeek-V3 weight notes
+	// ("36.6B activated, including 0.9B output head") and of the gpt-oss
+	// model card (arXiv 2508.10925 Table 1), see docs/accuracy.md.
 	a := common + moeLayers*float64(m.ExpertsPerToken)*expertParams
+	if !m.TieEmbeddings {
+		a -= embed
+	}
 	if !m.IsMoE() {
 		a = t
 	}

@@ -1,0 +1,140 @@
+package model
+
+import (
+	"math"
+	"sort"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+// shapeParamsBound is the promise of docs/accuracy.md ("Weights"): the
+// parameter count computed from a config is within 2 % of the published
+// exact total for every catalog entry that has one.
+const shapeParamsBound = 0.02
+
+// TestShapeParamsAgainstCatalog replays every catalog entry with a published
+// exact total (params_b) and compares ShapeParams on its config.
+// go test ./internal/model/ -run TestShapeParamsAgainstCatalog -v
+func TestShapeParamsAgainstCatalog(t *testing.T) {
+	var errsRel []float64
+	t.Logf("%-28s %12s %12s %8s", "model", "published", "computed", "error")
+	for _, e := range Catalog() {
+		if e.ParamsB == 0 {
+			continue
+		}
+		m, err := FromConfig(e.Config)
+		require.NoError(t, err, e.Name)
+		got := float64(m.Params) / 1e9
+		rel := (got - e.ParamsB) / e.ParamsB
+		t.Logf("%-28s %12.3f %12.3f %+7.2f%%", e.Name, e.ParamsB, got, 100*rel)
+		assert.LessOrEqual(t, math.Abs(rel), shapeParamsBound, e.Name)
+		errsRel = append(errsRel, math.Abs(rel))
+	}
+	require.NotEmpty(t, errsRel)
+	med, p90 := medianP90(errsRel)
+	t.Logf("params from shape: n=%d median |error| %.2f%% p90 %.2f%%", len(errsRel), 100*med, 100*p90)
+}
+
+func medianP90(xs []float64) (float64, float64) {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	q := func(p float64) float64 {
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return q(0.5), q(0.9)
+}
+
+// TestShapeActiveParamsAgainstCatalog checks the MoE active count computed
+// from the config against the published active count (within 10 %: the
+// published figures are rounded, "3.3B", "22B").
+func TestShapeActiveParamsAgainstCatalog(t *testing.T) {
+	n := 0
+	for _, e := range Catalog() {
+		if e.ActiveParamsB == 0 {
+			continue
+		}
+		m, err := FromConfig(e.Config)
+		require.NoError(t, err, e.Name)
+		got := float64(m.ActiveParams) / 1e9
+		rel := (got - e.ActiveParamsB) / e.ActiveParamsB
+		t.Logf("%-20s active published %.2fB computed %.2fB (%+.1f%%)", e.Name, e.ActiveParamsB, got, 100*rel)
+		assert.LessOrEqual(t, math.Abs(rel), 0.10, e.Name)
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 5)
+}
+
+func TestSlidingWindowLayers(t *testing.T) {
+	for _, tc := range []struct {
+		name           string
+		window, layers int
+	}{
+		{"Mistral-7B-v0.1", 4096, 32},
+		{"Gemma-2-9B", 4096, 21},  // every other of 42 layers
+		{"Gemma-3-27B", 1024, 52}, // 62 layers, every 6th global
+		{"gpt-oss-120b", 128, 18}, // layer_types alternate
+		{"Qwen2.5-7B", 0, 0},      // no window in the catalog config
+		{"Llama-3.1-8B", 0, 0},
+	} {
+		m := Lookup(tc.name)
+		require.NotNil(t, m, tc.name)
+		assert.Equal(t, tc.window, m.SlidingWindow, tc.name)
+		assert.Equal(t, tc.layers, m.SlidingLayers, tc.name)
+	}
+}
+
+func TestQwen2DisabledSlidingWindow(t *testing.T) {
+	m, err := FromConfig(map[string]any{
+		"num_hidden_layers": 28.0, "hidden_size": 3584.0, "num_attention_heads": 28.0,
+		"num_key_value_heads": 4.0, "sliding_window": 131072.0, "use_sliding_window": false,
+	})
+	require.NoError(t, err)
+	assert.Zero(t, m.SlidingWindow)
+}
+
+func TestMultimodalTextConfig(t *testing.T) {
+	m := Lookup("gemma-3-27b-it")
+	require.NotNil(t, m)
+	assert.Equal(t, 62, m.Layers)
+	assert.Equal(t, 5376, m.Hidden)
+	assert.True(t, m.TieEmbeddings)
+	assert.InDelta(t, 27e9, float64(m.Params), 0.05*27e9)
+}
+
+func TestEstimateShape(t *testing.T) {
+	for _, p := range []float64{1e9, 7e9, 70e9, 400e9} {
+		m := &Model{Params: int64(p)}
+		EstimateShape(m)
+		assert.True(t, m.ShapeEstimated)
+		assert.NotEmpty(t, m.Notes)
+		// The estimated shape must reproduce the count it came from within 25 %.
+		m2 := *m
+		m2.Vocab = 0
+		m2.Intermediate = 0
+		tot, _, err := ShapeParams(&m2)
+		require.NoError(t, err)
+		assert.InDelta(t, 1, float64(tot)/p, 0.25, "params %.0g -> %d layers %d hidden", p, m.Layers, m.Hidden)
+		t.Logf("params %.0g -> layers %d hidden %d heads %d kv %d", p, m.Layers, m.Hidden, m.Heads, m.KVHeads)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []map[string]any{
+		{"hidden_size": 4096.0},                                           // no layers
+		{"num_hidden_layers": -1.0, "hidden_size": 4096.0},                // negative
+		{"num_hidden_layers": 1.5, "hidden_size": 4096.0},                 // fraction
+		{"num_hidden_layers": "32", "hidden_size": 4096.0},                // string
+		{"num_hidden_layers": 1e12, "hidden_size": 4096.0},                // absurd
+		{"num_hidden_layers": 2e9, "hidden_size": 2e9, "vocab_size": 2e9}, // > 1e14 params
+		{"num_hidden_layers": 2.0, "hidden_size": 64.0, "num_local_experts": 2.0, "num_experts_per_tok": 4.0},
+	} {
+		_, err := FromConfig(cfg)
+		require.Error(t, err, "%v", cfg)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), "%v", cfg)
+	}
+}
