@@ -1,0 +1,505 @@
+package detect
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The rocm backend reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
+// first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
+// is installed it runs once and fills what sysfs lacks. The two are matched
+// by PCI bus id, never by position.
+const rocmBackend = "rocm"
+
+// rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
+// topology matrices (weight, hops, link type, NUMA), as one JSON line.
+var rocmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
+
+func init() { register(Backend{Name: rocmBackend, Detect: detectROCm}) }
+
+// amdGPU is one AMD GPU while the backend assembles it.
+type amdGPU struct {
+	dev      registry.Device
+	card     int    // DRM card number; -1 when only rocm-smi saw it
+	hive     string // xgmi_hive_id; "" or "0" when not in a hive
+	smiIndex int    // rocm-smi device index; -1 unknown
+	deviceID int    // PCI device id; 0 unknown
+}
+
+// maxSaneVRAM rejects absurd VRAM figures (the largest GPUs hold 288 GB).
+const maxSaneVRAM = int64(16) << 40
+
+func detectROCm(ctx context.Context, m *Machine) Findings {
+	var f Findings
+	gpus := amdGPUsFromSysfs(m, &f)
+	kfd := kfdGPUNodes(m)
+	for i := range gpus {
+		applyKFD(&gpus[i], kfd[gpus[i].dev.PCIBusID])
+	}
+	var smi *rocmSMIReport
+	if m.HasTool("rocm-smi") {
+		out, w, ok := m.Tool(ctx, rocmBackend, "rocm-smi", rocmSMIArgs...)
+		f.AddWarning(w)
+		if ok {
+			rep, err := parseRocmSMIJSON(out)
+			if err != nil {
+				f.Warn(rocmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(rocmSMIArgs, " "), err)
+			} else {
+				smi = &rep
+				gpus = mergeRocmSMI(gpus, rep)
+			}
+		}
+	}
+	for i := range gpus {
+		finishAMDGPU(&gpus[i])
+	}
+	gpus, hidden := filterAMDVisible(m, gpus)
+	if hidden != "" {
+		f.Warn(rocmBackend, registry.WarnHiddenByEnv, "%s", hidden)
+	}
+	for _, g := range gpus {
+		f.Devices = append(f.Devices, g.dev)
+	}
+	f.Interconnects = append(f.Interconnects, xgmiInterconnects(gpus, smi)...)
+	return f
+}
+
+// drmCard is one /sys/class/drm/cardN entry and the PCI function behind it.
+type drmCard struct {
+	N      int
+	Dir    string // "sys/class/drm/cardN/device"
+	BusID  string
+	Driver string
+	Vendor int
+	Device int
+	Class  int
+}
+
+// listDRMCards returns the primary DRM nodes (cardN, numeric N only: not
+// "card0-DP-1" connectors nor renderD nodes), sorted by N numerically so
+// card10 comes after card2. Cards without a PCI function are skipped.
+func listDRMCards(m *Machine) []drmCard {
+	var out []drmCard
+	for _, e := range m.ReadDir(PathDRM) {
+		name := e.Name()
+		if !strings.HasPrefix(name, "card") {
+			continue
+		}
+		n, err := strconv.Atoi(name[len("card"):])
+		if err != nil || n < 0 {
+			continue
+		}
+		dir := path.Join(PathDRM, name, "device")
+		bus := path.Base(m.ReadLink(dir))
+		if bus == "." || bus == "/" || !strings.Contains(bus, ":") {
+			continue
+		}
+		c := drmCard{N: n, Dir: dir, BusID: NormalizeBusID(bus), Driver: m.LinkBase(path.Join(dir, "driver"))}
+		if v, err := m.ReadInt(path.Join(dir, "vendor")); err == nil {
+			c.Vendor = int(v)
+		}
+		if v, err := m.ReadInt(path.Join(dir, "device")); err == nil {
+			c.Device = int(v)
+		}
+		if v, err := m.ReadInt(path.Join(dir, "class")); err == nil {
+			c.Class = int(v)
+		}
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
+	return out
+}
+
+// amdGPUsFromSysfs reads every amdgpu card of vendor 0x1002.
+func amdGPUsFromSysfs(m *Machine, f *Findings) []amdGPU {
+	var out []amdGPU
+	for _, c := range listDRMCards(m) {
+		if c.Driver != "amdgpu" || c.Vendor != VendorAMD {
+			continue
+		}
+		g := amdGPU{card: c.N, smiIndex: -1, deviceID: c.Device}
+		d := &g.dev
+		d.ID = c.BusID
+		d.Kind = registry.KindROCm
+		d.Vendor = "amd"
+		d.Available = true
+		d.PCIBusID = c.BusID
+		if s, err := m.ReadString(path.Join(c.Dir, "product_name")); err == nil && s != "" {
+			d.Name = s
+			d.SetSource("name", "sysfs")
+		}
+		if s, err := m.ReadString(path.Join(c.Dir, "unique_id")); err == nil && s != "" {
+			d.UUID = s
+			d.SetSource("uuid", "sysfs")
+		}
+		readAMDMemory(m, c.Dir, d, f)
+		if s, err := m.ReadString(path.Join(c.Dir, "xgmi_hive_info", "xgmi_hive_id")); err == nil {
+			g.hive = s
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// readAMDMemory fills VRAM, free VRAM and GTT from amdgpu's mem_info_*
+// attributes (bytes). GTT is system memory the GPU can map: it is reported
+// apart and never added to VRAM.
+func readAMDMemory(m *Machine, dir string, d *registry.Device, f *Findings) {
+	total, err := m.ReadInt(path.Join(dir, "mem_info_vram_total"))
+	switch {
+	case err != nil:
+	case total <= 0 || total > maxSaneVRAM:
+		f.Warn(rocmBackend, registry.WarnAbsurdValue, "%s: mem_info_vram_total %d ignored", d.PCIBusID, total)
+	default:
+		d.MemoryBytes = total
+		d.SetSource("memory_bytes", "sysfs")
+		if used, err := m.ReadInt(path.Join(dir, "mem_info_vram_used")); err == nil && used >= 0 && used <= total {
+			free := total - used
+			d.MemoryFreeBytes = &free
+			d.SetSource("memory_free_bytes", "sysfs")
+		}
+	}
+	if gtt, err := m.ReadInt(path.Join(dir, "mem_info_gtt_total")); err == nil && gtt > 0 && gtt <= maxSaneVRAM {
+		d.GTTBytes = gtt
+		d.SetSource("gtt_bytes", "sysfs")
+	}
+}
+
+// kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
+// keyed by PCI bus id. CPU nodes (simd_count 0) come first and are skipped.
+func kfdGPUNodes(m *Machine) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	base := "sys/class/kfd/kfd/topology/nodes"
+	for _, e := range m.ReadDir(base) {
+		s, err := m.ReadString(path.Join(base, e.Name(), "properties"))
+		if err != nil {
+			continue
+		}
+		props := parseKFDProperties(s)
+		if props["simd_count"] <= 0 {
+			continue
+		}
+		if bus := kfdBusID(props); bus != "" {
+			out[bus] = props
+		}
+	}
+	return out
+}
+
+// applyKFD takes the architecture (gfx target) from the GPU's KFD node.
+func applyKFD(g *amdGPU, props map[string]int64) {
+	if props == nil {
+		return
+	}
+	if arch := gfxTarget(props["gfx_target_version"]); arch != "" {
+		g.dev.Architecture = arch
+		g.dev.SetSource("architecture", "kfd")
+	}
+}
+
+// mergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
+// a card rocm-smi lists that sysfs did not show (a container without /sys)
+// becomes a device of its own. sysfs figures stay when both have one.
+func mergeRocmSMI(gpus []amdGPU, rep rocmSMIReport) []amdGPU {
+	at := map[string]int{}
+	for i, g := range gpus {
+		at[g.dev.PCIBusID] = i
+	}
+	for _, c := range rep.Cards {
+		i, ok := at[c.BusID]
+		if !ok || c.BusID == "" {
+			g := amdGPU{card: -1, smiIndex: c.Index}
+			g.dev = registry.Device{Kind: registry.KindROCm, Vendor: "amd", Available: true, PCIBusID: c.BusID}
+			g.dev.ID = c.BusID
+			if g.dev.ID == "" {
+				g.dev.ID = fmt.Sprintf("rocm-smi:%d", c.Index)
+			}
+			if c.NUMANode >= 0 {
+				n := c.NUMANode
+				g.dev.NUMANode = &n
+				g.dev.SetSource("numa_node", "rocm-smi")
+			}
+			gpus = append(gpus, g)
+			i = len(gpus) - 1
+			if c.BusID != "" {
+				at[c.BusID] = i
+			}
+		}
+		g := &gpus[i]
+		g.smiIndex = c.Index
+		d := &g.dev
+		if d.Name == "" && c.Name != "" {
+			d.Name = c.Name
+			d.SetSource("name", "rocm-smi")
+		}
+		if d.MemoryBytes == 0 && c.VRAMTotal > 0 && c.VRAMTotal <= maxSaneVRAM {
+			d.MemoryBytes = c.VRAMTotal
+			d.SetSource("memory_bytes", "rocm-smi")
+			if c.VRAMUsed >= 0 && c.VRAMUsed <= c.VRAMTotal {
+				free := c.VRAMTotal - c.VRAMUsed
+				d.MemoryFreeBytes = &free
+				d.SetSource("memory_free_bytes", "rocm-smi")
+			}
+		}
+		if d.Architecture == "" && c.GFX != "" {
+			d.Architecture = c.GFX
+			d.SetSource("architecture", "rocm-smi")
+		}
+	}
+	return gpus
+}
+
+// amdArchByDeviceID gives the gfx target of PCI device ids whose target is
+// documented, for machines without KFD: MI300X 0x74a1 = gfx942 (ROCm
+// docs/reference/gpu-arch-specs.rst, LLVM target column); Radeon 780M 0x15bf
+// = gfx1103 (RADV names it "GFX1103_R1", ../shared/formats.md vulkaninfo).
+var amdArchByDeviceID = map[int]string{0x74a1: "gfx942", 0x15bf: "gfx1103"}
+
+// amdBandwidthGBs is the peak memory bandwidth by PCI device id, only for
+// ids with a sourced figure: MI300X 5300 GB/s (../shared/calibration/
+// devices.json "AMD Instinct MI300X", source ROCm docs/conceptual/gpu-arch/
+// mi300.md). Other GPUs get no bandwidth rather than a guess.
+var amdBandwidthGBs = map[int]float64{0x74a1: 5300}
+
+// amdAPUDeviceIDs are AMD integrated GPUs (APUs): their mem_info_vram_total
+// is a UMA carve-out of system RAM, not memory of their own. 0x15bf Radeon
+// 780M (Phoenix1; ../shared/formats.md "AMD XDNA NPU"), 0x1681 Rembrandt
+// Radeon 680M and 0x1586 Strix Halo (hwdata pci.ids). An APU missing here is
+// reported with its carve-out as VRAM and memory_shared unset.
+var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
+
+// finishAMDGPU derives what depends on the identity: architecture fallback,
+// shared memory for APUs, bandwidth and precisions.
+func finishAMDGPU(g *amdGPU) {
+	d := &g.dev
+	if d.Architecture == "" {
+		if a := amdArchByDeviceID[g.deviceID]; a != "" {
+			d.Architecture = a
+			d.SetSource("architecture", "pci-id")
+		}
+	}
+	if amdAPUDeviceIDs[g.deviceID] {
+		d.MemoryShared = true
+	}
+	if bw, ok := amdBandwidthGBs[g.deviceID]; ok {
+		d.MemoryBandwidthGBs = bw
+		d.SetSource("memory_bandwidth_gb_s", "devices.json")
+	}
+	if q := amdQuantizations(d.Architecture); q != nil {
+		d.Quantizations = q
+	}
+}
+
+// amdQuantizations lists the precisions of an AMD GPU architecture.
+//   - gfx942 (CDNA3, MI300): fp8, bf16, fp16 and int8 matrix math
+//     (devices.json "AMD Instinct MI300X": fp8_tflops_dense,
+//     fp16_bf16_tflops_dense, int8_tops_dense; ROCm mi300.md).
+//   - gfx90a (CDNA2, MI200): bf16, fp16, int8 (devices.json MI250X/MI210).
+//   - gfx11xx (RDNA3): WMMA on f16, bf16, iu8 and iu4 (AMD "RDNA3 Instruction
+//     Set Architecture" reference guide, V_WMMA_* instructions).
+//
+// int4 is also listed for the CDNA parts because weight-only int4 kernels
+// (dequantising to fp16) run on them; unknown architectures get nothing.
+func amdQuantizations(arch string) []string {
+	switch {
+	case arch == "gfx942":
+		return []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}
+	case arch == "gfx90a":
+		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+	case strings.HasPrefix(arch, "gfx11"):
+		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+	}
+	return nil
+}
+
+// filterAMDVisible applies ROCR_VISIBLE_DEVICES (indices or GPU UUIDs) and
+// then HIP_VISIBLE_DEVICES (indices into what ROCR left), as the ROCm runtime
+// does. Indices count GPUs in DRM card order (the enumeration order of the
+// ROCm runtime on one node). As with CUDA_VISIBLE_DEVICES, the list stops at
+// the first entry that matches nothing. It returns the visible GPUs and, when
+// some were hidden, the warning text.
+func filterAMDVisible(m *Machine, gpus []amdGPU) ([]amdGPU, string) {
+	total := len(gpus)
+	var used []string
+	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
+		v, ok := m.Env(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		gpus = selectVisible(gpus, v, name == "ROCR_VISIBLE_DEVICES")
+		used = append(used, name+"="+v)
+	}
+	if len(gpus) == total {
+		return gpus, ""
+	}
+	return gpus, fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
+}
+
+// selectVisible keeps the GPUs a visibility list names, in list order.
+func selectVisible(gpus []amdGPU, list string, uuids bool) []amdGPU {
+	var out []amdGPU
+	taken := map[int]bool{}
+	for _, tok := range strings.Split(list, ",") {
+		tok = strings.TrimSpace(tok)
+		i := -1
+		if n, err := strconv.Atoi(tok); err == nil {
+			if n >= 0 && n < len(gpus) {
+				i = n
+			}
+		} else if uuids {
+			i = gpuByUUID(gpus, tok)
+		}
+		if i < 0 {
+			break
+		}
+		if !taken[i] {
+			taken[i] = true
+			out = append(out, gpus[i])
+		}
+	}
+	return out
+}
+
+// gpuByUUID finds "GPU-<hex>" (the ROCm runtime's UUID, built from the
+// device's unique_id) among the GPUs; leading zeros and case are ignored.
+func gpuByUUID(gpus []amdGPU, tok string) int {
+	want, ok := normHexID(strings.TrimPrefix(strings.TrimPrefix(tok, "GPU-"), "gpu-"))
+	if !ok {
+		return -1
+	}
+	for i, g := range gpus {
+		if have, ok := normHexID(g.dev.UUID); ok && have == want {
+			return i
+		}
+	}
+	return -1
+}
+
+func normHexID(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "0x"))
+	if s == "" {
+		return "", false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return "", false
+		}
+	}
+	s = strings.TrimLeft(s, "0")
+	return s, s != ""
+}
+
+// xgmiInterconnects groups the visible GPUs into XGMI hives: by sysfs
+// xgmi_hive_id when the driver exposes it, else by rocm-smi's link-type
+// matrix ("XGMI" cells). No bandwidth is given: ../shared/calibration/
+// devices.json has no sourced per-device Infinity Fabric figure for these
+// parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
+// (one hop), when rocm-smi ran.
+func xgmiInterconnects(gpus []amdGPU, smi *rocmSMIReport) []registry.Interconnect {
+	groups := map[string][]int{}
+	var order []string
+	for i, g := range gpus {
+		if g.hive == "" || g.hive == "0" {
+			continue
+		}
+		if _, ok := groups[g.hive]; !ok {
+			order = append(order, g.hive)
+		}
+		groups[g.hive] = append(groups[g.hive], i)
+	}
+	source := "sysfs"
+	if len(order) == 0 && smi != nil {
+		order, groups = xgmiGroupsFromSMI(gpus, smi)
+		source = "rocm-smi"
+	}
+	var out []registry.Interconnect
+	for _, key := range order {
+		members := groups[key]
+		if len(members) < 2 {
+			continue
+		}
+		ic := registry.Interconnect{Kind: registry.LinkXGMI, Source: source}
+		if source == "sysfs" {
+			ic.Name = "xgmi hive " + key
+		}
+		inHive := map[int]bool{}
+		for _, i := range members {
+			ic.Devices = append(ic.Devices, gpus[i].dev.ID)
+			if gpus[i].smiIndex >= 0 {
+				inHive[gpus[i].smiIndex] = true
+			}
+		}
+		if smi != nil {
+			ic.Links = countXGMILinks(smi.Links, inHive)
+			if ic.Links > 0 && source == "sysfs" {
+				ic.Source = "sysfs+rocm-smi"
+			}
+		}
+		out = append(out, ic)
+	}
+	return out
+}
+
+// xgmiGroupsFromSMI builds hives as the connected components of the XGMI
+// links rocm-smi reports between visible GPUs.
+func xgmiGroupsFromSMI(gpus []amdGPU, smi *rocmSMIReport) ([]string, map[string][]int) {
+	byIndex := map[int]int{}
+	for i, g := range gpus {
+		if g.smiIndex >= 0 {
+			byIndex[g.smiIndex] = i
+		}
+	}
+	parent := make([]int, len(gpus))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	linked := map[int]bool{}
+	for _, l := range smi.Links {
+		a, okA := byIndex[l.A]
+		b, okB := byIndex[l.B]
+		if !okA || !okB || l.Type != "XGMI" {
+			continue
+		}
+		parent[find(a)] = find(b)
+		linked[a], linked[b] = true, true
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i := range gpus {
+		if !linked[i] {
+			continue
+		}
+		key := strconv.Itoa(find(i))
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	return order, groups
+}
+
+// countXGMILinks counts direct (one-hop, or hops unknown) XGMI pairs among
+// the given rocm-smi device indices.
+func countXGMILinks(links []rocmSMILink, members map[int]bool) int {
+	n := 0
+	for _, l := range links {
+		if l.Type == "XGMI" && members[l.A] && members[l.B] && l.Hops <= 1 {
+			n++
+		}
+	}
+	return n
+}

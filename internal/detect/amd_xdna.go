@@ -1,0 +1,42 @@
+package detect
+
+import (
+	"context"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The amd_xdna backend reports AMD Ryzen AI NPUs (kind amd_xdna_npu): PCI
+// functions of vendor 0x1022 with an XDNA id or bound to amdxdna, and their
+// /dev/accel node (formats.md "AMD XDNA NPU").
+const amdXDNABackend = "amd_xdna"
+
+func init() { register(Backend{Name: amdXDNABackend, Detect: detectAMDXDNA}) }
+
+// amdXDNASpec: ids from Linux drivers/accel/amdxdna/amdxdna_pci_drv.c
+// (0x1502 NPU1 Phoenix/Hawk Point, 0x17f0 NPU4 Strix). 0x14ec is the dummy
+// function next to the NPU, never an NPU. Precisions per the AMD Ryzen AI
+// Software documentation ("Model quantization"): INT8 on the first XDNA
+// generation, INT8 and BF16 on XDNA 2 (Strix). The NPU has no memory of its
+// own.
+var amdXDNASpec = pciNPUSpec{
+	backend:   amdXDNABackend,
+	kind:      registry.KindAMDXDNA,
+	vendor:    "amd",
+	pciVendor: VendorAMDCPU,
+	driver:    "amdxdna",
+	names: map[int]string{
+		0x1502: "AMD XDNA NPU (Phoenix/Hawk Point)",
+		0x17f0: "AMD XDNA 2 NPU (Strix)",
+	},
+	notNPU:      map[int]bool{0x14ec: true},
+	defaultName: "AMD XDNA NPU",
+	quant: func(id int) []string {
+		if id == 0x1502 {
+			return []string{"int8"}
+		}
+		return []string{"int8", "bf16"}
+	},
+}
+
+func detectAMDXDNA(_ context.Context, m *Machine) Findings { return detectPCINPUs(m, amdXDNASpec) }

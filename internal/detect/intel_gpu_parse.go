@@ -1,0 +1,107 @@
+package detect
+
+import (
+	"encoding/csv"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// xpuSMIDumpArgs is the single xpu-smi run: `discovery --dump` prints one CSV
+// row per device with the chosen properties (intel/xpumanager
+// cli/src/comlet_discovery.cpp: dump ids 1 Device ID, 2 Device Name, 4 UUID,
+// 8 Driver Version, 11 PCI BDF Address, 16 Memory Physical Size). It is the
+// only documented form that gives every device's memory in one run:
+// `discovery -j` lists devices without memory, and `discovery -d N -j`
+// (memory_physical_size_byte) takes one run per device.
+var xpuSMIDumpArgs = []string{"discovery", "--dump", "1,2,4,8,11,16"}
+
+// xpuDevice is one row of the dump.
+type xpuDevice struct {
+	ID          int // xpu-smi device id; -1 for a device in bad state
+	Name        string
+	UUID        string
+	Driver      string
+	BusID       string
+	MemoryBytes int64 // 0 unknown
+}
+
+// Column labels of the dump header (comlet_discovery.cpp "label" fields).
+const (
+	xpuColID     = "Device ID"
+	xpuColName   = "Device Name"
+	xpuColUUID   = "UUID"
+	xpuColDriver = "Driver Version"
+	xpuColBDF    = "PCI BDF Address"
+	xpuColMemory = "Memory Physical Size"
+)
+
+const maxXPUDevices = 256
+
+// parseXPUDump parses `xpu-smi discovery --dump ...`: a header line of labels
+// joined by ",", then one row per device; strings are JSON-quoted, numbers
+// bare, a missing value is "" (the Device ID column is empty for a device
+// xpu-smi lists as "GPU in bad state"). Memory is "%.2f MiB", so bytes are
+// exact to ±5 KiB. Columns are found by label, not position.
+func parseXPUDump(out string) ([]xpuDevice, error) {
+	r := csv.NewReader(strings.NewReader(out))
+	r.FieldsPerRecord = -1
+	r.LazyQuotes = true
+	r.TrimLeadingSpace = true
+	header, err := r.Read()
+	if err != nil {
+		return nil, errors.New("xpu-smi dump: no header line")
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.TrimSpace(h)] = i
+	}
+	if _, ok := col[xpuColBDF]; !ok {
+		return nil, errors.New("xpu-smi dump: no PCI BDF Address column")
+	}
+	get := func(rec []string, name string) string {
+		i, ok := col[name]
+		if !ok || i >= len(rec) {
+			return ""
+		}
+		s := CleanText(rec[i])
+		if isPlaceholder(s) {
+			return ""
+		}
+		return s
+	}
+	var devs []xpuDevice
+	for len(devs) < maxXPUDevices {
+		rec, err := r.Read()
+		if err != nil {
+			break
+		}
+		d := xpuDevice{ID: -1}
+		if v, err := strconv.Atoi(get(rec, xpuColID)); err == nil && v >= 0 {
+			d.ID = v
+		}
+		d.Name = get(rec, xpuColName)
+		d.UUID = get(rec, xpuColUUID)
+		d.Driver = get(rec, xpuColDriver)
+		if b := get(rec, xpuColBDF); strings.Count(b, ":") >= 1 {
+			d.BusID = NormalizeBusID(b)
+		}
+		d.MemoryBytes = parseMiB(get(rec, xpuColMemory))
+		if d.BusID == "" && d.ID < 0 {
+			continue
+		}
+		devs = append(devs, d)
+	}
+	return devs, nil
+}
+
+// parseMiB reads "49135.62 MiB" into bytes; anything else is 0 (unknown).
+func parseMiB(s string) int64 {
+	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MiB"))
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > float64(maxSaneVRAM>>20) {
+		return 0
+	}
+	return int64(math.Round(v * (1 << 20)))
+}
