@@ -1,0 +1,139 @@
+# Makefile of libai_hwaccel.
+#
+#   make               build/libai_hwaccel.so.X.Y.Z (+ .so.X and .so links) and build/include/
+#   make test          go test, C tests (CMake + ctest, incl. valgrind and cgocheck2 runs),
+#                      Python tests, exported-symbol check
+#   make test-asan     the C tests again, host built with -fsanitize=address,undefined
+#   make run           detect this machine and print its devices and a plan for a 70B model
+#   make install       PREFIX=/usr/local (library + header)
+#   make clean
+
+SHELL := /bin/bash
+GO ?= go
+CMAKE ?= cmake
+CTEST ?= ctest
+PYTHON ?= python3
+
+# The version lives in one place: the public header.
+HEADER := include/ai_hwaccel.h
+hdr_define = $(shell sed -n 's/^\#define $(1) \([0-9][0-9]*\)$$/\1/p' $(HEADER))
+VERSION_MAJOR := $(call hdr_define,HWACCEL_VERSION_MAJOR)
+VERSION_MINOR := $(call hdr_define,HWACCEL_VERSION_MINOR)
+VERSION_PATCH := $(call hdr_define,HWACCEL_VERSION_PATCH)
+VERSION := $(VERSION_MAJOR).$(VERSION_MINOR).$(VERSION_PATCH)
+
+BUILD := build
+SONAME := libai_hwaccel.so.$(VERSION_MAJOR)
+LIBFILE := libai_hwaccel.so.$(VERSION)
+LIB := $(BUILD)/$(LIBFILE)
+# cgo's generated header (prototypes of the Go exports), kept for the
+# header/library signature check in scripts/check-symbols.sh.
+CGO_HEADER := $(BUILD)/gen/libai_hwaccel_cgo.h
+
+# Test-only libraries: the panic hook build and the GOEXPERIMENT=cgocheck2 build.
+TESTHOOKS_LIB := $(BUILD)/test/libai_hwaccel_testhooks.so
+CGOCHECK2_LIB := $(BUILD)/cgocheck2/$(SONAME)
+
+CMAKE_DIR := $(BUILD)/cmake
+CMAKE_ASAN_DIR := $(BUILD)/cmake-asan
+
+# -trimpath: no build paths in panics; -s -w: no symbol table or DWARF.
+# The version script must be given by absolute path: the external linker runs
+# in a temporary directory (../shared/cabi-notes.md §1.13).
+shared_ldflags = -s -w -extldflags=-Wl,--version-script=$(CURDIR)/$(1),-soname,$(2)
+GO_SHARED := $(GO) build -buildmode=c-shared -trimpath
+
+.PHONY: all lib header testlibs test go-test c-test python-test check-symbols \
+        test-asan run clean install uninstall FORCE
+
+all: lib header
+
+# Always hand the build to go: its cache makes a no-op rebuild cheap, and
+# make cannot see which Go sources under internal/ changed.
+lib: $(LIB)
+$(LIB): FORCE
+	@mkdir -p $(BUILD)/gen
+	$(GO_SHARED) -ldflags "$(call shared_ldflags,capi/exports.map,$(SONAME))" -o $@ ./capi
+	@mv -f $(BUILD)/libai_hwaccel.so.$(VERSION_MAJOR).$(VERSION_MINOR).h $(CGO_HEADER)
+	ln -sf $(LIBFILE) $(BUILD)/$(SONAME)
+	ln -sf $(SONAME) $(BUILD)/libai_hwaccel.so
+
+header: $(BUILD)/include/ai_hwaccel.h
+$(BUILD)/include/ai_hwaccel.h: $(HEADER)
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+testlibs: $(TESTHOOKS_LIB) $(CGOCHECK2_LIB)
+$(TESTHOOKS_LIB): FORCE
+	@mkdir -p $(dir $@)
+	$(GO_SHARED) -tags hwaccel_testhooks \
+	  -ldflags "$(call shared_ldflags,capi/exports_testhooks.map,libai_hwaccel_testhooks.so)" -o $@ ./capi
+	@rm -f $(basename $@).h
+$(CGOCHECK2_LIB): FORCE
+	@mkdir -p $(dir $@)
+	GOEXPERIMENT=cgocheck2 $(GO_SHARED) -ldflags "$(call shared_ldflags,capi/exports.map,$(SONAME))" -o $@ ./capi
+	@rm -f $(basename $@).h
+
+# ---------------------------------------------------------------------------
+# Tests
+# ---------------------------------------------------------------------------
+
+test: all testlibs
+	$(MAKE) go-test
+	$(MAKE) c-test
+	$(MAKE) python-test
+	$(MAKE) check-symbols
+
+go-test:
+	$(GO) vet ./...
+	$(GO) test ./...
+
+c-test: all testlibs
+	$(CMAKE) -S . -B $(CMAKE_DIR) -DCMAKE_BUILD_TYPE=Debug
+	$(CMAKE) --build $(CMAKE_DIR) -j
+	cd $(CMAKE_DIR) && $(CTEST) --output-on-failure
+
+python-test: all
+	$(PYTHON) -m unittest discover -s tests/python -v
+
+check-symbols: all
+	scripts/check-symbols.sh
+
+test-asan: all testlibs
+	$(CMAKE) -S . -B $(CMAKE_ASAN_DIR) -DCMAKE_BUILD_TYPE=Debug -DHWACCEL_SANITIZE=ON
+	$(CMAKE) --build $(CMAKE_ASAN_DIR) -j
+	cd $(CMAKE_ASAN_DIR) && $(CTEST) --output-on-failure
+
+# ---------------------------------------------------------------------------
+# Run: detect this machine, print devices and a plan (examples/c).
+# ---------------------------------------------------------------------------
+
+run: all
+	$(CMAKE) -S . -B $(CMAKE_DIR) -DCMAKE_BUILD_TYPE=Debug -DHWACCEL_TESTS=OFF
+	$(CMAKE) --build $(CMAKE_DIR) --target show_devices -j
+	$(CMAKE_DIR)/examples/c/show_devices
+
+clean:
+	rm -rf $(BUILD)
+
+FORCE:
+
+# ---------------------------------------------------------------------------
+# Install (minimal: library and header). Packaging files (pkg-config, CMake
+# package) are added in this section.
+# ---------------------------------------------------------------------------
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
+	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/$(LIBFILE)
+	ln -sf $(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libai_hwaccel.so
+	install -m 0644 $(HEADER) $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libai_hwaccel.so $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h

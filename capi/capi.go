@@ -1,0 +1,106 @@
+// Command capi is the C ABI of the engine, built with -buildmode=c-shared into
+// libai_hwaccel.so. It holds no logic: each export copies the host's input
+// into Go memory, calls the matching internal/api entry point and returns the
+// answer in C memory. The public functions themselves are defined in shim.c,
+// which checks for a forked child before calling the exports below.
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -O2 -Wall -Wextra
+#include <stdlib.h>
+#include <string.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+// readLimit bounds how far the host's string is scanned: one byte past the
+// largest accepted input, so an oversized (or unterminated) input is
+// recognised as too_large without reading further.
+const readLimit = api.MaxInput + 1
+
+//export aihw_go_detect_json
+func aihw_go_detect_json(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_detect_json", in, api.Detect)
+}
+
+//export aihw_go_suggest_quant
+func aihw_go_suggest_quant(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_suggest_quant", in, api.SuggestQuant)
+}
+
+//export aihw_go_plan_sharding
+func aihw_go_plan_sharding(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_plan_sharding", in, api.PlanSharding)
+}
+
+//export aihw_go_estimate_training
+func aihw_go_estimate_training(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_estimate_training", in, api.EstimateTraining)
+}
+
+// guard runs one JSON export: fork check, panic recovery, bounded copy of the
+// input, call-time environment, answer in C memory. Every export goes
+// through it (../shared/cabi-notes.md §1.12).
+func guard(export string, in *C.hwaccel_cchar, entry func([]byte, api.Env) []byte) (out *C.char) {
+	if C.aihw_internal_forked != 0 {
+		// shim.c already answered; this is the last line of defence.
+		cname := C.CString(export)
+		defer C.free(unsafe.Pointer(cname))
+		return C.aihw_forked_error(cname)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out = cBytes(api.ErrorJSONCode(errs.Internal, fmt.Sprintf("panic in %s: %v", export, p)))
+		}
+	}()
+	input, err := copyInput(in)
+	if err != nil {
+		return cBytes(api.ErrorJSON(err))
+	}
+	return cBytes(entry(input, cGetenv))
+}
+
+// copyInput copies the host's NUL-terminated string into Go memory, reading
+// at most readLimit bytes. NULL gives a nil slice, "" an empty one.
+func copyInput(in *C.hwaccel_cchar) ([]byte, error) {
+	if in == nil {
+		return nil, nil
+	}
+	n := C.strnlen(in, C.size_t(readLimit))
+	if n > C.size_t(api.MaxInput) {
+		return nil, errs.New(errs.TooLarge, "input is longer than %d bytes", api.MaxInput)
+	}
+	if n == 0 {
+		return []byte{}, nil
+	}
+	return C.GoBytes(unsafe.Pointer(in), C.int(n)), nil
+}
+
+// cGetenv reads the environment through C getenv at call time: os.Getenv
+// only sees the environment the process was started with, so a host's
+// setenv after load would be ignored (../shared/cabi-notes.md §1.9).
+func cGetenv(name string) string {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	v := C.getenv(cname)
+	if v == nil {
+		return ""
+	}
+	return C.GoString(v)
+}
+
+// cBytes returns b as a NUL-terminated string in C malloc memory, which the
+// host frees with hwaccel_free_string or free.
+func cBytes(b []byte) *C.char {
+	return C.CString(string(b))
+}
+
+func main() {}

@@ -1,0 +1,22 @@
+/* shim.h: declarations shared by the Go files of package capi and shim.c.
+ * Internal to the library; hosts use include/ai_hwaccel.h. */
+#ifndef AIHW_CAPI_SHIM_H
+#define AIHW_CAPI_SHIM_H
+
+#include <stddef.h>
+
+/* const char under a name cgo can spell: Go exports take *C.hwaccel_cchar, so
+ * cgo's generated header declares `hwaccel_cchar*` (= const char *) and agrees
+ * with the const-correct public header (../shared/cabi-notes.md §2). */
+typedef const char hwaccel_cchar;
+
+/* aihw_internal_forked is set in a child forked after load by the
+ * pthread_atfork child handler in shim.c. It is named outside the hwaccel_
+ * namespace and hidden, so it can never leak into the exported surface. */
+extern volatile int aihw_internal_forked __attribute__((visibility("hidden")));
+
+/* aihw_forked_error returns a malloc'ed forked_child error object naming fn,
+ * built in C only (the Go runtime must not run in a forked child). */
+char *aihw_forked_error(const char *fn) __attribute__((visibility("hidden")));
+
+#endif

@@ -1,0 +1,39 @@
+//go:build hwaccel_testhooks
+
+package main
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+)
+
+// hwaccel_testhook_panic exists only in the test library
+// build/test/libai_hwaccel_testhooks.so (build tag hwaccel_testhooks, version
+// script exports_testhooks.map): it fails inside guard the way a bug would,
+// so tests/c/test_panic.c can prove that guard turns it into an "internal"
+// error object instead of aborting the host. kind: "panic" (plain panic),
+// "index" (index out of range), "nil" (nil pointer dereference, a SIGSEGV
+// the Go runtime turns into a panic).
+//
+//export hwaccel_testhook_panic
+func hwaccel_testhook_panic(kind *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_testhook_panic", kind, func(in []byte, _ api.Env) []byte {
+		switch string(in) {
+		case "index":
+			var xs []int
+			i := len(in)
+			return []byte(fmt.Sprint(xs[i]))
+		case "nil":
+			var p *struct{ n int }
+			return []byte(fmt.Sprint(p.n))
+		default:
+			panic("testhook: deliberate panic")
+		}
+	})
+}

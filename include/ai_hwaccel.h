@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT
+ * Copyright (c) 2026 The ai-hwaccel authors. See LICENSE.
+ *
+ * ai_hwaccel.h: the whole public API of libai_hwaccel. Anything not declared
+ * in this file is not a published interface, whatever `nm` may show.
+ */
+#ifndef AI_HWACCEL_H_7F3A21
+#define AI_HWACCEL_H_7F3A21
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* HWACCEL_API marks every exported function. It is empty on Linux (the
+ * library's version script decides what is exported); a host may predefine
+ * it, e.g. to add attributes. */
+#ifndef HWACCEL_API
+#define HWACCEL_API
+#endif
+
+/* ===========================================================================
+ * Introduction
+ * ===========================================================================
+ *
+ * libai_hwaccel finds the AI accelerators of a Linux machine (NVIDIA, AMD and
+ * Intel GPUs, TPUs, NPUs, Gaudi, Inferentia/Trainium and other AI ASICs) and
+ * plans how to run a model on them: which precision fits, how to spread the
+ * model over devices, and how much memory training needs.
+ *
+ * JSON in, JSON out.  Every request is a NUL-terminated UTF-8 JSON string and
+ * every answer is one too.  The request and answer shapes are documented in
+ * docs/ and validated by the JSON Schema files in schema/; this header gives
+ * the short form.  Answers may gain fields in later releases (check
+ * "schema_version"); hosts must ignore fields they do not know.
+ *
+ * The one ownership rule.  A function that returns `char *` returns an owned,
+ * NUL-terminated UTF-8 JSON string allocated with C malloc().  Free it exactly
+ * once with hwaccel_free_string() (free() also works).  Such a function never
+ * returns NULL except when malloc() itself fails.  Functions that return
+ * `const char *` return static storage that must not be freed.
+ *
+ * Errors.  A failure is an answer, not a crash: every `char *` function
+ * returns either its answer or an error object
+ *
+ *     {"error":{"code":"invalid_json","message":"options: ..."}}
+ *
+ * whose "code" is one of the stable codes below and whose "message" is for
+ * humans (its wording is not API).  NULL, empty, malformed, oversized or
+ * hostile input never aborts, exits or crashes the host; an internal panic
+ * is recovered into the code "internal".  A model that does not fit is not an
+ * error: the answer says "fits": false and why.
+ *
+ * Threads.  All functions may be called concurrently from any number of
+ * threads.  There is no per-thread or per-handle state; the only shared state
+ * is an internal detection cache (see "cache_ttl_ms").
+ *
+ * Blocking.  Detection blocks the calling thread while it reads sysfs/procfs
+ * and runs vendor tools; each call is bounded by its "timeout_ms" option
+ * (default 5000 ms, at most 600000 ms).  Planning with no "registry" in the
+ * request detects this machine first (through the cache) and may block as
+ * long.  Planning on a given registry does not touch the machine.  A call
+ * cannot be interrupted; signals are handled when it returns.
+ *
+ * fork().  The library runs a Go runtime, which does not survive fork() in
+ * the child.  In a child forked after the library was loaded, every `char *`
+ * function returns the error "forked_child" at once (it never hangs); load the
+ * library in the child instead (spawn/forkserver workers, or import lazily
+ * after fork).  fork() followed by exec() is unaffected.
+ *
+ * Signals.  When loaded, the library installs handlers for SIGSEGV, SIGBUS,
+ * SIGFPE, SIGPIPE and SIGURG (it chains to the host's previous handlers for
+ * faults outside its own code), and adds SA_ONSTACK to the host's existing
+ * handlers of other signals.  Handlers that the host installs after loading
+ * must use SA_ONSTACK and chain to the previous handler; crash reporters
+ * should be installed before the library is loaded.  JVM hosts: preload
+ * libjsig.so.  The library never installs handlers for SIGINT, SIGTERM or
+ * SIGCHLD.
+ *
+ * Environment.  Visibility variables (CUDA_VISIBLE_DEVICES and friends) are
+ * read with getenv() at each call, so setenv() after loading is honoured;
+ * calling setenv() concurrently with a call is the host's data race, as with
+ * any getenv() user.  Go runtime knobs (GOMAXPROCS, GODEBUG, ...) are read
+ * only from the environment the process was started with.
+ *
+ * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
+ * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS
+ * and about 1.6 GB of virtual address space (RLIMIT_AS must allow >= 1 GiB).
+ * Do not load a second Go c-shared library into the same process.
+ */
+
+/* ===========================================================================
+ * Version
+ * ===========================================================================
+ * HWACCEL_VERSION_* describe this header; hwaccel_version() the library that
+ * is loaded.  HWACCEL_ABI_VERSION bumps on any incompatible change of the C
+ * functions or the JSON; hosts should check at start-up that
+ * hwaccel_abi_version() == HWACCEL_ABI_VERSION.
+ */
+#define HWACCEL_VERSION_MAJOR 0
+#define HWACCEL_VERSION_MINOR 1
+#define HWACCEL_VERSION_PATCH 0
+#define HWACCEL_VERSION_NUMBER \
+    (HWACCEL_VERSION_MAJOR * 10000 + HWACCEL_VERSION_MINOR * 100 + HWACCEL_VERSION_PATCH)
+#define HWACCEL_VERSION_STRING "0.1.0"
+#define HWACCEL_ABI_VERSION 1
+
+/* ===========================================================================
+ * Error codes
+ * ===========================================================================
+ * The value of "code" in an error object.  Every code listed here is STABLE:
+ * it is never renamed or reused.  New codes may be added; treat an unknown
+ * code like "internal".
+ *
+ *   "invalid_json"       stable  The input is not JSON (syntax error,
+ *                                truncated, invalid UTF-8 outside strings,
+ *                                nested deeper than 128 levels).
+ *   "invalid_argument"   stable  Well-formed JSON with a wrong shape or value:
+ *                                NULL or empty request to a planning function,
+ *                                unknown key, wrong type, unknown backend or
+ *                                quantization, out-of-range number.
+ *   "unknown_model"      stable  "model":{"name":...} names no known model.
+ *   "model_file"         stable  "model":{"path":...} cannot be read or parsed.
+ *   "too_large"          stable  The input is longer than 16 MiB (the library
+ *                                stops reading at 16 MiB + 1 byte).
+ *   "detection_failed"   stable  The machine view cannot be built (e.g. the
+ *                                "sysroot" option is not a directory).  Failing
+ *                                tools are warnings in the registry, not this.
+ *   "forked_child"       stable  Called in a child forked after the library
+ *                                was loaded (see Introduction).
+ *   "internal"           stable  A bug: an internal panic was recovered; the
+ *                                message says in which function.
+ */
+
+/* ===========================================================================
+ * Version functions
+ * =========================================================================== */
+
+/*! hwaccel_version() :
+ *  The version of the loaded library, e.g. "0.1.0" (semantic versioning).
+ * @return : static storage; never NULL; do not free.
+ *  Thread-safe, never blocks, works in a forked child.  Since ABI 1. */
+HWACCEL_API const char *hwaccel_version(void);
+
+/*! hwaccel_abi_version() :
+ * @return : the ABI version of the loaded library (HWACCEL_ABI_VERSION of the
+ *  header it was built with).  Compare it with HWACCEL_ABI_VERSION at start-up.
+ *  Thread-safe, never blocks, works in a forked child.  Since ABI 1. */
+HWACCEL_API int hwaccel_abi_version(void);
+
+/* ===========================================================================
+ * Memory
+ * =========================================================================== */
+
+/*! hwaccel_free_string() :
+ *  Frees a string returned by any `char *` function of this library.
+ *  s == NULL is a harmless no-op.  Passing any other pointer (a static
+ *  string from hwaccel_version(), a pointer freed before, memory from another
+ *  allocator) is undefined behaviour: heap corruption or a crash.
+ *  Equivalent to free(s).  Thread-safe, never blocks.  Since ABI 1. */
+HWACCEL_API void hwaccel_free_string(char *s);
+
+/* ===========================================================================
+ * Detection
+ * =========================================================================== */
+
+/*! hwaccel_detect_json() :
+ *  Detects the accelerators of this machine (or of the machine under
+ *  "sysroot") and returns the registry.
+ *
+ *  options_json : NULL, "" or "{}" mean defaults.  Otherwise an object with
+ *  any of (unknown keys are rejected with "invalid_argument"):
+ *      "sysroot"      string  prefix for every /sys, /proc, /dev path read
+ *                             (containers, test fixtures); default "/".
+ *      "path"         string  PATH searched for vendor tools; default: the
+ *                             process PATH at call time; "" runs no tool.
+ *      "backends"     [str]   run only these backends (e.g. "cuda","rocm").
+ *      "exclude"      [str]   never run these backends.
+ *      "no_exec"      bool    never run a program; sysfs/procfs only.
+ *      "timeout_ms"   number  per tool run and for the whole detection;
+ *                             default 5000, range (0, 600000].
+ *      "cache_ttl_ms" number  reuse a registry detected with the same options
+ *                             no older than this; default 0 (always detect).
+ *      "env"          object  overrides for visibility variables such as
+ *                             CUDA_VISIBLE_DEVICES; otherwise getenv() now.
+ *
+ * @return : an owned string (free with hwaccel_free_string()), either
+ *      the registry:
+ *          {"schema_version":1,
+ *           "devices":[{"id":"cuda:0","kind":"cuda_gpu","family":"gpu",
+ *                       "name":"NVIDIA H100 80GB HBM3","memory_bytes":85520809984,
+ *                       "pci_bus_id":"0000:18:00.0","numa_node":0, ...}, ...],
+ *           "system_io":{"interconnects":[...],"numa_nodes":[...]},
+ *           "warnings":[{"backend":"rocm","code":"tool_failed","message":"..."}],
+ *           "timing":{"total_ms":12.3,"backends":{...}}}
+ *        "cpu:0" is always the host.  Unknown values are omitted, never
+ *        guessed.  A tool that fails or times out is a warning, not an error;
+ *      or an error object with code "invalid_json", "invalid_argument",
+ *        "too_large", "detection_failed", "forked_child" or "internal";
+ *      or NULL when malloc() fails.
+ *  Thread-safe.  Blocks up to "timeout_ms" (plus process clean-up); leaves no
+ *  child process behind.  Since ABI 1. */
+HWACCEL_API char *hwaccel_detect_json(const char *options_json);
+
+/* ===========================================================================
+ * Planning
+ * ===========================================================================
+ * The three planning functions take the same request object:
+ *
+ *   {"model": {"params": 70000000000} | {"params_b": 70} | {"name": "llama-3-70b"}
+ *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}},
+ *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4",
+ *    "context_length": 4096, "batch_size": 1,
+ *    "registry": {...an answer of hwaccel_detect_json()...},
+ *    "detect": {...detection options, used when "registry" is absent...},
+ *    "devices": ["cuda:0", "cuda:1"],
+ *    "engine": "vllm" | "llama.cpp" | "none"}
+ *
+ * "model" is required.  Without "registry" the function detects this machine
+ * first, reusing a detection up to 30 s old unless "detect" says otherwise,
+ * and blocks like hwaccel_detect_json().  "devices" restricts the plan to a
+ * subset.  request_json NULL or "" is "invalid_argument".
+ * Each returns an owned string (free with hwaccel_free_string()): the answer,
+ * or an error object with code "invalid_json", "invalid_argument",
+ * "unknown_model", "model_file", "too_large", "detection_failed",
+ * "forked_child" or "internal"; NULL only when malloc() fails.
+ * All are thread-safe.  Since ABI 1.
+ */
+
+/*! hwaccel_suggest_quant() :
+ *  The best precision for the model on the devices: the highest-quality
+ *  quantization whose memory fits, with the memory breakdown and the
+ *  reasoning ("explanation").  See docs/ for the answer shape. */
+HWACCEL_API char *hwaccel_suggest_quant(const char *request_json);
+
+/*! hwaccel_plan_sharding() :
+ *  How to spread the model over the devices:
+ *      {"fits":true,"strategy":"tensor_parallel","quant":"bf16",
+ *       "memory":{"weights_bytes":...,"kv_cache_bytes":...,"total_bytes":...},
+ *       "shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":40,
+ *                  "memory_bytes":...,"memory_available_bytes":...}],
+ *       "throughput":{"decode_tokens_per_s":...,"bound":"memory_bandwidth"},
+ *       "engine_args":{"vllm":[...]},"explanation":[...],"warnings":[]}
+ *  Strategies: none, tensor_parallel, pipeline_parallel, data_parallel,
+ *  cpu_offload.  No shard is given more memory than its device has free (or
+ *  total, when free is unknown); "fits" is false when no plan fits. */
+HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
+
+/*! hwaccel_estimate_training() :
+ *  Memory needed to fine-tune or train the model, per device (weights,
+ *  gradients, optimizer state, activations), and whether it fits.  See docs/
+ *  for the request's training fields and the answer shape. */
+HWACCEL_API char *hwaccel_estimate_training(const char *request_json);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* AI_HWACCEL_H_7F3A21 */
