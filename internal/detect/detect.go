@@ -65,11 +65,34 @@ func BackendNames() []string {
 	return out
 }
 
+// backendGrace is how long Detect waits, past its deadline, for backends to
+// finish: their tools are killed at the deadline and a well-behaved backend
+// returns within milliseconds. A backend still running after that is
+// abandoned (its Go code ignores ctx); the host gets its answer in time.
+const backendGrace = 500 * time.Millisecond
+
 // Detect runs every enabled backend in parallel on the machine described by
 // opts and returns the merged registry. It returns an error only when the
 // machine view itself cannot be built (bad sysroot); every backend failure is
-// a warning. The whole detection is bounded by opts.Timeout.
+// a warning. The whole detection is bounded by opts.Timeout (and ctx): it
+// returns at the latest backendGrace after that deadline, whatever the
+// backends do.
 func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
+	backendsMu.Lock()
+	list := append([]Backend(nil), backends...)
+	backendsMu.Unlock()
+	return detectWith(ctx, opts, list)
+}
+
+// backendOutcome is what one backend goroutine hands back to the orchestrator.
+type backendOutcome struct {
+	index    int
+	findings Findings
+	took     time.Duration
+}
+
+// detectWith is Detect over an explicit list of backends (tests pass their own).
+func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Registry, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
 	m, err := NewMachine(opts)
@@ -78,28 +101,26 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 	}
 	m.Runner = newOnceRunner(m.Runner)
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
+	// Cancelling on return kills the tools of abandoned backends and keeps
+	// them from starting new ones.
 	defer cancel()
 
-	backendsMu.Lock()
-	list := append([]Backend(nil), backends...)
-	backendsMu.Unlock()
-
-	results := make([]Findings, len(list))
-	times := make([]time.Duration, len(list))
-	var wg sync.WaitGroup
+	// Each backend hands its findings over a buffered channel and touches
+	// nothing shared, so a backend that finishes after Detect returned writes
+	// into a channel nobody reads and exits: no data race, no leak beyond it.
+	done := make(chan backendOutcome, len(list))
+	running := map[int]time.Time{}
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		wg.Add(1)
-		go func(i int, b Backend) {
-			defer wg.Done()
-			t0 := time.Now()
-			results[i] = runBackend(ctx, m, b)
-			times[i] = time.Since(t0)
-		}(i, b)
+		running[i] = time.Now()
+		go func(i int, b Backend, t0 time.Time) {
+			f := runBackend(ctx, m, b)
+			done <- backendOutcome{index: i, findings: f, took: time.Since(t0)}
+		}(i, b, running[i])
 	}
-	wg.Wait()
+	outcomes := collectOutcomes(ctx, done, running)
 
 	reg := registry.New()
 	timing := &registry.Timing{Backends: map[string]float64{}}
@@ -107,8 +128,16 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		timing.Backends[b.Name] = ms(times[i])
-		addFindings(reg, b.Name, results[i])
+		o, ok := outcomes[i]
+		if !ok {
+			timing.Backends[b.Name] = ms(time.Since(running[i]))
+			reg.Warnings = append(reg.Warnings, registry.Warning{Backend: b.Name, Code: registry.WarnBackendTimeout,
+				Message: fmt.Sprintf("still running %v after the %v detection deadline; its findings are dropped",
+					backendGrace, opts.Timeout)})
+			continue
+		}
+		timing.Backends[b.Name] = ms(o.took)
+		addFindings(reg, b.Name, o.findings)
 	}
 	reg.Devices = mergeByBusID(reg.Devices)
 	enrichPCI(m, reg)
@@ -117,6 +146,29 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 	timing.TotalMs = ms(time.Since(start))
 	reg.Timing = timing
 	return reg, nil
+}
+
+// collectOutcomes receives backend outcomes until every running backend has
+// reported or backendGrace has passed since ctx ended. Backends missing from
+// the answer are the ones abandoned.
+func collectOutcomes(ctx context.Context, done <-chan backendOutcome, running map[int]time.Time) map[int]backendOutcome {
+	out := make(map[int]backendOutcome, len(running))
+	ctxDone := ctx.Done()
+	var grace <-chan time.Time
+	for len(out) < len(running) {
+		select {
+		case o := <-done:
+			out[o.index] = o
+		case <-ctxDone:
+			ctxDone = nil // fires once; from now on wait only for the grace
+			t := time.NewTimer(backendGrace)
+			defer t.Stop()
+			grace = t.C
+		case <-grace:
+			return out
+		}
+	}
+	return out
 }
 
 // runBackend runs one backend, turning a panic into a warning so one broken

@@ -158,6 +158,9 @@ const (
 	WarnGuess          = "guess"           // identified by an id whose meaning is not confirmed
 	WarnSysfsRead      = "sysfs_read"
 	WarnPanic          = "backend_panic"
+	// WarnBackendTimeout: a backend was still running past the detection
+	// deadline (plus a short grace) and its findings were dropped.
+	WarnBackendTimeout = "backend_timeout"
 	// WarnVisibilityInvalid: an entry of a visibility variable matches no
 	// device (or is ambiguous); like the runtime, entries after it are ignored.
 	WarnVisibilityInvalid = "visibility_invalid"

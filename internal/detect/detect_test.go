@@ -1,0 +1,298 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// emptyMachineOptions returns options for an empty sysroot whose PATH is
+// binDir (created empty when ""), never the developer's environment.
+func emptyMachineOptions(t *testing.T, binDir string, timeout time.Duration) Options {
+	t.Helper()
+	if binDir == "" {
+		binDir = t.TempDir()
+	}
+	return Options{Sysroot: t.TempDir(), Path: binDir, Timeout: timeout, Getenv: func(string) string { return "" }}
+}
+
+// deviceBackend returns a backend that reports one device named name.
+func deviceBackend(name string) Backend {
+	return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
+		return Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
+	}}
+}
+
+// deviceNames returns the names of reg's devices.
+func deviceNames(reg *registry.Registry) []string {
+	var out []string
+	for _, d := range reg.Devices {
+		out = append(out, d.Name)
+	}
+	return out
+}
+
+// warningsOf returns the warnings of reg with code.
+func warningsOf(reg *registry.Registry, code string) []registry.Warning {
+	var out []registry.Warning
+	for _, w := range reg.Warnings {
+		if w.Code == code {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
+	release := make(chan struct{})
+	finished := make(chan struct{})
+	stuck := Backend{Name: "stuck", Detect: func(ctx context.Context, m *Machine) Findings {
+		defer close(finished)
+		<-release // ignores ctx, as a backend blocked in a read of a hung file would
+		// Work done after Detect returned must not reach the caller or race
+		// with it: run a tool (the machine is shared) and return findings.
+		_, w, ok := m.Tool(ctx, "stuck", "nvidia-smi", "-q")
+		f := Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
+		if !ok {
+			f.AddWarning(w)
+		}
+		return f
+	}}
+	panics := Backend{Name: "panics", Detect: func(ctx context.Context, m *Machine) Findings {
+		var d *registry.Device
+		_ = d.Name // nil dereference
+		return Findings{}
+	}}
+	dir := t.TempDir()
+	writeTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
+	opts := emptyMachineOptions(t, dir, 300*time.Millisecond)
+
+	start := time.Now()
+	reg, err := detectWith(context.Background(), opts, []Backend{deviceBackend("good"), stuck, panics})
+	took := time.Since(start)
+	require.NoError(t, err)
+
+	assert.Less(t, took, opts.Timeout+backendGrace+300*time.Millisecond, "returned soon after the deadline")
+	assert.GreaterOrEqual(t, took, opts.Timeout, "waited for the stuck backend until the deadline")
+	assert.Equal(t, []string{"good"}, deviceNames(reg))
+	timeouts := warningsOf(reg, registry.WarnBackendTimeout)
+	require.Len(t, timeouts, 1)
+	assert.Equal(t, "stuck", timeouts[0].Backend)
+	panicked := warningsOf(reg, registry.WarnPanic)
+	require.Len(t, panicked, 1)
+	assert.Equal(t, "panics", panicked[0].Backend)
+	assert.Contains(t, reg.Timing.Backends, "stuck")
+
+	// Let the abandoned backend finish now; the race detector watches it.
+	close(release)
+	select {
+	case <-finished:
+	case <-time.After(2 * time.Second):
+		t.Fatal("abandoned backend did not finish")
+	}
+	time.Sleep(50 * time.Millisecond)
+	assert.Equal(t, []string{"good"}, deviceNames(reg), "late findings never reach the returned registry")
+	assert.NoFileExists(t, filepath.Join(dir, "ran"), "no tool starts after the detection is over")
+}
+
+func TestOrchestrCallerDeadlineBoundsDetection(t *testing.T) {
+	block := Backend{Name: "block", Detect: func(ctx context.Context, m *Machine) Findings {
+		<-ctx.Done() // a well-behaved backend: returns when told
+		return Findings{}
+	}}
+	opts := emptyMachineOptions(t, "", time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	reg, err := detectWith(ctx, opts, []Backend{block})
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Empty(t, warningsOf(reg, registry.WarnBackendTimeout), "a backend that returns at the deadline is not abandoned")
+}
+
+func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
+	// Each backend waits until all have started: only a parallel run finishes.
+	const n = 8
+	var started sync.WaitGroup
+	started.Add(n)
+	var list []Backend
+	for i := 0; i < n; i++ {
+		list = append(list, Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *Machine) Findings {
+			started.Done()
+			started.Wait()
+			return Findings{}
+		}})
+	}
+	start := time.Now()
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", 5*time.Second), list)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 2*time.Second)
+	assert.Empty(t, reg.Warnings)
+	assert.Len(t, reg.Timing.Backends, n)
+}
+
+func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
+	dir := t.TempDir()
+	counter := filepath.Join(dir, "count")
+	writeTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
+	caller := func(name string) Backend {
+		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
+			var f Findings
+			out, w, ok := m.Tool(ctx, name, "nvidia-smi", "-L")
+			if !ok {
+				f.AddWarning(w)
+				return f
+			}
+			// A missing tool is no process and no warning.
+			if _, w, ok := m.Tool(ctx, name, "rocm-smi", "--showid"); ok || w != nil {
+				f.Warn(name, "test", "missing tool gave ok=%v w=%v", ok, w)
+			}
+			f.Devices = []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: strings.TrimSpace(string(out))}}
+			return f
+		}}
+	}
+	var list []Backend
+	for _, n := range []string{"a", "b", "c", "d"} {
+		list = append(list, caller(n))
+	}
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, dir, 5*time.Second), list)
+	require.NoError(t, err)
+	assert.Empty(t, reg.Warnings)
+	assert.Equal(t, []string{"GPU 0", "GPU 0", "GPU 0", "GPU 0"}, deviceNames(reg))
+	b, err := os.ReadFile(counter)
+	require.NoError(t, err)
+	assert.Equal(t, "run\n", string(b), "four backends, one run")
+
+	// A second detection runs it again: "once" is per detection.
+	_, err = detectWith(context.Background(), emptyMachineOptions(t, dir, 5*time.Second), list[:1])
+	require.NoError(t, err)
+	b, _ = os.ReadFile(counter)
+	assert.Equal(t, "run\nrun\n", string(b))
+}
+
+func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
+	dir := t.TempDir()
+	writeTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
+	writeTool(t, dir, "xpu-smi", "exec sleep 1000")
+	writeTool(t, dir, "vulkaninfo", "yes")
+	tool := func(backend, name string) Backend {
+		return Backend{Name: backend, Detect: func(ctx context.Context, m *Machine) Findings {
+			var f Findings
+			if _, w, ok := m.Tool(ctx, backend, name); !ok {
+				f.AddWarning(w)
+			}
+			return f
+		}}
+	}
+	list := []Backend{tool("gaudi", "hl-smi"), tool("xpu", "xpu-smi"), tool("vulkan", "vulkaninfo"), deviceBackend("good")}
+	start := time.Now()
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, dir, 500*time.Millisecond), list)
+	require.NoError(t, err)
+	assert.Less(t, time.Since(start), 500*time.Millisecond+time.Second)
+	assert.Equal(t, []string{"good"}, deviceNames(reg), "detection continues past every failure")
+
+	byBackend := map[string]registry.Warning{}
+	for _, w := range reg.Warnings {
+		byBackend[w.Backend] = w
+	}
+	require.Len(t, byBackend, 3, "%+v", reg.Warnings)
+	assert.Equal(t, registry.WarnToolFailed, byBackend["gaudi"].Code)
+	require.NotNil(t, byBackend["gaudi"].ExitCode)
+	assert.Equal(t, 2, *byBackend["gaudi"].ExitCode)
+	assert.Contains(t, byBackend["gaudi"].Message, "driver not loaded")
+	assert.Equal(t, "hl-smi", byBackend["gaudi"].Tool)
+	assert.Equal(t, registry.WarnToolTimeout, byBackend["xpu"].Code)
+	assert.Equal(t, registry.WarnOutputTooLarge, byBackend["vulkan"].Code)
+	requireNoProcessMentioning(t, dir)
+}
+
+func TestOrchestrNoExecRunsNothing(t *testing.T) {
+	inner := &countingRunner{}
+	b := Backend{Name: "x", Detect: func(ctx context.Context, m *Machine) Findings {
+		var f Findings
+		if m.HasTool("nvidia-smi") {
+			f.Warn("x", "test", "HasTool true under no_exec")
+		}
+		if out, w, ok := m.Tool(ctx, "x", "nvidia-smi"); ok || w != nil || out != nil {
+			f.Warn("x", "test", "Tool answered under no_exec")
+		}
+		return f
+	}}
+	opts := emptyMachineOptions(t, "", time.Second)
+	opts.NoExec, opts.Runner = true, inner
+	reg, err := detectWith(context.Background(), opts, []Backend{b})
+	require.NoError(t, err)
+	assert.Empty(t, reg.Warnings)
+	assert.Zero(t, inner.total())
+}
+
+func TestOrchestrBackendSelection(t *testing.T) {
+	list := []Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
+	cases := []struct {
+		backends, exclude []string
+		want              []string
+	}{
+		{nil, nil, []string{"a", "b", "c"}},
+		{[]string{"b"}, nil, []string{"b"}},
+		{nil, []string{"b"}, []string{"a", "c"}},
+		{[]string{"a", "b"}, []string{"b"}, []string{"a"}},
+		{[]string{"nope"}, nil, nil},
+	}
+	for _, tc := range cases {
+		opts := emptyMachineOptions(t, "", time.Second)
+		opts.Backends, opts.Exclude = tc.backends, tc.exclude
+		reg, err := detectWith(context.Background(), opts, list)
+		require.NoError(t, err)
+		var got []string
+		for k := range reg.Timing.Backends {
+			got = append(got, k)
+		}
+		assert.ElementsMatch(t, tc.want, got, "backends=%v exclude=%v", tc.backends, tc.exclude)
+		assert.ElementsMatch(t, tc.want, deviceNames(reg))
+	}
+}
+
+func TestOrchestrRenumbersDeviceIDs(t *testing.T) {
+	// Two backends use the same local id "0" and link their devices.
+	linked := func(name string) Backend {
+		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
+			return Findings{
+				Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name + "0"},
+					{ID: "1", Kind: registry.KindCUDA, Name: name + "1"}},
+				Interconnects: []registry.Interconnect{{Kind: registry.LinkNVLink, Devices: []string{"0", "1"}}},
+			}
+		}}
+	}
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Second), []Backend{linked("a"), linked("b")})
+	require.NoError(t, err)
+	require.Len(t, reg.Devices, 4)
+	ids := map[string]string{}
+	for _, d := range reg.Devices {
+		ids[d.Name] = d.ID
+	}
+	assert.Len(t, ids, 4)
+	require.Len(t, reg.SystemIO.Interconnects, 2)
+	for _, ic := range reg.SystemIO.Interconnects {
+		require.Len(t, ic.Devices, 2)
+		assert.True(t, strings.HasPrefix(ic.Devices[0], "cuda:"), ic.Devices[0])
+		assert.NotEqual(t, ic.Devices[0], ic.Devices[1])
+	}
+}
+
+func TestDetectBadSysroot(t *testing.T) {
+	_, err := Detect(context.Background(), Options{Sysroot: filepath.Join(t.TempDir(), "missing")})
+	require.Error(t, err)
+	f := filepath.Join(t.TempDir(), "file")
+	require.NoError(t, os.WriteFile(f, nil, 0o644))
+	_, err = Detect(context.Background(), Options{Sysroot: f})
+	require.Error(t, err)
+}
