@@ -1,0 +1,280 @@
+package detect
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The host CPU: one device, always present. /proc/cpuinfo gives the model,
+// vendor and core counts, /proc/meminfo the host memory (formats.md,
+// "/proc/meminfo, NUMA, DMI").
+
+const backendCPU = "cpu"
+
+// maxHostMemory bounds a believable MemTotal: 1 PiB is far above any single
+// Linux host sold today, so a larger figure is garbage, not a machine.
+const maxHostMemory = int64(1) << 50
+
+// cpuQuantizations are the precisions a CPU can run through common inference
+// engines; whether they are worth using is the planner's decision.
+var cpuQuantizations = []string{"fp32", "fp16", "bf16", "int8", "int4"}
+
+func init() {
+	register(Backend{Name: backendCPU, Detect: detectCPU})
+}
+
+func detectCPU(_ context.Context, m *Machine) Findings {
+	var f Findings
+	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
+		Quantizations: append([]string(nil), cpuQuantizations...)}
+
+	if text, ok := readCPUInfo(m, &f); ok {
+		info := parseCPUInfo(text)
+		if info.Name != "" {
+			d.Name = info.Name
+			d.SetSource("name", "procfs")
+		}
+		if info.Vendor != "" {
+			d.Vendor = info.Vendor
+			d.SetSource("vendor", "procfs")
+		}
+		if info.Logical > 0 {
+			d.Threads = info.Logical
+			d.Cores = info.Logical
+			if info.Physical > 0 {
+				d.Cores = info.Physical
+			}
+			d.SetSource("cores", "procfs")
+		}
+	}
+	if text, ok := readProcText(m, &f, backendCPU, PathMemInfo); ok {
+		total, free, issues := hostMemory(parseMemInfo(text))
+		for _, is := range issues {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCPU, Code: is.Code,
+				Message: is.Message, Path: "/" + PathMemInfo})
+		}
+		if total > 0 {
+			d.MemoryBytes = total
+			d.SetSource("memory_bytes", "procfs")
+		}
+		if free != nil {
+			d.MemoryFreeBytes = free
+			d.SetSource("memory_free_bytes", "procfs")
+		}
+	}
+	f.Devices = append(f.Devices, d)
+	return f
+}
+
+// readProcText reads a procfs/sysfs text file. A missing file is silent (a
+// sysroot without /proc, a kernel without the feature); any other read error
+// is a sysfs_read warning.
+func readProcText(m *Machine, f *Findings, backend, name string) (string, bool) {
+	b, err := m.ReadFile(name)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + name})
+		}
+		return "", false
+	}
+	return string(b), true
+}
+
+// maxCPUInfoBytes caps /proc/cpuinfo, which outgrows MaxFileBytes: about
+// 1.5 KiB per logical CPU on x86 (the flags line), so 300 KiB on a
+// 224-thread server; 16 MiB covers several thousand CPUs.
+const maxCPUInfoBytes = 16 << 20
+
+// readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
+// silent; an unreadable or oversized one is a sysfs_read warning.
+func readCPUInfo(m *Machine, f *Findings) (string, bool) {
+	fail := func(err error) (string, bool) {
+		if !errors.Is(err, fs.ErrNotExist) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCPU, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + PathCPUInfo})
+		}
+		return "", false
+	}
+	file, err := m.FS.Open(PathCPUInfo)
+	if err != nil {
+		return fail(err)
+	}
+	defer file.Close()
+	b, err := io.ReadAll(io.LimitReader(file, maxCPUInfoBytes+1))
+	if err != nil {
+		return fail(err)
+	}
+	if len(b) > maxCPUInfoBytes {
+		return fail(fmt.Errorf("%s: longer than %d bytes", PathCPUInfo, maxCPUInfoBytes))
+	}
+	return string(b), true
+}
+
+// cpuInfo is what /proc/cpuinfo says about the host.
+type cpuInfo struct {
+	Name     string
+	Vendor   string
+	Logical  int // "processor" entries
+	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
+}
+
+// parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
+// logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
+// "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
+// and no model name (arch/arm64/kernel/cpuinfo.c), so its name stays unknown.
+func parseCPUInfo(text string) cpuInfo {
+	var info cpuInfo
+	coresPerPackage := map[string]int{}
+	pkg := "" // physical id of the current processor block
+	cores := 0
+	flush := func() {
+		if cores > 0 {
+			coresPerPackage[pkg] = cores
+		}
+		pkg, cores = "", 0
+	}
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		key, val = strings.TrimSpace(key), CleanText(val)
+		switch key {
+		case "processor":
+			flush()
+			info.Logical++
+		case "model name":
+			if info.Name == "" {
+				info.Name = val
+			}
+		case "vendor_id":
+			if info.Vendor == "" {
+				info.Vendor = x86Vendor(val)
+			}
+		case "CPU implementer":
+			if info.Vendor == "" {
+				info.Vendor = armVendor(val)
+			}
+		case "physical id":
+			pkg = val
+		case "cpu cores":
+			if n, err := strconv.Atoi(val); err == nil && n > 0 && n <= 1<<16 {
+				cores = n
+			}
+		}
+	}
+	flush()
+	for _, n := range coresPerPackage {
+		info.Physical += n
+	}
+	return info
+}
+
+// x86Vendor maps the CPUID vendor string to a vendor name.
+func x86Vendor(id string) string {
+	switch id {
+	case "GenuineIntel":
+		return "intel"
+	case "AuthenticAMD":
+		return "amd"
+	case "HygonGenuine":
+		return "hygon"
+	}
+	return strings.ToLower(id)
+}
+
+// armVendor maps the arm64 "CPU implementer" code. Codes from Linux
+// arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_*); an unknown implementer is
+// reported as "arm", the architecture's licensor.
+func armVendor(code string) string {
+	n, err := ParseInt(code)
+	if err != nil {
+		return ""
+	}
+	switch n {
+	case 0x4e:
+		return "nvidia"
+	case 0x61:
+		return "apple"
+	case 0xc0:
+		return "ampere"
+	case 0x51:
+		return "qualcomm"
+	case 0x48:
+		return "hisilicon"
+	case 0x46:
+		return "fujitsu"
+	}
+	return "arm"
+}
+
+// parseMemInfo reads /proc/meminfo ("MemTotal:       32614532 kB") into
+// bytes per key; lines without the kB unit (HugePages_Total) and garbage lines
+// are left out, and a value that does not parse is kept as -1 so the caller
+// can tell "garbage" from "absent".
+func parseMemInfo(text string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(val)
+		if len(fields) != 2 || fields[1] != "kB" {
+			if len(fields) > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
+				out[strings.TrimSpace(key)] = -1
+			}
+			continue
+		}
+		n, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil || n < 0 || n > math.MaxInt64/1024 {
+			out[strings.TrimSpace(key)] = -1
+			continue
+		}
+		out[strings.TrimSpace(key)] = n * 1024
+	}
+	return out
+}
+
+// issue is a problem found by a pure parser, turned into a warning by the
+// backend that knows its name and path.
+type issue struct {
+	Code    string
+	Message string
+}
+
+// hostMemory picks MemTotal and MemAvailable from parsed meminfo; unknown
+// values are 0 / nil and every implausible one is an issue.
+func hostMemory(mi map[string]int64) (total int64, free *int64, issues []issue) {
+	t, ok := mi["MemTotal"]
+	switch {
+	case !ok:
+	case t <= 0:
+		issues = append(issues, issue{registry.WarnParseError, "MemTotal is not a size in kB"})
+	case t > maxHostMemory:
+		issues = append(issues, issue{registry.WarnAbsurdValue, "MemTotal " + strconv.FormatInt(t, 10) + " bytes is more than 1 PiB"})
+	default:
+		total = t
+	}
+	a, ok := mi["MemAvailable"]
+	switch {
+	case !ok:
+	case a < 0:
+		issues = append(issues, issue{registry.WarnParseError, "MemAvailable is not a size in kB"})
+	case total > 0 && a > total:
+		issues = append(issues, issue{registry.WarnAbsurdValue, "MemAvailable " + strconv.FormatInt(a, 10) +
+			" bytes is more than MemTotal " + strconv.FormatInt(total, 10)})
+	default:
+		free = &a
+	}
+	return total, free, issues
+}

@@ -1,0 +1,172 @@
+package detect
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// hostBackends are the backends of this file's fixtures: the CPU, NUMA,
+// NVIDIA and InfiniBand ones. Restricting to them keeps these tests about
+// these backends while others are written beside them.
+var hostBackends = []string{backendCPU, backendNUMA, backendCUDA, backendIB}
+
+func detectHost(t *testing.T, machine string, env map[string]string) *registry.Registry {
+	t.Helper()
+	opts := fixtureOptions(t, machine, env)
+	opts.Backends = hostBackends
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	require.NoError(t, reg.Validate())
+	return reg
+}
+
+func ids(devs []registry.Device) []string {
+	out := make([]string, len(devs))
+	for i, d := range devs {
+		out[i] = d.ID
+	}
+	return out
+}
+
+func busIDs(devs []registry.Device) []string {
+	out := make([]string, len(devs))
+	for i, d := range devs {
+		out[i] = d.PCIBusID
+	}
+	return out
+}
+
+func intp(v int) *int { return &v }
+
+const h100Bytes = 81559 << 20 // memory.total 81559 MiB (formats.md H100 capture)
+
+var dgxBuses = []string{"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+	"0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"}
+
+func TestFixtureDGXH100(t *testing.T) {
+	reg := detectHost(t, "dgx-h100", nil)
+	assert.Empty(t, warningCodes(reg))
+
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	cpu := cpus[0]
+	assert.Equal(t, "cpu:0", cpu.ID)
+	assert.Equal(t, "Intel(R) Xeon(R) Platinum 8480C", cpu.Name)
+	assert.Equal(t, "intel", cpu.Vendor)
+	assert.Equal(t, 112, cpu.Cores)
+	assert.Equal(t, 224, cpu.Threads)
+	assert.Equal(t, int64(2113429932)*1024, cpu.MemoryBytes)
+	require.NotNil(t, cpu.MemoryFreeBytes)
+	assert.Equal(t, int64(2050781250)*1024, *cpu.MemoryFreeBytes)
+
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 8)
+	assert.Equal(t, dgxBuses, busIDs(gpus))
+	for i, g := range gpus {
+		assert.Equal(t, registry.DeviceID(registry.KindCUDA, i), g.ID)
+		assert.Equal(t, "NVIDIA H100 80GB HBM3", g.Name)
+		assert.Equal(t, "nvidia", g.Vendor)
+		assert.Equal(t, int64(h100Bytes), g.MemoryBytes)
+		require.NotNil(t, g.MemoryFreeBytes)
+		assert.Equal(t, int64(81106)<<20, *g.MemoryFreeBytes)
+		assert.Equal(t, "9.0", g.ComputeCapability)
+		assert.Equal(t, "565.57.01", g.DriverVersion)
+		assert.InDelta(t, 3350, g.MemoryBandwidthGBs, 0.01)
+		assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, g.Quantizations)
+		assert.Equal(t, &registry.MIG{Mode: "disabled"}, g.MIG)
+		assert.Equal(t, "10de:2330", g.PCIID)
+		assert.Equal(t, intp(map[bool]int{true: 0, false: 1}[i < 4]), g.NUMANode, "GPU %d", i)
+		assert.Equal(t, "nvidia-smi", g.Sources["memory_bytes"])
+		assert.Equal(t, "datasheet", g.Sources["memory_bandwidth_gb_s"])
+		assert.Empty(t, g.VisibleAs)
+	}
+	assert.Equal(t, "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1", gpus[0].UUID)
+
+	require.Len(t, reg.SystemIO.NUMANodes, 2)
+	assert.Equal(t, registry.NUMANode{ID: 0, MemoryBytes: 1056714966 * 1024, CPUs: "0-55,112-167"}, reg.SystemIO.NUMANodes[0])
+	assert.Equal(t, registry.NUMANode{ID: 1, MemoryBytes: 1056714966 * 1024, CPUs: "56-111,168-223"}, reg.SystemIO.NUMANodes[1])
+
+	var nvs, ib, roce []registry.Interconnect
+	for _, ic := range reg.SystemIO.Interconnects {
+		switch ic.Kind {
+		case registry.LinkNVSwitch:
+			nvs = append(nvs, ic)
+		case registry.LinkInfiniBand:
+			ib = append(ib, ic)
+		case registry.LinkRoCE:
+			roce = append(roce, ic)
+		default:
+			t.Errorf("unexpected interconnect %+v", ic)
+		}
+	}
+	require.Len(t, nvs, 1, "one NVSwitch domain, not 28 NVLink pairs")
+	assert.Equal(t, ids(gpus), nvs[0].Devices)
+	assert.Equal(t, 18, nvs[0].Links)
+	assert.InDelta(t, 900, nvs[0].BandwidthGBs, 0.01)
+
+	require.Len(t, ib, 8, "mlx5_0..7 active; mlx5_9 is down and skipped")
+	for i, ic := range ib {
+		assert.Equal(t, "mlx5_"+string(rune('0'+i)), ic.Name)
+		assert.InDelta(t, 50, ic.BandwidthGBs, 0.001) // 400 Gb/s / 8
+		assert.Equal(t, []string{}, ic.Devices)
+	}
+	require.Len(t, roce, 1)
+	assert.Equal(t, "mlx5_8", roce[0].Name)
+	assert.InDelta(t, 25, roce[0].BandwidthGBs, 0.001)
+}
+
+func TestFixtureDGXH100Visibility(t *testing.T) {
+	tests := []struct {
+		name     string
+		value    string
+		wantBus  []string
+		warnings []string
+	}{
+		{"indices reorder", "2,0", []string{dgxBuses[2], dgxBuses[0]}, []string{"cuda/hidden_by_env"}},
+		{"uuid prefix", "GPU-7c3cadbd", []string{dgxBuses[1]}, []string{"cuda/hidden_by_env"}},
+		{"full uuid", "GPU-62f5d283-a071-41b6-e354-8fb0c1d2e356", []string{dgxBuses[7]}, []string{"cuda/hidden_by_env"}},
+		{"empty hides all", "", nil, []string{"cuda/hidden_by_env"}},
+		{"minus one hides all", "-1", nil, []string{"cuda/hidden_by_env"}},
+		{"none hides all", "none", nil, []string{"cuda/hidden_by_env"}},
+		{"stops at -1", "0,2,-1,1", []string{dgxBuses[0], dgxBuses[2]}, []string{"cuda/hidden_by_env"}},
+		{"stops at invalid index", "3,9,1", []string{dgxBuses[3]}, []string{"cuda/visibility_invalid", "cuda/hidden_by_env"}},
+		{"unknown uuid", "GPU-ffffffff", nil, []string{"cuda/visibility_invalid", "cuda/hidden_by_env"}},
+		{"ambiguous prefix", "GPU-", nil, []string{"cuda/visibility_invalid", "cuda/hidden_by_env"}},
+		{"duplicate", "1,1", []string{dgxBuses[1]}, []string{"cuda/visibility_invalid", "cuda/hidden_by_env"}},
+		{"all listed", "0,1,2,3,4,5,6,7", dgxBuses, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			reg := detectHost(t, "dgx-h100", map[string]string{envCUDAVis: tc.value})
+			gpus := devicesOfKind(reg, registry.KindCUDA)
+			require.Len(t, gpus, len(tc.wantBus))
+			for i, g := range gpus {
+				assert.Equal(t, tc.wantBus[i], g.PCIBusID)
+				assert.Equal(t, registry.DeviceID(registry.KindCUDA, i), g.ID)
+				assert.Equal(t, string(rune('0'+i)), g.VisibleAs)
+			}
+			if tc.warnings == nil {
+				assert.Empty(t, warningCodes(reg))
+			} else {
+				assert.Equal(t, tc.warnings, warningCodes(reg))
+			}
+			// The NVSwitch domain holds exactly the visible GPUs.
+			var domain []string
+			for _, ic := range reg.SystemIO.Interconnects {
+				if ic.Kind == registry.LinkNVSwitch {
+					domain = ic.Devices
+				}
+			}
+			if len(gpus) >= 2 {
+				assert.Equal(t, ids(gpus), domain)
+			} else {
+				assert.Empty(t, domain)
+			}
+		})
+	}
+}
