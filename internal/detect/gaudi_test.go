@@ -1,0 +1,225 @@
+package detect
+
+import (
+	"context"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// copyFixtureMachine copies a fixture machine (symlinks kept as links) into a
+// temporary directory so a test can change it, and returns its directory.
+func copyFixtureMachine(t *testing.T, name string) string {
+	t.Helper()
+	src := machineDir(t, name)
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		to := filepath.Join(dst, rel)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case info.IsDir():
+			return os.MkdirAll(to, 0o755)
+		default:
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(to, b, info.Mode().Perm())
+		}
+	})
+	require.NoError(t, err)
+	return dst
+}
+
+// detectDir runs a full detection on a machine directory (root/ + bin/).
+func detectDir(t *testing.T, dir string, env map[string]string) *registry.Registry {
+	t.Helper()
+	reg, err := Detect(context.Background(), Options{
+		Sysroot: filepath.Join(dir, "root"), Path: filepath.Join(dir, "bin"),
+		Timeout: 5 * time.Second, Env: env, Getenv: func(string) string { return "" },
+	})
+	require.NoError(t, err)
+	return reg
+}
+
+// backendWarnings returns the codes of one backend's warnings, in order.
+func backendWarnings(reg *registry.Registry, backend string) []string {
+	var out []string
+	for _, w := range reg.Warnings {
+		if w.Backend == backend {
+			out = append(out, w.Code)
+		}
+	}
+	return out
+}
+
+var gaudi2Buses = []string{"0000:33:00.0", "0000:34:00.0", "0000:4d:00.0", "0000:4e:00.0",
+	"0000:9a:00.0", "0000:9b:00.0", "0000:b3:00.0", "0000:b4:00.0"}
+
+// assertGaudi2Eight checks what both hl-smi and the fallback must agree on.
+func assertGaudi2Eight(t *testing.T, devs []registry.Device) {
+	t.Helper()
+	require.Len(t, devs, 8)
+	for i, d := range devs {
+		assert.Equal(t, registry.DeviceID(registry.KindGaudi, i), d.ID)
+		assert.Equal(t, registry.FamilyAIASIC, d.Family)
+		assert.Equal(t, "intel", d.Vendor)
+		assert.Equal(t, gaudi2Buses[i], d.PCIBusID)
+		assert.Equal(t, "1da3:1020", d.PCIID)
+		assert.Equal(t, "gaudi2", d.Architecture)
+		assert.Equal(t, int64(98304)<<20, d.MemoryBytes)
+		assert.InDelta(t, 2460, d.MemoryBandwidthGBs, 0.001)
+		assert.Equal(t, []string{"fp32", "bf16", "fp16", "fp8", "int8"}, d.Quantizations)
+		assert.True(t, d.Available)
+		require.NotNil(t, d.NUMANode)
+		assert.Equal(t, i/4, *d.NUMANode, "device %d", i)
+		require.NotNil(t, d.PCIe)
+		assert.InDelta(t, 16.0, d.PCIe.MaxSpeedGTs, 0.001)
+		assert.Equal(t, 16, d.PCIe.MaxWidth)
+	}
+}
+
+func TestGaudiFixtureHLSMI(t *testing.T) {
+	reg := detectFixture(t, "gaudi2-8", nil)
+	devs := devicesOfKind(reg, registry.KindGaudi)
+	assertGaudi2Eight(t, devs)
+	for i, d := range devs {
+		assert.Equal(t, "HL-225", d.Name)
+		require.NotNil(t, d.MemoryFreeBytes)
+		assert.Equal(t, int64(97536)<<20, *d.MemoryFreeBytes)
+		assert.Equal(t, "1.11.0-e6eb0fd", d.DriverVersion)
+		assert.NotEmpty(t, d.UUID, "device %d", i)
+		assert.Equal(t, "hl-smi", d.Sources["memory_bytes"])
+	}
+	assert.Empty(t, backendWarnings(reg, gaudiBackend))
+	assert.Empty(t, reg.SystemIO.Interconnects, "no RoCE figure is sourced per port, so none is reported")
+}
+
+func TestGaudiFixtureFallbackWithoutHLSMI(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	require.NoError(t, os.Remove(filepath.Join(dir, "bin", "hl-smi")))
+	reg := detectDir(t, dir, nil)
+	devs := devicesOfKind(reg, registry.KindGaudi)
+	assertGaudi2Eight(t, devs)
+	for _, d := range devs {
+		assert.Equal(t, "Intel Gaudi 2", d.Name)
+		assert.Nil(t, d.MemoryFreeBytes, "free memory is unknown without hl-smi")
+		assert.Empty(t, d.DriverVersion)
+		assert.Equal(t, "pci-id", d.Sources["memory_bytes"])
+	}
+	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, gaudiBackend))
+}
+
+func TestGaudiFixtureHLSMIFailsThenFallback(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	script := "#!/bin/sh\necho 'hl-smi: failed to open device' >&2\nexit 3\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "hl-smi"), []byte(script), 0o755))
+	reg := detectDir(t, dir, nil)
+	assertGaudi2Eight(t, devicesOfKind(reg, registry.KindGaudi))
+	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, gaudiBackend))
+}
+
+func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	require.NoError(t, os.Remove(filepath.Join(dir, "bin", "hl-smi")))
+	require.NoError(t, os.Remove(filepath.Join(dir, "root", "dev", "accel", "accel3")))
+	reg := detectDir(t, dir, nil)
+	devs := devicesOfKind(reg, registry.KindGaudi)
+	require.Len(t, devs, 8)
+	for i, d := range devs {
+		assert.Equal(t, i != 3, d.Available, "device %d", i)
+	}
+	assert.Equal(t, []string{registry.WarnFallback, registry.WarnDeviceUnusable}, backendWarnings(reg, gaudiBackend))
+}
+
+func TestGaudiParseHLSMI(t *testing.T) {
+	tests := []struct {
+		name     string
+		in       string
+		want     []hlSMIRow
+		wantErrs int
+	}{
+		{name: "two devices", in: "0, HL-225, 0000:33:00.0, 98304, 97536, 1.11.0-e6eb0fd, U0\n1, HL-225, 0000:34:00.0, 98304, 98304, 1.11.0-e6eb0fd, U1\n",
+			want: []hlSMIRow{
+				{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: 98304, MemoryFreeMiB: 97536, DriverVersion: "1.11.0-e6eb0fd", UUID: "U0"},
+				{Index: 1, Name: "HL-225", BusID: "0000:34:00.0", MemoryMiB: 98304, MemoryFreeMiB: 98304, DriverVersion: "1.11.0-e6eb0fd", UUID: "U1"}}},
+		{name: "placeholders are no value", in: "0, HL-325L, 0000:19:00.0, 131072, N/A, [Not Supported], N/A",
+			want: []hlSMIRow{{Index: 0, Name: "HL-325L", BusID: "0000:19:00.0", MemoryMiB: 131072, MemoryFreeMiB: -1}}},
+		{name: "units left in", in: "0, HL-225, 0000:33:00.0, 98304 MiB, 97536 MiB, 1.11.0, U",
+			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: 98304, MemoryFreeMiB: 97536, DriverVersion: "1.11.0", UUID: "U"}}},
+		{name: "wrong column count", in: "0, HL-225, 0000:33:00.0, 98304", wantErrs: 1},
+		{name: "bad index", in: "x, HL-225, 0000:33:00.0, 98304, 1, d, u", wantErrs: 1},
+		{name: "absurd memory", in: "0, HL-225, 0000:33:00.0, 99999999999999, 1, d, u", wantErrs: 1},
+		{name: "negative memory", in: "0, HL-225, 0000:33:00.0, -5, 1, d, u", wantErrs: 1},
+		{name: "repeated index keeps the first", in: "0, A, 0000:33:00.0, 1, 1, d, u\n0, B, 0000:34:00.0, 1, 1, d, u",
+			want:     []hlSMIRow{{Index: 0, Name: "A", BusID: "0000:33:00.0", MemoryMiB: 1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u"}},
+			wantErrs: 1},
+		{name: "empty", in: "\n\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rows, errs := parseHLSMI([]byte(tt.in))
+			assert.Equal(t, tt.want, rows)
+			assert.Len(t, errs, tt.wantErrs)
+		})
+	}
+}
+
+func TestGaudiGenFromName(t *testing.T) {
+	for name, want := range map[string]string{
+		"HL-225": "gaudi2", "HL-225B": "gaudi2", "HL-288": "gaudi2", "hl-325-gaudi3": "gaudi3",
+		"HL-325L": "gaudi3", "HL-338": "gaudi3", "HL-205": "gaudi", "Gaudi2 card": "gaudi2",
+	} {
+		g := gaudiGenFromName(name)
+		require.NotNil(t, g, name)
+		assert.Equal(t, want, g.Arch, name)
+	}
+	assert.Nil(t, gaudiGenFromName("Goya HL-100"))
+}
+
+func FuzzGaudiParseHLSMI(f *testing.F) {
+	f.Add([]byte("0, HL-225, 0000:33:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0\n"))
+	f.Add([]byte("0, HL-325L, 0000:19:00.0, 131072, N/A, [Not Supported], N/A"))
+	f.Add([]byte("0, a, b, c\n,,,,,,\n1,,,,,,\n"))
+	f.Add([]byte("\x00\xff, \x1b[31m, 0000:33:00.0, 1 MiB, 0, d, u"))
+	f.Fuzz(func(t *testing.T, in []byte) {
+		rows, _ := parseHLSMI(in)
+		require.LessOrEqual(t, len(rows), maxHLSMIRows)
+		seen := map[int]bool{}
+		for _, r := range rows {
+			require.False(t, seen[r.Index], "index %d twice", r.Index)
+			seen[r.Index] = true
+			require.GreaterOrEqual(t, r.MemoryMiB, int64(-1))
+			require.LessOrEqual(t, r.MemoryMiB, int64(1<<30))
+			require.GreaterOrEqual(t, r.MemoryFreeMiB, int64(-1))
+			require.Equal(t, CleanText(r.Name), r.Name)
+		}
+		devs := gaudiFromHLSMI(rows, nil)
+		for _, d := range devs {
+			require.GreaterOrEqual(t, d.MemoryBytes, int64(0))
+			if d.MemoryFreeBytes != nil && d.MemoryBytes > 0 {
+				require.LessOrEqual(t, *d.MemoryFreeBytes, d.MemoryBytes)
+			}
+		}
+	})
+}
