@@ -2,11 +2,13 @@ package detect
 
 import (
 	"context"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -17,11 +19,15 @@ var cacheKeyVars = []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "H
 	"HABANA_VISIBLE_DEVICES", "TPU_VISIBLE_CHIPS"}
 
 // Cache reuses recent registries for identical options and lets concurrent
-// callers with the same options share one detection in flight.
+// callers with the same options share one detection in flight. Unlike the
+// Rust crate's CachedRegistry (../shared/reference-study.md §7.2 #16), callers
+// arriving while a detection runs wait for it instead of starting their own.
 type Cache struct {
 	mu       sync.Mutex
 	entries  map[string]*cacheEntry
 	inflight map[string]*flight
+	// run performs a detection; nil means Detect (tests count runs with it).
+	run func(context.Context, Options) (*registry.Registry, error)
 }
 
 type cacheEntry struct {
@@ -46,13 +52,17 @@ var Shared = NewCache()
 // Detect returns a registry for opts: a cached one no older than
 // opts.CacheTTL when there is one, else the result of a detection shared with
 // every concurrent caller that has the same options. The caller owns the
-// returned registry (it is a copy).
+// returned registry (it is a deep copy).
+//
+// The shared detection runs detached from any one caller's ctx (it is bounded
+// by opts.Timeout on its own), so a caller that gives up early neither cuts
+// the others' answer short nor leaves a truncated registry in the cache; that
+// caller alone gets ctx's error.
 func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 	opts = opts.withDefaults()
 	key := cacheKey(opts)
-	now := time.Now()
 	c.mu.Lock()
-	if e, ok := c.entries[key]; ok && opts.CacheTTL > 0 && now.Sub(e.at) <= opts.CacheTTL {
+	if e, ok := c.entries[key]; ok && opts.CacheTTL > 0 && time.Since(e.at) <= opts.CacheTTL {
 		c.mu.Unlock()
 		r := clone(e.reg)
 		if r.Timing != nil {
@@ -60,35 +70,46 @@ func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, e
 		}
 		return r, nil
 	}
-	if f, ok := c.inflight[key]; ok {
-		c.mu.Unlock()
-		select {
-		case <-f.done:
-			if f.err != nil {
-				return nil, f.err
-			}
-			return clone(f.reg), nil
-		case <-ctx.Done():
-			return nil, ctx.Err()
+	f, ok := c.inflight[key]
+	if !ok {
+		f = &flight{done: make(chan struct{})}
+		c.inflight[key] = f
+		go c.fly(context.WithoutCancel(ctx), key, opts, f)
+	}
+	c.mu.Unlock()
+	select {
+	case <-f.done:
+		if f.err != nil {
+			return nil, f.err
 		}
+		return clone(f.reg), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	f := &flight{done: make(chan struct{})}
-	c.inflight[key] = f
-	c.mu.Unlock()
+}
 
-	f.reg, f.err = Detect(ctx, opts)
-	c.mu.Lock()
-	delete(c.inflight, key)
-	if f.err == nil {
-		c.entries[key] = &cacheEntry{at: time.Now(), reg: f.reg}
-		c.evict(time.Now())
+// fly runs the detection of one flight, stores a successful result and
+// releases every waiter. A panic becomes an internal error for the waiters:
+// this goroutine is not under any caller's recover.
+func (c *Cache) fly(ctx context.Context, key string, opts Options, f *flight) {
+	defer func() {
+		if p := recover(); p != nil {
+			f.reg, f.err = nil, errs.New(errs.Internal, "detection panicked: %v", p)
+		}
+		c.mu.Lock()
+		delete(c.inflight, key)
+		if f.err == nil && f.reg != nil {
+			c.entries[key] = &cacheEntry{at: time.Now(), reg: f.reg}
+			c.evict(time.Now())
+		}
+		c.mu.Unlock()
+		close(f.done)
+	}()
+	run := c.run
+	if run == nil {
+		run = Detect
 	}
-	c.mu.Unlock()
-	close(f.done)
-	if f.err != nil {
-		return nil, f.err
-	}
-	return clone(f.reg), nil
+	f.reg, f.err = run(ctx, opts)
 }
 
 // evict drops entries older than an hour and keeps at most 64; called with mu held.
@@ -121,8 +142,12 @@ func cacheKey(o Options) string {
 	}
 	b.WriteString("\x00" + o.Timeout.String())
 	for _, v := range cacheKeyVars {
-		val, _ := o.lookupEnv(v)
-		b.WriteString("\x00" + v + "=" + val)
+		// Set-but-empty hides every device; unset hides none.
+		if val, ok := o.lookupEnv(v); ok {
+			b.WriteString("\x00" + v + "=" + val)
+		} else {
+			b.WriteString("\x00" + v + " unset")
+		}
 	}
 	keys := make([]string, 0, len(o.Env))
 	for k := range o.Env {
@@ -135,57 +160,59 @@ func cacheKey(o Options) string {
 	return b.String()
 }
 
-// clone deep-copies a registry through its own fields (cheap: no JSON).
+// clone deep-copies a registry, so no caller can change what another caller
+// or the cache holds. It walks the value by reflection rather than naming
+// fields, so a field added to the data model later is copied too.
 func clone(r *registry.Registry) *registry.Registry {
-	c := *r
-	c.Devices = make([]registry.Device, len(r.Devices))
-	for i, d := range r.Devices {
-		if d.MemoryFreeBytes != nil {
-			v := *d.MemoryFreeBytes
-			d.MemoryFreeBytes = &v
+	if r == nil {
+		return nil
+	}
+	c := &registry.Registry{}
+	deepCopy(reflect.ValueOf(c).Elem(), reflect.ValueOf(r).Elem())
+	return c
+}
+
+// deepCopy copies src into dst (same type, dst settable), allocating new
+// pointers, slices and maps all the way down. The data model has no cycles,
+// channels, functions or interfaces holding references.
+func deepCopy(dst, src reflect.Value) {
+	switch src.Kind() {
+	case reflect.Pointer:
+		if src.IsNil() {
+			return
 		}
-		if d.NUMANode != nil {
-			v := *d.NUMANode
-			d.NUMANode = &v
+		p := reflect.New(src.Type().Elem())
+		deepCopy(p.Elem(), src.Elem())
+		dst.Set(p)
+	case reflect.Slice:
+		if src.IsNil() {
+			return
 		}
-		if d.PCIe != nil {
-			v := *d.PCIe
-			d.PCIe = &v
+		s := reflect.MakeSlice(src.Type(), src.Len(), src.Len())
+		for i := 0; i < src.Len(); i++ {
+			deepCopy(s.Index(i), src.Index(i))
 		}
-		if d.MIG != nil {
-			v := *d.MIG
-			v.Children = append([]string(nil), v.Children...)
-			d.MIG = &v
+		dst.Set(s)
+	case reflect.Map:
+		if src.IsNil() {
+			return
 		}
-		d.Quantizations = append([]string(nil), d.Quantizations...)
-		if d.Sources != nil {
-			s := make(map[string]string, len(d.Sources))
-			for k, v := range d.Sources {
-				s[k] = v
+		m := reflect.MakeMapWithSize(src.Type(), src.Len())
+		it := src.MapRange()
+		for it.Next() {
+			v := reflect.New(src.Type().Elem()).Elem()
+			deepCopy(v, it.Value())
+			m.SetMapIndex(it.Key(), v)
+		}
+		dst.Set(m)
+	case reflect.Struct:
+		dst.Set(src) // value fields, including any unexported ones
+		for i := 0; i < src.NumField(); i++ {
+			if dst.Field(i).CanSet() {
+				deepCopy(dst.Field(i), src.Field(i))
 			}
-			d.Sources = s
 		}
-		c.Devices[i] = d
+	default:
+		dst.Set(src)
 	}
-	c.SystemIO.Interconnects = make([]registry.Interconnect, len(r.SystemIO.Interconnects))
-	for i, ic := range r.SystemIO.Interconnects {
-		ic.Devices = append([]string{}, ic.Devices...)
-		c.SystemIO.Interconnects[i] = ic
-	}
-	c.SystemIO.NUMANodes = append([]registry.NUMANode{}, r.SystemIO.NUMANodes...)
-	c.SystemIO.Storage = append([]registry.Storage(nil), r.SystemIO.Storage...)
-	if r.SystemIO.Environment != nil {
-		e := *r.SystemIO.Environment
-		c.SystemIO.Environment = &e
-	}
-	c.Warnings = append([]registry.Warning{}, r.Warnings...)
-	if r.Timing != nil {
-		t := *r.Timing
-		t.Backends = make(map[string]float64, len(r.Timing.Backends))
-		for k, v := range r.Timing.Backends {
-			t.Backends[k] = v
-		}
-		c.Timing = &t
-	}
-	return &c
 }
