@@ -45,14 +45,6 @@ func Estimate(m *model.Model, l Level, contextLen, batch int, kv KVOptions) Brea
 	return b
 }
 
-// WeightsBytes is the storage of the model's weights at level l.
-func WeightsBytes(m *model.Model, l Level) int64 {
-	if m == nil || m.Params <= 0 {
-		return 0
-	}
-	return int64(math.Ceil(float64(m.Params) * l.BitsPerWeight() / 8))
-}
-
 // KVCacheBytes is the KV cache for batch sequences of contextLen tokens:
 // 2 (K and V) × layers × kv_heads × head_dim × tokens × bytes per element.
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {

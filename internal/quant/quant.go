@@ -126,24 +126,23 @@ func knownNames() []string {
 	for l := range mixes {
 		ggufs = append(ggufs, string(l))
 	}
-	for _, n := range []string{"q4_0", "q4_1", "q5_0", "q5_1", "q8_0", "q6_k", "iq4_xs", "iq4_nl", "mxfp4"} {
-		ggufs = append(ggufs, n)
-	}
+	ggufs = append(ggufs, "q4_k", "q5_k", "q3_k", "mxfp4")
 	sort.Strings(ggufs)
 	return append(out, ggufs...)
 }
 
 // BitsPerWeight is the average storage cost of one weight at this level
-// over a whole model, block scales included. For a llama.cpp mix it is the
-// published whole-file figure of the mix (see mix.go); WeightsBytes is more
-// precise when the model's shape is known. 0 for an unknown level.
+// over a whole model, block scales included: the type's bits for a uniform
+// level, and for a llama.cpp mix the figure its per-tensor rules give on the
+// reference model (mix.go, ReferenceModel). WeightsBytes is more precise
+// when the model's shape is known. 0 for an unknown level.
 func (l Level) BitsPerWeight() float64 {
 	info, ok := lookup(l)
 	if !ok {
 		return 0
 	}
 	if info.mix != "" {
-		return mixes[l].effectiveBits
+		return effectiveBits(l)
 	}
 	return info.bits
 }

@@ -1,0 +1,204 @@
+package quant
+
+import (
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+// The weight-memory model. When the shape of a model is known, its weights
+// are enumerated tensor by tensor (embeddings, per-layer attention and FFN
+// matrices, norms) and each tensor is charged the bits of the type it gets:
+//
+//   - contract levels fp32/bf16/fp16: every tensor at that width;
+//   - contract levels fp8/int8/int4: the linear layers at the level's width,
+//     the token embeddings and the output head kept at 16 bits, as
+//     transformers' quantizers (bitsandbytes, GPTQ, AWQ, fp8) leave
+//     nn.Embedding and lm_head unconverted (get_keys_to_not_convert in
+//     transformers/integrations/bitsandbytes.py; vLLM's quantized linear
+//     methods likewise skip the embedding and the head);
+//   - GGUF types and llama.cpp mixes: the per-tensor rules of
+//     llama_tensor_get_type_impl in src/llama-quant.cpp (ggml-org/llama.cpp
+//     @ 007dbbf), reproduced in ggufTensorType below;
+//   - 1-D tensors (norms) and the MoE router stay in f32 (llama-quant only
+//     quantizes 2-D/3-D "weight" tensors and never ffn_gate_inp).
+//
+// Without a shape, weights = params × BitsPerWeight / 8.
+
+// category mirrors llama-quant's tensor_category.
+type category int
+
+const (
+	catTokenEmbd category = iota
+	catOutput
+	catAttnQ
+	catAttnK
+	catAttnV
+	catAttnQKV
+	catAttnKVB
+	catAttnOutput
+	catFFNUp
+	catFFNGate
+	catFFNDown
+	catOther2D // MLA down-projections (attn_q_a, attn_q_b, attn_kv_a_mqa)
+	catF32     // norms, router: never quantized
+)
+
+// tensor is one weight tensor (or a group of identical ones in one layer).
+type tensor struct {
+	cat      category
+	layer    int     // -1 outside the layer stack
+	elements float64 // number of weights
+	cols     int     // ne[0], the row length that must divide the block size
+}
+
+// tensors enumerates the weight tensors of a model from its shape, in the
+// order llama.cpp stores them. ok is false when the shape is too incomplete
+// to enumerate (layers, hidden, heads, vocab are needed).
+func tensors(m *model.Model) ([]tensor, bool) {
+	if m == nil || m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.Vocab <= 0 || m.ShapeEstimated {
+		return nil, false
+	}
+	h := float64(m.Hidden)
+	V := float64(m.Vocab)
+	ts := []tensor{{catTokenEmbd, -1, V * h, m.Hidden}}
+	for i := 0; i < m.Layers; i++ {
+		ts = append(ts, layerTensors(m, i)...)
+	}
+	ts = append(ts, tensor{catF32, -1, h, 0})
+	if !m.TieEmbeddings {
+		ts = append(ts, tensor{catOutput, -1, V * h, m.Hidden})
+	}
+	return ts, true
+}
+
+func layerTensors(m *model.Model, i int) []tensor {
+	h := float64(m.Hidden)
+	H := float64(m.Heads)
+	ts := []tensor{{catF32, i, 2 * h, 0}} // attn_norm, ffn_norm
+	if m.KVLoRARank > 0 {
+		dn, dr, dv := float64(m.QKNopeHeadDim), float64(m.QKRopeHeadDim), float64(m.VHeadDim)
+		r := float64(m.KVLoRARank)
+		if m.QLoRARank > 0 {
+			ql := float64(m.QLoRARank)
+			ts = append(ts,
+				tensor{catOther2D, i, h * ql, m.Hidden},
+				tensor{catF32, i, ql, 0},
+				tensor{catOther2D, i, ql * H * (dn + dr), m.QLoRARank})
+		} else {
+			ts = append(ts, tensor{catAttnQ, i, h * H * (dn + dr), m.Hidden})
+		}
+		ts = append(ts,
+			tensor{catOther2D, i, h * (r + dr), m.Hidden},
+			tensor{catF32, i, r, 0},
+			tensor{catAttnKVB, i, r * H * (dn + dv), m.KVLoRARank},
+			tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
+	} else {
+		d := float64(m.EffectiveHeadDim())
+		K := float64(m.EffectiveKVHeads())
+		qd := m.Heads * m.EffectiveHeadDim()
+		if m.Architecture == "falcon" {
+			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
+		} else {
+			ts = append(ts,
+				tensor{catAttnQ, i, h * H * d, m.Hidden},
+				tensor{catAttnK, i, h * K * d, m.Hidden},
+				tensor{catAttnV, i, h * K * d, m.Hidden})
+		}
+		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
+	}
+	inter := m.Intermediate
+	if inter == 0 {
+		inter = 4 * m.Hidden
+	}
+	experts := 1.0
+	if m.IsMoE() && i >= m.DenseLayers {
+		experts = float64(m.Experts + m.SharedExperts)
+		if m.MoEIntermediate > 0 {
+			inter = m.MoEIntermediate
+		}
+		ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0}) // router
+	}
+	I := float64(inter)
+	if !plainMLP(m) {
+		ts = append(ts, tensor{catFFNGate, i, experts * h * I, m.Hidden})
+	}
+	ts = append(ts,
+		tensor{catFFNUp, i, experts * h * I, m.Hidden},
+		tensor{catFFNDown, i, experts * I * h, inter})
+	return ts
+}
+
+// plainMLP mirrors model's FFN projection count: falcon and GPT-2 style
+// models have no gate matrix.
+func plainMLP(m *model.Model) bool {
+	switch m.Architecture {
+	case "falcon", "gpt2", "gpt_neox", "gptj", "bloom", "opt", "starcoder", "t5":
+		return true
+	}
+	return false
+}
+
+// WeightsBytes is the storage of the model's weights at level l: exact per
+// tensor when the shape is known (see the comment at the top of this file),
+// params × bits per weight otherwise. A model read from a GGUF file at its
+// own quantization returns the file's exact tensor bytes.
+func WeightsBytes(m *model.Model, l Level) int64 {
+	if m == nil || m.Params <= 0 {
+		return 0
+	}
+	if m.FileWeightBytes > 0 && fileLevel(m) == l {
+		return m.FileWeightBytes
+	}
+	info, ok := lookup(l)
+	if !ok {
+		return 0
+	}
+	ts, shaped := tensors(m)
+	if !shaped {
+		return int64(math.Ceil(float64(m.Params) * l.BitsPerWeight() / 8))
+	}
+	var bits float64
+	for _, t := range ts {
+		bits += t.elements * tensorBits(m, l, info, t)
+	}
+	// The enumeration covers the shape; scale it to the model's stated
+	// total so a published count (which may include biases or extra
+	// tensors the shape formula leaves out) is honoured.
+	var elems float64
+	for _, t := range ts {
+		elems += t.elements
+	}
+	scale := float64(m.Params) / elems
+	return int64(math.Ceil(bits / 8 * scale))
+}
+
+// fileLevel is the Level of a GGUF model's own file type ("" if none).
+func fileLevel(m *model.Model) Level {
+	if m.FileQuant == "" {
+		return ""
+	}
+	l, err := Parse(m.FileQuant)
+	if err != nil {
+		return ""
+	}
+	return l
+}
+
+// tensorBits is the bits per weight a tensor is stored with at level l.
+func tensorBits(m *model.Model, l Level, info levelInfo, t tensor) float64 {
+	if t.cat == catF32 {
+		return 32
+	}
+	if l.IsContract() {
+		switch l {
+		case FP32, FP16, BF16:
+			return info.bits
+		}
+		if t.cat == catTokenEmbd || t.cat == catOutput {
+			return 16
+		}
+		return info.bits
+	}
+	return ggufTensorType(m, l, t).BitsPerWeight()
+}
