@@ -1,0 +1,231 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// LabelPrefix is the namespace of every label ai-hwaccel writes.
+const LabelPrefix = "ai-hwaccel.io/"
+
+// Labels maps a registry to Kubernetes node labels for Node Feature Discovery
+// (docs/kubernetes.md lists and explains every key). Only available devices
+// count. Memory is in MiB (2^20 bytes), like GPU Feature Discovery's
+// nvidia.com/gpu.memory. A value that is unknown is left out, never guessed;
+// a value that differs between the devices it summarises reads "mixed".
+func Labels(reg *registry.Registry) map[string]string {
+	l := map[string]string{}
+	var accel []registry.Device
+	byFamily := map[registry.Family][]registry.Device{}
+	byKind := map[registry.Kind][]registry.Device{}
+	for _, d := range reg.Devices {
+		if !d.Available || d.Kind == registry.KindCPU {
+			continue
+		}
+		accel = append(accel, d)
+		byFamily[d.Kind.Family()] = append(byFamily[d.Kind.Family()], d)
+		byKind[d.Kind] = append(byKind[d.Kind], d)
+	}
+	l["accelerator.present"] = strconv.FormatBool(len(accel) > 0)
+	l["accelerator.count"] = strconv.Itoa(len(accel))
+	for f, devs := range byFamily {
+		groupLabels(l, familyLabel(f), devs)
+		if arch := uniform(devs, func(d registry.Device) string { return d.Architecture }); arch != "" {
+			l[familyLabel(f)+".family"] = arch
+		}
+	}
+	for k, devs := range byKind {
+		p := KindLabel(k)
+		groupLabels(l, p, devs)
+		if dv := uniform(devs, func(d registry.Device) string { return d.DriverVersion }); dv != "" {
+			l[p+".driver"] = dv
+		}
+		if cc := uniform(devs, func(d registry.Device) string { return d.ComputeCapability }); cc != "" {
+			l[p+".compute_capability"] = cc
+		}
+	}
+	interconnectLabels(l, reg.SystemIO.Interconnects)
+	if n := len(reg.SystemIO.NUMANodes); n > 0 {
+		l["numa.count"] = strconv.Itoa(n)
+	}
+	out := make(map[string]string, len(l))
+	for k, v := range l {
+		if v = LabelValue(v); v != "" {
+			out[LabelPrefix+k] = v
+		}
+	}
+	return out
+}
+
+// familyLabel is the label word of a family: "gpu", "npu", "tpu", "ai_asic".
+func familyLabel(f registry.Family) string { return string(f) }
+
+// KindLabel is the label word of a kind: its device-id prefix ("cuda",
+// "rocm", "tpu", "gaudi", "aws_neuron", ...), so labels and device ids agree.
+func KindLabel(k registry.Kind) string { return k.IDPrefix() }
+
+// groupLabels writes count, product, vendor and memory for a group of devices.
+func groupLabels(l map[string]string, p string, devs []registry.Device) {
+	l[p+".count"] = strconv.Itoa(len(devs))
+	if v := uniform(devs, func(d registry.Device) string { return d.Name }); v != "" {
+		l[p+".product"] = v
+	}
+	if v := uniform(devs, func(d registry.Device) string { return d.Vendor }); v != "" {
+		l[p+".vendor"] = v
+	}
+	if mib, ok := minMemoryMiB(devs); ok {
+		l[p+".memory"] = strconv.FormatInt(mib, 10)
+	}
+}
+
+// uniform returns the value every device shares, "mixed" when they differ,
+// or "" when any device does not report it (unknown stays unknown).
+func uniform(devs []registry.Device, get func(registry.Device) string) string {
+	v := ""
+	for i, d := range devs {
+		x := get(d)
+		if x == "" {
+			return ""
+		}
+		if i == 0 {
+			v = x
+		} else if x != v {
+			return "mixed"
+		}
+	}
+	return v
+}
+
+// minMemoryMiB is the memory of the smallest device of the group in MiB: a
+// pod selecting on "memory >= N" must fit on whichever device it gets. It is
+// unknown when any device's memory is unknown.
+func minMemoryMiB(devs []registry.Device) (int64, bool) {
+	var least int64
+	for i, d := range devs {
+		if d.MemoryBytes <= 0 {
+			return 0, false
+		}
+		if i == 0 || d.MemoryBytes < least {
+			least = d.MemoryBytes
+		}
+	}
+	return least >> 20, len(devs) > 0
+}
+
+// scaleUpRank orders the links between devices of one node, best first; the
+// "interconnect" label names the best one present. Network fabrics
+// (infiniband, roce, ethernet) leave the node and are labelled separately.
+var scaleUpRank = []string{registry.LinkNVSwitch, registry.LinkNVLink, registry.LinkXGMI,
+	registry.LinkNeuronLink, registry.LinkICI, registry.LinkPCIe}
+
+func interconnectLabels(l map[string]string, ics []registry.Interconnect) {
+	present := map[string]bool{}
+	for _, ic := range ics {
+		present[ic.Kind] = true
+	}
+	for k := range present {
+		l["interconnect."+k] = "true"
+	}
+	for _, k := range scaleUpRank {
+		if present[k] {
+			l["interconnect"] = k
+			break
+		}
+	}
+}
+
+// LabelValue makes s a valid label value: characters outside [A-Za-z0-9_.-]
+// become "-", runs of "-" collapse, the value is cut to 63 characters and
+// must begin and end with an alphanumeric ("NVIDIA H100 80GB HBM3" ->
+// "NVIDIA-H100-80GB-HBM3"). It returns "" when nothing valid is left.
+func LabelValue(s string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range s {
+		ok := r < 0x80 && (r == '_' || r == '.' || r == '-' ||
+			('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9'))
+		if !ok || r == '-' {
+			if !dash {
+				b.WriteByte('-')
+			}
+			dash = true
+			continue
+		}
+		dash = false
+		b.WriteRune(r)
+	}
+	v := trimNonAlnum(b.String())
+	if len(v) > 63 {
+		v = trimNonAlnum(v[:63])
+	}
+	return v
+}
+
+func trimNonAlnum(s string) string {
+	isAlnum := func(r rune) bool {
+		return ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')
+	}
+	return strings.TrimFunc(s, func(r rune) bool { return !isAlnum(r) })
+}
+
+// FeatureFile renders labels as an NFD local-source feature file: one
+// "key=value" per line, sorted by key, after a comment header. A non-zero
+// expiry adds NFD's "# +expiry-time=" directive so labels lapse when the
+// writer stops refreshing them.
+func FeatureFile(labels map[string]string, expiry time.Time) []byte {
+	keys := make([]string, 0, len(labels))
+	for k := range labels {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b bytes.Buffer
+	b.WriteString("# Written by ai-hwaccel nfd; see docs/kubernetes.md.\n")
+	if !expiry.IsZero() {
+		fmt.Fprintf(&b, "# +expiry-time=%s\n", expiry.UTC().Format(time.RFC3339))
+	}
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, labels[k])
+	}
+	return b.Bytes()
+}
+
+// WriteFileAtomic writes data to path by writing a dot-file in the same
+// directory and renaming it over path: NFD ignores dot-files and a rename
+// within a directory is atomic, so nfd-worker never reads a half-written
+// file.
+func WriteFileAtomic(path string, data []byte) error {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	tmp, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return err
+	}
+	name := tmp.Name()
+	defer os.Remove(name) // no-op after a successful rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(name, path)
+}

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// FreeMemory maps device id to free bytes, for the deltas of --watch. Devices
+// are matched by id, never by row position, so a device that appears,
+// disappears or moves does not shift the others' deltas.
+type FreeMemory map[string]int64
+
+// Snapshot records the free memory of every device that reports it.
+func Snapshot(reg *registry.Registry) FreeMemory {
+	out := FreeMemory{}
+	for _, d := range reg.Devices {
+		if d.MemoryFreeBytes != nil {
+			out[d.ID] = *d.MemoryFreeBytes
+		}
+	}
+	return out
+}
+
+// WriteTable writes the registry for a human: one row per device (ID, KIND,
+// NAME, MEMORY, FREE, BW, BUS, NUMA), a total line, then the interconnects,
+// NUMA nodes and warnings. prev, when not nil, adds the change of free
+// memory since that snapshot to the FREE column ("70.1 GiB (-1.2)").
+func WriteTable(w io.Writer, reg *registry.Registry, prev FreeMemory) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tKIND\tNAME\tMEMORY\tFREE\tBW\tBUS\tNUMA")
+	for _, d := range reg.Devices {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(d.ID), cell(string(d.Kind)),
+			nameCell(d), memoryCell(d), freeWithDelta(d, prev), GBs(d.MemoryBandwidthGBs),
+			cell(d.PCIBusID), numaCell(d.NUMANode))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, totalLine(reg))
+	writeInterconnects(w, reg.SystemIO.Interconnects)
+	writeNUMA(w, reg.SystemIO.NUMANodes)
+	return writeWarnings(w, reg.Warnings)
+}
+
+func nameCell(d registry.Device) string {
+	name := cell(d.Name)
+	if !d.Available {
+		name += " (unavailable)"
+	}
+	return name
+}
+
+// memoryCell marks memory shared with the host (integrated GPUs, unified
+// memory), which is not extra memory on top of host RAM.
+func memoryCell(d registry.Device) string {
+	s := sizeCell(d.MemoryBytes)
+	if d.MemoryShared && d.MemoryBytes > 0 {
+		s += " shared"
+	}
+	return s
+}
+
+func freeWithDelta(d registry.Device, prev FreeMemory) string {
+	s := freeCell(d.MemoryFreeBytes)
+	if prev == nil || d.MemoryFreeBytes == nil {
+		return s
+	}
+	before, ok := prev[d.ID]
+	if !ok {
+		return s
+	}
+	if delta := deltaGiB(*d.MemoryFreeBytes - before); delta != "" {
+		s += " (" + delta + ")"
+	}
+	return s
+}
+
+func numaCell(n *int) string {
+	if n == nil {
+		return Unknown
+	}
+	return strconv.Itoa(*n)
+}
+
+// totalLine counts devices and sums dedicated accelerator memory; memory
+// shared with the host is left out of the sum (it is host RAM).
+func totalLine(reg *registry.Registry) string {
+	s := Summarize(reg)
+	line := fmt.Sprintf("Total: %d device(s), %d accelerator(s)", s.DeviceCount, s.AcceleratorCount)
+	if s.AcceleratorMemoryBytes != nil {
+		line += ", " + GiB(*s.AcceleratorMemoryBytes) + " accelerator memory"
+		if s.AcceleratorsMemoryUnknown > 0 {
+			line += fmt.Sprintf(" (+%d with unknown memory)", s.AcceleratorsMemoryUnknown)
+		}
+	}
+	if s.HostMemoryBytes > 0 {
+		line += ", " + GiB(s.HostMemoryBytes) + " host memory"
+	}
+	return line
+}
+
+func writeInterconnects(w io.Writer, ics []registry.Interconnect) {
+	fmt.Fprintln(w)
+	if len(ics) == 0 {
+		fmt.Fprintln(w, "Interconnects: none")
+		return
+	}
+	fmt.Fprintln(w, "Interconnects:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  KIND\tNAME\tBW\tLINKS\tSTATE\tDEVICES")
+	for _, ic := range ics {
+		links := Unknown
+		if ic.Links > 0 {
+			links = strconv.Itoa(ic.Links)
+		}
+		devs := CompactIDs(ic.Devices)
+		if devs == "" {
+			devs = Unknown
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", cell(ic.Kind), cell(ic.Name), GBs(ic.BandwidthGBs),
+			links, cell(ic.State), cell(devs))
+	}
+	tw.Flush()
+}
+
+func writeNUMA(w io.Writer, nodes []registry.NUMANode) {
+	fmt.Fprintln(w)
+	if len(nodes) == 0 {
+		fmt.Fprintln(w, "NUMA nodes: none reported")
+		return
+	}
+	fmt.Fprintln(w, "NUMA nodes:")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  NODE\tMEMORY\tCPUS")
+	for _, n := range nodes {
+		fmt.Fprintf(tw, "  %d\t%s\t%s\n", n.ID, sizeCell(n.MemoryBytes), cell(n.CPUs))
+	}
+	tw.Flush()
+}
+
+func writeWarnings(w io.Writer, ws []registry.Warning) error {
+	fmt.Fprintln(w)
+	if len(ws) == 0 {
+		_, err := fmt.Fprintln(w, "Warnings: none")
+		return err
+	}
+	fmt.Fprintf(w, "Warnings (%d):\n", len(ws))
+	for _, x := range ws {
+		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", cell(x.Backend), cell(x.Code), cell(x.Message)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CompactIDs joins device ids, folding runs of consecutive indices of one
+// prefix: ["cuda:0","cuda:1","cuda:2","cuda:5"] -> "cuda:0-2,cuda:5".
+func CompactIDs(ids []string) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		prefix, start, ok := splitID(ids[i])
+		j := i + 1
+		if ok {
+			for j < len(ids) {
+				p, n, ok := splitID(ids[j])
+				if !ok || p != prefix || n != start+(j-i) {
+					break
+				}
+				j++
+			}
+		}
+		if j-i > 1 {
+			parts = append(parts, fmt.Sprintf("%s:%d-%d", prefix, start, start+(j-i)-1))
+		} else {
+			parts = append(parts, ids[i])
+		}
+		i = j
+	}
+	return strings.Join(parts, ",")
+}
+
+func splitID(id string) (string, int, bool) {
+	k := strings.LastIndexByte(id, ':')
+	if k < 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(id[k+1:])
+	if err != nil || n < 0 {
+		return "", 0, false
+	}
+	return id[:k], n, true
+}
