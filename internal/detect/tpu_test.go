@@ -1,0 +1,114 @@
+package detect
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+func tpuICI(reg *registry.Registry) []registry.Interconnect {
+	var out []registry.Interconnect
+	for _, ic := range reg.SystemIO.Interconnects {
+		if ic.Kind == registry.LinkICI {
+			out = append(out, ic)
+		}
+	}
+	return out
+}
+
+func TestTPUFixtureV4(t *testing.T) {
+	reg := detectFixture(t, "tpu-v4", nil)
+	devs := devicesOfKind(reg, registry.KindTPU)
+	require.Len(t, devs, 4, "gVNIC and NVMe functions of Google's vendor id are not TPUs")
+	var ids []string
+	for i, d := range devs {
+		assert.Equal(t, registry.DeviceID(registry.KindTPU, i), d.ID)
+		assert.Equal(t, registry.FamilyTPU, d.Family)
+		assert.Equal(t, "google", d.Vendor)
+		assert.Equal(t, "TPU v4", d.Name)
+		assert.Equal(t, "v4", d.Architecture)
+		assert.Equal(t, fmt.Sprintf("0000:00:%02x.0", 5+i), d.PCIBusID)
+		assert.Equal(t, "1ae0:005e", d.PCIID)
+		assert.Equal(t, int64(32)<<30, d.MemoryBytes)
+		assert.InDelta(t, 1200, d.MemoryBandwidthGBs, 0.001)
+		assert.Equal(t, []string{"fp32", "bf16", "int8"}, d.Quantizations)
+		assert.Nil(t, d.NUMANode, "numa_node -1 is no NUMA information")
+		assert.True(t, d.Available)
+		assert.Equal(t, fmt.Sprintf("/dev/accel%d", i), d.Sources["available"])
+		ids = append(ids, d.ID)
+	}
+	ici := tpuICI(reg)
+	require.Len(t, ici, 1)
+	assert.Equal(t, ids, ici[0].Devices)
+	assert.Zero(t, ici[0].BandwidthGBs, "no v4 ICI figure is sourced")
+	assert.Empty(t, backendWarnings(reg, tpuBackend))
+
+	require.NotNil(t, reg.SystemIO.Environment)
+	assert.Equal(t, "gcp", reg.SystemIO.Environment.Cloud)
+	assert.Empty(t, reg.SystemIO.Environment.InstanceType)
+}
+
+func TestTPUFixtureV5e(t *testing.T) {
+	reg := detectFixture(t, "tpu-v5e", nil)
+	devs := devicesOfKind(reg, registry.KindTPU)
+	require.Len(t, devs, 8)
+	for i, d := range devs {
+		assert.Equal(t, "TPU v5e", d.Name)
+		assert.Equal(t, "v5e", d.Architecture)
+		assert.Equal(t, fmt.Sprintf("0000:00:%02x.0", 5+i), d.PCIBusID)
+		assert.Equal(t, int64(16)<<30, d.MemoryBytes)
+		assert.InDelta(t, 819, d.MemoryBandwidthGBs, 0.001)
+		require.NotNil(t, d.NUMANode)
+		assert.Equal(t, i/4, *d.NUMANode)
+		assert.True(t, d.Available)
+		assert.Equal(t, fmt.Sprintf("/dev/vfio/%d", i), d.Sources["available"])
+	}
+	ici := tpuICI(reg)
+	require.Len(t, ici, 1)
+	assert.Len(t, ici[0].Devices, 8)
+	assert.InDelta(t, 400, ici[0].BandwidthGBs, 0.001)
+	assert.Empty(t, backendWarnings(reg, tpuBackend))
+}
+
+func TestTPUMissingNodeIsUnusable(t *testing.T) {
+	dir := copyFixtureMachine(t, "tpu-v5e")
+	require.NoError(t, os.Remove(filepath.Join(dir, "root", "dev", "vfio", "6")))
+	reg := detectDir(t, dir, nil)
+	devs := devicesOfKind(reg, registry.KindTPU)
+	require.Len(t, devs, 8, "a chip without its node is still listed")
+	for i, d := range devs {
+		assert.Equal(t, i != 6, d.Available, "chip %d", i)
+	}
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, tpuBackend))
+}
+
+func TestTPUGenOf(t *testing.T) {
+	tests := []struct {
+		dev, sub int
+		want     string // "" = not a TPU
+		gib      int64
+	}{
+		{0x0027, 0x004e, "v2", 16}, {0x0027, 0x004f, "v3", 32}, {0x0027, 0x0001, "", 0},
+		{0x005e, 0, "v4", 32}, {0x0063, 0, "v5e", 16}, {0x0062, 0, "v5p", 95},
+		{0x006f, 0, "v6e", 32}, {0x0076, 0, "7x", 192},
+		{0x0042, 0, "", 0}, {0x001f, 0, "", 0}, // gVNIC, NVMe
+	}
+	for _, tt := range tests {
+		g := tpuGenOf(PCIDevice{Vendor: VendorGoogle, Device: tt.dev, SubDevice: tt.sub})
+		if tt.want == "" {
+			assert.Nil(t, g, "%04x:%04x", tt.dev, tt.sub)
+			continue
+		}
+		require.NotNil(t, g, "%04x", tt.dev)
+		assert.Equal(t, tt.want, g.Arch)
+		assert.Equal(t, tt.gib, g.MemoryGiB)
+	}
+	assert.Equal(t, "dev/vfio/3", tpuChipNode(&tpuV6e, 3))
+	assert.Equal(t, "dev/accel3", tpuChipNode(&tpuV3, 3))
+}
