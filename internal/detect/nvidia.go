@@ -197,13 +197,15 @@ func deviceFromQuery(m *Machine, g nvGPU) registry.Device {
 // datasheet table. Without the driver there is nothing to report.
 func nvidiaFromSysfs(m *Machine, f *Findings, fab nvFabric) []nvDevice {
 	version := ""
-	if s, err := m.ReadString(path.Join(PathNVProc, "version")); err == nil {
-		version = parseNvidiaProcVersion(s)
+	// Multi-line files are read raw: ReadString's cleaning drops the newlines.
+	if b, err := m.ReadFile(path.Join(PathNVProc, "version")); err == nil {
+		version = parseNvidiaProcVersion(string(b))
 	}
 	var devs []nvDevice
 	for _, p := range fab.gpus {
 		infoPath := path.Join(PathNVProc, "gpus", p.Address, "information")
-		text, err := m.ReadString(infoPath)
+		raw, err := m.ReadFile(infoPath)
+		text := string(raw)
 		if p.Driver != "nvidia" && err != nil {
 			continue // not driven by the NVIDIA driver: nothing can use it through CUDA
 		}

@@ -170,3 +170,114 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 		})
 	}
 }
+
+func TestFixtureTwoNVIDIA(t *testing.T) {
+	reg := detectHost(t, "two-nvidia", nil)
+	assert.Empty(t, warningCodes(reg))
+
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "AMD Ryzen 9 7950X 16-Core Processor", cpus[0].Name)
+	assert.Equal(t, "amd", cpus[0].Vendor)
+	assert.Equal(t, 16, cpus[0].Cores)
+	assert.Equal(t, 32, cpus[0].Threads)
+	assert.Equal(t, int64(64931836)*1024, cpus[0].MemoryBytes)
+
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 2, "the HDMI audio functions are not GPUs")
+	assert.Equal(t, []string{"cuda:0", "cuda:1"}, ids(gpus))
+	assert.Equal(t, []string{"0000:01:00.0", "0000:05:00.0"}, busIDs(gpus))
+	assert.Equal(t, "NVIDIA GeForce RTX 4090", gpus[0].Name)
+	assert.Equal(t, int64(24564)<<20, gpus[0].MemoryBytes)
+	assert.Equal(t, "8.9", gpus[0].ComputeCapability)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, gpus[0].Quantizations)
+	assert.InDelta(t, 1008, gpus[0].MemoryBandwidthGBs, 0.01)
+	assert.Equal(t, "NVIDIA GeForce RTX 3060", gpus[1].Name)
+	assert.Equal(t, int64(12288)<<20, gpus[1].MemoryBytes)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[1].Quantizations)
+	assert.InDelta(t, 360, gpus[1].MemoryBandwidthGBs, 0.01)
+	for _, g := range gpus {
+		assert.Nil(t, g.MIG, "[N/A] MIG mode is unknown, not disabled")
+		assert.Equal(t, "550.54.15", g.DriverVersion)
+		assert.Nil(t, g.NUMANode, "numa_node -1 is unknown")
+	}
+	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 64931836 * 1024, CPUs: "0-31"}}, reg.SystemIO.NUMANodes)
+	assert.Empty(t, reg.SystemIO.Interconnects, "PHB is a PCIe path, not an interconnect")
+}
+
+func TestFixtureNVIDIADriverNoTool(t *testing.T) {
+	reg := detectHost(t, "nvidia-driver-no-tool", nil)
+	assert.Equal(t, []string{"cuda/fallback"}, warningCodes(reg))
+
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 2)
+	assert.Equal(t, []string{"0000:41:00.0", "0000:c1:00.0"}, busIDs(gpus))
+	assert.Equal(t, "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", gpus[0].UUID)
+	for _, g := range gpus {
+		assert.Equal(t, "NVIDIA A100 80GB PCIe", g.Name)
+		assert.Equal(t, "procfs", g.Sources["name"])
+		assert.Equal(t, "550.54.15", g.DriverVersion)
+		assert.Equal(t, int64(80)<<30, g.MemoryBytes)
+		assert.Equal(t, "pci-id-table", g.Sources["memory_bytes"])
+		assert.Nil(t, g.MemoryFreeBytes)
+		assert.Equal(t, "8.0", g.ComputeCapability)
+		assert.InDelta(t, 1940, g.MemoryBandwidthGBs, 0.01)
+		assert.Equal(t, intp(0), g.NUMANode)
+		assert.Equal(t, "10de:20b5", g.PCIID)
+	}
+	assert.Empty(t, reg.SystemIO.Interconnects)
+
+	// The fallback honours CUDA_VISIBLE_DEVICES too (UUID from procfs).
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{envCUDAVis: "GPU-a1b2"})
+	gpus = devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, "0000:c1:00.0", gpus[0].PCIBusID)
+	assert.Equal(t, []string{"cuda/fallback", "cuda/hidden_by_env"}, warningCodes(reg))
+}
+
+func TestFixtureNVIDIAToolFails(t *testing.T) {
+	reg := detectHost(t, "nvidia-tool-fails", nil)
+	assert.Equal(t, []string{"cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
+	w := reg.Warnings[0]
+	require.NotNil(t, w.ExitCode)
+	assert.Equal(t, 9, *w.ExitCode)
+	assert.Equal(t, "nvidia-smi", w.Tool)
+	assert.Contains(t, w.Message, "couldn't communicate with the NVIDIA driver")
+	assert.Contains(t, reg.Warnings[1].Message, "failed")
+
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "cuda:0", g.ID)
+	assert.Equal(t, "NVIDIA A40", g.Name)
+	assert.Equal(t, "0000:4f:00.0", g.PCIBusID)
+	assert.Equal(t, "550.127.05", g.DriverVersion)
+	assert.Equal(t, int64(48)<<30, g.MemoryBytes)
+	assert.Equal(t, intp(0), g.NUMANode)
+
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Intel(R) Xeon(R) Gold 6326 CPU @ 2.90GHz", cpus[0].Name)
+	assert.Equal(t, 16, cpus[0].Cores)
+}
+
+// TestFixtureCPUOnly runs every registered backend: a server without an
+// accelerator has exactly one device and nothing to warn about.
+func TestFixtureCPUOnly(t *testing.T) {
+	reg := detectFixture(t, "cpu-only", nil)
+	require.NoError(t, reg.Validate())
+	assert.Empty(t, warningCodes(reg))
+	require.Len(t, reg.Devices, 1)
+	cpu := reg.Devices[0]
+	assert.Equal(t, "cpu:0", cpu.ID)
+	assert.Equal(t, registry.KindCPU, cpu.Kind)
+	assert.Equal(t, "AMD EPYC 9354 32-Core Processor", cpu.Name)
+	assert.Equal(t, 32, cpu.Cores)
+	assert.Equal(t, 64, cpu.Threads)
+	assert.Equal(t, int64(395963980)*1024, cpu.MemoryBytes)
+	require.NotNil(t, cpu.MemoryFreeBytes)
+	assert.Equal(t, int64(380123456)*1024, *cpu.MemoryFreeBytes)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, cpu.Quantizations)
+	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 395963980 * 1024, CPUs: "0-63"}}, reg.SystemIO.NUMANodes)
+	assert.Empty(t, reg.SystemIO.Interconnects)
+}
