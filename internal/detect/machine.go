@@ -52,15 +52,21 @@ func (m *Machine) Env(name string) (string, bool) { return m.opts.lookupEnv(name
 
 // ReadFile reads a whole file of the machine, at most MaxFileBytes. A longer
 // file is an error: sysfs attributes are never that long.
+// Only regular files are read: opening a FIFO would block forever and a
+// device node (a link to /dev/zero) is never an attribute.
 func (m *Machine) ReadFile(name string) ([]byte, error) {
+	st, err := fs.Stat(m.FS, name)
+	if err != nil {
+		return nil, err
+	}
+	if !st.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (%v)", name, st.Mode().Type())
+	}
 	f, err := m.FS.Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	if st, err := f.Stat(); err == nil && st.IsDir() {
-		return nil, fmt.Errorf("%s: is a directory", name)
-	}
 	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
 	if err != nil {
 		return nil, err
@@ -82,12 +88,14 @@ func (m *Machine) ReadString(name string) (string, error) {
 }
 
 // ReadInt reads a file holding one integer (decimal, or hex with 0x).
+// The raw text is parsed, not ReadString's cleaned text, which would join
+// "4\n2" into 42.
 func (m *Machine) ReadInt(name string) (int64, error) {
-	s, err := m.ReadString(name)
+	b, err := m.ReadFile(name)
 	if err != nil {
 		return 0, err
 	}
-	return ParseInt(s)
+	return ParseInt(string(b))
 }
 
 // Exists reports whether name exists on the machine (a dangling link does not).

@@ -64,6 +64,9 @@ func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 	var out []PCIDevice
 	for _, e := range m.ReadDir(PathPCIDevices) {
 		addr := e.Name()
+		if !isSysfsPCIAddress(addr) {
+			continue // the kernel names these "dddd:bb:dd.f"; anything else is not a function
+		}
 		dir := path.Join(PathPCIDevices, addr)
 		v, err := m.ReadInt(path.Join(dir, "vendor"))
 		if err != nil || (vendor != 0 && int(v) != vendor) {
@@ -87,6 +90,28 @@ func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 		out = append(out, p)
 	}
 	return out
+}
+
+// isSysfsPCIAddress reports whether s is a PCI function name as the kernel
+// writes it under /sys/bus/pci/devices (drivers/pci/probe.c pci_setup_device:
+// "%04x:%02x:%02x.%d"; the domain may be wider than 4 hex digits, e.g. VMD
+// domains such as "10000:00:00.0").
+func isSysfsPCIAddress(s string) bool {
+	dom, rest, ok := strings.Cut(s, ":")
+	if !ok || len(dom) < 4 || len(dom) > 8 || !isLowerHex(dom) || len(rest) != 7 {
+		return false
+	}
+	return isLowerHex(rest[0:2]) && rest[2] == ':' && isLowerHex(rest[3:5]) && rest[5] == '.' &&
+		rest[6] >= '0' && rest[6] <= '7'
+}
+
+func isLowerHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // numaNode reads a PCI function's numa_node; -1 (no NUMA) and garbage are unknown.
