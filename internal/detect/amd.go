@@ -177,11 +177,13 @@ func kfdGPUNodes(m *Machine) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
 	base := "sys/class/kfd/kfd/topology/nodes"
 	for _, e := range m.ReadDir(base) {
-		s, err := m.ReadString(path.Join(base, e.Name(), "properties"))
+		// ReadFile, not ReadString: the file has one property per line and
+		// ReadString drops newlines with the other control characters.
+		b, err := m.ReadFile(path.Join(base, e.Name(), "properties"))
 		if err != nil {
 			continue
 		}
-		props := parseKFDProperties(s)
+		props := parseKFDProperties(string(b))
 		if props["simd_count"] <= 0 {
 			continue
 		}

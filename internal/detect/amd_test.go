@@ -1,0 +1,216 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// detectFixtureBackends runs a detection of a fixture machine with only the
+// named backends, so these tests do not depend on backends other files own.
+func detectFixtureBackends(t *testing.T, name string, env map[string]string, backends ...string) *registry.Registry {
+	t.Helper()
+	opts := fixtureOptions(t, name, env)
+	opts.Backends = backends
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	return reg
+}
+
+// MI300X figures of the fixture (../shared/formats.md rocm-smi capture).
+const (
+	mi300xVRAM = int64(206141652992)
+	mi300xUsed = int64(297242624)
+	mi300xGTT  = int64(1082331758592)
+)
+
+var mi300xBus = []string{"0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
+	"0000:85:00.0", "0000:a5:00.0", "0000:c5:00.0", "0000:e5:00.0"}
+
+func amdTestIDs(devs []registry.Device) []string {
+	out := make([]string, len(devs))
+	for i, d := range devs {
+		out[i] = d.ID
+	}
+	return out
+}
+
+func amdTestBusIDs(devs []registry.Device) []string {
+	out := make([]string, len(devs))
+	for i, d := range devs {
+		out[i] = d.PCIBusID
+	}
+	return out
+}
+
+// assertMI300X checks the eight GPUs every MI300X fixture must give.
+func assertMI300X(t *testing.T, reg *registry.Registry, memSource string) {
+	t.Helper()
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 8)
+	assert.Equal(t, mi300xBus, amdTestBusIDs(gpus))
+	for i, g := range gpus {
+		assert.Equal(t, registry.DeviceID(registry.KindROCm, i), g.ID)
+		assert.Equal(t, "AMD Instinct MI300X OAM", g.Name)
+		assert.Equal(t, "amd", g.Vendor)
+		assert.Equal(t, mi300xVRAM, g.MemoryBytes, "VRAM only: no GTT or CXL added")
+		require.NotNil(t, g.MemoryFreeBytes)
+		assert.Equal(t, mi300xVRAM-mi300xUsed, *g.MemoryFreeBytes)
+		assert.Equal(t, mi300xGTT, g.GTTBytes)
+		assert.False(t, g.MemoryShared)
+		assert.Equal(t, "gfx942", g.Architecture)
+		assert.Equal(t, float64(5300), g.MemoryBandwidthGBs)
+		assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, g.Quantizations)
+		assert.Equal(t, "1002:74a1", g.PCIID)
+		require.NotNil(t, g.NUMANode)
+		assert.Equal(t, i/4, *g.NUMANode, "GPUs 0-3 on socket 0, 4-7 on socket 1")
+		assert.Equal(t, memSource, g.Sources["memory_bytes"])
+		assert.Equal(t, "kfd", g.Sources["architecture"])
+	}
+}
+
+func TestROCmFixtureMI300X8(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi300x-8", nil, "rocm")
+	assertMI300X(t, reg, "sysfs")
+	assert.Empty(t, warningCodes(reg))
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, registry.LinkXGMI, ic.Kind)
+	assert.Equal(t, amdTestIDs(devicesOfKind(reg, registry.KindROCm)), ic.Devices)
+	assert.Equal(t, 28, ic.Links, "8 GPUs fully connected: 8*7/2 one-hop XGMI pairs")
+	assert.Equal(t, "sysfs+rocm-smi", ic.Source)
+	assert.Zero(t, ic.BandwidthGBs, "no sourced Infinity Fabric figure")
+}
+
+func TestROCmFixtureMI300X8SysfsOnly(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi300x-8-sysfs", nil, "rocm")
+	assertMI300X(t, reg, "sysfs")
+	assert.Empty(t, warningCodes(reg))
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, registry.LinkXGMI, ic.Kind)
+	assert.Len(t, ic.Devices, 8)
+	assert.Equal(t, "sysfs", ic.Source)
+	assert.Zero(t, ic.Links, "pairwise links are unknown without rocm-smi")
+}
+
+func TestROCmFixtureHIPVisibleDevices(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi300x-8", map[string]string{"HIP_VISIBLE_DEVICES": "0,1"}, "rocm")
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 2)
+	assert.Equal(t, mi300xBus[:2], amdTestBusIDs(gpus))
+	assert.Equal(t, []string{"rocm/hidden_by_env"}, warningCodes(reg))
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	assert.Equal(t, []string{"rocm:0", "rocm:1"}, reg.SystemIO.Interconnects[0].Devices)
+	assert.Equal(t, 1, reg.SystemIO.Interconnects[0].Links)
+}
+
+func TestROCmFixtureVisibilityVariables(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		wantBus []string
+		hidden  bool
+	}{
+		{"one index", map[string]string{"HIP_VISIBLE_DEVICES": "3"}, mi300xBus[3:4], true},
+		{"ROCR uuid", map[string]string{"ROCR_VISIBLE_DEVICES": "GPU-e48061b2e73a8a88"}, mi300xBus[7:8], true},
+		{"ROCR then HIP", map[string]string{"ROCR_VISIBLE_DEVICES": "4,5,6", "HIP_VISIBLE_DEVICES": "2"}, mi300xBus[6:7], true},
+		{"stops at an invalid entry", map[string]string{"HIP_VISIBLE_DEVICES": "1,9,2"}, mi300xBus[1:2], true},
+		{"all listed", map[string]string{"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, mi300xBus, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := detectFixtureBackends(t, "mi300x-8-sysfs", tt.env, "rocm")
+			gpus := devicesOfKind(reg, registry.KindROCm)
+			assert.Equal(t, tt.wantBus, amdTestBusIDs(gpus))
+			if tt.hidden {
+				assert.Equal(t, []string{"rocm/hidden_by_env"}, warningCodes(reg))
+			} else {
+				assert.Empty(t, warningCodes(reg))
+			}
+			if len(gpus) < 2 {
+				assert.Empty(t, reg.SystemIO.Interconnects, "a hive of one visible GPU is no interconnect")
+			}
+		})
+	}
+}
+
+func TestROCmFixtureRyzenAPU(t *testing.T) {
+	reg := detectFixtureBackends(t, "ryzen-ai-laptop", nil, "rocm")
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "0000:c1:00.0", g.PCIBusID)
+	assert.True(t, g.MemoryShared, "an APU's VRAM is a UMA carve-out")
+	assert.Equal(t, int64(512<<20), g.MemoryBytes, "the carve-out only, not system RAM")
+	assert.Equal(t, int64(16383213568), g.GTTBytes)
+	assert.Equal(t, "gfx1103", g.Architecture)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, g.Quantizations)
+	assert.Empty(t, g.Name, "APUs have no product_name; no name is invented")
+	assert.Empty(t, warningCodes(reg))
+}
+
+// A failing rocm-smi is a warning; sysfs figures are still reported.
+func TestROCmToolFailureKeepsSysfs(t *testing.T) {
+	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
+	opts.Backends = []string{"rocm"}
+	opts.Path = t.TempDir()
+	writeScript(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'ERROR: rsmi_init failed' >&2\nexit 1\n")
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	assertMI300X(t, reg, "sysfs")
+	assert.Equal(t, []string{"rocm/tool_failed"}, warningCodes(reg))
+}
+
+func TestROCmGarbageOutputIsParseError(t *testing.T) {
+	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
+	opts.Backends = []string{"rocm"}
+	opts.Path = t.TempDir()
+	writeScript(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'WARNING: no JSON today'\n")
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Len(t, devicesOfKind(reg, registry.KindROCm), 8)
+	assert.Equal(t, []string{"rocm/parse_error"}, warningCodes(reg))
+}
+
+func writeScript(t *testing.T, dir, name, body string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755))
+}
+
+// Cards are ordered numerically: card10 after card2 (the old crate sorted
+// names, putting card10 first).
+func TestAMDListDRMCardsNumericOrder(t *testing.T) {
+	root := t.TempDir()
+	mk := func(card int, bus string) {
+		dev := filepath.Join(root, "sys/devices/pci0000:00", bus)
+		require.NoError(t, os.MkdirAll(filepath.Join(dev, "drm", "card"+strconv.Itoa(card)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dev, "vendor"), []byte("0x1002\n"), 0o644))
+		require.NoError(t, os.Symlink("../../../"+bus, filepath.Join(dev, "drm", "card"+strconv.Itoa(card), "device")))
+		require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/drm"), 0o755))
+		require.NoError(t, os.Symlink("../../devices/pci0000:00/"+bus+"/drm/card"+strconv.Itoa(card),
+			filepath.Join(root, "sys/class/drm", "card"+strconv.Itoa(card))))
+	}
+	mk(10, "0000:0a:00.0")
+	mk(2, "0000:02:00.0")
+	mk(1, "0000:01:00.0")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/drm/card1-DP-1"), 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/drm/renderD128"), 0o755))
+	m, err := NewMachine(Options{Sysroot: root})
+	require.NoError(t, err)
+	cards := listDRMCards(m)
+	var got []int
+	for _, c := range cards {
+		got = append(got, c.N)
+	}
+	assert.Equal(t, []int{1, 2, 10}, got)
+	assert.Equal(t, "0000:0a:00.0", cards[2].BusID)
+	assert.Equal(t, VendorAMD, cards[2].Vendor)
+}

@@ -1,0 +1,134 @@
+package detect
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// 49136 MiB: memory_physical_size_byte 51522830336 of a Max 1100 in a public
+// xpu-smi `discovery -d 0 -j` capture (see testdata/machines/intel-max-4).
+const max1100Bytes = int64(51522830336)
+
+var max1100Bus = []string{"0000:29:00.0", "0000:3a:00.0", "0000:9a:00.0", "0000:aa:00.0"}
+
+func TestIntelGPUFixtureMax4(t *testing.T) {
+	reg := detectFixtureBackends(t, "intel-max-4", nil, "intel_gpu")
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 4)
+	assert.Equal(t, max1100Bus, amdTestBusIDs(gpus), "the BMC's ASPEED card is not an Intel GPU")
+	for i, g := range gpus {
+		assert.Equal(t, registry.DeviceID(registry.KindIntelGPU, i), g.ID)
+		assert.Equal(t, "Intel(R) Data Center GPU Max 1100", g.Name)
+		assert.Equal(t, "xpu-smi", g.Sources["name"])
+		assert.Equal(t, max1100Bytes, g.MemoryBytes)
+		assert.Equal(t, "xpu-smi", g.Sources["memory_bytes"])
+		assert.False(t, g.MemoryShared)
+		assert.Equal(t, "I915_23.10.72_PSB_231129.76", g.DriverVersion)
+		assert.Equal(t, "8086:0bda", g.PCIID)
+		assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8"}, g.Quantizations)
+		require.NotNil(t, g.NUMANode)
+		assert.Equal(t, i/2, *g.NUMANode)
+	}
+	assert.Equal(t, "00000000-0000-0029-0000-002f0bda8086", gpus[0].UUID)
+	assert.Empty(t, warningCodes(reg))
+}
+
+// Without xpu-smi the cards are still found; the memory of a Max 1100 has no
+// sourced figure to fall back on, so it is omitted rather than guessed.
+func TestIntelGPUFixtureMax4WithoutTool(t *testing.T) {
+	opts := fixtureOptions(t, "intel-max-4", nil)
+	opts.Backends = []string{"intel_gpu"}
+	opts.NoExec = true
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 4)
+	for _, g := range gpus {
+		assert.Equal(t, "Intel Data Center GPU Max 1100", g.Name)
+		assert.Equal(t, "pci-id", g.Sources["name"])
+		assert.Zero(t, g.MemoryBytes)
+		assert.False(t, g.MemoryShared)
+	}
+	assert.Empty(t, warningCodes(reg))
+}
+
+func TestIntelGPUFixtureXPUSMIFails(t *testing.T) {
+	opts := fixtureOptions(t, "intel-max-4", nil)
+	opts.Backends = []string{"intel_gpu"}
+	opts.Path = t.TempDir()
+	writeScript(t, opts.Path, "xpu-smi", "#!/bin/sh\necho 'Error: Level Zero Initialization Error'\nexit 1\n")
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Len(t, devicesOfKind(reg, registry.KindIntelGPU), 4)
+	assert.Equal(t, []string{"intel_gpu/tool_failed"}, warningCodes(reg))
+}
+
+func TestIntelGPUFixtureMeteorLakeIGPU(t *testing.T) {
+	reg := detectFixtureBackends(t, "intel-core-ultra-laptop", nil, "intel_gpu")
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "0000:00:02.0", g.PCIBusID)
+	assert.Equal(t, "Intel Arc Graphics (Meteor Lake)", g.Name)
+	assert.True(t, g.MemoryShared)
+	assert.Zero(t, g.MemoryBytes, "system RAM is not GPU memory")
+	assert.Nil(t, g.MemoryFreeBytes)
+	assert.Empty(t, warningCodes(reg))
+}
+
+func TestIntelGPUParseXPUDump(t *testing.T) {
+	out := "Device ID,Device Name,UUID,Driver Version,PCI BDF Address,Memory Physical Size\n" +
+		`0,"Intel(R) Data Center GPU Max 1100","00000000-0000-0029-0000-002f0bda8086","I915_23.10.72_PSB_231129.76","0000:29:00.0","49136.00 MiB"` + "\n" +
+		`,"Intel(R) Data Center GPU Max 1100","","","0000:9a:00.0",""` + "\n"
+	devs, err := parseXPUDump(out)
+	require.NoError(t, err)
+	require.Len(t, devs, 2)
+	assert.Equal(t, xpuDevice{ID: 0, Name: "Intel(R) Data Center GPU Max 1100", UUID: "00000000-0000-0029-0000-002f0bda8086",
+		Driver: "I915_23.10.72_PSB_231129.76", BusID: "0000:29:00.0", MemoryBytes: max1100Bytes}, devs[0])
+	assert.Equal(t, -1, devs[1].ID, "a device in bad state has no id")
+	assert.Zero(t, devs[1].MemoryBytes)
+
+	// Columns are found by label: another order parses the same.
+	devs, err = parseXPUDump("PCI BDF Address,Device ID,Memory Physical Size\n\"0000:29:00.0\",3,\"1024.50 MiB\"\n")
+	require.NoError(t, err)
+	require.Len(t, devs, 1)
+	assert.Equal(t, 3, devs[0].ID)
+	assert.Equal(t, int64(1024.5*(1<<20)), devs[0].MemoryBytes)
+
+	_, err = parseXPUDump("")
+	assert.Error(t, err)
+	_, err = parseXPUDump("Device ID,Device Name\n0,\"x\"\n")
+	assert.Error(t, err, "no BDF column: nothing can be matched")
+}
+
+func TestIntelGPUParseMiB(t *testing.T) {
+	tests := map[string]int64{"49136.00 MiB": max1100Bytes, "0.00 MiB": 0, "-5 MiB": 0, "NaN MiB": 0,
+		"Inf MiB": 0, "1e30 MiB": 0, "": 0, "12 GiB": 0}
+	for in, want := range tests {
+		assert.Equal(t, want, parseMiB(in), in)
+	}
+}
+
+func FuzzIntelGPUParseXPUDump(f *testing.F) {
+	f.Add("Device ID,Device Name,UUID,Driver Version,PCI BDF Address,Memory Physical Size\n" +
+		`0,"Intel(R) Data Center GPU Max 1100","u","d","0000:29:00.0","49136.00 MiB"` + "\n")
+	f.Add("Device ID,PCI BDF Address\n,\"\"\n")
+	f.Add("\"unterminated,\n")
+	f.Add("PCI BDF Address,Memory Physical Size\n0000:00:00.0,\"-1e308 MiB\"\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		devs, err := parseXPUDump(s)
+		if err != nil {
+			return
+		}
+		assert.LessOrEqual(t, len(devs), maxXPUDevices)
+		for _, d := range devs {
+			assert.GreaterOrEqual(t, d.MemoryBytes, int64(0))
+			assert.GreaterOrEqual(t, d.ID, -1)
+		}
+	})
+}
