@@ -141,6 +141,36 @@ static inline char *strip_timing(char *s) {
     return s;
 }
 
+/* device_object returns a malloc'ed copy of the device object with the given
+ * id in a registry ("" when absent): from its {"id":"<id>" to the start of the
+ * next device, or to the end of the devices array. */
+static inline char *device_object(const char *registry, const char *id) {
+    char pat[96];
+    snprintf(pat, sizeof pat, "{\"id\":\"%s\"", id);
+    const char *start = registry ? strstr(registry, pat) : NULL;
+    const char *stop = registry ? strstr(registry, "],\"system_io\"") : NULL;
+    size_t n = 0;
+    if (start != NULL && (stop == NULL || start < stop)) {
+        const char *next = strstr(start + 1, "{\"id\":\"");
+        const char *end = (next != NULL && (stop == NULL || next < stop)) ? next : stop;
+        n = end != NULL ? (size_t)(end - start) : strlen(start);
+    }
+    char *out = malloc(n + 1);
+    if (out == NULL) abort();
+    if (n > 0) memcpy(out, start, n);
+    out[n] = '\0';
+    return out;
+}
+
+/* device_count counts the device objects of a registry. */
+static inline int device_count(const char *registry) {
+    const char *start = registry ? strstr(registry, "\"devices\":[") : NULL;
+    const char *stop = registry ? strstr(registry, "],\"system_io\"") : NULL;
+    int n = 0;
+    for (const char *p = start; p != NULL && (p = strstr(p, "{\"id\":\"")) != NULL && (stop == NULL || p < stop); p++) n++;
+    return n;
+}
+
 /* check_loaded_library: when HWACCEL_EXPECT_LIB is set (the cgocheck2 run),
  * the library mapped into this process must be that file, so a test cannot
  * silently run against the wrong build. */
