@@ -1,0 +1,158 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+func TestEnvironmentFixtureContainerVM(t *testing.T) {
+	reg := detectFixture(t, "container-vm", map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"})
+	env := reg.SystemIO.Environment
+	require.NotNil(t, env)
+	assert.Equal(t, "docker", env.Container)
+	assert.False(t, env.Kubernetes)
+	assert.True(t, env.Virtualized)
+	assert.Equal(t, "qemu", env.Hypervisor)
+	assert.Empty(t, env.Cloud, "QEMU/KVM is not a cloud marker")
+	assert.Empty(t, env.InstanceType)
+	assert.Equal(t, int64(17179869184), env.CgroupMemoryLimit)
+	assert.InDelta(t, 4.0, env.CgroupCPULimit, 1e-9)
+	assert.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, env.Visibility)
+	assert.Empty(t, backendWarnings(reg, environmentBackend))
+	assert.Len(t, reg.Accelerators(), 0, "no accelerator on this machine")
+}
+
+// envMachine builds a sysroot from name -> content ("" makes an empty file).
+func envMachine(t *testing.T, files map[string]string, env map[string]string) *Machine {
+	t.Helper()
+	root := t.TempDir()
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	m, err := NewMachine(Options{Sysroot: root, NoExec: true, Env: env, Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	return m
+}
+
+func TestEnvironmentCases(t *testing.T) {
+	dmi := func(k string) string { return "sys/devices/virtual/dmi/id/" + k }
+	tests := []struct {
+		name  string
+		files map[string]string
+		env   map[string]string
+		want  *registry.Environment
+	}{
+		{name: "bare metal, nothing", files: map[string]string{"proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu sse\n"}, want: nil},
+		{name: "podman", files: map[string]string{"run/.containerenv": ""},
+			want: &registry.Environment{Container: "podman"}},
+		{name: "kubernetes pod on docker cgroup v1", files: map[string]string{
+			"proc/1/cgroup": "12:devices:/kubepods/burstable/pod1f/0123abc\n",
+			"var/run/secrets/kubernetes.io/serviceaccount/namespace": "ml\n"},
+			want: &registry.Environment{Container: "kubernetes", Kubernetes: true}},
+		{name: "kubernetes from env only", env: map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"},
+			want: &registry.Environment{Container: "kubernetes", Kubernetes: true}},
+		{name: "docker in kubernetes keeps the runtime", files: map[string]string{".dockerenv": ""},
+			env:  map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"},
+			want: &registry.Environment{Container: "docker", Kubernetes: true}},
+		{name: "docker from cgroup v1 path", files: map[string]string{"proc/1/cgroup": "11:memory:/docker/4a3b\n0::/\n"},
+			want: &registry.Environment{Container: "docker"}},
+		{name: "lxc from systemd", files: map[string]string{"run/systemd/container": "lxc\n"},
+			want: &registry.Environment{Container: "lxc"}},
+		{name: "cgroup v1 limits", files: map[string]string{
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": "8589934592\n",
+			"sys/fs/cgroup/cpu/cpu.cfs_quota_us":         "150000\n",
+			"sys/fs/cgroup/cpu/cpu.cfs_period_us":        "100000\n"},
+			want: &registry.Environment{CgroupMemoryLimit: 8589934592, CgroupCPULimit: 1.5}},
+		{name: "cgroup v2 unlimited", files: map[string]string{"sys/fs/cgroup/memory.max": "max\n", "sys/fs/cgroup/cpu.max": "max 100000\n"},
+			want: nil},
+		{name: "cgroup v1 unlimited", files: map[string]string{
+			"sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712\n",
+			"sys/fs/cgroup/cpu/cpu.cfs_quota_us":         "-1\n",
+			"sys/fs/cgroup/cpu/cpu.cfs_period_us":        "100000\n"},
+			want: nil},
+		{name: "aws nitro instance", files: map[string]string{dmi("sys_vendor"): "Amazon EC2\n", dmi("product_name"): "p5.48xlarge\n",
+			"proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu hypervisor sse\n"},
+			want: &registry.Environment{Virtualized: true, Cloud: "aws", InstanceType: "p5.48xlarge"}},
+		{name: "aws bare metal is not virtualized", files: map[string]string{dmi("sys_vendor"): "Amazon EC2\n", dmi("product_name"): "c5.metal\n",
+			"proc/cpuinfo": "processor\t: 0\nflags\t\t: fpu sse\n"},
+			want: &registry.Environment{Cloud: "aws", InstanceType: "c5.metal"}},
+		{name: "old aws xen by hypervisor uuid", files: map[string]string{dmi("sys_vendor"): "Xen\n", dmi("product_name"): "HVM domU\n",
+			"sys/hypervisor/uuid": "ec2e1916-9099-7caf-fd21-012345abcdef\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "xen", Cloud: "aws"}},
+		{name: "any xen is not aws", files: map[string]string{dmi("sys_vendor"): "Xen\n", dmi("product_name"): "HVM domU\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "xen"}},
+		{name: "any hyper-v is not azure", files: map[string]string{dmi("sys_vendor"): "Microsoft Corporation\n", dmi("product_name"): "Virtual Machine\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "hyperv"}},
+		{name: "azure by asset tag", files: map[string]string{dmi("sys_vendor"): "Microsoft Corporation\n", dmi("product_name"): "Virtual Machine\n",
+			dmi("chassis_asset_tag"): "7783-7084-3265-9085\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "hyperv", Cloud: "azure"}},
+		{name: "gce", files: map[string]string{dmi("sys_vendor"): "Google\n", dmi("product_name"): "Google Compute Engine\n"},
+			want: &registry.Environment{Cloud: "gcp"}},
+		{name: "vmware", files: map[string]string{dmi("sys_vendor"): "VMware, Inc.\n", dmi("product_name"): "VMware7,1\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "vmware"}},
+		{name: "visibility set empty is reported", env: map[string]string{"HIP_VISIBLE_DEVICES": "", "NEURON_RT_VISIBLE_CORES": "0-3", "OTHER": "x"},
+			want: &registry.Environment{Visibility: map[string]string{"HIP_VISIBLE_DEVICES": "", "NEURON_RT_VISIBLE_CORES": "0-3"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := detectEnvironment(context.Background(), envMachine(t, tt.files, tt.env))
+			assert.Equal(t, tt.want, f.Environment)
+			assert.Empty(t, f.Warnings)
+		})
+	}
+}
+
+func TestEnvironmentParsers(t *testing.T) {
+	for in, want := range map[string]int64{"17179869184\n": 17179869184, "max": 0, "": 0, "-1": 0, "x": 0,
+		"9223372036854771712": 0} {
+		assert.Equal(t, want, parseCgroupMemoryMax(in), "%q", in)
+	}
+	for in, want := range map[string]float64{"400000 100000": 4, "200000 100000\n": 2, "50000 100000": 0.5,
+		"max 100000": 0, "150000": 1.5, "0 100000": 0, "1 0": 0, "a b": 0, "": 0} {
+		assert.InDelta(t, want, parseCgroupCPUMax(in), 1e-9, "%q", in)
+	}
+	for in, want := range map[string]string{
+		"12:pids:/docker/abc\n":                         "docker",
+		"1:name=systemd:/system.slice/docker-abc.scope": "docker",
+		"0::/kubepods.slice/x\n":                        "kubernetes",
+		"5:cpu:/machine.slice/libpod-abc.scope":         "podman",
+		"3:cpu:/lxc/web01":                              "lxc",
+		"0::/":                                          "",
+		"0::/user.slice/user-1000.slice":                "",
+		"garbage":                                       "",
+	} {
+		assert.Equal(t, want, containerFromCgroup(in), "%q", in)
+	}
+	assert.True(t, cpuinfoHasHypervisorFlag("processor\t: 0\nflags\t\t: fpu hypervisor\n"))
+	assert.False(t, cpuinfoHasHypervisorFlag("flags\t\t: fpu\nmodel name\t: hypervisor-like name\n"))
+	assert.Equal(t, "", containerFromSystemd("a b"))
+}
+
+func FuzzEnvironmentParsers(f *testing.F) {
+	f.Add("400000 100000", "12:devices:/docker/abc\n0::/", "17179869184")
+	f.Add("max 100000", "0::/kubepods/burstable/pod1/c", "max")
+	f.Add("-5 -7", ":::\n::", "9223372036854771712")
+	f.Fuzz(func(t *testing.T, cpuMax, cgroup, memMax string) {
+		c := parseCgroupCPUMax(cpuMax)
+		require.GreaterOrEqual(t, c, 0.0)
+		require.LessOrEqual(t, c, float64(1<<21))
+		m := parseCgroupMemoryMax(memMax)
+		require.GreaterOrEqual(t, m, int64(0))
+		require.Less(t, m, int64(1)<<60)
+		switch containerFromCgroup(cgroup) {
+		case "", "docker", "podman", "lxc", "kubernetes":
+		default:
+			t.Fatalf("unexpected container name from %q", cgroup)
+		}
+		_ = cpuinfoHasHypervisorFlag(cgroup)
+	})
+}
