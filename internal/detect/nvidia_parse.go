@@ -390,7 +390,11 @@ var driverVersionPattern = regexp.MustCompile(`^[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1
 // ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  <date>").
 func parseNvidiaProcVersion(text string) string {
 	line, _, _ := strings.Cut(text, "\n")
-	for _, tok := range strings.Fields(line) {
+	rest, ok := strings.CutPrefix(strings.TrimSpace(line), "NVRM version:")
+	if !ok {
+		return ""
+	}
+	for _, tok := range strings.Fields(rest) {
 		if driverVersionPattern.MatchString(tok) {
 			return tok
 		}
