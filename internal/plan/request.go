@@ -3,41 +3,363 @@
 package plan
 
 import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// Request is a planning request of the wire contract.
-// PLACEHOLDER (being replaced by the planning work): only the fields the api
-// layer relies on are fixed: Registry and Detect.
+// Engines a plan can be written for.
+const (
+	engineVLLM     = "vllm"
+	engineLlamaCPP = "llama.cpp"
+	engineNone     = "none"
+)
+
+// Request limits: anything outside is a unit mistake or hostile input.
+const (
+	DefaultContextLength = 4096
+	DefaultBatchSize     = 1
+	MaxContextLength     = 1 << 24 // 16 Mi tokens
+	MaxBatchSize         = 1 << 20
+	MaxClusterNodes      = 1024
+	MaxRequestDevices    = registry.MaxDevices
+)
+
+// Request is a decoded, validated planning request (contract "Planning
+// requests"). The api layer fills Registry by detection when the host gave
+// none (and no cluster).
 type Request struct {
 	Registry *registry.Registry `json:"registry"`
 	// Detect holds detection options used when Registry is absent.
 	Detect json.RawMessage `json:"detect"`
+
+	ModelSpec     model.Spec
+	Model         *model.Model
+	Quant         string // "auto" or a quant.Level name
+	ContextLength int
+	BatchSize     int
+	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8"
+	// or "int8".
+	KVCacheDType string
+	Devices      []string // restrict to these answer ids; nil = all
+	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
+	CPUOffload   bool
+	IncludeCPU   bool
+	// Cluster holds one registry per node for a multi-node plan.
+	Cluster []*registry.Registry
+	// clusterOnly marks a Registry placeholder set so the api layer does not
+	// detect this machine for a cluster request.
+	clusterOnly bool
 }
 
-// DecodeRequest parses and validates a planning request.
-func DecodeRequest(data []byte) (*Request, error) {
-	var r Request
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, errs.Wrap(errs.InvalidJSON, err, "request")
+// wireRequest is the JSON shape; every key is known (unknown keys are
+// rejected) and numbers are checked by wireInt.
+type wireRequest struct {
+	Model         json.RawMessage   `json:"model"`
+	Quant         *string           `json:"quant"`
+	ContextLength *wireInt          `json:"context_length"`
+	BatchSize     *wireInt          `json:"batch_size"`
+	KVCacheDType  *string           `json:"kv_cache_dtype"`
+	Registry      json.RawMessage   `json:"registry"`
+	Devices       []string          `json:"devices"`
+	Engine        *string           `json:"engine"`
+	CPUOffload    *bool             `json:"cpu_offload"`
+	IncludeCPU    *bool             `json:"include_cpu"`
+	Cluster       []json.RawMessage `json:"cluster"`
+	Detect        json.RawMessage   `json:"detect"`
+	Training      json.RawMessage   `json:"training"`
+}
+
+// wireInt is a JSON number that must be an integer of reasonable size;
+// strings, fractions, and values like 1e400 or 2^70 are invalid_argument.
+type wireInt struct{ V int64 }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireInt) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
 	}
-	return &r, nil
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1<<53 || f != math.Trunc(f) {
+		return errs.New(errs.InvalidArgument, "expected an integer of reasonable size, got %s", clip(s))
+	}
+	w.V = int64(f)
+	return nil
 }
 
-// SuggestQuant answers hwaccel_suggest_quant.
-func SuggestQuant(req *Request) (any, error) {
-	return nil, errs.New(errs.Internal, "not implemented yet")
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
 }
 
-// PlanSharding answers hwaccel_plan_sharding.
-func PlanSharding(req *Request) (any, error) {
-	return nil, errs.New(errs.Internal, "not implemented yet")
+// DecodeRequest parses and validates a planning request, resolving the model.
+func DecodeRequest(data []byte) (*Request, error) {
+	var w wireRequest
+	if err := strictDecode(data, &w, "request"); err != nil {
+		return nil, err
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil, errs.New(errs.InvalidArgument, "request: must be a JSON object, got null")
+	}
+	r := &Request{Quant: "auto", ContextLength: DefaultContextLength, BatchSize: DefaultBatchSize, Detect: w.Detect}
+	if err := r.decodeModel(w.Model); err != nil {
+		return nil, err
+	}
+	if w.Quant != nil {
+		q := strings.ToLower(strings.TrimSpace(*w.Quant))
+		if q != "auto" {
+			l, err := quant.Parse(q)
+			if err != nil {
+				return nil, err
+			}
+			q = string(l)
+		}
+		r.Quant = q
+	}
+	var err error
+	if r.ContextLength, err = bounded("context_length", w.ContextLength, DefaultContextLength, MaxContextLength); err != nil {
+		return nil, err
+	}
+	if r.BatchSize, err = bounded("batch_size", w.BatchSize, DefaultBatchSize, MaxBatchSize); err != nil {
+		return nil, err
+	}
+	if w.KVCacheDType != nil {
+		switch k := strings.ToLower(*w.KVCacheDType); k {
+		case "fp16", "bf16", "fp8", "int8":
+			r.KVCacheDType = k
+		case "auto", "":
+		default:
+			return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8", *w.KVCacheDType)
+		}
+	}
+	if w.Engine != nil {
+		switch e := strings.ToLower(*w.Engine); e {
+		case engineVLLM, engineLlamaCPP, engineNone:
+			r.Engine = e
+		default:
+			return nil, errs.New(errs.InvalidArgument, "request: engine %q is not one of vllm, llama.cpp, none", *w.Engine)
+		}
+	}
+	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
+	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
+	if err := r.decodeDevices(w.Devices); err != nil {
+		return nil, err
+	}
+	if err := r.decodeRegistries(w.Registry, w.Cluster); err != nil {
+		return nil, err
+	}
+	if len(w.Training) > 0 && !isNull(w.Training) {
+		if err := r.decodeTraining(w.Training); err != nil {
+			return nil, err
+		}
+	}
+	return r, nil
+}
+
+func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
+
+// strictDecode decodes one JSON value with unknown fields rejected and
+// classifies failures: syntax → invalid_json; wrong shape, unknown field,
+// bad number → invalid_argument.
+func strictDecode(data []byte, v any, what string) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return decodeError(what, err)
+	}
+	if dec.More() {
+		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+	}
+	return nil
+}
+
+func decodeError(what string, err error) error {
+	var e *errs.Error
+	if errors.As(err, &e) {
+		return errs.New(e.Code, "%s: %s", what, e.Message)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return errs.Wrap(errs.InvalidJSON, err, what)
+	}
+	var ue *json.UnmarshalTypeError
+	if errors.As(err, &ue) {
+		return errs.Wrap(errs.InvalidArgument, err, what)
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "unknown field"):
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
+	case msg == "EOF" || strings.Contains(msg, "unexpected end"):
+		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
+	case strings.Contains(msg, "expected an integer"):
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
+	}
+	return errs.Wrap(errs.InvalidJSON, err, what)
+}
+
+func bounded(name string, w *wireInt, def, max int) (int, error) {
+	if w == nil {
+		return def, nil
+	}
+	if w.V < 1 || w.V > int64(max) {
+		return 0, errs.New(errs.InvalidArgument, "request: %s %d is outside [1, %d]", name, w.V, max)
+	}
+	return int(w.V), nil
+}
+
+func (r *Request) decodeModel(raw json.RawMessage) error {
+	if len(raw) == 0 || isNull(raw) {
+		return errs.New(errs.InvalidArgument, "request: model is required")
+	}
+	if err := strictDecode(raw, &r.ModelSpec, "request: model"); err != nil {
+		return err
+	}
+	m, err := model.Resolve(r.ModelSpec)
+	if err != nil {
+		return err
+	}
+	r.Model = m
+	return nil
+}
+
+func (r *Request) decodeDevices(ids []string) error {
+	if ids == nil {
+		return nil
+	}
+	if len(ids) == 0 {
+		return errs.New(errs.InvalidArgument, "request: devices is empty (omit it to use every device)")
+	}
+	if len(ids) > MaxRequestDevices {
+		return errs.New(errs.InvalidArgument, "request: %d devices is more than %d", len(ids), MaxRequestDevices)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id == "" || seen[id] {
+			return errs.New(errs.InvalidArgument, "request: devices holds an empty or repeated id %q", id)
+		}
+		seen[id] = true
+	}
+	r.Devices = ids
+	return nil
+}
+
+func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessage) error {
+	if len(reg) > 0 && !isNull(reg) {
+		g, err := registry.Decode(reg)
+		if err != nil {
+			return err
+		}
+		r.Registry = g
+	}
+	if cluster == nil {
+		return nil
+	}
+	if r.Registry != nil {
+		return errs.New(errs.InvalidArgument, "request: give registry or cluster, not both")
+	}
+	if len(cluster) == 0 || len(cluster) > MaxClusterNodes {
+		return errs.New(errs.InvalidArgument, "request: cluster must hold 1 to %d node registries", MaxClusterNodes)
+	}
+	for i, raw := range cluster {
+		g, err := registry.Decode(raw)
+		if err != nil {
+			return errs.New(errs.CodeOf(err), "request: cluster[%d]: %s", i, errs.MessageOf(err))
+		}
+		r.Cluster = append(r.Cluster, g)
+	}
+	// A cluster request plans on the given nodes only: a placeholder keeps
+	// the api layer from detecting this machine.
+	r.Registry = registry.New()
+	r.clusterOnly = true
+	return nil
+}
+
+// kvOptions is the KV cache storage of the request.
+func (r *Request) kvOptions() quant.KVOptions {
+	switch r.KVCacheDType {
+	case "fp8", "int8":
+		return quant.KVOptions{Bytes: 1}
+	}
+	return quant.KVOptions{Bytes: 2}
+}
+
+// checkDevices verifies every requested id exists in the registry (or the
+// cluster's "nodeN/" ids).
+func (r *Request) checkDevices() (map[string]bool, error) {
+	if r.Devices == nil {
+		return nil, nil
+	}
+	known := map[string]bool{}
+	if len(r.Cluster) > 0 {
+		for i, g := range r.Cluster {
+			for _, d := range g.Devices {
+				known[nodePrefix(i)+d.ID] = true
+			}
+		}
+	} else if r.Registry != nil {
+		for _, d := range r.Registry.Devices {
+			known[d.ID] = true
+		}
+	}
+	want := map[string]bool{}
+	for _, id := range r.Devices {
+		if !known[id] {
+			return nil, errs.New(errs.InvalidArgument, "request: devices: unknown device %q", id)
+		}
+		want[id] = true
+	}
+	return want, nil
+}
+
+func nodePrefix(i int) string { return fmt.Sprintf("node%d/", i) }
+
+// Memory is the memory of a plan by component, summed over its devices.
+type Memory struct {
+	WeightsBytes     int64 `json:"weights_bytes"`
+	KVCacheBytes     int64 `json:"kv_cache_bytes"`
+	ActivationsBytes int64 `json:"activations_bytes"`
+	OverheadBytes    int64 `json:"overhead_bytes"`
+	TotalBytes       int64 `json:"total_bytes"`
+}
+
+func (m *Memory) add(p part) {
+	m.WeightsBytes += p.Weights
+	m.KVCacheBytes += p.KV
+	m.ActivationsBytes += p.Activations
+	m.OverheadBytes += p.Overhead
+	m.TotalBytes += p.total()
+}
+
+func memoryOf(b quant.Breakdown) Memory {
+	return Memory{WeightsBytes: b.WeightsBytes, KVCacheBytes: b.KVCacheBytes,
+		ActivationsBytes: b.ActivationsBytes, OverheadBytes: b.OverheadBytes, TotalBytes: b.TotalBytes}
+}
+
+// gib formats bytes for explanations: "71.3 GiB".
+func gib(b int64) string {
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
 // EstimateTraining answers hwaccel_estimate_training.
 func EstimateTraining(req *Request) (any, error) {
 	return nil, errs.New(errs.Internal, "not implemented yet")
+}
+
+// decodeTraining is replaced once training options exist.
+func (r *Request) decodeTraining(raw json.RawMessage) error {
+	return errs.New(errs.InvalidArgument, "request: training options are not supported yet")
 }

@@ -1,0 +1,187 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// vllmKinds and llamaKinds are the device kinds each engine runs on (vLLM:
+// CUDA, ROCm, TPU, Gaudi, Neuron, Intel GPU, CPU; llama.cpp: CUDA, ROCm
+// (HIP), Metal, Vulkan, SYCL, CPU).
+var vllmKinds = map[registry.Kind]bool{
+	registry.KindCUDA: true, registry.KindROCm: true, registry.KindTPU: true, registry.KindGaudi: true,
+	registry.KindNeuron: true, registry.KindIntelGPU: true, registry.KindCPU: true,
+}
+
+var llamaKinds = map[registry.Kind]bool{
+	registry.KindCUDA: true, registry.KindROCm: true, registry.KindMetal: true, registry.KindVulkan: true,
+	registry.KindIntelGPU: true, registry.KindCPU: true,
+}
+
+// engineArgs writes the command-line flags that realise a fitting plan, for
+// the requested engine or, when none was named, for every engine that runs
+// on the plan's devices and can express it. Notes explain what the flags
+// cannot say.
+func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, []string) {
+	out := map[string][]string{}
+	var notes []string
+	if !pl.Fits || pl.Pool == nil {
+		return out, nil
+	}
+	kind := pl.Pool.Kind
+	wantV := (req.Engine == "" || req.Engine == engineVLLM) && vllmKinds[kind]
+	wantL := (req.Engine == "" || req.Engine == engineLlamaCPP) && llamaKinds[kind]
+	if req.Engine == engineVLLM && !vllmKinds[kind] {
+		notes = append(notes, fmt.Sprintf("vLLM does not run on %s devices", kind))
+	}
+	if req.Engine == engineLlamaCPP && !llamaKinds[kind] {
+		notes = append(notes, fmt.Sprintf("llama.cpp does not run on %s devices", kind))
+	}
+	if wantV {
+		a, n := vllmArgs(pl, req, cluster)
+		out[engineVLLM] = a
+		notes = append(notes, n...)
+	}
+	if wantL {
+		if a, n, ok := llamaArgs(pl, req, cluster); ok {
+			out[engineLlamaCPP] = a
+			notes = append(notes, n...)
+		} else {
+			notes = append(notes, n...)
+		}
+	}
+	return out, notes
+}
+
+func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
+	var a, notes []string
+	pp := len(pl.Stages)
+	if pl.Offloaded {
+		pp = len(pl.Stages) - 1
+	}
+	if pl.TP > 1 {
+		a = append(a, "--tensor-parallel-size", strconv.Itoa(pl.TP))
+	}
+	if pp > 1 {
+		a = append(a, "--pipeline-parallel-size", strconv.Itoa(pp))
+	}
+	a = append(a, "--max-model-len", strconv.Itoa(req.ContextLength))
+	if pl.Pool.Kind != registry.KindCPU {
+		util, note := vllmUtilization(pl)
+		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(util, 'f', -1, 64))
+		if note != "" {
+			notes = append(notes, note)
+		}
+	}
+	if req.BatchSize > 1 {
+		a = append(a, "--max-num-seqs", strconv.Itoa(req.BatchSize))
+	}
+	switch pl.Level {
+	case quant.BF16:
+		a = append(a, "--dtype", "bfloat16")
+	case quant.FP16:
+		a = append(a, "--dtype", "float16")
+	case quant.FP32:
+		a = append(a, "--dtype", "float32")
+	case quant.FP8:
+		a = append(a, "--quantization", "fp8")
+	case quant.INT8, quant.INT4:
+		notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", pl.Level))
+	default:
+		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", pl.Level))
+	}
+	if req.KVCacheDType == "fp8" || req.KVCacheDType == "int8" {
+		a = append(a, "--kv-cache-dtype", "fp8")
+	}
+	if pl.Offloaded {
+		host := pl.Stages[len(pl.Stages)-1]
+		gb := int(math.Ceil(float64(host.Part.Weights) / (1 << 30)))
+		a = append(a, "--cpu-offload-gb", strconv.Itoa(gb))
+	}
+	if cluster && multiNode(pl) {
+		a = append(a, "--distributed-executor-backend", "ray")
+	}
+	return a, notes
+}
+
+func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, bool) {
+	if cluster && multiNode(pl) {
+		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
+	}
+	if pl.TP > 1 {
+		return nil, []string{"llama.cpp: this plan uses tensor parallelism, which llama.cpp does not do across devices; ask for engine llama.cpp to get a layer-split plan"}, false
+	}
+	var a, notes []string
+	gpuLayers := 0
+	var split []string
+	for _, s := range pl.Stages {
+		if s.Devices[0].Dev.Kind == registry.KindCPU {
+			continue
+		}
+		gpuLayers += s.End - s.Start
+		split = append(split, strconv.Itoa(s.End-s.Start))
+	}
+	if pl.Pool.Kind == registry.KindCPU {
+		gpuLayers = 0
+	}
+	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
+	if len(split) > 1 {
+		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
+	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
+		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(pl.Stages[0].Devices[0].Dev.Index))
+	}
+	// llama.cpp's -c is the context shared by all parallel sequences.
+	a = append(a, "-c", strconv.Itoa(req.ContextLength*req.BatchSize))
+	if req.BatchSize > 1 {
+		a = append(a, "-np", strconv.Itoa(req.BatchSize))
+	}
+	switch req.KVCacheDType {
+	case "int8":
+		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
+	case "fp8":
+		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+	}
+	if pl.Level.IsContract() && pl.Level != quant.FP16 && pl.Level != quant.BF16 && pl.Level != quant.FP32 {
+		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", pl.Level))
+	}
+	return a, notes, true
+}
+
+func multiNode(pl *planned) bool {
+	node := -1
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			if node >= 0 && d.Node != node {
+				return true
+			}
+			node = d.Node
+		}
+	}
+	return false
+}
+
+// vllmUtilization is the --gpu-memory-utilization a plan needs: vLLM's
+// default 0.9, or the largest shard's share of its device's total memory
+// (rounded up to 0.01) when the plan was made without the vLLM cap and
+// needs more.
+func vllmUtilization(pl *planned) (float64, string) {
+	need := 0.0
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			if d.Dev.Kind == registry.KindCPU || d.Dev.MemoryBytes <= 0 {
+				continue
+			}
+			need = math.Max(need, float64(s.Part.total())/float64(d.Dev.MemoryBytes))
+		}
+	}
+	if need <= vllmMemoryUtilization {
+		return vllmMemoryUtilization, ""
+	}
+	u := math.Ceil(need*100) / 100
+	return u, fmt.Sprintf("vLLM: this plan needs %.0f%% of a GPU's memory, above vLLM's default 0.9; ask for engine vllm to plan within 0.9", u*100)
+}

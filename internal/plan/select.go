@@ -1,0 +1,299 @@
+package plan
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// vllmMemoryUtilization is vLLM's default --gpu-memory-utilization: the
+// fraction of a GPU's TOTAL memory vLLM lets itself use (vLLM engine
+// arguments documentation). Plans for engine "vllm" cap each accelerator at
+// it, and say so in the engine args.
+const vllmMemoryUtilization = 0.9
+
+// device is one device as the planner sees it.
+type device struct {
+	ID     string // id in the answer: "cuda:0", or "node1/cuda:0" in a cluster
+	Node   int    // index of the node in a cluster (0 otherwise)
+	Dev    registry.Device
+	Usable int64 // bytes the plan may place on it (free, else total; engine cap applied)
+	// BandwidthGBs is the memory bandwidth (detected, else datasheet); 0 unknown.
+	BandwidthGBs    float64
+	BandwidthSource string
+	Spec            *specs.Spec // datasheet record, nil when unknown
+	Domain          int         // high-bandwidth domain index within the pool, -1 for none
+	// LinkGBs is the per-direction bandwidth of the device's high-bandwidth
+	// link (NVLink, xGMI, ICI ...), 0 when none is known.
+	LinkGBs float64
+	// PCIeGBs is the one-direction bandwidth of its PCIe link, 0 unknown.
+	PCIeGBs float64
+}
+
+// pool is a set of devices a plan may combine: one kind and one vendor (a
+// plan never mixes families or vendors in one tensor or pipeline group).
+type pool struct {
+	Kind    registry.Kind
+	Vendor  string
+	Devices []*device
+	// Domains are groups of pool devices joined by a high-bandwidth link
+	// (nvlink, nvswitch, xgmi, ici, neuronlink), each in pool order.
+	Domains [][]*device
+	// InterNodeGBs is the per-direction bandwidth between cluster nodes
+	// (minimum over nodes of their InfiniBand/RoCE NICs); 0 outside clusters.
+	InterNodeGBs float64
+}
+
+func (p *pool) label() string {
+	if p.Vendor != "" {
+		return fmt.Sprintf("%s (%s)", p.Kind, p.Vendor)
+	}
+	return string(p.Kind)
+}
+
+func (p *pool) usableTotal() int64 {
+	var t int64
+	for _, d := range p.Devices {
+		t += d.Usable
+	}
+	return t
+}
+
+// highBandwidthKinds are the device-to-device links tensor parallelism may
+// span. InfiniBand/RoCE/Ethernet leave the machine and PCIe is shared with
+// the host: neither counts (reference-study §7.1 #7: a NIC must not flip the
+// intra-node decision).
+var highBandwidthKinds = map[string]bool{
+	registry.LinkNVLink: true, registry.LinkNVSwitch: true, registry.LinkXGMI: true,
+	registry.LinkICI: true, registry.LinkNeuronLink: true,
+}
+
+// bidirectionalLinks are link kinds whose bandwidth figures are quoted as the
+// sum of both directions (NVLink, NVSwitch, Infinity Fabric, ICI datasheets;
+// contract example "nvswitch 900"); the all-reduce uses half. InfiniBand,
+// RoCE and PCIe rates are per direction.
+var bidirectionalLinks = map[string]bool{
+	registry.LinkNVLink: true, registry.LinkNVSwitch: true, registry.LinkXGMI: true,
+	registry.LinkICI: true, registry.LinkNeuronLink: true,
+}
+
+// newDevice builds the planner's view of one registry device.
+func newDevice(d registry.Device, id string, node int, engine string) *device {
+	dv := &device{ID: id, Node: node, Dev: d, Usable: d.UsableMemory(), Domain: -1}
+	if engine == engineVLLM && d.Kind != registry.KindCPU && d.MemoryBytes > 0 {
+		limit := int64(float64(d.MemoryBytes) * vllmMemoryUtilization)
+		if dv.Usable > limit {
+			dv.Usable = limit
+		}
+	}
+	if s, ok := specs.ForDevice(&d); ok {
+		dv.Spec = &s
+	}
+	switch {
+	case d.MemoryBandwidthGBs > 0:
+		dv.BandwidthGBs, dv.BandwidthSource = d.MemoryBandwidthGBs, "detected"
+	case dv.Spec != nil && dv.Spec.BandwidthGBs > 0:
+		dv.BandwidthGBs, dv.BandwidthSource = dv.Spec.BandwidthGBs, "datasheet "+dv.Spec.Name
+	}
+	if d.PCIe != nil && d.PCIe.BandwidthGBs > 0 {
+		dv.PCIeGBs = d.PCIe.BandwidthGBs
+	}
+	return dv
+}
+
+// buildPools groups the usable devices of one registry (one cluster node) by
+// kind and vendor and finds their high-bandwidth domains. wanted, when not
+// nil, restricts the devices to those ids (answer ids).
+func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted map[string]bool) []*pool {
+	byKey := map[string]*pool{}
+	var order []string
+	local := map[string]*device{}
+	for _, d := range reg.Devices {
+		id := prefix + d.ID
+		if !d.Available || d.UsableMemory() <= 0 {
+			continue
+		}
+		if wanted != nil && !wanted[id] {
+			continue
+		}
+		key := string(d.Kind) + "|" + strings.ToLower(d.Vendor)
+		p, ok := byKey[key]
+		if !ok {
+			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor)}
+			byKey[key] = p
+			order = append(order, key)
+		}
+		dv := newDevice(d, id, node, engine)
+		p.Devices = append(p.Devices, dv)
+		local[d.ID] = dv
+	}
+	var out []*pool
+	for _, k := range order {
+		p := byKey[k]
+		p.Domains = domains(reg, p, local)
+		out = append(out, p)
+	}
+	return out
+}
+
+// domains returns the connected components, over high-bandwidth links, of
+// the pool's devices (components of one device are not domains). Each
+// device's LinkGBs is the slowest per-direction link figure of its domain.
+func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*device {
+	in := map[*device]bool{}
+	for _, d := range p.Devices {
+		in[d] = true
+	}
+	parent := map[*device]*device{}
+	var find func(*device) *device
+	find = func(d *device) *device {
+		for parent[d] != nil && parent[d] != d {
+			d = parent[d]
+		}
+		return d
+	}
+	linkGBs := map[*device]float64{}
+	for _, ic := range reg.SystemIO.Interconnects {
+		if !highBandwidthKinds[ic.Kind] {
+			continue
+		}
+		per := ic.BandwidthGBs
+		if bidirectionalLinks[ic.Kind] {
+			per /= 2
+		}
+		var members []*device
+		for _, id := range ic.Devices {
+			if d, ok := local[id]; ok && in[d] {
+				members = append(members, d)
+			}
+		}
+		for i, d := range members {
+			if per > 0 && (linkGBs[d] == 0 || per < linkGBs[d]) {
+				linkGBs[d] = per
+			}
+			if i > 0 {
+				a, b := find(members[0]), find(d)
+				if a != b {
+					parent[b] = a
+				}
+			}
+		}
+	}
+	groups := map[*device][]*device{}
+	var roots []*device
+	for _, d := range p.Devices {
+		r := find(d)
+		if _, ok := groups[r]; !ok {
+			roots = append(roots, r)
+		}
+		groups[r] = append(groups[r], d)
+	}
+	var out [][]*device
+	for _, r := range roots {
+		g := groups[r]
+		if len(g) < 2 {
+			continue
+		}
+		for _, d := range g {
+			d.Domain = len(out)
+			d.LinkGBs = linkGBs[d]
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// supported returns whether a device can run a native precision ("fp16",
+// "int4", ...), and where the answer comes from. The registry's
+// quantizations list wins; without one the answer is inferred from the kind
+// and compute capability (CUDA: bf16 needs compute capability 8.0 (Ampere),
+// fp8 8.9 (Ada/Hopper) — NVIDIA CUDA programming guide, arithmetic
+// instructions; MI300 (gfx942) adds fp8 — ROCm precision support table).
+func supported(d *registry.Device, native string) bool {
+	if len(d.Quantizations) > 0 {
+		return d.HasQuant(native)
+	}
+	for _, q := range inferredQuants(d) {
+		if q == native {
+			return true
+		}
+	}
+	return false
+}
+
+func inferredQuants(d *registry.Device) []string {
+	switch d.Kind {
+	case registry.KindCPU:
+		return []string{"fp32", "bf16", "fp16", "int8", "int4"}
+	case registry.KindCUDA:
+		q := []string{"fp32", "fp16", "int8", "int4"}
+		cc := parseCC(d.ComputeCapability)
+		if cc >= 8.0 {
+			q = append(q, "bf16")
+		}
+		if cc >= 8.9 {
+			q = append(q, "fp8")
+		}
+		return q
+	case registry.KindROCm:
+		q := []string{"fp32", "fp16", "bf16", "int8", "int4"}
+		n := strings.ToLower(d.Name + " " + d.Architecture)
+		if strings.Contains(n, "mi300") || strings.Contains(n, "mi325") || strings.Contains(n, "mi355") ||
+			strings.Contains(n, "gfx942") || strings.Contains(n, "gfx950") {
+			q = append(q, "fp8")
+		}
+		return q
+	case registry.KindMetal, registry.KindVulkan:
+		return []string{"fp32", "fp16", "int8", "int4"}
+	case registry.KindIntelGPU:
+		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+	case registry.KindTPU:
+		return []string{"fp32", "bf16", "int8"}
+	case registry.KindIntelNPU, registry.KindAMDXDNA, registry.KindAppleNPU, registry.KindSamsungNPU, registry.KindMediaTekAPU:
+		return []string{"int8", "int4"}
+	case registry.KindGaudi:
+		return []string{"fp32", "bf16", "fp16", "fp8", "int8"}
+	case registry.KindNeuron, registry.KindCerebras:
+		return []string{"fp32", "bf16", "fp16", "int8"}
+	case registry.KindQualcommAI100, registry.KindGroq:
+		return []string{"fp16", "int8", "int4"}
+	case registry.KindGraphcore:
+		return []string{"fp32", "fp16", "int8"}
+	}
+	return nil
+}
+
+// parseCC reads "8.9" as 8.9; 0 when absent or malformed.
+func parseCC(s string) float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil || v < 0 || v > 100 {
+		return 0
+	}
+	return v
+}
+
+// poolSupports reports whether every device of the pool runs native.
+func poolSupports(p *pool, native string) bool {
+	for _, d := range p.Devices {
+		if !supported(&d.Dev, native) {
+			return false
+		}
+	}
+	return len(p.Devices) > 0
+}
+
+// orderPools puts accelerators before the CPU, then the pool with the most
+// usable memory first (ties: registry order).
+func orderPools(ps []*pool) {
+	sort.SliceStable(ps, func(i, j int) bool {
+		ci, cj := ps[i].Kind == registry.KindCPU, ps[j].Kind == registry.KindCPU
+		if ci != cj {
+			return !ci
+		}
+		return ps[i].usableTotal() > ps[j].usableTotal()
+	})
+}

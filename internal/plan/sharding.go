@@ -1,0 +1,725 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Strategies of the contract.
+const (
+	StrategyNone     = "none"
+	StrategyTensor   = "tensor_parallel"
+	StrategyPipeline = "pipeline_parallel"
+	StrategyData     = "data_parallel"
+	StrategyOffload  = "cpu_offload"
+)
+
+// strategyRank orders strategies from best (simplest, fastest) to worst; a
+// plan that does not fit ranks after all.
+var strategyRank = map[string]int{StrategyNone: 0, StrategyData: 0, StrategyTensor: 1, StrategyPipeline: 2, StrategyOffload: 3}
+
+// costs is the memory model of one model at one level, split so that layers
+// can be placed: per-layer weights and KV, embedding and output head (on the
+// first and last pipeline stage), and the per-device activations and
+// runtime overhead.
+type costs struct {
+	Layers       int
+	LayerWeights float64 // bytes of one transformer block's weights
+	LayerKV      float64 // bytes of one layer's KV cache (all sequences)
+	EmbedIn      float64 // token embedding, on the first stage
+	EmbedOut     float64 // output head, on the last stage (0 when tied)
+	Activations  int64   // working buffers, on every device
+	Overhead     int64   // runtime overhead, on every device
+	Heads        int
+	KVHeads      int
+	Breakdown    quant.Breakdown // the single-replica estimate
+	ActiveRatio  float64         // active / total parameters (MoE < 1)
+}
+
+// newCosts splits a quant.Estimate over layers. Embedding and head are sized
+// at the level's bits per weight when the vocabulary and hidden size are
+// known (and are at most a third of the weights, a guard against a shape
+// that disagrees with the count); otherwise all weights are per layer.
+func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
+	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes,
+		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1}
+	if c.Layers <= 0 {
+		c.Layers = 1
+	}
+	if m.Params > 0 && m.ActiveParams > 0 && m.ActiveParams < m.Params {
+		c.ActiveRatio = float64(m.ActiveParams) / float64(m.Params)
+	}
+	w := float64(b.WeightsBytes)
+	if m.Vocab > 0 && m.Hidden > 0 {
+		e := float64(m.Vocab) * float64(m.Hidden) * l.BitsPerWeight() / 8
+		if !m.TieEmbeddings {
+			c.EmbedOut = e
+		}
+		c.EmbedIn = e
+		if c.EmbedIn+c.EmbedOut > w/3 {
+			c.EmbedIn, c.EmbedOut = 0, 0
+		}
+	}
+	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
+	c.LayerKV = float64(b.KVCacheBytes) / float64(c.Layers)
+	return c
+}
+
+// kvSplit is how many ways a TP group of n divides the KV cache: n, or the
+// number of KV heads when there are fewer (each device then holds one head
+// replicated, as vLLM does).
+func (c *costs) kvSplit(n int) float64 {
+	if c.KVHeads > 0 && c.KVHeads < n {
+		return float64(c.KVHeads)
+	}
+	return float64(n)
+}
+
+// part is one device's memory in a plan, by component.
+type part struct {
+	Weights, KV, Activations, Overhead int64
+}
+
+func (p part) total() int64 { return p.Weights + p.KV + p.Activations + p.Overhead }
+
+// stagePart is the memory of each device of a stage holding layers
+// [start, end) split tp ways.
+func (c *costs) stagePart(start, end, tp int) part {
+	w := float64(end-start) * c.LayerWeights
+	if start == 0 {
+		w += c.EmbedIn
+	}
+	if end == c.Layers {
+		w += c.EmbedOut
+	}
+	kv := float64(end-start) * c.LayerKV / c.kvSplit(tp)
+	return part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
+		Activations: c.Activations, Overhead: c.Overhead}
+}
+
+// stage is a pipeline stage: tp devices holding the same layers.
+type stage struct {
+	Devices    []*device
+	Start, End int
+	Part       part // per device
+}
+
+func (s *stage) budget() int64 {
+	b := int64(math.MaxInt64)
+	for _, d := range s.Devices {
+		if d.Usable < b {
+			b = d.Usable
+		}
+	}
+	return b
+}
+
+// planned is the outcome of planning one level on one pool.
+type planned struct {
+	Fits     bool
+	Strategy string
+	Level    quant.Level
+	Pool     *pool
+	Stages   []stage
+	TP       int
+	Reason   string // why it does not fit
+	Costs    costs
+	// Offloaded is true when the last stage is host RAM (cpu_offload).
+	Offloaded bool
+}
+
+func (p *planned) devices() int {
+	n := 0
+	for _, s := range p.Stages {
+		n += len(s.Devices)
+	}
+	return n
+}
+
+// planPool finds the best plan for one level on one pool: one device, else
+// tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
+// parallel stages where domains allow), else not fitting.
+func planPool(p *pool, c costs, l quant.Level, engine string) planned {
+	if pl, ok := planSingle(p, c, l); ok {
+		return pl
+	}
+	if engine != engineLlamaCPP {
+		if pl, ok := planTensor(p, c, l); ok {
+			return pl
+		}
+	}
+	if pl, ok := planPipeline(p, c, l, engine); ok {
+		return pl
+	}
+	need := c.stagePart(0, c.Layers, 1).total()
+	var largest int64
+	for _, d := range p.Devices {
+		if d.Usable > largest {
+			largest = d.Usable
+		}
+	}
+	return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
+		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// planSingle puts the whole model on the fastest device that holds it
+// (highest memory bandwidth; ties and unknown bandwidth: most usable memory),
+// because decode speed is set by the device's bandwidth.
+func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
+	need := c.stagePart(0, c.Layers, 1)
+	cands := append([]*device(nil), p.Devices...)
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].BandwidthGBs != cands[j].BandwidthGBs {
+			return cands[i].BandwidthGBs > cands[j].BandwidthGBs
+		}
+		return cands[i].Usable > cands[j].Usable
+	})
+	for _, d := range cands {
+		if need.total() <= d.Usable {
+			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+		}
+	}
+	return planned{}, false
+}
+
+// validTP reports whether n devices can split the attention heads (and KV
+// heads: n divides them, or they divide n and are replicated).
+func (c *costs) validTP(n int) bool {
+	if n < 1 {
+		return false
+	}
+	if c.Heads > 0 && c.Heads%n != 0 {
+		return false
+	}
+	if c.KVHeads > 0 && c.KVHeads%n != 0 && n%c.KVHeads != 0 {
+		return false
+	}
+	return true
+}
+
+// identicalGroups splits devices into groups of the same name and memory
+// size (tensor parallel ranks must be interchangeable), largest group first.
+func identicalGroups(ds []*device) [][]*device {
+	idx := map[string]int{}
+	var out [][]*device
+	for _, d := range ds {
+		k := fmt.Sprintf("%s|%d", d.Dev.Name, d.Dev.MemoryBytes)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], d)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// mostUsable returns the n devices of ds with the most usable memory, in ds
+// order.
+func mostUsable(ds []*device, n int) []*device {
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].Usable > ds[idx[b]].Usable })
+	pick := append([]int(nil), idx[:n]...)
+	sort.Ints(pick)
+	out := make([]*device, n)
+	for i, k := range pick {
+		out[i] = ds[k]
+	}
+	return out
+}
+
+// planTensor finds the fewest identical devices inside one high-bandwidth
+// domain that hold the model split tensor-parallel.
+func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
+	var best *planned
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for n := 2; n <= len(g); n++ {
+				if !c.validTP(n) {
+					continue
+				}
+				if best != nil && n >= best.TP {
+					break
+				}
+				ds := mostUsable(g, n)
+				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
+				if st.Part.total() <= st.budget() {
+					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
+					break
+				}
+			}
+		}
+	}
+	if best == nil {
+		return planned{}, false
+	}
+	return *best, true
+}
+
+// tpGroups cuts the pool into candidate stages of t identical devices inside
+// one domain (t = 1: every device is a stage).
+func tpGroups(p *pool, t int) [][]*device {
+	var out [][]*device
+	if t == 1 {
+		for _, d := range p.Devices {
+			out = append(out, []*device{d})
+		}
+		return out
+	}
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for i := 0; i+t <= len(g); i += t {
+				out = append(out, g[i:i+t])
+			}
+		}
+	}
+	return out
+}
+
+// planPipeline splits the layers over stages: with the largest tensor
+// parallel size every stage can use (engines need one size for all stages),
+// and the fewest stages whose memory holds the model.
+func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool) {
+	maxT := 1
+	if engine != engineLlamaCPP {
+		for _, dom := range p.Domains {
+			for _, g := range identicalGroups(dom) {
+				if len(g) > maxT {
+					maxT = len(g)
+				}
+			}
+		}
+	}
+	for t := maxT; t >= 1; t-- {
+		if !c.validTP(t) {
+			continue
+		}
+		groups := tpGroups(p, t)
+		if len(groups) < 2 {
+			continue
+		}
+		if stages, ok := fewestStages(groups, c); ok {
+			strategy := StrategyPipeline
+			return planned{Fits: true, Strategy: strategy, Level: l, Pool: p, Stages: stages, TP: t, Costs: c}, true
+		}
+	}
+	return planned{}, false
+}
+
+// fewestStages takes the k largest candidate stages, for k = 2, 3, ..., in
+// pool order, until the layers fit.
+func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
+	idx := make([]int, len(groups))
+	for i := range idx {
+		idx[i] = i
+	}
+	capOf := func(g []*device) int64 {
+		b := int64(math.MaxInt64)
+		for _, d := range g {
+			if d.Usable < b {
+				b = d.Usable
+			}
+		}
+		return b * int64(len(g))
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return capOf(groups[idx[a]]) > capOf(groups[idx[b]]) })
+	for k := 2; k <= len(groups) && k <= c.Layers; k++ {
+		pick := append([]int(nil), idx[:k]...)
+		sort.Ints(pick)
+		stages := make([]stage, k)
+		for i, g := range pick {
+			stages[i] = stage{Devices: groups[g]}
+		}
+		if assignLayers(stages, c, false) {
+			return stages, true
+		}
+	}
+	return nil, false
+}
+
+// maxLayers is how many layers stage i (of n) can hold in its budget.
+func maxLayers(s *stage, i, n int, c costs) int {
+	t := len(s.Devices)
+	fixed := c.stagePart(0, 0, t) // activations + overhead only
+	if i == 0 {
+		fixed.Weights += int64(math.Ceil(c.EmbedIn / float64(t)))
+	}
+	if i == n-1 {
+		fixed.Weights += int64(math.Ceil(c.EmbedOut / float64(t)))
+	}
+	room := float64(s.budget() - fixed.total())
+	if room <= 0 {
+		return 0
+	}
+	per := c.LayerWeights/float64(t) + c.LayerKV/c.kvSplit(t)
+	if per <= 0 {
+		return c.Layers
+	}
+	k := int(math.Min(room/per, float64(c.Layers)))
+	return k
+}
+
+// assignLayers gives every stage a contiguous run of whole layers, covering
+// each layer exactly once, in proportion to what each stage can hold (so
+// headroom is spread evenly), or greedily (fill each stage in order, for
+// offloading where the last stage is slow host memory). Every stage gets at
+// least one layer. Afterwards each stage is checked against its budget and
+// layers are moved off a stage that rounding overfilled; false when no
+// assignment fits.
+func assignLayers(stages []stage, c costs, greedy bool) bool {
+	n := len(stages)
+	if n == 0 || n > c.Layers {
+		return false
+	}
+	maxK := make([]int, n)
+	sum := 0
+	for i := range stages {
+		maxK[i] = maxLayers(&stages[i], i, n, c)
+		if maxK[i] < 1 {
+			return false
+		}
+		sum += maxK[i]
+	}
+	if sum < c.Layers {
+		return false
+	}
+	counts := make([]int, n)
+	if greedy {
+		used := 0
+		for i := range counts {
+			if i == n-1 {
+				counts[i] = c.Layers - used
+			} else {
+				counts[i] = min(maxK[i], c.Layers-used-(n-1-i))
+			}
+			used += counts[i]
+		}
+	} else {
+		counts = proportional(maxK, c.Layers)
+	}
+	for iter := 0; iter < 4*c.Layers+4; iter++ {
+		start := 0
+		over := -1
+		for i := range stages {
+			stages[i].Start, stages[i].End = start, start+counts[i]
+			start += counts[i]
+			stages[i].Part = c.stagePart(stages[i].Start, stages[i].End, len(stages[i].Devices))
+			if over < 0 && stages[i].Part.total() > stages[i].budget() {
+				over = i
+			}
+		}
+		if over < 0 {
+			return true
+		}
+		// Move one layer from the overfilled stage to the nearest stage with
+		// room for it.
+		if counts[over] <= 1 || !moveOne(stages, counts, over, c) {
+			return false
+		}
+	}
+	return false
+}
+
+func sumInts(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// proportional splits total into integer counts proportional to weights
+// (largest remainder), each at least 1 and at most its weight.
+func proportional(weights []int, total int) []int {
+	n := len(weights)
+	sum := sumInts(weights)
+	counts := make([]int, n)
+	rem := make([]float64, n)
+	given := 0
+	for i, w := range weights {
+		exact := float64(total) * float64(w) / float64(sum)
+		counts[i] = int(exact)
+		if counts[i] < 1 {
+			counts[i] = 1
+		}
+		if counts[i] > w {
+			counts[i] = w
+		}
+		rem[i] = exact - float64(counts[i])
+		given += counts[i]
+	}
+	for given != total {
+		best := -1
+		for i := range counts {
+			if given < total && counts[i] < weights[i] && (best < 0 || rem[i] > rem[best]) {
+				best = i
+			}
+			if given > total && counts[i] > 1 && (best < 0 || rem[i] < rem[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if given < total {
+			counts[best]++
+			rem[best]--
+			given++
+		} else {
+			counts[best]--
+			rem[best]++
+			given--
+		}
+	}
+	return counts
+}
+
+// moveOne moves a layer from stage from to the closest stage whose budget
+// takes one more layer; false when none can.
+func moveOne(stages []stage, counts []int, from int, c costs) bool {
+	for dist := 1; dist < len(stages); dist++ {
+		for _, to := range []int{from - dist, from + dist} {
+			if to < 0 || to >= len(stages) {
+				continue
+			}
+			counts[from]--
+			counts[to]++
+			if fitsWith(stages, counts, to, c) {
+				return true
+			}
+			counts[from]++
+			counts[to]--
+		}
+	}
+	return false
+}
+
+// fitsWith reports whether stage i fits under counts.
+func fitsWith(stages []stage, counts []int, i int, c costs) bool {
+	start := sumInts(counts[:i])
+	p := c.stagePart(start, start+counts[i], len(stages[i].Devices))
+	return p.total() <= stages[i].budget()
+}
+
+// hostDevice returns the host RAM as a planning device for cpu_offload, nil
+// when the registry has no usable CPU entry or devices excludes it.
+func hostDevice(req *Request, want map[string]bool) *device {
+	if len(req.Cluster) > 0 || req.Registry == nil {
+		return nil
+	}
+	for _, d := range req.Registry.Devices {
+		if d.Kind == registry.KindCPU && d.Available && d.UsableMemory() > 0 && (want == nil || want[d.ID]) {
+			return newDevice(d, d.ID, 0, req.Engine)
+		}
+	}
+	return nil
+}
+
+// planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
+// many whole layers as fits (filled in order), the rest stay in host RAM as
+// the last stage. The best level that fits wins.
+func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (planned, bool) {
+	want, _ := req.checkDevices()
+	host := hostDevice(req, want)
+	if host == nil {
+		return planned{}, false
+	}
+	for _, l := range levels {
+		if !supported(&host.Dev, l.Native()) {
+			continue
+		}
+		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		c := newCosts(req.Model, b, l)
+		for _, p := range accel {
+			if unsupportedReason(p, l, req.Engine) != "" {
+				continue
+			}
+			var stages []stage
+			for _, d := range p.Devices {
+				stages = append(stages, stage{Devices: []*device{d}})
+			}
+			stages = append(stages, stage{Devices: []*device{host}})
+			if len(stages) > c.Layers {
+				continue
+			}
+			if assignLayers(stages, c, true) {
+				return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}, true
+			}
+		}
+	}
+	return planned{}, false
+}
+
+// Shard is one device's part of a plan: layers [LayerStart, LayerEnd) and
+// the memory placed on it.
+type Shard struct {
+	DeviceID             string `json:"device_id"`
+	LayerStart           int    `json:"layer_start"`
+	LayerEnd             int    `json:"layer_end"`
+	MemoryBytes          int64  `json:"memory_bytes"`
+	MemoryAvailableBytes int64  `json:"memory_available_bytes"`
+	Stage                int    `json:"stage"`
+	TPRank               int    `json:"tp_rank"`
+}
+
+// ModelSummary says which model was planned.
+type ModelSummary struct {
+	Name         string `json:"name,omitempty"`
+	Params       int64  `json:"params"`
+	ActiveParams int64  `json:"active_params,omitempty"`
+	Layers       int    `json:"layers,omitempty"`
+	Source       string `json:"source,omitempty"`
+}
+
+// ShardingAnswer is the answer of hwaccel_plan_sharding.
+type ShardingAnswer struct {
+	Fits             bool                `json:"fits"`
+	Strategy         string              `json:"strategy"`
+	Quant            string              `json:"quant"`
+	Model            ModelSummary        `json:"model"`
+	Memory           Memory              `json:"memory"`
+	Shards           []Shard             `json:"shards"`
+	TPSize           int                 `json:"tp_size"`
+	PPSize           int                 `json:"pp_size"`
+	Throughput       *Throughput         `json:"throughput,omitempty"`
+	EngineArgs       map[string][]string `json:"engine_args"`
+	MaxContextLength int                 `json:"max_context_length,omitempty"`
+	MaxBatchSize     int                 `json:"max_batch_size,omitempty"`
+	Levels           []LevelRow          `json:"levels"`
+	Explanation      []string            `json:"explanation"`
+	Warnings         []string            `json:"warnings"`
+}
+
+// PlanSharding answers hwaccel_plan_sharding.
+func PlanSharding(req *Request) (any, error) {
+	ch, err := choose(req)
+	if err != nil {
+		return nil, err
+	}
+	pl := &ch.Plan
+	m := req.Model
+	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
+		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
+		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: ch.Explanation, Warnings: modelWarnings(req)}
+	if ans.Levels == nil {
+		ans.Levels = []LevelRow{}
+	}
+	if !pl.Fits {
+		ans.Memory = memoryOf(quant.Estimate(m, pl.Level, req.ContextLength, req.BatchSize, req.kvOptions()))
+		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
+		return ans, nil
+	}
+	ans.Strategy = pl.Strategy
+	ans.TPSize = pl.TP
+	ans.PPSize = len(pl.Stages)
+	for si, s := range pl.Stages {
+		for r, d := range s.Devices {
+			ans.Shards = append(ans.Shards, Shard{DeviceID: d.ID, LayerStart: s.Start, LayerEnd: s.End,
+				MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r})
+			ans.Memory.add(s.Part)
+		}
+	}
+	ans.Explanation = append(ans.Explanation, describe(pl)...)
+	tp := estimateThroughput(pl, req, ch.InterStage)
+	ans.Throughput = &tp
+	args, notes := engineArgs(pl, req, ch.Cluster)
+	ans.EngineArgs = args
+	ans.Explanation = append(ans.Explanation, notes...)
+	if req.Engine == engineVLLM && pl.Pool.Kind != registry.KindCPU {
+		ans.Explanation = append(ans.Explanation, fmt.Sprintf("engine vllm: each GPU is planned within --gpu-memory-utilization %.1f of its total memory", vllmMemoryUtilization))
+	}
+	ans.MaxContextLength = maxFitting(pl, req, true)
+	ans.MaxBatchSize = maxFitting(pl, req, false)
+	return ans, nil
+}
+
+// describe explains the strategy of a fitting plan.
+func describe(pl *planned) []string {
+	c := pl.Costs
+	need := c.stagePart(0, c.Layers, 1).total()
+	var out []string
+	switch pl.Strategy {
+	case StrategyNone:
+		d := pl.Stages[0].Devices[0]
+		out = append(out, fmt.Sprintf("none: the model needs %s and fits on %s (%s usable); chosen as the fastest device that fits (memory bandwidth %s)",
+			gib(need), d.ID, gib(d.Usable), bwText(d)))
+	case StrategyTensor:
+		out = append(out, fmt.Sprintf("tensor_parallel: %s does not fit on one device; %d identical devices joined by a high-bandwidth link hold %s each",
+			gib(need), pl.TP, gib(pl.Stages[0].Part.total())))
+	case StrategyPipeline:
+		if pl.TP > 1 {
+			out = append(out, fmt.Sprintf("pipeline_parallel: %d stages of tensor_parallel %d (tensor parallel inside each high-bandwidth domain, pipeline across them)", len(pl.Stages), pl.TP))
+		} else {
+			out = append(out, fmt.Sprintf("pipeline_parallel: %s does not fit on one device and no high-bandwidth domain holds it; %d stages of whole layers, split in proportion to each device's usable memory", gib(need), len(pl.Stages)))
+		}
+	case StrategyOffload:
+		h := pl.Stages[len(pl.Stages)-1]
+		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", h.Start, h.End-1, gib(h.Part.Weights)))
+	}
+	return out
+}
+
+func bwText(d *device) string {
+	if d.BandwidthGBs <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f GB/s, %s", d.BandwidthGBs, d.BandwidthSource)
+}
+
+// maxFitting answers the inverse question for a fitting plan: the longest
+// context (batch fixed) or the largest batch (context fixed) for which the
+// same devices, split the same way, still hold the model. The layer split
+// is recomputed for each candidate.
+func maxFitting(pl *planned, req *Request, context bool) int {
+	limit := MaxBatchSize
+	if context {
+		limit = MaxContextLength
+		if req.Model.MaxContext > 0 && req.Model.MaxContext < limit {
+			limit = req.Model.MaxContext
+		}
+	}
+	fits := func(n int) bool {
+		ctx, batch := req.ContextLength, req.BatchSize
+		if context {
+			ctx = n
+		} else {
+			batch = n
+		}
+		b := quant.Estimate(req.Model, pl.Level, ctx, batch, req.kvOptions())
+		c := newCosts(req.Model, b, pl.Level)
+		stages := make([]stage, len(pl.Stages))
+		for i, s := range pl.Stages {
+			stages[i] = stage{Devices: s.Devices}
+		}
+		if len(stages) == 1 {
+			p := c.stagePart(0, c.Layers, len(stages[0].Devices))
+			return p.total() <= stages[0].budget()
+		}
+		return assignLayers(stages, c, pl.Offloaded)
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, limit
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}

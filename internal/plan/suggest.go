@@ -1,0 +1,282 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// autoLevels is what quant "auto" tries, best quality first. fp32 is never
+// chosen by auto: checkpoints are published in 16-bit, so fp32 serving
+// doubles memory and halves decode speed for no quality gain; ask for it
+// explicitly to plan it.
+var autoLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4}
+
+// LevelRow is one line of the per-level table of an answer.
+type LevelRow struct {
+	Quant      string `json:"quant"`
+	TotalBytes int64  `json:"total_bytes"`
+	Fits       bool   `json:"fits"`
+	Strategy   string `json:"strategy,omitempty"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// SuggestAnswer is the answer of hwaccel_suggest_quant.
+type SuggestAnswer struct {
+	Quant       string     `json:"quant"`
+	Fits        bool       `json:"fits"`
+	Devices     []string   `json:"devices"`
+	Memory      Memory     `json:"memory"`
+	Levels      []LevelRow `json:"levels"`
+	Explanation []string   `json:"explanation"`
+	Warnings    []string   `json:"warnings"`
+}
+
+// choice is the outcome of planning a request: the chosen plan (fitting or
+// the best failure) and what was learnt on the way.
+type choice struct {
+	Plan        planned
+	Rows        []LevelRow
+	Explanation []string
+	Warnings    []string
+	InterStage  float64 // bandwidth between pipeline stages, GB/s, 0 unknown
+	Cluster     bool
+}
+
+// levelsFor lists the levels to try: the requested one, the model file's
+// own type for a quantized model file under "auto", else autoLevels.
+func levelsFor(req *Request) ([]quant.Level, string) {
+	if req.Quant != "auto" {
+		return []quant.Level{quant.Level(req.Quant)}, fmt.Sprintf("quant %s was requested", req.Quant)
+	}
+	if fq := req.Model.FileQuant; fq != "" {
+		if l, err := quant.Parse(fq); err == nil {
+			return []quant.Level{l}, fmt.Sprintf("the model file stores its weights as %s; auto plans that type", fq)
+		}
+	}
+	return autoLevels, "auto: the highest-quality level that fits (bf16 > fp16 > fp8 > int8 > int4; fp32 only when asked)"
+}
+
+// unsupportedReason says why a pool cannot run a level, "" when it can.
+func unsupportedReason(p *pool, l quant.Level, engine string) string {
+	native := l.Native()
+	if native == "" {
+		return fmt.Sprintf("%s is not a known level", l)
+	}
+	if engine == engineLlamaCPP && native == "fp8" {
+		return "llama.cpp has no fp8 weight format"
+	}
+	if engine == engineLlamaCPP && p.Kind == registry.KindTPU {
+		return "llama.cpp does not run on TPUs"
+	}
+	if !poolSupports(p, native) {
+		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
+	}
+	return ""
+}
+
+// betterPlan reports whether a beats b (both for the same level): fits, then
+// simpler strategy, then fewer devices; ties keep b (pool order: the pool
+// with the most usable memory first).
+func betterPlan(a, b *planned) bool {
+	if a.Fits != b.Fits {
+		return a.Fits
+	}
+	if strategyRank[a.Strategy] != strategyRank[b.Strategy] {
+		return strategyRank[a.Strategy] < strategyRank[b.Strategy]
+	}
+	return a.devices() < b.devices()
+}
+
+// choose plans the request: accelerator pools over every level first; host
+// RAM only when there is no accelerator, or include_cpu asks and no
+// accelerator plan fits at any level; cpu_offload (GPU + host RAM) only when
+// asked and nothing fits on the accelerators alone.
+func choose(req *Request) (*choice, error) {
+	if req.Model == nil {
+		return nil, errs.New(errs.InvalidArgument, "request: model is required")
+	}
+	want, err := req.checkDevices()
+	if err != nil {
+		return nil, err
+	}
+	pools, inter := requestPools(req, want)
+	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0}
+	var accel, host []*pool
+	for _, p := range pools {
+		if p.Kind == registry.KindCPU {
+			host = append(host, p)
+		} else {
+			accel = append(accel, p)
+		}
+	}
+	levels, why := levelsFor(req)
+	ch.Explanation = append(ch.Explanation, why)
+	passes := [][]*pool{accel}
+	switch {
+	case len(accel) == 0:
+		passes = [][]*pool{host}
+		if len(host) > 0 {
+			ch.Explanation = append(ch.Explanation, "no accelerator is available: planning on host RAM")
+		}
+	case req.IncludeCPU:
+		passes = append(passes, host)
+	}
+	if len(pools) == 0 {
+		ch.Plan = planned{Level: levels[len(levels)-1], Reason: "no available device with known memory"}
+		ch.Explanation = append(ch.Explanation, "does not fit: no available device with known memory (requested devices: "+strings.Join(req.Devices, ", ")+")")
+		ch.Rows = rowsWithoutDevices(req, levels)
+		return ch, nil
+	}
+	for pass, ps := range passes {
+		if len(ps) == 0 {
+			continue
+		}
+		orderPools(ps)
+		rows, best := planLevels(req, ps, levels)
+		if pass == 0 || best != nil {
+			ch.Rows = rows
+		}
+		if best != nil {
+			ch.Plan = *best
+			if pass == 1 {
+				ch.Explanation = append(ch.Explanation, "include_cpu: no accelerator plan fits, so host RAM is used")
+			}
+			ch.explainRejected(levels, best.Level)
+			return ch, nil
+		}
+	}
+	// Nothing fits on devices alone.
+	if req.CPUOffload && len(accel) > 0 {
+		if off, ok := planOffloadLevels(req, accel, levels); ok {
+			ch.Plan = off
+			ch.explainRejected(levels, off.Level)
+			ch.Explanation = append(ch.Explanation, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
+			return ch, nil
+		}
+	}
+	ch.Plan = lastFailure(req, passes, levels)
+	ch.explainRejected(levels, "")
+	if !req.CPUOffload && len(accel) > 0 && len(host) > 0 {
+		ch.Explanation = append(ch.Explanation, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
+	}
+	return ch, nil
+}
+
+// planLevels plans every level on every pool; it returns the table rows and
+// the plan of the best level that fits (nil when none).
+func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
+	var rows []LevelRow
+	var chosen *planned
+	for _, l := range levels {
+		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
+		var best *planned
+		var reasons []string
+		for _, p := range ps {
+			if r := unsupportedReason(p, l, req.Engine); r != "" {
+				reasons = append(reasons, r)
+				continue
+			}
+			pl := planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+			if !pl.Fits {
+				reasons = append(reasons, "doesn't fit: "+pl.Reason)
+				continue
+			}
+			if best == nil || betterPlan(&pl, best) {
+				cp := pl
+				best = &cp
+			}
+		}
+		if best != nil {
+			row.Fits, row.Strategy = true, best.Strategy
+			if chosen == nil {
+				chosen = best
+			}
+		} else {
+			row.Reason = strings.Join(reasons, "; ")
+		}
+		rows = append(rows, row)
+	}
+	return rows, chosen
+}
+
+// lastFailure is the plan reported when nothing fits: the lowest level
+// tried, on the first pool that could run it.
+func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
+	l := levels[len(levels)-1]
+	for _, ps := range passes {
+		for _, p := range ps {
+			if unsupportedReason(p, l, req.Engine) != "" {
+				continue
+			}
+			b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+			return planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+		}
+	}
+	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
+}
+
+// explainRejected adds one line per level better than the chosen one (all
+// levels when chosen is "") saying why it was not taken.
+func (ch *choice) explainRejected(levels []quant.Level, chosen quant.Level) {
+	for _, r := range ch.Rows {
+		if chosen != "" && r.Quant == string(chosen) {
+			ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+			return
+		}
+		if !r.Fits {
+			ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s rejected: %s", r.Quant, r.Reason))
+		}
+	}
+}
+
+func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
+	var rows []LevelRow
+	for _, l := range levels {
+		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: "no available device"})
+	}
+	return rows
+}
+
+// SuggestQuant answers hwaccel_suggest_quant: the best level that fits the
+// chosen devices, with the table of every level tried.
+func SuggestQuant(req *Request) (any, error) {
+	ch, err := choose(req)
+	if err != nil {
+		return nil, err
+	}
+	pl := &ch.Plan
+	ans := &SuggestAnswer{Quant: string(pl.Level), Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
+		Explanation: ch.Explanation, Warnings: modelWarnings(req)}
+	if ans.Levels == nil {
+		ans.Levels = []LevelRow{}
+	}
+	if pl.Fits {
+		for _, s := range pl.Stages {
+			for _, d := range s.Devices {
+				ans.Devices = append(ans.Devices, d.ID)
+				ans.Memory.add(s.Part)
+			}
+		}
+	} else {
+		ans.Memory = memoryOf(quant.Estimate(req.Model, pl.Level, req.ContextLength, req.BatchSize, req.kvOptions()))
+		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
+	}
+	return ans, nil
+}
+
+// modelWarnings turns what the model resolution noted into warnings.
+func modelWarnings(req *Request) []string {
+	w := []string{}
+	m := req.Model
+	if m.ShapeEstimated {
+		w = append(w, "model shape (layers, hidden size, heads) estimated from the parameter count; KV cache and layer split are approximate")
+	}
+	w = append(w, m.Notes...)
+	return w
+}

@@ -1,0 +1,249 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Fitted constants (docs/accuracy.md "Throughput (decode and prefill)").
+// They are fitted on shared/calibration/inference.json (llama.cpp
+// llama-bench and ./main rows from
+// https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference) by
+// TestCalibrationFit and replayed by TestCalibrationReplay.
+const (
+	// decodeBandwidthEfficiency is the fraction of the datasheet memory
+	// bandwidth a decode step achieves while streaming weights and KV cache.
+	decodeBandwidthEfficiency = 0.85
+	// layerLatencySeconds is the fixed time per layer per decode step
+	// (kernel launches, synchronisation) that does not shrink with bytes.
+	layerLatencySeconds = 78e-6
+	// prefillMFU is the fraction of the dense peak tensor throughput a
+	// prompt-processing pass achieves.
+	prefillMFU = 0.5
+)
+
+// Throughput is the speed estimate of a plan. A figure that cannot be
+// estimated (device bandwidth or peak FLOPS unknown) is omitted and the
+// assumptions say why.
+type Throughput struct {
+	DecodeTokensPerS  float64  `json:"decode_tokens_per_s,omitempty"`
+	PrefillTokensPerS float64  `json:"prefill_tokens_per_s,omitempty"`
+	Bound             string   `json:"bound,omitempty"`
+	Assumptions       []string `json:"assumptions"`
+}
+
+// Bounds.
+const (
+	BoundBandwidth    = "memory_bandwidth"
+	BoundInterconnect = "interconnect"
+	BoundPCIe         = "pcie"
+	BoundCompute      = "compute"
+)
+
+// streamSeconds is the time to stream bytes from memory of bwGBs at the
+// fitted efficiency.
+func streamSeconds(bytes, bwGBs float64) float64 {
+	return bytes / (bwGBs * 1e9 * decodeBandwidthEfficiency)
+}
+
+// ringAllReduceSeconds is the time of one ring all-reduce of msgBytes over n
+// devices whose links carry linkGBs per direction: each device sends and
+// receives 2(n-1)/n of the message.
+func ringAllReduceSeconds(n int, msgBytes, linkGBs float64) float64 {
+	if n < 2 || linkGBs <= 0 {
+		return 0
+	}
+	return 2 * float64(n-1) / float64(n) * msgBytes / (linkGBs * 1e9)
+}
+
+// decodeInputs are the plain numbers of one pipeline stage's decode step.
+type decodeInputs struct {
+	BytesPerDevice float64 // weights read + KV read per device per step
+	BandwidthGBs   float64 // slowest device of the stage
+	Layers         int
+	TP             int
+	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
+	LinkGBs        float64 // per-direction TP link bandwidth, 0 unknown
+}
+
+// stageDecodeSeconds is one stage's share of a decode step: streaming its
+// bytes, the per-layer fixed time, and two all-reduces per layer under
+// tensor parallelism. allReduce is that last term alone.
+func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
+	total = streamSeconds(in.BytesPerDevice, in.BandwidthGBs) + float64(in.Layers)*layerLatencySeconds
+	if in.TP > 1 {
+		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
+	}
+	return total + allReduce, allReduce
+}
+
+// prefillSeconds is the time to process one prompt token on a stage: 2 FLOPs
+// per active parameter plus attention (4 × layers × average context ×
+// attention width), at prefillMFU of the stage's peak.
+func prefillSeconds(activeParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int) float64 {
+	flops := 2*activeParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
+	return flops / (peakTFLOPS * 1e12 * float64(tp) * prefillMFU)
+}
+
+// computePrecision is the tensor-core precision a level's matmuls run in:
+// fp8 for fp8 weights, bf16 for bf16, else fp16 (int8/int4 weights are
+// dequantized to 16-bit in the kernels llama.cpp and vLLM use at batch 1).
+func computePrecision(l quant.Level) string {
+	switch l.Native() {
+	case "fp8":
+		return "fp8"
+	case "bf16":
+		return "bf16"
+	}
+	return "fp16"
+}
+
+func (d *device) peakTFLOPS(precision string) float64 {
+	if d.Spec == nil {
+		return 0
+	}
+	if v := d.Spec.PeakTFLOPS(precision); v > 0 {
+		return v
+	}
+	if precision == "fp8" || precision == "fp16" {
+		return d.Spec.PeakTFLOPS("bf16")
+	}
+	if precision == "bf16" {
+		return d.Spec.PeakTFLOPS("fp16")
+	}
+	return 0
+}
+
+// estimateThroughput estimates decode and prefill speed of a fitting plan.
+// Decode: a step reads every stage's weights (active share for MoE) and KV
+// cache once; stages of a pipeline run one after another for a step (a
+// pipelined engine overlaps micro-batches, but each micro-batch re-reads the
+// stage's weights, so bandwidth-bound throughput is the same), so the step
+// time is the SUM of the stage times, not their minimum. Prefill: compute
+// bound at prefillMFU of the dense peak.
+func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throughput {
+	m := req.Model
+	t := Throughput{Assumptions: []string{
+		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %.0f%% of memory bandwidth, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
+			req.ContextLength, req.BatchSize, decodeBandwidthEfficiency*100, layerLatencySeconds*1e6),
+		fmt.Sprintf("prefill runs at %.0f%% of the dense %s peak (fitted on llama.cpp prompt processing)", prefillMFU*100, computePrecision(pl.Level)),
+	}}
+	c := pl.Costs
+	hidden := float64(m.Hidden)
+	msg := hidden * float64(req.BatchSize) * 2
+	var step, arTotal, hop float64
+	decodeKnown, prefillKnown := true, true
+	var prefill float64
+	attnWidth := m.Heads * m.EffectiveHeadDim()
+	if attnWidth == 0 {
+		attnWidth = m.Hidden
+	}
+	active := float64(m.ActiveParams)
+	if active <= 0 {
+		active = float64(m.Params)
+	}
+	for i, s := range pl.Stages {
+		tp := len(s.Devices)
+		layers := s.End - s.Start
+		bw, link, peak := math.Inf(1), math.Inf(1), math.Inf(1)
+		for _, d := range s.Devices {
+			bw = math.Min(bw, d.BandwidthGBs)
+			link = math.Min(link, d.LinkGBs)
+			peak = math.Min(peak, d.peakTFLOPS(computePrecision(pl.Level)))
+		}
+		weights := float64(s.Part.Weights)
+		if s.Start == 0 {
+			weights -= c.EmbedIn / float64(tp) // the input embedding is a lookup, not read
+		}
+		read := weights*c.ActiveRatio + float64(s.Part.KV)
+		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
+		if cpuStage {
+			// Offloaded layers: their weights cross PCIe every step (vLLM
+			// --cpu-offload-gb); llama.cpp instead runs them on the CPU at
+			// host memory bandwidth, usually of the same order.
+			pcie := 0.0
+			for _, g := range pl.Stages[0].Devices {
+				if g.PCIeGBs > 0 && (pcie == 0 || g.PCIeGBs < pcie) {
+					pcie = g.PCIeGBs
+				}
+			}
+			if pcie > 0 {
+				step += read / (pcie * 1e9)
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+			} else {
+				decodeKnown = false
+				t.Assumptions = append(t.Assumptions, "decode omitted: the PCIe bandwidth of the offloading device is unknown")
+			}
+			prefillKnown = false
+			continue
+		}
+		if bw <= 0 {
+			decodeKnown = false
+		} else {
+			if tp > 1 && link <= 0 {
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
+			}
+			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: bw, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link})
+			step += st
+			arTotal += ar
+		}
+		if peak <= 0 || math.IsInf(peak, 1) {
+			prefillKnown = false
+		} else {
+			frac := float64(layers) / float64(c.Layers)
+			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp)
+		}
+		if i > 0 && interStageGBs > 0 {
+			hop += msg / (interStageGBs * 1e9)
+		}
+	}
+	step += hop
+	if decodeKnown && step > 0 {
+		t.DecodeTokensPerS = round3(float64(req.BatchSize) / step)
+		t.Bound = BoundBandwidth
+		if pl.Offloaded {
+			t.Bound = BoundPCIe
+		} else if arTotal > step/2 {
+			t.Bound = BoundInterconnect
+		}
+	} else if !pl.Offloaded || decodeKnown {
+		t.Assumptions = append(t.Assumptions, "decode omitted: memory bandwidth unknown for "+unknownBandwidth(pl))
+	}
+	if prefillKnown && prefill > 0 {
+		t.PrefillTokensPerS = round3(1 / prefill)
+	} else {
+		t.Assumptions = append(t.Assumptions, "prefill omitted: no peak tensor throughput known for the device (datasheet table) or part of the model runs from host memory")
+	}
+	if len(pl.Stages) > 1 {
+		t.Assumptions = append(t.Assumptions, "pipeline stages run one after another within a decode step (sum of stage times)")
+	}
+	return t
+}
+
+func unknownBandwidth(pl *planned) string {
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			if d.BandwidthGBs <= 0 {
+				name := d.Dev.Name
+				if name == "" {
+					name = string(d.Dev.Kind)
+				}
+				if d.Dev.Kind == registry.KindCPU {
+					return d.ID + " (host memory bandwidth is not detected)"
+				}
+				return d.ID + " (" + name + ", not in the datasheet table)"
+			}
+		}
+	}
+	return "a device"
+}
+
+func round3(v float64) float64 {
+	if v >= 100 {
+		return math.Round(v*10) / 10
+	}
+	return math.Round(v*1000) / 1000
+}
