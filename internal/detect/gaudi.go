@@ -84,6 +84,7 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 		}
 		if len(rows) > 0 {
 			f.Devices = gaudiFromHLSMI(rows, pci)
+			f.Devices = append(f.Devices, gaudiMissedByTool(&f, rows, pci)...)
 			return f
 		}
 		if len(errs) == 0 && len(pci) > 0 {
@@ -148,6 +149,25 @@ func gaudiFromHLSMI(rows []hlSMIRow, pci []PCIDevice) []registry.Device {
 		devs = append(devs, d)
 	}
 	return devs
+}
+
+// gaudiMissedByTool lists, as unusable, the Gaudi PCI functions hl-smi did
+// not report (a device the driver failed to bring up is still seen).
+func gaudiMissedByTool(f *Findings, rows []hlSMIRow, pci []PCIDevice) []registry.Device {
+	listed := map[string]bool{}
+	for _, r := range rows {
+		listed[r.BusID] = true
+	}
+	var out []registry.Device
+	for _, p := range pci {
+		if listed[p.Address] {
+			continue
+		}
+		d := gaudiFromPCI(p)
+		f.Warn(gaudiBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by hl-smi", p.Address, d.Name)
+		out = append(out, d)
+	}
+	return out
 }
 
 // gaudiFromPCI builds a device from its PCI function alone.

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -222,4 +223,27 @@ func FuzzGaudiParseHLSMI(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	script := filepath.Join(dir, "bin", "hl-smi")
+	b, err := os.ReadFile(script)
+	require.NoError(t, err)
+	// Drop the row of 0000:9b:00.0, as hl-smi does for a device that failed to load.
+	var kept []string
+	for _, line := range strings.Split(string(b), "\n") {
+		if !strings.Contains(line, "0000:9b:00.0") {
+			kept = append(kept, line)
+		}
+	}
+	require.NoError(t, os.WriteFile(script, []byte(strings.Join(kept, "\n")), 0o755))
+	reg := detectDir(t, dir, nil)
+	devs := devicesOfKind(reg, registry.KindGaudi)
+	require.Len(t, devs, 8, "the device sysfs sees is still listed")
+	for i, d := range devs {
+		assert.Equal(t, gaudi2Buses[i], d.PCIBusID)
+		assert.Equal(t, d.PCIBusID != "0000:9b:00.0", d.Available, d.PCIBusID)
+	}
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, gaudiBackend))
 }

@@ -95,6 +95,7 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 		}
 		if len(devs) > 0 {
 			f.Devices, f.Interconnects = neuronFromTool(m, devs, pci)
+			f.Devices = append(f.Devices, neuronMissedByTool(&f, devs, pci)...)
 			return f
 		}
 	}
@@ -163,6 +164,26 @@ func neuronFromTool(m *Machine, devs []neuronDevice, pci []PCIDevice) ([]registr
 		out = append(out, d)
 	}
 	return out, neuronLinkGroups(devs)
+}
+
+// neuronMissedByTool lists, as unusable, the Neuron PCI functions that
+// neuron-ls did not report.
+func neuronMissedByTool(f *Findings, devs []neuronDevice, pci []PCIDevice) []registry.Device {
+	listed := map[string]bool{}
+	for _, d := range devs {
+		listed[d.BusID] = true
+	}
+	var out []registry.Device
+	for _, p := range pci {
+		if listed[p.Address] {
+			continue
+		}
+		d := registry.Device{ID: p.Address, Kind: registry.KindNeuron, Vendor: "amazon", PCIBusID: p.Address, NUMANode: p.NUMANode}
+		applyNeuronGen(&d, neuronPCIGen[p.Device], true)
+		f.Warn(neuronBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by neuron-ls", p.Address, d.Name)
+		out = append(out, d)
+	}
+	return out
 }
 
 func neuronID(i int) string { return "nd" + strconv.Itoa(i) }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -222,4 +223,22 @@ func FuzzNeuronParseNeuronLS(f *testing.F) {
 			require.GreaterOrEqual(t, g.Links, len(g.Devices)-1)
 		}
 	})
+}
+
+func TestNeuronFixtureDeviceMissingFromNeuronLS(t *testing.T) {
+	dir := copyFixtureMachine(t, "inf2-48xlarge")
+	js := filepath.Join(dir, "neuron-ls.json")
+	b, err := os.ReadFile(js)
+	require.NoError(t, err)
+	var all []map[string]any
+	require.NoError(t, json.Unmarshal(b, &all))
+	out, err := json.MarshalIndent(all[:11], "", "    ")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(js, out, 0o644))
+	reg := detectDir(t, dir, nil)
+	devs := devicesOfKind(reg, registry.KindNeuron)
+	require.Len(t, devs, 12)
+	assert.False(t, devs[11].Available)
+	assert.Equal(t, "0000:e0:1e.0", devs[11].PCIBusID)
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, neuronBackend))
 }
