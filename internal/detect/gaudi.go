@@ -29,15 +29,16 @@ type gaudiGen struct {
 
 var (
 	// Gaudi 2: 98304 MiB HBM2E (formats.md "hl-smi", public 8x HL-225 tables);
-	// 2460 GB/s (devices.json "Intel Gaudi2 (HL-225)"); FP8 and FP16/BF16 MME
-	// (devices.json fp8_tflops_dense; docs.habana.ai Gaudi 2 architecture:
-	// MME and TPC support FP32, TF32, BF16, FP16, FP8 and INT8 data types).
+	// 2460 GB/s (devices.json "Intel Gaudi2 (HL-225)"). Precisions: FP8
+	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
+	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
+	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
 	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", MemoryMiB: 98304, BandwidthGBs: 2460,
-		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
 	// Gaudi 3: 3700 GB/s (devices.json "Intel Gaudi3"); its 128 GB figure is
 	// given without a binary/decimal unit, so the fallback leaves memory out.
 	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", BandwidthGBs: 3700,
-		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
 	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory or
 	// bandwidth figure in our sources.
 	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi", Quants: []string{"fp32", "bf16"}}

@@ -90,7 +90,7 @@ func assertGaudi2Eight(t *testing.T, devs []registry.Device) {
 		assert.Equal(t, "gaudi2", d.Architecture)
 		assert.Equal(t, int64(98304)<<20, d.MemoryBytes)
 		assert.InDelta(t, 2460, d.MemoryBandwidthGBs, 0.001)
-		assert.Equal(t, []string{"fp32", "bf16", "fp16", "fp8", "int8"}, d.Quantizations)
+		assert.Equal(t, []string{"fp32", "bf16", "fp16", "fp8"}, d.Quantizations)
 		assert.True(t, d.Available)
 		require.NotNil(t, d.NUMANode)
 		assert.Equal(t, i/4, *d.NUMANode, "device %d", i)

@@ -36,16 +36,20 @@ type neuronGen struct {
 }
 
 var (
-	// Inferentia: 8 GiB, 50 GiB/s (= 53.7 GB/s); FP16/BF16 and INT8 figures.
+	// Inferentia (NeuronCore-v1): 8 GiB, 50 GiB/s (= 53.7 GB/s); data types
+	// FP32, FP16, BF16 and INT8 tensor inputs (Neuron "Data Types" and
+	// "NeuronCore-v1 Architecture" pages).
 	neuronInf1 = neuronGen{Arch: "inferentia", Name: "AWS Inferentia", MemoryBytes: 8 << 30, BandwidthGBs: 53.7,
-		Quants: []string{"bf16", "fp16", "int8"}}
-	// Inferentia2: 32 GiB (also "32 GB" in the public inf2.48xlarge neuron-ls
-	// table), 820 GB/s per the v2.9.1 page; FP16/BF16 and INT8 figures.
-	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", MemoryBytes: 32 << 30, BandwidthGBs: 820,
 		Quants: []string{"fp32", "bf16", "fp16", "int8"}}
-	// Trainium: 32 GiB (memory_size 34359738368 in the real trn1 capture), 820 GB/s.
-	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", MemoryBytes: 32 << 30, BandwidthGBs: 820,
-		Quants: []string{"fp32", "bf16", "fp16", "int8"}}
+	// Inferentia2 (NeuronCore-v2): 32 GiB, 820 GiB/s (= 880.5 GB/s); "380 INT8
+	// TOPS, 190 FP16/BF16/cFP8/TF32 TFLOPS, 47.5 FP32 TFLOPS" (Neuron
+	// "Inferentia2 Architecture" page).
+	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", MemoryBytes: 32 << 30, BandwidthGBs: 880.5,
+		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+	// Trainium (NeuronCore-v2): 32 GiB (memory_size 34359738368 in the real
+	// trn1 capture), 820 GiB/s; the same NeuronCore-v2 data types.
+	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", MemoryBytes: 32 << 30, BandwidthGBs: 880.5,
+		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
 	// Trainium2: 96 GiB, 2.9 TB/s; FP8 figure, no INT8 figure.
 	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", MemoryBytes: 96 << 30, BandwidthGBs: 2900,
 		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
