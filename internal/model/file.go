@@ -27,15 +27,3 @@ func FromPath(path string) (*Model, error) {
 	}
 	return nil, errs.New(errs.ModelFile, "model path %s: want a .gguf or .safetensors file or a directory with config.json", path)
 }
-
-func readGGUFFile(path string) (*Model, error) {
-	return nil, errs.New(errs.ModelFile, "%s: GGUF reading is not implemented yet", path)
-}
-
-func readSafetensorsFile(path string) (*Model, error) {
-	return nil, errs.New(errs.ModelFile, "%s: safetensors reading is not implemented yet", path)
-}
-
-func fromDir(path string) (*Model, error) {
-	return nil, errs.New(errs.ModelFile, "%s: model directories are not implemented yet", path)
-}

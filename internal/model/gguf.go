@@ -1,0 +1,476 @@
+package model
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/bits"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+// GGUF header limits. Every count and length read from a file is checked
+// against one of these before it is used, so a hostile header costs at most
+// a bounded amount of memory and time.
+const (
+	ggufMagic = 0x46554747 // "GGUF" read as little-endian uint32
+
+	maxGGUFTensors   = 1 << 20 // real models: < 10^5 tensors (DeepSeek-V3 ~ 1.1e5 per-expert names in old files)
+	maxGGUFKVs       = 1 << 16 // real models: < 100 keys
+	maxGGUFKeyLen    = 1 << 16 // spec: keys are at most 65535 bytes
+	maxGGUFNameLen   = 1 << 12 // tensor names (ggml's GGML_MAX_NAME is 64)
+	maxGGUFStringLen = 1 << 24 // one string value (chat templates are ~10 KiB)
+	maxGGUFArrayLen  = 1 << 26 // one array (vocabularies are ~2.6e5 entries)
+	maxGGUFArrayNest = 4       // arrays of arrays
+	maxGGUFDims      = 4       // GGML_MAX_DIMS
+	maxGGUFHeader    = 1 << 30 // bytes of header read before giving up
+	maxKeptString    = 1 << 12 // string values kept (architecture, name); longer ones are skipped
+)
+
+// GGUF metadata value types (gguf_type in ggml/include/gguf.h).
+const (
+	gUint8 = iota
+	gInt8
+	gUint16
+	gInt16
+	gUint32
+	gInt32
+	gFloat32
+	gBool
+	gString
+	gArray
+	gUint64
+	gInt64
+	gFloat64
+)
+
+// ggufFixedSize is the byte size of the fixed-width value types.
+var ggufFixedSize = map[uint32]int{
+	gUint8: 1, gInt8: 1, gBool: 1, gUint16: 2, gInt16: 2,
+	gUint32: 4, gInt32: 4, gFloat32: 4, gUint64: 8, gInt64: 8, gFloat64: 8,
+}
+
+// ggufHeader is what planning keeps from a GGUF header.
+type ggufHeader struct {
+	version  uint32
+	nums     map[string]float64 // scalar numeric metadata; arrays of numbers: their maximum
+	strs     map[string]string  // short string metadata
+	arrayLen map[string]uint64  // length of every array value
+	params   int64
+	bytes    int64 // exact tensor data bytes; -1 when a tensor type is unknown
+	byType   map[GGMLType]int64
+	names    map[string][2]uint64 // first two dims of the tensors planning looks at
+}
+
+type ggufReader struct {
+	r    *bufio.Reader
+	read int64
+	err  error
+}
+
+var errGGUFTooLarge = errors.New("header larger than 1 GiB")
+
+func (g *ggufReader) fail(err error) {
+	if g.err == nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		g.err = err
+	}
+}
+
+func (g *ggufReader) bytes(n int) []byte {
+	if g.err != nil {
+		return nil
+	}
+	g.read += int64(n)
+	if g.read > maxGGUFHeader {
+		g.fail(errGGUFTooLarge)
+		return nil
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(g.r, b); err != nil {
+		g.fail(err)
+		return nil
+	}
+	return b
+}
+
+func (g *ggufReader) skip(n uint64) {
+	if g.err != nil {
+		return
+	}
+	if n > maxGGUFHeader || g.read+int64(n) > maxGGUFHeader {
+		g.fail(errGGUFTooLarge)
+		return
+	}
+	g.read += int64(n)
+	if _, err := g.r.Discard(int(n)); err != nil {
+		g.fail(err)
+	}
+}
+
+func (g *ggufReader) u32() uint32 {
+	b := g.bytes(4)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint32(b)
+}
+
+func (g *ggufReader) u64() uint64 {
+	b := g.bytes(8)
+	if b == nil {
+		return 0
+	}
+	return binary.LittleEndian.Uint64(b)
+}
+
+// str reads a gguf_string; a string longer than keep is skipped and
+// returned empty (its length is still bounded by limit).
+func (g *ggufReader) str(limit, keep uint64, what string) string {
+	n := g.u64()
+	if g.err != nil {
+		return ""
+	}
+	if n > limit {
+		g.fail(fmt.Errorf("%s length %d exceeds the limit %d", what, n, limit))
+		return ""
+	}
+	if n > keep {
+		g.skip(n)
+		return ""
+	}
+	return string(g.bytes(int(n)))
+}
+
+// readGGUF parses a GGUF v2/v3 header from r: metadata and tensor infos.
+// Tensor data is never read.
+func readGGUF(r io.Reader) (*ggufHeader, error) {
+	g := &ggufReader{r: bufio.NewReaderSize(r, 64<<10)}
+	if magic := g.u32(); g.err == nil && magic != ggufMagic {
+		return nil, fmt.Errorf("not a GGUF file (magic %#08x)", magic)
+	}
+	h := &ggufHeader{
+		nums: map[string]float64{}, strs: map[string]string{}, arrayLen: map[string]uint64{},
+		byType: map[GGMLType]int64{}, names: map[string][2]uint64{},
+	}
+	h.version = g.u32()
+	if g.err == nil && (h.version < 2 || h.version > 3) {
+		if h.version == 1 {
+			return nil, errors.New("GGUF version 1 (32-bit counts) is not supported; re-convert the model")
+		}
+		if bits.ReverseBytes32(h.version) <= 3 {
+			return nil, errors.New("big-endian GGUF files are not supported")
+		}
+		return nil, fmt.Errorf("unsupported GGUF version %d", h.version)
+	}
+	nTensors, nKV := g.u64(), g.u64()
+	if g.err == nil && nTensors > maxGGUFTensors {
+		return nil, fmt.Errorf("tensor count %d exceeds the limit %d", nTensors, maxGGUFTensors)
+	}
+	if g.err == nil && nKV > maxGGUFKVs {
+		return nil, fmt.Errorf("metadata count %d exceeds the limit %d", nKV, maxGGUFKVs)
+	}
+	for i := uint64(0); i < nKV && g.err == nil; i++ {
+		key := g.str(maxGGUFKeyLen, maxGGUFKeyLen, "metadata key")
+		typ := g.u32()
+		g.value(h, key, typ, 0)
+	}
+	for i := uint64(0); i < nTensors && g.err == nil; i++ {
+		g.tensorInfo(h)
+	}
+	if g.err != nil {
+		return nil, g.err
+	}
+	return h, nil
+}
+
+// value reads one metadata value of type typ, keeping what planning needs.
+func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
+	if g.err != nil {
+		return
+	}
+	if typ == gString {
+		s := g.str(maxGGUFStringLen, maxKeptString, "string value")
+		if depth == 0 && s != "" {
+			h.strs[key] = s
+		}
+		return
+	}
+	if typ == gArray {
+		if depth >= maxGGUFArrayNest {
+			g.fail(fmt.Errorf("metadata %q: arrays nested deeper than %d", key, maxGGUFArrayNest))
+			return
+		}
+		et := g.u32()
+		n := g.u64()
+		if g.err != nil {
+			return
+		}
+		if n > maxGGUFArrayLen {
+			g.fail(fmt.Errorf("metadata %q: array length %d exceeds the limit %d", key, n, maxGGUFArrayLen))
+			return
+		}
+		if depth == 0 {
+			h.arrayLen[key] = n
+		}
+		if size, fixed := ggufFixedSize[et]; fixed {
+			if depth > 0 || n > 1<<16 {
+				g.skip(n * uint64(size))
+				return
+			}
+			// Small numeric arrays (per-layer head counts): keep the maximum.
+			for j := uint64(0); j < n && g.err == nil; j++ {
+				if v, ok := g.number(et); ok && (j == 0 || v > h.nums[key]) {
+					h.nums[key] = v
+				}
+			}
+			return
+		}
+		if et != gString && et != gArray {
+			g.fail(fmt.Errorf("metadata %q: unknown array element type %d", key, et))
+			return
+		}
+		for j := uint64(0); j < n && g.err == nil; j++ {
+			g.value(h, key, et, depth+1)
+		}
+		return
+	}
+	if _, fixed := ggufFixedSize[typ]; !fixed {
+		g.fail(fmt.Errorf("metadata %q: unknown value type %d", key, typ))
+		return
+	}
+	if v, ok := g.number(typ); ok && depth == 0 {
+		h.nums[key] = v
+	}
+}
+
+// number reads a fixed-width value as float64 (bool as 0/1).
+func (g *ggufReader) number(typ uint32) (float64, bool) {
+	b := g.bytes(ggufFixedSize[typ])
+	if b == nil {
+		return 0, false
+	}
+	le := binary.LittleEndian
+	switch typ {
+	case gUint8, gBool:
+		return float64(b[0]), true
+	case gInt8:
+		return float64(int8(b[0])), true
+	case gUint16:
+		return float64(le.Uint16(b)), true
+	case gInt16:
+		return float64(int16(le.Uint16(b))), true
+	case gUint32:
+		return float64(le.Uint32(b)), true
+	case gInt32:
+		return float64(int32(le.Uint32(b))), true
+	case gFloat32:
+		f := float64(math.Float32frombits(le.Uint32(b)))
+		return f, !math.IsNaN(f)
+	case gUint64:
+		return float64(le.Uint64(b)), true
+	case gInt64:
+		return float64(int64(le.Uint64(b))), true
+	case gFloat64:
+		f := math.Float64frombits(le.Uint64(b))
+		return f, !math.IsNaN(f)
+	}
+	return 0, false
+}
+
+// maxTensorElements bounds one tensor (2^50 ≈ 10^15 elements) and the sum
+// (checked against MaxParams) so products cannot overflow int64.
+const maxTensorElements = 1 << 50
+
+func (g *ggufReader) tensorInfo(h *ggufHeader) {
+	name := g.str(maxGGUFNameLen, maxGGUFNameLen, "tensor name")
+	nd := g.u32()
+	if g.err != nil {
+		return
+	}
+	if nd == 0 || nd > maxGGUFDims {
+		g.fail(fmt.Errorf("tensor %q: %d dimensions (want 1..%d)", name, nd, maxGGUFDims))
+		return
+	}
+	var dims [maxGGUFDims]uint64
+	n := uint64(1)
+	for d := uint32(0); d < nd; d++ {
+		dims[d] = g.u64()
+		hi, lo := bits.Mul64(n, dims[d])
+		if hi != 0 || lo > maxTensorElements {
+			g.fail(fmt.Errorf("tensor %q: element count overflows", name))
+			return
+		}
+		n = lo
+	}
+	typ := GGMLType(g.u32())
+	g.u64() // data offset
+	if g.err != nil {
+		return
+	}
+	h.params += int64(n)
+	if float64(h.params) > MaxParams {
+		g.fail(fmt.Errorf("tensor element total exceeds 1e14"))
+		return
+	}
+	if b, ok := typ.RowBytes(int64(n)); ok && h.bytes >= 0 {
+		h.bytes += b
+		h.byType[typ] += b
+	} else {
+		h.bytes = -1 // unknown type or a size the block does not divide
+	}
+	switch name {
+	case "token_embd.weight", "output.weight":
+		h.names[name] = [2]uint64{dims[0], dims[1]}
+	}
+}
+
+// ggufArchitectures maps GGUF general.architecture to the Hugging Face
+// model_type the shape code knows (only where they differ in a way that
+// matters: FFN form, sliding-window layout).
+var ggufArchitectures = map[string]string{
+	"gpt-oss":   "gpt_oss",
+	"qwen3moe":  "qwen3_moe",
+	"qwen2moe":  "qwen2_moe",
+	"deepseek2": "deepseek_v3",
+	"gemma3":    "gemma3_text",
+}
+
+// modelFromGGUF turns a parsed header into a Model.
+func modelFromGGUF(h *ggufHeader) (*Model, error) {
+	arch := h.strs["general.architecture"]
+	if arch == "" {
+		return nil, errors.New("general.architecture is missing")
+	}
+	num := func(key string) int {
+		v := h.nums[arch+"."+key]
+		if v < 0 || v >= maxDim || v != math.Trunc(v) {
+			return 0
+		}
+		return int(v)
+	}
+	m := &Model{Source: "gguf header", Name: h.strs["general.name"]}
+	m.Architecture = arch
+	if hf, ok := ggufArchitectures[arch]; ok {
+		m.Architecture = hf
+	}
+	m.Layers = num("block_count")
+	m.Hidden = num("embedding_length")
+	m.Heads = num("attention.head_count")
+	m.KVHeads = num("attention.head_count_kv")
+	m.MaxContext = num("context_length")
+	m.Intermediate = num("feed_forward_length")
+	m.Experts = num("expert_count")
+	m.ExpertsPerToken = num("expert_used_count")
+	m.SharedExperts = num("expert_shared_count")
+	m.MoEIntermediate = num("expert_feed_forward_length")
+	m.DenseLayers = num("leading_dense_block_count")
+	m.KVLoRARank = num("attention.kv_lora_rank")
+	m.QLoRARank = num("attention.q_lora_rank")
+	if m.KVLoRARank > 0 {
+		m.QKRopeHeadDim = num("rope.dimension_count")
+		m.QKNopeHeadDim = num("attention.key_length") - m.QKRopeHeadDim
+		m.VHeadDim = num("attention.value_length")
+	} else {
+		m.HeadDim = num("attention.key_length")
+	}
+	m.Vocab = num("vocab_size")
+	if m.Vocab == 0 {
+		if emb, ok := h.names["token_embd.weight"]; ok && emb[1] < maxDim {
+			m.Vocab = int(emb[1])
+		} else if n := h.arrayLen["tokenizer.ggml.tokens"]; n < maxDim {
+			m.Vocab = int(n)
+		}
+	}
+	_, hasOutput := h.names["output.weight"]
+	m.TieEmbeddings = !hasOutput
+	if w := num("attention.sliding_window"); w > 0 {
+		m.SlidingWindow = w
+		m.SlidingLayers = m.Layers
+		switch m.Architecture {
+		case "gemma2", "gpt_oss":
+			m.SlidingLayers = (m.Layers + 1) / 2
+		case "gemma3_text":
+			m.SlidingLayers = m.Layers - m.Layers/6
+		}
+	}
+	m.Params = h.params
+	m.ActiveParams = h.params
+	if m.IsMoE() && m.Layers > 0 && m.Hidden > 0 {
+		if total, active, err := ShapeParams(m); err == nil && total > 0 {
+			m.ActiveParams = int64(float64(h.params) * float64(active) / float64(total))
+		}
+	}
+	if ft, ok := h.nums["general.file_type"]; ok && ft >= 0 && ft < 1<<16 {
+		m.FileQuant = FileTypeName(uint32(ft))
+	}
+	if m.FileQuant == "" {
+		m.FileQuant = dominantType(h.byType)
+	}
+	if h.bytes > 0 {
+		m.FileWeightBytes = h.bytes
+	} else if h.bytes < 0 {
+		m.Notes = append(m.Notes, "a tensor type of this GGUF file is unknown to this library: weight bytes are estimated from the parameter count")
+	}
+	if m.Params == 0 {
+		return nil, errors.New("the file has no tensors")
+	}
+	return m, nil
+}
+
+// dominantType names the ggml type holding the most bytes.
+func dominantType(byType map[GGMLType]int64) string {
+	types := make([]GGMLType, 0, len(byType))
+	for t := range byType {
+		types = append(types, t)
+	}
+	sort.Slice(types, func(i, j int) bool { return types[i] < types[j] })
+	var best GGMLType
+	var most int64 = -1
+	for _, t := range types {
+		if byType[t] > most {
+			best, most = t, byType[t]
+		}
+	}
+	if most <= 0 {
+		return ""
+	}
+	return best.Name()
+}
+
+// ReadGGUF reads the model facts from a GGUF stream's header.
+func ReadGGUF(r io.Reader) (*Model, error) {
+	h, err := readGGUF(r)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, "gguf")
+	}
+	m, err := modelFromGGUF(h)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, "gguf")
+	}
+	return m, nil
+}
+
+func readGGUFFile(path string) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, "model path")
+	}
+	defer f.Close()
+	m, err := ReadGGUF(f)
+	if err != nil {
+		return nil, errs.New(errs.ModelFile, "%s: %s", path, strings.TrimPrefix(errs.MessageOf(err), "gguf: "))
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(baseName(path), ".gguf")
+	}
+	return m, nil
+}
