@@ -24,6 +24,7 @@ func TestXDNAFixtureRyzenAI(t *testing.T) {
 	assert.Equal(t, "1022:1502", n.PCIID)
 	assert.True(t, n.Available)
 	assert.True(t, n.MemoryShared)
+	assert.Nil(t, n.NUMANode)
 	assert.Zero(t, n.MemoryBytes, "no memory of its own")
 	assert.Equal(t, []string{"int8"}, n.Quantizations)
 	assert.Len(t, reg.Devices, 1)

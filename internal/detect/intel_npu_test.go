@@ -24,6 +24,7 @@ func TestIntelNPUFixtureMeteorLake(t *testing.T) {
 	assert.Equal(t, "8086:7d1d", n.PCIID)
 	assert.True(t, n.Available)
 	assert.True(t, n.MemoryShared)
+	assert.Nil(t, n.NUMANode, "numa_node -1 on a laptop: unknown, not 0")
 	assert.Zero(t, n.MemoryBytes, "the NPU has no memory of its own")
 	assert.Equal(t, []string{"int8", "fp16"}, n.Quantizations)
 	assert.Len(t, devicesOfKind(reg, registry.KindIntelGPU), 1)

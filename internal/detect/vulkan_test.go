@@ -156,3 +156,35 @@ func FuzzVulkanParseSummary(f *testing.F) {
 		}
 	})
 }
+
+// With every backend enabled, each fixture machine of this file's family
+// gives exactly the accelerators it models: no backend claims another's
+// device, no Vulkan duplicate survives, and these backends warn about nothing.
+func TestVulkanIntelAMDFixturesFullDetection(t *testing.T) {
+	tests := []struct {
+		machine string
+		want    map[registry.Kind]int
+	}{
+		{"mi300x-8", map[registry.Kind]int{registry.KindROCm: 8}},
+		{"mi300x-8-sysfs", map[registry.Kind]int{registry.KindROCm: 8}},
+		{"intel-core-ultra-laptop", map[registry.Kind]int{registry.KindIntelGPU: 1, registry.KindIntelNPU: 1}},
+		{"ryzen-ai-laptop", map[registry.Kind]int{registry.KindROCm: 1, registry.KindAMDXDNA: 1}},
+		{"intel-max-4", map[registry.Kind]int{registry.KindIntelGPU: 4}},
+	}
+	mine := map[string]bool{"rocm": true, "intel_gpu": true, "intel_npu": true, "amd_xdna": true, "vulkan": true}
+	for _, tt := range tests {
+		t.Run(tt.machine, func(t *testing.T) {
+			reg := detectFixture(t, tt.machine, nil)
+			got := map[registry.Kind]int{}
+			for _, d := range reg.Devices {
+				if d.Kind != registry.KindCPU {
+					got[d.Kind]++
+				}
+			}
+			assert.Equal(t, tt.want, got)
+			for _, w := range reg.Warnings {
+				assert.False(t, mine[w.Backend], "%s/%s: %s", w.Backend, w.Code, w.Message)
+			}
+		})
+	}
+}
