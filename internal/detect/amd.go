@@ -213,7 +213,13 @@ func mergeRocmSMI(gpus []amdGPU, rep rocmSMIReport) []amdGPU {
 	for i, g := range gpus {
 		at[g.dev.PCIBusID] = i
 	}
+	fromSysfs := len(gpus)
 	for _, c := range rep.Cards {
+		if c.BusID == "" && fromSysfs > 0 {
+			// Cannot be matched to a sysfs card: adding it would count a
+			// GPU twice.
+			continue
+		}
 		i, ok := at[c.BusID]
 		if !ok || c.BusID == "" {
 			g := amdGPU{card: -1, smiIndex: c.Index}
@@ -334,7 +340,7 @@ func filterAMDVisible(m *Machine, gpus []amdGPU) ([]amdGPU, string) {
 		if !ok || strings.TrimSpace(v) == "" {
 			continue
 		}
-		gpus = selectVisible(gpus, v, name == "ROCR_VISIBLE_DEVICES")
+		gpus = selectVisibleAMD(gpus, v, name == "ROCR_VISIBLE_DEVICES")
 		used = append(used, name+"="+v)
 	}
 	if len(gpus) == total {
@@ -343,8 +349,8 @@ func filterAMDVisible(m *Machine, gpus []amdGPU) ([]amdGPU, string) {
 	return gpus, fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
 }
 
-// selectVisible keeps the GPUs a visibility list names, in list order.
-func selectVisible(gpus []amdGPU, list string, uuids bool) []amdGPU {
+// selectVisibleAMD keeps the GPUs a visibility list names, in list order.
+func selectVisibleAMD(gpus []amdGPU, list string, uuids bool) []amdGPU {
 	var out []amdGPU
 	taken := map[int]bool{}
 	for _, tok := range strings.Split(list, ",") {
@@ -371,19 +377,19 @@ func selectVisible(gpus []amdGPU, list string, uuids bool) []amdGPU {
 // gpuByUUID finds "GPU-<hex>" (the ROCm runtime's UUID, built from the
 // device's unique_id) among the GPUs; leading zeros and case are ignored.
 func gpuByUUID(gpus []amdGPU, tok string) int {
-	want, ok := normHexID(strings.TrimPrefix(strings.TrimPrefix(tok, "GPU-"), "gpu-"))
+	want, ok := normAMDUUID(strings.TrimPrefix(strings.TrimPrefix(tok, "GPU-"), "gpu-"))
 	if !ok {
 		return -1
 	}
 	for i, g := range gpus {
-		if have, ok := normHexID(g.dev.UUID); ok && have == want {
+		if have, ok := normAMDUUID(g.dev.UUID); ok && have == want {
 			return i
 		}
 	}
 	return -1
 }
 
-func normHexID(s string) (string, bool) {
+func normAMDUUID(s string) (string, bool) {
 	s = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "0x"))
 	if s == "" {
 		return "", false

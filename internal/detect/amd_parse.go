@@ -139,7 +139,7 @@ func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
 			continue
 		}
 		s = CleanText(s)
-		if isPlaceholder(s) {
+		if smiNoValue(s) {
 			continue
 		}
 		out[strings.ToLower(strings.TrimSpace(k))] = s
@@ -147,8 +147,8 @@ func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
 	return out, true
 }
 
-// isPlaceholder reports the "no value" texts vendor tools print.
-func isPlaceholder(s string) bool {
+// smiNoValue reports the "no value" texts vendor tools print.
+func smiNoValue(s string) bool {
 	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "[]"))
 	switch t {
 	case "", "n/a", "na", "not supported", "unsupported", "unknown", "none":

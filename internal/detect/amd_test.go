@@ -162,7 +162,7 @@ func TestROCmToolFailureKeepsSysfs(t *testing.T) {
 	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
 	opts.Backends = []string{"rocm"}
 	opts.Path = t.TempDir()
-	writeScript(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'ERROR: rsmi_init failed' >&2\nexit 1\n")
+	writeFakeTool(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'ERROR: rsmi_init failed' >&2\nexit 1\n")
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	assertMI300X(t, reg, "sysfs")
@@ -173,14 +173,14 @@ func TestROCmGarbageOutputIsParseError(t *testing.T) {
 	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
 	opts.Backends = []string{"rocm"}
 	opts.Path = t.TempDir()
-	writeScript(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'WARNING: no JSON today'\n")
+	writeFakeTool(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'WARNING: no JSON today'\n")
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Len(t, devicesOfKind(reg, registry.KindROCm), 8)
 	assert.Equal(t, []string{"rocm/parse_error"}, warningCodes(reg))
 }
 
-func writeScript(t *testing.T, dir, name, body string) {
+func writeFakeTool(t *testing.T, dir, name, body string) {
 	t.Helper()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o755))
 }
@@ -213,4 +213,34 @@ func TestAMDListDRMCardsNumericOrder(t *testing.T) {
 	assert.Equal(t, []int{1, 2, 10}, got)
 	assert.Equal(t, "0000:0a:00.0", cards[2].BusID)
 	assert.Equal(t, VendorAMD, cards[2].Vendor)
+}
+
+// rocm-smi fills a sysfs GPU by bus id, adds a GPU sysfs did not show (a
+// container without /sys) and drops a bus-less card it cannot match.
+func TestROCmMergeSMI(t *testing.T) {
+	sysfs := []amdGPU{{card: 1, smiIndex: -1, dev: registry.Device{ID: "0000:05:00.0", PCIBusID: "0000:05:00.0",
+		Kind: registry.KindROCm, MemoryBytes: mi300xVRAM}}}
+	rep := rocmSMIReport{Cards: []rocmSMICard{
+		{Index: 0, BusID: "0000:05:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: 1, VRAMUsed: -1, NUMANode: -1},
+		{Index: 1, BusID: "0000:26:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: mi300xVRAM, VRAMUsed: mi300xUsed, NUMANode: 0},
+		{Index: 2, Name: "no bus", VRAMTotal: mi300xVRAM, VRAMUsed: -1, NUMANode: -1},
+	}}
+	got := mergeRocmSMI(sysfs, rep)
+	require.Len(t, got, 2)
+	assert.Equal(t, "AMD Instinct MI300X OAM", got[0].dev.Name)
+	assert.Equal(t, "rocm-smi", got[0].dev.Sources["name"])
+	assert.Equal(t, mi300xVRAM, got[0].dev.MemoryBytes, "the sysfs figure stays")
+	assert.Equal(t, 0, got[0].smiIndex)
+	assert.Equal(t, "0000:26:00.0", got[1].dev.PCIBusID)
+	assert.Equal(t, mi300xVRAM, got[1].dev.MemoryBytes)
+	assert.Equal(t, "rocm-smi", got[1].dev.Sources["memory_bytes"])
+	require.NotNil(t, got[1].dev.MemoryFreeBytes)
+	assert.Equal(t, mi300xVRAM-mi300xUsed, *got[1].dev.MemoryFreeBytes)
+	require.NotNil(t, got[1].dev.NUMANode)
+	assert.Equal(t, 0, *got[1].dev.NUMANode)
+
+	// With no sysfs GPU at all, a bus-less card is the only view there is.
+	alone := mergeRocmSMI(nil, rocmSMIReport{Cards: rep.Cards[2:]})
+	require.Len(t, alone, 1)
+	assert.Equal(t, "rocm-smi:2", alone[0].dev.ID)
 }

@@ -66,7 +66,7 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 			return ""
 		}
 		s := CleanText(rec[i])
-		if isPlaceholder(s) {
+		if smiNoValue(s) {
 			return ""
 		}
 		return s
@@ -87,7 +87,7 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 		if b := get(rec, xpuColBDF); strings.Count(b, ":") >= 1 {
 			d.BusID = NormalizeBusID(b)
 		}
-		d.MemoryBytes = parseMiB(get(rec, xpuColMemory))
+		d.MemoryBytes = parseXPUMiB(get(rec, xpuColMemory))
 		if d.BusID == "" && d.ID < 0 {
 			continue
 		}
@@ -96,8 +96,8 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 	return devs, nil
 }
 
-// parseMiB reads "49135.62 MiB" into bytes; anything else is 0 (unknown).
-func parseMiB(s string) int64 {
+// parseXPUMiB reads "49135.62 MiB" into bytes; anything else is 0 (unknown).
+func parseXPUMiB(s string) int64 {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MiB"))
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil || v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > float64(maxSaneVRAM>>20) {

@@ -61,7 +61,7 @@ func TestIntelGPUFixtureXPUSMIFails(t *testing.T) {
 	opts := fixtureOptions(t, "intel-max-4", nil)
 	opts.Backends = []string{"intel_gpu"}
 	opts.Path = t.TempDir()
-	writeScript(t, opts.Path, "xpu-smi", "#!/bin/sh\necho 'Error: Level Zero Initialization Error'\nexit 1\n")
+	writeFakeTool(t, opts.Path, "xpu-smi", "#!/bin/sh\necho 'Error: Level Zero Initialization Error'\nexit 1\n")
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Len(t, devicesOfKind(reg, registry.KindIntelGPU), 4)
@@ -110,7 +110,7 @@ func TestIntelGPUParseMiB(t *testing.T) {
 	tests := map[string]int64{"49136.00 MiB": max1100Bytes, "0.00 MiB": 0, "-5 MiB": 0, "NaN MiB": 0,
 		"Inf MiB": 0, "1e30 MiB": 0, "": 0, "12 GiB": 0}
 	for in, want := range tests {
-		assert.Equal(t, want, parseMiB(in), in)
+		assert.Equal(t, want, parseXPUMiB(in), in)
 	}
 }
 

@@ -86,9 +86,9 @@ func vulkanGPUHeader(s string) (int, bool) {
 func setVulkanField(d *vulkanDevice, key, val string) {
 	switch key {
 	case "apiVersion":
-		d.APIVersion = firstField(val)
+		d.APIVersion = vulkanFirstField(val)
 	case "driverVersion":
-		d.DriverVersion = firstField(val)
+		d.DriverVersion = vulkanFirstField(val)
 	case "driverInfo":
 		d.DriverInfo = val
 	case "driverName":
@@ -98,7 +98,7 @@ func setVulkanField(d *vulkanDevice, key, val string) {
 	case "deviceID":
 		d.DeviceID = parseVulkanID(val)
 	case "deviceType":
-		d.DeviceType = firstField(val)
+		d.DeviceType = vulkanFirstField(val)
 	case "deviceName":
 		if len(val) > 256 {
 			val = val[:256]
@@ -109,14 +109,14 @@ func setVulkanField(d *vulkanDevice, key, val string) {
 
 // parseVulkanID reads "0x10de"; anything else is unknown (-1).
 func parseVulkanID(s string) int {
-	v, err := ParseInt(firstField(s))
+	v, err := ParseInt(vulkanFirstField(s))
 	if err != nil || v < 0 || v > 0xffffffff {
 		return -1
 	}
 	return int(v)
 }
 
-func firstField(s string) string {
+func vulkanFirstField(s string) string {
 	f := strings.Fields(s)
 	if len(f) == 0 {
 		return ""
