@@ -1,6 +1,7 @@
 package quant
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -42,28 +43,102 @@ func Estimate(m *model.Model, l Level, contextLen, batch int, kv KVOptions) Brea
 	}
 	b.TotalBytes = b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.OverheadBytes
 	b.Notes = append(b.Notes, m.Notes...)
+	b.Notes = append(b.Notes, estimateNotes(m, contextLen)...)
 	return b
 }
 
-// KVCacheBytes is the KV cache for batch sequences of contextLen tokens:
-// 2 (K and V) × layers × kv_heads × head_dim × tokens × bytes per element.
+// KVCacheBytes is the KV cache for batch sequences of contextLen tokens,
+// summed per layer:
+//
+//	standard / GQA / MQA   2 (K and V) × kv_heads × head_dim elements per token
+//	MLA (DeepSeek V2/V3)   kv_lora_rank + qk_rope_head_dim elements per token:
+//	                       the compressed latent and the decoupled RoPE key
+//	                       (DeepSeek-V2 paper, arXiv 2405.04434, §2.1 and
+//	                       Table 1: (d_c + d_h^R)·l elements per token)
+//
+// Sliding-window layers hold at most window tokens per sequence (Mistral 7B
+// paper arXiv 2310.06825 §2 "rolling buffer cache"; Gemma 2/3 local layers).
+// A model without a known shape gives 0 (the caller reports it unknown).
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
-	if m == nil || contextLen <= 0 || batch <= 0 {
+	if m == nil || contextLen <= 0 || batch <= 0 || m.Layers <= 0 {
 		return 0
 	}
-	perToken := 2 * float64(m.Layers) * float64(m.EffectiveKVHeads()) * float64(m.EffectiveHeadDim())
-	return int64(math.Ceil(perToken * float64(contextLen) * float64(batch) * kv.bytes()))
+	perTokenLayer := kvElementsPerTokenLayer(m)
+	if perTokenLayer == 0 {
+		return 0
+	}
+	sliding := min(m.SlidingLayers, m.Layers)
+	if m.SlidingWindow <= 0 {
+		sliding = 0
+	}
+	full := m.Layers - sliding
+	tokens := float64(full)*float64(contextLen) + float64(sliding)*float64(min(contextLen, max(m.SlidingWindow, 1)))
+	return int64(math.Ceil(perTokenLayer * tokens * float64(batch) * kv.bytes()))
 }
 
-// ActivationsBytes is the inference working buffer (see activations.go).
+// kvElementsPerTokenLayer is the number of cached values per token in one
+// layer.
+func kvElementsPerTokenLayer(m *model.Model) float64 {
+	if m.KVLoRARank > 0 {
+		return float64(m.KVLoRARank + m.QKRopeHeadDim)
+	}
+	return 2 * float64(m.EffectiveKVHeads()) * float64(m.EffectiveHeadDim())
+}
+
+// ChunkTokens is the number of prompt tokens an engine processes in one
+// forward pass when prefilling: llama.cpp's default n_ubatch (512,
+// common/common.h). The working buffer is sized for one such chunk.
+const ChunkTokens = 512
+
+// ActivationsBytes is the inference working buffer: the tensors alive at
+// once while one chunk of T = min(batch × context, ChunkTokens) tokens goes
+// through a layer, in fp32 as llama.cpp's compute graph keeps them, plus the
+// logits of every token of the chunk (llama.cpp reserves its graph for the
+// worst case where every token outputs logits):
+//
+//	T × (2·I + (H + 2·K)·d + 2·h) × 4 B   (gate and up outputs, q/k/v, residual and normed input)
+//	+ T × V × 4 B                         (logits)
+//
+// Flash attention is assumed (no T × context score matrix). This is an
+// allowance derived from the graph's shapes, not fitted to measurements.
+// Without a shape: 0.
 func ActivationsBytes(m *model.Model, contextLen, batch int) int64 {
-	return 0
+	if m == nil || m.Hidden <= 0 || contextLen <= 0 || batch <= 0 {
+		return 0
+	}
+	T := float64(min(int64(contextLen)*int64(batch), ChunkTokens))
+	I := float64(m.Intermediate)
+	if m.IsMoE() {
+		// Routed tokens fan out to k experts of width MoEIntermediate.
+		ie := float64(m.MoEIntermediate)
+		if ie == 0 {
+			ie = I
+		}
+		I = max(I, ie*float64(max(m.ExpertsPerToken, 1)))
+	}
+	if I == 0 {
+		I = 4 * float64(m.Hidden)
+	}
+	d := float64(m.EffectiveHeadDim())
+	heads := float64(m.Heads + 2*m.EffectiveKVHeads())
+	perToken := 2*I + heads*d + 2*float64(m.Hidden) + float64(m.Vocab)
+	return int64(math.Ceil(T * perToken * 4))
 }
 
-// PerDeviceOverheadBytes is the runtime overhead on each device.
-func PerDeviceOverheadBytes() int64 {
-	return 512 << 20
-}
+// overheadBytes is the runtime overhead per device: the CUDA context
+// (driver state, kernel images of the libraries loaded) and the caching
+// allocator's slack. PyTorch maintainers measure the context alone at "~700+
+// MB" depending on CUDA version and device
+// (https://discuss.pytorch.org/t/high-gpu-memory-overhead/81330; 723 MiB in
+// https://discuss.pytorch.org/t/what-is-the-reason-for-pytorchs-gpu-memory-floor/73021).
+// 768 MiB covers that; CUDA lazy loading (default since CUDA 12.2) makes it
+// smaller, so this errs on the safe side. The value is checked against the
+// one measured nvidia-smi row of memory.json (Llama-2-7B int8 on an RTX
+// 3090) in TestInferenceMemoryRow.
+const overheadBytes = 768 << 20
+
+// PerDeviceOverheadBytes is the runtime overhead on each device used.
+func PerDeviceOverheadBytes() int64 { return overheadBytes }
 
 // MaxContext is the longest context for which Estimate fits in budgetBytes
 // (0 when even one token does not fit).
@@ -97,4 +172,22 @@ func largest(limit int, ok func(int) bool) int {
 		}
 	}
 	return lo
+}
+
+// estimateNotes explains what shaped the estimate.
+func estimateNotes(m *model.Model, contextLen int) []string {
+	var notes []string
+	if m.Layers == 0 {
+		notes = append(notes, "model shape unknown: KV cache and working buffers are not counted")
+	}
+	if m.KVLoRARank > 0 {
+		notes = append(notes, fmt.Sprintf("KV cache holds the MLA latent (%d values per token per layer)", m.KVLoRARank+m.QKRopeHeadDim))
+	}
+	if m.SlidingWindow > 0 && m.SlidingLayers > 0 && contextLen > m.SlidingWindow {
+		notes = append(notes, fmt.Sprintf("%d of %d layers use a %d-token sliding window: their KV cache is capped at the window", m.SlidingLayers, m.Layers, m.SlidingWindow))
+	}
+	if m.MaxContext > 0 && contextLen > m.MaxContext {
+		notes = append(notes, fmt.Sprintf("context %d exceeds the model's maximum %d", contextLen, m.MaxContext))
+	}
+	return notes
 }

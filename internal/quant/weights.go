@@ -20,8 +20,9 @@ import (
 //   - GGUF types and llama.cpp mixes: the per-tensor rules of
 //     llama_tensor_get_type_impl in src/llama-quant.cpp (ggml-org/llama.cpp
 //     @ 007dbbf), reproduced in ggufTensorType below;
-//   - 1-D tensors (norms) and the MoE router stay in f32 (llama-quant only
-//     quantizes 2-D/3-D "weight" tensors and never ffn_gate_inp).
+//   - in GGUF files 1-D tensors (norms) and the MoE router stay in f32
+//     (llama-quant only quantizes 2-D/3-D "weight" tensors and never
+//     ffn_gate_inp); for contract levels they are in the checkpoint dtype.
 //
 // Without a shape, weights = params × BitsPerWeight / 8.
 
@@ -187,18 +188,19 @@ func fileLevel(m *model.Model) Level {
 
 // tensorBits is the bits per weight a tensor is stored with at level l.
 func tensorBits(m *model.Model, l Level, info levelInfo, t tensor) float64 {
-	if t.cat == catF32 {
-		return 32
-	}
 	if l.IsContract() {
-		switch l {
-		case FP32, FP16, BF16:
+		// Checkpoints store norms and routers in the model dtype; the
+		// quantized levels keep them (with embeddings and head) at 16 bits.
+		switch {
+		case l == FP32 || l == FP16 || l == BF16:
 			return info.bits
-		}
-		if t.cat == catTokenEmbd || t.cat == catOutput {
+		case t.cat == catTokenEmbd || t.cat == catOutput || t.cat == catF32:
 			return 16
 		}
 		return info.bits
+	}
+	if t.cat == catF32 {
+		return 32
 	}
 	return ggufTensorType(m, l, t).BitsPerWeight()
 }

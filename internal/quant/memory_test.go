@@ -1,0 +1,176 @@
+package quant
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+func catalogModel(t *testing.T, name string) *model.Model {
+	t.Helper()
+	m := model.Lookup(name)
+	require.NotNil(t, m, name)
+	return m
+}
+
+func TestParse(t *testing.T) {
+	for in, want := range map[string]Level{
+		"fp16": FP16, "FP16": FP16, "f16": FP16, "BF16": BF16, "fp32": FP32, "F32": FP32,
+		"fp8": FP8, "int8": INT8, "int4": INT4, "Q4_K_M": "q4_k_m", "q8_0": "q8_0",
+		"IQ4_XS": "iq4_xs", "q4_k": "q4_k", " q6_k ": "q6_k", "mxfp4": "mxfp4",
+	} {
+		got, err := Parse(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "int3", "q9_k", "auto", "f64", "i32", "q8_k"} {
+		_, err := Parse(bad)
+		require.Error(t, err, bad)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), bad)
+	}
+}
+
+func TestLevelsOrder(t *testing.T) {
+	assert.Equal(t, []Level{FP32, BF16, FP16, FP8, INT8, INT4}, Levels())
+	for _, l := range Levels() {
+		assert.True(t, l.IsContract())
+		assert.Equal(t, string(l), l.Native())
+	}
+}
+
+// Bits per weight of uniform types: block bytes × 8 / block size from
+// ggml's type traits (Q4_0: 18 B / 32, Q8_0: 34 B / 32, Q6_K: 210 B / 256).
+func TestBitsPerWeight(t *testing.T) {
+	for l, want := range map[Level]float64{
+		FP32: 32, FP16: 16, BF16: 16, FP8: 8, INT8: 8, INT4: 4.125,
+		"q4_k": 4.5, "q6_k": 6.5625, "q3_k": 3.4375, "mxfp4": 4.25,
+	} {
+		assert.InDelta(t, want, l.BitsPerWeight(), 0.07, l)
+	}
+	// Mixes: whole-model figure on the reference shape, above the base type.
+	assert.Greater(t, Level("q4_k_m").BitsPerWeight(), 4.5)
+	assert.Less(t, Level("q4_k_m").BitsPerWeight(), 5.0)
+	assert.InDelta(t, 4.5, Level("q4_0").BitsPerWeight(), 0.15)
+	assert.Zero(t, Level("nope").BitsPerWeight())
+}
+
+func TestNative(t *testing.T) {
+	for l, want := range map[Level]string{"q4_k_m": "int4", "q4_0": "int4", "iq4_xs": "int4", "q8_0": "int8", "q6_k": "int8", "q5_k_m": "int8", "q2_k": "int4"} {
+		assert.Equal(t, want, l.Native(), l)
+	}
+}
+
+func TestWeightsBytesWithoutShape(t *testing.T) {
+	m := &model.Model{Params: 70e9}
+	assert.Equal(t, int64(140e9), WeightsBytes(m, FP16))
+	assert.Equal(t, int64(70e9), WeightsBytes(m, INT8))
+	assert.Equal(t, int64(280e9), WeightsBytes(m, FP32))
+	assert.Zero(t, WeightsBytes(&model.Model{}, FP16))
+}
+
+// Quantized contract levels keep the token embeddings and the head at 16
+// bits: for Llama-3.1-8B (1.05 B of its 8.03 B in those two tables) int4
+// is far above params/2.
+func TestWeightsKeepEmbeddingsAt16Bits(t *testing.T) {
+	m := catalogModel(t, "Llama-3.1-8B")
+	embed := 2 * 128256.0 * 4096
+	want := (float64(m.Params)-embed)*4.125/8 + embed*2
+	assert.InDelta(t, want, float64(WeightsBytes(m, INT4)), 0.01*want)
+	assert.Equal(t, WeightsBytes(m, FP16), 2*m.Params)
+}
+
+// KV cache sizes from the formula's published examples.
+func TestKVCacheBytes(t *testing.T) {
+	kv := KVOptions{}
+	// reference-study §7.1 #3: Llama 3.1 8B at 128k: 32 × 8 × 128 × 2 × 2 B × 131072 ≈ 17 GB.
+	assert.Equal(t, int64(32*8*128*2*2*131072), KVCacheBytes(catalogModel(t, "Llama-3.1-8B"), 131072, 1, kv))
+	// 70B at 128k ≈ 43 GB.
+	assert.Equal(t, int64(80*8*128*2*2*131072), KVCacheBytes(catalogModel(t, "Llama-3.1-70B"), 131072, 1, kv))
+	// Batch and fp8 cache scale linearly.
+	m := catalogModel(t, "Llama-3.1-8B")
+	assert.Equal(t, 4*KVCacheBytes(m, 1000, 1, kv), KVCacheBytes(m, 1000, 4, kv))
+	assert.Equal(t, KVCacheBytes(m, 1000, 2, kv)/2, KVCacheBytes(m, 1000, 2, KVOptions{Bytes: 1}))
+	// MHA without num_key_value_heads: kv heads = heads; head_dim = hidden/heads.
+	assert.Equal(t, int64(32*32*128*2*2*4096), KVCacheBytes(catalogModel(t, "Llama-2-7B"), 4096, 1, kv))
+	// MLA: DeepSeek-V3 caches 512 + 64 values per token per layer.
+	assert.Equal(t, int64(61*576*2*32768), KVCacheBytes(catalogModel(t, "DeepSeek-V3"), 32768, 1, kv))
+	// Sliding window: Mistral 7B v0.1 caps every layer at 4096 tokens.
+	mis := catalogModel(t, "Mistral-7B-v0.1")
+	assert.Equal(t, KVCacheBytes(mis, 4096, 1, kv), KVCacheBytes(mis, 32768, 1, kv))
+	// Gemma 2 9B: 21 global layers grow, 21 local ones stop at 4096.
+	g := catalogModel(t, "Gemma-2-9B")
+	per := int64(2 * 8 * 256 * 2)
+	assert.Equal(t, per*(21*8192+21*4096), KVCacheBytes(g, 8192, 1, kv))
+	// No shape: unknown, 0.
+	assert.Zero(t, KVCacheBytes(&model.Model{Params: 7e9}, 4096, 1, kv))
+	assert.Zero(t, KVCacheBytes(m, 0, 1, kv))
+}
+
+// The one KV-capacity row of memory.json: SGLang, Qwen3-235B-A22B-FP8 on 4
+// H100 (TP 4, so each GPU holds 1 of the 4 KV heads): 367404 tokens, K
+// cache 8.23 (GiB) per GPU.
+func TestKVCapacityRow(t *testing.T) {
+	m := catalogModel(t, "Qwen3-235B-A22B")
+	kv := float64(KVCacheBytes(m, 367404, 1, KVOptions{Bytes: 2}))
+	perGPUK := kv / 2 / 4
+	assert.InDelta(t, 8.23, perGPUK/(1<<30), 0.01*8.23)
+}
+
+// TestInferenceMemoryRow replays the nvidia-smi row of memory.json:
+// Llama-2-7b, FastChat (HF transformers) --load-8bit on an RTX 3090,
+// 7843 MiB. The row does not say how long the conversation was; it is
+// replayed at 512 tokens and asserted within 15 % (docs/accuracy.md).
+func TestInferenceMemoryRow(t *testing.T) {
+	m := catalogModel(t, "Llama-2-7B")
+	b := Estimate(m, INT8, 512, 1, KVOptions{})
+	got := float64(b.TotalBytes) / (1 << 20)
+	t.Logf("Llama-2-7B int8 ctx 512: estimate %.0f MiB, measured 7843 MiB (%+.1f%%)", got, 100*(got-7843)/7843)
+	assert.InDelta(t, 7843, got, 0.15*7843)
+}
+
+func TestEstimateBreakdown(t *testing.T) {
+	m := catalogModel(t, "Llama-3.1-70B")
+	b := Estimate(m, BF16, 8192, 4, KVOptions{})
+	assert.Equal(t, b.WeightsBytes+b.KVCacheBytes+b.ActivationsBytes+b.OverheadBytes, b.TotalBytes)
+	assert.Equal(t, WeightsBytes(m, BF16), b.WeightsBytes)
+	assert.Equal(t, KVCacheBytes(m, 8192, 4, KVOptions{}), b.KVCacheBytes)
+	assert.Positive(t, b.ActivationsBytes)
+	assert.Equal(t, PerDeviceOverheadBytes(), b.OverheadBytes)
+	// Activations depend on the chunk, not the whole context.
+	assert.Equal(t, ActivationsBytes(m, 8192, 4), ActivationsBytes(m, 100000, 4))
+	assert.Less(t, ActivationsBytes(m, 16, 1), ActivationsBytes(m, 8192, 1))
+
+	est := Estimate(&model.Model{Params: 7e9, ActiveParams: 7e9}, FP16, 4096, 1, KVOptions{})
+	assert.Contains(t, est.Notes[0], "shape unknown")
+	long := Estimate(catalogModel(t, "Mistral-7B-v0.1"), FP16, 65536, 1, KVOptions{})
+	assert.Len(t, long.Notes, 2) // sliding window; over the maximum context
+}
+
+func TestMaxContextAndBatch(t *testing.T) {
+	m := catalogModel(t, "Llama-3.1-8B")
+	budget := int64(24) << 30
+	ctx := MaxContext(m, FP16, 1, KVOptions{}, budget)
+	require.Positive(t, ctx)
+	assert.LessOrEqual(t, Estimate(m, FP16, ctx, 1, KVOptions{}).TotalBytes, budget)
+	if ctx < m.MaxContext {
+		assert.Greater(t, Estimate(m, FP16, ctx+1, 1, KVOptions{}).TotalBytes, budget)
+	}
+	// 24 GiB minus ~15 GiB of weights and ~1 GiB of overhead leaves ~8 GiB: ~60k tokens at 128 KiB each.
+	assert.InDelta(t, 60000, ctx, 8000)
+
+	batch := MaxBatch(m, FP16, 4096, KVOptions{}, budget)
+	require.Positive(t, batch)
+	assert.LessOrEqual(t, Estimate(m, FP16, 4096, batch, KVOptions{}).TotalBytes, budget)
+	assert.Greater(t, Estimate(m, FP16, 4096, batch+1, KVOptions{}).TotalBytes, budget)
+
+	assert.Zero(t, MaxContext(m, FP16, 1, KVOptions{}, 1<<30))
+	assert.Zero(t, MaxBatch(m, FP16, 4096, KVOptions{}, 1<<30))
+	// Capped at the model's maximum context.
+	assert.Equal(t, m.MaxContext, MaxContext(m, INT4, 1, KVOptions{}, 1<<50))
+	assert.False(t, math.IsNaN(float64(ctx)))
+}
