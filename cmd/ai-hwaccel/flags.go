@@ -1,0 +1,272 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
+)
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string // one line for the root help
+	run     func(a *app, args []string) error
+}
+
+// commands lists the subcommands in help order. It is filled in init to
+// break the cycle with help (which lists the commands).
+var commands []command
+
+func init() {
+	commands = []command{
+		{"plan", "how to spread a model over the devices: strategy, shards, memory, throughput, engine args", (*app).plan},
+		{"suggest", "the best precision (quantization) for a model on the devices", (*app).suggest},
+		{"train", "memory needed to fine-tune or train a model (lora, qlora, full, ...)", (*app).train},
+		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
+		{"version", "print the version", (*app).versionCmd},
+		{"help", "help for a command: ai-hwaccel help plan", (*app).helpCmd},
+	}
+}
+
+func findCommand(name string) *command {
+	for i := range commands {
+		if commands[i].name == name {
+			return &commands[i]
+		}
+	}
+	return nil
+}
+
+// flags wraps a FlagSet with the help text of its command and the flags
+// that help does not show.
+type flags struct {
+	*flag.FlagSet
+	cmd    string // "" for the root
+	usage  string // usage lines
+	about  string // paragraph after the usage lines
+	groups []flagGroup
+	hidden map[string]bool
+}
+
+type flagGroup struct {
+	title string
+	names []string
+}
+
+func newFlags(cmd, usage, about string) *flags {
+	name := "ai-hwaccel"
+	if cmd != "" {
+		name += " " + cmd
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard) // errors are reported by app.exit, help by printHelp
+	fs.Usage = func() {}
+	return &flags{FlagSet: fs, cmd: cmd, usage: usage, about: about, hidden: map[string]bool{}}
+}
+
+func (f *flags) group(title string, names ...string) {
+	f.groups = append(f.groups, flagGroup{title, names})
+}
+
+// parse parses args; it returns errHelp after printing help for -h/--help,
+// and a usage error for an unknown flag, a bad value or a stray argument.
+func (f *flags) parse(a *app, args []string) error {
+	err := f.Parse(args)
+	if errors.Is(err, flag.ErrHelp) {
+		f.printHelp(a.stdout)
+		return errHelp
+	}
+	if err != nil {
+		return usagef(f.cmd, "%v", err)
+	}
+	if f.NArg() > 0 {
+		extra := f.Arg(0)
+		if f.cmd == "" {
+			if findCommand(extra) != nil {
+				return usagef("", "the command %q must come before any flag", extra)
+			}
+			return usagef("", "unknown command %q", extra)
+		}
+		return usagef(f.cmd, "unexpected argument %q (flags take the form --name value)", extra)
+	}
+	return nil
+}
+
+// errHelp ends a command after its help was printed: exit status 0.
+var errHelp = errors.New("help printed")
+
+// isSet reports whether the flag was given on the command line.
+func (f *flags) isSet(name string) bool {
+	set := false
+	f.Visit(func(fl *flag.Flag) {
+		if fl.Name == name {
+			set = true
+		}
+	})
+	return set
+}
+
+func (f *flags) printHelp(w io.Writer) {
+	fmt.Fprintf(w, "Usage:\n%s\n", f.usage)
+	if f.about != "" {
+		fmt.Fprintf(w, "\n%s\n", f.about)
+	}
+	for _, g := range f.groups {
+		fmt.Fprintf(w, "\n%s:\n", g.title)
+		for _, name := range g.names {
+			fl := f.Lookup(name)
+			if fl == nil || f.hidden[name] {
+				continue
+			}
+			arg, text := flag.UnquoteUsage(fl)
+			head := "  --" + name
+			if arg != "" {
+				head += " " + arg
+			}
+			if fl.DefValue != "" && fl.DefValue != "false" && fl.DefValue != "0" {
+				text += fmt.Sprintf(" (default %s)", fl.DefValue)
+			}
+			if len(head) < 24 {
+				fmt.Fprintf(w, "%-24s%s\n", head, text)
+			} else {
+				fmt.Fprintf(w, "%s\n%24s%s\n", head, "", text)
+			}
+		}
+	}
+	fmt.Fprint(w, "\nExit status: 0 success, 1 error (detection failed, engine error), 2 usage error.\n")
+}
+
+// detectFlags are the detection options every command takes.
+type detectFlags struct {
+	sysroot, path, timeout, backends, exclude string
+	noExec                                    bool
+}
+
+var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude"}
+
+func (d *detectFlags) register(f *flags) {
+	f.StringVar(&d.sysroot, "sysroot", "", "read /sys, /proc and /dev under `DIR` (containers, fixture machines)")
+	f.StringVar(&d.path, "path", "", "search vendor tools on this `PATH` instead of $PATH (empty: run none)")
+	f.BoolVar(&d.noExec, "no-exec", false, "never run a vendor tool; sysfs and procfs only")
+	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: milliseconds or a Go `DURATION` (500, 2s; default 5s)")
+	f.StringVar(&d.backends, "backends", "", "run only these detection backends (`LIST`, comma-separated)")
+	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends (`LIST`, comma-separated)")
+	f.group("Detection flags", detectFlagNames...)
+}
+
+// options returns the detection options object of the wire contract, or
+// nil when every option is left at its default.
+func (d *detectFlags) options(f *flags) (map[string]any, error) {
+	o := map[string]any{}
+	if f.isSet("sysroot") {
+		if d.sysroot == "" {
+			return nil, usagef(f.cmd, "--sysroot needs a directory")
+		}
+		o["sysroot"] = d.sysroot
+	}
+	if f.isSet("path") {
+		o["path"] = absPathList(d.path)
+	}
+	if d.noExec {
+		o["no_exec"] = true
+	}
+	if f.isSet("timeout") {
+		ms, err := parseTimeout(d.timeout)
+		if err != nil {
+			return nil, usagef(f.cmd, "--timeout: %v", err)
+		}
+		o["timeout_ms"] = ms
+	}
+	for _, x := range []struct{ flag, key, val string }{{"backends", "backends", d.backends}, {"exclude", "exclude", d.exclude}} {
+		if !f.isSet(x.flag) {
+			continue
+		}
+		list, err := backendList(x.val)
+		if err != nil {
+			return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
+		}
+		o[x.key] = list
+	}
+	if len(o) == 0 {
+		return nil, nil
+	}
+	return o, nil
+}
+
+// absPathList resolves relative entries of a PATH list against the current
+// directory. The library drops relative entries (a tool must not be found
+// through the working directory of a host process), but on a command line a
+// relative directory is what the user typed on purpose.
+func absPathList(list string) string {
+	parts := filepath.SplitList(list)
+	for i, p := range parts {
+		if p != "" && !filepath.IsAbs(p) {
+			if abs, err := filepath.Abs(p); err == nil {
+				parts[i] = abs
+			}
+		}
+	}
+	return strings.Join(parts, string(filepath.ListSeparator))
+}
+
+// parseTimeout reads "500" as milliseconds and "2s", "1m30s" as Go durations.
+func parseTimeout(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	var d time.Duration
+	if n, err := strconv.ParseFloat(s, 64); err == nil {
+		d = time.Duration(n * float64(time.Millisecond))
+	} else {
+		d, err = time.ParseDuration(s)
+		if err != nil {
+			return 0, fmt.Errorf("%q is neither milliseconds nor a duration like 2s", s)
+		}
+	}
+	if d <= 0 || d > detect.MaxTimeout {
+		return 0, fmt.Errorf("%q is outside (0, %s]", s, detect.MaxTimeout)
+	}
+	return float64(d) / float64(time.Millisecond), nil
+}
+
+// backendList splits a comma-separated list of backend names and checks
+// each against the registered backends.
+func backendList(s string) ([]string, error) {
+	known := map[string]bool{}
+	for _, n := range detect.BackendNames() {
+		known[n] = true
+	}
+	var out []string
+	for _, n := range strings.Split(s, ",") {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			return nil, fmt.Errorf("empty backend name in %q", s)
+		}
+		if !known[n] {
+			return nil, fmt.Errorf("unknown backend %q (known: %s)", n, strings.Join(detect.BackendNames(), ", "))
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// deviceIDPattern is the shape of a contract device id: "cuda:0", "aws_neuron:3".
+var deviceIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*:[0-9]+$`)
+
+func deviceList(cmd, s string) ([]string, error) {
+	var out []string
+	for _, id := range strings.Split(s, ",") {
+		id = strings.TrimSpace(id)
+		if !deviceIDPattern.MatchString(id) {
+			return nil, usagef(cmd, "--devices: %q is not a device id like cuda:0", id)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -1,0 +1,505 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+)
+
+// result is one in-process run of the command.
+type result struct {
+	code           int
+	stdout, stderr string
+}
+
+// testApp is an app that sees no process environment (so a developer's
+// CUDA_VISIBLE_DEVICES cannot leak in), a fixed clock and a sleeper that
+// returns at once.
+func testApp(out, errOut *bytes.Buffer) *app {
+	a := newApp(out, errOut)
+	a.getenv = func(string) string { return "" }
+	a.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	a.sleep = func(context.Context, time.Duration) error { return nil }
+	return a
+}
+
+func runCLI(t *testing.T, args ...string) result {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := testApp(&out, &errOut).run(args)
+	return result{code, out.String(), errOut.String()}
+}
+
+func machinesDir(t *testing.T) string {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines"))
+	require.NoError(t, err)
+	return dir
+}
+
+// machines lists every fixture machine present at test time.
+func machines(t *testing.T) []string {
+	entries, err := os.ReadDir(machinesDir(t))
+	require.NoError(t, err)
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() {
+			names = append(names, e.Name())
+		}
+	}
+	require.NotEmpty(t, names, "no fixture machines under testdata/machines")
+	return names
+}
+
+// fixtureFlags points detection at a fixture machine: its root/ as sysroot
+// and its bin/ as the only PATH entry (an absent bin/ finds no tool).
+func fixtureFlags(t *testing.T, name string) []string {
+	dir := filepath.Join(machinesDir(t), name)
+	_, err := os.Stat(dir)
+	require.NoError(t, err, "fixture machine %s", name)
+	timeout := "5s"
+	if name == "hostile" {
+		// Its tools hang until the timeout by design; waiting 5 s for that
+		// proves nothing more than waiting 1 s.
+		timeout = "1s"
+	}
+	return []string{"--sysroot", filepath.Join(dir, "root"), "--path", filepath.Join(dir, "bin"), "--timeout", timeout}
+}
+
+func timeoutMs(t *testing.T, name string) float64 {
+	flags := fixtureFlags(t, name)
+	ms, err := parseTimeout(flags[len(flags)-1])
+	require.NoError(t, err)
+	return ms
+}
+
+func withFixture(t *testing.T, name string, args ...string) []string {
+	return append(args, fixtureFlags(t, name)...)
+}
+
+// withoutTiming decodes an answer and drops "timing", the one member that
+// differs between two detections of the same machine.
+func withoutTiming(t *testing.T, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m), "%s", b)
+	delete(m, "timing")
+	return m
+}
+
+func TestDefaultOutputIsTheLibraryAnswer(t *testing.T) {
+	for _, name := range machines(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, fixtureFlags(t, name)...)
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Empty(t, r.stderr)
+			require.True(t, strings.HasSuffix(r.stdout, "}\n"))
+			assert.Equal(t, 1, strings.Count(r.stdout, "\n"), "compact: one line")
+
+			dir := filepath.Join(machinesDir(t), name)
+			opts, err := json.Marshal(map[string]any{"sysroot": filepath.Join(dir, "root"),
+				"path": filepath.Join(dir, "bin"), "timeout_ms": timeoutMs(t, name)})
+			require.NoError(t, err)
+			lib := api.Detect(opts, func(string) string { return "" })
+			assert.Equal(t, withoutTiming(t, lib), withoutTiming(t, []byte(r.stdout)))
+
+			pretty := runCLI(t, withFixture(t, name, "--pretty")...)
+			require.Equal(t, 0, pretty.code, pretty.stderr)
+			assert.Contains(t, pretty.stdout, "\n  \"devices\": [")
+			assert.Equal(t, withoutTiming(t, lib), withoutTiming(t, []byte(pretty.stdout)))
+		})
+	}
+}
+
+func TestTableOnEveryFixture(t *testing.T) {
+	for _, name := range machines(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, withFixture(t, name, "--table")...)
+			require.Equal(t, 0, r.code, r.stderr)
+			lines := strings.Split(r.stdout, "\n")
+			assert.Regexp(t, `^ID +KIND +NAME +MEMORY +FREE +BW +BUS +NUMA$`, lines[0])
+			assert.True(t, strings.HasPrefix(lines[1], "cpu:0 "), "the host comes first: %q", lines[1])
+			var reg struct {
+				Devices []struct {
+					ID string `json:"id"`
+				} `json:"devices"`
+			}
+			require.NoError(t, json.Unmarshal([]byte(runCLI(t, fixtureFlags(t, name)...).stdout), &reg))
+			for i, d := range reg.Devices {
+				assert.True(t, strings.HasPrefix(lines[1+i], d.ID+" "), "row %d is %s: %q", i, d.ID, lines[1+i])
+			}
+			for _, section := range []string{"\nInterconnects", "\nNUMA nodes", "\nWarnings"} {
+				assert.Contains(t, r.stdout, section)
+			}
+			assert.NotRegexp(t, `(^|  )0\.0 GiB  +0\.0 GiB`, r.stdout, "unknown memory must not print as zero")
+			assert.NotContains(t, r.stdout, " 0 GB/s")
+		})
+	}
+}
+
+func TestTableDGX(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	for i := 0; i < 8; i++ {
+		assert.Regexp(t, regexp.MustCompile(`(?m)^cuda:`+string(rune('0'+i))+
+			` +cuda_gpu +NVIDIA H100 80GB HBM3 +79\.6 GiB +79\.2 GiB +.* +0000:[0-9a-f]{2}:00\.0 +[01]$`), r.stdout)
+	}
+	assert.Regexp(t, `(?m)^  nvswitch .*cuda:0-7$`, r.stdout)
+	assert.Regexp(t, `(?m)^  infiniband +mlx5_0 `, r.stdout)
+	assert.Regexp(t, `(?m)^  0 +[0-9.]+ GiB +0-55,112-167$`, r.stdout)
+	assert.Regexp(t, `(?m)^Total: 9 device\(s\), 8 accelerator\(s\), 637\.2 GiB accelerator memory`, r.stdout)
+}
+
+func TestRelativePathEntriesAreResolved(t *testing.T) {
+	// The library ignores relative PATH entries; the command resolves them,
+	// so nvidia-smi of the fixture runs (free memory is known only from it).
+	rel := filepath.Join("..", "..", "testdata", "machines", "dgx-h100")
+	r := runCLI(t, "--table", "--sysroot", filepath.Join(rel, "root"), "--path", filepath.Join(rel, "bin")+":")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^cuda:0 .* 79\.6 GiB +79\.2 GiB `, r.stdout)
+	assert.Equal(t, "/abs:"+filepath.Join(mustGetwd(t), "rel")+"::", absPathList("/abs:rel::"))
+}
+
+func mustGetwd(t *testing.T) string {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+	return wd
+}
+
+func TestTableCPUOnly(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^Total: 1 device\(s\), 0 accelerator\(s\), 0\.0 GiB accelerator memory, [0-9.]+ GiB host memory$`, r.stdout)
+	assert.Contains(t, r.stdout, "\nInterconnects: none\n")
+}
+
+func TestSummary(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "--summary")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+	assert.EqualValues(t, 9, s["device_count"])
+	assert.EqualValues(t, 8, s["accelerator_count"])
+	assert.EqualValues(t, 8, s["families"].(map[string]any)["gpu"])
+	assert.EqualValues(t, 8*85520809984.0, s["accelerator_memory_bytes"])
+	assert.Equal(t, "cuda:0", s["best_device"].(map[string]any)["id"])
+	assert.Contains(t, s["interconnects"], "nvswitch")
+
+	p := runCLI(t, withFixture(t, "cpu-only", "--summary", "--pretty")...)
+	require.Equal(t, 0, p.code, p.stderr)
+	assert.Contains(t, p.stdout, "\n  \"best_device\": null")
+}
+
+func TestUsageErrors(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--bogus"}, "flag provided but not defined: -bogus"},
+		{[]string{"frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"--table", "plan"}, `the command "plan" must come before any flag`},
+		{[]string{"--watch", "0"}, "--watch needs a whole number of seconds >= 1, got 0"},
+		{[]string{"--watch", "-3"}, "--watch needs a whole number of seconds >= 1"},
+		{[]string{"--watch", "abc"}, `invalid value "abc" for flag -watch`},
+		{[]string{"--watch", "1.5"}, `invalid value "1.5" for flag -watch`},
+		{[]string{"--watch-count", "2"}, "--watch-count needs --watch"},
+		{[]string{"--table", "--summary"}, "exclude each other"},
+		{[]string{"--watch", "1", "--table"}, "exclude each other"},
+		{[]string{"--table", "--pretty"}, "--pretty applies to JSON output"},
+		{[]string{"--timeout", "soon"}, `--timeout: "soon" is neither milliseconds nor a duration`},
+		{[]string{"--timeout", "0"}, "--timeout: \"0\" is outside"},
+		{[]string{"--timeout", "11m"}, "is outside"},
+		{[]string{"--backends", "cpu,nope"}, `--backends: unknown backend "nope"`},
+		{[]string{"--exclude", "cpu,"}, "--exclude: empty backend name"},
+		{[]string{"--sysroot", ""}, "--sysroot needs a directory"},
+		{[]string{"--no-exec=maybe"}, "invalid boolean value"},
+		{[]string{"plan"}, "--model is required"},
+		{[]string{"plan", "--model", "70b", "extra"}, `unexpected argument "extra"`},
+		{[]string{"plan", "--model", "7"}, `a bare number is ambiguous; give a unit (7b for billions`},
+		{[]string{"plan", "--model", "0b"}, "parameter count out of range"},
+		{[]string{"plan", "--model", "99999999t"}, "parameter count out of range"},
+		{[]string{"plan", "--model", "70b", "--quant", "int3"}, `--quant "int3": want one of auto, fp32`},
+		{[]string{"plan", "--model", "70b", "--engine", "tgi"}, `--engine "tgi": want one of vllm`},
+		{[]string{"plan", "--model", "70b", "--context", "0"}, "--context must be >= 1, got 0"},
+		{[]string{"plan", "--model", "70b", "--batch", "-1"}, "--batch must be >= 1"},
+		{[]string{"plan", "--model", "70b", "--context", "4k"}, `invalid value "4k" for flag -context`},
+		{[]string{"plan", "--model", "70b", "--devices", "cuda"}, `--devices: "cuda" is not a device id`},
+		{[]string{"plan", "--model", "70b", "--devices", "cuda:0,,cuda:1"}, `--devices: "" is not a device id`},
+		{[]string{"plan", "--model", "70b", "--pretty"}, "--pretty applies to --json output"},
+		{[]string{"suggest", "--model", "70b", "--quant", "bf16"}, "flag provided but not defined: -quant"},
+		{[]string{"suggest", "--model", "70b", "--engine", "vllm"}, "flag provided but not defined: -engine"},
+		{[]string{"train", "--model", "7b"}, "--method is required"},
+		{[]string{"nfd", "--output", ""}, "--output needs a file name"},
+		{[]string{"nfd", "--expiry", "soon"}, `invalid value "soon" for flag -expiry`},
+		{[]string{"nfd", "--expiry", "-1h"}, "--expiry must not be negative"},
+		{[]string{"version", "--short"}, "flag provided but not defined"},
+		{[]string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{[]string{"help", "plan", "train"}, "help takes one command name"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			r := runCLI(t, c.args...)
+			assert.Equal(t, 2, r.code)
+			assert.Empty(t, r.stdout)
+			assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: usage: "), r.stderr)
+			assert.Contains(t, r.stderr, c.want)
+			assert.Contains(t, r.stderr, "--help' for usage.")
+		})
+	}
+}
+
+func TestUsageErrorPointsAtTheCommandHelp(t *testing.T) {
+	r := runCLI(t, "plan", "--bogus")
+	assert.Contains(t, r.stderr, "Run 'ai-hwaccel plan --help' for usage.")
+	r = runCLI(t, "--bogus")
+	assert.Contains(t, r.stderr, "Run 'ai-hwaccel --help' for usage.")
+}
+
+func TestHelp(t *testing.T) {
+	root := runCLI(t, "--help")
+	require.Equal(t, 0, root.code)
+	assert.Empty(t, root.stderr)
+	assert.True(t, strings.HasPrefix(root.stdout, "Usage:\n"))
+	for _, c := range commands {
+		assert.Contains(t, root.stdout, "\n  "+c.name+" ", "root help lists %s", c.name)
+	}
+	for _, fl := range []string{"--pretty", "--table", "--summary", "--watch N", "--version", "--sysroot DIR", "--timeout DURATION"} {
+		assert.Contains(t, root.stdout, fl)
+	}
+	assert.NotContains(t, root.stdout, "watch-count", "hidden flag")
+	assert.Contains(t, root.stdout, "Exit status: 0 success, 1 error")
+	assert.Equal(t, root, runCLI(t, "-h"))
+	assert.Equal(t, root, runCLI(t, "help"))
+
+	wantFlags := map[string][]string{
+		"plan":    {"--model MODEL", "--quant QUANT", "--context N", "--batch N", "--devices IDS", "--engine ENGINE", "--json", "--sysroot DIR"},
+		"suggest": {"--model MODEL", "--context N", "--devices IDS", "--json", "--no-exec"},
+		"train":   {"--model MODEL", "--method METHOD", "--quant QUANT", "--json", "--backends LIST"},
+		"nfd":     {"--output FILE", "--expiry DURATION", "--exclude LIST"},
+		"version": {},
+		"help":    {},
+	}
+	for _, c := range commands {
+		t.Run(c.name, func(t *testing.T) {
+			r := runCLI(t, c.name, "--help")
+			require.Equal(t, 0, r.code, r.stderr)
+			assert.Empty(t, r.stderr)
+			assert.True(t, strings.HasPrefix(r.stdout, "Usage:\n  ai-hwaccel "+c.name), r.stdout)
+			for _, fl := range wantFlags[c.name] {
+				assert.Contains(t, r.stdout, fl)
+			}
+			assert.Equal(t, r, runCLI(t, c.name, "-h"))
+			if c.name != "help" {
+				assert.Equal(t, r, runCLI(t, "help", c.name))
+			}
+		})
+	}
+	require.Len(t, commands, len(wantFlags), "a new command needs its help checked here")
+}
+
+func TestVersion(t *testing.T) {
+	r := runCLI(t, "--version")
+	assert.Equal(t, 0, r.code)
+	assert.Equal(t, "ai-hwaccel "+version+" (registry schema 1)\n", r.stdout)
+	assert.Equal(t, r, runCLI(t, "version"))
+}
+
+func TestDetectionFailed(t *testing.T) {
+	r := runCLI(t, "--sysroot", filepath.Join(t.TempDir(), "missing"), "--table")
+	assert.Equal(t, 1, r.code)
+	assert.Empty(t, r.stdout)
+	assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: detection_failed: "), r.stderr)
+}
+
+func TestWatchOnFixture(t *testing.T) {
+	var out, errOut bytes.Buffer
+	a := testApp(&out, &errOut)
+	slept := []time.Duration{}
+	a.sleep = func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }
+	code := a.run(withFixture(t, "dgx-h100", "--watch", "3", "--watch-count", "2"))
+	require.Equal(t, 0, code, errOut.String())
+	assert.Equal(t, []time.Duration{3 * time.Second}, slept)
+	assert.Equal(t, 2, strings.Count(out.String(), "ai-hwaccel watch: refresh "))
+	assert.Equal(t, 2, strings.Count(out.String(), "\ncuda:7 "))
+	assert.NotContains(t, out.String(), "\x1b[", "not a terminal: no clear-screen")
+
+	// An interrupt (the context ends) stops an unbounded watch with status 0.
+	ctx, cancel := context.WithCancel(context.Background())
+	a.ctx = ctx
+	a.sleep = func(ctx context.Context, d time.Duration) error { cancel(); return ctx.Err() }
+	out.Reset()
+	assert.Equal(t, 0, a.run(withFixture(t, "cpu-only", "--watch", "1")))
+	assert.Equal(t, 1, strings.Count(out.String(), "ai-hwaccel watch: refresh "))
+}
+
+// Kubernetes label syntax (k8s.io/apimachinery validation, written out here
+// independently of the code under test): key = [prefix "/"] name; prefix a
+// DNS-1123 subdomain of at most 253 characters; name at most 63 characters
+// of [A-Za-z0-9] at both ends and [-A-Za-z0-9_.] inside; value empty or the
+// same shape as a name.
+var (
+	labelName      = regexp.MustCompile(`^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$`)
+	dns1123Subdom  = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`)
+	nfdExpiryLine  = regexp.MustCompile(`^# \+expiry-time=\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+	nfdCommentLine = regexp.MustCompile(`^#`)
+)
+
+func validLabelKey(k string) bool {
+	name := k
+	if i := strings.LastIndexByte(k, '/'); i >= 0 {
+		prefix := k[:i]
+		name = k[i+1:]
+		if len(prefix) == 0 || len(prefix) > 253 || !dns1123Subdom.MatchString(prefix) {
+			return false
+		}
+	}
+	return len(name) <= 63 && labelName.MatchString(name)
+}
+
+func validLabelValue(v string) bool {
+	return v == "" || (len(v) <= 63 && labelName.MatchString(v))
+}
+
+func TestLabelSyntaxChecker(t *testing.T) {
+	for _, k := range []string{"ai-hwaccel.io/gpu.count", "a", "x.y/A_b-c.9", strings.Repeat("a", 63)} {
+		assert.True(t, validLabelKey(k), k)
+	}
+	for _, k := range []string{"", "ai-hwaccel.io/", "/x", "Upper.io/x", "a/b/c", "x/-a", "x/a-", strings.Repeat("a", 64), "x/a b"} {
+		assert.False(t, validLabelKey(k), k)
+	}
+	for _, v := range []string{"", "8", "NVIDIA-H100-80GB-HBM3", "9.0", "a_b"} {
+		assert.True(t, validLabelValue(v), v)
+	}
+	for _, v := range []string{"-a", "a-", "a b", "a,b", strings.Repeat("x", 64), "ü"} {
+		assert.False(t, validLabelValue(v), v)
+	}
+}
+
+func TestNFDLabelsOnEveryFixture(t *testing.T) {
+	for _, name := range machines(t) {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := runCLI(t, withFixture(t, name, "nfd", "--expiry", "2h")...)
+			require.Equal(t, 0, r.code, r.stderr)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			var keys []string
+			expiry := 0
+			for _, line := range lines {
+				if nfdCommentLine.MatchString(line) {
+					if strings.HasPrefix(line, "# +") {
+						assert.Regexp(t, nfdExpiryLine, line)
+						expiry++
+					}
+					continue
+				}
+				k, v, ok := strings.Cut(line, "=")
+				require.True(t, ok, "line %q is key=value", line)
+				assert.True(t, validLabelKey(k), "key %q", k)
+				assert.True(t, validLabelValue(v), "value %q of %s", v, k)
+				assert.True(t, strings.HasPrefix(k, "ai-hwaccel.io/"), k)
+				keys = append(keys, k)
+			}
+			assert.Equal(t, 1, expiry)
+			assert.Contains(t, r.stdout, "# +expiry-time=2026-01-02T05:04:05Z\n")
+			assert.True(t, sort.StringsAreSorted(keys), "sorted")
+			assert.Contains(t, keys, "ai-hwaccel.io/accelerator.present")
+			assert.Less(t, len(r.stdout), 64<<10, "NFD ignores feature files over 64 kB")
+		})
+	}
+}
+
+func TestNFDDGX(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "nfd")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	for _, line := range []string{
+		"ai-hwaccel.io/accelerator.count=8",
+		"ai-hwaccel.io/accelerator.present=true",
+		"ai-hwaccel.io/gpu.count=8",
+		"ai-hwaccel.io/gpu.memory=81559",
+		"ai-hwaccel.io/gpu.product=NVIDIA-H100-80GB-HBM3",
+		"ai-hwaccel.io/cuda.count=8",
+		"ai-hwaccel.io/cuda.compute_capability=9.0",
+		"ai-hwaccel.io/interconnect=nvswitch",
+		"ai-hwaccel.io/interconnect.infiniband=true",
+		"ai-hwaccel.io/numa.count=2",
+	} {
+		assert.Contains(t, r.stdout, "\n"+line+"\n")
+	}
+	assert.NotContains(t, r.stdout, "expiry")
+}
+
+func TestNFDOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "ai-hwaccel")
+	r := runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", path)...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stdout)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "ai-hwaccel.io/accelerator.present=false\n")
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
+
+	r = runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", filepath.Join(dir, "no", "such", "dir"))...)
+	assert.Equal(t, 1, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: error: "), r.stderr)
+}
+
+func TestParseModel(t *testing.T) {
+	dir := t.TempDir()
+	gguf := filepath.Join(dir, "m.gguf")
+	require.NoError(t, os.WriteFile(gguf, []byte("GGUF"), 0o644))
+	cases := []struct {
+		in  string
+		key string
+		val any
+	}{
+		{"70b", "params", int64(70e9)},
+		{"70B", "params", int64(70e9)},
+		{"7.5B", "params", int64(7.5e9)},
+		{"7000m", "params", int64(7e9)},
+		{"500k", "params", int64(5e5)},
+		{"1.2t", "params", int64(1.2e12)},
+		{" 8b ", "params", int64(8e9)},
+		{"llama-3-70b", "name", "llama-3-70b"},
+		{"Llama-2-7B", "name", "Llama-2-7B"},
+		{gguf, "path", gguf},
+		{filepath.Join(dir, "missing.gguf"), "name", filepath.Join(dir, "missing.gguf")},
+	}
+	for _, c := range cases {
+		m, err := parseModel("plan", c.in)
+		require.NoError(t, err, c.in)
+		assert.Equal(t, c.key, m.key, c.in)
+		assert.Equal(t, c.val, m.val, c.in)
+	}
+	for _, bad := range []string{"", "  ", "7", "0.5", "0b", "0.0000001k"} {
+		_, err := parseModel("plan", bad)
+		assert.Error(t, err, "%q", bad)
+	}
+}
+
+func TestParseTimeout(t *testing.T) {
+	for in, want := range map[string]float64{"500": 500, "2s": 2000, "1m30s": 90000, "250ms": 250, "0.5": 0.5} {
+		got, err := parseTimeout(in)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "x", "-1", "0", "0s", "11m", "1e9"} {
+		_, err := parseTimeout(bad)
+		assert.Error(t, err, bad)
+	}
+}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+const rootUsage = `  ai-hwaccel [--pretty]              the device registry as JSON (what hwaccel_detect_json returns)
+  ai-hwaccel --table                 the devices as a table, then interconnects, NUMA nodes, warnings
+  ai-hwaccel --summary [--pretty]    counts, accelerator memory, best device, as JSON
+  ai-hwaccel --watch N               the table every N seconds with free-memory changes, until Ctrl-C
+  ai-hwaccel <command> [flags]`
+
+func rootAbout() string {
+	var b strings.Builder
+	b.WriteString("Finds the AI accelerators of this machine (GPUs, TPUs, NPUs, AI ASICs) and plans models on them.\n\nCommands:\n")
+	for _, c := range commands {
+		fmt.Fprintf(&b, "  %-9s %s\n", c.name, c.summary)
+	}
+	b.WriteString("\nRun 'ai-hwaccel <command> --help' for a command's flags. Errors go to stderr as\n'ai-hwaccel: <code>: <message>' (code \"usage\" for a wrong command line).")
+	return b.String()
+}
+
+func rootFlags() (*flags, *rootOptions, *detectFlags) {
+	f := newFlags("", rootUsage, rootAbout())
+	o := &rootOptions{}
+	f.BoolVar(&o.pretty, "pretty", false, "indent the JSON")
+	f.BoolVar(&o.table, "table", false, "print a table for humans instead of JSON")
+	f.BoolVar(&o.summary, "summary", false, "print a short JSON summary (see docs/cli.md)")
+	f.IntVar(&o.watch, "watch", 0, "refresh the table every `N` seconds (N >= 1) until interrupted")
+	f.IntVar(&o.watchCount, "watch-count", 0, "stop --watch after K refreshes (tests)")
+	f.hidden["watch-count"] = true
+	f.BoolVar(&o.version, "version", false, "print the version and exit")
+	f.group("Flags", "pretty", "table", "summary", "watch", "version")
+	d := &detectFlags{}
+	d.register(f)
+	return f, o, d
+}
+
+type rootOptions struct {
+	pretty, table, summary, version bool
+	watch, watchCount               int
+}
+
+// root is the command without a subcommand: detection.
+func (a *app) root(args []string) error {
+	f, o, d := rootFlags()
+	if err := f.parse(a, args); err != nil {
+		return ignoreHelp(err)
+	}
+	if o.version {
+		return a.versionCmd(nil)
+	}
+	modes := 0
+	for _, on := range []bool{o.table, o.summary, f.isSet("watch")} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usagef("", "--table, --summary and --watch exclude each other")
+	}
+	if o.pretty && (o.table || f.isSet("watch")) {
+		return usagef("", "--pretty applies to JSON output, not to --table or --watch")
+	}
+	if f.isSet("watch-count") && !f.isSet("watch") {
+		return usagef("", "--watch-count needs --watch")
+	}
+	opts, err := d.options(f)
+	if err != nil {
+		return err
+	}
+	optsJSON, err := marshalOptions(opts)
+	if err != nil {
+		return err
+	}
+	if f.isSet("watch") {
+		if o.watch < 1 {
+			return usagef("", "--watch needs a whole number of seconds >= 1, got %d", o.watch)
+		}
+		if o.watchCount < 0 {
+			return usagef("", "--watch-count must be >= 0")
+		}
+		return a.watchLoop(optsJSON, o)
+	}
+	out := api.Detect(optsJSON, a.getenv)
+	if err := answerError(out); err != nil {
+		return err
+	}
+	switch {
+	case o.table:
+		reg, err := decodeRegistry(out)
+		if err != nil {
+			return err
+		}
+		return cli.WriteTable(a.stdout, reg, nil)
+	case o.summary:
+		reg, err := decodeRegistry(out)
+		if err != nil {
+			return err
+		}
+		b, err := json.Marshal(cli.Summarize(reg))
+		if err != nil {
+			return err
+		}
+		return a.writeJSON(b, o.pretty)
+	default:
+		return a.writeJSON(out, o.pretty)
+	}
+}
+
+func (a *app) watchLoop(optsJSON []byte, o *rootOptions) error {
+	w := cli.Watch{
+		Interval: time.Duration(o.watch) * time.Second,
+		Count:    o.watchCount,
+		Sleep:    a.sleep,
+		Now:      a.now,
+		Clear:    a.terminal,
+		Detect: func(context.Context) (*registry.Registry, error) {
+			out := api.Detect(optsJSON, a.getenv)
+			if err := answerError(out); err != nil {
+				return nil, err
+			}
+			return decodeRegistry(out)
+		},
+	}
+	return w.Run(a.ctx, a.stdout)
+}
+
+// writeJSON writes an answer as it is (compact, the library's exact bytes)
+// or indented, followed by a newline.
+func (a *app) writeJSON(b []byte, pretty bool) error {
+	if pretty {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, b, "", "  "); err != nil {
+			return err
+		}
+		b = buf.Bytes()
+	}
+	_, err := fmt.Fprintf(a.stdout, "%s\n", b)
+	return err
+}
+
+func marshalOptions(opts map[string]any) ([]byte, error) {
+	if opts == nil {
+		return nil, nil
+	}
+	return json.Marshal(opts)
+}
+
+// answerError returns the engine error carried by an answer, or nil when the
+// answer is not an error object.
+func answerError(out []byte) error {
+	var e struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(out), []byte(`{"error"`)) {
+		return nil
+	}
+	if err := json.Unmarshal(out, &e); err != nil || e.Error == nil {
+		return nil
+	}
+	return &engineError{code: e.Error.Code, message: e.Error.Message}
+}
+
+func decodeRegistry(out []byte) (*registry.Registry, error) {
+	var reg registry.Registry
+	if err := json.Unmarshal(out, &reg); err != nil {
+		return nil, fmt.Errorf("cannot read the registry: %w", err)
+	}
+	return &reg, nil
+}
+
+func ignoreHelp(err error) error {
+	if err == errHelp {
+		return nil
+	}
+	return err
+}
+
+func (a *app) versionCmd(args []string) error {
+	f := newFlags("version", "  ai-hwaccel version", "Prints the version of the command and the registry schema version.")
+	if err := f.parse(a, args); err != nil {
+		return ignoreHelp(err)
+	}
+	_, err := fmt.Fprintf(a.stdout, "ai-hwaccel %s (registry schema %d)\n", version, registry.SchemaVersion)
+	return err
+}
+
+func (a *app) helpCmd(args []string) error {
+	f := newFlags("help", "  ai-hwaccel help [command]", "Prints the help of the command, or of ai-hwaccel itself.")
+	if err := f.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			f.printHelp(a.stdout)
+			return nil
+		}
+		return usagef("help", "%v", err)
+	}
+	switch f.NArg() {
+	case 0:
+		rf, _, _ := rootFlags()
+		rf.printHelp(a.stdout)
+		return nil
+	case 1:
+		c := findCommand(f.Arg(0))
+		if c == nil {
+			return usagef("help", "unknown command %q", f.Arg(0))
+		}
+		return c.run(a, []string{"--help"})
+	}
+	return usagef("help", "help takes one command name")
+}
