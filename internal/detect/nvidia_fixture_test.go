@@ -281,3 +281,35 @@ func TestFixtureCPUOnly(t *testing.T) {
 	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 395963980 * 1024, CPUs: "0-63"}}, reg.SystemIO.NUMANodes)
 	assert.Empty(t, reg.SystemIO.Interconnects)
 }
+
+var migInstances = []string{"MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d", "MIG-1b2c3d4e-5f60-5b7c-9d8e-0f1a2b3c4d5e",
+	"MIG-2c3d4e5f-6071-5c8d-ae9f-1a2b3c4d5e6f", "MIG-3d4e5f60-7182-5d9e-bfa0-2b3c4d5e6f70"}
+
+func TestFixtureNVIDIAMIG(t *testing.T) {
+	reg := detectHost(t, "nvidia-mig", nil)
+	assert.Empty(t, warningCodes(reg))
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "cuda:0", g.ID)
+	assert.Equal(t, "0000:00:09.0", g.PCIBusID)
+	assert.Equal(t, int64(h100Bytes), g.MemoryBytes)
+	require.NotNil(t, g.MemoryFreeBytes)
+	assert.Equal(t, int64(81022)<<20, *g.MemoryFreeBytes)
+	assert.Equal(t, "590.48.01", g.DriverVersion)
+	assert.Nil(t, g.NUMANode, "numa_node -1 in a VM is unknown")
+	assert.Equal(t, &registry.MIG{Mode: "enabled", Children: migInstances}, g.MIG)
+	assert.Empty(t, reg.SystemIO.Interconnects)
+	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 247381552 * 1024, CPUs: "0-23"}}, reg.SystemIO.NUMANodes)
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, 24, cpus[0].Cores)
+	assert.Equal(t, 24, cpus[0].Threads)
+
+	// A MIG instance in CUDA_VISIBLE_DEVICES makes its parent GPU visible.
+	reg = detectHost(t, "nvidia-mig", map[string]string{envCUDAVis: migInstances[2]})
+	assert.Empty(t, warningCodes(reg))
+	gpus = devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, "0", gpus[0].VisibleAs)
+}
