@@ -90,7 +90,7 @@ func writeField(w io.Writer, indent, key string, v any) {
 			writeRows(w, indent+"  ", rows)
 			return
 		}
-		if key == "explanation" || key == "warnings" || !scalars(x) {
+		if key == "explanation" || key == "warnings" || !words(x) {
 			fmt.Fprintf(w, "%s%s:\n", indent, title)
 			for _, item := range x {
 				fmt.Fprintf(w, "%s  - %s\n", indent, scalar("", item))
@@ -127,11 +127,17 @@ func objects(list []any) ([]map[string]any, bool) {
 	return rows, true
 }
 
-func scalars(list []any) bool {
+// words reports whether a list can print on one line separated by spaces
+// (command-line arguments, ids): no item is nested or contains a space.
+func words(list []any) bool {
 	for _, item := range list {
-		switch item.(type) {
+		switch x := item.(type) {
 		case map[string]any, []any:
 			return false
+		case string:
+			if strings.ContainsAny(x, " \t\n") || x == "" {
+				return false
+			}
 		}
 	}
 	return true
