@@ -137,7 +137,8 @@ func nvidiaFromTool(ctx context.Context, m *Machine, f *Findings, fab nvFabric) 
 				Message: "nvidia-smi --query-gpu: " + is.Message, Tool: toolNvidiaSMI})
 		}
 		if len(gpus) == 0 && len(fab.gpus) > 0 {
-			f.Warn(backendCUDA, registry.WarnToolFailed, "nvidia-smi --query-gpu printed no usable GPU line")
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCUDA, Code: registry.WarnToolFailed,
+				Tool: toolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
 			return nil, false
 		}
 		for _, g := range gpus {
