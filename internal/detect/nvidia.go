@@ -480,13 +480,14 @@ var nvDatasheets = map[int]nvDatasheet{
 	0x2330: {Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 80 << 30, BandwidthGBs: 3350, NVLinkGBs: 900, CC: "9.0"},
 	// "NVIDIA A100 PCIe 80GB": https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1
 	0x20b5: {Name: "NVIDIA A100 80GB PCIe", MemoryBytes: 80 << 30, BandwidthGBs: 1940, CC: "8.0"},
-	// "NVIDIA A40": reseller copy of the NVIDIA A40 datasheet (www.ecer.com, see devices.json)
+	// "NVIDIA A40": https://www.ecer.com/corp/details-uuuedqa-p1bsay9-multi-display-setups-supported-by-48gb-gddr6-ecc-memory-nvidia-a40-gpu-and-vga-outputs.html
+	// (reseller copy of the NVIDIA A40 datasheet)
 	0x2235: {Name: "NVIDIA A40", MemoryBytes: 48 << 30, BandwidthGBs: 696, CC: "8.6"},
-	// "NVIDIA GeForce RTX 4090": cpu-gpu.alldbin.com comparison (see devices.json)
+	// "NVIDIA GeForce RTX 4090": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html
 	0x2684: {Name: "NVIDIA GeForce RTX 4090", MemoryBytes: 24 << 30, BandwidthGBs: 1008, CC: "8.9"},
-	// "NVIDIA GeForce RTX 3090": cpu-gpu.alldbin.com comparison (see devices.json)
+	// "NVIDIA GeForce RTX 3090": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-and-GeForce-RTX-3050-6GB-mobile-comparison.html
 	0x2204: {Name: "NVIDIA GeForce RTX 3090", MemoryBytes: 24 << 30, BandwidthGBs: 936.2, CC: "8.6"},
-	// "NVIDIA GeForce RTX 3060 (12GB)": cpu-gpu.alldbin.com comparison (see devices.json)
+	// "NVIDIA GeForce RTX 3060 (12GB)": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html
 	0x2504: {Name: "NVIDIA GeForce RTX 3060", MemoryBytes: 12 << 30, BandwidthGBs: 360, CC: "8.6"},
 }
 
