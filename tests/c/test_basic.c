@@ -123,7 +123,13 @@ static void test_hostile_inputs(void) {
         expect(&exports[i], "negative params", "{\"model\":{\"params_b\":-70}}", "invalid_argument");
         expect(&exports[i], "invalid UTF-8 in name", "{\"model\":{\"name\":\"\xff\xfe\"}}",
                "unknown_model");
-        expect(&exports[i], "bad registry", "{\"model\":{\"params_b\":7},\"registry\":[]}",
+        expect(&exports[i], "negative memory in registry",
+               "{\"model\":{\"params_b\":7},\"registry\":{\"schema_version\":1,\"devices\":[{\"id\":\"cpu:0\","
+               "\"kind\":\"cpu\",\"family\":\"cpu\",\"index\":0,\"available\":true,\"memory_bytes\":-1}]}}",
+               "invalid_argument");
+        expect(&exports[i], "unknown device kind in registry",
+               "{\"model\":{\"params_b\":7},\"registry\":{\"schema_version\":1,\"devices\":[{\"id\":\"x:0\","
+               "\"kind\":\"warp_drive\",\"index\":0,\"available\":true}]}}",
                "invalid_argument");
     }
     free(huge);

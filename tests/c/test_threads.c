@@ -1,0 +1,97 @@
+/* test_threads.c: 64 host threads call every export concurrently for
+ * HWACCEL_STRESS_SECONDS (default 10) and every answer must equal the answer
+ * the same request got single-threaded (the registry's "timing" member, the
+ * only part that varies, is removed before comparing). Detection runs with
+ * no cache, so the threads really detect concurrently, with tools. */
+#include <pthread.h>
+#include <time.h>
+
+#include "check.h"
+#include "plan_probe.h"
+
+#define N_THREADS 64
+
+typedef char *(*export_fn)(const char *);
+
+struct request {
+    const char *name;
+    export_fn fn;
+    char input[1024];
+    char *want; /* single-threaded answer, timing stripped */
+};
+
+static struct request requests[16];
+static int n_requests;
+static double deadline;
+static volatile int mismatches;
+static volatile long calls;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static double now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void add(const char *name, export_fn fn, const char *input) {
+    struct request *r = &requests[n_requests++];
+    r->name = name;
+    r->fn = fn;
+    snprintf(r->input, sizeof r->input, "%s", input);
+    r->want = strip_timing(fn(r->input));
+    CHECK(is_envelope(r->want), "%s(%s): %.200s", name, input, r->want);
+}
+
+static void *worker(void *arg) {
+    long id = (long)arg;
+    long mine = 0;
+    for (int i = (int)id; now() < deadline; i++) {
+        struct request *r = &requests[i % n_requests];
+        char *got = strip_timing(r->fn(r->input));
+        mine++;
+        if (got == NULL || strcmp(got, r->want) != 0) {
+            pthread_mutex_lock(&mu);
+            if (mismatches++ < 5)
+                fprintf(stderr, "thread %ld: %s(%.80s) differs:\n got %.300s\nwant %.300s\n", id, r->name,
+                        r->input, got ? got : "(null)", r->want);
+            pthread_mutex_unlock(&mu);
+        }
+        hwaccel_free_string(got);
+    }
+    pthread_mutex_lock(&mu);
+    calls += mine;
+    pthread_mutex_unlock(&mu);
+    return NULL;
+}
+
+int main(void) {
+    const char *env = getenv("HWACCEL_STRESS_SECONDS");
+    double seconds = env ? atof(env) : 10;
+    if (seconds <= 0) seconds = 10;
+    char opts[1024];
+
+    add("detect", hwaccel_detect_json, fixture_options(opts, sizeof opts, "dgx-h100", ""));
+    add("detect", hwaccel_detect_json, fixture_options(opts, sizeof opts, "cpu-only", ",\"no_exec\":true"));
+    add("detect", hwaccel_detect_json,
+        fixture_options(opts, sizeof opts, "dgx-h100", ",\"env\":{\"CUDA_VISIBLE_DEVICES\":\"3,1\"}"));
+    add("detect", hwaccel_detect_json, "{");
+    const char *plan_req = "{\"model\":{\"params_b\":7},\"registry\":" PROBE_REGISTRY "}";
+    add("suggest_quant", hwaccel_suggest_quant, plan_req);
+    add("plan_sharding", hwaccel_plan_sharding, plan_req);
+    add("estimate_training", hwaccel_estimate_training, plan_req);
+    add("plan_sharding", hwaccel_plan_sharding, "[]");
+    add("suggest_quant", hwaccel_suggest_quant, "");
+    add("estimate_training", hwaccel_estimate_training, "{\"model\":");
+    CHECK(count_of(requests[0].want, "\"kind\":\"cuda_gpu\"") == 8, "reference dgx-h100 detection");
+
+    deadline = now() + seconds;
+    pthread_t t[N_THREADS];
+    for (long i = 0; i < N_THREADS; i++) CHECK(pthread_create(&t[i], NULL, worker, (void *)i) == 0, "create %ld", i);
+    for (int i = 0; i < N_THREADS; i++) pthread_join(t[i], NULL);
+
+    printf("%d threads, %.0f s, %ld calls\n", N_THREADS, seconds, calls);
+    CHECK(calls >= N_THREADS, "every thread made a call (%ld calls)", calls);
+    CHECK(mismatches == 0, "%d answers differ from single-threaded ones", mismatches);
+    for (int i = 0; i < n_requests; i++) hwaccel_free_string(requests[i].want);
+    return check_summary();
+}
