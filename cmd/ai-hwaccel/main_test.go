@@ -566,19 +566,24 @@ func TestSuggestOnDGX(t *testing.T) {
 }
 
 func TestTrain(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "lora", "--json")...)
-	if r.code == 0 {
-		var ans map[string]any
-		require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
-		assert.NotEmpty(t, ans)
-		return
+	r := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-2-7B", "--method", "qlora", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var ans map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
+	assert.Equal(t, true, ans["fits"])
+	assert.Equal(t, "qlora", ans["method"])
+	assert.Contains(t, ans["per_device"], "total_bytes")
+
+	text := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "lora", "--context", "2048")...)
+	require.Equal(t, 0, text.code, text.stderr)
+	for _, want := range []string{"fits: yes\n", "method: lora\n", "per device:\n  ", "seq len: 2048\n", "\nexplanation:\n  - "} {
+		assert.Contains(t, text.stdout, want)
 	}
-	// Until training lands the engine answers an error object: exit 1 with
-	// the engine's code, never a usage error and never a crash.
-	assert.Equal(t, 1, r.code)
-	assert.Empty(t, r.stdout)
-	assert.Regexp(t, `^ai-hwaccel: [a-z_]+: `, r.stderr)
-	assert.NotContains(t, r.stderr, "usage")
+
+	// A method the engine does not know is its invalid_argument (exit 1).
+	bad := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "telepathy")...)
+	assert.Equal(t, 1, bad.code)
+	assert.True(t, strings.HasPrefix(bad.stderr, "ai-hwaccel: invalid_argument: "), bad.stderr)
 }
 
 func TestModelArgumentResolution(t *testing.T) {
