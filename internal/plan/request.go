@@ -57,6 +57,9 @@ type Request struct {
 	IncludeCPU   bool
 	// Cluster holds one registry per node for a multi-node plan.
 	Cluster []*registry.Registry
+	// Training holds the "training" object of an estimate_training request
+	// (training.go); nil when absent.
+	Training *TrainingOptions
 	// clusterOnly marks a Registry placeholder set so the api layer does not
 	// detect this machine for a cluster request.
 	clusterOnly bool
@@ -354,12 +357,4 @@ func gib(b int64) string {
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }
 
-// EstimateTraining answers hwaccel_estimate_training.
-func EstimateTraining(req *Request) (any, error) {
-	return nil, errs.New(errs.Internal, "not implemented yet")
-}
-
-// decodeTraining is replaced once training options exist.
-func (r *Request) decodeTraining(raw json.RawMessage) error {
-	return errs.New(errs.InvalidArgument, "request: training options are not supported yet")
-}
+// EstimateTraining and decodeTraining are in training.go.

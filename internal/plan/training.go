@@ -1,0 +1,674 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Training methods, optimizers and precisions of the "training" object.
+const (
+	MethodFull         = "full"
+	MethodLoRA         = "lora"
+	MethodQLoRA        = "qlora"
+	MethodPrefix       = "prefix"
+	MethodDPO          = "dpo"
+	MethodRLHF         = "rlhf" // PPO: policy, critic, reference and reward models
+	MethodDistillation = "distillation"
+
+	OptAdamW     = "adamw"
+	OptAdamW8bit = "adamw_8bit"
+	OptSGD       = "sgd"
+	OptAdafactor = "adafactor"
+)
+
+// Training defaults and limits.
+const (
+	defaultLoRARank      = 16
+	defaultPrefixTokens  = 20 // PEFT PrefixTuningConfig examples
+	maxLoRARank          = 1 << 16
+	maxTrainingDevices   = 1 << 16
+	maxTrainingMicroBtch = 1 << 16
+)
+
+// TrainingOptions is the "training" object of an estimate_training request.
+type TrainingOptions struct {
+	// Method: full (default), lora, qlora, prefix, dpo, rlhf (alias ppo),
+	// distillation. dpo, rlhf and distillation train the policy/student
+	// fully, or with LoRA adapters when lora_rank is given.
+	Method string `json:"method,omitempty"`
+	// Optimizer: adamw (default), adamw_8bit, sgd (no momentum, the torch
+	// default), adafactor.
+	Optimizer string `json:"optimizer,omitempty"`
+	// Precision: bf16 (mixed precision, default), fp16 (mixed), fp32.
+	Precision string `json:"precision,omitempty"`
+	// SeqLen and MicroBatch default to the request's context_length and
+	// batch_size.
+	SeqLen                int  `json:"seq_len,omitempty"`
+	MicroBatch            int  `json:"micro_batch,omitempty"`
+	GradientCheckpointing bool `json:"gradient_checkpointing,omitempty"`
+	// FlashAttention (default true): attention scores are not stored.
+	FlashAttention *bool `json:"flash_attention,omitempty"`
+	// ZeROStage 0-3 partitions optimizer states (1), gradients (2) and
+	// weights (3) over the data-parallel devices; FSDP (full shard) is stage 3.
+	ZeROStage int  `json:"zero_stage,omitempty"`
+	FSDP      bool `json:"fsdp,omitempty"`
+	// NumDevices is the number of devices trained on (default: every
+	// device of the chosen pool); TensorParallel splits each layer over that
+	// many of them (Megatron style), the rest is data parallel.
+	NumDevices     int `json:"num_devices,omitempty"`
+	TensorParallel int `json:"tensor_parallel,omitempty"`
+	// LoRARank (default 16) and LoRATargets (default q and v projections,
+	// PEFT's default for Llama-family models; "all-linear" for every
+	// projection) describe the adapters.
+	LoRARank    int      `json:"lora_rank,omitempty"`
+	LoRATargets []string `json:"lora_targets,omitempty"`
+	// Teacher (distillation), Reference (dpo, rlhf) and Reward/Critic (rlhf)
+	// default to the trained model itself.
+	Teacher   *model.Spec `json:"teacher,omitempty"`
+	Reference *model.Spec `json:"reference,omitempty"`
+	Reward    *model.Spec `json:"reward,omitempty"`
+	Critic    *model.Spec `json:"critic,omitempty"`
+}
+
+// trainingSetup is the validated options with the extra models resolved.
+type trainingSetup struct {
+	TrainingOptions
+	teacher, reference, reward, critic *model.Model
+	targets                            []string
+	adapters                           bool // the trained weights are adapters over a frozen base
+}
+
+// decodeTraining parses the request's "training" object (unknown keys are
+// rejected, like every other part of a request).
+func (r *Request) decodeTraining(raw json.RawMessage) error {
+	var o TrainingOptions
+	if err := strictDecode(raw, &o, "request: training"); err != nil {
+		return err
+	}
+	r.Training = &o
+	return nil
+}
+
+// validate normalises the options and resolves the auxiliary models.
+func (o TrainingOptions) validate(req *Request) (*trainingSetup, error) {
+	s := &trainingSetup{TrainingOptions: o}
+	s.Method = strings.ToLower(s.Method)
+	switch s.Method {
+	case "":
+		s.Method = MethodFull
+	case "ppo":
+		s.Method = MethodRLHF
+	case MethodFull, MethodLoRA, MethodQLoRA, MethodPrefix, MethodDPO, MethodRLHF, MethodDistillation:
+	default:
+		return nil, errs.New(errs.InvalidArgument, "request: training.method %q is not one of full, lora, qlora, prefix, dpo, rlhf, ppo, distillation", o.Method)
+	}
+	s.Optimizer = strings.ToLower(s.Optimizer)
+	switch s.Optimizer {
+	case "", "adam":
+		s.Optimizer = OptAdamW
+	case "adamw8bit", "adam_8bit", "paged_adamw_8bit":
+		s.Optimizer = OptAdamW8bit
+	case OptAdamW, OptAdamW8bit, OptSGD, OptAdafactor:
+	default:
+		return nil, errs.New(errs.InvalidArgument, "request: training.optimizer %q is not one of adamw, adamw_8bit, sgd, adafactor", o.Optimizer)
+	}
+	s.Precision = strings.ToLower(s.Precision)
+	switch s.Precision {
+	case "":
+		s.Precision = "bf16"
+	case "bf16", "fp16", "fp32":
+	default:
+		return nil, errs.New(errs.InvalidArgument, "request: training.precision %q is not one of bf16, fp16, fp32", o.Precision)
+	}
+	if s.FSDP {
+		if s.ZeROStage != 0 && s.ZeROStage != 3 {
+			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; zero_stage %d contradicts it", s.ZeROStage)
+		}
+		s.ZeROStage = 3
+	}
+	if s.ZeROStage < 0 || s.ZeROStage > 3 {
+		return nil, errs.New(errs.InvalidArgument, "request: training.zero_stage %d is outside 0..3", s.ZeROStage)
+	}
+	if s.SeqLen == 0 {
+		s.SeqLen = req.ContextLength
+	}
+	if s.MicroBatch == 0 {
+		s.MicroBatch = req.BatchSize
+	}
+	if s.TensorParallel == 0 {
+		s.TensorParallel = 1
+	}
+	for name, v := range map[string][2]int{
+		"seq_len": {s.SeqLen, MaxContextLength}, "micro_batch": {s.MicroBatch, maxTrainingMicroBtch},
+		"tensor_parallel": {s.TensorParallel, maxTrainingDevices}, "num_devices": {max(s.NumDevices, 1), maxTrainingDevices},
+		"lora_rank": {max(s.LoRARank, 1), maxLoRARank},
+	} {
+		if v[0] < 1 || v[0] > v[1] {
+			return nil, errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", name, v[0], v[1])
+		}
+	}
+	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {
+		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of tensor_parallel %d", s.NumDevices, s.TensorParallel)
+	}
+	switch s.Method {
+	case MethodLoRA, MethodQLoRA, MethodPrefix:
+		s.adapters = true
+	case MethodDPO, MethodRLHF, MethodDistillation:
+		s.adapters = s.LoRARank > 0
+	}
+	if s.adapters && s.Method != MethodPrefix && s.LoRARank == 0 {
+		s.LoRARank = defaultLoRARank
+	}
+	targets, err := loraTargets(s.LoRATargets)
+	if err != nil {
+		return nil, err
+	}
+	s.targets = targets
+	resolve := func(spec *model.Spec, role string) (*model.Model, error) {
+		if spec == nil {
+			return req.Model, nil
+		}
+		m, err := model.Resolve(*spec)
+		if err != nil {
+			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", role, errs.MessageOf(err))
+		}
+		return m, nil
+	}
+	if s.Method == MethodDistillation {
+		if s.teacher, err = resolve(s.Teacher, "teacher"); err != nil {
+			return nil, err
+		}
+	}
+	if s.Method == MethodDPO || s.Method == MethodRLHF {
+		if s.reference, err = resolve(s.Reference, "reference"); err != nil {
+			return nil, err
+		}
+	}
+	if s.Method == MethodRLHF {
+		if s.reward, err = resolve(s.Reward, "reward"); err != nil {
+			return nil, err
+		}
+		if s.critic, err = resolve(s.Critic, "critic"); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// loraTargetNames maps accepted target names to the projection they mean.
+var loraTargetNames = map[string]string{
+	"q": "q", "q_proj": "q", "k": "k", "k_proj": "k", "v": "v", "v_proj": "v",
+	"o": "o", "o_proj": "o", "gate": "gate", "gate_proj": "gate", "up": "up", "up_proj": "up",
+	"down": "down", "down_proj": "down",
+}
+
+func loraTargets(in []string) ([]string, error) {
+	if len(in) == 0 {
+		return []string{"q", "v"}, nil // PEFT's default target modules for Llama-family models
+	}
+	set := map[string]bool{}
+	for _, t := range in {
+		t = strings.ToLower(t)
+		switch t {
+		case "all-linear", "all", "all_linear":
+			for _, p := range []string{"q", "k", "v", "o", "gate", "up", "down"} {
+				set[p] = true
+			}
+			continue
+		case "attention":
+			for _, p := range []string{"q", "k", "v", "o"} {
+				set[p] = true
+			}
+			continue
+		}
+		p, ok := loraTargetNames[t]
+		if !ok {
+			return nil, errs.New(errs.InvalidArgument, "request: training.lora_targets: unknown module %q (q, k, v, o, gate, up, down, all-linear, attention)", t)
+		}
+		set[p] = true
+	}
+	out := make([]string, 0, len(set))
+	for p := range set {
+		out = append(out, p)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// TrainingMemory is the memory one device needs, by component.
+type TrainingMemory struct {
+	WeightsBytes     int64 `json:"weights_bytes"`
+	GradientsBytes   int64 `json:"gradients_bytes"`
+	OptimizerBytes   int64 `json:"optimizer_bytes"`
+	ActivationsBytes int64 `json:"activations_bytes"`
+	// FrozenModelsBytes holds the reference, reward and teacher models.
+	FrozenModelsBytes int64 `json:"frozen_models_bytes"`
+	OverheadBytes     int64 `json:"overhead_bytes"`
+	TotalBytes        int64 `json:"total_bytes"`
+}
+
+func (t *TrainingMemory) sum() {
+	t.TotalBytes = t.WeightsBytes + t.GradientsBytes + t.OptimizerBytes + t.ActivationsBytes + t.FrozenModelsBytes + t.OverheadBytes
+}
+
+// TrainingDevice is one device of a training estimate.
+type TrainingDevice struct {
+	DeviceID             string `json:"device_id"`
+	MemoryAvailableBytes int64  `json:"memory_available_bytes"`
+}
+
+// TrainingAnswer is the answer of hwaccel_estimate_training.
+type TrainingAnswer struct {
+	Fits                  bool             `json:"fits"`
+	Method                string           `json:"method"`
+	Optimizer             string           `json:"optimizer"`
+	Precision             string           `json:"precision"`
+	SeqLen                int              `json:"seq_len"`
+	MicroBatch            int              `json:"micro_batch"`
+	GradientCheckpointing bool             `json:"gradient_checkpointing"`
+	ZeROStage             int              `json:"zero_stage"`
+	NumDevices            int              `json:"num_devices"`
+	TensorParallel        int              `json:"tensor_parallel"`
+	Params                int64            `json:"params"`
+	TrainableParams       int64            `json:"trainable_params"`
+	PerDevice             TrainingMemory   `json:"per_device"`
+	Devices               []TrainingDevice `json:"devices"`
+	// MaxMicroBatch is the largest micro-batch that fits on the devices (0
+	// when none does or no device is known).
+	MaxMicroBatch int      `json:"max_micro_batch"`
+	Explanation   []string `json:"explanation"`
+	Warnings      []string `json:"warnings"`
+}
+
+// EstimateTraining answers hwaccel_estimate_training: memory per device for
+// the requested training setup, whether it fits the selected devices, and
+// the largest micro-batch that does.
+func EstimateTraining(req *Request) (any, error) {
+	if req.Model == nil {
+		return nil, errs.New(errs.InvalidArgument, "request: model is required")
+	}
+	opts := TrainingOptions{}
+	if req.Training != nil {
+		opts = *req.Training
+	}
+	s, err := opts.validate(req)
+	if err != nil {
+		return nil, err
+	}
+	devs, why, err := trainingDevices(req, s)
+	if err != nil {
+		return nil, err
+	}
+	n := s.NumDevices
+	if n == 0 {
+		n = max(len(devs), s.TensorParallel)
+		n -= n % s.TensorParallel
+	}
+	ans := &TrainingAnswer{
+		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision,
+		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.GradientCheckpointing,
+		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
+		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
+		Explanation: []string{}, Warnings: []string{},
+	}
+	ans.PerDevice = trainingMemory(req.Model, s, n)
+	ans.Warnings = append(ans.Warnings, req.Model.Notes...)
+	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
+	if why != "" {
+		ans.Explanation = append(ans.Explanation, why)
+	}
+	if len(devs) == 0 {
+		ans.Explanation = append(ans.Explanation, "does not fit: no available device with known memory")
+		return ans, nil
+	}
+	if n > len(devs) {
+		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %d devices requested, %d available", n, len(devs)))
+		return ans, nil
+	}
+	used := devs[:n]
+	budget := used[n-1].Usable // devices are sorted by usable memory, largest first
+	for _, d := range used {
+		ans.Devices = append(ans.Devices, TrainingDevice{DeviceID: d.ID, MemoryAvailableBytes: d.Usable})
+	}
+	ans.Fits = ans.PerDevice.TotalBytes <= budget
+	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
+	if ans.Fits {
+		ans.Explanation = append(ans.Explanation, fmt.Sprintf("fits: %s per device of the %s available on the smallest of %d devices", gib(ans.PerDevice.TotalBytes), gib(budget), n))
+	} else {
+		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
+	}
+	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
+		ans.Explanation = append(ans.Explanation, fmt.Sprintf("the largest micro-batch that fits is %d", ans.MaxMicroBatch))
+	}
+	return ans, nil
+}
+
+// trainingDevices selects the devices to train on: the first accelerator
+// pool (one kind and vendor, most usable memory first) whose devices run the
+// training precision, else the host CPU; sorted by usable memory, largest
+// first. why explains a fallback.
+func trainingDevices(req *Request, s *trainingSetup) ([]*device, string, error) {
+	want, err := req.checkDevices()
+	if err != nil {
+		return nil, "", err
+	}
+	if req.Registry == nil && len(req.Cluster) == 0 {
+		return nil, "", nil
+	}
+	pools, _ := requestPools(req, want)
+	orderPools(pools)
+	native := s.Precision
+	var chosen *pool
+	why := ""
+	for _, p := range pools {
+		if p.Kind == registry.KindCPU && chosen == nil {
+			continue
+		}
+		if poolSupports(p, native) {
+			chosen = p
+			break
+		}
+		why = fmt.Sprintf("%s devices do not run %s: skipped", p.label(), native)
+	}
+	if chosen == nil {
+		for _, p := range pools {
+			if p.Kind == registry.KindCPU {
+				chosen = p
+				why = strings.TrimSpace(why + " no accelerator runs " + native + ": estimating on host RAM")
+			}
+		}
+	}
+	if chosen == nil {
+		return nil, why, nil
+	}
+	devs := append([]*device(nil), chosen.Devices...)
+	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Usable > devs[j].Usable })
+	return devs, why, nil
+}
+
+// maxMicroBatch is the largest micro-batch whose per-device memory fits in
+// budget (0 when micro-batch 1 does not).
+func maxMicroBatch(m *model.Model, s *trainingSetup, n int, budget int64) int {
+	fits := func(b int) bool {
+		t := *s
+		t.MicroBatch = b
+		return trainingMemory(m, &t, n).TotalBytes <= budget
+	}
+	if !fits(1) {
+		return 0
+	}
+	lo, hi := 1, maxTrainingMicroBtch
+	for lo < hi {
+		mid := lo + (hi-lo+1)/2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return lo
+}
+
+// Bytes per parameter (docs/accuracy.md, "Training"). Mixed precision
+// (Micikevicius et al. 2018; ZeRO paper, Rajbhandari et al. 2020, §3.1):
+// 16-bit weights and gradients, fp32 master weights (4 B) and Adam moments
+// m and v (4 B each): K = 12 optimizer bytes. fp32 training: 4 B weights,
+// 4 B gradients, 8 B Adam moments. 8-bit Adam (Dettmers et al. 2022, arXiv
+// 2110.02861) keeps both moments in 1 B each.
+func weightBytes(precision string) float64 {
+	if precision == "fp32" {
+		return 4
+	}
+	return 2
+}
+
+// optimizerBytes is the optimizer state per trained parameter. Adapters
+// (LoRA, prefix, QLoRA) are updated in place without a separate fp32
+// master copy (adapterBytes).
+func optimizerBytes(optimizer, precision string, adapters bool) float64 {
+	master := 4.0
+	if precision == "fp32" || adapters {
+		master = 0
+	}
+	switch optimizer {
+	case OptAdamW8bit:
+		return master + 2
+	case OptSGD, OptAdafactor:
+		// SGD without momentum keeps no state; Adafactor's factored second
+		// moment is O(rows + columns) per matrix: negligible.
+		return master
+	}
+	return master + 8
+}
+
+// adapterBytes is the storage of one adapter weight (and its gradient):
+// PEFT casts adapters to fp32 (LoraConfig autocast_adapter_dtype, default
+// true); the QLoRA reference trainer casts them to bf16 (qlora.py,
+// get_accelerate_model: LoraLayer modules .to(torch.bfloat16) under --bf16).
+func adapterBytes(s *trainingSetup) float64 {
+	if s.Method == MethodQLoRA && s.Precision != "fp32" {
+		return 2
+	}
+	return 4
+}
+
+// trainableParams is the number of trained parameters of the policy.
+func trainableParams(m *model.Model, s *trainingSetup) int64 {
+	if !s.adapters {
+		return m.Params
+	}
+	if s.Method == MethodPrefix {
+		// Prefix tuning trains a key and a value vector per virtual token
+		// per layer (PEFT PrefixTuningConfig without projection).
+		return int64(defaultPrefixTokens) * int64(shapeOf(m).Layers) * 2 * int64(shapeOf(m).Hidden)
+	}
+	return loraParams(shapeOf(m), s.LoRARank, s.targets)
+}
+
+// loraParams counts LoRA adapter weights: rank × (in + out) per targeted
+// projection per layer (Hu et al. 2021, arXiv 2106.09685 §4.1); MoE expert
+// projections are adapted per expert.
+func loraParams(m *model.Model, r int, targets []string) int64 {
+	h := float64(m.Hidden)
+	qd := float64(m.Heads * m.EffectiveHeadDim())
+	kvd := float64(m.EffectiveKVHeads() * m.EffectiveHeadDim())
+	inter, experts := float64(m.Intermediate), 1.0
+	if inter == 0 {
+		inter = 4 * h
+	}
+	if m.IsMoE() {
+		experts = float64(m.Experts + m.SharedExperts)
+		if m.MoEIntermediate > 0 {
+			inter = float64(m.MoEIntermediate)
+		}
+	}
+	dims := map[string]float64{
+		"q": h + qd, "k": h + kvd, "v": h + kvd, "o": qd + h,
+		"gate": experts * (h + inter), "up": experts * (h + inter), "down": experts * (inter + h),
+	}
+	var perLayer float64
+	for _, t := range targets {
+		perLayer += dims[t]
+	}
+	return int64(float64(r) * perLayer * float64(m.Layers))
+}
+
+// shapeOf returns m, with a shape estimated from the parameter count when
+// the model has none.
+func shapeOf(m *model.Model) *model.Model {
+	if m.Layers > 0 && m.Hidden > 0 {
+		return m
+	}
+	c := *m
+	model.EstimateShape(&c)
+	return &c
+}
+
+// trainingMemory is the per-device memory of setup s on n devices.
+func trainingMemory(m *model.Model, s *trainingSetup, n int) TrainingMemory {
+	tp := float64(s.TensorParallel)
+	dp := math.Max(1, float64(max(n, s.TensorParallel))/tp)
+	shardW, shardG, shardO := tp, tp, tp
+	if s.ZeROStage >= 1 {
+		shardO *= dp
+	}
+	if s.ZeROStage >= 2 {
+		shardG *= dp
+	}
+	if s.ZeROStage >= 3 {
+		shardW *= dp
+	}
+	P := float64(m.Params)
+	Pt := float64(trainableParams(m, s))
+	wb := weightBytes(s.Precision)
+	var t TrainingMemory
+	if s.adapters {
+		base := P * wb
+		ab := adapterBytes(s)
+		if s.Method == MethodQLoRA {
+			// NF4 base with double quantization: 4.127 bits per parameter
+			// (QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3); embeddings
+			// and head stay 16-bit, as quant's int4 level models.
+			base = float64(quant.WeightsBytes(m, quant.INT4))
+		}
+		t.WeightsBytes = int64((base + Pt*ab) / shardW)
+		t.GradientsBytes = int64(Pt * ab / shardG)
+	} else {
+		t.WeightsBytes = int64(P * wb / shardW)
+		t.GradientsBytes = int64(Pt * wb / shardG)
+	}
+	t.OptimizerBytes = int64(Pt * optimizerBytes(s.Optimizer, s.Precision, s.adapters) / shardO)
+
+	act := activationBytes(m, s)
+	switch s.Method {
+	case MethodDPO:
+		act *= 2 // chosen and rejected sequences
+		if !s.adapters {
+			// A LoRA policy's reference is the base with adapters disabled.
+			t.FrozenModelsBytes += int64(float64(s.reference.Params) * 2 / shardW)
+		}
+	case MethodRLHF:
+		// PPO holds the policy and a trained critic, plus a frozen
+		// reference and reward model (InstructGPT, Ouyang et al. 2022).
+		t.FrozenModelsBytes += int64(float64(s.reference.Params+s.reward.Params) * 2 / shardW)
+		critic := *s
+		critic.Method = MethodFull
+		if s.adapters {
+			critic.Method = MethodLoRA
+		}
+		c := trainingMemory(s.critic, &critic, n)
+		t.WeightsBytes += c.WeightsBytes
+		t.GradientsBytes += c.GradientsBytes
+		t.OptimizerBytes += c.OptimizerBytes
+		act += c.ActivationsBytes
+	case MethodDistillation:
+		// Frozen teacher forward pass: its weights and its logits.
+		t.FrozenModelsBytes += int64(float64(s.teacher.Params) * 2 / tp)
+		tm := shapeOf(s.teacher)
+		act += int64(float64(s.SeqLen) * float64(s.MicroBatch) * float64(tm.Vocab) * 4 / tp)
+	}
+	t.ActivationsBytes = act
+	t.OverheadBytes = quant.PerDeviceOverheadBytes()
+	t.sum()
+	return t
+}
+
+// activationBytes is the activation memory of one micro-batch on one
+// device, after Korthikanti et al. 2022 ("Reducing Activation Recomputation
+// in Large Transformer Models", arXiv 2205.05198, §4.1), who count
+// s·b·h·(34 + 5·a·s/h) bytes per layer for a GPT layer with 16-bit
+// activations. Their terms, re-derived for today's decoder layers
+// (docs/accuracy.md, "Training"):
+//
+//	attention   2sbh (norm output, q/k/v input) + 2sbh (Q) + 4sb·K·d (K, V)
+//	            + 2sbh (o-projection input); scores 4·a·s²·b unless flash attention
+//	gated FFN   2sbh (input) + 8sb·I (gate, up, activation, product)
+//	plain FFN   2sbh + 4sb·I
+//	norms       4sbh
+//	MoE         the FFN term with I = k × the expert width
+//
+// No dropout masks (current LLM configs set dropout 0). Tensor parallel t
+// divides everything but the norms and the two layer inputs (their
+// 10 + 24/t split). Gradient checkpointing keeps each layer's 2sbh input
+// and recomputes one layer at a time. The loss adds the logits: 16-bit
+// logits plus their fp32 upcast and gradient, 10·s·b·V bytes (vocab-parallel
+// under t). fp32 training doubles the activation bytes.
+func activationBytes(m *model.Model, s *trainingSetup) int64 {
+	sh := shapeOf(m)
+	sb := float64(s.SeqLen) * float64(s.MicroBatch)
+	h := float64(sh.Hidden)
+	kvd := float64(sh.EffectiveKVHeads() * sh.EffectiveHeadDim())
+	if sh.KVLoRARank > 0 {
+		kvd = float64(sh.KVLoRARank + sh.QKRopeHeadDim)
+	}
+	inter := float64(sh.Intermediate)
+	if inter == 0 {
+		inter = 4 * h
+	}
+	if sh.IsMoE() {
+		ie := float64(sh.MoEIntermediate)
+		if ie == 0 {
+			ie = inter
+		}
+		inter = ie * float64(max(sh.ExpertsPerToken, 1))
+	}
+	ffn := 8 * inter
+	if sh.Architecture == "falcon" || sh.Architecture == "gpt2" {
+		ffn = 4 * inter
+	}
+	tp := float64(s.TensorParallel)
+	replicated := 8 * h // norms 4h + the inputs of the attention and FFN blocks 4h
+	split := 4*h + 4*kvd + ffn
+	perLayer := sb * (replicated + split/tp)
+	flash := s.FlashAttention == nil || *s.FlashAttention
+	if !flash {
+		perLayer += 4 * float64(sh.Heads) * float64(s.SeqLen) * sb / tp
+	}
+	scale := 1.0
+	if s.Precision == "fp32" {
+		scale = 2
+	}
+	L := float64(sh.Layers)
+	var layers float64
+	if s.GradientCheckpointing {
+		layers = L*2*sb*h + perLayer
+	} else {
+		layers = L * perLayer
+	}
+	logits := 10 * sb * float64(sh.Vocab) / tp
+	return int64(math.Ceil(scale*layers + logits))
+}
+
+// describeTraining explains the estimate.
+func describeTraining(m *model.Model, s *trainingSetup, n int, t TrainingMemory) []string {
+	out := []string{fmt.Sprintf("%s training of %s (%.2fB parameters, %.3gB trained) with %s in %s", s.Method, modelName(m), float64(m.Params)/1e9, float64(trainableParams(m, s))/1e9, s.Optimizer, precisionText(s.Precision))}
+	out = append(out, fmt.Sprintf("per device: weights %s, gradients %s, optimizer %s, activations %s, frozen models %s, runtime %s",
+		gib(t.WeightsBytes), gib(t.GradientsBytes), gib(t.OptimizerBytes), gib(t.ActivationsBytes), gib(t.FrozenModelsBytes), gib(t.OverheadBytes)))
+	if s.ZeROStage > 0 || s.TensorParallel > 1 {
+		out = append(out, fmt.Sprintf("ZeRO stage %d over %d data-parallel devices, tensor parallel %d", s.ZeROStage, max(n/s.TensorParallel, 1), s.TensorParallel))
+	}
+	return out
+}
+
+func precisionText(p string) string {
+	if p == "fp32" {
+		return "fp32"
+	}
+	return p + " mixed precision"
+}
+
+func modelName(m *model.Model) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return "the model"
+}
