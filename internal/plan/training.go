@@ -318,7 +318,7 @@ func EstimateTraining(req *Request) (any, error) {
 		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.GradientCheckpointing,
 		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
 		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
-		Explanation: []string{}, Warnings: []string{},
+		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
 	}
 	ans.PerDevice = trainingMemory(req.Model, s, n)
 	ans.Warnings = append(ans.Warnings, req.Model.Notes...)

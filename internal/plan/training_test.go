@@ -209,6 +209,7 @@ func TestTrainingDeviceSelection(t *testing.T) {
 	// No device at all.
 	a = estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.2-1B"}}`, registry.New()))
 	assert.False(t, a.Fits)
+	assert.NotNil(t, a.Devices)
 	assert.Empty(t, a.Devices)
 	// A GPU without bf16 is skipped for bf16 training.
 	old := trainGPUs(t, 1, 16<<30)
