@@ -1,0 +1,67 @@
+// plan_model.cpp: detect this machine with the C++ wrapper and plan a model.
+//
+//   plan_model [--sysroot DIR] [--params-b N | --model NAME] [--engine vllm|llama.cpp]
+//
+// Prints the devices found (one line each, to stderr) and the sharding plan
+// (JSON, to stdout).  Build against an installed library:
+//   c++ -std=c++17 plan_model.cpp $(pkg-config --cflags --libs ai_hwaccel)
+// or with CMake: examples/cpp/CMakeLists.txt (find_package(ai_hwaccel)).
+#include <ai_hwaccel.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+namespace {
+
+// json_quote makes s a JSON string literal (enough for paths and names).
+std::string json_quote(const std::string &s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\') out += '\\';
+        if (static_cast<unsigned char>(c) < 0x20) continue;
+        out += c;
+    }
+    return out + "\"";
+}
+
+// print_device_ids lists the "id" values of a registry without a JSON
+// library: every device object starts with {"id":"...".
+void print_device_ids(const std::string &registry) {
+    const std::string key = "{\"id\":\"";
+    for (std::size_t at = registry.find(key); at != std::string::npos; at = registry.find(key, at + 1)) {
+        std::size_t start = at + key.size();
+        std::cerr << "device " << registry.substr(start, registry.find('"', start) - start) << "\n";
+    }
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    std::string sysroot, model = "{\"params_b\":70}", engine = "vllm";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        std::string flag = argv[i], value = argv[i + 1];
+        if (flag == "--sysroot") sysroot = value;
+        else if (flag == "--params-b") model = "{\"params_b\":" + std::to_string(std::stod(value)) + "}";
+        else if (flag == "--model") model = "{\"name\":" + json_quote(value) + "}";
+        else if (flag == "--engine") engine = value;
+        else {
+            std::cerr << "unknown flag " << flag << "\n";
+            return 2;
+        }
+    }
+    try {
+        hwaccel::require_compatible_abi();
+        std::string options = sysroot.empty() ? "{}" : "{\"sysroot\":" + json_quote(sysroot) + "}";
+        std::string registry = hwaccel::detect(options);
+        print_device_ids(registry);
+        std::string request = "{\"model\":" + model + ",\"engine\":" + json_quote(engine) +
+                              ",\"registry\":" + registry + "}";
+        std::cout << hwaccel::plan_sharding(request) << "\n";
+        return 0;
+    } catch (const hwaccel::error &e) {
+        std::cerr << "plan_model: " << e.code() << ": " << e.what() << "\n";
+        return 1;
+    }
+}
