@@ -1,0 +1,100 @@
+# packaging/install.mk: installation and the tests of what hosts consume.
+# Included by the top Makefile, which defines VERSION*, LIB, LIBFILE, SONAME,
+# HEADER and BUILD.
+#
+#   make install   [PREFIX=/usr/local] [LIBDIR=...] [INCLUDEDIR=...] [DESTDIR=...]
+#       lib/libai_hwaccel.so.X.Y.Z, the .so.X (SONAME) and .so (link-time) links,
+#       include/ai_hwaccel.h and include/ai_hwaccel.hpp,
+#       lib/pkgconfig/ai_hwaccel.pc,
+#       lib/cmake/ai_hwaccel/ai_hwaccel-config.cmake and -config-version.cmake.
+#     The .pc and CMake files hold no absolute path (relative to their own
+#     directory), so the tree can be staged with DESTDIR or moved after install.
+#     `make install` is the install path: the CMake project in CMakeLists.txt
+#     imports the Go-built library for the C tests and has no install rules.
+#   make uninstall (same variables)
+#   make test-packaging   everything below (part of `make test`)
+#     test-install   install into a temporary prefix, move it, and build and run
+#                    a C consumer found by pkg-config and one found by CMake
+#                    find_package(ai_hwaccel 0.1 CONFIG REQUIRED)
+#     test-cpp       the C++ header's test and example (-Werror, ASan)
+#     test-pypkg     the Python package's unittest suite (ctypes and cffi)
+#     test-rust      the Rust crate's `cargo test --offline` (skipped without cargo)
+
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+CMAKEPKGDIR ?= $(LIBDIR)/cmake/ai_hwaccel
+
+ABI_VERSION := $(call hdr_define,HWACCEL_ABI_VERSION)
+HEADER_HPP := include/ai_hwaccel.hpp
+
+# relpath FROM TO: TO relative to the directory FROM (paths need not exist).
+relpath = $(shell realpath -m --relative-to='$(1)' '$(2)')
+
+# Substitutions shared by the generated packaging files.
+pkg_subst = sed -e 's|@VERSION@|$(VERSION)|g' \
+                -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|g' \
+                -e 's|@ABI_VERSION@|$(ABI_VERSION)|g' \
+                -e 's|@LIBFILE@|$(LIBFILE)|g' \
+                -e 's|@SONAME@|$(SONAME)|g' \
+                -e 's|@PC_TO_PREFIX@|$(call relpath,$(PKGCONFIGDIR),$(PREFIX))|g' \
+                -e 's|@CMAKE_TO_PREFIX@|$(call relpath,$(CMAKEPKGDIR),$(PREFIX))|g' \
+                -e 's|@PREFIX_TO_LIBDIR@|$(call relpath,$(PREFIX),$(LIBDIR))|g' \
+                -e 's|@PREFIX_TO_INCLUDEDIR@|$(call relpath,$(PREFIX),$(INCLUDEDIR))|g'
+
+install: all
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEPKGDIR)
+	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/$(LIBFILE)
+	ln -sfn $(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libai_hwaccel.so
+	install -m 0644 $(HEADER) $(HEADER_HPP) $(DESTDIR)$(INCLUDEDIR)/
+	$(pkg_subst) packaging/ai_hwaccel.pc.in > $(DESTDIR)$(PKGCONFIGDIR)/ai_hwaccel.pc
+	$(pkg_subst) packaging/ai_hwaccel-config.cmake.in > $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config.cmake
+	$(pkg_subst) packaging/ai_hwaccel-config-version.cmake.in > $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config-version.cmake
+	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/ai_hwaccel.pc $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config*.cmake
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	      $(DESTDIR)$(LIBDIR)/libai_hwaccel.so \
+	      $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.hpp \
+	      $(DESTDIR)$(PKGCONFIGDIR)/ai_hwaccel.pc \
+	      $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config.cmake \
+	      $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config-version.cmake
+	-rmdir $(DESTDIR)$(CMAKEPKGDIR) 2>/dev/null
+
+# ---------------------------------------------------------------------------
+# Tests of what hosts consume
+# ---------------------------------------------------------------------------
+
+CXX ?= g++
+CARGO ?= cargo
+CPP_BUILD := $(BUILD)/cpp
+CPP_FLAGS := -std=c++17 -Wall -Wextra -Werror -g -Iinclude
+CPP_ASAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CPP_LINK := -L$(BUILD) -lai_hwaccel -Wl,-rpath,$(CURDIR)/$(BUILD)
+
+.PHONY: test-packaging test-install test-cpp test-pypkg test-rust
+
+test-packaging: test-install test-cpp test-pypkg test-rust
+
+test-install: all
+	MAKE="$(MAKE)" packaging/test-install.sh
+
+test-cpp: all
+	@mkdir -p $(CPP_BUILD)
+	$(CXX) $(CPP_FLAGS) $(CPP_ASAN) -o $(CPP_BUILD)/test_hpp tests/cpp/test_hpp.cpp $(CPP_LINK)
+	$(CXX) $(CPP_FLAGS) -o $(CPP_BUILD)/plan_model examples/cpp/plan_model.cpp $(CPP_LINK)
+	HWACCEL_SOURCE_DIR=$(CURDIR) $(CPP_BUILD)/test_hpp
+	$(CPP_BUILD)/plan_model --sysroot testdata/machines/cpu-only/root --params-b 8 | grep -q '"fits":true'
+
+test-pypkg: all
+	cd python && AI_HWACCEL_LIB=$(CURDIR)/$(BUILD)/$(SONAME) $(PYTHON) -m unittest discover -s tests -t . -v
+
+test-rust: all
+	@if command -v $(CARGO) >/dev/null 2>&1; then \
+	  cd examples/rust && HWACCEL_LIB_DIR=$(CURDIR)/$(BUILD) $(CARGO) test --offline && \
+	  HWACCEL_LIB_DIR=$(CURDIR)/$(BUILD) $(CARGO) run --offline --quiet --example show_devices -- ../../testdata/machines/cpu-only/root; \
+	else \
+	  echo "test-rust: SKIPPED: cargo not found (install Rust to run examples/rust's tests)"; \
+	fi
