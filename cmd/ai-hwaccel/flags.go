@@ -157,8 +157,8 @@ func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.path, "path", "", "search vendor tools on this `PATH` instead of $PATH (empty: run none)")
 	f.BoolVar(&d.noExec, "no-exec", false, "never run a vendor tool; sysfs and procfs only")
 	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: milliseconds or a Go `DURATION` (500, 2s; default 5s)")
-	f.StringVar(&d.backends, "backends", "", "run only these detection backends (`LIST`, comma-separated)")
-	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends (`LIST`, comma-separated)")
+	f.StringVar(&d.backends, "backends", "", "run only these detection backends: a comma-separated `LIST` of "+strings.Join(detect.BackendNames(), ","))
+	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends: a comma-separated `LIST`")
 	f.group("Detection flags", detectFlagNames...)
 }
 

@@ -242,6 +242,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"suggest", "--model", "70b", "--quant", "bf16"}, "flag provided but not defined: -quant"},
 		{[]string{"suggest", "--model", "70b", "--engine", "vllm"}, "flag provided but not defined: -engine"},
 		{[]string{"train", "--model", "7b"}, "--method is required"},
+		{[]string{"train", "--model", "7b", "--method", "lora", "--quant", "int4"}, "flag provided but not defined: -quant"},
+		{[]string{"train", "--model", "7b", "--method", "lora", "--optimizer", " "}, "--optimizer needs a value"},
 		{[]string{"nfd", "--output", ""}, "--output needs a file name"},
 		{[]string{"nfd", "--expiry", "soon"}, `invalid value "soon" for flag -expiry`},
 		{[]string{"nfd", "--expiry", "-1h"}, "--expiry must not be negative"},
@@ -287,7 +289,7 @@ func TestHelp(t *testing.T) {
 	wantFlags := map[string][]string{
 		"plan":    {"--model MODEL", "--quant QUANT", "--context N", "--batch N", "--devices IDS", "--engine ENGINE", "--json", "--sysroot DIR"},
 		"suggest": {"--model MODEL", "--context N", "--devices IDS", "--json", "--no-exec"},
-		"train":   {"--model MODEL", "--method METHOD", "--quant QUANT", "--json", "--backends LIST"},
+		"train":   {"--model MODEL", "--method METHOD", "--precision PRECISION", "--optimizer OPTIMIZER", "--json", "--backends LIST"},
 		"nfd":     {"--output FILE", "--expiry DURATION", "--exclude LIST"},
 		"version": {},
 		"help":    {},
@@ -574,9 +576,11 @@ func TestTrain(t *testing.T) {
 	assert.Equal(t, "qlora", ans["method"])
 	assert.Contains(t, ans["per_device"], "total_bytes")
 
-	text := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "lora", "--context", "2048")...)
+	text := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "lora", "--context", "2048",
+		"--precision", "fp16", "--optimizer", "sgd")...)
 	require.Equal(t, 0, text.code, text.stderr)
-	for _, want := range []string{"fits: yes\n", "method: lora\n", "per device:\n  ", "seq len: 2048\n", "\nexplanation:\n  - "} {
+	for _, want := range []string{"fits: yes\n", "method: lora\n", "per device:\n  ", "seq len: 2048\n", "\nexplanation:\n  - ",
+		"\noptimizer: sgd\n", "\nprecision: fp16\n"} {
 		assert.Contains(t, text.stdout, want)
 	}
 

@@ -25,32 +25,35 @@ var (
 
 // planFlags are the flags of plan, suggest and train.
 type planFlags struct {
-	model, quant, devices, engine, method string
-	context, batch                        int
-	json, pretty                          bool
+	model, quant, devices, engine string
+	method, precision, optimizer  string
+	context, batch                int
+	json, pretty                  bool
 }
 
-const modelHelp = "the model: a size (70b, 7.5B, 7000m), a catalog name (llama-3-70b) or a model file/directory"
+const modelHelp = "give a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B) or a model file or directory"
 
 func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f := newFlags(cmd, usage, about)
 	p := &planFlags{}
-	f.StringVar(&p.model, "model", "", modelHelp+" (`MODEL`, required)")
+	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B) or a model file or directory")
 	names := []string{"model"}
-	if cmd != "suggest" {
-		f.StringVar(&p.quant, "quant", "auto", "precision: "+strings.Join(quantNames, ", ")+" (`QUANT`)")
+	if cmd == "plan" {
+		f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: "+strings.Join(quantNames, ", "))
 		names = append(names, "quant")
 	}
 	if cmd == "train" {
-		f.StringVar(&p.method, "method", "", "training method, e.g. lora, qlora, full (`METHOD`, required)")
-		names = append(names, "method")
+		f.StringVar(&p.method, "method", "", "training `METHOD` (required): full, lora, qlora, prefix, dpo, rlhf, distillation")
+		f.StringVar(&p.precision, "precision", "", "training `PRECISION`: bf16 or fp16 (mixed precision), fp32 (default bf16)")
+		f.StringVar(&p.optimizer, "optimizer", "", "`OPTIMIZER` whose state is counted: adamw, adamw_8bit, sgd, adafactor (default adamw)")
+		names = append(names, "method", "precision", "optimizer")
 	}
-	f.IntVar(&p.context, "context", 0, "context length in tokens (`N`; default: the engine's, 4096)")
-	f.IntVar(&p.batch, "batch", 0, "batch size (`N`; default 1)")
-	f.StringVar(&p.devices, "devices", "", "plan only on these devices (`IDS`, e.g. cuda:0,cuda:1)")
+	f.IntVar(&p.context, "context", 0, "context length in tokens, `N` >= 1 (default 4096)")
+	f.IntVar(&p.batch, "batch", 0, "batch size, `N` >= 1 (default 1)")
+	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`, comma-separated (cuda:0,cuda:1)")
 	names = append(names, "context", "batch", "devices")
 	if cmd == "plan" {
-		f.StringVar(&p.engine, "engine", "", "write engine arguments for: "+strings.Join(engineNames, ", ")+" (`ENGINE`)")
+		f.StringVar(&p.engine, "engine", "", "write the arguments of inference `ENGINE`: "+strings.Join(engineNames, ", "))
 		names = append(names, "engine")
 	}
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
@@ -78,7 +81,7 @@ func (a *app) suggest(args []string) error {
 
 func (a *app) train(args []string) error {
 	f, p, d := newPlanFlags("train",
-		"  ai-hwaccel train --model MODEL --method METHOD [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--json]",
+		"  ai-hwaccel train --model MODEL --method METHOD [--precision P] [--optimizer O] [--context N] [--batch N] [--devices IDS] [--json]",
 		"Estimates the memory needed to fine-tune or train a model with a method (lora, qlora, full, ...)\non the detected devices: weights, gradients, optimizer state, activations, per device.")
 	return a.planning(f, p, d, args, api.EstimateTraining)
 }
@@ -133,7 +136,17 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		if m == "" {
 			return nil, usagef(f.cmd, "--method is required (e.g. lora, qlora, full)")
 		}
-		req["training"] = map[string]any{"method": m}
+		training := map[string]any{"method": m}
+		for _, x := range []struct{ flag, key, val string }{
+			{"precision", "precision", p.precision}, {"optimizer", "optimizer", p.optimizer}} {
+			if f.isSet(x.flag) {
+				if strings.TrimSpace(x.val) == "" {
+					return nil, usagef(f.cmd, "--%s needs a value", x.flag)
+				}
+				training[x.key] = strings.TrimSpace(x.val)
+			}
+		}
+		req["training"] = training
 	}
 	for _, x := range []struct {
 		name, key string
