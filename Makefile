@@ -137,3 +137,12 @@ install: all
 uninstall:
 	rm -f $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libai_hwaccel.so $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h
+
+# ---------------------------------------------------------------------------
+# Benchmarks (docs/performance.md): the C harness in bench/ times the exports
+# of the library built by `all`. Go benchmarks: go test -run xxx -bench . ./internal/...
+# ---------------------------------------------------------------------------
+
+.PHONY: bench
+bench: all
+	$(MAKE) -C bench run
