@@ -204,6 +204,7 @@ func TestLabelsDGX(t *testing.T) {
 		"ai-hwaccel.io/cuda.vendor":             "nvidia",
 		"ai-hwaccel.io/cuda.driver":             "550.54.15",
 		"ai-hwaccel.io/cuda.compute_capability": "9.0",
+		"ai-hwaccel.io/cuda.family":             "hopper",
 		"ai-hwaccel.io/interconnect":            "nvswitch",
 		"ai-hwaccel.io/interconnect.nvswitch":   "true",
 		"ai-hwaccel.io/interconnect.infiniband": "true",
@@ -219,6 +220,7 @@ func TestLabelsMixedAndUnknown(t *testing.T) {
 		{ID: "rocm:1", Kind: registry.KindROCm, Available: true, Vendor: "amd", Name: "AMD Instinct MI250X", MemoryBytes: 64 << 30},
 		{ID: "aws_neuron:0", Kind: registry.KindNeuron, Available: true, Vendor: "aws"},
 		{ID: "gaudi:0", Kind: registry.KindGaudi, Available: false, Name: "HL-325L", MemoryBytes: 128 << 30},
+		{ID: "intel_gpu:0", Kind: registry.KindIntelGPU, Available: true, MemoryBytes: 16 << 30, MemoryShared: true},
 	}
 	reg.SystemIO.Interconnects = []registry.Interconnect{{Kind: "ethernet", Devices: []string{}}}
 	l := Labels(reg)
@@ -234,7 +236,9 @@ func TestLabelsMixedAndUnknown(t *testing.T) {
 	assert.NotContains(t, l, "ai-hwaccel.io/interconnect", "ethernet is not a scale-up link")
 	assert.NotContains(t, l, "ai-hwaccel.io/numa.count")
 	assert.Equal(t, "true", l["ai-hwaccel.io/interconnect.ethernet"])
-	assert.Equal(t, "3", l["ai-hwaccel.io/accelerator.count"])
+	assert.Equal(t, "4", l["ai-hwaccel.io/accelerator.count"])
+	assert.NotContains(t, l, "ai-hwaccel.io/intel_gpu.memory", "shared memory is host RAM, not device memory")
+	assert.NotContains(t, l, "ai-hwaccel.io/gpu.memory", "one GPU of the family has no dedicated memory figure")
 }
 
 func TestLabelsCPUOnly(t *testing.T) {

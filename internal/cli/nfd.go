@@ -38,9 +38,6 @@ func Labels(reg *registry.Registry) map[string]string {
 	l["accelerator.count"] = strconv.Itoa(len(accel))
 	for f, devs := range byFamily {
 		groupLabels(l, familyLabel(f), devs)
-		if arch := uniform(devs, func(d registry.Device) string { return d.Architecture }); arch != "" {
-			l[familyLabel(f)+".family"] = arch
-		}
 	}
 	for k, devs := range byKind {
 		p := KindLabel(k)
@@ -72,9 +69,14 @@ func familyLabel(f registry.Family) string { return string(f) }
 // "rocm", "tpu", "gaudi", "aws_neuron", ...), so labels and device ids agree.
 func KindLabel(k registry.Kind) string { return k.IDPrefix() }
 
-// groupLabels writes count, product, vendor and memory for a group of devices.
+// groupLabels writes count, product, vendor, family (architecture or
+// generation, as GPU Feature Discovery's gpu.family) and memory for a group
+// of devices.
 func groupLabels(l map[string]string, p string, devs []registry.Device) {
 	l[p+".count"] = strconv.Itoa(len(devs))
+	if v := uniform(devs, func(d registry.Device) string { return d.Architecture }); v != "" {
+		l[p+".family"] = v
+	}
 	if v := uniform(devs, func(d registry.Device) string { return d.Name }); v != "" {
 		l[p+".product"] = v
 	}
@@ -104,13 +106,14 @@ func uniform(devs []registry.Device, get func(registry.Device) string) string {
 	return v
 }
 
-// minMemoryMiB is the memory of the smallest device of the group in MiB: a
-// pod selecting on "memory >= N" must fit on whichever device it gets. It is
-// unknown when any device's memory is unknown.
+// minMemoryMiB is the dedicated memory of the smallest device of the group
+// in MiB: a pod selecting on "memory > N" must fit on whichever device it
+// gets. It is unknown when any device's memory is unknown or shared with the
+// host (an integrated GPU's figure is host RAM, not device memory).
 func minMemoryMiB(devs []registry.Device) (int64, bool) {
 	var least int64
 	for i, d := range devs {
-		if d.MemoryBytes <= 0 {
+		if d.MemoryBytes <= 0 || d.MemoryShared {
 			return 0, false
 		}
 		if i == 0 || d.MemoryBytes < least {
