@@ -1,6 +1,8 @@
 package model
 
 import (
+	"bytes"
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +58,74 @@ func TestResolveErrors(t *testing.T) {
 		require.Error(t, err)
 		assert.Equal(t, tc.code, errs.CodeOf(err), "%+v: %v", tc.spec, err)
 	}
+}
+
+func TestUnknownModelSuggests(t *testing.T) {
+	_, err := Resolve(Spec{Name: "llama-3.1-7b"})
+	require.Error(t, err)
+	assert.Equal(t, errs.UnknownModel, errs.CodeOf(err))
+	assert.Contains(t, err.Error(), "Llama-3.1-8B")
+	assert.Empty(t, Suggest("zzzzzzzzzzzzzzzzzzzzzzzz", 3))
+}
+
+func TestResolveWithConfigOverride(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	// Name + config: the config's fields win, the rest is the catalog's.
+	m, err := Resolve(Spec{Name: "Llama-3.1-8B", Config: map[string]any{"max_position_embeddings": 8192.0}})
+	require.NoError(t, err)
+	assert.Equal(t, 8192, m.MaxContext)
+	assert.Equal(t, 32, m.Layers)
+	assert.Contains(t, m.Source, "overrides")
+	// Params + config: the count is the given one, the shape the config's.
+	m, err = Resolve(Spec{ParamsB: f(8), Config: map[string]any{"num_hidden_layers": 32.0, "hidden_size": 4096.0, "num_attention_heads": 32.0, "num_key_value_heads": 8.0}})
+	require.NoError(t, err)
+	assert.Equal(t, int64(8e9), m.Params)
+	assert.Equal(t, 8, m.KVHeads)
+	assert.False(t, m.ShapeEstimated)
+	// Params only: shape estimated and flagged.
+	m, err = Resolve(Spec{Params: f(7e9)})
+	require.NoError(t, err)
+	assert.True(t, m.ShapeEstimated)
+	assert.Equal(t, "params only", m.Source)
+	// Config only, with a nested text_config.
+	m, err = Resolve(Spec{Config: map[string]any{"model_type": "gemma3", "text_config": map[string]any{
+		"num_hidden_layers": 26.0, "hidden_size": 1152.0, "num_attention_heads": 4.0, "num_key_value_heads": 1.0,
+		"head_dim": 256.0, "intermediate_size": 6912.0, "vocab_size": 262144.0}}})
+	require.NoError(t, err)
+	assert.Equal(t, 26, m.Layers)
+	assert.True(t, m.TieEmbeddings) // gemma default
+	// Path with config is refused.
+	_, err = Resolve(Spec{Path: "/x.gguf", Config: map[string]any{}})
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	// NaN, Inf and fractions of one parameter.
+	for _, v := range []float64{math.NaN(), math.Inf(1), 0.5} {
+		_, err = Resolve(Spec{Params: f(v)})
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), v)
+	}
+}
+
+func TestReadGGUFMoE(t *testing.T) {
+	var w ggufWriter
+	w.header(3, 2, 9)
+	w.kvString("general.architecture", "qwen3moe")
+	w.kvU32("qwen3moe.block_count", 2)
+	w.kvU32("qwen3moe.embedding_length", 256)
+	w.kvU32("qwen3moe.attention.head_count", 4)
+	w.kvU32("qwen3moe.attention.head_count_kv", 2)
+	w.kvU32("qwen3moe.expert_count", 8)
+	w.kvU32("qwen3moe.expert_used_count", 2)
+	w.kvU32("qwen3moe.expert_feed_forward_length", 128)
+	w.kvU32("qwen3moe.attention.key_length", 64)
+	w.tensor("token_embd.weight", 1, 256, 100)
+	w.tensor("blk.0.ffn_down_exps.weight", 1, 128, 256, 8)
+	m, err := ReadGGUF(bytes.NewReader(w.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, "qwen3_moe", m.Architecture)
+	assert.Equal(t, 8, m.Experts)
+	assert.Equal(t, 2, m.ExpertsPerToken)
+	assert.Equal(t, 64, m.HeadDim)
+	assert.True(t, m.TieEmbeddings) // no output.weight
+	assert.Equal(t, int64(256*100+128*256*8), m.Params)
+	assert.Less(t, m.ActiveParams, m.Params)
+	assert.Equal(t, "F16", m.FileQuant) // no general.file_type: dominant tensor type
 }
