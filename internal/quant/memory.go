@@ -177,8 +177,11 @@ func largest(limit int, ok func(int) bool) int {
 // estimateNotes explains what shaped the estimate.
 func estimateNotes(m *model.Model, contextLen int) []string {
 	var notes []string
-	if m.Layers == 0 {
+	switch {
+	case m.Layers == 0:
 		notes = append(notes, "model shape unknown: KV cache and working buffers are not counted")
+	case kvElementsPerTokenLayer(m) == 0:
+		notes = append(notes, "attention heads unknown: the KV cache is not counted")
 	}
 	if m.KVLoRARank > 0 {
 		notes = append(notes, fmt.Sprintf("KV cache holds the MLA latent (%d values per token per layer)", m.KVLoRARank+m.QKRopeHeadDim))

@@ -174,3 +174,14 @@ func TestMaxContextAndBatch(t *testing.T) {
 	assert.Equal(t, m.MaxContext, MaxContext(m, INT4, 1, KVOptions{}, 1<<50))
 	assert.False(t, math.IsNaN(float64(ctx)))
 }
+
+// A model read from a GGUF file, asked about at its own type, is charged
+// the exact tensor bytes of the file; at another level, the per-tensor model.
+func TestWeightsOfGGUFModelAtItsOwnType(t *testing.T) {
+	m := *catalogModel(t, "Llama-3.1-8B")
+	m.FileQuant, m.FileWeightBytes = "Q4_K_M", 4_920_000_000
+	assert.Equal(t, int64(4_920_000_000), WeightsBytes(&m, "q4_k_m"))
+	assert.Equal(t, WeightsBytes(catalogModel(t, "Llama-3.1-8B"), "q8_0"), WeightsBytes(&m, "q8_0"))
+	noHeads := &model.Model{Params: 1e9, Layers: 10, Hidden: 2048}
+	assert.Contains(t, Estimate(noHeads, FP16, 1024, 1, KVOptions{}).Notes, "attention heads unknown: the KV cache is not counted")
+}
