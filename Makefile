@@ -1,9 +1,9 @@
 # Makefile of libai_hwaccel.
 #
 #   make               build/libai_hwaccel.so.X.Y.Z (+ .so.X and .so links) and build/include/
-#   make test          go test, C tests (CMake + ctest, incl. valgrind and cgocheck2 runs),
-#                      Python tests, exported-symbol check
-#   make test-asan     the C tests again, host built with -fsanitize=address,undefined
+#   make test          go vet + go test, C tests (CMake + ctest, incl. valgrind and cgocheck2
+#                      runs), the C tests built with ASan/UBSan, Python tests, symbol check
+#   make test-asan     only the C tests built with -fsanitize=address,undefined
 #   make run           detect this machine and print its devices and a plan for a 70B model
 #   make install       PREFIX=/usr/local (library + header)
 #   make clean
@@ -81,6 +81,7 @@ $(CGOCHECK2_LIB): FORCE
 test: all testlibs
 	$(MAKE) go-test
 	$(MAKE) c-test
+	$(MAKE) test-asan
 	$(MAKE) python-test
 	$(MAKE) check-symbols
 

@@ -77,6 +77,7 @@ static int exec_child(void) {
 }
 
 int main(int argc, char **argv) {
+    check_loaded_library();
     if (argc > 1 && strcmp(argv[1], "--exec-child") == 0) return exec_child();
     char opts[1024];
     fixture_options(opts, sizeof opts, "cpu-only", "");

@@ -99,6 +99,7 @@ static void mutate(char *buf, size_t *len) {
 }
 
 int main(void) {
+    check_loaded_library();
     const char *e;
     uint64_t seed = (e = getenv("HWACCEL_FUZZ_SEED")) ? strtoull(e, NULL, 10) : 1;
     long iterations = (e = getenv("HWACCEL_FUZZ_ITERATIONS")) ? atol(e) : 20000;

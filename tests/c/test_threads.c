@@ -65,6 +65,7 @@ static void *worker(void *arg) {
 }
 
 int main(void) {
+    check_loaded_library();
     const char *env = getenv("HWACCEL_STRESS_SECONDS");
     double seconds = env ? atof(env) : 10;
     if (seconds <= 0) seconds = 10;
