@@ -1,0 +1,357 @@
+"""Tests of the ai_hwaccel Python package against the built library.
+
+Run by `make test-pypkg`: cd python && AI_HWACCEL_LIB=<build>/libai_hwaccel.so.0
+python3 -m unittest discover -s tests -t .  Fixture machines come from
+testdata/machines (see their README.md for where every value comes from).
+"""
+
+import ctypes
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+import ai_hwaccel
+from ai_hwaccel import _lib
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+PYDIR = os.path.dirname(HERE)
+ROOT = os.path.dirname(PYDIR)
+HEADER = os.path.join(ROOT, "include", "ai_hwaccel.h")
+CPU_ONLY = os.path.join(ROOT, "testdata", "machines", "cpu-only", "root")
+DGX = os.path.join(ROOT, "testdata", "machines", "dgx-h100")
+LIB = os.environ.get("AI_HWACCEL_LIB", "")
+
+# /proc/meminfo MemTotal of the cpu-only fixture: 395963980 kB.
+CPU_ONLY_MEMORY = 395963980 * 1024
+
+
+def header_text():
+    with open(HEADER, encoding="utf-8") as f:
+        return f.read()
+
+
+def header_define(name):
+    m = re.search(r"^#define %s (\S+)$" % name, header_text(), re.M)
+    return m.group(1)
+
+
+def header_prototypes():
+    """Every `HWACCEL_API <prototype>;` of the header, whitespace-normalised."""
+    return sorted(
+        " ".join(m.group(1).split()) for m in re.finditer(r"^HWACCEL_API (.*?;)", header_text(), re.M | re.S)
+    )
+
+
+def run_python(code, env_extra=None, drop=(), cwd=None, timeout=60):
+    """Runs code in a fresh interpreter; returns (rc, stdout, stderr)."""
+    env = dict(os.environ)
+    for k in drop:
+        env.pop(k, None)
+    env.update(env_extra or {})
+    p = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=cwd or PYDIR, capture_output=True, text=True, timeout=timeout
+    )
+    return p.returncode, p.stdout, p.stderr
+
+
+def rss_kb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+class HeaderAgreement(unittest.TestCase):
+    """The constants and prototypes the binding hard-codes match the header."""
+
+    def test_soname_major(self):
+        self.assertEqual(_lib.SONAME, "libai_hwaccel.so." + header_define("HWACCEL_VERSION_MAJOR"))
+
+    def test_abi_version(self):
+        self.assertEqual(_lib.ABI_VERSION, int(header_define("HWACCEL_ABI_VERSION")))
+
+    def test_cdef_matches_header(self):
+        cdef = sorted(" ".join(line.split()) for line in _lib.CDEF.strip().splitlines())
+        self.assertEqual(cdef, header_prototypes())
+
+    def test_package_version_matches_header(self):
+        self.assertEqual(ai_hwaccel.__version__, json.loads(header_define("HWACCEL_VERSION_STRING")))
+
+
+class ApiTests:
+    """The public API, run once per backend (subclasses set BACKEND)."""
+
+    BACKEND = None
+
+    @classmethod
+    def setUpClass(cls):
+        ai_hwaccel.set_backend(cls.BACKEND)
+
+    @classmethod
+    def tearDownClass(cls):
+        ai_hwaccel.set_backend("ctypes")
+
+    def fixture(self):
+        return ai_hwaccel.detect(sysroot=CPU_ONLY, no_exec=True)
+
+    def test_backend_and_versions(self):
+        self.assertEqual(ai_hwaccel.backend_name(), self.BACKEND)
+        self.assertEqual(ai_hwaccel.version(), json.loads(header_define("HWACCEL_VERSION_STRING")))
+        self.assertEqual(ai_hwaccel.abi_version(), _lib.ABI_VERSION)
+
+    def test_detect_cpu_only(self):
+        reg = self.fixture()
+        self.assertEqual(reg["schema_version"], 1)
+        devs = ai_hwaccel.devices(reg)
+        self.assertEqual([d.id for d in devs], ["cpu:0"])
+        cpu = devs[0]
+        self.assertEqual((cpu.kind, cpu.family, cpu.vendor), ("cpu", "cpu", "amd"))
+        self.assertEqual(cpu.name, "AMD EPYC 9354 32-Core Processor")
+        self.assertEqual(cpu.memory_bytes, CPU_ONLY_MEMORY)
+        self.assertIsNone(cpu.memory_bandwidth_gb_s, "unknown values stay unknown")
+        self.assertEqual(cpu.raw["cores"], 32)
+
+    def test_detect_dgx_with_tools(self):
+        reg = ai_hwaccel.detect(
+            {"sysroot": os.path.join(DGX, "root"), "path": os.path.join(DGX, "bin")}, timeout_ms=20000
+        )
+        gpus = [d for d in ai_hwaccel.devices(reg) if d.kind == "cuda_gpu"]
+        self.assertEqual(len(gpus), 8)
+        # nvidia-smi memory.total 81559 MiB in the fixture.
+        self.assertTrue(all(g.memory_bytes == 81559 * 1024 * 1024 for g in gpus), gpus)
+        self.assertEqual(gpus[0].pci_bus_id, "0000:18:00.0")
+
+    def test_detect_json_text_and_request_forms(self):
+        opts = json.dumps({"sysroot": CPU_ONLY, "no_exec": True})
+        text = ai_hwaccel.detect_json(opts)
+        self.assertTrue(text.startswith('{"schema_version":1'), text[:80])
+        self.assertEqual(json.loads(ai_hwaccel.detect_json(opts.encode()))["devices"][0]["id"], "cpu:0")
+        with self.assertRaises(TypeError):
+            ai_hwaccel.detect_json(opts, no_exec=True)
+
+    def test_plan_on_registry(self):
+        p = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="vllm")
+        self.assertIsInstance(p, ai_hwaccel.Plan)
+        self.assertTrue(p.fits, p.explanation)
+        self.assertEqual([s.device_id for s in p.shards], ["cpu:0"])
+        self.assertLessEqual(p.shards[0].memory_bytes, p.shards[0].memory_available_bytes)
+        self.assertIn("--max-model-len", p.engine_args["vllm"])
+        self.assertTrue(p.explanation)
+
+    def test_model_that_does_not_fit_is_an_answer(self):
+        p = ai_hwaccel.plan(model={"params_b": 2000}, quant="fp32", registry=self.fixture())
+        self.assertFalse(p.fits)
+        self.assertTrue(p.explanation)
+
+    def test_suggest_and_training(self):
+        req = {"model": {"params_b": 8}, "registry": self.fixture()}
+        self.assertIn(ai_hwaccel.suggest_quant(req)["quant"], ("fp32", "fp16", "bf16", "fp8", "int8", "int4"))
+        train = ai_hwaccel.estimate_training(req)
+        self.assertIsInstance(train, dict)
+        self.assertNotIn("error", train)
+
+    def test_errors(self):
+        rows = [
+            ("unknown option", lambda: ai_hwaccel.detect(bogus=1), "invalid_argument"),
+            ("bad json", lambda: ai_hwaccel.plan_sharding('{"model":'), "invalid_json"),
+            ("empty request", lambda: ai_hwaccel.suggest_quant(""), "invalid_argument"),
+            ("no request", lambda: ai_hwaccel.plan_sharding(None), "invalid_argument"),
+            ("unknown model", lambda: ai_hwaccel.plan_sharding(model={"name": "no-such-model-xyz"}), "unknown_model"),
+            ("sysroot not a dir", lambda: ai_hwaccel.detect(sysroot="/nonexistent/x"), "detection_failed"),
+        ]
+        for name, fn, code in rows:
+            with self.subTest(name):
+                with self.assertRaises(ai_hwaccel.HwaccelError) as cm:
+                    fn()
+                self.assertEqual(cm.exception.code, code, cm.exception.message)
+                self.assertTrue(cm.exception.message)
+
+    def test_threads(self):
+        results, errors = [], []
+
+        def work():
+            try:
+                for _ in range(20):
+                    results.append(ai_hwaccel.detect(sysroot=CPU_ONLY, no_exec=True)["devices"][0]["id"])
+            except Exception as e:  # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=work) for _ in range(8)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(results, ["cpu:0"] * 160)
+
+    def test_answers_are_freed(self):
+        # Each error answer echoes the 4000-character key: ~4 KiB per call.
+        # 20000 leaked answers would be ~80 MB (../shared/cabi-notes.md §3.1).
+        opts = {"k" * 4000: 1}
+        for _ in range(2000):  # warm up allocator and runtime
+            self.assertRaises(ai_hwaccel.HwaccelError, ai_hwaccel.detect, opts)
+        before = rss_kb()
+        for _ in range(20000):
+            self.assertRaises(ai_hwaccel.HwaccelError, ai_hwaccel.detect, opts)
+        grown_mb = (rss_kb() - before) / 1024
+        self.assertLess(grown_mb, 20, "RSS grew %.1f MB over 20000 calls" % grown_mb)
+
+
+class CtypesApi(ApiTests, unittest.TestCase):
+    BACKEND = "ctypes"
+
+    def test_json_functions_return_void_pointers(self):
+        lib = _lib.backend()._lib
+        for fn in _lib.JSON_FUNCTIONS:
+            self.assertIs(getattr(lib, fn).restype, ctypes.c_void_p, fn)
+        self.assertEqual(lib.hwaccel_free_string.argtypes, [ctypes.c_void_p])
+
+
+def cffi_missing():
+    try:
+        import cffi  # noqa: F401
+
+        return None
+    except ImportError as e:
+        return "cffi is not installed (%s): the cffi backend is optional; pip install cffi to test it" % e
+
+
+@unittest.skipIf(cffi_missing(), cffi_missing())
+class CffiApi(ApiTests, unittest.TestCase):
+    BACKEND = "cffi"
+
+
+class Loading(unittest.TestCase):
+    """Where the library is found, and when (fresh interpreters)."""
+
+    PRINT = "import ai_hwaccel; print(ai_hwaccel.library_path()); print(ai_hwaccel.version())"
+
+    def test_import_does_not_load(self):
+        code = (
+            "import ai_hwaccel\n"
+            "maps = open('/proc/self/maps').read()\n"
+            "print('libai_hwaccel' in maps)\n"
+            "ai_hwaccel.version()\n"
+            "print('libai_hwaccel' in open('/proc/self/maps').read())\n"
+        )
+        rc, out, err = run_python(code)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split(), ["False", "True"])
+
+    def test_env_directory(self):
+        rc, out, err = run_python(self.PRINT, {"AI_HWACCEL_LIB": os.path.dirname(LIB)})
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split()[0], os.path.join(os.path.abspath(os.path.dirname(LIB)), _lib.SONAME))
+
+    def test_bundled_in_package(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(os.path.join(PYDIR, "ai_hwaccel"), os.path.join(tmp, "ai_hwaccel"))
+            shutil.copy(os.path.realpath(LIB), os.path.join(tmp, "ai_hwaccel", _lib.SONAME))
+            rc, out, err = run_python(self.PRINT, drop=("AI_HWACCEL_LIB", "LD_LIBRARY_PATH"), cwd=tmp)
+            self.assertEqual(rc, 0, err)
+            self.assertEqual(out.split()[0], os.path.join(tmp, "ai_hwaccel", _lib.SONAME))
+
+    def test_system_loader(self):
+        env = {"LD_LIBRARY_PATH": os.path.dirname(os.path.realpath(LIB))}
+        rc, out, err = run_python(self.PRINT, env, drop=("AI_HWACCEL_LIB",))
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(out.split()[0], _lib.SONAME)
+
+    def test_not_found_says_how_to_fix(self):
+        rc, out, err = run_python(
+            self.PRINT, {"AI_HWACCEL_LIB": "/nonexistent/libai_hwaccel.so.0", "LD_LIBRARY_PATH": "/nonexistent"}
+        )
+        self.assertNotEqual(rc, 0)
+        self.assertIn("ImportError: libai_hwaccel not found; set AI_HWACCEL_LIB", err)
+
+    def test_backend_from_environment(self):
+        rc, out, err = run_python(
+            "import ai_hwaccel; print(ai_hwaccel.backend_name())", {"AI_HWACCEL_BACKEND": "nope"}
+        )
+        self.assertNotEqual(rc, 0)
+        self.assertIn("AI_HWACCEL_BACKEND='nope'", err)
+
+
+class Fork(unittest.TestCase):
+    """fork() after import but before the first call is fine; after a call the
+    child gets "forked_child" instead of hanging (include/ai_hwaccel.h)."""
+
+    CODE = """
+import os, signal, sys, ai_hwaccel
+if sys.argv[1] == "load-first":
+    ai_hwaccel.version()
+r, w = os.pipe()
+pid = os.fork()
+if pid == 0:
+    signal.alarm(10)  # hang detector: a hung child dies by SIGALRM
+    os.close(r)
+    try:
+        reg = ai_hwaccel.detect(sysroot=sys.argv[2], no_exec=True)
+        msg = "ok " + reg["devices"][0]["id"]
+    except ai_hwaccel.HwaccelError as e:
+        msg = "error " + e.code
+    os.write(w, msg.encode())
+    os._exit(0)
+os.close(w)
+_, status = os.waitpid(pid, 0)
+print(os.read(r, 100).decode(), os.waitstatus_to_exitcode(status))
+"""
+
+    def run_case(self, mode):
+        p = subprocess.run(
+            [sys.executable, "-c", self.CODE, mode, CPU_ONLY], cwd=PYDIR, capture_output=True, text=True, timeout=60
+        )
+        self.assertEqual(p.returncode, 0, p.stderr)
+        return p.stdout.strip()
+
+    def test_fork_before_first_call_works(self):
+        self.assertEqual(self.run_case("import-only"), "ok cpu:0 0")
+
+    def test_fork_after_load_is_an_error_not_a_hang(self):
+        self.assertEqual(self.run_case("load-first"), "error forked_child 0")
+
+
+class Packaging(unittest.TestCase):
+    def test_install_offline(self):
+        """pyproject.toml builds with no network, and the built copy imports
+        and runs.  With the `wheel` package (or setuptools >= 70.1): a real
+        `pip install --no-index --no-build-isolation`; otherwise setuptools
+        builds the package from pyproject.toml directly (build_py)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            target = os.path.join(tmp, "site")
+            if self.can_build_wheels():
+                cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
+                       "--no-build-isolation", "--target", target, PYDIR]  # fmt: skip
+                cwd = tmp
+            else:
+                src = os.path.join(tmp, "src")
+                shutil.copytree(PYDIR, src, ignore=shutil.ignore_patterns("__pycache__", "tests"))
+                cmd = [sys.executable, "-c", "import setuptools; setuptools.setup()", "--quiet",
+                       "build_py", "--build-lib", target, "egg_info", "--egg-base", tmp]  # fmt: skip
+                cwd = src
+            env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            code = "import ai_hwaccel, sys; print(ai_hwaccel.__file__); print(ai_hwaccel.version())"
+            rc, out, err = run_python(code, {"PYTHONPATH": target}, cwd=tmp)
+            self.assertEqual(rc, 0, err)
+            lines = out.split()
+            self.assertTrue(lines[0].startswith(target), lines)
+            self.assertEqual(lines[1], ai_hwaccel.__version__)
+
+    @staticmethod
+    def can_build_wheels():
+        code = "import setuptools, sys\ntry:\n import wheel\nexcept ImportError:\n sys.exit(tuple(map(int, setuptools.__version__.split('.')[:2])) < (70, 1))"
+        pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True)
+        return pip.returncode == 0 and subprocess.run([sys.executable, "-c", code]).returncode == 0
+
+
+if __name__ == "__main__":
+    unittest.main()
