@@ -13,17 +13,21 @@ import (
 // llama-bench and ./main rows from
 // https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference) by
 // TestCalibrationFit and replayed by TestCalibrationReplay.
-const (
-	// decodeBandwidthEfficiency is the fraction of the datasheet memory
-	// bandwidth a decode step achieves while streaming weights and KV cache.
-	decodeBandwidthEfficiency = 0.85
-	// layerLatencySeconds is the fixed time per layer per decode step
-	// (kernel launches, synchronisation) that does not shrink with bytes.
-	layerLatencySeconds = 78e-6
-	// prefillMFU is the fraction of the dense peak tensor throughput a
+// efficiency holds the few physical constants of the throughput model.
+type efficiency struct {
+	// DecodeBandwidth is the fraction of the datasheet memory bandwidth a
+	// decode step achieves while streaming weights and KV cache.
+	DecodeBandwidth float64
+	// LayerLatency is the fixed time per layer per decode step, in seconds
+	// (kernel launches, synchronisation), that does not shrink with bytes.
+	LayerLatency float64
+	// PrefillMFU is the fraction of the dense peak tensor throughput a
 	// prompt-processing pass achieves.
-	prefillMFU = 0.5
-)
+	PrefillMFU float64
+}
+
+// fitted are the constants in use, fitted by TestCalibrationFit.
+var fitted = efficiency{DecodeBandwidth: 0.90, LayerLatency: 148e-6, PrefillMFU: 0.19}
 
 // Throughput is the speed estimate of a plan. A figure that cannot be
 // estimated (device bandwidth or peak FLOPS unknown) is omitted and the
@@ -45,8 +49,8 @@ const (
 
 // streamSeconds is the time to stream bytes from memory of bwGBs at the
 // fitted efficiency.
-func streamSeconds(bytes, bwGBs float64) float64 {
-	return bytes / (bwGBs * 1e9 * decodeBandwidthEfficiency)
+func streamSeconds(bytes, bwGBs float64, e efficiency) float64 {
+	return bytes / (bwGBs * 1e9 * e.DecodeBandwidth)
 }
 
 // ringAllReduceSeconds is the time of one ring all-reduce of msgBytes over n
@@ -72,8 +76,8 @@ type decodeInputs struct {
 // stageDecodeSeconds is one stage's share of a decode step: streaming its
 // bytes, the per-layer fixed time, and two all-reduces per layer under
 // tensor parallelism. allReduce is that last term alone.
-func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
-	total = streamSeconds(in.BytesPerDevice, in.BandwidthGBs) + float64(in.Layers)*layerLatencySeconds
+func stageDecodeSeconds(in decodeInputs, e efficiency) (total, allReduce float64) {
+	total = streamSeconds(in.BytesPerDevice, in.BandwidthGBs, e) + float64(in.Layers)*e.LayerLatency
 	if in.TP > 1 {
 		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
 	}
@@ -83,9 +87,9 @@ func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 // prefillSeconds is the time to process one prompt token on a stage: 2 FLOPs
 // per active parameter plus attention (4 × layers × average context ×
 // attention width), at prefillMFU of the stage's peak.
-func prefillSeconds(activeParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int) float64 {
+func prefillSeconds(activeParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int, e efficiency) float64 {
 	flops := 2*activeParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
-	return flops / (peakTFLOPS * 1e12 * float64(tp) * prefillMFU)
+	return flops / (peakTFLOPS * 1e12 * float64(tp) * e.PrefillMFU)
 }
 
 // computePrecision is the tensor-core precision a level's matmuls run in:
@@ -125,11 +129,15 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // time is the SUM of the stage times, not their minimum. Prefill: compute
 // bound at prefillMFU of the dense peak.
 func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throughput {
+	return estimateWith(pl, req, interStageGBs, fitted)
+}
+
+func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency) Throughput {
 	m := req.Model
 	t := Throughput{Assumptions: []string{
 		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %.0f%% of memory bandwidth, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
-			req.ContextLength, req.BatchSize, decodeBandwidthEfficiency*100, layerLatencySeconds*1e6),
-		fmt.Sprintf("prefill runs at %.0f%% of the dense %s peak (fitted on llama.cpp prompt processing)", prefillMFU*100, computePrecision(pl.Level)),
+			req.ContextLength, req.BatchSize, e.DecodeBandwidth*100, e.LayerLatency*1e6),
+		fmt.Sprintf("prefill runs at %.0f%% of the dense %s peak (fitted on llama.cpp prompt processing)", e.PrefillMFU*100, computePrecision(pl.Level)),
 	}}
 	c := pl.Costs
 	hidden := float64(m.Hidden)
@@ -186,7 +194,7 @@ func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throug
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: bw, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link})
+			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: bw, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link}, e)
 			step += st
 			arTotal += ar
 		}
@@ -194,7 +202,7 @@ func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throug
 			prefillKnown = false
 		} else {
 			frac := float64(layers) / float64(c.Layers)
-			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp)
+			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp, e)
 		}
 		if i > 0 && interStageGBs > 0 {
 			hop += msg / (interStageGBs * 1e9)

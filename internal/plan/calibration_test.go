@@ -1,0 +1,342 @@
+package plan
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// calibrationFile is shared/calibration/inference.json, next to the project.
+var calibrationFile = filepath.Join("..", "..", "..", "shared", "calibration", "inference.json")
+
+// Bounds promised in docs/accuracy.md ("Throughput (decode and prefill)").
+const (
+	decodeMedianBound  = 0.25
+	prefillMedianBound = 0.65
+	// singleDecodeMedianBound holds for rows measured on one device.
+	singleDecodeMedianBound = 0.10
+)
+
+type calRow struct {
+	Hardware    string  `json:"hardware"`
+	DeviceCount int     `json:"device_count"`
+	Model       string  `json:"model"`
+	ParamsB     float64 `json:"params_b_nominal"`
+	Quant       string  `json:"quantization"`
+	Backend     string  `json:"backend"`
+	Prompt      any     `json:"prompt_tokens"`
+	Gen         int     `json:"gen_tokens"`
+	TG          float64 `json:"tg_tokens_per_s"`
+	PP          float64 `json:"pp_tokens_per_s"`
+	Source      string  `json:"source"`
+}
+
+// calHardware maps the rows' hardware labels to datasheet records
+// (internal/specs). Labels whose part is not in devices.json are absent and
+// their rows are reported as unmapped.
+var calHardware = map[string]string{
+	"NVIDIA GeForce RTX 3090 24GB":        "NVIDIA GeForce RTX 3090",
+	"NVIDIA GeForce RTX 4090 24GB":        "NVIDIA GeForce RTX 4090",
+	"NVIDIA GeForce RTX 4080 16GB":        "NVIDIA GeForce RTX 4080 (16GB)",
+	"NVIDIA A100 PCIe 80GB":               "NVIDIA A100 PCIe 80GB",
+	"NVIDIA A100 SXM 80GB":                "NVIDIA A100 SXM4 80GB",
+	"NVIDIA A40 48GB":                     "NVIDIA A40",
+	"NVIDIA H100 PCIe 80GB":               "NVIDIA H100 PCIe 80GB",
+	"NVIDIA L40S 48GB":                    "NVIDIA L40S",
+	"Apple M1 (7-core GPU, 8GB)":          "Apple M1",
+	"Apple M1 Max (24-core GPU, 32GB)":    "Apple M1 Max",
+	"Apple M1 Max (32-core GPU, 64GB)":    "Apple M1 Max",
+	"Apple M2 Ultra (76-core GPU, 192GB)": "Apple M2 Ultra",
+	"Apple M3 (10-core GPU, 16GB)":        "Apple M3",
+	"Apple M3 Max (40-core GPU, 48GB)":    "Apple M3 Max (16-core CPU / 40-core GPU)",
+	"Apple M3 Max (40-core GPU, 64GB)":    "Apple M3 Max (16-core CPU / 40-core GPU)",
+}
+
+// calModels maps the rows' model labels (by prefix) to catalog names, or to
+// a config for LLaMA (v1), which the catalog does not hold. LLaMA (v1)
+// shapes: Touvron et al. 2023, "LLaMA: Open and Efficient Foundation
+// Language Models", arXiv:2302.13971, Table 2 (dimension, heads, layers);
+// FFN widths and the 32000-token vocabulary are those of the released
+// checkpoints' params (same SwiGLU rule as Llama 2 7B/13B in the catalog).
+var calModels = []struct {
+	prefix string
+	spec   model.Spec
+}{
+	{"Meta-Llama-3-8B", model.Spec{Name: "Meta-Llama-3-8B"}},
+	{"Meta-Llama-3-70B", model.Spec{Name: "Meta-Llama-3-70B"}},
+	{"LLaMA 2 7B", model.Spec{Name: "Llama-2-7B"}},
+	{"LLaMA 2 13B", model.Spec{Name: "Llama-2-13B"}},
+	{"LLaMA 2 70B", model.Spec{Name: "Llama-2-70B"}},
+	{"LLaMA (v1) 7B", model.Spec{Name: "Llama-2-7B"}}, // same shape as Llama 2 7B
+	{"LLaMA (v1) 13B", model.Spec{Name: "Llama-2-13B"}},
+	{"LLaMA (v1) 30B", model.Spec{Config: llamaV1(60, 6656, 52, 17920)}},
+	{"LLaMA (v1) 65B", model.Spec{Config: llamaV1(80, 8192, 64, 22016)}},
+}
+
+func llamaV1(layers, hidden, heads, ffn int) map[string]any {
+	return map[string]any{"architectures": []any{"LlamaForCausalLM"}, "num_hidden_layers": float64(layers),
+		"hidden_size": float64(hidden), "num_attention_heads": float64(heads), "num_key_value_heads": float64(heads),
+		"intermediate_size": float64(ffn), "vocab_size": float64(32000), "max_position_embeddings": float64(2048)}
+}
+
+// calLevels maps the rows' GGUF types to levels.
+var calLevels = map[string]string{"Q4_0": "q4_0", "Q4_K_M": "q4_k_m", "F16": "fp16"}
+
+// calCase is one replayable row.
+type calCase struct {
+	// decodePlan and prefillPlan are built once (they do not depend on the
+	// constants).
+	decodePlan, prefillPlan *planned
+	decodeReq, prefillReq   *Request
+
+	row           calRow
+	spec          specs.Spec
+	model         *model.Model
+	level         quant.Level
+	prompt        int
+	decodeContext int // average context during the generation
+}
+
+func loadCalibration(t testing.TB) ([]calCase, []string) {
+	data, err := os.ReadFile(calibrationFile)
+	if err != nil {
+		t.Skipf("calibration data not found: %v", err)
+	}
+	var doc struct {
+		Rows []calRow `json:"llm_inference_measured"`
+	}
+	require.NoError(t, json.Unmarshal(data, &doc))
+	require.NotEmpty(t, doc.Rows)
+	var cases []calCase
+	var skipped []string
+	for _, r := range doc.Rows {
+		c, why := mapRow(r)
+		if why != "" {
+			skipped = append(skipped, r.Hardware+" / "+r.Model+" / "+r.Quant+": "+why)
+			continue
+		}
+		c.decodePlan, c.decodeReq = c.plan(c.decodeContext)
+		c.prefillPlan, c.prefillReq = c.plan(c.prompt)
+		cases = append(cases, c)
+	}
+	return cases, skipped
+}
+
+func mapRow(r calRow) (calCase, string) {
+	c := calCase{row: r}
+	if strings.Contains(r.Backend, "CPU") {
+		return c, "measured on the CPU backend; host memory bandwidth is not in the datasheet table"
+	}
+	name, ok := calHardware[r.Hardware]
+	if !ok {
+		return c, "hardware not in devices.json"
+	}
+	s, ok := specs.ByName(name)
+	if !ok || s.BandwidthGBs <= 0 {
+		return c, "datasheet record has no memory bandwidth"
+	}
+	c.spec = s
+	for _, m := range calModels {
+		if strings.HasPrefix(r.Model, m.prefix) {
+			mm, err := model.Resolve(m.spec)
+			if err != nil {
+				return c, "model does not resolve: " + err.Error()
+			}
+			c.model = mm
+		}
+	}
+	if c.model == nil {
+		return c, "model not mapped"
+	}
+	lv, ok := calLevels[r.Quant]
+	if !ok {
+		return c, "quantization not mapped"
+	}
+	l, err := quant.Parse(lv)
+	if err != nil {
+		return c, err.Error()
+	}
+	c.level = l
+	switch p := r.Prompt.(type) {
+	case float64:
+		c.prompt = int(p)
+	case string:
+		// "~500 (README: "around 500 tokens")"
+		m := regexp.MustCompile(`\d+`).FindString(p)
+		c.prompt, _ = strconv.Atoi(m)
+	}
+	if c.prompt <= 0 {
+		return c, "prompt length unknown"
+	}
+	if r.Gen == 512 && r.TG > 0 && strings.Contains(r.Source, "aa72e0ec86c3") {
+		// llama-bench tg512 generates from an empty context.
+		c.decodeContext = r.Gen / 2
+	} else {
+		// ./main: the prompt, then gen tokens.
+		c.decodeContext = c.prompt + r.Gen/2
+	}
+	return c, ""
+}
+
+// calPlan lays the model over the row's devices as llama.cpp does (layers
+// split evenly across every GPU), without a memory check: the measurement
+// shows the layout ran.
+func (c calCase) plan(context int) (*planned, *Request) {
+	req := &Request{Model: c.model, Quant: string(c.level), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}
+	b := quant.Estimate(c.model, c.level, context, 1, req.kvOptions())
+	cs := newCosts(c.model, b, c.level)
+	n := c.row.DeviceCount
+	sp := c.spec
+	var stages []stage
+	for i := 0; i < n; i++ {
+		d := &device{ID: "gpu", Dev: registry.Device{Name: sp.Name}, BandwidthGBs: sp.BandwidthGBs, Spec: &sp}
+		stages = append(stages, stage{Devices: []*device{d}})
+	}
+	counts := proportional(make1(n), cs.Layers)
+	start := 0
+	for i := range stages {
+		stages[i].Start, stages[i].End = start, start+counts[i]
+		start += counts[i]
+		stages[i].Part = cs.stagePart(stages[i].Start, stages[i].End, 1)
+	}
+	return &planned{Fits: true, Strategy: StrategyPipeline, Level: c.level, Stages: stages, TP: 1, Costs: cs}, req
+}
+
+func make1(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = 1 << 20
+	}
+	return out
+}
+
+func (c calCase) predict(e efficiency) (decode, prefill float64) {
+	decode = estimateWith(c.decodePlan, c.decodeReq, 0, e).DecodeTokensPerS
+	prefill = estimateWith(c.prefillPlan, c.prefillReq, 0, e).PrefillTokensPerS
+	return decode, prefill
+}
+
+// relErrors returns |predicted/measured - 1| for every case with both.
+func relErrors(cases []calCase, e efficiency) (decode, prefill []float64) {
+	for _, c := range cases {
+		d, p := c.predict(e)
+		if d > 0 && c.row.TG > 0 {
+			decode = append(decode, math.Abs(d/c.row.TG-1))
+		}
+		if p > 0 && c.row.PP > 0 {
+			prefill = append(prefill, math.Abs(p/c.row.PP-1))
+		}
+	}
+	return decode, prefill
+}
+
+func quantile(xs []float64, q float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	pos := q * float64(len(s)-1)
+	lo := int(math.Floor(pos))
+	hi := int(math.Ceil(pos))
+	return s[lo] + (s[hi]-s[lo])*(pos-float64(lo))
+}
+
+// TestCalibrationReplay replays every row of inference.json the planner can
+// map and checks the accuracy promised in docs/accuracy.md.
+func TestCalibrationReplay(t *testing.T) {
+	cases, skipped := loadCalibration(t)
+	for _, s := range skipped {
+		t.Logf("unmapped: %s", s)
+	}
+	dec, pre := relErrors(cases, fitted)
+	t.Logf("rows: %d replayed, %d unmapped", len(cases), len(skipped))
+	t.Logf("decode:  n=%d median %.3f p90 %.3f", len(dec), quantile(dec, 0.5), quantile(dec, 0.9))
+	t.Logf("prefill: n=%d median %.3f p90 %.3f", len(pre), quantile(pre, 0.5), quantile(pre, 0.9))
+	var single, multi []calCase
+	for _, c := range cases {
+		if c.row.DeviceCount == 1 {
+			single = append(single, c)
+		} else {
+			multi = append(multi, c)
+		}
+	}
+	for _, sub := range []struct {
+		name  string
+		cases []calCase
+	}{{"single-device", single}, {"multi-device", multi}} {
+		d, p := relErrors(sub.cases, fitted)
+		if sub.name == "single-device" {
+			assert.LessOrEqual(t, quantile(d, 0.5), singleDecodeMedianBound)
+		}
+		t.Logf("%s: decode n=%d median %.3f p90 %.3f; prefill n=%d median %.3f p90 %.3f", sub.name,
+			len(d), quantile(d, 0.5), quantile(d, 0.9), len(p), quantile(p, 0.5), quantile(p, 0.9))
+	}
+	if testing.Verbose() {
+		for _, c := range cases {
+			d, p := c.predict(fitted)
+			t.Logf("%-36s x%d %-38s %-6s tg %7.2f pred %7.2f (%+.0f%%)  pp %8.1f pred %8.1f", c.row.Hardware, c.row.DeviceCount,
+				c.row.Model, c.row.Quant, c.row.TG, d, 100*(d/c.row.TG-1), c.row.PP, p)
+		}
+	}
+	require.GreaterOrEqual(t, len(dec), 150, "most rows must be replayable")
+	assert.LessOrEqual(t, quantile(dec, 0.5), decodeMedianBound)
+	require.NotEmpty(t, pre)
+	assert.LessOrEqual(t, quantile(pre, 0.5), prefillMedianBound)
+}
+
+// TestCalibrationFit searches the constants (run with HWACCEL_FIT=1) and
+// prints the best; copy them into `fitted` and docs/accuracy.md.
+func TestCalibrationFit(t *testing.T) {
+	if os.Getenv("HWACCEL_FIT") == "" {
+		t.Skip("set HWACCEL_FIT=1 to refit the throughput constants")
+	}
+	all, _ := loadCalibration(t)
+	cases := all
+	if os.Getenv("HWACCEL_FIT") == "single" {
+		cases = nil
+		for _, c := range all {
+			if c.row.DeviceCount == 1 {
+				cases = append(cases, c)
+			}
+		}
+	}
+	best := fitted
+	bestErr := math.Inf(1)
+	for bw := 0.50; bw <= 1.0001; bw += 0.01 {
+		for lat := 0.0; lat <= 150e-6; lat += 4e-6 {
+			e := efficiency{DecodeBandwidth: bw, LayerLatency: lat, PrefillMFU: fitted.PrefillMFU}
+			dec, _ := relErrors(cases, e)
+			if m := quantile(dec, 0.5); m < bestErr {
+				bestErr, best = m, e
+			}
+		}
+	}
+	decAll, _ := relErrors(all, best)
+	t.Logf("all rows with these: median %.3f p90 %.3f", quantile(decAll, 0.5), quantile(decAll, 0.9))
+	t.Logf("decode: bandwidth efficiency %.2f, layer latency %.0f us, median %.3f", best.DecodeBandwidth, best.LayerLatency*1e6, bestErr)
+	bestErr = math.Inf(1)
+	for mfu := 0.05; mfu <= 1.0001; mfu += 0.01 {
+		e := best
+		e.PrefillMFU = mfu
+		_, pre := relErrors(cases, e)
+		if m := quantile(pre, 0.5); m < bestErr {
+			bestErr, best.PrefillMFU = m, mfu
+		}
+	}
+	t.Logf("prefill: MFU %.2f, median %.3f", best.PrefillMFU, bestErr)
+}
