@@ -84,11 +84,9 @@ type engineError struct{ code, message string }
 func (e *engineError) Error() string { return e.code + ": " + e.message }
 
 func (a *app) run(args []string) int {
-	var err error
 	if len(args) > 0 {
 		if c := findCommand(args[0]); c != nil {
-			err = c.run(a, args[1:])
-			return a.exit(err)
+			return a.exit(c.run(a, args[1:]))
 		}
 	}
 	return a.exit(a.root(args))

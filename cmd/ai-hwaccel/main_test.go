@@ -312,6 +312,24 @@ func TestHelp(t *testing.T) {
 	require.Len(t, commands, len(wantFlags), "a new command needs its help checked here")
 }
 
+func TestRunWritesToTheGivenStreams(t *testing.T) {
+	var out, errOut bytes.Buffer
+	assert.Equal(t, 0, run([]string{"version"}, &out, &errOut))
+	assert.Equal(t, "ai-hwaccel "+version+" (registry schema 1)\n", out.String())
+	out.Reset()
+	assert.Equal(t, 2, run([]string{"--nope"}, &out, &errOut))
+	assert.Empty(t, out.String())
+	assert.Contains(t, errOut.String(), "ai-hwaccel: usage: flag provided but not defined: -nope\n")
+	assert.False(t, isTerminal(mustTemp(t)), "a regular file is not a terminal: --watch must not clear it")
+}
+
+func mustTemp(t *testing.T) *os.File {
+	f, err := os.CreateTemp(t.TempDir(), "out")
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
 func TestVersion(t *testing.T) {
 	r := runCLI(t, "--version")
 	assert.Equal(t, 0, r.code)
