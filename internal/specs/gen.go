@@ -66,6 +66,7 @@ func main() {
 		bf16 := val(r.FP16BF16Dense)
 		fmt.Fprintf(&b, "\t{Name: %q, Vendor: %q, Category: %q,\n", r.Name, r.Vendor, r.Category)
 		fmt.Fprintf(&b, "\t\tMemoryBytes: %d, MemoryIsMaximum: %v, BandwidthGBs: %v,\n", mem, maxMem, bandwidthGBs(r))
+		fmt.Fprintf(&b, "\t\tMemoryUnit: %q,\n", memoryUnit(r))
 		fmt.Fprintf(&b, "\t\tBF16TFLOPS: %v, FP16TFLOPS: %v, FP8TFLOPS: %v, INT8TOPS: %v,\n", bf16, fp16, val(r.FP8Dense), val(r.INT8Dense))
 		fmt.Fprintf(&b, "\t\tInterconnect: %q, InterconnectGBs: %v,\n", r.Interconnect, val(r.InterconnectGBs))
 		fmt.Fprintf(&b, "\t\tSource: %q},\n", r.Source)
@@ -116,6 +117,16 @@ func memoryBytes(r record) (int64, bool) {
 	lower := strings.ToLower(*r.MemoryUnit)
 	isMax := strings.Contains(lower, "max") || strings.Contains(lower, "up to")
 	return int64(*r.MemorySize * scale), isMax
+}
+
+// memoryUnit is the first word of memory_unit ("GB" or "GiB"), "" when the
+// record gives no memory; detection reads it to know how the figure was
+// stated (see parts.go, binaryGB).
+func memoryUnit(r record) string {
+	if r.MemorySize == nil || r.MemoryUnit == nil {
+		return ""
+	}
+	return strings.Fields(*r.MemoryUnit)[0]
 }
 
 // bandwidthGBs converts to GB/s; records whose unit says GiB/s are scaled.

@@ -24,6 +24,10 @@ type Spec struct {
 	MemoryBytes     int64
 	MemoryIsMaximum bool
 	BandwidthGBs    float64 // memory bandwidth, GB/s (10^9 B/s)
+	// MemoryUnit is the unit the record states its memory in: "GB" (read as
+	// 10^9 into MemoryBytes) or "GiB" (2^30); "" when no memory is given.
+	// DeviceMemoryBytes (parts.go) uses it.
+	MemoryUnit string
 	// Dense (no sparsity) peak tensor throughput, TFLOPS (TOPS for int8).
 	BF16TFLOPS float64
 	FP16TFLOPS float64
