@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // The rocm backend reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
@@ -263,18 +264,6 @@ func mergeRocmSMI(gpus []amdGPU, rep rocmSMIReport) []amdGPU {
 	return gpus
 }
 
-// amdArchByDeviceID gives the gfx target of PCI device ids whose target is
-// documented, for machines without KFD: MI300X 0x74a1 = gfx942 (ROCm
-// docs/reference/gpu-arch-specs.rst, LLVM target column); Radeon 780M 0x15bf
-// = gfx1103 (RADV names it "GFX1103_R1", ../shared/formats.md vulkaninfo).
-var amdArchByDeviceID = map[int]string{0x74a1: "gfx942", 0x15bf: "gfx1103"}
-
-// amdBandwidthGBs is the peak memory bandwidth by PCI device id, only for
-// ids with a sourced figure: MI300X 5300 GB/s (../shared/calibration/
-// devices.json "AMD Instinct MI300X", source ROCm docs/conceptual/gpu-arch/
-// mi300.md). Other GPUs get no bandwidth rather than a guess.
-var amdBandwidthGBs = map[int]float64{0x74a1: 5300}
-
 // amdAPUDeviceIDs are AMD integrated GPUs (APUs): their mem_info_vram_total
 // is a UMA carve-out of system RAM, not memory of their own. 0x15bf Radeon
 // 780M (Phoenix1; ../shared/formats.md "AMD XDNA NPU"), 0x1681 Rembrandt
@@ -286,17 +275,21 @@ var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
 // shared memory for APUs, bandwidth and precisions.
 func finishAMDGPU(g *amdGPU) {
 	d := &g.dev
-	if d.Architecture == "" {
-		if a := amdArchByDeviceID[g.deviceID]; a != "" {
-			d.Architecture = a
-			d.SetSource("architecture", "pci-id")
-		}
+	pciID := hex4(VendorAMD) + ":" + hex4(g.deviceID)
+	// The gfx target of documented PCI ids, for machines without KFD
+	// (internal/specs parts: MI300X 0x74a1 gfx942, Radeon 780M 0x15bf gfx1103).
+	if p, ok := specs.LookupPart(pciID); ok && d.Architecture == "" && p.Arch != "" {
+		d.Architecture = p.Arch
+		d.SetSource("architecture", "pci-id")
 	}
 	if amdAPUDeviceIDs[g.deviceID] {
 		d.MemoryShared = true
 	}
-	if bw, ok := amdBandwidthGBs[g.deviceID]; ok {
-		d.MemoryBandwidthGBs = bw
+	// Peak memory bandwidth only for ids with a datasheet record in
+	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
+	// docs/conceptual/gpu-arch/mi300.md); other GPUs get none, not a guess.
+	if ds, ok := specs.LookupPCIID(pciID); ok && ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "devices.json")
 	}
 	if q := amdQuantizations(d.Architecture); q != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // Intel Gaudi (Habana Labs): hl-smi first, the habanalabs driver's sysfs
@@ -19,25 +20,32 @@ func init() { register(Backend{Name: gaudiBackend, Detect: detectGaudi}) }
 type gaudiGen struct {
 	Arch string // "gaudi2"
 	Name string // "Intel Gaudi 2"
-	// MemoryMiB is the HBM of the generation when a source gives it (used by
-	// the sysfs fallback only; hl-smi reports the real figure).
-	MemoryMiB int64
-	// BandwidthGBs is the datasheet HBM bandwidth (../shared/calibration/devices.json).
-	BandwidthGBs float64
-	Quants       []string
+	// Record names the internal/specs datasheet record ("" = none): its HBM
+	// bandwidth, and its memory for the sysfs fallback only (hl-smi reports
+	// the real figure) where specs.DeviceMemoryBytes knows it.
+	Record string
+	Quants []string
+}
+
+// datasheet returns the generation's internal/specs record.
+func (g *gaudiGen) datasheet() (specs.Spec, bool) {
+	if g == nil || g.Record == "" {
+		return specs.Spec{}, false
+	}
+	return specs.Datasheet(g.Record)
 }
 
 var (
-	// Gaudi 2: 98304 MiB HBM2E (formats.md "hl-smi", public 8x HL-225 tables);
-	// 2460 GB/s (devices.json "Intel Gaudi2 (HL-225)"). Precisions: FP8
+	// Gaudi 2: HBM (read as binary, as hl-smi prints it) and bandwidth from
+	// the specs record. Precisions: FP8
 	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
 	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
 	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
-	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", MemoryMiB: 98304, BandwidthGBs: 2460,
+	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", Record: "Intel Gaudi2 (HL-225)",
 		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
-	// Gaudi 3: 3700 GB/s (devices.json "Intel Gaudi3"); its 128 GB figure is
-	// given without a binary/decimal unit, so the fallback leaves memory out.
-	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", BandwidthGBs: 3700,
+	// Gaudi 3: bandwidth from the specs record; its 128 GB figure is given
+	// without a binary/decimal unit, so the fallback leaves memory out.
+	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", Record: "Intel Gaudi3",
 		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
 	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory or
 	// bandwidth figure in our sources.
@@ -177,9 +185,11 @@ func gaudiFromPCI(p PCIDevice) registry.Device {
 	d := registry.Device{ID: p.Address, Kind: registry.KindGaudi, Vendor: "intel", Name: gen.Name,
 		PCIBusID: p.Address, NUMANode: p.NUMANode}
 	d.SetSource("name", "pci-id")
-	if gen.MemoryMiB > 0 {
-		d.MemoryBytes = gen.MemoryMiB << 20
-		d.SetSource("memory_bytes", "pci-id")
+	if ds, ok := gen.datasheet(); ok {
+		if mem := specs.DeviceMemoryBytes(ds); mem > 0 {
+			d.MemoryBytes = mem
+			d.SetSource("memory_bytes", "pci-id")
+		}
 	}
 	applyGaudiGen(&d, gen)
 	return d
@@ -192,8 +202,8 @@ func applyGaudiGen(d *registry.Device, gen *gaudiGen) {
 		return
 	}
 	d.Architecture = gen.Arch
-	d.MemoryBandwidthGBs = gen.BandwidthGBs
-	if gen.BandwidthGBs > 0 {
+	if ds, ok := gen.datasheet(); ok && ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
 	d.Quantizations = append([]string(nil), gen.Quants...)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // AWS Neuron (Inferentia, Trainium): `neuron-ls --json-output` first; the
@@ -22,36 +23,33 @@ const PathNeuronSysfs = "sys/devices/virtual/neuron_device"
 
 func init() { register(Backend{Name: neuronBackend, Detect: detectNeuron}) }
 
-// neuronGen describes one Neuron chip generation. Figures per chip from
-// ../shared/calibration/devices.json (records "AWS Inferentia (Inf1, per
-// chip)", "AWS Inferentia2 (per chip)", "AWS Trainium (Trn1, per chip)",
-// "AWS Trainium2 (per chip)", AWS Neuron architecture pages).
+// neuronGen describes one Neuron chip generation. Figures per chip come from
+// its internal/specs record (devices.json, AWS Neuron architecture pages):
+// memory (used only by the fallback; neuron-ls reports memory_size) and
+// bandwidth (the pages state GiB/s; specs converts to GB/s).
 type neuronGen struct {
-	Arch string
-	Name string
-	// MemoryBytes is used only by the fallback; neuron-ls reports memory_size.
-	MemoryBytes  int64
-	BandwidthGBs float64
-	Quants       []string
+	Arch   string
+	Name   string
+	Record string // internal/specs record name
+	Quants []string
 }
 
 var (
-	// Inferentia (NeuronCore-v1): 8 GiB, 50 GiB/s (= 53.7 GB/s); data types
-	// FP32, FP16, BF16 and INT8 tensor inputs (Neuron "Data Types" and
-	// "NeuronCore-v1 Architecture" pages).
-	neuronInf1 = neuronGen{Arch: "inferentia", Name: "AWS Inferentia", MemoryBytes: 8 << 30, BandwidthGBs: 53.7,
+	// Inferentia (NeuronCore-v1): data types FP32, FP16, BF16 and INT8
+	// tensor inputs (Neuron "Data Types" and "NeuronCore-v1 Architecture"
+	// pages).
+	neuronInf1 = neuronGen{Arch: "inferentia", Name: "AWS Inferentia", Record: "AWS Inferentia (Inf1, per chip)",
 		Quants: []string{"fp32", "bf16", "fp16", "int8"}}
-	// Inferentia2 (NeuronCore-v2): 32 GiB, 820 GiB/s (= 880.5 GB/s); "380 INT8
-	// TOPS, 190 FP16/BF16/cFP8/TF32 TFLOPS, 47.5 FP32 TFLOPS" (Neuron
-	// "Inferentia2 Architecture" page).
-	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", MemoryBytes: 32 << 30, BandwidthGBs: 880.5,
+	// Inferentia2 (NeuronCore-v2): "380 INT8 TOPS, 190 FP16/BF16/cFP8/TF32
+	// TFLOPS, 47.5 FP32 TFLOPS" (Neuron "Inferentia2 Architecture" page).
+	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", Record: "AWS Inferentia2 (per chip)",
 		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
-	// Trainium (NeuronCore-v2): 32 GiB (memory_size 34359738368 in the real
-	// trn1 capture), 820 GiB/s; the same NeuronCore-v2 data types.
-	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", MemoryBytes: 32 << 30, BandwidthGBs: 880.5,
+	// Trainium (NeuronCore-v2): the record's 32 GiB is the memory_size
+	// 34359738368 of the real trn1 capture; the same NeuronCore-v2 data types.
+	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", Record: "AWS Trainium (Trn1, per chip)",
 		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
-	// Trainium2: 96 GiB, 2.9 TB/s; FP8 figure, no INT8 figure.
-	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", MemoryBytes: 96 << 30, BandwidthGBs: 2900,
+	// Trainium2: FP8 figure, no INT8 figure.
+	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", Record: "AWS Trainium2 (per chip)",
 		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
 )
 
@@ -200,11 +198,17 @@ func applyNeuronGen(d *registry.Device, gen *neuronGen, withMemory bool) {
 		return
 	}
 	d.Name, d.Architecture = gen.Name, gen.Arch
-	d.MemoryBandwidthGBs = gen.BandwidthGBs
-	d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	d.Quantizations = append([]string(nil), gen.Quants...)
-	if withMemory && d.MemoryBytes == 0 && gen.MemoryBytes > 0 {
-		d.MemoryBytes = gen.MemoryBytes
+	ds, ok := specs.Datasheet(gen.Record)
+	if !ok {
+		return
+	}
+	if ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
+	}
+	if mem := specs.DeviceMemoryBytes(ds); withMemory && d.MemoryBytes == 0 && mem > 0 {
+		d.MemoryBytes = mem
 		d.SetSource("memory_bytes", "datasheet")
 	}
 }

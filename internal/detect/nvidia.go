@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // The NVIDIA backend ("cuda"). One `nvidia-smi --query-gpu` run gives the
@@ -185,7 +186,7 @@ func deviceFromQuery(m *Machine, g nvGPU) registry.Device {
 		d.MIG = &registry.MIG{Mode: g.MIGMode}
 		d.SetSource("mig", src)
 	}
-	if ds, ok := nvDatasheetFor(m, g.BusID, g.Name); ok && ds.BandwidthGBs > 0 {
+	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
@@ -230,21 +231,7 @@ func nvidiaFromSysfs(m *Machine, f *Findings, fab nvFabric) []nvDevice {
 			d.SetSource("driver_version", "procfs")
 		}
 		d.Quantizations = nvQuantizations("")
-		if ds, ok := nvDatasheets[p.Device]; ok {
-			if d.Name == "" {
-				d.Name = ds.Name
-				d.SetSource("name", "pci-id-table")
-			}
-			d.MemoryBytes = ds.MemoryBytes
-			d.SetSource("memory_bytes", "pci-id-table")
-			d.ComputeCapability = ds.CC
-			d.SetSource("compute_capability", "pci-id-table")
-			d.Quantizations = nvQuantizations(ds.CC)
-			if ds.BandwidthGBs > 0 {
-				d.MemoryBandwidthGBs = ds.BandwidthGBs
-				d.SetSource("memory_bandwidth_gb_s", "datasheet")
-			}
-		}
+		applyNvidiaPCIID(&d)
 		devs = append(devs, nvDevice{dev: d, index: idx})
 	}
 	if len(devs) > 0 {
@@ -260,6 +247,38 @@ func nvidiaFromSysfs(m *Machine, f *Findings, fab nvFabric) []nvDevice {
 			why, len(devs))
 	}
 	return devs
+}
+
+// applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
+// said: the product name (when procfs gave none), memory, compute capability
+// and precisions from internal/specs' part facts, and the datasheet bandwidth.
+// Ids specs does not know leave those unknown.
+func applyNvidiaPCIID(d *registry.Device) {
+	part, ok := specs.LookupPart(d.PCIID)
+	if !ok {
+		return
+	}
+	if d.Name == "" && part.Name != "" {
+		d.Name = part.Name
+		d.SetSource("name", "pci-id-table")
+	}
+	if part.Arch != "" {
+		d.ComputeCapability = part.Arch
+		d.SetSource("compute_capability", "pci-id-table")
+		d.Quantizations = nvQuantizations(part.Arch)
+	}
+	ds, ok := specs.LookupPCIID(d.PCIID)
+	if !ok {
+		return
+	}
+	if mem := specs.DeviceMemoryBytes(ds); mem > 0 {
+		d.MemoryBytes = mem
+		d.SetSource("memory_bytes", "pci-id-table")
+	}
+	if ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
+	}
 }
 
 // nvidiaMIGChildren runs `nvidia-smi -L` only when a GPU has MIG enabled, and
@@ -421,7 +440,7 @@ func nvidiaInterconnects(f *Findings, out []byte, devs []nvDevice, nvswitch bool
 			}
 			ic := registry.Interconnect{Kind: registry.LinkNVLink, Devices: []string{gpus[a].dev.ID, gpus[b].dev.ID},
 				Links: n, Source: src}
-			if per := nvLinkGBs(gpus[a].dev.ComputeCapability); per > 0 && gpus[a].dev.ComputeCapability == gpus[b].dev.ComputeCapability {
+			if per := specs.NVLinkPerLinkGBs(gpus[a].dev.ComputeCapability); per > 0 && gpus[a].dev.ComputeCapability == gpus[b].dev.ComputeCapability {
 				ic.BandwidthGBs = per * float64(n)
 			}
 			pairs = append(pairs, ic)
@@ -434,13 +453,13 @@ func nvidiaInterconnects(f *Findings, out []byte, devs []nvDevice, nvswitch bool
 	bw := -1.0
 	for _, g := range gpus {
 		ic.Devices = append(ic.Devices, g.dev.ID)
-		ds, ok := nvDatasheetByModel(g.dev)
+		per := nvLinkPerGPUGBs(g.dev)
 		switch {
-		case !ok || ds.NVLinkGBs == 0:
+		case per == 0:
 			bw = 0
 		case bw < 0:
-			bw = ds.NVLinkGBs
-		case bw != ds.NVLinkGBs:
+			bw = per
+		case bw != per:
 			bw = 0
 		}
 	}
@@ -450,74 +469,31 @@ func nvidiaInterconnects(f *Findings, out []byte, devs []nvDevice, nvswitch bool
 	return []registry.Interconnect{ic}
 }
 
-// nvLinkGBs is the bidirectional bandwidth of one NVLink by generation, from
-// the per-GPU NVLink totals of ../shared/calibration/devices.json over the
-// link counts topo -m shows: NVLink 4 (Hopper, cc 9.0) 900 GB/s over 18 links
-// (H100 SXM5, NV18); NVLink 3 (A100, cc 8.0) 600 GB/s over 12 links (A100
-// SXM4, NV12). Both are 50 GB/s per link (25 GB/s each way). Other
-// generations are not sourced here: 0, and the bandwidth is omitted.
-func nvLinkGBs(cc string) float64 {
-	switch cc {
-	case "9.0", "8.0":
-		return 50
+// nvLinkPerGPUGBs is a GPU's NVLink bandwidth per GPU (the datasheet's
+// bidirectional aggregate), from its internal/specs record by name; 0 when
+// the record gives none or its interconnect is not NVLink (an L40S's figure
+// is PCIe).
+func nvLinkPerGPUGBs(d registry.Device) float64 {
+	ds, ok := specs.ForDevice(&registry.Device{Name: d.Name, MemoryBytes: d.MemoryBytes})
+	if !ok || !strings.HasPrefix(ds.Interconnect, "NVLink") {
+		return 0
 	}
-	return 0
+	return ds.InterconnectGBs
 }
 
-// nvDatasheet is one datasheet record of ../shared/calibration/devices.json.
-type nvDatasheet struct {
-	Name         string  // the nvidia-smi / driver product name
-	MemoryBytes  int64   // datasheet capacity; its "GB" are binary (HBM/GDDR parts are 2^n sized)
-	BandwidthGBs float64 // memory bandwidth
-	NVLinkGBs    float64 // NVLink per GPU, bidirectional aggregate; 0 = none or not sourced
-	CC           string  // compute capability (NVIDIA "CUDA GPUs" list, developer.nvidia.com/cuda-gpus)
-}
-
-// nvDatasheets is keyed by PCI device id (ids from formats.md, generic PCI).
-// Each comment names the devices.json record and its source.
-var nvDatasheets = map[int]nvDatasheet{
-	// "NVIDIA H100 SXM5 80GB": https://glennklockwood.com/garden/processors/h100
-	0x2330: {Name: "NVIDIA H100 80GB HBM3", MemoryBytes: 80 << 30, BandwidthGBs: 3350, NVLinkGBs: 900, CC: "9.0"},
-	// "NVIDIA A100 PCIe 80GB": https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1
-	0x20b5: {Name: "NVIDIA A100 80GB PCIe", MemoryBytes: 80 << 30, BandwidthGBs: 1940, CC: "8.0"},
-	// "NVIDIA A40": https://www.ecer.com/corp/details-uuuedqa-p1bsay9-multi-display-setups-supported-by-48gb-gddr6-ecc-memory-nvidia-a40-gpu-and-vga-outputs.html
-	// (reseller copy of the NVIDIA A40 datasheet)
-	0x2235: {Name: "NVIDIA A40", MemoryBytes: 48 << 30, BandwidthGBs: 696, CC: "8.6"},
-	// "NVIDIA GeForce RTX 4090": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html
-	0x2684: {Name: "NVIDIA GeForce RTX 4090", MemoryBytes: 24 << 30, BandwidthGBs: 1008, CC: "8.9"},
-	// "NVIDIA GeForce RTX 3090": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-and-GeForce-RTX-3050-6GB-mobile-comparison.html
-	0x2204: {Name: "NVIDIA GeForce RTX 3090", MemoryBytes: 24 << 30, BandwidthGBs: 936.2, CC: "8.6"},
-	// "NVIDIA GeForce RTX 3060 (12GB)": https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html
-	0x2504: {Name: "NVIDIA GeForce RTX 3060", MemoryBytes: 12 << 30, BandwidthGBs: 360, CC: "8.6"},
-}
-
-// nvDatasheetFor finds the record of a GPU by the PCI device id sysfs gives
-// for its bus id, else by its exact product name.
-func nvDatasheetFor(m *Machine, busID, name string) (nvDatasheet, bool) {
+// nvDatasheetFor finds the internal/specs record of a GPU: by the PCI id
+// sysfs gives for its bus id, else by its product name (specs' matching,
+// which rejects a record whose memory size says it is another SKU).
+func nvDatasheetFor(m *Machine, busID, name string, memBytes int64) (specs.Spec, bool) {
+	probe := registry.Device{Name: name, MemoryBytes: memBytes}
 	if busID != "" {
 		if id, err := m.ReadInt(path.Join(PathPCIDevices, busID, "device")); err == nil {
 			if v, err := m.ReadInt(path.Join(PathPCIDevices, busID, "vendor")); err == nil && v == VendorNVIDIA {
-				ds, ok := nvDatasheets[int(id)]
-				return ds, ok
+				probe.PCIID = hex4(int(v)) + ":" + hex4(int(id))
 			}
 		}
 	}
-	for _, ds := range nvDatasheets {
-		if name != "" && ds.Name == name {
-			return ds, true
-		}
-	}
-	return nvDatasheet{}, false
-}
-
-// nvDatasheetByModel finds the record of an already built device by name.
-func nvDatasheetByModel(d registry.Device) (nvDatasheet, bool) {
-	for _, ds := range nvDatasheets {
-		if ds.Name == d.Name {
-			return ds, true
-		}
-	}
-	return nvDatasheet{}, false
+	return specs.ForDevice(&probe)
 }
 
 // nvListGPU is one GPU of `nvidia-smi -L` with its MIG instance UUIDs.

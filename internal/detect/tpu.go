@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // Google Cloud TPU: there is no vendor tool to parse, so chips are counted
@@ -21,19 +22,24 @@ func init() { register(Backend{Name: tpuBackend, Detect: detectTPU}) }
 type tpuGen struct {
 	Arch string // "v5e"
 	Name string // "TPU v5e"
-	// MemoryGiB is the HBM per chip (tpu_info device.py hbm_gib; for v2/v3,
-	// which tpu_info counts per TensorCore with two per chip, the per-chip
-	// figure, which devices.json confirms for v3: 32 GiB).
+	// Record names the internal/specs datasheet (devices.json, Cloud TPU
+	// documentation; tpu_info for v2 and TPU7x): HBM per chip, HBM bandwidth
+	// per chip and bidirectional ICI bandwidth per chip, each where a source
+	// gives it.
+	Record string
+	// MemoryGiB is the record's HBM per chip in GiB (0 = unknown), set from
+	// internal/specs at init (tpuGens).
 	MemoryGiB int64
 	// VFIO: the chip is reached through /dev/vfio/<i> (v5e and later), not
 	// /dev/accel<i> (tpu_info device.py chip_path).
-	VFIO bool
-	// BandwidthGBs: HBM bandwidth per chip (../shared/calibration/devices.json,
-	// Cloud TPU documentation); 0 where no source gives it.
-	BandwidthGBs float64
-	// ICIGBs: bidirectional ICI bandwidth per chip where devices.json gives it.
-	ICIGBs float64
+	VFIO   bool
 	Quants []string
+}
+
+// datasheet returns the generation's internal/specs record.
+func (g *tpuGen) datasheet() specs.Spec {
+	s, _ := specs.Datasheet(g.Record)
+	return s
 }
 
 // Precisions: BF16 everywhere, FP32 as the accumulate/master type; INT8
@@ -42,16 +48,24 @@ var (
 	tpuQuantsV2 = []string{"fp32", "bf16"}
 	tpuQuantsV4 = []string{"fp32", "bf16", "int8"}
 
-	tpuV2  = tpuGen{Arch: "v2", Name: "TPU v2", MemoryGiB: 16, Quants: tpuQuantsV2}
-	tpuV3  = tpuGen{Arch: "v3", Name: "TPU v3", MemoryGiB: 32, BandwidthGBs: 900, Quants: tpuQuantsV2}
-	tpuV4  = tpuGen{Arch: "v4", Name: "TPU v4", MemoryGiB: 32, BandwidthGBs: 1200, Quants: tpuQuantsV4}
-	tpuV5e = tpuGen{Arch: "v5e", Name: "TPU v5e", MemoryGiB: 16, VFIO: true, BandwidthGBs: 819, ICIGBs: 400, Quants: tpuQuantsV4}
-	// v5p: "Interchip Interconnect BW 4800 Gbps per chip" = 600 GB/s.
-	tpuV5p = tpuGen{Arch: "v5p", Name: "TPU v5p", MemoryGiB: 95, VFIO: true, BandwidthGBs: 2765, ICIGBs: 600, Quants: tpuQuantsV4}
-	tpuV6e = tpuGen{Arch: "v6e", Name: "TPU v6e", MemoryGiB: 32, VFIO: true, BandwidthGBs: 1638, ICIGBs: 800, Quants: tpuQuantsV4}
-	// TPU7x: 192 GiB per chip (tpu_info); no bandwidth or INT8 source.
-	tpuV7x = tpuGen{Arch: "7x", Name: "TPU7x", MemoryGiB: 192, VFIO: true, Quants: tpuQuantsV2}
+	tpuV2  = tpuGen{Arch: "v2", Name: "TPU v2", Record: "Google TPU v2 (per chip)", Quants: tpuQuantsV2}
+	tpuV3  = tpuGen{Arch: "v3", Name: "TPU v3", Record: "Google TPU v3 (per chip)", Quants: tpuQuantsV2}
+	tpuV4  = tpuGen{Arch: "v4", Name: "TPU v4", Record: "Google TPU v4 (per chip)", Quants: tpuQuantsV4}
+	tpuV5e = tpuGen{Arch: "v5e", Name: "TPU v5e", Record: "Google TPU v5e (per chip)", VFIO: true, Quants: tpuQuantsV4}
+	tpuV5p = tpuGen{Arch: "v5p", Name: "TPU v5p", Record: "Google TPU v5p (per chip)", VFIO: true, Quants: tpuQuantsV4}
+	tpuV6e = tpuGen{Arch: "v6e", Name: "TPU v6e", Record: "Google TPU v6e Trillium (per chip)", VFIO: true, Quants: tpuQuantsV4}
+	// TPU7x: memory only (tpu_info); no bandwidth or INT8 source.
+	tpuV7x = tpuGen{Arch: "7x", Name: "TPU7x", Record: "Google TPU7x (per chip)", VFIO: true, Quants: tpuQuantsV2}
 )
+
+// tpuGens lists every generation, to fill MemoryGiB from internal/specs.
+var tpuGens = []*tpuGen{&tpuV2, &tpuV3, &tpuV4, &tpuV5e, &tpuV5p, &tpuV6e, &tpuV7x}
+
+func init() {
+	for _, g := range tpuGens {
+		g.MemoryGiB = specs.DeviceMemoryBytes(g.datasheet()) >> 30
+	}
+}
 
 // tpuGenOf maps a Google PCI function to its TPU generation, or nil: device
 // 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f), then 0x005e v4,
@@ -114,8 +128,8 @@ func detectTPU(_ context.Context, m *Machine) Findings {
 	}
 	if len(chips) >= 2 {
 		ic := registry.Interconnect{Kind: registry.LinkICI, Name: "ICI", Devices: ids, Source: "pci-id"}
-		if same, g := tpuOneGen(gens); same && g.ICIGBs > 0 {
-			ic.BandwidthGBs = g.ICIGBs
+		if same, g := tpuOneGen(gens); same && g.datasheet().InterconnectGBs > 0 {
+			ic.BandwidthGBs = g.datasheet().InterconnectGBs
 		}
 		f.Interconnects = append(f.Interconnects, ic)
 	}
@@ -134,13 +148,16 @@ func tpuOneGen(gens []*tpuGen) (bool, *tpuGen) {
 }
 
 func tpuDevice(p PCIDevice, g *tpuGen) registry.Device {
+	ds := g.datasheet()
 	d := registry.Device{ID: p.Address, Kind: registry.KindTPU, Vendor: "google", Name: g.Name,
 		Architecture: g.Arch, PCIBusID: p.Address, NUMANode: p.NUMANode,
-		MemoryBytes: g.MemoryGiB << 30, MemoryBandwidthGBs: g.BandwidthGBs,
+		MemoryBytes: g.MemoryGiB << 30, MemoryBandwidthGBs: ds.BandwidthGBs,
 		Quantizations: append([]string(nil), g.Quants...)}
 	d.SetSource("name", "pci-id")
-	d.SetSource("memory_bytes", "pci-id")
-	if g.BandwidthGBs > 0 {
+	if d.MemoryBytes > 0 {
+		d.SetSource("memory_bytes", "pci-id")
+	}
+	if ds.BandwidthGBs > 0 {
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
 	return d
