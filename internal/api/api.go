@@ -8,8 +8,6 @@ package api
 import (
 	"bytes"
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -174,7 +172,7 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return opts, decodeError("options", err)
+		return opts, errs.Decode("options", err)
 	}
 	if dec.More() {
 		return opts, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
@@ -265,25 +263,4 @@ func depth(b []byte) int {
 		}
 	}
 	return max
-}
-
-// decodeError classifies a decoder error: a syntax error is invalid_json, a
-// well-formed document of the wrong shape is invalid_argument.
-func decodeError(what string, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return errs.Wrap(errs.InvalidJSON, err, what)
-	}
-	var ue *json.UnmarshalTypeError
-	if errors.As(err, &ue) {
-		return errs.Wrap(errs.InvalidArgument, err, what)
-	}
-	msg := err.Error()
-	if bytes.Contains([]byte(msg), []byte("unknown field")) {
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	}
-	if err.Error() == "EOF" {
-		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
-	}
-	return errs.Wrap(errs.InvalidJSON, err, fmt.Sprintf("%s", what))
 }

@@ -24,7 +24,7 @@ func Decode(data []byte) (*Registry, error) {
 	var r Registry
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&r); err != nil {
-		return nil, errs.Wrap(errs.InvalidJSON, err, "registry")
+		return nil, errs.Decode("registry", err)
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err

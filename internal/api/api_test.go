@@ -1,0 +1,126 @@
+package api
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+func emptyEnv(string) string { return "" }
+
+// errorCode returns the code of an error object, or "" when b is an answer.
+func errorCode(t *testing.T, b []byte) string {
+	t.Helper()
+	var v struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(b, &v), "every answer is JSON: %s", b)
+	if v.Error == nil {
+		return ""
+	}
+	require.NotEmpty(t, v.Error.Message)
+	return v.Error.Code
+}
+
+func fixture(name string) string {
+	p, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", name))
+	return p
+}
+
+func TestDecodeOptions(t *testing.T) {
+	o, err := DecodeOptions(nil, emptyEnv)
+	require.NoError(t, err)
+	assert.Equal(t, "", o.Sysroot, "defaults are filled by detection")
+
+	o, err = DecodeOptions([]byte(`{"sysroot":"/x","path":"/bin","no_exec":true,"timeout_ms":250,"cache_ttl_ms":1000,
+		"backends":["cuda","cpu"],"exclude":["vulkan"],"env":{"CUDA_VISIBLE_DEVICES":"0"}}`), emptyEnv)
+	require.NoError(t, err)
+	assert.Equal(t, "/x", o.Sysroot)
+	assert.Equal(t, "/bin", o.Path)
+	assert.True(t, o.NoExec)
+	assert.Equal(t, 250*time.Millisecond, o.Timeout)
+	assert.Equal(t, time.Second, o.CacheTTL)
+	assert.Equal(t, []string{"cuda", "cpu"}, o.Backends)
+	assert.Equal(t, "0", o.Env["CUDA_VISIBLE_DEVICES"])
+
+	o, err = DecodeOptions([]byte(`{"path":""}`), emptyEnv)
+	require.NoError(t, err)
+	assert.True(t, o.NoExec, "an explicit empty PATH can find no tool")
+}
+
+func TestDecodeOptionsErrors(t *testing.T) {
+	cases := map[string]string{
+		`{`:                        errs.InvalidJSON,
+		`{"timeout_ms":0}`:         errs.InvalidArgument,
+		`{"timeout_ms":-1}`:        errs.InvalidArgument,
+		`{"timeout_ms":1e400}`:     errs.InvalidArgument, // well-formed, but no float64 holds it
+		`{"timeout_ms":1e300}`:     errs.InvalidArgument,
+		`{"cache_ttl_ms":-5}`:      errs.InvalidArgument,
+		`{"sysroot":""}`:           errs.InvalidArgument,
+		`{"sysroot":5}`:            errs.InvalidArgument,
+		`{"backends":["warp"]}`:    errs.InvalidArgument,
+		`{"exclude":["x"]}`:        errs.InvalidArgument,
+		`{"timeoutms":5}`:          errs.InvalidArgument, // typo: unknown keys are refused
+		`[]`:                       errs.InvalidArgument,
+		`"x"`:                      errs.InvalidArgument,
+		`{"no_exec":true} trailer`: errs.InvalidJSON,
+	}
+	for in, code := range cases {
+		_, err := DecodeOptions([]byte(in), emptyEnv)
+		if assert.Error(t, err, in) {
+			assert.Equal(t, code, errs.CodeOf(err), "%s: %v", in, err)
+		}
+	}
+}
+
+func TestInputLimits(t *testing.T) {
+	deep := bytes.Repeat([]byte("["), 100000)
+	assert.Equal(t, errs.InvalidJSON, errorCode(t, Detect(deep, emptyEnv)))
+	big := bytes.Repeat([]byte("["), MaxInput+1)
+	assert.Equal(t, errs.TooLarge, errorCode(t, Detect(big, emptyEnv)))
+	assert.Equal(t, errs.TooLarge, errorCode(t, PlanSharding(big, emptyEnv)))
+	// Nesting inside strings does not count.
+	assert.Equal(t, 1, depth([]byte(`{"a":"[[[[[[{{{{\"]]"}`)))
+	assert.Equal(t, 3, depth([]byte(`[[{}],[[]]]`)))
+}
+
+func TestPlanningEntryPointsRejectBadRequests(t *testing.T) {
+	for name, f := range map[string]func([]byte, Env) []byte{
+		"suggest": SuggestQuant, "plan": PlanSharding, "train": EstimateTraining,
+	} {
+		assert.Equal(t, errs.InvalidArgument, errorCode(t, f(nil, emptyEnv)), name+" NULL")
+		assert.Equal(t, errs.InvalidArgument, errorCode(t, f([]byte("  "), emptyEnv)), name+" empty")
+		assert.Equal(t, errs.InvalidJSON, errorCode(t, f([]byte("{"), emptyEnv)), name+" {")
+		assert.NotEqual(t, "", errorCode(t, f([]byte("[]"), emptyEnv)), name+" []")
+		assert.NotEqual(t, "", errorCode(t, f([]byte("\xff\xfe"), emptyEnv)), name+" invalid UTF-8")
+	}
+}
+
+func TestDetectFixtureThroughAPI(t *testing.T) {
+	dir := fixture("cpu-only")
+	in := `{"sysroot":"` + dir + `/root","path":"` + dir + `/bin","cache_ttl_ms":0}`
+	out := Detect([]byte(in), emptyEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	assert.Contains(t, string(out), `"id":"cpu:0"`)
+	assert.Contains(t, string(out), `"schema_version":1`)
+
+	out = Detect([]byte(`{"sysroot":"/nonexistent/root"}`), emptyEnv)
+	assert.Equal(t, errs.DetectionFailed, errorCode(t, out))
+}
+
+func TestErrorJSON(t *testing.T) {
+	b := ErrorJSON(errs.New(errs.UnknownModel, `no model "x\"y"`))
+	assert.Equal(t, errs.UnknownModel, errorCode(t, b))
+	assert.True(t, strings.HasPrefix(string(b), `{"error":{"code":"unknown_model"`))
+}

@@ -1,0 +1,170 @@
+package registry
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+func i64(v int64) *int64 { return &v }
+func intp(v int) *int    { return &v }
+
+func TestKindFamilies(t *testing.T) {
+	for _, k := range Kinds() {
+		assert.True(t, k.Valid(), k)
+		assert.True(t, k.Family().Valid(), "family of %s", k)
+	}
+	assert.Len(t, Kinds(), 18, "the contract lists 18 kinds")
+	assert.Equal(t, FamilyGPU, KindCUDA.Family())
+	assert.Equal(t, FamilyAIASIC, KindGaudi.Family())
+	assert.Equal(t, FamilyNPU, KindIntelNPU.Family())
+	assert.False(t, Kind("quantum_gpu").Valid())
+	assert.Equal(t, "cuda:3", DeviceID(KindCUDA, 3))
+	assert.Equal(t, "rocm:0", DeviceID(KindROCm, 0))
+	assert.Equal(t, "tpu:7", DeviceID(KindTPU, 7))
+	assert.Equal(t, "aws_neuron:1", DeviceID(KindNeuron, 1))
+}
+
+func TestEncodeOmitsUnknownAndKeepsZeroWhereMeaningful(t *testing.T) {
+	r := New()
+	r.Devices = append(r.Devices, Device{Kind: KindCUDA, Name: "GPU", Available: true,
+		MemoryBytes: 85520809984, MemoryFreeBytes: i64(0), NUMANode: intp(0)})
+	r.Normalize()
+	b, err := r.Encode()
+	require.NoError(t, err)
+	s := string(b)
+	assert.Contains(t, s, `"schema_version":1`)
+	assert.Contains(t, s, `"id":"cuda:0"`)
+	assert.Contains(t, s, `"family":"gpu"`)
+	assert.Contains(t, s, `"memory_free_bytes":0`, "zero free memory is a fact, not unknown")
+	assert.Contains(t, s, `"numa_node":0`, "NUMA node 0 is a fact, not unknown")
+	assert.NotContains(t, s, "memory_bandwidth_gb_s", "unknown bandwidth is omitted")
+	assert.NotContains(t, s, "compute_capability")
+	assert.Contains(t, s, `"warnings":[]`)
+	assert.Contains(t, s, `"interconnects":[]`)
+}
+
+func TestDecodeRoundTrip(t *testing.T) {
+	r := New()
+	r.Devices = []Device{
+		{Kind: KindCPU, Name: "Xeon", Available: true, MemoryBytes: 1 << 40, Cores: 112},
+		{Kind: KindCUDA, Name: "H100", Available: true, MemoryBytes: 80 << 30, MemoryFreeBytes: i64(79 << 30),
+			MemoryBandwidthGBs: 3350, PCIBusID: "0000:18:00.0", NUMANode: intp(1), Quantizations: []string{"bf16", "fp8"}},
+		{Kind: KindCUDA, Name: "H100", Available: true, MemoryBytes: 80 << 30, PCIBusID: "0000:2a:00.0"},
+	}
+	r.SystemIO.Interconnects = []Interconnect{{Kind: LinkNVSwitch, Devices: []string{"cuda:0", "cuda:1"}, BandwidthGBs: 900}}
+	r.Normalize()
+	b, err := r.Encode()
+	require.NoError(t, err)
+	got, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, r.Devices, got.Devices)
+	assert.Equal(t, r.SystemIO.Interconnects, got.SystemIO.Interconnects)
+}
+
+func TestDecodeAcceptsUnknownFieldsAndFillsIDs(t *testing.T) {
+	got, err := Decode([]byte(`{"schema_version":1,"future_field":{"x":1},
+		"devices":[{"kind":"cuda_gpu","index":2,"memory_bytes":1000,"new_field":"ignored"}]}`))
+	require.NoError(t, err)
+	require.Len(t, got.Devices, 1)
+	assert.Equal(t, "cuda:2", got.Devices[0].ID)
+	assert.Equal(t, FamilyGPU, got.Devices[0].Family)
+	assert.NotNil(t, got.Warnings)
+}
+
+func TestDecodeRejectsNonsense(t *testing.T) {
+	cases := []struct {
+		name, json, code, msg string
+	}{
+		{"negative memory", `{"devices":[{"kind":"cuda_gpu","memory_bytes":-1}]}`, errs.InvalidArgument, "negative"},
+		{"negative free", `{"devices":[{"kind":"cuda_gpu","memory_bytes":10,"memory_free_bytes":-5}]}`, errs.InvalidArgument, "negative"},
+		{"free above total", `{"devices":[{"kind":"cuda_gpu","memory_bytes":10,"memory_free_bytes":11}]}`, errs.InvalidArgument, "exceeds"},
+		{"absurd memory", `{"devices":[{"kind":"cuda_gpu","memory_bytes":2251799813685249}]}`, errs.InvalidArgument, "1 PiB"},
+		{"unknown kind", `{"devices":[{"kind":"warp_drive"}]}`, errs.InvalidArgument, "unknown kind"},
+		{"missing kind", `{"devices":[{"id":"x"}]}`, errs.InvalidArgument, "unknown kind"},
+		{"family mismatch", `{"devices":[{"kind":"cuda_gpu","family":"tpu"}]}`, errs.InvalidArgument, "does not match"},
+		{"duplicate id", `{"devices":[{"kind":"cuda_gpu","id":"a"},{"kind":"cuda_gpu","id":"a"}]}`, errs.InvalidArgument, "duplicate"},
+		{"newer schema", `{"schema_version":99,"devices":[]}`, errs.InvalidArgument, "newer"},
+		{"negative index", `{"devices":[{"kind":"cpu","index":-1}]}`, errs.InvalidArgument, "negative index"},
+		{"bad numa", `{"devices":[{"kind":"cpu","numa_node":-3}]}`, errs.InvalidArgument, "numa_node"},
+		{"bandwidth", `{"devices":[{"kind":"cpu","memory_bandwidth_gb_s":-1}]}`, errs.InvalidArgument, "bandwidth"},
+		{"link to nowhere", `{"devices":[{"kind":"cpu"}],"system_io":{"interconnects":[{"kind":"nvlink","devices":["cuda:9"]}]}}`, errs.InvalidArgument, "unknown device"},
+		{"wrong type", `{"devices":{"kind":"cpu"}}`, errs.InvalidArgument, "registry"},
+		{"memory as string", `{"devices":[{"kind":"cpu","memory_bytes":"lots"}]}`, errs.InvalidArgument, "registry"},
+		{"array for object", `[]`, errs.InvalidArgument, "registry"},
+		{"empty", ``, errs.InvalidJSON, "registry"},
+		{"syntax", `{"devices":[`, errs.InvalidJSON, "registry"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Decode([]byte(c.json))
+			require.Error(t, err)
+			assert.Equal(t, c.code, errs.CodeOf(err), err.Error())
+			assert.Contains(t, err.Error(), c.msg)
+		})
+	}
+}
+
+func TestNormalizeRenumbersPerKindAndRewritesLinks(t *testing.T) {
+	r := &Registry{Devices: []Device{
+		{ID: "b|x", Kind: KindCUDA},
+		{ID: "a|cpu", Kind: KindCPU},
+		{ID: "b|y", Kind: KindCUDA},
+	}, SystemIO: SystemIO{Interconnects: []Interconnect{{Kind: LinkNVLink, Devices: []string{"b|y", "b|x"}}}}}
+	r.SortDevices()
+	r.Normalize()
+	ids := []string{}
+	for _, d := range r.Devices {
+		ids = append(ids, d.ID)
+	}
+	assert.Equal(t, []string{"cpu:0", "cuda:0", "cuda:1"}, ids)
+	assert.Equal(t, []string{"cuda:1", "cuda:0"}, r.SystemIO.Interconnects[0].Devices)
+}
+
+func TestSortDevicesByKindThenBusThenVisibility(t *testing.T) {
+	r := &Registry{Devices: []Device{
+		{Kind: KindCUDA, PCIBusID: "0000:db:00.0"},
+		{Kind: KindROCm, PCIBusID: "0000:01:00.0"},
+		{Kind: KindCUDA, PCIBusID: "0000:18:00.0"},
+		{Kind: KindCUDA},
+		{Kind: KindCPU},
+	}}
+	r.SortDevices()
+	got := []string{}
+	for _, d := range r.Devices {
+		got = append(got, string(d.Kind)+"@"+d.PCIBusID)
+	}
+	assert.Equal(t, []string{"cpu@", "cuda_gpu@0000:18:00.0", "cuda_gpu@0000:db:00.0", "cuda_gpu@", "rocm_gpu@0000:01:00.0"}, got)
+
+	// CUDA_VISIBLE_DEVICES=2,0 order: the runtime's ordinal wins over the bus.
+	r = &Registry{Devices: []Device{
+		{Kind: KindCUDA, PCIBusID: "0000:18:00.0", VisibleAs: "1"},
+		{Kind: KindCUDA, PCIBusID: "0000:3a:00.0", VisibleAs: "0"},
+	}}
+	r.SortDevices()
+	assert.Equal(t, "0000:3a:00.0", r.Devices[0].PCIBusID)
+}
+
+func TestQueries(t *testing.T) {
+	r := &Registry{Devices: []Device{
+		{ID: "cpu:0", Kind: KindCPU, Family: FamilyCPU, Available: true, MemoryBytes: 100},
+		{ID: "cuda:0", Kind: KindCUDA, Family: FamilyGPU, Available: true, MemoryBytes: 80, MemoryFreeBytes: i64(70), Quantizations: []string{"bf16"}},
+		{ID: "tpu:0", Kind: KindTPU, Family: FamilyTPU, Available: false, MemoryBytes: 16},
+	}}
+	assert.Equal(t, "cuda:0", r.Find("cuda:0").ID)
+	assert.Nil(t, r.Find("cuda:9"))
+	assert.Len(t, r.Available(), 2)
+	assert.Len(t, r.Accelerators(), 1, "unavailable TPU and the CPU are not usable accelerators")
+	assert.Len(t, r.ByFamily(FamilyGPU), 1)
+	assert.Equal(t, int64(70), r.Devices[1].UsableMemory(), "free memory when known")
+	assert.Equal(t, int64(100), r.Devices[0].UsableMemory(), "total when free is unknown")
+	assert.True(t, r.Devices[1].HasQuant("bf16"))
+	assert.False(t, r.Devices[1].HasQuant("fp8"))
+	d := Device{}
+	d.SetSource("memory_bytes", "nvidia-smi")
+	d.SetSource("name", "")
+	assert.Equal(t, map[string]string{"memory_bytes": "nvidia-smi"}, d.Sources)
+}
