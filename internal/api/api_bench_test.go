@@ -20,6 +20,8 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/bench/benchreg"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // noEnv is a process environment with no visibility variable set.
@@ -178,3 +180,51 @@ func BenchmarkPlanSharding(b *testing.B) { planBench(b, PlanSharding, "shards") 
 
 // BenchmarkSuggestQuant is hwaccel_suggest_quant without the C boundary.
 func BenchmarkSuggestQuant(b *testing.B) { planBench(b, SuggestQuant, "quant") }
+
+// BenchmarkPlanPhases splits hwaccel_plan_sharding on 16 GPUs into its
+// phases: request decoding (the registry included), planning, and encoding
+// the answer; "registry" is the registry's decoding alone.
+func BenchmarkPlanPhases(b *testing.B) {
+	req := benchreg.Request(16)
+	b.Run("decode", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := plan.DecodeRequest(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("registry", func(b *testing.B) {
+		data := benchreg.RegistryJSON(16)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := registry.Decode(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("plan", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			b.StopTimer()
+			r, err := plan.DecodeRequest(req)
+			require.NoError(b, err)
+			b.StartTimer()
+			if _, err := plan.PlanSharding(r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("encode", func(b *testing.B) {
+		r, err := plan.DecodeRequest(req)
+		require.NoError(b, err)
+		ans, err := plan.PlanSharding(r)
+		require.NoError(b, err)
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := json.Marshal(ans); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
