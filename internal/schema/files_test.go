@@ -148,7 +148,7 @@ func fixtureOptions(t *testing.T, name string, env map[string]string) map[string
 	dir := repoPath(t, "testdata", "machines", name)
 	timeout := 5000
 	if name == "hostile" {
-		timeout = 1000 // its tools hang until the timeout by design
+		timeout = 2000 // its tools hang until the timeout by design
 	}
 	o := map[string]any{"sysroot": filepath.Join(dir, "root"), "path": filepath.Join(dir, "bin"), "timeout_ms": timeout}
 	if env != nil {
