@@ -77,3 +77,5 @@ func dump(t testing.TB, v any) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+func itoa(n int) string { return fmt.Sprint(n) }

@@ -529,13 +529,18 @@ func hostDevice(req *Request, want map[string]bool) *device {
 
 // planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
 // many whole layers as fits (filled in order), the rest stay in host RAM as
-// the last stage. The best level that fits wins.
+// the last stage. Among the levels that fit this way, the highest-quality
+// one that keeps at least half of the layers on accelerators wins (offloaded
+// layers cost PCIe time every token); when none does, the level keeping the
+// most layers on accelerators.
 func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (planned, bool) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
 		return planned{}, false
 	}
+	var best *planned
+	bestOn := -1
 	for _, l := range levels {
 		if !supported(&host.Dev, l.Native()) {
 			continue
@@ -548,18 +553,31 @@ func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (plann
 			}
 			var stages []stage
 			for _, d := range p.Devices {
-				stages = append(stages, stage{Devices: []*device{d}})
+				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {
+					stages = append(stages, stage{Devices: []*device{d}})
+				}
 			}
-			stages = append(stages, stage{Devices: []*device{host}})
-			if len(stages) > c.Layers {
+			if len(stages) == 0 {
 				continue
 			}
-			if assignLayers(stages, c, true) {
-				return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}, true
+			stages = append(stages, stage{Devices: []*device{host}})
+			if len(stages) > c.Layers || !assignLayers(stages, c, true) {
+				continue
+			}
+			pl := planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}
+			on := stages[len(stages)-1].Start
+			if 2*on >= c.Layers {
+				return pl, true
+			}
+			if on > bestOn {
+				best, bestOn = &pl, on
 			}
 		}
 	}
-	return planned{}, false
+	if best == nil {
+		return planned{}, false
+	}
+	return *best, true
 }
 
 // Shard is one device's part of a plan: layers [LayerStart, LayerEnd) and

@@ -225,7 +225,11 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 func (ch *choice) explainRejected(levels []quant.Level, chosen quant.Level) {
 	for _, r := range ch.Rows {
 		if chosen != "" && r.Quant == string(chosen) {
-			ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+			if r.Fits {
+				ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+			} else {
+				ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s chosen with cpu_offload (%s for one replica)", r.Quant, gib(r.TotalBytes)))
+			}
 			return
 		}
 		if !r.Fits {
