@@ -1,0 +1,130 @@
+//! Tests of the binding against the built library (rpath from build.rs).
+//! Fixture machines: ../../testdata/machines (see their README.md).
+use std::path::PathBuf;
+use std::thread;
+
+use ai_hwaccel::{HwaccelError, OwnedJson};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+fn fixture_options(machine: &str) -> String {
+    let root = repo().join("testdata/machines").join(machine).join("root");
+    format!(r#"{{"sysroot":"{}","no_exec":true}}"#, root.display())
+}
+
+fn header_define(name: &str) -> String {
+    let text = std::fs::read_to_string(repo().join("include/ai_hwaccel.h")).unwrap();
+    let prefix = format!("#define {name} ");
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .unwrap_or_else(|| panic!("{name} not in header"))
+        .trim()
+        .to_string()
+}
+
+fn assert_send_sync<T: Send + Sync>() {}
+
+#[test]
+fn versions_match_header() {
+    assert_eq!(
+        format!("\"{}\"", ai_hwaccel::version()),
+        header_define("HWACCEL_VERSION_STRING")
+    );
+    assert_eq!(
+        ai_hwaccel::ABI_VERSION.to_string(),
+        header_define("HWACCEL_ABI_VERSION")
+    );
+    assert_eq!(ai_hwaccel::abi_version(), ai_hwaccel::ABI_VERSION);
+    ai_hwaccel::check_abi().unwrap();
+    assert_send_sync::<OwnedJson>();
+}
+
+#[test]
+fn detect_cpu_only_fixture() {
+    let reg = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
+    assert!(reg.starts_with(r#"{"schema_version":1"#), "{reg}");
+    assert_eq!(reg.matches(r#"{"id":""#).count(), 1, "one device: {reg}");
+    assert!(reg.contains(r#""id":"cpu:0","kind":"cpu""#), "{reg}");
+    // MemTotal 395963980 kB in the fixture's /proc/meminfo.
+    assert!(reg.contains(r#""memory_bytes":405467115520"#), "{reg}");
+}
+
+#[test]
+fn errors_carry_stable_codes() {
+    let rows: &[(&str, Result<String, HwaccelError>, &str)] = &[
+        (
+            "unknown option",
+            ai_hwaccel::detect(Some(r#"{"bogus":1}"#)),
+            "invalid_argument",
+        ),
+        (
+            "bad json",
+            ai_hwaccel::plan_sharding(r#"{"model":"#),
+            "invalid_json",
+        ),
+        (
+            "empty request",
+            ai_hwaccel::suggest_quant(""),
+            "invalid_argument",
+        ),
+        (
+            "unknown model",
+            ai_hwaccel::plan_sharding(r#"{"model":{"name":"no-such-model-xyz"}}"#),
+            "unknown_model",
+        ),
+        (
+            "NUL byte",
+            ai_hwaccel::detect(Some("{}\0")),
+            "invalid_argument",
+        ),
+    ];
+    for (name, got, code) in rows {
+        let e = got.as_ref().expect_err(name);
+        assert_eq!(e.code, *code, "{name}: {e}");
+        assert!(!e.message.is_empty(), "{name}");
+    }
+}
+
+#[test]
+fn planning_on_a_registry() {
+    let reg = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
+    let req = format!(r#"{{"model":{{"params_b":8}},"engine":"vllm","registry":{reg}}}"#);
+    let plan = ai_hwaccel::plan_sharding(&req).unwrap();
+    assert!(plan.contains(r#""fits":true"#), "{plan}");
+    assert!(plan.contains(r#""device_id":"cpu:0""#), "{plan}");
+    assert!(plan.contains(r#""vllm":["#), "{plan}");
+    let quant = ai_hwaccel::suggest_quant(&req).unwrap();
+    assert!(quant.contains(r#""quant":""#), "{quant}");
+    let train = ai_hwaccel::estimate_training(&req).unwrap();
+    assert!(ai_hwaccel::parse_error(&train).is_none(), "{train}");
+}
+
+#[test]
+fn owned_answers_move_across_threads() {
+    let opts = fixture_options("cpu-only");
+    let handles: Vec<_> = (0..8)
+        .map(|_| {
+            let opts = opts.clone();
+            thread::spawn(move || {
+                let c = std::ffi::CString::new(opts).unwrap();
+                (0..20)
+                    .map(|_| ai_hwaccel::raw::detect(Some(&c)).expect("not NULL"))
+                    .collect::<Vec<OwnedJson>>()
+            })
+        })
+        .collect();
+    // Answers made on 8 threads are read and dropped (freed) on this one.
+    let mut n = 0;
+    for h in handles {
+        for a in h.join().unwrap() {
+            assert!(a.to_string_lossy().contains(r#""id":"cpu:0""#));
+            n += 1;
+        }
+    }
+    assert_eq!(n, 160);
+}
