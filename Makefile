@@ -78,7 +78,7 @@ $(CGOCHECK2_LIB): FORCE
 # Tests
 # ---------------------------------------------------------------------------
 
-test: all testlibs
+test: all testlibs test-packaging
 	$(MAKE) go-test
 	$(MAKE) c-test
 	$(MAKE) test-asan
@@ -120,24 +120,11 @@ clean:
 FORCE:
 
 # ---------------------------------------------------------------------------
-# Install (minimal: library and header). Packaging files (pkg-config, CMake
-# package) are added in this section.
+# Install (library, headers, pkg-config and CMake package) and the tests of
+# what hosts consume (C/C++/Python/Rust): packaging/install.mk.
 # ---------------------------------------------------------------------------
 
-PREFIX ?= /usr/local
-LIBDIR ?= $(PREFIX)/lib
-INCLUDEDIR ?= $(PREFIX)/include
-
-install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)
-	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/$(LIBFILE)
-	ln -sf $(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
-	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libai_hwaccel.so
-	install -m 0644 $(HEADER) $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h
-
-uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
-	      $(DESTDIR)$(LIBDIR)/libai_hwaccel.so $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h
+include packaging/install.mk
 
 # ---------------------------------------------------------------------------
 # Benchmarks (docs/performance.md): the C harness in bench/ times the exports
