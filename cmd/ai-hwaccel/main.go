@@ -19,8 +19,9 @@ import (
 	"time"
 )
 
-// version is the release of the command; release builds set it with
-// -ldflags "-X main.version=...".
+// version is the release of the command: the library's version
+// (HWACCEL_VERSION_STRING in include/ai_hwaccel.h; a test keeps them equal).
+// Release builds may set it with -ldflags "-X main.version=...".
 var version = "0.1.0"
 
 // Exit statuses.

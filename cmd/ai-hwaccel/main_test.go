@@ -344,6 +344,16 @@ func mustTemp(t *testing.T) *os.File {
 	return f
 }
 
+// The command's version must be the library's, which the public header
+// records (include/ai_hwaccel.h, HWACCEL_VERSION_STRING).
+func TestVersionMatchesHeader(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "include", "ai_hwaccel.h"))
+	require.NoError(t, err)
+	m := regexp.MustCompile(`(?m)^#define HWACCEL_VERSION_STRING "([^"]+)"$`).FindSubmatch(b)
+	require.NotNil(t, m, "HWACCEL_VERSION_STRING in include/ai_hwaccel.h")
+	assert.Equal(t, string(m[1]), version)
+}
+
 func TestVersion(t *testing.T) {
 	r := runCLI(t, "--version")
 	assert.Equal(t, 0, r.code)
