@@ -1,3 +1,5 @@
+//go:build linux
+
 package detect
 
 import (
@@ -8,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -295,4 +298,76 @@ func TestDetectBadSysroot(t *testing.T) {
 	require.NoError(t, os.WriteFile(f, nil, 0o644))
 	_, err = Detect(context.Background(), Options{Sysroot: f})
 	require.Error(t, err)
+}
+
+// maxBelievableMemory is 1 PiB: no single device or host holds more.
+const maxBelievableMemory = int64(1) << 50
+
+// TestHostileMachine runs the full detection on testdata/machines/hostile:
+// absurd and garbage sysfs files, symlink loops, dangling links, and vendor
+// tools that hang, ignore SIGTERM, flood, crash, print broken JSON or leave a
+// child holding stdout. Whatever the backends make of it, detection must
+// return in time with a CPU, sane values and typed warnings, and leave no
+// process behind.
+func TestHostileMachine(t *testing.T) {
+	opts := fixtureOptions(t, "hostile", nil)
+	opts.Timeout = 2 * time.Second
+	// Run the tools from a private copy of bin/, so the leftover-process scan
+	// below cannot see those of another test binary running the same fixture.
+	opts.Path = copyTools(t, opts.Path)
+	start := time.Now()
+	reg, err := Detect(context.Background(), opts)
+	took := time.Since(start)
+	require.NoError(t, err)
+	t.Logf("hostile detection: %v, backends %v, warnings %v", took.Round(time.Millisecond), reg.Timing.Backends, warningCodes(reg))
+
+	assert.Less(t, took, opts.Timeout+time.Second, "detection is bounded by timeout_ms + 1 s")
+	assert.Len(t, devicesOfKind(reg, registry.KindCPU), 1, "the host is always reported")
+	for _, d := range reg.Devices {
+		assert.GreaterOrEqual(t, d.MemoryBytes, int64(0), d.ID)
+		assert.LessOrEqual(t, d.MemoryBytes, maxBelievableMemory, d.ID)
+		if d.MemoryFreeBytes != nil {
+			assert.GreaterOrEqual(t, *d.MemoryFreeBytes, int64(0), d.ID)
+			assert.LessOrEqual(t, *d.MemoryFreeBytes, maxBelievableMemory, d.ID)
+		}
+		if d.NUMANode != nil {
+			assert.GreaterOrEqual(t, *d.NUMANode, 0, d.ID)
+			assert.Less(t, *d.NUMANode, 1<<16, d.ID)
+		}
+		for _, s := range []string{d.Name, d.Vendor, d.UUID, d.DriverVersion, d.PCIBusID, d.PCIID} {
+			assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, isControl), "%s: %q", d.ID, s)
+			for _, leftover := range []string{"[31m", "[0m", "[2J", "]0;"} {
+				assert.NotContains(t, s, leftover, "%s: escape sequence only half removed", d.ID)
+			}
+		}
+	}
+	for _, w := range reg.Warnings {
+		assert.True(t, utf8.ValidString(w.Message) && !strings.ContainsFunc(w.Message, isControl), "%q", w.Message)
+	}
+	codes := map[string]bool{}
+	for _, w := range reg.Warnings {
+		codes[w.Code] = true
+	}
+	for _, c := range []string{registry.WarnToolTimeout, registry.WarnOutputTooLarge, registry.WarnToolFailed, registry.WarnParseError} {
+		assert.True(t, codes[c], "no %s warning among %v", c, warningCodes(reg))
+	}
+	_, err = reg.Encode()
+	require.NoError(t, err)
+
+	requireNoProcessMentioning(t, opts.Path)
+}
+
+// copyTools copies the executables of dir into a fresh temporary directory.
+func copyTools(t *testing.T, dir string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.Mkdir(dst, 0o755))
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o755))
+	}
+	return dst
 }

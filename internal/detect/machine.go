@@ -144,24 +144,73 @@ func ParseInt(s string) (int64, error) {
 	return strconv.ParseInt(s, 10, 64)
 }
 
-// CleanText trims s and drops invalid UTF-8 and control characters, so a
-// hostile name cannot break a table or a terminal.
+// CleanText trims s and drops invalid UTF-8, control characters and whole
+// terminal escape sequences (ECMA-48 CSI "ESC [ ... final", OSC "ESC ] ...
+// BEL|ST", two-byte escapes, C1 controls), so a hostile name cannot break a
+// table or a terminal, nor leave "[31m" behind.
 func CleanText(s string) string {
 	s = strings.TrimSpace(s)
 	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
-		if r == utf8.RuneError || isControl(r) {
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b:
+			i += escapeLen(s[i:])
 			continue
+		case r == 0x9b: // C1 CSI: the same sequence as "ESC ["
+			i += size + csiBodyLen(s[i+size:])
+			continue
+		case r == utf8.RuneError && size <= 1, isControl(r):
+		default:
+			b.WriteRune(r)
 		}
-		b.WriteRune(r)
+		i += size
 	}
 	return strings.TrimSpace(b.String())
 }
 
-func isControl(r rune) bool { return r < 0x20 && r != '\t' || r == 0x7f }
+// escapeLen returns the length of the escape sequence at the start of s
+// (s[0] is ESC); an unterminated sequence runs to the end of s.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		return 2 + csiBodyLen(s[2:])
+	case ']', 'P', '_', '^': // OSC, DCS, APC, PM: strings ended by BEL or ST
+		for j := 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	}
+	return 2 // ESC and one byte: "ESC c", "ESC 7", ...
+}
+
+// csiBodyLen returns the length of a CSI sequence's parameters,
+// intermediates and final byte (0x20-0x3f then one byte 0x40-0x7e).
+func csiBodyLen(s string) int {
+	for j := 0; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1
+		}
+		if s[j] < 0x20 || s[j] > 0x3f {
+			return j // malformed: drop what was read, keep the rest
+		}
+	}
+	return len(s)
+}
+
+// isControl reports C0 controls but tab, DEL and C1 controls (U+0080-U+009F).
+func isControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f }
 
 // Tool runs a vendor tool through the machine's runner and turns every
 // failure into a typed warning. ok is false when there is no usable output;

@@ -221,3 +221,28 @@ func TestMachineSysfsPCIAddress(t *testing.T) {
 		assert.Equal(t, want, isSysfsPCIAddress(s), "%q", s)
 	}
 }
+
+func TestMachineCleanText(t *testing.T) {
+	cases := map[string]string{
+		"  NVIDIA H100 80GB HBM3\n":                "NVIDIA H100 80GB HBM3",
+		"\x1b[31mIntel(R) Xeon(R)\x1b[0m":          "Intel(R) Xeon(R)",
+		"\x1b[2J\x1b]0;pwned\x07NVIDIA\xff H100":   "NVIDIA H100",
+		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
+		"a\x1b[1;38;5;196mb":                       "ab",
+		"a\x1bcb":                                  "ab", // ESC c: reset, a two-byte escape
+		"a\u009b31mb":                              "ab", // C1 CSI
+		"a\u0085b\u009fc":                          "abc",
+		"tab\tkept":                                "tab\tkept",
+		"unterminated \x1b[31":                     "unterminated",
+		"unterminated osc \x1b]0;title":            "unterminated osc",
+		"trailing ESC\x1b":                         "trailing ESC",
+		"Ünïcödé ✓":                                "Ünïcödé ✓",
+		"\x00\x01nul\x7f":                          "nul",
+		"":                                         "",
+	}
+	for in, want := range cases {
+		got := CleanText(in)
+		assert.Equal(t, want, got, "%q", in)
+		assert.True(t, utf8.ValidString(got) && !strings.ContainsFunc(got, isControl), "%q", got)
+	}
+}

@@ -414,3 +414,20 @@ func sigchldChild(t *testing.T, dir string) {
 	require.ErrorIs(t, res.Err, ErrExit, "no output and no status is a failure")
 	fmt.Println("SIGCHLD ignored: checked")
 }
+
+// TestRunnerLeakCheckSeesLeftovers shows the leftover scan used above can
+// fail: a process started outside the runner, with the tool directory only in
+// its environment, is found until it is killed.
+func TestRunnerLeakCheckSeesLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "1000")
+	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin"}
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	assert.Len(t, processesMentioning(dir), 1)
+	require.True(t, processAlive(cmd.Process.Pid))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	assert.False(t, processAlive(cmd.Process.Pid))
+	assert.Empty(t, processesMentioning(dir))
+}
