@@ -94,7 +94,15 @@ int main(int argc, char **argv) {
         return 1;
     }
     int failed = strncmp(plan, "{\"error\":", 9) == 0;
-    printf("\nplan for a 70B model:\n%s\n", plan);
+    const char *end = plan + strlen(plan);
+    char fits[16], strategy[32], quant[16];
+    if (failed) {
+        printf("\nno plan for a 70B model: %s\n", plan);
+    } else {
+        printf("\nplan for a 70B model: fits=%s strategy=%s quant=%s\n%s\n", field(plan, end, "fits", fits, sizeof fits),
+               field(plan, end, "strategy", strategy, sizeof strategy), field(plan, end, "quant", quant, sizeof quant),
+               plan);
+    }
     hwaccel_free_string(plan);
     /* A plan that does not fit is an answer, not a failure. */
     return failed ? 3 : 0;
