@@ -431,3 +431,28 @@ func TestRunnerLeakCheckSeesLeftovers(t *testing.T) {
 	assert.False(t, processAlive(cmd.Process.Pid))
 	assert.Empty(t, processesMentioning(dir))
 }
+
+// TestRunnerDoesNotWaitForEscapedGrandchild: a child that leaves the process
+// group (setsid) cannot be killed with it, but must not hold the run either:
+// its pipes are closed WaitDelay after the tool exits.
+func TestRunnerDoesNotWaitForEscapedGrandchild(t *testing.T) {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid program on this machine")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	writeTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
+	start := time.Now()
+	res := NewExecRunner(dir, 10*time.Second).Run(context.Background(), "tool")
+	took := time.Since(start)
+	pids := readPIDs(t, pidFile)
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	require.NoError(t, res.Err)
+	assert.Equal(t, "out\n", string(res.Stdout))
+	assert.Less(t, took, 2*time.Second, "the escaped child's open stdout did not hold the run")
+}
