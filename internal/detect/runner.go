@@ -13,7 +13,7 @@ var (
 	ErrToolMissing = errors.New("tool not found")
 	ErrTimeout     = errors.New("timed out")
 	ErrTooLarge    = errors.New("output too large")
-	ErrExit        = errors.New("exited with non-zero status")
+	ErrExit        = errors.New("tool failed")
 )
 
 // MaxToolOutput caps what a tool may print on stdout; the run is killed past it.
