@@ -201,6 +201,11 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 		for _, d := range g {
 			d.Domain = len(out)
 			d.LinkGBs = linkGBs[d]
+			if d.LinkGBs == 0 && d.Spec != nil && d.Spec.InterconnectGBs > 0 {
+				// The link is there but its rate was not reported: the
+				// datasheet's per-device figure (a bidirectional aggregate).
+				d.LinkGBs = d.Spec.InterconnectGBs / 2
+			}
 		}
 		out = append(out, g)
 	}

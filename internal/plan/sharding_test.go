@@ -335,3 +335,22 @@ func TestAssignLayersCoversExactlyOnce(t *testing.T) {
 	assert.Equal(t, 5, st[0].End, "greedy fills the first stage")
 	assert.False(t, assignLayers(mk(100, 100, 100), costs{Layers: 2, LayerWeights: 1}, false), "more stages than layers")
 }
+
+func TestAllReduceUsesLinkBandwidth(t *testing.T) {
+	body := `{"model":{"name":"llama-3.1-70b"},"batch_size":64,"context_length":1024}`
+	fast := shard(t, request(t, body, eightH100(t, false)))
+	require.True(t, fast.Fits)
+	require.Greater(t, fast.TPSize, 1)
+	// The same link without a reported rate falls back to the datasheet's
+	// 900 GB/s: the same estimate.
+	var devs []registry.Device
+	for i := 0; i < 8; i++ {
+		devs = append(devs, h100(i))
+	}
+	noRate := shard(t, request(t, body, reg(t, devs, link(registry.LinkNVSwitch, 0, ids("cuda", 8)...))))
+	assert.InDelta(t, fast.Throughput.DecodeTokensPerS, noRate.Throughput.DecodeTokensPerS, 0.01*fast.Throughput.DecodeTokensPerS)
+	// A slow link costs time.
+	slow := shard(t, request(t, body, reg(t, devs, link(registry.LinkNVLink, 10, ids("cuda", 8)...))))
+	require.Equal(t, fast.TPSize, slow.TPSize)
+	assert.Less(t, slow.Throughput.DecodeTokensPerS, fast.Throughput.DecodeTokensPerS)
+}

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+func TestRingAllReduce(t *testing.T) {
+	// 8 ranks, 1 MB message, 450 GB/s per direction: 2·7/8 MB / 450 GB/s.
+	assert.InDelta(t, 2*7.0/8*1e6/450e9, ringAllReduceSeconds(8, 1e6, 450), 1e-15)
+	assert.Zero(t, ringAllReduceSeconds(1, 1e6, 450), "one rank: nothing to reduce")
+	assert.Zero(t, ringAllReduceSeconds(4, 1e6, 0), "unknown link: not counted (and said so)")
+}
+
+func TestStageDecodeSeconds(t *testing.T) {
+	e := efficiency{DecodeBandwidth: 0.5, LayerLatency: 1e-4}
+	// 1 GB at 1000 GB/s × 0.5 = 2 ms, plus 10 layers × 0.1 ms.
+	total, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 1000, Layers: 10, TP: 1}, e)
+	assert.InDelta(t, 3e-3, total, 1e-12)
+	assert.Zero(t, ar)
+	// TP 2 adds 2 all-reduces per layer of 1 MB over 100 GB/s: 2·1/2 MB / 100 GB/s each.
+	total, ar = stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 1000, Layers: 10, TP: 2, AllReduceBytes: 1e6, LinkGBs: 100}, e)
+	assert.InDelta(t, 10*2*1e6/100e9, ar, 1e-12)
+	assert.InDelta(t, 3e-3+ar, total, 1e-12)
+}
+
+func TestPrefillSeconds(t *testing.T) {
+	e := efficiency{PrefillMFU: 0.5}
+	// 7e9 active params, no attention term (width 0): 14 GFLOP per token
+	// at 100 TFLOPS × 0.5.
+	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 32, 0, 512, 100, 1, e), 1e-15)
+	// Tensor parallel 2 doubles the peak.
+	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 32, 0, 512, 100, 2, e), 1e-15)
+	// Attention: 4 × layers × prompt/2 × width.
+	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 4096, 512, 100, 1, e), 1e-15)
+}
+
+func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {
+	one := func(name string, cc string, body string) *ShardingAnswer {
+		d := gpu(registry.KindCUDA, 0, name, 80*gibBytes, cc)
+		return shard(t, request(t, body, reg(t, []registry.Device{d})))
+	}
+	h := one("NVIDIA H100 80GB HBM3", "9.0", `{"model":{"name":"llama-3.1-8b"},"quant":"bf16"}`)
+	a := one("NVIDIA A100-SXM4-80GB", "8.0", `{"model":{"name":"llama-3.1-8b"},"quant":"bf16"}`)
+	require.NotNil(t, h.Throughput)
+	require.NotNil(t, a.Throughput)
+	assert.Greater(t, h.Throughput.DecodeTokensPerS, a.Throughput.DecodeTokensPerS, "3.35 TB/s beats 2.04 TB/s")
+	h4 := one("NVIDIA H100 80GB HBM3", "9.0", `{"model":{"name":"llama-3.1-8b"},"quant":"int4"}`)
+	assert.Greater(t, h4.Throughput.DecodeTokensPerS, 1.4*h.Throughput.DecodeTokensPerS, "4-bit weights stream ~4x fewer bytes (the per-layer time does not shrink)")
+	big := one("NVIDIA H100 80GB HBM3", "9.0", `{"model":{"name":"llama-3.1-70b"},"quant":"int4"}`)
+	assert.Less(t, big.Throughput.DecodeTokensPerS, h4.Throughput.DecodeTokensPerS/3, "a 9x larger model is much slower (reference §7.1 #1)")
+
+	// Unknown device: no bandwidth, no figure, and the reason.
+	u := one("Some Future GPU", "9.0", `{"model":{"name":"llama-3.1-8b"}}`)
+	require.True(t, u.Fits)
+	assert.Zero(t, u.Throughput.DecodeTokensPerS)
+	assert.Zero(t, u.Throughput.PrefillTokensPerS)
+	assert.Contains(t, u.Throughput.Assumptions[len(u.Throughput.Assumptions)-2], "not in the datasheet table")
+
+	// A detected bandwidth wins over the table.
+	d := h100(0)
+	d.MemoryBandwidthGBs = 1000
+	det := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"bf16"}`, reg(t, []registry.Device{d})))
+	assert.Less(t, det.Throughput.DecodeTokensPerS, h.Throughput.DecodeTokensPerS)
+}
+
+func TestValidTP(t *testing.T) {
+	c := costs{Heads: 28, KVHeads: 4}
+	assert.True(t, c.validTP(1))
+	assert.True(t, c.validTP(2))
+	assert.True(t, c.validTP(4))
+	assert.False(t, c.validTP(7), "7 splits 28 heads but not 4 KV heads, nor do they divide 7")
+	assert.False(t, c.validTP(8), "28 heads do not split 8 ways")
+	c = costs{Heads: 64, KVHeads: 8}
+	assert.True(t, c.validTP(16), "8 KV heads replicated over 16 ranks")
+	assert.False(t, c.validTP(0))
+}
