@@ -31,6 +31,13 @@ type Options struct {
 	// a C getenv wrapper, because Go's os.Getenv only sees the environment the
 	// process was started with (../shared/cabi-notes.md §1.9). Nil means os.Getenv.
 	Getenv func(string) string `json:"-"`
+	// LookupEnv, when set, reads visibility variables in preference to Getenv:
+	// it tells a variable set to "" (CUDA_VISIBLE_DEVICES="" hides every GPU
+	// in the CUDA runtime) from an unset one, which Getenv cannot. The C ABI
+	// should pass a getenv wrapper that answers false for NULL. Nil with Getenv
+	// also nil means os.LookupEnv; nil with Getenv set means Getenv, where ""
+	// reads as unset. PATH is always read with Getenv.
+	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
 	Runner Runner `json:"-"`
 }
@@ -41,6 +48,9 @@ func (o Options) withDefaults() Options {
 		o.Sysroot = "/"
 	}
 	if o.Getenv == nil {
+		if o.LookupEnv == nil {
+			o.LookupEnv = os.LookupEnv
+		}
 		o.Getenv = os.Getenv
 	}
 	if o.Path == "" {
@@ -56,10 +66,13 @@ func (o Options) withDefaults() Options {
 }
 
 // lookupEnv returns a visibility variable: the env option first, then the
-// process environment at call time.
+// process environment at call time (LookupEnv, else Getenv).
 func (o Options) lookupEnv(name string) (string, bool) {
 	if v, ok := o.Env[name]; ok {
 		return v, true
+	}
+	if o.LookupEnv != nil {
+		return o.LookupEnv(name)
 	}
 	if o.Getenv == nil {
 		return "", false
