@@ -8,6 +8,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"path/filepath"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -188,6 +189,14 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 		if opts.Path == "" {
 			// An explicit empty PATH finds no tool, which is what it says.
 			opts.NoExec = true
+		}
+		// Tools are only ever resolved in absolute directories (a library
+		// must not depend on the host's working directory); an explicit
+		// relative entry would be silently useless, so it is refused.
+		for _, dir := range filepath.SplitList(opts.Path) {
+			if dir != "" && !filepath.IsAbs(dir) {
+				return opts, errs.New(errs.InvalidArgument, "options: path entry %q is not absolute", dir)
+			}
 		}
 	}
 	known := map[string]bool{}

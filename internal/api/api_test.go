@@ -69,6 +69,7 @@ func TestDecodeOptionsErrors(t *testing.T) {
 		`{"cache_ttl_ms":-5}`:      errs.InvalidArgument,
 		`{"sysroot":""}`:           errs.InvalidArgument,
 		`{"sysroot":5}`:            errs.InvalidArgument,
+		`{"path":"/bin:tools"}`:    errs.InvalidArgument,
 		`{"backends":["warp"]}`:    errs.InvalidArgument,
 		`{"exclude":["x"]}`:        errs.InvalidArgument,
 		`{"timeoutms":5}`:          errs.InvalidArgument, // typo: unknown keys are refused
