@@ -52,6 +52,9 @@ func detectROCm(ctx context.Context, m *Machine) Findings {
 			if err != nil {
 				f.Warn(rocmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(rocmSMIArgs, " "), err)
 			} else {
+				// A card at another vendor's PCI function is not an AMD GPU.
+				rep.Cards = rowsAtVendor(m, &f, rocmBackend, "rocm-smi", false, rep.Cards,
+					func(c rocmSMICard) string { return c.BusID }, VendorAMD)
 				smi = &rep
 				gpus = mergeRocmSMI(gpus, rep)
 			}

@@ -139,7 +139,7 @@ func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Re
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
 	}
-	reg.Devices = mergeByBusID(reg.Devices)
+	mergeByBusID(reg, m.vendorAt)
 	enrichPCI(m, reg)
 	reg.SortDevices()
 	reg.Normalize()

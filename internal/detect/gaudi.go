@@ -91,6 +91,8 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 		for _, err := range errs {
 			f.Warn(gaudiBackend, registry.WarnParseError, "hl-smi: %v", err)
 		}
+		// A row at another vendor's PCI function is not a Gaudi.
+		rows = rowsAtVendor(m, &f, gaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, VendorHabana)
 		if len(rows) > 0 {
 			f.Devices = gaudiFromHLSMI(rows, pci)
 			f.Devices = append(f.Devices, gaudiMissedByTool(&f, rows, pci)...)

@@ -50,7 +50,7 @@ func detectIntelGPU(ctx context.Context, m *Machine) Findings {
 			if err != nil {
 				f.Warn(intelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(xpuSMIDumpArgs, " "), err)
 			}
-			devs = mergeXPU(devs, rows, &f)
+			devs = mergeXPU(devs, intelXPURows(m, rows, &f), &f)
 		}
 	}
 	f.Devices = devs
@@ -93,6 +93,15 @@ func intelGPUQuantizations(c drmCard) []string {
 		return []string{"fp32", "fp16", "bf16", "int8"}
 	}
 	return []string{"fp32", "fp16"}
+}
+
+// intelXPURows keeps the xpu-smi rows whose PCI address sysfs shows as an
+// Intel function: a row at another vendor's function (or at an address the
+// PCI tree lacks) would otherwise become an Intel GPU that absorbs the real
+// device in mergeByBusID. A machine with no PCI tree at all (a container
+// without /sys) cannot contradict xpu-smi, so there every row is kept.
+func intelXPURows(m *Machine, rows []xpuDevice, f *Findings) []xpuDevice {
+	return rowsAtVendor(m, f, intelGPUBackend, "xpu-smi", true, rows, func(r xpuDevice) string { return r.BusID }, VendorIntel)
 }
 
 // mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row

@@ -2,6 +2,8 @@ package detect
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -131,4 +133,62 @@ func FuzzIntelGPUParseXPUDump(f *testing.F) {
 			assert.GreaterOrEqual(t, d.ID, -1)
 		}
 	})
+}
+
+// xpuDumpRow is one `discovery --dump 1,2,4,8,11,16` row in the shape of the
+// intel-max-4 capture (formats.md "xpu-smi").
+func xpuDumpRow(id int, bus string) string {
+	return fmt.Sprintf(`%d,"Intel(R) Data Center GPU Max 1100","00000000-0000-0029-0000-002f0bda8086","I915_23.10.72_PSB_231129.76","%s","49136.00 MiB"`+"\n", id, bus)
+}
+
+// xpuSMIScript prints a dump header and the given rows.
+func xpuSMIScript(rows ...string) string {
+	return "#!/bin/sh\ncat <<'EOF'\nDevice ID,Device Name,UUID,Driver Version,PCI BDF Address,Memory Physical Size\n" +
+		strings.Join(rows, "") + "EOF\n"
+}
+
+// xpu-smi's PCI addresses are believed only where sysfs shows an Intel
+// function: a row naming an AMD or NVIDIA function, or an address the PCI
+// tree lacks, is reported and dropped (the hostile machine turned an AMD
+// MI300X into "intel_gpu:0").
+func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
+	root := t.TempDir()
+	for _, p := range []fakePCI{
+		{Addr: "0000:18:00.0", Vendor: VendorNVIDIA, Device: 0x2330, Accel: -1},
+		{Addr: "0000:1c:00.0", Vendor: VendorAMD, Device: 0x74a1, Accel: -1},
+		{Addr: "0000:29:00.0", Vendor: VendorIntel, Device: 0x0bda, Accel: -1},
+	} {
+		writePCIFunction(t, root, p)
+	}
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:18:00.0"), xpuDumpRow(1, "0000:1c:00.0"),
+		xpuDumpRow(2, "0000:29:00.0"), xpuDumpRow(3, "0000:77:00.0")))
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intelGPUBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, "0000:29:00.0", gpus[0].PCIBusID)
+	assert.Equal(t, max1100Bytes, gpus[0].MemoryBytes)
+	assert.Equal(t, []string{"intel_gpu/conflicting_sources", "intel_gpu/conflicting_sources",
+		"intel_gpu/conflicting_sources"}, warningCodes(reg))
+	for i, bus := range []string{"0000:18:00.0", "0000:1c:00.0", "0000:77:00.0"} {
+		assert.Contains(t, reg.Warnings[i].Message, bus)
+		assert.Equal(t, "xpu-smi", reg.Warnings[i].Tool)
+	}
+}
+
+// Without any PCI tree (a container without /sys) nothing contradicts
+// xpu-smi, so its rows stand.
+func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:29:00.0")))
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intelGPUBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, "0000:29:00.0", gpus[0].PCIBusID)
+	assert.Empty(t, warningCodes(reg))
 }

@@ -95,6 +95,8 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 		for _, e := range errs {
 			f.Warn(neuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", e)
 		}
+		// A row at another vendor's PCI function is not a Neuron device.
+		devs = rowsAtVendor(m, &f, neuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, VendorAmazon)
 		if len(devs) > 0 {
 			f.Devices, f.Interconnects = neuronFromTool(m, devs, pci)
 			f.Devices = append(f.Devices, neuronMissedByTool(&f, devs, pci)...)

@@ -137,6 +137,8 @@ func nvidiaFromTool(ctx context.Context, m *Machine, f *Findings, fab nvFabric) 
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCUDA, Code: is.Code,
 				Message: "nvidia-smi --query-gpu: " + is.Message, Tool: toolNvidiaSMI})
 		}
+		// A GPU at another vendor's PCI function is not an NVIDIA GPU.
+		gpus = rowsAtVendor(m, f, backendCUDA, toolNvidiaSMI, false, gpus, func(g nvGPU) string { return g.BusID }, VendorNVIDIA)
 		if len(gpus) == 0 && len(fab.gpus) > 0 {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCUDA, Code: registry.WarnToolFailed,
 				Tool: toolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})

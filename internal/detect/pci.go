@@ -2,6 +2,7 @@ package detect
 
 import (
 	"path"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -204,4 +205,61 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 			}
 		}
 	}
+}
+
+// vendorAt returns the PCI vendor id of the function at bus as sysfs shows
+// it; false when sysfs has no readable function at that address.
+func (m *Machine) vendorAt(bus string) (int, bool) {
+	if !isSysfsPCIAddress(bus) {
+		return 0, false
+	}
+	v, err := m.ReadInt(path.Join(PathPCIDevices, bus, "vendor"))
+	if err != nil || v <= 0 || v > 0xffff {
+		return 0, false
+	}
+	return int(v), true
+}
+
+// hasPCITree reports whether the machine shows any PCI function at all (a
+// container without /sys shows none, and then nothing can contradict a tool).
+func (m *Machine) hasPCITree() bool { return len(m.ReadDir(PathPCIDevices)) > 0 }
+
+// toolBusConflict checks a PCI address a vendor tool reported for a device
+// of one of vendors. Tools have been seen naming other vendors' functions (a
+// buggy or hostile xpu-smi listing an AMD GPU's address), and a device made
+// at such an address would absorb the real device in mergeByBusID. It
+// returns a conflicting_sources warning when sysfs shows another vendor's
+// function there or, with strict, when the machine has a PCI tree but no
+// readable function at that address; nil when the address may stand.
+func (m *Machine) toolBusConflict(backend, tool, bus string, strict bool, vendors ...int) *registry.Warning {
+	if bus == "" || !m.hasPCITree() {
+		return nil
+	}
+	v, ok := m.vendorAt(bus)
+	var why string
+	switch {
+	case ok && !slices.Contains(vendors, v):
+		why = "sysfs shows a function of PCI vendor " + hex4(v) + " there"
+	case !ok && strict:
+		why = "sysfs shows no readable PCI function there"
+	default:
+		return nil
+	}
+	return &registry.Warning{Backend: backend, Code: registry.WarnConflictingSources, Tool: tool,
+		Message: tool + " reports a device at " + bus + " but " + why + "; the row is ignored"}
+}
+
+// rowsAtVendor keeps the tool rows whose PCI address (bus) may hold a device
+// of vendors, reporting each other row (toolBusConflict): one filter for
+// every backend that takes bus ids from a vendor tool.
+func rowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict bool, rows []T, bus func(T) string, vendors ...int) []T {
+	out := rows[:0:0]
+	for _, r := range rows {
+		if w := m.toolBusConflict(backend, tool, bus(r), strict, vendors...); w != nil {
+			f.AddWarning(w)
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
 }

@@ -167,6 +167,10 @@ const (
 	// WarnHiddenByEnv: devices hidden by a visibility variable
 	// (CUDA_VISIBLE_DEVICES, HIP_VISIBLE_DEVICES, ROCR_VISIBLE_DEVICES).
 	WarnHiddenByEnv = "hidden_by_env"
+	// WarnConflictingSources: two sources disagree about what a PCI address
+	// holds (a tool names a device of one vendor where sysfs shows another
+	// vendor's function); the device sysfs confirms is kept.
+	WarnConflictingSources = "conflicting_sources"
 )
 
 // Timing records how long detection took.
