@@ -32,7 +32,10 @@ const (
 	MaxContextLength     = 1 << 24 // 16 Mi tokens
 	MaxBatchSize         = 1 << 20
 	MaxClusterNodes      = 1024
-	MaxRequestDevices    = registry.MaxDevices
+	// MaxLayers bounds a model's layer count (the largest published models
+	// have a few hundred): planning walks layers.
+	MaxLayers         = 1 << 16
+	MaxRequestDevices = registry.MaxDevices
 )
 
 // Request is a decoded, validated planning request (contract "Planning
@@ -139,6 +142,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if r.BatchSize, err = bounded("batch_size", w.BatchSize, DefaultBatchSize, MaxBatchSize); err != nil {
 		return nil, err
 	}
+	if kv := kvUpperBound(r.Model, r.ContextLength, r.BatchSize); kv > maxPlanBytes {
+		return nil, errs.New(errs.InvalidArgument, "request: context_length %d x batch_size %d needs about %.3g bytes of KV cache; more than any machine holds",
+			r.ContextLength, r.BatchSize, kv)
+	}
 	if w.KVCacheDType != nil {
 		switch k := strings.ToLower(*w.KVCacheDType); k {
 		case "fp16", "bf16", "fp8", "int8":
@@ -235,6 +242,9 @@ func (r *Request) decodeModel(raw json.RawMessage) error {
 	if err != nil {
 		return err
 	}
+	if m.Layers > MaxLayers {
+		return errs.New(errs.InvalidArgument, "request: model: %d layers is more than %d; no such model exists", m.Layers, MaxLayers)
+	}
 	r.Model = m
 	return nil
 }
@@ -289,6 +299,21 @@ func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessag
 	r.Registry = registry.New()
 	r.clusterOnly = true
 	return nil
+}
+
+// maxPlanBytes (1 EiB) is more memory than any machine or cluster holds;
+// estimates above it are refused rather than carried into int64 arithmetic.
+const maxPlanBytes = 1 << 60
+
+// kvUpperBound is the KV cache of full multi-head attention at 2 bytes per
+// element, in float64 (an upper bound of quant.KVCacheBytes for any
+// attention variant).
+func kvUpperBound(m *model.Model, ctx, batch int) float64 {
+	width := float64(m.Hidden)
+	if hd := m.EffectiveHeadDim(); hd > 0 && m.EffectiveKVHeads() > 0 {
+		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
+	}
+	return 2 * float64(max(m.Layers, 1)) * width * float64(ctx) * float64(batch) * 2
 }
 
 // kvOptions is the KV cache storage of the request.

@@ -240,13 +240,17 @@ func mostUsable(ds []*device, n int) []*device {
 	return out
 }
 
+// maxTPSize bounds tensor-parallel groups: all-reduce per layer across more
+// devices than this is not a plan any engine runs.
+const maxTPSize = 512
+
 // planTensor finds the fewest identical devices inside one high-bandwidth
 // domain that hold the model split tensor-parallel.
 func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
 	var best *planned
 	for _, dom := range p.Domains {
 		for _, g := range identicalGroups(dom) {
-			for n := 2; n <= len(g); n++ {
+			for n := 2; n <= len(g) && n <= maxTPSize; n++ {
 				if !c.validTP(n) {
 					continue
 				}
@@ -297,7 +301,7 @@ func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool
 		for _, dom := range p.Domains {
 			for _, g := range identicalGroups(dom) {
 				if len(g) > maxT {
-					maxT = len(g)
+					maxT = min(len(g), maxTPSize)
 				}
 			}
 		}
@@ -318,24 +322,31 @@ func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool
 	return planned{}, false
 }
 
-// fewestStages takes the k largest candidate stages, for k = 2, 3, ..., in
-// pool order, until the layers fit.
+// fewestStages takes the k largest candidate stages, in pool order, for the
+// smallest k whose layer capacity can hold the model (found from prefix sums
+// of what each stage holds without the embeddings), then a few larger k if
+// the embeddings or rounding need them.
 func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
 	idx := make([]int, len(groups))
-	for i := range idx {
+	room := make([]int, len(groups))
+	for i, g := range groups {
 		idx[i] = i
+		room[i] = maxLayers(&stage{Devices: g}, 1, 3, c) // a middle stage
 	}
-	capOf := func(g []*device) int64 {
-		b := int64(math.MaxInt64)
-		for _, d := range g {
-			if d.Usable < b {
-				b = d.Usable
-			}
+	sort.SliceStable(idx, func(a, b int) bool { return room[idx[a]] > room[idx[b]] })
+	k0, sum := 0, 0
+	for k, g := range idx {
+		sum += room[g]
+		if sum >= c.Layers {
+			k0 = k + 1
+			break
 		}
-		return b * int64(len(g))
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return capOf(groups[idx[a]]) > capOf(groups[idx[b]]) })
-	for k := 2; k <= len(groups) && k <= c.Layers; k++ {
+	if k0 == 0 {
+		return nil, false
+	}
+	k0 = max(k0, 2)
+	for k := k0; k <= len(groups) && k <= c.Layers && k < k0+maxExtraStages; k++ {
 		pick := append([]int(nil), idx[:k]...)
 		sort.Ints(pick)
 		stages := make([]stage, k)
@@ -348,6 +359,11 @@ func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
 	}
 	return nil, false
 }
+
+// maxExtraStages bounds how many stage counts beyond the capacity estimate
+// are tried (the embeddings on the first and last stage rarely need more
+// than one extra).
+const maxExtraStages = 8
 
 // maxLayers is how many layers stage i (of n) can hold in its budget.
 func maxLayers(s *stage, i, n int, c costs) int {
@@ -545,7 +561,10 @@ func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (plann
 		if !supported(&host.Dev, l.Native()) {
 			continue
 		}
-		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+		if !sane {
+			continue
+		}
 		c := newCosts(req.Model, b, l)
 		for _, p := range accel {
 			if unsupportedReason(p, l, req.Engine) != "" {
@@ -715,7 +734,10 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		} else {
 			batch = n
 		}
-		b := quant.Estimate(req.Model, pl.Level, ctx, batch, req.kvOptions())
+		b, sane := estimateSane(req, pl.Level, ctx, batch)
+		if !sane {
+			return false
+		}
 		c := newCosts(req.Model, b, pl.Level)
 		stages := make([]stage, len(pl.Stages))
 		for i, s := range pl.Stages {

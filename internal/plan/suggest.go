@@ -15,6 +15,18 @@ import (
 // explicitly to plan it.
 var autoLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4}
 
+// estimateSane is quant.Estimate with a sanity check: false when a component is
+// negative or above maxPlanBytes (an overflow, or no machine holds it).
+func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
+	b := quant.Estimate(req.Model, l, ctx, batch, req.kvOptions())
+	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
+		if v < 0 || v > maxPlanBytes {
+			return b, false
+		}
+	}
+	return b, true
+}
+
 // LevelRow is one line of the per-level table of an answer.
 type LevelRow struct {
 	Quant      string `json:"quant"`
@@ -172,10 +184,16 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 	var rows []LevelRow
 	var chosen *planned
 	for _, l := range levels {
-		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
 		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
 		var best *planned
 		var reasons []string
+		if !sane {
+			row.TotalBytes = 0
+			row.Reason = "needs more than 1 EiB"
+			rows = append(rows, row)
+			continue
+		}
 		for _, p := range ps {
 			if r := unsupportedReason(p, l, req.Engine); r != "" {
 				reasons = append(reasons, r)
@@ -213,7 +231,10 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 			if unsupportedReason(p, l, req.Engine) != "" {
 				continue
 			}
-			b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+			b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+			if !sane {
+				return planned{Level: l, Reason: "needs more than 1 EiB"}
+			}
 			return planPool(p, newCosts(req.Model, b, l), l, req.Engine)
 		}
 	}

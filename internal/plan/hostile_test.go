@@ -1,0 +1,53 @@
+package plan
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Hostile but well-formed inputs are rejected or answered quickly, keeping
+// the invariants.
+func TestHostileShapesAreBounded(t *testing.T) {
+	for _, b := range []string{
+		`{"model":{"config":{"num_hidden_layers":2000000000,"hidden_size":64,"num_attention_heads":1,"vocab_size":10,"intermediate_size":64}}}`,
+		// 16 Mi tokens x 1 Mi sequences: zettabytes of KV cache, which
+		// int64 byte counts would overflow into a "fitting" plan.
+		`{"model":{"params":1e14},"context_length":16777216,"batch_size":1048576}`,
+	} {
+		_, err := DecodeRequest([]byte(b))
+		require.Error(t, err, b)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	}
+
+	var devs []registry.Device
+	for i := 0; i < 4096; i++ {
+		devs = append(devs, gpu(registry.KindCUDA, i, "X", int64(1+i%7)*gibBytes, "9.0"))
+	}
+	all := make([]string, len(devs))
+	for i := range devs {
+		all[i] = devs[i].ID
+	}
+	r := reg(t, devs, link(registry.LinkNVSwitch, 900, all...))
+	bodies := []string{
+		`{"model":{"config":{"num_hidden_layers":60000,"hidden_size":8192,"num_attention_heads":64,"vocab_size":32000,"intermediate_size":28672}}}`,
+		`{"model":{"config":{"num_hidden_layers":4000,"hidden_size":1024,"num_attention_heads":16,"vocab_size":32000,"intermediate_size":4096}}}`,
+		`{"model":{"params":1e14},"context_length":16777216}`,
+		`{"model":{"name":"llama-3.1-8b"},"context_length":131072,"batch_size":1048576}`,
+		`{"model":{"params_b":3000},"engine":"vllm"}`,
+		`{"model":{"params_b":3000},"engine":"llama.cpp"}`,
+	}
+	for _, b := range bodies {
+		start := time.Now()
+		a := shard(t, request(t, b, r))
+		checkInvariants(t, a)
+		el := time.Since(start)
+		assert.Less(t, el, 3*time.Second, b)
+		t.Logf("%v fits=%v %s tp=%d pp=%d", el, a.Fits, a.Strategy, a.TPSize, a.PPSize)
+	}
+}
