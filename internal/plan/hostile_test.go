@@ -47,7 +47,7 @@ func TestHostileShapesAreBounded(t *testing.T) {
 		a := shard(t, request(t, b, r))
 		checkInvariants(t, a)
 		el := time.Since(start)
-		assert.Less(t, el, 3*time.Second, b)
+		assert.Less(t, el, 10*time.Second, b) // generous: -race runs several times slower
 		t.Logf("%v fits=%v %s tp=%d pp=%d", el, a.Fits, a.Strategy, a.TPSize, a.PPSize)
 	}
 }
