@@ -749,17 +749,5 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		}
 		return assignLayers(stages, c, pl.Offloaded)
 	}
-	if !fits(1) {
-		return 0
-	}
-	lo, hi := 1, limit
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return quant.Largest(limit, fits)
 }

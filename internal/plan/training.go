@@ -403,19 +403,7 @@ func maxMicroBatch(m *model.Model, s *trainingSetup, n int, budget int64) int {
 		t.MicroBatch = b
 		return trainingMemory(m, &t, n).TotalBytes <= budget
 	}
-	if !fits(1) {
-		return 0
-	}
-	lo, hi := 1, maxTrainingMicroBtch
-	for lo < hi {
-		mid := lo + (hi-lo+1)/2
-		if fits(mid) {
-			lo = mid
-		} else {
-			hi = mid - 1
-		}
-	}
-	return lo
+	return quant.Largest(maxTrainingMicroBtch, fits)
 }
 
 // Bytes per parameter (docs/accuracy.md, "Training"). Mixed precision

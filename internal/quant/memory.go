@@ -147,18 +147,20 @@ func MaxContext(m *model.Model, l Level, batch int, kv KVOptions, budgetBytes in
 	if m.MaxContext > 0 {
 		limit = m.MaxContext
 	}
-	return largest(limit, func(n int) bool { return Estimate(m, l, n, batch, kv).TotalBytes <= budgetBytes })
+	return Largest(limit, func(n int) bool { return Estimate(m, l, n, batch, kv).TotalBytes <= budgetBytes })
 }
 
 // MaxBatch is the largest batch of contextLen-token sequences for which
 // Estimate fits in budgetBytes (0 when none fits).
 func MaxBatch(m *model.Model, l Level, contextLen int, kv KVOptions, budgetBytes int64) int {
-	return largest(1<<20, func(n int) bool { return Estimate(m, l, contextLen, n, kv).TotalBytes <= budgetBytes })
+	return Largest(1<<20, func(n int) bool { return Estimate(m, l, contextLen, n, kv).TotalBytes <= budgetBytes })
 }
 
-// largest returns the largest n in [1, limit] with ok(n), for ok monotone
-// (true then false), or 0 when ok(1) is false.
-func largest(limit int, ok func(int) bool) int {
+// Largest returns the largest n in [1, limit] with ok(n), for ok monotone
+// (true then false), or 0 when ok(1) is false. It is a binary search, so ok
+// runs O(log limit) times; plan uses it for its own inverse questions
+// (longest context, largest batch, largest training micro-batch).
+func Largest(limit int, ok func(int) bool) int {
 	if limit < 1 || !ok(1) {
 		return 0
 	}

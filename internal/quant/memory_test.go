@@ -185,3 +185,25 @@ func TestWeightsOfGGUFModelAtItsOwnType(t *testing.T) {
 	noHeads := &model.Model{Params: 1e9, Layers: 10, Hidden: 2048}
 	assert.Contains(t, Estimate(noHeads, FP16, 1024, 1, KVOptions{}).Notes, "attention heads unknown: the KV cache is not counted")
 }
+
+func TestLargest(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		limit, at int // ok(n) is n <= at
+		want      int
+	}{
+		{"none fits", 100, 0, 0},
+		{"only one", 100, 1, 1},
+		{"middle", 100, 37, 37},
+		{"all fit", 100, 1000, 100},
+		{"limit one", 1, 5, 1},
+		{"limit below one", 0, 5, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := 0
+			got := Largest(tc.limit, func(n int) bool { calls++; return n <= tc.at })
+			assert.Equal(t, tc.want, got)
+			assert.LessOrEqual(t, calls, 1+int(math.Ceil(math.Log2(float64(tc.limit)+1))), "binary search, not a scan")
+		})
+	}
+}
