@@ -91,6 +91,7 @@ int main(void) {
     add("detect", hwaccel_detect_json, fixture_options(opts, sizeof opts, "cpu-only", ",\"no_exec\":true"));
     add("detect", hwaccel_detect_json,
         fixture_options(opts, sizeof opts, "dgx-h100", ",\"no_exec\":true,\"env\":{\"CUDA_VISIBLE_DEVICES\":\"3,1\"}"));
+    int first_tool = n_requests; /* index of the first detection that runs tools */
     if (with_tools) {
         /* Detections that run the fixture's nvidia-smi. A generous timeout:
          * a slow tool run on an oversubscribed machine must not become a
@@ -109,7 +110,7 @@ int main(void) {
     add("suggest_quant", hwaccel_suggest_quant, "");
     add("estimate_training", hwaccel_estimate_training, "{\"model\":");
     CHECK(count_of(requests[0].want, "\"kind\":\"cuda_gpu\"") == 8, "reference dgx-h100 detection");
-    if (with_tools) CHECK(contains(requests[n_requests - 1].want, "\"memory_free_bytes\""), "tool data in the reference");
+    if (with_tools) CHECK(contains(requests[first_tool].want, "\"memory_free_bytes\""), "tool data in the reference");
 
     deadline = now() + seconds;
     pthread_t t[N_THREADS];
