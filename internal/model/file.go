@@ -1,6 +1,7 @@
 package model
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,9 +22,29 @@ func FromPath(path string) (*Model, error) {
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".gguf":
-		return readGGUFFile(path)
+		return readModelFile(path, "gguf", ReadGGUF)
 	case ".safetensors":
-		return readSafetensorsFile(path)
+		return readModelFile(path, "safetensors", ReadSafetensors)
 	}
 	return nil, errs.New(errs.ModelFile, "model path %s: want a .gguf or .safetensors file or a directory with config.json", path)
+}
+
+// readModelFile reads one model file's header with read, the reader for
+// format. The error names the file (its extension already says the format,
+// so read's "format: " prefix is dropped) and a model without a name is
+// named after the file.
+func readModelFile(path, format string, read func(io.Reader) (*Model, error)) (*Model, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, "model path")
+	}
+	defer f.Close()
+	m, err := read(f)
+	if err != nil {
+		return nil, errs.New(errs.ModelFile, "%s: %s", path, strings.TrimPrefix(errs.MessageOf(err), format+": "))
+	}
+	if m.Name == "" {
+		m.Name = strings.TrimSuffix(baseName(path), "."+format)
+	}
+	return m, nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -166,6 +167,45 @@ func TestResolveGGUFPath(t *testing.T) {
 	m, err := Resolve(Spec{Path: p})
 	require.NoError(t, err)
 	assert.Equal(t, int64(tinyLlamaParams), m.Params)
+}
+
+// TestModelFileNamesAndErrors: a file of either format is named after the
+// file when its header has no name, and a broken file's error names the path
+// once, without the reader's format prefix.
+func TestModelFileNamesAndErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		file   string
+		good   []byte
+		prefix string
+	}{
+		{"nameless.safetensors", safetensorsFile(t, map[string]any{"w": st("F16", 4, 4)}), "safetensors: "},
+		{"nameless.gguf", func() []byte {
+			var w ggufWriter
+			w.header(3, 1, 1)
+			w.kvString("general.architecture", "llama")
+			w.tensor("t", 0, 4, 4)
+			return w.Bytes()
+		}(), "gguf: "},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			p := filepath.Join(dir, tc.file)
+			require.NoError(t, os.WriteFile(p, tc.good, 0o600))
+			m, err := FromPath(p)
+			require.NoError(t, err)
+			assert.Equal(t, "nameless", m.Name)
+
+			bad := filepath.Join(dir, "broken-"+tc.file)
+			require.NoError(t, os.WriteFile(bad, tc.good[:5], 0o600))
+			_, err = FromPath(bad)
+			require.Error(t, err)
+			assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
+			msg := errs.MessageOf(err)
+			rest, found := strings.CutPrefix(msg, bad+": ")
+			assert.True(t, found, msg)
+			assert.False(t, strings.HasPrefix(rest, tc.prefix), msg)
+		})
+	}
 }
 
 func TestReadGGUFHostile(t *testing.T) {

@@ -8,9 +8,7 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"sort"
-	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
@@ -455,22 +453,6 @@ func ReadGGUF(r io.Reader) (*Model, error) {
 	m, err := modelFromGGUF(h)
 	if err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, "gguf")
-	}
-	return m, nil
-}
-
-func readGGUFFile(path string) (*Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errs.Wrap(errs.ModelFile, err, "model path")
-	}
-	defer f.Close()
-	m, err := ReadGGUF(f)
-	if err != nil {
-		return nil, errs.New(errs.ModelFile, "%s: %s", path, strings.TrimPrefix(errs.MessageOf(err), "gguf: "))
-	}
-	if m.Name == "" {
-		m.Name = strings.TrimSuffix(baseName(path), ".gguf")
 	}
 	return m, nil
 }

@@ -140,20 +140,6 @@ func (s *safetensorsSummary) model() *Model {
 	return m
 }
 
-func readSafetensorsFile(path string) (*Model, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, errs.Wrap(errs.ModelFile, err, "model path")
-	}
-	defer f.Close()
-	m, err := ReadSafetensors(f)
-	if err != nil {
-		return nil, errs.New(errs.ModelFile, "%s: %s", path, errs.MessageOf(err))
-	}
-	m.Name = strings.TrimSuffix(baseName(path), ".safetensors")
-	return m, nil
-}
-
 // fromDir reads a Hugging Face model directory: config.json for the shape,
 // and every *.safetensors header for the exact parameter count.
 func fromDir(dir string) (*Model, error) {
