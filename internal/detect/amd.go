@@ -33,9 +33,6 @@ type amdGPU struct {
 	deviceID int    // PCI device id; 0 unknown
 }
 
-// maxSaneVRAM rejects absurd VRAM figures (the largest GPUs hold 288 GB).
-const maxSaneVRAM = int64(16) << 40
-
 func detectROCm(ctx context.Context, m *Machine) Findings {
 	var f Findings
 	gpus := amdGPUsFromSysfs(m, &f)
@@ -55,6 +52,11 @@ func detectROCm(ctx context.Context, m *Machine) Findings {
 				// A card at another vendor's PCI function is not an AMD GPU.
 				rep.Cards = rowsAtVendor(m, &f, rocmBackend, "rocm-smi", false, rep.Cards,
 					func(c rocmSMICard) string { return c.BusID }, VendorAMD)
+				for _, c := range rep.Cards {
+					for _, a := range c.Absurd {
+						f.warnAbsurdMemory(rocmBackend, "rocm-smi", "", a.What, a.Raw)
+					}
+				}
 				smi = &rep
 				gpus = mergeRocmSMI(gpus, rep)
 			}
@@ -153,23 +155,24 @@ func amdGPUsFromSysfs(m *Machine, f *Findings) []amdGPU {
 
 // readAMDMemory fills VRAM, free VRAM and GTT from amdgpu's mem_info_*
 // attributes (bytes). GTT is system memory the GPU can map: it is reported
-// apart and never added to VRAM.
+// apart and never added to VRAM. Absurd figures (2^64-1, negative) are
+// reported and left out (readMemoryFile).
 func readAMDMemory(m *Machine, dir string, d *registry.Device, f *Findings) {
-	total, err := m.ReadInt(path.Join(dir, "mem_info_vram_total"))
-	switch {
-	case err != nil:
-	case total <= 0 || total > maxSaneVRAM:
-		f.Warn(rocmBackend, registry.WarnAbsurdValue, "%s: mem_info_vram_total %d ignored", d.PCIBusID, total)
-	default:
+	read := func(attr string) (int64, bool) {
+		return m.readMemoryFile(f, rocmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+	}
+	total, okTotal := read("mem_info_vram_total")
+	used, okUsed := read("mem_info_vram_used")
+	if okTotal && total > 0 {
 		d.MemoryBytes = total
 		d.SetSource("memory_bytes", "sysfs")
-		if used, err := m.ReadInt(path.Join(dir, "mem_info_vram_used")); err == nil && used >= 0 && used <= total {
+		if okUsed && used <= total {
 			free := total - used
 			d.MemoryFreeBytes = &free
 			d.SetSource("memory_free_bytes", "sysfs")
 		}
 	}
-	if gtt, err := m.ReadInt(path.Join(dir, "mem_info_gtt_total")); err == nil && gtt > 0 && gtt <= maxSaneVRAM {
+	if gtt, ok := read("mem_info_gtt_total"); ok && gtt > 0 {
 		d.GTTBytes = gtt
 		d.SetSource("gtt_bytes", "sysfs")
 	}
@@ -250,7 +253,7 @@ func mergeRocmSMI(gpus []amdGPU, rep rocmSMIReport) []amdGPU {
 			d.Name = c.Name
 			d.SetSource("name", "rocm-smi")
 		}
-		if d.MemoryBytes == 0 && c.VRAMTotal > 0 && c.VRAMTotal <= maxSaneVRAM {
+		if d.MemoryBytes == 0 && c.VRAMTotal > 0 {
 			d.MemoryBytes = c.VRAMTotal
 			d.SetSource("memory_bytes", "rocm-smi")
 			if c.VRAMUsed >= 0 && c.VRAMUsed <= c.VRAMTotal {

@@ -18,11 +18,12 @@ import (
 type rocmSMICard struct {
 	Index     int
 	Name      string
-	BusID     string // normalised sysfs form
-	VRAMTotal int64  // bytes; 0 unknown
-	VRAMUsed  int64  // bytes; -1 unknown
-	NUMANode  int    // -1 unknown
-	GFX       string // "gfx942" when the tool prints it
+	BusID     string        // normalised sysfs form
+	VRAMTotal int64         // bytes; 0 unknown
+	VRAMUsed  int64         // bytes; -1 unknown
+	Absurd    []absurdValue // memory figures left out as absurd
+	NUMANode  int           // -1 unknown
+	GFX       string        // "gfx942" when the tool prints it
 }
 
 // rocmSMILink is one pair of the topology matrices, which rocm-smi prints
@@ -166,10 +167,17 @@ func rocmCardFromFields(idx int, f map[string]string) rocmSMICard {
 	if b := f[rsmiKeyBus]; b != "" {
 		c.BusID = NormalizeBusID(b)
 	}
-	if v, err := strconv.ParseInt(f[rsmiKeyVRAM], 10, 64); err == nil && v > 0 {
+	memory := func(key string) (int64, bool) {
+		b, v := parseMemory(f[key], 1)
+		if v == memAbsurd {
+			c.Absurd = append(c.Absurd, absurdValue{What: "card " + strconv.Itoa(idx) + " " + key, Raw: f[key]})
+		}
+		return b, v == memOK
+	}
+	if v, ok := memory(rsmiKeyVRAM); ok && v > 0 {
 		c.VRAMTotal = v
 	}
-	if v, err := strconv.ParseInt(f[rsmiKeyVRAMUsed], 10, 64); err == nil && v >= 0 {
+	if v, ok := memory(rsmiKeyVRAMUsed); ok {
 		c.VRAMUsed = v
 	}
 	if v, err := strconv.Atoi(f[rsmiKeyNUMA]); err == nil && v >= 0 && v < 1<<16 {

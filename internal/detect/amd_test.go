@@ -244,3 +244,47 @@ func TestROCmMergeSMI(t *testing.T) {
 	require.Len(t, alone, 1)
 	assert.Equal(t, "rocm-smi:2", alone[0].dev.ID)
 }
+
+// The hostile MI300X's sysfs VRAM is 2^64-1 and its used VRAM -1: both are
+// left out with absurd_value warnings naming the attribute.
+func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
+	opts := fixtureOptions(t, "hostile", nil)
+	opts.Backends = []string{rocmBackend}
+	opts.NoExec = true // hostile rocm-smi only times out
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 1)
+	assert.Zero(t, gpus[0].MemoryBytes)
+	assert.Nil(t, gpus[0].MemoryFreeBytes)
+	var paths []string
+	for _, w := range reg.Warnings {
+		if w.Code == registry.WarnAbsurdValue {
+			paths = append(paths, w.Path)
+		}
+	}
+	dir := "/sys/class/drm/card1/device/"
+	assert.Equal(t, []string{dir + "mem_info_vram_total", dir + "mem_info_vram_used"}, paths)
+}
+
+// rocm-smi figures of 1 EiB or negative are left out with absurd_value
+// warnings (they were dropped silently).
+func TestAMDRocmSMIAbsurdMemoryIsReported(t *testing.T) {
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "rocm-smi", toolScript(rocmSMIArgs,
+		`{"card0": {"PCI Bus": "0000:05:00.0", "VRAM Total Memory (B)": "1152921504606846976", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, `+
+			`"card1": {"PCI Bus": "0000:26:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "-1", "Card Series": "AMD Instinct MI300X OAM"}}`))
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{rocmBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 2)
+	assert.Zero(t, gpus[0].MemoryBytes)
+	assert.Nil(t, gpus[0].MemoryFreeBytes)
+	assert.Equal(t, int64(206141652992), gpus[1].MemoryBytes)
+	assert.Nil(t, gpus[1].MemoryFreeBytes)
+	assert.Equal(t, []string{"rocm/absurd_value", "rocm/absurd_value"}, warningCodes(reg))
+	for _, w := range reg.Warnings {
+		assert.Equal(t, "rocm-smi", w.Tool)
+	}
+}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"strconv"
 	"strings"
 
@@ -219,8 +218,9 @@ func armVendor(code string) string {
 
 // parseMemInfo reads /proc/meminfo ("MemTotal:       32614532 kB") into
 // bytes per key; lines without the kB unit (HugePages_Total) and garbage lines
-// are left out, and a value that does not parse is kept as -1 so the caller
-// can tell "garbage" from "absent".
+// are left out, a value that does not parse is kept as -1 so the caller can
+// tell "garbage" from "absent", and an absurd one (negative, over 1 PiB,
+// beyond int64) as memInfoAbsurd.
 func parseMemInfo(text string) map[string]int64 {
 	out := map[string]int64{}
 	for _, line := range strings.Split(text, "\n") {
@@ -235,15 +235,20 @@ func parseMemInfo(text string) map[string]int64 {
 			}
 			continue
 		}
-		n, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || n < 0 || n > math.MaxInt64/1024 {
-			out[strings.TrimSpace(key)] = -1
-			continue
+		n, v := parseMemory(fields[0], 1024)
+		switch {
+		case v == memAbsurd:
+			n = memInfoAbsurd
+		case v != memOK || strings.ContainsAny(fields[0], ".eE"):
+			n = -1 // kB are whole numbers
 		}
-		out[strings.TrimSpace(key)] = n * 1024
+		out[strings.TrimSpace(key)] = n
 	}
 	return out
 }
+
+// memInfoAbsurd marks a meminfo value that is negative or more than 1 PiB.
+const memInfoAbsurd = -2
 
 // issue is a problem found by a pure parser, turned into a warning by the
 // backend that knows its name and path.
@@ -258,6 +263,8 @@ func hostMemory(mi map[string]int64) (total int64, free *int64, issues []issue) 
 	t, ok := mi["MemTotal"]
 	switch {
 	case !ok:
+	case t == memInfoAbsurd:
+		issues = append(issues, issue{registry.WarnAbsurdValue, "MemTotal is negative or more than 1 PiB"})
 	case t <= 0:
 		issues = append(issues, issue{registry.WarnParseError, "MemTotal is not a size in kB"})
 	case t > maxHostMemory:
@@ -268,6 +275,8 @@ func hostMemory(mi map[string]int64) (total int64, free *int64, issues []issue) 
 	a, ok := mi["MemAvailable"]
 	switch {
 	case !ok:
+	case a == memInfoAbsurd:
+		issues = append(issues, issue{registry.WarnAbsurdValue, "MemAvailable is negative or more than 1 PiB"})
 	case a < 0:
 		issues = append(issues, issue{registry.WarnParseError, "MemAvailable is not a size in kB"})
 	case total > 0 && a > total:

@@ -84,6 +84,9 @@ func TestHostMemoryIssues(t *testing.T) {
 	}{
 		{"garbage total", "MemTotal:       lots kB\nMemAvailable:   10 kB\n", 0, true, []string{registry.WarnParseError}},
 		{"absurd total", "MemTotal:       99999999999999 kB\n", 0, false, []string{registry.WarnAbsurdValue}},
+		{"negative total", "MemTotal:       -10 kB\n", 0, false, []string{registry.WarnAbsurdValue}},
+		{"total beyond int64", "MemTotal:       99999999999999999999 kB\n", 0, false, []string{registry.WarnAbsurdValue}},
+		{"negative available", "MemTotal:       10 kB\nMemAvailable:   -5 kB\n", 10240, false, []string{registry.WarnAbsurdValue}},
 		{"available above total", "MemTotal:       10 kB\nMemAvailable:   20 kB\n", 10240, false, []string{registry.WarnAbsurdValue}},
 		{"no MemAvailable (old kernel)", "MemTotal:       10 kB\n", 10240, false, nil},
 		{"missing unit", "MemTotal:       10\n", 0, false, []string{registry.WarnParseError}},
@@ -114,13 +117,13 @@ func TestCPUBackendEdgeCases(t *testing.T) {
 	assert.Nil(t, d.MemoryFreeBytes)
 	assert.Empty(t, f.Warnings)
 
-	// Garbage meminfo: the device stays, the warning names the file.
+	// Absurd meminfo (negative): the device stays, the warning names the file.
 	f = detectCPU(context.Background(), machineFS(map[string]string{
 		PathCPUInfo: "processor\t: 0\nmodel name\t: X\n", PathMemInfo: "MemTotal:       -5 kB\n"}))
 	require.Len(t, f.Devices, 1)
 	assert.Equal(t, 1, f.Devices[0].Cores, "logical count when physical cores are not reported")
 	require.Len(t, f.Warnings, 1)
-	assert.Equal(t, registry.WarnParseError, f.Warnings[0].Code)
+	assert.Equal(t, registry.WarnAbsurdValue, f.Warnings[0].Code)
 	assert.Equal(t, "/proc/meminfo", f.Warnings[0].Path)
 }
 

@@ -93,6 +93,11 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 		}
 		// A row at another vendor's PCI function is not a Gaudi.
 		rows = rowsAtVendor(m, &f, gaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, VendorHabana)
+		for _, r := range rows {
+			for _, a := range r.Absurd {
+				f.warnAbsurdMemory(gaudiBackend, "hl-smi", "", a.What, a.Raw)
+			}
+		}
 		if len(rows) > 0 {
 			f.Devices = gaudiFromHLSMI(rows, pci)
 			f.Devices = append(f.Devices, gaudiMissedByTool(&f, rows, pci)...)

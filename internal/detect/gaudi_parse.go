@@ -31,6 +31,7 @@ type hlSMIRow struct {
 	MemoryFreeMiB int64
 	DriverVersion string
 	UUID          string
+	Absurd        []absurdValue // memory figures left out as absurd
 }
 
 // parseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
@@ -80,11 +81,19 @@ func parseHLSMILine(line string) (hlSMIRow, error) {
 	if cols[2] != "" {
 		row.BusID = NormalizeBusID(cols[2])
 	}
-	if row.MemoryMiB, err = hlSMIMiB(cols[3]); err != nil {
-		return hlSMIRow{}, fmt.Errorf("memory.total: %w", err)
-	}
-	if row.MemoryFreeMiB, err = hlSMIMiB(cols[4]); err != nil {
-		return hlSMIRow{}, fmt.Errorf("memory.free: %w", err)
+	for _, c := range []struct {
+		field string
+		raw   string
+		dst   *int64
+	}{{"memory.total", cols[3], &row.MemoryMiB}, {"memory.free", cols[4], &row.MemoryFreeMiB}} {
+		mib, absurd, err := hlSMIMiB(c.raw)
+		if err != nil {
+			return hlSMIRow{}, fmt.Errorf("%s: %w", c.field, err)
+		}
+		if absurd {
+			row.Absurd = append(row.Absurd, absurdValue{What: row.BusID + " " + c.field, Raw: c.raw})
+		}
+		*c.dst = mib
 	}
 	return row, nil
 }
@@ -99,22 +108,22 @@ func hlSMIValue(s string) string {
 	return s
 }
 
-// hlSMIMiB reads a MiB figure ("98304", or "98304 MiB" if nounits was
-// ignored). "" is "not reported" (-1); anything absurd is an error.
-func hlSMIMiB(s string) (int64, error) {
+// hlSMIMiB reads a whole MiB figure ("98304", or "98304 MiB" if nounits
+// was ignored). "" is "not reported" (-1); a negative figure or one over
+// 1 PiB (parseMemory) is absurd and also -1; anything else is an error.
+func hlSMIMiB(s string) (mib int64, absurd bool, err error) {
 	if s == "" {
-		return -1, nil
+		return -1, false, nil
 	}
 	s = strings.TrimSpace(strings.TrimSuffix(s, "MiB"))
-	v, err := strconv.ParseInt(s, 10, 64)
+	if _, v := parseMemory(s, 1<<20); v == memAbsurd {
+		return -1, true, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("not a number: %q", clipMsg(s, 40))
+		return 0, false, fmt.Errorf("not a number: %q", clipMsg(s, 40))
 	}
-	// 1 PiB in MiB: no accelerator has more (registry.MaxDeviceMemory).
-	if v < 0 || v > 1<<30 {
-		return 0, fmt.Errorf("absurd value %d MiB", v)
-	}
-	return v, nil
+	return n, false, nil
 }
 
 // clip shortens s for an error message.

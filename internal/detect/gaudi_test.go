@@ -170,8 +170,14 @@ func TestGaudiParseHLSMI(t *testing.T) {
 			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: 98304, MemoryFreeMiB: 97536, DriverVersion: "1.11.0", UUID: "U"}}},
 		{name: "wrong column count", in: "0, HL-225, 0000:33:00.0, 98304", wantErrs: 1},
 		{name: "bad index", in: "x, HL-225, 0000:33:00.0, 98304, 1, d, u", wantErrs: 1},
-		{name: "absurd memory", in: "0, HL-225, 0000:33:00.0, 99999999999999, 1, d, u", wantErrs: 1},
-		{name: "negative memory", in: "0, HL-225, 0000:33:00.0, -5, 1, d, u", wantErrs: 1},
+		// An absurd figure is left out (and reported by the backend); the row stays.
+		{name: "absurd memory", in: "0, HL-225, 0000:33:00.0, 99999999999999, 99999999999999999999, d, u",
+			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: -1, DriverVersion: "d", UUID: "u",
+				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "99999999999999"}, {"0000:33:00.0 memory.free", "99999999999999999999"}}}}},
+		{name: "negative memory", in: "0, HL-225, 0000:33:00.0, -5, 1, d, u",
+			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u",
+				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "-5"}}}}},
+		{name: "not a number", in: "0, HL-225, 0000:33:00.0, lots, 1, d, u", wantErrs: 1},
 		{name: "repeated index keeps the first", in: "0, A, 0000:33:00.0, 1, 1, d, u\n0, B, 0000:34:00.0, 1, 1, d, u",
 			want:     []hlSMIRow{{Index: 0, Name: "A", BusID: "0000:33:00.0", MemoryMiB: 1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u"}},
 			wantErrs: 1},
@@ -246,4 +252,20 @@ func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
 		assert.Equal(t, d.PCIBusID != "0000:9b:00.0", d.Available, d.PCIBusID)
 	}
 	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, gaudiBackend))
+}
+
+// An absurd hl-smi memory figure is an absurd_value warning naming the tool;
+// the device stays, without that figure.
+func TestGaudiAbsurdMemoryIsReported(t *testing.T) {
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "hl-smi", toolScript(hlSMIArgs(),
+		"0, HL-225, 0000:33:00.0, 99999999999999, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10"))
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{gaudiBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	devs := devicesOfKind(reg, registry.KindGaudi)
+	require.Len(t, devs, 1)
+	assert.Zero(t, devs[0].MemoryBytes)
+	assert.Equal(t, []string{"gaudi/absurd_value"}, warningCodes(reg))
+	assert.Equal(t, "hl-smi", reg.Warnings[0].Tool)
 }

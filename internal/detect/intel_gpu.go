@@ -113,6 +113,9 @@ func mergeXPU(devs []registry.Device, rows []xpuDevice, f *Findings) []registry.
 		at[d.PCIBusID] = i
 	}
 	for _, r := range rows {
+		for _, a := range r.Absurd {
+			f.warnAbsurdMemory(intelGPUBackend, "xpu-smi", "", a.What, a.Raw)
+		}
 		if r.ID < 0 {
 			f.Warn(intelGPUBackend, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
 			continue

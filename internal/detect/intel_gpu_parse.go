@@ -3,7 +3,6 @@ package detect
 import (
 	"encoding/csv"
 	"errors"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -24,7 +23,8 @@ type xpuDevice struct {
 	UUID        string
 	Driver      string
 	BusID       string
-	MemoryBytes int64 // 0 unknown
+	MemoryBytes int64         // 0 unknown
+	Absurd      []absurdValue // memory figures left out as absurd
 }
 
 // Column labels of the dump header (comlet_discovery.cpp "label" fields).
@@ -87,7 +87,11 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 		if b := get(rec, xpuColBDF); strings.Count(b, ":") >= 1 {
 			d.BusID = NormalizeBusID(b)
 		}
-		d.MemoryBytes = parseXPUMiB(get(rec, xpuColMemory))
+		mem := get(rec, xpuColMemory)
+		var absurd bool
+		if d.MemoryBytes, absurd = parseXPUMiB(mem); absurd {
+			d.Absurd = append(d.Absurd, absurdValue{What: d.BusID + " " + xpuColMemory, Raw: mem})
+		}
 		if d.BusID == "" && d.ID < 0 {
 			continue
 		}
@@ -96,12 +100,13 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 	return devs, nil
 }
 
-// parseXPUMiB reads "49135.62 MiB" into bytes; anything else is 0 (unknown).
-func parseXPUMiB(s string) int64 {
+// parseXPUMiB reads "49135.62 MiB" into bytes; anything else is 0
+// (unknown), and absurd says the figure was negative or over 1 PiB.
+func parseXPUMiB(s string) (bytes int64, absurd bool) {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MiB"))
-	v, err := strconv.ParseFloat(s, 64)
-	if err != nil || v <= 0 || math.IsNaN(v) || math.IsInf(v, 0) || v > float64(maxSaneVRAM>>20) {
-		return 0
+	b, v := parseMemory(s, 1<<20)
+	if v != memOK {
+		return 0, v == memAbsurd
 	}
-	return int64(math.Round(v * (1 << 20)))
+	return b, false
 }

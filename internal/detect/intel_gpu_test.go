@@ -109,10 +109,15 @@ func TestIntelGPUParseXPUDump(t *testing.T) {
 }
 
 func TestIntelGPUParseMiB(t *testing.T) {
-	tests := map[string]int64{"49136.00 MiB": max1100Bytes, "0.00 MiB": 0, "-5 MiB": 0, "NaN MiB": 0,
-		"Inf MiB": 0, "1e30 MiB": 0, "": 0, "12 GiB": 0}
+	type result struct {
+		bytes  int64
+		absurd bool
+	}
+	tests := map[string]result{"49136.00 MiB": {max1100Bytes, false}, "0.00 MiB": {}, "NaN MiB": {}, "": {}, "12 GiB": {},
+		"-5 MiB": {0, true}, "Inf MiB": {0, true}, "1e30 MiB": {0, true}, "99999999999999999999.00 MiB": {0, true}}
 	for in, want := range tests {
-		assert.Equal(t, want, parseXPUMiB(in), in)
+		b, absurd := parseXPUMiB(in)
+		assert.Equal(t, want, result{b, absurd}, in)
 	}
 }
 
@@ -191,4 +196,29 @@ func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
 	require.Len(t, gpus, 1)
 	assert.Equal(t, "0000:29:00.0", gpus[0].PCIBusID)
 	assert.Empty(t, warningCodes(reg))
+}
+
+// The hostile xpu-smi's memory figures (1e20 MiB, a negative one) are left
+// out with absurd_value warnings naming the tool.
+func TestIntelGPUXPUAbsurdMemoryIsReported(t *testing.T) {
+	root := t.TempDir()
+	for _, addr := range []string{"0000:29:00.0", "0000:3a:00.0"} {
+		writePCIFunction(t, root, fakePCI{Addr: addr, Vendor: VendorIntel, Device: 0x0bda, Accel: -1})
+	}
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(
+		`0,"Intel(R) Data Center GPU Max 1100","u0","I915","0000:29:00.0","99999999999999999999.00 MiB"`+"\n",
+		`1,"Intel(R) Data Center GPU Max 1100","u1","I915","0000:3a:00.0","-49136.00 MiB"`+"\n"))
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intelGPUBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindIntelGPU)
+	require.Len(t, gpus, 2)
+	for _, g := range gpus {
+		assert.Zero(t, g.MemoryBytes)
+	}
+	assert.Equal(t, []string{"intel_gpu/absurd_value", "intel_gpu/absurd_value"}, warningCodes(reg))
+	for _, w := range reg.Warnings {
+		assert.Equal(t, "xpu-smi", w.Tool)
+	}
 }

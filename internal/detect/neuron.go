@@ -97,6 +97,11 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 		}
 		// A row at another vendor's PCI function is not a Neuron device.
 		devs = rowsAtVendor(m, &f, neuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, VendorAmazon)
+		for _, d := range devs {
+			for _, a := range d.Absurd {
+				f.warnAbsurdMemory(neuronBackend, "neuron-ls", "", a.What, a.Raw)
+			}
+		}
 		if len(devs) > 0 {
 			f.Devices, f.Interconnects = neuronFromTool(m, devs, pci)
 			f.Devices = append(f.Devices, neuronMissedByTool(&f, devs, pci)...)

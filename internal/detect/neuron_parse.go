@@ -40,6 +40,7 @@ type neuronDevice struct {
 	Cores        int   // -1: unknown
 	MemoryBytes  int64 // -1: unknown
 	InstanceType string
+	Absurd       []absurdValue // memory figures left out as absurd
 }
 
 // parseNeuronLS parses `neuron-ls --json-output`. A document that is not a
@@ -92,8 +93,13 @@ func (r neuronLSDevice) parse() (neuronDevice, error) {
 	if n, ok := jsonInt(r.NCCount); ok && n > 0 && n <= 1024 {
 		d.Cores = int(n)
 	}
-	if n, ok := jsonInt(r.MemorySize); ok && n > 0 && n <= 1<<50 {
-		d.MemoryBytes = n
+	if s, ok := jsonNumberText(r.MemorySize); ok {
+		switch n, v := parseMemory(s, 1); {
+		case v == memOK && n > 0:
+			d.MemoryBytes = n
+		case v == memAbsurd:
+			d.Absurd = append(d.Absurd, absurdValue{What: "neuron_device " + strconv.Itoa(d.Index) + " memory_size", Raw: s})
+		}
 	}
 	var peers []json.RawMessage
 	if len(r.ConnectedTo) > 0 && string(r.ConnectedTo) != "null" {
@@ -109,19 +115,29 @@ func (r neuronLSDevice) parse() (neuronDevice, error) {
 	return d, nil
 }
 
-// jsonInt reads an integer given as a JSON number or as a string holding
-// one ("-1"); null, absent and anything else are not integers.
-func jsonInt(raw json.RawMessage) (int64, bool) {
+// jsonNumberText returns the text of a JSON number, or of a string holding
+// one, unquoted and trimmed; null and absent give false.
+func jsonNumberText(raw json.RawMessage) (string, bool) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
-		return 0, false
+		return "", false
 	}
 	if strings.HasPrefix(s, `"`) {
 		var str string
 		if json.Unmarshal(raw, &str) != nil {
-			return 0, false
+			return "", false
 		}
 		s = strings.TrimSpace(str)
+	}
+	return s, true
+}
+
+// jsonInt reads an integer given as a JSON number or as a string holding
+// one ("-1"); null, absent and anything else are not integers.
+func jsonInt(raw json.RawMessage) (int64, bool) {
+	s, ok := jsonNumberText(raw)
+	if !ok {
+		return 0, false
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -146,7 +147,12 @@ func TestNeuronParseNeuronLS(t *testing.T) {
 		{name: "instance type kept", in: `[{"instance_type":"trn2.48xlarge","neuron_device":0}]`,
 			want: []neuronDevice{{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1, InstanceType: "trn2.48xlarge"}}},
 		{name: "absurd values are unknown", in: `[{"neuron_device":0,"nc_count":-2,"memory_size":99999999999999999,"numa_node":"x"}]`,
-			want: []neuronDevice{{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1}}},
+			want: []neuronDevice{{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1,
+				Absurd: []absurdValue{{"neuron_device 0 memory_size", "99999999999999999"}}}}},
+		{name: "memory beyond int64 or negative is absurd", in: `[{"neuron_device":0,"memory_size":"18446744073709551615"},{"neuron_device":1,"memory_size":-1}]`,
+			want: []neuronDevice{
+				{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []absurdValue{{"neuron_device 0 memory_size", "18446744073709551615"}}},
+				{Index: 1, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []absurdValue{{"neuron_device 1 memory_size", "-1"}}}}},
 		{name: "missing index", in: `[{"nc_count":2}]`, wantErrs: 1},
 		{name: "connected_to not an array", in: `[{"neuron_device":0,"connected_to":"1, 2"}]`, wantErrs: 1},
 		{name: "repeated index", in: `[{"neuron_device":0},{"neuron_device":0}]`,
@@ -242,4 +248,20 @@ func TestNeuronFixtureDeviceMissingFromNeuronLS(t *testing.T) {
 	assert.False(t, devs[11].Available)
 	assert.Equal(t, "0000:e0:1e.0", devs[11].PCIBusID)
 	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, neuronBackend))
+}
+
+// An absurd neuron-ls memory_size is an absurd_value warning naming the
+// tool; the device stays, without that figure.
+func TestNeuronAbsurdMemoryIsReported(t *testing.T) {
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "neuron-ls", toolScript(neuronLSArgs,
+		`[{"instance_type": "inf2.48xlarge", "neuron_device": 0, "bdf": "0000:10:1e.0", "nc_count": 2, "memory_size": 1152921504606846976}]`))
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{neuronBackend},
+		Getenv: func(string) string { return "" }})
+	require.NoError(t, err)
+	devs := devicesOfKind(reg, registry.KindNeuron)
+	require.Len(t, devs, 1)
+	assert.Zero(t, devs[0].MemoryBytes)
+	assert.Equal(t, []string{"neuron/absurd_value"}, warningCodes(reg))
+	assert.Equal(t, "neuron-ls", reg.Warnings[0].Tool)
 }

@@ -3,7 +3,6 @@ package detect
 import (
 	"context"
 	"fmt"
-	"math"
 	"path"
 	"strconv"
 	"strings"
@@ -51,6 +50,9 @@ func detectNUMA(_ context.Context, m *Machine) Findings {
 		if text, ok := readProcText(m, &f, backendNUMA, path.Join(dir, "meminfo")); ok {
 			total, ok, err := parseNodeMemTotal(text, id)
 			switch {
+			case isAbsurd(err):
+				f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnAbsurdValue,
+					Message: err.Error(), Path: "/" + path.Join(dir, "meminfo")})
 			case err != nil:
 				f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnParseError,
 					Message: err.Error(), Path: "/" + path.Join(dir, "meminfo")})
@@ -144,11 +146,14 @@ func parseNodeMemTotal(text string, id int) (bytes int64, ok bool, err error) {
 		if len(fields) != 2 || fields[1] != "kB" {
 			return 0, false, fmt.Errorf("node %d MemTotal %q is not a size in kB", id, strings.TrimSpace(rest))
 		}
-		n, err := strconv.ParseInt(fields[0], 10, 64)
-		if err != nil || n < 0 || n > math.MaxInt64/1024 {
+		n, v := parseMemory(fields[0], 1024)
+		switch {
+		case v == memAbsurd:
+			return 0, false, absurdError{fmt.Sprintf("node %d MemTotal %q kB is negative or more than 1 PiB", id, clipMsg(fields[0], 40))}
+		case v != memOK || strings.ContainsAny(fields[0], ".eE"):
 			return 0, false, fmt.Errorf("node %d MemTotal %q is not a size in kB", id, fields[0])
 		}
-		return n * 1024, true, nil
+		return n, true, nil
 	}
 	return 0, false, nil
 }

@@ -39,6 +39,12 @@ func TestNUMABackend(t *testing.T) {
 		{"absurd memory", map[string]string{
 			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "99999999999999")},
 			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
+		{"negative memory", map[string]string{
+			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "-100")},
+			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
+		{"memory beyond int64", map[string]string{
+			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "99999999999999999999")},
+			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
 		{"another node's line is not ours", map[string]string{
 			PathNodes + "/online": "1\n", PathNodes + "/node1/meminfo": node("0", "100")},
 			[]registry.NUMANode{{ID: 1}}, nil},

@@ -21,10 +21,6 @@ var nvQueryFields = []string{"index", "name", "uuid", "pci.bus_id", "memory.tota
 // nvOptionalFields may be dropped when the driver rejects them.
 var nvOptionalFields = map[string]bool{"compute_cap": true, "mig.mode.current": true}
 
-// maxGPUMemoryMiB bounds a believable memory.total: 1 PiB. Anything larger,
-// or negative, is an absurd value and the field is left unknown.
-const maxGPUMemoryMiB = int64(1) << 30
-
 // nvGPU is one row of the query. Unknown values are empty / nil.
 type nvGPU struct {
 	Index         int
@@ -132,12 +128,12 @@ func (g *nvGPU) set(field, v string) error {
 		}
 		g.BusID = NormalizeBusID(v)
 	case "memory.total", "memory.free":
+		if _, verdict := parseMemory(v, 1<<20); verdict == memAbsurd {
+			return absurdError{fmt.Sprintf("%s %q MiB is negative or more than 1 PiB", field, clip(v))}
+		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
 			return fmt.Errorf("%s %q is not a number of MiB", field, v)
-		}
-		if n < 0 || n > maxGPUMemoryMiB {
-			return absurdError{fmt.Sprintf("%s %d MiB is implausible", field, n)}
 		}
 		if field == "memory.total" {
 			g.MemoryMiB = &n

@@ -265,6 +265,12 @@ func TestParseNvidiaCSV(t *testing.T) {
 			issues: []string{"absurd_value", "absurd_value"},
 		},
 		{
+			name:   "memory beyond int64 is absurd too",
+			in:     "0, A, GPU-a, 00000000:18:00.0, 99999999999999999999, -99999999999999999999, 1.0, 9.0, Disabled\n",
+			want:   []nvGPU{{Index: 0, Name: "A", UUID: "GPU-a", BusID: "0000:18:00.0", DriverVersion: "1.0", CC: "9.0", MIGMode: "disabled"}},
+			issues: []string{"absurd_value", "absurd_value"},
+		},
+		{
 			name:   "free above total",
 			in:     "0, A, GPU-a, 00000000:18:00.0, 100, 200, 1.0, 9.0, Disabled\n",
 			want:   []nvGPU{{Index: 0, Name: "A", UUID: "GPU-a", BusID: "0000:18:00.0", MemoryMiB: p(100), DriverVersion: "1.0", CC: "9.0", MIGMode: "disabled"}},
@@ -411,7 +417,7 @@ func FuzzParseNvidiaCSV(f *testing.F) {
 				t.Fatalf("bad or repeated index %d", g.Index)
 			}
 			seen[g.Index] = true
-			if g.MemoryMiB != nil && (*g.MemoryMiB < 0 || *g.MemoryMiB > maxGPUMemoryMiB) {
+			if g.MemoryMiB != nil && (*g.MemoryMiB < 0 || *g.MemoryMiB > registry.MaxDeviceMemory>>20) {
 				t.Fatalf("memory %d kept", *g.MemoryMiB)
 			}
 			if g.MemoryMiB != nil && g.FreeMiB != nil && *g.FreeMiB > *g.MemoryMiB {
