@@ -3,7 +3,6 @@ package main
 import (
 	"time"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 )
 
@@ -27,19 +26,11 @@ func (a *app) nfd(args []string) error {
 	if expiry < 0 {
 		return usagef("nfd", "--expiry must not be negative")
 	}
-	opts, err := d.options(f)
+	optsJSON, err := d.optionsJSON(f)
 	if err != nil {
 		return err
 	}
-	optsJSON, err := marshalOptions(opts)
-	if err != nil {
-		return err
-	}
-	out := api.Detect(optsJSON, a.getenv)
-	if err := answerError(out); err != nil {
-		return err
-	}
-	reg, err := decodeRegistry(out)
+	reg, err := a.detectRegistry(optsJSON)
 	if err != nil {
 		return err
 	}

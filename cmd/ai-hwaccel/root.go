@@ -77,11 +77,7 @@ func (a *app) root(args []string) error {
 	if f.isSet("watch-count") && !f.isSet("watch") {
 		return usagef("", "--watch-count needs --watch")
 	}
-	opts, err := d.options(f)
-	if err != nil {
-		return err
-	}
-	optsJSON, err := marshalOptions(opts)
+	optsJSON, err := d.optionsJSON(f)
 	if err != nil {
 		return err
 	}
@@ -128,11 +124,7 @@ func (a *app) watchLoop(optsJSON []byte, o *rootOptions) error {
 		Now:      a.now,
 		Clear:    a.terminal,
 		Detect: func(context.Context) (*registry.Registry, error) {
-			out := api.Detect(optsJSON, a.getenv)
-			if err := answerError(out); err != nil {
-				return nil, err
-			}
-			return decodeRegistry(out)
+			return a.detectRegistry(optsJSON)
 		},
 	}
 	return w.Run(a.ctx, a.stdout)
@@ -152,11 +144,24 @@ func (a *app) writeJSON(b []byte, pretty bool) error {
 	return err
 }
 
-func marshalOptions(opts map[string]any) ([]byte, error) {
-	if opts == nil {
-		return nil, nil
+// optionsJSON is the detection options of the command line as the engine's
+// options JSON (nil when no option is given).
+func (d *detectFlags) optionsJSON(f *flags) ([]byte, error) {
+	opts, err := d.options(f)
+	if err != nil || opts == nil {
+		return nil, err
 	}
 	return json.Marshal(opts)
+}
+
+// detectRegistry runs a detection and decodes its answer, turning an engine
+// error answer into an error.
+func (a *app) detectRegistry(optsJSON []byte) (*registry.Registry, error) {
+	out := api.Detect(optsJSON, a.getenv)
+	if err := answerError(out); err != nil {
+		return nil, err
+	}
+	return decodeRegistry(out)
 }
 
 // answerError returns the engine error carried by an answer, or nil when the
