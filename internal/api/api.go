@@ -31,13 +31,22 @@ type Env func(string) string
 
 // Detect answers hwaccel_detect_json. input nil or empty means defaults.
 func Detect(input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
-		opts, err := DecodeOptions(input, getenv)
-		if err != nil {
-			return nil, err
-		}
-		return detectWith(opts)
+	opts, err := DecodeOptions(input, getenv)
+	if err != nil {
+		return ErrorJSON(err)
+	}
+	return detectAnswer(opts)
+}
+
+// detectAnswer is the encoded registry for opts, through the shared cache.
+func detectAnswer(opts detect.Options) []byte {
+	b, err := detect.Shared.DetectJSON(context.Background(), opts, func(r *registry.Registry) ([]byte, error) {
+		return json.Marshal(r)
 	})
+	if err != nil {
+		return ErrorJSON(errs.Wrap(errs.DetectionFailed, err, "detect"))
+	}
+	return b
 }
 
 // SuggestQuant answers hwaccel_suggest_quant.

@@ -92,14 +92,12 @@ func instantOptions(b *testing.B, machine, extra string) detect.Options {
 // replaying one: option decoding, detection (through the shared cache, as
 // the export does) and the JSON answer.
 func detectInstant(input []byte, runner detect.Runner) []byte {
-	return answer(func() (any, error) {
-		opts, err := DecodeOptions(input, noEnv)
-		if err != nil {
-			return nil, err
-		}
-		opts.Runner = runner
-		return detectWith(opts)
-	})
+	opts, err := DecodeOptions(input, noEnv)
+	if err != nil {
+		return ErrorJSON(err)
+	}
+	opts.Runner = runner
+	return detectAnswer(opts)
 }
 
 // BenchmarkDetectJSON is hwaccel_detect_json without the C boundary, on the

@@ -33,6 +33,10 @@ type Cache struct {
 type cacheEntry struct {
 	at  time.Time
 	reg *registry.Registry
+	// hitJSON is the encoded answer of a cache hit (timing.cached = true),
+	// made at the first hit and shared read-only by later ones, so a hit
+	// costs neither a deep copy nor an encode.
+	hitJSON []byte
 }
 
 type flight struct {
@@ -86,6 +90,40 @@ func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, e
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// DetectJSON is Detect for callers that want the answer encoded: a cache
+// hit returns bytes encoded once per cache entry (callers must not modify
+// them); a miss encodes the fresh registry. encode must be deterministic.
+func (c *Cache) DetectJSON(ctx context.Context, opts Options, encode func(*registry.Registry) ([]byte, error)) ([]byte, error) {
+	opts = opts.withDefaults()
+	if opts.CacheTTL > 0 {
+		key := cacheKey(opts)
+		c.mu.Lock()
+		if e, ok := c.entries[key]; ok && time.Since(e.at) <= opts.CacheTTL {
+			if e.hitJSON == nil {
+				r := clone(e.reg)
+				if r.Timing != nil {
+					r.Timing.Cached = true
+				}
+				b, err := encode(r)
+				if err != nil {
+					c.mu.Unlock()
+					return nil, err
+				}
+				e.hitJSON = b
+			}
+			b := e.hitJSON
+			c.mu.Unlock()
+			return b, nil
+		}
+		c.mu.Unlock()
+	}
+	reg, err := c.Detect(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return encode(reg)
 }
 
 // fly runs the detection of one flight, stores a successful result and

@@ -392,3 +392,38 @@ func TestCacheCloneSharesNothing(t *testing.T) {
 	assert.NotNil(t, ce.Devices)
 	assert.Nil(t, ce.Timing)
 }
+
+func TestDetectJSONEncodesAHitOnce(t *testing.T) {
+	c := NewCache()
+	runs := 0
+	c.run = func(context.Context, Options) (*registry.Registry, error) {
+		runs++
+		r := registry.New()
+		r.Timing = &registry.Timing{TotalMs: 1}
+		r.Devices = append(r.Devices, registry.Device{ID: "cpu:0", Kind: registry.KindCPU})
+		return r, nil
+	}
+	encodes := 0
+	enc := func(r *registry.Registry) ([]byte, error) {
+		encodes++
+		return r.Encode()
+	}
+	opts := Options{Sysroot: "/", Getenv: func(string) string { return "" }, CacheTTL: time.Minute}
+	miss, err := c.DetectJSON(context.Background(), opts, enc)
+	require.NoError(t, err)
+	assert.NotContains(t, string(miss), `"cached":true`)
+	hit1, err := c.DetectJSON(context.Background(), opts, enc)
+	require.NoError(t, err)
+	hit2, err := c.DetectJSON(context.Background(), opts, enc)
+	require.NoError(t, err)
+	assert.Contains(t, string(hit1), `"cached":true`)
+	assert.Equal(t, hit1, hit2)
+	assert.Equal(t, 1, runs, "one detection")
+	assert.Equal(t, 2, encodes, "the miss and the first hit; later hits reuse the bytes")
+
+	// Without a TTL every call detects again.
+	opts.CacheTTL = 0
+	_, err = c.DetectJSON(context.Background(), opts, enc)
+	require.NoError(t, err)
+	assert.Equal(t, 2, runs)
+}
