@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"path/filepath"
+	"sync"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -40,6 +41,7 @@ func Detect(input []byte, getenv Env) []byte {
 
 // detectAnswer is the encoded registry for opts, through the shared cache.
 func detectAnswer(opts detect.Options) []byte {
+	warmEncoder.Do(func() { go warmRegistryEncoder() })
 	b, err := detect.Shared.DetectJSON(context.Background(), opts, func(r *registry.Registry) ([]byte, error) {
 		return json.Marshal(r)
 	})
@@ -154,6 +156,25 @@ func detectWith(opts detect.Options) (*registry.Registry, error) {
 		return nil, errs.Wrap(errs.DetectionFailed, err, "detect")
 	}
 	return reg, nil
+}
+
+// warmEncoder compiles the JSON encoder of the registry type while the first
+// detection reads the machine: the encoder builds its code for a type on
+// first use (about a millisecond for the registry), which would otherwise add
+// to the first call's latency. Not done in init: loading the library must
+// cost nothing (../shared/cabi-notes.md §1.7).
+var warmEncoder sync.Once
+
+func warmRegistryEncoder() {
+	defer func() { _ = recover() }() // a warm-up must never take the host down
+	r := registry.New()
+	free := int64(1)
+	numa := 0
+	r.Devices = append(r.Devices, registry.Device{Kind: registry.KindCPU, MemoryFreeBytes: &free, NUMANode: &numa,
+		PCIe: &registry.PCIe{}, MIG: &registry.MIG{}, Sources: map[string]string{"x": "y"}})
+	r.SystemIO.Environment = &registry.Environment{}
+	r.Timing = &registry.Timing{}
+	_, _ = json.Marshal(r)
 }
 
 // wireOptions is the JSON form of detection options.
