@@ -87,14 +87,15 @@ func copyInput(in *C.hwaccel_cchar) ([]byte, error) {
 // cGetenv reads the environment through C getenv at call time: os.Getenv
 // only sees the environment the process was started with, so a host's
 // setenv after load would be ignored (../shared/cabi-notes.md §1.9).
-func cGetenv(name string) string {
+// A NULL from getenv is an unset variable; "" is a variable set empty.
+func cGetenv(name string) (string, bool) {
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
 	v := C.getenv(cname)
 	if v == nil {
-		return ""
+		return "", false
 	}
-	return C.GoString(v)
+	return C.GoString(v), true
 }
 
 // cBytes returns b as a NUL-terminated string in C malloc memory, which the

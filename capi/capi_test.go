@@ -101,10 +101,18 @@ func TestDetectFixture(t *testing.T) {
 // runtime started is seen (os.Setenv also calls C setenv in cgo programs).
 func TestGetenvAtCallTime(t *testing.T) {
 	const name = "AI_HWACCEL_CAPI_TEST_VAR"
-	require.Equal(t, "", cGetenv(name))
+	_, set := cGetenv(name)
+	require.False(t, set)
 	require.NoError(t, os.Setenv(name, "x1"))
 	defer os.Unsetenv(name)
-	assert.Equal(t, "x1", cGetenv(name))
+	v, set := cGetenv(name)
+	assert.True(t, set)
+	assert.Equal(t, "x1", v)
+	// Set but empty is not unset: CUDA_VISIBLE_DEVICES="" hides every GPU.
+	require.NoError(t, os.Setenv(name, ""))
+	v, set = cGetenv(name)
+	assert.True(t, set)
+	assert.Equal(t, "", v)
 }
 
 func TestForkedChildFlag(t *testing.T) {

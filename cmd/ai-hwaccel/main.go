@@ -17,6 +17,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 )
 
 // version is the release of the command: the library's version
@@ -51,7 +53,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 // the environment, the clock and the sleeper of --watch.
 type app struct {
 	stdout, stderr io.Writer
-	getenv         func(string) string
+	getenv         api.Env
 	ctx            context.Context
 	terminal       bool // stdout is a terminal: --watch clears the screen
 	sleep          func(context.Context, time.Duration) error
@@ -59,7 +61,7 @@ type app struct {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: os.Getenv, ctx: context.Background(), now: time.Now}
+	return &app{stdout: stdout, stderr: stderr, getenv: os.LookupEnv, ctx: context.Background(), now: time.Now}
 }
 
 func isTerminal(f *os.File) bool {

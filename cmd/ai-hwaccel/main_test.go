@@ -29,7 +29,7 @@ type result struct {
 // returns at once.
 func testApp(out, errOut *bytes.Buffer) *app {
 	a := newApp(out, errOut)
-	a.getenv = func(string) string { return "" }
+	a.getenv = api.NoEnv
 	a.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	a.sleep = func(context.Context, time.Duration) error { return nil }
 	return a
@@ -112,7 +112,7 @@ func TestDefaultOutputIsTheLibraryAnswer(t *testing.T) {
 			opts, err := json.Marshal(map[string]any{"sysroot": filepath.Join(dir, "root"),
 				"path": filepath.Join(dir, "bin"), "timeout_ms": timeoutMs(t, name)})
 			require.NoError(t, err)
-			lib := api.Detect(opts, func(string) string { return "" })
+			lib := api.Detect(opts, api.NoEnv)
 			assert.Equal(t, withoutTiming(t, lib), withoutTiming(t, []byte(r.stdout)))
 
 			pretty := runCLI(t, withFixture(t, name, "--pretty")...)
@@ -574,7 +574,7 @@ func TestPlanJSONOnDGX(t *testing.T) {
 	req, err := json.Marshal(map[string]any{"model": map[string]any{"params": 70e9}, "quant": "auto",
 		"detect": map[string]any{"sysroot": filepath.Join(dir, "root"), "path": filepath.Join(dir, "bin"), "timeout_ms": 5000}})
 	require.NoError(t, err)
-	assert.JSONEq(t, string(api.PlanSharding(req, func(string) string { return "" })), r.stdout)
+	assert.JSONEq(t, string(api.PlanSharding(req, api.NoEnv)), r.stdout)
 }
 
 func TestPlanTextOnDGX(t *testing.T) {

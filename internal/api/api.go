@@ -27,8 +27,13 @@ const MaxInput = 16 << 20
 // or time in the decoder.
 const MaxDepth = 128
 
-// Env is how the engine reads the process environment at call time.
-type Env func(string) string
+// Env is how the engine reads the process environment at call time, like
+// os.LookupEnv: set reports whether the variable exists, so that a variable
+// set to "" (CUDA_VISIBLE_DEVICES="" hides every GPU) differs from an unset one.
+type Env func(name string) (value string, set bool)
+
+// NoEnv is an environment with no variable set (tests, fixtures).
+func NoEnv(string) (string, bool) { return "", false }
 
 // Detect answers hwaccel_detect_json. input nil or empty means defaults.
 func Detect(input []byte, getenv Env) []byte {
@@ -192,7 +197,7 @@ type wireOptions struct {
 // DecodeOptions parses detection options. nil or empty input means defaults.
 // Unknown keys are rejected (a typo must not be silently ignored).
 func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
-	opts := detect.Options{Getenv: getenv}
+	opts := detect.Options{LookupEnv: getenv, Getenv: func(name string) string { v, _ := getenv(name); return v }}
 	if err := checkInput(input); err != nil {
 		return opts, err
 	}

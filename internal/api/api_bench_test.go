@@ -25,7 +25,7 @@ import (
 )
 
 // noEnv is a process environment with no visibility variable set.
-func noEnv(string) string { return "" }
+func noEnv(string) (string, bool) { return "", false }
 
 // fixtureOptionsJSON is the hwaccel_detect_json options of a fixture machine.
 func fixtureOptionsJSON(b *testing.B, machine, extra string) []byte {

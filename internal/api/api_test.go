@@ -14,7 +14,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
-func emptyEnv(string) string { return "" }
+func emptyEnv(string) (string, bool) { return "", false }
 
 // errorCode returns the code of an error object, or "" when b is an answer.
 func errorCode(t *testing.T, b []byte) string {

@@ -40,7 +40,7 @@ func load(t *testing.T, name string) *Schema {
 	return s
 }
 
-func noEnv(string) string { return "" }
+func noEnv(string) (string, bool) { return "", false }
 
 func TestSchemaFilesCompile(t *testing.T) {
 	files, err := filepath.Glob(repoPath(t, "schema", "*.schema.json"))

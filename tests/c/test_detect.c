@@ -103,6 +103,14 @@ static void test_setenv_after_load(void) {
     free(d);
     hwaccel_free_string(reg);
 
+    /* Set but empty hides every GPU, as the CUDA runtime does; only an
+     * unset variable shows them all. */
+    setenv("CUDA_VISIBLE_DEVICES", "", 1);
+    reg = detect_fixture("dgx-h100", "");
+    CHECK(count_of(reg, "\"kind\":\"cuda_gpu\"") == 0, "CUDA_VISIBLE_DEVICES=\"\": want 0 GPUs: %.300s", reg);
+    CHECK(contains(reg, "\"code\":\"hidden_by_env\""), "hidden_by_env warning for the empty value");
+    hwaccel_free_string(reg);
+
     /* The env option overrides the process environment. */
     reg = detect_fixture("dgx-h100", ",\"env\":{\"CUDA_VISIBLE_DEVICES\":\"0,1,2\"}");
     CHECK(count_of(reg, "\"kind\":\"cuda_gpu\"") == 3, "env option 0,1,2: want 3 GPUs");
