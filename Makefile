@@ -2,7 +2,7 @@
 #
 #   make               build/libai_hwaccel.so.X.Y.Z (+ .so.X and .so links) and build/include/
 #   make test          go vet + go test, C tests (CMake + ctest, incl. valgrind and cgocheck2
-#                      runs), the C tests built with ASan/UBSan, Python tests, symbol check
+#                      runs), the C tests built with ASan/UBSan, Python tests (python/tests), symbol check
 #   make test-asan     only the C tests built with -fsanitize=address,undefined
 #   make run           detect this machine and print its devices and a plan for a 70B model
 #   make install       PREFIX=/usr/local (library + header)
@@ -82,7 +82,6 @@ test: all testlibs test-packaging
 	$(MAKE) go-test
 	$(MAKE) c-test
 	$(MAKE) test-asan
-	$(MAKE) python-test
 	$(MAKE) check-symbols
 
 go-test:
@@ -94,8 +93,9 @@ c-test: all testlibs
 	$(CMAKE) --build $(CMAKE_DIR) -j
 	cd $(CMAKE_DIR) && $(CTEST) --output-on-failure --no-tests=error
 
-python-test: all
-	$(PYTHON) -m unittest discover -s tests/python -v
+# The Python package's suite (python/tests), run by `make test` once, through
+# test-packaging (packaging/install.mk).
+python-test: test-pypkg
 
 check-symbols: all
 	scripts/check-symbols.sh

@@ -1,16 +1,29 @@
 #!/usr/bin/env python3
 """Print the accelerators of this machine and a plan for a 70B model.
 
-    python3 examples/python-ctypes/show_devices.py [OPTIONS_JSON]
+    make && python3 examples/python-ctypes/show_devices.py [OPTIONS_JSON]
 
 OPTIONS_JSON are detection options, e.g. '{"sysroot": "testdata/machines/dgx-h100/root",
 "path": "testdata/machines/dgx-h100/bin"}'.
+
+It uses the repository's Python package, python/ai_hwaccel (docs/python.md),
+straight from the checkout: no install, and the library of build/ unless
+AI_HWACCEL_LIB names another.  The ctypes calling pattern lives in the
+package's loader, python/ai_hwaccel/_lib.py (CtypesBackend): every
+JSON-returning function is declared restype c_void_p (c_char_p would copy
+the text and drop the pointer, leaking every answer), copied with string_at
+and freed with hwaccel_free_string in a finally clause; hwaccel_version is
+c_char_p (static storage, never freed).
 """
 import json
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_REPO, "python"))
+_BUILT = os.path.join(_REPO, "build", "libai_hwaccel.so.0")
+if "AI_HWACCEL_LIB" not in os.environ and os.path.exists(_BUILT):
+    os.environ["AI_HWACCEL_LIB"] = _BUILT  # read on the first call, not at import
 import ai_hwaccel  # noqa: E402
 
 GIB = 1 << 30

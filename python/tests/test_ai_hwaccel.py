@@ -26,6 +26,10 @@ HEADER = os.path.join(ROOT, "include", "ai_hwaccel.h")
 CPU_ONLY = os.path.join(ROOT, "testdata", "machines", "cpu-only", "root")
 DGX = os.path.join(ROOT, "testdata", "machines", "dgx-h100")
 LIB = os.environ.get("AI_HWACCEL_LIB", "")
+EXAMPLE = os.path.join(ROOT, "examples", "python-ctypes", "show_devices.py")
+
+STABLE_CODES = {"invalid_json", "invalid_argument", "unknown_model", "model_file", "too_large",
+                "detection_failed", "forked_child", "internal"}  # fmt: skip
 
 # /proc/meminfo MemTotal of the cpu-only fixture: 395963980 kB.
 CPU_ONLY_MEMORY = 395963980 * 1024
@@ -58,6 +62,13 @@ def run_python(code, env_extra=None, drop=(), cwd=None, timeout=60):
         [sys.executable, "-c", code], env=env, cwd=cwd or PYDIR, capture_output=True, text=True, timeout=timeout
     )
     return p.returncode, p.stdout, p.stderr
+
+
+def dgx(**extra):
+    """Detection options of the dgx-h100 fixture, its vendor tools included."""
+    opts = {"sysroot": os.path.join(DGX, "root"), "path": os.path.join(DGX, "bin"), "timeout_ms": 20000}
+    opts.update(extra)
+    return opts
 
 
 def rss_kb():
@@ -119,14 +130,26 @@ class ApiTests:
         self.assertEqual(cpu.raw["cores"], 32)
 
     def test_detect_dgx_with_tools(self):
-        reg = ai_hwaccel.detect(
-            {"sysroot": os.path.join(DGX, "root"), "path": os.path.join(DGX, "bin")}, timeout_ms=20000
-        )
+        reg = ai_hwaccel.detect(dgx())
         gpus = [d for d in ai_hwaccel.devices(reg) if d.kind == "cuda_gpu"]
         self.assertEqual(len(gpus), 8)
-        # nvidia-smi memory.total 81559 MiB in the fixture.
-        self.assertTrue(all(g.memory_bytes == 81559 * 1024 * 1024 for g in gpus), gpus)
-        self.assertEqual(gpus[0].pci_bus_id, "0000:18:00.0")
+        # The fixture's sysfs bus ids, in order; GPUs 0-3 on NUMA node 0.
+        bus = ["0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
+               "0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"]  # fmt: skip
+        for i, g in enumerate(gpus):
+            self.assertEqual(g.id, "cuda:%d" % i)
+            self.assertEqual(g.name, "NVIDIA H100 80GB HBM3")
+            # nvidia-smi memory.total 81559 MiB in the fixture.
+            self.assertEqual(g.memory_bytes, 81559 * 1024 * 1024)
+            self.assertEqual(g.pci_bus_id, bus[i])
+            self.assertEqual(g.numa_node, 0 if i < 4 else 1)
+        cpu = reg["devices"][0]
+        self.assertEqual((cpu["id"], cpu["memory_bytes"]), ("cpu:0", 2164152250368))
+
+    def test_detect_env_option(self):
+        reg = ai_hwaccel.detect(dgx(env={"CUDA_VISIBLE_DEVICES": "1"}))
+        gpus = [d for d in ai_hwaccel.devices(reg) if d.kind == "cuda_gpu"]
+        self.assertEqual([g.pci_bus_id for g in gpus], ["0000:2a:00.0"])
 
     def test_detect_json_text_and_request_forms(self):
         opts = json.dumps({"sysroot": CPU_ONLY, "no_exec": True})
@@ -144,6 +167,16 @@ class ApiTests:
         self.assertLessEqual(p.shards[0].memory_bytes, p.shards[0].memory_available_bytes)
         self.assertIn("--max-model-len", p.engine_args["vllm"])
         self.assertTrue(p.explanation)
+
+    def test_plan_on_detected_dgx(self):
+        reg = ai_hwaccel.detect(dgx())
+        plan = ai_hwaccel.plan_sharding({"model": {"params_b": 70}, "registry": reg})
+        self.assertTrue(plan["fits"], plan.get("explanation"))
+        free = {d["id"]: d.get("memory_free_bytes", d.get("memory_bytes")) for d in reg["devices"]}
+        self.assertTrue(plan["shards"])
+        for shard in plan["shards"]:
+            self.assertIn(shard["device_id"], free)
+            self.assertLessEqual(shard["memory_bytes"], free[shard["device_id"]])
 
     def test_model_that_does_not_fit_is_an_answer(self):
         p = ai_hwaccel.plan(model={"params_b": 2000}, quant="fp32", registry=self.fixture())
@@ -168,16 +201,55 @@ class ApiTests:
         ]
         for name, fn, code in rows:
             with self.subTest(name):
-                with self.assertRaises(ai_hwaccel.HwaccelError) as cm:
-                    fn()
-                self.assertEqual(cm.exception.code, code, cm.exception.message)
-                self.assertTrue(cm.exception.message)
+                self.assertErrorCode(code, fn)
+
+    def assertErrorCode(self, code, fn):
+        with self.assertRaises(ai_hwaccel.HwaccelError) as cm:
+            fn()
+        self.assertEqual(cm.exception.code, code, cm.exception.message)
+        self.assertIn(cm.exception.code, STABLE_CODES)
+        self.assertTrue(cm.exception.message)
+
+    def test_detect_errors(self):
+        rows = [
+            ("truncated", "{", "invalid_json"),
+            ("not utf-8", b"\xff\xfe", "invalid_json"),
+            ("nested too deep", "[" * 100000 + "]" * 100000, "invalid_json"),
+            ("negative timeout", {"timeout_ms": -5}, "invalid_argument"),
+            ("over 16 MiB", b" " * (16 << 20) + b"{}", "too_large"),
+        ]
+        for name, options, code in rows:
+            with self.subTest(name):
+                self.assertErrorCode(code, lambda: ai_hwaccel.detect(options))
+
+    def test_planning_errors(self):
+        # Requests as text: the library, not the binding, judges them.
+        rows = [
+            ("no request", None, "invalid_argument"),
+            ("empty", "", "invalid_argument"),
+            ("truncated", "{", "invalid_json"),
+            ("not an object", "[]", "invalid_argument"),
+            ("over 16 MiB", b"[" * (20 << 20), "too_large"),
+        ]
+        for fn in (ai_hwaccel.suggest_quant, ai_hwaccel.plan_sharding, ai_hwaccel.estimate_training):
+            for name, request, code in rows:
+                with self.subTest(fn=fn.__name__, case=name):
+                    self.assertErrorCode(code, lambda: fn(request))
 
     def test_threads(self):
+        # Concurrent detections, vendor tools included, answer the same
+        # registry (timing aside) as a lone one.
+        def strip(reg):
+            reg.pop("timing", None)
+            return reg
+
+        want = strip(ai_hwaccel.detect(dgx()))
         results, errors = [], []
 
         def work():
             try:
+                for _ in range(5):
+                    results.append(strip(ai_hwaccel.detect(dgx())))
                 for _ in range(20):
                     results.append(ai_hwaccel.detect(sysroot=CPU_ONLY, no_exec=True)["devices"][0]["id"])
             except Exception as e:  # reported below
@@ -189,7 +261,8 @@ class ApiTests:
         for t in threads:
             t.join()
         self.assertEqual(errors, [])
-        self.assertEqual(results, ["cpu:0"] * 160)
+        self.assertEqual([r for r in results if r != "cpu:0"], [want] * 40)
+        self.assertEqual(results.count("cpu:0"), 160)
 
     def test_answers_are_freed(self):
         # Each error answer echoes the 4000-character key: ~4 KiB per call.
@@ -203,6 +276,22 @@ class ApiTests:
         grown_mb = (rss_kb() - before) / 1024
         self.assertLess(grown_mb, 20, "RSS grew %.1f MB over 20000 calls" % grown_mb)
 
+    def test_registry_answers_are_freed(self):
+        # Successful answers too: cached registries (no detection work, so
+        # only the answer's allocation) alternating with error answers.
+        opts = {"sysroot": CPU_ONLY, "no_exec": True, "cache_ttl_ms": 600000}
+        size = len(ai_hwaccel.detect_json(opts))
+        for _ in range(2000):  # warm up
+            ai_hwaccel.detect_json(opts)
+        before = rss_kb()
+        for i in range(20000):
+            if i % 2:
+                ai_hwaccel.detect_json(opts)
+            else:
+                self.assertRaises(ai_hwaccel.HwaccelError, ai_hwaccel.plan_sharding, "{")
+        grown = (rss_kb() - before) * 1024
+        self.assertLess(grown, 5 * 1000 * 1000, "RSS grew %d bytes (10000 registries: %d)" % (grown, 10000 * size))
+
 
 class CtypesApi(ApiTests, unittest.TestCase):
     BACKEND = "ctypes"
@@ -211,7 +300,9 @@ class CtypesApi(ApiTests, unittest.TestCase):
         lib = _lib.backend()._lib
         for fn in _lib.JSON_FUNCTIONS:
             self.assertIs(getattr(lib, fn).restype, ctypes.c_void_p, fn)
+            self.assertEqual(getattr(lib, fn).argtypes, [ctypes.c_char_p], fn)
         self.assertEqual(lib.hwaccel_free_string.argtypes, [ctypes.c_void_p])
+        self.assertIs(lib.hwaccel_version.restype, ctypes.c_char_p)  # static storage, never freed
 
 
 def cffi_missing():
@@ -301,7 +392,8 @@ if pid == 0:
     os._exit(0)
 os.close(w)
 _, status = os.waitpid(pid, 0)
-print(os.read(r, 100).decode(), os.waitstatus_to_exitcode(status))
+parent = ai_hwaccel.detect(sysroot=sys.argv[2], no_exec=True)["devices"][0]["id"]
+print(os.read(r, 100).decode(), os.waitstatus_to_exitcode(status), "parent", parent)
 """
 
     def run_case(self, mode):
@@ -312,10 +404,23 @@ print(os.read(r, 100).decode(), os.waitstatus_to_exitcode(status))
         return p.stdout.strip()
 
     def test_fork_before_first_call_works(self):
-        self.assertEqual(self.run_case("import-only"), "ok cpu:0 0")
+        self.assertEqual(self.run_case("import-only"), "ok cpu:0 0 parent cpu:0")
 
     def test_fork_after_load_is_an_error_not_a_hang(self):
-        self.assertEqual(self.run_case("load-first"), "error forked_child 0")
+        self.assertEqual(self.run_case("load-first"), "error forked_child 0 parent cpu:0")
+
+
+class Example(unittest.TestCase):
+    def test_show_devices_runs_from_the_checkout(self):
+        """examples/python-ctypes/show_devices.py imports the package from
+        python/ without an install."""
+        opts = json.dumps(dgx())
+        p = subprocess.run([sys.executable, EXAMPLE, opts], cwd=tempfile.gettempdir(), capture_output=True,
+                           text=True, timeout=60)  # fmt: skip
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("libai_hwaccel %s (ABI %d)" % (ai_hwaccel.__version__, _lib.ABI_VERSION), p.stdout)
+        self.assertRegex(p.stdout, r"\ncuda:7 +NVIDIA H100 80GB HBM3 ")
+        self.assertIn("plan for a 70B model: fits=True", p.stdout)
 
 
 class Packaging(unittest.TestCase):
