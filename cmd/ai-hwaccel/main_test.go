@@ -42,6 +42,17 @@ func runCLI(t *testing.T, args ...string) result {
 	return result{code, out.String(), errOut.String()}
 }
 
+// runJSON runs the CLI, requires exit status 0 and decodes its stdout as a
+// JSON object.
+func runJSON(t *testing.T, args ...string) (map[string]any, result) {
+	t.Helper()
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var obj map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &obj), r.stdout)
+	return obj, r
+}
+
 func machinesDir(t *testing.T) string {
 	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines"))
 	require.NoError(t, err)
@@ -201,10 +212,7 @@ func TestTableCPUOnly(t *testing.T) {
 }
 
 func TestSummary(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "--summary")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	var s map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+	s, _ := runJSON(t, withFixture(t, "dgx-h100", "--summary")...)
 	assert.EqualValues(t, 9, s["device_count"])
 	assert.EqualValues(t, 8, s["accelerator_count"])
 	assert.EqualValues(t, 8, s["families"].(map[string]any)["gpu"])
@@ -551,10 +559,7 @@ func TestParseTimeout(t *testing.T) {
 var strategies = []any{"none", "tensor_parallel", "pipeline_parallel", "data_parallel", "cpu_offload"}
 
 func TestPlanJSONOnDGX(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--json")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	var plan map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan))
+	plan, r := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--json")...)
 	assert.Equal(t, true, plan["fits"])
 	assert.Contains(t, strategies, plan["strategy"])
 	assert.Contains(t, []any{"bf16", "fp16", "fp8", "int8", "int4", "fp32"}, plan["quant"])
@@ -589,18 +594,12 @@ func TestPlanTextOnDGX(t *testing.T) {
 }
 
 func TestPlanDoesNotFitIsAnAnswer(t *testing.T) {
-	r := runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "700b", "--quant", "fp32", "--json")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	var plan map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &plan))
+	plan, _ := runJSON(t, withFixture(t, "cpu-only", "plan", "--model", "700b", "--quant", "fp32", "--json")...)
 	assert.Equal(t, false, plan["fits"])
 }
 
 func TestSuggestOnDGX(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "suggest", "--model", "70b", "--json", "--pretty")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	var s map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &s))
+	s, r := runJSON(t, withFixture(t, "dgx-h100", "suggest", "--model", "70b", "--json", "--pretty")...)
 	assert.Contains(t, []any{"bf16", "fp16", "fp8", "int8", "int4", "fp32"}, s["quant"])
 	assert.Contains(t, r.stdout, "\n  \"")
 
@@ -610,10 +609,7 @@ func TestSuggestOnDGX(t *testing.T) {
 }
 
 func TestTrain(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-2-7B", "--method", "qlora", "--json")...)
-	require.Equal(t, 0, r.code, r.stderr)
-	var ans map[string]any
-	require.NoError(t, json.Unmarshal([]byte(r.stdout), &ans))
+	ans, _ := runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-2-7B", "--method", "qlora", "--json")...)
 	assert.Equal(t, true, ans["fits"])
 	assert.Equal(t, "qlora", ans["method"])
 	assert.Contains(t, ans["per_device"], "total_bytes")
