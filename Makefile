@@ -43,7 +43,7 @@ CMAKE_ASAN_DIR := $(BUILD)/cmake-asan
 shared_ldflags = -s -w -extldflags=-Wl,--version-script=$(CURDIR)/$(1),-soname,$(2)
 GO_SHARED := $(GO) build -buildmode=c-shared -trimpath
 
-.PHONY: all lib header testlibs test go-test c-test python-test check-symbols \
+.PHONY: all lib header cli run example testlibs test go-test c-test python-test check-symbols \
         test-asan run clean install uninstall FORCE
 
 all: lib header
@@ -106,10 +106,22 @@ test-asan: all testlibs
 	cd $(CMAKE_ASAN_DIR) && $(CTEST) --output-on-failure --no-tests=error
 
 # ---------------------------------------------------------------------------
-# Run: detect this machine, print devices and a plan (examples/c).
+# Run: detect this machine, print its devices and a plan for a 70B model with
+# the CLI (cmd/ai-hwaccel, the same engine as the library). `make example`
+# does the same through the C ABI (examples/c).
 # ---------------------------------------------------------------------------
 
-run: all
+RUN_MODEL ?= llama-3-70b
+
+cli:
+	$(GO) build -trimpath -o $(BUILD)/ai-hwaccel ./cmd/ai-hwaccel
+
+run: all cli
+	$(BUILD)/ai-hwaccel --table
+	@echo
+	$(BUILD)/ai-hwaccel plan --model $(RUN_MODEL)
+
+example: all
 	$(CMAKE) -S . -B $(BUILD)/cmake-run -DCMAKE_BUILD_TYPE=Release -DHWACCEL_TESTS=OFF
 	$(CMAKE) --build $(BUILD)/cmake-run --target show_devices -j
 	$(BUILD)/cmake-run/examples/c/show_devices
