@@ -3,8 +3,6 @@ package detect
 import (
 	"context"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
 	"strconv"
 	"strings"
@@ -94,28 +92,18 @@ func readProcText(m *Machine, f *Findings, backend, name string) (string, bool) 
 const maxCPUInfoBytes = 16 << 20
 
 // readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
-// silent; an unreadable or oversized one is a sysfs_read warning.
+// silent; an unreadable, oversized or irregular one is a sysfs_read warning.
 func readCPUInfo(m *Machine, f *Findings) (string, bool) {
-	fail := func(err error) (string, bool) {
+	var text string
+	err := m.withFile(PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
+	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCPU, Code: registry.WarnSysfsRead,
 				Message: err.Error(), Path: "/" + PathCPUInfo})
 		}
 		return "", false
 	}
-	file, err := m.FS.Open(PathCPUInfo)
-	if err != nil {
-		return fail(err)
-	}
-	defer file.Close()
-	b, err := io.ReadAll(io.LimitReader(file, maxCPUInfoBytes+1))
-	if err != nil {
-		return fail(err)
-	}
-	if len(b) > maxCPUInfoBytes {
-		return fail(fmt.Errorf("%s: longer than %d bytes", PathCPUInfo, maxCPUInfoBytes))
-	}
-	return string(b), true
+	return text, true
 }
 
 // cpuInfo is what /proc/cpuinfo says about the host.
@@ -141,32 +129,35 @@ func parseCPUInfo(text string) cpuInfo {
 		}
 		pkg, cores = "", 0
 	}
-	for _, line := range strings.Split(text, "\n") {
+	// Line by line without splitting the text, and only the values of the
+	// keys used are cleaned: the 1 KiB "flags" line of every CPU is skipped.
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
-		key, val = strings.TrimSpace(key), CleanText(val)
-		switch key {
+		switch strings.TrimSpace(key) {
 		case "processor":
 			flush()
 			info.Logical++
 		case "model name":
 			if info.Name == "" {
-				info.Name = val
+				info.Name = CleanText(val)
 			}
 		case "vendor_id":
 			if info.Vendor == "" {
-				info.Vendor = x86Vendor(val)
+				info.Vendor = x86Vendor(CleanText(val))
 			}
 		case "CPU implementer":
 			if info.Vendor == "" {
-				info.Vendor = armVendor(val)
+				info.Vendor = armVendor(CleanText(val))
 			}
 		case "physical id":
-			pkg = val
+			pkg = CleanText(val)
 		case "cpu cores":
-			if n, err := strconv.Atoi(val); err == nil && n > 0 && n <= 1<<16 {
+			if n, err := strconv.Atoi(CleanText(val)); err == nil && n > 0 && n <= 1<<16 {
 				cores = n
 			}
 		}

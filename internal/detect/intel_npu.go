@@ -60,7 +60,7 @@ type pciNPUSpec struct {
 // listed as unavailable with a device_unusable warning saying why.
 func detectPCINPUs(m *Machine, spec pciNPUSpec) Findings {
 	var f Findings
-	accel := accelNodesByBusID(m)
+	var accel map[string]string // read when the first NPU is found: most machines have none
 	for _, p := range m.PCIDevices(spec.pciVendor) {
 		_, known := spec.names[p.Device]
 		if spec.notNPU[p.Device] || (!known && p.Driver != spec.driver) {
@@ -72,6 +72,9 @@ func detectPCINPUs(m *Machine, spec pciNPUSpec) Findings {
 			d.Name = n
 		}
 		d.SetSource("name", "pci-id")
+		if accel == nil {
+			accel = accelNodesByBusID(m)
+		}
 		node := accel[p.Address]
 		switch {
 		case p.Driver != spec.driver:

@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"unicode/utf8"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -26,6 +30,14 @@ type Machine struct {
 	Runner Runner
 	NoExec bool
 	opts   Options
+	// root is the sysroot when FS is os.DirFS(root): files are then read
+	// with direct system calls (readRegular), not through os.File.
+	root string
+
+	// The PCI tree is scanned once per detection (pciScanOnce) and shared by
+	// every backend, which run concurrently.
+	pciScanOnce sync.Once
+	pci         pciScan
 }
 
 // NewMachine builds the view for opts: os.DirFS at the sysroot and the live
@@ -43,7 +55,7 @@ func NewMachine(opts Options) (*Machine, error) {
 	if r == nil {
 		r = NewExecRunner(opts.Path, opts.Timeout)
 	}
-	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts}, nil
+	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts, root: opts.Sysroot}, nil
 }
 
 // Env returns a visibility variable (CUDA_VISIBLE_DEVICES, ...) as the host
@@ -55,51 +67,176 @@ func (m *Machine) Env(name string) (string, bool) { return m.opts.lookupEnv(name
 // Only regular files are read: opening a FIFO would block forever and a
 // device node (a link to /dev/zero) is never an attribute.
 func (m *Machine) ReadFile(name string) ([]byte, error) {
+	var out []byte
+	err := m.withFile(name, MaxFileBytes, func(b []byte) { out = bytes.Clone(b) })
+	if out == nil && err == nil {
+		out = []byte{}
+	}
+	return out, err
+}
+
+// withFile reads the regular file name, at most limit bytes, and hands its
+// content to use. The slice is only valid during the call (it may be a
+// pooled buffer): use copies what it keeps.
+func (m *Machine) withFile(name string, limit int, use func([]byte)) error {
+	if m.root != "" {
+		return readRegular(m.root, name, limit, use)
+	}
 	st, err := fs.Stat(m.FS, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: not a regular file (%v)", name, st.Mode().Type())
+		return fmt.Errorf("%s: not a regular file (%v)", name, st.Mode().Type())
 	}
 	f, err := m.FS.Open(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if len(b) > MaxFileBytes {
-		return nil, fmt.Errorf("%s: longer than %d bytes", name, MaxFileBytes)
+	if len(b) > limit {
+		return fmt.Errorf("%s: longer than %d bytes", name, limit)
 	}
-	return b, nil
+	use(b)
+	return nil
+}
+
+// readBufs holds read buffers of MaxFileBytes+1: a detection reads hundreds
+// of small sysfs files and each needs one only while it is read.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, MaxFileBytes+1); return &b }}
+
+// readRegular reads root/name as os.DirFS(root) would open it (same path
+// validation, symbolic links followed), with four or five system calls and
+// no os.File: stat, open, fstat, read until end of file, close. os.File
+// would add fcntl calls for its poller on every open.
+//
+// The file is checked to be regular twice: by stat before opening, so a
+// device node is never opened (opening one can have effects: a watchdog
+// starts, a tape rewinds), and by fstat of the open descriptor, so a FIFO
+// swapped in between is refused too; O_NONBLOCK makes that open return at
+// once instead of waiting for a writer.
+func readRegular(root, name string, limit int, use func([]byte)) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	full := root + "/" + name
+	var st syscall.Stat_t
+	if err := retryEINTR(func() error { return syscall.Stat(full, &st) }); err != nil {
+		return &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if err := checkRegular(name, &st); err != nil {
+		return err
+	}
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = syscall.Open(full, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+		return err
+	})
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if err := checkRegular(name, &st); err != nil {
+		return err
+	}
+	pooled := readBufs.Get().(*[]byte)
+	defer readBufs.Put(pooled)
+	b := (*pooled)[:0]
+	if need := int(min(st.Size, int64(limit))) + 1; need > cap(b) {
+		b = make([]byte, 0, need) // a large file that says its size (procfs says 0)
+	}
+	for len(b) <= limit {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), limit+1-len(b)))
+		}
+		var n int
+		err := retryEINTR(func() (err error) {
+			n, err = syscall.Read(fd, b[len(b):min(cap(b), limit+1)])
+			return err
+		})
+		if err != nil {
+			return &fs.PathError{Op: "read", Path: name, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		b = b[:len(b)+n]
+	}
+	if len(b) > limit {
+		return fmt.Errorf("%s: longer than %d bytes", name, limit)
+	}
+	use(b)
+	return nil
+}
+
+// checkRegular refuses anything but a regular file, naming its type as
+// fs.FileMode does ("p---------" for a FIFO).
+func checkRegular(name string, st *syscall.Stat_t) error {
+	var t fs.FileMode
+	switch uint32(st.Mode) & syscall.S_IFMT {
+	case syscall.S_IFREG:
+		return nil
+	case syscall.S_IFDIR:
+		t = fs.ModeDir
+	case syscall.S_IFIFO:
+		t = fs.ModeNamedPipe
+	case syscall.S_IFCHR:
+		t = fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFBLK:
+		t = fs.ModeDevice
+	case syscall.S_IFSOCK:
+		t = fs.ModeSocket
+	case syscall.S_IFLNK:
+		t = fs.ModeSymlink
+	default:
+		t = fs.ModeIrregular
+	}
+	return fmt.Errorf("%s: not a regular file (%v)", name, t)
+}
+
+// retryEINTR repeats a system call interrupted by a signal, as package os does.
+func retryEINTR(call func() error) error {
+	for {
+		if err := call(); err != syscall.EINTR {
+			return err
+		}
+	}
 }
 
 // ReadString reads a file and returns its text trimmed of surrounding space,
 // with invalid UTF-8 and control characters removed.
 func (m *Machine) ReadString(name string) (string, error) {
-	b, err := m.ReadFile(name)
-	if err != nil {
-		return "", err
-	}
-	return CleanText(string(b)), nil
+	var s string
+	err := m.withFile(name, MaxFileBytes, func(b []byte) { s = CleanText(string(b)) })
+	return s, err
 }
 
 // ReadInt reads a file holding one integer (decimal, or hex with 0x).
 // The raw text is parsed, not ReadString's cleaned text, which would join
 // "4\n2" into 42.
 func (m *Machine) ReadInt(name string) (int64, error) {
-	b, err := m.ReadFile(name)
+	var v int64
+	var perr error
+	err := m.withFile(name, MaxFileBytes, func(b []byte) { v, perr = ParseInt(string(b)) })
 	if err != nil {
 		return 0, err
 	}
-	return ParseInt(string(b))
+	return v, perr
 }
 
 // Exists reports whether name exists on the machine (a dangling link does not).
 func (m *Machine) Exists(name string) bool {
+	if m.root != "" {
+		var st syscall.Stat_t
+		return fs.ValidPath(name) && retryEINTR(func() error { return syscall.Stat(m.root+"/"+name, &st) }) == nil
+	}
 	_, err := fs.Stat(m.FS, name)
 	return err == nil
 }

@@ -5,6 +5,7 @@ package detect
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -245,4 +246,104 @@ func TestMachineCleanText(t *testing.T) {
 		assert.Equal(t, want, got, "%q", in)
 		assert.True(t, utf8.ValidString(got) && !strings.ContainsFunc(got, isControl), "%q", got)
 	}
+}
+
+func TestMachinePCITreeReadOncePerMachine(t *testing.T) {
+	dev := "sys/devices/pci0000:00/"
+	files := map[string]string{
+		dev + "0000:18:00.0/vendor": "0x10de\n", dev + "0000:18:00.0/device": "0x2330\n",
+		dev + "0000:18:00.0/class": "0x030200\n", dev + "0000:18:00.0/numa_node": "1\n",
+		dev + "0000:19:00.0/vendor": "0x1002\n", dev + "0000:19:00.0/device": "0x74a1\n",
+		dev + "0000:19:00.0/class": "0x038000\n",
+	}
+	links := map[string]string{
+		"sys/bus/pci/devices/0000:18:00.0": "../../../devices/pci0000:00/0000:18:00.0",
+		"sys/bus/pci/devices/0000:19:00.0": "../../../devices/pci0000:00/0000:19:00.0",
+	}
+	m, root := treeMachine(t, files, links)
+	all := m.PCIDevices(0)
+	require.Len(t, all, 2)
+
+	// The tree changes after the first reading: this Machine (one detection)
+	// keeps answering from that reading, a new Machine sees the change.
+	require.NoError(t, os.Remove(filepath.Join(root, "sys/bus/pci/devices/0000:19:00.0")))
+	assert.Equal(t, all, m.PCIDevices(0))
+	amd := m.PCIDevices(VendorAMD)
+	require.Len(t, amd, 1)
+	assert.Equal(t, "0000:19:00.0", amd[0].Address)
+	v, ok := m.vendorAt("0000:19:00.0")
+	assert.True(t, ok)
+	assert.Equal(t, VendorAMD, v)
+	fresh, err := NewMachine(m.opts)
+	require.NoError(t, err)
+	assert.Len(t, fresh.PCIDevices(0), 1)
+	_, ok = fresh.vendorAt("0000:19:00.0")
+	assert.False(t, ok)
+
+	// Every caller owns its copy, the NUMA node pointer included.
+	nv := m.PCIDevices(VendorNVIDIA)
+	require.Len(t, nv, 1)
+	require.NotNil(t, nv[0].NUMANode)
+	*nv[0].NUMANode = 7
+	again := m.PCIDevices(VendorNVIDIA)
+	require.NotNil(t, again[0].NUMANode)
+	assert.Equal(t, 1, *again[0].NUMANode)
+}
+
+func TestMachinePCITreeConcurrentReaders(t *testing.T) {
+	m, _ := treeMachine(t, map[string]string{"sys/devices/pci0000:00/0000:18:00.0/vendor": "0x10de\n"},
+		map[string]string{"sys/bus/pci/devices/0000:18:00.0": "../../../devices/pci0000:00/0000:18:00.0"})
+	got := make(chan int, 8)
+	for range 8 {
+		go func() { got <- len(m.PCIDevices(VendorNVIDIA)) }()
+	}
+	for range 8 {
+		assert.Equal(t, 1, <-got)
+	}
+}
+
+// TestMachineReadsLargeFileOfUnknownSize reads a procfs file that says its
+// size is 0 and is longer than the read buffer (/proc/kallsyms, several MB):
+// the buffer grows until end of file, and the cap still holds.
+func TestMachineReadsLargeFileOfUnknownSize(t *testing.T) {
+	want, err := os.ReadFile("/proc/kallsyms")
+	if err != nil || len(want) <= 2*MaxFileBytes {
+		t.Skip("no /proc/kallsyms longer than 128 KiB here")
+	}
+	var got int
+	require.NoError(t, readRegular("/", "proc/kallsyms", 64<<20, func(b []byte) { got = len(b) }))
+	assert.InDelta(t, len(want), got, float64(len(want))/10, "kallsyms changes only with modules loaded")
+	assert.ErrorContains(t, readRegular("/", "proc/kallsyms", 3*MaxFileBytes, func([]byte) {}), "longer than")
+}
+
+func TestCPUInfoFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	m, root := treeMachine(t, map[string]string{"proc/.keep": ""}, nil)
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, PathCPUInfo), 0o644))
+	done := make(chan Findings, 1)
+	go func() { done <- detectCPU(t.Context(), m) }()
+	select {
+	case f := <-done:
+		require.Len(t, f.Devices, 1)
+		require.Len(t, f.Warnings, 1)
+		assert.Equal(t, "/"+PathCPUInfo, f.Warnings[0].Path)
+		assert.Contains(t, f.Warnings[0].Message, "not a regular file")
+	case <-time.After(2 * time.Second):
+		if f, err := os.OpenFile(filepath.Join(root, PathCPUInfo), os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("the CPU backend blocked on a FIFO at /proc/cpuinfo")
+	}
+}
+
+func TestCPUInfoLongerThanReadBufferFromDisk(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	for ; b.Len() <= 3*MaxFileBytes; n++ {
+		b.WriteString("processor\t: " + strconv.Itoa(n) + "\nmodel name\t: Big\nflags\t\t: " + strings.Repeat("avx512f ", 100) + "\n\n")
+	}
+	m, _ := treeMachine(t, map[string]string{PathCPUInfo: b.String()}, nil)
+	f := detectCPU(t.Context(), m)
+	require.Len(t, f.Devices, 1)
+	assert.Equal(t, n, f.Devices[0].Threads)
+	assert.Empty(t, f.Warnings)
 }

@@ -488,7 +488,11 @@ func nvLinkPerGPUGBs(d registry.Device) float64 {
 // which rejects a record whose memory size says it is another SKU).
 func nvDatasheetFor(m *Machine, busID, name string, memBytes int64) (specs.Spec, bool) {
 	probe := registry.Device{Name: name, MemoryBytes: memBytes}
-	if busID != "" {
+	if p, deviceRead, ok := m.scanned(busID); ok {
+		if deviceRead && p.Vendor == VendorNVIDIA {
+			probe.PCIID = p.PCIID()
+		}
+	} else if busID != "" {
 		if id, err := m.ReadInt(path.Join(PathPCIDevices, busID, "device")); err == nil {
 			if v, err := m.ReadInt(path.Join(PathPCIDevices, busID, "vendor")); err == nil && v == VendorNVIDIA {
 				probe.PCIID = hex4(int(v)) + ":" + hex4(int(id))

@@ -61,22 +61,69 @@ func hex4(v int) string {
 
 // PCIDevices lists the PCI functions of the machine, optionally only those of
 // one vendor (vendor 0 = all), in address order. Unreadable entries are skipped.
+// The tree is read once per Machine (scanPCI); each caller gets its own copy.
 func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 	var out []PCIDevice
-	for _, e := range m.ReadDir(PathPCIDevices) {
+	for _, p := range m.scanPCI().devices {
+		if vendor != 0 && p.Vendor != vendor {
+			continue
+		}
+		if p.NUMANode != nil { // callers own what they get, pointers included
+			n := *p.NUMANode
+			p.NUMANode = &n
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+// pciScan is one reading of /sys/bus/pci/devices.
+type pciScan struct {
+	entries    int            // directory entries, PCI functions or not (hasPCITree)
+	devices    []PCIDevice    // functions with a readable vendor, in address order
+	deviceRead []bool         // per device: its "device" file was readable
+	byDir      map[string]int // sysfs directory name -> index in devices
+}
+
+// scanned returns the function whose sysfs directory is named dir, as the
+// scan read it; ok is false when the scan has none (no such directory, or
+// its vendor unreadable) and the caller reads sysfs itself.
+func (m *Machine) scanned(dir string) (p PCIDevice, deviceRead, ok bool) {
+	s := m.scanPCI()
+	i, ok := s.byDir[dir]
+	if !ok {
+		return PCIDevice{}, false, false
+	}
+	return s.devices[i], s.deviceRead[i], true
+}
+
+// scanPCI reads the PCI tree on first use; backends run concurrently and
+// share the one reading. Every detection builds a new Machine, so nothing
+// read here outlives a detection.
+func (m *Machine) scanPCI() *pciScan {
+	m.pciScanOnce.Do(func() { m.pci = readPCITree(m) })
+	return &m.pci
+}
+
+func readPCITree(m *Machine) pciScan {
+	ents := m.ReadDir(PathPCIDevices)
+	s := pciScan{entries: len(ents), byDir: map[string]int{}}
+	for _, e := range ents {
 		addr := e.Name()
 		if !isSysfsPCIAddress(addr) {
 			continue // the kernel names these "dddd:bb:dd.f"; anything else is not a function
 		}
 		dir := path.Join(PathPCIDevices, addr)
 		v, err := m.ReadInt(path.Join(dir, "vendor"))
-		if err != nil || (vendor != 0 && int(v) != vendor) {
+		if err != nil {
 			continue
 		}
 		p := PCIDevice{Address: NormalizeBusID(addr), Vendor: int(v)}
-		if d, err := m.ReadInt(path.Join(dir, "device")); err == nil {
+		d, err := m.ReadInt(path.Join(dir, "device"))
+		if err == nil {
 			p.Device = int(d)
 		}
+		s.deviceRead = append(s.deviceRead, err == nil)
 		if c, err := m.ReadInt(path.Join(dir, "class")); err == nil {
 			p.Class = int(c)
 		}
@@ -88,9 +135,10 @@ func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 		}
 		p.NUMANode = m.numaNode(dir)
 		p.Driver = m.LinkBase(path.Join(dir, "driver"))
-		out = append(out, p)
+		s.byDir[addr] = len(s.devices)
+		s.devices = append(s.devices, p)
 	}
-	return out
+	return s
 }
 
 // isSysfsPCIAddress reports whether s is a PCI function name as the kernel
@@ -179,11 +227,19 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 			continue
 		}
 		dir := path.Join(PathPCIDevices, d.PCIBusID)
-		if !m.Exists(dir) {
+		p, deviceRead, scanned := m.scanned(d.PCIBusID)
+		if !scanned && !m.Exists(dir) {
 			continue
 		}
 		if d.NUMANode == nil {
-			if n := m.numaNode(dir); n != nil {
+			n := p.NUMANode
+			if !scanned {
+				n = m.numaNode(dir)
+			} else if n != nil {
+				v := *n // the device owns its node, as if read here
+				n = &v
+			}
+			if n != nil {
 				d.NUMANode = n
 				d.SetSource("numa_node", "sysfs")
 			}
@@ -197,7 +253,11 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 				d.SetSource("pcie", "sysfs")
 			}
 		}
-		if d.PCIID == "" {
+		if d.PCIID == "" && scanned {
+			if deviceRead {
+				d.PCIID = p.PCIID()
+			}
+		} else if d.PCIID == "" {
 			v, err1 := m.ReadInt(path.Join(dir, "vendor"))
 			dv, err2 := m.ReadInt(path.Join(dir, "device"))
 			if err1 == nil && err2 == nil {
@@ -213,6 +273,12 @@ func (m *Machine) vendorAt(bus string) (int, bool) {
 	if !isSysfsPCIAddress(bus) {
 		return 0, false
 	}
+	if p, _, ok := m.scanned(bus); ok {
+		if p.Vendor <= 0 || p.Vendor > 0xffff {
+			return 0, false
+		}
+		return p.Vendor, true
+	}
 	v, err := m.ReadInt(path.Join(PathPCIDevices, bus, "vendor"))
 	if err != nil || v <= 0 || v > 0xffff {
 		return 0, false
@@ -222,7 +288,7 @@ func (m *Machine) vendorAt(bus string) (int, bool) {
 
 // hasPCITree reports whether the machine shows any PCI function at all (a
 // container without /sys shows none, and then nothing can contradict a tool).
-func (m *Machine) hasPCITree() bool { return len(m.ReadDir(PathPCIDevices)) > 0 }
+func (m *Machine) hasPCITree() bool { return m.scanPCI().entries > 0 }
 
 // toolBusConflict checks a PCI address a vendor tool reported for a device
 // of one of vendors. Tools have been seen naming other vendors' functions (a
