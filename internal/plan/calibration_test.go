@@ -47,9 +47,15 @@ type calRow struct {
 }
 
 // calHardware maps the rows' hardware labels to datasheet records
-// (internal/specs). Labels whose part is not in devices.json are absent and
-// their rows are reported as unmapped.
+// (internal/specs: devices.json and the hand-kept datasheets_extra.go).
+// Labels whose part has no record are absent and their rows are reported as
+// unmapped: RTX 4000/5000 Ada and RTX 3070/3080 Ti (no sourced bandwidth at
+// hand), "A100 80GB (form factor not stated)" (PCIe 1940 or SXM 2039 GB/s).
 var calHardware = map[string]string{
+	"NVIDIA RTX A6000 48GB":               "NVIDIA RTX A6000",
+	"NVIDIA RTX 6000 Ada 48GB":            "NVIDIA RTX 6000 Ada Generation",
+	"NVIDIA GeForce RTX 3080 10GB":        "NVIDIA GeForce RTX 3080 (10GB)",
+	"NVIDIA GeForce RTX 4070 Ti 12GB":     "NVIDIA GeForce RTX 4070 Ti",
 	"NVIDIA GeForce RTX 3090 24GB":        "NVIDIA GeForce RTX 3090",
 	"NVIDIA GeForce RTX 4090 24GB":        "NVIDIA GeForce RTX 4090",
 	"NVIDIA GeForce RTX 4080 16GB":        "NVIDIA GeForce RTX 4080 (16GB)",
@@ -144,7 +150,7 @@ func mapRow(r calRow) (calCase, string) {
 	}
 	name, ok := calHardware[r.Hardware]
 	if !ok {
-		return c, "hardware not in devices.json"
+		return c, "hardware not in the datasheet table"
 	}
 	s, ok := specs.ByName(name)
 	if !ok || s.BandwidthGBs <= 0 {

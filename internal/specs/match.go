@@ -61,6 +61,16 @@ var aliases = map[string][]string{
 	"NVIDIA GeForce RTX 4090":        {"NVIDIA GeForce RTX 4090"},
 	"NVIDIA GeForce RTX 4080 (16GB)": {"NVIDIA GeForce RTX 4080"},
 	"NVIDIA GeForce RTX 3060 (12GB)": {"NVIDIA GeForce RTX 3060"},
+	// Hand-kept records (datasheets_extra.go), by the names nvidia-smi
+	// prints: "NVIDIA RTX A6000", "NVIDIA RTX 6000 Ada Generation" (the
+	// Quadro RTX 6000 of 2018 keeps its "Quadro" word and does not match).
+	// The 10 GB and 12 GB RTX 3080 share a name; the memory check (rule 3)
+	// keeps the 12 GB card off the 10 GB record.
+	"NVIDIA RTX A6000":               {"NVIDIA RTX A6000", "RTX A6000"},
+	"NVIDIA RTX 6000 Ada Generation": {"NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"},
+	"NVIDIA GeForce RTX 3080 (10GB)": {"NVIDIA GeForce RTX 3080"},
+	"NVIDIA GeForce RTX 4070 Ti":     {"NVIDIA GeForce RTX 4070 Ti"},
+	"NVIDIA GeForce RTX 5090":        {"NVIDIA GeForce RTX 5090"},
 	// rocm-smi --showproductname prints "AMD Instinct MI300X OAM" (formats.md).
 	"AMD Instinct MI300X":    {"AMD Instinct MI300X OAM", "MI300X"},
 	"AMD Instinct MI250X":    {"AMD Instinct MI250X"},

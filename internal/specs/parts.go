@@ -84,6 +84,7 @@ func Datasheet(name string) (Spec, bool) {
 // supplement is a figure a devices.json record lacks, with its source.
 type supplement struct {
 	InterconnectGBs float64
+	BandwidthGBs    float64 // memory bandwidth, GB/s
 	Source          string
 }
 
@@ -98,18 +99,39 @@ var supplements = map[string]supplement{
 	// bidirectional).
 	"Google TPU v5p (per chip)": {InterconnectGBs: 1200,
 		Source: "https://docs.cloud.google.com/tpu/docs/v5p (bidirectional ICI bandwidth per chip)"},
+	// The record notes the bandwidth was not found. GDDR6X at 22.4 Gbps
+	// effective on a 256-bit bus (https://db.thegpu.guru/card/RTX%204080;
+	// https://www.pcmasters.de/news/133711911-nvidia-rtx-4080-founder-edition-pcb-foto-geleakt.html
+	// "22,4 Gbps, nicht 23 Gbps") = 716.8 GB/s, the "717GB/s" of
+	// https://guru3d.com/story/rumored-nvidia-rtx-5090-specs-cores-gddr7-memory-and-bandwidth
+	// (the 736 GB/s in older reports assumed 23 Gbps memory).
+	"NVIDIA GeForce RTX 4080 (16GB)": {BandwidthGBs: 716.8,
+		Source: "22.4 Gbps x 256 bit (db.thegpu.guru/card/RTX 4080; pcmasters.de), \"717GB/s\" (guru3d.com rumored-nvidia-rtx-5090 story)"},
 }
 
-func init() { applySupplements(table) }
+// init completes the table: the hand-kept records (datasheets_extra.go) join
+// the generated ones, supplements fill missing figures, and the name index
+// is rebuilt over both.
+func init() {
+	table = append(table, handRecords...)
+	applySupplements(table)
+	byWords = buildIndex()
+}
 
 func applySupplements(t []Spec) {
 	for i := range t {
 		sup, ok := supplements[t[i].Name]
-		if !ok || t[i].InterconnectGBs != 0 {
+		if !ok {
 			continue
 		}
-		t[i].InterconnectGBs = sup.InterconnectGBs
-		t[i].Source += "; interconnect_gb_s_per_device: " + sup.Source
+		if sup.InterconnectGBs > 0 && t[i].InterconnectGBs == 0 {
+			t[i].InterconnectGBs = sup.InterconnectGBs
+			t[i].Source += "; interconnect_gb_s_per_device: " + sup.Source
+		}
+		if sup.BandwidthGBs > 0 && t[i].BandwidthGBs == 0 {
+			t[i].BandwidthGBs = sup.BandwidthGBs
+			t[i].Source += "; memory_bandwidth_gb_s: " + sup.Source
+		}
 	}
 }
 

@@ -66,6 +66,40 @@ func TestSupplementsFillOnlyMissingFigures(t *testing.T) {
 	}
 }
 
+func TestRTX4080BandwidthSupplement(t *testing.T) {
+	s, ok := ByName("NVIDIA GeForce RTX 4080 (16GB)")
+	require.True(t, ok)
+	assert.Equal(t, 716.8, s.BandwidthGBs)
+	assert.Contains(t, s.Source, "memory_bandwidth_gb_s: ")
+	stated := []Spec{{Name: "NVIDIA GeForce RTX 4080 (16GB)", BandwidthGBs: 700, Source: "x"}}
+	applySupplements(stated)
+	assert.Equal(t, 700.0, stated[0].BandwidthGBs, "a stated figure wins")
+	assert.Equal(t, "x", stated[0].Source)
+}
+
+// TestHandRecords: every hand-kept record is new (not also a devices.json
+// record), cites a page for what it states, states a bandwidth (its reason to
+// exist) and is found by its own name.
+func TestHandRecords(t *testing.T) {
+	names := map[string]int{}
+	for _, s := range All() {
+		names[s.Name]++
+	}
+	for _, h := range handRecords {
+		assert.Equal(t, 1, names[h.Name], "%s is listed once (drop the hand record if devices.json gained it)", h.Name)
+		assert.Contains(t, h.Source, "https://", h.Name)
+		assert.Positive(t, h.BandwidthGBs, h.Name)
+		assert.Positive(t, h.MemoryBytes, h.Name)
+		assert.Equal(t, "GB", h.MemoryUnit, h.Name)
+		if h.FP16TFLOPS > 0 {
+			assert.Contains(t, h.Source, "fp16/bf16 dense", h.Name)
+		}
+		got, ok := Lookup(h.Name)
+		require.True(t, ok, h.Name)
+		assert.Equal(t, h.Name, got.Name)
+	}
+}
+
 func TestLookupPart(t *testing.T) {
 	p, ok := LookupPart("10DE:2330 ")
 	require.True(t, ok)

@@ -18,7 +18,7 @@ package specs
 type Spec struct {
 	Name     string // the record's name, e.g. "NVIDIA H100 SXM5 80GB"
 	Vendor   string
-	Category string // datacenter_gpu, consumer_gpu, datacenter_asic, tpu, apple_soc_unified_memory
+	Category string // datacenter_gpu, consumer_gpu, workstation_gpu, datacenter_asic, tpu, apple_soc_unified_memory
 	// MemoryBytes is the device memory; when MemoryIsMaximum it is the largest
 	// configuration sold (Apple unified memory, "up to" cards), not the part's.
 	MemoryBytes     int64
@@ -58,7 +58,8 @@ func (s *Spec) PeakTFLOPS(precision string) float64 {
 	return 0
 }
 
-// All returns a copy of every entry, in the order of devices.json.
+// All returns a copy of every entry: the devices.json records in their
+// order, then the hand-kept ones (datasheets_extra.go).
 func All() []Spec {
 	out := make([]Spec, len(table))
 	copy(out, table)

@@ -11,7 +11,7 @@ import (
 
 func TestTableMatchesDatasheets(t *testing.T) {
 	all := All()
-	require.Len(t, all, 55, "one entry per devices.json record")
+	require.Len(t, all, 55+len(handRecords), "one entry per devices.json record, then the hand-kept ones")
 	for _, s := range all {
 		assert.NotEmpty(t, s.Source, s.Name)
 		assert.GreaterOrEqual(t, s.BandwidthGBs, 0.0, s.Name)
@@ -74,6 +74,19 @@ func TestLookupByPrintedName(t *testing.T) {
 		{"NVIDIA GeForce RTX 4080", "NVIDIA GeForce RTX 4080 (16GB)"},
 		{"NVIDIA GeForce RTX 4080 SUPER", ""},
 		{"NVIDIA GeForce RTX 2080 SUPER", ""},
+		// Hand-kept records (datasheets_extra.go), as nvidia-smi prints them.
+		{"NVIDIA RTX A6000", "NVIDIA RTX A6000"},
+		{"NVIDIA RTX 6000 Ada Generation", "NVIDIA RTX 6000 Ada Generation"},
+		{"Quadro RTX 6000", ""}, // Turing, 2018: another part
+		{"NVIDIA RTX A5000", ""},
+		{"NVIDIA RTX 4000 Ada Generation", ""}, // no sourced bandwidth: no record
+		{"NVIDIA GeForce RTX 3080", "NVIDIA GeForce RTX 3080 (10GB)"},
+		{"NVIDIA GeForce RTX 3080 Ti", ""},
+		{"NVIDIA GeForce RTX 4070 Ti", "NVIDIA GeForce RTX 4070 Ti"},
+		{"NVIDIA GeForce RTX 4070", ""},
+		{"NVIDIA GeForce RTX 4070 Ti SUPER", ""},
+		{"NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5090"},
+		{"NVIDIA GeForce RTX 5090 D", ""},
 		{"NVIDIA GeForce ...", ""},
 		// rocm-smi --showproductname (formats.md rocm-smi).
 		{"AMD Instinct MI300X OAM", "AMD Instinct MI300X"},
@@ -180,6 +193,22 @@ func TestForDevice(t *testing.T) {
 		s, ok := ForDevice(&d)
 		require.True(t, ok)
 		assert.Equal(t, 400.0, s.BandwidthGBs)
+	})
+	t.Run("RTX 3080 12 GB is another SKU than the 10 GB record", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA GeForce RTX 3080", MemoryBytes: 12288 << 20}
+		_, ok := ForDevice(&d)
+		assert.False(t, ok)
+		d.MemoryBytes = 10240 << 20
+		s, ok := ForDevice(&d)
+		require.True(t, ok)
+		assert.Equal(t, 760.0, s.BandwidthGBs)
+	})
+	t.Run("RTX A6000 reporting 49140 MiB", func(t *testing.T) {
+		d := registry.Device{Name: "NVIDIA RTX A6000", MemoryBytes: 49140 << 20}
+		s, ok := ForDevice(&d)
+		require.True(t, ok)
+		assert.Equal(t, 768.0, s.BandwidthGBs)
+		assert.Equal(t, 154.8, s.PeakTFLOPS("fp16"))
 	})
 	t.Run("unknown memory does not block", func(t *testing.T) {
 		d := registry.Device{Name: "NVIDIA L40S"}
