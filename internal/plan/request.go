@@ -66,6 +66,10 @@ type Request struct {
 	// clusterOnly marks a Registry placeholder set so the api layer does not
 	// detect this machine for a cluster request.
 	clusterOnly bool
+	// weights memoizes quant.WeightsBytes(Model, level): planning asks for
+	// the same level many times (every pool, every probe of maxFitting) and
+	// each answer walks every tensor of the model.
+	weights map[quant.Level]int64
 }
 
 // wireRequest is the JSON shape; every key is known (unknown keys are
@@ -314,6 +318,21 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
 	}
 	return 2 * float64(max(m.Layers, 1)) * width * float64(ctx) * float64(batch) * 2
+}
+
+// weightsBytes is quant.WeightsBytes of the request's model at level l,
+// computed once per request and level. A Request is used by one call at a
+// time, so the memo needs no lock.
+func (r *Request) weightsBytes(l quant.Level) int64 {
+	if w, ok := r.weights[l]; ok {
+		return w
+	}
+	w := quant.WeightsBytes(r.Model, l)
+	if r.weights == nil {
+		r.weights = make(map[quant.Level]int64, 6)
+	}
+	r.weights[l] = w
+	return w
 }
 
 // kvOptions is the KV cache storage of the request.

@@ -15,10 +15,12 @@ import (
 // explicitly to plan it.
 var autoLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4}
 
-// estimateSane is quant.Estimate with a sanity check: false when a component is
-// negative or above maxPlanBytes (an overflow, or no machine holds it).
+// estimateSane is quant.Estimate (without notes, which planning does not
+// use) with a sanity check: false when a component is negative or above
+// maxPlanBytes (an overflow, or no machine holds it). The weights come from
+// the request's memo: they depend on the level only.
 func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
-	b := quant.Estimate(req.Model, l, ctx, batch, req.kvOptions())
+	b := quant.EstimateWith(req.Model, req.weightsBytes(l), ctx, batch, req.kvOptions())
 	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
 		if v < 0 || v > maxPlanBytes {
 			return b, false

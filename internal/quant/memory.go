@@ -35,15 +35,24 @@ type Breakdown struct {
 // batch sequences of contextLen tokens, on one device (OverheadBytes is one
 // device's runtime overhead; a plan over N devices adds N-1 more).
 func Estimate(m *model.Model, l Level, contextLen, batch int, kv KVOptions) Breakdown {
+	b := EstimateWith(m, WeightsBytes(m, l), contextLen, batch, kv)
+	b.Notes = append(b.Notes, m.Notes...)
+	b.Notes = append(b.Notes, estimateNotes(m, contextLen)...)
+	return b
+}
+
+// EstimateWith is Estimate for weights already known (WeightsBytes of the
+// level), without notes. The weights do not depend on context or batch, so
+// a caller probing many contexts or batches (plan's inverse questions)
+// computes them once; the per-tensor walk is the costly part of Estimate.
+func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv KVOptions) Breakdown {
 	b := Breakdown{
-		WeightsBytes:     WeightsBytes(m, l),
+		WeightsBytes:     weightsBytes,
 		KVCacheBytes:     KVCacheBytes(m, contextLen, batch, kv),
 		ActivationsBytes: ActivationsBytes(m, contextLen, batch),
 		OverheadBytes:    PerDeviceOverheadBytes(),
 	}
 	b.TotalBytes = b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.OverheadBytes
-	b.Notes = append(b.Notes, m.Notes...)
-	b.Notes = append(b.Notes, estimateNotes(m, contextLen)...)
 	return b
 }
 
