@@ -9,12 +9,15 @@
 #       lib/cmake/ai_hwaccel/ai_hwaccel-config.cmake and -config-version.cmake.
 #     The .pc and CMake files hold no absolute path (relative to their own
 #     directory), so the tree can be staged with DESTDIR or moved after install.
-#     `make install` is the install path: the CMake project in CMakeLists.txt
-#     imports the Go-built library for the C tests and has no install rules.
+#     `cmake --install <build dir> [--prefix P]` of the top CMakeLists.txt
+#     installs the identical tree (packaging/install.cmake: same templates,
+#     same substitutions as pkg_subst below; keep the two in step).
 #   make uninstall (same variables)
 #   make test-packaging   everything below (part of `make test`)
-#     test-install   install into a temporary prefix, move it, and build and run
-#                    a C consumer found by pkg-config and one found by CMake
+#     test-install   install into a temporary prefix with make and with
+#                    cmake --install, check both trees are identical, move
+#                    them, and build and run against each a C consumer found
+#                    by pkg-config and one found by CMake
 #                    find_package(ai_hwaccel 0.1 CONFIG REQUIRED)
 #     test-cpp       the C++ header's test and example (-Werror, ASan)
 #     test-pypkg     the Python package's unittest suite (ctypes and cffi)
@@ -32,7 +35,8 @@ HEADER_HPP := include/ai_hwaccel.hpp
 # relpath FROM TO: TO relative to the directory FROM (paths need not exist).
 relpath = $(shell realpath -m --relative-to='$(1)' '$(2)')
 
-# Substitutions shared by the generated packaging files.
+# Substitutions shared by the generated packaging files (packaging/pkg-files.cmake
+# makes the same ones for cmake --install).
 pkg_subst = sed -e 's|@VERSION@|$(VERSION)|g' \
                 -e 's|@VERSION_MAJOR@|$(VERSION_MAJOR)|g' \
                 -e 's|@ABI_VERSION@|$(ABI_VERSION)|g' \
