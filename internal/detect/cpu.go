@@ -134,6 +134,9 @@ func parseCPUInfo(text string) cpuInfo {
 	for rest := text; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
+		if !mayBeCPUInfoKey(line) {
+			continue
+		}
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
@@ -167,6 +170,25 @@ func parseCPUInfo(text string) cpuInfo {
 		info.Physical += n
 	}
 	return info
+}
+
+// mayBeCPUInfoKey is a quick test on the first byte of a line that skips
+// most lines without splitting them: after ASCII space, the keys
+// parseCPUInfo reads start with p, m, v, C or c. A line starting with a
+// non-ASCII byte goes the slow way (strings.TrimSpace also trims Unicode
+// spaces).
+func mayBeCPUInfoKey(line string) bool {
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			continue
+		case 'p', 'm', 'v', 'C', 'c':
+			return true
+		default:
+			return c >= 0x80
+		}
+	}
+	return false
 }
 
 // x86Vendor maps the CPUID vendor string to a vendor name.

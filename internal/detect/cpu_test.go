@@ -51,6 +51,11 @@ func TestParseCPUInfo(t *testing.T) {
 		{"NVIDIA implementer (0x4e, Grace)", "processor\t: 0\nCPU implementer\t: 0x4e\n", cpuInfo{Vendor: "nvidia", Logical: 1}},
 		{"garbage core count ignored", "processor\t: 0\ncpu cores\t: lots\n", cpuInfo{Logical: 1}},
 		{"empty", "", cpuInfo{}},
+		// The first-byte filter (mayBeCPUInfoKey) must not skip a key that
+		// strings.TrimSpace would find: leading ASCII and Unicode space.
+		{"keys after leading space", " \tprocessor\t: 0\n\u00a0processor: 1\n\u0085model name: M\n  cpu cores: 4\n\vvendor_id: AuthenticAMD\n",
+			cpuInfo{Name: "M", Vendor: "amd", Logical: 2, Physical: 4}},
+		{"lines the filter skips", "flags\t: processor\nbugs\t: cpu cores : 9\nprocessor\t: 0\nxmodel name: X\n\n:\n", cpuInfo{Logical: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -169,12 +169,19 @@ func readRegular(root, name string, limit int, use func([]byte)) error {
 		}
 		b = b[:len(b)+n]
 	}
+	if cap(b) > cap(*pooled) && cap(b) <= maxPooledRead {
+		*pooled = b[:cap(b)] // keep the larger buffer for the next large file (cpuinfo)
+	}
 	if len(b) > limit {
 		return fmt.Errorf("%s: longer than %d bytes", name, limit)
 	}
 	use(b)
 	return nil
 }
+
+// maxPooledRead bounds the read buffers kept for reuse: /proc/cpuinfo of a
+// few hundred CPUs fits; a larger buffer is left to the garbage collector.
+const maxPooledRead = 1 << 20
 
 // checkRegular refuses anything but a regular file, naming its type as
 // fs.FileMode does ("p---------" for a FIFO).

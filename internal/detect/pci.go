@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -64,10 +65,11 @@ func hex4(v int) string {
 // The tree is read once per Machine (scanPCI); each caller gets its own copy.
 func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 	var out []PCIDevice
-	for _, p := range m.scanPCI().devices {
-		if vendor != 0 && p.Vendor != vendor {
+	for _, fn := range m.scanPCI().functions {
+		if vendor != 0 && fn.vendor != vendor {
 			continue
 		}
+		p, _ := fn.details(m)
 		if p.NUMANode != nil { // callers own what they get, pointers included
 			n := *p.NUMANode
 			p.NUMANode = &n
@@ -77,24 +79,69 @@ func (m *Machine) PCIDevices(vendor int) []PCIDevice {
 	return out
 }
 
-// pciScan is one reading of /sys/bus/pci/devices.
+// pciScan is one reading of /sys/bus/pci/devices: the directory and every
+// function's vendor, read on first use. The other attributes of a function
+// are read when a caller first asks for a function of its vendor: most
+// functions of a server (NICs, bridges, NVMe) are no backend's business.
 type pciScan struct {
-	entries    int            // directory entries, PCI functions or not (hasPCITree)
-	devices    []PCIDevice    // functions with a readable vendor, in address order
-	deviceRead []bool         // per device: its "device" file was readable
-	byDir      map[string]int // sysfs directory name -> index in devices
+	entries   int                     // directory entries, PCI functions or not (hasPCITree)
+	functions []*pciFunction          // functions with a readable vendor, in address order
+	byDir     map[string]*pciFunction // by sysfs directory name
+}
+
+// pciFunction is one function of the scan; details are read once.
+type pciFunction struct {
+	dir        string // "sys/bus/pci/devices/0000:18:00.0"
+	vendor     int
+	once       sync.Once
+	p          PCIDevice
+	deviceRead bool // its "device" file was readable
+}
+
+// details reads the function's attributes on first use (concurrent callers
+// wait for that one reading).
+func (fn *pciFunction) details(m *Machine) (PCIDevice, bool) {
+	fn.once.Do(func() {
+		p := &fn.p
+		d, err := m.ReadInt(path.Join(fn.dir, "device"))
+		if err == nil {
+			p.Device = int(d)
+		}
+		fn.deviceRead = err == nil
+		if c, err := m.ReadInt(path.Join(fn.dir, "class")); err == nil {
+			p.Class = int(c)
+		}
+		if d, err := m.ReadInt(path.Join(fn.dir, "subsystem_vendor")); err == nil {
+			p.SubVendor = int(d)
+		}
+		if d, err := m.ReadInt(path.Join(fn.dir, "subsystem_device")); err == nil {
+			p.SubDevice = int(d)
+		}
+		p.NUMANode = m.numaNode(fn.dir)
+		p.Driver = m.LinkBase(path.Join(fn.dir, "driver"))
+	})
+	return fn.p, fn.deviceRead
 }
 
 // scanned returns the function whose sysfs directory is named dir, as the
 // scan read it; ok is false when the scan has none (no such directory, or
 // its vendor unreadable) and the caller reads sysfs itself.
 func (m *Machine) scanned(dir string) (p PCIDevice, deviceRead, ok bool) {
-	s := m.scanPCI()
-	i, ok := s.byDir[dir]
+	fn, ok := m.scanPCI().byDir[dir]
 	if !ok {
 		return PCIDevice{}, false, false
 	}
-	return s.devices[i], s.deviceRead[i], true
+	p, deviceRead = fn.details(m)
+	return p, deviceRead, true
+}
+
+// scannedVendor is the vendor the scan read for the function named dir.
+func (m *Machine) scannedVendor(dir string) (vendor int, ok bool) {
+	fn, ok := m.scanPCI().byDir[dir]
+	if !ok {
+		return 0, false
+	}
+	return fn.vendor, true
 }
 
 // scanPCI reads the PCI tree on first use; backends run concurrently and
@@ -107,7 +154,7 @@ func (m *Machine) scanPCI() *pciScan {
 
 func readPCITree(m *Machine) pciScan {
 	ents := m.ReadDir(PathPCIDevices)
-	s := pciScan{entries: len(ents), byDir: map[string]int{}}
+	s := pciScan{entries: len(ents), byDir: map[string]*pciFunction{}}
 	for _, e := range ents {
 		addr := e.Name()
 		if !isSysfsPCIAddress(addr) {
@@ -118,25 +165,9 @@ func readPCITree(m *Machine) pciScan {
 		if err != nil {
 			continue
 		}
-		p := PCIDevice{Address: NormalizeBusID(addr), Vendor: int(v)}
-		d, err := m.ReadInt(path.Join(dir, "device"))
-		if err == nil {
-			p.Device = int(d)
-		}
-		s.deviceRead = append(s.deviceRead, err == nil)
-		if c, err := m.ReadInt(path.Join(dir, "class")); err == nil {
-			p.Class = int(c)
-		}
-		if d, err := m.ReadInt(path.Join(dir, "subsystem_vendor")); err == nil {
-			p.SubVendor = int(d)
-		}
-		if d, err := m.ReadInt(path.Join(dir, "subsystem_device")); err == nil {
-			p.SubDevice = int(d)
-		}
-		p.NUMANode = m.numaNode(dir)
-		p.Driver = m.LinkBase(path.Join(dir, "driver"))
-		s.byDir[addr] = len(s.devices)
-		s.devices = append(s.devices, p)
+		fn := &pciFunction{dir: dir, vendor: int(v), p: PCIDevice{Address: NormalizeBusID(addr), Vendor: int(v)}}
+		s.byDir[addr] = fn
+		s.functions = append(s.functions, fn)
 	}
 	return s
 }
@@ -273,11 +304,11 @@ func (m *Machine) vendorAt(bus string) (int, bool) {
 	if !isSysfsPCIAddress(bus) {
 		return 0, false
 	}
-	if p, _, ok := m.scanned(bus); ok {
-		if p.Vendor <= 0 || p.Vendor > 0xffff {
+	if v, ok := m.scannedVendor(bus); ok {
+		if v <= 0 || v > 0xffff {
 			return 0, false
 		}
-		return p.Vendor, true
+		return v, true
 	}
 	v, err := m.ReadInt(path.Join(PathPCIDevices, bus, "vendor"))
 	if err != nil || v <= 0 || v > 0xffff {
