@@ -69,7 +69,8 @@ type Request struct {
 	// weights memoizes quant.WeightsBytes(Model, level): planning asks for
 	// the same level many times (every pool, every probe of maxFitting) and
 	// each answer walks every tensor of the model.
-	weights map[quant.Level]int64
+	weights      map[quant.Level]int64
+	weightsTable *quant.Weights // the model's tensor list, built on first use
 }
 
 // wireRequest is the JSON shape; every key is known (unknown keys are
@@ -327,7 +328,10 @@ func (r *Request) weightsBytes(l quant.Level) int64 {
 	if w, ok := r.weights[l]; ok {
 		return w
 	}
-	w := quant.WeightsBytes(r.Model, l)
+	if r.weightsTable == nil {
+		r.weightsTable = quant.NewWeights(r.Model)
+	}
+	w := r.weightsTable.Bytes(l)
 	if r.weights == nil {
 		r.weights = make(map[quant.Level]int64, 6)
 	}

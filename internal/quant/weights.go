@@ -62,9 +62,12 @@ func tensors(m *model.Model) ([]tensor, bool) {
 	}
 	h := float64(m.Hidden)
 	V := float64(m.Vocab)
-	ts := []tensor{{catTokenEmbd, -1, V * h, m.Hidden}}
+	// At most 12 tensors per layer (MLA with q_lora, MoE router, gate)
+	// plus embedding, final norm and head: one allocation.
+	ts := make([]tensor, 0, 12*m.Layers+3)
+	ts = append(ts, tensor{catTokenEmbd, -1, V * h, m.Hidden})
 	for i := 0; i < m.Layers; i++ {
-		ts = append(ts, layerTensors(m, i)...)
+		ts = appendLayerTensors(ts, m, i)
 	}
 	ts = append(ts, tensor{catF32, -1, h, 0})
 	if !m.TieEmbeddings {
@@ -73,10 +76,11 @@ func tensors(m *model.Model) ([]tensor, bool) {
 	return ts, true
 }
 
-func layerTensors(m *model.Model, i int) []tensor {
+// appendLayerTensors appends the tensors of layer i to ts.
+func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 	h := float64(m.Hidden)
 	H := float64(m.Heads)
-	ts := []tensor{{catF32, i, 2 * h, 0}} // attn_norm, ffn_norm
+	ts = append(ts, tensor{catF32, i, 2 * h, 0}) // attn_norm, ffn_norm
 	if m.KVLoRARank > 0 {
 		dn, dr, dv := float64(m.QKNopeHeadDim), float64(m.QKRopeHeadDim), float64(m.VHeadDim)
 		r := float64(m.KVLoRARank)
@@ -145,6 +149,37 @@ func plainMLP(m *model.Model) bool {
 // params × bits per weight otherwise. A model read from a GGUF file at its
 // own quantization returns the file's exact tensor bytes.
 func WeightsBytes(m *model.Model, l Level) int64 {
+	return NewWeights(m).Bytes(l)
+}
+
+// Weights is a model's tensor list, enumerated once, for asking
+// WeightsBytes at several levels: the list depends on the shape only, and
+// building it is most of the cost of one WeightsBytes. Not safe for
+// concurrent use; the model must not change while it is in use.
+type Weights struct {
+	m      *model.Model
+	ts     []tensor
+	shaped bool
+	elems  float64 // elements of all tensors, summed in tensor order
+}
+
+// NewWeights enumerates the tensors of m (nothing when m has no parameter
+// count, as WeightsBytes then answers 0 without them).
+func NewWeights(m *model.Model) *Weights {
+	w := &Weights{m: m}
+	if m == nil || m.Params <= 0 {
+		return w
+	}
+	w.ts, w.shaped = tensors(m)
+	for _, t := range w.ts {
+		w.elems += t.elements
+	}
+	return w
+}
+
+// Bytes is WeightsBytes(m, l).
+func (w *Weights) Bytes(l Level) int64 {
+	m := w.m
 	if m == nil || m.Params <= 0 {
 		return 0
 	}
@@ -155,22 +190,18 @@ func WeightsBytes(m *model.Model, l Level) int64 {
 	if !ok {
 		return 0
 	}
-	ts, shaped := tensors(m)
-	if !shaped {
+	if !w.shaped {
 		return int64(math.Ceil(float64(m.Params) * l.BitsPerWeight() / 8))
 	}
+	contract := l.IsContract()
 	var bits float64
-	for _, t := range ts {
-		bits += t.elements * tensorBits(m, l, info, t)
+	for _, t := range w.ts {
+		bits += t.elements * tensorBits(m, l, contract, info, t)
 	}
 	// The enumeration covers the shape; scale it to the model's stated
 	// total so a published count (which may include biases or extra
 	// tensors the shape formula leaves out) is honoured.
-	var elems float64
-	for _, t := range ts {
-		elems += t.elements
-	}
-	scale := float64(m.Params) / elems
+	scale := float64(m.Params) / w.elems
 	return int64(math.Ceil(bits / 8 * scale))
 }
 
@@ -186,9 +217,10 @@ func fileLevel(m *model.Model) Level {
 	return l
 }
 
-// tensorBits is the bits per weight a tensor is stored with at level l.
-func tensorBits(m *model.Model, l Level, info levelInfo, t tensor) float64 {
-	if l.IsContract() {
+// tensorBits is the bits per weight a tensor is stored with at level l
+// (contract is l.IsContract(), asked once per level by the caller).
+func tensorBits(m *model.Model, l Level, contract bool, info levelInfo, t tensor) float64 {
+	if contract {
 		// Checkpoints store norms and routers in the model dtype; the
 		// quantized levels keep them (with embeddings and head) at 16 bits.
 		switch {
