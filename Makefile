@@ -4,8 +4,13 @@
 #   make test          go vet + go test, C tests (CMake + ctest, incl. valgrind and cgocheck2
 #                      runs), the C tests built with ASan/UBSan, Python tests (python/tests), symbol check
 #   make test-asan     only the C tests built with -fsanitize=address,undefined
-#   make run           detect this machine and print its devices and a plan for a 70B model
-#   make install       PREFIX=/usr/local (library + header)
+#   make test-packaging  install into temporary prefixes (make and cmake --install) and build
+#                      and run pkg-config/find_package consumers, C++, Python package, Rust
+#   make run           build the CLI; print this machine's devices and a plan for a 70B model
+#   make example       the same through the C ABI (examples/c)
+#   make bench         C benchmark harness (bench/) and docs/performance.md figures
+#   make install       PREFIX=/usr/local: library + links, headers, pkg-config, CMake package
+#                      (packaging/install.mk; `cmake --install` installs the same tree)
 #   make clean
 
 SHELL := /bin/bash
