@@ -27,9 +27,11 @@ var calibrationFile = filepath.Join("testdata", "inference.json")
 // Bounds promised in docs/accuracy.md ("Throughput (decode and prefill)").
 const (
 	decodeMedianBound  = 0.25
-	prefillMedianBound = 0.65
-	// singleDecodeMedianBound holds for rows measured on one device.
-	singleDecodeMedianBound = 0.10
+	prefillMedianBound = 0.50
+	// singleDecodeMedianBound and singlePrefillMedianBound hold for rows
+	// measured on one device (achieved: 8.5 % and 15.7 %).
+	singleDecodeMedianBound  = 0.10
+	singlePrefillMedianBound = 0.20
 )
 
 type calRow struct {
@@ -279,14 +281,18 @@ func TestCalibrationReplay(t *testing.T) {
 	t.Logf("rows: %d replayed, %d unmapped", len(cases), len(skipped))
 	t.Logf("decode:  n=%d median %.3f p90 %.3f", len(dec), quantile(dec, 0.5), quantile(dec, 0.9))
 	t.Logf("prefill: n=%d median %.3f p90 %.3f", len(pre), quantile(pre, 0.5), quantile(pre, 0.9))
-	var single, multi, bench, mainRows []calCase
+	var single, multi, bench, mainRows, multiBench, multiMain []calCase
 	for _, c := range cases {
-		if c.row.DeviceCount == 1 {
+		isBench := strings.Contains(c.row.Source, "aa72e0ec86c3")
+		switch {
+		case c.row.DeviceCount == 1:
 			single = append(single, c)
-		} else {
-			multi = append(multi, c)
+		case isBench:
+			multi, multiBench = append(multi, c), append(multiBench, c)
+		default:
+			multi, multiMain = append(multi, c), append(multiMain, c)
 		}
-		if strings.Contains(c.row.Source, "aa72e0ec86c3") {
+		if isBench {
 			bench = append(bench, c)
 		} else {
 			mainRows = append(mainRows, c)
@@ -295,10 +301,12 @@ func TestCalibrationReplay(t *testing.T) {
 	for _, sub := range []struct {
 		name  string
 		cases []calCase
-	}{{"single-device", single}, {"multi-device", multi}, {"llama-bench (2024)", bench}, {"./main (2023)", mainRows}} {
+	}{{"single-device", single}, {"multi-device", multi}, {"multi-device llama-bench (2024)", multiBench},
+		{"multi-device ./main (2023)", multiMain}, {"llama-bench (2024)", bench}, {"./main (2023)", mainRows}} {
 		d, p := relErrors(sub.cases, fitted)
 		if sub.name == "single-device" {
 			assert.LessOrEqual(t, quantile(d, 0.5), singleDecodeMedianBound)
+			assert.LessOrEqual(t, quantile(p, 0.5), singlePrefillMedianBound)
 		}
 		t.Logf("%s: decode n=%d median %.3f p90 %.3f; prefill n=%d median %.3f p90 %.3f", sub.name,
 			len(d), quantile(d, 0.5), quantile(d, 0.9), len(p), quantile(p, 0.5), quantile(p, 0.9))
@@ -314,6 +322,27 @@ func TestCalibrationReplay(t *testing.T) {
 	assert.LessOrEqual(t, quantile(dec, 0.5), decodeMedianBound)
 	require.NotEmpty(t, pre)
 	assert.LessOrEqual(t, quantile(pre, 0.5), prefillMedianBound)
+}
+
+// TestPrefillPassSeconds checks the per-pass term of the prefill model by
+// hand: 7B at fp16 (14 GB) on a 1000 GB/s device at 50 % bandwidth, 32
+// layers at 100 us, a 1000-token prompt in passes of 512; quantized weights
+// add a 16-bit copy written and read (4 bytes per weight).
+func TestPrefillPassSeconds(t *testing.T) {
+	e := efficiency{DecodeBandwidth: 0.5, PrefillLayerLatency: 100e-6}
+	in := prefillPassInputs{WeightBytes: 14e9, Params: 7e9, Layers: 32, Prompt: 1000, BandwidthGBs: 1000}
+	assert.InDelta(t, (32*100e-6+14e9/500e9)/512, prefillPassSeconds(in, e), 1e-12)
+	in.Prompt = 256 // one pass of the whole prompt
+	assert.InDelta(t, (32*100e-6+14e9/500e9)/256, prefillPassSeconds(in, e), 1e-12)
+	in.WeightBytes, in.Dequantized = 3.9e9, true
+	assert.InDelta(t, (32*100e-6+(3.9e9+4*7e9)/500e9)/256, prefillPassSeconds(in, e), 1e-12)
+
+	q4, err := quant.Parse("q4_k_m")
+	require.NoError(t, err)
+	fp16, err := quant.Parse("fp16")
+	require.NoError(t, err)
+	assert.True(t, dequantizedForMatmul(q4))
+	assert.False(t, dequantizedForMatmul(fp16))
 }
 
 // TestCalibrationFit searches the constants (run with HWACCEL_FIT=1) and
@@ -346,14 +375,46 @@ func TestCalibrationFit(t *testing.T) {
 	decAll, _ := relErrors(all, best)
 	t.Logf("all rows with these: median %.3f p90 %.3f", quantile(decAll, 0.5), quantile(decAll, 0.9))
 	t.Logf("decode: bandwidth efficiency %.2f, layer latency %.0f us, median %.3f", best.DecodeBandwidth, best.LayerLatency*1e6, bestErr)
-	bestErr = math.Inf(1)
-	for mfu := 0.05; mfu <= 1.0001; mfu += 0.01 {
-		e := best
-		e.PrefillMFU = mfu
-		_, pre := relErrors(cases, e)
-		if m := quantile(pre, 0.5); m < bestErr {
-			bestErr, best.PrefillMFU = m, mfu
+	// Prefill: MFU and the per-layer time per prompt pass, with the decode
+	// bandwidth efficiency just fitted (the pass re-reads the weights).
+	var prefillCases []calCase
+	for _, c := range cases {
+		if c.row.PP > 0 {
+			prefillCases = append(prefillCases, c)
 		}
 	}
-	t.Logf("prefill: MFU %.2f, median %.3f", best.PrefillMFU, bestErr)
+	bestErr = math.Inf(1)
+	for mfu := 0.05; mfu <= 1.0001; mfu += 0.01 {
+		for lat := 0.0; lat <= 3000e-6; lat += 20e-6 {
+			e := best
+			e.PrefillMFU, e.PrefillLayerLatency = mfu, lat
+			if m := quantile(prefillErrors(prefillCases, e), 0.5); m < bestErr {
+				bestErr = m
+				best.PrefillMFU, best.PrefillLayerLatency = mfu, lat
+			}
+		}
+	}
+	// Refine the latency at 10 us around the coarse optimum.
+	for lat := math.Max(0, best.PrefillLayerLatency-20e-6); lat <= best.PrefillLayerLatency+20e-6; lat += 10e-6 {
+		e := best
+		e.PrefillLayerLatency = lat
+		if m := quantile(prefillErrors(prefillCases, e), 0.5); m < bestErr {
+			bestErr, best.PrefillLayerLatency = m, lat
+		}
+	}
+	_, preAll := relErrors(all, best)
+	t.Logf("prefill: MFU %.2f, layer time per pass %.0f us, median %.3f p90 %.3f (all rows: median %.3f p90 %.3f)",
+		best.PrefillMFU, best.PrefillLayerLatency*1e6, bestErr, quantile(prefillErrors(prefillCases, best), 0.9),
+		quantile(preAll, 0.5), quantile(preAll, 0.9))
+}
+
+// prefillErrors is relErrors' prefill half alone (the fit's inner loop).
+func prefillErrors(cases []calCase, e efficiency) []float64 {
+	var out []float64
+	for _, c := range cases {
+		if p := estimateWith(c.prefillPlan, c.prefillReq, 0, e).PrefillTokensPerS; p > 0 {
+			out = append(out, math.Abs(p/c.row.PP-1))
+		}
+	}
+	return out
 }

@@ -21,13 +21,31 @@ type efficiency struct {
 	// LayerLatency is the fixed time per layer per decode step, in seconds
 	// (kernel launches, synchronisation), that does not shrink with bytes.
 	LayerLatency float64
-	// PrefillMFU is the fraction of the dense peak tensor throughput a
-	// prompt-processing pass achieves.
+	// PrefillMFU is the fraction of the dense peak tensor throughput the
+	// matmuls of a prompt-processing pass achieve.
 	PrefillMFU float64
+	// PrefillLayerLatency is the time per layer per prompt micro-batch that
+	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
+	// rope, softmax, copies) and launches, in seconds.
+	PrefillLayerLatency float64
 }
 
-// fitted are the constants in use, fitted by TestCalibrationFit.
-var fitted = efficiency{DecodeBandwidth: 0.90, LayerLatency: 148e-6, PrefillMFU: 0.19}
+// fitted are the constants in use, fitted by TestCalibrationFit on the
+// single-device rows (HWACCEL_FIT=single): decode on 129 rows, prefill on
+// the 50 of them whose device has a tensor peak in the table.
+var fitted = efficiency{DecodeBandwidth: 0.90, LayerLatency: 148e-6, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
+
+// promptMicroBatch is the number of prompt tokens processed per pass:
+// llama.cpp's default n_ubatch (and n_batch of its 2023 builds), 512. Every
+// pass re-reads the layer's weights and pays PrefillLayerLatency once.
+const promptMicroBatch = 512
+
+// dequantCopyBytesPerParam is the extra memory traffic per weight per pass
+// when the weights are quantized: llama.cpp's CUDA backend (the builds the
+// calibration rows used) dequantizes a quantized matrix into a 16-bit buffer
+// and runs the 16-bit GEMM on it for batches of more than a few tokens, so
+// each pass writes and reads 2 bytes per weight besides the quantized weights.
+const dequantCopyBytesPerParam = 4
 
 // Throughput is the speed estimate of a plan. A figure that cannot be
 // estimated (device bandwidth or peak FLOPS unknown) is omitted and the
@@ -92,6 +110,38 @@ func prefillSeconds(activeParams float64, layers, attnWidth int, prompt int, pea
 	return flops / (peakTFLOPS * 1e12 * float64(tp) * e.PrefillMFU)
 }
 
+// prefillPassInputs are the plain numbers of one stage's prompt passes.
+type prefillPassInputs struct {
+	WeightBytes  float64 // weights a device of the stage reads per pass
+	Params       float64 // weights per device (all experts of a MoE: a pass of 512 tokens touches them all)
+	Layers       int
+	Prompt       int
+	Dequantized  bool    // weights are int8/int4 and dequantized to 16 bits per pass
+	BandwidthGBs float64 // slowest device of the stage
+}
+
+// prefillPassSeconds is the per-token share of the fixed costs of the prompt
+// passes (micro-batches of promptMicroBatch tokens): every pass reads the
+// stage's weights (and, quantized, writes and reads their 16-bit copy) at
+// the decode bandwidth efficiency, and pays PrefillLayerLatency per layer.
+func prefillPassSeconds(in prefillPassInputs, e efficiency) float64 {
+	tokens := float64(min(in.Prompt, promptMicroBatch))
+	bytes := in.WeightBytes
+	if in.Dequantized {
+		bytes += dequantCopyBytesPerParam * in.Params
+	}
+	pass := float64(in.Layers)*e.PrefillLayerLatency + streamSeconds(bytes, in.BandwidthGBs, e)
+	return pass / tokens
+}
+
+// dequantizedForMatmul reports whether a level's weights are integer
+// (int8/int4, GGUF k-quants included) and so dequantized before the 16-bit
+// matmul.
+func dequantizedForMatmul(l quant.Level) bool {
+	n := l.Native()
+	return n == "int8" || n == "int4"
+}
+
 // computePrecision is the tensor-core precision a level's matmuls run in:
 // fp8 for fp8 weights, bf16 for bf16, else fp16 (int8/int4 weights are
 // dequantized to 16-bit in the kernels llama.cpp and vLLM use at batch 1).
@@ -137,7 +187,8 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	t := Throughput{Assumptions: []string{
 		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %.0f%% of memory bandwidth, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
 			req.ContextLength, req.BatchSize, e.DecodeBandwidth*100, e.LayerLatency*1e6),
-		fmt.Sprintf("prefill runs at %.0f%% of the dense %s peak (fitted on llama.cpp prompt processing)", e.PrefillMFU*100, computePrecision(pl.Level)),
+		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
+			e.PrefillMFU*100, computePrecision(pl.Level), promptMicroBatch, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
 	c := pl.Costs
 	hidden := float64(m.Hidden)
@@ -198,11 +249,13 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 			step += st
 			arTotal += ar
 		}
-		if peak <= 0 || math.IsInf(peak, 1) {
+		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 {
 			prefillKnown = false
 		} else {
 			frac := float64(layers) / float64(c.Layers)
 			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp, e)
+			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
+				Layers: layers, Prompt: req.ContextLength, Dequantized: dequantizedForMatmul(pl.Level), BandwidthGBs: bw}, e)
 		}
 		if i > 0 && interStageGBs > 0 {
 			hop += msg / (interStageGBs * 1e9)
@@ -223,12 +276,21 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	if prefillKnown && prefill > 0 {
 		t.PrefillTokensPerS = round3(1 / prefill)
 	} else {
-		t.Assumptions = append(t.Assumptions, "prefill omitted: no peak tensor throughput known for the device (datasheet table) or part of the model runs from host memory")
+		t.Assumptions = append(t.Assumptions, "prefill omitted: no peak tensor throughput or memory bandwidth known for the device (datasheet table) or part of the model runs from host memory")
 	}
 	if len(pl.Stages) > 1 {
 		t.Assumptions = append(t.Assumptions, "pipeline stages run one after another within a decode step (sum of stage times)")
 	}
 	return t
+}
+
+// dequantNote says, in the prefill assumption, whether the level's weights
+// also cross memory as a 16-bit copy.
+func dequantNote(l quant.Level) string {
+	if dequantizedForMatmul(l) {
+		return " (and writes and reads their 16-bit dequantized copy)"
+	}
+	return ""
 }
 
 func unknownBandwidth(pl *planned) string {
