@@ -152,27 +152,25 @@ func WeightsBytes(m *model.Model, l Level) int64 {
 	return NewWeights(m).Bytes(l)
 }
 
-// Weights is a model's tensor list, enumerated once, for asking
-// WeightsBytes at several levels: the list depends on the shape only, and
-// building it is most of the cost of one WeightsBytes. Not safe for
-// concurrent use; the model must not change while it is in use.
+// Weights answers WeightsBytes for one model at several levels: from the
+// process-wide memo (weights_cache.go), else from the model's tensor list,
+// enumerated on first need and kept for the other levels (the list depends
+// on the shape only; building it is half the cost of one answer). Not safe
+// for concurrent use; the model must not change while it is in use.
 type Weights struct {
 	m      *model.Model
+	key    shapeKey
+	built  bool
 	ts     []tensor
 	shaped bool
 	elems  float64 // elements of all tensors, summed in tensor order
 }
 
-// NewWeights enumerates the tensors of m (nothing when m has no parameter
-// count, as WeightsBytes then answers 0 without them).
+// NewWeights prepares WeightsBytes answers for m.
 func NewWeights(m *model.Model) *Weights {
 	w := &Weights{m: m}
-	if m == nil || m.Params <= 0 {
-		return w
-	}
-	w.ts, w.shaped = tensors(m)
-	for _, t := range w.ts {
-		w.elems += t.elements
+	if m != nil {
+		w.key = shapeOf(m)
 	}
 	return w
 }
@@ -183,12 +181,31 @@ func (w *Weights) Bytes(l Level) int64 {
 	if m == nil || m.Params <= 0 {
 		return 0
 	}
+	k := weightsKey{w.key, l}
+	if v, ok := recall(k); ok {
+		return v
+	}
+	v := w.compute(l)
+	remember(k, v)
+	return v
+}
+
+// compute is WeightsBytes without the memo.
+func (w *Weights) compute(l Level) int64 {
+	m := w.m
 	if m.FileWeightBytes > 0 && fileLevel(m) == l {
 		return m.FileWeightBytes
 	}
 	info, ok := lookup(l)
 	if !ok {
 		return 0
+	}
+	if !w.built {
+		w.ts, w.shaped = tensors(m)
+		for _, t := range w.ts {
+			w.elems += t.elements
+		}
+		w.built = true
 	}
 	if !w.shaped {
 		return int64(math.Ceil(float64(m.Params) * l.BitsPerWeight() / 8))

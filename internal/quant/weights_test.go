@@ -3,6 +3,7 @@ package quant
 import (
 	"math"
 	"os"
+	"reflect"
 	"sort"
 	"testing"
 
@@ -170,4 +171,69 @@ func maxOf(xs []float64) float64 {
 		m = max(m, x)
 	}
 	return m
+}
+
+// TestShapeKeyCoversModel: the WeightsBytes memo is keyed by shapeKey, so
+// every model.Model field must be in it, or be a label WeightsBytes never
+// reads. A new Model field fails here until it is added to shapeKey.
+func TestShapeKeyCoversModel(t *testing.T) {
+	labels := map[string]bool{"Name": true, "Source": true, "Notes": true}
+	key := reflect.TypeOf(shapeKey{})
+	mt := reflect.TypeOf(model.Model{})
+	for i := 0; i < mt.NumField(); i++ {
+		f := mt.Field(i)
+		if labels[f.Name] {
+			continue
+		}
+		kf, ok := key.FieldByName(f.Name)
+		if assert.True(t, ok, "shapeKey lacks model.Model.%s", f.Name) {
+			assert.Equal(t, f.Type, kf.Type, f.Name)
+		}
+	}
+	assert.Equal(t, mt.NumField()-len(labels), key.NumField(), "shapeKey has a field model.Model lacks")
+	// shapeOf copies every field: a model with each field set differs from
+	// the zero model in the corresponding key field.
+	m := model.Model{}
+	mv := reflect.ValueOf(&m).Elem()
+	for i := 0; i < mt.NumField(); i++ {
+		if labels[mt.Field(i).Name] {
+			continue
+		}
+		f := mv.Field(i)
+		switch f.Kind() {
+		case reflect.Int, reflect.Int64:
+			f.SetInt(int64(i + 1))
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString(mt.Field(i).Name)
+		}
+	}
+	kv := reflect.ValueOf(shapeOf(&m))
+	for i := 0; i < key.NumField(); i++ {
+		name := key.Field(i).Name
+		assert.Equal(t, mv.FieldByName(name).Interface(), kv.Field(i).Interface(), name)
+	}
+}
+
+// TestWeightsMemoMatchesCompute: the memo answers what a fresh computation
+// does, for every level, on shaped, shapeless and file models, twice.
+func TestWeightsMemoMatchesCompute(t *testing.T) {
+	models := []*model.Model{model.Lookup("Llama-3.1-70B"), model.Lookup("Llama-3.1-8B"), {Params: 7e9}}
+	gguf := *model.Lookup("Llama-3.1-8B")
+	gguf.FileQuant, gguf.FileWeightBytes = "Q4_K_M", 4_920_000_000
+	models = append(models, &gguf)
+	levels := append(Levels(), "q4_k_m", "q3_k_m", "q8_0", "iq4_xs", "q4_k", "mxfp4", "bogus")
+	for _, m := range models {
+		for round := 0; round < 2; round++ {
+			for _, l := range levels {
+				fresh := (&Weights{m: m}).compute(l)
+				assert.Equal(t, fresh, WeightsBytes(m, l), "%s %s round %d", m.Name, l, round)
+			}
+		}
+	}
+	// A changed shape is a different key.
+	small := *model.Lookup("Llama-3.1-8B")
+	small.Layers = 16
+	assert.NotEqual(t, WeightsBytes(model.Lookup("Llama-3.1-8B"), INT4), WeightsBytes(&small, INT4))
 }

@@ -1,0 +1,78 @@
+package quant
+
+import (
+	"sync"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+// A process-wide memo of WeightsBytes. Planning asks the weights of the same
+// few models (catalog models, mostly) at the same few levels on every call;
+// each answer walks every tensor of the model (640 for a 70B Llama), which
+// was most of a plan's cost after JSON decoding. WeightsBytes is a pure
+// function of the model's shape and the level, so a remembered answer is the
+// answer.
+
+// shapeKey is every field of model.Model that WeightsBytes may read: all of
+// them but Name, Source and Notes (labels, which no weight formula reads,
+// and Notes is not comparable). TestShapeKeyCoversModel fails when Model
+// gains a field this key lacks.
+type shapeKey struct {
+	Params, ActiveParams                                         int64
+	Layers, Hidden, Heads, KVHeads, HeadDim, Intermediate, Vocab int
+	TieEmbeddings                                                bool
+	MaxContext                                                   int
+	Experts, ExpertsPerToken, SharedExperts                      int
+	MoEIntermediate, DenseLayers                                 int
+	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
+	VHeadDim, SlidingWindow, SlidingLayers                       int
+	FileQuant                                                    string
+	FileWeightBytes                                              int64
+	Architecture                                                 string
+	ShapeEstimated                                               bool
+}
+
+func shapeOf(m *model.Model) shapeKey {
+	return shapeKey{
+		Params: m.Params, ActiveParams: m.ActiveParams,
+		Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
+		Intermediate: m.Intermediate, Vocab: m.Vocab, TieEmbeddings: m.TieEmbeddings, MaxContext: m.MaxContext,
+		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
+		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers,
+		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
+		VHeadDim: m.VHeadDim, SlidingWindow: m.SlidingWindow, SlidingLayers: m.SlidingLayers,
+		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
+		ShapeEstimated: m.ShapeEstimated,
+	}
+}
+
+type weightsKey struct {
+	shape shapeKey
+	level Level
+}
+
+// maxRemembered bounds the memo: models given as configs can have any
+// shape, so a long-lived process forgets everything when it is full rather
+// than grow (catalog models × levels are far fewer).
+const maxRemembered = 4096
+
+var remembered struct {
+	sync.RWMutex
+	bytes map[weightsKey]int64
+}
+
+func recall(k weightsKey) (int64, bool) {
+	remembered.RLock()
+	v, ok := remembered.bytes[k]
+	remembered.RUnlock()
+	return v, ok
+}
+
+func remember(k weightsKey, v int64) {
+	remembered.Lock()
+	if remembered.bytes == nil || len(remembered.bytes) >= maxRemembered {
+		remembered.bytes = make(map[weightsKey]int64)
+	}
+	remembered.bytes[k] = v
+	remembered.Unlock()
+}
