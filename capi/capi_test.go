@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 var stableCodes = map[string]bool{
@@ -146,7 +147,9 @@ func fuzzExport(f *testing.F, i int, seeds ...string) {
 	f.Fuzz(func(t *testing.T, in []byte) {
 		answer, ok := callExport(i, in)
 		require.True(t, ok, "NULL answer")
-		checkEnvelope(t, answer)
+		if checkEnvelope(t, answer) == "" {
+			checkAnswer(t, i, answer)
+		}
 	})
 }
 
@@ -154,6 +157,18 @@ var planSeeds = []string{
 	"", "{", "[]", `{"model":{"params_b":70}}`, `{"model":{"name":"llama-3-70b"},"quant":"int4"}`,
 	`{"model":{"params":1e999}}`, `{"model":{"params_b":7},"registry":{"schema_version":1,"devices":[{"id":"cpu:0","kind":"cpu","family":"cpu","index":0,"available":true,"memory_bytes":68719476736}]}}`,
 	`{"model":{"config":{"num_hidden_layers":80,"hidden_size":8192}},"detect":{"no_exec":true}}`,
+	// Several accelerators: tensor parallel over a link, pipeline over unequal
+	// cards, host offload; the answer invariants see real shards.
+	`{"model":{"name":"llama-3.1-70b"},"engine":"vllm","registry":{"devices":[` + gpuSeed(0, 80) + `,` + gpuSeed(1, 80) + `,` + gpuSeed(2, 80) + `,` + gpuSeed(3, 80) +
+		`],"system_io":{"interconnects":[{"kind":"nvswitch","devices":["cuda:0","cuda:1","cuda:2","cuda:3"],"bandwidth_gb_s":900}]}}}`,
+	`{"model":{"params_b":45},"quant":"fp16","registry":{"devices":[` + gpuSeed(0, 80) + `,` + gpuSeed(1, 24) + `]}}`,
+	`{"model":{"params_b":120},"cpu_offload":true,"registry":{"devices":[{"kind":"cpu","index":0,"available":true,"memory_bytes":549755813888},` + gpuSeed(0, 24) + `]}}`,
+	`{"model":{"name":"llama-3.1-8b"},"training":{"method":"lora","lora_rank":16},"registry":{"devices":[` + gpuSeed(0, 80) + `,` + gpuSeed(1, 80) + `]}}`,
+}
+
+// gpuSeed is one CUDA device of gib GiB as a registry entry.
+func gpuSeed(index, gib int) string {
+	return fmt.Sprintf(`{"kind":"cuda_gpu","index":%d,"name":"NVIDIA H100 80GB HBM3","available":true,"memory_bytes":%d,"compute_capability":"9.0"}`, index, int64(gib)<<30)
 }
 
 func FuzzDetect(f *testing.F) {
@@ -164,3 +179,183 @@ func FuzzDetect(f *testing.F) {
 func FuzzSuggestQuant(f *testing.F)     { fuzzExport(f, 1, planSeeds...) }
 func FuzzPlanSharding(f *testing.F)     { fuzzExport(f, 2, planSeeds...) }
 func FuzzEstimateTraining(f *testing.F) { fuzzExport(f, 3, planSeeds...) }
+
+// answerKeys are the top-level keys every answer of export i has.
+var answerKeys = [][]string{
+	{"schema_version", "devices", "system_io", "warnings"},
+	{"quant", "fits", "devices", "memory", "levels", "explanation", "warnings"},
+	{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size", "engine_args", "levels", "explanation", "warnings"},
+	{"fits", "method", "per_device", "devices", "num_devices", "explanation", "warnings"},
+}
+
+var quantNames = map[string]bool{"fp32": true, "fp16": true, "bf16": true, "fp8": true, "int8": true, "int4": true}
+
+type answerMemory struct {
+	WeightsBytes     int64 `json:"weights_bytes"`
+	KVCacheBytes     int64 `json:"kv_cache_bytes"`
+	ActivationsBytes int64 `json:"activations_bytes"`
+	OverheadBytes    int64 `json:"overhead_bytes"`
+	TotalBytes       int64 `json:"total_bytes"`
+}
+
+func (m answerMemory) check(t testing.TB, what string) {
+	t.Helper()
+	for name, v := range map[string]int64{"weights": m.WeightsBytes, "kv_cache": m.KVCacheBytes,
+		"activations": m.ActivationsBytes, "overhead": m.OverheadBytes, "total": m.TotalBytes} {
+		require.GreaterOrEqual(t, v, int64(0), "%s: negative %s bytes", what, name)
+	}
+	require.Equal(t, m.WeightsBytes+m.KVCacheBytes+m.ActivationsBytes+m.OverheadBytes, m.TotalBytes, "%s: total is not the sum of its parts", what)
+}
+
+type answerLevels []struct {
+	Quant      string `json:"quant"`
+	TotalBytes int64  `json:"total_bytes"`
+}
+
+func (l answerLevels) check(t testing.TB) {
+	t.Helper()
+	for _, row := range l {
+		require.True(t, quantNames[row.Quant], "level %q", row.Quant)
+		require.GreaterOrEqual(t, row.TotalBytes, int64(0), "level %s: negative total", row.Quant)
+	}
+}
+
+// checkAnswer asserts what holds for every answer (not error) of export i
+// whatever the input: the expected top-level keys; a detected registry that
+// the registry decoder accepts (no negative memory, known kinds, unique ids);
+// no negative memory figure; a fitting plan whose shards fit their devices
+// and cover every layer exactly once per tensor-parallel rank.
+func checkAnswer(t testing.TB, i int, answer string) {
+	t.Helper()
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal([]byte(answer), &top))
+	for _, k := range answerKeys[i] {
+		require.Contains(t, top, k, "%s answer lacks %q: %.300s", exportNames[i], k, answer)
+	}
+	switch i {
+	case 0:
+		_, err := registry.Decode([]byte(answer))
+		require.NoError(t, err, "detected registry is not a valid registry: %.300s", answer)
+	case 1:
+		checkSuggestAnswer(t, answer)
+	case 2:
+		checkShardingAnswer(t, answer)
+	case 3:
+		checkTrainingAnswer(t, answer)
+	}
+}
+
+func checkSuggestAnswer(t testing.TB, answer string) {
+	t.Helper()
+	var a struct {
+		Quant   string       `json:"quant"`
+		Fits    bool         `json:"fits"`
+		Devices []string     `json:"devices"`
+		Memory  answerMemory `json:"memory"`
+		Levels  answerLevels `json:"levels"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(answer), &a))
+	a.Memory.check(t, "memory")
+	a.Levels.check(t)
+	if a.Fits {
+		require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
+		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
+	}
+}
+
+func checkShardingAnswer(t testing.TB, answer string) {
+	t.Helper()
+	var a struct {
+		Fits     bool   `json:"fits"`
+		Strategy string `json:"strategy"`
+		Quant    string `json:"quant"`
+		Model    struct {
+			Layers int `json:"layers"`
+		} `json:"model"`
+		Memory answerMemory `json:"memory"`
+		Shards []struct {
+			DeviceID             string `json:"device_id"`
+			LayerStart           int    `json:"layer_start"`
+			LayerEnd             int    `json:"layer_end"`
+			MemoryBytes          int64  `json:"memory_bytes"`
+			MemoryAvailableBytes int64  `json:"memory_available_bytes"`
+			Stage                int    `json:"stage"`
+			TPRank               int    `json:"tp_rank"`
+		} `json:"shards"`
+		TPSize int          `json:"tp_size"`
+		PPSize int          `json:"pp_size"`
+		Levels answerLevels `json:"levels"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(answer), &a))
+	a.Memory.check(t, "memory")
+	a.Levels.check(t)
+	if !a.Fits {
+		require.Empty(t, a.Shards, "a plan that does not fit has shards: %.300s", answer)
+		return
+	}
+	require.Contains(t, []string{"none", "tensor_parallel", "pipeline_parallel", "data_parallel", "cpu_offload"}, a.Strategy)
+	require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
+	require.NotEmpty(t, a.Shards, "fits without shards: %.300s", answer)
+	var total int64
+	next := map[int]int{} // tensor-parallel rank -> the next layer it must hold
+	devices := map[string]bool{}
+	stages := map[int]bool{}
+	for _, s := range a.Shards {
+		require.False(t, devices[s.DeviceID], "device %s holds two shards: %.300s", s.DeviceID, answer)
+		devices[s.DeviceID] = true
+		require.GreaterOrEqual(t, s.MemoryBytes, int64(0), "shard %s: negative memory", s.DeviceID)
+		require.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes, "shard %s overfilled: %.300s", s.DeviceID, answer)
+		require.Less(t, s.LayerStart, s.LayerEnd, "shard %s holds no layer", s.DeviceID)
+		require.Equal(t, next[s.TPRank], s.LayerStart, "rank %d: layers not contiguous: %.300s", s.TPRank, answer)
+		next[s.TPRank] = s.LayerEnd
+		stages[s.Stage] = true
+		total += s.MemoryBytes
+	}
+	require.Equal(t, total, a.Memory.TotalBytes, "memory.total_bytes is not the shards' sum")
+	require.Len(t, next, a.TPSize)
+	require.Len(t, stages, a.PPSize)
+	for rank, end := range next {
+		require.Less(t, rank, a.TPSize)
+		if a.Model.Layers > 0 {
+			require.Equal(t, a.Model.Layers, end, "rank %d: layers not all covered: %.300s", rank, answer)
+		}
+	}
+}
+
+func checkTrainingAnswer(t testing.TB, answer string) {
+	t.Helper()
+	var a struct {
+		Fits      bool `json:"fits"`
+		PerDevice struct {
+			WeightsBytes      int64 `json:"weights_bytes"`
+			GradientsBytes    int64 `json:"gradients_bytes"`
+			OptimizerBytes    int64 `json:"optimizer_bytes"`
+			ActivationsBytes  int64 `json:"activations_bytes"`
+			FrozenModelsBytes int64 `json:"frozen_models_bytes"`
+			OverheadBytes     int64 `json:"overhead_bytes"`
+			TotalBytes        int64 `json:"total_bytes"`
+		} `json:"per_device"`
+		Devices []struct {
+			DeviceID             string `json:"device_id"`
+			MemoryAvailableBytes int64  `json:"memory_available_bytes"`
+		} `json:"devices"`
+		NumDevices    int `json:"num_devices"`
+		MaxMicroBatch int `json:"max_micro_batch"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(answer), &a))
+	p := a.PerDevice
+	for name, v := range map[string]int64{"weights": p.WeightsBytes, "gradients": p.GradientsBytes, "optimizer": p.OptimizerBytes,
+		"activations": p.ActivationsBytes, "frozen_models": p.FrozenModelsBytes, "overhead": p.OverheadBytes, "total": p.TotalBytes} {
+		require.GreaterOrEqual(t, v, int64(0), "per_device: negative %s bytes: %.300s", name, answer)
+	}
+	require.Equal(t, p.WeightsBytes+p.GradientsBytes+p.OptimizerBytes+p.ActivationsBytes+p.FrozenModelsBytes+p.OverheadBytes,
+		p.TotalBytes, "per_device: total is not the sum of its parts")
+	require.GreaterOrEqual(t, a.MaxMicroBatch, 0)
+	if a.Fits {
+		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
+		require.Len(t, a.Devices, a.NumDevices)
+		for _, d := range a.Devices {
+			require.LessOrEqual(t, p.TotalBytes, d.MemoryAvailableBytes, "device %s overfilled: %.300s", d.DeviceID, answer)
+		}
+	}
+}
