@@ -81,8 +81,38 @@ var bidirectionalLinks = map[string]bool{
 	registry.LinkICI: true, registry.LinkNeuronLink: true,
 }
 
-// newDevice builds the planner's view of one registry device.
-func newDevice(d registry.Device, id string, node int, engine string) *device {
+// specKey is what specs.ForDevice reads of a device: its PCI id, its name
+// and its memory size.
+type specKey struct {
+	pciID, name string
+	memory      int64
+}
+
+type specFound struct {
+	spec specs.Spec
+	ok   bool
+}
+
+// specMemo remembers specs.ForDevice within one request: a registry holds
+// many identical devices, and matching a name normalizes it each time.
+type specMemo map[specKey]specFound
+
+func (sm specMemo) forDevice(d *registry.Device) (specs.Spec, bool) {
+	if sm == nil {
+		return specs.ForDevice(d)
+	}
+	k := specKey{d.PCIID, d.Name, d.MemoryBytes}
+	f, ok := sm[k]
+	if !ok {
+		f.spec, f.ok = specs.ForDevice(d)
+		sm[k] = f
+	}
+	return f.spec, f.ok
+}
+
+// newDevice builds the planner's view of one registry device (sm may be
+// nil).
+func newDevice(d registry.Device, id string, node int, engine string, sm specMemo) *device {
 	dv := &device{ID: id, Node: node, Dev: d, Usable: d.UsableMemory(), Domain: -1}
 	if engine == engineVLLM && d.Kind != registry.KindCPU && d.MemoryBytes > 0 {
 		limit := int64(float64(d.MemoryBytes) * vllmMemoryUtilization)
@@ -90,7 +120,7 @@ func newDevice(d registry.Device, id string, node int, engine string) *device {
 			dv.Usable = limit
 		}
 	}
-	if s, ok := specs.ForDevice(&d); ok {
+	if s, ok := sm.forDevice(&d); ok {
 		dv.Spec = &s
 	}
 	switch {
@@ -112,6 +142,7 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 	byKey := map[string]*pool{}
 	var order []string
 	local := map[string]*device{}
+	sm := specMemo{}
 	for _, d := range reg.Devices {
 		id := prefix + d.ID
 		if !d.Available || d.UsableMemory() <= 0 {
@@ -127,7 +158,7 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 			byKey[key] = p
 			order = append(order, key)
 		}
-		dv := newDevice(d, id, node, engine)
+		dv := newDevice(d, id, node, engine, sm)
 		p.Devices = append(p.Devices, dv)
 		local[d.ID] = dv
 	}

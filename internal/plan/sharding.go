@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -210,7 +211,7 @@ func identicalGroups(ds []*device) [][]*device {
 	idx := map[string]int{}
 	var out [][]*device
 	for _, d := range ds {
-		k := fmt.Sprintf("%s|%d", d.Dev.Name, d.Dev.MemoryBytes)
+		k := d.Dev.Name + "|" + strconv.FormatInt(d.Dev.MemoryBytes, 10)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
@@ -537,7 +538,7 @@ func hostDevice(req *Request, want map[string]bool) *device {
 	}
 	for _, d := range req.Registry.Devices {
 		if d.Kind == registry.KindCPU && d.Available && d.UsableMemory() > 0 && (want == nil || want[d.ID]) {
-			return newDevice(d, d.ID, 0, req.Engine)
+			return newDevice(d, d.ID, 0, req.Engine, nil)
 		}
 	}
 	return nil
