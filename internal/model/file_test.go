@@ -3,7 +3,6 @@ package model
 import (
 	"bytes"
 	"encoding/binary"
-	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -339,6 +338,9 @@ func TestReadSafetensorsHostile(t *testing.T) {
 		"negative dim":  safetensorsFile(t, map[string]any{"x": map[string]any{"dtype": "F32", "shape": []int{-1}}}),
 		"overflow":      safetensorsFile(t, map[string]any{"x": st("F32", 1<<40, 1<<40)}),
 		"too many dims": safetensorsFile(t, map[string]any{"x": st("F32", 1, 1, 1, 1, 1, 1, 1, 1, 1)}),
+		"no tensors":    safetensorsFile(t, map[string]any{"__metadata__": map[string]string{"format": "pt"}}),
+		"empty header":  lenOnly(2),
+		"zero elements": safetensorsFile(t, map[string]any{"x": st("F16", 0, 4096)}),
 	} {
 		_, err := ReadSafetensors(bytes.NewReader(data))
 		require.Error(t, err, name)
@@ -366,6 +368,14 @@ func TestModelDirectory(t *testing.T) {
 	assert.Equal(t, 512, m.MaxContext)
 	assert.Equal(t, "bf16", m.FileQuant)
 
+	// Safetensors files without tensors are a model_file error, not a model
+	// of zero parameters.
+	empty := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "config.json"), b, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(empty, "model.safetensors"), safetensorsFile(t, map[string]any{}), 0o600))
+	_, err = Resolve(Spec{Path: empty})
+	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
+
 	// A directory without config.json is a model_file error.
 	_, err = Resolve(Spec{Path: t.TempDir()})
 	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
@@ -386,10 +396,28 @@ func FuzzGGUF(f *testing.F) {
 		if err == nil {
 			require.Positive(t, m.Params)
 			require.LessOrEqual(t, float64(m.Params), MaxParams)
+			checkFileModel(t, m)
 		} else {
 			require.Equal(t, errs.ModelFile, errs.CodeOf(err))
 		}
 	})
+}
+
+// checkFileModel asserts what holds for any model read from a file header:
+// active parameters within the total, no negative shape figure or size.
+func checkFileModel(t *testing.T, m *Model) {
+	t.Helper()
+	require.GreaterOrEqual(t, m.ActiveParams, int64(0), "negative active params")
+	require.LessOrEqual(t, m.ActiveParams, m.Params, "more active params than params")
+	require.GreaterOrEqual(t, m.FileWeightBytes, int64(0))
+	for name, v := range map[string]int{"layers": m.Layers, "hidden": m.Hidden, "heads": m.Heads, "kv_heads": m.KVHeads,
+		"head_dim": m.HeadDim, "intermediate": m.Intermediate, "vocab": m.Vocab, "max_context": m.MaxContext,
+		"experts": m.Experts, "experts_per_token": m.ExpertsPerToken, "shared_experts": m.SharedExperts,
+		"moe_intermediate": m.MoEIntermediate, "dense_layers": m.DenseLayers, "kv_lora_rank": m.KVLoRARank,
+		"q_lora_rank": m.QLoRARank, "qk_rope_head_dim": m.QKRopeHeadDim, "qk_nope_head_dim": m.QKNopeHeadDim,
+		"v_head_dim": m.VHeadDim, "sliding_window": m.SlidingWindow, "sliding_layers": m.SlidingLayers} {
+		require.GreaterOrEqual(t, v, 0, "negative %s", name)
+	}
 }
 
 // FuzzSafetensors: no input may panic.
@@ -399,8 +427,9 @@ func FuzzSafetensors(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		m, err := ReadSafetensors(bytes.NewReader(data))
 		if err == nil {
-			require.GreaterOrEqual(t, m.Params, int64(0))
-			require.False(t, math.IsNaN(float64(m.Params)))
+			require.Positive(t, m.Params)
+			require.LessOrEqual(t, float64(m.Params), MaxParams)
+			checkFileModel(t, m)
 		} else {
 			require.Equal(t, errs.ModelFile, errs.CodeOf(err))
 		}

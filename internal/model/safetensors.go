@@ -51,8 +51,15 @@ func ReadSafetensors(r io.Reader) (*Model, error) {
 	if err := s.add(r); err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, "safetensors")
 	}
+	if s.params == 0 {
+		return nil, errs.New(errs.ModelFile, "safetensors: %v", errNoTensors)
+	}
 	return s.model(), nil
 }
+
+// errNoTensors: a header without tensor elements ("{}", only __metadata__,
+// only empty shapes) would be planned as a model of zero parameters.
+var errNoTensors = errors.New("the file has no tensors")
 
 func (s *safetensorsSummary) add(r io.Reader) error {
 	var lenBuf [8]byte
@@ -174,6 +181,10 @@ func fromDir(dir string) (*Model, error) {
 		if err := addSafetensorsFile(s, p); err != nil {
 			return nil, err
 		}
+	}
+	if s.params == 0 {
+		// setParams would replace config.json's shape-derived count by 0.
+		return nil, errs.New(errs.ModelFile, "%s: the safetensors files hold no tensors", dir)
 	}
 	fm := s.model()
 	setParams(m, fm.Params)
