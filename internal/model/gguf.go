@@ -375,7 +375,11 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	m.QLoRARank = num("attention.q_lora_rank")
 	if m.KVLoRARank > 0 {
 		m.QKRopeHeadDim = num("rope.dimension_count")
-		m.QKNopeHeadDim = num("attention.key_length") - m.QKRopeHeadDim
+		// key_length is nope + rope; absent or not above rope, the nope
+		// dimension is unknown (0), never negative.
+		if kl := num("attention.key_length"); kl > m.QKRopeHeadDim {
+			m.QKNopeHeadDim = kl - m.QKRopeHeadDim
+		}
 		m.VHeadDim = num("attention.value_length")
 	} else {
 		m.HeadDim = num("attention.key_length")
@@ -399,6 +403,11 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 		case "gemma3_text":
 			m.SlidingLayers = m.Layers - m.Layers/6
 		}
+	}
+	if m.Experts > 0 && m.ExpertsPerToken > m.Experts {
+		// As FromConfig: more experts per token than experts would make the
+		// active count exceed the total.
+		return nil, fmt.Errorf("expert_used_count %d exceeds expert_count %d", m.ExpertsPerToken, m.Experts)
 	}
 	m.Params = h.params
 	m.ActiveParams = h.params
