@@ -278,23 +278,15 @@ func checkInput(input []byte) error {
 }
 
 // depth returns the deepest nesting of [ and { outside strings (stopping
-// early once past MaxDepth).
+// early once past MaxDepth). Strings are skipped with bytes.IndexByte: in a
+// registry most bytes are inside strings.
 func depth(b []byte) int {
 	d, max := 0, 0
-	inStr, esc := false, false
-	for _, c := range b {
-		switch {
-		case inStr:
-			if esc {
-				esc = false
-			} else if c == '\\' {
-				esc = true
-			} else if c == '"' {
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i+1)
+		case '[', '{':
 			d++
 			if d > max {
 				max = d
@@ -302,9 +294,27 @@ func depth(b []byte) int {
 					return max
 				}
 			}
-		case c == ']' || c == '}':
+		case ']', '}':
 			d--
 		}
 	}
 	return max
+}
+
+// stringEnd returns the index of the quote that closes the string whose
+// content starts at i (a backslash escapes the byte after it), or len(b)
+// when the string is not closed.
+func stringEnd(b []byte, i int) int {
+	for i < len(b) {
+		q := bytes.IndexByte(b[i:], '"')
+		if q < 0 {
+			return len(b)
+		}
+		e := bytes.IndexByte(b[i:i+q], '\\')
+		if e < 0 {
+			return i + q
+		}
+		i += e + 2
+	}
+	return len(b)
 }
