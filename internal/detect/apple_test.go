@@ -1,0 +1,302 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// m3ProMemory is hw.memsize of the macbook-m3-pro fixture: 36 GB.
+const m3ProMemory = int64(36) << 30
+
+func TestAppleM3ProFixture(t *testing.T) {
+	reg := detectFixture(t, "macbook-m3-pro", nil)
+	assert.Empty(t, reg.Warnings)
+
+	gpus := devicesOfKind(reg, registry.KindMetal)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "metal:0", g.ID)
+	assert.Equal(t, "Apple M3 Pro", g.Name)
+	assert.Equal(t, "apple", g.Vendor)
+	assert.True(t, g.Available)
+	assert.Equal(t, 18, g.Cores)
+	assert.Equal(t, m3ProMemory, g.MemoryBytes)
+	assert.True(t, g.MemoryShared, "unified memory is the host's RAM")
+	assert.Nil(t, g.MemoryFreeBytes)
+	assert.InDelta(t, 150.0, g.MemoryBandwidthGBs, 1e-9) // devices.json "Apple M3 Pro"
+	assert.Equal(t, "Metal 3", g.ComputeCapability)
+	assert.Equal(t, []string{"fp32", "fp16", "int8", "int4"}, g.Quantizations)
+	assert.Equal(t, map[string]string{"name": "system_profiler", "cores": "system_profiler",
+		"memory_bytes": "sysctl", "compute_capability": "system_profiler",
+		"memory_bandwidth_gb_s": "datasheet"}, g.Sources)
+	assert.Empty(t, g.PCIBusID)
+
+	anes := devicesOfKind(reg, registry.KindAppleNPU)
+	require.Len(t, anes, 1)
+	a := anes[0]
+	assert.Equal(t, "Apple Neural Engine", a.Name)
+	assert.Equal(t, 16, a.Cores)
+	assert.Zero(t, a.MemoryBytes, "the Neural Engine has no memory of its own")
+	assert.True(t, a.MemoryShared)
+	assert.True(t, a.Available)
+	assert.Equal(t, []string{"fp16", "int8"}, a.Quantizations)
+
+	// Only the cpu backend's device: the apple backend adds no second CPU.
+	assert.Len(t, devicesOfKind(reg, registry.KindCPU), 1)
+	assert.Len(t, reg.Devices, 3)
+}
+
+// An Intel Mac: no Apple GPU or Neural Engine, sysctl's failure on the
+// hw.perflevel names is no warning, and system_profiler (whose fixture
+// script fails on any argument) never runs.
+func TestAppleIntelMacHasNoAppleDevice(t *testing.T) {
+	reg := detectFixture(t, "macbook-pro-intel-2019", nil)
+	assert.Empty(t, devicesOfKind(reg, registry.KindMetal))
+	assert.Empty(t, devicesOfKind(reg, registry.KindAppleNPU))
+	assert.Empty(t, warningCodes(reg))
+}
+
+// Linux machines have no system_profiler: the apple backend stays silent.
+func TestAppleAbsentOnLinuxFixtures(t *testing.T) {
+	for _, name := range []string{"cpu-only", "dgx-h100", "desktop-rtx-igpu"} {
+		t.Run(name, func(t *testing.T) {
+			reg := detectFixture(t, name, nil)
+			assert.Empty(t, devicesOfKind(reg, registry.KindMetal))
+			assert.Empty(t, devicesOfKind(reg, registry.KindAppleNPU))
+			for _, w := range reg.Warnings {
+				assert.NotEqual(t, backendApple, w.Backend, w.Message)
+			}
+		})
+	}
+}
+
+// appleMachine is the macbook-m3-pro fixture with its tools copied to a
+// temporary bin/, where a test replaces one by a script of its own.
+func appleMachine(t *testing.T, fixture string, replace map[string]string) Options {
+	t.Helper()
+	opts := fixtureOptions(t, fixture, nil)
+	bin := t.TempDir()
+	for _, tool := range []string{toolSysctl, toolSPProf} {
+		b, err := os.ReadFile(filepath.Join(opts.Path, tool))
+		require.NoError(t, err)
+		if body, ok := replace[tool]; ok {
+			b = []byte(body)
+		}
+		writeFakeTool(t, bin, tool, string(b))
+	}
+	opts.Path = bin
+	return opts
+}
+
+func detectAppleOnly(t *testing.T, opts Options) *registry.Registry {
+	t.Helper()
+	reg, err := detectWith(context.Background(), opts, []Backend{{Name: backendApple, Detect: detectApple}})
+	require.NoError(t, err)
+	return reg
+}
+
+func TestAppleToolFailures(t *testing.T) {
+	tests := []struct {
+		name      string
+		replace   map[string]string
+		wantCodes []string
+		wantGPU   bool
+		wantName  string
+		wantCores int
+	}{
+		{
+			name:      "system_profiler fails: the GPU stays, named by sysctl",
+			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho 'system_profiler: crashed' >&2\nexit 3\n"},
+			wantCodes: []string{"apple/tool_failed"},
+			wantGPU:   true, wantName: "Apple M3 Pro",
+		},
+		{
+			name:      "system_profiler prints garbage",
+			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ {'\n"},
+			wantCodes: []string{"apple/parse_error"},
+			wantGPU:   true, wantName: "Apple M3 Pro",
+		},
+		{
+			name:      "system_profiler lists no Apple GPU",
+			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ ]}'\n"},
+			wantCodes: []string{"apple/parse_error"},
+			wantGPU:   true, wantName: "Apple M3 Pro",
+		},
+		{
+			name:      "sysctl fails on a name it should know",
+			replace:   map[string]string{toolSysctl: "#!/bin/sh\necho \"sysctl: unknown oid 'hw.memsize'\" >&2\nexit 1\n"},
+			wantCodes: []string{"apple/tool_failed"},
+		},
+		{
+			name:      "sysctl prints nothing",
+			replace:   map[string]string{toolSysctl: "#!/bin/sh\nexit 0\n"},
+			wantCodes: []string{"apple/tool_failed"},
+		},
+		{
+			name:      "hw.memsize garbage: GPU without memory",
+			replace:   map[string]string{toolSysctl: "#!/bin/sh\nprintf '%s\\n' 'lots' 'Apple M3 Pro' 12 6 6\n"},
+			wantCodes: []string{"apple/parse_error"},
+			wantGPU:   true, wantName: "Apple M3 Pro", wantCores: 18,
+		},
+		{
+			name:      "sppci_cores not a number",
+			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\":[{\"spdisplays_vendor\":\"sppci_vendor_Apple\",\"sppci_cores\":\"many\",\"sppci_model\":\"Apple M3 Pro\"}]}'\n"},
+			wantCodes: []string{"apple/parse_error"},
+			wantGPU:   true, wantName: "Apple M3 Pro",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := detectAppleOnly(t, appleMachine(t, "macbook-m3-pro", tt.replace))
+			assert.Equal(t, tt.wantCodes, warningCodes(reg))
+			gpus := devicesOfKind(reg, registry.KindMetal)
+			if !tt.wantGPU {
+				assert.Empty(t, reg.Devices)
+				return
+			}
+			require.Len(t, gpus, 1)
+			assert.Equal(t, tt.wantName, gpus[0].Name)
+			assert.Equal(t, tt.wantCores, gpus[0].Cores)
+			if gpus[0].MemoryBytes > 0 {
+				assert.True(t, gpus[0].MemoryShared)
+			}
+		})
+	}
+}
+
+func TestAppleNoExecRunsNothing(t *testing.T) {
+	opts := fixtureOptions(t, "macbook-m3-pro", nil)
+	opts.NoExec = true
+	reg := detectAppleOnly(t, opts)
+	assert.Empty(t, reg.Devices)
+	assert.Empty(t, reg.Warnings)
+}
+
+func TestParseSysctlHost(t *testing.T) {
+	tests := []struct {
+		name   string
+		out    string
+		want   sysctlHost
+		issues []string
+	}{
+		{"apple silicon", "38654705664\nApple M3 Pro\n12\n6\n6\n",
+			sysctlHost{MemoryBytes: 38654705664, Brand: "Apple M3 Pro", LogicalCPUs: 12, PerfLevel0: 6, PerfLevel1: 6}, nil},
+		{"intel mac: a prefix", "17179869184\nIntel(R) Core(TM) i9-9880H CPU @ 2.30GHz\n16\n",
+			sysctlHost{MemoryBytes: 17179869184, Brand: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", LogicalCPUs: 16}, nil},
+		{"memsize not a number", "lots\nApple M1\n8\n", sysctlHost{Brand: "Apple M1", LogicalCPUs: 8}, []string{"parse_error"}},
+		{"memsize beyond 1 PiB", "9223372036854775807\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
+		{"memsize overflows int64", "99999999999999999999\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
+		{"memsize zero", "0\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
+		{"ncpu garbage", "8589934592\nApple M1\n-4\n4\nx\n", sysctlHost{MemoryBytes: 8589934592, Brand: "Apple M1", PerfLevel0: 4},
+			[]string{"parse_error", "parse_error"}},
+		{"empty", "", sysctlHost{}, nil},
+		{"escape in brand", "8589934592\n\x1b[31mApple M1\x1b[0m\n", sysctlHost{MemoryBytes: 8589934592, Brand: "Apple M1"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, issues := parseSysctlHost(tt.out)
+			assert.Equal(t, tt.want, got)
+			var codes []string
+			for _, is := range issues {
+				codes = append(codes, is.Code)
+			}
+			assert.Equal(t, tt.issues, codes)
+		})
+	}
+}
+
+func TestIsAppleSilicon(t *testing.T) {
+	for brand, want := range map[string]bool{
+		"Apple M1": true, "Apple M3 Pro": true, "Apple M4 Max": true, "Apple M10": true,
+		"Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz": false, "Apple Silicon": false,
+		"Apple M": false, "": false, "apple m1": false,
+	} {
+		assert.Equal(t, want, isAppleSilicon(brand), brand)
+	}
+}
+
+// Bandwidth from devices.json; the binned Max chips only by a GPU core
+// count a record names.
+func TestAppleBandwidth(t *testing.T) {
+	tests := []struct {
+		chip  string
+		cores int
+		want  float64
+	}{
+		{"Apple M1", 8, 68.25},
+		{"Apple M2 Pro", 19, 200},
+		{"Apple M3 Pro", 18, 150},
+		{"Apple M3", 10, 100},
+		{"Apple M4 Pro", 20, 273},
+		{"Apple M3 Max", 30, 300},
+		{"Apple M3 Max", 40, 400},
+		{"Apple M3 Max", 0, 0},
+		{"Apple M4 Max", 40, 546},
+		{"Apple M4 Max", 32, 0}, // the lower bin: no record states its core count
+		{"Apple M5", 10, 0},
+		{"Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", 0, 0},
+	}
+	for _, tt := range tests {
+		assert.InDelta(t, tt.want, appleBandwidth(tt.chip, tt.cores), 1e-9, "%s %d cores", tt.chip, tt.cores)
+	}
+}
+
+func TestMetalSupport(t *testing.T) {
+	assert.Equal(t, "Metal 3", metalSupport("spdisplays_metal3"))
+	assert.Equal(t, "Metal 4", metalSupport("spdisplays_metal4"))
+	assert.Empty(t, metalSupport("spdisplays_supported"))
+	assert.Empty(t, metalSupport(""))
+}
+
+// The fixture's own system_profiler output, through the parser.
+func TestParseSPDisplaysFixture(t *testing.T) {
+	opts := fixtureOptions(t, "macbook-m3-pro", nil)
+	res := NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), toolSPProf, spDisplaysArgs...)
+	require.NoError(t, res.Err)
+	ds, err := parseSPDisplays(res.Stdout)
+	require.NoError(t, err)
+	require.Len(t, ds, 1)
+	e, ok := appleGPUEntry(ds)
+	require.True(t, ok)
+	assert.Equal(t, "Apple M3 Pro", e.Model)
+	cores, ok := e.gpuCores()
+	assert.True(t, ok)
+	assert.Equal(t, 18, cores)
+}
+
+// macHostCPU is the hook for the cpu backend on a machine without /proc.
+func TestMacHostCPU(t *testing.T) {
+	tests := []struct {
+		fixture string
+		want    registry.Device
+	}{
+		{"macbook-m3-pro", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
+			Name: "Apple M3 Pro", Vendor: "apple", Cores: 12, Threads: 12, MemoryBytes: m3ProMemory,
+			Quantizations: cpuQuantizations,
+			Sources:       map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
+		{"macbook-pro-intel-2019", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
+			Name: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", Vendor: "intel", Cores: 16, Threads: 16,
+			MemoryBytes: 16 << 30, Quantizations: cpuQuantizations,
+			Sources: map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.fixture, func(t *testing.T) {
+			m, err := NewMachine(fixtureOptions(t, tt.fixture, nil))
+			require.NoError(t, err)
+			d, ok := macHostCPU(context.Background(), m)
+			require.True(t, ok)
+			assert.Equal(t, tt.want, d)
+		})
+	}
+	m, err := NewMachine(fixtureOptions(t, "cpu-only", nil))
+	require.NoError(t, err)
+	_, ok := macHostCPU(context.Background(), m)
+	assert.False(t, ok, "no system_profiler: not a Mac")
+}
