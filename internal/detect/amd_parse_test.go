@@ -72,6 +72,9 @@ func FuzzRocmParseSMIJSON(f *testing.F) {
 		for _, c := range rep.Cards {
 			assert.GreaterOrEqual(t, c.VRAMTotal, int64(0))
 			assert.GreaterOrEqual(t, c.VRAMUsed, int64(-1))
+			// Above 1 PiB is absurd (memory.go), never kept.
+			assert.LessOrEqual(t, c.VRAMTotal, int64(1)<<50)
+			assert.LessOrEqual(t, c.VRAMUsed, int64(1)<<50)
 			assert.GreaterOrEqual(t, c.NUMANode, -1)
 			assert.GreaterOrEqual(t, c.Index, 0)
 		}

@@ -135,6 +135,7 @@ func FuzzIntelGPUParseXPUDump(f *testing.F) {
 		assert.LessOrEqual(t, len(devs), maxXPUDevices)
 		for _, d := range devs {
 			assert.GreaterOrEqual(t, d.MemoryBytes, int64(0))
+			assert.LessOrEqual(t, d.MemoryBytes, registry.MaxDeviceMemory)
 			assert.GreaterOrEqual(t, d.ID, -1)
 		}
 	})

@@ -219,6 +219,7 @@ func FuzzNeuronParseNeuronLS(f *testing.F) {
 			require.False(t, seen[d.Index])
 			seen[d.Index] = true
 			require.True(t, d.MemoryBytes == -1 || d.MemoryBytes > 0)
+			require.LessOrEqual(t, d.MemoryBytes, registry.MaxDeviceMemory)
 			require.True(t, d.Cores == -1 || d.Cores > 0)
 			require.GreaterOrEqual(t, d.NUMANode, -1)
 			for _, p := range d.ConnectedTo {
