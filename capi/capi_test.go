@@ -172,13 +172,29 @@ func gpuSeed(index, gib int) string {
 }
 
 func FuzzDetect(f *testing.F) {
-	fuzzExport(f, 0, fixtureOptions(f, "dgx-h100"), fixtureOptions(f, "cpu-only"), "", "{", "[]",
-		`{"timeout_ms":1e999}`, `{"sysroot":"/nonexistent"}`, `{"backends":["nope"]}`, "\xff")
+	seeds := []string{"", "{", "[]", `{"timeout_ms":1e999}`, `{"sysroot":"/nonexistent"}`, `{"backends":["nope"]}`, "\xff"}
+	for _, m := range []string{"dgx-h100", "cpu-only", "mi300x-8", "gaudi2-8", "nvidia-mig", "tpu-v4", "inf2-48xlarge", "intel-max-4"} {
+		seeds = append(seeds, fixtureOptions(f, m))
+	}
+	// hostile's tools hang until the timeout: 2 s an input is too slow to fuzz.
+	seeds = append(seeds, strings.Replace(fixtureOptions(f, "hostile"), `"timeout_ms":2000`, `"timeout_ms":50`, 1))
+	// Visibility variables and backend selection on a fixture.
+	seeds = append(seeds, strings.TrimSuffix(fixtureOptions(f, "dgx-h100"), "}")+`,"env":{"CUDA_VISIBLE_DEVICES":"1,0,GPU-x,7"},"exclude":["vulkan"]}`)
+	fuzzExport(f, 0, seeds...)
 }
 
-func FuzzSuggestQuant(f *testing.F)     { fuzzExport(f, 1, planSeeds...) }
-func FuzzPlanSharding(f *testing.F)     { fuzzExport(f, 2, planSeeds...) }
-func FuzzEstimateTraining(f *testing.F) { fuzzExport(f, 3, planSeeds...) }
+// fixtureSeeds plan on a fixture machine detected through the request's
+// "detect" options: the whole engine, detection included.
+func fixtureSeeds(f *testing.F) []string {
+	return append(planSeeds[:len(planSeeds):len(planSeeds)],
+		`{"model":{"name":"llama-3.1-70b"},"detect":`+fixtureOptions(f, "dgx-h100")+`}`,
+		`{"model":{"params_b":180},"quant":"auto","detect":`+fixtureOptions(f, "mi300x-8")+`}`,
+		`{"model":{"name":"llama-3.1-8b"},"training":{"method":"qlora"},"detect":`+fixtureOptions(f, "two-nvidia")+`}`)
+}
+
+func FuzzSuggestQuant(f *testing.F)     { fuzzExport(f, 1, fixtureSeeds(f)...) }
+func FuzzPlanSharding(f *testing.F)     { fuzzExport(f, 2, fixtureSeeds(f)...) }
+func FuzzEstimateTraining(f *testing.F) { fuzzExport(f, 3, fixtureSeeds(f)...) }
 
 // answerKeys are the top-level keys every answer of export i has.
 var answerKeys = [][]string{
