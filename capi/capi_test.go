@@ -148,7 +148,7 @@ func fuzzExport(f *testing.F, i int, seeds ...string) {
 		answer, ok := callExport(i, in)
 		require.True(t, ok, "NULL answer")
 		if checkEnvelope(t, answer) == "" {
-			checkAnswer(t, i, answer)
+			checkAnswer(t, i, answer, requestUsable(in))
 		}
 	})
 }
@@ -240,8 +240,10 @@ func (l answerLevels) check(t testing.TB) {
 // whatever the input: the expected top-level keys; a detected registry that
 // the registry decoder accepts (no negative memory, known kinds, unique ids);
 // no negative memory figure; a fitting plan whose shards fit their devices
-// and cover every layer exactly once per tensor-parallel rank.
-func checkAnswer(t testing.TB, i int, answer string) {
+// and cover every layer exactly once per tensor-parallel rank. usable (nil
+// when unknown) maps the request's devices to the memory a plan may use on
+// each: no answer names another device or claims more.
+func checkAnswer(t testing.TB, i int, answer string, usable map[string]int64) {
 	t.Helper()
 	var top map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal([]byte(answer), &top))
@@ -253,15 +255,49 @@ func checkAnswer(t testing.TB, i int, answer string) {
 		_, err := registry.Decode([]byte(answer))
 		require.NoError(t, err, "detected registry is not a valid registry: %.300s", answer)
 	case 1:
-		checkSuggestAnswer(t, answer)
+		checkSuggestAnswer(t, answer, usable)
 	case 2:
-		checkShardingAnswer(t, answer)
+		checkShardingAnswer(t, answer, usable)
 	case 3:
-		checkTrainingAnswer(t, answer)
+		checkTrainingAnswer(t, answer, usable)
 	}
 }
 
-func checkSuggestAnswer(t testing.TB, answer string) {
+// requestUsable reads the registry a planning request carries: device id ->
+// usable memory (free when known, else total). nil when the request has no
+// valid registry, or a cluster (whose ids are prefixed by node).
+func requestUsable(in []byte) map[string]int64 {
+	var req struct {
+		Registry json.RawMessage `json:"registry"`
+		Cluster  json.RawMessage `json:"cluster"`
+	}
+	if json.Unmarshal(in, &req) != nil || len(req.Registry) == 0 || len(req.Cluster) > 0 {
+		return nil
+	}
+	r, err := registry.Decode(req.Registry)
+	if err != nil {
+		return nil
+	}
+	usable := make(map[string]int64, len(r.Devices))
+	for _, d := range r.Devices {
+		usable[d.ID] = d.UsableMemory()
+	}
+	return usable
+}
+
+// checkDevice asserts id is one of the request's devices and avail no more
+// than its usable memory (when the request gave a registry).
+func checkDevice(t testing.TB, usable map[string]int64, id string, avail int64, answer string) {
+	t.Helper()
+	if usable == nil {
+		return
+	}
+	u, ok := usable[id]
+	require.True(t, ok, "device %s is not in the request's registry: %.300s", id, answer)
+	require.LessOrEqual(t, avail, u, "device %s: %d bytes available claimed, the registry gives %d: %.300s", id, avail, u, answer)
+}
+
+func checkSuggestAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
 	var a struct {
 		Quant   string       `json:"quant"`
@@ -277,9 +313,12 @@ func checkSuggestAnswer(t testing.TB, answer string) {
 		require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
 		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
 	}
+	for _, id := range a.Devices {
+		checkDevice(t, usable, id, 0, answer)
+	}
 }
 
-func checkShardingAnswer(t testing.TB, answer string) {
+func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
 	var a struct {
 		Fits     bool   `json:"fits"`
@@ -321,6 +360,7 @@ func checkShardingAnswer(t testing.TB, answer string) {
 		devices[s.DeviceID] = true
 		require.GreaterOrEqual(t, s.MemoryBytes, int64(0), "shard %s: negative memory", s.DeviceID)
 		require.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes, "shard %s overfilled: %.300s", s.DeviceID, answer)
+		checkDevice(t, usable, s.DeviceID, s.MemoryAvailableBytes, answer)
 		require.Less(t, s.LayerStart, s.LayerEnd, "shard %s holds no layer", s.DeviceID)
 		require.Equal(t, next[s.TPRank], s.LayerStart, "rank %d: layers not contiguous: %.300s", s.TPRank, answer)
 		next[s.TPRank] = s.LayerEnd
@@ -338,7 +378,7 @@ func checkShardingAnswer(t testing.TB, answer string) {
 	}
 }
 
-func checkTrainingAnswer(t testing.TB, answer string) {
+func checkTrainingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
 	var a struct {
 		Fits      bool `json:"fits"`
@@ -373,5 +413,8 @@ func checkTrainingAnswer(t testing.TB, answer string) {
 		for _, d := range a.Devices {
 			require.LessOrEqual(t, p.TotalBytes, d.MemoryAvailableBytes, "device %s overfilled: %.300s", d.DeviceID, answer)
 		}
+	}
+	for _, d := range a.Devices {
+		checkDevice(t, usable, d.DeviceID, d.MemoryAvailableBytes, answer)
 	}
 }
