@@ -48,8 +48,14 @@ func TestAppleM3ProFixture(t *testing.T) {
 	assert.True(t, a.Available)
 	assert.Equal(t, []string{"fp16", "int8"}, a.Quantizations)
 
-	// Only the cpu backend's device: the apple backend adds no second CPU.
-	assert.Len(t, devicesOfKind(reg, registry.KindCPU), 1)
+	// Only the cpu backend's device: the apple backend adds no second CPU;
+	// without /proc the cpu backend describes the host through sysctl.
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Apple M3 Pro", cpus[0].Name)
+	assert.Equal(t, m3ProMemory, cpus[0].MemoryBytes)
+	assert.Equal(t, 12, cpus[0].Cores)
+	assert.Equal(t, "sysctl", cpus[0].Sources["memory_bytes"])
 	assert.Len(t, reg.Devices, 3)
 }
 
@@ -58,6 +64,10 @@ func TestAppleM3ProFixture(t *testing.T) {
 // script fails on any argument) never runs.
 func TestAppleIntelMacHasNoAppleDevice(t *testing.T) {
 	reg := detectFixture(t, "macbook-pro-intel-2019", nil)
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", cpus[0].Name)
+	assert.Equal(t, int64(16<<30), cpus[0].MemoryBytes)
 	assert.Empty(t, devicesOfKind(reg, registry.KindMetal))
 	assert.Empty(t, devicesOfKind(reg, registry.KindAppleNPU))
 	assert.Empty(t, warningCodes(reg))

@@ -28,8 +28,16 @@ func init() {
 	register(Backend{Name: backendCPU, Detect: detectCPU})
 }
 
-func detectCPU(_ context.Context, m *Machine) Findings {
+func detectCPU(ctx context.Context, m *Machine) Findings {
 	var f Findings
+	if !m.Exists(PathCPUInfo) && !m.Exists(PathMemInfo) {
+		// No procfs: a Mac describes its host through sysctl (apple.go); its
+		// warnings are the apple backend's to report.
+		if d, ok := macHostCPU(ctx, m); ok {
+			f.Devices = append(f.Devices, d)
+			return f
+		}
+	}
 	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 		Quantizations: append([]string(nil), cpuQuantizations...)}
 
