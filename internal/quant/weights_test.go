@@ -237,3 +237,39 @@ func TestWeightsMemoMatchesCompute(t *testing.T) {
 	small.Layers = 16
 	assert.NotEqual(t, WeightsBytes(model.Lookup("Llama-3.1-8B"), INT4), WeightsBytes(&small, INT4))
 }
+
+// TestWeightsMemoConcurrent: the memo is shared by every C caller's thread;
+// concurrent askers (run with -race) get the computed answers while the memo
+// is being filled.
+func TestWeightsMemoConcurrent(t *testing.T) {
+	base := *model.Lookup("Llama-3.1-8B")
+	levels := []Level{BF16, INT4, "q4_k_m"}
+	want := map[int]map[Level]int64{}
+	for layers := 1; layers <= 40; layers++ {
+		m := base
+		m.Layers = layers
+		want[layers] = map[Level]int64{}
+		for _, l := range levels {
+			want[layers][l] = (&Weights{m: &m}).compute(l)
+		}
+	}
+	done := make(chan map[string]int64)
+	for g := 0; g < 8; g++ {
+		go func(g int) {
+			bad := map[string]int64{}
+			for i := 0; i < 200; i++ {
+				layers := 1 + (g*7+i)%40
+				m := base
+				m.Layers = layers
+				l := levels[i%len(levels)]
+				if got := WeightsBytes(&m, l); got != want[layers][l] {
+					bad[string(l)] = got
+				}
+			}
+			done <- bad
+		}(g)
+	}
+	for g := 0; g < 8; g++ {
+		assert.Empty(t, <-done)
+	}
+}
