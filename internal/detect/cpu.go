@@ -41,8 +41,7 @@ func detectCPU(ctx context.Context, m *Machine) Findings {
 	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 		Quantizations: append([]string(nil), cpuQuantizations...)}
 
-	if text, ok := readCPUInfo(m, &f); ok {
-		info := parseCPUInfo(text)
+	if info, ok := hostCPUInfo(m, &f); ok {
 		if info.Name != "" {
 			d.Name = info.Name
 			d.SetSource("name", "procfs")
@@ -92,6 +91,28 @@ func readProcText(m *Machine, f *Findings, backend, name string) (string, bool) 
 		return "", false
 	}
 	return string(b), true
+}
+
+// hostCPUInfo is the parsed /proc/cpuinfo: remembered from an earlier
+// detection while no CPU was hot-plugged (memo.go), else read and parsed.
+// The witness is taken before the reading, so a CPU plugged in meanwhile
+// makes the next detection read again.
+func hostCPUInfo(m *Machine, f *Findings) (cpuInfo, bool) {
+	witness, stamp, memo := m.cpuWitness()
+	if memo {
+		if info, ok := m.cpuRemembered(witness, stamp); ok {
+			return info, true
+		}
+	}
+	text, ok := readCPUInfo(m, f)
+	if !ok {
+		return cpuInfo{}, false
+	}
+	info := parseCPUInfo(text)
+	if memo {
+		m.rememberCPU(witness, stamp, info)
+	}
+	return info, true
 }
 
 // maxCPUInfoBytes caps /proc/cpuinfo, which outgrows MaxFileBytes: about

@@ -38,6 +38,10 @@ type Machine struct {
 	// every backend, which run concurrently.
 	pciScanOnce sync.Once
 	pci         pciScan
+
+	// memo holds what earlier detections of this sysroot read that cannot
+	// have changed (memo.go); nil for an injected FS.
+	memo *sysrootMemo
 }
 
 // NewMachine builds the view for opts: os.DirFS at the sysroot and the live
@@ -55,7 +59,8 @@ func NewMachine(opts Options) (*Machine, error) {
 	if r == nil {
 		r = NewExecRunner(opts.Path, opts.Timeout)
 	}
-	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts, root: opts.Sysroot}, nil
+	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts, root: opts.Sysroot,
+		memo: memoFor(opts.Sysroot, st)}, nil
 }
 
 // Env returns a visibility variable (CUDA_VISIBLE_DEVICES, ...) as the host

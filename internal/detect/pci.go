@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -96,6 +97,15 @@ type pciFunction struct {
 	once       sync.Once
 	p          PCIDevice
 	deviceRead bool // its "device" file was readable
+
+	// With a memo (memo.go): the stamp of the function's directory, taken
+	// before its attributes were read, and what is remembered for it.
+	stamped bool
+	facts   pciFacts
+
+	linkOnce sync.Once
+	maxSpeed float64
+	maxWidth int
 }
 
 // details reads the function's attributes on first use (concurrent callers
@@ -103,24 +113,62 @@ type pciFunction struct {
 func (fn *pciFunction) details(m *Machine) (PCIDevice, bool) {
 	fn.once.Do(func() {
 		p := &fn.p
-		d, err := m.ReadInt(path.Join(fn.dir, "device"))
-		if err == nil {
-			p.Device = int(d)
+		if fn.facts.haveDetails {
+			p.Device, fn.deviceRead, p.Class = fn.facts.device, fn.facts.deviceRead, fn.facts.class
+			p.SubVendor, p.SubDevice = fn.facts.subVendor, fn.facts.subDevice
+		} else {
+			fn.readIDs(m)
 		}
-		fn.deviceRead = err == nil
-		if c, err := m.ReadInt(path.Join(fn.dir, "class")); err == nil {
-			p.Class = int(c)
-		}
-		if d, err := m.ReadInt(path.Join(fn.dir, "subsystem_vendor")); err == nil {
-			p.SubVendor = int(d)
-		}
-		if d, err := m.ReadInt(path.Join(fn.dir, "subsystem_device")); err == nil {
-			p.SubDevice = int(d)
-		}
+		// Mutable: a driver binds and unbinds, numa_node can be rewritten.
 		p.NUMANode = m.numaNode(fn.dir)
 		p.Driver = m.LinkBase(path.Join(fn.dir, "driver"))
 	})
 	return fn.p, fn.deviceRead
+}
+
+// readIDs reads the function's device, class and subsystem ids, and
+// remembers them when every reading is one that may be (memo.go).
+func (fn *pciFunction) readIDs(m *Machine) {
+	p := &fn.p
+	stable := true
+	// An unreadable or garbled id stays 0 (unknown): ReadInt's value then
+	// means nothing.
+	ids := []*int{&p.Device, &p.Class, &p.SubVendor, &p.SubDevice}
+	for i, name := range []string{"device", "class", "subsystem_vendor", "subsystem_device"} {
+		v, err := m.ReadInt(path.Join(fn.dir, name))
+		stable = stable && stableReadErr(err)
+		if err == nil {
+			*ids[i] = int(v)
+		}
+		if i == 0 {
+			fn.deviceRead = err == nil
+		}
+	}
+	if fn.stamped && stable {
+		f := fn.facts
+		f.haveDetails, f.device, f.deviceRead, f.class, f.subVendor, f.subDevice =
+			true, p.Device, fn.deviceRead, p.Class, p.SubVendor, p.SubDevice
+		m.rememberPCI(path.Base(fn.dir), f)
+	}
+}
+
+// maxLink returns the function's maximum PCIe link, remembered with its
+// ids when the scan stamped its directory.
+func (fn *pciFunction) maxLink(m *Machine) (float64, int) {
+	fn.linkOnce.Do(func() {
+		if fn.facts.haveMaxLink {
+			fn.maxSpeed, fn.maxWidth = fn.facts.maxSpeed, fn.facts.maxWidth
+			return
+		}
+		var stable bool
+		fn.maxSpeed, fn.maxWidth, stable = m.readLinkStable(fn.dir, "max")
+		if fn.stamped && stable {
+			f := fn.facts
+			f.haveMaxLink, f.maxSpeed, f.maxWidth = true, fn.maxSpeed, fn.maxWidth
+			m.rememberPCI(path.Base(fn.dir), f)
+		}
+	})
+	return fn.maxSpeed, fn.maxWidth
 }
 
 // scanned returns the function whose sysfs directory is named dir, as the
@@ -133,6 +181,15 @@ func (m *Machine) scanned(dir string) (p PCIDevice, deviceRead, ok bool) {
 	}
 	p, deviceRead = fn.details(m)
 	return p, deviceRead, true
+}
+
+// maxLinkOf returns the maximum link of the function named addr: from the
+// scan (remembered across detections) when it has the function, else read.
+func (m *Machine) maxLinkOf(addr, dir string) (float64, int) {
+	if fn, ok := m.scanPCI().byDir[addr]; ok {
+		return fn.maxLink(m)
+	}
+	return m.readLink(dir, "max")
 }
 
 // scannedVendor is the vendor the scan read for the function named dir.
@@ -161,11 +218,21 @@ func readPCITree(m *Machine) pciScan {
 			continue // the kernel names these "dddd:bb:dd.f"; anything else is not a function
 		}
 		dir := path.Join(PathPCIDevices, addr)
-		v, err := m.ReadInt(path.Join(dir, "vendor"))
-		if err != nil {
-			continue
+		fn := &pciFunction{dir: dir}
+		fn.facts.stamp, fn.stamped = m.statStamp(dir, syscall.S_IFDIR)
+		if f, ok := m.pciRememberedIf(fn.stamped, addr, fn.facts.stamp); ok {
+			fn.facts, fn.vendor = f, f.vendor
+		} else {
+			v, err := m.ReadInt(path.Join(dir, "vendor"))
+			if err != nil {
+				continue
+			}
+			fn.vendor, fn.facts.vendor = int(v), int(v)
+			if fn.stamped {
+				m.rememberPCI(addr, fn.facts)
+			}
 		}
-		fn := &pciFunction{dir: dir, vendor: int(v), p: PCIDevice{Address: NormalizeBusID(addr), Vendor: int(v)}}
+		fn.p = PCIDevice{Address: NormalizeBusID(addr), Vendor: fn.vendor}
 		s.byDir[addr] = fn
 		s.functions = append(s.functions, fn)
 	}
@@ -206,15 +273,22 @@ func (m *Machine) numaNode(dir string) *int {
 
 // readLink parses a PCIe link: speed ("32.0 GT/s PCIe", "16 GT/s") and width.
 func (m *Machine) readLink(dir, which string) (float64, int) {
-	var speed float64
-	if s, err := m.ReadString(path.Join(dir, which+"_link_speed")); err == nil {
+	speed, width, _ := m.readLinkStable(dir, which)
+	return speed, width
+}
+
+// readLinkStable is readLink that also says whether both readings may be
+// remembered (stableReadErr).
+func (m *Machine) readLinkStable(dir, which string) (speed float64, width int, stable bool) {
+	s, err1 := m.ReadString(path.Join(dir, which+"_link_speed"))
+	if err1 == nil {
 		speed = ParseGTs(s)
 	}
-	var width int
-	if w, err := m.ReadInt(path.Join(dir, which+"_link_width")); err == nil && w > 0 && w <= 32 {
+	w, err2 := m.ReadInt(path.Join(dir, which+"_link_width"))
+	if err2 == nil && w > 0 && w <= 32 {
 		width = int(w)
 	}
-	return speed, width
+	return speed, width, stableReadErr(err1) && stableReadErr(err2)
 }
 
 // ParseGTs reads a PCIe link speed such as "32.0 GT/s PCIe" or "2.5 GT/s";
@@ -277,7 +351,7 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 		}
 		if d.PCIe == nil {
 			cs, cw := m.readLink(dir, "current")
-			ms, mw := m.readLink(dir, "max")
+			ms, mw := m.maxLinkOf(d.PCIBusID, dir)
 			if cs > 0 || ms > 0 {
 				d.PCIe = &registry.PCIe{CurrentSpeedGTs: cs, CurrentWidth: cw, MaxSpeedGTs: ms, MaxWidth: mw,
 					BandwidthGBs: PCIeBandwidthGBs(ms, mw)}
