@@ -52,7 +52,8 @@ type fileStamp struct {
 }
 
 func stampOf(st *syscall.Stat_t) fileStamp {
-	return fileStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: st.Mtim, ctime: st.Ctim}
+	mtime, ctime := statTimes(st)
+	return fileStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: mtime, ctime: ctime}
 }
 
 // sysrootMemo is what is remembered about one sysroot.
@@ -102,7 +103,7 @@ func init() { memoEnabled.Store(true) }
 // memoFor returns the memo of the sysroot whose directory stat is st, or nil
 // when there can be none (memo off, no inode, unresolvable path).
 func memoFor(sysroot string, st fs.FileInfo) *sysrootMemo {
-	if !memoEnabled.Load() {
+	if !memoSupported || !memoEnabled.Load() {
 		return nil
 	}
 	sys, ok := st.Sys().(*syscall.Stat_t)
