@@ -70,6 +70,16 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if pp > 1 {
 		a = append(a, "--pipeline-parallel-size", strconv.Itoa(pp))
 	}
+	if pl.DP > 1 {
+		// vLLM data-parallel deployment (docs/serving/data_parallel_deployment.md,
+		// https://docs.vllm.ai/en/latest/serving/data_parallel_deployment/):
+		// --data-parallel-size N runs N engine copies behind one endpoint,
+		// each with --tensor-parallel-size GPUs; --max-num-seqs is per copy.
+		a = append(a, "--data-parallel-size", strconv.Itoa(pl.DP))
+		if m := req.Model; m.ActiveParams > 0 && m.ActiveParams < m.Params {
+			notes = append(notes, "vLLM: for a mixture-of-experts model --data-parallel-size makes the expert layers one group across all replicas (dp_size x tp_size devices, synchronised every step); this plan counts full independent replicas, so its memory is an upper bound and decode_tokens_per_s_total an optimistic figure")
+		}
+	}
 	a = append(a, "--max-model-len", strconv.Itoa(req.ContextLength))
 	if pl.Pool.Kind != registry.KindCPU {
 		util, note := vllmUtilization(pl)
@@ -78,8 +88,8 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 			notes = append(notes, note)
 		}
 	}
-	if req.BatchSize > 1 {
-		a = append(a, "--max-num-seqs", strconv.Itoa(req.BatchSize))
+	if batch := pl.batchOf(req); batch > 1 {
+		a = append(a, "--max-num-seqs", strconv.Itoa(batch))
 	}
 	switch pl.Level {
 	case quant.BF16:
@@ -105,6 +115,9 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	}
 	if cluster && multiNode(pl) {
 		a = append(a, "--distributed-executor-backend", "ray")
+		if pl.DP > 1 {
+			notes = append(notes, "vLLM: replicas on several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address) or --data-parallel-backend ray; see vLLM's data parallel deployment guide")
+		}
 	}
 	return a, notes
 }
@@ -117,6 +130,10 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 		return nil, []string{"llama.cpp: this plan uses tensor parallelism, which llama.cpp does not do across devices; ask for engine llama.cpp to get a layer-split plan"}, false
 	}
 	var a, notes []string
+	batch := pl.batchOf(req)
+	if pl.DP > 1 {
+		notes = append(notes, llamaReplicasNote(pl))
+	}
 	gpuLayers := 0
 	var split []string
 	for _, s := range pl.Stages {
@@ -133,12 +150,16 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
-		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(pl.Stages[0].Devices[0].Dev.Index))
+		main := pl.Stages[0].Devices[0].Dev.Index
+		if pl.DP > 1 {
+			main = 0 // each replica's server sees only its own device
+		}
+		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
 	}
 	// llama.cpp's -c is the context shared by all parallel sequences.
-	a = append(a, "-c", strconv.Itoa(req.ContextLength*req.BatchSize))
-	if req.BatchSize > 1 {
-		a = append(a, "-np", strconv.Itoa(req.BatchSize))
+	a = append(a, "-c", strconv.Itoa(req.ContextLength*batch))
+	if batch > 1 {
+		a = append(a, "-np", strconv.Itoa(batch))
 	}
 	switch req.KVCacheDType {
 	case "int8":
@@ -152,14 +173,33 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	return a, notes, true
 }
 
+// llamaReplicasNote says how to run a data-parallel plan with llama.cpp,
+// which has no data-parallel mode: one server per replica.
+func llamaReplicasNote(pl *planned) string {
+	var per []string
+	for i, r := range pl.Replicas {
+		var ids []string
+		for _, s := range r {
+			for _, d := range s.Devices {
+				ids = append(ids, d.ID)
+			}
+		}
+		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+	}
+	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
+		pl.DP, strings.Join(per, "; "))
+}
+
 func multiNode(pl *planned) bool {
 	node := -1
-	for _, s := range pl.Stages {
-		for _, d := range s.Devices {
-			if node >= 0 && d.Node != node {
-				return true
+	for _, r := range pl.replicas() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				if node >= 0 && d.Node != node {
+					return true
+				}
+				node = d.Node
 			}
-			node = d.Node
 		}
 	}
 	return false
@@ -171,12 +211,14 @@ func multiNode(pl *planned) bool {
 // needs more.
 func vllmUtilization(pl *planned) (float64, string) {
 	need := 0.0
-	for _, s := range pl.Stages {
-		for _, d := range s.Devices {
-			if d.Dev.Kind == registry.KindCPU || d.Dev.MemoryBytes <= 0 {
-				continue
+	for _, r := range pl.replicas() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				if d.Dev.Kind == registry.KindCPU || d.Dev.MemoryBytes <= 0 {
+					continue
+				}
+				need = math.Max(need, float64(s.Part.total())/float64(d.Dev.MemoryBytes))
 			}
-			need = math.Max(need, float64(s.Part.total())/float64(d.Dev.MemoryBytes))
 		}
 	}
 	if need <= vllmMemoryUtilization {

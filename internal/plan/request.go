@@ -59,6 +59,10 @@ type Request struct {
 	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
 	CPUOffload   bool
 	IncludeCPU   bool
+	// Replicas is the number of data-parallel replicas asked for (0: not
+	// asked); ReplicasMax is "replicas": "max" (replicas.go).
+	Replicas    int
+	ReplicasMax bool
 	// Cluster holds one registry per node for a multi-node plan.
 	Cluster []*registry.Registry
 	// Training holds the "training" object of an estimate_training request
@@ -90,6 +94,7 @@ type wireRequest struct {
 	Cluster       []json.RawMessage `json:"cluster"`
 	Detect        json.RawMessage   `json:"detect"`
 	Training      json.RawMessage   `json:"training"`
+	Replicas      json.RawMessage   `json:"replicas"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -171,6 +176,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 	}
 	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
 	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
+	if err := r.decodeReplicas(w.Replicas); err != nil {
+		return nil, err
+	}
 	if err := r.decodeDevices(w.Devices); err != nil {
 		return nil, err
 	}

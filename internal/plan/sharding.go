@@ -132,12 +132,22 @@ type planned struct {
 	Costs    costs
 	// Offloaded is true when the last stage is host RAM (cpu_offload).
 	Offloaded bool
+	// DP is the number of replicas of a request with "replicas" (0 without);
+	// Replicas holds each replica's stages (Stages is replica 0's), Unit
+	// the strategy of one replica and Batch the sequences one replica
+	// serves (replicas.go).
+	DP       int
+	Replicas [][]stage
+	Unit     string
+	Batch    int
 }
 
 func (p *planned) devices() int {
 	n := 0
-	for _, s := range p.Stages {
-		n += len(s.Devices)
+	for _, r := range p.replicas() {
+		for _, s := range r {
+			n += len(s.Devices)
+		}
 	}
 	return n
 }
@@ -610,6 +620,9 @@ type Shard struct {
 	MemoryAvailableBytes int64  `json:"memory_available_bytes"`
 	Stage                int    `json:"stage"`
 	TPRank               int    `json:"tp_rank"`
+	// Replica is the data-parallel replica of the shard, from 0; present
+	// only when the request asked for replicas.
+	Replica *int `json:"replica,omitempty"`
 }
 
 // ModelSummary says which model was planned.
@@ -631,6 +644,7 @@ type ShardingAnswer struct {
 	Shards           []Shard             `json:"shards"`
 	TPSize           int                 `json:"tp_size"`
 	PPSize           int                 `json:"pp_size"`
+	DPSize           int                 `json:"dp_size,omitempty"`
 	Throughput       *Throughput         `json:"throughput,omitempty"`
 	EngineArgs       map[string][]string `json:"engine_args"`
 	MaxContextLength int                 `json:"max_context_length,omitempty"`
@@ -655,21 +669,29 @@ func PlanSharding(req *Request) (any, error) {
 		ans.Levels = []LevelRow{}
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(quant.Estimate(m, pl.Level, req.ContextLength, req.BatchSize, req.kvOptions()))
+		ans.Memory = memoryOf(quant.Estimate(m, pl.Level, req.ContextLength, req.rowBatch(), req.kvOptions()))
 		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
 		return ans, nil
 	}
 	ans.Strategy = pl.Strategy
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
-	for si, s := range pl.Stages {
-		for r, d := range s.Devices {
-			ans.Shards = append(ans.Shards, Shard{DeviceID: d.ID, LayerStart: s.Start, LayerEnd: s.End,
-				MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r})
-			ans.Memory.add(s.Part)
+	ans.DPSize = pl.DP
+	for ri, stages := range pl.replicas() {
+		for si, s := range stages {
+			for r, d := range s.Devices {
+				sh := Shard{DeviceID: d.ID, LayerStart: s.Start, LayerEnd: s.End,
+					MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r}
+				if pl.DP > 0 {
+					sh.Replica = &ri
+				}
+				ans.Shards = append(ans.Shards, sh)
+				ans.Memory.add(s.Part)
+			}
 		}
 	}
 	ans.Explanation = append(ans.Explanation, describe(pl)...)
+	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req)...)
 	tp := estimateThroughput(pl, req, ch.InterStage)
 	ans.Throughput = &tp
 	args, notes := engineArgs(pl, req, ch.Cluster)
@@ -688,7 +710,11 @@ func describe(pl *planned) []string {
 	c := pl.Costs
 	need := c.stagePart(0, c.Layers, 1).total()
 	var out []string
-	switch pl.Strategy {
+	strategy := pl.Strategy
+	if pl.Unit != "" {
+		strategy = pl.Unit // a data-parallel plan: describe one replica
+	}
+	switch strategy {
 	case StrategyNone:
 		d := pl.Stages[0].Devices[0]
 		out = append(out, fmt.Sprintf("none: the model needs %s and fits on %s (%s usable); chosen as the fastest device that fits (memory bandwidth %s)",
@@ -729,7 +755,7 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		}
 	}
 	fits := func(n int) bool {
-		ctx, batch := req.ContextLength, req.BatchSize
+		ctx, batch := req.ContextLength, pl.batchOf(req)
 		if context {
 			ctx = n
 		} else {
@@ -740,15 +766,31 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 			return false
 		}
 		c := newCosts(req.Model, b, pl.Level)
-		stages := make([]stage, len(pl.Stages))
-		for i, s := range pl.Stages {
-			stages[i] = stage{Devices: s.Devices}
+		for _, r := range pl.replicas() {
+			if !unitFits(r, c, pl.Offloaded) {
+				return false
+			}
 		}
-		if len(stages) == 1 {
-			p := c.stagePart(0, c.Layers, len(stages[0].Devices))
-			return p.total() <= stages[0].budget()
-		}
-		return assignLayers(stages, c, pl.Offloaded)
+		return true
 	}
-	return quant.Largest(limit, fits)
+	n := quant.Largest(limit, fits)
+	if !context && pl.DP > 1 {
+		// The batch of a data-parallel plan is split over its replicas.
+		n = min(n*pl.DP, MaxBatchSize)
+	}
+	return n
+}
+
+// unitFits reports whether the devices of one replica's stages, split the
+// same way, hold the model under costs c (the layer split recomputed).
+func unitFits(r []stage, c costs, offloaded bool) bool {
+	stages := make([]stage, len(r))
+	for i, s := range r {
+		stages[i] = stage{Devices: s.Devices}
+	}
+	if len(stages) == 1 {
+		p := c.stagePart(0, c.Layers, len(stages[0].Devices))
+		return p.total() <= stages[0].budget()
+	}
+	return assignLayers(stages, c, offloaded)
 }

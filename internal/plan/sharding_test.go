@@ -22,15 +22,30 @@ func checkInvariants(t testing.TB, a *ShardingAnswer) {
 	}
 	require.NotEmpty(t, a.Shards)
 	var total int64
-	byRank := map[int][]Shard{}
+	// Layers are covered per tensor-parallel rank of each data-parallel
+	// replica (replica 0 when the plan has none).
+	type rankKey struct{ replica, rank int }
+	byRank := map[rankKey][]Shard{}
+	replicas := map[int]bool{}
+	used := map[string]bool{}
 	for _, s := range a.Shards {
 		assert.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes, "shard %s overfilled", s.DeviceID)
 		assert.Less(t, s.LayerStart, s.LayerEnd, "shard %s holds no layer", s.DeviceID)
-		byRank[s.TPRank] = append(byRank[s.TPRank], s)
+		assert.False(t, used[s.DeviceID], "device %s in two shards", s.DeviceID)
+		used[s.DeviceID] = true
+		k := rankKey{rank: s.TPRank}
+		if s.Replica != nil {
+			k.replica = *s.Replica
+		}
+		replicas[k.replica] = true
+		byRank[k] = append(byRank[k], s)
 		total += s.MemoryBytes
 	}
 	assert.Equal(t, total, a.Memory.TotalBytes)
-	assert.Len(t, byRank, a.TPSize)
+	assert.Len(t, byRank, a.TPSize*len(replicas))
+	if a.DPSize > 0 {
+		assert.Len(t, replicas, a.DPSize)
+	}
 	for rank, ss := range byRank {
 		next := 0
 		for _, s := range ss {

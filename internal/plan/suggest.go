@@ -99,10 +99,22 @@ func betterPlan(a, b *planned) bool {
 	if a.Fits != b.Fits {
 		return a.Fits
 	}
-	if strategyRank[a.Strategy] != strategyRank[b.Strategy] {
-		return strategyRank[a.Strategy] < strategyRank[b.Strategy]
+	if a.DP != b.DP {
+		return a.DP > b.DP // replicas "max": the most replicas
+	}
+	if a.rank() != b.rank() {
+		return a.rank() < b.rank()
 	}
 	return a.devices() < b.devices()
+}
+
+// rank is the strategy rank of a plan; of one replica for a data-parallel
+// plan.
+func (p *planned) rank() int {
+	if p.Unit != "" {
+		return strategyRank[p.Unit]
+	}
+	return strategyRank[p.Strategy]
 }
 
 // choose plans the request: accelerator pools over every level first; host
@@ -164,7 +176,10 @@ func choose(req *Request) (*choice, error) {
 		}
 	}
 	// Nothing fits on devices alone.
-	if req.CPUOffload && len(accel) > 0 {
+	if req.CPUOffload && len(accel) > 0 && req.dataParallel() {
+		ch.Explanation = append(ch.Explanation, "cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe")
+	}
+	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
 		if off, ok := planOffloadLevels(req, accel, levels); ok {
 			ch.Plan = off
 			ch.explainRejected(levels, off.Level)
@@ -174,7 +189,7 @@ func choose(req *Request) (*choice, error) {
 	}
 	ch.Plan = lastFailure(req, passes, levels)
 	ch.explainRejected(levels, "")
-	if !req.CPUOffload && len(accel) > 0 && len(host) > 0 {
+	if !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 {
 		ch.Explanation = append(ch.Explanation, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
 	}
 	return ch, nil
@@ -186,7 +201,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 	var rows []LevelRow
 	var chosen *planned
 	for _, l := range levels {
-		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
 		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
 		var best *planned
 		var reasons []string
@@ -201,7 +216,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 				reasons = append(reasons, r)
 				continue
 			}
-			pl := planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+			pl := req.planOn(p, b, l)
 			if !pl.Fits {
 				reasons = append(reasons, "doesn't fit: "+pl.Reason)
 				continue
@@ -213,6 +228,9 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 		}
 		if best != nil {
 			row.Fits, row.Strategy = true, best.Strategy
+			if best.DP > 0 {
+				row.TotalBytes = best.Costs.Breakdown.TotalBytes // one replica, at its share of the batch
+			}
 			if chosen == nil {
 				chosen = best
 			}
@@ -233,11 +251,11 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 			if unsupportedReason(p, l, req.Engine) != "" {
 				continue
 			}
-			b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+			b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
 			if !sane {
 				return planned{Level: l, Reason: "needs more than 1 EiB"}
 			}
-			return planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+			return req.planOn(p, b, l)
 		}
 	}
 	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
@@ -284,14 +302,16 @@ func SuggestQuant(req *Request) (any, error) {
 		ans.Levels = []LevelRow{}
 	}
 	if pl.Fits {
-		for _, s := range pl.Stages {
-			for _, d := range s.Devices {
-				ans.Devices = append(ans.Devices, d.ID)
-				ans.Memory.add(s.Part)
+		for _, r := range pl.replicas() {
+			for _, s := range r {
+				for _, d := range s.Devices {
+					ans.Devices = append(ans.Devices, d.ID)
+					ans.Memory.add(s.Part)
+				}
 			}
 		}
 	} else {
-		ans.Memory = memoryOf(quant.Estimate(req.Model, pl.Level, req.ContextLength, req.BatchSize, req.kvOptions()))
+		ans.Memory = memoryOf(quant.Estimate(req.Model, pl.Level, req.ContextLength, req.rowBatch(), req.kvOptions()))
 		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
 	}
 	return ans, nil

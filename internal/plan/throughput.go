@@ -51,10 +51,14 @@ const dequantCopyBytesPerParam = 4
 // estimated (device bandwidth or peak FLOPS unknown) is omitted and the
 // assumptions say why.
 type Throughput struct {
-	DecodeTokensPerS  float64  `json:"decode_tokens_per_s,omitempty"`
-	PrefillTokensPerS float64  `json:"prefill_tokens_per_s,omitempty"`
-	Bound             string   `json:"bound,omitempty"`
-	Assumptions       []string `json:"assumptions"`
+	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+	// DecodeTokensPerSTotal is, for a data-parallel plan, the decode rate
+	// of all replicas together: DecodeTokensPerS (one replica, all of its
+	// sequences) times the replicas.
+	DecodeTokensPerSTotal float64  `json:"decode_tokens_per_s_total,omitempty"`
+	PrefillTokensPerS     float64  `json:"prefill_tokens_per_s,omitempty"`
+	Bound                 string   `json:"bound,omitempty"`
+	Assumptions           []string `json:"assumptions"`
 }
 
 // Bounds.
@@ -178,21 +182,54 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // stage's weights, so bandwidth-bound throughput is the same), so the step
 // time is the SUM of the stage times, not their minimum. Prefill: compute
 // bound at prefillMFU of the dense peak.
+//
+// A data-parallel plan is estimated per replica, at the replica's share of
+// the batch; the slowest replica's figures are reported, and the total is
+// that decode rate times the replicas (independent requests: the replicas
+// share nothing during a step).
 func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throughput {
-	return estimateWith(pl, req, interStageGBs, fitted)
+	if pl.DP < 2 {
+		return estimateWith(pl, req, interStageGBs, fitted)
+	}
+	var t Throughput
+	for i, r := range pl.Replicas {
+		one := *pl
+		one.Stages = r
+		ti := estimateWith(&one, req, interStageGBs, fitted)
+		if i == 0 || slower(ti, t) {
+			t = ti
+		}
+	}
+	if t.DecodeTokensPerS > 0 {
+		t.DecodeTokensPerSTotal = round3(t.DecodeTokensPerS * float64(pl.DP))
+	}
+	t.Assumptions = append(t.Assumptions, fmt.Sprintf(
+		"data_parallel: decode_tokens_per_s and prefill_tokens_per_s are one replica's (the slowest), serving %d sequence(s); decode_tokens_per_s_total = %d replicas x decode_tokens_per_s, assuming independent requests keep every replica busy with %d sequence(s) (%d in flight in all)",
+		pl.batchOf(req), pl.DP, pl.batchOf(req), pl.DP*pl.batchOf(req)))
+	return t
+}
+
+// slower reports whether a is a slower estimate than b (an omitted figure
+// counts as slowest: it cannot be vouched for).
+func slower(a, b Throughput) bool {
+	if (a.DecodeTokensPerS == 0) != (b.DecodeTokensPerS == 0) {
+		return a.DecodeTokensPerS == 0
+	}
+	return a.DecodeTokensPerS < b.DecodeTokensPerS
 }
 
 func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency) Throughput {
 	m := req.Model
+	batch := pl.batchOf(req)
 	t := Throughput{Assumptions: []string{
 		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %.0f%% of memory bandwidth, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
-			req.ContextLength, req.BatchSize, e.DecodeBandwidth*100, e.LayerLatency*1e6),
+			req.ContextLength, batch, e.DecodeBandwidth*100, e.LayerLatency*1e6),
 		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
 			e.PrefillMFU*100, computePrecision(pl.Level), promptMicroBatch, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
 	c := pl.Costs
 	hidden := float64(m.Hidden)
-	msg := hidden * float64(req.BatchSize) * 2
+	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
@@ -263,7 +300,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	}
 	step += hop
 	if decodeKnown && step > 0 {
-		t.DecodeTokensPerS = round3(float64(req.BatchSize) / step)
+		t.DecodeTokensPerS = round3(float64(batch) / step)
 		t.Bound = BoundBandwidth
 		if pl.Offloaded {
 			t.Bound = BoundPCIe

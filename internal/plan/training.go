@@ -296,6 +296,9 @@ func EstimateTraining(req *Request) (any, error) {
 	if req.Model == nil {
 		return nil, errs.New(errs.InvalidArgument, "request: model is required")
 	}
+	if req.dataParallel() {
+		return nil, errs.New(errs.InvalidArgument, "request: replicas applies to plan_sharding and suggest_quant, not to estimate_training")
+	}
 	opts := TrainingOptions{}
 	if req.Training != nil {
 		opts = *req.Training

@@ -1,0 +1,344 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"sort"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// Data parallelism: the request's "replicas" asks for that many copies of
+// the model, each on its own devices, each serving ceil(batch_size /
+// replicas) of the sequences. Every replica is the smallest model-parallel
+// unit (one device, tensor parallel, pipeline, tensor x pipeline) that holds
+// the model at that per-replica batch, and all replicas have the same shape
+// (one --tensor-parallel-size for the engine) on devices of one identical
+// group (same name and memory size). Without "replicas" nothing here runs:
+// a data-parallel plan never needs less memory per device than the
+// tensor-parallel plan over the same devices (every replica holds all the
+// weights), so it is never chosen on the planner's own; it is chosen for
+// throughput, which only the host can weigh against latency.
+
+// decodeReplicas reads "replicas": a whole number from 1 to
+// MaxRequestDevices, or "max" (as many as the chosen device group allows).
+func (r *Request) decodeReplicas(raw json.RawMessage) error {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	s := bytes.TrimSpace(raw)
+	if len(s) > 0 && s[0] == '"' {
+		var v string
+		if err := json.Unmarshal(s, &v); err != nil || strings.ToLower(strings.TrimSpace(v)) != "max" {
+			return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
+		}
+		r.ReplicasMax = true
+		return nil
+	}
+	var w wireInt
+	if err := w.UnmarshalJSON(s); err != nil {
+		return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
+	}
+	if w.V < 1 || w.V > MaxRequestDevices {
+		return errs.New(errs.InvalidArgument, "request: replicas %d is outside [1, %d]", w.V, MaxRequestDevices)
+	}
+	r.Replicas = int(w.V)
+	return nil
+}
+
+// dataParallel reports whether the request asked for replicas.
+func (r *Request) dataParallel() bool { return r.Replicas > 0 || r.ReplicasMax }
+
+// replicaBatch is the batch one of n replicas serves: the requested batch
+// split evenly, rounded up.
+func (r *Request) replicaBatch(n int) int {
+	if n < 1 {
+		return r.BatchSize
+	}
+	return (r.BatchSize + n - 1) / n
+}
+
+// rowBatch is the batch the level table is estimated at: one replica's
+// share when a number of replicas was asked, the whole batch otherwise
+// ("max" rows of fitting levels are replaced by the chosen plan's share).
+func (r *Request) rowBatch() int {
+	if r.Replicas > 1 {
+		return r.replicaBatch(r.Replicas)
+	}
+	return r.BatchSize
+}
+
+// planOn plans one level on one pool: planPool for a request without
+// replicas (b is the estimate at the request's batch), planReplicas for one
+// with them.
+func (r *Request) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
+	if !r.dataParallel() {
+		return planPool(p, newCosts(r.Model, b, l), l, r.Engine)
+	}
+	return planReplicas(r, p, l)
+}
+
+// batchOf is the batch one replica of the plan serves.
+func (p *planned) batchOf(req *Request) int {
+	if p.Batch > 0 {
+		return p.Batch
+	}
+	return req.BatchSize
+}
+
+// replicas returns the stages of every replica (one replica, the plan's
+// stages, when the plan is not data parallel).
+func (p *planned) replicas() [][]stage {
+	if len(p.Replicas) > 0 {
+		return p.Replicas
+	}
+	return [][]stage{p.Stages}
+}
+
+// planReplicas places the request's replicas on one pool at level l. One
+// replica (replicas 1, or "max" where no group holds two) is today's plan of
+// the whole pool, marked dp_size 1. Otherwise every group of identical
+// devices is tried and the best placement wins: fitting, then (for "max")
+// the most replicas, then the simplest unit, then the fewest devices.
+func planReplicas(req *Request, p *pool, l quant.Level) planned {
+	if req.Replicas == 1 {
+		return single(req, p, l)
+	}
+	var best *planned
+	var reasons []string
+	for _, g := range identicalGroups(p.Devices) {
+		pl := replicasOn(req, subPool(p, g), l)
+		if !pl.Fits {
+			reasons = append(reasons, pl.Reason)
+			continue
+		}
+		if best == nil || betterPlan(&pl, best) {
+			cp := pl
+			best = &cp
+		}
+	}
+	if best != nil && best.DP > 1 {
+		return *best
+	}
+	if req.ReplicasMax {
+		return single(req, p, l)
+	}
+	return planned{Level: l, Pool: p, DP: req.Replicas, Reason: strings.Join(dedupe(reasons), "; ")}
+}
+
+// single is the one-replica plan: planPool at the whole batch.
+func single(req *Request, p *pool, l quant.Level) planned {
+	b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+	if !sane {
+		return planned{Level: l, Pool: p, Reason: "needs more than 1 EiB"}
+	}
+	pl := planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+	pl.DP = 1
+	if pl.Fits {
+		pl.Unit = pl.Strategy
+		pl.Replicas = [][]stage{pl.Stages}
+	}
+	return pl
+}
+
+// replicasOn places replicas on one group of identical devices (sub). The
+// first replica is the smallest unit planPool finds at the per-replica
+// batch; the others take the same shape on the devices left. "max" starts
+// from one replica per device and lowers the count to what was placed
+// (fewer replicas mean a larger per-replica batch, never more room), until
+// the count placed reaches the count asked.
+func replicasOn(req *Request, sub *pool, l quant.Level) planned {
+	n := len(sub.Devices)
+	want := req.Replicas
+	if req.ReplicasMax {
+		want = n
+	}
+	if want > n {
+		return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+			"%d replicas need at least %d devices; the group of identical %s devices (%s) has %d",
+			want, want, sub.label(), groupName(sub), n)}
+	}
+	for {
+		batch := req.replicaBatch(want)
+		b, sane := estimateSane(req, l, req.ContextLength, batch)
+		if !sane {
+			return planned{Level: l, Pool: sub, DP: want, Reason: "needs more than 1 EiB"}
+		}
+		c := newCosts(req.Model, b, l)
+		first := planPool(sub, c, l, req.Engine)
+		if !first.Fits {
+			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+				"one replica (batch %d) does not fit the %d identical %s devices (%s): %s", batch, n, sub.label(), groupName(sub), first.Reason)}
+		}
+		units := [][]stage{first.Stages}
+		used := map[*device]bool{}
+		for len(units) < want {
+			markUsed(used, units[len(units)-1])
+			st, ok := placeUnit(without(sub, used), c, first.TP, len(first.Stages), l)
+			if !ok {
+				break
+			}
+			units = append(units, st)
+		}
+		if len(units) >= want {
+			strategy := first.Strategy
+			if want > 1 {
+				strategy = StrategyData
+			}
+			return planned{Fits: true, Strategy: strategy, Unit: first.Strategy, Level: l, Pool: sub,
+				Stages: units[0], TP: first.TP, Costs: c, DP: want, Batch: batch, Replicas: units}
+		}
+		if !req.ReplicasMax {
+			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+				"%d replicas do not fit: one replica (batch %d) is %s over %d device(s), and the %d identical %s devices (%s) hold only %d such replica(s)",
+				want, batch, first.Strategy, first.devices(), n, sub.label(), groupName(sub), len(units))}
+		}
+		want = min(want-1, len(units))
+	}
+}
+
+// placeUnit places one replica of tp devices per stage and k stages on the
+// pool's devices: the same shape as the first replica.
+func placeUnit(p *pool, c costs, tp, k int, l quant.Level) ([]stage, bool) {
+	switch {
+	case k == 1 && tp == 1:
+		pl, ok := planSingle(p, c, l)
+		return pl.Stages, ok
+	case k == 1:
+		for _, dom := range p.Domains {
+			if len(dom) < tp {
+				continue
+			}
+			st := stage{Devices: mostUsable(dom, tp), Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
+			if st.Part.total() <= st.budget() {
+				return []stage{st}, true
+			}
+		}
+		return nil, false
+	}
+	return exactStages(tpGroups(p, tp), c, k)
+}
+
+// exactStages is fewestStages with the stage count fixed: the k candidate
+// stages with the most room, in pool order, with the layers assigned.
+func exactStages(groups [][]*device, c costs, k int) ([]stage, bool) {
+	if len(groups) < k || k > c.Layers {
+		return nil, false
+	}
+	idx := make([]int, len(groups))
+	room := make([]int, len(groups))
+	for i, g := range groups {
+		idx[i] = i
+		room[i] = maxLayers(&stage{Devices: g}, 1, 3, c)
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return room[idx[a]] > room[idx[b]] })
+	pick := append([]int(nil), idx[:k]...)
+	sort.Ints(pick)
+	stages := make([]stage, k)
+	for i, g := range pick {
+		stages[i] = stage{Devices: groups[g]}
+	}
+	if !assignLayers(stages, c, false) {
+		return nil, false
+	}
+	return stages, true
+}
+
+// subPool is the pool restricted to devices g: its high-bandwidth domains
+// cut to g (a domain left with one device is no domain).
+func subPool(p *pool, g []*device) *pool {
+	in := map[*device]bool{}
+	for _, d := range g {
+		in[d] = true
+	}
+	return restrict(p, in, g)
+}
+
+// without is the pool less the used devices.
+func without(p *pool, used map[*device]bool) *pool {
+	keep := map[*device]bool{}
+	var ds []*device
+	for _, d := range p.Devices {
+		if !used[d] {
+			keep[d] = true
+			ds = append(ds, d)
+		}
+	}
+	return restrict(p, keep, ds)
+}
+
+func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
+	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Devices: ds, InterNodeGBs: p.InterNodeGBs}
+	for _, dom := range p.Domains {
+		var kept []*device
+		for _, d := range dom {
+			if in[d] {
+				kept = append(kept, d)
+			}
+		}
+		if len(kept) > 1 {
+			out.Domains = append(out.Domains, kept)
+		}
+	}
+	return out
+}
+
+func markUsed(used map[*device]bool, stages []stage) {
+	for _, s := range stages {
+		for _, d := range s.Devices {
+			used[d] = true
+		}
+	}
+}
+
+// groupName names a group of identical devices by its first device.
+func groupName(p *pool) string {
+	if len(p.Devices) == 0 {
+		return "none"
+	}
+	d := p.Devices[0].Dev
+	name := d.Name
+	if name == "" {
+		name = string(d.Kind)
+	}
+	return fmt.Sprintf("%s, %s", name, gib(d.MemoryBytes))
+}
+
+func dedupe(xs []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, x := range xs {
+		if !seen[x] {
+			seen[x] = true
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// describeReplicas explains a data-parallel plan.
+func describeReplicas(pl *planned, req *Request) []string {
+	if pl.DP < 2 {
+		return nil
+	}
+	var lists []string
+	for i, r := range pl.Replicas {
+		var ids []string
+		for _, s := range r {
+			for _, d := range s.Devices {
+				ids = append(ids, d.ID)
+			}
+		}
+		lists = append(lists, fmt.Sprintf("replica %d: %s", i, strings.Join(ids, ",")))
+	}
+	how := fmt.Sprintf("replicas %d was requested", pl.DP)
+	if req.ReplicasMax {
+		how = "replicas max: as many as the group of identical devices holds"
+	}
+	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
+		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
+}
