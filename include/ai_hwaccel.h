@@ -215,12 +215,17 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "registry": {...an answer of hwaccel_detect_json()...},
  *    "detect": {...detection options, used when "registry" is absent...},
  *    "devices": ["cuda:0", "cuda:1"],
- *    "engine": "vllm" | "llama.cpp" | "none"}
+ *    "engine": "vllm" | "llama.cpp" | "none",
+ *    "replicas": 4 | "max"}
  *
  * "model" is required.  Without "registry" the function detects this machine
  * first, reusing a detection up to 30 s old unless "detect" says otherwise,
  * and blocks like hwaccel_detect_json().  "devices" restricts the plan to a
- * subset.  request_json NULL or "" is "invalid_argument".
+ * subset.  "replicas" (optional; plan and suggest only) asks for data
+ * parallelism: that many copies of the model on disjoint identical devices,
+ * each serving ceil(batch_size / replicas) sequences ("max": as many as one
+ * group of identical devices holds); absent, no plan uses it.
+ * request_json NULL or "" is "invalid_argument".
  * Each returns an owned string (free with hwaccel_free_string()): the answer,
  * or an error object with code "invalid_json", "invalid_argument",
  * "unknown_model", "model_file", "too_large", "detection_failed",

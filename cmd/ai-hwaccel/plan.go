@@ -26,6 +26,7 @@ var (
 // planFlags are the flags of plan, suggest and train.
 type planFlags struct {
 	model, quant, devices, engine string
+	replicas                      string
 	method, precision, optimizer  string
 	context, batch                int
 	json, pretty                  bool
@@ -54,7 +55,8 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	names = append(names, "context", "batch", "devices")
 	if cmd == "plan" {
 		f.StringVar(&p.engine, "engine", "", "write the arguments of inference `ENGINE`: "+strings.Join(engineNames, ", "))
-		names = append(names, "engine")
+		f.StringVar(&p.replicas, "replicas", "", "data parallel: `N` copies of the model on disjoint identical devices, each serving batch/N sequences; max = as many as fit")
+		names = append(names, "engine", "replicas")
 	}
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
 	f.BoolVar(&p.pretty, "pretty", false, "indent the JSON (with --json)")
@@ -67,8 +69,8 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
-		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--json]",
-		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (fits: no,\nand why), not an error.")
+		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--json]",
+		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (fits: no,\nand why), not an error.")
 	return a.planning(f, p, d, args, api.PlanSharding)
 }
 
@@ -173,7 +175,28 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		}
 		req["engine"] = p.engine
 	}
+	if f.isSet("replicas") {
+		v, err := replicasValue(f.cmd, p.replicas)
+		if err != nil {
+			return nil, err
+		}
+		req["replicas"] = v
+	}
 	return req, nil
+}
+
+// replicasValue reads --replicas: a whole number >= 1, sent as a number, or
+// "max", sent as the string.
+func replicasValue(cmd, s string) (any, error) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if s == "max" {
+		return s, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 {
+		return nil, usagef(cmd, "--replicas %q: want a whole number >= 1 or max", s)
+	}
+	return n, nil
 }
 
 // modelArg is how a --model value is sent: {"params": N}, {"name": ...} or

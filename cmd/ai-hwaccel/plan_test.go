@@ -1,0 +1,75 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/schema"
+)
+
+// --replicas reaches the engine as "replicas": the DGX H100 fixture (8 H100
+// on NVSwitch) holds four TP-2 copies of a 70B bf16 model, and the answer
+// has the shape schema/plan.schema.json describes.
+func TestPlanReplicasOnDGX(t *testing.T) {
+	plan, r := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "llama-3.1-70b", "--quant", "bf16", "--replicas", "4", "--json")...)
+	assert.Equal(t, true, plan["fits"])
+	assert.Equal(t, "data_parallel", plan["strategy"])
+	assert.Equal(t, 4.0, plan["dp_size"])
+	assert.Equal(t, 2.0, plan["tp_size"])
+	shards := plan["shards"].([]any)
+	require.Len(t, shards, 8)
+	seen := map[any]int{}
+	for _, s := range shards {
+		seen[s.(map[string]any)["replica"]]++
+	}
+	assert.Equal(t, map[any]int{0.0: 2, 1.0: 2, 2.0: 2, 3.0: 2}, seen)
+	tp := plan["throughput"].(map[string]any)
+	assert.Greater(t, tp["decode_tokens_per_s_total"], tp["decode_tokens_per_s"])
+	args := strings.Join(toStrings(plan["engine_args"].(map[string]any)["vllm"]), " ")
+	assert.Contains(t, args, "--data-parallel-size 4")
+
+	b, err := os.ReadFile(filepath.Join("..", "..", "schema", "plan.schema.json"))
+	require.NoError(t, err)
+	s, err := schema.Compile(b)
+	require.NoError(t, err)
+	assert.NoError(t, s.Validate([]byte(r.stdout)))
+
+	// "max" is sent as the string; text output shows the replica column.
+	max, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "8b", "--replicas", "max", "--json")...)
+	assert.Equal(t, 8.0, max["dp_size"])
+	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--replicas", "2")...)
+	require.Equal(t, 0, text.code, text.stderr)
+	assert.Contains(t, text.stdout, "strategy: data_parallel\n")
+
+	// More replicas than devices: an answer that does not fit, and why.
+	no, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--replicas", "9", "--json")...)
+	assert.Equal(t, false, no["fits"])
+	assert.Contains(t, strings.Join(toStrings(no["explanation"]), "\n"), "9 replicas need at least 9 devices")
+}
+
+func TestPlanReplicasUsage(t *testing.T) {
+	for _, bad := range []string{"0", "-2", "two", "1.5", ""} {
+		r := runCLI(t, "plan", "--model", "70b", "--replicas", bad)
+		assert.Equal(t, 2, r.code, bad)
+		assert.Contains(t, r.stderr, "--replicas", bad)
+		assert.Contains(t, r.stderr, "want a whole number >= 1 or max", bad)
+	}
+	r := runCLI(t, "suggest", "--model", "70b", "--replicas", "2")
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "flag provided but not defined: -replicas")
+	h := runCLI(t, "plan", "--help")
+	assert.Contains(t, h.stdout, "--replicas N")
+}
+
+func toStrings(v any) []string {
+	var out []string
+	for _, x := range v.([]any) {
+		out = append(out, x.(string))
+	}
+	return out
+}
