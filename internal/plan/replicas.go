@@ -174,16 +174,9 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
 				"one replica (batch %d) does not fit the %d identical %s devices (%s): %s", batch, n, sub.label(), groupName(sub), first.Reason)}
 		}
-		units := [][]stage{first.Stages}
 		used := map[*device]bool{}
-		for len(units) < want {
-			markUsed(used, units[len(units)-1])
-			st, ok := placeUnit(without(sub, used), c, first.TP, len(first.Stages), l)
-			if !ok {
-				break
-			}
-			units = append(units, st)
-		}
+		markUsed(used, first.Stages)
+		units := append([][]stage{first.Stages}, placeUnits(without(sub, used), c, first.TP, len(first.Stages), want-1)...)
 		if len(units) >= want {
 			strategy := first.Strategy
 			if want > 1 {
@@ -201,51 +194,88 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 	}
 }
 
-// placeUnit places one replica of tp devices per stage and k stages on the
-// pool's devices: the same shape as the first replica.
-func placeUnit(p *pool, c costs, tp, k int, l quant.Level) ([]stage, bool) {
+// placeUnits places up to n more replicas of tp devices per stage and k
+// stages on the pool's devices (the first replica's shape), best devices
+// first. Each candidate list is sorted once and taken in order, so a pool of
+// thousands of devices costs one sort, not one per replica: once a unit
+// from the sorted list does not fit, none after it does.
+func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
+	var out [][]stage
 	switch {
+	case n <= 0:
 	case k == 1 && tp == 1:
-		pl, ok := planSingle(p, c, l)
-		return pl.Stages, ok
-	case k == 1:
-		for _, dom := range p.Domains {
-			if len(dom) < tp {
-				continue
+		need := c.stagePart(0, c.Layers, 1)
+		for _, d := range bySpeed(p.Devices) {
+			if len(out) == n || need.total() > d.Usable {
+				break
 			}
-			st := stage{Devices: mostUsable(dom, tp), Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
-			if st.Part.total() <= st.budget() {
-				return []stage{st}, true
+			out = append(out, []stage{{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}})
+		}
+	case k == 1:
+		part := c.stagePart(0, c.Layers, tp)
+		for _, dom := range p.Domains {
+			ds := append([]*device(nil), dom...)
+			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
+			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
+				st := stage{Devices: inOrder(dom, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
+				if part.total() > st.budget() {
+					break
+				}
+				out = append(out, []stage{st})
 			}
 		}
-		return nil, false
+	default:
+		groups := tpGroups(p, tp)
+		room := make([]int, len(groups))
+		idx := make([]int, len(groups))
+		for i, g := range groups {
+			idx[i] = i
+			room[i] = maxLayers(&stage{Devices: g}, 1, 3, c) // a middle stage
+		}
+		sort.SliceStable(idx, func(a, b int) bool { return room[idx[a]] > room[idx[b]] })
+		for i := 0; i+k <= len(idx) && len(out) < n && k <= c.Layers; i += k {
+			pick := append([]int(nil), idx[i:i+k]...)
+			sort.Ints(pick)
+			stages := make([]stage, k)
+			for s, g := range pick {
+				stages[s] = stage{Devices: groups[g]}
+			}
+			if !assignLayers(stages, c, false) {
+				break
+			}
+			out = append(out, stages)
+		}
 	}
-	return exactStages(tpGroups(p, tp), c, k)
+	return out
 }
 
-// exactStages is fewestStages with the stage count fixed: the k candidate
-// stages with the most room, in pool order, with the layers assigned.
-func exactStages(groups [][]*device, c costs, k int) ([]stage, bool) {
-	if len(groups) < k || k > c.Layers {
-		return nil, false
+// bySpeed orders devices as planSingle tries them: highest memory bandwidth
+// first, then most usable memory.
+func bySpeed(ds []*device) []*device {
+	out := append([]*device(nil), ds...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].BandwidthGBs != out[j].BandwidthGBs {
+			return out[i].BandwidthGBs > out[j].BandwidthGBs
+		}
+		return out[i].Usable > out[j].Usable
+	})
+	return out
+}
+
+// inOrder returns pick in the order its devices have in dom (ranks follow
+// the domain's order, as mostUsable's do).
+func inOrder(dom, pick []*device) []*device {
+	in := map[*device]bool{}
+	for _, d := range pick {
+		in[d] = true
 	}
-	idx := make([]int, len(groups))
-	room := make([]int, len(groups))
-	for i, g := range groups {
-		idx[i] = i
-		room[i] = maxLayers(&stage{Devices: g}, 1, 3, c)
+	out := make([]*device, 0, len(pick))
+	for _, d := range dom {
+		if in[d] {
+			out = append(out, d)
+		}
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return room[idx[a]] > room[idx[b]] })
-	pick := append([]int(nil), idx[:k]...)
-	sort.Ints(pick)
-	stages := make([]stage, k)
-	for i, g := range pick {
-		stages[i] = stage{Devices: groups[g]}
-	}
-	if !assignLayers(stages, c, false) {
-		return nil, false
-	}
-	return stages, true
+	return out
 }
 
 // subPool is the pool restricted to devices g: its high-bandwidth domains

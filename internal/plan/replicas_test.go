@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -308,4 +309,32 @@ func TestReplicasMoENote(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "mixture-of-experts")
 	b := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"replicas":2,"engine":"vllm"}`, eightH100(t, false)))
 	assert.NotContains(t, strings.Join(b.Explanation, "\n"), "mixture-of-experts")
+}
+
+// Thousands of identical devices: "max" and large counts are answered
+// quickly (one sort per placement, not one per replica).
+func TestReplicasManyDevicesBounded(t *testing.T) {
+	var devs []registry.Device
+	for i := 0; i < 4096; i++ {
+		devs = append(devs, gpu(registry.KindCUDA, i, "X", 80*gibBytes, "9.0"))
+	}
+	all := make([]string, len(devs))
+	for i := range devs {
+		all[i] = devs[i].ID
+	}
+	r := reg(t, devs, link(registry.LinkNVSwitch, 900, all...))
+	for _, b := range []string{
+		`{"model":{"name":"llama-3.1-8b"},"replicas":"max"}`,
+		`{"model":{"name":"llama-3.1-70b"},"replicas":"max","batch_size":1048576,"context_length":512}`,
+		`{"model":{"name":"llama-3.1-405b"},"replicas":"max","engine":"llama.cpp"}`,
+		`{"model":{"name":"llama-3.1-70b"},"replicas":2048}`,
+		`{"model":{"name":"llama-3.1-70b"},"replicas":4097}`,
+	} {
+		start := time.Now()
+		a := shard(t, request(t, b, r))
+		checkInvariants(t, a)
+		el := time.Since(start)
+		assert.Less(t, el, 10*time.Second, b) // generous: -race runs several times slower
+		t.Logf("%v fits=%v %s dp=%d tp=%d pp=%d", el, a.Fits, a.Strategy, a.DPSize, a.TPSize, a.PPSize)
+	}
 }
