@@ -297,7 +297,7 @@ func TestWriteAnswer(t *testing.T) {
 	"memory":{"weights_bytes":141733920768,"total_bytes":161061273600},
 	"shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":40,"memory_bytes":80530636800},
 	          {"device_id":"cuda:1","layer_start":40,"layer_end":80,"memory_bytes":80530636800,"note":"x"}],
-	"throughput":{"decode_tokens_per_s":24.25,"prefill_tokens_per_s":4521.7,"bound":"memory_bandwidth",
+	"throughput":{"decode_tokens_per_s":24.25,"decode_tokens_per_s_total":97.0,"prefill_tokens_per_s":4521.7,"bound":"memory_bandwidth",
 	              "assumptions":["85% of bandwidth","layers in order"]},
 	"engine_args":{"vllm":["--tensor-parallel-size","2"]},
 	"explanation":["bf16 fits on 2 devices"],"zeta":null}`
@@ -319,6 +319,7 @@ throughput:
     - layers in order
   bound: memory_bandwidth
   decode tokens per s: 24.3/s
+  decode tokens per s total: 97/s
   prefill tokens per s: 4522/s
 engine args:
   vllm: --tensor-parallel-size 2

@@ -210,7 +210,7 @@ func number(key string, n json.Number) string {
 		return GiB(int64(f))
 	case strings.HasSuffix(key, "_gb_s"):
 		return GBs(f)
-	case strings.HasSuffix(key, "_per_s"):
+	case strings.HasSuffix(key, "_per_s"), strings.HasSuffix(key, "_per_s_total"):
 		return strconv.FormatFloat(round1(f), 'f', -1, 64) + "/s"
 	}
 	return n.String()
