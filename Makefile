@@ -2,7 +2,8 @@
 #
 #   make               build/libai_hwaccel.so.X.Y.Z (+ .so.X and .so links) and build/include/
 #   make test          go vet + go test, C tests (CMake + ctest, incl. valgrind and cgocheck2
-#                      runs), the C tests built with ASan/UBSan, Python tests (python/tests), symbol check
+#                      runs), the C tests built with ASan/UBSan, symbol check, and test-packaging
+#                      (install trees, C++, Python tests (python/tests), Rust when cargo exists)
 #   make test-asan     only the C tests built with -fsanitize=address,undefined
 #   make test-packaging  install into temporary prefixes (make and cmake --install) and build
 #                      and run pkg-config/find_package consumers, C++, Python package, Rust
