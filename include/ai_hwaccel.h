@@ -174,7 +174,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      "sysroot"      string  prefix for every /sys, /proc, /dev path read
  *                             (containers, test fixtures); default "/".
  *      "path"         string  PATH searched for vendor tools; default: the
- *                             process PATH at call time; "" runs no tool.
+ *                             process PATH at call time; "" runs no tool;
+ *                             a relative entry is "invalid_argument".
  *      "backends"     [str]   run only these backends (e.g. "cuda","rocm").
  *      "exclude"      [str]   never run these backends.
  *      "no_exec"      bool    never run a program; sysfs/procfs only.
