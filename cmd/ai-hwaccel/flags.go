@@ -202,9 +202,9 @@ func (d *detectFlags) options(f *flags) (map[string]any, error) {
 }
 
 // absPathList resolves relative entries of a PATH list against the current
-// directory. The library drops relative entries (a tool must not be found
-// through the working directory of a host process), but on a command line a
-// relative directory is what the user typed on purpose.
+// directory. The library refuses relative entries in its path option (a tool
+// must not be found through the working directory of a host process), but on
+// a command line a relative directory is what the user typed on purpose.
 func absPathList(list string) string {
 	parts := filepath.SplitList(list)
 	for i, p := range parts {

@@ -175,7 +175,7 @@ func TestTableDGX(t *testing.T) {
 }
 
 func TestRelativePathEntriesAreResolved(t *testing.T) {
-	// The library ignores relative PATH entries; the command resolves them,
+	// The library refuses relative path entries; the command resolves them,
 	// so nvidia-smi of the fixture runs (free memory is known only from it).
 	rel := filepath.Join("..", "..", "testdata", "machines", "dgx-h100")
 	r := runCLI(t, "--table", "--sysroot", filepath.Join(rel, "root"), "--path", filepath.Join(rel, "bin")+":")

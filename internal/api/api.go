@@ -23,6 +23,10 @@ import (
 // MaxInput is the largest request accepted (16 MiB); larger is too_large.
 const MaxInput = 16 << 20
 
+// planningCacheTTL is how old a detection of this machine planning may reuse
+// when the request names no registry and no cache_ttl_ms.
+const planningCacheTTL = 30 * time.Second
+
 // MaxDepth bounds JSON nesting so hostile input cannot cost unbounded stack
 // or time in the decoder.
 const MaxDepth = 128
@@ -138,13 +142,14 @@ func planRequest(input []byte, getenv Env) (*plan.Request, error) {
 		return nil, err
 	}
 	if req.Registry == nil {
-		opts, err := DecodeOptions(req.Detect, getenv)
+		opts, ttlGiven, err := decodeOptions(req.Detect, getenv)
 		if err != nil {
 			return nil, err
 		}
-		if opts.CacheTTL == 0 {
-			// Planning on this machine reuses a recent detection by default.
-			opts.CacheTTL = 30 * time.Second
+		if !ttlGiven {
+			// Planning on this machine reuses a recent detection by default;
+			// "detect":{"cache_ttl_ms":0} asks for a fresh one.
+			opts.CacheTTL = planningCacheTTL
 		}
 		reg, err := detectWith(opts)
 		if err != nil {
@@ -197,25 +202,33 @@ type wireOptions struct {
 // DecodeOptions parses detection options. nil or empty input means defaults.
 // Unknown keys are rejected (a typo must not be silently ignored).
 func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
-	opts := detect.Options{LookupEnv: getenv, Getenv: func(name string) string { v, _ := getenv(name); return v }}
+	opts, _, err := decodeOptions(input, getenv)
+	return opts, err
+}
+
+// decodeOptions is DecodeOptions that also tells whether cache_ttl_ms was
+// given, so a caller with its own default can tell an explicit 0 (never
+// reuse) from an absent value.
+func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool, err error) {
+	opts = detect.Options{LookupEnv: getenv, Getenv: func(name string) string { v, _ := getenv(name); return v }}
 	if err := checkInput(input); err != nil {
-		return opts, err
+		return opts, false, err
 	}
 	if len(bytes.TrimSpace(input)) == 0 || bytes.Equal(bytes.TrimSpace(input), []byte("null")) {
-		return opts, nil
+		return opts, false, nil
 	}
 	var w wireOptions
 	dec := json.NewDecoder(bytes.NewReader(input))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&w); err != nil {
-		return opts, errs.Decode("options", err)
+		return opts, false, errs.Decode("options", err)
 	}
 	if dec.More() {
-		return opts, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
+		return opts, false, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
 	}
 	if w.Sysroot != nil {
 		if *w.Sysroot == "" {
-			return opts, errs.New(errs.InvalidArgument, "options: sysroot is empty")
+			return opts, false, errs.New(errs.InvalidArgument, "options: sysroot is empty")
 		}
 		opts.Sysroot = *w.Sysroot
 	}
@@ -230,7 +243,7 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 		// relative entry would be silently useless, so it is refused.
 		for _, dir := range filepath.SplitList(opts.Path) {
 			if dir != "" && !filepath.IsAbs(dir) {
-				return opts, errs.New(errs.InvalidArgument, "options: path entry %q is not absolute", dir)
+				return opts, false, errs.New(errs.InvalidArgument, "options: path entry %q is not absolute", dir)
 			}
 		}
 	}
@@ -241,7 +254,7 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 	for _, list := range [][]string{w.Backends, w.Exclude} {
 		for _, n := range list {
 			if !known[n] {
-				return opts, errs.New(errs.InvalidArgument, "options: unknown backend %q (known: %v)", n, detect.BackendNames())
+				return opts, false, errs.New(errs.InvalidArgument, "options: unknown backend %q (known: %v)", n, detect.BackendNames())
 			}
 		}
 	}
@@ -250,19 +263,20 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 	if w.TimeoutMs != nil {
 		t := *w.TimeoutMs
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
-			return opts, errs.New(errs.InvalidArgument, "options: timeout_ms %v is outside (0, %d]", t, detect.MaxTimeout/time.Millisecond)
+			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %v is outside (0, %d]", t, detect.MaxTimeout/time.Millisecond)
 		}
 		opts.Timeout = time.Duration(t * float64(time.Millisecond))
 	}
 	if w.CacheTTLMs != nil {
 		t := *w.CacheTTLMs
 		if !(t >= 0 && t <= 86400e3) {
-			return opts, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %v is outside [0, 86400000]", t)
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %v is outside [0, 86400000]", t)
 		}
 		opts.CacheTTL = time.Duration(t * float64(time.Millisecond))
+		ttlGiven = true
 	}
 	opts.Env = w.Env
-	return opts, nil
+	return opts, ttlGiven, nil
 }
 
 // checkInput rejects input that is too large or nested too deep before any

@@ -125,3 +125,30 @@ func TestErrorJSON(t *testing.T) {
 	assert.Equal(t, errs.UnknownModel, errorCode(t, b))
 	assert.True(t, strings.HasPrefix(string(b), `{"error":{"code":"unknown_model"`))
 }
+
+func TestPlanningCacheTTL(t *testing.T) {
+	_, given, err := decodeOptions([]byte(`{"timeout_ms":100}`), emptyEnv)
+	require.NoError(t, err)
+	assert.False(t, given, "absent: planning applies its own default")
+	o, given, err := decodeOptions([]byte(`{"cache_ttl_ms":0}`), emptyEnv)
+	require.NoError(t, err)
+	assert.True(t, given, "an explicit 0 asks for a fresh detection")
+	assert.Zero(t, o.CacheTTL)
+
+	// Through planning: with cache_ttl_ms 0 the registry is detected anew
+	// (timing.cached is never set), without it the second request reuses.
+	dir := fixture("cpu-only")
+	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"`
+	for i := 0; i < 2; i++ {
+		out := SuggestQuant([]byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
+		require.Equal(t, "", errorCode(t, out), string(out))
+	}
+	req, err := planRequest([]byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
+	require.NoError(t, err)
+	assert.False(t, req.Registry.Timing.Cached, "explicit 0: fresh detection")
+	_, err = planRequest([]byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
+	require.NoError(t, err)
+	req, err = planRequest([]byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
+	require.NoError(t, err)
+	assert.True(t, req.Registry.Timing.Cached, "default: a recent detection is reused")
+}
