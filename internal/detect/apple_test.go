@@ -310,3 +310,36 @@ func TestMacHostCPU(t *testing.T) {
 	_, ok := macHostCPU(context.Background(), m)
 	assert.False(t, ok, "no system_profiler: not a Mac")
 }
+
+// FuzzAppleParsers feeds arbitrary text to the sysctl and system_profiler
+// parsers: no panic, no figure outside its sane range, names stay clean.
+func FuzzAppleParsers(f *testing.F) {
+	f.Add("38654705664\nApple M3 Pro\n12\n6\n6\n", []byte(`{"SPDisplaysDataType":[{"_name":"Apple M3 Pro","sppci_model":"Apple M3 Pro","sppci_cores":"18","spdisplays_vendor":"sppci_vendor_Apple","spdisplays_mtlgpufamilysupport":"spdisplays_metal3"}]}`))
+	f.Add("-1\n\x1b[31mApple\n99999999999999999999\nx\n", []byte(`{"SPDisplaysDataType":[{"sppci_cores":"-5"}]}`))
+	f.Add("18446744073709551615\n", []byte(`{"SPDisplaysDataType":{}}`))
+	f.Fuzz(func(t *testing.T, sysctl string, sp []byte) {
+		h, _ := parseSysctlHost(sysctl)
+		if h.MemoryBytes < 0 || h.MemoryBytes > maxHostMemory {
+			t.Fatalf("memory %d out of range", h.MemoryBytes)
+		}
+		for _, n := range []int{h.LogicalCPUs, h.PerfLevel0, h.PerfLevel1} {
+			if n < 0 || n > maxMacCPUs {
+				t.Fatalf("cpu count %d out of range", n)
+			}
+		}
+		if CleanText(h.Brand) != h.Brand {
+			t.Fatalf("brand %q is not clean", h.Brand)
+		}
+		ds, err := parseSPDisplays(sp)
+		if err != nil {
+			return
+		}
+		if d, ok := appleGPUEntry(ds); ok {
+			if n, ok := d.gpuCores(); ok && (n < 0 || n > 1024) {
+				t.Fatalf("gpu cores %d out of range", n)
+			}
+			_ = metalSupport(d.Metal)
+			_ = appleBandwidth(CleanText(d.Model), 0)
+		}
+	})
+}
