@@ -152,3 +152,30 @@ func TestPlanningCacheTTL(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, req.Registry.Timing.Cached, "default: a recent detection is reused")
 }
+
+// A laptop whose only GPU is a 512 MiB UMA carve-out: the plan does not put a
+// 7B model in host RAM unasked, says how to ask, and include_cpu does it.
+func TestPlanHintsAtHostRAM(t *testing.T) {
+	dir := fixture("ryzen-ai-laptop")
+	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"}`
+	out := PlanSharding([]byte(`{"model":{"name":"qwen2.5-7b"},`+det+`}`), emptyEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	var ans struct {
+		Fits        bool     `json:"fits"`
+		Explanation []string `json:"explanation"`
+		Shards      []struct {
+			DeviceID string `json:"device_id"`
+		} `json:"shards"`
+	}
+	require.NoError(t, json.Unmarshal(out, &ans))
+	assert.False(t, ans.Fits)
+	assert.Contains(t, strings.Join(ans.Explanation, "\n"), "include_cpu: true would plan on host RAM")
+
+	out = PlanSharding([]byte(`{"model":{"name":"qwen2.5-7b"},"include_cpu":true,`+det+`}`), emptyEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	ans.Shards = nil
+	require.NoError(t, json.Unmarshal(out, &ans))
+	assert.True(t, ans.Fits)
+	require.Len(t, ans.Shards, 1)
+	assert.Equal(t, "cpu:0", ans.Shards[0].DeviceID)
+}

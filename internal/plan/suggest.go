@@ -192,6 +192,9 @@ func choose(req *Request) (*choice, error) {
 	if !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 {
 		ch.Explanation = append(ch.Explanation, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
 	}
+	if !req.IncludeCPU && len(accel) > 0 && len(host) > 0 {
+		ch.Explanation = append(ch.Explanation, "include_cpu: true would plan on host RAM (the CPU) when no accelerator has room")
+	}
 	return ch, nil
 }
 
