@@ -7,8 +7,8 @@
 #
 # Checks:
 #  1. names: every dynamic symbol the library defines, of any type (functions,
-#     data, weak; the version node "A" excluded), equals the set of hwaccel_*
-#     functions declared in the header;
+#     data, weak, absolute/version nodes), is exactly the set of hwaccel_*
+#     functions declared in the header, as `nm -D --defined-only` prints them;
 #  2. the export map lists the same names;
 #  3. SONAME is libai_hwaccel.so.<HWACCEL_VERSION_MAJOR>;
 #  4. signatures: a C file including both the public header and cgo's
@@ -34,7 +34,7 @@ trap 'rm -rf "$tmp"' EXIT
 # Declarations look like "HWACCEL_API <type> *?hwaccel_name(".
 grep -oE '^HWACCEL_API[^(]*\bhwaccel_[a-z0-9_]+\(' "$header" |
   grep -oE 'hwaccel_[a-z0-9_]+' | sort -u >"$tmp/header"
-nm -D --defined-only "$lib" | awk '$2 != "A" { sub(/@.*/, "", $3); print $3 }' | sort -u >"$tmp/lib"
+nm -D --defined-only "$lib" | awk '{ print $NF }' | sort -u >"$tmp/lib"
 if [ ! -s "$tmp/header" ]; then fail "no hwaccel_* declarations found in $header"; fi
 if ! diff -u --label header "$tmp/header" --label library "$tmp/lib"; then
   fail "exported symbols of $lib differ from the declarations in $header"
