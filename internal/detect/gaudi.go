@@ -83,7 +83,9 @@ func gaudiGenFromName(name string) *gaudiGen {
 
 func detectGaudi(ctx context.Context, m *Machine) Findings {
 	var f Findings
-	pci := habanaFunctions(m)
+	// Only device ids that name a Gaudi generation: Goya and Greco
+	// inference cards share the vendor id.
+	pci := pciFunctionsIn(m, VendorHabana, gaudiPCIGen)
 	out, w, ok := m.Tool(ctx, gaudiBackend, "hl-smi", hlSMIArgs()...)
 	f.AddWarning(w)
 	if ok {
@@ -122,18 +124,6 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 		f.Devices = append(f.Devices, d)
 	}
 	return f
-}
-
-// habanaFunctions lists the Habana PCI functions whose device id names a
-// Gaudi generation (Goya and Greco inference cards are not Gaudi).
-func habanaFunctions(m *Machine) []PCIDevice {
-	var out []PCIDevice
-	for _, p := range m.PCIDevices(VendorHabana) {
-		if gaudiPCIGen[p.Device] != nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // gaudiFromHLSMI builds devices from hl-smi rows; the generation comes from

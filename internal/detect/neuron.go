@@ -84,7 +84,8 @@ func neuronGenFromInstanceType(t string) *neuronGen {
 
 func detectNeuron(ctx context.Context, m *Machine) Findings {
 	var f Findings
-	pci := neuronFunctions(m)
+	// Amazon's vendor id also covers ENA network and EBS NVMe functions.
+	pci := pciFunctionsIn(m, VendorAmazon, neuronPCIGen)
 	out, w, ok := m.Tool(ctx, neuronBackend, "neuron-ls", neuronLSArgs...)
 	f.AddWarning(w)
 	if ok {
@@ -110,18 +111,6 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 	}
 	neuronFallback(m, &f, pci)
 	return f
-}
-
-// neuronFunctions lists the Amazon PCI functions that are Neuron devices
-// (Amazon's vendor id also covers ENA network and EBS NVMe functions).
-func neuronFunctions(m *Machine) []PCIDevice {
-	var out []PCIDevice
-	for _, p := range m.PCIDevices(VendorAmazon) {
-		if neuronPCIGen[p.Device] != nil {
-			out = append(out, p)
-		}
-	}
-	return out
 }
 
 // neuronInstanceGen reads the generation from the instance type in DMI.

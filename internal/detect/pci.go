@@ -434,3 +434,16 @@ func rowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict b
 	}
 	return out
 }
+
+// pciFunctionsIn lists the functions of vendor whose device id is a key of
+// ids, in address order: a vendor id also covers functions of other kinds
+// (network, storage, audio), so backends keep only the ids they know.
+func pciFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
+	var out []PCIDevice
+	for _, p := range m.PCIDevices(vendor) {
+		if _, ok := ids[p.Device]; ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
