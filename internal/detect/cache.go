@@ -74,6 +74,20 @@ func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, e
 		}
 		return r, nil
 	}
+	c.mu.Unlock()
+	reg, err := c.fresh(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	return clone(reg), nil
+}
+
+// fresh joins the detection in flight for key, or starts one, and returns
+// its registry. The registry is shared with the cache and every other
+// waiter: callers must copy it before changing it (Detect) or only read it
+// (DetectJSON's encode).
+func (c *Cache) fresh(ctx context.Context, key string, opts Options) (*registry.Registry, error) {
+	c.mu.Lock()
 	f, ok := c.inflight[key]
 	if !ok {
 		f = &flight{done: make(chan struct{})}
@@ -83,10 +97,7 @@ func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, e
 	c.mu.Unlock()
 	select {
 	case <-f.done:
-		if f.err != nil {
-			return nil, f.err
-		}
-		return clone(f.reg), nil
+		return f.reg, f.err
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
@@ -97,8 +108,8 @@ func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, e
 // them); a miss encodes the fresh registry. encode must be deterministic.
 func (c *Cache) DetectJSON(ctx context.Context, opts Options, encode func(*registry.Registry) ([]byte, error)) ([]byte, error) {
 	opts = opts.withDefaults()
+	key := cacheKey(opts)
 	if opts.CacheTTL > 0 {
-		key := cacheKey(opts)
 		c.mu.Lock()
 		if e, ok := c.entries[key]; ok && time.Since(e.at) <= opts.CacheTTL {
 			if e.hitJSON == nil {
@@ -119,7 +130,9 @@ func (c *Cache) DetectJSON(ctx context.Context, opts Options, encode func(*regis
 		}
 		c.mu.Unlock()
 	}
-	reg, err := c.Detect(ctx, opts)
+	// A miss encodes the shared registry as it is: encoding only reads it,
+	// so the deep copy Detect makes for its callers is not needed here.
+	reg, err := c.fresh(ctx, key, opts)
 	if err != nil {
 		return nil, err
 	}
