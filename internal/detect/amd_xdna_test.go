@@ -1,6 +1,7 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -33,7 +34,7 @@ func TestXDNAFixtureRyzenAI(t *testing.T) {
 
 // An XDNA function whose driver is not bound is seen but not usable.
 func TestXDNADriverNotBound(t *testing.T) {
-	root := copyFixtureRoot(t, "ryzen-ai-laptop")
+	root := detecttest.CopyFixtureRoot(t, "ryzen-ai-laptop")
 	require.NoError(t, os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:c3:00.1/driver")))
 	m, err := NewMachine(Options{Sysroot: root, NoExec: true})
 	require.NoError(t, err)

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -176,7 +177,7 @@ func TestCacheConcurrentCallersShareOneDetection(t *testing.T) {
 func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
-	writeTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
 	probe := Backend{Name: "probe", Detect: func(ctx context.Context, m *Machine) Findings {
 		out, w, ok := m.Tool(ctx, "probe", "nvidia-smi", "-L")
 		var f Findings

@@ -9,6 +9,7 @@ package detect
 
 import (
 	"context"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,7 +25,7 @@ import (
 // output, never on text written here.
 func toolOutput(b *testing.B, machine, tool string, args ...string) []byte {
 	b.Helper()
-	script := filepath.Join(machineDir(b, machine), "bin", tool)
+	script := filepath.Join(detecttest.MachineDir(b, machine), "bin", tool)
 	out, err := exec.Command(script, args...).Output()
 	require.NoError(b, err, "%s %v on %s", tool, args, machine)
 	require.NotEmpty(b, out)
@@ -34,7 +35,7 @@ func toolOutput(b *testing.B, machine, tool string, args ...string) []byte {
 // fixtureFile reads a file of a fixture machine's root tree.
 func fixtureFile(b *testing.B, machine, rel string) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(machineDir(b, machine), "root", rel))
+	data, err := os.ReadFile(filepath.Join(detecttest.MachineDir(b, machine), "root", rel))
 	require.NoError(b, err)
 	return string(data)
 }

@@ -4,6 +4,7 @@ package detect
 
 import (
 	"context"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -76,7 +77,7 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 		return Findings{}
 	}}
 	dir := t.TempDir()
-	writeTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
 	opts := emptyMachineOptions(t, dir, 300*time.Millisecond)
 
 	start := time.Now()
@@ -146,7 +147,7 @@ func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
 func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
-	writeTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
 	caller := func(name string) Backend {
 		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
 			var f Findings
@@ -184,9 +185,9 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 
 func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	dir := t.TempDir()
-	writeTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
-	writeTool(t, dir, "xpu-smi", "exec sleep 1000")
-	writeTool(t, dir, "vulkaninfo", "yes")
+	detecttest.WriteTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
+	detecttest.WriteTool(t, dir, "xpu-smi", "exec sleep 1000")
+	detecttest.WriteTool(t, dir, "vulkaninfo", "yes")
 	tool := func(backend, name string) Backend {
 		return Backend{Name: backend, Detect: func(ctx context.Context, m *Machine) Findings {
 			var f Findings
@@ -215,7 +216,7 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	assert.Equal(t, "hl-smi", byBackend["gaudi"].Tool)
 	assert.Equal(t, registry.WarnToolTimeout, byBackend["xpu"].Code)
 	assert.Equal(t, registry.WarnOutputTooLarge, byBackend["vulkan"].Code)
-	requireNoProcessMentioning(t, dir)
+	detecttest.RequireNoProcessMentioning(t, dir)
 }
 
 func TestOrchestrNoExecRunsNothing(t *testing.T) {
@@ -354,7 +355,7 @@ func TestHostileMachine(t *testing.T) {
 	_, err = reg.Encode()
 	require.NoError(t, err)
 
-	requireNoProcessMentioning(t, opts.Path)
+	detecttest.RequireNoProcessMentioning(t, opts.Path)
 }
 
 // copyTools copies the executables of dir into a fresh temporary directory.

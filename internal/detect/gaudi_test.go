@@ -2,6 +2,7 @@ package detect
 
 import (
 	"context"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // temporary directory so a test can change it, and returns its directory.
 func copyFixtureMachine(t *testing.T, name string) string {
 	t.Helper()
-	src := machineDir(t, name)
+	src := detecttest.MachineDir(t, name)
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -3,6 +3,7 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -20,17 +21,7 @@ import (
 // its content, links a path to a symlink target.
 func treeMachine(t *testing.T, files map[string]string, links map[string]string) (*Machine, string) {
 	t.Helper()
-	root := t.TempDir()
-	for p, content := range files {
-		full := filepath.Join(root, p)
-		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		require.NoError(t, os.WriteFile(full, []byte(content), 0o644))
-	}
-	for p, target := range links {
-		full := filepath.Join(root, p)
-		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		require.NoError(t, os.Symlink(target, full))
-	}
+	root := detecttest.WriteTree(t, files, links)
 	m, err := NewMachine(Options{Sysroot: root, Path: t.TempDir(), NoExec: true, Getenv: func(string) string { return "" }})
 	require.NoError(t, err)
 	return m, root

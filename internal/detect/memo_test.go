@@ -4,6 +4,7 @@ package detect
 
 import (
 	"context"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -117,7 +118,7 @@ func replaceDirErr(dir string, edit func(newDir string)) error {
 const dgxGPU = "0000:18:00.0" // an H100 of the dgx-h100 fixture, under pci0000:15
 
 func TestMemoPCIFunctionValidatedByItsDirectory(t *testing.T) {
-	root := copyFixtureRoot(t, "dgx-h100")
+	root := detecttest.CopyFixtureRoot(t, "dgx-h100")
 	gpuDir := filepath.Join(root, "sys/devices/pci0000:15", dgxGPU)
 
 	first := deviceAtBus(t, memoDetect(t, root), dgxGPU)
@@ -279,8 +280,8 @@ func TestMemoBoundedLeastRecentlyUsed(t *testing.T) {
 // more sysroots than the memo holds, while one tree's PCI functions are
 // replaced and its CPUs hot-plugged.
 func TestMemoConcurrentDetections(t *testing.T) {
-	fixture := filepath.Join(machineDir(t, "dgx-h100"), "root")
-	moving := copyFixtureRoot(t, "dgx-h100")
+	fixture := filepath.Join(detecttest.MachineDir(t, "dgx-h100"), "root")
+	moving := detecttest.CopyFixtureRoot(t, "dgx-h100")
 	want := withoutTiming(memoDetect(t, fixture))
 	small := make([]string, maxMemoSysroots+2)
 	for i := range small {
@@ -331,7 +332,7 @@ func withoutTiming(reg *registry.Registry) *registry.Registry {
 // without the memo, on the detection that fills it and on the one that
 // uses it.
 func TestMemoSameAnswersOnEveryFixture(t *testing.T) {
-	ents, err := os.ReadDir(filepath.Dir(machineDir(t, "dgx-h100")))
+	ents, err := os.ReadDir(filepath.Dir(detecttest.MachineDir(t, "dgx-h100")))
 	require.NoError(t, err)
 	t.Cleanup(func() { memoEnabled.Store(true) })
 	for _, e := range ents {

@@ -447,3 +447,22 @@ func pciFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
 	}
 	return out
 }
+
+// NormalizeBusID returns a PCI address in sysfs form: domain of at least 4
+// digits, lower case ("00000000:18:00.0" from nvidia-smi becomes
+// "0000:18:00.0"). The kernel prints the domain with "%04x"
+// (drivers/pci/probe.c), so a wider domain (Intel VMD: "10000:e1:00.0") keeps
+// its significant digits; only leading zeros beyond 4 digits go. An input
+// that is not a PCI address is returned cleaned but otherwise unchanged.
+func NormalizeBusID(s string) string {
+	s = strings.ToLower(strings.TrimSpace(s))
+	parts := strings.Split(s, ":")
+	if len(parts) == 3 {
+		for len(parts[0]) > 4 && parts[0][0] == '0' {
+			parts[0] = parts[0][1:]
+		}
+	} else if len(parts) == 2 {
+		parts = append([]string{"0000"}, parts...)
+	}
+	return strings.Join(parts, ":")
+}

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,14 +25,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// writeTool writes an executable shell script named name into dir.
-func writeTool(t testing.TB, dir, name, body string) string {
-	t.Helper()
-	p := filepath.Join(dir, name)
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body+"\n"), 0o755))
-	return p
-}
-
 // readPIDs reads the process ids a script appended to file, one a line.
 func readPIDs(t testing.TB, file string) []int {
 	t.Helper()
@@ -46,67 +39,16 @@ func readPIDs(t testing.TB, file string) []int {
 	return pids
 }
 
-// processAlive reports whether pid exists and is not a zombie (a zombie has
-// no code, memory or open pipes left; its parent reaps it when it can).
-func processAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// "pid (comm) S ...": the state follows the last ')'.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || i+2 >= len(s) {
-		return false
-	}
-	return s[i+2] != 'Z'
-}
-
 // requireGone waits up to a second for every pid to be gone (or a zombie).
 func requireGone(t testing.TB, pids []int) {
 	t.Helper()
 	deadline := time.Now().Add(time.Second)
 	for _, pid := range pids {
-		for processAlive(pid) && time.Now().Before(deadline) {
+		for detecttest.ProcessAlive(pid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
-		assert.False(t, processAlive(pid), "process %d outlived the run", pid)
+		assert.False(t, detecttest.ProcessAlive(pid), "process %d outlived the run", pid)
 	}
-}
-
-// processesMentioning lists live processes (not this one) whose command line
-// or environment contains s. Every process a tool starts inherits the tool's
-// PATH, which names the tool's directory, so this finds grandchildren such as
-// a plain "sleep 1000" too.
-func processesMentioning(s string) []string {
-	var out []string
-	ents, _ := os.ReadDir("/proc")
-	self := os.Getpid()
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil || pid == self || !processAlive(pid) {
-			continue
-		}
-		cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		environ, _ := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-		if bytes.Contains(cmdline, []byte(s)) || bytes.Contains(environ, []byte(s)) {
-			out = append(out, fmt.Sprintf("%d %s", pid, bytes.ReplaceAll(cmdline, []byte{0}, []byte{' '})))
-		}
-	}
-	return out
-}
-
-// requireNoProcessMentioning waits up to a second for processesMentioning(s)
-// to be empty.
-func requireNoProcessMentioning(t testing.TB, s string) {
-	t.Helper()
-	deadline := time.Now().Add(time.Second)
-	left := processesMentioning(s)
-	for len(left) > 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-		left = processesMentioning(s)
-	}
-	assert.Empty(t, left, "processes left behind")
 }
 
 func TestRunnerFailureModes(t *testing.T) {
@@ -180,7 +122,7 @@ func TestRunnerFailureModes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			pidFile := filepath.Join(dir, "pids")
-			writeTool(t, dir, "tool", strings.ReplaceAll(tc.body, "%P", pidFile))
+			detecttest.WriteTool(t, dir, "tool", strings.ReplaceAll(tc.body, "%P", pidFile))
 			r := NewExecRunner(dir, tc.timeout)
 
 			start := time.Now()
@@ -207,7 +149,7 @@ func TestRunnerFailureModes(t *testing.T) {
 				tc.check(t, res)
 			}
 			requireGone(t, readPIDs(t, pidFile))
-			requireNoProcessMentioning(t, dir)
+			detecttest.RequireNoProcessMentioning(t, dir)
 		})
 	}
 }
@@ -225,7 +167,7 @@ func TestRunnerResolve(t *testing.T) {
 		require.ErrorIs(t, res.Err, ErrToolMissing)
 		assert.Empty(t, res.Path, "nothing ran")
 
-		writeTool(t, b, "tool", "echo b")
+		detecttest.WriteTool(t, b, "tool", "echo b")
 		r = NewExecRunner(a+":"+b, time.Second)
 		assert.Equal(t, filepath.Join(b, "tool"), r.Resolve("tool"), "search goes on past it")
 	})
@@ -234,7 +176,7 @@ func TestRunnerResolve(t *testing.T) {
 		require.NoError(t, os.Mkdir(filepath.Join(a, "tool"), 0o755))
 		r := NewExecRunner(a, time.Second)
 		require.ErrorIs(t, r.Run(context.Background(), "tool").Err, ErrToolMissing)
-		writeTool(t, b, "tool", "echo b")
+		detecttest.WriteTool(t, b, "tool", "echo b")
 		r = NewExecRunner(a+":"+b, time.Second)
 		res := r.Run(context.Background(), "tool")
 		require.NoError(t, res.Err)
@@ -242,7 +184,7 @@ func TestRunnerResolve(t *testing.T) {
 	})
 	t.Run("relative and empty PATH entries are ignored", func(t *testing.T) {
 		a := t.TempDir()
-		writeTool(t, a, "tool", "echo rel")
+		detecttest.WriteTool(t, a, "tool", "echo rel")
 		rel, err := filepath.Rel(wd, a)
 		require.NoError(t, err)
 		require.False(t, filepath.IsAbs(rel))
@@ -254,7 +196,7 @@ func TestRunnerResolve(t *testing.T) {
 	t.Run("names with a slash or dots never resolve", func(t *testing.T) {
 		a := t.TempDir()
 		require.NoError(t, os.Mkdir(filepath.Join(a, "sub"), 0o755))
-		writeTool(t, filepath.Join(a, "sub"), "tool", "echo x")
+		detecttest.WriteTool(t, filepath.Join(a, "sub"), "tool", "echo x")
 		r := NewExecRunner(a, time.Second)
 		for _, name := range []string{"sub/tool", "/bin/sh", "", ".", ".."} {
 			assert.Empty(t, r.Resolve(name), name)
@@ -262,7 +204,7 @@ func TestRunnerResolve(t *testing.T) {
 	})
 	t.Run("symlink to an executable resolves to the link", func(t *testing.T) {
 		a, b := t.TempDir(), t.TempDir()
-		target := writeTool(t, b, "real", "echo via link")
+		target := detecttest.WriteTool(t, b, "real", "echo via link")
 		require.NoError(t, os.Symlink(target, filepath.Join(a, "tool")))
 		require.NoError(t, os.Symlink("loop", filepath.Join(a, "loop")))
 		require.NoError(t, os.Symlink(filepath.Join(b, "missing"), filepath.Join(a, "dangling")))
@@ -284,7 +226,7 @@ func TestRunnerEnvironmentIsMinimal(t *testing.T) {
 	t.Setenv("PYTHONPATH", "/evil")
 	t.Setenv("AI_HWACCEL_TEST_SECRET", "secret")
 	dir := t.TempDir()
-	writeTool(t, dir, "tool", "env")
+	detecttest.WriteTool(t, dir, "tool", "env")
 	res := NewExecRunner("relative:"+dir, time.Second).Run(context.Background(), "tool")
 	require.NoError(t, res.Err)
 	var names []string
@@ -308,7 +250,7 @@ func TestRunnerEnvironmentIsMinimal(t *testing.T) {
 
 func TestRunnerArgumentsAreNotInterpreted(t *testing.T) {
 	dir := t.TempDir()
-	writeTool(t, dir, "tool", `for a in "$@"; do echo "[$a]"; done`)
+	detecttest.WriteTool(t, dir, "tool", `for a in "$@"; do echo "[$a]"; done`)
 	res := NewExecRunner(dir, time.Second).Run(context.Background(), "tool", "a b", "$(id)", "--x=1;y")
 	require.NoError(t, res.Err)
 	assert.Equal(t, "[a b]\n[$(id)]\n[--x=1;y]\n", string(res.Stdout))
@@ -318,7 +260,7 @@ func TestRunnerContext(t *testing.T) {
 	t.Run("done context starts nothing", func(t *testing.T) {
 		dir := t.TempDir()
 		marker := filepath.Join(dir, "ran")
-		writeTool(t, dir, "tool", "touch "+marker)
+		detecttest.WriteTool(t, dir, "tool", "touch "+marker)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		res := NewExecRunner(dir, time.Second).Run(ctx, "tool")
@@ -328,7 +270,7 @@ func TestRunnerContext(t *testing.T) {
 	t.Run("caller deadline shorter than the runner's", func(t *testing.T) {
 		dir := t.TempDir()
 		pidFile := filepath.Join(dir, "pids")
-		writeTool(t, dir, "tool", "echo $$ >>"+pidFile+"; exec sleep 1000")
+		detecttest.WriteTool(t, dir, "tool", "echo $$ >>"+pidFile+"; exec sleep 1000")
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
 		start := time.Now()
@@ -340,7 +282,7 @@ func TestRunnerContext(t *testing.T) {
 	t.Run("caller cancels mid-run", func(t *testing.T) {
 		dir := t.TempDir()
 		pidFile := filepath.Join(dir, "pids")
-		writeTool(t, dir, "tool", "echo $$ >>"+pidFile+"; sleep 1000 & echo $! >>"+pidFile+"; wait")
+		detecttest.WriteTool(t, dir, "tool", "echo $$ >>"+pidFile+"; sleep 1000 & echo $! >>"+pidFile+"; wait")
 		ctx, cancel := context.WithCancel(context.Background())
 		time.AfterFunc(200*time.Millisecond, cancel)
 		res := NewExecRunner(dir, time.Minute).Run(ctx, "tool")
@@ -351,7 +293,7 @@ func TestRunnerContext(t *testing.T) {
 
 func TestRunnerConcurrentRuns(t *testing.T) {
 	dir := t.TempDir()
-	writeTool(t, dir, "tool", `echo "$1"; head -c 200000 /dev/zero >&2`)
+	detecttest.WriteTool(t, dir, "tool", `echo "$1"; head -c 200000 /dev/zero >&2`)
 	r := NewExecRunner(dir, 10*time.Second)
 	const n = 16
 	out := make(chan string, n)
@@ -388,8 +330,8 @@ func TestRunnerSIGCHLDIgnored(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	writeTool(t, dir, "tool", `echo "output survives"`)
-	writeTool(t, dir, "empty", `exit 3`)
+	detecttest.WriteTool(t, dir, "tool", `echo "output survives"`)
+	detecttest.WriteTool(t, dir, "empty", `exit 3`)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerSIGCHLDIgnored$", "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), sigchldChildEnv+"="+dir)
 	out, err := cmd.CombinedOutput()
@@ -426,12 +368,12 @@ func TestRunnerLeakCheckSeesLeftovers(t *testing.T) {
 	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin"}
 	require.NoError(t, cmd.Start())
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	assert.Len(t, processesMentioning(dir), 1)
-	require.True(t, processAlive(cmd.Process.Pid))
+	assert.Len(t, detecttest.ProcessesMentioning(dir), 1)
+	require.True(t, detecttest.ProcessAlive(cmd.Process.Pid))
 	require.NoError(t, cmd.Process.Kill())
 	_ = cmd.Wait()
-	assert.False(t, processAlive(cmd.Process.Pid))
-	assert.Empty(t, processesMentioning(dir))
+	assert.False(t, detecttest.ProcessAlive(cmd.Process.Pid))
+	assert.Empty(t, detecttest.ProcessesMentioning(dir))
 }
 
 // TestRunnerEscapedGrandchildIsReported: a child that leaves the process
@@ -446,7 +388,7 @@ func TestRunnerEscapedGrandchildIsReported(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
-	writeTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
+	detecttest.WriteTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
 	r := NewExecRunner(dir, 10*time.Second)
 	require.Equal(t, defaultDrainTimeout, r.DrainTimeout)
 	r.DrainTimeout = 500 * time.Millisecond
@@ -479,7 +421,7 @@ func TestRunnerEscapedGrandchildAfterTimeout(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
-	writeTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & exec sleep 1000")
+	detecttest.WriteTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & exec sleep 1000")
 	const timeout = 300 * time.Millisecond
 	start := time.Now()
 	res := NewExecRunner(dir, timeout).Run(context.Background(), "tool")
@@ -530,7 +472,7 @@ func TestRunnerKeepsOutputUnderCPUStarvation(t *testing.T) {
 	}
 	dir := t.TempDir()
 	// ~100 KB (more than a 64 KiB pipe buffer), then a marker line.
-	writeTool(t, dir, "tool", `head -c 100000 /dev/zero | tr '\0' x; echo; echo "end $1"`)
+	detecttest.WriteTool(t, dir, "tool", `head -c 100000 /dev/zero | tr '\0' x; echo; echo "end $1"`)
 
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
 	stop := make(chan struct{})
