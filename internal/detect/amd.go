@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"path"
@@ -33,8 +35,8 @@ type amdGPU struct {
 	deviceID int    // PCI device id; 0 unknown
 }
 
-func detectROCm(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	gpus := amdGPUsFromSysfs(m, &f)
 	kfd := kfdGPUNodes(m)
 	for i := range gpus {
@@ -50,11 +52,11 @@ func detectROCm(ctx context.Context, m *Machine) Findings {
 				f.Warn(rocmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(rocmSMIArgs, " "), err)
 			} else {
 				// A card at another vendor's PCI function is not an AMD GPU.
-				rep.Cards = rowsAtVendor(m, &f, rocmBackend, "rocm-smi", false, rep.Cards,
-					func(c rocmSMICard) string { return c.BusID }, VendorAMD)
+				rep.Cards = machine.RowsAtVendor(m, &f, rocmBackend, "rocm-smi", false, rep.Cards,
+					func(c rocmSMICard) string { return c.BusID }, machine.VendorAMD)
 				for _, c := range rep.Cards {
 					for _, a := range c.Absurd {
-						f.warnAbsurdMemory(rocmBackend, "rocm-smi", "", a.What, a.Raw)
+						f.WarnAbsurdMemory(rocmBackend, "rocm-smi", "", a.What, a.Raw)
 					}
 				}
 				smi = &rep
@@ -90,9 +92,9 @@ type drmCard struct {
 // listDRMCards returns the primary DRM nodes (cardN, numeric N only: not
 // "card0-DP-1" connectors nor renderD nodes), sorted by N numerically so
 // card10 comes after card2. Cards without a PCI function are skipped.
-func listDRMCards(m *Machine) []drmCard {
+func listDRMCards(m *machine.Machine) []drmCard {
 	var out []drmCard
-	for _, e := range m.ReadDir(PathDRM) {
+	for _, e := range m.ReadDir(machine.PathDRM) {
 		name := e.Name()
 		if !strings.HasPrefix(name, "card") {
 			continue
@@ -101,12 +103,12 @@ func listDRMCards(m *Machine) []drmCard {
 		if err != nil || n < 0 {
 			continue
 		}
-		dir := path.Join(PathDRM, name, "device")
+		dir := path.Join(machine.PathDRM, name, "device")
 		bus := path.Base(m.ReadLink(dir))
 		if bus == "." || bus == "/" || !strings.Contains(bus, ":") {
 			continue
 		}
-		c := drmCard{N: n, Dir: dir, BusID: NormalizeBusID(bus), Driver: m.LinkBase(path.Join(dir, "driver"))}
+		c := drmCard{N: n, Dir: dir, BusID: machine.NormalizeBusID(bus), Driver: m.LinkBase(path.Join(dir, "driver"))}
 		if v, err := m.ReadInt(path.Join(dir, "vendor")); err == nil {
 			c.Vendor = int(v)
 		}
@@ -123,10 +125,10 @@ func listDRMCards(m *Machine) []drmCard {
 }
 
 // amdGPUsFromSysfs reads every amdgpu card of vendor 0x1002.
-func amdGPUsFromSysfs(m *Machine, f *Findings) []amdGPU {
+func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []amdGPU {
 	var out []amdGPU
 	for _, c := range listDRMCards(m) {
-		if c.Driver != "amdgpu" || c.Vendor != VendorAMD {
+		if c.Driver != "amdgpu" || c.Vendor != machine.VendorAMD {
 			continue
 		}
 		g := amdGPU{card: c.N, smiIndex: -1, deviceID: c.Device}
@@ -157,9 +159,9 @@ func amdGPUsFromSysfs(m *Machine, f *Findings) []amdGPU {
 // attributes (bytes). GTT is system memory the GPU can map: it is reported
 // apart and never added to VRAM. Absurd figures (2^64-1, negative) are
 // reported and left out (readMemoryFile).
-func readAMDMemory(m *Machine, dir string, d *registry.Device, f *Findings) {
+func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machine.Findings) {
 	read := func(attr string) (int64, bool) {
-		return m.readMemoryFile(f, rocmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+		return m.ReadMemoryFile(f, rocmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
 	}
 	total, okTotal := read("mem_info_vram_total")
 	used, okUsed := read("mem_info_vram_used")
@@ -180,7 +182,7 @@ func readAMDMemory(m *Machine, dir string, d *registry.Device, f *Findings) {
 
 // kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
 // keyed by PCI bus id. CPU nodes (simd_count 0) come first and are skipped.
-func kfdGPUNodes(m *Machine) map[string]map[string]int64 {
+func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
 	out := map[string]map[string]int64{}
 	base := "sys/class/kfd/kfd/topology/nodes"
 	for _, e := range m.ReadDir(base) {
@@ -281,7 +283,7 @@ var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
 // shared memory for APUs, bandwidth and precisions.
 func finishAMDGPU(g *amdGPU) {
 	d := &g.dev
-	pciID := hex4(VendorAMD) + ":" + hex4(g.deviceID)
+	pciID := machine.Hex4(machine.VendorAMD) + ":" + machine.Hex4(g.deviceID)
 	// The gfx target of documented PCI ids, for machines without KFD
 	// (internal/specs parts: MI300X 0x74a1 gfx942, Radeon 780M 0x15bf gfx1103).
 	if p, ok := specs.LookupPart(pciID); ok && d.Architecture == "" && p.Arch != "" {
@@ -331,7 +333,7 @@ func amdQuantizations(arch string) []string {
 // ROCm runtime on one node). As with CUDA_VISIBLE_DEVICES, the list stops at
 // the first entry that matches nothing. It returns the visible GPUs and, when
 // some were hidden, the warning text.
-func filterAMDVisible(m *Machine, gpus []amdGPU) ([]amdGPU, string) {
+func filterAMDVisible(m *machine.Machine, gpus []amdGPU) ([]amdGPU, string) {
 	total := len(gpus)
 	var used []string
 	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {

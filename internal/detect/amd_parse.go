@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"bytes"
 	"errors"
 	"fmt"
@@ -18,12 +20,12 @@ import (
 type rocmSMICard struct {
 	Index     int
 	Name      string
-	BusID     string        // normalised sysfs form
-	VRAMTotal int64         // bytes; 0 unknown
-	VRAMUsed  int64         // bytes; -1 unknown
-	Absurd    []absurdValue // memory figures left out as absurd
-	NUMANode  int           // -1 unknown
-	GFX       string        // "gfx942" when the tool prints it
+	BusID     string                // normalised sysfs form
+	VRAMTotal int64                 // bytes; 0 unknown
+	VRAMUsed  int64                 // bytes; -1 unknown
+	Absurd    []machine.AbsurdValue // memory figures left out as absurd
+	NUMANode  int                   // -1 unknown
+	GFX       string                // "gfx942" when the tool prints it
 }
 
 // rocmSMILink is one pair of the topology matrices, which rocm-smi prints
@@ -139,7 +141,7 @@ func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
 		default:
 			continue
 		}
-		s = CleanText(s)
+		s = machine.CleanText(s)
 		if smiNoValue(s) {
 			continue
 		}
@@ -165,14 +167,14 @@ func rocmCardFromFields(idx int, f map[string]string) rocmSMICard {
 		c.Name = f["device name"]
 	}
 	if b := f[rsmiKeyBus]; b != "" {
-		c.BusID = NormalizeBusID(b)
+		c.BusID = machine.NormalizeBusID(b)
 	}
 	memory := func(key string) (int64, bool) {
-		b, v := parseMemory(f[key], 1)
-		if v == memAbsurd {
-			c.Absurd = append(c.Absurd, absurdValue{What: "card " + strconv.Itoa(idx) + " " + key, Raw: f[key]})
+		b, v := machine.ParseMemory(f[key], 1)
+		if v == machine.MemAbsurd {
+			c.Absurd = append(c.Absurd, machine.AbsurdValue{What: "card " + strconv.Itoa(idx) + " " + key, Raw: f[key]})
 		}
-		return b, v == memOK
+		return b, v == machine.MemOK
 	}
 	if v, ok := memory(rsmiKeyVRAM); ok && v > 0 {
 		c.VRAMTotal = v

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -212,7 +214,7 @@ func TestAMDListDRMCardsNumericOrder(t *testing.T) {
 	}
 	assert.Equal(t, []int{1, 2, 10}, got)
 	assert.Equal(t, "0000:0a:00.0", cards[2].BusID)
-	assert.Equal(t, VendorAMD, cards[2].Vendor)
+	assert.Equal(t, machine.VendorAMD, cards[2].Vendor)
 }
 
 // rocm-smi fills a sysfs GPU by bus id, adds a GPU sysfs did not show (a

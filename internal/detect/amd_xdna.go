@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -23,7 +25,7 @@ var amdXDNASpec = pciNPUSpec{
 	backend:   amdXDNABackend,
 	kind:      registry.KindAMDXDNA,
 	vendor:    "amd",
-	pciVendor: VendorAMDCPU,
+	pciVendor: machine.VendorAMDCPU,
 	driver:    "amdxdna",
 	names: map[int]string{
 		0x1502: "AMD XDNA NPU (Phoenix/Hawk Point)",
@@ -39,4 +41,6 @@ var amdXDNASpec = pciNPUSpec{
 	},
 }
 
-func detectAMDXDNA(_ context.Context, m *Machine) Findings { return detectPCINPUs(m, amdXDNASpec) }
+func detectAMDXDNA(_ context.Context, m *machine.Machine) machine.Findings {
+	return detectPCINPUs(m, amdXDNASpec)
+}

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"errors"
 	"strconv"
@@ -40,8 +42,8 @@ func init() {
 	register(Backend{Name: backendApple, Detect: detectApple})
 }
 
-func detectApple(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectApple(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	if !m.HasTool(toolSPProf) {
 		return f
 	}
@@ -61,18 +63,18 @@ func detectApple(ctx context.Context, m *Machine) Findings {
 // values printed (an unknown name, such as hw.perflevel0.logicalcpu on an
 // Intel Mac) keeps the values printed; only a run that printed nothing usable
 // is a warning. ok is false when sysctl gave nothing.
-func readSysctlHost(ctx context.Context, m *Machine, f *Findings) (sysctlHost, bool) {
-	if m.NoExec {
+func readSysctlHost(ctx context.Context, m *machine.Machine, f *machine.Findings) (sysctlHost, bool) {
+	if m.NoExec() {
 		return sysctlHost{}, false
 	}
 	args := append([]string{"-n"}, appleSysctlNames...)
-	res := m.Runner.Run(ctx, toolSysctl, args...)
-	if errors.Is(res.Err, ErrToolMissing) {
+	res := m.Run(ctx, toolSysctl, args...)
+	if errors.Is(res.Err, machine.ErrToolMissing) {
 		return sysctlHost{}, false
 	}
-	partial := res.Err != nil && errors.Is(res.Err, ErrExit) && onlyUnknownPerfLevels(res.Stderr)
+	partial := res.Err != nil && errors.Is(res.Err, machine.ErrExit) && onlyUnknownPerfLevels(res.Stderr)
 	if res.Err != nil && !partial {
-		f.AddWarning(ToolWarning(backendApple, toolSysctl, args, res))
+		f.AddWarning(machine.ToolWarning(backendApple, toolSysctl, args, res))
 		return sysctlHost{}, false
 	}
 	h, issues := parseSysctlHost(string(res.Stdout))
@@ -106,7 +108,7 @@ func onlyUnknownPerfLevels(stderr []byte) bool {
 // its name, core count and Metal version; without it the GPU is still
 // reported (every Apple M chip has one) under the chip's name, with the
 // tool's warning.
-func appleGPU(ctx context.Context, m *Machine, f *Findings, h sysctlHost) registry.Device {
+func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sysctlHost) registry.Device {
 	d := registry.Device{ID: "gpu", Kind: registry.KindMetal, Vendor: "apple", Available: true,
 		Name: h.Brand, Quantizations: append([]string(nil), metalQuantizations...)}
 	d.SetSource("name", "sysctl")
@@ -116,14 +118,14 @@ func appleGPU(ctx context.Context, m *Machine, f *Findings, h sysctlHost) regist
 		d.SetSource("memory_bytes", "sysctl")
 	}
 	if entry, ok := spDisplaysEntry(ctx, m, f); ok {
-		if name := CleanText(entry.Model); name != "" {
+		if name := machine.CleanText(entry.Model); name != "" {
 			d.Name = name
 			d.SetSource("name", toolSPProf)
 		}
 		cores, ok := entry.gpuCores()
 		if !ok {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendApple, Code: registry.WarnParseError,
-				Tool: toolSPProf, Message: "sppci_cores " + strconv.Quote(CleanText(entry.Cores)) + " is not a core count"})
+				Tool: toolSPProf, Message: "sppci_cores " + strconv.Quote(machine.CleanText(entry.Cores)) + " is not a core count"})
 		}
 		if cores > 0 {
 			d.Cores = cores
@@ -143,7 +145,7 @@ func appleGPU(ctx context.Context, m *Machine, f *Findings, h sysctlHost) regist
 
 // spDisplaysEntry runs system_profiler and returns the Apple GPU entry. A
 // failed run, invalid JSON or a report without an Apple GPU is a warning.
-func spDisplaysEntry(ctx context.Context, m *Machine, f *Findings) (spDisplay, bool) {
+func spDisplaysEntry(ctx context.Context, m *machine.Machine, f *machine.Findings) (spDisplay, bool) {
 	out, w, ok := m.Tool(ctx, backendApple, toolSPProf, spDisplaysArgs...)
 	f.AddWarning(w)
 	if !ok {
@@ -152,7 +154,7 @@ func spDisplaysEntry(ctx context.Context, m *Machine, f *Findings) (spDisplay, b
 	ds, err := parseSPDisplays(out)
 	if err != nil {
 		f.Warnings = append(f.Warnings, registry.Warning{Backend: backendApple, Code: registry.WarnParseError,
-			Tool: toolSPProf, Message: "SPDisplaysDataType JSON: " + firstLine([]byte(err.Error()))})
+			Tool: toolSPProf, Message: "SPDisplaysDataType JSON: " + machine.FirstLine([]byte(err.Error()))})
 		return spDisplay{}, false
 	}
 	entry, ok := appleGPUEntry(ds)
@@ -184,11 +186,11 @@ func neuralEngine(chip string) (registry.Device, bool) {
 // the apple backend's to report: a caller discards them. ok is false when
 // sysctl is absent or printed nothing. The cpu backend is meant to call it
 // when neither /proc/cpuinfo nor /proc/meminfo exists.
-func macHostCPU(ctx context.Context, m *Machine) (registry.Device, bool) {
+func macHostCPU(ctx context.Context, m *machine.Machine) (registry.Device, bool) {
 	if !m.HasTool(toolSPProf) {
 		return registry.Device{}, false
 	}
-	var scratch Findings
+	var scratch machine.Findings
 	h, ok := readSysctlHost(ctx, m, &scratch)
 	if !ok {
 		return registry.Device{}, false

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"strconv"
 	"strings"
 
@@ -69,14 +71,14 @@ func parseSysctlHost(out string) (sysctlHost, []issue) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil && !isDigits(v):
-			issues = append(issues, issue{registry.WarnParseError, "hw.memsize " + strconv.Quote(CleanText(v)) + " is not a number of bytes"})
+			issues = append(issues, issue{registry.WarnParseError, "hw.memsize " + strconv.Quote(machine.CleanText(v)) + " is not a number of bytes"})
 		case err != nil || n <= 0 || n > maxHostMemory:
-			issues = append(issues, issue{registry.WarnAbsurdValue, "hw.memsize " + CleanText(v) + " is not a memory size between 1 byte and 1 PiB"})
+			issues = append(issues, issue{registry.WarnAbsurdValue, "hw.memsize " + machine.CleanText(v) + " is not a memory size between 1 byte and 1 PiB"})
 		default:
 			h.MemoryBytes = n
 		}
 	}
-	h.Brand = CleanText(value(1))
+	h.Brand = machine.CleanText(value(1))
 	for i, dst := range []*int{&h.LogicalCPUs, &h.PerfLevel0, &h.PerfLevel1} {
 		v := value(2 + i)
 		if v == "" {
@@ -84,7 +86,7 @@ func parseSysctlHost(out string) (sysctlHost, []issue) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > maxMacCPUs {
-			issues = append(issues, issue{registry.WarnParseError, appleSysctlNames[2+i] + " " + strconv.Quote(CleanText(v)) + " is not a CPU count"})
+			issues = append(issues, issue{registry.WarnParseError, appleSysctlNames[2+i] + " " + strconv.Quote(machine.CleanText(v)) + " is not a CPU count"})
 			continue
 		}
 		*dst = n
@@ -149,7 +151,7 @@ func appleGPUEntry(ds []spDisplay) (spDisplay, bool) {
 		if d.DeviceType != "" && d.DeviceType != "spdisplays_gpu" {
 			continue
 		}
-		if d.Vendor == "sppci_vendor_Apple" || isAppleSilicon(CleanText(d.Model)) {
+		if d.Vendor == "sppci_vendor_Apple" || isAppleSilicon(machine.CleanText(d.Model)) {
 			return d, true
 		}
 	}

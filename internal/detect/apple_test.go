@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -268,7 +270,7 @@ func TestMetalSupport(t *testing.T) {
 // The fixture's own system_profiler output, through the parser.
 func TestParseSPDisplaysFixture(t *testing.T) {
 	opts := fixtureOptions(t, "macbook-m3-pro", nil)
-	res := NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), toolSPProf, spDisplaysArgs...)
+	res := machine.NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), toolSPProf, spDisplaysArgs...)
 	require.NoError(t, res.Err)
 	ds, err := parseSPDisplays(res.Stdout)
 	require.NoError(t, err)
@@ -327,7 +329,7 @@ func FuzzAppleParsers(f *testing.F) {
 				t.Fatalf("cpu count %d out of range", n)
 			}
 		}
-		if CleanText(h.Brand) != h.Brand {
+		if machine.CleanText(h.Brand) != h.Brand {
 			t.Fatalf("brand %q is not clean", h.Brand)
 		}
 		ds, err := parseSPDisplays(sp)
@@ -339,7 +341,7 @@ func FuzzAppleParsers(f *testing.F) {
 				t.Fatalf("gpu cores %d out of range", n)
 			}
 			_ = metalSupport(d.Metal)
-			_ = appleBandwidth(CleanText(d.Model), 0)
+			_ = appleBandwidth(machine.CleanText(d.Model), 0)
 		}
 	})
 }

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"path"
@@ -60,8 +62,8 @@ var asicVendors = []asicVendor{
 		}},
 }
 
-func detectASICs(_ context.Context, m *Machine) Findings {
-	var f Findings
+func detectASICs(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	for _, v := range asicVendors {
 		for _, p := range m.PCIDevices(v.ID) {
 			f.Devices = append(f.Devices, asicDevice(&f, v, p))
@@ -73,14 +75,14 @@ func detectASICs(_ context.Context, m *Machine) Findings {
 // asicDevice builds the device of one PCI function. An id of a known vendor
 // that no source names is still listed (the vendor id is certain), with a
 // "guess" warning. Without a bound driver the device is not usable.
-func asicDevice(f *Findings, v asicVendor, p PCIDevice) registry.Device {
+func asicDevice(f *machine.Findings, v asicVendor, p machine.PCIDevice) registry.Device {
 	d := registry.Device{ID: p.Address, Kind: v.Kind, Vendor: v.Vendor, PCIBusID: p.Address,
 		NUMANode: p.NUMANode, Available: p.Driver != ""}
 	if mod, ok := v.Models[p.Device]; ok {
 		d.Name, d.Architecture = mod.Name, mod.Arch
 		d.Quantizations = append([]string(nil), mod.Quants...)
 	} else {
-		d.Name = fmt.Sprintf("%s (device %s)", v.Label, hex4(p.Device))
+		d.Name = fmt.Sprintf("%s (device %s)", v.Label, machine.Hex4(p.Device))
 		f.Warn(asicBackend, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)
 	}
 	d.SetSource("name", "pci-id")
@@ -93,18 +95,18 @@ func asicDevice(f *Findings, v asicVendor, p PCIDevice) registry.Device {
 // accelNodesByBus maps PCI addresses to their DRM accel node names
 // ("0000:33:00.0" -> "accel0") through /sys/class/accel/accelN/device
 // (drivers/accel/drm_accel.c; formats.md "Generic PCI / DRM / accel sysfs").
-func accelNodesByBus(m *Machine) map[string]string {
+func accelNodesByBus(m *machine.Machine) map[string]string {
 	out := map[string]string{}
-	for _, e := range m.ReadDir(PathAccel) {
+	for _, e := range m.ReadDir(machine.PathAccel) {
 		name := e.Name()
 		if !isAccelNodeName(name) {
 			continue
 		}
-		bus := m.LinkBase(path.Join(PathAccel, name, "device"))
+		bus := m.LinkBase(path.Join(machine.PathAccel, name, "device"))
 		if bus == "" {
 			continue
 		}
-		out[NormalizeBusID(bus)] = name
+		out[machine.NormalizeBusID(bus)] = name
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"os"
@@ -60,7 +62,7 @@ func writePCIFunction(t *testing.T, root string, p fakePCI) {
 }
 
 // sysfsMachine builds a machine of the given PCI functions (no tools).
-func sysfsMachine(t *testing.T, fns ...fakePCI) *Machine {
+func sysfsMachine(t *testing.T, fns ...fakePCI) *machine.Machine {
 	t.Helper()
 	root := t.TempDir()
 	for _, p := range fns {

@@ -3,6 +3,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"errors"
 	"fmt"
@@ -178,9 +180,9 @@ func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
 	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
-	probe := Backend{Name: "probe", Detect: func(ctx context.Context, m *Machine) Findings {
+	probe := Backend{Name: "probe", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		out, w, ok := m.Tool(ctx, "probe", "nvidia-smi", "-L")
-		var f Findings
+		var f machine.Findings
 		if !ok {
 			f.AddWarning(w)
 			return f

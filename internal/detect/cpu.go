@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"errors"
 	"io/fs"
@@ -28,9 +30,9 @@ func init() {
 	register(Backend{Name: backendCPU, Detect: detectCPU})
 }
 
-func detectCPU(ctx context.Context, m *Machine) Findings {
-	var f Findings
-	if !m.Exists(PathCPUInfo) && !m.Exists(PathMemInfo) {
+func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	if !m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo) {
 		// No procfs: a Mac describes its host through sysctl (apple.go); its
 		// warnings are the apple backend's to report.
 		if d, ok := macHostCPU(ctx, m); ok {
@@ -59,11 +61,11 @@ func detectCPU(ctx context.Context, m *Machine) Findings {
 			d.SetSource("cores", "procfs")
 		}
 	}
-	if text, ok := readProcText(m, &f, backendCPU, PathMemInfo); ok {
+	if text, ok := readProcText(m, &f, backendCPU, machine.PathMemInfo); ok {
 		total, free, issues := hostMemory(parseMemInfo(text))
 		for _, is := range issues {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCPU, Code: is.Code,
-				Message: is.Message, Path: "/" + PathMemInfo})
+				Message: is.Message, Path: "/" + machine.PathMemInfo})
 		}
 		if total > 0 {
 			d.MemoryBytes = total
@@ -81,7 +83,7 @@ func detectCPU(ctx context.Context, m *Machine) Findings {
 // readProcText reads a procfs/sysfs text file. A missing file is silent (a
 // sysroot without /proc, a kernel without the feature); any other read error
 // is a sysfs_read warning.
-func readProcText(m *Machine, f *Findings, backend, name string) (string, bool) {
+func readProcText(m *machine.Machine, f *machine.Findings, backend, name string) (string, bool) {
 	b, err := m.ReadFile(name)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
@@ -97,20 +99,20 @@ func readProcText(m *Machine, f *Findings, backend, name string) (string, bool) 
 // detection while no CPU was hot-plugged (memo.go), else read and parsed.
 // The witness is taken before the reading, so a CPU plugged in meanwhile
 // makes the next detection read again.
-func hostCPUInfo(m *Machine, f *Findings) (cpuInfo, bool) {
-	witness, stamp, memo := m.cpuWitness()
+func hostCPUInfo(m *machine.Machine, f *machine.Findings) (machine.CPUInfo, bool) {
+	witness, stamp, memo := m.CPUWitness()
 	if memo {
-		if info, ok := m.cpuRemembered(witness, stamp); ok {
+		if info, ok := m.CPURemembered(witness, stamp); ok {
 			return info, true
 		}
 	}
 	text, ok := readCPUInfo(m, f)
 	if !ok {
-		return cpuInfo{}, false
+		return machine.CPUInfo{}, false
 	}
 	info := parseCPUInfo(text)
 	if memo {
-		m.rememberCPU(witness, stamp, info)
+		m.RememberCPU(witness, stamp, info)
 	}
 	return info, true
 }
@@ -122,33 +124,25 @@ const maxCPUInfoBytes = 16 << 20
 
 // readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
 // silent; an unreadable, oversized or irregular one is a sysfs_read warning.
-func readCPUInfo(m *Machine, f *Findings) (string, bool) {
+func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
 	var text string
-	err := m.withFile(PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
+	err := m.WithFile(machine.PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCPU, Code: registry.WarnSysfsRead,
-				Message: err.Error(), Path: "/" + PathCPUInfo})
+				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
 		}
 		return "", false
 	}
 	return text, true
 }
 
-// cpuInfo is what /proc/cpuinfo says about the host.
-type cpuInfo struct {
-	Name     string
-	Vendor   string
-	Logical  int // "processor" entries
-	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
-}
-
 // parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
 // logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
 // "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
 // and no model name (arch/arm64/kernel/cpuinfo.c), so its name stays unknown.
-func parseCPUInfo(text string) cpuInfo {
-	var info cpuInfo
+func parseCPUInfo(text string) machine.CPUInfo {
+	var info machine.CPUInfo
 	coresPerPackage := map[string]int{}
 	pkg := "" // physical id of the current processor block
 	cores := 0
@@ -176,20 +170,20 @@ func parseCPUInfo(text string) cpuInfo {
 			info.Logical++
 		case "model name":
 			if info.Name == "" {
-				info.Name = CleanText(val)
+				info.Name = machine.CleanText(val)
 			}
 		case "vendor_id":
 			if info.Vendor == "" {
-				info.Vendor = x86Vendor(CleanText(val))
+				info.Vendor = x86Vendor(machine.CleanText(val))
 			}
 		case "CPU implementer":
 			if info.Vendor == "" {
-				info.Vendor = armVendor(CleanText(val))
+				info.Vendor = armVendor(machine.CleanText(val))
 			}
 		case "physical id":
-			pkg = CleanText(val)
+			pkg = machine.CleanText(val)
 		case "cpu cores":
-			if n, err := strconv.Atoi(CleanText(val)); err == nil && n > 0 && n <= 1<<16 {
+			if n, err := strconv.Atoi(machine.CleanText(val)); err == nil && n > 0 && n <= 1<<16 {
 				cores = n
 			}
 		}
@@ -237,7 +231,7 @@ func x86Vendor(id string) string {
 // arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_*); an unknown implementer is
 // reported as "arm", the architecture's licensor.
 func armVendor(code string) string {
-	n, err := ParseInt(code)
+	n, err := machine.ParseInt(code)
 	if err != nil {
 		return ""
 	}
@@ -277,11 +271,11 @@ func parseMemInfo(text string) map[string]int64 {
 			}
 			continue
 		}
-		n, v := parseMemory(fields[0], 1024)
+		n, v := machine.ParseMemory(fields[0], 1024)
 		switch {
-		case v == memAbsurd:
+		case v == machine.MemAbsurd:
 			n = memInfoAbsurd
-		case v != memOK || strings.ContainsAny(fields[0], ".eE"):
+		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
 			n = -1 // kB are whole numbers
 		}
 		out[strings.TrimSpace(key)] = n

@@ -1,11 +1,18 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"testing/fstest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,12 +22,16 @@ import (
 
 // machineFS is a Machine over an in-memory tree, for edge cases a fixture
 // machine would only clutter.
-func machineFS(files map[string]string) *Machine {
+func machineFS(files map[string]string) *machine.Machine {
 	fsys := fstest.MapFS{}
 	for name, text := range files {
 		fsys[name] = &fstest.MapFile{Data: []byte(text)}
 	}
-	return &Machine{FS: fsys, NoExec: true}
+	m, err := machine.New(machine.Config{FS: fsys, NoExec: true})
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 func TestParseCPUInfo(t *testing.T) {
@@ -35,27 +46,27 @@ func TestParseCPUInfo(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		want cpuInfo
+		want machine.CPUInfo
 	}{
 		{"two sockets with SMT", twoSockets.String(),
-			cpuInfo{Name: "Intel(R) Xeon(R) Platinum 8480C", Vendor: "intel", Logical: 8, Physical: 4}},
+			machine.CPUInfo{Name: "Intel(R) Xeon(R) Platinum 8480C", Vendor: "intel", Logical: 8, Physical: 4}},
 		{"AMD without physical id (one package)",
 			"processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 9 7950X 16-Core Processor\ncpu cores\t: 16\n\n" +
 				"processor\t: 1\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 9 7950X 16-Core Processor\ncpu cores\t: 16\n",
-			cpuInfo{Name: "AMD Ryzen 9 7950X 16-Core Processor", Vendor: "amd", Logical: 2, Physical: 16}},
+			machine.CPUInfo{Name: "AMD Ryzen 9 7950X 16-Core Processor", Vendor: "amd", Logical: 2, Physical: 16}},
 		{"arm64 layout (arch/arm64/kernel/cpuinfo.c): no model name",
 			"processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: 0x41\nCPU architecture: 8\n" +
 				"CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\n",
-			cpuInfo{Vendor: "arm", Logical: 2}},
-		{"Arm Ltd implementer (0x41)", "processor\t: 0\nCPU implementer\t: 0x41\n", cpuInfo{Vendor: "arm", Logical: 1}},
-		{"NVIDIA implementer (0x4e, Grace)", "processor\t: 0\nCPU implementer\t: 0x4e\n", cpuInfo{Vendor: "nvidia", Logical: 1}},
-		{"garbage core count ignored", "processor\t: 0\ncpu cores\t: lots\n", cpuInfo{Logical: 1}},
-		{"empty", "", cpuInfo{}},
+			machine.CPUInfo{Vendor: "arm", Logical: 2}},
+		{"Arm Ltd implementer (0x41)", "processor\t: 0\nCPU implementer\t: 0x41\n", machine.CPUInfo{Vendor: "arm", Logical: 1}},
+		{"NVIDIA implementer (0x4e, Grace)", "processor\t: 0\nCPU implementer\t: 0x4e\n", machine.CPUInfo{Vendor: "nvidia", Logical: 1}},
+		{"garbage core count ignored", "processor\t: 0\ncpu cores\t: lots\n", machine.CPUInfo{Logical: 1}},
+		{"empty", "", machine.CPUInfo{}},
 		// The first-byte filter (mayBeCPUInfoKey) must not skip a key that
 		// strings.TrimSpace would find: leading ASCII and Unicode space.
 		{"keys after leading space", " \tprocessor\t: 0\n\u00a0processor: 1\n\u0085model name: M\n  cpu cores: 4\n\vvendor_id: AuthenticAMD\n",
-			cpuInfo{Name: "M", Vendor: "amd", Logical: 2, Physical: 4}},
-		{"lines the filter skips", "flags\t: processor\nbugs\t: cpu cores : 9\nprocessor\t: 0\nxmodel name: X\n\n:\n", cpuInfo{Logical: 1}},
+			machine.CPUInfo{Name: "M", Vendor: "amd", Logical: 2, Physical: 4}},
+		{"lines the filter skips", "flags\t: processor\nbugs\t: cpu cores : 9\nprocessor\t: 0\nxmodel name: X\n\n:\n", machine.CPUInfo{Logical: 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -124,7 +135,7 @@ func TestCPUBackendEdgeCases(t *testing.T) {
 
 	// Absurd meminfo (negative): the device stays, the warning names the file.
 	f = detectCPU(context.Background(), machineFS(map[string]string{
-		PathCPUInfo: "processor\t: 0\nmodel name\t: X\n", PathMemInfo: "MemTotal:       -5 kB\n"}))
+		machine.PathCPUInfo: "processor\t: 0\nmodel name\t: X\n", machine.PathMemInfo: "MemTotal:       -5 kB\n"}))
 	require.Len(t, f.Devices, 1)
 	assert.Equal(t, 1, f.Devices[0].Cores, "logical count when physical cores are not reported")
 	require.Len(t, f.Warnings, 1)
@@ -134,10 +145,10 @@ func TestCPUBackendEdgeCases(t *testing.T) {
 
 func TestCPUInfoLargerThanMaxFileBytes(t *testing.T) {
 	var b strings.Builder
-	for i := 0; b.Len() <= 4*MaxFileBytes; i++ {
+	for i := 0; b.Len() <= 4*machine.MaxFileBytes; i++ {
 		b.WriteString("processor\t: 0\nmodel name\t: Big\nflags\t\t: " + strings.Repeat("avx512f ", 100) + "\n\n")
 	}
-	f := detectCPU(context.Background(), machineFS(map[string]string{PathCPUInfo: b.String()}))
+	f := detectCPU(context.Background(), machineFS(map[string]string{machine.PathCPUInfo: b.String()}))
 	require.Len(t, f.Devices, 1)
 	assert.Equal(t, "Big", f.Devices[0].Name)
 	assert.Greater(t, f.Devices[0].Threads, 100)
@@ -175,4 +186,45 @@ func FuzzParseMemInfo(f *testing.F) {
 			t.Fatalf("free %d kept with total %d", *free, total)
 		}
 	})
+}
+
+// cpuTreeMachine is the view of a scratch sysroot holding files.
+func cpuTreeMachine(t *testing.T, files map[string]string) (*machine.Machine, string) {
+	t.Helper()
+	root := detecttest.WriteTree(t, files, nil)
+	m, err := machine.New(machine.Config{Sysroot: root, NoExec: true})
+	require.NoError(t, err)
+	return m, root
+}
+
+func TestCPUInfoFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	m, root := cpuTreeMachine(t, map[string]string{"proc/.keep": ""})
+	require.NoError(t, syscall.Mkfifo(filepath.Join(root, machine.PathCPUInfo), 0o644))
+	done := make(chan machine.Findings, 1)
+	go func() { done <- detectCPU(t.Context(), m) }()
+	select {
+	case f := <-done:
+		require.Len(t, f.Devices, 1)
+		require.Len(t, f.Warnings, 1)
+		assert.Equal(t, "/"+machine.PathCPUInfo, f.Warnings[0].Path)
+		assert.Contains(t, f.Warnings[0].Message, "not a regular file")
+	case <-time.After(2 * time.Second):
+		if f, err := os.OpenFile(filepath.Join(root, machine.PathCPUInfo), os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("the CPU backend blocked on a FIFO at /proc/cpuinfo")
+	}
+}
+
+func TestCPUInfoLongerThanReadBufferFromDisk(t *testing.T) {
+	var b strings.Builder
+	n := 0
+	for ; b.Len() <= 3*machine.MaxFileBytes; n++ {
+		b.WriteString("processor\t: " + strconv.Itoa(n) + "\nmodel name\t: Big\nflags\t\t: " + strings.Repeat("avx512f ", 100) + "\n\n")
+	}
+	m, _ := cpuTreeMachine(t, map[string]string{machine.PathCPUInfo: b.String()})
+	f := detectCPU(t.Context(), m)
+	require.Len(t, f.Devices, 1)
+	assert.Equal(t, n, f.Devices[0].Threads)
+	assert.Empty(t, f.Warnings)
 }

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"runtime/debug"
@@ -14,7 +16,7 @@ import (
 // Backend is one detection source.
 type Backend struct {
 	Name   string
-	Detect func(ctx context.Context, m *Machine) Findings
+	Detect func(ctx context.Context, m *machine.Machine) machine.Findings
 }
 
 var (
@@ -63,7 +65,7 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 // backendOutcome is what one backend goroutine hands back to the orchestrator.
 type backendOutcome struct {
 	index    int
-	findings Findings
+	findings machine.Findings
 	took     time.Duration
 }
 
@@ -71,11 +73,14 @@ type backendOutcome struct {
 func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Registry, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
-	m, err := NewMachine(opts)
+	r := opts.Runner
+	if r == nil {
+		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	}
+	m, err := machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: machine.NewOnceRunner(r), NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
 	if err != nil {
 		return nil, err
 	}
-	m.Runner = newOnceRunner(m.Runner)
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	// Cancelling on return kills the tools of abandoned backends and keeps
 	// them from starting new ones.
@@ -115,8 +120,8 @@ func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Re
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
 	}
-	mergeByBusID(reg, m.vendorAt)
-	enrichPCI(m, reg)
+	mergeByBusID(reg, m.VendorAt)
+	machine.EnrichPCI(m, reg)
 	reg.SortDevices()
 	reg.Normalize()
 	timing.TotalMs = ms(time.Since(start))
@@ -149,10 +154,10 @@ func collectOutcomes(ctx context.Context, done <-chan backendOutcome, running ma
 
 // runBackend runs one backend, turning a panic into a warning so one broken
 // backend never takes the others (or the host) down.
-func runBackend(ctx context.Context, m *Machine, b Backend) (f Findings) {
+func runBackend(ctx context.Context, m *machine.Machine, b Backend) (f machine.Findings) {
 	defer func() {
 		if p := recover(); p != nil {
-			f = Findings{}
+			f = machine.Findings{}
 			f.Warn(b.Name, registry.WarnPanic, "backend failed: %v (%s)", p, firstStackLine(debug.Stack()))
 		}
 	}()
@@ -164,12 +169,12 @@ func firstStackLine(s []byte) string {
 	if len(s) > 300 {
 		s = s[:300]
 	}
-	return CleanText(string(s))
+	return machine.CleanText(string(s))
 }
 
 // addFindings folds one backend's findings into reg, making device keys
 // unique per backend so two backends cannot collide.
-func addFindings(reg *registry.Registry, backend string, f Findings) {
+func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 	key := func(id string) string { return backend + "|" + id }
 	for i, d := range f.Devices {
 		if d.ID == "" {

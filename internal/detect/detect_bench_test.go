@@ -8,6 +8,8 @@ package detect
 //	go test -run xxx -bench . -benchtime=200ms ./internal/detect/
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
@@ -23,19 +25,19 @@ import (
 // toolOutput runs a fixture machine's tool script with the backend's argv
 // and returns what it printed: parsers are benchmarked on the fixture
 // output, never on text written here.
-func toolOutput(b *testing.B, machine, tool string, args ...string) []byte {
+func toolOutput(b *testing.B, host, tool string, args ...string) []byte {
 	b.Helper()
-	script := filepath.Join(detecttest.MachineDir(b, machine), "bin", tool)
+	script := filepath.Join(detecttest.MachineDir(b, host), "bin", tool)
 	out, err := exec.Command(script, args...).Output()
-	require.NoError(b, err, "%s %v on %s", tool, args, machine)
+	require.NoError(b, err, "%s %v on %s", tool, args, host)
 	require.NotEmpty(b, out)
 	return out
 }
 
 // fixtureFile reads a file of a fixture machine's root tree.
-func fixtureFile(b *testing.B, machine, rel string) string {
+func fixtureFile(b *testing.B, host, rel string) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(detecttest.MachineDir(b, machine), "root", rel))
+	data, err := os.ReadFile(filepath.Join(detecttest.MachineDir(b, host), "root", rel))
 	require.NoError(b, err)
 	return string(data)
 }
@@ -187,9 +189,9 @@ func BenchmarkParseNodeCPUList(b *testing.B) {
 // tool lookup) so that a replayRunner can answer the same detection again
 // without starting a process.
 type recordingRunner struct {
-	inner *ExecRunner
+	inner *machine.ExecRunner
 	mu    sync.Mutex
-	runs  map[string]Result
+	runs  map[string]machine.Result
 	has   map[string]bool
 }
 
@@ -197,7 +199,7 @@ func runKey(tool string, args []string) string {
 	return tool + "\x00" + strings.Join(args, "\x00")
 }
 
-func (r *recordingRunner) Run(ctx context.Context, tool string, args ...string) Result {
+func (r *recordingRunner) Run(ctx context.Context, tool string, args ...string) machine.Result {
 	res := r.inner.Run(ctx, tool, args...)
 	r.mu.Lock()
 	r.runs[runKey(tool, args)] = res
@@ -216,14 +218,14 @@ func (r *recordingRunner) Has(tool string) bool {
 // replayRunner is a machine whose tools answer instantly: each run returns
 // the recorded result (stdout copied, as a real run allocates it).
 type replayRunner struct {
-	runs map[string]Result
+	runs map[string]machine.Result
 	has  map[string]bool
 }
 
-func (r *replayRunner) Run(_ context.Context, tool string, args ...string) Result {
+func (r *replayRunner) Run(_ context.Context, tool string, args ...string) machine.Result {
 	res, ok := r.runs[runKey(tool, args)]
 	if !ok {
-		return Result{Err: ErrToolMissing}
+		return machine.Result{Err: machine.ErrToolMissing}
 	}
 	res.Stdout = append([]byte(nil), res.Stdout...)
 	return res
@@ -233,10 +235,10 @@ func (r *replayRunner) Has(tool string) bool { return r.has[tool] }
 
 // instantToolOptions returns fixture options whose runner replays the
 // machine's tools, recorded from one real detection.
-func instantToolOptions(b *testing.B, machine string) Options {
+func instantToolOptions(b *testing.B, host string) Options {
 	b.Helper()
-	opts := fixtureOptions(b, machine, nil)
-	rec := &recordingRunner{inner: NewExecRunner(opts.Path, opts.Timeout), runs: map[string]Result{}, has: map[string]bool{}}
+	opts := fixtureOptions(b, host, nil)
+	rec := &recordingRunner{inner: machine.NewExecRunner(opts.Path, opts.Timeout), runs: map[string]machine.Result{}, has: map[string]bool{}}
 	opts.Runner = rec
 	_, err := Detect(context.Background(), opts)
 	require.NoError(b, err)

@@ -3,12 +3,15 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -31,8 +34,8 @@ func emptyMachineOptions(t *testing.T, binDir string, timeout time.Duration) Opt
 
 // deviceBackend returns a backend that reports one device named name.
 func deviceBackend(name string) Backend {
-	return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-		return Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
+	return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		return machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
 	}}
 }
 
@@ -59,22 +62,22 @@ func warningsOf(reg *registry.Registry, code string) []registry.Warning {
 func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan struct{})
-	stuck := Backend{Name: "stuck", Detect: func(ctx context.Context, m *Machine) Findings {
+	stuck := Backend{Name: "stuck", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		defer close(finished)
 		<-release // ignores ctx, as a backend blocked in a read of a hung file would
 		// Work done after Detect returned must not reach the caller or race
 		// with it: run a tool (the machine is shared) and return findings.
 		_, w, ok := m.Tool(ctx, "stuck", "nvidia-smi", "-q")
-		f := Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
+		f := machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
 		if !ok {
 			f.AddWarning(w)
 		}
 		return f
 	}}
-	panics := Backend{Name: "panics", Detect: func(ctx context.Context, m *Machine) Findings {
+	panics := Backend{Name: "panics", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		var d *registry.Device
 		_ = d.Name // nil dereference
-		return Findings{}
+		return machine.Findings{}
 	}}
 	dir := t.TempDir()
 	detecttest.WriteTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
@@ -109,9 +112,9 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 }
 
 func TestOrchestrCallerDeadlineBoundsDetection(t *testing.T) {
-	block := Backend{Name: "block", Detect: func(ctx context.Context, m *Machine) Findings {
+	block := Backend{Name: "block", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		<-ctx.Done() // a well-behaved backend: returns when told
-		return Findings{}
+		return machine.Findings{}
 	}}
 	opts := emptyMachineOptions(t, "", time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -130,10 +133,10 @@ func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
 	started.Add(n)
 	var list []Backend
 	for i := 0; i < n; i++ {
-		list = append(list, Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *Machine) Findings {
+		list = append(list, Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			started.Done()
 			started.Wait()
-			return Findings{}
+			return machine.Findings{}
 		}})
 	}
 	start := time.Now()
@@ -149,8 +152,8 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 	counter := filepath.Join(dir, "count")
 	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
 	caller := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-			var f Findings
+		return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			var f machine.Findings
 			out, w, ok := m.Tool(ctx, name, "nvidia-smi", "-L")
 			if !ok {
 				f.AddWarning(w)
@@ -189,8 +192,8 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	detecttest.WriteTool(t, dir, "xpu-smi", "exec sleep 1000")
 	detecttest.WriteTool(t, dir, "vulkaninfo", "yes")
 	tool := func(backend, name string) Backend {
-		return Backend{Name: backend, Detect: func(ctx context.Context, m *Machine) Findings {
-			var f Findings
+		return Backend{Name: backend, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			var f machine.Findings
 			if _, w, ok := m.Tool(ctx, backend, name); !ok {
 				f.AddWarning(w)
 			}
@@ -220,9 +223,9 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 }
 
 func TestOrchestrNoExecRunsNothing(t *testing.T) {
-	inner := &countingRunner{}
-	b := Backend{Name: "x", Detect: func(ctx context.Context, m *Machine) Findings {
-		var f Findings
+	inner := &runCounter{}
+	b := Backend{Name: "x", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		var f machine.Findings
 		if m.HasTool("nvidia-smi") {
 			f.Warn("x", "test", "HasTool true under no_exec")
 		}
@@ -236,8 +239,17 @@ func TestOrchestrNoExecRunsNothing(t *testing.T) {
 	reg, err := detectWith(context.Background(), opts, []Backend{b})
 	require.NoError(t, err)
 	assert.Empty(t, reg.Warnings)
-	assert.Zero(t, inner.total())
+	assert.Zero(t, inner.n.Load())
 }
+
+// runCounter counts runs; every tool is present.
+type runCounter struct{ n atomic.Int64 }
+
+func (c *runCounter) Run(context.Context, string, ...string) machine.Result {
+	c.n.Add(1)
+	return machine.Result{}
+}
+func (c *runCounter) Has(string) bool { return true }
 
 func TestOrchestrBackendSelection(t *testing.T) {
 	list := []Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
@@ -268,8 +280,8 @@ func TestOrchestrBackendSelection(t *testing.T) {
 func TestOrchestrRenumbersDeviceIDs(t *testing.T) {
 	// Two backends use the same local id "0" and link their devices.
 	linked := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-			return Findings{
+		return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			return machine.Findings{
 				Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name + "0"},
 					{ID: "1", Kind: registry.KindCUDA, Name: name + "1"}},
 				Interconnects: []registry.Interconnect{{Kind: registry.LinkNVLink, Devices: []string{"0", "1"}}},
@@ -336,14 +348,14 @@ func TestHostileMachine(t *testing.T) {
 			assert.Less(t, *d.NUMANode, 1<<16, d.ID)
 		}
 		for _, s := range []string{d.Name, d.Vendor, d.UUID, d.DriverVersion, d.PCIBusID, d.PCIID} {
-			assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, isControl), "%s: %q", d.ID, s)
+			assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, machine.IsControl), "%s: %q", d.ID, s)
 			for _, leftover := range []string{"[31m", "[0m", "[2J", "]0;"} {
 				assert.NotContains(t, s, leftover, "%s: escape sequence only half removed", d.ID)
 			}
 		}
 	}
 	for _, w := range reg.Warnings {
-		assert.True(t, utf8.ValidString(w.Message) && !strings.ContainsFunc(w.Message, isControl), "%q", w.Message)
+		assert.True(t, utf8.ValidString(w.Message) && !strings.ContainsFunc(w.Message, machine.IsControl), "%q", w.Message)
 	}
 	codes := map[string]bool{}
 	for _, w := range reg.Warnings {

@@ -1,8 +1,9 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
-	"io"
 	"path"
 	"strings"
 
@@ -31,7 +32,7 @@ var visibilityVars = []string{
 // "How to detect if running in Azure" guidance for Linux VMs).
 const azureAssetTag = "7783-7084-3265-9085"
 
-func detectEnvironment(_ context.Context, m *Machine) Findings {
+func detectEnvironment(_ context.Context, m *machine.Machine) machine.Findings {
 	env := &registry.Environment{}
 	envContainer(m, env)
 	envCgroup(m, env)
@@ -42,13 +43,13 @@ func detectEnvironment(_ context.Context, m *Machine) Findings {
 			if env.Visibility == nil {
 				env.Visibility = map[string]string{}
 			}
-			env.Visibility[name] = CleanText(v)
+			env.Visibility[name] = machine.CleanText(v)
 		}
 	}
 	if envEmpty(env) {
-		return Findings{}
+		return machine.Findings{}
 	}
-	return Findings{Environment: env}
+	return machine.Findings{Environment: env}
 }
 
 // envEmpty reports whether nothing at all was found.
@@ -60,7 +61,7 @@ func envEmpty(e *registry.Environment) bool {
 // envContainer names the container runtime from its marker files, then
 // systemd's record, then /proc/1/cgroup; Kubernetes from the service-account
 // mount or KUBERNETES_SERVICE_HOST (set in every pod).
-func envContainer(m *Machine, env *registry.Environment) {
+func envContainer(m *machine.Machine, env *registry.Environment) {
 	switch {
 	case m.Exists(".dockerenv"):
 		env.Container = "docker"
@@ -91,7 +92,7 @@ func envContainer(m *Machine, env *registry.Environment) {
 
 // envCgroup reads the memory and CPU limits of the cgroup this process sees
 // as its root: cgroup v2 memory.max / cpu.max, else the v1 controllers.
-func envCgroup(m *Machine, env *registry.Environment) {
+func envCgroup(m *machine.Machine, env *registry.Environment) {
 	const root = "sys/fs/cgroup"
 	if s, err := m.ReadString(path.Join(root, "memory.max")); err == nil {
 		env.CgroupMemoryLimit = parseCgroupMemoryMax(s)
@@ -111,14 +112,14 @@ func envCgroup(m *Machine, env *registry.Environment) {
 
 // envVirtualization: the CPU's hypervisor flag says "virtual machine"; DMI
 // (or /sys/hypervisor/type for Xen) names the hypervisor when it says so.
-func envVirtualization(m *Machine, env *registry.Environment) {
+func envVirtualization(m *machine.Machine, env *registry.Environment) {
 	env.Hypervisor = hypervisorFromDMI(envDMI(m, "sys_vendor"), envDMI(m, "product_name"))
 	if env.Hypervisor == "" {
 		if t, err := m.ReadString("sys/hypervisor/type"); err == nil && t == "xen" {
 			env.Hypervisor = "xen"
 		}
 	}
-	env.Virtualized = env.Hypervisor != "" || cpuinfoHasHypervisorFlag(readHead(m, PathCPUInfo, 16<<10))
+	env.Virtualized = env.Hypervisor != "" || cpuinfoHasHypervisorFlag(m.ReadHead(machine.PathCPUInfo, 16<<10))
 }
 
 // envCloud names the cloud from explicit markers only: DMI sys_vendor or
@@ -126,7 +127,7 @@ func envVirtualization(m *Machine, env *registry.Environment) {
 // "identify EC2 instances" guidance), product_name "Google Compute Engine",
 // the Azure chassis asset tag. On AWS the product name is the instance type
 // ("inf2.48xlarge").
-func envCloud(m *Machine, env *registry.Environment) {
+func envCloud(m *machine.Machine, env *registry.Environment) {
 	vendor, bios, product := envDMI(m, "sys_vendor"), envDMI(m, "bios_vendor"), envDMI(m, "product_name")
 	switch {
 	case vendor == "Amazon EC2" || bios == "Amazon EC2" || envXenUUIDIsEC2(m):
@@ -141,30 +142,17 @@ func envCloud(m *Machine, env *registry.Environment) {
 	}
 }
 
-func envXenUUIDIsEC2(m *Machine) bool {
+func envXenUUIDIsEC2(m *machine.Machine) bool {
 	u, err := m.ReadString("sys/hypervisor/uuid")
 	return err == nil && strings.HasPrefix(strings.ToLower(u), "ec2")
 }
 
 // envDMI reads one DMI identification file ("" when absent or unreadable:
 // serials and UUIDs are root-only).
-func envDMI(m *Machine, name string) string {
-	s, err := m.ReadString(path.Join(PathDMI, name))
+func envDMI(m *machine.Machine, name string) string {
+	s, err := m.ReadString(path.Join(machine.PathDMI, name))
 	if err != nil {
 		return ""
 	}
 	return s
-}
-
-// readHead returns at most n bytes from the start of a file ("" on error):
-// /proc/cpuinfo of a big machine is longer than MaxFileBytes, and the first
-// processor's block is enough.
-func readHead(m *Machine, name string, n int64) string {
-	f, err := m.FS.Open(name)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, n))
-	return string(b)
 }

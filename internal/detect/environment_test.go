@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -30,7 +32,7 @@ func TestEnvironmentFixtureContainerVM(t *testing.T) {
 }
 
 // envMachine builds a sysroot from name -> content ("" makes an empty file).
-func envMachine(t *testing.T, files map[string]string, env map[string]string) *Machine {
+func envMachine(t *testing.T, files map[string]string, env map[string]string) *machine.Machine {
 	t.Helper()
 	root := t.TempDir()
 	for name, text := range files {

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"strings"
@@ -81,11 +83,11 @@ func gaudiGenFromName(name string) *gaudiGen {
 	return nil
 }
 
-func detectGaudi(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	// Only device ids that name a Gaudi generation: Goya and Greco
 	// inference cards share the vendor id.
-	pci := pciFunctionsIn(m, VendorHabana, gaudiPCIGen)
+	pci := machine.PCIFunctionsIn(m, machine.VendorHabana, gaudiPCIGen)
 	out, w, ok := m.Tool(ctx, gaudiBackend, "hl-smi", hlSMIArgs()...)
 	f.AddWarning(w)
 	if ok {
@@ -94,10 +96,10 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 			f.Warn(gaudiBackend, registry.WarnParseError, "hl-smi: %v", err)
 		}
 		// A row at another vendor's PCI function is not a Gaudi.
-		rows = rowsAtVendor(m, &f, gaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, VendorHabana)
+		rows = machine.RowsAtVendor(m, &f, gaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, machine.VendorHabana)
 		for _, r := range rows {
 			for _, a := range r.Absurd {
-				f.warnAbsurdMemory(gaudiBackend, "hl-smi", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(gaudiBackend, "hl-smi", "", a.What, a.Raw)
 			}
 		}
 		if len(rows) > 0 {
@@ -128,8 +130,8 @@ func detectGaudi(ctx context.Context, m *Machine) Findings {
 
 // gaudiFromHLSMI builds devices from hl-smi rows; the generation comes from
 // the PCI device id of the same bus id when sysfs has it, else from the name.
-func gaudiFromHLSMI(rows []hlSMIRow, pci []PCIDevice) []registry.Device {
-	byBus := map[string]PCIDevice{}
+func gaudiFromHLSMI(rows []hlSMIRow, pci []machine.PCIDevice) []registry.Device {
+	byBus := map[string]machine.PCIDevice{}
 	for _, p := range pci {
 		byBus[p.Address] = p
 	}
@@ -159,7 +161,7 @@ func gaudiFromHLSMI(rows []hlSMIRow, pci []PCIDevice) []registry.Device {
 
 // gaudiMissedByTool lists, as unusable, the Gaudi PCI functions hl-smi did
 // not report (a device the driver failed to bring up is still seen).
-func gaudiMissedByTool(f *Findings, rows []hlSMIRow, pci []PCIDevice) []registry.Device {
+func gaudiMissedByTool(f *machine.Findings, rows []hlSMIRow, pci []machine.PCIDevice) []registry.Device {
 	listed := map[string]bool{}
 	for _, r := range rows {
 		listed[r.BusID] = true
@@ -177,7 +179,7 @@ func gaudiMissedByTool(f *Findings, rows []hlSMIRow, pci []PCIDevice) []registry
 }
 
 // gaudiFromPCI builds a device from its PCI function alone.
-func gaudiFromPCI(p PCIDevice) registry.Device {
+func gaudiFromPCI(p machine.PCIDevice) registry.Device {
 	gen := gaudiPCIGen[p.Device]
 	d := registry.Device{ID: p.Address, Kind: registry.KindGaudi, Vendor: "intel", Name: gen.Name,
 		PCIBusID: p.Address, NUMANode: p.NUMANode}

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -31,7 +33,7 @@ type hlSMIRow struct {
 	MemoryFreeMiB int64
 	DriverVersion string
 	UUID          string
-	Absurd        []absurdValue // memory figures left out as absurd
+	Absurd        []machine.AbsurdValue // memory figures left out as absurd
 }
 
 // parseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
@@ -68,18 +70,18 @@ func parseHLSMI(out []byte) ([]hlSMIRow, []error) {
 func parseHLSMILine(line string) (hlSMIRow, error) {
 	cols := strings.Split(line, ",")
 	if len(cols) != len(hlSMIQueryFields) {
-		return hlSMIRow{}, fmt.Errorf("%d columns, want %d: %q", len(cols), len(hlSMIQueryFields), clipMsg(line, 120))
+		return hlSMIRow{}, fmt.Errorf("%d columns, want %d: %q", len(cols), len(hlSMIQueryFields), machine.ClipMsg(line, 120))
 	}
 	for i := range cols {
 		cols[i] = hlSMIValue(cols[i])
 	}
 	idx, err := strconv.Atoi(cols[0])
 	if err != nil || idx < 0 || idx >= maxHLSMIRows {
-		return hlSMIRow{}, fmt.Errorf("bad index %q", clipMsg(cols[0], 40))
+		return hlSMIRow{}, fmt.Errorf("bad index %q", machine.ClipMsg(cols[0], 40))
 	}
 	row := hlSMIRow{Index: idx, Name: cols[1], DriverVersion: cols[5], UUID: cols[6], MemoryMiB: -1, MemoryFreeMiB: -1}
 	if cols[2] != "" {
-		row.BusID = NormalizeBusID(cols[2])
+		row.BusID = machine.NormalizeBusID(cols[2])
 	}
 	for _, c := range []struct {
 		field string
@@ -91,7 +93,7 @@ func parseHLSMILine(line string) (hlSMIRow, error) {
 			return hlSMIRow{}, fmt.Errorf("%s: %w", c.field, err)
 		}
 		if absurd {
-			row.Absurd = append(row.Absurd, absurdValue{What: row.BusID + " " + c.field, Raw: c.raw})
+			row.Absurd = append(row.Absurd, machine.AbsurdValue{What: row.BusID + " " + c.field, Raw: c.raw})
 		}
 		*c.dst = mib
 	}
@@ -100,7 +102,7 @@ func parseHLSMILine(line string) (hlSMIRow, error) {
 
 // hlSMIValue trims a CSV cell and maps placeholders to "".
 func hlSMIValue(s string) string {
-	s = CleanText(s)
+	s = machine.CleanText(s)
 	switch strings.ToLower(strings.Trim(s, "[]")) {
 	case "n/a", "na", "not supported", "unknown", "":
 		return ""
@@ -116,20 +118,12 @@ func hlSMIMiB(s string) (mib int64, absurd bool, err error) {
 		return -1, false, nil
 	}
 	s = strings.TrimSpace(strings.TrimSuffix(s, "MiB"))
-	if _, v := parseMemory(s, 1<<20); v == memAbsurd {
+	if _, v := machine.ParseMemory(s, 1<<20); v == machine.MemAbsurd {
 		return -1, true, nil
 	}
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
-		return 0, false, fmt.Errorf("not a number: %q", clipMsg(s, 40))
+		return 0, false, fmt.Errorf("not a number: %q", machine.ClipMsg(s, 40))
 	}
 	return n, false, nil
-}
-
-// clip shortens s for an error message.
-func clipMsg(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

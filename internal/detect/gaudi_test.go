@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"io/fs"
@@ -174,10 +176,10 @@ func TestGaudiParseHLSMI(t *testing.T) {
 		// An absurd figure is left out (and reported by the backend); the row stays.
 		{name: "absurd memory", in: "0, HL-225, 0000:33:00.0, 99999999999999, 99999999999999999999, d, u",
 			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: -1, DriverVersion: "d", UUID: "u",
-				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "99999999999999"}, {"0000:33:00.0 memory.free", "99999999999999999999"}}}}},
+				Absurd: []machine.AbsurdValue{{What: "0000:33:00.0 memory.total", Raw: "99999999999999"}, {What: "0000:33:00.0 memory.free", Raw: "99999999999999999999"}}}}},
 		{name: "negative memory", in: "0, HL-225, 0000:33:00.0, -5, 1, d, u",
 			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u",
-				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "-5"}}}}},
+				Absurd: []machine.AbsurdValue{{What: "0000:33:00.0 memory.total", Raw: "-5"}}}}},
 		{name: "not a number", in: "0, HL-225, 0000:33:00.0, lots, 1, d, u", wantErrs: 1},
 		{name: "repeated index keeps the first", in: "0, A, 0000:33:00.0, 1, 1, d, u\n0, B, 0000:34:00.0, 1, 1, d, u",
 			want:     []hlSMIRow{{Index: 0, Name: "A", BusID: "0000:33:00.0", MemoryMiB: 1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u"}},
@@ -220,7 +222,7 @@ func FuzzGaudiParseHLSMI(f *testing.F) {
 			require.GreaterOrEqual(t, r.MemoryMiB, int64(-1))
 			require.LessOrEqual(t, r.MemoryMiB, int64(1<<30))
 			require.GreaterOrEqual(t, r.MemoryFreeMiB, int64(-1))
-			require.Equal(t, CleanText(r.Name), r.Name)
+			require.Equal(t, machine.CleanText(r.Name), r.Name)
 		}
 		devs := gaudiFromHLSMI(rows, nil)
 		for _, d := range devs {

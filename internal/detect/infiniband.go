@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"path"
@@ -29,11 +31,11 @@ func init() {
 	register(Backend{Name: backendIB, Detect: detectInfiniBand})
 }
 
-func detectInfiniBand(_ context.Context, m *Machine) Findings {
-	var f Findings
-	for _, ca := range m.ReadDir(PathInfiniBand) {
-		name := CleanText(ca.Name())
-		portsDir := path.Join(PathInfiniBand, ca.Name(), "ports")
+func detectInfiniBand(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	for _, ca := range m.ReadDir(machine.PathInfiniBand) {
+		name := machine.CleanText(ca.Name())
+		portsDir := path.Join(machine.PathInfiniBand, ca.Name(), "ports")
 		for _, p := range m.ReadDir(portsDir) {
 			port, err := strconv.Atoi(p.Name())
 			if err != nil || port < 1 {
@@ -49,7 +51,7 @@ func detectInfiniBand(_ context.Context, m *Machine) Findings {
 
 // readIBPort turns one active port into an interconnect; a port that is not
 // active (down, initialising) is skipped without a warning.
-func readIBPort(m *Machine, f *Findings, ca, dir string, port int) (registry.Interconnect, bool) {
+func readIBPort(m *machine.Machine, f *machine.Findings, ca, dir string, port int) (registry.Interconnect, bool) {
 	warn := func(code, file, format string, args ...any) {
 		f.Warnings = append(f.Warnings, registry.Warning{Backend: backendIB, Code: code,
 			Message: fmt.Sprintf(format, args...), Path: "/" + path.Join(dir, file)})

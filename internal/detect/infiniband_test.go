@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"testing"
 
@@ -11,7 +13,7 @@ import (
 )
 
 func ibPort(ca, port, rate, state, layer string) map[string]string {
-	dir := PathInfiniBand + "/" + ca + "/ports/" + port + "/"
+	dir := machine.PathInfiniBand + "/" + ca + "/ports/" + port + "/"
 	m := map[string]string{dir + "state": state + "\n"}
 	if rate != "" {
 		m[dir+"rate"] = rate + "\n"

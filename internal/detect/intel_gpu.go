@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"strings"
 
@@ -33,11 +35,11 @@ var intelGPUModels = map[int]intelGPUModel{
 	0x4680: {Name: "Intel UHD Graphics 770", Integrated: true},
 }
 
-func detectIntelGPU(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	var devs []registry.Device
 	for _, c := range listDRMCards(m) {
-		if c.Vendor != VendorIntel || (c.Driver != "i915" && c.Driver != "xe") {
+		if c.Vendor != machine.VendorIntel || (c.Driver != "i915" && c.Driver != "xe") {
 			continue
 		}
 		devs = append(devs, intelGPUFromCard(c))
@@ -100,21 +102,21 @@ func intelGPUQuantizations(c drmCard) []string {
 // PCI tree lacks) would otherwise become an Intel GPU that absorbs the real
 // device in mergeByBusID. A machine with no PCI tree at all (a container
 // without /sys) cannot contradict xpu-smi, so there every row is kept.
-func intelXPURows(m *Machine, rows []xpuDevice, f *Findings) []xpuDevice {
-	return rowsAtVendor(m, f, intelGPUBackend, "xpu-smi", true, rows, func(r xpuDevice) string { return r.BusID }, VendorIntel)
+func intelXPURows(m *machine.Machine, rows []xpuDevice, f *machine.Findings) []xpuDevice {
+	return machine.RowsAtVendor(m, f, intelGPUBackend, "xpu-smi", true, rows, func(r xpuDevice) string { return r.BusID }, machine.VendorIntel)
 }
 
 // mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row
 // whose device sysfs did not show becomes a device of its own, and a row in
 // bad state (no device id) is reported, not used.
-func mergeXPU(devs []registry.Device, rows []xpuDevice, f *Findings) []registry.Device {
+func mergeXPU(devs []registry.Device, rows []xpuDevice, f *machine.Findings) []registry.Device {
 	at := map[string]int{}
 	for i, d := range devs {
 		at[d.PCIBusID] = i
 	}
 	for _, r := range rows {
 		for _, a := range r.Absurd {
-			f.warnAbsurdMemory(intelGPUBackend, "xpu-smi", "", a.What, a.Raw)
+			f.WarnAbsurdMemory(intelGPUBackend, "xpu-smi", "", a.What, a.Raw)
 		}
 		if r.ID < 0 {
 			f.Warn(intelGPUBackend, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)

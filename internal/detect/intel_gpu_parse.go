@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"encoding/csv"
 	"errors"
 	"strconv"
@@ -23,8 +25,8 @@ type xpuDevice struct {
 	UUID        string
 	Driver      string
 	BusID       string
-	MemoryBytes int64         // 0 unknown
-	Absurd      []absurdValue // memory figures left out as absurd
+	MemoryBytes int64                 // 0 unknown
+	Absurd      []machine.AbsurdValue // memory figures left out as absurd
 }
 
 // Column labels of the dump header (comlet_discovery.cpp "label" fields).
@@ -65,7 +67,7 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 		if !ok || i >= len(rec) {
 			return ""
 		}
-		s := CleanText(rec[i])
+		s := machine.CleanText(rec[i])
 		if smiNoValue(s) {
 			return ""
 		}
@@ -85,12 +87,12 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 		d.UUID = get(rec, xpuColUUID)
 		d.Driver = get(rec, xpuColDriver)
 		if b := get(rec, xpuColBDF); strings.Count(b, ":") >= 1 {
-			d.BusID = NormalizeBusID(b)
+			d.BusID = machine.NormalizeBusID(b)
 		}
 		mem := get(rec, xpuColMemory)
 		var absurd bool
 		if d.MemoryBytes, absurd = parseXPUMiB(mem); absurd {
-			d.Absurd = append(d.Absurd, absurdValue{What: d.BusID + " " + xpuColMemory, Raw: mem})
+			d.Absurd = append(d.Absurd, machine.AbsurdValue{What: d.BusID + " " + xpuColMemory, Raw: mem})
 		}
 		if d.BusID == "" && d.ID < 0 {
 			continue
@@ -104,9 +106,9 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 // (unknown), and absurd says the figure was negative or over 1 PiB.
 func parseXPUMiB(s string) (bytes int64, absurd bool) {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MiB"))
-	b, v := parseMemory(s, 1<<20)
-	if v != memOK {
-		return 0, v == memAbsurd
+	b, v := machine.ParseMemory(s, 1<<20)
+	if v != machine.MemOK {
+		return 0, v == machine.MemAbsurd
 	}
 	return b, false
 }

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"strings"
@@ -160,9 +162,9 @@ func xpuSMIScript(rows ...string) string {
 func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
 	root := t.TempDir()
 	for _, p := range []fakePCI{
-		{Addr: "0000:18:00.0", Vendor: VendorNVIDIA, Device: 0x2330, Accel: -1},
-		{Addr: "0000:1c:00.0", Vendor: VendorAMD, Device: 0x74a1, Accel: -1},
-		{Addr: "0000:29:00.0", Vendor: VendorIntel, Device: 0x0bda, Accel: -1},
+		{Addr: "0000:18:00.0", Vendor: machine.VendorNVIDIA, Device: 0x2330, Accel: -1},
+		{Addr: "0000:1c:00.0", Vendor: machine.VendorAMD, Device: 0x74a1, Accel: -1},
+		{Addr: "0000:29:00.0", Vendor: machine.VendorIntel, Device: 0x0bda, Accel: -1},
 	} {
 		writePCIFunction(t, root, p)
 	}
@@ -204,7 +206,7 @@ func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
 func TestIntelGPUXPUAbsurdMemoryIsReported(t *testing.T) {
 	root := t.TempDir()
 	for _, addr := range []string{"0000:29:00.0", "0000:3a:00.0"} {
-		writePCIFunction(t, root, fakePCI{Addr: addr, Vendor: VendorIntel, Device: 0x0bda, Accel: -1})
+		writePCIFunction(t, root, fakePCI{Addr: addr, Vendor: machine.VendorIntel, Device: 0x0bda, Accel: -1})
 	}
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(

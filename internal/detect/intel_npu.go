@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"path"
 	"strings"
@@ -26,7 +28,7 @@ var intelNPUSpec = pciNPUSpec{
 	backend:   intelNPUBackend,
 	kind:      registry.KindIntelNPU,
 	vendor:    "intel",
-	pciVendor: VendorIntel,
+	pciVendor: machine.VendorIntel,
 	driver:    "intel_vpu",
 	names: map[int]string{
 		0x7d1d: "Intel Meteor Lake NPU",
@@ -39,7 +41,9 @@ var intelNPUSpec = pciNPUSpec{
 	quant:       func(int) []string { return []string{"int8", "fp16"} },
 }
 
-func detectIntelNPU(_ context.Context, m *Machine) Findings { return detectPCINPUs(m, intelNPUSpec) }
+func detectIntelNPU(_ context.Context, m *machine.Machine) machine.Findings {
+	return detectPCINPUs(m, intelNPUSpec)
+}
 
 // pciNPUSpec describes an NPU family found on PCI with a DRM accel node.
 type pciNPUSpec struct {
@@ -58,8 +62,8 @@ type pciNPUSpec struct {
 // that has a known id or is bound to the family's driver. An NPU is available
 // when its driver is bound and its /dev/accel node exists; otherwise it is
 // listed as unavailable with a device_unusable warning saying why.
-func detectPCINPUs(m *Machine, spec pciNPUSpec) Findings {
-	var f Findings
+func detectPCINPUs(m *machine.Machine, spec pciNPUSpec) machine.Findings {
+	var f machine.Findings
 	var accel map[string]string // read when the first NPU is found: most machines have none
 	for _, p := range m.PCIDevices(spec.pciVendor) {
 		_, known := spec.names[p.Device]
@@ -91,18 +95,18 @@ func detectPCINPUs(m *Machine, spec pciNPUSpec) Findings {
 
 // accelNodesByBusID maps PCI addresses to their DRM accel node name
 // ("accel0"), from /sys/class/accel/accelN/device links (drm_accel.c).
-func accelNodesByBusID(m *Machine) map[string]string {
+func accelNodesByBusID(m *machine.Machine) map[string]string {
 	out := map[string]string{}
-	for _, e := range m.ReadDir(PathAccel) {
+	for _, e := range m.ReadDir(machine.PathAccel) {
 		name := e.Name()
 		if !strings.HasPrefix(name, "accel") {
 			continue
 		}
-		target := m.ReadLink(path.Join(PathAccel, name, "device"))
+		target := m.ReadLink(path.Join(machine.PathAccel, name, "device"))
 		if target == "" {
 			continue
 		}
-		out[NormalizeBusID(path.Base(target))] = name
+		out[machine.NormalizeBusID(path.Base(target))] = name
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -60,15 +62,15 @@ func mergeByBusID(reg *registry.Registry, vendorAt func(bus string) (int, bool))
 // one vendor (ids in pci.go). Gaudi says vendor "intel" but is a Habana
 // function, so the kind says more than the vendor name.
 var kindPCIVendor = map[registry.Kind]int{
-	registry.KindCUDA: VendorNVIDIA, registry.KindROCm: VendorAMD, registry.KindIntelGPU: VendorIntel,
-	registry.KindIntelNPU: VendorIntel, registry.KindAMDXDNA: VendorAMDCPU, registry.KindGaudi: VendorHabana,
-	registry.KindNeuron: VendorAmazon, registry.KindTPU: VendorGoogle,
+	registry.KindCUDA: machine.VendorNVIDIA, registry.KindROCm: machine.VendorAMD, registry.KindIntelGPU: machine.VendorIntel,
+	registry.KindIntelNPU: machine.VendorIntel, registry.KindAMDXDNA: machine.VendorAMDCPU, registry.KindGaudi: machine.VendorHabana,
+	registry.KindNeuron: machine.VendorAmazon, registry.KindTPU: machine.VendorGoogle,
 }
 
 // vendorNamePCI maps the vendor names backends write to PCI vendor ids, for
 // kinds that span vendors (Vulkan).
 var vendorNamePCI = map[string]int{
-	"nvidia": VendorNVIDIA, "amd": VendorAMD, "intel": VendorIntel, "amazon": VendorAmazon, "google": VendorGoogle,
+	"nvidia": machine.VendorNVIDIA, "amd": machine.VendorAMD, "intel": machine.VendorIntel, "amazon": machine.VendorAmazon, "google": machine.VendorGoogle,
 }
 
 // pciVendorOf returns the PCI vendor a device claims: its pci_id's when set,
@@ -121,7 +123,7 @@ func conflictWarning(keep, drop registry.Device, bus string, sysfs int, known bo
 	backend, _, _ := strings.Cut(drop.ID, "|")
 	why := "sysfs cannot tell which"
 	if known {
-		why = "sysfs shows PCI vendor " + hex4(sysfs)
+		why = "sysfs shows PCI vendor " + machine.Hex4(sysfs)
 	}
 	return registry.Warning{Backend: backend, Code: registry.WarnConflictingSources,
 		Message: fmt.Sprintf("%s: %s %q (%s) and %s %q (%s) claim the same PCI function; %s: %s kept, %s dropped",

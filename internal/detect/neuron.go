@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"path"
@@ -82,10 +84,10 @@ func neuronGenFromInstanceType(t string) *neuronGen {
 	return nil
 }
 
-func detectNeuron(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectNeuron(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	// Amazon's vendor id also covers ENA network and EBS NVMe functions.
-	pci := pciFunctionsIn(m, VendorAmazon, neuronPCIGen)
+	pci := machine.PCIFunctionsIn(m, machine.VendorAmazon, neuronPCIGen)
 	out, w, ok := m.Tool(ctx, neuronBackend, "neuron-ls", neuronLSArgs...)
 	f.AddWarning(w)
 	if ok {
@@ -97,10 +99,10 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 			f.Warn(neuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", e)
 		}
 		// A row at another vendor's PCI function is not a Neuron device.
-		devs = rowsAtVendor(m, &f, neuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, VendorAmazon)
+		devs = machine.RowsAtVendor(m, &f, neuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, machine.VendorAmazon)
 		for _, d := range devs {
 			for _, a := range d.Absurd {
-				f.warnAbsurdMemory(neuronBackend, "neuron-ls", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(neuronBackend, "neuron-ls", "", a.What, a.Raw)
 			}
 		}
 		if len(devs) > 0 {
@@ -114,8 +116,8 @@ func detectNeuron(ctx context.Context, m *Machine) Findings {
 }
 
 // neuronInstanceGen reads the generation from the instance type in DMI.
-func neuronInstanceGen(m *Machine) *neuronGen {
-	t, err := m.ReadString(path.Join(PathDMI, "product_name"))
+func neuronInstanceGen(m *machine.Machine) *neuronGen {
+	t, err := m.ReadString(path.Join(machine.PathDMI, "product_name"))
 	if err != nil {
 		return nil
 	}
@@ -125,8 +127,8 @@ func neuronInstanceGen(m *Machine) *neuronGen {
 // neuronFromTool builds devices and NeuronLink groups from neuron-ls. The
 // generation comes from the PCI id at the device's bdf when sysfs has it,
 // else from the instance type neuron-ls or DMI reports.
-func neuronFromTool(m *Machine, devs []neuronDevice, pci []PCIDevice) ([]registry.Device, []registry.Interconnect) {
-	byBus := map[string]PCIDevice{}
+func neuronFromTool(m *machine.Machine, devs []neuronDevice, pci []machine.PCIDevice) ([]registry.Device, []registry.Interconnect) {
+	byBus := map[string]machine.PCIDevice{}
 	for _, p := range pci {
 		byBus[p.Address] = p
 	}
@@ -166,7 +168,7 @@ func neuronFromTool(m *Machine, devs []neuronDevice, pci []PCIDevice) ([]registr
 
 // neuronMissedByTool lists, as unusable, the Neuron PCI functions that
 // neuron-ls did not report.
-func neuronMissedByTool(f *Findings, devs []neuronDevice, pci []PCIDevice) []registry.Device {
+func neuronMissedByTool(f *machine.Findings, devs []neuronDevice, pci []machine.PCIDevice) []registry.Device {
 	listed := map[string]bool{}
 	for _, d := range devs {
 		listed[d.BusID] = true
@@ -288,7 +290,7 @@ func neuronComponent(start int, adj map[int]map[int]bool, done map[int]bool) []i
 // address by any source, so per-device values are not matched). Memory is
 // the generation's datasheet figure. NeuronLink is not reported: it would
 // need that same index-to-address mapping.
-func neuronFallback(m *Machine, f *Findings, pci []PCIDevice) {
+func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDevice) {
 	sysIdx := neuronSysfsIndices(m)
 	cores := neuronUniformCores(m, sysIdx)
 	instGen := neuronInstanceGen(m)
@@ -325,7 +327,7 @@ func neuronFallback(m *Machine, f *Findings, pci []PCIDevice) {
 
 // neuronSysfsIndices lists N of every neuronN under the neuron sysfs root,
 // or of every /dev/neuronN node when sysfs has none, in order.
-func neuronSysfsIndices(m *Machine) []int {
+func neuronSysfsIndices(m *machine.Machine) []int {
 	idx := neuronNumbered(m, PathNeuronSysfs)
 	if len(idx) == 0 {
 		idx = neuronNumbered(m, "dev")
@@ -333,7 +335,7 @@ func neuronSysfsIndices(m *Machine) []int {
 	return idx
 }
 
-func neuronNumbered(m *Machine, dir string) []int {
+func neuronNumbered(m *machine.Machine, dir string) []int {
 	var out []int
 	for _, e := range m.ReadDir(dir) {
 		n, ok := strings.CutPrefix(e.Name(), "neuron")
@@ -349,7 +351,7 @@ func neuronNumbered(m *Machine, dir string) []int {
 }
 
 // neuronUniformCores returns the core_count shared by every neuronN, or 0.
-func neuronUniformCores(m *Machine, idx []int) int {
+func neuronUniformCores(m *machine.Machine, idx []int) int {
 	cores := 0
 	for _, i := range idx {
 		v, err := m.ReadInt(path.Join(PathNeuronSysfs, fmt.Sprintf("neuron%d", i), "core_count"))

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"bytes"
 	"fmt"
 	"strconv"
@@ -40,7 +42,7 @@ type neuronDevice struct {
 	Cores        int   // -1: unknown
 	MemoryBytes  int64 // -1: unknown
 	InstanceType string
-	Absurd       []absurdValue // memory figures left out as absurd
+	Absurd       []machine.AbsurdValue // memory figures left out as absurd
 }
 
 // parseNeuronLS parses `neuron-ls --json-output`. A document that is not a
@@ -80,12 +82,12 @@ func parseNeuronLS(out []byte) ([]neuronDevice, []error, error) {
 func (r neuronLSDevice) parse() (neuronDevice, error) {
 	idx, ok := jsonInt(r.NeuronDevice)
 	if !ok || idx < 0 || idx >= maxNeuronDevices {
-		return neuronDevice{}, fmt.Errorf("bad or missing neuron_device %s", clipMsg(string(r.NeuronDevice), 40))
+		return neuronDevice{}, fmt.Errorf("bad or missing neuron_device %s", machine.ClipMsg(string(r.NeuronDevice), 40))
 	}
 	d := neuronDevice{Index: int(idx), NUMANode: -1, Cores: -1, MemoryBytes: -1,
-		InstanceType: CleanText(r.InstanceType)}
-	if b := CleanText(r.BDF); b != "" {
-		d.BusID = NormalizeBusID(b)
+		InstanceType: machine.CleanText(r.InstanceType)}
+	if b := machine.CleanText(r.BDF); b != "" {
+		d.BusID = machine.NormalizeBusID(b)
 	}
 	if n, ok := jsonInt(r.NUMANode); ok && n >= 0 && n < 1<<16 {
 		d.NUMANode = int(n)
@@ -94,17 +96,17 @@ func (r neuronLSDevice) parse() (neuronDevice, error) {
 		d.Cores = int(n)
 	}
 	if s, ok := jsonNumberText(r.MemorySize); ok {
-		switch n, v := parseMemory(s, 1); {
-		case v == memOK && n > 0:
+		switch n, v := machine.ParseMemory(s, 1); {
+		case v == machine.MemOK && n > 0:
 			d.MemoryBytes = n
-		case v == memAbsurd:
-			d.Absurd = append(d.Absurd, absurdValue{What: "neuron_device " + strconv.Itoa(d.Index) + " memory_size", Raw: s})
+		case v == machine.MemAbsurd:
+			d.Absurd = append(d.Absurd, machine.AbsurdValue{What: "neuron_device " + strconv.Itoa(d.Index) + " memory_size", Raw: s})
 		}
 	}
 	var peers []json.RawMessage
 	if len(r.ConnectedTo) > 0 && string(r.ConnectedTo) != "null" {
 		if err := json.Unmarshal(r.ConnectedTo, &peers); err != nil {
-			return neuronDevice{}, fmt.Errorf("connected_to is not an array: %s", clipMsg(string(r.ConnectedTo), 40))
+			return neuronDevice{}, fmt.Errorf("connected_to is not an array: %s", machine.ClipMsg(string(r.ConnectedTo), 40))
 		}
 	}
 	for _, p := range peers {

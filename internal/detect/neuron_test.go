@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -148,11 +150,11 @@ func TestNeuronParseNeuronLS(t *testing.T) {
 			want: []neuronDevice{{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1, InstanceType: "trn2.48xlarge"}}},
 		{name: "absurd values are unknown", in: `[{"neuron_device":0,"nc_count":-2,"memory_size":99999999999999999,"numa_node":"x"}]`,
 			want: []neuronDevice{{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1,
-				Absurd: []absurdValue{{"neuron_device 0 memory_size", "99999999999999999"}}}}},
+				Absurd: []machine.AbsurdValue{{What: "neuron_device 0 memory_size", Raw: "99999999999999999"}}}}},
 		{name: "memory beyond int64 or negative is absurd", in: `[{"neuron_device":0,"memory_size":"18446744073709551615"},{"neuron_device":1,"memory_size":-1}]`,
 			want: []neuronDevice{
-				{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []absurdValue{{"neuron_device 0 memory_size", "18446744073709551615"}}},
-				{Index: 1, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []absurdValue{{"neuron_device 1 memory_size", "-1"}}}}},
+				{Index: 0, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []machine.AbsurdValue{{What: "neuron_device 0 memory_size", Raw: "18446744073709551615"}}},
+				{Index: 1, NUMANode: -1, Cores: -1, MemoryBytes: -1, Absurd: []machine.AbsurdValue{{What: "neuron_device 1 memory_size", Raw: "-1"}}}}},
 		{name: "missing index", in: `[{"nc_count":2}]`, wantErrs: 1},
 		{name: "connected_to not an array", in: `[{"neuron_device":0,"connected_to":"1, 2"}]`, wantErrs: 1},
 		{name: "repeated index", in: `[{"neuron_device":0},{"neuron_device":0}]`,

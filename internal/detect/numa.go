@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"path"
@@ -25,19 +27,19 @@ func init() {
 	register(Backend{Name: backendNUMA, Detect: detectNUMA})
 }
 
-func detectNUMA(_ context.Context, m *Machine) Findings {
-	var f Findings
-	if !m.Exists(PathNodes) {
+func detectNUMA(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	if !m.Exists(machine.PathNodes) {
 		return f
 	}
 	ids, err := nodeIDs(m)
 	if err != nil {
 		f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnParseError,
-			Message: err.Error(), Path: "/" + path.Join(PathNodes, "online")})
+			Message: err.Error(), Path: "/" + path.Join(machine.PathNodes, "online")})
 		return f
 	}
 	for _, id := range ids {
-		dir := path.Join(PathNodes, "node"+strconv.Itoa(id))
+		dir := path.Join(machine.PathNodes, "node"+strconv.Itoa(id))
 		n := registry.NUMANode{ID: id}
 		if s, err := m.ReadString(path.Join(dir, "cpulist")); err == nil && s != "" {
 			if _, err := parseCPUList(s); err == nil {
@@ -71,8 +73,8 @@ func detectNUMA(_ context.Context, m *Machine) Findings {
 
 // nodeIDs returns the online node ids: from "online" when present, else from
 // the nodeN directories.
-func nodeIDs(m *Machine) ([]int, error) {
-	if s, err := m.ReadString(path.Join(PathNodes, "online")); err == nil {
+func nodeIDs(m *machine.Machine) ([]int, error) {
+	if s, err := m.ReadString(path.Join(machine.PathNodes, "online")); err == nil {
 		ids, err := parseCPUList(s)
 		if err != nil {
 			return nil, fmt.Errorf("online: %w", err)
@@ -85,7 +87,7 @@ func nodeIDs(m *Machine) ([]int, error) {
 		return ids, nil
 	}
 	var ids []int
-	for _, e := range m.ReadDir(PathNodes) {
+	for _, e := range m.ReadDir(machine.PathNodes) {
 		rest, ok := strings.CutPrefix(e.Name(), "node")
 		if !ok {
 			continue
@@ -146,11 +148,11 @@ func parseNodeMemTotal(text string, id int) (bytes int64, ok bool, err error) {
 		if len(fields) != 2 || fields[1] != "kB" {
 			return 0, false, fmt.Errorf("node %d MemTotal %q is not a size in kB", id, strings.TrimSpace(rest))
 		}
-		n, v := parseMemory(fields[0], 1024)
+		n, v := machine.ParseMemory(fields[0], 1024)
 		switch {
-		case v == memAbsurd:
-			return 0, false, absurdError{fmt.Sprintf("node %d MemTotal %q kB is negative or more than 1 PiB", id, clipMsg(fields[0], 40))}
-		case v != memOK || strings.ContainsAny(fields[0], ".eE"):
+		case v == machine.MemAbsurd:
+			return 0, false, absurdError{fmt.Sprintf("node %d MemTotal %q kB is negative or more than 1 PiB", id, machine.ClipMsg(fields[0], 40))}
+		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
 			return 0, false, fmt.Errorf("node %d MemTotal %q is not a size in kB", id, fields[0])
 		}
 		return n, true, nil

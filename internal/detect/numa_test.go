@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"testing"
 
@@ -22,31 +24,31 @@ func TestNUMABackend(t *testing.T) {
 	}{
 		{"no node directory: nothing, no warning", map[string]string{"sys/.keep": ""}, nil, nil},
 		{"two nodes", map[string]string{
-			PathNodes + "/online": "0-1\n", PathNodes + "/node0/cpulist": "0-55,112-167\n", PathNodes + "/node0/meminfo": node("0", "1056714966"),
-			PathNodes + "/node1/cpulist": "56-111,168-223\n", PathNodes + "/node1/meminfo": node("1", "1056714966")},
+			machine.PathNodes + "/online": "0-1\n", machine.PathNodes + "/node0/cpulist": "0-55,112-167\n", machine.PathNodes + "/node0/meminfo": node("0", "1056714966"),
+			machine.PathNodes + "/node1/cpulist": "56-111,168-223\n", machine.PathNodes + "/node1/meminfo": node("1", "1056714966")},
 			[]registry.NUMANode{{ID: 0, MemoryBytes: 1056714966 * 1024, CPUs: "0-55,112-167"}, {ID: 1, MemoryBytes: 1056714966 * 1024, CPUs: "56-111,168-223"}}, nil},
 		{"no online file: node directories", map[string]string{
-			PathNodes + "/node0/cpulist": "0-3\n", PathNodes + "/node0/meminfo": node("0", "100"), PathNodes + "/possible": "0\n"},
+			machine.PathNodes + "/node0/cpulist": "0-3\n", machine.PathNodes + "/node0/meminfo": node("0", "100"), machine.PathNodes + "/possible": "0\n"},
 			[]registry.NUMANode{{ID: 0, MemoryBytes: 100 * 1024, CPUs: "0-3"}}, nil},
 		{"memory-only node (CXL) has no CPUs", map[string]string{
-			PathNodes + "/online": "0,2\n", PathNodes + "/node0/cpulist": "0-3\n", PathNodes + "/node0/meminfo": node("0", "100"),
-			PathNodes + "/node2/cpulist": "\n", PathNodes + "/node2/meminfo": node("2", "200")},
+			machine.PathNodes + "/online": "0,2\n", machine.PathNodes + "/node0/cpulist": "0-3\n", machine.PathNodes + "/node0/meminfo": node("0", "100"),
+			machine.PathNodes + "/node2/cpulist": "\n", machine.PathNodes + "/node2/meminfo": node("2", "200")},
 			[]registry.NUMANode{{ID: 0, MemoryBytes: 100 * 1024, CPUs: "0-3"}, {ID: 2, MemoryBytes: 200 * 1024}}, nil},
-		{"garbage online", map[string]string{PathNodes + "/online": "zero\n"}, nil, []string{"numa/parse_error"}},
+		{"garbage online", map[string]string{machine.PathNodes + "/online": "zero\n"}, nil, []string{"numa/parse_error"}},
 		{"garbage meminfo and cpulist", map[string]string{
-			PathNodes + "/online": "0\n", PathNodes + "/node0/cpulist": "3-1\n", PathNodes + "/node0/meminfo": "Node 0 MemTotal:       many kB\n"},
+			machine.PathNodes + "/online": "0\n", machine.PathNodes + "/node0/cpulist": "3-1\n", machine.PathNodes + "/node0/meminfo": "Node 0 MemTotal:       many kB\n"},
 			[]registry.NUMANode{{ID: 0}}, []string{"numa/parse_error", "numa/parse_error"}},
 		{"absurd memory", map[string]string{
-			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "99999999999999")},
+			machine.PathNodes + "/online": "0\n", machine.PathNodes + "/node0/meminfo": node("0", "99999999999999")},
 			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
 		{"negative memory", map[string]string{
-			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "-100")},
+			machine.PathNodes + "/online": "0\n", machine.PathNodes + "/node0/meminfo": node("0", "-100")},
 			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
 		{"memory beyond int64", map[string]string{
-			PathNodes + "/online": "0\n", PathNodes + "/node0/meminfo": node("0", "99999999999999999999")},
+			machine.PathNodes + "/online": "0\n", machine.PathNodes + "/node0/meminfo": node("0", "99999999999999999999")},
 			[]registry.NUMANode{{ID: 0}}, []string{"numa/absurd_value"}},
 		{"another node's line is not ours", map[string]string{
-			PathNodes + "/online": "1\n", PathNodes + "/node1/meminfo": node("0", "100")},
+			machine.PathNodes + "/online": "1\n", machine.PathNodes + "/node1/meminfo": node("0", "100")},
 			[]registry.NUMANode{{ID: 1}}, nil},
 	}
 	for _, tc := range tests {

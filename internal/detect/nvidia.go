@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"path"
 	"strconv"
@@ -35,8 +37,8 @@ type nvDevice struct {
 
 // nvFabric is what sysfs says before any tool runs.
 type nvFabric struct {
-	gpus     []PCIDevice // NVIDIA display functions: class 0x0300xx or 0x0302xx
-	nvswitch bool        // an NVSwitch is present (PCI function or /dev node)
+	gpus     []machine.PCIDevice // NVIDIA display functions: class 0x0300xx or 0x0302xx
+	nvswitch bool                // an NVSwitch is present (PCI function or /dev node)
 }
 
 // topoResult carries the concurrent `topo -m` run back.
@@ -46,8 +48,8 @@ type topoResult struct {
 	ok  bool
 }
 
-func detectNVIDIA(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	fabric := readNvidiaFabric(m)
 
 	// Topology only matters with two GPUs or more; sysfs says so before any
@@ -86,9 +88,9 @@ func detectNVIDIA(ctx context.Context, m *Machine) Findings {
 // device id 0x22a3 (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
 // (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
 // and the NVSwitches are not GPUs.
-func readNvidiaFabric(m *Machine) nvFabric {
+func readNvidiaFabric(m *machine.Machine) nvFabric {
 	var fab nvFabric
-	for _, p := range m.PCIDevices(VendorNVIDIA) {
+	for _, p := range m.PCIDevices(machine.VendorNVIDIA) {
 		switch p.Class >> 8 {
 		case 0x0300, 0x0302:
 			fab.gpus = append(fab.gpus, p)
@@ -111,7 +113,7 @@ func readNvidiaFabric(m *Machine) nvFabric {
 // nvidiaFromTool runs the one --query-gpu. fromTool is false when the tool is
 // absent, failed, or printed no usable GPU line: the caller falls back to
 // sysfs. A driver that rejects an optional field is asked again without it.
-func nvidiaFromTool(ctx context.Context, m *Machine, f *Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
+func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
 	fields := append([]string(nil), nvQueryFields...)
 	var dropped []string
 	for {
@@ -138,7 +140,7 @@ func nvidiaFromTool(ctx context.Context, m *Machine, f *Findings, fab nvFabric) 
 				Message: "nvidia-smi --query-gpu: " + is.Message, Tool: toolNvidiaSMI})
 		}
 		// A GPU at another vendor's PCI function is not an NVIDIA GPU.
-		gpus = rowsAtVendor(m, f, backendCUDA, toolNvidiaSMI, false, gpus, func(g nvGPU) string { return g.BusID }, VendorNVIDIA)
+		gpus = machine.RowsAtVendor(m, f, backendCUDA, toolNvidiaSMI, false, gpus, func(g nvGPU) string { return g.BusID }, machine.VendorNVIDIA)
 		if len(gpus) == 0 && len(fab.gpus) > 0 {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCUDA, Code: registry.WarnToolFailed,
 				Tool: toolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
@@ -164,7 +166,7 @@ func removeField(fields *[]string, name string) bool {
 }
 
 // deviceFromQuery builds a device from one query row.
-func deviceFromQuery(m *Machine, g nvGPU) registry.Device {
+func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	const src = "nvidia-smi"
 	d := registry.Device{ID: "gpu" + strconv.Itoa(g.Index), Kind: registry.KindCUDA, Vendor: "nvidia",
 		Available: true, Name: g.Name, UUID: g.UUID, PCIBusID: g.BusID, DriverVersion: g.DriverVersion,
@@ -199,15 +201,15 @@ func deviceFromQuery(m *Machine, g nvGPU) registry.Device {
 // cannot: names, UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the
 // driver version from /proc/driver/nvidia/version, memory only from the
 // datasheet table. Without the driver there is nothing to report.
-func nvidiaFromSysfs(m *Machine, f *Findings, fab nvFabric) []nvDevice {
+func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nvDevice {
 	version := ""
 	// Multi-line files are read raw: ReadString's cleaning drops the newlines.
-	if b, err := m.ReadFile(path.Join(PathNVProc, "version")); err == nil {
+	if b, err := m.ReadFile(path.Join(machine.PathNVProc, "version")); err == nil {
 		version = parseNvidiaProcVersion(string(b))
 	}
 	var devs []nvDevice
 	for _, p := range fab.gpus {
-		infoPath := path.Join(PathNVProc, "gpus", p.Address, "information")
+		infoPath := path.Join(machine.PathNVProc, "gpus", p.Address, "information")
 		raw, err := m.ReadFile(infoPath)
 		text := string(raw)
 		if p.Driver != "nvidia" && err != nil {
@@ -241,7 +243,7 @@ func nvidiaFromSysfs(m *Machine, f *Findings, fab nvFabric) []nvDevice {
 		if m.HasTool(toolNvidiaSMI) {
 			why = "failed"
 		}
-		if m.NoExec {
+		if m.NoExec() {
 			why = "was not run (no_exec)"
 		}
 		f.Warn(backendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA GPU(s) read from sysfs and "+
@@ -286,7 +288,7 @@ func applyNvidiaPCIID(d *registry.Device) {
 // nvidiaMIGChildren runs `nvidia-smi -L` only when a GPU has MIG enabled, and
 // records each GPU's MIG instances (their UUIDs). It returns MIG UUID ->
 // nvidia-smi index of the parent GPU, for CUDA_VISIBLE_DEVICES.
-func nvidiaMIGChildren(ctx context.Context, m *Machine, f *Findings, devs []nvDevice) map[string]int {
+func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) map[string]int {
 	migOn := false
 	for _, d := range devs {
 		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
@@ -326,7 +328,7 @@ func nvidiaMIGChildren(ctx context.Context, m *Machine, f *Findings, devs []nvDe
 // GPU (or several, or one already listed) is a visibility_invalid warning and
 // ends the list. Indices are nvidia-smi's (PCI bus order); CUDA's default
 // order (CUDA_DEVICE_ORDER=FASTEST_FIRST) can differ on mixed-model hosts.
-func applyCUDAVisibility(m *Machine, f *Findings, devs []nvDevice, migParents map[string]int) []nvDevice {
+func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice, migParents map[string]int) []nvDevice {
 	val, set := m.Env(envCUDAVis)
 	if !set || len(devs) == 0 {
 		return devs
@@ -407,7 +409,7 @@ func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParen
 // visible GPUs. With an NVSwitch in the fabric and every pair NV-connected,
 // the GPUs form one nvswitch domain; otherwise each NV-connected pair is an
 // nvlink entry. PCIe paths (PIX, PXB, PHB, NODE, SYS) are not interconnects.
-func nvidiaInterconnects(f *Findings, out []byte, devs []nvDevice, nvswitch bool) []registry.Interconnect {
+func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswitch bool) []registry.Interconnect {
 	t, err := parseNvidiaTopo(out)
 	if err != nil {
 		f.Warnings = append(f.Warnings, registry.Warning{Backend: backendCUDA, Code: registry.WarnParseError,
@@ -486,16 +488,16 @@ func nvLinkPerGPUGBs(d registry.Device) float64 {
 // nvDatasheetFor finds the internal/specs record of a GPU: by the PCI id
 // sysfs gives for its bus id, else by its product name (specs' matching,
 // which rejects a record whose memory size says it is another SKU).
-func nvDatasheetFor(m *Machine, busID, name string, memBytes int64) (specs.Spec, bool) {
+func nvDatasheetFor(m *machine.Machine, busID, name string, memBytes int64) (specs.Spec, bool) {
 	probe := registry.Device{Name: name, MemoryBytes: memBytes}
-	if p, deviceRead, ok := m.scanned(busID); ok {
-		if deviceRead && p.Vendor == VendorNVIDIA {
+	if p, deviceRead, ok := m.ScannedFunction(busID); ok {
+		if deviceRead && p.Vendor == machine.VendorNVIDIA {
 			probe.PCIID = p.PCIID()
 		}
 	} else if busID != "" {
-		if id, err := m.ReadInt(path.Join(PathPCIDevices, busID, "device")); err == nil {
-			if v, err := m.ReadInt(path.Join(PathPCIDevices, busID, "vendor")); err == nil && v == VendorNVIDIA {
-				probe.PCIID = hex4(int(v)) + ":" + hex4(int(id))
+		if id, err := m.ReadInt(path.Join(machine.PathPCIDevices, busID, "device")); err == nil {
+			if v, err := m.ReadInt(path.Join(machine.PathPCIDevices, busID, "vendor")); err == nil && v == machine.VendorNVIDIA {
+				probe.PCIID = machine.Hex4(int(v)) + ":" + machine.Hex4(int(id))
 			}
 		}
 	}

@@ -15,9 +15,9 @@ import (
 // these backends while others are written beside them.
 var hostBackends = []string{backendCPU, backendNUMA, backendCUDA, backendIB}
 
-func detectHost(t *testing.T, machine string, env map[string]string) *registry.Registry {
+func detectHost(t *testing.T, host string, env map[string]string) *registry.Registry {
 	t.Helper()
-	opts := fixtureOptions(t, machine, env)
+	opts := fixtureOptions(t, host, env)
 	opts.Backends = hostBackends
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"fmt"
 	"regexp"
 	"strconv"
@@ -67,7 +69,7 @@ func parseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []issue) {
 		var g nvGPU
 		ok := true
 		for i, f := range fields {
-			v := CleanText(cells[i])
+			v := machine.CleanText(cells[i])
 			if nvPlaceholder(v) {
 				if f == "index" {
 					bad(registry.WarnParseError, "line %d: no index", n+1)
@@ -126,9 +128,9 @@ func (g *nvGPU) set(field, v string) error {
 		if !busIDPattern.MatchString(strings.ToLower(v)) {
 			return fmt.Errorf("pci.bus_id %q is not a PCI address", v)
 		}
-		g.BusID = NormalizeBusID(v)
+		g.BusID = machine.NormalizeBusID(v)
 	case "memory.total", "memory.free":
-		if _, verdict := parseMemory(v, 1<<20); verdict == memAbsurd {
+		if _, verdict := machine.ParseMemory(v, 1<<20); verdict == machine.MemAbsurd {
 			return absurdError{fmt.Sprintf("%s %q MiB is negative or more than 1 PiB", field, clip(v))}
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
@@ -362,7 +364,7 @@ func parseNvidiaProcInfo(text string) nvProcInfo {
 		if !ok {
 			continue
 		}
-		v = CleanText(v)
+		v = machine.CleanText(v)
 		switch strings.TrimSpace(k) {
 		case "Model":
 			p.Model = v
@@ -372,7 +374,7 @@ func parseNvidiaProcInfo(text string) nvProcInfo {
 			}
 		case "Bus Location":
 			if busIDPattern.MatchString(strings.ToLower(v)) {
-				p.BusID = NormalizeBusID(v)
+				p.BusID = machine.NormalizeBusID(v)
 			}
 		}
 	}

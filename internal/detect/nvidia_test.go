@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"strings"
@@ -18,30 +20,30 @@ import (
 // records what ran. An argv not in the table fails like nvidia-smi's unknown
 // option (exit 2).
 type fakeNvidiaSMI struct {
-	answers map[string]Result
+	answers map[string]machine.Result
 	delay   time.Duration
 	mu      sync.Mutex
 	calls   []string
 }
 
-func (f *fakeNvidiaSMI) Run(ctx context.Context, tool string, args ...string) Result {
+func (f *fakeNvidiaSMI) Run(ctx context.Context, tool string, args ...string) machine.Result {
 	line := strings.Join(args, " ")
 	f.mu.Lock()
 	f.calls = append(f.calls, line)
 	f.mu.Unlock()
 	if tool != toolNvidiaSMI {
-		return Result{Err: fmt.Errorf("%s: %w", tool, ErrToolMissing)}
+		return machine.Result{Err: fmt.Errorf("%s: %w", tool, machine.ErrToolMissing)}
 	}
 	select {
 	case <-time.After(f.delay):
 	case <-ctx.Done():
-		return Result{Err: ErrTimeout}
+		return machine.Result{Err: machine.ErrTimeout}
 	}
 	if r, ok := f.answers[line]; ok {
 		return r
 	}
-	return Result{ExitCode: 2, Stdout: []byte("ERROR: Option " + args[0] + " is not recognized. Please run 'nvidia-smi -h'.\n\n"),
-		Err: fmt.Errorf("exit status 2: %w", ErrExit)}
+	return machine.Result{ExitCode: 2, Stdout: []byte("ERROR: Option " + args[0] + " is not recognized. Please run 'nvidia-smi -h'.\n\n"),
+		Err: fmt.Errorf("exit status 2: %w", machine.ErrExit)}
 }
 
 func (f *fakeNvidiaSMI) Has(tool string) bool { return tool == toolNvidiaSMI }
@@ -50,16 +52,16 @@ func queryArgv(fields []string) string {
 	return "--query-gpu=" + strings.Join(fields, ",") + " --format=csv,noheader,nounits"
 }
 
-func ok(out string) Result { return Result{Stdout: []byte(out)} }
+func ok(out string) machine.Result { return machine.Result{Stdout: []byte(out)} }
 
-func rejectField(name string) Result {
-	return Result{ExitCode: 2, Stdout: []byte(`Field "` + name + `" is not a valid field to query.` + "\n\n"),
-		Err: fmt.Errorf("exit status 2: %w", ErrExit)}
+func rejectField(name string) machine.Result {
+	return machine.Result{ExitCode: 2, Stdout: []byte(`Field "` + name + `" is not a valid field to query.` + "\n\n"),
+		Err: fmt.Errorf("exit status 2: %w", machine.ErrExit)}
 }
 
-func detectNVWith(t *testing.T, machine string, r Runner, env map[string]string) *registry.Registry {
+func detectNVWith(t *testing.T, host string, r machine.Runner, env map[string]string) *registry.Registry {
 	t.Helper()
-	opts := fixtureOptions(t, machine, env)
+	opts := fixtureOptions(t, host, env)
 	opts.Backends = []string{backendCUDA}
 	opts.Runner = r
 	reg, err := Detect(context.Background(), opts)
@@ -70,7 +72,7 @@ func detectNVWith(t *testing.T, machine string, r Runner, env map[string]string)
 func TestNVIDIAOldDriverRetriesWithoutRejectedFields(t *testing.T) {
 	noCC := []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free", "driver_version", "mig.mode.current"}
 	noCCNoMIG := noCC[:len(noCC)-1]
-	fake := &fakeNvidiaSMI{answers: map[string]Result{
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvQueryFields): rejectField("compute_cap"),
 		queryArgv(noCC):          rejectField("mig.mode.current"),
 		queryArgv(noCCNoMIG): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 470.63.01\n" +
@@ -93,7 +95,7 @@ func TestNVIDIAOldDriverRetriesWithoutRejectedFields(t *testing.T) {
 }
 
 func TestNVIDIARejectedRequiredFieldIsToolFailed(t *testing.T) {
-	fake := &fakeNvidiaSMI{answers: map[string]Result{queryArgv(nvQueryFields): rejectField("memory.free")}}
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvQueryFields): rejectField("memory.free")}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Equal(t, []string{"cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
 	assert.Len(t, fake.calls, 1, "a required field is not retried")
@@ -103,7 +105,7 @@ func TestNVIDIARejectedRequiredFieldIsToolFailed(t *testing.T) {
 // takes about one tool run, not two.
 func TestNVIDIATopologyRunsBesideQuery(t *testing.T) {
 	const delay = 300 * time.Millisecond
-	fake := &fakeNvidiaSMI{delay: delay, answers: map[string]Result{
+	fake := &fakeNvidiaSMI{delay: delay, answers: map[string]machine.Result{
 		queryArgv(nvQueryFields): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 550.54.15, 8.9, [N/A]\n" +
 			"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e, 00000000:05:00.0, 12288, 11878, 550.54.15, 8.6, [N/A]\n"),
 		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\nGPU0\t X \tPHB\t0-31\t0\t\tN/A\nGPU1\tPHB\t X \t0-31\t0\t\tN/A\n"),
@@ -118,7 +120,7 @@ func TestNVIDIATopologyRunsBesideQuery(t *testing.T) {
 }
 
 func TestNVIDIASingleGPUSkipsTopology(t *testing.T) {
-	fake := &fakeNvidiaSMI{answers: map[string]Result{
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvQueryFields): ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
 	}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
@@ -150,7 +152,7 @@ func TestNVIDIANoExecFallsBackToSysfs(t *testing.T) {
 }
 
 func TestNVIDIAQueryGarbageFallsBack(t *testing.T) {
-	fake := &fakeNvidiaSMI{answers: map[string]Result{queryArgv(nvQueryFields): ok("this is not csv\n")}}
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvQueryFields): ok("this is not csv\n")}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Equal(t, []string{"cuda/parse_error", "cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
 	assert.Len(t, devicesOfKind(reg, registry.KindCUDA), 1)
@@ -170,7 +172,7 @@ func TestNVIDIAInterconnectsWithoutNVSwitch(t *testing.T) {
 		{dev: registry.Device{ID: "gpu2", ComputeCapability: "8.6"}, index: 2},
 		{dev: registry.Device{ID: "gpu3", ComputeCapability: "8.6"}, index: 3},
 	}
-	var f Findings
+	var f machine.Findings
 	got := nvidiaInterconnects(&f, []byte(topo), devs, false)
 	assert.Empty(t, f.Warnings)
 	require.Len(t, got, 2)
@@ -201,7 +203,7 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 		"  MIG 1g.10gb     Device  0: (UUID: MIG-a686709d-6dc2-542a-8851-0d2508448c10)\n" +
 		"  MIG 1g.10gb     Device  1: (UUID: MIG-53864714-0a66-5df2-9007-9268e30d9a72)\n" +
 		"GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a)\n"
-	fake := &fakeNvidiaSMI{answers: map[string]Result{
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvQueryFields): ok(
 			"0, NVIDIA A100-SXM4-80GB, GPU-9c73eb7b-8d6d-6c0e-dc13-97873e2ede40, 00000000:01:00.0, 81920, 81000, 550.54.15, 8.0, Enabled\n" +
 				"1, NVIDIA A100-SXM4-80GB, GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a, 00000000:05:00.0, 81920, 81000, 550.54.15, 8.0, Disabled\n"),
@@ -397,10 +399,10 @@ func TestNVIDIAFabric(t *testing.T) {
 }
 
 // runFixtureTool runs a fixture machine's fake tool through the real runner.
-func runFixtureTool(t *testing.T, machine, tool string, args ...string) []byte {
+func runFixtureTool(t *testing.T, host, tool string, args ...string) []byte {
 	t.Helper()
-	opts := fixtureOptions(t, machine, nil)
-	res := NewExecRunner(opts.Path, 5*time.Second).Run(context.Background(), tool, args...)
+	opts := fixtureOptions(t, host, nil)
+	res := machine.NewExecRunner(opts.Path, 5*time.Second).Run(context.Background(), tool, args...)
 	require.NoError(t, res.Err)
 	return res.Stdout
 }

@@ -6,13 +6,15 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"os"
 	"time"
 )
 
 // Defaults for Options fields left zero.
 const (
-	DefaultTimeout = 5 * time.Second
+	DefaultTimeout = machine.DefaultRunTimeout
 	MaxTimeout     = 10 * time.Minute
 )
 
@@ -39,7 +41,18 @@ type Options struct {
 	// reads as unset. PATH is always read with Getenv.
 	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
-	Runner Runner `json:"-"`
+	Runner machine.Runner `json:"-"`
+}
+
+// NewMachine builds the machine view for opts: the sysroot, and the live
+// runner on opts.Path (or opts.Runner when given).
+func NewMachine(opts Options) (*machine.Machine, error) {
+	opts = opts.withDefaults()
+	r := opts.Runner
+	if r == nil {
+		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	}
+	return machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: r, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
 }
 
 // withDefaults returns a copy of o with every zero field given its default.

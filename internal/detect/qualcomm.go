@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -25,8 +27,8 @@ var qaicModels = map[int]string{
 
 func init() { register(Backend{Name: qualcommBackend, Detect: detectQualcomm}) }
 
-func detectQualcomm(_ context.Context, m *Machine) Findings {
-	var f Findings
+func detectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	var accel map[string]string
 	for _, p := range m.PCIDevices(VendorQualcomm) {
 		name, ok := qaicModels[p.Device]

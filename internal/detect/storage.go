@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"path"
 	"regexp"
@@ -44,8 +46,8 @@ const maxStorageDevices = 4096
 
 func init() { register(Backend{Name: storageBackend, Detect: detectStorage}) }
 
-func detectStorage(_ context.Context, m *Machine) Findings {
-	var f Findings
+func detectStorage(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	var names []string
 	for _, e := range m.ReadDir(PathBlock) {
 		if n := e.Name(); storageIsDisk(n) {
@@ -75,9 +77,9 @@ func storageIsDisk(name string) bool {
 
 // storageDevice reads one disk: its class and its size (the `size`
 // attribute counts 512-byte sectors whatever the logical block size).
-func storageDevice(m *Machine, name string) registry.Storage {
+func storageDevice(m *machine.Machine, name string) registry.Storage {
 	dir := path.Join(PathBlock, name)
-	s := registry.Storage{Name: CleanText(name), Class: storageClass(m, name)}
+	s := registry.Storage{Name: machine.CleanText(name), Class: storageClass(m, name)}
 	if sectors, err := m.ReadInt(path.Join(dir, "size")); err == nil && sectors > 0 && sectors < 1<<53 {
 		s.SizeBytes = sectors * 512
 	}
@@ -87,7 +89,7 @@ func storageDevice(m *Machine, name string) registry.Storage {
 // storageClass: NVMe by name; virtio-blk (vd*) and Xen (xvd*) disks are
 // "virtual" whatever they claim to be (a virtio disk reports rotational 0
 // but may sit on anything); otherwise queue/rotational.
-func storageClass(m *Machine, name string) string {
+func storageClass(m *machine.Machine, name string) string {
 	switch {
 	case strings.HasPrefix(name, "nvme"):
 		return StorageNVMe

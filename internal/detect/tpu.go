@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 
@@ -70,7 +72,7 @@ func init() {
 // tpuGenOf maps a Google PCI function to its TPU generation, or nil: device
 // 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f), then 0x005e v4,
 // 0x0063 v5e, 0x0062 v5p, 0x006f v6e, 0x0076 TPU7x (tpu_info device.py).
-func tpuGenOf(p PCIDevice) *tpuGen {
+func tpuGenOf(p machine.PCIDevice) *tpuGen {
 	switch p.Device {
 	case 0x0027:
 		switch p.SubDevice {
@@ -102,11 +104,11 @@ func tpuChipNode(gen *tpuGen, i int) string {
 	return fmt.Sprintf("dev/accel%d", i)
 }
 
-func detectTPU(_ context.Context, m *Machine) Findings {
-	var f Findings
-	var chips []PCIDevice
+func detectTPU(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	var chips []machine.PCIDevice
 	var gens []*tpuGen
-	for _, p := range m.PCIDevices(VendorGoogle) {
+	for _, p := range m.PCIDevices(machine.VendorGoogle) {
 		if g := tpuGenOf(p); g != nil {
 			chips = append(chips, p)
 			gens = append(gens, g)
@@ -147,7 +149,7 @@ func tpuOneGen(gens []*tpuGen) (bool, *tpuGen) {
 	return true, gens[0]
 }
 
-func tpuDevice(p PCIDevice, g *tpuGen) registry.Device {
+func tpuDevice(p machine.PCIDevice, g *tpuGen) registry.Device {
 	ds := g.datasheet()
 	d := registry.Device{ID: p.Address, Kind: registry.KindTPU, Vendor: "google", Name: g.Name,
 		Architecture: g.Arch, PCIBusID: p.Address, NUMANode: p.NUMANode,

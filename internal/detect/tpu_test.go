@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -100,7 +102,7 @@ func TestTPUGenOf(t *testing.T) {
 		{0x0042, 0, "", 0}, {0x001f, 0, "", 0}, // gVNIC, NVMe
 	}
 	for _, tt := range tests {
-		g := tpuGenOf(PCIDevice{Vendor: VendorGoogle, Device: tt.dev, SubDevice: tt.sub})
+		g := tpuGenOf(machine.PCIDevice{Vendor: machine.VendorGoogle, Device: tt.dev, SubDevice: tt.sub})
 		if tt.want == "" {
 			assert.Nil(t, g, "%04x:%04x", tt.dev, tt.sub)
 			continue

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"context"
 	"fmt"
 	"strings"
@@ -20,8 +22,8 @@ const vulkanBackend = "vulkan"
 
 func init() { register(Backend{Name: vulkanBackend, Detect: detectVulkan}) }
 
-func detectVulkan(ctx context.Context, m *Machine) Findings {
-	var f Findings
+func detectVulkan(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
 	if !m.HasTool("vulkaninfo") {
 		return f
 	}
@@ -76,7 +78,7 @@ func vulkanToDevice(v vulkanDevice, busID string) registry.Device {
 // so the registry loses nothing by it. A GPU listed twice (two Vulkan drivers
 // for one card, e.g. RADV and AMDVLK) wraps around onto the same function and
 // is merged with it. A device with no matching function keeps no bus id.
-func vulkanBusIDs(devs []vulkanDevice, pci []PCIDevice) []string {
+func vulkanBusIDs(devs []vulkanDevice, pci []machine.PCIDevice) []string {
 	byID := map[[2]int][]string{}
 	for _, p := range pci {
 		k := [2]int{p.Vendor, p.Device}
@@ -102,11 +104,11 @@ func vulkanBusIDs(devs []vulkanDevice, pci []PCIDevice) []string {
 // vulkanVendorName names the PCI vendors a Vulkan device reports.
 func vulkanVendorName(id int) string {
 	switch id {
-	case VendorNVIDIA:
+	case machine.VendorNVIDIA:
 		return "nvidia"
-	case VendorAMD:
+	case machine.VendorAMD:
 		return "amd"
-	case VendorIntel:
+	case machine.VendorIntel:
 		return "intel"
 	}
 	return ""

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"strconv"
 	"strings"
 )
@@ -65,7 +67,7 @@ func parseVulkanSummary(out string) []vulkanDevice {
 		if !ok {
 			continue
 		}
-		setVulkanField(cur, strings.TrimSpace(key), CleanText(val))
+		setVulkanField(cur, strings.TrimSpace(key), machine.CleanText(val))
 	}
 	flush()
 	return devs
@@ -109,7 +111,7 @@ func setVulkanField(d *vulkanDevice, key, val string) {
 
 // parseVulkanID reads "0x10de"; anything else is unknown (-1).
 func parseVulkanID(s string) int {
-	v, err := ParseInt(vulkanFirstField(s))
+	v, err := machine.ParseInt(vulkanFirstField(s))
 	if err != nil || v < 0 || v > 0xffffffff {
 		return -1
 	}

@@ -1,6 +1,8 @@
 package detect
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+
 	"slices"
 	"strings"
 	"testing"
@@ -110,18 +112,18 @@ func TestVulkanParseSummary(t *testing.T) {
 }
 
 func TestVulkanBusIDsIdenticalCards(t *testing.T) {
-	pci := []PCIDevice{
-		{Address: "0000:01:00.0", Vendor: VendorNVIDIA, Device: 0x2684},
-		{Address: "0000:41:00.0", Vendor: VendorNVIDIA, Device: 0x2684},
-		{Address: "0000:00:02.0", Vendor: VendorIntel, Device: 0x4680},
+	pci := []machine.PCIDevice{
+		{Address: "0000:01:00.0", Vendor: machine.VendorNVIDIA, Device: 0x2684},
+		{Address: "0000:41:00.0", Vendor: machine.VendorNVIDIA, Device: 0x2684},
+		{Address: "0000:00:02.0", Vendor: machine.VendorIntel, Device: 0x4680},
 	}
 	devs := []vulkanDevice{
-		{VendorID: VendorNVIDIA, DeviceID: 0x2684},
-		{VendorID: VendorIntel, DeviceID: 0x4680},
-		{VendorID: VendorNVIDIA, DeviceID: 0x2684},
+		{VendorID: machine.VendorNVIDIA, DeviceID: 0x2684},
+		{VendorID: machine.VendorIntel, DeviceID: 0x4680},
+		{VendorID: machine.VendorNVIDIA, DeviceID: 0x2684},
 		{VendorID: 0x10005, DeviceID: 0, DeviceType: vkTypeCPU},
 		{VendorID: 0x106b, DeviceID: 0xf000208},
-		{VendorID: VendorIntel, DeviceID: 0x4680}, // a second driver for the same iGPU
+		{VendorID: machine.VendorIntel, DeviceID: 0x4680}, // a second driver for the same iGPU
 	}
 	assert.Equal(t, []string{"0000:01:00.0", "0000:00:02.0", "0000:41:00.0", "", "", "0000:00:02.0"},
 		vulkanBusIDs(devs, pci))
@@ -150,7 +152,7 @@ func FuzzVulkanParseSummary(f *testing.F) {
 			assert.NotContains(t, d.Name, "\x1b")
 		}
 		// Mapping never panics and never invents an address.
-		bus := vulkanBusIDs(devs, []PCIDevice{{Address: "0000:c1:00.0", Vendor: VendorAMD, Device: 0x15bf}})
+		bus := vulkanBusIDs(devs, []machine.PCIDevice{{Address: "0000:c1:00.0", Vendor: machine.VendorAMD, Device: 0x15bf}})
 		for _, b := range bus {
 			assert.Contains(t, []string{"", "0000:c1:00.0"}, b)
 		}

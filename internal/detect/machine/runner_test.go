@@ -1,4 +1,4 @@
-package detect
+package machine
 
 import (
 	"context"
@@ -58,7 +58,7 @@ func TestRunnerOnceSharesConcurrentRuns(t *testing.T) {
 		<-release
 		return Result{Stdout: []byte("answer")}
 	}}
-	o := newOnceRunner(inner)
+	o := NewOnceRunner(inner)
 	const n = 16
 	var wg sync.WaitGroup
 	var ok atomic.Int32
@@ -94,7 +94,7 @@ func TestRunnerOnceSkipsToolThatHung(t *testing.T) {
 		}
 		return Result{Stdout: []byte("ok")}
 	}}
-	o := newOnceRunner(inner)
+	o := NewOnceRunner(inner)
 	require.ErrorIs(t, o.Run(context.Background(), "rocm-smi", "--showid").Err, ErrTimeout)
 	res := o.Run(context.Background(), "rocm-smi", "--showmeminfo", "vram")
 	require.ErrorIs(t, res.Err, ErrTimeout)
@@ -110,7 +110,7 @@ func TestRunnerOnceWaiterGivesUpAtItsDeadline(t *testing.T) {
 		<-release
 		return Result{}
 	}}
-	o := newOnceRunner(inner)
+	o := NewOnceRunner(inner)
 	go o.Run(context.Background(), "xpu-smi", "discovery")
 	time.Sleep(20 * time.Millisecond)
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
@@ -129,7 +129,7 @@ func TestRunnerOncePanickingRunnerFailsSharers(t *testing.T) {
 		<-release
 		panic("runner bug")
 	}}
-	o := newOnceRunner(inner)
+	o := NewOnceRunner(inner)
 	panicked := make(chan any, 1)
 	go func() {
 		defer func() { panicked <- recover() }()
@@ -150,7 +150,7 @@ func TestRunnerOncePanickingRunnerFailsSharers(t *testing.T) {
 }
 
 func TestRunnerOnceForwardsHas(t *testing.T) {
-	o := newOnceRunner(&countingRunner{has: map[string]bool{"hl-smi": true}})
+	o := NewOnceRunner(&countingRunner{has: map[string]bool{"hl-smi": true}})
 	assert.True(t, o.Has("hl-smi"))
 	assert.False(t, o.Has("nvidia-smi"))
 }

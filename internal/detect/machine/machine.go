@@ -1,4 +1,4 @@
-package detect
+package machine
 
 import (
 	"bytes"
@@ -26,10 +26,10 @@ const MaxFileBytes = 64 << 10
 // Machine is the view of one machine that every backend reads through.
 type Machine struct {
 	// FS is rooted at the sysroot: paths are "sys/...", "proc/...", "dev/...".
-	FS     fs.FS
-	Runner Runner
-	NoExec bool
-	opts   Options
+	fs        fs.FS
+	runner    Runner
+	noExec    bool
+	lookupEnv func(string) (string, bool)
 	// root is the sysroot when FS is os.DirFS(root): files are then read
 	// with direct system calls (readRegular), not through os.File.
 	root string
@@ -44,28 +44,54 @@ type Machine struct {
 	memo *sysrootMemo
 }
 
-// NewMachine builds the view for opts: os.DirFS at the sysroot and the live
-// runner on opts.Path (or opts.Runner when given).
-func NewMachine(opts Options) (*Machine, error) {
-	opts = opts.withDefaults()
-	st, err := os.Stat(opts.Sysroot)
+// Config says what a Machine views.
+type Config struct {
+	// Sysroot is the directory holding the machine's sys/, proc/ and dev/.
+	Sysroot string
+	// FS, when set, replaces the sysroot (tests): nothing is remembered
+	// across detections for it.
+	FS fs.FS
+	// Runner runs the machine's tools; NoExec runs none.
+	Runner Runner
+	NoExec bool
+	// LookupEnv reads the visibility variables (Env); nil reads none.
+	LookupEnv func(string) (string, bool)
+}
+
+// New builds the view cfg describes. It fails only when the sysroot is not
+// a directory.
+func New(cfg Config) (*Machine, error) {
+	m := &Machine{fs: cfg.FS, runner: cfg.Runner, noExec: cfg.NoExec, lookupEnv: cfg.LookupEnv}
+	if m.lookupEnv == nil {
+		m.lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if cfg.FS != nil {
+		return m, nil
+	}
+	st, err := os.Stat(cfg.Sysroot)
 	if err != nil {
-		return nil, fmt.Errorf("sysroot %q: %w", opts.Sysroot, err)
+		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
 	}
 	if !st.IsDir() {
-		return nil, fmt.Errorf("sysroot %q is not a directory", opts.Sysroot)
+		return nil, fmt.Errorf("sysroot %q is not a directory", cfg.Sysroot)
 	}
-	r := opts.Runner
-	if r == nil {
-		r = NewExecRunner(opts.Path, opts.Timeout)
-	}
-	return &Machine{FS: os.DirFS(opts.Sysroot), Runner: r, NoExec: opts.NoExec, opts: opts, root: opts.Sysroot,
-		memo: memoFor(opts.Sysroot, st)}, nil
+	m.fs, m.root, m.memo = os.DirFS(cfg.Sysroot), cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	return m, nil
+}
+
+// NoExec reports whether the machine's tools may not run.
+func (m *Machine) NoExec() bool { return m.noExec }
+
+// Run runs a tool through the machine's runner and returns the raw result,
+// for backends that read a failed run's output (Tool turns every failure
+// into a warning). Callers check NoExec first.
+func (m *Machine) Run(ctx context.Context, tool string, args ...string) Result {
+	return m.runner.Run(ctx, tool, args...)
 }
 
 // Env returns a visibility variable (CUDA_VISIBLE_DEVICES, ...) as the host
 // sees it now, or as the env option overrides it.
-func (m *Machine) Env(name string) (string, bool) { return m.opts.lookupEnv(name) }
+func (m *Machine) Env(name string) (string, bool) { return m.lookupEnv(name) }
 
 // ReadFile reads a whole file of the machine, at most MaxFileBytes. A longer
 // file is an error: sysfs attributes are never that long.
@@ -73,7 +99,7 @@ func (m *Machine) Env(name string) (string, bool) { return m.opts.lookupEnv(name
 // device node (a link to /dev/zero) is never an attribute.
 func (m *Machine) ReadFile(name string) ([]byte, error) {
 	var out []byte
-	err := m.withFile(name, MaxFileBytes, func(b []byte) { out = bytes.Clone(b) })
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { out = bytes.Clone(b) })
 	if out == nil && err == nil {
 		out = []byte{}
 	}
@@ -83,18 +109,35 @@ func (m *Machine) ReadFile(name string) ([]byte, error) {
 // withFile reads the regular file name, at most limit bytes, and hands its
 // content to use. The slice is only valid during the call (it may be a
 // pooled buffer): use copies what it keeps.
-func (m *Machine) withFile(name string, limit int, use func([]byte)) error {
-	if m.root != "" {
-		return readRegular(m.root, name, limit, use)
+func (m *Machine) WithFile(name string, limit int, use func([]byte)) error {
+	return m.read(name, limit, false, use)
+}
+
+// ReadHead returns at most n bytes from the start of a regular file ("" on
+// error): the first block of a file that may be longer than any cap, such
+// as /proc/cpuinfo of a big machine.
+func (m *Machine) ReadHead(name string, n int) string {
+	var s string
+	if m.read(name, n, true, func(b []byte) { s = string(b) }) != nil {
+		return ""
 	}
-	st, err := fs.Stat(m.FS, name)
+	return s
+}
+
+// read is withFile that, with head, hands over the first limit bytes of a
+// longer file instead of failing.
+func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
+	if m.root != "" {
+		return readRegularHead(m.root, name, limit, head, use)
+	}
+	st, err := fs.Stat(m.fs, name)
 	if err != nil {
 		return err
 	}
 	if !st.Mode().IsRegular() {
 		return fmt.Errorf("%s: not a regular file (%v)", name, st.Mode().Type())
 	}
-	f, err := m.FS.Open(name)
+	f, err := m.fs.Open(name)
 	if err != nil {
 		return err
 	}
@@ -102,6 +145,9 @@ func (m *Machine) withFile(name string, limit int, use func([]byte)) error {
 	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return err
+	}
+	if head && len(b) > limit {
+		b = b[:limit]
 	}
 	if len(b) > limit {
 		return fmt.Errorf("%s: longer than %d bytes", name, limit)
@@ -125,6 +171,12 @@ var readBufs = sync.Pool{New: func() any { b := make([]byte, MaxFileBytes+1); re
 // swapped in between is refused too; O_NONBLOCK makes that open return at
 // once instead of waiting for a writer.
 func readRegular(root, name string, limit int, use func([]byte)) error {
+	return readRegularHead(root, name, limit, false, use)
+}
+
+// readRegularHead is readRegular that, with head, hands over the first limit
+// bytes of a longer file instead of failing.
+func readRegularHead(root, name string, limit int, head bool, use func([]byte)) error {
 	if !fs.ValidPath(name) {
 		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
 	}
@@ -177,6 +229,9 @@ func readRegular(root, name string, limit int, use func([]byte)) error {
 	if cap(b) > cap(*pooled) && cap(b) <= maxPooledRead {
 		*pooled = b[:cap(b)] // keep the larger buffer for the next large file (cpuinfo)
 	}
+	if head && len(b) > limit {
+		b = b[:limit]
+	}
 	if len(b) > limit {
 		return fmt.Errorf("%s: longer than %d bytes", name, limit)
 	}
@@ -226,7 +281,7 @@ func retryEINTR(call func() error) error {
 // with invalid UTF-8 and control characters removed.
 func (m *Machine) ReadString(name string) (string, error) {
 	var s string
-	err := m.withFile(name, MaxFileBytes, func(b []byte) { s = CleanText(string(b)) })
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { s = CleanText(string(b)) })
 	return s, err
 }
 
@@ -236,7 +291,7 @@ func (m *Machine) ReadString(name string) (string, error) {
 func (m *Machine) ReadInt(name string) (int64, error) {
 	var v int64
 	var perr error
-	err := m.withFile(name, MaxFileBytes, func(b []byte) { v, perr = ParseInt(string(b)) })
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { v, perr = ParseInt(string(b)) })
 	if err != nil {
 		return 0, err
 	}
@@ -249,13 +304,13 @@ func (m *Machine) Exists(name string) bool {
 		var st syscall.Stat_t
 		return fs.ValidPath(name) && retryEINTR(func() error { return syscall.Stat(m.root+"/"+name, &st) }) == nil
 	}
-	_, err := fs.Stat(m.FS, name)
+	_, err := fs.Stat(m.fs, name)
 	return err == nil
 }
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
-	es, err := fs.ReadDir(m.FS, name)
+	es, err := fs.ReadDir(m.fs, name)
 	if err != nil {
 		return nil
 	}
@@ -264,7 +319,7 @@ func (m *Machine) ReadDir(name string) []fs.DirEntry {
 
 // ReadLink returns the target of a symbolic link, or "" when name is not one.
 func (m *Machine) ReadLink(name string) string {
-	if rl, ok := m.FS.(fs.ReadLinkFS); ok {
+	if rl, ok := m.fs.(fs.ReadLinkFS); ok {
 		t, err := rl.ReadLink(name)
 		if err == nil {
 			return t
@@ -299,7 +354,7 @@ func ParseInt(s string) (int64, error) {
 // table or a terminal, nor leave "[31m" behind.
 func CleanText(s string) string {
 	s = strings.TrimSpace(s)
-	if utf8.ValidString(s) && !strings.ContainsFunc(s, isControl) {
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, IsControl) {
 		return s
 	}
 	var b strings.Builder
@@ -312,7 +367,7 @@ func CleanText(s string) string {
 		case r == 0x9b: // C1 CSI: the same sequence as "ESC ["
 			i += size + csiBodyLen(s[i+size:])
 			continue
-		case r == utf8.RuneError && size <= 1, isControl(r):
+		case r == utf8.RuneError && size <= 1, IsControl(r):
 		default:
 			b.WriteRune(r)
 		}
@@ -359,17 +414,17 @@ func csiBodyLen(s string) int {
 }
 
 // isControl reports C0 controls but tab, DEL and C1 controls (U+0080-U+009F).
-func isControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f }
+func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f }
 
 // Tool runs a vendor tool through the machine's runner and turns every
 // failure into a typed warning. ok is false when there is no usable output;
 // a missing tool gives ok false and no warning (absence is not a problem).
 // With NoExec nothing runs.
 func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string) (out []byte, w *registry.Warning, ok bool) {
-	if m.NoExec {
+	if m.noExec {
 		return nil, nil, false
 	}
-	res := m.Runner.Run(ctx, tool, args...)
+	res := m.runner.Run(ctx, tool, args...)
 	if res.Err == nil {
 		return res.Stdout, nil, true
 	}
@@ -381,10 +436,10 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 
 // HasTool reports whether tool resolves on the machine's PATH (and exec is allowed).
 func (m *Machine) HasTool(tool string) bool {
-	if m.NoExec {
+	if m.noExec {
 		return false
 	}
-	if l, ok := m.Runner.(interface{ Has(string) bool }); ok {
+	if l, ok := m.runner.(interface{ Has(string) bool }); ok {
 		return l.Has(tool)
 	}
 	return true
@@ -408,9 +463,9 @@ func ToolWarning(backend, tool string, args []string, res Result) *registry.Warn
 			code := res.ExitCode
 			w.ExitCode = &code
 		}
-		if line := firstLine(res.Stderr); line != "" {
+		if line := FirstLine(res.Stderr); line != "" {
 			msg += ": " + line
-		} else if line := firstLine(res.Stdout); line != "" {
+		} else if line := FirstLine(res.Stdout); line != "" {
 			msg += ": " + line
 		}
 		w.Message = msg
@@ -418,7 +473,7 @@ func ToolWarning(backend, tool string, args []string, res Result) *registry.Warn
 	return w
 }
 
-func firstLine(b []byte) string {
+func FirstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

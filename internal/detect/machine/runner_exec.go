@@ -1,6 +1,6 @@
 //go:build unix
 
-package detect
+package machine
 
 import (
 	"context"
@@ -72,7 +72,7 @@ var _ Runner = (*ExecRunner)(nil)
 // depend on the host's working directory.
 func NewExecRunner(pathList string, timeout time.Duration) *ExecRunner {
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = DefaultRunTimeout
 	}
 	var dirs []string
 	seen := map[string]bool{}

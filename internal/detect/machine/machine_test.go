@@ -1,15 +1,15 @@
 //go:build linux
 
-package detect
+package machine
 
 import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/fstest"
 	"time"
 	"unicode/utf8"
 
@@ -22,7 +22,7 @@ import (
 func treeMachine(t *testing.T, files map[string]string, links map[string]string) (*Machine, string) {
 	t.Helper()
 	root := detecttest.WriteTree(t, files, links)
-	m, err := NewMachine(Options{Sysroot: root, Path: t.TempDir(), NoExec: true, Getenv: func(string) string { return "" }})
+	m, err := New(Config{Sysroot: root, NoExec: true})
 	require.NoError(t, err)
 	return m, root
 }
@@ -122,7 +122,7 @@ func TestMachineReadStringCleansText(t *testing.T) {
 	s, err := m.ReadString("name")
 	require.NoError(t, err)
 	assert.True(t, utf8.ValidString(s))
-	assert.False(t, strings.ContainsFunc(s, isControl), "%q", s)
+	assert.False(t, strings.ContainsFunc(s, IsControl), "%q", s)
 	assert.Contains(t, s, "NVIDIA")
 	assert.Contains(t, s, "H100")
 	s, err = m.ReadString("ok")
@@ -192,7 +192,7 @@ func TestMachinePCIDevicesSurviveHostileTree(t *testing.T) {
 	var addrs []string
 	for _, d := range devs {
 		addrs = append(addrs, d.Address)
-		assert.True(t, utf8.ValidString(d.Address) && !strings.ContainsFunc(d.Address, isControl), "%q", d.Address)
+		assert.True(t, utf8.ValidString(d.Address) && !strings.ContainsFunc(d.Address, IsControl), "%q", d.Address)
 		assert.Nil(t, d.NUMANode, "absurd and negative NUMA nodes are unknown")
 	}
 	assert.Equal(t, []string{"0000:18:00.0", "0000:19:00.0"}, addrs)
@@ -235,7 +235,7 @@ func TestMachineCleanText(t *testing.T) {
 	for in, want := range cases {
 		got := CleanText(in)
 		assert.Equal(t, want, got, "%q", in)
-		assert.True(t, utf8.ValidString(got) && !strings.ContainsFunc(got, isControl), "%q", got)
+		assert.True(t, utf8.ValidString(got) && !strings.ContainsFunc(got, IsControl), "%q", got)
 	}
 }
 
@@ -262,13 +262,13 @@ func TestMachinePCITreeReadOncePerMachine(t *testing.T) {
 	amd := m.PCIDevices(VendorAMD)
 	require.Len(t, amd, 1)
 	assert.Equal(t, "0000:19:00.0", amd[0].Address)
-	v, ok := m.vendorAt("0000:19:00.0")
+	v, ok := m.VendorAt("0000:19:00.0")
 	assert.True(t, ok)
 	assert.Equal(t, VendorAMD, v)
-	fresh, err := NewMachine(m.opts)
+	fresh, err := New(Config{Sysroot: m.root, NoExec: true})
 	require.NoError(t, err)
 	assert.Len(t, fresh.PCIDevices(0), 1)
-	_, ok = fresh.vendorAt("0000:19:00.0")
+	_, ok = fresh.VendorAt("0000:19:00.0")
 	assert.False(t, ok)
 
 	// Every caller owns its copy, the NUMA node pointer included.
@@ -307,34 +307,15 @@ func TestMachineReadsLargeFileOfUnknownSize(t *testing.T) {
 	assert.ErrorContains(t, readRegular("/", "proc/kallsyms", 3*MaxFileBytes, func([]byte) {}), "longer than")
 }
 
-func TestCPUInfoFIFOIsRefusedNotWaitedOn(t *testing.T) {
-	m, root := treeMachine(t, map[string]string{"proc/.keep": ""}, nil)
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, PathCPUInfo), 0o644))
-	done := make(chan Findings, 1)
-	go func() { done <- detectCPU(t.Context(), m) }()
-	select {
-	case f := <-done:
-		require.Len(t, f.Devices, 1)
-		require.Len(t, f.Warnings, 1)
-		assert.Equal(t, "/"+PathCPUInfo, f.Warnings[0].Path)
-		assert.Contains(t, f.Warnings[0].Message, "not a regular file")
-	case <-time.After(2 * time.Second):
-		if f, err := os.OpenFile(filepath.Join(root, PathCPUInfo), os.O_WRONLY, 0); err == nil {
-			f.Close()
-		}
-		t.Fatal("the CPU backend blocked on a FIFO at /proc/cpuinfo")
-	}
-}
-
-func TestCPUInfoLongerThanReadBufferFromDisk(t *testing.T) {
-	var b strings.Builder
-	n := 0
-	for ; b.Len() <= 3*MaxFileBytes; n++ {
-		b.WriteString("processor\t: " + strconv.Itoa(n) + "\nmodel name\t: Big\nflags\t\t: " + strings.Repeat("avx512f ", 100) + "\n\n")
-	}
-	m, _ := treeMachine(t, map[string]string{PathCPUInfo: b.String()}, nil)
-	f := detectCPU(t.Context(), m)
-	require.Len(t, f.Devices, 1)
-	assert.Equal(t, n, f.Devices[0].Threads)
-	assert.Empty(t, f.Warnings)
+func TestMemoNotUsedForInjectedFS(t *testing.T) {
+	m, err := New(Config{FS: fstest.MapFS{
+		PathCPUInfo:    {Data: []byte("processor\t: 0\nmodel name\t: Real CPU\n")},
+		PathCPUOnline:  {Data: []byte("0-1\n")},
+		PathCPUPresent: {Data: []byte("0-1\n")},
+	}, NoExec: true})
+	require.NoError(t, err)
+	_, _, ok := m.CPUWitness()
+	assert.False(t, ok)
+	_, ok = m.statStamp(PathCPUInfo, 0)
+	assert.False(t, ok)
 }

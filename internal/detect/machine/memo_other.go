@@ -1,6 +1,6 @@
 //go:build !linux && !windows
 
-package detect
+package machine
 
 import "syscall"
 

@@ -1,4 +1,4 @@
-package detect
+package machine
 
 import (
 	"path"
@@ -51,9 +51,9 @@ type PCIDevice struct {
 func (p PCIDevice) ClassBase() int { return p.Class >> 16 }
 
 // PCIID returns "vvvv:dddd".
-func (p PCIDevice) PCIID() string { return hex4(p.Vendor) + ":" + hex4(p.Device) }
+func (p PCIDevice) PCIID() string { return Hex4(p.Vendor) + ":" + Hex4(p.Device) }
 
-func hex4(v int) string {
+func Hex4(v int) string {
 	s := strconv.FormatInt(int64(v), 16)
 	for len(s) < 4 {
 		s = "0" + s
@@ -174,7 +174,7 @@ func (fn *pciFunction) maxLink(m *Machine) (float64, int) {
 // scanned returns the function whose sysfs directory is named dir, as the
 // scan read it; ok is false when the scan has none (no such directory, or
 // its vendor unreadable) and the caller reads sysfs itself.
-func (m *Machine) scanned(dir string) (p PCIDevice, deviceRead, ok bool) {
+func (m *Machine) ScannedFunction(dir string) (p PCIDevice, deviceRead, ok bool) {
 	fn, ok := m.scanPCI().byDir[dir]
 	if !ok {
 		return PCIDevice{}, false, false
@@ -325,14 +325,14 @@ func PCIeBandwidthGBs(gts float64, width int) float64 {
 
 // enrichPCI fills, for every device with a PCI bus id, what sysfs knows about
 // its function: NUMA node, PCIe link (current and max) and the PCI id.
-func enrichPCI(m *Machine, reg *registry.Registry) {
+func EnrichPCI(m *Machine, reg *registry.Registry) {
 	for i := range reg.Devices {
 		d := &reg.Devices[i]
 		if d.PCIBusID == "" {
 			continue
 		}
 		dir := path.Join(PathPCIDevices, d.PCIBusID)
-		p, deviceRead, scanned := m.scanned(d.PCIBusID)
+		p, deviceRead, scanned := m.ScannedFunction(d.PCIBusID)
 		if !scanned && !m.Exists(dir) {
 			continue
 		}
@@ -366,7 +366,7 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 			v, err1 := m.ReadInt(path.Join(dir, "vendor"))
 			dv, err2 := m.ReadInt(path.Join(dir, "device"))
 			if err1 == nil && err2 == nil {
-				d.PCIID = hex4(int(v)) + ":" + hex4(int(dv))
+				d.PCIID = Hex4(int(v)) + ":" + Hex4(int(dv))
 			}
 		}
 	}
@@ -374,7 +374,7 @@ func enrichPCI(m *Machine, reg *registry.Registry) {
 
 // vendorAt returns the PCI vendor id of the function at bus as sysfs shows
 // it; false when sysfs has no readable function at that address.
-func (m *Machine) vendorAt(bus string) (int, bool) {
+func (m *Machine) VendorAt(bus string) (int, bool) {
 	if !isSysfsPCIAddress(bus) {
 		return 0, false
 	}
@@ -406,11 +406,11 @@ func (m *Machine) toolBusConflict(backend, tool, bus string, strict bool, vendor
 	if bus == "" || !m.hasPCITree() {
 		return nil
 	}
-	v, ok := m.vendorAt(bus)
+	v, ok := m.VendorAt(bus)
 	var why string
 	switch {
 	case ok && !slices.Contains(vendors, v):
-		why = "sysfs shows a function of PCI vendor " + hex4(v) + " there"
+		why = "sysfs shows a function of PCI vendor " + Hex4(v) + " there"
 	case !ok && strict:
 		why = "sysfs shows no readable PCI function there"
 	default:
@@ -423,7 +423,7 @@ func (m *Machine) toolBusConflict(backend, tool, bus string, strict bool, vendor
 // rowsAtVendor keeps the tool rows whose PCI address (bus) may hold a device
 // of vendors, reporting each other row (toolBusConflict): one filter for
 // every backend that takes bus ids from a vendor tool.
-func rowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict bool, rows []T, bus func(T) string, vendors ...int) []T {
+func RowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict bool, rows []T, bus func(T) string, vendors ...int) []T {
 	out := rows[:0:0]
 	for _, r := range rows {
 		if w := m.toolBusConflict(backend, tool, bus(r), strict, vendors...); w != nil {
@@ -438,7 +438,7 @@ func rowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict b
 // pciFunctionsIn lists the functions of vendor whose device id is a key of
 // ids, in address order: a vendor id also covers functions of other kinds
 // (network, storage, audio), so backends keep only the ids they know.
-func pciFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
+func PCIFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
 	var out []PCIDevice
 	for _, p := range m.PCIDevices(vendor) {
 		if _, ok := ids[p.Device]; ok {

@@ -1,4 +1,4 @@
-package detect
+package machine
 
 import (
 	"context"
@@ -15,6 +15,9 @@ var (
 	ErrTooLarge    = errors.New("output too large")
 	ErrExit        = errors.New("tool failed")
 )
+
+// defaultRunTimeout bounds a tool run, and a detection, when no timeout is given.
+const DefaultRunTimeout = 5 * time.Second
 
 // MaxToolOutput caps what a tool may print on stdout; the run is killed past it.
 const MaxToolOutput = 4 << 20
@@ -52,7 +55,7 @@ type onceCall struct {
 
 var _ Runner = (*onceRunner)(nil)
 
-func newOnceRunner(inner Runner) *onceRunner {
+func NewOnceRunner(inner Runner) *onceRunner {
 	return &onceRunner{inner: inner, calls: map[string]*onceCall{}, hung: map[string]bool{}}
 }
 

@@ -1,6 +1,6 @@
 //go:build linux
 
-package detect
+package machine
 
 import (
 	"bytes"

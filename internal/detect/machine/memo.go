@@ -1,4 +1,4 @@
-package detect
+package machine
 
 import (
 	"errors"
@@ -33,7 +33,7 @@ import (
 
 // maxMemoSysroots bounds the memo: a host process detects "/" and perhaps a
 // few test trees; the least recently used sysroot is dropped beyond that.
-const maxMemoSysroots = 16
+const MaxMemoSysroots = 16
 
 // Paths of the CPU hot-plug witnesses (Documentation/ABI/testing/
 // sysfs-devices-system-cpu: cpu lists such as "0-223").
@@ -82,11 +82,20 @@ type pciFacts struct {
 	maxWidth    int
 }
 
+// CPUInfo is what /proc/cpuinfo says about the host (parsed by the CPU
+// backend; the memo keeps it across detections).
+type CPUInfo struct {
+	Name     string
+	Vendor   string
+	Logical  int // "processor" entries
+	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
+}
+
 // cpuFacts is a parsed /proc/cpuinfo and what it was valid for.
 type cpuFacts struct {
 	witness string // contents of cpu/online and cpu/present
 	stamp   fileStamp
-	info    cpuInfo
+	info    CPUInfo
 }
 
 var memos = struct {
@@ -123,7 +132,7 @@ func memoFor(sysroot string, st fs.FileInfo) *sysrootMemo {
 		sm.used = memos.clock
 		return sm
 	}
-	if _, ok := memos.bySysroot[key]; !ok && len(memos.bySysroot) >= maxMemoSysroots {
+	if _, ok := memos.bySysroot[key]; !ok && len(memos.bySysroot) >= MaxMemoSysroots {
 		dropLeastRecentlyUsed()
 	}
 	sm := &sysrootMemo{root: stamp, used: memos.clock, pci: map[string]pciFacts{}}
@@ -144,11 +153,18 @@ func dropLeastRecentlyUsed() {
 }
 
 // forgetAllMemos empties the memo (tests).
-func forgetAllMemos() {
+func ForgetAllMemos() {
 	memos.Lock()
 	defer memos.Unlock()
 	memos.bySysroot = map[string]*sysrootMemo{}
 }
+
+// hasMemo reports whether the view remembers across detections (tests).
+func (m *Machine) HasMemo() bool { return m.memo != nil }
+
+// setMemoEnabled turns the memo on or off (tests that compare answers
+// without it).
+func SetMemoEnabled(on bool) { memoEnabled.Store(on) }
 
 // statStamp stats name under the machine's sysroot (links followed) and
 // stamps it; ok is false without a memo, on any error, or for a file of
@@ -219,7 +235,7 @@ func stableReadErr(err error) bool {
 // cpuWitness reads what must stay the same for a remembered cpuinfo to
 // hold: both CPU hot-plug lists and a stat of /proc/cpuinfo (a regular
 // file: a FIFO there is never remembered, and reading it reports why).
-func (m *Machine) cpuWitness() (witness string, stamp fileStamp, ok bool) {
+func (m *Machine) CPUWitness() (witness string, stamp fileStamp, ok bool) {
 	if m.memo == nil {
 		return "", fileStamp{}, false
 	}
@@ -236,17 +252,17 @@ func (m *Machine) cpuWitness() (witness string, stamp fileStamp, ok bool) {
 }
 
 // cpuRemembered returns the cpuinfo parsed under the same witness.
-func (m *Machine) cpuRemembered(witness string, stamp fileStamp) (cpuInfo, bool) {
+func (m *Machine) CPURemembered(witness string, stamp fileStamp) (CPUInfo, bool) {
 	sm := m.memo
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	if sm.cpu == nil || sm.cpu.witness != witness || sm.cpu.stamp != stamp {
-		return cpuInfo{}, false
+		return CPUInfo{}, false
 	}
 	return sm.cpu.info, true
 }
 
-func (m *Machine) rememberCPU(witness string, stamp fileStamp, info cpuInfo) {
+func (m *Machine) RememberCPU(witness string, stamp fileStamp, info CPUInfo) {
 	sm := m.memo
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
