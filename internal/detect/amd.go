@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -24,7 +23,8 @@ const rocmBackend = "rocm"
 // topology matrices (weight, hops, link type, NUMA), as one JSON line.
 var rocmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
 
-func init() { register(Backend{Name: rocmBackend, Detect: detectROCm}) }
+// ROCmSource is this file's detection source (the orchestrator lists it).
+var ROCmSource = machine.Backend{Name: rocmBackend, Detect: detectROCm}
 
 // amdGPU is one AMD GPU while the backend assembles it.
 type amdGPU struct {
@@ -78,56 +78,10 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	return f
 }
 
-// drmCard is one /sys/class/drm/cardN entry and the PCI function behind it.
-type drmCard struct {
-	N      int
-	Dir    string // "sys/class/drm/cardN/device"
-	BusID  string
-	Driver string
-	Vendor int
-	Device int
-	Class  int
-}
-
-// listDRMCards returns the primary DRM nodes (cardN, numeric N only: not
-// "card0-DP-1" connectors nor renderD nodes), sorted by N numerically so
-// card10 comes after card2. Cards without a PCI function are skipped.
-func listDRMCards(m *machine.Machine) []drmCard {
-	var out []drmCard
-	for _, e := range m.ReadDir(machine.PathDRM) {
-		name := e.Name()
-		if !strings.HasPrefix(name, "card") {
-			continue
-		}
-		n, err := strconv.Atoi(name[len("card"):])
-		if err != nil || n < 0 {
-			continue
-		}
-		dir := path.Join(machine.PathDRM, name, "device")
-		bus := path.Base(m.ReadLink(dir))
-		if bus == "." || bus == "/" || !strings.Contains(bus, ":") {
-			continue
-		}
-		c := drmCard{N: n, Dir: dir, BusID: machine.NormalizeBusID(bus), Driver: m.LinkBase(path.Join(dir, "driver"))}
-		if v, err := m.ReadInt(path.Join(dir, "vendor")); err == nil {
-			c.Vendor = int(v)
-		}
-		if v, err := m.ReadInt(path.Join(dir, "device")); err == nil {
-			c.Device = int(v)
-		}
-		if v, err := m.ReadInt(path.Join(dir, "class")); err == nil {
-			c.Class = int(v)
-		}
-		out = append(out, c)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].N < out[j].N })
-	return out
-}
-
 // amdGPUsFromSysfs reads every amdgpu card of vendor 0x1002.
 func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []amdGPU {
 	var out []amdGPU
-	for _, c := range listDRMCards(m) {
+	for _, c := range machine.ListDRMCards(m) {
 		if c.Driver != "amdgpu" || c.Vendor != machine.VendorAMD {
 			continue
 		}

@@ -142,22 +142,12 @@ func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
 			continue
 		}
 		s = machine.CleanText(s)
-		if smiNoValue(s) {
+		if machine.NoValueText(s) {
 			continue
 		}
 		out[strings.ToLower(strings.TrimSpace(k))] = s
 	}
 	return out, true
-}
-
-// smiNoValue reports the "no value" texts vendor tools print.
-func smiNoValue(s string) bool {
-	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "[]"))
-	switch t {
-	case "", "n/a", "na", "not supported", "unsupported", "unknown", "none":
-		return true
-	}
-	return strings.HasPrefix(t, "not supported") || strings.HasSuffix(t, "not supported on the given system")
 }
 
 func rocmCardFromFields(idx int, f map[string]string) rocmSMICard {

@@ -207,7 +207,7 @@ func TestAMDListDRMCardsNumericOrder(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/drm/renderD128"), 0o755))
 	m, err := NewMachine(Options{Sysroot: root})
 	require.NoError(t, err)
-	cards := listDRMCards(m)
+	cards := machine.ListDRMCards(m)
 	var got []int
 	for _, c := range cards {
 		got = append(got, c.N)

@@ -13,7 +13,8 @@ import (
 // /dev/accel node (formats.md "AMD XDNA NPU").
 const amdXDNABackend = "amd_xdna"
 
-func init() { register(Backend{Name: amdXDNABackend, Detect: detectAMDXDNA}) }
+// XDNASource is this file's detection source (the orchestrator lists it).
+var XDNASource = machine.Backend{Name: amdXDNABackend, Detect: detectAMDXDNA}
 
 // amdXDNASpec: ids from Linux drivers/accel/amdxdna/amdxdna_pci_drv.c
 // (0x1502 NPU1 Phoenix/Hawk Point, 0x17f0 NPU4 Strix). 0x14ec is the dummy
@@ -21,19 +22,19 @@ func init() { register(Backend{Name: amdXDNABackend, Detect: detectAMDXDNA}) }
 // Software documentation ("Model quantization"): INT8 on the first XDNA
 // generation, INT8 and BF16 on XDNA 2 (Strix). The NPU has no memory of its
 // own.
-var amdXDNASpec = pciNPUSpec{
-	backend:   amdXDNABackend,
-	kind:      registry.KindAMDXDNA,
-	vendor:    "amd",
-	pciVendor: machine.VendorAMDCPU,
-	driver:    "amdxdna",
-	names: map[int]string{
+var amdXDNASpec = machine.PCINPUSpec{
+	Backend:   amdXDNABackend,
+	Kind:      registry.KindAMDXDNA,
+	Vendor:    "amd",
+	PCIVendor: machine.VendorAMDCPU,
+	Driver:    "amdxdna",
+	Names: map[int]string{
 		0x1502: "AMD XDNA NPU (Phoenix/Hawk Point)",
 		0x17f0: "AMD XDNA 2 NPU (Strix)",
 	},
-	notNPU:      map[int]bool{0x14ec: true},
-	defaultName: "AMD XDNA NPU",
-	quant: func(id int) []string {
+	NotNPU:      map[int]bool{0x14ec: true},
+	DefaultName: "AMD XDNA NPU",
+	Quant: func(id int) []string {
 		if id == 0x1502 {
 			return []string{"int8"}
 		}
@@ -42,5 +43,5 @@ var amdXDNASpec = pciNPUSpec{
 }
 
 func detectAMDXDNA(_ context.Context, m *machine.Machine) machine.Findings {
-	return detectPCINPUs(m, amdXDNASpec)
+	return machine.DetectPCINPUs(m, amdXDNASpec)
 }

@@ -38,9 +38,8 @@ var metalQuantizations = []string{"fp32", "fp16", "int8", "int4"}
 // int8 weights.
 var neuralEngineQuantizations = []string{"fp16", "int8"}
 
-func init() {
-	register(Backend{Name: backendApple, Detect: detectApple})
-}
+// AppleSource is this file's detection source (the orchestrator lists it).
+var AppleSource = machine.Backend{Name: backendApple, Detect: detectApple}
 
 func detectApple(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
@@ -186,7 +185,7 @@ func neuralEngine(chip string) (registry.Device, bool) {
 // the apple backend's to report: a caller discards them. ok is false when
 // sysctl is absent or printed nothing. The cpu backend is meant to call it
 // when neither /proc/cpuinfo nor /proc/meminfo exists.
-func macHostCPU(ctx context.Context, m *machine.Machine) (registry.Device, bool) {
+func macHostCPU(ctx context.Context, m *machine.Machine, quantizations []string) (registry.Device, bool) {
 	if !m.HasTool(toolSPProf) {
 		return registry.Device{}, false
 	}
@@ -196,7 +195,7 @@ func macHostCPU(ctx context.Context, m *machine.Machine) (registry.Device, bool)
 		return registry.Device{}, false
 	}
 	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
-		Quantizations: append([]string(nil), cpuQuantizations...)}
+		Quantizations: append([]string(nil), quantizations...)}
 	if h.Brand != "" {
 		d.Name = h.Brand
 		d.SetSource("name", "sysctl")

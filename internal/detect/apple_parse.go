@@ -57,9 +57,9 @@ const maxMacCPUs = 1 << 12
 // parseSysctlHost reads the values of appleSysctlNames, one per line in the
 // order asked; fewer lines leave the missing values unknown. Implausible
 // values are issues, never figures.
-func parseSysctlHost(out string) (sysctlHost, []issue) {
+func parseSysctlHost(out string) (sysctlHost, []machine.Issue) {
 	var h sysctlHost
-	var issues []issue
+	var issues []machine.Issue
 	lines := strings.Split(strings.TrimRight(out, "\n"), "\n")
 	value := func(i int) string {
 		if i < len(lines) {
@@ -71,9 +71,9 @@ func parseSysctlHost(out string) (sysctlHost, []issue) {
 		n, err := strconv.ParseInt(v, 10, 64)
 		switch {
 		case err != nil && !isDigits(v):
-			issues = append(issues, issue{registry.WarnParseError, "hw.memsize " + strconv.Quote(machine.CleanText(v)) + " is not a number of bytes"})
-		case err != nil || n <= 0 || n > maxHostMemory:
-			issues = append(issues, issue{registry.WarnAbsurdValue, "hw.memsize " + machine.CleanText(v) + " is not a memory size between 1 byte and 1 PiB"})
+			issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: "hw.memsize " + strconv.Quote(machine.CleanText(v)) + " is not a number of bytes"})
+		case err != nil || n <= 0 || n > machine.MaxHostMemory:
+			issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "hw.memsize " + machine.CleanText(v) + " is not a memory size between 1 byte and 1 PiB"})
 		default:
 			h.MemoryBytes = n
 		}
@@ -86,7 +86,7 @@ func parseSysctlHost(out string) (sysctlHost, []issue) {
 		}
 		n, err := strconv.Atoi(v)
 		if err != nil || n <= 0 || n > maxMacCPUs {
-			issues = append(issues, issue{registry.WarnParseError, appleSysctlNames[2+i] + " " + strconv.Quote(machine.CleanText(v)) + " is not a CPU count"})
+			issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: appleSysctlNames[2+i] + " " + strconv.Quote(machine.CleanText(v)) + " is not a CPU count"})
 			continue
 		}
 		*dst = n

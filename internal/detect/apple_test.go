@@ -109,7 +109,7 @@ func appleMachine(t *testing.T, fixture string, replace map[string]string) Optio
 
 func detectAppleOnly(t *testing.T, opts Options) *registry.Registry {
 	t.Helper()
-	reg, err := detectWith(context.Background(), opts, []Backend{{Name: backendApple, Detect: detectApple}})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{{Name: backendApple, Detect: detectApple}})
 	require.NoError(t, err)
 	return reg
 }
@@ -302,14 +302,14 @@ func TestMacHostCPU(t *testing.T) {
 		t.Run(tt.fixture, func(t *testing.T) {
 			m, err := NewMachine(fixtureOptions(t, tt.fixture, nil))
 			require.NoError(t, err)
-			d, ok := macHostCPU(context.Background(), m)
+			d, ok := macHostCPU(context.Background(), m, cpuQuantizations)
 			require.True(t, ok)
 			assert.Equal(t, tt.want, d)
 		})
 	}
 	m, err := NewMachine(fixtureOptions(t, "cpu-only", nil))
 	require.NoError(t, err)
-	_, ok := macHostCPU(context.Background(), m)
+	_, ok := macHostCPU(context.Background(), m, cpuQuantizations)
 	assert.False(t, ok, "no system_profiler: not a Mac")
 }
 
@@ -321,7 +321,7 @@ func FuzzAppleParsers(f *testing.F) {
 	f.Add("18446744073709551615\n", []byte(`{"SPDisplaysDataType":{}}`))
 	f.Fuzz(func(t *testing.T, sysctl string, sp []byte) {
 		h, _ := parseSysctlHost(sysctl)
-		if h.MemoryBytes < 0 || h.MemoryBytes > maxHostMemory {
+		if h.MemoryBytes < 0 || h.MemoryBytes > machine.MaxHostMemory {
 			t.Fatalf("memory %d out of range", h.MemoryBytes)
 		}
 		for _, n := range []int{h.LogicalCPUs, h.PerfLevel0, h.PerfLevel1} {

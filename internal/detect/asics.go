@@ -5,8 +5,6 @@ import (
 
 	"context"
 	"fmt"
-	"path"
-	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -31,7 +29,8 @@ const (
 	VendorGroq      = 0x1de0
 )
 
-func init() { register(Backend{Name: asicBackend, Detect: detectASICs}) }
+// ASICSource is this file's detection source (the orchestrator lists it).
+var ASICSource = machine.Backend{Name: asicBackend, Detect: detectASICs}
 
 // asicModel is one known PCI device id of an ASIC vendor.
 type asicModel struct {
@@ -90,37 +89,4 @@ func asicDevice(f *machine.Findings, v asicVendor, p machine.PCIDevice) registry
 		f.Warn(asicBackend, registry.WarnDeviceUnusable, "%s (%s): no driver bound", p.Address, d.Name)
 	}
 	return d
-}
-
-// accelNodesByBus maps PCI addresses to their DRM accel node names
-// ("0000:33:00.0" -> "accel0") through /sys/class/accel/accelN/device
-// (drivers/accel/drm_accel.c; formats.md "Generic PCI / DRM / accel sysfs").
-func accelNodesByBus(m *machine.Machine) map[string]string {
-	out := map[string]string{}
-	for _, e := range m.ReadDir(machine.PathAccel) {
-		name := e.Name()
-		if !isAccelNodeName(name) {
-			continue
-		}
-		bus := m.LinkBase(path.Join(machine.PathAccel, name, "device"))
-		if bus == "" {
-			continue
-		}
-		out[machine.NormalizeBusID(bus)] = name
-	}
-	return out
-}
-
-// isAccelNodeName reports whether name is "accel" followed by digits.
-func isAccelNodeName(name string) bool {
-	n, ok := strings.CutPrefix(name, "accel")
-	if !ok || n == "" {
-		return false
-	}
-	for _, r := range n {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }

@@ -160,6 +160,6 @@ func TestASICNothingOnOtherMachines(t *testing.T) {
 func TestASICAccelNodeName(t *testing.T) {
 	for name, want := range map[string]bool{"accel0": true, "accel12": true, "accel": false,
 		"accel_controlD0": false, "accel1a": false, "card0": false} {
-		assert.Equal(t, want, isAccelNodeName(name), name)
+		assert.Equal(t, want, machine.IsAccelNodeName(name), name)
 	}
 }

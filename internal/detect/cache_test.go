@@ -180,7 +180,7 @@ func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
 	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
-	probe := Backend{Name: "probe", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	probe := machine.Backend{Name: "probe", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		out, w, ok := m.Tool(ctx, "probe", "nvidia-smi", "-L")
 		var f machine.Findings
 		if !ok {
@@ -192,7 +192,7 @@ func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	}}
 	c := NewCache()
 	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) {
-		return detectWith(ctx, o, []Backend{probe})
+		return detectWith(ctx, o, []machine.Backend{probe})
 	}
 	opts := Options{Sysroot: t.TempDir(), Path: dir, Timeout: 5 * time.Second, CacheTTL: time.Hour,
 		Getenv: func(string) string { return "" }}

@@ -18,24 +18,19 @@ import (
 
 const backendCPU = "cpu"
 
-// maxHostMemory bounds a believable MemTotal: 1 PiB is far above any single
-// Linux host sold today, so a larger figure is garbage, not a machine.
-const maxHostMemory = int64(1) << 50
-
 // cpuQuantizations are the precisions a CPU can run through common inference
 // engines; whether they are worth using is the planner's decision.
 var cpuQuantizations = []string{"fp32", "fp16", "bf16", "int8", "int4"}
 
-func init() {
-	register(Backend{Name: backendCPU, Detect: detectCPU})
-}
+// CPUSource is this file's detection source (the orchestrator lists it).
+var CPUSource = machine.Backend{Name: backendCPU, Detect: detectCPU}
 
 func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	if !m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo) {
 		// No procfs: a Mac describes its host through sysctl (apple.go); its
 		// warnings are the apple backend's to report.
-		if d, ok := macHostCPU(ctx, m); ok {
+		if d, ok := macHostCPU(ctx, m, cpuQuantizations); ok {
 			f.Devices = append(f.Devices, d)
 			return f
 		}
@@ -286,25 +281,18 @@ func parseMemInfo(text string) map[string]int64 {
 // memInfoAbsurd marks a meminfo value that is negative or more than 1 PiB.
 const memInfoAbsurd = -2
 
-// issue is a problem found by a pure parser, turned into a warning by the
-// backend that knows its name and path.
-type issue struct {
-	Code    string
-	Message string
-}
-
 // hostMemory picks MemTotal and MemAvailable from parsed meminfo; unknown
 // values are 0 / nil and every implausible one is an issue.
-func hostMemory(mi map[string]int64) (total int64, free *int64, issues []issue) {
+func hostMemory(mi map[string]int64) (total int64, free *int64, issues []machine.Issue) {
 	t, ok := mi["MemTotal"]
 	switch {
 	case !ok:
 	case t == memInfoAbsurd:
-		issues = append(issues, issue{registry.WarnAbsurdValue, "MemTotal is negative or more than 1 PiB"})
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemTotal is negative or more than 1 PiB"})
 	case t <= 0:
-		issues = append(issues, issue{registry.WarnParseError, "MemTotal is not a size in kB"})
-	case t > maxHostMemory:
-		issues = append(issues, issue{registry.WarnAbsurdValue, "MemTotal " + strconv.FormatInt(t, 10) + " bytes is more than 1 PiB"})
+		issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: "MemTotal is not a size in kB"})
+	case t > machine.MaxHostMemory:
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemTotal " + strconv.FormatInt(t, 10) + " bytes is more than 1 PiB"})
 	default:
 		total = t
 	}
@@ -312,11 +300,11 @@ func hostMemory(mi map[string]int64) (total int64, free *int64, issues []issue) 
 	switch {
 	case !ok:
 	case a == memInfoAbsurd:
-		issues = append(issues, issue{registry.WarnAbsurdValue, "MemAvailable is negative or more than 1 PiB"})
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemAvailable is negative or more than 1 PiB"})
 	case a < 0:
-		issues = append(issues, issue{registry.WarnParseError, "MemAvailable is not a size in kB"})
+		issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: "MemAvailable is not a size in kB"})
 	case total > 0 && a > total:
-		issues = append(issues, issue{registry.WarnAbsurdValue, "MemAvailable " + strconv.FormatInt(a, 10) +
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemAvailable " + strconv.FormatInt(a, 10) +
 			" bytes is more than MemTotal " + strconv.FormatInt(total, 10)})
 	default:
 		free = &a

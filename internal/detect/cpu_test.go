@@ -179,7 +179,7 @@ func FuzzParseMemInfo(f *testing.F) {
 	f.Add("HugePages_Total:       0\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		total, free, _ := hostMemory(parseMemInfo(in))
-		if total < 0 || total > maxHostMemory {
+		if total < 0 || total > machine.MaxHostMemory {
 			t.Fatalf("total %d kept", total)
 		}
 		if free != nil && (*free < 0 || total > 0 && *free > total) {

@@ -7,35 +7,26 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"sync"
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// Backend is one detection source.
-type Backend struct {
-	Name   string
-	Detect func(ctx context.Context, m *machine.Machine) machine.Findings
+// backends are every detection source, in name order (BackendNames,
+// timing): one package per vendor family, plus the host and Vulkan.
+var backends = sortedByName([]machine.Backend{
+	AppleSource, ASICSource, CPUSource, EnvironmentSource, GaudiSource, InfiniBandSource,
+	IntelGPUSource, IntelNPUSource, NeuronSource, NUMASource, NVIDIASource, QualcommSource,
+	ROCmSource, StorageSource, TPUSource, VulkanSource, XDNASource,
+})
+
+func sortedByName(list []machine.Backend) []machine.Backend {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	return list
 }
 
-var (
-	backendsMu sync.Mutex
-	backends   []Backend
-)
-
-// register adds a backend; each backend file calls it from init.
-func register(b Backend) {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	backends = append(backends, b)
-	sort.Slice(backends, func(i, j int) bool { return backends[i].Name < backends[j].Name })
-}
-
-// BackendNames lists the registered backends.
+// BackendNames lists the detection backends.
 func BackendNames() []string {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
 	out := make([]string, len(backends))
 	for i, b := range backends {
 		out[i] = b.Name
@@ -56,10 +47,7 @@ const backendGrace = 500 * time.Millisecond
 // returns at the latest backendGrace after that deadline, whatever the
 // backends do.
 func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
-	backendsMu.Lock()
-	list := append([]Backend(nil), backends...)
-	backendsMu.Unlock()
-	return detectWith(ctx, opts, list)
+	return detectWith(ctx, opts, backends)
 }
 
 // backendOutcome is what one backend goroutine hands back to the orchestrator.
@@ -70,7 +58,7 @@ type backendOutcome struct {
 }
 
 // detectWith is Detect over an explicit list of backends (tests pass their own).
-func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Registry, error) {
+func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*registry.Registry, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
 	r := opts.Runner
@@ -96,7 +84,7 @@ func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Re
 			continue
 		}
 		running[i] = time.Now()
-		go func(i int, b Backend, t0 time.Time) {
+		go func(i int, b machine.Backend, t0 time.Time) {
 			f := runBackend(ctx, m, b)
 			done <- backendOutcome{index: i, findings: f, took: time.Since(t0)}
 		}(i, b, running[i])
@@ -154,7 +142,7 @@ func collectOutcomes(ctx context.Context, done <-chan backendOutcome, running ma
 
 // runBackend runs one backend, turning a panic into a warning so one broken
 // backend never takes the others (or the host) down.
-func runBackend(ctx context.Context, m *machine.Machine, b Backend) (f machine.Findings) {
+func runBackend(ctx context.Context, m *machine.Machine, b machine.Backend) (f machine.Findings) {
 	defer func() {
 		if p := recover(); p != nil {
 			f = machine.Findings{}

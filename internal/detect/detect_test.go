@@ -33,8 +33,8 @@ func emptyMachineOptions(t *testing.T, binDir string, timeout time.Duration) Opt
 }
 
 // deviceBackend returns a backend that reports one device named name.
-func deviceBackend(name string) Backend {
-	return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+func deviceBackend(name string) machine.Backend {
+	return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		return machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
 	}}
 }
@@ -62,7 +62,7 @@ func warningsOf(reg *registry.Registry, code string) []registry.Warning {
 func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan struct{})
-	stuck := Backend{Name: "stuck", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	stuck := machine.Backend{Name: "stuck", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		defer close(finished)
 		<-release // ignores ctx, as a backend blocked in a read of a hung file would
 		// Work done after Detect returned must not reach the caller or race
@@ -74,7 +74,7 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 		}
 		return f
 	}}
-	panics := Backend{Name: "panics", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	panics := machine.Backend{Name: "panics", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		var d *registry.Device
 		_ = d.Name // nil dereference
 		return machine.Findings{}
@@ -84,7 +84,7 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 	opts := emptyMachineOptions(t, dir, 300*time.Millisecond)
 
 	start := time.Now()
-	reg, err := detectWith(context.Background(), opts, []Backend{deviceBackend("good"), stuck, panics})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{deviceBackend("good"), stuck, panics})
 	took := time.Since(start)
 	require.NoError(t, err)
 
@@ -112,7 +112,7 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 }
 
 func TestOrchestrCallerDeadlineBoundsDetection(t *testing.T) {
-	block := Backend{Name: "block", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	block := machine.Backend{Name: "block", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		<-ctx.Done() // a well-behaved backend: returns when told
 		return machine.Findings{}
 	}}
@@ -120,7 +120,7 @@ func TestOrchestrCallerDeadlineBoundsDetection(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	reg, err := detectWith(ctx, opts, []Backend{block})
+	reg, err := detectWith(ctx, opts, []machine.Backend{block})
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), time.Second)
 	assert.Empty(t, warningsOf(reg, registry.WarnBackendTimeout), "a backend that returns at the deadline is not abandoned")
@@ -131,9 +131,9 @@ func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
 	const n = 8
 	var started sync.WaitGroup
 	started.Add(n)
-	var list []Backend
+	var list []machine.Backend
 	for i := 0; i < n; i++ {
-		list = append(list, Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		list = append(list, machine.Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			started.Done()
 			started.Wait()
 			return machine.Findings{}
@@ -151,8 +151,8 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
 	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
-	caller := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	caller := func(name string) machine.Backend {
+		return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			var f machine.Findings
 			out, w, ok := m.Tool(ctx, name, "nvidia-smi", "-L")
 			if !ok {
@@ -167,7 +167,7 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 			return f
 		}}
 	}
-	var list []Backend
+	var list []machine.Backend
 	for _, n := range []string{"a", "b", "c", "d"} {
 		list = append(list, caller(n))
 	}
@@ -191,8 +191,8 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	detecttest.WriteTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
 	detecttest.WriteTool(t, dir, "xpu-smi", "exec sleep 1000")
 	detecttest.WriteTool(t, dir, "vulkaninfo", "yes")
-	tool := func(backend, name string) Backend {
-		return Backend{Name: backend, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	tool := func(backend, name string) machine.Backend {
+		return machine.Backend{Name: backend, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			var f machine.Findings
 			if _, w, ok := m.Tool(ctx, backend, name); !ok {
 				f.AddWarning(w)
@@ -200,7 +200,7 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 			return f
 		}}
 	}
-	list := []Backend{tool("gaudi", "hl-smi"), tool("xpu", "xpu-smi"), tool("vulkan", "vulkaninfo"), deviceBackend("good")}
+	list := []machine.Backend{tool("gaudi", "hl-smi"), tool("xpu", "xpu-smi"), tool("vulkan", "vulkaninfo"), deviceBackend("good")}
 	start := time.Now()
 	reg, err := detectWith(context.Background(), emptyMachineOptions(t, dir, 500*time.Millisecond), list)
 	require.NoError(t, err)
@@ -224,7 +224,7 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 
 func TestOrchestrNoExecRunsNothing(t *testing.T) {
 	inner := &runCounter{}
-	b := Backend{Name: "x", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	b := machine.Backend{Name: "x", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		var f machine.Findings
 		if m.HasTool("nvidia-smi") {
 			f.Warn("x", "test", "HasTool true under no_exec")
@@ -236,7 +236,7 @@ func TestOrchestrNoExecRunsNothing(t *testing.T) {
 	}}
 	opts := emptyMachineOptions(t, "", time.Second)
 	opts.NoExec, opts.Runner = true, inner
-	reg, err := detectWith(context.Background(), opts, []Backend{b})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{b})
 	require.NoError(t, err)
 	assert.Empty(t, reg.Warnings)
 	assert.Zero(t, inner.n.Load())
@@ -252,7 +252,7 @@ func (c *runCounter) Run(context.Context, string, ...string) machine.Result {
 func (c *runCounter) Has(string) bool { return true }
 
 func TestOrchestrBackendSelection(t *testing.T) {
-	list := []Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
+	list := []machine.Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
 	cases := []struct {
 		backends, exclude []string
 		want              []string
@@ -279,8 +279,8 @@ func TestOrchestrBackendSelection(t *testing.T) {
 
 func TestOrchestrRenumbersDeviceIDs(t *testing.T) {
 	// Two backends use the same local id "0" and link their devices.
-	linked := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+	linked := func(name string) machine.Backend {
+		return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			return machine.Findings{
 				Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name + "0"},
 					{ID: "1", Kind: registry.KindCUDA, Name: name + "1"}},
@@ -288,7 +288,7 @@ func TestOrchestrRenumbersDeviceIDs(t *testing.T) {
 			}
 		}}
 	}
-	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Second), []Backend{linked("a"), linked("b")})
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Second), []machine.Backend{linked("a"), linked("b")})
 	require.NoError(t, err)
 	require.Len(t, reg.Devices, 4)
 	ids := map[string]string{}

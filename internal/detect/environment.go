@@ -19,7 +19,8 @@ import (
 
 const environmentBackend = "environment"
 
-func init() { register(Backend{Name: environmentBackend, Detect: detectEnvironment}) }
+// EnvironmentSource is this file's detection source (the orchestrator lists it).
+var EnvironmentSource = machine.Backend{Name: environmentBackend, Detect: detectEnvironment}
 
 // visibilityVars are the variables that hide or reorder devices, reported as
 // seen so an operator can tell why a device is missing.

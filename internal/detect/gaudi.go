@@ -16,7 +16,8 @@ import (
 
 const gaudiBackend = "gaudi"
 
-func init() { register(Backend{Name: gaudiBackend, Detect: detectGaudi}) }
+// GaudiSource is this file's detection source (the orchestrator lists it).
+var GaudiSource = machine.Backend{Name: gaudiBackend, Detect: detectGaudi}
 
 // gaudiGen describes one Gaudi generation.
 type gaudiGen struct {
@@ -115,7 +116,7 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 		return f
 	}
 	f.Warn(gaudiBackend, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
-	accel := accelNodesByBus(m)
+	accel := machine.AccelNodesByBus(m)
 	for _, p := range pci {
 		d := gaudiFromPCI(p)
 		node, bound := accel[p.Address]

@@ -27,9 +27,8 @@ const maxIBRateGbs = 8000
 // state_show as "4: ACTIVE".
 const ibStateActive = 4
 
-func init() {
-	register(Backend{Name: backendIB, Detect: detectInfiniBand})
-}
+// InfiniBandSource is this file's detection source (the orchestrator lists it).
+var InfiniBandSource = machine.Backend{Name: backendIB, Detect: detectInfiniBand}
 
 func detectInfiniBand(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings

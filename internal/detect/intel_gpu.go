@@ -16,7 +16,8 @@ import (
 // system RAM is not GPU memory.
 const intelGPUBackend = "intel_gpu"
 
-func init() { register(Backend{Name: intelGPUBackend, Detect: detectIntelGPU}) }
+// IntelGPUSource is this file's detection source (the orchestrator lists it).
+var IntelGPUSource = machine.Backend{Name: intelGPUBackend, Detect: detectIntelGPU}
 
 // intelGPUModel is what a PCI device id tells about an Intel GPU.
 type intelGPUModel struct {
@@ -38,7 +39,7 @@ var intelGPUModels = map[int]intelGPUModel{
 func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var devs []registry.Device
-	for _, c := range listDRMCards(m) {
+	for _, c := range machine.ListDRMCards(m) {
 		if c.Vendor != machine.VendorIntel || (c.Driver != "i915" && c.Driver != "xe") {
 			continue
 		}
@@ -60,7 +61,7 @@ func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 }
 
 // intelGPUFromCard builds the device of one Intel DRM card from sysfs.
-func intelGPUFromCard(c drmCard) registry.Device {
+func intelGPUFromCard(c machine.DRMCard) registry.Device {
 	d := registry.Device{ID: c.BusID, Kind: registry.KindIntelGPU, Vendor: "intel", Available: true, PCIBusID: c.BusID}
 	model, known := intelGPUModels[c.Device]
 	if known {
@@ -78,7 +79,7 @@ func intelGPUFromCard(c drmCard) registry.Device {
 // otherwise an Intel GPU on bus 0 of domain 0 is integrated: Intel iGPUs are
 // root-complex integrated endpoints (00:02.0), while every discrete card sits
 // behind a PCIe root port on a bus of its own.
-func isIntelIntegrated(c drmCard, model intelGPUModel, known bool) bool {
+func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool {
 	if known {
 		return model.Integrated
 	}
@@ -90,7 +91,7 @@ func isIntelIntegrated(c drmCard, model intelGPUModel, known bool) bool {
 // matrix engines for bf16 and int8 (Intel Data Center GPU Max Series product
 // brief: XMX TF32/BF16/FP16/INT8). The display-controller class 0x0380 is
 // how the Max cards present themselves (formats.md).
-func intelGPUQuantizations(c drmCard) []string {
+func intelGPUQuantizations(c machine.DRMCard) []string {
 	if c.Device == 0x0bda || c.Class>>8 == 0x0380 {
 		return []string{"fp32", "fp16", "bf16", "int8"}
 	}

@@ -68,7 +68,7 @@ func parseXPUDump(out string) ([]xpuDevice, error) {
 			return ""
 		}
 		s := machine.CleanText(rec[i])
-		if smiNoValue(s) {
+		if machine.NoValueText(s) {
 			return ""
 		}
 		return s

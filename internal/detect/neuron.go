@@ -23,7 +23,8 @@ const neuronBackend = "neuron"
 // neuron-sysfs-user-guide.rst: neuronN/{core_count,connected_devices,...}).
 const PathNeuronSysfs = "sys/devices/virtual/neuron_device"
 
-func init() { register(Backend{Name: neuronBackend, Detect: detectNeuron}) }
+// NeuronSource is this file's detection source (the orchestrator lists it).
+var NeuronSource = machine.Backend{Name: neuronBackend, Detect: detectNeuron}
 
 // neuronGen describes one Neuron chip generation. Figures per chip come from
 // its internal/specs record (devices.json, AWS Neuron architecture pages):

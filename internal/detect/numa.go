@@ -23,9 +23,8 @@ const backendNUMA = "numa"
 // 1024 (CONFIG_NODES_SHIFT 10), so a larger id is garbage.
 const maxNUMANodes = 1024
 
-func init() {
-	register(Backend{Name: backendNUMA, Detect: detectNUMA})
-}
+// NUMASource is this file's detection source (the orchestrator lists it).
+var NUMASource = machine.Backend{Name: backendNUMA, Detect: detectNUMA}
 
 func detectNUMA(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
@@ -52,13 +51,13 @@ func detectNUMA(_ context.Context, m *machine.Machine) machine.Findings {
 		if text, ok := readProcText(m, &f, backendNUMA, path.Join(dir, "meminfo")); ok {
 			total, ok, err := parseNodeMemTotal(text, id)
 			switch {
-			case isAbsurd(err):
+			case machine.IsAbsurd(err):
 				f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnAbsurdValue,
 					Message: err.Error(), Path: "/" + path.Join(dir, "meminfo")})
 			case err != nil:
 				f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnParseError,
 					Message: err.Error(), Path: "/" + path.Join(dir, "meminfo")})
-			case ok && total > maxHostMemory:
+			case ok && total > machine.MaxHostMemory:
 				f.Warnings = append(f.Warnings, registry.Warning{Backend: backendNUMA, Code: registry.WarnAbsurdValue,
 					Message: fmt.Sprintf("node %d MemTotal %d bytes is more than 1 PiB", id, total),
 					Path:    "/" + path.Join(dir, "meminfo")})
@@ -151,7 +150,7 @@ func parseNodeMemTotal(text string, id int) (bytes int64, ok bool, err error) {
 		n, v := machine.ParseMemory(fields[0], 1024)
 		switch {
 		case v == machine.MemAbsurd:
-			return 0, false, absurdError{fmt.Sprintf("node %d MemTotal %q kB is negative or more than 1 PiB", id, machine.ClipMsg(fields[0], 40))}
+			return 0, false, machine.AbsurdError{Msg: fmt.Sprintf("node %d MemTotal %q kB is negative or more than 1 PiB", id, machine.ClipMsg(fields[0], 40))}
 		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
 			return 0, false, fmt.Errorf("node %d MemTotal %q is not a size in kB", id, fields[0])
 		}

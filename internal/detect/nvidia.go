@@ -24,9 +24,8 @@ const (
 	envCUDAVis    = "CUDA_VISIBLE_DEVICES"
 )
 
-func init() {
-	register(Backend{Name: backendCUDA, Detect: detectNVIDIA})
-}
+// NVIDIASource is this file's detection source (the orchestrator lists it).
+var NVIDIASource = machine.Backend{Name: backendCUDA, Detect: detectNVIDIA}
 
 // nvDevice is a device with the nvidia-smi index it is known by (the index
 // CUDA_VISIBLE_DEVICES and `topo -m` use).

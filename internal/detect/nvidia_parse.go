@@ -49,11 +49,11 @@ func nvPlaceholder(v string) bool {
 // output: one line per GPU, values joined by ", ". A line with the wrong
 // number of fields or without a usable index is dropped with a parse_error;
 // a bad value drops only that field.
-func parseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []issue) {
+func parseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []machine.Issue) {
 	var gpus []nvGPU
-	var issues []issue
+	var issues []machine.Issue
 	bad := func(code, format string, args ...any) {
-		issues = append(issues, issue{code, fmt.Sprintf(format, args...)})
+		issues = append(issues, machine.Issue{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
 	seen := map[int]bool{}
 	for n, line := range strings.Split(string(out), "\n") {
@@ -79,7 +79,7 @@ func parseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []issue) {
 			}
 			if err := g.set(f, v); err != nil {
 				code := registry.WarnParseError
-				if isAbsurd(err) {
+				if machine.IsAbsurd(err) {
 					code = registry.WarnAbsurdValue
 				}
 				bad(code, "line %d: %v", n+1, err)
@@ -105,12 +105,6 @@ func parseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []issue) {
 	return gpus, issues
 }
 
-type absurdError struct{ msg string }
-
-func (e absurdError) Error() string { return e.msg }
-
-func isAbsurd(err error) bool { _, ok := err.(absurdError); return ok }
-
 // set stores one cell of a row.
 func (g *nvGPU) set(field, v string) error {
 	switch field {
@@ -131,7 +125,7 @@ func (g *nvGPU) set(field, v string) error {
 		g.BusID = machine.NormalizeBusID(v)
 	case "memory.total", "memory.free":
 		if _, verdict := machine.ParseMemory(v, 1<<20); verdict == machine.MemAbsurd {
-			return absurdError{fmt.Sprintf("%s %q MiB is negative or more than 1 PiB", field, clip(v))}
+			return machine.AbsurdError{Msg: fmt.Sprintf("%s %q MiB is negative or more than 1 PiB", field, clip(v))}
 		}
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {

@@ -25,7 +25,8 @@ var qaicModels = map[int]string{
 	0xa080: "Qualcomm Cloud AI 080",
 }
 
-func init() { register(Backend{Name: qualcommBackend, Detect: detectQualcomm}) }
+// QualcommSource is this file's detection source (the orchestrator lists it).
+var QualcommSource = machine.Backend{Name: qualcommBackend, Detect: detectQualcomm}
 
 func detectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
@@ -36,7 +37,7 @@ func detectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 			continue // Qualcomm also makes Wi-Fi and modem chips
 		}
 		if accel == nil {
-			accel = accelNodesByBus(m)
+			accel = machine.AccelNodesByBus(m)
 		}
 		node, hasNode := accel[p.Address]
 		d := registry.Device{ID: p.Address, Kind: registry.KindQualcommAI100, Vendor: "qualcomm", Name: name,

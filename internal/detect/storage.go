@@ -44,7 +44,8 @@ var nvmePathDevice = regexp.MustCompile(`^nvme\d+c\d+n\d+$`)
 // maxStorageDevices bounds the listing (a JBOD may hold hundreds).
 const maxStorageDevices = 4096
 
-func init() { register(Backend{Name: storageBackend, Detect: detectStorage}) }
+// StorageSource is this file's detection source (the orchestrator lists it).
+var StorageSource = machine.Backend{Name: storageBackend, Detect: detectStorage}
 
 func detectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings

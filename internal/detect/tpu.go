@@ -18,7 +18,8 @@ import (
 
 const tpuBackend = "tpu"
 
-func init() { register(Backend{Name: tpuBackend, Detect: detectTPU}) }
+// TPUSource is this file's detection source (the orchestrator lists it).
+var TPUSource = machine.Backend{Name: tpuBackend, Detect: detectTPU}
 
 // tpuGen describes one TPU generation.
 type tpuGen struct {

@@ -20,7 +20,8 @@ import (
 // output is not run (it is hundreds of KiB per GPU) and no size is guessed.
 const vulkanBackend = "vulkan"
 
-func init() { register(Backend{Name: vulkanBackend, Detect: detectVulkan}) }
+// VulkanSource is this file's detection source (the orchestrator lists it).
+var VulkanSource = machine.Backend{Name: vulkanBackend, Detect: detectVulkan}
 
 func detectVulkan(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -28,4 +29,11 @@ func (f *Findings) AddWarning(w *registry.Warning) {
 	if w != nil {
 		f.Warnings = append(f.Warnings, *w)
 	}
+}
+
+// Backend is one detection source: a name (the backends and exclude
+// options, timing) and what it reads from the machine.
+type Backend struct {
+	Name   string
+	Detect func(ctx context.Context, m *Machine) Findings
 }
