@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -38,7 +39,7 @@ func TestXDNADriverNotBound(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:c3:00.1/driver")))
 	m, err := NewMachine(Options{Sysroot: root, NoExec: true})
 	require.NoError(t, err)
-	f := detectAMDXDNA(t.Context(), m)
+	f := amd.DetectAMDXDNA(t.Context(), m)
 	require.Len(t, f.Devices, 1)
 	assert.False(t, f.Devices[0].Available)
 	require.Len(t, f.Warnings, 1)

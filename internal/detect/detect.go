@@ -1,23 +1,31 @@
 package detect
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
-
 	"context"
 	"fmt"
 	"runtime/debug"
 	"sort"
 	"time"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/asic"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/google"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // backends are every detection source, in name order (BackendNames,
 // timing): one package per vendor family, plus the host and Vulkan.
 var backends = sortedByName([]machine.Backend{
-	AppleSource, ASICSource, CPUSource, EnvironmentSource, GaudiSource, InfiniBandSource,
-	IntelGPUSource, IntelNPUSource, NeuronSource, NUMASource, NVIDIASource, QualcommSource,
-	ROCmSource, StorageSource, TPUSource, VulkanSource, XDNASource,
+	apple.Backend, asic.Others, host.CPU, host.Environment, intel.Gaudi, host.InfiniBand,
+	intel.GPU, intel.NPU, aws.Neuron, host.NUMA, nvidia.Backend, asic.Qualcomm,
+	amd.ROCm, host.Storage, google.TPU, vulkan.Backend, amd.XDNA,
 })
 
 func sortedByName(list []machine.Backend) []machine.Backend {

@@ -8,10 +8,7 @@ package detect
 //	go test -run xxx -bench . -benchtime=200ms ./internal/detect/
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
-
 	"context"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +17,15 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
 )
 
 // toolOutput runs a fixture machine's tool script with the backend's argv
@@ -43,122 +49,122 @@ func fixtureFile(b *testing.B, host, rel string) string {
 }
 
 func BenchmarkParseNvidiaCSV(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI,
-		"--query-gpu="+strings.Join(nvQueryFields, ","), "--format=csv,noheader,nounits")
-	gpus, issues := parseNvidiaCSV(out, nvQueryFields)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI,
+		"--query-gpu="+strings.Join(nvidia.NvQueryFields, ","), "--format=csv,noheader,nounits")
+	gpus, issues := nvidia.ParseNvidiaCSV(out, nvidia.NvQueryFields)
 	require.Len(b, gpus, 8)
 	require.Empty(b, issues)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaCSV(out, nvQueryFields)
+		nvidia.ParseNvidiaCSV(out, nvidia.NvQueryFields)
 	}
 }
 
 func BenchmarkParseNvidiaTopo(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI, "topo", "-m")
-	_, err := parseNvidiaTopo(out)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI, "topo", "-m")
+	_, err := nvidia.ParseNvidiaTopo(out)
 	require.NoError(b, err)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseNvidiaTopo(out)
+		_, _ = nvidia.ParseNvidiaTopo(out)
 	}
 }
 
 func BenchmarkParseNvidiaList(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI, "-L")
-	require.Len(b, parseNvidiaList(out), 8)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI, "-L")
+	require.Len(b, nvidia.ParseNvidiaList(out), 8)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaList(out)
+		nvidia.ParseNvidiaList(out)
 	}
 }
 
 func BenchmarkParseNvidiaProc(b *testing.B) {
 	version := fixtureFile(b, "dgx-h100", "proc/driver/nvidia/version")
-	require.NotEmpty(b, parseNvidiaProcVersion(version))
+	require.NotEmpty(b, nvidia.ParseNvidiaProcVersion(version))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaProcVersion(version)
+		nvidia.ParseNvidiaProcVersion(version)
 	}
 }
 
 func BenchmarkParseRocmSMIJSON(b *testing.B) {
-	out := toolOutput(b, "mi300x-8", "rocm-smi", rocmSMIArgs...)
-	_, err := parseRocmSMIJSON(out)
+	out := toolOutput(b, "mi300x-8", "rocm-smi", amd.RocmSMIArgs...)
+	_, err := amd.ParseRocmSMIJSON(out)
 	require.NoError(b, err)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseRocmSMIJSON(out)
+		_, _ = amd.ParseRocmSMIJSON(out)
 	}
 }
 
 func BenchmarkParseKFDProperties(b *testing.B) {
 	text := fixtureFile(b, "mi300x-8", "sys/class/kfd/kfd/topology/nodes/2/properties")
-	require.NotEmpty(b, parseKFDProperties(text))
+	require.NotEmpty(b, amd.ParseKFDProperties(text))
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseKFDProperties(text)
+		amd.ParseKFDProperties(text)
 	}
 }
 
 func BenchmarkParseHLSMI(b *testing.B) {
-	out := toolOutput(b, "gaudi2-8", "hl-smi", hlSMIArgs()...)
-	rows, errs := parseHLSMI(out)
+	out := toolOutput(b, "gaudi2-8", "hl-smi", intel.HlSMIArgs()...)
+	rows, errs := intel.ParseHLSMI(out)
 	require.Len(b, rows, 8)
 	require.Empty(b, errs)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseHLSMI(out)
+		intel.ParseHLSMI(out)
 	}
 }
 
 func BenchmarkParseNeuronLS(b *testing.B) {
-	out := toolOutput(b, "inf2-48xlarge", "neuron-ls", neuronLSArgs...)
-	devs, _, err := parseNeuronLS(out)
+	out := toolOutput(b, "inf2-48xlarge", "neuron-ls", aws.NeuronLSArgs...)
+	devs, _, err := aws.ParseNeuronLS(out)
 	require.NoError(b, err)
 	require.NotEmpty(b, devs)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _, _ = parseNeuronLS(out)
+		_, _, _ = aws.ParseNeuronLS(out)
 	}
 }
 
 func BenchmarkParseVulkanSummary(b *testing.B) {
 	out := string(toolOutput(b, "desktop-rtx-igpu", "vulkaninfo", "--summary"))
-	require.NotEmpty(b, parseVulkanSummary(out))
+	require.NotEmpty(b, vulkan.ParseVulkanSummary(out))
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseVulkanSummary(out)
+		vulkan.ParseVulkanSummary(out)
 	}
 }
 
 func BenchmarkParseXPUDump(b *testing.B) {
-	out := string(toolOutput(b, "intel-max-4", "xpu-smi", xpuSMIDumpArgs...))
-	devs, err := parseXPUDump(out)
+	out := string(toolOutput(b, "intel-max-4", "xpu-smi", intel.XpuSMIDumpArgs...))
+	devs, err := intel.ParseXPUDump(out)
 	require.NoError(b, err)
 	require.Len(b, devs, 4)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseXPUDump(out)
+		_, _ = intel.ParseXPUDump(out)
 	}
 }
 
 func BenchmarkParseMemInfo(b *testing.B) {
 	text := fixtureFile(b, "dgx-h100", "proc/meminfo")
-	require.NotEmpty(b, parseMemInfo(text))
+	require.NotEmpty(b, host.ParseMemInfo(text))
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseMemInfo(text)
+		host.ParseMemInfo(text)
 	}
 }
 
@@ -166,22 +172,22 @@ func BenchmarkParseMemInfo(b *testing.B) {
 // detection reads.
 func BenchmarkParseCPUInfo(b *testing.B) {
 	text := fixtureFile(b, "dgx-h100", "proc/cpuinfo")
-	require.Equal(b, 224, parseCPUInfo(text).Logical)
+	require.Equal(b, 224, host.ParseCPUInfo(text).Logical)
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseCPUInfo(text)
+		host.ParseCPUInfo(text)
 	}
 }
 
 func BenchmarkParseNodeCPUList(b *testing.B) {
 	text := strings.TrimSpace(fixtureFile(b, "dgx-h100", "sys/devices/system/node/node0/cpulist"))
-	cpus, err := parseCPUList(text)
+	cpus, err := host.ParseCPUList(text)
 	require.NoError(b, err)
 	require.Len(b, cpus, 112)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseCPUList(text)
+		_, _ = host.ParseCPUList(text)
 	}
 }
 

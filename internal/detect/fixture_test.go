@@ -2,13 +2,13 @@ package detect
 
 import (
 	"context"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 

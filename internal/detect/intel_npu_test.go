@@ -1,7 +1,6 @@
 package detect
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"testing"
@@ -9,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -40,7 +41,7 @@ func TestIntelNPUWithoutDeviceNode(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(root, "dev/accel/accel0")))
 	m, err := NewMachine(Options{Sysroot: root, NoExec: true})
 	require.NoError(t, err)
-	f := detectIntelNPU(t.Context(), m)
+	f := intel.DetectIntelNPU(t.Context(), m)
 	require.Len(t, f.Devices, 1)
 	assert.False(t, f.Devices[0].Available)
 	require.Len(t, f.Warnings, 1)

@@ -3,10 +3,7 @@
 package detect
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
-
 	"context"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -17,6 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -191,7 +191,7 @@ func cpuInfoText(n int, name string) string {
 func hostCPU(t *testing.T, root string) registry.Device {
 	t.Helper()
 	opts := memoOptions(t, root)
-	opts.Backends = []string{backendCPU}
+	opts.Backends = []string{host.BackendCPU}
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	cpus := devicesOfKind(reg, registry.KindCPU)

@@ -6,10 +6,10 @@
 package detect
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
-
 	"os"
 	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
 // Defaults for Options fields left zero.

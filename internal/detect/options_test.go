@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -52,7 +53,7 @@ func TestLookupEnvDefaultsToOSLookupEnv(t *testing.T) {
 // a machine, as the CUDA runtime would.
 func TestEmptyProcessVisibilityHidesGPUs(t *testing.T) {
 	opts := fixtureOptions(t, "dgx-h100", nil)
-	opts.Backends = []string{backendCUDA}
+	opts.Backends = []string{nvidia.BackendCUDA}
 	opts.LookupEnv = func(name string) (string, bool) {
 		if name == "CUDA_VISIBLE_DEVICES" {
 			return "", true
@@ -62,5 +63,5 @@ func TestEmptyProcessVisibilityHidesGPUs(t *testing.T) {
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	assert.Empty(t, devicesOfKind(reg, registry.KindCUDA))
-	assert.Contains(t, warningCodes(reg), backendCUDA+"/"+registry.WarnHiddenByEnv)
+	assert.Contains(t, warningCodes(reg), nvidia.BackendCUDA+"/"+registry.WarnHiddenByEnv)
 }

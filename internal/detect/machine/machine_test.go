@@ -3,7 +3,6 @@
 package machine
 
 import (
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 )
 
 // treeMachine builds a Machine over a temporary sysroot; files maps a path to
