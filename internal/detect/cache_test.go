@@ -44,7 +44,7 @@ func countingCache(runs *atomic.Int32, gate <-chan struct{}) *Cache {
 
 func cacheOptions(ttl time.Duration, env map[string]string) Options {
 	return Options{Sysroot: "/nonexistent-sysroot", Path: "/nonexistent-bin", CacheTTL: ttl, Env: env,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 func TestCacheReusesWithinTTL(t *testing.T) {
@@ -107,11 +107,11 @@ func TestCacheKeyIncludesVisibility(t *testing.T) {
 	// Through the host environment at call time (C getenv), not only the option.
 	host := "2"
 	opts := cacheOptions(time.Hour, nil)
-	opts.Getenv = func(name string) string {
+	opts.LookupEnv = func(name string) (string, bool) {
 		if name == "CUDA_VISIBLE_DEVICES" {
-			return host
+			return host, true
 		}
-		return ""
+		return "", false
 	}
 	assert.Equal(t, "visible=2", get(opts))
 	host = "3" // the host called setenv
@@ -194,7 +194,7 @@ func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 		return detectWith(ctx, o, []machine.Backend{probe})
 	}
 	opts := Options{Sysroot: t.TempDir(), Path: dir, Timeout: 5 * time.Second, CacheTTL: time.Hour,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
 		wg.Add(1)
@@ -410,7 +410,7 @@ func TestDetectJSONEncodesAHitOnce(t *testing.T) {
 		encodes++
 		return r.Encode()
 	}
-	opts := Options{Sysroot: "/", Getenv: func(string) string { return "" }, CacheTTL: time.Minute}
+	opts := Options{Sysroot: "/", LookupEnv: func(string) (string, bool) { return "", false }, CacheTTL: time.Minute}
 	miss, err := c.DetectJSON(context.Background(), opts, enc)
 	require.NoError(t, err)
 	assert.NotContains(t, string(miss), `"cached":true`)

@@ -28,7 +28,7 @@ func emptyMachineOptions(t *testing.T, binDir string, timeout time.Duration) Opt
 	if binDir == "" {
 		binDir = t.TempDir()
 	}
-	return Options{Sysroot: t.TempDir(), Path: binDir, Timeout: timeout, Getenv: func(string) string { return "" }}
+	return Options{Sysroot: t.TempDir(), Path: binDir, Timeout: timeout, LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 // deviceBackend returns a backend that reports one device named name.

@@ -40,7 +40,7 @@ func envMachine(t *testing.T, files map[string]string, env map[string]string) *m
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	m, err := NewMachine(Options{Sysroot: root, NoExec: true, Env: env, Getenv: func(string) string { return "" }})
+	m, err := NewMachine(Options{Sysroot: root, NoExec: true, Env: env, LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	return m
 }

@@ -19,11 +19,11 @@ import (
 func fixtureOptions(t testing.TB, name string, env map[string]string) Options {
 	dir := detecttest.MachineDir(t, name)
 	return Options{
-		Sysroot: filepath.Join(dir, "root"),
-		Path:    filepath.Join(dir, "bin"),
-		Timeout: 5 * time.Second,
-		Env:     env,
-		Getenv:  func(string) string { return "" },
+		Sysroot:   filepath.Join(dir, "root"),
+		Path:      filepath.Join(dir, "bin"),
+		Timeout:   5 * time.Second,
+		Env:       env,
+		LookupEnv: func(string) (string, bool) { return "", false },
 	}
 }
 

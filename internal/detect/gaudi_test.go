@@ -59,7 +59,7 @@ func detectDir(t *testing.T, dir string, env map[string]string) *registry.Regist
 	t.Helper()
 	reg, err := Detect(context.Background(), Options{
 		Sysroot: filepath.Join(dir, "root"), Path: filepath.Join(dir, "bin"),
-		Timeout: 5 * time.Second, Env: env, Getenv: func(string) string { return "" },
+		Timeout: 5 * time.Second, Env: env, LookupEnv: func(string) (string, bool) { return "", false },
 	})
 	require.NoError(t, err)
 	return reg
@@ -185,7 +185,7 @@ func TestGaudiAbsurdMemoryIsReported(t *testing.T) {
 	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HlSMIArgs(),
 		"0, HL-225, 0000:33:00.0, 99999999999999, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10"))
 	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
-		Getenv: func(string) string { return "" }})
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	devs := devicesOfKind(reg, registry.KindGaudi)
 	require.Len(t, devs, 1)

@@ -23,7 +23,7 @@ import (
 // memoOptions detects root from sysfs and procfs alone.
 func memoOptions(t testing.TB, root string) Options {
 	return Options{Sysroot: root, Path: t.TempDir(), NoExec: true, Timeout: 5 * time.Second,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 func memoDetect(t testing.TB, root string) *registry.Registry {

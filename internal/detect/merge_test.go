@@ -87,7 +87,7 @@ func TestToolRowsAtAnotherVendorsFunctionAreIgnored(t *testing.T) {
 			bin := t.TempDir()
 			writeFakeTool(t, bin, tc.tool, toolScript(tc.argv, tc.out))
 			reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{tc.backend},
-				Getenv: func(string) string { return "" }})
+				LookupEnv: func(string) (string, bool) { return "", false }})
 			require.NoError(t, err)
 
 			devs := devicesOfKind(reg, tc.kind)

@@ -137,7 +137,7 @@ func TestNeuronAbsurdMemoryIsReported(t *testing.T) {
 	writeFakeTool(t, bin, "neuron-ls", toolScript(aws.NeuronLSArgs,
 		`[{"instance_type": "inf2.48xlarge", "neuron_device": 0, "bdf": "0000:10:1e.0", "nc_count": 2, "memory_size": 1152921504606846976}]`))
 	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{aws.NeuronBackend},
-		Getenv: func(string) string { return "" }})
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	devs := devicesOfKind(reg, registry.KindNeuron)
 	require.Len(t, devs, 1)
