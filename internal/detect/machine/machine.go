@@ -5,15 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -25,13 +22,12 @@ const MaxFileBytes = 64 << 10
 
 // Machine is the view of one machine that every backend reads through.
 type Machine struct {
-	// FS is rooted at the sysroot: paths are "sys/...", "proc/...", "dev/...".
-	fs        fs.FS
+	// src holds the machine's files; paths are "sys/...", "proc/...", "dev/...".
+	src       source
 	runner    Runner
 	noExec    bool
 	lookupEnv func(string) (string, bool)
-	// root is the sysroot when FS is os.DirFS(root): files are then read
-	// with direct system calls (readRegular), not through os.File.
+	// root is the sysroot directory, "" for an injected fs.FS.
 	root string
 
 	// The PCI tree is scanned once per detection (pciScanOnce) and shared by
@@ -61,11 +57,12 @@ type Config struct {
 // New builds the view cfg describes. It fails only when the sysroot is not
 // a directory.
 func New(cfg Config) (*Machine, error) {
-	m := &Machine{fs: cfg.FS, runner: cfg.Runner, noExec: cfg.NoExec, lookupEnv: cfg.LookupEnv}
+	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, lookupEnv: cfg.LookupEnv}
 	if m.lookupEnv == nil {
 		m.lookupEnv = func(string) (string, bool) { return "", false }
 	}
 	if cfg.FS != nil {
+		m.src = fsSource{cfg.FS}
 		return m, nil
 	}
 	st, err := os.Stat(cfg.Sysroot)
@@ -75,7 +72,13 @@ func New(cfg Config) (*Machine, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("sysroot %q is not a directory", cfg.Sysroot)
 	}
-	m.fs, m.root, m.memo = os.DirFS(cfg.Sysroot), cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	root, err := os.OpenRoot(cfg.Sysroot)
+	if err != nil {
+		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
+	}
+	// The root stays open for the view's life: a Machine lives for one
+	// detection, and the garbage collector closes the descriptor after it.
+	m.src, m.root, m.memo = dirSource{root}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
 	return m, nil
 }
 
@@ -127,154 +130,7 @@ func (m *Machine) ReadHead(name string, n int) string {
 // read is withFile that, with head, hands over the first limit bytes of a
 // longer file instead of failing.
 func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
-	if m.root != "" {
-		return readRegularHead(m.root, name, limit, head, use)
-	}
-	st, err := fs.Stat(m.fs, name)
-	if err != nil {
-		return err
-	}
-	if !st.Mode().IsRegular() {
-		return fmt.Errorf("%s: not a regular file (%v)", name, st.Mode().Type())
-	}
-	f, err := m.fs.Open(name)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
-	if err != nil {
-		return err
-	}
-	if head && len(b) > limit {
-		b = b[:limit]
-	}
-	if len(b) > limit {
-		return fmt.Errorf("%s: longer than %d bytes", name, limit)
-	}
-	use(b)
-	return nil
-}
-
-// readBufs holds read buffers of MaxFileBytes+1: a detection reads hundreds
-// of small sysfs files and each needs one only while it is read.
-var readBufs = sync.Pool{New: func() any { b := make([]byte, MaxFileBytes+1); return &b }}
-
-// readRegular reads root/name as os.DirFS(root) would open it (same path
-// validation, symbolic links followed), with four or five system calls and
-// no os.File: stat, open, fstat, read until end of file, close. os.File
-// would add fcntl calls for its poller on every open.
-//
-// The file is checked to be regular twice: by stat before opening, so a
-// device node is never opened (opening one can have effects: a watchdog
-// starts, a tape rewinds), and by fstat of the open descriptor, so a FIFO
-// swapped in between is refused too; O_NONBLOCK makes that open return at
-// once instead of waiting for a writer.
-func readRegular(root, name string, limit int, use func([]byte)) error {
-	return readRegularHead(root, name, limit, false, use)
-}
-
-// readRegularHead is readRegular that, with head, hands over the first limit
-// bytes of a longer file instead of failing.
-func readRegularHead(root, name string, limit int, head bool, use func([]byte)) error {
-	if !fs.ValidPath(name) {
-		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
-	}
-	full := root + "/" + name
-	var st syscall.Stat_t
-	if err := retryEINTR(func() error { return syscall.Stat(full, &st) }); err != nil {
-		return &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	if err := checkRegular(name, &st); err != nil {
-		return err
-	}
-	var fd int
-	err := retryEINTR(func() (err error) {
-		fd, err = syscall.Open(full, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
-		return err
-	})
-	if err != nil {
-		return &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	defer syscall.Close(fd)
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return &fs.PathError{Op: "stat", Path: name, Err: err}
-	}
-	if err := checkRegular(name, &st); err != nil {
-		return err
-	}
-	pooled := readBufs.Get().(*[]byte)
-	defer readBufs.Put(pooled)
-	b := (*pooled)[:0]
-	if need := int(min(st.Size, int64(limit))) + 1; need > cap(b) {
-		b = make([]byte, 0, need) // a large file that says its size (procfs says 0)
-	}
-	for len(b) <= limit {
-		if len(b) == cap(b) {
-			b = slices.Grow(b, min(cap(b), limit+1-len(b)))
-		}
-		var n int
-		err := retryEINTR(func() (err error) {
-			n, err = syscall.Read(fd, b[len(b):min(cap(b), limit+1)])
-			return err
-		})
-		if err != nil {
-			return &fs.PathError{Op: "read", Path: name, Err: err}
-		}
-		if n <= 0 {
-			break
-		}
-		b = b[:len(b)+n]
-	}
-	if cap(b) > cap(*pooled) && cap(b) <= maxPooledRead {
-		*pooled = b[:cap(b)] // keep the larger buffer for the next large file (cpuinfo)
-	}
-	if head && len(b) > limit {
-		b = b[:limit]
-	}
-	if len(b) > limit {
-		return fmt.Errorf("%s: longer than %d bytes", name, limit)
-	}
-	use(b)
-	return nil
-}
-
-// maxPooledRead bounds the read buffers kept for reuse: /proc/cpuinfo of a
-// few hundred CPUs fits; a larger buffer is left to the garbage collector.
-const maxPooledRead = 1 << 20
-
-// checkRegular refuses anything but a regular file, naming its type as
-// fs.FileMode does ("p---------" for a FIFO).
-func checkRegular(name string, st *syscall.Stat_t) error {
-	var t fs.FileMode
-	switch uint32(st.Mode) & syscall.S_IFMT {
-	case syscall.S_IFREG:
-		return nil
-	case syscall.S_IFDIR:
-		t = fs.ModeDir
-	case syscall.S_IFIFO:
-		t = fs.ModeNamedPipe
-	case syscall.S_IFCHR:
-		t = fs.ModeDevice | fs.ModeCharDevice
-	case syscall.S_IFBLK:
-		t = fs.ModeDevice
-	case syscall.S_IFSOCK:
-		t = fs.ModeSocket
-	case syscall.S_IFLNK:
-		t = fs.ModeSymlink
-	default:
-		t = fs.ModeIrregular
-	}
-	return fmt.Errorf("%s: not a regular file (%v)", name, t)
-}
-
-// retryEINTR repeats a system call interrupted by a signal, as package os does.
-func retryEINTR(call func() error) error {
-	for {
-		if err := call(); err != syscall.EINTR {
-			return err
-		}
-	}
+	return m.src.readFile(name, limit, head, use)
 }
 
 // ReadString reads a file and returns its text trimmed of surrounding space,
@@ -300,17 +156,13 @@ func (m *Machine) ReadInt(name string) (int64, error) {
 
 // Exists reports whether name exists on the machine (a dangling link does not).
 func (m *Machine) Exists(name string) bool {
-	if m.root != "" {
-		var st syscall.Stat_t
-		return fs.ValidPath(name) && retryEINTR(func() error { return syscall.Stat(m.root+"/"+name, &st) }) == nil
-	}
-	_, err := fs.Stat(m.fs, name)
+	_, err := m.src.stat(name)
 	return err == nil
 }
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
-	es, err := fs.ReadDir(m.fs, name)
+	es, err := m.src.readDir(name)
 	if err != nil {
 		return nil
 	}
@@ -319,13 +171,11 @@ func (m *Machine) ReadDir(name string) []fs.DirEntry {
 
 // ReadLink returns the target of a symbolic link, or "" when name is not one.
 func (m *Machine) ReadLink(name string) string {
-	if rl, ok := m.fs.(fs.ReadLinkFS); ok {
-		t, err := rl.ReadLink(name)
-		if err == nil {
-			return t
-		}
+	t, err := m.src.readLink(name)
+	if err != nil {
+		return ""
 	}
-	return ""
+	return t
 }
 
 // LinkBase returns the last element of a link's target: the driver name of

@@ -303,9 +303,9 @@ func TestMachineReadsLargeFileOfUnknownSize(t *testing.T) {
 		t.Skip("no /proc/kallsyms longer than 128 KiB here")
 	}
 	var got int
-	require.NoError(t, readRegular("/", "proc/kallsyms", 64<<20, func(b []byte) { got = len(b) }))
+	require.NoError(t, readFromRoot(t, "/", "proc/kallsyms", 64<<20, func(b []byte) { got = len(b) }))
 	assert.InDelta(t, len(want), got, float64(len(want))/10, "kallsyms changes only with modules loaded")
-	assert.ErrorContains(t, readRegular("/", "proc/kallsyms", 3*MaxFileBytes, func([]byte) {}), "longer than")
+	assert.ErrorContains(t, readFromRoot(t, "/", "proc/kallsyms", 3*MaxFileBytes, func([]byte) {}), "longer than")
 }
 
 func TestMemoNotUsedForInjectedFS(t *testing.T) {
@@ -319,4 +319,39 @@ func TestMemoNotUsedForInjectedFS(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = m.statStamp(PathCPUInfo, 0)
 	assert.False(t, ok)
+}
+
+// readFromRoot reads name under the directory root as a Machine does.
+func readFromRoot(t *testing.T, root, name string, limit int, use func([]byte)) error {
+	t.Helper()
+	r, err := os.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	return dirSource{r}.readFile(name, limit, false, use)
+}
+
+// Links inside a sysroot resolve inside it (issue 14 item 13): an absolute
+// link, or a relative one climbing past the root, must not reach the host's
+// files; the kernel's relative links within the tree keep working.
+func TestMachineLinksStayInsideSysroot(t *testing.T) {
+	outside := filepath.Join(t.TempDir(), "secret")
+	require.NoError(t, os.WriteFile(outside, []byte("0x10de\n"), 0o644))
+	m, root := treeMachine(t, map[string]string{"sys/devices/pci0000:00/0000:18:00.0/vendor": "0x1002\n"},
+		map[string]string{
+			"sys/bus/pci/devices/0000:18:00.0": "../../../devices/pci0000:00/0000:18:00.0",
+			"sys/class/absolute/vendor":        outside,
+		})
+	rel, err := filepath.Rel(filepath.Join(root, "sys/class/climb"), outside)
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/climb"), 0o755))
+	require.NoError(t, os.Symlink(rel, filepath.Join(root, "sys/class/climb/vendor")))
+
+	v, err := m.ReadInt("sys/bus/pci/devices/0000:18:00.0/vendor")
+	require.NoError(t, err, "a relative link inside the tree")
+	assert.Equal(t, int64(0x1002), v)
+	for _, name := range []string{"sys/class/absolute/vendor", "sys/class/climb/vendor"} {
+		_, err := m.ReadFile(name)
+		assert.Error(t, err, name)
+		assert.False(t, m.Exists(name), name)
+	}
 }

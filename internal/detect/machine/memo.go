@@ -170,17 +170,21 @@ func SetMemoEnabled(on bool) { memoEnabled.Store(on) }
 // stamps it; ok is false without a memo, on any error, or for a file of
 // another type than want (syscall.S_IFDIR, syscall.S_IFREG).
 func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
-	if m.memo == nil || m.root == "" || !fs.ValidPath(name) {
+	if m.memo == nil || m.root == "" {
 		return fileStamp{}, false
 	}
-	var st syscall.Stat_t
-	if retryEINTR(func() error { return syscall.Stat(m.root+"/"+name, &st) }) != nil {
+	fi, err := m.src.stat(name)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
 		return fileStamp{}, false
 	}
 	if uint32(st.Mode)&syscall.S_IFMT != want || st.Ino == 0 {
 		return fileStamp{}, false
 	}
-	return stampOf(&st), true
+	return stampOf(st), true
 }
 
 // pciRemembered returns the facts remembered for the function directory
