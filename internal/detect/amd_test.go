@@ -220,9 +220,9 @@ func TestAMDListDRMCardsNumericOrder(t *testing.T) {
 // rocm-smi fills a sysfs GPU by bus id, adds a GPU sysfs did not show (a
 // container without /sys) and drops a bus-less card it cannot match.
 func TestROCmMergeSMI(t *testing.T) {
-	sysfs := []amd.AmdGPU{{Card: 1, SmiIndex: -1, Dev: registry.Device{ID: "0000:05:00.0", PCIBusID: "0000:05:00.0",
+	sysfs := []amd.AMDGPU{{Card: 1, SMIIndex: -1, Dev: registry.Device{ID: "0000:05:00.0", PCIBusID: "0000:05:00.0",
 		Kind: registry.KindROCm, MemoryBytes: mi300xVRAM}}}
-	rep := amd.RocmSMIReport{Cards: []amd.RocmSMICard{
+	rep := amd.ROCmSMIReport{Cards: []amd.ROCmSMICard{
 		{Index: 0, BusID: "0000:05:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: 1, VRAMUsed: -1, NUMANode: -1},
 		{Index: 1, BusID: "0000:26:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: mi300xVRAM, VRAMUsed: mi300xUsed, NUMANode: 0},
 		{Index: 2, Name: "no bus", VRAMTotal: mi300xVRAM, VRAMUsed: -1, NUMANode: -1},
@@ -232,7 +232,7 @@ func TestROCmMergeSMI(t *testing.T) {
 	assert.Equal(t, "AMD Instinct MI300X OAM", got[0].Dev.Name)
 	assert.Equal(t, "rocm-smi", got[0].Dev.Sources["name"])
 	assert.Equal(t, mi300xVRAM, got[0].Dev.MemoryBytes, "the sysfs figure stays")
-	assert.Equal(t, 0, got[0].SmiIndex)
+	assert.Equal(t, 0, got[0].SMIIndex)
 	assert.Equal(t, "0000:26:00.0", got[1].Dev.PCIBusID)
 	assert.Equal(t, mi300xVRAM, got[1].Dev.MemoryBytes)
 	assert.Equal(t, "rocm-smi", got[1].Dev.Sources["memory_bytes"])
@@ -242,7 +242,7 @@ func TestROCmMergeSMI(t *testing.T) {
 	assert.Equal(t, 0, *got[1].Dev.NUMANode)
 
 	// With no sysfs GPU at all, a bus-less card is the only view there is.
-	alone := amd.MergeRocmSMI(nil, amd.RocmSMIReport{Cards: rep.Cards[2:]})
+	alone := amd.MergeRocmSMI(nil, amd.ROCmSMIReport{Cards: rep.Cards[2:]})
 	require.Len(t, alone, 1)
 	assert.Equal(t, "rocm-smi:2", alone[0].Dev.ID)
 }
@@ -251,7 +251,7 @@ func TestROCmMergeSMI(t *testing.T) {
 // left out with absurd_value warnings naming the attribute.
 func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
 	opts := fixtureOptions(t, "hostile", nil)
-	opts.Backends = []string{amd.RocmBackend}
+	opts.Backends = []string{amd.ROCmBackend}
 	opts.NoExec = true // hostile rocm-smi only times out
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
@@ -273,10 +273,10 @@ func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
 // warnings (they were dropped silently).
 func TestAMDRocmSMIAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
-	writeFakeTool(t, bin, "rocm-smi", toolScript(amd.RocmSMIArgs,
+	writeFakeTool(t, bin, "rocm-smi", toolScript(amd.ROCmSMIArgs,
 		`{"card0": {"PCI Bus": "0000:05:00.0", "VRAM Total Memory (B)": "1152921504606846976", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, `+
 			`"card1": {"PCI Bus": "0000:26:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "-1", "Card Series": "AMD Instinct MI300X OAM"}}`))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{amd.RocmBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{amd.ROCmBackend},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindROCm)

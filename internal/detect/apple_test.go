@@ -195,7 +195,7 @@ func TestAppleNoExecRunsNothing(t *testing.T) {
 // The fixture's own system_profiler output, through the parser.
 func TestParseSPDisplaysFixture(t *testing.T) {
 	opts := fixtureOptions(t, "macbook-m3-pro", nil)
-	res := machine.NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), apple.ToolSPProf, apple.SpDisplaysArgs...)
+	res := machine.NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), apple.ToolSPProf, apple.SPDisplaysArgs...)
 	require.NoError(t, res.Err)
 	ds, err := apple.ParseSPDisplays(res.Stdout)
 	require.NoError(t, err)
@@ -203,7 +203,7 @@ func TestParseSPDisplaysFixture(t *testing.T) {
 	e, ok := apple.AppleGPUEntry(ds)
 	require.True(t, ok)
 	assert.Equal(t, "Apple M3 Pro", e.Model)
-	cores, ok := e.GpuCores()
+	cores, ok := e.GPUCores()
 	assert.True(t, ok)
 	assert.Equal(t, 18, cores)
 }

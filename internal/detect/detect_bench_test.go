@@ -50,14 +50,14 @@ func fixtureFile(b *testing.B, host, rel string) string {
 
 func BenchmarkParseNvidiaCSV(b *testing.B) {
 	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI,
-		"--query-gpu="+strings.Join(nvidia.NvQueryFields, ","), "--format=csv,noheader,nounits")
-	gpus, issues := nvidia.ParseNvidiaCSV(out, nvidia.NvQueryFields)
+		"--query-gpu="+strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits")
+	gpus, issues := nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	require.Len(b, gpus, 8)
 	require.Empty(b, issues)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		nvidia.ParseNvidiaCSV(out, nvidia.NvQueryFields)
+		nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	}
 }
 
@@ -92,7 +92,7 @@ func BenchmarkParseNvidiaProc(b *testing.B) {
 }
 
 func BenchmarkParseRocmSMIJSON(b *testing.B) {
-	out := toolOutput(b, "mi300x-8", "rocm-smi", amd.RocmSMIArgs...)
+	out := toolOutput(b, "mi300x-8", "rocm-smi", amd.ROCmSMIArgs...)
 	_, err := amd.ParseRocmSMIJSON(out)
 	require.NoError(b, err)
 	b.SetBytes(int64(len(out)))
@@ -113,7 +113,7 @@ func BenchmarkParseKFDProperties(b *testing.B) {
 }
 
 func BenchmarkParseHLSMI(b *testing.B) {
-	out := toolOutput(b, "gaudi2-8", "hl-smi", intel.HlSMIArgs()...)
+	out := toolOutput(b, "gaudi2-8", "hl-smi", intel.HLSMIArgs()...)
 	rows, errs := intel.ParseHLSMI(out)
 	require.Len(b, rows, 8)
 	require.Empty(b, errs)
@@ -147,7 +147,7 @@ func BenchmarkParseVulkanSummary(b *testing.B) {
 }
 
 func BenchmarkParseXPUDump(b *testing.B) {
-	out := string(toolOutput(b, "intel-max-4", "xpu-smi", intel.XpuSMIDumpArgs...))
+	out := string(toolOutput(b, "intel-max-4", "xpu-smi", intel.XPUSMIDumpArgs...))
 	devs, err := intel.ParseXPUDump(out)
 	require.NoError(b, err)
 	require.Len(b, devs, 4)

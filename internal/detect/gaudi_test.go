@@ -182,7 +182,7 @@ func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
 // the device stays, without that figure.
 func TestGaudiAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
-	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HlSMIArgs(),
+	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HLSMIArgs(),
 		"0, HL-225, 0000:33:00.0, 99999999999999, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10"))
 	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
 		LookupEnv: func(string) (string, bool) { return "", false }})

@@ -92,7 +92,7 @@ func TestIntelGPUParseXPUDump(t *testing.T) {
 	devs, err := intel.ParseXPUDump(out)
 	require.NoError(t, err)
 	require.Len(t, devs, 2)
-	assert.Equal(t, intel.XpuDevice{ID: 0, Name: "Intel(R) Data Center GPU Max 1100", UUID: "00000000-0000-0029-0000-002f0bda8086",
+	assert.Equal(t, intel.XPUDevice{ID: 0, Name: "Intel(R) Data Center GPU Max 1100", UUID: "00000000-0000-0029-0000-002f0bda8086",
 		Driver: "I915_23.10.72_PSB_231129.76", BusID: "0000:29:00.0", MemoryBytes: max1100Bytes}, devs[0])
 	assert.Equal(t, -1, devs[1].ID, "a device in bad state has no id")
 	assert.Zero(t, devs[1].MemoryBytes)

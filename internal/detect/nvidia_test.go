@@ -73,7 +73,7 @@ func TestNVIDIAOldDriverRetriesWithoutRejectedFields(t *testing.T) {
 	noCC := []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free", "driver_version", "mig.mode.current"}
 	noCCNoMIG := noCC[:len(noCC)-1]
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
-		queryArgv(nvidia.NvQueryFields): rejectField("compute_cap"),
+		queryArgv(nvidia.NVQueryFields): rejectField("compute_cap"),
 		queryArgv(noCC):                 rejectField("mig.mode.current"),
 		queryArgv(noCCNoMIG): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 470.63.01\n" +
 			"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e, 00000000:05:00.0, 12288, 11878, 470.63.01\n"),
@@ -91,11 +91,11 @@ func TestNVIDIAOldDriverRetriesWithoutRejectedFields(t *testing.T) {
 	}
 	assert.Equal(t, int64(24564)<<20, gpus[0].MemoryBytes)
 	// Three query runs and one topo run, nothing else.
-	assert.ElementsMatch(t, []string{queryArgv(nvidia.NvQueryFields), queryArgv(noCC), queryArgv(noCCNoMIG), "topo -m"}, fake.calls)
+	assert.ElementsMatch(t, []string{queryArgv(nvidia.NVQueryFields), queryArgv(noCC), queryArgv(noCCNoMIG), "topo -m"}, fake.calls)
 }
 
 func TestNVIDIARejectedRequiredFieldIsToolFailed(t *testing.T) {
-	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvidia.NvQueryFields): rejectField("memory.free")}}
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvidia.NVQueryFields): rejectField("memory.free")}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Equal(t, []string{"cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
 	assert.Len(t, fake.calls, 1, "a required field is not retried")
@@ -106,7 +106,7 @@ func TestNVIDIARejectedRequiredFieldIsToolFailed(t *testing.T) {
 func TestNVIDIATopologyRunsBesideQuery(t *testing.T) {
 	const delay = 300 * time.Millisecond
 	fake := &fakeNvidiaSMI{delay: delay, answers: map[string]machine.Result{
-		queryArgv(nvidia.NvQueryFields): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 550.54.15, 8.9, [N/A]\n" +
+		queryArgv(nvidia.NVQueryFields): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 550.54.15, 8.9, [N/A]\n" +
 			"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e, 00000000:05:00.0, 12288, 11878, 550.54.15, 8.6, [N/A]\n"),
 		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\nGPU0\t X \tPHB\t0-31\t0\t\tN/A\nGPU1\tPHB\t X \t0-31\t0\t\tN/A\n"),
 	}}
@@ -121,11 +121,11 @@ func TestNVIDIATopologyRunsBesideQuery(t *testing.T) {
 
 func TestNVIDIASingleGPUSkipsTopology(t *testing.T) {
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
-		queryArgv(nvidia.NvQueryFields): ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
+		queryArgv(nvidia.NVQueryFields): ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
 	}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Empty(t, warningCodes(reg))
-	assert.Equal(t, []string{queryArgv(nvidia.NvQueryFields)}, fake.calls)
+	assert.Equal(t, []string{queryArgv(nvidia.NVQueryFields)}, fake.calls)
 	gpus := devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)
 	assert.Equal(t, int64(46068)<<20, gpus[0].MemoryBytes)
@@ -152,7 +152,7 @@ func TestNVIDIANoExecFallsBackToSysfs(t *testing.T) {
 }
 
 func TestNVIDIAQueryGarbageFallsBack(t *testing.T) {
-	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvidia.NvQueryFields): ok("this is not csv\n")}}
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{queryArgv(nvidia.NVQueryFields): ok("this is not csv\n")}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Equal(t, []string{"cuda/parse_error", "cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
 	assert.Len(t, devicesOfKind(reg, registry.KindCUDA), 1)
@@ -164,7 +164,7 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 		"  MIG 1g.10gb     Device  1: (UUID: MIG-53864714-0a66-5df2-9007-9268e30d9a72)\n" +
 		"GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a)\n"
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
-		queryArgv(nvidia.NvQueryFields): ok(
+		queryArgv(nvidia.NVQueryFields): ok(
 			"0, NVIDIA A100-SXM4-80GB, GPU-9c73eb7b-8d6d-6c0e-dc13-97873e2ede40, 00000000:01:00.0, 81920, 81000, 550.54.15, 8.0, Enabled\n" +
 				"1, NVIDIA A100-SXM4-80GB, GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a, 00000000:05:00.0, 81920, 81000, 550.54.15, 8.0, Disabled\n"),
 		"-L":      ok(listing),
@@ -224,14 +224,14 @@ func TestNVIDIAFabric(t *testing.T) {
 	m, err := NewMachine(fixtureOptions(t, "dgx-h100", nil))
 	require.NoError(t, err)
 	fab := nvidia.ReadNvidiaFabric(m)
-	assert.Len(t, fab.Gpus, 8, "NVSwitch functions are not GPUs")
-	assert.True(t, fab.Nvswitch)
+	assert.Len(t, fab.GPUs, 8, "NVSwitch functions are not GPUs")
+	assert.True(t, fab.NVSwitch)
 
 	m, err = NewMachine(fixtureOptions(t, "two-nvidia", nil))
 	require.NoError(t, err)
 	fab = nvidia.ReadNvidiaFabric(m)
-	assert.Len(t, fab.Gpus, 2, "HDMI audio functions are not GPUs")
-	assert.False(t, fab.Nvswitch)
+	assert.Len(t, fab.GPUs, 2, "HDMI audio functions are not GPUs")
+	assert.False(t, fab.NVSwitch)
 }
 
 // runFixtureTool runs a fixture machine's fake tool through the real runner.

@@ -16,21 +16,21 @@ import (
 // first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
 // is installed it runs once and fills what sysfs lacks. The two are matched
 // by PCI bus id, never by position.
-const RocmBackend = "rocm"
+const ROCmBackend = "rocm"
 
 // rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
 // topology matrices (weight, hops, link type, NUMA), as one JSON line.
-var RocmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
+var ROCmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
 
 // ROCm is this file's detection source (the orchestrator lists it).
-var ROCm = machine.Backend{Name: RocmBackend, Detect: detectROCm}
+var ROCm = machine.Backend{Name: ROCmBackend, Detect: detectROCm}
 
 // amdGPU is one AMD GPU while the backend assembles it.
-type AmdGPU struct {
+type AMDGPU struct {
 	Dev      registry.Device
 	Card     int    // DRM card number; -1 when only rocm-smi saw it
 	hive     string // xgmi_hive_id; "" or "0" when not in a hive
-	SmiIndex int    // rocm-smi device index; -1 unknown
+	SMIIndex int    // rocm-smi device index; -1 unknown
 	deviceID int    // PCI device id; 0 unknown
 }
 
@@ -41,21 +41,21 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	for i := range gpus {
 		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID])
 	}
-	var smi *RocmSMIReport
+	var smi *ROCmSMIReport
 	if m.HasTool("rocm-smi") {
-		out, w, ok := m.Tool(ctx, RocmBackend, "rocm-smi", RocmSMIArgs...)
+		out, w, ok := m.Tool(ctx, ROCmBackend, "rocm-smi", ROCmSMIArgs...)
 		f.AddWarning(w)
 		if ok {
 			rep, err := ParseRocmSMIJSON(out)
 			if err != nil {
-				f.Warn(RocmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(RocmSMIArgs, " "), err)
+				f.Warn(ROCmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
 			} else {
 				// A card at another vendor's PCI function is not an AMD GPU.
-				rep.Cards = machine.RowsAtVendor(m, &f, RocmBackend, "rocm-smi", false, rep.Cards,
-					func(c RocmSMICard) string { return c.BusID }, machine.VendorAMD)
+				rep.Cards = machine.RowsAtVendor(m, &f, ROCmBackend, "rocm-smi", false, rep.Cards,
+					func(c ROCmSMICard) string { return c.BusID }, machine.VendorAMD)
 				for _, c := range rep.Cards {
 					for _, a := range c.Absurd {
-						f.WarnAbsurdMemory(RocmBackend, "rocm-smi", "", a.What, a.Raw)
+						f.WarnAbsurdMemory(ROCmBackend, "rocm-smi", "", a.What, a.Raw)
 					}
 				}
 				smi = &rep
@@ -68,7 +68,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	}
 	gpus, hidden := filterAMDVisible(m, gpus)
 	if hidden != "" {
-		f.Warn(RocmBackend, registry.WarnHiddenByEnv, "%s", hidden)
+		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
 	}
 	for _, g := range gpus {
 		f.Devices = append(f.Devices, g.Dev)
@@ -78,13 +78,13 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 }
 
 // amdGPUsFromSysfs reads every amdgpu card of vendor 0x1002.
-func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AmdGPU {
-	var out []AmdGPU
+func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AMDGPU {
+	var out []AMDGPU
 	for _, c := range machine.ListDRMCards(m) {
 		if c.Driver != "amdgpu" || c.Vendor != machine.VendorAMD {
 			continue
 		}
-		g := AmdGPU{Card: c.N, SmiIndex: -1, deviceID: c.Device}
+		g := AMDGPU{Card: c.N, SMIIndex: -1, deviceID: c.Device}
 		d := &g.Dev
 		d.ID = c.BusID
 		d.Kind = registry.KindROCm
@@ -114,7 +114,7 @@ func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AmdGPU {
 // reported and left out (readMemoryFile).
 func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machine.Findings) {
 	read := func(attr string) (int64, bool) {
-		return m.ReadMemoryFile(f, RocmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+		return m.ReadMemoryFile(f, ROCmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
 	}
 	total, okTotal := read("mem_info_vram_total")
 	used, okUsed := read("mem_info_vram_used")
@@ -157,7 +157,7 @@ func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
 }
 
 // applyKFD takes the architecture (gfx target) from the GPU's KFD node.
-func applyKFD(g *AmdGPU, props map[string]int64) {
+func applyKFD(g *AMDGPU, props map[string]int64) {
 	if props == nil {
 		return
 	}
@@ -170,7 +170,7 @@ func applyKFD(g *AmdGPU, props map[string]int64) {
 // mergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
 // a card rocm-smi lists that sysfs did not show (a container without /sys)
 // becomes a device of its own. sysfs figures stay when both have one.
-func MergeRocmSMI(gpus []AmdGPU, rep RocmSMIReport) []AmdGPU {
+func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 	at := map[string]int{}
 	for i, g := range gpus {
 		at[g.Dev.PCIBusID] = i
@@ -184,7 +184,7 @@ func MergeRocmSMI(gpus []AmdGPU, rep RocmSMIReport) []AmdGPU {
 		}
 		i, ok := at[c.BusID]
 		if !ok || c.BusID == "" {
-			g := AmdGPU{Card: -1, SmiIndex: c.Index}
+			g := AMDGPU{Card: -1, SMIIndex: c.Index}
 			g.Dev = registry.Device{Kind: registry.KindROCm, Vendor: "amd", Available: true, PCIBusID: c.BusID}
 			g.Dev.ID = c.BusID
 			if g.Dev.ID == "" {
@@ -202,7 +202,7 @@ func MergeRocmSMI(gpus []AmdGPU, rep RocmSMIReport) []AmdGPU {
 			}
 		}
 		g := &gpus[i]
-		g.SmiIndex = c.Index
+		g.SMIIndex = c.Index
 		d := &g.Dev
 		if d.Name == "" && c.Name != "" {
 			d.Name = c.Name
@@ -234,7 +234,7 @@ var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
 
 // finishAMDGPU derives what depends on the identity: architecture fallback,
 // shared memory for APUs, bandwidth and precisions.
-func finishAMDGPU(g *AmdGPU) {
+func finishAMDGPU(g *AMDGPU) {
 	d := &g.Dev
 	pciID := machine.Hex4(machine.VendorAMD) + ":" + machine.Hex4(g.deviceID)
 	// The gfx target of documented PCI ids, for machines without KFD
@@ -286,7 +286,7 @@ func amdQuantizations(arch string) []string {
 // ROCm runtime on one node). As with CUDA_VISIBLE_DEVICES, the list stops at
 // the first entry that matches nothing. It returns the visible GPUs and, when
 // some were hidden, the warning text.
-func filterAMDVisible(m *machine.Machine, gpus []AmdGPU) ([]AmdGPU, string) {
+func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
 	total := len(gpus)
 	var used []string
 	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
@@ -304,8 +304,8 @@ func filterAMDVisible(m *machine.Machine, gpus []AmdGPU) ([]AmdGPU, string) {
 }
 
 // selectVisibleAMD keeps the GPUs a visibility list names, in list order.
-func selectVisibleAMD(gpus []AmdGPU, list string, uuids bool) []AmdGPU {
-	var out []AmdGPU
+func selectVisibleAMD(gpus []AMDGPU, list string, uuids bool) []AMDGPU {
+	var out []AMDGPU
 	taken := map[int]bool{}
 	for _, tok := range strings.Split(list, ",") {
 		tok = strings.TrimSpace(tok)
@@ -330,7 +330,7 @@ func selectVisibleAMD(gpus []AmdGPU, list string, uuids bool) []AmdGPU {
 
 // gpuByUUID finds "GPU-<hex>" (the ROCm runtime's UUID, built from the
 // device's unique_id) among the GPUs; leading zeros and case are ignored.
-func gpuByUUID(gpus []AmdGPU, tok string) int {
+func gpuByUUID(gpus []AMDGPU, tok string) int {
 	want, ok := normAMDUUID(strings.TrimPrefix(strings.TrimPrefix(tok, "GPU-"), "gpu-"))
 	if !ok {
 		return -1
@@ -363,7 +363,7 @@ func normAMDUUID(s string) (string, bool) {
 // devices.json has no sourced per-device Infinity Fabric figure for these
 // parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
 // (one hop), when rocm-smi ran.
-func xgmiInterconnects(gpus []AmdGPU, smi *RocmSMIReport) []registry.Interconnect {
+func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnect {
 	groups := map[string][]int{}
 	var order []string
 	for i, g := range gpus {
@@ -393,8 +393,8 @@ func xgmiInterconnects(gpus []AmdGPU, smi *RocmSMIReport) []registry.Interconnec
 		inHive := map[int]bool{}
 		for _, i := range members {
 			ic.Devices = append(ic.Devices, gpus[i].Dev.ID)
-			if gpus[i].SmiIndex >= 0 {
-				inHive[gpus[i].SmiIndex] = true
+			if gpus[i].SMIIndex >= 0 {
+				inHive[gpus[i].SMIIndex] = true
 			}
 		}
 		if smi != nil {
@@ -410,11 +410,11 @@ func xgmiInterconnects(gpus []AmdGPU, smi *RocmSMIReport) []registry.Interconnec
 
 // xgmiGroupsFromSMI builds hives as the connected components of the XGMI
 // links rocm-smi reports between visible GPUs.
-func xgmiGroupsFromSMI(gpus []AmdGPU, smi *RocmSMIReport) ([]string, map[string][]int) {
+func xgmiGroupsFromSMI(gpus []AMDGPU, smi *ROCmSMIReport) ([]string, map[string][]int) {
 	byIndex := map[int]int{}
 	for i, g := range gpus {
-		if g.SmiIndex >= 0 {
-			byIndex[g.SmiIndex] = i
+		if g.SMIIndex >= 0 {
+			byIndex[g.SMIIndex] = i
 		}
 	}
 	parent := make([]int, len(gpus))

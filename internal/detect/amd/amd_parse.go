@@ -17,7 +17,7 @@ import (
 // rocmSMICard is one GPU as `rocm-smi ... --json` reports it. The card index
 // is rocm-smi's own device index ("card3" = its device 3), which need not be
 // the DRM card number: devices are matched to sysfs by PCI bus id.
-type RocmSMICard struct {
+type ROCmSMICard struct {
 	Index     int
 	Name      string
 	BusID     string                // normalised sysfs form
@@ -37,8 +37,8 @@ type rocmSMILink struct {
 	Hops   int    // -1 unknown
 }
 
-type RocmSMIReport struct {
-	Cards []RocmSMICard
+type ROCmSMIReport struct {
+	Cards []ROCmSMICard
 	Links []rocmSMILink
 }
 
@@ -71,8 +71,8 @@ const maxRocmDevices = 1024
 // parseRocmSMIJSON parses the one-line JSON of rocm-smi --json. Values are
 // strings in every release seen; numbers are accepted too. Placeholders
 // ("N/A", "Not supported") are no value.
-func ParseRocmSMIJSON(out []byte) (RocmSMIReport, error) {
-	var rep RocmSMIReport
+func ParseRocmSMIJSON(out []byte) (ROCmSMIReport, error) {
+	var rep ROCmSMIReport
 	start := bytes.IndexByte(out, '{')
 	end := bytes.LastIndexByte(out, '}')
 	if start < 0 || end < start {
@@ -150,8 +150,8 @@ func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
 	return out, true
 }
 
-func rocmCardFromFields(idx int, f map[string]string) RocmSMICard {
-	c := RocmSMICard{Index: idx, VRAMUsed: -1, NUMANode: -1}
+func rocmCardFromFields(idx int, f map[string]string) ROCmSMICard {
+	c := ROCmSMICard{Index: idx, VRAMUsed: -1, NUMANode: -1}
 	c.Name = f[rsmiKeySeries]
 	if c.Name == "" {
 		c.Name = f["device name"]

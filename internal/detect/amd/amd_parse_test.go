@@ -21,9 +21,9 @@ func TestRocmParseSMIJSON(t *testing.T) {
 	rep, err := ParseRocmSMIJSON([]byte(out))
 	require.NoError(t, err)
 	require.Len(t, rep.Cards, 2)
-	assert.Equal(t, RocmSMICard{Index: 0, Name: "AMD Instinct MI300X OAM", BusID: "0000:05:00.0", VRAMUsed: -1,
+	assert.Equal(t, ROCmSMICard{Index: 0, Name: "AMD Instinct MI300X OAM", BusID: "0000:05:00.0", VRAMUsed: -1,
 		NUMANode: -1, GFX: "gfx942"}, rep.Cards[0])
-	assert.Equal(t, RocmSMICard{Index: 1, Name: "AMD Instinct MI300X OAM", BusID: "0000:c5:00.0",
+	assert.Equal(t, ROCmSMICard{Index: 1, Name: "AMD Instinct MI300X OAM", BusID: "0000:c5:00.0",
 		VRAMTotal: 206141652992, VRAMUsed: 297242624, NUMANode: 1}, rep.Cards[1])
 	assert.Equal(t, []rocmSMILink{{A: 0, B: 1, Type: "XGMI", Weight: 15, Hops: 1}}, rep.Links)
 }

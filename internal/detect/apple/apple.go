@@ -26,7 +26,7 @@ const (
 )
 
 // spDisplaysArgs is the one system_profiler run.
-var SpDisplaysArgs = []string{"SPDisplaysDataType", "-json"}
+var SPDisplaysArgs = []string{"SPDisplaysDataType", "-json"}
 
 // metalQuantizations: Metal kernels of the common engines run fp32 and fp16
 // and dequantize int8/int4 weights. bf16 is left out until a source for its
@@ -120,7 +120,7 @@ func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sy
 			d.Name = name
 			d.SetSource("name", ToolSPProf)
 		}
-		cores, ok := entry.GpuCores()
+		cores, ok := entry.GPUCores()
 		if !ok {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendApple, Code: registry.WarnParseError,
 				Tool: ToolSPProf, Message: "sppci_cores " + strconv.Quote(machine.CleanText(entry.Cores)) + " is not a core count"})
@@ -144,7 +144,7 @@ func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sy
 // spDisplaysEntry runs system_profiler and returns the Apple GPU entry. A
 // failed run, invalid JSON or a report without an Apple GPU is a warning.
 func spDisplaysEntry(ctx context.Context, m *machine.Machine, f *machine.Findings) (spDisplay, bool) {
-	out, w, ok := m.Tool(ctx, BackendApple, ToolSPProf, SpDisplaysArgs...)
+	out, w, ok := m.Tool(ctx, BackendApple, ToolSPProf, SPDisplaysArgs...)
 	f.AddWarning(w)
 	if !ok {
 		return spDisplay{}, false

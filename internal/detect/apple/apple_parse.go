@@ -158,7 +158,7 @@ func AppleGPUEntry(ds []spDisplay) (spDisplay, bool) {
 }
 
 // gpuCores parses "sppci_cores" ("19"); 0 when absent or not a count.
-func (d spDisplay) GpuCores() (int, bool) {
+func (d spDisplay) GPUCores() (int, bool) {
 	v := strings.TrimSpace(d.Cores)
 	if v == "" {
 		return 0, true

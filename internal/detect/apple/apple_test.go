@@ -108,7 +108,7 @@ func FuzzAppleParsers(f *testing.F) {
 			return
 		}
 		if d, ok := AppleGPUEntry(ds); ok {
-			if n, ok := d.GpuCores(); ok && (n < 0 || n > 1024) {
+			if n, ok := d.GPUCores(); ok && (n < 0 || n > 1024) {
 				t.Fatalf("gpu cores %d out of range", n)
 			}
 			_ = metalSupport(d.Metal)

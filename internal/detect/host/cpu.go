@@ -2,8 +2,6 @@ package host
 
 import (
 	"context"
-	"errors"
-	"io/fs"
 	"strconv"
 	"strings"
 
@@ -81,7 +79,7 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 func readProcText(m *machine.Machine, f *machine.Findings, backend, name string) (string, bool) {
 	b, err := m.ReadFile(name)
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !machine.IsMissing(err) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: registry.WarnSysfsRead,
 				Message: err.Error(), Path: "/" + name})
 		}
@@ -123,7 +121,7 @@ func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
 	var text string
 	err := m.WithFile(machine.PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
 	if err != nil {
-		if !errors.Is(err, fs.ErrNotExist) {
+		if !machine.IsMissing(err) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
 				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
 		}

@@ -88,7 +88,7 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 	// Only device ids that name a Gaudi generation: Goya and Greco
 	// inference cards share the vendor id.
 	pci := machine.PCIFunctionsIn(m, machine.VendorHabana, gaudiPCIGen)
-	out, w, ok := m.Tool(ctx, GaudiBackend, "hl-smi", HlSMIArgs()...)
+	out, w, ok := m.Tool(ctx, GaudiBackend, "hl-smi", HLSMIArgs()...)
 	f.AddWarning(w)
 	if ok {
 		rows, errs := ParseHLSMI(out)

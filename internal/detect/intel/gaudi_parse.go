@@ -15,7 +15,7 @@ import (
 var hlSMIQueryFields = []string{"index", "name", "bus_id", "memory.total", "memory.free", "driver_version", "uuid"}
 
 // hlSMIArgs is the one hl-smi command line the gaudi backend runs.
-func HlSMIArgs() []string {
+func HLSMIArgs() []string {
 	return []string{"-Q", strings.Join(hlSMIQueryFields, ","), "-f", "csv,noheader,nounits"}
 }
 

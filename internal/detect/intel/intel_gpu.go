@@ -45,12 +45,12 @@ func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 		devs = append(devs, intelGPUFromCard(c))
 	}
 	if m.HasTool("xpu-smi") {
-		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XpuSMIDumpArgs...)
+		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XPUSMIDumpArgs...)
 		f.AddWarning(w)
 		if ok {
 			rows, err := ParseXPUDump(string(out))
 			if err != nil {
-				f.Warn(IntelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XpuSMIDumpArgs, " "), err)
+				f.Warn(IntelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
 			}
 			devs = mergeXPU(devs, intelXPURows(m, rows, &f), &f)
 		}
@@ -102,14 +102,14 @@ func intelGPUQuantizations(c machine.DRMCard) []string {
 // PCI tree lacks) would otherwise become an Intel GPU that absorbs the real
 // device in mergeByBusID. A machine with no PCI tree at all (a container
 // without /sys) cannot contradict xpu-smi, so there every row is kept.
-func intelXPURows(m *machine.Machine, rows []XpuDevice, f *machine.Findings) []XpuDevice {
-	return machine.RowsAtVendor(m, f, IntelGPUBackend, "xpu-smi", true, rows, func(r XpuDevice) string { return r.BusID }, machine.VendorIntel)
+func intelXPURows(m *machine.Machine, rows []XPUDevice, f *machine.Findings) []XPUDevice {
+	return machine.RowsAtVendor(m, f, IntelGPUBackend, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
 }
 
 // mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row
 // whose device sysfs did not show becomes a device of its own, and a row in
 // bad state (no device id) is reported, not used.
-func mergeXPU(devs []registry.Device, rows []XpuDevice, f *machine.Findings) []registry.Device {
+func mergeXPU(devs []registry.Device, rows []XPUDevice, f *machine.Findings) []registry.Device {
 	at := map[string]int{}
 	for i, d := range devs {
 		at[d.PCIBusID] = i

@@ -16,10 +16,10 @@ import (
 // only documented form that gives every device's memory in one run:
 // `discovery -j` lists devices without memory, and `discovery -d N -j`
 // (memory_physical_size_byte) takes one run per device.
-var XpuSMIDumpArgs = []string{"discovery", "--dump", "1,2,4,8,11,16"}
+var XPUSMIDumpArgs = []string{"discovery", "--dump", "1,2,4,8,11,16"}
 
 // xpuDevice is one row of the dump.
-type XpuDevice struct {
+type XPUDevice struct {
 	ID          int // xpu-smi device id; -1 for a device in bad state
 	Name        string
 	UUID        string
@@ -46,7 +46,7 @@ const maxXPUDevices = 256
 // bare, a missing value is "" (the Device ID column is empty for a device
 // xpu-smi lists as "GPU in bad state"). Memory is "%.2f MiB", so bytes are
 // exact to ±5 KiB. Columns are found by label, not position.
-func ParseXPUDump(out string) ([]XpuDevice, error) {
+func ParseXPUDump(out string) ([]XPUDevice, error) {
 	r := csv.NewReader(strings.NewReader(out))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
@@ -73,13 +73,13 @@ func ParseXPUDump(out string) ([]XpuDevice, error) {
 		}
 		return s
 	}
-	var devs []XpuDevice
+	var devs []XPUDevice
 	for len(devs) < maxXPUDevices {
 		rec, err := r.Read()
 		if err != nil {
 			break
 		}
-		d := XpuDevice{ID: -1}
+		d := XPUDevice{ID: -1}
 		if v, err := strconv.Atoi(get(rec, xpuColID)); err == nil && v >= 0 {
 			d.ID = v
 		}

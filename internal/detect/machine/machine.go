@@ -334,3 +334,8 @@ func FirstLine(b []byte) string {
 	}
 	return strings.TrimSpace(s)
 }
+
+// IsMissing reports whether a read failed because the file is absent (as
+// opposed to unreadable, irregular or too long): backends stay silent about
+// what a machine simply does not have.
+func IsMissing(err error) bool { return errors.Is(err, fs.ErrNotExist) }

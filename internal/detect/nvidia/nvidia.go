@@ -35,8 +35,8 @@ type nvDevice struct {
 
 // nvFabric is what sysfs says before any tool runs.
 type nvFabric struct {
-	Gpus     []machine.PCIDevice // NVIDIA display functions: class 0x0300xx or 0x0302xx
-	Nvswitch bool                // an NVSwitch is present (PCI function or /dev node)
+	GPUs     []machine.PCIDevice // NVIDIA display functions: class 0x0300xx or 0x0302xx
+	NVSwitch bool                // an NVSwitch is present (PCI function or /dev node)
 }
 
 // topoResult carries the concurrent `topo -m` run back.
@@ -53,7 +53,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	// Topology only matters with two GPUs or more; sysfs says so before any
 	// tool runs, so topo -m runs beside the query rather than after it.
 	var topoCh chan topoResult
-	if len(fabric.Gpus) > 1 && m.HasTool(ToolNvidiaSMI) {
+	if len(fabric.GPUs) > 1 && m.HasTool(ToolNvidiaSMI) {
 		topoCh = make(chan topoResult, 1)
 		go func() {
 			out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "topo", "-m")
@@ -72,7 +72,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		r := <-topoCh
 		f.AddWarning(r.w)
 		if r.ok && fromTool {
-			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.Nvswitch)...)
+			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
 		}
 	}
 	for _, d := range devs {
@@ -91,17 +91,17 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 	for _, p := range m.PCIDevices(machine.VendorNVIDIA) {
 		switch p.Class >> 8 {
 		case 0x0300, 0x0302:
-			fab.Gpus = append(fab.Gpus, p)
+			fab.GPUs = append(fab.GPUs, p)
 		case 0x0680:
 			if p.Driver == "nvidia-nvswitch" || p.Device == 0x22a3 {
-				fab.Nvswitch = true
+				fab.NVSwitch = true
 			}
 		}
 	}
 	for _, e := range m.ReadDir("dev") {
 		if rest, ok := strings.CutPrefix(e.Name(), "nvidia-nvswitch"); ok {
 			if _, err := strconv.Atoi(rest); err == nil {
-				fab.Nvswitch = true
+				fab.NVSwitch = true
 			}
 		}
 	}
@@ -112,7 +112,7 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 // absent, failed, or printed no usable GPU line: the caller falls back to
 // sysfs. A driver that rejects an optional field is asked again without it.
 func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
-	fields := append([]string(nil), NvQueryFields...)
+	fields := append([]string(nil), NVQueryFields...)
 	var dropped []string
 	for {
 		args := []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
@@ -139,7 +139,7 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 		}
 		// A GPU at another vendor's PCI function is not an NVIDIA GPU.
 		gpus = machine.RowsAtVendor(m, f, BackendCUDA, ToolNvidiaSMI, false, gpus, func(g nvGPU) string { return g.BusID }, machine.VendorNVIDIA)
-		if len(gpus) == 0 && len(fab.Gpus) > 0 {
+		if len(gpus) == 0 && len(fab.GPUs) > 0 {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: registry.WarnToolFailed,
 				Tool: ToolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
 			return nil, false
@@ -206,7 +206,7 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 		version = ParseNvidiaProcVersion(string(b))
 	}
 	var devs []nvDevice
-	for _, p := range fab.Gpus {
+	for _, p := range fab.GPUs {
 		infoPath := path.Join(machine.PathNVProc, "gpus", p.Address, "information")
 		raw, err := m.ReadFile(infoPath)
 		text := string(raw)

@@ -16,7 +16,7 @@ import (
 // nvQueryFields are the columns of the one --query-gpu the backend runs, in
 // order. compute_cap and mig.mode.current are optional: drivers that predate
 // them reject the whole query, and the backend retries without them.
-var NvQueryFields = []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
+var NVQueryFields = []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
 	"driver_version", "compute_cap", "mig.mode.current"}
 
 // nvOptionalFields may be dropped when the driver rejects them.

@@ -51,7 +51,7 @@ func TestNVIDIAInterconnectsWithoutNVSwitch(t *testing.T) {
 }
 
 func TestParseNvidiaCSV(t *testing.T) {
-	fields := NvQueryFields
+	fields := NVQueryFields
 	p := func(v int64) *int64 { return &v }
 	tests := []struct {
 		name   string
@@ -179,7 +179,7 @@ func FuzzParseNvidiaCSV(f *testing.F) {
 	f.Add("1, NVIDIA GeForce RTX 4080 SUPER, [N/A], 00000000:01:00.0, 16376, [Not Supported], 595.71.05, 8.9, [N/A]\n")
 	f.Add("x,,,,,,,,\n\n0, a, b, c, -1, 99999999999999999999, d, e, f")
 	f.Fuzz(func(t *testing.T, in string) {
-		gpus, _ := ParseNvidiaCSV([]byte(in), NvQueryFields)
+		gpus, _ := ParseNvidiaCSV([]byte(in), NVQueryFields)
 		seen := map[int]bool{}
 		for _, g := range gpus {
 			if g.Index < 0 || seen[g.Index] {
