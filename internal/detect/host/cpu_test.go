@@ -197,21 +197,32 @@ func cpuTreeMachine(t *testing.T, files map[string]string) (*machine.Machine, st
 }
 
 func TestCPUInfoFIFOIsRefusedNotWaitedOn(t *testing.T) {
+	f := detectWithCPUInfoFIFO(t, detectCPU)
+	require.Len(t, f.Devices, 1)
+	require.Len(t, f.Warnings, 1)
+	assert.Equal(t, "/"+machine.PathCPUInfo, f.Warnings[0].Path)
+	assert.Contains(t, f.Warnings[0].Message, "not a regular file")
+}
+
+// detectWithCPUInfoFIFO runs a backend on a machine whose /proc/cpuinfo is
+// a FIFO with no writer, failing the test if it has not returned within two
+// seconds (then a writer is opened to release it).
+func detectWithCPUInfoFIFO(t *testing.T, detect func(context.Context, *machine.Machine) machine.Findings) machine.Findings {
+	t.Helper()
 	m, root := cpuTreeMachine(t, map[string]string{"proc/.keep": ""})
-	require.NoError(t, syscall.Mkfifo(filepath.Join(root, machine.PathCPUInfo), 0o644))
+	fifo := filepath.Join(root, machine.PathCPUInfo)
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
 	done := make(chan machine.Findings, 1)
-	go func() { done <- detectCPU(t.Context(), m) }()
+	go func() { done <- detect(t.Context(), m) }()
 	select {
 	case f := <-done:
-		require.Len(t, f.Devices, 1)
-		require.Len(t, f.Warnings, 1)
-		assert.Equal(t, "/"+machine.PathCPUInfo, f.Warnings[0].Path)
-		assert.Contains(t, f.Warnings[0].Message, "not a regular file")
+		return f
 	case <-time.After(2 * time.Second):
-		if f, err := os.OpenFile(filepath.Join(root, machine.PathCPUInfo), os.O_WRONLY, 0); err == nil {
+		if f, err := os.OpenFile(fifo, os.O_WRONLY, 0); err == nil {
 			f.Close()
 		}
-		t.Fatal("the CPU backend blocked on a FIFO at /proc/cpuinfo")
+		t.Fatal("the backend blocked on a FIFO at /proc/cpuinfo")
+		return machine.Findings{}
 	}
 }
 
