@@ -210,7 +210,7 @@ func DecodeOptions(input []byte, getenv Env) (detect.Options, error) {
 // given, so a caller with its own default can tell an explicit 0 (never
 // reuse) from an absent value.
 func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool, err error) {
-	opts = detect.Options{LookupEnv: getenv, Getenv: func(name string) string { v, _ := getenv(name); return v }}
+	opts = detect.Options{LookupEnv: getenv}
 	if err := checkInput(input); err != nil {
 		return opts, false, err
 	}

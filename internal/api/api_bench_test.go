@@ -20,6 +20,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/bench/benchreg"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -38,19 +39,19 @@ func fixtureOptionsJSON(b *testing.B, machine, extra string) []byte {
 // recordedRunner runs the real tools once (record) and then answers the same
 // command lines from memory (replay): a machine whose tools are instant.
 type recordedRunner struct {
-	inner  *detect.ExecRunner
+	inner  *machine.ExecRunner
 	replay bool
 	mu     sync.Mutex
-	runs   map[string]detect.Result
+	runs   map[string]machine.Result
 	has    map[string]bool
 }
 
-func (r *recordedRunner) Run(ctx context.Context, tool string, args ...string) detect.Result {
+func (r *recordedRunner) Run(ctx context.Context, tool string, args ...string) machine.Result {
 	key := tool + "\x00" + strings.Join(args, "\x00")
 	if r.replay {
 		res, ok := r.runs[key]
 		if !ok {
-			return detect.Result{Err: detect.ErrToolMissing}
+			return machine.Result{Err: machine.ErrToolMissing}
 		}
 		res.Stdout = append([]byte(nil), res.Stdout...)
 		return res
@@ -75,12 +76,12 @@ func (r *recordedRunner) Has(tool string) bool {
 
 // instantOptions decodes the fixture's options as hwaccel_detect_json does
 // and gives them a runner replaying the fixture's tools.
-func instantOptions(b *testing.B, machine, extra string) detect.Options {
+func instantOptions(b *testing.B, host, extra string) detect.Options {
 	b.Helper()
-	opts, err := DecodeOptions(fixtureOptionsJSON(b, machine, extra), noEnv)
+	opts, err := DecodeOptions(fixtureOptionsJSON(b, host, extra), noEnv)
 	require.NoError(b, err)
-	rec := &recordedRunner{inner: detect.NewExecRunner(opts.Path, detect.DefaultTimeout),
-		runs: map[string]detect.Result{}, has: map[string]bool{}}
+	rec := &recordedRunner{inner: machine.NewExecRunner(opts.Path, detect.DefaultTimeout),
+		runs: map[string]machine.Result{}, has: map[string]bool{}}
 	opts.Runner = rec
 	_, err = detect.Detect(context.Background(), opts)
 	require.NoError(b, err)
@@ -91,7 +92,7 @@ func instantOptions(b *testing.B, machine, extra string) detect.Options {
 // detectInstant is Detect with the decoded options' runner swapped for the
 // replaying one: option decoding, detection (through the shared cache, as
 // the export does) and the JSON answer.
-func detectInstant(input []byte, runner detect.Runner) []byte {
+func detectInstant(input []byte, runner machine.Runner) []byte {
 	opts, err := DecodeOptions(input, noEnv)
 	if err != nil {
 		return ErrorJSON(err)

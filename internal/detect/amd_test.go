@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -205,51 +207,51 @@ func TestAMDListDRMCardsNumericOrder(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/class/drm/renderD128"), 0o755))
 	m, err := NewMachine(Options{Sysroot: root})
 	require.NoError(t, err)
-	cards := listDRMCards(m)
+	cards := machine.ListDRMCards(m)
 	var got []int
 	for _, c := range cards {
 		got = append(got, c.N)
 	}
 	assert.Equal(t, []int{1, 2, 10}, got)
 	assert.Equal(t, "0000:0a:00.0", cards[2].BusID)
-	assert.Equal(t, VendorAMD, cards[2].Vendor)
+	assert.Equal(t, machine.VendorAMD, cards[2].Vendor)
 }
 
 // rocm-smi fills a sysfs GPU by bus id, adds a GPU sysfs did not show (a
 // container without /sys) and drops a bus-less card it cannot match.
 func TestROCmMergeSMI(t *testing.T) {
-	sysfs := []amdGPU{{card: 1, smiIndex: -1, dev: registry.Device{ID: "0000:05:00.0", PCIBusID: "0000:05:00.0",
+	sysfs := []amd.AMDGPU{{Card: 1, SMIIndex: -1, Dev: registry.Device{ID: "0000:05:00.0", PCIBusID: "0000:05:00.0",
 		Kind: registry.KindROCm, MemoryBytes: mi300xVRAM}}}
-	rep := rocmSMIReport{Cards: []rocmSMICard{
+	rep := amd.ROCmSMIReport{Cards: []amd.ROCmSMICard{
 		{Index: 0, BusID: "0000:05:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: 1, VRAMUsed: -1, NUMANode: -1},
 		{Index: 1, BusID: "0000:26:00.0", Name: "AMD Instinct MI300X OAM", VRAMTotal: mi300xVRAM, VRAMUsed: mi300xUsed, NUMANode: 0},
 		{Index: 2, Name: "no bus", VRAMTotal: mi300xVRAM, VRAMUsed: -1, NUMANode: -1},
 	}}
-	got := mergeRocmSMI(sysfs, rep)
+	got := amd.MergeRocmSMI(sysfs, rep)
 	require.Len(t, got, 2)
-	assert.Equal(t, "AMD Instinct MI300X OAM", got[0].dev.Name)
-	assert.Equal(t, "rocm-smi", got[0].dev.Sources["name"])
-	assert.Equal(t, mi300xVRAM, got[0].dev.MemoryBytes, "the sysfs figure stays")
-	assert.Equal(t, 0, got[0].smiIndex)
-	assert.Equal(t, "0000:26:00.0", got[1].dev.PCIBusID)
-	assert.Equal(t, mi300xVRAM, got[1].dev.MemoryBytes)
-	assert.Equal(t, "rocm-smi", got[1].dev.Sources["memory_bytes"])
-	require.NotNil(t, got[1].dev.MemoryFreeBytes)
-	assert.Equal(t, mi300xVRAM-mi300xUsed, *got[1].dev.MemoryFreeBytes)
-	require.NotNil(t, got[1].dev.NUMANode)
-	assert.Equal(t, 0, *got[1].dev.NUMANode)
+	assert.Equal(t, "AMD Instinct MI300X OAM", got[0].Dev.Name)
+	assert.Equal(t, "rocm-smi", got[0].Dev.Sources["name"])
+	assert.Equal(t, mi300xVRAM, got[0].Dev.MemoryBytes, "the sysfs figure stays")
+	assert.Equal(t, 0, got[0].SMIIndex)
+	assert.Equal(t, "0000:26:00.0", got[1].Dev.PCIBusID)
+	assert.Equal(t, mi300xVRAM, got[1].Dev.MemoryBytes)
+	assert.Equal(t, "rocm-smi", got[1].Dev.Sources["memory_bytes"])
+	require.NotNil(t, got[1].Dev.MemoryFreeBytes)
+	assert.Equal(t, mi300xVRAM-mi300xUsed, *got[1].Dev.MemoryFreeBytes)
+	require.NotNil(t, got[1].Dev.NUMANode)
+	assert.Equal(t, 0, *got[1].Dev.NUMANode)
 
 	// With no sysfs GPU at all, a bus-less card is the only view there is.
-	alone := mergeRocmSMI(nil, rocmSMIReport{Cards: rep.Cards[2:]})
+	alone := amd.MergeRocmSMI(nil, amd.ROCmSMIReport{Cards: rep.Cards[2:]})
 	require.Len(t, alone, 1)
-	assert.Equal(t, "rocm-smi:2", alone[0].dev.ID)
+	assert.Equal(t, "rocm-smi:2", alone[0].Dev.ID)
 }
 
 // The hostile MI300X's sysfs VRAM is 2^64-1 and its used VRAM -1: both are
 // left out with absurd_value warnings naming the attribute.
 func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
 	opts := fixtureOptions(t, "hostile", nil)
-	opts.Backends = []string{rocmBackend}
+	opts.Backends = []string{amd.ROCmBackend}
 	opts.NoExec = true // hostile rocm-smi only times out
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
@@ -271,11 +273,11 @@ func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
 // warnings (they were dropped silently).
 func TestAMDRocmSMIAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
-	writeFakeTool(t, bin, "rocm-smi", toolScript(rocmSMIArgs,
+	writeFakeTool(t, bin, "rocm-smi", toolScript(amd.ROCmSMIArgs,
 		`{"card0": {"PCI Bus": "0000:05:00.0", "VRAM Total Memory (B)": "1152921504606846976", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, `+
 			`"card1": {"PCI Bus": "0000:26:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "-1", "Card Series": "AMD Instinct MI300X OAM"}}`))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{rocmBackend},
-		Getenv: func(string) string { return "" }})
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{amd.ROCmBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindROCm)
 	require.Len(t, gpus, 2)

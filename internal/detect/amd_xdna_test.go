@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -33,11 +35,11 @@ func TestXDNAFixtureRyzenAI(t *testing.T) {
 
 // An XDNA function whose driver is not bound is seen but not usable.
 func TestXDNADriverNotBound(t *testing.T) {
-	root := copyFixtureRoot(t, "ryzen-ai-laptop")
+	root := detecttest.CopyFixtureRoot(t, "ryzen-ai-laptop")
 	require.NoError(t, os.Remove(filepath.Join(root, "sys/devices/pci0000:00/0000:c3:00.1/driver")))
 	m, err := NewMachine(Options{Sysroot: root, NoExec: true})
 	require.NoError(t, err)
-	f := detectAMDXDNA(t.Context(), m)
+	f := amd.DetectAMDXDNA(t.Context(), m)
 	require.Len(t, f.Devices, 1)
 	assert.False(t, f.Devices[0].Available)
 	require.Len(t, f.Warnings, 1)

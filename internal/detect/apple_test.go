@@ -9,6 +9,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -81,7 +84,7 @@ func TestAppleAbsentOnLinuxFixtures(t *testing.T) {
 			assert.Empty(t, devicesOfKind(reg, registry.KindMetal))
 			assert.Empty(t, devicesOfKind(reg, registry.KindAppleNPU))
 			for _, w := range reg.Warnings {
-				assert.NotEqual(t, backendApple, w.Backend, w.Message)
+				assert.NotEqual(t, apple.BackendApple, w.Backend, w.Message)
 			}
 		})
 	}
@@ -93,7 +96,7 @@ func appleMachine(t *testing.T, fixture string, replace map[string]string) Optio
 	t.Helper()
 	opts := fixtureOptions(t, fixture, nil)
 	bin := t.TempDir()
-	for _, tool := range []string{toolSysctl, toolSPProf} {
+	for _, tool := range []string{apple.ToolSysctl, apple.ToolSPProf} {
 		b, err := os.ReadFile(filepath.Join(opts.Path, tool))
 		require.NoError(t, err)
 		if body, ok := replace[tool]; ok {
@@ -107,7 +110,7 @@ func appleMachine(t *testing.T, fixture string, replace map[string]string) Optio
 
 func detectAppleOnly(t *testing.T, opts Options) *registry.Registry {
 	t.Helper()
-	reg, err := detectWith(context.Background(), opts, []Backend{{Name: backendApple, Detect: detectApple}})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{{Name: apple.BackendApple, Detect: apple.DetectApple}})
 	require.NoError(t, err)
 	return reg
 }
@@ -123,41 +126,41 @@ func TestAppleToolFailures(t *testing.T) {
 	}{
 		{
 			name:      "system_profiler fails: the GPU stays, named by sysctl",
-			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho 'system_profiler: crashed' >&2\nexit 3\n"},
+			replace:   map[string]string{apple.ToolSPProf: "#!/bin/sh\necho 'system_profiler: crashed' >&2\nexit 3\n"},
 			wantCodes: []string{"apple/tool_failed"},
 			wantGPU:   true, wantName: "Apple M3 Pro",
 		},
 		{
 			name:      "system_profiler prints garbage",
-			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ {'\n"},
+			replace:   map[string]string{apple.ToolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ {'\n"},
 			wantCodes: []string{"apple/parse_error"},
 			wantGPU:   true, wantName: "Apple M3 Pro",
 		},
 		{
 			name:      "system_profiler lists no Apple GPU",
-			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ ]}'\n"},
+			replace:   map[string]string{apple.ToolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\" : [ ]}'\n"},
 			wantCodes: []string{"apple/parse_error"},
 			wantGPU:   true, wantName: "Apple M3 Pro",
 		},
 		{
 			name:      "sysctl fails on a name it should know",
-			replace:   map[string]string{toolSysctl: "#!/bin/sh\necho \"sysctl: unknown oid 'hw.memsize'\" >&2\nexit 1\n"},
+			replace:   map[string]string{apple.ToolSysctl: "#!/bin/sh\necho \"sysctl: unknown oid 'hw.memsize'\" >&2\nexit 1\n"},
 			wantCodes: []string{"apple/tool_failed"},
 		},
 		{
 			name:      "sysctl prints nothing",
-			replace:   map[string]string{toolSysctl: "#!/bin/sh\nexit 0\n"},
+			replace:   map[string]string{apple.ToolSysctl: "#!/bin/sh\nexit 0\n"},
 			wantCodes: []string{"apple/tool_failed"},
 		},
 		{
 			name:      "hw.memsize garbage: GPU without memory",
-			replace:   map[string]string{toolSysctl: "#!/bin/sh\nprintf '%s\\n' 'lots' 'Apple M3 Pro' 12 6 6\n"},
+			replace:   map[string]string{apple.ToolSysctl: "#!/bin/sh\nprintf '%s\\n' 'lots' 'Apple M3 Pro' 12 6 6\n"},
 			wantCodes: []string{"apple/parse_error"},
 			wantGPU:   true, wantName: "Apple M3 Pro", wantCores: 18,
 		},
 		{
 			name:      "sppci_cores not a number",
-			replace:   map[string]string{toolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\":[{\"spdisplays_vendor\":\"sppci_vendor_Apple\",\"sppci_cores\":\"many\",\"sppci_model\":\"Apple M3 Pro\"}]}'\n"},
+			replace:   map[string]string{apple.ToolSPProf: "#!/bin/sh\necho '{\"SPDisplaysDataType\":[{\"spdisplays_vendor\":\"sppci_vendor_Apple\",\"sppci_cores\":\"many\",\"sppci_model\":\"Apple M3 Pro\"}]}'\n"},
 			wantCodes: []string{"apple/parse_error"},
 			wantGPU:   true, wantName: "Apple M3 Pro",
 		},
@@ -189,94 +192,18 @@ func TestAppleNoExecRunsNothing(t *testing.T) {
 	assert.Empty(t, reg.Warnings)
 }
 
-func TestParseSysctlHost(t *testing.T) {
-	tests := []struct {
-		name   string
-		out    string
-		want   sysctlHost
-		issues []string
-	}{
-		{"apple silicon", "38654705664\nApple M3 Pro\n12\n6\n6\n",
-			sysctlHost{MemoryBytes: 38654705664, Brand: "Apple M3 Pro", LogicalCPUs: 12, PerfLevel0: 6, PerfLevel1: 6}, nil},
-		{"intel mac: a prefix", "17179869184\nIntel(R) Core(TM) i9-9880H CPU @ 2.30GHz\n16\n",
-			sysctlHost{MemoryBytes: 17179869184, Brand: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", LogicalCPUs: 16}, nil},
-		{"memsize not a number", "lots\nApple M1\n8\n", sysctlHost{Brand: "Apple M1", LogicalCPUs: 8}, []string{"parse_error"}},
-		{"memsize beyond 1 PiB", "9223372036854775807\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
-		{"memsize overflows int64", "99999999999999999999\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
-		{"memsize zero", "0\nApple M1\n", sysctlHost{Brand: "Apple M1"}, []string{"absurd_value"}},
-		{"ncpu garbage", "8589934592\nApple M1\n-4\n4\nx\n", sysctlHost{MemoryBytes: 8589934592, Brand: "Apple M1", PerfLevel0: 4},
-			[]string{"parse_error", "parse_error"}},
-		{"empty", "", sysctlHost{}, nil},
-		{"escape in brand", "8589934592\n\x1b[31mApple M1\x1b[0m\n", sysctlHost{MemoryBytes: 8589934592, Brand: "Apple M1"}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got, issues := parseSysctlHost(tt.out)
-			assert.Equal(t, tt.want, got)
-			var codes []string
-			for _, is := range issues {
-				codes = append(codes, is.Code)
-			}
-			assert.Equal(t, tt.issues, codes)
-		})
-	}
-}
-
-func TestIsAppleSilicon(t *testing.T) {
-	for brand, want := range map[string]bool{
-		"Apple M1": true, "Apple M3 Pro": true, "Apple M4 Max": true, "Apple M10": true,
-		"Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz": false, "Apple Silicon": false,
-		"Apple M": false, "": false, "apple m1": false,
-	} {
-		assert.Equal(t, want, isAppleSilicon(brand), brand)
-	}
-}
-
-// Bandwidth from devices.json; the binned Max chips only by a GPU core
-// count a record names.
-func TestAppleBandwidth(t *testing.T) {
-	tests := []struct {
-		chip  string
-		cores int
-		want  float64
-	}{
-		{"Apple M1", 8, 68.25},
-		{"Apple M2 Pro", 19, 200},
-		{"Apple M3 Pro", 18, 150},
-		{"Apple M3", 10, 100},
-		{"Apple M4 Pro", 20, 273},
-		{"Apple M3 Max", 30, 300},
-		{"Apple M3 Max", 40, 400},
-		{"Apple M3 Max", 0, 0},
-		{"Apple M4 Max", 40, 546},
-		{"Apple M4 Max", 32, 0}, // the lower bin: no record states its core count
-		{"Apple M5", 10, 0},
-		{"Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", 0, 0},
-	}
-	for _, tt := range tests {
-		assert.InDelta(t, tt.want, appleBandwidth(tt.chip, tt.cores), 1e-9, "%s %d cores", tt.chip, tt.cores)
-	}
-}
-
-func TestMetalSupport(t *testing.T) {
-	assert.Equal(t, "Metal 3", metalSupport("spdisplays_metal3"))
-	assert.Equal(t, "Metal 4", metalSupport("spdisplays_metal4"))
-	assert.Empty(t, metalSupport("spdisplays_supported"))
-	assert.Empty(t, metalSupport(""))
-}
-
 // The fixture's own system_profiler output, through the parser.
 func TestParseSPDisplaysFixture(t *testing.T) {
 	opts := fixtureOptions(t, "macbook-m3-pro", nil)
-	res := NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), toolSPProf, spDisplaysArgs...)
+	res := machine.NewExecRunner(opts.Path, opts.Timeout).Run(context.Background(), apple.ToolSPProf, apple.SPDisplaysArgs...)
 	require.NoError(t, res.Err)
-	ds, err := parseSPDisplays(res.Stdout)
+	ds, err := apple.ParseSPDisplays(res.Stdout)
 	require.NoError(t, err)
 	require.Len(t, ds, 1)
-	e, ok := appleGPUEntry(ds)
+	e, ok := apple.AppleGPUEntry(ds)
 	require.True(t, ok)
 	assert.Equal(t, "Apple M3 Pro", e.Model)
-	cores, ok := e.gpuCores()
+	cores, ok := e.GPUCores()
 	assert.True(t, ok)
 	assert.Equal(t, 18, cores)
 }
@@ -289,57 +216,24 @@ func TestMacHostCPU(t *testing.T) {
 	}{
 		{"macbook-m3-pro", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 			Name: "Apple M3 Pro", Vendor: "apple", Cores: 12, Threads: 12, MemoryBytes: m3ProMemory,
-			Quantizations: cpuQuantizations,
+			Quantizations: host.CPUQuantizations,
 			Sources:       map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
 		{"macbook-pro-intel-2019", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 			Name: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", Vendor: "intel", Cores: 16, Threads: 16,
-			MemoryBytes: 16 << 30, Quantizations: cpuQuantizations,
+			MemoryBytes: 16 << 30, Quantizations: host.CPUQuantizations,
 			Sources: map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			m, err := NewMachine(fixtureOptions(t, tt.fixture, nil))
 			require.NoError(t, err)
-			d, ok := macHostCPU(context.Background(), m)
+			d, ok := apple.MacHostCPU(context.Background(), m, host.CPUQuantizations)
 			require.True(t, ok)
 			assert.Equal(t, tt.want, d)
 		})
 	}
 	m, err := NewMachine(fixtureOptions(t, "cpu-only", nil))
 	require.NoError(t, err)
-	_, ok := macHostCPU(context.Background(), m)
+	_, ok := apple.MacHostCPU(context.Background(), m, host.CPUQuantizations)
 	assert.False(t, ok, "no system_profiler: not a Mac")
-}
-
-// FuzzAppleParsers feeds arbitrary text to the sysctl and system_profiler
-// parsers: no panic, no figure outside its sane range, names stay clean.
-func FuzzAppleParsers(f *testing.F) {
-	f.Add("38654705664\nApple M3 Pro\n12\n6\n6\n", []byte(`{"SPDisplaysDataType":[{"_name":"Apple M3 Pro","sppci_model":"Apple M3 Pro","sppci_cores":"18","spdisplays_vendor":"sppci_vendor_Apple","spdisplays_mtlgpufamilysupport":"spdisplays_metal3"}]}`))
-	f.Add("-1\n\x1b[31mApple\n99999999999999999999\nx\n", []byte(`{"SPDisplaysDataType":[{"sppci_cores":"-5"}]}`))
-	f.Add("18446744073709551615\n", []byte(`{"SPDisplaysDataType":{}}`))
-	f.Fuzz(func(t *testing.T, sysctl string, sp []byte) {
-		h, _ := parseSysctlHost(sysctl)
-		if h.MemoryBytes < 0 || h.MemoryBytes > maxHostMemory {
-			t.Fatalf("memory %d out of range", h.MemoryBytes)
-		}
-		for _, n := range []int{h.LogicalCPUs, h.PerfLevel0, h.PerfLevel1} {
-			if n < 0 || n > maxMacCPUs {
-				t.Fatalf("cpu count %d out of range", n)
-			}
-		}
-		if CleanText(h.Brand) != h.Brand {
-			t.Fatalf("brand %q is not clean", h.Brand)
-		}
-		ds, err := parseSPDisplays(sp)
-		if err != nil {
-			return
-		}
-		if d, ok := appleGPUEntry(ds); ok {
-			if n, ok := d.gpuCores(); ok && (n < 0 || n > 1024) {
-				t.Fatalf("gpu cores %d out of range", n)
-			}
-			_ = metalSupport(d.Metal)
-			_ = appleBandwidth(CleanText(d.Model), 0)
-		}
-	})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/asic"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -60,7 +62,7 @@ func writePCIFunction(t *testing.T, root string, p fakePCI) {
 }
 
 // sysfsMachine builds a machine of the given PCI functions (no tools).
-func sysfsMachine(t *testing.T, fns ...fakePCI) *Machine {
+func sysfsMachine(t *testing.T, fns ...fakePCI) *machine.Machine {
 	t.Helper()
 	root := t.TempDir()
 	for _, p := range fns {
@@ -81,15 +83,15 @@ func warnCodes(ws []registry.Warning) []string {
 
 func TestQualcommCountsEveryCard(t *testing.T) {
 	m := sysfsMachine(t,
-		fakePCI{Addr: "0000:3b:00.0", Vendor: VendorQualcomm, Device: 0xa100, Driver: "qaic", NUMA: 0, Accel: 0, DevNode: true},
-		fakePCI{Addr: "0000:5e:00.0", Vendor: VendorQualcomm, Device: 0xa100, Driver: "qaic", NUMA: 0, Accel: 1, DevNode: true},
-		fakePCI{Addr: "0000:af:00.0", Vendor: VendorQualcomm, Device: 0xa080, Driver: "qaic", NUMA: 1, Accel: 2, DevNode: true},
+		fakePCI{Addr: "0000:3b:00.0", Vendor: asic.VendorQualcomm, Device: 0xa100, Driver: "qaic", NUMA: 0, Accel: 0, DevNode: true},
+		fakePCI{Addr: "0000:5e:00.0", Vendor: asic.VendorQualcomm, Device: 0xa100, Driver: "qaic", NUMA: 0, Accel: 1, DevNode: true},
+		fakePCI{Addr: "0000:af:00.0", Vendor: asic.VendorQualcomm, Device: 0xa080, Driver: "qaic", NUMA: 1, Accel: 2, DevNode: true},
 		// Not bound: listed but unusable.
-		fakePCI{Addr: "0000:d8:00.0", Vendor: VendorQualcomm, Device: 0xa100, NUMA: 1, Accel: -1},
+		fakePCI{Addr: "0000:d8:00.0", Vendor: asic.VendorQualcomm, Device: 0xa100, NUMA: 1, Accel: -1},
 		// A Qualcomm Wi-Fi chip is not an AI card.
-		fakePCI{Addr: "0000:02:00.0", Vendor: VendorQualcomm, Device: 0x1103, Driver: "ath11k_pci", Accel: -1},
+		fakePCI{Addr: "0000:02:00.0", Vendor: asic.VendorQualcomm, Device: 0x1103, Driver: "ath11k_pci", Accel: -1},
 	)
-	f := detectQualcomm(context.Background(), m)
+	f := asic.DetectQualcomm(context.Background(), m)
 	require.Len(t, f.Devices, 4)
 	names := []string{"Qualcomm Cloud AI 100", "Qualcomm Cloud AI 100", "Qualcomm Cloud AI 080", "Qualcomm Cloud AI 100"}
 	for i, d := range f.Devices {
@@ -106,20 +108,20 @@ func TestQualcommCountsEveryCard(t *testing.T) {
 }
 
 func TestQualcommNoneIsNothing(t *testing.T) {
-	f := detectQualcomm(context.Background(), sysfsMachine(t))
+	f := asic.DetectQualcomm(context.Background(), sysfsMachine(t))
 	assert.Empty(t, f.Devices)
 	assert.Empty(t, f.Warnings)
 }
 
 func TestASICGraphcoreAndGroqByPCIID(t *testing.T) {
 	m := sysfsMachine(t,
-		fakePCI{Addr: "0000:17:00.0", Vendor: VendorGraphcore, Device: 0x0001, Driver: "ipu", Accel: -1},
-		fakePCI{Addr: "0000:18:00.0", Vendor: VendorGraphcore, Device: 0x0001, Driver: "ipu", Accel: -1},
-		fakePCI{Addr: "0000:19:00.0", Vendor: VendorGraphcore, Device: 0x00a0, Driver: "ipu", Accel: -1},
-		fakePCI{Addr: "0000:3d:00.0", Vendor: VendorGroq, Device: 0x0000, Driver: "groq", NUMA: 0, Accel: -1},
-		fakePCI{Addr: "0000:3e:00.0", Vendor: VendorGroq, Device: 0x0000, NUMA: 0, Accel: -1},
+		fakePCI{Addr: "0000:17:00.0", Vendor: asic.VendorGraphcore, Device: 0x0001, Driver: "ipu", Accel: -1},
+		fakePCI{Addr: "0000:18:00.0", Vendor: asic.VendorGraphcore, Device: 0x0001, Driver: "ipu", Accel: -1},
+		fakePCI{Addr: "0000:19:00.0", Vendor: asic.VendorGraphcore, Device: 0x00a0, Driver: "ipu", Accel: -1},
+		fakePCI{Addr: "0000:3d:00.0", Vendor: asic.VendorGroq, Device: 0x0000, Driver: "groq", NUMA: 0, Accel: -1},
+		fakePCI{Addr: "0000:3e:00.0", Vendor: asic.VendorGroq, Device: 0x0000, NUMA: 0, Accel: -1},
 	)
-	f := detectASICs(context.Background(), m)
+	f := asic.DetectASICs(context.Background(), m)
 	require.Len(t, f.Devices, 5, "one device per PCI function, never a constant one")
 	gc := f.Devices[:3]
 	for _, d := range gc {
@@ -150,14 +152,7 @@ func TestASICNothingOnOtherMachines(t *testing.T) {
 		for _, k := range []registry.Kind{registry.KindGraphcore, registry.KindGroq, registry.KindQualcommAI100} {
 			assert.Empty(t, devicesOfKind(reg, k), "%s: %s", name, k)
 		}
-		assert.Empty(t, backendWarnings(reg, asicBackend), name)
-		assert.Empty(t, backendWarnings(reg, qualcommBackend), name)
-	}
-}
-
-func TestASICAccelNodeName(t *testing.T) {
-	for name, want := range map[string]bool{"accel0": true, "accel12": true, "accel": false,
-		"accel_controlD0": false, "accel1a": false, "card0": false} {
-		assert.Equal(t, want, isAccelNodeName(name), name)
+		assert.Empty(t, backendWarnings(reg, asic.AsicBackend), name)
+		assert.Empty(t, backendWarnings(reg, asic.QualcommBackend), name)
 	}
 }

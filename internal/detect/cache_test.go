@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -42,7 +44,7 @@ func countingCache(runs *atomic.Int32, gate <-chan struct{}) *Cache {
 
 func cacheOptions(ttl time.Duration, env map[string]string) Options {
 	return Options{Sysroot: "/nonexistent-sysroot", Path: "/nonexistent-bin", CacheTTL: ttl, Env: env,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 func TestCacheReusesWithinTTL(t *testing.T) {
@@ -105,11 +107,11 @@ func TestCacheKeyIncludesVisibility(t *testing.T) {
 	// Through the host environment at call time (C getenv), not only the option.
 	host := "2"
 	opts := cacheOptions(time.Hour, nil)
-	opts.Getenv = func(name string) string {
+	opts.LookupEnv = func(name string) (string, bool) {
 		if name == "CUDA_VISIBLE_DEVICES" {
-			return host
+			return host, true
 		}
-		return ""
+		return "", false
 	}
 	assert.Equal(t, "visible=2", get(opts))
 	host = "3" // the host called setenv
@@ -176,10 +178,10 @@ func TestCacheConcurrentCallersShareOneDetection(t *testing.T) {
 func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
-	writeTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
-	probe := Backend{Name: "probe", Detect: func(ctx context.Context, m *Machine) Findings {
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; sleep 0.2; echo GPU 0")
+	probe := machine.Backend{Name: "probe", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		out, w, ok := m.Tool(ctx, "probe", "nvidia-smi", "-L")
-		var f Findings
+		var f machine.Findings
 		if !ok {
 			f.AddWarning(w)
 			return f
@@ -189,10 +191,10 @@ func TestCacheConcurrentCallersShareOneToolRun(t *testing.T) {
 	}}
 	c := NewCache()
 	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) {
-		return detectWith(ctx, o, []Backend{probe})
+		return detectWith(ctx, o, []machine.Backend{probe})
 	}
 	opts := Options{Sysroot: t.TempDir(), Path: dir, Timeout: 5 * time.Second, CacheTTL: time.Hour,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 	var wg sync.WaitGroup
 	for i := 0; i < 16; i++ {
 		wg.Add(1)
@@ -408,7 +410,7 @@ func TestDetectJSONEncodesAHitOnce(t *testing.T) {
 		encodes++
 		return r.Encode()
 	}
-	opts := Options{Sysroot: "/", Getenv: func(string) string { return "" }, CacheTTL: time.Minute}
+	opts := Options{Sysroot: "/", LookupEnv: func(string) (string, bool) { return "", false }, CacheTTL: time.Minute}
 	miss, err := c.DetectJSON(context.Background(), opts, enc)
 	require.NoError(t, err)
 	assert.NotContains(t, string(miss), `"cached":true`)

@@ -5,59 +5,36 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"sync"
 	"time"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/asic"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/google"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// Findings is what one backend contributes to the registry. Device IDs in
-// Findings are keys local to the backend (any unique string); Interconnect
-// device lists refer to those keys. Detect renames them to contract ids.
-type Findings struct {
-	Devices       []registry.Device
-	Interconnects []registry.Interconnect
-	NUMANodes     []registry.NUMANode
-	Environment   *registry.Environment
-	Storage       []registry.Storage
-	Warnings      []registry.Warning
+// backends are every detection source, in name order (BackendNames,
+// timing): one package per vendor family, plus the host and Vulkan.
+var backends = sortedByName([]machine.Backend{
+	apple.Backend, asic.Others, host.CPU, host.Environment, intel.Gaudi, host.InfiniBand,
+	intel.GPU, intel.NPU, aws.Neuron, host.NUMA, nvidia.Backend, asic.Qualcomm,
+	amd.ROCm, host.Storage, google.TPU, vulkan.Backend, amd.XDNA,
+})
+
+func sortedByName(list []machine.Backend) []machine.Backend {
+	sort.Slice(list, func(i, j int) bool { return list[i].Name < list[j].Name })
+	return list
 }
 
-// Warn appends a warning.
-func (f *Findings) Warn(backend, code, format string, args ...any) {
-	f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: code, Message: fmt.Sprintf(format, args...)})
-}
-
-// AddWarning appends w when it is not nil.
-func (f *Findings) AddWarning(w *registry.Warning) {
-	if w != nil {
-		f.Warnings = append(f.Warnings, *w)
-	}
-}
-
-// Backend is one detection source.
-type Backend struct {
-	Name   string
-	Detect func(ctx context.Context, m *Machine) Findings
-}
-
-var (
-	backendsMu sync.Mutex
-	backends   []Backend
-)
-
-// register adds a backend; each backend file calls it from init.
-func register(b Backend) {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
-	backends = append(backends, b)
-	sort.Slice(backends, func(i, j int) bool { return backends[i].Name < backends[j].Name })
-}
-
-// BackendNames lists the registered backends.
+// BackendNames lists the detection backends.
 func BackendNames() []string {
-	backendsMu.Lock()
-	defer backendsMu.Unlock()
 	out := make([]string, len(backends))
 	for i, b := range backends {
 		out[i] = b.Name
@@ -78,28 +55,28 @@ const backendGrace = 500 * time.Millisecond
 // returns at the latest backendGrace after that deadline, whatever the
 // backends do.
 func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
-	backendsMu.Lock()
-	list := append([]Backend(nil), backends...)
-	backendsMu.Unlock()
-	return detectWith(ctx, opts, list)
+	return detectWith(ctx, opts, backends)
 }
 
 // backendOutcome is what one backend goroutine hands back to the orchestrator.
 type backendOutcome struct {
 	index    int
-	findings Findings
+	findings machine.Findings
 	took     time.Duration
 }
 
 // detectWith is Detect over an explicit list of backends (tests pass their own).
-func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Registry, error) {
+func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*registry.Registry, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
-	m, err := NewMachine(opts)
+	r := opts.Runner
+	if r == nil {
+		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	}
+	m, err := machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: machine.NewOnceRunner(r), NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
 	if err != nil {
 		return nil, err
 	}
-	m.Runner = newOnceRunner(m.Runner)
 	ctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 	// Cancelling on return kills the tools of abandoned backends and keeps
 	// them from starting new ones.
@@ -115,7 +92,7 @@ func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Re
 			continue
 		}
 		running[i] = time.Now()
-		go func(i int, b Backend, t0 time.Time) {
+		go func(i int, b machine.Backend, t0 time.Time) {
 			f := runBackend(ctx, m, b)
 			done <- backendOutcome{index: i, findings: f, took: time.Since(t0)}
 		}(i, b, running[i])
@@ -139,8 +116,8 @@ func detectWith(ctx context.Context, opts Options, list []Backend) (*registry.Re
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
 	}
-	mergeByBusID(reg, m.vendorAt)
-	enrichPCI(m, reg)
+	mergeByBusID(reg, m.VendorAt)
+	machine.EnrichPCI(m, reg)
 	reg.SortDevices()
 	reg.Normalize()
 	timing.TotalMs = ms(time.Since(start))
@@ -173,10 +150,10 @@ func collectOutcomes(ctx context.Context, done <-chan backendOutcome, running ma
 
 // runBackend runs one backend, turning a panic into a warning so one broken
 // backend never takes the others (or the host) down.
-func runBackend(ctx context.Context, m *Machine, b Backend) (f Findings) {
+func runBackend(ctx context.Context, m *machine.Machine, b machine.Backend) (f machine.Findings) {
 	defer func() {
 		if p := recover(); p != nil {
-			f = Findings{}
+			f = machine.Findings{}
 			f.Warn(b.Name, registry.WarnPanic, "backend failed: %v (%s)", p, firstStackLine(debug.Stack()))
 		}
 	}()
@@ -188,12 +165,12 @@ func firstStackLine(s []byte) string {
 	if len(s) > 300 {
 		s = s[:300]
 	}
-	return CleanText(string(s))
+	return machine.CleanText(string(s))
 }
 
 // addFindings folds one backend's findings into reg, making device keys
 // unique per backend so two backends cannot collide.
-func addFindings(reg *registry.Registry, backend string, f Findings) {
+func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 	key := func(id string) string { return backend + "|" + id }
 	for i, d := range f.Devices {
 		if d.ID == "" {

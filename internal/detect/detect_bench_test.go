@@ -17,145 +17,154 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
 )
 
 // toolOutput runs a fixture machine's tool script with the backend's argv
 // and returns what it printed: parsers are benchmarked on the fixture
 // output, never on text written here.
-func toolOutput(b *testing.B, machine, tool string, args ...string) []byte {
+func toolOutput(b *testing.B, host, tool string, args ...string) []byte {
 	b.Helper()
-	script := filepath.Join(machineDir(b, machine), "bin", tool)
+	script := filepath.Join(detecttest.MachineDir(b, host), "bin", tool)
 	out, err := exec.Command(script, args...).Output()
-	require.NoError(b, err, "%s %v on %s", tool, args, machine)
+	require.NoError(b, err, "%s %v on %s", tool, args, host)
 	require.NotEmpty(b, out)
 	return out
 }
 
 // fixtureFile reads a file of a fixture machine's root tree.
-func fixtureFile(b *testing.B, machine, rel string) string {
+func fixtureFile(b *testing.B, host, rel string) string {
 	b.Helper()
-	data, err := os.ReadFile(filepath.Join(machineDir(b, machine), "root", rel))
+	data, err := os.ReadFile(filepath.Join(detecttest.MachineDir(b, host), "root", rel))
 	require.NoError(b, err)
 	return string(data)
 }
 
 func BenchmarkParseNvidiaCSV(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI,
-		"--query-gpu="+strings.Join(nvQueryFields, ","), "--format=csv,noheader,nounits")
-	gpus, issues := parseNvidiaCSV(out, nvQueryFields)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI,
+		"--query-gpu="+strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits")
+	gpus, issues := nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	require.Len(b, gpus, 8)
 	require.Empty(b, issues)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaCSV(out, nvQueryFields)
+		nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	}
 }
 
 func BenchmarkParseNvidiaTopo(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI, "topo", "-m")
-	_, err := parseNvidiaTopo(out)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI, "topo", "-m")
+	_, err := nvidia.ParseNvidiaTopo(out)
 	require.NoError(b, err)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseNvidiaTopo(out)
+		_, _ = nvidia.ParseNvidiaTopo(out)
 	}
 }
 
 func BenchmarkParseNvidiaList(b *testing.B) {
-	out := toolOutput(b, "dgx-h100", toolNvidiaSMI, "-L")
-	require.Len(b, parseNvidiaList(out), 8)
+	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI, "-L")
+	require.Len(b, nvidia.ParseNvidiaList(out), 8)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaList(out)
+		nvidia.ParseNvidiaList(out)
 	}
 }
 
 func BenchmarkParseNvidiaProc(b *testing.B) {
 	version := fixtureFile(b, "dgx-h100", "proc/driver/nvidia/version")
-	require.NotEmpty(b, parseNvidiaProcVersion(version))
+	require.NotEmpty(b, nvidia.ParseNvidiaProcVersion(version))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseNvidiaProcVersion(version)
+		nvidia.ParseNvidiaProcVersion(version)
 	}
 }
 
 func BenchmarkParseRocmSMIJSON(b *testing.B) {
-	out := toolOutput(b, "mi300x-8", "rocm-smi", rocmSMIArgs...)
-	_, err := parseRocmSMIJSON(out)
+	out := toolOutput(b, "mi300x-8", "rocm-smi", amd.ROCmSMIArgs...)
+	_, err := amd.ParseRocmSMIJSON(out)
 	require.NoError(b, err)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseRocmSMIJSON(out)
+		_, _ = amd.ParseRocmSMIJSON(out)
 	}
 }
 
 func BenchmarkParseKFDProperties(b *testing.B) {
 	text := fixtureFile(b, "mi300x-8", "sys/class/kfd/kfd/topology/nodes/2/properties")
-	require.NotEmpty(b, parseKFDProperties(text))
+	require.NotEmpty(b, amd.ParseKFDProperties(text))
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseKFDProperties(text)
+		amd.ParseKFDProperties(text)
 	}
 }
 
 func BenchmarkParseHLSMI(b *testing.B) {
-	out := toolOutput(b, "gaudi2-8", "hl-smi", hlSMIArgs()...)
-	rows, errs := parseHLSMI(out)
+	out := toolOutput(b, "gaudi2-8", "hl-smi", intel.HLSMIArgs()...)
+	rows, errs := intel.ParseHLSMI(out)
 	require.Len(b, rows, 8)
 	require.Empty(b, errs)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseHLSMI(out)
+		intel.ParseHLSMI(out)
 	}
 }
 
 func BenchmarkParseNeuronLS(b *testing.B) {
-	out := toolOutput(b, "inf2-48xlarge", "neuron-ls", neuronLSArgs...)
-	devs, _, err := parseNeuronLS(out)
+	out := toolOutput(b, "inf2-48xlarge", "neuron-ls", aws.NeuronLSArgs...)
+	devs, _, err := aws.ParseNeuronLS(out)
 	require.NoError(b, err)
 	require.NotEmpty(b, devs)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _, _ = parseNeuronLS(out)
+		_, _, _ = aws.ParseNeuronLS(out)
 	}
 }
 
 func BenchmarkParseVulkanSummary(b *testing.B) {
 	out := string(toolOutput(b, "desktop-rtx-igpu", "vulkaninfo", "--summary"))
-	require.NotEmpty(b, parseVulkanSummary(out))
+	require.NotEmpty(b, vulkan.ParseVulkanSummary(out))
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseVulkanSummary(out)
+		vulkan.ParseVulkanSummary(out)
 	}
 }
 
 func BenchmarkParseXPUDump(b *testing.B) {
-	out := string(toolOutput(b, "intel-max-4", "xpu-smi", xpuSMIDumpArgs...))
-	devs, err := parseXPUDump(out)
+	out := string(toolOutput(b, "intel-max-4", "xpu-smi", intel.XPUSMIDumpArgs...))
+	devs, err := intel.ParseXPUDump(out)
 	require.NoError(b, err)
 	require.Len(b, devs, 4)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseXPUDump(out)
+		_, _ = intel.ParseXPUDump(out)
 	}
 }
 
 func BenchmarkParseMemInfo(b *testing.B) {
 	text := fixtureFile(b, "dgx-h100", "proc/meminfo")
-	require.NotEmpty(b, parseMemInfo(text))
+	require.NotEmpty(b, host.ParseMemInfo(text))
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseMemInfo(text)
+		host.ParseMemInfo(text)
 	}
 }
 
@@ -163,22 +172,22 @@ func BenchmarkParseMemInfo(b *testing.B) {
 // detection reads.
 func BenchmarkParseCPUInfo(b *testing.B) {
 	text := fixtureFile(b, "dgx-h100", "proc/cpuinfo")
-	require.Equal(b, 224, parseCPUInfo(text).Logical)
+	require.Equal(b, 224, host.ParseCPUInfo(text).Logical)
 	b.SetBytes(int64(len(text)))
 	b.ReportAllocs()
 	for b.Loop() {
-		parseCPUInfo(text)
+		host.ParseCPUInfo(text)
 	}
 }
 
 func BenchmarkParseNodeCPUList(b *testing.B) {
 	text := strings.TrimSpace(fixtureFile(b, "dgx-h100", "sys/devices/system/node/node0/cpulist"))
-	cpus, err := parseCPUList(text)
+	cpus, err := host.ParseCPUList(text)
 	require.NoError(b, err)
 	require.Len(b, cpus, 112)
 	b.ReportAllocs()
 	for b.Loop() {
-		_, _ = parseCPUList(text)
+		_, _ = host.ParseCPUList(text)
 	}
 }
 
@@ -186,9 +195,9 @@ func BenchmarkParseNodeCPUList(b *testing.B) {
 // tool lookup) so that a replayRunner can answer the same detection again
 // without starting a process.
 type recordingRunner struct {
-	inner *ExecRunner
+	inner *machine.ExecRunner
 	mu    sync.Mutex
-	runs  map[string]Result
+	runs  map[string]machine.Result
 	has   map[string]bool
 }
 
@@ -196,7 +205,7 @@ func runKey(tool string, args []string) string {
 	return tool + "\x00" + strings.Join(args, "\x00")
 }
 
-func (r *recordingRunner) Run(ctx context.Context, tool string, args ...string) Result {
+func (r *recordingRunner) Run(ctx context.Context, tool string, args ...string) machine.Result {
 	res := r.inner.Run(ctx, tool, args...)
 	r.mu.Lock()
 	r.runs[runKey(tool, args)] = res
@@ -215,14 +224,14 @@ func (r *recordingRunner) Has(tool string) bool {
 // replayRunner is a machine whose tools answer instantly: each run returns
 // the recorded result (stdout copied, as a real run allocates it).
 type replayRunner struct {
-	runs map[string]Result
+	runs map[string]machine.Result
 	has  map[string]bool
 }
 
-func (r *replayRunner) Run(_ context.Context, tool string, args ...string) Result {
+func (r *replayRunner) Run(_ context.Context, tool string, args ...string) machine.Result {
 	res, ok := r.runs[runKey(tool, args)]
 	if !ok {
-		return Result{Err: ErrToolMissing}
+		return machine.Result{Err: machine.ErrToolMissing}
 	}
 	res.Stdout = append([]byte(nil), res.Stdout...)
 	return res
@@ -232,10 +241,10 @@ func (r *replayRunner) Has(tool string) bool { return r.has[tool] }
 
 // instantToolOptions returns fixture options whose runner replays the
 // machine's tools, recorded from one real detection.
-func instantToolOptions(b *testing.B, machine string) Options {
+func instantToolOptions(b *testing.B, host string) Options {
 	b.Helper()
-	opts := fixtureOptions(b, machine, nil)
-	rec := &recordingRunner{inner: NewExecRunner(opts.Path, opts.Timeout), runs: map[string]Result{}, has: map[string]bool{}}
+	opts := fixtureOptions(b, host, nil)
+	rec := &recordingRunner{inner: machine.NewExecRunner(opts.Path, opts.Timeout), runs: map[string]machine.Result{}, has: map[string]bool{}}
 	opts.Runner = rec
 	_, err := Detect(context.Background(), opts)
 	require.NoError(b, err)

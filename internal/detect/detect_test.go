@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -15,6 +16,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -25,13 +28,13 @@ func emptyMachineOptions(t *testing.T, binDir string, timeout time.Duration) Opt
 	if binDir == "" {
 		binDir = t.TempDir()
 	}
-	return Options{Sysroot: t.TempDir(), Path: binDir, Timeout: timeout, Getenv: func(string) string { return "" }}
+	return Options{Sysroot: t.TempDir(), Path: binDir, Timeout: timeout, LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 // deviceBackend returns a backend that reports one device named name.
-func deviceBackend(name string) Backend {
-	return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-		return Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
+func deviceBackend(name string) machine.Backend {
+	return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		return machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name, Available: true}}}
 	}}
 }
 
@@ -58,29 +61,29 @@ func warningsOf(reg *registry.Registry, code string) []registry.Warning {
 func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 	release := make(chan struct{})
 	finished := make(chan struct{})
-	stuck := Backend{Name: "stuck", Detect: func(ctx context.Context, m *Machine) Findings {
+	stuck := machine.Backend{Name: "stuck", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		defer close(finished)
 		<-release // ignores ctx, as a backend blocked in a read of a hung file would
 		// Work done after Detect returned must not reach the caller or race
 		// with it: run a tool (the machine is shared) and return findings.
 		_, w, ok := m.Tool(ctx, "stuck", "nvidia-smi", "-q")
-		f := Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
+		f := machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
 		if !ok {
 			f.AddWarning(w)
 		}
 		return f
 	}}
-	panics := Backend{Name: "panics", Detect: func(ctx context.Context, m *Machine) Findings {
+	panics := machine.Backend{Name: "panics", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		var d *registry.Device
 		_ = d.Name // nil dereference
-		return Findings{}
+		return machine.Findings{}
 	}}
 	dir := t.TempDir()
-	writeTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo $$ >>"+filepath.Join(dir, "ran"))
 	opts := emptyMachineOptions(t, dir, 300*time.Millisecond)
 
 	start := time.Now()
-	reg, err := detectWith(context.Background(), opts, []Backend{deviceBackend("good"), stuck, panics})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{deviceBackend("good"), stuck, panics})
 	took := time.Since(start)
 	require.NoError(t, err)
 
@@ -108,15 +111,15 @@ func TestOrchestrAbandonsBackendThatIgnoresContext(t *testing.T) {
 }
 
 func TestOrchestrCallerDeadlineBoundsDetection(t *testing.T) {
-	block := Backend{Name: "block", Detect: func(ctx context.Context, m *Machine) Findings {
+	block := machine.Backend{Name: "block", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 		<-ctx.Done() // a well-behaved backend: returns when told
-		return Findings{}
+		return machine.Findings{}
 	}}
 	opts := emptyMachineOptions(t, "", time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	reg, err := detectWith(ctx, opts, []Backend{block})
+	reg, err := detectWith(ctx, opts, []machine.Backend{block})
 	require.NoError(t, err)
 	assert.Less(t, time.Since(start), time.Second)
 	assert.Empty(t, warningsOf(reg, registry.WarnBackendTimeout), "a backend that returns at the deadline is not abandoned")
@@ -127,12 +130,12 @@ func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
 	const n = 8
 	var started sync.WaitGroup
 	started.Add(n)
-	var list []Backend
+	var list []machine.Backend
 	for i := 0; i < n; i++ {
-		list = append(list, Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *Machine) Findings {
+		list = append(list, machine.Backend{Name: string(rune('a' + i)), Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
 			started.Done()
 			started.Wait()
-			return Findings{}
+			return machine.Findings{}
 		}})
 	}
 	start := time.Now()
@@ -146,10 +149,10 @@ func TestOrchestrRunsBackendsConcurrently(t *testing.T) {
 func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 	dir := t.TempDir()
 	counter := filepath.Join(dir, "count")
-	writeTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
-	caller := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-			var f Findings
+	detecttest.WriteTool(t, dir, "nvidia-smi", "echo run >>"+counter+"; echo GPU 0")
+	caller := func(name string) machine.Backend {
+		return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			var f machine.Findings
 			out, w, ok := m.Tool(ctx, name, "nvidia-smi", "-L")
 			if !ok {
 				f.AddWarning(w)
@@ -163,7 +166,7 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 			return f
 		}}
 	}
-	var list []Backend
+	var list []machine.Backend
 	for _, n := range []string{"a", "b", "c", "d"} {
 		list = append(list, caller(n))
 	}
@@ -184,19 +187,19 @@ func TestOrchestrToolRunsOncePerDetection(t *testing.T) {
 
 func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	dir := t.TempDir()
-	writeTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
-	writeTool(t, dir, "xpu-smi", "exec sleep 1000")
-	writeTool(t, dir, "vulkaninfo", "yes")
-	tool := func(backend, name string) Backend {
-		return Backend{Name: backend, Detect: func(ctx context.Context, m *Machine) Findings {
-			var f Findings
+	detecttest.WriteTool(t, dir, "hl-smi", "echo 'hl-smi: driver not loaded' >&2; exit 2")
+	detecttest.WriteTool(t, dir, "xpu-smi", "exec sleep 1000")
+	detecttest.WriteTool(t, dir, "vulkaninfo", "yes")
+	tool := func(backend, name string) machine.Backend {
+		return machine.Backend{Name: backend, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			var f machine.Findings
 			if _, w, ok := m.Tool(ctx, backend, name); !ok {
 				f.AddWarning(w)
 			}
 			return f
 		}}
 	}
-	list := []Backend{tool("gaudi", "hl-smi"), tool("xpu", "xpu-smi"), tool("vulkan", "vulkaninfo"), deviceBackend("good")}
+	list := []machine.Backend{tool("gaudi", "hl-smi"), tool("xpu", "xpu-smi"), tool("vulkan", "vulkaninfo"), deviceBackend("good")}
 	start := time.Now()
 	reg, err := detectWith(context.Background(), emptyMachineOptions(t, dir, 500*time.Millisecond), list)
 	require.NoError(t, err)
@@ -215,13 +218,13 @@ func TestOrchestrToolFailuresBecomeWarnings(t *testing.T) {
 	assert.Equal(t, "hl-smi", byBackend["gaudi"].Tool)
 	assert.Equal(t, registry.WarnToolTimeout, byBackend["xpu"].Code)
 	assert.Equal(t, registry.WarnOutputTooLarge, byBackend["vulkan"].Code)
-	requireNoProcessMentioning(t, dir)
+	detecttest.RequireNoProcessMentioning(t, dir)
 }
 
 func TestOrchestrNoExecRunsNothing(t *testing.T) {
-	inner := &countingRunner{}
-	b := Backend{Name: "x", Detect: func(ctx context.Context, m *Machine) Findings {
-		var f Findings
+	inner := &runCounter{}
+	b := machine.Backend{Name: "x", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		var f machine.Findings
 		if m.HasTool("nvidia-smi") {
 			f.Warn("x", "test", "HasTool true under no_exec")
 		}
@@ -232,14 +235,23 @@ func TestOrchestrNoExecRunsNothing(t *testing.T) {
 	}}
 	opts := emptyMachineOptions(t, "", time.Second)
 	opts.NoExec, opts.Runner = true, inner
-	reg, err := detectWith(context.Background(), opts, []Backend{b})
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{b})
 	require.NoError(t, err)
 	assert.Empty(t, reg.Warnings)
-	assert.Zero(t, inner.total())
+	assert.Zero(t, inner.n.Load())
 }
 
+// runCounter counts runs; every tool is present.
+type runCounter struct{ n atomic.Int64 }
+
+func (c *runCounter) Run(context.Context, string, ...string) machine.Result {
+	c.n.Add(1)
+	return machine.Result{}
+}
+func (c *runCounter) Has(string) bool { return true }
+
 func TestOrchestrBackendSelection(t *testing.T) {
-	list := []Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
+	list := []machine.Backend{deviceBackend("a"), deviceBackend("b"), deviceBackend("c")}
 	cases := []struct {
 		backends, exclude []string
 		want              []string
@@ -266,16 +278,16 @@ func TestOrchestrBackendSelection(t *testing.T) {
 
 func TestOrchestrRenumbersDeviceIDs(t *testing.T) {
 	// Two backends use the same local id "0" and link their devices.
-	linked := func(name string) Backend {
-		return Backend{Name: name, Detect: func(ctx context.Context, m *Machine) Findings {
-			return Findings{
+	linked := func(name string) machine.Backend {
+		return machine.Backend{Name: name, Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+			return machine.Findings{
 				Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: name + "0"},
 					{ID: "1", Kind: registry.KindCUDA, Name: name + "1"}},
 				Interconnects: []registry.Interconnect{{Kind: registry.LinkNVLink, Devices: []string{"0", "1"}}},
 			}
 		}}
 	}
-	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Second), []Backend{linked("a"), linked("b")})
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Second), []machine.Backend{linked("a"), linked("b")})
 	require.NoError(t, err)
 	require.Len(t, reg.Devices, 4)
 	ids := map[string]string{}
@@ -335,14 +347,14 @@ func TestHostileMachine(t *testing.T) {
 			assert.Less(t, *d.NUMANode, 1<<16, d.ID)
 		}
 		for _, s := range []string{d.Name, d.Vendor, d.UUID, d.DriverVersion, d.PCIBusID, d.PCIID} {
-			assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, isControl), "%s: %q", d.ID, s)
+			assert.True(t, utf8.ValidString(s) && !strings.ContainsFunc(s, machine.IsControl), "%s: %q", d.ID, s)
 			for _, leftover := range []string{"[31m", "[0m", "[2J", "]0;"} {
 				assert.NotContains(t, s, leftover, "%s: escape sequence only half removed", d.ID)
 			}
 		}
 	}
 	for _, w := range reg.Warnings {
-		assert.True(t, utf8.ValidString(w.Message) && !strings.ContainsFunc(w.Message, isControl), "%q", w.Message)
+		assert.True(t, utf8.ValidString(w.Message) && !strings.ContainsFunc(w.Message, machine.IsControl), "%q", w.Message)
 	}
 	codes := map[string]bool{}
 	for _, w := range reg.Warnings {
@@ -354,7 +366,7 @@ func TestHostileMachine(t *testing.T) {
 	_, err = reg.Encode()
 	require.NoError(t, err)
 
-	requireNoProcessMentioning(t, opts.Path)
+	detecttest.RequireNoProcessMentioning(t, opts.Path)
 }
 
 // copyTools copies the executables of dir into a fresh temporary directory.

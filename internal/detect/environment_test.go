@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -25,12 +27,12 @@ func TestEnvironmentFixtureContainerVM(t *testing.T) {
 	assert.Equal(t, int64(17179869184), env.CgroupMemoryLimit)
 	assert.InDelta(t, 4.0, env.CgroupCPULimit, 1e-9)
 	assert.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, env.Visibility)
-	assert.Empty(t, backendWarnings(reg, environmentBackend))
+	assert.Empty(t, backendWarnings(reg, host.EnvironmentBackend))
 	assert.Len(t, reg.Accelerators(), 0, "no accelerator on this machine")
 }
 
 // envMachine builds a sysroot from name -> content ("" makes an empty file).
-func envMachine(t *testing.T, files map[string]string, env map[string]string) *Machine {
+func envMachine(t *testing.T, files map[string]string, env map[string]string) *machine.Machine {
 	t.Helper()
 	root := t.TempDir()
 	for name, text := range files {
@@ -38,7 +40,7 @@ func envMachine(t *testing.T, files map[string]string, env map[string]string) *M
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	m, err := NewMachine(Options{Sysroot: root, NoExec: true, Env: env, Getenv: func(string) string { return "" }})
+	m, err := NewMachine(Options{Sysroot: root, NoExec: true, Env: env, LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	return m
 }
@@ -104,55 +106,9 @@ func TestEnvironmentCases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f := detectEnvironment(context.Background(), envMachine(t, tt.files, tt.env))
+			f := host.DetectEnvironment(context.Background(), envMachine(t, tt.files, tt.env))
 			assert.Equal(t, tt.want, f.Environment)
 			assert.Empty(t, f.Warnings)
 		})
 	}
-}
-
-func TestEnvironmentParsers(t *testing.T) {
-	for in, want := range map[string]int64{"17179869184\n": 17179869184, "max": 0, "": 0, "-1": 0, "x": 0,
-		"9223372036854771712": 0} {
-		assert.Equal(t, want, parseCgroupMemoryMax(in), "%q", in)
-	}
-	for in, want := range map[string]float64{"400000 100000": 4, "200000 100000\n": 2, "50000 100000": 0.5,
-		"max 100000": 0, "150000": 1.5, "0 100000": 0, "1 0": 0, "a b": 0, "": 0} {
-		assert.InDelta(t, want, parseCgroupCPUMax(in), 1e-9, "%q", in)
-	}
-	for in, want := range map[string]string{
-		"12:pids:/docker/abc\n":                         "docker",
-		"1:name=systemd:/system.slice/docker-abc.scope": "docker",
-		"0::/kubepods.slice/x\n":                        "kubernetes",
-		"5:cpu:/machine.slice/libpod-abc.scope":         "podman",
-		"3:cpu:/lxc/web01":                              "lxc",
-		"0::/":                                          "",
-		"0::/user.slice/user-1000.slice":                "",
-		"garbage":                                       "",
-	} {
-		assert.Equal(t, want, containerFromCgroup(in), "%q", in)
-	}
-	assert.True(t, cpuinfoHasHypervisorFlag("processor\t: 0\nflags\t\t: fpu hypervisor\n"))
-	assert.False(t, cpuinfoHasHypervisorFlag("flags\t\t: fpu\nmodel name\t: hypervisor-like name\n"))
-	assert.Equal(t, "", containerFromSystemd("a b"))
-}
-
-func FuzzEnvironmentParsers(f *testing.F) {
-	f.Add("400000 100000", "12:devices:/docker/abc\n0::/", "17179869184")
-	f.Add("max 100000", "0::/kubepods/burstable/pod1/c", "max")
-	f.Add("-5 -7", ":::\n::", "9223372036854771712")
-	f.Fuzz(func(t *testing.T, cpuMax, cgroup, memMax string) {
-		c := parseCgroupCPUMax(cpuMax)
-		require.GreaterOrEqual(t, c, 0.0)
-		require.LessOrEqual(t, c, float64(1<<21))
-		m := parseCgroupMemoryMax(memMax)
-		require.GreaterOrEqual(t, m, int64(0))
-		require.Less(t, m, int64(1)<<60)
-		switch containerFromCgroup(cgroup) {
-		case "", "docker", "podman", "lxc", "kubernetes":
-		default:
-			t.Fatalf("unexpected container name from %q", cgroup)
-		}
-		_ = cpuinfoHasHypervisorFlag(cgroup)
-	})
 }

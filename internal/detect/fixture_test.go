@@ -2,38 +2,28 @@ package detect
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
-
-// machineDir returns the directory of a fixture machine under testdata/machines.
-func machineDir(t testing.TB, name string) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", name))
-	require.NoError(t, err)
-	_, err = os.Stat(dir)
-	require.NoError(t, err, "fixture machine %s", name)
-	return dir
-}
 
 // fixtureOptions returns detection options for a fixture machine: its root/
 // tree as sysroot and its bin/ as the only PATH entry (an absent bin/ means
 // no tool at all). env replaces the process environment entirely, so the
 // developer's own CUDA_VISIBLE_DEVICES never leaks into a test.
 func fixtureOptions(t testing.TB, name string, env map[string]string) Options {
-	dir := machineDir(t, name)
+	dir := detecttest.MachineDir(t, name)
 	return Options{
-		Sysroot: filepath.Join(dir, "root"),
-		Path:    filepath.Join(dir, "bin"),
-		Timeout: 5 * time.Second,
-		Env:     env,
-		Getenv:  func(string) string { return "" },
+		Sysroot:   filepath.Join(dir, "root"),
+		Path:      filepath.Join(dir, "bin"),
+		Timeout:   5 * time.Second,
+		Env:       env,
+		LookupEnv: func(string) (string, bool) { return "", false },
 	}
 }
 

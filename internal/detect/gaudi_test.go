@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -19,7 +21,7 @@ import (
 // temporary directory so a test can change it, and returns its directory.
 func copyFixtureMachine(t *testing.T, name string) string {
 	t.Helper()
-	src := machineDir(t, name)
+	src := detecttest.MachineDir(t, name)
 	dst := t.TempDir()
 	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -57,7 +59,7 @@ func detectDir(t *testing.T, dir string, env map[string]string) *registry.Regist
 	t.Helper()
 	reg, err := Detect(context.Background(), Options{
 		Sysroot: filepath.Join(dir, "root"), Path: filepath.Join(dir, "bin"),
-		Timeout: 5 * time.Second, Env: env, Getenv: func(string) string { return "" },
+		Timeout: 5 * time.Second, Env: env, LookupEnv: func(string) (string, bool) { return "", false },
 	})
 	require.NoError(t, err)
 	return reg
@@ -112,7 +114,7 @@ func TestGaudiFixtureHLSMI(t *testing.T) {
 		assert.NotEmpty(t, d.UUID, "device %d", i)
 		assert.Equal(t, "hl-smi", d.Sources["memory_bytes"])
 	}
-	assert.Empty(t, backendWarnings(reg, gaudiBackend))
+	assert.Empty(t, backendWarnings(reg, intel.GaudiBackend))
 	assert.Empty(t, reg.SystemIO.Interconnects, "no RoCE figure is sourced per port, so none is reported")
 }
 
@@ -128,7 +130,7 @@ func TestGaudiFixtureFallbackWithoutHLSMI(t *testing.T) {
 		assert.Empty(t, d.DriverVersion)
 		assert.Equal(t, "pci-id", d.Sources["memory_bytes"])
 	}
-	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, gaudiBackend))
+	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
 }
 
 func TestGaudiFixtureHLSMIFailsThenFallback(t *testing.T) {
@@ -137,7 +139,7 @@ func TestGaudiFixtureHLSMIFailsThenFallback(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "hl-smi"), []byte(script), 0o755))
 	reg := detectDir(t, dir, nil)
 	assertGaudi2Eight(t, devicesOfKind(reg, registry.KindGaudi))
-	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, gaudiBackend))
+	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
 }
 
 func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
@@ -150,85 +152,7 @@ func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
 	for i, d := range devs {
 		assert.Equal(t, i != 3, d.Available, "device %d", i)
 	}
-	assert.Equal(t, []string{registry.WarnFallback, registry.WarnDeviceUnusable}, backendWarnings(reg, gaudiBackend))
-}
-
-func TestGaudiParseHLSMI(t *testing.T) {
-	tests := []struct {
-		name     string
-		in       string
-		want     []hlSMIRow
-		wantErrs int
-	}{
-		{name: "two devices", in: "0, HL-225, 0000:33:00.0, 98304, 97536, 1.11.0-e6eb0fd, U0\n1, HL-225, 0000:34:00.0, 98304, 98304, 1.11.0-e6eb0fd, U1\n",
-			want: []hlSMIRow{
-				{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: 98304, MemoryFreeMiB: 97536, DriverVersion: "1.11.0-e6eb0fd", UUID: "U0"},
-				{Index: 1, Name: "HL-225", BusID: "0000:34:00.0", MemoryMiB: 98304, MemoryFreeMiB: 98304, DriverVersion: "1.11.0-e6eb0fd", UUID: "U1"}}},
-		{name: "placeholders are no value", in: "0, HL-325L, 0000:19:00.0, 131072, N/A, [Not Supported], N/A",
-			want: []hlSMIRow{{Index: 0, Name: "HL-325L", BusID: "0000:19:00.0", MemoryMiB: 131072, MemoryFreeMiB: -1}}},
-		{name: "units left in", in: "0, HL-225, 0000:33:00.0, 98304 MiB, 97536 MiB, 1.11.0, U",
-			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: 98304, MemoryFreeMiB: 97536, DriverVersion: "1.11.0", UUID: "U"}}},
-		{name: "wrong column count", in: "0, HL-225, 0000:33:00.0, 98304", wantErrs: 1},
-		{name: "bad index", in: "x, HL-225, 0000:33:00.0, 98304, 1, d, u", wantErrs: 1},
-		// An absurd figure is left out (and reported by the backend); the row stays.
-		{name: "absurd memory", in: "0, HL-225, 0000:33:00.0, 99999999999999, 99999999999999999999, d, u",
-			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: -1, DriverVersion: "d", UUID: "u",
-				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "99999999999999"}, {"0000:33:00.0 memory.free", "99999999999999999999"}}}}},
-		{name: "negative memory", in: "0, HL-225, 0000:33:00.0, -5, 1, d, u",
-			want: []hlSMIRow{{Index: 0, Name: "HL-225", BusID: "0000:33:00.0", MemoryMiB: -1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u",
-				Absurd: []absurdValue{{"0000:33:00.0 memory.total", "-5"}}}}},
-		{name: "not a number", in: "0, HL-225, 0000:33:00.0, lots, 1, d, u", wantErrs: 1},
-		{name: "repeated index keeps the first", in: "0, A, 0000:33:00.0, 1, 1, d, u\n0, B, 0000:34:00.0, 1, 1, d, u",
-			want:     []hlSMIRow{{Index: 0, Name: "A", BusID: "0000:33:00.0", MemoryMiB: 1, MemoryFreeMiB: 1, DriverVersion: "d", UUID: "u"}},
-			wantErrs: 1},
-		{name: "empty", in: "\n\n"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			rows, errs := parseHLSMI([]byte(tt.in))
-			assert.Equal(t, tt.want, rows)
-			assert.Len(t, errs, tt.wantErrs)
-		})
-	}
-}
-
-func TestGaudiGenFromName(t *testing.T) {
-	for name, want := range map[string]string{
-		"HL-225": "gaudi2", "HL-225B": "gaudi2", "HL-288": "gaudi2", "hl-325-gaudi3": "gaudi3",
-		"HL-325L": "gaudi3", "HL-338": "gaudi3", "HL-205": "gaudi", "Gaudi2 card": "gaudi2",
-	} {
-		g := gaudiGenFromName(name)
-		require.NotNil(t, g, name)
-		assert.Equal(t, want, g.Arch, name)
-	}
-	assert.Nil(t, gaudiGenFromName("Goya HL-100"))
-}
-
-func FuzzGaudiParseHLSMI(f *testing.F) {
-	f.Add([]byte("0, HL-225, 0000:33:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0\n"))
-	f.Add([]byte("0, HL-325L, 0000:19:00.0, 131072, N/A, [Not Supported], N/A"))
-	f.Add([]byte("0, a, b, c\n,,,,,,\n1,,,,,,\n"))
-	f.Add([]byte("\x00\xff, \x1b[31m, 0000:33:00.0, 1 MiB, 0, d, u"))
-	f.Fuzz(func(t *testing.T, in []byte) {
-		rows, _ := parseHLSMI(in)
-		require.LessOrEqual(t, len(rows), maxHLSMIRows)
-		seen := map[int]bool{}
-		for _, r := range rows {
-			require.False(t, seen[r.Index], "index %d twice", r.Index)
-			seen[r.Index] = true
-			require.GreaterOrEqual(t, r.MemoryMiB, int64(-1))
-			require.LessOrEqual(t, r.MemoryMiB, int64(1<<30))
-			require.GreaterOrEqual(t, r.MemoryFreeMiB, int64(-1))
-			require.Equal(t, CleanText(r.Name), r.Name)
-		}
-		devs := gaudiFromHLSMI(rows, nil)
-		for _, d := range devs {
-			require.GreaterOrEqual(t, d.MemoryBytes, int64(0))
-			if d.MemoryFreeBytes != nil && d.MemoryBytes > 0 {
-				require.LessOrEqual(t, *d.MemoryFreeBytes, d.MemoryBytes)
-			}
-		}
-	})
+	assert.Equal(t, []string{registry.WarnFallback, registry.WarnDeviceUnusable}, backendWarnings(reg, intel.GaudiBackend))
 }
 
 func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
@@ -251,17 +175,17 @@ func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
 		assert.Equal(t, gaudi2Buses[i], d.PCIBusID)
 		assert.Equal(t, d.PCIBusID != "0000:9b:00.0", d.Available, d.PCIBusID)
 	}
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, gaudiBackend))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, intel.GaudiBackend))
 }
 
 // An absurd hl-smi memory figure is an absurd_value warning naming the tool;
 // the device stays, without that figure.
 func TestGaudiAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
-	writeFakeTool(t, bin, "hl-smi", toolScript(hlSMIArgs(),
+	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HLSMIArgs(),
 		"0, HL-225, 0000:33:00.0, 99999999999999, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10"))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{gaudiBackend},
-		Getenv: func(string) string { return "" }})
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	devs := devicesOfKind(reg, registry.KindGaudi)
 	require.Len(t, devs, 1)

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -87,24 +89,24 @@ func TestIntelGPUParseXPUDump(t *testing.T) {
 	out := "Device ID,Device Name,UUID,Driver Version,PCI BDF Address,Memory Physical Size\n" +
 		`0,"Intel(R) Data Center GPU Max 1100","00000000-0000-0029-0000-002f0bda8086","I915_23.10.72_PSB_231129.76","0000:29:00.0","49136.00 MiB"` + "\n" +
 		`,"Intel(R) Data Center GPU Max 1100","","","0000:9a:00.0",""` + "\n"
-	devs, err := parseXPUDump(out)
+	devs, err := intel.ParseXPUDump(out)
 	require.NoError(t, err)
 	require.Len(t, devs, 2)
-	assert.Equal(t, xpuDevice{ID: 0, Name: "Intel(R) Data Center GPU Max 1100", UUID: "00000000-0000-0029-0000-002f0bda8086",
+	assert.Equal(t, intel.XPUDevice{ID: 0, Name: "Intel(R) Data Center GPU Max 1100", UUID: "00000000-0000-0029-0000-002f0bda8086",
 		Driver: "I915_23.10.72_PSB_231129.76", BusID: "0000:29:00.0", MemoryBytes: max1100Bytes}, devs[0])
 	assert.Equal(t, -1, devs[1].ID, "a device in bad state has no id")
 	assert.Zero(t, devs[1].MemoryBytes)
 
 	// Columns are found by label: another order parses the same.
-	devs, err = parseXPUDump("PCI BDF Address,Device ID,Memory Physical Size\n\"0000:29:00.0\",3,\"1024.50 MiB\"\n")
+	devs, err = intel.ParseXPUDump("PCI BDF Address,Device ID,Memory Physical Size\n\"0000:29:00.0\",3,\"1024.50 MiB\"\n")
 	require.NoError(t, err)
 	require.Len(t, devs, 1)
 	assert.Equal(t, 3, devs[0].ID)
 	assert.Equal(t, int64(1024.5*(1<<20)), devs[0].MemoryBytes)
 
-	_, err = parseXPUDump("")
+	_, err = intel.ParseXPUDump("")
 	assert.Error(t, err)
-	_, err = parseXPUDump("Device ID,Device Name\n0,\"x\"\n")
+	_, err = intel.ParseXPUDump("Device ID,Device Name\n0,\"x\"\n")
 	assert.Error(t, err, "no BDF column: nothing can be matched")
 }
 
@@ -116,29 +118,9 @@ func TestIntelGPUParseMiB(t *testing.T) {
 	tests := map[string]result{"49136.00 MiB": {max1100Bytes, false}, "0.00 MiB": {}, "NaN MiB": {}, "": {}, "12 GiB": {},
 		"-5 MiB": {0, true}, "Inf MiB": {0, true}, "1e30 MiB": {0, true}, "99999999999999999999.00 MiB": {0, true}}
 	for in, want := range tests {
-		b, absurd := parseXPUMiB(in)
+		b, absurd := intel.ParseXPUMiB(in)
 		assert.Equal(t, want, result{b, absurd}, in)
 	}
-}
-
-func FuzzIntelGPUParseXPUDump(f *testing.F) {
-	f.Add("Device ID,Device Name,UUID,Driver Version,PCI BDF Address,Memory Physical Size\n" +
-		`0,"Intel(R) Data Center GPU Max 1100","u","d","0000:29:00.0","49136.00 MiB"` + "\n")
-	f.Add("Device ID,PCI BDF Address\n,\"\"\n")
-	f.Add("\"unterminated,\n")
-	f.Add("PCI BDF Address,Memory Physical Size\n0000:00:00.0,\"-1e308 MiB\"\n")
-	f.Fuzz(func(t *testing.T, s string) {
-		devs, err := parseXPUDump(s)
-		if err != nil {
-			return
-		}
-		assert.LessOrEqual(t, len(devs), maxXPUDevices)
-		for _, d := range devs {
-			assert.GreaterOrEqual(t, d.MemoryBytes, int64(0))
-			assert.LessOrEqual(t, d.MemoryBytes, registry.MaxDeviceMemory)
-			assert.GreaterOrEqual(t, d.ID, -1)
-		}
-	})
 }
 
 // xpuDumpRow is one `discovery --dump 1,2,4,8,11,16` row in the shape of the
@@ -160,17 +142,17 @@ func xpuSMIScript(rows ...string) string {
 func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
 	root := t.TempDir()
 	for _, p := range []fakePCI{
-		{Addr: "0000:18:00.0", Vendor: VendorNVIDIA, Device: 0x2330, Accel: -1},
-		{Addr: "0000:1c:00.0", Vendor: VendorAMD, Device: 0x74a1, Accel: -1},
-		{Addr: "0000:29:00.0", Vendor: VendorIntel, Device: 0x0bda, Accel: -1},
+		{Addr: "0000:18:00.0", Vendor: machine.VendorNVIDIA, Device: 0x2330, Accel: -1},
+		{Addr: "0000:1c:00.0", Vendor: machine.VendorAMD, Device: 0x74a1, Accel: -1},
+		{Addr: "0000:29:00.0", Vendor: machine.VendorIntel, Device: 0x0bda, Accel: -1},
 	} {
 		writePCIFunction(t, root, p)
 	}
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:18:00.0"), xpuDumpRow(1, "0000:1c:00.0"),
 		xpuDumpRow(2, "0000:29:00.0"), xpuDumpRow(3, "0000:77:00.0")))
-	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intelGPUBackend},
-		Getenv: func(string) string { return "" }})
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.IntelGPUBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 
 	gpus := devicesOfKind(reg, registry.KindIntelGPU)
@@ -190,8 +172,8 @@ func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
 func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:29:00.0")))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intelGPUBackend},
-		Getenv: func(string) string { return "" }})
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.IntelGPUBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindIntelGPU)
 	require.Len(t, gpus, 1)
@@ -204,14 +186,14 @@ func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
 func TestIntelGPUXPUAbsurdMemoryIsReported(t *testing.T) {
 	root := t.TempDir()
 	for _, addr := range []string{"0000:29:00.0", "0000:3a:00.0"} {
-		writePCIFunction(t, root, fakePCI{Addr: addr, Vendor: VendorIntel, Device: 0x0bda, Accel: -1})
+		writePCIFunction(t, root, fakePCI{Addr: addr, Vendor: machine.VendorIntel, Device: 0x0bda, Accel: -1})
 	}
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(
 		`0,"Intel(R) Data Center GPU Max 1100","u0","I915","0000:29:00.0","99999999999999999999.00 MiB"`+"\n",
 		`1,"Intel(R) Data Center GPU Max 1100","u1","I915","0000:3a:00.0","-49136.00 MiB"`+"\n"))
-	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intelGPUBackend},
-		Getenv: func(string) string { return "" }})
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.IntelGPUBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindIntelGPU)
 	require.Len(t, gpus, 2)

@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -35,49 +37,13 @@ func TestIntelNPUFixtureMeteorLake(t *testing.T) {
 // An NPU without its /dev/accel node (a container without the device) is
 // listed as unavailable, with a warning that says why.
 func TestIntelNPUWithoutDeviceNode(t *testing.T) {
-	root := copyFixtureRoot(t, "intel-core-ultra-laptop")
+	root := detecttest.CopyFixtureRoot(t, "intel-core-ultra-laptop")
 	require.NoError(t, os.Remove(filepath.Join(root, "dev/accel/accel0")))
 	m, err := NewMachine(Options{Sysroot: root, NoExec: true})
 	require.NoError(t, err)
-	f := detectIntelNPU(t.Context(), m)
+	f := intel.DetectIntelNPU(t.Context(), m)
 	require.Len(t, f.Devices, 1)
 	assert.False(t, f.Devices[0].Available)
 	require.Len(t, f.Warnings, 1)
 	assert.Equal(t, registry.WarnDeviceUnusable, f.Warnings[0].Code)
-}
-
-// copyFixtureRoot copies a fixture's root/ (links kept as links) to a
-// temporary directory a test may change.
-func copyFixtureRoot(t *testing.T, name string) string {
-	t.Helper()
-	src := filepath.Join(machineDir(t, name), "root")
-	dst := filepath.Join(t.TempDir(), "root")
-	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(src, p)
-		if err != nil {
-			return err
-		}
-		out := filepath.Join(dst, rel)
-		switch {
-		case d.Type()&os.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(target, out)
-		case d.IsDir():
-			return os.MkdirAll(out, 0o755)
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(out, b, 0o644)
-		}
-	})
-	require.NoError(t, err)
-	return dst
 }

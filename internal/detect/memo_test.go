@@ -9,19 +9,21 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // memoOptions detects root from sysfs and procfs alone.
 func memoOptions(t testing.TB, root string) Options {
 	return Options{Sysroot: root, Path: t.TempDir(), NoExec: true, Timeout: 5 * time.Second,
-		Getenv: func(string) string { return "" }}
+		LookupEnv: func(string) (string, bool) { return "", false }}
 }
 
 func memoDetect(t testing.TB, root string) *registry.Registry {
@@ -32,11 +34,11 @@ func memoDetect(t testing.TB, root string) *registry.Registry {
 }
 
 // memoMachine is the view a new detection of root starts from.
-func memoMachine(t testing.TB, root string) *Machine {
+func memoMachine(t testing.TB, root string) *machine.Machine {
 	t.Helper()
 	m, err := NewMachine(memoOptions(t, root))
 	require.NoError(t, err)
-	require.NotNil(t, m.memo, "a sysroot directory gets a memo")
+	require.True(t, m.HasMemo(), "a sysroot directory gets a memo")
 	return m
 }
 
@@ -51,9 +53,9 @@ func deviceAtBus(t testing.TB, reg *registry.Registry, bus string) registry.Devi
 	return registry.Device{}
 }
 
-func nvidiaAddresses(m *Machine) []string {
+func nvidiaAddresses(m *machine.Machine) []string {
 	var out []string
-	for _, p := range m.PCIDevices(VendorNVIDIA) {
+	for _, p := range m.PCIDevices(machine.VendorNVIDIA) {
 		out = append(out, p.Address)
 	}
 	return out
@@ -117,7 +119,7 @@ func replaceDirErr(dir string, edit func(newDir string)) error {
 const dgxGPU = "0000:18:00.0" // an H100 of the dgx-h100 fixture, under pci0000:15
 
 func TestMemoPCIFunctionValidatedByItsDirectory(t *testing.T) {
-	root := copyFixtureRoot(t, "dgx-h100")
+	root := detecttest.CopyFixtureRoot(t, "dgx-h100")
 	gpuDir := filepath.Join(root, "sys/devices/pci0000:15", dgxGPU)
 
 	first := deviceAtBus(t, memoDetect(t, root), dgxGPU)
@@ -142,7 +144,7 @@ func TestMemoPCIFunctionValidatedByItsDirectory(t *testing.T) {
 	assert.Equal(t, 1, *d.NUMANode, "numa_node is re-read")
 	assert.Equal(t, 4, d.PCIe.CurrentWidth, "the current link is re-read")
 	require.NoError(t, os.Remove(filepath.Join(gpuDir, "driver")))
-	for _, p := range memoMachine(t, root).PCIDevices(VendorNVIDIA) {
+	for _, p := range memoMachine(t, root).PCIDevices(machine.VendorNVIDIA) {
 		if p.Address == dgxGPU {
 			assert.Empty(t, p.Driver, "the driver link is re-read")
 		}
@@ -155,7 +157,7 @@ func TestMemoPCIFunctionValidatedByItsDirectory(t *testing.T) {
 	assert.Equal(t, 8, d.PCIe.MaxWidth)
 
 	// Removed, then added back.
-	link := filepath.Join(root, PathPCIDevices, dgxGPU)
+	link := filepath.Join(root, machine.PathPCIDevices, dgxGPU)
 	target, err := os.Readlink(link)
 	require.NoError(t, err)
 	require.NoError(t, os.Remove(link))
@@ -172,9 +174,9 @@ func TestMemoPCIFunctionValidatedByItsDirectory(t *testing.T) {
 // cpuTree writes a sysroot with a two-CPU cpuinfo and the hot-plug witnesses.
 func cpuTree(t *testing.T) string {
 	root := t.TempDir()
-	writeFile(t, filepath.Join(root, PathCPUInfo), cpuInfoText(2, "Real CPU"))
-	writeFile(t, filepath.Join(root, PathCPUOnline), "0-1\n")
-	writeFile(t, filepath.Join(root, PathCPUPresent), "0-3\n")
+	writeFile(t, filepath.Join(root, machine.PathCPUInfo), cpuInfoText(2, "Real CPU"))
+	writeFile(t, filepath.Join(root, machine.PathCPUOnline), "0-1\n")
+	writeFile(t, filepath.Join(root, machine.PathCPUPresent), "0-3\n")
 	return root
 }
 
@@ -189,7 +191,7 @@ func cpuInfoText(n int, name string) string {
 func hostCPU(t *testing.T, root string) registry.Device {
 	t.Helper()
 	opts := memoOptions(t, root)
-	opts.Backends = []string{backendCPU}
+	opts.Backends = []string{host.BackendCPU}
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 	cpus := devicesOfKind(reg, registry.KindCPU)
@@ -202,9 +204,9 @@ func hostCPU(t *testing.T, root string) registry.Device {
 func seedCPU(t *testing.T, root string) {
 	t.Helper()
 	m := memoMachine(t, root)
-	w, st, ok := m.cpuWitness()
+	w, st, ok := m.CPUWitness()
 	require.True(t, ok)
-	m.rememberCPU(w, st, cpuInfo{Name: "Remembered CPU", Logical: 7})
+	m.RememberCPU(w, st, machine.CPUInfo{Name: "Remembered CPU", Logical: 7})
 }
 
 func TestMemoCPUInfoValidatedByHotplugFiles(t *testing.T) {
@@ -220,11 +222,11 @@ func TestMemoCPUInfoValidatedByHotplugFiles(t *testing.T) {
 		name   string
 		change func()
 	}{
-		{"a CPU goes online", func() { writeFile(t, filepath.Join(root, PathCPUOnline), "0-2\n") }},
-		{"a CPU is added", func() { writeFile(t, filepath.Join(root, PathCPUPresent), "0-7\n") }},
+		{"a CPU goes online", func() { writeFile(t, filepath.Join(root, machine.PathCPUOnline), "0-2\n") }},
+		{"a CPU is added", func() { writeFile(t, filepath.Join(root, machine.PathCPUPresent), "0-7\n") }},
 		{"cpuinfo is another file", func() {
 			writeFile(t, filepath.Join(root, "proc/cpuinfo.new"), cpuInfoText(2, "Real CPU"))
-			require.NoError(t, os.Rename(filepath.Join(root, "proc/cpuinfo.new"), filepath.Join(root, PathCPUInfo)))
+			require.NoError(t, os.Rename(filepath.Join(root, "proc/cpuinfo.new"), filepath.Join(root, machine.PathCPUInfo)))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -237,52 +239,21 @@ func TestMemoCPUInfoValidatedByHotplugFiles(t *testing.T) {
 	}
 
 	// Without a witness nothing is remembered: every detection reads.
-	require.NoError(t, os.Remove(filepath.Join(root, PathCPUOnline)))
-	_, _, ok := memoMachine(t, root).cpuWitness()
+	require.NoError(t, os.Remove(filepath.Join(root, machine.PathCPUOnline)))
+	_, _, ok := memoMachine(t, root).CPUWitness()
 	assert.False(t, ok)
-	writeFile(t, filepath.Join(root, PathCPUInfo), cpuInfoText(3, "Real CPU"))
+	writeFile(t, filepath.Join(root, machine.PathCPUInfo), cpuInfoText(3, "Real CPU"))
 	assert.Equal(t, 3, hostCPU(t, root).Threads)
-}
-
-func TestMemoNotUsedForInjectedFS(t *testing.T) {
-	m := &Machine{FS: fstest.MapFS{
-		PathCPUInfo:    {Data: []byte(cpuInfoText(2, "Real CPU"))},
-		PathCPUOnline:  {Data: []byte("0-1\n")},
-		PathCPUPresent: {Data: []byte("0-1\n")},
-	}, NoExec: true}
-	_, _, ok := m.cpuWitness()
-	assert.False(t, ok)
-	_, ok = m.statStamp(PathCPUInfo, 0)
-	assert.False(t, ok)
-}
-
-func TestMemoBoundedLeastRecentlyUsed(t *testing.T) {
-	forgetAllMemos()
-	t.Cleanup(forgetAllMemos)
-	roots := make([]string, maxMemoSysroots+1)
-	for i := range roots {
-		roots[i] = cpuTree(t)
-		hostCPU(t, roots[i])
-		if i == 1 {
-			hostCPU(t, roots[0]) // roots[0] used again: roots[1] is now the older
-		}
-	}
-	memos.Lock()
-	defer memos.Unlock()
-	assert.Len(t, memos.bySysroot, maxMemoSysroots)
-	assert.NotContains(t, memos.bySysroot, roots[1], "the least recently used is dropped")
-	assert.Contains(t, memos.bySysroot, roots[0], "used again after roots[1]")
-	assert.Contains(t, memos.bySysroot, roots[len(roots)-1])
 }
 
 // TestMemoConcurrentDetections is for -race: detections of the same and of
 // more sysroots than the memo holds, while one tree's PCI functions are
 // replaced and its CPUs hot-plugged.
 func TestMemoConcurrentDetections(t *testing.T) {
-	fixture := filepath.Join(machineDir(t, "dgx-h100"), "root")
-	moving := copyFixtureRoot(t, "dgx-h100")
+	fixture := filepath.Join(detecttest.MachineDir(t, "dgx-h100"), "root")
+	moving := detecttest.CopyFixtureRoot(t, "dgx-h100")
 	want := withoutTiming(memoDetect(t, fixture))
-	small := make([]string, maxMemoSysroots+2)
+	small := make([]string, machine.MaxMemoSysroots+2)
 	for i := range small {
 		small[i] = cpuTree(t)
 	}
@@ -290,7 +261,7 @@ func TestMemoConcurrentDetections(t *testing.T) {
 	stop := make(chan struct{})
 	wg.Go(func() {
 		gpuDir := filepath.Join(moving, "sys/devices/pci0000:15", dgxGPU)
-		online := filepath.Join(moving, PathCPUOnline)
+		online := filepath.Join(moving, machine.PathCPUOnline)
 		for i := 0; ; i++ {
 			select {
 			case <-stop:
@@ -331,9 +302,9 @@ func withoutTiming(reg *registry.Registry) *registry.Registry {
 // without the memo, on the detection that fills it and on the one that
 // uses it.
 func TestMemoSameAnswersOnEveryFixture(t *testing.T) {
-	ents, err := os.ReadDir(filepath.Dir(machineDir(t, "dgx-h100")))
+	ents, err := os.ReadDir(filepath.Dir(detecttest.MachineDir(t, "dgx-h100")))
 	require.NoError(t, err)
-	t.Cleanup(func() { memoEnabled.Store(true) })
+	t.Cleanup(func() { machine.SetMemoEnabled(true) })
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -348,10 +319,10 @@ func TestMemoSameAnswersOnEveryFixture(t *testing.T) {
 				require.NoError(t, err)
 				return withoutTiming(reg)
 			}
-			memoEnabled.Store(false)
+			machine.SetMemoEnabled(false)
 			without := detectOnce()
-			memoEnabled.Store(true)
-			forgetAllMemos()
+			machine.SetMemoEnabled(true)
+			machine.ForgetAllMemos()
 			filling := detectOnce()
 			using := detectOnce()
 			assert.Equal(t, without, filling)

@@ -5,27 +5,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
-
-// NormalizeBusID returns a PCI address in sysfs form: domain of at least 4
-// digits, lower case ("00000000:18:00.0" from nvidia-smi becomes
-// "0000:18:00.0"). The kernel prints the domain with "%04x"
-// (drivers/pci/probe.c), so a wider domain (Intel VMD: "10000:e1:00.0") keeps
-// its significant digits; only leading zeros beyond 4 digits go. An input
-// that is not a PCI address is returned cleaned but otherwise unchanged.
-func NormalizeBusID(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	parts := strings.Split(s, ":")
-	if len(parts) == 3 {
-		for len(parts[0]) > 4 && parts[0][0] == '0' {
-			parts[0] = parts[0][1:]
-		}
-	} else if len(parts) == 2 {
-		parts = append([]string{"0000"}, parts...)
-	}
-	return strings.Join(parts, ":")
-}
 
 // kindPriority ranks sources of the same physical device: a native backend
 // (vendor tool or driver sysfs) beats the generic Vulkan view.
@@ -79,15 +61,15 @@ func mergeByBusID(reg *registry.Registry, vendorAt func(bus string) (int, bool))
 // one vendor (ids in pci.go). Gaudi says vendor "intel" but is a Habana
 // function, so the kind says more than the vendor name.
 var kindPCIVendor = map[registry.Kind]int{
-	registry.KindCUDA: VendorNVIDIA, registry.KindROCm: VendorAMD, registry.KindIntelGPU: VendorIntel,
-	registry.KindIntelNPU: VendorIntel, registry.KindAMDXDNA: VendorAMDCPU, registry.KindGaudi: VendorHabana,
-	registry.KindNeuron: VendorAmazon, registry.KindTPU: VendorGoogle,
+	registry.KindCUDA: machine.VendorNVIDIA, registry.KindROCm: machine.VendorAMD, registry.KindIntelGPU: machine.VendorIntel,
+	registry.KindIntelNPU: machine.VendorIntel, registry.KindAMDXDNA: machine.VendorAMDCPU, registry.KindGaudi: machine.VendorHabana,
+	registry.KindNeuron: machine.VendorAmazon, registry.KindTPU: machine.VendorGoogle,
 }
 
 // vendorNamePCI maps the vendor names backends write to PCI vendor ids, for
 // kinds that span vendors (Vulkan).
 var vendorNamePCI = map[string]int{
-	"nvidia": VendorNVIDIA, "amd": VendorAMD, "intel": VendorIntel, "amazon": VendorAmazon, "google": VendorGoogle,
+	"nvidia": machine.VendorNVIDIA, "amd": machine.VendorAMD, "intel": machine.VendorIntel, "amazon": machine.VendorAmazon, "google": machine.VendorGoogle,
 }
 
 // pciVendorOf returns the PCI vendor a device claims: its pci_id's when set,
@@ -140,7 +122,7 @@ func conflictWarning(keep, drop registry.Device, bus string, sysfs int, known bo
 	backend, _, _ := strings.Cut(drop.ID, "|")
 	why := "sysfs cannot tell which"
 	if known {
-		why = "sysfs shows PCI vendor " + hex4(sysfs)
+		why = "sysfs shows PCI vendor " + machine.Hex4(sysfs)
 	}
 	return registry.Warning{Backend: backend, Code: registry.WarnConflictingSources,
 		Message: fmt.Sprintf("%s: %s %q (%s) and %s %q (%s) claim the same PCI function; %s: %s kept, %s dropped",

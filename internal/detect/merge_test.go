@@ -10,6 +10,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -27,7 +32,7 @@ func TestNormalizeBusID(t *testing.T) {
 		{"abcdef01:00:02.0", "abcdef01:00:02.0"}, // 8 significant digits
 		{"not-a-bus-id", "not-a-bus-id"},         // left alone
 	} {
-		assert.Equal(t, tc.want, NormalizeBusID(tc.in), tc.in)
+		assert.Equal(t, tc.want, machine.NormalizeBusID(tc.in), tc.in)
 	}
 }
 
@@ -52,24 +57,24 @@ func TestToolRowsAtAnotherVendorsFunctionAreIgnored(t *testing.T) {
 		argv          []string
 		out           string
 	}{
-		{backendCUDA, toolNvidiaSMI, registry.KindCUDA,
-			fakePCI{Vendor: VendorNVIDIA, Device: 0x2684}, fakePCI{Vendor: VendorAMD, Device: 0x74a1},
-			[]string{"--query-gpu=" + strings.Join(nvQueryFields, ","), "--format=csv,noheader,nounits"},
+		{nvidia.BackendCUDA, nvidia.ToolNvidiaSMI, registry.KindCUDA,
+			fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2684}, fakePCI{Vendor: machine.VendorAMD, Device: 0x74a1},
+			[]string{"--query-gpu=" + strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits"},
 			"0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a-0f3d-4a6e-9c27-81d4f0a3b6e5, 00000000:10:00.0, 24564, 23980, 550.54.15, 8.9, [N/A]\n" +
 				"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e-6d84-4b09-a5f1-2e7b9c0d4a68, 00000000:20:00.0, 12288, 11878, 550.54.15, 8.6, [N/A]"},
-		{rocmBackend, "rocm-smi", registry.KindROCm,
-			fakePCI{Vendor: VendorAMD, Device: 0x74a1}, fakePCI{Vendor: VendorNVIDIA, Device: 0x2330},
-			rocmSMIArgs,
+		{amd.ROCmBackend, "rocm-smi", registry.KindROCm,
+			fakePCI{Vendor: machine.VendorAMD, Device: 0x74a1}, fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2330},
+			amd.ROCmSMIArgs,
 			`{"card0": {"PCI Bus": "0000:10:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, ` +
 				`"card1": {"PCI Bus": "0000:20:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}}`},
-		{gaudiBackend, "hl-smi", registry.KindGaudi,
-			fakePCI{Vendor: VendorHabana, Device: 0x1020}, fakePCI{Vendor: VendorIntel, Device: 0x0bda},
-			hlSMIArgs(),
+		{intel.GaudiBackend, "hl-smi", registry.KindGaudi,
+			fakePCI{Vendor: machine.VendorHabana, Device: 0x1020}, fakePCI{Vendor: machine.VendorIntel, Device: 0x0bda},
+			intel.HLSMIArgs(),
 			"0, HL-225, 0000:10:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10\n" +
 				"1, HL-225, 0000:20:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS11-20-07-11"},
-		{neuronBackend, "neuron-ls", registry.KindNeuron,
-			fakePCI{Vendor: VendorAmazon, Device: 0x7264}, fakePCI{Vendor: VendorNVIDIA, Device: 0x2330},
-			neuronLSArgs,
+		{aws.NeuronBackend, "neuron-ls", registry.KindNeuron,
+			fakePCI{Vendor: machine.VendorAmazon, Device: 0x7264}, fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2330},
+			aws.NeuronLSArgs,
 			`[{"instance_type": "inf2.48xlarge", "neuron_device": 0, "bdf": "0000:10:00.0", "numa_node": "0", "connected_to": [1], "nc_count": 2, "memory_size": 34359738368}, ` +
 				`{"instance_type": "inf2.48xlarge", "neuron_device": 1, "bdf": "0000:20:00.0", "numa_node": "0", "connected_to": [0], "nc_count": 2, "memory_size": 34359738368}]`},
 	} {
@@ -82,7 +87,7 @@ func TestToolRowsAtAnotherVendorsFunctionAreIgnored(t *testing.T) {
 			bin := t.TempDir()
 			writeFakeTool(t, bin, tc.tool, toolScript(tc.argv, tc.out))
 			reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{tc.backend},
-				Getenv: func(string) string { return "" }})
+				LookupEnv: func(string) (string, bool) { return "", false }})
 			require.NoError(t, err)
 
 			devs := devicesOfKind(reg, tc.kind)
@@ -119,7 +124,7 @@ func TestMergeByBusIDNeverMergesVendors(t *testing.T) {
 	vulkanNV := registry.Device{ID: "vulkan|1", Kind: registry.KindVulkan, Vendor: "nvidia", PCIBusID: nvBus,
 		DriverVersion: "565.77", PCIID: "10de:2330"}
 	gaudi := registry.Device{ID: "gaudi|hl0", Kind: registry.KindGaudi, Vendor: "intel", PCIBusID: amdBus, PCIID: "1da3:1020"}
-	sysfs := sysfsVendors(map[string]int{amdBus: VendorAMD, nvBus: VendorNVIDIA})
+	sysfs := sysfsVendors(map[string]int{amdBus: machine.VendorAMD, nvBus: machine.VendorNVIDIA})
 
 	for _, tc := range []struct {
 		name     string
@@ -163,7 +168,7 @@ func TestHostileXPUSMIRowsDoNotBecomeIntelGPUs(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(src, "xpu-smi"))
 	require.NoError(t, err)
 	writeFakeTool(t, opts.Path, "xpu-smi", string(b))
-	opts.Backends = []string{backendCUDA, rocmBackend, intelGPUBackend}
+	opts.Backends = []string{nvidia.BackendCUDA, amd.ROCmBackend, intel.IntelGPUBackend}
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 
@@ -176,5 +181,5 @@ func TestHostileXPUSMIRowsDoNotBecomeIntelGPUs(t *testing.T) {
 		assert.NotEqual(t, "I915", d.DriverVersion)
 		assert.NotEqual(t, "u", d.UUID)
 	}
-	assert.Contains(t, warningCodes(reg), intelGPUBackend+"/"+registry.WarnConflictingSources)
+	assert.Contains(t, warningCodes(reg), intel.IntelGPUBackend+"/"+registry.WarnConflictingSources)
 }

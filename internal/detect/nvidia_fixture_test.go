@@ -7,17 +7,19 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // hostBackends are the backends of this file's fixtures: the CPU, NUMA,
 // NVIDIA and InfiniBand ones. Restricting to them keeps these tests about
 // these backends while others are written beside them.
-var hostBackends = []string{backendCPU, backendNUMA, backendCUDA, backendIB}
+var hostBackends = []string{host.BackendCPU, host.BackendNUMA, nvidia.BackendCUDA, host.BackendIB}
 
-func detectHost(t *testing.T, machine string, env map[string]string) *registry.Registry {
+func detectHost(t *testing.T, host string, env map[string]string) *registry.Registry {
 	t.Helper()
-	opts := fixtureOptions(t, machine, env)
+	opts := fixtureOptions(t, host, env)
 	opts.Backends = hostBackends
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
@@ -142,7 +144,7 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := detectHost(t, "dgx-h100", map[string]string{envCUDAVis: tc.value})
+			reg := detectHost(t, "dgx-h100", map[string]string{nvidia.EnvCUDAVis: tc.value})
 			gpus := devicesOfKind(reg, registry.KindCUDA)
 			require.Len(t, gpus, len(tc.wantBus))
 			for i, g := range gpus {
@@ -228,7 +230,7 @@ func TestFixtureNVIDIADriverNoTool(t *testing.T) {
 	assert.Empty(t, reg.SystemIO.Interconnects)
 
 	// The fallback honours CUDA_VISIBLE_DEVICES too (UUID from procfs).
-	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{envCUDAVis: "GPU-a1b2"})
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-a1b2"})
 	gpus = devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)
 	assert.Equal(t, "0000:c1:00.0", gpus[0].PCIBusID)
@@ -307,7 +309,7 @@ func TestFixtureNVIDIAMIG(t *testing.T) {
 	assert.Equal(t, 24, cpus[0].Threads)
 
 	// A MIG instance in CUDA_VISIBLE_DEVICES makes its parent GPU visible.
-	reg = detectHost(t, "nvidia-mig", map[string]string{envCUDAVis: migInstances[2]})
+	reg = detectHost(t, "nvidia-mig", map[string]string{nvidia.EnvCUDAVis: migInstances[2]})
 	assert.Empty(t, warningCodes(reg))
 	gpus = devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)

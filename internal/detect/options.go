@@ -8,11 +8,13 @@ package detect
 import (
 	"os"
 	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
 // Defaults for Options fields left zero.
 const (
-	DefaultTimeout = 5 * time.Second
+	DefaultTimeout = machine.DefaultRunTimeout
 	MaxTimeout     = 10 * time.Minute
 )
 
@@ -27,19 +29,27 @@ type Options struct {
 	CacheTTL time.Duration     `json:"-"`
 	Env      map[string]string `json:"env"`
 
-	// Getenv reads the process environment at call time. The C ABI sets it to
-	// a C getenv wrapper, because Go's os.Getenv only sees the environment the
-	// process was started with (../shared/cabi-notes.md §1.9). Nil means os.Getenv.
-	Getenv func(string) string `json:"-"`
-	// LookupEnv, when set, reads visibility variables in preference to Getenv:
-	// it tells a variable set to "" (CUDA_VISIBLE_DEVICES="" hides every GPU
-	// in the CUDA runtime) from an unset one, which Getenv cannot. The C ABI
-	// should pass a getenv wrapper that answers false for NULL. Nil with Getenv
-	// also nil means os.LookupEnv; nil with Getenv set means Getenv, where ""
-	// reads as unset. PATH is always read with Getenv.
+	// LookupEnv reads the process environment at call time: PATH when the
+	// path option is empty, and the visibility variables the env option does
+	// not set. It tells a variable set to "" (CUDA_VISIBLE_DEVICES="" hides
+	// every GPU in the CUDA runtime) from an unset one. The C ABI sets it to a
+	// C getenv wrapper that answers false for NULL, because Go's os.LookupEnv
+	// only sees the environment the process was started with
+	// (../shared/cabi-notes.md §1.9). Nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
-	Runner Runner `json:"-"`
+	Runner machine.Runner `json:"-"`
+}
+
+// NewMachine builds the machine view for opts: the sysroot, and the live
+// runner on opts.Path (or opts.Runner when given).
+func NewMachine(opts Options) (*machine.Machine, error) {
+	opts = opts.withDefaults()
+	r := opts.Runner
+	if r == nil {
+		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	}
+	return machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: r, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
 }
 
 // withDefaults returns a copy of o with every zero field given its default.
@@ -47,14 +57,11 @@ func (o Options) withDefaults() Options {
 	if o.Sysroot == "" {
 		o.Sysroot = "/"
 	}
-	if o.Getenv == nil {
-		if o.LookupEnv == nil {
-			o.LookupEnv = os.LookupEnv
-		}
-		o.Getenv = os.Getenv
+	if o.LookupEnv == nil {
+		o.LookupEnv = os.LookupEnv
 	}
 	if o.Path == "" {
-		o.Path = o.Getenv("PATH")
+		o.Path, _ = o.LookupEnv("PATH")
 	}
 	if o.Timeout <= 0 {
 		o.Timeout = DefaultTimeout
@@ -66,19 +73,15 @@ func (o Options) withDefaults() Options {
 }
 
 // lookupEnv returns a visibility variable: the env option first, then the
-// process environment at call time (LookupEnv, else Getenv).
+// process environment at call time (LookupEnv; nil reads nothing).
 func (o Options) lookupEnv(name string) (string, bool) {
 	if v, ok := o.Env[name]; ok {
 		return v, true
 	}
-	if o.LookupEnv != nil {
-		return o.LookupEnv(name)
-	}
-	if o.Getenv == nil {
+	if o.LookupEnv == nil {
 		return "", false
 	}
-	v := o.Getenv(name)
-	return v, v != ""
+	return o.LookupEnv(name)
 }
 
 // enabled reports whether backend name runs under these options.

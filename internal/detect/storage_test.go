@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -15,15 +16,15 @@ func TestStorageFixtures(t *testing.T) {
 		machine string
 		want    []registry.Storage
 	}{
-		{"gaudi2-8", []registry.Storage{{Name: "nvme0n1", Class: StorageNVMe, SizeBytes: 7501476528 * 512}}},
-		{"container-vm", []registry.Storage{{Name: "vda", Class: StorageVirtual, SizeBytes: 104857600 * 512}}},
-		{"tpu-v5e", []registry.Storage{{Name: "nvme0n1", Class: StorageNVMe, SizeBytes: 209715200 * 512}}},
+		{"gaudi2-8", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 7501476528 * 512}}},
+		{"container-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 104857600 * 512}}},
+		{"tpu-v5e", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 209715200 * 512}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {
 			reg := detectFixture(t, tt.machine, nil)
 			assert.Equal(t, tt.want, reg.SystemIO.Storage)
-			assert.Empty(t, backendWarnings(reg, storageBackend))
+			assert.Empty(t, backendWarnings(reg, host.StorageBackend))
 		})
 	}
 }
@@ -40,13 +41,13 @@ func TestStorageClasses(t *testing.T) {
 		"sys/block/ram0/size": "100\n", "sys/block/sr0/size": "100\n", "sys/block/fd0/size": "100\n",
 		"sys/block/loop7/size": "100\n",
 	}, nil)
-	f := detectStorage(context.Background(), m)
+	f := host.DetectStorage(context.Background(), m)
 	want := []registry.Storage{
-		{Name: "nvme1n1", Class: StorageNVMe, SizeBytes: 3750748848 * 512},
-		{Name: "sda", Class: StorageHDD, SizeBytes: 3907029168 * 512},
-		{Name: "sdb", Class: StorageSSD, SizeBytes: 1000215216 * 512},
-		{Name: "sdc", Class: StorageUnknown},
-		{Name: "xvda", Class: StorageVirtual, SizeBytes: 16777216 * 512},
+		{Name: "nvme1n1", Class: host.StorageNVMe, SizeBytes: 3750748848 * 512},
+		{Name: "sda", Class: host.StorageHDD, SizeBytes: 3907029168 * 512},
+		{Name: "sdb", Class: host.StorageSSD, SizeBytes: 1000215216 * 512},
+		{Name: "sdc", Class: host.StorageUnknown},
+		{Name: "xvda", Class: host.StorageVirtual, SizeBytes: 16777216 * 512},
 	}
 	assert.Equal(t, want, f.Storage)
 	for _, s := range f.Storage {
@@ -56,7 +57,7 @@ func TestStorageClasses(t *testing.T) {
 }
 
 func TestStorageNoBlockDirIsEmpty(t *testing.T) {
-	f := detectStorage(context.Background(), envMachine(t, nil, nil))
+	f := host.DetectStorage(context.Background(), envMachine(t, nil, nil))
 	require.Empty(t, f.Storage)
 	require.Empty(t, f.Warnings)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/google"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -47,7 +48,7 @@ func TestTPUFixtureV4(t *testing.T) {
 	require.Len(t, ici, 1)
 	assert.Equal(t, ids, ici[0].Devices)
 	assert.Zero(t, ici[0].BandwidthGBs, "no v4 ICI figure is sourced")
-	assert.Empty(t, backendWarnings(reg, tpuBackend))
+	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
 
 	require.NotNil(t, reg.SystemIO.Environment)
 	assert.Equal(t, "gcp", reg.SystemIO.Environment.Cloud)
@@ -73,7 +74,7 @@ func TestTPUFixtureV5e(t *testing.T) {
 	require.Len(t, ici, 1)
 	assert.Len(t, ici[0].Devices, 8)
 	assert.InDelta(t, 400, ici[0].BandwidthGBs, 0.001)
-	assert.Empty(t, backendWarnings(reg, tpuBackend))
+	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
 }
 
 func TestTPUMissingNodeIsUnusable(t *testing.T) {
@@ -85,30 +86,5 @@ func TestTPUMissingNodeIsUnusable(t *testing.T) {
 	for i, d := range devs {
 		assert.Equal(t, i != 6, d.Available, "chip %d", i)
 	}
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, tpuBackend))
-}
-
-func TestTPUGenOf(t *testing.T) {
-	tests := []struct {
-		dev, sub int
-		want     string // "" = not a TPU
-		gib      int64
-	}{
-		{0x0027, 0x004e, "v2", 16}, {0x0027, 0x004f, "v3", 32}, {0x0027, 0x0001, "", 0},
-		{0x005e, 0, "v4", 32}, {0x0063, 0, "v5e", 16}, {0x0062, 0, "v5p", 95},
-		{0x006f, 0, "v6e", 32}, {0x0076, 0, "7x", 192},
-		{0x0042, 0, "", 0}, {0x001f, 0, "", 0}, // gVNIC, NVMe
-	}
-	for _, tt := range tests {
-		g := tpuGenOf(PCIDevice{Vendor: VendorGoogle, Device: tt.dev, SubDevice: tt.sub})
-		if tt.want == "" {
-			assert.Nil(t, g, "%04x:%04x", tt.dev, tt.sub)
-			continue
-		}
-		require.NotNil(t, g, "%04x", tt.dev)
-		assert.Equal(t, tt.want, g.Arch)
-		assert.Equal(t, tt.gib, g.MemoryGiB)
-	}
-	assert.Equal(t, "dev/vfio/3", tpuChipNode(&tpuV6e, 3))
-	assert.Equal(t, "dev/accel3", tpuChipNode(&tpuV3, 3))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, google.TpuBackend))
 }

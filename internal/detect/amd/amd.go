@@ -1,0 +1,467 @@
+package amd
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// The rocm backend reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
+// first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
+// is installed it runs once and fills what sysfs lacks. The two are matched
+// by PCI bus id, never by position.
+const ROCmBackend = "rocm"
+
+// rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
+// topology matrices (weight, hops, link type, NUMA), as one JSON line.
+var ROCmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
+
+// ROCm is this file's detection source (the orchestrator lists it).
+var ROCm = machine.Backend{Name: ROCmBackend, Detect: detectROCm}
+
+// amdGPU is one AMD GPU while the backend assembles it.
+type AMDGPU struct {
+	Dev      registry.Device
+	Card     int    // DRM card number; -1 when only rocm-smi saw it
+	hive     string // xgmi_hive_id; "" or "0" when not in a hive
+	SMIIndex int    // rocm-smi device index; -1 unknown
+	deviceID int    // PCI device id; 0 unknown
+}
+
+func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	gpus := amdGPUsFromSysfs(m, &f)
+	kfd := kfdGPUNodes(m)
+	for i := range gpus {
+		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID])
+	}
+	var smi *ROCmSMIReport
+	if m.HasTool("rocm-smi") {
+		out, w, ok := m.Tool(ctx, ROCmBackend, "rocm-smi", ROCmSMIArgs...)
+		f.AddWarning(w)
+		if ok {
+			rep, err := ParseRocmSMIJSON(out)
+			if err != nil {
+				f.Warn(ROCmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
+			} else {
+				// A card at another vendor's PCI function is not an AMD GPU.
+				rep.Cards = machine.RowsAtVendor(m, &f, ROCmBackend, "rocm-smi", false, rep.Cards,
+					func(c ROCmSMICard) string { return c.BusID }, machine.VendorAMD)
+				for _, c := range rep.Cards {
+					for _, a := range c.Absurd {
+						f.WarnAbsurdMemory(ROCmBackend, "rocm-smi", "", a.What, a.Raw)
+					}
+				}
+				smi = &rep
+				gpus = MergeRocmSMI(gpus, rep)
+			}
+		}
+	}
+	for i := range gpus {
+		finishAMDGPU(&gpus[i])
+	}
+	gpus, hidden := filterAMDVisible(m, gpus)
+	if hidden != "" {
+		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
+	}
+	for _, g := range gpus {
+		f.Devices = append(f.Devices, g.Dev)
+	}
+	f.Interconnects = append(f.Interconnects, xgmiInterconnects(gpus, smi)...)
+	return f
+}
+
+// amdGPUsFromSysfs reads every amdgpu card of vendor 0x1002.
+func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AMDGPU {
+	var out []AMDGPU
+	for _, c := range machine.ListDRMCards(m) {
+		if c.Driver != "amdgpu" || c.Vendor != machine.VendorAMD {
+			continue
+		}
+		g := AMDGPU{Card: c.N, SMIIndex: -1, deviceID: c.Device}
+		d := &g.Dev
+		d.ID = c.BusID
+		d.Kind = registry.KindROCm
+		d.Vendor = "amd"
+		d.Available = true
+		d.PCIBusID = c.BusID
+		if s, err := m.ReadString(path.Join(c.Dir, "product_name")); err == nil && s != "" {
+			d.Name = s
+			d.SetSource("name", "sysfs")
+		}
+		if s, err := m.ReadString(path.Join(c.Dir, "unique_id")); err == nil && s != "" {
+			d.UUID = s
+			d.SetSource("uuid", "sysfs")
+		}
+		readAMDMemory(m, c.Dir, d, f)
+		if s, err := m.ReadString(path.Join(c.Dir, "xgmi_hive_info", "xgmi_hive_id")); err == nil {
+			g.hive = s
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+// readAMDMemory fills VRAM, free VRAM and GTT from amdgpu's mem_info_*
+// attributes (bytes). GTT is system memory the GPU can map: it is reported
+// apart and never added to VRAM. Absurd figures (2^64-1, negative) are
+// reported and left out (readMemoryFile).
+func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machine.Findings) {
+	read := func(attr string) (int64, bool) {
+		return m.ReadMemoryFile(f, ROCmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+	}
+	total, okTotal := read("mem_info_vram_total")
+	used, okUsed := read("mem_info_vram_used")
+	if okTotal && total > 0 {
+		d.MemoryBytes = total
+		d.SetSource("memory_bytes", "sysfs")
+		if okUsed && used <= total {
+			free := total - used
+			d.MemoryFreeBytes = &free
+			d.SetSource("memory_free_bytes", "sysfs")
+		}
+	}
+	if gtt, ok := read("mem_info_gtt_total"); ok && gtt > 0 {
+		d.GTTBytes = gtt
+		d.SetSource("gtt_bytes", "sysfs")
+	}
+}
+
+// kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
+// keyed by PCI bus id. CPU nodes (simd_count 0) come first and are skipped.
+func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
+	out := map[string]map[string]int64{}
+	base := "sys/class/kfd/kfd/topology/nodes"
+	for _, e := range m.ReadDir(base) {
+		// ReadFile, not ReadString: the file has one property per line and
+		// ReadString drops newlines with the other control characters.
+		b, err := m.ReadFile(path.Join(base, e.Name(), "properties"))
+		if err != nil {
+			continue
+		}
+		props := ParseKFDProperties(string(b))
+		if props["simd_count"] <= 0 {
+			continue
+		}
+		if bus := kfdBusID(props); bus != "" {
+			out[bus] = props
+		}
+	}
+	return out
+}
+
+// applyKFD takes the architecture (gfx target) from the GPU's KFD node.
+func applyKFD(g *AMDGPU, props map[string]int64) {
+	if props == nil {
+		return
+	}
+	if arch := gfxTarget(props["gfx_target_version"]); arch != "" {
+		g.Dev.Architecture = arch
+		g.Dev.SetSource("architecture", "kfd")
+	}
+}
+
+// mergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
+// a card rocm-smi lists that sysfs did not show (a container without /sys)
+// becomes a device of its own. sysfs figures stay when both have one.
+func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
+	at := map[string]int{}
+	for i, g := range gpus {
+		at[g.Dev.PCIBusID] = i
+	}
+	fromSysfs := len(gpus)
+	for _, c := range rep.Cards {
+		if c.BusID == "" && fromSysfs > 0 {
+			// Cannot be matched to a sysfs card: adding it would count a
+			// GPU twice.
+			continue
+		}
+		i, ok := at[c.BusID]
+		if !ok || c.BusID == "" {
+			g := AMDGPU{Card: -1, SMIIndex: c.Index}
+			g.Dev = registry.Device{Kind: registry.KindROCm, Vendor: "amd", Available: true, PCIBusID: c.BusID}
+			g.Dev.ID = c.BusID
+			if g.Dev.ID == "" {
+				g.Dev.ID = fmt.Sprintf("rocm-smi:%d", c.Index)
+			}
+			if c.NUMANode >= 0 {
+				n := c.NUMANode
+				g.Dev.NUMANode = &n
+				g.Dev.SetSource("numa_node", "rocm-smi")
+			}
+			gpus = append(gpus, g)
+			i = len(gpus) - 1
+			if c.BusID != "" {
+				at[c.BusID] = i
+			}
+		}
+		g := &gpus[i]
+		g.SMIIndex = c.Index
+		d := &g.Dev
+		if d.Name == "" && c.Name != "" {
+			d.Name = c.Name
+			d.SetSource("name", "rocm-smi")
+		}
+		if d.MemoryBytes == 0 && c.VRAMTotal > 0 {
+			d.MemoryBytes = c.VRAMTotal
+			d.SetSource("memory_bytes", "rocm-smi")
+			if c.VRAMUsed >= 0 && c.VRAMUsed <= c.VRAMTotal {
+				free := c.VRAMTotal - c.VRAMUsed
+				d.MemoryFreeBytes = &free
+				d.SetSource("memory_free_bytes", "rocm-smi")
+			}
+		}
+		if d.Architecture == "" && c.GFX != "" {
+			d.Architecture = c.GFX
+			d.SetSource("architecture", "rocm-smi")
+		}
+	}
+	return gpus
+}
+
+// amdAPUDeviceIDs are AMD integrated GPUs (APUs): their mem_info_vram_total
+// is a UMA carve-out of system RAM, not memory of their own. 0x15bf Radeon
+// 780M (Phoenix1; ../shared/formats.md "AMD XDNA NPU"), 0x1681 Rembrandt
+// Radeon 680M and 0x1586 Strix Halo (hwdata pci.ids). An APU missing here is
+// reported with its carve-out as VRAM and memory_shared unset.
+var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
+
+// finishAMDGPU derives what depends on the identity: architecture fallback,
+// shared memory for APUs, bandwidth and precisions.
+func finishAMDGPU(g *AMDGPU) {
+	d := &g.Dev
+	pciID := machine.Hex4(machine.VendorAMD) + ":" + machine.Hex4(g.deviceID)
+	// The gfx target of documented PCI ids, for machines without KFD
+	// (internal/specs parts: MI300X 0x74a1 gfx942, Radeon 780M 0x15bf gfx1103).
+	if p, ok := specs.LookupPart(pciID); ok && d.Architecture == "" && p.Arch != "" {
+		d.Architecture = p.Arch
+		d.SetSource("architecture", "pci-id")
+	}
+	if amdAPUDeviceIDs[g.deviceID] {
+		d.MemoryShared = true
+	}
+	// Peak memory bandwidth only for ids with a datasheet record in
+	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
+	// docs/conceptual/gpu-arch/mi300.md); other GPUs get none, not a guess.
+	if ds, ok := specs.LookupPCIID(pciID); ok && ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
+		d.SetSource("memory_bandwidth_gb_s", "devices.json")
+	}
+	if q := amdQuantizations(d.Architecture); q != nil {
+		d.Quantizations = q
+	}
+}
+
+// amdQuantizations lists the precisions of an AMD GPU architecture.
+//   - gfx942 (CDNA3, MI300): fp8, bf16, fp16 and int8 matrix math
+//     (devices.json "AMD Instinct MI300X": fp8_tflops_dense,
+//     fp16_bf16_tflops_dense, int8_tops_dense; ROCm mi300.md).
+//   - gfx90a (CDNA2, MI200): bf16, fp16, int8 (devices.json MI250X/MI210).
+//   - gfx11xx (RDNA3): WMMA on f16, bf16, iu8 and iu4 (AMD "RDNA3 Instruction
+//     Set Architecture" reference guide, V_WMMA_* instructions).
+//
+// int4 is also listed for the CDNA parts because weight-only int4 kernels
+// (dequantising to fp16) run on them; unknown architectures get nothing.
+func amdQuantizations(arch string) []string {
+	switch {
+	case arch == "gfx942":
+		return []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}
+	case arch == "gfx90a":
+		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+	case strings.HasPrefix(arch, "gfx11"):
+		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+	}
+	return nil
+}
+
+// filterAMDVisible applies ROCR_VISIBLE_DEVICES (indices or GPU UUIDs) and
+// then HIP_VISIBLE_DEVICES (indices into what ROCR left), as the ROCm runtime
+// does. Indices count GPUs in DRM card order (the enumeration order of the
+// ROCm runtime on one node). As with CUDA_VISIBLE_DEVICES, the list stops at
+// the first entry that matches nothing. It returns the visible GPUs and, when
+// some were hidden, the warning text.
+func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
+	total := len(gpus)
+	var used []string
+	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
+		v, ok := m.Env(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			continue
+		}
+		gpus = selectVisibleAMD(gpus, v, name == "ROCR_VISIBLE_DEVICES")
+		used = append(used, name+"="+v)
+	}
+	if len(gpus) == total {
+		return gpus, ""
+	}
+	return gpus, fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
+}
+
+// selectVisibleAMD keeps the GPUs a visibility list names, in list order.
+func selectVisibleAMD(gpus []AMDGPU, list string, uuids bool) []AMDGPU {
+	var out []AMDGPU
+	taken := map[int]bool{}
+	for _, tok := range strings.Split(list, ",") {
+		tok = strings.TrimSpace(tok)
+		i := -1
+		if n, err := strconv.Atoi(tok); err == nil {
+			if n >= 0 && n < len(gpus) {
+				i = n
+			}
+		} else if uuids {
+			i = gpuByUUID(gpus, tok)
+		}
+		if i < 0 {
+			break
+		}
+		if !taken[i] {
+			taken[i] = true
+			out = append(out, gpus[i])
+		}
+	}
+	return out
+}
+
+// gpuByUUID finds "GPU-<hex>" (the ROCm runtime's UUID, built from the
+// device's unique_id) among the GPUs; leading zeros and case are ignored.
+func gpuByUUID(gpus []AMDGPU, tok string) int {
+	want, ok := normAMDUUID(strings.TrimPrefix(strings.TrimPrefix(tok, "GPU-"), "gpu-"))
+	if !ok {
+		return -1
+	}
+	for i, g := range gpus {
+		if have, ok := normAMDUUID(g.Dev.UUID); ok && have == want {
+			return i
+		}
+	}
+	return -1
+}
+
+func normAMDUUID(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(s), "0x"))
+	if s == "" {
+		return "", false
+	}
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdef", r) {
+			return "", false
+		}
+	}
+	s = strings.TrimLeft(s, "0")
+	return s, s != ""
+}
+
+// xgmiInterconnects groups the visible GPUs into XGMI hives: by sysfs
+// xgmi_hive_id when the driver exposes it, else by rocm-smi's link-type
+// matrix ("XGMI" cells). No bandwidth is given: ../shared/calibration/
+// devices.json has no sourced per-device Infinity Fabric figure for these
+// parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
+// (one hop), when rocm-smi ran.
+func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnect {
+	groups := map[string][]int{}
+	var order []string
+	for i, g := range gpus {
+		if g.hive == "" || g.hive == "0" {
+			continue
+		}
+		if _, ok := groups[g.hive]; !ok {
+			order = append(order, g.hive)
+		}
+		groups[g.hive] = append(groups[g.hive], i)
+	}
+	source := "sysfs"
+	if len(order) == 0 && smi != nil {
+		order, groups = xgmiGroupsFromSMI(gpus, smi)
+		source = "rocm-smi"
+	}
+	var out []registry.Interconnect
+	for _, key := range order {
+		members := groups[key]
+		if len(members) < 2 {
+			continue
+		}
+		ic := registry.Interconnect{Kind: registry.LinkXGMI, Source: source}
+		if source == "sysfs" {
+			ic.Name = "xgmi hive " + key
+		}
+		inHive := map[int]bool{}
+		for _, i := range members {
+			ic.Devices = append(ic.Devices, gpus[i].Dev.ID)
+			if gpus[i].SMIIndex >= 0 {
+				inHive[gpus[i].SMIIndex] = true
+			}
+		}
+		if smi != nil {
+			ic.Links = countXGMILinks(smi.Links, inHive)
+			if ic.Links > 0 && source == "sysfs" {
+				ic.Source = "sysfs+rocm-smi"
+			}
+		}
+		out = append(out, ic)
+	}
+	return out
+}
+
+// xgmiGroupsFromSMI builds hives as the connected components of the XGMI
+// links rocm-smi reports between visible GPUs.
+func xgmiGroupsFromSMI(gpus []AMDGPU, smi *ROCmSMIReport) ([]string, map[string][]int) {
+	byIndex := map[int]int{}
+	for i, g := range gpus {
+		if g.SMIIndex >= 0 {
+			byIndex[g.SMIIndex] = i
+		}
+	}
+	parent := make([]int, len(gpus))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(x int) int {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	linked := map[int]bool{}
+	for _, l := range smi.Links {
+		a, okA := byIndex[l.A]
+		b, okB := byIndex[l.B]
+		if !okA || !okB || l.Type != "XGMI" {
+			continue
+		}
+		parent[find(a)] = find(b)
+		linked[a], linked[b] = true, true
+	}
+	groups := map[string][]int{}
+	var order []string
+	for i := range gpus {
+		if !linked[i] {
+			continue
+		}
+		key := strconv.Itoa(find(i))
+		if _, ok := groups[key]; !ok {
+			order = append(order, key)
+		}
+		groups[key] = append(groups[key], i)
+	}
+	return order, groups
+}
+
+// countXGMILinks counts direct (one-hop, or hops unknown) XGMI pairs among
+// the given rocm-smi device indices.
+func countXGMILinks(links []rocmSMILink, members map[int]bool) int {
+	n := 0
+	for _, l := range links {
+		if l.Type == "XGMI" && members[l.A] && members[l.B] && l.Hops <= 1 {
+			n++
+		}
+	}
+	return n
+}

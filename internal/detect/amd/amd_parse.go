@@ -1,0 +1,266 @@
+package amd
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+)
+
+// rocmSMICard is one GPU as `rocm-smi ... --json` reports it. The card index
+// is rocm-smi's own device index ("card3" = its device 3), which need not be
+// the DRM card number: devices are matched to sysfs by PCI bus id.
+type ROCmSMICard struct {
+	Index     int
+	Name      string
+	BusID     string                // normalised sysfs form
+	VRAMTotal int64                 // bytes; 0 unknown
+	VRAMUsed  int64                 // bytes; -1 unknown
+	Absurd    []machine.AbsurdValue // memory figures left out as absurd
+	NUMANode  int                   // -1 unknown
+	GFX       string                // "gfx942" when the tool prints it
+}
+
+// rocmSMILink is one pair of the topology matrices, which rocm-smi prints
+// only for device i < j.
+type rocmSMILink struct {
+	A, B   int
+	Type   string // "XGMI", "PCIE"
+	Weight int    // -1 unknown
+	Hops   int    // -1 unknown
+}
+
+type ROCmSMIReport struct {
+	Cards []ROCmSMICard
+	Links []rocmSMILink
+}
+
+// Keys written by rocm_smi.py (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py:
+// showProductName "Card series" (later releases print "Card Series", see
+// ../shared/formats.md), showMemInfo "%s Total Memory (B)" and
+// "%s Total Used Memory (B)", showBus "PCI Bus", showNumaTopology
+// "(Topology) Numa Node"; formatJson splits "key: value" and strips the
+// value). Compared case-insensitively.
+const (
+	rsmiKeySeries   = "card series"
+	rsmiKeyVRAM     = "vram total memory (b)"
+	rsmiKeyVRAMUsed = "vram total used memory (b)"
+	rsmiKeyBus      = "pci bus"
+	rsmiKeyNUMA     = "(topology) numa node"
+	rsmiKeyGFX      = "gfx version"
+)
+
+// rsmiTopoKey matches the "system" keys of formatMatrixToJSON:
+// "(Topology) Weight between DRM devices 0 and 1", "... Hops ...",
+// "... Link type ..." (showWeightTopology, showHopsTopology, showTypeTopology).
+var rsmiTopoKey = regexp.MustCompile(`(?i)^\(Topology\) (Weight|Hops|Link type) between DRM devices (\d+) and (\d+)$`)
+
+var rsmiCardKey = regexp.MustCompile(`^card(\d+)$`)
+
+// maxRocmDevices bounds what a hostile or broken tool output can make us
+// allocate: no node holds more than a few dozen GPUs (partitioned MI300X: 64).
+const maxRocmDevices = 1024
+
+// parseRocmSMIJSON parses the one-line JSON of rocm-smi --json. Values are
+// strings in every release seen; numbers are accepted too. Placeholders
+// ("N/A", "Not supported") are no value.
+func ParseRocmSMIJSON(out []byte) (ROCmSMIReport, error) {
+	var rep ROCmSMIReport
+	start := bytes.IndexByte(out, '{')
+	end := bytes.LastIndexByte(out, '}')
+	if start < 0 || end < start {
+		return rep, errors.New("no JSON object in rocm-smi output")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(out[start:end+1], &top); err != nil {
+		return rep, fmt.Errorf("rocm-smi JSON: %w", err)
+	}
+	links := map[[2]int]*rocmSMILink{}
+	for key, raw := range top {
+		fields, ok := rsmiFields(raw)
+		if !ok {
+			continue
+		}
+		if key == "system" {
+			for k, v := range fields {
+				addRocmLink(links, k, v)
+			}
+			continue
+		}
+		m := rsmiCardKey.FindStringSubmatch(key)
+		if m == nil {
+			continue
+		}
+		idx, err := strconv.Atoi(m[1])
+		if err != nil || idx >= maxRocmDevices {
+			continue
+		}
+		rep.Cards = append(rep.Cards, rocmCardFromFields(idx, fields))
+		if len(rep.Cards) >= maxRocmDevices {
+			break
+		}
+	}
+	sort.Slice(rep.Cards, func(i, j int) bool { return rep.Cards[i].Index < rep.Cards[j].Index })
+	for _, l := range links {
+		rep.Links = append(rep.Links, *l)
+	}
+	sort.Slice(rep.Links, func(i, j int) bool {
+		if rep.Links[i].A != rep.Links[j].A {
+			return rep.Links[i].A < rep.Links[j].A
+		}
+		return rep.Links[i].B < rep.Links[j].B
+	})
+	if len(rep.Cards) == 0 {
+		return rep, errors.New("rocm-smi JSON lists no card")
+	}
+	return rep, nil
+}
+
+// rsmiFields decodes one object of the top level into lower-cased keys and
+// string values; a value that is not a string or number is dropped.
+func rsmiFields(raw json.RawMessage) (map[string]string, bool) {
+	var obj map[string]any
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, false
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		var s string
+		switch x := v.(type) {
+		case string:
+			s = x
+		case float64:
+			s = strconv.FormatFloat(x, 'f', -1, 64)
+		default:
+			continue
+		}
+		s = machine.CleanText(s)
+		if machine.NoValueText(s) {
+			continue
+		}
+		out[strings.ToLower(strings.TrimSpace(k))] = s
+	}
+	return out, true
+}
+
+func rocmCardFromFields(idx int, f map[string]string) ROCmSMICard {
+	c := ROCmSMICard{Index: idx, VRAMUsed: -1, NUMANode: -1}
+	c.Name = f[rsmiKeySeries]
+	if c.Name == "" {
+		c.Name = f["device name"]
+	}
+	if b := f[rsmiKeyBus]; b != "" {
+		c.BusID = machine.NormalizeBusID(b)
+	}
+	memory := func(key string) (int64, bool) {
+		b, v := machine.ParseMemory(f[key], 1)
+		if v == machine.MemAbsurd {
+			c.Absurd = append(c.Absurd, machine.AbsurdValue{What: "card " + strconv.Itoa(idx) + " " + key, Raw: f[key]})
+		}
+		return b, v == machine.MemOK
+	}
+	if v, ok := memory(rsmiKeyVRAM); ok && v > 0 {
+		c.VRAMTotal = v
+	}
+	if v, ok := memory(rsmiKeyVRAMUsed); ok {
+		c.VRAMUsed = v
+	}
+	if v, err := strconv.Atoi(f[rsmiKeyNUMA]); err == nil && v >= 0 && v < 1<<16 {
+		c.NUMANode = v
+	}
+	if g := strings.ToLower(f[rsmiKeyGFX]); strings.HasPrefix(g, "gfx") {
+		c.GFX = g
+	}
+	return c
+}
+
+func addRocmLink(links map[[2]int]*rocmSMILink, key, val string) {
+	m := rsmiTopoKey.FindStringSubmatch(key)
+	if m == nil {
+		return
+	}
+	a, err1 := strconv.Atoi(m[2])
+	b, err2 := strconv.Atoi(m[3])
+	if err1 != nil || err2 != nil || a == b || a >= maxRocmDevices || b >= maxRocmDevices {
+		return
+	}
+	if a > b {
+		a, b = b, a
+	}
+	k := [2]int{a, b}
+	l := links[k]
+	if l == nil {
+		if len(links) >= maxRocmDevices*4 {
+			return
+		}
+		l = &rocmSMILink{A: a, B: b, Weight: -1, Hops: -1}
+		links[k] = l
+	}
+	switch strings.ToLower(m[1]) {
+	case "weight":
+		if v, err := strconv.Atoi(val); err == nil && v >= 0 {
+			l.Weight = v
+		}
+	case "hops":
+		if v, err := strconv.Atoi(val); err == nil && v >= 0 {
+			l.Hops = v
+		}
+	case "link type":
+		l.Type = strings.ToUpper(val)
+	}
+}
+
+// parseKFDProperties reads a KFD topology node's properties file: one
+// "name value" pair per line (Linux drivers/gpu/drm/amd/amdkfd/kfd_topology.c,
+// node_show). Lines that do not parse are skipped.
+func ParseKFDProperties(text string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 {
+			continue
+		}
+		v, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			continue
+		}
+		out[f[0]] = v
+	}
+	return out
+}
+
+// gfxTarget turns KFD's gfx_target_version (major*10000 + minor*100 +
+// stepping, e.g. 90402) into the LLVM target name ("gfx942"); minor and
+// stepping are written in hex as LLVM does (90010 = gfx90a). 0 and
+// out-of-range values give "".
+func gfxTarget(v int64) string {
+	if v <= 0 || v > 999999 {
+		return ""
+	}
+	major, minor, step := v/10000, (v/100)%100, v%100
+	if major == 0 || minor > 15 || step > 15 {
+		return ""
+	}
+	return fmt.Sprintf("gfx%d%x%x", major, minor, step)
+}
+
+// kfdBusID builds the PCI address of a KFD GPU node from its "domain" and
+// "location_id" (bus<<8 | device<<3 | function, kfd_topology.c).
+func kfdBusID(props map[string]int64) string {
+	loc, ok := props["location_id"]
+	if !ok || loc <= 0 || loc > 0xffff {
+		return ""
+	}
+	dom := props["domain"]
+	if dom < 0 || dom > 0xffff {
+		return ""
+	}
+	return fmt.Sprintf("%04x:%02x:%02x.%x", dom, loc>>8, (loc>>3)&0x1f, loc&7)
+}

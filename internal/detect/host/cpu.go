@@ -1,0 +1,311 @@
+package host
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The host CPU: one device, always present. /proc/cpuinfo gives the model,
+// vendor and core counts, /proc/meminfo the host memory (formats.md,
+// "/proc/meminfo, NUMA, DMI").
+
+const BackendCPU = "cpu"
+
+// cpuQuantizations are the precisions a CPU can run through common inference
+// engines; whether they are worth using is the planner's decision.
+var CPUQuantizations = []string{"fp32", "fp16", "bf16", "int8", "int4"}
+
+// CPU is this file's detection source (the orchestrator lists it).
+var CPU = machine.Backend{Name: BackendCPU, Detect: detectCPU}
+
+func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	if !m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo) {
+		// No procfs: a Mac describes its host through sysctl (apple.go); its
+		// warnings are the apple backend's to report.
+		if d, ok := apple.MacHostCPU(ctx, m, CPUQuantizations); ok {
+			f.Devices = append(f.Devices, d)
+			return f
+		}
+	}
+	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
+		Quantizations: append([]string(nil), CPUQuantizations...)}
+
+	if info, ok := hostCPUInfo(m, &f); ok {
+		if info.Name != "" {
+			d.Name = info.Name
+			d.SetSource("name", "procfs")
+		}
+		if info.Vendor != "" {
+			d.Vendor = info.Vendor
+			d.SetSource("vendor", "procfs")
+		}
+		if info.Logical > 0 {
+			d.Threads = info.Logical
+			d.Cores = info.Logical
+			if info.Physical > 0 {
+				d.Cores = info.Physical
+			}
+			d.SetSource("cores", "procfs")
+		}
+	}
+	if text, ok := readProcText(m, &f, BackendCPU, machine.PathMemInfo); ok {
+		total, free, issues := hostMemory(ParseMemInfo(text))
+		for _, is := range issues {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: is.Code,
+				Message: is.Message, Path: "/" + machine.PathMemInfo})
+		}
+		if total > 0 {
+			d.MemoryBytes = total
+			d.SetSource("memory_bytes", "procfs")
+		}
+		if free != nil {
+			d.MemoryFreeBytes = free
+			d.SetSource("memory_free_bytes", "procfs")
+		}
+	}
+	f.Devices = append(f.Devices, d)
+	return f
+}
+
+// readProcText reads a procfs/sysfs text file. A missing file is silent (a
+// sysroot without /proc, a kernel without the feature); any other read error
+// is a sysfs_read warning.
+func readProcText(m *machine.Machine, f *machine.Findings, backend, name string) (string, bool) {
+	b, err := m.ReadFile(name)
+	if err != nil {
+		if !machine.IsMissing(err) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + name})
+		}
+		return "", false
+	}
+	return string(b), true
+}
+
+// hostCPUInfo is the parsed /proc/cpuinfo: remembered from an earlier
+// detection while no CPU was hot-plugged (memo.go), else read and parsed.
+// The witness is taken before the reading, so a CPU plugged in meanwhile
+// makes the next detection read again.
+func hostCPUInfo(m *machine.Machine, f *machine.Findings) (machine.CPUInfo, bool) {
+	witness, stamp, memo := m.CPUWitness()
+	if memo {
+		if info, ok := m.CPURemembered(witness, stamp); ok {
+			return info, true
+		}
+	}
+	text, ok := readCPUInfo(m, f)
+	if !ok {
+		return machine.CPUInfo{}, false
+	}
+	info := ParseCPUInfo(text)
+	if memo {
+		m.RememberCPU(witness, stamp, info)
+	}
+	return info, true
+}
+
+// maxCPUInfoBytes caps /proc/cpuinfo, which outgrows MaxFileBytes: about
+// 1.5 KiB per logical CPU on x86 (the flags line), so 300 KiB on a
+// 224-thread server; 16 MiB covers several thousand CPUs.
+const maxCPUInfoBytes = 16 << 20
+
+// readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
+// silent; an unreadable, oversized or irregular one is a sysfs_read warning.
+func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
+	var text string
+	err := m.WithFile(machine.PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
+	if err != nil {
+		if !machine.IsMissing(err) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
+		}
+		return "", false
+	}
+	return text, true
+}
+
+// parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
+// logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
+// "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
+// and no model name (arch/arm64/kernel/cpuinfo.c), so its name stays unknown.
+func ParseCPUInfo(text string) machine.CPUInfo {
+	var info machine.CPUInfo
+	coresPerPackage := map[string]int{}
+	pkg := "" // physical id of the current processor block
+	cores := 0
+	flush := func() {
+		if cores > 0 {
+			coresPerPackage[pkg] = cores
+		}
+		pkg, cores = "", 0
+	}
+	// Line by line without splitting the text, and only the values of the
+	// keys used are cleaned: the 1 KiB "flags" line of every CPU is skipped.
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
+		if !mayBeCPUInfoKey(line) {
+			continue
+		}
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch strings.TrimSpace(key) {
+		case "processor":
+			flush()
+			info.Logical++
+		case "model name":
+			if info.Name == "" {
+				info.Name = machine.CleanText(val)
+			}
+		case "vendor_id":
+			if info.Vendor == "" {
+				info.Vendor = x86Vendor(machine.CleanText(val))
+			}
+		case "CPU implementer":
+			if info.Vendor == "" {
+				info.Vendor = armVendor(machine.CleanText(val))
+			}
+		case "physical id":
+			pkg = machine.CleanText(val)
+		case "cpu cores":
+			if n, err := strconv.Atoi(machine.CleanText(val)); err == nil && n > 0 && n <= 1<<16 {
+				cores = n
+			}
+		}
+	}
+	flush()
+	for _, n := range coresPerPackage {
+		info.Physical += n
+	}
+	return info
+}
+
+// mayBeCPUInfoKey is a quick test on the first byte of a line that skips
+// most lines without splitting them: after ASCII space, the keys
+// parseCPUInfo reads start with p, m, v, C or c. A line starting with a
+// non-ASCII byte goes the slow way (strings.TrimSpace also trims Unicode
+// spaces).
+func mayBeCPUInfoKey(line string) bool {
+	for i := 0; i < len(line); i++ {
+		switch c := line[i]; c {
+		case ' ', '\t', '\n', '\v', '\f', '\r':
+			continue
+		case 'p', 'm', 'v', 'C', 'c':
+			return true
+		default:
+			return c >= 0x80
+		}
+	}
+	return false
+}
+
+// x86Vendor maps the CPUID vendor string to a vendor name.
+func x86Vendor(id string) string {
+	switch id {
+	case "GenuineIntel":
+		return "intel"
+	case "AuthenticAMD":
+		return "amd"
+	case "HygonGenuine":
+		return "hygon"
+	}
+	return strings.ToLower(id)
+}
+
+// armVendor maps the arm64 "CPU implementer" code. Codes from Linux
+// arch/arm64/include/asm/cputype.h (ARM_CPU_IMP_*); an unknown implementer is
+// reported as "arm", the architecture's licensor.
+func armVendor(code string) string {
+	n, err := machine.ParseInt(code)
+	if err != nil {
+		return ""
+	}
+	switch n {
+	case 0x4e:
+		return "nvidia"
+	case 0x61:
+		return "apple"
+	case 0xc0:
+		return "ampere"
+	case 0x51:
+		return "qualcomm"
+	case 0x48:
+		return "hisilicon"
+	case 0x46:
+		return "fujitsu"
+	}
+	return "arm"
+}
+
+// parseMemInfo reads /proc/meminfo ("MemTotal:       32614532 kB") into
+// bytes per key; lines without the kB unit (HugePages_Total) and garbage lines
+// are left out, a value that does not parse is kept as -1 so the caller can
+// tell "garbage" from "absent", and an absurd one (negative, over 1 PiB,
+// beyond int64) as memInfoAbsurd.
+func ParseMemInfo(text string) map[string]int64 {
+	out := map[string]int64{}
+	for _, line := range strings.Split(text, "\n") {
+		key, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(val)
+		if len(fields) != 2 || fields[1] != "kB" {
+			if len(fields) > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
+				out[strings.TrimSpace(key)] = -1
+			}
+			continue
+		}
+		n, v := machine.ParseMemory(fields[0], 1024)
+		switch {
+		case v == machine.MemAbsurd:
+			n = memInfoAbsurd
+		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
+			n = -1 // kB are whole numbers
+		}
+		out[strings.TrimSpace(key)] = n
+	}
+	return out
+}
+
+// memInfoAbsurd marks a meminfo value that is negative or more than 1 PiB.
+const memInfoAbsurd = -2
+
+// hostMemory picks MemTotal and MemAvailable from parsed meminfo; unknown
+// values are 0 / nil and every implausible one is an issue.
+func hostMemory(mi map[string]int64) (total int64, free *int64, issues []machine.Issue) {
+	t, ok := mi["MemTotal"]
+	switch {
+	case !ok:
+	case t == memInfoAbsurd:
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemTotal is negative or more than 1 PiB"})
+	case t <= 0:
+		issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: "MemTotal is not a size in kB"})
+	case t > machine.MaxHostMemory:
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemTotal " + strconv.FormatInt(t, 10) + " bytes is more than 1 PiB"})
+	default:
+		total = t
+	}
+	a, ok := mi["MemAvailable"]
+	switch {
+	case !ok:
+	case a == memInfoAbsurd:
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemAvailable is negative or more than 1 PiB"})
+	case a < 0:
+		issues = append(issues, machine.Issue{Code: registry.WarnParseError, Message: "MemAvailable is not a size in kB"})
+	case total > 0 && a > total:
+		issues = append(issues, machine.Issue{Code: registry.WarnAbsurdValue, Message: "MemAvailable " + strconv.FormatInt(a, 10) +
+			" bytes is more than MemTotal " + strconv.FormatInt(total, 10)})
+	default:
+		free = &a
+	}
+	return total, free, issues
+}

@@ -1,0 +1,158 @@
+package host
+
+import (
+	"context"
+	"path"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The runtime environment: container, cgroup limits, virtualization, cloud
+// and the device-visibility variables. Everything comes from the sysroot and
+// the visibility variables; nothing is fetched from a metadata server.
+// Cloud is named only from explicit markers, never inferred from the
+// hypervisor (a Xen guest is not necessarily on AWS, a Hyper-V guest not
+// necessarily on Azure: ../shared/reference-study.md §7.2 #12).
+
+const EnvironmentBackend = "environment"
+
+// Environment is this file's detection source (the orchestrator lists it).
+var Environment = machine.Backend{Name: EnvironmentBackend, Detect: DetectEnvironment}
+
+// visibilityVars are the variables that hide or reorder devices, reported as
+// seen so an operator can tell why a device is missing.
+var visibilityVars = []string{
+	"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES",
+	"ZE_AFFINITY_MASK", "NEURON_RT_VISIBLE_CORES", "HABANA_VISIBLE_DEVICES",
+}
+
+// azureAssetTag is the chassis asset tag of every Azure VM (Microsoft's
+// "How to detect if running in Azure" guidance for Linux VMs).
+const azureAssetTag = "7783-7084-3265-9085"
+
+func DetectEnvironment(_ context.Context, m *machine.Machine) machine.Findings {
+	env := &registry.Environment{}
+	envContainer(m, env)
+	envCgroup(m, env)
+	envVirtualization(m, env)
+	envCloud(m, env)
+	for _, name := range visibilityVars {
+		if v, ok := m.Env(name); ok {
+			if env.Visibility == nil {
+				env.Visibility = map[string]string{}
+			}
+			env.Visibility[name] = machine.CleanText(v)
+		}
+	}
+	if envEmpty(env) {
+		return machine.Findings{}
+	}
+	return machine.Findings{Environment: env}
+}
+
+// envEmpty reports whether nothing at all was found.
+func envEmpty(e *registry.Environment) bool {
+	return e.Container == "" && !e.Kubernetes && !e.Virtualized && e.Hypervisor == "" && e.Cloud == "" &&
+		e.InstanceType == "" && e.CgroupMemoryLimit == 0 && e.CgroupCPULimit == 0 && len(e.Visibility) == 0
+}
+
+// envContainer names the container runtime from its marker files, then
+// systemd's record, then /proc/1/cgroup; Kubernetes from the service-account
+// mount or KUBERNETES_SERVICE_HOST (set in every pod).
+func envContainer(m *machine.Machine, env *registry.Environment) {
+	switch {
+	case m.Exists(".dockerenv"):
+		env.Container = "docker"
+	case m.Exists("run/.containerenv"):
+		env.Container = "podman"
+	}
+	if env.Container == "" {
+		if s, err := m.ReadString("run/systemd/container"); err == nil {
+			env.Container = containerFromSystemd(s)
+		}
+	}
+	cg := ""
+	if s, err := m.ReadString("proc/1/cgroup"); err == nil {
+		cg = containerFromCgroup(s)
+	}
+	_, k8sEnv := m.Env("KUBERNETES_SERVICE_HOST")
+	if cg == "kubernetes" || k8sEnv || m.Exists("var/run/secrets/kubernetes.io/serviceaccount") {
+		env.Kubernetes = true
+		cg = ""
+	}
+	if env.Container == "" {
+		env.Container = cg
+	}
+	if env.Container == "" && env.Kubernetes {
+		env.Container = "kubernetes"
+	}
+}
+
+// envCgroup reads the memory and CPU limits of the cgroup this process sees
+// as its root: cgroup v2 memory.max / cpu.max, else the v1 controllers.
+func envCgroup(m *machine.Machine, env *registry.Environment) {
+	const root = "sys/fs/cgroup"
+	if s, err := m.ReadString(path.Join(root, "memory.max")); err == nil {
+		env.CgroupMemoryLimit = parseCgroupMemoryMax(s)
+	} else if s, err := m.ReadString(path.Join(root, "memory", "memory.limit_in_bytes")); err == nil {
+		env.CgroupMemoryLimit = parseCgroupMemoryMax(s)
+	}
+	if s, err := m.ReadString(path.Join(root, "cpu.max")); err == nil {
+		env.CgroupCPULimit = parseCgroupCPUMax(s)
+	} else {
+		q, err1 := m.ReadString(path.Join(root, "cpu", "cpu.cfs_quota_us"))
+		p, err2 := m.ReadString(path.Join(root, "cpu", "cpu.cfs_period_us"))
+		if err1 == nil && err2 == nil {
+			env.CgroupCPULimit = parseCgroupV1CPU(q, p)
+		}
+	}
+}
+
+// envVirtualization: the CPU's hypervisor flag says "virtual machine"; DMI
+// (or /sys/hypervisor/type for Xen) names the hypervisor when it says so.
+func envVirtualization(m *machine.Machine, env *registry.Environment) {
+	env.Hypervisor = hypervisorFromDMI(envDMI(m, "sys_vendor"), envDMI(m, "product_name"))
+	if env.Hypervisor == "" {
+		if t, err := m.ReadString("sys/hypervisor/type"); err == nil && t == "xen" {
+			env.Hypervisor = "xen"
+		}
+	}
+	env.Virtualized = env.Hypervisor != "" || cpuinfoHasHypervisorFlag(m.ReadHead(machine.PathCPUInfo, 16<<10))
+}
+
+// envCloud names the cloud from explicit markers only: DMI sys_vendor or
+// bios_vendor "Amazon EC2" (Nitro), a Xen UUID starting "ec2" (AWS's
+// "identify EC2 instances" guidance), product_name "Google Compute Engine",
+// the Azure chassis asset tag. On AWS the product name is the instance type
+// ("inf2.48xlarge").
+func envCloud(m *machine.Machine, env *registry.Environment) {
+	vendor, bios, product := envDMI(m, "sys_vendor"), envDMI(m, "bios_vendor"), envDMI(m, "product_name")
+	switch {
+	case vendor == "Amazon EC2" || bios == "Amazon EC2" || envXenUUIDIsEC2(m):
+		env.Cloud = "aws"
+		if strings.Contains(product, ".") && !strings.ContainsAny(product, " /") && len(product) <= 64 {
+			env.InstanceType = product
+		}
+	case product == "Google Compute Engine":
+		env.Cloud = "gcp"
+	case envDMI(m, "chassis_asset_tag") == azureAssetTag:
+		env.Cloud = "azure"
+	}
+}
+
+func envXenUUIDIsEC2(m *machine.Machine) bool {
+	u, err := m.ReadString("sys/hypervisor/uuid")
+	return err == nil && strings.HasPrefix(strings.ToLower(u), "ec2")
+}
+
+// envDMI reads one DMI identification file ("" when absent or unreadable:
+// serials and UUIDs are root-only).
+func envDMI(m *machine.Machine, name string) string {
+	s, err := m.ReadString(path.Join(machine.PathDMI, name))
+	if err != nil {
+		return ""
+	}
+	return s
+}

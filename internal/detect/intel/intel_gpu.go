@@ -1,0 +1,150 @@
+package intel
+
+import (
+	"context"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The intel_gpu backend reports Intel GPUs (kind intel_gpu): DRM cards bound
+// to i915 or xe, filled by xpu-smi (data-center GPUs) when it is installed.
+// Integrated GPUs use system RAM: they are memory_shared and get no memory
+// figure, since neither i915 nor xe exposes a dedicated size for them and
+// system RAM is not GPU memory.
+const IntelGPUBackend = "intel_gpu"
+
+// GPU is this file's detection source (the orchestrator lists it).
+var GPU = machine.Backend{Name: IntelGPUBackend, Detect: detectIntelGPU}
+
+// intelGPUModel is what a PCI device id tells about an Intel GPU.
+type intelGPUModel struct {
+	Name       string
+	Integrated bool
+}
+
+// intelGPUModels names Intel GPUs by PCI device id: 0x0bda Data Center GPU
+// Max 1100 (../shared/formats.md generic PCI section; xpu-smi captures print
+// that name for pci_device_id 0xbda), 0x7d55 Meteor Lake-P Arc Graphics and
+// 0x4680 Alder Lake-S GT1 UHD Graphics 770 (public lspci -nn output in
+// formats.md "Intel NPU"; hwdata pci.ids).
+var intelGPUModels = map[int]intelGPUModel{
+	0x0bda: {Name: "Intel Data Center GPU Max 1100"},
+	0x7d55: {Name: "Intel Arc Graphics (Meteor Lake)", Integrated: true},
+	0x4680: {Name: "Intel UHD Graphics 770", Integrated: true},
+}
+
+func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	var devs []registry.Device
+	for _, c := range machine.ListDRMCards(m) {
+		if c.Vendor != machine.VendorIntel || (c.Driver != "i915" && c.Driver != "xe") {
+			continue
+		}
+		devs = append(devs, intelGPUFromCard(c))
+	}
+	if m.HasTool("xpu-smi") {
+		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XPUSMIDumpArgs...)
+		f.AddWarning(w)
+		if ok {
+			rows, err := ParseXPUDump(string(out))
+			if err != nil {
+				f.Warn(IntelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
+			}
+			devs = mergeXPU(devs, intelXPURows(m, rows, &f), &f)
+		}
+	}
+	f.Devices = devs
+	return f
+}
+
+// intelGPUFromCard builds the device of one Intel DRM card from sysfs.
+func intelGPUFromCard(c machine.DRMCard) registry.Device {
+	d := registry.Device{ID: c.BusID, Kind: registry.KindIntelGPU, Vendor: "intel", Available: true, PCIBusID: c.BusID}
+	model, known := intelGPUModels[c.Device]
+	if known {
+		d.Name = model.Name
+		d.SetSource("name", "pci-id")
+	}
+	if isIntelIntegrated(c, model, known) {
+		d.MemoryShared = true
+	}
+	d.Quantizations = intelGPUQuantizations(c)
+	return d
+}
+
+// isIntelIntegrated tells an iGPU from a discrete card. Known ids decide;
+// otherwise an Intel GPU on bus 0 of domain 0 is integrated: Intel iGPUs are
+// root-complex integrated endpoints (00:02.0), while every discrete card sits
+// behind a PCIe root port on a bus of its own.
+func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool {
+	if known {
+		return model.Integrated
+	}
+	return strings.HasPrefix(c.BusID, "0000:00:")
+}
+
+// intelGPUQuantizations: every Intel GPU since Gen9 runs fp16 natively (Intel
+// graphics PRM, "half float" ALU support); the Xe-HPC Max series adds XMX
+// matrix engines for bf16 and int8 (Intel Data Center GPU Max Series product
+// brief: XMX TF32/BF16/FP16/INT8). The display-controller class 0x0380 is
+// how the Max cards present themselves (formats.md).
+func intelGPUQuantizations(c machine.DRMCard) []string {
+	if c.Device == 0x0bda || c.Class>>8 == 0x0380 {
+		return []string{"fp32", "fp16", "bf16", "int8"}
+	}
+	return []string{"fp32", "fp16"}
+}
+
+// intelXPURows keeps the xpu-smi rows whose PCI address sysfs shows as an
+// Intel function: a row at another vendor's function (or at an address the
+// PCI tree lacks) would otherwise become an Intel GPU that absorbs the real
+// device in mergeByBusID. A machine with no PCI tree at all (a container
+// without /sys) cannot contradict xpu-smi, so there every row is kept.
+func intelXPURows(m *machine.Machine, rows []XPUDevice, f *machine.Findings) []XPUDevice {
+	return machine.RowsAtVendor(m, f, IntelGPUBackend, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
+}
+
+// mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row
+// whose device sysfs did not show becomes a device of its own, and a row in
+// bad state (no device id) is reported, not used.
+func mergeXPU(devs []registry.Device, rows []XPUDevice, f *machine.Findings) []registry.Device {
+	at := map[string]int{}
+	for i, d := range devs {
+		at[d.PCIBusID] = i
+	}
+	for _, r := range rows {
+		for _, a := range r.Absurd {
+			f.WarnAbsurdMemory(IntelGPUBackend, "xpu-smi", "", a.What, a.Raw)
+		}
+		if r.ID < 0 {
+			f.Warn(IntelGPUBackend, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
+			continue
+		}
+		i, ok := at[r.BusID]
+		if !ok || r.BusID == "" {
+			devs = append(devs, registry.Device{ID: "xpu:" + r.BusID, Kind: registry.KindIntelGPU, Vendor: "intel",
+				Available: true, PCIBusID: r.BusID})
+			i = len(devs) - 1
+		}
+		d := &devs[i]
+		if r.Name != "" {
+			d.Name = r.Name
+			d.SetSource("name", "xpu-smi")
+		}
+		if r.UUID != "" {
+			d.UUID = r.UUID
+			d.SetSource("uuid", "xpu-smi")
+		}
+		if r.Driver != "" {
+			d.DriverVersion = r.Driver
+			d.SetSource("driver_version", "xpu-smi")
+		}
+		if r.MemoryBytes > 0 && !d.MemoryShared {
+			d.MemoryBytes = r.MemoryBytes
+			d.SetSource("memory_bytes", "xpu-smi")
+		}
+	}
+	return devs
+}

@@ -1,0 +1,341 @@
+package machine
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strconv"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// MaxFileBytes caps every sysfs/procfs read: real attribute files are a page
+// at most, and a hostile tree must not make us read gigabytes.
+const MaxFileBytes = 64 << 10
+
+// Machine is the view of one machine that every backend reads through.
+type Machine struct {
+	// src holds the machine's files; paths are "sys/...", "proc/...", "dev/...".
+	src       source
+	runner    Runner
+	noExec    bool
+	lookupEnv func(string) (string, bool)
+	// root is the sysroot directory, "" for an injected fs.FS.
+	root string
+
+	// The PCI tree is scanned once per detection (pciScanOnce) and shared by
+	// every backend, which run concurrently.
+	pciScanOnce sync.Once
+	pci         pciScan
+
+	// memo holds what earlier detections of this sysroot read that cannot
+	// have changed (memo.go); nil for an injected FS.
+	memo *sysrootMemo
+}
+
+// Config says what a Machine views.
+type Config struct {
+	// Sysroot is the directory holding the machine's sys/, proc/ and dev/.
+	Sysroot string
+	// FS, when set, replaces the sysroot (tests): nothing is remembered
+	// across detections for it.
+	FS fs.FS
+	// Runner runs the machine's tools; NoExec runs none.
+	Runner Runner
+	NoExec bool
+	// LookupEnv reads the visibility variables (Env); nil reads none.
+	LookupEnv func(string) (string, bool)
+}
+
+// New builds the view cfg describes. It fails only when the sysroot is not
+// a directory.
+func New(cfg Config) (*Machine, error) {
+	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, lookupEnv: cfg.LookupEnv}
+	if m.lookupEnv == nil {
+		m.lookupEnv = func(string) (string, bool) { return "", false }
+	}
+	if cfg.FS != nil {
+		m.src = fsSource{cfg.FS}
+		return m, nil
+	}
+	st, err := os.Stat(cfg.Sysroot)
+	if err != nil {
+		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("sysroot %q is not a directory", cfg.Sysroot)
+	}
+	root, err := os.OpenRoot(cfg.Sysroot)
+	if err != nil {
+		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
+	}
+	// The root stays open for the view's life: a Machine lives for one
+	// detection, and the garbage collector closes the descriptor after it.
+	m.src, m.root, m.memo = dirSource{root}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	return m, nil
+}
+
+// NoExec reports whether the machine's tools may not run.
+func (m *Machine) NoExec() bool { return m.noExec }
+
+// Run runs a tool through the machine's runner and returns the raw result,
+// for backends that read a failed run's output (Tool turns every failure
+// into a warning). Callers check NoExec first.
+func (m *Machine) Run(ctx context.Context, tool string, args ...string) Result {
+	return m.runner.Run(ctx, tool, args...)
+}
+
+// Env returns a visibility variable (CUDA_VISIBLE_DEVICES, ...) as the host
+// sees it now, or as the env option overrides it.
+func (m *Machine) Env(name string) (string, bool) { return m.lookupEnv(name) }
+
+// ReadFile reads a whole file of the machine, at most MaxFileBytes. A longer
+// file is an error: sysfs attributes are never that long.
+// Only regular files are read: opening a FIFO would block forever and a
+// device node (a link to /dev/zero) is never an attribute.
+func (m *Machine) ReadFile(name string) ([]byte, error) {
+	var out []byte
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { out = bytes.Clone(b) })
+	if out == nil && err == nil {
+		out = []byte{}
+	}
+	return out, err
+}
+
+// withFile reads the regular file name, at most limit bytes, and hands its
+// content to use. The slice is only valid during the call (it may be a
+// pooled buffer): use copies what it keeps.
+func (m *Machine) WithFile(name string, limit int, use func([]byte)) error {
+	return m.read(name, limit, false, use)
+}
+
+// ReadHead returns at most n bytes from the start of a regular file ("" on
+// error): the first block of a file that may be longer than any cap, such
+// as /proc/cpuinfo of a big machine.
+func (m *Machine) ReadHead(name string, n int) string {
+	var s string
+	if m.read(name, n, true, func(b []byte) { s = string(b) }) != nil {
+		return ""
+	}
+	return s
+}
+
+// read is withFile that, with head, hands over the first limit bytes of a
+// longer file instead of failing.
+func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
+	return m.src.readFile(name, limit, head, use)
+}
+
+// ReadString reads a file and returns its text trimmed of surrounding space,
+// with invalid UTF-8 and control characters removed.
+func (m *Machine) ReadString(name string) (string, error) {
+	var s string
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { s = CleanText(string(b)) })
+	return s, err
+}
+
+// ReadInt reads a file holding one integer (decimal, or hex with 0x).
+// The raw text is parsed, not ReadString's cleaned text, which would join
+// "4\n2" into 42.
+func (m *Machine) ReadInt(name string) (int64, error) {
+	var v int64
+	var perr error
+	err := m.WithFile(name, MaxFileBytes, func(b []byte) { v, perr = ParseInt(string(b)) })
+	if err != nil {
+		return 0, err
+	}
+	return v, perr
+}
+
+// Exists reports whether name exists on the machine (a dangling link does not).
+func (m *Machine) Exists(name string) bool {
+	_, err := m.src.stat(name)
+	return err == nil
+}
+
+// ReadDir lists a directory; a missing directory is an empty list.
+func (m *Machine) ReadDir(name string) []fs.DirEntry {
+	es, err := m.src.readDir(name)
+	if err != nil {
+		return nil
+	}
+	return es
+}
+
+// ReadLink returns the target of a symbolic link, or "" when name is not one.
+func (m *Machine) ReadLink(name string) string {
+	t, err := m.src.readLink(name)
+	if err != nil {
+		return ""
+	}
+	return t
+}
+
+// LinkBase returns the last element of a link's target: the driver name of
+// ".../device/driver -> ../../bus/pci/drivers/nvidia".
+func (m *Machine) LinkBase(name string) string {
+	t := m.ReadLink(name)
+	if t == "" {
+		return ""
+	}
+	return path.Base(t)
+}
+
+// ParseInt parses a decimal or 0x-prefixed hexadecimal integer.
+func ParseInt(s string) (int64, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "0x") || strings.HasPrefix(s, "0X") {
+		v, err := strconv.ParseUint(s[2:], 16, 63)
+		return int64(v), err
+	}
+	return strconv.ParseInt(s, 10, 64)
+}
+
+// CleanText trims s and drops invalid UTF-8, control characters and whole
+// terminal escape sequences (ECMA-48 CSI "ESC [ ... final", OSC "ESC ] ...
+// BEL|ST", two-byte escapes, C1 controls), so a hostile name cannot break a
+// table or a terminal, nor leave "[31m" behind.
+func CleanText(s string) string {
+	s = strings.TrimSpace(s)
+	if utf8.ValidString(s) && !strings.ContainsFunc(s, IsControl) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == 0x1b:
+			i += escapeLen(s[i:])
+			continue
+		case r == 0x9b: // C1 CSI: the same sequence as "ESC ["
+			i += size + csiBodyLen(s[i+size:])
+			continue
+		case r == utf8.RuneError && size <= 1, IsControl(r):
+		default:
+			b.WriteRune(r)
+		}
+		i += size
+	}
+	return strings.TrimSpace(b.String())
+}
+
+// escapeLen returns the length of the escape sequence at the start of s
+// (s[0] is ESC); an unterminated sequence runs to the end of s.
+func escapeLen(s string) int {
+	if len(s) < 2 {
+		return len(s)
+	}
+	switch s[1] {
+	case '[':
+		return 2 + csiBodyLen(s[2:])
+	case ']', 'P', '_', '^': // OSC, DCS, APC, PM: strings ended by BEL or ST
+		for j := 2; j < len(s); j++ {
+			if s[j] == 0x07 {
+				return j + 1
+			}
+			if s[j] == 0x1b && j+1 < len(s) && s[j+1] == '\\' {
+				return j + 2
+			}
+		}
+		return len(s)
+	}
+	return 2 // ESC and one byte: "ESC c", "ESC 7", ...
+}
+
+// csiBodyLen returns the length of a CSI sequence's parameters,
+// intermediates and final byte (0x20-0x3f then one byte 0x40-0x7e).
+func csiBodyLen(s string) int {
+	for j := 0; j < len(s); j++ {
+		if s[j] >= 0x40 && s[j] <= 0x7e {
+			return j + 1
+		}
+		if s[j] < 0x20 || s[j] > 0x3f {
+			return j // malformed: drop what was read, keep the rest
+		}
+	}
+	return len(s)
+}
+
+// isControl reports C0 controls but tab, DEL and C1 controls (U+0080-U+009F).
+func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f }
+
+// Tool runs a vendor tool through the machine's runner and turns every
+// failure into a typed warning. ok is false when there is no usable output;
+// a missing tool gives ok false and no warning (absence is not a problem).
+// With NoExec nothing runs.
+func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string) (out []byte, w *registry.Warning, ok bool) {
+	if m.noExec {
+		return nil, nil, false
+	}
+	res := m.runner.Run(ctx, tool, args...)
+	if res.Err == nil {
+		return res.Stdout, nil, true
+	}
+	if errors.Is(res.Err, ErrToolMissing) {
+		return nil, nil, false
+	}
+	return nil, ToolWarning(backend, tool, args, res), false
+}
+
+// HasTool reports whether tool resolves on the machine's PATH (and exec is allowed).
+func (m *Machine) HasTool(tool string) bool {
+	if m.noExec {
+		return false
+	}
+	if l, ok := m.runner.(interface{ Has(string) bool }); ok {
+		return l.Has(tool)
+	}
+	return true
+}
+
+// ToolWarning converts a failed run into the warning the registry reports.
+func ToolWarning(backend, tool string, args []string, res Result) *registry.Warning {
+	w := &registry.Warning{Backend: backend, Tool: tool}
+	cmd := strings.TrimSpace(tool + " " + strings.Join(args, " "))
+	switch {
+	case errors.Is(res.Err, ErrTimeout):
+		w.Code = registry.WarnToolTimeout
+		w.Message = fmt.Sprintf("%s: %v", cmd, res.Err)
+	case errors.Is(res.Err, ErrTooLarge):
+		w.Code = registry.WarnOutputTooLarge
+		w.Message = fmt.Sprintf("%s: %v", cmd, res.Err)
+	default:
+		w.Code = registry.WarnToolFailed
+		msg := fmt.Sprintf("%s: %v", cmd, res.Err)
+		if res.ExitCode > 0 { // -1: killed by a signal, which has no exit code
+			code := res.ExitCode
+			w.ExitCode = &code
+		}
+		if line := FirstLine(res.Stderr); line != "" {
+			msg += ": " + line
+		} else if line := FirstLine(res.Stdout); line != "" {
+			msg += ": " + line
+		}
+		w.Message = msg
+	}
+	return w
+}
+
+func FirstLine(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	s = CleanText(s)
+	if len(s) > 200 {
+		s = s[:200] + "..."
+	}
+	return strings.TrimSpace(s)
+}
+
+// IsMissing reports whether a read failed because the file is absent (as
+// opposed to unreadable, irregular or too long): backends stay silent about
+// what a machine simply does not have.
+func IsMissing(err error) bool { return errors.Is(err, fs.ErrNotExist) }

@@ -1,0 +1,274 @@
+package machine
+
+import (
+	"errors"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+)
+
+// The memo remembers, per sysroot, facts that cannot change while the
+// machine runs, so a steady-state detection re-reads only what can:
+//
+//   - a PCI function's vendor, device, class and subsystem ids and its
+//     maximum link speed and width (drivers/pci/pci-sysfs.c: read-only
+//     attributes from the configuration header and the Link Capabilities
+//     register), keyed by the function's directory name and valid only while
+//     one stat of that directory shows the same device, inode and change
+//     time: a function removed and added again (hot-plug, a rescan, an SR-IOV
+//     VF re-created) gets a new sysfs directory, hence a new inode;
+//   - the parsed /proc/cpuinfo (model name, vendor, logical and physical
+//     core counts), valid only while sys/devices/system/cpu/online and
+//     .../present read the same (CPU hot-plug rewrites them) and one stat of
+//     /proc/cpuinfo shows the same file.
+//
+// Everything else is read by every detection: the PCI directory listing, a
+// function's driver link, numa_node and current link, memory figures, and
+// every tool's output. Nothing is remembered for an injected fs.FS (tests),
+// for a tree whose stat gives no inode, or for a cpuinfo without both
+// witness files. Only successful readings are remembered: a read that failed
+// for any reason but absence is tried again next time.
+
+// maxMemoSysroots bounds the memo: a host process detects "/" and perhaps a
+// few test trees; the least recently used sysroot is dropped beyond that.
+const MaxMemoSysroots = 16
+
+// Paths of the CPU hot-plug witnesses (Documentation/ABI/testing/
+// sysfs-devices-system-cpu: cpu lists such as "0-223").
+const (
+	PathCPUOnline  = "sys/devices/system/cpu/online"
+	PathCPUPresent = "sys/devices/system/cpu/present"
+)
+
+// fileStamp identifies one instance of a file or directory: a different
+// file at the same path, or the same one changed, stamps differently.
+type fileStamp struct {
+	dev, ino uint64
+	size     int64
+	mtime    syscall.Timespec
+	ctime    syscall.Timespec
+}
+
+func stampOf(st *syscall.Stat_t) fileStamp {
+	mtime, ctime := statTimes(st)
+	return fileStamp{dev: uint64(st.Dev), ino: uint64(st.Ino), size: st.Size, mtime: mtime, ctime: ctime}
+}
+
+// sysrootMemo is what is remembered about one sysroot.
+type sysrootMemo struct {
+	mu   sync.Mutex
+	root fileStamp // the sysroot directory: a tree re-created at the same path starts afresh
+	used uint64    // last use, for dropping the least recently used sysroot
+	pci  map[string]pciFacts
+	cpu  *cpuFacts
+}
+
+// pciFacts are the unchangeable attributes of one PCI function directory.
+type pciFacts struct {
+	stamp  fileStamp
+	vendor int
+
+	haveDetails bool // device, class and subsystem ids below were read
+	device      int
+	deviceRead  bool
+	class       int
+	subVendor   int
+	subDevice   int
+
+	haveMaxLink bool // max_link_speed and max_link_width were read
+	maxSpeed    float64
+	maxWidth    int
+}
+
+// CPUInfo is what /proc/cpuinfo says about the host (parsed by the CPU
+// backend; the memo keeps it across detections).
+type CPUInfo struct {
+	Name     string
+	Vendor   string
+	Logical  int // "processor" entries
+	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
+}
+
+// cpuFacts is a parsed /proc/cpuinfo and what it was valid for.
+type cpuFacts struct {
+	witness string // contents of cpu/online and cpu/present
+	stamp   fileStamp
+	info    CPUInfo
+}
+
+var memos = struct {
+	sync.Mutex
+	bySysroot map[string]*sysrootMemo
+	clock     uint64
+}{bySysroot: map[string]*sysrootMemo{}}
+
+// memoEnabled turns the memo off for tests that compare answers without it.
+var memoEnabled atomic.Bool
+
+func init() { memoEnabled.Store(true) }
+
+// memoFor returns the memo of the sysroot whose directory stat is st, or nil
+// when there can be none (memo off, no inode, unresolvable path).
+func memoFor(sysroot string, st fs.FileInfo) *sysrootMemo {
+	if !memoSupported || !memoEnabled.Load() {
+		return nil
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || sys.Ino == 0 {
+		return nil
+	}
+	key, err := filepath.Abs(sysroot)
+	if err != nil {
+		return nil
+	}
+	stamp := stampOf(sys)
+	stamp.mtime, stamp.ctime, stamp.size = syscall.Timespec{}, syscall.Timespec{}, 0 // entries come and go in a live root
+	memos.Lock()
+	defer memos.Unlock()
+	memos.clock++
+	if sm, ok := memos.bySysroot[key]; ok && sm.root == stamp {
+		sm.used = memos.clock
+		return sm
+	}
+	if _, ok := memos.bySysroot[key]; !ok && len(memos.bySysroot) >= MaxMemoSysroots {
+		dropLeastRecentlyUsed()
+	}
+	sm := &sysrootMemo{root: stamp, used: memos.clock, pci: map[string]pciFacts{}}
+	memos.bySysroot[key] = sm
+	return sm
+}
+
+// dropLeastRecentlyUsed forgets one sysroot; memos is locked.
+func dropLeastRecentlyUsed() {
+	var oldest string
+	var at uint64
+	for k, sm := range memos.bySysroot {
+		if oldest == "" || sm.used < at {
+			oldest, at = k, sm.used
+		}
+	}
+	delete(memos.bySysroot, oldest)
+}
+
+// forgetAllMemos empties the memo (tests).
+func ForgetAllMemos() {
+	memos.Lock()
+	defer memos.Unlock()
+	memos.bySysroot = map[string]*sysrootMemo{}
+}
+
+// hasMemo reports whether the view remembers across detections (tests).
+func (m *Machine) HasMemo() bool { return m.memo != nil }
+
+// setMemoEnabled turns the memo on or off (tests that compare answers
+// without it).
+func SetMemoEnabled(on bool) { memoEnabled.Store(on) }
+
+// statStamp stats name under the machine's sysroot (links followed) and
+// stamps it; ok is false without a memo, on any error, or for a file of
+// another type than want (syscall.S_IFDIR, syscall.S_IFREG).
+func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
+	if m.memo == nil || m.root == "" {
+		return fileStamp{}, false
+	}
+	fi, err := m.src.stat(name)
+	if err != nil {
+		return fileStamp{}, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return fileStamp{}, false
+	}
+	if uint32(st.Mode)&syscall.S_IFMT != want || st.Ino == 0 {
+		return fileStamp{}, false
+	}
+	return stampOf(st), true
+}
+
+// pciRemembered returns the facts remembered for the function directory
+// addr when they were taken from the directory stamped now.
+func (m *Machine) pciRemembered(addr string, now fileStamp) (pciFacts, bool) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	f, ok := sm.pci[addr]
+	if !ok || f.stamp != now {
+		return pciFacts{}, false
+	}
+	return f, true
+}
+
+// pciRememberedIf is pciRemembered when the directory was stamped.
+func (m *Machine) pciRememberedIf(stamped bool, addr string, now fileStamp) (pciFacts, bool) {
+	if !stamped {
+		return pciFacts{}, false
+	}
+	return m.pciRemembered(addr, now)
+}
+
+// rememberPCI stores what a detection read of the function directory addr,
+// stamped before the reading. A concurrent detection may have stored an
+// entry for the same stamp: what either read is merged; an entry of another
+// stamp is replaced (the next detection's stat decides which is current).
+func (m *Machine) rememberPCI(addr string, f pciFacts) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if old, ok := sm.pci[addr]; ok && old.stamp == f.stamp && old.vendor == f.vendor {
+		if !f.haveDetails && old.haveDetails {
+			f.haveDetails, f.device, f.deviceRead, f.class, f.subVendor, f.subDevice =
+				true, old.device, old.deviceRead, old.class, old.subVendor, old.subDevice
+		}
+		if !f.haveMaxLink && old.haveMaxLink {
+			f.haveMaxLink, f.maxSpeed, f.maxWidth = true, old.maxSpeed, old.maxWidth
+		}
+	}
+	sm.pci[addr] = f
+}
+
+// stableReadErr reports whether a read that ended with err may be
+// remembered: it succeeded, or the file is absent (a function directory
+// does not grow attributes while it exists). Any other failure (EIO, a
+// signal, memory) may be transient and is not remembered.
+func stableReadErr(err error) bool {
+	return err == nil || errors.Is(err, fs.ErrNotExist)
+}
+
+// cpuWitness reads what must stay the same for a remembered cpuinfo to
+// hold: both CPU hot-plug lists and a stat of /proc/cpuinfo (a regular
+// file: a FIFO there is never remembered, and reading it reports why).
+func (m *Machine) CPUWitness() (witness string, stamp fileStamp, ok bool) {
+	if m.memo == nil {
+		return "", fileStamp{}, false
+	}
+	online, err1 := m.ReadFile(PathCPUOnline)
+	present, err2 := m.ReadFile(PathCPUPresent)
+	if err1 != nil || err2 != nil || len(online) == 0 || len(present) == 0 {
+		return "", fileStamp{}, false
+	}
+	stamp, ok = m.statStamp(PathCPUInfo, syscall.S_IFREG)
+	if !ok {
+		return "", fileStamp{}, false
+	}
+	return string(online) + "\x00" + string(present), stamp, true
+}
+
+// cpuRemembered returns the cpuinfo parsed under the same witness.
+func (m *Machine) CPURemembered(witness string, stamp fileStamp) (CPUInfo, bool) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if sm.cpu == nil || sm.cpu.witness != witness || sm.cpu.stamp != stamp {
+		return CPUInfo{}, false
+	}
+	return sm.cpu.info, true
+}
+
+func (m *Machine) RememberCPU(witness string, stamp fileStamp, info CPUInfo) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	sm.cpu = &cpuFacts{witness: witness, stamp: stamp, info: info}
+}

@@ -1,0 +1,105 @@
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+)
+
+// Errors a Runner reports in Result.Err (wrapped with detail).
+var (
+	ErrToolMissing = errors.New("tool not found")
+	ErrTimeout     = errors.New("timed out")
+	ErrTooLarge    = errors.New("output too large")
+	ErrExit        = errors.New("tool failed")
+)
+
+// defaultRunTimeout bounds a tool run, and a detection, when no timeout is given.
+const DefaultRunTimeout = 5 * time.Second
+
+// MaxToolOutput caps what a tool may print on stdout; the run is killed past it.
+const MaxToolOutput = 4 << 20
+
+// Result is the outcome of one tool run.
+type Result struct {
+	Path     string // absolute path that ran
+	Stdout   []byte
+	Stderr   []byte
+	ExitCode int
+	Err      error // nil on success (exit 0 with output read whole)
+	Duration time.Duration
+}
+
+// Runner runs vendor tools. Implementations must be safe for concurrent use.
+type Runner interface {
+	Run(ctx context.Context, tool string, args ...string) Result
+}
+
+// onceRunner runs each distinct command line at most once per detection;
+// concurrent callers of the same command share the one run. A tool that timed
+// out is not started again in the same detection (a hung driver hangs every
+// query), so one hang costs one timeout, not one per query.
+type onceRunner struct {
+	inner Runner
+	mu    sync.Mutex
+	calls map[string]*onceCall
+	hung  map[string]bool // tools that timed out in this detection
+}
+
+type onceCall struct {
+	done chan struct{}
+	res  Result
+}
+
+var _ Runner = (*onceRunner)(nil)
+
+func NewOnceRunner(inner Runner) *onceRunner {
+	return &onceRunner{inner: inner, calls: map[string]*onceCall{}, hung: map[string]bool{}}
+}
+
+func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Result {
+	key := tool
+	for _, a := range args {
+		key += "\x00" + a
+	}
+	o.mu.Lock()
+	c, ok := o.calls[key]
+	if !ok {
+		if o.hung[tool] {
+			o.mu.Unlock()
+			return Result{Err: fmt.Errorf("not started: %s timed out earlier in this detection: %w", tool, ErrTimeout)}
+		}
+		c = &onceCall{done: make(chan struct{})}
+		o.calls[key] = c
+	}
+	o.mu.Unlock()
+	if ok {
+		select {
+		case <-c.done:
+			return c.res
+		case <-ctx.Done():
+			return Result{Err: fmt.Errorf("%s: gave up waiting for a shared run: %w", tool, ErrTimeout)}
+		}
+	}
+	// close in a defer: a Runner that panics must not leave sharers waiting.
+	// Sharers of a run that panicked see a failure, never an empty success.
+	c.res = Result{Err: fmt.Errorf("%s: runner failed: %w", tool, ErrExit)}
+	defer close(c.done)
+	c.res = o.inner.Run(ctx, tool, args...)
+	if errors.Is(c.res.Err, ErrTimeout) {
+		o.mu.Lock()
+		o.hung[tool] = true
+		o.mu.Unlock()
+	}
+	return c.res
+}
+
+// Has forwards tool resolution to the inner runner when it can answer.
+func (o *onceRunner) Has(tool string) bool {
+	if l, ok := o.inner.(interface{ Has(string) bool }); ok {
+		return l.Has(tool)
+	}
+	return true
+}

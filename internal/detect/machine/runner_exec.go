@@ -1,0 +1,408 @@
+//go:build unix
+
+package machine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// maxToolStderr caps what is kept of a tool's stderr: only its first line
+// reaches a warning, the rest is drained and dropped so the tool never blocks.
+const maxToolStderr = 16 << 10
+
+// ErrOutputIncomplete reports a tool that exited but whose stdout never
+// reached end-of-file: a process that left the tool's process group (setsid)
+// still holds it, so more output may have been coming. What was read is kept
+// in Result.Stdout, but the run is a failure (ToolWarning: tool_failed).
+var ErrOutputIncomplete = errors.New("output incomplete")
+
+// defaultDrainTimeout bounds how long a run keeps reading a tool's pipes after
+// the tool exited and its process group was killed. Every writer is dead by
+// then, so end-of-file normally comes as soon as the reading goroutines get
+// the CPU; it is generous because on an oversubscribed machine they may wait
+// long for it (64 host threads on 2 cores starved them past 100 ms). Only a
+// process that escaped the group can make a run wait this long.
+const defaultDrainTimeout = 2 * time.Second
+
+// killedDrainTimeout bounds the reading after a run that was killed (timeout,
+// cancellation, overflow): its output is not used, only its stderr may be
+// quoted, so the run must not outlive its deadline by more than this.
+const killedDrainTimeout = 100 * time.Millisecond
+
+// ExecRunner runs tools found on its own PATH, never the process PATH: each
+// tool is resolved to an absolute, executable regular file (relative PATH
+// entries are ignored), runs in its own process group with stdin closed and a
+// minimal environment, has stdout and stderr read concurrently and capped
+// while streaming, and is killed with its whole group (SIGKILL) on timeout or
+// overflow. The group is killed again once the tool exits, so every pipe
+// writer is dead and reading goes on until end-of-file: output the tool wrote
+// before it exited is never dropped, however late the readers get the CPU.
+//
+// Why each rule (../shared/reference-study.md §5.1, §7.2 #1, #2, #18): the
+// Rust crate read output only after exit (a tool printing more than the 64 KiB
+// pipe buffer stalled until killed), accepted relative PATH entries and files
+// without the exec bit, passed the whole environment but four loader
+// variables, and did not kill on timeout in its async runner.
+type ExecRunner struct {
+	path    []string
+	timeout time.Duration
+	// DrainTimeout bounds how long reading goes on after the tool exited and
+	// its group was killed, waiting for end-of-file (defaultDrainTimeout).
+	// Past it the run fails with ErrOutputIncomplete.
+	DrainTimeout time.Duration
+}
+
+var _ Runner = (*ExecRunner)(nil)
+
+// NewExecRunner returns a runner that resolves tools on pathList (a PATH
+// value) and bounds each run by timeout (DefaultTimeout when not positive).
+// Relative and empty entries of pathList are dropped: resolution must not
+// depend on the host's working directory.
+func NewExecRunner(pathList string, timeout time.Duration) *ExecRunner {
+	if timeout <= 0 {
+		timeout = DefaultRunTimeout
+	}
+	var dirs []string
+	seen := map[string]bool{}
+	for _, d := range filepath.SplitList(pathList) {
+		if !filepath.IsAbs(d) {
+			continue
+		}
+		d = filepath.Clean(d)
+		if !seen[d] {
+			seen[d] = true
+			dirs = append(dirs, d)
+		}
+	}
+	return &ExecRunner{path: dirs, timeout: timeout, DrainTimeout: defaultDrainTimeout}
+}
+
+// Resolve returns the absolute path of tool on the runner's PATH, or "".
+// Directories, special files and files without an exec bit are skipped, and
+// the search goes on to the next PATH entry as a shell's would.
+func (r *ExecRunner) Resolve(tool string) string {
+	if tool == "" || strings.ContainsRune(tool, '/') || tool == "." || tool == ".." {
+		return ""
+	}
+	for _, d := range r.path {
+		p := filepath.Join(d, tool)
+		st, err := os.Stat(p)
+		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return ""
+}
+
+// Has reports whether tool resolves (so a missing tool costs no process).
+func (r *ExecRunner) Has(tool string) bool { return r.Resolve(tool) != "" }
+
+// systemPath is appended to the PATH a tool sees (never to the PATH tools are
+// resolved on): vendor tools are scripts too (rocm-smi starts with
+// "#!/usr/bin/env python3") and need the system's programs, which live in
+// root-owned directories.
+var systemPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// toolEnv is the whole environment a tool gets: a PATH of absolute
+// directories (the runner's, then the system's) and the C locale (so numbers
+// and labels are printed the way parsers expect). Nothing else: no
+// LD_PRELOAD, LD_LIBRARY_PATH, PYTHONPATH (rocm-smi is Python) or host secrets.
+func (r *ExecRunner) toolEnv() []string {
+	dirs := append([]string(nil), r.path...)
+	for _, d := range systemPath {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	return []string{"PATH=" + strings.Join(dirs, ":"), "LC_ALL=C", "LANG=C"}
+}
+
+// Run runs tool with args. It never panics and always returns, at the latest
+// killedDrainTimeout after the earlier of ctx's deadline and the runner's
+// timeout (unless the kernel cannot kill the tool: a process in an
+// uninterruptible sleep dies only when its system call returns).
+func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Result {
+	start := time.Now()
+	p := r.Resolve(tool)
+	if p == "" {
+		return Result{Err: fmt.Errorf("%s: %w", tool, ErrToolMissing)}
+	}
+	if ctx.Err() != nil {
+		// The detection is over; starting a process now would only be killed.
+		return Result{Path: p, Err: fmt.Errorf("not started, detection deadline passed: %w", ErrTimeout)}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+
+	var overflowed atomic.Bool
+	stdout := &capWriter{max: MaxToolOutput, onFull: func() {
+		overflowed.Store(true)
+		cancel() // kills the group through cmd.Cancel
+	}}
+	stderr := &capWriter{max: maxToolStderr}
+	outPipe, err := newOutputPipe()
+	if err != nil {
+		return Result{Path: p, Err: fmt.Errorf("creating stdout pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
+	}
+	errPipe, err := newOutputPipe()
+	if err != nil {
+		outPipe.abandon()
+		return Result{Path: p, Err: fmt.Errorf("creating stderr pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
+	}
+	cmd := r.command(ctx, p, args, outPipe.w, errPipe.w)
+	if err := cmd.Start(); err != nil {
+		outPipe.abandon()
+		errPipe.abandon()
+		// Not an executable format, permission denied, ...
+		return Result{Path: p, Err: fmt.Errorf("%v: %w", err, ErrExit), Duration: time.Since(start)}
+	}
+	outPipe.start(stdout)
+	errPipe.start(stderr)
+
+	err = cmd.Wait()
+	// Whatever happened to the leader, nothing it started may outlive the run:
+	// a child that kept stdout open, or one that ignores SIGTERM, dies here.
+	// The group id stays reserved while any member lives, so this cannot hit
+	// an unrelated process group. With every writer dead, the pipes reach
+	// end-of-file once the readers have taken what is buffered.
+	killGroup(cmd)
+	exited := time.Now()
+	deadline := r.drainDeadline(ctx, exited)
+	stdoutComplete := outPipe.finish(deadline)
+	errPipe.finish(deadline)
+
+	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start)}
+	if cmd.ProcessState != nil {
+		res.ExitCode = cmd.ProcessState.ExitCode()
+	}
+	res.Err = r.classify(ctx, err, overflowed.Load(), stdoutComplete, deadline.Sub(exited), len(res.Stdout))
+	return res
+}
+
+// drainDeadline is when reading stops waiting for end-of-file, for a tool
+// that exited at exited: DrainTimeout later, but never past the run's own
+// deadline by more than killedDrainTimeout, and only killedDrainTimeout after
+// a run that was killed.
+func (r *ExecRunner) drainDeadline(ctx context.Context, exited time.Time) time.Time {
+	if ctx.Err() != nil {
+		return exited.Add(killedDrainTimeout)
+	}
+	d := exited.Add(r.DrainTimeout)
+	if dl, ok := ctx.Deadline(); ok && dl.Add(killedDrainTimeout).Before(d) {
+		d = dl.Add(killedDrainTimeout)
+	}
+	return d
+}
+
+// command builds the exec.Cmd for one run, writing to the pipes' write ends.
+func (r *ExecRunner) command(ctx context.Context, p string, args []string, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, p, args...)
+	cmd.Env = r.toolEnv()
+	cmd.Dir = "/"
+	cmd.Stdin = nil // the null device: a tool that prompts gets EOF at once
+	// *os.File outputs are handed to the child as they are: os/exec starts no
+	// copying goroutines and so has nothing to give up on. Our own readers
+	// (outputPipe) drain them while the tool runs, so no pipe buffer can fill
+	// up and stall it. (os/exec's own copying is bounded by WaitDelay from
+	// the moment the tool exits; under CPU starvation that cut off output the
+	// tool had already written.)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error {
+		// SIGKILL to the whole group: SIGTERM can be ignored, and helpers the
+		// tool forked must die with it.
+		killGroup(cmd)
+		return nil
+	}
+	return cmd
+}
+
+// killGroup sends SIGKILL to the process group the run created.
+func killGroup(cmd *exec.Cmd) {
+	if cmd.Process != nil && cmd.Process.Pid > 0 {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+}
+
+// classify turns the outcome of cmd.Wait into Result.Err (nil for success).
+// stdoutComplete is whether stdout reached end-of-file within drain of the
+// tool's exit.
+func (r *ExecRunner) classify(ctx context.Context, err error, overflowed, stdoutComplete bool, drain time.Duration, stdoutLen int) error {
+	// The host ignores SIGCHLD, so the kernel reaped the child before we could
+	// read its status (../shared/cabi-notes.md §1.1): only the status is
+	// unknown, so output that reached end-of-file counts.
+	statusLost := errors.Is(err, syscall.ECHILD)
+	switch {
+	case overflowed:
+		return fmt.Errorf("printed more than %d bytes: %w", MaxToolOutput, ErrTooLarge)
+	case (err == nil || statusLost && stdoutLen > 0) && !stdoutComplete:
+		return fmt.Errorf("stdout still open %v after the tool exited and its process group was killed "+
+			"(a process that left the group holds it), kept %d bytes: %w",
+			drain.Round(time.Millisecond), stdoutLen, ErrOutputIncomplete)
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return fmt.Errorf("killed after %v: %w", r.timeout.Round(time.Millisecond), ErrTimeout)
+	case statusLost && stdoutLen > 0:
+		return nil
+	case statusLost:
+		return fmt.Errorf("exit status lost (host ignores SIGCHLD) and no output: %w", ErrExit)
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Errorf("killed by signal %v: %w", ws.Signal(), ErrExit)
+		}
+		return fmt.Errorf("exit status %d: %w", ee.ExitCode(), ErrExit)
+	}
+	return fmt.Errorf("%v: %w", err, ErrExit)
+}
+
+// outputPipe carries one output stream of a tool into a capWriter through a
+// goroutine of our own, so that we, not os/exec, decide when reading stops.
+type outputPipe struct {
+	r, w *os.File
+	done chan struct{} // closed when the reader has stopped
+	eof  bool          // the reader saw end-of-file; read after done
+}
+
+func newOutputPipe() (*outputPipe, error) {
+	r, w, err := os.Pipe() // close-on-exec; r is non-blocking, so deadlines work
+	if err != nil {
+		return nil, err
+	}
+	return &outputPipe{r: r, w: w, done: make(chan struct{})}, nil
+}
+
+// abandon closes both ends of a pipe no tool was started on.
+func (p *outputPipe) abandon() {
+	_ = p.r.Close()
+	_ = p.w.Close()
+}
+
+// start closes our copy of the write end (the child has its own; end-of-file
+// comes when every holder has closed it) and starts copying into dst.
+func (p *outputPipe) start(dst io.Writer) {
+	_ = p.w.Close()
+	go p.copy(dst)
+}
+
+func (p *outputPipe) copy(dst io.Writer) {
+	defer close(p.done)
+	defer p.r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := p.r.Read(buf)
+		_, _ = dst.Write(buf[:n])
+		switch {
+		case err == io.EOF:
+			p.eof = true
+			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			p.eof = p.takeBuffered(dst, buf)
+			return
+		case err != nil:
+			return
+		}
+	}
+}
+
+// takeBuffered copies what is in the pipe right now, without waiting for
+// more, and reports whether it found end-of-file. It runs when the drain
+// deadline passed: the tool has exited, so everything it wrote is in the
+// buffer, and only a process outside its group can still be writing.
+func (p *outputPipe) takeBuffered(dst io.Writer, buf []byte) (eof bool) {
+	// An expired deadline makes every read fail before it reads; lift it.
+	if p.r.SetReadDeadline(time.Time{}) != nil {
+		return false
+	}
+	rc, err := p.r.SyscallConn()
+	if err != nil {
+		return false
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		for {
+			n, err := syscall.Read(int(fd), buf)
+			if n > 0 {
+				_, _ = dst.Write(buf[:n])
+				continue
+			}
+			if err == syscall.EINTR {
+				continue
+			}
+			eof = n == 0 && err == nil
+			return true // EAGAIN (empty) or end-of-file: never wait for more
+		}
+	})
+	return eof
+}
+
+// finish waits for the reader to see end-of-file, until deadline at the
+// latest, and reports whether it did. The deadline makes the reader take what
+// is buffered and stop; the reader closes the read end.
+func (p *outputPipe) finish(deadline time.Time) (eof bool) {
+	if p.r.SetReadDeadline(deadline) == nil {
+		<-p.done
+		return p.eof
+	}
+	// Not pollable (os.Pipe always is on Linux, unless registering with the
+	// poller failed): a blocked read cannot be interrupted, so stop waiting
+	// and leave the reader to end when the last writer goes.
+	timer := time.NewTimer(time.Until(deadline))
+	defer timer.Stop()
+	select {
+	case <-p.done:
+		return p.eof
+	case <-timer.C:
+		return false
+	}
+}
+
+// capWriter keeps at most max bytes and calls onFull once when more arrive.
+type capWriter struct {
+	mu     sync.Mutex
+	buf    []byte
+	max    int
+	full   bool
+	onFull func()
+}
+
+func (w *capWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	room := w.max - len(w.buf)
+	if len(p) <= room {
+		w.buf = append(w.buf, p...)
+		w.mu.Unlock()
+		return len(p), nil
+	}
+	if room > 0 {
+		w.buf = append(w.buf, p[:room]...)
+	}
+	first := !w.full
+	w.full = true
+	w.mu.Unlock()
+	if first && w.onFull != nil {
+		w.onFull()
+	}
+	// Keep draining (and discarding) so the child never blocks on a full
+	// pipe before the kill lands.
+	return len(p), nil
+}
+
+func (w *capWriter) bytes() []byte {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]byte(nil), w.buf...)
+}

@@ -1,0 +1,524 @@
+//go:build linux
+
+package machine
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// readPIDs reads the process ids a script appended to file, one a line.
+func readPIDs(t testing.TB, file string) []int {
+	t.Helper()
+	b, err := os.ReadFile(file)
+	require.NoError(t, err, "the script did not record its pids")
+	var pids []int
+	for _, f := range strings.Fields(string(b)) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// requireGone waits up to a second for every pid to be gone (or a zombie).
+func requireGone(t testing.TB, pids []int) {
+	t.Helper()
+	deadline := time.Now().Add(time.Second)
+	for _, pid := range pids {
+		for detecttest.ProcessAlive(pid) && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		assert.False(t, detecttest.ProcessAlive(pid), "process %d outlived the run", pid)
+	}
+}
+
+func TestRunnerFailureModes(t *testing.T) {
+	// %P is replaced by a file the script appends its pids to.
+	cases := []struct {
+		name    string
+		body    string
+		timeout time.Duration
+		wantErr error // nil: success
+		check   func(t *testing.T, res Result)
+	}{
+		{name: "ok", body: `echo $$ >>%P; echo hello`, timeout: 5 * time.Second,
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, "hello\n", string(res.Stdout))
+				assert.Equal(t, 0, res.ExitCode)
+			}},
+		{name: "hang", body: `echo $$ >>%P; exec sleep 1000`, timeout: 300 * time.Millisecond, wantErr: ErrTimeout},
+		{name: "hang in grandchild", body: `echo $$ >>%P; sleep 1000 & echo $! >>%P; wait`,
+			timeout: 300 * time.Millisecond, wantErr: ErrTimeout},
+		{name: "ignores SIGTERM", body: `trap '' TERM; echo $$ >>%P; sleep 1000 & echo $! >>%P; wait`,
+			timeout: 300 * time.Millisecond, wantErr: ErrTimeout},
+		{name: "floods stdout", body: `echo $$ >>%P; sh -c 'echo $$ >>%P; exec yes' | head -c 52428800`,
+			timeout: 10 * time.Second, wantErr: ErrTooLarge,
+			check: func(t *testing.T, res Result) {
+				assert.Len(t, res.Stdout, MaxToolOutput, "kept exactly the cap")
+				assert.Less(t, res.Duration, 5*time.Second, "killed while streaming, not at the timeout")
+			}},
+		{name: "floods stderr", body: `echo $$ >>%P; head -c 10485760 /dev/zero >&2; echo done`,
+			timeout: 10 * time.Second,
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, "done\n", string(res.Stdout), "stderr is drained while the tool runs")
+				assert.Len(t, res.Stderr, maxToolStderr)
+			}},
+		{name: "prints 1 MiB", body: `echo $$ >>%P; head -c 1048576 /dev/zero`, timeout: 10 * time.Second,
+			check: func(t *testing.T, res Result) {
+				assert.Len(t, res.Stdout, 1<<20, "more than a pipe buffer comes through whole")
+			}},
+		{name: "crashes", body: `echo $$ >>%P; echo partial; kill -SEGV $$`, timeout: 5 * time.Second, wantErr: ErrExit,
+			check: func(t *testing.T, res Result) {
+				assert.Contains(t, res.Err.Error(), "signal")
+				w := ToolWarning("x", "tool", nil, res)
+				assert.Equal(t, registry.WarnToolFailed, w.Code)
+				assert.Nil(t, w.ExitCode, "a signal is not an exit code")
+			}},
+		{name: "grandchild holds stdout", body: `echo $$ >>%P; (sleep 1000 & echo $! >>%P); echo out; exit 0`,
+			timeout: 5 * time.Second,
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, "out\n", string(res.Stdout))
+				assert.Less(t, res.Duration, 2*time.Second, "did not wait on the grandchild's pipe")
+			}},
+		{name: "exit 2 with stderr", body: "echo $$ >>%P; echo 'first error line' >&2; echo second >&2; exit 2",
+			timeout: 5 * time.Second, wantErr: ErrExit,
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, 2, res.ExitCode)
+				w := ToolWarning("nvidia", "tool", []string{"-q"}, res)
+				assert.Equal(t, registry.WarnToolFailed, w.Code)
+				require.NotNil(t, w.ExitCode)
+				assert.Equal(t, 2, *w.ExitCode)
+				assert.Contains(t, w.Message, "first error line")
+				assert.NotContains(t, w.Message, "second")
+				assert.Equal(t, "nvidia", w.Backend)
+				assert.Equal(t, "tool", w.Tool)
+			}},
+		{name: "stdin is closed", body: `echo $$ >>%P; cat; echo eof`, timeout: 5 * time.Second,
+			check: func(t *testing.T, res Result) {
+				assert.Equal(t, "eof\n", string(res.Stdout))
+				assert.Less(t, res.Duration, 2*time.Second)
+			}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pidFile := filepath.Join(dir, "pids")
+			detecttest.WriteTool(t, dir, "tool", strings.ReplaceAll(tc.body, "%P", pidFile))
+			r := NewExecRunner(dir, tc.timeout)
+
+			start := time.Now()
+			res := r.Run(context.Background(), "tool")
+			took := time.Since(start)
+
+			assert.Equal(t, filepath.Join(dir, "tool"), res.Path)
+			if tc.wantErr == nil {
+				require.NoError(t, res.Err)
+			} else {
+				require.ErrorIs(t, res.Err, tc.wantErr)
+			}
+			if tc.wantErr == ErrTimeout {
+				assert.GreaterOrEqual(t, took, tc.timeout)
+				assert.Less(t, took, tc.timeout+time.Second, "returned soon after the timeout")
+				w := ToolWarning("b", "tool", nil, res)
+				assert.Equal(t, registry.WarnToolTimeout, w.Code)
+			}
+			if tc.wantErr == ErrTooLarge {
+				w := ToolWarning("b", "tool", nil, res)
+				assert.Equal(t, registry.WarnOutputTooLarge, w.Code)
+			}
+			if tc.check != nil {
+				tc.check(t, res)
+			}
+			requireGone(t, readPIDs(t, pidFile))
+			detecttest.RequireNoProcessMentioning(t, dir)
+		})
+	}
+}
+
+func TestRunnerResolve(t *testing.T) {
+	wd, err := os.Getwd()
+	require.NoError(t, err)
+
+	t.Run("not executable is skipped", func(t *testing.T) {
+		a, b := t.TempDir(), t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(a, "tool"), []byte("#!/bin/sh\necho a\n"), 0o644))
+		r := NewExecRunner(a, time.Second)
+		assert.False(t, r.Has("tool"))
+		res := r.Run(context.Background(), "tool")
+		require.ErrorIs(t, res.Err, ErrToolMissing)
+		assert.Empty(t, res.Path, "nothing ran")
+
+		detecttest.WriteTool(t, b, "tool", "echo b")
+		r = NewExecRunner(a+":"+b, time.Second)
+		assert.Equal(t, filepath.Join(b, "tool"), r.Resolve("tool"), "search goes on past it")
+	})
+	t.Run("directory named like the tool is skipped", func(t *testing.T) {
+		a, b := t.TempDir(), t.TempDir()
+		require.NoError(t, os.Mkdir(filepath.Join(a, "tool"), 0o755))
+		r := NewExecRunner(a, time.Second)
+		require.ErrorIs(t, r.Run(context.Background(), "tool").Err, ErrToolMissing)
+		detecttest.WriteTool(t, b, "tool", "echo b")
+		r = NewExecRunner(a+":"+b, time.Second)
+		res := r.Run(context.Background(), "tool")
+		require.NoError(t, res.Err)
+		assert.Equal(t, "b\n", string(res.Stdout))
+	})
+	t.Run("relative and empty PATH entries are ignored", func(t *testing.T) {
+		a := t.TempDir()
+		detecttest.WriteTool(t, a, "tool", "echo rel")
+		rel, err := filepath.Rel(wd, a)
+		require.NoError(t, err)
+		require.False(t, filepath.IsAbs(rel))
+		r := NewExecRunner(rel+"::.", time.Second)
+		assert.Empty(t, r.path)
+		assert.False(t, r.Has("tool"))
+		require.ErrorIs(t, r.Run(context.Background(), "tool").Err, ErrToolMissing)
+	})
+	t.Run("names with a slash or dots never resolve", func(t *testing.T) {
+		a := t.TempDir()
+		require.NoError(t, os.Mkdir(filepath.Join(a, "sub"), 0o755))
+		detecttest.WriteTool(t, filepath.Join(a, "sub"), "tool", "echo x")
+		r := NewExecRunner(a, time.Second)
+		for _, name := range []string{"sub/tool", "/bin/sh", "", ".", ".."} {
+			assert.Empty(t, r.Resolve(name), name)
+		}
+	})
+	t.Run("symlink to an executable resolves to the link", func(t *testing.T) {
+		a, b := t.TempDir(), t.TempDir()
+		target := detecttest.WriteTool(t, b, "real", "echo via link")
+		require.NoError(t, os.Symlink(target, filepath.Join(a, "tool")))
+		require.NoError(t, os.Symlink("loop", filepath.Join(a, "loop")))
+		require.NoError(t, os.Symlink(filepath.Join(b, "missing"), filepath.Join(a, "dangling")))
+		r := NewExecRunner(a, time.Second)
+		assert.Equal(t, filepath.Join(a, "tool"), r.Resolve("tool"))
+		assert.Empty(t, r.Resolve("loop"))
+		assert.Empty(t, r.Resolve("dangling"))
+	})
+	t.Run("file that is not a program fails, typed", func(t *testing.T) {
+		a := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(a, "tool"), []byte("no shebang, no ELF\n"), 0o755))
+		res := NewExecRunner(a, time.Second).Run(context.Background(), "tool")
+		require.ErrorIs(t, res.Err, ErrExit)
+		assert.Equal(t, registry.WarnToolFailed, ToolWarning("b", "tool", nil, res).Code)
+	})
+}
+
+func TestRunnerEnvironmentIsMinimal(t *testing.T) {
+	t.Setenv("PYTHONPATH", "/evil")
+	t.Setenv("AI_HWACCEL_TEST_SECRET", "secret")
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "tool", "env")
+	res := NewExecRunner("relative:"+dir, time.Second).Run(context.Background(), "tool")
+	require.NoError(t, res.Err)
+	var names []string
+	for _, line := range strings.Split(strings.TrimSpace(string(res.Stdout)), "\n") {
+		name, value, _ := strings.Cut(line, "=")
+		names = append(names, name)
+		if name == "PATH" {
+			entries := strings.Split(value, ":")
+			assert.Equal(t, dir, entries[0], "the runner's absolute entries come first")
+			assert.NotContains(t, entries, "relative")
+			for _, e := range entries {
+				assert.True(t, filepath.IsAbs(e), e)
+			}
+		}
+	}
+	// PWD is set by the shell itself, not passed by us.
+	assert.Subset(t, []string{"PATH", "LC_ALL", "LANG", "PWD"}, names)
+	assert.NotContains(t, string(res.Stdout), "secret")
+	assert.NotContains(t, string(res.Stdout), "/evil")
+}
+
+func TestRunnerArgumentsAreNotInterpreted(t *testing.T) {
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "tool", `for a in "$@"; do echo "[$a]"; done`)
+	res := NewExecRunner(dir, time.Second).Run(context.Background(), "tool", "a b", "$(id)", "--x=1;y")
+	require.NoError(t, res.Err)
+	assert.Equal(t, "[a b]\n[$(id)]\n[--x=1;y]\n", string(res.Stdout))
+}
+
+func TestRunnerContext(t *testing.T) {
+	t.Run("done context starts nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		marker := filepath.Join(dir, "ran")
+		detecttest.WriteTool(t, dir, "tool", "touch "+marker)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		res := NewExecRunner(dir, time.Second).Run(ctx, "tool")
+		require.ErrorIs(t, res.Err, ErrTimeout)
+		assert.NoFileExists(t, marker)
+	})
+	t.Run("caller deadline shorter than the runner's", func(t *testing.T) {
+		dir := t.TempDir()
+		pidFile := filepath.Join(dir, "pids")
+		detecttest.WriteTool(t, dir, "tool", "echo $$ >>"+pidFile+"; exec sleep 1000")
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		res := NewExecRunner(dir, time.Minute).Run(ctx, "tool")
+		require.ErrorIs(t, res.Err, ErrTimeout)
+		assert.Less(t, time.Since(start), time.Second)
+		requireGone(t, readPIDs(t, pidFile))
+	})
+	t.Run("caller cancels mid-run", func(t *testing.T) {
+		dir := t.TempDir()
+		pidFile := filepath.Join(dir, "pids")
+		detecttest.WriteTool(t, dir, "tool", "echo $$ >>"+pidFile+"; sleep 1000 & echo $! >>"+pidFile+"; wait")
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(200*time.Millisecond, cancel)
+		res := NewExecRunner(dir, time.Minute).Run(ctx, "tool")
+		require.ErrorIs(t, res.Err, ErrTimeout)
+		requireGone(t, readPIDs(t, pidFile))
+	})
+}
+
+func TestRunnerConcurrentRuns(t *testing.T) {
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "tool", `echo "$1"; head -c 200000 /dev/zero >&2`)
+	r := NewExecRunner(dir, 10*time.Second)
+	const n = 16
+	out := make(chan string, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			res := r.Run(context.Background(), "tool", strconv.Itoa(i))
+			if res.Err != nil {
+				out <- res.Err.Error()
+				return
+			}
+			out <- strings.TrimSpace(string(res.Stdout))
+		}(i)
+	}
+	got := map[string]bool{}
+	for i := 0; i < n; i++ {
+		got[<-out] = true
+	}
+	for i := 0; i < n; i++ {
+		assert.True(t, got[strconv.Itoa(i)], "run %d", i)
+	}
+}
+
+// sigchldChildEnv marks the re-executed test binary that ignores SIGCHLD.
+const sigchldChildEnv = "AI_HWACCEL_TEST_SIGCHLD_IGNORED"
+
+// TestRunnerSIGCHLDIgnored proves that a host which set SIGCHLD to SIG_IGN
+// (the kernel then reaps children itself and waitid fails with ECHILD) still
+// gets the tool's output. It re-runs this test binary in a child process,
+// because ignoring SIGCHLD in the test process itself would change every
+// other test.
+func TestRunnerSIGCHLDIgnored(t *testing.T) {
+	if dir := os.Getenv(sigchldChildEnv); dir != "" {
+		sigchldChild(t, dir)
+		return
+	}
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "tool", `echo "output survives"`)
+	detecttest.WriteTool(t, dir, "empty", `exit 3`)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerSIGCHLDIgnored$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), sigchldChildEnv+"="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child test failed:\n%s", out)
+	assert.Contains(t, string(out), "SIGCHLD ignored: checked")
+}
+
+func sigchldChild(t *testing.T, dir string) {
+	// signal.Ignore sets the kernel disposition to SIG_IGN for SIGCHLD, as
+	// signal(SIGCHLD, SIG_IGN) in a C host would.
+	signal.Ignore(syscall.SIGCHLD)
+	require.True(t, signal.Ignored(syscall.SIGCHLD))
+
+	// Show the premise: plain os/exec now reports ECHILD.
+	err := exec.Command(filepath.Join(dir, "tool")).Run()
+	require.ErrorIs(t, err, syscall.ECHILD, "the kernel did not auto-reap; premise of the test does not hold")
+
+	r := NewExecRunner(dir, 5*time.Second)
+	res := r.Run(context.Background(), "tool")
+	require.NoError(t, res.Err)
+	assert.Equal(t, "output survives\n", string(res.Stdout))
+
+	res = r.Run(context.Background(), "empty")
+	require.ErrorIs(t, res.Err, ErrExit, "no output and no status is a failure")
+	fmt.Println("SIGCHLD ignored: checked")
+}
+
+// TestRunnerLeakCheckSeesLeftovers shows the leftover scan used above can
+// fail: a process started outside the runner, with the tool directory only in
+// its environment, is found until it is killed.
+func TestRunnerLeakCheckSeesLeftovers(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "1000")
+	cmd.Env = []string{"PATH=" + dir + ":/usr/bin:/bin"}
+	require.NoError(t, cmd.Start())
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	assert.Len(t, detecttest.ProcessesMentioning(dir), 1)
+	require.True(t, detecttest.ProcessAlive(cmd.Process.Pid))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	assert.False(t, detecttest.ProcessAlive(cmd.Process.Pid))
+	assert.Empty(t, detecttest.ProcessesMentioning(dir))
+}
+
+// TestRunnerEscapedGrandchildIsReported: a child that leaves the process
+// group (setsid) cannot be killed with it and may keep stdout open, so more
+// output may have been coming. The run must neither hang on it nor call the
+// output complete: it keeps what was read and fails, typed, DrainTimeout
+// after the tool exited.
+func TestRunnerEscapedGrandchildIsReported(t *testing.T) {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid program on this machine")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	detecttest.WriteTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
+	r := NewExecRunner(dir, 10*time.Second)
+	require.Equal(t, defaultDrainTimeout, r.DrainTimeout)
+	r.DrainTimeout = 500 * time.Millisecond
+	start := time.Now()
+	res := r.Run(context.Background(), "tool")
+	took := time.Since(start)
+	pids := readPIDs(t, pidFile)
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	require.ErrorIs(t, res.Err, ErrOutputIncomplete)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Equal(t, "out\n", string(res.Stdout), "what the tool printed is kept")
+	assert.GreaterOrEqual(t, took, r.DrainTimeout, "waited for end-of-file")
+	assert.Less(t, took, r.DrainTimeout+time.Second, "the escaped child's open stdout did not hold the run")
+	w := ToolWarning("cuda", "tool", []string{"-q"}, res)
+	assert.Equal(t, registry.WarnToolFailed, w.Code)
+	assert.Contains(t, w.Message, "a process that left the group holds it")
+}
+
+// TestRunnerEscapedGrandchildAfterTimeout: a killed run waits only
+// killedDrainTimeout for a pipe an escaped child holds, so it still returns
+// soon after its deadline.
+func TestRunnerEscapedGrandchildAfterTimeout(t *testing.T) {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid program on this machine")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	detecttest.WriteTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & exec sleep 1000")
+	const timeout = 300 * time.Millisecond
+	start := time.Now()
+	res := NewExecRunner(dir, timeout).Run(context.Background(), "tool")
+	took := time.Since(start)
+	pids := readPIDs(t, pidFile)
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	require.ErrorIs(t, res.Err, ErrTimeout)
+	assert.Less(t, took, timeout+killedDrainTimeout+500*time.Millisecond)
+}
+
+// TestOutputPipeTakesBufferedAtDeadline: when the drain deadline passes with
+// the pipe still open, what is in the pipe buffer (written by a tool that has
+// exited) is still taken, whether or not the reader got to it in time.
+func TestOutputPipeTakesBufferedAtDeadline(t *testing.T) {
+	p, err := newOutputPipe()
+	require.NoError(t, err)
+	writer := p.w
+	p.w, err = os.Open(os.DevNull) // start closes this instead: writer stays open, as an escaped child's would
+	require.NoError(t, err)
+	defer writer.Close()
+	data := bytes.Repeat([]byte("0123456789abcdef"), 3000) // 48000 bytes: fits a 64 KiB pipe buffer
+	_, err = writer.Write(data)
+	require.NoError(t, err)
+	// A deadline already past: the reader's first read fails at once, so
+	// only the final non-waiting copy can deliver the data.
+	require.NoError(t, p.r.SetReadDeadline(time.Now().Add(-time.Second)))
+	dst := &capWriter{max: 1 << 20}
+	p.start(dst)
+	start := time.Now()
+	eof := p.finish(time.Now().Add(-time.Second))
+	assert.False(t, eof, "the writer is still open")
+	assert.Less(t, time.Since(start), time.Second)
+	assert.Equal(t, data, dst.bytes())
+}
+
+// TestRunnerKeepsOutputUnderCPUStarvation: a tool that printed its output and
+// exited 0 must come back with all of it even when the goroutines reading the
+// pipes get no CPU for a while after the exit. (os/exec's WaitDelay used to
+// close the pipes 100 ms after the exit and the partial read counted as the
+// whole output; tests/c/test_threads.c with HWACCEL_STRESS_TOOLS=1 found it.)
+func TestRunnerKeepsOutputUnderCPUStarvation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("CPU stress")
+	}
+	dir := t.TempDir()
+	// ~100 KB (more than a 64 KiB pipe buffer), then a marker line.
+	detecttest.WriteTool(t, dir, "tool", `head -c 100000 /dev/zero | tr '\0' x; echo; echo "end $1"`)
+
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	stop := make(chan struct{})
+	var burners sync.WaitGroup
+	for range 8 {
+		burners.Add(1)
+		go func() {
+			defer burners.Done()
+			for x := 0; ; x++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1e5; i++ {
+					x ^= i
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); burners.Wait() }()
+
+	r := NewExecRunner(dir, time.Minute)
+	const n = 64
+	results := make([]Result, n)
+	var runs sync.WaitGroup
+	for i := range n {
+		runs.Add(1)
+		go func() {
+			defer runs.Done()
+			results[i] = r.Run(context.Background(), "tool", strconv.Itoa(i))
+		}()
+	}
+	runs.Wait()
+	short := 0
+	for i, res := range results {
+		want := fmt.Sprintf("end %d\n", i)
+		if !assert.NoError(t, res.Err, "run %d", i) {
+			continue
+		}
+		// Compare lengths, not the 100 KB: a failure message must stay readable.
+		if len(res.Stdout) != 100000+1+len(want) || !bytes.HasSuffix(res.Stdout, []byte(want)) {
+			short++
+			t.Errorf("run %d: got %d bytes ending %q, want %d ending %q", i, len(res.Stdout),
+				res.Stdout[max(0, len(res.Stdout)-10):], 100000+1+len(want), want)
+		}
+	}
+	assert.Zero(t, short, "runs that exited 0 but lost output")
+}

@@ -1,0 +1,172 @@
+package machine
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"syscall"
+)
+
+// source is what the view reads a machine's files from: a sysroot
+// directory (dirSource) or, in tests, an fs.FS (fsSource). Tools run through
+// the view's Runner. A recorded machine can be another source.
+type source interface {
+	// readFile hands use the content of the regular file name, at most
+	// limit bytes (with head, the first limit bytes of a longer file; else
+	// a longer file is an error). Nothing else is opened: a FIFO, a device
+	// or a directory is an error, and no open blocks.
+	readFile(name string, limit int, head bool, use func([]byte)) error
+	readDir(name string) ([]fs.DirEntry, error)
+	readLink(name string) (string, error)
+	// stat follows symbolic links.
+	stat(name string) (fs.FileInfo, error)
+}
+
+// dirSource reads a sysroot through os.Root: every path, symbolic links
+// included, resolves inside the sysroot, and a link leading out of it (an
+// absolute link, or "../" past the root) is an error instead of a host file.
+// The kernel's own links in sysfs are relative and stay inside
+// (sys/bus/pci/devices/X -> ../../../devices/pci0000:00/X).
+type dirSource struct{ root *os.Root }
+
+func (s dirSource) readFile(name string, limit int, head bool, use func([]byte)) error {
+	if !fs.ValidPath(name) {
+		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	// Stat first, so a device node is never opened (opening one can have
+	// effects: a watchdog starts, a tape rewinds); fstat after the open, so a
+	// FIFO swapped in between is refused too. O_NONBLOCK makes that open
+	// return at once instead of waiting for a writer.
+	st, err := s.root.Stat(name)
+	if err != nil {
+		return pathError("stat", name, err)
+	}
+	if err := checkRegular(name, st.Mode()); err != nil {
+		return err
+	}
+	f, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return pathError("open", name, err)
+	}
+	defer f.Close()
+	if st, err = f.Stat(); err != nil {
+		return pathError("stat", name, err)
+	}
+	if err := checkRegular(name, st.Mode()); err != nil {
+		return err
+	}
+	return readLimited(f, name, st.Size(), limit, head, use)
+}
+
+func (s dirSource) readDir(name string) ([]fs.DirEntry, error) {
+	return fs.ReadDir(s.root.FS(), name)
+}
+
+func (s dirSource) readLink(name string) (string, error) { return s.root.Readlink(name) }
+
+func (s dirSource) stat(name string) (fs.FileInfo, error) {
+	if !fs.ValidPath(name) {
+		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	return s.root.Stat(name)
+}
+
+// pathError names the failed step and the path as the machine's readers
+// always have ("open sys/...: permission denied"), whatever os.Root calls
+// its steps.
+func pathError(op, name string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &fs.PathError{Op: op, Path: name, Err: err}
+}
+
+// readBufs holds read buffers of MaxFileBytes+1: a detection reads hundreds
+// of small sysfs files and each needs one only while it is read.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, MaxFileBytes+1); return &b }}
+
+// maxPooledRead bounds the read buffers kept for reuse: /proc/cpuinfo of a
+// few hundred CPUs fits; a larger buffer is left to the garbage collector.
+const maxPooledRead = 1 << 20
+
+// readLimited reads r (a file of the stated size; procfs says 0) until end
+// of file or past limit, into a pooled buffer handed to use.
+func readLimited(r io.Reader, name string, size int64, limit int, head bool, use func([]byte)) error {
+	pooled := readBufs.Get().(*[]byte)
+	defer readBufs.Put(pooled)
+	b := (*pooled)[:0]
+	if need := int(min(size, int64(limit))) + 1; need > cap(b) {
+		b = make([]byte, 0, need) // a large file that says its size
+	}
+	for len(b) <= limit {
+		if len(b) == cap(b) {
+			b = slices.Grow(b, min(cap(b), limit+1-len(b)))
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return pathError("read", name, err)
+		}
+		if n == 0 {
+			break
+		}
+	}
+	if cap(b) > cap(*pooled) && cap(b) <= maxPooledRead {
+		*pooled = b[:cap(b)] // keep the larger buffer for the next large file (cpuinfo)
+	}
+	if head && len(b) > limit {
+		b = b[:limit]
+	}
+	if len(b) > limit {
+		return fmt.Errorf("%s: longer than %d bytes", name, limit)
+	}
+	use(b)
+	return nil
+}
+
+// checkRegular refuses anything but a regular file, naming its type as
+// fs.FileMode does ("p---------" for a FIFO).
+func checkRegular(name string, mode fs.FileMode) error {
+	if mode.IsRegular() {
+		return nil
+	}
+	return fmt.Errorf("%s: not a regular file (%v)", name, mode.Type())
+}
+
+// fsSource reads an fs.FS (tests): the same checks, through fs.Stat and Open.
+type fsSource struct{ fsys fs.FS }
+
+func (s fsSource) readFile(name string, limit int, head bool, use func([]byte)) error {
+	st, err := fs.Stat(s.fsys, name)
+	if err != nil {
+		return err
+	}
+	if err := checkRegular(name, st.Mode()); err != nil {
+		return err
+	}
+	f, err := s.fsys.Open(name)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	return readLimited(f, name, st.Size(), limit, head, use)
+}
+
+func (s fsSource) readDir(name string) ([]fs.DirEntry, error) { return fs.ReadDir(s.fsys, name) }
+
+func (s fsSource) readLink(name string) (string, error) {
+	if rl, ok := s.fsys.(fs.ReadLinkFS); ok {
+		return rl.ReadLink(name)
+	}
+	return "", &fs.PathError{Op: "readlink", Path: name, Err: errors.ErrUnsupported}
+}
+
+func (s fsSource) stat(name string) (fs.FileInfo, error) { return fs.Stat(s.fsys, name) }

@@ -1,0 +1,537 @@
+package nvidia
+
+import (
+	"context"
+	"path"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// The NVIDIA backend ("cuda"). One `nvidia-smi --query-gpu` run gives the
+// GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
+// the same time for NVLink/NVSwitch topology. Without a working nvidia-smi the
+// GPUs come from sysfs and /proc/driver/nvidia. CUDA_VISIBLE_DEVICES hides
+// and reorders GPUs as the CUDA runtime would.
+
+const (
+	BackendCUDA   = "cuda"
+	ToolNvidiaSMI = "nvidia-smi"
+	EnvCUDAVis    = "CUDA_VISIBLE_DEVICES"
+)
+
+// Backend is this file's detection source (the orchestrator lists it).
+var Backend = machine.Backend{Name: BackendCUDA, Detect: detectNVIDIA}
+
+// nvDevice is a device with the nvidia-smi index it is known by (the index
+// CUDA_VISIBLE_DEVICES and `topo -m` use).
+type nvDevice struct {
+	dev   registry.Device
+	index int
+}
+
+// nvFabric is what sysfs says before any tool runs.
+type nvFabric struct {
+	GPUs     []machine.PCIDevice // NVIDIA display functions: class 0x0300xx or 0x0302xx
+	NVSwitch bool                // an NVSwitch is present (PCI function or /dev node)
+}
+
+// topoResult carries the concurrent `topo -m` run back.
+type topoResult struct {
+	out []byte
+	w   *registry.Warning
+	ok  bool
+}
+
+func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	fabric := ReadNvidiaFabric(m)
+
+	// Topology only matters with two GPUs or more; sysfs says so before any
+	// tool runs, so topo -m runs beside the query rather than after it.
+	var topoCh chan topoResult
+	if len(fabric.GPUs) > 1 && m.HasTool(ToolNvidiaSMI) {
+		topoCh = make(chan topoResult, 1)
+		go func() {
+			out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "topo", "-m")
+			topoCh <- topoResult{out, w, ok}
+		}()
+	}
+
+	devs, fromTool := nvidiaFromTool(ctx, m, &f, fabric)
+	if !fromTool {
+		devs = nvidiaFromSysfs(m, &f, fabric)
+	}
+	migParents := nvidiaMIGChildren(ctx, m, &f, devs)
+	devs = applyCUDAVisibility(m, &f, devs, migParents)
+
+	if topoCh != nil {
+		r := <-topoCh
+		f.AddWarning(r.w)
+		if r.ok && fromTool {
+			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
+		}
+	}
+	for _, d := range devs {
+		f.Devices = append(f.Devices, d.dev)
+	}
+	return f
+}
+
+// readNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
+// a function of class 0x068000 bound to nvidia-nvswitch or with the NVSwitch
+// device id 0x22a3 (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
+// (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
+// and the NVSwitches are not GPUs.
+func ReadNvidiaFabric(m *machine.Machine) nvFabric {
+	var fab nvFabric
+	for _, p := range m.PCIDevices(machine.VendorNVIDIA) {
+		switch p.Class >> 8 {
+		case 0x0300, 0x0302:
+			fab.GPUs = append(fab.GPUs, p)
+		case 0x0680:
+			if p.Driver == "nvidia-nvswitch" || p.Device == 0x22a3 {
+				fab.NVSwitch = true
+			}
+		}
+	}
+	for _, e := range m.ReadDir("dev") {
+		if rest, ok := strings.CutPrefix(e.Name(), "nvidia-nvswitch"); ok {
+			if _, err := strconv.Atoi(rest); err == nil {
+				fab.NVSwitch = true
+			}
+		}
+	}
+	return fab
+}
+
+// nvidiaFromTool runs the one --query-gpu. fromTool is false when the tool is
+// absent, failed, or printed no usable GPU line: the caller falls back to
+// sysfs. A driver that rejects an optional field is asked again without it.
+func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
+	fields := append([]string(nil), NVQueryFields...)
+	var dropped []string
+	for {
+		args := []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
+		out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, args...)
+		if !ok {
+			if w != nil {
+				if bad := nvRejectedField([]byte(w.Message)); nvOptionalFields[bad] && removeField(&fields, bad) {
+					dropped = append(dropped, bad)
+					continue
+				}
+			}
+			f.AddWarning(w)
+			return nil, false
+		}
+		if len(dropped) > 0 {
+			f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi rejects %s (older driver); queried without: "+
+				"what depends on it (compute capability, precisions beyond fp32/fp16, MIG mode) is unknown",
+				strings.Join(dropped, ", "))
+		}
+		gpus, issues := ParseNvidiaCSV(out, fields)
+		for _, is := range issues {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: is.Code,
+				Message: "nvidia-smi --query-gpu: " + is.Message, Tool: ToolNvidiaSMI})
+		}
+		// A GPU at another vendor's PCI function is not an NVIDIA GPU.
+		gpus = machine.RowsAtVendor(m, f, BackendCUDA, ToolNvidiaSMI, false, gpus, func(g nvGPU) string { return g.BusID }, machine.VendorNVIDIA)
+		if len(gpus) == 0 && len(fab.GPUs) > 0 {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: registry.WarnToolFailed,
+				Tool: ToolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
+			return nil, false
+		}
+		for _, g := range gpus {
+			devs = append(devs, nvDevice{dev: deviceFromQuery(m, g), index: g.Index})
+		}
+		return devs, true
+	}
+}
+
+// removeField drops name from fields; false when it was not there (so a
+// driver that keeps rejecting cannot loop).
+func removeField(fields *[]string, name string) bool {
+	for i, f := range *fields {
+		if f == name {
+			*fields = append((*fields)[:i:i], (*fields)[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// deviceFromQuery builds a device from one query row.
+func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
+	const src = "nvidia-smi"
+	d := registry.Device{ID: "gpu" + strconv.Itoa(g.Index), Kind: registry.KindCUDA, Vendor: "nvidia",
+		Available: true, Name: g.Name, UUID: g.UUID, PCIBusID: g.BusID, DriverVersion: g.DriverVersion,
+		ComputeCapability: g.CC, Quantizations: nvQuantizations(g.CC)}
+	for field, set := range map[string]bool{"name": g.Name != "", "uuid": g.UUID != "", "pci_bus_id": g.BusID != "",
+		"driver_version": g.DriverVersion != "", "compute_capability": g.CC != ""} {
+		if set {
+			d.SetSource(field, src)
+		}
+	}
+	if g.MemoryMiB != nil && *g.MemoryMiB > 0 {
+		d.MemoryBytes = *g.MemoryMiB << 20
+		d.SetSource("memory_bytes", src)
+	}
+	if g.FreeMiB != nil {
+		free := *g.FreeMiB << 20
+		d.MemoryFreeBytes = &free
+		d.SetSource("memory_free_bytes", src)
+	}
+	if g.MIGMode != "" {
+		d.MIG = &registry.MIG{Mode: g.MIGMode}
+		d.SetSource("mig", src)
+	}
+	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
+	}
+	return d
+}
+
+// nvidiaFromSysfs lists the GPUs bound to the NVIDIA driver when nvidia-smi
+// cannot: names, UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the
+// driver version from /proc/driver/nvidia/version, memory only from the
+// datasheet table. Without the driver there is nothing to report.
+func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nvDevice {
+	version := ""
+	// Multi-line files are read raw: ReadString's cleaning drops the newlines.
+	if b, err := m.ReadFile(path.Join(machine.PathNVProc, "version")); err == nil {
+		version = ParseNvidiaProcVersion(string(b))
+	}
+	var devs []nvDevice
+	for _, p := range fab.GPUs {
+		infoPath := path.Join(machine.PathNVProc, "gpus", p.Address, "information")
+		raw, err := m.ReadFile(infoPath)
+		text := string(raw)
+		if p.Driver != "nvidia" && err != nil {
+			continue // not driven by the NVIDIA driver: nothing can use it through CUDA
+		}
+		idx := len(devs) // NVML numbers GPUs in PCI bus order; sysfs lists them so
+		d := registry.Device{ID: "gpu" + strconv.Itoa(idx), Kind: registry.KindCUDA, Vendor: "nvidia",
+			Available: true, PCIBusID: p.Address, PCIID: p.PCIID()}
+		d.SetSource("pci_bus_id", "sysfs")
+		if err == nil {
+			info := parseNvidiaProcInfo(text)
+			if info.Model != "" {
+				d.Name = info.Model
+				d.SetSource("name", "procfs")
+			}
+			if info.UUID != "" {
+				d.UUID = info.UUID
+				d.SetSource("uuid", "procfs")
+			}
+		}
+		if version != "" {
+			d.DriverVersion = version
+			d.SetSource("driver_version", "procfs")
+		}
+		d.Quantizations = nvQuantizations("")
+		applyNvidiaPCIID(&d)
+		devs = append(devs, nvDevice{dev: d, index: idx})
+	}
+	if len(devs) > 0 {
+		why := "is not installed"
+		if m.HasTool(ToolNvidiaSMI) {
+			why = "failed"
+		}
+		if m.NoExec() {
+			why = "was not run (no_exec)"
+		}
+		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA GPU(s) read from sysfs and "+
+			"/proc/driver/nvidia; memory is the datasheet figure where the PCI id is known, free memory is unknown",
+			why, len(devs))
+	}
+	return devs
+}
+
+// applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
+// said: the product name (when procfs gave none), memory, compute capability
+// and precisions from internal/specs' part facts, and the datasheet bandwidth.
+// Ids specs does not know leave those unknown.
+func applyNvidiaPCIID(d *registry.Device) {
+	part, ok := specs.LookupPart(d.PCIID)
+	if !ok {
+		return
+	}
+	if d.Name == "" && part.Name != "" {
+		d.Name = part.Name
+		d.SetSource("name", "pci-id-table")
+	}
+	if part.Arch != "" {
+		d.ComputeCapability = part.Arch
+		d.SetSource("compute_capability", "pci-id-table")
+		d.Quantizations = nvQuantizations(part.Arch)
+	}
+	ds, ok := specs.LookupPCIID(d.PCIID)
+	if !ok {
+		return
+	}
+	if mem := specs.DeviceMemoryBytes(ds); mem > 0 {
+		d.MemoryBytes = mem
+		d.SetSource("memory_bytes", "pci-id-table")
+	}
+	if ds.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = ds.BandwidthGBs
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
+	}
+}
+
+// nvidiaMIGChildren runs `nvidia-smi -L` only when a GPU has MIG enabled, and
+// records each GPU's MIG instances (their UUIDs). It returns MIG UUID ->
+// nvidia-smi index of the parent GPU, for CUDA_VISIBLE_DEVICES.
+func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) map[string]int {
+	migOn := false
+	for _, d := range devs {
+		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
+			migOn = true
+		}
+	}
+	if !migOn {
+		return nil
+	}
+	out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "-L")
+	f.AddWarning(w)
+	if !ok {
+		return nil
+	}
+	parents := map[string]int{}
+	for _, g := range ParseNvidiaList(out) {
+		for i := range devs {
+			if devs[i].index != g.Index || len(g.MIG) == 0 {
+				continue
+			}
+			devs[i].dev.MIG.Children = append(devs[i].dev.MIG.Children, g.MIG...)
+			for _, u := range g.MIG {
+				parents[u] = g.Index
+			}
+		}
+	}
+	return parents
+}
+
+// applyCUDAVisibility keeps the GPUs CUDA_VISIBLE_DEVICES shows, in its
+// order, as the CUDA runtime does (CUDA C++ Programming Guide, "CUDA
+// Environment Variables"): entries are indices, GPU UUIDs or unique UUID
+// prefixes ("GPU-8932f937"), or MIG ids; "if one of the indices is invalid,
+// only the devices whose index precedes the invalid index are visible"
+// (so "-1" ends the list and hides what follows). An empty value, "-1" and
+// "none" hide every GPU without a warning; any other entry that matches no
+// GPU (or several, or one already listed) is a visibility_invalid warning and
+// ends the list. Indices are nvidia-smi's (PCI bus order); CUDA's default
+// order (CUDA_DEVICE_ORDER=FASTEST_FIRST) can differ on mixed-model hosts.
+func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice, migParents map[string]int) []nvDevice {
+	val, set := m.Env(EnvCUDAVis)
+	if !set || len(devs) == 0 {
+		return devs
+	}
+	byIndex := map[int]int{}
+	for i, d := range devs {
+		byIndex[d.index] = i
+	}
+	var visible []nvDevice
+	used := map[int]bool{}
+	for _, entry := range strings.Split(val, ",") {
+		entry = strings.TrimSpace(entry)
+		if entry == "" && strings.TrimSpace(val) == "" || entry == "none" {
+			break
+		}
+		i, ok, quiet := matchCUDAEntry(entry, devs, byIndex, migParents)
+		if ok && used[i] {
+			ok, quiet = false, false
+		}
+		if !ok {
+			if !quiet {
+				f.Warn(BackendCUDA, registry.WarnVisibilityInvalid, "%s=%q: entry %q matches no single unlisted NVIDIA GPU; "+
+					"it and the entries after it are ignored, as by the CUDA runtime", EnvCUDAVis, val, entry)
+			}
+			break
+		}
+		used[i] = true
+		d := devs[i]
+		d.dev.VisibleAs = strconv.Itoa(len(visible))
+		d.dev.SetSource("visible_as", "env")
+		visible = append(visible, d)
+	}
+	if hidden := len(devs) - len(visible); hidden > 0 {
+		f.Warn(BackendCUDA, registry.WarnHiddenByEnv, "%d of %d NVIDIA GPU(s) hidden by %s=%q",
+			hidden, len(devs), EnvCUDAVis, val)
+	}
+	return visible
+}
+
+// matchCUDAEntry finds the device an entry names. quiet marks a deliberate
+// terminator (a negative index) that needs no warning.
+func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParents map[string]int) (i int, ok, quiet bool) {
+	if n, err := strconv.Atoi(entry); err == nil {
+		if n < 0 {
+			return 0, false, true
+		}
+		i, ok = byIndex[n]
+		return i, ok, false
+	}
+	uuid := entry
+	if rest, isMIG := strings.CutPrefix(entry, "MIG-"); isMIG {
+		if idx, found := migParents[entry]; found {
+			i, ok = byIndex[idx]
+			return i, ok, false
+		}
+		// The older form names the parent: MIG-GPU-<uuid>/<gi>/<ci>.
+		if !strings.HasPrefix(rest, "GPU-") {
+			return 0, false, false
+		}
+		uuid, _, _ = strings.Cut(rest, "/")
+	}
+	if !strings.HasPrefix(uuid, "GPU-") || len(uuid) <= len("GPU-") {
+		return 0, false, false
+	}
+	match := -1
+	for j, d := range devs {
+		if strings.HasPrefix(d.dev.UUID, uuid) {
+			if match >= 0 {
+				return 0, false, false // ambiguous prefix
+			}
+			match = j
+		}
+	}
+	return match, match >= 0, false
+}
+
+// nvidiaInterconnects turns `topo -m` into NVLink/NVSwitch entries among the
+// visible GPUs. With an NVSwitch in the fabric and every pair NV-connected,
+// the GPUs form one nvswitch domain; otherwise each NV-connected pair is an
+// nvlink entry. PCIe paths (PIX, PXB, PHB, NODE, SYS) are not interconnects.
+func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswitch bool) []registry.Interconnect {
+	t, err := ParseNvidiaTopo(out)
+	if err != nil {
+		f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: registry.WarnParseError,
+			Message: "nvidia-smi " + err.Error(), Tool: ToolNvidiaSMI})
+		return nil
+	}
+	inTopo := map[int]bool{}
+	for _, g := range t.GPUs {
+		inTopo[g] = true
+	}
+	var gpus []nvDevice
+	for _, d := range devs {
+		if inTopo[d.index] {
+			gpus = append(gpus, d)
+		}
+	}
+	if len(gpus) < 2 {
+		return nil
+	}
+	const src = "nvidia-smi topo -m"
+	allLinked, minLinks := true, 0
+	var pairs []registry.Interconnect
+	for a := 0; a < len(gpus); a++ {
+		for b := a + 1; b < len(gpus); b++ {
+			n := nvLinks(t.Link(gpus[a].index, gpus[b].index))
+			if n == 0 {
+				allLinked = false
+				continue
+			}
+			if minLinks == 0 || n < minLinks {
+				minLinks = n
+			}
+			ic := registry.Interconnect{Kind: registry.LinkNVLink, Devices: []string{gpus[a].dev.ID, gpus[b].dev.ID},
+				Links: n, Source: src}
+			if per := specs.NVLinkPerLinkGBs(gpus[a].dev.ComputeCapability); per > 0 && gpus[a].dev.ComputeCapability == gpus[b].dev.ComputeCapability {
+				ic.BandwidthGBs = per * float64(n)
+			}
+			pairs = append(pairs, ic)
+		}
+	}
+	if !nvswitch || !allLinked {
+		return pairs
+	}
+	ic := registry.Interconnect{Kind: registry.LinkNVSwitch, Links: minLinks, Source: src}
+	bw := -1.0
+	for _, g := range gpus {
+		ic.Devices = append(ic.Devices, g.dev.ID)
+		per := nvLinkPerGPUGBs(g.dev)
+		switch {
+		case per == 0:
+			bw = 0
+		case bw < 0:
+			bw = per
+		case bw != per:
+			bw = 0
+		}
+	}
+	if bw > 0 {
+		ic.BandwidthGBs = bw
+	}
+	return []registry.Interconnect{ic}
+}
+
+// nvLinkPerGPUGBs is a GPU's NVLink bandwidth per GPU (the datasheet's
+// bidirectional aggregate), from its internal/specs record by name; 0 when
+// the record gives none or its interconnect is not NVLink (an L40S's figure
+// is PCIe).
+func nvLinkPerGPUGBs(d registry.Device) float64 {
+	ds, ok := specs.ForDevice(&registry.Device{Name: d.Name, MemoryBytes: d.MemoryBytes})
+	if !ok || !strings.HasPrefix(ds.Interconnect, "NVLink") {
+		return 0
+	}
+	return ds.InterconnectGBs
+}
+
+// nvDatasheetFor finds the internal/specs record of a GPU: by the PCI id
+// sysfs gives for its bus id, else by its product name (specs' matching,
+// which rejects a record whose memory size says it is another SKU).
+func nvDatasheetFor(m *machine.Machine, busID, name string, memBytes int64) (specs.Spec, bool) {
+	probe := registry.Device{Name: name, MemoryBytes: memBytes}
+	if p, deviceRead, ok := m.ScannedFunction(busID); ok {
+		if deviceRead && p.Vendor == machine.VendorNVIDIA {
+			probe.PCIID = p.PCIID()
+		}
+	} else if busID != "" {
+		if id, err := m.ReadInt(path.Join(machine.PathPCIDevices, busID, "device")); err == nil {
+			if v, err := m.ReadInt(path.Join(machine.PathPCIDevices, busID, "vendor")); err == nil && v == machine.VendorNVIDIA {
+				probe.PCIID = machine.Hex4(int(v)) + ":" + machine.Hex4(int(id))
+			}
+		}
+	}
+	return specs.ForDevice(&probe)
+}
+
+// nvListGPU is one GPU of `nvidia-smi -L` with its MIG instance UUIDs.
+type nvListGPU struct {
+	Index int
+	UUID  string
+	MIG   []string
+}
+
+// parseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
+// (formats.md) and, under a MIG-enabled GPU, indented lines
+// "  MIG 1g.10gb     Device  0: (UUID: MIG-...)" (the layout of the NVIDIA
+// MIG User Guide examples and public captures).
+func ParseNvidiaList(out []byte) []nvListGPU {
+	var gpus []nvListGPU
+	for _, line := range strings.Split(string(out), "\n") {
+		t := strings.TrimSpace(line)
+		uuid := ""
+		if i := strings.LastIndex(t, "(UUID: "); i >= 0 && strings.HasSuffix(t, ")") {
+			uuid = strings.TrimSpace(t[i+len("(UUID: ") : len(t)-1])
+		}
+		switch {
+		case strings.HasPrefix(t, "GPU "):
+			num, _, ok := strings.Cut(strings.TrimPrefix(t, "GPU "), ":")
+			n, err := strconv.Atoi(num)
+			if ok && err == nil && n >= 0 {
+				gpus = append(gpus, nvListGPU{Index: n, UUID: uuid})
+			}
+		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
+			g := &gpus[len(gpus)-1]
+			g.MIG = append(g.MIG, uuid)
+		}
+	}
+	return gpus
+}
