@@ -77,6 +77,20 @@ func (s *Spec) PeakTFLOPS(precision string) float64 {
 	return 0
 }
 
+// TensorPrecisions lists the precisions the record states a dense tensor
+// figure for, in the contract's order (bf16, fp16, fp8, int8): the
+// precisions the datasheet says the part accelerates. Which precisions a
+// device runs at all is internal/precision's table.
+func (s *Spec) TensorPrecisions() []string {
+	var out []string
+	for _, p := range []string{"bf16", "fp16", "fp8", "int8"} {
+		if s.PeakTFLOPS(p) > 0 {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // hasFigures reports whether the record states any datasheet figure (an
 // identity-only record such as the Radeon 780M states none).
 func (s *Spec) hasFigures() bool {

@@ -34,6 +34,9 @@ func TestTableMatchesDatasheets(t *testing.T) {
 	assert.Equal(t, 65.0, t4.FP16TFLOPS, "the mixed-precision tensor figure")
 	assert.Zero(t, t4.BF16TFLOPS, "Turing has no bf16; unknown stays zero")
 
+	assert.Equal(t, []string{"bf16", "fp16", "fp8", "int8"}, h100.TensorPrecisions())
+	assert.Equal(t, []string{"fp16", "int8"}, t4.TensorPrecisions(), "Turing: no bf16 figure")
+
 	m1, ok := ByName("Apple M1")
 	require.True(t, ok)
 	assert.True(t, m1.MemoryIsMaximum)
