@@ -1,7 +1,5 @@
 package ggml
 
-import "strings"
-
 // FileType is a GGUF file's general.file_type: the llama.cpp quantization
 // mix the file was made with (enum llama_ftype in include/llama.h,
 // https://github.com/ggml-org/llama.cpp/blob/master/include/llama.h). Ids 4-6
@@ -93,23 +91,9 @@ var fileTypes = map[FileType]fileType{
 // String is the mix name ("Q4_K_M"), "" for an unknown id.
 func (f FileType) String() string { return fileTypes[f].name }
 
-// Known reports whether f is a current llama.cpp file type.
-func (f FileType) Known() bool { _, ok := fileTypes[f]; return ok }
-
 // Base is the ggml type of the bulk of the weights of the mix; ok is false
 // for an unknown file type.
 func (f FileType) Base() (Type, bool) {
 	ft, ok := fileTypes[f]
 	return ft.base, ok
-}
-
-// ParseFileType reads a mix name in any case ("q4_k_m"); for user input.
-func ParseFileType(name string) (FileType, bool) {
-	up := strings.ToUpper(strings.TrimSpace(name))
-	for id, ft := range fileTypes {
-		if ft.name == up {
-			return id, true
-		}
-	}
-	return 0, false
 }

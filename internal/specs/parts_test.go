@@ -34,7 +34,7 @@ func TestDeviceMemoryBytes(t *testing.T) {
 
 func TestMemoryBinaryOnlyOnGBRecords(t *testing.T) {
 	n := 0
-	for _, s := range All() {
+	for _, s := range records {
 		if s.MemoryBinary != "" {
 			n++
 			assert.Equal(t, "GB", s.MemoryUnit, s.Name)
@@ -52,7 +52,7 @@ func TestRecordsAreWellFormed(t *testing.T) {
 	ids := map[string]string{}
 	fields := map[string]bool{"MemoryBytes": true, "BandwidthGBs": true, "BF16TFLOPS": true, "FP16TFLOPS": true,
 		"FP8TFLOPS": true, "INT8TOPS": true, "Interconnect": true, "InterconnectGBs": true}
-	for _, s := range All() {
+	for _, s := range records {
 		assert.False(t, names[s.Name], "record %s listed twice", s.Name)
 		names[s.Name] = true
 		for _, id := range s.PCIIDs {

@@ -98,13 +98,6 @@ func (s *Spec) hasFigures() bool {
 		s.FP8TFLOPS > 0 || s.INT8TOPS > 0 || s.InterconnectGBs > 0
 }
 
-// All returns a copy of every record, in the table's order.
-func All() []Spec {
-	out := make([]Spec, len(records))
-	copy(out, records)
-	return out
-}
-
 // ByName returns the record whose name is exactly name.
 func ByName(name string) (Spec, bool) {
 	for _, s := range records {
