@@ -27,9 +27,10 @@ type Part struct {
 	Source string
 }
 
-// byPCIID finds the record of a "vvvv:dddd" PCI id (any case, spaces
-// trimmed).
-func byPCIID(id string) (Spec, bool) {
+// ByPCIID finds the record of a "vvvv:dddd" PCI id (any case, spaces
+// trimmed), identity-only records included (the integrated GPUs of AMD APUs:
+// Category "integrated_gpu").
+func ByPCIID(id string) (Spec, bool) {
 	id = strings.ToLower(strings.TrimSpace(id))
 	for _, s := range records {
 		for _, p := range s.PCIIDs {
@@ -44,7 +45,7 @@ func byPCIID(id string) (Spec, bool) {
 // LookupPart finds the identity facts of a "vvvv:dddd" PCI id; false when
 // the table has no product name or architecture for it.
 func LookupPart(id string) (Part, bool) {
-	s, ok := byPCIID(id)
+	s, ok := ByPCIID(id)
 	if !ok || s.ProductName == "" && s.Arch == "" {
 		return Part{}, false
 	}

@@ -101,7 +101,7 @@ func Lookup(name string) (Spec, bool) {
 // LookupPCIID finds the datasheet record for a "vvvv:dddd" PCI id (rule 1);
 // an identity-only record (no figure) is not a datasheet.
 func LookupPCIID(id string) (Spec, bool) {
-	s, ok := byPCIID(id)
+	s, ok := ByPCIID(id)
 	if !ok || !s.hasFigures() {
 		return Spec{}, false
 	}

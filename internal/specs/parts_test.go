@@ -63,7 +63,7 @@ func TestRecordsAreWellFormed(t *testing.T) {
 		if s.hasFigures() {
 			assert.Contains(t, s.Source, "http", s.Name)
 		}
-		if s.ProductName != "" || s.Arch != "" {
+		if len(s.PCIIDs) > 0 || s.ProductName != "" || s.Arch != "" {
 			assert.NotEmpty(t, s.IdentitySource, s.Name)
 		}
 		for f, src := range s.FigureSources {
@@ -109,4 +109,44 @@ func TestNVLinkPerLinkGBs(t *testing.T) {
 	assert.Equal(t, 50.0, NVLinkPerLinkGBs("8.0")) // 600 / 12
 	assert.Zero(t, NVLinkPerLinkGBs("8.6"))
 	assert.Zero(t, NVLinkPerLinkGBs(""))
+}
+
+// TestAPUIdentities: the APU ids issue 13 names are in the table, from the PCI
+// ID repository, as integrated GPUs without figures, so no datasheet lookup
+// finds them and detection's answers do not change until it asks ByPCIID.
+func TestAPUIdentities(t *testing.T) {
+	for _, id := range []string{"1002:15d8", "1002:164e", "1002:1900", "1002:1586", "1002:15bf"} {
+		s, ok := ByPCIID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, "integrated_gpu", s.Category, id)
+		assert.False(t, s.hasFigures(), id)
+		_, ok = LookupPCIID(id)
+		assert.False(t, ok, id)
+		if id != "1002:15bf" {
+			_, ok = LookupPart(id)
+			assert.False(t, ok, id)
+			assert.Contains(t, s.IdentitySource, "https://pci-ids.ucw.cz/read/PC/1002/"+id[5:], id)
+		}
+	}
+	s, ok := ByPCIID(" 1002:1586 ")
+	require.True(t, ok)
+	assert.Contains(t, s.Name, "Strix Halo")
+	_, ok = ByPCIID("1002:ffff")
+	assert.False(t, ok)
+}
+
+// TestPCIIDsOfDatasheetRecords: ids added from the PCI ID repository find
+// their datasheet records.
+func TestPCIIDsOfDatasheetRecords(t *testing.T) {
+	for id, want := range map[string]string{
+		"10de:20b2": "NVIDIA A100 SXM4 80GB",
+		"10de:1db5": "NVIDIA Tesla V100 SXM2 (16GB launch; 32GB variant exists)",
+		"10de:27b8": "NVIDIA L4",
+		"1002:740f": "AMD Instinct MI210",
+		"1da3:1060": "Intel Gaudi3",
+	} {
+		s, ok := LookupPCIID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, want, s.Name, id)
+	}
 }

@@ -11,7 +11,7 @@ import (
 
 func TestTableMatchesDatasheets(t *testing.T) {
 	all := records
-	require.Len(t, all, 63, "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M")
+	require.Equal(t, 79, len(all), "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M, 16 APU graphics identities")
 	h100, ok := ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
 	assert.Equal(t, int64(80e9), h100.MemoryBytes)
