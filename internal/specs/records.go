@@ -44,7 +44,7 @@ package specs
 // review is the sparse FP16-accumulate figure, not the dense FP32-accumulate
 // one this table holds: left out); TPU v2 (hbm_gib 8 per TensorCore, two
 // TensorCores per chip) and TPU7x from tpu_info device.py; the Radeon 780M,
-// identity only.
+// identity only; the NVIDIA GB10 of the DGX Spark.
 //
 // Identity (PCIIDs, ProductName, Arch): PCI ids as listed by the vendor tools
 // and drivers (nvidia-smi and sysfs captures; hl-smi for Gaudi 2 1da3:1020;
@@ -635,6 +635,17 @@ var records = []Spec{
 	{Name: "AMD Radeon 780M", Vendor: "AMD", Category: "integrated_gpu",
 		PCIIDs: []string{"1002:15bf"},
 		Arch:   "gfx1103", IdentitySource: "formats.md vulkaninfo (RADV GFX1103_R1)",
+	},
+	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
+	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
+	{Name: "NVIDIA GB10 (DGX Spark)", Vendor: "NVIDIA", Category: "unified_memory_gpu",
+		PCIIDs: []string{"10de:2e12"},
+		IdentitySource: "PCI id: 10de:2e12 \"GB20B [GB10]\" https://pci-ids.ucw.cz/read/PC/10de/2e12; " +
+			"name \"NVIDIA GB10\" as nvidia-smi prints it: https://github.com/snowflakedb/ArcticTraining/pull/345, https://github.com/unslothai/unsloth/pull/10703",
+		Aliases:     []string{"NVIDIA GB10"},
+		MemoryBytes: 128e9, MemoryUnit: "GB",
+		BandwidthGBs: 273,
+		Source:       "https://ai-infrastructure.net/dgx-spark/ (\"128 GB LPDDR5x unified, 273 GB/s\", figures checked against NVIDIA's DGX Spark product page)",
 	},
 	// Integrated GPUs of AMD APUs and desktop CPUs (Zen 1 to Zen 5): identity
 	// only. They have no memory of their own (the BIOS carve-out and GTT are
