@@ -128,3 +128,42 @@ func TestOf(t *testing.T) {
 		assert.Equal(t, c.want, Of(&c.d), "%s %s %s", c.d.Kind, c.d.ComputeCapability, c.d.Architecture)
 	}
 }
+
+// TestOfWithoutArchitecture: every device kind of the contract gets an
+// answer. Compared with the planner's answers before this table (the
+// inferredQuants of internal/plan/select.go), a device that names no
+// architecture keeps its family's old answer, except the kinds whose
+// precisions do not depend on an architecture and which detection already
+// listed differently: the Apple Neural Engine (int8/int4 before), the Intel
+// NPU (int8/int4) and Groq (fp16/int8/int4).
+func TestOfWithoutArchitecture(t *testing.T) {
+	before := map[registry.Kind][]string{
+		registry.KindCPU:           {"fp32", "bf16", "fp16", "int8", "int4"},
+		registry.KindCUDA:          {"fp32", "fp16", "int8", "int4"},
+		registry.KindROCm:          {"fp32", "fp16", "bf16", "int8", "int4"},
+		registry.KindMetal:         {"fp32", "fp16", "int8", "int4"},
+		registry.KindVulkan:        {"fp32", "fp16", "int8", "int4"},
+		registry.KindIntelGPU:      {"fp32", "fp16", "bf16", "int8", "int4"},
+		registry.KindTPU:           {"fp32", "bf16", "int8"},
+		registry.KindAMDXDNA:       {"int8", "int4"},
+		registry.KindSamsungNPU:    {"int8", "int4"},
+		registry.KindMediaTekAPU:   {"int8", "int4"},
+		registry.KindGaudi:         {"fp32", "bf16", "fp16", "fp8", "int8"},
+		registry.KindNeuron:        {"fp32", "bf16", "fp16", "int8"},
+		registry.KindCerebras:      {"fp32", "bf16", "fp16", "int8"},
+		registry.KindQualcommAI100: {"fp16", "int8", "int4"},
+		registry.KindGraphcore:     {"fp32", "fp16", "int8"},
+	}
+	changed := map[registry.Kind][]string{
+		registry.KindAppleNPU: {"fp16", "int8"},
+		registry.KindIntelNPU: {"int8", "fp16"},
+		registry.KindGroq:     {"fp16", "int8"},
+	}
+	for kind, want := range before {
+		assert.ElementsMatch(t, want, Of(&registry.Device{Kind: kind}), kind)
+	}
+	for kind, want := range changed {
+		assert.Equal(t, want, Of(&registry.Device{Kind: kind}), kind)
+	}
+	assert.Len(t, before, 15)
+}
