@@ -44,7 +44,8 @@ package specs
 // review is the sparse FP16-accumulate figure, not the dense FP32-accumulate
 // one this table holds: left out); TPU v2 (hbm_gib 8 per TensorCore, two
 // TensorCores per chip) and TPU7x from tpu_info device.py; the Radeon 780M,
-// identity only; the NVIDIA GB10 of the DGX Spark.
+// identity only; NVIDIA B200, AMD MI325X and MI355X; the NVIDIA GB10 of the
+// DGX Spark.
 //
 // Identity (PCIIDs, ProductName, Arch): PCI ids as listed by the vendor tools
 // and drivers (nvidia-smi and sysfs captures; hl-smi for Gaudi 2 1da3:1020;
@@ -635,6 +636,33 @@ var records = []Spec{
 	{Name: "AMD Radeon 780M", Vendor: "AMD", Category: "integrated_gpu",
 		PCIIDs: []string{"1002:15bf"},
 		Arch:   "gfx1103", IdentitySource: "formats.md vulkaninfo (RADV GFX1103_R1)",
+	},
+	// Current data-center parts from one comparison table of published
+	// memory and bandwidth figures (PCI ids from the PCI ID repository).
+	// B200: NVIDIA lists 180 GB for HGX/DGX systems (192 GB elsewhere); the
+	// 8 TB/s published bandwidth is what the table carries.
+	{Name: "NVIDIA B200 SXM", Vendor: "NVIDIA", Category: "datacenter_gpu",
+		PCIIDs: []string{"10de:2901"},
+		IdentitySource: "PCI id: 10de:2901 \"GB100 [B200]\" https://pci-ids.ucw.cz/read/PC/10de/2901; " +
+			"name \"NVIDIA B200\" as the CUDA driver reports it: https://github.com/pytorch/ao/pull/4002",
+		Aliases:     []string{"NVIDIA B200"},
+		MemoryBytes: 180e9, MemoryUnit: "GB",
+		BandwidthGBs: 8000,
+		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
+	},
+	{Name: "AMD Instinct MI325X", Vendor: "AMD", Category: "datacenter_gpu",
+		PCIIDs:         []string{"1002:74a5"},
+		IdentitySource: "PCI id: 1002:74a5 \"Aqua Vanjaram [Instinct MI325X]\" https://pci-ids.ucw.cz/read/PC/1002/74a5",
+		MemoryBytes:    256e9, MemoryUnit: "GB",
+		BandwidthGBs: 6000,
+		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
+	},
+	{Name: "AMD Instinct MI355X", Vendor: "AMD", Category: "datacenter_gpu",
+		PCIIDs:         []string{"1002:75a3"},
+		IdentitySource: "PCI id: 1002:75a3 \"Aqua Vanjaram [Instinct MI355X]\" https://pci-ids.ucw.cz/read/PC/1002/75a3",
+		MemoryBytes:    288e9, MemoryUnit: "GB",
+		BandwidthGBs: 8000,
+		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
 	},
 	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.

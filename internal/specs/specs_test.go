@@ -11,7 +11,7 @@ import (
 
 func TestTableMatchesDatasheets(t *testing.T) {
 	all := records
-	require.Equal(t, 80, len(all), "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M, the GB10, 16 APU graphics identities")
+	require.Equal(t, 83, len(all), "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M, B200, MI325X, MI355X, the GB10, 16 APU graphics identities")
 	h100, ok := ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
 	assert.Equal(t, int64(80e9), h100.MemoryBytes)
@@ -106,6 +106,9 @@ func TestLookupByPrintedName(t *testing.T) {
 		{"TPU7x", ""},
 		{"AMD Radeon 780M Graphics", ""}, // identity only: no datasheet figure
 		{"NVIDIA GB10", "NVIDIA GB10 (DGX Spark)"},
+		{"NVIDIA B200", "NVIDIA B200 SXM"},
+		{"AMD Instinct MI325X OAM", "AMD Instinct MI325X"},
+		{"AMD Instinct MI355X", "AMD Instinct MI355X"},
 		{"AWS Inferentia2", "AWS Inferentia2 (per chip)"},
 		{"Trainium2", "AWS Trainium2 (per chip)"},
 		{"Apple M2 Ultra", "Apple M2 Ultra"},
