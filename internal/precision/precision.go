@@ -71,7 +71,7 @@ func parseCC(cc string) (major, minor int, ok bool) {
 // AMDGPU lists the precisions of an AMD GPU architecture (gfx target):
 //   - gfx942 (CDNA3, MI300): fp8, bf16, fp16 and int8 matrix math (the MI300X
 //     record of internal/specs: fp8, fp16/bf16 and int8 dense figures; ROCm
-//     https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html).
+//     docs/conceptual/gpu-arch/mi300.md, https://github.com/ROCm/ROCm).
 //   - gfx90a (CDNA2, MI200): bf16, fp16, int8 (the MI250X/MI210 records).
 //   - gfx11xx (RDNA3): WMMA on f16, bf16, iu8 and iu4 (AMD "RDNA3 Instruction
 //     Set Architecture" reference guide, V_WMMA_* instructions).
@@ -166,9 +166,8 @@ func Neuron(arch string) []string {
 	return nil
 }
 
-// Groq: GroqChip, 188 TFLOPS FP16 and 750 TOPS INT8 (ALCF GroqRack
-// documentation of the GroqCard,
-// https://docs.alcf.anl.gov/ai-testbed/groq/system-overview/).
+// Groq: GroqChip, 188 TFLOPS FP16 and 750 TOPS INT8 (the Argonne Leadership
+// Computing Facility's GroqRack documentation of the GroqCard).
 func Groq() []string { return list(FP16, INT8) }
 
 // IntelNPU: the Intel NPU (Meteor Lake and later) runs int8 and fp16
