@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,7 +40,7 @@ func (w *ggufWriter) kvU32(k string, v uint32) {
 	w.u32(v)
 }
 
-func (w *ggufWriter) tensor(name string, typ GGMLType, dims ...uint64) {
+func (w *ggufWriter) tensor(name string, typ ggml.Type, dims ...uint64) {
 	w.str(name)
 	w.u32(uint32(len(dims)))
 	for _, d := range dims {
@@ -103,7 +104,7 @@ func tinyLlama() []byte {
 		w.u32(1)
 		w.u32(2)
 	}
-	q4k, q6k, f32 := GGMLType(12), GGMLType(14), GGMLType(0)
+	q4k, q6k, f32 := ggml.Q4_K, ggml.Q6_K, ggml.F32
 	w.tensor("token_embd.weight", q4k, hidden, vocab)
 	for i := 0; i < layers; i++ {
 		p := "blk." + string(rune('0'+i)) + "."

@@ -11,6 +11,7 @@ import (
 	"sort"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 )
 
 // GGUF header limits. Every count and length read from a file is checked
@@ -62,7 +63,7 @@ type ggufHeader struct {
 	arrayLen map[string]uint64  // length of every array value
 	params   int64
 	bytes    int64 // exact tensor data bytes; -1 when a tensor type is unknown
-	byType   map[GGMLType]int64
+	byType   map[ggml.Type]int64
 	names    map[string][2]uint64 // first two dims of the tensors planning looks at
 }
 
@@ -157,7 +158,7 @@ func readGGUF(r io.Reader) (*ggufHeader, error) {
 	}
 	h := &ggufHeader{
 		nums: map[string]float64{}, strs: map[string]string{}, arrayLen: map[string]uint64{},
-		byType: map[GGMLType]int64{}, names: map[string][2]uint64{},
+		byType: map[ggml.Type]int64{}, names: map[string][2]uint64{},
 	}
 	h.version = g.u32()
 	if g.err == nil && (h.version < 2 || h.version > 3) {
@@ -309,7 +310,7 @@ func (g *ggufReader) tensorInfo(h *ggufHeader) {
 		}
 		n = lo
 	}
-	typ := GGMLType(g.u32())
+	typ := ggml.Type(g.u32())
 	g.u64() // data offset
 	if g.err != nil {
 		return
@@ -417,7 +418,7 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 		}
 	}
 	if ft, ok := h.nums["general.file_type"]; ok && ft >= 0 && ft < 1<<16 {
-		m.FileQuant = FileTypeName(uint32(ft))
+		m.FileQuant = ggml.FileType(ft).String()
 	}
 	if m.FileQuant == "" {
 		m.FileQuant = dominantType(h.byType)
@@ -434,13 +435,13 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 }
 
 // dominantType names the ggml type holding the most bytes.
-func dominantType(byType map[GGMLType]int64) string {
-	types := make([]GGMLType, 0, len(byType))
+func dominantType(byType map[ggml.Type]int64) string {
+	types := make([]ggml.Type, 0, len(byType))
 	for t := range byType {
 		types = append(types, t)
 	}
 	sort.Slice(types, func(i, j int) bool { return types[i] < types[j] })
-	var best GGMLType
+	var best ggml.Type
 	var most int64 = -1
 	for _, t := range types {
 		if byType[t] > most {
@@ -450,7 +451,7 @@ func dominantType(byType map[GGMLType]int64) string {
 	if most <= 0 {
 		return ""
 	}
-	return best.Name()
+	return best.String()
 }
 
 // ReadGGUF reads the model facts from a GGUF stream's header.

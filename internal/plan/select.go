@@ -2,10 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -244,72 +245,14 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 }
 
 // supported returns whether a device can run a native precision ("fp16",
-// "int4", ...), and where the answer comes from. The registry's
-// quantizations list wins; without one the answer is inferred from the kind
-// and compute capability (CUDA: bf16 needs compute capability 8.0 (Ampere),
-// fp8 8.9 (Ada/Hopper) — NVIDIA CUDA programming guide, arithmetic
-// instructions; MI300 (gfx942) adds fp8 — ROCm precision support table).
+// "int4", ...). The registry's quantizations list wins; without one the
+// answer is internal/precision's table for the device's architecture (or its
+// family's default when the architecture is not named).
 func supported(d *registry.Device, native string) bool {
 	if len(d.Quantizations) > 0 {
 		return d.HasQuant(native)
 	}
-	for _, q := range inferredQuants(d) {
-		if q == native {
-			return true
-		}
-	}
-	return false
-}
-
-func inferredQuants(d *registry.Device) []string {
-	switch d.Kind {
-	case registry.KindCPU:
-		return []string{"fp32", "bf16", "fp16", "int8", "int4"}
-	case registry.KindCUDA:
-		q := []string{"fp32", "fp16", "int8", "int4"}
-		cc := parseCC(d.ComputeCapability)
-		if cc >= 8.0 {
-			q = append(q, "bf16")
-		}
-		if cc >= 8.9 {
-			q = append(q, "fp8")
-		}
-		return q
-	case registry.KindROCm:
-		q := []string{"fp32", "fp16", "bf16", "int8", "int4"}
-		n := strings.ToLower(d.Name + " " + d.Architecture)
-		if strings.Contains(n, "mi300") || strings.Contains(n, "mi325") || strings.Contains(n, "mi355") ||
-			strings.Contains(n, "gfx942") || strings.Contains(n, "gfx950") {
-			q = append(q, "fp8")
-		}
-		return q
-	case registry.KindMetal, registry.KindVulkan:
-		return []string{"fp32", "fp16", "int8", "int4"}
-	case registry.KindIntelGPU:
-		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
-	case registry.KindTPU:
-		return []string{"fp32", "bf16", "int8"}
-	case registry.KindIntelNPU, registry.KindAMDXDNA, registry.KindAppleNPU, registry.KindSamsungNPU, registry.KindMediaTekAPU:
-		return []string{"int8", "int4"}
-	case registry.KindGaudi:
-		return []string{"fp32", "bf16", "fp16", "fp8", "int8"}
-	case registry.KindNeuron, registry.KindCerebras:
-		return []string{"fp32", "bf16", "fp16", "int8"}
-	case registry.KindQualcommAI100, registry.KindGroq:
-		return []string{"fp16", "int8", "int4"}
-	case registry.KindGraphcore:
-		return []string{"fp32", "fp16", "int8"}
-	}
-	return nil
-}
-
-// parseCC reads "8.9" as 8.9; 0 when absent or malformed.
-func parseCC(s string) float64 {
-	v, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || v < 0 || v > 100 {
-		return 0
-	}
-	return v
+	return slices.Contains(precision.Of(d), native)
 }
 
 // poolSupports reports whether every device of the pool runs native.

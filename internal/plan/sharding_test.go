@@ -202,11 +202,23 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	assert.Equal(t, "fp16", a.Quant)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "do not support bf16")
 
-	// An NPU runs int8/int4 only.
+	// A first-generation AMD XDNA NPU (1022:1502) runs int8 only
+	// (internal/precision); an Intel NPU runs int8 and fp16, so auto picks
+	// fp16 there.
+	xdna := registry.Device{ID: "amd_xdna_npu:0", Kind: registry.KindAMDXDNA, PCIID: "1022:1502", Available: true, MemoryBytes: 16 * gibBytes}
+	a = shard(t, request(t, `{"model":{"params_b":3}}`, reg(t, []registry.Device{xdna})))
+	require.True(t, a.Fits)
+	assert.Equal(t, "int8", a.Quant)
 	npu := registry.Device{ID: "intel_npu:0", Kind: registry.KindIntelNPU, Available: true, MemoryBytes: 16 * gibBytes}
 	a = shard(t, request(t, `{"model":{"params_b":3}}`, reg(t, []registry.Device{npu})))
 	require.True(t, a.Fits)
-	assert.Equal(t, "int8", a.Quant)
+	assert.Equal(t, "fp16", a.Quant)
+
+	// Compute capability 6.0 (Tesla P100) has no int8 dot product
+	// (dp4a needs 6.1): an explicit int8 does not fit it.
+	p100 := gpu(registry.KindCUDA, 0, "Tesla P100-PCIE-16GB", 16*gibBytes, "6.0")
+	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8"}`, reg(t, []registry.Device{p100})))
+	assert.False(t, a.Fits)
 
 	// Explicit fp8 on an Ampere card does not fit anything.
 	a100 := gpu(registry.KindCUDA, 0, "NVIDIA A100-SXM4-80GB", 80*gibBytes, "8.0")

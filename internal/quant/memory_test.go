@@ -151,30 +151,6 @@ func TestEstimateBreakdown(t *testing.T) {
 	assert.Len(t, long.Notes, 2) // sliding window; over the maximum context
 }
 
-func TestMaxContextAndBatch(t *testing.T) {
-	m := catalogModel(t, "Llama-3.1-8B")
-	budget := int64(24) << 30
-	ctx := MaxContext(m, FP16, 1, KVOptions{}, budget)
-	require.Positive(t, ctx)
-	assert.LessOrEqual(t, Estimate(m, FP16, ctx, 1, KVOptions{}).TotalBytes, budget)
-	if ctx < m.MaxContext {
-		assert.Greater(t, Estimate(m, FP16, ctx+1, 1, KVOptions{}).TotalBytes, budget)
-	}
-	// 24 GiB minus ~15 GiB of weights and ~1 GiB of overhead leaves ~8 GiB: ~60k tokens at 128 KiB each.
-	assert.InDelta(t, 60000, ctx, 8000)
-
-	batch := MaxBatch(m, FP16, 4096, KVOptions{}, budget)
-	require.Positive(t, batch)
-	assert.LessOrEqual(t, Estimate(m, FP16, 4096, batch, KVOptions{}).TotalBytes, budget)
-	assert.Greater(t, Estimate(m, FP16, 4096, batch+1, KVOptions{}).TotalBytes, budget)
-
-	assert.Zero(t, MaxContext(m, FP16, 1, KVOptions{}, 1<<30))
-	assert.Zero(t, MaxBatch(m, FP16, 4096, KVOptions{}, 1<<30))
-	// Capped at the model's maximum context.
-	assert.Equal(t, m.MaxContext, MaxContext(m, INT4, 1, KVOptions{}, 1<<50))
-	assert.False(t, math.IsNaN(float64(ctx)))
-}
-
 // A model read from a GGUF file, asked about at its own type, is charged
 // the exact tensor bytes of the file; at another level, the per-tensor model.
 func TestWeightsOfGGUFModelAtItsOwnType(t *testing.T) {

@@ -3,39 +3,31 @@ package quant
 import (
 	"sync"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
-// mix is a llama.cpp quantization mix (enum llama_ftype): most weight
-// matrices in the base type, some raised to higher types by llama-quant's
-// per-tensor rules (ggufTensorType).
-type mix struct {
-	base string // ggml type of the bulk of the weights (llama_model_quantize_impl's default_type)
-}
-
-// mixes lists the llama.cpp mixes and uniform GGUF types accepted as levels.
-var mixes = map[Level]mix{
-	"q4_0":   {base: "Q4_0"},
-	"q4_1":   {base: "Q4_1"},
-	"q5_0":   {base: "Q5_0"},
-	"q5_1":   {base: "Q5_1"},
-	"q8_0":   {base: "Q8_0"},
-	"q2_k":   {base: "Q2_K"},
-	"q3_k_s": {base: "Q3_K"},
-	"q3_k_m": {base: "Q3_K"},
-	"q3_k_l": {base: "Q3_K"},
-	"q4_k_s": {base: "Q4_K"},
-	"q4_k_m": {base: "Q4_K"},
-	"q5_k_s": {base: "Q5_K"},
-	"q5_k_m": {base: "Q5_K"},
-	"q6_k":   {base: "Q6_K"},
-	"iq4_xs": {base: "IQ4_XS"},
-	"iq4_nl": {base: "IQ4_NL"},
-}
-
-func ggml(name string) model.GGMLType {
-	t, _ := model.GGMLTypeByName(name)
-	return t
+// mixes lists the llama.cpp quantization mixes (enum llama_ftype) accepted
+// as levels: most weight matrices in the mix's base type (ggml.FileType.Base),
+// some raised to higher types by llama-quant's per-tensor rules
+// (ggufTensorType).
+var mixes = map[Level]ggml.FileType{
+	"q4_0":   ggml.MostlyQ4_0,
+	"q4_1":   ggml.MostlyQ4_1,
+	"q5_0":   ggml.MostlyQ5_0,
+	"q5_1":   ggml.MostlyQ5_1,
+	"q8_0":   ggml.MostlyQ8_0,
+	"q2_k":   ggml.MostlyQ2_K,
+	"q3_k_s": ggml.MostlyQ3_K_S,
+	"q3_k_m": ggml.MostlyQ3_K_M,
+	"q3_k_l": ggml.MostlyQ3_K_L,
+	"q4_k_s": ggml.MostlyQ4_K_S,
+	"q4_k_m": ggml.MostlyQ4_K_M,
+	"q5_k_s": ggml.MostlyQ5_K_S,
+	"q5_k_m": ggml.MostlyQ5_K_M,
+	"q6_k":   ggml.MostlyQ6_K,
+	"iq4_xs": ggml.MostlyIQ4_XS,
+	"iq4_nl": ggml.MostlyIQ4_NL,
 }
 
 // ggufTensorType is the ggml type llama-quant gives tensor t of model m for
@@ -43,13 +35,13 @@ func ggml(name string) model.GGMLType {
 // @ 007dbbf), including the fallback for rows whose length does not divide
 // the block size (tensor_type_fallback). No importance matrix is assumed.
 // Plain ggml type levels ("q4_k") are "pure": no per-tensor changes.
-func ggufTensorType(m *model.Model, l Level, t tensor) model.GGMLType {
-	mx, isMix := mixes[l]
-	if !isMix {
-		typ, _ := model.GGMLTypeByName(string(l))
+// info is the level's description (lookup).
+func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
+	typ := info.typ
+	if !info.isMix {
 		return fallback(typ, t.cols)
 	}
-	typ := ggml(mx.base)
+	ft := info.mix
 	nGQA := 1
 	if kv := m.EffectiveKVHeads(); kv > 0 {
 		nGQA = m.Heads / kv
@@ -72,101 +64,101 @@ func ggufTensorType(m *model.Model, l Level, t tensor) model.GGMLType {
 		}
 	case catAttnV, catAttnQKV, catAttnKVB:
 		if t.cat == catAttnQKV {
-			switch l {
-			case "q3_k_m", "q3_k_l":
-				typ = ggml("Q4_K")
-			case "q4_k_m":
-				typ = ggml("Q5_K")
-			case "q5_k_m":
-				typ = ggml("Q6_K")
+			switch ft {
+			case ggml.MostlyQ3_K_M, ggml.MostlyQ3_K_L:
+				typ = ggml.Q4_K
+			case ggml.MostlyQ4_K_M:
+				typ = ggml.Q5_K
+			case ggml.MostlyQ5_K_M:
+				typ = ggml.Q6_K
 			}
 			break
 		}
 		switch {
-		case l == "q2_k":
-			typ = ggml("Q3_K")
+		case ft == ggml.MostlyQ2_K:
+			typ = ggml.Q3_K
 			if nGQA >= 4 {
-				typ = ggml("Q4_K")
+				typ = ggml.Q4_K
 			}
-		case l == "q3_k_m":
-			typ = ggml("Q4_K")
+		case ft == ggml.MostlyQ3_K_M:
+			typ = ggml.Q4_K
 			if i < 2 {
-				typ = ggml("Q5_K")
+				typ = ggml.Q5_K
 			}
-		case l == "q3_k_l":
-			typ = ggml("Q5_K")
-		case (l == "iq4_nl" || l == "iq4_xs") && nGQA >= 4:
-			typ = ggml("Q5_K")
-		case (l == "q4_k_m" || l == "q5_k_m") && moreBits():
-			typ = ggml("Q6_K")
-		case l == "q4_k_s" && i < 4:
-			typ = ggml("Q5_K")
+		case ft == ggml.MostlyQ3_K_L:
+			typ = ggml.Q5_K
+		case (ft == ggml.MostlyIQ4_NL || ft == ggml.MostlyIQ4_XS) && nGQA >= 4:
+			typ = ggml.Q5_K
+		case (ft == ggml.MostlyQ4_K_M || ft == ggml.MostlyQ5_K_M) && moreBits():
+			typ = ggml.Q6_K
+		case ft == ggml.MostlyQ4_K_S && i < 4:
+			typ = ggml.Q5_K
 		}
-		if is70B(m) && (typ == ggml("Q3_K") || typ == ggml("Q4_K")) {
-			typ = ggml("Q5_K")
+		if is70B(m) && (typ == ggml.Q3_K || typ == ggml.Q4_K) {
+			typ = ggml.Q5_K
 		}
 		if nExpert == 8 {
-			typ = ggml("Q8_0")
+			typ = ggml.Q8_0
 		}
 	case catAttnK:
 		if nExpert == 8 {
-			typ = ggml("Q8_0")
+			typ = ggml.Q8_0
 		}
 	case catFFNDown:
 		switch {
-		case l == "q2_k":
-			typ = ggml("Q3_K")
-		case l == "q3_k_m":
+		case ft == ggml.MostlyQ2_K:
+			typ = ggml.Q3_K
+		case ft == ggml.MostlyQ3_K_M:
 			switch {
 			case i < L/16:
-				typ = ggml("Q5_K")
+				typ = ggml.Q5_K
 			case !falcon || moreBits():
-				typ = ggml("Q4_K")
+				typ = ggml.Q4_K
 			}
-		case l == "q3_k_l":
-			typ = ggml("Q5_K")
+		case ft == ggml.MostlyQ3_K_L:
+			typ = ggml.Q5_K
 			if falcon {
-				typ = ggml("Q4_K")
+				typ = ggml.Q4_K
 			}
-		case l == "q4_k_m":
+		case ft == ggml.MostlyQ4_K_M:
 			if falcon {
 				switch {
 				case i < L/16:
-					typ = ggml("Q6_K")
+					typ = ggml.Q6_K
 				case moreBits():
-					typ = ggml("Q5_K")
+					typ = ggml.Q5_K
 				}
 			} else if moreBits() {
-				typ = ggml("Q6_K")
+				typ = ggml.Q6_K
 			}
-		case i < L/8 && (l == "iq4_nl" || l == "iq4_xs"):
-			typ = ggml("Q5_K")
-		case l == "q5_k_m" && moreBits():
-			typ = ggml("Q6_K")
-		case l == "q4_k_s" && !falcon && i < L/8:
-			typ = ggml("Q5_K")
+		case i < L/8 && (ft == ggml.MostlyIQ4_NL || ft == ggml.MostlyIQ4_XS):
+			typ = ggml.Q5_K
+		case ft == ggml.MostlyQ5_K_M && moreBits():
+			typ = ggml.Q6_K
+		case ft == ggml.MostlyQ4_K_S && !falcon && i < L/8:
+			typ = ggml.Q5_K
 		}
 	case catAttnOutput:
 		if falcon {
-			if l == "q3_k_l" {
-				typ = ggml("Q4_K")
+			if ft == ggml.MostlyQ3_K_L {
+				typ = ggml.Q4_K
 			}
 			break
 		}
 		if nExpert == 8 {
-			switch l {
-			case "q2_k", "q3_k_s", "q3_k_m", "iq4_nl", "q4_k_s", "q4_k_m", "iq4_xs":
-				typ = ggml("Q5_K")
+			switch ft {
+			case ggml.MostlyQ2_K, ggml.MostlyQ3_K_S, ggml.MostlyQ3_K_M, ggml.MostlyIQ4_NL, ggml.MostlyQ4_K_S, ggml.MostlyQ4_K_M, ggml.MostlyIQ4_XS:
+				typ = ggml.Q5_K
 			}
 			break
 		}
-		switch l {
-		case "q2_k":
-			typ = ggml("Q3_K")
-		case "q3_k_m":
-			typ = ggml("Q4_K")
-		case "q3_k_l":
-			typ = ggml("Q5_K")
+		switch ft {
+		case ggml.MostlyQ2_K:
+			typ = ggml.Q3_K
+		case ggml.MostlyQ3_K_M:
+			typ = ggml.Q4_K
+		case ggml.MostlyQ3_K_L:
+			typ = ggml.Q5_K
 		}
 	}
 	return fallback(typ, t.cols)
@@ -175,13 +167,13 @@ func ggufTensorType(m *model.Model, l Level, t tensor) model.GGMLType {
 // outputType: the output head (and a tied token table) goes to Q6_K unless
 // the mix is Q8_0 (stays) or the model is Falcon / the row does not divide
 // the block (Q8_0).
-func outputType(base model.GGMLType, falcon bool, cols int) model.GGMLType {
-	blk := blockSize(base)
+func outputType(base ggml.Type, falcon bool, cols int) ggml.Type {
+	blk := base.BlockSize()
 	switch {
 	case falcon || (blk > 0 && cols%blk != 0):
-		return ggml("Q8_0")
-	case base != ggml("Q8_0"):
-		return ggml("Q6_K")
+		return ggml.Q8_0
+	case base != ggml.Q8_0:
+		return ggml.Q6_K
 	}
 	return base
 }
@@ -198,46 +190,30 @@ func is70B(m *model.Model) bool {
 	return m.Layers == 80 && (m.Architecture == "llama" || m.Architecture == "")
 }
 
-func blockSize(t model.GGMLType) int {
-	bits := t.BitsPerWeight()
-	if bits == 0 {
-		return 0
-	}
-	// Block sizes: 256 for K and IQ (except IQ4_NL) types, 32 for the
-	// legacy and IQ4_NL/MXFP4 types, 1 for float types.
-	switch t.Name() {
-	case "F32", "F16", "BF16":
-		return 1
-	case "Q4_0", "Q4_1", "Q5_0", "Q5_1", "Q8_0", "IQ4_NL", "MXFP4":
-		return 32
-	}
-	return 256
-}
-
 // fallback is tensor_type_fallback: a type whose block does not divide the
 // row length is replaced by a 32-block type of similar size, or F16.
-func fallback(t model.GGMLType, cols int) model.GGMLType {
-	blk := blockSize(t)
+func fallback(t ggml.Type, cols int) ggml.Type {
+	blk := t.BlockSize()
 	if cols <= 0 || blk <= 1 || cols%blk == 0 {
 		return t
 	}
-	var r model.GGMLType
-	switch t.Name() {
-	case "IQ1_S", "IQ1_M", "IQ2_XXS", "IQ2_XS", "IQ2_S", "IQ3_XXS", "IQ3_S", "IQ4_XS":
-		r = ggml("IQ4_NL")
-	case "Q2_K", "Q3_K", "TQ1_0", "TQ2_0":
-		r = ggml("Q4_0")
-	case "Q4_K":
-		r = ggml("Q5_0")
-	case "Q5_K":
-		r = ggml("Q5_1")
-	case "Q6_K":
-		r = ggml("Q8_0")
+	var r ggml.Type
+	switch t {
+	case ggml.IQ1_S, ggml.IQ1_M, ggml.IQ2_XXS, ggml.IQ2_XS, ggml.IQ2_S, ggml.IQ3_XXS, ggml.IQ3_S, ggml.IQ4_XS:
+		r = ggml.IQ4_NL
+	case ggml.Q2_K, ggml.Q3_K, ggml.TQ1_0, ggml.TQ2_0:
+		r = ggml.Q4_0
+	case ggml.Q4_K:
+		r = ggml.Q5_0
+	case ggml.Q5_K:
+		r = ggml.Q5_1
+	case ggml.Q6_K:
+		r = ggml.Q8_0
 	default:
-		return ggml("F16")
+		return ggml.F16
 	}
-	if cols%blockSize(r) != 0 {
-		return ggml("F16")
+	if cols%r.BlockSize() != 0 {
+		return ggml.F16
 	}
 	return r
 }

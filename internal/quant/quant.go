@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 )
 
 // Level is a storage precision: a contract level (fp32 ... int4) or a GGUF
@@ -30,9 +30,12 @@ const (
 type levelInfo struct {
 	bits   float64 // bits per weight of the level's base type, scales included
 	native string
-	// mix, for GGUF mixes, names the rule set that raises some tensors to
-	// higher types (see mix.go); "" for a uniform level.
-	mix string
+	// typ is the ggml type of a GGUF level (a mix's base type); isMix and
+	// mix, for llama.cpp mixes, name the rule set that raises some tensors
+	// to higher types (see mix.go).
+	typ   ggml.Type
+	isMix bool
+	mix   ggml.FileType
 }
 
 // Contract levels store every weight at the level's width. int4 is the
@@ -74,37 +77,21 @@ func Parse(s string) (Level, error) {
 }
 
 // lookup returns the description of a level: contract levels, mixes, then
-// plain ggml types.
+// plain ggml types that store weights.
 func lookup(l Level) (levelInfo, bool) {
 	if i, ok := levels[l]; ok {
 		return i, true
 	}
-	if m, ok := mixes[l]; ok {
-		return levelInfo{bits: ggmlBits(m.base), native: nativeForBits(ggmlBits(m.base)), mix: string(l)}, true
+	if ft, ok := mixes[l]; ok {
+		base, _ := ft.Base()
+		b := base.BitsPerWeight()
+		return levelInfo{bits: b, native: nativeForBits(b), typ: base, isMix: true, mix: ft}, true
 	}
-	if t, ok := model.GGMLTypeByName(string(l)); ok && quantizable(t) {
+	if t, ok := ggml.ParseType(string(l)); ok && t.IsWeightFormat() {
 		b := t.BitsPerWeight()
-		return levelInfo{bits: b, native: nativeForBits(b)}, true
+		return levelInfo{bits: b, native: nativeForBits(b), typ: t}, true
 	}
 	return levelInfo{}, false
-}
-
-// quantizable excludes ggml types that are not weight storage formats
-// (integer tensors, f64, the Q8_1/Q8_K activation types).
-func quantizable(t model.GGMLType) bool {
-	switch t.Name() {
-	case "", "I8", "I16", "I32", "I64", "F64", "Q8_1", "Q8_K", "F32", "F16", "BF16":
-		return false
-	}
-	return true
-}
-
-func ggmlBits(name string) float64 {
-	t, ok := model.GGMLTypeByName(name)
-	if !ok {
-		return 0
-	}
-	return t.BitsPerWeight()
 }
 
 // nativeForBits maps a GGUF block type to the device precision its kernels
@@ -141,7 +128,7 @@ func (l Level) BitsPerWeight() float64 {
 	if !ok {
 		return 0
 	}
-	if info.mix != "" {
+	if info.isMix {
 		return effectiveBits(l)
 	}
 	return info.bits

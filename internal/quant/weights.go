@@ -251,5 +251,5 @@ func tensorBits(m *model.Model, l Level, contract bool, info levelInfo, t tensor
 	if t.cat == catF32 {
 		return 32
 	}
-	return ggufTensorType(m, l, t).BitsPerWeight()
+	return ggufTensorType(m, info, t).BitsPerWeight()
 }

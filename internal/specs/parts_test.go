@@ -32,90 +32,76 @@ func TestDeviceMemoryBytes(t *testing.T) {
 	}
 }
 
-func TestBinaryGBNamesGBRecords(t *testing.T) {
-	for name := range binaryGB {
-		s, ok := ByName(name)
-		require.True(t, ok, "binaryGB names a record: %s", name)
-		assert.Equal(t, "GB", s.MemoryUnit, name)
+func TestMemoryBinaryOnlyOnGBRecords(t *testing.T) {
+	n := 0
+	for _, s := range records {
+		if s.MemoryBinary != "" {
+			n++
+			assert.Equal(t, "GB", s.MemoryUnit, s.Name)
+		}
 	}
-}
-
-func TestExtraRecordsAreNotInTable(t *testing.T) {
-	for _, e := range extraRecords {
-		_, ok := ByName(e.Name)
-		assert.False(t, ok, "%s is now a devices.json record: drop the extra", e.Name)
-		assert.NotEmpty(t, e.Source)
-	}
+	assert.Equal(t, 10, n)
 	_, ok := Datasheet("no such part")
 	assert.False(t, ok)
 }
 
-func TestSupplementsFillOnlyMissingFigures(t *testing.T) {
+// TestRecordsAreWellFormed: one record per name and per PCI id, every record
+// cites where its figures come from, and a figure from another page names it.
+func TestRecordsAreWellFormed(t *testing.T) {
+	names := map[string]bool{}
+	ids := map[string]string{}
+	fields := map[string]bool{"MemoryBytes": true, "BandwidthGBs": true, "BF16TFLOPS": true, "FP16TFLOPS": true,
+		"FP8TFLOPS": true, "INT8TOPS": true, "Interconnect": true, "InterconnectGBs": true}
+	for _, s := range records {
+		assert.False(t, names[s.Name], "record %s listed twice", s.Name)
+		names[s.Name] = true
+		for _, id := range s.PCIIDs {
+			assert.Regexp(t, `^[0-9a-f]{4}:[0-9a-f]{4}$`, id, s.Name)
+			assert.Empty(t, ids[id], "%s names %s and %s", id, ids[id], s.Name)
+			ids[id] = s.Name
+		}
+		if s.hasFigures() {
+			assert.Contains(t, s.Source, "http", s.Name)
+		}
+		if len(s.PCIIDs) > 0 || s.ProductName != "" || s.Arch != "" {
+			assert.NotEmpty(t, s.IdentitySource, s.Name)
+		}
+		for f, src := range s.FigureSources {
+			assert.True(t, fields[f], "%s: FigureSources key %q is not a figure", s.Name, f)
+			assert.NotEmpty(t, src, s.Name)
+		}
+	}
+}
+
+// TestFigureSourcesOfFilledFigures: the TPU v5p ICI and RTX 4080 bandwidth,
+// which their records' own pages lack, carry their pages.
+func TestFigureSourcesOfFilledFigures(t *testing.T) {
 	v5p, ok := ByName("Google TPU v5p (per chip)")
 	require.True(t, ok)
 	assert.Equal(t, 1200.0, v5p.InterconnectGBs)
-	assert.Contains(t, v5p.Source, "docs.cloud.google.com/tpu/docs/v5p")
-
-	stated := []Spec{{Name: "Google TPU v5p (per chip)", InterconnectGBs: 999, Source: "x"}}
-	applySupplements(stated)
-	assert.Equal(t, 999.0, stated[0].InterconnectGBs, "a stated figure wins")
-	assert.Equal(t, "x", stated[0].Source)
-	for name := range supplements {
-		_, ok := ByName(name)
-		assert.True(t, ok, "supplement for a missing record: %s", name)
-	}
-}
-
-func TestRTX4080BandwidthSupplement(t *testing.T) {
-	s, ok := ByName("NVIDIA GeForce RTX 4080 (16GB)")
+	assert.Contains(t, v5p.FigureSources["InterconnectGBs"], "docs.cloud.google.com/tpu/docs/v5p")
+	r4080, ok := ByName("NVIDIA GeForce RTX 4080 (16GB)")
 	require.True(t, ok)
-	assert.Equal(t, 716.8, s.BandwidthGBs)
-	assert.Contains(t, s.Source, "memory_bandwidth_gb_s: ")
-	stated := []Spec{{Name: "NVIDIA GeForce RTX 4080 (16GB)", BandwidthGBs: 700, Source: "x"}}
-	applySupplements(stated)
-	assert.Equal(t, 700.0, stated[0].BandwidthGBs, "a stated figure wins")
-	assert.Equal(t, "x", stated[0].Source)
-}
-
-// TestHandRecords: every hand-kept record is new (not also a devices.json
-// record), cites a page for what it states, states a bandwidth (its reason to
-// exist) and is found by its own name.
-func TestHandRecords(t *testing.T) {
-	names := map[string]int{}
-	for _, s := range All() {
-		names[s.Name]++
-	}
-	for _, h := range handRecords {
-		assert.Equal(t, 1, names[h.Name], "%s is listed once (drop the hand record if devices.json gained it)", h.Name)
-		assert.Contains(t, h.Source, "https://", h.Name)
-		assert.Positive(t, h.BandwidthGBs, h.Name)
-		assert.Positive(t, h.MemoryBytes, h.Name)
-		assert.Equal(t, "GB", h.MemoryUnit, h.Name)
-		if h.FP16TFLOPS > 0 {
-			assert.Contains(t, h.Source, "fp16/bf16 dense", h.Name)
-		}
-		got, ok := Lookup(h.Name)
-		require.True(t, ok, h.Name)
-		assert.Equal(t, h.Name, got.Name)
-	}
+	assert.Equal(t, 716.8, r4080.BandwidthGBs)
+	assert.Contains(t, r4080.FigureSources["BandwidthGBs"], "pcmasters.de")
 }
 
 func TestLookupPart(t *testing.T) {
 	p, ok := LookupPart("10DE:2330 ")
 	require.True(t, ok)
-	assert.Equal(t, Part{Name: "NVIDIA H100 80GB HBM3", Arch: "9.0", Source: nvidiaPartSource}, p)
+	assert.Equal(t, "NVIDIA H100 80GB HBM3", p.Name)
+	assert.Equal(t, "9.0", p.Arch)
+	assert.Contains(t, p.Source, "https://developer.nvidia.com/cuda-gpus")
 	p, ok = LookupPart("1002:74a1")
 	require.True(t, ok)
 	assert.Equal(t, "gfx942", p.Arch)
+	p, ok = LookupPart("1002:15bf")
+	require.True(t, ok)
+	assert.Equal(t, "gfx1103", p.Arch)
 	_, ok = LookupPart("10de:ffff")
 	assert.False(t, ok)
-	// Every NVIDIA part has a datasheet record by the same id.
-	for id := range parts {
-		if id[:4] == "10de" {
-			_, ok := LookupPCIID(id)
-			assert.True(t, ok, id)
-		}
-	}
+	_, ok = LookupPart("1da3:1020") // Gaudi 2: figures, no identity facts
+	assert.False(t, ok)
 }
 
 func TestNVLinkPerLinkGBs(t *testing.T) {
@@ -123,4 +109,44 @@ func TestNVLinkPerLinkGBs(t *testing.T) {
 	assert.Equal(t, 50.0, NVLinkPerLinkGBs("8.0")) // 600 / 12
 	assert.Zero(t, NVLinkPerLinkGBs("8.6"))
 	assert.Zero(t, NVLinkPerLinkGBs(""))
+}
+
+// TestAPUIdentities: the APU ids issue 13 names are in the table, from the PCI
+// ID repository, as integrated GPUs without figures, so no datasheet lookup
+// finds them and detection's answers do not change until it asks ByPCIID.
+func TestAPUIdentities(t *testing.T) {
+	for _, id := range []string{"1002:15d8", "1002:164e", "1002:1900", "1002:1586", "1002:15bf"} {
+		s, ok := ByPCIID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, "integrated_gpu", s.Category, id)
+		assert.False(t, s.hasFigures(), id)
+		_, ok = LookupPCIID(id)
+		assert.False(t, ok, id)
+		if id != "1002:15bf" {
+			_, ok = LookupPart(id)
+			assert.False(t, ok, id)
+			assert.Contains(t, s.IdentitySource, "https://pci-ids.ucw.cz/read/PC/1002/"+id[5:], id)
+		}
+	}
+	s, ok := ByPCIID(" 1002:1586 ")
+	require.True(t, ok)
+	assert.Contains(t, s.Name, "Strix Halo")
+	_, ok = ByPCIID("1002:ffff")
+	assert.False(t, ok)
+}
+
+// TestPCIIDsOfDatasheetRecords: ids added from the PCI ID repository find
+// their datasheet records.
+func TestPCIIDsOfDatasheetRecords(t *testing.T) {
+	for id, want := range map[string]string{
+		"10de:20b2": "NVIDIA A100 SXM4 80GB",
+		"10de:1db5": "NVIDIA Tesla V100 SXM2 (16GB launch; 32GB variant exists)",
+		"10de:27b8": "NVIDIA L4",
+		"1002:740f": "AMD Instinct MI210",
+		"1da3:1060": "Intel Gaudi3",
+	} {
+		s, ok := LookupPCIID(id)
+		require.True(t, ok, id)
+		assert.Equal(t, want, s.Name, id)
+	}
 }

@@ -1,44 +1,63 @@
-// Package specs is the embedded table of accelerator datasheet figures
-// (memory, memory bandwidth, dense tensor throughput, interconnect), generated
-// from shared/calibration/devices.json, with lookup by the name a detection
-// tool prints or by PCI vendor:device id.
+// Package specs is the table of accelerator parts (records.go): per part its
+// PCI ids, names, memory, memory bandwidth, dense tensor throughput per
+// precision and interconnect, each figure with its source, with lookup by
+// the name a detection tool prints or by PCI vendor:device id.
 //
 // The planner uses it only to fill figures detection could not measure
 // (memory bandwidth, peak FLOPS); it never replaces a detected value.
-//
-// Regenerate table.go after editing devices.json:
-//
-//	cd internal/specs && go run gen.go ../../../shared/calibration/devices.json
 package specs
 
-//go:generate go run gen.go ../../../shared/calibration/devices.json
-
-// Spec is one datasheet record. A zero figure is unknown (the record does not
-// state it), never a default.
+// Spec is one part record. A zero figure is unknown (no source states it),
+// never a default.
 type Spec struct {
 	Name     string // the record's name, e.g. "NVIDIA H100 SXM5 80GB"
 	Vendor   string
-	Category string // datacenter_gpu, consumer_gpu, workstation_gpu, datacenter_asic, tpu, apple_soc_unified_memory
+	Category string // datacenter_gpu, consumer_gpu, workstation_gpu, integrated_gpu, datacenter_asic, tpu, apple_soc_unified_memory
+
+	// Identity. PCIIDs are the "vvvv:dddd" ids (lower-case hex) of the
+	// part; ProductName is the name the vendor driver and tool print, for
+	// detection without the tool; Arch is the NVIDIA compute capability
+	// ("9.0") or the AMD gfx target ("gfx942"); IdentitySource cites them.
+	PCIIDs         []string
+	ProductName    string
+	Arch           string
+	IdentitySource string
+	// Aliases are other names tools print for the part (matching rules in
+	// match.go); NameAmbiguous records are never matched by name.
+	Aliases       []string
+	NameAmbiguous bool
+
 	// MemoryBytes is the device memory; when MemoryIsMaximum it is the largest
 	// configuration sold (Apple unified memory, "up to" cards), not the part's.
 	MemoryBytes     int64
 	MemoryIsMaximum bool
-	BandwidthGBs    float64 // memory bandwidth, GB/s (10^9 B/s)
-	// MemoryUnit is the unit the record states its memory in: "GB" (read as
+	// MemoryUnit is the unit the source states the memory in: "GB" (read as
 	// 10^9 into MemoryBytes) or "GiB" (2^30); "" when no memory is given.
-	// DeviceMemoryBytes (parts.go) uses it.
 	MemoryUnit string
+	// MemoryBinary is the evidence that a "GB" figure is really GiB ("" when
+	// there is none); DeviceMemoryBytes reads it.
+	MemoryBinary string
+	// MemoryVaries: the name covers several memory sizes with the same
+	// bandwidth and compute, so ForDevice skips its memory check.
+	MemoryVaries bool
+	BandwidthGBs float64 // memory bandwidth, GB/s (10^9 B/s)
+
 	// Dense (no sparsity) peak tensor throughput, TFLOPS (TOPS for int8).
 	BF16TFLOPS float64
 	FP16TFLOPS float64
 	FP8TFLOPS  float64
 	INT8TOPS   float64
+
 	// Interconnect names the device-to-device link; InterconnectGBs is the
 	// datasheet figure per device, which for NVLink, Infinity Fabric and ICI
 	// is the bidirectional aggregate (both directions added).
 	Interconnect    string
 	InterconnectGBs float64
-	Source          string // where the figures come from (URL and section)
+
+	// Source is the page the record's figures come from; FigureSources, keyed
+	// by field name ("BandwidthGBs"), the page of a figure from elsewhere.
+	Source        string
+	FigureSources map[string]string
 }
 
 // PeakTFLOPS returns the dense peak for a precision name of the contract
@@ -58,20 +77,36 @@ func (s *Spec) PeakTFLOPS(precision string) float64 {
 	return 0
 }
 
-// All returns a copy of every entry: the devices.json records in their
-// order, then the hand-kept ones (datasheets_extra.go).
-func All() []Spec {
-	out := make([]Spec, len(table))
-	copy(out, table)
+// TensorPrecisions lists the precisions the record states a dense tensor
+// figure for, in the contract's order (bf16, fp16, fp8, int8): the
+// precisions the datasheet says the part accelerates. Which precisions a
+// device runs at all is internal/precision's table.
+func (s *Spec) TensorPrecisions() []string {
+	var out []string
+	for _, p := range []string{"bf16", "fp16", "fp8", "int8"} {
+		if s.PeakTFLOPS(p) > 0 {
+			out = append(out, p)
+		}
+	}
 	return out
 }
 
-// ByName returns the entry whose record name is exactly name.
+// hasFigures reports whether the record states any datasheet figure (an
+// identity-only record such as the Radeon 780M states none).
+func (s *Spec) hasFigures() bool {
+	return s.MemoryBytes > 0 || s.BandwidthGBs > 0 || s.BF16TFLOPS > 0 || s.FP16TFLOPS > 0 ||
+		s.FP8TFLOPS > 0 || s.INT8TOPS > 0 || s.InterconnectGBs > 0
+}
+
+// ByName returns the record whose name is exactly name.
 func ByName(name string) (Spec, bool) {
-	for _, s := range table {
+	for _, s := range records {
 		if s.Name == name {
 			return s, true
 		}
 	}
 	return Spec{}, false
 }
+
+// Datasheet is ByName (the name detection's generation tables use).
+func Datasheet(name string) (Spec, bool) { return ByName(name) }

@@ -1,0 +1,83 @@
+package specs
+
+import (
+	"math"
+	"strings"
+)
+
+// DeviceMemoryBytes is the memory the part carries, for detection's
+// fallbacks: the record's figure when it is stated in GiB or the record
+// gives evidence that its "GB" is binary (MemoryBinary), else 0 (unknown).
+func DeviceMemoryBytes(s Spec) int64 {
+	switch {
+	case s.MemoryBytes <= 0 || s.MemoryIsMaximum:
+		return 0
+	case s.MemoryUnit == "GiB":
+		return s.MemoryBytes
+	case s.MemoryUnit == "GB" && s.MemoryBinary != "":
+		return int64(math.Round(float64(s.MemoryBytes) / 1e9 * (1 << 30)))
+	}
+	return 0
+}
+
+// Part is what a PCI id tells detection when no vendor tool answers.
+type Part struct {
+	Name   string // the product name the vendor driver and tool print
+	Arch   string // NVIDIA compute capability or AMD gfx target; "" when not sourced
+	Source string
+}
+
+// ByPCIID finds the record of a "vvvv:dddd" PCI id (any case, spaces
+// trimmed), identity-only records included (the integrated GPUs of AMD APUs:
+// Category "integrated_gpu").
+func ByPCIID(id string) (Spec, bool) {
+	id = strings.ToLower(strings.TrimSpace(id))
+	for _, s := range records {
+		for _, p := range s.PCIIDs {
+			if p == id {
+				return s, true
+			}
+		}
+	}
+	return Spec{}, false
+}
+
+// LookupPart finds the identity facts of a "vvvv:dddd" PCI id; false when
+// the table has no product name or architecture for it.
+func LookupPart(id string) (Part, bool) {
+	s, ok := ByPCIID(id)
+	if !ok || s.ProductName == "" && s.Arch == "" {
+		return Part{}, false
+	}
+	return Part{Name: s.ProductName, Arch: s.Arch, Source: s.IdentitySource}, true
+}
+
+// nvlinkGen derives one NVLink's bandwidth from a record's per-GPU NVLink
+// total over the links nvidia-smi topo -m shows on that GPU.
+type nvlinkGen struct {
+	Record string
+	Links  int
+}
+
+// nvlinkGens by compute capability: NVLink 4 (Hopper, 9.0): H100 SXM5 900
+// GB/s over 18 links (topo -m "NV18" on DGX H100); NVLink 3 (A100, 8.0):
+// A100 SXM4 600 GB/s over its 12 links (NV12). Both give 50 GB/s per link
+// (25 GB/s each way). Other generations are not sourced.
+var nvlinkGens = map[string]nvlinkGen{
+	"9.0": {Record: "NVIDIA H100 SXM5 80GB", Links: 18},
+	"8.0": {Record: "NVIDIA A100 SXM4 80GB", Links: 12},
+}
+
+// NVLinkPerLinkGBs is the bidirectional bandwidth of one NVLink of a GPU of
+// compute capability cc, GB/s; 0 when not sourced.
+func NVLinkPerLinkGBs(cc string) float64 {
+	g, ok := nvlinkGens[cc]
+	if !ok {
+		return 0
+	}
+	s, ok := ByName(g.Record)
+	if !ok || s.InterconnectGBs <= 0 {
+		return 0
+	}
+	return s.InterconnectGBs / float64(g.Links)
+}
