@@ -115,8 +115,10 @@ func (d *Device) validate(i int) error {
 			return errs.New(errs.InvalidArgument, "%s: memory_free_bytes %d exceeds memory_bytes %d", where, *d.MemoryFreeBytes, d.MemoryBytes)
 		}
 	}
-	if err := checkBytes(where+".gtt_bytes", d.GTTBytes); err != nil {
-		return err
+	for field, v := range map[string]int64{".gtt_bytes": d.GTTBytes, ".memory_carveout_bytes": d.MemoryCarveoutBytes, ".memory_usable_bytes": d.MemoryUsableBytes} {
+		if err := checkBytes(where+field, v); err != nil {
+			return err
+		}
 	}
 	if d.MemoryBandwidthGBs < 0 || d.MemoryBandwidthGBs > 1e6 {
 		return errs.New(errs.InvalidArgument, "%s: memory_bandwidth_gb_s %g is out of range", where, d.MemoryBandwidthGBs)

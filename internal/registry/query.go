@@ -44,12 +44,17 @@ func (r *Registry) Accelerators() []Device {
 }
 
 // UsableMemory is the memory a planner may place on d: free memory when
-// known, total otherwise. Zero means unknown.
+// known, else what the runtime can allocate (MemoryUsableBytes), else total;
+// free memory never counts above the usable figure. Zero means unknown.
 func (d *Device) UsableMemory() int64 {
-	if d.MemoryFreeBytes != nil {
+	limit := d.MemoryBytes
+	if d.MemoryUsableBytes > 0 {
+		limit = d.MemoryUsableBytes
+	}
+	if d.MemoryFreeBytes != nil && (limit == 0 || *d.MemoryFreeBytes < limit) {
 		return *d.MemoryFreeBytes
 	}
-	return d.MemoryBytes
+	return limit
 }
 
 // HasQuant reports whether d lists q among its native precisions. A device

@@ -25,6 +25,9 @@ type Device struct {
 	Vendor    string `json:"vendor,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Available bool   `json:"available"`
+	// UnavailableReason says why a device that is present cannot be used
+	// (no driver bound, driver/library mismatch); empty when available.
+	UnavailableReason string `json:"unavailable_reason,omitempty"`
 
 	MemoryBytes     int64  `json:"memory_bytes,omitempty"`
 	MemoryFreeBytes *int64 `json:"memory_free_bytes,omitempty"`
@@ -34,6 +37,15 @@ type Device struct {
 	// GTTBytes is the GPU-addressable system memory window (amdgpu GTT): a
 	// separate figure, never part of MemoryBytes.
 	GTTBytes int64 `json:"gtt_bytes,omitempty"`
+	// MemoryCarveoutBytes is system RAM reserved for an integrated GPU at boot
+	// (the BIOS/UEFI "UMA frame buffer", amdgpu mem_info_vram_total on an
+	// APU): part of host RAM, reported for what it is.
+	MemoryCarveoutBytes int64 `json:"memory_carveout_bytes,omitempty"`
+	// MemoryUsableBytes is what the device's runtime can allocate when that
+	// differs from MemoryBytes: unified-memory GPUs (the share of system RAM
+	// ROCm/CUDA/Metal let one process map), a MIG slice. Planning uses it
+	// before MemoryBytes; Sources["memory_usable_bytes"] says where it came from.
+	MemoryUsableBytes int64 `json:"memory_usable_bytes,omitempty"`
 
 	MemoryBandwidthGBs float64 `json:"memory_bandwidth_gb_s,omitempty"`
 	ComputeCapability  string  `json:"compute_capability,omitempty"`
@@ -73,6 +85,10 @@ type PCIe struct {
 type MIG struct {
 	Mode     string   `json:"mode,omitempty"` // "enabled", "disabled"
 	Instance string   `json:"instance,omitempty"`
+	// Profile is a MIG instance's profile ("1g.10gb") and Parent the id of
+	// the GPU it is carved from; both only on an instance device.
+	Profile string `json:"profile,omitempty"`
+	Parent  string `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
 }
 
