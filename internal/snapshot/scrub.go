@@ -56,7 +56,7 @@ var (
 	// labelledSerial is a value after a serial-number or unique-id label:
 	// nvidia-smi -q "Serial Number : ...", rocm-smi "Serial Number: ..." and
 	// "Unique ID: ...", hl-smi -q "Serial Number : ...".
-	labelledSerial = regexp.MustCompile(`(?i)\b(?:serial(?:[ _-]?(?:number|no\.?))?|unique[ _-]?id)[ \t]*[:=][ \t]*(?:0x)?([A-Za-z0-9][A-Za-z0-9._-]*)`)
+	labelledSerial = regexp.MustCompile(`(?i)\b(?:serial(?:[ _-]?(?:number|no\.?))?|unique[ _-]?id)[ \t]*[:=][ \t]*(?:0x)?([A-Za-z0-9][A-Za-z0-9._/-]*)`)
 	// macText is a colon-separated hardware address: 6 octets (Ethernet) up
 	// to 20 (InfiniBand, Documentation/ABI/testing/sysfs-class-net).
 	macText = regexp.MustCompile(`(?i)\b[0-9a-f]{2}(?::[0-9a-f]{2}){5,19}\b`)
@@ -143,7 +143,7 @@ func (s *scrubber) text(b []byte) []byte {
 		b = replaceAll(uuidText, b, 0, func(v string) string { return s.id(v, shapeLike) })
 		b = replaceAll(guidText, b, 1, func(v string) string { return s.id(v, shapeLike) })
 		b = replaceAll(labelledSerial, b, 1, func(v string) string {
-			if isPlaceholder(v) {
+			if isPlaceholder(v) || !strings.ContainsAny(v, "0123456789") {
 				return v
 			}
 			return s.serial(v)
@@ -287,7 +287,9 @@ func replaceFunc(re *regexp.Regexp, b []byte, repl func([]byte) []byte) []byte {
 	return re.ReplaceAllFunc(b, repl)
 }
 
-// isPlaceholder reports values tools print where there is no serial.
+// isPlaceholder reports values tools print where there is no serial
+// ("N/A", "[Not Supported]" is refused earlier: it does not start with a
+// letter or digit).
 func isPlaceholder(v string) bool {
 	switch strings.ToLower(strings.Trim(v, "[]")) {
 	case "n/a", "na", "none", "unknown", "not", "0":
