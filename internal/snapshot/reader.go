@@ -97,7 +97,12 @@ func Read(r io.Reader, lim Limits) (*Snapshot, error) {
 	if err != nil {
 		return nil, refuse("", "not a gzip stream: %v", err)
 	}
-	ld := &loader{lim: lim, tr: tar.NewReader(&capReader{r: zr, left: lim.MaxTotalBytes, what: "decompressed archive"}),
+	return readTar(zr, lim)
+}
+
+// readTar reads the decompressed tar stream of an archive.
+func readTar(r io.Reader, lim Limits) (*Snapshot, error) {
+	ld := &loader{lim: lim, tr: tar.NewReader(&capReader{r: r, left: lim.MaxTotalBytes, what: "decompressed archive"}),
 		s: newSnapshot(), seen: map[string]bool{}, outputs: map[string][]byte{}}
 	if err := ld.members(); err != nil {
 		return nil, err
