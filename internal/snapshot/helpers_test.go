@@ -147,3 +147,17 @@ func gunzip(t testing.TB, raw []byte) []byte {
 	require.NoError(t, err)
 	return b
 }
+
+// fixtureMachines lists the fixture machines that have a root/ tree.
+func fixtureMachines(t testing.TB) []string {
+	t.Helper()
+	es, err := os.ReadDir(filepath.Join("..", "..", "testdata", "machines"))
+	require.NoError(t, err)
+	var out []string
+	for _, e := range es {
+		if _, err := os.Stat(filepath.Join(machineDir(e.Name()), "root")); err == nil {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

@@ -64,6 +64,15 @@ func refuse(member, format string, args ...any) error {
 	return errs.Wrap(errs.InvalidArgument, ae, "")
 }
 
+// maxPathBytes and maxDepth bound a tree entry's name and link target: each
+// entry implies its parent directories, so without them a few long names
+// would make millions of nodes. The deepest sysfs paths detection reads
+// (a GPU behind a few PCIe switches) are about 20 components and 200 bytes.
+const (
+	maxPathBytes = 1024
+	maxDepth     = 64
+)
+
 // Open reads the archive file name under DefaultLimits.
 func Open(name string) (*Snapshot, error) {
 	f, err := os.Open(name)
@@ -225,6 +234,9 @@ func (ld *loader) treeEntry(h *tar.Header, typ byte, p string) error {
 	if !fs.ValidPath(p) || p == "." || strings.ContainsRune(p, '\\') {
 		return refuse(h.Name, "not a clean relative path (no \"..\", \".\", empty or absolute parts)")
 	}
+	if len(p) > maxPathBytes || strings.Count(p, "/") >= maxDepth || len(h.Linkname) > maxPathBytes {
+		return refuse(h.Name, "name or link longer than %d bytes or deeper than %d", maxPathBytes, maxDepth)
+	}
 	n := &node{full: true}
 	for k, v := range h.PAXRecords {
 		if strings.HasPrefix(k, "AIHWACCEL.") && (k != stubRecord || v != "1") {
@@ -311,7 +323,13 @@ func (ld *loader) finish() error {
 		}
 		ld.s.errors[e.Path] = e.Kind
 	}
-	return ld.s.index()
+	if err := ld.s.index(); err != nil {
+		return err
+	}
+	if len(ld.s.nodes) > ld.lim.MaxMembers {
+		return refuse("", "more than %d entries with the directories the names imply", ld.lim.MaxMembers)
+	}
+	return nil
 }
 
 func (ld *loader) tools() error {

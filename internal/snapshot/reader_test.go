@@ -122,7 +122,7 @@ func TestReadRefusesCraftedArchives(t *testing.T) {
 		{"no manifest", []member{reg("root/sys/a", "")}, "no manifest.json"},
 		{"newer format", []member{reg(manifestName, `{"format":2}`)}, "format 2"},
 		{"manifest not json", []member{reg(manifestName, `{`)}, "not a manifest"},
-		{"unlisted tool output", []member{man, reg("tools/" + key + "/stdout", "x")}, "does not list"},
+		{"unlisted tool output", []member{man, reg("tools/"+key+"/stdout", "x")}, "does not list"},
 		{"tool key mismatch", []member{manifestMember(t, ToolEntry{Argv: argv, Key: ToolKey([]string{"rm"})})}, "not the hash"},
 		{"bad tool key", []member{man, reg("tools/../stdout", "x")}, "not a tool key"},
 		{"tool extra file", []member{manifestMember(t, ToolEntry{Argv: argv, Key: key}), reg("tools/"+key+"/exec.sh", "x")}, "only the regular files"},

@@ -197,6 +197,11 @@ func idKey(v string) string {
 
 // replaceAll replaces submatch group of every match of re in b by repl.
 func replaceAll(re *regexp.Regexp, b []byte, group int, repl func(string) string) []byte {
+	return replaceAllAt(re, b, group, func(v string, _, _ int) string { return repl(v) })
+}
+
+// replaceAllAt is replaceAll whose repl also gets where the group is in b.
+func replaceAllAt(re *regexp.Regexp, b []byte, group int, repl func(v string, lo, hi int) string) []byte {
 	ms := re.FindAllSubmatchIndex(b, -1)
 	if ms == nil {
 		return b
@@ -209,7 +214,7 @@ func replaceAll(re *regexp.Regexp, b []byte, group int, repl func(string) string
 			continue
 		}
 		out = append(out, b[last:lo]...)
-		out = append(out, repl(string(b[lo:hi]))...)
+		out = append(out, repl(string(b[lo:hi]), lo, hi)...)
 		last = hi
 	}
 	return append(out, b[last:]...)
@@ -248,23 +253,13 @@ func trimAddress(run string) (lead, addr, trail string) {
 // token (firmware "fw-45.1.1.1", VBIOS "96.00.74.00.01") or on a line that
 // names a version (vulkaninfo "conformanceVersion = 1.3.7.2").
 func (s *scrubber) ipv4(b []byte) []byte {
-	ms := ipv4Text.FindAllIndex(b, -1)
-	if ms == nil {
-		return b
-	}
-	var out []byte
-	last := 0
-	for _, m := range ms {
-		v := string(b[m[0]:m[1]])
+	return replaceAllAt(ipv4Text, b, 0, func(v string, lo, hi int) string {
 		a, err := netip.ParseAddr(v)
-		if err != nil || a.IsLoopback() || a.IsUnspecified() || partOfToken(b, m[0], m[1]) || onVersionLine(b, m[0]) {
-			continue
+		if err != nil || a.IsLoopback() || a.IsUnspecified() || partOfToken(b, lo, hi) || onVersionLine(b, lo) {
+			return v
 		}
-		out = append(out, b[last:m[0]]...)
-		out = append(out, s.id(v, fakeIPv4)...)
-		last = m[1]
-	}
-	return append(out, b[last:]...)
+		return s.id(v, fakeIPv4)
+	})
 }
 
 func partOfToken(b []byte, lo, hi int) bool {

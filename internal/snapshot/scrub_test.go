@@ -221,17 +221,12 @@ func TestScrubLabelledSerials(t *testing.T) {
 // changed file is an identifier file or held a UUID (no false positive on
 // versions, bus ids, cpu lists).
 func TestScrubChangesOnlyIdentifiers(t *testing.T) {
-	machines, err := os.ReadDir(filepath.Join("..", "..", "testdata", "machines"))
-	require.NoError(t, err)
 	changed := 0
-	for _, m := range machines {
-		if _, err := os.Stat(filepath.Join(machineDir(m.Name()), "root")); err != nil {
-			continue
-		}
-		rec := NewRecorder(fixtureSource(t, m.Name()), Options{Created: created})
+	for _, m := range fixtureMachines(t) {
+		rec := NewRecorder(fixtureSource(t, m), Options{Created: created})
 		recordTree(t, rec)
 		s, _ := writeAndRead(t, rec)
-		live := os.DirFS(filepath.Join(machineDir(m.Name()), "root"))
+		live := os.DirFS(filepath.Join(machineDir(m), "root"))
 		require.NoError(t, fs.WalkDir(live, ".", func(p string, d fs.DirEntry, err error) error {
 			if ok, content := mayRecord(p); !ok || !content || !d.Type().IsRegular() {
 				return nil
@@ -241,7 +236,7 @@ func TestScrubChangesOnlyIdentifiers(t *testing.T) {
 			require.NoError(t, err, p)
 			if string(want) != string(got) {
 				changed++
-				assert.True(t, idFiles[filepath.Base(p)] || uuidText.Match(want), "%s/%s changed:\n%q\n%q", m.Name(), p, want, got)
+				assert.True(t, idFiles[filepath.Base(p)] || uuidText.Match(want), "%s/%s changed:\n%q\n%q", m, p, want, got)
 			}
 			return nil
 		}))
