@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -129,6 +130,8 @@ func TestReadRefusesCraftedArchives(t *testing.T) {
 		{"unknown record", []member{man, {h: tar.Header{Typeflag: tar.TypeReg, Name: "root/sys/a", PAXRecords: map[string]string{"AIHWACCEL.exec": "1"}}}}, "unknown record"},
 		{"manifest is a link", []member{symlink(manifestName, "root/sys/a")}, "the manifest is a"},
 		{"bad env name", []member{reg(manifestName, `{"format":1,"env":[{"name":"A=B","value":"","set":true}]}`)}, "environment variable"},
+		{"deep name", []member{man, reg("root/"+strings.Repeat("d/", maxDepth)+"f", "")}, "deeper than 64"},
+		{"long link", []member{man, symlink("root/sys/l", strings.Repeat("a", maxPathBytes+1))}, "longer than 1024 bytes"},
 		{"bad error path", []member{reg(manifestName, `{"format":1,"errors":[{"path":"../x","kind":"permission"}]}`)}, "read error"},
 	}
 	for _, c := range cases {
@@ -142,6 +145,15 @@ func TestReadRefusesTooManyMembers(t *testing.T) {
 	lim := DefaultLimits
 	lim.MaxMembers = 3
 	requireRefused(t, craft(t, manifestMember(t), reg("root/a", ""), reg("root/b", ""), reg("root/c", "")), lim, "more than 3 members")
+}
+
+// Directories implied by names count against MaxMembers: a few deep names
+// cannot make a crowd of nodes.
+func TestReadCountsImpliedDirectories(t *testing.T) {
+	lim := DefaultLimits
+	lim.MaxMembers = 20
+	deep := "root/" + strings.Repeat("d/", 30) + "f"
+	requireRefused(t, craft(t, manifestMember(t), reg(deep, "")), lim, "more than 20 entries")
 }
 
 func TestReadRefusesGarbage(t *testing.T) {
