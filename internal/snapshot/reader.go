@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -380,7 +381,7 @@ func (s *Snapshot) index() error {
 		s.children[d] = append(s.children[d], path.Base(p))
 	}
 	for _, c := range s.children {
-		sortStrings(c)
+		slices.Sort(c)
 	}
 	return nil
 }

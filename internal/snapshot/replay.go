@@ -6,7 +6,6 @@ import (
 	"io"
 	"io/fs"
 	"path"
-	"slices"
 	"time"
 )
 
@@ -259,5 +258,3 @@ func (d *openDir) ReadDir(n int) ([]fs.DirEntry, error) {
 	d.entries = d.entries[n:]
 	return es, nil
 }
-
-func sortStrings(s []string) { slices.Sort(s) }

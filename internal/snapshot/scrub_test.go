@@ -243,3 +243,21 @@ func TestScrubChangesOnlyIdentifiers(t *testing.T) {
 	}
 	assert.Greater(t, changed, 16, "the fixtures' unique_id and GPU UUID files")
 }
+
+// IPv6 addresses are scrubbed always. The GID is port 2's default GID of the
+// ibstat capture in testdata: the link-local prefix fe80::/64 followed by
+// the port GUID 0x0002c903005a7b7e (InfiniBand Architecture Specification
+// vol. 1 §4.1.1, as sysfs ports/N/gids/0 prints it); loopback stays, and so
+// do the look-alikes detection reads (PCI bus ids, clock times).
+func TestScrubIPv6(t *testing.T) {
+	sc := newScrubber(true)
+	in := []byte("fe80:0000:0000:0000:0002:c903:005a:7b7e\n::1\nBus Location: 0000:18:00.0\n00000000:18:00.0\n12:34:56\n")
+	var out []byte
+	for range 2 {
+		out = sc.file("sys/class/infiniband/mlx4_0/ports/2/gids/0", in)
+		if sc.collecting {
+			sc.seal()
+		}
+	}
+	assert.Equal(t, "2001:db8::1\n::1\nBus Location: 0000:18:00.0\n00000000:18:00.0\n12:34:56\n", string(out))
+}
