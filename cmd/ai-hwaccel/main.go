@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 )
 
 // version is the release of the command: the library's version
@@ -103,7 +104,7 @@ func (a *app) exit(err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "ai-hwaccel: usage: %s\n", ue.msg)
+		fmt.Fprintf(a.stderr, "ai-hwaccel: usage: %s\n", cli.Text(ue.msg))
 		help := "ai-hwaccel --help"
 		if ue.cmd != "" {
 			help = "ai-hwaccel " + ue.cmd + " --help"
@@ -113,9 +114,9 @@ func (a *app) exit(err error) int {
 	}
 	var ee *engineError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(a.stderr, "ai-hwaccel: %s: %s\n", ee.code, ee.message)
+		fmt.Fprintf(a.stderr, "ai-hwaccel: %s: %s\n", cli.Text(ee.code), cli.Text(ee.message))
 		return exitError
 	}
-	fmt.Fprintf(a.stderr, "ai-hwaccel: error: %v\n", err)
+	fmt.Fprintf(a.stderr, "ai-hwaccel: error: %s\n", cli.Text(err.Error()))
 	return exitError
 }

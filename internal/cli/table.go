@@ -91,7 +91,7 @@ func numaCell(n *int) string {
 // shared with the host is left out of the sum (it is host RAM).
 func totalLine(reg *registry.Registry) string {
 	s := Summarize(reg)
-	line := fmt.Sprintf("Total: %d device(s), %d accelerator(s)", s.DeviceCount, s.AcceleratorCount)
+	line := fmt.Sprintf("Total: %s, %s", plural(s.DeviceCount, "device"), plural(s.AcceleratorCount, "accelerator"))
 	if s.AcceleratorMemoryBytes != nil {
 		line += ", " + GiB(*s.AcceleratorMemoryBytes) + " accelerator memory"
 		if s.AcceleratorsMemoryUnknown > 0 {
