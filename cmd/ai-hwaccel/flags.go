@@ -28,6 +28,8 @@ func init() {
 		{"plan", "how to spread a model over the devices: strategy, shards, memory, throughput, engine args", (*app).plan},
 		{"suggest", "the best precision (quantization) for a model on the devices", (*app).suggest},
 		{"train", "memory needed to fine-tune or train a model (lora, qlora, full, ...)", (*app).train},
+		{"fit", "which catalog models run on this machine: precision, context, tokens/s", (*app).fit},
+		{"models", "the model catalog: sizes, context, Hugging Face ids, sources", (*app).models},
 		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
 		{"version", "print the version", (*app).versionCmd},
 		{"help", "help for a command: ai-hwaccel help plan", (*app).helpCmd},

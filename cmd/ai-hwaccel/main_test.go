@@ -320,9 +320,14 @@ func TestHelp(t *testing.T) {
 	assert.Equal(t, root, runCLI(t, "help"))
 
 	wantFlags := map[string][]string{
-		"plan":    {"--model MODEL", "--quant QUANT", "--context N", "--batch N", "--devices IDS", "--engine ENGINE", "--json", "--sysroot DIR"},
-		"suggest": {"--model MODEL", "--context N", "--devices IDS", "--json", "--no-exec"},
-		"train":   {"--model MODEL", "--method METHOD", "--precision PRECISION", "--optimizer OPTIMIZER", "--json", "--backends LIST"},
+		"plan": {"--model MODEL", "--quant QUANT", "--context N", "--batch N", "--devices IDS", "--engine ENGINE", "--json", "--sysroot DIR",
+			"--kv-cache TYPE", "--cpu-offload", "--include-cpu", "--cluster FILE", "--registry FILE"},
+		"suggest": {"--model MODEL", "--context N", "--devices IDS", "--json", "--no-exec", "--kv-cache TYPE", "--engine ENGINE", "--replicas N"},
+		"train": {"--model MODEL", "--method METHOD", "--precision PRECISION", "--optimizer OPTIMIZER", "--json", "--backends LIST",
+			"--seq-len N", "--micro-batch N", "--gradient-checkpointing", "--zero STAGE", "--fsdp", "--num-devices N",
+			"--tensor-parallel N", "--lora-rank RANK", "--lora-targets MODULES", "--flash-attention", "--teacher MODEL"},
+		"fit":     {"--filter TEXT", "--context N", "--registry FILE", "--all", "--json", "--sysroot DIR"},
+		"models":  {"--filter TEXT", "--json"},
 		"nfd":     {"--output FILE", "--expiry DURATION", "--exclude LIST"},
 		"version": {},
 		"help":    {},

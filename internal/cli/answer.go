@@ -687,7 +687,7 @@ func Params(n float64) string {
 		v float64
 		s string
 	}{{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}} {
-		if math.Abs(n) >= u.v {
+		if math.Abs(n) >= u.v*0.9995 { // 999.96M prints as 1B, not 1000M
 			return strconv.FormatFloat(round1(n/u.v), 'f', -1, 64) + u.s
 		}
 	}
