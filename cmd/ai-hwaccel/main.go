@@ -59,6 +59,17 @@ type app struct {
 	terminal       bool // stdout is a terminal: --watch clears the screen
 	sleep          func(context.Context, time.Duration) error
 	now            func() time.Time
+	// sent, when set, sees every request the command sends the engine:
+	// "detect" options and "planning" requests (tests validate them against
+	// schema/detect-options.schema.json and schema/request.schema.json).
+	sent func(kind string, body []byte)
+}
+
+// send reports a request to a.sent.
+func (a *app) send(kind string, body []byte) {
+	if a.sent != nil && body != nil {
+		a.sent(kind, body)
+	}
 }
 
 func newApp(stdout, stderr io.Writer) *app {

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/schema"
 )
 
 // result is one in-process run of the command.
@@ -38,8 +41,60 @@ func testApp(out, errOut *bytes.Buffer) *app {
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
 	var out, errOut bytes.Buffer
+	a := testApp(&out, &errOut)
+	a.sent = func(kind string, body []byte) { checkRequest(t, kind, body) }
+	code := a.run(args)
+	return result{code, out.String(), errOut.String()}
+}
+
+// runUnchecked runs the CLI without validating its requests: for tests that
+// send the engine a request the contract rejects on purpose.
+func runUnchecked(args ...string) result {
+	var out, errOut bytes.Buffer
 	code := testApp(&out, &errOut).run(args)
 	return result{code, out.String(), errOut.String()}
+}
+
+// requestSchemas are the published request contracts: every request a test
+// makes the command send is validated against them (issue 16: the request
+// contract written down and checked).
+var requestSchemas = sync.OnceValues(func() (map[string]*schema.Schema, error) {
+	out := map[string]*schema.Schema{}
+	for kind, file := range map[string]string{"detect": "detect-options", "planning": "request"} {
+		b, err := os.ReadFile(filepath.Join(schemaDir, file+".schema.json"))
+		if err != nil {
+			return nil, err
+		}
+		if out[kind], err = schema.Compile(b); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+})
+
+// schemaDir is schema/, found before any test changes directory.
+var schemaDir, _ = filepath.Abs(filepath.Join("..", "..", "schema"))
+
+// sentRequests counts the requests checked, so a test can prove the hook ran.
+var sentRequests atomic.Int64
+
+func checkRequest(t *testing.T, kind string, body []byte) {
+	t.Helper()
+	schemas, err := requestSchemas()
+	require.NoError(t, err)
+	s, ok := schemas[kind]
+	require.True(t, ok, "no schema for %s requests", kind)
+	assert.NoError(t, s.Validate(body), "%s request %s", kind, body)
+	if kind == "planning" {
+		var req map[string]any
+		require.NoError(t, json.Unmarshal(body, &req))
+		if d, ok := req["detect"]; ok {
+			b, err := json.Marshal(d)
+			require.NoError(t, err)
+			assert.NoError(t, schemas["detect"].Validate(b), "detect member of %s", body)
+		}
+	}
+	sentRequests.Add(1)
 }
 
 // runJSON runs the CLI, requires exit status 0 and decodes its stdout as a
@@ -645,7 +700,8 @@ func TestTrain(t *testing.T) {
 	}
 
 	// A method the engine does not know is its invalid_argument (exit 1).
-	bad := runCLI(t, withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "telepathy")...)
+	// (The request breaks schema/request.schema.json too: unchecked.)
+	bad := runUnchecked(withFixture(t, "dgx-h100", "train", "--model", "7b", "--method", "telepathy")...)
 	assert.Equal(t, 1, bad.code)
 	assert.True(t, strings.HasPrefix(bad.stderr, "ai-hwaccel: invalid_argument: "), bad.stderr)
 }

@@ -164,7 +164,7 @@ func (a *app) fit(args []string) error {
 		return err
 	}
 	req["registry"] = reg
-	rows, err := fitRows(req, catalogModels(filter), a.getenv)
+	rows, err := a.fitRows(req, catalogModels(filter))
 	if err != nil {
 		return err
 	}
@@ -197,6 +197,7 @@ func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
+	a.send("detect", opts)
 	out := api.Detect(opts, a.getenv)
 	if err := answerError(out); err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessag
 
 // fitRows plans each model with the engine (plan_sharding, quant auto) and
 // sorts the answers: fitting models first, larger models first, then faster.
-func fitRows(req map[string]any, models []catalogModel, getenv api.Env) ([]fitRow, error) {
+func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, error) {
 	var rows []fitRow
 	for _, m := range models {
 		req["model"] = map[string]any{"name": m.Name}
@@ -214,7 +215,8 @@ func fitRows(req map[string]any, models []catalogModel, getenv api.Env) ([]fitRo
 		if err != nil {
 			return nil, err
 		}
-		out := api.PlanSharding(body, getenv)
+		a.send("planning", body)
+		out := api.PlanSharding(body, a.getenv)
 		if err := answerError(out); err != nil {
 			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
 		}
@@ -251,14 +253,14 @@ func fitRows(req map[string]any, models []catalogModel, getenv api.Env) ([]fitRo
 		rows = append(rows, r)
 	}
 	sort.SliceStable(rows, func(i, j int) bool {
-		a, b := rows[i], rows[j]
-		if a.Fits != b.Fits {
-			return a.Fits
+		x, y := rows[i], rows[j]
+		if x.Fits != y.Fits {
+			return x.Fits
 		}
-		if a.Params != b.Params {
-			return a.Params > b.Params
+		if x.Params != y.Params {
+			return x.Params > y.Params
 		}
-		return a.DecodeTokensPerS > b.DecodeTokensPerS
+		return x.DecodeTokensPerS > y.DecodeTokensPerS
 	})
 	return rows, nil
 }

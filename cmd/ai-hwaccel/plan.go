@@ -451,6 +451,7 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 		if err != nil {
 			return nil, err
 		}
+		a.send("planning", body)
 		out := call(body, a.getenv)
 		return out, answerError(out)
 	}
@@ -533,6 +534,7 @@ func (a *app) deviceNames(req map[string]any, opts map[string]any) map[string]st
 		if err != nil {
 			return nil
 		}
+		a.send("detect", b)
 		out := api.Detect(b, a.getenv)
 		if answerError(out) != nil {
 			return nil

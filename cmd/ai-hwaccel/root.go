@@ -89,6 +89,7 @@ func (a *app) root(args []string) error {
 		}
 		return a.watchLoop(optsJSON, o)
 	}
+	a.send("detect", optsJSON)
 	out := api.Detect(optsJSON, a.getenv)
 	if err := answerError(out); err != nil {
 		return err
@@ -158,6 +159,7 @@ func (d *detectFlags) optionsJSON(f *flags) ([]byte, error) {
 // detectRegistry runs a detection and decodes its answer, turning an engine
 // error answer into an error.
 func (a *app) detectRegistry(optsJSON []byte) (*registry.Registry, error) {
+	a.send("detect", optsJSON)
 	out := api.Detect(optsJSON, a.getenv)
 	if err := answerError(out); err != nil {
 		return nil, err
