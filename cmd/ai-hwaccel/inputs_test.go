@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 	"time"
@@ -185,4 +186,30 @@ func TestRequestSchemasCanFail(t *testing.T) {
 	}
 	assert.NoError(t, schemas["planning"].Validate([]byte(`{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","replicas":"max",
 		"cluster":[{}],"training":{"method":"dpo","reference":{"params_b":7},"lora_targets":["q_proj","v"]}}`)))
+}
+
+// On a terminal a slow vendor tool is named on stderr. The slow-tools
+// fixture's nvidia-smi takes 50 ms a run; with a 10 ms delay the wait is
+// reported, once, and the answer is the one the engine gives without it.
+func TestSlowToolIsReported(t *testing.T) {
+	var out, errOut bytes.Buffer
+	a := testApp(&out, &errOut)
+	var progress bytes.Buffer
+	a.progress, a.progressDelay = &progress, 10*time.Millisecond
+	require.Equal(t, 0, a.run(withFixture(t, "slow-tools", "--table")), errOut.String())
+	assert.Equal(t, 1, strings.Count(progress.String(), "ai-hwaccel: waiting for nvidia-smi "), progress.String())
+	assert.Equal(t, runCLI(t, withFixture(t, "slow-tools", "--table")...).stdout, out.String())
+
+	// Planning detects first with the watcher; the engine reuses it.
+	progress.Reset()
+	out.Reset()
+	require.Equal(t, 0, a.run(withFixture(t, "slow-tools", "plan", "--model", "8b", "--timeout", "4s")), errOut.String())
+	assert.Contains(t, progress.String(), "waiting for nvidia-smi")
+	assert.Contains(t, out.String(), "8b fits ")
+
+	// No progress without a terminal, and none for a fast tool.
+	progress.Reset()
+	a.progressDelay = time.Minute
+	require.Equal(t, 0, a.run(withFixture(t, "slow-tools", "--summary")))
+	assert.Empty(t, progress.String())
 }

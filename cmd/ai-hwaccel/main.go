@@ -39,6 +39,9 @@ func main() {
 	a := newApp(os.Stdout, os.Stderr)
 	a.ctx = ctx
 	a.terminal = isTerminal(os.Stdout)
+	if isTerminal(os.Stderr) {
+		a.progress = os.Stderr
+	}
 	code := a.run(os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -63,6 +66,10 @@ type app struct {
 	// "detect" options and "planning" requests (tests validate them against
 	// schema/detect-options.schema.json and schema/request.schema.json).
 	sent func(kind string, body []byte)
+	// progress, when set (stderr is a terminal), receives "waiting for
+	// <tool>" lines when a vendor tool runs longer than progressDelay.
+	progress      io.Writer
+	progressDelay time.Duration
 }
 
 // send reports a request to a.sent.
@@ -73,7 +80,8 @@ func (a *app) send(kind string, body []byte) {
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: os.LookupEnv, ctx: context.Background(), now: time.Now}
+	return &app{stdout: stdout, stderr: stderr, getenv: os.LookupEnv, ctx: context.Background(), now: time.Now,
+		progressDelay: progressDelay}
 }
 
 func isTerminal(f *os.File) bool {

@@ -197,8 +197,7 @@ func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessag
 	if err != nil {
 		return nil, err
 	}
-	a.send("detect", opts)
-	out := api.Detect(opts, a.getenv)
+	out := a.detectJSON(opts)
 	if err := answerError(out); err != nil {
 		return nil, err
 	}

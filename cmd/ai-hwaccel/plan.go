@@ -154,6 +154,7 @@ func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
 	if err != nil {
 		return err
 	}
+	a.warmPlanning(req, opts)
 	out, m, err := a.callWithModel(f.cmd, req, m, p.model, call)
 	if err != nil {
 		return err

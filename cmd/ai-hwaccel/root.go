@@ -11,7 +11,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -89,8 +88,7 @@ func (a *app) root(args []string) error {
 		}
 		return a.watchLoop(optsJSON, o)
 	}
-	a.send("detect", optsJSON)
-	out := api.Detect(optsJSON, a.getenv)
+	out := a.detectJSON(optsJSON)
 	if err := answerError(out); err != nil {
 		return err
 	}
@@ -159,8 +157,7 @@ func (d *detectFlags) optionsJSON(f *flags) ([]byte, error) {
 // detectRegistry runs a detection and decodes its answer, turning an engine
 // error answer into an error.
 func (a *app) detectRegistry(optsJSON []byte) (*registry.Registry, error) {
-	a.send("detect", optsJSON)
-	out := api.Detect(optsJSON, a.getenv)
+	out := a.detectJSON(optsJSON)
 	if err := answerError(out); err != nil {
 		return nil, err
 	}
