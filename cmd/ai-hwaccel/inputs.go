@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // The command line reads values the way the output writes them, so an
@@ -135,7 +137,7 @@ var _ flag.Value = (*durationFlag)(nil)
 func didYouMean(s string, known []string, prefix string) string {
 	best, bestD := "", math.MaxInt
 	for _, k := range known {
-		d := editDistance(strings.ToLower(s), strings.ToLower(k))
+		d := model.EditDistance(strings.ToLower(s), strings.ToLower(k))
 		if strings.HasPrefix(k, s) && len(s) >= 3 {
 			d = min(d, 1)
 		}
@@ -153,27 +155,6 @@ func didYouMean(s string, known []string, prefix string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %s%s?)", prefix, best)
-}
-
-// editDistance is the Levenshtein distance of two short words.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // flagUndefined is how the flag package reports an unknown flag.

@@ -97,46 +97,72 @@ func (a answer) objects(k string) []answer {
 	return out
 }
 
-// WritePlan prints a plan_sharding answer: a headline a person can act on,
-// then the details in human units.
-func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
+// layout is the human form of one kind of answer: a headline, then the
+// body; keys neither prints follow, then the explanation and warnings.
+type layout struct {
+	known    []string
+	headline func(a answer, name string, info AnswerInfo, seen reasons) string
+	body     func(w io.Writer, a answer, name string, info AnswerInfo, seen reasons)
+}
+
+func (l layout) write(w io.Writer, b []byte, info AnswerInfo) error {
 	a, err := decodeAnswer(b)
 	if err != nil {
 		return err
 	}
 	name := modelName(a, info)
 	seen := reasons{}
-	if a.flag("fits") {
-		fmt.Fprintln(w, Text(planHeadline(a, name, info)))
-	} else {
-		fmt.Fprintln(w, Text(name+" does not fit"+notFitReason(a, seen)))
-	}
+	fmt.Fprintln(w, Text(l.headline(a, name, info, seen)))
 	fmt.Fprintln(w)
-	writeModel(w, a.obj("model"), name)
-	if a.flag("fits") {
-		writeMemory(w, "Memory", a.quantLabel(), a.obj("memory"))
-		writeRoom(w, a)
-		writeShards(w, a.objects("shards"), info.DeviceNames)
-		writeThroughput(w, a.obj("throughput"))
-		writeEngineArgs(w, a.obj("engine_args"), info)
-	}
-	writeLevels(w, a.objects("levels"), seen)
-	writeRest(w, a, []string{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size",
-		"dp_size", "throughput", "engine_args", "max_context_length", "max_batch_size", "levels", "explanation", "warnings"})
+	l.body(w, a, name, info, seen)
+	writeRest(w, a, append(l.known, "explanation", "warnings"))
 	writeBullets(w, "Explanation", a.strings("explanation"), seen)
 	writeBullets(w, "Warnings", a.strings("warnings"), nil)
 	return nil
 }
 
+// WritePlan prints a plan_sharding answer: a headline a person can act on,
+// then the details in human units.
+func WritePlan(w io.Writer, b []byte, info AnswerInfo) error { return planLayout.write(w, b, info) }
+
 // WriteSuggestion prints a suggest_quant answer.
 func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
-	a, err := decodeAnswer(b)
-	if err != nil {
-		return err
-	}
-	name := modelName(a, info)
-	seen := reasons{}
-	if a.flag("fits") {
+	return suggestLayout.write(w, b, info)
+}
+
+// WriteTraining prints an estimate_training answer.
+func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
+	return trainingLayout.write(w, b, info)
+}
+
+var planLayout = layout{
+	known: []string{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size",
+		"dp_size", "throughput", "engine_args", "max_context_length", "max_batch_size", "levels"},
+	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
+		if a.flag("fits") {
+			return planHeadline(a, name, info)
+		}
+		return name + " does not fit" + notFitReason(a, seen)
+	},
+	body: func(w io.Writer, a answer, name string, info AnswerInfo, seen reasons) {
+		writeModel(w, a.obj("model"), name)
+		if a.flag("fits") {
+			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
+			writeRoom(w, a)
+			writeShards(w, a.objects("shards"), info.DeviceNames)
+			writeThroughput(w, a.obj("throughput"))
+			writeEngineArgs(w, a.obj("engine_args"), info)
+		}
+		writeLevels(w, a.objects("levels"), seen)
+	},
+}
+
+var suggestLayout = layout{
+	known: []string{"quant", "fits", "devices", "memory", "levels"},
+	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
+		if !a.flag("fits") {
+			return name + " does not fit at any precision" + notFitReason(a, seen)
+		}
 		quant := a.str("quant")
 		line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.strings("devices"), info.DeviceNames),
 			quant, GiB(int64(a.obj("memory").num("total_bytes"))))
@@ -149,64 +175,50 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 		if info.PlanCommand != "" {
 			line += "; plan it: " + info.PlanCommand + " --quant " + quant
 		}
-		fmt.Fprintln(w, Text(line))
-	} else {
-		fmt.Fprintln(w, Text(name+" does not fit at any precision"+notFitReason(a, seen)))
-	}
-	fmt.Fprintln(w)
-	if a.flag("fits") {
-		writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
-	}
-	writeLevels(w, a.objects("levels"), seen)
-	writeRest(w, a, []string{"quant", "fits", "devices", "memory", "levels", "explanation", "warnings"})
-	writeBullets(w, "Explanation", a.strings("explanation"), seen)
-	writeBullets(w, "Warnings", a.strings("warnings"), nil)
-	return nil
+		return line
+	},
+	body: func(w io.Writer, a answer, _ string, _ AnswerInfo, seen reasons) {
+		if a.flag("fits") {
+			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
+		}
+		writeLevels(w, a.objects("levels"), seen)
+	},
 }
 
-// WriteTraining prints an estimate_training answer.
-func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
-	a, err := decodeAnswer(b)
-	if err != nil {
-		return err
-	}
-	name := modelName(a, info)
-	setup := fmt.Sprintf("%s %s training", name, a.str("method"))
-	per := a.obj("per_device")
-	devs := trainingDevices(a)
-	seen := reasons{}
-	if a.flag("fits") {
-		line := fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(devs, info.DeviceNames), GiB(int64(per.num("total_bytes"))))
+var trainingLayout = layout{
+	known: []string{"fits", "method", "optimizer", "precision", "seq_len", "micro_batch", "gradient_checkpointing",
+		"zero_stage", "num_devices", "tensor_parallel", "params", "trainable_params", "per_device", "devices",
+		"max_micro_batch"},
+	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
+		setup := fmt.Sprintf("%s %s training", name, a.str("method"))
+		if !a.flag("fits") {
+			return setup + " does not fit" + notFitReason(a, seen)
+		}
+		line := fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(trainingDevices(a), info.DeviceNames),
+			GiB(int64(a.obj("per_device").num("total_bytes"))))
 		if mb := a.num("max_micro_batch"); mb > 0 {
 			line += fmt.Sprintf(", micro-batch up to %s", count(mb))
 		}
-		fmt.Fprintln(w, Text(line))
-	} else {
-		fmt.Fprintln(w, Text(setup+" does not fit"+notFitReason(a, seen)))
-	}
-	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Setup: %s, %s optimizer, %s precision, sequence length %s, micro-batch %s\n", Text(a.str("method")),
-		Text(a.str("optimizer")), Text(a.str("precision")), count(a.num("seq_len")), count(a.num("micro_batch")))
-	parallel := []string{plural(int(a.num("num_devices")), "device")}
-	if tp := a.num("tensor_parallel"); tp > 1 {
-		parallel = append(parallel, "tensor parallel "+count(tp))
-	}
-	if z := a.num("zero_stage"); z > 0 {
-		parallel = append(parallel, "ZeRO stage "+count(z))
-	}
-	if a.flag("gradient_checkpointing") {
-		parallel = append(parallel, "gradient checkpointing")
-	}
-	fmt.Fprintf(w, "Parallelism: %s\n", strings.Join(parallel, ", "))
-	fmt.Fprintf(w, "Parameters: %s, %s trained\n", Params(a.num("params")), Params(a.num("trainable_params")))
-	writeTrainingMemory(w, per)
-	writeTrainingDevices(w, a.objects("devices"), info.DeviceNames)
-	writeRest(w, a, []string{"fits", "method", "optimizer", "precision", "seq_len", "micro_batch", "gradient_checkpointing",
-		"zero_stage", "num_devices", "tensor_parallel", "params", "trainable_params", "per_device", "devices",
-		"max_micro_batch", "explanation", "warnings"})
-	writeBullets(w, "Explanation", a.strings("explanation"), seen)
-	writeBullets(w, "Warnings", a.strings("warnings"), nil)
-	return nil
+		return line
+	},
+	body: func(w io.Writer, a answer, _ string, info AnswerInfo, _ reasons) {
+		fmt.Fprintf(w, "Setup: %s, %s optimizer, %s precision, sequence length %s, micro-batch %s\n", Text(a.str("method")),
+			Text(a.str("optimizer")), Text(a.str("precision")), count(a.num("seq_len")), count(a.num("micro_batch")))
+		parallel := []string{plural(int(a.num("num_devices")), "device")}
+		if tp := a.num("tensor_parallel"); tp > 1 {
+			parallel = append(parallel, "tensor parallel "+count(tp))
+		}
+		if z := a.num("zero_stage"); z > 0 {
+			parallel = append(parallel, "ZeRO stage "+count(z))
+		}
+		if a.flag("gradient_checkpointing") {
+			parallel = append(parallel, "gradient checkpointing")
+		}
+		fmt.Fprintf(w, "Parallelism: %s\n", strings.Join(parallel, ", "))
+		fmt.Fprintf(w, "Parameters: %s, %s trained\n", Params(a.num("params")), Params(a.num("trainable_params")))
+		writeTrainingMemory(w, a.obj("per_device"))
+		writeTrainingDevices(w, a.objects("devices"), info.DeviceNames)
+	},
 }
 
 func trainingDevices(a answer) []string {
@@ -227,8 +239,6 @@ func modelName(a answer, info AnswerInfo) string {
 	}
 	return "the model"
 }
-
-func (a answer) quantLabel() string { return a.str("quant") }
 
 // planHeadline is "<model> fits <devices>: <how>, <quant>, KV room about
 // <n> tokens, about <r> tokens/s; run: <engine command>".
