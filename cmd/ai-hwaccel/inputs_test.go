@@ -213,3 +213,14 @@ func TestSlowToolIsReported(t *testing.T) {
 	require.Equal(t, 0, a.run(withFixture(t, "slow-tools", "--summary")))
 	assert.Empty(t, progress.String())
 }
+
+// Issue 14 item 16 on stderr: a directory name with terminal controls is
+// escaped in the error line.
+func TestErrorLinesEscapeHostileText(t *testing.T) {
+	r := runCLI(t, "--table", "--sysroot", t.TempDir()+"/evil\x1b]0;owned\x07\u202e")
+	assert.Equal(t, 1, r.code)
+	assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: detection_failed: "), r.stderr)
+	for _, raw := range []string{"\x1b", "\x07", "\u202e"} {
+		assert.NotContains(t, r.stderr, raw)
+	}
+}

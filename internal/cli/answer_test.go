@@ -176,3 +176,19 @@ func TestUnescapeHTML(t *testing.T) {
 	plain := []byte(`{"a":1}`)
 	assert.Equal(t, plain, UnescapeHTML(plain))
 }
+
+// Issue 14 item 16 in --table: a device name or warning from a hostile tool
+// or directory cannot drive the terminal.
+func TestTableEscapesHostileText(t *testing.T) {
+	reg := dgxLike()
+	reg.Devices[1].Name = "H100\x1b[2J\x1b]0;owned\x07"
+	reg.Warnings[0].Message = "read /sys/\u202eevil\u202c/x: 1 file(s)\x9b"
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, reg, nil))
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u202e", "\u202c", "\x9b"} {
+		assert.NotContains(t, out, raw)
+	}
+	assert.Contains(t, out, `H100\x1b[2J\x1b]0;owned\x07`)
+	assert.Contains(t, out, `read /sys/\u202eevil\u202c/x: 1 file\x9b`)
+}

@@ -151,7 +151,7 @@ func writeWarnings(w io.Writer, ws []registry.Warning) error {
 	}
 	fmt.Fprintf(w, "Warnings (%d):\n", len(ws))
 	for _, x := range ws {
-		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", cell(x.Backend), cell(x.Code), cell(x.Message)); err != nil {
+		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", cell(x.Backend), cell(x.Code), cell(Plurals(x.Message))); err != nil {
 			return err
 		}
 	}
