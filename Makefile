@@ -10,8 +10,9 @@
 #   make run           build the CLI; print this machine's devices and a plan for a 70B model
 #   make example       the same through the C ABI (examples/c)
 #   make bench         C benchmark harness (bench/) and docs/performance.md figures
-#   make install       PREFIX=/usr/local: library + links, headers, pkg-config, CMake package
-#                      (packaging/install.mk; `cmake --install` installs the same tree)
+#   make install       PREFIX=/usr/local: library + links, headers, pkg-config, CMake package,
+#                      the ai-hwaccel command in bin/ (packaging/install.mk; `cmake --install`
+#                      installs the same tree)
 #   make clean
 
 SHELL := /bin/bash
@@ -52,7 +53,7 @@ GO_SHARED := $(GO) build -buildmode=c-shared -trimpath
 .PHONY: all lib header cli run example testlibs test go-test c-test python-test check-symbols \
         test-asan run clean install uninstall FORCE
 
-all: lib header
+all: lib header cli
 
 # Always hand the build to go: its cache makes a no-op rebuild cheap, and
 # make cannot see which Go sources under internal/ changed.
@@ -84,7 +85,24 @@ $(CGOCHECK2_LIB): FORCE
 # Tests
 # ---------------------------------------------------------------------------
 
-test: all testlibs test-packaging
+# The tools `make test` needs beyond Go, and the Debian/Ubuntu package of
+# each. A missing one stops `make test` before anything is built, with the
+# command that installs it (rather than "cmake: command not found" minutes in).
+TEST_TOOLS := cmake:cmake ctest:cmake valgrind:valgrind pkg-config:pkg-config cc:gcc c++:g++ $(PYTHON):python3
+missing_test_tools = $(strip $(foreach t,$(TEST_TOOLS),$(if $(shell command -v $(firstword $(subst :, ,$(t))) 2>/dev/null),,$(t))))
+missing_test_pkgs = $(sort $(foreach t,$(missing_test_tools),$(lastword $(subst :, ,$(t)))))
+
+ifneq ($(filter test check-tools,$(MAKECMDGOALS)),)
+ifneq ($(missing_test_tools),)
+$(error make test needs $(foreach t,$(missing_test_tools),$(firstword $(subst :, ,$(t)))), not found on PATH. Install: sudo apt-get install -y $(missing_test_pkgs))
+endif
+endif
+
+.PHONY: check-tools
+check-tools:
+	@echo "check-tools: $(foreach t,$(TEST_TOOLS),$(firstword $(subst :, ,$(t)))) found"
+
+test: check-tools all testlibs test-packaging
 	$(MAKE) go-test
 	$(MAKE) c-test
 	$(MAKE) test-asan
@@ -119,7 +137,9 @@ test-asan: all testlibs
 
 RUN_MODEL ?= llama-3-70b
 
-cli:
+# The command (cmd/ai-hwaccel): part of `all`, installed in bin/ by make
+# install and cmake --install.
+cli: FORCE
 	$(GO) build -trimpath -o $(BUILD)/ai-hwaccel ./cmd/ai-hwaccel
 
 run: all cli

@@ -211,18 +211,41 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *
  *   {"model": {"params": 70000000000} | {"params_b": 70} | {"name": "llama-3-70b"}
  *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}},
- *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4",
+ *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
+ *             | a GGUF type or mix such as "q4_k_m", "q8_0",
  *    "context_length": 4096, "batch_size": 1,
+ *    "kv_cache_dtype": "auto" | "fp16" | "bf16" | "fp8" | "int8",
  *    "registry": {...an answer of hwaccel_detect_json()...},
+ *    "cluster": [{...registry of node 0...}, {...node 1...}],
  *    "detect": {...detection options, used when "registry" is absent...},
  *    "devices": ["cuda:0", "cuda:1"],
  *    "engine": "vllm" | "llama.cpp" | "none",
- *    "replicas": 4 | "max"}
+ *    "cpu_offload": false, "include_cpu": false,
+ *    "replicas": 4 | "max",
+ *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
+ *                           | "rlhf" | "ppo" | "distillation",
+ *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
+ *                 "precision": "bf16" | "fp16" | "fp32",
+ *                 "seq_len": 4096, "micro_batch": 1,
+ *                 "gradient_checkpointing": false, "flash_attention": true,
+ *                 "zero_stage": 0..3, "fsdp": false,
+ *                 "num_devices": 8, "tensor_parallel": 1,
+ *                 "lora_rank": 16, "lora_targets": ["q", "v"],
+ *                 "teacher" | "reference" | "reward" | "critic": {...model...}}}
  *
- * "model" is required.  Without "registry" the function detects this machine
- * first, reusing a detection up to 30 s old unless "detect" says otherwise,
- * and blocks like hwaccel_detect_json().  "devices" restricts the plan to a
- * subset.  "replicas" (optional; plan and suggest only) asks for data
+ * "model" is required; every other member is optional and unknown members
+ * are "invalid_argument" (schema/request.schema.json is the full contract,
+ * schema/detect-options.schema.json that of "detect").  Without "registry"
+ * or "cluster" the function detects this machine first, reusing a detection
+ * up to 30 s old unless "detect" says otherwise, and blocks like
+ * hwaccel_detect_json().  "cluster" plans over several machines (device ids
+ * become "node<i>/<id>"; it excludes "registry").  "devices" restricts the
+ * plan to a subset.  "kv_cache_dtype" sets the KV-cache storage (fp8 and
+ * int8: one byte per element; default the model's 16-bit type).
+ * "cpu_offload" allows layers in host memory when the accelerators are too
+ * small; "include_cpu" considers the CPU beside the accelerators.
+ * "training" is read by hwaccel_estimate_training only (defaults: full,
+ * adamw, bf16, seq_len = context_length, micro_batch = batch_size).  "replicas" (optional; plan and suggest only) asks for data
  * parallelism: that many copies of the model on disjoint identical devices,
  * each serving ceil(batch_size / replicas) sequences ("max": as many as one
  * group of identical devices holds); absent, no plan uses it.

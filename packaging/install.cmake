@@ -17,6 +17,7 @@
 # GNUInstallDirs' lib64 or lib/<multiarch>:
 #   CMAKE_INSTALL_LIBDIR          lib       (make: LIBDIR)
 #   CMAKE_INSTALL_INCLUDEDIR      include   (make: INCLUDEDIR)
+#   CMAKE_INSTALL_BINDIR          bin       (make: BINDIR)
 #   HWACCEL_INSTALL_PKGCONFIGDIR  <libdir>/pkgconfig          (make: PKGCONFIGDIR)
 #   HWACCEL_INSTALL_CMAKEDIR      <libdir>/cmake/ai_hwaccel   (make: CMAKEPKGDIR)
 # There is no uninstall target: install_manifest.txt in the build directory
@@ -28,6 +29,8 @@ set(CMAKE_INSTALL_LIBDIR lib CACHE STRING
     "Library, pkgconfig/ and cmake/ directory, relative to the prefix or absolute (make install: LIBDIR)")
 set(CMAKE_INSTALL_INCLUDEDIR include CACHE STRING
     "Header directory, relative to the prefix or absolute (make install: INCLUDEDIR)")
+set(CMAKE_INSTALL_BINDIR bin CACHE STRING
+    "Directory of the ai-hwaccel command, relative to the prefix or absolute (make install: BINDIR)")
 set(HWACCEL_INSTALL_PKGCONFIGDIR "" CACHE STRING
     "Directory of ai_hwaccel.pc (empty: <CMAKE_INSTALL_LIBDIR>/pkgconfig)")
 set(HWACCEL_INSTALL_CMAKEDIR "" CACHE STRING
@@ -105,3 +108,8 @@ install(FILES "${_hwaccel_stage}/ai_hwaccel.pc"
         DESTINATION "${_hwaccel_pkgconfigdir}" PERMISSIONS ${_hwaccel_mode_0644})
 install(FILES "${_hwaccel_stage}/ai_hwaccel-config.cmake" "${_hwaccel_stage}/ai_hwaccel-config-version.cmake"
         DESTINATION "${_hwaccel_cmakedir}" PERMISSIONS ${_hwaccel_mode_0644})
+
+# The command, built by make next to the library (`make cli`, part of
+# `make all`). OPTIONAL: a tree whose make built only the library still
+# installs; test-install.sh checks both trees hold it after `make`.
+install(PROGRAMS "${HWACCEL_LIB_DIR}/ai-hwaccel" DESTINATION "${CMAKE_INSTALL_BINDIR}" OPTIONAL)

@@ -6,7 +6,8 @@
 #       lib/libai_hwaccel.so.X.Y.Z, the .so.X (SONAME) and .so (link-time) links,
 #       include/ai_hwaccel.h and include/ai_hwaccel.hpp,
 #       lib/pkgconfig/ai_hwaccel.pc,
-#       lib/cmake/ai_hwaccel/ai_hwaccel-config.cmake and -config-version.cmake.
+#       lib/cmake/ai_hwaccel/ai_hwaccel-config.cmake and -config-version.cmake,
+#       bin/ai-hwaccel (the command, built by `make cli`, part of `all`).
 #     The .pc and CMake files hold no absolute path (relative to their own
 #     directory), so the tree can be staged with DESTDIR or moved after install.
 #     `cmake --install <build dir> [--prefix P]` of the top CMakeLists.txt
@@ -24,6 +25,7 @@
 #     test-rust      the Rust crate's `cargo test --offline` (skipped without cargo)
 
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
@@ -48,7 +50,8 @@ pkg_subst = sed -e 's|@VERSION@|$(VERSION)|g' \
                 -e 's|@PREFIX_TO_INCLUDEDIR@|$(call relpath,$(PREFIX),$(INCLUDEDIR))|g'
 
 install: all
-	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEPKGDIR)
+	install -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(PKGCONFIGDIR) $(DESTDIR)$(CMAKEPKGDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(BUILD)/ai-hwaccel $(DESTDIR)$(BINDIR)/ai-hwaccel
 	install -m 0755 $(LIB) $(DESTDIR)$(LIBDIR)/$(LIBFILE)
 	ln -sfn $(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME)
 	ln -sfn $(SONAME) $(DESTDIR)$(LIBDIR)/libai_hwaccel.so
@@ -59,7 +62,8 @@ install: all
 	chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/ai_hwaccel.pc $(DESTDIR)$(CMAKEPKGDIR)/ai_hwaccel-config*.cmake
 
 uninstall:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
+	rm -f $(DESTDIR)$(BINDIR)/ai-hwaccel \
+	      $(DESTDIR)$(LIBDIR)/$(LIBFILE) $(DESTDIR)$(LIBDIR)/$(SONAME) \
 	      $(DESTDIR)$(LIBDIR)/libai_hwaccel.so \
 	      $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.h $(DESTDIR)$(INCLUDEDIR)/ai_hwaccel.hpp \
 	      $(DESTDIR)$(PKGCONFIGDIR)/ai_hwaccel.pc \
@@ -85,7 +89,7 @@ test-packaging: test-install test-cpp test-pypkg test-rust
 # -o: the library is up to date (built by `all`); the nested `make install`
 # must not rebuild it under tests that are running beside it (make -j).
 test-install: all
-	MAKE="$(MAKE) -o $(LIB)" packaging/test-install.sh
+	MAKE="$(MAKE) -o $(LIB) -o cli" packaging/test-install.sh
 
 test-cpp: all
 	@mkdir -p $(CPP_BUILD)

@@ -2,7 +2,8 @@
 # test-install.sh: `make install` and `cmake --install` into temporary
 # prefixes, then real hosts built against the installed tree only (never
 # against the source tree):
-#   1. layout: versioned library, SONAME and dev links, headers, .pc, CMake files;
+#   1. layout: versioned library, SONAME and dev links, headers, .pc, CMake files,
+#      the ai-hwaccel command (runs from the installed tree);
 #      `cmake --install` of the top CMakeLists.txt lays out the identical tree
 #      (same entries, types, modes, link targets and bytes);
 #   2. each prefix (make's and CMake's) is MOVED after install (proves the .pc
@@ -63,6 +64,10 @@ for f in lib/libai_hwaccel.so.$version include/ai_hwaccel.h include/ai_hwaccel.h
          lib/cmake/ai_hwaccel/ai_hwaccel-config-version.cmake; do
     [[ -f $p/$f && ! -L $p/$f ]] || fail "$f missing or not a regular file"
 done
+[[ -f $p/bin/ai-hwaccel && -x $p/bin/ai-hwaccel ]] || fail "bin/ai-hwaccel missing or not executable"
+[[ $("$p/bin/ai-hwaccel" version) == "ai-hwaccel $version "* ]] || fail "bin/ai-hwaccel version: $("$p/bin/ai-hwaccel" version)"
+cli_plan=$("$p/bin/ai-hwaccel" plan --model 1b --sysroot "$fixture" --path "") || fail "bin/ai-hwaccel plan failed"
+[[ ${cli_plan%%$'\n'*} == "1b fits "* ]] || fail "bin/ai-hwaccel plan on the cpu-only fixture: ${cli_plan%%$'\n'*}"
 [[ $(readlink "$p/lib/libai_hwaccel.so.$major") == libai_hwaccel.so.$version ]] || fail ".so.$major link"
 [[ $(readlink "$p/lib/libai_hwaccel.so") == libai_hwaccel.so.$major ]] || fail ".so link"
 soname=$(objdump -p "$p/lib/libai_hwaccel.so.$version" | awk '$1 == "SONAME" {print $2}')

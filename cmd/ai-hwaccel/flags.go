@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +28,8 @@ func init() {
 		{"plan", "how to spread a model over the devices: strategy, shards, memory, throughput, engine args", (*app).plan},
 		{"suggest", "the best precision (quantization) for a model on the devices", (*app).suggest},
 		{"train", "memory needed to fine-tune or train a model (lora, qlora, full, ...)", (*app).train},
+		{"fit", "which catalog models run on this machine: precision, context, tokens/s", (*app).fit},
+		{"models", "the model catalog: sizes, context, Hugging Face ids, sources", (*app).models},
 		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
 		{"version", "print the version", (*app).versionCmd},
 		{"help", "help for a command: ai-hwaccel help plan", (*app).helpCmd},
@@ -85,7 +85,7 @@ func (f *flags) parse(a *app, args []string) error {
 		return errHelp
 	}
 	if err != nil {
-		return usagef(f.cmd, "%v", err)
+		return usagef(f.cmd, "%s", f.explain(err))
 	}
 	if f.NArg() > 0 {
 		extra := f.Arg(0)
@@ -93,7 +93,7 @@ func (f *flags) parse(a *app, args []string) error {
 			if findCommand(extra) != nil {
 				return usagef("", "the command %q must come before any flag", extra)
 			}
-			return usagef("", "unknown command %q", extra)
+			return usagef("", "unknown command %q%s", extra, didYouMean(extra, commandNames(), ""))
 		}
 		return usagef(f.cmd, "unexpected argument %q (flags take the form --name value)", extra)
 	}
@@ -156,7 +156,7 @@ func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.sysroot, "sysroot", "", "read /sys, /proc and /dev under `DIR` (containers, fixture machines)")
 	f.StringVar(&d.path, "path", "", "search vendor tools on this `PATH` instead of $PATH (empty: run none)")
 	f.BoolVar(&d.noExec, "no-exec", false, "never run a vendor tool; sysfs and procfs only")
-	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: milliseconds or a Go `DURATION` (500, 2s; default 5s)")
+	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: a `DURATION` (500ms, 2s; a bare number is milliseconds; default 5s)")
 	f.StringVar(&d.backends, "backends", "", "run only these detection backends: a comma-separated `LIST` of "+strings.Join(detect.BackendNames(), ","))
 	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends: a comma-separated `LIST`")
 	f.group("Detection flags", detectFlagNames...)
@@ -217,20 +217,15 @@ func absPathList(list string) string {
 	return strings.Join(parts, string(filepath.ListSeparator))
 }
 
-// parseTimeout reads "500" as milliseconds and "2s", "1m30s" as Go durations.
+// parseTimeout reads --timeout as milliseconds for the engine's timeout_ms;
+// a bare number is milliseconds, like timeout_ms.
 func parseTimeout(s string) (float64, error) {
-	s = strings.TrimSpace(s)
-	var d time.Duration
-	if n, err := strconv.ParseFloat(s, 64); err == nil {
-		d = time.Duration(n * float64(time.Millisecond))
-	} else {
-		d, err = time.ParseDuration(s)
-		if err != nil {
-			return 0, fmt.Errorf("%q is neither milliseconds nor a duration like 2s", s)
-		}
+	d, err := parseDuration(s, time.Millisecond)
+	if err != nil {
+		return 0, err
 	}
-	if d <= 0 || d > detect.MaxTimeout {
-		return 0, fmt.Errorf("%q is outside (0, %s]", s, detect.MaxTimeout)
+	if d > detect.MaxTimeout {
+		return 0, fmt.Errorf("%q is outside (0, %s]", strings.TrimSpace(s), detect.MaxTimeout)
 	}
 	return float64(d) / float64(time.Millisecond), nil
 }
@@ -252,21 +247,6 @@ func backendList(s string) ([]string, error) {
 			return nil, fmt.Errorf("unknown backend %q (known: %s)", n, strings.Join(detect.BackendNames(), ", "))
 		}
 		out = append(out, n)
-	}
-	return out, nil
-}
-
-// deviceIDPattern is the shape of a contract device id: "cuda:0", "aws_neuron:3".
-var deviceIDPattern = regexp.MustCompile(`^[a-z][a-z0-9_]*:[0-9]+$`)
-
-func deviceList(cmd, s string) ([]string, error) {
-	var out []string
-	for _, id := range strings.Split(s, ",") {
-		id = strings.TrimSpace(id)
-		if !deviceIDPattern.MatchString(id) {
-			return nil, usagef(cmd, "--devices: %q is not a device id like cuda:0", id)
-		}
-		out = append(out, id)
 	}
 	return out, nil
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 )
 
 // version is the release of the command: the library's version
@@ -38,6 +39,9 @@ func main() {
 	a := newApp(os.Stdout, os.Stderr)
 	a.ctx = ctx
 	a.terminal = isTerminal(os.Stdout)
+	if isTerminal(os.Stderr) {
+		a.progress = os.Stderr
+	}
 	code := a.run(os.Args[1:])
 	stop()
 	os.Exit(code)
@@ -58,10 +62,26 @@ type app struct {
 	terminal       bool // stdout is a terminal: --watch clears the screen
 	sleep          func(context.Context, time.Duration) error
 	now            func() time.Time
+	// sent, when set, sees every request the command sends the engine:
+	// "detect" options and "planning" requests (tests validate them against
+	// schema/detect-options.schema.json and schema/request.schema.json).
+	sent func(kind string, body []byte)
+	// progress, when set (stderr is a terminal), receives "waiting for
+	// <tool>" lines when a vendor tool runs longer than progressDelay.
+	progress      io.Writer
+	progressDelay time.Duration
+}
+
+// send reports a request to a.sent.
+func (a *app) send(kind string, body []byte) {
+	if a.sent != nil && body != nil {
+		a.sent(kind, body)
+	}
 }
 
 func newApp(stdout, stderr io.Writer) *app {
-	return &app{stdout: stdout, stderr: stderr, getenv: os.LookupEnv, ctx: context.Background(), now: time.Now}
+	return &app{stdout: stdout, stderr: stderr, getenv: os.LookupEnv, ctx: context.Background(), now: time.Now,
+		progressDelay: progressDelay}
 }
 
 func isTerminal(f *os.File) bool {
@@ -103,7 +123,7 @@ func (a *app) exit(err error) int {
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintf(a.stderr, "ai-hwaccel: usage: %s\n", ue.msg)
+		fmt.Fprintf(a.stderr, "ai-hwaccel: usage: %s\n", cli.Text(ue.msg))
 		help := "ai-hwaccel --help"
 		if ue.cmd != "" {
 			help = "ai-hwaccel " + ue.cmd + " --help"
@@ -113,9 +133,9 @@ func (a *app) exit(err error) int {
 	}
 	var ee *engineError
 	if errors.As(err, &ee) {
-		fmt.Fprintf(a.stderr, "ai-hwaccel: %s: %s\n", ee.code, ee.message)
+		fmt.Fprintf(a.stderr, "ai-hwaccel: %s: %s\n", cli.Text(ee.code), cli.Text(ee.message))
 		return exitError
 	}
-	fmt.Fprintf(a.stderr, "ai-hwaccel: error: %v\n", err)
+	fmt.Fprintf(a.stderr, "ai-hwaccel: error: %s\n", cli.Text(err.Error()))
 	return exitError
 }

@@ -11,9 +11,9 @@ func (a *app) nfd(args []string) error {
 	f := newFlags("nfd", "  ai-hwaccel nfd [--output FILE] [--expiry DURATION]",
 		"Prints Kubernetes node labels for Node Feature Discovery's local source: one key=value per\nline, sorted (docs/kubernetes.md explains every label). With --output the file is replaced\natomically (written as a dot-file, which NFD ignores, then renamed).")
 	var output string
-	var expiry time.Duration
+	expiry := durationFlag{bare: time.Second}
 	f.StringVar(&output, "output", "", "write to `FILE` atomically instead of stdout, e.g.\n\t/etc/kubernetes/node-feature-discovery/features.d/ai-hwaccel")
-	f.DurationVar(&expiry, "expiry", 0, "add NFD's expiry-time directive: labels lapse `DURATION` after writing unless refreshed (e.g. 2h)")
+	f.Var(&expiry, "expiry", "add NFD's expiry-time directive: labels lapse `DURATION` after writing unless refreshed (2h, 90m; a bare number is seconds)")
 	f.group("Flags", "output", "expiry")
 	d := &detectFlags{}
 	d.register(f)
@@ -22,9 +22,6 @@ func (a *app) nfd(args []string) error {
 	}
 	if f.isSet("output") && output == "" {
 		return usagef("nfd", "--output needs a file name")
-	}
-	if expiry < 0 {
-		return usagef("nfd", "--expiry must not be negative")
 	}
 	optsJSON, err := d.optionsJSON(f)
 	if err != nil {
@@ -35,8 +32,8 @@ func (a *app) nfd(args []string) error {
 		return err
 	}
 	var until time.Time
-	if expiry > 0 {
-		until = a.now().Add(expiry)
+	if expiry.d > 0 {
+		until = a.now().Add(expiry.d)
 	}
 	data := cli.FeatureFile(cli.Labels(reg), until)
 	if output != "" {

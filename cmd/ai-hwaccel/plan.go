@@ -2,6 +2,8 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,25 +16,40 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
-// The quantization names and engines of the wire contract; the command
-// checks them so a typo is a usage error, not a silent default.
+// The engines and KV-cache types of the wire contract (include/ai_hwaccel.h);
+// the command checks them so a typo is a usage error with a suggestion, not a
+// silent default. --quant is passed through: the engine knows the levels
+// (fp16 ... int4 and the GGUF mixes such as q4_k_m) and answers
+// invalid_argument with the list for a name it does not know.
 var (
-	quantNames  = []string{"auto", "fp32", "fp16", "bf16", "fp8", "int8", "int4"}
-	engineNames = []string{"vllm", "llama.cpp", "none"}
+	engineNames  = []string{"vllm", "llama.cpp", "none"}
+	kvCacheTypes = []string{"auto", "fp16", "bf16", "fp8", "int8"}
 )
 
-// planFlags are the flags of plan, suggest and train.
+// planFlags are the flags of plan, suggest and train. Strings hold what was
+// typed; request() checks and converts them.
 type planFlags struct {
-	model, quant, devices, engine string
-	replicas                      string
-	method, precision, optimizer  string
-	context, batch                int
-	json, pretty                  bool
+	model, quant, devices, engine, kvCache string
+	replicas, registryFile, clusterFile    string
+	context, batch                         string
+	cpuOffload, includeCPU                 bool
+	train                                  trainFlags
+	json, pretty                           bool
 }
 
-const modelHelp = "give a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B) or a model file or directory"
+// trainFlags are the "training" object's fields (internal/plan/training.go).
+type trainFlags struct {
+	method, precision, optimizer, loraTargets   string
+	seqLen, microBatch                          string
+	loraRank, zeroStage, numDevices, tensorPar  int
+	gradientCheckpointing, fsdp, flashAttention bool
+	teacher, reference, reward, critic          string
+}
+
+const modelHelp = "give a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B; see ai-hwaccel models) or a model file or directory"
 
 func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f := newFlags(cmd, usage, about)
@@ -40,58 +57,85 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B) or a model file or directory")
 	names := []string{"model"}
 	if cmd == "plan" {
-		f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: "+strings.Join(quantNames, ", "))
+		f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: auto, fp32, fp16, bf16, fp8, int8, int4 or a GGUF type (q4_k_m, q8_0)")
 		names = append(names, "quant")
 	}
 	if cmd == "train" {
-		f.StringVar(&p.method, "method", "", "training `METHOD` (required): full, lora, qlora, prefix, dpo, rlhf, distillation")
-		f.StringVar(&p.precision, "precision", "", "training `PRECISION`: bf16 or fp16 (mixed precision), fp32 (default bf16)")
-		f.StringVar(&p.optimizer, "optimizer", "", "`OPTIMIZER` whose state is counted: adamw, adamw_8bit, sgd, adafactor (default adamw)")
-		names = append(names, "method", "precision", "optimizer")
+		names = append(names, p.train.register(f)...)
 	}
-	f.IntVar(&p.context, "context", 0, "context length in tokens, `N` >= 1 (default 4096)")
-	f.IntVar(&p.batch, "batch", 0, "batch size, `N` >= 1 (default 1)")
-	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`, comma-separated (cuda:0,cuda:1)")
+	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024; default 4096)")
+	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
+	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
-	if cmd == "plan" {
-		f.StringVar(&p.engine, "engine", "", "write the arguments of inference `ENGINE`: "+strings.Join(engineNames, ", "))
+	if cmd != "train" {
+		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), fp16, bf16, fp8, int8")
+		f.BoolVar(&p.cpuOffload, "cpu-offload", false, "allow keeping layers in host memory when the accelerators are too small")
+		f.BoolVar(&p.includeCPU, "include-cpu", false, "consider the CPU as a device beside the accelerators")
+		f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 		f.StringVar(&p.replicas, "replicas", "", "data parallel: `N` copies of the model on disjoint identical devices, each serving batch/N sequences; max = as many as fit")
-		names = append(names, "engine", "replicas")
+		f.StringVar(&p.clusterFile, "cluster", "", "plan over several machines: `FILE` holds a JSON array of their registries (each the output of ai-hwaccel on a node)")
+		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "cluster")
 	}
+	f.StringVar(&p.registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine) instead of detecting this one")
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
 	f.BoolVar(&p.pretty, "pretty", false, "indent the JSON (with --json)")
-	names = append(names, "json", "pretty")
+	names = append(names, "registry", "json", "pretty")
 	f.group("Flags", names...)
 	d := &detectFlags{}
 	d.register(f)
 	return f, p, d
 }
 
+func (t *trainFlags) register(f *flags) []string {
+	f.StringVar(&t.method, "method", "", "training `METHOD` (required): full, lora, qlora, prefix, dpo, rlhf, distillation")
+	f.StringVar(&t.precision, "precision", "", "training `PRECISION`: bf16 or fp16 (mixed precision), fp32 (default bf16)")
+	f.StringVar(&t.optimizer, "optimizer", "", "`OPTIMIZER` whose state is counted: adamw, adamw_8bit, sgd, adafactor (default adamw)")
+	f.StringVar(&t.seqLen, "seq-len", "", "training sequence length, `N` tokens (2048, 8k; default: --context)")
+	f.StringVar(&t.microBatch, "micro-batch", "", "micro-batch size per device, `N` (default: --batch)")
+	f.BoolVar(&t.gradientCheckpointing, "gradient-checkpointing", false, "recompute activations in the backward pass instead of storing them")
+	f.BoolVar(&t.flashAttention, "flash-attention", true, "attention scores are not stored (--flash-attention=false stores them)")
+	f.IntVar(&t.zeroStage, "zero", 0, "DeepSpeed ZeRO `STAGE` 0-3: shard optimizer state (1), gradients (2), weights (3)")
+	f.BoolVar(&t.fsdp, "fsdp", false, "PyTorch FSDP full sharding (like ZeRO stage 3)")
+	f.IntVar(&t.numDevices, "num-devices", 0, "train on `N` devices (default: every device of the chosen kind)")
+	f.IntVar(&t.tensorPar, "tensor-parallel", 0, "split each layer over `N` devices (Megatron style); the rest is data parallel")
+	f.IntVar(&t.loraRank, "lora-rank", 0, "LoRA adapter `RANK` (default 16)")
+	f.StringVar(&t.loraTargets, "lora-targets", "", "LoRA target `MODULES`, comma-separated: q,k,v,o,gate,up,down, attention or all-linear (default q,v)")
+	f.StringVar(&t.teacher, "teacher", "", "distillation teacher `MODEL` (default: the trained model)")
+	f.StringVar(&t.reference, "reference", "", "dpo/rlhf reference `MODEL` (default: the trained model)")
+	f.StringVar(&t.reward, "reward", "", "rlhf reward `MODEL` (default: the trained model)")
+	f.StringVar(&t.critic, "critic", "", "rlhf critic `MODEL` (default: the trained model)")
+	return []string{"method", "precision", "optimizer", "seq-len", "micro-batch", "gradient-checkpointing", "flash-attention",
+		"zero", "fsdp", "num-devices", "tensor-parallel", "lora-rank", "lora-targets", "teacher", "reference", "reward", "critic"}
+}
+
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
 		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--json]",
-		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (fits: no,\nand why), not an error.")
-	return a.planning(f, p, d, args, api.PlanSharding)
+		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Tensor-parallel size and GPU memory fraction are chosen by the engine;\nthe request has no field for them.")
+	return a.planning(f, p, d, args, api.PlanSharding, cli.WritePlan)
 }
 
 func (a *app) suggest(args []string) error {
 	f, p, d := newPlanFlags("suggest",
 		"  ai-hwaccel suggest --model MODEL [--context N] [--batch N] [--devices IDS] [--json]",
 		"Suggests the best precision for a model on the detected devices, and why.")
-	return a.planning(f, p, d, args, api.SuggestQuant)
+	return a.planning(f, p, d, args, api.SuggestQuant, cli.WriteSuggestion)
 }
 
 func (a *app) train(args []string) error {
 	f, p, d := newPlanFlags("train",
-		"  ai-hwaccel train --model MODEL --method METHOD [--precision P] [--optimizer O] [--context N] [--batch N] [--devices IDS] [--json]",
+		"  ai-hwaccel train --model MODEL --method METHOD [--precision P] [--optimizer O] [--zero N] [--lora-rank R] [--context N] [--batch N] [--devices IDS] [--json]",
 		"Estimates the memory needed to fine-tune or train a model with a method (lora, qlora, full, ...)\non the detected devices: weights, gradients, optimizer state, activations, per device.")
-	return a.planning(f, p, d, args, api.EstimateTraining)
+	return a.planning(f, p, d, args, api.EstimateTraining, cli.WriteTraining)
 }
+
+// answerWriter prints one kind of planning answer for a human.
+type answerWriter func(w io.Writer, answer []byte, info cli.AnswerInfo) error
 
 // planning builds the request of the wire contract from the flags, calls the
 // engine entry point and prints its answer.
 func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
-	call func([]byte, api.Env) []byte) error {
+	call func([]byte, api.Env) []byte, write answerWriter) error {
 	if err := f.parse(a, args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -106,18 +150,24 @@ func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
 	if opts != nil {
 		req["detect"] = opts
 	}
-	model, err := parseModel(f.cmd, p.model)
+	m, err := parseModel(f.cmd, p.model)
 	if err != nil {
 		return err
 	}
-	out, err := a.callWithModel(f.cmd, req, model, p.model, call)
+	a.warmPlanning(req, opts)
+	out, m, err := a.callWithModel(f.cmd, req, m, p.model, call)
 	if err != nil {
 		return err
 	}
 	if p.json {
 		return a.writeJSON(out, p.pretty)
 	}
-	return cli.WriteAnswer(a.stdout, out)
+	info := cli.AnswerInfo{Model: p.model, Engine: p.engine, DeviceNames: a.deviceNames(req, opts)}
+	info.ServeModel, info.ModelFile = engineModel(m)
+	if f.cmd == "suggest" {
+		info.PlanCommand = planCommandFor(args)
+	}
+	return write(a.stdout, out, info)
 }
 
 // request turns the flags other than the model into request fields.
@@ -128,39 +178,27 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 	}
 	if f.Lookup("quant") != nil {
 		q := strings.ToLower(strings.TrimSpace(p.quant))
-		if !contains(quantNames, q) {
-			return nil, usagef(f.cmd, "--quant %q: want one of %s", p.quant, strings.Join(quantNames, ", "))
+		if q == "" {
+			return nil, usagef(f.cmd, "--quant needs a value (auto, bf16, int4, q4_k_m, ...)")
 		}
 		req["quant"] = q
 	}
 	if f.Lookup("method") != nil {
-		m := strings.TrimSpace(p.method)
-		if m == "" {
-			return nil, usagef(f.cmd, "--method is required (e.g. lora, qlora, full)")
+		t, err := p.train.object(f)
+		if err != nil {
+			return nil, err
 		}
-		training := map[string]any{"method": m}
-		for _, x := range []struct{ flag, key, val string }{
-			{"precision", "precision", p.precision}, {"optimizer", "optimizer", p.optimizer}} {
-			if f.isSet(x.flag) {
-				if strings.TrimSpace(x.val) == "" {
-					return nil, usagef(f.cmd, "--%s needs a value", x.flag)
-				}
-				training[x.key] = strings.TrimSpace(x.val)
-			}
-		}
-		req["training"] = training
+		req["training"] = t
 	}
-	for _, x := range []struct {
-		name, key string
-		v         int
-	}{{"context", "context_length", p.context}, {"batch", "batch_size", p.batch}} {
+	for _, x := range []struct{ name, key, val string }{{"context", "context_length", p.context}, {"batch", "batch_size", p.batch}} {
 		if !f.isSet(x.name) {
 			continue
 		}
-		if x.v < 1 {
-			return nil, usagef(f.cmd, "--%s must be >= 1, got %d", x.name, x.v)
+		n, err := parseCount(x.val)
+		if err != nil {
+			return nil, usagef(f.cmd, "--%s: %v", x.name, err)
 		}
-		req[x.key] = x.v
+		req[x.key] = n
 	}
 	if f.isSet("devices") {
 		ids, err := deviceList(f.cmd, p.devices)
@@ -169,11 +207,14 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		}
 		req["devices"] = ids
 	}
-	if f.isSet("engine") {
-		if !contains(engineNames, p.engine) {
-			return nil, usagef(f.cmd, "--engine %q: want one of %s", p.engine, strings.Join(engineNames, ", "))
-		}
-		req["engine"] = p.engine
+	if err := p.choices(f, req); err != nil {
+		return nil, err
+	}
+	if p.cpuOffload {
+		req["cpu_offload"] = true
+	}
+	if p.includeCPU {
+		req["include_cpu"] = true
 	}
 	if f.isSet("replicas") {
 		v, err := replicasValue(f.cmd, p.replicas)
@@ -182,7 +223,139 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		}
 		req["replicas"] = v
 	}
-	return req, nil
+	return req, p.machines(f, req)
+}
+
+// choices checks the flags that take one of a few names.
+func (p *planFlags) choices(f *flags, req map[string]any) error {
+	for _, x := range []struct {
+		flag, key, val string
+		names          []string
+	}{{"engine", "engine", p.engine, engineNames}, {"kv-cache", "kv_cache_dtype", p.kvCache, kvCacheTypes}} {
+		if !f.isSet(x.flag) {
+			continue
+		}
+		v := strings.ToLower(strings.TrimSpace(x.val))
+		if !contains(x.names, v) {
+			return usagef(f.cmd, "--%s %q: want one of %s%s", x.flag, x.val, strings.Join(x.names, ", "), didYouMean(v, x.names, ""))
+		}
+		req[x.key] = v
+	}
+	return nil
+}
+
+// machines reads --registry and --cluster: registries given as files
+// replace the detection of this machine.
+func (p *planFlags) machines(f *flags, req map[string]any) error {
+	if f.isSet("registry") && f.isSet("cluster") {
+		return usagef(f.cmd, "--registry and --cluster exclude each other")
+	}
+	if f.isSet("registry") {
+		b, err := readJSONFile(f.cmd, "registry", p.registryFile)
+		if err != nil {
+			return err
+		}
+		req["registry"] = b
+	}
+	if f.isSet("cluster") {
+		b, err := readJSONFile(f.cmd, "cluster", p.clusterFile)
+		if err != nil {
+			return err
+		}
+		var nodes []json.RawMessage
+		if json.Unmarshal(b, &nodes) != nil {
+			return usagef(f.cmd, "--cluster %q: want a JSON array of registries, one per node", p.clusterFile)
+		}
+		req["cluster"] = nodes
+	}
+	return nil
+}
+
+// readJSONFile reads a JSON file named by a flag; a missing file says so.
+func readJSONFile(cmd, flag, name string) (json.RawMessage, error) {
+	b, err := os.ReadFile(name)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, usagef(cmd, "--%s %q: file not found", flag, name)
+	}
+	if err != nil {
+		return nil, usagef(cmd, "--%s: %v", flag, err)
+	}
+	if !json.Valid(b) {
+		return nil, usagef(cmd, "--%s %q: not JSON", flag, name)
+	}
+	return b, nil
+}
+
+// object is the request's "training" object.
+func (t *trainFlags) object(f *flags) (map[string]any, error) {
+	m := strings.TrimSpace(t.method)
+	if m == "" {
+		return nil, usagef(f.cmd, "--method is required (e.g. lora, qlora, full)")
+	}
+	o := map[string]any{"method": m}
+	for _, x := range []struct{ flag, key, val string }{
+		{"precision", "precision", t.precision}, {"optimizer", "optimizer", t.optimizer}} {
+		if f.isSet(x.flag) {
+			if strings.TrimSpace(x.val) == "" {
+				return nil, usagef(f.cmd, "--%s needs a value", x.flag)
+			}
+			o[x.key] = strings.TrimSpace(x.val)
+		}
+	}
+	for _, x := range []struct{ flag, key, val string }{{"seq-len", "seq_len", t.seqLen}, {"micro-batch", "micro_batch", t.microBatch}} {
+		if f.isSet(x.flag) {
+			n, err := parseCount(x.val)
+			if err != nil {
+				return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
+			}
+			o[x.key] = n
+		}
+	}
+	for _, x := range []struct {
+		flag, key string
+		v, min    int
+	}{{"zero", "zero_stage", t.zeroStage, 0}, {"num-devices", "num_devices", t.numDevices, 1},
+		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1}, {"lora-rank", "lora_rank", t.loraRank, 1}} {
+		if f.isSet(x.flag) {
+			if x.v < x.min {
+				return nil, usagef(f.cmd, "--%s must be >= %d, got %d", x.flag, x.min, x.v)
+			}
+			o[x.key] = x.v
+		}
+	}
+	if t.gradientCheckpointing {
+		o["gradient_checkpointing"] = true
+	}
+	if t.fsdp {
+		o["fsdp"] = true
+	}
+	if f.isSet("flash-attention") {
+		o["flash_attention"] = t.flashAttention
+	}
+	if f.isSet("lora-targets") {
+		var list []string
+		for _, s := range strings.Split(t.loraTargets, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				list = append(list, s)
+			}
+		}
+		if len(list) == 0 {
+			return nil, usagef(f.cmd, "--lora-targets needs module names (q,v or all-linear)")
+		}
+		o["lora_targets"] = list
+	}
+	for _, x := range []struct{ flag, key, val string }{{"teacher", "teacher", t.teacher}, {"reference", "reference", t.reference},
+		{"reward", "reward", t.reward}, {"critic", "critic", t.critic}} {
+		if !f.isSet(x.flag) {
+			continue
+		}
+		m, err := parseModel(f.cmd, x.val)
+		if err != nil {
+			return nil, err
+		}
+		o[x.key] = map[string]any{m.key: m.val}
+	}
+	return o, nil
 }
 
 // replicasValue reads --replicas: a whole number >= 1, sent as a number, or
@@ -266,17 +439,20 @@ func pathArg(s string) modelArg {
 	return modelArg{"path", s}
 }
 
-// callWithModel calls the engine. A name the catalog does not know is tried
-// as a file when one exists by that name; otherwise it is a usage error
-// carrying the engine's message (which suggests close names).
+// callWithModel calls the engine and returns the answer and the model
+// argument it was given. A name the catalog does not know is tried as a
+// file when one exists by that name; a path that does not exist is "file
+// not found"; otherwise it is a usage error carrying the engine's message
+// (which suggests close names).
 func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw string,
-	call func([]byte, api.Env) []byte) ([]byte, error) {
+	call func([]byte, api.Env) []byte) ([]byte, modelArg, error) {
 	ask := func(m modelArg) ([]byte, error) {
 		req["model"] = map[string]any{m.key: m.val}
 		body, err := json.Marshal(req)
 		if err != nil {
 			return nil, err
 		}
+		a.send("planning", body)
 		out := call(body, a.getenv)
 		return out, answerError(out)
 	}
@@ -284,11 +460,89 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 	var ee *engineError
 	if m.key == "name" && errors.As(err, &ee) && ee.code == errs.UnknownModel {
 		if exists(raw) {
-			return ask(pathArg(raw))
+			m = pathArg(raw)
+			out, err = ask(m)
+			return out, m, err
 		}
-		return nil, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)
+		if looksLikePath(raw) {
+			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, ee.message)
+		}
+		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)
 	}
-	return out, err
+	return out, m, err
+}
+
+// engineModel is what the engine commands of a headline load: a catalog
+// model's Hugging Face id (vllm serve downloads it), a model directory or
+// file as given, a .gguf file for llama.cpp.
+func engineModel(m modelArg) (serve, gguf string) {
+	switch m.key {
+	case "name":
+		name, _ := m.val.(string)
+		if mm := model.Lookup(name); mm != nil {
+			for _, e := range model.Catalog() {
+				if e.Name == mm.Name && e.HFID != "" {
+					return e.HFID, ""
+				}
+			}
+		}
+	case "path":
+		p, _ := m.val.(string)
+		if strings.EqualFold(filepath.Ext(p), ".gguf") {
+			return p, p
+		}
+		return p, ""
+	}
+	return "", ""
+}
+
+// planCommandFor turns suggest's arguments into the plan command line that
+// plans its answer (the flags of suggest are a subset of plan's).
+func planCommandFor(args []string) string {
+	words := []string{"ai-hwaccel", "plan"}
+	for _, s := range args {
+		words = append(words, cli.ShellWord(s))
+	}
+	return strings.Join(words, " ")
+}
+
+// deviceNames maps device ids to product names for the human output: from
+// the --registry or --cluster file, else from this machine's detection,
+// which the planning call just cached (so no second detection runs). It is
+// nil when they cannot be read; the output then shows ids.
+func (a *app) deviceNames(req map[string]any, opts map[string]any) map[string]string {
+	names := map[string]string{}
+	add := func(prefix string, b []byte) {
+		if reg, err := decodeRegistry(b); err == nil {
+			for _, d := range reg.Devices {
+				names[prefix+d.ID] = d.Name
+			}
+		}
+	}
+	switch {
+	case req["registry"] != nil:
+		add("", req["registry"].(json.RawMessage))
+	case req["cluster"] != nil:
+		for i, node := range req["cluster"].([]json.RawMessage) {
+			add(fmt.Sprintf("node%d/", i), node)
+		}
+	default:
+		o := map[string]any{"cache_ttl_ms": 30000}
+		for k, v := range opts {
+			o[k] = v
+		}
+		b, err := json.Marshal(o)
+		if err != nil {
+			return nil
+		}
+		a.send("detect", b)
+		out := api.Detect(b, a.getenv)
+		if answerError(out) != nil {
+			return nil
+		}
+		add("", out)
+	}
+	return names
 }
 
 func contains(list []string, s string) bool {

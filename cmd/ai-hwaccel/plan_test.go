@@ -44,7 +44,8 @@ func TestPlanReplicasOnDGX(t *testing.T) {
 	assert.Equal(t, 8.0, max["dp_size"])
 	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--replicas", "2")...)
 	require.Equal(t, 0, text.code, text.stderr)
-	assert.Contains(t, text.stdout, "strategy: data_parallel\n")
+	assert.Contains(t, text.stdout, ": 2 replicas, ")
+	assert.Contains(t, text.stdout, "REPLICA")
 
 	// More replicas than devices: an answer that does not fit, and why.
 	no, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--replicas", "9", "--json")...)
@@ -59,9 +60,9 @@ func TestPlanReplicasUsage(t *testing.T) {
 		assert.Contains(t, r.stderr, "--replicas", bad)
 		assert.Contains(t, r.stderr, "want a whole number >= 1 or max", bad)
 	}
-	r := runCLI(t, "suggest", "--model", "70b", "--replicas", "2")
+	r := runCLI(t, "train", "--model", "70b", "--method", "lora", "--replicas", "2")
 	assert.Equal(t, 2, r.code)
-	assert.Contains(t, r.stderr, "flag provided but not defined: -replicas")
+	assert.Contains(t, r.stderr, "unknown flag --replicas")
 	h := runCLI(t, "plan", "--help")
 	assert.Contains(t, h.stdout, "--replicas N")
 }

@@ -11,7 +11,6 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -19,7 +18,7 @@ import (
 const rootUsage = `  ai-hwaccel [--pretty]              the device registry as JSON (what hwaccel_detect_json returns)
   ai-hwaccel --table                 the devices as a table, then interconnects, NUMA nodes, warnings
   ai-hwaccel --summary [--pretty]    counts, accelerator memory, best device, as JSON
-  ai-hwaccel --watch N               the table every N seconds with free-memory changes, until Ctrl-C
+  ai-hwaccel --watch N               the table every N seconds (or 500ms, 1m) with free-memory changes, until Ctrl-C
   ai-hwaccel <command> [flags]`
 
 func rootAbout() string {
@@ -38,7 +37,8 @@ func rootFlags() (*flags, *rootOptions, *detectFlags) {
 	f.BoolVar(&o.pretty, "pretty", false, "indent the JSON")
 	f.BoolVar(&o.table, "table", false, "print a table for humans instead of JSON")
 	f.BoolVar(&o.summary, "summary", false, "print a short JSON summary (see docs/cli.md)")
-	f.IntVar(&o.watch, "watch", 0, "refresh the table every `N` seconds (N >= 1) until interrupted")
+	o.watch.bare = time.Second
+	f.Var(&o.watch, "watch", "refresh the table every `N` seconds (or a duration: 2s, 500ms, 1m) until interrupted")
 	f.IntVar(&o.watchCount, "watch-count", 0, "stop --watch after K refreshes (tests)")
 	f.hidden["watch-count"] = true
 	f.BoolVar(&o.version, "version", false, "print the version and exit")
@@ -50,7 +50,8 @@ func rootFlags() (*flags, *rootOptions, *detectFlags) {
 
 type rootOptions struct {
 	pretty, table, summary, version bool
-	watch, watchCount               int
+	watch                           durationFlag
+	watchCount                      int
 }
 
 // root is the command without a subcommand: detection.
@@ -82,15 +83,12 @@ func (a *app) root(args []string) error {
 		return err
 	}
 	if f.isSet("watch") {
-		if o.watch < 1 {
-			return usagef("", "--watch needs a whole number of seconds >= 1, got %d", o.watch)
-		}
 		if o.watchCount < 0 {
 			return usagef("", "--watch-count must be >= 0")
 		}
 		return a.watchLoop(optsJSON, o)
 	}
-	out := api.Detect(optsJSON, a.getenv)
+	out := a.detectJSON(optsJSON)
 	if err := answerError(out); err != nil {
 		return err
 	}
@@ -118,7 +116,7 @@ func (a *app) root(args []string) error {
 
 func (a *app) watchLoop(optsJSON []byte, o *rootOptions) error {
 	w := cli.Watch{
-		Interval: time.Duration(o.watch) * time.Second,
+		Interval: o.watch.d,
 		Count:    o.watchCount,
 		Sleep:    a.sleep,
 		Now:      a.now,
@@ -130,9 +128,11 @@ func (a *app) watchLoop(optsJSON []byte, o *rootOptions) error {
 	return w.Run(a.ctx, a.stdout)
 }
 
-// writeJSON writes an answer as it is (compact, the library's exact bytes)
-// or indented, followed by a newline.
+// writeJSON writes an answer as the library returned it (compact) or
+// indented, followed by a newline, with <, > and & written as themselves
+// rather than the encoder's \u003c, \u003e, \u0026 (the same JSON value).
 func (a *app) writeJSON(b []byte, pretty bool) error {
+	b = cli.UnescapeHTML(b)
 	if pretty {
 		var buf bytes.Buffer
 		if err := json.Indent(&buf, b, "", "  "); err != nil {
@@ -157,7 +157,7 @@ func (d *detectFlags) optionsJSON(f *flags) ([]byte, error) {
 // detectRegistry runs a detection and decodes its answer, turning an engine
 // error answer into an error.
 func (a *app) detectRegistry(optsJSON []byte) (*registry.Registry, error) {
-	out := api.Detect(optsJSON, a.getenv)
+	out := a.detectJSON(optsJSON)
 	if err := answerError(out); err != nil {
 		return nil, err
 	}

@@ -188,7 +188,7 @@ func scalar(key string, v any) string {
 		}
 		return "no"
 	case string:
-		return x
+		return Text(x)
 	case json.Number:
 		return number(key, x)
 	default:

@@ -91,7 +91,7 @@ func numaCell(n *int) string {
 // shared with the host is left out of the sum (it is host RAM).
 func totalLine(reg *registry.Registry) string {
 	s := Summarize(reg)
-	line := fmt.Sprintf("Total: %d device(s), %d accelerator(s)", s.DeviceCount, s.AcceleratorCount)
+	line := fmt.Sprintf("Total: %s, %s", plural(s.DeviceCount, "device"), plural(s.AcceleratorCount, "accelerator"))
 	if s.AcceleratorMemoryBytes != nil {
 		line += ", " + GiB(*s.AcceleratorMemoryBytes) + " accelerator memory"
 		if s.AcceleratorsMemoryUnknown > 0 {
@@ -151,7 +151,7 @@ func writeWarnings(w io.Writer, ws []registry.Warning) error {
 	}
 	fmt.Fprintf(w, "Warnings (%d):\n", len(ws))
 	for _, x := range ws {
-		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", cell(x.Backend), cell(x.Code), cell(x.Message)); err != nil {
+		if _, err := fmt.Fprintf(w, "  [%s] %s: %s\n", cell(x.Backend), cell(x.Code), cell(Plurals(x.Message))); err != nil {
 			return err
 		}
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Unknown is what a table cell shows for a value the engine did not report.
@@ -62,16 +61,12 @@ func deltaGiB(d int64) string {
 	return fmt.Sprintf("%+.1f", v)
 }
 
-// cell makes a value safe for one table cell: tabs and line breaks from a
-// tool's output would break the alignment.
+// cell makes a value safe for one table cell: tabs, line breaks and
+// terminal controls from a tool's output would break the alignment or the
+// terminal (Text escapes them).
 func cell(s string) string {
 	if s == "" {
 		return Unknown
 	}
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' || r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
+	return Text(s)
 }

@@ -1,0 +1,297 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+// catalogModel is one row of `ai-hwaccel models`: a catalog entry with the
+// figures the engine computes from its config.
+type catalogModel struct {
+	Name         string   `json:"name"`
+	HFID         string   `json:"hf_id,omitempty"`
+	Aliases      []string `json:"aliases,omitempty"`
+	Params       int64    `json:"params"`
+	ActiveParams int64    `json:"active_params,omitempty"`
+	Layers       int      `json:"layers,omitempty"`
+	MaxContext   int      `json:"max_context,omitempty"`
+	Source       string   `json:"source"`
+}
+
+// catalogModels lists the catalog, keeping the entries whose name, Hugging
+// Face id or alias contains filter (case-insensitive; "" keeps all).
+func catalogModels(filter string) []catalogModel {
+	filter = strings.ToLower(strings.TrimSpace(filter))
+	var out []catalogModel
+	for _, e := range model.Catalog() {
+		if filter != "" && !matches(filter, append([]string{e.Name, e.HFID}, e.Aliases...)) {
+			continue
+		}
+		m := model.Lookup(e.Name)
+		if m == nil {
+			continue
+		}
+		c := catalogModel{Name: e.Name, HFID: e.HFID, Aliases: e.Aliases, Params: m.Params, Layers: m.Layers,
+			MaxContext: m.MaxContext, Source: e.Source}
+		if m.ActiveParams != m.Params {
+			c.ActiveParams = m.ActiveParams
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+func matches(filter string, names []string) bool {
+	for _, n := range names {
+		if strings.Contains(strings.ToLower(n), filter) {
+			return true
+		}
+	}
+	return false
+}
+
+// models prints the embedded model catalog.
+func (a *app) models(args []string) error {
+	f := newFlags("models", "  ai-hwaccel models [--filter TEXT] [--json]",
+		"Lists the models the engine knows by name (internal/model/catalog.json): parameters, layers,\nlongest context, Hugging Face id and the source of every figure. Any of these names (or its\nHugging Face id) works as --model.")
+	var filter string
+	var asJSON, pretty bool
+	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT` (case-insensitive)")
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	f.BoolVar(&pretty, "pretty", false, "indent the JSON (with --json)")
+	f.group("Flags", "filter", "json", "pretty")
+	if err := f.parse(a, args); err != nil {
+		return ignoreHelp(err)
+	}
+	if pretty && !asJSON {
+		return usagef("models", "--pretty applies to --json output")
+	}
+	list := catalogModels(filter)
+	if asJSON {
+		if list == nil {
+			list = []catalogModel{}
+		}
+		b, err := json.Marshal(list)
+		if err != nil {
+			return err
+		}
+		return a.writeJSON(b, pretty)
+	}
+	if len(list) == 0 {
+		_, err := fmt.Fprintf(a.stdout, "No catalog model matches %q.\n", filter)
+		return err
+	}
+	return writeModelsTable(a.stdout, list)
+}
+
+func writeModelsTable(w io.Writer, list []catalogModel) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tCONTEXT\tHUGGING FACE ID")
+	for _, m := range list {
+		active := cli.Unknown
+		if m.ActiveParams > 0 {
+			active = cli.Params(float64(m.ActiveParams))
+		}
+		ctx := cli.Unknown
+		if m.MaxContext > 0 {
+			ctx = cli.Tokens(float64(m.MaxContext))
+		}
+		hf := m.HFID
+		if hf == "" {
+			hf = cli.Unknown
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cli.Text(m.Name), cli.Params(float64(m.Params)), active, m.Layers, ctx, cli.Text(hf))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "\n%d models. Sources of every figure: ai-hwaccel models --json (field source).\n", len(list))
+	return err
+}
+
+// fitRow is one catalog model planned on the machine.
+type fitRow struct {
+	Model            string  `json:"model"`
+	Params           int64   `json:"params"`
+	Fits             bool    `json:"fits"`
+	Quant            string  `json:"quant,omitempty"`
+	Strategy         string  `json:"strategy,omitempty"`
+	Devices          int     `json:"devices,omitempty"`
+	MaxContextLength int     `json:"max_context_length,omitempty"`
+	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+}
+
+// fit plans every catalog model on this machine (or a registry file).
+func (a *app) fit(args []string) error {
+	f := newFlags("fit", "  ai-hwaccel fit [--filter TEXT] [--context N] [--registry FILE] [--all] [--json]",
+		"Plans every catalog model (ai-hwaccel models) on this machine, or on the registry in FILE, and\nprints one table sorted by size: the precision that fits, how the model is spread, the longest\ncontext the memory left holds (capped at the model's own) and the expected decode speed.\nModels that do not fit are listed after the others with --all.")
+	var filter, registryFile, context string
+	var asJSON, pretty, all bool
+	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT`")
+	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default 4096)")
+	f.StringVar(&registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine)")
+	f.BoolVar(&all, "all", false, "also list the models that do not fit")
+	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
+	f.BoolVar(&pretty, "pretty", false, "indent the JSON (with --json)")
+	f.group("Flags", "filter", "context", "registry", "all", "json", "pretty")
+	d := &detectFlags{}
+	d.register(f)
+	if err := f.parse(a, args); err != nil {
+		return ignoreHelp(err)
+	}
+	if pretty && !asJSON {
+		return usagef("fit", "--pretty applies to --json output")
+	}
+	req := map[string]any{}
+	if f.isSet("context") {
+		n, err := parseCount(context)
+		if err != nil {
+			return usagef("fit", "--context: %v", err)
+		}
+		req["context_length"] = n
+	}
+	reg, err := a.fitRegistry(f, d, registryFile)
+	if err != nil {
+		return err
+	}
+	req["registry"] = reg
+	rows, err := a.fitRows(req, catalogModels(filter))
+	if err != nil {
+		return err
+	}
+	if !all {
+		kept := rows[:0]
+		for _, r := range rows {
+			if r.Fits {
+				kept = append(kept, r)
+			}
+		}
+		rows = kept
+	}
+	if asJSON {
+		b, err := json.Marshal(append([]fitRow{}, rows...))
+		if err != nil {
+			return err
+		}
+		return a.writeJSON(b, pretty)
+	}
+	return writeFitTable(a.stdout, rows)
+}
+
+// fitRegistry is the registry fit plans on: the file, else one detection of
+// this machine shared by every model's plan.
+func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessage, error) {
+	if f.isSet("registry") {
+		return readJSONFile("fit", "registry", file)
+	}
+	opts, err := d.optionsJSON(f)
+	if err != nil {
+		return nil, err
+	}
+	out := a.detectJSON(opts)
+	if err := answerError(out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fitRows plans each model with the engine (plan_sharding, quant auto) and
+// sorts the answers: fitting models first, larger models first, then faster.
+func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, error) {
+	var rows []fitRow
+	for _, m := range models {
+		req["model"] = map[string]any{"name": m.Name}
+		body, err := json.Marshal(req)
+		if err != nil {
+			return nil, err
+		}
+		a.send("planning", body)
+		out := api.PlanSharding(body, a.getenv)
+		if err := answerError(out); err != nil {
+			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
+		}
+		var p struct {
+			Fits     bool   `json:"fits"`
+			Quant    string `json:"quant"`
+			Strategy string `json:"strategy"`
+			Shards   []struct {
+				DeviceID string `json:"device_id"`
+			} `json:"shards"`
+			MaxContextLength int `json:"max_context_length"`
+			Throughput       *struct {
+				DecodeTokensPerS float64 `json:"decode_tokens_per_s"`
+			} `json:"throughput"`
+		}
+		if err := json.Unmarshal(out, &p); err != nil {
+			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
+		}
+		r := fitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
+		if p.Fits {
+			r.Quant, r.Strategy, r.MaxContextLength = p.Quant, p.Strategy, p.MaxContextLength
+			if m.MaxContext > 0 && r.MaxContextLength > m.MaxContext {
+				r.MaxContextLength = m.MaxContext
+			}
+			seen := map[string]bool{}
+			for _, s := range p.Shards {
+				seen[s.DeviceID] = true
+			}
+			r.Devices = len(seen)
+			if p.Throughput != nil {
+				r.DecodeTokensPerS = p.Throughput.DecodeTokensPerS
+			}
+		}
+		rows = append(rows, r)
+	}
+	sort.SliceStable(rows, func(i, j int) bool {
+		x, y := rows[i], rows[j]
+		if x.Fits != y.Fits {
+			return x.Fits
+		}
+		if x.Params != y.Params {
+			return x.Params > y.Params
+		}
+		return x.DecodeTokensPerS > y.DecodeTokensPerS
+	})
+	return rows, nil
+}
+
+func strategyWords(s string) string {
+	if s == "none" {
+		return "one device"
+	}
+	return strings.ReplaceAll(s, "_", " ")
+}
+
+func writeFitTable(w io.Writer, rows []fitRow) error {
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "No catalog model fits (ai-hwaccel fit --all lists them with the reason in plan).")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S")
+	for _, r := range rows {
+		if !r.Fits {
+			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t—\t—\t—\n", cli.Text(r.Model), cli.Params(float64(r.Params)))
+			continue
+		}
+		ctx, tps := cli.Unknown, cli.Unknown
+		if r.MaxContextLength > 0 {
+			ctx = cli.Tokens(float64(r.MaxContextLength))
+		}
+		if r.DecodeTokensPerS > 0 {
+			tps = fmt.Sprintf("%.1f", r.DecodeTokensPerS)
+		}
+		fmt.Fprintf(tw, "%s\t%s\tyes\t%s\t%d\t%s\t%s\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), cli.Text(r.Quant),
+			r.Devices, strategyWords(r.Strategy), ctx, tps)
+	}
+	return tw.Flush()
+}

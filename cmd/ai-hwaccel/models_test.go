@@ -1,0 +1,92 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+func TestModelsListsTheCatalog(t *testing.T) {
+	r := runCLI(t, "models")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	assert.Equal(t, "NAME", strings.Fields(lines[0])[0])
+	// One row per catalog entry, then a blank line and the count.
+	assert.Len(t, lines, len(model.Catalog())+3)
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B$`, r.stdout)
+
+	var list []catalogModel
+	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "models", "--filter", "LLAMA-3.1", "--json").stdout), &list))
+	require.NotEmpty(t, list)
+	for _, m := range list {
+		assert.Contains(t, strings.ToLower(m.Name+m.HFID), "llama-3.1")
+		assert.NotEmpty(t, m.Source, "every model says where its figures come from")
+		assert.Positive(t, m.Params)
+	}
+	none := runCLI(t, "models", "--filter", "no-such-family")
+	assert.Equal(t, 0, none.code)
+	assert.Equal(t, "No catalog model matches \"no-such-family\".\n", none.stdout)
+	assert.Equal(t, "[]\n", runCLI(t, "models", "--filter", "no-such-family", "--json").stdout)
+}
+
+func TestFitOnDGX(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "fit")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	assert.Equal(t, []string{"MODEL", "PARAMS", "FITS", "QUANT", "DEVICES", "STRATEGY", "CONTEXT", "TOKENS/S"}, strings.Fields(lines[0]))
+	// 8 H100 hold a 70B model in bf16 on two of them, tensor parallel.
+	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +bf16 +2 +tensor parallel +[0-9]+k +[0-9.]+$`, r.stdout)
+
+	var rows []fitRow
+	require.NoError(t, json.Unmarshal([]byte(runCLI(t, withFixture(t, "dgx-h100", "fit", "--all", "--json")...).stdout), &rows))
+	require.Len(t, rows, len(model.Catalog()))
+	for i := 1; i < len(rows); i++ {
+		a, b := rows[i-1], rows[i]
+		assert.True(t, a.Fits || !b.Fits, "fitting models first")
+		if a.Fits == b.Fits {
+			assert.GreaterOrEqual(t, a.Params, b.Params, "then larger models first: %s before %s", a.Model, b.Model)
+		}
+	}
+	for _, row := range rows {
+		if row.Fits {
+			assert.Positive(t, row.DecodeTokensPerS, row.Model)
+			assert.Positive(t, row.Devices, row.Model)
+			if m := model.Lookup(row.Model); m != nil && m.MaxContext > 0 {
+				assert.LessOrEqual(t, row.MaxContextLength, m.MaxContext, "context capped at the model's own")
+			}
+		}
+	}
+}
+
+func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
+	reg := runCLI(t, withFixture(t, "cpu-only")...)
+	require.Equal(t, 0, reg.code)
+	file := t.TempDir() + "/cpu-only.json"
+	require.NoError(t, os.WriteFile(file, []byte(reg.stdout), 0o644))
+
+	var fromFile, detected []fitRow
+	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "fit", "--all", "--json", "--registry", file).stdout), &fromFile))
+	require.NoError(t, json.Unmarshal([]byte(runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--json")...).stdout), &detected))
+	assert.Equal(t, detected, fromFile, "a registry file plans like the machine it came from")
+	fits := 0
+	for _, r := range fromFile {
+		if r.Fits {
+			fits++
+		}
+	}
+	assert.Positive(t, fits)
+
+	// Without --all only fitting models are listed; a larger context leaves
+	// less room.
+	small := runCLI(t, withFixture(t, "cpu-only", "fit", "--context", "128k")...)
+	require.Equal(t, 0, small.code, small.stderr)
+	assert.NotContains(t, small.stdout, " no ")
+}
+
+func writeFileString(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }

@@ -1,0 +1,194 @@
+package cli
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A plan answer shaped like the DGX H100 fixture's answer for
+// Llama-3.3-70B (cmd/ai-hwaccel tests check the real one): the headline
+// comes first, sizes are in GiB, parameters in B, no raw key is printed.
+const planFits = `{"fits":true,"strategy":"tensor_parallel","quant":"bf16",
+"model":{"name":"Llama-3.3-70B-Instruct","params":70553706496,"active_params":70553706496,"layers":80,"source":"catalog: x"},
+"memory":{"weights_bytes":141107412992,"kv_cache_bytes":1342177280,"activations_bytes":858993459,"overhead_bytes":1610612736,"total_bytes":144959196467},
+"shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
+          {"device_id":"cuda:1","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":1}],
+"tp_size":2,"pp_size":1,
+"throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
+"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]},
+"max_context_length":80884,"max_batch_size":19,
+"levels":[{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"},
+          {"quant":"fp32","total_bytes":287333171200,"fits":false,"reason":"doesn't fit: fp32 needs 267.6 GiB"}],
+"explanation":["fp32 rejected: doesn't fit: fp32 needs 267.6 GiB","bf16 fits"],"warnings":[],"future_field":"kept"}`
+
+func TestWritePlanHeadlineFirst(t *testing.T) {
+	var b bytes.Buffer
+	info := AnswerInfo{Model: "llama-3.3-70b", ServeModel: "meta-llama/Llama-3.3-70B-Instruct",
+		DeviceNames: map[string]string{"cuda:0": "NVIDIA H100 80GB HBM3", "cuda:1": "NVIDIA H100 80GB HBM3"}}
+	require.NoError(t, WritePlan(&b, []byte(planFits), info))
+	assert.Equal(t, `Llama-3.3-70B-Instruct fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16, KV room about 79k tokens, about 28.5 tokens/s; run: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
+
+Model: Llama-3.3-70B-Instruct, 70.6B parameters, 80 layers
+  source: catalog: x
+Memory (bf16): 135.0 GiB = weights 131.4 GiB + KV cache 1.2 GiB + activations 0.8 GiB + runtime overhead 1.5 GiB
+Room: context up to 80884 tokens; up to 19 sequences at once
+Shards:
+  DEVICE  NAME                   LAYERS  STAGE  TP RANK  MEMORY    AVAILABLE
+  cuda:0  NVIDIA H100 80GB HBM3  0-79    0      0        67.5 GiB  79.2 GiB
+  cuda:1  NVIDIA H100 80GB HBM3  0-79    0      1        67.5 GiB  79.2 GiB
+Throughput: decode 28.5 tokens/s per sequence, prefill 2791 tokens/s (bound by memory bandwidth)
+  - the KV cache of 4096 tokens x 1 sequence
+Engine commands:
+  vllm: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
+Levels:
+  QUANT  TOTAL      FITS  STRATEGY         REASON
+  bf16   133.8 GiB  yes   tensor parallel
+  fp32   267.6 GiB  no    —                fp32 needs 267.6 GiB
+future field: kept
+Explanation:
+  - bf16 fits
+Warnings: none
+`, b.String())
+}
+
+func TestWritePlanThatDoesNotFit(t *testing.T) {
+	ans := `{"fits":false,"strategy":"none","quant":"int4","model":{"params":700000000000,"layers":130,"source":"params only"},
+	"memory":{"weights_bytes":1,"total_bytes":1},"shards":[],"tp_size":0,"pp_size":0,"engine_args":{},
+	"levels":[{"quant":"int4","total_bytes":364426336256,"fits":false,"reason":"doesn't fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"},
+	          {"quant":"int8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"},
+	          {"quant":"fp8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"}],
+	"explanation":["int4 rejected: doesn't fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)",
+	"does not fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"],"warnings":["w"]}`
+	var b bytes.Buffer
+	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "700b"}))
+	out := b.String()
+	assert.True(t, strings.HasPrefix(out, "700b does not fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device\n"), out)
+	// No fake quant, strategy or memory of a plan that does not exist.
+	for _, fake := range []string{"Memory", "Shards", "tensor parallel", "strategy", "Engine"} {
+		assert.NotContains(t, out, fake)
+	}
+	// Each reason once: the headline's is "see above" in the table, a
+	// repeated one is "same as", the explanation drops both.
+	assert.Contains(t, out, "  int4   339.4 GiB  no    —         see above\n")
+	assert.Contains(t, out, "  int8   711.9 GiB  no    —         int8 needs 711.9 GiB\n")
+	assert.Contains(t, out, "  fp8    711.9 GiB  no    —         same as int8\n")
+	assert.Contains(t, out, "\nExplanation: none\n")
+	assert.Equal(t, 1, strings.Count(out, "339.4 GiB over"), out)
+	assert.NotContains(t, out, "(s)")
+}
+
+func TestWriteSuggestionAndTraining(t *testing.T) {
+	names := map[string]string{"cuda:0": "NVIDIA H100 80GB HBM3"}
+	sug := `{"quant":"fp8","fits":true,"devices":["cuda:0"],"memory":{"weights_bytes":1,"total_bytes":75268195123},
+	"levels":[{"quant":"bf16","total_bytes":150000000000,"fits":false,"reason":"doesn't fit: too big"},
+	          {"quant":"fp8","total_bytes":75268195123,"fits":true,"strategy":"none"}],
+	"explanation":["bf16 rejected: doesn't fit: too big"],"warnings":[]}`
+	var b bytes.Buffer
+	require.NoError(t, WriteSuggestion(&b, []byte(sug), AnswerInfo{Model: "70b", DeviceNames: names, PlanCommand: "ai-hwaccel plan --model 70b"}))
+	assert.True(t, strings.HasPrefix(b.String(),
+		"70b fits NVIDIA H100 80GB HBM3 (cuda:0) at fp8: 70.1 GiB, one device; plan it: ai-hwaccel plan --model 70b --quant fp8\n\n"), b.String())
+	assert.Equal(t, 1, strings.Count(b.String(), "too big"))
+
+	train := `{"fits":true,"method":"lora","optimizer":"adamw","precision":"bf16","seq_len":4096,"micro_batch":1,
+	"gradient_checkpointing":true,"zero_stage":2,"num_devices":1,"tensor_parallel":1,"params":8030261248,"trainable_params":3407872,
+	"per_device":{"weights_bytes":16060522496,"gradients_bytes":6815744,"optimizer_bytes":27262976,"activations_bytes":1073741824,
+	"frozen_models_bytes":0,"overhead_bytes":858993459,"total_bytes":18027336499},
+	"devices":[{"device_id":"cuda:0","memory_available_bytes":85045805056}],"max_micro_batch":12,"explanation":[],"warnings":[]}`
+	b.Reset()
+	require.NoError(t, WriteTraining(&b, []byte(train), AnswerInfo{Model: "Llama-3.1-8B", DeviceNames: names}))
+	out := b.String()
+	assert.True(t, strings.HasPrefix(out, "Llama-3.1-8B lora training fits NVIDIA H100 80GB HBM3 (cuda:0): 16.8 GiB per device, micro-batch up to 12\n\n"), out)
+	assert.Contains(t, out, "\nParallelism: 1 device, ZeRO stage 2, gradient checkpointing\n")
+	assert.Contains(t, out, "\nParameters: 8B, 3.4M trained\n")
+	assert.NotContains(t, out, "8030261248")
+}
+
+func TestEngineLineQuotesForTheShell(t *testing.T) {
+	assert.Equal(t, "llama-server -m '/models/my model.gguf' -ngl 81 --tensor-split 40,41",
+		engineLine("llama.cpp", []string{"-ngl", "81", "--tensor-split", "40,41"}, AnswerInfo{ModelFile: "/models/my model.gguf"}))
+	assert.Equal(t, "vllm serve MODEL", engineLine("vllm", nil, AnswerInfo{}))
+	assert.Equal(t, `'it'\''s'`, ShellWord("it's"))
+	assert.Equal(t, "''", ShellWord(""))
+}
+
+func TestHumanUnits(t *testing.T) {
+	assert.Equal(t, "70.6B", Params(70553706496))
+	assert.Equal(t, "8.3M", Params(8306688))
+	assert.Equal(t, "1.2T", Params(1.2e12))
+	assert.Equal(t, "512", Params(512))
+	// Tokens prints what --context reads back: 128k is 131072.
+	assert.Equal(t, "128k", Tokens(131072))
+	assert.Equal(t, "79k", Tokens(80884))
+	assert.Equal(t, "512", Tokens(512))
+	assert.Equal(t, "1 device", plural(1, "device"))
+	assert.Equal(t, "0 devices", plural(0, "device"))
+	assert.Equal(t, "4096 tokens x 1 sequence", Plurals("4096 token(s) x 1 sequence(s)"))
+	assert.Equal(t, "the 1 cuda_gpu (nvidia) device (79 GiB)", Plurals("the 1 cuda_gpu (nvidia) device(s) (79 GiB)"))
+	assert.Equal(t, "the 8 cuda_gpu (nvidia) devices", Plurals("the 8 cuda_gpu (nvidia) device(s)"))
+	assert.Equal(t, "some device(s)", Plurals("some device(s)"))
+}
+
+// Issue 14 item 16: what a directory name or a tool prints must not reach
+// a terminal raw.
+func TestTextEscapesControlsAndBidi(t *testing.T) {
+	for in, want := range map[string]string{
+		"NVIDIA H100":         "NVIDIA H100",
+		"Radeon™ Pro — é 中文":  "Radeon™ Pro — é 中文",
+		"red\x1b[31mtext":     `red\x1b[31mtext`,
+		"two\nlines\r":        `two\nlines\r`,
+		"tab\there":           `tab\there`,
+		"c1\u009bcsi":         `c1\x9bcsi`,
+		"del\x7f":             `del\x7f`,
+		"abc\u202edcba":       `abc\u202edcba`,
+		"iso\u2066late\u2069": `iso\u2066late\u2069`,
+		"mark\u200f":          `mark\u200f`,
+		"sep\u2028x":          `sep\u2028x`,
+		"bad\xffutf8":         `bad\xffutf8`,
+	} {
+		assert.Equal(t, want, Text(in), "%q", in)
+	}
+}
+
+func TestHostileStringsInTheAnswerAreEscaped(t *testing.T) {
+	ans := `{"fits":false,"model":{"name":"evil\u001b]0;pwned\u0007\u202e"},"levels":[],"explanation":["does not fit: x\ny"],"warnings":["w\u009b2J"]}`
+	var b bytes.Buffer
+	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{}))
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u202e", "\u009b", "x\ny"} {
+		assert.NotContains(t, out, raw)
+	}
+	assert.Contains(t, out, `evil\x1b]0;pwned\x07\u202e does not fit: x\ny`)
+}
+
+func TestUnescapeHTML(t *testing.T) {
+	in := []byte(`{"a":"bf16 \u003e fp16 \u0026 \u003C","b":"keep \\u003e and \u00e9 and \"q\"","\u003e":1}`)
+	out := UnescapeHTML(in)
+	assert.Equal(t, `{"a":"bf16 > fp16 & <","b":"keep \\u003e and \u00e9 and \"q\"",">":1}`, string(out))
+	var x, y any
+	require.NoError(t, json.Unmarshal(in, &x))
+	require.NoError(t, json.Unmarshal(out, &y))
+	assert.Equal(t, x, y, "the same JSON value")
+	plain := []byte(`{"a":1}`)
+	assert.Equal(t, plain, UnescapeHTML(plain))
+}
+
+// Issue 14 item 16 in --table: a device name or warning from a hostile tool
+// or directory cannot drive the terminal.
+func TestTableEscapesHostileText(t *testing.T) {
+	reg := dgxLike()
+	reg.Devices[1].Name = "H100\x1b[2J\x1b]0;owned\x07"
+	reg.Warnings[0].Message = "read /sys/\u202eevil\u202c/x: 1 file(s)\x9b"
+	var b bytes.Buffer
+	require.NoError(t, WriteTable(&b, reg, nil))
+	out := b.String()
+	for _, raw := range []string{"\x1b", "\x07", "\u202e", "\u202c", "\x9b"} {
+		assert.NotContains(t, out, raw)
+	}
+	assert.Contains(t, out, `H100\x1b[2J\x1b]0;owned\x07`)
+	assert.Contains(t, out, `read /sys/\u202eevil\u202c/x: 1 file\x9b`)
+}
