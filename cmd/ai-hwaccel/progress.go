@@ -12,6 +12,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -25,14 +26,14 @@ const progressDelay = 500 * time.Millisecond
 // that runs tools with the live runner and reports on w each tool still
 // running after delay, once per tool.
 type toolWatcher struct {
-	*detect.ExecRunner // Run is wrapped; Has and Resolve pass through
-	w                  io.Writer
-	delay              time.Duration
-	mu                 sync.Mutex
-	said               map[string]bool
+	*machine.ExecRunner // Run is wrapped; Has and Resolve pass through
+	w                   io.Writer
+	delay               time.Duration
+	mu                  sync.Mutex
+	said                map[string]bool
 }
 
-func (t *toolWatcher) Run(ctx context.Context, tool string, args ...string) detect.Result {
+func (t *toolWatcher) Run(ctx context.Context, tool string, args ...string) machine.Result {
 	timer := time.AfterFunc(t.delay, func() { t.say(tool) })
 	defer timer.Stop()
 	return t.ExecRunner.Run(ctx, tool, args...)
@@ -69,7 +70,7 @@ func (a *app) watchedOptions(optsJSON []byte) (opts detect.Options, ok bool, err
 	if timeout <= 0 {
 		timeout = detect.DefaultTimeout
 	}
-	opts.Runner = &toolWatcher{ExecRunner: detect.NewExecRunner(path, timeout), w: a.progress,
+	opts.Runner = &toolWatcher{ExecRunner: machine.NewExecRunner(path, timeout), w: a.progress,
 		delay: a.progressDelay, said: map[string]bool{}}
 	return opts, true, nil
 }
