@@ -14,6 +14,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"fmt"
 	"unsafe"
 
@@ -49,7 +50,7 @@ func aihw_go_estimate_training(in *C.hwaccel_cchar) *C.char {
 // guard runs one JSON export: fork check, panic recovery, bounded copy of the
 // input, call-time environment, answer in C memory. Every export goes
 // through it (../shared/cabi-notes.md §1.12).
-func guard(export string, in *C.hwaccel_cchar, entry func([]byte, api.Env) []byte) (out *C.char) {
+func guard(export string, in *C.hwaccel_cchar, entry func(context.Context, []byte, api.Env) []byte) (out *C.char) {
 	if C.aihw_internal_forked != 0 {
 		// shim.c already answered; this is the last line of defence.
 		cname := C.CString(export)
@@ -65,7 +66,7 @@ func guard(export string, in *C.hwaccel_cchar, entry func([]byte, api.Env) []byt
 	if err != nil {
 		return cBytes(api.ErrorJSON(err))
 	}
-	return cBytes(entry(input, cGetenv))
+	return cBytes(entry(context.Background(), input, cGetenv))
 }
 
 // copyInput copies the host's NUL-terminated string into Go memory, reading

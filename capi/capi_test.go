@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -131,7 +132,7 @@ func TestForkedChildFlag(t *testing.T) {
 }
 
 func TestGuardRecoversPanics(t *testing.T) {
-	answer := fmt.Sprint(goString(guard("hwaccel_test", nil, func([]byte, api.Env) []byte {
+	answer := fmt.Sprint(goString(guard("hwaccel_test", nil, func(context.Context, []byte, api.Env) []byte {
 		panic("boom")
 	})))
 	assert.Equal(t, "internal", checkEnvelope(t, answer))

@@ -32,6 +32,9 @@ const (
 	exitOK    = 0
 	exitError = 1 // the engine answered an error (detection failed, unknown model, ...)
 	exitUsage = 2 // the command line is wrong: unknown flag or command, bad value
+	// exitInterrupted is 128+SIGINT, what a shell reports for a command
+	// ended by Ctrl-C (also used for SIGTERM: the command did not finish).
+	exitInterrupted = 130
 )
 
 func main() {
@@ -118,6 +121,13 @@ func (a *app) run(args []string) int {
 // exit prints err as "ai-hwaccel: <code>: <message>" on stderr and maps it
 // to an exit status. Usage errors use the code "usage".
 func (a *app) exit(err error) int {
+	if err != nil && a.ctx.Err() != nil {
+		// Ctrl-C or SIGTERM cut the work short: the error the engine answered
+		// (a detection_failed "context canceled") is not the answer. (--watch
+		// ends on Ctrl-C without an error: status 0, as documented.)
+		fmt.Fprintln(a.stderr, "ai-hwaccel: interrupted")
+		return exitInterrupted
+	}
 	if err == nil {
 		return exitOK
 	}

@@ -178,7 +178,7 @@ func TestDefaultOutputIsTheLibraryAnswer(t *testing.T) {
 			opts, err := json.Marshal(map[string]any{"sysroot": filepath.Join(dir, "root"),
 				"path": filepath.Join(dir, "bin"), "timeout_ms": timeoutMs(t, name)})
 			require.NoError(t, err)
-			lib := api.Detect(opts, api.NoEnv)
+			lib := api.Detect(context.Background(), opts, api.NoEnv)
 			assert.Equal(t, withoutTiming(t, lib), withoutTiming(t, []byte(r.stdout)))
 
 			pretty := runCLI(t, withFixture(t, name, "--pretty")...)
@@ -650,7 +650,7 @@ func TestPlanJSONOnDGX(t *testing.T) {
 	req, err := json.Marshal(map[string]any{"model": map[string]any{"params": 70e9}, "quant": "auto",
 		"detect": map[string]any{"sysroot": filepath.Join(dir, "root"), "path": filepath.Join(dir, "bin"), "timeout_ms": 5000}})
 	require.NoError(t, err)
-	assert.JSONEq(t, string(api.PlanSharding(req, api.NoEnv)), r.stdout)
+	assert.JSONEq(t, string(api.PlanSharding(context.Background(), req, api.NoEnv)), r.stdout)
 }
 
 func TestPlanTextOnDGX(t *testing.T) {

@@ -215,7 +215,7 @@ func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, erro
 			return nil, err
 		}
 		a.send("planning", body)
-		out := api.PlanSharding(body, a.getenv)
+		out := api.PlanSharding(a.ctx, body, a.getenv)
 		if err := answerError(out); err != nil {
 			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
 		}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -135,7 +136,7 @@ type answerWriter func(w io.Writer, answer []byte, info cli.AnswerInfo) error
 // planning builds the request of the wire contract from the flags, calls the
 // engine entry point and prints its answer.
 func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
-	call func([]byte, api.Env) []byte, write answerWriter) error {
+	call func(context.Context, []byte, api.Env) []byte, write answerWriter) error {
 	if err := f.parse(a, args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -445,7 +446,7 @@ func pathArg(s string) modelArg {
 // not found"; otherwise it is a usage error carrying the engine's message
 // (which suggests close names).
 func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw string,
-	call func([]byte, api.Env) []byte) ([]byte, modelArg, error) {
+	call func(context.Context, []byte, api.Env) []byte) ([]byte, modelArg, error) {
 	ask := func(m modelArg) ([]byte, error) {
 		req["model"] = map[string]any{m.key: m.val}
 		body, err := json.Marshal(req)
@@ -453,7 +454,7 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 			return nil, err
 		}
 		a.send("planning", body)
-		out := call(body, a.getenv)
+		out := call(a.ctx, body, a.getenv)
 		return out, answerError(out)
 	}
 	out, err := ask(m)
@@ -536,7 +537,7 @@ func (a *app) deviceNames(req map[string]any, opts map[string]any) map[string]st
 			return nil
 		}
 		a.send("detect", b)
-		out := api.Detect(b, a.getenv)
+		out := api.Detect(a.ctx, b, a.getenv)
 		if answerError(out) != nil {
 			return nil
 		}

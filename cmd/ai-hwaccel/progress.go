@@ -81,9 +81,9 @@ func (a *app) detectJSON(optsJSON []byte) []byte {
 	a.send("detect", optsJSON)
 	opts, ok, err := a.watchedOptions(optsJSON)
 	if err != nil || !ok {
-		return api.Detect(optsJSON, a.getenv) // errors are answered by the engine
+		return api.Detect(a.ctx, optsJSON, a.getenv) // errors are answered by the engine
 	}
-	b, err := detect.Shared.DetectJSON(context.Background(), opts, func(r *registry.Registry) ([]byte, error) {
+	b, err := detect.Shared.DetectJSON(a.ctx, opts, func(r *registry.Registry) ([]byte, error) {
 		return json.Marshal(r)
 	})
 	if err != nil {
@@ -107,5 +107,5 @@ func (a *app) warmPlanning(req map[string]any, opts map[string]any) {
 	if err != nil || !ok {
 		return
 	}
-	_, _ = detect.Shared.Detect(context.Background(), o)
+	_, _ = detect.Shared.Detect(a.ctx, o)
 }

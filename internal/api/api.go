@@ -39,19 +39,25 @@ type Env func(name string) (value string, set bool)
 // NoEnv is an environment with no variable set (tests, fixtures).
 func NoEnv(string) (string, bool) { return "", false }
 
+// Every entry point takes a context: when it ends (the CLI's Ctrl-C or
+// SIGTERM) the call returns at once with a detection_failed error naming
+// the cause, while a detection shared with other callers runs on to its own
+// timeout (detect.Cache). The C ABI passes context.Background(): its calls
+// are bounded by the detection timeout instead.
+
 // Detect answers hwaccel_detect_json. input nil or empty means defaults.
-func Detect(input []byte, getenv Env) []byte {
+func Detect(ctx context.Context, input []byte, getenv Env) []byte {
 	opts, err := DecodeOptions(input, getenv)
 	if err != nil {
 		return ErrorJSON(err)
 	}
-	return detectAnswer(opts)
+	return detectAnswer(ctx, opts)
 }
 
 // detectAnswer is the encoded registry for opts, through the shared cache.
-func detectAnswer(opts detect.Options) []byte {
+func detectAnswer(ctx context.Context, opts detect.Options) []byte {
 	warmEncoder.Do(func() { go warmRegistryEncoder() })
-	b, err := detect.Shared.DetectJSON(context.Background(), opts, func(r *registry.Registry) ([]byte, error) {
+	b, err := detect.Shared.DetectJSON(ctx, opts, func(r *registry.Registry) ([]byte, error) {
 		return json.Marshal(r)
 	})
 	if err != nil {
@@ -61,9 +67,9 @@ func detectAnswer(opts detect.Options) []byte {
 }
 
 // SuggestQuant answers hwaccel_suggest_quant.
-func SuggestQuant(input []byte, getenv Env) []byte {
+func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
 	return answer(func() (any, error) {
-		req, err := planRequest(input, getenv)
+		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -72,9 +78,9 @@ func SuggestQuant(input []byte, getenv Env) []byte {
 }
 
 // PlanSharding answers hwaccel_plan_sharding.
-func PlanSharding(input []byte, getenv Env) []byte {
+func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
 	return answer(func() (any, error) {
-		req, err := planRequest(input, getenv)
+		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -83,9 +89,9 @@ func PlanSharding(input []byte, getenv Env) []byte {
 }
 
 // EstimateTraining answers hwaccel_estimate_training.
-func EstimateTraining(input []byte, getenv Env) []byte {
+func EstimateTraining(ctx context.Context, input []byte, getenv Env) []byte {
 	return answer(func() (any, error) {
-		req, err := planRequest(input, getenv)
+		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +133,7 @@ func answer(f func() (any, error)) []byte {
 
 // planRequest decodes a planning request and fills its registry by detecting
 // this machine (through the shared cache) when the host gave none.
-func planRequest(input []byte, getenv Env) (*plan.Request, error) {
+func planRequest(ctx context.Context, input []byte, getenv Env) (*plan.Request, error) {
 	if input == nil {
 		return nil, errs.New(errs.InvalidArgument, "request is NULL")
 	}
@@ -151,7 +157,7 @@ func planRequest(input []byte, getenv Env) (*plan.Request, error) {
 			// "detect":{"cache_ttl_ms":0} asks for a fresh one.
 			opts.CacheTTL = planningCacheTTL
 		}
-		reg, err := detectWith(opts)
+		reg, err := detectWith(ctx, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -160,8 +166,8 @@ func planRequest(input []byte, getenv Env) (*plan.Request, error) {
 	return req, nil
 }
 
-func detectWith(opts detect.Options) (*registry.Registry, error) {
-	reg, err := detect.Shared.Detect(context.Background(), opts)
+func detectWith(ctx context.Context, opts detect.Options) (*registry.Registry, error) {
+	reg, err := detect.Shared.Detect(ctx, opts)
 	if err != nil {
 		return nil, errs.Wrap(errs.DetectionFailed, err, "detect")
 	}

@@ -98,7 +98,7 @@ func detectInstant(input []byte, runner machine.Runner) []byte {
 		return ErrorJSON(err)
 	}
 	opts.Runner = runner
-	return detectAnswer(opts)
+	return detectAnswer(context.Background(), opts)
 }
 
 // BenchmarkDetectJSON is hwaccel_detect_json without the C boundary, on the
@@ -127,18 +127,18 @@ func BenchmarkDetectJSON(b *testing.B) {
 	})
 	b.Run("exec", func(b *testing.B) {
 		input := fixtureOptionsJSON(b, "dgx-h100", "")
-		require.Contains(b, string(Detect(input, noEnv)), `"kind":"nvswitch"`)
+		require.Contains(b, string(Detect(context.Background(), input, noEnv)), `"kind":"nvswitch"`)
 		b.ReportAllocs()
 		for b.Loop() {
-			Detect(input, noEnv)
+			Detect(context.Background(), input, noEnv)
 		}
 	})
 	b.Run("no_exec", func(b *testing.B) {
 		input := fixtureOptionsJSON(b, "dgx-h100", `,"no_exec":true`)
-		require.Contains(b, string(Detect(input, noEnv)), `"cuda:7"`)
+		require.Contains(b, string(Detect(context.Background(), input, noEnv)), `"cuda:7"`)
 		b.ReportAllocs()
 		for b.Loop() {
-			Detect(input, noEnv)
+			Detect(context.Background(), input, noEnv)
 		}
 	})
 }
@@ -156,18 +156,18 @@ func BenchmarkDecodeOptions(b *testing.B) {
 
 // planBench runs one planning entry point on the benchmark request of each
 // registry size, checking first that the answer is a plan, not an error.
-func planBench(b *testing.B, entry func([]byte, Env) []byte, wantKey string) {
+func planBench(b *testing.B, entry func(context.Context, []byte, Env) []byte, wantKey string) {
 	for _, n := range benchreg.Sizes {
 		b.Run(fmt.Sprintf("devices=%d", n), func(b *testing.B) {
 			req := benchreg.Request(n)
 			var ans map[string]json.RawMessage
-			require.NoError(b, json.Unmarshal(entry(req, noEnv), &ans))
+			require.NoError(b, json.Unmarshal(entry(context.Background(), req, noEnv), &ans))
 			require.NotContains(b, ans, "error")
 			require.Contains(b, ans, wantKey)
 			b.SetBytes(int64(len(req)))
 			b.ReportAllocs()
 			for b.Loop() {
-				entry(req, noEnv)
+				entry(context.Background(), req, noEnv)
 			}
 		})
 	}

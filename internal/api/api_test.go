@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,36 +88,36 @@ func TestDecodeOptionsErrors(t *testing.T) {
 
 func TestInputLimits(t *testing.T) {
 	deep := bytes.Repeat([]byte("["), 100000)
-	assert.Equal(t, errs.InvalidJSON, errorCode(t, Detect(deep, emptyEnv)))
+	assert.Equal(t, errs.InvalidJSON, errorCode(t, Detect(context.Background(), deep, emptyEnv)))
 	big := bytes.Repeat([]byte("["), MaxInput+1)
-	assert.Equal(t, errs.TooLarge, errorCode(t, Detect(big, emptyEnv)))
-	assert.Equal(t, errs.TooLarge, errorCode(t, PlanSharding(big, emptyEnv)))
+	assert.Equal(t, errs.TooLarge, errorCode(t, Detect(context.Background(), big, emptyEnv)))
+	assert.Equal(t, errs.TooLarge, errorCode(t, PlanSharding(context.Background(), big, emptyEnv)))
 	// Nesting inside strings does not count.
 	assert.Equal(t, 1, depth([]byte(`{"a":"[[[[[[{{{{\"]]"}`)))
 	assert.Equal(t, 3, depth([]byte(`[[{}],[[]]]`)))
 }
 
 func TestPlanningEntryPointsRejectBadRequests(t *testing.T) {
-	for name, f := range map[string]func([]byte, Env) []byte{
+	for name, f := range map[string]func(context.Context, []byte, Env) []byte{
 		"suggest": SuggestQuant, "plan": PlanSharding, "train": EstimateTraining,
 	} {
-		assert.Equal(t, errs.InvalidArgument, errorCode(t, f(nil, emptyEnv)), name+" NULL")
-		assert.Equal(t, errs.InvalidArgument, errorCode(t, f([]byte("  "), emptyEnv)), name+" empty")
-		assert.Equal(t, errs.InvalidJSON, errorCode(t, f([]byte("{"), emptyEnv)), name+" {")
-		assert.NotEqual(t, "", errorCode(t, f([]byte("[]"), emptyEnv)), name+" []")
-		assert.NotEqual(t, "", errorCode(t, f([]byte("\xff\xfe"), emptyEnv)), name+" invalid UTF-8")
+		assert.Equal(t, errs.InvalidArgument, errorCode(t, f(context.Background(), nil, emptyEnv)), name+" NULL")
+		assert.Equal(t, errs.InvalidArgument, errorCode(t, f(context.Background(), []byte("  "), emptyEnv)), name+" empty")
+		assert.Equal(t, errs.InvalidJSON, errorCode(t, f(context.Background(), []byte("{"), emptyEnv)), name+" {")
+		assert.NotEqual(t, "", errorCode(t, f(context.Background(), []byte("[]"), emptyEnv)), name+" []")
+		assert.NotEqual(t, "", errorCode(t, f(context.Background(), []byte("\xff\xfe"), emptyEnv)), name+" invalid UTF-8")
 	}
 }
 
 func TestDetectFixtureThroughAPI(t *testing.T) {
 	dir := fixture("cpu-only")
 	in := `{"sysroot":"` + dir + `/root","path":"` + dir + `/bin","cache_ttl_ms":0}`
-	out := Detect([]byte(in), emptyEnv)
+	out := Detect(context.Background(), []byte(in), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))
 	assert.Contains(t, string(out), `"id":"cpu:0"`)
 	assert.Contains(t, string(out), `"schema_version":1`)
 
-	out = Detect([]byte(`{"sysroot":"/nonexistent/root"}`), emptyEnv)
+	out = Detect(context.Background(), []byte(`{"sysroot":"/nonexistent/root"}`), emptyEnv)
 	assert.Equal(t, errs.DetectionFailed, errorCode(t, out))
 }
 
@@ -140,15 +141,15 @@ func TestPlanningCacheTTL(t *testing.T) {
 	dir := fixture("cpu-only")
 	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"`
 	for i := 0; i < 2; i++ {
-		out := SuggestQuant([]byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
+		out := SuggestQuant(context.Background(), []byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
 		require.Equal(t, "", errorCode(t, out), string(out))
 	}
-	req, err := planRequest([]byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
+	req, err := planRequest(context.Background(), []byte(`{"model":{"params_b":1},`+det+`,"cache_ttl_ms":0}}`), emptyEnv)
 	require.NoError(t, err)
 	assert.False(t, req.Registry.Timing.Cached, "explicit 0: fresh detection")
-	_, err = planRequest([]byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
+	_, err = planRequest(context.Background(), []byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
 	require.NoError(t, err)
-	req, err = planRequest([]byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
+	req, err = planRequest(context.Background(), []byte(`{"model":{"params_b":1},`+det+`}}`), emptyEnv)
 	require.NoError(t, err)
 	assert.True(t, req.Registry.Timing.Cached, "default: a recent detection is reused")
 }
@@ -158,7 +159,7 @@ func TestPlanningCacheTTL(t *testing.T) {
 func TestPlanHintsAtHostRAM(t *testing.T) {
 	dir := fixture("ryzen-ai-laptop")
 	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"}`
-	out := PlanSharding([]byte(`{"model":{"name":"qwen2.5-7b"},`+det+`}`), emptyEnv)
+	out := PlanSharding(context.Background(), []byte(`{"model":{"name":"qwen2.5-7b"},`+det+`}`), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))
 	var ans struct {
 		Fits        bool     `json:"fits"`
@@ -171,7 +172,7 @@ func TestPlanHintsAtHostRAM(t *testing.T) {
 	assert.False(t, ans.Fits)
 	assert.Contains(t, strings.Join(ans.Explanation, "\n"), "include_cpu: true would plan on host RAM")
 
-	out = PlanSharding([]byte(`{"model":{"name":"qwen2.5-7b"},"include_cpu":true,`+det+`}`), emptyEnv)
+	out = PlanSharding(context.Background(), []byte(`{"model":{"name":"qwen2.5-7b"},"include_cpu":true,`+det+`}`), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))
 	ans.Shards = nil
 	require.NoError(t, json.Unmarshal(out, &ans))

@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"context"
 	"flag"
 	"fmt"
 	"os"
@@ -76,11 +77,11 @@ func goldenAnswers(t *testing.T, root, machine string) []byte {
 	detectOpts := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`,
 		filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
 	answers := map[string]json.RawMessage{}
-	answers["detect"] = withoutTiming(t, Detect([]byte(detectOpts), NoEnv))
-	entries := map[string]func([]byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining}
+	answers["detect"] = withoutTiming(t, Detect(context.Background(), []byte(detectOpts), NoEnv))
+	entries := map[string]func(context.Context, []byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining}
 	for _, r := range goldenRequests {
 		req := strings.TrimSuffix(r.body, "}") + `,"detect":` + detectOpts + `}`
-		answers[r.name] = entries[r.entry]([]byte(req), NoEnv)
+		answers[r.name] = entries[r.entry](context.Background(), []byte(req), NoEnv)
 	}
 	keys := make([]string, 0, len(answers))
 	for k := range answers {

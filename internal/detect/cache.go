@@ -43,6 +43,13 @@ type flight struct {
 	done chan struct{}
 	reg  *registry.Registry
 	err  error
+	// waiters counts the callers waiting on the flight; when the last one
+	// gives up the flight is abandoned: cancel ends its tools and its
+	// result, likely cut short, is neither cached nor joined. Guarded by
+	// Cache.mu.
+	waiters   int
+	abandoned bool
+	cancel    context.CancelFunc
 }
 
 // NewCache returns an empty cache.
@@ -61,7 +68,9 @@ var Shared = NewCache()
 // The shared detection runs detached from any one caller's ctx (it is bounded
 // by opts.Timeout on its own), so a caller that gives up early neither cuts
 // the others' answer short nor leaves a truncated registry in the cache; that
-// caller alone gets ctx's error.
+// caller alone gets ctx's error. When every waiting caller has given up, the
+// detection is cancelled: its tools are stopped (a CLI's Ctrl-C leaves no
+// vendor tool running) and nothing of it is cached.
 func (c *Cache) Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 	opts = opts.withDefaults()
 	key := cacheKey(opts)
@@ -90,17 +99,36 @@ func (c *Cache) fresh(ctx context.Context, key string, opts Options) (*registry.
 	c.mu.Lock()
 	f, ok := c.inflight[key]
 	if !ok {
-		f = &flight{done: make(chan struct{})}
+		flyCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		f = &flight{done: make(chan struct{}), cancel: cancel}
 		c.inflight[key] = f
-		go c.fly(context.WithoutCancel(ctx), key, opts, f)
+		go c.fly(flyCtx, key, opts, f)
 	}
+	f.waiters++
 	c.mu.Unlock()
 	select {
 	case <-f.done:
 		return f.reg, f.err
 	case <-ctx.Done():
+		c.leave(key, f)
 		return nil, ctx.Err()
 	}
+}
+
+// leave records that one waiter of f gave up, and abandons f when it was
+// the last.
+func (c *Cache) leave(key string, f *flight) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f.waiters--
+	if f.waiters > 0 || f.abandoned {
+		return
+	}
+	f.abandoned = true
+	if c.inflight[key] == f {
+		delete(c.inflight, key)
+	}
+	f.cancel()
 }
 
 // DetectJSON is Detect for callers that want the answer encoded: a cache
@@ -148,8 +176,11 @@ func (c *Cache) fly(ctx context.Context, key string, opts Options, f *flight) {
 			f.reg, f.err = nil, errs.New(errs.Internal, "detection panicked: %v", p)
 		}
 		c.mu.Lock()
-		delete(c.inflight, key)
-		if f.err == nil && f.reg != nil {
+		if c.inflight[key] == f {
+			delete(c.inflight, key)
+		}
+		f.cancel()
+		if f.err == nil && f.reg != nil && !f.abandoned {
 			c.entries[key] = &cacheEntry{at: time.Now(), reg: f.reg}
 			c.evict(time.Now())
 		}

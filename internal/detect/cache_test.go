@@ -240,26 +240,57 @@ func TestCacheCallerGivingUpDoesNotSpoilOthers(t *testing.T) {
 	var runs atomic.Int32
 	gate := make(chan struct{})
 	c := countingCache(&runs, gate)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
-	defer cancel()
-	_, err := c.Detect(ctx, cacheOptions(time.Hour, nil))
-	require.ErrorIs(t, err, context.DeadlineExceeded, "the impatient caller gets its own error")
-
 	done := make(chan *registry.Registry)
 	go func() {
 		reg, err := c.Detect(context.Background(), cacheOptions(time.Hour, nil))
 		assert.NoError(t, err)
 		done <- reg
 	}()
-	time.Sleep(20 * time.Millisecond)
+	require.Eventually(t, func() bool { return runs.Load() == 1 }, 5*time.Second, time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := c.Detect(ctx, cacheOptions(time.Hour, nil))
+	require.ErrorIs(t, err, context.DeadlineExceeded, "the impatient caller gets its own error")
+
 	close(gate)
 	reg := <-done
 	require.NotNil(t, reg)
 	assert.Len(t, reg.Devices, 1)
-	assert.Equal(t, int32(1), runs.Load(), "the second caller joined the detection the first one started")
+	assert.Equal(t, int32(1), runs.Load(), "both callers waited on one detection")
 	reg, err = c.Detect(context.Background(), cacheOptions(time.Hour, nil))
 	require.NoError(t, err)
 	assert.True(t, reg.Timing.Cached, "and its result was cached")
+}
+
+// When the only caller gives up (the CLI's Ctrl-C), the detection is
+// cancelled, so its vendor tools stop, and its cut-short result is not
+// cached: the next caller runs a detection of its own.
+func TestCacheLastCallerGivingUpCancelsDetection(t *testing.T) {
+	var runs atomic.Int32
+	cancelled := make(chan struct{})
+	c := NewCache()
+	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) {
+		if runs.Add(1) == 1 {
+			<-ctx.Done()
+			close(cancelled)
+		}
+		reg := registry.New()
+		reg.Timing = &registry.Timing{TotalMs: 1}
+		return reg, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	_, err := c.Detect(ctx, cacheOptions(time.Hour, nil))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	select {
+	case <-cancelled:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the abandoned detection was not cancelled")
+	}
+	reg, err := c.Detect(context.Background(), cacheOptions(time.Hour, nil))
+	require.NoError(t, err)
+	assert.False(t, reg.Timing.Cached, "the abandoned result was not cached")
+	assert.Equal(t, int32(2), runs.Load())
 }
 
 func TestCacheReturnedRegistriesAreIndependent(t *testing.T) {

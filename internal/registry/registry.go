@@ -83,12 +83,12 @@ type PCIe struct {
 
 // MIG describes a MIG-enabled GPU or a MIG instance.
 type MIG struct {
-	Mode     string   `json:"mode,omitempty"` // "enabled", "disabled"
-	Instance string   `json:"instance,omitempty"`
+	Mode     string `json:"mode,omitempty"` // "enabled", "disabled"
+	Instance string `json:"instance,omitempty"`
 	// Profile is a MIG instance's profile ("1g.10gb") and Parent the id of
 	// the GPU it is carved from; both only on an instance device.
-	Profile string `json:"profile,omitempty"`
-	Parent  string `json:"parent,omitempty"`
+	Profile  string   `json:"profile,omitempty"`
+	Parent   string   `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
 }
 

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"context"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -178,7 +179,7 @@ func TestEveryFixtureRegistryValidates(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			for _, env := range []map[string]string{{}, {"CUDA_VISIBLE_DEVICES": "1,0", "HIP_VISIBLE_DEVICES": "1,0"}} {
-				out := api.Detect(mustJSON(t, fixtureOptions(t, name, env)), noEnv)
+				out := api.Detect(context.Background(), mustJSON(t, fixtureOptions(t, name, env)), noEnv)
 				require.False(t, isError(out), "%s", out)
 				assert.NoError(t, s.Validate(out), "%s", out)
 			}
@@ -249,7 +250,7 @@ func TestPlanningAnswersValidate(t *testing.T) {
 	errSchema := load(t, "error")
 	entries := []struct {
 		name   string
-		call   func([]byte, api.Env) []byte
+		call   func(context.Context, []byte, api.Env) []byte
 		schema *Schema
 		mustOK bool
 	}{
@@ -271,7 +272,7 @@ func TestPlanningAnswersValidate(t *testing.T) {
 			if e.name == "training" {
 				body = withTraining(t, body, methods[i%len(methods)])
 			}
-			out := e.call(body, noEnv)
+			out := e.call(context.Background(), body, noEnv)
 			if isError(out) {
 				errors++
 				assert.NoError(t, errSchema.Validate(out), "%s %s: %s", e.name, k, out)
@@ -298,13 +299,13 @@ func TestErrorAnswersValidate(t *testing.T) {
 	s := load(t, "error")
 	for i, in := range []string{``, `{`, `[]`, `{"model":{"params":-1}}`, `{"model":{"params_b":7},"quant":"int3"}`,
 		`{"model":{"name":"no-such-model-xyz"}}`, `{"model":{"path":"/nonexistent/x.gguf"}}`, `{"nope":1}`} {
-		for _, call := range []func([]byte, api.Env) []byte{api.PlanSharding, api.SuggestQuant, api.EstimateTraining} {
-			out := call([]byte(in), noEnv)
+		for _, call := range []func(context.Context, []byte, api.Env) []byte{api.PlanSharding, api.SuggestQuant, api.EstimateTraining} {
+			out := call(context.Background(), []byte(in), noEnv)
 			require.True(t, isError(out), "%d %q: %s", i, in, out)
 			assert.NoError(t, s.Validate(out), "%s", out)
 		}
 	}
-	out := api.Detect([]byte(`{"sysroot":"/nonexistent-sysroot"}`), noEnv)
+	out := api.Detect(context.Background(), []byte(`{"sysroot":"/nonexistent-sysroot"}`), noEnv)
 	require.True(t, isError(out), "%s", out)
 	assert.NoError(t, s.Validate(out))
 	assert.Error(t, s.Validate([]byte(`{"error":{"code":"oops","message":"m"}}`)))
