@@ -156,6 +156,9 @@ func planRequest(input []byte, getenv Env) (*plan.Request, error) {
 			return nil, err
 		}
 		req.Registry = reg
+		if err := req.CheckMemoryBounds(); err != nil {
+			return nil, err
+		}
 	}
 	return req, nil
 }
