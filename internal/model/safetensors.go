@@ -7,10 +7,10 @@ import (
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -149,10 +149,10 @@ func (s *safetensorsSummary) model() *Model {
 
 // fromDir reads a Hugging Face model directory: config.json for the shape,
 // and every *.safetensors header for the exact parameter count.
-func fromDir(dir string) (*Model, error) {
-	cfgBytes, err := readCapped(filepath.Join(dir, "config.json"), maxConfigJSON)
+func fromDir(dir string, deadline time.Time) (*Model, error) {
+	cfgBytes, err := readCapped(filepath.Join(dir, "config.json"), maxConfigJSON, deadline)
 	if err != nil {
-		return nil, errs.Wrap(errs.ModelFile, err, "model directory")
+		return nil, err
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
@@ -178,7 +178,7 @@ func fromDir(dir string) (*Model, error) {
 	}
 	s := &safetensorsSummary{byDType: map[string]int64{}}
 	for _, p := range files {
-		if err := addSafetensorsFile(s, p); err != nil {
+		if err := addSafetensorsFile(s, p, deadline); err != nil {
 			return nil, err
 		}
 	}
@@ -194,10 +194,10 @@ func fromDir(dir string) (*Model, error) {
 	return m, nil
 }
 
-func addSafetensorsFile(s *safetensorsSummary, path string) error {
-	f, err := os.Open(path)
+func addSafetensorsFile(s *safetensorsSummary, path string, deadline time.Time) error {
+	f, err := openModelFile(path, deadline)
 	if err != nil {
-		return errs.Wrap(errs.ModelFile, err, "model directory")
+		return err
 	}
 	defer f.Close()
 	if err := s.add(f); err != nil {
@@ -206,19 +206,19 @@ func addSafetensorsFile(s *safetensorsSummary, path string) error {
 	return nil
 }
 
-// readCapped reads a whole small file, refusing one over limit bytes.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+// readCapped reads a whole small regular file, refusing one over limit bytes.
+func readCapped(path string, limit int64, deadline time.Time) ([]byte, error) {
+	f, err := openModelFile(path, deadline)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	if f.left > limit {
+		return nil, errs.New(errs.ModelFile, "%s is larger than %d bytes", path, limit)
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, path)
 	}
 	return b, nil
 }
