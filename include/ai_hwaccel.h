@@ -180,7 +180,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      "exclude"      [str]   never run these backends.
  *      "no_exec"      bool    never run a program; sysfs/procfs only.
  *      "timeout_ms"   number  per tool run and for the whole detection;
- *                             default 5000, range (0, 600000].
+ *                             default 5000, range (0, 600000]; fractions
+ *                             are honoured (rounded up to 1 ns).
  *      "cache_ttl_ms" number  reuse a registry detected with the same options
  *                             no older than this; default 0 (always detect).
  *      "env"          object  overrides for visibility variables such as
@@ -233,6 +234,17 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * "forked_child" or "internal"; NULL only when malloc() fails.
  * All are thread-safe.  Since ABI 1.
  */
+
+/* Model files ("model":{"path":...}).  Only regular files are read: a FIFO,
+ * device, socket or directory where a .gguf, .safetensors or config.json file
+ * is expected is "invalid_argument" at once (the file is opened O_NONBLOCK and
+ * checked with fstat).  Each file is read only up to the size it had when
+ * opened, and only its header: GGUF headers up to 1 GiB, safetensors headers
+ * up to 100 000 000 bytes (the reference implementation's limit), config.json
+ * up to 16 MiB.  Time and memory are linear in the header bytes read: at most
+ * 3 bytes allocated per header byte plus 1 MiB (a 100 MB safetensors header:
+ * under 300 MB), and reading one request's model files gives up after 30 s
+ * with "model_file". */
 
 /*! hwaccel_suggest_quant() :
  *  The best precision for the model on the devices: the highest-quality

@@ -134,3 +134,6 @@ func (m *modelFile) Read(p []byte) (int, error) {
 }
 
 func (m *modelFile) Close() error { return m.f.Close() }
+
+// Len is how many bytes are left to read.
+func (m *modelFile) Len() int { return int(m.left) }
