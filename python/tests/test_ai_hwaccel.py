@@ -236,6 +236,17 @@ class ApiTests:
                 with self.subTest(fn=fn.__name__, case=name):
                     self.assertErrorCode(code, lambda: fn(request))
 
+    def test_embedded_nul_is_refused(self):
+        # The C functions read up to the first NUL: this request used to
+        # detect "/" (the text before the NUL is "{}") instead of CPU_ONLY.
+        opts = '{}\0{"sysroot":%s,"no_exec":true}' % json.dumps(CPU_ONLY)
+        for request in (opts, opts.encode()):
+            with self.subTest(type=type(request).__name__):
+                self.assertErrorCode("invalid_argument", lambda: ai_hwaccel.detect(request))
+        for fn in (ai_hwaccel.suggest_quant, ai_hwaccel.plan_sharding, ai_hwaccel.estimate_training):
+            with self.subTest(fn=fn.__name__):
+                self.assertErrorCode("invalid_argument", lambda: fn('{"model":{"params_b":7}}\0'))
+
     def test_threads(self):
         # Concurrent detections, vendor tools included, answer the same
         # registry (timing aside) as a lone one.
