@@ -367,11 +367,33 @@ class Loading(unittest.TestCase):
         self.assertEqual(out.split()[0], _lib.SONAME)
 
     def test_not_found_says_how_to_fix(self):
-        rc, out, err = run_python(
-            self.PRINT, {"AI_HWACCEL_LIB": "/nonexistent/libai_hwaccel.so.0", "LD_LIBRARY_PATH": "/nonexistent"}
-        )
+        rc, out, err = run_python(self.PRINT, {"LD_LIBRARY_PATH": "/nonexistent"}, drop=("AI_HWACCEL_LIB",))
         self.assertNotEqual(rc, 0)
         self.assertIn("ImportError: libai_hwaccel not found; set AI_HWACCEL_LIB", err)
+
+    def test_env_naming_a_missing_file_loads_no_other_copy(self):
+        # The system loader could find the library (LD_LIBRARY_PATH), but the
+        # user named another file: that is an ImportError, not a silent
+        # fallback to a different copy.
+        missing = "/nonexistent/libai_hwaccel.so.0"
+        env = {"AI_HWACCEL_LIB": missing, "LD_LIBRARY_PATH": os.path.dirname(os.path.realpath(LIB))}
+        for backend in ("ctypes", "cffi"):
+            with self.subTest(backend=backend):
+                rc, out, err = run_python(self.PRINT, dict(env, AI_HWACCEL_BACKEND=backend))
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn("ImportError: AI_HWACCEL_LIB=%s: cannot load %s" % (missing, missing), err)
+
+    def test_env_naming_another_library_is_an_import_error(self):
+        # A shared library without our functions (the C library itself):
+        # ImportError naming the file, not AttributeError.
+        with open("/proc/self/maps") as f:
+            libc = next(line.split()[-1] for line in f if re.search(r"/libc[.-]", line))
+        for backend in ("ctypes", "cffi"):
+            with self.subTest(backend=backend):
+                rc, out, err = run_python(self.PRINT, {"AI_HWACCEL_LIB": libc, "AI_HWACCEL_BACKEND": backend})
+                self.assertNotEqual(rc, 0, out)
+                last = err.strip().splitlines()[-1]
+                self.assertTrue(last.startswith("ImportError: %s is not libai_hwaccel" % libc), err)
 
     def test_backend_from_environment(self):
         rc, out, err = run_python(
