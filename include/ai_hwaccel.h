@@ -84,6 +84,13 @@ extern "C" {
  * any getenv() user.  Go runtime knobs (GOMAXPROCS, GODEBUG, ...) are read
  * only from the environment the process was started with.
  *
+ * Host process state.  The host's RLIMIT_NOFILE soft limit is as the host
+ * set it once loading has finished (the Go runtime raises it at start-up;
+ * the library puts it back, and tools inherit the host's limit).  If the
+ * host closed descriptors 0, 1 or 2 before loading, the library opens
+ * /dev/null on them while loading, so none of its own descriptors ever
+ * lands there; open ones are never touched.
+ *
  * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
  * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS
  * and about 1.6 GB of virtual address space (RLIMIT_AS must allow >= 1 GiB).
