@@ -93,7 +93,14 @@ extern "C" {
  *
  * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
  * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS
- * and about 1.6 GB of virtual address space (RLIMIT_AS must allow >= 1 GiB).
+ * and about 1.6 GB of virtual address space, plus one thread stack
+ * (RLIMIT_STACK, usually 8 MiB) per runtime thread (about GOMAXPROCS + 4).
+ * RLIMIT_AS must allow the host's own mappings + 2 GiB: below that the Go
+ * runtime may abort the process while loading ("out of memory allocating heap
+ * arena map", every time at 1200-1300 MiB) or on a later thread start
+ * ("pthread_create failed", 6 of 10 loads at 1500 MiB); the library cannot
+ * catch either.  Likewise RLIMIT_NPROC must leave room for those threads and
+ * for one process per vendor tool run at a time.
  * Do not load a second Go c-shared library into the same process.
  */
 
