@@ -484,6 +484,34 @@ class Packaging(unittest.TestCase):
             self.assertTrue(lines[0].startswith(target), lines)
             self.assertEqual(lines[1], ai_hwaccel.__version__)
 
+    def test_wheel_in_fresh_venv(self):
+        """`make wheel`'s builder bundles the library; pip installs the wheel
+        with no index (no network) into a fresh virtual environment, and
+        `import ai_hwaccel` there finds its own copy with no AI_HWACCEL_LIB
+        or LD_LIBRARY_PATH."""
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "build-wheel.py"), "--lib", LIB,
+                                "--out", os.path.join(tmp, "dist")], capture_output=True, text=True, timeout=120)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stderr)
+            wheel = p.stdout.strip()
+            venv = os.path.join(tmp, "venv")
+            p = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            env = {k: v for k, v in os.environ.items() if k not in ("AI_HWACCEL_LIB", "LD_LIBRARY_PATH", "PYTHONPATH")}
+            env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1")
+            py = os.path.join(venv, "bin", "python")
+            p = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-index", wheel],
+                               capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            code = ("import ai_hwaccel, json, sys; print(ai_hwaccel.library_path()); "
+                    "print(ai_hwaccel.detect(sysroot=sys.argv[1], no_exec=True)['devices'][0]['id'])")  # fmt: skip
+            p = subprocess.run([py, "-c", code, CPU_ONLY], capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            path, device = p.stdout.split()
+            self.assertTrue(path.startswith(os.path.join(venv, "lib")), path)
+            self.assertTrue(path.endswith("/ai_hwaccel/" + _lib.SONAME), path)
+            self.assertEqual(device, "cpu:0")
+
     @staticmethod
     def can_build_wheels():
         code = "import setuptools, sys\ntry:\n import wheel\nexcept ImportError:\n sys.exit(tuple(map(int, setuptools.__version__.split('.')[:2])) < (70, 1))"
