@@ -88,18 +88,23 @@ func (g *ggufReader) fail(err error) {
 // readChunk reads n bytes into the reader's reusable buffer (valid until the
 // next read): strings and numeric arrays cost no allocation per value.
 func (g *ggufReader) readChunk(n int) []byte {
+	if cap(g.chunk) < n {
+		g.chunk = make([]byte, max(n, 4096))
+	}
+	return g.readInto(g.chunk[:n])
+}
+
+// readInto fills b from the header, counting it against maxGGUFHeader; nil
+// once reading has failed.
+func (g *ggufReader) readInto(b []byte) []byte {
 	if g.err != nil {
 		return nil
 	}
-	g.read += int64(n)
+	g.read += int64(len(b))
 	if g.read > maxGGUFHeader {
 		g.fail(errGGUFTooLarge)
 		return nil
 	}
-	if cap(g.chunk) < n {
-		g.chunk = make([]byte, max(n, 4096))
-	}
-	b := g.chunk[:n]
 	if _, err := io.ReadFull(g.r, b); err != nil {
 		g.fail(err)
 		return nil
@@ -125,20 +130,7 @@ func (g *ggufReader) skip(n uint64) {
 // buffer: one allocation per number read made a header of millions of small
 // values cost several times its size in garbage.
 func (g *ggufReader) fixed(n int) []byte {
-	if g.err != nil {
-		return nil
-	}
-	g.read += int64(n)
-	if g.read > maxGGUFHeader {
-		g.fail(errGGUFTooLarge)
-		return nil
-	}
-	b := g.scratch[:n]
-	if _, err := io.ReadFull(g.r, b); err != nil {
-		g.fail(err)
-		return nil
-	}
-	return b
+	return g.readInto(g.scratch[:n])
 }
 
 func (g *ggufReader) u32() uint32 {
