@@ -10,6 +10,7 @@
 #   make run           build the CLI; print this machine's devices and a plan for a 70B model
 #   make example       the same through the C ABI (examples/c)
 #   make bench         C benchmark harness (bench/) and docs/performance.md figures
+#   make wheel         build/wheel/*.whl: the Python package with the library inside
 #   make install       PREFIX=/usr/local: library + links, headers, pkg-config, CMake package,
 #                      the ai-hwaccel command in bin/ (packaging/install.mk; `cmake --install`
 #                      installs the same tree)
@@ -156,6 +157,19 @@ clean:
 	rm -rf $(BUILD)
 
 FORCE:
+
+# ---------------------------------------------------------------------------
+# Python wheel: build/wheel/ai_hwaccel-<version>-py3-none-<platform>.whl with
+# the library inside the package (scripts/build-wheel.py, standard library
+# only: builds offline). `pip install --no-index <wheel>` in any virtual
+# environment; `import ai_hwaccel` then loads its own copy, no variable
+# needed. Tested by python/tests (Packaging.test_wheel_in_fresh_venv).
+# ---------------------------------------------------------------------------
+
+.PHONY: wheel
+wheel: all
+	rm -f $(BUILD)/wheel/*.whl
+	$(PYTHON) scripts/build-wheel.py --lib $(LIB) --out $(BUILD)/wheel
 
 # ---------------------------------------------------------------------------
 # Install (library, headers, pkg-config and CMake package) and the tests of

@@ -19,4 +19,11 @@ extern volatile int aihw_internal_forked __attribute__((visibility("hidden")));
  * built in C only (the Go runtime must not run in a forked child). */
 char *aihw_forked_error(const char *fn) __attribute__((visibility("hidden")));
 
+/* The host's RLIMIT_NOFILE as it was when the library was loaded, recorded
+ * by a constructor in hoststate.c before the Go runtime raised it;
+ * aihw_host_nofile_known is 0 when getrlimit failed. */
+struct rlimit;
+extern struct rlimit aihw_host_nofile __attribute__((visibility("hidden")));
+extern int aihw_host_nofile_known __attribute__((visibility("hidden")));
+
 #endif

@@ -84,9 +84,23 @@ extern "C" {
  * any getenv() user.  Go runtime knobs (GOMAXPROCS, GODEBUG, ...) are read
  * only from the environment the process was started with.
  *
+ * Host process state.  The host's RLIMIT_NOFILE soft limit is as the host
+ * set it once loading has finished (the Go runtime raises it at start-up;
+ * the library puts it back, and tools inherit the host's limit).  If the
+ * host closed descriptors 0, 1 or 2 before loading, the library opens
+ * /dev/null on them while loading, so none of its own descriptors ever
+ * lands there; open ones are never touched.
+ *
  * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
  * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS
- * and about 1.6 GB of virtual address space (RLIMIT_AS must allow >= 1 GiB).
+ * and about 1.6 GB of virtual address space, plus one thread stack
+ * (RLIMIT_STACK, usually 8 MiB) per runtime thread (about GOMAXPROCS + 4).
+ * RLIMIT_AS must allow the host's own mappings + 2 GiB: below that the Go
+ * runtime may abort the process while loading ("out of memory allocating heap
+ * arena map", every time at 1200-1300 MiB) or on a later thread start
+ * ("pthread_create failed", 6 of 10 loads at 1500 MiB); the library cannot
+ * catch either.  Likewise RLIMIT_NPROC must leave room for those threads and
+ * for one process per vendor tool run at a time.
  * Do not load a second Go c-shared library into the same process.
  */
 
@@ -180,7 +194,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      "exclude"      [str]   never run these backends.
  *      "no_exec"      bool    never run a program; sysfs/procfs only.
  *      "timeout_ms"   number  per tool run and for the whole detection;
- *                             default 5000, range (0, 600000].
+ *                             default 5000, range (0, 600000]; fractions
+ *                             are honoured (rounded up to 1 ns).
  *      "cache_ttl_ms" number  reuse a registry detected with the same options
  *                             no older than this; default 0 (always detect).
  *      "env"          object  overrides for visibility variables such as
@@ -256,6 +271,17 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * "forked_child" or "internal"; NULL only when malloc() fails.
  * All are thread-safe.  Since ABI 1.
  */
+
+/* Model files ("model":{"path":...}).  Only regular files are read: a FIFO,
+ * device, socket or directory where a .gguf, .safetensors or config.json file
+ * is expected is "invalid_argument" at once (the file is opened O_NONBLOCK and
+ * checked with fstat).  Each file is read only up to the size it had when
+ * opened, and only its header: GGUF headers up to 1 GiB, safetensors headers
+ * up to 100 000 000 bytes (the reference implementation's limit), config.json
+ * up to 16 MiB.  Time and memory are linear in the header bytes read: at most
+ * 3 bytes allocated per header byte plus 1 MiB (a 100 MB safetensors header:
+ * under 300 MB), and reading one request's model files gives up after 30 s
+ * with "model_file". */
 
 /*! hwaccel_suggest_quant() :
  *  The best precision for the model on the devices: the highest-quality

@@ -259,19 +259,30 @@ inline std::string take(owned_string answer) {
     return text;
 }
 
+/* c_text is the NUL-terminated text of a request, or throws
+ * hwaccel::error("invalid_argument") when the std::string holds a NUL byte:
+ * the C functions would read only the text before it, so
+ * "{}\0{\"sysroot\":\"/x\"}" would silently detect "/" instead of /x. */
+inline const char *c_text(const std::string &json) {
+    if (json.find('\0') != std::string::npos)
+        throw error("invalid_argument", "request holds a NUL byte at offset " + std::to_string(json.find('\0')) +
+                                            "; the library reads text only up to the first NUL");
+    return json.c_str();
+}
+
 /* The API: JSON text in, JSON text out (see ai_hwaccel.h for the shapes). */
 inline std::string detect() { return take(raw::detect(nullptr)); }
 inline std::string detect(const std::string &options_json) {
-    return take(raw::detect(options_json.c_str()));
+    return take(raw::detect(c_text(options_json)));
 }
 inline std::string suggest_quant(const std::string &request_json) {
-    return take(raw::suggest_quant(request_json.c_str()));
+    return take(raw::suggest_quant(c_text(request_json)));
 }
 inline std::string plan_sharding(const std::string &request_json) {
-    return take(raw::plan_sharding(request_json.c_str()));
+    return take(raw::plan_sharding(c_text(request_json)));
 }
 inline std::string estimate_training(const std::string &request_json) {
-    return take(raw::estimate_training(request_json.c_str()));
+    return take(raw::estimate_training(c_text(request_json)));
 }
 
 /* Versions: version() and abi_version() of the loaded library; header_*

@@ -8,6 +8,7 @@ package api
 import (
 	"bytes"
 	"context"
+	"math"
 	"path/filepath"
 	"sync"
 	"time"
@@ -162,6 +163,9 @@ func planRequest(ctx context.Context, input []byte, getenv Env) (*plan.Request, 
 			return nil, err
 		}
 		req.Registry = reg
+		if err := req.CheckMemoryBounds(); err != nil {
+			return nil, err
+		}
 	}
 	return req, nil
 }
@@ -271,18 +275,26 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
 			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %v is outside (0, %d]", t, detect.MaxTimeout/time.Millisecond)
 		}
-		opts.Timeout = time.Duration(t * float64(time.Millisecond))
+		opts.Timeout = millis(t)
 	}
 	if w.CacheTTLMs != nil {
 		t := *w.CacheTTLMs
 		if !(t >= 0 && t <= 86400e3) {
 			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %v is outside [0, 86400000]", t)
 		}
-		opts.CacheTTL = time.Duration(t * float64(time.Millisecond))
+		opts.CacheTTL = millis(t)
 		ttlGiven = true
 	}
 	opts.Env = w.Env
 	return opts, ttlGiven, nil
+}
+
+// millis converts a non-negative number of milliseconds to a Duration,
+// rounding up to the nanosecond: truncating made timeout_ms 1e-7 a zero
+// Duration, which detection read as "unset" and replaced by the 5 s default
+// (issue 14 item 15). A positive value is honoured, however small.
+func millis(ms float64) time.Duration {
+	return time.Duration(math.Ceil(ms * float64(time.Millisecond)))
 }
 
 // checkInput rejects input that is too large or nested too deep before any

@@ -60,6 +60,20 @@ func TestDecodeOptions(t *testing.T) {
 	assert.True(t, o.NoExec, "an explicit empty PATH can find no tool")
 }
 
+// A tiny positive timeout_ms is honoured (at least 1 ns), never truncated
+// to zero, which detection read as "unset" and replaced by the 5 s default.
+func TestTinyTimeoutIsHonoured(t *testing.T) {
+	for _, ms := range []string{"1e-7", "0.0000001", "1e-300"} {
+		o, err := DecodeOptions([]byte(`{"timeout_ms":`+ms+`,"cache_ttl_ms":`+ms+`}`), emptyEnv)
+		require.NoError(t, err, ms)
+		assert.Equal(t, time.Nanosecond, o.Timeout, ms)
+		assert.Equal(t, time.Nanosecond, o.CacheTTL, ms)
+	}
+	o, err := DecodeOptions([]byte(`{"timeout_ms":0.5}`), emptyEnv)
+	require.NoError(t, err)
+	assert.Equal(t, 500*time.Microsecond, o.Timeout)
+}
+
 func TestDecodeOptionsErrors(t *testing.T) {
 	cases := map[string]string{
 		`{`:                        errs.InvalidJSON,

@@ -68,9 +68,11 @@ type ggufHeader struct {
 }
 
 type ggufReader struct {
-	r    *bufio.Reader
-	read int64
-	err  error
+	r       *bufio.Reader
+	read    int64
+	err     error
+	scratch [8]byte // fixed-width values are read here, not into a new slice each
+	chunk   []byte  // strings and numeric arrays are read here (readChunk)
 }
 
 var errGGUFTooLarge = errors.New("header larger than 1 GiB")
@@ -84,16 +86,26 @@ func (g *ggufReader) fail(err error) {
 	}
 }
 
-func (g *ggufReader) bytes(n int) []byte {
+// readChunk reads n bytes into the reader's reusable buffer (valid until the
+// next read): strings and numeric arrays cost no allocation per value.
+func (g *ggufReader) readChunk(n int) []byte {
+	if cap(g.chunk) < n {
+		g.chunk = make([]byte, max(n, 4096))
+	}
+	return g.readInto(g.chunk[:n])
+}
+
+// readInto fills b from the header, counting it against maxGGUFHeader; nil
+// once reading has failed.
+func (g *ggufReader) readInto(b []byte) []byte {
 	if g.err != nil {
 		return nil
 	}
-	g.read += int64(n)
+	g.read += int64(len(b))
 	if g.read > maxGGUFHeader {
 		g.fail(errGGUFTooLarge)
 		return nil
 	}
-	b := make([]byte, n)
 	if _, err := io.ReadFull(g.r, b); err != nil {
 		g.fail(err)
 		return nil
@@ -115,8 +127,15 @@ func (g *ggufReader) skip(n uint64) {
 	}
 }
 
+// fixed reads a fixed-width value (at most 8 bytes) into the scratch
+// buffer: one allocation per number read made a header of millions of small
+// values cost several times its size in garbage.
+func (g *ggufReader) fixed(n int) []byte {
+	return g.readInto(g.scratch[:n])
+}
+
 func (g *ggufReader) u32() uint32 {
-	b := g.bytes(4)
+	b := g.fixed(4)
 	if b == nil {
 		return 0
 	}
@@ -124,7 +143,7 @@ func (g *ggufReader) u32() uint32 {
 }
 
 func (g *ggufReader) u64() uint64 {
-	b := g.bytes(8)
+	b := g.fixed(8)
 	if b == nil {
 		return 0
 	}
@@ -146,7 +165,9 @@ func (g *ggufReader) str(limit, keep uint64, what string) string {
 		g.skip(n)
 		return ""
 	}
-	return string(g.bytes(int(n)))
+	// string() of the reusable buffer is the only copy of a key or value.
+	b := g.readChunk(int(n))
+	return string(b)
 }
 
 // readGGUF parses a GGUF v2/v3 header from r: metadata and tensor infos.
@@ -225,11 +246,12 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 				g.skip(n * uint64(size))
 				return
 			}
-			// Small numeric arrays (per-layer head counts): keep the maximum.
-			for j := uint64(0); j < n && g.err == nil; j++ {
-				if v, ok := g.number(et); ok && (j == 0 || v > h.nums[key]) {
-					h.nums[key] = v
-				}
+			// Small numeric arrays (per-layer head counts): keep the
+			// maximum, stored once: a map update per element hashed the
+			// key (up to 64 KiB) once per element, time quadratic in the
+			// bytes of the header.
+			if most, found := g.numbersMax(et, n); found && g.err == nil {
+				h.nums[key] = most
 			}
 			return
 		}
@@ -251,12 +273,37 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 	}
 }
 
+// numbersMax reads n fixed-width values of type typ, a few KiB at a time,
+// and returns their maximum (found is false when none is a number).
+func (g *ggufReader) numbersMax(typ uint32, n uint64) (most float64, found bool) {
+	size := uint64(ggufFixedSize[typ])
+	for n > 0 && g.err == nil {
+		k := min(n, 4096/size)
+		b := g.readChunk(int(k * size))
+		if b == nil {
+			break
+		}
+		for j := uint64(0); j < k; j++ {
+			if v, ok := decodeNumber(typ, b[j*size:]); ok && (!found || v > most) {
+				most, found = v, true
+			}
+		}
+		n -= k
+	}
+	return most, found
+}
+
 // number reads a fixed-width value as float64 (bool as 0/1).
 func (g *ggufReader) number(typ uint32) (float64, bool) {
-	b := g.bytes(ggufFixedSize[typ])
+	b := g.fixed(ggufFixedSize[typ])
 	if b == nil {
 		return 0, false
 	}
+	return decodeNumber(typ, b)
+}
+
+// decodeNumber decodes the fixed-width value of type typ at the start of b.
+func decodeNumber(typ uint32, b []byte) (float64, bool) {
 	le := binary.LittleEndian
 	switch typ {
 	case gUint8, gBool:

@@ -2,15 +2,17 @@ package model
 
 import (
 	"encoding/binary"
+	stdjson "encoding/json"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"math"
 	"math/bits"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -70,55 +72,171 @@ func (s *safetensorsSummary) add(r io.Reader) error {
 	if n < 2 || n > maxSafetensorsHeader {
 		return fmt.Errorf("header length %d is outside [2, %d]", n, maxSafetensorsHeader)
 	}
-	// ReadAll over a LimitReader grows with the bytes actually present, so a
-	// lying length on a short file costs no more than the file.
-	hdr, err := io.ReadAll(io.LimitReader(r, int64(n)))
+	hdr, err := readHeader(r, int64(n))
 	if err != nil {
 		return err
 	}
-	if uint64(len(hdr)) != n {
-		return fmt.Errorf("header truncated: %d of %d bytes", len(hdr), n)
+	// encoding/json's Valid, not goccy's: goccy copies its input into a
+	// pooled buffer, which would keep another 100 MB alive after the call.
+	if !stdjson.Valid(hdr) {
+		return errors.New("header JSON is not valid")
 	}
-	var entries map[string]json.RawMessage
-	if err := json.Unmarshal(hdr, &entries); err != nil {
-		return fmt.Errorf("header JSON: %w", err)
-	}
-	for name, raw := range entries {
+	names := nameSet{hdr: hdr, seed: maphash.MakeSeed(), first: map[uint64]uint32{}}
+	return eachMember(hdr, func(key, value []byte) error {
+		name, err := memberName(key)
+		if err != nil {
+			return fmt.Errorf("tensor name %s: %w", clipBytes(key), err)
+		}
 		if name == "__metadata__" {
-			continue
+			return nil
 		}
-		var t struct {
-			DType       string   `json:"dtype"`
-			Shape       []uint64 `json:"shape"`
-			DataOffsets []uint64 `json:"data_offsets"`
+		if names.seen(name, key) {
+			return fmt.Errorf("tensor %q is listed twice", name)
 		}
-		if err := json.Unmarshal(raw, &t); err != nil {
-			return fmt.Errorf("tensor %q: %w", name, err)
+		return s.addTensor(name, value)
+	})
+}
+
+// nameSet finds a tensor listed twice in one header (it would be counted
+// twice) without copying the names: it maps a hash of each name to where its
+// key starts in the header, and on a hash match decodes that key again, so
+// a hash collision is never taken for a repeat.
+type nameSet struct {
+	hdr   []byte
+	seed  maphash.Seed
+	first map[uint64]uint32 // hash of a name -> offset of its key in hdr (headers are < 4 GiB)
+	more  map[string]bool   // names whose hash matched an earlier, different name
+}
+
+// seen reports whether name, whose raw key is the slice rawKey of the
+// header, was added before, and adds it.
+func (n *nameSet) seen(name string, rawKey []byte) bool {
+	h := maphash.String(n.seed, name)
+	off, ok := n.first[h]
+	if !ok {
+		n.first[h] = uint32(cap(n.hdr) - cap(rawKey)) // rawKey's offset in hdr
+		return false
+	}
+	if prev, _ := memberName(n.hdr[off:skipString(n.hdr, int(off))]); prev == name || n.more[name] {
+		return true
+	}
+	if n.more == nil {
+		n.more = map[string]bool{}
+	}
+	n.more[name] = true
+	return false
+}
+
+// readHeader reads the n header bytes that follow the length. Where the
+// reader knows how many bytes it holds (a model file, a bytes.Reader), a
+// header that fits is read into one buffer of exactly n bytes; otherwise
+// ReadAll over a LimitReader grows with the bytes actually present, so a
+// lying length on a short file costs no more than the file.
+func readHeader(r io.Reader, n int64) ([]byte, error) {
+	if l, ok := r.(interface{ Len() int }); ok && int64(l.Len()) >= n {
+		hdr := make([]byte, n)
+		if _, err := io.ReadFull(r, hdr); err != nil {
+			return nil, fmt.Errorf("header truncated: %w", err)
 		}
-		if len(t.Shape) > 8 {
-			return fmt.Errorf("tensor %q: %d dimensions", name, len(t.Shape))
+		return hdr, nil
+	}
+	hdr, err := io.ReadAll(io.LimitReader(r, n))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(hdr)) != n {
+		return nil, fmt.Errorf("header truncated: %d of %d bytes", len(hdr), n)
+	}
+	return hdr, nil
+}
+
+func clipBytes(b []byte) string {
+	if len(b) > 40 {
+		return string(b[:40]) + "..."
+	}
+	return string(b)
+}
+
+// addTensor adds one tensor entry of a header, {"dtype":"F16","shape":[..],
+// "data_offsets":[..]}, to the summary. The entry is read in place (no
+// decoder, no allocation): with millions of entries a per-entry decode was
+// most of the time and memory a header cost.
+func (s *safetensorsSummary) addTensor(name string, raw []byte) error {
+	var dtype []byte
+	var shape []byte
+	err := eachMember(raw, func(key, value []byte) error {
+		switch string(key) {
+		case `"dtype"`:
+			dtype = value
+		case `"shape"`:
+			shape = value
 		}
-		count := uint64(1)
-		for _, d := range t.Shape {
-			hi, lo := bits.Mul64(count, d)
-			if hi != 0 || lo > maxTensorElements {
-				return fmt.Errorf("tensor %q: element count overflows", name)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("tensor %q: not an object", name)
+	}
+	count, err := shapeElements(shape)
+	if err != nil {
+		return fmt.Errorf("tensor %q: %w", name, err)
+	}
+	s.params += int64(count)
+	if float64(s.params) > MaxParams {
+		return errors.New("tensor element total exceeds 1e14")
+	}
+	if len(dtype) < 2 || dtype[0] != '"' {
+		return fmt.Errorf("tensor %q: dtype is missing or not a string", name)
+	}
+	dt, ok := safetensorsDTypes[string(dtype[1:len(dtype)-1])]
+	if !ok {
+		return fmt.Errorf("tensor %q: unknown dtype %s", name, clipBytes(dtype))
+	}
+	b := int64(math.Ceil(float64(count) * dt.size))
+	s.bytes += b
+	s.byDType[string(dtype[1:len(dtype)-1])] += b
+	return nil
+}
+
+// maxSafetensorsDims bounds a tensor's rank (real tensors have at most 5).
+const maxSafetensorsDims = 8
+
+// shapeElements is the element count of a raw JSON shape, an array of at
+// most maxSafetensorsDims whole numbers ([], null or no shape is a scalar:
+// one element, as the decoder this replaced read them).
+func shapeElements(raw []byte) (uint64, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 1, nil
+	}
+	if len(raw) < 2 || raw[0] != '[' {
+		return 0, errors.New("shape is missing or not an array")
+	}
+	count, dims := uint64(1), 0
+	for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; {
+		if dims++; dims > maxSafetensorsDims {
+			return 0, fmt.Errorf("more than %d dimensions", maxSafetensorsDims)
+		}
+		d, end := uint64(0), i
+		for ; end < len(raw) && raw[end] >= '0' && raw[end] <= '9'; end++ {
+			hi, lo := bits.Mul64(d, 10)
+			if hi != 0 || lo+uint64(raw[end]-'0') < lo {
+				return 0, errors.New("element count overflows")
 			}
-			count = lo
+			d = lo + uint64(raw[end]-'0')
 		}
-		s.params += int64(count)
-		if float64(s.params) > MaxParams {
-			return errors.New("tensor element total exceeds 1e14")
+		if end == i {
+			return 0, errors.New("shape holds something other than whole numbers")
 		}
-		if dt, ok := safetensorsDTypes[t.DType]; ok {
-			b := int64(math.Ceil(float64(count) * dt.size))
-			s.bytes += b
-			s.byDType[t.DType] += b
-		} else {
-			return fmt.Errorf("tensor %q: unknown dtype %q", name, t.DType)
+		hi, lo := bits.Mul64(count, d)
+		if hi != 0 || lo > maxTensorElements {
+			return 0, errors.New("element count overflows")
+		}
+		count = lo
+		i = skipSpace(raw, end)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
 		}
 	}
-	return nil
+	return count, nil
 }
 
 func (s *safetensorsSummary) model() *Model {
@@ -149,10 +267,10 @@ func (s *safetensorsSummary) model() *Model {
 
 // fromDir reads a Hugging Face model directory: config.json for the shape,
 // and every *.safetensors header for the exact parameter count.
-func fromDir(dir string) (*Model, error) {
-	cfgBytes, err := readCapped(filepath.Join(dir, "config.json"), maxConfigJSON)
+func fromDir(dir string, deadline time.Time) (*Model, error) {
+	cfgBytes, err := readCapped(filepath.Join(dir, "config.json"), maxConfigJSON, deadline)
 	if err != nil {
-		return nil, errs.Wrap(errs.ModelFile, err, "model directory")
+		return nil, err
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
@@ -178,7 +296,7 @@ func fromDir(dir string) (*Model, error) {
 	}
 	s := &safetensorsSummary{byDType: map[string]int64{}}
 	for _, p := range files {
-		if err := addSafetensorsFile(s, p); err != nil {
+		if err := addSafetensorsFile(s, p, deadline); err != nil {
 			return nil, err
 		}
 	}
@@ -194,10 +312,10 @@ func fromDir(dir string) (*Model, error) {
 	return m, nil
 }
 
-func addSafetensorsFile(s *safetensorsSummary, path string) error {
-	f, err := os.Open(path)
+func addSafetensorsFile(s *safetensorsSummary, path string, deadline time.Time) error {
+	f, err := openModelFile(path, deadline)
 	if err != nil {
-		return errs.Wrap(errs.ModelFile, err, "model directory")
+		return err
 	}
 	defer f.Close()
 	if err := s.add(f); err != nil {
@@ -206,19 +324,19 @@ func addSafetensorsFile(s *safetensorsSummary, path string) error {
 	return nil
 }
 
-// readCapped reads a whole small file, refusing one over limit bytes.
-func readCapped(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+// readCapped reads a whole small regular file, refusing one over limit bytes.
+func readCapped(path string, limit int64, deadline time.Time) ([]byte, error) {
+	f, err := openModelFile(path, deadline)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
-	if err != nil {
-		return nil, err
+	if f.left > limit {
+		return nil, errs.New(errs.ModelFile, "%s is larger than %d bytes", path, limit)
 	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%s is larger than %d bytes", path, limit)
+	b, err := io.ReadAll(f)
+	if err != nil {
+		return nil, errs.Wrap(errs.ModelFile, err, path)
 	}
 	return b, nil
 }

@@ -185,6 +185,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if err := r.decodeRegistries(w.Registry, w.Cluster); err != nil {
 		return nil, err
 	}
+	if err := r.CheckMemoryBounds(); err != nil {
+		return nil, err
+	}
 	if len(w.Training) > 0 && !isNull(w.Training) {
 		if err := r.decodeTraining(w.Training); err != nil {
 			return nil, err

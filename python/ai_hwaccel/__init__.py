@@ -91,7 +91,16 @@ def _encode(request, kwargs) -> Optional[bytes]:
     if isinstance(request, (str, bytes)):
         if kwargs:
             raise TypeError("keyword arguments cannot be merged into a JSON text request")
-        return request.encode("utf-8") if isinstance(request, str) else request
+        data = request.encode("utf-8") if isinstance(request, str) else request
+        if b"\0" in data:
+            # The C functions read up to the first NUL: '{}\0{"sysroot":"/x"}'
+            # would silently detect "/" instead of /x.
+            raise HwaccelError(
+                "invalid_argument",
+                "request holds a NUL byte at offset %d; the library reads text only up to the first NUL"
+                % data.index(b"\0"),
+            )
+        return data
     merged = dict(request or {})
     merged.update(kwargs)
     return json.dumps(merged).encode("utf-8")

@@ -9,7 +9,8 @@ loaded gets HwaccelError("forked_child") from every call, never a hang
 
 Where the library comes from, first match wins:
   1. the AI_HWACCEL_LIB environment variable: a path to the library file, or
-     to a directory that holds libai_hwaccel.so.<major>;
+     to a directory that holds libai_hwaccel.so.<major>; when it is set,
+     nothing else is tried (a missing or wrong file is an ImportError);
   2. libai_hwaccel.so.<major> inside this package (a wheel that bundles it);
   3. libai_hwaccel.so.<major> through the dynamic loader (ld.so.cache,
      LD_LIBRARY_PATH), i.e. a `make install` into a system prefix.
@@ -52,13 +53,15 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def candidates():
-    """The library paths or names to try, in order (see the module doc)."""
+    """The library paths or names to try, in order (see the module doc).
+    AI_HWACCEL_LIB, when set, is the only one: a library the user named that
+    cannot be loaded is an error, never a reason to load another copy."""
     found = []
     env = os.environ.get("AI_HWACCEL_LIB")
     if env:
         path = os.path.join(env, SONAME) if os.path.isdir(env) else env
         # An absolute path: dlopen must not search for a bare name.
-        found.append(os.path.abspath(path))
+        return [os.path.abspath(path)]
     bundled = os.path.join(_HERE, SONAME)
     if os.path.exists(bundled):
         found.append(bundled)
@@ -171,16 +174,25 @@ def backend():
 
 def _load(cls):
     errors = []
+    env = os.environ.get("AI_HWACCEL_LIB")
     for path in candidates():
         try:
             b = cls(path)
+            abi = b.abi_version()
         except OSError as e:  # not found / not loadable: try the next one
+            if env:
+                raise ImportError("AI_HWACCEL_LIB=%s: cannot load %s: %s" % (env, path, e)) from e
             errors.append("%s: %s" % (path, e))
             continue
-        if b.abi_version() != ABI_VERSION:
+        except AttributeError as e:  # a shared library, but not this one
+            raise ImportError(
+                "%s is not libai_hwaccel (a function of include/ai_hwaccel.h is missing: %s)%s"
+                % (path, e, " (named by AI_HWACCEL_LIB)" if env else "")
+            ) from e
+        if abi != ABI_VERSION:
             raise ImportError(
                 "%s has ABI version %d; this ai_hwaccel package speaks ABI %d"
-                % (path, b.abi_version(), ABI_VERSION)
+                % (path, abi, ABI_VERSION)
             )
         return b
     raise ImportError(

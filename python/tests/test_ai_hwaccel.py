@@ -236,6 +236,17 @@ class ApiTests:
                 with self.subTest(fn=fn.__name__, case=name):
                     self.assertErrorCode(code, lambda: fn(request))
 
+    def test_embedded_nul_is_refused(self):
+        # The C functions read up to the first NUL: this request used to
+        # detect "/" (the text before the NUL is "{}") instead of CPU_ONLY.
+        opts = '{}\0{"sysroot":%s,"no_exec":true}' % json.dumps(CPU_ONLY)
+        for request in (opts, opts.encode()):
+            with self.subTest(type=type(request).__name__):
+                self.assertErrorCode("invalid_argument", lambda: ai_hwaccel.detect(request))
+        for fn in (ai_hwaccel.suggest_quant, ai_hwaccel.plan_sharding, ai_hwaccel.estimate_training):
+            with self.subTest(fn=fn.__name__):
+                self.assertErrorCode("invalid_argument", lambda: fn('{"model":{"params_b":7}}\0'))
+
     def test_threads(self):
         # Concurrent detections, vendor tools included, answer the same
         # registry (timing aside) as a lone one.
@@ -356,11 +367,33 @@ class Loading(unittest.TestCase):
         self.assertEqual(out.split()[0], _lib.SONAME)
 
     def test_not_found_says_how_to_fix(self):
-        rc, out, err = run_python(
-            self.PRINT, {"AI_HWACCEL_LIB": "/nonexistent/libai_hwaccel.so.0", "LD_LIBRARY_PATH": "/nonexistent"}
-        )
+        rc, out, err = run_python(self.PRINT, {"LD_LIBRARY_PATH": "/nonexistent"}, drop=("AI_HWACCEL_LIB",))
         self.assertNotEqual(rc, 0)
         self.assertIn("ImportError: libai_hwaccel not found; set AI_HWACCEL_LIB", err)
+
+    def test_env_naming_a_missing_file_loads_no_other_copy(self):
+        # The system loader could find the library (LD_LIBRARY_PATH), but the
+        # user named another file: that is an ImportError, not a silent
+        # fallback to a different copy.
+        missing = "/nonexistent/libai_hwaccel.so.0"
+        env = {"AI_HWACCEL_LIB": missing, "LD_LIBRARY_PATH": os.path.dirname(os.path.realpath(LIB))}
+        for backend in ("ctypes", "cffi"):
+            with self.subTest(backend=backend):
+                rc, out, err = run_python(self.PRINT, dict(env, AI_HWACCEL_BACKEND=backend))
+                self.assertNotEqual(rc, 0, out)
+                self.assertIn("ImportError: AI_HWACCEL_LIB=%s: cannot load %s" % (missing, missing), err)
+
+    def test_env_naming_another_library_is_an_import_error(self):
+        # A shared library without our functions (the C library itself):
+        # ImportError naming the file, not AttributeError.
+        with open("/proc/self/maps") as f:
+            libc = next(line.split()[-1] for line in f if re.search(r"/libc[.-]", line))
+        for backend in ("ctypes", "cffi"):
+            with self.subTest(backend=backend):
+                rc, out, err = run_python(self.PRINT, {"AI_HWACCEL_LIB": libc, "AI_HWACCEL_BACKEND": backend})
+                self.assertNotEqual(rc, 0, out)
+                last = err.strip().splitlines()[-1]
+                self.assertTrue(last.startswith("ImportError: %s is not libai_hwaccel" % libc), err)
 
     def test_backend_from_environment(self):
         rc, out, err = run_python(
@@ -450,6 +483,34 @@ class Packaging(unittest.TestCase):
             lines = out.split()
             self.assertTrue(lines[0].startswith(target), lines)
             self.assertEqual(lines[1], ai_hwaccel.__version__)
+
+    def test_wheel_in_fresh_venv(self):
+        """`make wheel`'s builder bundles the library; pip installs the wheel
+        with no index (no network) into a fresh virtual environment, and
+        `import ai_hwaccel` there finds its own copy with no AI_HWACCEL_LIB
+        or LD_LIBRARY_PATH."""
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "build-wheel.py"), "--lib", LIB,
+                                "--out", os.path.join(tmp, "dist")], capture_output=True, text=True, timeout=120)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stderr)
+            wheel = p.stdout.strip()
+            venv = os.path.join(tmp, "venv")
+            p = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            env = {k: v for k, v in os.environ.items() if k not in ("AI_HWACCEL_LIB", "LD_LIBRARY_PATH", "PYTHONPATH")}
+            env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1")
+            py = os.path.join(venv, "bin", "python")
+            p = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-index", wheel],
+                               capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            code = ("import ai_hwaccel, json, sys; print(ai_hwaccel.library_path()); "
+                    "print(ai_hwaccel.detect(sysroot=sys.argv[1], no_exec=True)['devices'][0]['id'])")  # fmt: skip
+            p = subprocess.run([py, "-c", code, CPU_ONLY], capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            path, device = p.stdout.split()
+            self.assertTrue(path.startswith(os.path.join(venv, "lib")), path)
+            self.assertTrue(path.endswith("/ai_hwaccel/" + _lib.SONAME), path)
+            self.assertEqual(device, "cpu:0")
 
     @staticmethod
     def can_build_wheels():

@@ -150,6 +150,19 @@ void test_threads() {
     check(ok.load() == 8 * 20 * 2, "8 threads x 20 calls: " + std::to_string(ok.load()) + " ok of 320");
 }
 
+// A std::string with an embedded NUL is refused: the C functions would read
+// only "{}" and detect "/" instead of the sysroot after the NUL (issue 14
+// item 15).
+void test_embedded_nul_is_refused() {
+    std::string opts = std::string("{}") + '\0' + fixture_options("cpu-only");
+    check(opts.size() > 3 && opts[2] == '\0', "the request holds a NUL");
+    expect_error("detect with NUL", "invalid_argument", [&] { hwaccel::detect(opts); });
+    std::string req = std::string("{\"model\":{\"params_b\":7}}") + '\0' + "{}";
+    expect_error("suggest_quant with NUL", "invalid_argument", [&] { hwaccel::suggest_quant(req); });
+    expect_error("plan_sharding with NUL", "invalid_argument", [&] { hwaccel::plan_sharding(req); });
+    expect_error("estimate_training with NUL", "invalid_argument", [&] { hwaccel::estimate_training(req); });
+}
+
 }  // namespace
 
 int main() {
@@ -160,6 +173,7 @@ int main() {
     test_raw_layer();
     test_parse_error();
     test_threads();
+    test_embedded_nul_is_refused();
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }
