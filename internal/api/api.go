@@ -18,6 +18,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // MaxInput is the largest request accepted (16 MiB); larger is too_large.
@@ -218,13 +219,8 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		return opts, false, nil
 	}
 	var w wireOptions
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return opts, false, errs.Decode("options", err)
-	}
-	if dec.More() {
-		return opts, false, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
+	if err := strictjson.Decode(input, &w, "options"); err != nil {
+		return opts, false, err
 	}
 	if w.Sysroot != nil {
 		if *w.Sysroot == "" {

@@ -4,10 +4,8 @@ package plan
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -17,6 +15,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // Engines a plan can be written for.
@@ -68,9 +67,6 @@ type Request struct {
 	// Training holds the "training" object of an estimate_training request
 	// (training.go); nil when absent.
 	Training *TrainingOptions
-	// clusterOnly marks a Registry placeholder set so the api layer does not
-	// detect this machine for a cluster request.
-	clusterOnly bool
 	// weights memoizes quant.WeightsBytes(Model, level): planning asks for
 	// the same level many times (every pool, every probe of maxFitting) and
 	// each answer walks every tensor of the model.
@@ -195,66 +191,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 
 func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
 
-// strictDecode decodes one JSON value with unknown fields rejected and
-// classifies failures: syntax → invalid_json; wrong shape, unknown field,
-// bad number → invalid_argument.
-//
-// Valid input takes goccy's whole-buffer decoder (Unmarshal), several times
-// faster than its streaming Decoder, which reads through a growing buffer.
-// Any failure is decoded again, from a zero value, by the streaming decoder
-// this function has always used, so errors (and the rare input the two
-// judge differently) get exactly the answer they always got.
+// strictDecode is strictjson.Decode: unknown fields, repeated keys and
+// trailing data are refused.
 func strictDecode(data []byte, v any, what string) error {
-	if json.UnmarshalWithOption(data, v, disallowUnknownFields) == nil {
-		return nil
-	}
-	reflect.ValueOf(v).Elem().SetZero()
-	return streamDecode(data, v, what)
-}
-
-// disallowUnknownFields is the Decoder's DisallowUnknownFields for
-// Unmarshal, which goccy offers no option for: the flag's bit
-// (decoder.DisallowUnknownFieldsOption, internal/decoder/option.go of
-// goccy/go-json v0.12.0). TestDisallowUnknownFieldsOption fails if a
-// goccy upgrade moves it.
-func disallowUnknownFields(o *json.DecodeOption) { o.Flags |= 1 << 4 }
-
-// streamDecode is strictDecode through the streaming decoder.
-func streamDecode(data []byte, v any, what string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(what, err)
-	}
-	if dec.More() {
-		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
-	}
-	return nil
-}
-
-func decodeError(what string, err error) error {
-	var e *errs.Error
-	if errors.As(err, &e) {
-		return errs.New(e.Code, "%s: %s", what, e.Message)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return errs.Wrap(errs.InvalidJSON, err, what)
-	}
-	var ue *json.UnmarshalTypeError
-	if errors.As(err, &ue) {
-		return errs.Wrap(errs.InvalidArgument, err, what)
-	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "unknown field"):
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	case msg == "EOF" || strings.Contains(msg, "unexpected end"):
-		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
-	case strings.Contains(msg, "expected an integer"):
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	}
-	return errs.Wrap(errs.InvalidJSON, err, what)
+	return strictjson.Decode(data, v, what)
 }
 
 func bounded(name string, w *wireInt, def, max int) (int, error) {
@@ -333,23 +273,14 @@ func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessag
 	// A cluster request plans on the given nodes only: a placeholder keeps
 	// the api layer from detecting this machine.
 	r.Registry = registry.New()
-	r.clusterOnly = true
 	return nil
 }
 
-// decodeRegistry is registry.Decode (decode, then Validate) with valid JSON
-// decoded by goccy's whole-buffer decoder, about twice as fast as the
-// streaming one registry.Decode uses; JSON that fails is handed to
-// registry.Decode so the error is the one it has always been.
+// decodeRegistry decodes a registry of the request through the shared
+// cache: a host planning on one machine sends the same registry every time.
+// The registry is shared and only read by planning.
 func decodeRegistry(data []byte) (*registry.Registry, error) {
-	var g registry.Registry
-	if json.Unmarshal(data, &g) != nil {
-		return registry.Decode(data)
-	}
-	if err := g.Validate(); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return registry.DecodeShared(data)
 }
 
 // maxPlanBytes (1 EiB) is more memory than any machine or cluster holds;

@@ -3,7 +3,6 @@ package plan
 import (
 	"testing"
 
-	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -115,34 +114,4 @@ func TestClusterRequestDoesNotDetect(t *testing.T) {
 	require.NotNil(t, r.Registry, "a placeholder registry keeps the api layer from detecting")
 	assert.Empty(t, r.Registry.Devices)
 	require.Len(t, r.Cluster, 1)
-}
-
-// TestDisallowUnknownFieldsOption guards strictDecode's fast path: the
-// option must make Unmarshal reject an unknown field (and only that), as
-// the streaming decoder's DisallowUnknownFields does.
-func TestDisallowUnknownFieldsOption(t *testing.T) {
-	var w wireRequest
-	require.Error(t, json.UnmarshalWithOption([]byte(`{"quant":"int8","bogus":1}`), &w, disallowUnknownFields))
-	w = wireRequest{}
-	require.NoError(t, json.UnmarshalWithOption([]byte(`{"quant":"int8","devices":["cuda:0"]}`), &w, disallowUnknownFields))
-	require.NotNil(t, w.Quant)
-	assert.Equal(t, "int8", *w.Quant)
-	assert.Equal(t, []string{"cuda:0"}, w.Devices)
-}
-
-// TestStrictDecodeFastPathAgrees checks that the fast path and the
-// streaming decoder give the same value or the same error.
-func TestStrictDecodeFastPathAgrees(t *testing.T) {
-	for _, in := range []string{
-		`{"quant":"int8","context_length":8192,"devices":["a","b"],"cpu_offload":true}`,
-		`{"quant":"int8"} x`, `{"quant":"int8"}]`, `{"quant":"int8",}`, `{"quant":1}`, `{"bogus":1}`,
-		`{"context_length":1.5}`, `{"context_length":"1"}`, `null`, ``, ` `, `{`, `[]`, `{"quant":"a","quant":"b"}`,
-		`{"registry":{"devices":[{"id":"x","unknown_is_fine_here":1}]}}`, "{\"quant\":\"\xff\"}",
-	} {
-		var fast, slow wireRequest
-		errFast := strictDecode([]byte(in), &fast, "request")
-		errSlow := streamDecode([]byte(in), &slow, "request")
-		assert.Equal(t, errSlow, errFast, in)
-		assert.Equal(t, slow, fast, in)
-	}
 }
