@@ -173,7 +173,7 @@ func detectWith(opts detect.Options) (*registry.Registry, error) {
 // detection reads the machine: the encoder builds its code for a type on
 // first use (about a millisecond for the registry), which would otherwise add
 // to the first call's latency. Not done in init: loading the library must
-// cost nothing (../shared/cabi-notes.md §1.7).
+// cost nothing (the load target in docs/performance.md).
 var warmEncoder sync.Once
 
 func warmRegistryEncoder() {

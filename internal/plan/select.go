@@ -65,8 +65,8 @@ func (p *pool) usableTotal() int64 {
 
 // highBandwidthKinds are the device-to-device links tensor parallelism may
 // span. InfiniBand/RoCE/Ethernet leave the machine and PCIe is shared with
-// the host: neither counts (reference-study §7.1 #7: a NIC must not flip the
-// intra-node decision).
+// the host: neither counts (a NIC in a machine must not turn PCIe-connected
+// GPUs into a tensor-parallel group).
 var highBandwidthKinds = map[string]bool{
 	registry.LinkNVLink: true, registry.LinkNVSwitch: true, registry.LinkXGMI: true,
 	registry.LinkICI: true, registry.LinkNeuronLink: true,

@@ -149,22 +149,6 @@ const overheadBytes = 768 << 20
 // PerDeviceOverheadBytes is the runtime overhead on each device used.
 func PerDeviceOverheadBytes() int64 { return overheadBytes }
 
-// MaxContext is the longest context for which Estimate fits in budgetBytes
-// (0 when even one token does not fit).
-func MaxContext(m *model.Model, l Level, batch int, kv KVOptions, budgetBytes int64) int {
-	limit := 1 << 24
-	if m.MaxContext > 0 {
-		limit = m.MaxContext
-	}
-	return Largest(limit, func(n int) bool { return Estimate(m, l, n, batch, kv).TotalBytes <= budgetBytes })
-}
-
-// MaxBatch is the largest batch of contextLen-token sequences for which
-// Estimate fits in budgetBytes (0 when none fits).
-func MaxBatch(m *model.Model, l Level, contextLen int, kv KVOptions, budgetBytes int64) int {
-	return Largest(1<<20, func(n int) bool { return Estimate(m, l, contextLen, n, kv).TotalBytes <= budgetBytes })
-}
-
 // Largest returns the largest n in [1, limit] with ok(n), for ok monotone
 // (true then false), or 0 when ok(1) is false. It is a binary search, so ok
 // runs O(log limit) times; plan uses it for its own inverse questions
