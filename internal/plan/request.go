@@ -67,11 +67,10 @@ type Request struct {
 	// Training holds the "training" object of an estimate_training request
 	// (training.go); nil when absent.
 	Training *TrainingOptions
-	// weights memoizes quant.WeightsBytes(Model, level): planning asks for
-	// the same level many times (every pool, every probe of maxFitting) and
-	// each answer walks every tensor of the model.
-	weights      map[quant.Level]int64
-	weightsTable *quant.Weights // the model's tensor list, built on first use
+	// weights is the model's weights size at each level planning tries,
+	// computed once when planning starts (choose) and read by every estimate
+	// after it (every pool, every probe of maxFitting).
+	weights levelWeights
 }
 
 // wireRequest is the JSON shape; every key is known (unknown keys are
@@ -296,24 +295,6 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
 	}
 	return 2 * float64(max(m.Layers, 1)) * width * float64(ctx) * float64(batch) * 2
-}
-
-// weightsBytes is quant.WeightsBytes of the request's model at level l,
-// computed once per request and level. A Request is used by one call at a
-// time, so the memo needs no lock.
-func (r *Request) weightsBytes(l quant.Level) int64 {
-	if w, ok := r.weights[l]; ok {
-		return w
-	}
-	if r.weightsTable == nil {
-		r.weightsTable = quant.NewWeights(r.Model)
-	}
-	w := r.weightsTable.Bytes(l)
-	if r.weights == nil {
-		r.weights = make(map[quant.Level]int64, 6)
-	}
-	r.weights[l] = w
-	return w
 }
 
 // kvOptions is the KV cache storage of the request.

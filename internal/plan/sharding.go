@@ -669,7 +669,7 @@ func PlanSharding(req *Request) (any, error) {
 		ans.Levels = []LevelRow{}
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(quant.Estimate(m, pl.Level, req.ContextLength, req.rowBatch(), req.kvOptions()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
 		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
 		return ans, nil
 	}

@@ -17,10 +17,10 @@ var autoLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, qu
 
 // estimateSane is quant.Estimate (without notes, which planning does not
 // use) with a sanity check: false when a component is negative or above
-// maxPlanBytes (an overflow, or no machine holds it). The weights come from
-// the request's memo: they depend on the level only.
+// maxPlanBytes (an overflow, or no machine holds it). The weights are the
+// request's, computed once (levelWeights): they depend on the level only.
 func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
-	b := quant.EstimateWith(req.Model, req.weightsBytes(l), ctx, batch, req.kvOptions())
+	b := req.estimate(l, ctx, batch)
 	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
 		if v < 0 || v > maxPlanBytes {
 			return b, false
@@ -140,6 +140,7 @@ func choose(req *Request) (*choice, error) {
 		}
 	}
 	levels, why := levelsFor(req)
+	req.weights = weightsAt(req.Model, levels)
 	ch.Explanation = append(ch.Explanation, why)
 	passes := [][]*pool{accel}
 	switch {
@@ -285,7 +286,7 @@ func (ch *choice) explainRejected(levels []quant.Level, chosen quant.Level) {
 func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
-		b := quant.Estimate(req.Model, l, req.ContextLength, req.BatchSize, req.kvOptions())
+		b := req.estimate(l, req.ContextLength, req.BatchSize)
 		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: "no available device"})
 	}
 	return rows
@@ -314,7 +315,7 @@ func SuggestQuant(req *Request) (any, error) {
 			}
 		}
 	} else {
-		ans.Memory = memoryOf(quant.Estimate(req.Model, pl.Level, req.ContextLength, req.rowBatch(), req.kvOptions()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
 		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
 	}
 	return ans, nil
