@@ -664,7 +664,7 @@ func PlanSharding(req *Request) (any, error) {
 	m := req.Model
 	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: ch.Explanation, Warnings: modelWarnings(req)}
+		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}

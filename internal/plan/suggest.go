@@ -50,15 +50,40 @@ type SuggestAnswer struct {
 }
 
 // choice is the outcome of planning a request: the chosen plan (fitting or
-// the best failure) and what was learnt on the way.
+// the best failure), the table of levels, and what the search found on the
+// way, as facts; explainChoice turns them into the explanation.
 type choice struct {
-	Plan        planned
-	Rows        []LevelRow
-	Explanation []string
-	Warnings    []string
-	InterStage  float64 // bandwidth between pipeline stages, GB/s, 0 unknown
-	Cluster     bool
+	Plan       planned
+	Rows       []LevelRow
+	InterStage float64 // bandwidth between pipeline stages, GB/s, 0 unknown
+	Cluster    bool
+
+	// LevelsWhy says which levels were tried and why (levelsFor).
+	LevelsWhy string
+	// Devices is the devices the request restricted planning to.
+	Devices []string
+	// Outcome is how the plan was found.
+	Outcome outcome
+	// HostOnly: no accelerator, so host RAM was planned on.
+	HostOnly bool
+	// OffloadWithReplicas: cpu_offload was asked with replicas, which are
+	// not combined.
+	OffloadWithReplicas bool
+	// CouldOffload and CouldIncludeCPU: nothing fits, and the request did
+	// not ask for cpu_offload or include_cpu, which the machine allows.
+	CouldOffload, CouldIncludeCPU bool
 }
+
+// outcome is how a choice's plan was found.
+type outcome int
+
+const (
+	outcomeNothingFits   outcome = iota // no level fits anywhere
+	outcomeNoDevices                    // no usable device at all
+	outcomeFits                         // a level fits on accelerators (or on host RAM with no accelerator)
+	outcomeFitsOnHost                   // include_cpu: nothing fits on accelerators, host RAM does
+	outcomeFitsOffloaded                // cpu_offload: accelerators plus host RAM
+)
 
 // levelsFor lists the levels to try: the requested one, the model file's
 // own type for a quantized model file under "auto", else autoLevels.
@@ -130,7 +155,7 @@ func choose(req *Request) (*choice, error) {
 		return nil, err
 	}
 	pools, inter := requestPools(req, want)
-	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0}
+	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0, Devices: req.Devices}
 	var accel, host []*pool
 	for _, p := range pools {
 		if p.Kind == registry.KindCPU {
@@ -141,20 +166,18 @@ func choose(req *Request) (*choice, error) {
 	}
 	levels, why := levelsFor(req)
 	req.weights = weightsAt(req.Model, levels)
-	ch.Explanation = append(ch.Explanation, why)
+	ch.LevelsWhy = why
 	passes := [][]*pool{accel}
 	switch {
 	case len(accel) == 0:
 		passes = [][]*pool{host}
-		if len(host) > 0 {
-			ch.Explanation = append(ch.Explanation, "no accelerator is available: planning on host RAM")
-		}
+		ch.HostOnly = len(host) > 0
 	case req.IncludeCPU:
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
 		ch.Plan = planned{Level: levels[len(levels)-1], Reason: "no available device with known memory"}
-		ch.Explanation = append(ch.Explanation, "does not fit: no available device with known memory (requested devices: "+strings.Join(req.Devices, ", ")+")")
+		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
 	}
@@ -169,33 +192,26 @@ func choose(req *Request) (*choice, error) {
 		}
 		if best != nil {
 			ch.Plan = *best
+			ch.Outcome = outcomeFits
 			if pass == 1 {
-				ch.Explanation = append(ch.Explanation, "include_cpu: no accelerator plan fits, so host RAM is used")
+				ch.Outcome = outcomeFitsOnHost
 			}
-			ch.explainRejected(levels, best.Level)
 			return ch, nil
 		}
 	}
 	// Nothing fits on devices alone.
-	if req.CPUOffload && len(accel) > 0 && req.dataParallel() {
-		ch.Explanation = append(ch.Explanation, "cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe")
-	}
+	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
 		if off, ok := planOffloadLevels(req, accel, levels); ok {
 			ch.Plan = off
-			ch.explainRejected(levels, off.Level)
-			ch.Explanation = append(ch.Explanation, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
+			ch.Outcome = outcomeFitsOffloaded
 			return ch, nil
 		}
 	}
 	ch.Plan = lastFailure(req, passes, levels)
-	ch.explainRejected(levels, "")
-	if !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 {
-		ch.Explanation = append(ch.Explanation, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
-	}
-	if !req.IncludeCPU && len(accel) > 0 && len(host) > 0 {
-		ch.Explanation = append(ch.Explanation, "include_cpu: true would plan on host RAM (the CPU) when no accelerator has room")
-	}
+	ch.Outcome = outcomeNothingFits
+	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0
+	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
 	return ch, nil
 }
 
@@ -265,24 +281,6 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 
-// explainRejected adds one line per level better than the chosen one (all
-// levels when chosen is "") saying why it was not taken.
-func (ch *choice) explainRejected(levels []quant.Level, chosen quant.Level) {
-	for _, r := range ch.Rows {
-		if chosen != "" && r.Quant == string(chosen) {
-			if r.Fits {
-				ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
-			} else {
-				ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s chosen with cpu_offload (%s for one replica)", r.Quant, gib(r.TotalBytes)))
-			}
-			return
-		}
-		if !r.Fits {
-			ch.Explanation = append(ch.Explanation, fmt.Sprintf("%s rejected: %s", r.Quant, r.Reason))
-		}
-	}
-}
-
 func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
@@ -301,7 +299,7 @@ func SuggestQuant(req *Request) (any, error) {
 	}
 	pl := &ch.Plan
 	ans := &SuggestAnswer{Quant: string(pl.Level), Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
-		Explanation: ch.Explanation, Warnings: modelWarnings(req)}
+		Explanation: explainChoice(ch), Warnings: modelWarnings(req)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}
