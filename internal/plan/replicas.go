@@ -353,26 +353,3 @@ func dedupe(xs []string) []string {
 	}
 	return out
 }
-
-// describeReplicas explains a data-parallel plan.
-func describeReplicas(pl *planned, req *Request) []string {
-	if pl.DP < 2 {
-		return nil
-	}
-	var lists []string
-	for i, r := range pl.Replicas {
-		var ids []string
-		for _, s := range r {
-			for _, d := range s.Devices {
-				ids = append(ids, d.ID)
-			}
-		}
-		lists = append(lists, fmt.Sprintf("replica %d: %s", i, strings.Join(ids, ",")))
-	}
-	how := fmt.Sprintf("replicas %d was requested", pl.DP)
-	if req.ReplicasMax {
-		how = "replicas max: as many as the group of identical devices holds"
-	}
-	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
-		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
-}

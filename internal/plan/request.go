@@ -1,5 +1,20 @@
 // Package plan answers the planning questions: which precision fits, how to
 // spread a model over devices, and how much memory training needs.
+//
+// A plan is made in stages, one file each:
+//
+//   - request.go: the request, decoded and checked;
+//   - pools.go (cluster.go across nodes): the usable devices grouped into
+//     pools of one kind and vendor, with their high-bandwidth domains;
+//   - figures.go: the weights size at each level (once per request) and the
+//     memory of a layer split; throughput.go: the speed of a layout;
+//   - layouts.go (replicas.go for data parallel): candidate layouts of one
+//     level on one pool: one device, tensor parallel, pipeline, offload;
+//   - choice.go: the best layout over levels and pools, and the facts of
+//     the search;
+//   - explain.go: the explanation, written from the choice;
+//   - sharding.go, suggest.go, training.go: the answers (engine.go: the
+//     engine flags of a plan).
 package plan
 
 import (

@@ -1,3 +1,5 @@
+// Stage 2 of planning: device pools (see the package comment in request.go).
+
 package plan
 
 import (
