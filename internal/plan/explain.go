@@ -133,5 +133,8 @@ func modelWarnings(req *Request) []string {
 		w = append(w, "model shape (layers, hidden size, heads) estimated from the parameter count; KV cache and layer split are approximate")
 	}
 	w = append(w, m.Notes...)
+	if req.contextCapped {
+		w = append(w, fmt.Sprintf("context_length defaults to the model's maximum context of %d tokens (below the default %d)", req.ContextLength, DefaultContextLength))
+	}
 	return w
 }

@@ -65,6 +65,9 @@ type Request struct {
 	Model         *model.Model
 	Quant         string // "auto" or a quant.Level name
 	ContextLength int
+	// contextCapped: no context_length was given and the default is longer
+	// than the model's maximum, so the model's maximum is planned.
+	contextCapped bool
 	BatchSize     int
 	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8"
 	// or "int8".
@@ -163,6 +166,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if r.BatchSize, err = bounded("batch_size", w.BatchSize, DefaultBatchSize, MaxBatchSize); err != nil {
 		return nil, err
 	}
+	if err := r.checkModelContext(w.ContextLength != nil); err != nil {
+		return nil, err
+	}
 	if kv := kvUpperBound(r.Model, r.ContextLength, r.BatchSize); kv > maxPlanBytes {
 		return nil, errs.New(errs.InvalidArgument, "request: context_length %d x batch_size %d needs about %.3g bytes of KV cache; more than any machine holds",
 			r.ContextLength, r.BatchSize, kv)
@@ -209,6 +215,32 @@ func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []b
 // trailing data are refused.
 func strictDecode(data []byte, v any, what string) error {
 	return strictjson.Decode(data, v, what)
+}
+
+// checkModelContext refuses a context longer than the model was trained
+// for (max_position_embeddings, or a GGUF's context_length): vLLM refuses
+// such a --max-model-len (https://docs.vllm.ai/en/latest/configuration/engine_args/,
+// "--max-model-len ... derived from the model config"), and a plan for it
+// would describe memory no engine allocates as asked.
+// A default context longer than the model's is lowered to the model's, and
+// the answer says so (contextCapped).
+func (r *Request) checkModelContext(explicit bool) error {
+	limit := r.Model.MaxContext
+	if limit <= 0 || r.ContextLength <= limit {
+		return nil
+	}
+	if !explicit {
+		// The default context is longer than the model's: plan the model's.
+		r.ContextLength = limit
+		r.contextCapped = true
+		return nil
+	}
+	name := r.Model.Name
+	if name == "" {
+		name = "the model"
+	}
+	return errs.New(errs.InvalidArgument, "request: context_length %d is more than %s's maximum context of %d tokens (max_position_embeddings); ask for %d or less",
+		r.ContextLength, name, limit, limit)
 }
 
 func bounded(name string, w *wireInt, def, max int) (int, error) {

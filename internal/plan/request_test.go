@@ -1,12 +1,16 @@
 package plan
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 func TestDecodeRequestDefaults(t *testing.T) {
@@ -114,4 +118,32 @@ func TestClusterRequestDoesNotDetect(t *testing.T) {
 	require.NotNil(t, r.Registry, "a placeholder registry keeps the api layer from detecting")
 	assert.Empty(t, r.Registry.Devices)
 	require.Len(t, r.Cluster, 1)
+}
+
+// Issue 12 item 2: a context beyond the model's maximum is refused when
+// asked for, and the default is lowered to the model's maximum and said;
+// --max-model-len is never above the model's limit.
+func TestContextBeyondTheModel(t *testing.T) {
+	_, err := DecodeRequest([]byte(`{"model":{"name":"llama-3.1-70b"},"context_length":200000}`))
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	assert.Contains(t, errs.MessageOf(err), "131072")
+
+	r := reg(t, []registry.Device{h100(0)})
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":131072,"engine":"vllm"}`, r))
+	require.True(t, a.Fits)
+	assert.Contains(t, strings.Join(a.EngineArgs[engineVLLM], " "), "--max-model-len 131072")
+
+	small := request(t, `{"model":{"name":"Llama-2-7B"},"engine":"vllm"}`, r)
+	require.Positive(t, small.Model.MaxContext)
+	require.Less(t, small.Model.MaxContext, DefaultContextLength, "the catalog's Llama-2-7B is shorter than the default context")
+	assert.Equal(t, small.Model.MaxContext, small.ContextLength)
+	a = shard(t, small)
+	require.True(t, a.Fits)
+	args := a.EngineArgs[engineVLLM]
+	i := slices.Index(args, "--max-model-len")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, strconv.Itoa(small.Model.MaxContext), args[i+1])
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "defaults to the model's maximum context")
+	assert.LessOrEqual(t, a.MaxContextLength, small.Model.MaxContext)
 }
