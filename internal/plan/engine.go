@@ -122,6 +122,12 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	return a, notes
 }
 
+// llamaMaxSplit is how many --tensor-split entries llama.cpp accepts:
+// fewer than llama_max_devices() (16), which common/arg.cpp checks with
+// "got %d input configs, but system only has %d devices"
+// (https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp).
+const llamaMaxSplit = 15
+
 func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, bool) {
 	if cluster && multiNode(pl) {
 		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
@@ -143,8 +149,16 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 		gpuLayers += s.End - s.Start
 		split = append(split, strconv.Itoa(s.End-s.Start))
 	}
-	if pl.Pool.Kind == registry.KindCPU {
+	if len(split) > llamaMaxSplit {
+		return nil, []string{fmt.Sprintf("llama.cpp: --tensor-split takes at most %d entries and this plan splits over %d devices; no flags are given", llamaMaxSplit, len(split))}, false
+	}
+	switch {
+	case pl.Pool.Kind == registry.KindCPU:
 		gpuLayers = 0
+	case !pl.Offloaded:
+		// Every layer on the GPUs: llama.cpp counts the output layer as
+		// layer n_layer, so all of them is n_layer + 1.
+		gpuLayers = pl.Costs.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
 	if len(split) > 1 {
