@@ -287,44 +287,5 @@ func checkInput(input []byte) error {
 	return nil
 }
 
-// depth returns the deepest nesting of [ and { outside strings (stopping
-// early once past MaxDepth). Strings are skipped with bytes.IndexByte: in a
-// registry most bytes are inside strings.
-func depth(b []byte) int {
-	d, max := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = stringEnd(b, i+1)
-		case '[', '{':
-			d++
-			if d > max {
-				max = d
-				if max > MaxDepth {
-					return max
-				}
-			}
-		case ']', '}':
-			d--
-		}
-	}
-	return max
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// content starts at i (a backslash escapes the byte after it), or len(b)
-// when the string is not closed.
-func stringEnd(b []byte, i int) int {
-	for i < len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		e := bytes.IndexByte(b[i:i+q], '\\')
-		if e < 0 {
-			return i + q
-		}
-		i += e + 2
-	}
-	return len(b)
-}
+// depth is strictjson.Depth stopping past MaxDepth.
+func depth(b []byte) int { return strictjson.Depth(b, MaxDepth) }

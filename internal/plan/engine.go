@@ -192,13 +192,7 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 func llamaReplicasNote(pl *planned) string {
 	var per []string
 	for i, r := range pl.Replicas {
-		var ids []string
-		for _, s := range r {
-			for _, d := range s.Devices {
-				ids = append(ids, d.ID)
-			}
-		}
-		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+		per = append(per, fmt.Sprintf("%d on %s", i, replicaDeviceIDs(r)))
 	}
 	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
 		pl.DP, strings.Join(per, "; "))

@@ -109,13 +109,7 @@ func describeReplicas(pl *planned, req *Request) []string {
 	}
 	var lists []string
 	for i, r := range pl.Replicas {
-		var ids []string
-		for _, s := range r {
-			for _, d := range s.Devices {
-				ids = append(ids, d.ID)
-			}
-		}
-		lists = append(lists, fmt.Sprintf("replica %d: %s", i, strings.Join(ids, ",")))
+		lists = append(lists, fmt.Sprintf("replica %d: %s", i, replicaDeviceIDs(r)))
 	}
 	how := fmt.Sprintf("replicas %d was requested", pl.DP)
 	if req.ReplicasMax {
@@ -137,4 +131,16 @@ func modelWarnings(req *Request) []string {
 		w = append(w, fmt.Sprintf("context_length defaults to the model's maximum context of %d tokens (below the default %d)", req.ContextLength, DefaultContextLength))
 	}
 	return w
+}
+
+// replicaDeviceIDs lists the answer ids of one replica's devices, stage by
+// stage, comma-separated.
+func replicaDeviceIDs(r []stage) string {
+	var ids []string
+	for _, s := range r {
+		for _, d := range s.Devices {
+			ids = append(ids, d.ID)
+		}
+	}
+	return strings.Join(ids, ",")
 }

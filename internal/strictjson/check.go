@@ -233,20 +233,28 @@ func (s *scanner) members(member func(key []byte) error) error {
 		if err := member(key); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return errSyntax
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case '}':
-			s.pos++
-			return nil
-		default:
-			return errSyntax
+		if done, err := s.afterElement('}'); done || err != nil {
+			return err
 		}
 	}
+}
+
+// afterElement reads what follows an element of an object or a list: a
+// comma (more follow) or the closing byte (done).
+func (s *scanner) afterElement(closing byte) (done bool, err error) {
+	s.space()
+	if s.pos >= len(s.data) {
+		return false, errSyntax
+	}
+	switch s.data[s.pos] {
+	case ',':
+		s.pos++
+		return false, nil
+	case closing:
+		s.pos++
+		return true, nil
+	}
+	return false, errSyntax
 }
 
 func (s *scanner) list(elem reflect.Type, depth int) error {
@@ -260,18 +268,8 @@ func (s *scanner) list(elem reflect.Type, depth int) error {
 		if err := s.value(elem, depth+1); err != nil {
 			return err
 		}
-		s.space()
-		if s.pos >= len(s.data) {
-			return errSyntax
-		}
-		switch s.data[s.pos] {
-		case ',':
-			s.pos++
-		case ']':
-			s.pos++
-			return nil
-		default:
-			return errSyntax
+		if done, err := s.afterElement(']'); done || err != nil {
+			return err
 		}
 	}
 }
@@ -349,6 +347,31 @@ func (s *scanner) skip() error {
 		s.pos++
 	}
 	return errSyntax
+}
+
+// Depth returns the deepest nesting of [ and { outside strings in b,
+// stopping early once past limit. Strings are skipped with bytes.IndexByte:
+// in a registry most bytes are inside strings. It is how the api layer
+// refuses deep input before any decoder sees it.
+func Depth(b []byte, limit int) int {
+	d, deepest := 0, 0
+	for i := 0; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			i = stringEnd(b, i+1)
+		case '[', '{':
+			d++
+			if d > deepest {
+				deepest = d
+				if deepest > limit {
+					return deepest
+				}
+			}
+		case ']', '}':
+			d--
+		}
+	}
+	return deepest
 }
 
 // stringEnd returns the index of the quote that closes the string whose
