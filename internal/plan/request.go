@@ -85,6 +85,10 @@ type Request struct {
 	// Training holds the "training" object of an estimate_training request
 	// (training.go); nil when absent.
 	Training *TrainingOptions
+	// decodedRegistry is the registry decoded from the request, shared
+	// through registry.DecodeShared and never changed: planning may
+	// remember its pools (pools.go) while Registry is still it.
+	decodedRegistry *registry.Registry
 	// weights is the model's weights size at each level planning tries,
 	// computed once when planning starts (choose) and read by every estimate
 	// after it (every pool, every probe of maxFitting).
@@ -298,7 +302,7 @@ func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessag
 		if err != nil {
 			return err
 		}
-		r.Registry = g
+		r.Registry, r.decodedRegistry = g, g
 	}
 	if cluster == nil {
 		return nil
