@@ -19,6 +19,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // MaxInput is the largest request accepted (16 MiB); larger is too_large.
@@ -182,7 +183,7 @@ func detectWith(ctx context.Context, opts detect.Options) (*registry.Registry, e
 // detection reads the machine: the encoder builds its code for a type on
 // first use (about a millisecond for the registry), which would otherwise add
 // to the first call's latency. Not done in init: loading the library must
-// cost nothing (../shared/cabi-notes.md §1.7).
+// cost nothing (the load target in docs/performance.md).
 var warmEncoder sync.Once
 
 func warmRegistryEncoder() {
@@ -228,13 +229,8 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		return opts, false, nil
 	}
 	var w wireOptions
-	dec := json.NewDecoder(bytes.NewReader(input))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&w); err != nil {
-		return opts, false, errs.Decode("options", err)
-	}
-	if dec.More() {
-		return opts, false, errs.New(errs.InvalidJSON, "options: trailing data after the JSON object")
+	if err := strictjson.Decode(input, &w, "options"); err != nil {
+		return opts, false, err
 	}
 	if w.Sysroot != nil {
 		if *w.Sysroot == "" {
@@ -309,44 +305,5 @@ func checkInput(input []byte) error {
 	return nil
 }
 
-// depth returns the deepest nesting of [ and { outside strings (stopping
-// early once past MaxDepth). Strings are skipped with bytes.IndexByte: in a
-// registry most bytes are inside strings.
-func depth(b []byte) int {
-	d, max := 0, 0
-	for i := 0; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			i = stringEnd(b, i+1)
-		case '[', '{':
-			d++
-			if d > max {
-				max = d
-				if max > MaxDepth {
-					return max
-				}
-			}
-		case ']', '}':
-			d--
-		}
-	}
-	return max
-}
-
-// stringEnd returns the index of the quote that closes the string whose
-// content starts at i (a backslash escapes the byte after it), or len(b)
-// when the string is not closed.
-func stringEnd(b []byte, i int) int {
-	for i < len(b) {
-		q := bytes.IndexByte(b[i:], '"')
-		if q < 0 {
-			return len(b)
-		}
-		e := bytes.IndexByte(b[i:i+q], '\\')
-		if e < 0 {
-			return i + q
-		}
-		i += e + 2
-	}
-	return len(b)
-}
+// depth is strictjson.Depth stopping past MaxDepth.
+func depth(b []byte) int { return strictjson.Depth(b, MaxDepth) }

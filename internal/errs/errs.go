@@ -6,10 +6,6 @@ package errs
 import (
 	"errors"
 	"fmt"
-	"io"
-	"strings"
-
-	json "github.com/goccy/go-json"
 )
 
 // Stable error codes (include/ai_hwaccel.h lists the same set). Never rename or
@@ -67,22 +63,4 @@ func MessageOf(err error) string {
 		return e.Message
 	}
 	return err.Error()
-}
-
-// Decode classifies an error from the JSON decoder: malformed text is
-// invalid_json; a well-formed document of the wrong shape (a string where a
-// number belongs, an unknown field under strict decoding) is invalid_argument.
-func Decode(what string, err error) *Error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		return Wrap(InvalidArgument, err, what)
-	}
-	msg := err.Error()
-	if strings.Contains(msg, "unknown field") {
-		return Wrap(InvalidArgument, err, what)
-	}
-	if err == io.EOF || msg == "EOF" {
-		return New(InvalidJSON, "%s: unexpected end of input", what)
-	}
-	return Wrap(InvalidJSON, err, what)
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// calibrationFile is a verbatim copy of shared/calibration/inference.json
-// (llama.cpp measurements; every row names its source).
+// calibrationFile holds published llama.cpp measurements (every row names
+// its source).
 var calibrationFile = filepath.Join("testdata", "inference.json")
 
 // Bounds promised in docs/accuracy.md ("Throughput (decode and prefill)").

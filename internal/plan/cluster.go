@@ -15,7 +15,7 @@ import (
 // machine the slowest PCIe link; 0 when unknown.
 func requestPools(req *Request, want map[string]bool) ([]*pool, float64) {
 	if len(req.Cluster) == 0 {
-		ps := buildPools(req.Registry, 0, "", req.Engine, want)
+		ps := registryPools(req, want)
 		return ps, slowestPCIe(ps)
 	}
 	merged := map[string]*pool{}

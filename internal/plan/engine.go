@@ -122,6 +122,12 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	return a, notes
 }
 
+// llamaMaxSplit is how many --tensor-split entries llama.cpp accepts:
+// fewer than llama_max_devices() (16), which common/arg.cpp checks with
+// "got %d input configs, but system only has %d devices"
+// (https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp).
+const llamaMaxSplit = 15
+
 func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, bool) {
 	if cluster && multiNode(pl) {
 		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
@@ -143,8 +149,16 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 		gpuLayers += s.End - s.Start
 		split = append(split, strconv.Itoa(s.End-s.Start))
 	}
-	if pl.Pool.Kind == registry.KindCPU {
+	if len(split) > llamaMaxSplit {
+		return nil, []string{fmt.Sprintf("llama.cpp: --tensor-split takes at most %d entries and this plan splits over %d devices; no flags are given", llamaMaxSplit, len(split))}, false
+	}
+	switch {
+	case pl.Pool.Kind == registry.KindCPU:
 		gpuLayers = 0
+	case !pl.Offloaded:
+		// Every layer on the GPUs: llama.cpp counts the output layer as
+		// layer n_layer, so all of them is n_layer + 1.
+		gpuLayers = pl.Costs.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
 	if len(split) > 1 {
@@ -178,13 +192,7 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 func llamaReplicasNote(pl *planned) string {
 	var per []string
 	for i, r := range pl.Replicas {
-		var ids []string
-		for _, s := range r {
-			for _, d := range s.Devices {
-				ids = append(ids, d.ID)
-			}
-		}
-		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+		per = append(per, fmt.Sprintf("%d on %s", i, replicaDeviceIDs(r)))
 	}
 	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
 		pl.DP, strings.Join(per, "; "))

@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -39,6 +41,20 @@ var randomGPUs = []struct {
 var randomModels = []string{`{"name":"llama-3.1-8b"}`, `{"name":"llama-3.1-70b"}`, `{"name":"llama-3.1-405b"}`,
 	`{"name":"qwen2.5-0.5b"}`, `{"name":"mixtral-8x7b-v0.1"}`, `{"name":"gemma-2-27b"}`}
 
+// randomMaxContext is the catalog's maximum context of each random model.
+var randomMaxContext = func() []int {
+	out := make([]int, len(randomModels))
+	for i, body := range randomModels {
+		var spec model.Spec
+		if json.Unmarshal([]byte(body), &spec) == nil {
+			if m, err := model.Resolve(spec); err == nil {
+				out[i] = m.MaxContext
+			}
+		}
+	}
+	return out
+}()
+
 func drawCase(rng *rand.Rand) randomCase {
 	r := registry.New()
 	if rng.Intn(2) == 0 {
@@ -66,13 +82,19 @@ func drawCase(rng *rand.Rand) randomCase {
 		r.SystemIO.Interconnects = append(r.SystemIO.Interconnects, link(registry.LinkNVSwitch, 900, cuda...))
 	}
 	var m string
+	maxContext := 0
 	if rng.Intn(2) == 0 {
-		m = randomModels[rng.Intn(len(randomModels))]
+		i := rng.Intn(len(randomModels))
+		m, maxContext = randomModels[i], randomMaxContext[i]
 	} else {
 		m = fmt.Sprintf(`{"params_b":%.3f}`, math.Exp(rng.Float64()*math.Log(1000))/2)
 	}
+	ctx := []int{512, 4096, 32768, 131072}[rng.Intn(4)]
+	if maxContext > 0 {
+		ctx = min(ctx, maxContext) // a longer context is refused (TestContextBeyondTheModel)
+	}
 	body := fmt.Sprintf(`{"model":%s,"context_length":%d,"batch_size":%d`, m,
-		[]int{512, 4096, 32768, 131072}[rng.Intn(4)], []int{1, 4, 32}[rng.Intn(3)])
+		ctx, []int{1, 4, 32}[rng.Intn(3)])
 	if e := []string{"", "vllm", "llama.cpp"}[rng.Intn(3)]; e != "" {
 		body += fmt.Sprintf(`,"engine":%q`, e)
 	}

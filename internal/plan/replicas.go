@@ -214,10 +214,11 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 	case k == 1:
 		part := c.stagePart(0, c.Layers, tp)
 		for _, dom := range p.Domains {
+			rank := domainOrder(dom)
 			ds := append([]*device(nil), dom...)
 			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
 			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
-				st := stage{Devices: inOrder(dom, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
+				st := stage{Devices: inOrder(rank, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
 				if part.total() > st.budget() {
 					break
 				}
@@ -262,19 +263,22 @@ func bySpeed(ds []*device) []*device {
 	return out
 }
 
-// inOrder returns pick in the order its devices have in dom (ranks follow
-// the domain's order, as mostUsable's do).
-func inOrder(dom, pick []*device) []*device {
-	in := map[*device]bool{}
-	for _, d := range pick {
-		in[d] = true
+// domainOrder maps each device of dom to its position there.
+func domainOrder(dom []*device) map[*device]int {
+	rank := make(map[*device]int, len(dom))
+	for i, d := range dom {
+		rank[d] = i
 	}
-	out := make([]*device, 0, len(pick))
-	for _, d := range dom {
-		if in[d] {
-			out = append(out, d)
-		}
-	}
+	return rank
+}
+
+// inOrder returns pick in the order its devices have in their domain (rank
+// from domainOrder), so tensor-parallel ranks follow the domain's order as
+// mostUsable's do. It costs the size of pick, not of the domain: a domain of
+// 65 535 GPUs yields thousands of units.
+func inOrder(rank map[*device]int, pick []*device) []*device {
+	out := append([]*device(nil), pick...)
+	sort.Slice(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
 	return out
 }
 
@@ -348,27 +352,4 @@ func dedupe(xs []string) []string {
 		}
 	}
 	return out
-}
-
-// describeReplicas explains a data-parallel plan.
-func describeReplicas(pl *planned, req *Request) []string {
-	if pl.DP < 2 {
-		return nil
-	}
-	var lists []string
-	for i, r := range pl.Replicas {
-		var ids []string
-		for _, s := range r {
-			for _, d := range s.Devices {
-				ids = append(ids, d.ID)
-			}
-		}
-		lists = append(lists, fmt.Sprintf("replica %d: %s", i, strings.Join(ids, ",")))
-	}
-	how := fmt.Sprintf("replicas %d was requested", pl.DP)
-	if req.ReplicasMax {
-		how = "replicas max: as many as the group of identical devices holds"
-	}
-	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
-		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
 }

@@ -1,13 +1,26 @@
 // Package plan answers the planning questions: which precision fits, how to
 // spread a model over devices, and how much memory training needs.
+//
+// A plan is made in stages, one file each:
+//
+//   - request.go: the request, decoded and checked;
+//   - pools.go (cluster.go across nodes): the usable devices grouped into
+//     pools of one kind and vendor, with their high-bandwidth domains;
+//   - figures.go: the weights size at each level (once per request) and the
+//     memory of a layer split; throughput.go: the speed of a layout;
+//   - layouts.go (replicas.go for data parallel): candidate layouts of one
+//     level on one pool: one device, tensor parallel, pipeline, offload;
+//   - choice.go: the best layout over levels and pools, and the facts of
+//     the search;
+//   - explain.go: the explanation, written from the choice;
+//   - sharding.go, suggest.go, training.go: the answers (engine.go: the
+//     engine flags of a plan).
 package plan
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
-	"reflect"
 	"strconv"
 	"strings"
 
@@ -17,6 +30,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // Engines a plan can be written for.
@@ -51,6 +65,9 @@ type Request struct {
 	Model         *model.Model
 	Quant         string // "auto" or a quant.Level name
 	ContextLength int
+	// contextCapped: no context_length was given and the default is longer
+	// than the model's maximum, so the model's maximum is planned.
+	contextCapped bool
 	BatchSize     int
 	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8"
 	// or "int8".
@@ -68,14 +85,14 @@ type Request struct {
 	// Training holds the "training" object of an estimate_training request
 	// (training.go); nil when absent.
 	Training *TrainingOptions
-	// clusterOnly marks a Registry placeholder set so the api layer does not
-	// detect this machine for a cluster request.
-	clusterOnly bool
-	// weights memoizes quant.WeightsBytes(Model, level): planning asks for
-	// the same level many times (every pool, every probe of maxFitting) and
-	// each answer walks every tensor of the model.
-	weights      map[quant.Level]int64
-	weightsTable *quant.Weights // the model's tensor list, built on first use
+	// decodedRegistry is the registry decoded from the request, shared
+	// through registry.DecodeShared and never changed: planning may
+	// remember its pools (pools.go) while Registry is still it.
+	decodedRegistry *registry.Registry
+	// weights is the model's weights size at each level planning tries,
+	// computed once when planning starts (choose) and read by every estimate
+	// after it (every pool, every probe of maxFitting).
+	weights levelWeights
 }
 
 // wireRequest is the JSON shape; every key is known (unknown keys are
@@ -153,6 +170,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 	if r.BatchSize, err = bounded("batch_size", w.BatchSize, DefaultBatchSize, MaxBatchSize); err != nil {
 		return nil, err
 	}
+	if err := r.checkModelContext(w.ContextLength != nil); err != nil {
+		return nil, err
+	}
 	if kv := kvUpperBound(r.Model, r.ContextLength, r.BatchSize); kv > maxPlanBytes {
 		return nil, errs.New(errs.InvalidArgument, "request: context_length %d x batch_size %d needs about %.3g bytes of KV cache; more than any machine holds",
 			r.ContextLength, r.BatchSize, kv)
@@ -198,66 +218,36 @@ func DecodeRequest(data []byte) (*Request, error) {
 
 func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
 
-// strictDecode decodes one JSON value with unknown fields rejected and
-// classifies failures: syntax → invalid_json; wrong shape, unknown field,
-// bad number → invalid_argument.
-//
-// Valid input takes goccy's whole-buffer decoder (Unmarshal), several times
-// faster than its streaming Decoder, which reads through a growing buffer.
-// Any failure is decoded again, from a zero value, by the streaming decoder
-// this function has always used, so errors (and the rare input the two
-// judge differently) get exactly the answer they always got.
+// strictDecode is strictjson.Decode: unknown fields, repeated keys and
+// trailing data are refused.
 func strictDecode(data []byte, v any, what string) error {
-	if json.UnmarshalWithOption(data, v, disallowUnknownFields) == nil {
+	return strictjson.Decode(data, v, what)
+}
+
+// checkModelContext refuses a context longer than the model was trained
+// for (max_position_embeddings, or a GGUF's context_length): vLLM refuses
+// such a --max-model-len (https://docs.vllm.ai/en/latest/configuration/engine_args/,
+// "--max-model-len ... derived from the model config"), and a plan for it
+// would describe memory no engine allocates as asked.
+// A default context longer than the model's is lowered to the model's, and
+// the answer says so (contextCapped).
+func (r *Request) checkModelContext(explicit bool) error {
+	limit := r.Model.MaxContext
+	if limit <= 0 || r.ContextLength <= limit {
 		return nil
 	}
-	reflect.ValueOf(v).Elem().SetZero()
-	return streamDecode(data, v, what)
-}
-
-// disallowUnknownFields is the Decoder's DisallowUnknownFields for
-// Unmarshal, which goccy offers no option for: the flag's bit
-// (decoder.DisallowUnknownFieldsOption, internal/decoder/option.go of
-// goccy/go-json v0.12.0). TestDisallowUnknownFieldsOption fails if a
-// goccy upgrade moves it.
-func disallowUnknownFields(o *json.DecodeOption) { o.Flags |= 1 << 4 }
-
-// streamDecode is strictDecode through the streaming decoder.
-func streamDecode(data []byte, v any, what string) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return decodeError(what, err)
+	if !explicit {
+		// The default context is longer than the model's: plan the model's.
+		r.ContextLength = limit
+		r.contextCapped = true
+		return nil
 	}
-	if dec.More() {
-		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+	name := r.Model.Name
+	if name == "" {
+		name = "the model"
 	}
-	return nil
-}
-
-func decodeError(what string, err error) error {
-	var e *errs.Error
-	if errors.As(err, &e) {
-		return errs.New(e.Code, "%s: %s", what, e.Message)
-	}
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return errs.Wrap(errs.InvalidJSON, err, what)
-	}
-	var ue *json.UnmarshalTypeError
-	if errors.As(err, &ue) {
-		return errs.Wrap(errs.InvalidArgument, err, what)
-	}
-	msg := err.Error()
-	switch {
-	case strings.Contains(msg, "unknown field"):
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	case msg == "EOF" || strings.Contains(msg, "unexpected end"):
-		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
-	case strings.Contains(msg, "expected an integer"):
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	}
-	return errs.Wrap(errs.InvalidJSON, err, what)
+	return errs.New(errs.InvalidArgument, "request: context_length %d is more than %s's maximum context of %d tokens (max_position_embeddings); ask for %d or less",
+		r.ContextLength, name, limit, limit)
 }
 
 func bounded(name string, w *wireInt, def, max int) (int, error) {
@@ -315,7 +305,7 @@ func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessag
 		if err != nil {
 			return err
 		}
-		r.Registry = g
+		r.Registry, r.decodedRegistry = g, g
 	}
 	if cluster == nil {
 		return nil
@@ -336,23 +326,14 @@ func (r *Request) decodeRegistries(reg json.RawMessage, cluster []json.RawMessag
 	// A cluster request plans on the given nodes only: a placeholder keeps
 	// the api layer from detecting this machine.
 	r.Registry = registry.New()
-	r.clusterOnly = true
 	return nil
 }
 
-// decodeRegistry is registry.Decode (decode, then Validate) with valid JSON
-// decoded by goccy's whole-buffer decoder, about twice as fast as the
-// streaming one registry.Decode uses; JSON that fails is handed to
-// registry.Decode so the error is the one it has always been.
+// decodeRegistry decodes a registry of the request through the shared
+// cache: a host planning on one machine sends the same registry every time.
+// The registry is shared and only read by planning.
 func decodeRegistry(data []byte) (*registry.Registry, error) {
-	var g registry.Registry
-	if json.Unmarshal(data, &g) != nil {
-		return registry.Decode(data)
-	}
-	if err := g.Validate(); err != nil {
-		return nil, err
-	}
-	return &g, nil
+	return registry.DecodeShared(data)
 }
 
 // maxPlanBytes (1 EiB) is more memory than any machine or cluster holds;
@@ -368,24 +349,6 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
 	}
 	return 2 * float64(max(m.Layers, 1)) * width * float64(ctx) * float64(batch) * 2
-}
-
-// weightsBytes is quant.WeightsBytes of the request's model at level l,
-// computed once per request and level. A Request is used by one call at a
-// time, so the memo needs no lock.
-func (r *Request) weightsBytes(l quant.Level) int64 {
-	if w, ok := r.weights[l]; ok {
-		return w
-	}
-	if r.weightsTable == nil {
-		r.weightsTable = quant.NewWeights(r.Model)
-	}
-	w := r.weightsTable.Bytes(l)
-	if r.weights == nil {
-		r.weights = make(map[quant.Level]int64, 6)
-	}
-	r.weights[l] = w
-	return w
 }
 
 // kvOptions is the KV cache storage of the request.

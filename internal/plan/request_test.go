@@ -1,13 +1,16 @@
 package plan
 
 import (
+	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
-	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 func TestDecodeRequestDefaults(t *testing.T) {
@@ -117,32 +120,30 @@ func TestClusterRequestDoesNotDetect(t *testing.T) {
 	require.Len(t, r.Cluster, 1)
 }
 
-// TestDisallowUnknownFieldsOption guards strictDecode's fast path: the
-// option must make Unmarshal reject an unknown field (and only that), as
-// the streaming decoder's DisallowUnknownFields does.
-func TestDisallowUnknownFieldsOption(t *testing.T) {
-	var w wireRequest
-	require.Error(t, json.UnmarshalWithOption([]byte(`{"quant":"int8","bogus":1}`), &w, disallowUnknownFields))
-	w = wireRequest{}
-	require.NoError(t, json.UnmarshalWithOption([]byte(`{"quant":"int8","devices":["cuda:0"]}`), &w, disallowUnknownFields))
-	require.NotNil(t, w.Quant)
-	assert.Equal(t, "int8", *w.Quant)
-	assert.Equal(t, []string{"cuda:0"}, w.Devices)
-}
+// Issue 12 item 2: a context beyond the model's maximum is refused when
+// asked for, and the default is lowered to the model's maximum and said;
+// --max-model-len is never above the model's limit.
+func TestContextBeyondTheModel(t *testing.T) {
+	_, err := DecodeRequest([]byte(`{"model":{"name":"llama-3.1-70b"},"context_length":200000}`))
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	assert.Contains(t, errs.MessageOf(err), "131072")
 
-// TestStrictDecodeFastPathAgrees checks that the fast path and the
-// streaming decoder give the same value or the same error.
-func TestStrictDecodeFastPathAgrees(t *testing.T) {
-	for _, in := range []string{
-		`{"quant":"int8","context_length":8192,"devices":["a","b"],"cpu_offload":true}`,
-		`{"quant":"int8"} x`, `{"quant":"int8"}]`, `{"quant":"int8",}`, `{"quant":1}`, `{"bogus":1}`,
-		`{"context_length":1.5}`, `{"context_length":"1"}`, `null`, ``, ` `, `{`, `[]`, `{"quant":"a","quant":"b"}`,
-		`{"registry":{"devices":[{"id":"x","unknown_is_fine_here":1}]}}`, "{\"quant\":\"\xff\"}",
-	} {
-		var fast, slow wireRequest
-		errFast := strictDecode([]byte(in), &fast, "request")
-		errSlow := streamDecode([]byte(in), &slow, "request")
-		assert.Equal(t, errSlow, errFast, in)
-		assert.Equal(t, slow, fast, in)
-	}
+	r := reg(t, []registry.Device{h100(0)})
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":131072,"engine":"vllm"}`, r))
+	require.True(t, a.Fits)
+	assert.Contains(t, strings.Join(a.EngineArgs[engineVLLM], " "), "--max-model-len 131072")
+
+	small := request(t, `{"model":{"name":"Llama-2-7B"},"engine":"vllm"}`, r)
+	require.Positive(t, small.Model.MaxContext)
+	require.Less(t, small.Model.MaxContext, DefaultContextLength, "the catalog's Llama-2-7B is shorter than the default context")
+	assert.Equal(t, small.Model.MaxContext, small.ContextLength)
+	a = shard(t, small)
+	require.True(t, a.Fits)
+	args := a.EngineArgs[engineVLLM]
+	i := slices.Index(args, "--max-model-len")
+	require.GreaterOrEqual(t, i, 0)
+	assert.Equal(t, strconv.Itoa(small.Model.MaxContext), args[i+1])
+	assert.Contains(t, strings.Join(a.Warnings, "\n"), "defaults to the model's maximum context")
+	assert.LessOrEqual(t, a.MaxContextLength, small.Model.MaxContext)
 }

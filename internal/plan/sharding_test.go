@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -246,7 +247,9 @@ func TestLlamaCPPEngineUsesLayerSplit(t *testing.T) {
 	assert.Equal(t, 1, a.TPSize)
 	args := a.EngineArgs["llama.cpp"]
 	require.NotEmpty(t, args)
-	assert.Equal(t, []string{"-ngl", "80"}, args[:2])
+	// 80 repeating layers and the output layer, which llama.cpp counts as
+	// layer 80: -ngl 80 left the output layer on the CPU (issue 12 item 4).
+	assert.Equal(t, []string{"-ngl", "81"}, args[:2])
 	assert.Contains(t, args, "--tensor-split")
 	assert.Contains(t, args, "layer")
 	assert.NotContains(t, a.EngineArgs, "vllm")
@@ -380,4 +383,30 @@ func TestAllReduceUsesLinkBandwidth(t *testing.T) {
 	slow := shard(t, request(t, body, reg(t, devs, link(registry.LinkNVLink, 10, ids("cuda", 8)...))))
 	require.Equal(t, fast.TPSize, slow.TPSize)
 	assert.Less(t, slow.Throughput.DecodeTokensPerS, fast.Throughput.DecodeTokensPerS)
+}
+
+// llama.cpp refuses --tensor-split with 16 or more entries ("got 16 input
+// configs, but system only has 16 devices"): a plan over 16 GPUs gives no
+// llama.cpp flags and says why; over 15 it gives all 15 entries.
+func TestLlamaCPPTensorSplitWithinLlamaMaxDevices(t *testing.T) {
+	// GPUs just large enough that 405B int8 needs every one of them.
+	for n, memory := range map[int]int64{15: 32 * gibBytes, 16: 28 * gibBytes} {
+		var devs []registry.Device
+		for i := 0; i < n; i++ {
+			devs = append(devs, gpu(registry.KindCUDA, i, "GPU", memory, "8.6"))
+		}
+		a := shard(t, request(t, `{"model":{"name":"llama-3.1-405b"},"quant":"int8","engine":"llama.cpp","context_length":512}`, reg(t, devs)))
+		require.True(t, a.Fits, a.Explanation)
+		require.Equal(t, n, a.PPSize, "one stage per GPU")
+		args, ok := a.EngineArgs["llama.cpp"]
+		if n == 15 {
+			require.True(t, ok)
+			i := slices.Index(args, "--tensor-split")
+			require.GreaterOrEqual(t, i, 0)
+			assert.Len(t, strings.Split(args[i+1], ","), 15)
+			continue
+		}
+		assert.False(t, ok, "llama.cpp would refuse the flags")
+		assert.Contains(t, strings.Join(a.Explanation, "\n"), "--tensor-split takes at most 15 entries")
+	}
 }

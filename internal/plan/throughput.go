@@ -9,7 +9,7 @@ import (
 )
 
 // Fitted constants (docs/accuracy.md "Throughput (decode and prefill)").
-// They are fitted on shared/calibration/inference.json (llama.cpp
+// They are fitted on internal/plan/testdata/inference.json (llama.cpp
 // llama-bench and ./main rows from
 // https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference) by
 // TestCalibrationFit and replayed by TestCalibrationReplay.

@@ -69,8 +69,8 @@ func estimate(t testing.TB, req *Request) *TrainingAnswer {
 }
 
 // Full mixed-precision Adam costs 2 + 2 + 12 = 16 bytes per parameter
-// before activations (ZeRO paper §3.1): 7B → 112 GB; the 1.2.0 table's 3×
-// fp16 weights (reference-study §7.1 #10) was half of that.
+// before activations (ZeRO paper §3.1, https://arxiv.org/abs/1910.02054):
+// 7B → 112 GB; a table of 3× fp16 weights would be half of that.
 func TestTrainingFullMixedPrecision(t *testing.T) {
 	req := trainRequest(t, `{"model":{"params_b":7},"training":{"seq_len":1,"micro_batch":1}}`, trainGPUs(t, 1, 80<<30))
 	a := estimate(t, req)
@@ -245,8 +245,8 @@ func TestTrainingRequestErrors(t *testing.T) {
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 }
 
-// trainingRow is a training record of memory.json (quant/testdata holds a
-// copy of shared/calibration/memory.json, each record with its source).
+// trainingRow is a training record of internal/quant/testdata/memory.json
+// (published measurements, each record with its source).
 type trainingRow struct {
 	Kind        string  `json:"kind"`
 	Model       string  `json:"model"`

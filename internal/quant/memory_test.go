@@ -87,7 +87,7 @@ func TestWeightsKeepEmbeddingsAt16Bits(t *testing.T) {
 // KV cache sizes from the formula's published examples.
 func TestKVCacheBytes(t *testing.T) {
 	kv := KVOptions{}
-	// reference-study §7.1 #3: Llama 3.1 8B at 128k: 32 × 8 × 128 × 2 × 2 B × 131072 ≈ 17 GB.
+	// Llama 3.1 8B at 128k: 32 × 8 × 128 × 2 × 2 B × 131072 ≈ 17 GB.
 	assert.Equal(t, int64(32*8*128*2*2*131072), KVCacheBytes(catalogModel(t, "Llama-3.1-8B"), 131072, 1, kv))
 	// 70B at 128k ≈ 43 GB.
 	assert.Equal(t, int64(80*8*128*2*2*131072), KVCacheBytes(catalogModel(t, "Llama-3.1-70B"), 131072, 1, kv))

@@ -31,8 +31,8 @@ var weightsOutliers = map[string]string{
 		"(18.90 GiB, -0.7 %); today's Q3_K_L rule raises ffn_down to Q5_K. Not verified against that file's tensor list.",
 }
 
-// memoryRow is one record of testdata/memory.json, a copy of
-// shared/calibration/memory.json (each record names its source).
+// memoryRow is one record of testdata/memory.json, published measurements
+// (each record names its source).
 type memoryRow struct {
 	Kind         string   `json:"kind"`
 	Model        string   `json:"model"`

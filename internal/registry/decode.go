@@ -1,12 +1,12 @@
 package registry
 
 import (
-	"bytes"
 	"fmt"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // MaxDeviceMemory is the largest memory figure accepted for one device (1 PiB).
@@ -17,14 +17,14 @@ const MaxDeviceMemory int64 = 1 << 50
 const MaxDevices = 65536
 
 // Decode parses a registry given by a host and validates it. Unknown fields
-// are ignored (a newer writer may add fields); wrong types give invalid_json,
-// nonsense values (negative memory, unknown kind, duplicate ids) give
-// invalid_argument.
+// are ignored (a newer writer may add fields); malformed JSON, a key given
+// twice in one object and data after the registry give invalid_json, wrong
+// types and nonsense values (negative memory, unknown kind, duplicate ids)
+// give invalid_argument.
 func Decode(data []byte) (*Registry, error) {
 	var r Registry
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&r); err != nil {
-		return nil, errs.Decode("registry", err)
+	if err := strictjson.DecodeIgnoringUnknown(data, &r, "registry"); err != nil {
+		return nil, err
 	}
 	if err := r.Validate(); err != nil {
 		return nil, err

@@ -1,7 +1,7 @@
 // Package registry is the data model of the wire contract: devices, system I/O,
-// warnings and the registry that holds them, with JSON exactly as
-// ../shared/contract.md shows (snake_case, bytes, GB/s; unknown fields are
-// omitted, never guessed).
+// warnings and the registry that holds them, with JSON as
+// schema/registry.schema.json describes it (snake_case, bytes, GB/s; unknown
+// fields are omitted, never guessed).
 package registry
 
 import (

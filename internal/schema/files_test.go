@@ -226,7 +226,7 @@ func planningRequests(t *testing.T) map[string][]byte {
 		det := fixtureOptions(t, name, map[string]string{})
 		for label, body := range map[string]map[string]any{
 			"70b-auto":      {"model": map[string]any{"params": 70e9}, "quant": "auto"},
-			"8b-name":       {"model": map[string]any{"name": "Llama-2-7B"}, "context_length": 8192, "engine": "llama.cpp"},
+			"8b-name":       {"model": map[string]any{"name": "Llama-2-7B"}, "context_length": 2048, "engine": "llama.cpp"},
 			"13b-int4-vllm": {"model": map[string]any{"params_b": 13}, "quant": "int4", "engine": "vllm", "batch_size": 4},
 			"700b-fp32":     {"model": map[string]any{"params_b": 700}, "quant": "fp32"},
 		} {

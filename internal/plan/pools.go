@@ -1,3 +1,5 @@
+// Stage 2 of planning: device pools (see the package comment in request.go).
+
 package plan
 
 import (
@@ -5,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -66,8 +69,8 @@ func (p *pool) usableTotal() int64 {
 
 // highBandwidthKinds are the device-to-device links tensor parallelism may
 // span. InfiniBand/RoCE/Ethernet leave the machine and PCIe is shared with
-// the host: neither counts (reference-study §7.1 #7: a NIC must not flip the
-// intra-node decision).
+// the host: neither counts (a NIC in a machine must not turn PCIe-connected
+// GPUs into a tensor-parallel group).
 var highBandwidthKinds = map[string]bool{
 	registry.LinkNVLink: true, registry.LinkNVSwitch: true, registry.LinkXGMI: true,
 	registry.LinkICI: true, registry.LinkNeuronLink: true,
@@ -170,6 +173,49 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 		out = append(out, p)
 	}
 	return out
+}
+
+// registryPools is buildPools of the request's registry. The pools of a
+// registry decoded through registry.DecodeShared are built once per engine
+// and shared by every request that sends the same registry bytes: such a
+// registry never changes, and planning only reads pools and devices (the
+// stages and sub-pools it makes are its own; an internal/api test,
+// TestPlanningLeavesTheSharedRegistryAlone, runs every golden question
+// concurrently under -race on one registry).
+func registryPools(req *Request, want map[string]bool) []*pool {
+	if want != nil || req.Registry == nil || req.Registry != req.decodedRegistry {
+		return buildPools(req.Registry, 0, "", req.Engine, want)
+	}
+	k := poolsKey{req.Registry, req.Engine}
+	sharedPools.Lock()
+	ps, ok := sharedPools.m[k]
+	sharedPools.Unlock()
+	if ok {
+		return ps
+	}
+	ps = buildPools(req.Registry, 0, "", req.Engine, nil)
+	sharedPools.Lock()
+	if sharedPools.m == nil || len(sharedPools.m) >= maxSharedPools {
+		sharedPools.m = make(map[poolsKey][]*pool)
+	}
+	sharedPools.m[k] = ps
+	sharedPools.Unlock()
+	return ps
+}
+
+type poolsKey struct {
+	reg    *registry.Registry
+	engine string
+}
+
+// maxSharedPools bounds the remembered pools (registry.DecodeShared holds
+// 16 registries; each may be asked with four engine values); when full,
+// all are forgotten.
+const maxSharedPools = 64
+
+var sharedPools struct {
+	sync.Mutex
+	m map[poolsKey][]*pool
 }
 
 // domains returns the connected components, over high-bandwidth links, of

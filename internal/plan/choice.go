@@ -1,0 +1,260 @@
+// Stage 5 of planning: the choice over levels and pools (see the package
+// comment in request.go).
+
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// autoLevels is what quant "auto" tries, best quality first. fp32 is never
+// chosen by auto: checkpoints are published in 16-bit, so fp32 serving
+// doubles memory and halves decode speed for no quality gain; ask for it
+// explicitly to plan it.
+var autoLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4}
+
+// choice is the outcome of planning a request: the chosen plan (fitting or
+// the best failure), the table of levels, and what the search found on the
+// way, as facts; explainChoice turns them into the explanation.
+type choice struct {
+	Plan       planned
+	Rows       []LevelRow
+	InterStage float64 // bandwidth between pipeline stages, GB/s, 0 unknown
+	Cluster    bool
+
+	// LevelsWhy says which levels were tried and why (levelsFor).
+	LevelsWhy string
+	// Devices is the devices the request restricted planning to.
+	Devices []string
+	// Outcome is how the plan was found.
+	Outcome outcome
+	// HostOnly: no accelerator, so host RAM was planned on.
+	HostOnly bool
+	// OffloadWithReplicas: cpu_offload was asked with replicas, which are
+	// not combined.
+	OffloadWithReplicas bool
+	// CouldOffload and CouldIncludeCPU: nothing fits, and the request did
+	// not ask for cpu_offload or include_cpu, which the machine allows.
+	CouldOffload, CouldIncludeCPU bool
+}
+
+// outcome is how a choice's plan was found.
+type outcome int
+
+const (
+	outcomeNothingFits   outcome = iota // no level fits anywhere
+	outcomeNoDevices                    // no usable device at all
+	outcomeFits                         // a level fits on accelerators (or on host RAM with no accelerator)
+	outcomeFitsOnHost                   // include_cpu: nothing fits on accelerators, host RAM does
+	outcomeFitsOffloaded                // cpu_offload: accelerators plus host RAM
+)
+
+// levelsFor lists the levels to try: the requested one, the model file's
+// own type for a quantized model file under "auto", else autoLevels.
+func levelsFor(req *Request) ([]quant.Level, string) {
+	if req.Quant != "auto" {
+		return []quant.Level{quant.Level(req.Quant)}, fmt.Sprintf("quant %s was requested", req.Quant)
+	}
+	if fq := req.Model.FileQuant; fq != "" {
+		if l, err := quant.Parse(fq); err == nil {
+			return []quant.Level{l}, fmt.Sprintf("the model file stores its weights as %s; auto plans that type", fq)
+		}
+	}
+	return autoLevels, "auto: the highest-quality level that fits (bf16 > fp16 > fp8 > int8 > int4; fp32 only when asked)"
+}
+
+// unsupportedReason says why a pool cannot run a level, "" when it can.
+func unsupportedReason(p *pool, l quant.Level, engine string) string {
+	native := l.Native()
+	if native == "" {
+		return fmt.Sprintf("%s is not a known level", l)
+	}
+	if engine == engineLlamaCPP && native == "fp8" {
+		return "llama.cpp has no fp8 weight format"
+	}
+	if engine == engineLlamaCPP && p.Kind == registry.KindTPU {
+		return "llama.cpp does not run on TPUs"
+	}
+	if !poolSupports(p, native) {
+		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
+	}
+	return ""
+}
+
+// betterPlan reports whether a beats b (both for the same level): fits, then
+// simpler strategy, then fewer devices; ties keep b (pool order: the pool
+// with the most usable memory first).
+func betterPlan(a, b *planned) bool {
+	if a.Fits != b.Fits {
+		return a.Fits
+	}
+	if a.DP != b.DP {
+		return a.DP > b.DP // replicas "max": the most replicas
+	}
+	if a.rank() != b.rank() {
+		return a.rank() < b.rank()
+	}
+	return a.devices() < b.devices()
+}
+
+// rank is the strategy rank of a plan; of one replica for a data-parallel
+// plan.
+func (p *planned) rank() int {
+	if p.Unit != "" {
+		return strategyRank[p.Unit]
+	}
+	return strategyRank[p.Strategy]
+}
+
+// choose plans the request: accelerator pools over every level first; host
+// RAM only when there is no accelerator, or include_cpu asks and no
+// accelerator plan fits at any level; cpu_offload (GPU + host RAM) only when
+// asked and nothing fits on the accelerators alone.
+func choose(req *Request) (*choice, error) {
+	if req.Model == nil {
+		return nil, errs.New(errs.InvalidArgument, "request: model is required")
+	}
+	want, err := req.checkDevices()
+	if err != nil {
+		return nil, err
+	}
+	pools, inter := requestPools(req, want)
+	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0, Devices: req.Devices}
+	var accel, host []*pool
+	for _, p := range pools {
+		if p.Kind == registry.KindCPU {
+			host = append(host, p)
+		} else {
+			accel = append(accel, p)
+		}
+	}
+	levels, why := levelsFor(req)
+	req.weights = weightsAt(req.Model, levels)
+	ch.LevelsWhy = why
+	passes := [][]*pool{accel}
+	switch {
+	case len(accel) == 0:
+		passes = [][]*pool{host}
+		ch.HostOnly = len(host) > 0
+	case req.IncludeCPU:
+		passes = append(passes, host)
+	}
+	if len(pools) == 0 {
+		ch.Plan = planned{Level: levels[len(levels)-1], Reason: "no available device with known memory"}
+		ch.Outcome = outcomeNoDevices
+		ch.Rows = rowsWithoutDevices(req, levels)
+		return ch, nil
+	}
+	for pass, ps := range passes {
+		if len(ps) == 0 {
+			continue
+		}
+		orderPools(ps)
+		rows, best := planLevels(req, ps, levels)
+		if pass == 0 || best != nil {
+			ch.Rows = rows
+		}
+		if best != nil {
+			ch.Plan = *best
+			ch.Outcome = outcomeFits
+			if pass == 1 {
+				ch.Outcome = outcomeFitsOnHost
+			}
+			return ch, nil
+		}
+	}
+	// Nothing fits on devices alone.
+	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
+	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
+		if off, ok := planOffloadLevels(req, accel, levels); ok {
+			ch.Plan = off
+			ch.Outcome = outcomeFitsOffloaded
+			return ch, nil
+		}
+	}
+	ch.Plan = lastFailure(req, passes, levels)
+	ch.Outcome = outcomeNothingFits
+	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0
+	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
+	return ch, nil
+}
+
+// planLevels plans every level on every pool; it returns the table rows and
+// the plan of the best level that fits (nil when none).
+func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
+	var rows []LevelRow
+	var chosen *planned
+	for _, l := range levels {
+		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
+		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
+		var best *planned
+		var reasons []string
+		if !sane {
+			row.TotalBytes = 0
+			row.Reason = "needs more than 1 EiB"
+			rows = append(rows, row)
+			continue
+		}
+		for _, p := range ps {
+			if r := unsupportedReason(p, l, req.Engine); r != "" {
+				reasons = append(reasons, r)
+				continue
+			}
+			pl := req.planOn(p, b, l)
+			if !pl.Fits {
+				reasons = append(reasons, "doesn't fit: "+pl.Reason)
+				continue
+			}
+			if best == nil || betterPlan(&pl, best) {
+				cp := pl
+				best = &cp
+			}
+		}
+		if best != nil {
+			row.Fits, row.Strategy = true, best.Strategy
+			if best.DP > 0 {
+				row.TotalBytes = best.Costs.Breakdown.TotalBytes // one replica, at its share of the batch
+			}
+			if chosen == nil {
+				chosen = best
+			}
+		} else {
+			row.Reason = strings.Join(reasons, "; ")
+		}
+		rows = append(rows, row)
+	}
+	return rows, chosen
+}
+
+// lastFailure is the plan reported when nothing fits: the lowest level
+// tried, on the first pool that could run it.
+func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
+	l := levels[len(levels)-1]
+	for _, ps := range passes {
+		for _, p := range ps {
+			if unsupportedReason(p, l, req.Engine) != "" {
+				continue
+			}
+			b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
+			if !sane {
+				return planned{Level: l, Reason: "needs more than 1 EiB"}
+			}
+			return req.planOn(p, b, l)
+		}
+	}
+	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
+}
+
+func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
+	var rows []LevelRow
+	for _, l := range levels {
+		b := req.estimate(l, req.ContextLength, req.BatchSize)
+		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: "no available device"})
+	}
+	return rows
+}

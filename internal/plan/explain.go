@@ -1,0 +1,146 @@
+// Stage 6 of planning: the explanation, written from the choice (see the
+// package comment in request.go).
+
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// explainChoice is the explanation of a choice, written from what the
+// search recorded (choose): which levels were tried, where the plan was
+// found, why better levels were not taken, and what the request could ask
+// for when nothing fits. The lines about the plan itself (describe,
+// describeReplicas, engine notes) are added by each answer.
+func explainChoice(ch *choice) []string {
+	out := []string{ch.LevelsWhy}
+	if ch.HostOnly {
+		out = append(out, "no accelerator is available: planning on host RAM")
+	}
+	switch ch.Outcome {
+	case outcomeNoDevices:
+		return append(out, "does not fit: no available device with known memory (requested devices: "+strings.Join(ch.Devices, ", ")+")")
+	case outcomeFits, outcomeFitsOnHost:
+		if ch.Outcome == outcomeFitsOnHost {
+			out = append(out, "include_cpu: no accelerator plan fits, so host RAM is used")
+		}
+		return append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
+	}
+	if ch.OffloadWithReplicas {
+		out = append(out, "cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe")
+	}
+	if ch.Outcome == outcomeFitsOffloaded {
+		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
+		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
+	}
+	out = append(out, explainRejected(ch.Rows, "")...)
+	if ch.CouldOffload {
+		out = append(out, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
+	}
+	if ch.CouldIncludeCPU {
+		out = append(out, "include_cpu: true would plan on host RAM (the CPU) when no accelerator has room")
+	}
+	return out
+}
+
+// explainRejected is one line per level better than the chosen one (all
+// levels when chosen is "") saying why it was not taken, and one for the
+// chosen level.
+func explainRejected(rows []LevelRow, chosen string) []string {
+	var out []string
+	for _, r := range rows {
+		if chosen != "" && r.Quant == chosen {
+			if r.Fits {
+				out = append(out, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+			} else {
+				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s for one replica)", r.Quant, gib(r.TotalBytes)))
+			}
+			return out
+		}
+		if !r.Fits {
+			out = append(out, fmt.Sprintf("%s rejected: %s", r.Quant, r.Reason))
+		}
+	}
+	return out
+}
+
+// describe explains the strategy of a fitting plan.
+func describe(pl *planned) []string {
+	c := pl.Costs
+	need := c.stagePart(0, c.Layers, 1).total()
+	var out []string
+	strategy := pl.Strategy
+	if pl.Unit != "" {
+		strategy = pl.Unit // a data-parallel plan: describe one replica
+	}
+	switch strategy {
+	case StrategyNone:
+		d := pl.Stages[0].Devices[0]
+		out = append(out, fmt.Sprintf("none: the model needs %s and fits on %s (%s usable); chosen as the fastest device that fits (memory bandwidth %s)",
+			gib(need), d.ID, gib(d.Usable), bwText(d)))
+	case StrategyTensor:
+		out = append(out, fmt.Sprintf("tensor_parallel: %s does not fit on one device; %d identical devices joined by a high-bandwidth link hold %s each",
+			gib(need), pl.TP, gib(pl.Stages[0].Part.total())))
+	case StrategyPipeline:
+		if pl.TP > 1 {
+			out = append(out, fmt.Sprintf("pipeline_parallel: %d stages of tensor_parallel %d (tensor parallel inside each high-bandwidth domain, pipeline across them)", len(pl.Stages), pl.TP))
+		} else {
+			out = append(out, fmt.Sprintf("pipeline_parallel: %s does not fit on one device and no high-bandwidth domain holds it; %d stages of whole layers, split in proportion to each device's usable memory", gib(need), len(pl.Stages)))
+		}
+	case StrategyOffload:
+		h := pl.Stages[len(pl.Stages)-1]
+		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", h.Start, h.End-1, gib(h.Part.Weights)))
+	}
+	return out
+}
+
+func bwText(d *device) string {
+	if d.BandwidthGBs <= 0 {
+		return "unknown"
+	}
+	return fmt.Sprintf("%.0f GB/s, %s", d.BandwidthGBs, d.BandwidthSource)
+}
+
+// describeReplicas explains a data-parallel plan.
+func describeReplicas(pl *planned, req *Request) []string {
+	if pl.DP < 2 {
+		return nil
+	}
+	var lists []string
+	for i, r := range pl.Replicas {
+		lists = append(lists, fmt.Sprintf("replica %d: %s", i, replicaDeviceIDs(r)))
+	}
+	how := fmt.Sprintf("replicas %d was requested", pl.DP)
+	if req.ReplicasMax {
+		how = "replicas max: as many as the group of identical devices holds"
+	}
+	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
+		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
+}
+
+// modelWarnings turns what the model resolution noted into warnings.
+func modelWarnings(req *Request) []string {
+	w := []string{}
+	m := req.Model
+	if m.ShapeEstimated {
+		w = append(w, "model shape (layers, hidden size, heads) estimated from the parameter count; KV cache and layer split are approximate")
+	}
+	w = append(w, m.Notes...)
+	if req.contextCapped {
+		w = append(w, fmt.Sprintf("context_length defaults to the model's maximum context of %d tokens (below the default %d)", req.ContextLength, DefaultContextLength))
+	}
+	return w
+}
+
+// replicaDeviceIDs lists the answer ids of one replica's devices, stage by
+// stage, comma-separated.
+func replicaDeviceIDs(r []stage) string {
+	var ids []string
+	for _, s := range r {
+		for _, d := range s.Devices {
+			ids = append(ids, d.ID)
+		}
+	}
+	return strings.Join(ids, ",")
+}

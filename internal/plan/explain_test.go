@@ -1,0 +1,45 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// explainChoice writes the explanation from the facts a search recorded,
+// without planning anything.
+func TestExplainChoiceFromRecordedFacts(t *testing.T) {
+	rows := []LevelRow{
+		{Quant: "bf16", TotalBytes: 150 << 30, Reason: "doesn't fit: too big"},
+		{Quant: "fp8", TotalBytes: 75 << 30, Fits: true, Strategy: StrategyTensor},
+		{Quant: "int4", TotalBytes: 40 << 30, Fits: true, Strategy: StrategyNone},
+	}
+	fits := &choice{LevelsWhy: "auto", Rows: rows, Outcome: outcomeFits, Plan: planned{Fits: true, Level: quant.FP8}}
+	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (tensor_parallel, 75.0 GiB for one replica)"},
+		explainChoice(fits))
+
+	onHost := *fits
+	onHost.Outcome, onHost.HostOnly = outcomeFitsOnHost, false
+	assert.Equal(t, "include_cpu: no accelerator plan fits, so host RAM is used", explainChoice(&onHost)[1])
+
+	none := &choice{LevelsWhy: "auto", Rows: rows[:1], Outcome: outcomeNothingFits, CouldOffload: true, CouldIncludeCPU: true}
+	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big",
+		"cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed",
+		"include_cpu: true would plan on host RAM (the CPU) when no accelerator has room"}, explainChoice(none))
+
+	noDevices := &choice{LevelsWhy: "quant int8 was requested", Outcome: outcomeNoDevices, Devices: []string{"cuda:3"}}
+	assert.Equal(t, []string{"quant int8 was requested",
+		"does not fit: no available device with known memory (requested devices: cuda:3)"}, explainChoice(noDevices))
+
+	offload := &choice{LevelsWhy: "auto", Outcome: outcomeFitsOffloaded, OffloadWithReplicas: false,
+		Rows: []LevelRow{{Quant: "bf16", TotalBytes: 150 << 30}}, Plan: planned{Level: quant.BF16}}
+	assert.Equal(t, []string{"auto", "bf16 chosen with cpu_offload (150.0 GiB for one replica)",
+		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe"},
+		explainChoice(offload))
+
+	hostOnly := &choice{LevelsWhy: "auto", HostOnly: true, Outcome: outcomeNothingFits, OffloadWithReplicas: true}
+	assert.Equal(t, []string{"auto", "no accelerator is available: planning on host RAM",
+		"cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe"}, explainChoice(hostOnly))
+}

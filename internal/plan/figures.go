@@ -1,0 +1,144 @@
+// Stage 3 of planning: figures, the memory a layout needs (see the package
+// comment in request.go).
+
+package plan
+
+import (
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// levelWeights is the size of a model's weights at each level a request
+// plans. It is computed once per request, before the search, and passed
+// down with the request: the search estimates memory at the same few levels
+// hundreds of times (every pool, every probe of the inverse questions).
+// quant.WeightsBytes remembers sizes across requests, so computing it costs
+// a lookup per level for a model seen before.
+type levelWeights struct {
+	levels []quant.Level
+	bytes  []int64
+}
+
+// weightsAt sizes m's weights at every level of levels, through one
+// quant.Weights so that the model's tensor list is enumerated once for all
+// levels (a 60 000-layer config has hundreds of thousands of tensors).
+func weightsAt(m *model.Model, levels []quant.Level) levelWeights {
+	w := levelWeights{levels: levels, bytes: make([]int64, len(levels))}
+	sizer := quant.NewWeights(m)
+	for i, l := range levels {
+		w.bytes[i] = sizer.Bytes(l)
+	}
+	return w
+}
+
+// at is the weights size at level l: the one computed for the request, or,
+// for a level the request did not plan (a caller outside choose),
+// quant.WeightsBytes itself.
+func (w levelWeights) at(m *model.Model, l quant.Level) int64 {
+	for i, x := range w.levels {
+		if x == l {
+			return w.bytes[i]
+		}
+	}
+	return quant.WeightsBytes(m, l)
+}
+
+// estimate is quant.Estimate without notes, on the request's weights.
+func (r *Request) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
+	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptions())
+}
+
+// costs is the memory model of one model at one level, split so that layers
+// can be placed: per-layer weights and KV, embedding and output head (on the
+// first and last pipeline stage), and the per-device activations and
+// runtime overhead.
+type costs struct {
+	Layers       int
+	LayerWeights float64 // bytes of one transformer block's weights
+	LayerKV      float64 // bytes of one layer's KV cache (all sequences)
+	EmbedIn      float64 // token embedding, on the first stage
+	EmbedOut     float64 // output head, on the last stage (0 when tied)
+	Activations  int64   // working buffers, on every device
+	Overhead     int64   // runtime overhead, on every device
+	Heads        int
+	KVHeads      int
+	Breakdown    quant.Breakdown // the single-replica estimate
+	ActiveRatio  float64         // active / total parameters (MoE < 1)
+}
+
+// newCosts splits a quant.Estimate over layers. Embedding and head are sized
+// at the level's bits per weight when the vocabulary and hidden size are
+// known (and are at most a third of the weights, a guard against a shape
+// that disagrees with the count); otherwise all weights are per layer.
+func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
+	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes,
+		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1}
+	if c.Layers <= 0 {
+		c.Layers = 1
+	}
+	if m.Params > 0 && m.ActiveParams > 0 && m.ActiveParams < m.Params {
+		c.ActiveRatio = float64(m.ActiveParams) / float64(m.Params)
+	}
+	w := float64(b.WeightsBytes)
+	if m.Vocab > 0 && m.Hidden > 0 {
+		e := float64(m.Vocab) * float64(m.Hidden) * l.BitsPerWeight() / 8
+		if !m.TieEmbeddings {
+			c.EmbedOut = e
+		}
+		c.EmbedIn = e
+		if c.EmbedIn+c.EmbedOut > w/3 {
+			c.EmbedIn, c.EmbedOut = 0, 0
+		}
+	}
+	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
+	c.LayerKV = float64(b.KVCacheBytes) / float64(c.Layers)
+	return c
+}
+
+// kvSplit is how many ways a TP group of n divides the KV cache: n, or the
+// number of KV heads when there are fewer (each device then holds one head
+// replicated, as vLLM does).
+func (c *costs) kvSplit(n int) float64 {
+	if c.KVHeads > 0 && c.KVHeads < n {
+		return float64(c.KVHeads)
+	}
+	return float64(n)
+}
+
+// part is one device's memory in a plan, by component.
+type part struct {
+	Weights, KV, Activations, Overhead int64
+}
+
+func (p part) total() int64 { return p.Weights + p.KV + p.Activations + p.Overhead }
+
+// stagePart is the memory of each device of a stage holding layers
+// [start, end) split tp ways.
+func (c *costs) stagePart(start, end, tp int) part {
+	w := float64(end-start) * c.LayerWeights
+	if start == 0 {
+		w += c.EmbedIn
+	}
+	if end == c.Layers {
+		w += c.EmbedOut
+	}
+	kv := float64(end-start) * c.LayerKV / c.kvSplit(tp)
+	return part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
+		Activations: c.Activations, Overhead: c.Overhead}
+}
+
+// estimateSane is quant.Estimate (without notes, which planning does not
+// use) with a sanity check: false when a component is negative or above
+// maxPlanBytes (an overflow, or no machine holds it). The weights are the
+// request's, computed once (levelWeights): they depend on the level only.
+func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
+	b := req.estimate(l, ctx, batch)
+	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
+		if v < 0 || v > maxPlanBytes {
+			return b, false
+		}
+	}
+	return b, true
+}

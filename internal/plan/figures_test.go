@@ -1,0 +1,41 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+func TestWeightsAtIsWeightsBytesPerLevel(t *testing.T) {
+	m := model.Lookup("Llama-3.1-70B")
+	require.NotNil(t, m)
+	w := weightsAt(m, autoLevels)
+	for _, l := range autoLevels {
+		assert.Equal(t, quant.WeightsBytes(m, l), w.at(m, l), l)
+	}
+	assert.Equal(t, quant.WeightsBytes(m, quant.FP32), w.at(m, quant.FP32), "a level outside the request's is sized on demand")
+	assert.Greater(t, w.at(m, quant.BF16), w.at(m, quant.INT4))
+}
+
+// The weights are sized once, for the levels the request plans, before the
+// search; every estimate of the search reads them.
+func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0), h100(1)}, link(registry.LinkNVSwitch, 900, "cuda:0", "cuda:1"))
+	for body, want := range map[string][]quant.Level{
+		`{"model":{"name":"Llama-3.1-70B"}}`:                autoLevels,
+		`{"model":{"name":"Llama-3.1-70B"},"quant":"int8"}`: {quant.INT8},
+	} {
+		req := request(t, body, r)
+		a := shard(t, req)
+		require.True(t, a.Fits, body)
+		assert.Equal(t, want, req.weights.levels, body)
+		for i, l := range want {
+			assert.Equal(t, quant.WeightsBytes(req.Model, l), req.weights.bytes[i], body)
+		}
+	}
+}

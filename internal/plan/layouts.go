@@ -1,0 +1,525 @@
+// Stage 4 of planning: candidate layouts of one level on one pool (see the
+// package comment in request.go).
+
+package plan
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// strategyRank orders strategies from best (simplest, fastest) to worst; a
+// plan that does not fit ranks after all.
+var strategyRank = map[string]int{StrategyNone: 0, StrategyData: 0, StrategyTensor: 1, StrategyPipeline: 2, StrategyOffload: 3}
+
+// stage is a pipeline stage: tp devices holding the same layers.
+type stage struct {
+	Devices    []*device
+	Start, End int
+	Part       part // per device
+}
+
+func (s *stage) budget() int64 {
+	b := int64(math.MaxInt64)
+	for _, d := range s.Devices {
+		if d.Usable < b {
+			b = d.Usable
+		}
+	}
+	return b
+}
+
+// planned is the outcome of planning one level on one pool.
+type planned struct {
+	Fits     bool
+	Strategy string
+	Level    quant.Level
+	Pool     *pool
+	Stages   []stage
+	TP       int
+	Reason   string // why it does not fit
+	Costs    costs
+	// Offloaded is true when the last stage is host RAM (cpu_offload).
+	Offloaded bool
+	// DP is the number of replicas of a request with "replicas" (0 without);
+	// Replicas holds each replica's stages (Stages is replica 0's), Unit
+	// the strategy of one replica and Batch the sequences one replica
+	// serves (replicas.go).
+	DP       int
+	Replicas [][]stage
+	Unit     string
+	Batch    int
+}
+
+func (p *planned) devices() int {
+	n := 0
+	for _, r := range p.replicas() {
+		for _, s := range r {
+			n += len(s.Devices)
+		}
+	}
+	return n
+}
+
+// planPool finds the best plan for one level on one pool: one device, else
+// tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
+// parallel stages where domains allow), else not fitting.
+func planPool(p *pool, c costs, l quant.Level, engine string) planned {
+	if pl, ok := planSingle(p, c, l); ok {
+		return pl
+	}
+	if engine != engineLlamaCPP {
+		if pl, ok := planTensor(p, c, l); ok {
+			return pl
+		}
+	}
+	if pl, ok := planPipeline(p, c, l, engine); ok {
+		return pl
+	}
+	need := c.stagePart(0, c.Layers, 1).total()
+	var largest int64
+	for _, d := range p.Devices {
+		if d.Usable > largest {
+			largest = d.Usable
+		}
+	}
+	return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
+		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// planSingle puts the whole model on the fastest device that holds it
+// (highest memory bandwidth; ties and unknown bandwidth: most usable memory),
+// because decode speed is set by the device's bandwidth.
+func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
+	need := c.stagePart(0, c.Layers, 1)
+	cands := append([]*device(nil), p.Devices...)
+	sort.SliceStable(cands, func(i, j int) bool {
+		if cands[i].BandwidthGBs != cands[j].BandwidthGBs {
+			return cands[i].BandwidthGBs > cands[j].BandwidthGBs
+		}
+		return cands[i].Usable > cands[j].Usable
+	})
+	for _, d := range cands {
+		if need.total() <= d.Usable {
+			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+		}
+	}
+	return planned{}, false
+}
+
+// validTP reports whether n devices can split the attention heads (and KV
+// heads: n divides them, or they divide n and are replicated).
+func (c *costs) validTP(n int) bool {
+	if n < 1 {
+		return false
+	}
+	if c.Heads > 0 && c.Heads%n != 0 {
+		return false
+	}
+	if c.KVHeads > 0 && c.KVHeads%n != 0 && n%c.KVHeads != 0 {
+		return false
+	}
+	return true
+}
+
+// identicalGroups splits devices into groups of the same name and memory
+// size (tensor parallel ranks must be interchangeable), largest group first.
+func identicalGroups(ds []*device) [][]*device {
+	idx := map[string]int{}
+	var out [][]*device
+	for _, d := range ds {
+		k := d.Dev.Name + "|" + strconv.FormatInt(d.Dev.MemoryBytes, 10)
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, nil)
+		}
+		out[i] = append(out[i], d)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	return out
+}
+
+// mostUsable returns the n devices of ds with the most usable memory, in ds
+// order.
+func mostUsable(ds []*device, n int) []*device {
+	idx := make([]int, len(ds))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].Usable > ds[idx[b]].Usable })
+	pick := append([]int(nil), idx[:n]...)
+	sort.Ints(pick)
+	out := make([]*device, n)
+	for i, k := range pick {
+		out[i] = ds[k]
+	}
+	return out
+}
+
+// maxTPSize bounds tensor-parallel groups: all-reduce per layer across more
+// devices than this is not a plan any engine runs.
+const maxTPSize = 512
+
+// planTensor finds the fewest identical devices inside one high-bandwidth
+// domain that hold the model split tensor-parallel.
+func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
+	var best *planned
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for n := 2; n <= len(g) && n <= maxTPSize; n++ {
+				if !c.validTP(n) {
+					continue
+				}
+				if best != nil && n >= best.TP {
+					break
+				}
+				ds := mostUsable(g, n)
+				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
+				if st.Part.total() <= st.budget() {
+					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
+					break
+				}
+			}
+		}
+	}
+	if best == nil {
+		return planned{}, false
+	}
+	return *best, true
+}
+
+// tpGroups cuts the pool into candidate stages of t identical devices inside
+// one domain (t = 1: every device is a stage).
+func tpGroups(p *pool, t int) [][]*device {
+	var out [][]*device
+	if t == 1 {
+		for _, d := range p.Devices {
+			out = append(out, []*device{d})
+		}
+		return out
+	}
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for i := 0; i+t <= len(g); i += t {
+				out = append(out, g[i:i+t])
+			}
+		}
+	}
+	return out
+}
+
+// planPipeline splits the layers over stages: with the largest tensor
+// parallel size every stage can use (engines need one size for all stages),
+// and the fewest stages whose memory holds the model.
+func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool) {
+	maxT := 1
+	if engine != engineLlamaCPP {
+		for _, dom := range p.Domains {
+			for _, g := range identicalGroups(dom) {
+				if len(g) > maxT {
+					maxT = min(len(g), maxTPSize)
+				}
+			}
+		}
+	}
+	for t := maxT; t >= 1; t-- {
+		if !c.validTP(t) {
+			continue
+		}
+		groups := tpGroups(p, t)
+		if len(groups) < 2 {
+			continue
+		}
+		if stages, ok := fewestStages(groups, c); ok {
+			strategy := StrategyPipeline
+			return planned{Fits: true, Strategy: strategy, Level: l, Pool: p, Stages: stages, TP: t, Costs: c}, true
+		}
+	}
+	return planned{}, false
+}
+
+// fewestStages takes the k largest candidate stages, in pool order, for the
+// smallest k whose layer capacity can hold the model (found from prefix sums
+// of what each stage holds without the embeddings), then a few larger k if
+// the embeddings or rounding need them.
+func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
+	idx := make([]int, len(groups))
+	room := make([]int, len(groups))
+	for i, g := range groups {
+		idx[i] = i
+		room[i] = maxLayers(&stage{Devices: g}, 1, 3, c) // a middle stage
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return room[idx[a]] > room[idx[b]] })
+	k0, sum := 0, 0
+	for k, g := range idx {
+		sum += room[g]
+		if sum >= c.Layers {
+			k0 = k + 1
+			break
+		}
+	}
+	if k0 == 0 {
+		return nil, false
+	}
+	k0 = max(k0, 2)
+	for k := k0; k <= len(groups) && k <= c.Layers && k < k0+maxExtraStages; k++ {
+		pick := append([]int(nil), idx[:k]...)
+		sort.Ints(pick)
+		stages := make([]stage, k)
+		for i, g := range pick {
+			stages[i] = stage{Devices: groups[g]}
+		}
+		if assignLayers(stages, c, false) {
+			return stages, true
+		}
+	}
+	return nil, false
+}
+
+// maxExtraStages bounds how many stage counts beyond the capacity estimate
+// are tried (the embeddings on the first and last stage rarely need more
+// than one extra).
+const maxExtraStages = 8
+
+// maxLayers is how many layers stage i (of n) can hold in its budget.
+func maxLayers(s *stage, i, n int, c costs) int {
+	t := len(s.Devices)
+	fixed := c.stagePart(0, 0, t) // activations + overhead only
+	if i == 0 {
+		fixed.Weights += int64(math.Ceil(c.EmbedIn / float64(t)))
+	}
+	if i == n-1 {
+		fixed.Weights += int64(math.Ceil(c.EmbedOut / float64(t)))
+	}
+	room := float64(s.budget() - fixed.total())
+	if room <= 0 {
+		return 0
+	}
+	per := c.LayerWeights/float64(t) + c.LayerKV/c.kvSplit(t)
+	if per <= 0 {
+		return c.Layers
+	}
+	k := int(math.Min(room/per, float64(c.Layers)))
+	return k
+}
+
+// assignLayers gives every stage a contiguous run of whole layers, covering
+// each layer exactly once, in proportion to what each stage can hold (so
+// headroom is spread evenly), or greedily (fill each stage in order, for
+// offloading where the last stage is slow host memory). Every stage gets at
+// least one layer. Afterwards each stage is checked against its budget and
+// layers are moved off a stage that rounding overfilled; false when no
+// assignment fits.
+func assignLayers(stages []stage, c costs, greedy bool) bool {
+	n := len(stages)
+	if n == 0 || n > c.Layers {
+		return false
+	}
+	maxK := make([]int, n)
+	sum := 0
+	for i := range stages {
+		maxK[i] = maxLayers(&stages[i], i, n, c)
+		if maxK[i] < 1 {
+			return false
+		}
+		sum += maxK[i]
+	}
+	if sum < c.Layers {
+		return false
+	}
+	counts := make([]int, n)
+	if greedy {
+		used := 0
+		for i := range counts {
+			if i == n-1 {
+				counts[i] = c.Layers - used
+			} else {
+				counts[i] = min(maxK[i], c.Layers-used-(n-1-i))
+			}
+			used += counts[i]
+		}
+	} else {
+		counts = proportional(maxK, c.Layers)
+	}
+	for iter := 0; iter < 4*c.Layers+4; iter++ {
+		start := 0
+		over := -1
+		for i := range stages {
+			stages[i].Start, stages[i].End = start, start+counts[i]
+			start += counts[i]
+			stages[i].Part = c.stagePart(stages[i].Start, stages[i].End, len(stages[i].Devices))
+			if over < 0 && stages[i].Part.total() > stages[i].budget() {
+				over = i
+			}
+		}
+		if over < 0 {
+			return true
+		}
+		// Move one layer from the overfilled stage to the nearest stage with
+		// room for it.
+		if counts[over] <= 1 || !moveOne(stages, counts, over, c) {
+			return false
+		}
+	}
+	return false
+}
+
+func sumInts(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// proportional splits total into integer counts proportional to weights
+// (largest remainder), each at least 1 and at most its weight.
+func proportional(weights []int, total int) []int {
+	n := len(weights)
+	sum := sumInts(weights)
+	counts := make([]int, n)
+	rem := make([]float64, n)
+	given := 0
+	for i, w := range weights {
+		exact := float64(total) * float64(w) / float64(sum)
+		counts[i] = int(exact)
+		if counts[i] < 1 {
+			counts[i] = 1
+		}
+		if counts[i] > w {
+			counts[i] = w
+		}
+		rem[i] = exact - float64(counts[i])
+		given += counts[i]
+	}
+	for given != total {
+		best := -1
+		for i := range counts {
+			if given < total && counts[i] < weights[i] && (best < 0 || rem[i] > rem[best]) {
+				best = i
+			}
+			if given > total && counts[i] > 1 && (best < 0 || rem[i] < rem[best]) {
+				best = i
+			}
+		}
+		if best < 0 {
+			break
+		}
+		if given < total {
+			counts[best]++
+			rem[best]--
+			given++
+		} else {
+			counts[best]--
+			rem[best]++
+			given--
+		}
+	}
+	return counts
+}
+
+// moveOne moves a layer from stage from to the closest stage whose budget
+// takes one more layer; false when none can.
+func moveOne(stages []stage, counts []int, from int, c costs) bool {
+	for dist := 1; dist < len(stages); dist++ {
+		for _, to := range []int{from - dist, from + dist} {
+			if to < 0 || to >= len(stages) {
+				continue
+			}
+			counts[from]--
+			counts[to]++
+			if fitsWith(stages, counts, to, c) {
+				return true
+			}
+			counts[from]++
+			counts[to]--
+		}
+	}
+	return false
+}
+
+// fitsWith reports whether stage i fits under counts.
+func fitsWith(stages []stage, counts []int, i int, c costs) bool {
+	start := sumInts(counts[:i])
+	p := c.stagePart(start, start+counts[i], len(stages[i].Devices))
+	return p.total() <= stages[i].budget()
+}
+
+// hostDevice returns the host RAM as a planning device for cpu_offload, nil
+// when the registry has no usable CPU entry or devices excludes it.
+func hostDevice(req *Request, want map[string]bool) *device {
+	if len(req.Cluster) > 0 || req.Registry == nil {
+		return nil
+	}
+	for _, d := range req.Registry.Devices {
+		if d.Kind == registry.KindCPU && d.Available && d.UsableMemory() > 0 && (want == nil || want[d.ID]) {
+			return newDevice(d, d.ID, 0, req.Engine, nil)
+		}
+	}
+	return nil
+}
+
+// planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
+// many whole layers as fits (filled in order), the rest stay in host RAM as
+// the last stage. Among the levels that fit this way, the highest-quality
+// one that keeps at least half of the layers on accelerators wins (offloaded
+// layers cost PCIe time every token); when none does, the level keeping the
+// most layers on accelerators.
+func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (planned, bool) {
+	want, _ := req.checkDevices()
+	host := hostDevice(req, want)
+	if host == nil {
+		return planned{}, false
+	}
+	var best *planned
+	bestOn := -1
+	for _, l := range levels {
+		if !supported(&host.Dev, l.Native()) {
+			continue
+		}
+		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+		if !sane {
+			continue
+		}
+		c := newCosts(req.Model, b, l)
+		for _, p := range accel {
+			if unsupportedReason(p, l, req.Engine) != "" {
+				continue
+			}
+			var stages []stage
+			for _, d := range p.Devices {
+				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {
+					stages = append(stages, stage{Devices: []*device{d}})
+				}
+			}
+			if len(stages) == 0 {
+				continue
+			}
+			stages = append(stages, stage{Devices: []*device{host}})
+			if len(stages) > c.Layers || !assignLayers(stages, c, true) {
+				continue
+			}
+			pl := planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}
+			on := stages[len(stages)-1].Start
+			if 2*on >= c.Layers {
+				return pl, true
+			}
+			if on > bestOn {
+				best, bestOn = &pl, on
+			}
+		}
+	}
+	if best == nil {
+		return planned{}, false
+	}
+	return *best, true
+}

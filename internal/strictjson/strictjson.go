@@ -1,0 +1,120 @@
+// Package strictjson is the one way the engine decodes JSON a host gave it:
+// one value, nothing after it, no object key twice, and (for requests) no
+// key the target type does not know. Failures carry the contract's codes:
+// malformed text, trailing data and repeated keys are invalid_json; a
+// well-formed value of the wrong shape (a string for a number, an unknown
+// field) is invalid_argument.
+//
+// A repeated key is refused because decoders disagree on it: goccy/go-json
+// and encoding/json keep the last value, others the first, so
+// {"params_b":7,"params_b":700} would be planned as 700B here and as 7B by
+// a host that checked it (RFC 8259 §4: names "SHOULD be unique",
+// https://www.rfc-editor.org/rfc/rfc8259#section-4).
+package strictjson
+
+import (
+	"bytes"
+	"errors"
+	"reflect"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+// Decode decodes data, which must hold exactly one JSON value, into v (a
+// non-nil pointer), refusing repeated object keys and keys v's structs do
+// not know. what names the value in error messages ("request",
+// "options").
+func Decode(data []byte, v any, what string) error {
+	return decode(data, v, what, true)
+}
+
+// DecodeIgnoringUnknown is Decode for documents that newer writers may
+// extend (a registry): keys v's structs do not know are skipped; repeated
+// keys and trailing data are still refused.
+func DecodeIgnoringUnknown(data []byte, v any, what string) error {
+	return decode(data, v, what, false)
+}
+
+// decode checks data against v's type first (one pass that finds repeated
+// and unknown keys and the end of the value), then decodes it with goccy's
+// whole-buffer decoder. Anything either refuses is decoded again, from a
+// zero value, by goccy's streaming decoder, whose error messages are the
+// ones this engine has always answered with.
+func decode(data []byte, v any, what string, strict bool) error {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() {
+		return errs.New(errs.Internal, "%s: decode target is not a pointer", what)
+	}
+	problem := check(data, rv.Type().Elem(), strict)
+	var dup *duplicateKey
+	if errors.As(problem, &dup) {
+		return errs.New(errs.InvalidJSON, "%s: key %q appears more than once in one object", what, dup.key)
+	}
+	if problem == nil {
+		if json.Unmarshal(data, v) == nil {
+			return nil
+		}
+	}
+	rv.Elem().SetZero()
+	err := streamDecode(data, v, strict)
+	rv.Elem().SetZero()
+	if err != nil {
+		return classify(what, err)
+	}
+	if errors.Is(problem, errTrailing) {
+		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+	}
+	// The check refused what the streaming decoder accepts: say what the
+	// check found.
+	return errs.New(errs.InvalidJSON, "%s: %v", what, problem)
+}
+
+// streamDecode decodes one value with goccy's streaming decoder, unknown
+// fields refused when strict; data after the value is errTrailing.
+func streamDecode(data []byte, v any, strict bool) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if strict {
+		dec.DisallowUnknownFields()
+	}
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return errTrailing
+	}
+	return nil
+}
+
+// classify turns a decoder error into an *errs.Error with the contract's
+// code, the message prefixed by what.
+func classify(what string, err error) error {
+	if errors.Is(err, errTrailing) {
+		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+	}
+	var e *errs.Error
+	if errors.As(err, &e) {
+		// A type's own UnmarshalJSON (an integer check) said what is wrong.
+		return errs.New(e.Code, "%s: %s", what, e.Message)
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return errs.Wrap(errs.InvalidJSON, err, what)
+	}
+	var ue *json.UnmarshalTypeError
+	if errors.As(err, &ue) {
+		return errs.Wrap(errs.InvalidArgument, err, what)
+	}
+	msg := err.Error()
+	switch {
+	case strings.Contains(msg, "unknown field"):
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
+	case msg == "EOF" || strings.Contains(msg, "unexpected end"):
+		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
+	case strings.Contains(msg, "expected an integer"):
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
+	}
+	return errs.Wrap(errs.InvalidJSON, err, what)
+}

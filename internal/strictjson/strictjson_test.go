@@ -1,0 +1,184 @@
+package strictjson
+
+import (
+	"fmt"
+	"reflect"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+)
+
+type inner struct {
+	A int `json:"a"`
+}
+
+type embedded struct {
+	E string `json:"e"`
+}
+
+type target struct {
+	embedded
+	ParamsB *float64          `json:"params_b"`
+	Name    string            `json:"name"`
+	In      inner             `json:"in"`
+	List    []inner           `json:"list"`
+	Env     map[string]string `json:"env"`
+	Any     map[string]any    `json:"any"`
+	Raw     json.RawMessage   `json:"raw"`
+	Skip    string            `json:"-"`
+}
+
+func codeOf(t *testing.T, err error) string {
+	t.Helper()
+	require.Error(t, err)
+	return errs.CodeOf(err)
+}
+
+func TestDecodeAcceptsWellFormedValues(t *testing.T) {
+	var v target
+	require.NoError(t, Decode([]byte(`{"params_b":7,"name":"x","e":"y","in":{"a":1},"list":[{"a":2},{"a":3}],
+		"env":{"A":"1","a":"2"},"any":{"k":[{"x":1},{"y":2}]},"raw":{"z":1,"z":2}} `), &v, "request"))
+	require.Equal(t, 7.0, *v.ParamsB)
+	require.Equal(t, "y", v.E)
+	require.Equal(t, 3, v.List[1].A)
+	require.Equal(t, "2", v.Env["a"], "map keys differing in case are different keys")
+	require.Equal(t, `{"z":1,"z":2}`, string(v.Raw), "a raw value is checked by whoever decodes it")
+}
+
+func TestDecodeRefusesRepeatedKeys(t *testing.T) {
+	for _, in := range []string{
+		`{"params_b":7,"params_b":700}`,
+		`{"params_b":7,"PARAMS_B":700}`,    // the decoder matches fields ignoring case
+		`{"name":"a","n\u0061me":"b"}`,     // an escaped spelling of the same key
+		`{"in":{"a":1,"a":2}}`,             // nested struct
+		`{"list":[{"a":1},{"a":2,"a":3}]}`, // inside a list
+		`{"env":{"A":"1","A":"2"}}`,        // map
+		`{"any":{"k":{"x":1,"x":2}}}`,      // interface values
+		`{"e":"1","e":"2"}`,                // promoted from an embedded struct
+	} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		require.Equal(t, errs.InvalidJSON, codeOf(t, err), in)
+		require.Contains(t, errs.MessageOf(err), "more than once", in)
+		require.Contains(t, errs.MessageOf(err), "request: ", in)
+	}
+}
+
+func TestDecodeRefusesManyKeysRepeated(t *testing.T) {
+	// Past 16 keys the map check switches from a list to a set.
+	in := `{"env":{`
+	for i := 0; i < 40; i++ {
+		in += `"k` + string(rune('A'+i)) + `":"v",`
+	}
+	in += `"kC":"again"}}`
+	var v target
+	require.Equal(t, errs.InvalidJSON, codeOf(t, Decode([]byte(in), &v, "x")))
+}
+
+func TestDecodeUnknownFields(t *testing.T) {
+	var v target
+	err := Decode([]byte(`{"name":"x","bogus":1}`), &v, "request")
+	require.Equal(t, errs.InvalidArgument, codeOf(t, err))
+	require.Contains(t, errs.MessageOf(err), "unknown field")
+	require.Contains(t, errs.MessageOf(err), "bogus")
+
+	var w target
+	require.NoError(t, DecodeIgnoringUnknown([]byte(`{"name":"x","bogus":{"a":[1]}}`), &w, "registry"))
+	require.Equal(t, "x", w.Name)
+	var u target
+	err = DecodeIgnoringUnknown([]byte(`{"bogus":1,"bogus":2}`), &u, "registry")
+	require.Equal(t, errs.InvalidJSON, codeOf(t, err), "an unknown key may not repeat either")
+}
+
+func TestDecodeSkipsDashFields(t *testing.T) {
+	var v target
+	err := Decode([]byte(`{"Skip":"x"}`), &v, "request")
+	require.Equal(t, errs.InvalidArgument, codeOf(t, err), `a json:"-" field is not a key`)
+}
+
+func TestDecodeRefusesTrailingData(t *testing.T) {
+	// The streaming decoder alone accepted a closing bracket after the value
+	// (its More reports false there).
+	for _, in := range []string{`{"name":"x"} {}`, `{"name":"x"}x`, `{} []`, `{"name":"x"}]`, `{"name":"x"}}`} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		require.Equal(t, errs.InvalidJSON, codeOf(t, err), in)
+		var w target
+		require.Equal(t, errs.InvalidJSON, codeOf(t, DecodeIgnoringUnknown([]byte(in), &w, "registry")), in)
+	}
+}
+
+func TestDecodeClassifiesErrors(t *testing.T) {
+	cases := map[string]string{
+		`{"name":`:         errs.InvalidJSON,
+		``:                 errs.InvalidJSON,
+		`{"name" 1}`:       errs.InvalidJSON,
+		`{"name":"x",}`:    errs.InvalidJSON,
+		`{"name":1}`:       errs.InvalidArgument,
+		`{"params_b":"7"}`: errs.InvalidArgument,
+		`{"list":{"a":1}}`: errs.InvalidArgument,
+		`[1,2]`:            errs.InvalidArgument,
+		`{"in":{"a":1.5}}`: errs.InvalidArgument,
+	}
+	for in, want := range cases {
+		var v target
+		require.Equal(t, want, codeOf(t, Decode([]byte(in), &v, "request")), in)
+	}
+}
+
+func TestDecodeLeavesNoPartialValueOnError(t *testing.T) {
+	v := target{Name: "before"}
+	require.Error(t, Decode([]byte(`{"name":"x","name":"y"}`), &v, "r"))
+	v = target{}
+	require.Error(t, Decode([]byte(`{"name":"x","in":{"a":"no"}}`), &v, "r"))
+	require.Empty(t, v.Name)
+}
+
+func TestDecodeDeepNestingIsAnError(t *testing.T) {
+	in := ""
+	for i := 0; i < 2*maxDepth; i++ {
+		in += "["
+	}
+	var v any
+	require.Error(t, Decode([]byte(in), &v, "r"))
+}
+
+// TestDecodeAgreesWithStreamingDecoder checks that the checked whole-buffer
+// path gives the value or the error the streaming decoder gives, for every
+// input without a repeated key.
+func TestDecodeAgreesWithStreamingDecoder(t *testing.T) {
+	for _, in := range []string{
+		`{"name":"x","params_b":7,"list":[{"a":1}],"env":{"k":"v"},"raw":[1,{"x":2}]}`,
+		`{"name":"x"} x`, `{"name":"x",}`, `{"name":1}`, `{"bogus":1}`,
+		`{"in":{"a":1.5}}`, `{"in":{"a":"1"}}`, `null`, ``, ` `, `{`, `[]`, `"s"`,
+		"{\"name\":\"\xff\"}", `{"NAME":"x"}`, `{"raw":{"b":1,"b":2}}`, `{"any":{"k":[1,2,{"z":null}]}}`,
+	} {
+		var fast, slow target
+		errFast := Decode([]byte(in), &fast, "request")
+		errSlow := streamDecode([]byte(in), &slow, true)
+		if errSlow != nil {
+			errSlow = classify("request", errSlow)
+			slow = target{}
+		}
+		assert.Equal(t, errSlow, errFast, in)
+		assert.Equal(t, slow, fast, in)
+	}
+}
+
+// TestDecodeRepeatedKeyPastSixtyFourFields covers structs with more fields
+// than the check's bit set holds.
+func TestDecodeRepeatedKeyPastSixtyFourFields(t *testing.T) {
+	var fields []reflect.StructField
+	for i := 0; i < 70; i++ {
+		fields = append(fields, reflect.StructField{Name: fmt.Sprintf("F%d", i), Type: reflect.TypeFor[int](),
+			Tag: reflect.StructTag(fmt.Sprintf(`json:"f%d"`, i))})
+	}
+	v := reflect.New(reflect.StructOf(fields)).Interface()
+	require.NoError(t, Decode([]byte(`{"f3":1,"f68":2,"f69":3}`), v, "wide"))
+	require.Equal(t, errs.InvalidJSON, codeOf(t, Decode([]byte(`{"f68":1,"f3":1,"f68":2}`), v, "wide")))
+	require.Equal(t, errs.InvalidJSON, codeOf(t, Decode([]byte(`{"f3":1,"f68":1,"f3":2}`), v, "wide")))
+}
