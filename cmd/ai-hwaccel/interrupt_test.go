@@ -27,9 +27,11 @@ func TestMain(m *testing.M) {
 }
 
 // TestInterruptEndsHungDetection: Ctrl-C (SIGINT) or SIGTERM while a vendor
-// tool hangs ends the command within 0.5 s with status 130, although the
+// tool hangs ends the command at once with status 130, although the
 // detection's own timeout is 20 s (issue 11: it used to run the detection to
-// its end and exit 0).
+// its end and exit 0). On an idle machine it ends 0.1-0.4 s after the signal
+// (the figure is logged); the bound asserted is 2 s so that a loaded CI
+// machine cannot make it flaky while a wait for the 20 s timeout still fails.
 func TestInterruptEndsHungDetection(t *testing.T) {
 	hostile, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", "hostile"))
 	require.NoError(t, err)
@@ -50,7 +52,8 @@ func TestInterruptEndsHungDetection(t *testing.T) {
 			require.ErrorAs(t, err, &exit, "stderr: %s", stderr.String())
 			assert.Equal(t, exitInterrupted, exit.ExitCode())
 			assert.Contains(t, stderr.String(), "interrupted")
-			assert.Less(t, took, 500*time.Millisecond, "the command ended %v after the signal", took)
+			t.Logf("ended %v after %v", took, sig)
+			assert.Less(t, took, 2*time.Second, "the command ended %v after the signal", took)
 		})
 	}
 }

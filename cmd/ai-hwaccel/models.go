@@ -208,8 +208,16 @@ func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessag
 // sorts the answers: fitting models first, larger models first, then faster.
 func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, error) {
 	var rows []fitRow
+	asked, _ := req["context_length"].(int)
 	for _, m := range models {
 		req["model"] = map[string]any{"name": m.Name}
+		// The engine refuses a context beyond a model's maximum; the fit
+		// table plans such a model at its own maximum instead.
+		if asked > 0 && m.MaxContext > 0 && asked > m.MaxContext {
+			req["context_length"] = m.MaxContext
+		} else if asked > 0 {
+			req["context_length"] = asked
+		}
 		body, err := json.Marshal(req)
 		if err != nil {
 			return nil, err

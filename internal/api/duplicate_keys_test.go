@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 // the last value winning).
 func TestRepeatedKeysAreInvalidJSONAtEveryEntryPoint(t *testing.T) {
 	const gpu = `{"kind":"cuda_gpu","index":0,"available":true,"memory_bytes":85520809984}`
-	planning := map[string]func([]byte, Env) []byte{
+	planning := map[string]func(context.Context, []byte, Env) []byte{
 		"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining,
 	}
 	requests := map[string]string{
@@ -32,16 +33,16 @@ func TestRepeatedKeysAreInvalidJSONAtEveryEntryPoint(t *testing.T) {
 			if name == "training" && entry != "train" {
 				continue // only estimate_training reads the training object
 			}
-			ans := f([]byte(req), NoEnv)
+			ans := f(context.Background(), []byte(req), NoEnv)
 			assert.Equal(t, errs.InvalidJSON, errorCode(t, ans), "%s, repeated key in %s: %s", entry, name, ans)
 			assert.Contains(t, string(ans), "more than once", "%s, %s", entry, name)
 		}
 		// The same requests without the repeat are answers, so the error
 		// above is the repeat's.
 		ok := `{"model":{"params_b":7},"registry":{"devices":[` + gpu + `]}}`
-		assert.Empty(t, errorCode(t, f([]byte(ok), NoEnv)), entry)
+		assert.Empty(t, errorCode(t, f(context.Background(), []byte(ok), NoEnv)), entry)
 	}
-	ans := Detect([]byte(`{"no_exec":true,"no_exec":false,"path":""}`), NoEnv)
+	ans := Detect(context.Background(), []byte(`{"no_exec":true,"no_exec":false,"path":""}`), NoEnv)
 	assert.Equal(t, errs.InvalidJSON, errorCode(t, ans), "detect options: %s", ans)
 	_, err := DecodeOptions([]byte(`{"env":{"CUDA_VISIBLE_DEVICES":"0","CUDA_VISIBLE_DEVICES":"1"}}`), NoEnv)
 	assert.Equal(t, errs.InvalidJSON, errs.CodeOf(err), "detect options, env map")

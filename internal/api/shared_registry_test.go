@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strings"
 	"sync"
 	"testing"
@@ -19,9 +20,9 @@ import (
 // an answer (compared with the answer given alone).
 func TestPlanningLeavesTheSharedRegistryAlone(t *testing.T) {
 	regJSON := string(benchreg.RegistryJSON(16))
-	entries := map[string]func([]byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining}
+	entries := map[string]func(context.Context, []byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining}
 	var reqs [][]byte
-	var entry []func([]byte, Env) []byte
+	var entry []func(context.Context, []byte, Env) []byte
 	for _, r := range goldenRequests {
 		reqs = append(reqs, []byte(strings.TrimSuffix(r.body, "}")+`,"registry":`+regJSON+`}`))
 		entry = append(entry, entries[r.entry])
@@ -30,7 +31,7 @@ func TestPlanningLeavesTheSharedRegistryAlone(t *testing.T) {
 	entry = append(entry, PlanSharding)
 	want := make([]string, len(reqs))
 	for i, req := range reqs {
-		want[i] = string(entry[i](req, NoEnv))
+		want[i] = string(entry[i](context.Background(), req, NoEnv))
 		require.NotContains(t, want[i], `"error"`, string(req))
 	}
 	var wg sync.WaitGroup
@@ -41,7 +42,7 @@ func TestPlanningLeavesTheSharedRegistryAlone(t *testing.T) {
 			for k := 0; k < 3; k++ {
 				for i := range reqs {
 					j := (i + g) % len(reqs)
-					assert.Equal(t, want[j], string(entry[j](reqs[j], NoEnv)))
+					assert.Equal(t, want[j], string(entry[j](context.Background(), reqs[j], NoEnv)))
 				}
 			}
 		}()
