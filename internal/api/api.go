@@ -51,11 +51,14 @@ func Detect(input []byte, getenv Env) []byte {
 // detectAnswer is the encoded registry for opts, through the shared cache.
 func detectAnswer(opts detect.Options) []byte {
 	warmEncoder.Do(func() { go warmRegistryEncoder() })
+	if opts.SnapshotOut != "" {
+		return answer(func() (any, error) { return captureTo(opts) })
+	}
 	b, err := detect.Shared.DetectJSON(context.Background(), opts, func(r *registry.Registry) ([]byte, error) {
 		return json.Marshal(r)
 	})
 	if err != nil {
-		return ErrorJSON(errs.Wrap(errs.DetectionFailed, err, "detect"))
+		return ErrorJSON(detectionError(err))
 	}
 	return b
 }
@@ -161,9 +164,12 @@ func planRequest(input []byte, getenv Env) (*plan.Request, error) {
 }
 
 func detectWith(opts detect.Options) (*registry.Registry, error) {
+	if opts.SnapshotOut != "" {
+		return captureTo(opts)
+	}
 	reg, err := detect.Shared.Detect(context.Background(), opts)
 	if err != nil {
-		return nil, errs.Wrap(errs.DetectionFailed, err, "detect")
+		return nil, detectionError(err)
 	}
 	return reg, nil
 }
@@ -197,6 +203,10 @@ type wireOptions struct {
 	TimeoutMs  *float64          `json:"timeout_ms"`
 	CacheTTLMs *float64          `json:"cache_ttl_ms"`
 	Env        map[string]string `json:"env"`
+
+	Snapshot        *string `json:"snapshot"`
+	SnapshotOut     *string `json:"snapshot_out"`
+	SnapshotKeepIDs bool    `json:"snapshot_keep_ids"`
 }
 
 // DecodeOptions parses detection options. nil or empty input means defaults.
@@ -276,6 +286,9 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		ttlGiven = true
 	}
 	opts.Env = w.Env
+	if err := snapshotOptions(w, &opts); err != nil {
+		return opts, false, err
+	}
 	return opts, ttlGiven, nil
 }
 
