@@ -31,6 +31,7 @@ func init() {
 		{"suggest", "the best precision (quantization) for a model on the devices", (*app).suggest},
 		{"train", "memory needed to fine-tune or train a model (lora, qlora, full, ...)", (*app).train},
 		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
+		{"snapshot", "capture what detection reads of this machine in one file, for a bug report", (*app).snapshot},
 		{"version", "print the version", (*app).versionCmd},
 		{"help", "help for a command: ai-hwaccel help plan", (*app).helpCmd},
 	}
@@ -147,10 +148,11 @@ func (f *flags) printHelp(w io.Writer) {
 // detectFlags are the detection options every command takes.
 type detectFlags struct {
 	sysroot, path, timeout, backends, exclude string
+	snapshot                                  string
 	noExec                                    bool
 }
 
-var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude"}
+var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude", "snapshot"}
 
 func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.sysroot, "sysroot", "", "read /sys, /proc and /dev under `DIR` (containers, fixture machines)")
@@ -159,6 +161,7 @@ func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: milliseconds or a Go `DURATION` (500, 2s; default 5s)")
 	f.StringVar(&d.backends, "backends", "", "run only these detection backends: a comma-separated `LIST` of "+strings.Join(detect.BackendNames(), ","))
 	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends: a comma-separated `LIST`")
+	f.StringVar(&d.snapshot, "snapshot", "", "detect from the snapshot `FILE` (ai-hwaccel snapshot) instead of this machine; runs no tool")
 	f.group("Detection flags", detectFlagNames...)
 }
 
@@ -177,6 +180,11 @@ func (d *detectFlags) options(f *flags) (map[string]any, error) {
 	}
 	if d.noExec {
 		o["no_exec"] = true
+	}
+	if f.isSet("snapshot") {
+		if err := d.snapshotOption(f, o); err != nil {
+			return nil, err
+		}
 	}
 	if f.isSet("timeout") {
 		ms, err := parseTimeout(d.timeout)
