@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/snapshot"
 )
@@ -211,4 +213,43 @@ func TestSnapshotReplaysTheCapturedEnvironment(t *testing.T) {
 	require.JSONEq(t, string(withoutTiming(t, captured)), string(withoutTiming(t, replayed)))
 	overridden := Detect([]byte(fmt.Sprintf(`{"snapshot":%q,"env":{"CUDA_VISIBLE_DEVICES":"0,1"}}`, out)), host)
 	assert.NotEqual(t, deviceKinds(t, replayed), deviceKinds(t, overridden))
+}
+
+// A capture never follows a link out of the machine's trees: a DRM card
+// linked to the host's /etc, and one linked past the sysroot to a file
+// beside it, are withheld, and nothing of what they lead to is in the
+// archive.
+func TestSnapshotCaptureStaysInTheTrees(t *testing.T) {
+	root := detecttest.CopyFixtureRoot(t, "cpu-only")
+	secret := "SECRET-beside-the-sysroot"
+	require.NoError(t, os.WriteFile(filepath.Join(filepath.Dir(root), "outside"), []byte(secret), 0o644))
+	drm := filepath.Join(root, "sys", "class", "drm")
+	require.NoError(t, os.MkdirAll(drm, 0o755))
+	require.NoError(t, os.Symlink("/etc", filepath.Join(drm, "card0")))
+	require.NoError(t, os.Symlink("../../../../outside", filepath.Join(drm, "card1")))
+	out := filepath.Join(t.TempDir(), "m.tar.gz")
+	ans := Detect([]byte(fmt.Sprintf(`{"sysroot":%q,"path":"","snapshot_out":%q,"snapshot_keep_ids":true}`, root, out)), NoEnv)
+	require.Empty(t, errorCode(t, ans), "%s", ans)
+
+	s, err := snapshot.Open(out)
+	require.NoError(t, err)
+	es, err := s.ReadDir("sys/class/drm")
+	require.NoError(t, err, "detection listed the DRM cards")
+	assert.Empty(t, es, "links leading out are not kept")
+	assert.Positive(t, s.Manifest().Withheld)
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	tr := tar.NewReader(zr)
+	for {
+		h, err := tr.Next()
+		if err != nil {
+			break
+		}
+		assert.NotContains(t, h.Name, "etc/", h.Name)
+		b, err := io.ReadAll(tr)
+		require.NoError(t, err)
+		assert.NotContains(t, string(b), secret, h.Name)
+	}
 }
