@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -54,24 +55,57 @@ func TestSnapshotRoundTripEveryFixture(t *testing.T) {
 	assert.GreaterOrEqual(t, tested, 40, "fixture machines")
 }
 
-// A replay starts no process: the archive's tool output is all there is. A
-// capture with an empty PATH holds no tool run, and its replay reports what
-// a detection without tools reports.
+// A replay starts no process: with the tools of the capture deleted, it
+// still answers what they printed (nvidia-smi's free memory, which sysfs
+// does not have). Without identifiers kept, the archive holds no UUID.
 func TestSnapshotReplayRunsNoTool(t *testing.T) {
 	dir := fixture("dgx-h100")
+	bin := filepath.Join(t.TempDir(), "bin")
+	require.NoError(t, os.Mkdir(bin, 0o755))
+	tools, err := os.ReadDir(filepath.Join(dir, "bin"))
+	require.NoError(t, err)
+	for _, e := range tools {
+		b, err := os.ReadFile(filepath.Join(dir, "bin", e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(bin, e.Name()), b, 0o755))
+	}
 	out := filepath.Join(t.TempDir(), "m.tar.gz")
-	ans := Detect([]byte(fmt.Sprintf(`{"sysroot":%q,"path":"","snapshot_out":%q}`, filepath.Join(dir, "root"), out)), NoEnv)
-	require.Empty(t, errorCode(t, ans), "%s", ans)
+	captured := Detect([]byte(fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"snapshot_out":%q}`, filepath.Join(dir, "root"), bin, out)), NoEnv)
+	require.Empty(t, errorCode(t, captured), "%s", captured)
+	require.NoError(t, os.RemoveAll(bin))
+
 	s, err := snapshot.Open(out)
 	require.NoError(t, err)
-	assert.Empty(t, s.Manifest().Tools)
+	assert.NotEmpty(t, s.Manifest().Tools)
 	assert.False(t, s.Manifest().KeptIDs)
-	// The fixture's tools are on no PATH of the replay: the same answer as
-	// the capture, which ran none, with identifiers scrubbed in both only
-	// where the archive scrubbed them; compare device counts and kinds.
 	got := Detect([]byte(fmt.Sprintf(`{"snapshot":%q}`, out)), NoEnv)
 	require.Empty(t, errorCode(t, got), "%s", got)
-	assert.Equal(t, deviceKinds(t, ans), deviceKinds(t, got))
+	var reg struct {
+		Devices []struct {
+			ID              string `json:"id"`
+			MemoryFreeBytes *int64 `json:"memory_free_bytes"`
+		} `json:"devices"`
+	}
+	require.NoError(t, json.Unmarshal(got, &reg))
+	gpus := 0
+	for _, d := range reg.Devices {
+		if strings.HasPrefix(d.ID, "cuda:") {
+			gpus++
+			assert.NotNil(t, d.MemoryFreeBytes, "%s: free memory comes from nvidia-smi's output", d.ID)
+		}
+	}
+	assert.Equal(t, 8, gpus)
+	assert.Equal(t, deviceKinds(t, captured), deviceKinds(t, got))
+	assert.Regexp(t, `GPU-[0-9a-f]{8}-`, string(captured), "the capture's own answer has the real UUIDs")
+	raw, err := os.ReadFile(out)
+	require.NoError(t, err)
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	require.NoError(t, err)
+	unpacked, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	for _, uuid := range regexp.MustCompile(`GPU-[0-9a-f-]{36}`).FindAllString(string(captured), -1) {
+		assert.NotContains(t, string(unpacked), uuid)
+	}
 }
 
 func deviceKinds(t *testing.T, answer []byte) []string {
