@@ -200,6 +200,28 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             no older than this; default 0 (always detect).
  *      "env"          object  overrides for visibility variables such as
  *                             CUDA_VISIBLE_DEVICES; otherwise getenv() now.
+ *      "snapshot"     string  absolute path of a snapshot archive (below) to
+ *                             detect from instead of this machine: files,
+ *                             tool output and environment come from it, no
+ *                             program runs, a tool run it lacks is a tool
+ *                             absent; "env" still overrides.  Excludes
+ *                             "sysroot", "path" and "snapshot_out".  An
+ *                             archive that is missing, malformed or crafted
+ *                             (".." names, absolute links, members over
+ *                             8 MiB, over 64 MiB unpacked) is
+ *                             "invalid_argument".
+ *      "snapshot_out" string  absolute path: detect this machine (never from
+ *                             the cache) and write what the detection read
+ *                             to this file (mode 0600), a gzip-compressed
+ *                             tar: the /sys, /proc, /dev entries read, each
+ *                             tool run (argv, output, exit status), the
+ *                             environment variables consulted.  MAC and IP
+ *                             addresses are replaced; so are serial numbers
+ *                             and UUIDs unless "snapshot_keep_ids".  A file
+ *                             that cannot be written is "invalid_argument".
+ *      "snapshot_keep_ids" bool  keep serial numbers and UUIDs in the
+ *                             "snapshot_out" archive (default false).
+ *                             docs/snapshots.md describes the archive.
  *
  * @return : an owned string (free with hwaccel_free_string()), either
  *      the registry:

@@ -31,6 +31,7 @@ func init() {
 		{"fit", "which catalog models run on this machine: precision, context, tokens/s", (*app).fit},
 		{"models", "the model catalog: sizes, context, Hugging Face ids, sources", (*app).models},
 		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
+		{"snapshot", "capture what detection reads of this machine in one file, for a bug report", (*app).snapshot},
 		{"version", "print the version", (*app).versionCmd},
 		{"help", "help for a command: ai-hwaccel help plan", (*app).helpCmd},
 	}
@@ -147,10 +148,11 @@ func (f *flags) printHelp(w io.Writer) {
 // detectFlags are the detection options every command takes.
 type detectFlags struct {
 	sysroot, path, timeout, backends, exclude string
+	snapshot                                  string
 	noExec                                    bool
 }
 
-var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude"}
+var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude", "snapshot"}
 
 func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.sysroot, "sysroot", "", "read /sys, /proc and /dev under `DIR` (containers, fixture machines)")
@@ -159,6 +161,7 @@ func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: a `DURATION` (500ms, 2s; a bare number is milliseconds; default 5s)")
 	f.StringVar(&d.backends, "backends", "", "run only these detection backends: a comma-separated `LIST` of "+strings.Join(detect.BackendNames(), ","))
 	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends: a comma-separated `LIST`")
+	f.StringVar(&d.snapshot, "snapshot", "", "detect from the snapshot `FILE` (ai-hwaccel snapshot) instead of this machine; runs no tool")
 	f.group("Detection flags", detectFlagNames...)
 }
 
@@ -177,6 +180,11 @@ func (d *detectFlags) options(f *flags) (map[string]any, error) {
 	}
 	if d.noExec {
 		o["no_exec"] = true
+	}
+	if f.isSet("snapshot") {
+		if err := d.snapshotOption(f, o); err != nil {
+			return nil, err
+		}
 	}
 	if f.isSet("timeout") {
 		ms, err := parseTimeout(d.timeout)

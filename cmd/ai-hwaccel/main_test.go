@@ -387,6 +387,7 @@ func TestHelp(t *testing.T) {
 		"version": {},
 		"help":    {},
 	}
+	wantFlags["snapshot"] = []string{"--output FILE", "--keep-ids", "--sysroot DIR"}
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCLI(t, c.name, "--help")

@@ -59,11 +59,14 @@ func Detect(ctx context.Context, input []byte, getenv Env) []byte {
 // detectAnswer is the encoded registry for opts, through the shared cache.
 func detectAnswer(ctx context.Context, opts detect.Options) []byte {
 	warmEncoder.Do(func() { go warmRegistryEncoder() })
+	if opts.SnapshotOut != "" {
+		return answer(func() (any, error) { return captureTo(ctx, opts) })
+	}
 	b, err := detect.Shared.DetectJSON(ctx, opts, func(r *registry.Registry) ([]byte, error) {
 		return json.Marshal(r)
 	})
 	if err != nil {
-		return ErrorJSON(errs.Wrap(errs.DetectionFailed, err, "detect"))
+		return ErrorJSON(detectionError(err))
 	}
 	return b
 }
@@ -172,9 +175,12 @@ func planRequest(ctx context.Context, input []byte, getenv Env) (*plan.Request, 
 }
 
 func detectWith(ctx context.Context, opts detect.Options) (*registry.Registry, error) {
+	if opts.SnapshotOut != "" {
+		return captureTo(ctx, opts)
+	}
 	reg, err := detect.Shared.Detect(ctx, opts)
 	if err != nil {
-		return nil, errs.Wrap(errs.DetectionFailed, err, "detect")
+		return nil, detectionError(err)
 	}
 	return reg, nil
 }
@@ -208,6 +214,10 @@ type wireOptions struct {
 	TimeoutMs  *float64          `json:"timeout_ms"`
 	CacheTTLMs *float64          `json:"cache_ttl_ms"`
 	Env        map[string]string `json:"env"`
+
+	Snapshot        *string `json:"snapshot"`
+	SnapshotOut     *string `json:"snapshot_out"`
+	SnapshotKeepIDs bool    `json:"snapshot_keep_ids"`
 }
 
 // DecodeOptions parses detection options. nil or empty input means defaults.
@@ -282,6 +292,9 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		ttlGiven = true
 	}
 	opts.Env = w.Env
+	if err := snapshotOptions(w, &opts); err != nil {
+		return opts, false, err
+	}
 	return opts, ttlGiven, nil
 }
 

@@ -217,7 +217,7 @@ func (c *Cache) evict(now time.Time) {
 // visibility variables as seen now.
 func cacheKey(o Options) string {
 	var b strings.Builder
-	b.WriteString(o.Sysroot + "\x00" + o.Path + "\x00")
+	b.WriteString(o.Sysroot + "\x00" + o.Path + "\x00" + o.Snapshot + "\x00")
 	b.WriteString(strings.Join(o.Backends, ",") + "\x00" + strings.Join(o.Exclude, ",") + "\x00")
 	if o.NoExec {
 		b.WriteString("noexec")

@@ -69,11 +69,12 @@ type backendOutcome struct {
 func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*registry.Registry, error) {
 	start := time.Now()
 	opts = opts.withDefaults()
-	r := opts.Runner
-	if r == nil {
-		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	cfg, err := newView(opts)
+	if err != nil {
+		return nil, err
 	}
-	m, err := machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: machine.NewOnceRunner(r), NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
+	cfg.Runner = machine.NewOnceRunner(cfg.Runner)
+	m, err := machine.New(cfg)
 	if err != nil {
 		return nil, err
 	}

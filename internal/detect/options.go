@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/snapshot"
 )
 
 // Defaults for Options fields left zero.
@@ -39,17 +40,34 @@ type Options struct {
 	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
 	Runner machine.Runner `json:"-"`
+
+	// Snapshot is the path of a snapshot archive (internal/snapshot) to
+	// detect from instead of this machine: files, tool output and the
+	// environment come from the archive, no process starts, and a tool run
+	// the archive does not hold is a tool absent. Sysroot, Path and Runner
+	// are not used then; the env option still overrides the archive's
+	// variables.
+	Snapshot string `json:"snapshot"`
+
+	// SnapshotOut, when set, asks the caller of Detect (internal/api) to
+	// capture the detection into a snapshot archive at this path (Capture),
+	// with serial numbers and UUIDs kept when SnapshotKeepIDs.
+	SnapshotOut     string `json:"snapshot_out"`
+	SnapshotKeepIDs bool   `json:"snapshot_keep_ids"`
+
+	// record, set by Capture, records everything the detection reads.
+	record *snapshot.Recorder
 }
 
 // NewMachine builds the machine view for opts: the sysroot, and the live
-// runner on opts.Path (or opts.Runner when given).
+// runner on opts.Path (or opts.Runner when given), or the snapshot of
+// opts.Snapshot.
 func NewMachine(opts Options) (*machine.Machine, error) {
-	opts = opts.withDefaults()
-	r := opts.Runner
-	if r == nil {
-		r = machine.NewExecRunner(opts.Path, opts.Timeout)
+	cfg, err := newView(opts.withDefaults())
+	if err != nil {
+		return nil, err
 	}
-	return machine.New(machine.Config{Sysroot: opts.Sysroot, Runner: r, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv})
+	return machine.New(cfg)
 }
 
 // withDefaults returns a copy of o with every zero field given its default.

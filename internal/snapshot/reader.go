@@ -341,10 +341,17 @@ func (ld *loader) tools() error {
 		if _, dup := ld.s.tools[t.Key]; dup {
 			return refuse(manifestName, "tool run %q listed twice", t.Argv)
 		}
+		ld.s.found[t.Argv[0]] = true
 		ld.s.tools[t.Key] = ToolResult{
 			Stdout: ld.outputs[t.Key+"/"+stdoutName], Stderr: ld.outputs[t.Key+"/"+stderrName],
 			ExitStatus: t.ExitStatus, TimedOut: t.TimedOut, Error: t.Error,
 		}
+	}
+	for _, name := range ld.s.manifest.ToolsFound {
+		if name == "" || strings.ContainsAny(name, "/\x00") {
+			return refuse(manifestName, "tool name %q", name)
+		}
+		ld.s.found[name] = true
 	}
 	for rest := range ld.outputs {
 		key, _, _ := strings.Cut(rest, "/")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,6 +55,7 @@ type Recorder struct {
 	errors   map[string]string
 	tools    map[string]*toolRun
 	env      map[string]EnvEntry
+	found    map[string]bool
 	withheld int
 }
 
@@ -81,7 +83,7 @@ type toolRun struct {
 // NewRecorder returns a Recorder reading through live.
 func NewRecorder(live Source, opts Options) *Recorder {
 	return &Recorder{live: live, opts: opts, nodes: map[string]*node{}, kinds: map[string]linkInfo{},
-		errors: map[string]string{}, tools: map[string]*toolRun{}, env: map[string]EnvEntry{}}
+		errors: map[string]string{}, tools: map[string]*toolRun{}, env: map[string]EnvEntry{}, found: map[string]bool{}}
 }
 
 // ReadFile reads name from the live machine and records the file.
@@ -214,6 +216,18 @@ func (r *Recorder) RecordTool(argv []string, res ToolResult) {
 	res.Stdout = append([]byte(nil), res.Stdout...)
 	res.Stderr = append([]byte(nil), res.Stderr...)
 	r.tools[key] = &toolRun{argv: append([]string(nil), argv...), res: res}
+}
+
+// RecordToolFound records that detection looked tool up on PATH and found
+// it. Only the name is kept, never the directory it was found in; a name
+// holding a slash is not a tool name and is ignored.
+func (r *Recorder) RecordToolFound(tool string) {
+	if tool == "" || strings.ContainsRune(tool, '/') {
+		return
+	}
+	r.mu.Lock()
+	r.found[tool] = true
+	r.mu.Unlock()
 }
 
 // RecordEnv records one environment variable consulted. PATH is never

@@ -20,11 +20,12 @@ type Snapshot struct {
 	tools    map[string]ToolResult
 	env      map[string]EnvEntry
 	errors   map[string]string
+	found    map[string]bool
 }
 
 func newSnapshot() *Snapshot {
 	return &Snapshot{nodes: map[string]*node{}, children: map[string][]string{}, tools: map[string]ToolResult{},
-		env: map[string]EnvEntry{}, errors: map[string]string{}}
+		env: map[string]EnvEntry{}, errors: map[string]string{}, found: map[string]bool{}}
 }
 
 var (
@@ -62,6 +63,10 @@ func (s *Snapshot) Tool(argv ...string) (ToolResult, bool) {
 	}
 	return r, true
 }
+
+// HasTool reports whether the capture found tool on PATH: it looked it up
+// and found it, or ran it.
+func (s *Snapshot) HasTool(tool string) bool { return s.found[tool] }
 
 // LookupEnv returns a variable as the capture saw it. A variable the capture
 // did not consult reads as unset.

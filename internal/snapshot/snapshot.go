@@ -54,7 +54,12 @@ type Manifest struct {
 	// KeptIDs is true when serial numbers and UUIDs were left in.
 	KeptIDs bool        `json:"kept_ids"`
 	Tools   []ToolEntry `json:"tools"`
-	Env     []EnvEntry  `json:"env"`
+	// ToolsFound are the tools detection looked up on PATH and found, by
+	// name, sorted: a backend that asks whether a tool exists before it
+	// decides what to run (or to say) gets the same answer on replay, even
+	// when the tool itself never ran.
+	ToolsFound []string   `json:"tools_found,omitempty"`
+	Env        []EnvEntry `json:"env"`
 	// Errors are reads of the tree that failed at capture for another reason
 	// than "does not exist" (which is recorded by absence).
 	Errors []ReadError `json:"errors"`

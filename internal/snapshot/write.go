@@ -80,8 +80,13 @@ func (r *Recorder) build() (*archive, error) {
 	for p, k := range r.errors {
 		errs = append(errs, ReadError{Path: p, Kind: k})
 	}
+	found := make([]string, 0, len(r.found))
+	for t := range r.found {
+		found = append(found, t)
+	}
 	withheld := r.withheld
 	r.mu.Unlock()
+	slices.Sort(found)
 
 	opts, err := r.opts.detectOptionsJSON()
 	if err != nil {
@@ -89,7 +94,7 @@ func (r *Recorder) build() (*archive, error) {
 	}
 	a := &archive{nodes: nodes, outputs: map[string]ToolResult{}, manifest: Manifest{
 		Format: FormatVersion, LibraryVersion: r.opts.LibraryVersion, Created: r.opts.Created.UTC(),
-		Options: opts, KeptIDs: r.opts.KeepIDs, Errors: errs, Withheld: withheld,
+		Options: opts, KeptIDs: r.opts.KeepIDs, ToolsFound: found, Errors: errs, Withheld: withheld,
 	}}
 	a.scrub(newScrubber(r.opts.KeepIDs), runs, env)
 	for p := range nodes {
@@ -115,6 +120,7 @@ func (a *archive) scrub(sc *scrubber, runs []toolRun, env []EnvEntry) {
 			}
 			runs[i].res.Stdout = sc.text(runs[i].res.Stdout)
 			runs[i].res.Stderr = sc.text(runs[i].res.Stderr)
+			runs[i].res.Error = string(sc.text([]byte(runs[i].res.Error)))
 		}
 		for i := range env {
 			env[i].Value = string(sc.text([]byte(env[i].Value)))

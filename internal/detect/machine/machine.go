@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/snapshot"
 )
 
 // MaxFileBytes caps every sysfs/procfs read: real attribute files are a page
@@ -52,6 +53,10 @@ type Config struct {
 	NoExec bool
 	// LookupEnv reads the visibility variables (Env); nil reads none.
 	LookupEnv func(string) (string, bool)
+	// Source, when set, replaces Sysroot and FS: a capture's
+	// snapshot.Recorder over SysrootSource (snapshot.go). Nothing is
+	// remembered across detections for it, so every read reaches it.
+	Source snapshot.Source
 }
 
 // New builds the view cfg describes. It fails only when the sysroot is not
@@ -61,25 +66,38 @@ func New(cfg Config) (*Machine, error) {
 	if m.lookupEnv == nil {
 		m.lookupEnv = func(string) (string, bool) { return "", false }
 	}
-	if cfg.FS != nil {
+	switch {
+	case cfg.Source != nil:
+		m.src = viaSource{cfg.Source}
+		return m, nil
+	case cfg.FS != nil:
 		m.src = fsSource{cfg.FS}
 		return m, nil
 	}
-	st, err := os.Stat(cfg.Sysroot)
+	root, st, err := openSysroot(cfg.Sysroot)
 	if err != nil {
-		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
+		return nil, err
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("sysroot %q is not a directory", cfg.Sysroot)
-	}
-	root, err := os.OpenRoot(cfg.Sysroot)
-	if err != nil {
-		return nil, fmt.Errorf("sysroot %q: %w", cfg.Sysroot, err)
-	}
-	// The root stays open for the view's life: a Machine lives for one
-	// detection, and the garbage collector closes the descriptor after it.
 	m.src, m.root, m.memo = dirSource{root}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
 	return m, nil
+}
+
+// openSysroot opens the directory dir as an os.Root. The root stays open
+// for the view's life: a Machine lives for one detection, and the garbage
+// collector closes the descriptor after it.
+func openSysroot(dir string) (*os.Root, fs.FileInfo, error) {
+	st, err := os.Stat(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sysroot %q: %w", dir, err)
+	}
+	if !st.IsDir() {
+		return nil, nil, fmt.Errorf("sysroot %q is not a directory", dir)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sysroot %q: %w", dir, err)
+	}
+	return root, st, nil
 }
 
 // NoExec reports whether the machine's tools may not run.
