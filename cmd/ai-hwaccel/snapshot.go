@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"os"
 	"path/filepath"
 
@@ -82,9 +83,9 @@ func (a *app) describeSnapshot(file string, devices int) error {
 	if m.KeptIDs {
 		ids = "serial numbers and UUIDs kept"
 	}
-	_, err = fmt.Fprintf(a.stdout, "wrote %s: %d bytes, %d device(s) detected, %d tool run(s), %d environment variable(s); %s.\n"+
+	_, err = fmt.Fprint(a.stdout, cli.Plurals(fmt.Sprintf("wrote %s: %d bytes, %d device(s) detected, %d tool run(s), %d environment variable(s); %s.\n"+
 		"Check what it holds with: tar tzvf %s\nReplay it with: ai-hwaccel --table --snapshot %s\n",
-		file, st.Size(), devices, len(m.Tools), len(m.Env), ids, file, file)
+		file, st.Size(), devices, len(m.Tools), len(m.Env), ids, file, file)))
 	return err
 }
 
