@@ -145,7 +145,10 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 			return nil, false
 		}
 		for _, g := range gpus {
-			devs = append(devs, nvDevice{dev: deviceFromQuery(m, g), index: g.Index})
+			d := deviceFromQuery(m, g)
+			applyUnifiedMemory(m, f, &d)
+			noteCoherentHostMemory(m, f, &d)
+			devs = append(devs, nvDevice{dev: d, index: g.Index})
 		}
 		return devs, true
 	}
