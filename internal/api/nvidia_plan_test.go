@@ -53,3 +53,22 @@ func TestPlan8BFitsUnifiedMemoryGPUs(t *testing.T) {
 		assert.Equal(t, []string{"cuda:0"}, a.devices(), m)
 	}
 }
+
+// A MIG slice is planned as its slice: 70B fp8 does not fit one 1g.10gb
+// instance of the nvidia-mig H100 (it "fit" the whole 80 GB GPU before), and
+// 8B bf16 fits one 3g.40gb instance of the A100 PCIe.
+func TestPlanMIGSliceIsItsSlice(t *testing.T) {
+	oneG := map[string]string{"CUDA_VISIBLE_DEVICES": "MIG-2c3d4e5f-6071-5c8d-ae9f-1a2b3c4d5e6f"}
+	a := fixturePlan(t, "nvidia-mig", `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"fp8"}`, oneG)
+	assert.False(t, a.Fits)
+
+	a = fixturePlan(t, "nvidia-mig", `{"model":{"name":"Llama-3.1-8B"},"quant":"int4"}`, oneG)
+	assert.True(t, a.Fits)
+	assert.Equal(t, []string{"cuda:1"}, a.devices(), "the slice, never the parent cuda:0")
+
+	a = fixturePlan(t, "a100-80gb-pcie-mig-2x3g", `{"model":{"name":"Llama-3.1-8B"}}`, nil)
+	assert.True(t, a.Fits)
+	assert.Equal(t, "bf16", a.Quant)
+	require.Len(t, a.Shards, 1)
+	assert.NotEqual(t, "cuda:0", a.Shards[0].DeviceID, "the parent GPU in MIG mode is not planned on")
+}

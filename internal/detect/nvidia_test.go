@@ -173,12 +173,15 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 	reg := detectNVWith(t, "two-nvidia", fake, map[string]string{nvidia.EnvCUDAVis: "MIG-53864714-0a66-5df2-9007-9268e30d9a72"})
 	assert.Equal(t, []string{"cuda/hidden_by_env"}, warningCodes(reg))
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 1)
+	require.Len(t, gpus, 2, "the named instance and its parent")
 	assert.Equal(t, "0000:01:00.0", gpus[0].PCIBusID)
+	assert.False(t, gpus[0].Available)
 	require.NotNil(t, gpus[0].MIG)
 	assert.Equal(t, "enabled", gpus[0].MIG.Mode)
 	assert.Equal(t, []string{"MIG-a686709d-6dc2-542a-8851-0d2508448c10", "MIG-53864714-0a66-5df2-9007-9268e30d9a72"},
 		gpus[0].MIG.Children)
+	assert.Equal(t, "MIG-53864714-0a66-5df2-9007-9268e30d9a72", gpus[1].UUID)
+	assert.Equal(t, "0", gpus[1].VisibleAs)
 	assert.Contains(t, fake.calls, "-L")
 
 	// The older MIG-GPU-<uuid>/<gi>/<ci> form names the parent directly.

@@ -3,6 +3,7 @@ package nvidia
 import (
 	"context"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,7 @@ var Backend = machine.Backend{Name: BackendCUDA, Detect: detectNVIDIA}
 type nvDevice struct {
 	dev   registry.Device
 	index int
+	slice bool // a MIG instance of the GPU at index
 }
 
 // nvFabric is what sysfs says before any tool runs.
@@ -65,8 +67,8 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	if !fromTool {
 		devs = nvidiaFromSysfs(m, &f, fabric)
 	}
-	migParents := nvidiaMIGChildren(ctx, m, &f, devs)
-	devs = applyCUDAVisibility(m, &f, devs, migParents)
+	devs = nvidiaMIGInstances(ctx, m, &f, devs)
+	devs = applyCUDAVisibility(m, &f, devs)
 
 	if topoCh != nil {
 		r := <-topoCh
@@ -286,10 +288,12 @@ func applyNvidiaPCIID(d *registry.Device) {
 	}
 }
 
-// nvidiaMIGChildren runs `nvidia-smi -L` only when a GPU has MIG enabled, and
-// records each GPU's MIG instances (their UUIDs). It returns MIG UUID ->
-// nvidia-smi index of the parent GPU, for CUDA_VISIBLE_DEVICES.
-func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) map[string]int {
+// nvidiaMIGInstances runs `nvidia-smi -L` only when a GPU has MIG enabled.
+// A MIG-enabled GPU runs work only through its instances (NVIDIA MIG User
+// Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so each
+// instance becomes a device after its parent, and the parent stays listed,
+// unavailable, with the instance UUIDs as its children.
+func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) []nvDevice {
 	migOn := false
 	for _, d := range devs {
 		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
@@ -297,26 +301,79 @@ func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findi
 		}
 	}
 	if !migOn {
-		return nil
+		return devs
 	}
 	out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "-L")
 	f.AddWarning(w)
 	if !ok {
-		return nil
+		return devs
 	}
-	parents := map[string]int{}
+	byIndex := map[int][]nvListMIG{}
 	for _, g := range ParseNvidiaList(out) {
-		for i := range devs {
-			if devs[i].index != g.Index || len(g.MIG) == 0 {
-				continue
-			}
-			devs[i].dev.MIG.Children = append(devs[i].dev.MIG.Children, g.MIG...)
-			for _, u := range g.MIG {
-				parents[u] = g.Index
-			}
+		byIndex[g.Index] = g.MIG
+	}
+	var res []nvDevice
+	for _, d := range devs {
+		instances := byIndex[d.index]
+		if d.dev.MIG == nil || d.dev.MIG.Mode != "enabled" || len(instances) == 0 {
+			res = append(res, d)
+			continue
+		}
+		parent := d
+		mig := *parent.dev.MIG
+		parent.dev.MIG = &mig
+		parent.dev.Available = false
+		parent.dev.UnavailableReason = "MIG mode enabled: work runs on its MIG instances, listed as devices"
+		parent.dev.SetSource("unavailable_reason", "nvidia-smi")
+		res = append(res, parent)
+		for n, inst := range instances {
+			mig.Children = append(mig.Children, inst.UUID)
+			res = append(res, nvDevice{dev: migInstanceDevice(parent.dev, n, inst), index: d.index, slice: true})
 		}
 	}
-	return parents
+	return res
+}
+
+// migInstanceDevice is one MIG instance of parent as a device: the parent's
+// identity and precisions, the instance's UUID and profile, and the memory the
+// profile names ("1g.10gb": 10 GB). The profile's figure is a rounded label
+// that is at most the slice's memory (MIG User Guide, "Supported MIG
+// Profiles"), so planning on it is safe. A slice is not a PCI function.
+func migInstanceDevice(parent registry.Device, n int, inst nvListMIG) registry.Device {
+	d := registry.Device{ID: parent.ID + "-mig" + strconv.Itoa(n), Kind: registry.KindCUDA, Vendor: "nvidia",
+		Available: true, Name: parent.Name + " MIG " + inst.Profile, UUID: inst.UUID,
+		DriverVersion: parent.DriverVersion, ComputeCapability: parent.ComputeCapability,
+		Quantizations: parent.Quantizations,
+		MIG:           &registry.MIG{Instance: inst.UUID, Profile: inst.Profile, Parent: parent.ID}}
+	for _, field := range []string{"driver_version", "compute_capability"} {
+		if src := parent.Sources[field]; src != "" {
+			d.SetSource(field, src)
+		}
+	}
+	d.SetSource("name", "nvidia-smi -L")
+	d.SetSource("uuid", "nvidia-smi -L")
+	d.SetSource("mig", "nvidia-smi -L")
+	if gb := migProfileGB(inst.Profile); gb > 0 {
+		d.MemoryBytes = gb * 1e9
+		d.SetSource("memory_bytes", "nvidia-smi -L (MIG profile)")
+	}
+	return d
+}
+
+var migProfilePattern = regexp.MustCompile(`^[0-9]+g\.([0-9]+)gb`)
+
+// migProfileGB is the memory a MIG profile names ("3g.40gb" -> 40,
+// "1g.10gb+me" -> 10); 0 when the name has none.
+func migProfileGB(profile string) int64 {
+	m := migProfilePattern.FindStringSubmatch(profile)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 1<<20 {
+		return 0
+	}
+	return n
 }
 
 // applyCUDAVisibility keeps the GPUs CUDA_VISIBLE_DEVICES shows, in its
@@ -329,24 +386,28 @@ func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findi
 // GPU (or several, or one already listed) is a visibility_invalid warning and
 // ends the list. Indices are nvidia-smi's (PCI bus order); CUDA's default
 // order (CUDA_DEVICE_ORDER=FASTEST_FIRST) can differ on mixed-model hosts.
-func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice, migParents map[string]int) []nvDevice {
+// A GPU in MIG mode that is named makes its instances visible; a named MIG
+// instance is visible alone, its parent kept (unavailable) beside it.
+func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice) []nvDevice {
 	val, set := m.Env(EnvCUDAVis)
 	if !set || len(devs) == 0 {
 		return devs
 	}
-	byIndex := map[int]int{}
-	for i, d := range devs {
-		byIndex[d.index] = i
+	shown := map[int]bool{} // positions in devs
+	var order []int
+	show := func(i int) {
+		if !shown[i] {
+			shown[i] = true
+			order = append(order, i)
+		}
 	}
-	var visible []nvDevice
-	used := map[int]bool{}
 	for _, entry := range strings.Split(val, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" && strings.TrimSpace(val) == "" || entry == "none" {
 			break
 		}
-		i, ok, quiet := matchCUDAEntry(entry, devs, byIndex, migParents)
-		if ok && used[i] {
+		i, ok, quiet := matchCUDAEntry(entry, devs)
+		if ok && shown[i] {
 			ok, quiet = false, false
 		}
 		if !ok {
@@ -356,34 +417,74 @@ func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevic
 			}
 			break
 		}
-		used[i] = true
+		if devs[i].slice {
+			show(parentOf(devs, i))
+		}
+		show(i)
+		if !devs[i].slice {
+			for j := range devs {
+				if devs[j].slice && devs[j].index == devs[i].index {
+					show(j)
+				}
+			}
+		}
+	}
+	var visible []nvDevice
+	ordinal, hidden, total := 0, 0, 0
+	for i, d := range devs {
+		if d.dev.Available {
+			total++
+			if !shown[i] {
+				hidden++
+			}
+		}
+	}
+	for _, i := range order {
 		d := devs[i]
-		d.dev.VisibleAs = strconv.Itoa(len(visible))
-		d.dev.SetSource("visible_as", "env")
+		if d.dev.Available {
+			d.dev.VisibleAs = strconv.Itoa(ordinal)
+			d.dev.SetSource("visible_as", "env")
+			ordinal++
+		}
 		visible = append(visible, d)
 	}
-	if hidden := len(devs) - len(visible); hidden > 0 {
+	if hidden > 0 {
 		f.Warn(BackendCUDA, registry.WarnHiddenByEnv, "%d of %d NVIDIA GPU(s) hidden by %s=%q",
-			hidden, len(devs), EnvCUDAVis, val)
+			hidden, total, EnvCUDAVis, val)
 	}
 	return visible
 }
 
+// parentOf is the position of the GPU a MIG instance at position i is carved from.
+func parentOf(devs []nvDevice, i int) int {
+	for j, d := range devs {
+		if !d.slice && d.index == devs[i].index {
+			return j
+		}
+	}
+	return i
+}
+
 // matchCUDAEntry finds the device an entry names. quiet marks a deliberate
 // terminator (a negative index) that needs no warning.
-func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParents map[string]int) (i int, ok, quiet bool) {
+func matchCUDAEntry(entry string, devs []nvDevice) (i int, ok, quiet bool) {
 	if n, err := strconv.Atoi(entry); err == nil {
 		if n < 0 {
 			return 0, false, true
 		}
-		i, ok = byIndex[n]
-		return i, ok, false
+		for j, d := range devs {
+			if !d.slice && d.index == n {
+				return j, true, false
+			}
+		}
+		return 0, false, false
 	}
 	uuid := entry
 	if rest, isMIG := strings.CutPrefix(entry, "MIG-"); isMIG {
-		if idx, found := migParents[entry]; found {
-			i, ok = byIndex[idx]
-			return i, ok, false
+		for j, d := range devs {
+			if d.slice && d.dev.UUID == entry {
+				return j, true, false
+			}
 		}
 		// The older form names the parent: MIG-GPU-<uuid>/<gi>/<ci>.
 		if !strings.HasPrefix(rest, "GPU-") {
@@ -396,7 +497,7 @@ func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParen
 	}
 	match := -1
 	for j, d := range devs {
-		if strings.HasPrefix(d.dev.UUID, uuid) {
+		if !d.slice && strings.HasPrefix(d.dev.UUID, uuid) {
 			if match >= 0 {
 				return 0, false, false // ambiguous prefix
 			}
@@ -505,11 +606,17 @@ func nvDatasheetFor(m *machine.Machine, busID, name string, memBytes int64) (spe
 	return specs.ForDevice(&probe)
 }
 
-// nvListGPU is one GPU of `nvidia-smi -L` with its MIG instance UUIDs.
+// nvListGPU is one GPU of `nvidia-smi -L` with its MIG instances.
 type nvListGPU struct {
 	Index int
 	UUID  string
-	MIG   []string
+	MIG   []nvListMIG
+}
+
+// nvListMIG is one MIG instance line: its profile ("1g.10gb") and UUID.
+type nvListMIG struct {
+	Profile string
+	UUID    string
 }
 
 // parseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
@@ -533,7 +640,7 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 			}
 		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
 			g := &gpus[len(gpus)-1]
-			g.MIG = append(g.MIG, uuid)
+			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], UUID: uuid})
 		}
 	}
 	return gpus

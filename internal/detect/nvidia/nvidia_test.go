@@ -163,7 +163,7 @@ func TestParseNvidiaList(t *testing.T) {
 		"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-0000-0000-0000-000000000000)\n" +
 		"No devices were found\n"))
 	assert.Equal(t, []nvListGPU{
-		{Index: 0, UUID: "GPU-00000000-0000-0000-0000-000000000000", MIG: []string{"MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}},
+		{Index: 0, UUID: "GPU-00000000-0000-0000-0000-000000000000", MIG: []nvListMIG{{Profile: "1g.10gb", UUID: "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}}},
 		{Index: 1, UUID: "GPU-11111111-0000-0000-0000-000000000000"},
 	}, got)
 }
