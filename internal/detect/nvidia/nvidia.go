@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -63,9 +64,9 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		}()
 	}
 
-	devs, fromTool := nvidiaFromTool(ctx, m, &f, fabric)
+	devs, fromTool, failure := nvidiaFromTool(ctx, m, &f, fabric)
 	if !fromTool {
-		devs = nvidiaFromSysfs(m, &f, fabric)
+		devs = nvidiaFromSysfs(m, &f, fabric, brokenDriverReason(failure))
 	}
 	devs = nvidiaMIGInstances(ctx, m, &f, devs)
 	devs = applyCUDAVisibility(m, &f, devs)
@@ -113,7 +114,8 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 // nvidiaFromTool runs the one --query-gpu. fromTool is false when the tool is
 // absent, failed, or printed no usable GPU line: the caller falls back to
 // sysfs. A driver that rejects an optional field is asked again without it.
-func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
+// failure is the failed run's message, for brokenDriverReason.
+func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool, failure string) {
 	fields := append([]string(nil), NVQueryFields...)
 	var dropped []string
 	for {
@@ -127,7 +129,10 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 				}
 			}
 			f.AddWarning(w)
-			return nil, false
+			if w != nil {
+				failure = w.Message
+			}
+			return nil, false, failure
 		}
 		if len(dropped) > 0 {
 			f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi rejects %s (older driver); queried without: "+
@@ -144,7 +149,7 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 		if len(gpus) == 0 && len(fab.GPUs) > 0 {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: registry.WarnToolFailed,
 				Tool: ToolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
-			return nil, false
+			return nil, false, ""
 		}
 		for _, g := range gpus {
 			d := deviceFromQuery(m, g)
@@ -152,7 +157,7 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 			noteCoherentHostMemory(m, f, &d)
 			devs = append(devs, nvDevice{dev: d, index: g.Index})
 		}
-		return devs, true
+		return devs, true, ""
 	}
 }
 
@@ -173,7 +178,7 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	const src = "nvidia-smi"
 	d := registry.Device{ID: "gpu" + strconv.Itoa(g.Index), Kind: registry.KindCUDA, Vendor: "nvidia",
 		Available: true, Name: g.Name, UUID: g.UUID, PCIBusID: g.BusID, DriverVersion: g.DriverVersion,
-		ComputeCapability: g.CC, Quantizations: nvQuantizations(g.CC)}
+		ComputeCapability: g.CC, Quantizations: precision.CUDA(g.CC)}
 	for field, set := range map[string]bool{"name": g.Name != "", "uuid": g.UUID != "", "pci_bus_id": g.BusID != "",
 		"driver_version": g.DriverVersion != "", "compute_capability": g.CC != ""} {
 		if set {
@@ -200,11 +205,13 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	return d
 }
 
-// nvidiaFromSysfs lists the GPUs bound to the NVIDIA driver when nvidia-smi
-// cannot: names, UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the
-// driver version from /proc/driver/nvidia/version, memory only from the
-// datasheet table. Without the driver there is nothing to report.
-func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nvDevice {
+// nvidiaFromSysfs lists the NVIDIA GPUs when nvidia-smi cannot: names and
+// UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the driver version
+// from /proc/driver/nvidia/version, name and memory from the part table by
+// PCI id. A GPU with no driver bound, or bound to another one (nouveau,
+// vfio-pci), is listed unavailable with that reason; so is every GPU when
+// broken says the driver stack cannot reach them.
+func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric, broken string) []nvDevice {
 	version := ""
 	// Multi-line files are read raw: ReadString's cleaning drops the newlines.
 	if b, err := m.ReadFile(path.Join(machine.PathNVProc, "version")); err == nil {
@@ -212,19 +219,18 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 	}
 	var devs []nvDevice
 	for _, p := range fab.GPUs {
-		infoPath := path.Join(machine.PathNVProc, "gpus", p.Address, "information")
-		raw, err := m.ReadFile(infoPath)
-		text := string(raw)
-		if p.Driver != "nvidia" && err != nil {
-			continue // not driven by the NVIDIA driver: nothing can use it through CUDA
-		}
 		idx := len(devs) // NVML numbers GPUs in PCI bus order; sysfs lists them so
 		d := registry.Device{ID: "gpu" + strconv.Itoa(idx), Kind: registry.KindCUDA, Vendor: "nvidia",
-			Available: true, PCIBusID: p.Address, PCIID: p.PCIID()}
+			Available: true, PCIBusID: p.Address}
 		d.SetSource("pci_bus_id", "sysfs")
+		if _, deviceRead, ok := m.ScannedFunction(p.Address); !ok || deviceRead {
+			d.PCIID = p.PCIID()
+		}
+		raw, err := m.ReadFile(path.Join(machine.PathNVProc, "gpus", p.Address, "information"))
+		driven := p.Driver == "nvidia" || err == nil
 		if err == nil {
-			info := parseNvidiaProcInfo(text)
-			if info.Model != "" {
+			info := parseNvidiaProcInfo(string(raw))
+			if isProductName(info.Model) {
 				d.Name = info.Model
 				d.SetSource("name", "procfs")
 			}
@@ -233,11 +239,17 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 				d.SetSource("uuid", "procfs")
 			}
 		}
-		if version != "" {
+		if version != "" && driven {
 			d.DriverVersion = version
 			d.SetSource("driver_version", "procfs")
 		}
-		d.Quantizations = nvQuantizations("")
+		switch {
+		case !driven:
+			markUnavailable(&d, notDrivenReason(p.Driver), "sysfs")
+		case broken != "":
+			markUnavailable(&d, broken, "nvidia-smi")
+		}
+		d.Quantizations = precision.CUDA("")
 		applyNvidiaPCIID(&d)
 		devs = append(devs, nvDevice{dev: d, index: idx})
 	}
@@ -250,42 +262,103 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 			why = "was not run (no_exec)"
 		}
 		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA GPU(s) read from sysfs and "+
-			"/proc/driver/nvidia; memory is the datasheet figure where the PCI id is known, free memory is unknown",
+			"/proc/driver/nvidia; name and memory are the part table's where the PCI id is known, free memory is unknown",
 			why, len(devs))
 	}
 	return devs
 }
 
+// markUnavailable records why a present GPU cannot be used.
+func markUnavailable(d *registry.Device, reason, source string) {
+	d.Available = false
+	d.UnavailableReason = reason
+	d.SetSource("unavailable_reason", source)
+}
+
+// notDrivenReason is why a GPU the NVIDIA driver does not drive is unusable.
+func notDrivenReason(driver string) string {
+	if driver == "" {
+		return "no driver bound"
+	}
+	return "bound to " + driver + ", not the NVIDIA driver"
+}
+
+// brokenDriverReason reads nvidia-smi's failure for the errors that mean
+// the driver stack cannot use the GPU at all: an NVML library of another
+// version than the loaded kernel module ("Failed to initialize NVML:
+// Driver/library version mismatch", testdata/machines/gt640-nvml-mismatch)
+// and a GPU the driver cannot open ("Unable to determine the device handle
+// for GPU ...", testdata/machines/kata-gt1030-vm). Other failures (a missing
+// or hanging tool) say nothing about the GPU: "".
+func brokenDriverReason(failure string) string {
+	switch {
+	case strings.Contains(failure, "Driver/library version mismatch"):
+		return "NVML/driver version mismatch (nvidia-smi: Failed to initialize NVML: Driver/library version mismatch)"
+	case strings.Contains(failure, "Unable to determine the device handle"):
+		_, msg, _ := strings.Cut(failure, "Unable to determine the device handle")
+		return "the driver cannot open the GPU (nvidia-smi: Unable to determine the device handle" + firstLine(msg) + ")"
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// isProductName rejects what procfs prints when the driver does not know the
+// part: "Unknown" (kata-gt1030-vm) and old drivers' "Graphics Device".
+func isProductName(model string) bool {
+	switch strings.ToLower(strings.TrimSpace(model)) {
+	case "", "unknown", "graphics device", "n/a":
+		return false
+	}
+	return true
+}
+
 // applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
-// said: the product name (when procfs gave none), memory, compute capability
-// and precisions from internal/specs' part facts, and the datasheet bandwidth.
-// Ids specs does not know leave those unknown.
+// said: the product name (when procfs gave none), compute capability and
+// precisions, memory and bandwidth from the internal/specs record of the id.
+// A memory figure the record states in GB without evidence that it means GiB
+// is taken as 10^9 bytes, a lower bound. Ids specs does not know leave those
+// unknown.
 func applyNvidiaPCIID(d *registry.Device) {
-	part, ok := specs.LookupPart(d.PCIID)
+	ds, ok := specs.ByPCIID(d.PCIID)
 	if !ok {
 		return
 	}
-	if d.Name == "" && part.Name != "" {
-		d.Name = part.Name
+	if name := partName(ds); d.Name == "" && name != "" {
+		d.Name = name
 		d.SetSource("name", "pci-id-table")
 	}
-	if part.Arch != "" {
-		d.ComputeCapability = part.Arch
+	if ds.Arch != "" {
+		d.ComputeCapability = ds.Arch
 		d.SetSource("compute_capability", "pci-id-table")
-		d.Quantizations = nvQuantizations(part.Arch)
-	}
-	ds, ok := specs.LookupPCIID(d.PCIID)
-	if !ok {
-		return
+		d.Quantizations = precision.CUDA(ds.Arch)
 	}
 	if mem := specs.DeviceMemoryBytes(ds); mem > 0 {
 		d.MemoryBytes = mem
 		d.SetSource("memory_bytes", "pci-id-table")
+	} else if ds.MemoryUnit == "GB" && ds.MemoryBytes > 0 && !ds.MemoryIsMaximum && !ds.MemoryVaries {
+		d.MemoryBytes = ds.MemoryBytes
+		d.SetSource("memory_bytes", "pci-id-table (datasheet GB as 10^9 bytes)")
 	}
 	if ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
+}
+
+// partName is the name nvidia-smi prints for a record's part: its
+// ProductName, else its first alias (the tool's spelling), else its name.
+func partName(s specs.Spec) string {
+	switch {
+	case s.ProductName != "":
+		return s.ProductName
+	case len(s.Aliases) > 0:
+		return s.Aliases[0]
+	}
+	return s.Name
 }
 
 // nvidiaMIGInstances runs `nvidia-smi -L` only when a GPU has MIG enabled.
