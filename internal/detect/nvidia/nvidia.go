@@ -78,6 +78,9 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
 		}
 	}
+	if !fromTool && fabric.NVSwitch {
+		f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
+	}
 	for _, d := range devs {
 		f.Devices = append(f.Devices, d.dev)
 	}
@@ -85,8 +88,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 }
 
 // readNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
-// a function of class 0x068000 bound to nvidia-nvswitch or with the NVSwitch
-// device id 0x22a3 (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
+// an NVIDIA function of class 0x0680xx (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
 // (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
 // and the NVSwitches are not GPUs.
 func ReadNvidiaFabric(m *machine.Machine) nvFabric {
@@ -96,9 +98,12 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 		case 0x0300, 0x0302:
 			fab.GPUs = append(fab.GPUs, p)
 		case 0x0680:
-			if p.Driver == "nvidia-nvswitch" || p.Device == 0x22a3 {
-				fab.NVSwitch = true
-			}
+			// Every NVIDIA function of class 0x0680 ("bridge: other") in
+			// the PCI ID repository is an NVSwitch (GV100 1ac0-1ac2, A100
+			// 1af1, H100 22a3: https://pci-ids.ucw.cz/read/PC/10de); an
+			// HGX dump may not even carry the device id
+			// (testdata/machines/hgx-h100-nccl-topo-no-tools).
+			fab.NVSwitch = true
 		}
 	}
 	for _, e := range m.ReadDir("dev") {
@@ -717,4 +722,33 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 		}
 	}
 	return gpus
+}
+
+// nvswitchFromSysfs is the NVSwitch domain of the usable GPUs when no tool
+// ran: on an HGX/DGX baseboard every SXM GPU is cabled to the NVSwitches, so
+// their presence in sysfs says the GPUs share the fabric. Link counts are not
+// known without the tool; the bandwidth per GPU is the part table's when
+// every GPU has the same figure.
+func nvswitchFromSysfs(devs []nvDevice) []registry.Interconnect {
+	ic := registry.Interconnect{Kind: registry.LinkNVSwitch, Source: "sysfs (NVSwitch PCI functions)"}
+	bw := -1.0
+	for _, d := range devs {
+		if !d.dev.Available || d.slice {
+			continue
+		}
+		ic.Devices = append(ic.Devices, d.dev.ID)
+		switch per := nvLinkPerGPUGBs(d.dev); {
+		case bw < 0:
+			bw = per
+		case bw != per:
+			bw = 0
+		}
+	}
+	if len(ic.Devices) == 0 {
+		return nil
+	}
+	if bw > 0 {
+		ic.BandwidthGBs = bw
+	}
+	return []registry.Interconnect{ic}
 }
