@@ -68,3 +68,14 @@ func TestFixtureV100NoDriver(t *testing.T) {
 	assert.Empty(t, gpus[2].Name)
 	assert.Zero(t, gpus[2].MemoryBytes)
 }
+
+// The H20 of an HGX whose tools were not run is named from 10de:2329
+// (testdata/machines/hgx-h20-lspci-tree-no-tools).
+func TestFixtureH20FromPCIID(t *testing.T) {
+	g := onlyGPU(t, detectHost(t, "hgx-h20-lspci-tree-no-tools", nil))
+	assert.Equal(t, "NVIDIA H20", g.Name)
+	assert.Equal(t, "9.0", g.ComputeCapability)
+	assert.Equal(t, int64(96e9), g.MemoryBytes)
+	assert.Equal(t, float64(4000), g.MemoryBandwidthGBs)
+	assert.Contains(t, g.Quantizations, "fp8")
+}

@@ -625,6 +625,19 @@ var records = []Spec{
 		BandwidthGBs: 1792,
 		Source:       "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
 	},
+	// H20: the Hopper part sold in China. nvidia-smi reports 97871 MiB on it
+	// (an 8-GPU host's listing: "GPU: NVIDIA H20 / PCI device: GH100 [H20] /
+	// memory/GPU: 97871 MiB"), under 96 GiB: the 96 GB is decimal.
+	{Name: "NVIDIA H20", Vendor: "NVIDIA", Category: "datacenter_gpu",
+		PCIIDs:      []string{"10de:2329"},
+		ProductName: "NVIDIA H20", Arch: "9.0",
+		IdentitySource: "PCI id: 10de:2329 \"GH100 [H20]\" https://pci-ids.ucw.cz/read/PC/10de/2329; " +
+			"compute capability 9.0 (Hopper): https://developer.nvidia.com/cuda-gpus",
+		MemoryBytes: 96e9, MemoryUnit: "GB",
+		BandwidthGBs: 4000,
+		Interconnect: "NVLink 4th gen", InterconnectGBs: 900,
+		Source: "https://willitrunai.com/es/gpus/h20-96gb (96 GB HBM3, 4,000 GB/s, NVLink 4.0 900 GB/s; NVIDIA publishes no H20 datasheet); dense tensor figures left out",
+	},
 	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
 	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
 	// names from the PCI ID repository, compute capability from
