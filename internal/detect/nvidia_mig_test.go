@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -103,4 +104,29 @@ func TestFixtureA100SXMMIGOnGPU0(t *testing.T) {
 	assertSlices(t, reg, "cuda:0", []migSlice{
 		{"MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a", "1g.20gb", 20e9}, {"MIG-a45882f0-9215-5733-a0c1-49286ab31cb5", "1g.20gb", 20e9},
 		{"MIG-f00d722c-f4e1-52c9-aa31-750441ae1bfe", "1g.20gb", 20e9}, {"MIG-930574a9-d43a-5d2b-95da-3e68384c8d6b", "1g.20gb", 20e9}})
+}
+
+// NVLink pairs from `topo -m` join whole GPUs, never a MIG instance of one
+// (the matrix has one column per physical GPU).
+func TestNVIDIAMIGInstancesNotInNVLinkPairs(t *testing.T) {
+	listing := "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-9c73eb7b-8d6d-6c0e-dc13-97873e2ede40)\n" +
+		"  MIG 1g.10gb     Device  0: (UUID: MIG-a686709d-6dc2-542a-8851-0d2508448c10)\n" +
+		"GPU 1: NVIDIA A100-SXM4-80GB (UUID: GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a)\n"
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
+		queryArgv(nvidia.NVQueryFields): ok(
+			"0, NVIDIA A100-SXM4-80GB, GPU-9c73eb7b-8d6d-6c0e-dc13-97873e2ede40, 00000000:01:00.0, 81920, 81000, 550.54.15, 8.0, Enabled\n" +
+				"1, NVIDIA A100-SXM4-80GB, GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a, 00000000:05:00.0, 81920, 81000, 550.54.15, 8.0, Disabled\n"),
+		"-L":      ok(listing),
+		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\x1b[0m\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n"),
+	}}
+	reg := detectNVWith(t, "two-nvidia", fake, nil)
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	byID := map[string]registry.Device{}
+	for _, d := range reg.Devices {
+		byID[d.ID] = d
+	}
+	for _, id := range reg.SystemIO.Interconnects[0].Devices {
+		d := byID[id]
+		assert.True(t, d.MIG == nil || d.MIG.Instance == "", "%s is a MIG instance", id)
+	}
 }

@@ -602,7 +602,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 	}
 	var gpus []nvDevice
 	for _, d := range devs {
-		if inTopo[d.index] {
+		if inTopo[d.index] && !d.slice { // the matrix has one column per physical GPU
 			gpus = append(gpus, d)
 		}
 	}
