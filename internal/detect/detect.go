@@ -178,6 +178,11 @@ func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 			d.ID = fmt.Sprintf("%s#%d", d.Kind, i)
 		}
 		d.ID = key(d.ID)
+		if d.MIG != nil && d.MIG.Parent != "" {
+			mig := *d.MIG // a MIG instance names its parent by the backend's id
+			mig.Parent = key(mig.Parent)
+			d.MIG = &mig
+		}
 		reg.Devices = append(reg.Devices, d)
 	}
 	for _, ic := range f.Interconnects {

@@ -291,7 +291,7 @@ func TestFixtureNVIDIAMIG(t *testing.T) {
 	reg := detectHost(t, "nvidia-mig", nil)
 	assert.Empty(t, warningCodes(reg))
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 1)
+	require.Len(t, gpus, 5, "the parent GPU and its four MIG instances (nvidia_mig_test.go)")
 	g := gpus[0]
 	assert.Equal(t, "cuda:0", g.ID)
 	assert.Equal(t, "0000:00:09.0", g.PCIBusID)
@@ -308,10 +308,13 @@ func TestFixtureNVIDIAMIG(t *testing.T) {
 	assert.Equal(t, 24, cpus[0].Cores)
 	assert.Equal(t, 24, cpus[0].Threads)
 
-	// A MIG instance in CUDA_VISIBLE_DEVICES makes its parent GPU visible.
+	// A MIG instance in CUDA_VISIBLE_DEVICES is visible alone; the other
+	// three are hidden, the parent is kept unavailable beside it.
 	reg = detectHost(t, "nvidia-mig", map[string]string{nvidia.EnvCUDAVis: migInstances[2]})
-	assert.Empty(t, warningCodes(reg))
+	assert.Equal(t, []string{"cuda/hidden_by_env"}, warningCodes(reg))
 	gpus = devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 1)
-	assert.Equal(t, "0", gpus[0].VisibleAs)
+	require.Len(t, gpus, 2)
+	assert.False(t, gpus[0].Available)
+	assert.Equal(t, migInstances[2], gpus[1].UUID)
+	assert.Equal(t, "0", gpus[1].VisibleAs)
 }

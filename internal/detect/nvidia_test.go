@@ -148,7 +148,13 @@ func TestNVIDIANoExecFallsBackToSysfs(t *testing.T) {
 		assert.Equal(t, int64(80)<<30, g.MemoryBytes)
 		assert.Equal(t, "565.57.01", g.DriverVersion)
 	}
-	assert.Empty(t, reg.SystemIO.Interconnects, "no topology without the tool")
+	// The NVSwitch functions in sysfs still give the fabric (issue 13):
+	// one nvswitch domain of the eight GPUs, without link counts.
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, registry.LinkNVSwitch, ic.Kind)
+	assert.Len(t, ic.Devices, 8)
+	assert.Zero(t, ic.Links, "link counts need the tool")
 }
 
 func TestNVIDIAQueryGarbageFallsBack(t *testing.T) {
@@ -173,12 +179,15 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 	reg := detectNVWith(t, "two-nvidia", fake, map[string]string{nvidia.EnvCUDAVis: "MIG-53864714-0a66-5df2-9007-9268e30d9a72"})
 	assert.Equal(t, []string{"cuda/hidden_by_env"}, warningCodes(reg))
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 1)
+	require.Len(t, gpus, 2, "the named instance and its parent")
 	assert.Equal(t, "0000:01:00.0", gpus[0].PCIBusID)
+	assert.False(t, gpus[0].Available)
 	require.NotNil(t, gpus[0].MIG)
 	assert.Equal(t, "enabled", gpus[0].MIG.Mode)
 	assert.Equal(t, []string{"MIG-a686709d-6dc2-542a-8851-0d2508448c10", "MIG-53864714-0a66-5df2-9007-9268e30d9a72"},
 		gpus[0].MIG.Children)
+	assert.Equal(t, "MIG-53864714-0a66-5df2-9007-9268e30d9a72", gpus[1].UUID)
+	assert.Equal(t, "0", gpus[1].VisibleAs)
 	assert.Contains(t, fake.calls, "-L")
 
 	// The older MIG-GPU-<uuid>/<gi>/<ci> form names the parent directly.

@@ -232,6 +232,13 @@ func (r *Registry) Normalize() {
 		}
 		d.ID = id
 	}
+	for i := range r.Devices {
+		if m := r.Devices[i].MIG; m != nil && rename[m.Parent] != "" {
+			mig := *m
+			mig.Parent = rename[m.Parent]
+			r.Devices[i].MIG = &mig
+		}
+	}
 	for i := range r.SystemIO.Interconnects {
 		ic := &r.SystemIO.Interconnects[i]
 		if ic.Devices == nil {

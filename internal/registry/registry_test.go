@@ -168,3 +168,12 @@ func TestQueries(t *testing.T) {
 	d.SetSource("name", "")
 	assert.Equal(t, map[string]string{"memory_bytes": "nvidia-smi"}, d.Sources)
 }
+
+func TestNormalizeRewritesMIGParent(t *testing.T) {
+	r := &Registry{Devices: []Device{
+		{ID: "cuda|gpu0", Kind: KindCUDA, MIG: &MIG{Mode: "enabled"}},
+		{ID: "cuda|gpu0-mig0", Kind: KindCUDA, MIG: &MIG{Instance: "MIG-a", Parent: "cuda|gpu0"}},
+	}}
+	r.Normalize()
+	assert.Equal(t, "cuda:0", r.Devices[1].MIG.Parent)
+}

@@ -625,6 +625,49 @@ var records = []Spec{
 		BandwidthGBs: 1792,
 		Source:       "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
 	},
+	// H20: the Hopper part sold in China. nvidia-smi reports 97871 MiB on it
+	// (an 8-GPU host's listing: "GPU: NVIDIA H20 / PCI device: GH100 [H20] /
+	// memory/GPU: 97871 MiB"), under 96 GiB: the 96 GB is decimal.
+	{Name: "NVIDIA H20", Vendor: "NVIDIA", Category: "datacenter_gpu",
+		PCIIDs:      []string{"10de:2329"},
+		ProductName: "NVIDIA H20", Arch: "9.0",
+		IdentitySource: "PCI id: 10de:2329 \"GH100 [H20]\" https://pci-ids.ucw.cz/read/PC/10de/2329; " +
+			"compute capability 9.0 (Hopper): https://developer.nvidia.com/cuda-gpus",
+		MemoryBytes: 96e9, MemoryUnit: "GB",
+		BandwidthGBs: 4000,
+		Interconnect: "NVLink 4th gen", InterconnectGBs: 900,
+		Source: "https://willitrunai.com/es/gpus/h20-96gb (96 GB HBM3, 4,000 GB/s, NVLink 4.0 900 GB/s; NVIDIA publishes no H20 datasheet); dense tensor figures left out",
+	},
+	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
+	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
+	// names from the PCI ID repository, compute capability from
+	// https://developer.nvidia.com/cuda-gpus.
+	{Name: "NVIDIA Tesla V100 PCIe 32GB", Vendor: "NVIDIA", Category: "datacenter_gpu",
+		PCIIDs:      []string{"10de:1db6"},
+		ProductName: "Tesla V100-PCIE-32GB", Arch: "7.0",
+		IdentitySource: "PCI id: 10de:1db6 \"GV100GL [Tesla V100 PCIe 32GB]\" https://pci-ids.ucw.cz/read/PC/10de/1db6; " +
+			"compute capability 7.0: https://developer.nvidia.com/cuda-gpus",
+		MemoryBytes: 32e9, MemoryUnit: "GB",
+		BandwidthGBs: 900,
+		Source:       "NVIDIA Tesla V100 datasheet (32 GB HBM2, 900 GB/s): https://images.nvidia.com/content/technologies/volta/pdf/volta-v100-datasheet-update-us-1165301-r5.pdf",
+	},
+	// GT 640 boards with this id carry 1 or 2 GB of DDR3 or GDDR5: no memory
+	// figure is the part's.
+	{Name: "NVIDIA GeForce GT 640 (GK107)", Vendor: "NVIDIA", Category: "consumer_gpu",
+		PCIIDs:      []string{"10de:0fc1"},
+		ProductName: "NVIDIA GeForce GT 640", Arch: "3.0",
+		IdentitySource: "PCI id: 10de:0fc1 \"GK107 [GeForce GT 640]\" https://pci-ids.ucw.cz/read/PC/10de/0fc1; " +
+			"compute capability 3.0: https://developer.nvidia.com/cuda-gpus",
+	},
+	// The GDDR5 and DDR4 GT 1030 share the id and the 2 GB, not the bandwidth.
+	{Name: "NVIDIA GeForce GT 1030", Vendor: "NVIDIA", Category: "consumer_gpu",
+		PCIIDs:      []string{"10de:1d01"},
+		ProductName: "NVIDIA GeForce GT 1030", Arch: "6.1",
+		IdentitySource: "PCI id: 10de:1d01 \"GP108 [GeForce GT 1030]\" https://pci-ids.ucw.cz/read/PC/10de/1d01; " +
+			"compute capability 6.1: https://developer.nvidia.com/cuda-gpus",
+		MemoryBytes: 2e9, MemoryUnit: "GB",
+		Source: "NVIDIA GeForce GT 1030 specifications (2 GB GDDR5 or DDR4): https://www.nvidia.com/en-us/geforce/graphics-cards/gt-1030/specifications/",
+	},
 	{Name: "Google TPU v2 (per chip)", Vendor: "Google", Category: "tpu",
 		MemoryBytes: 17179869184, MemoryUnit: "GiB",
 		Source: "https://github.com/AI-Hypercomputer/cloud-accelerator-diagnostics (tpu_info/tpu_info/device.py) (hbm_gib)",

@@ -3,10 +3,12 @@ package nvidia
 import (
 	"context"
 	"path"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -31,6 +33,7 @@ var Backend = machine.Backend{Name: BackendCUDA, Detect: detectNVIDIA}
 type nvDevice struct {
 	dev   registry.Device
 	index int
+	slice bool // a MIG instance of the GPU at index
 }
 
 // nvFabric is what sysfs says before any tool runs.
@@ -61,12 +64,12 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		}()
 	}
 
-	devs, fromTool := nvidiaFromTool(ctx, m, &f, fabric)
+	devs, fromTool, failure := nvidiaFromTool(ctx, m, &f, fabric)
 	if !fromTool {
-		devs = nvidiaFromSysfs(m, &f, fabric)
+		devs = nvidiaFromSysfs(m, &f, fabric, brokenDriverReason(failure))
 	}
-	migParents := nvidiaMIGChildren(ctx, m, &f, devs)
-	devs = applyCUDAVisibility(m, &f, devs, migParents)
+	devs = nvidiaMIGInstances(ctx, m, &f, devs)
+	devs = applyCUDAVisibility(m, &f, devs)
 
 	if topoCh != nil {
 		r := <-topoCh
@@ -75,6 +78,9 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
 		}
 	}
+	if !fromTool && fabric.NVSwitch {
+		f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
+	}
 	for _, d := range devs {
 		f.Devices = append(f.Devices, d.dev)
 	}
@@ -82,8 +88,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 }
 
 // readNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
-// a function of class 0x068000 bound to nvidia-nvswitch or with the NVSwitch
-// device id 0x22a3 (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
+// an NVIDIA function of class 0x0680xx (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
 // (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
 // and the NVSwitches are not GPUs.
 func ReadNvidiaFabric(m *machine.Machine) nvFabric {
@@ -93,9 +98,12 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 		case 0x0300, 0x0302:
 			fab.GPUs = append(fab.GPUs, p)
 		case 0x0680:
-			if p.Driver == "nvidia-nvswitch" || p.Device == 0x22a3 {
-				fab.NVSwitch = true
-			}
+			// Every NVIDIA function of class 0x0680 ("bridge: other") in
+			// the PCI ID repository is an NVSwitch (GV100 1ac0-1ac2, A100
+			// 1af1, H100 22a3: https://pci-ids.ucw.cz/read/PC/10de); an
+			// HGX dump may not even carry the device id
+			// (testdata/machines/hgx-h100-nccl-topo-no-tools).
+			fab.NVSwitch = true
 		}
 	}
 	for _, e := range m.ReadDir("dev") {
@@ -111,7 +119,8 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 // nvidiaFromTool runs the one --query-gpu. fromTool is false when the tool is
 // absent, failed, or printed no usable GPU line: the caller falls back to
 // sysfs. A driver that rejects an optional field is asked again without it.
-func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool) {
+// failure is the failed run's message, for brokenDriverReason.
+func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool, failure string) {
 	fields := append([]string(nil), NVQueryFields...)
 	var dropped []string
 	for {
@@ -125,7 +134,10 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 				}
 			}
 			f.AddWarning(w)
-			return nil, false
+			if w != nil {
+				failure = w.Message
+			}
+			return nil, false, failure
 		}
 		if len(dropped) > 0 {
 			f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi rejects %s (older driver); queried without: "+
@@ -142,12 +154,15 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 		if len(gpus) == 0 && len(fab.GPUs) > 0 {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: registry.WarnToolFailed,
 				Tool: ToolNvidiaSMI, Message: "nvidia-smi --query-gpu printed no usable GPU line"})
-			return nil, false
+			return nil, false, ""
 		}
 		for _, g := range gpus {
-			devs = append(devs, nvDevice{dev: deviceFromQuery(m, g), index: g.Index})
+			d := deviceFromQuery(m, g)
+			applyUnifiedMemory(m, f, &d)
+			noteCoherentHostMemory(m, f, &d)
+			devs = append(devs, nvDevice{dev: d, index: g.Index})
 		}
-		return devs, true
+		return devs, true, ""
 	}
 }
 
@@ -168,7 +183,7 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	const src = "nvidia-smi"
 	d := registry.Device{ID: "gpu" + strconv.Itoa(g.Index), Kind: registry.KindCUDA, Vendor: "nvidia",
 		Available: true, Name: g.Name, UUID: g.UUID, PCIBusID: g.BusID, DriverVersion: g.DriverVersion,
-		ComputeCapability: g.CC, Quantizations: nvQuantizations(g.CC)}
+		ComputeCapability: g.CC, Quantizations: precision.CUDA(g.CC)}
 	for field, set := range map[string]bool{"name": g.Name != "", "uuid": g.UUID != "", "pci_bus_id": g.BusID != "",
 		"driver_version": g.DriverVersion != "", "compute_capability": g.CC != ""} {
 		if set {
@@ -195,11 +210,13 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	return d
 }
 
-// nvidiaFromSysfs lists the GPUs bound to the NVIDIA driver when nvidia-smi
-// cannot: names, UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the
-// driver version from /proc/driver/nvidia/version, memory only from the
-// datasheet table. Without the driver there is nothing to report.
-func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nvDevice {
+// nvidiaFromSysfs lists the NVIDIA GPUs when nvidia-smi cannot: names and
+// UUIDs from /proc/driver/nvidia/gpus/<bdf>/information, the driver version
+// from /proc/driver/nvidia/version, name and memory from the part table by
+// PCI id. A GPU with no driver bound, or bound to another one (nouveau,
+// vfio-pci), is listed unavailable with that reason; so is every GPU when
+// broken says the driver stack cannot reach them.
+func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric, broken string) []nvDevice {
 	version := ""
 	// Multi-line files are read raw: ReadString's cleaning drops the newlines.
 	if b, err := m.ReadFile(path.Join(machine.PathNVProc, "version")); err == nil {
@@ -207,19 +224,18 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 	}
 	var devs []nvDevice
 	for _, p := range fab.GPUs {
-		infoPath := path.Join(machine.PathNVProc, "gpus", p.Address, "information")
-		raw, err := m.ReadFile(infoPath)
-		text := string(raw)
-		if p.Driver != "nvidia" && err != nil {
-			continue // not driven by the NVIDIA driver: nothing can use it through CUDA
-		}
 		idx := len(devs) // NVML numbers GPUs in PCI bus order; sysfs lists them so
 		d := registry.Device{ID: "gpu" + strconv.Itoa(idx), Kind: registry.KindCUDA, Vendor: "nvidia",
-			Available: true, PCIBusID: p.Address, PCIID: p.PCIID()}
+			Available: true, PCIBusID: p.Address}
 		d.SetSource("pci_bus_id", "sysfs")
+		if _, deviceRead, ok := m.ScannedFunction(p.Address); !ok || deviceRead {
+			d.PCIID = p.PCIID()
+		}
+		raw, err := m.ReadFile(path.Join(machine.PathNVProc, "gpus", p.Address, "information"))
+		driven := p.Driver == "nvidia" || err == nil
 		if err == nil {
-			info := parseNvidiaProcInfo(text)
-			if info.Model != "" {
+			info := parseNvidiaProcInfo(string(raw))
+			if isProductName(info.Model) {
 				d.Name = info.Model
 				d.SetSource("name", "procfs")
 			}
@@ -228,11 +244,17 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 				d.SetSource("uuid", "procfs")
 			}
 		}
-		if version != "" {
+		if version != "" && driven {
 			d.DriverVersion = version
 			d.SetSource("driver_version", "procfs")
 		}
-		d.Quantizations = nvQuantizations("")
+		switch {
+		case !driven:
+			markUnavailable(&d, notDrivenReason(p.Driver), "sysfs")
+		case broken != "":
+			markUnavailable(&d, broken, "nvidia-smi")
+		}
+		d.Quantizations = precision.CUDA("")
 		applyNvidiaPCIID(&d)
 		devs = append(devs, nvDevice{dev: d, index: idx})
 	}
@@ -245,37 +267,86 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric) []nv
 			why = "was not run (no_exec)"
 		}
 		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA GPU(s) read from sysfs and "+
-			"/proc/driver/nvidia; memory is the datasheet figure where the PCI id is known, free memory is unknown",
+			"/proc/driver/nvidia; name and memory are the part table's where the PCI id is known, free memory is unknown",
 			why, len(devs))
 	}
 	return devs
 }
 
+// markUnavailable records why a present GPU cannot be used.
+func markUnavailable(d *registry.Device, reason, source string) {
+	d.Available = false
+	d.UnavailableReason = reason
+	d.SetSource("unavailable_reason", source)
+}
+
+// notDrivenReason is why a GPU the NVIDIA driver does not drive is unusable.
+func notDrivenReason(driver string) string {
+	if driver == "" {
+		return "no driver bound"
+	}
+	return "bound to " + driver + ", not the NVIDIA driver"
+}
+
+// brokenDriverReason reads nvidia-smi's failure for the errors that mean
+// the driver stack cannot use the GPU at all: an NVML library of another
+// version than the loaded kernel module ("Failed to initialize NVML:
+// Driver/library version mismatch", testdata/machines/gt640-nvml-mismatch)
+// and a GPU the driver cannot open ("Unable to determine the device handle
+// for GPU ...", testdata/machines/kata-gt1030-vm). Other failures (a missing
+// or hanging tool) say nothing about the GPU: "".
+func brokenDriverReason(failure string) string {
+	switch {
+	case strings.Contains(failure, "Driver/library version mismatch"):
+		return "NVML/driver version mismatch (nvidia-smi: Failed to initialize NVML: Driver/library version mismatch)"
+	case strings.Contains(failure, "Unable to determine the device handle"):
+		_, msg, _ := strings.Cut(failure, "Unable to determine the device handle")
+		return "the driver cannot open the GPU (nvidia-smi: Unable to determine the device handle" + firstLine(msg) + ")"
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return strings.TrimSpace(line)
+}
+
+// isProductName rejects what procfs prints when the driver does not know the
+// part: "Unknown" (kata-gt1030-vm) and old drivers' "Graphics Device".
+func isProductName(model string) bool {
+	switch strings.ToLower(strings.TrimSpace(model)) {
+	case "", "unknown", "graphics device", "n/a":
+		return false
+	}
+	return true
+}
+
 // applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
-// said: the product name (when procfs gave none), memory, compute capability
-// and precisions from internal/specs' part facts, and the datasheet bandwidth.
-// Ids specs does not know leave those unknown.
+// said: the product name (when procfs gave none), compute capability and
+// precisions, memory and bandwidth from the internal/specs record of the id.
+// A memory figure the record states in GB without evidence that it means GiB
+// is taken as 10^9 bytes, a lower bound. Ids specs does not know leave those
+// unknown.
 func applyNvidiaPCIID(d *registry.Device) {
-	part, ok := specs.LookupPart(d.PCIID)
+	ds, ok := specs.ByPCIID(d.PCIID)
 	if !ok {
 		return
 	}
-	if d.Name == "" && part.Name != "" {
-		d.Name = part.Name
+	if name := partName(ds); d.Name == "" && name != "" {
+		d.Name = name
 		d.SetSource("name", "pci-id-table")
 	}
-	if part.Arch != "" {
-		d.ComputeCapability = part.Arch
+	if ds.Arch != "" {
+		d.ComputeCapability = ds.Arch
 		d.SetSource("compute_capability", "pci-id-table")
-		d.Quantizations = nvQuantizations(part.Arch)
-	}
-	ds, ok := specs.LookupPCIID(d.PCIID)
-	if !ok {
-		return
+		d.Quantizations = precision.CUDA(ds.Arch)
 	}
 	if mem := specs.DeviceMemoryBytes(ds); mem > 0 {
 		d.MemoryBytes = mem
 		d.SetSource("memory_bytes", "pci-id-table")
+	} else if ds.MemoryUnit == "GB" && ds.MemoryBytes > 0 && !ds.MemoryIsMaximum && !ds.MemoryVaries {
+		d.MemoryBytes = ds.MemoryBytes
+		d.SetSource("memory_bytes", "pci-id-table (datasheet GB as 10^9 bytes)")
 	}
 	if ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
@@ -283,10 +354,24 @@ func applyNvidiaPCIID(d *registry.Device) {
 	}
 }
 
-// nvidiaMIGChildren runs `nvidia-smi -L` only when a GPU has MIG enabled, and
-// records each GPU's MIG instances (their UUIDs). It returns MIG UUID ->
-// nvidia-smi index of the parent GPU, for CUDA_VISIBLE_DEVICES.
-func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) map[string]int {
+// partName is the name nvidia-smi prints for a record's part: its
+// ProductName, else its first alias (the tool's spelling), else its name.
+func partName(s specs.Spec) string {
+	switch {
+	case s.ProductName != "":
+		return s.ProductName
+	case len(s.Aliases) > 0:
+		return s.Aliases[0]
+	}
+	return s.Name
+}
+
+// nvidiaMIGInstances runs `nvidia-smi -L` only when a GPU has MIG enabled.
+// A MIG-enabled GPU runs work only through its instances (NVIDIA MIG User
+// Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so each
+// instance becomes a device after its parent, and the parent stays listed,
+// unavailable, with the instance UUIDs as its children.
+func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) []nvDevice {
 	migOn := false
 	for _, d := range devs {
 		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
@@ -294,26 +379,79 @@ func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findi
 		}
 	}
 	if !migOn {
-		return nil
+		return devs
 	}
 	out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "-L")
 	f.AddWarning(w)
 	if !ok {
-		return nil
+		return devs
 	}
-	parents := map[string]int{}
+	byIndex := map[int][]nvListMIG{}
 	for _, g := range ParseNvidiaList(out) {
-		for i := range devs {
-			if devs[i].index != g.Index || len(g.MIG) == 0 {
-				continue
-			}
-			devs[i].dev.MIG.Children = append(devs[i].dev.MIG.Children, g.MIG...)
-			for _, u := range g.MIG {
-				parents[u] = g.Index
-			}
+		byIndex[g.Index] = g.MIG
+	}
+	var res []nvDevice
+	for _, d := range devs {
+		instances := byIndex[d.index]
+		if d.dev.MIG == nil || d.dev.MIG.Mode != "enabled" || len(instances) == 0 {
+			res = append(res, d)
+			continue
+		}
+		parent := d
+		mig := *parent.dev.MIG
+		parent.dev.MIG = &mig
+		parent.dev.Available = false
+		parent.dev.UnavailableReason = "MIG mode enabled: work runs on its MIG instances, listed as devices"
+		parent.dev.SetSource("unavailable_reason", "nvidia-smi")
+		res = append(res, parent)
+		for n, inst := range instances {
+			mig.Children = append(mig.Children, inst.UUID)
+			res = append(res, nvDevice{dev: migInstanceDevice(parent.dev, n, inst), index: d.index, slice: true})
 		}
 	}
-	return parents
+	return res
+}
+
+// migInstanceDevice is one MIG instance of parent as a device: the parent's
+// identity and precisions, the instance's UUID and profile, and the memory the
+// profile names ("1g.10gb": 10 GB). The profile's figure is a rounded label
+// that is at most the slice's memory (MIG User Guide, "Supported MIG
+// Profiles"), so planning on it is safe. A slice is not a PCI function.
+func migInstanceDevice(parent registry.Device, n int, inst nvListMIG) registry.Device {
+	d := registry.Device{ID: parent.ID + "-mig" + strconv.Itoa(n), Kind: registry.KindCUDA, Vendor: "nvidia",
+		Available: true, Name: parent.Name + " MIG " + inst.Profile, UUID: inst.UUID,
+		DriverVersion: parent.DriverVersion, ComputeCapability: parent.ComputeCapability,
+		Quantizations: parent.Quantizations,
+		MIG:           &registry.MIG{Instance: inst.UUID, Profile: inst.Profile, Parent: parent.ID}}
+	for _, field := range []string{"driver_version", "compute_capability"} {
+		if src := parent.Sources[field]; src != "" {
+			d.SetSource(field, src)
+		}
+	}
+	d.SetSource("name", "nvidia-smi -L")
+	d.SetSource("uuid", "nvidia-smi -L")
+	d.SetSource("mig", "nvidia-smi -L")
+	if gb := migProfileGB(inst.Profile); gb > 0 {
+		d.MemoryBytes = gb * 1e9
+		d.SetSource("memory_bytes", "nvidia-smi -L (MIG profile)")
+	}
+	return d
+}
+
+var migProfilePattern = regexp.MustCompile(`^[0-9]+g\.([0-9]+)gb`)
+
+// migProfileGB is the memory a MIG profile names ("3g.40gb" -> 40,
+// "1g.10gb+me" -> 10); 0 when the name has none.
+func migProfileGB(profile string) int64 {
+	m := migProfilePattern.FindStringSubmatch(profile)
+	if m == nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(m[1], 10, 64)
+	if err != nil || n > 1<<20 {
+		return 0
+	}
+	return n
 }
 
 // applyCUDAVisibility keeps the GPUs CUDA_VISIBLE_DEVICES shows, in its
@@ -326,24 +464,28 @@ func nvidiaMIGChildren(ctx context.Context, m *machine.Machine, f *machine.Findi
 // GPU (or several, or one already listed) is a visibility_invalid warning and
 // ends the list. Indices are nvidia-smi's (PCI bus order); CUDA's default
 // order (CUDA_DEVICE_ORDER=FASTEST_FIRST) can differ on mixed-model hosts.
-func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice, migParents map[string]int) []nvDevice {
+// A GPU in MIG mode that is named makes its instances visible; a named MIG
+// instance is visible alone, its parent kept (unavailable) beside it.
+func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevice) []nvDevice {
 	val, set := m.Env(EnvCUDAVis)
 	if !set || len(devs) == 0 {
 		return devs
 	}
-	byIndex := map[int]int{}
-	for i, d := range devs {
-		byIndex[d.index] = i
+	shown := map[int]bool{} // positions in devs
+	var order []int
+	show := func(i int) {
+		if !shown[i] {
+			shown[i] = true
+			order = append(order, i)
+		}
 	}
-	var visible []nvDevice
-	used := map[int]bool{}
 	for _, entry := range strings.Split(val, ",") {
 		entry = strings.TrimSpace(entry)
 		if entry == "" && strings.TrimSpace(val) == "" || entry == "none" {
 			break
 		}
-		i, ok, quiet := matchCUDAEntry(entry, devs, byIndex, migParents)
-		if ok && used[i] {
+		i, ok, quiet := matchCUDAEntry(entry, devs)
+		if ok && shown[i] {
 			ok, quiet = false, false
 		}
 		if !ok {
@@ -353,34 +495,74 @@ func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevic
 			}
 			break
 		}
-		used[i] = true
+		if devs[i].slice {
+			show(parentOf(devs, i))
+		}
+		show(i)
+		if !devs[i].slice {
+			for j := range devs {
+				if devs[j].slice && devs[j].index == devs[i].index {
+					show(j)
+				}
+			}
+		}
+	}
+	var visible []nvDevice
+	ordinal, hidden, total := 0, 0, 0
+	for i, d := range devs {
+		if d.dev.Available {
+			total++
+			if !shown[i] {
+				hidden++
+			}
+		}
+	}
+	for _, i := range order {
 		d := devs[i]
-		d.dev.VisibleAs = strconv.Itoa(len(visible))
-		d.dev.SetSource("visible_as", "env")
+		if d.dev.Available {
+			d.dev.VisibleAs = strconv.Itoa(ordinal)
+			d.dev.SetSource("visible_as", "env")
+			ordinal++
+		}
 		visible = append(visible, d)
 	}
-	if hidden := len(devs) - len(visible); hidden > 0 {
+	if hidden > 0 {
 		f.Warn(BackendCUDA, registry.WarnHiddenByEnv, "%d of %d NVIDIA GPU(s) hidden by %s=%q",
-			hidden, len(devs), EnvCUDAVis, val)
+			hidden, total, EnvCUDAVis, val)
 	}
 	return visible
 }
 
+// parentOf is the position of the GPU a MIG instance at position i is carved from.
+func parentOf(devs []nvDevice, i int) int {
+	for j, d := range devs {
+		if !d.slice && d.index == devs[i].index {
+			return j
+		}
+	}
+	return i
+}
+
 // matchCUDAEntry finds the device an entry names. quiet marks a deliberate
 // terminator (a negative index) that needs no warning.
-func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParents map[string]int) (i int, ok, quiet bool) {
+func matchCUDAEntry(entry string, devs []nvDevice) (i int, ok, quiet bool) {
 	if n, err := strconv.Atoi(entry); err == nil {
 		if n < 0 {
 			return 0, false, true
 		}
-		i, ok = byIndex[n]
-		return i, ok, false
+		for j, d := range devs {
+			if !d.slice && d.index == n {
+				return j, true, false
+			}
+		}
+		return 0, false, false
 	}
 	uuid := entry
 	if rest, isMIG := strings.CutPrefix(entry, "MIG-"); isMIG {
-		if idx, found := migParents[entry]; found {
-			i, ok = byIndex[idx]
-			return i, ok, false
+		for j, d := range devs {
+			if d.slice && d.dev.UUID == entry {
+				return j, true, false
+			}
 		}
 		// The older form names the parent: MIG-GPU-<uuid>/<gi>/<ci>.
 		if !strings.HasPrefix(rest, "GPU-") {
@@ -393,7 +575,7 @@ func matchCUDAEntry(entry string, devs []nvDevice, byIndex map[int]int, migParen
 	}
 	match := -1
 	for j, d := range devs {
-		if strings.HasPrefix(d.dev.UUID, uuid) {
+		if !d.slice && strings.HasPrefix(d.dev.UUID, uuid) {
 			if match >= 0 {
 				return 0, false, false // ambiguous prefix
 			}
@@ -420,7 +602,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 	}
 	var gpus []nvDevice
 	for _, d := range devs {
-		if inTopo[d.index] {
+		if inTopo[d.index] && !d.slice { // the matrix has one column per physical GPU
 			gpus = append(gpus, d)
 		}
 	}
@@ -502,11 +684,17 @@ func nvDatasheetFor(m *machine.Machine, busID, name string, memBytes int64) (spe
 	return specs.ForDevice(&probe)
 }
 
-// nvListGPU is one GPU of `nvidia-smi -L` with its MIG instance UUIDs.
+// nvListGPU is one GPU of `nvidia-smi -L` with its MIG instances.
 type nvListGPU struct {
 	Index int
 	UUID  string
-	MIG   []string
+	MIG   []nvListMIG
+}
+
+// nvListMIG is one MIG instance line: its profile ("1g.10gb") and UUID.
+type nvListMIG struct {
+	Profile string
+	UUID    string
 }
 
 // parseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
@@ -530,8 +718,37 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 			}
 		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
 			g := &gpus[len(gpus)-1]
-			g.MIG = append(g.MIG, uuid)
+			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], UUID: uuid})
 		}
 	}
 	return gpus
+}
+
+// nvswitchFromSysfs is the NVSwitch domain of the usable GPUs when no tool
+// ran: on an HGX/DGX baseboard every SXM GPU is cabled to the NVSwitches, so
+// their presence in sysfs says the GPUs share the fabric. Link counts are not
+// known without the tool; the bandwidth per GPU is the part table's when
+// every GPU has the same figure.
+func nvswitchFromSysfs(devs []nvDevice) []registry.Interconnect {
+	ic := registry.Interconnect{Kind: registry.LinkNVSwitch, Source: "sysfs (NVSwitch PCI functions)"}
+	bw := -1.0
+	for _, d := range devs {
+		if !d.dev.Available || d.slice {
+			continue
+		}
+		ic.Devices = append(ic.Devices, d.dev.ID)
+		switch per := nvLinkPerGPUGBs(d.dev); {
+		case bw < 0:
+			bw = per
+		case bw != per:
+			bw = 0
+		}
+	}
+	if len(ic.Devices) == 0 {
+		return nil
+	}
+	if bw > 0 {
+		ic.BandwidthGBs = bw
+	}
+	return []registry.Interconnect{ic}
 }

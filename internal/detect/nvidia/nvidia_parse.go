@@ -173,44 +173,6 @@ func nvRejectedField(out []byte) string {
 	return s[j+len(`Field "`) : i]
 }
 
-// ccAtLeast reports whether compute capability cc ("8.9") is at least
-// major.minor. An unknown cc is never at least anything.
-func ccAtLeast(cc string, major, minor int) bool {
-	a, b, ok := strings.Cut(cc, ".")
-	if !ok {
-		return false
-	}
-	ma, err1 := strconv.Atoi(a)
-	mi, err2 := strconv.Atoi(b)
-	if err1 != nil || err2 != nil {
-		return false
-	}
-	return ma > major || ma == major && mi >= minor
-}
-
-// nvQuantizations lists the precisions a GPU of compute capability cc runs
-// natively. Sources: NVIDIA CUDA C++ Programming Guide, "Compute
-// Capabilities" and the Tensor Core tables of the Turing (7.5: INT8/INT4
-// Tensor Cores), Ampere (8.0: BF16), Ada (8.9) and Hopper (9.0) FP8
-// whitepapers; INT8 dot products (dp4a) start at 6.1 (Pascal GP102/GP104).
-// fp32 and fp16 are always listed; with an unknown cc nothing more is.
-func nvQuantizations(cc string) []string {
-	q := []string{"fp32", "fp16"}
-	if ccAtLeast(cc, 8, 0) {
-		q = append(q, "bf16")
-	}
-	if ccAtLeast(cc, 8, 9) {
-		q = append(q, "fp8")
-	}
-	if ccAtLeast(cc, 6, 1) {
-		q = append(q, "int8")
-	}
-	if ccAtLeast(cc, 7, 5) {
-		q = append(q, "int4")
-	}
-	return q
-}
-
 // nvTopo is the GPU part of `nvidia-smi topo -m`.
 type nvTopo struct {
 	GPUs  []int             // GPU indices, in header order

@@ -122,24 +122,6 @@ func TestNvLinks(t *testing.T) {
 	}
 }
 
-func TestNvQuantizations(t *testing.T) {
-	tests := map[string][]string{
-		"":     {"fp32", "fp16"},
-		"6.0":  {"fp32", "fp16"},
-		"6.1":  {"fp32", "fp16", "int8"},
-		"7.0":  {"fp32", "fp16", "int8"},
-		"7.5":  {"fp32", "fp16", "int8", "int4"},
-		"8.0":  {"fp32", "fp16", "bf16", "int8", "int4"},
-		"8.6":  {"fp32", "fp16", "bf16", "int8", "int4"},
-		"8.9":  {"fp32", "fp16", "bf16", "fp8", "int8", "int4"},
-		"9.0":  {"fp32", "fp16", "bf16", "fp8", "int8", "int4"},
-		"10.0": {"fp32", "fp16", "bf16", "fp8", "int8", "int4"},
-	}
-	for cc, want := range tests {
-		assert.Equal(t, want, nvQuantizations(cc), cc)
-	}
-}
-
 func TestParseNvidiaProcFiles(t *testing.T) {
 	info := parseNvidiaProcInfo("Model: \t\t NVIDIA H100 80GB HBM3\nIRQ:   \t\t 180\nGPU UUID: \t GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1\n" +
 		"Video BIOS: \t 96.00.74.00.01\nBus Type: \t PCIe\nBus Location: \t 0000:18:00.0\nDevice Minor: \t 0\nGPU Excluded:\t No\n")
@@ -163,7 +145,7 @@ func TestParseNvidiaList(t *testing.T) {
 		"GPU 1: NVIDIA H100 80GB HBM3 (UUID: GPU-11111111-0000-0000-0000-000000000000)\n" +
 		"No devices were found\n"))
 	assert.Equal(t, []nvListGPU{
-		{Index: 0, UUID: "GPU-00000000-0000-0000-0000-000000000000", MIG: []string{"MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}},
+		{Index: 0, UUID: "GPU-00000000-0000-0000-0000-000000000000", MIG: []nvListMIG{{Profile: "1g.10gb", UUID: "MIG-aaaaaaaa-bbbb-cccc-dddd-eeeeeeeeeeee"}}},
 		{Index: 1, UUID: "GPU-11111111-0000-0000-0000-000000000000"},
 	}, got)
 }
