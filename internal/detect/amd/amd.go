@@ -225,15 +225,17 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 	return gpus
 }
 
-// amdAPUDeviceIDs are AMD integrated GPUs (APUs): their mem_info_vram_total
-// is a UMA carve-out of system RAM, not memory of their own. 0x15bf Radeon
-// 780M (Phoenix1; ../shared/formats.md "AMD XDNA NPU"), 0x1681 Rembrandt
-// Radeon 680M and 0x1586 Strix Halo (hwdata pci.ids). An APU missing here is
-// reported with its carve-out as VRAM and memory_shared unset.
-var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
+// isAPU reports whether a PCI id is the integrated GPU of an AMD APU: the
+// part table (internal/specs) files those under Category "integrated_gpu",
+// each with its pci.ids entry. Their mem_info_vram_total is a UMA carve-out
+// of system RAM (the BIOS "UMA frame buffer"), not memory of their own.
+func isAPU(pciID string) bool {
+	s, ok := specs.ByPCIID(pciID)
+	return ok && s.Category == "integrated_gpu"
+}
 
-// finishAMDGPU derives what depends on the identity: architecture fallback,
-// shared memory for APUs, bandwidth and precisions.
+// finishAMDGPU derives what depends on the identity: name and architecture
+// from the part table, the memory figures of APUs, bandwidth and precisions.
 func finishAMDGPU(g *AMDGPU) {
 	d := &g.Dev
 	pciID := machine.Hex4(machine.VendorAMD) + ":" + machine.Hex4(g.deviceID)
@@ -243,8 +245,8 @@ func finishAMDGPU(g *AMDGPU) {
 		d.Architecture = p.Arch
 		d.SetSource("architecture", "pci-id")
 	}
-	if amdAPUDeviceIDs[g.deviceID] {
-		d.MemoryShared = true
+	if isAPU(pciID) {
+		applyAPUMemory(d)
 	}
 	// Peak memory bandwidth only for ids with a datasheet record in
 	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
@@ -256,6 +258,49 @@ func finishAMDGPU(g *AMDGPU) {
 	if q := amdQuantizations(d.Architecture); q != nil {
 		d.Quantizations = q
 	}
+}
+
+// Sources of the APU memory figures.
+const (
+	srcCarveout = "sysfs mem_info_vram_total (BIOS UMA carve-out)"
+	srcAPUGTT   = "sysfs mem_info_gtt_total (ROCm maps APU memory through GTT)"
+)
+
+// applyAPUMemory names the memory figures of an AMD APU's GPU. What amdgpu
+// (or rocm-smi) reports as VRAM is the BIOS carve-out: it is reported as
+// MemoryCarveoutBytes, not as memory of the GPU's own, and its free figure
+// (carve-out minus used) is dropped, since a ROCm process is not bound by it.
+// What a process can allocate is the GTT window: ROCm's "AMD RDNA3.5 system
+// optimization" page (https://rocm.docs.amd.com/en/latest/reference/system-optimization/rdna3-5.html)
+// documents that APU memory is mapped through GTT, whose size the TTM pages
+// limit sets: by default half of system RAM (Linux
+// drivers/gpu/drm/ttm/ttm_device.c, ttm_global_init), the ~62 GiB ROCm
+// reports on a 128 GB machine; 96 GiB on the strix-halo-128gb fixture, where
+// ttm.pages_limit was raised and HIP reports "Total VRAM: 98304 MiB".
+// Without a GTT figure the usable memory stays unknown rather than guessed.
+func applyAPUMemory(d *registry.Device) {
+	d.MemoryShared = true
+	if d.MemoryBytes > 0 {
+		d.MemoryCarveoutBytes = d.MemoryBytes
+		d.SetSource("memory_carveout_bytes", carveoutSource(d.Sources["memory_bytes"]))
+		d.MemoryBytes = 0
+		delete(d.Sources, "memory_bytes")
+		d.MemoryFreeBytes = nil
+		delete(d.Sources, "memory_free_bytes")
+	}
+	if d.GTTBytes > 0 {
+		d.MemoryUsableBytes = d.GTTBytes
+		d.SetSource("memory_usable_bytes", srcAPUGTT)
+	}
+}
+
+// carveoutSource names where the carve-out figure came from: sysfs, or
+// rocm-smi's VRAM total on a machine without sysfs.
+func carveoutSource(memorySource string) string {
+	if memorySource == "sysfs" {
+		return srcCarveout
+	}
+	return memorySource + " VRAM total (BIOS UMA carve-out)"
 }
 
 // amdQuantizations lists the precisions of an AMD GPU architecture.
