@@ -46,3 +46,26 @@ func TestROCmFixtureAPUMemoryFigures(t *testing.T) {
 		})
 	}
 }
+
+// rocm-smi's "GFX Version": "gfx9010" is gfx90a (an MI250 GCD), and its
+// precisions come from the CDNA2 row of the precision table.
+func TestROCmFixtureMI250GfxVersion(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi250-rocm-smi-gfx9010", nil, "rocm")
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "gfx90a", g.Architecture)
+	assert.Equal(t, "rocm-smi", g.Sources["architecture"])
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, g.Quantizations)
+	assert.NotContains(t, g.Sources, "quantizations", "a known target is not inferred")
+}
+
+// A GPU whose gfx target the precision table lacks (Strix Halo: no KFD, no
+// architecture in its part record) still gets precisions, marked inferred.
+func TestROCmFixtureUnknownArchPrecisionsInferred(t *testing.T) {
+	reg := detectFixtureBackends(t, "strix-halo-128gb", nil, "rocm")
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[0].Quantizations)
+	assert.Equal(t, "inferred from the ROCm family (gfx target unknown not in the precision table)", gpus[0].Sources["quantizations"])
+}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -255,9 +256,7 @@ func finishAMDGPU(g *AMDGPU) {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "devices.json")
 	}
-	if q := amdQuantizations(d.Architecture); q != nil {
-		d.Quantizations = q
-	}
+	setAMDQuantizations(d)
 }
 
 // Sources of the APU memory figures.
@@ -303,26 +302,21 @@ func carveoutSource(memorySource string) string {
 	return memorySource + " VRAM total (BIOS UMA carve-out)"
 }
 
-// amdQuantizations lists the precisions of an AMD GPU architecture.
-//   - gfx942 (CDNA3, MI300): fp8, bf16, fp16 and int8 matrix math
-//     (devices.json "AMD Instinct MI300X": fp8_tflops_dense,
-//     fp16_bf16_tflops_dense, int8_tops_dense; ROCm mi300.md).
-//   - gfx90a (CDNA2, MI200): bf16, fp16, int8 (devices.json MI250X/MI210).
-//   - gfx11xx (RDNA3): WMMA on f16, bf16, iu8 and iu4 (AMD "RDNA3 Instruction
-//     Set Architecture" reference guide, V_WMMA_* instructions).
-//
-// int4 is also listed for the CDNA parts because weight-only int4 kernels
-// (dequantising to fp16) run on them; unknown architectures get nothing.
-func amdQuantizations(arch string) []string {
-	switch {
-	case arch == "gfx942":
-		return []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}
-	case arch == "gfx90a":
-		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
-	case strings.HasPrefix(arch, "gfx11"):
-		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+// setAMDQuantizations takes the precisions of the GPU's gfx target from the
+// precision table; a target the table does not know (gfx1030, gfx1036, or
+// none at all) gets the ROCm family's answer (precision.Of), and its source
+// says it was inferred.
+func setAMDQuantizations(d *registry.Device) {
+	if q := precision.AMDGPU(d.Architecture); q != nil {
+		d.Quantizations = q
+		return
 	}
-	return nil
+	d.Quantizations = precision.Of(d)
+	arch := d.Architecture
+	if arch == "" {
+		arch = "unknown"
+	}
+	d.SetSource("quantizations", "inferred from the ROCm family (gfx target "+arch+" not in the precision table)")
 }
 
 // filterAMDVisible applies ROCR_VISIBLE_DEVICES (indices or GPU UUIDs) and
