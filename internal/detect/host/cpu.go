@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -16,10 +17,6 @@ import (
 
 const BackendCPU = "cpu"
 
-// cpuQuantizations are the precisions a CPU can run through common inference
-// engines; whether they are worth using is the planner's decision.
-var CPUQuantizations = []string{"fp32", "fp16", "bf16", "int8", "int4"}
-
 // CPU is this file's detection source (the orchestrator lists it).
 var CPU = machine.Backend{Name: BackendCPU, Detect: detectCPU}
 
@@ -28,13 +25,13 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	if !m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo) {
 		// No procfs: a Mac describes its host through sysctl (apple.go); its
 		// warnings are the apple backend's to report.
-		if d, ok := apple.MacHostCPU(ctx, m, CPUQuantizations); ok {
+		if d, ok := apple.MacHostCPU(ctx, m, precision.CPU()); ok {
 			f.Devices = append(f.Devices, d)
 			return f
 		}
 	}
 	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
-		Quantizations: append([]string(nil), CPUQuantizations...)}
+		Quantizations: precision.CPU()}
 
 	if info, ok := hostCPUInfo(m, &f); ok {
 		if info.Name != "" {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -70,7 +71,7 @@ func intelGPUFromCard(c machine.DRMCard) registry.Device {
 	if isIntelIntegrated(c, model, known) {
 		d.MemoryShared = true
 	}
-	d.Quantizations = intelGPUQuantizations(c)
+	d.Quantizations = precision.IntelGPU(c.Device, c.Class)
 	return d
 }
 
@@ -83,18 +84,6 @@ func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool 
 		return model.Integrated
 	}
 	return strings.HasPrefix(c.BusID, "0000:00:")
-}
-
-// intelGPUQuantizations: every Intel GPU since Gen9 runs fp16 natively (Intel
-// graphics PRM, "half float" ALU support); the Xe-HPC Max series adds XMX
-// matrix engines for bf16 and int8 (Intel Data Center GPU Max Series product
-// brief: XMX TF32/BF16/FP16/INT8). The display-controller class 0x0380 is
-// how the Max cards present themselves (formats.md).
-func intelGPUQuantizations(c machine.DRMCard) []string {
-	if c.Device == 0x0bda || c.Class>>8 == 0x0380 {
-		return []string{"fp32", "fp16", "bf16", "int8"}
-	}
-	return []string{"fp32", "fp16"}
 }
 
 // intelXPURows keeps the xpu-smi rows whose PCI address sysfs shows as an
