@@ -74,6 +74,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	for _, g := range gpus {
 		f.Devices = append(f.Devices, g.Dev)
 	}
+	f.Devices = append(f.Devices, unboundAMDGPUs(m)...)
 	f.Interconnects = append(f.Interconnects, xgmiInterconnects(gpus, smi)...)
 	return f
 }
@@ -132,6 +133,30 @@ func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machin
 		d.GTTBytes = gtt
 		d.SetSource("gtt_bytes", "sysfs")
 	}
+}
+
+// unboundAMDGPUs lists the AMD GPUs that sysfs shows but no driver claims:
+// present, not usable (no ROCm runtime can open them), with the reason,
+// named from the part table when it knows the id. An APU's GPU keeps its
+// shared-memory mark; no memory figure is known without the driver.
+func unboundAMDGPUs(m *machine.Machine) []registry.Device {
+	var out []registry.Device
+	for _, p := range machine.UnboundFunctions(m, machine.VendorAMD, machine.ClassDisplay, machine.ClassAccelerator) {
+		d := registry.Device{ID: p.Address, Kind: registry.KindROCm, Vendor: "amd", PCIBusID: p.Address,
+			UnavailableReason: machine.ReasonNoDriver, NUMANode: p.NUMANode}
+		if s, ok := specs.ByPCIID(p.PCIID()); ok {
+			d.Name = s.Name
+			if s.ProductName != "" {
+				d.Name = s.ProductName
+			}
+			d.SetSource("name", "part table")
+			d.Architecture = s.Arch
+			d.MemoryShared = s.Category == "integrated_gpu"
+		}
+		setAMDQuantizations(&d)
+		out = append(out, d)
+	}
+	return out
 }
 
 // kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
