@@ -25,3 +25,16 @@ func TestIntelGPUFixtureUnboundIsListedUnavailable(t *testing.T) {
 	assert.NotEmpty(t, g.Quantizations)
 	assert.Empty(t, reg.Accelerators(), "an unbound GPU is no planning target")
 }
+
+// Graviton CPUs are named from their cpuinfo implementer/part, with that
+// source (testdata/machines/graviton2-t4g-small and graviton3-c7g READMEs).
+func TestCPUFixtureARMNames(t *testing.T) {
+	for machine, want := range map[string]string{"graviton2-t4g-small": "ARM Neoverse-N1", "graviton3-c7g": "ARM Neoverse-V1"} {
+		reg := detectFixtureBackends(t, machine, nil, "cpu")
+		cpus := devicesOfKind(reg, registry.KindCPU)
+		require.Len(t, cpus, 1, machine)
+		assert.Equal(t, want, cpus[0].Name, machine)
+		assert.Equal(t, "procfs CPU implementer/part", cpus[0].Sources["name"], machine)
+		assert.Equal(t, "arm", cpus[0].Vendor, machine)
+	}
+}

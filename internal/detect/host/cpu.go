@@ -37,6 +37,9 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 		if info.Name != "" {
 			d.Name = info.Name
 			d.SetSource("name", "procfs")
+			if isARMCoreName(info.Name) {
+				d.SetSource("name", srcARMName)
+			}
 		}
 		if info.Vendor != "" {
 			d.Vendor = info.Vendor
@@ -130,9 +133,11 @@ func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
 // parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
 // logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
 // "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
-// and no model name (arch/arm64/kernel/cpuinfo.c), so its name stays unknown.
+// and "CPU part" and no model name (arch/arm64/kernel/cpuinfo.c): its name is
+// the core's, from those ids (armcores.go).
 func ParseCPUInfo(text string) machine.CPUInfo {
 	var info machine.CPUInfo
+	var implementer, part string // arm64 ids of the first CPU
 	coresPerPackage := map[string]int{}
 	pkg := "" // physical id of the current processor block
 	cores := 0
@@ -170,6 +175,13 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 			if info.Vendor == "" {
 				info.Vendor = armVendor(machine.CleanText(val))
 			}
+			if implementer == "" {
+				implementer = machine.CleanText(val)
+			}
+		case "CPU part":
+			if part == "" {
+				part = machine.CleanText(val)
+			}
 		case "physical id":
 			pkg = machine.CleanText(val)
 		case "cpu cores":
@@ -181,6 +193,9 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 	flush()
 	for _, n := range coresPerPackage {
 		info.Physical += n
+	}
+	if info.Name == "" {
+		info.Name = armCPUName(implementer, part)
 	}
 	return info
 }
