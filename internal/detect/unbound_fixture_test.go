@@ -38,3 +38,25 @@ func TestCPUFixtureARMNames(t *testing.T) {
 		assert.Equal(t, "arm", cpus[0].Vendor, machine)
 	}
 }
+
+// In a container the CPU device's usable memory is the cgroup limit, with
+// its source; the host's RAM stays memory_bytes (the fixtures' READMEs).
+func TestCPUFixtureCgroupMemoryLimitIsUsable(t *testing.T) {
+	for _, tc := range []struct {
+		machine string
+		limit   int64
+		source  string
+	}{
+		{"docker-cgroup-v1-128m", 128 << 20, "cgroup v1 memory limit (memory.limit_in_bytes)"},
+		{"podman-cgroup-v2-042cpu-42m", 42 << 20, "cgroup v2 memory limit (memory.max)"},
+		{"container-vm", 16 << 30, "cgroup v2 memory limit (memory.max)"},
+	} {
+		reg := detectFixtureBackends(t, tc.machine, nil, "cpu")
+		cpus := devicesOfKind(reg, registry.KindCPU)
+		require.Len(t, cpus, 1, tc.machine)
+		c := cpus[0]
+		assert.Equal(t, tc.limit, c.MemoryUsableBytes, tc.machine)
+		assert.Equal(t, tc.source, c.Sources["memory_usable_bytes"], tc.machine)
+		assert.LessOrEqual(t, c.UsableMemory(), tc.limit, tc.machine)
+	}
+}

@@ -69,8 +69,23 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 			d.SetSource("memory_free_bytes", "procfs")
 		}
 	}
+	applyCgroupMemoryLimit(m, &d)
 	f.Devices = append(f.Devices, d)
 	return f
+}
+
+// applyCgroupMemoryLimit makes a container's cgroup memory limit the CPU
+// device's usable memory when it is below the host's RAM (or the RAM is
+// unknown): a process that allocates past it is killed, whatever
+// /proc/meminfo says. Cores and threads stay the hardware's; the CPU quota
+// is reported as environment.cgroup_cpu_limit.
+func applyCgroupMemoryLimit(m *machine.Machine, d *registry.Device) {
+	limit, source := cgroupMemoryLimit(m)
+	if limit <= 0 || d.MemoryBytes > 0 && limit >= d.MemoryBytes {
+		return
+	}
+	d.MemoryUsableBytes = limit
+	d.SetSource("memory_usable_bytes", source)
 }
 
 // readProcText reads a procfs/sysfs text file. A missing file is silent (a
