@@ -168,12 +168,13 @@ func TestPlanningCacheTTL(t *testing.T) {
 	assert.True(t, req.Registry.Timing.Cached, "default: a recent detection is reused")
 }
 
-// A laptop whose only GPU is a 512 MiB UMA carve-out: the plan does not put a
-// 7B model in host RAM unasked, says how to ask, and include_cpu does it.
+// A laptop whose only GPU is a Radeon 780M with a 15.3 GiB GTT window (its
+// usable memory): a 32B model that does not fit there is not put in host RAM
+// unasked; the plan says how to ask, and include_cpu does it.
 func TestPlanHintsAtHostRAM(t *testing.T) {
 	dir := fixture("ryzen-ai-laptop")
 	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"}`
-	out := PlanSharding(context.Background(), []byte(`{"model":{"name":"qwen2.5-7b"},`+det+`}`), emptyEnv)
+	out := PlanSharding(context.Background(), []byte(`{"model":{"name":"Qwen2.5-32B"},`+det+`}`), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))
 	var ans struct {
 		Fits        bool     `json:"fits"`
@@ -186,7 +187,7 @@ func TestPlanHintsAtHostRAM(t *testing.T) {
 	assert.False(t, ans.Fits)
 	assert.Contains(t, strings.Join(ans.Explanation, "\n"), "include_cpu: true would plan on host RAM")
 
-	out = PlanSharding(context.Background(), []byte(`{"model":{"name":"qwen2.5-7b"},"include_cpu":true,`+det+`}`), emptyEnv)
+	out = PlanSharding(context.Background(), []byte(`{"model":{"name":"Qwen2.5-32B"},"include_cpu":true,`+det+`}`), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))
 	ans.Shards = nil
 	require.NoError(t, json.Unmarshal(out, &ans))

@@ -151,7 +151,8 @@ func TestROCmFixtureRyzenAPU(t *testing.T) {
 	g := gpus[0]
 	assert.Equal(t, "0000:c1:00.0", g.PCIBusID)
 	assert.True(t, g.MemoryShared, "an APU's VRAM is a UMA carve-out")
-	assert.Equal(t, int64(512<<20), g.MemoryBytes, "the carve-out only, not system RAM")
+	assert.Equal(t, int64(512<<20), g.MemoryCarveoutBytes, "the carve-out, not memory of its own")
+	assert.Zero(t, g.MemoryBytes)
 	assert.Equal(t, int64(16383213568), g.GTTBytes)
 	assert.Equal(t, "gfx1103", g.Architecture)
 	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, g.Quantizations)

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -216,24 +216,24 @@ func TestMacHostCPU(t *testing.T) {
 	}{
 		{"macbook-m3-pro", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 			Name: "Apple M3 Pro", Vendor: "apple", Cores: 12, Threads: 12, MemoryBytes: m3ProMemory,
-			Quantizations: host.CPUQuantizations,
+			Quantizations: precision.CPU(),
 			Sources:       map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
 		{"macbook-pro-intel-2019", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
 			Name: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", Vendor: "intel", Cores: 16, Threads: 16,
-			MemoryBytes: 16 << 30, Quantizations: host.CPUQuantizations,
+			MemoryBytes: 16 << 30, Quantizations: precision.CPU(),
 			Sources: map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			m, err := NewMachine(fixtureOptions(t, tt.fixture, nil))
 			require.NoError(t, err)
-			d, ok := apple.MacHostCPU(context.Background(), m, host.CPUQuantizations)
+			d, ok := apple.MacHostCPU(context.Background(), m, precision.CPU())
 			require.True(t, ok)
 			assert.Equal(t, tt.want, d)
 		})
 	}
 	m, err := NewMachine(fixtureOptions(t, "cpu-only", nil))
 	require.NoError(t, err)
-	_, ok := apple.MacHostCPU(context.Background(), m, host.CPUQuantizations)
+	_, ok := apple.MacHostCPU(context.Background(), m, precision.CPU())
 	assert.False(t, ok, "no system_profiler: not a Mac")
 }

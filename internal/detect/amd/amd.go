@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -73,6 +74,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	for _, g := range gpus {
 		f.Devices = append(f.Devices, g.Dev)
 	}
+	f.Devices = append(f.Devices, unboundAMDGPUs(m)...)
 	f.Interconnects = append(f.Interconnects, xgmiInterconnects(gpus, smi)...)
 	return f
 }
@@ -131,6 +133,30 @@ func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machin
 		d.GTTBytes = gtt
 		d.SetSource("gtt_bytes", "sysfs")
 	}
+}
+
+// unboundAMDGPUs lists the AMD GPUs that sysfs shows but no driver claims:
+// present, not usable (no ROCm runtime can open them), with the reason,
+// named from the part table when it knows the id. An APU's GPU keeps its
+// shared-memory mark; no memory figure is known without the driver.
+func unboundAMDGPUs(m *machine.Machine) []registry.Device {
+	var out []registry.Device
+	for _, p := range machine.UnboundFunctions(m, machine.VendorAMD, machine.ClassDisplay, machine.ClassAccelerator) {
+		d := registry.Device{ID: p.Address, Kind: registry.KindROCm, Vendor: "amd", PCIBusID: p.Address,
+			UnavailableReason: machine.ReasonNoDriver, NUMANode: p.NUMANode}
+		if s, ok := specs.ByPCIID(p.PCIID()); ok {
+			d.Name = s.Name
+			if s.ProductName != "" {
+				d.Name = s.ProductName
+			}
+			d.SetSource("name", "part table")
+			d.Architecture = s.Arch
+			d.MemoryShared = s.Category == "integrated_gpu"
+		}
+		setAMDQuantizations(&d)
+		out = append(out, d)
+	}
+	return out
 }
 
 // kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
@@ -225,15 +251,17 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 	return gpus
 }
 
-// amdAPUDeviceIDs are AMD integrated GPUs (APUs): their mem_info_vram_total
-// is a UMA carve-out of system RAM, not memory of their own. 0x15bf Radeon
-// 780M (Phoenix1; ../shared/formats.md "AMD XDNA NPU"), 0x1681 Rembrandt
-// Radeon 680M and 0x1586 Strix Halo (hwdata pci.ids). An APU missing here is
-// reported with its carve-out as VRAM and memory_shared unset.
-var amdAPUDeviceIDs = map[int]bool{0x15bf: true, 0x1681: true, 0x1586: true}
+// isAPU reports whether a PCI id is the integrated GPU of an AMD APU: the
+// part table (internal/specs) files those under Category "integrated_gpu",
+// each with its pci.ids entry. Their mem_info_vram_total is a UMA carve-out
+// of system RAM (the BIOS "UMA frame buffer"), not memory of their own.
+func isAPU(pciID string) bool {
+	s, ok := specs.ByPCIID(pciID)
+	return ok && s.Category == "integrated_gpu"
+}
 
-// finishAMDGPU derives what depends on the identity: architecture fallback,
-// shared memory for APUs, bandwidth and precisions.
+// finishAMDGPU derives what depends on the identity: name and architecture
+// from the part table, the memory figures of APUs, bandwidth and precisions.
 func finishAMDGPU(g *AMDGPU) {
 	d := &g.Dev
 	pciID := machine.Hex4(machine.VendorAMD) + ":" + machine.Hex4(g.deviceID)
@@ -243,8 +271,8 @@ func finishAMDGPU(g *AMDGPU) {
 		d.Architecture = p.Arch
 		d.SetSource("architecture", "pci-id")
 	}
-	if amdAPUDeviceIDs[g.deviceID] {
-		d.MemoryShared = true
+	if isAPU(pciID) {
+		applyAPUMemory(d)
 	}
 	// Peak memory bandwidth only for ids with a datasheet record in
 	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
@@ -253,31 +281,67 @@ func finishAMDGPU(g *AMDGPU) {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "devices.json")
 	}
-	if q := amdQuantizations(d.Architecture); q != nil {
-		d.Quantizations = q
+	setAMDQuantizations(d)
+}
+
+// Sources of the APU memory figures.
+const (
+	srcCarveout = "sysfs mem_info_vram_total (BIOS UMA carve-out)"
+	srcAPUGTT   = "sysfs mem_info_gtt_total (ROCm maps APU memory through GTT)"
+)
+
+// applyAPUMemory names the memory figures of an AMD APU's GPU. What amdgpu
+// (or rocm-smi) reports as VRAM is the BIOS carve-out: it is reported as
+// MemoryCarveoutBytes, not as memory of the GPU's own, and its free figure
+// (carve-out minus used) is dropped, since a ROCm process is not bound by it.
+// What a process can allocate is the GTT window: ROCm's "AMD RDNA3.5 system
+// optimization" page (https://rocm.docs.amd.com/en/latest/reference/system-optimization/rdna3-5.html)
+// documents that APU memory is mapped through GTT, whose size the TTM pages
+// limit sets: by default half of system RAM (Linux
+// drivers/gpu/drm/ttm/ttm_device.c, ttm_global_init), the ~62 GiB ROCm
+// reports on a 128 GB machine; 96 GiB on the strix-halo-128gb fixture, where
+// ttm.pages_limit was raised and HIP reports "Total VRAM: 98304 MiB".
+// Without a GTT figure the usable memory stays unknown rather than guessed.
+func applyAPUMemory(d *registry.Device) {
+	d.MemoryShared = true
+	if d.MemoryBytes > 0 {
+		d.MemoryCarveoutBytes = d.MemoryBytes
+		d.SetSource("memory_carveout_bytes", carveoutSource(d.Sources["memory_bytes"]))
+		d.MemoryBytes = 0
+		delete(d.Sources, "memory_bytes")
+		d.MemoryFreeBytes = nil
+		delete(d.Sources, "memory_free_bytes")
+	}
+	if d.GTTBytes > 0 {
+		d.MemoryUsableBytes = d.GTTBytes
+		d.SetSource("memory_usable_bytes", srcAPUGTT)
 	}
 }
 
-// amdQuantizations lists the precisions of an AMD GPU architecture.
-//   - gfx942 (CDNA3, MI300): fp8, bf16, fp16 and int8 matrix math
-//     (devices.json "AMD Instinct MI300X": fp8_tflops_dense,
-//     fp16_bf16_tflops_dense, int8_tops_dense; ROCm mi300.md).
-//   - gfx90a (CDNA2, MI200): bf16, fp16, int8 (devices.json MI250X/MI210).
-//   - gfx11xx (RDNA3): WMMA on f16, bf16, iu8 and iu4 (AMD "RDNA3 Instruction
-//     Set Architecture" reference guide, V_WMMA_* instructions).
-//
-// int4 is also listed for the CDNA parts because weight-only int4 kernels
-// (dequantising to fp16) run on them; unknown architectures get nothing.
-func amdQuantizations(arch string) []string {
-	switch {
-	case arch == "gfx942":
-		return []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}
-	case arch == "gfx90a":
-		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
-	case strings.HasPrefix(arch, "gfx11"):
-		return []string{"fp32", "fp16", "bf16", "int8", "int4"}
+// carveoutSource names where the carve-out figure came from: sysfs, or
+// rocm-smi's VRAM total on a machine without sysfs.
+func carveoutSource(memorySource string) string {
+	if memorySource == "sysfs" {
+		return srcCarveout
 	}
-	return nil
+	return memorySource + " VRAM total (BIOS UMA carve-out)"
+}
+
+// setAMDQuantizations takes the precisions of the GPU's gfx target from the
+// precision table; a target the table does not know (gfx1030, gfx1036, or
+// none at all) gets the ROCm family's answer (precision.Of), and its source
+// says it was inferred.
+func setAMDQuantizations(d *registry.Device) {
+	if q := precision.AMDGPU(d.Architecture); q != nil {
+		d.Quantizations = q
+		return
+	}
+	d.Quantizations = precision.Of(d)
+	arch := d.Architecture
+	if arch == "" {
+		arch = "unknown"
+	}
+	d.SetSource("quantizations", "inferred from the ROCm family (gfx target "+arch+" not in the precision table)")
 }
 
 // filterAMDVisible applies ROCR_VISIBLE_DEVICES (indices or GPU UUIDs) and

@@ -175,7 +175,7 @@ func rocmCardFromFields(idx int, f map[string]string) ROCmSMICard {
 	if v, err := strconv.Atoi(f[rsmiKeyNUMA]); err == nil && v >= 0 && v < 1<<16 {
 		c.NUMANode = v
 	}
-	if g := strings.ToLower(f[rsmiKeyGFX]); strings.HasPrefix(g, "gfx") {
+	if g, ok := SMIGfxTarget(f[rsmiKeyGFX]); ok {
 		c.GFX = g
 	}
 	return c
@@ -263,4 +263,56 @@ func kfdBusID(props map[string]int64) string {
 		return ""
 	}
 	return fmt.Sprintf("%04x:%02x:%02x.%x", dom, loc>>8, (loc>>3)&0x1f, loc&7)
+}
+
+// SMIGfxTarget turns rocm-smi's "GFX Version" into the LLVM target name.
+// rocm_smi.py prints 'gfx' + str(value) of rsmi_dev_target_graphics_version_get
+// (getTargetGfxVersion, https://github.com/ROCm/rocm_smi_lib/blob/rocm-6.2.4/python_smi_tools/rocm_smi.py),
+// a number made of the decimal digits of KFD's major, minor and stepping:
+// gfx90a (9, 0, 10) comes out "gfx9010" (testdata/machines/mi250-rocm-smi-gfx9010,
+// an MI250 GCD), gfx942 "gfx942", gfx1100 "gfx1100". A minor or stepping of 10
+// to 15 is written back in hex as LLVM names it; a number whose split is
+// ambiguous or impossible is not a target (false).
+func SMIGfxTarget(s string) (string, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	digits, ok := strings.CutPrefix(s, "gfx")
+	if !ok || digits == "" {
+		return "", false
+	}
+	if _, err := strconv.ParseUint(digits, 10, 32); err != nil {
+		// Already the LLVM name ("gfx90a") or not a number at all.
+		if _, err := strconv.ParseUint(digits, 16, 32); err == nil {
+			return s, true
+		}
+		return "", false
+	}
+	var found string
+	for _, major := range []string{"9", "10", "11", "12"} {
+		rest, ok := strings.CutPrefix(digits, major)
+		if !ok {
+			continue
+		}
+		for cut := 1; cut < len(rest); cut++ {
+			minor, okMinor := gfxField(rest[:cut])
+			step, okStep := gfxField(rest[cut:])
+			if !okMinor || !okStep {
+				continue
+			}
+			name := fmt.Sprintf("gfx%s%x%x", major, minor, step)
+			if found != "" && found != name {
+				return "", false
+			}
+			found = name
+		}
+	}
+	return found, found != ""
+}
+
+// gfxField reads one decimal field of a gfx version: 0..15, no leading zero.
+func gfxField(s string) (int, bool) {
+	if s == "" || len(s) > 1 && s[0] == '0' {
+		return 0, false
+	}
+	v, err := strconv.Atoi(s)
+	return v, err == nil && v >= 0 && v <= 15
 }

@@ -98,3 +98,21 @@ func FuzzRocmParseKFDProperties(f *testing.F) {
 		}
 	})
 }
+
+// rocm-smi's "GFX Version" is the decimal digits of major, minor and
+// stepping: "gfx9010" is gfx90a (the MI250 capture of
+// testdata/machines/mi250-rocm-smi-gfx9010).
+func TestSMIGfxTarget(t *testing.T) {
+	for in, want := range map[string]string{
+		"gfx9010": "gfx90a", "gfx942": "gfx942", "gfx1100": "gfx1100", "gfx1030": "gfx1030",
+		"gfx9012": "gfx90c", "gfx1151": "gfx1151", "GFX908": "gfx908", "gfx90a": "gfx90a",
+	} {
+		got, ok := SMIGfxTarget(in)
+		assert.True(t, ok, in)
+		assert.Equal(t, want, got, in)
+	}
+	for _, bad := range []string{"", "gfx", "N/A", "gfx9", "gfx9110", "gfx9999", "gfxzz", "gfx-1"} {
+		_, ok := SMIGfxTarget(bad)
+		assert.False(t, ok, bad)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -33,12 +34,7 @@ var amdXDNASpec = machine.PCINPUSpec{
 	},
 	NotNPU:      map[int]bool{0x14ec: true},
 	DefaultName: "AMD XDNA NPU",
-	Quant: func(id int) []string {
-		if id == 0x1502 {
-			return []string{"int8"}
-		}
-		return []string{"int8", "bf16"}
-	},
+	Quant:       precision.AMDXDNA,
 }
 
 func DetectAMDXDNA(_ context.Context, m *machine.Machine) machine.Findings {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -27,15 +28,6 @@ const (
 
 // spDisplaysArgs is the one system_profiler run.
 var SPDisplaysArgs = []string{"SPDisplaysDataType", "-json"}
-
-// metalQuantizations: Metal kernels of the common engines run fp32 and fp16
-// and dequantize int8/int4 weights. bf16 is left out until a source for its
-// native support per GPU family is cited.
-var metalQuantizations = []string{"fp32", "fp16", "int8", "int4"}
-
-// neuralEngineQuantizations: Core ML runs the Neural Engine in fp16 and
-// int8 weights.
-var neuralEngineQuantizations = []string{"fp16", "int8"}
 
 // Backend is this file's detection source (the orchestrator lists it).
 var Backend = machine.Backend{Name: BackendApple, Detect: DetectApple}
@@ -108,7 +100,7 @@ func onlyUnknownPerfLevels(stderr []byte) bool {
 // tool's warning.
 func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sysctlHost) registry.Device {
 	d := registry.Device{ID: "gpu", Kind: registry.KindMetal, Vendor: "apple", Available: true,
-		Name: h.Brand, Quantizations: append([]string(nil), metalQuantizations...)}
+		Name: h.Brand, Quantizations: precision.Metal()}
 	d.SetSource("name", "sysctl")
 	if h.MemoryBytes > 0 {
 		d.MemoryBytes = h.MemoryBytes
@@ -172,7 +164,7 @@ func neuralEngine(chip string) (registry.Device, bool) {
 	}
 	d := registry.Device{ID: "ane", Kind: registry.KindAppleNPU, Vendor: "apple", Name: "Apple Neural Engine",
 		Available: true, MemoryShared: true, Cores: cores,
-		Quantizations: append([]string(nil), neuralEngineQuantizations...)}
+		Quantizations: precision.AppleNeuralEngine()}
 	d.SetSource("cores", "datasheet")
 	return d, true
 }

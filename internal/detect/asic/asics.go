@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -35,7 +36,7 @@ var Others = machine.Backend{Name: AsicBackend, Detect: DetectASICs}
 type asicModel struct {
 	Name   string
 	Arch   string
-	Quants []string
+	Quants func() []string // the precision table's answer (internal/precision)
 }
 
 type asicVendor struct {
@@ -56,7 +57,7 @@ var asicVendors = []asicVendor{
 	// documentation of the GroqCard), hence fp16 and int8.
 	{ID: VendorGroq, Kind: registry.KindGroq, Vendor: "groq", Label: "Groq LPU",
 		Models: map[int]asicModel{
-			0x0000: {Name: "Groq GroqChip (TSP)", Arch: "tsp", Quants: []string{"fp16", "int8"}},
+			0x0000: {Name: "Groq GroqChip (TSP)", Arch: "tsp", Quants: precision.Groq},
 		}},
 }
 
@@ -78,7 +79,9 @@ func asicDevice(f *machine.Findings, v asicVendor, p machine.PCIDevice) registry
 		NUMANode: p.NUMANode, Available: p.Driver != ""}
 	if mod, ok := v.Models[p.Device]; ok {
 		d.Name, d.Architecture = mod.Name, mod.Arch
-		d.Quantizations = append([]string(nil), mod.Quants...)
+		if mod.Quants != nil {
+			d.Quantizations = mod.Quants()
+		}
 	} else {
 		d.Name = fmt.Sprintf("%s (device %s)", v.Label, machine.Hex4(p.Device))
 		f.Warn(AsicBackend, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -33,26 +34,21 @@ type neuronGen struct {
 	Arch   string
 	Name   string
 	Record string // internal/specs record name
-	Quants []string
 }
 
 var (
 	// Inferentia (NeuronCore-v1): data types FP32, FP16, BF16 and INT8
 	// tensor inputs (Neuron "Data Types" and "NeuronCore-v1 Architecture"
 	// pages).
-	neuronInf1 = neuronGen{Arch: "inferentia", Name: "AWS Inferentia", Record: "AWS Inferentia (Inf1, per chip)",
-		Quants: []string{"fp32", "bf16", "fp16", "int8"}}
+	neuronInf1 = neuronGen{Arch: "inferentia", Name: "AWS Inferentia", Record: "AWS Inferentia (Inf1, per chip)"}
 	// Inferentia2 (NeuronCore-v2): "380 INT8 TOPS, 190 FP16/BF16/cFP8/TF32
 	// TFLOPS, 47.5 FP32 TFLOPS" (Neuron "Inferentia2 Architecture" page).
-	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", Record: "AWS Inferentia2 (per chip)",
-		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+	neuronInf2 = neuronGen{Arch: "inferentia2", Name: "AWS Inferentia2", Record: "AWS Inferentia2 (per chip)"}
 	// Trainium (NeuronCore-v2): the record's 32 GiB is the memory_size
 	// 34359738368 of the real trn1 capture; the same NeuronCore-v2 data types.
-	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", Record: "AWS Trainium (Trn1, per chip)",
-		Quants: []string{"fp32", "bf16", "fp16", "fp8", "int8"}}
+	neuronTrn1 = neuronGen{Arch: "trainium", Name: "AWS Trainium", Record: "AWS Trainium (Trn1, per chip)"}
 	// Trainium2: FP8 figure, no INT8 figure.
-	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", Record: "AWS Trainium2 (per chip)",
-		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
+	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", Record: "AWS Trainium2 (per chip)"}
 )
 
 // neuronPCIGen maps Amazon PCI device ids to generations
@@ -196,7 +192,7 @@ func applyNeuronGen(d *registry.Device, gen *neuronGen, withMemory bool) {
 		return
 	}
 	d.Name, d.Architecture = gen.Name, gen.Arch
-	d.Quantizations = append([]string(nil), gen.Quants...)
+	d.Quantizations = precision.Neuron(gen.Arch)
 	ds, ok := specs.Datasheet(gen.Record)
 	if !ok {
 		return

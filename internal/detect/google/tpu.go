@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -34,8 +35,7 @@ type tpuGen struct {
 	MemoryGiB int64
 	// VFIO: the chip is reached through /dev/vfio/<i> (v5e and later), not
 	// /dev/accel<i> (tpu_info device.py chip_path).
-	VFIO   bool
-	Quants []string
+	VFIO bool
 }
 
 // datasheet returns the generation's internal/specs record.
@@ -44,20 +44,15 @@ func (g *tpuGen) datasheet() specs.Spec {
 	return s
 }
 
-// Precisions: BF16 everywhere, FP32 as the accumulate/master type; INT8
-// from v4 on, where the Cloud TPU pages give INT8 TOPS (devices.json).
 var (
-	tpuQuantsV2 = []string{"fp32", "bf16"}
-	tpuQuantsV4 = []string{"fp32", "bf16", "int8"}
-
-	tpuV2  = tpuGen{Arch: "v2", Name: "TPU v2", Record: "Google TPU v2 (per chip)", Quants: tpuQuantsV2}
-	tpuV3  = tpuGen{Arch: "v3", Name: "TPU v3", Record: "Google TPU v3 (per chip)", Quants: tpuQuantsV2}
-	tpuV4  = tpuGen{Arch: "v4", Name: "TPU v4", Record: "Google TPU v4 (per chip)", Quants: tpuQuantsV4}
-	tpuV5e = tpuGen{Arch: "v5e", Name: "TPU v5e", Record: "Google TPU v5e (per chip)", VFIO: true, Quants: tpuQuantsV4}
-	tpuV5p = tpuGen{Arch: "v5p", Name: "TPU v5p", Record: "Google TPU v5p (per chip)", VFIO: true, Quants: tpuQuantsV4}
-	tpuV6e = tpuGen{Arch: "v6e", Name: "TPU v6e", Record: "Google TPU v6e Trillium (per chip)", VFIO: true, Quants: tpuQuantsV4}
+	tpuV2  = tpuGen{Arch: "v2", Name: "TPU v2", Record: "Google TPU v2 (per chip)"}
+	tpuV3  = tpuGen{Arch: "v3", Name: "TPU v3", Record: "Google TPU v3 (per chip)"}
+	tpuV4  = tpuGen{Arch: "v4", Name: "TPU v4", Record: "Google TPU v4 (per chip)"}
+	tpuV5e = tpuGen{Arch: "v5e", Name: "TPU v5e", Record: "Google TPU v5e (per chip)", VFIO: true}
+	tpuV5p = tpuGen{Arch: "v5p", Name: "TPU v5p", Record: "Google TPU v5p (per chip)", VFIO: true}
+	tpuV6e = tpuGen{Arch: "v6e", Name: "TPU v6e", Record: "Google TPU v6e Trillium (per chip)", VFIO: true}
 	// TPU7x: memory only (tpu_info); no bandwidth or INT8 source.
-	tpuV7x = tpuGen{Arch: "7x", Name: "TPU7x", Record: "Google TPU7x (per chip)", VFIO: true, Quants: tpuQuantsV2}
+	tpuV7x = tpuGen{Arch: "7x", Name: "TPU7x", Record: "Google TPU7x (per chip)", VFIO: true}
 )
 
 // tpuGens lists every generation, to fill MemoryGiB from internal/specs.
@@ -154,7 +149,7 @@ func tpuDevice(p machine.PCIDevice, g *tpuGen) registry.Device {
 	d := registry.Device{ID: p.Address, Kind: registry.KindTPU, Vendor: "google", Name: g.Name,
 		Architecture: g.Arch, PCIBusID: p.Address, NUMANode: p.NUMANode,
 		MemoryBytes: g.MemoryGiB << 30, MemoryBandwidthGBs: ds.BandwidthGBs,
-		Quantizations: append([]string(nil), g.Quants...)}
+		Quantizations: precision.TPU(g.Arch)}
 	d.SetSource("name", "pci-id")
 	if d.MemoryBytes > 0 {
 		d.SetSource("memory_bytes", "pci-id")

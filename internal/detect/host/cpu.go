@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -16,10 +17,6 @@ import (
 
 const BackendCPU = "cpu"
 
-// cpuQuantizations are the precisions a CPU can run through common inference
-// engines; whether they are worth using is the planner's decision.
-var CPUQuantizations = []string{"fp32", "fp16", "bf16", "int8", "int4"}
-
 // CPU is this file's detection source (the orchestrator lists it).
 var CPU = machine.Backend{Name: BackendCPU, Detect: detectCPU}
 
@@ -28,18 +25,21 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	if !m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo) {
 		// No procfs: a Mac describes its host through sysctl (apple.go); its
 		// warnings are the apple backend's to report.
-		if d, ok := apple.MacHostCPU(ctx, m, CPUQuantizations); ok {
+		if d, ok := apple.MacHostCPU(ctx, m, precision.CPU()); ok {
 			f.Devices = append(f.Devices, d)
 			return f
 		}
 	}
 	d := registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
-		Quantizations: append([]string(nil), CPUQuantizations...)}
+		Quantizations: precision.CPU()}
 
 	if info, ok := hostCPUInfo(m, &f); ok {
 		if info.Name != "" {
 			d.Name = info.Name
 			d.SetSource("name", "procfs")
+			if isARMCoreName(info.Name) {
+				d.SetSource("name", srcARMName)
+			}
 		}
 		if info.Vendor != "" {
 			d.Vendor = info.Vendor
@@ -69,8 +69,23 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 			d.SetSource("memory_free_bytes", "procfs")
 		}
 	}
+	applyCgroupMemoryLimit(m, &d)
 	f.Devices = append(f.Devices, d)
 	return f
+}
+
+// applyCgroupMemoryLimit makes a container's cgroup memory limit the CPU
+// device's usable memory when it is below the host's RAM (or the RAM is
+// unknown): a process that allocates past it is killed, whatever
+// /proc/meminfo says. Cores and threads stay the hardware's; the CPU quota
+// is reported as environment.cgroup_cpu_limit.
+func applyCgroupMemoryLimit(m *machine.Machine, d *registry.Device) {
+	limit, source := cgroupMemoryLimit(m)
+	if limit <= 0 || d.MemoryBytes > 0 && limit >= d.MemoryBytes {
+		return
+	}
+	d.MemoryUsableBytes = limit
+	d.SetSource("memory_usable_bytes", source)
 }
 
 // readProcText reads a procfs/sysfs text file. A missing file is silent (a
@@ -133,9 +148,11 @@ func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
 // parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
 // logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
 // "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
-// and no model name (arch/arm64/kernel/cpuinfo.c), so its name stays unknown.
+// and "CPU part" and no model name (arch/arm64/kernel/cpuinfo.c): its name is
+// the core's, from those ids (armcores.go).
 func ParseCPUInfo(text string) machine.CPUInfo {
 	var info machine.CPUInfo
+	var implementer, part string // arm64 ids of the first CPU
 	coresPerPackage := map[string]int{}
 	pkg := "" // physical id of the current processor block
 	cores := 0
@@ -173,6 +190,13 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 			if info.Vendor == "" {
 				info.Vendor = armVendor(machine.CleanText(val))
 			}
+			if implementer == "" {
+				implementer = machine.CleanText(val)
+			}
+		case "CPU part":
+			if part == "" {
+				part = machine.CleanText(val)
+			}
 		case "physical id":
 			pkg = machine.CleanText(val)
 		case "cpu cores":
@@ -184,6 +208,9 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 	flush()
 	for _, n := range coresPerPackage {
 		info.Physical += n
+	}
+	if info.Name == "" {
+		info.Name = armCPUName(implementer, part)
 	}
 	return info
 }

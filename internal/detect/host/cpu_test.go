@@ -53,10 +53,10 @@ func TestParseCPUInfo(t *testing.T) {
 			"processor\t: 0\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 9 7950X 16-Core Processor\ncpu cores\t: 16\n\n" +
 				"processor\t: 1\nvendor_id\t: AuthenticAMD\nmodel name\t: AMD Ryzen 9 7950X 16-Core Processor\ncpu cores\t: 16\n",
 			machine.CPUInfo{Name: "AMD Ryzen 9 7950X 16-Core Processor", Vendor: "amd", Logical: 2, Physical: 16}},
-		{"arm64 layout (arch/arm64/kernel/cpuinfo.c): no model name",
+		{"arm64 layout (arch/arm64/kernel/cpuinfo.c): no model name: named from implementer/part",
 			"processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: 0x41\nCPU architecture: 8\n" +
 				"CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\n",
-			machine.CPUInfo{Vendor: "arm", Logical: 2}},
+			machine.CPUInfo{Name: "ARM Neoverse-N1", Vendor: "arm", Logical: 2}},
 		{"Arm Ltd implementer (0x41)", "processor\t: 0\nCPU implementer\t: 0x41\n", machine.CPUInfo{Vendor: "arm", Logical: 1}},
 		{"NVIDIA implementer (0x4e, Grace)", "processor\t: 0\nCPU implementer\t: 0x4e\n", machine.CPUInfo{Vendor: "nvidia", Logical: 1}},
 		{"garbage core count ignored", "processor\t: 0\ncpu cores\t: lots\n", machine.CPUInfo{Logical: 1}},
@@ -237,4 +237,15 @@ func TestCPUInfoLongerThanReadBufferFromDisk(t *testing.T) {
 	require.Len(t, f.Devices, 1)
 	assert.Equal(t, n, f.Devices[0].Threads)
 	assert.Empty(t, f.Warnings)
+}
+
+// arm64 cpuinfo has no "model name": the core is named from its
+// implementer/part (the graviton fixtures' captured first lines).
+func TestParseCPUInfoNamesARMCores(t *testing.T) {
+	n2 := "processor\t: 0\nBogoMIPS\t: 243.75\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n"
+	assert.Equal(t, "ARM Neoverse-N1", ParseCPUInfo(n2).Name)
+	unknown := "processor\t: 0\nCPU implementer\t: 0x41\nCPU part\t: 0xfff\n"
+	assert.Equal(t, "", ParseCPUInfo(unknown).Name)
+	x86 := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n"
+	assert.Equal(t, "Intel(R) Xeon(R)", ParseCPUInfo(x86).Name)
 }

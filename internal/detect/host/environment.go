@@ -94,11 +94,7 @@ func envContainer(m *machine.Machine, env *registry.Environment) {
 // as its root: cgroup v2 memory.max / cpu.max, else the v1 controllers.
 func envCgroup(m *machine.Machine, env *registry.Environment) {
 	const root = "sys/fs/cgroup"
-	if s, err := m.ReadString(path.Join(root, "memory.max")); err == nil {
-		env.CgroupMemoryLimit = parseCgroupMemoryMax(s)
-	} else if s, err := m.ReadString(path.Join(root, "memory", "memory.limit_in_bytes")); err == nil {
-		env.CgroupMemoryLimit = parseCgroupMemoryMax(s)
-	}
+	env.CgroupMemoryLimit, _ = cgroupMemoryLimit(m)
 	if s, err := m.ReadString(path.Join(root, "cpu.max")); err == nil {
 		env.CgroupCPULimit = parseCgroupCPUMax(s)
 	} else {
@@ -108,6 +104,26 @@ func envCgroup(m *machine.Machine, env *registry.Environment) {
 			env.CgroupCPULimit = parseCgroupV1CPU(q, p)
 		}
 	}
+}
+
+// Sources of a cgroup memory limit.
+const (
+	srcCgroupV2Memory = "cgroup v2 memory limit (memory.max)"
+	srcCgroupV1Memory = "cgroup v1 memory limit (memory.limit_in_bytes)"
+)
+
+// cgroupMemoryLimit is the memory limit of the cgroup this process sees as
+// its root (v2 memory.max, else v1 memory.limit_in_bytes) and where it was
+// read; 0 when unlimited or absent.
+func cgroupMemoryLimit(m *machine.Machine) (int64, string) {
+	const root = "sys/fs/cgroup"
+	if s, err := m.ReadString(path.Join(root, "memory.max")); err == nil {
+		return parseCgroupMemoryMax(s), srcCgroupV2Memory
+	}
+	if s, err := m.ReadString(path.Join(root, "memory", "memory.limit_in_bytes")); err == nil {
+		return parseCgroupMemoryMax(s), srcCgroupV1Memory
+	}
+	return 0, ""
 }
 
 // envVirtualization: the CPU's hypervisor flag says "virtual machine"; DMI

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -26,7 +27,6 @@ type gaudiGen struct {
 	// bandwidth, and its memory for the sysfs fallback only (hl-smi reports
 	// the real figure) where specs.DeviceMemoryBytes knows it.
 	Record string
-	Quants []string
 }
 
 // datasheet returns the generation's internal/specs record.
@@ -43,15 +43,13 @@ var (
 	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
 	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
 	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
-	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", Record: "Intel Gaudi2 (HL-225)",
-		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
+	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", Record: "Intel Gaudi2 (HL-225)"}
 	// Gaudi 3: bandwidth from the specs record; its 128 GB figure is given
 	// without a binary/decimal unit, so the fallback leaves memory out.
-	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", Record: "Intel Gaudi3",
-		Quants: []string{"fp32", "bf16", "fp16", "fp8"}}
+	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", Record: "Intel Gaudi3"}
 	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory or
 	// bandwidth figure in our sources.
-	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi", Quants: []string{"fp32", "bf16"}}
+	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi"}
 )
 
 // gaudiPCIGen maps Habana PCI device ids to generations: habanalabs driver
@@ -205,5 +203,5 @@ func applyGaudiGen(d *registry.Device, gen *gaudiGen) {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
-	d.Quantizations = append([]string(nil), gen.Quants...)
+	d.Quantizations = precision.Gaudi(gen.Arch)
 }

@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // The intel_gpu backend reports Intel GPUs (kind intel_gpu): DRM cards bound
@@ -44,6 +46,7 @@ func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 		}
 		devs = append(devs, intelGPUFromCard(c))
 	}
+	devs = append(devs, unboundIntelGPUs(m)...)
 	if m.HasTool("xpu-smi") {
 		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XPUSMIDumpArgs...)
 		f.AddWarning(w)
@@ -66,12 +69,43 @@ func intelGPUFromCard(c machine.DRMCard) registry.Device {
 	if known {
 		d.Name = model.Name
 		d.SetSource("name", "pci-id")
+	} else {
+		nameFromPartTable(&d, c.Device)
 	}
 	if isIntelIntegrated(c, model, known) {
 		d.MemoryShared = true
 	}
-	d.Quantizations = intelGPUQuantizations(c)
+	d.Quantizations = precision.IntelGPU(c.Device, c.Class)
 	return d
+}
+
+// unboundIntelGPUs lists the Intel GPUs that sysfs shows but no driver
+// claims (an xe that lacks the card's id, testdata/machines/zimaos-arc-pro-b70-unbound):
+// present, not usable, with the reason, instead of vanishing.
+func unboundIntelGPUs(m *machine.Machine) []registry.Device {
+	var out []registry.Device
+	for _, p := range machine.UnboundFunctions(m, machine.VendorIntel, machine.ClassDisplay) {
+		d := registry.Device{ID: p.Address, Kind: registry.KindIntelGPU, Vendor: "intel", PCIBusID: p.Address,
+			UnavailableReason: machine.ReasonNoDriver, NUMANode: p.NUMANode}
+		if model, ok := intelGPUModels[p.Device]; ok {
+			d.Name = model.Name
+			d.SetSource("name", "pci-id")
+			d.MemoryShared = model.Integrated
+		} else {
+			nameFromPartTable(&d, p.Device)
+		}
+		d.Quantizations = precision.IntelGPU(p.Device, p.Class)
+		out = append(out, d)
+	}
+	return out
+}
+
+// nameFromPartTable names an Intel GPU from its internal/specs record.
+func nameFromPartTable(d *registry.Device, deviceID int) {
+	if p, ok := specs.LookupPart(machine.Hex4(machine.VendorIntel) + ":" + machine.Hex4(deviceID)); ok && p.Name != "" {
+		d.Name = p.Name
+		d.SetSource("name", "part table")
+	}
 }
 
 // isIntelIntegrated tells an iGPU from a discrete card. Known ids decide;
@@ -83,18 +117,6 @@ func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool 
 		return model.Integrated
 	}
 	return strings.HasPrefix(c.BusID, "0000:00:")
-}
-
-// intelGPUQuantizations: every Intel GPU since Gen9 runs fp16 natively (Intel
-// graphics PRM, "half float" ALU support); the Xe-HPC Max series adds XMX
-// matrix engines for bf16 and int8 (Intel Data Center GPU Max Series product
-// brief: XMX TF32/BF16/FP16/INT8). The display-controller class 0x0380 is
-// how the Max cards present themselves (formats.md).
-func intelGPUQuantizations(c machine.DRMCard) []string {
-	if c.Device == 0x0bda || c.Class>>8 == 0x0380 {
-		return []string{"fp32", "fp16", "bf16", "int8"}
-	}
-	return []string{"fp32", "fp16"}
 }
 
 // intelXPURows keeps the xpu-smi rows whose PCI address sysfs shows as an

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -36,7 +37,7 @@ var intelNPUSpec = machine.PCINPUSpec{
 	},
 	NotNPU:      map[int]bool{0x7e4c: true},
 	DefaultName: "Intel NPU",
-	Quant:       func(int) []string { return []string{"int8", "fp16"} },
+	Quant:       func(int) []string { return precision.IntelNPU() },
 }
 
 func DetectIntelNPU(_ context.Context, m *machine.Machine) machine.Findings {
