@@ -149,7 +149,7 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	var overflowed atomic.Bool
 	stdout := &capWriter{max: MaxToolOutput, onFull: func() {
 		overflowed.Store(true)
-		cancel() // kills the group through cmd.Cancel
+		cancel() // await kills the tool and its group
 	}}
 	stderr := &capWriter{max: maxToolStderr}
 	outPipe, err := newOutputPipe()
@@ -161,23 +161,20 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		outPipe.abandon()
 		return Result{Path: p, Err: fmt.Errorf("creating stderr pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
-	cmd := r.command(ctx, p, args, outPipe.w, errPipe.w)
+	cmd := r.command(p, args, outPipe.w, errPipe.w)
+	pidfd := withPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		outPipe.abandon()
 		errPipe.abandon()
 		// Not an executable format, permission denied, ...
 		return Result{Path: p, Err: fmt.Errorf("%v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
+	lead := newLeader(cmd.Process.Pid, pidfd)
+	defer lead.close()
 	outPipe.start(stdout)
 	errPipe.start(stderr)
 
-	err = cmd.Wait()
-	// Whatever happened to the leader, nothing it started may outlive the run:
-	// a child that kept stdout open, or one that ignores SIGTERM, dies here.
-	// The group id stays reserved while any member lives, so this cannot hit
-	// an unrelated process group. With every writer dead, the pipes reach
-	// end-of-file once the readers have taken what is buffered.
-	killGroup(cmd)
+	err = r.await(ctx, cmd, lead)
 	exited := time.Now()
 	deadline := r.drainDeadline(ctx, exited)
 	stdoutComplete := outPipe.finish(deadline)
@@ -189,6 +186,42 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	}
 	res.Err = r.classify(ctx, err, overflowed.Load(), stdoutComplete, deadline.Sub(exited), len(res.Stdout))
 	return res
+}
+
+// await waits for the tool to exit (killing it at ctx's end) and reaps it.
+// Whatever happened to the leader, nothing it started may outlive the run: a
+// child that kept stdout open, or one that ignores SIGTERM, is killed with
+// the leader's whole group (SIGKILL). The group is signalled by number only
+// while the leader is a zombie nobody has reaped: its group id cannot have
+// been reused then, so the signal cannot reach another process group
+// (TestRunnerSignalsOnlyItsOwnGroup). With every writer dead, the pipes reach
+// end-of-file once the readers have taken what is buffered.
+func (r *ExecRunner) await(ctx context.Context, cmd *exec.Cmd, lead *leader) error {
+	type exit struct {
+		reaped bool
+		err    error
+	}
+	exited := make(chan exit, 1)
+	go func() {
+		reaped, err := lead.waitExited(cmd.Wait)
+		exited <- exit{reaped, err}
+	}()
+	var x exit
+	select {
+	case x = <-exited:
+	case <-ctx.Done():
+		lead.stop()
+		x = <-exited
+	}
+	if x.reaped {
+		return x.err
+	}
+	if x.err == nil {
+		killGroup(lead.pid)
+	}
+	// Reap the leader; if the host reaped it already (x.err is ECHILD), this
+	// reports ECHILD too: the exit status is lost.
+	return cmd.Wait()
 }
 
 // drainDeadline is when reading stops waiting for end-of-file, for a tool
@@ -207,8 +240,10 @@ func (r *ExecRunner) drainDeadline(ctx context.Context, exited time.Time) time.T
 }
 
 // command builds the exec.Cmd for one run, writing to the pipes' write ends.
-func (r *ExecRunner) command(ctx context.Context, p string, args []string, stdout, stderr *os.File) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, p, args...)
+// The run's deadline is enforced by await, not by os/exec: os/exec's Cancel
+// may run after the leader was reaped.
+func (r *ExecRunner) command(p string, args []string, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.Command(p, args...)
 	cmd.Env = r.toolEnv()
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device: a tool that prompts gets EOF at once
@@ -220,19 +255,15 @@ func (r *ExecRunner) command(ctx context.Context, p string, args []string, stdou
 	// tool had already written.)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// SIGKILL to the whole group: SIGTERM can be ignored, and helpers the
-		// tool forked must die with it.
-		killGroup(cmd)
-		return nil
-	}
 	return cmd
 }
 
-// killGroup sends SIGKILL to the process group the run created.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil && cmd.Process.Pid > 0 {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+// killGroup sends SIGKILL (SIGTERM can be ignored) to the process group
+// whose id is pgid. Callers guarantee the group is the run's (see await);
+// a test replaces it to check that.
+var killGroup = func(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 

@@ -344,6 +344,7 @@ func sigchldChild(t *testing.T, dir string) {
 	// signal(SIGCHLD, SIG_IGN) in a C host would.
 	signal.Ignore(syscall.SIGCHLD)
 	require.True(t, signal.Ignored(syscall.SIGCHLD))
+	kills := recordGroupKills(t)
 
 	// Show the premise: plain os/exec now reports ECHILD.
 	err := exec.Command(filepath.Join(dir, "tool")).Run()
@@ -356,6 +357,9 @@ func sigchldChild(t *testing.T, dir string) {
 
 	res = r.Run(context.Background(), "empty")
 	require.ErrorIs(t, res.Err, ErrExit, "no output and no status is a failure")
+	n, bad := kills()
+	assert.Empty(t, bad)
+	assert.Zero(t, n, "the kernel reaped the leader: its group id may be reused, so it is never signalled")
 	fmt.Println("SIGCHLD ignored: checked")
 }
 
@@ -521,4 +525,73 @@ func TestRunnerKeepsOutputUnderCPUStarvation(t *testing.T) {
 		}
 	}
 	assert.Zero(t, short, "runs that exited 0 but lost output")
+}
+
+// procStat returns the state and parent of pid from /proc/<pid>/stat, ok
+// false when there is no such process (reaped).
+func procStat(pid int) (state byte, ppid int, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, 0, false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 || i+2 >= len(s) {
+		return 0, 0, false
+	}
+	f := strings.Fields(s[i+2:])
+	if len(f) < 2 {
+		return 0, 0, false
+	}
+	ppid, _ = strconv.Atoi(f[1])
+	return f[0][0], ppid, true
+}
+
+// recordGroupKills replaces killGroup for the test with one that records, for
+// each group signalled, whether its leader was at that moment an unreaped
+// zombie child of this process (the only state in which the group id
+// certainly still belongs to the run), then signals as before.
+func recordGroupKills(t *testing.T) func() (kills int, unsafe []string) {
+	var mu sync.Mutex
+	var n int
+	var bad []string
+	orig := killGroup
+	killGroup = func(pgid int) {
+		state, ppid, ok := procStat(pgid)
+		mu.Lock()
+		n++
+		if !ok || state != 'Z' || ppid != os.Getpid() {
+			bad = append(bad, fmt.Sprintf("group %d signalled with its leader in state %q, parent %d, present %v", pgid, state, ppid, ok))
+		}
+		mu.Unlock()
+		orig(pgid)
+	}
+	t.Cleanup(func() { killGroup = orig })
+	return func() (int, []string) {
+		mu.Lock()
+		defer mu.Unlock()
+		return n, append([]string(nil), bad...)
+	}
+}
+
+// TestRunnerSignalsOnlyItsOwnGroup: the runner signals a tool's process
+// group by number only while the leader is a zombie it has not reaped. After
+// reaping, the pid and so the group id may belong to another process group
+// (issue 14 item 8: kill(-pid) after the reap killed whatever reused it).
+func TestRunnerSignalsOnlyItsOwnGroup(t *testing.T) {
+	kills := recordGroupKills(t)
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "ok", "echo fine")
+	detecttest.WriteTool(t, dir, "forks", "sleep 1000 & echo forked")
+	detecttest.WriteTool(t, dir, "fails", "exit 3")
+	detecttest.WriteTool(t, dir, "hangs", "sleep 1000 & exec sleep 1000")
+	r := NewExecRunner(dir, 300*time.Millisecond)
+	assert.NoError(t, r.Run(context.Background(), "ok").Err)
+	assert.NoError(t, r.Run(context.Background(), "forks").Err)
+	assert.ErrorIs(t, r.Run(context.Background(), "fails").Err, ErrExit)
+	assert.ErrorIs(t, r.Run(context.Background(), "hangs").Err, ErrTimeout)
+	n, bad := kills()
+	assert.Equal(t, 4, n, "every run's group is killed once the leader exited")
+	assert.Empty(t, bad)
+	detecttest.RequireNoProcessMentioning(t, dir)
 }
