@@ -218,6 +218,7 @@ func (r *ExecRunner) await(ctx context.Context, cmd *exec.Cmd, lead *leader) err
 	}
 	if x.err == nil {
 		killGroup(lead.pid)
+		reapGroup(lead.pid)
 	}
 	// Reap the leader; if the host reaped it already (x.err is ECHILD), this
 	// reports ECHILD too: the exit status is lost.

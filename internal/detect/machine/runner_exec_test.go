@@ -595,3 +595,58 @@ func TestRunnerSignalsOnlyItsOwnGroup(t *testing.T) {
 	assert.Empty(t, bad)
 	detecttest.RequireNoProcessMentioning(t, dir)
 }
+
+const subreaperChildEnv = "AI_HWACCEL_TEST_SUBREAPER"
+
+// TestRunnerSubreaperHostKeepsNoZombies: a host that is PID 1 of its
+// container or a child subreaper inherits every process a tool leaves
+// behind, and nobody else reaps them (issue 14 item 7: 60 zombies after 25
+// detections). The runner kills the tool's group and reaps the members
+// re-parented to the host. Run in a re-executed test binary, because making
+// the test process a subreaper would change every other test.
+func TestRunnerSubreaperHostKeepsNoZombies(t *testing.T) {
+	if dir := os.Getenv(subreaperChildEnv); dir != "" {
+		subreaperChild(t, dir)
+		return
+	}
+	dir := t.TempDir()
+	// A helper that outlives the tool, one whose parent (a subshell) exits
+	// first, and one that exits on its own before the tool does.
+	detecttest.WriteTool(t, dir, "forks", "sleep 1000 & sh -c 'sleep 1000 &'; sh -c 'true &'; sleep 0.05; echo out")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerSubreaperHostKeepsNoZombies$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), subreaperChildEnv+"="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "child test failed:\n%s", out)
+	assert.Contains(t, string(out), "subreaper: checked")
+	detecttest.RequireNoProcessMentioning(t, dir)
+}
+
+func subreaperChild(t *testing.T, dir string) {
+	const prSetChildSubreaper = 36
+	_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0)
+	require.Zero(t, e, "prctl(PR_SET_CHILD_SUBREAPER)")
+	r := NewExecRunner(dir, 5*time.Second)
+	for i := 0; i < 25; i++ {
+		res := r.Run(context.Background(), "forks")
+		require.NoError(t, res.Err)
+		require.Equal(t, "out\n", string(res.Stdout))
+	}
+	var zombies, alive []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if state, ppid, ok := procStat(pid); ok && ppid == os.Getpid() {
+			if state == 'Z' {
+				zombies = append(zombies, pid)
+			} else {
+				alive = append(alive, pid)
+			}
+		}
+	}
+	assert.Empty(t, zombies, "zombie children of the subreaper host")
+	assert.Empty(t, alive, "live children of the subreaper host")
+	fmt.Println("subreaper: checked")
+}

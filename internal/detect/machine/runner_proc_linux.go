@@ -3,7 +3,12 @@
 package machine
 
 import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -80,3 +85,117 @@ func (l *leader) close() {
 		l.pidfd = -1
 	}
 }
+
+const (
+	prGetChildSubreaper = 37 // include/uapi/linux/prctl.h
+	sysPidfdOpen        = 434
+	groupReapTimeout    = time.Second
+)
+
+// isReaper reports whether orphans are re-parented to this process: it is
+// PID 1 of its namespace or a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER).
+func isReaper() bool {
+	if os.Getpid() == 1 {
+		return true
+	}
+	var v int32
+	_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prGetChildSubreaper, uintptr(unsafe.Pointer(&v)), 0)
+	return e == 0 && v != 0
+}
+
+// reapGroup runs after the group pgid was killed, while its leader is still
+// an unreaped zombie (so every process in that group is certainly the run's).
+// In a host that is PID 1 or a subreaper, the processes the tool forked are
+// re-parented to the host when their parent dies, and nobody else will ever
+// reap them: they would stay zombies. It reaps each member that is this
+// process's child, waiting up to groupReapTimeout for the killed members to
+// die and be re-parented. Elsewhere orphans go to another reaper and it does
+// nothing.
+func reapGroup(pgid int) {
+	if !isReaper() {
+		return
+	}
+	self := os.Getpid()
+	deadline := time.Now().Add(groupReapTimeout)
+	for {
+		left := 0
+		for _, p := range groupMembers(pgid) {
+			if p.pid == pgid {
+				continue // the leader: reaped by cmd.Wait
+			}
+			if p.ppid != self || !reapChild(p.pid, self, pgid) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type procEntry struct{ pid, ppid int }
+
+// groupMembers lists the processes (zombies included) whose process group is pgid.
+func groupMembers(pgid int) []procEntry {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []procEntry
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if ppid, pg, ok := statParentGroup(pid); ok && pg == pgid {
+			out = append(out, procEntry{pid, ppid})
+		}
+	}
+	return out
+}
+
+// statParentGroup reads the parent and process group of pid from /proc/<pid>/stat.
+func statParentGroup(pid int) (ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// "pid (comm) state ppid pgrp ...": comm may hold anything, so split after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	return ppid, pgrp, err1 == nil && err2 == nil
+}
+
+// reapChild reaps pid if it has exited, through a pidfd opened first and then
+// checked to be self's child in group pgid, so that a pid reused in between
+// is never waited for. It reports whether pid is gone.
+func reapChild(pid, self, pgid int) bool {
+	fd, _, e := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if e != 0 {
+		return e == syscall.ESRCH
+	}
+	defer syscall.Close(int(fd))
+	if ppid, pg, ok := statParentGroup(pid); !ok || ppid != self || pg != pgid {
+		return !ok
+	}
+	var info [128]byte
+	_, _, e = syscall.Syscall6(syscall.SYS_WAITID, pPIDFD, fd, uintptr(unsafe.Pointer(&info[0])),
+		syscall.WEXITED|syscall.WNOHANG, 0, 0)
+	// WNOHANG on a child still dying leaves si_pid zero: not gone yet.
+	return e == 0 && *(*int32)(unsafe.Pointer(&info[siPidOffset])) != 0
+}
+
+// siPidOffset is where siginfo_t keeps si_pid: after three ints, aligned to
+// a pointer (the union that holds it contains pointers).
+const siPidOffset = (12 + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
