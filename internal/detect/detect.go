@@ -116,6 +116,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
 	}
+	reg.Warnings = append(reg.Warnings, m.Notes()...)
 	mergeByBusID(reg, m.VendorAt)
 	machine.EnrichPCI(m, reg)
 	reg.SortDevices()

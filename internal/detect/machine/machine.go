@@ -35,6 +35,12 @@ type Machine struct {
 	pciScanOnce sync.Once
 	pci         pciScan
 
+	// notes are warnings the view raised itself (a tool that left a process
+	// running, ...), attributed to the backend that caused them; Detect
+	// merges them (Notes).
+	notesMu sync.Mutex
+	notes   []registry.Warning
+
 	// memo holds what earlier detections of this sysroot read that cannot
 	// have changed (memo.go); nil for an injected FS.
 	memo *sysrootMemo
@@ -275,6 +281,11 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 		return nil, nil, false
 	}
 	res := m.runner.Run(ctx, tool, args...)
+	if res.LeftRunning > 0 {
+		m.note(registry.Warning{Backend: backend, Tool: tool, Code: registry.WarnToolLeftProcess,
+			Message: fmt.Sprintf("%s left %d process(es) running outside its process group (daemonized); killed",
+				strings.TrimSpace(tool+" "+strings.Join(args, " ")), res.LeftRunning)})
+	}
 	if res.Err == nil {
 		return res.Stdout, nil, true
 	}
@@ -282,6 +293,20 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 		return nil, nil, false
 	}
 	return nil, ToolWarning(backend, tool, args, res), false
+}
+
+// note records a warning the view raised on behalf of a backend.
+func (m *Machine) note(w registry.Warning) {
+	m.notesMu.Lock()
+	m.notes = append(m.notes, w)
+	m.notesMu.Unlock()
+}
+
+// Notes returns the warnings the view raised itself during the detection.
+func (m *Machine) Notes() []registry.Warning {
+	m.notesMu.Lock()
+	defer m.notesMu.Unlock()
+	return append([]registry.Warning(nil), m.notes...)
 }
 
 // HasTool reports whether tool resolves on the machine's PATH (and exec is allowed).

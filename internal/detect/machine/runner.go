@@ -30,6 +30,10 @@ type Result struct {
 	ExitCode int
 	Err      error // nil on success (exit 0 with output read whole)
 	Duration time.Duration
+	// LeftRunning counts processes the tool started outside its process
+	// group (daemons) that were still running after it exited; the runner
+	// killed them. Machine.Tool reports them (WarnToolLeftProcess).
+	LeftRunning int
 }
 
 // Runner runs vendor tools. Implementations must be safe for concurrent use.

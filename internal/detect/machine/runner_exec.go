@@ -4,6 +4,8 @@ package machine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -119,14 +121,27 @@ var systemPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/us
 // directories (the runner's, then the system's) and the C locale (so numbers
 // and labels are printed the way parsers expect). Nothing else: no
 // LD_PRELOAD, LD_LIBRARY_PATH, PYTHONPATH (rocm-smi is Python) or host secrets.
-func (r *ExecRunner) toolEnv() []string {
+func (r *ExecRunner) toolEnv(token string) []string {
 	dirs := append([]string(nil), r.path...)
 	for _, d := range systemPath {
 		if !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
-	return []string{"PATH=" + strings.Join(dirs, ":"), "LC_ALL=C", "LANG=C"}
+	return []string{"PATH=" + strings.Join(dirs, ":"), "LC_ALL=C", "LANG=C", runMarkerVar + "=" + token}
+}
+
+// runMarkerVar names the environment variable that marks every process of
+// one run with a fresh random token: processes inherit it through fork,
+// setsid and exec, so sweepRun finds a daemon the tool left behind, and
+// nothing else, without cgroups.
+const runMarkerVar = "AI_HWACCEL_TOOL_RUN"
+
+// newRunToken returns 128 random bits in hex.
+func newRunToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Run runs tool with args. It never panics and always returns, at the latest
@@ -161,7 +176,8 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		outPipe.abandon()
 		return Result{Path: p, Err: fmt.Errorf("creating stderr pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
-	cmd := r.command(p, args, outPipe.w, errPipe.w)
+	token := newRunToken()
+	cmd := r.command(p, args, token, outPipe.w, errPipe.w)
 	pidfd := withPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		outPipe.abandon()
@@ -175,12 +191,15 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	errPipe.start(stderr)
 
 	err = r.await(ctx, cmd, lead)
+	// A daemon the tool started left its group and survived the group kill;
+	// killing it also lets a stdout it held reach end-of-file.
+	escaped := sweepRun([]byte(runMarkerVar+"="+token+"\x00"), lead.pid)
 	exited := time.Now()
 	deadline := r.drainDeadline(ctx, exited)
 	stdoutComplete := outPipe.finish(deadline)
 	errPipe.finish(deadline)
 
-	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start)}
+	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start), LeftRunning: escaped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
@@ -243,9 +262,9 @@ func (r *ExecRunner) drainDeadline(ctx context.Context, exited time.Time) time.T
 // command builds the exec.Cmd for one run, writing to the pipes' write ends.
 // The run's deadline is enforced by await, not by os/exec: os/exec's Cancel
 // may run after the leader was reaped.
-func (r *ExecRunner) command(p string, args []string, stdout, stderr *os.File) *exec.Cmd {
+func (r *ExecRunner) command(p string, args []string, token string, stdout, stderr *os.File) *exec.Cmd {
 	cmd := exec.Command(p, args...)
-	cmd.Env = r.toolEnv()
+	cmd.Env = r.toolEnv(token)
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device: a tool that prompts gets EOF at once
 	// *os.File outputs are handed to the child as they are: os/exec starts no

@@ -243,7 +243,7 @@ func TestRunnerEnvironmentIsMinimal(t *testing.T) {
 		}
 	}
 	// PWD is set by the shell itself, not passed by us.
-	assert.Subset(t, []string{"PATH", "LC_ALL", "LANG", "PWD"}, names)
+	assert.Subset(t, []string{"PATH", "LC_ALL", "LANG", "PWD", runMarkerVar}, names)
 	assert.NotContains(t, string(res.Stdout), "secret")
 	assert.NotContains(t, string(res.Stdout), "/evil")
 }
@@ -381,7 +381,8 @@ func TestRunnerLeakCheckSeesLeftovers(t *testing.T) {
 }
 
 // TestRunnerEscapedGrandchildIsReported: a child that leaves the process
-// group (setsid) cannot be killed with it and may keep stdout open, so more
+// group (setsid) and drops its environment cannot be found (neither by group
+// nor by the run's marker) and may keep stdout open, so more
 // output may have been coming. The run must neither hang on it nor call the
 // output complete: it keeps what was read and fails, typed, DrainTimeout
 // after the tool exited.
@@ -392,7 +393,8 @@ func TestRunnerEscapedGrandchildIsReported(t *testing.T) {
 	}
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
-	detecttest.WriteTool(t, dir, "tool", setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
+	// env -i drops the run's marker, so sweepRun cannot find the child either.
+	detecttest.WriteTool(t, dir, "tool", "env -i "+setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
 	r := NewExecRunner(dir, 10*time.Second)
 	require.Equal(t, defaultDrainTimeout, r.DrainTimeout)
 	r.DrainTimeout = 500 * time.Millisecond
@@ -649,4 +651,43 @@ func subreaperChild(t *testing.T, dir string) {
 	assert.Empty(t, zombies, "zombie children of the subreaper host")
 	assert.Empty(t, alive, "live children of the subreaper host")
 	fmt.Println("subreaper: checked")
+}
+
+// TestRunnerDaemonIsKilledAndReported: a tool that daemonizes (fork, setsid,
+// fork, stdio to /dev/null) leaves a process that neither the group kill nor
+// the pipes see (issue 14 item 9). The runner finds it by the run's marker,
+// kills it and counts it, and Machine.Tool reports it.
+func TestRunnerDaemonIsKilledAndReported(t *testing.T) {
+	setsid, err := exec.LookPath("setsid")
+	if err != nil {
+		t.Skip("no setsid program on this machine")
+	}
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pids")
+	detecttest.WriteTool(t, dir, "daemonizes", setsid+" sh -c '(echo $$ >>"+pidFile+"; exec sleep 1000) </dev/null >/dev/null 2>&1 &' </dev/null >/dev/null 2>&1; sleep 0.1; echo out")
+	r := NewExecRunner(dir, 5*time.Second)
+	res := r.Run(context.Background(), "daemonizes")
+	pids := readPIDs(t, pidFile)
+	defer func() {
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}()
+	require.NoError(t, res.Err)
+	assert.Equal(t, "out\n", string(res.Stdout))
+	assert.Equal(t, 1, res.LeftRunning)
+	requireGone(t, pids)
+
+	m, err := New(Config{Sysroot: t.TempDir(), Runner: r})
+	require.NoError(t, err)
+	out, w, ok := m.Tool(context.Background(), "cuda", "daemonizes")
+	require.True(t, ok)
+	assert.Nil(t, w)
+	assert.Equal(t, "out\n", string(out))
+	notes := m.Notes()
+	require.Len(t, notes, 1)
+	assert.Equal(t, registry.WarnToolLeftProcess, notes[0].Code)
+	assert.Equal(t, "cuda", notes[0].Backend)
+	assert.Contains(t, notes[0].Message, "left 1 process(es) running")
+	detecttest.RequireNoProcessMentioning(t, dir)
 }

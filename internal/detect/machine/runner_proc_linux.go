@@ -199,3 +199,68 @@ func reapChild(pid, self, pgid int) bool {
 // siPidOffset is where siginfo_t keeps si_pid: after three ints, aligned to
 // a pointer (the union that holds it contains pointers).
 const siPidOffset = (12 + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
+
+// sweepRun kills every live process whose environment carries the run's
+// marker (runMarkerVar=token, from toolEnv): what the tool started and that
+// survived the group kill because it left the group (a daemon: fork, setsid,
+// fork). The marker is a fresh random token, so a process carrying it is
+// certainly the run's; each is signalled through a pidfd opened before the
+// marker is checked again, so a pid reused in between is never hit. A host
+// that is a reaper also reaps them. It returns how many processes outside
+// the run's group (pgid) it killed.
+func sweepRun(marker []byte, pgid int) (escaped int) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	self := os.Getpid()
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self || !hasMarker(pid, marker) {
+			continue
+		}
+		fd, _, e := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+		if e != 0 {
+			continue
+		}
+		if hasMarker(pid, marker) {
+			_, _, e = syscall.Syscall6(sysPidfdSendSignal, fd, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+			if _, pg, ok := statParentGroup(pid); e == 0 && ok && pg != pgid {
+				escaped++
+			}
+			reapKilled(int(fd), pid, self)
+		}
+		_ = syscall.Close(int(fd))
+	}
+	return escaped
+}
+
+// hasMarker reports whether pid's environment holds marker (a whole
+// NUL-terminated entry). A zombie's environment reads empty.
+func hasMarker(pid int, marker []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && bytes.Contains(b, marker)
+}
+
+// reapKilled reaps a process just killed through fd when it is self's child
+// (a reaper host inherits daemons), waiting up to groupReapTimeout for it to die.
+func reapKilled(fd, pid, self int) {
+	if !isReaper() {
+		return
+	}
+	deadline := time.Now().Add(groupReapTimeout)
+	for time.Now().Before(deadline) {
+		if ppid, _, ok := statParentGroup(pid); !ok || ppid != self {
+			return
+		}
+		var info [128]byte
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPIDFD, uintptr(fd), uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOHANG, 0, 0)
+		if e != 0 || *(*int32)(unsafe.Pointer(&info[siPidOffset])) != 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
