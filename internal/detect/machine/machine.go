@@ -286,6 +286,13 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 			Message: fmt.Sprintf("%s left %d process(es) running outside its process group (daemonized); killed",
 				strings.TrimSpace(tool+" "+strings.Join(args, " ")), res.LeftRunning)})
 	}
+	if res.StatusLost && res.Err == nil {
+		// The output is used, but the answer must not pass a failure's
+		// output off as a success: say that the status is unknown.
+		m.note(registry.Warning{Backend: backend, Tool: tool, Code: registry.WarnToolStatusLost,
+			Message: fmt.Sprintf("%s: exit status lost (the host reaped the tool: SIGCHLD ignored or waitpid(-1)); "+
+				"its output was used and may be a failure's: %s", strings.TrimSpace(tool+" "+strings.Join(args, " ")), FirstLine(res.Stdout))})
+	}
 	if res.Err == nil {
 		return res.Stdout, nil, true
 	}

@@ -204,6 +204,7 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	res.Err = r.classify(ctx, err, overflowed.Load(), stdoutComplete, deadline.Sub(exited), len(res.Stdout))
+	res.StatusLost = errors.Is(err, syscall.ECHILD)
 	return res
 }
 

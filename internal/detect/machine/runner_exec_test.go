@@ -355,6 +355,16 @@ func sigchldChild(t *testing.T, dir string) {
 	require.NoError(t, res.Err)
 	assert.Equal(t, "output survives\n", string(res.Stdout))
 
+	assert.True(t, res.StatusLost)
+	m, err := New(Config{Sysroot: t.TempDir(), Runner: r})
+	require.NoError(t, err)
+	_, _, ok := m.Tool(context.Background(), "cuda", "tool")
+	require.True(t, ok, "the output is used")
+	notes := m.Notes()
+	require.Len(t, notes, 1, "a failing tool's output must not pass for a success")
+	assert.Equal(t, registry.WarnToolStatusLost, notes[0].Code)
+	assert.Contains(t, notes[0].Message, "output survives")
+
 	res = r.Run(context.Background(), "empty")
 	require.ErrorIs(t, res.Err, ErrExit, "no output and no status is a failure")
 	n, bad := kills()
