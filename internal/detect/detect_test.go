@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -388,4 +389,72 @@ func copyTools(t *testing.T, dir string) string {
 		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o755))
 	}
 	return dst
+}
+
+// TestOrchestrWarningsAreCappedPerBackend: a backend raising warnings without
+// bound (issue 14 item 4: a tool printing 4 MB of malformed lines gave two
+// million) contributes machine.MaxWarningsPerBackend of them and one
+// warnings_dropped warning with the count, whether it raised them through
+// Warn or appended them to Findings.Warnings itself.
+func TestOrchestrWarningsAreCappedPerBackend(t *testing.T) {
+	const n = 100000
+	flood := machine.Backend{Name: "flood", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		var f machine.Findings
+		for i := 0; i < n; i++ {
+			f.Warn("flood", registry.WarnParseError, "line %d malformed", i)
+		}
+		return f
+	}}
+	direct := machine.Backend{Name: "direct", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		var f machine.Findings
+		for i := 0; i < n; i++ {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: "direct", Code: registry.WarnParseError, Message: "malformed"})
+		}
+		return f
+	}}
+	quiet := machine.Backend{Name: "quiet", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		var f machine.Findings
+		f.Warn("quiet", registry.WarnFallback, "one")
+		return f
+	}}
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", 5*time.Second), []machine.Backend{direct, flood, quiet})
+	require.NoError(t, err)
+	count := map[string]int{}
+	var droppedMsgs []string
+	for _, w := range reg.Warnings {
+		count[w.Backend+"/"+w.Code]++
+		if w.Code == registry.WarnWarningsDropped {
+			droppedMsgs = append(droppedMsgs, w.Backend+": "+w.Message)
+		}
+	}
+	assert.Equal(t, map[string]int{
+		"direct/parse_error": machine.MaxWarningsPerBackend, "direct/warnings_dropped": 1,
+		"flood/parse_error": machine.MaxWarningsPerBackend, "flood/warnings_dropped": 1,
+		"quiet/fallback": 1,
+	}, count)
+	assert.Equal(t, []string{
+		"direct: 99980 more warnings dropped (at most 20 per backend)",
+		"flood: 99980 more warnings dropped (at most 20 per backend)",
+	}, droppedMsgs)
+	assert.Equal(t, "line 0 malformed", reg.Warnings[machine.MaxWarningsPerBackend].Message, "the first ones are kept")
+}
+
+// TestDetectMalformedToolFloodIsBounded: the end-to-end case of issue 14
+// item 4, a vendor tool printing 100 000 lines nvidia-smi never prints (400
+// KB: the issue's 4 MB takes the CSV parser past the deadline on a loaded
+// machine), answers with a bounded warning list.
+func TestDetectMalformedToolFloodIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	detecttest.WriteTool(t, dir, "nvidia-smi", "yes 'x,y' | head -c 400000")
+	opts := emptyMachineOptions(t, dir, 10*time.Second)
+	opts.Backends = []string{"cuda"}
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(reg.Warnings), machine.MaxWarningsPerBackend+1, "%d warnings", len(reg.Warnings))
+	require.NotEmpty(t, reg.Warnings)
+	last := reg.Warnings[len(reg.Warnings)-1]
+	assert.Equal(t, registry.WarnWarningsDropped, last.Code, "%+v", reg.Warnings)
+	b, err := json.Marshal(reg)
+	require.NoError(t, err)
+	assert.Less(t, len(b), 64<<10, "answer size")
 }
