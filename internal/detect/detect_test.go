@@ -458,3 +458,31 @@ func TestDetectMalformedToolFloodIsBounded(t *testing.T) {
 	require.NoError(t, err)
 	assert.Less(t, len(b), 64<<10, "answer size")
 }
+
+// TestDetectUnreadableSysfsIsReported: with sys/class/drm and sys/class/kfd
+// unreadable (mode 000), the MI300X machine's GPUs cannot be seen, and the
+// answer says which paths were refused (issue 14 item 14). Root ignores mode
+// bits, so as root the test is skipped; machine's
+// TestMachineReportsPermissionDenied injects the error instead.
+func TestDetectUnreadableSysfsIsReported(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores mode bits; TestMachineReportsPermissionDenied covers this through an injected fs.FS")
+	}
+	root := detecttest.CopyFixtureRoot(t, "mi300x-8-sysfs")
+	for _, d := range []string{"sys/class/drm", "sys/class/kfd"} {
+		p := filepath.Join(root, d)
+		require.NoError(t, os.Chmod(p, 0))
+		t.Cleanup(func() { _ = os.Chmod(p, 0o755) })
+	}
+	opts := emptyMachineOptions(t, "", 5*time.Second)
+	opts.Sysroot, opts.Backends = root, []string{"rocm"}
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	var paths []string
+	for _, w := range reg.Warnings {
+		if w.Backend == machine.ViewBackend && w.Code == registry.WarnSysfsRead {
+			paths = append(paths, w.Path)
+		}
+	}
+	assert.Contains(t, paths, "/sys/class/drm")
+}
