@@ -332,11 +332,20 @@ func TestRunnerSIGCHLDIgnored(t *testing.T) {
 	dir := t.TempDir()
 	detecttest.WriteTool(t, dir, "tool", `echo "output survives"`)
 	detecttest.WriteTool(t, dir, "empty", `exit 3`)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerSIGCHLDIgnored$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), sigchldChildEnv+"="+dir)
+	runChildTest(t, "TestRunnerSIGCHLDIgnored", sigchldChildEnv, dir, "SIGCHLD ignored: checked")
+}
+
+// runChildTest re-runs test in a child process of this test binary, with
+// env set to dir, and requires it to pass and print done: for tests that
+// change process-wide state (signal dispositions, prctl) other tests must
+// not see.
+func runChildTest(t *testing.T, test, env, dir, done string) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+dir)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "child test failed:\n%s", out)
-	assert.Contains(t, string(out), "SIGCHLD ignored: checked")
+	assert.Contains(t, string(out), done)
 }
 
 func sigchldChild(t *testing.T, dir string) {
@@ -625,11 +634,7 @@ func TestRunnerSubreaperHostKeepsNoZombies(t *testing.T) {
 	// A helper that outlives the tool, one whose parent (a subshell) exits
 	// first, and one that exits on its own before the tool does.
 	detecttest.WriteTool(t, dir, "forks", "sleep 1000 & sh -c 'sleep 1000 &'; sh -c 'true &'; sleep 0.05; echo out")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRunnerSubreaperHostKeepsNoZombies$", "-test.count=1", "-test.v")
-	cmd.Env = append(os.Environ(), subreaperChildEnv+"="+dir)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "child test failed:\n%s", out)
-	assert.Contains(t, string(out), "subreaper: checked")
+	runChildTest(t, "TestRunnerSubreaperHostKeepsNoZombies", subreaperChildEnv, dir, "subreaper: checked")
 	detecttest.RequireNoProcessMentioning(t, dir)
 }
 
