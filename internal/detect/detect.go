@@ -102,6 +102,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 
 	reg := registry.New()
 	timing := &registry.Timing{Backends: map[string]float64{}}
+	dropped := map[string]int{} // warnings each backend's Findings already dropped
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
@@ -116,7 +117,10 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 		}
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
+		dropped[b.Name] += o.findings.DroppedWarnings
 	}
+	reg.Warnings = append(reg.Warnings, m.Notes()...)
+	reg.Warnings = capWarnings(reg.Warnings, dropped)
 	mergeByBusID(reg, m.VendorAt)
 	machine.EnrichPCI(m, reg)
 	reg.SortDevices()
@@ -199,6 +203,36 @@ func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 		reg.SystemIO.Environment = f.Environment
 	}
 	reg.Warnings = append(reg.Warnings, f.Warnings...)
+}
+
+// capWarnings keeps the first machine.MaxWarningsPerBackend warnings of each
+// backend, in order, and adds for each backend that had more one
+// warnings_dropped warning with the count (dropped adds what the backend's
+// Findings dropped already). Backends that append to Findings.Warnings
+// directly are capped here.
+func capWarnings(ws []registry.Warning, dropped map[string]int) []registry.Warning {
+	kept := map[string]int{}
+	out := ws[:0]
+	var order []string
+	for _, w := range ws {
+		if kept[w.Backend] >= machine.MaxWarningsPerBackend {
+			dropped[w.Backend]++
+			continue
+		}
+		kept[w.Backend]++
+		out = append(out, w)
+	}
+	for b, n := range dropped {
+		if n > 0 {
+			order = append(order, b)
+		}
+	}
+	sort.Strings(order)
+	for _, b := range order {
+		out = append(out, registry.Warning{Backend: b, Code: registry.WarnWarningsDropped,
+			Message: fmt.Sprintf("%d more warnings dropped (at most %d per backend)", dropped[b], machine.MaxWarningsPerBackend)})
+	}
+	return out
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }

@@ -187,6 +187,15 @@ const (
 	// holds (a tool names a device of one vendor where sysfs shows another
 	// vendor's function); the device sysfs confirms is kept.
 	WarnConflictingSources = "conflicting_sources"
+	// WarnToolLeftProcess: a tool left a process running outside its
+	// process group (a daemon); the runner killed it.
+	WarnToolLeftProcess = "tool_left_process"
+	// WarnToolStatusLost: the host reaped a tool before its exit status
+	// could be read (SIGCHLD ignored, waitpid(-1)); its output was used.
+	WarnToolStatusLost = "tool_status_lost"
+	// WarnWarningsDropped: a backend raised more warnings than the cap; this
+	// one says how many were left out.
+	WarnWarningsDropped = "warnings_dropped"
 )
 
 // Timing records how long detection took.

@@ -82,6 +82,10 @@ int main(void) {
     fixture_options(options, sizeof options, "dgx-h100", "");
     pthread_t threads[4];
     for (int i = 0; i < 4; i++) CHECK(pthread_create(&threads[i], NULL, detector, NULL) == 0, "thread");
+    /* The host reaps only its own children, by pid: waitpid(-1) would take
+     * the library's tools too and lose their exit status (docs/abi.md, "What
+     * the host may do with child processes"; c_reaper tests that case). */
+    pid_t own[40];
     int own_children = 0, reaped = 0;
     for (int round = 0; round < 40; round++) {
         kill(getpid(), SIGINT);
@@ -89,14 +93,13 @@ int main(void) {
         kill(getpid(), SIGUSR1);
         pid_t pid = fork();
         if (pid == 0) _exit(0);
-        if (pid > 0) own_children++;
+        if (pid > 0) own[own_children++] = pid;
         usleep(10000);
-        /* Host reaps only its own children, by pid. */
-        while (reaped < own_children && waitpid(-1, NULL, WNOHANG) > 0) reaped++;
+        while (reaped < own_children && waitpid(own[reaped], NULL, WNOHANG) > 0) reaped++;
     }
     stop = 1;
     for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
-    while (reaped < own_children && waitpid(-1, NULL, 0) > 0) reaped++;
+    while (reaped < own_children && waitpid(own[reaped], NULL, 0) > 0) reaped++;
 
     CHECK(n_int >= 1 && n_term >= 1 && n_usr1 >= 1, "handlers fired: INT %d TERM %d USR1 %d",
           (int)n_int, (int)n_term, (int)n_usr1);

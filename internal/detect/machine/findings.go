@@ -17,18 +17,39 @@ type Findings struct {
 	Environment   *registry.Environment
 	Storage       []registry.Storage
 	Warnings      []registry.Warning
+	// DroppedWarnings counts warnings Warn and AddWarning did not keep
+	// because Warnings already held MaxWarningsPerBackend.
+	DroppedWarnings int
 }
 
-// Warn appends a warning.
+// MaxWarningsPerBackend caps the warnings one backend contributes to an
+// answer: a tool printing megabytes of malformed lines raised one warning a
+// line (two million, a 267 MB answer; issue 14 item 4). The rest are counted
+// and reported in one warnings_dropped warning.
+const MaxWarningsPerBackend = 20
+
+// Warn appends a warning, or counts it as dropped past the cap.
 func (f *Findings) Warn(backend, code, format string, args ...any) {
+	if f.full() {
+		return
+	}
 	f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: code, Message: fmt.Sprintf(format, args...)})
 }
 
-// AddWarning appends w when it is not nil.
+// AddWarning appends w when it is not nil, or counts it as dropped past the cap.
 func (f *Findings) AddWarning(w *registry.Warning) {
-	if w != nil {
+	if w != nil && !f.full() {
 		f.Warnings = append(f.Warnings, *w)
 	}
+}
+
+// full reports whether the cap is reached, counting the warning that found it so.
+func (f *Findings) full() bool {
+	if len(f.Warnings) < MaxWarningsPerBackend {
+		return false
+	}
+	f.DroppedWarnings++
+	return true
 }
 
 // Backend is one detection source: a name (the backends and exclude

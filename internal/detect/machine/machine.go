@@ -36,6 +36,13 @@ type Machine struct {
 	pciScanOnce sync.Once
 	pci         pciScan
 
+	// notes are warnings the view raised itself (a tool that left a process
+	// running, ...), attributed to the backend that caused them; Detect
+	// merges them (Notes).
+	notesMu sync.Mutex
+	notes   []registry.Warning
+	denied  map[string]bool // paths already reported by noteDenied
+
 	// memo holds what earlier detections of this sysroot read that cannot
 	// have changed (memo.go); nil for an injected FS.
 	memo *sysrootMemo
@@ -148,7 +155,9 @@ func (m *Machine) ReadHead(name string, n int) string {
 // read is withFile that, with head, hands over the first limit bytes of a
 // longer file instead of failing.
 func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
-	return m.src.readFile(name, limit, head, use)
+	err := m.src.readFile(name, limit, head, use)
+	m.noteDenied(name, err)
+	return err
 }
 
 // ReadString reads a file and returns its text trimmed of surrounding space,
@@ -175,12 +184,14 @@ func (m *Machine) ReadInt(name string) (int64, error) {
 // Exists reports whether name exists on the machine (a dangling link does not).
 func (m *Machine) Exists(name string) bool {
 	_, err := m.src.stat(name)
+	m.noteDenied(name, err)
 	return err == nil
 }
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
 	es, err := m.src.readDir(name)
+	m.noteDenied(name, err)
 	if err != nil {
 		return nil
 	}
@@ -190,6 +201,7 @@ func (m *Machine) ReadDir(name string) []fs.DirEntry {
 // ReadLink returns the target of a symbolic link, or "" when name is not one.
 func (m *Machine) ReadLink(name string) string {
 	t, err := m.src.readLink(name)
+	m.noteDenied(name, err)
 	if err != nil {
 		return ""
 	}
@@ -293,6 +305,18 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 		return nil, nil, false
 	}
 	res := m.runner.Run(ctx, tool, args...)
+	if res.LeftRunning > 0 {
+		m.note(registry.Warning{Backend: backend, Tool: tool, Code: registry.WarnToolLeftProcess,
+			Message: fmt.Sprintf("%s left %d process(es) running outside its process group (daemonized); killed",
+				strings.TrimSpace(tool+" "+strings.Join(args, " ")), res.LeftRunning)})
+	}
+	if res.StatusLost && res.Err == nil {
+		// The output is used, but the answer must not pass a failure's
+		// output off as a success: say that the status is unknown.
+		m.note(registry.Warning{Backend: backend, Tool: tool, Code: registry.WarnToolStatusLost,
+			Message: fmt.Sprintf("%s: exit status lost (the host reaped the tool: SIGCHLD ignored or waitpid(-1)); "+
+				"its output was used and may be a failure's: %s", strings.TrimSpace(tool+" "+strings.Join(args, " ")), FirstLine(res.Stdout))})
+	}
 	if res.Err == nil {
 		return res.Stdout, nil, true
 	}
@@ -300,6 +324,46 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 		return nil, nil, false
 	}
 	return nil, ToolWarning(backend, tool, args, res), false
+}
+
+// note records a warning the view raised on behalf of a backend.
+func (m *Machine) note(w registry.Warning) {
+	m.notesMu.Lock()
+	m.notes = append(m.notes, w)
+	m.notesMu.Unlock()
+}
+
+// ViewBackend is the backend name of warnings about the machine view's own
+// reads: sysfs and procfs are read through one view shared by every backend
+// (the PCI tree is scanned once for all of them), so a refused read is not
+// one backend's.
+const ViewBackend = "machine"
+
+// noteDenied records a read the machine refused (permission denied), once
+// per path: an unreadable sysfs made GPUs vanish with no word (issue 14
+// item 14), where a missing file means the hardware is not there.
+func (m *Machine) noteDenied(name string, err error) {
+	if err == nil || !errors.Is(err, fs.ErrPermission) {
+		return
+	}
+	m.notesMu.Lock()
+	defer m.notesMu.Unlock()
+	if m.denied[name] {
+		return
+	}
+	if m.denied == nil {
+		m.denied = map[string]bool{}
+	}
+	m.denied[name] = true
+	m.notes = append(m.notes, registry.Warning{Backend: ViewBackend, Code: registry.WarnSysfsRead, Path: "/" + name,
+		Message: fmt.Sprintf("/%s: permission denied: what it describes is missing from the answer", CleanText(name))})
+}
+
+// Notes returns the warnings the view raised itself during the detection.
+func (m *Machine) Notes() []registry.Warning {
+	m.notesMu.Lock()
+	defer m.notesMu.Unlock()
+	return append([]registry.Warning(nil), m.notes...)
 }
 
 // HasTool reports whether tool resolves on the machine's PATH (and exec is allowed).

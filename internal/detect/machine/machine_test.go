@@ -3,6 +3,7 @@
 package machine
 
 import (
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // treeMachine builds a Machine over a temporary sysroot; files maps a path to
@@ -354,4 +356,50 @@ func TestMachineLinksStayInsideSysroot(t *testing.T) {
 		assert.Error(t, err, name)
 		assert.False(t, m.Exists(name), name)
 	}
+}
+
+// denyFS answers permission denied for every path under one of its
+// prefixes, as the kernel does for a directory of mode 000 to anyone but
+// root (root ignores mode bits, so tests inject the error through Config.FS).
+type denyFS struct {
+	fs.FS
+	prefixes []string
+}
+
+func (d denyFS) Open(name string) (fs.File, error) {
+	for _, p := range d.prefixes {
+		if name == p || strings.HasPrefix(name, p+"/") {
+			return nil, &fs.PathError{Op: "open", Path: name, Err: fs.ErrPermission}
+		}
+	}
+	return d.FS.Open(name)
+}
+
+// TestMachineReportsPermissionDenied: a read the machine refuses is
+// reported once per path, with the path, as sysfs_read from the view; a
+// missing file is not (issue 14 item 14: unreadable sysfs gave "0
+// accelerators, no warnings").
+func TestMachineReportsPermissionDenied(t *testing.T) {
+	mapfs := fstest.MapFS{
+		"sys/class/drm/card0/device/vendor":             {Data: []byte("0x1002\n")},
+		"sys/class/kfd/kfd/topology/nodes/0/properties": {Data: []byte("cpu_cores_count 8\n")},
+	}
+	m, err := New(Config{FS: denyFS{mapfs, []string{"sys/class/drm", "sys/class/kfd/kfd/topology/nodes/0/properties"}}})
+	require.NoError(t, err)
+	assert.Nil(t, m.ReadDir("sys/class/drm"))
+	assert.Nil(t, m.ReadDir("sys/class/drm"), "asked twice, reported once")
+	_, err = m.ReadFile("sys/class/kfd/kfd/topology/nodes/0/properties")
+	require.ErrorIs(t, err, fs.ErrPermission)
+	_, err = m.ReadFile("sys/class/absent")
+	require.ErrorIs(t, err, fs.ErrNotExist)
+	assert.False(t, m.Exists("sys/class/drm/card0"))
+
+	var got []string
+	for _, w := range m.Notes() {
+		assert.Equal(t, ViewBackend, w.Backend)
+		assert.Equal(t, registry.WarnSysfsRead, w.Code)
+		assert.Contains(t, w.Message, "permission denied")
+		got = append(got, w.Path)
+	}
+	assert.Equal(t, []string{"/sys/class/drm", "/sys/class/kfd/kfd/topology/nodes/0/properties", "/sys/class/drm/card0"}, got)
 }

@@ -30,6 +30,15 @@ type Result struct {
 	ExitCode int
 	Err      error // nil on success (exit 0 with output read whole)
 	Duration time.Duration
+	// LeftRunning counts processes the tool started outside its process
+	// group (daemons) that were still running after it exited; the runner
+	// killed them. Machine.Tool reports them (WarnToolLeftProcess).
+	LeftRunning int
+	// StatusLost is set when the host reaped the tool before the runner
+	// could read its exit status (it ignores SIGCHLD, or calls waitpid(-1)):
+	// Err is nil when the tool printed output, which may be a failure's.
+	// Machine.Tool reports it (WarnToolStatusLost).
+	StatusLost bool
 }
 
 // Runner runs vendor tools. Implementations must be safe for concurrent use.

@@ -4,6 +4,8 @@ package machine
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -119,14 +121,27 @@ var systemPath = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/us
 // directories (the runner's, then the system's) and the C locale (so numbers
 // and labels are printed the way parsers expect). Nothing else: no
 // LD_PRELOAD, LD_LIBRARY_PATH, PYTHONPATH (rocm-smi is Python) or host secrets.
-func (r *ExecRunner) toolEnv() []string {
+func (r *ExecRunner) toolEnv(token string) []string {
 	dirs := append([]string(nil), r.path...)
 	for _, d := range systemPath {
 		if !slices.Contains(dirs, d) {
 			dirs = append(dirs, d)
 		}
 	}
-	return []string{"PATH=" + strings.Join(dirs, ":"), "LC_ALL=C", "LANG=C"}
+	return []string{"PATH=" + strings.Join(dirs, ":"), "LC_ALL=C", "LANG=C", runMarkerVar + "=" + token}
+}
+
+// runMarkerVar names the environment variable that marks every process of
+// one run with a fresh random token: processes inherit it through fork,
+// setsid and exec, so sweepRun finds a daemon the tool left behind, and
+// nothing else, without cgroups.
+const runMarkerVar = "AI_HWACCEL_TOOL_RUN"
+
+// newRunToken returns 128 random bits in hex.
+func newRunToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 // Run runs tool with args. It never panics and always returns, at the latest
@@ -149,7 +164,7 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	var overflowed atomic.Bool
 	stdout := &capWriter{max: MaxToolOutput, onFull: func() {
 		overflowed.Store(true)
-		cancel() // kills the group through cmd.Cancel
+		cancel() // await kills the tool and its group
 	}}
 	stderr := &capWriter{max: maxToolStderr}
 	outPipe, err := newOutputPipe()
@@ -161,34 +176,73 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		outPipe.abandon()
 		return Result{Path: p, Err: fmt.Errorf("creating stderr pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
-	cmd := r.command(ctx, p, args, outPipe.w, errPipe.w)
+	token := newRunToken()
+	cmd := r.command(p, args, token, outPipe.w, errPipe.w)
+	pidfd := withPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		outPipe.abandon()
 		errPipe.abandon()
 		// Not an executable format, permission denied, ...
 		return Result{Path: p, Err: fmt.Errorf("%v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
+	lead := newLeader(cmd.Process.Pid, pidfd)
+	defer lead.close()
 	outPipe.start(stdout)
 	errPipe.start(stderr)
 
-	err = cmd.Wait()
-	// Whatever happened to the leader, nothing it started may outlive the run:
-	// a child that kept stdout open, or one that ignores SIGTERM, dies here.
-	// The group id stays reserved while any member lives, so this cannot hit
-	// an unrelated process group. With every writer dead, the pipes reach
-	// end-of-file once the readers have taken what is buffered.
-	killGroup(cmd)
+	err = r.await(ctx, cmd, lead)
+	// A daemon the tool started left its group and survived the group kill;
+	// killing it also lets a stdout it held reach end-of-file.
+	escaped := sweepRun([]byte(runMarkerVar+"="+token+"\x00"), lead.pid)
 	exited := time.Now()
 	deadline := r.drainDeadline(ctx, exited)
 	stdoutComplete := outPipe.finish(deadline)
 	errPipe.finish(deadline)
 
-	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start)}
+	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start), LeftRunning: escaped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
 	res.Err = r.classify(ctx, err, overflowed.Load(), stdoutComplete, deadline.Sub(exited), len(res.Stdout))
+	res.StatusLost = errors.Is(err, syscall.ECHILD)
 	return res
+}
+
+// await waits for the tool to exit (killing it at ctx's end) and reaps it.
+// Whatever happened to the leader, nothing it started may outlive the run: a
+// child that kept stdout open, or one that ignores SIGTERM, is killed with
+// the leader's whole group (SIGKILL). The group is signalled by number only
+// while the leader is a zombie nobody has reaped: its group id cannot have
+// been reused then, so the signal cannot reach another process group
+// (TestRunnerSignalsOnlyItsOwnGroup). With every writer dead, the pipes reach
+// end-of-file once the readers have taken what is buffered.
+func (r *ExecRunner) await(ctx context.Context, cmd *exec.Cmd, lead *leader) error {
+	type exit struct {
+		reaped bool
+		err    error
+	}
+	exited := make(chan exit, 1)
+	go func() {
+		reaped, err := lead.waitExited(cmd.Wait)
+		exited <- exit{reaped, err}
+	}()
+	var x exit
+	select {
+	case x = <-exited:
+	case <-ctx.Done():
+		lead.stop()
+		x = <-exited
+	}
+	if x.reaped {
+		return x.err
+	}
+	if x.err == nil {
+		killGroup(lead.pid)
+		reapGroup(lead.pid)
+	}
+	// Reap the leader; if the host reaped it already (x.err is ECHILD), this
+	// reports ECHILD too: the exit status is lost.
+	return cmd.Wait()
 }
 
 // drainDeadline is when reading stops waiting for end-of-file, for a tool
@@ -207,9 +261,11 @@ func (r *ExecRunner) drainDeadline(ctx context.Context, exited time.Time) time.T
 }
 
 // command builds the exec.Cmd for one run, writing to the pipes' write ends.
-func (r *ExecRunner) command(ctx context.Context, p string, args []string, stdout, stderr *os.File) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, p, args...)
-	cmd.Env = r.toolEnv()
+// The run's deadline is enforced by await, not by os/exec: os/exec's Cancel
+// may run after the leader was reaped.
+func (r *ExecRunner) command(p string, args []string, token string, stdout, stderr *os.File) *exec.Cmd {
+	cmd := exec.Command(p, args...)
+	cmd.Env = r.toolEnv(token)
 	cmd.Dir = "/"
 	cmd.Stdin = nil // the null device: a tool that prompts gets EOF at once
 	// *os.File outputs are handed to the child as they are: os/exec starts no
@@ -220,19 +276,15 @@ func (r *ExecRunner) command(ctx context.Context, p string, args []string, stdou
 	// tool had already written.)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error {
-		// SIGKILL to the whole group: SIGTERM can be ignored, and helpers the
-		// tool forked must die with it.
-		killGroup(cmd)
-		return nil
-	}
 	return cmd
 }
 
-// killGroup sends SIGKILL to the process group the run created.
-func killGroup(cmd *exec.Cmd) {
-	if cmd.Process != nil && cmd.Process.Pid > 0 {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+// killGroup sends SIGKILL (SIGTERM can be ignored) to the process group
+// whose id is pgid. Callers guarantee the group is the run's (see await);
+// a test replaces it to check that.
+var killGroup = func(pgid int) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	}
 }
 

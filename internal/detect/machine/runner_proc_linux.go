@@ -1,0 +1,266 @@
+//go:build linux
+
+package machine
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+)
+
+// Linux constants not in package syscall (include/uapi/linux/wait.h,
+// include/uapi/asm-generic/unistd.h; pidfd_send_signal since Linux 5.1,
+// waitid with P_PIDFD since 5.4: https://man7.org/linux/man-pages/man2/pidfd_send_signal.2.html).
+const (
+	pPID               = 1
+	pPIDFD             = 3
+	sysPidfdSendSignal = 424
+)
+
+// leader is the first process of a run: the tool, leader of its own process
+// group. It holds a pidfd when the kernel gives one, so that the leader is
+// signalled and waited for by handle, never by a number that may be reused.
+type leader struct {
+	pid   int
+	pidfd int // -1: none (kernel before 5.4); then the pid is used
+}
+
+// withPidfd asks the kernel for a pidfd of the child being started; the
+// returned pointer holds it (or -1) after Start.
+func withPidfd(attr *syscall.SysProcAttr) *int {
+	fd := -1
+	attr.PidFD = &fd
+	return &fd
+}
+
+func newLeader(pid int, pidfd *int) *leader { return &leader{pid: pid, pidfd: *pidfd} }
+
+// waitExited blocks until the leader has exited, without reaping it
+// (WNOWAIT), and reports reaped false (reap is for systems without WNOWAIT):
+// nil means it is a zombie nobody has reaped, so its pid, and with
+// it its process group id, cannot have been given to another process.
+// ECHILD means someone else reaped it: the host ignores SIGCHLD (the kernel
+// reaps) or calls waitpid(-1) itself.
+func (l *leader) waitExited(reap func() error) (reaped bool, err error) {
+	idtype, id := uintptr(pPID), uintptr(l.pid)
+	if l.pidfd >= 0 {
+		idtype, id = pPIDFD, uintptr(l.pidfd)
+	}
+	var info [128]byte // siginfo_t
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, idtype, id, uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		switch e {
+		case 0:
+			return false, nil
+		case syscall.EINTR:
+			continue
+		default:
+			return false, e
+		}
+	}
+}
+
+// stop kills a leader that overran its time: the leader alone, by handle (a
+// pidfd cannot reach another process, whatever happened to the leader). The
+// runner kills the rest of its group once waitExited proves the group id is
+// still the leader's.
+func (l *leader) stop() {
+	if l.pidfd >= 0 {
+		_, _, _ = syscall.Syscall6(sysPidfdSendSignal, uintptr(l.pidfd), uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+		return
+	}
+	// No pidfd: the leader is our child and we have not reaped it, so its pid
+	// is still its own unless the host reaped it (see docs/abi.md).
+	_ = syscall.Kill(l.pid, syscall.SIGKILL)
+}
+
+func (l *leader) close() {
+	if l.pidfd >= 0 {
+		_ = syscall.Close(l.pidfd)
+		l.pidfd = -1
+	}
+}
+
+const (
+	prGetChildSubreaper = 37 // include/uapi/linux/prctl.h
+	sysPidfdOpen        = 434
+	groupReapTimeout    = time.Second
+)
+
+// isReaper reports whether orphans are re-parented to this process: it is
+// PID 1 of its namespace or a child subreaper (prctl(2) PR_SET_CHILD_SUBREAPER).
+func isReaper() bool {
+	if os.Getpid() == 1 {
+		return true
+	}
+	var v int32
+	_, _, e := syscall.RawSyscall(syscall.SYS_PRCTL, prGetChildSubreaper, uintptr(unsafe.Pointer(&v)), 0)
+	return e == 0 && v != 0
+}
+
+// reapGroup runs after the group pgid was killed, while its leader is still
+// an unreaped zombie (so every process in that group is certainly the run's).
+// In a host that is PID 1 or a subreaper, the processes the tool forked are
+// re-parented to the host when their parent dies, and nobody else will ever
+// reap them: they would stay zombies. It reaps each member that is this
+// process's child, waiting up to groupReapTimeout for the killed members to
+// die and be re-parented. Elsewhere orphans go to another reaper and it does
+// nothing.
+func reapGroup(pgid int) {
+	if !isReaper() {
+		return
+	}
+	self := os.Getpid()
+	deadline := time.Now().Add(groupReapTimeout)
+	for {
+		left := 0
+		for _, p := range groupMembers(pgid) {
+			if p.pid == pgid {
+				continue // the leader: reaped by cmd.Wait
+			}
+			if p.ppid != self || !reapChild(p.pid, self, pgid) {
+				left++
+			}
+		}
+		if left == 0 || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+type procEntry struct{ pid, ppid int }
+
+// groupMembers lists the processes (zombies included) whose process group is pgid.
+func groupMembers(pgid int) []procEntry {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	var out []procEntry
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if ppid, pg, ok := statParentGroup(pid); ok && pg == pgid {
+			out = append(out, procEntry{pid, ppid})
+		}
+	}
+	return out
+}
+
+// statParentGroup reads the parent and process group of pid from /proc/<pid>/stat.
+func statParentGroup(pid int) (ppid, pgrp int, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	// "pid (comm) state ppid pgrp ...": comm may hold anything, so split after the last ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	ppid, err1 := strconv.Atoi(f[1])
+	pgrp, err2 := strconv.Atoi(f[2])
+	return ppid, pgrp, err1 == nil && err2 == nil
+}
+
+// reapChild reaps pid if it has exited, through a pidfd opened first and then
+// checked to be self's child in group pgid, so that a pid reused in between
+// is never waited for. It reports whether pid is gone.
+func reapChild(pid, self, pgid int) bool {
+	fd, _, e := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+	if e != 0 {
+		return e == syscall.ESRCH
+	}
+	defer syscall.Close(int(fd))
+	if ppid, pg, ok := statParentGroup(pid); !ok || ppid != self || pg != pgid {
+		return !ok
+	}
+	var info [128]byte
+	_, _, e = syscall.Syscall6(syscall.SYS_WAITID, pPIDFD, fd, uintptr(unsafe.Pointer(&info[0])),
+		syscall.WEXITED|syscall.WNOHANG, 0, 0)
+	// WNOHANG on a child still dying leaves si_pid zero: not gone yet.
+	return e == 0 && *(*int32)(unsafe.Pointer(&info[siPidOffset])) != 0
+}
+
+// siPidOffset is where siginfo_t keeps si_pid: after three ints, aligned to
+// a pointer (the union that holds it contains pointers).
+const siPidOffset = (12 + unsafe.Sizeof(uintptr(0)) - 1) &^ (unsafe.Sizeof(uintptr(0)) - 1)
+
+// sweepRun kills every live process whose environment carries the run's
+// marker (runMarkerVar=token, from toolEnv): what the tool started and that
+// survived the group kill because it left the group (a daemon: fork, setsid,
+// fork). The marker is a fresh random token, so a process carrying it is
+// certainly the run's; each is signalled through a pidfd opened before the
+// marker is checked again, so a pid reused in between is never hit. A host
+// that is a reaper also reaps them. It returns how many processes outside
+// the run's group (pgid) it killed.
+func sweepRun(marker []byte, pgid int) (escaped int) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return 0
+	}
+	names, _ := d.Readdirnames(-1)
+	_ = d.Close()
+	self := os.Getpid()
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil || pid == self || !hasMarker(pid, marker) {
+			continue
+		}
+		fd, _, e := syscall.RawSyscall(sysPidfdOpen, uintptr(pid), 0, 0)
+		if e != 0 {
+			continue
+		}
+		if hasMarker(pid, marker) {
+			_, _, e = syscall.Syscall6(sysPidfdSendSignal, fd, uintptr(syscall.SIGKILL), 0, 0, 0, 0)
+			if _, pg, ok := statParentGroup(pid); e == 0 && ok && pg != pgid {
+				escaped++
+			}
+			reapKilled(int(fd), pid, self)
+		}
+		_ = syscall.Close(int(fd))
+	}
+	return escaped
+}
+
+// hasMarker reports whether pid's environment holds marker (a whole
+// NUL-terminated entry). A zombie's environment reads empty.
+func hasMarker(pid int, marker []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	return err == nil && bytes.Contains(b, marker)
+}
+
+// reapKilled reaps a process just killed through fd when it is self's child
+// (a reaper host inherits daemons), waiting up to groupReapTimeout for it to die.
+func reapKilled(fd, pid, self int) {
+	if !isReaper() {
+		return
+	}
+	deadline := time.Now().Add(groupReapTimeout)
+	for time.Now().Before(deadline) {
+		if ppid, _, ok := statParentGroup(pid); !ok || ppid != self {
+			return
+		}
+		var info [128]byte
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPIDFD, uintptr(fd), uintptr(unsafe.Pointer(&info[0])),
+			syscall.WEXITED|syscall.WNOHANG, 0, 0)
+		if e != 0 || *(*int32)(unsafe.Pointer(&info[siPidOffset])) != 0 {
+			return
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}

@@ -1,0 +1,33 @@
+//go:build unix && !linux
+
+package machine
+
+import (
+	"syscall"
+)
+
+// leader is the first process of a run (see runner_proc_linux.go). Without
+// pidfds and waitid(WNOWAIT) portable across these systems, the leader is
+// reaped first (reap is cmd.Wait), and the runner never signals its group by
+// number afterwards: only while the leader runs (timeout, overflow).
+type leader struct{ pid int }
+
+func withPidfd(*syscall.SysProcAttr) *int { return nil }
+
+func newLeader(pid int, _ *int) *leader { return &leader{pid: pid} }
+
+func (l *leader) waitExited(reap func() error) (reaped bool, err error) { return true, reap() }
+
+func (l *leader) close() {}
+
+// stop kills the running leader's whole group: the runner has not reaped the
+// leader yet, so its group id is still its own (unless the host reaps
+// children it did not start; docs/abi.md).
+func (l *leader) stop() { _ = syscall.Kill(-l.pid, syscall.SIGKILL) }
+
+// reapGroup: re-parented orphans are reaped only on Linux (see runner_proc_linux.go).
+func reapGroup(int) {}
+
+// sweepRun: finding a run's escaped processes by their environment needs
+// /proc and pidfds (runner_proc_linux.go); elsewhere it finds none.
+func sweepRun([]byte, int) int { return 0 }
