@@ -151,7 +151,10 @@ def main():
     cfg = entry["config"]
     arch = ARCH[cfg["model_type"]]
     w = gguf.GGUFWriter(a.out, arch)
-    w.add_name(a.name + " (random weights)")
+    # "-" -> "_": llama.cpp's vocabulary loader applies Phi-3's special-token
+    # rules to a model whose general.name contains "phi-3", and those need a
+    # "<|endoftext|>" token the synthetic vocabulary does not have.
+    w.add_name(a.name.replace("-", "_") + " (random weights)")
     w.add_source_url(entry["source"].split()[0])
     add_hparams(w, arch, cfg, EXTRA[a.name])
     add_synthetic_vocab(w, cfg["vocab_size"])

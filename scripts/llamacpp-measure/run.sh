@@ -9,8 +9,8 @@
 #   git, or from LLAMA_COMMIT when the checkout has no .git.
 # WORK_DIR: scratch space for the GGUFs (several GB) and the logs.
 # OUT_JSON: default testdata/llamacpp/measurements.json.
-# MODELS, QUANTS, THREADS and BENCH (0 to skip tokens/s) may be set in the
-# environment. Nothing is downloaded.
+# MODELS, QUANTS, LONG_QUANT, THREADS, BENCH (0 to skip tokens/s) and APPEND
+# (1 to add to WORK_DIR/records.jsonl) may be set in the environment. Nothing is downloaded.
 set -euo pipefail
 
 llama=$(cd "${1:?llama.cpp checkout}" && pwd)
@@ -22,11 +22,12 @@ threads=${THREADS:-2}
 models=${MODELS:-"Qwen2.5-0.5B Qwen3-0.6B Llama-3.2-1B TinyLlama-1.1B-Chat-v1.0 Gemma-3-1B Gemma-2-2B"}
 quants=${QUANTS:-"f16 q8_0 q4_k_m"}
 bench=${BENCH:-1}
+longq=${LONG_QUANT:-q4_k_m} # the quant of the long-context and q8_0-KV runs
 commit=${LLAMA_COMMIT:-$(git -C "$llama" rev-parse HEAD)}
 py=/usr/bin/python3 # Debian's, with python3-numpy
 
 lib=$llama/build/bin
-g++ -std=c++17 -O2 "$here/measure.cpp" -I "$llama/include" -I "$llama/ggml/include" \
+[[ $work/measure -nt $here/measure.cpp ]] || g++ -std=c++17 -O2 "$here/measure.cpp" -I "$llama/include" -I "$llama/ggml/include" \
     -L "$lib" -lllama -lggml -lggml-base -Wl,-rpath,"$lib" -o "$work/measure"
 
 records=$work/records.jsonl
@@ -76,14 +77,14 @@ for name in $models; do
         one "$name" "$q" "$small" 1 f16 f16
         one "$name" "$q" "$small" 0 f16 f16
     done
-    one "$name" q4_k_m "$small" 1 q8_0 q8_0
+    one "$name" "$longq" "$small" 1 q8_0 q8_0
     if ((train >= 32768)); then
-        one "$name" q4_k_m 32768 1 f16 f16
-        one "$name" q4_k_m 32768 0 f16 f16
-        one "$name" q4_k_m 32768 1 q8_0 q8_0
+        one "$name" "$longq" 32768 1 f16 f16
+        one "$name" "$longq" 32768 0 f16 f16
+        one "$name" "$longq" 32768 1 q8_0 q8_0
     elif ((train > 4096)); then
-        one "$name" q4_k_m "$train" 1 f16 f16
-        one "$name" q4_k_m "$train" 0 f16 f16
+        one "$name" "$longq" "$train" 1 f16 f16
+        one "$name" "$longq" "$train" 0 f16 f16
     fi
     if [[ $bench == 1 ]]; then
         one "$name" q4_k_m "$small" 1 f16 f16 128 32 2
