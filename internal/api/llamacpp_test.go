@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -164,7 +165,7 @@ func TestLlamaCPPAllocationError(t *testing.T) {
 		if r.PrefillTokens > 0 {
 			continue // a speed run repeats a memory run's configuration
 		}
-		out := PlanSharding([]byte(llamaCPPRequest(r)), NoEnv)
+		out := PlanSharding(context.Background(), []byte(llamaCPPRequest(r)), NoEnv)
 		var ans llamaCPPAnswer
 		require.NoError(t, json.Unmarshal(out, &ans), string(out))
 		require.True(t, ans.Fits, string(out))
