@@ -155,7 +155,7 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 		if wanted != nil && !wanted[id] {
 			continue
 		}
-		key := string(d.Kind) + "|" + strings.ToLower(d.Vendor)
+		key := poolKey(&d, id)
 		p, ok := byKey[key]
 		if !ok {
 			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor)}
@@ -173,6 +173,25 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 		out = append(out, p)
 	}
 	return out
+}
+
+// poolKey is the pool a device belongs to: its kind and vendor, except
+//   - a MIG slice, which is a pool of its own: slices of a GPU cannot share
+//     tensors (no CUDA IPC or peer-to-peer between GPU instances, NVIDIA MIG
+//     user guide, "Application Considerations":
+//     https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so a model
+//     is never split over slices;
+//   - a GPU whose memory is host RAM (iGPU, APU, unified memory), which never
+//     joins a split with discrete GPUs of its vendor.
+func poolKey(d *registry.Device, id string) string {
+	key := string(d.Kind) + "|" + strings.ToLower(d.Vendor)
+	switch {
+	case d.MIG != nil && d.MIG.Instance != "":
+		return key + "|mig|" + id
+	case d.MemoryShared && d.Kind != registry.KindCPU:
+		return key + "|shared"
+	}
+	return key
 }
 
 // registryPools is buildPools of the request's registry. The pools of a

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,46 @@ func TestBuildPoolsGroupsDevicesAndDomains(t *testing.T) {
 	assert.Equal(t, []registry.Kind{registry.KindCUDA, registry.KindROCm, registry.KindCPU},
 		[]registry.Kind{pools[0].Kind, pools[1].Kind, pools[2].Kind},
 		"accelerators first, the most usable memory first (5 H100s over one MI300X), the CPU last")
+}
+
+// A MIG slice is a device of its own that cannot exchange tensors with the
+// other slices of its GPU (NVIDIA MIG user guide, "Application
+// Considerations": no CUDA IPC or peer-to-peer between GPU instances), so
+// every slice is a pool of one: a model too big for any slice does not fit,
+// it is not split over slices.
+func TestMIGSlicesAreNeverCombined(t *testing.T) {
+	slice := func(i int, profile string, mem int64) registry.Device {
+		d := h100(i)
+		d.Name = "NVIDIA H100 80GB HBM3 MIG " + profile
+		d.MemoryBytes = mem
+		d.MIG = &registry.MIG{Instance: fmt.Sprintf("MIG-%d", i), Profile: profile, Parent: "cuda:9"}
+		return d
+	}
+	r := reg(t, []registry.Device{slice(0, "3g.40gb", 40e9), slice(1, "2g.20gb", 20e9), slice(2, "1g.10gb", 10e9)})
+	pools := buildPools(r, 0, "", "", nil)
+	require.Len(t, pools, 3)
+	for _, p := range pools {
+		assert.Len(t, p.Devices, 1)
+	}
+	ans := shard(t, request(t, `{"model":{"params_b":50},"quant":"int8"}`, r))
+	assert.False(t, ans.Fits, "50B int8 (~52 GB) fits no single slice, only slices 0 and 1 together: %s", dump(t, ans))
+	ans = shard(t, request(t, `{"model":{"params_b":8},"quant":"bf16"}`, r))
+	require.True(t, ans.Fits, dump(t, ans))
+	require.Len(t, ans.Shards, 1)
+	assert.Equal(t, "cuda:0", ans.Shards[0].DeviceID, "on the largest slice")
+}
+
+// An integrated GPU (memory shared with the host) never joins a split with
+// a discrete GPU of the same kind and vendor: its memory is host RAM and
+// its bandwidth a fraction of the discrete card's.
+func TestSharedMemoryGPUIsNotASplitPartnerOfADiscreteOne(t *testing.T) {
+	dgpu := gpu(registry.KindROCm, 0, "AMD Radeon RX 6800", 16<<30, "")
+	dgpu.Vendor = "amd"
+	apu := gpu(registry.KindROCm, 1, "AMD Radeon Graphics", 0, "")
+	apu.Vendor, apu.MemoryShared, apu.MemoryUsableBytes = "amd", true, 15<<30
+	r := reg(t, []registry.Device{dgpu, apu})
+	pools := buildPools(r, 0, "", "", nil)
+	require.Len(t, pools, 2)
+	ans := shard(t, request(t, `{"model":{"params_b":14},"quant":"bf16"}`, r))
+	assert.False(t, ans.Fits, "28 GB of bf16 would need the discrete GPU and the iGPU together: %s", dump(t, ans))
 }
