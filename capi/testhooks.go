@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
@@ -23,7 +24,7 @@ import (
 //
 //export hwaccel_testhook_panic
 func hwaccel_testhook_panic(kind *C.hwaccel_cchar) *C.char {
-	return guard("hwaccel_testhook_panic", kind, func(in []byte, _ api.Env) []byte {
+	return guard("hwaccel_testhook_panic", kind, func(_ context.Context, in []byte, _ api.Env) []byte {
 		switch string(in) {
 		case "index":
 			var xs []int
