@@ -51,13 +51,13 @@ func fixtureFile(b *testing.B, host, rel string) string {
 func BenchmarkParseNvidiaCSV(b *testing.B) {
 	out := toolOutput(b, "dgx-h100", nvidia.ToolNvidiaSMI,
 		"--query-gpu="+strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits")
-	gpus, issues := nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
+	gpus, issues, _ := nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	require.Len(b, gpus, 8)
 	require.Empty(b, issues)
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()
 	for b.Loop() {
-		nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
+		_, _, _ = nvidia.ParseNvidiaCSV(out, nvidia.NVQueryFields)
 	}
 }
 

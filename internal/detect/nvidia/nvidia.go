@@ -144,7 +144,8 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 				"what depends on it (compute capability, precisions beyond fp32/fp16, MIG mode) is unknown",
 				strings.Join(dropped, ", "))
 		}
-		gpus, issues := ParseNvidiaCSV(out, fields)
+		gpus, issues, dropped := ParseNvidiaCSV(out, fields)
+		f.DroppedWarnings += dropped
 		for _, is := range issues {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCUDA, Code: is.Code,
 				Message: "nvidia-smi --query-gpu: " + is.Message, Tool: ToolNvidiaSMI})

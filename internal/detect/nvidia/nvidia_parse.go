@@ -48,12 +48,19 @@ func nvPlaceholder(v string) bool {
 // output: one line per GPU, values joined by ", ". A line with the wrong
 // number of fields or without a usable index is dropped with a parse_error;
 // a bad value drops only that field.
-func ParseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []machine.Issue) {
-	var gpus []nvGPU
-	var issues []machine.Issue
+//
+// Issues are kept up to the per-backend warning cap; dropped counts the rest
+// (4 MB of malformed lines must not become two million messages, issue 14
+// item 4).
+func ParseNvidiaCSV(out []byte, fields []string) (gpus []nvGPU, issues []machine.Issue, dropped int) {
 	bad := func(code, format string, args ...any) {
+		if len(issues) >= machine.MaxWarningsPerBackend {
+			dropped++
+			return
+		}
 		issues = append(issues, machine.Issue{Code: code, Message: fmt.Sprintf(format, args...)})
 	}
+
 	seen := map[int]bool{}
 	for n, line := range strings.Split(string(out), "\n") {
 		line = strings.TrimSpace(strings.TrimSuffix(line, "\r"))
@@ -101,7 +108,7 @@ func ParseNvidiaCSV(out []byte, fields []string) ([]nvGPU, []machine.Issue) {
 		}
 		gpus = append(gpus, g)
 	}
-	return gpus, issues
+	return gpus, issues, dropped
 }
 
 // set stores one cell of a row.

@@ -1,6 +1,7 @@
 package nvidia
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -105,7 +106,7 @@ func TestParseNvidiaCSV(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, issues := ParseNvidiaCSV([]byte(tc.in), fields)
+			got, issues, _ := ParseNvidiaCSV([]byte(tc.in), fields)
 			assert.Equal(t, tc.want, got)
 			var codes []string
 			for _, is := range issues {
@@ -161,7 +162,7 @@ func FuzzParseNvidiaCSV(f *testing.F) {
 	f.Add("1, NVIDIA GeForce RTX 4080 SUPER, [N/A], 00000000:01:00.0, 16376, [Not Supported], 595.71.05, 8.9, [N/A]\n")
 	f.Add("x,,,,,,,,\n\n0, a, b, c, -1, 99999999999999999999, d, e, f")
 	f.Fuzz(func(t *testing.T, in string) {
-		gpus, _ := ParseNvidiaCSV([]byte(in), NVQueryFields)
+		gpus, _, _ := ParseNvidiaCSV([]byte(in), NVQueryFields)
 		seen := map[int]bool{}
 		for _, g := range gpus {
 			if g.Index < 0 || seen[g.Index] {
@@ -215,4 +216,14 @@ func FuzzParseNvidiaProcInfo(f *testing.F) {
 		}
 		ParseNvidiaList([]byte(in))
 	})
+}
+
+// A tool printing 100 000 malformed lines yields the cap's worth of issues
+// and a count of the rest, not one message per line (issue 14 item 4).
+func TestParseNvidiaCSVIssuesAreBounded(t *testing.T) {
+	out := []byte(strings.Repeat("garbage, line\n", 100000))
+	gpus, issues, dropped := ParseNvidiaCSV(out, NVQueryFields)
+	assert.Empty(t, gpus)
+	assert.Len(t, issues, machine.MaxWarningsPerBackend)
+	assert.Equal(t, 100000-machine.MaxWarningsPerBackend, dropped)
 }
