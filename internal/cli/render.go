@@ -25,19 +25,6 @@ var leadKeys = []string{"fits", "reason", "model", "method", "strategy", "quant"
 
 var tailKeys = []string{"explanation", "warnings"}
 
-// WriteAnswer prints a planning answer for a human.
-func WriteAnswer(w io.Writer, answer []byte) error {
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(answer)))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return fmt.Errorf("answer is not a JSON object: %w", err)
-	}
-	for _, k := range orderedKeys(m) {
-		writeField(w, "", k, m[k])
-	}
-	return nil
-}
 
 func orderedKeys(m map[string]any) []string {
 	var out []string
