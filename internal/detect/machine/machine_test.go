@@ -329,7 +329,7 @@ func readFromRoot(t *testing.T, root, name string, limit int, use func([]byte)) 
 	r, err := os.OpenRoot(root)
 	require.NoError(t, err)
 	defer r.Close()
-	return dirSource{r}.readFile(name, limit, false, use)
+	return dirSource{root: r}.readFile(name, limit, false, use)
 }
 
 // Links inside a sysroot resolve inside it (issue 14 item 13): an absolute

@@ -32,7 +32,7 @@ func SysrootSource(dir string) (snapshot.Source, error) {
 	if err != nil {
 		return nil, err
 	}
-	return sysrootSource{dirSource{root}}, nil
+	return sysrootSource{dirSource{root: root}}, nil
 }
 
 type sysrootSource struct{ d dirSource }

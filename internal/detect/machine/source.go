@@ -31,11 +31,21 @@ type source interface {
 // absolute link, or "../" past the root) is an error instead of a host file.
 // The kernel's own links in sysfs are relative and stay inside
 // (sys/bus/pci/devices/X -> ../../../devices/pci0000:00/X).
-type dirSource struct{ root *os.Root }
+type dirSource struct {
+	root *os.Root
+	// dir is the sysroot opened for openat2 (source_linux.go), which
+	// reads a file in a few system calls; nil where openat2 is unusable.
+	dir *os.File
+}
 
 func (s dirSource) readFile(name string, limit int, head bool, use func([]byte)) error {
 	if !fs.ValidPath(name) {
 		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if s.dir != nil {
+		if ok, err := readFileBeneath(s.dir, name, limit, head, use); ok {
+			return err
+		}
 	}
 	// Stat first, so a device node is never opened (opening one can have
 	// effects: a watchdog starts, a tape rewinds); fstat after the open, so a
