@@ -92,6 +92,10 @@ func TestEveryPlanningFlagReachesTheRequest(t *testing.T) {
 		"teacher": map[string]any{"params": int64(70e9)}, "reference": map[string]any{"name": "Llama-3.1-8B"}},
 		req["training"])
 	assert.Equal(t, map[string]any{"method": "full", "fsdp": true}, requestOf(t, "train", "--method", "full", "--fsdp")["training"])
+	// Checkpointing defaults on for lora and qlora, so an explicit off must reach the engine.
+	assert.Equal(t, map[string]any{"method": "qlora", "gradient_checkpointing": false},
+		requestOf(t, "train", "--method", "qlora", "--gradient-checkpointing=false")["training"])
+	assert.Equal(t, map[string]any{"method": "qlora"}, requestOf(t, "train", "--method", "qlora")["training"])
 }
 
 func TestPlanFlagsReachTheEngine(t *testing.T) {

@@ -93,7 +93,7 @@ func (t *trainFlags) register(f *flags) []string {
 	f.StringVar(&t.optimizer, "optimizer", "", "`OPTIMIZER` whose state is counted: adamw, adamw_8bit, sgd, adafactor (default adamw)")
 	f.StringVar(&t.seqLen, "seq-len", "", "training sequence length, `N` tokens (2048, 8k; default: --context)")
 	f.StringVar(&t.microBatch, "micro-batch", "", "micro-batch size per device, `N` (default: --batch)")
-	f.BoolVar(&t.gradientCheckpointing, "gradient-checkpointing", false, "recompute activations in the backward pass instead of storing them")
+	f.BoolVar(&t.gradientCheckpointing, "gradient-checkpointing", false, "recompute activations in the backward pass instead of storing them (default: on for lora and qlora)")
 	f.BoolVar(&t.flashAttention, "flash-attention", true, "attention scores are not stored (--flash-attention=false stores them)")
 	f.IntVar(&t.zeroStage, "zero", 0, "DeepSpeed ZeRO `STAGE` 0-3: shard optimizer state (1), gradients (2), weights (3)")
 	f.BoolVar(&t.fsdp, "fsdp", false, "PyTorch FSDP full sharding (like ZeRO stage 3)")
@@ -324,8 +324,8 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 			o[x.key] = x.v
 		}
 	}
-	if t.gradientCheckpointing {
-		o["gradient_checkpointing"] = true
+	if f.isSet("gradient-checkpointing") {
+		o["gradient_checkpointing"] = t.gradientCheckpointing
 	}
 	if t.fsdp {
 		o["fsdp"] = true

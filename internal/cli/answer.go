@@ -188,7 +188,7 @@ var suggestLayout = layout{
 var trainingLayout = layout{
 	known: []string{"fits", "method", "optimizer", "precision", "seq_len", "micro_batch", "gradient_checkpointing",
 		"zero_stage", "num_devices", "tensor_parallel", "params", "trainable_params", "per_device", "devices",
-		"max_micro_batch"},
+		"max_micro_batch", "fits_with"},
 	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
 		setup := fmt.Sprintf("%s %s training", name, a.str("method"))
 		if !a.flag("fits") {
@@ -218,7 +218,23 @@ var trainingLayout = layout{
 		fmt.Fprintf(w, "Parameters: %s, %s trained\n", Params(a.num("params")), Params(a.num("trainable_params")))
 		writeTrainingMemory(w, a.obj("per_device"))
 		writeTrainingDevices(w, a.objects("devices"), info.DeviceNames)
+		writeFitsWith(w, a.obj("fits_with"))
 	},
+}
+
+// writeFitsWith prints the options that make a training setup fit.
+func writeFitsWith(w io.Writer, f answer) {
+	if f == nil {
+		return
+	}
+	var opts []string
+	if f.flag("gradient_checkpointing") {
+		opts = append(opts, "--gradient-checkpointing")
+	}
+	if z := f.num("zero_stage"); z > 0 {
+		opts = append(opts, "--zero "+count(z))
+	}
+	fmt.Fprintf(w, "Fits with: %s, %s per device\n", strings.Join(opts, " "), GiB(int64(f.num("per_device_bytes"))))
 }
 
 func trainingDevices(a answer) []string {

@@ -106,6 +106,17 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 	assert.Contains(t, out, "\nParallelism: 1 device, ZeRO stage 2, gradient checkpointing\n")
 	assert.Contains(t, out, "\nParameters: 8B, 3.4M trained\n")
 	assert.NotContains(t, out, "8030261248")
+
+	// A setup that fits with other options names the flags that set them.
+	notFit := `{"fits":false,"method":"full","optimizer":"adamw","precision":"bf16","seq_len":4096,"micro_batch":1,
+	"gradient_checkpointing":false,"zero_stage":0,"num_devices":8,"tensor_parallel":1,"params":8030261248,"trainable_params":8030261248,
+	"per_device":{"total_bytes":156547891200},"devices":[{"device_id":"cuda:0","memory_available_bytes":85045805056}],"max_micro_batch":0,
+	"fits_with":{"gradient_checkpointing":false,"zero_stage":3,"per_device_bytes":44129894400},
+	"explanation":["does not fit: 145.8 GiB per device, the smallest of 8 devices has 79.2 GiB"],"warnings":[]}`
+	b.Reset()
+	require.NoError(t, WriteTraining(&b, []byte(notFit), AnswerInfo{Model: "Llama-3.1-8B", DeviceNames: names}))
+	assert.Contains(t, b.String(), "\nFits with: --zero 3, 41.1 GiB per device\n")
+	assert.NotContains(t, b.String(), "fits_with")
 }
 
 func TestEngineLineQuotesForTheShell(t *testing.T) {

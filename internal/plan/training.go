@@ -52,9 +52,15 @@ type TrainingOptions struct {
 	Precision string `json:"precision,omitempty"`
 	// SeqLen and MicroBatch default to the request's context_length and
 	// batch_size.
-	SeqLen                int  `json:"seq_len,omitempty"`
-	MicroBatch            int  `json:"micro_batch,omitempty"`
-	GradientCheckpointing bool `json:"gradient_checkpointing,omitempty"`
+	SeqLen     int `json:"seq_len,omitempty"`
+	MicroBatch int `json:"micro_batch,omitempty"`
+	// GradientCheckpointing defaults to true for lora and qlora, what their
+	// reference trainers run (qlora.py --gradient_checkpointing defaults to
+	// true, https://github.com/artidoro/qlora/blob/main/qlora.py; PEFT's
+	// prepare_model_for_kbit_training enables it by default,
+	// https://huggingface.co/docs/peft/package_reference/peft_model), and to
+	// false otherwise; an explicit false is honoured.
+	GradientCheckpointing *bool `json:"gradient_checkpointing,omitempty"`
 	// FlashAttention (default true): attention scores are not stored.
 	FlashAttention *bool `json:"flash_attention,omitempty"`
 	// ZeROStage 0-3 partitions optimizer states (1), gradients (2) and
@@ -82,6 +88,7 @@ type TrainingOptions struct {
 // trainingSetup is the validated options with the extra models resolved.
 type trainingSetup struct {
 	TrainingOptions
+	checkpointing                      bool // GradientCheckpointing with its default applied
 	teacher, reference, reward, critic *model.Model
 	targets                            []string
 	adapters                           bool // the trained weights are adapters over a frozen base
@@ -164,6 +171,10 @@ func (o TrainingOptions) validate(req *Request) (*trainingSetup, error) {
 		s.adapters = true
 	case MethodDPO, MethodRLHF, MethodDistillation:
 		s.adapters = s.LoRARank > 0
+	}
+	s.checkpointing = s.Method == MethodLoRA || s.Method == MethodQLoRA
+	if s.GradientCheckpointing != nil {
+		s.checkpointing = *s.GradientCheckpointing
 	}
 	if s.adapters && s.Method != MethodPrefix && s.LoRARank == 0 {
 		s.LoRARank = defaultLoRARank
@@ -284,9 +295,20 @@ type TrainingAnswer struct {
 	Devices               []TrainingDevice `json:"devices"`
 	// MaxMicroBatch is the largest micro-batch that fits on the devices (0
 	// when none does or no device is known).
-	MaxMicroBatch int      `json:"max_micro_batch"`
-	Explanation   []string `json:"explanation"`
-	Warnings      []string `json:"warnings"`
+	MaxMicroBatch int `json:"max_micro_batch"`
+	// FitsWith is the smallest change of options that makes a setup that
+	// does not fit, fit (nil when it fits or no such change does).
+	FitsWith    *TrainingSuggestion `json:"fits_with,omitempty"`
+	Explanation []string            `json:"explanation"`
+	Warnings    []string            `json:"warnings"`
+}
+
+// TrainingSuggestion is a training setup that fits where the requested one
+// does not: the same request with these options.
+type TrainingSuggestion struct {
+	GradientCheckpointing bool  `json:"gradient_checkpointing"`
+	ZeROStage             int   `json:"zero_stage"`
+	PerDeviceBytes        int64 `json:"per_device_bytes"`
 }
 
 // EstimateTraining answers hwaccel_estimate_training: memory per device for
@@ -318,7 +340,7 @@ func EstimateTraining(req *Request) (any, error) {
 	}
 	ans := &TrainingAnswer{
 		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision,
-		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.GradientCheckpointing,
+		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.checkpointing,
 		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
 		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
 		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
@@ -348,11 +370,56 @@ func EstimateTraining(req *Request) (any, error) {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("fits: %s per device of the %s available on the smallest of %d devices", gib(ans.PerDevice.TotalBytes), gib(budget), n))
 	} else {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
+		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
+			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
+		}
 	}
 	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("the largest micro-batch that fits is %d", ans.MaxMicroBatch))
 	}
 	return ans, nil
+}
+
+// suggestTraining tries what practitioners turn on when a setup does not fit, in
+// order: gradient checkpointing, then ZeRO stage 3 over the data-parallel
+// devices (DeepSpeed ZeRO-3 or FSDP full shard; the Hugging Face
+// integration guide, https://huggingface.co/docs/transformers/deepspeed,
+// and DeepSpeed's ZeRO tutorial, https://www.deepspeed.ai/tutorials/zero/),
+// then both. ZeRO stays opt-in rather than a default: stage 3 trades
+// memory for all-gather traffic every step, which the caller should choose.
+func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *TrainingSuggestion {
+	canShard := n/s.TensorParallel > 1 && s.ZeROStage < 3
+	var tries []TrainingSuggestion
+	if !s.checkpointing {
+		tries = append(tries, TrainingSuggestion{GradientCheckpointing: true, ZeROStage: s.ZeROStage})
+	}
+	if canShard {
+		tries = append(tries, TrainingSuggestion{GradientCheckpointing: s.checkpointing, ZeROStage: 3})
+	}
+	if canShard && !s.checkpointing {
+		tries = append(tries, TrainingSuggestion{GradientCheckpointing: true, ZeROStage: 3})
+	}
+	for _, try := range tries {
+		t := *s
+		t.checkpointing, t.ZeROStage = try.GradientCheckpointing, try.ZeROStage
+		if total := trainingMemory(m, &t, n).TotalBytes; total <= budget {
+			try.PerDeviceBytes = total
+			return &try
+		}
+	}
+	return nil
+}
+
+// describe is the explanation line of a suggestion.
+func (f *TrainingSuggestion) describe() string {
+	var opts []string
+	if f.GradientCheckpointing {
+		opts = append(opts, "gradient_checkpointing")
+	}
+	if f.ZeROStage == 3 {
+		opts = append(opts, "zero_stage 3 (ZeRO-3/FSDP)")
+	}
+	return fmt.Sprintf("fits with %s: %s per device", strings.Join(opts, " and "), gib(f.PerDeviceBytes))
 }
 
 // trainingDevices selects the devices to train on: the first accelerator
@@ -630,7 +697,7 @@ func activationBytes(m *model.Model, s *trainingSetup) int64 {
 	}
 	L := float64(sh.Layers)
 	var layers float64
-	if s.GradientCheckpointing {
+	if s.checkpointing {
 		layers = L*2*sb*h + perLayer
 	} else {
 		layers = L * perLayer

@@ -121,10 +121,10 @@ func TestTrainingActivations(t *testing.T) {
 	// plus 10·V bytes per token of logits.
 	want := 2048.0*32*(12*4096+4*4096+8*11008) + 10*2048*32000
 	assert.InDelta(t, want, float64(full), 1)
-	s.GradientCheckpointing = true
+	s.checkpointing = true
 	ckpt := activationBytes(m, s)
 	assert.Less(t, float64(ckpt), float64(full)/5)
-	s.GradientCheckpointing = false
+	s.checkpointing = false
 	off := false
 	s.FlashAttention = &off
 	assert.Greater(t, activationBytes(m, s), full) // attention scores stored
@@ -372,4 +372,57 @@ func clipText(s string, n int) string {
 		return s[:n-1] + "…"
 	}
 	return s
+}
+
+// QLoRA of an 8B model on one 24 GB GPU is what the QLoRA reference trainer
+// runs with gradient checkpointing on (its --gradient_checkpointing defaults
+// to true, https://github.com/artidoro/qlora/blob/main/qlora.py); PEFT's
+// prepare_model_for_kbit_training turns it on by default too
+// (https://huggingface.co/docs/peft/package_reference/peft_model). 24564 MiB
+// is what nvidia-smi reports for an RTX 4090
+// (testdata/machines/two-nvidia/bin/nvidia-smi).
+func TestTrainingAdaptersCheckpointByDefault(t *testing.T) {
+	rtx4090 := trainGPUs(t, 1, 24564<<20)
+	for _, method := range []string{"qlora", "lora"} {
+		a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"`+method+`"}}`, rtx4090))
+		assert.True(t, a.GradientCheckpointing, method)
+		if method == "qlora" {
+			assert.True(t, a.Fits, "%s: %d bytes", method, a.PerDevice.TotalBytes)
+		}
+	}
+	// An explicit false is honoured, and the answer says checkpointing fits.
+	off := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"qlora","gradient_checkpointing":false}}`, rtx4090))
+	assert.False(t, off.GradientCheckpointing)
+	assert.False(t, off.Fits)
+	require.NotNil(t, off.FitsWith)
+	assert.True(t, off.FitsWith.GradientCheckpointing)
+	assert.Equal(t, 0, off.FitsWith.ZeROStage)
+	assert.Less(t, off.FitsWith.PerDeviceBytes, int64(24564<<20))
+	assert.Contains(t, strings.Join(off.Explanation, "\n"), "fits with gradient_checkpointing")
+	// Full fine-tuning keeps checkpointing off unless asked.
+	full := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"}}`, rtx4090))
+	assert.False(t, full.GradientCheckpointing)
+}
+
+// Full fine-tuning of an 8B model on 8x H100 80GB does not fit replicated
+// (16 bytes per parameter, ZeRO paper §3.1) but does with weights, gradients
+// and optimizer sharded, which is how it is run (DeepSpeed ZeRO-3 or FSDP
+// full shard, https://huggingface.co/docs/transformers/deepspeed).
+func TestTrainingSuggestsZeRO3(t *testing.T) {
+	h100x8 := trainGPUs(t, 8, 80<<30)
+	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full"}}`, h100x8))
+	assert.False(t, a.Fits)
+	assert.Equal(t, 0, a.ZeROStage)
+	require.NotNil(t, a.FitsWith)
+	assert.Equal(t, 3, a.FitsWith.ZeROStage)
+	assert.False(t, a.FitsWith.GradientCheckpointing)
+	z3 := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full","zero_stage":3}}`, h100x8))
+	assert.True(t, z3.Fits)
+	assert.Nil(t, z3.FitsWith)
+	assert.Equal(t, z3.PerDevice.TotalBytes, a.FitsWith.PerDeviceBytes)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "fits with zero_stage 3 (ZeRO-3/FSDP): "+gib(z3.PerDevice.TotalBytes)+" per device")
+	// One device: sharding cannot help, so nothing is suggested but what does.
+	one := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full"}}`, trainGPUs(t, 1, 80<<30)))
+	assert.False(t, one.Fits)
+	assert.Nil(t, one.FitsWith)
 }
