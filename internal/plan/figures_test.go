@@ -39,3 +39,18 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A plan on the CPU charges no GPU runtime context: llama.cpp's CPU backend
+// allocates only the model, KV, output and compute buffers
+// (testdata/llamacpp/measurements.json; docs/accuracy.md "Against
+// llama.cpp's allocation"), while a GPU keeps its 768 MiB context.
+func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
+	body := `{"model":{"name":"Llama-3.2-1B"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
+	cpu := shard(t, request(t, body, reg(t, []registry.Device{host(64 << 30)})))
+	require.True(t, cpu.Fits, dump(t, cpu))
+	assert.Equal(t, int64(0), cpu.Memory.OverheadBytes, "CPU plan")
+	gpuPlan := shard(t, request(t, body, reg(t, []registry.Device{h100(0)})))
+	require.True(t, gpuPlan.Fits, dump(t, gpuPlan))
+	assert.Equal(t, quant.PerDeviceOverheadBytes(), gpuPlan.Memory.OverheadBytes, "GPU plan")
+	assert.Equal(t, cpu.Memory.TotalBytes, gpuPlan.Memory.TotalBytes-quant.PerDeviceOverheadBytes())
+}

@@ -146,8 +146,17 @@ func ActivationsBytes(m *model.Model, contextLen, batch int) int64 {
 // 3090) in TestInferenceMemoryRow.
 const overheadBytes = 768 << 20
 
-// PerDeviceOverheadBytes is the runtime overhead on each device used.
+// PerDeviceOverheadBytes is the runtime overhead on each accelerator used.
 func PerDeviceOverheadBytes() int64 { return overheadBytes }
+
+// HostOverheadBytes is the runtime overhead charged to a CPU that runs the
+// model: none. llama.cpp's CPU backend holds no context buffer: what it
+// allocates is the model, KV cache, output and compute buffers, all counted
+// elsewhere in the estimate, and the process's resident memory beyond model
+// and KV cache was 20-70 MiB in every measured run, under the compute buffer
+// it holds (testdata/llamacpp/measurements.json, 41 runs of llama.cpp
+// 34af94cd; docs/accuracy.md "Against llama.cpp's allocation").
+const HostOverheadBytes = 0
 
 // Largest returns the largest n in [1, limit] with ok(n), for ok monotone
 // (true then false), or 0 when ok(1) is false. It is a binary search, so ok
