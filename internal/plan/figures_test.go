@@ -54,3 +54,21 @@ func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
 	assert.Equal(t, quant.PerDeviceOverheadBytes(), gpuPlan.Memory.OverheadBytes, "GPU plan")
 	assert.Equal(t, cpu.Memory.TotalBytes, gpuPlan.Memory.TotalBytes-quant.PerDeviceOverheadBytes())
 }
+
+// llama.cpp's quantized cache types (--cache-type-k/-v) are sized by their
+// ggml blocks: q8_0 is 34 bytes per 32 values (block_q8_0, internal/ggml),
+// q4_0 18 per 32; fp8/int8 stay one byte per value.
+func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	base := `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"engine":"llama.cpp","kv_cache_dtype":`
+	kvOf := func(dt string) int64 {
+		return request(t, base+`"`+dt+`"}`, r).estimate(quant.FP16, 4096, 1).KVCacheBytes
+	}
+	f16 := kvOf("fp16")
+	assert.Equal(t, f16*34/64, kvOf("q8_0"))
+	assert.Equal(t, f16*34/64, kvOf("Q8_0"))
+	assert.Equal(t, f16*18/64, kvOf("q4_0"))
+	assert.Equal(t, f16/2, kvOf("int8"))
+	_, err := DecodeRequest([]byte(base + `"q4_k"}`))
+	require.Error(t, err, "k-quants are not cache types in llama.cpp")
+}

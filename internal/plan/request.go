@@ -27,6 +27,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -69,8 +70,8 @@ type Request struct {
 	// than the model's maximum, so the model's maximum is planned.
 	contextCapped bool
 	BatchSize     int
-	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8"
-	// or "int8".
+	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8",
+	// "int8", or a llama.cpp cache type ("q8_0", ...: llamaCPPCacheType).
 	KVCacheDType string
 	Devices      []string // restrict to these answer ids; nil = all
 	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
@@ -183,7 +184,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 			r.KVCacheDType = k
 		case "auto", "":
 		default:
-			return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8", *w.KVCacheDType)
+			if _, ok := llamaCPPCacheType(k); !ok {
+				return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl", *w.KVCacheDType)
+			}
+			r.KVCacheDType = k
 		}
 	}
 	if w.Engine != nil {
@@ -357,7 +361,22 @@ func (r *Request) kvOptions() quant.KVOptions {
 	case "fp8", "int8":
 		return quant.KVOptions{Bytes: 1}
 	}
+	if t, ok := llamaCPPCacheType(r.KVCacheDType); ok {
+		return quant.KVOptions{Bytes: float64(t.BlockBytes()) / float64(t.BlockSize())}
+	}
 	return quant.KVOptions{Bytes: 2}
+}
+
+// llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
+// values (kv_cache_types in common/arg.cpp of ggml-org/llama.cpp:
+// https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp); a
+// quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
+func llamaCPPCacheType(name string) (ggml.Type, bool) {
+	switch name {
+	case "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl":
+		return ggml.ParseType(name)
+	}
+	return 0, false
 }
 
 // checkDevices verifies every requested id exists in the registry (or the
