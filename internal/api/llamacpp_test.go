@@ -155,12 +155,15 @@ func TestLlamaCPPMeasurementsAreWhole(t *testing.T) {
 // blocks (34 bytes per 32 values, was 1 byte per value): the total's median
 // rose from 1.1 % to 1.2 % (the KV underestimate had offset compute
 // overestimates) while the KV cache became exact for every run without a
-// sliding window; the worst KV errors left are Phi-3 and Gemma 3.
+// sliding window; the worst KV errors left were Phi-3 (-50 %) and Gemma 3
+// (-33 %). With llama.cpp's sliding-window rules (window + micro-batch
+// padded to 256 cells, none for Phi-3) every KV cache is exact (below
+// 0.1 %); the total stays at median 1.2 %, worst 38.7 %.
 const (
 	llamaCPPTotalMedianErrMax = 0.013
 	llamaCPPTotalWorstErrMax  = 0.39
 	llamaCPPKVMedianErrMax    = 0.001
-	llamaCPPKVWorstErrMax     = 0.501
+	llamaCPPKVWorstErrMax     = 0.001
 )
 
 // TestLlamaCPPAllocationError asks the engine for every measured

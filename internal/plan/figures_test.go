@@ -72,3 +72,27 @@ func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 	_, err := DecodeRequest([]byte(base + `"q4_k"}`))
 	require.Error(t, err, "k-quants are not cache types in llama.cpp")
 }
+
+// llama.cpp's sliding-window cache holds window + one micro-batch (512)
+// cells rounded up to 256, at most the context (src/llama-kv-cache-iswa.cpp),
+// and it disables Phi-3's window (llama.cpp PR 13676); other engines keep the
+// window rule. Measured: Gemma-3-1B at 4096 holds 1024 cells in each of its
+// 22 sliding layers, Phi-3-mini 4096 cells in all 32
+// (testdata/llamacpp/measurements.json).
+func TestKVCacheFollowsLlamaCPPSlidingWindowRules(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	kvOf := func(name, engine string) int64 {
+		req := request(t, `{"model":{"name":"`+name+`"},"context_length":4096,"engine":"`+engine+`"}`, r)
+		return req.estimate(quant.FP16, 4096, 1).KVCacheBytes
+	}
+	perCell := func(name string) int64 {
+		m := model.Lookup(name)
+		return 2 * int64(m.EffectiveKVHeads()) * int64(m.EffectiveHeadDim()) * 2
+	}
+	g := perCell("Gemma-3-1B")
+	assert.Equal(t, g*(4*4096+22*1024), kvOf("Gemma-3-1B", "llama.cpp"))
+	assert.Equal(t, g*(4*4096+22*512), kvOf("Gemma-3-1B", "vllm"))
+	p := perCell("Phi-3-mini-4k-instruct")
+	assert.Equal(t, p*32*4096, kvOf("Phi-3-mini-4k-instruct", "llama.cpp"))
+	assert.Equal(t, p*32*2047, kvOf("Phi-3-mini-4k-instruct", "vllm"))
+}

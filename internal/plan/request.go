@@ -357,14 +357,30 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 
 // kvOptions is the KV cache storage of the request.
 func (r *Request) kvOptions() quant.KVOptions {
-	switch r.KVCacheDType {
-	case "fp8", "int8":
-		return quant.KVOptions{Bytes: 1}
+	o := quant.KVOptions{Bytes: 2}
+	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
+	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
+		o.Bytes = 1
+	case ok:
+		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
 	}
-	if t, ok := llamaCPPCacheType(r.KVCacheDType); ok {
-		return quant.KVOptions{Bytes: float64(t.BlockBytes()) / float64(t.BlockSize())}
+	if r.Engine == engineLlamaCPP {
+		llamaCPPSliding(&o, r.Model)
 	}
-	return quant.KVOptions{Bytes: 2}
+	return o
+}
+
+// llamaCPPSliding sets llama.cpp's sliding-window cache rules: a window
+// layer's cache holds n_swa + n_ubatch cells padded to 256, at most the
+// context (size_swa in src/llama-kv-cache-iswa.cpp,
+// https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-iswa.cpp;
+// Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window is
+// disabled on load ("Phi SWA is currently disabled",
+// https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context in
+// all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
+func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
+	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
+	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
 }
 
 // llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
