@@ -251,7 +251,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
  *             | a GGUF type or mix such as "q4_k_m", "q8_0",
  *    "context_length": 4096, "batch_size": 1,
- *    "kv_cache_dtype": "auto" | "fp16" | "bf16" | "fp8" | "int8",
+ *    "kv_cache_dtype": "auto" | "fp16" | "bf16" | "fp8" | "int8" | "q8_0" | ...,
  *    "registry": {...an answer of hwaccel_detect_json()...},
  *    "cluster": [{...registry of node 0...}, {...node 1...}],
  *    "detect": {...detection options, used when "registry" is absent...},

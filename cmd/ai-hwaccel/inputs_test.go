@@ -116,6 +116,8 @@ func TestPlanFlagsReachTheEngine(t *testing.T) {
 		return p["memory"].(map[string]any)["kv_cache_bytes"].(float64)
 	}
 	assert.InDelta(t, kv()/2, kv("--kv-cache", "fp8"), 1)
+	// llama.cpp's q8_0 cache type: 34 bytes per 32 values (ggml block_q8_0).
+	assert.InDelta(t, kv()*34/64, kv("--kv-cache", "q8_0"), 1)
 
 	// A GGUF quantization type is passed through to the engine.
 	q, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "8b", "--quant", "q4_k_m", "--json")...)

@@ -27,7 +27,7 @@ import (
 // invalid_argument with the list for a name it does not know.
 var (
 	engineNames  = []string{"vllm", "llama.cpp", "none"}
-	kvCacheTypes = []string{"auto", "fp16", "bf16", "fp8", "int8"}
+	kvCacheTypes = []string{"auto", "fp16", "bf16", "fp8", "int8", "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
 )
 
 // planFlags are the flags of plan, suggest and train. Strings hold what was
@@ -69,7 +69,7 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
 	if cmd != "train" {
-		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), fp16, bf16, fp8, int8")
+		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), fp16, bf16, fp8, int8, or llama.cpp's f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl")
 		f.BoolVar(&p.cpuOffload, "cpu-offload", false, "allow keeping layers in host memory when the accelerators are too small")
 		f.BoolVar(&p.includeCPU, "include-cpu", false, "consider the CPU as a device beside the accelerators")
 		f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))

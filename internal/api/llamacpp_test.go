@@ -69,13 +69,12 @@ const llamaCPPRegistry = `{"schema_version":1,"devices":[{"id":"cpu:0","kind":"c
 	`"vendor":"amd","name":"AMD EPYC","available":true,"memory_bytes":25769803776,"memory_free_bytes":25769803776,"cores":2}]}`
 
 // llamaCPPKVDType maps llama.cpp's --cache-type-k to the request's
-// kv_cache_dtype: q8_0 is the nearest of the accepted names (fp16, bf16,
-// fp8, int8) — it is int8 values plus one fp16 scale per 32.
+// kv_cache_dtype, which accepts llama.cpp's quantized cache types by name.
 func llamaCPPKVDType(t string) string {
-	if t == "q8_0" {
-		return "int8"
+	if t == "f16" {
+		return ""
 	}
-	return ""
+	return t
 }
 
 func llamaCPPRequest(r llamaCPPRun) string {
@@ -144,20 +143,34 @@ func TestLlamaCPPMeasurementsAreWhole(t *testing.T) {
 
 // Ratchet of the engine's error against llama.cpp's real allocation
 // (docs/accuracy.md, "Against llama.cpp's allocation"): the absolute error of
-// the total, median and worst over the memory runs, as measured when the
-// measurements were recorded (41 runs: median 31.8 %, worst 103.3 %,
-// Qwen2.5-0.5B Q4_K_M with a q8_0 cache). Tighten these when the engine
-// improves; the test fails if it gets worse.
+// the total, median and worst over the memory runs (41 runs). When the
+// measurements were recorded: median 31.8 %, worst 103.3 % (Qwen2.5-0.5B
+// Q4_K_M with a q8_0 cache); with no GPU overhead charged to the CPU: median
+// 1.1 %, worst 38.7 % (Qwen2.5-0.5B Q4_K_M at 32768 without flash attention,
+// the compute buffer). Tighten these when the engine improves; the test
+// fails if it gets worse.
+//
+// The KV cache alone has its own ratchet: its error is not hidden by other
+// components' errors of the other sign. With q8_0 caches sized as ggml
+// blocks (34 bytes per 32 values, was 1 byte per value): the total's median
+// rose from 1.1 % to 1.2 % (the KV underestimate had offset compute
+// overestimates) while the KV cache became exact for every run without a
+// sliding window; the worst KV errors left were Phi-3 (-50 %) and Gemma 3
+// (-33 %). With llama.cpp's sliding-window rules (window + micro-batch
+// padded to 256 cells, none for Phi-3) every KV cache is exact (below
+// 0.1 %); the total stays at median 1.2 %, worst 38.7 %.
 const (
-	llamaCPPTotalMedianErrMax = 0.32
-	llamaCPPTotalWorstErrMax  = 1.04
+	llamaCPPTotalMedianErrMax = 0.013
+	llamaCPPTotalWorstErrMax  = 0.39
+	llamaCPPKVMedianErrMax    = 0.001
+	llamaCPPKVWorstErrMax     = 0.001
 )
 
 // TestLlamaCPPAllocationError asks the engine for every measured
 // configuration and compares weights, KV cache, compute and total with what
 // llama.cpp allocated. Run with -v for the table.
 func TestLlamaCPPAllocationError(t *testing.T) {
-	var totals []float64
+	var totals, kvs []float64
 	var rows []string
 	rows = append(rows, "| model | quant | ctx | fa | KV | weights | KV cache | compute | total (ours / llama.cpp) | total error | peak RSS |",
 		"|---|---|---|---|---|---|---|---|---|---|---|")
@@ -174,6 +187,7 @@ func TestLlamaCPPAllocationError(t *testing.T) {
 		compute := r.ComputeBytes + r.OutputBytes
 		total := relErr(m.Total, r.allocated())
 		totals = append(totals, math.Abs(total))
+		kvs = append(kvs, math.Abs(relErr(m.KVCache, kv)))
 		fa := "off"
 		if r.FlashAttention {
 			fa = "on"
@@ -183,14 +197,22 @@ func TestLlamaCPPAllocationError(t *testing.T) {
 			100*relErr(m.Weights, r.ModelBytes), 100*relErr(m.KVCache, kv), 100*relErr(m.Activations, compute),
 			mib(m.Total), mib(r.allocated()), 100*total, mib(r.PeakRSSBytes)))
 	}
-	med, worst := median(totals), 0.0
-	for _, e := range totals {
-		worst = math.Max(worst, e)
-	}
-	t.Logf("engine vs llama.cpp allocation, %d runs:\n%s\n|total| error: median %.1f %%, worst %.1f %%",
-		len(totals), strings.Join(rows, "\n"), 100*med, 100*worst)
+	med, worst := median(totals), maxOf(totals)
+	kvMed, kvWorst := median(kvs), maxOf(kvs)
+	t.Logf("engine vs llama.cpp allocation, %d runs:\n%s\n|total| error: median %.1f %%, worst %.1f %%; |KV cache| error: median %.1f %%, worst %.1f %%",
+		len(totals), strings.Join(rows, "\n"), 100*med, 100*worst, 100*kvMed, 100*kvWorst)
 	require.LessOrEqual(t, med, llamaCPPTotalMedianErrMax, "median |total error| got worse")
 	require.LessOrEqual(t, worst, llamaCPPTotalWorstErrMax, "worst |total error| got worse")
+	require.LessOrEqual(t, kvMed, llamaCPPKVMedianErrMax, "median |KV cache error| got worse")
+	require.LessOrEqual(t, kvWorst, llamaCPPKVWorstErrMax, "worst |KV cache error| got worse")
+}
+
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.0f MiB", float64(b)/(1<<20)) }

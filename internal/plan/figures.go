@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // levelWeights is the size of a model's weights at each level a request
@@ -94,6 +95,15 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	}
 	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
 	c.LayerKV = float64(b.KVCacheBytes) / float64(c.Layers)
+	return c
+}
+
+// on is c for a pool of kind k: the runtime overhead of one device of that
+// kind (a CPU holds no GPU context, quant.HostOverheadBytes).
+func (c costs) on(k registry.Kind) costs {
+	if k == registry.KindCPU {
+		c.Overhead = quant.HostOverheadBytes
+	}
 	return c
 }
 

@@ -39,3 +39,60 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 		}
 	}
 }
+
+// A plan on the CPU charges no GPU runtime context: llama.cpp's CPU backend
+// allocates only the model, KV, output and compute buffers
+// (testdata/llamacpp/measurements.json; docs/accuracy.md "Against
+// llama.cpp's allocation"), while a GPU keeps its 768 MiB context.
+func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
+	body := `{"model":{"name":"Llama-3.2-1B"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
+	cpu := shard(t, request(t, body, reg(t, []registry.Device{host(64 << 30)})))
+	require.True(t, cpu.Fits, dump(t, cpu))
+	assert.Equal(t, int64(0), cpu.Memory.OverheadBytes, "CPU plan")
+	gpuPlan := shard(t, request(t, body, reg(t, []registry.Device{h100(0)})))
+	require.True(t, gpuPlan.Fits, dump(t, gpuPlan))
+	assert.Equal(t, quant.PerDeviceOverheadBytes(), gpuPlan.Memory.OverheadBytes, "GPU plan")
+	assert.Equal(t, cpu.Memory.TotalBytes, gpuPlan.Memory.TotalBytes-quant.PerDeviceOverheadBytes())
+}
+
+// llama.cpp's quantized cache types (--cache-type-k/-v) are sized by their
+// ggml blocks: q8_0 is 34 bytes per 32 values (block_q8_0, internal/ggml),
+// q4_0 18 per 32; fp8/int8 stay one byte per value.
+func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	base := `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"engine":"llama.cpp","kv_cache_dtype":`
+	kvOf := func(dt string) int64 {
+		return request(t, base+`"`+dt+`"}`, r).estimate(quant.FP16, 4096, 1).KVCacheBytes
+	}
+	f16 := kvOf("fp16")
+	assert.Equal(t, f16*34/64, kvOf("q8_0"))
+	assert.Equal(t, f16*34/64, kvOf("Q8_0"))
+	assert.Equal(t, f16*18/64, kvOf("q4_0"))
+	assert.Equal(t, f16/2, kvOf("int8"))
+	_, err := DecodeRequest([]byte(base + `"q4_k"}`))
+	require.Error(t, err, "k-quants are not cache types in llama.cpp")
+}
+
+// llama.cpp's sliding-window cache holds window + one micro-batch (512)
+// cells rounded up to 256, at most the context (src/llama-kv-cache-iswa.cpp),
+// and it disables Phi-3's window (llama.cpp PR 13676); other engines keep the
+// window rule. Measured: Gemma-3-1B at 4096 holds 1024 cells in each of its
+// 22 sliding layers, Phi-3-mini 4096 cells in all 32
+// (testdata/llamacpp/measurements.json).
+func TestKVCacheFollowsLlamaCPPSlidingWindowRules(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	kvOf := func(name, engine string) int64 {
+		req := request(t, `{"model":{"name":"`+name+`"},"context_length":4096,"engine":"`+engine+`"}`, r)
+		return req.estimate(quant.FP16, 4096, 1).KVCacheBytes
+	}
+	perCell := func(name string) int64 {
+		m := model.Lookup(name)
+		return 2 * int64(m.EffectiveKVHeads()) * int64(m.EffectiveHeadDim()) * 2
+	}
+	g := perCell("Gemma-3-1B")
+	assert.Equal(t, g*(4*4096+22*1024), kvOf("Gemma-3-1B", "llama.cpp"))
+	assert.Equal(t, g*(4*4096+22*512), kvOf("Gemma-3-1B", "vllm"))
+	p := perCell("Phi-3-mini-4k-instruct")
+	assert.Equal(t, p*32*4096, kvOf("Phi-3-mini-4k-instruct", "llama.cpp"))
+	assert.Equal(t, p*32*2047, kvOf("Phi-3-mini-4k-instruct", "vllm"))
+}

@@ -70,6 +70,7 @@ func (p *planned) devices() int {
 // tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
 // parallel stages where domains allow), else not fitting.
 func planPool(p *pool, c costs, l quant.Level, engine string) planned {
+	c = c.on(p.Kind)
 	if pl, ok := planSingle(p, c, l); ok {
 		return pl
 	}

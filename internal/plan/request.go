@@ -27,6 +27,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -69,8 +70,8 @@ type Request struct {
 	// than the model's maximum, so the model's maximum is planned.
 	contextCapped bool
 	BatchSize     int
-	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8"
-	// or "int8".
+	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8",
+	// "int8", or a llama.cpp cache type ("q8_0", ...: llamaCPPCacheType).
 	KVCacheDType string
 	Devices      []string // restrict to these answer ids; nil = all
 	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
@@ -183,7 +184,10 @@ func DecodeRequest(data []byte) (*Request, error) {
 			r.KVCacheDType = k
 		case "auto", "":
 		default:
-			return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8", *w.KVCacheDType)
+			if _, ok := llamaCPPCacheType(k); !ok {
+				return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl", *w.KVCacheDType)
+			}
+			r.KVCacheDType = k
 		}
 	}
 	if w.Engine != nil {
@@ -353,11 +357,42 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 
 // kvOptions is the KV cache storage of the request.
 func (r *Request) kvOptions() quant.KVOptions {
-	switch r.KVCacheDType {
-	case "fp8", "int8":
-		return quant.KVOptions{Bytes: 1}
+	o := quant.KVOptions{Bytes: 2}
+	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
+	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
+		o.Bytes = 1
+	case ok:
+		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
 	}
-	return quant.KVOptions{Bytes: 2}
+	if r.Engine == engineLlamaCPP {
+		llamaCPPSliding(&o, r.Model)
+	}
+	return o
+}
+
+// llamaCPPSliding sets llama.cpp's sliding-window cache rules: a window
+// layer's cache holds n_swa + n_ubatch cells padded to 256, at most the
+// context (size_swa in src/llama-kv-cache-iswa.cpp,
+// https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-iswa.cpp;
+// Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window is
+// disabled on load ("Phi SWA is currently disabled",
+// https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context in
+// all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
+func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
+	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
+	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
+}
+
+// llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
+// values (kv_cache_types in common/arg.cpp of ggml-org/llama.cpp:
+// https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp); a
+// quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
+func llamaCPPCacheType(name string) (ggml.Type, bool) {
+	switch name {
+	case "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl":
+		return ggml.ParseType(name)
+	}
+	return 0, false
 }
 
 // checkDevices verifies every requested id exists in the registry (or the

@@ -134,7 +134,7 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		if !sane {
 			return false
 		}
-		c := newCosts(req.Model, b, pl.Level)
+		c := newCosts(req.Model, b, pl.Level).on(pl.Pool.Kind)
 		for _, r := range pl.replicas() {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false

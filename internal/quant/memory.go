@@ -12,6 +12,24 @@ type KVOptions struct {
 	// Bytes per cached element: 2 for fp16/bf16 (the default when 0), 1 for
 	// an fp8/int8 cache.
 	Bytes float64
+	// SlidingExtra is how many cells a sliding-window layer holds beyond its
+	// window, and SlidingPad the multiple its size is rounded up to (0: the
+	// window alone). llama.cpp: one micro-batch (n_ubatch) and 256
+	// (llamaCPPSliding in internal/plan).
+	SlidingExtra, SlidingPad int
+	// NoSlidingWindow: the engine caches the whole context on every layer
+	// (llama.cpp for Phi-3).
+	NoSlidingWindow bool
+}
+
+// slidingCells is the number of cells per sequence a sliding-window layer
+// holds at contextLen tokens.
+func (o KVOptions) slidingCells(window, contextLen int) int {
+	cells := max(window, 1) + o.SlidingExtra
+	if o.SlidingPad > 0 {
+		cells = (cells + o.SlidingPad - 1) / o.SlidingPad * o.SlidingPad
+	}
+	return min(contextLen, cells)
 }
 
 func (o KVOptions) bytes() float64 {
@@ -66,7 +84,8 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 //	                       Table 1: (d_c + d_h^R)·l elements per token)
 //
 // Sliding-window layers hold at most window tokens per sequence (Mistral 7B
-// paper arXiv 2310.06825 §2 "rolling buffer cache"; Gemma 2/3 local layers).
+// paper arXiv 2310.06825 §2 "rolling buffer cache"; Gemma 2/3 local layers),
+// plus what the engine keeps beyond the window (kv.SlidingExtra).
 // A model without a known shape gives 0 (the caller reports it unknown).
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	if m == nil || contextLen <= 0 || batch <= 0 || m.Layers <= 0 {
@@ -77,11 +96,11 @@ func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 		return 0
 	}
 	sliding := min(m.SlidingLayers, m.Layers)
-	if m.SlidingWindow <= 0 {
+	if m.SlidingWindow <= 0 || kv.NoSlidingWindow {
 		sliding = 0
 	}
 	full := m.Layers - sliding
-	tokens := float64(full)*float64(contextLen) + float64(sliding)*float64(min(contextLen, max(m.SlidingWindow, 1)))
+	tokens := float64(full)*float64(contextLen) + float64(sliding)*float64(kv.slidingCells(m.SlidingWindow, contextLen))
 	return int64(math.Ceil(perTokenLayer * tokens * float64(batch) * kv.bytes()))
 }
 
@@ -146,8 +165,17 @@ func ActivationsBytes(m *model.Model, contextLen, batch int) int64 {
 // 3090) in TestInferenceMemoryRow.
 const overheadBytes = 768 << 20
 
-// PerDeviceOverheadBytes is the runtime overhead on each device used.
+// PerDeviceOverheadBytes is the runtime overhead on each accelerator used.
 func PerDeviceOverheadBytes() int64 { return overheadBytes }
+
+// HostOverheadBytes is the runtime overhead charged to a CPU that runs the
+// model: none. llama.cpp's CPU backend holds no context buffer: what it
+// allocates is the model, KV cache, output and compute buffers, all counted
+// elsewhere in the estimate, and the process's resident memory beyond model
+// and KV cache was 20-70 MiB in every measured run, under the compute buffer
+// it holds (testdata/llamacpp/measurements.json, 41 runs of llama.cpp
+// 34af94cd; docs/accuracy.md "Against llama.cpp's allocation").
+const HostOverheadBytes = 0
 
 // Largest returns the largest n in [1, limit] with ok(n), for ok monotone
 // (true then false), or 0 when ok(1) is false. It is a binary search, so ok
