@@ -85,7 +85,7 @@ func New(cfg Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.src, m.root, m.memo = dirSource{root, openBeneathDir(cfg.Sysroot)}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	m.src, m.root, m.memo = dirSource{root, openBeneathDir(cfg.Sysroot), cfg.Sysroot}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
 	return m, nil
 }
 

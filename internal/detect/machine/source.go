@@ -36,6 +36,9 @@ type dirSource struct {
 	// dir is the sysroot opened for openat2 (source_linux.go), which
 	// reads a file in a few system calls; nil where openat2 is unusable.
 	dir *os.File
+	// path is the sysroot's host path (the entries of a listing lstat
+	// below it).
+	path string
 }
 
 func (s dirSource) readFile(name string, limit int, head bool, use func([]byte)) error {
@@ -73,6 +76,11 @@ func (s dirSource) readFile(name string, limit int, head bool, use func([]byte))
 }
 
 func (s dirSource) readDir(name string) ([]fs.DirEntry, error) {
+	if s.dir != nil && fs.ValidPath(name) {
+		if ok, entries, err := readDirBeneath(s.dir, s.path, name); ok {
+			return entries, err
+		}
+	}
 	return fs.ReadDir(s.root.FS(), name)
 }
 
@@ -81,6 +89,11 @@ func (s dirSource) readLink(name string) (string, error) { return s.root.Readlin
 func (s dirSource) stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
+	}
+	if s.dir != nil {
+		if ok, fi, err := statBeneath(s.dir, name); ok {
+			return fi, err
+		}
 	}
 	return s.root.Stat(name)
 }

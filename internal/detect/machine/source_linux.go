@@ -1,11 +1,16 @@
 package machine
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
+	"strings"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -143,3 +148,59 @@ func (r fdReader) Read(b []byte) (int, error) {
 		return n, nil
 	}
 }
+
+// readDirBeneath lists the directory name below dir (resolved like
+// readFileBeneath) in the order fs.ReadDir gives. sysroot is the host path
+// of dir: a listing's entries Info() lstat sysroot/name/entry, a direct
+// child of a directory already resolved inside the root.
+func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.DirEntry, err error) {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY)
+	if err == syscall.ENOSYS || err == syscall.EPERM {
+		return false, nil, nil
+	}
+	if err != nil {
+		return true, nil, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	f := os.NewFile(uintptr(fd), filepath.Join(sysroot, name))
+	defer f.Close()
+	entries, err = f.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	if err != nil {
+		return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: errors.Unwrap(err)}
+	}
+	return true, entries, nil
+}
+
+// statBeneath is stat(2) of name below dir, symbolic links followed inside
+// the root, in two system calls (an O_PATH open and fstat).
+func statBeneath(dir *os.File, name string) (ok bool, fi fs.FileInfo, err error) {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, oPath)
+	if err == syscall.ENOSYS || err == syscall.EPERM {
+		return false, nil, nil
+	}
+	if err != nil {
+		return true, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	st := new(syscall.Stat_t)
+	if err := syscall.Fstat(fd, st); err != nil {
+		return true, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	return true, statInfo{name: filepath.Base(name), st: st}, nil
+}
+
+// statInfo is an fs.FileInfo of a Stat_t, with Sys() the *syscall.Stat_t as
+// os.Stat gives it (the memo reads device, inode and times from it).
+type statInfo struct {
+	name string
+	st   *syscall.Stat_t
+}
+
+func (i statInfo) Name() string       { return i.name }
+func (i statInfo) Size() int64        { return i.st.Size }
+func (i statInfo) Mode() fs.FileMode  { return statMode(i.st) | fs.FileMode(i.st.Mode&0o777) }
+func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
+func (i statInfo) IsDir() bool        { return i.Mode().IsDir() }
+func (i statInfo) Sys() any           { return i.st }

@@ -2,9 +2,16 @@
 
 package machine
 
-import "os"
+import (
+	"io/fs"
+	"os"
+)
 
 // Without openat2 every read goes through os.Root.
 func openBeneathDir(string) *os.File { return nil }
 
 func readFileBeneath(*os.File, string, int, bool, func([]byte)) (bool, error) { return false, nil }
+
+func readDirBeneath(*os.File, string, string) (bool, []fs.DirEntry, error) { return false, nil, nil }
+
+func statBeneath(*os.File, string) (bool, fs.FileInfo, error) { return false, nil, nil }
