@@ -25,7 +25,6 @@ var leadKeys = []string{"fits", "reason", "model", "method", "strategy", "quant"
 
 var tailKeys = []string{"explanation", "warnings"}
 
-
 func orderedKeys(m map[string]any) []string {
 	var out []string
 	used := map[string]bool{}
