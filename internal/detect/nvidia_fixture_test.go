@@ -256,6 +256,10 @@ func TestFixtureNVIDIAToolFails(t *testing.T) {
 	assert.Equal(t, "550.127.05", g.DriverVersion)
 	assert.Equal(t, int64(48)<<30, g.MemoryBytes)
 	assert.Equal(t, intp(0), g.NUMANode)
+	// nvidia-smi cannot reach the driver, so neither can CUDA: the GPU is
+	// seen but not usable, and says why (issue 13 item 4).
+	assert.False(t, g.Available)
+	assert.Contains(t, g.UnavailableReason, "couldn't communicate with the NVIDIA driver")
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)

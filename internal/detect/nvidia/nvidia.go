@@ -294,7 +294,10 @@ func notDrivenReason(driver string) string {
 // version than the loaded kernel module ("Failed to initialize NVML:
 // Driver/library version mismatch", testdata/machines/gt640-nvml-mismatch)
 // and a GPU the driver cannot open ("Unable to determine the device handle
-// for GPU ...", testdata/machines/kata-gt1030-vm). Other failures (a missing
+// for GPU ...", testdata/machines/kata-gt1030-vm), and a driver nvidia-smi
+// cannot reach at all ("NVIDIA-SMI has failed because it couldn't
+// communicate with the NVIDIA driver", testdata/machines/nvidia-tool-fails:
+// CUDA reaches the GPU through the same driver). Other failures (a missing
 // or hanging tool) say nothing about the GPU: "".
 func brokenDriverReason(failure string) string {
 	switch {
@@ -303,6 +306,8 @@ func brokenDriverReason(failure string) string {
 	case strings.Contains(failure, "Unable to determine the device handle"):
 		_, msg, _ := strings.Cut(failure, "Unable to determine the device handle")
 		return "the driver cannot open the GPU (nvidia-smi: Unable to determine the device handle" + firstLine(msg) + ")"
+	case strings.Contains(failure, "couldn't communicate with the NVIDIA driver"):
+		return "the NVIDIA driver is not reachable (nvidia-smi: NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver)"
 	}
 	return ""
 }
