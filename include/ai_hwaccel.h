@@ -257,7 +257,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "detect": {...detection options, used when "registry" is absent...},
  *    "devices": ["cuda:0", "cuda:1"],
  *    "engine": "vllm" | "llama.cpp" | "none",
- *    "cpu_offload": false, "include_cpu": false,
+ *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
@@ -280,6 +280,8 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * become "node<i>/<id>"; it excludes "registry").  "devices" restricts the
  * plan to a subset.  "kv_cache_dtype" sets the KV-cache storage (fp8 and
  * int8: one byte per element; default the model's 16-bit type).
+ * "flash_attention": false sizes the working buffer for attention without
+ * flash attention (llama.cpp -fa off: fp32 scores of a micro-batch).
  * "cpu_offload" allows layers in host memory when the accelerators are too
  * small; "include_cpu" considers the CPU beside the accelerators.
  * "training" is read by hwaccel_estimate_training only (defaults: full,

@@ -88,6 +88,9 @@ func llamaCPPRequest(r llamaCPPRun) string {
 	if kv := llamaCPPKVDType(r.CacheTypeK); kv != "" {
 		req["kv_cache_dtype"] = kv
 	}
+	if !r.FlashAttention {
+		req["flash_attention"] = false // llama.cpp -fa off
+	}
 	b, err := json.Marshal(req)
 	if err != nil {
 		panic(err)
@@ -158,10 +161,14 @@ func TestLlamaCPPMeasurementsAreWhole(t *testing.T) {
 // sliding window; the worst KV errors left were Phi-3 (-50 %) and Gemma 3
 // (-33 %). With llama.cpp's sliding-window rules (window + micro-batch
 // padded to 256 cells, none for Phi-3) every KV cache is exact (below
-// 0.1 %); the total stays at median 1.2 %, worst 38.7 %.
+// 0.1 %); the total stays at median 1.2 %, worst 38.7 %. With the -fa off
+// runs asked with "flash_attention": false and the score matrix counted
+// (quant.ActivationsBytes): median 1.1 %, worst 16.4 % (Qwen3-0.6B Q4_K_M
+// with a q8_0 cache: the weights llama.cpp's CPU backend repacks into a
+// second buffer); every -fa off run is within 2.1 %.
 const (
-	llamaCPPTotalMedianErrMax = 0.013
-	llamaCPPTotalWorstErrMax  = 0.39
+	llamaCPPTotalMedianErrMax = 0.012
+	llamaCPPTotalWorstErrMax  = 0.165
 	llamaCPPKVMedianErrMax    = 0.001
 	llamaCPPKVWorstErrMax     = 0.001
 )

@@ -77,6 +77,10 @@ type Request struct {
 	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
 	CPUOffload   bool
 	IncludeCPU   bool
+	// NoFlashAttention is "flash_attention": false (llama.cpp -fa off): the
+	// compute buffer holds a micro-batch's attention scores over the whole
+	// context (quant.KVOptions.NoFlashAttention).
+	NoFlashAttention bool
 	// Replicas is the number of data-parallel replicas asked for (0: not
 	// asked); ReplicasMax is "replicas": "max" (replicas.go).
 	Replicas    int
@@ -113,6 +117,8 @@ type wireRequest struct {
 	Detect        json.RawMessage   `json:"detect"`
 	Training      json.RawMessage   `json:"training"`
 	Replicas      json.RawMessage   `json:"replicas"`
+
+	FlashAttention *bool `json:"flash_attention"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -199,6 +205,7 @@ func DecodeRequest(data []byte) (*Request, error) {
 		}
 	}
 	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
+	r.NoFlashAttention = w.FlashAttention != nil && !*w.FlashAttention
 	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
 	if err := r.decodeReplicas(w.Replicas); err != nil {
 		return nil, err
@@ -367,6 +374,7 @@ func (r *Request) kvOptions() quant.KVOptions {
 	if r.Engine == engineLlamaCPP {
 		llamaCPPSliding(&o, r.Model)
 	}
+	o.NoFlashAttention = r.NoFlashAttention
 	return o
 }
 

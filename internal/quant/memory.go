@@ -20,6 +20,10 @@ type KVOptions struct {
 	// NoSlidingWindow: the engine caches the whole context on every layer
 	// (llama.cpp for Phi-3).
 	NoSlidingWindow bool
+	// NoFlashAttention: attention is computed without flash attention
+	// (llama.cpp -fa off), so the working buffer holds a micro-batch's
+	// scores over the whole cache (ActivationsBytes).
+	NoFlashAttention bool
 }
 
 // slidingCells is the number of cells per sequence a sliding-window layer
@@ -67,7 +71,7 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 	b := Breakdown{
 		WeightsBytes:     weightsBytes,
 		KVCacheBytes:     KVCacheBytes(m, contextLen, batch, kv),
-		ActivationsBytes: ActivationsBytes(m, contextLen, batch),
+		ActivationsBytes: ActivationsBytes(m, contextLen, batch, kv),
 		OverheadBytes:    PerDeviceOverheadBytes(),
 	}
 	b.TotalBytes = b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.OverheadBytes
@@ -127,10 +131,15 @@ const ChunkTokens = 512
 //	T × (2·I + (H + 2·K)·d + 2·h) × 4 B   (gate and up outputs, q/k/v, residual and normed input)
 //	+ T × V × 4 B                         (logits)
 //
-// Flash attention is assumed (no T × context score matrix). This is an
-// allowance derived from the graph's shapes, not fitted to measurements.
+// With flash attention (kv.NoFlashAttention false, llama.cpp's default
+// -fa auto on CPU, CUDA and Metal) there is no T × context score matrix.
+// Without it the buffer is at least the attention step's (attentionScoresBytes),
+// and the larger of the two is the answer: llama.cpp's graph allocator reuses
+// the memory of tensors no longer needed, so the peak is one of the two, not
+// their sum. This is an allowance derived from the graph's shapes, checked
+// against llama.cpp's allocation (TestActivationsWithoutFlashAttention).
 // Without a shape: 0.
-func ActivationsBytes(m *model.Model, contextLen, batch int) int64 {
+func ActivationsBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	if m == nil || m.Hidden <= 0 || contextLen <= 0 || batch <= 0 {
 		return 0
 	}
@@ -150,7 +159,47 @@ func ActivationsBytes(m *model.Model, contextLen, batch int) int64 {
 	d := float64(m.EffectiveHeadDim())
 	heads := float64(m.Heads + 2*m.EffectiveKVHeads())
 	perToken := 2*I + heads*d + 2*float64(m.Hidden) + float64(m.Vocab)
-	return int64(math.Ceil(T * perToken * 4))
+	b := int64(math.Ceil(T * perToken * 4))
+	if kv.NoFlashAttention {
+		b = max(b, attentionScoresBytes(m, T, attendedCells(m, contextLen, kv)))
+	}
+	return b
+}
+
+// attentionHiddenRows is the number of hidden-sized fp32 rows per token
+// alive beside the scores in llama.cpp's attention step without flash
+// attention (residual, normed input, Q, the K and V rows being written, the
+// attention output): the compute buffers measured beyond scores and mask
+// were 5.0 h (Phi-3-mini) to 5.5 h (Llama-3.2-1B) per token
+// (testdata/llamacpp/measurements.json); the larger is taken.
+const attentionHiddenRows = 5.5
+
+// attentionScoresBytes is the working buffer of one attention step without
+// flash attention for T tokens attending nKV cache cells, in fp32, after
+// build_attn_mha in llama.cpp's src/llama-graph.cpp
+// (https://github.com/ggml-org/llama.cpp/blob/master/src/llama-graph.cpp):
+// kq = K·Q is nKV × T per head, and soft_max_ext writes its result over it
+// (the allocator runs it in place: its input has no other user), so one
+// score matrix per layer is alive; the fp32 mask (nKV × T, shared by the
+// heads) is an input of the graph beside it.
+//
+//	T × nKV × (H + 1) × 4 B  +  T × 5.5·h × 4 B
+//
+// Measured (llama.cpp 34af94cd, CPU): Llama-3.2-1B at 32768 cells 2134 MiB,
+// this gives 2134 MiB.
+func attentionScoresBytes(m *model.Model, T float64, nKV int) int64 {
+	heads := float64(max(m.Heads, 1))
+	return int64(math.Ceil(T * (float64(nKV)*(heads+1) + attentionHiddenRows*float64(m.Hidden)) * 4))
+}
+
+// attendedCells is the number of cache cells the widest layer attends to at
+// contextLen tokens: the whole context, or the sliding-window cells when
+// every layer uses the window.
+func attendedCells(m *model.Model, contextLen int, kv KVOptions) int {
+	if m.SlidingWindow > 0 && m.SlidingLayers >= m.Layers && !kv.NoSlidingWindow {
+		return kv.slidingCells(m.SlidingWindow, contextLen)
+	}
+	return contextLen
 }
 
 // overheadBytes is the runtime overhead per device: the CUDA context

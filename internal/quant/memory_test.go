@@ -142,8 +142,8 @@ func TestEstimateBreakdown(t *testing.T) {
 	assert.Positive(t, b.ActivationsBytes)
 	assert.Equal(t, PerDeviceOverheadBytes(), b.OverheadBytes)
 	// Activations depend on the chunk, not the whole context.
-	assert.Equal(t, ActivationsBytes(m, 8192, 4), ActivationsBytes(m, 100000, 4))
-	assert.Less(t, ActivationsBytes(m, 16, 1), ActivationsBytes(m, 8192, 1))
+	assert.Equal(t, ActivationsBytes(m, 8192, 4, KVOptions{}), ActivationsBytes(m, 100000, 4, KVOptions{}))
+	assert.Less(t, ActivationsBytes(m, 16, 1, KVOptions{}), ActivationsBytes(m, 8192, 1, KVOptions{}))
 
 	est := Estimate(&model.Model{Params: 7e9, ActiveParams: 7e9}, FP16, 4096, 1, KVOptions{})
 	assert.Contains(t, est.Notes[0], "shape unknown")
@@ -182,4 +182,36 @@ func TestLargest(t *testing.T) {
 			assert.LessOrEqual(t, calls, 1+int(math.Ceil(math.Log2(float64(tc.limit)+1))), "binary search, not a scan")
 		})
 	}
+}
+
+// TestActivationsWithoutFlashAttention checks the working buffer of
+// llama.cpp -fa off against the compute buffers it allocated (CPU backend,
+// testdata/llamacpp/measurements.json, llama.cpp 34af94cd, n_ubatch 512):
+// the fp32 scores of one micro-batch over the whole context for every head,
+// the fp32 mask beside them, and a few hidden-sized rows. With flash
+// attention the same runs allocate 258.5 and 300.25 MiB.
+func TestActivationsWithoutFlashAttention(t *testing.T) {
+	off := KVOptions{NoFlashAttention: true}
+	for _, tc := range []struct {
+		model       string
+		ctx         int
+		measuredMiB float64
+	}{
+		{"Llama-3.2-1B", 32768, 2134.01},
+		{"Llama-3.2-1B", 4096, 286.01},
+		{"Qwen2.5-0.5B", 32768, 969.26},
+		{"TinyLlama-1.1B-Chat-v1.0", 2048, 153.01},
+		{"Phi-3-mini-4k-instruct", 4096, 294.01},
+	} {
+		m := catalogModel(t, tc.model)
+		// llama.cpp disables Phi-3's window: every layer attends the context.
+		off.NoSlidingWindow = m.Architecture == "phi3"
+		got := float64(ActivationsBytes(m, tc.ctx, 1, off)) / (1 << 20)
+		t.Logf("%s ctx %d -fa off: %.1f MiB, llama.cpp %.1f MiB (%+.1f%%)", tc.model, tc.ctx, got, tc.measuredMiB, 100*(got/tc.measuredMiB-1))
+		assert.InDelta(t, tc.measuredMiB, got, 0.05*tc.measuredMiB, tc.model)
+	}
+	// Flash attention (the default) does not grow with the context.
+	m := catalogModel(t, "Llama-3.2-1B")
+	assert.Equal(t, ActivationsBytes(m, 4096, 1, KVOptions{}), ActivationsBytes(m, 32768, 1, KVOptions{}))
+	assert.Greater(t, ActivationsBytes(m, 32768, 1, off), 7*ActivationsBytes(m, 32768, 1, KVOptions{}))
 }
