@@ -352,29 +352,14 @@ func TestCalibrationFit(t *testing.T) {
 		t.Skip("set HWACCEL_FIT=1 to refit the throughput constants")
 	}
 	all, _ := loadCalibration(t)
-	cases := all
-	if os.Getenv("HWACCEL_FIT") == "single" {
-		cases = nil
-		for _, c := range all {
-			if c.row.DeviceCount == 1 {
-				cases = append(cases, c)
-			}
-		}
-	}
-	best := fitted
-	bestErr := math.Inf(1)
-	for bw := 0.50; bw <= 1.0001; bw += 0.01 {
-		for lat := 0.0; lat <= 150e-6; lat += 4e-6 {
-			e := efficiency{DecodeBandwidth: bw, LayerLatency: lat, PrefillMFU: fitted.PrefillMFU}
-			dec, _ := relErrors(cases, e)
-			if m := quantile(dec, 0.5); m < bestErr {
-				bestErr, best = m, e
-			}
-		}
-	}
+	cases := fitSet(all, os.Getenv("HWACCEL_FIT"))
+	heldOut := loadHeldOut(t)
+	best, bestErr := fitDecode(cases)
 	decAll, _ := relErrors(all, best)
+	decHeld, _ := relErrors(heldOut, best)
 	t.Logf("all rows with these: median %.3f p90 %.3f", quantile(decAll, 0.5), quantile(decAll, 0.9))
-	t.Logf("decode: bandwidth efficiency %.2f, layer latency %.0f us, median %.3f", best.DecodeBandwidth, best.LayerLatency*1e6, bestErr)
+	t.Logf("decode: bandwidth fraction GDDR %.2f HBM %.2f unified %.2f (quantized %.2f), layer latency %.0f us, fit set (n=%d) median %.3f; held-out (n=%d) median %.3f p90 %.3f",
+		best.DecodeBandwidth, best.DecodeBandwidthHBM, best.DecodeBandwidthUnified, best.DecodeBandwidthUnifiedQuantized, best.LayerLatency*1e6, len(cases), bestErr, len(decHeld), quantile(decHeld, 0.5), quantile(decHeld, 0.9))
 	// Prefill: MFU and the per-layer time per prompt pass, with the decode
 	// bandwidth efficiency just fitted (the pass re-reads the weights).
 	var prefillCases []calCase
@@ -406,6 +391,91 @@ func TestCalibrationFit(t *testing.T) {
 	t.Logf("prefill: MFU %.2f, layer time per pass %.0f us, median %.3f p90 %.3f (all rows: median %.3f p90 %.3f)",
 		best.PrefillMFU, best.PrefillLayerLatency*1e6, bestErr, quantile(prefillErrors(prefillCases, best), 0.9),
 		quantile(preAll, 0.5), quantile(preAll, 0.9))
+}
+
+// fitDecode searches the per-layer latency and, for each memory class, the
+// bandwidth fraction that minimise the median |error| over the rows: for a
+// latency, each class's fraction is the one minimising the median over that
+// class's rows (a class's rows depend on its fraction alone), and the
+// latency is the one whose resulting median over all rows is smallest.
+func fitDecode(cases []calCase) (efficiency, float64) {
+	classes := map[string][]calCase{}
+	for _, c := range cases {
+		classes[memClassName(c)] = append(classes[memClassName(c)], c)
+	}
+	best, bestErr := fitted, math.Inf(1)
+	for lat := 0.0; lat <= 150e-6; lat += 2e-6 {
+		e := fitted
+		e.LayerLatency = lat
+		for name, cs := range classes {
+			bestF, bestM := 0.0, math.Inf(1)
+			for f := 0.30; f <= 1.0001; f += 0.01 {
+				setClassFraction(&e, name, f)
+				if m := quantile(decodeErrors(cs, e), 0.5); m < bestM {
+					bestM, bestF = m, f
+				}
+			}
+			setClassFraction(&e, name, bestF)
+		}
+		if m := quantile(decodeErrors(cases, e), 0.5); m < bestErr {
+			bestErr, best = m, e
+		}
+	}
+	return best, bestErr
+}
+
+// memClassName is the memory class of a case's device (decodeFraction).
+func memClassName(c calCase) string {
+	d := c.decodePlan.Stages[0].Devices[0]
+	switch e := (efficiency{DecodeBandwidth: 1, DecodeBandwidthHBM: 2, DecodeBandwidthUnified: 3, DecodeBandwidthUnifiedQuantized: 4}); e.decodeFraction(d, c.level) {
+	case 2:
+		return "hbm"
+	case 3:
+		return "unified"
+	case 4:
+		return "unified-quantized"
+	}
+	return "gddr"
+}
+
+func setClassFraction(e *efficiency, class string, f float64) {
+	switch class {
+	case "hbm":
+		e.DecodeBandwidthHBM = f
+	case "unified":
+		e.DecodeBandwidthUnified = f
+	case "unified-quantized":
+		e.DecodeBandwidthUnifiedQuantized = f
+	default:
+		e.DecodeBandwidth = f
+	}
+}
+
+// decodeErrors is relErrors' decode half alone.
+func decodeErrors(cases []calCase, e efficiency) []float64 {
+	var out []float64
+	for _, c := range cases {
+		if d := estimateWith(c.decodePlan, c.decodeReq, 0, e).DecodeTokensPerS; d > 0 && c.row.TG > 0 {
+			out = append(out, math.Abs(d/c.row.TG-1))
+		}
+	}
+	return out
+}
+
+// fitSet selects the rows the constants are fitted on: "single" the
+// single-device rows, "recent" the single-device llama-bench rows of May 2024
+// (README @ aa72e0ec86c3), anything else every row.
+func fitSet(all []calCase, mode string) []calCase {
+	var out []calCase
+	for _, c := range all {
+		switch {
+		case mode == "single" && c.row.DeviceCount == 1,
+			mode == "recent" && c.row.DeviceCount == 1 && strings.Contains(c.row.Source, "aa72e0ec86c3"),
+			mode != "single" && mode != "recent":
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // prefillErrors is relErrors' prefill half alone (the fit's inner loop).

@@ -6,6 +6,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // Fitted constants (docs/accuracy.md "Throughput (decode and prefill)").
@@ -16,8 +17,21 @@ import (
 // efficiency holds the few physical constants of the throughput model.
 type efficiency struct {
 	// DecodeBandwidth is the fraction of the datasheet memory bandwidth a
-	// decode step achieves while streaming weights and KV cache.
+	// decode step achieves while streaming weights and KV cache on a
+	// discrete GPU with GDDR memory (and any device of no other class).
 	DecodeBandwidth float64
+	// DecodeBandwidthHBM is that fraction on an HBM part (hbmPart): a
+	// batch-1 matrix-vector pass keeps too few bytes in flight to draw
+	// 2-3 TB/s (llama.cpp on an A100 reaches 43-55 %).
+	DecodeBandwidthHBM float64
+	// DecodeBandwidthUnified is that fraction on Apple unified memory, whose
+	// datasheet figure is the SoC's, shared with the CPU, for 16-bit (and
+	// 8-bit float) weights.
+	DecodeBandwidthUnified float64
+	// DecodeBandwidthUnifiedQuantized is that fraction for integer-quantized
+	// weights (int8/int4, GGUF k-quants) on Apple GPUs, whose ALUs dequantize
+	// every weight read: there the matrix-vector pass is partly compute-bound.
+	DecodeBandwidthUnifiedQuantized float64
 	// LayerLatency is the fixed time per layer per decode step, in seconds
 	// (kernel launches, synchronisation), that does not shrink with bytes.
 	LayerLatency float64
@@ -33,7 +47,7 @@ type efficiency struct {
 // fitted are the constants in use, fitted by TestCalibrationFit on the
 // single-device rows (HWACCEL_FIT=single): decode on 129 rows, prefill on
 // the 50 of them whose device has a tensor peak in the table.
-var fitted = efficiency{DecodeBandwidth: 0.90, LayerLatency: 148e-6, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
+var fitted = efficiency{DecodeBandwidth: 0.93, DecodeBandwidthHBM: 0.61, DecodeBandwidthUnified: 0.82, DecodeBandwidthUnifiedQuantized: 0.66, LayerLatency: 92e-6, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
 
 // promptMicroBatch is the number of prompt tokens processed per pass:
 // llama.cpp's default n_ubatch (and n_batch of its 2023 builds), 512. Every
@@ -75,6 +89,48 @@ func streamSeconds(bytes, bwGBs float64, e efficiency) float64 {
 	return bytes / (bwGBs * 1e9 * e.DecodeBandwidth)
 }
 
+// hbmMinGBs is the bandwidth from which a datacenter GPU or ASIC of the
+// datasheet table is taken to carry HBM: every such part at or above it
+// does (A100, H100, H200, H20, B200, Instinct MI2xx/MI3xx, Max 1550,
+// Gaudi, Trainium), and the GDDR datacenter parts (L40S 864 GB/s, L40, A40,
+// A10, L4, T4) are below it. The V100 (HBM2, 900 GB/s) falls below and is
+// counted as GDDR. TPUs are HBM parts at every bandwidth.
+const hbmMinGBs = 1000
+
+// appleGPU reports whether d is an Apple SoC's GPU (unified memory).
+func appleGPU(d *device) bool {
+	return d.Dev.Kind != registry.KindCPU && (d.Dev.Vendor == "apple" || d.Spec != nil && d.Spec.Category == "apple_soc_unified_memory")
+}
+
+// hbmPart reports whether a datasheet record is an HBM part (hbmMinGBs).
+func hbmPart(s *specs.Spec) bool {
+	if s == nil {
+		return false
+	}
+	switch s.Category {
+	case "tpu":
+		return true
+	case "datacenter_gpu", "datacenter_asic":
+		return s.BandwidthGBs >= hbmMinGBs
+	}
+	return false
+}
+
+// decodeFraction is the fraction of d's memory bandwidth a decode step
+// reaches, by memory class (and, on Apple GPUs, by whether the weights are
+// integer-quantized).
+func (e efficiency) decodeFraction(d *device, l quant.Level) float64 {
+	switch {
+	case appleGPU(d) && dequantizedForMatmul(l):
+		return e.DecodeBandwidthUnifiedQuantized
+	case appleGPU(d):
+		return e.DecodeBandwidthUnified
+	case hbmPart(d.Spec):
+		return e.DecodeBandwidthHBM
+	}
+	return e.DecodeBandwidth
+}
+
 // ringAllReduceSeconds is the time of one ring all-reduce of msgBytes over n
 // devices whose links carry linkGBs per direction: each device sends and
 // receives 2(n-1)/n of the message.
@@ -88,7 +144,7 @@ func ringAllReduceSeconds(n int, msgBytes, linkGBs float64) float64 {
 // decodeInputs are the plain numbers of one pipeline stage's decode step.
 type decodeInputs struct {
 	BytesPerDevice float64 // weights read + KV read per device per step
-	BandwidthGBs   float64 // slowest device of the stage
+	BandwidthGBs   float64 // bandwidth the slowest device of the stage reaches (datasheet x decodeFraction)
 	Layers         int
 	TP             int
 	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
@@ -96,10 +152,12 @@ type decodeInputs struct {
 }
 
 // stageDecodeSeconds is one stage's share of a decode step: streaming its
-// bytes, the per-layer fixed time, and two all-reduces per layer under
-// tensor parallelism. allReduce is that last term alone.
+// bytes at the bandwidth the stage reaches (in.BandwidthGBs, the datasheet
+// figure times the memory class's fraction), the per-layer fixed time, and
+// two all-reduces per layer under tensor parallelism. allReduce is that last
+// term alone.
 func stageDecodeSeconds(in decodeInputs, e efficiency) (total, allReduce float64) {
-	total = streamSeconds(in.BytesPerDevice, in.BandwidthGBs, e) + float64(in.Layers)*e.LayerLatency
+	total = in.BytesPerDevice/(in.BandwidthGBs*1e9) + float64(in.Layers)*e.LayerLatency
 	if in.TP > 1 {
 		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
 	}
@@ -222,8 +280,8 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	m := req.Model
 	batch := pl.batchOf(req)
 	t := Throughput{Assumptions: []string{
-		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %.0f%% of memory bandwidth, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
-			req.ContextLength, batch, e.DecodeBandwidth*100, e.LayerLatency*1e6),
+		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %s, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
+			req.ContextLength, batch, e.reachedNote(pl), e.LayerLatency*1e6),
 		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
 			e.PrefillMFU*100, computePrecision(pl.Level), promptMicroBatch, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
@@ -244,15 +302,22 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	for i, s := range pl.Stages {
 		tp := len(s.Devices)
 		layers := s.End - s.Start
-		bw, link, peak := math.Inf(1), math.Inf(1), math.Inf(1)
+		bw, reached, link, peak := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
+			reached = math.Min(reached, d.BandwidthGBs*e.decodeFraction(d, pl.Level))
 			link = math.Min(link, d.LinkGBs)
 			peak = math.Min(peak, d.peakTFLOPS(computePrecision(pl.Level)))
 		}
 		weights := float64(s.Part.Weights)
 		if s.Start == 0 {
 			weights -= c.EmbedIn / float64(tp) // the input embedding is a lookup, not read
+		}
+		if s.End == c.Layers && m.TieEmbeddings {
+			// Tied embeddings: the output head is the embedding matrix, and
+			// the last stage reads all of it every token (Qwen2.5-0.5B fp16:
+			// 988 MB per token, not 716).
+			weights += c.EmbedIn / float64(tp)
 		}
 		read := weights*c.ActiveRatio + float64(s.Part.KV)
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
@@ -282,7 +347,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: bw, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link}, e)
+			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: reached, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link}, e)
 			step += st
 			arTotal += ar
 		}
@@ -319,6 +384,25 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 		t.Assumptions = append(t.Assumptions, "pipeline stages run one after another within a decode step (sum of stage times)")
 	}
 	return t
+}
+
+// reachedNote says, in the decode assumption, which fraction of memory
+// bandwidth the plan's devices reach and why (their memory class).
+func (e efficiency) reachedNote(pl *planned) string {
+	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
+		return fmt.Sprintf("%.0f%% of memory bandwidth", e.DecodeBandwidth*100)
+	}
+	d := pl.Stages[0].Devices[0]
+	f := e.decodeFraction(d, pl.Level)
+	switch {
+	case appleGPU(d) && dequantizedForMatmul(pl.Level):
+		return fmt.Sprintf("%.0f%% of memory bandwidth (Apple unified memory, integer-quantized weights dequantized by the GPU)", f*100)
+	case appleGPU(d):
+		return fmt.Sprintf("%.0f%% of memory bandwidth (Apple unified memory)", f*100)
+	case hbmPart(d.Spec):
+		return fmt.Sprintf("%.0f%% of memory bandwidth (HBM part)", f*100)
+	}
+	return fmt.Sprintf("%.0f%% of memory bandwidth", f*100)
 }
 
 // dequantNote says, in the prefill assumption, whether the level's weights

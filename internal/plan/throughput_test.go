@@ -6,7 +6,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 func TestRingAllReduce(t *testing.T) {
@@ -18,12 +21,12 @@ func TestRingAllReduce(t *testing.T) {
 
 func TestStageDecodeSeconds(t *testing.T) {
 	e := efficiency{DecodeBandwidth: 0.5, LayerLatency: 1e-4}
-	// 1 GB at 1000 GB/s × 0.5 = 2 ms, plus 10 layers × 0.1 ms.
-	total, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 1000, Layers: 10, TP: 1}, e)
+	// 1 GB at the 500 GB/s the stage reaches = 2 ms, plus 10 layers × 0.1 ms.
+	total, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 500, Layers: 10, TP: 1}, e)
 	assert.InDelta(t, 3e-3, total, 1e-12)
 	assert.Zero(t, ar)
 	// TP 2 adds 2 all-reduces per layer of 1 MB over 100 GB/s: 2·1/2 MB / 100 GB/s each.
-	total, ar = stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 1000, Layers: 10, TP: 2, AllReduceBytes: 1e6, LinkGBs: 100}, e)
+	total, ar = stageDecodeSeconds(decodeInputs{BytesPerDevice: 1e9, BandwidthGBs: 500, Layers: 10, TP: 2, AllReduceBytes: 1e6, LinkGBs: 100}, e)
 	assert.InDelta(t, 10*2*1e6/100e9, ar, 1e-12)
 	assert.InDelta(t, 3e-3+ar, total, 1e-12)
 }
@@ -78,4 +81,28 @@ func TestValidTP(t *testing.T) {
 	c = costs{Heads: 64, KVHeads: 8}
 	assert.True(t, c.validTP(16), "8 KV heads replicated over 16 ranks")
 	assert.False(t, c.validTP(0))
+}
+
+// TestDecodeReadsTiedEmbeddingsAsHead: a decode step reads the output head
+// every token; with tied embeddings the head is the token-embedding matrix,
+// so it is read although the input lookup is not. Qwen2.5-0.5B (tied) at
+// fp16: every weight once, 2 B x 494 M = 988 MB per token (llama.cpp's
+// model buffer, testdata/llamacpp: 988 MB); counting the embedding as a
+// lookup only gave 716 MB. Llama-3.1-8B (untied) does not read its input
+// embedding (525 M of its 8.03 B weights).
+func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
+	bytesPerToken := func(name string) float64 {
+		m, err := model.Resolve(model.Spec{Name: name})
+		require.NoError(t, err)
+		l, err := quant.Parse("fp16")
+		require.NoError(t, err)
+		c := calCase{row: calRow{DeviceCount: 1}, spec: specs.Spec{Name: "test GPU", Category: "consumer_gpu", BandwidthGBs: 1000}, model: m, level: l}
+		pl, req := c.plan(1)
+		e := efficiency{DecodeBandwidth: 1}
+		return 1e12 / estimateWith(pl, req, 0, e).DecodeTokensPerS
+	}
+	assert.InEpsilon(t, 988e6, bytesPerToken("Qwen2.5-0.5B"), 0.01)
+	m, err := model.Resolve(model.Spec{Name: "Llama-3.1-8B"})
+	require.NoError(t, err)
+	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
 }
