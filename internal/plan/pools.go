@@ -132,6 +132,10 @@ func newDevice(d registry.Device, id string, node int, engine string, sm specMem
 		dv.BandwidthGBs, dv.BandwidthSource = d.MemoryBandwidthGBs, "detected"
 	case dv.Spec != nil && dv.Spec.BandwidthGBs > 0:
 		dv.BandwidthGBs, dv.BandwidthSource = dv.Spec.BandwidthGBs, "datasheet "+dv.Spec.Name
+	case d.Kind == registry.KindCPU:
+		if h, ok := specs.HostMemoryByCPUName(d.Name); ok {
+			dv.BandwidthGBs, dv.BandwidthSource = h.BandwidthGBs(), fmt.Sprintf("datasheet %s, one socket: %d channels x %d MT/s x 8 B", h.Family, h.Channels, h.MTs)
+		}
 	}
 	if d.PCIe != nil && d.PCIe.BandwidthGBs > 0 {
 		dv.PCIeGBs = d.PCIe.BandwidthGBs

@@ -28,6 +28,13 @@ type efficiency struct {
 	// datasheet figure is the SoC's, shared with the CPU, for 16-bit (and
 	// 8-bit float) weights.
 	DecodeBandwidthUnified float64
+	// DecodeBandwidthHost is that fraction on a CPU's host memory (its
+	// family's datasheet figure, specs.HostMemoryByCPUName).
+	DecodeBandwidthHost float64
+	// HostWeightsPerCoreSecond is how many weights one CPU core multiplies
+	// per second in a decode step's matrix-vector products (dequantizing
+	// them): with few cores a CPU decode is bound by this, not by memory.
+	HostWeightsPerCoreSecond float64
 	// DecodeBandwidthUnifiedQuantized is that fraction for integer-quantized
 	// weights (int8/int4, GGUF k-quants) on Apple GPUs, whose ALUs dequantize
 	// every weight read: there the matrix-vector pass is partly compute-bound.
@@ -47,7 +54,8 @@ type efficiency struct {
 // fitted are the constants in use, fitted by TestCalibrationFit on the
 // single-device rows (HWACCEL_FIT=single): decode on 129 rows, prefill on
 // the 50 of them whose device has a tensor peak in the table.
-var fitted = efficiency{DecodeBandwidth: 0.93, DecodeBandwidthHBM: 0.61, DecodeBandwidthUnified: 0.82, DecodeBandwidthUnifiedQuantized: 0.66, LayerLatency: 92e-6, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
+var fitted = efficiency{DecodeBandwidth: 0.93, DecodeBandwidthHBM: 0.61, DecodeBandwidthUnified: 0.82, DecodeBandwidthUnifiedQuantized: 0.66, LayerLatency: 92e-6,
+	DecodeBandwidthHost: 0.68, HostWeightsPerCoreSecond: 23e9, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
 
 // promptMicroBatch is the number of prompt tokens processed per pass:
 // llama.cpp's default n_ubatch (and n_batch of its 2023 builds), 512. Every
@@ -121,6 +129,8 @@ func hbmPart(s *specs.Spec) bool {
 // integer-quantized).
 func (e efficiency) decodeFraction(d *device, l quant.Level) float64 {
 	switch {
+	case d.Dev.Kind == registry.KindCPU:
+		return e.DecodeBandwidthHost
 	case appleGPU(d) && dequantizedForMatmul(l):
 		return e.DecodeBandwidthUnifiedQuantized
 	case appleGPU(d):
@@ -149,6 +159,9 @@ type decodeInputs struct {
 	TP             int
 	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
 	LinkGBs        float64 // per-direction TP link bandwidth, 0 unknown
+	// ComputeSeconds is the matrix-vector work of the step where it can
+	// exceed the streaming time (a CPU: weights / (cores × rate)), else 0.
+	ComputeSeconds float64
 }
 
 // stageDecodeSeconds is one stage's share of a decode step: streaming its
@@ -157,7 +170,7 @@ type decodeInputs struct {
 // two all-reduces per layer under tensor parallelism. allReduce is that last
 // term alone.
 func stageDecodeSeconds(in decodeInputs, e efficiency) (total, allReduce float64) {
-	total = in.BytesPerDevice/(in.BandwidthGBs*1e9) + float64(in.Layers)*e.LayerLatency
+	total = math.Max(in.BytesPerDevice/(in.BandwidthGBs*1e9), in.ComputeSeconds) + float64(in.Layers)*e.LayerLatency
 	if in.TP > 1 {
 		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
 	}
@@ -289,6 +302,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	hidden := float64(m.Hidden)
 	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
+	computeBound := false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
 	attnWidth := m.Heads * m.EffectiveHeadDim()
@@ -347,9 +361,14 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: reached, Layers: layers, TP: tp, AllReduceBytes: msg, LinkGBs: link}, e)
+			compute := hostComputeSeconds(s.Devices, weights*c.ActiveRatio, pl.Level, e)
+			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: reached, Layers: layers, TP: tp,
+				AllReduceBytes: msg, LinkGBs: link, ComputeSeconds: compute}, e)
 			step += st
 			arTotal += ar
+			if compute > read/(reached*1e9) {
+				computeBound = true
+			}
 		}
 		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 {
 			prefillKnown = false
@@ -371,6 +390,8 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 			t.Bound = BoundPCIe
 		} else if arTotal > step/2 {
 			t.Bound = BoundInterconnect
+		} else if computeBound {
+			t.Bound = BoundCompute
 		}
 	} else if !pl.Offloaded || decodeKnown {
 		t.Assumptions = append(t.Assumptions, "decode omitted: memory bandwidth unknown for "+unknownBandwidth(pl))
@@ -386,6 +407,17 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	return t
 }
 
+// hostComputeSeconds is a CPU stage's matrix-vector time per decode step:
+// the weights it reads (weightBytes at the level's bits per weight) over its
+// cores × HostWeightsPerCoreSecond. 0 for other devices or unknown cores.
+func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e efficiency) float64 {
+	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || l.BitsPerWeight() <= 0 {
+		return 0
+	}
+	weights := weightBytes / (l.BitsPerWeight() / 8)
+	return weights / (float64(devs[0].Dev.Cores) * e.HostWeightsPerCoreSecond)
+}
+
 // reachedNote says, in the decode assumption, which fraction of memory
 // bandwidth the plan's devices reach and why (their memory class).
 func (e efficiency) reachedNote(pl *planned) string {
@@ -395,6 +427,10 @@ func (e efficiency) reachedNote(pl *planned) string {
 	d := pl.Stages[0].Devices[0]
 	f := e.decodeFraction(d, pl.Level)
 	switch {
+	case d.Dev.Kind == registry.KindCPU && d.BandwidthGBs <= 0:
+		return "a fraction of host memory bandwidth (unknown for this CPU)"
+	case d.Dev.Kind == registry.KindCPU && d.Dev.Cores > 0:
+		return fmt.Sprintf("%.0f%% of memory bandwidth (host memory, %s) or %d core(s) x %.0f G weights/s, whichever is slower", f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9)
 	case appleGPU(d) && dequantizedForMatmul(pl.Level):
 		return fmt.Sprintf("%.0f%% of memory bandwidth (Apple unified memory, integer-quantized weights dequantized by the GPU)", f*100)
 	case appleGPU(d):
@@ -423,7 +459,7 @@ func unknownBandwidth(pl *planned) string {
 					name = string(d.Dev.Kind)
 				}
 				if d.Dev.Kind == registry.KindCPU {
-					return d.ID + " (host memory bandwidth is not detected)"
+					return d.ID + " (host memory bandwidth is not detected and the CPU family is not in the datasheet table)"
 				}
 				return d.ID + " (" + name + ", not in the datasheet table)"
 			}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -105,4 +106,35 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 	m, err := model.Resolve(model.Spec{Name: "Llama-3.1-8B"})
 	require.NoError(t, err)
 	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
+}
+
+// TestCPUDecode: a CPU of a family in the datasheet table gets its memory
+// bandwidth (one socket) and a decode estimate; with few cores the
+// quantized matrix-vector work, not the memory, bounds it; a CPU outside
+// the table gets none and the answer says why.
+func TestCPUDecode(t *testing.T) {
+	cpu := func(name string, cores int) *ShardingAnswer {
+		d := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: name, Available: true,
+			MemoryBytes: 256 * gibBytes, Cores: cores}
+		return shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp","context_length":512}`, reg(t, []registry.Device{d})))
+	}
+	many := cpu("AMD EPYC 9354 32-Core Processor", 32)
+	require.NotNil(t, many.Throughput, dump(t, many))
+	assert.Equal(t, BoundBandwidth, many.Throughput.Bound)
+	assert.Positive(t, many.Throughput.DecodeTokensPerS)
+	// 460.8 GB/s x 0.68 over about 4.7 GB of weights read: about 60 tokens/s.
+	assert.InDelta(t, 60, many.Throughput.DecodeTokensPerS, 10)
+
+	two := cpu("AMD EPYC 9354 32-Core Processor", 2)
+	require.NotNil(t, two.Throughput)
+	assert.Equal(t, BoundCompute, two.Throughput.Bound, dump(t, two))
+	// 2 cores x 23e9 weights/s over 7.5e9 weights read (the input
+	// embedding is a lookup): about 6.1 tokens/s, less the per-layer time.
+	assert.InDelta(t, 2*fitted.HostWeightsPerCoreSecond/7.5e9, two.Throughput.DecodeTokensPerS, 1)
+	assert.Less(t, two.Throughput.DecodeTokensPerS, many.Throughput.DecodeTokensPerS)
+
+	unknown := cpu("AMD EPYC", 32)
+	require.NotNil(t, unknown.Throughput)
+	assert.Zero(t, unknown.Throughput.DecodeTokensPerS)
+	assert.Contains(t, strings.Join(unknown.Throughput.Assumptions, "\n"), "host memory bandwidth")
 }
