@@ -29,7 +29,7 @@ const (
 	decodeMedianBound  = 0.25
 	prefillMedianBound = 0.50
 	// singleDecodeMedianBound and singlePrefillMedianBound hold for rows
-	// measured on one device (achieved: 8.5 % and 15.7 %).
+	// measured on one device (achieved: 6.6 % and 16.1 %).
 	singleDecodeMedianBound  = 0.10
 	singlePrefillMedianBound = 0.20
 )
