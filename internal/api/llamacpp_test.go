@@ -165,7 +165,8 @@ func TestLlamaCPPMeasurementsAreWhole(t *testing.T) {
 // runs asked with "flash_attention": false and the score matrix counted
 // (quant.ActivationsBytes): median 1.1 %, worst 16.4 % (Qwen3-0.6B Q4_K_M
 // with a q8_0 cache: the weights llama.cpp's CPU backend repacks into a
-// second buffer); every -fa off run is within 2.1 %.
+// second buffer); every -fa off run but Qwen3-0.6B Q4_K_M (-14 %, the
+// same repacked weights) is within 2 %.
 const (
 	llamaCPPTotalMedianErrMax = 0.012
 	llamaCPPTotalWorstErrMax  = 0.165

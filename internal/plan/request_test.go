@@ -83,6 +83,7 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"devices repeated", `{"model":{"params_b":7},"devices":["cuda:0","cuda:0"]}`, errs.InvalidArgument},
 		{"devices type", `{"model":{"params_b":7},"devices":"cuda:0"}`, errs.InvalidArgument},
 		{"offload type", `{"model":{"params_b":7},"cpu_offload":"yes"}`, errs.InvalidArgument},
+		{"flash attention type", `{"model":{"params_b":7},"flash_attention":"off"}`, errs.InvalidArgument},
 		{"registry bad", `{"model":{"params_b":7},"registry":{"devices":[{"kind":"warp_drive"}]}}`, errs.InvalidArgument},
 		{"registry and cluster", `{"model":{"params_b":7},"registry":{"devices":[]},"cluster":[{"devices":[]}]}`, errs.InvalidArgument},
 		{"cluster empty", `{"model":{"params_b":7},"cluster":[]}`, errs.InvalidArgument},
@@ -146,4 +147,21 @@ func TestContextBeyondTheModel(t *testing.T) {
 	assert.Equal(t, strconv.Itoa(small.Model.MaxContext), args[i+1])
 	assert.Contains(t, strings.Join(a.Warnings, "\n"), "defaults to the model's maximum context")
 	assert.LessOrEqual(t, a.MaxContextLength, small.Model.MaxContext)
+}
+
+// TestFlashAttentionOff: "flash_attention": false (llama.cpp -fa off) sizes
+// the working buffer for the fp32 attention scores of a micro-batch over the
+// whole context; absent or true, the buffer does not grow with the context.
+func TestFlashAttentionOff(t *testing.T) {
+	act := func(body string) int64 {
+		r, err := DecodeRequest([]byte(body))
+		require.NoError(t, err)
+		return r.estimate("fp16", r.ContextLength, r.BatchSize).ActivationsBytes
+	}
+	on := act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp"}`)
+	assert.Equal(t, on, act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp","flash_attention":true}`))
+	off := act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp","flash_attention":false}`)
+	// llama.cpp 34af94cd allocated 2134 MiB for this (testdata/llamacpp).
+	assert.InEpsilon(t, 2134.0, float64(off)/(1<<20), 0.02)
+	assert.Greater(t, off, 7*on)
 }
