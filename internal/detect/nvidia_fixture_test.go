@@ -2,11 +2,14 @@ package detect
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -237,6 +240,9 @@ func TestFixtureNVIDIADriverNoTool(t *testing.T) {
 	assert.Equal(t, []string{"cuda/fallback", "cuda/hidden_by_env"}, warningCodes(reg))
 }
 
+// A GCE VM whose NVIDIA module failed to build: nvidia-smi is installed but
+// cannot reach a driver, the V100 is bound to none
+// (testdata/machines/nvidia-tool-fails/README.md).
 func TestFixtureNVIDIAToolFails(t *testing.T) {
 	reg := detectHost(t, "nvidia-tool-fails", nil)
 	assert.Equal(t, []string{"cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
@@ -251,20 +257,35 @@ func TestFixtureNVIDIAToolFails(t *testing.T) {
 	require.Len(t, gpus, 1)
 	g := gpus[0]
 	assert.Equal(t, "cuda:0", g.ID)
-	assert.Equal(t, "NVIDIA A40", g.Name)
-	assert.Equal(t, "0000:4f:00.0", g.PCIBusID)
-	assert.Equal(t, "550.127.05", g.DriverVersion)
-	assert.Equal(t, int64(48)<<30, g.MemoryBytes)
-	assert.Equal(t, intp(0), g.NUMANode)
-	// nvidia-smi cannot reach the driver, so neither can CUDA: the GPU is
-	// seen but not usable, and says why (issue 13 item 4).
+	assert.Equal(t, "Tesla V100-SXM2-16GB", g.Name, "from the PCI id 10de:1db1")
+	assert.Equal(t, "pci-id-table", g.Sources["name"])
+	assert.Equal(t, "0000:00:04.0", g.PCIBusID)
+	assert.Empty(t, g.DriverVersion, "no driver loaded")
+	assert.Nil(t, g.NUMANode)
+	// No driver is bound to the GPU: seen, not usable, and says why (issue
+	// 13 item 4).
 	assert.False(t, g.Available)
-	assert.Contains(t, g.UnavailableReason, "couldn't communicate with the NVIDIA driver")
+	assert.Equal(t, "no driver bound", g.UnavailableReason)
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, "Intel(R) Xeon(R) Gold 6326 CPU @ 2.90GHz", cpus[0].Name)
-	assert.Equal(t, 16, cpus[0].Cores)
+	assert.Empty(t, cpus[0].Name, "the capture has no /proc/cpuinfo")
+}
+
+// The same failure with the GPU bound to the nvidia driver (the module
+// loaded, nvidia-smi still unable to reach it): the reason is nvidia-smi's.
+func TestNVIDIAUnreachableDriverMakesBoundGPUUnavailable(t *testing.T) {
+	root := detecttest.CopyFixtureRoot(t, "nvidia-tool-fails")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers/nvidia"), 0o755))
+	require.NoError(t, os.Symlink("../../../bus/pci/drivers/nvidia", filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0/driver")))
+	opts := fixtureOptions(t, "nvidia-tool-fails", nil)
+	opts.Sysroot = root
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	assert.False(t, gpus[0].Available)
+	assert.Contains(t, gpus[0].UnavailableReason, "couldn't communicate with the NVIDIA driver")
 }
 
 // TestFixtureCPUOnly runs every registered backend: a server without an

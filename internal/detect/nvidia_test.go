@@ -121,15 +121,16 @@ func TestNVIDIATopologyRunsBesideQuery(t *testing.T) {
 
 func TestNVIDIASingleGPUSkipsTopology(t *testing.T) {
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
-		queryArgv(nvidia.NVQueryFields): ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
+		queryArgv(nvidia.NVQueryFields): ok("0, Tesla V100-SXM2-16GB, GPU-0f1e2d3c, 00000000:00:04.0, 16160, 15800, 525.125.06, 7.0, [N/A]\n"),
 	}}
+	// The one V100 of nvidia-tool-fails, as if its driver worked.
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Empty(t, warningCodes(reg))
 	assert.Equal(t, []string{queryArgv(nvidia.NVQueryFields)}, fake.calls)
 	gpus := devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)
-	assert.Equal(t, int64(46068)<<20, gpus[0].MemoryBytes)
-	assert.Equal(t, "0000:4f:00.0", gpus[0].PCIBusID)
+	assert.Equal(t, int64(16160)<<20, gpus[0].MemoryBytes)
+	assert.Equal(t, "0000:00:04.0", gpus[0].PCIBusID)
 }
 
 func TestNVIDIANoExecFallsBackToSysfs(t *testing.T) {
