@@ -213,31 +213,38 @@ func TestFixtureTwoNVIDIA(t *testing.T) {
 func TestFixtureNVIDIADriverNoTool(t *testing.T) {
 	reg := detectHost(t, "nvidia-driver-no-tool", nil)
 	assert.Equal(t, []string{"cuda/fallback"}, warningCodes(reg))
+	assert.Contains(t, reg.Warnings[0].Message, "not installed")
 
+	// A Colab VM of 2018 (testdata/machines/nvidia-driver-no-tool/README.md):
+	// one K80 known only from procfs and sysfs.
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 2)
-	assert.Equal(t, []string{"0000:41:00.0", "0000:c1:00.0"}, busIDs(gpus))
-	assert.Equal(t, "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", gpus[0].UUID)
-	for _, g := range gpus {
-		assert.Equal(t, "NVIDIA A100 80GB PCIe", g.Name)
-		assert.Equal(t, "procfs", g.Sources["name"])
-		assert.Equal(t, "550.54.15", g.DriverVersion)
-		assert.Equal(t, int64(80)<<30, g.MemoryBytes)
-		assert.Equal(t, "pci-id-table", g.Sources["memory_bytes"])
-		assert.Nil(t, g.MemoryFreeBytes)
-		assert.Equal(t, "8.0", g.ComputeCapability)
-		assert.InDelta(t, 1940, g.MemoryBandwidthGBs, 0.01)
-		assert.Equal(t, intp(0), g.NUMANode)
-		assert.Equal(t, "10de:20b5", g.PCIID)
-	}
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "0000:00:04.0", g.PCIBusID)
+	assert.Equal(t, "GPU-be0a1aaf-c92d-ce5e-6d53-1f064e6842f6", g.UUID)
+	assert.Equal(t, "Tesla K80", g.Name)
+	assert.Equal(t, "procfs", g.Sources["name"])
+	assert.True(t, g.Available)
+	assert.Empty(t, g.DriverVersion, "no /proc/driver/nvidia/version in the capture")
+	assert.Nil(t, g.MemoryFreeBytes)
+	assert.Equal(t, "10de:102d", g.PCIID)
 	assert.Empty(t, reg.SystemIO.Interconnects)
 
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Intel(R) Xeon(R) CPU @ 2.30GHz", cpus[0].Name)
+	assert.Equal(t, 1, cpus[0].Cores)
+	assert.Equal(t, 2, cpus[0].Threads)
+
 	// The fallback honours CUDA_VISIBLE_DEVICES too (UUID from procfs).
-	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-a1b2"})
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-be0a1aaf"})
 	gpus = devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)
-	assert.Equal(t, "0000:c1:00.0", gpus[0].PCIBusID)
-	assert.Equal(t, []string{"cuda/fallback", "cuda/hidden_by_env"}, warningCodes(reg))
+	assert.Equal(t, "0000:00:04.0", gpus[0].PCIBusID)
+	assert.Equal(t, []string{"cuda/fallback"}, warningCodes(reg))
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-a1b2"})
+	assert.Empty(t, devicesOfKind(reg, registry.KindCUDA))
+	assert.Equal(t, []string{"cuda/fallback", "cuda/visibility_invalid", "cuda/hidden_by_env"}, warningCodes(reg))
 }
 
 // A GCE VM whose NVIDIA module failed to build: nvidia-smi is installed but
