@@ -176,38 +176,37 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 	}
 }
 
+// Two L40S of a public akash-network/provider-configs capture
+// (testdata/machines/two-nvidia/README.md): nvidia-smi memory, [N/A] fields
+// unknown, topo -m not captured.
 func TestFixtureTwoNVIDIA(t *testing.T) {
 	reg := detectHost(t, "two-nvidia", nil)
-	assert.Empty(t, warningCodes(reg))
+	assert.Equal(t, []string{"cuda/tool_failed"}, warningCodes(reg), "topo -m was not captured: it fails")
+	assert.Contains(t, reg.Warnings[0].Message, "topo -m")
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, "AMD Ryzen 9 7950X 16-Core Processor", cpus[0].Name)
-	assert.Equal(t, "amd", cpus[0].Vendor)
-	assert.Equal(t, 16, cpus[0].Cores)
-	assert.Equal(t, 32, cpus[0].Threads)
-	assert.Equal(t, int64(64931836)*1024, cpus[0].MemoryBytes)
+	assert.Empty(t, cpus[0].Name, "the capture has no /proc/cpuinfo")
 
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 2, "the HDMI audio functions are not GPUs")
+	require.Len(t, gpus, 2)
 	assert.Equal(t, []string{"cuda:0", "cuda:1"}, ids(gpus))
-	assert.Equal(t, []string{"0000:01:00.0", "0000:05:00.0"}, busIDs(gpus))
-	assert.Equal(t, "NVIDIA GeForce RTX 4090", gpus[0].Name)
-	assert.Equal(t, int64(24564)<<20, gpus[0].MemoryBytes)
-	assert.Equal(t, "8.9", gpus[0].ComputeCapability)
-	assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, gpus[0].Quantizations)
-	assert.InDelta(t, 1008, gpus[0].MemoryBandwidthGBs, 0.01)
-	assert.Equal(t, "NVIDIA GeForce RTX 3060", gpus[1].Name)
-	assert.Equal(t, int64(12288)<<20, gpus[1].MemoryBytes)
-	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[1].Quantizations)
-	assert.InDelta(t, 360, gpus[1].MemoryBandwidthGBs, 0.01)
+	assert.Equal(t, []string{"0000:01:00.0", "0000:91:00.0"}, busIDs(gpus))
 	for _, g := range gpus {
+		assert.Equal(t, "NVIDIA L40S", g.Name)
+		assert.Equal(t, int64(46068)<<20, g.MemoryBytes)
+		assert.Equal(t, "nvidia-smi", g.Sources["memory_bytes"])
+		assert.Nil(t, g.MemoryFreeBytes, "[N/A]: not captured")
+		assert.Empty(t, g.UUID, "[N/A]: not captured")
+		assert.Equal(t, "8.9", g.ComputeCapability)
+		assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, g.Quantizations)
 		assert.Nil(t, g.MIG, "[N/A] MIG mode is unknown, not disabled")
-		assert.Equal(t, "550.54.15", g.DriverVersion)
-		assert.Nil(t, g.NUMANode, "numa_node -1 is unknown")
+		assert.Equal(t, "595.71.05", g.DriverVersion)
+		assert.Equal(t, "10de:26b9", g.PCIID)
+		assert.Nil(t, g.NUMANode)
 	}
-	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 64931836 * 1024, CPUs: "0-31"}}, reg.SystemIO.NUMANodes)
-	assert.Empty(t, reg.SystemIO.Interconnects, "PHB is a PCIe path, not an interconnect")
+	assert.Empty(t, reg.SystemIO.NUMANodes)
+	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 
 func TestFixtureNVIDIADriverNoTool(t *testing.T) {
