@@ -23,10 +23,12 @@ func tpuICI(reg *registry.Registry) []registry.Interconnect {
 	return out
 }
 
+// Four v4 chips as tpu-info showed them (testdata/machines/tpu-v4/README.md;
+// the PCI addresses there are placeholders, not asserted).
 func TestTPUFixtureV4(t *testing.T) {
 	reg := detectFixture(t, "tpu-v4", nil)
 	devs := devicesOfKind(reg, registry.KindTPU)
-	require.Len(t, devs, 4, "gVNIC and NVMe functions of Google's vendor id are not TPUs")
+	require.Len(t, devs, 4)
 	var ids []string
 	for i, d := range devs {
 		assert.Equal(t, registry.DeviceID(registry.KindTPU, i), d.ID)
@@ -34,12 +36,11 @@ func TestTPUFixtureV4(t *testing.T) {
 		assert.Equal(t, "google", d.Vendor)
 		assert.Equal(t, "TPU v4", d.Name)
 		assert.Equal(t, "v4", d.Architecture)
-		assert.Equal(t, fmt.Sprintf("0000:00:%02x.0", 5+i), d.PCIBusID)
 		assert.Equal(t, "1ae0:005e", d.PCIID)
 		assert.Equal(t, int64(32)<<30, d.MemoryBytes)
 		assert.InDelta(t, 1200, d.MemoryBandwidthGBs, 0.001)
 		assert.Equal(t, []string{"fp32", "bf16", "int8"}, d.Quantizations)
-		assert.Nil(t, d.NUMANode, "numa_node -1 is no NUMA information")
+		assert.Nil(t, d.NUMANode)
 		assert.True(t, d.Available)
 		assert.Equal(t, fmt.Sprintf("/dev/accel%d", i), d.Sources["available"])
 		ids = append(ids, d.ID)
@@ -49,10 +50,6 @@ func TestTPUFixtureV4(t *testing.T) {
 	assert.Equal(t, ids, ici[0].Devices)
 	assert.Zero(t, ici[0].BandwidthGBs, "no v4 ICI figure is sourced")
 	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
-
-	require.NotNil(t, reg.SystemIO.Environment)
-	assert.Equal(t, "gcp", reg.SystemIO.Environment.Cloud)
-	assert.Empty(t, reg.SystemIO.Environment.InstanceType)
 }
 
 // A single-chip v5litepod-1 VM (testdata/machines/tpu-v5e/README.md): the
