@@ -59,7 +59,7 @@ func TestPlan8BFitsUnifiedMemoryGPUs(t *testing.T) {
 // instance of the nvidia-mig H100 (it "fit" the whole 80 GB GPU before), and
 // 8B bf16 fits one 3g.40gb instance of the A100 PCIe.
 func TestPlanMIGSliceIsItsSlice(t *testing.T) {
-	oneG := map[string]string{"CUDA_VISIBLE_DEVICES": "MIG-2c3d4e5f-6071-5c8d-ae9f-1a2b3c4d5e6f"}
+	oneG := map[string]string{"CUDA_VISIBLE_DEVICES": "MIG-00000002-0000-0000-0000-000000000002"}
 	a := fixturePlan(t, "nvidia-mig", `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"fp8"}`, oneG)
 	assert.False(t, a.Fits)
 

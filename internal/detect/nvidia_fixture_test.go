@@ -2,11 +2,14 @@ package detect
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -173,70 +176,79 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 	}
 }
 
+// Two L40S of a public akash-network/provider-configs capture
+// (testdata/machines/two-nvidia/README.md): nvidia-smi memory, [N/A] fields
+// unknown, topo -m not captured.
 func TestFixtureTwoNVIDIA(t *testing.T) {
 	reg := detectHost(t, "two-nvidia", nil)
-	assert.Empty(t, warningCodes(reg))
+	assert.Equal(t, []string{"cuda/tool_failed"}, warningCodes(reg), "topo -m was not captured: it fails")
+	assert.Contains(t, reg.Warnings[0].Message, "topo -m")
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, "AMD Ryzen 9 7950X 16-Core Processor", cpus[0].Name)
-	assert.Equal(t, "amd", cpus[0].Vendor)
-	assert.Equal(t, 16, cpus[0].Cores)
-	assert.Equal(t, 32, cpus[0].Threads)
-	assert.Equal(t, int64(64931836)*1024, cpus[0].MemoryBytes)
+	assert.Empty(t, cpus[0].Name, "the capture has no /proc/cpuinfo")
 
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 2, "the HDMI audio functions are not GPUs")
+	require.Len(t, gpus, 2)
 	assert.Equal(t, []string{"cuda:0", "cuda:1"}, ids(gpus))
-	assert.Equal(t, []string{"0000:01:00.0", "0000:05:00.0"}, busIDs(gpus))
-	assert.Equal(t, "NVIDIA GeForce RTX 4090", gpus[0].Name)
-	assert.Equal(t, int64(24564)<<20, gpus[0].MemoryBytes)
-	assert.Equal(t, "8.9", gpus[0].ComputeCapability)
-	assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, gpus[0].Quantizations)
-	assert.InDelta(t, 1008, gpus[0].MemoryBandwidthGBs, 0.01)
-	assert.Equal(t, "NVIDIA GeForce RTX 3060", gpus[1].Name)
-	assert.Equal(t, int64(12288)<<20, gpus[1].MemoryBytes)
-	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[1].Quantizations)
-	assert.InDelta(t, 360, gpus[1].MemoryBandwidthGBs, 0.01)
+	assert.Equal(t, []string{"0000:01:00.0", "0000:91:00.0"}, busIDs(gpus))
 	for _, g := range gpus {
+		assert.Equal(t, "NVIDIA L40S", g.Name)
+		assert.Equal(t, int64(46068)<<20, g.MemoryBytes)
+		assert.Equal(t, "nvidia-smi", g.Sources["memory_bytes"])
+		assert.Nil(t, g.MemoryFreeBytes, "[N/A]: not captured")
+		assert.Empty(t, g.UUID, "[N/A]: not captured")
+		assert.Equal(t, "8.9", g.ComputeCapability)
+		assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, g.Quantizations)
 		assert.Nil(t, g.MIG, "[N/A] MIG mode is unknown, not disabled")
-		assert.Equal(t, "550.54.15", g.DriverVersion)
-		assert.Nil(t, g.NUMANode, "numa_node -1 is unknown")
+		assert.Equal(t, "595.71.05", g.DriverVersion)
+		assert.Equal(t, "10de:26b9", g.PCIID)
+		assert.Nil(t, g.NUMANode)
 	}
-	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 64931836 * 1024, CPUs: "0-31"}}, reg.SystemIO.NUMANodes)
-	assert.Empty(t, reg.SystemIO.Interconnects, "PHB is a PCIe path, not an interconnect")
+	assert.Empty(t, reg.SystemIO.NUMANodes)
+	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 
 func TestFixtureNVIDIADriverNoTool(t *testing.T) {
 	reg := detectHost(t, "nvidia-driver-no-tool", nil)
 	assert.Equal(t, []string{"cuda/fallback"}, warningCodes(reg))
+	assert.Contains(t, reg.Warnings[0].Message, "not installed")
 
+	// A Colab VM of 2018 (testdata/machines/nvidia-driver-no-tool/README.md):
+	// one K80 known only from procfs and sysfs.
 	gpus := devicesOfKind(reg, registry.KindCUDA)
-	require.Len(t, gpus, 2)
-	assert.Equal(t, []string{"0000:41:00.0", "0000:c1:00.0"}, busIDs(gpus))
-	assert.Equal(t, "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", gpus[0].UUID)
-	for _, g := range gpus {
-		assert.Equal(t, "NVIDIA A100 80GB PCIe", g.Name)
-		assert.Equal(t, "procfs", g.Sources["name"])
-		assert.Equal(t, "550.54.15", g.DriverVersion)
-		assert.Equal(t, int64(80)<<30, g.MemoryBytes)
-		assert.Equal(t, "pci-id-table", g.Sources["memory_bytes"])
-		assert.Nil(t, g.MemoryFreeBytes)
-		assert.Equal(t, "8.0", g.ComputeCapability)
-		assert.InDelta(t, 1940, g.MemoryBandwidthGBs, 0.01)
-		assert.Equal(t, intp(0), g.NUMANode)
-		assert.Equal(t, "10de:20b5", g.PCIID)
-	}
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "0000:00:04.0", g.PCIBusID)
+	assert.Equal(t, "GPU-be0a1aaf-c92d-ce5e-6d53-1f064e6842f6", g.UUID)
+	assert.Equal(t, "Tesla K80", g.Name)
+	assert.Equal(t, "procfs", g.Sources["name"])
+	assert.True(t, g.Available)
+	assert.Empty(t, g.DriverVersion, "no /proc/driver/nvidia/version in the capture")
+	assert.Nil(t, g.MemoryFreeBytes)
+	assert.Equal(t, "10de:102d", g.PCIID)
 	assert.Empty(t, reg.SystemIO.Interconnects)
 
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Intel(R) Xeon(R) CPU @ 2.30GHz", cpus[0].Name)
+	assert.Equal(t, 1, cpus[0].Cores)
+	assert.Equal(t, 2, cpus[0].Threads)
+
 	// The fallback honours CUDA_VISIBLE_DEVICES too (UUID from procfs).
-	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-a1b2"})
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-be0a1aaf"})
 	gpus = devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 1)
-	assert.Equal(t, "0000:c1:00.0", gpus[0].PCIBusID)
-	assert.Equal(t, []string{"cuda/fallback", "cuda/hidden_by_env"}, warningCodes(reg))
+	assert.Equal(t, "0000:00:04.0", gpus[0].PCIBusID)
+	assert.Equal(t, []string{"cuda/fallback"}, warningCodes(reg))
+	reg = detectHost(t, "nvidia-driver-no-tool", map[string]string{nvidia.EnvCUDAVis: "GPU-a1b2"})
+	assert.Empty(t, devicesOfKind(reg, registry.KindCUDA))
+	assert.Equal(t, []string{"cuda/fallback", "cuda/visibility_invalid", "cuda/hidden_by_env"}, warningCodes(reg))
 }
 
+// A GCE VM whose NVIDIA module failed to build: nvidia-smi is installed but
+// cannot reach a driver, the V100 is bound to none
+// (testdata/machines/nvidia-tool-fails/README.md).
 func TestFixtureNVIDIAToolFails(t *testing.T) {
 	reg := detectHost(t, "nvidia-tool-fails", nil)
 	assert.Equal(t, []string{"cuda/tool_failed", "cuda/fallback"}, warningCodes(reg))
@@ -251,20 +263,35 @@ func TestFixtureNVIDIAToolFails(t *testing.T) {
 	require.Len(t, gpus, 1)
 	g := gpus[0]
 	assert.Equal(t, "cuda:0", g.ID)
-	assert.Equal(t, "NVIDIA A40", g.Name)
-	assert.Equal(t, "0000:4f:00.0", g.PCIBusID)
-	assert.Equal(t, "550.127.05", g.DriverVersion)
-	assert.Equal(t, int64(48)<<30, g.MemoryBytes)
-	assert.Equal(t, intp(0), g.NUMANode)
-	// nvidia-smi cannot reach the driver, so neither can CUDA: the GPU is
-	// seen but not usable, and says why (issue 13 item 4).
+	assert.Equal(t, "Tesla V100-SXM2-16GB", g.Name, "from the PCI id 10de:1db1")
+	assert.Equal(t, "pci-id-table", g.Sources["name"])
+	assert.Equal(t, "0000:00:04.0", g.PCIBusID)
+	assert.Empty(t, g.DriverVersion, "no driver loaded")
+	assert.Nil(t, g.NUMANode)
+	// No driver is bound to the GPU: seen, not usable, and says why (issue
+	// 13 item 4).
 	assert.False(t, g.Available)
-	assert.Contains(t, g.UnavailableReason, "couldn't communicate with the NVIDIA driver")
+	assert.Equal(t, "no driver bound", g.UnavailableReason)
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, "Intel(R) Xeon(R) Gold 6326 CPU @ 2.90GHz", cpus[0].Name)
-	assert.Equal(t, 16, cpus[0].Cores)
+	assert.Empty(t, cpus[0].Name, "the capture has no /proc/cpuinfo")
+}
+
+// The same failure with the GPU bound to the nvidia driver (the module
+// loaded, nvidia-smi still unable to reach it): the reason is nvidia-smi's.
+func TestNVIDIAUnreachableDriverMakesBoundGPUUnavailable(t *testing.T) {
+	root := detecttest.CopyFixtureRoot(t, "nvidia-tool-fails")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys/bus/pci/drivers/nvidia"), 0o755))
+	require.NoError(t, os.Symlink("../../../bus/pci/drivers/nvidia", filepath.Join(root, "sys/devices/pci0000:00/0000:00:04.0/driver")))
+	opts := fixtureOptions(t, "nvidia-tool-fails", nil)
+	opts.Sysroot = root
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	assert.False(t, gpus[0].Available)
+	assert.Contains(t, gpus[0].UnavailableReason, "couldn't communicate with the NVIDIA driver")
 }
 
 // TestFixtureCPUOnly runs every registered backend: a server without an
@@ -288,8 +315,10 @@ func TestFixtureCPUOnly(t *testing.T) {
 	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 
-var migInstances = []string{"MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d", "MIG-1b2c3d4e-5f60-5b7c-9d8e-0f1a2b3c4d5e",
-	"MIG-2c3d4e5f-6071-5c8d-ae9f-1a2b3c4d5e6f", "MIG-3d4e5f60-7182-5d9e-bfa0-2b3c4d5e6f70"}
+// The MIG UUIDs of the nvidia-mig capture (masked by its collector: zeroed
+// but for the instance number; testdata/machines/nvidia-mig/README.md).
+var migInstances = []string{"MIG-00000000-0000-0000-0000-000000000000", "MIG-00000001-0000-0000-0000-000000000001",
+	"MIG-00000002-0000-0000-0000-000000000002", "MIG-00000003-0000-0000-0000-000000000003"}
 
 func TestFixtureNVIDIAMIG(t *testing.T) {
 	reg := detectHost(t, "nvidia-mig", nil)
@@ -303,14 +332,16 @@ func TestFixtureNVIDIAMIG(t *testing.T) {
 	require.NotNil(t, g.MemoryFreeBytes)
 	assert.Equal(t, int64(81022)<<20, *g.MemoryFreeBytes)
 	assert.Equal(t, "590.48.01", g.DriverVersion)
-	assert.Nil(t, g.NUMANode, "numa_node -1 in a VM is unknown")
+	assert.Equal(t, "GPU-00000000-0000-0000-0000-000000000000", g.UUID)
+	assert.Equal(t, "9.0", g.ComputeCapability)
+	assert.Nil(t, g.NUMANode, "the capture says GPU NUMA ID N/A; no numa_node")
 	assert.Equal(t, &registry.MIG{Mode: "enabled", Children: migInstances}, g.MIG)
 	assert.Empty(t, reg.SystemIO.Interconnects)
-	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 247381552 * 1024, CPUs: "0-23"}}, reg.SystemIO.NUMANodes)
+	assert.Empty(t, reg.SystemIO.NUMANodes, "the capture has no NUMA information")
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, 24, cpus[0].Cores)
-	assert.Equal(t, 24, cpus[0].Threads)
+	assert.Zero(t, cpus[0].Cores, "the capture has no /proc/cpuinfo")
+	assert.Zero(t, cpus[0].MemoryBytes, "the capture has no /proc/meminfo")
 
 	// A MIG instance in CUDA_VISIBLE_DEVICES is visible alone; the other
 	// three are hidden, the parent is kept unavailable beside it.

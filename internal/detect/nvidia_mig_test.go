@@ -115,7 +115,7 @@ func TestNVIDIAMIGInstancesNotInNVLinkPairs(t *testing.T) {
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvidia.NVQueryFields): ok(
 			"0, NVIDIA A100-SXM4-80GB, GPU-9c73eb7b-8d6d-6c0e-dc13-97873e2ede40, 00000000:01:00.0, 81920, 81000, 550.54.15, 8.0, Enabled\n" +
-				"1, NVIDIA A100-SXM4-80GB, GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a, 00000000:05:00.0, 81920, 81000, 550.54.15, 8.0, Disabled\n"),
+				"1, NVIDIA A100-SXM4-80GB, GPU-c92e2d5d-4a69-f1cd-4df0-305f8606705a, 00000000:91:00.0, 81920, 81000, 550.54.15, 8.0, Disabled\n"),
 		"-L":      ok(listing),
 		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\x1b[0m\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n"),
 	}}

@@ -18,7 +18,6 @@ func TestStorageFixtures(t *testing.T) {
 	}{
 		{"gaudi2-8", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 7501476528 * 512}}},
 		{"container-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 104857600 * 512}}},
-		{"tpu-v5e", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 209715200 * 512}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {

@@ -66,7 +66,7 @@ func TestScrubNvidiaUUIDsKeepCrossReferences(t *testing.T) {
 func TestScrubMIGUUIDs(t *testing.T) {
 	rec := NewRecorder(fixtureSource(t, "nvidia-mig"), Options{Created: created})
 	recordTools(t, rec, "nvidia-mig", "nvidia-smi")
-	rec.RecordEnv("CUDA_VISIBLE_DEVICES", "MIG-1b2c3d4e-5f60-5b7c-9d8e-0f1a2b3c4d5e", true)
+	rec.RecordEnv("CUDA_VISIBLE_DEVICES", "MIG-00000001-0000-0000-0000-000000000001", true)
 	s, raw := writeAndRead(t, rec)
 	for _, u := range uuidsIn(t, filepath.Join(machineDir("nvidia-mig"), "bin", "nvidia-smi")) {
 		assert.NotContains(t, string(gunzip(t, raw)), u)
@@ -87,7 +87,7 @@ func TestKeepIDsKeepsUUIDs(t *testing.T) {
 	list, ok := s.Tool("nvidia-smi", "-L")
 	require.True(t, ok)
 	assert.Equal(t, string(runs["nvidia-smi\x00-L"].Stdout), string(list.Stdout))
-	assert.Contains(t, string(list.Stdout), "MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c4d")
+	assert.Contains(t, string(list.Stdout), "MIG-00000000-0000-0000-0000-000000000000")
 }
 
 // amdgpu unique_id files are replaced whole, one fake per device, with the

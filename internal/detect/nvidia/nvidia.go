@@ -296,8 +296,9 @@ func notDrivenReason(driver string) string {
 // and a GPU the driver cannot open ("Unable to determine the device handle
 // for GPU ...", testdata/machines/kata-gt1030-vm), and a driver nvidia-smi
 // cannot reach at all ("NVIDIA-SMI has failed because it couldn't
-// communicate with the NVIDIA driver", testdata/machines/nvidia-tool-fails:
-// CUDA reaches the GPU through the same driver). Other failures (a missing
+// communicate with the NVIDIA driver", testdata/machines/nvidia-tool-fails
+// and TestNVIDIAUnreachableDriverMakesBoundGPUUnavailable: CUDA reaches the
+// GPU through the same driver). Other failures (a missing
 // or hanging tool) say nothing about the GPU: "".
 func brokenDriverReason(failure string) string {
 	switch {
