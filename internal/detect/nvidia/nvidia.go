@@ -204,6 +204,11 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 		d.MIG = &registry.MIG{Mode: g.MIGMode}
 		d.SetSource("mig", src)
 	}
+	if t := g.Telemetry; t != (nvTelemetry{}) {
+		d.Telemetry = &registry.Telemetry{UtilizationPercent: t.UtilPct, PowerDrawWatts: t.PowerW,
+			PowerLimitWatts: t.PowerLimitW, TemperatureC: t.TempC}
+		d.SetSource("telemetry", src)
+	}
 	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
