@@ -1,11 +1,14 @@
 package detect
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -57,4 +60,31 @@ func TestFixtureNVIDIATelemetry(t *testing.T) {
 	for _, g := range devicesOfKind(reg, registry.KindCUDA)[1:] {
 		assert.Nil(t, g.Telemetry, g.ID)
 	}
+}
+
+// A snapshot recorded before the telemetry columns holds the query without
+// them: replaying it asks again without them (the replay runner answers an
+// unrecorded command line as a missing tool) rather than dropping to sysfs.
+func TestNVIDIAQueryWithoutTelemetryFromOlderSnapshot(t *testing.T) {
+	identity := nvidia.NVQueryFields[:len(nvidia.NVQueryFields)-len(nvidia.NVTelemetryFields)]
+	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
+		queryArgv(nvidia.NVQueryFields): {Err: fmt.Errorf("nvidia-smi: not in the snapshot: %w", machine.ErrToolMissing)},
+		queryArgv(identity):              ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
+	}}
+	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
+	assert.Empty(t, warningCodes(reg))
+	assert.Equal(t, []string{queryArgv(nvidia.NVQueryFields), queryArgv(identity)}, fake.calls)
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1)
+	assert.Equal(t, int64(46068)<<20, gpus[0].MemoryBytes)
+	assert.Equal(t, "nvidia-smi", gpus[0].Sources["memory_bytes"])
+	assert.Nil(t, gpus[0].Telemetry)
+
+	// A tool that is missing for every command line is asked twice at most.
+	fake = &fakeNvidiaSMI{answers: map[string]machine.Result{
+		queryArgv(nvidia.NVQueryFields): {Err: machine.ErrToolMissing},
+		queryArgv(identity):              {Err: machine.ErrToolMissing},
+	}}
+	detectNVWith(t, "nvidia-tool-fails", fake, nil)
+	assert.Len(t, fake.calls, 2)
 }
