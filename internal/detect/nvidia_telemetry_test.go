@@ -69,7 +69,7 @@ func TestNVIDIAQueryWithoutTelemetryFromOlderSnapshot(t *testing.T) {
 	identity := nvidia.NVQueryFields[:len(nvidia.NVQueryFields)-len(nvidia.NVTelemetryFields)]
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvidia.NVQueryFields): {Err: fmt.Errorf("nvidia-smi: not in the snapshot: %w", machine.ErrToolMissing)},
-		queryArgv(identity):              ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
+		queryArgv(identity):             ok("0, NVIDIA A40, GPU-0f1e2d3c, 00000000:4F:00.0, 46068, 45403, 550.127.05, 8.6, Disabled\n"),
 	}}
 	reg := detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Empty(t, warningCodes(reg))
@@ -83,7 +83,7 @@ func TestNVIDIAQueryWithoutTelemetryFromOlderSnapshot(t *testing.T) {
 	// A tool that is missing for every command line is asked twice at most.
 	fake = &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvidia.NVQueryFields): {Err: machine.ErrToolMissing},
-		queryArgv(identity):              {Err: machine.ErrToolMissing},
+		queryArgv(identity):             {Err: machine.ErrToolMissing},
 	}}
 	detectNVWith(t, "nvidia-tool-fails", fake, nil)
 	assert.Len(t, fake.calls, 2)
