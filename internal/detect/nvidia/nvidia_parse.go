@@ -19,8 +19,9 @@ import (
 var NVQueryFields = append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
 	"driver_version", "compute_cap", "mig.mode.current"}, NVTelemetryFields...)
 
-// NVTelemetryFields are the live readings, asked in the same query (a second
-// nvidia-smi run would cost as much as detection itself, docs/performance.md).
+// NVTelemetryFields are the live readings, asked in the same query: a second
+// nvidia-smi run would add a process start and an NVML initialisation to
+// every detection (the tool run is most of its time, docs/performance.md).
 // With nounits nvidia-smi prints them "0", "69.85", "700.00", "41", or a
 // bracketed placeholder: "[N/A]" for utilization.gpu in MIG mode, every one
 // on Jetson (nvidia_gpu_exporter internal/captures, testdata/machines).
