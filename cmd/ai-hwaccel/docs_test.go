@@ -17,6 +17,7 @@ var updateDocs = flag.Bool("update-docs", false, "rewrite the generated examples
 // each run on the dgx-h100 fixture machine.
 var docExamples = [][]string{
 	{"--table"},
+	{"--watch", "2", "--watch-count", "1"}, // one refresh: the table with utilisation, power, temperature
 	{"plan", "--model", "Llama-3.3-70B"},
 	{"plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3"},
 	{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--context", "128k", "--engine", "llama.cpp"},

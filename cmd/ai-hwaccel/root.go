@@ -18,7 +18,7 @@ import (
 const rootUsage = `  ai-hwaccel [--pretty]              the device registry as JSON (what hwaccel_detect_json returns)
   ai-hwaccel --table                 the devices as a table, then interconnects, NUMA nodes, warnings
   ai-hwaccel --summary [--pretty]    counts, accelerator memory, best device, as JSON
-  ai-hwaccel --watch N               the table every N seconds (or 500ms, 1m) with free-memory changes, until Ctrl-C
+  ai-hwaccel --watch N               the table every N seconds (or 500ms, 1m) with free-memory changes and utilisation, power, temperature, until Ctrl-C
   ai-hwaccel <command> [flags]`
 
 func rootAbout() string {

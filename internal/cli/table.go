@@ -31,12 +31,27 @@ func Snapshot(reg *registry.Registry) FreeMemory {
 // NUMA nodes and warnings. prev, when not nil, adds the change of free
 // memory since that snapshot to the FREE column ("70.1 GiB (-1.2)").
 func WriteTable(w io.Writer, reg *registry.Registry, prev FreeMemory) error {
+	return writeTable(w, reg, prev, false)
+}
+
+// writeTable is WriteTable; with live, it adds the UTIL, POWER and TEMP
+// columns of --watch when some device has telemetry.
+func writeTable(w io.Writer, reg *registry.Registry, prev FreeMemory, live bool) error {
+	live = live && hasTelemetry(reg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tKIND\tNAME\tMEMORY\tFREE\tBW\tBUS\tNUMA")
+	header := "ID\tKIND\tNAME\tMEMORY\tFREE\tBW\tBUS\tNUMA"
+	if live {
+		header += "\tUTIL\tPOWER\tTEMP"
+	}
+	fmt.Fprintln(tw, header)
 	for _, d := range reg.Devices {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", cell(d.ID), cell(string(d.Kind)),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s", cell(d.ID), cell(string(d.Kind)),
 			nameCell(d), memoryCell(d), freeWithDelta(d, prev), GBs(d.MemoryBandwidthGBs),
 			cell(d.PCIBusID), numaCell(d.NUMANode))
+		if live {
+			fmt.Fprintf(tw, "\t%s\t%s\t%s", utilCell(d), powerCell(d), tempCell(d))
+		}
+		fmt.Fprintln(tw)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -78,6 +93,50 @@ func freeWithDelta(d registry.Device, prev FreeMemory) string {
 		s += " (" + delta + ")"
 	}
 	return s
+}
+
+func hasTelemetry(reg *registry.Registry) bool {
+	for _, d := range reg.Devices {
+		if d.Telemetry != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// utilCell is the busy share in whole percent ("37%").
+func utilCell(d registry.Device) string {
+	if d.Telemetry == nil || d.Telemetry.UtilizationPercent == nil {
+		return Unknown
+	}
+	return fmt.Sprintf("%.0f%%", *d.Telemetry.UtilizationPercent)
+}
+
+// powerCell is the draw against the limit in whole watts ("101/700 W"),
+// either side the unknown mark when only the other is known.
+func powerCell(d registry.Device) string {
+	t := d.Telemetry
+	if t == nil || t.PowerDrawWatts == nil && t.PowerLimitWatts == nil {
+		return Unknown
+	}
+	watts := func(v *float64) string {
+		if v == nil {
+			return Unknown
+		}
+		return fmt.Sprintf("%.0f", *v)
+	}
+	if t.PowerLimitWatts == nil {
+		return watts(t.PowerDrawWatts) + " W"
+	}
+	return watts(t.PowerDrawWatts) + "/" + watts(t.PowerLimitWatts) + " W"
+}
+
+// tempCell is the die temperature in whole degrees Celsius ("30 °C").
+func tempCell(d registry.Device) string {
+	if d.Telemetry == nil || d.Telemetry.TemperatureC == nil {
+		return Unknown
+	}
+	return fmt.Sprintf("%.0f °C", *d.Telemetry.TemperatureC)
 }
 
 func numaCell(n *int) string {

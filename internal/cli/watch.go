@@ -11,7 +11,8 @@ import (
 )
 
 // Watch is the --watch loop: detect, print the table with free-memory
-// deltas against the previous refresh, sleep, repeat.
+// deltas against the previous refresh and, when the tools give them, each
+// device's utilisation, power and temperature, sleep, repeat.
 type Watch struct {
 	Interval time.Duration
 	// Count stops the loop after that many refreshes; 0 runs until ctx ends.
@@ -53,7 +54,7 @@ func (wt Watch) Run(ctx context.Context, w io.Writer) error {
 		}
 		fmt.Fprintf(w, "ai-hwaccel watch: refresh %d at %s, every %s (Ctrl-C stops)\n\n",
 			n, now().Format("15:04:05"), wt.Interval)
-		if err := WriteTable(w, reg, prev); err != nil {
+		if err := writeTable(w, reg, prev, true); err != nil {
 			return err
 		}
 		prev = Snapshot(reg)

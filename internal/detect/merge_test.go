@@ -60,8 +60,8 @@ func TestToolRowsAtAnotherVendorsFunctionAreIgnored(t *testing.T) {
 		{nvidia.BackendCUDA, nvidia.ToolNvidiaSMI, registry.KindCUDA,
 			fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2684}, fakePCI{Vendor: machine.VendorAMD, Device: 0x74a1},
 			[]string{"--query-gpu=" + strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits"},
-			"0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a-0f3d-4a6e-9c27-81d4f0a3b6e5, 00000000:10:00.0, 24564, 23980, 550.54.15, 8.9, [N/A]\n" +
-				"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e-6d84-4b09-a5f1-2e7b9c0d4a68, 00000000:20:00.0, 12288, 11878, 550.54.15, 8.6, [N/A]"},
+			"0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a-0f3d-4a6e-9c27-81d4f0a3b6e5, 00000000:10:00.0, 24564, 23980, 550.54.15, 8.9, [N/A], [N/A], [N/A], [N/A], [N/A]\n" +
+				"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e-6d84-4b09-a5f1-2e7b9c0d4a68, 00000000:20:00.0, 12288, 11878, 550.54.15, 8.6, [N/A], [N/A], [N/A], [N/A], [N/A]"},
 		{amd.ROCmBackend, "rocm-smi", registry.KindROCm,
 			fakePCI{Vendor: machine.VendorAMD, Device: 0x74a1}, fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2330},
 			amd.ROCmSMIArgs,

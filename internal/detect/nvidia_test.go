@@ -40,6 +40,9 @@ func (f *fakeNvidiaSMI) Run(ctx context.Context, tool string, args ...string) ma
 		return machine.Result{Err: machine.ErrTimeout}
 	}
 	if r, ok := f.answers[line]; ok {
+		if line == queryArgv(nvidia.NVQueryFields) {
+			r.Stdout = withTelemetryNA(r.Stdout)
+		}
 		return r
 	}
 	return machine.Result{ExitCode: 2, Stdout: []byte("ERROR: Option " + args[0] + " is not recognized. Please run 'nvidia-smi -h'.\n\n"),
@@ -47,6 +50,20 @@ func (f *fakeNvidiaSMI) Run(ctx context.Context, tool string, args ...string) ma
 }
 
 func (f *fakeNvidiaSMI) Has(tool string) bool { return tool == nvidia.ToolNvidiaSMI }
+
+// withTelemetryNA completes rows written with the identity columns only
+// (tests about identity, MIG and topology) with the telemetry columns as
+// nvidia-smi prints readings it does not have: "[N/A]".
+func withTelemetryNA(out []byte) []byte {
+	identity := len(nvidia.NVQueryFields) - len(nvidia.NVTelemetryFields)
+	lines := strings.Split(string(out), "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) != "" && strings.Count(l, ",") == identity-1 {
+			lines[i] = l + strings.Repeat(", [N/A]", len(nvidia.NVTelemetryFields))
+		}
+	}
+	return []byte(strings.Join(lines, "\n"))
+}
 
 func queryArgv(fields []string) string {
 	return "--query-gpu=" + strings.Join(fields, ",") + " --format=csv,noheader,nounits"
@@ -70,13 +87,15 @@ func detectNVWith(t *testing.T, host string, r machine.Runner, env map[string]st
 }
 
 func TestNVIDIAOldDriverRetriesWithoutRejectedFields(t *testing.T) {
-	noCC := []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free", "driver_version", "mig.mode.current"}
-	noCCNoMIG := noCC[:len(noCC)-1]
+	noCC := append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free", "driver_version", "mig.mode.current"},
+		nvidia.NVTelemetryFields...)
+	noCCNoMIG := append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free", "driver_version"},
+		nvidia.NVTelemetryFields...)
 	fake := &fakeNvidiaSMI{answers: map[string]machine.Result{
 		queryArgv(nvidia.NVQueryFields): rejectField("compute_cap"),
 		queryArgv(noCC):                 rejectField("mig.mode.current"),
-		queryArgv(noCCNoMIG): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 470.63.01\n" +
-			"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e, 00000000:91:00.0, 12288, 11878, 470.63.01\n"),
+		queryArgv(noCCNoMIG): ok("0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a, 00000000:01:00.0, 24564, 23980, 470.63.01, [N/A], [N/A], [N/A], [N/A]\n" +
+			"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e, 00000000:91:00.0, 12288, 11878, 470.63.01, [N/A], [N/A], [N/A], [N/A]\n"),
 		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\tCPU Affinity\x1b[0m\nGPU0\t X \tPHB\t0-31\nGPU1\tPHB\t X \t0-31\n"),
 	}}
 	reg := detectNVWith(t, "two-nvidia", fake, nil)

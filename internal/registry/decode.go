@@ -129,6 +129,35 @@ func (d *Device) validate(i int) error {
 	if d.NUMANode != nil && (*d.NUMANode < 0 || *d.NUMANode > 1<<16) {
 		return errs.New(errs.InvalidArgument, "%s: numa_node %d is out of range", where, *d.NUMANode)
 	}
+	return d.Telemetry.validate(where + ".telemetry")
+}
+
+// Telemetry bounds: no accelerator board draws MaxWatts (the largest
+// superchip modules are a few kW), none runs below absolute zero or at
+// MaxCelsius.
+const (
+	MaxWatts   = 100000
+	MaxCelsius = 1000
+)
+
+func (t *Telemetry) validate(where string) error {
+	if t == nil {
+		return nil
+	}
+	for _, c := range []struct {
+		name     string
+		v        *float64
+		min, max float64
+	}{
+		{"utilization_percent", t.UtilizationPercent, 0, 100},
+		{"power_draw_watts", t.PowerDrawWatts, 0, MaxWatts},
+		{"power_limit_watts", t.PowerLimitWatts, 0, MaxWatts},
+		{"temperature_c", t.TemperatureC, -273.15, MaxCelsius},
+	} {
+		if c.v != nil && !(*c.v >= c.min && *c.v <= c.max) {
+			return errs.New(errs.InvalidArgument, "%s: %s %g is out of range [%g, %g]", where, c.name, *c.v, c.min, c.max)
+		}
+	}
 	return nil
 }
 

@@ -64,6 +64,9 @@ type Device struct {
 	// variable (CUDA_VISIBLE_DEVICES=3 makes physical GPU 3 visible as "0");
 	// empty when no such variable is set.
 	VisibleAs string `json:"visible_as,omitempty"`
+	// Telemetry is what the device reads now (busy share, power,
+	// temperature) where its tool or driver says; nil when none does.
+	Telemetry *Telemetry `json:"telemetry,omitempty"`
 
 	// Quantizations lists the precisions this device can run natively.
 	Quantizations []string `json:"quantizations,omitempty"`
@@ -79,6 +82,18 @@ type PCIe struct {
 	MaxWidth        int     `json:"max_width,omitempty"`
 	// BandwidthGBs is the one-direction bandwidth of the maximum link.
 	BandwidthGBs float64 `json:"bandwidth_gb_s,omitempty"`
+}
+
+// Telemetry is a device's live readings at detection time. Each field is
+// absent when the source does not give it; zero is a real reading (an idle
+// GPU is 0 % busy). Sources["telemetry"] names where they came from.
+type Telemetry struct {
+	// UtilizationPercent is the share of the last sample period the device
+	// was busy (nvidia-smi utilization.gpu, amdgpu gpu_busy_percent).
+	UtilizationPercent *float64 `json:"utilization_percent,omitempty"`
+	PowerDrawWatts     *float64 `json:"power_draw_watts,omitempty"`
+	PowerLimitWatts    *float64 `json:"power_limit_watts,omitempty"`
+	TemperatureC       *float64 `json:"temperature_c,omitempty"` // the GPU die sensor, degrees Celsius
 }
 
 // MIG describes a MIG-enabled GPU or a MIG instance.

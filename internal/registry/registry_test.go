@@ -1,6 +1,7 @@
 package registry
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,6 +66,25 @@ func TestDecodeRoundTrip(t *testing.T) {
 	assert.Equal(t, r.SystemIO.Interconnects, got.SystemIO.Interconnects)
 }
 
+// TestTelemetryZeroIsAFact: 0 % busy is a reading, not "unknown"; a device
+// with no reading has no telemetry object at all.
+func TestTelemetryZeroIsAFact(t *testing.T) {
+	zero, draw := 0.0, 100.89
+	r := New()
+	r.Devices = []Device{
+		{Kind: KindCUDA, Available: true, Telemetry: &Telemetry{UtilizationPercent: &zero, PowerDrawWatts: &draw}},
+		{Kind: KindCUDA, Available: true},
+	}
+	r.Normalize()
+	b, err := r.Encode()
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"telemetry":{"utilization_percent":0,"power_draw_watts":100.89}`)
+	assert.Equal(t, 1, strings.Count(string(b), `"telemetry"`))
+	got, err := Decode(b)
+	require.NoError(t, err)
+	assert.Equal(t, r.Devices, got.Devices)
+}
+
 func TestDecodeAcceptsUnknownFieldsAndFillsIDs(t *testing.T) {
 	got, err := Decode([]byte(`{"schema_version":1,"future_field":{"x":1},
 		"devices":[{"kind":"cuda_gpu","index":2,"memory_bytes":1000,"new_field":"ignored"}]}`))
@@ -91,6 +111,10 @@ func TestDecodeRejectsNonsense(t *testing.T) {
 		{"negative index", `{"devices":[{"kind":"cpu","index":-1}]}`, errs.InvalidArgument, "negative index"},
 		{"bad numa", `{"devices":[{"kind":"cpu","numa_node":-3}]}`, errs.InvalidArgument, "numa_node"},
 		{"bandwidth", `{"devices":[{"kind":"cpu","memory_bandwidth_gb_s":-1}]}`, errs.InvalidArgument, "bandwidth"},
+		{"utilization over 100", `{"devices":[{"kind":"cuda_gpu","telemetry":{"utilization_percent":101}}]}`, errs.InvalidArgument, "utilization_percent"},
+		{"negative power", `{"devices":[{"kind":"cuda_gpu","telemetry":{"power_draw_watts":-1}}]}`, errs.InvalidArgument, "power_draw_watts"},
+		{"absurd power limit", `{"devices":[{"kind":"cuda_gpu","telemetry":{"power_limit_watts":1e9}}]}`, errs.InvalidArgument, "power_limit_watts"},
+		{"absurd temperature", `{"devices":[{"kind":"cuda_gpu","telemetry":{"temperature_c":-300}}]}`, errs.InvalidArgument, "temperature_c"},
 		{"link to nowhere", `{"devices":[{"kind":"cpu"}],"system_io":{"interconnects":[{"kind":"nvlink","devices":["cuda:9"]}]}}`, errs.InvalidArgument, "unknown device"},
 		{"wrong type", `{"devices":{"kind":"cpu"}}`, errs.InvalidArgument, "registry"},
 		{"memory as string", `{"devices":[{"kind":"cpu","memory_bytes":"lots"}]}`, errs.InvalidArgument, "registry"},

@@ -102,6 +102,7 @@ func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AMDGPU {
 			d.SetSource("uuid", "sysfs")
 		}
 		readAMDMemory(m, c.Dir, d, f)
+		readAMDTelemetry(m, f, c.Dir, d)
 		if s, err := m.ReadString(path.Join(c.Dir, "xgmi_hive_info", "xgmi_hive_id")); err == nil {
 			g.hive = s
 		}

@@ -127,6 +127,12 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 		args := []string{"--query-gpu=" + strings.Join(fields, ","), "--format=csv,noheader,nounits"}
 		out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, args...)
 		if !ok {
+			// A snapshot recorded before the telemetry columns holds the
+			// query without them, and its replay answers this one as a
+			// missing tool (no warning): ask that query once.
+			if w == nil && removeTelemetry(&fields) {
+				continue
+			}
 			if w != nil {
 				if bad := nvRejectedField([]byte(w.Message)); nvOptionalFields[bad] && removeField(&fields, bad) {
 					dropped = append(dropped, bad)
@@ -167,6 +173,16 @@ func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings
 	}
 }
 
+// removeTelemetry drops the telemetry columns from fields; false when they
+// were already gone.
+func removeTelemetry(fields *[]string) bool {
+	removed := false
+	for _, f := range NVTelemetryFields {
+		removed = removeField(fields, f) || removed
+	}
+	return removed
+}
+
 // removeField drops name from fields; false when it was not there (so a
 // driver that keeps rejecting cannot loop).
 func removeField(fields *[]string, name string) bool {
@@ -203,6 +219,11 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 	if g.MIGMode != "" {
 		d.MIG = &registry.MIG{Mode: g.MIGMode}
 		d.SetSource("mig", src)
+	}
+	if t := g.Telemetry; t != (nvTelemetry{}) {
+		d.Telemetry = &registry.Telemetry{UtilizationPercent: t.UtilPct, PowerDrawWatts: t.PowerW,
+			PowerLimitWatts: t.PowerLimitW, TemperatureC: t.TempC}
+		d.SetSource("telemetry", src)
 	}
 	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs

@@ -16,8 +16,16 @@ import (
 // nvQueryFields are the columns of the one --query-gpu the backend runs, in
 // order. compute_cap and mig.mode.current are optional: drivers that predate
 // them reject the whole query, and the backend retries without them.
-var NVQueryFields = []string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
-	"driver_version", "compute_cap", "mig.mode.current"}
+var NVQueryFields = append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
+	"driver_version", "compute_cap", "mig.mode.current"}, NVTelemetryFields...)
+
+// NVTelemetryFields are the live readings, asked in the same query: a second
+// nvidia-smi run would add a process start and an NVML initialisation to
+// every detection (the tool run is most of its time, docs/performance.md).
+// With nounits nvidia-smi prints them "0", "69.85", "700.00", "41", or a
+// bracketed placeholder: "[N/A]" for utilization.gpu in MIG mode, every one
+// on Jetson (nvidia_gpu_exporter internal/captures, testdata/machines).
+var NVTelemetryFields = []string{"utilization.gpu", "power.draw", "power.limit", "temperature.gpu"}
 
 // nvOptionalFields may be dropped when the driver rejects them.
 var nvOptionalFields = map[string]bool{"compute_cap": true, "mig.mode.current": true}
@@ -33,6 +41,15 @@ type nvGPU struct {
 	DriverVersion string
 	CC            string // "9.0"
 	MIGMode       string // "enabled", "disabled"
+	Telemetry     nvTelemetry
+}
+
+// nvTelemetry is a row's live readings; nil where nvidia-smi gave none.
+type nvTelemetry struct {
+	UtilPct     *float64
+	PowerW      *float64
+	PowerLimitW *float64
+	TempC       *float64
 }
 
 var ccPattern = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`)
@@ -156,7 +173,38 @@ func (g *nvGPU) set(field, v string) error {
 		default:
 			return fmt.Errorf("mig.mode.current %q is neither Enabled nor Disabled", v)
 		}
+	case "utilization.gpu":
+		return setReading(&g.Telemetry.UtilPct, field, v, 0, 100)
+	case "power.draw", "power.limit":
+		dst := &g.Telemetry.PowerW
+		if field == "power.limit" {
+			dst = &g.Telemetry.PowerLimitW
+		}
+		return setReading(dst, field, v, 0, registry.MaxWatts)
+	case "temperature.gpu":
+		return setReading(&g.Telemetry.TempC, field, v, -273.15, registry.MaxCelsius)
 	}
+	return nil
+}
+
+// readingPattern is a plain decimal as nvidia-smi prints readings with
+// nounits; "NaN", "Inf", exponents and units are not readings.
+var readingPattern = regexp.MustCompile(`^-?[0-9]{1,12}(\.[0-9]{1,6})?$`)
+
+// setReading stores a decimal reading within [lo, hi]; outside it the value
+// is absurd (a wrapped counter, a sensor error code) and left out.
+func setReading(dst **float64, field, v string, lo, hi float64) error {
+	if !readingPattern.MatchString(v) {
+		return fmt.Errorf("%s %q is not a number", field, clip(v))
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("%s %q is not a number", field, clip(v))
+	}
+	if n < lo || n > hi {
+		return machine.AbsurdError{Msg: fmt.Sprintf("%s %s is outside [%g, %g]", field, clip(v), lo, hi)}
+	}
+	*dst = &n
 	return nil
 }
 

@@ -52,7 +52,9 @@ func TestNVIDIAInterconnectsWithoutNVSwitch(t *testing.T) {
 }
 
 func TestParseNvidiaCSV(t *testing.T) {
-	fields := NVQueryFields
+	// The identity columns; the telemetry ones have their own test
+	// (nvidia_telemetry_test.go).
+	fields := NVQueryFields[:len(NVQueryFields)-len(NVTelemetryFields)]
 	p := func(v int64) *int64 { return &v }
 	tests := []struct {
 		name   string
@@ -161,6 +163,7 @@ func FuzzParseNvidiaCSV(f *testing.F) {
 	f.Add("0, NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-000000000000, 00000000:18:00.0, 81559, 81106, 590.48.01, 9.0, Disabled\n")
 	f.Add("1, NVIDIA GeForce RTX 4080 SUPER, [N/A], 00000000:01:00.0, 16376, [Not Supported], 595.71.05, 8.9, [N/A]\n")
 	f.Add("x,,,,,,,,\n\n0, a, b, c, -1, 99999999999999999999, d, e, f")
+	f.Add("0, NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-000000000000, 00000000:00:09.0, 81559, 81022, 590.48.01, 9.0, Enabled, [N/A], 71.15, 700.00, 42\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		gpus, _, _ := ParseNvidiaCSV([]byte(in), NVQueryFields)
 		seen := map[int]bool{}
@@ -177,6 +180,9 @@ func FuzzParseNvidiaCSV(f *testing.F) {
 			}
 			if g.CC != "" && !ccPattern.MatchString(g.CC) {
 				t.Fatalf("cc %q kept", g.CC)
+			}
+			if u := g.Telemetry.UtilPct; u != nil && (*u < 0 || *u > 100) {
+				t.Fatalf("utilization %g kept", *u)
 			}
 		}
 	})
