@@ -146,18 +146,6 @@ func BenchmarkParseVulkanSummary(b *testing.B) {
 	}
 }
 
-func BenchmarkParseXPUDump(b *testing.B) {
-	out := string(toolOutput(b, "intel-max-4", "xpu-smi", intel.XPUSMIDumpArgs...))
-	devs, err := intel.ParseXPUDump(out)
-	require.NoError(b, err)
-	require.Len(b, devs, 4)
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		_, _ = intel.ParseXPUDump(out)
-	}
-}
-
 func BenchmarkParseMemInfo(b *testing.B) {
 	text := fixtureFile(b, "dgx-h100", "proc/meminfo")
 	require.NotEmpty(b, host.ParseMemInfo(text))
