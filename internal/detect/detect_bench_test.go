@@ -125,7 +125,7 @@ func BenchmarkParseHLSMI(b *testing.B) {
 }
 
 func BenchmarkParseNeuronLS(b *testing.B) {
-	out := toolOutput(b, "inf2-48xlarge", "neuron-ls", aws.NeuronLSArgs...)
+	out := toolOutput(b, "trn1-2xlarge", "neuron-ls", aws.NeuronLSArgs...)
 	devs, _, err := aws.ParseNeuronLS(out)
 	require.NoError(b, err)
 	require.NotEmpty(b, devs)
