@@ -22,7 +22,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/aws"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/intel"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
@@ -109,18 +108,6 @@ func BenchmarkParseKFDProperties(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		amd.ParseKFDProperties(text)
-	}
-}
-
-func BenchmarkParseHLSMI(b *testing.B) {
-	out := toolOutput(b, "gaudi2-8", "hl-smi", intel.HLSMIArgs()...)
-	rows, errs := intel.ParseHLSMI(out)
-	require.Len(b, rows, 8)
-	require.Empty(b, errs)
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		intel.ParseHLSMI(out)
 	}
 }
 

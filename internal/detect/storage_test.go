@@ -16,7 +16,6 @@ func TestStorageFixtures(t *testing.T) {
 		machine string
 		want    []registry.Storage
 	}{
-		{"gaudi2-8", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 7501476528 * 512}}},
 		{"container-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 104857600 * 512}}},
 		{"tpu-v5e", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 209715200 * 512}}},
 	}
