@@ -16,7 +16,7 @@ func TestStorageFixtures(t *testing.T) {
 		machine string
 		want    []registry.Storage
 	}{
-		{"container-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 104857600 * 512}}},
+		{"qemu-q35-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 41943040 * 512}}},
 		{"tpu-v5e", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 209715200 * 512}}},
 	}
 	for _, tt := range tests {
