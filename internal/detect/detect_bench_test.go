@@ -124,7 +124,7 @@ func BenchmarkParseNeuronLS(b *testing.B) {
 }
 
 func BenchmarkParseVulkanSummary(b *testing.B) {
-	out := string(toolOutput(b, "desktop-rtx-igpu", "vulkaninfo", "--summary"))
+	out := string(toolOutput(b, "ryzen-ai-laptop", "vulkaninfo", "--summary"))
 	require.NotEmpty(b, vulkan.ParseVulkanSummary(out))
 	b.SetBytes(int64(len(out)))
 	b.ReportAllocs()

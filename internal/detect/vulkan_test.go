@@ -2,7 +2,6 @@ package detect
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,40 +47,29 @@ func TestVulkanFixtureRyzenAIAlone(t *testing.T) {
 	assert.Empty(t, warningCodes(reg))
 }
 
-// RTX 4090 + UHD 770: the NVIDIA card belongs to the cuda backend, the iGPU
-// to intel_gpu; Vulkan leaves no device of its own and llvmpipe is skipped.
-func TestVulkanFixtureDesktopRTXIGPU(t *testing.T) {
+// RTX 4060 Laptop + Raptor Lake-P UHD (a real lspci, testdata/machines/
+// slimbook-hero-rtx4060-igpu): the NVIDIA card belongs to the cuda backend,
+// the iGPU to intel_gpu. The machine has no vulkaninfo (none was captured),
+// so Vulkan adds nothing and duplicates nothing.
+func TestVulkanFixtureLaptopRTXIGPUWithoutVulkaninfo(t *testing.T) {
 	backends := []string{"vulkan", "intel_gpu"}
 	haveCUDA := slices.Contains(BackendNames(), "cuda")
 	if haveCUDA {
 		backends = append(backends, "cuda")
 	}
-	reg := detectFixtureBackends(t, "desktop-rtx-igpu", nil, backends...)
+	reg := detectFixtureBackends(t, "slimbook-hero-rtx4060-igpu", nil, backends...)
 	igpu := devicesOfKind(reg, registry.KindIntelGPU)
 	require.Len(t, igpu, 1)
 	assert.Equal(t, "0000:00:02.0", igpu[0].PCIBusID)
-	assert.Equal(t, "Intel UHD Graphics 770", igpu[0].Name)
+	assert.Equal(t, "8086:a7a8", igpu[0].PCIID)
 	assert.True(t, igpu[0].MemoryShared)
 	assert.Zero(t, igpu[0].MemoryBytes)
-	assert.Equal(t, "Mesa 24.0.5-1ubuntu1", igpu[0].DriverVersion, "filled from Vulkan")
-	for _, d := range reg.Devices {
-		assert.False(t, strings.Contains(d.Name, "llvmpipe"), d.Name)
-	}
+	assert.Empty(t, devicesOfKind(reg, registry.KindVulkan))
 	if haveCUDA {
 		cuda := devicesOfKind(reg, registry.KindCUDA)
 		require.Len(t, cuda, 1)
 		assert.Equal(t, "0000:01:00.0", cuda[0].PCIBusID)
-		assert.Equal(t, "NVIDIA GeForce RTX 4090", cuda[0].Name)
-		assert.Empty(t, devicesOfKind(reg, registry.KindVulkan))
-		assert.Len(t, reg.Devices, 2)
-	} else {
-		// Without the native NVIDIA backend Vulkan is the only view of it.
-		vk := devicesOfKind(reg, registry.KindVulkan)
-		require.Len(t, vk, 1)
-		assert.Equal(t, "0000:01:00.0", vk[0].PCIBusID)
-		assert.Equal(t, "NVIDIA GeForce RTX 4090", vk[0].Name)
-		assert.Equal(t, "nvidia", vk[0].Vendor)
-		assert.False(t, vk[0].MemoryShared)
+		assert.Len(t, reg.Devices, 2, "the RTX's HDMI audio function 01:00.1 is no device")
 	}
 }
 
