@@ -174,7 +174,7 @@ func gpuSeed(index, gib int) string {
 
 func FuzzDetect(f *testing.F) {
 	seeds := []string{"", "{", "[]", `{"timeout_ms":1e999}`, `{"sysroot":"/nonexistent"}`, `{"backends":["nope"]}`, "\xff"}
-	for _, m := range []string{"dgx-h100", "cpu-only", "mi300x-8", "gaudi2-8", "nvidia-mig", "tpu-v4", "inf2-48xlarge", "intel-max-4"} {
+	for _, m := range []string{"dgx-h100", "cpu-only", "mi300x-8", "gaudi2-8", "nvidia-mig", "tpu-v4", "trn1-2xlarge", "intel-max-1100-x2"} {
 		seeds = append(seeds, fixtureOptions(f, m))
 	}
 	// hostile's tools hang until the timeout: 2 s an input is too slow to fuzz.

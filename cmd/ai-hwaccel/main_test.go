@@ -245,17 +245,18 @@ func mustGetwd(t *testing.T) string {
 	return wd
 }
 
-// cpuOnlyTable is the exact table of the cpu-only fixture (an EPYC 9354
-// with no accelerator and no vendor tool): its figures are all static.
-const cpuOnlyTable = `ID     KIND  NAME                             MEMORY     FREE       BW  BUS  NUMA
-cpu:0  cpu   AMD EPYC 9354 32-Core Processor  377.6 GiB  362.5 GiB  —   —    —
-Total: 1 device, 0 accelerators, 0.0 GiB accelerator memory, 377.6 GiB host memory
+// cpuOnlyTable is the exact table of the cpu-only fixture (a two-socket Xeon
+// L5640 with no accelerator and no vendor tool): its figures are all static.
+const cpuOnlyTable = `ID     KIND  NAME                                             MEMORY    FREE      BW  BUS  NUMA
+cpu:0  cpu   Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz  62.9 GiB  60.9 GiB  —   —    —
+Total: 1 device, 0 accelerators, 0.0 GiB accelerator memory, 62.9 GiB host memory
 
 Interconnects: none
 
 NUMA nodes:
-  NODE  MEMORY     CPUS
-  0     377.6 GiB  0-63
+  NODE  MEMORY    CPUS
+  0     31.5 GiB  0,2,4,6,8,10,12,14,16,18,20,22
+  1     31.4 GiB  1,3,5,7,9,11,13,15,17,19,21,23
 
 Warnings: none
 `

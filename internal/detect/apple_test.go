@@ -78,7 +78,7 @@ func TestAppleIntelMacHasNoAppleDevice(t *testing.T) {
 
 // Linux machines have no system_profiler: the apple backend stays silent.
 func TestAppleAbsentOnLinuxFixtures(t *testing.T) {
-	for _, name := range []string{"cpu-only", "dgx-h100", "desktop-rtx-igpu"} {
+	for _, name := range []string{"cpu-only", "dgx-h100", "slimbook-hero-rtx4060-igpu"} {
 		t.Run(name, func(t *testing.T) {
 			reg := detectFixture(t, name, nil)
 			assert.Empty(t, devicesOfKind(reg, registry.KindMetal))

@@ -147,7 +147,7 @@ func TestASICGraphcoreAndGroqByPCIID(t *testing.T) {
 }
 
 func TestASICNothingOnOtherMachines(t *testing.T) {
-	for _, name := range []string{"gaudi2-8", "tpu-v5e", "container-vm"} {
+	for _, name := range []string{"gaudi2-8", "tpu-v5e", "qemu-q35-vm"} {
 		reg := detectFixture(t, name, nil)
 		for _, k := range []registry.Kind{registry.KindGraphcore, registry.KindGroq, registry.KindQualcommAI100} {
 			assert.Empty(t, devicesOfKind(reg, k), "%s: %s", name, k)

@@ -32,7 +32,6 @@ func TestCPUFixtureCgroupMemoryLimitIsUsable(t *testing.T) {
 	}{
 		{"docker-cgroup-v1-128m", 128 << 20, "cgroup v1 memory limit (memory.limit_in_bytes)"},
 		{"podman-cgroup-v2-042cpu-42m", 42 << 20, "cgroup v2 memory limit (memory.max)"},
-		{"container-vm", 16 << 30, "cgroup v2 memory limit (memory.max)"},
 	} {
 		reg := detectFixtureBackends(t, tc.machine, nil, "cpu")
 		cpus := devicesOfKind(reg, registry.KindCPU)

@@ -295,7 +295,8 @@ func TestNVIDIAUnreachableDriverMakesBoundGPUUnavailable(t *testing.T) {
 }
 
 // TestFixtureCPUOnly runs every registered backend: a server without an
-// accelerator has exactly one device and nothing to warn about.
+// accelerator (a real two-socket Xeon L5640 snapshot: 82 PCI functions, a
+// Matrox BMC VGA) has exactly one device and nothing to warn about.
 func TestFixtureCPUOnly(t *testing.T) {
 	reg := detectFixture(t, "cpu-only", nil)
 	require.NoError(t, reg.Validate())
@@ -304,14 +305,18 @@ func TestFixtureCPUOnly(t *testing.T) {
 	cpu := reg.Devices[0]
 	assert.Equal(t, "cpu:0", cpu.ID)
 	assert.Equal(t, registry.KindCPU, cpu.Kind)
-	assert.Equal(t, "AMD EPYC 9354 32-Core Processor", cpu.Name)
-	assert.Equal(t, 32, cpu.Cores)
-	assert.Equal(t, 64, cpu.Threads)
-	assert.Equal(t, int64(395963980)*1024, cpu.MemoryBytes)
+	// The ghw snapshot's /proc/cpuinfo, verbatim (its padding included).
+	assert.Equal(t, "Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz", cpu.Name)
+	assert.Equal(t, 12, cpu.Cores)
+	assert.Equal(t, 24, cpu.Threads)
+	assert.Equal(t, int64(65921280)*1024, cpu.MemoryBytes)
 	require.NotNil(t, cpu.MemoryFreeBytes)
-	assert.Equal(t, int64(380123456)*1024, *cpu.MemoryFreeBytes)
+	assert.Equal(t, int64(63844924)*1024, *cpu.MemoryFreeBytes)
 	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, cpu.Quantizations)
-	assert.Equal(t, []registry.NUMANode{{ID: 0, MemoryBytes: 395963980 * 1024, CPUs: "0-63"}}, reg.SystemIO.NUMANodes)
+	assert.Equal(t, []registry.NUMANode{
+		{ID: 0, MemoryBytes: 33771839488, CPUs: "0,2,4,6,8,10,12,14,16,18,20,22"},
+		{ID: 1, MemoryBytes: 33731551232, CPUs: "1,3,5,7,9,11,13,15,17,19,21,23"},
+	}, reg.SystemIO.NUMANodes)
 	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 

@@ -16,8 +16,7 @@ func TestStorageFixtures(t *testing.T) {
 		machine string
 		want    []registry.Storage
 	}{
-		{"gaudi2-8", []registry.Storage{{Name: "nvme0n1", Class: host.StorageNVMe, SizeBytes: 7501476528 * 512}}},
-		{"container-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 104857600 * 512}}},
+		{"qemu-q35-vm", []registry.Storage{{Name: "vda", Class: host.StorageVirtual, SizeBytes: 41943040 * 512}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.machine, func(t *testing.T) {

@@ -2,7 +2,6 @@ package detect
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -48,56 +47,48 @@ func TestVulkanFixtureRyzenAIAlone(t *testing.T) {
 	assert.Empty(t, warningCodes(reg))
 }
 
-// RTX 4090 + UHD 770: the NVIDIA card belongs to the cuda backend, the iGPU
-// to intel_gpu; Vulkan leaves no device of its own and llvmpipe is skipped.
-func TestVulkanFixtureDesktopRTXIGPU(t *testing.T) {
+// RTX 4060 Laptop + Raptor Lake-P UHD (a real lspci, testdata/machines/
+// slimbook-hero-rtx4060-igpu): the NVIDIA card belongs to the cuda backend,
+// the iGPU to intel_gpu. The machine has no vulkaninfo (none was captured),
+// so Vulkan adds nothing and duplicates nothing.
+func TestVulkanFixtureLaptopRTXIGPUWithoutVulkaninfo(t *testing.T) {
 	backends := []string{"vulkan", "intel_gpu"}
 	haveCUDA := slices.Contains(BackendNames(), "cuda")
 	if haveCUDA {
 		backends = append(backends, "cuda")
 	}
-	reg := detectFixtureBackends(t, "desktop-rtx-igpu", nil, backends...)
+	reg := detectFixtureBackends(t, "slimbook-hero-rtx4060-igpu", nil, backends...)
 	igpu := devicesOfKind(reg, registry.KindIntelGPU)
 	require.Len(t, igpu, 1)
 	assert.Equal(t, "0000:00:02.0", igpu[0].PCIBusID)
-	assert.Equal(t, "Intel UHD Graphics 770", igpu[0].Name)
+	assert.Equal(t, "8086:a7a8", igpu[0].PCIID)
 	assert.True(t, igpu[0].MemoryShared)
 	assert.Zero(t, igpu[0].MemoryBytes)
-	assert.Equal(t, "Mesa 24.0.5-1ubuntu1", igpu[0].DriverVersion, "filled from Vulkan")
-	for _, d := range reg.Devices {
-		assert.False(t, strings.Contains(d.Name, "llvmpipe"), d.Name)
-	}
+	assert.Empty(t, devicesOfKind(reg, registry.KindVulkan))
 	if haveCUDA {
 		cuda := devicesOfKind(reg, registry.KindCUDA)
 		require.Len(t, cuda, 1)
 		assert.Equal(t, "0000:01:00.0", cuda[0].PCIBusID)
-		assert.Equal(t, "NVIDIA GeForce RTX 4090", cuda[0].Name)
-		assert.Empty(t, devicesOfKind(reg, registry.KindVulkan))
-		assert.Len(t, reg.Devices, 2)
-	} else {
-		// Without the native NVIDIA backend Vulkan is the only view of it.
-		vk := devicesOfKind(reg, registry.KindVulkan)
-		require.Len(t, vk, 1)
-		assert.Equal(t, "0000:01:00.0", vk[0].PCIBusID)
-		assert.Equal(t, "NVIDIA GeForce RTX 4090", vk[0].Name)
-		assert.Equal(t, "nvidia", vk[0].Vendor)
-		assert.False(t, vk[0].MemoryShared)
+		assert.Len(t, reg.Devices, 2, "the RTX's HDMI audio function 01:00.1 is no device")
 	}
 }
 
 // With every backend enabled, each fixture machine of this file's family
 // gives exactly the accelerators it models: no backend claims another's
-// device, no Vulkan duplicate survives, and these backends warn about nothing.
+// device, no Vulkan duplicate survives, and these backends warn about nothing
+// but the warnings a machine expects (intel-max-1100-x2: its xpu-smi capture
+// has no `discovery --dump`, which fails).
 func TestVulkanIntelAMDFixturesFullDetection(t *testing.T) {
 	tests := []struct {
-		machine string
-		want    map[registry.Kind]int
+		machine  string
+		want     map[registry.Kind]int
+		wantWarn []string
 	}{
-		{"mi300x-8", map[registry.Kind]int{registry.KindROCm: 8}},
-		{"mi300x-8-sysfs", map[registry.Kind]int{registry.KindROCm: 8}},
-		{"intel-core-ultra-laptop", map[registry.Kind]int{registry.KindIntelGPU: 1, registry.KindIntelNPU: 1}},
-		{"ryzen-ai-laptop", map[registry.Kind]int{registry.KindROCm: 1, registry.KindAMDXDNA: 1}},
-		{"intel-max-4", map[registry.Kind]int{registry.KindIntelGPU: 4}},
+		{"mi300x-8", map[registry.Kind]int{registry.KindROCm: 8}, nil},
+		{"mi300x-8-sysfs", map[registry.Kind]int{registry.KindROCm: 8}, nil},
+		{"intel-core-ultra-laptop", map[registry.Kind]int{registry.KindIntelGPU: 1, registry.KindIntelNPU: 1}, nil},
+		{"ryzen-ai-laptop", map[registry.Kind]int{registry.KindROCm: 1, registry.KindAMDXDNA: 1}, nil},
+		{"intel-max-1100-x2", map[registry.Kind]int{registry.KindIntelGPU: 2}, []string{"intel_gpu/tool_failed"}},
 	}
 	mine := map[string]bool{"rocm": true, "intel_gpu": true, "intel_npu": true, "amd_xdna": true, "vulkan": true}
 	for _, tt := range tests {
@@ -110,9 +101,13 @@ func TestVulkanIntelAMDFixturesFullDetection(t *testing.T) {
 				}
 			}
 			assert.Equal(t, tt.want, got)
+			var warned []string
 			for _, w := range reg.Warnings {
-				assert.False(t, mine[w.Backend], "%s/%s: %s", w.Backend, w.Code, w.Message)
+				if mine[w.Backend] {
+					warned = append(warned, w.Backend+"/"+w.Code)
+				}
 			}
+			assert.Equal(t, tt.wantWarn, warned)
 		})
 	}
 }
