@@ -396,6 +396,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 	for _, g := range ParseNvidiaList(out) {
 		byIndex[g.Index] = g.MIG
 	}
+	qgpus := migQuery(ctx, m, f)
 	var res []nvDevice
 	for _, d := range devs {
 		instances := byIndex[d.index]
@@ -412,7 +413,11 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		res = append(res, parent)
 		for n, inst := range instances {
 			mig.Children = append(mig.Children, inst.UUID)
-			res = append(res, nvDevice{dev: migInstanceDevice(parent.dev, n, inst), index: d.index, slice: true})
+			dev := migInstanceDevice(parent.dev, n, inst)
+			if mem, ok := migMemoryOf(qgpus, d.index, parent.dev.PCIBusID, inst.Device); ok {
+				setMIGMemory(&dev, mem)
+			}
+			res = append(res, nvDevice{dev: dev, index: d.index, slice: true})
 		}
 	}
 	return res
@@ -697,9 +702,12 @@ type nvListGPU struct {
 	MIG   []nvListMIG
 }
 
-// nvListMIG is one MIG instance line: its profile ("1g.10gb") and UUID.
+// nvListMIG is one MIG instance line: its profile ("1g.10gb"), device
+// number ("Device  2:", the "Index" of `nvidia-smi -q`; -1 when absent) and
+// UUID.
 type nvListMIG struct {
 	Profile string
+	Device  int
 	UUID    string
 }
 
@@ -724,7 +732,7 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 			}
 		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
 			g := &gpus[len(gpus)-1]
-			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], UUID: uuid})
+			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], Device: migDeviceNumber(t), UUID: uuid})
 		}
 	}
 	return gpus
