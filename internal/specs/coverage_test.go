@@ -47,7 +47,7 @@ var partsCovered = map[string]string{
 	"10de:2335": "NVIDIA H200 SXM 141GB", "10de:233b": "NVIDIA H200 NVL", "10de:2329": "NVIDIA H20",
 	"10de:27b8": "NVIDIA L4", "10de:26b5": "NVIDIA L40", "10de:26b9": "NVIDIA L40S",
 	"10de:2342": "NVIDIA GH200 (96GB HBM3)", "10de:2348": "NVIDIA GH200 (144GB HBM3e)",
-	"10de:2901": "NVIDIA B200 SXM",
+	"10de:2901": "NVIDIA B200 SXM", "10de:2941": "NVIDIA GB200 (per Blackwell GPU)", "10de:25b6": "NVIDIA A2 / A16 (per GPU)",
 	// AMD
 	"1002:738c": "AMD Instinct MI100", "1002:740f": "AMD Instinct MI210", "1002:7408": "AMD Instinct MI250X",
 	"1002:74a0": "AMD Instinct MI300A", "1002:74a1": "AMD Instinct MI300X", "1002:74a5": "AMD Instinct MI325X",
