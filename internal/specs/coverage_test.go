@@ -31,6 +31,10 @@ var partsCovered = map[string]string{
 	"10de:2783": "NVIDIA GeForce RTX 4070 SUPER", "10de:2782": "NVIDIA GeForce RTX 4070 Ti",
 	"10de:2705": "NVIDIA GeForce RTX 4070 Ti SUPER", "10de:2704": "NVIDIA GeForce RTX 4080 (16GB)",
 	"10de:2702": "NVIDIA GeForce RTX 4080 SUPER", "10de:2684": "NVIDIA GeForce RTX 4090",
+	// RTX 40 laptop GPUs
+	"10de:2717": "NVIDIA GeForce RTX 4090 Laptop GPU", "10de:27e0": "NVIDIA GeForce RTX 4080 Laptop GPU",
+	"10de:2860": "NVIDIA GeForce RTX 4070 Laptop GPU", "10de:28e0": "NVIDIA GeForce RTX 4060 Laptop GPU",
+	"10de:28a1": "NVIDIA GeForce RTX 4050 Laptop GPU",
 	// RTX 50 (Blackwell)
 	"10de:2f04": "NVIDIA GeForce RTX 5070", "10de:2c05": "NVIDIA GeForce RTX 5070 Ti",
 	"10de:2c02": "NVIDIA GeForce RTX 5080", "10de:2b85": "NVIDIA GeForce RTX 5090",
