@@ -142,7 +142,7 @@ func migQuery(ctx context.Context, m *machine.Machine, f *machine.Findings) []qG
 	out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "-q")
 	if w != nil {
 		w.Code = registry.WarnFallback
-		w.Message += "; MIG slice memory is the figure of the profile name (a lower bound)"
+		w.Message += "; MIG slice memory is the figure of the profile name, a rounded label that can exceed the slice (B200 1g.23gb has 20.50 GiB)"
 		f.AddWarning(w)
 	}
 	if !ok {
