@@ -1,6 +1,9 @@
 package detect
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -63,9 +66,28 @@ func TestROCmFixtureMI250GfxVersion(t *testing.T) {
 // A GPU whose gfx target the precision table lacks (Strix Halo: no KFD, no
 // architecture in its part record) still gets precisions, marked inferred.
 func TestROCmFixtureUnknownArchPrecisionsInferred(t *testing.T) {
+	// The Strix Halo's id 1002:1586 is gfx1151 in the part table (LLVM's
+	// processor list), so its precisions are the RDNA3 family's.
 	reg := detectFixtureBackends(t, "strix-halo-128gb", nil, "rocm")
 	gpus := devicesOfKind(reg, registry.KindROCm)
 	require.Len(t, gpus, 1)
+	assert.Equal(t, "gfx1151", gpus[0].Architecture)
+	assert.Equal(t, "pci-id", gpus[0].Sources["architecture"])
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[0].Quantizations)
+	assert.Empty(t, gpus[0].Sources["quantizations"])
+
+	// The same machine with a device id no table knows: no architecture,
+	// the ROCm family's precisions, said to be inferred.
+	dir := copyFixtureMachine(t, "strix-halo-128gb")
+	dev := filepath.Join(dir, "root/sys/devices/pci0000:00/0000:00:08.1/0000:c5:00.0/device")
+	require.NoError(t, os.WriteFile(dev, []byte("0x15ff\n"), 0o644))
+	opts := Options{Sysroot: filepath.Join(dir, "root"), Path: filepath.Join(dir, "bin"), Env: map[string]string{},
+		LookupEnv: func(string) (string, bool) { return "", false }, Backends: []string{"rocm"}}
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus = devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 1)
+	assert.Empty(t, gpus[0].Architecture)
 	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, gpus[0].Quantizations)
 	assert.Equal(t, "inferred from the ROCm family (gfx target unknown not in the precision table)", gpus[0].Sources["quantizations"])
 }

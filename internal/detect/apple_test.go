@@ -32,12 +32,13 @@ func TestAppleM3ProFixture(t *testing.T) {
 	assert.Equal(t, 18, g.Cores)
 	assert.Equal(t, m3ProMemory, g.MemoryBytes)
 	assert.True(t, g.MemoryShared, "unified memory is the host's RAM")
+	assert.Equal(t, int64(24)<<30, g.MemoryUsableBytes, "Metal's working set: 2/3 of 36 GiB")
 	assert.Nil(t, g.MemoryFreeBytes)
 	assert.InDelta(t, 150.0, g.MemoryBandwidthGBs, 1e-9) // devices.json "Apple M3 Pro"
 	assert.Equal(t, "Metal 3", g.ComputeCapability)
 	assert.Equal(t, []string{"fp32", "fp16", "int8", "int4"}, g.Quantizations)
 	assert.Equal(t, map[string]string{"name": "system_profiler", "cores": "system_profiler",
-		"memory_bytes": "sysctl", "compute_capability": "system_profiler",
+		"memory_bytes": "sysctl", "memory_usable_bytes": apple.SourceWorkingSet, "compute_capability": "system_profiler",
 		"memory_bandwidth_gb_s": "datasheet"}, g.Sources)
 	assert.Empty(t, g.PCIBusID)
 
@@ -60,6 +61,31 @@ func TestAppleM3ProFixture(t *testing.T) {
 	assert.Equal(t, 12, cpus[0].Cores)
 	assert.Equal(t, "sysctl", cpus[0].Sources["memory_bytes"])
 	assert.Len(t, reg.Devices, 3)
+}
+
+// An M2 Max whose only captured tool is sysctl (no system_profiler): the
+// brand string alone makes it an Apple Silicon Mac. Its GPU may use the
+// Metal working set llama.cpp printed there, 21845.34 MiB, not the 32 GiB
+// (testdata/machines/macbook-m2-max-32gb/README.md).
+func TestAppleM2MaxSysctlOnly(t *testing.T) {
+	reg := detectFixture(t, "macbook-m2-max-32gb", nil)
+	assert.Empty(t, reg.Warnings)
+	gpus := devicesOfKind(reg, registry.KindMetal)
+	require.Len(t, gpus, 1)
+	g := gpus[0]
+	assert.Equal(t, "Apple M2 Max", g.Name)
+	assert.Equal(t, "sysctl", g.Sources["name"])
+	assert.Equal(t, int64(32)<<30, g.MemoryBytes)
+	assert.True(t, g.MemoryShared)
+	assert.InDelta(t, 21845.34, float64(g.MemoryUsableBytes)/(1<<20), 0.01)
+	assert.Equal(t, apple.SourceWorkingSet, g.Sources["memory_usable_bytes"])
+	assert.Equal(t, g.MemoryUsableBytes, g.UsableMemory(), "the planner's figure is the cap")
+	assert.Zero(t, g.Cores, "no system_profiler: core count unknown")
+	assert.InDelta(t, 400.0, g.MemoryBandwidthGBs, 1e-9)
+	cpus := devicesOfKind(reg, registry.KindCPU)
+	require.Len(t, cpus, 1)
+	assert.Equal(t, "Apple M2 Max", cpus[0].Name)
+	assert.Equal(t, int64(32)<<30, cpus[0].MemoryBytes)
 }
 
 // An Intel Mac: no Apple GPU or Neural Engine, sysctl's failure on the

@@ -26,7 +26,13 @@ func available(reg *registry.Registry, k registry.Kind) []registry.Device {
 type migSlice struct {
 	uuid, profile string
 	bytes         int64
+	source        string
 }
+
+const (
+	fromProfile = "nvidia-smi -L (MIG profile)"
+	fromQuery   = nvidia.SourceMIGQuery
+)
 
 func assertSlices(t *testing.T, reg *registry.Registry, parentID string, want []migSlice) {
 	t.Helper()
@@ -43,13 +49,15 @@ func assertSlices(t *testing.T, reg *registry.Registry, parentID string, want []
 		assert.Equal(t, w.uuid, d.UUID)
 		assert.Equal(t, &registry.MIG{Instance: w.uuid, Profile: w.profile, Parent: parentID}, d.MIG)
 		assert.Equal(t, w.bytes, d.MemoryBytes, w.uuid)
-		assert.Equal(t, "nvidia-smi -L (MIG profile)", d.Sources["memory_bytes"])
+		assert.Equal(t, w.source, d.Sources["memory_bytes"], w.uuid)
 		assert.Empty(t, d.PCIBusID, "a MIG instance is not a PCI function")
 	}
 }
 
 // The H100 split 3g.40gb + 2g.20gb + 2x 1g.10gb of issue 13: the instances
-// are the devices, the parent is listed but not planned on.
+// are the devices, the parent is listed but not planned on. Their memory is
+// what `nvidia-smi -q` reports for each MIG device (the capture in
+// testdata/machines/nvidia-mig/captures), not the profile's label.
 func TestFixtureMIGInstancesAreDevices(t *testing.T) {
 	reg := detectHost(t, "nvidia-mig", nil)
 	gpus := devicesOfKind(reg, registry.KindCUDA)
@@ -60,9 +68,14 @@ func TestFixtureMIGInstancesAreDevices(t *testing.T) {
 	assert.Contains(t, parent.UnavailableReason, "MIG")
 	assert.Equal(t, migInstances, parent.MIG.Children)
 	assertSlices(t, reg, "cuda:0", []migSlice{
-		{migInstances[0], "3g.40gb", 40e9}, {migInstances[1], "2g.20gb", 20e9},
-		{migInstances[2], "1g.10gb", 10e9}, {migInstances[3], "1g.10gb", 10e9}})
+		{migInstances[0], "3g.40gb", 40448 << 20, fromQuery}, {migInstances[1], "2g.20gb", 20096 << 20, fromQuery},
+		{migInstances[2], "1g.10gb", 9984 << 20, fromQuery}, {migInstances[3], "1g.10gb", 9984 << 20, fromQuery}})
 	assert.Len(t, available(reg, registry.KindCUDA), 4)
+	slice := gpus[3]
+	require.NotNil(t, slice.MemoryFreeBytes)
+	assert.Equal(t, int64(9976)<<20, *slice.MemoryFreeBytes)
+	assert.Equal(t, fromQuery, slice.Sources["memory_free_bytes"])
+	assert.Empty(t, reg.Warnings)
 }
 
 // CUDA_VISIBLE_DEVICES naming one 1g.10gb instance shows that slice only.
@@ -71,15 +84,20 @@ func TestFixtureMIGVisibleSlice(t *testing.T) {
 	avail := available(reg, registry.KindCUDA)
 	require.Len(t, avail, 1)
 	assert.Equal(t, migInstances[2], avail[0].UUID)
-	assert.Equal(t, int64(10e9), avail[0].MemoryBytes)
+	assert.Equal(t, int64(9984)<<20, avail[0].MemoryBytes)
 	assert.Equal(t, "0", avail[0].VisibleAs)
 }
 
+// No `nvidia-smi -q` was captured on this machine (its fixture's nvidia-smi
+// rejects it): the slices keep the profile's figure, with a fallback warning.
 func TestFixtureA100PCIeTwo3gSlices(t *testing.T) {
 	reg := detectHost(t, "a100-80gb-pcie-mig-2x3g", nil)
 	assertSlices(t, reg, "cuda:0", []migSlice{
-		{"MIG-0929581a-2be6-5dec-bf34-0954c6c529a6", "3g.40gb", 40e9},
-		{"MIG-3adbed3a-d03d-549f-a016-ba1fd7359f23", "3g.40gb", 40e9}})
+		{"MIG-0929581a-2be6-5dec-bf34-0954c6c529a6", "3g.40gb", 40e9, fromProfile},
+		{"MIG-3adbed3a-d03d-549f-a016-ba1fd7359f23", "3g.40gb", 40e9, fromProfile}})
+	w, ok := warningMentioning(reg, "cuda", "-q", "profile name")
+	require.True(t, ok, "%v", reg.Warnings)
+	assert.Equal(t, registry.WarnFallback, w.Code)
 	assert.Len(t, available(reg, registry.KindCUDA), 2)
 
 	reg = detectHost(t, "a100-80gb-pcie-mig-2x3g", map[string]string{nvidia.EnvCUDAVis: "MIG-0929581a-2be6-5dec-bf34-0954c6c529a6"})
@@ -102,8 +120,8 @@ func TestFixtureA100SXMMIGOnGPU0(t *testing.T) {
 	}
 	assert.Equal(t, 3, whole)
 	assertSlices(t, reg, "cuda:0", []migSlice{
-		{"MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a", "1g.20gb", 20e9}, {"MIG-a45882f0-9215-5733-a0c1-49286ab31cb5", "1g.20gb", 20e9},
-		{"MIG-f00d722c-f4e1-52c9-aa31-750441ae1bfe", "1g.20gb", 20e9}, {"MIG-930574a9-d43a-5d2b-95da-3e68384c8d6b", "1g.20gb", 20e9}})
+		{"MIG-ce861fb0-a248-58ce-a9a8-f9adbc22a66a", "1g.20gb", 20e9, fromProfile}, {"MIG-a45882f0-9215-5733-a0c1-49286ab31cb5", "1g.20gb", 20e9, fromProfile},
+		{"MIG-f00d722c-f4e1-52c9-aa31-750441ae1bfe", "1g.20gb", 20e9, fromProfile}, {"MIG-930574a9-d43a-5d2b-95da-3e68384c8d6b", "1g.20gb", 20e9, fromProfile}})
 }
 
 // NVLink pairs from `topo -m` join whole GPUs, never a MIG instance of one

@@ -197,9 +197,12 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 		"topo -m": ok("\t\x1b[4mGPU0\tGPU1\x1b[0m\nGPU0\t X \tNV12\nGPU1\tNV12\t X \n"),
 	}}
 	reg := detectNVWith(t, "two-nvidia", fake, map[string]string{nvidia.EnvCUDAVis: "MIG-53864714-0a66-5df2-9007-9268e30d9a72"})
-	assert.Equal(t, []string{"cuda/hidden_by_env"}, warningCodes(reg))
+	// This fake answers no `nvidia-smi -q`: the slice keeps its profile's
+	// figure, with a fallback warning.
+	assert.Equal(t, []string{"cuda/fallback", "cuda/hidden_by_env"}, warningCodes(reg))
 	gpus := devicesOfKind(reg, registry.KindCUDA)
 	require.Len(t, gpus, 2, "the named instance and its parent")
+	assert.Equal(t, int64(10e9), gpus[1].MemoryBytes)
 	assert.Equal(t, "0000:01:00.0", gpus[0].PCIBusID)
 	assert.False(t, gpus[0].Available)
 	require.NotNil(t, gpus[0].MIG)
@@ -219,7 +222,7 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 	// A MIG id nobody has is invalid.
 	reg = detectNVWith(t, "two-nvidia", fake, map[string]string{nvidia.EnvCUDAVis: "MIG-00000000-0000-0000-0000-000000000000"})
 	assert.Empty(t, devicesOfKind(reg, registry.KindCUDA))
-	assert.Equal(t, []string{"cuda/visibility_invalid", "cuda/hidden_by_env"}, warningCodes(reg))
+	assert.Equal(t, []string{"cuda/fallback", "cuda/visibility_invalid", "cuda/hidden_by_env"}, warningCodes(reg))
 }
 
 func TestParseNvidiaTopo(t *testing.T) {

@@ -78,6 +78,9 @@ func familyDefault(d *registry.Device) []string {
 	case registry.KindCUDA:
 		return list(FP32, FP16, INT8, INT4)
 	case registry.KindROCm:
+		if q := amdFamily(d.Architecture); q != nil {
+			return q
+		}
 		q := list(FP32, FP16, BF16, INT8, INT4)
 		n := strings.ToLower(d.Name + " " + d.Architecture)
 		for _, cdna3 := range []string{"mi300", "mi325", "mi355", "gfx942", "gfx950"} {
@@ -102,6 +105,36 @@ func familyDefault(d *registry.Device) []string {
 		return list(FP16, INT8, INT4)
 	case registry.KindGraphcore:
 		return list(FP32, FP16, INT8)
+	}
+	return nil
+}
+
+// amdFamily answers a gfx target the per-target table (AMDGPU) lacks by its
+// family, from the AMD instruction set guides of each family
+// (https://gpuopen.com/amd-gpu-architecture-programming-documentation/):
+//   - RDNA2, gfx1030-gfx1037 (RX 6000, Radeon PRO W6000, the 680M/660M
+//     APUs gfx1035/gfx1036): no matrix unit; packed fp16 and the
+//     V_DOT4_I32_I8 int8 dot product, no bf16 arithmetic. int4 as
+//     dequantized weights.
+//   - Vega APUs, gfx900-gfx90c (Raven, Renoir, Cezanne gfx90c): packed fp16
+//     ("rapid packed math"); int8/int4 as dequantized weights; no bf16.
+//   - CDNA1, gfx908 (MI100): MFMA on fp32, fp16, bf16 and int8.
+//   - CDNA4, gfx950 (MI350/MI355X): MFMA adds fp8 (and fp6/fp4, outside this
+//     vocabulary) to CDNA3's list.
+//   - RDNA4, gfx1200/gfx1201 (RX 9000, Radeon AI PRO R9700): WMMA on fp16,
+//     bf16, fp8/bf8, iu8 and iu4.
+//
+// nil for a target of no known family (the caller's ROCm default applies).
+func amdFamily(arch string) []string {
+	switch {
+	case strings.HasPrefix(arch, "gfx103") && len(arch) == 7:
+		return list(FP32, FP16, INT8, INT4)
+	case arch == "gfx900" || arch == "gfx902" || arch == "gfx904" || arch == "gfx906" || arch == "gfx909" || arch == "gfx90c":
+		return list(FP32, FP16, INT8, INT4)
+	case arch == "gfx908":
+		return list(FP32, FP16, BF16, INT8, INT4)
+	case arch == "gfx950", strings.HasPrefix(arch, "gfx120"):
+		return list(FP32, FP16, BF16, FP8, INT8, INT4)
 	}
 	return nil
 }

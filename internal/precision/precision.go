@@ -102,8 +102,11 @@ func IntelGPU(deviceID, class int) []string {
 }
 
 // Metal: Metal kernels of the common engines run fp32 and fp16 and
-// dequantize int8/int4 weights. bf16 is left out until a source for its
-// native support per GPU family is cited.
+// dequantize int8/int4 weights. bf16 is left out: llama.cpp's Metal backend
+// finds bfloat on every Apple GPU family 6+ device but runs BF16 tensors only
+// when built with GGML_METAL_USE_BF16, which defaults to OFF
+// (ggml/src/ggml-metal/ggml-metal.m ggml_metal_supports_op and
+// ggml/CMakeLists.txt at https://github.com/ggml-org/llama.cpp/tree/c392e5094deaf2d1a7c18683214f007fad3fe42b).
 func Metal() []string { return list(FP32, FP16, INT8, INT4) }
 
 // AppleNeuralEngine: Core ML runs the Neural Engine in fp16 and int8 weights.

@@ -112,20 +112,25 @@ func TestNVLinkPerLinkGBs(t *testing.T) {
 }
 
 // TestAPUIdentities: the APU ids issue 13 names are in the table, from the PCI
-// ID repository, as integrated GPUs without figures, so no datasheet lookup
-// finds them and detection's answers do not change until it asks ByPCIID.
+// ID repository, as integrated GPUs without figures (no datasheet lookup
+// finds them), each with its gfx target (LLVM AMDGPU processor table), which
+// LookupPart gives detection.
 func TestAPUIdentities(t *testing.T) {
-	for _, id := range []string{"1002:15d8", "1002:164e", "1002:1900", "1002:1586", "1002:15bf"} {
+	for id, arch := range map[string]string{"1002:15d8": "gfx902", "1002:1638": "gfx90c", "1002:1681": "gfx1035",
+		"1002:164e": "gfx1036", "1002:1900": "gfx1103", "1002:150e": "gfx1150", "1002:1586": "gfx1151",
+		"1002:1114": "gfx1152", "1002:15bf": "gfx1103"} {
 		s, ok := ByPCIID(id)
 		require.True(t, ok, id)
 		assert.Equal(t, "integrated_gpu", s.Category, id)
 		assert.False(t, s.hasFigures(), id)
 		_, ok = LookupPCIID(id)
 		assert.False(t, ok, id)
+		p, ok := LookupPart(id)
+		require.True(t, ok, id)
+		assert.Equal(t, arch, p.Arch, id)
 		if id != "1002:15bf" {
-			_, ok = LookupPart(id)
-			assert.False(t, ok, id)
 			assert.Contains(t, s.IdentitySource, "https://pci-ids.ucw.cz/read/PC/1002/"+id[5:], id)
+			assert.Contains(t, s.IdentitySource, "https://llvm.org/docs/AMDGPUUsage.html", id)
 		}
 	}
 	s, ok := ByPCIID(" 1002:1586 ")

@@ -13,12 +13,17 @@ import (
 
 // The Apple backend: the Metal GPU and the Neural Engine of an Apple Silicon
 // Mac, from sysctl and system_profiler (formats in apple_parse.go). It keys
-// on system_profiler being on the PATH, not on GOOS: only macOS has it, and a
-// fixture machine can provide both tools. On an Intel Mac it reports nothing
-// (no phantom Apple GPU); its AMD or Intel GPUs are left to a later backend.
+// on the machine, not on GOOS (a fixture machine can provide the tools): a
+// Mac has sysctl and either system_profiler or no procfs (Linux has sysctl
+// too, but always /proc). sysctl's brand string ("Apple M2 Max") alone
+// identifies Apple Silicon; system_profiler only adds GPU details. On an
+// Intel Mac it reports nothing (no phantom Apple GPU); its AMD or Intel GPUs
+// are left to a later backend.
 //
 // Unified memory: the GPU's memory_bytes is hw.memsize, the same RAM the host
 // has, so it is marked memory_shared and must never be added to host RAM.
+// What Metal lets the GPU use is less: memory_usable_bytes is the working-set
+// cap (metalWorkingSet).
 
 const (
 	BackendApple = "apple"
@@ -34,7 +39,7 @@ var Backend = machine.Backend{Name: BackendApple, Detect: DetectApple}
 
 func DetectApple(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
-	if !m.HasTool(ToolSPProf) {
+	if !isMac(m) {
 		return f
 	}
 	h, ok := readSysctlHost(ctx, m, &f)
@@ -47,6 +52,15 @@ func DetectApple(ctx context.Context, m *machine.Machine) machine.Findings {
 		f.Devices = append(f.Devices, ane)
 	}
 	return f
+}
+
+// isMac reports whether the machine looks like macOS: sysctl resolves and
+// either system_profiler does too or there is no procfs at all.
+func isMac(m *machine.Machine) bool {
+	if !m.HasTool(ToolSysctl) {
+		return false
+	}
+	return m.HasTool(ToolSPProf) || (!m.Exists(machine.PathCPUInfo) && !m.Exists(machine.PathMemInfo))
 }
 
 // readSysctlHost runs sysctl once for appleSysctlNames. A non-zero exit with
@@ -106,6 +120,11 @@ func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sy
 		d.MemoryBytes = h.MemoryBytes
 		d.MemoryShared = true
 		d.SetSource("memory_bytes", "sysctl")
+		d.MemoryUsableBytes = metalWorkingSet(h.MemoryBytes)
+		d.SetSource("memory_usable_bytes", SourceWorkingSet)
+	}
+	if !m.HasTool(ToolSPProf) {
+		return finishAppleGPU(d, h)
 	}
 	if entry, ok := spDisplaysEntry(ctx, m, f); ok {
 		if name := machine.CleanText(entry.Model); name != "" {
@@ -126,6 +145,11 @@ func appleGPU(ctx context.Context, m *machine.Machine, f *machine.Findings, h sy
 			d.SetSource("compute_capability", ToolSPProf)
 		}
 	}
+	return finishAppleGPU(d, h)
+}
+
+// finishAppleGPU adds the datasheet bandwidth of the chip.
+func finishAppleGPU(d registry.Device, h sysctlHost) registry.Device {
 	if bw := appleBandwidth(h.Brand, d.Cores); bw > 0 {
 		d.MemoryBandwidthGBs = bw
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
@@ -177,7 +201,7 @@ func neuralEngine(chip string) (registry.Device, bool) {
 // sysctl is absent or printed nothing. The cpu backend is meant to call it
 // when neither /proc/cpuinfo nor /proc/meminfo exists.
 func MacHostCPU(ctx context.Context, m *machine.Machine, quantizations []string) (registry.Device, bool) {
-	if !m.HasTool(ToolSPProf) {
+	if !isMac(m) {
 		return registry.Device{}, false
 	}
 	var scratch machine.Findings

@@ -212,3 +212,35 @@ func appleBandwidth(chip string, gpuCores int) float64 {
 var neuralEngineCores = map[string]int{
 	"Apple M3": 16, "Apple M3 Pro": 16, "Apple M3 Max": 16,
 }
+
+// SourceWorkingSet names where a Metal GPU's memory_usable_bytes comes from:
+// the working-set rule below applied to hw.memsize.
+const SourceWorkingSet = "sysctl hw.memsize (Metal working-set rule)"
+
+// metalWorkingSet is the memory Metal lets one process keep on the GPU of a
+// Mac with ramBytes of unified memory: MTLDevice.recommendedMaxWorkingSetSize
+// (https://developer.apple.com/documentation/metal/mtldevice/recommendedmaxworkingsetsize),
+// which llama.cpp logs at start-up and ollama plans with. macOS does not
+// expose it outside Metal, so it is derived from the RAM by the rule these
+// public llama.cpp logs show ("MB" there is MiB):
+//
+//   - 16 GiB: 10922.67 MB, https://github.com/abetlen/llama-cpp-python/issues/687
+//   - 32 GiB: 21845.34 MB, https://github.com/ollama/ollama/issues/434 (M2 Max)
+//     and https://github.com/ggml-org/llama.cpp/pull/2011 (M1 Max)
+//   - 64 GiB: 49152.00 MiB, https://github.com/ggml-org/llama.cpp/issues/1870 (M1 Max)
+//   - 96 GiB: 73728.00 MB, https://github.com/ggml-org/llama.cpp/issues/3213 (M2 Max)
+//
+// that is two thirds of RAM up to 32 GiB and three quarters from 64 GiB. No
+// capture was found for 36 or 48 GiB: they get the lower fraction, which
+// never promises more than Metal allows. Later macOS releases raise the cap
+// (107.52 GiB on a 128 GiB Mac on macOS 26, https://github.com/antirez/ds4/pull/893)
+// and `iogpu.wired_limit_mb` overrides it; the rule is the lower bound.
+func metalWorkingSet(ramBytes int64) int64 {
+	if ramBytes <= 0 {
+		return 0
+	}
+	if ramBytes >= 64<<30 {
+		return ramBytes * 3 / 4
+	}
+	return ramBytes * 2 / 3
+}

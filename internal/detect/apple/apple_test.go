@@ -116,3 +116,37 @@ func FuzzAppleParsers(f *testing.F) {
 		}
 	})
 }
+
+// The Metal working-set rule against llama.cpp's logged
+// recommendedMaxWorkingSetSize (ggml prints MiB as "MB") on Macs of known
+// RAM, each from a public issue (the URLs are in metalWorkingSet's comment).
+func TestMetalWorkingSetMatchesCaptures(t *testing.T) {
+	tests := []struct {
+		ramGiB  int64
+		wantMiB float64
+		url     string
+	}{
+		{16, 10922.67, "https://github.com/abetlen/llama-cpp-python/issues/687"},
+		{32, 21845.34, "https://github.com/ollama/ollama/issues/434"},
+		{32, 21845.34, "https://github.com/ggml-org/llama.cpp/pull/2011"},
+		{64, 49152.00, "https://github.com/ggml-org/llama.cpp/issues/1870"},
+		{96, 73728.00, "https://github.com/ggml-org/llama.cpp/issues/3213"},
+	}
+	for _, tt := range tests {
+		got := metalWorkingSet(tt.ramGiB << 30)
+		assert.InDelta(t, tt.wantMiB, float64(got)/(1<<20), 0.01, "%d GiB (%s)", tt.ramGiB, tt.url)
+	}
+}
+
+// Sizes without a capture follow the lower fraction below 64 GiB (the
+// larger one is not shown for them), and the rule never exceeds the RAM.
+func TestMetalWorkingSetRule(t *testing.T) {
+	for gib, want := range map[int64]int64{
+		8: (8 << 30) * 2 / 3, 18: (18 << 30) * 2 / 3, 24: 16 << 30, 36: 24 << 30, 48: 32 << 30,
+		128: 96 << 30, 192: 144 << 30,
+	} {
+		assert.Equal(t, want, metalWorkingSet(gib<<30), "%d GiB", gib)
+	}
+	assert.Zero(t, metalWorkingSet(0))
+	assert.Zero(t, metalWorkingSet(-1))
+}

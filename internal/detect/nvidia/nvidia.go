@@ -418,6 +418,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 	for _, g := range ParseNvidiaList(out) {
 		byIndex[g.Index] = g.MIG
 	}
+	qgpus := migQuery(ctx, m, f)
 	var res []nvDevice
 	for _, d := range devs {
 		instances := byIndex[d.index]
@@ -434,7 +435,11 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		res = append(res, parent)
 		for n, inst := range instances {
 			mig.Children = append(mig.Children, inst.UUID)
-			res = append(res, nvDevice{dev: migInstanceDevice(parent.dev, n, inst), index: d.index, slice: true})
+			dev := migInstanceDevice(parent.dev, n, inst)
+			if mem, ok := migMemoryOf(qgpus, d.index, parent.dev.PCIBusID, inst.Device); ok {
+				setMIGMemory(&dev, mem)
+			}
+			res = append(res, nvDevice{dev: dev, index: d.index, slice: true})
 		}
 	}
 	return res
@@ -442,9 +447,14 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 
 // migInstanceDevice is one MIG instance of parent as a device: the parent's
 // identity and precisions, the instance's UUID and profile, and the memory the
-// profile names ("1g.10gb": 10 GB). The profile's figure is a rounded label
-// that is at most the slice's memory (MIG User Guide, "Supported MIG
-// Profiles"), so planning on it is safe. A slice is not a PCI function.
+// profile names ("1g.10gb": 10 GB), which nvidiaMIGInstances replaces by
+// what `nvidia-smi -q` reports (mig_memory.go). The label is a rounded name,
+// not a measurement: below the slice on A100/H100 80GB (1g.10gb = 9984 MiB)
+// but above it on later parts (`nvidia-smi mig -lgip`: B200 1g.23gb 20.50
+// GiB, https://github.com/NVIDIA/mig-parted/pull/187; GB200 1g.24gb 20.00
+// GiB, https://github.com/NVIDIA/gpu-operator/pull/1303; H100 NVL 1g.12gb
+// 10.75 GiB, https://github.com/NVIDIA/gpu-operator/pull/903), so the
+// fallback carries a warning. A slice is not a PCI function.
 func migInstanceDevice(parent registry.Device, n int, inst nvListMIG) registry.Device {
 	d := registry.Device{ID: parent.ID + "-mig" + strconv.Itoa(n), Kind: registry.KindCUDA, Vendor: "nvidia",
 		Available: true, Name: parent.Name + " MIG " + inst.Profile, UUID: inst.UUID,
@@ -719,9 +729,12 @@ type nvListGPU struct {
 	MIG   []nvListMIG
 }
 
-// nvListMIG is one MIG instance line: its profile ("1g.10gb") and UUID.
+// nvListMIG is one MIG instance line: its profile ("1g.10gb"), device
+// number ("Device  2:", the "Index" of `nvidia-smi -q`; -1 when absent) and
+// UUID.
 type nvListMIG struct {
 	Profile string
+	Device  int
 	UUID    string
 }
 
@@ -746,7 +759,7 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 			}
 		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
 			g := &gpus[len(gpus)-1]
-			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], UUID: uuid})
+			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], Device: migDeviceNumber(t), UUID: uuid})
 		}
 	}
 	return gpus
