@@ -187,6 +187,9 @@ func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 			mig.Parent = key(mig.Parent)
 			d.MIG = &mig
 		}
+		if d.Partition != nil { // likewise a partition and its GPU
+			d.Partition = d.Partition.Renamed(key)
+		}
 		reg.Devices = append(reg.Devices, d)
 	}
 	for _, ic := range f.Interconnects {

@@ -60,6 +60,9 @@ type Device struct {
 	Threads            int     `json:"threads,omitempty"` // CPU: logical CPUs ("processor" entries)
 	ChipCount          int     `json:"chip_count,omitempty"`
 	MIG                *MIG    `json:"mig,omitempty"`
+	// Partition is set on an AMD GPU split into compute partitions and on
+	// each of its partitions (see Partition).
+	Partition *Partition `json:"partition,omitempty"`
 	// VisibleAs is the device ordinal a process sees through a visibility
 	// variable (CUDA_VISIBLE_DEVICES=3 makes physical GPU 3 visible as "0");
 	// empty when no such variable is set.
@@ -88,6 +91,20 @@ type MIG struct {
 	// Profile is a MIG instance's profile ("1g.10gb") and Parent the id of
 	// the GPU it is carved from; both only on an instance device.
 	Profile  string   `json:"profile,omitempty"`
+	Parent   string   `json:"parent,omitempty"`
+	Children []string `json:"children,omitempty"`
+}
+
+// Partition describes an AMD compute partition mode (MI300: SPX, DPX, QPX,
+// CPX, with memory mode NPS1 or NPS4). Each partition is a device of its own
+// (its own KFD node, HIP device and render node); the physical GPU stays
+// listed, unavailable, with Count and Children. On a partition device Index
+// is its number within the GPU and Parent the GPU's id.
+type Partition struct {
+	Compute  string   `json:"compute,omitempty"`
+	Memory   string   `json:"memory,omitempty"`
+	Count    int      `json:"count,omitempty"`
+	Index    *int     `json:"index,omitempty"`
 	Parent   string   `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
 }
@@ -247,6 +264,14 @@ func (r *Registry) Normalize() {
 			mig.Parent = rename[m.Parent]
 			r.Devices[i].MIG = &mig
 		}
+		if p := r.Devices[i].Partition; p != nil {
+			r.Devices[i].Partition = p.Renamed(func(id string) string {
+				if n, ok := rename[id]; ok {
+					return n
+				}
+				return id
+			})
+		}
 	}
 	for i := range r.SystemIO.Interconnects {
 		ic := &r.SystemIO.Interconnects[i]
@@ -260,6 +285,22 @@ func (r *Registry) Normalize() {
 		}
 	}
 	r.fillEmpty()
+}
+
+// Renamed is a copy of p with its parent and children ids passed through
+// rename.
+func (p *Partition) Renamed(rename func(id string) string) *Partition {
+	q := *p
+	if q.Parent != "" {
+		q.Parent = rename(q.Parent)
+	}
+	if len(q.Children) > 0 {
+		q.Children = make([]string, len(p.Children))
+		for j, id := range p.Children {
+			q.Children[j] = rename(id)
+		}
+	}
+	return &q
 }
 
 // SortDevices orders devices deterministically: CPU first, then by kind in

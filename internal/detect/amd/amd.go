@@ -33,6 +33,9 @@ type AMDGPU struct {
 	hive     string // xgmi_hive_id; "" or "0" when not in a hive
 	SMIIndex int    // rocm-smi device index; -1 unknown
 	deviceID int    // PCI device id; 0 unknown
+	// computeMode and memoryMode are amdgpu's current_compute_partition
+	// ("CPX") and current_memory_partition ("NPS1"); "" when unreadable.
+	computeMode, memoryMode string
 }
 
 func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
@@ -40,7 +43,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	gpus := amdGPUsFromSysfs(m, &f)
 	kfd := kfdGPUNodes(m)
 	for i := range gpus {
-		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID])
+		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID].props)
 	}
 	var smi *ROCmSMIReport
 	if m.HasTool("rocm-smi") {
@@ -67,6 +70,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	for i := range gpus {
 		finishAMDGPU(&gpus[i])
 	}
+	gpus = splitPartitions(m, &f, gpus, kfd)
 	gpus, hidden := filterAMDVisible(m, gpus)
 	if hidden != "" {
 		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
@@ -105,9 +109,22 @@ func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AMDGPU {
 		if s, err := m.ReadString(path.Join(c.Dir, "xgmi_hive_info", "xgmi_hive_id")); err == nil {
 			g.hive = s
 		}
+		g.computeMode = partitionMode(m, path.Join(c.Dir, "current_compute_partition"))
+		g.memoryMode = partitionMode(m, path.Join(c.Dir, "current_memory_partition"))
 		out = append(out, g)
 	}
 	return out
+}
+
+// partitionMode reads an amdgpu partition attribute ("CPX", "NPS1"); ""
+// when absent or not a mode name.
+func partitionMode(m *machine.Machine, file string) string {
+	s, err := m.ReadString(file)
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if err != nil || len(s) < 3 || len(s) > 4 {
+		return ""
+	}
+	return s
 }
 
 // readAMDMemory fills VRAM, free VRAM and GTT from amdgpu's mem_info_*
@@ -160,14 +177,16 @@ func unboundAMDGPUs(m *machine.Machine) []registry.Device {
 }
 
 // kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
-// keyed by PCI bus id. CPU nodes (simd_count 0) come first and are skipped.
-func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
-	out := map[string]map[string]int64{}
+// keyed by PCI bus id (a partition's at its partition function, see
+// amd_partition.go). CPU nodes (simd_count 0) come first and are skipped.
+func kfdGPUNodes(m *machine.Machine) map[string]kfdNode {
+	out := map[string]kfdNode{}
 	base := "sys/class/kfd/kfd/topology/nodes"
 	for _, e := range m.ReadDir(base) {
 		// ReadFile, not ReadString: the file has one property per line and
 		// ReadString drops newlines with the other control characters.
-		b, err := m.ReadFile(path.Join(base, e.Name(), "properties"))
+		dir := path.Join(base, e.Name())
+		b, err := m.ReadFile(path.Join(dir, "properties"))
 		if err != nil {
 			continue
 		}
@@ -176,7 +195,7 @@ func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
 			continue
 		}
 		if bus := kfdBusID(props); bus != "" {
-			out[bus] = props
+			out[bus] = kfdNode{props: props, dir: dir}
 		}
 	}
 	return out
@@ -351,6 +370,11 @@ func setAMDQuantizations(d *registry.Device) {
 // the first entry that matches nothing. It returns the visible GPUs and, when
 // some were hidden, the warning text.
 func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
+	all := gpus
+	gpus = nil
+	for _, i := range hipDevices(all) {
+		gpus = append(gpus, all[i])
+	}
 	total := len(gpus)
 	var used []string
 	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
@@ -362,9 +386,9 @@ func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
 		used = append(used, name+"="+v)
 	}
 	if len(gpus) == total {
-		return gpus, ""
+		return all, ""
 	}
-	return gpus, fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
+	return withParents(all, gpus), fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
 }
 
 // selectVisibleAMD keeps the GPUs a visibility list names, in list order.
