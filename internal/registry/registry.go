@@ -116,8 +116,12 @@ type Interconnect struct {
 	Devices      []string `json:"devices"`
 	BandwidthGBs float64  `json:"bandwidth_gb_s,omitempty"`
 	Links        int      `json:"links,omitempty"`
-	State        string   `json:"state,omitempty"`
-	Source       string   `json:"source,omitempty"`
+	// LinkBandwidthGBs is one link's bandwidth in one direction, as the
+	// source reports it (nvidia-smi nvlink -s "Link 0: 26.562 GB/s", KFD
+	// io_links max_bandwidth); the slowest link when they differ.
+	LinkBandwidthGBs float64 `json:"link_bandwidth_gb_s,omitempty"`
+	State            string  `json:"state,omitempty"`
+	Source           string  `json:"source,omitempty"`
 }
 
 // Interconnect kinds.

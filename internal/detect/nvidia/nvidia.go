@@ -71,14 +71,21 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	devs = nvidiaMIGInstances(ctx, m, &f, devs)
 	devs = applyCUDAVisibility(m, &f, devs)
 
+	topoDone := false
 	if topoCh != nil {
 		r := <-topoCh
 		f.AddWarning(r.w)
 		if r.ok && fromTool {
 			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
+			topoDone = true
+		} else if fromTool {
+			// topo -m fails on real nodes where nvidia-smi still answers.
+			var ics []registry.Interconnect
+			ics, topoDone = nvlinkStatusInterconnects(ctx, m, &f, devs, fabric.NVSwitch)
+			f.Interconnects = append(f.Interconnects, ics...)
 		}
 	}
-	if !fromTool && fabric.NVSwitch {
+	if !topoDone && fabric.NVSwitch {
 		f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
 	}
 	for _, d := range devs {
