@@ -84,3 +84,39 @@ func TestROCmFixtureMI300XCPXVisibilityCountsPartitions(t *testing.T) {
 	assert.Equal(t, []string{"rocm:3"}, gpus[0].Partition.Children)
 	assert.Equal(t, []string{"rocm/device_unusable", "rocm/hidden_by_env"}, warningCodes(reg))
 }
+
+// The MI308X capture has KFD memory banks: each of the 32 CPX partitions
+// gets its own bank's size, and the GPUs' hive comes from KFD hive_id
+// (above 2^63) when sysfs has none.
+func TestROCmFixtureMI308XCPXPartitionMemoryFromKFD(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi308x-8-cpx", nil, "rocm")
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 8+32)
+	assert.Equal(t, []string{"0000:0a:00.0", "0000:80:00.0", "0000:a4:00.0", "0000:c8:00.0",
+		"0001:0b:00.0", "0001:81:00.0", "0001:a5:00.0", "0001:c9:00.0"}, amdTestBusIDs(gpus[:8]))
+	for _, g := range gpus[:8] {
+		assert.False(t, g.Available)
+		assert.Equal(t, "compute partition mode CPX: work runs on its 4 partitions, listed as devices", g.UnavailableReason)
+		require.NotNil(t, g.Partition)
+		assert.Equal(t, "CPX", g.Partition.Compute)
+		assert.Empty(t, g.Partition.Memory, "not captured")
+		assert.Equal(t, 4, g.Partition.Count)
+		assert.Equal(t, "kfd", g.Sources["partition"])
+		assert.Zero(t, g.MemoryBytes)
+	}
+	for i, p := range gpus[8:] {
+		want := int64(51539607552)
+		if i%4 == 3 {
+			want = 51522830336
+		}
+		assert.Equal(t, want, p.MemoryBytes, p.ID)
+		assert.Equal(t, "kfd mem_banks", p.Sources["memory_bytes"])
+		assert.Equal(t, fmt.Sprintf("CPX partition %d", i%4), p.Name)
+		assert.Equal(t, registry.DeviceID(registry.KindROCm, i/4), p.Partition.Parent)
+		assert.True(t, p.Available)
+	}
+	assert.Empty(t, warningCodes(reg))
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	assert.Equal(t, "xgmi hive 2095653680343411291", reg.SystemIO.Interconnects[0].Name)
+	assert.Equal(t, amdTestIDs(gpus[:8]), reg.SystemIO.Interconnects[0].Devices)
+}

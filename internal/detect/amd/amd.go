@@ -43,7 +43,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	gpus := amdGPUsFromSysfs(m, &f)
 	kfd := kfdGPUNodes(m)
 	for i := range gpus {
-		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID].props)
+		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID])
 	}
 	var smi *ROCmSMIReport
 	if m.HasTool("rocm-smi") {
@@ -195,16 +195,22 @@ func kfdGPUNodes(m *machine.Machine) map[string]kfdNode {
 			continue
 		}
 		if bus := kfdBusID(props); bus != "" {
-			out[bus] = kfdNode{props: props, dir: dir}
+			out[bus] = kfdNode{props: props, ids: kfdIDs(string(b)), dir: dir}
 		}
 	}
 	return out
 }
 
-// applyKFD takes the architecture (gfx target) from the GPU's KFD node.
-func applyKFD(g *AMDGPU, props map[string]int64) {
+// applyKFD takes the architecture (gfx target) from the GPU's KFD node, and
+// its XGMI hive from the node's hive_id when sysfs has no xgmi_hive_id (the
+// same id, kfd_topology.c node_show).
+func applyKFD(g *AMDGPU, node kfdNode) {
+	props := node.props
 	if props == nil {
 		return
+	}
+	if h := node.ids["hive_id"]; h != 0 && (g.hive == "" || g.hive == "0") {
+		g.hive = strconv.FormatUint(h, 10)
 	}
 	if arch := gfxTarget(props["gfx_target_version"]); arch != "" {
 		g.Dev.Architecture = arch

@@ -24,6 +24,7 @@ import (
 // kfdNode is one KFD topology node: its properties and its directory.
 type kfdNode struct {
 	props map[string]int64
+	ids   map[string]uint64 // unique_id, hive_id (kfdIDs)
 	dir   string
 }
 
@@ -83,7 +84,7 @@ func partitionNodes(bus string, kfd map[string]kfdNode) []kfdNode {
 	sort.Ints(fns)
 	out := make([]kfdNode, 0, len(fns))
 	for i, fn := range fns {
-		if fn != i || byFn[fn].props["unique_id"] != byFn[0].props["unique_id"] {
+		if fn != i || byFn[fn].ids["unique_id"] != byFn[0].ids["unique_id"] {
 			return nil
 		}
 		out = append(out, byFn[fn])
@@ -166,7 +167,11 @@ func splitPartitions(m *machine.Machine, f *machine.Findings, gpus []AMDGPU, kfd
 		}
 		part := &registry.Partition{Compute: mode, Memory: g.memoryMode, Count: count}
 		parent.Dev.Partition = part
-		parent.Dev.SetSource("partition", modeSrc+"+kfd")
+		partSrc := "kfd" // the partitions are KFD nodes; the mode may be sysfs's
+		if modeSrc != "kfd" {
+			partSrc = modeSrc + "+kfd"
+		}
+		parent.Dev.SetSource("partition", partSrc)
 		out = append(out, parent)
 		for i, n := range nodes {
 			child := partitionDevice(m, parent.Dev, i, n)
@@ -198,7 +203,7 @@ func partitionDevice(m *machine.Machine, parent registry.Device, i int, n kfdNod
 	p := parent.Partition
 	idx := i
 	d := registry.Device{ID: fmt.Sprintf("%s/partition%d", parent.ID, i), Kind: registry.KindROCm, Vendor: "amd",
-		Available: true, Name: fmt.Sprintf("%s (%s partition %d)", parent.Name, p.Compute, i),
+		Available: true, Name: partitionName(parent.Name, p.Compute, i),
 		DriverVersion: parent.DriverVersion, Quantizations: parent.Quantizations, Architecture: parent.Architecture,
 		Partition: &registry.Partition{Compute: p.Compute, Memory: p.Memory, Index: &idx, Parent: parent.ID}}
 	if parent.NUMANode != nil {
@@ -225,6 +230,15 @@ func partitionDevice(m *machine.Machine, parent registry.Device, i int, n kfdNod
 		d.SetSource("memory_bytes", fmt.Sprintf("%s VRAM total / %d partitions", parent.Sources["memory_bytes"], p.Count))
 	}
 	return AMDGPU{Dev: d, Card: -1, SMIIndex: -1}
+}
+
+// partitionName is "<GPU name> (CPX partition 3)", or "CPX partition 3"
+// for a GPU without a name.
+func partitionName(gpu, mode string, i int) string {
+	if gpu == "" {
+		return fmt.Sprintf("%s partition %d", mode, i)
+	}
+	return fmt.Sprintf("%s (%s partition %d)", gpu, mode, i)
 }
 
 // hipDevices are the positions of gpus a ROCm process enumerates: every GPU

@@ -108,8 +108,8 @@ func TestPartitionsOfADPXGPU(t *testing.T) {
 // A GPU whose KFD nodes are not numbered 0..n-1 with one unique_id is not
 // split: nothing is guessed.
 func TestPartitionNodesNeedAContiguousSet(t *testing.T) {
-	node := func(loc, uid int64) kfdNode {
-		return kfdNode{props: map[string]int64{"location_id": loc, "unique_id": uid}}
+	node := func(loc int64, uid uint64) kfdNode {
+		return kfdNode{props: map[string]int64{"location_id": loc}, ids: map[string]uint64{"unique_id": uid}}
 	}
 	kfd := map[string]kfdNode{"0000:05:00.0": node(0x500, 1), "0000:05:00.2": node(0x502, 1)}
 	assert.Nil(t, partitionNodes("0000:05:00.0", kfd), "gap at .1")
@@ -119,4 +119,11 @@ func TestPartitionNodesNeedAContiguousSet(t *testing.T) {
 	assert.Nil(t, partitionNodes("0000:05:00.0", kfd), "one node: not partitioned")
 	kfd["0000:05:00.1"] = node(0x501, 1)
 	assert.Len(t, partitionNodes("0000:05:00.0", kfd), 2)
+}
+
+// unique_id and hive_id are unsigned 64-bit (the MI308X capture's
+// 11803749423592941193): read apart, since ParseKFDProperties drops them.
+func TestKFDIDsAreUnsigned(t *testing.T) {
+	ids := kfdIDs("unique_id 11803749423592941193\nhive_id 2095653680343411291\nlocation_id 32768\n")
+	assert.Equal(t, map[string]uint64{"unique_id": 11803749423592941193, "hive_id": 2095653680343411291}, ids)
 }
