@@ -497,9 +497,30 @@ func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnec
 				ic.Source = "sysfs+rocm-smi"
 			}
 		}
+		ic.LinkBandwidthGBs = xgmiLinkGBs(gpus, members)
 		out = append(out, ic)
 	}
 	return out
+}
+
+// cdna3XGMILinkGBs is one CDNA 3 (gfx942: MI300X, MI300A, MI308X, MI325X)
+// Infinity Fabric link's bandwidth in one direction: 16 lanes at 32 Gbps
+// ("the communication links ... operate at up to 32Gbps ... two 16-lane,
+// bi-directional inter-package AMD Infinity Fabric links" per IOD, AMD CDNA 3
+// white paper, "Communication and scaling",
+// https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf),
+// 16 x 32 / 8 = 64 GB/s. An 8-GPU platform joins every pair by one link.
+const cdna3XGMILinkGBs = 64
+
+// xgmiLinkGBs is the per-link, per-direction bandwidth of a hive whose GPUs
+// are all CDNA 3; 0 (unknown) otherwise.
+func xgmiLinkGBs(gpus []AMDGPU, members []int) float64 {
+	for _, i := range members {
+		if gpus[i].Dev.Architecture != "gfx942" {
+			return 0
+		}
+	}
+	return cdna3XGMILinkGBs
 }
 
 // xgmiGroupsFromSMI builds hives as the connected components of the XGMI
