@@ -63,6 +63,9 @@ type Device struct {
 	// Partition is set on an AMD GPU split into compute partitions and on
 	// each of its partitions (see Partition).
 	Partition *Partition `json:"partition,omitempty"`
+	// NICs are the network adapters (InfiniBand/RoCE) near the device on
+	// the PCIe tree, nearest first (see NICAffinity).
+	NICs []NICAffinity `json:"nics,omitempty"`
 	// VisibleAs is the device ordinal a process sees through a visibility
 	// variable (CUDA_VISIBLE_DEVICES=3 makes physical GPU 3 visible as "0");
 	// empty when no such variable is set.
@@ -107,6 +110,17 @@ type Partition struct {
 	Index    *int     `json:"index,omitempty"`
 	Parent   string   `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
+}
+
+// NICAffinity is a network adapter and the PCIe path from a device to it,
+// in nvidia-smi topo -m's terms: PIX (at most one PCIe bridge: the same
+// switch), PXB (several bridges, no host bridge), PHB (through the host
+// bridge: the same root complex), NODE (between host bridges of one NUMA
+// node). Adapters across NUMA nodes (SYS) are not listed. GPUDirect RDMA
+// is used up to PXB by default (NCCL_NET_GDR_LEVEL).
+type NICAffinity struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // Interconnect is a link between devices or out of the machine.

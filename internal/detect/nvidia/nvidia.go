@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -609,6 +610,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 			Message: "nvidia-smi " + err.Error(), Tool: ToolNvidiaSMI})
 		return nil
 	}
+	setNICAffinity(t, devs)
 	inTopo := map[int]bool{}
 	for _, g := range t.GPUs {
 		inTopo[g] = true
@@ -664,6 +666,31 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 		ic.BandwidthGBs = bw
 	}
 	return []registry.Interconnect{ic}
+}
+
+// nicPathRank orders topo -m's PCIe path classes from nearest to farthest
+// (its legend); SYS (across NUMA nodes) and anything else is not affinity.
+var nicPathRank = map[string]int{"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3}
+
+// setNICAffinity gives every physical GPU the NICs topo -m places on its
+// side of the machine (PIX, PXB, PHB, NODE), nearest first, named by the NIC
+// Legend (mlx5_0); a MIG slice shares its GPU's.
+func setNICAffinity(t nvTopo, devs []nvDevice) {
+	for i := range devs {
+		var nics []registry.NICAffinity
+		for _, c := range t.NICPaths[devs[i].index] {
+			name := t.NICs[c[0]]
+			if _, near := nicPathRank[c[1]]; !near || name == "" {
+				continue
+			}
+			nics = append(nics, registry.NICAffinity{Name: name, Path: c[1]})
+		}
+		sort.SliceStable(nics, func(a, b int) bool { return nicPathRank[nics[a].Path] < nicPathRank[nics[b].Path] })
+		if len(nics) > 0 {
+			devs[i].dev.NICs = nics
+			devs[i].dev.SetSource("nics", "nvidia-smi topo -m")
+		}
+	}
 }
 
 // nvLinkPerGPUGBs is a GPU's NVLink bandwidth per GPU (the datasheet's
