@@ -206,11 +206,6 @@ func partitionDevice(m *machine.Machine, parent registry.Device, i int, n kfdNod
 		Available: true, Name: partitionName(parent.Name, p.Compute, i),
 		DriverVersion: parent.DriverVersion, Quantizations: parent.Quantizations, Architecture: parent.Architecture,
 		Partition: &registry.Partition{Compute: p.Compute, Memory: p.Memory, Index: &idx, Parent: parent.ID}}
-	if parent.NUMANode != nil {
-		numa := *parent.NUMANode
-		d.NUMANode = &numa
-		d.SetSource("numa_node", "parent GPU")
-	}
 	for _, field := range []string{"architecture", "quantizations"} {
 		if src := parent.Sources[field]; src != "" {
 			d.SetSource(field, src)
