@@ -123,6 +123,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	reg.Warnings = capWarnings(reg.Warnings, dropped)
 	mergeByBusID(reg, m.VendorAt)
 	machine.EnrichPCI(m, reg)
+	machine.EnrichNICAffinity(m, reg)
 	reg.SortDevices()
 	reg.Normalize()
 	timing.TotalMs = ms(time.Since(start))

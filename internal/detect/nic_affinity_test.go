@@ -32,3 +32,17 @@ func TestDGXH100GPUToNICAffinity(t *testing.T) {
 	}
 	assert.Equal(t, registry.NICAffinity{Name: "mlx5_8", Path: "NODE"}, gpus[4].NICs[4])
 }
+
+// Without any tool, the NIC under the same PCIe switch as a GPU is found from
+// the sysfs tree (the hgx-h100-nccl-topo-no-tools capture: GPU d9 and
+// mlx5_5 below switch d7, where nvidia-smi would print PIX); GPU b8 has no
+// NIC in the captured part of the machine.
+func TestGPUToNICAffinityFromSysfs(t *testing.T) {
+	reg := detectFixture(t, "hgx-h100-nccl-topo-no-tools", nil)
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 2)
+	assert.Equal(t, "0000:b8:00.0", gpus[0].PCIBusID)
+	assert.Empty(t, gpus[0].NICs)
+	assert.Equal(t, []registry.NICAffinity{{Name: "mlx5_5", Path: "PIX"}}, gpus[1].NICs)
+	assert.Equal(t, "sysfs (PCIe path)", gpus[1].Sources["nics"])
+}
