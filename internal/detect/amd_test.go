@@ -88,7 +88,8 @@ func TestROCmFixtureMI300X8(t *testing.T) {
 	assert.Equal(t, amdTestIDs(devicesOfKind(reg, registry.KindROCm)), ic.Devices)
 	assert.Equal(t, 28, ic.Links, "8 GPUs fully connected: 8*7/2 one-hop XGMI pairs")
 	assert.Equal(t, "sysfs+rocm-smi", ic.Source)
-	assert.Zero(t, ic.BandwidthGBs, "no sourced Infinity Fabric figure")
+	assert.Zero(t, ic.BandwidthGBs, "no sourced per-GPU Infinity Fabric figure")
+	assert.Equal(t, 64.0, ic.LinkBandwidthGBs, "per link and direction: 16 lanes x 32 Gbps (CDNA 3 white paper)")
 }
 
 func TestROCmFixtureMI300X8SysfsOnly(t *testing.T) {
@@ -101,6 +102,7 @@ func TestROCmFixtureMI300X8SysfsOnly(t *testing.T) {
 	assert.Len(t, ic.Devices, 8)
 	assert.Equal(t, "sysfs", ic.Source)
 	assert.Zero(t, ic.Links, "pairwise links are unknown without rocm-smi")
+	assert.Equal(t, 64.0, ic.LinkBandwidthGBs, "the link speed is the part's, known without rocm-smi")
 }
 
 func TestROCmFixtureHIPVisibleDevices(t *testing.T) {

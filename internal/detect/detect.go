@@ -123,6 +123,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	reg.Warnings = capWarnings(reg.Warnings, dropped)
 	mergeByBusID(reg, m.VendorAt)
 	machine.EnrichPCI(m, reg)
+	machine.EnrichNICAffinity(m, reg)
 	reg.SortDevices()
 	reg.Normalize()
 	timing.TotalMs = ms(time.Since(start))
@@ -186,6 +187,9 @@ func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 			mig := *d.MIG // a MIG instance names its parent by the backend's id
 			mig.Parent = key(mig.Parent)
 			d.MIG = &mig
+		}
+		if d.Partition != nil { // likewise a partition and its GPU
+			d.Partition = d.Partition.Renamed(key)
 		}
 		reg.Devices = append(reg.Devices, d)
 	}

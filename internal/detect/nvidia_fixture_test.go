@@ -181,8 +181,11 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 // unknown, topo -m not captured.
 func TestFixtureTwoNVIDIA(t *testing.T) {
 	reg := detectHost(t, "two-nvidia", nil)
-	assert.Equal(t, []string{"cuda/tool_failed"}, warningCodes(reg), "topo -m was not captured: it fails")
+	// topo -m was not captured, so it fails; nvlink -s, its fallback, was
+	// not captured either and fails too.
+	assert.Equal(t, []string{"cuda/tool_failed", "cuda/tool_failed"}, warningCodes(reg))
 	assert.Contains(t, reg.Warnings[0].Message, "topo -m")
+	assert.Contains(t, reg.Warnings[1].Message, "nvlink -s")
 
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)

@@ -185,6 +185,11 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 //     user guide, "Application Considerations":
 //     https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so a model
 //     is never split over slices;
+//   - an AMD compute partition (MI300 CPX/DPX/QPX), which pools only with
+//     partitions of the same mode: partitions are HIP devices of their own
+//     that RCCL runs collectives over ("NPS4 and CPX partition modes", RCCL
+//     usage tips, https://rocm.docs.amd.com/projects/rccl/en/latest/how-to/rccl-usage-tips.html),
+//     unlike MIG slices, but a 24 GB CPX slice never joins whole GPUs;
 //   - a GPU whose memory is host RAM (iGPU, APU, unified memory), which never
 //     joins a split with discrete GPUs of its vendor.
 func poolKey(d *registry.Device, id string) string {
@@ -192,6 +197,8 @@ func poolKey(d *registry.Device, id string) string {
 	switch {
 	case d.MIG != nil && d.MIG.Instance != "":
 		return key + "|mig|" + id
+	case d.Partition != nil && d.Partition.Parent != "":
+		return key + "|partition|" + d.Partition.Compute
 	case d.MemoryShared && d.Kind != registry.KindCPU:
 		return key + "|shared"
 	}

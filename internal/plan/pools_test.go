@@ -95,3 +95,23 @@ func TestSharedMemoryGPUIsNotASplitPartnerOfADiscreteOne(t *testing.T) {
 	ans := shard(t, request(t, `{"model":{"params_b":14},"quant":"bf16"}`, r))
 	assert.False(t, ans.Fits, "28 GB of bf16 would need the discrete GPU and the iGPU together: %s", dump(t, ans))
 }
+
+// AMD compute partitions are HIP devices RCCL runs collectives over, so
+// partitions of one mode pool together, but never with whole GPUs: a model
+// split over an SPX MI300X and a 24 GB CPX partition would run at the
+// partition's pace.
+func TestAMDPartitionsPoolOnlyWithPartitions(t *testing.T) {
+	part := func(i int, parent string) registry.Device {
+		d := mi300x(i)
+		d.Name = "AMD Instinct MI300X OAM (CPX partition)"
+		d.MemoryBytes = 25767706624
+		idx := i
+		d.Partition = &registry.Partition{Compute: "CPX", Memory: "NPS1", Index: &idx, Parent: parent}
+		return d
+	}
+	r := reg(t, []registry.Device{mi300x(0), part(1, "rocm:9"), part(2, "rocm:9"), part(3, "rocm:10")})
+	pools := buildPools(r, 0, "", "", nil)
+	require.Len(t, pools, 2)
+	assert.Len(t, pools[0].Devices, 1, "the whole MI300X alone")
+	assert.Len(t, pools[1].Devices, 3, "the CPX partitions, of two GPUs, together")
+}

@@ -60,6 +60,12 @@ type Device struct {
 	Threads            int     `json:"threads,omitempty"` // CPU: logical CPUs ("processor" entries)
 	ChipCount          int     `json:"chip_count,omitempty"`
 	MIG                *MIG    `json:"mig,omitempty"`
+	// Partition is set on an AMD GPU split into compute partitions and on
+	// each of its partitions (see Partition).
+	Partition *Partition `json:"partition,omitempty"`
+	// NICs are the network adapters (InfiniBand/RoCE) near the device on
+	// the PCIe tree, nearest first (see NICAffinity).
+	NICs []NICAffinity `json:"nics,omitempty"`
 	// VisibleAs is the device ordinal a process sees through a visibility
 	// variable (CUDA_VISIBLE_DEVICES=3 makes physical GPU 3 visible as "0");
 	// empty when no such variable is set.
@@ -107,6 +113,31 @@ type MIG struct {
 	Children []string `json:"children,omitempty"`
 }
 
+// Partition describes an AMD compute partition mode (MI300: SPX, DPX, QPX,
+// CPX, with memory mode NPS1 or NPS4). Each partition is a device of its own
+// (its own KFD node, HIP device and render node); the physical GPU stays
+// listed, unavailable, with Count and Children. On a partition device Index
+// is its number within the GPU and Parent the GPU's id.
+type Partition struct {
+	Compute  string   `json:"compute,omitempty"`
+	Memory   string   `json:"memory,omitempty"`
+	Count    int      `json:"count,omitempty"`
+	Index    *int     `json:"index,omitempty"`
+	Parent   string   `json:"parent,omitempty"`
+	Children []string `json:"children,omitempty"`
+}
+
+// NICAffinity is a network adapter and the PCIe path from a device to it,
+// in nvidia-smi topo -m's terms: PIX (at most one PCIe bridge: the same
+// switch), PXB (several bridges, no host bridge), PHB (through the host
+// bridge: the same root complex), NODE (between host bridges of one NUMA
+// node). Adapters across NUMA nodes (SYS) are not listed. GPUDirect RDMA
+// is used up to PXB by default (NCCL_NET_GDR_LEVEL).
+type NICAffinity struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
 // Interconnect is a link between devices or out of the machine.
 type Interconnect struct {
 	Kind         string   `json:"kind"` // nvlink nvswitch xgmi infiniband roce neuronlink ici pcie ethernet
@@ -114,8 +145,12 @@ type Interconnect struct {
 	Devices      []string `json:"devices"`
 	BandwidthGBs float64  `json:"bandwidth_gb_s,omitempty"`
 	Links        int      `json:"links,omitempty"`
-	State        string   `json:"state,omitempty"`
-	Source       string   `json:"source,omitempty"`
+	// LinkBandwidthGBs is one link's bandwidth in one direction, as the
+	// source reports it (nvidia-smi nvlink -s "Link 0: 26.562 GB/s", KFD
+	// io_links max_bandwidth); the slowest link when they differ.
+	LinkBandwidthGBs float64 `json:"link_bandwidth_gb_s,omitempty"`
+	State            string  `json:"state,omitempty"`
+	Source           string  `json:"source,omitempty"`
 }
 
 // Interconnect kinds.
@@ -262,6 +297,14 @@ func (r *Registry) Normalize() {
 			mig.Parent = rename[m.Parent]
 			r.Devices[i].MIG = &mig
 		}
+		if p := r.Devices[i].Partition; p != nil {
+			r.Devices[i].Partition = p.Renamed(func(id string) string {
+				if n, ok := rename[id]; ok {
+					return n
+				}
+				return id
+			})
+		}
 	}
 	for i := range r.SystemIO.Interconnects {
 		ic := &r.SystemIO.Interconnects[i]
@@ -275,6 +318,22 @@ func (r *Registry) Normalize() {
 		}
 	}
 	r.fillEmpty()
+}
+
+// Renamed is a copy of p with its parent and children ids passed through
+// rename.
+func (p *Partition) Renamed(rename func(id string) string) *Partition {
+	q := *p
+	if q.Parent != "" {
+		q.Parent = rename(q.Parent)
+	}
+	if len(q.Children) > 0 {
+		q.Children = make([]string, len(p.Children))
+		for j, id := range p.Children {
+			q.Children[j] = rename(id)
+		}
+	}
+	return &q
 }
 
 // SortDevices orders devices deterministically: CPU first, then by kind in

@@ -33,6 +33,9 @@ type AMDGPU struct {
 	hive     string // xgmi_hive_id; "" or "0" when not in a hive
 	SMIIndex int    // rocm-smi device index; -1 unknown
 	deviceID int    // PCI device id; 0 unknown
+	// computeMode and memoryMode are amdgpu's current_compute_partition
+	// ("CPX") and current_memory_partition ("NPS1"); "" when unreadable.
+	computeMode, memoryMode string
 }
 
 func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
@@ -67,6 +70,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	for i := range gpus {
 		finishAMDGPU(&gpus[i])
 	}
+	gpus = splitPartitions(m, &f, gpus, kfd)
 	gpus, hidden := filterAMDVisible(m, gpus)
 	if hidden != "" {
 		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
@@ -106,9 +110,22 @@ func amdGPUsFromSysfs(m *machine.Machine, f *machine.Findings) []AMDGPU {
 		if s, err := m.ReadString(path.Join(c.Dir, "xgmi_hive_info", "xgmi_hive_id")); err == nil {
 			g.hive = s
 		}
+		g.computeMode = partitionMode(m, path.Join(c.Dir, "current_compute_partition"))
+		g.memoryMode = partitionMode(m, path.Join(c.Dir, "current_memory_partition"))
 		out = append(out, g)
 	}
 	return out
+}
+
+// partitionMode reads an amdgpu partition attribute ("CPX", "NPS1"); ""
+// when absent or not a mode name.
+func partitionMode(m *machine.Machine, file string) string {
+	s, err := m.ReadString(file)
+	s = strings.ToUpper(strings.TrimSpace(s))
+	if err != nil || len(s) < 3 || len(s) > 4 {
+		return ""
+	}
+	return s
 }
 
 // readAMDMemory fills VRAM, free VRAM and GTT from amdgpu's mem_info_*
@@ -161,14 +178,16 @@ func unboundAMDGPUs(m *machine.Machine) []registry.Device {
 }
 
 // kfdGPUNodes reads the KFD topology nodes that are GPUs (simd_count > 0),
-// keyed by PCI bus id. CPU nodes (simd_count 0) come first and are skipped.
-func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
-	out := map[string]map[string]int64{}
+// keyed by PCI bus id (a partition's at its partition function, see
+// amd_partition.go). CPU nodes (simd_count 0) come first and are skipped.
+func kfdGPUNodes(m *machine.Machine) map[string]kfdNode {
+	out := map[string]kfdNode{}
 	base := "sys/class/kfd/kfd/topology/nodes"
 	for _, e := range m.ReadDir(base) {
 		// ReadFile, not ReadString: the file has one property per line and
 		// ReadString drops newlines with the other control characters.
-		b, err := m.ReadFile(path.Join(base, e.Name(), "properties"))
+		dir := path.Join(base, e.Name())
+		b, err := m.ReadFile(path.Join(dir, "properties"))
 		if err != nil {
 			continue
 		}
@@ -177,16 +196,22 @@ func kfdGPUNodes(m *machine.Machine) map[string]map[string]int64 {
 			continue
 		}
 		if bus := kfdBusID(props); bus != "" {
-			out[bus] = props
+			out[bus] = kfdNode{props: props, ids: kfdIDs(string(b)), dir: dir}
 		}
 	}
 	return out
 }
 
-// applyKFD takes the architecture (gfx target) from the GPU's KFD node.
-func applyKFD(g *AMDGPU, props map[string]int64) {
+// applyKFD takes the architecture (gfx target) from the GPU's KFD node, and
+// its XGMI hive from the node's hive_id when sysfs has no xgmi_hive_id (the
+// same id, kfd_topology.c node_show).
+func applyKFD(g *AMDGPU, node kfdNode) {
+	props := node.props
 	if props == nil {
 		return
+	}
+	if h := node.ids["hive_id"]; h != 0 && (g.hive == "" || g.hive == "0") {
+		g.hive = strconv.FormatUint(h, 10)
 	}
 	if arch := gfxTarget(props["gfx_target_version"]); arch != "" {
 		g.Dev.Architecture = arch
@@ -352,6 +377,11 @@ func setAMDQuantizations(d *registry.Device) {
 // the first entry that matches nothing. It returns the visible GPUs and, when
 // some were hidden, the warning text.
 func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
+	all := gpus
+	gpus = nil
+	for _, i := range hipDevices(all) {
+		gpus = append(gpus, all[i])
+	}
 	total := len(gpus)
 	var used []string
 	for _, name := range []string{"ROCR_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"} {
@@ -363,9 +393,9 @@ func filterAMDVisible(m *machine.Machine, gpus []AMDGPU) ([]AMDGPU, string) {
 		used = append(used, name+"="+v)
 	}
 	if len(gpus) == total {
-		return gpus, ""
+		return all, ""
 	}
-	return gpus, fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
+	return withParents(all, gpus), fmt.Sprintf("%d of %d AMD GPUs hidden by %s", total-len(gpus), total, strings.Join(used, ", "))
 }
 
 // selectVisibleAMD keeps the GPUs a visibility list names, in list order.
@@ -468,9 +498,30 @@ func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnec
 				ic.Source = "sysfs+rocm-smi"
 			}
 		}
+		ic.LinkBandwidthGBs = xgmiLinkGBs(gpus, members)
 		out = append(out, ic)
 	}
 	return out
+}
+
+// cdna3XGMILinkGBs is one CDNA 3 (gfx942: MI300X, MI300A, MI308X, MI325X)
+// Infinity Fabric link's bandwidth in one direction: 16 lanes at 32 Gbps
+// ("the communication links ... operate at up to 32Gbps ... two 16-lane,
+// bi-directional inter-package AMD Infinity Fabric links" per IOD, AMD CDNA 3
+// white paper, "Communication and scaling",
+// https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf),
+// 16 x 32 / 8 = 64 GB/s. An 8-GPU platform joins every pair by one link.
+const cdna3XGMILinkGBs = 64
+
+// xgmiLinkGBs is the per-link, per-direction bandwidth of a hive whose GPUs
+// are all CDNA 3; 0 (unknown) otherwise.
+func xgmiLinkGBs(gpus []AMDGPU, members []int) float64 {
+	for _, i := range members {
+		if gpus[i].Dev.Architecture != "gfx942" {
+			return 0
+		}
+	}
+	return cdna3XGMILinkGBs
 }
 
 // xgmiGroupsFromSMI builds hives as the connected components of the XGMI

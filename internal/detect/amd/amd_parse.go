@@ -236,6 +236,23 @@ func ParseKFDProperties(text string) map[string]int64 {
 	return out
 }
 
+// kfdIDs reads the 64-bit unsigned ids of a KFD node's properties
+// (unique_id, hive_id: 11803749423592941193 in the k8s-device-plugin MI308X
+// capture), which ParseKFDProperties drops as out of range.
+func kfdIDs(text string) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, line := range strings.Split(text, "\n") {
+		f := strings.Fields(line)
+		if len(f) != 2 || (f[0] != "unique_id" && f[0] != "hive_id") {
+			continue
+		}
+		if v, err := strconv.ParseUint(f[1], 10, 64); err == nil {
+			out[f[0]] = v
+		}
+	}
+	return out
+}
+
 // gfxTarget turns KFD's gfx_target_version (major*10000 + minor*100 +
 // stepping, e.g. 90402) into the LLVM target name ("gfx942"); minor and
 // stepping are written in hex as LLVM does (90010 = gfx90a). 0 and

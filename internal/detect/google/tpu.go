@@ -3,6 +3,9 @@ package google
 import (
 	"context"
 	"fmt"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
@@ -11,7 +14,8 @@ import (
 )
 
 // Google Cloud TPU: there is no vendor tool to parse, so chips are counted
-// by PCI id, one device per PCI function, as Google's own tpu-info does
+// by PCI id, one device per chip (a PCI device; TPU7x has two functions per
+// chip, see tpuChip), as Google's own tpu-info does
 // (AI-Hypercomputer/cloud-accelerator-diagnostics tpu_info/device.py;
 // pytorch/xla PR 4845). Google's vendor id also covers gVNIC and NVMe
 // functions on every Compute Engine VM, so only the TPU device ids count.
@@ -99,28 +103,83 @@ func tpuChipNode(gen *tpuGen, i int) string {
 	return fmt.Sprintf("dev/accel%d", i)
 }
 
-func detectTPU(_ context.Context, m *machine.Machine) machine.Findings {
-	var f machine.Findings
-	var chips []machine.PCIDevice
-	var gens []*tpuGen
+// tpuChip is one chip: its PCI functions ("cores"), in address order. A
+// TPU7x chip is one PCI device with two functions (.0 and .1), each a core
+// in an IOMMU group of its own, opened through /dev/vfio/<group>; earlier
+// generations have one function per chip. tpu-info groups functions into
+// chips by their domain:bus:device and counts the chip once (tpu_info
+// device.py get_chips, TpuChip.V7X devices_per_chip=2; cli.py "two devices
+// (cores) per chip", https://github.com/AI-Hypercomputer/cloud-accelerator-diagnostics),
+// and Ray's maintainers report "tpu7x ... exposes two vfio devices per chip"
+// (https://github.com/ray-project/ray/pull/65105).
+type tpuChip struct {
+	gen   *tpuGen
+	cores []machine.PCIDevice
+	// index is the enumeration index of each core among all TPU functions,
+	// the /dev/vfio or /dev/accel number when sysfs gives no IOMMU group.
+	index []int
+}
+
+// tpuChips groups the TPU functions of the machine into chips.
+func tpuChips(m *machine.Machine) []*tpuChip {
+	var chips []*tpuChip
+	byBase := map[string]*tpuChip{}
+	n := 0
 	for _, p := range m.PCIDevices(machine.VendorGoogle) {
-		if g := tpuGenOf(p); g != nil {
-			chips = append(chips, p)
-			gens = append(gens, g)
+		g := tpuGenOf(p)
+		if g == nil {
+			continue
+		}
+		base, _, _ := strings.Cut(p.Address, ".")
+		c := byBase[base]
+		if c == nil || c.gen != g {
+			c = &tpuChip{gen: g}
+			byBase[base] = c
+			chips = append(chips, c)
+		}
+		c.cores = append(c.cores, p)
+		c.index = append(c.index, n)
+		n++
+	}
+	return chips
+}
+
+// coreNode is the device node of a chip's core: /dev/vfio/<IOMMU group>
+// when sysfs links the function to its group (what tpu-info opens), else
+// the node of the core's enumeration index (tpu_info chip_path).
+func coreNode(m *machine.Machine, c *tpuChip, i int) string {
+	if c.gen.VFIO {
+		group := path.Base(m.ReadLink(path.Join(machine.PathPCIDevices, c.cores[i].Address, "iommu_group")))
+		if _, err := strconv.Atoi(group); err == nil {
+			return "dev/vfio/" + group
 		}
 	}
+	return tpuChipNode(c.gen, c.index[i])
+}
+
+func detectTPU(_ context.Context, m *machine.Machine) machine.Findings {
+	var f machine.Findings
+	chips := tpuChips(m)
 	var ids []string
-	for i, p := range chips {
-		d := tpuDevice(p, gens[i])
-		// The i-th chip in PCI address order owns node i (tpu_info's chip_path
-		// uses the same enumeration index).
-		node := tpuChipNode(gens[i], i)
-		d.Available = m.Exists(node)
-		d.SetSource("available", "/"+node)
+	var gens []*tpuGen
+	for _, c := range chips {
+		d := tpuDevice(c.cores[0], c.gen)
+		d.Available = true
+		var nodes, missing []string
+		for i := range c.cores {
+			node := coreNode(m, c, i)
+			nodes = append(nodes, "/"+node)
+			if !m.Exists(node) {
+				d.Available = false
+				missing = append(missing, "/"+node)
+			}
+		}
+		d.SetSource("available", strings.Join(nodes, " "))
 		if !d.Available {
-			f.Warn(TpuBackend, registry.WarnDeviceUnusable, "%s (%s): device node /%s is missing", p.Address, d.Name, node)
+			f.Warn(TpuBackend, registry.WarnDeviceUnusable, "%s (%s): device node %s is missing", c.cores[0].Address, d.Name, strings.Join(missing, ", "))
 		}
 		ids = append(ids, d.ID)
+		gens = append(gens, c.gen)
 		f.Devices = append(f.Devices, d)
 	}
 	if len(chips) >= 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"path"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -71,14 +72,21 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	devs = nvidiaMIGInstances(ctx, m, &f, devs)
 	devs = applyCUDAVisibility(m, &f, devs)
 
+	topoDone := false
 	if topoCh != nil {
 		r := <-topoCh
 		f.AddWarning(r.w)
 		if r.ok && fromTool {
 			f.Interconnects = append(f.Interconnects, nvidiaInterconnects(&f, r.out, devs, fabric.NVSwitch)...)
+			topoDone = true
+		} else if fromTool {
+			// topo -m fails on real nodes where nvidia-smi still answers.
+			var ics []registry.Interconnect
+			ics, topoDone = nvlinkStatusInterconnects(ctx, m, &f, devs, fabric.NVSwitch)
+			f.Interconnects = append(f.Interconnects, ics...)
 		}
 	}
-	if !fromTool && fabric.NVSwitch {
+	if !topoDone && fabric.NVSwitch {
 		f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
 	}
 	for _, d := range devs {
@@ -634,6 +642,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 			Message: "nvidia-smi " + err.Error(), Tool: ToolNvidiaSMI})
 		return nil
 	}
+	setNICAffinity(t, devs)
 	inTopo := map[int]bool{}
 	for _, g := range t.GPUs {
 		inTopo[g] = true
@@ -689,6 +698,31 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 		ic.BandwidthGBs = bw
 	}
 	return []registry.Interconnect{ic}
+}
+
+// nicPathRank orders topo -m's PCIe path classes from nearest to farthest
+// (its legend); SYS (across NUMA nodes) and anything else is not affinity.
+var nicPathRank = map[string]int{"PIX": 0, "PXB": 1, "PHB": 2, "NODE": 3}
+
+// setNICAffinity gives every physical GPU the NICs topo -m places on its
+// side of the machine (PIX, PXB, PHB, NODE), nearest first, named by the NIC
+// Legend (mlx5_0); a MIG slice shares its GPU's.
+func setNICAffinity(t nvTopo, devs []nvDevice) {
+	for i := range devs {
+		var nics []registry.NICAffinity
+		for _, c := range t.NICPaths[devs[i].index] {
+			name := t.NICs[c[0]]
+			if _, near := nicPathRank[c[1]]; !near || name == "" {
+				continue
+			}
+			nics = append(nics, registry.NICAffinity{Name: name, Path: c[1]})
+		}
+		sort.SliceStable(nics, func(a, b int) bool { return nicPathRank[nics[a].Path] < nicPathRank[nics[b].Path] })
+		if len(nics) > 0 {
+			devs[i].dev.NICs = nics
+			devs[i].dev.SetSource("nics", "nvidia-smi topo -m")
+		}
+	}
 }
 
 // nvLinkPerGPUGBs is a GPU's NVLink bandwidth per GPU (the datasheet's

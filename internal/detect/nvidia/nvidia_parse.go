@@ -233,6 +233,9 @@ type nvTopo struct {
 	GPUs  []int             // GPU indices, in header order
 	Cells map[[2]int]string // connection between two GPUs ("NV18", "PHB", "SYS")
 	NICs  map[string]string // "NIC0" -> "mlx5_0", from the NIC Legend
+	// NICPaths holds each GPU's row cells in the NIC columns, in column
+	// order: GPU index -> [{"NIC0", "PIX"}, ...].
+	NICPaths map[int][][2]string
 }
 
 // Link returns the cell between GPUs a and b, in either order.
@@ -265,7 +268,7 @@ var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 // "  NIC0: mlx5_0" lines (formats.md, nvidia-smi `topo -m`). Columns after
 // the GPU and NIC ones (CPU Affinity, NUMA Affinity, GPU NUMA ID) are ignored.
 func ParseNvidiaTopo(out []byte) (nvTopo, error) {
-	t := nvTopo{Cells: map[[2]int]string{}, NICs: map[string]string{}}
+	t := nvTopo{Cells: map[[2]int]string{}, NICs: map[string]string{}, NICPaths: map[int][][2]string{}}
 	lines := strings.Split(ansiEscape.ReplaceAllString(string(out), ""), "\n")
 	header := -1
 	var cols []string
@@ -312,6 +315,9 @@ func ParseNvidiaTopo(out []byte) (nvTopo, error) {
 			continue
 		}
 		for j, cell := range cells[1:] {
+			if j < len(cols) && strings.HasPrefix(cols[j], "NIC") && cell != "" {
+				t.NICPaths[row] = append(t.NICPaths[row], [2]string{cols[j], cell})
+			}
 			if j >= len(colGPU) || colGPU[j] < 0 || colGPU[j] == row || cell == "" {
 				continue
 			}
