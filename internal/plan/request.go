@@ -77,6 +77,16 @@ type Request struct {
 	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
 	CPUOffload   bool
 	IncludeCPU   bool
+	// TensorParallel is tensor_parallel_size: the tensor-parallel degree
+	// every plan must use (0: the planner chooses).
+	TensorParallel int
+	// MemoryFraction is memory_fraction: the share of each accelerator's
+	// total memory the engine may use, overriding the engine's default
+	// (vLLM's --gpu-memory-utilization 0.9); 0 when not asked (budget.go).
+	MemoryFraction float64
+	// training is set by EstimateTraining: no inference engine's budget
+	// applies (budget.go engineRule).
+	training bool
 	// Replicas is the number of data-parallel replicas asked for (0: not
 	// asked); ReplicasMax is "replicas": "max" (replicas.go).
 	Replicas    int
@@ -99,20 +109,22 @@ type Request struct {
 // wireRequest is the JSON shape; every key is known (unknown keys are
 // rejected) and numbers are checked by wireInt.
 type wireRequest struct {
-	Model         json.RawMessage   `json:"model"`
-	Quant         *string           `json:"quant"`
-	ContextLength *wireInt          `json:"context_length"`
-	BatchSize     *wireInt          `json:"batch_size"`
-	KVCacheDType  *string           `json:"kv_cache_dtype"`
-	Registry      json.RawMessage   `json:"registry"`
-	Devices       []string          `json:"devices"`
-	Engine        *string           `json:"engine"`
-	CPUOffload    *bool             `json:"cpu_offload"`
-	IncludeCPU    *bool             `json:"include_cpu"`
-	Cluster       []json.RawMessage `json:"cluster"`
-	Detect        json.RawMessage   `json:"detect"`
-	Training      json.RawMessage   `json:"training"`
-	Replicas      json.RawMessage   `json:"replicas"`
+	Model          json.RawMessage   `json:"model"`
+	Quant          *string           `json:"quant"`
+	ContextLength  *wireInt          `json:"context_length"`
+	BatchSize      *wireInt          `json:"batch_size"`
+	KVCacheDType   *string           `json:"kv_cache_dtype"`
+	Registry       json.RawMessage   `json:"registry"`
+	Devices        []string          `json:"devices"`
+	Engine         *string           `json:"engine"`
+	CPUOffload     *bool             `json:"cpu_offload"`
+	IncludeCPU     *bool             `json:"include_cpu"`
+	Cluster        []json.RawMessage `json:"cluster"`
+	Detect         json.RawMessage   `json:"detect"`
+	Training       json.RawMessage   `json:"training"`
+	Replicas       json.RawMessage   `json:"replicas"`
+	TensorParallel *wireInt          `json:"tensor_parallel_size"`
+	MemoryFraction *float64          `json:"memory_fraction"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -198,6 +210,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 			return nil, errs.New(errs.InvalidArgument, "request: engine %q is not one of vllm, llama.cpp, none", *w.Engine)
 		}
 	}
+	if err := r.decodeBudget(w.TensorParallel, w.MemoryFraction); err != nil {
+		return nil, err
+	}
 	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
 	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
 	if err := r.decodeReplicas(w.Replicas); err != nil {
@@ -218,6 +233,39 @@ func DecodeRequest(data []byte) (*Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// decodeBudget checks tensor_parallel_size and memory_fraction.
+// tensor_parallel_size must divide the model's attention heads, and its KV
+// heads must divide it or be divided by it: vLLM shards heads evenly and
+// replicates KV heads when there are fewer than ranks
+// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). llama.cpp
+// splits layers, not tensors, so an explicit engine llama.cpp takes only 1.
+func (r *Request) decodeBudget(tp *wireInt, frac *float64) error {
+	if tp != nil {
+		if tp.V < 1 || tp.V > maxTPSize {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d is outside [1, %d]", tp.V, maxTPSize)
+		}
+		n := int(tp.V)
+		m := r.Model
+		c := costs{Heads: m.Heads, KVHeads: m.EffectiveKVHeads()}
+		if !c.validTP(n) {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d does not divide the model's %d attention heads evenly (%d KV heads); engines need heads %% size == 0",
+				n, m.Heads, m.EffectiveKVHeads())
+		}
+		if n > 1 && r.Engine == engineLlamaCPP {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine llama.cpp: llama.cpp splits layers, not tensors, across devices; use 1 or engine vllm", n)
+		}
+		r.TensorParallel = n
+	}
+	if frac != nil {
+		f := *frac
+		if !(f > 0 && f <= 1) {
+			return errs.New(errs.InvalidArgument, "request: memory_fraction %g is outside (0, 1]", f)
+		}
+		r.MemoryFraction = f
+	}
+	return nil
 }
 
 func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
