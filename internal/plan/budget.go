@@ -8,6 +8,8 @@ package plan
 
 import (
 	"fmt"
+	"math"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -176,4 +178,35 @@ func budgetSource(b budget, k registry.Kind) string {
 // fmtFraction writes a fraction as the engines take it: 0.9, 0.95.
 func fmtFraction(f float64) string {
 	return fmt.Sprintf("%g", f)
+}
+
+// vllmStartNote warns when a device of a vLLM plan has less free memory than
+// memory_fraction of its total: vLLM's worker refuses to start then ("Free
+// memory on device ... is less than desired GPU memory utilization",
+// Worker.init_device in vllm/v1/worker/gpu_worker.py, commit 35d5cda1
+// above). The plan itself fits the free memory; the flag must be lowered.
+func vllmStartNote(pl *planned) string {
+	if !pl.Fits || pl.Pool == nil || pl.Pool.Budget.Engine != engineVLLM || pl.Pool.Kind == registry.KindCPU {
+		return ""
+	}
+	f := pl.Pool.Budget.Fraction
+	var short []string
+	lowest := f
+	for _, r := range pl.replicas() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				free, total := d.Dev.MemoryFreeBytes, d.Dev.MemoryBytes
+				if free == nil || total <= 0 || float64(*free) >= f*float64(total) {
+					continue
+				}
+				short = append(short, fmt.Sprintf("%s has %s free of %s", d.ID, gib(*free), gib(total)))
+				lowest = min(lowest, math.Floor(float64(*free)/float64(total)*100)/100)
+			}
+		}
+	}
+	if len(short) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("vLLM: refuses to start when less than --gpu-memory-utilization %s of a GPU's total memory is free, and %s; free those devices, or ask memory_fraction %s and plan again",
+		fmtFraction(f), strings.Join(short, ", "), fmtFraction(lowest))
 }

@@ -197,3 +197,17 @@ func h100Budget(f float64) int64 {
 	total := float64(int64(81559 << 20))
 	return int64(total * f)
 }
+
+// vLLM refuses to start when less than --gpu-memory-utilization of the
+// GPU's total memory is free; the plan says so and which fraction would
+// start.
+func TestVLLMStartCheckOnABusyGPU(t *testing.T) {
+	d := h100(0)
+	free := int64(40 << 30)
+	d.MemoryFreeBytes = &free
+	r := reg(t, []registry.Device{d})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, free, a.Shards[0].MemoryAvailableBytes, "the plan fits the free memory")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda:0 has 40.0 GiB free of 79.6 GiB; free those devices, or ask memory_fraction 0.5")
+}

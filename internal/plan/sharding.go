@@ -106,6 +106,9 @@ func PlanSharding(req *Request) (any, error) {
 	args, notes := engineArgs(pl, req, ch.Cluster)
 	ans.EngineArgs = args
 	ans.Explanation = append(ans.Explanation, notes...)
+	if n := vllmStartNote(pl); n != "" {
+		ans.Explanation = append(ans.Explanation, n)
+	}
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.MaxContextLength = maxFitting(pl, req, true)
