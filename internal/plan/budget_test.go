@@ -211,3 +211,18 @@ func TestVLLMStartCheckOnABusyGPU(t *testing.T) {
 	assert.Equal(t, free, a.Shards[0].MemoryAvailableBytes, "the plan fits the free memory")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda:0 has 40.0 GiB free of 79.6 GiB; free those devices, or ask memory_fraction 0.5")
 }
+
+// A pool planned for llama.cpp by default follows llama.cpp's KV cache
+// rules too (its sliding-window cache: window + micro-batch padded to 256),
+// as when engine llama.cpp is asked: the budget and the memory it holds come
+// from the same engine.
+func TestDefaultLlamaCPPPoolUsesLlamaCPPKVRules(t *testing.T) {
+	r := reg(t, []registry.Device{host(256 << 30)})
+	asked := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192}`, r))
+	named := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
+	require.True(t, asked.Fits)
+	require.True(t, named.Fits)
+	assert.Equal(t, engineLlamaCPP, asked.Budget.Engine)
+	assert.Equal(t, named.Memory, asked.Memory)
+	assert.Equal(t, named.MaxBatchSize, asked.MaxBatchSize)
+}

@@ -208,7 +208,12 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 				reasons = append(reasons, r)
 				continue
 			}
-			pl := req.planOn(p, b, l)
+			bp := b
+			if p.Budget.Engine != req.Engine && (p.Budget.Engine == engineLlamaCPP || req.Engine == engineLlamaCPP) {
+				// The pool's engine has other KV cache rules.
+				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
+			}
+			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons = append(reasons, "doesn't fit: "+pl.Reason)
 				continue
@@ -243,7 +248,7 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 			if unsupportedReason(p, l) != "" {
 				continue
 			}
-			b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
+			b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
 			if !sane {
 				return planned{Level: l, Reason: "needs more than 1 EiB"}
 			}

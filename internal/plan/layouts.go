@@ -553,15 +553,15 @@ func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (plann
 		if !supported(&host.Dev, l.Native()) {
 			continue
 		}
-		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
-		if !sane {
+		if _, sane := estimateSane(req, l, req.ContextLength, req.BatchSize); !sane {
 			continue
 		}
-		c := newCosts(req.Model, b, l)
 		for _, p := range accel {
 			if unsupportedReason(p, l) != "" {
 				continue
 			}
+			b, _ := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
+			c := newCosts(req.Model, b, l)
 			var stages []stage
 			for _, d := range p.Devices {
 				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {

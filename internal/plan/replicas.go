@@ -132,7 +132,7 @@ func planReplicas(req *Request, p *pool, l quant.Level) planned {
 
 // single is the one-replica plan: planPool at the whole batch.
 func single(req *Request, p *pool, l quant.Level) planned {
-	b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+	b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
 	if !sane {
 		return planned{Level: l, Pool: p, Reason: "needs more than 1 EiB"}
 	}
@@ -164,7 +164,7 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 	}
 	for {
 		batch := req.replicaBatch(want)
-		b, sane := estimateSane(req, l, req.ContextLength, batch)
+		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, batch)
 		if !sane {
 			return planned{Level: l, Pool: sub, DP: want, Reason: "needs more than 1 EiB"}
 		}

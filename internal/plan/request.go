@@ -404,7 +404,14 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 }
 
 // kvOptions is the KV cache storage of the request.
-func (r *Request) kvOptions() quant.KVOptions {
+func (r *Request) kvOptions() quant.KVOptions { return r.kvOptionsFor("") }
+
+// kvOptionsFor is the KV cache storage of the request on an engine ("": the
+// request's): llama.cpp has its own sliding-window rules.
+func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
+	if engine == "" {
+		engine = r.Engine
+	}
 	o := quant.KVOptions{Bytes: 2}
 	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
 	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
@@ -412,7 +419,7 @@ func (r *Request) kvOptions() quant.KVOptions {
 	case ok:
 		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
 	}
-	if r.Engine == engineLlamaCPP {
+	if engine == engineLlamaCPP {
 		llamaCPPSliding(&o, r.Model)
 	}
 	return o

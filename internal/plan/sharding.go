@@ -135,7 +135,7 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		} else {
 			batch = n
 		}
-		b, sane := estimateSane(req, pl.Level, ctx, batch)
+		b, sane := estimateSaneOn(req, pl.Pool, pl.Level, ctx, batch)
 		if !sane {
 			return false
 		}
