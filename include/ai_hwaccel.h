@@ -259,6 +259,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "engine": "vllm" | "llama.cpp" | "none",
  *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
+ *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
  *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
@@ -289,6 +290,13 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * parallelism: that many copies of the model on disjoint identical devices,
  * each serving ceil(batch_size / replicas) sequences ("max": as many as one
  * group of identical devices holds); absent, no plan uses it.
+ * "tensor_parallel_size" (plan and suggest) forces the tensor-parallel
+ * degree (it must divide the model's attention heads; llama.cpp takes 1
+ * only).  "memory_fraction" (0 < f <= 1) is the share of each accelerator's
+ * total memory the engine may use, overriding its default (vLLM's
+ * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
+ * budget the plan was made for (without "engine": vLLM on data-center
+ * accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and the CPU).
  * request_json NULL or "" is "invalid_argument".
  * Each returns an owned string (free with hwaccel_free_string()): the answer,
  * or an error object with code "invalid_json", "invalid_argument",

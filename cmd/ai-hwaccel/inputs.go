@@ -44,6 +44,23 @@ func parseCount(s string) (int, error) {
 	return int(v), nil
 }
 
+// parseFraction reads a share of memory: 0.95, or 95% (a percentage).
+func parseFraction(s string) (float64, error) {
+	t := strings.TrimSpace(s)
+	pct := strings.HasSuffix(t, "%")
+	v, err := strconv.ParseFloat(strings.TrimSuffix(t, "%"), 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("%q is not a fraction like 0.95 or 95%%", s)
+	}
+	if pct {
+		v /= 100
+	}
+	if v <= 0 || v > 1 {
+		return 0, fmt.Errorf("%q must be above 0 and at most 1 (100%%)", s)
+	}
+	return v, nil
+}
+
 // deviceIDPattern is the shape of a contract device id, optionally
 // prefixed by its cluster node: "cuda:0", "aws_neuron:3", "node1/cuda:0".
 // A range "cuda:0-3" is what the table prints for cuda:0 to cuda:3.

@@ -82,6 +82,10 @@ func TestEveryPlanningFlagReachesTheRequest(t *testing.T) {
 	req = requestOf(t, "suggest", "--kv-cache", "int8", "--engine", "vllm", "--replicas", "2")
 	assert.Equal(t, map[string]any{"kv_cache_dtype": "int8", "engine": "vllm", "replicas": 2}, req)
 
+	req = requestOf(t, "plan", "--tensor-parallel-size", "4", "--memory-fraction", "0.95")
+	assert.Equal(t, map[string]any{"quant": "auto", "tensor_parallel_size": 4, "memory_fraction": 0.95}, req)
+	assert.Equal(t, 0.85, requestOf(t, "suggest", "--memory-fraction", "85%")["memory_fraction"])
+
 	req = requestOf(t, "train", "--method", "qlora", "--precision", "fp16", "--optimizer", "adamw_8bit",
 		"--seq-len", "8k", "--micro-batch", "2", "--gradient-checkpointing", "--flash-attention=false", "--zero", "2",
 		"--num-devices", "4", "--tensor-parallel", "2", "--lora-rank", "64", "--lora-targets", "q, k,v,o",
@@ -96,6 +100,35 @@ func TestEveryPlanningFlagReachesTheRequest(t *testing.T) {
 	assert.Equal(t, map[string]any{"method": "qlora", "gradient_checkpointing": false},
 		requestOf(t, "train", "--method", "qlora", "--gradient-checkpointing=false")["training"])
 	assert.Equal(t, map[string]any{"method": "qlora"}, requestOf(t, "train", "--method", "qlora")["training"])
+}
+
+// --tensor-parallel-size and --memory-fraction reach the engine, come back
+// in vLLM's flags and the answer's budget, and are refused when malformed
+// (issue 16 item 3, issue 12 items 1 and 6).
+func TestBudgetFlagsReachTheEngine(t *testing.T) {
+	plan, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "llama-3.3-70b-instruct",
+		"--tensor-parallel-size", "4", "--memory-fraction", "0.95", "--json")...)
+	assert.Equal(t, 4.0, plan["tp_size"])
+	args := strings.Join(toStrings(plan["engine_args"].(map[string]any)["vllm"]), " ")
+	assert.Contains(t, args, "--tensor-parallel-size 4")
+	assert.Contains(t, args, "--gpu-memory-utilization 0.95")
+	assert.Equal(t, 0.95, plan["budget"].(map[string]any)["memory_fraction"])
+
+	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "llama-3.3-70b-instruct", "--devices", "cuda:0-3")...)
+	require.Equal(t, 0, text.code, text.stderr)
+	assert.Contains(t, text.stdout, "Budget: vllm (default for these devices); 0.9 of each device's total memory")
+	assert.Contains(t, text.stdout, "Idle: cuda:2, cuda:3")
+
+	for _, bad := range [][]string{{"--tensor-parallel-size", "two"}, {"--tensor-parallel-size", "0"},
+		{"--memory-fraction", "1.5"}, {"--memory-fraction", "0"}, {"--memory-fraction", "x"}} {
+		r := runCLI(t, append([]string{"plan", "--model", "70b"}, bad...)...)
+		assert.Equal(t, 2, r.code, "%v", bad)
+		assert.Contains(t, r.stderr, bad[0], "%v", bad)
+	}
+	// A size the model cannot be split into is the engine's invalid_argument.
+	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "llama-3.3-70b-instruct", "--tensor-parallel-size", "3")...)
+	assert.NotEqual(t, 0, r.code)
+	assert.Contains(t, r.stderr, "tensor_parallel_size 3")
 }
 
 func TestPlanFlagsReachTheEngine(t *testing.T) {

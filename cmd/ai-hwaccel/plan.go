@@ -36,6 +36,7 @@ type planFlags struct {
 	model, quant, devices, engine, kvCache string
 	replicas, registryFile, clusterFile    string
 	context, batch                         string
+	tensorParallel, memoryFraction         string
 	cpuOffload, includeCPU                 bool
 	train                                  trainFlags
 	json, pretty                           bool
@@ -74,8 +75,10 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		f.BoolVar(&p.includeCPU, "include-cpu", false, "consider the CPU as a device beside the accelerators")
 		f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 		f.StringVar(&p.replicas, "replicas", "", "data parallel: `N` copies of the model on disjoint identical devices, each serving batch/N sequences; max = as many as fit")
+		f.StringVar(&p.tensorParallel, "tensor-parallel-size", "", "split each layer over exactly `N` devices (vLLM --tensor-parallel-size; 1: no tensor parallelism); default: the fewest that fit")
+		f.StringVar(&p.memoryFraction, "memory-fraction", "", "let the engine use fraction `F` of each device's total memory: 0.95 or 95% (vLLM --gpu-memory-utilization; default 0.9 for vLLM)")
 		f.StringVar(&p.clusterFile, "cluster", "", "plan over several machines: `FILE` holds a JSON array of their registries (each the output of ai-hwaccel on a node)")
-		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "cluster")
+		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "cluster")
 	}
 	f.StringVar(&p.registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine) instead of detecting this one")
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
@@ -111,8 +114,8 @@ func (t *trainFlags) register(f *flags) []string {
 
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
-		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--json]",
-		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Tensor-parallel size and GPU memory fraction are chosen by the engine;\nthe request has no field for them.")
+		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--memory-fraction F] [--json]",
+		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Without --engine the plan is made for the usual engine of the devices\n(vLLM on data-center GPUs and accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and\nthe CPU) and within that engine's memory budget, which the answer states.")
 	return a.planning(f, p, d, args, api.PlanSharding, cli.WritePlan)
 }
 
@@ -224,7 +227,31 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		}
 		req["replicas"] = v
 	}
+	if err := p.budget(f, req); err != nil {
+		return nil, err
+	}
 	return req, p.machines(f, req)
+}
+
+// budget reads --tensor-parallel-size (a whole number) and
+// --memory-fraction (0.95 or 95%); the engine checks their ranges against
+// the model and devices.
+func (p *planFlags) budget(f *flags, req map[string]any) error {
+	if f.isSet("tensor-parallel-size") {
+		n, err := strconv.Atoi(strings.TrimSpace(p.tensorParallel))
+		if err != nil || n < 1 {
+			return usagef(f.cmd, "--tensor-parallel-size %q: want a whole number >= 1", p.tensorParallel)
+		}
+		req["tensor_parallel_size"] = n
+	}
+	if f.isSet("memory-fraction") {
+		v, err := parseFraction(p.memoryFraction)
+		if err != nil {
+			return usagef(f.cmd, "--memory-fraction: %v", err)
+		}
+		req["memory_fraction"] = v
+	}
+	return nil
 }
 
 // choices checks the flags that take one of a few names.

@@ -137,7 +137,7 @@ func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
 
 var planLayout = layout{
 	known: []string{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size",
-		"dp_size", "throughput", "engine_args", "max_context_length", "max_batch_size", "levels"},
+		"dp_size", "throughput", "engine_args", "max_context_length", "max_batch_size", "levels", "budget", "idle_devices"},
 	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
 		if a.flag("fits") {
 			return planHeadline(a, name, info)
@@ -148,7 +148,11 @@ var planLayout = layout{
 		writeModel(w, a.obj("model"), name)
 		if a.flag("fits") {
 			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
+			writeBudget(w, a.obj("budget"))
 			writeRoom(w, a)
+			if idle := a.strings("idle_devices"); len(idle) > 0 {
+				fmt.Fprintf(w, "Idle: %s\n", strings.Join(idle, ", "))
+			}
 			writeShards(w, a.objects("shards"), info.DeviceNames)
 			writeThroughput(w, a.obj("throughput"))
 			writeEngineArgs(w, a.obj("engine_args"), info)
@@ -158,7 +162,7 @@ var planLayout = layout{
 }
 
 var suggestLayout = layout{
-	known: []string{"quant", "fits", "devices", "memory", "levels"},
+	known: []string{"quant", "fits", "devices", "memory", "levels", "budget"},
 	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
 		if !a.flag("fits") {
 			return name + " does not fit at any precision" + notFitReason(a, seen)
@@ -180,6 +184,7 @@ var suggestLayout = layout{
 	body: func(w io.Writer, a answer, _ string, _ AnswerInfo, seen reasons) {
 		if a.flag("fits") {
 			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
+			writeBudget(w, a.obj("budget"))
 		}
 		writeLevels(w, a.objects("levels"), seen)
 	},
@@ -479,6 +484,29 @@ func writeMemory(w io.Writer, title, quant string, m answer) {
 		}
 	}
 	fmt.Fprintf(w, "%s: %s = %s\n", title, GiB(int64(m.num("total_bytes"))), strings.Join(parts, " + "))
+}
+
+// writeBudget prints the memory budget in one line: the engine, the share
+// of each device and what the engine holds itself.
+func writeBudget(w io.Writer, b answer) {
+	if b == nil || b.str("engine") == "" {
+		return
+	}
+	engine := b.str("engine")
+	if b.flag("engine_default") {
+		engine += " (default for these devices)"
+	}
+	parts := []string{engine}
+	if f := b.num("memory_fraction"); f > 0 && f < 1 {
+		parts = append(parts, fmt.Sprintf("%g of each device's total memory", f))
+	}
+	if m := b.num("margin_bytes"); m > 0 {
+		parts = append(parts, GiB(int64(m))+" kept free per device")
+	}
+	if r := b.num("engine_reserved_bytes"); r > 0 {
+		parts = append(parts, "the engine holds "+GiB(int64(r))+" per device of it")
+	}
+	fmt.Fprintf(w, "Budget: %s\n", strings.Join(parts, "; "))
 }
 
 func writeRoom(w io.Writer, a answer) {

@@ -26,6 +26,8 @@ type choice struct {
 	Rows       []LevelRow
 	InterStage float64 // bandwidth between pipeline stages, GB/s, 0 unknown
 	Cluster    bool
+	// Pools are the request's device pools (idle.go reads them).
+	Pools []*pool
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -69,7 +71,8 @@ func levelsFor(req *Request) ([]quant.Level, string) {
 }
 
 // unsupportedReason says why a pool cannot run a level, "" when it can.
-func unsupportedReason(p *pool, l quant.Level, engine string) string {
+func unsupportedReason(p *pool, l quant.Level) string {
+	engine := p.Budget.Engine
 	native := l.Native()
 	if native == "" {
 		return fmt.Sprintf("%s is not a known level", l)
@@ -124,7 +127,7 @@ func choose(req *Request) (*choice, error) {
 		return nil, err
 	}
 	pools, inter := requestPools(req, want)
-	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0, Devices: req.Devices}
+	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0, Devices: req.Devices, Pools: pools}
 	var accel, host []*pool
 	for _, p := range pools {
 		if p.Kind == registry.KindCPU {
@@ -201,11 +204,16 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 			continue
 		}
 		for _, p := range ps {
-			if r := unsupportedReason(p, l, req.Engine); r != "" {
+			if r := unsupportedReason(p, l); r != "" {
 				reasons = append(reasons, r)
 				continue
 			}
-			pl := req.planOn(p, b, l)
+			bp := b
+			if p.Budget.Engine != req.Engine && (p.Budget.Engine == engineLlamaCPP || req.Engine == engineLlamaCPP) {
+				// The pool's engine has other KV cache rules.
+				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
+			}
+			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons = append(reasons, "doesn't fit: "+pl.Reason)
 				continue
@@ -237,10 +245,10 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 	l := levels[len(levels)-1]
 	for _, ps := range passes {
 		for _, p := range ps {
-			if unsupportedReason(p, l, req.Engine) != "" {
+			if unsupportedReason(p, l) != "" {
 				continue
 			}
-			b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
+			b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
 			if !sane {
 				return planned{Level: l, Reason: "needs more than 1 EiB"}
 			}

@@ -21,11 +21,11 @@ func requestPools(req *Request, want map[string]bool) ([]*pool, float64) {
 	merged := map[string]*pool{}
 	var order []string
 	for i, reg := range req.Cluster {
-		for _, p := range buildPools(reg, i, nodePrefix(i), req.Engine, want) {
+		for _, p := range buildPools(reg, i, nodePrefix(i), req.engineRule(), want) {
 			key := string(p.Kind) + "|" + p.Vendor
 			m, ok := merged[key]
 			if !ok {
-				m = &pool{Kind: p.Kind, Vendor: p.Vendor}
+				m = &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget}
 				merged[key] = m
 				order = append(order, key)
 			}

@@ -24,9 +24,9 @@ var llamaKinds = map[registry.Kind]bool{
 }
 
 // engineArgs writes the command-line flags that realise a fitting plan, for
-// the requested engine or, when none was named, for every engine that runs
-// on the plan's devices and can express it. Notes explain what the flags
-// cannot say.
+// the engine its budget was made for (the requested one, else the pool's
+// default: budget.go): flags of one engine never describe a plan made on
+// another engine's budget. Notes explain what the flags cannot say.
 func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, []string) {
 	out := map[string][]string{}
 	var notes []string
@@ -34,12 +34,13 @@ func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, [
 		return out, nil
 	}
 	kind := pl.Pool.Kind
-	wantV := (req.Engine == "" || req.Engine == engineVLLM) && vllmKinds[kind]
-	wantL := (req.Engine == "" || req.Engine == engineLlamaCPP) && llamaKinds[kind]
-	if req.Engine == engineVLLM && !vllmKinds[kind] {
+	engine := pl.Pool.Budget.Engine
+	wantV := engine == engineVLLM && vllmKinds[kind]
+	wantL := engine == engineLlamaCPP && llamaKinds[kind]
+	if engine == engineVLLM && !vllmKinds[kind] {
 		notes = append(notes, fmt.Sprintf("vLLM does not run on %s devices", kind))
 	}
-	if req.Engine == engineLlamaCPP && !llamaKinds[kind] {
+	if engine == engineLlamaCPP && !llamaKinds[kind] {
 		notes = append(notes, fmt.Sprintf("llama.cpp does not run on %s devices", kind))
 	}
 	if wantV {
@@ -82,11 +83,7 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	}
 	a = append(a, "--max-model-len", strconv.Itoa(req.ContextLength))
 	if pl.Pool.Kind != registry.KindCPU {
-		util, note := vllmUtilization(pl)
-		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(util, 'f', -1, 64))
-		if note != "" {
-			notes = append(notes, note)
-		}
+		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(pl.Pool.Budget.Fraction, 'f', -1, 64))
 	}
 	if batch := pl.batchOf(req); batch > 1 {
 		a = append(a, "--max-num-seqs", strconv.Itoa(batch))
@@ -211,27 +208,4 @@ func multiNode(pl *planned) bool {
 		}
 	}
 	return false
-}
-
-// vllmUtilization is the --gpu-memory-utilization a plan needs: vLLM's
-// default 0.9, or the largest shard's share of its device's total memory
-// (rounded up to 0.01) when the plan was made without the vLLM cap and
-// needs more.
-func vllmUtilization(pl *planned) (float64, string) {
-	need := 0.0
-	for _, r := range pl.replicas() {
-		for _, s := range r {
-			for _, d := range s.Devices {
-				if d.Dev.Kind == registry.KindCPU || d.Dev.MemoryBytes <= 0 {
-					continue
-				}
-				need = math.Max(need, float64(s.Part.total())/float64(d.Dev.MemoryBytes))
-			}
-		}
-	}
-	if need <= vllmMemoryUtilization {
-		return vllmMemoryUtilization, ""
-	}
-	u := math.Ceil(need*100) / 100
-	return u, fmt.Sprintf("vLLM: this plan needs %.0f%% of a GPU's memory, above vLLM's default 0.9; ask for engine vllm to plan within 0.9", u*100)
 }

@@ -15,6 +15,9 @@ import (
 // describeReplicas, engine notes) are added by each answer.
 func explainChoice(ch *choice) []string {
 	out := []string{ch.LevelsWhy}
+	if ch.Plan.Pool != nil {
+		out = append(out, "budget: "+budgetSource(ch.Plan.Pool.Budget, ch.Plan.Pool.Kind))
+	}
 	if ch.HostOnly {
 		out = append(out, "no accelerator is available: planning on host RAM")
 	}

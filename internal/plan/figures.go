@@ -46,9 +46,16 @@ func (w levelWeights) at(m *model.Model, l quant.Level) int64 {
 	return quant.WeightsBytes(m, l)
 }
 
-// estimate is quant.Estimate without notes, on the request's weights.
+// estimate is quant.Estimate without notes, on the request's weights, with
+// the KV cache rules of the request's engine.
 func (r *Request) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
-	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptions())
+	return r.estimateFor("", l, ctx, batch)
+}
+
+// estimateFor is estimate with the KV cache rules of engine ("": the
+// request's), the engine a pool is planned for (budget.go).
+func (r *Request) estimateFor(engine string, l quant.Level, ctx, batch int) quant.Breakdown {
+	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptionsFor(engine))
 }
 
 // costs is the memory model of one model at one level, split so that layers
@@ -144,7 +151,17 @@ func (c *costs) stagePart(start, end, tp int) part {
 // maxPlanBytes (an overflow, or no machine holds it). The weights are the
 // request's, computed once (levelWeights): they depend on the level only.
 func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
-	b := req.estimate(l, ctx, batch)
+	return estimateSaneOn(req, nil, l, ctx, batch)
+}
+
+// estimateSaneOn is estimateSane for a plan on pool p (nil: the request's
+// engine): the KV cache follows the rules of the engine p is planned for.
+func estimateSaneOn(req *Request, p *pool, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
+	engine := ""
+	if p != nil {
+		engine = p.Budget.Engine
+	}
+	b := req.estimateFor(engine, l, ctx, batch)
 	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
 		if v < 0 || v > maxPlanBytes {
 			return b, false

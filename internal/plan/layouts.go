@@ -68,20 +68,31 @@ func (p *planned) devices() int {
 
 // planPool finds the best plan for one level on one pool: one device, else
 // tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
-// parallel stages where domains allow), else not fitting.
-func planPool(p *pool, c costs, l quant.Level, engine string) planned {
+// parallel stages where domains allow), else not fitting. tp > 0 is the
+// request's tensor_parallel_size: only layouts of that degree are tried.
+// The pool's engine decides what is possible (llama.cpp: no tensor
+// parallelism).
+func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 	c = c.on(p.Kind)
+	if tp > 0 {
+		return planForcedTP(p, c, l, tp)
+	}
 	if pl, ok := planSingle(p, c, l); ok {
 		return pl
 	}
-	if engine != engineLlamaCPP {
+	if p.Budget.Engine != engineLlamaCPP {
 		if pl, ok := planTensor(p, c, l); ok {
 			return pl
 		}
 	}
-	if pl, ok := planPipeline(p, c, l, engine); ok {
+	if pl, ok := planPipeline(p, c, l, p.Budget.Engine, 0); ok {
 		return pl
 	}
+	return notFitting(p, c, l)
+}
+
+// notFitting is the failed plan of a level on a pool, with the reason.
+func notFitting(p *pool, c costs, l quant.Level) planned {
 	need := c.stagePart(0, c.Layers, 1).total()
 	var largest int64
 	for _, d := range p.Devices {
@@ -92,6 +103,57 @@ func planPool(p *pool, c costs, l quant.Level, engine string) planned {
 	return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
 		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
 		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// planForcedTP plans with exactly tp devices per stage: one group of tp
+// identical devices inside a high-bandwidth domain (else, for vLLM, over
+// PCIe), else pipeline stages of tp devices each.
+func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
+	if tp == 1 {
+		if pl, ok := planSingle(p, c, l); ok {
+			return pl
+		}
+		if pl, ok := planPipeline(p, c, l, p.Budget.Engine, 1); ok {
+			return pl
+		}
+		return notFitting(p, c, l)
+	}
+	if p.Budget.Engine == engineLlamaCPP {
+		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+			"tensor_parallel_size %d: llama.cpp splits layers, not tensors, across devices; ask for tensor_parallel_size 1 or engine vllm", tp)}
+	}
+	if !c.validTP(tp) {
+		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+			"tensor_parallel_size %d does not divide the model's %d attention heads (%d KV heads)", tp, c.Heads, c.KVHeads)}
+	}
+	groups := tpGroups(p, tp)
+	if len(groups) == 0 {
+		// No high-bandwidth domain holds tp identical devices: engines still
+		// run tensor parallelism over PCIe, slower.
+		for _, g := range identicalGroups(p.Devices) {
+			for i := 0; i+tp <= len(g); i += tp {
+				groups = append(groups, g[i:i+tp])
+			}
+		}
+	}
+	if len(groups) == 0 {
+		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+			"tensor_parallel_size %d needs %d identical %s devices; the pool has %d", tp, tp, p.label(), len(p.Devices))}
+	}
+	for _, g := range groups {
+		st := stage{Devices: g, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
+		if st.Part.total() <= st.budget() {
+			return planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: tp, Costs: c}
+		}
+	}
+	if len(groups) > 1 {
+		if stages, ok := fewestStages(groups, c); ok {
+			return planned{Fits: true, Strategy: StrategyPipeline, Level: l, Pool: p, Stages: stages, TP: tp, Costs: c}
+		}
+	}
+	pl := notFitting(p, c, l)
+	pl.Reason = fmt.Sprintf("tensor_parallel_size %d: %s", tp, pl.Reason)
+	return pl
 }
 
 // planSingle puts the whole model on the fastest device that holds it
@@ -220,10 +282,11 @@ func tpGroups(p *pool, t int) [][]*device {
 
 // planPipeline splits the layers over stages: with the largest tensor
 // parallel size every stage can use (engines need one size for all stages),
-// and the fewest stages whose memory holds the model.
-func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool) {
+// and the fewest stages whose memory holds the model. maxTP > 0 bounds the
+// tensor parallel size.
+func planPipeline(p *pool, c costs, l quant.Level, engine string, maxTP int) (planned, bool) {
 	maxT := 1
-	if engine != engineLlamaCPP {
+	if engine != engineLlamaCPP && maxTP != 1 {
 		for _, dom := range p.Domains {
 			for _, g := range identicalGroups(dom) {
 				if len(g) > maxT {
@@ -231,6 +294,9 @@ func planPipeline(p *pool, c costs, l quant.Level, engine string) (planned, bool
 				}
 			}
 		}
+	}
+	if maxTP > 0 {
+		maxT = min(maxT, maxTP)
 	}
 	for t := maxT; t >= 1; t-- {
 		if !c.validTP(t) {
@@ -463,7 +529,7 @@ func hostDevice(req *Request, want map[string]bool) *device {
 	}
 	for _, d := range req.Registry.Devices {
 		if d.Kind == registry.KindCPU && d.Available && d.UsableMemory() > 0 && (want == nil || want[d.ID]) {
-			return newDevice(d, d.ID, 0, req.Engine, nil)
+			return newDevice(d, d.ID, 0, req.engineRule().budgetFor(&d), nil)
 		}
 	}
 	return nil
@@ -487,15 +553,15 @@ func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (plann
 		if !supported(&host.Dev, l.Native()) {
 			continue
 		}
-		b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
-		if !sane {
+		if _, sane := estimateSane(req, l, req.ContextLength, req.BatchSize); !sane {
 			continue
 		}
-		c := newCosts(req.Model, b, l)
 		for _, p := range accel {
-			if unsupportedReason(p, l, req.Engine) != "" {
+			if unsupportedReason(p, l) != "" {
 				continue
 			}
+			b, _ := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
+			c := newCosts(req.Model, b, l)
 			var stages []stage
 			for _, d := range p.Devices {
 				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {

@@ -14,18 +14,12 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// vllmMemoryUtilization is vLLM's default --gpu-memory-utilization: the
-// fraction of a GPU's TOTAL memory vLLM lets itself use (vLLM engine
-// arguments documentation). Plans for engine "vllm" cap each accelerator at
-// it, and say so in the engine args.
-const vllmMemoryUtilization = 0.9
-
 // device is one device as the planner sees it.
 type device struct {
 	ID     string // id in the answer: "cuda:0", or "node1/cuda:0" in a cluster
 	Node   int    // index of the node in a cluster (0 otherwise)
 	Dev    registry.Device
-	Usable int64 // bytes the plan may place on it (free, else total; engine cap applied)
+	Usable int64 // bytes the plan may place on it: its pool's budget (budget.go)
 	// BandwidthGBs is the memory bandwidth (detected, else datasheet); 0 unknown.
 	BandwidthGBs    float64
 	BandwidthSource string
@@ -43,6 +37,7 @@ type device struct {
 type pool struct {
 	Kind    registry.Kind
 	Vendor  string
+	Budget  budget // the engine its plans are for and its memory rule
 	Devices []*device
 	// Domains are groups of pool devices joined by a high-bandwidth link
 	// (nvlink, nvswitch, xgmi, ici, neuronlink), each in pool order.
@@ -114,16 +109,10 @@ func (sm specMemo) forDevice(d *registry.Device) (specs.Spec, bool) {
 	return f.spec, f.ok
 }
 
-// newDevice builds the planner's view of one registry device (sm may be
-// nil).
-func newDevice(d registry.Device, id string, node int, engine string, sm specMemo) *device {
-	dv := &device{ID: id, Node: node, Dev: d, Usable: d.UsableMemory(), Domain: -1}
-	if engine == engineVLLM && d.Kind != registry.KindCPU && d.MemoryBytes > 0 {
-		limit := int64(float64(d.MemoryBytes) * vllmMemoryUtilization)
-		if dv.Usable > limit {
-			dv.Usable = limit
-		}
-	}
+// newDevice builds the planner's view of one registry device under the
+// budget of its pool (sm may be nil).
+func newDevice(d registry.Device, id string, node int, b budget, sm specMemo) *device {
+	dv := &device{ID: id, Node: node, Dev: d, Usable: b.usable(&d), Domain: -1}
 	if s, ok := sm.forDevice(&d); ok {
 		dv.Spec = &s
 	}
@@ -146,7 +135,7 @@ func newDevice(d registry.Device, id string, node int, engine string, sm specMem
 // buildPools groups the usable devices of one registry (one cluster node) by
 // kind and vendor and finds their high-bandwidth domains. wanted, when not
 // nil, restricts the devices to those ids (answer ids).
-func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted map[string]bool) []*pool {
+func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule, wanted map[string]bool) []*pool {
 	byKey := map[string]*pool{}
 	var order []string
 	local := map[string]*device{}
@@ -162,11 +151,11 @@ func buildPools(reg *registry.Registry, node int, prefix, engine string, wanted 
 		key := poolKey(&d, id)
 		p, ok := byKey[key]
 		if !ok {
-			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor)}
+			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor), Budget: rule.budgetFor(&d)}
 			byKey[key] = p
 			order = append(order, key)
 		}
-		dv := newDevice(d, id, node, engine, sm)
+		dv := newDevice(d, id, node, p.Budget, sm)
 		p.Devices = append(p.Devices, dv)
 		local[d.ID] = dv
 	}
@@ -207,23 +196,23 @@ func poolKey(d *registry.Device, id string) string {
 
 // registryPools is buildPools of the request's registry. The pools of a
 // registry decoded through registry.DecodeShared are built once per engine
-// and shared by every request that sends the same registry bytes: such a
+// rule and shared by every request that sends the same registry bytes: such a
 // registry never changes, and planning only reads pools and devices (the
 // stages and sub-pools it makes are its own; an internal/api test,
 // TestPlanningLeavesTheSharedRegistryAlone, runs every golden question
 // concurrently under -race on one registry).
 func registryPools(req *Request, want map[string]bool) []*pool {
 	if want != nil || req.Registry == nil || req.Registry != req.decodedRegistry {
-		return buildPools(req.Registry, 0, "", req.Engine, want)
+		return buildPools(req.Registry, 0, "", req.engineRule(), want)
 	}
-	k := poolsKey{req.Registry, req.Engine}
+	k := poolsKey{req.Registry, req.engineRule()}
 	sharedPools.Lock()
 	ps, ok := sharedPools.m[k]
 	sharedPools.Unlock()
 	if ok {
 		return ps
 	}
-	ps = buildPools(req.Registry, 0, "", req.Engine, nil)
+	ps = buildPools(req.Registry, 0, "", req.engineRule(), nil)
 	sharedPools.Lock()
 	if sharedPools.m == nil || len(sharedPools.m) >= maxSharedPools {
 		sharedPools.m = make(map[poolsKey][]*pool)
@@ -234,8 +223,8 @@ func registryPools(req *Request, want map[string]bool) []*pool {
 }
 
 type poolsKey struct {
-	reg    *registry.Registry
-	engine string
+	reg  *registry.Registry
+	rule engineRule
 }
 
 // maxSharedPools bounds the remembered pools (registry.DecodeShared holds

@@ -25,7 +25,7 @@ func TestBuildPoolsGroupsDevicesAndDomains(t *testing.T) {
 		link(registry.LinkNVLink, 600, "cuda:3", "cuda:4"),
 		link("infiniband", 400, "cuda:0", "cuda:3"))
 
-	pools := buildPools(r, 0, "", "", nil)
+	pools := buildPools(r, 0, "", engineRule{}, nil)
 	require.Len(t, pools, 3)
 	assert.Equal(t, registry.KindCPU, pools[0].Kind, "registry order")
 	nv := pools[1]
@@ -42,7 +42,7 @@ func TestBuildPoolsGroupsDevicesAndDomains(t *testing.T) {
 	assert.Equal(t, 1, nv.Devices[3].Domain)
 	assert.Equal(t, "rocm_gpu (amd)", pools[2].label())
 
-	wanted := buildPools(r, 0, "node1/", "", map[string]bool{"node1/cuda:1": true, "node1/cuda:2": true})
+	wanted := buildPools(r, 0, "node1/", engineRule{}, map[string]bool{"node1/cuda:1": true, "node1/cuda:2": true})
 	require.Len(t, wanted, 1)
 	assert.Len(t, wanted[0].Devices, 2)
 	assert.Equal(t, "node1/cuda:1", wanted[0].Devices[0].ID)
@@ -68,7 +68,7 @@ func TestMIGSlicesAreNeverCombined(t *testing.T) {
 		return d
 	}
 	r := reg(t, []registry.Device{slice(0, "3g.40gb", 40e9), slice(1, "2g.20gb", 20e9), slice(2, "1g.10gb", 10e9)})
-	pools := buildPools(r, 0, "", "", nil)
+	pools := buildPools(r, 0, "", engineRule{}, nil)
 	require.Len(t, pools, 3)
 	for _, p := range pools {
 		assert.Len(t, p.Devices, 1)
@@ -90,7 +90,7 @@ func TestSharedMemoryGPUIsNotASplitPartnerOfADiscreteOne(t *testing.T) {
 	apu := gpu(registry.KindROCm, 1, "AMD Radeon Graphics", 0, "")
 	apu.Vendor, apu.MemoryShared, apu.MemoryUsableBytes = "amd", true, 15<<30
 	r := reg(t, []registry.Device{dgpu, apu})
-	pools := buildPools(r, 0, "", "", nil)
+	pools := buildPools(r, 0, "", engineRule{}, nil)
 	require.Len(t, pools, 2)
 	ans := shard(t, request(t, `{"model":{"params_b":14},"quant":"bf16"}`, r))
 	assert.False(t, ans.Fits, "28 GB of bf16 would need the discrete GPU and the iGPU together: %s", dump(t, ans))
@@ -110,7 +110,7 @@ func TestAMDPartitionsPoolOnlyWithPartitions(t *testing.T) {
 		return d
 	}
 	r := reg(t, []registry.Device{mi300x(0), part(1, "rocm:9"), part(2, "rocm:9"), part(3, "rocm:10")})
-	pools := buildPools(r, 0, "", "", nil)
+	pools := buildPools(r, 0, "", engineRule{}, nil)
 	require.Len(t, pools, 2)
 	assert.Len(t, pools[0].Devices, 1, "the whole MI300X alone")
 	assert.Len(t, pools[1].Devices, 3, "the CPX partitions, of two GPUs, together")

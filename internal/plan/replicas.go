@@ -77,7 +77,7 @@ func (r *Request) rowBatch() int {
 // with them.
 func (r *Request) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
 	if !r.dataParallel() {
-		return planPool(p, newCosts(r.Model, b, l), l, r.Engine)
+		return planPool(p, newCosts(r.Model, b, l), l, r.TensorParallel)
 	}
 	return planReplicas(r, p, l)
 }
@@ -132,11 +132,11 @@ func planReplicas(req *Request, p *pool, l quant.Level) planned {
 
 // single is the one-replica plan: planPool at the whole batch.
 func single(req *Request, p *pool, l quant.Level) planned {
-	b, sane := estimateSane(req, l, req.ContextLength, req.BatchSize)
+	b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
 	if !sane {
 		return planned{Level: l, Pool: p, Reason: "needs more than 1 EiB"}
 	}
-	pl := planPool(p, newCosts(req.Model, b, l), l, req.Engine)
+	pl := planPool(p, newCosts(req.Model, b, l), l, req.TensorParallel)
 	pl.DP = 1
 	if pl.Fits {
 		pl.Unit = pl.Strategy
@@ -164,12 +164,12 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 	}
 	for {
 		batch := req.replicaBatch(want)
-		b, sane := estimateSane(req, l, req.ContextLength, batch)
+		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, batch)
 		if !sane {
 			return planned{Level: l, Pool: sub, DP: want, Reason: "needs more than 1 EiB"}
 		}
 		c := newCosts(req.Model, b, l)
-		first := planPool(sub, c, l, req.Engine)
+		first := planPool(sub, c, l, req.TensorParallel)
 		if !first.Fits {
 			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
 				"one replica (batch %d) does not fit the %d identical %s devices (%s): %s", batch, n, sub.label(), groupName(sub), first.Reason)}
@@ -307,7 +307,7 @@ func without(p *pool, used map[*device]bool) *pool {
 }
 
 func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
-	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Devices: ds, InterNodeGBs: p.InterNodeGBs}
+	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs}
 	for _, dom := range p.Domains {
 		var kept []*device
 		for _, d := range dom {

@@ -81,6 +81,16 @@ type Request struct {
 	// compute buffer holds a micro-batch's attention scores over the whole
 	// context (quant.KVOptions.NoFlashAttention).
 	NoFlashAttention bool
+	// TensorParallel is tensor_parallel_size: the tensor-parallel degree
+	// every plan must use (0: the planner chooses).
+	TensorParallel int
+	// MemoryFraction is memory_fraction: the share of each accelerator's
+	// total memory the engine may use, overriding the engine's default
+	// (vLLM's --gpu-memory-utilization 0.9); 0 when not asked (budget.go).
+	MemoryFraction float64
+	// training is set by EstimateTraining: no inference engine's budget
+	// applies (budget.go engineRule).
+	training bool
 	// Replicas is the number of data-parallel replicas asked for (0: not
 	// asked); ReplicasMax is "replicas": "max" (replicas.go).
 	Replicas    int
@@ -103,22 +113,23 @@ type Request struct {
 // wireRequest is the JSON shape; every key is known (unknown keys are
 // rejected) and numbers are checked by wireInt.
 type wireRequest struct {
-	Model         json.RawMessage   `json:"model"`
-	Quant         *string           `json:"quant"`
-	ContextLength *wireInt          `json:"context_length"`
-	BatchSize     *wireInt          `json:"batch_size"`
-	KVCacheDType  *string           `json:"kv_cache_dtype"`
-	Registry      json.RawMessage   `json:"registry"`
-	Devices       []string          `json:"devices"`
-	Engine        *string           `json:"engine"`
-	CPUOffload    *bool             `json:"cpu_offload"`
-	IncludeCPU    *bool             `json:"include_cpu"`
-	Cluster       []json.RawMessage `json:"cluster"`
-	Detect        json.RawMessage   `json:"detect"`
-	Training      json.RawMessage   `json:"training"`
-	Replicas      json.RawMessage   `json:"replicas"`
-
-	FlashAttention *bool `json:"flash_attention"`
+	Model          json.RawMessage   `json:"model"`
+	Quant          *string           `json:"quant"`
+	ContextLength  *wireInt          `json:"context_length"`
+	BatchSize      *wireInt          `json:"batch_size"`
+	KVCacheDType   *string           `json:"kv_cache_dtype"`
+	Registry       json.RawMessage   `json:"registry"`
+	Devices        []string          `json:"devices"`
+	Engine         *string           `json:"engine"`
+	CPUOffload     *bool             `json:"cpu_offload"`
+	IncludeCPU     *bool             `json:"include_cpu"`
+	Cluster        []json.RawMessage `json:"cluster"`
+	Detect         json.RawMessage   `json:"detect"`
+	Training       json.RawMessage   `json:"training"`
+	Replicas       json.RawMessage   `json:"replicas"`
+	TensorParallel *wireInt          `json:"tensor_parallel_size"`
+	MemoryFraction *float64          `json:"memory_fraction"`
+	FlashAttention *bool             `json:"flash_attention"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -204,6 +215,9 @@ func DecodeRequest(data []byte) (*Request, error) {
 			return nil, errs.New(errs.InvalidArgument, "request: engine %q is not one of vllm, llama.cpp, none", *w.Engine)
 		}
 	}
+	if err := r.decodeBudget(w.TensorParallel, w.MemoryFraction); err != nil {
+		return nil, err
+	}
 	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
 	r.NoFlashAttention = w.FlashAttention != nil && !*w.FlashAttention
 	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
@@ -225,6 +239,39 @@ func DecodeRequest(data []byte) (*Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// decodeBudget checks tensor_parallel_size and memory_fraction.
+// tensor_parallel_size must divide the model's attention heads, and its KV
+// heads must divide it or be divided by it: vLLM shards heads evenly and
+// replicates KV heads when there are fewer than ranks
+// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). llama.cpp
+// splits layers, not tensors, so an explicit engine llama.cpp takes only 1.
+func (r *Request) decodeBudget(tp *wireInt, frac *float64) error {
+	if tp != nil {
+		if tp.V < 1 || tp.V > maxTPSize {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d is outside [1, %d]", tp.V, maxTPSize)
+		}
+		n := int(tp.V)
+		m := r.Model
+		c := costs{Heads: m.Heads, KVHeads: m.EffectiveKVHeads()}
+		if !c.validTP(n) {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d does not divide the model's %d attention heads evenly (%d KV heads); engines need heads %% size == 0",
+				n, m.Heads, m.EffectiveKVHeads())
+		}
+		if n > 1 && r.Engine == engineLlamaCPP {
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine llama.cpp: llama.cpp splits layers, not tensors, across devices; use 1 or engine vllm", n)
+		}
+		r.TensorParallel = n
+	}
+	if frac != nil {
+		f := *frac
+		if !(f > 0 && f <= 1) {
+			return errs.New(errs.InvalidArgument, "request: memory_fraction %g is outside (0, 1]", f)
+		}
+		r.MemoryFraction = f
+	}
+	return nil
 }
 
 func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
@@ -363,7 +410,14 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 }
 
 // kvOptions is the KV cache storage of the request.
-func (r *Request) kvOptions() quant.KVOptions {
+func (r *Request) kvOptions() quant.KVOptions { return r.kvOptionsFor("") }
+
+// kvOptionsFor is the KV cache storage of the request on an engine ("": the
+// request's): llama.cpp has its own sliding-window rules.
+func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
+	if engine == "" {
+		engine = r.Engine
+	}
 	o := quant.KVOptions{Bytes: 2}
 	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
 	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
@@ -371,7 +425,7 @@ func (r *Request) kvOptions() quant.KVOptions {
 	case ok:
 		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
 	}
-	if r.Engine == engineLlamaCPP {
+	if engine == engineLlamaCPP {
 		llamaCPPSliding(&o, r.Model)
 	}
 	o.NoFlashAttention = r.NoFlashAttention

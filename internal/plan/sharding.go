@@ -1,10 +1,7 @@
 package plan
 
 import (
-	"fmt"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // Strategies of the contract.
@@ -55,9 +52,14 @@ type ShardingAnswer struct {
 	EngineArgs       map[string][]string `json:"engine_args"`
 	MaxContextLength int                 `json:"max_context_length,omitempty"`
 	MaxBatchSize     int                 `json:"max_batch_size,omitempty"`
-	Levels           []LevelRow          `json:"levels"`
-	Explanation      []string            `json:"explanation"`
-	Warnings         []string            `json:"warnings"`
+	// Budget is the memory rule the plan, its maxima and its engine_args
+	// were made on (budget.go); absent when no device was planned on.
+	Budget *Budget `json:"budget,omitempty"`
+	// IdleDevices are devices of the chosen pool the plan leaves unused.
+	IdleDevices []string   `json:"idle_devices,omitempty"`
+	Levels      []LevelRow `json:"levels"`
+	Explanation []string   `json:"explanation"`
+	Warnings    []string   `json:"warnings"`
 }
 
 // PlanSharding answers hwaccel_plan_sharding.
@@ -70,7 +72,8 @@ func PlanSharding(req *Request) (any, error) {
 	m := req.Model
 	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req)}
+		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req),
+		Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}
@@ -103,9 +106,11 @@ func PlanSharding(req *Request) (any, error) {
 	args, notes := engineArgs(pl, req, ch.Cluster)
 	ans.EngineArgs = args
 	ans.Explanation = append(ans.Explanation, notes...)
-	if req.Engine == engineVLLM && pl.Pool.Kind != registry.KindCPU {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("engine vllm: each GPU is planned within --gpu-memory-utilization %.1f of its total memory", vllmMemoryUtilization))
+	if n := vllmStartNote(pl); n != "" {
+		ans.Explanation = append(ans.Explanation, n)
 	}
+	ans.IdleDevices = idleDevices(ch)
+	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
 	return ans, nil
@@ -130,7 +135,7 @@ func maxFitting(pl *planned, req *Request, context bool) int {
 		} else {
 			batch = n
 		}
-		b, sane := estimateSane(req, pl.Level, ctx, batch)
+		b, sane := estimateSaneOn(req, pl.Pool, pl.Level, ctx, batch)
 		if !sane {
 			return false
 		}

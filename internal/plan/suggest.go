@@ -11,13 +11,15 @@ type LevelRow struct {
 
 // SuggestAnswer is the answer of hwaccel_suggest_quant.
 type SuggestAnswer struct {
-	Quant       string     `json:"quant"`
-	Fits        bool       `json:"fits"`
-	Devices     []string   `json:"devices"`
-	Memory      Memory     `json:"memory"`
-	Levels      []LevelRow `json:"levels"`
-	Explanation []string   `json:"explanation"`
-	Warnings    []string   `json:"warnings"`
+	Quant   string     `json:"quant"`
+	Fits    bool       `json:"fits"`
+	Devices []string   `json:"devices"`
+	Memory  Memory     `json:"memory"`
+	Levels  []LevelRow `json:"levels"`
+	// Budget is the memory rule the choice was made on (budget.go).
+	Budget      *Budget  `json:"budget,omitempty"`
+	Explanation []string `json:"explanation"`
+	Warnings    []string `json:"warnings"`
 }
 
 // SuggestQuant answers hwaccel_suggest_quant: the best level that fits the
@@ -29,7 +31,7 @@ func SuggestQuant(req *Request) (any, error) {
 	}
 	pl := &ch.Plan
 	ans := &SuggestAnswer{Quant: string(pl.Level), Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
-		Explanation: explainChoice(ch), Warnings: modelWarnings(req)}
+		Explanation: explainChoice(ch), Warnings: modelWarnings(req), Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}

@@ -321,6 +321,12 @@ func EstimateTraining(req *Request) (any, error) {
 	if req.dataParallel() {
 		return nil, errs.New(errs.InvalidArgument, "request: replicas applies to plan_sharding and suggest_quant, not to estimate_training")
 	}
+	if req.TensorParallel > 0 {
+		return nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size applies to plan_sharding and suggest_quant; estimate_training takes training.tensor_parallel")
+	}
+	// Training runs no inference engine: devices are budgeted whole (or at
+	// memory_fraction), not at vLLM's or llama.cpp's rule.
+	req.training = true
 	opts := TrainingOptions{}
 	if req.Training != nil {
 		opts = *req.Training

@@ -1,0 +1,228 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// argValue is the value after flag in args, "" when absent.
+func argValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+func nvlinked(n int) *registry.Registry {
+	var devs []registry.Device
+	for i := 0; i < n; i++ {
+		devs = append(devs, h100(i))
+	}
+	r := registry.New()
+	r.Devices = devs
+	r.SystemIO.Interconnects = []registry.Interconnect{link(registry.LinkNVSwitch, 900, ids("cuda", n)...)}
+	return r
+}
+
+// Without an engine a CUDA plan is made for vLLM on vLLM's budget: every
+// shard within 0.9 of its GPU's total memory, the budget in the answer,
+// and only vLLM's flags (issue 12 item 1).
+func TestNoEngineCUDAPlanIsVLLMWithinItsBudget(t *testing.T) {
+	r := nvlinked(8)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"}}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, engineVLLM, a.Budget.Engine)
+	assert.True(t, a.Budget.EngineDefault)
+	assert.Equal(t, 0.9, a.Budget.MemoryFraction)
+	assert.Positive(t, a.Budget.EngineReservedBytes)
+	assert.Equal(t, []string{engineVLLM}, mapKeys(a.EngineArgs), "one engine's flags, the one the budget is for")
+	assert.Equal(t, "0.9", argValue(a.EngineArgs[engineVLLM], "--gpu-memory-utilization"))
+	for _, s := range a.Shards {
+		assert.LessOrEqual(t, s.MemoryAvailableBytes, h100Budget(0.9))
+		assert.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes)
+	}
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "budget: no engine named: vllm")
+}
+
+// max_batch_size and max_context_length are computed on the budget of the
+// args beside them: the plan at max_batch_size still fits within vLLM's 0.9
+// on the same devices, and one more sequence does not.
+func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
+	r := nvlinked(2)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"context_length":32768,"quant":"fp8"}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Equal(t, 2, a.TPSize)
+	require.Greater(t, a.MaxBatchSize, 1)
+	at := func(batch int) *ShardingAnswer {
+		body := `{"model":{"name":"Llama-3.3-70B-Instruct"},"context_length":32768,"quant":"fp8","tensor_parallel_size":2,"batch_size":` + itoa(batch) + `}`
+		return shard(t, request(t, body, r))
+	}
+	top := at(a.MaxBatchSize)
+	require.True(t, top.Fits, top.Explanation)
+	assert.Equal(t, "0.9", argValue(top.EngineArgs[engineVLLM], "--gpu-memory-utilization"))
+	for _, s := range top.Shards {
+		assert.LessOrEqual(t, s.MemoryBytes, h100Budget(0.9), "the largest batch fits vLLM's 0.9")
+	}
+	assert.False(t, at(a.MaxBatchSize+1).Fits, "one more sequence does not fit the same budget")
+}
+
+// An explicit engine gets its own budget: llama.cpp keeps its --fit margin
+// free on each GPU and has no --gpu-memory-utilization.
+func TestLlamaCPPBudgetKeepsFitMargin(t *testing.T) {
+	r := nvlinked(1)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, engineLlamaCPP, a.Budget.Engine)
+	assert.False(t, a.Budget.EngineDefault)
+	assert.Equal(t, int64(llamaFitMarginBytes), a.Budget.MarginBytes)
+	assert.Equal(t, int64(81559<<20)-llamaFitMarginBytes, a.Shards[0].MemoryAvailableBytes)
+	assert.Equal(t, []string{engineLlamaCPP}, mapKeys(a.EngineArgs))
+}
+
+// A Mac is planned for llama.cpp within the GPU working-set cap
+// (memory_usable_bytes), not its whole unified memory: on a 36 GB Mac
+// (cap 27 GiB, 3/4 of RAM as llama.cpp reports recommendedMaxWorkingSetSize
+// above 32 GB) Qwen2.5-32B int8 does not fit (issue 12 item 1).
+func TestMetalIsBudgetedForLlamaCPPWithinTheWorkingSetCap(t *testing.T) {
+	d := registry.Device{ID: "metal:0", Kind: registry.KindMetal, Family: registry.KindMetal.Family(), Name: "Apple M3 Max",
+		Vendor: "apple", Available: true, MemoryBytes: 36 << 30, MemoryUsableBytes: 27 << 30, MemoryShared: true}
+	r := reg(t, []registry.Device{d})
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"quant":"int8"}`, r))
+	assert.False(t, a.Fits, "33.9 GiB of int8 weights do not fit a 27 GiB working set")
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"}}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, engineLlamaCPP, a.Budget.Engine)
+	assert.True(t, a.Budget.EngineDefault)
+	assert.Equal(t, int64(27<<30)-llamaFitMarginBytes, a.Shards[0].MemoryAvailableBytes)
+	assert.Equal(t, []string{engineLlamaCPP}, mapKeys(a.EngineArgs), "vLLM does not run on Metal")
+}
+
+// memory_fraction overrides the engine's default and is echoed into vLLM's
+// flags; outside (0, 1] it is invalid_argument.
+func TestMemoryFraction(t *testing.T) {
+	r := nvlinked(2)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"memory_fraction":0.95}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, 0.95, a.Budget.MemoryFraction)
+	assert.Equal(t, "0.95", argValue(a.EngineArgs[engineVLLM], "--gpu-memory-utilization"))
+	for _, s := range a.Shards {
+		assert.Equal(t, h100Budget(0.95), s.MemoryAvailableBytes)
+	}
+	for _, bad := range []string{`0`, `-0.5`, `1.01`, `"0.9"`, `null`} {
+		body := `{"model":{"params_b":7},"memory_fraction":` + bad + `}`
+		_, err := DecodeRequest([]byte(body))
+		if bad == `null` {
+			assert.NoError(t, err, "null is absent")
+			continue
+		}
+		require.Error(t, err, bad)
+		assert.Contains(t, []string{errs.InvalidArgument, errs.InvalidJSON}, errs.CodeOf(err), bad)
+	}
+}
+
+// tensor_parallel_size forces the degree; one that does not divide the
+// heads, or that llama.cpp cannot run, is invalid_argument; one the devices
+// cannot hold is a plan that does not fit, with the reason (issue 12 item 6).
+func TestTensorParallelSize(t *testing.T) {
+	r := nvlinked(8)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":4}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, 4, a.TPSize)
+	assert.Len(t, a.Shards, 4)
+	assert.Equal(t, "4", argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"tensor_parallel_size":1}`, r))
+	require.True(t, a.Fits)
+	assert.Equal(t, 1, a.TPSize)
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":16,"quant":"bf16"}`, r))
+	assert.False(t, a.Fits)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "tensor_parallel_size 16")
+
+	for _, body := range []string{
+		`{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":3}`, // 64 heads
+		`{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":0}`,
+		`{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":2,"engine":"llama.cpp"}`,
+	} {
+		_, err := DecodeRequest([]byte(body))
+		require.Error(t, err, body)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), body)
+	}
+}
+
+// Named devices a plan leaves unused are listed and explained: 70B on four
+// named H100s plans tensor parallel 2 (issue 12 item 6).
+func TestIdleNamedDevicesAreSaid(t *testing.T) {
+	r := nvlinked(8)
+	require.NoError(t, r.Validate())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"devices":["cuda:0","cuda:1","cuda:2","cuda:3"]}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Equal(t, 2, a.TPSize)
+	assert.Equal(t, []string{"cuda:2", "cuda:3"}, a.IdleDevices)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "idle: cuda:2, cuda:3 of the 4 named")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "tensor_parallel_size 4")
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"devices":["cuda:0","cuda:1","cuda:2","cuda:3"],"tensor_parallel_size":4}`, r))
+	require.True(t, a.Fits)
+	assert.Empty(t, a.IdleDevices, "tensor_parallel_size 4 uses them all")
+}
+
+func mapKeys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// h100Budget is fraction f of an H100's total memory, as the planner
+// computes it.
+func h100Budget(f float64) int64 {
+	total := float64(int64(81559 << 20))
+	return int64(total * f)
+}
+
+// vLLM refuses to start when less than --gpu-memory-utilization of the
+// GPU's total memory is free; the plan says so and which fraction would
+// start.
+func TestVLLMStartCheckOnABusyGPU(t *testing.T) {
+	d := h100(0)
+	free := int64(40 << 30)
+	d.MemoryFreeBytes = &free
+	r := reg(t, []registry.Device{d})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, free, a.Shards[0].MemoryAvailableBytes, "the plan fits the free memory")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda:0 has 40.0 GiB free of 79.6 GiB; free those devices, or ask memory_fraction 0.5")
+}
+
+// A pool planned for llama.cpp by default follows llama.cpp's KV cache
+// rules too (its sliding-window cache: window + micro-batch padded to 256),
+// as when engine llama.cpp is asked: the budget and the memory it holds come
+// from the same engine.
+func TestDefaultLlamaCPPPoolUsesLlamaCPPKVRules(t *testing.T) {
+	r := reg(t, []registry.Device{host(256 << 30)})
+	asked := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192}`, r))
+	named := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
+	require.True(t, asked.Fits)
+	require.True(t, named.Fits)
+	assert.Equal(t, engineLlamaCPP, asked.Budget.Engine)
+	assert.Equal(t, named.Memory, asked.Memory)
+	assert.Equal(t, named.MaxBatchSize, asked.MaxBatchSize)
+}
