@@ -17,7 +17,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h);
@@ -473,20 +472,11 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 	return out, m, err
 }
 
-// engineModel is what the engine commands of a headline load: a catalog
-// model's Hugging Face id (vllm serve downloads it), a model directory or
-// file as given, a .gguf file for llama.cpp.
+// engineModel is what the engine commands of a headline load when the user
+// gave a model directory or file: that path, a .gguf file for llama.cpp. A
+// catalog model's commands load the checkpoint the answer names ("load").
 func engineModel(m modelArg) (serve, gguf string) {
 	switch m.key {
-	case "name":
-		name, _ := m.val.(string)
-		if mm := model.Lookup(name); mm != nil {
-			for _, e := range model.Catalog() {
-				if e.Name == mm.Name && e.HFID != "" {
-					return e.HFID, ""
-				}
-			}
-		}
 	case "path":
 		p, _ := m.val.(string)
 		if strings.EqualFold(filepath.Ext(p), ".gguf") {

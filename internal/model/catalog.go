@@ -122,7 +122,21 @@ func entryModel(e CatalogEntry) (*Model, error) {
 	}
 	m.Source = "catalog: " + e.Source
 	m.Checkpoints = e.Checkpoints
+	if len(m.Checkpoints) == 0 && e.HFID != "" {
+		m.Checkpoints = []Checkpoint{defaultCheckpoint(e)}
+	}
 	return m, nil
+}
+
+// defaultCheckpoint is the publisher's checkpoint of an entry that lists
+// none: its Hugging Face repository, in the config's torch_dtype (16-bit:
+// float16, else bfloat16, the dtype of every such entry's release).
+func defaultCheckpoint(e CatalogEntry) Checkpoint {
+	q := "bf16"
+	if d, _ := e.Config["torch_dtype"].(string); d == "float16" {
+		q = "fp16"
+	}
+	return Checkpoint{Quant: q, Repo: e.HFID, Source: "https://huggingface.co/" + e.HFID}
 }
 
 // namedCheckpoint is the index in cks of the checkpoint whose repository

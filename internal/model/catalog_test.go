@@ -163,8 +163,10 @@ func TestCatalogCheckpoints(t *testing.T) {
 			}
 		}
 	}
-	// A model without published checkpoints in the catalog has none.
+	// An entry that lists none has its Hugging Face repository in the
+	// config's dtype.
 	m := Lookup("Phi-4")
 	require.NotNil(t, m)
-	assert.Nil(t, m.NativeCheckpoint())
+	assert.Equal(t, &Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
+	assert.Equal(t, "fp16", Lookup("Llama-2-7B").NativeCheckpoint().Quant)
 }

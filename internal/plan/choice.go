@@ -65,6 +65,9 @@ func levelsFor(req *Request) ([]quant.Level, string) {
 			return []quant.Level{l}, fmt.Sprintf("the model file stores its weights as %s; auto plans that type", fq)
 		}
 	}
+	if ls, why := nativeLevels(req.Model); ls != nil {
+		return ls, why
+	}
 	return autoLevels, "auto: the highest-quality level that fits (bf16 > fp16 > fp8 > int8 > int4; fp32 only when asked)"
 }
 
@@ -134,6 +137,11 @@ func choose(req *Request) (*choice, error) {
 		}
 	}
 	levels, why := levelsFor(req)
+	if req.Engine == engineLlamaCPP {
+		var notes []string
+		levels, notes = forLlamaCPP(levels)
+		why = strings.Join(append([]string{why}, notes...), "; ")
+	}
 	req.weights = weightsAt(req.Model, levels)
 	ch.LevelsWhy = why
 	passes := [][]*pool{accel}

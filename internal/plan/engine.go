@@ -91,20 +91,9 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if batch := pl.batchOf(req); batch > 1 {
 		a = append(a, "--max-num-seqs", strconv.Itoa(batch))
 	}
-	switch pl.Level {
-	case quant.BF16:
-		a = append(a, "--dtype", "bfloat16")
-	case quant.FP16:
-		a = append(a, "--dtype", "float16")
-	case quant.FP32:
-		a = append(a, "--dtype", "float32")
-	case quant.FP8:
-		a = append(a, "--quantization", "fp8")
-	case quant.INT8, quant.INT4:
-		notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", pl.Level))
-	default:
-		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", pl.Level))
-	}
+	qa, qn := vllmQuantArgs(pl, req)
+	a = append(a, qa...)
+	notes = append(notes, qn...)
 	if req.KVCacheDType == "fp8" || req.KVCacheDType == "int8" {
 		a = append(a, "--kv-cache-dtype", "fp8")
 	}
@@ -118,6 +107,55 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 		if pl.DP > 1 {
 			notes = append(notes, "vLLM: replicas on several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address) or --data-parallel-backend ray; see vLLM's data parallel deployment guide")
 		}
+	}
+	return a, notes
+}
+
+// vllmQuantArgs are the flags that make vLLM run the plan's level, and
+// notes on what it must load (vllmLoad): a checkpoint that declares its
+// quantization (FP8, MXFP4, AWQ, GPTQ) needs no flag, vLLM reads the method
+// from its config; a 16-bit checkpoint is quantized to fp8 on load
+// (--quantization fp8); on TPU int8 is vLLM's weight-only tpu_int8
+// (vllm/model_executor/layers/quantization/tpu_int8.py,
+// https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/tpu_int8.py),
+// not a GPTQ/AWQ checkpoint.
+func vllmQuantArgs(pl *planned, req *Request) ([]string, []string) {
+	ld, missing := vllmLoad(req.Model, pl.Level)
+	declared := ld != nil && ld.Method != ""
+	var a, notes []string
+	switch pl.Level {
+	case quant.BF16:
+		a = append(a, "--dtype", "bfloat16")
+	case quant.FP16:
+		a = append(a, "--dtype", "float16")
+	case quant.FP32:
+		a = append(a, "--dtype", "float32")
+	case quant.FP8:
+		if !declared {
+			a = append(a, "--quantization", "fp8")
+		}
+	case quant.MXFP4:
+		if !declared {
+			notes = append(notes, "vLLM: mxfp4 needs a checkpoint published in MXFP4 (gpt-oss); vLLM reads the method from the checkpoint")
+		}
+	case quant.INT8, quant.INT4:
+		switch {
+		case pl.Pool.Kind == registry.KindTPU && pl.Level == quant.INT8:
+			a = append(a, "--quantization", "tpu_int8")
+			return a, []string{"vLLM on TPU: int8 is the weight-only tpu_int8 method, applied on load to the 16-bit checkpoint"}
+		case declared:
+		case missing != "":
+			notes = append(notes, missing)
+		default:
+			notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", pl.Level))
+		}
+		return a, notes
+	default:
+		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", pl.Level))
+		return a, notes
+	}
+	if missing != "" {
+		notes = append(notes, missing)
 	}
 	return a, notes
 }
@@ -165,8 +203,11 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
 		main := pl.Stages[0].Devices[0].Dev.Index
-		if pl.DP > 1 {
-			main = 0 // each replica's server sees only its own device
+		if pl.DP > 1 || engineEnv(pl, engineLlamaCPP, cluster) != nil {
+			// Each replica's server sees only its own device; a CUDA plan
+			// runs with CUDA_VISIBLE_DEVICES listing its devices, which
+			// the process numbers from 0 (engineEnv).
+			main = 0
 		}
 		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
 	}

@@ -32,10 +32,12 @@ const (
 // stays BF16 (gpt-oss model card, arXiv 2508.10925, section 2,
 // https://arxiv.org/abs/2508.10925; OCP MX v1.0,
 // https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf).
-// In a dense model it applies to the linear layers. vLLM runs it with its
-// MXFP4 MoE kernels (weight-only, bf16 activations; Ampere and newer:
-// https://docs.vllm.ai/projects/recipes/en/latest/OpenAI/GPT-OSS.html);
-// llama.cpp stores the same split as GGUF type MXFP4_MOE.
+// In a dense model it applies to the linear layers. Engines run it as a
+// 4-bit weight format dequantized in the kernels, so its device capability
+// is int4 like GGUF's 4-bit types: vLLM's MXFP4 MoE kernels (weight-only,
+// https://docs.vllm.ai/projects/recipes/en/latest/OpenAI/GPT-OSS.html) and
+// llama.cpp, which stores the same split as GGUF type MXFP4_MOE and runs it
+// on every backend (CUDA, Metal, Vulkan, CPU).
 const MXFP4 Level = "mxfp4"
 
 // levelInfo describes one level: its storage cost over the quantized
@@ -99,7 +101,7 @@ func lookup(l Level) (levelInfo, bool) {
 		return i, true
 	}
 	if l == MXFP4 {
-		return levelInfo{bits: ggml.MXFP4.BitsPerWeight(), native: "bf16", typ: ggml.MXFP4, format: true}, true
+		return levelInfo{bits: ggml.MXFP4.BitsPerWeight(), native: nativeForBits(ggml.MXFP4.BitsPerWeight()), typ: ggml.MXFP4, format: true}, true
 	}
 	if ft, ok := mixes[l]; ok {
 		base, _ := ft.Base()
