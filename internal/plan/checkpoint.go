@@ -106,10 +106,12 @@ func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
 // checkpoint at that level is published. 16-bit levels load the 16-bit
 // checkpoint (--dtype converts bf16 to fp16); fp8 without an FP8 release
 // loads it too and quantizes on load (--quantization fp8); int8/int4 need
-// a pre-quantized checkpoint.
-func vllmLoad(m *model.Model, l quant.Level) (*Load, string) {
+// a pre-quantized checkpoint, except int8 on TPU, which vLLM's tpu_int8
+// applies on load to the 16-bit one (vllmQuantArgs).
+func vllmLoad(m *model.Model, l quant.Level, k registry.Kind) (*Load, string) {
 	ck := checkpointFor(m, l, false)
-	if ck == nil && (l == quant.FP16 || l == quant.FP32 || l == quant.FP8) {
+	onLoad := l == quant.FP16 || l == quant.FP32 || l == quant.FP8 || (l == quant.INT8 && k == registry.KindTPU)
+	if ck == nil && onLoad {
 		ck = checkpointFor(m, quant.BF16, false)
 	}
 	if ck != nil {
@@ -204,7 +206,7 @@ func engineLoads(pl *planned, req *Request, args map[string][]string, cluster bo
 		var ld *Load
 		switch e {
 		case engineVLLM:
-			ld, _ = vllmLoad(req.Model, pl.Level)
+			ld, _ = vllmLoad(req.Model, pl.Level, pl.Pool.Kind)
 		case engineLlamaCPP:
 			ld = llamaLoad(req.Model, pl.Level)
 		}

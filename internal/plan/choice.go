@@ -77,11 +77,11 @@ func unsupportedReason(p *pool, l quant.Level, engine string) string {
 	if native == "" {
 		return fmt.Sprintf("%s is not a known level", l)
 	}
+	if r := engineCannotRun(p.Kind, engine); r != "" {
+		return r
+	}
 	if engine == engineLlamaCPP && native == "fp8" {
 		return "llama.cpp has no fp8 weight format"
-	}
-	if engine == engineLlamaCPP && p.Kind == registry.KindTPU {
-		return "llama.cpp does not run on TPUs"
 	}
 	if !poolSupports(p, native) {
 		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
@@ -253,6 +253,15 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 				return planned{Level: l, Reason: "needs more than 1 EiB"}
 			}
 			return req.planOn(p, b, l)
+		}
+	}
+	// No pool can run the level: say why for the first (an engine that
+	// does not run on the devices says that, not "no device supports").
+	for _, ps := range passes {
+		for _, p := range ps {
+			if r := engineCannotRun(p.Kind, req.Engine); r != "" {
+				return planned{Level: l, Reason: r}
+			}
 		}
 	}
 	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}

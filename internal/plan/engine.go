@@ -23,6 +23,18 @@ var llamaKinds = map[registry.Kind]bool{
 	registry.KindIntelGPU: true, registry.KindCPU: true,
 }
 
+// engineCannotRun is why the named engine cannot run on devices of kind
+// k, "" when it can or no engine was named.
+func engineCannotRun(k registry.Kind, engine string) string {
+	switch {
+	case engine == engineVLLM && !vllmKinds[k]:
+		return fmt.Sprintf("vLLM does not run on %s devices", k)
+	case engine == engineLlamaCPP && !llamaKinds[k]:
+		return fmt.Sprintf("llama.cpp does not run on %s devices", k)
+	}
+	return ""
+}
+
 // engineArgs writes the command-line flags that realise a fitting plan, for
 // the requested engine or, when none was named, for every engine that runs
 // on the plan's devices and can express it. Notes explain what the flags
@@ -36,11 +48,8 @@ func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, [
 	kind := pl.Pool.Kind
 	wantV := (req.Engine == "" || req.Engine == engineVLLM) && vllmKinds[kind]
 	wantL := (req.Engine == "" || req.Engine == engineLlamaCPP) && llamaKinds[kind]
-	if req.Engine == engineVLLM && !vllmKinds[kind] {
-		notes = append(notes, fmt.Sprintf("vLLM does not run on %s devices", kind))
-	}
-	if req.Engine == engineLlamaCPP && !llamaKinds[kind] {
-		notes = append(notes, fmt.Sprintf("llama.cpp does not run on %s devices", kind))
+	if r := engineCannotRun(kind, req.Engine); r != "" {
+		notes = append(notes, r)
 	}
 	if wantV {
 		a, n := vllmArgs(pl, req, cluster)
@@ -64,8 +73,8 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if pl.Offloaded {
 		pp = len(pl.Stages) - 1
 	}
-	if pl.TP > 1 {
-		a = append(a, "--tensor-parallel-size", strconv.Itoa(pl.TP))
+	if tp := vllmTensorParallel(pl); tp > 1 {
+		a = append(a, "--tensor-parallel-size", strconv.Itoa(tp))
 	}
 	if pp > 1 {
 		a = append(a, "--pipeline-parallel-size", strconv.Itoa(pp))
@@ -81,7 +90,7 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 		}
 	}
 	a = append(a, "--max-model-len", strconv.Itoa(req.ContextLength))
-	if pl.Pool.Kind != registry.KindCPU {
+	if pl.Pool.Kind != registry.KindCPU && pl.Pool.Kind != registry.KindNeuron { // Neuron: no such flag (vllmTensorParallel)
 		util, note := vllmUtilization(pl)
 		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(util, 'f', -1, 64))
 		if note != "" {
@@ -111,6 +120,39 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	return a, notes
 }
 
+// vllmTensorParallel is vLLM's --tensor-parallel-size for a plan: the TP
+// degree in devices, except on AWS Neuron, where vLLM shards over
+// NeuronCores, not chips, and has no --gpu-memory-utilization
+// (tensor_parallel_size is "the number of NeuronCores" in the NxD Inference
+// vLLM user guide,
+// https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+// A chip's cores are the detected count (neuron-ls), else its
+// generation's: Inferentia2 and Trainium 2 NeuronCores-v2 each
+// (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/inferentia2.html,
+// .../trainium.html); Trainium2 8 NeuronCores-v3, which the runtime
+// groups by 2 by default (logical NeuronCore config LNC=2,
+// .../general/arch/neuron-features/logical-neuroncore-config.html), so 4
+// cores to vLLM.
+func vllmTensorParallel(pl *planned) int {
+	if pl.Pool.Kind != registry.KindNeuron || len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
+		return pl.TP
+	}
+	return max(pl.TP, 1) * neuronCores(pl.Stages[0].Devices[0].Dev)
+}
+
+// neuronCoresPerChip is the NeuronCores of one chip by architecture.
+var neuronCoresPerChip = map[string]int{"inferentia": 4, "inferentia2": 2, "trainium": 2, "trainium2": 4}
+
+func neuronCores(d registry.Device) int {
+	if d.Cores > 0 {
+		return d.Cores
+	}
+	if n := neuronCoresPerChip[d.Architecture]; n > 0 {
+		return n
+	}
+	return 1
+}
+
 // vllmQuantArgs are the flags that make vLLM run the plan's level, and
 // notes on what it must load (vllmLoad): a checkpoint that declares its
 // quantization (FP8, MXFP4, AWQ, GPTQ) needs no flag, vLLM reads the method
@@ -120,7 +162,7 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 // https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/tpu_int8.py),
 // not a GPTQ/AWQ checkpoint.
 func vllmQuantArgs(pl *planned, req *Request) ([]string, []string) {
-	ld, missing := vllmLoad(req.Model, pl.Level)
+	ld, missing := vllmLoad(req.Model, pl.Level, pl.Pool.Kind)
 	declared := ld != nil && ld.Method != ""
 	var a, notes []string
 	switch pl.Level {
