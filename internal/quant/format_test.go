@@ -50,3 +50,31 @@ func TestGGUFTypeOfLevels(t *testing.T) {
 		assert.Equal(t, want, l.GGUFType(), string(l))
 	}
 }
+
+// Every published checkpoint whose size the catalog records (with its
+// source) is sized within 2 % by its level's tensor rules: the MXFP4 gpt-oss
+// checkpoints and bartowski's Llama-3.3-70B-Instruct Q4_K_M GGUF (42.5 GB,
+// 7 % above a flat 4.5 bits per weight).
+func TestPublishedCheckpointSizes(t *testing.T) {
+	n := 0
+	for _, e := range model.Catalog() {
+		m := model.Lookup(e.Name)
+		require.NotNil(t, m)
+		for _, ck := range e.Checkpoints {
+			if ck.SizeBytes == 0 {
+				continue
+			}
+			n++
+			assert.NotEmpty(t, ck.SizeSource, ck.Repo)
+			l, err := Parse(ck.Quant)
+			require.NoError(t, err, ck.Repo)
+			got := WeightsBytes(m, l)
+			assert.InEpsilon(t, float64(ck.SizeBytes), float64(got), 0.02, "%s %s: %d bytes, published %d", ck.Repo, ck.Quant, got, ck.SizeBytes)
+		}
+	}
+	assert.GreaterOrEqual(t, n, 3)
+	// The Q4_K_M file is about 7 % larger than 4.5 bits per weight.
+	m := model.Lookup("Llama-3.3-70B-Instruct")
+	flat := float64(m.Params) * 4.5 / 8
+	assert.InDelta(t, 1.07, float64(WeightsBytes(m, "q4_k_m"))/flat, 0.01)
+}
