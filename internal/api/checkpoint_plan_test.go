@@ -147,3 +147,43 @@ func TestPlanCUDADeviceOrder(t *testing.T) {
 	assert.Equal(t, strings.Join(order, ","), envOf(a, "llama.cpp")["CUDA_VISIBLE_DEVICES"])
 	assert.Len(t, strings.Split(flagValue(argsOf(a, "llama.cpp"), "--tensor-split"), ","), 2)
 }
+
+// llama.cpp loads the published GGUF of the planned type: Llama-3.3-70B
+// int4 is bartowski's Q4_K_M file, sized as that file (42.5 GB).
+func TestPlanLlamaCPPLoadsThePublishedGGUF(t *testing.T) {
+	a := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"int4","engine":"llama.cpp"}`)
+	require.Equal(t, true, a["fits"])
+	assert.Equal(t, "q4_k_m", a["quant"])
+	l := loadOf(a, "llama.cpp")
+	assert.Equal(t, "bartowski/Llama-3.3-70B-Instruct-GGUF", l["repo"])
+	assert.Equal(t, "Llama-3.3-70B-Instruct-Q4_K_M.gguf", l["file"])
+	assert.Equal(t, "Q4_K_M", l["gguf_type"])
+	w := a["memory"].(map[string]any)["weights_bytes"].(float64)
+	assert.InEpsilon(t, 42.5e9, w, 0.01)
+	assert.Contains(t, explanation(a), "int4 for llama.cpp means the GGUF type Q4_K_M")
+}
+
+// suggest's candidate list for llama.cpp is the GGUF types int8 and int4
+// mean there; for a model published in MXFP4 it starts at mxfp4.
+func TestSuggestTargetsGGUFTypesForLlamaCPP(t *testing.T) {
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", "two-nvidia"))
+	require.NoError(t, err)
+	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	var s struct {
+		Quant  string `json:"quant"`
+		Levels []struct {
+			Quant string `json:"quant"`
+		} `json:"levels"`
+	}
+	out := SuggestQuant(context.Background(), []byte(`{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"llama.cpp","detect":`+detect+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &s), "%s", out)
+	var got []string
+	for _, l := range s.Levels {
+		got = append(got, l.Quant)
+	}
+	assert.Equal(t, []string{"bf16", "fp16", "q8_0", "q4_k_m"}, got)
+
+	out = SuggestQuant(context.Background(), []byte(`{"model":{"name":"gpt-oss-20b"},"detect":`+detect+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &s), "%s", out)
+	assert.Equal(t, "mxfp4", s.Quant)
+}
