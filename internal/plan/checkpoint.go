@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,20 +62,36 @@ func width(l quant.Level) int { return int(l.BitsPerWeight()) }
 
 // forLlamaCPP maps levels to what llama.cpp runs: int8 and int4 are GGUF
 // Q8_0 and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types.
-// A level llama.cpp has no type for (fp8) is left out of a list of several
-// (its row would only say so); asked alone it stays, and is refused.
+// fp8, which llama.cpp has no type for, becomes Q8_0 in a list of several
+// (its 8-bit type; llama.cpp's converter stores an FP8 checkpoint's weights
+// as Q8_0 or wider); asked alone it stays, and is refused. A level met
+// twice is kept once.
 func forLlamaCPP(levels []quant.Level) ([]quant.Level, []string) {
 	var out []quant.Level
 	var notes []string
+	seen := map[quant.Level]bool{}
 	for _, l := range levels {
+		ll := l.LlamaCPPLevel()
 		if l.GGUFType() == "" && len(levels) > 1 {
+			if slices.Contains(levels, quant.INT8) {
+				continue // int8 brings Q8_0, with its own note
+			}
+			ll = quant.INT8.LlamaCPPLevel()
+		}
+		if seen[ll] {
 			continue
 		}
-		ll := l.LlamaCPPLevel()
+		seen[ll] = true
 		out = append(out, ll)
-		if ll != l {
-			notes = append(notes, fmt.Sprintf("%s for llama.cpp means the GGUF type %s (sized as that type: %.2f bits per weight on the reference model)", l, l.GGUFType(), ll.BitsPerWeight()))
+		if ll == l {
+			continue
 		}
+		t := ll.GGUFType()
+		if l.GGUFType() == "" {
+			notes = append(notes, fmt.Sprintf("llama.cpp has no %s weight type: %s is planned instead", l, t))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s for llama.cpp means the GGUF type %s (sized as that type: %.2f bits per weight on the reference model)", l, t, ll.BitsPerWeight()))
 	}
 	return out, notes
 }
