@@ -270,6 +270,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *                 "zero_stage": 0..3, "fsdp": false,
  *                 "num_devices": 8, "tensor_parallel": 1,
  *                 "lora_rank": 16, "lora_targets": ["q", "v"],
+ *                 "base_quant": "nf4" | "int8" | "q4_k_m" | ... (qlora),
  *                 "teacher" | "reference" | "reward" | "critic": {...model...}}}
  *
  * "model" is required; every other member is optional and unknown members

@@ -100,6 +100,12 @@ func TestEveryPlanningFlagReachesTheRequest(t *testing.T) {
 	assert.Equal(t, map[string]any{"method": "qlora", "gradient_checkpointing": false},
 		requestOf(t, "train", "--method", "qlora", "--gradient-checkpointing=false")["training"])
 	assert.Equal(t, map[string]any{"method": "qlora"}, requestOf(t, "train", "--method", "qlora")["training"])
+	// The QLoRA base's precision by name, GGUF types included (issue 12 item 5).
+	assert.Equal(t, map[string]any{"method": "qlora", "base_quant": "q4_k_m"},
+		requestOf(t, "train", "--method", "qlora", "--base-quant", "q4_k_m")["training"])
+	r := runCLI(t, withFixture(t, "two-nvidia", "train", "--model", "Llama-3.1-8B", "--method", "qlora", "--base-quant", "iq4_xs", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `"base_quant":"iq4_xs"`)
 }
 
 // --tensor-parallel-size and --memory-fraction reach the engine, come back

@@ -11,7 +11,9 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // catalogModel is one row of `ai-hwaccel models`: a catalog entry with the
@@ -25,11 +27,14 @@ type catalogModel struct {
 	Layers       int      `json:"layers,omitempty"`
 	MaxContext   int      `json:"max_context,omitempty"`
 	Source       string   `json:"source"`
+	// Checkpoints are the published checkpoints (the publisher's first).
+	Checkpoints []model.Checkpoint `json:"checkpoints,omitempty"`
 }
 
 // catalogModels lists the catalog, keeping the entries whose name, Hugging
-// Face id or alias contains filter (case-insensitive; "" keeps all).
-func catalogModels(filter string) []catalogModel {
+// Face id or alias contains filter (case-insensitive; "" keeps all) and,
+// when q is not "", that publish a checkpoint at level q.
+func catalogModels(filter string, q quant.Level) []catalogModel {
 	filter = strings.ToLower(strings.TrimSpace(filter))
 	var out []catalogModel
 	for _, e := range model.Catalog() {
@@ -37,17 +42,56 @@ func catalogModels(filter string) []catalogModel {
 			continue
 		}
 		m := model.Lookup(e.Name)
-		if m == nil {
+		if m == nil || (q != "" && !publishes(m, q)) {
 			continue
 		}
 		c := catalogModel{Name: e.Name, HFID: e.HFID, Aliases: e.Aliases, Params: m.Params, Layers: m.Layers,
-			MaxContext: m.MaxContext, Source: e.Source}
+			MaxContext: m.MaxContext, Source: e.Source, Checkpoints: m.Checkpoints}
 		if m.ActiveParams != m.Params {
 			c.ActiveParams = m.ActiveParams
 		}
 		out = append(out, c)
 	}
 	return out
+}
+
+// publishes reports whether m has a published checkpoint at level q.
+func publishes(m *model.Model, q quant.Level) bool {
+	for _, c := range m.Checkpoints {
+		if l, err := quant.Parse(c.Quant); err == nil && l == q {
+			return true
+		}
+	}
+	return false
+}
+
+// formats lists the levels of a model's published checkpoints, each once.
+func formats(cks []model.Checkpoint) string {
+	var out []string
+	seen := map[string]bool{}
+	for _, c := range cks {
+		if !seen[c.Quant] {
+			seen[c.Quant] = true
+			out = append(out, c.Quant)
+		}
+	}
+	if len(out) == 0 {
+		return cli.Unknown
+	}
+	return strings.Join(out, ",")
+}
+
+// quantFlag parses a --quant value of cmd: "" (not given) or a level name,
+// GGUF types included (quant.Parse).
+func quantFlag(cmd, v string) (quant.Level, error) {
+	if strings.TrimSpace(v) == "" {
+		return "", nil
+	}
+	l, err := quant.Parse(v)
+	if err != nil {
+		return "", usagef(cmd, "--quant: %s", errs.MessageOf(err))
+	}
+	return l, nil
 }
 
 func matches(filter string, names []string) bool {
@@ -61,21 +105,26 @@ func matches(filter string, names []string) bool {
 
 // models prints the embedded model catalog.
 func (a *app) models(args []string) error {
-	f := newFlags("models", "  ai-hwaccel models [--filter TEXT] [--json]",
-		"Lists the models the engine knows by name (internal/model/catalog.json): parameters, layers,\nlongest context, Hugging Face id and the source of every figure. Any of these names (or its\nHugging Face id) works as --model.")
-	var filter string
+	f := newFlags("models", "  ai-hwaccel models [--filter TEXT] [--quant QUANT] [--json]",
+		"Lists the models the engine knows by name (internal/model/catalog.json): parameters, layers,\nlongest context, Hugging Face id, the formats of its published checkpoints and the source of\nevery figure. Any of these names (or its Hugging Face id, or a checkpoint's) works as --model.")
+	var filter, q string
 	var asJSON, pretty bool
 	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT` (case-insensitive)")
+	f.StringVar(&q, "quant", "", "only models with a published checkpoint in precision `QUANT` (fp8, mxfp4, int4, or a GGUF type: q4_k_m)")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	f.BoolVar(&pretty, "pretty", false, "indent the JSON (with --json)")
-	f.group("Flags", "filter", "json", "pretty")
+	f.group("Flags", "filter", "quant", "json", "pretty")
 	if err := f.parse(a, args); err != nil {
 		return ignoreHelp(err)
 	}
 	if pretty && !asJSON {
 		return usagef("models", "--pretty applies to --json output")
 	}
-	list := catalogModels(filter)
+	level, err := quantFlag("models", q)
+	if err != nil {
+		return err
+	}
+	list := catalogModels(filter, level)
 	if asJSON {
 		if list == nil {
 			list = []catalogModel{}
@@ -95,7 +144,7 @@ func (a *app) models(args []string) error {
 
 func writeModelsTable(w io.Writer, list []catalogModel) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tCONTEXT\tHUGGING FACE ID")
+	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tCONTEXT\tHUGGING FACE ID\tFORMATS")
 	for _, m := range list {
 		active := cli.Unknown
 		if m.ActiveParams > 0 {
@@ -109,7 +158,7 @@ func writeModelsTable(w io.Writer, list []catalogModel) error {
 		if hf == "" {
 			hf = cli.Unknown
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\n", cli.Text(m.Name), cli.Params(float64(m.Params)), active, m.Layers, ctx, cli.Text(hf))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\n", cli.Text(m.Name), cli.Params(float64(m.Params)), active, m.Layers, ctx, cli.Text(hf), cli.Text(formats(m.Checkpoints)))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -132,17 +181,19 @@ type fitRow struct {
 
 // fit plans every catalog model on this machine (or a registry file).
 func (a *app) fit(args []string) error {
-	f := newFlags("fit", "  ai-hwaccel fit [--filter TEXT] [--context N] [--registry FILE] [--all] [--json]",
+	f := newFlags("fit", "  ai-hwaccel fit [--filter TEXT] [--quant QUANT] [--engine ENGINE] [--context N] [--registry FILE] [--all] [--json]",
 		"Plans every catalog model (ai-hwaccel models) on this machine, or on the registry in FILE, and\nprints one table sorted by size: the precision that fits, how the model is spread, the longest\ncontext the memory left holds (capped at the model's own) and the expected decode speed.\nModels that do not fit are listed after the others with --all.")
-	var filter, registryFile, context string
+	var filter, registryFile, context, q, engine string
 	var asJSON, pretty, all bool
 	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT`")
+	f.StringVar(&q, "quant", "", "plan every model at precision `QUANT` (fp8, int4, or a GGUF type: q4_k_m, q8_0, iq4_xs; default auto)")
+	f.StringVar(&engine, "engine", "", "plan for inference `ENGINE`: vllm, llama.cpp, none")
 	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default 4096)")
 	f.StringVar(&registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine)")
 	f.BoolVar(&all, "all", false, "also list the models that do not fit")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")
 	f.BoolVar(&pretty, "pretty", false, "indent the JSON (with --json)")
-	f.group("Flags", "filter", "context", "registry", "all", "json", "pretty")
+	f.group("Flags", "filter", "quant", "engine", "context", "registry", "all", "json", "pretty")
 	d := &detectFlags{}
 	d.register(f)
 	if err := f.parse(a, args); err != nil {
@@ -152,6 +203,16 @@ func (a *app) fit(args []string) error {
 		return usagef("fit", "--pretty applies to --json output")
 	}
 	req := map[string]any{}
+	level, err := quantFlag("fit", q)
+	if err != nil {
+		return err
+	}
+	if level != "" {
+		req["quant"] = string(level)
+	}
+	if engine != "" {
+		req["engine"] = engine
+	}
 	if f.isSet("context") {
 		n, err := parseCount(context)
 		if err != nil {
@@ -164,7 +225,7 @@ func (a *app) fit(args []string) error {
 		return err
 	}
 	req["registry"] = reg
-	rows, err := a.fitRows(req, catalogModels(filter))
+	rows, err := a.fitRows(req, catalogModels(filter, ""))
 	if err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func TestModelsListsTheCatalog(t *testing.T) {
 	assert.Equal(t, "NAME", strings.Fields(lines[0])[0])
 	// One row per catalog entry, then a blank line and the count.
 	assert.Len(t, lines, len(model.Catalog())+3)
-	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B$`, r.stdout)
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B +bf16,int4$`, r.stdout)
 
 	var list []catalogModel
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "models", "--filter", "LLAMA-3.1", "--json").stdout), &list))
@@ -90,3 +90,43 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 }
 
 func writeFileString(path, s string) error { return os.WriteFile(path, []byte(s), 0o644) }
+
+// A precision is accepted by name wherever the CLI takes one, GGUF types
+// included (issue 12 item 5): models --quant keeps the models with a
+// published checkpoint of that type, fit --quant plans every model at it.
+func TestModelsAndFitAcceptGGUFNames(t *testing.T) {
+	var list []catalogModel
+	r := runCLI(t, "models", "--quant", "Q4_K_M", "--json")
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
+	require.Len(t, list, 1)
+	assert.Equal(t, "Llama-3.3-70B-Instruct", list[0].Name)
+	var repos []string
+	for _, c := range list[0].Checkpoints {
+		repos = append(repos, c.Repo)
+	}
+	assert.Contains(t, repos, "bartowski/Llama-3.3-70B-Instruct-GGUF")
+
+	r = runCLI(t, "models", "--quant", "mxfp4")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^gpt-oss-120b +117B +5\.1B +36 +128k +openai/gpt-oss-120b +mxfp4$`, r.stdout)
+
+	var rows []fitRow
+	r = runCLI(t, withFixture(t, "dgx-h100", "fit", "--quant", "iq4_xs", "--filter", "Llama-3.3", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, "iq4_xs", rows[0].Quant)
+
+	r = runCLI(t, withFixture(t, "dgx-h100", "fit", "--quant", "q4_k_m", "--engine", "llama.cpp", "--filter", "gpt-oss-20b", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+	require.Len(t, rows, 1)
+	assert.Equal(t, "q4_k_m", rows[0].Quant)
+
+	for _, cmd := range [][]string{{"models", "--quant", "q9_z"}, {"fit", "--quant", "q9_z"}} {
+		bad := runCLI(t, cmd...)
+		assert.Equal(t, 2, bad.code, cmd)
+		assert.Contains(t, bad.stderr, "unknown quantization", cmd)
+	}
+}

@@ -17,7 +17,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h);
@@ -45,7 +44,7 @@ type planFlags struct {
 // trainFlags are the "training" object's fields (internal/plan/training.go).
 type trainFlags struct {
 	method, precision, optimizer, loraTargets   string
-	seqLen, microBatch                          string
+	seqLen, microBatch, baseQuant               string
 	loraRank, zeroStage, numDevices, tensorPar  int
 	gradientCheckpointing, fsdp, flashAttention bool
 	teacher, reference, reward, critic          string
@@ -103,13 +102,14 @@ func (t *trainFlags) register(f *flags) []string {
 	f.IntVar(&t.numDevices, "num-devices", 0, "train on `N` devices (default: every device of the chosen kind)")
 	f.IntVar(&t.tensorPar, "tensor-parallel", 0, "split each layer over `N` devices (Megatron style); the rest is data parallel")
 	f.IntVar(&t.loraRank, "lora-rank", 0, "LoRA adapter `RANK` (default 16)")
+	f.StringVar(&t.baseQuant, "base-quant", "", "qlora: the frozen base's precision `QUANT`: nf4 (default), int8, or a GGUF type (q4_k_m, q8_0)")
 	f.StringVar(&t.loraTargets, "lora-targets", "", "LoRA target `MODULES`, comma-separated: q,k,v,o,gate,up,down, attention or all-linear (default q,v)")
 	f.StringVar(&t.teacher, "teacher", "", "distillation teacher `MODEL` (default: the trained model)")
 	f.StringVar(&t.reference, "reference", "", "dpo/rlhf reference `MODEL` (default: the trained model)")
 	f.StringVar(&t.reward, "reward", "", "rlhf reward `MODEL` (default: the trained model)")
 	f.StringVar(&t.critic, "critic", "", "rlhf critic `MODEL` (default: the trained model)")
 	return []string{"method", "precision", "optimizer", "seq-len", "micro-batch", "gradient-checkpointing", "flash-attention",
-		"zero", "fsdp", "num-devices", "tensor-parallel", "lora-rank", "lora-targets", "teacher", "reference", "reward", "critic"}
+		"zero", "fsdp", "num-devices", "tensor-parallel", "lora-rank", "lora-targets", "base-quant", "teacher", "reference", "reward", "critic"}
 }
 
 func (a *app) plan(args []string) error {
@@ -322,7 +322,7 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 	}
 	o := map[string]any{"method": m}
 	for _, x := range []struct{ flag, key, val string }{
-		{"precision", "precision", t.precision}, {"optimizer", "optimizer", t.optimizer}} {
+		{"precision", "precision", t.precision}, {"optimizer", "optimizer", t.optimizer}, {"base-quant", "base_quant", t.baseQuant}} {
 		if f.isSet(x.flag) {
 			if strings.TrimSpace(x.val) == "" {
 				return nil, usagef(f.cmd, "--%s needs a value", x.flag)
@@ -500,20 +500,11 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 	return out, m, err
 }
 
-// engineModel is what the engine commands of a headline load: a catalog
-// model's Hugging Face id (vllm serve downloads it), a model directory or
-// file as given, a .gguf file for llama.cpp.
+// engineModel is what the engine commands of a headline load when the user
+// gave a model directory or file: that path, a .gguf file for llama.cpp. A
+// catalog model's commands load the checkpoint the answer names ("load").
 func engineModel(m modelArg) (serve, gguf string) {
 	switch m.key {
-	case "name":
-		name, _ := m.val.(string)
-		if mm := model.Lookup(name); mm != nil {
-			for _, e := range model.Catalog() {
-				if e.Name == mm.Name && e.HFID != "" {
-					return e.HFID, ""
-				}
-			}
-		}
 	case "path":
 		p, _ := m.val.(string)
 		if strings.EqualFold(filepath.Ext(p), ".gguf") {

@@ -137,7 +137,7 @@ func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
 
 var planLayout = layout{
 	known: []string{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size",
-		"dp_size", "throughput", "engine_args", "max_context_length", "max_batch_size", "levels", "budget", "idle_devices"},
+		"dp_size", "throughput", "engine_args", "load", "engine_env", "max_context_length", "max_batch_size", "levels", "budget", "idle_devices"},
 	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
 		if a.flag("fits") {
 			return planHeadline(a, name, info)
@@ -155,7 +155,7 @@ var planLayout = layout{
 			}
 			writeShards(w, a.objects("shards"), info.DeviceNames)
 			writeThroughput(w, a.obj("throughput"))
-			writeEngineArgs(w, a.obj("engine_args"), info)
+			writeEngineArgs(w, a, info)
 		}
 		writeLevels(w, a.objects("levels"), seen)
 	},
@@ -284,7 +284,7 @@ func planHeadline(a answer, name string, info AnswerInfo) string {
 		parts = append(parts, "about "+rate(tps)+" tokens/s")
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
-	if cmd := engineCommand(a.obj("engine_args"), info); cmd != "" {
+	if cmd := engineCommand(a, info); cmd != "" {
 		line += "; run: " + cmd
 	}
 	return line
@@ -363,7 +363,8 @@ func deviceGroups(ids []string, names map[string]string) string {
 var engineOrder = []string{"vllm", "llama.cpp"}
 
 // engineCommand is the command line that runs the plan with one engine.
-func engineCommand(args answer, info AnswerInfo) string {
+func engineCommand(a answer, info AnswerInfo) string {
+	args := a.obj("engine_args")
 	if len(args) == 0 {
 		return ""
 	}
@@ -373,38 +374,77 @@ func engineCommand(args answer, info AnswerInfo) string {
 	}
 	for _, e := range order {
 		if _, ok := args[e]; ok {
-			return engineLine(e, args.strings(e), info)
+			return engineLine(e, args.strings(e), engineFacts(a, e), info)
 		}
 	}
 	return ""
 }
 
-// engineLine prefixes an engine's arguments with the program and the model:
-// `vllm serve MODEL ...` (https://docs.vllm.ai/en/latest/cli/serve.html)
-// and `llama-server -m FILE ...` (llama.cpp tools/server/README.md).
-func engineLine(engine string, args []string, info AnswerInfo) string {
+// engineFacts is what the answer says an engine loads and needs besides
+// its arguments ("load" and "engine_env" of a plan answer).
+type facts struct {
+	load answer
+	env  answer
+}
+
+func engineFacts(a answer, engine string) facts {
+	return facts{load: a.obj("load").obj(engine), env: a.obj("engine_env").obj(engine)}
+}
+
+// engineLine prefixes an engine's arguments with its environment, the
+// program and the model: `vllm serve MODEL ...`
+// (https://docs.vllm.ai/en/latest/cli/serve.html), `llama-server -m FILE
+// ...` or, for a published GGUF, `llama-server -hf REPO[:TYPE] ...`
+// (llama.cpp tools/server/README.md). The model is the file or directory
+// the user gave, else the checkpoint the answer loads, else a placeholder.
+func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
 	var head []string
+	for _, k := range orderedKeys(f.env) {
+		head = append(head, k+"="+f.env.str(k))
+	}
+	repo := f.load.str("repo")
 	switch engine {
 	case "vllm":
 		m := info.ServeModel
 		if m == "" {
+			m = repo
+		}
+		if m == "" {
 			m = "MODEL"
 		}
-		head = []string{"vllm", "serve", m}
+		head = append(head, "vllm", "serve", m)
 	case "llama.cpp":
-		f := info.ModelFile
-		if f == "" {
-			f = "MODEL.gguf"
+		switch {
+		case info.ModelFile != "":
+			head = append(head, "llama-server", "-m", info.ModelFile)
+		case repo != "":
+			head = append(head, "llama-server", "-hf", hfTag(repo, f.load))
+		default:
+			file := "MODEL.gguf"
+			if t := f.load.str("gguf_type"); t != "" {
+				file = "MODEL-" + t + ".gguf"
+			}
+			head = append(head, "llama-server", "-m", file)
 		}
-		head = []string{"llama-server", "-m", f}
 	default:
-		head = []string{engine}
+		head = append(head, engine)
 	}
 	all := append(head, args...)
 	for i, s := range all {
 		all[i] = ShellWord(s)
 	}
 	return strings.Join(all, " ")
+}
+
+// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
+// file names the type (llama.cpp picks the file of that quantization from
+// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
+func hfTag(repo string, load answer) string {
+	t := load.str("gguf_type")
+	if t != "" && strings.Contains(strings.ToUpper(load.str("file")), t) {
+		return repo + ":" + t
+	}
+	return repo
 }
 
 // shellSafe matches words a POSIX shell reads as themselves.
@@ -588,13 +628,14 @@ func writeThroughput(w io.Writer, t answer) {
 	writeRest(w, t, []string{"decode_tokens_per_s", "decode_tokens_per_s_total", "prefill_tokens_per_s", "bound", "assumptions"})
 }
 
-func writeEngineArgs(w io.Writer, args answer, info AnswerInfo) {
+func writeEngineArgs(w io.Writer, a answer, info AnswerInfo) {
+	args := a.obj("engine_args")
 	if len(args) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "Engine commands:")
 	for _, e := range orderedKeys(args) {
-		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(engineLine(e, args.strings(e), info)))
+		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(engineLine(e, args.strings(e), engineFacts(a, e), info)))
 	}
 }
 

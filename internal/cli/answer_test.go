@@ -121,10 +121,23 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 
 func TestEngineLineQuotesForTheShell(t *testing.T) {
 	assert.Equal(t, "llama-server -m '/models/my model.gguf' -ngl 81 --tensor-split 40,41",
-		engineLine("llama.cpp", []string{"-ngl", "81", "--tensor-split", "40,41"}, AnswerInfo{ModelFile: "/models/my model.gguf"}))
-	assert.Equal(t, "vllm serve MODEL", engineLine("vllm", nil, AnswerInfo{}))
+		engineLine("llama.cpp", []string{"-ngl", "81", "--tensor-split", "40,41"}, facts{}, AnswerInfo{ModelFile: "/models/my model.gguf"}))
+	assert.Equal(t, "vllm serve MODEL", engineLine("vllm", nil, facts{}, AnswerInfo{}))
 	assert.Equal(t, `'it'\''s'`, ShellWord("it's"))
 	assert.Equal(t, "''", ShellWord(""))
+}
+
+// The engine command names what the answer loads and the environment it
+// needs, so it can be pasted as is (issue 12 item 3).
+func TestEngineLineLoadsTheCheckpoint(t *testing.T) {
+	env := answer{"CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+	assert.Equal(t, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3 vllm serve openai/gpt-oss-120b --max-model-len 4096",
+		engineLine("vllm", []string{"--max-model-len", "4096"}, facts{load: answer{"repo": "openai/gpt-oss-120b"}, env: env}, AnswerInfo{}))
+	assert.Equal(t, "llama-server -hf bartowski/Llama-3.3-70B-Instruct-GGUF:Q4_K_M -ngl 81",
+		engineLine("llama.cpp", []string{"-ngl", "81"}, facts{load: answer{"repo": "bartowski/Llama-3.3-70B-Instruct-GGUF",
+			"file": "Llama-3.3-70B-Instruct-Q4_K_M.gguf", "gguf_type": "Q4_K_M"}}, AnswerInfo{}))
+	assert.Equal(t, "llama-server -m MODEL-Q8_0.gguf -ngl 33",
+		engineLine("llama.cpp", []string{"-ngl", "33"}, facts{load: answer{"gguf_type": "Q8_0"}}, AnswerInfo{}))
 }
 
 func TestHumanUnits(t *testing.T) {

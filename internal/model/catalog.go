@@ -34,7 +34,35 @@ type CatalogEntry struct {
 	Config        map[string]any `json:"config"`
 	Source        string         `json:"source"`
 	Notes         string         `json:"notes,omitempty"`
+	// Checkpoints are the model's published checkpoints, the publisher's
+	// first (its native format).
+	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
 }
+
+// Checkpoint is one published checkpoint of a catalog model: what to load
+// to run the model at one precision.
+type Checkpoint struct {
+	// Quant is the planning level the checkpoint stores (bf16, fp8,
+	// mxfp4, int4, int8, or a GGUF type such as q4_k_m).
+	Quant string `json:"quant"`
+	// Repo is the Hugging Face repository id.
+	Repo string `json:"repo"`
+	// Method is the quantization method the checkpoint's config declares
+	// (quantization_config.quant_method: fp8, mxfp4, awq, gptq), "gguf" for
+	// a GGUF repository, "" for plain 16-bit weights.
+	Method string `json:"method,omitempty"`
+	// File is the GGUF file to load from a GGUF repository.
+	File   string `json:"file,omitempty"`
+	Source string `json:"source"`
+	// SizeBytes is the published size of the weights, where a source
+	// states it (SizeSource).
+	SizeBytes  int64  `json:"size_bytes,omitempty"`
+	SizeSource string `json:"size_source,omitempty"`
+	Notes      string `json:"notes,omitempty"`
+}
+
+// IsGGUF reports whether the checkpoint is a GGUF file (for llama.cpp).
+func (c Checkpoint) IsGGUF() bool { return c.Method == "gguf" }
 
 type catalogIndexed struct {
 	entries []indexedEntry
@@ -66,6 +94,11 @@ func loadCatalog() catalogIndexed {
 		i := len(c.entries)
 		c.entries = append(c.entries, indexedEntry{CatalogEntry: e, model: *m})
 		keys := append([]string{e.Name, e.HFID, baseName(e.HFID)}, e.Aliases...)
+		// A checkpoint's repository names the model too (a user copies
+		// "Qwen/Qwen3-32B-AWQ" from Hugging Face).
+		for _, ck := range e.Checkpoints {
+			keys = append(keys, baseName(ck.Repo))
+		}
 		for _, k := range keys {
 			if n := normalize(k); n != "" {
 				if j, dup := c.byKey[n]; dup && j != i {
@@ -88,7 +121,41 @@ func entryModel(e CatalogEntry) (*Model, error) {
 		setParams(m, int64(math.Round(e.ParamsB*1e9)))
 	}
 	m.Source = "catalog: " + e.Source
+	m.Checkpoints = e.Checkpoints
+	if len(m.Checkpoints) == 0 && e.HFID != "" {
+		m.Checkpoints = []Checkpoint{defaultCheckpoint(e)}
+	}
 	return m, nil
+}
+
+// defaultCheckpoint is the publisher's checkpoint of an entry that lists
+// none: its Hugging Face repository, in the config's torch_dtype (16-bit:
+// float16, else bfloat16, the dtype of every such entry's release).
+func defaultCheckpoint(e CatalogEntry) Checkpoint {
+	q := "bf16"
+	if d, _ := e.Config["torch_dtype"].(string); d == "float16" {
+		q = "fp16"
+	}
+	return Checkpoint{Quant: q, Repo: e.HFID, Source: "https://huggingface.co/" + e.HFID}
+}
+
+// namedCheckpoint is the index in cks of the checkpoint whose repository
+// the user named (with or without its organisation), -1 when the name is
+// the model's, not a checkpoint's. A repository holding several files
+// (GGUF) is not one checkpoint and is not matched.
+func namedCheckpoint(cks []Checkpoint, name string) int {
+	key := normalize(baseName(name))
+	found := -1
+	for i, ck := range cks {
+		if normalize(baseName(ck.Repo)) != key {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
 }
 
 // Catalog lists the embedded models, for docs and the CLI.
@@ -140,6 +207,7 @@ func fromName(name string, cfg map[string]any) (*Model, error) {
 	if m == nil {
 		return nil, unknownModel(name)
 	}
+	m.NamedCheckpoint = namedCheckpoint(m.Checkpoints, name)
 	if cfg == nil {
 		return m, nil
 	}
@@ -157,6 +225,7 @@ func fromName(name string, cfg map[string]any) (*Model, error) {
 		return nil, err
 	}
 	o.Name = m.Name
+	o.Checkpoints, o.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
 	o.Source = m.Source + " with config overrides"
 	return o, nil
 }

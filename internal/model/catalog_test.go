@@ -129,3 +129,44 @@ func TestReadGGUFMoE(t *testing.T) {
 	assert.Less(t, m.ActiveParams, m.Params)
 	assert.Equal(t, "F16", m.FileQuant) // no general.file_type: dominant tensor type
 }
+
+// Published checkpoints: the native format is the publisher's first entry,
+// or the checkpoint whose repository the request named.
+func TestCatalogCheckpoints(t *testing.T) {
+	for _, tc := range []struct {
+		name, quant, repo string
+	}{
+		{"gpt-oss-120b", "mxfp4", "openai/gpt-oss-120b"},
+		{"openai/gpt-oss-20b", "mxfp4", "openai/gpt-oss-20b"},
+		{"DeepSeek-V3", "fp8", "deepseek-ai/DeepSeek-V3"},
+		{"deepseek-ai/DeepSeek-R1", "fp8", "deepseek-ai/DeepSeek-R1"},
+		{"Llama-3.1-405B", "bf16", "meta-llama/Llama-3.1-405B"},
+		{"meta-llama/Llama-3.1-405B-Instruct-FP8", "fp8", "meta-llama/Llama-3.1-405B-Instruct-FP8"},
+		{"Qwen/Qwen3-32B-AWQ", "int4", "Qwen/Qwen3-32B-AWQ"},
+		{"hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "int4", "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4"},
+	} {
+		m, err := Resolve(Spec{Name: tc.name})
+		require.NoError(t, err, tc.name)
+		ck := m.NativeCheckpoint()
+		require.NotNil(t, ck, tc.name)
+		assert.Equal(t, tc.quant, ck.Quant, tc.name)
+		assert.Equal(t, tc.repo, ck.Repo, tc.name)
+	}
+	// Every checkpoint names a repository and a source a reader can open.
+	for _, e := range Catalog() {
+		for _, ck := range e.Checkpoints {
+			assert.NotEmpty(t, ck.Repo, e.Name)
+			assert.Contains(t, ck.Source, "https://", e.Name)
+			assert.NotEmpty(t, ck.Quant, e.Name)
+			if ck.IsGGUF() {
+				assert.NotEmpty(t, ck.File, e.Name)
+			}
+		}
+	}
+	// An entry that lists none has its Hugging Face repository in the
+	// config's dtype.
+	m := Lookup("Phi-4")
+	require.NotNil(t, m)
+	assert.Equal(t, &Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
+	assert.Equal(t, "fp16", Lookup("Llama-2-7B").NativeCheckpoint().Quant)
+}

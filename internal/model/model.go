@@ -85,6 +85,27 @@ type Model struct {
 	// count by the fitted relation (see EstimateShape), not read from a config.
 	ShapeEstimated bool     `json:"shape_estimated,omitempty"`
 	Notes          []string `json:"notes,omitempty"`
+
+	// Checkpoints are a catalog model's published checkpoints, the
+	// publisher's first (catalog.json); shared, never changed.
+	Checkpoints []Checkpoint `json:"-"`
+	// NamedCheckpoint is the index in Checkpoints of the one the request
+	// named by its repository ("meta-llama/Llama-3.1-405B-Instruct-FP8"),
+	// -1 (or no checkpoints) when the model was named.
+	NamedCheckpoint int `json:"-"`
+}
+
+// NativeCheckpoint is the checkpoint that fixes the model's native format:
+// the one the request named, else the publisher's (the first); nil when
+// the catalog lists none.
+func (m *Model) NativeCheckpoint() *Checkpoint {
+	if len(m.Checkpoints) == 0 {
+		return nil
+	}
+	if i := m.NamedCheckpoint; i > 0 && i < len(m.Checkpoints) {
+		return &m.Checkpoints[i]
+	}
+	return &m.Checkpoints[0]
 }
 
 // Resolve turns a request's model object into a Model.

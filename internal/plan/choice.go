@@ -67,6 +67,9 @@ func levelsFor(req *Request) ([]quant.Level, string) {
 			return []quant.Level{l}, fmt.Sprintf("the model file stores its weights as %s; auto plans that type", fq)
 		}
 	}
+	if ls, why := nativeLevels(req.Model); ls != nil {
+		return ls, why
+	}
 	return autoLevels, "auto: the highest-quality level that fits (bf16 > fp16 > fp8 > int8 > int4; fp32 only when asked)"
 }
 
@@ -77,11 +80,11 @@ func unsupportedReason(p *pool, l quant.Level) string {
 	if native == "" {
 		return fmt.Sprintf("%s is not a known level", l)
 	}
+	if r := engineCannotRun(p.Kind, engine); r != "" {
+		return r
+	}
 	if engine == engineLlamaCPP && native == "fp8" {
 		return "llama.cpp has no fp8 weight format"
-	}
-	if engine == engineLlamaCPP && p.Kind == registry.KindTPU {
-		return "llama.cpp does not run on TPUs"
 	}
 	if !poolSupports(p, native) {
 		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
@@ -137,6 +140,11 @@ func choose(req *Request) (*choice, error) {
 		}
 	}
 	levels, why := levelsFor(req)
+	if req.Engine == engineLlamaCPP {
+		var notes []string
+		levels, notes = forLlamaCPP(levels)
+		why = strings.Join(append([]string{why}, notes...), "; ")
+	}
 	req.weights = weightsAt(req.Model, levels)
 	ch.LevelsWhy = why
 	passes := [][]*pool{accel}
@@ -253,6 +261,15 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 				return planned{Level: l, Reason: "needs more than 1 EiB"}
 			}
 			return req.planOn(p, b, l)
+		}
+	}
+	// No pool can run the level: say why for the first (an engine that
+	// does not run on the devices says that, not "no device supports").
+	for _, ps := range passes {
+		for _, p := range ps {
+			if r := engineCannotRun(p.Kind, req.Engine); r != "" {
+				return planned{Level: l, Reason: r}
+			}
 		}
 	}
 	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}

@@ -23,6 +23,18 @@ var llamaKinds = map[registry.Kind]bool{
 	registry.KindIntelGPU: true, registry.KindCPU: true,
 }
 
+// engineCannotRun is why the named engine cannot run on devices of kind
+// k, "" when it can or no engine was named.
+func engineCannotRun(k registry.Kind, engine string) string {
+	switch {
+	case engine == engineVLLM && !vllmKinds[k]:
+		return fmt.Sprintf("vLLM does not run on %s devices", k)
+	case engine == engineLlamaCPP && !llamaKinds[k]:
+		return fmt.Sprintf("llama.cpp does not run on %s devices", k)
+	}
+	return ""
+}
+
 // engineArgs writes the command-line flags that realise a fitting plan, for
 // the engine its budget was made for (the requested one, else the pool's
 // default: budget.go): flags of one engine never describe a plan made on
@@ -37,11 +49,8 @@ func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, [
 	engine := pl.Pool.Budget.Engine
 	wantV := engine == engineVLLM && vllmKinds[kind]
 	wantL := engine == engineLlamaCPP && llamaKinds[kind]
-	if engine == engineVLLM && !vllmKinds[kind] {
-		notes = append(notes, fmt.Sprintf("vLLM does not run on %s devices", kind))
-	}
-	if engine == engineLlamaCPP && !llamaKinds[kind] {
-		notes = append(notes, fmt.Sprintf("llama.cpp does not run on %s devices", kind))
+	if r := engineCannotRun(kind, engine); r != "" {
+		notes = append(notes, r)
 	}
 	if wantV {
 		a, n := vllmArgs(pl, req, cluster)
@@ -65,8 +74,8 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if pl.Offloaded {
 		pp = len(pl.Stages) - 1
 	}
-	if pl.TP > 1 {
-		a = append(a, "--tensor-parallel-size", strconv.Itoa(pl.TP))
+	if tp := vllmTensorParallel(pl); tp > 1 {
+		a = append(a, "--tensor-parallel-size", strconv.Itoa(tp))
 	}
 	if pp > 1 {
 		a = append(a, "--pipeline-parallel-size", strconv.Itoa(pp))
@@ -82,26 +91,15 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 		}
 	}
 	a = append(a, "--max-model-len", strconv.Itoa(req.ContextLength))
-	if pl.Pool.Kind != registry.KindCPU {
+	if pl.Pool.Kind != registry.KindCPU && pl.Pool.Kind != registry.KindNeuron { // Neuron: no such flag (vllmTensorParallel)
 		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(pl.Pool.Budget.Fraction, 'f', -1, 64))
 	}
 	if batch := pl.batchOf(req); batch > 1 {
 		a = append(a, "--max-num-seqs", strconv.Itoa(batch))
 	}
-	switch pl.Level {
-	case quant.BF16:
-		a = append(a, "--dtype", "bfloat16")
-	case quant.FP16:
-		a = append(a, "--dtype", "float16")
-	case quant.FP32:
-		a = append(a, "--dtype", "float32")
-	case quant.FP8:
-		a = append(a, "--quantization", "fp8")
-	case quant.INT8, quant.INT4:
-		notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", pl.Level))
-	default:
-		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", pl.Level))
-	}
+	qa, qn := vllmQuantArgs(pl, req)
+	a = append(a, qa...)
+	notes = append(notes, qn...)
 	if req.KVCacheDType == "fp8" || req.KVCacheDType == "int8" {
 		a = append(a, "--kv-cache-dtype", "fp8")
 	}
@@ -115,6 +113,88 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 		if pl.DP > 1 {
 			notes = append(notes, "vLLM: replicas on several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address) or --data-parallel-backend ray; see vLLM's data parallel deployment guide")
 		}
+	}
+	return a, notes
+}
+
+// vllmTensorParallel is vLLM's --tensor-parallel-size for a plan: the TP
+// degree in devices, except on AWS Neuron, where vLLM shards over
+// NeuronCores, not chips, and has no --gpu-memory-utilization
+// (tensor_parallel_size is "the number of NeuronCores" in the NxD Inference
+// vLLM user guide,
+// https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+// A chip's cores are the detected count (neuron-ls), else its
+// generation's: Inferentia2 and Trainium 2 NeuronCores-v2 each
+// (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/inferentia2.html,
+// .../trainium.html); Trainium2 8 NeuronCores-v3, which the runtime
+// groups by 2 by default (logical NeuronCore config LNC=2,
+// .../general/arch/neuron-features/logical-neuroncore-config.html), so 4
+// cores to vLLM.
+func vllmTensorParallel(pl *planned) int {
+	if pl.Pool.Kind != registry.KindNeuron || len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
+		return pl.TP
+	}
+	return max(pl.TP, 1) * neuronCores(pl.Stages[0].Devices[0].Dev)
+}
+
+// neuronCoresPerChip is the NeuronCores of one chip by architecture.
+var neuronCoresPerChip = map[string]int{"inferentia": 4, "inferentia2": 2, "trainium": 2, "trainium2": 4}
+
+func neuronCores(d registry.Device) int {
+	if d.Cores > 0 {
+		return d.Cores
+	}
+	if n := neuronCoresPerChip[d.Architecture]; n > 0 {
+		return n
+	}
+	return 1
+}
+
+// vllmQuantArgs are the flags that make vLLM run the plan's level, and
+// notes on what it must load (vllmLoad): a checkpoint that declares its
+// quantization (FP8, MXFP4, AWQ, GPTQ) needs no flag, vLLM reads the method
+// from its config; a 16-bit checkpoint is quantized to fp8 on load
+// (--quantization fp8); on TPU int8 is vLLM's weight-only tpu_int8
+// (vllm/model_executor/layers/quantization/tpu_int8.py,
+// https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/tpu_int8.py),
+// not a GPTQ/AWQ checkpoint.
+func vllmQuantArgs(pl *planned, req *Request) ([]string, []string) {
+	ld, missing := vllmLoad(req.Model, pl.Level, pl.Pool.Kind)
+	declared := ld != nil && ld.Method != ""
+	var a, notes []string
+	switch pl.Level {
+	case quant.BF16:
+		a = append(a, "--dtype", "bfloat16")
+	case quant.FP16:
+		a = append(a, "--dtype", "float16")
+	case quant.FP32:
+		a = append(a, "--dtype", "float32")
+	case quant.FP8:
+		if !declared {
+			a = append(a, "--quantization", "fp8")
+		}
+	case quant.MXFP4:
+		if !declared {
+			notes = append(notes, "vLLM: mxfp4 needs a checkpoint published in MXFP4 (gpt-oss); vLLM reads the method from the checkpoint")
+		}
+	case quant.INT8, quant.INT4:
+		switch {
+		case pl.Pool.Kind == registry.KindTPU && pl.Level == quant.INT8:
+			a = append(a, "--quantization", "tpu_int8")
+			return a, []string{"vLLM on TPU: int8 is the weight-only tpu_int8 method, applied on load to the 16-bit checkpoint"}
+		case declared:
+		case missing != "":
+			notes = append(notes, missing)
+		default:
+			notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", pl.Level))
+		}
+		return a, notes
+	default:
+		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", pl.Level))
+		return a, notes
+	}
+	if missing != "" {
+		notes = append(notes, missing)
 	}
 	return a, notes
 }
@@ -162,8 +242,11 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
 		main := pl.Stages[0].Devices[0].Dev.Index
-		if pl.DP > 1 {
-			main = 0 // each replica's server sees only its own device
+		if pl.DP > 1 || engineEnv(pl, engineLlamaCPP, cluster) != nil {
+			// Each replica's server sees only its own device; a CUDA plan
+			// runs with CUDA_VISIBLE_DEVICES listing its devices, which
+			// the process numbers from 0 (engineEnv).
+			main = 0
 		}
 		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
 	}

@@ -39,19 +39,23 @@ type ModelSummary struct {
 
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
-	Fits             bool                `json:"fits"`
-	Strategy         string              `json:"strategy"`
-	Quant            string              `json:"quant"`
-	Model            ModelSummary        `json:"model"`
-	Memory           Memory              `json:"memory"`
-	Shards           []Shard             `json:"shards"`
-	TPSize           int                 `json:"tp_size"`
-	PPSize           int                 `json:"pp_size"`
-	DPSize           int                 `json:"dp_size,omitempty"`
-	Throughput       *Throughput         `json:"throughput,omitempty"`
-	EngineArgs       map[string][]string `json:"engine_args"`
-	MaxContextLength int                 `json:"max_context_length,omitempty"`
-	MaxBatchSize     int                 `json:"max_batch_size,omitempty"`
+	Fits       bool                `json:"fits"`
+	Strategy   string              `json:"strategy"`
+	Quant      string              `json:"quant"`
+	Model      ModelSummary        `json:"model"`
+	Memory     Memory              `json:"memory"`
+	Shards     []Shard             `json:"shards"`
+	TPSize     int                 `json:"tp_size"`
+	PPSize     int                 `json:"pp_size"`
+	DPSize     int                 `json:"dp_size,omitempty"`
+	Throughput *Throughput         `json:"throughput,omitempty"`
+	EngineArgs map[string][]string `json:"engine_args"`
+	// Load and EngineEnv complete the engine command per engine: what it
+	// loads (checkpoint.go) and the environment it needs.
+	Load             map[string]Load              `json:"load,omitempty"`
+	EngineEnv        map[string]map[string]string `json:"engine_env,omitempty"`
+	MaxContextLength int                          `json:"max_context_length,omitempty"`
+	MaxBatchSize     int                          `json:"max_batch_size,omitempty"`
 	// Budget is the memory rule the plan, its maxima and its engine_args
 	// were made on (budget.go); absent when no device was planned on.
 	Budget *Budget `json:"budget,omitempty"`
@@ -105,6 +109,7 @@ func PlanSharding(req *Request) (any, error) {
 	ans.Throughput = &tp
 	args, notes := engineArgs(pl, req, ch.Cluster)
 	ans.EngineArgs = args
+	ans.Load, ans.EngineEnv = engineLoads(pl, req, args, ch.Cluster)
 	ans.Explanation = append(ans.Explanation, notes...)
 	if n := vllmStartNote(pl); n != "" {
 		ans.Explanation = append(ans.Explanation, n)

@@ -389,9 +389,10 @@ func TestAllReduceUsesLinkBandwidth(t *testing.T) {
 // configs, but system only has 16 devices"): a plan over 16 GPUs gives no
 // llama.cpp flags and says why; over 15 it gives all 15 entries.
 func TestLlamaCPPTensorSplitWithinLlamaMaxDevices(t *testing.T) {
-	// GPUs just large enough that 405B int8 needs every one of them (with
-	// the 1 GiB llama.cpp's --fit keeps free on each).
-	for n, memory := range map[int]int64{15: 33 * gibBytes, 16: 29 * gibBytes} {
+	// GPUs just large enough that 405B int8 (GGUF Q8_0 for llama.cpp,
+	// 403 GiB) needs every one of them (with the 1 GiB llama.cpp's --fit
+	// keeps free on each).
+	for n, memory := range map[int]int64{15: 33 * gibBytes, 16: 63 * gibBytes / 2} {
 		var devs []registry.Device
 		for i := 0; i < n; i++ {
 			devs = append(devs, gpu(registry.KindCUDA, i, "GPU", memory, "8.6"))

@@ -77,6 +77,11 @@ type TrainingOptions struct {
 	// projection) describe the adapters.
 	LoRARank    int      `json:"lora_rank,omitempty"`
 	LoRATargets []string `json:"lora_targets,omitempty"`
+	// BaseQuant (qlora only) is the precision the frozen base is stored in:
+	// nf4 (the default, QLoRA's 4-bit NormalFloat, sized as int4), int8
+	// (bitsandbytes 8-bit), or any level the planner knows, GGUF types
+	// included (q4_k_m, q8_0, iq4_xs), sized by its tensor rules.
+	BaseQuant string `json:"base_quant,omitempty"`
 	// Teacher (distillation), Reference (dpo, rlhf) and Reward/Critic (rlhf)
 	// default to the trained model itself.
 	Teacher   *model.Spec `json:"teacher,omitempty"`
@@ -91,7 +96,8 @@ type trainingSetup struct {
 	checkpointing                      bool // GradientCheckpointing with its default applied
 	teacher, reference, reward, critic *model.Model
 	targets                            []string
-	adapters                           bool // the trained weights are adapters over a frozen base
+	adapters                           bool        // the trained weights are adapters over a frozen base
+	baseQuant                          quant.Level // qlora: the frozen base's level
 }
 
 // decodeTraining parses the request's "training" object (unknown keys are
@@ -102,6 +108,27 @@ func (r *Request) decodeTraining(raw json.RawMessage) error {
 		return err
 	}
 	r.Training = &o
+	return nil
+}
+
+// decodeBaseQuant sets the QLoRA base's level: base_quant, nf4 by default.
+func (s *trainingSetup) decodeBaseQuant() error {
+	b := strings.ToLower(strings.TrimSpace(s.BaseQuant))
+	if s.Method != MethodQLoRA {
+		if b != "" {
+			return errs.New(errs.InvalidArgument, "request: training.base_quant applies to method qlora, not %s", s.Method)
+		}
+		return nil
+	}
+	if b == "" || b == "nf4" {
+		s.baseQuant = quant.INT4
+		return nil
+	}
+	l, err := quant.Parse(b)
+	if err != nil {
+		return errs.New(errs.InvalidArgument, "request: training.base_quant: %s", errs.MessageOf(err))
+	}
+	s.baseQuant = l
 	return nil
 }
 
@@ -127,6 +154,9 @@ func (o TrainingOptions) validate(req *Request) (*trainingSetup, error) {
 	case OptAdamW, OptAdamW8bit, OptSGD, OptAdafactor:
 	default:
 		return nil, errs.New(errs.InvalidArgument, "request: training.optimizer %q is not one of adamw, adamw_8bit, sgd, adafactor", o.Optimizer)
+	}
+	if err := s.decodeBaseQuant(); err != nil {
+		return nil, err
 	}
 	s.Precision = strings.ToLower(s.Precision)
 	switch s.Precision {
@@ -279,10 +309,12 @@ type TrainingDevice struct {
 
 // TrainingAnswer is the answer of hwaccel_estimate_training.
 type TrainingAnswer struct {
-	Fits                  bool             `json:"fits"`
-	Method                string           `json:"method"`
-	Optimizer             string           `json:"optimizer"`
-	Precision             string           `json:"precision"`
+	Fits      bool   `json:"fits"`
+	Method    string `json:"method"`
+	Optimizer string `json:"optimizer"`
+	Precision string `json:"precision"`
+	// BaseQuant is the frozen base's precision (qlora only).
+	BaseQuant             string           `json:"base_quant,omitempty"`
 	SeqLen                int              `json:"seq_len"`
 	MicroBatch            int              `json:"micro_batch"`
 	GradientCheckpointing bool             `json:"gradient_checkpointing"`
@@ -345,7 +377,7 @@ func EstimateTraining(req *Request) (any, error) {
 		n -= n % s.TensorParallel
 	}
 	ans := &TrainingAnswer{
-		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision,
+		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision, BaseQuant: string(s.baseQuant),
 		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.checkpointing,
 		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
 		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
@@ -601,8 +633,13 @@ func trainingMemory(m *model.Model, s *trainingSetup, n int) TrainingMemory {
 		if s.Method == MethodQLoRA {
 			// NF4 base with double quantization: 4.127 bits per parameter
 			// (QLoRA, Dettmers et al. 2023, arXiv 2305.14314 §3); embeddings
-			// and head stay 16-bit, as quant's int4 level models.
-			base = float64(quant.WeightsBytes(m, quant.INT4))
+			// and head stay 16-bit, as quant's int4 level models. Another
+			// base_quant is sized by its own rules.
+			bq := s.baseQuant
+			if bq == "" {
+				bq = quant.INT4
+			}
+			base = float64(quant.WeightsBytes(m, bq))
 		}
 		t.WeightsBytes = int64((base + Pt*ab) / shardW)
 		t.GradientsBytes = int64(Pt * ab / shardG)

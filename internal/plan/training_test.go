@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -425,4 +426,35 @@ func TestTrainingSuggestsZeRO3(t *testing.T) {
 	one := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full"}}`, trainGPUs(t, 1, 80<<30)))
 	assert.False(t, one.Fits)
 	assert.Nil(t, one.FitsWith)
+}
+
+// QLoRA's frozen base may be stored in any precision the planner knows,
+// GGUF types included, and is sized by that type's rules: NF4 (int4, the
+// default), bitsandbytes int8, or a GGUF q4_k_m.
+func TestQLoRABaseQuant(t *testing.T) {
+	rtx4090 := trainGPUs(t, 1, 24564<<20)
+	get := func(base string) *TrainingAnswer {
+		extra := ""
+		if base != "" {
+			extra = `,"base_quant":"` + base + `"`
+		}
+		return estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"qlora"`+extra+`}}`, rtx4090))
+	}
+	nf4 := get("")
+	assert.Equal(t, "int4", nf4.BaseQuant)
+	assert.Equal(t, nf4.PerDevice.WeightsBytes, get("nf4").PerDevice.WeightsBytes)
+	q4km := get("Q4_K_M")
+	assert.Equal(t, "q4_k_m", q4km.BaseQuant)
+	m := model.Lookup("Llama-3.1-8B")
+	adapters := nf4.PerDevice.WeightsBytes - quant.WeightsBytes(m, quant.INT4)
+	assert.Equal(t, quant.WeightsBytes(m, "q4_k_m")+adapters, q4km.PerDevice.WeightsBytes)
+	assert.Greater(t, get("int8").PerDevice.WeightsBytes, q4km.PerDevice.WeightsBytes)
+
+	for _, bad := range []string{`{"method":"qlora","base_quant":"q9_z"}`, `{"method":"lora","base_quant":"int4"}`} {
+		_, err := DecodeRequest([]byte(`{"model":{"name":"Llama-3.1-8B"},"training":` + bad + `}`))
+		if err == nil {
+			_, err = EstimateTraining(trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":`+bad+`}`, rtx4090))
+		}
+		assert.Error(t, err, bad)
+	}
 }

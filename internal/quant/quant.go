@@ -25,6 +25,21 @@ const (
 	INT4 Level = "int4"
 )
 
+// MXFP4 is a checkpoint format, not a contract level: the OCP
+// microscaling FP4 of OpenAI's gpt-oss checkpoints, in which the MoE expert
+// weights are blocks of 32 E2M1 values sharing one E8M0 scale (4.25 bits
+// per weight) and every other tensor (attention, router, embeddings, head)
+// stays BF16 (gpt-oss model card, arXiv 2508.10925, section 2,
+// https://arxiv.org/abs/2508.10925; OCP MX v1.0,
+// https://www.opencompute.org/documents/ocp-microscaling-formats-mx-v1-0-spec-final-pdf).
+// In a dense model it applies to the linear layers. Engines run it as a
+// 4-bit weight format dequantized in the kernels, so its device capability
+// is int4 like GGUF's 4-bit types: vLLM's MXFP4 MoE kernels (weight-only,
+// https://docs.vllm.ai/projects/recipes/en/latest/OpenAI/GPT-OSS.html) and
+// llama.cpp, which stores the same split as GGUF type MXFP4_MOE and runs it
+// on every backend (CUDA, Metal, Vulkan, CPU).
+const MXFP4 Level = "mxfp4"
+
 // levelInfo describes one level: its storage cost over the quantized
 // tensors, and the native precision a device must offer to run it.
 type levelInfo struct {
@@ -36,6 +51,9 @@ type levelInfo struct {
 	typ   ggml.Type
 	isMix bool
 	mix   ggml.FileType
+	// format: a checkpoint format (MXFP4) with its own per-tensor rule
+	// (tensorBits), neither a contract level nor a llama.cpp mix.
+	format bool
 }
 
 // Contract levels store every weight at the level's width. int4 is the
@@ -81,6 +99,9 @@ func Parse(s string) (Level, error) {
 func lookup(l Level) (levelInfo, bool) {
 	if i, ok := levels[l]; ok {
 		return i, true
+	}
+	if l == MXFP4 {
+		return levelInfo{bits: ggml.MXFP4.BitsPerWeight(), native: nativeForBits(ggml.MXFP4.BitsPerWeight()), typ: ggml.MXFP4, format: true}, true
 	}
 	if ft, ok := mixes[l]; ok {
 		base, _ := ft.Base()
@@ -144,8 +165,62 @@ func (l Level) Native() string {
 // IsContract reports whether l is one of the six contract levels.
 func (l Level) IsContract() bool { _, ok := levels[l]; return ok }
 
-// IsGGUF reports whether l is a GGUF type or mix rather than a contract level.
+// IsGGUF reports whether l is a GGUF type or mix rather than a contract
+// level or a checkpoint format.
 func (l Level) IsGGUF() bool {
-	_, ok := lookup(l)
-	return ok && !l.IsContract()
+	info, ok := lookup(l)
+	return ok && !l.IsContract() && !info.format
+}
+
+// IsCheckpointFormat reports whether l is a published checkpoint format
+// with its own tensor rule (MXFP4).
+func (l Level) IsCheckpointFormat() bool {
+	info, ok := lookup(l)
+	return ok && info.format
+}
+
+// GGUFType is the GGUF file type (llama-quantize's name) that stores a
+// model at level l for llama.cpp: the mix or type itself for a GGUF level;
+// for a contract level the type llama.cpp users mean by it: int8 is Q8_0
+// (8.5 bits), int4 is Q4_K_M (the default 4-bit mix of llama-quantize's
+// table, tools/quantize/README.md of ggml-org/llama.cpp,
+// https://github.com/ggml-org/llama.cpp/blob/master/tools/quantize/README.md),
+// 16/32-bit levels their float types; MXFP4_MOE for gpt-oss's format. ""
+// where llama.cpp has no such type (fp8).
+func (l Level) GGUFType() string {
+	switch l {
+	case FP32:
+		return "F32"
+	case FP16:
+		return "F16"
+	case BF16:
+		return "BF16"
+	case INT8:
+		return "Q8_0"
+	case INT4:
+		return "Q4_K_M"
+	case MXFP4:
+		return ggml.MostlyMXFP4MoE.String()
+	}
+	info, ok := lookup(l)
+	if !ok || l.IsContract() {
+		return ""
+	}
+	if info.isMix {
+		return info.mix.String()
+	}
+	return info.typ.String()
+}
+
+// LlamaCPPLevel is the GGUF level llama.cpp runs for level l: int8 and int4
+// become the GGUF types they mean there (GGUFType: q8_0, q4_k_m), sized by
+// that type's per-tensor rules; other levels are themselves.
+func (l Level) LlamaCPPLevel() Level {
+	switch l {
+	case INT8:
+		return "q8_0"
+	case INT4:
+		return "q4_k_m"
+	}
+	return l
 }

@@ -248,8 +248,28 @@ func tensorBits(m *model.Model, l Level, contract bool, info levelInfo, t tensor
 		}
 		return info.bits
 	}
+	if info.format {
+		return formatBits(m, info, t)
+	}
 	if t.cat == catF32 {
 		return 32
 	}
 	return ggufTensorType(m, info, t).BitsPerWeight()
+}
+
+// formatBits is the bits of tensor t in an MXFP4 checkpoint (see MXFP4):
+// the FFN weights of the MoE layers (every linear layer of a dense model)
+// at the format's bits, everything else in BF16.
+func formatBits(m *model.Model, info levelInfo, t tensor) float64 {
+	switch t.cat {
+	case catFFNUp, catFFNGate, catFFNDown:
+		if !m.IsMoE() || t.layer >= m.DenseLayers {
+			return info.bits
+		}
+	case catAttnQ, catAttnK, catAttnV, catAttnQKV, catAttnKVB, catAttnOutput, catOther2D:
+		if !m.IsMoE() {
+			return info.bits
+		}
+	}
+	return 16
 }

@@ -177,7 +177,9 @@ func maxOf(xs []float64) float64 {
 // every model.Model field must be in it, or be a label WeightsBytes never
 // reads. A new Model field fails here until it is added to shapeKey.
 func TestShapeKeyCoversModel(t *testing.T) {
-	labels := map[string]bool{"Name": true, "Source": true, "Notes": true}
+	// Labels do not change the weights: names, sources, and the published
+	// checkpoints (which repository to load).
+	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {

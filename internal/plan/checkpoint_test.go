@@ -1,0 +1,68 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Without a detected core count a Neuron chip counts its generation's
+// cores to vLLM: Trainium2 4 (8 NeuronCores-v3 grouped by LNC=2),
+// Inferentia2 2.
+func TestVLLMNeuronCoresByGeneration(t *testing.T) {
+	for arch, cores := range map[string]int{"trainium2": 4, "inferentia2": 2, "trainium": 2} {
+		d := gpu(registry.KindNeuron, 0, "AWS chip", 96*gibBytes, "")
+		d.Vendor, d.Architecture = "amazon", arch
+		d.Quantizations = []string{"fp32", "bf16", "fp16", "fp8", "int8"}
+		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, reg(t, []registry.Device{d})))
+		require.True(t, a.Fits, arch)
+		args := a.EngineArgs[engineVLLM]
+		assert.Equal(t, itoa(cores), argAfter(args, "--tensor-parallel-size"), arch)
+		assert.NotContains(t, args, "--gpu-memory-utilization", arch)
+	}
+}
+
+// Auto never tries a level as wide as the native format: an int4 requantization
+// of MXFP4 is not narrower, int8 is not narrower than fp8.
+func TestNativeLevelsAreNarrower(t *testing.T) {
+	for name, want := range map[string][]string{
+		"gpt-oss-120b":       {"mxfp4"},
+		"DeepSeek-V3":        {"fp8", "int4"},
+		"Qwen/Qwen3-32B-FP8": {"fp8", "int4"},
+	} {
+		req := request(t, `{"model":{"name":"`+name+`"}}`, nil)
+		ls, _ := levelsFor(req)
+		var got []string
+		for _, l := range ls {
+			got = append(got, string(l))
+		}
+		assert.Equal(t, want, got, name)
+	}
+	// A 16-bit native checkpoint keeps the auto ladder.
+	ls, _ := levelsFor(request(t, `{"model":{"name":"Llama-3.1-8B"}}`, nil))
+	assert.Equal(t, autoLevels, ls)
+}
+
+func argAfter(args []string, flag string) string {
+	for i, s := range args {
+		if s == flag && i+1 < len(args) {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// For llama.cpp an FP8-native model is planned at Q8_0 then Q4_K_M, the
+// auto ladder without its fp8 row and with each GGUF type once.
+func TestLlamaCPPLevels(t *testing.T) {
+	got, _ := forLlamaCPP([]quant.Level{quant.FP8, quant.INT4})
+	assert.Equal(t, []quant.Level{"q8_0", "q4_k_m"}, got)
+	got, _ = forLlamaCPP(autoLevels)
+	assert.Equal(t, []quant.Level{quant.BF16, quant.FP16, "q8_0", "q4_k_m"}, got)
+	got, _ = forLlamaCPP([]quant.Level{quant.FP8})
+	assert.Equal(t, []quant.Level{quant.FP8}, got, "asked alone, fp8 is refused with its reason")
+}
