@@ -15,7 +15,7 @@ func TestHostMemoryByCPUName(t *testing.T) {
 		name string
 		gbs  float64
 	}{
-		{"AMD EPYC 9354 32-Core Processor", 460.8}, // cpu-only: 12 x DDR5-4800 x 8 B
+		{"AMD EPYC 9354 32-Core Processor", 460.8}, // 12 x DDR5-4800 x 8 B
 		{"AMD EPYC 9534 64-Core Processor", 460.8}, // mi300x-8
 		{"AMD EPYC 7B13", 204.8},                   // container-vm: 8 x DDR4-3200 x 8 B
 		{"AMD EPYC 7313 16-Core Processor", 204.8}, // nvidia-driver-no-tool
