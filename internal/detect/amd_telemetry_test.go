@@ -30,7 +30,7 @@ func TestFixtureAMDTelemetryFromSysfs(t *testing.T) {
 	assert.Zero(t, g.MemoryBytes, "VRAM size not captured: unknown")
 
 	// The MI300X fixtures capture no readings: no telemetry.
-	for _, host := range []string{"mi300x-8", "mi300x-8-sysfs"} {
+	for _, host := range []string{"mi300x-8", "mi300x-4-sysfs"} {
 		for _, d := range devicesOfKind(detectFixture(t, host, nil), registry.KindROCm) {
 			assert.Nil(t, d.Telemetry, "%s %s", host, d.ID)
 		}

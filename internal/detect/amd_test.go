@@ -36,6 +36,13 @@ const (
 var mi300xBus = []string{"0000:05:00.0", "0000:26:00.0", "0000:46:00.0", "0000:65:00.0",
 	"0000:85:00.0", "0000:a5:00.0", "0000:c5:00.0", "0000:e5:00.0"}
 
+// The four GPUs of the mi300x-4-sysfs fixture, in rocm-smi's order, with the
+// unique ids rocm-smi -a and rocminfo show for them (its captures/).
+var (
+	mi300x4Bus   = []string{"0000:26:00.0", "0000:46:00.0", "0000:65:00.0", "0000:85:00.0"}
+	mi300x4UUIDs = []string{"8d1457e2c20f59d2", "b4fa34630e85d42a", "e8986800e182538a", "eff71edc82169115"}
+)
+
 func amdTestIDs(devs []registry.Device) []string {
 	out := make([]string, len(devs))
 	for i, d := range devs {
@@ -92,17 +99,35 @@ func TestROCmFixtureMI300X8(t *testing.T) {
 	assert.Equal(t, 64.0, ic.LinkBandwidthGBs, "per link and direction: 16 lanes x 32 Gbps (CDNA 3 white paper)")
 }
 
-func TestROCmFixtureMI300X8SysfsOnly(t *testing.T) {
-	reg := detectFixtureBackends(t, "mi300x-8-sysfs", nil, "rocm")
-	assertMI300X(t, reg, "sysfs")
+// assertMI300X4 checks the four GPUs of mi300x-4-sysfs: what its captures
+// give (name, memory, gfx target, ids) and nothing they lack (free memory,
+// GTT, NUMA node).
+func assertMI300X4(t *testing.T, reg *registry.Registry) {
+	t.Helper()
+	gpus := devicesOfKind(reg, registry.KindROCm)
+	require.Len(t, gpus, 4)
+	assert.Equal(t, mi300x4Bus, amdTestBusIDs(gpus))
+	for i, g := range gpus {
+		assert.Equal(t, registry.DeviceID(registry.KindROCm, i), g.ID)
+		assert.Equal(t, "AMD Instinct MI300X OAM", g.Name)
+		assert.Equal(t, mi300x4UUIDs[i], g.UUID)
+		assert.Equal(t, mi300xVRAM, g.MemoryBytes, "rocminfo's pool of 201310208 KB")
+		assert.Equal(t, "sysfs", g.Sources["memory_bytes"])
+		assert.Nil(t, g.MemoryFreeBytes, "mem_info_vram_used not captured")
+		assert.Zero(t, g.GTTBytes, "mem_info_gtt_total not captured")
+		assert.Nil(t, g.NUMANode, "numa_node not captured")
+		assert.Equal(t, "gfx942", g.Architecture)
+		assert.Equal(t, "kfd", g.Sources["architecture"])
+		assert.Equal(t, "1002:74a1", g.PCIID)
+		assert.Equal(t, float64(5300), g.MemoryBandwidthGBs)
+	}
+}
+
+func TestROCmFixtureMI300X4SysfsOnly(t *testing.T) {
+	reg := detectFixtureBackends(t, "mi300x-4-sysfs", nil, "rocm")
+	assertMI300X4(t, reg)
 	assert.Empty(t, warningCodes(reg))
-	require.Len(t, reg.SystemIO.Interconnects, 1)
-	ic := reg.SystemIO.Interconnects[0]
-	assert.Equal(t, registry.LinkXGMI, ic.Kind)
-	assert.Len(t, ic.Devices, 8)
-	assert.Equal(t, "sysfs", ic.Source)
-	assert.Zero(t, ic.Links, "pairwise links are unknown without rocm-smi")
-	assert.Equal(t, 64.0, ic.LinkBandwidthGBs, "the link speed is the part's, known without rocm-smi")
+	assert.Empty(t, reg.SystemIO.Interconnects, "no XGMI hive id was captured: no hive is invented")
 }
 
 func TestROCmFixtureHIPVisibleDevices(t *testing.T) {
@@ -123,15 +148,16 @@ func TestROCmFixtureVisibilityVariables(t *testing.T) {
 		wantBus []string
 		hidden  bool
 	}{
-		{"one index", map[string]string{"HIP_VISIBLE_DEVICES": "3"}, mi300xBus[3:4], true},
-		{"ROCR uuid", map[string]string{"ROCR_VISIBLE_DEVICES": "GPU-e48061b2e73a8a88"}, mi300xBus[7:8], true},
-		{"ROCR then HIP", map[string]string{"ROCR_VISIBLE_DEVICES": "4,5,6", "HIP_VISIBLE_DEVICES": "2"}, mi300xBus[6:7], true},
-		{"stops at an invalid entry", map[string]string{"HIP_VISIBLE_DEVICES": "1,9,2"}, mi300xBus[1:2], true},
-		{"all listed", map[string]string{"HIP_VISIBLE_DEVICES": "0,1,2,3,4,5,6,7"}, mi300xBus, false},
+		{"one index", map[string]string{"HIP_VISIBLE_DEVICES": "3"}, mi300x4Bus[3:4], true},
+		// rocminfo's Uuid of the GPU at 0000:65:00.0.
+		{"ROCR uuid", map[string]string{"ROCR_VISIBLE_DEVICES": "GPU-e8986800e182538a"}, mi300x4Bus[2:3], true},
+		{"ROCR then HIP", map[string]string{"ROCR_VISIBLE_DEVICES": "1,2,3", "HIP_VISIBLE_DEVICES": "2"}, mi300x4Bus[3:4], true},
+		{"stops at an invalid entry", map[string]string{"HIP_VISIBLE_DEVICES": "1,9,2"}, mi300x4Bus[1:2], true},
+		{"all listed", map[string]string{"HIP_VISIBLE_DEVICES": "0,1,2,3"}, mi300x4Bus, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			reg := detectFixtureBackends(t, "mi300x-8-sysfs", tt.env, "rocm")
+			reg := detectFixtureBackends(t, "mi300x-4-sysfs", tt.env, "rocm")
 			gpus := devicesOfKind(reg, registry.KindROCm)
 			assert.Equal(t, tt.wantBus, amdTestBusIDs(gpus))
 			if tt.hidden {
@@ -164,24 +190,24 @@ func TestROCmFixtureRyzenAPU(t *testing.T) {
 
 // A failing rocm-smi is a warning; sysfs figures are still reported.
 func TestROCmToolFailureKeepsSysfs(t *testing.T) {
-	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
+	opts := fixtureOptions(t, "mi300x-4-sysfs", nil)
 	opts.Backends = []string{"rocm"}
 	opts.Path = t.TempDir()
 	writeFakeTool(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'ERROR: rsmi_init failed' >&2\nexit 1\n")
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
-	assertMI300X(t, reg, "sysfs")
+	assertMI300X4(t, reg)
 	assert.Equal(t, []string{"rocm/tool_failed"}, warningCodes(reg))
 }
 
 func TestROCmGarbageOutputIsParseError(t *testing.T) {
-	opts := fixtureOptions(t, "mi300x-8-sysfs", nil)
+	opts := fixtureOptions(t, "mi300x-4-sysfs", nil)
 	opts.Backends = []string{"rocm"}
 	opts.Path = t.TempDir()
 	writeFakeTool(t, opts.Path, "rocm-smi", "#!/bin/sh\necho 'WARNING: no JSON today'\n")
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
-	assert.Len(t, devicesOfKind(reg, registry.KindROCm), 8)
+	assert.Len(t, devicesOfKind(reg, registry.KindROCm), 4)
 	assert.Equal(t, []string{"rocm/parse_error"}, warningCodes(reg))
 }
 

@@ -92,10 +92,10 @@ func TestAppleM2MaxSysctlOnly(t *testing.T) {
 // hw.perflevel names is no warning, and system_profiler (whose fixture
 // script fails on any argument) never runs.
 func TestAppleIntelMacHasNoAppleDevice(t *testing.T) {
-	reg := detectFixture(t, "macbook-pro-intel-2019", nil)
+	reg := detectFixture(t, "macbook-pro-11-3-intel", nil)
 	cpus := devicesOfKind(reg, registry.KindCPU)
 	require.Len(t, cpus, 1)
-	assert.Equal(t, "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", cpus[0].Name)
+	assert.Equal(t, "Intel(R) Core(TM) i7-4850HQ CPU @ 2.30GHz", cpus[0].Name)
 	assert.Equal(t, int64(16<<30), cpus[0].MemoryBytes)
 	assert.Empty(t, devicesOfKind(reg, registry.KindMetal))
 	assert.Empty(t, devicesOfKind(reg, registry.KindAppleNPU))
@@ -244,8 +244,9 @@ func TestMacHostCPU(t *testing.T) {
 			Name: "Apple M3 Pro", Vendor: "apple", Cores: 12, Threads: 12, MemoryBytes: m3ProMemory,
 			Quantizations: precision.CPU(),
 			Sources:       map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
-		{"macbook-pro-intel-2019", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
-			Name: "Intel(R) Core(TM) i9-9880H CPU @ 2.30GHz", Vendor: "intel", Cores: 16, Threads: 16,
+		// osquery/osquery#1501's MacBookPro11,3: cpu_logical_cores 8.
+		{"macbook-pro-11-3-intel", registry.Device{ID: "cpu", Kind: registry.KindCPU, Available: true,
+			Name: "Intel(R) Core(TM) i7-4850HQ CPU @ 2.30GHz", Vendor: "intel", Cores: 8, Threads: 8,
 			MemoryBytes: 16 << 30, Quantizations: precision.CPU(),
 			Sources: map[string]string{"name": "sysctl", "vendor": "sysctl", "cores": "sysctl", "memory_bytes": "sysctl"}}},
 	}

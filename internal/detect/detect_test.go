@@ -468,7 +468,7 @@ func TestDetectUnreadableSysfsIsReported(t *testing.T) {
 	if os.Geteuid() == 0 {
 		t.Skip("root ignores mode bits; TestMachineReportsPermissionDenied covers this through an injected fs.FS")
 	}
-	root := detecttest.CopyFixtureRoot(t, "mi300x-8-sysfs")
+	root := detecttest.CopyFixtureRoot(t, "mi300x-4-sysfs")
 	for _, d := range []string{"sys/class/drm", "sys/class/kfd"} {
 		p := filepath.Join(root, d)
 		require.NoError(t, os.Chmod(p, 0))

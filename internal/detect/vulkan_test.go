@@ -85,7 +85,7 @@ func TestVulkanIntelAMDFixturesFullDetection(t *testing.T) {
 		wantWarn []string
 	}{
 		{"mi300x-8", map[registry.Kind]int{registry.KindROCm: 8}, nil},
-		{"mi300x-8-sysfs", map[registry.Kind]int{registry.KindROCm: 8}, nil},
+		{"mi300x-4-sysfs", map[registry.Kind]int{registry.KindROCm: 4}, nil},
 		{"intel-core-ultra-laptop", map[registry.Kind]int{registry.KindIntelGPU: 1, registry.KindIntelNPU: 1}, nil},
 		{"ryzen-ai-laptop", map[registry.Kind]int{registry.KindROCm: 1, registry.KindAMDXDNA: 1}, nil},
 		{"intel-max-1100-x2", map[registry.Kind]int{registry.KindIntelGPU: 2}, []string{"intel_gpu/tool_failed"}},
