@@ -88,15 +88,25 @@ func TestGPURecordsHaveIDsMemoryAndSource(t *testing.T) {
 	memoryUnknown := map[string]string{
 		"NVIDIA GeForce GT 640 (GK107)": "1 or 2 GB boards share the id",
 	}
+	identityOnly := map[string]string{
+		"AMD Navi 31 (Radeon RX 7900 XT / XTX / GRE / 7900M)": "the id of boards with 16, 20 and 24 GiB",
+		"AMD Instinct MI308X": "no published memory or bandwidth",
+	}
 	n := 0
 	for _, s := range records {
 		if s.Category != "datacenter_gpu" && s.Category != "workstation_gpu" && s.Category != "consumer_gpu" {
 			continue
 		}
 		n++
-		if strings.Contains(s.Name, "Radeon RX 7900 XTX") || strings.Contains(s.Name, "A10G") {
-			// The RX 7900 XTX's id 1002:744c is shared with the XT and GRE
-			// (other memory); the A10G (AWS) keeps its record by name.
+		if len(s.SharedPCIIDs) > 0 || strings.Contains(s.Name, "A10G") {
+			// Boards sharing an id (RX 7900 XTX/XT/GRE on 1002:744c) carry
+			// it in SharedPCIIDs; the A10G (AWS) keeps its record by name.
+			assert.True(t, len(s.SharedPCIIDs) > 0 || len(s.PCIIDs) > 0, s.Name)
+			continue
+		}
+		if _, ok := identityOnly[s.Name]; ok {
+			assert.False(t, s.hasFigures(), s.Name)
+			assert.NotEmpty(t, s.PCIIDs, s.Name)
 			continue
 		}
 		assert.NotEmpty(t, s.PCIIDs, "%s: no PCI id", s.Name)

@@ -65,6 +65,14 @@ package specs
 // NameAmbiguous records (Apple M3 Max, M4 Max: two bins with different
 // bandwidth) are never matched by name; MemoryVaries records (V100 SXM2 16
 // and 32 GB) skip the memory check.
+// navi31Identity cites the id the RX 7900 boards share and their gfx target.
+const navi31Identity = "PCI id: 1002:744c \"Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]\" https://pci-ids.ucw.cz/read/PC/1002/744c; " +
+	"gfx target gfx1100 (Radeon RX 7900 XTX, XT, GRE): " + rocmGPUSpecs
+
+// rocmGPUSpecs is AMD's table of Instinct, Radeon PRO and Radeon GPUs: memory
+// in GiB and gfx target per board.
+const rocmGPUSpecs = "https://github.com/ROCm/ROCm docs/reference/gpu-arch-specs.rst @ e396b489 (AMD GPU specifications, \"VRAM (GiB)\" and \"LLVM target name\")"
+
 var records = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: "datacenter_gpu",
 		PCIIDs:      []string{"10de:2330"},
@@ -316,14 +324,54 @@ var records = []Spec{
 		Interconnect: "AMD Infinity Fabric, 3 links", InterconnectGBs: 0,
 		Source: "https://www.anandtech.com/show/17326/amd-releases-instinct-mi210-accelerator-cdna-2-on-a-pcie-card (read via a mirror copy; table \"AMD Instinct Accelerators\")",
 	},
+	// RX 7900 XTX, XT and GRE share 1002:744c (pci.ids "Navi 31 [Radeon RX
+	// 7900 XT/7900 XTX/7900 GRE/7900M]"); the id's own record below names it
+	// as pci.ids does, and ByPCIIDMemory picks the board by its VRAM.
 	{Name: "AMD Radeon RX 7900 XTX", Vendor: "AMD", Category: "consumer_gpu",
-		Aliases:     []string{"Radeon RX 7900 XTX"},
-		MemoryBytes: 24000000000, MemoryUnit: "GB",
+		SharedPCIIDs:   []string{"1002:744c"},
+		ProductName:    "AMD Radeon RX 7900 XTX",
+		Arch:           "gfx1100",
+		IdentitySource: navi31Identity,
+		Aliases:        []string{"Radeon RX 7900 XTX"},
+		MemoryBytes:    24000000000, MemoryUnit: "GB",
 		BandwidthGBs: 960,
 		Source:       "https://pcper.com/2022/12/amd-radeon-rx-7900-xtx-and-rx-7900-xt-review/",
 		FigureSources: map[string]string{
 			"BandwidthGBs": "https://ctechmag.com/amd-radeon-rx-7900-xtx/ (note: this page misstates the stream-processor count)",
 		},
+	},
+	{Name: "AMD Radeon RX 7900 XT", Vendor: "AMD", Category: "consumer_gpu",
+		SharedPCIIDs:   []string{"1002:744c"},
+		ProductName:    "AMD Radeon RX 7900 XT",
+		Arch:           "gfx1100",
+		IdentitySource: navi31Identity,
+		Aliases:        []string{"Radeon RX 7900 XT"},
+		MemoryBytes:    20 << 30, MemoryUnit: "GiB",
+		BandwidthGBs: 800,
+		Source:       rocmGPUSpecs,
+		FigureSources: map[string]string{
+			"BandwidthGBs": "https://pcper.com/2022/12/amd-radeon-rx-7900-xtx-and-rx-7900-xt-review/ (AMD's table: 20GB GDDR6, 20 Gbps); " +
+				"https://raytubefixes.com/amd-radeon-rx-7900-xt-the-ultimate-gaming-graphics-card/ (320-bit interface, 20GB, \"overall memory bandwidth of 800GB/sec\"; 320 bit x 20 Gbps / 8 = 800 GB/s)",
+		},
+	},
+	{Name: "AMD Radeon RX 7900 GRE", Vendor: "AMD", Category: "consumer_gpu",
+		SharedPCIIDs:   []string{"1002:744c"},
+		ProductName:    "AMD Radeon RX 7900 GRE",
+		Arch:           "gfx1100",
+		IdentitySource: navi31Identity,
+		Aliases:        []string{"Radeon RX 7900 GRE"},
+		MemoryBytes:    16 << 30, MemoryUnit: "GiB",
+		BandwidthGBs: 576,
+		Source:       rocmGPUSpecs,
+		FigureSources: map[string]string{
+			"BandwidthGBs": "https://www.cnews.cz/clanky/radeon-rx-7900-gre-vydan-specifikace-tdp-a-cena-bude-k-dostani-i-u-nas-pres-oem-trh/ (AMD's specification table: 16 GB GDDR6, 256-bit, 18 Gbps, 576 GB/s)",
+		},
+	},
+	{Name: "AMD Navi 31 (Radeon RX 7900 XT / XTX / GRE / 7900M)", Vendor: "AMD", Category: "consumer_gpu",
+		PCIIDs:         []string{"1002:744c"},
+		ProductName:    "AMD Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]",
+		Arch:           "gfx1100",
+		IdentitySource: navi31Identity,
 	},
 	{Name: "Intel Gaudi2 (HL-225)", Vendor: "Intel", Category: "datacenter_asic",
 		PCIIDs:         []string{"1da3:1020"},
@@ -813,8 +861,41 @@ var records = []Spec{
 	},
 	{Name: "AMD Strix Halo APU graphics (Radeon 8050S / 8060S)", Vendor: "AMD", Category: "integrated_gpu",
 		PCIIDs:         []string{"1002:1586"},
+		ProductName:    "AMD Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]",
 		Arch:           "gfx1151",
 		IdentitySource: "gfx target gfx1151: https://llvm.org/docs/AMDGPUUsage.html#processors; 1002:1586 \"Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]\" https://pci-ids.ucw.cz/read/PC/1002/1586",
+	},
+	// Intel integrated graphics a fixture machine carries (slimbook-hero-
+	// rtx4060-igpu): identity only, named as pci.ids names the id.
+	{Name: "Intel Raptor Lake-P UHD Graphics", Vendor: "Intel", Category: "integrated_gpu",
+		PCIIDs:         []string{"8086:a7a8"},
+		ProductName:    "Intel Raptor Lake-P [UHD Graphics]",
+		IdentitySource: "PCI id: 8086:a7a8 \"Raptor Lake-P [UHD Graphics]\" https://pci-ids.ucw.cz/read/PC/8086/a7a8",
+	},
+	// MI308X: the CDNA3 part sold in China (mi308x-8-cpx). AMD publishes no
+	// datasheet for it and the ROCm GPU specifications table does not list
+	// it: no memory, bandwidth or gfx target is sourced (a CPX partition's
+	// memory is what amdgpu reports per partition).
+	{Name: "AMD Instinct MI308X", Vendor: "AMD", Category: "datacenter_gpu",
+		PCIIDs:         []string{"1002:74a2"},
+		ProductName:    "AMD Instinct MI308X",
+		IdentitySource: "PCI id: 1002:74a2 \"Aqua Vanjaram [Instinct MI308X]\" https://pci-ids.ucw.cz/read/PC/1002/74a2",
+	},
+	// Tesla K80: one board, two GK210 GPUs, each its own PCI function and
+	// CUDA device with 12 GB GDDR5 on a 384-bit bus at 5 GT/s (240 GB/s);
+	// the record is per GPU (nvidia-driver-no-tool).
+	{Name: "NVIDIA Tesla K80 (per GPU)", Vendor: "NVIDIA", Category: "datacenter_gpu",
+		PCIIDs:      []string{"10de:102d"},
+		ProductName: "Tesla K80", Arch: "3.7",
+		IdentitySource: "PCI id: 10de:102d \"GK210GL [Tesla K80]\" https://pci-ids.ucw.cz/read/PC/10de/102d; " +
+			"compute capability 3.7: https://developer.nvidia.com/cuda-gpus",
+		Aliases:     []string{"Tesla K80", "NVIDIA Tesla K80"},
+		MemoryBytes: 12e9, MemoryUnit: "GB",
+		BandwidthGBs: 240,
+		Source:       "https://www.anandtech.com/show/8729/nvidia-launches-tesla-k80-gk210-gpu (NVIDIA Tesla family table: VRAM 2 x 12GB, memory bus 2 x 384-bit, 5GHz GDDR5)",
+		FigureSources: map[string]string{
+			"BandwidthGBs": "https://cnews.cz/clanky/nvidia-uvadi-nove-gpu-generace-kepler-gk210-bezi-v-dualni-karte-tesla-k80/ (each GPU 12 GB GDDR5 on 384 bits at 5.0 GHz effective, \"240 GB/s\" per GPU; NVIDIA's 480 GB/s is the board's two GPUs)",
+		},
 	},
 	// Discrete GPUs of the last five generations (issue 13 point 3), one record
 	// per part. PCI ids and their names: the PCI ID repository (pciutils/pciids
