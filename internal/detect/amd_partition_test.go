@@ -103,6 +103,7 @@ func TestROCmFixtureMI308XCPXPartitionMemoryFromKFD(t *testing.T) {
 		assert.Equal(t, 4, g.Partition.Count)
 		assert.Equal(t, "kfd", g.Sources["partition"])
 		assert.Zero(t, g.MemoryBytes)
+		assert.Equal(t, "AMD Instinct MI308X", g.Name, "pci.ids 1002:74a2, from the part table")
 	}
 	for i, p := range gpus[8:] {
 		want := int64(51539607552)
@@ -111,7 +112,7 @@ func TestROCmFixtureMI308XCPXPartitionMemoryFromKFD(t *testing.T) {
 		}
 		assert.Equal(t, want, p.MemoryBytes, p.ID)
 		assert.Equal(t, "kfd mem_banks", p.Sources["memory_bytes"])
-		assert.Equal(t, fmt.Sprintf("CPX partition %d", i%4), p.Name)
+		assert.Equal(t, fmt.Sprintf("AMD Instinct MI308X (CPX partition %d)", i%4), p.Name)
 		assert.Equal(t, registry.DeviceID(registry.KindROCm, i/4), p.Partition.Parent)
 		assert.True(t, p.Available)
 	}

@@ -81,3 +81,48 @@ func NVLinkPerLinkGBs(cc string) float64 {
 	}
 	return s.InterconnectGBs / float64(g.Links)
 }
+
+// ByPCIIDMemory finds the record of a "vvvv:dddd" PCI id on a device whose
+// memory is memBytes: among the boards sharing the id (SharedPCIIDs), the
+// one whose memory agrees, else ByPCIID's record (the id's own, named as
+// pci.ids names it). Board memory is GDDR or HBM of a power-of-two GiB
+// count, which amdgpu reports a little under (mem_info_vram_total); a board
+// agrees when its figure read as GiB is within variantTolerance of memBytes,
+// and only one board may agree.
+func ByPCIIDMemory(id string, memBytes int64) (Spec, bool) {
+	if s, ok := memoryVariant(id, memBytes); ok {
+		return s, true
+	}
+	return ByPCIID(id)
+}
+
+// variantTolerance: the boards sharing an id differ by 4 GiB or more in
+// 16 to 24 GiB (RX 7900 GRE, XT, XTX), at least 16 %; the driver's figure
+// is within 1 % of the board's.
+const variantTolerance = 0.05
+
+func memoryVariant(id string, memBytes int64) (Spec, bool) {
+	id = strings.ToLower(strings.TrimSpace(id))
+	if memBytes <= 0 {
+		return Spec{}, false
+	}
+	var found []Spec
+	for _, s := range records {
+		for _, p := range s.SharedPCIIDs {
+			if p != id || s.MemoryBytes <= 0 {
+				continue
+			}
+			board := float64(s.MemoryBytes) / 1e9 * (1 << 30)
+			if s.MemoryUnit == "GiB" {
+				board = float64(s.MemoryBytes)
+			}
+			if math.Abs(float64(memBytes)/board-1) <= variantTolerance {
+				found = append(found, s)
+			}
+		}
+	}
+	if len(found) != 1 {
+		return Spec{}, false
+	}
+	return found[0], true
+}

@@ -108,10 +108,14 @@ func LookupPCIID(id string) (Spec, bool) {
 	return s, true
 }
 
-// ForDevice finds the record for a detected device: by PCI id, else by name,
+// ForDevice finds the record for a detected device: by PCI id (a board of a
+// shared id by its memory, ByPCIIDMemory), else by name,
 // and rejects a match whose memory size says it is another SKU (rule 3).
 func ForDevice(d *registry.Device) (Spec, bool) {
-	s, ok := LookupPCIID(d.PCIID)
+	s, ok := memoryVariant(d.PCIID, d.MemoryBytes)
+	if !ok {
+		s, ok = LookupPCIID(d.PCIID)
+	}
 	if !ok {
 		s, ok = Lookup(d.Name)
 	}

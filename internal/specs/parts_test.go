@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 func TestDeviceMemoryBytes(t *testing.T) {
@@ -154,4 +156,80 @@ func TestPCIIDsOfDatasheetRecords(t *testing.T) {
 		require.True(t, ok, id)
 		assert.Equal(t, want, s.Name, id)
 	}
+}
+
+// TestSharedPCIIDGroups: an id several boards share (SharedPCIIDs) belongs to
+// one identity-only record, named as pci.ids names it, and to two or more
+// boards, each sized; no id is both a record's own and shared otherwise.
+func TestSharedPCIIDGroups(t *testing.T) {
+	boards := map[string][]Spec{}
+	for _, s := range records {
+		for _, id := range s.SharedPCIIDs {
+			assert.Positive(t, s.MemoryBytes, "%s: a board of shared id %s has no memory", s.Name, id)
+			assert.Contains(t, s.IdentitySource, "https://pci-ids.ucw.cz/read/PC/"+id[:4]+"/"+id[5:], s.Name)
+			boards[id] = append(boards[id], s)
+		}
+	}
+	require.NotEmpty(t, boards)
+	for id, bs := range boards {
+		assert.GreaterOrEqual(t, len(bs), 2, id)
+		own, ok := ByPCIID(id)
+		require.True(t, ok, id)
+		assert.False(t, own.hasFigures(), "%s: the id's own record is identity only", id)
+		assert.NotEmpty(t, own.ProductName, id)
+	}
+}
+
+// TestByPCIIDMemory: the RX 7900 boards share 1002:744c; the VRAM amdgpu
+// reports (mem_info_vram_total, a little under the board's GiB) picks the
+// board; no or odd memory leaves the id's own record, named as pci.ids names
+// it.
+func TestByPCIIDMemory(t *testing.T) {
+	for mem, want := range map[int64]string{
+		20<<30 - 16<<20: "AMD Radeon RX 7900 XT",
+		24<<30 - 16<<20: "AMD Radeon RX 7900 XTX",
+		16 << 30:        "AMD Radeon RX 7900 GRE",
+		0:               "AMD Navi 31 (Radeon RX 7900 XT / XTX / GRE / 7900M)",
+		12 << 30:        "AMD Navi 31 (Radeon RX 7900 XT / XTX / GRE / 7900M)",
+	} {
+		s, ok := ByPCIIDMemory("1002:744C", mem)
+		require.True(t, ok, mem)
+		assert.Equal(t, want, s.Name, mem)
+	}
+	s, ok := ByPCIIDMemory("1002:744c", 0)
+	require.True(t, ok)
+	assert.Equal(t, "AMD Navi 31 [Radeon RX 7900 XT/7900 XTX/7900 GRE/7900M]", s.ProductName)
+	assert.Equal(t, "gfx1100", s.Arch)
+	s, ok = ByPCIIDMemory("10de:2330", 80<<30) // an unshared id: ByPCIID's record
+	require.True(t, ok)
+	assert.Equal(t, "NVIDIA H100 SXM5 80GB", s.Name)
+	s, ok = ForDevice(&registry.Device{PCIID: "1002:744c", MemoryBytes: 20<<30 - 16<<20})
+	require.True(t, ok)
+	assert.Equal(t, 800.0, s.BandwidthGBs)
+	_, ok = ForDevice(&registry.Device{PCIID: "1002:744c"})
+	assert.False(t, ok, "no memory: the id's record has no figures, and no name to go by")
+}
+
+// TestFixtureGapIDs: ids of fixture machines the table lacked (issue 13
+// item 3) name their parts as pci.ids does.
+func TestFixtureGapIDs(t *testing.T) {
+	for id, name := range map[string]string{
+		"10de:28a0": "NVIDIA GeForce RTX 4060 Laptop GPU", // slimbook-hero-rtx4060-igpu
+		"8086:a7a8": "Intel Raptor Lake-P [UHD Graphics]", // slimbook-hero-rtx4060-igpu
+		"1002:74a2": "AMD Instinct MI308X",                // mi308x-8-cpx
+		"1002:1586": "AMD Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]",
+		"10de:102d": "Tesla K80", // nvidia-driver-no-tool
+		"8086:e20b": "Intel Arc B580 Graphics",
+		"8086:e223": "Intel Arc Pro B70", // zimaos-arc-pro-b70-unbound
+	} {
+		p, ok := LookupPart(id)
+		require.True(t, ok, id)
+		assert.Equal(t, name, p.Name, id)
+		assert.Contains(t, p.Source, "https://", id)
+	}
+	k80, ok := LookupPCIID("10de:102d")
+	require.True(t, ok)
+	assert.Equal(t, int64(12e9), k80.MemoryBytes)
+	assert.Equal(t, 240.0, k80.BandwidthGBs)
+	assert.Equal(t, "3.7", k80.Arch)
 }

@@ -40,6 +40,12 @@ type Spec struct {
 	// MemoryVaries: the name covers several memory sizes with the same
 	// bandwidth and compute, so ForDevice skips its memory check.
 	MemoryVaries bool
+	// SharedPCIIDs are ids the part shares with boards of other memory
+	// sizes (pci.ids gives 1002:744c to the RX 7900 XT, XTX and GRE). The
+	// id itself belongs to an identity-only record named as pci.ids names
+	// it; ByPCIIDMemory picks this record when the device's memory says
+	// which board it is.
+	SharedPCIIDs []string
 	BandwidthGBs float64 // memory bandwidth, GB/s (10^9 B/s)
 
 	// Dense (no sparsity) peak tensor throughput, TFLOPS (TOPS for int8).

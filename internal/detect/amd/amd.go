@@ -300,11 +300,19 @@ func finishAMDGPU(g *AMDGPU) {
 	if isAPU(pciID) {
 		applyAPUMemory(d)
 	}
+	// The part of the id (a board of an id several boards share, by the
+	// VRAM amdgpu reports: RX 7900 XT/XTX/GRE on 1002:744c) names a GPU no
+	// tool named, with the product name the table gives.
+	part, known := specs.ByPCIIDMemory(pciID, d.MemoryBytes)
+	if known && d.Name == "" && part.ProductName != "" {
+		d.Name = part.ProductName
+		d.SetSource("name", "part table")
+	}
 	// Peak memory bandwidth only for ids with a datasheet record in
 	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
 	// docs/conceptual/gpu-arch/mi300.md); other GPUs get none, not a guess.
-	if ds, ok := specs.LookupPCIID(pciID); ok && ds.BandwidthGBs > 0 {
-		d.MemoryBandwidthGBs = ds.BandwidthGBs
+	if known && part.BandwidthGBs > 0 {
+		d.MemoryBandwidthGBs = part.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "devices.json")
 	}
 	setAMDQuantizations(d)

@@ -54,7 +54,7 @@ func TestUnboundAMDGPUIsListedUnavailable(t *testing.T) {
 	assert.Equal(t, "0000:c2:00.0", d.PCIBusID)
 	assert.False(t, d.Available)
 	assert.Equal(t, "no kernel driver bound", d.UnavailableReason)
-	assert.Equal(t, "AMD Strix Halo APU graphics (Radeon 8050S / 8060S)", d.Name)
+	assert.Equal(t, "AMD Strix Halo [Radeon Graphics / Radeon 8050S Graphics / Radeon 8060S Graphics]", d.Name) // as pci.ids names 1002:1586
 	assert.True(t, d.MemoryShared)
 	assert.NotEmpty(t, d.Quantizations)
 }
