@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -43,7 +45,10 @@ func TestInterruptEndsHungDetection(t *testing.T) {
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
-			time.Sleep(300 * time.Millisecond) // the tools have started and hang
+			// Signal once a vendor tool runs: main installs its handler
+			// before detection starts a tool. A fixed sleep raced the
+			// handler's installation on a loaded machine (exit -1).
+			waitForChild(t, cmd.Process.Pid, 20*time.Second)
 			sent := time.Now()
 			require.NoError(t, cmd.Process.Signal(sig))
 			err := cmd.Wait()
@@ -56,4 +61,22 @@ func TestInterruptEndsHungDetection(t *testing.T) {
 			assert.Less(t, took, 2*time.Second, "the command ended %v after the signal", took)
 		})
 	}
+}
+
+// waitForChild waits until process pid has a child (a vendor tool it
+// started), reading the kernel's /proc/<pid>/task/<tid>/children lists
+// (https://docs.kernel.org/filesystems/proc.html).
+func waitForChild(t *testing.T, pid int, limit time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for time.Now().Before(deadline) {
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, f := range tasks {
+			if b, err := os.ReadFile(f); err == nil && strings.TrimSpace(string(b)) != "" {
+				return
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("process %d started no tool within %v", pid, limit)
 }
