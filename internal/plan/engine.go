@@ -243,9 +243,10 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
 		main := pl.Stages[0].Devices[0].Dev.Index
 		if pl.DP > 1 || engineEnv(pl, engineLlamaCPP, cluster) != nil {
-			// Each replica's server sees only its own device; a CUDA plan
-			// runs with CUDA_VISIBLE_DEVICES listing its devices, which
-			// the process numbers from 0 (engineEnv).
+			// Each replica's server sees only its own device; a CUDA or
+			// ROCm plan runs with CUDA_VISIBLE_DEVICES or
+			// ROCR_VISIBLE_DEVICES listing its devices, which the process
+			// numbers from 0 (engineEnv).
 			main = 0
 		}
 		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
