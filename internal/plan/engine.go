@@ -103,6 +103,9 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if req.KVCacheDType == "fp8" || req.KVCacheDType == "int8" {
 		a = append(a, "--kv-cache-dtype", "fp8")
 	}
+	if req.NoFlashAttention {
+		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")
+	}
 	if pl.Offloaded {
 		host := pl.Stages[len(pl.Stages)-1]
 		gb := int(math.Ceil(float64(host.Part.Weights) / (1 << 30)))
@@ -255,6 +258,12 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	a = append(a, "-c", strconv.Itoa(req.ContextLength*batch))
 	if batch > 1 {
 		a = append(a, "-np", strconv.Itoa(batch))
+	}
+	if req.NoFlashAttention {
+		// -fa/--flash-attn takes on, off or auto (the default):
+		// common/arg.cpp @ 145b6280,
+		// https://github.com/ggml-org/llama.cpp/blob/145b6280d6aa1890e22457143dad0badb3fd6820/common/arg.cpp
+		a = append(a, "-fa", "off")
 	}
 	switch req.KVCacheDType {
 	case "int8":
