@@ -155,9 +155,9 @@ func gaudiOAMName(name string) bool {
 // gaudiScaleUp returns the scale-up domain of the devices: the OAM modules
 // of one generation whose ports it knows, when there are at least two. No
 // tool reports these links (the backend runs no hl-smi port query, and no
-// public capture of one was found), so the domain is derived from the
-// documented topology: every OAM module of an HLS box reaches its seven
-// peers over 21 ports. BandwidthGBs is one device's scale-up bandwidth in
+// public capture of one from such a server was found), so the domain is
+// derived from the documented topology: every OAM module of an HLS box
+// reaches its seven peers over 21 ports. BandwidthGBs is one device's scale-up bandwidth in
 // one direction, ports x rate / 8 (Gaudi 2: 21 x 100 Gb/s = 262.5 GB/s,
 // Gaudi 3: 525 GB/s, the figures of the cited page); LinkBandwidthGBs is one
 // port's.
