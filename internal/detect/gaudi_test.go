@@ -152,6 +152,25 @@ func TestGaudiPCIeCardsHaveNoScaleUp(t *testing.T) {
 	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 
+// Gaudi 3 OAM modules (1da3:1060) on the same baseboard: 21 ports of
+// 200 Gb/s, 525 GB/s per device per direction (the cited page's Gaudi 3
+// figure). The gaudi2-8 tree with its device ids changed: only the domain is
+// under test.
+func TestGaudi3ScaleUpBandwidth(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	for _, bus := range gaudi2Buses {
+		f := filepath.Join(dir, "root", "sys", "bus", "pci", "devices", bus, "device")
+		require.NoError(t, os.WriteFile(f, []byte("0x1060\n"), 0o644))
+	}
+	reg := detectDir(t, dir, nil)
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, "Intel Gaudi 3 scale-up", ic.Name)
+	assert.Len(t, ic.Devices, 8)
+	assert.InDelta(t, 25, ic.LinkBandwidthGBs, 1e-9)
+	assert.InDelta(t, 525, ic.BandwidthGBs, 1e-9)
+}
+
 // One OAM module alone is no domain.
 func TestGaudiOneModuleHasNoScaleUp(t *testing.T) {
 	bin := t.TempDir()
