@@ -192,3 +192,47 @@ func TestSuggestTargetsGGUFTypesForLlamaCPP(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &s), "%s", out)
 	assert.Equal(t, "mxfp4", s.Quant)
 }
+
+// ROCm plans name their GPUs by UUID in ROCR_VISIBLE_DEVICES: the ROCm
+// runtime numbers GPUs in KFD topology order, not the registry's bus order,
+// and has no CUDA_DEVICE_ORDER. On mi300x-8, an 8B model pinned to rocm:3
+// used to say --main-gpu 3 with no environment; now the process sees only
+// that GPU, as its device 0. The UUIDs are the fixture's sysfs unique_id.
+func TestPlanROCmVisibleDevices(t *testing.T) {
+	a := fullPlan(t, "mi300x-8", `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","devices":["rocm:3"],"engine":"llama.cpp"}`)
+	require.Equal(t, true, a["fits"])
+	det := detectFixtureDevices(t, "mi300x-8")
+	uuid := det["rocm:3"]["uuid"].(string)
+	require.NotEmpty(t, uuid)
+	assert.Equal(t, map[string]any{"ROCR_VISIBLE_DEVICES": "GPU-" + uuid}, envOf(a, "llama.cpp"))
+	assert.Equal(t, "0", flagValue(argsOf(a, "llama.cpp"), "--main-gpu"))
+
+	// A vLLM tensor-parallel plan lists each of its GPUs once, in rank order.
+	a = fullPlan(t, "mi300x-8", `{"model":{"name":"Llama-3.1-405B"},"quant":"bf16"}`)
+	require.Equal(t, true, a["fits"])
+	var want []string
+	for _, s := range a["shards"].([]any) {
+		id := s.(map[string]any)["device_id"].(string)
+		want = append(want, "GPU-"+det[id]["uuid"].(string))
+	}
+	require.NotEmpty(t, want)
+	assert.Equal(t, strings.Join(want, ","), envOf(a, "vllm")["ROCR_VISIBLE_DEVICES"])
+}
+
+// detectFixtureDevices detects a fixture machine and returns its devices by id.
+func detectFixtureDevices(t *testing.T, machine string) map[string]map[string]any {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
+	require.NoError(t, err)
+	req := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	var reg struct {
+		Devices []map[string]any `json:"devices"`
+	}
+	out := Detect(context.Background(), []byte(req), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &reg), "%s", out)
+	m := map[string]map[string]any{}
+	for _, d := range reg.Devices {
+		m[d["id"].(string)] = d
+	}
+	return m
+}

@@ -59,3 +59,20 @@ func TestEngineThatCannotRunSaysSo(t *testing.T) {
 		assert.NotContains(t, ex, "do not support", c.machine)
 	}
 }
+
+// "flash_attention": false is llama.cpp's -fa off (common/arg.cpp: -fa takes
+// on, off or auto, auto being the default), and only then; vLLM has no such
+// flag, which the explanation says.
+func TestFlashAttentionOffIsLlamaCPPFlag(t *testing.T) {
+	a := fullPlan(t, "two-nvidia", `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp","flash_attention":false}`)
+	require.Equal(t, true, a["fits"])
+	assert.Equal(t, "off", flagValue(argsOf(a, "llama.cpp"), "-fa"))
+
+	a = fullPlan(t, "two-nvidia", `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp"}`)
+	assert.NotContains(t, argsOf(a, "llama.cpp"), "-fa", "the default (auto) needs no flag")
+
+	a = fullPlan(t, "two-nvidia", `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","flash_attention":false}`)
+	require.Equal(t, true, a["fits"])
+	assert.NotContains(t, argsOf(a, "vllm"), "-fa")
+	assert.Contains(t, explanation(a), "vLLM: no command-line flag turns flash attention off")
+}

@@ -115,7 +115,72 @@ func TestGaudiFixtureHLSMIQueryNotCaptured(t *testing.T) {
 		assert.Equal(t, "pci-id", d.Sources["memory_bytes"])
 	}
 	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
-	assert.Empty(t, reg.SystemIO.Interconnects, "no RoCE figure is sourced per port, so none is reported")
+	assertGaudi2ScaleUp(t, reg, 8)
+}
+
+// assertGaudi2ScaleUp checks the one scale-up domain of n Gaudi 2 OAM
+// modules: kind roce, the device ids, 21 ports of 100 Gb/s, 262.5 GB/s per
+// device per direction (docs.habana.ai "Intel Gaudi Network Configuration"
+// quotes 21*12.5 GB/s = 262.5 GB/s unidirectional for Gaudi 2).
+func assertGaudi2ScaleUp(t *testing.T, reg *registry.Registry, n int) {
+	t.Helper()
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, registry.LinkRoCE, ic.Kind)
+	assert.Equal(t, "Intel Gaudi 2 scale-up", ic.Name)
+	var want []string
+	for i := 0; i < n; i++ {
+		want = append(want, registry.DeviceID(registry.KindGaudi, i))
+	}
+	assert.Equal(t, want, ic.Devices)
+	assert.Equal(t, 21, ic.Links)
+	assert.InDelta(t, 12.5, ic.LinkBandwidthGBs, 1e-9)
+	assert.InDelta(t, 262.5, ic.BandwidthGBs, 1e-9)
+	assert.Equal(t, "pci-id", ic.Source)
+}
+
+// The PCIe card (HL-288, 1da3:1021) is a Gaudi 2 without the baseboard's
+// all-to-all wiring: several of them make no scale-up domain.
+func TestGaudiPCIeCardsHaveNoScaleUp(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	for _, bus := range gaudi2Buses {
+		f := filepath.Join(dir, "root", "sys", "bus", "pci", "devices", bus, "device")
+		require.NoError(t, os.WriteFile(f, []byte("0x1021\n"), 0o644))
+	}
+	reg := detectDir(t, dir, nil)
+	assert.Len(t, devicesOfKind(reg, registry.KindGaudi), 8)
+	assert.Empty(t, reg.SystemIO.Interconnects)
+}
+
+// Gaudi 3 OAM modules (1da3:1060) on the same baseboard: 21 ports of
+// 200 Gb/s, 525 GB/s per device per direction (the cited page's Gaudi 3
+// figure). The gaudi2-8 tree with its device ids changed: only the domain is
+// under test.
+func TestGaudi3ScaleUpBandwidth(t *testing.T) {
+	dir := copyFixtureMachine(t, "gaudi2-8")
+	for _, bus := range gaudi2Buses {
+		f := filepath.Join(dir, "root", "sys", "bus", "pci", "devices", bus, "device")
+		require.NoError(t, os.WriteFile(f, []byte("0x1060\n"), 0o644))
+	}
+	reg := detectDir(t, dir, nil)
+	require.Len(t, reg.SystemIO.Interconnects, 1)
+	ic := reg.SystemIO.Interconnects[0]
+	assert.Equal(t, "Intel Gaudi 3 scale-up", ic.Name)
+	assert.Len(t, ic.Devices, 8)
+	assert.InDelta(t, 25, ic.LinkBandwidthGBs, 1e-9)
+	assert.InDelta(t, 525, ic.BandwidthGBs, 1e-9)
+}
+
+// One OAM module alone is no domain.
+func TestGaudiOneModuleHasNoScaleUp(t *testing.T) {
+	bin := t.TempDir()
+	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HLSMIArgs(),
+		"0, HL-225, 0000:33:00.0, 98304, 97536, 1.21.1-bfcec49, N/A"))
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
+		LookupEnv: func(string) (string, bool) { return "", false }})
+	require.NoError(t, err)
+	require.Len(t, devicesOfKind(reg, registry.KindGaudi), 1)
+	assert.Empty(t, reg.SystemIO.Interconnects)
 }
 
 func TestGaudiFixtureFallbackWithoutHLSMI(t *testing.T) {
@@ -181,6 +246,7 @@ func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
 	}
 	assert.Equal(t, int64(97536)<<20, *devs[1].MemoryFreeBytes, "34:00.0 uses 768 MiB of 98304")
 	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, intel.GaudiBackend))
+	assertGaudi2ScaleUp(t, reg, 8) // the unlisted module is still wired to the others
 }
 
 // An absurd hl-smi memory figure is an absurd_value warning naming the tool;

@@ -161,8 +161,28 @@ func llamaLoad(m *model.Model, l quant.Level) *Load {
 	return ld
 }
 
-// engineEnv is the environment an engine needs to run a plan on CUDA
-// devices: CUDA_VISIBLE_DEVICES lists the plan's GPUs (so a plan on
+// engineEnv is the environment an engine needs to run a plan on the
+// plan's devices: CUDA (cudaEnv) and ROCm (rocmEnv). Inside the process the
+// visible devices are numbered 0.. in the listed order, which --main-gpu
+// and --tensor-split use. nil for other kinds, a multi-node plan, or a
+// llama.cpp plan with replicas (one process each).
+func engineEnv(pl *planned, engine string, cluster bool) map[string]string {
+	if pl.Pool == nil || (cluster && multiNode(pl)) {
+		return nil
+	}
+	if engine == engineLlamaCPP && pl.DP > 1 {
+		return nil
+	}
+	switch pl.Pool.Kind {
+	case registry.KindCUDA:
+		return cudaEnv(pl)
+	case registry.KindROCm:
+		return rocmEnv(pl)
+	}
+	return nil
+}
+
+// cudaEnv: CUDA_VISIBLE_DEVICES lists the plan's GPUs (so a plan on
 // cuda:2,3 does not start on 0,1) by their index in PCI bus order, the
 // order nvidia-smi and this registry number them; CUDA_DEVICE_ORDER=PCI_BUS_ID
 // makes CUDA number them the same way. CUDA's default, FASTEST_FIRST,
@@ -170,16 +190,7 @@ func llamaLoad(m *model.Model, l quant.Level) *Load {
 // specified, so the index of a mixed machine cannot be computed in it (CUDA
 // C++ Programming Guide, "CUDA Environment Variables",
 // https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars).
-// Inside the process the visible devices are numbered 0.. in the listed
-// order, which --main-gpu and --tensor-split use. nil for other kinds, a
-// multi-node plan, or a llama.cpp plan with replicas (one process each).
-func engineEnv(pl *planned, engine string, cluster bool) map[string]string {
-	if pl.Pool == nil || pl.Pool.Kind != registry.KindCUDA || (cluster && multiNode(pl)) {
-		return nil
-	}
-	if engine == engineLlamaCPP && pl.DP > 1 {
-		return nil
-	}
+func cudaEnv(pl *planned) map[string]string {
 	var idx []string
 	for _, d := range planCUDADevices(pl) {
 		idx = append(idx, strconv.Itoa(d.Index))
@@ -190,21 +201,58 @@ func engineEnv(pl *planned, engine string, cluster bool) map[string]string {
 	return map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": strings.Join(idx, ",")}
 }
 
+// rocmEnv: ROCR_VISIBLE_DEVICES lists the plan's GPUs by UUID. The ROCm
+// runtime numbers GPUs in its own enumeration order (KFD topology nodes),
+// which is neither PCI bus order nor this registry's, and ROCm has no
+// variable like CUDA_DEVICE_ORDER; ROCR_VISIBLE_DEVICES takes "device
+// indices or UUIDs" and is the one AMD recommends on Linux (ROCm
+// environment variables, "GPU isolation variables",
+// https://rocm.docs.amd.com/projects/HIP/en/latest/reference/env_variables.html;
+// "GPU isolation techniques", example "GPU-DEADBEEFDEADBEEF",
+// https://rocm.docs.amd.com/en/docs-6.1.2/conceptual/gpu-isolation.html).
+// The UUID is "GPU-" and the 16 hex digits of the GPU's sysfs unique_id, as
+// the runtime builds it (rocminfo "Uuid"). nil when a GPU has no unique_id
+// (indices would have to be the runtime's, which the registry does not
+// know) or is a compute partition (its parent's unique_id is not its own).
+func rocmEnv(pl *planned) map[string]string {
+	var ids []string
+	for _, d := range planDevices(pl, registry.KindROCm) {
+		u, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(d.UUID), "0x"), 16, 64)
+		if err != nil || d.Partition != nil && d.Partition.Parent != "" {
+			return nil
+		}
+		ids = append(ids, fmt.Sprintf("GPU-%016x", u))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return map[string]string{"ROCR_VISIBLE_DEVICES": strings.Join(ids, ",")}
+}
+
 // planCUDADevices is the plan's GPUs in placement order (stage by stage,
 // rank by rank), each once. MIG instances have no plain index and make the
 // list empty (CUDA_VISIBLE_DEVICES then takes their MIG UUID, which the
 // detection environment already set).
 func planCUDADevices(pl *planned) []registry.Device {
+	out := planDevices(pl, registry.KindCUDA)
+	for _, d := range out {
+		if d.MIG != nil && d.MIG.Parent != "" {
+			return nil
+		}
+	}
+	return out
+}
+
+// planDevices is the plan's devices of one kind in placement order (stage
+// by stage, rank by rank), each once.
+func planDevices(pl *planned, kind registry.Kind) []registry.Device {
 	var out []registry.Device
 	seen := map[string]bool{}
 	for _, r := range pl.replicas() {
 		for _, s := range r {
 			for _, d := range s.Devices {
-				if d.Dev.Kind != registry.KindCUDA || seen[d.ID] {
+				if d.Dev.Kind != kind || seen[d.ID] {
 					continue
-				}
-				if d.Dev.MIG != nil && d.Dev.MIG.Parent != "" {
-					return nil
 				}
 				seen[d.ID] = true
 				out = append(out, d.Dev)

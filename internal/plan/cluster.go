@@ -49,13 +49,14 @@ func requestPools(req *Request, want map[string]bool) ([]*pool, float64) {
 
 // interNodeGBs is the smallest, over nodes, of a node's total InfiniBand and
 // RoCE bandwidth (its NICs' rates added: a stage boundary between two nodes
-// is limited by the slower side). 0 when a node reports none.
+// is limited by the slower side). 0 when a node reports none. RoCE that
+// lists devices is a scale-up domain inside the node (Gaudi), not a NIC.
 func interNodeGBs(nodes []*registry.Registry) float64 {
 	least := math.Inf(1)
 	for _, reg := range nodes {
 		var sum float64
 		for _, ic := range reg.SystemIO.Interconnects {
-			if (ic.Kind == registry.LinkInfiniBand || ic.Kind == registry.LinkRoCE) && ic.BandwidthGBs > 0 &&
+			if (ic.Kind == registry.LinkInfiniBand || ic.Kind == registry.LinkRoCE) && len(ic.Devices) == 0 && ic.BandwidthGBs > 0 &&
 				(ic.State == "" || ic.State == "active" || ic.State == "ACTIVE") {
 				sum += ic.BandwidthGBs
 			}

@@ -103,6 +103,9 @@ func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
 	if req.KVCacheDType == "fp8" || req.KVCacheDType == "int8" {
 		a = append(a, "--kv-cache-dtype", "fp8")
 	}
+	if req.NoFlashAttention {
+		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")
+	}
 	if pl.Offloaded {
 		host := pl.Stages[len(pl.Stages)-1]
 		gb := int(math.Ceil(float64(host.Part.Weights) / (1 << 30)))
@@ -243,9 +246,10 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	} else if len(split) == 1 && pl.Pool.Kind != registry.KindCPU {
 		main := pl.Stages[0].Devices[0].Dev.Index
 		if pl.DP > 1 || engineEnv(pl, engineLlamaCPP, cluster) != nil {
-			// Each replica's server sees only its own device; a CUDA plan
-			// runs with CUDA_VISIBLE_DEVICES listing its devices, which
-			// the process numbers from 0 (engineEnv).
+			// Each replica's server sees only its own device; a CUDA or
+			// ROCm plan runs with CUDA_VISIBLE_DEVICES or
+			// ROCR_VISIBLE_DEVICES listing its devices, which the process
+			// numbers from 0 (engineEnv).
 			main = 0
 		}
 		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
@@ -254,6 +258,12 @@ func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, boo
 	a = append(a, "-c", strconv.Itoa(req.ContextLength*batch))
 	if batch > 1 {
 		a = append(a, "-np", strconv.Itoa(batch))
+	}
+	if req.NoFlashAttention {
+		// -fa/--flash-attn takes on, off or auto (the default):
+		// common/arg.cpp @ 145b6280,
+		// https://github.com/ggml-org/llama.cpp/blob/145b6280d6aa1890e22457143dad0badb3fd6820/common/arg.cpp
+		a = append(a, "-fa", "off")
 	}
 	switch req.KVCacheDType {
 	case "int8":

@@ -40,7 +40,8 @@ type pool struct {
 	Budget  budget // the engine its plans are for and its memory rule
 	Devices []*device
 	// Domains are groups of pool devices joined by a high-bandwidth link
-	// (nvlink, nvswitch, xgmi, ici, neuronlink), each in pool order.
+	// (nvlink, nvswitch, xgmi, ici, neuronlink, accelerator RoCE), each in
+	// pool order.
 	Domains [][]*device
 	// InterNodeGBs is the per-direction bandwidth between cluster nodes
 	// (minimum over nodes of their InfiniBand/RoCE NICs); 0 outside clusters.
@@ -69,6 +70,15 @@ func (p *pool) usableTotal() int64 {
 var highBandwidthKinds = map[string]bool{
 	registry.LinkNVLink: true, registry.LinkNVSwitch: true, registry.LinkXGMI: true,
 	registry.LinkICI: true, registry.LinkNeuronLink: true,
+}
+
+// highBandwidth reports whether tensor parallelism may span an interconnect:
+// one of highBandwidthKinds, or RoCE between accelerators (the on-chip
+// scale-up ports of Gaudi 2/3 OAM modules, which detection reports with the
+// devices they join). RoCE from a host NIC (internal/detect/host) lists no
+// devices: it leaves the machine, so it never makes a domain.
+func highBandwidth(ic *registry.Interconnect) bool {
+	return highBandwidthKinds[ic.Kind] || ic.Kind == registry.LinkRoCE && len(ic.Devices) >= 2
 }
 
 // bidirectionalLinks are link kinds whose bandwidth figures are quoted as the
@@ -255,7 +265,7 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 	}
 	linkGBs := map[*device]float64{}
 	for _, ic := range reg.SystemIO.Interconnects {
-		if !highBandwidthKinds[ic.Kind] {
+		if !highBandwidth(&ic) {
 			continue
 		}
 		per := ic.BandwidthGBs

@@ -115,3 +115,27 @@ func TestAMDPartitionsPoolOnlyWithPartitions(t *testing.T) {
 	assert.Len(t, pools[0].Devices, 1, "the whole MI300X alone")
 	assert.Len(t, pools[1].Devices, 3, "the CPX partitions, of two GPUs, together")
 }
+
+// RoCE that lists accelerators is a scale-up domain (Gaudi 2/3 on-chip
+// ports; the figure is per direction, so the link is the whole of it);
+// RoCE from a host NIC lists no devices and joins nothing. A scale-up
+// domain is not a way out of the node: interNodeGBs counts NICs only.
+func TestAcceleratorRoCEIsADomainNICRoCEIsNot(t *testing.T) {
+	gaudi := func(i int) registry.Device {
+		d := gpu(registry.KindGaudi, i, "Intel Gaudi 2", 96<<30, "")
+		d.Vendor = "intel"
+		return d
+	}
+	nic := registry.Interconnect{Kind: registry.LinkRoCE, Name: "mlx5_0", Devices: []string{}, BandwidthGBs: 50, State: "active"}
+	r := reg(t, []registry.Device{gaudi(0), gaudi(1), gaudi(2)}, link(registry.LinkRoCE, 262.5, "gaudi:0", "gaudi:1"), nic)
+	pools := buildPools(r, 0, "", engineRule{}, nil)
+	require.Len(t, pools, 1)
+	require.Len(t, pools[0].Domains, 1)
+	assert.Len(t, pools[0].Domains[0], 2)
+	assert.Equal(t, 262.5, pools[0].Domains[0][0].LinkGBs, "RoCE figures are per direction")
+	assert.Equal(t, -1, pools[0].Devices[2].Domain)
+	assert.Equal(t, 50.0, interNodeGBs([]*registry.Registry{r}), "the scale-up ports do not leave the node")
+
+	nicOnly := reg(t, []registry.Device{gaudi(0), gaudi(1)}, nic)
+	assert.Empty(t, buildPools(nicOnly, 0, "", engineRule{}, nil)[0].Domains)
+}

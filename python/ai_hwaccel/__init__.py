@@ -171,6 +171,12 @@ class Device:
     pci_bus_id: Optional[str] = None
     numa_node: Optional[int] = None
     quantizations: List[str] = field(default_factory=list)
+    # Utilisation, power, temperature... as the registry reports them.
+    telemetry: Optional[Dict[str, Any]] = None
+    # AMD compute partition (mode, parent or children), as the registry.
+    partition: Optional[Dict[str, Any]] = None
+    # The NICs nearest the device on the PCIe tree (name, path).
+    nics: Optional[List[Dict[str, Any]]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -188,6 +194,9 @@ class Device:
             pci_bus_id=d.get("pci_bus_id"),
             numa_node=d.get("numa_node"),
             quantizations=list(d.get("quantizations") or []),
+            telemetry=d.get("telemetry"),
+            partition=d.get("partition"),
+            nics=d.get("nics"),
             raw=d,
         )
 
@@ -221,6 +230,14 @@ class Plan:
     engine_args: Dict[str, List[str]] = field(default_factory=dict)
     explanation: List[str] = field(default_factory=list)
     warnings: List[Any] = field(default_factory=list)
+    # The memory budget the plan was made under (engine, memory_fraction...).
+    budget: Optional[Dict[str, Any]] = None
+    # Devices present (or named) that the plan leaves unused.
+    idle_devices: Optional[List[str]] = None
+    # Per engine, the checkpoint to load (repo, quant, GGUF type...).
+    load: Optional[Dict[str, Dict[str, Any]]] = None
+    # Per engine, the environment that numbers devices as the flags do.
+    engine_env: Optional[Dict[str, Dict[str, str]]] = None
     raw: Dict[str, Any] = field(default_factory=dict, repr=False)
 
     @classmethod
@@ -243,6 +260,10 @@ class Plan:
             engine_args=dict(d.get("engine_args") or {}),
             explanation=list(d.get("explanation") or []),
             warnings=list(d.get("warnings") or []),
+            budget=d.get("budget"),
+            idle_devices=d.get("idle_devices"),
+            load=d.get("load"),
+            engine_env=d.get("engine_env"),
             raw=d,
         )
 

@@ -25,6 +25,7 @@ ROOT = os.path.dirname(PYDIR)
 HEADER = os.path.join(ROOT, "include", "ai_hwaccel.h")
 CPU_ONLY = os.path.join(ROOT, "testdata", "machines", "cpu-only", "root")
 DGX = os.path.join(ROOT, "testdata", "machines", "dgx-h100")
+MI300X_CPX = os.path.join(ROOT, "testdata", "machines", "mi300x-8-cpx")
 LIB = os.environ.get("AI_HWACCEL_LIB", "")
 EXAMPLE = os.path.join(ROOT, "examples", "python-ctypes", "show_devices.py")
 
@@ -177,6 +178,44 @@ class ApiTests:
         for shard in plan["shards"]:
             self.assertIn(shard["device_id"], free)
             self.assertLessEqual(shard["memory_bytes"], free[shard["device_id"]])
+
+    def test_device_telemetry_and_nics(self):
+        gpus = [d for d in ai_hwaccel.devices(ai_hwaccel.detect(dgx())) if d.kind == "cuda_gpu"]
+        g = gpus[0]
+        # The fixture's nvidia-smi: 700 W power limit; mlx5_0 is on cuda:0's PCIe switch (PIX).
+        self.assertEqual(g.telemetry["power_limit_watts"], 700)
+        self.assertEqual(g.telemetry, g.raw["telemetry"])
+        self.assertEqual(g.nics[0], {"name": "mlx5_0", "path": "PIX"})
+        self.assertIsNone(g.partition, "an H100 has no AMD compute partition")
+        cpu = ai_hwaccel.devices(self.fixture())[0]
+        self.assertEqual((cpu.telemetry, cpu.partition, cpu.nics), (None, None, None))
+
+    def test_device_partition(self):
+        opts = {"sysroot": os.path.join(MI300X_CPX, "root"), "path": os.path.join(MI300X_CPX, "bin")}
+        devs = {d.id: d for d in ai_hwaccel.devices(ai_hwaccel.detect(**opts))}
+        parent = devs["rocm:0"]
+        # The fixture's MI300X in CPX mode: 8 partitions, rocm:8 to rocm:15.
+        self.assertEqual((parent.partition["compute"], parent.partition["count"]), ("CPX", 8))
+        self.assertEqual(parent.partition["children"][0], "rocm:8")
+        self.assertEqual(devs["rocm:8"].partition["parent"], "rocm:0")
+
+    def test_plan_budget_idle_load_and_env(self):
+        reg = ai_hwaccel.detect(dgx())
+        p = ai_hwaccel.plan(model={"name": "Llama-3.3-70B-Instruct"}, registry=reg)
+        self.assertTrue(p.fits, p.explanation)
+        self.assertEqual(p.budget, p.raw["budget"])
+        self.assertEqual(p.budget["engine"], "vllm")
+        used = [s.device_id for s in p.shards]
+        self.assertTrue(p.idle_devices, "70B on 8 H100s leaves some idle")
+        self.assertFalse(set(used) & set(p.idle_devices))
+        self.assertEqual(p.load["vllm"]["repo"], "meta-llama/Llama-3.3-70B-Instruct")
+        env = p.engine_env["vllm"]
+        self.assertEqual(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID")
+        self.assertEqual(env["CUDA_VISIBLE_DEVICES"], ",".join(u.split(":")[1] for u in used))
+        # Absent from the answer, absent here: no engine_env off CUDA/ROCm.
+        q = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="vllm")
+        self.assertIsNone(q.engine_env)
+        self.assertIsNone(q.idle_devices)
 
     def test_model_that_does_not_fit_is_an_answer(self):
         p = ai_hwaccel.plan(model={"params_b": 2000}, quant="fp32", registry=self.fixture())

@@ -3,6 +3,7 @@ package intel
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
@@ -27,6 +28,10 @@ type gaudiGen struct {
 	// bandwidth, and its memory for the sysfs fallback only (hl-smi reports
 	// the real figure) where specs.DeviceMemoryBytes knows it.
 	Record string
+	// ScaleUpPorts and PortGbps describe the on-chip RoCE ports that join
+	// the eight OAM modules of one baseboard all-to-all (0: none known).
+	ScaleUpPorts int
+	PortGbps     float64
 }
 
 // datasheet returns the generation's internal/specs record.
@@ -43,12 +48,18 @@ var (
 	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
 	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
 	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
-	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", Record: "Intel Gaudi2 (HL-225)"}
+	//
+	// Scale-up, Gaudi 2 and 3 alike: of each chip's 24 RoCE ports, 21 join
+	// the seven other OAM modules of an HLS box all-to-all (3 per peer) and
+	// 3 go out of the box; Gaudi 2 ports run at 100 Gb/s, Gaudi 3 ports at
+	// 200 Gb/s (docs.habana.ai "Intel Gaudi Network Configuration",
+	// https://docs.habana.ai/en/latest/Management_and_Monitoring/Network_Configuration/index.html).
+	gaudi2 = gaudiGen{Arch: "gaudi2", Name: "Intel Gaudi 2", Record: "Intel Gaudi2 (HL-225)", ScaleUpPorts: 21, PortGbps: 100}
 	// Gaudi 3: bandwidth from the specs record; its 128 GB figure is given
 	// without a binary/decimal unit, so the fallback leaves memory out.
-	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", Record: "Intel Gaudi3"}
-	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory or
-	// bandwidth figure in our sources.
+	gaudi3 = gaudiGen{Arch: "gaudi3", Name: "Intel Gaudi 3", Record: "Intel Gaudi3", ScaleUpPorts: 21, PortGbps: 200}
+	// First-generation Gaudi (HL-2000): BF16/FP32 training chip; no memory,
+	// bandwidth or scale-up figure in our sources.
 	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi"}
 )
 
@@ -103,6 +114,7 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 		if len(rows) > 0 {
 			f.Devices = gaudiFromHLSMI(rows, pci)
 			f.Devices = append(f.Devices, gaudiMissedByTool(&f, rows, pci)...)
+			f.Interconnects = gaudiScaleUp(f.Devices, pci)
 			return f
 		}
 		if len(errs) == 0 && len(pci) > 0 {
@@ -123,7 +135,74 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 		}
 		f.Devices = append(f.Devices, d)
 	}
+	f.Interconnects = gaudiScaleUp(f.Devices, pci)
 	return f
+}
+
+// gaudiOAMPCI are the PCI device ids of the OAM mezzanine modules that sit
+// on an eight-way baseboard (Gaudi 2 HL-225, Gaudi 3 HL-325L); the PCIe
+// cards (Gaudi 2 HL-288 0x1021, Gaudi 3 HL-338 0x1063) are not wired
+// all-to-all, nor is the single-die Gaudi 3 (0x1062).
+var gaudiOAMPCI = map[int]bool{0x1020: true, 0x1060: true}
+
+// gaudiOAMName recognises the OAM modules by their hl-smi product name when
+// sysfs does not give the PCI id.
+func gaudiOAMName(name string) bool {
+	n := strings.ToUpper(name)
+	return strings.HasPrefix(n, "HL-225") || strings.HasPrefix(n, "HL-325")
+}
+
+// gaudiScaleUp returns the scale-up domain of the devices: the OAM modules
+// of one generation whose ports it knows, when there are at least two. No
+// tool reports these links (the backend runs no hl-smi port query, and no
+// public capture of one from such a server was found), so the domain is
+// derived from the documented topology: every OAM module of an HLS box
+// reaches its seven peers over 21 ports. BandwidthGBs is one device's scale-up bandwidth in
+// one direction, ports x rate / 8 (Gaudi 2: 21 x 100 Gb/s = 262.5 GB/s,
+// Gaudi 3: 525 GB/s, the figures of the cited page); LinkBandwidthGBs is one
+// port's.
+func gaudiScaleUp(devs []registry.Device, pci []machine.PCIDevice) []registry.Interconnect {
+	pciDevice := map[string]int{}
+	for _, p := range pci {
+		pciDevice[p.Address] = p.Device
+	}
+	var ids []string
+	var gen *gaudiGen
+	// Bus order, the order the registry numbers devices in.
+	devs = slices.Clone(devs)
+	slices.SortStableFunc(devs, func(a, b registry.Device) int { return strings.Compare(a.PCIBusID, b.PCIBusID) })
+	for _, d := range devs {
+		g := gaudiGenFromArch(d.Architecture)
+		oam := gaudiOAMName(d.Name)
+		if id, ok := pciDevice[d.PCIBusID]; ok && d.PCIBusID != "" {
+			oam = gaudiOAMPCI[id]
+		}
+		if g == nil || g.ScaleUpPorts == 0 || !oam {
+			continue
+		}
+		if gen != nil && gen != g {
+			return nil // two generations on one baseboard is not a real machine
+		}
+		gen = g
+		ids = append(ids, d.ID)
+	}
+	if len(ids) < 2 {
+		return nil
+	}
+	port := gen.PortGbps / 8
+	return []registry.Interconnect{{Kind: registry.LinkRoCE, Name: gen.Name + " scale-up", Devices: ids,
+		BandwidthGBs: float64(gen.ScaleUpPorts) * port, Links: gen.ScaleUpPorts, LinkBandwidthGBs: port,
+		Source: "pci-id"}}
+}
+
+// gaudiGenFromArch returns the generation of an architecture name.
+func gaudiGenFromArch(arch string) *gaudiGen {
+	for _, g := range []*gaudiGen{&gaudi1, &gaudi2, &gaudi3} {
+		if g.Arch == arch {
+			return g
+		}
+	}
+	return nil
 }
 
 // gaudiFromHLSMI builds devices from hl-smi rows; the generation comes from
