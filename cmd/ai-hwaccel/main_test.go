@@ -566,6 +566,15 @@ func TestNFDDGX(t *testing.T) {
 	assert.NotContains(t, r.stdout, "expiry")
 }
 
+// Gaudi 2 modules wired to each other over their on-chip RoCE ports are a
+// scale-up interconnect; a host NIC's RoCE (no devices) is not.
+func TestNFDGaudiScaleUp(t *testing.T) {
+	r := runCLI(t, withFixture(t, "gaudi2-8", "nfd")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "\nai-hwaccel.io/interconnect=roce\n")
+	assert.Contains(t, r.stdout, "\nai-hwaccel.io/interconnect.roce=true\n")
+}
+
 func TestNFDOutputFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "ai-hwaccel")

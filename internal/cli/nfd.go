@@ -125,20 +125,27 @@ func minMemoryMiB(devs []registry.Device) (int64, bool) {
 
 // scaleUpRank orders the links between devices of one node, best first; the
 // "interconnect" label names the best one present. Network fabrics
-// (infiniband, roce, ethernet) leave the node and are labelled separately.
+// (infiniband, roce, ethernet) leave the node and are labelled separately,
+// except RoCE that lists devices: the ports of accelerators such as Gaudi 2/3
+// wired to each other inside the node (docs/detection.md, gaudi), a scale-up
+// link like NVLink.
 var scaleUpRank = []string{registry.LinkNVSwitch, registry.LinkNVLink, registry.LinkXGMI,
-	registry.LinkNeuronLink, registry.LinkICI, registry.LinkPCIe}
+	registry.LinkNeuronLink, registry.LinkICI, registry.LinkRoCE, registry.LinkPCIe}
 
 func interconnectLabels(l map[string]string, ics []registry.Interconnect) {
 	present := map[string]bool{}
+	scaleUp := map[string]bool{}
 	for _, ic := range ics {
 		present[ic.Kind] = true
+		if ic.Kind != registry.LinkRoCE || len(ic.Devices) > 0 {
+			scaleUp[ic.Kind] = true
+		}
 	}
 	for k := range present {
 		l["interconnect."+k] = "true"
 	}
 	for _, k := range scaleUpRank {
-		if present[k] {
+		if scaleUp[k] {
 			l["interconnect"] = k
 			break
 		}
