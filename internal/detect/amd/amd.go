@@ -308,12 +308,12 @@ func finishAMDGPU(g *AMDGPU) {
 		d.Name = part.ProductName
 		d.SetSource("name", "part table")
 	}
-	// Peak memory bandwidth only for ids with a datasheet record in
-	// internal/specs (MI300X: devices.json "AMD Instinct MI300X", ROCm
-	// docs/conceptual/gpu-arch/mi300.md); other GPUs get none, not a guess.
+	// Peak memory bandwidth only for ids whose internal/specs record has a
+	// sourced figure (each record names its datasheet); other GPUs get none,
+	// not a guess. The source label is the other backends' "datasheet".
 	if known && part.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = part.BandwidthGBs
-		d.SetSource("memory_bandwidth_gb_s", "devices.json")
+		d.SetSource("memory_bandwidth_gb_s", "datasheet")
 	}
 	setAMDQuantizations(d)
 }
