@@ -168,11 +168,33 @@ func TestPlanningCacheTTL(t *testing.T) {
 	assert.True(t, req.Registry.Timing.Cached, "default: a recent detection is reused")
 }
 
-// A laptop whose only GPU is a Radeon 780M with a 15.3 GiB GTT window (its
-// usable memory): a 32B model that does not fit there is not put in host RAM
-// unasked; the plan says how to ask, and include_cpu does it.
+// The ThinkPad P16s's Radeon 860M: the capture gives its 8 GiB carve-out
+// but no GTT window, so its usable memory is unknown. An 8B model is never
+// planned into the carve-out as if it were VRAM: it goes to host RAM (86 GiB).
+func TestPlanKrackanWithoutGTT(t *testing.T) {
+	dir := fixture("thinkpad-p16s-krackan")
+	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"}`
+	out := PlanSharding(context.Background(), []byte(`{"model":{"name":"Llama-3.1-8B"},`+det+`}`), emptyEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	var ans struct {
+		Fits   bool `json:"fits"`
+		Shards []struct {
+			DeviceID string `json:"device_id"`
+		} `json:"shards"`
+	}
+	require.NoError(t, json.Unmarshal(out, &ans))
+	assert.True(t, ans.Fits)
+	require.Len(t, ans.Shards, 1)
+	assert.Equal(t, "cpu:0", ans.Shards[0].DeviceID)
+}
+
+// A trn1.2xlarge whose one Trainium chip has 28.8 GiB free and no int4: a 32B
+// model that does not fit there is not put in host RAM unasked; the plan
+// says how to ask, and include_cpu does it. (This was the modelled 780M
+// laptop; its real replacement, thinkpad-p16s-krackan, has no GTT figure, so
+// its GPU offers no usable memory to plan on: TestPlanKrackanWithoutGTT.)
 func TestPlanHintsAtHostRAM(t *testing.T) {
-	dir := fixture("ryzen-ai-laptop")
+	dir := fixture("trn1-2xlarge")
 	det := `"detect":{"sysroot":"` + dir + `/root","path":"` + dir + `/bin"}`
 	out := PlanSharding(context.Background(), []byte(`{"model":{"name":"Qwen2.5-32B"},`+det+`}`), emptyEnv)
 	require.Equal(t, "", errorCode(t, out), string(out))

@@ -172,19 +172,28 @@ func TestROCmFixtureVisibilityVariables(t *testing.T) {
 	}
 }
 
-func TestROCmFixtureRyzenAPU(t *testing.T) {
-	reg := detectFixtureBackends(t, "ryzen-ai-laptop", nil, "rocm")
+// The ThinkPad P16s's Radeon 860M (Krackan, 1002:1114, a display
+// controller of class 0x0380, not a VGA one): an APU whose 8 GiB BIOS
+// carve-out is not memory of its own, named and given its gfx target by the
+// part table (the capture has no product_name and no KFD GPU node).
+func TestROCmFixtureKrackanAPU(t *testing.T) {
+	reg := detectFixtureBackends(t, "thinkpad-p16s-krackan", nil, "rocm")
 	gpus := devicesOfKind(reg, registry.KindROCm)
 	require.Len(t, gpus, 1)
 	g := gpus[0]
-	assert.Equal(t, "0000:c1:00.0", g.PCIBusID)
+	assert.Equal(t, "0000:c4:00.0", g.PCIBusID)
+	assert.Equal(t, "1002:1114", g.PCIID)
+	assert.True(t, g.Available)
 	assert.True(t, g.MemoryShared, "an APU's VRAM is a UMA carve-out")
-	assert.Equal(t, int64(512<<20), g.MemoryCarveoutBytes, "the carve-out, not memory of its own")
+	assert.Equal(t, int64(8<<30), g.MemoryCarveoutBytes, "the carve-out, not memory of its own")
 	assert.Zero(t, g.MemoryBytes)
-	assert.Equal(t, int64(16383213568), g.GTTBytes)
-	assert.Equal(t, "gfx1103", g.Architecture)
+	assert.Zero(t, g.GTTBytes, "no GTT figure was captured")
+	assert.Zero(t, g.MemoryUsableBytes, "unknown, not guessed")
+	assert.Equal(t, "gfx1152", g.Architecture)
+	assert.Equal(t, "pci-id", g.Sources["architecture"])
+	assert.Equal(t, "AMD Krackan [Radeon 840M / 860M Graphics]", g.Name)
+	assert.Equal(t, "part table", g.Sources["name"])
 	assert.Equal(t, []string{"fp32", "fp16", "bf16", "int8", "int4"}, g.Quantizations)
-	assert.Empty(t, g.Name, "APUs have no product_name; no name is invented")
 	assert.Empty(t, warningCodes(reg))
 }
 

@@ -24,7 +24,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/host"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vulkan"
 )
 
 // toolOutput runs a fixture machine's tool script with the backend's argv
@@ -120,16 +119,6 @@ func BenchmarkParseNeuronLS(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		_, _, _ = aws.ParseNeuronLS(out)
-	}
-}
-
-func BenchmarkParseVulkanSummary(b *testing.B) {
-	out := string(toolOutput(b, "ryzen-ai-laptop", "vulkaninfo", "--summary"))
-	require.NotEmpty(b, vulkan.ParseVulkanSummary(out))
-	b.SetBytes(int64(len(out)))
-	b.ReportAllocs()
-	for b.Loop() {
-		vulkan.ParseVulkanSummary(out)
 	}
 }
 

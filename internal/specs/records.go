@@ -856,6 +856,7 @@ var records = []Spec{
 	},
 	{Name: "AMD Krackan Point APU graphics (Radeon 840M / 860M)", Vendor: "AMD", Category: "integrated_gpu",
 		PCIIDs:         []string{"1002:1114", "1002:1902"},
+		ProductName:    "AMD Krackan [Radeon 840M / 860M Graphics]",
 		Arch:           "gfx1152",
 		IdentitySource: "gfx target gfx1152: https://llvm.org/docs/AMDGPUUsage.html#processors; 1002:1114 \"Krackan [Radeon 840M / 860M Graphics]\" https://pci-ids.ucw.cz/read/PC/1002/1114; 1002:1902 \"Krackan2\" https://pci-ids.ucw.cz/read/PC/1002/1902",
 	},

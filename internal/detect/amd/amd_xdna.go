@@ -17,8 +17,11 @@ const amdXDNABackend = "amd_xdna"
 var XDNA = machine.Backend{Name: amdXDNABackend, Detect: DetectAMDXDNA}
 
 // amdXDNASpec: ids from Linux drivers/accel/amdxdna/amdxdna_pci_drv.c
-// (0x1502 NPU1 Phoenix/Hawk Point, 0x17f0 NPU4 Strix). 0x14ec is the dummy
-// function next to the NPU, never an NPU. Precisions per the AMD Ryzen AI
+// (0x1502 NPU1 Phoenix/Hawk Point, 0x17f0 NPU4), named as pci.ids names them:
+// 0x17f0 is "Strix/Krackan/Strix Halo Neural Processing Unit"
+// (https://pci-ids.ucw.cz/read/PC/1022/17f0), the same id on all three, as a
+// Krackan ThinkPad P16s's lspci shows (testdata/machines/thinkpad-p16s-krackan).
+// 0x14ec is the dummy function next to the NPU, never an NPU. Precisions per the AMD Ryzen AI
 // Software documentation ("Model quantization"): INT8 on the first XDNA
 // generation, INT8 and BF16 on XDNA 2 (Strix). The NPU has no memory of its
 // own.
@@ -30,7 +33,7 @@ var amdXDNASpec = machine.PCINPUSpec{
 	Driver:    "amdxdna",
 	Names: map[int]string{
 		0x1502: "AMD XDNA NPU (Phoenix/Hawk Point)",
-		0x17f0: "AMD XDNA 2 NPU (Strix)",
+		0x17f0: "AMD XDNA 2 NPU (Strix/Krackan/Strix Halo)",
 	},
 	NotNPU:      map[int]bool{0x14ec: true},
 	DefaultName: "AMD XDNA NPU",
