@@ -35,7 +35,9 @@ type choice struct {
 	Devices []string
 	// Outcome is how the plan was found.
 	Outcome outcome
-	// HostOnly: no accelerator, so host RAM was planned on.
+	// HostOnly: no available accelerator with known usable memory (an APU
+	// whose shared memory was not reported counts as none), so host RAM was
+	// planned on.
 	HostOnly bool
 	// OffloadWithReplicas: cpu_offload was asked with replicas, which are
 	// not combined.

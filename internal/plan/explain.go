@@ -19,7 +19,7 @@ func explainChoice(ch *choice) []string {
 		out = append(out, "budget: "+budgetSource(ch.Plan.Pool.Budget, ch.Plan.Pool.Kind))
 	}
 	if ch.HostOnly {
-		out = append(out, "no accelerator is available: planning on host RAM")
+		out = append(out, "no available accelerator with known usable memory: planning on host RAM")
 	}
 	switch ch.Outcome {
 	case outcomeNoDevices:

@@ -40,6 +40,6 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 		explainChoice(offload))
 
 	hostOnly := &choice{LevelsWhy: "auto", HostOnly: true, Outcome: outcomeNothingFits, OffloadWithReplicas: true}
-	assert.Equal(t, []string{"auto", "no accelerator is available: planning on host RAM",
+	assert.Equal(t, []string{"auto", "no available accelerator with known usable memory: planning on host RAM",
 		"cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe"}, explainChoice(hostOnly))
 }
