@@ -741,32 +741,31 @@ var records = []Spec{
 		PCIIDs: []string{"1002:15bf"},
 		Arch:   "gfx1103", IdentitySource: "formats.md vulkaninfo (RADV GFX1103_R1); PCI id: 1002:15bf \"Phoenix1\" https://pci-ids.ucw.cz/read/PC/1002/15bf",
 	},
-	// Current data-center parts from one comparison table of published
-	// memory and bandwidth figures (PCI ids from the PCI ID repository).
-	// B200: NVIDIA lists 180 GB for HGX/DGX systems (192 GB elsewhere); the
-	// 8 TB/s published bandwidth is what the table carries.
+	// Current data-center parts (PCI ids from the PCI ID repository).
+	// B200: NVIDIA's DGX B200 guide gives 1,440 GB for eight GPUs (180 GB
+	// each). MI325X and MI355X memory from AMD's ROCm GPU specifications table
+	// (column "VRAM (GiB)": 256 and 288). No vendor page opened states these
+	// parts' memory bandwidth: left out.
 	{Name: "NVIDIA B200 SXM", Vendor: "NVIDIA", Category: "datacenter_gpu",
 		PCIIDs: []string{"10de:2901"},
 		IdentitySource: "PCI id: 10de:2901 \"GB100 [B200]\" https://pci-ids.ucw.cz/read/PC/10de/2901; " +
 			"name \"NVIDIA B200\" as the CUDA driver reports it: https://github.com/pytorch/ao/pull/4002",
 		Aliases:     []string{"NVIDIA B200"},
 		MemoryBytes: 180e9, MemoryUnit: "GB",
-		BandwidthGBs: 8000,
-		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
+		Source: "\"8 x NVIDIA B200 GPUs that provide 1,440 GB total GPU memory\": https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html; " +
+			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; bandwidth not stated by a vendor page opened: left out",
 	},
 	{Name: "AMD Instinct MI325X", Vendor: "AMD", Category: "datacenter_gpu",
 		PCIIDs:         []string{"1002:74a5"},
 		IdentitySource: "PCI id: 1002:74a5 \"Aqua Vanjaram [Instinct MI325X]\" https://pci-ids.ucw.cz/read/PC/1002/74a5",
-		MemoryBytes:    256e9, MemoryUnit: "GB",
-		BandwidthGBs: 6000,
-		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
+		MemoryBytes:    256 << 30, MemoryUnit: "GiB",
+		Source: "AMD GPU specifications, Instinct table, \"MI325X | CDNA3 | gfx942 | 256\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; bandwidth not stated by a vendor page opened: left out",
 	},
 	{Name: "AMD Instinct MI355X", Vendor: "AMD", Category: "datacenter_gpu",
 		PCIIDs:         []string{"1002:75a3"},
 		IdentitySource: "PCI id: 1002:75a3 \"Aqua Vanjaram [Instinct MI355X]\" https://pci-ids.ucw.cz/read/PC/1002/75a3",
-		MemoryBytes:    288e9, MemoryUnit: "GB",
-		BandwidthGBs: 8000,
-		Source:       "https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29; it follows the vendors' published GB figures)",
+		MemoryBytes:    288 << 30, MemoryUnit: "GiB",
+		Source: "AMD GPU specifications, Instinct table, \"MI355X | CDNA4 | gfx950 | 288\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; bandwidth not stated by a vendor page opened: left out",
 	},
 	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
