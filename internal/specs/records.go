@@ -775,8 +775,7 @@ var records = []Spec{
 			"name \"NVIDIA GB10\" as nvidia-smi prints it: https://github.com/snowflakedb/ArcticTraining/pull/345, https://github.com/unslothai/unsloth/pull/10703",
 		Aliases:     []string{"NVIDIA GB10"},
 		MemoryBytes: 128e9, MemoryUnit: "GB",
-		BandwidthGBs: 273,
-		Source:       "https://ai-infrastructure.net/dgx-spark/ (\"128 GB LPDDR5x unified, 273 GB/s\", figures checked against NVIDIA's DGX Spark product page)",
+		Source: "NVIDIA DGX Spark porting guide, System Overview: \"The CPU is a 20-core ARM64-based chip, sharing 128GB of LPDDR5x memory with the integrated GPU (iGPU)\": https://docs.nvidia.com/dgx/dgx-spark-porting-guide/overview.html; the 273 GB/s bandwidth appears only on secondary pages opened: left out",
 	},
 	// Integrated GPUs of AMD APUs and desktop CPUs (Zen 1 to Zen 5): identity
 	// only. They have no memory of their own (the BIOS carve-out and GTT are
