@@ -76,6 +76,7 @@ var figuresUnconfirmed = map[string]bool{
 	"NVIDIA GB200 (per Blackwell GPU)": true,
 	"AMD Radeon AI PRO R9700":          true,
 	"NVIDIA GH200 (96GB HBM3)":         true,
+	"Intel Arc Pro B70":                true,
 }
 
 // Every part above resolves by PCI id to its record, with memory and a

@@ -418,14 +418,13 @@ var records = []Spec{
 		BandwidthGBs: 560,
 		Source:       "https://www.svethardware.cz/intel-zverejnil-oficialni-specifikace-grafickych-karet-arc/58344 (reports Intel official Arc specs)",
 	},
-	// Intel Arc Pro B70 (Battlemage G31): identity and memory from the issue
-	// of a machine where it sits unbound (testdata/machines/zimaos-arc-pro-b70-unbound).
+	// Intel Arc Pro B70 (Battlemage G31): identity from the issue of a machine
+	// where it sits unbound (testdata/machines/zimaos-arc-pro-b70-unbound).
 	{Name: "Intel Arc Pro B70", Vendor: "Intel", Category: "workstation_gpu",
 		PCIIDs:         []string{"8086:e223"},
 		ProductName:    "Intel Arc Pro B70",
 		IdentitySource: "\"GPU: Intel Arc Pro B70 (32GB VRAM)\", \"PCI ID: 8086:e223\": https://github.com/IceWhaleTech/ZimaOS/issues/491; PCI id: 8086:e223 \"Battlemage G31 [Arc Pro B70]\" https://pci-ids.ucw.cz/read/PC/8086/e223",
-		MemoryBytes:    32000000000, MemoryUnit: "GB",
-		Source: "memory \"32GB VRAM\": https://github.com/IceWhaleTech/ZimaOS/issues/491",
+		Source:         "no Intel page opened states its memory (the \"32GB VRAM\" of https://github.com/IceWhaleTech/ZimaOS/issues/491 is a user's report): figures left out",
 	},
 	{Name: "Google TPU v3 (per chip)", Vendor: "Google", Category: "tpu",
 		Aliases:     []string{"TPU v3"},
