@@ -687,16 +687,17 @@ var records = []Spec{
 	},
 	// H20: the Hopper part sold in China. nvidia-smi reports 97871 MiB on it
 	// (an 8-GPU host's listing: "GPU: NVIDIA H20 / PCI device: GH100 [H20] /
-	// memory/GPU: 97871 MiB"), under 96 GiB: the 96 GB is decimal.
+	// memory/GPU: 97871 MiB"), under 96 GiB: the 96 GB is decimal. NVIDIA
+	// publishes no H20 datasheet; its MIG guide states the memory. No NVIDIA
+	// page opened states its bandwidth or NVLink figures (4 TB/s and 900 GB/s
+	// were from willitrunai.com): left out.
 	{Name: "NVIDIA H20", Vendor: "NVIDIA", Category: "datacenter_gpu",
 		PCIIDs:      []string{"10de:2329"},
 		ProductName: "NVIDIA H20", Arch: "9.0",
 		IdentitySource: "PCI id: 10de:2329 \"GH100 [H20]\" https://pci-ids.ucw.cz/read/PC/10de/2329; " +
 			"compute capability 9.0 (Hopper): https://developer.nvidia.com/cuda-gpus",
 		MemoryBytes: 96e9, MemoryUnit: "GB",
-		BandwidthGBs: 4000,
-		Interconnect: "NVLink 4th gen", InterconnectGBs: 900,
-		Source: "https://willitrunai.com/es/gpus/h20-96gb (96 GB HBM3, 4,000 GB/s, NVLink 4.0 900 GB/s; NVIDIA publishes no H20 datasheet); dense tensor figures left out",
+		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H20 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; bandwidth and NVLink not stated by an NVIDIA page opened: left out",
 	},
 	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
 	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
