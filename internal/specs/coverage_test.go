@@ -75,7 +75,6 @@ var figuresUnconfirmed = map[string]bool{
 	"NVIDIA GH200 (144GB HBM3e)":       true,
 	"NVIDIA GB200 (per Blackwell GPU)": true,
 	"AMD Radeon AI PRO R9700":          true,
-	"NVIDIA GH200 (96GB HBM3)":         true,
 	"Intel Arc Pro B70":                true,
 }
 

@@ -753,6 +753,7 @@ var records = []Spec{
 		Aliases:     []string{"NVIDIA B200"},
 		MemoryBytes: 180e9, MemoryUnit: "GB",
 		Source: "\"8 x NVIDIA B200 GPUs that provide 1,440 GB total GPU memory\": https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html; " +
+			"MIG User Guide, Supported GPUs: \"B200 | Blackwell | GB100 | 10.0 | 180GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
 			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; bandwidth not stated by a vendor page opened: left out",
 	},
 	{Name: "AMD Instinct MI325X", Vendor: "AMD", Category: "datacenter_gpu",
@@ -1222,7 +1223,8 @@ var records = []Spec{
 		Arch:           "9.0",
 		IdentitySource: "PCI ids: 10de:2342 \"GH100 [GH200 120GB / 480GB]\" https://pci-ids.ucw.cz/read/PC/10de/2342; compute capability 9.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GH200 480GB"},
-		Source:         "no NVIDIA page opened states the 96GB HBM3 part's figures (the 96 GB at 4 TB/s came from a blog, nishikiout.net, and spheron.network): figures left out",
+		MemoryBytes:    96e9, MemoryUnit: "GB",
+		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H100 on GH200 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; bandwidth not stated by an NVIDIA page opened (the 4 TB/s came from a blog, nishikiout.net): left out",
 	},
 	{Name: "NVIDIA GH200 (144GB HBM3e)", Vendor: "NVIDIA", Category: "datacenter_gpu",
 		PCIIDs:         []string{"10de:2348"},
