@@ -76,7 +76,7 @@ func TestFixtureH20FromPCIID(t *testing.T) {
 	assert.Equal(t, "NVIDIA H20", g.Name)
 	assert.Equal(t, "9.0", g.ComputeCapability)
 	assert.Equal(t, int64(96e9), g.MemoryBytes)
-	// No NVIDIA page states the H20's bandwidth: the table leaves it unknown.
-	assert.Zero(t, g.MemoryBandwidthGBs)
+	// 4,000 GB/s from a secondary page (the table's source says so).
+	assert.Equal(t, float64(4000), g.MemoryBandwidthGBs)
 	assert.Contains(t, g.Quantizations, "fp8")
 }

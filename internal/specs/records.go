@@ -697,7 +697,9 @@ var records = []Spec{
 		IdentitySource: "PCI id: 10de:2329 \"GH100 [H20]\" https://pci-ids.ucw.cz/read/PC/10de/2329; " +
 			"compute capability 9.0 (Hopper): https://developer.nvidia.com/cuda-gpus",
 		MemoryBytes: 96e9, MemoryUnit: "GB",
-		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H20 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; bandwidth and NVLink not stated by an NVIDIA page opened: left out",
+		BandwidthGBs: 4000,
+		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H20 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
+			"bandwidth 4,000 GB/s from a secondary page (no NVIDIA page states it): https://willitrunai.com/es/gpus/h20-96gb; NVLink left out",
 	},
 	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
 	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
@@ -754,19 +756,25 @@ var records = []Spec{
 		MemoryBytes: 180e9, MemoryUnit: "GB",
 		Source: "\"8 x NVIDIA B200 GPUs that provide 1,440 GB total GPU memory\": https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html; " +
 			"MIG User Guide, Supported GPUs: \"B200 | Blackwell | GB100 | 10.0 | 180GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
-			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; bandwidth not stated by a vendor page opened: left out",
+			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; " +
+			"bandwidth 8 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
+		BandwidthGBs: 8000,
 	},
 	{Name: "AMD Instinct MI325X", Vendor: "AMD", Category: "datacenter_gpu",
 		PCIIDs:         []string{"1002:74a5"},
 		IdentitySource: "PCI id: 1002:74a5 \"Aqua Vanjaram [Instinct MI325X]\" https://pci-ids.ucw.cz/read/PC/1002/74a5",
 		MemoryBytes:    256 << 30, MemoryUnit: "GiB",
-		Source: "AMD GPU specifications, Instinct table, \"MI325X | CDNA3 | gfx942 | 256\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; bandwidth not stated by a vendor page opened: left out",
+		Source: "AMD GPU specifications, Instinct table, \"MI325X | CDNA3 | gfx942 | 256\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; " +
+			"bandwidth 6 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
+		BandwidthGBs: 6000,
 	},
 	{Name: "AMD Instinct MI355X", Vendor: "AMD", Category: "datacenter_gpu",
 		PCIIDs:         []string{"1002:75a3"},
 		IdentitySource: "PCI id: 1002:75a3 \"Aqua Vanjaram [Instinct MI355X]\" https://pci-ids.ucw.cz/read/PC/1002/75a3",
 		MemoryBytes:    288 << 30, MemoryUnit: "GiB",
-		Source: "AMD GPU specifications, Instinct table, \"MI355X | CDNA4 | gfx950 | 288\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; bandwidth not stated by a vendor page opened: left out",
+		Source: "AMD GPU specifications, Instinct table, \"MI355X | CDNA4 | gfx950 | 288\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; " +
+			"bandwidth 8 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
+		BandwidthGBs: 8000,
 	},
 	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
@@ -776,7 +784,9 @@ var records = []Spec{
 			"name \"NVIDIA GB10\" as nvidia-smi prints it: https://github.com/snowflakedb/ArcticTraining/pull/345, https://github.com/unslothai/unsloth/pull/10703",
 		Aliases:     []string{"NVIDIA GB10"},
 		MemoryBytes: 128e9, MemoryUnit: "GB",
-		Source: "NVIDIA DGX Spark porting guide, System Overview: \"The CPU is a 20-core ARM64-based chip, sharing 128GB of LPDDR5x memory with the integrated GPU (iGPU)\": https://docs.nvidia.com/dgx/dgx-spark-porting-guide/overview.html; the 273 GB/s bandwidth appears only on secondary pages opened: left out",
+		Source: "NVIDIA DGX Spark porting guide, System Overview: \"The CPU is a 20-core ARM64-based chip, sharing 128GB of LPDDR5x memory with the integrated GPU (iGPU)\": https://docs.nvidia.com/dgx/dgx-spark-porting-guide/overview.html; " +
+			"bandwidth 273 GB/s from secondary pages (no NVIDIA page opened states it): https://huggingface.co/blog/exolabs/the-dgx-spark-handbook, https://pypi.org/project/sparkfit/",
+		BandwidthGBs: 273,
 	},
 	// Integrated GPUs of AMD APUs and desktop CPUs (Zen 1 to Zen 5): identity
 	// only. They have no memory of their own (the BIOS carve-out and GTT are
@@ -1224,7 +1234,9 @@ var records = []Spec{
 		IdentitySource: "PCI ids: 10de:2342 \"GH100 [GH200 120GB / 480GB]\" https://pci-ids.ucw.cz/read/PC/10de/2342; compute capability 9.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GH200 480GB"},
 		MemoryBytes:    96e9, MemoryUnit: "GB",
-		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H100 on GH200 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; bandwidth not stated by an NVIDIA page opened (the 4 TB/s came from a blog, nishikiout.net): left out",
+		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H100 on GH200 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
+			"bandwidth 4 TB/s from a secondary page reporting NVIDIA's announcement (\"96GB HBM3@4TB/s\"; no NVIDIA page opened states it): https://nishikiout.net/entry/2023/08/09/143040",
+		BandwidthGBs: 4000,
 	},
 	{Name: "NVIDIA GH200 (144GB HBM3e)", Vendor: "NVIDIA", Category: "datacenter_gpu",
 		PCIIDs:         []string{"10de:2348"},
