@@ -40,7 +40,7 @@ func (m *Machine) chainOf(link string) (pciChain, string, bool) {
 		switch {
 		case strings.HasPrefix(part, "pci") && strings.Contains(part, ":"):
 			c.root, c.chain = part, nil
-		case c.root != "" && isPCIAddress(part):
+		case c.root != "" && isSysfsPCIAddress(part):
 			c.chain = append(c.chain, part)
 		case c.root != "" && len(c.chain) > 0:
 			// Past the function (".../0000:da:00.0/infiniband/mlx5_5").
@@ -51,14 +51,6 @@ func (m *Machine) chainOf(link string) (pciChain, string, bool) {
 		return pciChain{}, "", false
 	}
 	return c, path.Join(PathPCIDevices, c.chain[len(c.chain)-1]), true
-}
-
-// isPCIAddress reports whether s looks like "0000:d9:00.0".
-func isPCIAddress(s string) bool {
-	if len(s) != 12 || s[4] != ':' || s[7] != ':' || s[10] != '.' {
-		return false
-	}
-	return isLowerHex(s[:4] + s[5:7] + s[8:10] + s[11:])
 }
 
 // pciPath classifies the path between two functions; "" when it is SYS or

@@ -784,14 +784,11 @@ func ParseNvidiaList(out []byte) []nvListGPU {
 		if i := strings.LastIndex(t, "(UUID: "); i >= 0 && strings.HasSuffix(t, ")") {
 			uuid = strings.TrimSpace(t[i+len("(UUID: ") : len(t)-1])
 		}
-		switch {
-		case strings.HasPrefix(t, "GPU "):
-			num, _, ok := strings.Cut(strings.TrimPrefix(t, "GPU "), ":")
-			n, err := strconv.Atoi(num)
-			if ok && err == nil && n >= 0 {
-				gpus = append(gpus, nvListGPU{Index: n, UUID: uuid})
-			}
-		case strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-"):
+		if g, ok := parseNvidiaListGPU(t); ok {
+			gpus = append(gpus, g)
+			continue
+		}
+		if strings.HasPrefix(t, "MIG ") && len(gpus) > 0 && strings.HasPrefix(uuid, "MIG-") {
 			g := &gpus[len(gpus)-1]
 			g.MIG = append(g.MIG, nvListMIG{Profile: strings.Fields(t)[1], Device: migDeviceNumber(t), UUID: uuid})
 		}
