@@ -157,6 +157,8 @@ type loader struct {
 	used     int64
 	manifest []byte
 	outputs  map[string][]byte // tools/<key>/<stream>
+	// legacyStubs counts entries marked with format 1's PAX stub record.
+	legacyStubs int
 }
 
 // members reads every member, checking each on its own.
@@ -240,12 +242,13 @@ func (ld *loader) treeEntry(h *tar.Header, typ byte, p string) error {
 	}
 	n := &node{full: true}
 	for k, v := range h.PAXRecords {
-		if strings.HasPrefix(k, "AIHWACCEL.") && (k != stubRecord || v != "1") {
+		if strings.HasPrefix(k, "AIHWACCEL.") && (k != legacyStubRecord || v != "1") {
 			return refuse(h.Name, "unknown record %s=%q", k, v)
 		}
 	}
-	if h.PAXRecords[stubRecord] == "1" {
+	if h.PAXRecords[legacyStubRecord] == "1" {
 		n.full = false
+		ld.legacyStubs++
 	}
 	switch typ {
 	case tar.TypeReg:
@@ -306,8 +309,11 @@ func (ld *loader) finish() error {
 	if err := json.NewDecoder(bytes.NewReader(ld.manifest)).Decode(m); err != nil {
 		return refuse(manifestName, "not a manifest: %v", err)
 	}
-	if m.Format != FormatVersion {
-		return refuse(manifestName, "format %d, this library reads format %d", m.Format, FormatVersion)
+	if m.Format < minFormatVersion || m.Format > FormatVersion {
+		return refuse(manifestName, "format %d, this library reads formats %d to %d", m.Format, minFormatVersion, FormatVersion)
+	}
+	if err := ld.stubs(); err != nil {
+		return err
 	}
 	if err := ld.tools(); err != nil {
 		return err
@@ -329,6 +335,35 @@ func (ld *loader) finish() error {
 	}
 	if len(ld.s.nodes) > ld.lim.MaxMembers {
 		return refuse("", "more than %d entries with the directories the names imply", ld.lim.MaxMembers)
+	}
+	return nil
+}
+
+// stubs marks the entries the manifest lists as kept as existing only
+// (format 2); format 1 marked them in their headers instead (treeEntry), and
+// an archive may not mix the two.
+func (ld *loader) stubs() error {
+	m := &ld.s.manifest
+	if m.Format < 2 {
+		if len(m.Stubs) > 0 {
+			return refuse(manifestName, "format %d lists stubs, which format 2 introduced", m.Format)
+		}
+		return nil
+	}
+	if ld.legacyStubs > 0 {
+		return refuse("", "format %d archive with %d entries marked %s, which only format 1 uses", m.Format, ld.legacyStubs, legacyStubRecord)
+	}
+	for _, p := range m.Stubs {
+		n, ok := ld.s.nodes[p]
+		switch {
+		case !ok:
+			return refuse(manifestName, "stub %q is not an entry of root/", p)
+		case n.mode.Type() == fs.ModeSymlink:
+			return refuse(manifestName, "stub %q is a symbolic link, which is always kept whole", p)
+		case !n.full:
+			return refuse(manifestName, "stub %q listed twice", p)
+		}
+		n.full = false
 	}
 	return nil
 }

@@ -41,6 +41,13 @@ func symlink(name, target string) member {
 	return member{h: tar.Header{Typeflag: tar.TypeSymlink, Name: name, Linkname: target, Mode: 0o777}}
 }
 
+// legacyStub marks m as kept as existing only, the way format 1 did: a PAX
+// record on its header.
+func legacyStub(m member) member {
+	m.h.PAXRecords = map[string]string{legacyStubRecord: "1"}
+	return m
+}
+
 // manifestMember is a valid manifest listing tools.
 func manifestMember(t testing.TB, tools ...ToolEntry) member {
 	b, err := json.Marshal(Manifest{Format: FormatVersion, Tools: tools})
@@ -121,7 +128,12 @@ func TestReadRefusesCraftedArchives(t *testing.T) {
 		{"file under a file", []member{man, reg("root/sys/f", ""), reg("root/sys/f/x", "")}, "not a directory"},
 		{"stray member", []member{man, reg("evil.sh", "rm -rf /")}, "not part of the snapshot layout"},
 		{"no manifest", []member{reg("root/sys/a", "")}, "no manifest.json"},
-		{"newer format", []member{reg(manifestName, `{"format":2}`)}, "format 2"},
+		{"newer format", []member{reg(manifestName, `{"format":3}`)}, "format 3"},
+		{"stub not in the tree", []member{reg(manifestName, `{"format":2,"stubs":["sys/x"]}`)}, "not an entry of root/"},
+		{"stub twice", []member{reg(manifestName, `{"format":2,"stubs":["sys/a","sys/a"]}`), reg("root/sys/a", "")}, "listed twice"},
+		{"stub link", []member{reg(manifestName, `{"format":2,"stubs":["sys/l"]}`), reg("root/sys/a", ""), symlink("root/sys/l", "a")}, "symbolic link"},
+		{"stubs in format 1", []member{reg(manifestName, `{"format":1,"stubs":["sys/a"]}`), reg("root/sys/a", "")}, "format 2 introduced"},
+		{"legacy stub in format 2", []member{man, legacyStub(reg("root/sys/a", ""))}, "only format 1 uses"},
 		{"manifest not json", []member{reg(manifestName, `{`)}, "not a manifest"},
 		{"unlisted tool output", []member{man, reg("tools/"+key+"/stdout", "x")}, "does not list"},
 		{"tool key mismatch", []member{manifestMember(t, ToolEntry{Argv: argv, Key: ToolKey([]string{"rm"})})}, "not the hash"},
@@ -139,6 +151,19 @@ func TestReadRefusesCraftedArchives(t *testing.T) {
 			requireRefused(t, craft(t, c.ms...), DefaultLimits, c.want)
 		})
 	}
+}
+
+// TestReadsFormat1Stubs: archives written before format 2 (stubs marked by a
+// PAX record on their header) still replay, stubs as stubs.
+func TestReadsFormat1Stubs(t *testing.T) {
+	raw := craft(t, reg(manifestName, `{"format":1}`), legacyStub(reg("root/sys/a", "")), reg("root/sys/b", "x"))
+	s, err := Read(bytes.NewReader(raw), DefaultLimits)
+	require.NoError(t, err)
+	_, err = s.ReadFile("sys/a")
+	require.ErrorIs(t, err, ErrNotRecorded, "a stub has no content to read")
+	b, err := s.ReadFile("sys/b")
+	require.NoError(t, err)
+	assert.Equal(t, "x", string(b))
 }
 
 func TestReadRefusesTooManyMembers(t *testing.T) {

@@ -26,9 +26,15 @@ import (
 	json "github.com/goccy/go-json"
 )
 
-// FormatVersion is the archive format this package writes and the only one
-// it reads.
-const FormatVersion = 1
+// FormatVersion is the archive format this package writes. Format 2 lists
+// the entries kept as existing only in the manifest (Manifest.Stubs); format
+// 1 marked them with a vendor PAX record, which GNU tar reports as "Ignoring
+// unknown extended header keyword" for every such entry when it lists the
+// archive. Both are read (minFormatVersion).
+const FormatVersion = 2
+
+// minFormatVersion is the oldest archive format this package reads.
+const minFormatVersion = 1
 
 // Member names of the archive layout.
 const (
@@ -37,9 +43,10 @@ const (
 	toolsPrefix  = "tools/"
 	stdoutName   = "stdout"
 	stderrName   = "stderr"
-	// stubRecord marks a tree entry whose existence and type were recorded
-	// but not its content (a file only stat'ed, a directory only traversed).
-	stubRecord = "AIHWACCEL.stub"
+	// legacyStubRecord is how format 1 marked a tree entry kept as existing
+	// only: a PAX record on the entry's header. Format 2 lists those entries
+	// in Manifest.Stubs and writes no PAX record.
+	legacyStubRecord = "AIHWACCEL.stub"
 )
 
 // Manifest describes a snapshot: what wrote it and what it holds besides the
@@ -66,6 +73,10 @@ type Manifest struct {
 	// Withheld counts reads outside the recorded trees: they were answered
 	// live at capture but nothing of them is in the archive.
 	Withheld int `json:"withheld"`
+	// Stubs are the tree entries (paths under root/, sorted) whose existence
+	// and type were recorded but not their content or listing: a file only
+	// stat'ed, a directory only traversed. Format 2 and later.
+	Stubs []string `json:"stubs,omitempty"`
 }
 
 // ToolEntry is one recorded tool run; its output is under tools/<Key>/.

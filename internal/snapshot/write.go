@@ -97,10 +97,14 @@ func (r *Recorder) build() (*archive, error) {
 		Options: opts, KeptIDs: r.opts.KeepIDs, ToolsFound: found, Errors: errs, Withheld: withheld,
 	}}
 	a.scrub(newScrubber(r.opts.KeepIDs), runs, env)
-	for p := range nodes {
+	for p, n := range nodes {
 		a.paths = append(a.paths, p)
+		if !n.full {
+			a.manifest.Stubs = append(a.manifest.Stubs, p)
+		}
 	}
 	slices.Sort(a.paths)
+	slices.Sort(a.manifest.Stubs)
 	slices.SortFunc(a.manifest.Errors, func(x, y ReadError) int { return strings.Compare(x.Path, y.Path) })
 	return a, a.checkLimits(DefaultLimits)
 }
@@ -155,7 +159,7 @@ func (a *archive) checkLimits(lim Limits) error {
 		if int64(len(n.data)) > lim.MaxMemberBytes {
 			return fmt.Errorf("snapshot: a file of %d bytes, more than the %d a reader accepts", len(n.data), lim.MaxMemberBytes)
 		}
-		total += int64(len(n.data)) + 2*tarBlock // header, PAX header of stubs
+		total += int64(len(n.data)) + 2*tarBlock // header, with room for a long name
 	}
 	for _, o := range a.outputs {
 		for _, b := range [][]byte{o.Stdout, o.Stderr} {
@@ -184,7 +188,7 @@ func (a *archive) write(w io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := writeRegular(tw, manifestName, man, nil); err != nil {
+	if err := writeRegular(tw, manifestName, man); err != nil {
 		return err
 	}
 	for _, p := range a.paths {
@@ -194,10 +198,10 @@ func (a *archive) write(w io.Writer) error {
 	}
 	for _, t := range a.manifest.Tools {
 		o := a.outputs[t.Key]
-		if err := writeRegular(tw, toolMember(t.Key, stdoutName), o.Stdout, nil); err != nil {
+		if err := writeRegular(tw, toolMember(t.Key, stdoutName), o.Stdout); err != nil {
 			return err
 		}
-		if err := writeRegular(tw, toolMember(t.Key, stderrName), o.Stderr, nil); err != nil {
+		if err := writeRegular(tw, toolMember(t.Key, stderrName), o.Stderr); err != nil {
 			return err
 		}
 	}
@@ -207,34 +211,32 @@ func (a *archive) write(w io.Writer) error {
 	return zw.Close()
 }
 
-// writeNode writes one tree entry under root/.
+// writeNode writes one tree entry under root/. Whether the entry is whole
+// or kept as existing only is said by the manifest (Manifest.Stubs), not by
+// the header, so that standard tar lists the archive without warnings.
 func writeNode(tw *tar.Writer, p string, n *node) error {
-	var pax map[string]string
-	if !n.full {
-		pax = map[string]string{stubRecord: "1"}
-	}
 	name := rootPrefix + p
 	switch t := n.mode.Type(); {
 	case t.IsRegular():
-		return writeRegular(tw, name, n.data, pax)
+		return writeRegular(tw, name, n.data)
 	case t&fs.ModeDir != 0:
-		return tw.WriteHeader(header(tar.TypeDir, name+"/", 0o755, pax))
+		return tw.WriteHeader(header(tar.TypeDir, name+"/", 0o755))
 	case t&fs.ModeSymlink != 0:
-		h := header(tar.TypeSymlink, name, 0o777, nil)
+		h := header(tar.TypeSymlink, name, 0o777)
 		h.Linkname = n.target
 		return tw.WriteHeader(h)
 	case t&fs.ModeCharDevice != 0:
-		return tw.WriteHeader(header(tar.TypeChar, name, 0o644, pax))
+		return tw.WriteHeader(header(tar.TypeChar, name, 0o644))
 	case t&fs.ModeDevice != 0:
-		return tw.WriteHeader(header(tar.TypeBlock, name, 0o644, pax))
+		return tw.WriteHeader(header(tar.TypeBlock, name, 0o644))
 	case t&fs.ModeNamedPipe != 0:
-		return tw.WriteHeader(header(tar.TypeFifo, name, 0o644, pax))
+		return tw.WriteHeader(header(tar.TypeFifo, name, 0o644))
 	}
 	return nil // sockets and irregular files have no tar type: left out
 }
 
-func writeRegular(tw *tar.Writer, name string, data []byte, pax map[string]string) error {
-	h := header(tar.TypeReg, name, 0o644, pax)
+func writeRegular(tw *tar.Writer, name string, data []byte) error {
+	h := header(tar.TypeReg, name, 0o644)
 	h.Size = int64(len(data))
 	if err := tw.WriteHeader(h); err != nil {
 		return err
@@ -243,8 +245,8 @@ func writeRegular(tw *tar.Writer, name string, data []byte, pax map[string]strin
 	return err
 }
 
-func header(typ byte, name string, mode int64, pax map[string]string) *tar.Header {
-	return &tar.Header{Typeflag: typ, Name: name, Mode: mode, ModTime: epoch, Format: tar.FormatPAX, PAXRecords: pax}
+func header(typ byte, name string, mode int64) *tar.Header {
+	return &tar.Header{Typeflag: typ, Name: name, Mode: mode, ModTime: epoch, Format: tar.FormatPAX}
 }
 
 type countingWriter struct {
