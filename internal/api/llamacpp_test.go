@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// llamaCPPRun is one record of testdata/llamacpp/measurements.json: what a
+// llamaCPPRun is one record of internal/calibration/data/llamacpp_measurements.json: what a
 // real llama.cpp build (CPU backend) allocated for a random-weight GGUF of a
 // real architecture, written by scripts/llamacpp-measure/run.sh.
 type llamaCPPRun struct {
@@ -100,7 +100,7 @@ func llamaCPPRequest(r llamaCPPRun) string {
 
 func loadLlamaCPPRuns(t *testing.T) []llamaCPPRun {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", "llamacpp", "measurements.json"))
+	b, err := os.ReadFile(filepath.Join("..", "calibration", "data", "llamacpp_measurements.json"))
 	require.NoError(t, err)
 	var doc struct {
 		Runs []llamaCPPRun `json:"runs"`

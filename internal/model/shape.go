@@ -2,8 +2,8 @@ package model
 
 import (
 	"math"
-	"sort"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
@@ -115,59 +115,12 @@ func intermediateOrDefault(m *Model) int {
 	return 4 * m.Hidden
 }
 
-// shapeFit is the params → shape relation fitted over the dense catalog
-// entries: layers = exp(a) · P^b, with hidden then solved from
-// P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer), head_dim 128 and the
-// most common key/value head count of those entries.
-type shapeFit struct {
-	a, b    float64
-	kvHeads int
-}
-
-var fitted = fitShape()
-
-func fitShape() shapeFit {
-	var xs, ys []float64
-	kv := map[int]int{}
-	for _, e := range catalog.entries {
-		m := e.model
-		if m.IsMoE() || m.KVLoRARank > 0 || m.Layers == 0 || m.Params == 0 {
-			continue
-		}
-		xs = append(xs, math.Log(float64(m.Params)))
-		ys = append(ys, math.Log(float64(m.Layers)))
-		kv[m.EffectiveKVHeads()]++
-	}
-	f := shapeFit{kvHeads: 8}
-	n := float64(len(xs))
-	if n < 2 {
-		return f
-	}
-	var sx, sy, sxx, sxy float64
-	for i := range xs {
-		sx += xs[i]
-		sy += ys[i]
-		sxx += xs[i] * xs[i]
-		sxy += xs[i] * ys[i]
-	}
-	f.b = (n*sxy - sx*sy) / (n*sxx - sx*sx)
-	f.a = (sy - f.b*sx) / n
-	keys := make([]int, 0, len(kv))
-	for k := range kv {
-		keys = append(keys, k)
-	}
-	sort.Ints(keys)
-	best := 0
-	for _, k := range keys {
-		if kv[k] > best {
-			best, f.kvHeads = kv[k], k
-		}
-	}
-	return f
-}
-
 // EstimateShape fills an unknown shape from the parameter count with the
-// fitted relation and flags the model as estimated. It is used only when a
+// relation fitted over the dense catalog entries
+// (calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
+// exp(a) · P^b; ShapeKVHeads, their most common key/value head count), with
+// hidden solved from P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer) and
+// head_dim 128, and flags the model as estimated. It is used only when a
 // request gives a bare count; the KV-cache size then carries the error of
 // this fit (see docs/accuracy.md, "KV cache").
 func EstimateShape(m *Model) {
@@ -175,7 +128,7 @@ func EstimateShape(m *Model) {
 		return
 	}
 	p := float64(m.Params)
-	layers := math.Round(math.Exp(fitted.a) * math.Pow(p, fitted.b))
+	layers := math.Round(math.Exp(calibration.ShapeLayersLogIntercept) * math.Pow(p, calibration.ShapeLayersExponent))
 	if layers < 1 {
 		layers = 1
 	}
@@ -185,7 +138,7 @@ func EstimateShape(m *Model) {
 	m.Hidden = int(hidden)
 	m.HeadDim = 128
 	m.Heads = m.Hidden / 128
-	m.KVHeads = min(fitted.kvHeads, m.Heads)
+	m.KVHeads = min(calibration.ShapeKVHeads, m.Heads)
 	m.ShapeEstimated = true
 	m.Notes = append(m.Notes, "shape estimated from the parameter count (layers, hidden size, heads): give model.name, model.config or model.path for an exact KV-cache size")
 }

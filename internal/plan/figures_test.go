@@ -42,7 +42,7 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 
 // A plan on the CPU charges no GPU runtime context: llama.cpp's CPU backend
 // allocates only the model, KV, output and compute buffers
-// (testdata/llamacpp/measurements.json; docs/accuracy.md "Against
+// (internal/calibration/data/llamacpp_measurements.json; docs/accuracy.md "Against
 // llama.cpp's allocation"), while a GPU keeps its 768 MiB context.
 func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
 	body := `{"model":{"name":"Llama-3.2-1B"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
@@ -78,7 +78,7 @@ func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 // and it disables Phi-3's window (llama.cpp PR 13676); other engines keep the
 // window rule. Measured: Gemma-3-1B at 4096 holds 1024 cells in each of its
 // 22 sliding layers, Phi-3-mini 4096 cells in all 32
-// (testdata/llamacpp/measurements.json).
+// (internal/calibration/data/llamacpp_measurements.json).
 func TestKVCacheFollowsLlamaCPPSlidingWindowRules(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	kvOf := func(name, engine string) int64 {

@@ -26,6 +26,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -439,9 +440,9 @@ func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
 // Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window is
 // disabled on load ("Phi SWA is currently disabled",
 // https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context in
-// all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
+// all 32 layers of Phi-3-mini). Measurements: internal/calibration/data/llamacpp_measurements.json.
 func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
-	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
+	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
 	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
 }
 

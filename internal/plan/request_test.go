@@ -161,7 +161,7 @@ func TestFlashAttentionOff(t *testing.T) {
 	on := act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp"}`)
 	assert.Equal(t, on, act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp","flash_attention":true}`))
 	off := act(`{"model":{"name":"Llama-3.2-1B"},"context_length":32768,"engine":"llama.cpp","flash_attention":false}`)
-	// llama.cpp 34af94cd allocated 2134 MiB for this (testdata/llamacpp).
+	// llama.cpp 34af94cd allocated 2134 MiB for this (internal/calibration/data/llamacpp_measurements.json).
 	assert.InEpsilon(t, 2134.0, float64(off)/(1<<20), 0.02)
 	assert.Greater(t, off, 7*on)
 }

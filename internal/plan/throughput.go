@@ -4,70 +4,22 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// Fitted constants (docs/accuracy.md "Throughput (decode and prefill)").
-// They are fitted on internal/plan/testdata/inference.json (llama.cpp
-// llama-bench and ./main rows from
-// https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference) by
-// TestCalibrationFit and replayed by TestCalibrationReplay.
-// efficiency holds the few physical constants of the throughput model.
-type efficiency struct {
-	// DecodeBandwidth is the fraction of the datasheet memory bandwidth a
-	// decode step achieves while streaming weights and KV cache on a
-	// discrete GPU with GDDR memory (and any device of no other class).
-	DecodeBandwidth float64
-	// DecodeBandwidthHBM is that fraction on an HBM part (hbmPart): a
-	// batch-1 matrix-vector pass keeps too few bytes in flight to draw
-	// 2-3 TB/s (llama.cpp on an A100 reaches 43-55 %).
-	DecodeBandwidthHBM float64
-	// DecodeBandwidthUnified is that fraction on Apple unified memory, whose
-	// datasheet figure is the SoC's, shared with the CPU, for 16-bit (and
-	// 8-bit float) weights.
-	DecodeBandwidthUnified float64
-	// DecodeBandwidthHost is that fraction on a CPU's host memory (its
-	// family's datasheet figure, specs.HostMemoryByCPUName).
-	DecodeBandwidthHost float64
-	// HostWeightsPerCoreSecond is how many weights one CPU core multiplies
-	// per second in a decode step's matrix-vector products (dequantizing
-	// them): with few cores a CPU decode is bound by this, not by memory.
-	HostWeightsPerCoreSecond float64
-	// DecodeBandwidthUnifiedQuantized is that fraction for integer-quantized
-	// weights (int8/int4, GGUF k-quants) on Apple GPUs, whose ALUs dequantize
-	// every weight read: there the matrix-vector pass is partly compute-bound.
-	DecodeBandwidthUnifiedQuantized float64
-	// LayerLatency is the fixed time per layer per decode step, in seconds
-	// (kernel launches, synchronisation), that does not shrink with bytes.
-	LayerLatency float64
-	// PrefillMFU is the fraction of the dense peak tensor throughput the
-	// matmuls of a prompt-processing pass achieve.
-	PrefillMFU float64
-	// PrefillLayerLatency is the time per layer per prompt micro-batch that
-	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
-	// rope, softmax, copies) and launches, in seconds.
-	PrefillLayerLatency float64
-}
+// efficiency holds the few physical constants of the throughput model
+// (calibration.Throughput documents each); a defined type so that the
+// model's methods hang on it.
+type efficiency calibration.Throughput
 
-// fitted are the constants in use, fitted by TestCalibrationFit on the
-// single-device rows (HWACCEL_FIT=single): decode on 129 rows, prefill on
-// the 50 of them whose device has a tensor peak in the table.
-var fitted = efficiency{DecodeBandwidth: 0.93, DecodeBandwidthHBM: 0.61, DecodeBandwidthUnified: 0.82, DecodeBandwidthUnifiedQuantized: 0.66, LayerLatency: 92e-6,
-	DecodeBandwidthHost: 0.68, HostWeightsPerCoreSecond: 23e9, PrefillMFU: 0.77, PrefillLayerLatency: 1390e-6}
-
-// promptMicroBatch is the number of prompt tokens processed per pass:
-// llama.cpp's default n_ubatch (and n_batch of its 2023 builds), 512. Every
-// pass re-reads the layer's weights and pays PrefillLayerLatency once.
-const promptMicroBatch = 512
-
-// dequantCopyBytesPerParam is the extra memory traffic per weight per pass
-// when the weights are quantized: llama.cpp's CUDA backend (the builds the
-// calibration rows used) dequantizes a quantized matrix into a 16-bit buffer
-// and runs the 16-bit GEMM on it for batches of more than a few tokens, so
-// each pass writes and reads 2 bytes per weight besides the quantized weights.
-const dequantCopyBytesPerParam = 4
+// fitted are the constants in use: calibration.Fitted, fitted on the
+// measurements of internal/calibration/data by `go generate
+// ./internal/calibration` (docs/accuracy.md "Throughput (decode and
+// prefill)").
+var fitted = efficiency(calibration.Fitted)
 
 // Throughput is the speed estimate of a plan. A figure that cannot be
 // estimated (device bandwidth or peak FLOPS unknown) is omitted and the
@@ -196,14 +148,14 @@ type prefillPassInputs struct {
 }
 
 // prefillPassSeconds is the per-token share of the fixed costs of the prompt
-// passes (micro-batches of promptMicroBatch tokens): every pass reads the
+// passes (micro-batches of calibration.MicroBatchTokens tokens): every pass reads the
 // stage's weights (and, quantized, writes and reads their 16-bit copy) at
 // the decode bandwidth efficiency, and pays PrefillLayerLatency per layer.
 func prefillPassSeconds(in prefillPassInputs, e efficiency) float64 {
-	tokens := float64(min(in.Prompt, promptMicroBatch))
+	tokens := float64(min(in.Prompt, calibration.MicroBatchTokens))
 	bytes := in.WeightBytes
 	if in.Dequantized {
-		bytes += dequantCopyBytesPerParam * in.Params
+		bytes += calibration.DequantCopyBytesPerParam * in.Params
 	}
 	pass := float64(in.Layers)*e.PrefillLayerLatency + streamSeconds(bytes, in.BandwidthGBs, e)
 	return pass / tokens
@@ -296,7 +248,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %s, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
 			req.ContextLength, batch, e.reachedNote(pl), e.LayerLatency*1e6),
 		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
-			e.PrefillMFU*100, computePrecision(pl.Level), promptMicroBatch, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
+			e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
 	c := pl.Costs
 	hidden := float64(m.Hidden)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -88,7 +89,7 @@ func TestValidTP(t *testing.T) {
 // every token; with tied embeddings the head is the token-embedding matrix,
 // so it is read although the input lookup is not. Qwen2.5-0.5B (tied) at
 // fp16: every weight once, 2 B x 494 M = 988 MB per token (llama.cpp's
-// model buffer, testdata/llamacpp: 988 MB); counting the embedding as a
+// model buffer, internal/calibration/data/llamacpp_measurements.json: 988 MB); counting the embedding as a
 // lookup only gave 716 MB. Llama-3.1-8B (untied) does not read its input
 // embedding (525 M of its 8.03 B weights).
 func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
@@ -97,10 +98,8 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
-		c := calCase{row: calRow{DeviceCount: 1}, spec: specs.Spec{Name: "test GPU", Category: "consumer_gpu", BandwidthGBs: 1000}, model: m, level: l}
-		pl, req := c.plan(1)
-		e := efficiency{DecodeBandwidth: 1}
-		return 1e12 / estimateWith(pl, req, 0, e).DecodeTokensPerS
+		r := NewReplay(m, l, specs.Spec{Name: "test GPU", Category: "consumer_gpu", BandwidthGBs: 1000}, 1, 0, 1)
+		return 1e12 / r.Decode(calibration.Throughput{DecodeBandwidth: 1})
 	}
 	assert.InEpsilon(t, 988e6, bytesPerToken("Qwen2.5-0.5B"), 0.01)
 	m, err := model.Resolve(model.Spec{Name: "Llama-3.1-8B"})
@@ -137,4 +136,25 @@ func TestCPUDecode(t *testing.T) {
 	require.NotNil(t, unknown.Throughput)
 	assert.Zero(t, unknown.Throughput.DecodeTokensPerS)
 	assert.Contains(t, strings.Join(unknown.Throughput.Assumptions, "\n"), "host memory bandwidth")
+}
+
+// TestPrefillPassSeconds checks the per-pass term of the prefill model by
+// hand: 7B at fp16 (14 GB) on a 1000 GB/s device at 50 % bandwidth, 32
+// layers at 100 us, a 1000-token prompt in passes of 512; quantized weights
+// add a 16-bit copy written and read (4 bytes per weight).
+func TestPrefillPassSeconds(t *testing.T) {
+	e := efficiency{DecodeBandwidth: 0.5, PrefillLayerLatency: 100e-6}
+	in := prefillPassInputs{WeightBytes: 14e9, Params: 7e9, Layers: 32, Prompt: 1000, BandwidthGBs: 1000}
+	assert.InDelta(t, (32*100e-6+14e9/500e9)/512, prefillPassSeconds(in, e), 1e-12)
+	in.Prompt = 256 // one pass of the whole prompt
+	assert.InDelta(t, (32*100e-6+14e9/500e9)/256, prefillPassSeconds(in, e), 1e-12)
+	in.WeightBytes, in.Dequantized = 3.9e9, true
+	assert.InDelta(t, (32*100e-6+(3.9e9+4*7e9)/500e9)/256, prefillPassSeconds(in, e), 1e-12)
+
+	q4, err := quant.Parse("q4_k_m")
+	require.NoError(t, err)
+	fp16, err := quant.Parse("fp16")
+	require.NoError(t, err)
+	assert.True(t, dequantizedForMatmul(q4))
+	assert.False(t, dequantizedForMatmul(fp16))
 }

@@ -246,7 +246,7 @@ func TestTrainingRequestErrors(t *testing.T) {
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 }
 
-// trainingRow is a training record of internal/quant/testdata/memory.json
+// trainingRow is a training record of internal/calibration/data/memory.json
 // (published measurements, each record with its source).
 type trainingRow struct {
 	Kind        string  `json:"kind"`
@@ -305,7 +305,7 @@ var trainingReplays = map[string]trainingReplay{
 }
 
 func loadTrainingRows(t *testing.T) []trainingRow {
-	b, err := os.ReadFile("../quant/testdata/memory.json")
+	b, err := os.ReadFile("../calibration/data/memory.json")
 	require.NoError(t, err)
 	var doc struct {
 		Rows []trainingRow `json:"memory_measured"`

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
@@ -117,14 +118,9 @@ func kvElementsPerTokenLayer(m *model.Model) float64 {
 	return 2 * float64(m.EffectiveKVHeads()) * float64(m.EffectiveHeadDim())
 }
 
-// ChunkTokens is the number of prompt tokens an engine processes in one
-// forward pass when prefilling: llama.cpp's default n_ubatch (512,
-// common/common.h). The working buffer is sized for one such chunk.
-const ChunkTokens = 512
-
 // ActivationsBytes is the inference working buffer: the tensors alive at
-// once while one chunk of T = min(batch × context, ChunkTokens) tokens goes
-// through a layer, in fp32 as llama.cpp's compute graph keeps them, plus the
+// once while one chunk of T = min(batch × context, llama.cpp's n_ubatch
+// calibration.MicroBatchTokens) tokens goes through a layer, in fp32 as llama.cpp's compute graph keeps them, plus the
 // logits of every token of the chunk (llama.cpp reserves its graph for the
 // worst case where every token outputs logits):
 //
@@ -143,7 +139,7 @@ func ActivationsBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64
 	if m == nil || m.Hidden <= 0 || contextLen <= 0 || batch <= 0 {
 		return 0
 	}
-	T := float64(min(int64(contextLen)*int64(batch), ChunkTokens))
+	T := float64(min(int64(contextLen)*int64(batch), calibration.MicroBatchTokens))
 	I := float64(m.Intermediate)
 	if m.IsMoE() {
 		// Routed tokens fan out to k experts of width MoEIntermediate.
@@ -166,14 +162,6 @@ func ActivationsBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64
 	return b
 }
 
-// attentionHiddenRows is the number of hidden-sized fp32 rows per token
-// alive beside the scores in llama.cpp's attention step without flash
-// attention (residual, normed input, Q, the K and V rows being written, the
-// attention output): the compute buffers measured beyond scores and mask
-// were 5.0 h (Phi-3-mini) to 5.5 h (Llama-3.2-1B) per token
-// (testdata/llamacpp/measurements.json); the larger is taken.
-const attentionHiddenRows = 5.5
-
 // attentionScoresBytes is the working buffer of one attention step without
 // flash attention for T tokens attending nKV cache cells, in fp32, after
 // build_attn_mha in llama.cpp's src/llama-graph.cpp
@@ -183,13 +171,18 @@ const attentionHiddenRows = 5.5
 // score matrix per layer is alive; the fp32 mask (nKV × T, shared by the
 // heads) is an input of the graph beside it.
 //
-//	T × nKV × (H + 1) × 4 B  +  T × 5.5·h × 4 B
+//	T × nKV × (H + 1) × 4 B  +  T × r·h × 4 B
+//
+// with r = calibration.AttentionHiddenRows hidden-sized fp32 rows per token
+// alive beside the scores (residual, normed input, Q, the K and V rows being
+// written, the attention output), fitted on the -fa off runs of
+// internal/calibration/data/llamacpp_measurements.json.
 //
 // Measured (llama.cpp 34af94cd, CPU): Llama-3.2-1B at 32768 cells 2134 MiB,
 // this gives 2134 MiB.
 func attentionScoresBytes(m *model.Model, T float64, nKV int) int64 {
 	heads := float64(max(m.Heads, 1))
-	return int64(math.Ceil(T * (float64(nKV)*(heads+1) + attentionHiddenRows*float64(m.Hidden)) * 4))
+	return int64(math.Ceil(T * (float64(nKV)*(heads+1) + calibration.AttentionHiddenRows*float64(m.Hidden)) * 4))
 }
 
 // attendedCells is the number of cache cells the widest layer attends to at
@@ -202,27 +195,17 @@ func attendedCells(m *model.Model, contextLen int, kv KVOptions) int {
 	return contextLen
 }
 
-// overheadBytes is the runtime overhead per device: the CUDA context
-// (driver state, kernel images of the libraries loaded) and the caching
-// allocator's slack. PyTorch maintainers measure the context alone at "~700+
-// MB" depending on CUDA version and device
-// (https://discuss.pytorch.org/t/high-gpu-memory-overhead/81330; 723 MiB in
-// https://discuss.pytorch.org/t/what-is-the-reason-for-pytorchs-gpu-memory-floor/73021).
-// 768 MiB covers that; CUDA lazy loading (default since CUDA 12.2) makes it
-// smaller, so this errs on the safe side. The value is checked against the
-// one measured nvidia-smi row of memory.json (Llama-2-7B int8 on an RTX
-// 3090) in TestInferenceMemoryRow.
-const overheadBytes = 768 << 20
-
-// PerDeviceOverheadBytes is the runtime overhead on each accelerator used.
-func PerDeviceOverheadBytes() int64 { return overheadBytes }
+// PerDeviceOverheadBytes is the runtime overhead on each accelerator used:
+// the CUDA context and the caching allocator's slack
+// (calibration.GPURuntimeOverheadBytes, with its measurements).
+func PerDeviceOverheadBytes() int64 { return calibration.GPURuntimeOverheadBytes }
 
 // HostOverheadBytes is the runtime overhead charged to a CPU that runs the
 // model: none. llama.cpp's CPU backend holds no context buffer: what it
 // allocates is the model, KV cache, output and compute buffers, all counted
 // elsewhere in the estimate, and the process's resident memory beyond model
 // and KV cache was 20-70 MiB in every measured run, under the compute buffer
-// it holds (testdata/llamacpp/measurements.json, 41 runs of llama.cpp
+// it holds (internal/calibration/data/llamacpp_measurements.json, 41 runs of llama.cpp
 // 34af94cd; docs/accuracy.md "Against llama.cpp's allocation").
 const HostOverheadBytes = 0
 

@@ -186,7 +186,7 @@ func TestLargest(t *testing.T) {
 
 // TestActivationsWithoutFlashAttention checks the working buffer of
 // llama.cpp -fa off against the compute buffers it allocated (CPU backend,
-// testdata/llamacpp/measurements.json, llama.cpp 34af94cd, n_ubatch 512):
+// internal/calibration/data/llamacpp_measurements.json, llama.cpp 34af94cd, n_ubatch 512):
 // the fp32 scores of one micro-batch over the whole context for every head,
 // the fp32 mask beside them, and a few hidden-sized rows. With flash
 // attention the same runs allocate 258.5 and 300.25 MiB.

@@ -31,7 +31,7 @@ var weightsOutliers = map[string]string{
 		"(18.90 GiB, -0.7 %); today's Q3_K_L rule raises ffn_down to Q5_K. Not verified against that file's tensor list.",
 }
 
-// memoryRow is one record of testdata/memory.json, published measurements
+// memoryRow is one record of internal/calibration/data/memory.json, published measurements
 // (each record names its source).
 type memoryRow struct {
 	Kind         string   `json:"kind"`
@@ -47,7 +47,7 @@ type memoryRow struct {
 
 func loadMemoryRows(t *testing.T) []memoryRow {
 	t.Helper()
-	b, err := os.ReadFile("testdata/memory.json")
+	b, err := os.ReadFile("../calibration/data/memory.json")
 	require.NoError(t, err)
 	var doc struct {
 		Rows []memoryRow `json:"memory_measured"`

@@ -8,7 +8,7 @@
 #   LLAMA_CPP_DIR/build (README.md gives the commands). Its commit is read with
 #   git, or from LLAMA_COMMIT when the checkout has no .git.
 # WORK_DIR: scratch space for the GGUFs (several GB) and the logs.
-# OUT_JSON: default testdata/llamacpp/measurements.json.
+# OUT_JSON: default internal/calibration/data/llamacpp_measurements.json.
 # MODELS, QUANTS, LONG_QUANT, THREADS, BENCH (0 to skip tokens/s) and APPEND
 # (1 to add to WORK_DIR/records.jsonl) may be set in the environment. Nothing is downloaded.
 set -euo pipefail
@@ -17,7 +17,7 @@ llama=$(cd "${1:?llama.cpp checkout}" && pwd)
 work=$(mkdir -p "${2:?work dir}" && cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-out=${3:-$repo/testdata/llamacpp/measurements.json}
+out=${3:-$repo/internal/calibration/data/llamacpp_measurements.json}
 threads=${THREADS:-2}
 models=${MODELS:-"Qwen2.5-0.5B Qwen3-0.6B Llama-3.2-1B TinyLlama-1.1B-Chat-v1.0 Gemma-3-1B Gemma-2-2B"}
 quants=${QUANTS:-"f16 q8_0 q4_k_m"}

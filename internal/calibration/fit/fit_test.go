@@ -1,0 +1,163 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+)
+
+const (
+	testData      = "../data"
+	testConstants = "../constants_gen.go"
+	testDocs      = "../../../docs/accuracy.md"
+)
+
+// Bounds promised in docs/accuracy.md ("Throughput (decode and prefill)").
+const (
+	decodeMedianBound  = 0.25
+	prefillMedianBound = 0.50
+	// singleDecodeMedianBound and singlePrefillMedianBound hold for rows
+	// measured on one device (achieved: 6.6 % and 16.1 %).
+	singleDecodeMedianBound  = 0.10
+	singlePrefillMedianBound = 0.20
+	// heldOutDecodeMedianMax is the ratchet on the median |error| of decode
+	// over the held-out rows (issue 12: within 15 %). With the constants
+	// fitted on 2023-24 builds (148 us per layer, 90 % of bandwidth on every
+	// device) the median was 23.6 %; with the memory-class fractions and 92 us
+	// per layer fitted on the May 2024 llama-bench rows, 10.4 %. Tighten it
+	// when the model improves; the test fails when it gets worse.
+	heldOutDecodeMedianMax = 0.11
+)
+
+// The fit takes seconds; the tests share one run.
+var (
+	fitOnce   sync.Once
+	fitResult *result
+	fitErr    error
+)
+
+func fitted(t *testing.T) *result {
+	t.Helper()
+	fitOnce.Do(func() { fitResult, fitErr = fitAll(testData) })
+	require.NoError(t, fitErr)
+	return fitResult
+}
+
+// TestGeneratedUpToDate fails when `go generate ./internal/calibration`
+// would change constants_gen.go or the generated parts of docs/accuracy.md.
+func TestGeneratedUpToDate(t *testing.T) {
+	r := fitted(t)
+	src, err := constantsSource(r)
+	require.NoError(t, err)
+	committed, err := os.ReadFile(testConstants)
+	require.NoError(t, err)
+	assert.Equal(t, string(committed), string(src), "constants_gen.go is stale: run go generate ./internal/calibration")
+
+	doc, err := os.ReadFile(testDocs)
+	require.NoError(t, err)
+	regenerated, err := splice(doc, docSections(r))
+	require.NoError(t, err)
+	assert.Equal(t, string(doc), string(regenerated), "docs/accuracy.md is stale: run go generate ./internal/calibration")
+}
+
+// TestFittedMatchesGenerated checks that the constants in use are the ones
+// the fit writes (the compiled package is the committed file).
+func TestFittedMatchesGenerated(t *testing.T) {
+	r := fitted(t)
+	assert.Equal(t, r.throughput(), calibration.Fitted)
+	assert.Equal(t, float64(r.attention.tenths)/10, calibration.AttentionHiddenRows)
+	assert.Equal(t, int64(r.overhead.mib)<<20, int64(calibration.GPURuntimeOverheadBytes))
+	assert.Equal(t, r.shape.a, float64(calibration.ShapeLayersLogIntercept))
+	assert.Equal(t, r.shape.b, float64(calibration.ShapeLayersExponent))
+	assert.Equal(t, r.shape.kvHeads, calibration.ShapeKVHeads)
+}
+
+// TestSpliceNeedsMarkers checks that a docs file without the markers is an
+// error, not a silent no-op.
+func TestSpliceNeedsMarkers(t *testing.T) {
+	_, err := splice([]byte("no markers\n"), map[string]string{"held-out": "x\n"})
+	require.Error(t, err)
+	out, err := splice([]byte("a\n"+beginMarker("s")+"old\n"+endMarker("s")+"b\n"), map[string]string{"s": "new\n"})
+	require.NoError(t, err)
+	assert.Equal(t, "a\n"+beginMarker("s")+"new\n"+endMarker("s")+"b\n", string(out))
+}
+
+// TestCalibrationReplay replays every row of inference.json the planner can
+// map and checks the accuracy promised in docs/accuracy.md (run with -v for
+// every row).
+func TestCalibrationReplay(t *testing.T) {
+	r := fitted(t)
+	reasons := map[string]int{}
+	for _, why := range r.unmapped {
+		reasons[why]++
+	}
+	for why, n := range reasons {
+		t.Logf("unmapped %3d rows: %s", n, why)
+	}
+	c := calibration.Fitted
+	dec, pre := decodeErrors(r.replayed, c), prefillErrors(r.replayed, c)
+	t.Logf("rows: %d replayed, %d unmapped", len(r.replayed), len(r.unmapped))
+	t.Logf("decode:  n=%d median %.3f p90 %.3f", len(dec), quantile(dec, 0.5), quantile(dec, 0.9))
+	t.Logf("prefill: n=%d median %.3f p90 %.3f", len(pre), quantile(pre, 0.5), quantile(pre, 0.9))
+	var single []speedCase
+	for _, sc := range r.replayed {
+		if sc.single() {
+			single = append(single, sc)
+		}
+	}
+	sd, sp := decodeErrors(single, c), prefillErrors(single, c)
+	t.Logf("single-device: decode n=%d median %.3f; prefill n=%d median %.3f", len(sd), quantile(sd, 0.5), len(sp), quantile(sp, 0.5))
+	if testing.Verbose() {
+		for _, sc := range r.replayed {
+			d, p := sc.replay.Decode(c), sc.replay.Prefill(c)
+			t.Logf("%-36s x%d %-38s %-6s tg %7.2f pred %7.2f (%+.0f%%)  pp %8.1f pred %8.1f", sc.row.Hardware, sc.row.DeviceCount,
+				sc.row.Model, sc.row.Quant, sc.row.TG, d, 100*(d/sc.row.TG-1), sc.row.PP, p)
+		}
+	}
+	require.GreaterOrEqual(t, len(dec), 150, "most rows must be replayable")
+	require.NotEmpty(t, pre)
+	assert.LessOrEqual(t, quantile(dec, 0.5), decodeMedianBound)
+	assert.LessOrEqual(t, quantile(pre, 0.5), prefillMedianBound)
+	assert.LessOrEqual(t, quantile(sd, 0.5), singleDecodeMedianBound)
+	assert.LessOrEqual(t, quantile(sp, 0.5), singlePrefillMedianBound)
+}
+
+// TestDecodeHeldOut replays the published decode speeds the constants were
+// not fitted on and ratchets their median error (run with -v for the rows).
+func TestDecodeHeldOut(t *testing.T) {
+	r := fitted(t)
+	var errs []float64
+	for _, sc := range r.heldOut {
+		d := sc.replay.Decode(calibration.Fitted)
+		require.Positive(t, d, sc.row.Hardware)
+		e := d/sc.row.TG - 1
+		errs = append(errs, max(e, -e))
+		t.Logf("%-32s %-26s %-7s measured %7.2f estimate %7.2f (%+.0f%%)  %s", sc.row.Hardware, sc.row.Model, sc.row.Quant, sc.row.TG, d, 100*e, sc.row.Source)
+	}
+	t.Logf("held-out decode: n=%d median %.3f p90 %.3f", len(errs), quantile(errs, 0.5), quantile(errs, 0.9))
+	assert.LessOrEqual(t, quantile(errs, 0.5), heldOutDecodeMedianMax)
+}
+
+// TestDataFilesHaveSources checks that every data file is described in the
+// folder's README and that every row of the speed sets names an https source.
+func TestDataFilesHaveSources(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join(testData, "README.md"))
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(testData, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		assert.Contains(t, string(readme), "`"+filepath.Base(f)+"`", "data/README.md must describe %s", filepath.Base(f))
+	}
+	r := fitted(t)
+	for _, sc := range append(append([]speedCase(nil), r.replayed...), r.heldOut...) {
+		assert.True(t, strings.HasPrefix(sc.row.Source, "https://"), "%s / %s: source %q", sc.row.Hardware, sc.row.Model, sc.row.Source)
+	}
+}

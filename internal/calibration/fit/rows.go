@@ -1,0 +1,249 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// fitSetSource names the May 2024 llama-bench rows of inference.json (the
+// README of https://github.com/XiongjieDai/GPU-Benchmarks-on-LLM-Inference
+// at aa72e0ec86c3): tg512 from an empty context. The other rows are ./main
+// runs of 2023.
+const fitSetSource = "aa72e0ec86c3"
+
+// speedRow is one llama.cpp speed measurement of data/inference.json.
+type speedRow struct {
+	Hardware    string  `json:"hardware"`
+	DeviceCount int     `json:"device_count"`
+	Model       string  `json:"model"`
+	Quant       string  `json:"quantization"`
+	Backend     string  `json:"backend"`
+	Prompt      any     `json:"prompt_tokens"`
+	Gen         int     `json:"gen_tokens"`
+	TG          float64 `json:"tg_tokens_per_s"`
+	PP          float64 `json:"pp_tokens_per_s"`
+	Source      string  `json:"source"`
+}
+
+// heldOutRow is one row of data/decode_published.json.
+type heldOutRow struct {
+	Hardware string  `json:"hardware"`
+	Model    string  `json:"model"`
+	Quant    string  `json:"quant"`
+	Engine   string  `json:"engine"`
+	Backend  string  `json:"backend"`
+	Date     string  `json:"date"`
+	Context  int     `json:"context"`
+	TG       float64 `json:"tg_tokens_per_s"`
+	Source   string  `json:"source"`
+}
+
+// speedCase is a replayable speed row.
+type speedCase struct {
+	row    speedRow
+	replay *plan.Replay
+	class  string
+	label  string // held-out rows: the engine, backend and year
+}
+
+// single reports whether the row was measured on one device.
+func (c speedCase) single() bool { return c.row.DeviceCount == 1 }
+
+// llamaBench2024 reports whether the row is of the May 2024 llama-bench runs.
+func (c speedCase) llamaBench2024() bool { return strings.Contains(c.row.Source, fitSetSource) }
+
+// rowHardware maps the rows' hardware labels to datasheet records
+// (internal/specs). Labels whose part has no record are absent and their
+// rows are reported as unmapped: RTX 4000/5000 Ada and RTX 3070/3080 Ti (no
+// sourced bandwidth at hand), "A100 80GB (form factor not stated)" (PCIe
+// 1940 or SXM 2039 GB/s).
+var rowHardware = map[string]string{
+	"NVIDIA RTX A6000 48GB":               "NVIDIA RTX A6000",
+	"NVIDIA RTX 6000 Ada 48GB":            "NVIDIA RTX 6000 Ada Generation",
+	"NVIDIA GeForce RTX 3080 10GB":        "NVIDIA GeForce RTX 3080 (10GB)",
+	"NVIDIA GeForce RTX 4070 Ti 12GB":     "NVIDIA GeForce RTX 4070 Ti",
+	"NVIDIA GeForce RTX 3090 24GB":        "NVIDIA GeForce RTX 3090",
+	"NVIDIA GeForce RTX 4090 24GB":        "NVIDIA GeForce RTX 4090",
+	"NVIDIA GeForce RTX 4080 16GB":        "NVIDIA GeForce RTX 4080 (16GB)",
+	"NVIDIA A100 PCIe 80GB":               "NVIDIA A100 PCIe 80GB",
+	"NVIDIA A100 SXM 80GB":                "NVIDIA A100 SXM4 80GB",
+	"NVIDIA A40 48GB":                     "NVIDIA A40",
+	"NVIDIA H100 PCIe 80GB":               "NVIDIA H100 PCIe 80GB",
+	"NVIDIA L40S 48GB":                    "NVIDIA L40S",
+	"Apple M1 (7-core GPU, 8GB)":          "Apple M1",
+	"Apple M1 Max (24-core GPU, 32GB)":    "Apple M1 Max",
+	"Apple M1 Max (32-core GPU, 64GB)":    "Apple M1 Max",
+	"Apple M2 Ultra (76-core GPU, 192GB)": "Apple M2 Ultra",
+	"Apple M3 (10-core GPU, 16GB)":        "Apple M3",
+	"Apple M3 Max (40-core GPU, 48GB)":    "Apple M3 Max (16-core CPU / 40-core GPU)",
+	"Apple M3 Max (40-core GPU, 64GB)":    "Apple M3 Max (16-core CPU / 40-core GPU)",
+}
+
+// rowModels maps the rows' model labels (by prefix) to catalog names, or to
+// a config for LLaMA (v1), which the catalog does not hold. LLaMA (v1)
+// shapes: Touvron et al. 2023, "LLaMA: Open and Efficient Foundation
+// Language Models", arXiv:2302.13971, Table 2 (dimension, heads, layers);
+// FFN widths and the 32000-token vocabulary are those of the released
+// checkpoints' params (same SwiGLU rule as Llama 2 7B/13B in the catalog).
+var rowModels = []struct {
+	prefix string
+	spec   model.Spec
+}{
+	{"Meta-Llama-3-8B", model.Spec{Name: "Meta-Llama-3-8B"}},
+	{"Meta-Llama-3-70B", model.Spec{Name: "Meta-Llama-3-70B"}},
+	{"LLaMA 2 7B", model.Spec{Name: "Llama-2-7B"}},
+	{"LLaMA 2 13B", model.Spec{Name: "Llama-2-13B"}},
+	{"LLaMA 2 70B", model.Spec{Name: "Llama-2-70B"}},
+	{"LLaMA (v1) 7B", model.Spec{Name: "Llama-2-7B"}}, // same shape as Llama 2 7B
+	{"LLaMA (v1) 13B", model.Spec{Name: "Llama-2-13B"}},
+	{"LLaMA (v1) 30B", model.Spec{Config: llamaV1(60, 6656, 52, 17920)}},
+	{"LLaMA (v1) 65B", model.Spec{Config: llamaV1(80, 8192, 64, 22016)}},
+}
+
+func llamaV1(layers, hidden, heads, ffn int) map[string]any {
+	return map[string]any{"architectures": []any{"LlamaForCausalLM"}, "num_hidden_layers": float64(layers),
+		"hidden_size": float64(hidden), "num_attention_heads": float64(heads), "num_key_value_heads": float64(heads),
+		"intermediate_size": float64(ffn), "vocab_size": float64(32000), "max_position_embeddings": float64(2048)}
+}
+
+// rowLevels maps the rows' GGUF types to levels.
+var rowLevels = map[string]string{"Q4_0": "q4_0", "Q4_K_M": "q4_k_m", "F16": "fp16"}
+
+var promptDigits = regexp.MustCompile(`\d+`)
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// loadSpeedRows replays every row of inference.json the planner can map;
+// unmapped lists the others with the reason.
+func loadSpeedRows(dataDir string) (cases []speedCase, unmapped []string, err error) {
+	var doc struct {
+		Rows []speedRow `json:"llm_inference_measured"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "inference.json"), &doc); err != nil {
+		return nil, nil, err
+	}
+	if len(doc.Rows) == 0 {
+		return nil, nil, fmt.Errorf("inference.json: no rows")
+	}
+	for _, r := range doc.Rows {
+		c, why := mapSpeedRow(r)
+		if why != "" {
+			unmapped = append(unmapped, why)
+			continue
+		}
+		cases = append(cases, c)
+	}
+	return cases, unmapped, nil
+}
+
+func mapSpeedRow(r speedRow) (speedCase, string) {
+	if strings.Contains(r.Backend, "CPU") {
+		return speedCase{}, "measured on the CPU backend; host memory bandwidth is not in the datasheet table"
+	}
+	name, ok := rowHardware[r.Hardware]
+	if !ok {
+		return speedCase{}, "hardware not in the datasheet table"
+	}
+	s, ok := specs.ByName(name)
+	if !ok || s.BandwidthGBs <= 0 {
+		return speedCase{}, "datasheet record has no memory bandwidth"
+	}
+	var m *model.Model
+	for _, rm := range rowModels {
+		if strings.HasPrefix(r.Model, rm.prefix) {
+			mm, err := model.Resolve(rm.spec)
+			if err != nil {
+				return speedCase{}, "model does not resolve: " + err.Error()
+			}
+			m = mm
+		}
+	}
+	if m == nil {
+		return speedCase{}, "model not mapped"
+	}
+	lv, ok := rowLevels[r.Quant]
+	if !ok {
+		return speedCase{}, "quantization not mapped"
+	}
+	l, err := quant.Parse(lv)
+	if err != nil {
+		return speedCase{}, err.Error()
+	}
+	prompt := 0
+	switch p := r.Prompt.(type) {
+	case float64:
+		prompt = int(p)
+	case string:
+		// "~500 (README: "around 500 tokens")"
+		prompt, _ = strconv.Atoi(promptDigits.FindString(p))
+	}
+	if prompt <= 0 {
+		return speedCase{}, "prompt length unknown"
+	}
+	decodeContext := prompt + r.Gen/2 // ./main: the prompt, then gen tokens
+	if r.Gen == 512 && r.TG > 0 && strings.Contains(r.Source, fitSetSource) {
+		decodeContext = r.Gen / 2 // llama-bench tg512 generates from an empty context
+	}
+	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext)
+	return speedCase{row: r, replay: rp, class: rp.MemoryClass()}, ""
+}
+
+// loadHeldOut maps every held-out row; a row that does not map is an error:
+// the file holds only rows the planner can replay.
+func loadHeldOut(dataDir string) ([]speedCase, error) {
+	var doc struct {
+		Rows []heldOutRow `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "decode_published.json"), &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Rows) == 0 {
+		return nil, fmt.Errorf("decode_published.json: no rows")
+	}
+	var cases []speedCase
+	for _, r := range doc.Rows {
+		name := r.Hardware + " / " + r.Model + " / " + r.Quant
+		if !strings.HasPrefix(r.Source, "https://") || r.TG <= 0 {
+			return nil, fmt.Errorf("decode_published.json: %s: needs an https source and a speed", name)
+		}
+		s, ok := specs.ByName(r.Hardware)
+		if !ok || s.BandwidthGBs <= 0 {
+			return nil, fmt.Errorf("decode_published.json: %s: no datasheet bandwidth", name)
+		}
+		m, err := model.Resolve(model.Spec{Name: r.Model})
+		if err != nil {
+			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
+		}
+		l, err := quant.Parse(r.Quant)
+		if err != nil {
+			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
+		}
+		rp := plan.NewReplay(m, l, s, 1, 0, r.Context)
+		cases = append(cases, speedCase{
+			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, TG: r.TG, Source: r.Source},
+			replay: rp, class: rp.MemoryClass(),
+			label: fmt.Sprintf("%s %s %s", r.Engine, r.Backend, r.Date[:min(4, len(r.Date))]),
+		})
+	}
+	return cases, nil
+}

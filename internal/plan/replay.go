@@ -1,0 +1,97 @@
+package plan
+
+import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// Replay is one published llama.cpp speed measurement laid out as
+// llama.cpp ran it, so that the calibration fit
+// (internal/calibration/fit) can evaluate the speed model on it under any
+// constants: the model's layers split evenly over Devices GPUs of one
+// datasheet record, one sequence, no memory check (the measurement shows
+// the layout ran).
+type Replay struct {
+	decodePlan, prefillPlan *planned
+	decodeReq, prefillReq   *Request
+}
+
+// NewReplay lays out a measured run: decode at decodeContext tokens (the
+// average context of the generation) and, when prompt > 0, prefill of a
+// prompt of that many tokens.
+func NewReplay(m *model.Model, l quant.Level, s specs.Spec, devices, prompt, decodeContext int) *Replay {
+	r := &Replay{}
+	r.decodePlan, r.decodeReq = replayPlan(m, l, s, devices, decodeContext)
+	if prompt > 0 {
+		r.prefillPlan, r.prefillReq = replayPlan(m, l, s, devices, prompt)
+	}
+	return r
+}
+
+func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *Request) {
+	req := &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}
+	b := quant.Estimate(m, l, context, 1, req.kvOptions())
+	cs := newCosts(m, b, l)
+	stages := make([]stage, n)
+	even := make([]int, n)
+	for i := range stages {
+		d := &device{ID: "gpu", Dev: registry.Device{Name: s.Name}, BandwidthGBs: s.BandwidthGBs, Spec: &s}
+		stages[i].Devices = []*device{d}
+		even[i] = cs.Layers // equal weights; proportional caps a count at its weight
+	}
+	counts := proportional(even, cs.Layers)
+	start := 0
+	for i := range stages {
+		stages[i].Start, stages[i].End = start, start+counts[i]
+		start += counts[i]
+		stages[i].Part = cs.stagePart(stages[i].Start, stages[i].End, 1)
+	}
+	return &planned{Fits: true, Strategy: StrategyPipeline, Level: l, Stages: stages, TP: 1, Costs: cs}, req
+}
+
+// Decode is the decode tokens/s the speed model gives under the constants
+// c, 0 when it cannot estimate one.
+func (r *Replay) Decode(c calibration.Throughput) float64 {
+	return estimateWith(r.decodePlan, r.decodeReq, 0, efficiency(c)).DecodeTokensPerS
+}
+
+// Prefill is the prefill tokens/s the speed model gives under the
+// constants c, 0 when it cannot estimate one or the replay has no prompt.
+func (r *Replay) Prefill(c calibration.Throughput) float64 {
+	if r.prefillPlan == nil {
+		return 0
+	}
+	return estimateWith(r.prefillPlan, r.prefillReq, 0, efficiency(c)).PrefillTokensPerS
+}
+
+// Memory classes of Replay.MemoryClass: which decode fraction of
+// calibration.Throughput the replayed device uses.
+const (
+	MemoryClassGDDR             = "gddr"
+	MemoryClassHBM              = "hbm"
+	MemoryClassUnified          = "unified"
+	MemoryClassUnifiedQuantized = "unified-quantized"
+	MemoryClassHost             = "host"
+)
+
+// MemoryClass names the decode bandwidth fraction that applies to the
+// replayed device and level. It asks decodeFraction itself (with a distinct
+// value per fraction), so it follows whatever rule picks the fraction.
+func (r *Replay) MemoryClass() string {
+	d := r.decodePlan.Stages[0].Devices[0]
+	probe := efficiency{DecodeBandwidth: 1, DecodeBandwidthHBM: 2, DecodeBandwidthUnified: 3, DecodeBandwidthUnifiedQuantized: 4, DecodeBandwidthHost: 5}
+	switch probe.decodeFraction(d, r.decodePlan.Level) {
+	case 2:
+		return MemoryClassHBM
+	case 3:
+		return MemoryClassUnified
+	case 4:
+		return MemoryClassUnifiedQuantized
+	case 5:
+		return MemoryClassHost
+	}
+	return MemoryClassGDDR
+}
