@@ -442,7 +442,7 @@ func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
 // all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
 func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
 	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
-	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
+	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
 }
 
 // llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
