@@ -176,6 +176,16 @@ func (m *Model) LayerCounts() iter.Seq2[Layer, int] {
 	}
 }
 
+// RecurrentStateElements is the state all the model's Recurrent layers
+// keep per sequence, in elements (0 for a model without such layers).
+func (m *Model) RecurrentStateElements() float64 {
+	var e float64
+	for l, n := range m.LayerCounts() {
+		e += float64(n) * float64(l.StateElements())
+	}
+	return e
+}
+
 // CountLayers is how many of the model's layers are of kind k.
 func (m *Model) CountLayers(k LayerKind) int {
 	n := 0

@@ -101,6 +101,10 @@ func TestRecurrentStateSizes(t *testing.T) {
 	m2 := Mamba2State(8192, 8, 128, 4)
 	assert.Equal(t, int64(3*(8192+2*8*128)), m2.ConvState)
 
+	hybrid := &Model{Layers: 48, LayerKinds: []Layer{gdn, gdn, gdn, {Kind: FullAttention}}}
+	assert.InDelta(t, 36*float64(gdn.StateElements()), hybrid.RecurrentStateElements(), 0)
+	assert.Zero(t, Lookup("Llama-3.1-8B").RecurrentStateElements())
+
 	assert.Zero(t, Layer{Kind: FullAttention}.StateElements())
 	assert.False(t, Layer{Kind: SharedKV}.CachesPerToken())
 }
@@ -123,6 +127,17 @@ func TestArchTable(t *testing.T) {
 		assert.Equal(t, hf, ggufArchitectures[gguf], gguf)
 	}
 	assert.Len(t, ggufArchitectures, 5)
+}
+
+// TestLayerKindNames: the attention kinds that Hugging Face layer_types
+// lists carry its names ("full_attention", "sliding_attention",
+// "chunked_attention" in transformers' configs).
+func TestLayerKindNames(t *testing.T) {
+	assert.Equal(t, "full_attention", FullAttention.String())
+	assert.Equal(t, "sliding_attention", SlidingWindow.String())
+	assert.Equal(t, "chunked_attention", ChunkedAttention.String())
+	assert.Equal(t, "recurrent", Recurrent.String())
+	assert.Equal(t, "unknown", LayerKind(200).String())
 }
 
 // ggufWithWindow is a GGUF header of architecture arch with layers blocks

@@ -140,13 +140,11 @@ func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 // apart (they are stored at different widths).
 func kvElementsPerSequence(m *model.Model, contextLen int, kv KVOptions) (cached, state float64) {
 	for l, n := range m.LayerCounts() {
-		if l.Kind == model.Recurrent {
-			state += float64(n) * float64(l.StateElements())
-			continue
+		if l.CachesPerToken() {
+			cached += layerElementsPerToken(m, l) * float64(n) * float64(kv.cells(l, contextLen))
 		}
-		cached += layerElementsPerToken(m, l) * float64(n) * float64(kv.cells(l, contextLen))
 	}
-	return cached, state
+	return cached, m.RecurrentStateElements()
 }
 
 // layerElementsPerToken is the number of values layer l caches per token.

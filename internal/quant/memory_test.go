@@ -256,6 +256,11 @@ func TestKVCacheChunkedAndSharedLayers(t *testing.T) {
 		LayerKinds: []model.Layer{{Kind: model.FullAttention}, {Kind: model.SharedKV, SharesWith: 0}}}
 	full := &model.Model{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}
 	assert.Equal(t, KVCacheBytes(full, 8192, 1, kv)/2, KVCacheBytes(shared, 8192, 1, kv))
+
+	// A layer with its own KV heads or head size caches at its own width.
+	wide := &model.Model{Layers: 2, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		LayerKinds: []model.Layer{{Kind: model.FullAttention}, {Kind: model.FullAttention, KVHeads: 4, HeadDim: 256}}}
+	assert.Equal(t, int64((2*8*128+2*4*256)*1000*2), KVCacheBytes(wide, 1000, 1, kv))
 }
 
 // TestKVCacheOfHybridModels: recurrent layers keep a state per sequence,
