@@ -34,6 +34,11 @@ type shapeKey struct {
 	ShapeEstimated                                               bool
 }
 
+// shapeOf is m's memo key. It is kept out of line: inlined, it makes
+// NewWeights too costly to inline, and the Weights of every plan then
+// escapes to the heap (one allocation per plan).
+//
+//go:noinline
 func shapeOf(m *model.Model) shapeKey {
 	return shapeKey{
 		Params: m.Params, ActiveParams: m.ActiveParams,
