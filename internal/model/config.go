@@ -3,7 +3,6 @@ package model
 import (
 	"fmt"
 	"math"
-	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
@@ -101,9 +100,6 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	if m.Heads > 0 && m.KVHeads > m.Heads {
 		return nil, errs.New(errs.InvalidArgument, "model: config has more key/value heads (%d) than attention heads (%d)", m.KVHeads, m.Heads)
 	}
-	if m.SlidingLayers > m.Layers && m.Layers > 0 {
-		m.SlidingLayers = m.Layers
-	}
 	stated := c.float("num_parameters")
 	if c.err != nil {
 		return nil, c.err
@@ -128,58 +124,49 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 }
 
 // tiedEmbeddings reads tie_word_embeddings; when the key is absent it uses
-// the default of the architecture's transformers config class: True for
-// PretrainedConfig and hence Gemma/Gemma 2/Gemma 3, Falcon, GPT-2; the Llama,
-// Mistral, Mixtral, Qwen2 and DeepSeek classes default to False.
+// the default of the architecture's transformers config class
+// (Arch.TiedByDefault).
 func tiedEmbeddings(c configReader, arch string) bool {
 	if v, ok := c.cfg["tie_word_embeddings"].(bool); ok {
 		return v
 	}
-	switch {
-	case strings.HasPrefix(arch, "gemma"), arch == "falcon", arch == "gpt2":
-		return true
-	}
-	return false
+	return ArchOf(arch).TiedByDefault
 }
 
-// readSlidingWindow fills SlidingWindow and SlidingLayers. Sources:
+// readSlidingWindow sets the sliding-window layers of LayerKinds. Sources:
 //   - layer_types (transformers >= 4.53, Gemma 3, gpt-oss, Qwen3): a list of
 //     "sliding_attention" / "full_attention" per layer;
 //   - sliding_window_pattern N (Gemma 3 configs): every N-th layer is global;
-//   - model_type gemma2: layers alternate local (window) and global
-//     (Gemma 2 report, arXiv 2408.00118 §2: "alternate between a local
-//     sliding window attention and global attention in every other layer");
+//   - the architecture's pattern (Arch.GlobalEvery: Gemma 2 alternates);
 //   - otherwise sliding_window applies to every layer (Mistral 7B v0.1,
 //     Phi-3), unless use_sliding_window is false (Qwen2 configs carry a
 //     window but disable it).
 func readSlidingWindow(c configReader, m *Model) {
 	w := c.int(configKeys.window)
-	if w <= 0 {
+	if w <= 0 || m.Layers <= 0 {
 		return
 	}
 	if v, ok := c.cfg["use_sliding_window"].(bool); ok && !v {
 		return
 	}
-	m.SlidingWindow = w
 	if lt, ok := c.cfg["layer_types"].([]any); ok && len(lt) > 0 {
-		n := 0
-		for _, t := range lt {
-			if s, _ := t.(string); s == "sliding_attention" {
-				n++
+		// The list is the pattern: one entry per layer (transformers
+		// checks that its length is num_hidden_layers); entries past the
+		// layers are none.
+		kinds := make([]Layer, min(len(lt), m.Layers))
+		for i := range kinds {
+			if s, _ := lt[i].(string); s == "sliding_attention" {
+				kinds[i] = Layer{Kind: SlidingWindow, Window: w}
 			}
 		}
-		m.SlidingLayers = n
+		m.LayerKinds = kinds
 		return
 	}
-	if p := c.int([]string{"sliding_window_pattern"}); p > 1 && m.Layers > 0 {
-		m.SlidingLayers = m.Layers - m.Layers/p
+	if p := c.int([]string{"sliding_window_pattern"}); p > 1 {
+		m.LayerKinds = slidingPattern(w, p)
 		return
 	}
-	if m.Architecture == "gemma2" {
-		m.SlidingLayers = (m.Layers + 1) / 2
-		return
-	}
-	m.SlidingLayers = m.Layers
+	m.LayerKinds = slidingPattern(w, ArchOf(m.Architecture).GlobalEvery)
 }
 
 // configReader reads typed values out of a decoded JSON object, keeping the

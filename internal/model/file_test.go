@@ -416,8 +416,11 @@ func checkFileModel(t *testing.T, m *Model) {
 		"experts": m.Experts, "experts_per_token": m.ExpertsPerToken, "shared_experts": m.SharedExperts,
 		"moe_intermediate": m.MoEIntermediate, "dense_layers": m.DenseLayers, "kv_lora_rank": m.KVLoRARank,
 		"q_lora_rank": m.QLoRARank, "qk_rope_head_dim": m.QKRopeHeadDim, "qk_nope_head_dim": m.QKNopeHeadDim,
-		"v_head_dim": m.VHeadDim, "sliding_window": m.SlidingWindow, "sliding_layers": m.SlidingLayers} {
+		"v_head_dim": m.VHeadDim} {
 		require.GreaterOrEqual(t, v, 0, "negative %s", name)
+	}
+	for _, l := range m.LayerKinds {
+		require.GreaterOrEqual(t, l.Window, 0, "negative window")
 	}
 }
 

@@ -379,17 +379,6 @@ func (g *ggufReader) tensorInfo(h *ggufHeader) {
 	}
 }
 
-// ggufArchitectures maps GGUF general.architecture to the Hugging Face
-// model_type the shape code knows (only where they differ in a way that
-// matters: FFN form, sliding-window layout).
-var ggufArchitectures = map[string]string{
-	"gpt-oss":   "gpt_oss",
-	"qwen3moe":  "qwen3_moe",
-	"qwen2moe":  "qwen2_moe",
-	"deepseek2": "deepseek_v3",
-	"gemma3":    "gemma3_text",
-}
-
 // modelFromGGUF turns a parsed header into a Model.
 func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	arch := h.strs["general.architecture"]
@@ -443,14 +432,9 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	_, hasOutput := h.names["output.weight"]
 	m.TieEmbeddings = !hasOutput
 	if w := num("attention.sliding_window"); w > 0 {
-		m.SlidingWindow = w
-		m.SlidingLayers = m.Layers
-		switch m.Architecture {
-		case "gemma2", "gpt_oss":
-			m.SlidingLayers = (m.Layers + 1) / 2
-		case "gemma3_text":
-			m.SlidingLayers = m.Layers - m.Layers/6
-		}
+		// A GGUF file does not list which layers use the window: llama.cpp
+		// sets the pattern per architecture on load (Arch.GGUFGlobalEvery).
+		m.LayerKinds = slidingPattern(w, m.Arch().GGUFGlobalEvery)
 	}
 	if m.Experts > 0 && m.ExpertsPerToken > m.Experts {
 		// As FromConfig: more experts per token than experts would make the

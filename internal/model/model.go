@@ -66,10 +66,15 @@ type Model struct {
 	QKNopeHeadDim int `json:"qk_nope_head_dim,omitempty"`
 	VHeadDim      int `json:"v_head_dim,omitempty"`
 
-	// SlidingWindow is the attention window of the layers that use one;
-	// SlidingLayers is how many of the Layers do (the rest attend globally).
-	SlidingWindow int `json:"sliding_window,omitempty"`
-	SlidingLayers int `json:"sliding_layers,omitempty"`
+	// LayerKinds is the pattern of the layers' kinds, repeated over the
+	// Layers layers (layer i is LayerKinds[i mod len]): what each keeps
+	// between tokens (full, sliding-window, chunked or latent attention, a
+	// shared cache, a recurrent state) with the sizes its kind needs. nil:
+	// every layer is DefaultLayer. A pattern, not a list, so that a period
+	// (Gemma 3: five windowed layers, one global) costs its length whatever
+	// the depth. Shared between copies of a catalog model, never changed
+	// in place.
+	LayerKinds []Layer `json:"layer_kinds,omitempty"`
 
 	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
 	FileQuant string `json:"file_quant,omitempty"`

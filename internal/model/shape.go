@@ -97,10 +97,9 @@ func attentionParams(m *Model) float64 {
 
 // ffnProjections is the number of h×I matrices per FFN: 3 for gated units
 // (gate, up, down: Llama, Mistral, Qwen, Gemma, DeepSeek, Phi-3), 2 for the
-// plain GELU MLP of Falcon and GPT-2.
+// plain GELU MLP of Falcon and GPT-2 (Arch.PlainMLP).
 func ffnProjections(m *Model) int {
-	switch m.Architecture {
-	case "falcon", "gpt2", "gpt_neox", "gptj", "bloom", "opt", "starcoder", "t5":
+	if m.Arch().PlainMLP {
 		return 2
 	}
 	return 3

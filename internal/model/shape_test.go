@@ -83,8 +83,11 @@ func TestSlidingWindowLayers(t *testing.T) {
 	} {
 		m := Lookup(tc.name)
 		require.NotNil(t, m, tc.name)
-		assert.Equal(t, tc.window, m.SlidingWindow, tc.name)
-		assert.Equal(t, tc.layers, m.SlidingLayers, tc.name)
+		window, n := m.SlidingLayers()
+		assert.Equal(t, tc.window, window, tc.name)
+		assert.Equal(t, tc.layers, n, tc.name)
+		assert.Equal(t, tc.layers, m.CountLayers(SlidingWindow), tc.name)
+		assert.Equal(t, m.Layers-tc.layers, m.CountLayers(FullAttention), tc.name)
 	}
 }
 
@@ -94,7 +97,8 @@ func TestQwen2DisabledSlidingWindow(t *testing.T) {
 		"num_key_value_heads": 4.0, "sliding_window": 131072.0, "use_sliding_window": false,
 	})
 	require.NoError(t, err)
-	assert.Zero(t, m.SlidingWindow)
+	assert.Empty(t, m.LayerKinds)
+	assert.Equal(t, 28, m.CountLayers(FullAttention))
 }
 
 func TestMultimodalTextConfig(t *testing.T) {

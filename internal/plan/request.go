@@ -400,14 +400,15 @@ func decodeRegistry(data []byte) (*registry.Registry, error) {
 const maxPlanBytes = 1 << 60
 
 // kvUpperBound is the KV cache of full multi-head attention at 2 bytes per
-// element, in float64 (an upper bound of quant.KVCacheBytes for any
-// attention variant).
+// element plus the recurrent layers' state at 4, in float64 (an upper bound
+// of quant.KVCacheBytes for any layer kind).
 func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 	width := float64(m.Hidden)
 	if hd := m.EffectiveHeadDim(); hd > 0 && m.EffectiveKVHeads() > 0 {
 		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
 	}
-	return 2 * float64(max(m.Layers, 1)) * width * float64(ctx) * float64(batch) * 2
+	state := m.RecurrentStateElements() * float64(batch) * 4
+	return 2*float64(max(m.Layers, 1))*width*float64(ctx)*float64(batch)*2 + state
 }
 
 // kvOptions is the KV cache storage of the request.
@@ -443,7 +444,7 @@ func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
 // all 32 layers of Phi-3-mini). Measurements: internal/calibration/data/llamacpp_measurements.json.
 func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
 	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
-	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
+	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
 }
 
 // llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v

@@ -723,7 +723,7 @@ func activationBytes(m *model.Model, s *trainingSetup) int64 {
 		inter = ie * float64(max(sh.ExpertsPerToken, 1))
 	}
 	ffn := 8 * inter
-	if sh.Architecture == "falcon" || sh.Architecture == "gpt2" {
+	if sh.Arch().PlainMLP {
 		ffn = 4 * inter
 	}
 	tp := float64(s.TensorParallel)

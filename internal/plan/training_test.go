@@ -113,6 +113,22 @@ func TestTrainingZeROStages(t *testing.T) {
 	assert.Equal(t, 3, a.ZeROStage)
 }
 
+// TestTrainingActivationsPlainMLP: every architecture whose FFN has no gate
+// (model.Arch.PlainMLP: Falcon, GPT-2, GPT-NeoX, GPT-J, BLOOM, OPT,
+// StarCoder, T5) stores the plain FFN's 4·I per token, not the gated 8·I.
+func TestTrainingActivationsPlainMLP(t *testing.T) {
+	s := &trainingSetup{TrainingOptions: TrainingOptions{SeqLen: 2048, MicroBatch: 1, TensorParallel: 1, Precision: "bf16"}}
+	shape := model.Model{Layers: 32, Hidden: 4096, Heads: 32, Intermediate: 16384, Vocab: 50432}
+	gated := shape
+	gated.Architecture = "llama"
+	for _, arch := range []string{"falcon", "gpt2", "gpt_neox", "gptj", "bloom", "opt", "starcoder", "t5"} {
+		plain := shape
+		plain.Architecture = arch
+		diff := float64(activationBytes(&gated, s) - activationBytes(&plain, s))
+		assert.InDelta(t, 2048.0*32*4*16384, diff, 1, arch)
+	}
+}
+
 func TestTrainingActivations(t *testing.T) {
 	m := model.Lookup("Llama-2-7B")
 	require.NotNil(t, m)

@@ -13,6 +13,11 @@ type KVOptions struct {
 	// Bytes per cached element: 2 for fp16/bf16 (the default when 0), 1 for
 	// an fp8/int8 cache.
 	Bytes float64
+	// StateBytes per element of a recurrent layer's state: 4 (fp32) when 0,
+	// the type llama.cpp keeps its recurrent cells in (GGML_TYPE_F32 for
+	// both r and s, llama_model::create_memory in src/llama-model.cpp of
+	// ggml-org/llama.cpp).
+	StateBytes float64
 	// SlidingExtra is how many cells a sliding-window layer holds beyond its
 	// window, and SlidingPad the multiple its size is rounded up to (0: the
 	// window alone). llama.cpp: one micro-batch (n_ubatch) and 256
@@ -35,6 +40,33 @@ func (o KVOptions) slidingCells(window, contextLen int) int {
 		cells = (cells + o.SlidingPad - 1) / o.SlidingPad * o.SlidingPad
 	}
 	return min(contextLen, cells)
+}
+
+// cells is the number of tokens per sequence layer l caches at contextLen
+// tokens: the context, or the window or chunk of a windowed layer (a
+// chunked layer's cache is sized as a sliding window of the chunk, as
+// llama.cpp's iSWA cache does for LLAMA_SWA_TYPE_CHUNKED); 0 for a layer
+// that caches nothing per token.
+func (o KVOptions) cells(l model.Layer, contextLen int) int {
+	switch l.Kind {
+	case model.FullAttention, model.LatentAttention:
+		return contextLen
+	case model.SlidingWindow:
+		if o.NoSlidingWindow {
+			return contextLen
+		}
+		return o.slidingCells(l.Window, contextLen)
+	case model.ChunkedAttention:
+		return o.slidingCells(l.Window, contextLen)
+	}
+	return 0
+}
+
+func (o KVOptions) stateBytes() float64 {
+	if o.StateBytes > 0 {
+		return o.StateBytes
+	}
+	return 4
 }
 
 func (o KVOptions) bytes() float64 {
@@ -79,43 +111,71 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 	return b
 }
 
-// KVCacheBytes is the KV cache for batch sequences of contextLen tokens,
-// summed per layer:
+// KVCacheBytes is the KV cache and recurrent state for batch sequences of
+// contextLen tokens, summed over the model's layers by kind
+// (model.LayerKind):
 //
-//	standard / GQA / MQA   2 (K and V) × kv_heads × head_dim elements per token
-//	MLA (DeepSeek V2/V3)   kv_lora_rank + qk_rope_head_dim elements per token:
-//	                       the compressed latent and the decoupled RoPE key
-//	                       (DeepSeek-V2 paper, arXiv 2405.04434, §2.1 and
-//	                       Table 1: (d_c + d_h^R)·l elements per token)
+//	full / GQA / MQA       2 (K and V) × kv_heads × head_dim elements per token
+//	sliding window         the same, for at most window tokens per sequence
+//	                       plus what the engine keeps beyond the window
+//	                       (kv.SlidingExtra); chunked: one chunk
+//	MLA (DeepSeek V2/V3)   kv_lora_rank + qk_rope_head_dim elements per token
+//	shared KV              nothing (it reads another layer's cache)
+//	recurrent              conv + SSM state per sequence, whatever the context,
+//	                       at kv.StateBytes per element
 //
-// Sliding-window layers hold at most window tokens per sequence (Mistral 7B
-// paper arXiv 2310.06825 §2 "rolling buffer cache"; Gemma 2/3 local layers),
-// plus what the engine keeps beyond the window (kv.SlidingExtra).
 // A model without a known shape gives 0 (the caller reports it unknown).
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	if m == nil || contextLen <= 0 || batch <= 0 || m.Layers <= 0 {
 		return 0
 	}
-	perTokenLayer := kvElementsPerTokenLayer(m)
-	if perTokenLayer == 0 {
+	perSeq, state := kvElementsPerSequence(m, contextLen, kv)
+	if perSeq == 0 && state == 0 {
 		return 0
 	}
-	sliding := min(m.SlidingLayers, m.Layers)
-	if m.SlidingWindow <= 0 || kv.NoSlidingWindow {
-		sliding = 0
-	}
-	full := m.Layers - sliding
-	tokens := float64(full)*float64(contextLen) + float64(sliding)*float64(kv.slidingCells(m.SlidingWindow, contextLen))
-	return int64(math.Ceil(perTokenLayer * tokens * float64(batch) * kv.bytes()))
+	return int64(math.Ceil(perSeq*float64(batch)*kv.bytes() + state*float64(batch)*kv.stateBytes()))
 }
 
-// kvElementsPerTokenLayer is the number of cached values per token in one
-// layer.
-func kvElementsPerTokenLayer(m *model.Model) float64 {
-	if m.KVLoRARank > 0 {
-		return float64(m.KVLoRARank + m.QKRopeHeadDim)
+// kvElementsPerSequence is the cached elements of one sequence of
+// contextLen tokens over all layers: per-token caches and recurrent states
+// apart (they are stored at different widths).
+func kvElementsPerSequence(m *model.Model, contextLen int, kv KVOptions) (cached, state float64) {
+	for l, n := range m.LayerCounts() {
+		if l.CachesPerToken() {
+			cached += layerElementsPerToken(m, l) * float64(n) * float64(kv.cells(l, contextLen))
+		}
 	}
-	return 2 * float64(m.EffectiveKVHeads()) * float64(m.EffectiveHeadDim())
+	return cached, m.RecurrentStateElements()
+}
+
+// layerElementsPerToken is the number of values layer l caches per token.
+func layerElementsPerToken(m *model.Model, l model.Layer) float64 {
+	switch l.Kind {
+	case model.LatentAttention:
+		return float64(l.LatentDim + l.RopeDim)
+	case model.FullAttention, model.SlidingWindow, model.ChunkedAttention:
+		heads, dim := l.KVHeads, l.HeadDim
+		if heads == 0 {
+			heads = m.EffectiveKVHeads()
+		}
+		if dim == 0 {
+			dim = m.EffectiveHeadDim()
+		}
+		return 2 * float64(heads) * float64(dim)
+	}
+	return 0
+}
+
+// kvElementsPerToken is the values one token adds to the cache over all
+// layers that cache per token (0: heads unknown, or no such layer).
+func kvElementsPerToken(m *model.Model) float64 {
+	var e float64
+	for l, n := range m.LayerCounts() {
+		if l.CachesPerToken() {
+			e += float64(n) * layerElementsPerToken(m, l)
+		}
+	}
+	return e
 }
 
 // ActivationsBytes is the inference working buffer: the tensors alive at
@@ -186,13 +246,17 @@ func attentionScoresBytes(m *model.Model, T float64, nKV int) int64 {
 }
 
 // attendedCells is the number of cache cells the widest layer attends to at
-// contextLen tokens: the whole context, or the sliding-window cells when
-// every layer uses the window.
+// contextLen tokens: the whole context, or the window's cells when every
+// layer that caches per token is windowed.
 func attendedCells(m *model.Model, contextLen int, kv KVOptions) int {
-	if m.SlidingWindow > 0 && m.SlidingLayers >= m.Layers && !kv.NoSlidingWindow {
-		return kv.slidingCells(m.SlidingWindow, contextLen)
+	widest := 0
+	for l := range m.LayerCounts() {
+		widest = max(widest, kv.cells(l, contextLen))
 	}
-	return contextLen
+	if widest == 0 {
+		return contextLen
+	}
+	return widest
 }
 
 // PerDeviceOverheadBytes is the runtime overhead on each accelerator used:
@@ -235,14 +299,17 @@ func estimateNotes(m *model.Model, contextLen int) []string {
 	switch {
 	case m.Layers == 0:
 		notes = append(notes, "model shape unknown: KV cache and working buffers are not counted")
-	case kvElementsPerTokenLayer(m) == 0:
+	case kvElementsPerToken(m) == 0 && m.CountLayers(model.Recurrent) == 0:
 		notes = append(notes, "attention heads unknown: the KV cache is not counted")
 	}
 	if m.KVLoRARank > 0 {
 		notes = append(notes, fmt.Sprintf("KV cache holds the MLA latent (%d values per token per layer)", m.KVLoRARank+m.QKRopeHeadDim))
 	}
-	if m.SlidingWindow > 0 && m.SlidingLayers > 0 && contextLen > m.SlidingWindow {
-		notes = append(notes, fmt.Sprintf("%d of %d layers use a %d-token sliding window: their KV cache is capped at the window", m.SlidingLayers, m.Layers, m.SlidingWindow))
+	if window, n := m.SlidingLayers(); n > 0 && contextLen > window {
+		notes = append(notes, fmt.Sprintf("%d of %d layers use a %d-token sliding window: their KV cache is capped at the window", n, m.Layers, window))
+	}
+	if n := m.CountLayers(model.Recurrent); n > 0 {
+		notes = append(notes, fmt.Sprintf("%d of %d layers keep a recurrent state per sequence instead of a per-token KV cache", n, m.Layers))
 	}
 	if m.MaxContext > 0 && contextLen > m.MaxContext {
 		notes = append(notes, fmt.Sprintf("context %d exceeds the model's maximum %d", contextLen, m.MaxContext))

@@ -205,7 +205,7 @@ func TestActivationsWithoutFlashAttention(t *testing.T) {
 	} {
 		m := catalogModel(t, tc.model)
 		// llama.cpp disables Phi-3's window: every layer attends the context.
-		off.NoSlidingWindow = m.Architecture == "phi3"
+		off.NoSlidingWindow = m.Arch().LlamaCPPFullWindow
 		got := float64(ActivationsBytes(m, tc.ctx, 1, off)) / (1 << 20)
 		t.Logf("%s ctx %d -fa off: %.1f MiB, llama.cpp %.1f MiB (%+.1f%%)", tc.model, tc.ctx, got, tc.measuredMiB, 100*(got/tc.measuredMiB-1))
 		assert.InDelta(t, tc.measuredMiB, got, 0.05*tc.measuredMiB, tc.model)
@@ -214,4 +214,98 @@ func TestActivationsWithoutFlashAttention(t *testing.T) {
 	m := catalogModel(t, "Llama-3.2-1B")
 	assert.Equal(t, ActivationsBytes(m, 4096, 1, KVOptions{}), ActivationsBytes(m, 32768, 1, KVOptions{}))
 	assert.Greater(t, ActivationsBytes(m, 32768, 1, off), 7*ActivationsBytes(m, 32768, 1, KVOptions{}))
+}
+
+// TestKVCacheSumsPerLayer: the cache is the sum over the layers of what
+// each layer's kind holds. Gemma 3 27B under llama.cpp's rules: 52 windowed
+// layers hold the 1024-token window plus one 512-token micro-batch, padded
+// to 256 (1536 cells), the 10 global layers the whole context.
+func TestKVCacheSumsPerLayer(t *testing.T) {
+	g := catalogModel(t, "Gemma-3-27B")
+	perCell := int64(2 * 16 * 128 * 2) // K and V, 16 KV heads of 128, fp16
+	llama := KVOptions{Bytes: 2, SlidingExtra: 512, SlidingPad: 256}
+	assert.Equal(t, perCell*(52*1536+10*32768), KVCacheBytes(g, 32768, 1, llama))
+	// The same sum, walked layer by layer.
+	var walked int64
+	for i := 0; i < g.Layers; i++ {
+		cells := int64(32768)
+		if l := g.LayerAt(i); l.Kind == model.SlidingWindow {
+			cells = 1536
+		}
+		walked += perCell * cells
+	}
+	assert.Equal(t, walked, KVCacheBytes(g, 32768, 1, llama))
+	// Below the window every layer holds the context.
+	assert.Equal(t, perCell*62*1000, KVCacheBytes(g, 1000, 1, llama))
+}
+
+// TestKVCacheChunkedAndSharedLayers: a chunked layer holds at most one
+// chunk; a layer reading another's cache holds nothing.
+func TestKVCacheChunkedAndSharedLayers(t *testing.T) {
+	kv := KVOptions{Bytes: 2}
+	m := &model.Model{Layers: 48, Hidden: 5120, Heads: 40, KVHeads: 8, HeadDim: 128,
+		LayerKinds: []model.Layer{
+			{Kind: model.ChunkedAttention, Window: 8192}, {Kind: model.ChunkedAttention, Window: 8192},
+			{Kind: model.ChunkedAttention, Window: 8192}, {Kind: model.FullAttention},
+		}}
+	perCell := int64(2 * 8 * 128 * 2)
+	assert.Equal(t, perCell*(36*8192+12*65536), KVCacheBytes(m, 65536, 1, kv))
+	assert.Equal(t, perCell*48*4096, KVCacheBytes(m, 4096, 1, kv))
+
+	shared := &model.Model{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		LayerKinds: []model.Layer{{Kind: model.FullAttention}, {Kind: model.SharedKV, SharesWith: 0}}}
+	full := &model.Model{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128}
+	assert.Equal(t, KVCacheBytes(full, 8192, 1, kv)/2, KVCacheBytes(shared, 8192, 1, kv))
+
+	// A layer with its own KV heads or head size caches at its own width.
+	wide := &model.Model{Layers: 2, Hidden: 4096, Heads: 32, KVHeads: 8, HeadDim: 128,
+		LayerKinds: []model.Layer{{Kind: model.FullAttention}, {Kind: model.FullAttention, KVHeads: 4, HeadDim: 256}}}
+	assert.Equal(t, int64((2*8*128+2*4*256)*1000*2), KVCacheBytes(wide, 1000, 1, kv))
+}
+
+// TestKVCacheOfHybridModels: recurrent layers keep a state per sequence,
+// whatever the context, in fp32 (llama.cpp's recurrent cells); attention
+// layers cache per token. Published shapes:
+//   - Qwen3-Next-80B-A3B
+//     (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json):
+//     48 layers, full_attention_interval 4 (every 4th layer attention, the
+//     others gated DeltaNet), num_key_value_heads 2, head_dim 256,
+//     linear_num_key_heads 16, linear_key_head_dim 128,
+//     linear_num_value_heads 32, linear_value_head_dim 128,
+//     linear_conv_kernel_dim 4;
+//   - Jamba-v0.1 (https://huggingface.co/ai21labs/Jamba-v0.1/blob/main/config.json):
+//     32 layers, attention where (i - attn_layer_offset 4) % attn_layer_period
+//     8 == 0, the others Mamba with hidden_size 4096, mamba_expand 2,
+//     mamba_d_state 16, mamba_d_conv 4; num_key_value_heads 8 of 128.
+func TestKVCacheOfHybridModels(t *testing.T) {
+	kv := KVOptions{Bytes: 2}
+	gdn := model.GatedDeltaNetState(16, 128, 32, 128, 4)
+	next := &model.Model{Layers: 48, Hidden: 2048, Heads: 16, KVHeads: 2, HeadDim: 256,
+		LayerKinds: []model.Layer{gdn, gdn, gdn, {Kind: model.FullAttention}}}
+	state := int64(36 * (3*(2*16*128+32*128) + 32*128*128) * 4)
+	attn := func(ctx int64) int64 { return 12 * 2 * 2 * 256 * ctx * 2 }
+	assert.Equal(t, attn(262144)+state, KVCacheBytes(next, 262144, 1, kv))
+	assert.Equal(t, attn(4096)+state, KVCacheBytes(next, 4096, 1, kv))
+	assert.Equal(t, 8*(attn(4096)+state), KVCacheBytes(next, 4096, 8, kv))
+	// Costed as 48 attention layers it would be four times the cache at
+	// long context.
+	dense := *next
+	dense.LayerKinds = nil
+	assert.Equal(t, 4*attn(262144), KVCacheBytes(&dense, 262144, 1, kv))
+	// A bf16 state store (vLLM's mamba_cache_dtype auto on a bf16 model)
+	// halves the state.
+	assert.Equal(t, attn(4096)+state/2, KVCacheBytes(next, 4096, 1, KVOptions{Bytes: 2, StateBytes: 2}))
+
+	mamba := model.Mamba2State(2*4096, 0, 16, 4)
+	kinds := make([]model.Layer, 8)
+	for i := range kinds {
+		kinds[i] = mamba
+	}
+	kinds[4] = model.Layer{Kind: model.FullAttention}
+	jamba := &model.Model{Layers: 32, Hidden: 4096, Heads: 32, KVHeads: 8, LayerKinds: kinds}
+	assert.Equal(t, 4, jamba.CountLayers(model.FullAttention))
+	jambaState := int64(28 * (3*8192 + 8192*16) * 4)
+	assert.Equal(t, int64(4*2*8*128*131072*2)+jambaState, KVCacheBytes(jamba, 131072, 1, kv))
+	notes := estimateNotes(jamba, 131072)
+	assert.Contains(t, notes, "28 of 32 layers keep a recurrent state per sequence instead of a per-token KV cache")
 }

@@ -50,7 +50,7 @@ func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 	L := m.Layers
 	i := t.layer
 	moreBits := func() bool { return useMoreBits(i, L) }
-	falcon := m.Architecture == "falcon"
+	falcon := m.Arch().Falcon
 
 	switch t.cat {
 	case catOutput:
@@ -187,7 +187,7 @@ func useMoreBits(i, n int) bool {
 // is70B approximates llama.cpp's LLM_TYPE_70B (assigned from the layer
 // count: 80 layers for the llama architecture).
 func is70B(m *model.Model) bool {
-	return m.Layers == 80 && (m.Architecture == "llama" || m.Architecture == "")
+	return m.Layers == 80 && m.Arch().Llama70B
 }
 
 // fallback is tensor_type_fallback: a type whose block does not divide the

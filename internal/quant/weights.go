@@ -102,7 +102,7 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 		d := float64(m.EffectiveHeadDim())
 		K := float64(m.EffectiveKVHeads())
 		qd := m.Heads * m.EffectiveHeadDim()
-		if m.Architecture == "falcon" {
+		if m.Arch().Falcon {
 			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
 		} else {
 			ts = append(ts,
@@ -135,14 +135,8 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 }
 
 // plainMLP mirrors model's FFN projection count: falcon and GPT-2 style
-// models have no gate matrix.
-func plainMLP(m *model.Model) bool {
-	switch m.Architecture {
-	case "falcon", "gpt2", "gpt_neox", "gptj", "bloom", "opt", "starcoder", "t5":
-		return true
-	}
-	return false
-}
+// models have no gate matrix (model.Arch.PlainMLP).
+func plainMLP(m *model.Model) bool { return m.Arch().PlainMLP }
 
 // WeightsBytes is the storage of the model's weights at level l: exact per
 // tensor when the shape is known (see the comment at the top of this file),

@@ -15,8 +15,10 @@ import (
 
 // shapeKey is every field of model.Model that WeightsBytes may read: all of
 // them but Name, Source and Notes (labels, which no weight formula reads,
-// and Notes is not comparable). TestShapeKeyCoversModel fails when Model
-// gains a field this key lacks.
+// and Notes is not comparable) and LayerKinds (what each layer caches: the
+// weights of every layer kind planned today follow from the other fields,
+// MLA's from KVLoRARank and its companions). TestShapeKeyCoversModel fails
+// when Model gains a field this key lacks.
 type shapeKey struct {
 	Params, ActiveParams                                         int64
 	Layers, Hidden, Heads, KVHeads, HeadDim, Intermediate, Vocab int
@@ -25,13 +27,18 @@ type shapeKey struct {
 	Experts, ExpertsPerToken, SharedExperts                      int
 	MoEIntermediate, DenseLayers                                 int
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
-	VHeadDim, SlidingWindow, SlidingLayers                       int
+	VHeadDim                                                     int
 	FileQuant                                                    string
 	FileWeightBytes                                              int64
 	Architecture                                                 string
 	ShapeEstimated                                               bool
 }
 
+// shapeOf is m's memo key. It is kept out of line: inlined, it makes
+// NewWeights too costly to inline, and the Weights of every plan then
+// escapes to the heap (one allocation per plan).
+//
+//go:noinline
 func shapeOf(m *model.Model) shapeKey {
 	return shapeKey{
 		Params: m.Params, ActiveParams: m.ActiveParams,
@@ -40,7 +47,7 @@ func shapeOf(m *model.Model) shapeKey {
 		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
-		VHeadDim: m.VHeadDim, SlidingWindow: m.SlidingWindow, SlidingLayers: m.SlidingLayers,
+		VHeadDim:  m.VHeadDim,
 		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
 		ShapeEstimated: m.ShapeEstimated,
 	}

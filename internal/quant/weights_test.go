@@ -178,8 +178,9 @@ func maxOf(xs []float64) float64 {
 // reads. A new Model field fails here until it is added to shapeKey.
 func TestShapeKeyCoversModel(t *testing.T) {
 	// Labels do not change the weights: names, sources, and the published
-	// checkpoints (which repository to load).
-	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
+	// checkpoints (which repository to load). LayerKinds says what each
+	// layer caches; no weight formula reads it (see shapeKey).
+	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true, "LayerKinds": true}
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {

@@ -1,0 +1,104 @@
+package model
+
+import "strings"
+
+// Arch is what planning needs to know about an architecture beyond the
+// shape its config states. The zero value is a Llama-style decoder: gated
+// FFN, separate q/k/v projections, untied embeddings unless the config
+// says so, every sliding-window layer listed or all layers windowed.
+type Arch struct {
+	// PlainMLP: the FFN is two h×I matrices (up, down) with no gate, the
+	// GELU MLP of GPT-2 and Falcon; gated units (SwiGLU/GeGLU) have three.
+	PlainMLP bool
+	// Falcon: llama.cpp's LLM_ARCH_FALCON: one fused query-key-value
+	// tensor (attn_qkv) and the Falcon exceptions of its k-quant mixes
+	// (llama_tensor_get_type in src/llama-quant.cpp of ggml-org/llama.cpp).
+	Falcon bool
+	// Llama70B: llama.cpp types a model of this architecture with 80 layers
+	// as LLM_TYPE_70B, which its k-quant mixes treat apart (llama
+	// architecture; src/llama-model.cpp load_hparams).
+	Llama70B bool
+	// TiedByDefault: the transformers config class defaults
+	// tie_word_embeddings to True (PretrainedConfig's default, kept by
+	// Gemma/Gemma 2/Gemma 3, Falcon, GPT-2; the Llama, Mistral, Mixtral,
+	// Qwen2 and DeepSeek classes set False).
+	TiedByDefault bool
+	// GlobalEvery: when the config does not list its layer types, every
+	// GlobalEvery-th layer attends globally and the others use the
+	// sliding window (0: every layer uses the window). Gemma 2 alternates
+	// (arXiv 2408.00118 §2: "alternate between a local sliding window
+	// attention and global attention in every other layer"); llama.cpp sets
+	// the same patterns when it loads a GGUF file, which does not list them
+	// (set_swa_pattern in src/llama-model.cpp: 2 for gemma2 and gpt-oss, 6
+	// for gemma3).
+	GlobalEvery int
+	// GGUFGlobalEvery is GlobalEvery for a GGUF file of the architecture,
+	// where it differs (Gemma 3 and gpt-oss configs list their layer types;
+	// their GGUF files do not).
+	GGUFGlobalEvery int
+	// LlamaCPPFullWindow: llama.cpp ignores the sliding window on load and
+	// caches the whole context on every layer ("Phi SWA is currently
+	// disabled", https://github.com/ggml-org/llama.cpp/pull/13676).
+	LlamaCPPFullWindow bool
+	// GGUF is the architecture's general.architecture in a GGUF file where
+	// it differs from the Hugging Face model_type.
+	GGUF string
+}
+
+// arches is every architecture quirk planning knows, keyed by Hugging Face
+// model_type; a model_type not listed is the zero Arch, "" (a model given
+// without one) is planned as llama.
+var arches = map[string]Arch{
+	"":            {Llama70B: true},
+	"llama":       {Llama70B: true},
+	"falcon":      {PlainMLP: true, Falcon: true, TiedByDefault: true},
+	"gpt2":        {PlainMLP: true, TiedByDefault: true},
+	"gpt_neox":    {PlainMLP: true},
+	"gptj":        {PlainMLP: true},
+	"bloom":       {PlainMLP: true},
+	"opt":         {PlainMLP: true},
+	"starcoder":   {PlainMLP: true},
+	"t5":          {PlainMLP: true},
+	"gemma":       {TiedByDefault: true},
+	"gemma2":      {TiedByDefault: true, GlobalEvery: 2, GGUFGlobalEvery: 2},
+	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3"},
+	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss"},
+	"phi3":        {LlamaCPPFullWindow: true},
+	"qwen3_moe":   {GGUF: "qwen3moe"},
+	"qwen2_moe":   {GGUF: "qwen2moe"},
+	"deepseek_v3": {GGUF: "deepseek2"},
+}
+
+// archFamilies are model_type prefixes whose unlisted members share the
+// family's quirks (gemma3, gemma3n, codegemma...: tied embeddings by
+// default, as every Gemma config class).
+var archFamilies = []string{"gemma"}
+
+// ArchOf is the quirks of the architecture named by a Hugging Face
+// model_type.
+func ArchOf(modelType string) Arch {
+	if a, ok := arches[modelType]; ok {
+		return a
+	}
+	for _, f := range archFamilies {
+		if strings.HasPrefix(modelType, f) {
+			return arches[f]
+		}
+	}
+	return Arch{}
+}
+
+// Arch is the quirks of the model's architecture.
+func (m *Model) Arch() Arch { return ArchOf(m.Architecture) }
+
+// ggufArchitectures maps a GGUF general.architecture to the Hugging Face
+// model_type of the arches table where they differ.
+var ggufArchitectures = func() map[string]string {
+	out := map[string]string{}
+	for hf, a := range arches {
+		if a.GGUF != "" {
+			out[a.GGUF] = hf
+		}
+	}
+	return out
+}()

@@ -1,0 +1,189 @@
+package model
+
+import (
+	"bytes"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+)
+
+// TestLayerCountsCoverEveryLayer: the pattern's counts add up to the
+// model's depth and agree with a walk over every layer, for every catalog
+// model.
+func TestLayerCountsCoverEveryLayer(t *testing.T) {
+	for _, e := range catalog.entries {
+		m := e.model
+		total := 0
+		byKind := map[LayerKind]int{}
+		for l, n := range m.LayerCounts() {
+			total += n
+			byKind[l.Kind] += n
+		}
+		assert.Equal(t, m.Layers, total, e.Name)
+		walked := map[LayerKind]int{}
+		for i := 0; i < m.Layers; i++ {
+			walked[m.LayerAt(i).Kind]++
+		}
+		assert.Equal(t, walked, byKind, e.Name)
+	}
+}
+
+// TestSlidingLayerIndices: which layers use the window, by index, as the
+// reference implementations decide: Gemma 2 slides on even layers
+// (transformers Gemma2DecoderLayer: is_sliding = not bool(layer_idx % 2)),
+// Gemma 3 keeps every 6th layer global (is_sliding = bool((layer_idx + 1) %
+// sliding_window_pattern)), gpt-oss lists layer_types starting with
+// "sliding_attention".
+func TestSlidingLayerIndices(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		global []int // some global layers
+		local  []int // some windowed layers
+	}{
+		{"Gemma-2-9B", []int{1, 3, 41}, []int{0, 2, 40}},
+		{"Gemma-3-27B", []int{5, 11, 59}, []int{0, 4, 6, 60, 61}},
+		{"gpt-oss-120b", []int{1, 35}, []int{0, 34}},
+	} {
+		m := Lookup(tc.name)
+		require.NotNil(t, m, tc.name)
+		for _, i := range tc.global {
+			assert.Equal(t, FullAttention, m.LayerAt(i).Kind, "%s layer %d", tc.name, i)
+		}
+		for _, i := range tc.local {
+			assert.Equal(t, SlidingWindow, m.LayerAt(i).Kind, "%s layer %d", tc.name, i)
+		}
+	}
+}
+
+// TestDefaultLayer: a model without a pattern is uniform: MLA when it has a
+// latent, else full attention.
+func TestDefaultLayer(t *testing.T) {
+	ds := Lookup("DeepSeek-V3")
+	require.NotNil(t, ds)
+	assert.Empty(t, ds.LayerKinds)
+	assert.Equal(t, Layer{Kind: LatentAttention, LatentDim: 512, RopeDim: 64}, ds.LayerAt(60))
+	assert.Equal(t, 61, ds.CountLayers(LatentAttention))
+	ll := Lookup("Llama-3.1-8B")
+	require.NotNil(t, ll)
+	assert.Equal(t, 32, ll.CountLayers(FullAttention))
+	w, n := ll.SlidingLayers()
+	assert.Zero(t, w)
+	assert.Zero(t, n)
+}
+
+// TestRecurrentStateSizes: per-sequence state of the published shapes.
+// Qwen3-Next-80B-A3B's gated DeltaNet
+// (https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct/blob/main/config.json:
+// linear_num_key_heads 16, linear_key_head_dim 128, linear_num_value_heads
+// 32, linear_value_head_dim 128, linear_conv_kernel_dim 4) keeps a 3-tap
+// window of q, k, v (2·16·128 + 32·128 = 8192 channels) and a 128 × 128
+// matrix per value head. Jamba-v0.1's Mamba layers
+// (https://huggingface.co/ai21labs/Jamba-v0.1/blob/main/config.json, the
+// defaults of transformers' JambaConfig: hidden_size 4096, mamba_expand 2,
+// mamba_d_state 16, mamba_d_conv 4) keep 3 inputs of the 8192-wide inner
+// stream and an 8192 × 16 state.
+func TestRecurrentStateSizes(t *testing.T) {
+	gdn := GatedDeltaNetState(16, 128, 32, 128, 4)
+	assert.Equal(t, Recurrent, gdn.Kind)
+	assert.Equal(t, int64(3*8192), gdn.ConvState)
+	assert.Equal(t, int64(32*128*128), gdn.SSMState)
+	assert.Equal(t, int64(24576+524288), gdn.StateElements())
+	assert.False(t, gdn.CachesPerToken())
+
+	mamba := Mamba2State(2*4096, 0, 16, 4)
+	assert.Equal(t, int64(3*8192), mamba.ConvState)
+	assert.Equal(t, int64(8192*16), mamba.SSMState)
+	// Mamba2 adds the B and C groups to the convolution's channels.
+	m2 := Mamba2State(8192, 8, 128, 4)
+	assert.Equal(t, int64(3*(8192+2*8*128)), m2.ConvState)
+
+	hybrid := &Model{Layers: 48, LayerKinds: []Layer{gdn, gdn, gdn, {Kind: FullAttention}}}
+	assert.InDelta(t, 36*float64(gdn.StateElements()), hybrid.RecurrentStateElements(), 0)
+	assert.Zero(t, Lookup("Llama-3.1-8B").RecurrentStateElements())
+
+	assert.Zero(t, Layer{Kind: FullAttention}.StateElements())
+	assert.False(t, Layer{Kind: SharedKV}.CachesPerToken())
+}
+
+// TestArchTable: the quirks are looked up by model_type, families share
+// theirs, an unknown architecture has none, and the GGUF names map back.
+func TestArchTable(t *testing.T) {
+	f := ArchOf("falcon")
+	assert.True(t, f.PlainMLP && f.Falcon && f.TiedByDefault)
+	assert.True(t, ArchOf("gpt_neox").PlainMLP)
+	assert.False(t, ArchOf("gpt_neox").Falcon)
+	assert.True(t, ArchOf("gemma3").TiedByDefault, "gemma family")
+	assert.True(t, ArchOf("gemma3n_text").TiedByDefault, "gemma family")
+	assert.Equal(t, 2, ArchOf("gemma2").GlobalEvery)
+	assert.True(t, ArchOf("phi3").LlamaCPPFullWindow)
+	assert.True(t, ArchOf("llama").Llama70B)
+	assert.True(t, ArchOf("").Llama70B)
+	assert.Equal(t, Arch{}, ArchOf("qwen2"))
+	for gguf, hf := range map[string]string{"gpt-oss": "gpt_oss", "qwen3moe": "qwen3_moe", "qwen2moe": "qwen2_moe", "deepseek2": "deepseek_v3", "gemma3": "gemma3_text"} {
+		assert.Equal(t, hf, ggufArchitectures[gguf], gguf)
+	}
+	assert.Len(t, ggufArchitectures, 5)
+}
+
+// TestLayerKindNames: the attention kinds that Hugging Face layer_types
+// lists carry its names ("full_attention", "sliding_attention",
+// "chunked_attention" in transformers' configs).
+func TestLayerKindNames(t *testing.T) {
+	assert.Equal(t, "full_attention", FullAttention.String())
+	assert.Equal(t, "sliding_attention", SlidingWindow.String())
+	assert.Equal(t, "chunked_attention", ChunkedAttention.String())
+	assert.Equal(t, "recurrent", Recurrent.String())
+	assert.Equal(t, "unknown", LayerKind(200).String())
+}
+
+// ggufWithWindow is a GGUF header of architecture arch with layers blocks
+// and a sliding window, one tensor.
+func ggufWithWindow(arch string, layers, window uint32) []byte {
+	var w ggufWriter
+	w.header(3, 1, 4)
+	w.kvString("general.architecture", arch)
+	w.kvU32(arch+".block_count", layers)
+	w.kvU32(arch+".embedding_length", 64)
+	w.kvU32(arch+".attention.sliding_window", window)
+	w.tensor("token_embd.weight", ggml.F16, 64, 100)
+	return w.Bytes()
+}
+
+// TestGGUFSlidingLayers: a GGUF file names the window but not the layers
+// using it; llama.cpp's per-architecture pattern decides (set_swa_pattern in
+// src/llama-model.cpp: 6 for gemma3, 2 for gemma2 and gpt-oss), and every
+// layer of another architecture uses the window. Gemma-3-1B: 22 of 26
+// layers windowed, as llama.cpp allocated for it (1024 cells in each of 22
+// layers, testdata/llamacpp/measurements.json). A depth of 2^31-1 costs the
+// pattern's length, not the depth.
+func TestGGUFSlidingLayers(t *testing.T) {
+	for _, tc := range []struct {
+		arch           string
+		layers, window uint32
+		sliding        int
+	}{
+		{"gemma3", 26, 512, 22},
+		{"gemma2", 42, 4096, 21},
+		{"gpt-oss", 36, 128, 18},
+		{"llama", 32, 4096, 32},
+	} {
+		m, err := ReadGGUF(bytes.NewReader(ggufWithWindow(tc.arch, tc.layers, tc.window)))
+		require.NoError(t, err, tc.arch)
+		w, n := m.SlidingLayers()
+		assert.Equal(t, int(tc.window), w, tc.arch)
+		assert.Equal(t, tc.sliding, n, tc.arch)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	m, err := ReadGGUF(bytes.NewReader(ggufWithWindow("gemma3", 1<<31-1, 512)))
+	runtime.ReadMemStats(&after)
+	require.NoError(t, err)
+	assert.Len(t, m.LayerKinds, 6)
+	assert.Equal(t, (1<<31-1)/6, m.CountLayers(FullAttention))
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20))
+}
