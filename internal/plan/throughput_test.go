@@ -97,7 +97,7 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
-		c := calCase{row: calRow{DeviceCount: 1}, spec: specs.Spec{Name: "test GPU", Category: "consumer_gpu", BandwidthGBs: 1000}, model: m, level: l}
+		c := calCase{row: calRow{DeviceCount: 1}, spec: specs.Spec{Name: "test GPU", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6X, BandwidthGBs: 1000}, model: m, level: l}
 		pl, req := c.plan(1)
 		e := efficiency{DecodeBandwidth: 1}
 		return 1e12 / estimateWith(pl, req, 0, e).DecodeTokensPerS
@@ -137,4 +137,16 @@ func TestCPUDecode(t *testing.T) {
 	require.NotNil(t, unknown.Throughput)
 	assert.Zero(t, unknown.Throughput.DecodeTokensPerS)
 	assert.Contains(t, strings.Join(unknown.Throughput.Assumptions, "\n"), "host memory bandwidth")
+}
+
+// The V100 (HBM2 at 900 GB/s) is an HBM part by its record's memory class;
+// the L40S (GDDR6 at 864 GB/s) is not.
+func TestHBMPartByMemoryClass(t *testing.T) {
+	v100, ok := specs.ByName("NVIDIA Tesla V100 PCIe 32GB")
+	require.True(t, ok)
+	l40s, ok := specs.ByName("NVIDIA L40S")
+	require.True(t, ok)
+	assert.True(t, hbmPart(&v100))
+	assert.False(t, hbmPart(&l40s))
+	assert.False(t, hbmPart(nil))
 }

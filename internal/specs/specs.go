@@ -12,7 +12,11 @@ package specs
 type Spec struct {
 	Name     string // the record's name, e.g. "NVIDIA H100 SXM5 80GB"
 	Vendor   string
-	Category string // datacenter_gpu, consumer_gpu, workstation_gpu, integrated_gpu, datacenter_asic, tpu, apple_soc_unified_memory
+	Category Category
+	// Memory is the kind of DRAM the part carries (class.go says where each
+	// record's class comes from); MemoryUnknown when no source or generation
+	// fact says.
+	Memory MemoryClass
 
 	// Identity. PCIIDs are the "vvvv:dddd" ids (lower-case hex) of the
 	// part; ProductName is the name the vendor driver and tool print, for

@@ -169,7 +169,7 @@ func unboundAMDGPUs(m *machine.Machine) []registry.Device {
 			}
 			d.SetSource("name", "part table")
 			d.Architecture = s.Arch
-			d.MemoryShared = s.Category == "integrated_gpu"
+			d.MemoryShared = s.Category == specs.IntegratedGPU
 		}
 		setAMDQuantizations(&d)
 		out = append(out, d)
@@ -283,7 +283,7 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 // of system RAM (the BIOS "UMA frame buffer"), not memory of their own.
 func isAPU(pciID string) bool {
 	s, ok := specs.ByPCIID(pciID)
-	return ok && s.Category == "integrated_gpu"
+	return ok && s.Category == specs.IntegratedGPU
 }
 
 // finishAMDGPU derives what depends on the identity: name and architecture

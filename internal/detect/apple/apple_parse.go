@@ -198,7 +198,7 @@ func appleBandwidth(chip string, gpuCores int) float64 {
 		}
 		return 0
 	}
-	if s, ok := specs.Lookup(chip); ok && s.Category == "apple_soc_unified_memory" {
+	if s, ok := specs.Lookup(chip); ok && s.Category == specs.AppleSoC {
 		return s.BandwidthGBs
 	}
 	return 0
