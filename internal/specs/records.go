@@ -71,6 +71,10 @@ const navi31Identity = "PCI id: 1002:744c \"Navi 31 [Radeon RX 7900 XT/7900 XTX/
 
 // rocmGPUSpecs is AMD's table of Instinct, Radeon PRO and Radeon GPUs: memory
 // in GiB and gfx target per board.
+// habanaPCIIDs cites the Habana device ids: the habanalabs driver's PCI
+// table and hl-thunk's pci_ids.h.
+const habanaPCIIDs = "PCI id names of the habanalabs driver (habanalabs_drv.c) and hl-thunk (pci_ids.h); pci.ids \"1da3 Habana Labs Ltd.\" https://pci-ids.ucw.cz/read/PC/1da3"
+
 const rocmGPUSpecs = "https://github.com/ROCm/ROCm docs/reference/gpu-arch-specs.rst @ e396b489 (AMD GPU specifications, \"VRAM (GiB)\" and \"LLVM target name\")"
 
 var records = []Spec{
@@ -400,6 +404,20 @@ var records = []Spec{
 		BF16TFLOPS:   1835, FP8TFLOPS: 1835,
 		Interconnect: "24x 200GbE RoCE on-chip", InterconnectGBs: 1200,
 		Source: "Intel, Hot Chips 2024 slides \"Intel Gaudi 3 AI Accelerator\" (R. Kaplan, August 2024), Gaudi 3 spec table: BF16/FP8 Matrix TFLOPs 1835, HBM Capacity 128 GB, HBM Bandwidth 3.67 TB/s, Networking 1200 GB/s bidirectional, 24x 200GbE RoCE: https://www.sgpjbg.com/baogao/465025.html (copy of the deck); FP16 not stated: left out",
+	},
+	// The other Habana ids, identity only (no figures; ForDevice never picks
+	// them): the PCI id home of internal/detect/intel's generations.
+	{Name: "Intel Gaudi (HL-2000)", Vendor: "Intel", Category: DatacenterASIC,
+		PCIIDs:         []string{"1da3:1000", "1da3:1001", "1da3:1010", "1da3:1011"},
+		IdentitySource: habanaPCIIDs + " (PCI_IDS_GAUDI 0x1000, GAUDI_HL2000M 0x1001, GAUDI_SEC 0x1010, GAUDI_HL2000M_SEC 0x1011)",
+	},
+	{Name: "Intel Gaudi2 (HL-288, PCIe)", Vendor: "Intel", Category: DatacenterASIC,
+		PCIIDs:         []string{"1da3:1021"},
+		IdentitySource: habanaPCIIDs + " (GAUDI2_HL_288 0x1021)",
+	},
+	{Name: "Intel Gaudi3 (single die)", Vendor: "Intel", Category: DatacenterASIC,
+		PCIIDs:         []string{"1da3:1062"},
+		IdentitySource: habanaPCIIDs + " (GAUDI3_SINGLE_DIE 0x1062)",
 	},
 	{Name: "Intel Data Center GPU Max 1550 (Ponte Vecchio)", Vendor: "Intel", Category: DatacenterGPU, Memory: MemoryHBM2e,
 		PCIIDs:         []string{"8086:0bd5", "8086:0bd6"},
@@ -736,7 +754,9 @@ var records = []Spec{
 		Source: "https://github.com/AI-Hypercomputer/cloud-accelerator-diagnostics (tpu_info/tpu_info/device.py) (hbm_gib)",
 	},
 	{Name: "Google TPU7x (per chip)", Vendor: "Google", Category: TPU, Memory: MemoryHBM,
-		MemoryBytes: 206158430208, MemoryUnit: "GiB",
+		PCIIDs:         []string{"1ae0:0076"},
+		IdentitySource: "PCI id 0x0076 from tpu_info device.py, https://github.com/AI-Hypercomputer/cloud-accelerator-diagnostics (tpu_info/tpu_info/device.py)",
+		MemoryBytes:    206158430208, MemoryUnit: "GiB",
 		Source: "https://github.com/AI-Hypercomputer/cloud-accelerator-diagnostics (tpu_info/tpu_info/device.py) (hbm_gib)",
 	},
 	{Name: "AMD Radeon 780M", Vendor: "AMD", Category: IntegratedGPU, Memory: MemorySystem,

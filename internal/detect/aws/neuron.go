@@ -51,14 +51,13 @@ var (
 	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", Record: "AWS Trainium2 (per chip)"}
 )
 
-// neuronPCIGen maps Amazon PCI device ids to generations
-// (aws-neuron-driver neuron_pci.c / neuron_device.h; pci.ids "1d0f Amazon.com").
-var neuronPCIGen = map[int]*neuronGen{
-	0x7064: &neuronInf1, 0x7065: &neuronInf1, 0x7066: &neuronInf1, 0x7067: &neuronInf1,
-	0x7164: &neuronTrn1,
-	0x7264: &neuronInf2,
-	0x7364: &neuronTrn2,
-}
+// neuronPCIGen maps Amazon PCI device ids to generations: the ids of each
+// generation's internal/specs record (aws-neuron-driver neuron_pci.c /
+// neuron_device.h; pci.ids "1d0f Amazon.com"), the ids' one home.
+var neuronPCIGen = specs.PCIGenerations(machine.VendorAmazon, map[*neuronGen][]string{
+	&neuronInf1: {neuronInf1.Record}, &neuronTrn1: {neuronTrn1.Record},
+	&neuronInf2: {neuronInf2.Record}, &neuronTrn2: {neuronTrn2.Record},
+})
 
 // neuronGenFromInstanceType recognises the generation from an EC2 instance
 // type ("inf2.48xlarge", "trn1n.32xlarge"): the family names the chip.

@@ -131,3 +131,11 @@ func FuzzNeuronParseNeuronLS(f *testing.F) {
 		}
 	})
 }
+
+// The Amazon ids come from the part table (aws-neuron-driver neuron_pci.c).
+func TestNeuronPCIGenFromRecords(t *testing.T) {
+	assert.Equal(t, map[int]*neuronGen{
+		0x7064: &neuronInf1, 0x7065: &neuronInf1, 0x7066: &neuronInf1, 0x7067: &neuronInf1,
+		0x7164: &neuronTrn1, 0x7264: &neuronInf2, 0x7364: &neuronTrn2,
+	}, neuronPCIGen)
+}

@@ -68,29 +68,27 @@ func init() {
 	}
 }
 
+// tpuPCIGen maps Google PCI device ids to generations, v4 and later: the
+// ids of each generation's internal/specs record (tpu_info device.py: 0x005e
+// v4, 0x0063 v5e, 0x0062 v5p, 0x006f v6e, 0x0076 TPU7x), the ids' one home.
+var tpuPCIGen = specs.PCIGenerations(machine.VendorGoogle, map[*tpuGen][]string{
+	&tpuV4: {tpuV4.Record}, &tpuV5e: {tpuV5e.Record}, &tpuV5p: {tpuV5p.Record},
+	&tpuV6e: {tpuV6e.Record}, &tpuV7x: {tpuV7x.Record},
+})
+
 // tpuGenOf maps a Google PCI function to its TPU generation, or nil: device
-// 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f), then 0x005e v4,
-// 0x0063 v5e, 0x0062 v5p, 0x006f v6e, 0x0076 TPU7x (tpu_info device.py).
+// 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f; tpu_info
+// device.py), which no record carries as the two share the device id; the
+// others by tpuPCIGen.
 func tpuGenOf(p machine.PCIDevice) *tpuGen {
-	switch p.Device {
-	case 0x0027:
-		switch p.SubDevice {
-		case 0x004e:
-			return &tpuV2
-		case 0x004f:
-			return &tpuV3
-		}
-		return nil
-	case 0x005e:
-		return &tpuV4
-	case 0x0063:
-		return &tpuV5e
-	case 0x0062:
-		return &tpuV5p
-	case 0x006f:
-		return &tpuV6e
-	case 0x0076:
-		return &tpuV7x
+	if p.Device != 0x0027 {
+		return tpuPCIGen[p.Device]
+	}
+	switch p.SubDevice {
+	case 0x004e:
+		return &tpuV2
+	case 0x004f:
+		return &tpuV3
 	}
 	return nil
 }

@@ -63,16 +63,17 @@ var (
 	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi"}
 )
 
-// gaudiPCIGen maps Habana PCI device ids to generations: habanalabs driver
-// `habanalabs_drv.c` / hl-thunk `pci_ids.h` (PCI_IDS_GAUDI 0x1000,
-// GAUDI_HL2000M 0x1001, GAUDI_SEC 0x1010, GAUDI_HL2000M_SEC 0x1011, GAUDI2
-// 0x1020, GAUDI2_HL_288 0x1021, GAUDI3 0x1060, GAUDI3_SINGLE_DIE 0x1062,
-// GAUDI3_HL_338 0x1063); pci.ids 2023.04.10 "1da3 Habana Labs Ltd.".
-var gaudiPCIGen = map[int]*gaudiGen{
-	0x1000: &gaudi1, 0x1001: &gaudi1, 0x1010: &gaudi1, 0x1011: &gaudi1,
-	0x1020: &gaudi2, 0x1021: &gaudi2,
-	0x1060: &gaudi3, 0x1062: &gaudi3, 0x1063: &gaudi3,
+// gaudiIDRecords names, per generation, the internal/specs records whose
+// Habana PCI ids are that generation's (the ids' one home; the records cite
+// the habanalabs driver and hl-thunk names).
+var gaudiIDRecords = map[*gaudiGen][]string{
+	&gaudi1: {"Intel Gaudi (HL-2000)"},
+	&gaudi2: {"Intel Gaudi2 (HL-225)", "Intel Gaudi2 (HL-288, PCIe)"},
+	&gaudi3: {"Intel Gaudi3", "Intel Gaudi3 (single die)"},
 }
+
+// gaudiPCIGen maps Habana PCI device ids to generations (gaudiIDRecords).
+var gaudiPCIGen = specs.PCIGenerations(machine.VendorHabana, gaudiIDRecords)
 
 // gaudiGenFromName recognises a generation from an hl-smi product name:
 // HL-205 is the first Gaudi mezzanine card, HL-225/HL-288 Gaudi 2 (OAM/PCIe),
