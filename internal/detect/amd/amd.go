@@ -17,14 +17,14 @@ import (
 // first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
 // is installed it runs once and fills what sysfs lacks. The two are matched
 // by PCI bus id, never by position.
-const ROCmBackend = "rocm"
+const BackendROCm = "rocm"
 
 // rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
 // topology matrices (weight, hops, link type, NUMA), as one JSON line.
 var ROCmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
 
 // ROCm is this file's detection source (the orchestrator lists it).
-var ROCm = machine.Backend{Name: ROCmBackend, Detect: detectROCm}
+var ROCm = machine.Backend{Name: BackendROCm, Detect: detectROCm}
 
 // amdGPU is one AMD GPU while the backend assembles it.
 type AMDGPU struct {
@@ -47,19 +47,19 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	}
 	var smi *ROCmSMIReport
 	if m.HasTool("rocm-smi") {
-		out, w, ok := m.Tool(ctx, ROCmBackend, "rocm-smi", ROCmSMIArgs...)
+		out, w, ok := m.Tool(ctx, BackendROCm, "rocm-smi", ROCmSMIArgs...)
 		f.AddWarning(w)
 		if ok {
 			rep, err := ParseRocmSMIJSON(out)
 			if err != nil {
-				f.Warn(ROCmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
+				f.Warn(BackendROCm, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
 			} else {
 				// A card at another vendor's PCI function is not an AMD GPU.
-				rep.Cards = machine.RowsAtVendor(m, &f, ROCmBackend, "rocm-smi", false, rep.Cards,
+				rep.Cards = machine.RowsAtVendor(m, &f, BackendROCm, "rocm-smi", false, rep.Cards,
 					func(c ROCmSMICard) string { return c.BusID }, machine.VendorAMD)
 				for _, c := range rep.Cards {
 					for _, a := range c.Absurd {
-						f.WarnAbsurdMemory(ROCmBackend, "rocm-smi", "", a.What, a.Raw)
+						f.WarnAbsurdMemory(BackendROCm, "rocm-smi", "", a.What, a.Raw)
 					}
 				}
 				smi = &rep
@@ -73,7 +73,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	gpus = splitPartitions(m, &f, gpus, kfd)
 	gpus, hidden := filterAMDVisible(m, gpus)
 	if hidden != "" {
-		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
+		f.Warn(BackendROCm, registry.WarnHiddenByEnv, "%s", hidden)
 	}
 	for _, g := range gpus {
 		f.Devices = append(f.Devices, g.Dev)
@@ -134,7 +134,7 @@ func partitionMode(m *machine.Machine, file string) string {
 // reported and left out (readMemoryFile).
 func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machine.Findings) {
 	read := func(attr string) (int64, bool) {
-		return m.ReadMemoryFile(f, ROCmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+		return m.ReadMemoryFile(f, BackendROCm, d.PCIBusID+" "+attr, path.Join(dir, attr))
 	}
 	total, okTotal := read("mem_info_vram_total")
 	used, okUsed := read("mem_info_vram_used")

@@ -21,7 +21,7 @@ import (
 // and MediaTek APU (SoC platform devices of vendor kernels; no mainline
 // driver, device node or id to key on).
 
-const AsicBackend = "asic"
+const BackendASIC = "asic"
 
 // PCI vendor ids of the ASIC makers above.
 const (
@@ -30,7 +30,7 @@ const (
 )
 
 // Others is this file's detection source (the orchestrator lists it).
-var Others = machine.Backend{Name: AsicBackend, Detect: DetectASICs}
+var Others = machine.Backend{Name: BackendASIC, Detect: DetectASICs}
 
 // asicModel is one known PCI device id of an ASIC vendor.
 type asicModel struct {
@@ -84,11 +84,11 @@ func asicDevice(f *machine.Findings, v asicVendor, p machine.PCIDevice) registry
 		}
 	} else {
 		d.Name = fmt.Sprintf("%s (device %s)", v.Label, machine.Hex4(p.Device))
-		f.Warn(AsicBackend, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)
+		f.Warn(BackendASIC, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)
 	}
 	d.SetSource("name", "pci-id")
 	if !d.Available {
-		f.Warn(AsicBackend, registry.WarnDeviceUnusable, "%s (%s): no driver bound", p.Address, d.Name)
+		f.Warn(BackendASIC, registry.WarnDeviceUnusable, "%s (%s): no driver bound", p.Address, d.Name)
 	}
 	return d
 }

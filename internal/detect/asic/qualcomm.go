@@ -14,7 +14,7 @@ import (
 // Memory is left out: the kernel's aic100 documentation gives only "up to
 // 32 GB" of on-card DDR, which varies by SKU.
 
-const QualcommBackend = "qualcomm"
+const BackendQualcomm = "qualcomm"
 
 // VendorQualcomm is Qualcomm Technologies' PCI vendor id.
 const VendorQualcomm = 0x17cb
@@ -25,7 +25,7 @@ var qaicModels = map[int]string{
 }
 
 // Qualcomm is this file's detection source (the orchestrator lists it).
-var Qualcomm = machine.Backend{Name: QualcommBackend, Detect: DetectQualcomm}
+var Qualcomm = machine.Backend{Name: BackendQualcomm, Detect: DetectQualcomm}
 
 func DetectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
@@ -44,7 +44,7 @@ func DetectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 		d.SetSource("name", "pci-id")
 		d.Available = p.Driver == "qaic" && hasNode && m.Exists("dev/accel/"+node)
 		if !d.Available {
-			f.Warn(QualcommBackend, registry.WarnDeviceUnusable, "%s (%s): driver %q, accel node %q: not usable", p.Address, name, p.Driver, node)
+			f.Warn(BackendQualcomm, registry.WarnDeviceUnusable, "%s (%s): driver %q, accel node %q: not usable", p.Address, name, p.Driver, node)
 		}
 		f.Devices = append(f.Devices, d)
 	}

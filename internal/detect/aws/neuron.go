@@ -17,14 +17,14 @@ import (
 // AWS Neuron (Inferentia, Trainium): `neuron-ls --json-output` first; the
 // neuron driver's PCI functions and sysfs when the tool is absent or fails.
 
-const NeuronBackend = "neuron"
+const BackendNeuron = "neuron"
 
 // PathNeuronSysfs is the neuron driver's sysfs root (aws-neuron-sdk
 // neuron-sysfs-user-guide.rst: neuronN/{core_count,connected_devices,...}).
 const PathNeuronSysfs = "sys/devices/virtual/neuron_device"
 
 // Neuron is this file's detection source (the orchestrator lists it).
-var Neuron = machine.Backend{Name: NeuronBackend, Detect: detectNeuron}
+var Neuron = machine.Backend{Name: BackendNeuron, Detect: detectNeuron}
 
 // neuronGen describes one Neuron chip generation. Figures per chip come from
 // its internal/specs record (devices.json, AWS Neuron architecture pages):
@@ -83,21 +83,21 @@ func detectNeuron(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	// Amazon's vendor id also covers ENA network and EBS NVMe functions.
 	pci := machine.PCIFunctionsIn(m, machine.VendorAmazon, neuronPCIGen)
-	out, w, ok := m.Tool(ctx, NeuronBackend, "neuron-ls", NeuronLSArgs...)
+	out, w, ok := m.Tool(ctx, BackendNeuron, "neuron-ls", NeuronLSArgs...)
 	f.AddWarning(w)
 	if ok {
 		devs, errs, err := ParseNeuronLS(out)
 		if err != nil {
-			f.Warn(NeuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", err)
+			f.Warn(BackendNeuron, registry.WarnParseError, "neuron-ls --json-output: %v", err)
 		}
 		for _, e := range errs {
-			f.Warn(NeuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", e)
+			f.Warn(BackendNeuron, registry.WarnParseError, "neuron-ls --json-output: %v", e)
 		}
 		// A row at another vendor's PCI function is not a Neuron device.
-		devs = machine.RowsAtVendor(m, &f, NeuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, machine.VendorAmazon)
+		devs = machine.RowsAtVendor(m, &f, BackendNeuron, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, machine.VendorAmazon)
 		for _, d := range devs {
 			for _, a := range d.Absurd {
-				f.WarnAbsurdMemory(NeuronBackend, "neuron-ls", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(BackendNeuron, "neuron-ls", "", a.What, a.Raw)
 			}
 		}
 		if len(devs) > 0 {
@@ -175,7 +175,7 @@ func neuronMissedByTool(f *machine.Findings, devs []neuronDevice, pci []machine.
 		}
 		d := registry.Device{ID: p.Address, Kind: registry.KindNeuron, Vendor: "amazon", PCIBusID: p.Address, NUMANode: p.NUMANode}
 		applyNeuronGen(&d, neuronPCIGen[p.Device], true)
-		f.Warn(NeuronBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by neuron-ls", p.Address, d.Name)
+		f.Warn(BackendNeuron, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by neuron-ls", p.Address, d.Name)
 		out = append(out, d)
 	}
 	return out
@@ -296,7 +296,7 @@ func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDe
 				NUMANode: p.NUMANode, Available: p.Driver == "neuron-driver", Cores: cores}
 			applyNeuronGen(&d, neuronPCIGen[p.Device], true)
 			if !d.Available {
-				f.Warn(NeuronBackend, registry.WarnDeviceUnusable, "%s: driver %q is not neuron-driver", p.Address, p.Driver)
+				f.Warn(BackendNeuron, registry.WarnDeviceUnusable, "%s: driver %q is not neuron-driver", p.Address, p.Driver)
 			}
 			devs = append(devs, d)
 		}
@@ -317,7 +317,7 @@ func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDe
 		}
 	}
 	f.Devices = devs
-	f.Warn(NeuronBackend, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron device(s) from sysfs (memory from the datasheet, no NeuronLink)", len(devs))
+	f.Warn(BackendNeuron, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron device(s) from sysfs (memory from the datasheet, no NeuronLink)", len(devs))
 }
 
 // neuronSysfsIndices lists N of every neuronN under the neuron sysfs root,

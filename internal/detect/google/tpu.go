@@ -20,10 +20,10 @@ import (
 // pytorch/xla PR 4845). Google's vendor id also covers gVNIC and NVMe
 // functions on every Compute Engine VM, so only the TPU device ids count.
 
-const TpuBackend = "tpu"
+const BackendTPU = "tpu"
 
 // TPU is this file's detection source (the orchestrator lists it).
-var TPU = machine.Backend{Name: TpuBackend, Detect: detectTPU}
+var TPU = machine.Backend{Name: BackendTPU, Detect: detectTPU}
 
 // tpuGen describes one TPU generation.
 type tpuGen struct {
@@ -174,7 +174,7 @@ func detectTPU(_ context.Context, m *machine.Machine) machine.Findings {
 		}
 		d.SetSource("available", strings.Join(nodes, " "))
 		if !d.Available {
-			f.Warn(TpuBackend, registry.WarnDeviceUnusable, "%s (%s): device node %s is missing", c.cores[0].Address, d.Name, strings.Join(missing, ", "))
+			f.Warn(BackendTPU, registry.WarnDeviceUnusable, "%s (%s): device node %s is missing", c.cores[0].Address, d.Name, strings.Join(missing, ", "))
 		}
 		ids = append(ids, d.ID)
 		gens = append(gens, c.gen)

@@ -16,10 +16,10 @@ import (
 // hypervisor (a Xen guest is not necessarily on AWS, a Hyper-V guest not
 // necessarily on Azure: ../shared/reference-study.md §7.2 #12).
 
-const EnvironmentBackend = "environment"
+const BackendEnvironment = "environment"
 
 // Environment is this file's detection source (the orchestrator lists it).
-var Environment = machine.Backend{Name: EnvironmentBackend, Detect: DetectEnvironment}
+var Environment = machine.Backend{Name: BackendEnvironment, Detect: DetectEnvironment}
 
 // visibilityVars are the variables that hide or reorder devices, reported as
 // seen so an operator can tell why a device is missing.

@@ -17,7 +17,7 @@ import (
 // drive reads ~7 GB/s, a PCIe 3 one ~3.5), and the contract omits what is
 // not known. Class and size are what sysfs states.
 
-const StorageBackend = "storage"
+const BackendStorage = "storage"
 
 // PathBlock lists the block devices (Linux block/genhd.c).
 const PathBlock = "sys/block"
@@ -44,7 +44,7 @@ var nvmePathDevice = regexp.MustCompile(`^nvme\d+c\d+n\d+$`)
 const maxStorageDevices = 4096
 
 // Storage is this file's detection source (the orchestrator lists it).
-var Storage = machine.Backend{Name: StorageBackend, Detect: DetectStorage}
+var Storage = machine.Backend{Name: BackendStorage, Detect: DetectStorage}
 
 func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
@@ -56,7 +56,7 @@ func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	}
 	sort.Strings(names)
 	if len(names) > maxStorageDevices {
-		f.Warn(StorageBackend, registry.WarnAbsurdValue, "%d block devices; only the first %d are listed", len(names), maxStorageDevices)
+		f.Warn(BackendStorage, registry.WarnAbsurdValue, "%d block devices; only the first %d are listed", len(names), maxStorageDevices)
 		names = names[:maxStorageDevices]
 	}
 	for _, n := range names {

@@ -15,10 +15,10 @@ import (
 // Intel Gaudi (Habana Labs): hl-smi first, the habanalabs driver's sysfs
 // view when hl-smi is absent or fails.
 
-const GaudiBackend = "gaudi"
+const BackendGaudi = "gaudi"
 
 // Gaudi is this file's detection source (the orchestrator lists it).
-var Gaudi = machine.Backend{Name: GaudiBackend, Detect: detectGaudi}
+var Gaudi = machine.Backend{Name: BackendGaudi, Detect: detectGaudi}
 
 // gaudiGen describes one Gaudi generation.
 type gaudiGen struct {
@@ -98,18 +98,18 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 	// Only device ids that name a Gaudi generation: Goya and Greco
 	// inference cards share the vendor id.
 	pci := machine.PCIFunctionsIn(m, machine.VendorHabana, gaudiPCIGen)
-	out, w, ok := m.Tool(ctx, GaudiBackend, "hl-smi", HLSMIArgs()...)
+	out, w, ok := m.Tool(ctx, BackendGaudi, "hl-smi", HLSMIArgs()...)
 	f.AddWarning(w)
 	if ok {
 		rows, errs := ParseHLSMI(out)
 		for _, err := range errs {
-			f.Warn(GaudiBackend, registry.WarnParseError, "hl-smi: %v", err)
+			f.Warn(BackendGaudi, registry.WarnParseError, "hl-smi: %v", err)
 		}
 		// A row at another vendor's PCI function is not a Gaudi.
-		rows = machine.RowsAtVendor(m, &f, GaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, machine.VendorHabana)
+		rows = machine.RowsAtVendor(m, &f, BackendGaudi, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, machine.VendorHabana)
 		for _, r := range rows {
 			for _, a := range r.Absurd {
-				f.WarnAbsurdMemory(GaudiBackend, "hl-smi", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(BackendGaudi, "hl-smi", "", a.What, a.Raw)
 			}
 		}
 		if len(rows) > 0 {
@@ -119,20 +119,20 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 			return f
 		}
 		if len(errs) == 0 && len(pci) > 0 {
-			f.Warn(GaudiBackend, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
+			f.Warn(BackendGaudi, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
 		}
 	}
 	if len(pci) == 0 {
 		return f
 	}
-	f.Warn(GaudiBackend, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
+	f.Warn(BackendGaudi, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
 	accel := machine.AccelNodesByBus(m)
 	for _, p := range pci {
 		d := gaudiFromPCI(p)
 		node, bound := accel[p.Address]
 		d.Available = p.Driver == "habanalabs" && bound && m.Exists("dev/accel/"+node)
 		if !d.Available {
-			f.Warn(GaudiBackend, registry.WarnDeviceUnusable, "%s: driver %q, accel node %q: not usable", p.Address, p.Driver, node)
+			f.Warn(BackendGaudi, registry.WarnDeviceUnusable, "%s: driver %q, accel node %q: not usable", p.Address, p.Driver, node)
 		}
 		f.Devices = append(f.Devices, d)
 	}
@@ -250,7 +250,7 @@ func gaudiMissedByTool(f *machine.Findings, rows []hlSMIRow, pci []machine.PCIDe
 			continue
 		}
 		d := gaudiFromPCI(p)
-		f.Warn(GaudiBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by hl-smi", p.Address, d.Name)
+		f.Warn(BackendGaudi, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by hl-smi", p.Address, d.Name)
 		out = append(out, d)
 	}
 	return out

@@ -15,10 +15,10 @@ import (
 // Integrated GPUs use system RAM: they are memory_shared and get no memory
 // figure, since neither i915 nor xe exposes a dedicated size for them and
 // system RAM is not GPU memory.
-const IntelGPUBackend = "intel_gpu"
+const BackendIntelGPU = "intel_gpu"
 
 // GPU is this file's detection source (the orchestrator lists it).
-var GPU = machine.Backend{Name: IntelGPUBackend, Detect: detectIntelGPU}
+var GPU = machine.Backend{Name: BackendIntelGPU, Detect: detectIntelGPU}
 
 // intelGPUModel is what a PCI device id tells about an Intel GPU.
 type intelGPUModel struct {
@@ -48,12 +48,12 @@ func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	}
 	devs = append(devs, unboundIntelGPUs(m)...)
 	if m.HasTool("xpu-smi") {
-		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XPUSMIDumpArgs...)
+		out, w, ok := m.Tool(ctx, BackendIntelGPU, "xpu-smi", XPUSMIDumpArgs...)
 		f.AddWarning(w)
 		if ok {
 			rows, err := ParseXPUDump(string(out))
 			if err != nil {
-				f.Warn(IntelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
+				f.Warn(BackendIntelGPU, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
 			}
 			devs = mergeXPU(devs, intelXPURows(m, rows, &f), &f)
 		}
@@ -125,7 +125,7 @@ func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool 
 // device in mergeByBusID. A machine with no PCI tree at all (a container
 // without /sys) cannot contradict xpu-smi, so there every row is kept.
 func intelXPURows(m *machine.Machine, rows []XPUDevice, f *machine.Findings) []XPUDevice {
-	return machine.RowsAtVendor(m, f, IntelGPUBackend, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
+	return machine.RowsAtVendor(m, f, BackendIntelGPU, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
 }
 
 // mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row
@@ -138,10 +138,10 @@ func mergeXPU(devs []registry.Device, rows []XPUDevice, f *machine.Findings) []r
 	}
 	for _, r := range rows {
 		for _, a := range r.Absurd {
-			f.WarnAbsurdMemory(IntelGPUBackend, "xpu-smi", "", a.What, a.Raw)
+			f.WarnAbsurdMemory(BackendIntelGPU, "xpu-smi", "", a.What, a.Raw)
 		}
 		if r.ID < 0 {
-			f.Warn(IntelGPUBackend, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
+			f.Warn(BackendIntelGPU, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
 			continue
 		}
 		i, ok := at[r.BusID]

@@ -333,11 +333,11 @@ func (m *Machine) note(w registry.Warning) {
 	m.notesMu.Unlock()
 }
 
-// ViewBackend is the backend name of warnings about the machine view's own
+// BackendView is the backend name of warnings about the machine view's own
 // reads: sysfs and procfs are read through one view shared by every backend
 // (the PCI tree is scanned once for all of them), so a refused read is not
 // one backend's.
-const ViewBackend = "machine"
+const BackendView = "machine"
 
 // noteDenied records a read the machine refused (permission denied), once
 // per path: an unreadable sysfs made GPUs vanish with no word (issue 14
@@ -355,7 +355,7 @@ func (m *Machine) noteDenied(name string, err error) {
 		m.denied = map[string]bool{}
 	}
 	m.denied[name] = true
-	m.notes = append(m.notes, registry.Warning{Backend: ViewBackend, Code: registry.WarnSysfsRead, Path: "/" + name,
+	m.notes = append(m.notes, registry.Warning{Backend: BackendView, Code: registry.WarnSysfsRead, Path: "/" + name,
 		Message: fmt.Sprintf("/%s: permission denied: what it describes is missing from the answer", CleanText(name))})
 }
 
