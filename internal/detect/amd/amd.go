@@ -13,20 +13,20 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The rocm backend reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
+// BackendROCm names the rocm backend, which reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
 // first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
 // is installed it runs once and fills what sysfs lacks. The two are matched
 // by PCI bus id, never by position.
 const BackendROCm = "rocm"
 
-// rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
+// ROCmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
 // topology matrices (weight, hops, link type, NUMA), as one JSON line.
 var ROCmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
 
 // ROCm is this file's detection source (the orchestrator lists it).
 var ROCm = machine.Backend{Name: BackendROCm, Detect: detectROCm}
 
-// amdGPU is one AMD GPU while the backend assembles it.
+// AMDGPU is one AMD GPU while the backend assembles it.
 type AMDGPU struct {
 	Dev      registry.Device
 	Card     int    // DRM card number; -1 when only rocm-smi saw it
@@ -219,7 +219,7 @@ func applyKFD(g *AMDGPU, node kfdNode) {
 	}
 }
 
-// mergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
+// MergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
 // a card rocm-smi lists that sysfs did not show (a container without /sys)
 // becomes a device of its own. sysfs figures stay when both have one.
 func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {

@@ -40,6 +40,7 @@ var amdXDNASpec = machine.PCINPUSpec{
 	Quant:       precision.AMDXDNA,
 }
 
+// DetectAMDXDNA lists the AMD XDNA NPUs (amdXDNASpec) on PCI.
 func DetectAMDXDNA(_ context.Context, m *machine.Machine) machine.Findings {
 	return machine.DetectPCINPUs(m, amdXDNASpec)
 }

@@ -132,7 +132,7 @@ type spDisplay struct {
 	Metal      string `json:"spdisplays_mtlgpufamilysupport"`
 }
 
-// parseSPDisplays decodes system_profiler SPDisplaysDataType -json.
+// ParseSPDisplays decodes system_profiler SPDisplaysDataType -json.
 func ParseSPDisplays(b []byte) ([]spDisplay, error) {
 	var doc struct {
 		Displays []spDisplay `json:"SPDisplaysDataType"`
@@ -143,7 +143,7 @@ func ParseSPDisplays(b []byte) ([]spDisplay, error) {
 	return doc.Displays, nil
 }
 
-// appleGPUEntry picks the built-in Apple GPU: vendor "sppci_vendor_Apple", or
+// AppleGPUEntry picks the built-in Apple GPU: vendor "sppci_vendor_Apple", or
 // a model naming an Apple M chip when the vendor key is absent.
 func AppleGPUEntry(ds []spDisplay) (spDisplay, bool) {
 	for _, d := range ds {

@@ -21,6 +21,7 @@ import (
 // and MediaTek APU (SoC platform devices of vendor kernels; no mainline
 // driver, device node or id to key on).
 
+// BackendASIC names the asic backend: the PCI-id-only accelerators above.
 const BackendASIC = "asic"
 
 // PCI vendor ids of the ASIC makers above.
@@ -61,6 +62,7 @@ var asicVendors = []asicVendor{
 		}},
 }
 
+// DetectASICs lists the accelerators of asicVendors found by PCI id.
 func DetectASICs(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	for _, v := range asicVendors {

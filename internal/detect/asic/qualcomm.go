@@ -14,6 +14,7 @@ import (
 // Memory is left out: the kernel's aic100 documentation gives only "up to
 // 32 GB" of on-card DDR, which varies by SKU.
 
+// BackendQualcomm names the qualcomm backend (Cloud AI cards, above).
 const BackendQualcomm = "qualcomm"
 
 // VendorQualcomm is Qualcomm Technologies' PCI vendor id.
@@ -27,6 +28,7 @@ var qaicModels = map[int]string{
 // Qualcomm is this file's detection source (the orchestrator lists it).
 var Qualcomm = machine.Backend{Name: BackendQualcomm, Detect: DetectQualcomm}
 
+// DetectQualcomm lists the Qualcomm Cloud AI cards (qaicModels) on PCI.
 func DetectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var accel map[string]string

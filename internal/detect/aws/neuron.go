@@ -17,6 +17,7 @@ import (
 // AWS Neuron (Inferentia, Trainium): `neuron-ls --json-output` first; the
 // neuron driver's PCI functions and sysfs when the tool is absent or fails.
 
+// BackendNeuron names the neuron backend (AWS Inferentia and Trainium).
 const BackendNeuron = "neuron"
 
 // PathNeuronSysfs is the neuron driver's sysfs root (aws-neuron-sdk

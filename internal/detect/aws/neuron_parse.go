@@ -11,7 +11,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
-// neuronLSArgs is the one neuron-ls command line the neuron backend runs
+// NeuronLSArgs is the one neuron-ls command line the neuron backend runs
 // (aws-neuron-sdk neuron-ls.rst: `-j/--json-output`).
 var NeuronLSArgs = []string{"--json-output"}
 
@@ -45,7 +45,7 @@ type neuronDevice struct {
 	Absurd       []machine.AbsurdValue // memory figures left out as absurd
 }
 
-// parseNeuronLS parses `neuron-ls --json-output`. A document that is not a
+// ParseNeuronLS parses `neuron-ls --json-output`. A document that is not a
 // JSON array of objects is an error; per-device problems are returned as
 // errors beside the devices that could be read.
 func ParseNeuronLS(out []byte) ([]neuronDevice, []error, error) {

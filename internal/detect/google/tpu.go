@@ -20,6 +20,7 @@ import (
 // pytorch/xla PR 4845). Google's vendor id also covers gVNIC and NVMe
 // functions on every Compute Engine VM, so only the TPU device ids count.
 
+// BackendTPU names the tpu backend (Google Cloud TPU chips, above).
 const BackendTPU = "tpu"
 
 // TPU is this file's detection source (the orchestrator lists it).

@@ -16,6 +16,7 @@ import (
 // hypervisor (a Xen guest is not necessarily on AWS, a Hyper-V guest not
 // necessarily on Azure: ../shared/reference-study.md §7.2 #12).
 
+// BackendEnvironment names the environment backend (above).
 const BackendEnvironment = "environment"
 
 // Environment is this file's detection source (the orchestrator lists it).
@@ -32,6 +33,8 @@ var visibilityVars = []string{
 // "How to detect if running in Azure" guidance for Linux VMs).
 const azureAssetTag = "7783-7084-3265-9085"
 
+// DetectEnvironment reports the environment: container, hypervisor, cloud
+// markers and the visibility variables set.
 func DetectEnvironment(_ context.Context, m *machine.Machine) machine.Findings {
 	env := &registry.Environment{}
 	envContainer(m, env)

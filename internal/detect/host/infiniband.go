@@ -16,6 +16,7 @@ import (
 // sysfs"): rate "400 Gb/sec (4X NDR)", state "4: ACTIVE", link_layer
 // "InfiniBand" or "Ethernet" (RoCE). Only ACTIVE ports become interconnects.
 
+// BackendIB names the infiniband backend (RDMA ports, above).
 const BackendIB = "infiniband"
 
 // maxIBRateGbs bounds a believable port rate: the fastest InfiniBand ports

@@ -17,6 +17,7 @@ import (
 // drive reads ~7 GB/s, a PCIe 3 one ~3.5), and the contract omits what is
 // not known. Class and size are what sysfs states.
 
+// BackendStorage names the storage backend (block devices, above).
 const BackendStorage = "storage"
 
 // PathBlock lists the block devices (Linux block/genhd.c).
@@ -46,6 +47,8 @@ const maxStorageDevices = 4096
 // Storage is this file's detection source (the orchestrator lists it).
 var Storage = machine.Backend{Name: BackendStorage, Detect: DetectStorage}
 
+// DetectStorage lists the machine's block devices (PathBlock) with class and
+// size.
 func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var names []string

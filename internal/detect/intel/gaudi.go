@@ -15,6 +15,7 @@ import (
 // Intel Gaudi (Habana Labs): hl-smi first, the habanalabs driver's sysfs
 // view when hl-smi is absent or fails.
 
+// BackendGaudi names the gaudi backend (Intel Gaudi, above).
 const BackendGaudi = "gaudi"
 
 // Gaudi is this file's detection source (the orchestrator lists it).

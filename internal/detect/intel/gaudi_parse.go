@@ -14,7 +14,7 @@ import (
 // "System Management Interface Tool (hl-smi)").
 var hlSMIQueryFields = []string{"index", "name", "bus_id", "memory.total", "memory.free", "driver_version", "uuid"}
 
-// hlSMIArgs is the one hl-smi command line the gaudi backend runs.
+// HLSMIArgs is the one hl-smi command line the gaudi backend runs.
 func HLSMIArgs() []string {
 	return []string{"-Q", strings.Join(hlSMIQueryFields, ","), "-f", "csv,noheader,nounits"}
 }
@@ -36,7 +36,7 @@ type hlSMIRow struct {
 	Absurd        []machine.AbsurdValue // memory figures left out as absurd
 }
 
-// parseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
+// ParseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
 // errors (one per line) and are skipped; the others are kept. Placeholders
 // such as "N/A" or "[Not Supported]" give "no value".
 func ParseHLSMI(out []byte) ([]hlSMIRow, []error) {

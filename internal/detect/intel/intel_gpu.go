@@ -10,7 +10,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The intel_gpu backend reports Intel GPUs (kind intel_gpu): DRM cards bound
+// BackendIntelGPU names the intel_gpu backend, which reports Intel GPUs (kind intel_gpu): DRM cards bound
 // to i915 or xe, filled by xpu-smi (data-center GPUs) when it is installed.
 // Integrated GPUs use system RAM: they are memory_shared and get no memory
 // figure, since neither i915 nor xe exposes a dedicated size for them and

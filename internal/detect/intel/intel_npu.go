@@ -40,6 +40,7 @@ var intelNPUSpec = machine.PCINPUSpec{
 	Quant:       func(int) []string { return precision.IntelNPU() },
 }
 
+// DetectIntelNPU lists the Intel NPUs (intelNPUSpec) on PCI.
 func DetectIntelNPU(_ context.Context, m *machine.Machine) machine.Findings {
 	return machine.DetectPCINPUs(m, intelNPUSpec)
 }

@@ -95,7 +95,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	return f
 }
 
-// readNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
+// ReadNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
 // an NVIDIA function of class 0x0680xx (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
 // (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
 // and the NVSwitches are not GPUs.
@@ -772,7 +772,7 @@ type nvListMIG struct {
 	UUID    string
 }
 
-// parseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
+// ParseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
 // (formats.md) and, under a MIG-enabled GPU, indented lines
 // "  MIG 1g.10gb     Device  0: (UUID: MIG-...)" (the layout of the NVIDIA
 // MIG User Guide examples and public captures).

@@ -13,7 +13,7 @@ import (
 // Pure parsers for the NVIDIA backend. Every shape comes from formats.md
 // ("nvidia-smi", "/proc/driver/nvidia"); none of them touch the machine.
 
-// nvQueryFields are the columns of the one --query-gpu the backend runs, in
+// NVQueryFields are the columns of the one --query-gpu the backend runs, in
 // order. compute_cap and mig.mode.current are optional: drivers that predate
 // them reject the whole query, and the backend retries without them.
 var NVQueryFields = append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
@@ -61,7 +61,7 @@ func nvPlaceholder(v string) bool {
 	return v == "" || v == "N/A" || strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]")
 }
 
-// parseNvidiaCSV parses `--query-gpu=<fields> --format=csv,noheader,nounits`
+// ParseNvidiaCSV parses `--query-gpu=<fields> --format=csv,noheader,nounits`
 // output: one line per GPU, values joined by ", ". A line with the wrong
 // number of fields or without a usable index is dropped with a parse_error;
 // a bad value drops only that field.
@@ -261,7 +261,7 @@ func nvLinks(cell string) int {
 
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
-// parseNvidiaTopo parses `nvidia-smi topo -m`: a header line that starts with
+// ParseNvidiaTopo parses `nvidia-smi topo -m`: a header line that starts with
 // a tab and is wrapped in ESC[4m ... ESC[0m, tab-separated rows "GPU0\t X
 // \tNV18 ..." (cells X, NV#, PIX, PXB, PHB, NODE, SYS), optional NIC rows and
 // columns, then a "Legend:" block and, with NICs, a "NIC Legend:" block of
@@ -399,7 +399,7 @@ func parseNvidiaProcInfo(text string) nvProcInfo {
 
 var driverVersionPattern = regexp.MustCompile(`^[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1,3})?$`)
 
-// parseNvidiaProcVersion returns the driver version from
+// ParseNvidiaProcVersion returns the driver version from
 // /proc/driver/nvidia/version: the first token that looks like NNN.NN[.NN]
 // ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  <date>").
 func ParseNvidiaProcVersion(text string) string {

@@ -29,7 +29,7 @@ const (
 // maxVulkanDevices bounds the parse of a hostile output.
 const maxVulkanDevices = 256
 
-// parseVulkanSummary parses the "Devices:" section of `vulkaninfo --summary`
+// ParseVulkanSummary parses the "Devices:" section of `vulkaninfo --summary`
 // (KhronosGroup/Vulkan-Tools vulkaninfo.cpp summary printer; ../shared/
 // formats.md "vulkaninfo"): a "GPUn:" header, then "\tkey = value" lines
 // (padded keys; some captures indent with spaces). Unknown keys are ignored;
