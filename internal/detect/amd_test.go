@@ -26,7 +26,7 @@ func detectFixtureBackends(t *testing.T, name string, env map[string]string, bac
 	return reg
 }
 
-// MI300X figures of the fixture (../shared/formats.md rocm-smi capture).
+// MI300X figures of the fixture (testdata/machines/mi300x-8).
 const (
 	mi300xVRAM = int64(206141652992)
 	mi300xUsed = int64(297242624)

@@ -224,7 +224,7 @@ func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
 // A device sysfs shows but hl-smi does not list is unusable. The fake hl-smi
 // answers the backend's query with the captured table's values (index, name,
 // bus id, total, total minus used, driver version; no uuid) in the -Q CSV
-// layout of formats.md "hl-smi", leaving out the row of 0000:9b:00.0 as
+// layout of hl-smi's documentation (https://docs.habana.ai/en/latest/Management_and_Monitoring/Embedded_System_Tools_Guide/System_Management_Interface_Tool.html), leaving out the row of 0000:9b:00.0 as
 // hl-smi does for a device that failed to load. Not a capture: it tests the
 // merge, not the parser.
 func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {

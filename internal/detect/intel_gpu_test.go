@@ -125,7 +125,7 @@ func TestIntelGPUParseMiB(t *testing.T) {
 }
 
 // xpuDumpRow is one `discovery --dump 1,2,4,8,11,16` row in the shape
-// formats.md "xpu-smi" gives, with the values of the intel-max-1100-x2 capture.
+// of intel/xpumanager doc/smi_user_guide.md (https://github.com/intel/xpumanager), with the values of the intel-max-1100-x2 capture.
 func xpuDumpRow(id int, bus string) string {
 	return fmt.Sprintf(`%d,"Intel(R) Data Center GPU Max 1100","00000000-0000-0029-0000-002f0bda8086","I915_23.10.72_PSB_231129.76","%s","49136.00 MiB"`+"\n", id, bus)
 }

@@ -49,7 +49,7 @@ type calRow struct {
 }
 
 // calHardware maps the rows' hardware labels to datasheet records
-// (internal/specs: devices.json and the hand-kept datasheets_extra.go).
+// (internal/specs, records_*.go).
 // Labels whose part has no record are absent and their rows are reported as
 // unmapped: RTX 4000/5000 Ada and RTX 3070/3080 Ti (no sourced bandwidth at
 // hand), "A100 80GB (form factor not stated)" (PCIe 1940 or SXM 2039 GB/s).

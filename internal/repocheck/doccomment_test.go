@@ -21,7 +21,13 @@ const repoRoot = "../.."
 var goSourceDirs = []string{"internal", "cmd", "capi"}
 
 // goFiles lists the module's non-test Go files, skipping testdata.
-func goFiles(t *testing.T) []string {
+func goFiles(t *testing.T) []string { return walkGo(t, false) }
+
+// goTestFiles lists the module's Go test files, skipping testdata.
+func goTestFiles(t *testing.T) []string { return walkGo(t, true) }
+
+// walkGo lists the module's Go files, test files or the others.
+func walkGo(t *testing.T, tests bool) []string {
 	t.Helper()
 	var files []string
 	for _, dir := range goSourceDirs {
@@ -32,7 +38,7 @@ func goFiles(t *testing.T) []string {
 			if d.IsDir() && d.Name() == "testdata" {
 				return filepath.SkipDir
 			}
-			if !d.IsDir() && strings.HasSuffix(p, ".go") && !strings.HasSuffix(p, "_test.go") {
+			if !d.IsDir() && strings.HasSuffix(p, ".go") && strings.HasSuffix(p, "_test.go") == tests {
 				files = append(files, p)
 			}
 			return nil

@@ -111,7 +111,7 @@ var amdRecords = []Spec{
 	},
 	{Name: "AMD Radeon 780M", Vendor: "AMD", Category: IntegratedGPU, Memory: MemorySystem,
 		PCIIDs: []string{"1002:15bf"},
-		Arch:   "gfx1103", IdentitySource: "formats.md vulkaninfo (RADV GFX1103_R1); PCI id: 1002:15bf \"Phoenix1\" https://pci-ids.ucw.cz/read/PC/1002/15bf",
+		Arch:   "gfx1103", IdentitySource: "vulkaninfo deviceName (RADV names it GFX1103_R1: Mesa src/amd/common/amd_family.c, https://gitlab.freedesktop.org/mesa/mesa); PCI id: 1002:15bf \"Phoenix1\" https://pci-ids.ucw.cz/read/PC/1002/15bf",
 	},
 	{Name: "AMD Instinct MI325X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM3e,
 		PCIIDs:         []string{"1002:74a5"},

@@ -9,9 +9,9 @@ const habanaPCIIDs = "PCI id names of the habanalabs driver (habanalabs_drv.c) a
 var intelRecords = []Spec{
 	{Name: "Intel Gaudi2 (HL-225)", Vendor: "Intel", Category: DatacenterASIC, Memory: MemoryHBM2e,
 		PCIIDs:         []string{"1da3:1020"},
-		IdentitySource: "PCI id 1da3:1020 from hl-smi captures (formats.md, hl-smi); pci.ids \"Gaudi2 AI Training Accelerator\" https://pci-ids.ucw.cz/read/PC/1da3/1020",
+		IdentitySource: "PCI id 1da3:1020 from hl-smi captures (testdata/machines/gaudi2-8); pci.ids \"Gaudi2 AI Training Accelerator\" https://pci-ids.ucw.cz/read/PC/1da3/1020",
 		Aliases:        []string{"HL-225", "Gaudi2", "Gaudi 2"},
-		MemoryBytes:    96000000000, MemoryUnit: "GB", MemoryBinary: "hl-smi memory.total 98304 MiB (formats.md)",
+		MemoryBytes:    96000000000, MemoryUnit: "GB", MemoryBinary: "hl-smi memory.total 98304 MiB (testdata/machines/gaudi2-8)",
 		BandwidthGBs: 2460,
 		BF16TFLOPS:   432, FP16TFLOPS: 432, FP8TFLOPS: 865,
 		Interconnect: "24x 100 Gigabit Ethernet (RoCE) on-chip", InterconnectGBs: 0,

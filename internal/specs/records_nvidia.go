@@ -1,13 +1,18 @@
 package specs
 
+// nvidiaSMICaptures are the public nvidia-smi captures the records' product
+// names and binary memory figures are read from.
+const nvidiaSMICaptures = "https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures, " +
+	"https://github.com/thamada/nvidia-smi nvsim, https://github.com/netdata/go.d.plugin modules/nvidia_smi/testdata"
+
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
 var nvidiaRecords = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:      []string{"10de:2330"},
-		ProductName: "NVIDIA H100 80GB HBM3", Arch: "9.0", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2330 \"GH100 [H100 SXM5 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/2330",
+		ProductName: "NVIDIA H100 80GB HBM3", Arch: "9.0", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2330 \"GH100 [H100 SXM5 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/2330",
 		Aliases:     []string{"NVIDIA H100 80GB HBM3", "H100 SXM5", "H100 SXM", "H100 SXM 80GB", "H100-SXM5-80GB"},
-		MemoryBytes: 80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 3350,
 		BF16TFLOPS:   989.4, FP16TFLOPS: 989.4, FP8TFLOPS: 1979, INT8TOPS: 1979,
 		Interconnect: "NVLink 4th gen", InterconnectGBs: 900,
@@ -70,9 +75,9 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A100 PCIe 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2e,
 		PCIIDs:      []string{"10de:20b5"},
-		ProductName: "NVIDIA A100 80GB PCIe", Arch: "8.0", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:20b5 \"GA100 [A100 PCIe 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/20b5",
+		ProductName: "NVIDIA A100 80GB PCIe", Arch: "8.0", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:20b5 \"GA100 [A100 PCIe 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/20b5",
 		Aliases:     []string{"NVIDIA A100 80GB PCIe", "NVIDIA A100-PCIE-80GB"},
-		MemoryBytes: 80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 1940,
 		BF16TFLOPS:   312, FP16TFLOPS: 312, INT8TOPS: 624,
 		Source: "https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 (tables \"TFLOPS\" and \"Accelerator memory size and speed\"; per-row vendor links are in that file's notes)",
@@ -154,9 +159,9 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A40", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:      []string{"10de:2235"},
-		ProductName: "NVIDIA A40", Arch: "8.6", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2235 \"GA102GL [A40]\" https://pci-ids.ucw.cz/read/PC/10de/2235",
+		ProductName: "NVIDIA A40", Arch: "8.6", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2235 \"GA102GL [A40]\" https://pci-ids.ucw.cz/read/PC/10de/2235",
 		Aliases:     []string{"NVIDIA A40"},
-		MemoryBytes: 48000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 48000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 696,
 		BF16TFLOPS:   149.7, FP16TFLOPS: 149.7, INT8TOPS: 299.3,
 		Interconnect: "NVLink (bridge, pairs)", InterconnectGBs: 112.5,
@@ -164,17 +169,17 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 3090", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:      []string{"10de:2204"},
-		ProductName: "NVIDIA GeForce RTX 3090", Arch: "8.6", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2204 \"GA102 [GeForce RTX 3090]\" https://pci-ids.ucw.cz/read/PC/10de/2204",
+		ProductName: "NVIDIA GeForce RTX 3090", Arch: "8.6", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2204 \"GA102 [GeForce RTX 3090]\" https://pci-ids.ucw.cz/read/PC/10de/2204",
 		Aliases:     []string{"NVIDIA GeForce RTX 3090"},
-		MemoryBytes: 24000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 24000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 936.2,
 		Source:       "https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-3090-and-GeForce-RTX-3050-6GB-mobile-comparison.html",
 	},
 	{Name: "NVIDIA GeForce RTX 4090", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:      []string{"10de:2684"},
-		ProductName: "NVIDIA GeForce RTX 4090", Arch: "8.9", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2684 \"AD102 [GeForce RTX 4090]\" https://pci-ids.ucw.cz/read/PC/10de/2684",
+		ProductName: "NVIDIA GeForce RTX 4090", Arch: "8.9", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2684 \"AD102 [GeForce RTX 4090]\" https://pci-ids.ucw.cz/read/PC/10de/2684",
 		Aliases:     []string{"NVIDIA GeForce RTX 4090"},
-		MemoryBytes: 24000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 24000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 1008,
 		BF16TFLOPS:   165.15, FP16TFLOPS: 165.15, FP8TFLOPS: 330.3, INT8TOPS: 660.6,
 		Source: "https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html",
@@ -198,9 +203,9 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 3060 (12GB)", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6,
 		PCIIDs:      []string{"10de:2504"},
-		ProductName: "NVIDIA GeForce RTX 3060", Arch: "8.6", IdentitySource: "formats.md nvidia-smi (name); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2504 \"GA106 [GeForce RTX 3060 Lite Hash Rate]\" https://pci-ids.ucw.cz/read/PC/10de/2504",
+		ProductName: "NVIDIA GeForce RTX 3060", Arch: "8.6", IdentitySource: "nvidia-smi name (" + nvidiaSMICaptures + "); https://developer.nvidia.com/cuda-gpus (compute capability); PCI id: 10de:2504 \"GA106 [GeForce RTX 3060 Lite Hash Rate]\" https://pci-ids.ucw.cz/read/PC/10de/2504",
 		Aliases:     []string{"NVIDIA GeForce RTX 3060"},
-		MemoryBytes: 12000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (formats.md)",
+		MemoryBytes: 12000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 360,
 		Source:       "https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html",
 	},

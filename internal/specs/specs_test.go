@@ -47,7 +47,7 @@ func TestLookupByPrintedName(t *testing.T) {
 		printed string
 		want    string // "" = no match
 	}{
-		// nvidia-smi -L / --query-gpu=name (formats.md nvidia-smi sources).
+		// nvidia-smi -L / --query-gpu=name (https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures).
 		{"NVIDIA H100 80GB HBM3", "NVIDIA H100 SXM5 80GB"},
 		{"NVIDIA H100 PCIe", "NVIDIA H100 PCIe 80GB"},
 		{"NVIDIA H100 NVL", "NVIDIA H100 NVL"},
@@ -87,7 +87,7 @@ func TestLookupByPrintedName(t *testing.T) {
 		{"NVIDIA GeForce RTX 5090", "NVIDIA GeForce RTX 5090"},
 		{"NVIDIA GeForce RTX 5090 D", ""},
 		{"NVIDIA GeForce ...", ""},
-		// rocm-smi --showproductname (formats.md rocm-smi).
+		// rocm-smi --showproductname (testdata/machines/mi300x-8).
 		{"AMD Instinct MI300X OAM", "AMD Instinct MI300X"},
 		{"AMD Instinct MI250X", "AMD Instinct MI250X"},
 		{"AMD Instinct MI250", "AMD Instinct MI250"},
@@ -95,7 +95,7 @@ func TestLookupByPrintedName(t *testing.T) {
 		{"AMD Radeon RX 7900 XTX", "AMD Radeon RX 7900 XTX"},
 		{"AMD Radeon RX 7900 XT", "AMD Radeon RX 7900 XT"},
 		{"AMD Radeon RX 7900 GRE", "AMD Radeon RX 7900 GRE"},
-		// hl-smi -q Product Name (formats.md hl-smi).
+		// hl-smi -q Product Name (testdata/machines/gaudi2-8).
 		{"HL-225", "Intel Gaudi2 (HL-225)"},
 		{"Intel Gaudi 3", "Intel Gaudi3"},
 		// TPU generations.

@@ -14,7 +14,8 @@ import (
 )
 
 // BackendROCm names the rocm backend, which reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
-// first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
+// first (Linux drivers/gpu/drm/amd/amdgpu/amdgpu_device.c and
+// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); when rocm-smi
 // is installed it runs once and fills what sysfs lacks. The two are matched
 // by PCI bus id, never by position.
 const BackendROCm = "rocm"
@@ -462,9 +463,9 @@ func normAMDUUID(s string) (string, bool) {
 
 // xgmiInterconnects groups the visible GPUs into XGMI hives: by sysfs
 // xgmi_hive_id when the driver exposes it, else by rocm-smi's link-type
-// matrix ("XGMI" cells). No bandwidth is given: ../shared/calibration/
-// devices.json has no sourced per-device Infinity Fabric figure for these
-// parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
+// matrix ("XGMI" cells). No bandwidth is given: no source of the part
+// table (internal/specs) gives a per-device Infinity Fabric figure for
+// these parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
 // (one hop), when rocm-smi ran.
 func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnect {
 	groups := map[string][]int{}

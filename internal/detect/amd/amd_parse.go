@@ -45,8 +45,7 @@ type ROCmSMIReport struct {
 }
 
 // Keys written by rocm_smi.py (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py:
-// showProductName "Card series" (later releases print "Card Series", see
-// ../shared/formats.md), showMemInfo "%s Total Memory (B)" and
+// showProductName "Card series" (later releases print "Card Series"), showMemInfo "%s Total Memory (B)" and
 // "%s Total Used Memory (B)", showBus "PCI Bus", showNumaTopology
 // "(Topology) Numa Node"; formatJson splits "key: value" and strips the
 // value). Compared case-insensitively.

@@ -10,7 +10,8 @@ import (
 
 // The amd_xdna backend reports AMD Ryzen AI NPUs (kind amd_xdna_npu): PCI
 // functions of vendor 0x1022 with an XDNA id or bound to amdxdna, and their
-// /dev/accel node (formats.md "AMD XDNA NPU").
+// /dev/accel node (Linux drivers/accel/amdxdna/amdxdna_pci_drv.c,
+// https://github.com/torvalds/linux).
 const backendAMDXDNA = "amd_xdna"
 
 // XDNA is this file's detection source (the orchestrator lists it).

@@ -181,7 +181,7 @@ func metalSupport(v string) string {
 
 // appleBinRecords resolves the chips whose bins differ in memory bandwidth
 // (specs leaves them out of name matching) by GPU core count. The counts are
-// those the devices.json record names state; a count no record names (the
+// those the record names state (internal/specs/records_apple.go); a count no record names (the
 // 32-core M4 Max) stays unresolved and its bandwidth unknown.
 var appleBinRecords = map[string]map[int]string{
 	"Apple M3 Max": {30: "Apple M3 Max (14-core CPU / 30-core GPU)", 40: "Apple M3 Max (16-core CPU / 40-core GPU)"},

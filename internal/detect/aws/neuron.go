@@ -28,7 +28,7 @@ const PathNeuronSysfs = "sys/devices/virtual/neuron_device"
 var Neuron = machine.Backend{Name: BackendNeuron, Detect: detectNeuron}
 
 // neuronGen describes one Neuron chip generation. Figures per chip come from
-// its internal/specs record (devices.json, AWS Neuron architecture pages):
+// its internal/specs record (AWS Neuron architecture pages):
 // memory (used only by the fallback; neuron-ls reports memory_size) and
 // bandwidth (the pages state GiB/s; specs converts to GB/s).
 type neuronGen struct {

@@ -19,7 +19,8 @@ var NeuronLSArgs = []string{"--json-output"}
 const maxNeuronDevices = 1024
 
 // neuronLSDevice is one element of `neuron-ls --json-output` as in
-// ../shared/formats.md: numa_node is a string ("-1" = none), connected_to is
+// testdata/machines/trn1-2xlarge and aws-neuron-sdk neuron-ls.rst
+// (https://github.com/aws-neuron/aws-neuron-sdk tools/neuron-sys-tools/neuron-ls.rst): numa_node is a string ("-1" = none), connected_to is
 // null or an array of device indices, memory_size is in bytes. Fields are
 // decoded loosely (json.RawMessage) so a number where a string was expected,
 // or the reverse, costs one field and not the whole answer.

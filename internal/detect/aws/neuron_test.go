@@ -10,7 +10,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// The real trn1.2xlarge capture of formats.md, verbatim shape.
+// The real trn1.2xlarge capture (testdata/machines/trn1-2xlarge), verbatim shape.
 const trn1Capture = `[
     {
         "neuron_device": 0,

@@ -30,8 +30,7 @@ var TPU = machine.Backend{Name: BackendTPU, Detect: detectTPU}
 type tpuGen struct {
 	Arch string // "v5e"
 	Name string // "TPU v5e"
-	// Record names the internal/specs datasheet (devices.json, Cloud TPU
-	// documentation; tpu_info for v2 and TPU7x): HBM per chip, HBM bandwidth
+	// Record names the internal/specs datasheet (Cloud TPU documentation; tpu_info for v2 and TPU7x): HBM per chip, HBM bandwidth
 	// per chip and bidirectional ICI bandwidth per chip, each where a source
 	// gives it.
 	Record string

@@ -12,8 +12,8 @@ import (
 )
 
 // The host CPU: one device, always present. /proc/cpuinfo gives the model,
-// vendor and core counts, /proc/meminfo the host memory (formats.md,
-// "/proc/meminfo, NUMA, DMI").
+// vendor and core counts, /proc/meminfo the host memory (Linux fs/proc/meminfo.c,
+// https://github.com/torvalds/linux).
 
 // BackendCPU names the cpu backend (the host CPU, above).
 const BackendCPU = "cpu"

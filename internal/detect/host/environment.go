@@ -14,7 +14,8 @@ import (
 // the visibility variables; nothing is fetched from a metadata server.
 // Cloud is named only from explicit markers, never inferred from the
 // hypervisor (a Xen guest is not necessarily on AWS, a Hyper-V guest not
-// necessarily on Azure: ../shared/reference-study.md §7.2 #12).
+// necessarily on Azure, as the Rust crate ai-hwaccel 1.2.0 assumed,
+// https://docs.rs/ai-hwaccel/1.2.0).
 
 // BackendEnvironment names the environment backend (above).
 const BackendEnvironment = "environment"

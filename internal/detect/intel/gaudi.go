@@ -47,8 +47,8 @@ var (
 	// Gaudi 2: HBM (read as binary, as hl-smi prints it) and bandwidth from
 	// the specs record. Precisions: FP8
 	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
-	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
-	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
+	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; the specs
+	// record's BF16/FP16 and FP8 TFLOPS). INT8 is left out: no source names it.
 	//
 	// Scale-up, Gaudi 2 and 3 alike: of each chip's 24 RoCE ports, 21 join
 	// the seven other OAM modules of an HLS box all-to-all (3 per peer) and

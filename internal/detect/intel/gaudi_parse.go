@@ -9,9 +9,9 @@ import (
 )
 
 // hlSMIQueryFields are the hl-smi query fields, in the order the CSV columns
-// come back (../shared/formats.md "hl-smi": `-Q/--query-aip <fields>
-// -f/--format csv,noheader,nounits`; field names from docs.habana.ai
-// "System Management Interface Tool (hl-smi)").
+// come back (`-Q/--query-aip <fields> -f/--format csv,noheader,nounits`; field names
+// from docs.habana.ai "System Management Interface Tool (hl-smi)",
+// https://docs.habana.ai/en/latest/Management_and_Monitoring/Embedded_System_Tools_Guide/System_Management_Interface_Tool.html).
 var hlSMIQueryFields = []string{"index", "name", "bus_id", "memory.total", "memory.free", "driver_version", "uuid"}
 
 // HLSMIArgs is the one hl-smi command line the gaudi backend runs.

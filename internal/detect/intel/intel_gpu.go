@@ -27,10 +27,10 @@ type intelGPUModel struct {
 }
 
 // intelGPUModels names Intel GPUs by PCI device id: 0x0bda Data Center GPU
-// Max 1100 (../shared/formats.md generic PCI section; xpu-smi captures print
+// Max 1100 (testdata/machines/intel-max-1100-x2; xpu-smi captures print
 // that name for pci_device_id 0xbda), 0x7d55 Meteor Lake-P Arc Graphics and
-// 0x4680 Alder Lake-S GT1 UHD Graphics 770 (public lspci -nn output in
-// formats.md "Intel NPU"; hwdata pci.ids).
+// 0x4680 Alder Lake-S GT1 UHD Graphics 770 (hwdata pci.ids,
+// https://pci-ids.ucw.cz/read/PC/8086).
 var intelGPUModels = map[int]intelGPUModel{
 	0x0bda: {Name: "Intel Data Center GPU Max 1100"},
 	0x7d55: {Name: "Intel Arc Graphics (Meteor Lake)", Integrated: true},

@@ -10,8 +10,8 @@ import (
 
 // The intel_npu backend reports Intel NPUs (Meteor Lake and later): PCI
 // functions with a known NPU id or bound to intel_vpu, and their DRM accel
-// node. There is no /sys/class/misc/intel_npu in any kernel (formats.md
-// "Intel NPU"); the driver registers with the accel class.
+// node. There is no /sys/class/misc/intel_npu in any kernel (Linux
+// drivers/accel/ivpu, https://github.com/torvalds/linux); the driver registers with the accel class.
 const backendIntelNPU = "intel_npu"
 
 // NPU is this file's detection source (the orchestrator lists it).

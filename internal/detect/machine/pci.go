@@ -24,7 +24,8 @@ const (
 	PathDMI        = "sys/devices/virtual/dmi/id"
 )
 
-// PCI vendor ids (PCI-SIG assignments as listed in ../shared/formats.md).
+// PCI vendor ids (PCI-SIG assignments as listed in pci.ids,
+// https://pci-ids.ucw.cz/read/PC/).
 const (
 	VendorNVIDIA = 0x10de
 	VendorAMD    = 0x1002

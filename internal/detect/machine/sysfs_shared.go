@@ -87,7 +87,7 @@ func ListDRMCards(m *Machine) []DRMCard {
 
 // AccelNodesByBus maps PCI addresses to their DRM accel node names
 // ("0000:33:00.0" -> "accel0") through /sys/class/accel/accelN/device
-// (drivers/accel/drm_accel.c; formats.md "Generic PCI / DRM / accel sysfs").
+// (Linux drivers/accel/drm_accel.c, https://github.com/torvalds/linux).
 func AccelNodesByBus(m *Machine) map[string]string {
 	out := map[string]string{}
 	for _, e := range m.ReadDir(PathAccel) {

@@ -30,8 +30,8 @@ const (
 const maxVulkanDevices = 256
 
 // ParseVulkanSummary parses the "Devices:" section of `vulkaninfo --summary`
-// (KhronosGroup/Vulkan-Tools vulkaninfo.cpp summary printer; ../shared/
-// formats.md "vulkaninfo"): a "GPUn:" header, then "\tkey = value" lines
+// (KhronosGroup/Vulkan-Tools vulkaninfo.cpp summary printer,
+// https://github.com/KhronosGroup/Vulkan-Tools): a "GPUn:" header, then "\tkey = value" lines
 // (padded keys; some captures indent with spaces). Unknown keys are ignored;
 // a block without a deviceName is dropped. Text before "Devices:" (instance
 // extensions, layers: their "GPU id = 0 (...)" lines look alike) is skipped.
