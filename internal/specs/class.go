@@ -33,9 +33,9 @@ func (c Category) Discrete() bool {
 // for the part's generation: NVIDIA V100, A30 and A100 40GB HBM2, A100 80GB
 // and H100 PCIe HBM2e, H100 SXM/NVL, H20 and GH200 96GB HBM3, H200, GH200
 // 144GB, B200 and GB200 HBM3e; Turing, Ampere GA10x and Ada boards GDDR6
-// except the GDDR6X GeForce RTX 3070 Ti, 3080, 3080 Ti, 3090, 3090 Ti, 4070
-// and up; Blackwell GeForce and RTX PRO boards GDDR7; AMD Instinct MI100
-// HBM2, MI200 HBM2e, MI300 HBM3, MI325X and MI355X HBM3e; Radeon RX 6000/7000
+// except the GDDR6X GeForce RTX 3070 Ti, 3080, 3080 Ti, 3090, 3090 Ti and
+// the desktop RTX 4070 and up (the RTX 40 laptop GPUs are GDDR6); Blackwell
+// GeForce and RTX PRO boards GDDR7; AMD Instinct MI100 HBM2, MI200 HBM2e, MI300 HBM3, MI325X and MI355X HBM3e; Radeon RX 6000/7000
 // and Radeon PRO W6000/W7000 GDDR6; Intel Gaudi 2/3 and Data Center GPU Max
 // HBM2e, Arc and Flex GDDR6; Google's TPU pages give "HBM" without a
 // generation (MemoryHBM). An APU's or iGPU's graphics use host memory
