@@ -47,7 +47,7 @@ CMAKE_ASAN_DIR := $(BUILD)/cmake-asan
 
 # -trimpath: no build paths in panics; -s -w: no symbol table or DWARF.
 # The version script must be given by absolute path: the external linker runs
-# in a temporary directory (../shared/cabi-notes.md §1.13).
+# in a temporary directory.
 shared_ldflags = -s -w -extldflags=-Wl,--version-script=$(CURDIR)/$(1),-soname,$(2)
 GO_SHARED := $(GO) build -buildmode=c-shared -trimpath
 

@@ -49,7 +49,7 @@ func aihw_go_estimate_training(in *C.hwaccel_cchar) *C.char {
 
 // guard runs one JSON export: fork check, panic recovery, bounded copy of the
 // input, call-time environment, answer in C memory. Every export goes
-// through it (../shared/cabi-notes.md §1.12).
+// through it (docs/abi.md, "Guarantees").
 func guard(export string, in *C.hwaccel_cchar, entry func(context.Context, []byte, api.Env) []byte) (out *C.char) {
 	if C.aihw_internal_forked != 0 {
 		// shim.c already answered; this is the last line of defence.
@@ -87,7 +87,7 @@ func copyInput(in *C.hwaccel_cchar) ([]byte, error) {
 
 // cGetenv reads the environment through C getenv at call time: os.Getenv
 // only sees the environment the process was started with, so a host's
-// setenv after load would be ignored (../shared/cabi-notes.md §1.9).
+// setenv after load would be ignored (https://github.com/golang/go/issues/27693).
 // A NULL from getenv is an unset variable; "" is a variable set empty.
 func cGetenv(name string) (string, bool) {
 	cname := C.CString(name)

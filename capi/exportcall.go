@@ -30,7 +30,7 @@ import "unsafe"
 // This file lets Go tests (which cannot import "C") drive the public C
 // functions exactly as a host does: input copied into C memory as a
 // NUL-terminated string, the answer copied out and freed with
-// hwaccel_free_string (../shared/cabi-notes.md §4.4).
+// hwaccel_free_string, so fuzz targets reach the exports.
 
 // exportNames are the JSON exports, in aihw_public_export order.
 var exportNames = []string{"hwaccel_detect_json", "hwaccel_suggest_quant", "hwaccel_plan_sharding", "hwaccel_estimate_training"}

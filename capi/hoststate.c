@@ -3,8 +3,8 @@
  *
  * A constructor of priority 101 is placed in .init_array.00101, which the
  * linker sorts before the unprioritised .init_array entry that starts the Go
- * runtime of a c-shared library (_rt0_amd64_lib; ../shared/cabi-notes.md
- * §1.7), so it runs while the process is still exactly as the host left it. */
+ * runtime of a c-shared library (_rt0_amd64_lib in Go's src/runtime/asm_amd64.s,
+ * https://github.com/golang/go), so it runs while the process is still exactly as the host left it. */
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>

@@ -4,8 +4,8 @@
  * ones (version, ABI, free) never enter Go. The JSON ones check the fork flag
  * in C first and only then call the Go exports (aihw_go_*), so a child forked
  * after load never enters the Go runtime, which cannot run there
- * (../shared/cabi-notes.md §1.2: even a simple call into Go hangs in a child
- * forked while another thread was inside the library).
+ * (https://github.com/golang/go/issues/15538: even a simple call into Go
+ * hangs in a child forked while another thread was inside the library).
  *
  * Including both ai_hwaccel.h and cgo's _cgo_export.h makes the compiler check
  * every definition below against the public prototypes and every call against

@@ -7,7 +7,7 @@
 
 /* const char under a name cgo can spell: Go exports take *C.hwaccel_cchar, so
  * cgo's generated header declares `hwaccel_cchar*` (= const char *) and agrees
- * with the const-correct public header (../shared/cabi-notes.md §2). */
+ * with the const-correct public header (include/ai_hwaccel.h). */
 typedef const char hwaccel_cchar;
 
 /* aihw_internal_forked is set in a child forked after load by the

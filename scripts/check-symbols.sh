@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # check-symbols.sh: the library exports exactly what include/ai_hwaccel.h
 # declares, under the expected SONAME, with prototypes that agree with the Go
-# exports (../shared/cabi-notes.md §4.5).
+# exports (docs/abi.md, "Guarantees").
 #
 #   scripts/check-symbols.sh [LIBRARY]     default: build/libai_hwaccel.so
 #

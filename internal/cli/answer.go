@@ -450,7 +450,7 @@ func hfTag(repo string, load answer) string {
 // shellSafe matches words a POSIX shell reads as themselves.
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,+@%-]+$`)
 
-// shellWord quotes a word for a POSIX shell when it needs it.
+// ShellWord quotes a word for a POSIX shell when it needs it.
 func ShellWord(s string) string {
 	if shellSafe.MatchString(s) {
 		return s

@@ -20,7 +20,7 @@ func i64(v int64) *int64 { return &v }
 func intp(v int) *int    { return &v }
 
 // dgxLike is a registry shaped like an 8-GPU H100 node (memory sizes from
-// the H100 SXM datasheet via calibration/devices.json; 85520809984 bytes is
+// the H100 SXM record of internal/specs; 85520809984 bytes is
 // what nvidia-smi reports as 81559 MiB). It is built in Go because this
 // tests formatting, not parsing.
 func dgxLike() *registry.Registry {

@@ -45,7 +45,7 @@ func TestAMDTelemetryAbsurdAndInstantPower(t *testing.T) {
 	dev := filepath.Join(root, "sys/devices/pci0000:00/0000:03:00.0")
 	require.NoError(t, os.WriteFile(filepath.Join(dev, "gpu_busy_percent"), []byte("250\n"), 0o644))
 	require.NoError(t, os.Rename(filepath.Join(dev, "hwmon/hwmon8/power1_average"), filepath.Join(dev, "hwmon/hwmon8/power1_input")))
-	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: t.TempDir(), Backends: []string{amd.ROCmBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: t.TempDir(), Backends: []string{amd.BackendROCm},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindROCm)

@@ -26,7 +26,7 @@ func detectFixtureBackends(t *testing.T, name string, env map[string]string, bac
 	return reg
 }
 
-// MI300X figures of the fixture (../shared/formats.md rocm-smi capture).
+// MI300X figures of the fixture (testdata/machines/mi300x-8).
 const (
 	mi300xVRAM = int64(206141652992)
 	mi300xUsed = int64(297242624)
@@ -289,7 +289,7 @@ func TestROCmMergeSMI(t *testing.T) {
 // left out with absurd_value warnings naming the attribute.
 func TestAMDSysfsAbsurdMemoryIsReported(t *testing.T) {
 	opts := fixtureOptions(t, "hostile", nil)
-	opts.Backends = []string{amd.ROCmBackend}
+	opts.Backends = []string{amd.BackendROCm}
 	opts.NoExec = true // hostile rocm-smi only times out
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
@@ -314,7 +314,7 @@ func TestAMDRocmSMIAbsurdMemoryIsReported(t *testing.T) {
 	writeFakeTool(t, bin, "rocm-smi", toolScript(amd.ROCmSMIArgs,
 		`{"card0": {"PCI Bus": "0000:05:00.0", "VRAM Total Memory (B)": "1152921504606846976", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, `+
 			`"card1": {"PCI Bus": "0000:26:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "-1", "Card Series": "AMD Instinct MI300X OAM"}}`))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{amd.ROCmBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{amd.BackendROCm},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindROCm)

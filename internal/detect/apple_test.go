@@ -34,7 +34,7 @@ func TestAppleM3ProFixture(t *testing.T) {
 	assert.True(t, g.MemoryShared, "unified memory is the host's RAM")
 	assert.Equal(t, int64(24)<<30, g.MemoryUsableBytes, "Metal's working set: 2/3 of 36 GiB")
 	assert.Nil(t, g.MemoryFreeBytes)
-	assert.InDelta(t, 150.0, g.MemoryBandwidthGBs, 1e-9) // devices.json "Apple M3 Pro"
+	assert.InDelta(t, 150.0, g.MemoryBandwidthGBs, 1e-9) // record "Apple M3 Pro"
 	assert.Equal(t, "Metal 3", g.ComputeCapability)
 	assert.Equal(t, []string{"fp32", "fp16", "int8", "int4"}, g.Quantizations)
 	assert.Equal(t, map[string]string{"name": "system_profiler", "cores": "system_profiler",

@@ -152,7 +152,7 @@ func TestASICNothingOnOtherMachines(t *testing.T) {
 		for _, k := range []registry.Kind{registry.KindGraphcore, registry.KindGroq, registry.KindQualcommAI100} {
 			assert.Empty(t, devicesOfKind(reg, k), "%s: %s", name, k)
 		}
-		assert.Empty(t, backendWarnings(reg, asic.AsicBackend), name)
-		assert.Empty(t, backendWarnings(reg, asic.QualcommBackend), name)
+		assert.Empty(t, backendWarnings(reg, asic.BackendASIC), name)
+		assert.Empty(t, backendWarnings(reg, asic.BackendQualcomm), name)
 	}
 }

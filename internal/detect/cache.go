@@ -20,7 +20,8 @@ var cacheKeyVars = []string{"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "H
 
 // Cache reuses recent registries for identical options and lets concurrent
 // callers with the same options share one detection in flight. Unlike the
-// Rust crate's CachedRegistry (../shared/reference-study.md §7.2 #16), callers
+// Rust crate's CachedRegistry (ai-hwaccel 1.2.0,
+// https://docs.rs/ai-hwaccel/1.2.0), callers
 // arriving while a detection runs wait for it instead of starting their own.
 type Cache struct {
 	mu       sync.Mutex

@@ -480,7 +480,7 @@ func TestDetectUnreadableSysfsIsReported(t *testing.T) {
 	require.NoError(t, err)
 	var paths []string
 	for _, w := range reg.Warnings {
-		if w.Backend == machine.ViewBackend && w.Code == registry.WarnSysfsRead {
+		if w.Backend == machine.BackendView && w.Code == registry.WarnSysfsRead {
 			paths = append(paths, w.Path)
 		}
 	}

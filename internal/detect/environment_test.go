@@ -30,7 +30,7 @@ func TestEnvironmentFixtureQEMUVM(t *testing.T) {
 	assert.Zero(t, env.CgroupMemoryLimit)
 	assert.Zero(t, env.CgroupCPULimit)
 	assert.Equal(t, map[string]string{"CUDA_VISIBLE_DEVICES": "0,1"}, env.Visibility)
-	assert.Empty(t, backendWarnings(reg, host.EnvironmentBackend))
+	assert.Empty(t, backendWarnings(reg, host.BackendEnvironment))
 	assert.Len(t, reg.Accelerators(), 0, "the QEMU PCI test device 1b36:0005 (class 0x120000, fake_pci_driver) is no accelerator")
 }
 

@@ -114,7 +114,7 @@ func TestGaudiFixtureHLSMIQueryNotCaptured(t *testing.T) {
 		assert.Empty(t, d.DriverVersion)
 		assert.Equal(t, "pci-id", d.Sources["memory_bytes"])
 	}
-	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
+	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.BackendGaudi))
 	assertGaudi2ScaleUp(t, reg, 8)
 }
 
@@ -176,7 +176,7 @@ func TestGaudiOneModuleHasNoScaleUp(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HLSMIArgs(),
 		"0, HL-225, 0000:33:00.0, 98304, 97536, 1.21.1-bfcec49, N/A"))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.BackendGaudi},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	require.Len(t, devicesOfKind(reg, registry.KindGaudi), 1)
@@ -195,7 +195,7 @@ func TestGaudiFixtureFallbackWithoutHLSMI(t *testing.T) {
 		assert.Empty(t, d.DriverVersion)
 		assert.Equal(t, "pci-id", d.Sources["memory_bytes"])
 	}
-	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
+	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, intel.BackendGaudi))
 }
 
 func TestGaudiFixtureHLSMIFailsThenFallback(t *testing.T) {
@@ -204,7 +204,7 @@ func TestGaudiFixtureHLSMIFailsThenFallback(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "bin", "hl-smi"), []byte(script), 0o755))
 	reg := detectDir(t, dir, nil)
 	assertGaudi2Eight(t, devicesOfKind(reg, registry.KindGaudi))
-	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.GaudiBackend))
+	assert.Equal(t, []string{registry.WarnToolFailed, registry.WarnFallback}, backendWarnings(reg, intel.BackendGaudi))
 }
 
 func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
@@ -218,13 +218,13 @@ func TestGaudiFixtureFallbackMissingAccelNode(t *testing.T) {
 		// accel3 is hl-smi's AIP 3, 0000:9a:00.0 (README: accelN = AIP index).
 		assert.Equal(t, d.PCIBusID != "0000:9a:00.0", d.Available, d.PCIBusID)
 	}
-	assert.Equal(t, []string{registry.WarnFallback, registry.WarnDeviceUnusable}, backendWarnings(reg, intel.GaudiBackend))
+	assert.Equal(t, []string{registry.WarnFallback, registry.WarnDeviceUnusable}, backendWarnings(reg, intel.BackendGaudi))
 }
 
 // A device sysfs shows but hl-smi does not list is unusable. The fake hl-smi
 // answers the backend's query with the captured table's values (index, name,
 // bus id, total, total minus used, driver version; no uuid) in the -Q CSV
-// layout of formats.md "hl-smi", leaving out the row of 0000:9b:00.0 as
+// layout of hl-smi's documentation (https://docs.habana.ai/en/latest/Management_and_Monitoring/Embedded_System_Tools_Guide/System_Management_Interface_Tool.html), leaving out the row of 0000:9b:00.0 as
 // hl-smi does for a device that failed to load. Not a capture: it tests the
 // merge, not the parser.
 func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
@@ -245,7 +245,7 @@ func TestGaudiFixtureDeviceMissingFromHLSMI(t *testing.T) {
 		assert.Equal(t, d.PCIBusID != "0000:9b:00.0", d.Available, d.PCIBusID)
 	}
 	assert.Equal(t, int64(97536)<<20, *devs[1].MemoryFreeBytes, "34:00.0 uses 768 MiB of 98304")
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, intel.GaudiBackend))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, intel.BackendGaudi))
 	assertGaudi2ScaleUp(t, reg, 8) // the unlisted module is still wired to the others
 }
 
@@ -255,7 +255,7 @@ func TestGaudiAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "hl-smi", toolScript(intel.HLSMIArgs(),
 		"0, HL-225, 0000:33:00.0, 99999999999999, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10"))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.GaudiBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.BackendGaudi},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	devs := devicesOfKind(reg, registry.KindGaudi)

@@ -125,7 +125,7 @@ func TestIntelGPUParseMiB(t *testing.T) {
 }
 
 // xpuDumpRow is one `discovery --dump 1,2,4,8,11,16` row in the shape
-// formats.md "xpu-smi" gives, with the values of the intel-max-1100-x2 capture.
+// of intel/xpumanager doc/smi_user_guide.md (https://github.com/intel/xpumanager), with the values of the intel-max-1100-x2 capture.
 func xpuDumpRow(id int, bus string) string {
 	return fmt.Sprintf(`%d,"Intel(R) Data Center GPU Max 1100","00000000-0000-0029-0000-002f0bda8086","I915_23.10.72_PSB_231129.76","%s","49136.00 MiB"`+"\n", id, bus)
 }
@@ -152,7 +152,7 @@ func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:18:00.0"), xpuDumpRow(1, "0000:1c:00.0"),
 		xpuDumpRow(2, "0000:29:00.0"), xpuDumpRow(3, "0000:77:00.0")))
-	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.IntelGPUBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.BackendIntelGPU},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 
@@ -173,7 +173,7 @@ func TestIntelGPUXPURowsNeedAnIntelFunction(t *testing.T) {
 func TestIntelGPUXPURowsWithoutPCITree(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(xpuDumpRow(0, "0000:29:00.0")))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.IntelGPUBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{intel.BackendIntelGPU},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindIntelGPU)
@@ -193,7 +193,7 @@ func TestIntelGPUXPUAbsurdMemoryIsReported(t *testing.T) {
 	writeFakeTool(t, bin, "xpu-smi", xpuSMIScript(
 		`0,"Intel(R) Data Center GPU Max 1100","u0","I915","0000:29:00.0","99999999999999999999.00 MiB"`+"\n",
 		`1,"Intel(R) Data Center GPU Max 1100","u1","I915","0000:3a:00.0","-49136.00 MiB"`+"\n"))
-	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.IntelGPUBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: bin, Backends: []string{intel.BackendIntelGPU},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	gpus := devicesOfKind(reg, registry.KindIntelGPU)

@@ -62,17 +62,17 @@ func TestToolRowsAtAnotherVendorsFunctionAreIgnored(t *testing.T) {
 			[]string{"--query-gpu=" + strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits"},
 			"0, NVIDIA GeForce RTX 4090, GPU-5b8e2c1a-0f3d-4a6e-9c27-81d4f0a3b6e5, 00000000:10:00.0, 24564, 23980, 550.54.15, 8.9, [N/A], [N/A], [N/A], [N/A], [N/A]\n" +
 				"1, NVIDIA GeForce RTX 3060, GPU-c3a17f2e-6d84-4b09-a5f1-2e7b9c0d4a68, 00000000:20:00.0, 12288, 11878, 550.54.15, 8.6, [N/A], [N/A], [N/A], [N/A], [N/A]"},
-		{amd.ROCmBackend, "rocm-smi", registry.KindROCm,
+		{amd.BackendROCm, "rocm-smi", registry.KindROCm,
 			fakePCI{Vendor: machine.VendorAMD, Device: 0x74a1}, fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2330},
 			amd.ROCmSMIArgs,
 			`{"card0": {"PCI Bus": "0000:10:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}, ` +
 				`"card1": {"PCI Bus": "0000:20:00.0", "VRAM Total Memory (B)": "206141652992", "VRAM Total Used Memory (B)": "297242624", "Card Series": "AMD Instinct MI300X OAM"}}`},
-		{intel.GaudiBackend, "hl-smi", registry.KindGaudi,
+		{intel.BackendGaudi, "hl-smi", registry.KindGaudi,
 			fakePCI{Vendor: machine.VendorHabana, Device: 0x1020}, fakePCI{Vendor: machine.VendorIntel, Device: 0x0bda},
 			intel.HLSMIArgs(),
 			"0, HL-225, 0000:10:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS10-20-07-10\n" +
 				"1, HL-225, 0000:20:00.0, 98304, 97536, 1.11.0-e6eb0fd, 01P0-HL2080A0-15-TNBS11-20-07-11"},
-		{aws.NeuronBackend, "neuron-ls", registry.KindNeuron,
+		{aws.BackendNeuron, "neuron-ls", registry.KindNeuron,
 			fakePCI{Vendor: machine.VendorAmazon, Device: 0x7264}, fakePCI{Vendor: machine.VendorNVIDIA, Device: 0x2330},
 			aws.NeuronLSArgs,
 			`[{"instance_type": "inf2.48xlarge", "neuron_device": 0, "bdf": "0000:10:00.0", "numa_node": "0", "connected_to": [1], "nc_count": 2, "memory_size": 34359738368}, ` +
@@ -168,7 +168,7 @@ func TestHostileXPUSMIRowsDoNotBecomeIntelGPUs(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(src, "xpu-smi"))
 	require.NoError(t, err)
 	writeFakeTool(t, opts.Path, "xpu-smi", string(b))
-	opts.Backends = []string{nvidia.BackendCUDA, amd.ROCmBackend, intel.IntelGPUBackend}
+	opts.Backends = []string{nvidia.BackendCUDA, amd.BackendROCm, intel.BackendIntelGPU}
 	reg, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 
@@ -181,5 +181,5 @@ func TestHostileXPUSMIRowsDoNotBecomeIntelGPUs(t *testing.T) {
 		assert.NotEqual(t, "I915", d.DriverVersion)
 		assert.NotEqual(t, "u", d.UUID)
 	}
-	assert.Contains(t, warningCodes(reg), intel.IntelGPUBackend+"/"+registry.WarnConflictingSources)
+	assert.Contains(t, warningCodes(reg), intel.BackendIntelGPU+"/"+registry.WarnConflictingSources)
 }

@@ -42,7 +42,7 @@ func TestNeuronFixtureNeuronLS(t *testing.T) {
 	assertTrn1One(t, devs)
 	assert.Equal(t, "neuron-ls", devs[0].Sources["memory_bytes"])
 	assert.Equal(t, "neuron-ls", devs[0].Sources["cores"])
-	assert.Empty(t, backendWarnings(reg, aws.NeuronBackend))
+	assert.Empty(t, backendWarnings(reg, aws.BackendNeuron))
 	for _, ic := range reg.SystemIO.Interconnects {
 		assert.NotEqual(t, registry.LinkNeuronLink, ic.Kind, `connected_to is null: one device, no NeuronLink`)
 	}
@@ -56,7 +56,7 @@ func TestNeuronFixtureFallbackWithoutNeuronLS(t *testing.T) {
 	assertTrn1One(t, devs)
 	assert.Equal(t, "datasheet", devs[0].Sources["memory_bytes"])
 	assert.Equal(t, "sysfs", devs[0].Sources["cores"])
-	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, aws.NeuronBackend))
+	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, aws.BackendNeuron))
 }
 
 func TestNeuronFixtureGarbageThenFallback(t *testing.T) {
@@ -66,7 +66,7 @@ func TestNeuronFixtureGarbageThenFallback(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "neuron-ls.json"), []byte(bad), 0o644))
 	reg := detectDir(t, dir, nil)
 	assertTrn1One(t, devicesOfKind(reg, registry.KindNeuron))
-	assert.Equal(t, []string{registry.WarnParseError, registry.WarnFallback}, backendWarnings(reg, aws.NeuronBackend))
+	assert.Equal(t, []string{registry.WarnParseError, registry.WarnFallback}, backendWarnings(reg, aws.BackendNeuron))
 }
 
 // Without neuron-ls and without the PCI tree only neuron_device/neuron0 and
@@ -84,7 +84,7 @@ func TestNeuronSysfsOnlyNoPCI(t *testing.T) {
 	assert.Zero(t, devs[0].MemoryBytes)
 	assert.Equal(t, 2, devs[0].Cores)
 	assert.True(t, devs[0].Available, "/dev/neuron0 exists")
-	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, aws.NeuronBackend))
+	assert.Equal(t, []string{registry.WarnFallback}, backendWarnings(reg, aws.BackendNeuron))
 }
 
 // A Neuron PCI function neuron-ls does not list is reported unusable. The
@@ -100,7 +100,7 @@ func TestNeuronFixtureDeviceMissingFromNeuronLS(t *testing.T) {
 	assert.True(t, devs[0].Available)
 	assert.False(t, devs[1].Available)
 	assert.Equal(t, "0000:00:1f.0", devs[1].PCIBusID)
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, aws.NeuronBackend))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, aws.BackendNeuron))
 }
 
 // An absurd neuron-ls memory_size is an absurd_value warning naming the
@@ -109,7 +109,7 @@ func TestNeuronAbsurdMemoryIsReported(t *testing.T) {
 	bin := t.TempDir()
 	writeFakeTool(t, bin, "neuron-ls", toolScript(aws.NeuronLSArgs,
 		`[{"instance_type": "inf2.48xlarge", "neuron_device": 0, "bdf": "0000:10:1e.0", "nc_count": 2, "memory_size": 1152921504606846976}]`))
-	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{aws.NeuronBackend},
+	reg, err := Detect(context.Background(), Options{Sysroot: t.TempDir(), Path: bin, Backends: []string{aws.BackendNeuron},
 		LookupEnv: func(string) (string, bool) { return "", false }})
 	require.NoError(t, err)
 	devs := devicesOfKind(reg, registry.KindNeuron)

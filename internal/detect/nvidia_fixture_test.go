@@ -48,7 +48,7 @@ func busIDs(devs []registry.Device) []string {
 
 func intp(v int) *int { return &v }
 
-const h100Bytes = 81559 << 20 // memory.total 81559 MiB (formats.md H100 capture)
+const h100Bytes = 81559 << 20 // memory.total 81559 MiB (testdata/machines/dgx-h100)
 
 var dgxBuses = []string{"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0", "0000:5d:00.0",
 	"0000:9a:00.0", "0000:ab:00.0", "0000:ba:00.0", "0000:db:00.0"}

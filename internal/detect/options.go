@@ -36,7 +36,8 @@ type Options struct {
 	// every GPU in the CUDA runtime) from an unset one. The C ABI sets it to a
 	// C getenv wrapper that answers false for NULL, because Go's os.LookupEnv
 	// only sees the environment the process was started with
-	// (../shared/cabi-notes.md §1.9). Nil means os.LookupEnv.
+	// (golang/go issue 44108,
+	// https://github.com/golang/go/issues/44108). Nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
 	Runner machine.Runner `json:"-"`

@@ -22,7 +22,7 @@ func TestStorageFixtures(t *testing.T) {
 		t.Run(tt.machine, func(t *testing.T) {
 			reg := detectFixture(t, tt.machine, nil)
 			assert.Equal(t, tt.want, reg.SystemIO.Storage)
-			assert.Empty(t, backendWarnings(reg, host.StorageBackend))
+			assert.Empty(t, backendWarnings(reg, host.BackendStorage))
 		})
 	}
 }

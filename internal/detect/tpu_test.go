@@ -52,7 +52,7 @@ func TestTPUFixtureV4(t *testing.T) {
 	require.Len(t, ici, 1)
 	assert.Equal(t, ids, ici[0].Devices)
 	assert.Zero(t, ici[0].BandwidthGBs, "no v4 ICI figure is sourced")
-	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
+	assert.Empty(t, backendWarnings(reg, google.BackendTPU))
 }
 
 // A single-chip v5litepod-1 VM (testdata/machines/tpu-v5e/README.md): the
@@ -72,7 +72,7 @@ func TestTPUFixtureV5e(t *testing.T) {
 	assert.True(t, d.Available)
 	assert.Equal(t, "/dev/vfio/0", d.Sources["available"])
 	assert.Empty(t, tpuICI(reg), "one chip: no ICI")
-	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
+	assert.Empty(t, backendWarnings(reg, google.BackendTPU))
 }
 
 func TestTPUMissingNodeIsUnusable(t *testing.T) {
@@ -82,7 +82,7 @@ func TestTPUMissingNodeIsUnusable(t *testing.T) {
 	devs := devicesOfKind(reg, registry.KindTPU)
 	require.Len(t, devs, 1, "a chip without its node is still listed")
 	assert.False(t, devs[0].Available)
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, google.TpuBackend))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, google.BackendTPU))
 }
 
 // tpu7xTree is a sysroot with chips TPU7x chips as tpu-info models them
@@ -119,7 +119,7 @@ func detectTPURoot(t *testing.T, root string) *registry.Registry {
 	t.Helper()
 	reg, err := Detect(context.Background(), Options{Sysroot: root, Path: filepath.Join(root, "no-bin"),
 		Timeout: 5 * time.Second, Env: map[string]string{}, LookupEnv: func(string) (string, bool) { return "", false },
-		Backends: []string{google.TpuBackend}})
+		Backends: []string{google.BackendTPU}})
 	require.NoError(t, err)
 	return reg
 }
@@ -141,7 +141,7 @@ func TestTPU7xTwoFunctionsPerChipCountOnce(t *testing.T) {
 	ici := tpuICI(reg)
 	require.Len(t, ici, 1)
 	assert.Equal(t, []string{"tpu:0", "tpu:1", "tpu:2", "tpu:3"}, ici[0].Devices)
-	assert.Empty(t, backendWarnings(reg, google.TpuBackend))
+	assert.Empty(t, backendWarnings(reg, google.BackendTPU))
 }
 
 // A chip one of whose two cores has no /dev/vfio node cannot be opened.
@@ -151,6 +151,6 @@ func TestTPU7xChipWithAMissingCoreNodeIsUnusable(t *testing.T) {
 	require.Len(t, devs, 2)
 	assert.True(t, devs[0].Available)
 	assert.False(t, devs[1].Available, "core .1 of chip 1 is group 3")
-	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, google.TpuBackend))
+	assert.Equal(t, []string{registry.WarnDeviceUnusable}, backendWarnings(reg, google.BackendTPU))
 	assert.Contains(t, reg.Warnings[0].Message, "/dev/vfio/3 is missing")
 }

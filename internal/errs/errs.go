@@ -28,7 +28,10 @@ type Error struct {
 	Err     error // optional cause, for errors.Is/As
 }
 
+// Error returns "code: message".
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// Unwrap returns the wrapped cause, if any.
 func (e *Error) Unwrap() error { return e.Err }
 
 // New returns an *Error with a formatted message.

@@ -1,7 +1,7 @@
 package ggml
 
 // FileType is a GGUF file's general.file_type: the llama.cpp quantization
-// mix the file was made with (enum llama_ftype in include/llama.h,
+// mix the file was made with (enum llama_ftype in llama.cpp include/llama.h,
 // https://github.com/ggml-org/llama.cpp/blob/master/include/llama.h). Ids 4-6
 // and 33-35 were removed from llama.cpp and are unknown here.
 type FileType uint32

@@ -109,7 +109,7 @@ func TestIsWeightFormat(t *testing.T) {
 	}
 }
 
-// TestFileTypes pins enum llama_ftype of include/llama.h and the default
+// TestFileTypes pins enum llama_ftype of llama.cpp include/llama.h and the default
 // types of llama_model_quantize_impl (src/llama-quant.cpp).
 func TestFileTypes(t *testing.T) {
 	cases := []struct {

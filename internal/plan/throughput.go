@@ -49,31 +49,16 @@ func streamSeconds(bytes, bwGBs float64, e efficiency) float64 {
 	return bytes / (bwGBs * 1e9 * e.DecodeBandwidth)
 }
 
-// hbmMinGBs is the bandwidth from which a datacenter GPU or ASIC of the
-// datasheet table is taken to carry HBM: every such part at or above it
-// does (A100, H100, H200, H20, B200, Instinct MI2xx/MI3xx, Max 1550,
-// Gaudi, Trainium), and the GDDR datacenter parts (L40S 864 GB/s, L40, A40,
-// A10, L4, T4) are below it. The V100 (HBM2, 900 GB/s) falls below and is
-// counted as GDDR. TPUs are HBM parts at every bandwidth.
-const hbmMinGBs = 1000
-
 // appleGPU reports whether d is an Apple SoC's GPU (unified memory).
 func appleGPU(d *device) bool {
 	return d.Dev.Kind != registry.KindCPU && (d.Dev.Vendor == "apple" || d.Spec != nil && d.Spec.Category == "apple_soc_unified_memory")
 }
 
-// hbmPart reports whether a datasheet record is an HBM part (hbmMinGBs).
+// hbmPart reports whether a datasheet record is an HBM part, by the memory
+// class the record states (internal/specs/class.go). It replaced a bandwidth
+// threshold (1000 GB/s) that counted the V100 (HBM2, 900 GB/s) as GDDR.
 func hbmPart(s *specs.Spec) bool {
-	if s == nil {
-		return false
-	}
-	switch s.Category {
-	case "tpu":
-		return true
-	case "datacenter_gpu", "datacenter_asic":
-		return s.BandwidthGBs >= hbmMinGBs
-	}
-	return false
+	return s != nil && s.Memory.HBM()
 }
 
 // decodeFraction is the fraction of d's memory bandwidth a decode step

@@ -98,7 +98,7 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
-		r := NewReplay(m, l, specs.Spec{Name: "test GPU", Category: "consumer_gpu", BandwidthGBs: 1000}, 1, 0, 1)
+		r := NewReplay(m, l, specs.Spec{Name: "test GPU", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6X, BandwidthGBs: 1000}, 1, 0, 1)
 		return 1e12 / r.Decode(calibration.Throughput{DecodeBandwidth: 1})
 	}
 	assert.InEpsilon(t, 988e6, bytesPerToken("Qwen2.5-0.5B"), 0.01)
@@ -157,4 +157,16 @@ func TestPrefillPassSeconds(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, dequantizedForMatmul(q4))
 	assert.False(t, dequantizedForMatmul(fp16))
+}
+
+// The V100 (HBM2 at 900 GB/s) is an HBM part by its record's memory class;
+// the L40S (GDDR6 at 864 GB/s) is not.
+func TestHBMPartByMemoryClass(t *testing.T) {
+	v100, ok := specs.ByName("NVIDIA Tesla V100 PCIe 32GB")
+	require.True(t, ok)
+	l40s, ok := specs.ByName("NVIDIA L40S")
+	require.True(t, ok)
+	assert.True(t, hbmPart(&v100))
+	assert.False(t, hbmPart(&l40s))
+	assert.False(t, hbmPart(nil))
 }

@@ -397,7 +397,8 @@ func clipText(s string, n int) string {
 // prepare_model_for_kbit_training turns it on by default too
 // (https://huggingface.co/docs/peft/package_reference/peft_model). 24564 MiB
 // is what nvidia-smi reports for an RTX 4090 (fb_memory_usage/total of
-// netdata's rtx-4090-driver-535.xml capture, ../../../shared/formats.md).
+// netdata's rtx-4090-driver-535.xml capture,
+// https://github.com/netdata/go.d.plugin modules/nvidia_smi/testdata).
 func TestTrainingAdaptersCheckpointByDefault(t *testing.T) {
 	rtx4090 := trainGPUs(t, 1, 24564<<20)
 	for _, method := range []string{"qlora", "lora"} {

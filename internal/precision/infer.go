@@ -85,7 +85,7 @@ func familyDefault(d *registry.Device) []string {
 		n := strings.ToLower(d.Name + " " + d.Architecture)
 		for _, cdna3 := range []string{"mi300", "mi325", "mi355", "gfx942", "gfx950"} {
 			if strings.Contains(n, cdna3) {
-				return append(q, FP8)
+				return append(q, string(FP8))
 			}
 		}
 		return q

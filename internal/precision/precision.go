@@ -11,18 +11,31 @@ import (
 	"strings"
 )
 
+// Name is a precision name of the contract: the one vocabulary of the
+// registry's quantizations list, the quantization levels of internal/quant
+// (quant.FP16 is Level(FP16)) and the datasheet figures of internal/specs
+// (Spec.PeakTFLOPS). Lists on the wire stay []string of these names.
+type Name string
+
 // The precision names of the contract.
 const (
-	FP32 = "fp32"
-	BF16 = "bf16"
-	FP16 = "fp16"
-	FP8  = "fp8"
-	INT8 = "int8"
-	INT4 = "int4"
+	FP32 Name = "fp32"
+	BF16 Name = "bf16"
+	FP16 Name = "fp16"
+	FP8  Name = "fp8"
+	INT8 Name = "int8"
+	INT4 Name = "int4"
 )
 
-// list returns a fresh copy, so callers may append to or edit the result.
-func list(ps ...string) []string { return append([]string(nil), ps...) }
+// list returns the names as a fresh []string, so callers may append to or
+// edit the result.
+func list(ps ...Name) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = string(p)
+	}
+	return out
+}
 
 // CUDA lists the precisions a GPU of compute capability cc ("8.9") runs
 // natively. Sources: NVIDIA CUDA C++ Programming Guide, "Compute
@@ -34,16 +47,16 @@ func list(ps ...string) []string { return append([]string(nil), ps...) }
 func CUDA(cc string) []string {
 	q := list(FP32, FP16)
 	if ccAtLeast(cc, 8, 0) {
-		q = append(q, BF16)
+		q = append(q, string(BF16))
 	}
 	if ccAtLeast(cc, 8, 9) {
-		q = append(q, FP8)
+		q = append(q, string(FP8))
 	}
 	if ccAtLeast(cc, 6, 1) {
-		q = append(q, INT8)
+		q = append(q, string(INT8))
 	}
 	if ccAtLeast(cc, 7, 5) {
-		q = append(q, INT4)
+		q = append(q, string(INT4))
 	}
 	return q
 }

@@ -142,7 +142,7 @@ func TestOf(t *testing.T) {
 
 // TestOfWithoutArchitecture: every device kind of the contract gets an
 // answer. Compared with the planner's answers before this table (the
-// inferredQuants of internal/plan/select.go), a device that names no
+// inferredQuants the planner kept before it), a device that names no
 // architecture keeps its family's old answer, except the kinds whose
 // precisions do not depend on an architecture and which detection already
 // listed differently: the Apple Neural Engine (int8/int4 before), the Intel

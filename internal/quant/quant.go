@@ -9,20 +9,21 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 )
 
 // Level is a storage precision: a contract level (fp32 ... int4) or a GGUF
 // quantization type or mix (q4_k_m ...). Lower case on the wire.
 type Level string
 
-// Contract levels.
+// Contract levels: the contract's precision names (internal/precision).
 const (
-	FP32 Level = "fp32"
-	BF16 Level = "bf16"
-	FP16 Level = "fp16"
-	FP8  Level = "fp8"
-	INT8 Level = "int8"
-	INT4 Level = "int4"
+	FP32 = Level(precision.FP32)
+	BF16 = Level(precision.BF16)
+	FP16 = Level(precision.FP16)
+	FP8  = Level(precision.FP8)
+	INT8 = Level(precision.INT8)
+	INT4 = Level(precision.INT4)
 )
 
 // MXFP4 is a checkpoint format, not a contract level: the OCP
@@ -44,7 +45,7 @@ const MXFP4 Level = "mxfp4"
 // tensors, and the native precision a device must offer to run it.
 type levelInfo struct {
 	bits   float64 // bits per weight of the level's base type, scales included
-	native string
+	native precision.Name
 	// typ is the ggml type of a GGUF level (a mix's base type); isMix and
 	// mix, for llama.cpp mixes, name the rule set that raises some tensors
 	// to higher types (see mix.go).
@@ -61,12 +62,12 @@ type levelInfo struct {
 // scales (group 128: 16/128 = 0.125 bit) are counted, as are int8's
 // per-channel scales (negligible, not counted).
 var levels = map[Level]levelInfo{
-	FP32: {bits: 32, native: "fp32"},
-	BF16: {bits: 16, native: "bf16"},
-	FP16: {bits: 16, native: "fp16"},
-	FP8:  {bits: 8, native: "fp8"},
-	INT8: {bits: 8, native: "int8"},
-	INT4: {bits: 4.125, native: "int4"},
+	FP32: {bits: 32, native: precision.FP32},
+	BF16: {bits: 16, native: precision.BF16},
+	FP16: {bits: 16, native: precision.FP16},
+	FP8:  {bits: 8, native: precision.FP8},
+	INT8: {bits: 8, native: precision.INT8},
+	INT4: {bits: 4.125, native: precision.INT4},
 }
 
 // contractOrder is the contract levels in quality order, best first.
@@ -118,11 +119,11 @@ func lookup(l Level) (levelInfo, bool) {
 // nativeForBits maps a GGUF block type to the device precision its kernels
 // need: up to 4.5 bits per weight is a 4-bit format, above that up to 8.5
 // an 8-bit one (llama.cpp dequantizes to, or dots in, int8).
-func nativeForBits(b float64) string {
+func nativeForBits(b float64) precision.Name {
 	if b <= 4.5 {
-		return "int4"
+		return precision.INT4
 	}
-	return "int8"
+	return precision.INT8
 }
 
 func knownNames() []string {
@@ -159,7 +160,7 @@ func (l Level) BitsPerWeight() float64 {
 // fp16, bf16, fp8, int8, int4; "" for an unknown level.
 func (l Level) Native() string {
 	info, _ := lookup(l)
-	return info.native
+	return string(info.native)
 }
 
 // IsContract reports whether l is one of the six contract levels.

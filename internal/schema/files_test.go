@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -310,4 +312,19 @@ func TestErrorAnswersValidate(t *testing.T) {
 	assert.NoError(t, s.Validate(out))
 	assert.Error(t, s.Validate([]byte(`{"error":{"code":"oops","message":"m"}}`)))
 	assert.Error(t, s.Validate([]byte(`{"error":{"code":"internal"}}`)))
+}
+
+// One precision vocabulary: the contract levels of internal/quant are the
+// names of internal/precision, each level needs itself as its device
+// precision, and the registry and plan schemas list exactly those names.
+func TestSchemaPrecisionNamesAreTheContracts(t *testing.T) {
+	var names []string
+	for _, l := range quant.Levels() {
+		names = append(names, string(l))
+		assert.Equal(t, string(l), l.Native())
+	}
+	assert.Equal(t, []string{string(precision.FP32), string(precision.BF16), string(precision.FP16),
+		string(precision.FP8), string(precision.INT8), string(precision.INT4)}, names)
+	sort.Strings(names)
+	assert.Equal(t, names, enumAt(t, "registry", "$defs", "quant"))
 }

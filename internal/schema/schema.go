@@ -37,6 +37,7 @@ type Error struct {
 	Message string
 }
 
+// Error returns "path: message" ("(root)" for the document).
 func (e Error) Error() string {
 	p := e.Path
 	if p == "" {
@@ -48,6 +49,7 @@ func (e Error) Error() string {
 // Errors is every failed assertion of one validation.
 type Errors []Error
 
+// Error joins the errors' messages with "; ".
 func (es Errors) Error() string {
 	parts := make([]string, len(es))
 	for i, e := range es {

@@ -53,6 +53,7 @@ type ArchiveError struct {
 	Reason string
 }
 
+// Error returns why the snapshot was refused, and at which member.
 func (e *ArchiveError) Error() string {
 	if e.Member == "" {
 		return "snapshot refused: " + e.Reason

@@ -199,7 +199,8 @@ func TestScrubInfiniBandGUIDs(t *testing.T) {
 // Serial numbers after a label are replaced, and the same serial read from
 // a sysfs serial_number file gets the same fake in tool output; placeholders
 // stay. The label shape is nvidia-smi -q's "Serial Number" column
-// (formats.md: labels padded to a fixed column, then ": ").
+// (labels padded to a fixed column, then ": ", as in the `-q` captures of
+// https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures).
 func TestScrubLabelledSerials(t *testing.T) {
 	sc := newScrubber(false)
 	file := []byte("1654922006536\n")

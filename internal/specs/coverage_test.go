@@ -112,7 +112,7 @@ func TestGPURecordsHaveIDsMemoryAndSource(t *testing.T) {
 	}
 	n := 0
 	for _, s := range records {
-		if s.Category != "datacenter_gpu" && s.Category != "workstation_gpu" && s.Category != "consumer_gpu" {
+		if !s.Category.Discrete() {
 			continue
 		}
 		n++

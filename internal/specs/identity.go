@@ -1,7 +1,9 @@
 package specs
 
 import (
+	"fmt"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -125,4 +127,39 @@ func memoryVariant(id string, memBytes int64) (Spec, bool) {
 		return Spec{}, false
 	}
 	return found[0], true
+}
+
+// DeviceIDs returns the PCI device ids that the named records give for the
+// PCI vendor id vendor, in record order: the one home of the ids that the
+// detection packages (internal/detect/google, intel, aws) map to
+// generations. A name that is not a record gives no id.
+func DeviceIDs(vendor int, names ...string) []int {
+	prefix := fmt.Sprintf("%04x:", vendor)
+	var ids []int
+	for _, name := range names {
+		s, _ := ByName(name)
+		for _, p := range s.PCIIDs {
+			hex, ok := strings.CutPrefix(p, prefix)
+			if !ok {
+				continue
+			}
+			if id, err := strconv.ParseUint(hex, 16, 16); err == nil {
+				ids = append(ids, int(id))
+			}
+		}
+	}
+	return ids
+}
+
+// PCIGenerations maps the PCI device ids of vendor that each generation's
+// records give (DeviceIDs) to that generation: how a detection package
+// reads its generations' ids from the table instead of keeping a list.
+func PCIGenerations[G any](vendor int, records map[*G][]string) map[int]*G {
+	m := map[int]*G{}
+	for g, names := range records {
+		for _, id := range DeviceIDs(vendor, names...) {
+			m[id] = g
+		}
+	}
+	return m
 }

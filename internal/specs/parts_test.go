@@ -123,7 +123,7 @@ func TestAPUIdentities(t *testing.T) {
 		"1002:1114": "gfx1152", "1002:15bf": "gfx1103"} {
 		s, ok := ByPCIID(id)
 		require.True(t, ok, id)
-		assert.Equal(t, "integrated_gpu", s.Category, id)
+		assert.Equal(t, IntegratedGPU, s.Category, id)
 		assert.False(t, s.hasFigures(), id)
 		_, ok = LookupPCIID(id)
 		assert.False(t, ok, id)

@@ -7,12 +7,18 @@
 // (memory bandwidth, peak FLOPS); it never replaces a detected value.
 package specs
 
+import "github.com/ai-hwaccel/ai-hwaccel/internal/precision"
+
 // Spec is one part record. A zero figure is unknown (no source states it),
 // never a default.
 type Spec struct {
 	Name     string // the record's name, e.g. "NVIDIA H100 SXM5 80GB"
 	Vendor   string
-	Category string // datacenter_gpu, consumer_gpu, workstation_gpu, integrated_gpu, datacenter_asic, tpu, apple_soc_unified_memory
+	Category Category
+	// Memory is the kind of DRAM the part carries (class.go says where each
+	// record's class comes from); MemoryUnknown when no source or generation
+	// fact says.
+	Memory MemoryClass
 
 	// Identity. PCIIDs are the "vvvv:dddd" ids (lower-case hex) of the
 	// part; ProductName is the name the vendor driver and tool print, for
@@ -67,21 +73,26 @@ type Spec struct {
 }
 
 // PeakTFLOPS returns the dense peak for a precision name of the contract
-// ("bf16", "fp16", "fp8", "int8"); 0 when the datasheet gives none. fp32 and
-// int4 have no tensor figure in the table and return 0.
-func (s *Spec) PeakTFLOPS(precision string) float64 {
-	switch precision {
-	case "bf16":
+// ("bf16", "fp16", "fp8", "int8": internal/precision's names); 0 when the
+// datasheet gives none. fp32 and int4 have no tensor figure in the table and
+// return 0.
+func (s *Spec) PeakTFLOPS(name string) float64 {
+	switch precision.Name(name) {
+	case precision.BF16:
 		return s.BF16TFLOPS
-	case "fp16":
+	case precision.FP16:
 		return s.FP16TFLOPS
-	case "fp8":
+	case precision.FP8:
 		return s.FP8TFLOPS
-	case "int8":
+	case precision.INT8:
 		return s.INT8TOPS
 	}
 	return 0
 }
+
+// tensorOrder is the contract's order of the precisions a record can state a
+// dense tensor figure for.
+var tensorOrder = []precision.Name{precision.BF16, precision.FP16, precision.FP8, precision.INT8}
 
 // TensorPrecisions lists the precisions the record states a dense tensor
 // figure for, in the contract's order (bf16, fp16, fp8, int8): the
@@ -89,9 +100,9 @@ func (s *Spec) PeakTFLOPS(precision string) float64 {
 // device runs at all is internal/precision's table.
 func (s *Spec) TensorPrecisions() []string {
 	var out []string
-	for _, p := range []string{"bf16", "fp16", "fp8", "int8"} {
-		if s.PeakTFLOPS(p) > 0 {
-			out = append(out, p)
+	for _, p := range tensorOrder {
+		if s.PeakTFLOPS(string(p)) > 0 {
+			out = append(out, string(p))
 		}
 	}
 	return out

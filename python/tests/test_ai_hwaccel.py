@@ -316,7 +316,7 @@ class ApiTests:
 
     def test_answers_are_freed(self):
         # Each error answer echoes the 4000-character key: ~4 KiB per call.
-        # 20000 leaked answers would be ~80 MB (../shared/cabi-notes.md §3.1).
+        # 20000 leaked answers would be ~80 MB, which the RSS check below would see.
         opts = {"k" * 4000: 1}
         for _ in range(2000):  # warm up allocator and runtime
             self.assertRaises(ai_hwaccel.HwaccelError, ai_hwaccel.detect, opts)

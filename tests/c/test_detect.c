@@ -1,7 +1,8 @@
 /* test_detect.c: detection through the C ABI on the fixture machines
  * testdata/machines/{dgx-h100,cpu-only} (see their README.md for where every
  * value comes from), and visibility variables set with setenv() after the
- * library was loaded (../shared/cabi-notes.md §1.9). */
+ * library was loaded (Go reads the environment once, at start-up:
+ * https://github.com/golang/go/issues/27693). */
 #include <stdlib.h>
 
 #include "check.h"

@@ -1,4 +1,5 @@
-/* test_fork.c: fork() after load (../shared/cabi-notes.md §1.2).
+/* test_fork.c: fork() after load (docs/abi.md; Go cannot run in a
+ * child forked from a multi-threaded process, https://github.com/golang/go/issues/15538).
  *
  *  - a child forked after the library ran gets {"error":{"code":"forked_child"}}
  *    from every JSON export at once (alarm(5) in the child is the hang

@@ -1,6 +1,5 @@
 /* test_panic.c: a panic inside an export becomes an "internal" error object
- * naming the export, and the host keeps running (../shared/cabi-notes.md
- * §1.12). Uses the test-only build/test/libai_hwaccel_testhooks.so, whose
+ * naming the export, and the host keeps running (docs/abi.md, "Guarantees"). Uses the test-only build/test/libai_hwaccel_testhooks.so, whose
  * hwaccel_testhook_panic export fails on purpose inside the same guard every
  * public export uses; the shipped library has no such export (c_dlopen and
  * scripts/check-symbols.sh check that). */

@@ -1,5 +1,6 @@
 /* test_signals.c: the host's own signal handlers keep working with the
- * library loaded (../shared/cabi-notes.md §1.1).
+ * library loaded (os/signal, "Non-Go programs that call Go code",
+ * https://pkg.go.dev/os/signal).
  *
  * SIGINT and SIGCHLD handlers are installed before the library is loaded
  * (dlopen), SIGTERM and SIGUSR1 handlers after (with SA_ONSTACK, as the header

@@ -13,20 +13,21 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The rocm backend reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
-// first (../shared/formats.md "amdgpu sysfs and KFD topology"); when rocm-smi
+// BackendROCm names the rocm backend, which reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
+// first (Linux drivers/gpu/drm/amd/amdgpu/amdgpu_device.c and
+// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); when rocm-smi
 // is installed it runs once and fills what sysfs lacks. The two are matched
 // by PCI bus id, never by position.
-const ROCmBackend = "rocm"
+const BackendROCm = "rocm"
 
-// rocmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
+// ROCmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
 // topology matrices (weight, hops, link type, NUMA), as one JSON line.
 var ROCmSMIArgs = []string{"--showproductname", "--showmeminfo", "vram", "--showbus", "--showtopo", "--json"}
 
 // ROCm is this file's detection source (the orchestrator lists it).
-var ROCm = machine.Backend{Name: ROCmBackend, Detect: detectROCm}
+var ROCm = machine.Backend{Name: BackendROCm, Detect: detectROCm}
 
-// amdGPU is one AMD GPU while the backend assembles it.
+// AMDGPU is one AMD GPU while the backend assembles it.
 type AMDGPU struct {
 	Dev      registry.Device
 	Card     int    // DRM card number; -1 when only rocm-smi saw it
@@ -47,19 +48,19 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	}
 	var smi *ROCmSMIReport
 	if m.HasTool("rocm-smi") {
-		out, w, ok := m.Tool(ctx, ROCmBackend, "rocm-smi", ROCmSMIArgs...)
+		out, w, ok := m.Tool(ctx, BackendROCm, "rocm-smi", ROCmSMIArgs...)
 		f.AddWarning(w)
 		if ok {
 			rep, err := ParseRocmSMIJSON(out)
 			if err != nil {
-				f.Warn(ROCmBackend, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
+				f.Warn(BackendROCm, registry.WarnParseError, "rocm-smi %s: %v", strings.Join(ROCmSMIArgs, " "), err)
 			} else {
 				// A card at another vendor's PCI function is not an AMD GPU.
-				rep.Cards = machine.RowsAtVendor(m, &f, ROCmBackend, "rocm-smi", false, rep.Cards,
+				rep.Cards = machine.RowsAtVendor(m, &f, BackendROCm, "rocm-smi", false, rep.Cards,
 					func(c ROCmSMICard) string { return c.BusID }, machine.VendorAMD)
 				for _, c := range rep.Cards {
 					for _, a := range c.Absurd {
-						f.WarnAbsurdMemory(ROCmBackend, "rocm-smi", "", a.What, a.Raw)
+						f.WarnAbsurdMemory(BackendROCm, "rocm-smi", "", a.What, a.Raw)
 					}
 				}
 				smi = &rep
@@ -73,7 +74,7 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 	gpus = splitPartitions(m, &f, gpus, kfd)
 	gpus, hidden := filterAMDVisible(m, gpus)
 	if hidden != "" {
-		f.Warn(ROCmBackend, registry.WarnHiddenByEnv, "%s", hidden)
+		f.Warn(BackendROCm, registry.WarnHiddenByEnv, "%s", hidden)
 	}
 	for _, g := range gpus {
 		f.Devices = append(f.Devices, g.Dev)
@@ -134,7 +135,7 @@ func partitionMode(m *machine.Machine, file string) string {
 // reported and left out (readMemoryFile).
 func readAMDMemory(m *machine.Machine, dir string, d *registry.Device, f *machine.Findings) {
 	read := func(attr string) (int64, bool) {
-		return m.ReadMemoryFile(f, ROCmBackend, d.PCIBusID+" "+attr, path.Join(dir, attr))
+		return m.ReadMemoryFile(f, BackendROCm, d.PCIBusID+" "+attr, path.Join(dir, attr))
 	}
 	total, okTotal := read("mem_info_vram_total")
 	used, okUsed := read("mem_info_vram_used")
@@ -169,7 +170,7 @@ func unboundAMDGPUs(m *machine.Machine) []registry.Device {
 			}
 			d.SetSource("name", "part table")
 			d.Architecture = s.Arch
-			d.MemoryShared = s.Category == "integrated_gpu"
+			d.MemoryShared = s.Category == specs.IntegratedGPU
 		}
 		setAMDQuantizations(&d)
 		out = append(out, d)
@@ -219,7 +220,7 @@ func applyKFD(g *AMDGPU, node kfdNode) {
 	}
 }
 
-// mergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
+// MergeRocmSMI folds rocm-smi's view into the sysfs devices by PCI bus id;
 // a card rocm-smi lists that sysfs did not show (a container without /sys)
 // becomes a device of its own. sysfs figures stay when both have one.
 func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
@@ -283,7 +284,7 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 // of system RAM (the BIOS "UMA frame buffer"), not memory of their own.
 func isAPU(pciID string) bool {
 	s, ok := specs.ByPCIID(pciID)
-	return ok && s.Category == "integrated_gpu"
+	return ok && s.Category == specs.IntegratedGPU
 }
 
 // finishAMDGPU derives what depends on the identity: name and architecture
@@ -462,9 +463,9 @@ func normAMDUUID(s string) (string, bool) {
 
 // xgmiInterconnects groups the visible GPUs into XGMI hives: by sysfs
 // xgmi_hive_id when the driver exposes it, else by rocm-smi's link-type
-// matrix ("XGMI" cells). No bandwidth is given: ../shared/calibration/
-// devices.json has no sourced per-device Infinity Fabric figure for these
-// parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
+// matrix ("XGMI" cells). No bandwidth is given: no source of the part
+// table (internal/specs) gives a per-device Infinity Fabric figure for
+// these parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
 // (one hop), when rocm-smi ran.
 func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnect {
 	groups := map[string][]int{}

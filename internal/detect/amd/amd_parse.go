@@ -14,7 +14,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
-// rocmSMICard is one GPU as `rocm-smi ... --json` reports it. The card index
+// ROCmSMICard is one GPU as `rocm-smi ... --json` reports it. The card index
 // is rocm-smi's own device index ("card3" = its device 3), which need not be
 // the DRM card number: devices are matched to sysfs by PCI bus id.
 type ROCmSMICard struct {
@@ -37,14 +37,15 @@ type rocmSMILink struct {
 	Hops   int    // -1 unknown
 }
 
+// ROCmSMIReport is what one rocm-smi --json run says: its cards and its
+// topology matrices.
 type ROCmSMIReport struct {
 	Cards []ROCmSMICard
 	Links []rocmSMILink
 }
 
 // Keys written by rocm_smi.py (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py:
-// showProductName "Card series" (later releases print "Card Series", see
-// ../shared/formats.md), showMemInfo "%s Total Memory (B)" and
+// showProductName "Card series" (later releases print "Card Series"), showMemInfo "%s Total Memory (B)" and
 // "%s Total Used Memory (B)", showBus "PCI Bus", showNumaTopology
 // "(Topology) Numa Node"; formatJson splits "key: value" and strips the
 // value). Compared case-insensitively.
@@ -68,7 +69,7 @@ var rsmiCardKey = regexp.MustCompile(`^card(\d+)$`)
 // allocate: no node holds more than a few dozen GPUs (partitioned MI300X: 64).
 const maxRocmDevices = 1024
 
-// parseRocmSMIJSON parses the one-line JSON of rocm-smi --json. Values are
+// ParseRocmSMIJSON parses the one-line JSON of rocm-smi --json. Values are
 // strings in every release seen; numbers are accepted too. Placeholders
 // ("N/A", "Not supported") are no value.
 func ParseRocmSMIJSON(out []byte) (ROCmSMIReport, error) {
@@ -217,7 +218,7 @@ func addRocmLink(links map[[2]int]*rocmSMILink, key, val string) {
 	}
 }
 
-// parseKFDProperties reads a KFD topology node's properties file: one
+// ParseKFDProperties reads a KFD topology node's properties file: one
 // "name value" pair per line (Linux drivers/gpu/drm/amd/amdkfd/kfd_topology.c,
 // node_show). Lines that do not parse are skipped.
 func ParseKFDProperties(text string) map[string]int64 {

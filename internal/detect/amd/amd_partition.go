@@ -161,7 +161,7 @@ func splitPartitions(m *machine.Machine, f *machine.Findings, gpus []AMDGPU, kfd
 		if count < len(nodes) {
 			count = len(nodes)
 		} else if count > len(nodes) {
-			f.Warn(ROCmBackend, registry.WarnDeviceUnusable,
+			f.Warn(BackendROCm, registry.WarnDeviceUnusable,
 				"%s is in %s mode (%d partitions) but KFD lists %d: %s no KFD node and cannot be used",
 				g.Dev.PCIBusID, mode, count, len(nodes), missingPartitions(len(nodes), count))
 		}

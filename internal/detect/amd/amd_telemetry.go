@@ -26,7 +26,7 @@ func readAMDTelemetry(m *machine.Machine, f *machine.Findings, dir string, d *re
 		}
 		x := float64(v) / scale
 		if x < lo || x > hi {
-			f.Warnings = append(f.Warnings, registry.Warning{Backend: ROCmBackend, Code: registry.WarnAbsurdValue,
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendROCm, Code: registry.WarnAbsurdValue,
 				Path: "/" + file, Message: d.PCIBusID + " " + what + " is out of range; left out"})
 			return false
 		}

@@ -10,11 +10,12 @@ import (
 
 // The amd_xdna backend reports AMD Ryzen AI NPUs (kind amd_xdna_npu): PCI
 // functions of vendor 0x1022 with an XDNA id or bound to amdxdna, and their
-// /dev/accel node (formats.md "AMD XDNA NPU").
-const amdXDNABackend = "amd_xdna"
+// /dev/accel node (Linux drivers/accel/amdxdna/amdxdna_pci_drv.c,
+// https://github.com/torvalds/linux).
+const backendAMDXDNA = "amd_xdna"
 
 // XDNA is this file's detection source (the orchestrator lists it).
-var XDNA = machine.Backend{Name: amdXDNABackend, Detect: DetectAMDXDNA}
+var XDNA = machine.Backend{Name: backendAMDXDNA, Detect: DetectAMDXDNA}
 
 // amdXDNASpec: ids from Linux drivers/accel/amdxdna/amdxdna_pci_drv.c
 // (0x1502 NPU1 Phoenix/Hawk Point, 0x17f0 NPU4), named as pci.ids names them:
@@ -26,7 +27,7 @@ var XDNA = machine.Backend{Name: amdXDNABackend, Detect: DetectAMDXDNA}
 // generation, INT8 and BF16 on XDNA 2 (Strix). The NPU has no memory of its
 // own.
 var amdXDNASpec = machine.PCINPUSpec{
-	Backend:   amdXDNABackend,
+	Backend:   backendAMDXDNA,
 	Kind:      registry.KindAMDXDNA,
 	Vendor:    "amd",
 	PCIVendor: machine.VendorAMDCPU,
@@ -40,6 +41,7 @@ var amdXDNASpec = machine.PCINPUSpec{
 	Quant:       precision.AMDXDNA,
 }
 
+// DetectAMDXDNA lists the AMD XDNA NPUs (amdXDNASpec) on PCI.
 func DetectAMDXDNA(_ context.Context, m *machine.Machine) machine.Findings {
 	return machine.DetectPCINPUs(m, amdXDNASpec)
 }

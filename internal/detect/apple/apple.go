@@ -31,12 +31,14 @@ const (
 	ToolSPProf   = "system_profiler"
 )
 
-// spDisplaysArgs is the one system_profiler run.
+// SPDisplaysArgs is the one system_profiler run.
 var SPDisplaysArgs = []string{"SPDisplaysDataType", "-json"}
 
 // Backend is this file's detection source (the orchestrator lists it).
 var Backend = machine.Backend{Name: BackendApple, Detect: DetectApple}
 
+// DetectApple is the apple backend's detection: the Apple GPU of a Mac from
+// system_profiler and sysctl.
 func DetectApple(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	if !isMac(m) {
@@ -193,7 +195,7 @@ func neuralEngine(chip string) (registry.Device, bool) {
 	return d, true
 }
 
-// macHostCPU is the host CPU as sysctl describes it, for a machine without
+// MacHostCPU is the host CPU as sysctl describes it, for a machine without
 // /proc (macOS): name, vendor, logical CPUs and memory, each with source
 // "sysctl". It runs the same sysctl command line as the apple backend, which
 // the per-detection runner shares, so the tool runs once. The warnings are

@@ -132,7 +132,7 @@ type spDisplay struct {
 	Metal      string `json:"spdisplays_mtlgpufamilysupport"`
 }
 
-// parseSPDisplays decodes system_profiler SPDisplaysDataType -json.
+// ParseSPDisplays decodes system_profiler SPDisplaysDataType -json.
 func ParseSPDisplays(b []byte) ([]spDisplay, error) {
 	var doc struct {
 		Displays []spDisplay `json:"SPDisplaysDataType"`
@@ -143,7 +143,7 @@ func ParseSPDisplays(b []byte) ([]spDisplay, error) {
 	return doc.Displays, nil
 }
 
-// appleGPUEntry picks the built-in Apple GPU: vendor "sppci_vendor_Apple", or
+// AppleGPUEntry picks the built-in Apple GPU: vendor "sppci_vendor_Apple", or
 // a model naming an Apple M chip when the vendor key is absent.
 func AppleGPUEntry(ds []spDisplay) (spDisplay, bool) {
 	for _, d := range ds {
@@ -181,7 +181,7 @@ func metalSupport(v string) string {
 
 // appleBinRecords resolves the chips whose bins differ in memory bandwidth
 // (specs leaves them out of name matching) by GPU core count. The counts are
-// those the devices.json record names state; a count no record names (the
+// those the record names state (internal/specs/records_apple.go); a count no record names (the
 // 32-core M4 Max) stays unresolved and its bandwidth unknown.
 var appleBinRecords = map[string]map[int]string{
 	"Apple M3 Max": {30: "Apple M3 Max (14-core CPU / 30-core GPU)", 40: "Apple M3 Max (16-core CPU / 40-core GPU)"},
@@ -198,7 +198,7 @@ func appleBandwidth(chip string, gpuCores int) float64 {
 		}
 		return 0
 	}
-	if s, ok := specs.Lookup(chip); ok && s.Category == "apple_soc_unified_memory" {
+	if s, ok := specs.Lookup(chip); ok && s.Category == specs.AppleSoC {
 		return s.BandwidthGBs
 	}
 	return 0

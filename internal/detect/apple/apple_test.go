@@ -51,7 +51,7 @@ func TestIsAppleSilicon(t *testing.T) {
 	}
 }
 
-// Bandwidth from devices.json; the binned Max chips only by a GPU core
+// Bandwidth from the part table (internal/specs/records_apple.go); the binned Max chips only by a GPU core
 // count a record names.
 func TestAppleBandwidth(t *testing.T) {
 	tests := []struct {

@@ -21,7 +21,8 @@ import (
 // and MediaTek APU (SoC platform devices of vendor kernels; no mainline
 // driver, device node or id to key on).
 
-const AsicBackend = "asic"
+// BackendASIC names the asic backend: the PCI-id-only accelerators above.
+const BackendASIC = "asic"
 
 // PCI vendor ids of the ASIC makers above.
 const (
@@ -30,7 +31,7 @@ const (
 )
 
 // Others is this file's detection source (the orchestrator lists it).
-var Others = machine.Backend{Name: AsicBackend, Detect: DetectASICs}
+var Others = machine.Backend{Name: BackendASIC, Detect: DetectASICs}
 
 // asicModel is one known PCI device id of an ASIC vendor.
 type asicModel struct {
@@ -61,6 +62,7 @@ var asicVendors = []asicVendor{
 		}},
 }
 
+// DetectASICs lists the accelerators of asicVendors found by PCI id.
 func DetectASICs(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	for _, v := range asicVendors {
@@ -84,11 +86,11 @@ func asicDevice(f *machine.Findings, v asicVendor, p machine.PCIDevice) registry
 		}
 	} else {
 		d.Name = fmt.Sprintf("%s (device %s)", v.Label, machine.Hex4(p.Device))
-		f.Warn(AsicBackend, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)
+		f.Warn(BackendASIC, registry.WarnGuess, "%s: PCI id %s is of vendor %s but not a known model", p.Address, p.PCIID(), v.Vendor)
 	}
 	d.SetSource("name", "pci-id")
 	if !d.Available {
-		f.Warn(AsicBackend, registry.WarnDeviceUnusable, "%s (%s): no driver bound", p.Address, d.Name)
+		f.Warn(BackendASIC, registry.WarnDeviceUnusable, "%s (%s): no driver bound", p.Address, d.Name)
 	}
 	return d
 }

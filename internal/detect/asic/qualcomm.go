@@ -14,7 +14,8 @@ import (
 // Memory is left out: the kernel's aic100 documentation gives only "up to
 // 32 GB" of on-card DDR, which varies by SKU.
 
-const QualcommBackend = "qualcomm"
+// BackendQualcomm names the qualcomm backend (Cloud AI cards, above).
+const BackendQualcomm = "qualcomm"
 
 // VendorQualcomm is Qualcomm Technologies' PCI vendor id.
 const VendorQualcomm = 0x17cb
@@ -25,8 +26,9 @@ var qaicModels = map[int]string{
 }
 
 // Qualcomm is this file's detection source (the orchestrator lists it).
-var Qualcomm = machine.Backend{Name: QualcommBackend, Detect: DetectQualcomm}
+var Qualcomm = machine.Backend{Name: BackendQualcomm, Detect: DetectQualcomm}
 
+// DetectQualcomm lists the Qualcomm Cloud AI cards (qaicModels) on PCI.
 func DetectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var accel map[string]string
@@ -44,7 +46,7 @@ func DetectQualcomm(_ context.Context, m *machine.Machine) machine.Findings {
 		d.SetSource("name", "pci-id")
 		d.Available = p.Driver == "qaic" && hasNode && m.Exists("dev/accel/"+node)
 		if !d.Available {
-			f.Warn(QualcommBackend, registry.WarnDeviceUnusable, "%s (%s): driver %q, accel node %q: not usable", p.Address, name, p.Driver, node)
+			f.Warn(BackendQualcomm, registry.WarnDeviceUnusable, "%s (%s): driver %q, accel node %q: not usable", p.Address, name, p.Driver, node)
 		}
 		f.Devices = append(f.Devices, d)
 	}

@@ -17,17 +17,18 @@ import (
 // AWS Neuron (Inferentia, Trainium): `neuron-ls --json-output` first; the
 // neuron driver's PCI functions and sysfs when the tool is absent or fails.
 
-const NeuronBackend = "neuron"
+// BackendNeuron names the neuron backend (AWS Inferentia and Trainium).
+const BackendNeuron = "neuron"
 
 // PathNeuronSysfs is the neuron driver's sysfs root (aws-neuron-sdk
 // neuron-sysfs-user-guide.rst: neuronN/{core_count,connected_devices,...}).
 const PathNeuronSysfs = "sys/devices/virtual/neuron_device"
 
 // Neuron is this file's detection source (the orchestrator lists it).
-var Neuron = machine.Backend{Name: NeuronBackend, Detect: detectNeuron}
+var Neuron = machine.Backend{Name: BackendNeuron, Detect: detectNeuron}
 
 // neuronGen describes one Neuron chip generation. Figures per chip come from
-// its internal/specs record (devices.json, AWS Neuron architecture pages):
+// its internal/specs record (AWS Neuron architecture pages):
 // memory (used only by the fallback; neuron-ls reports memory_size) and
 // bandwidth (the pages state GiB/s; specs converts to GB/s).
 type neuronGen struct {
@@ -51,14 +52,13 @@ var (
 	neuronTrn2 = neuronGen{Arch: "trainium2", Name: "AWS Trainium2", Record: "AWS Trainium2 (per chip)"}
 )
 
-// neuronPCIGen maps Amazon PCI device ids to generations
-// (aws-neuron-driver neuron_pci.c / neuron_device.h; pci.ids "1d0f Amazon.com").
-var neuronPCIGen = map[int]*neuronGen{
-	0x7064: &neuronInf1, 0x7065: &neuronInf1, 0x7066: &neuronInf1, 0x7067: &neuronInf1,
-	0x7164: &neuronTrn1,
-	0x7264: &neuronInf2,
-	0x7364: &neuronTrn2,
-}
+// neuronPCIGen maps Amazon PCI device ids to generations: the ids of each
+// generation's internal/specs record (aws-neuron-driver neuron_pci.c /
+// neuron_device.h; pci.ids "1d0f Amazon.com"), the ids' one home.
+var neuronPCIGen = specs.PCIGenerations(machine.VendorAmazon, map[*neuronGen][]string{
+	&neuronInf1: {neuronInf1.Record}, &neuronTrn1: {neuronTrn1.Record},
+	&neuronInf2: {neuronInf2.Record}, &neuronTrn2: {neuronTrn2.Record},
+})
 
 // neuronGenFromInstanceType recognises the generation from an EC2 instance
 // type ("inf2.48xlarge", "trn1n.32xlarge"): the family names the chip.
@@ -84,21 +84,21 @@ func detectNeuron(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	// Amazon's vendor id also covers ENA network and EBS NVMe functions.
 	pci := machine.PCIFunctionsIn(m, machine.VendorAmazon, neuronPCIGen)
-	out, w, ok := m.Tool(ctx, NeuronBackend, "neuron-ls", NeuronLSArgs...)
+	out, w, ok := m.Tool(ctx, BackendNeuron, "neuron-ls", NeuronLSArgs...)
 	f.AddWarning(w)
 	if ok {
 		devs, errs, err := ParseNeuronLS(out)
 		if err != nil {
-			f.Warn(NeuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", err)
+			f.Warn(BackendNeuron, registry.WarnParseError, "neuron-ls --json-output: %v", err)
 		}
 		for _, e := range errs {
-			f.Warn(NeuronBackend, registry.WarnParseError, "neuron-ls --json-output: %v", e)
+			f.Warn(BackendNeuron, registry.WarnParseError, "neuron-ls --json-output: %v", e)
 		}
 		// A row at another vendor's PCI function is not a Neuron device.
-		devs = machine.RowsAtVendor(m, &f, NeuronBackend, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, machine.VendorAmazon)
+		devs = machine.RowsAtVendor(m, &f, BackendNeuron, "neuron-ls", false, devs, func(d neuronDevice) string { return d.BusID }, machine.VendorAmazon)
 		for _, d := range devs {
 			for _, a := range d.Absurd {
-				f.WarnAbsurdMemory(NeuronBackend, "neuron-ls", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(BackendNeuron, "neuron-ls", "", a.What, a.Raw)
 			}
 		}
 		if len(devs) > 0 {
@@ -176,7 +176,7 @@ func neuronMissedByTool(f *machine.Findings, devs []neuronDevice, pci []machine.
 		}
 		d := registry.Device{ID: p.Address, Kind: registry.KindNeuron, Vendor: "amazon", PCIBusID: p.Address, NUMANode: p.NUMANode}
 		applyNeuronGen(&d, neuronPCIGen[p.Device], true)
-		f.Warn(NeuronBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by neuron-ls", p.Address, d.Name)
+		f.Warn(BackendNeuron, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by neuron-ls", p.Address, d.Name)
 		out = append(out, d)
 	}
 	return out
@@ -297,7 +297,7 @@ func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDe
 				NUMANode: p.NUMANode, Available: p.Driver == "neuron-driver", Cores: cores}
 			applyNeuronGen(&d, neuronPCIGen[p.Device], true)
 			if !d.Available {
-				f.Warn(NeuronBackend, registry.WarnDeviceUnusable, "%s: driver %q is not neuron-driver", p.Address, p.Driver)
+				f.Warn(BackendNeuron, registry.WarnDeviceUnusable, "%s: driver %q is not neuron-driver", p.Address, p.Driver)
 			}
 			devs = append(devs, d)
 		}
@@ -318,7 +318,7 @@ func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDe
 		}
 	}
 	f.Devices = devs
-	f.Warn(NeuronBackend, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron device(s) from sysfs (memory from the datasheet, no NeuronLink)", len(devs))
+	f.Warn(BackendNeuron, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron device(s) from sysfs (memory from the datasheet, no NeuronLink)", len(devs))
 }
 
 // neuronSysfsIndices lists N of every neuronN under the neuron sysfs root,

@@ -11,7 +11,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
-// neuronLSArgs is the one neuron-ls command line the neuron backend runs
+// NeuronLSArgs is the one neuron-ls command line the neuron backend runs
 // (aws-neuron-sdk neuron-ls.rst: `-j/--json-output`).
 var NeuronLSArgs = []string{"--json-output"}
 
@@ -19,7 +19,8 @@ var NeuronLSArgs = []string{"--json-output"}
 const maxNeuronDevices = 1024
 
 // neuronLSDevice is one element of `neuron-ls --json-output` as in
-// ../shared/formats.md: numa_node is a string ("-1" = none), connected_to is
+// testdata/machines/trn1-2xlarge and aws-neuron-sdk neuron-ls.rst
+// (https://github.com/aws-neuron/aws-neuron-sdk tools/neuron-sys-tools/neuron-ls.rst): numa_node is a string ("-1" = none), connected_to is
 // null or an array of device indices, memory_size is in bytes. Fields are
 // decoded loosely (json.RawMessage) so a number where a string was expected,
 // or the reverse, costs one field and not the whole answer.
@@ -45,7 +46,7 @@ type neuronDevice struct {
 	Absurd       []machine.AbsurdValue // memory figures left out as absurd
 }
 
-// parseNeuronLS parses `neuron-ls --json-output`. A document that is not a
+// ParseNeuronLS parses `neuron-ls --json-output`. A document that is not a
 // JSON array of objects is an error; per-device problems are returned as
 // errors beside the devices that could be read.
 func ParseNeuronLS(out []byte) ([]neuronDevice, []error, error) {

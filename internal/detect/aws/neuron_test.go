@@ -10,7 +10,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// The real trn1.2xlarge capture of formats.md, verbatim shape.
+// The real trn1.2xlarge capture (testdata/machines/trn1-2xlarge), verbatim shape.
 const trn1Capture = `[
     {
         "neuron_device": 0,
@@ -130,4 +130,12 @@ func FuzzNeuronParseNeuronLS(f *testing.F) {
 			require.GreaterOrEqual(t, g.Links, len(g.Devices)-1)
 		}
 	})
+}
+
+// The Amazon ids come from the part table (aws-neuron-driver neuron_pci.c).
+func TestNeuronPCIGenFromRecords(t *testing.T) {
+	assert.Equal(t, map[int]*neuronGen{
+		0x7064: &neuronInf1, 0x7065: &neuronInf1, 0x7066: &neuronInf1, 0x7067: &neuronInf1,
+		0x7164: &neuronTrn1, 0x7264: &neuronInf2, 0x7364: &neuronTrn2,
+	}, neuronPCIGen)
 }

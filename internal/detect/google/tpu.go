@@ -20,17 +20,17 @@ import (
 // pytorch/xla PR 4845). Google's vendor id also covers gVNIC and NVMe
 // functions on every Compute Engine VM, so only the TPU device ids count.
 
-const TpuBackend = "tpu"
+// BackendTPU names the tpu backend (Google Cloud TPU chips, above).
+const BackendTPU = "tpu"
 
 // TPU is this file's detection source (the orchestrator lists it).
-var TPU = machine.Backend{Name: TpuBackend, Detect: detectTPU}
+var TPU = machine.Backend{Name: BackendTPU, Detect: detectTPU}
 
 // tpuGen describes one TPU generation.
 type tpuGen struct {
 	Arch string // "v5e"
 	Name string // "TPU v5e"
-	// Record names the internal/specs datasheet (devices.json, Cloud TPU
-	// documentation; tpu_info for v2 and TPU7x): HBM per chip, HBM bandwidth
+	// Record names the internal/specs datasheet (Cloud TPU documentation; tpu_info for v2 and TPU7x): HBM per chip, HBM bandwidth
 	// per chip and bidirectional ICI bandwidth per chip, each where a source
 	// gives it.
 	Record string
@@ -68,29 +68,27 @@ func init() {
 	}
 }
 
+// tpuPCIGen maps Google PCI device ids to generations, v4 and later: the
+// ids of each generation's internal/specs record (tpu_info device.py: 0x005e
+// v4, 0x0063 v5e, 0x0062 v5p, 0x006f v6e, 0x0076 TPU7x), the ids' one home.
+var tpuPCIGen = specs.PCIGenerations(machine.VendorGoogle, map[*tpuGen][]string{
+	&tpuV4: {tpuV4.Record}, &tpuV5e: {tpuV5e.Record}, &tpuV5p: {tpuV5p.Record},
+	&tpuV6e: {tpuV6e.Record}, &tpuV7x: {tpuV7x.Record},
+})
+
 // tpuGenOf maps a Google PCI function to its TPU generation, or nil: device
-// 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f), then 0x005e v4,
-// 0x0063 v5e, 0x0062 v5p, 0x006f v6e, 0x0076 TPU7x (tpu_info device.py).
+// 0x0027 is v2 or v3 by subsystem device (0x004e / 0x004f; tpu_info
+// device.py), which no record carries as the two share the device id; the
+// others by tpuPCIGen.
 func tpuGenOf(p machine.PCIDevice) *tpuGen {
-	switch p.Device {
-	case 0x0027:
-		switch p.SubDevice {
-		case 0x004e:
-			return &tpuV2
-		case 0x004f:
-			return &tpuV3
-		}
-		return nil
-	case 0x005e:
-		return &tpuV4
-	case 0x0063:
-		return &tpuV5e
-	case 0x0062:
-		return &tpuV5p
-	case 0x006f:
-		return &tpuV6e
-	case 0x0076:
-		return &tpuV7x
+	if p.Device != 0x0027 {
+		return tpuPCIGen[p.Device]
+	}
+	switch p.SubDevice {
+	case 0x004e:
+		return &tpuV2
+	case 0x004f:
+		return &tpuV3
 	}
 	return nil
 }
@@ -176,7 +174,7 @@ func detectTPU(_ context.Context, m *machine.Machine) machine.Findings {
 		}
 		d.SetSource("available", strings.Join(nodes, " "))
 		if !d.Available {
-			f.Warn(TpuBackend, registry.WarnDeviceUnusable, "%s (%s): device node %s is missing", c.cores[0].Address, d.Name, strings.Join(missing, ", "))
+			f.Warn(BackendTPU, registry.WarnDeviceUnusable, "%s (%s): device node %s is missing", c.cores[0].Address, d.Name, strings.Join(missing, ", "))
 		}
 		ids = append(ids, d.ID)
 		gens = append(gens, c.gen)

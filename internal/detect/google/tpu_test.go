@@ -33,3 +33,11 @@ func TestTPUGenOf(t *testing.T) {
 	assert.Equal(t, "dev/vfio/3", tpuChipNode(&tpuV6e, 3))
 	assert.Equal(t, "dev/accel3", tpuChipNode(&tpuV3, 3))
 }
+
+// The Google ids of v4 and later come from the part table (tpu_info
+// device.py); v2 and v3 share 0x0027 and are told apart by subsystem.
+func TestTPUPCIGenFromRecords(t *testing.T) {
+	assert.Equal(t, map[int]*tpuGen{
+		0x005e: &tpuV4, 0x0063: &tpuV5e, 0x0062: &tpuV5p, 0x006f: &tpuV6e, 0x0076: &tpuV7x,
+	}, tpuPCIGen)
+}

@@ -12,9 +12,10 @@ import (
 )
 
 // The host CPU: one device, always present. /proc/cpuinfo gives the model,
-// vendor and core counts, /proc/meminfo the host memory (formats.md,
-// "/proc/meminfo, NUMA, DMI").
+// vendor and core counts, /proc/meminfo the host memory (Linux fs/proc/meminfo.c,
+// https://github.com/torvalds/linux).
 
+// BackendCPU names the cpu backend (the host CPU, above).
 const BackendCPU = "cpu"
 
 // CPU is this file's detection source (the orchestrator lists it).
@@ -145,7 +146,7 @@ func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
 	return text, true
 }
 
-// parseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
+// ParseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
 // logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
 // "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
 // and "CPU part" and no model name (arch/arm64/kernel/cpuinfo.c): its name is
@@ -272,7 +273,7 @@ func armVendor(code string) string {
 	return "arm"
 }
 
-// parseMemInfo reads /proc/meminfo ("MemTotal:       32614532 kB") into
+// ParseMemInfo reads /proc/meminfo ("MemTotal:       32614532 kB") into
 // bytes per key; lines without the kB unit (HugePages_Total) and garbage lines
 // are left out, a value that does not parse is kept as -1 so the caller can
 // tell "garbage" from "absent", and an absurd one (negative, over 1 PiB,

@@ -14,12 +14,14 @@ import (
 // the visibility variables; nothing is fetched from a metadata server.
 // Cloud is named only from explicit markers, never inferred from the
 // hypervisor (a Xen guest is not necessarily on AWS, a Hyper-V guest not
-// necessarily on Azure: ../shared/reference-study.md §7.2 #12).
+// necessarily on Azure, as the Rust crate ai-hwaccel 1.2.0 assumed,
+// https://docs.rs/ai-hwaccel/1.2.0).
 
-const EnvironmentBackend = "environment"
+// BackendEnvironment names the environment backend (above).
+const BackendEnvironment = "environment"
 
 // Environment is this file's detection source (the orchestrator lists it).
-var Environment = machine.Backend{Name: EnvironmentBackend, Detect: DetectEnvironment}
+var Environment = machine.Backend{Name: BackendEnvironment, Detect: DetectEnvironment}
 
 // visibilityVars are the variables that hide or reorder devices, reported as
 // seen so an operator can tell why a device is missing.
@@ -32,6 +34,8 @@ var visibilityVars = []string{
 // "How to detect if running in Azure" guidance for Linux VMs).
 const azureAssetTag = "7783-7084-3265-9085"
 
+// DetectEnvironment reports the environment: container, hypervisor, cloud
+// markers and the visibility variables set.
 func DetectEnvironment(_ context.Context, m *machine.Machine) machine.Findings {
 	env := &registry.Environment{}
 	envContainer(m, env)

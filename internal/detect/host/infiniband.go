@@ -12,10 +12,11 @@ import (
 )
 
 // RDMA ports out of the machine, from /sys/class/infiniband/<ca>/ports/<n>
-// (Linux drivers/infiniband/core/sysfs.c; formats.md "ibstat and InfiniBand
-// sysfs"): rate "400 Gb/sec (4X NDR)", state "4: ACTIVE", link_layer
+// (Linux drivers/infiniband/core/sysfs.c,
+// https://github.com/torvalds/linux): rate "400 Gb/sec (4X NDR)", state "4: ACTIVE", link_layer
 // "InfiniBand" or "Ethernet" (RoCE). Only ACTIVE ports become interconnects.
 
+// BackendIB names the infiniband backend (RDMA ports, above).
 const BackendIB = "infiniband"
 
 // maxIBRateGbs bounds a believable port rate: the fastest InfiniBand ports

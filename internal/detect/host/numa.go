@@ -16,6 +16,7 @@ import (
 // "cpulist" ("0-55,112-167") and "meminfo" ("Node 0 MemTotal:       <n> kB").
 // A machine without the node directory (no NUMA support) reports nothing.
 
+// BackendNUMA names the numa backend (NUMA nodes, above).
 const BackendNUMA = "numa"
 
 // maxNUMANodes bounds the node ids we accept; Linux's MAX_NUMNODES is at most
@@ -101,7 +102,7 @@ func nodeIDs(m *machine.Machine) ([]int, error) {
 // allocate gigabytes.
 const maxListed = 1 << 16
 
-// parseCPUList parses the kernel's list format ("0-55,112-167", "0", "")
+// ParseCPUList parses the kernel's list format ("0-55,112-167", "0", "")
 // (lib/bitmap-str.c bitmap_parselist) into ascending ids.
 func ParseCPUList(s string) ([]int, error) {
 	s = strings.TrimSpace(s)

@@ -17,7 +17,8 @@ import (
 // drive reads ~7 GB/s, a PCIe 3 one ~3.5), and the contract omits what is
 // not known. Class and size are what sysfs states.
 
-const StorageBackend = "storage"
+// BackendStorage names the storage backend (block devices, above).
+const BackendStorage = "storage"
 
 // PathBlock lists the block devices (Linux block/genhd.c).
 const PathBlock = "sys/block"
@@ -44,8 +45,10 @@ var nvmePathDevice = regexp.MustCompile(`^nvme\d+c\d+n\d+$`)
 const maxStorageDevices = 4096
 
 // Storage is this file's detection source (the orchestrator lists it).
-var Storage = machine.Backend{Name: StorageBackend, Detect: DetectStorage}
+var Storage = machine.Backend{Name: BackendStorage, Detect: DetectStorage}
 
+// DetectStorage lists the machine's block devices (PathBlock) with class and
+// size.
 func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var names []string
@@ -56,7 +59,7 @@ func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	}
 	sort.Strings(names)
 	if len(names) > maxStorageDevices {
-		f.Warn(StorageBackend, registry.WarnAbsurdValue, "%d block devices; only the first %d are listed", len(names), maxStorageDevices)
+		f.Warn(BackendStorage, registry.WarnAbsurdValue, "%d block devices; only the first %d are listed", len(names), maxStorageDevices)
 		names = names[:maxStorageDevices]
 	}
 	for _, n := range names {

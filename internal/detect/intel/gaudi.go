@@ -15,10 +15,11 @@ import (
 // Intel Gaudi (Habana Labs): hl-smi first, the habanalabs driver's sysfs
 // view when hl-smi is absent or fails.
 
-const GaudiBackend = "gaudi"
+// BackendGaudi names the gaudi backend (Intel Gaudi, above).
+const BackendGaudi = "gaudi"
 
 // Gaudi is this file's detection source (the orchestrator lists it).
-var Gaudi = machine.Backend{Name: GaudiBackend, Detect: detectGaudi}
+var Gaudi = machine.Backend{Name: BackendGaudi, Detect: detectGaudi}
 
 // gaudiGen describes one Gaudi generation.
 type gaudiGen struct {
@@ -46,8 +47,8 @@ var (
 	// Gaudi 2: HBM (read as binary, as hl-smi prints it) and bandwidth from
 	// the specs record. Precisions: FP8
 	// (E4M3/E5M2) with BF16/FP16/FP32 as the high-precision types (Intel
-	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; devices.json
-	// fp16_bf16 and fp8 TFLOPS). INT8 is left out: no source names it.
+	// Neural Compressor "FP8 Quantization" for Gaudi2/HPU; the specs
+	// record's BF16/FP16 and FP8 TFLOPS). INT8 is left out: no source names it.
 	//
 	// Scale-up, Gaudi 2 and 3 alike: of each chip's 24 RoCE ports, 21 join
 	// the seven other OAM modules of an HLS box all-to-all (3 per peer) and
@@ -63,16 +64,17 @@ var (
 	gaudi1 = gaudiGen{Arch: "gaudi", Name: "Intel Gaudi"}
 )
 
-// gaudiPCIGen maps Habana PCI device ids to generations: habanalabs driver
-// `habanalabs_drv.c` / hl-thunk `pci_ids.h` (PCI_IDS_GAUDI 0x1000,
-// GAUDI_HL2000M 0x1001, GAUDI_SEC 0x1010, GAUDI_HL2000M_SEC 0x1011, GAUDI2
-// 0x1020, GAUDI2_HL_288 0x1021, GAUDI3 0x1060, GAUDI3_SINGLE_DIE 0x1062,
-// GAUDI3_HL_338 0x1063); pci.ids 2023.04.10 "1da3 Habana Labs Ltd.".
-var gaudiPCIGen = map[int]*gaudiGen{
-	0x1000: &gaudi1, 0x1001: &gaudi1, 0x1010: &gaudi1, 0x1011: &gaudi1,
-	0x1020: &gaudi2, 0x1021: &gaudi2,
-	0x1060: &gaudi3, 0x1062: &gaudi3, 0x1063: &gaudi3,
+// gaudiIDRecords names, per generation, the internal/specs records whose
+// Habana PCI ids are that generation's (the ids' one home; the records cite
+// the habanalabs driver and hl-thunk names).
+var gaudiIDRecords = map[*gaudiGen][]string{
+	&gaudi1: {"Intel Gaudi (HL-2000)"},
+	&gaudi2: {"Intel Gaudi2 (HL-225)", "Intel Gaudi2 (HL-288, PCIe)"},
+	&gaudi3: {"Intel Gaudi3", "Intel Gaudi3 (single die)"},
 }
+
+// gaudiPCIGen maps Habana PCI device ids to generations (gaudiIDRecords).
+var gaudiPCIGen = specs.PCIGenerations(machine.VendorHabana, gaudiIDRecords)
 
 // gaudiGenFromName recognises a generation from an hl-smi product name:
 // HL-205 is the first Gaudi mezzanine card, HL-225/HL-288 Gaudi 2 (OAM/PCIe),
@@ -97,18 +99,18 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 	// Only device ids that name a Gaudi generation: Goya and Greco
 	// inference cards share the vendor id.
 	pci := machine.PCIFunctionsIn(m, machine.VendorHabana, gaudiPCIGen)
-	out, w, ok := m.Tool(ctx, GaudiBackend, "hl-smi", HLSMIArgs()...)
+	out, w, ok := m.Tool(ctx, BackendGaudi, "hl-smi", HLSMIArgs()...)
 	f.AddWarning(w)
 	if ok {
 		rows, errs := ParseHLSMI(out)
 		for _, err := range errs {
-			f.Warn(GaudiBackend, registry.WarnParseError, "hl-smi: %v", err)
+			f.Warn(BackendGaudi, registry.WarnParseError, "hl-smi: %v", err)
 		}
 		// A row at another vendor's PCI function is not a Gaudi.
-		rows = machine.RowsAtVendor(m, &f, GaudiBackend, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, machine.VendorHabana)
+		rows = machine.RowsAtVendor(m, &f, BackendGaudi, "hl-smi", false, rows, func(r hlSMIRow) string { return r.BusID }, machine.VendorHabana)
 		for _, r := range rows {
 			for _, a := range r.Absurd {
-				f.WarnAbsurdMemory(GaudiBackend, "hl-smi", "", a.What, a.Raw)
+				f.WarnAbsurdMemory(BackendGaudi, "hl-smi", "", a.What, a.Raw)
 			}
 		}
 		if len(rows) > 0 {
@@ -118,20 +120,20 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 			return f
 		}
 		if len(errs) == 0 && len(pci) > 0 {
-			f.Warn(GaudiBackend, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
+			f.Warn(BackendGaudi, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
 		}
 	}
 	if len(pci) == 0 {
 		return f
 	}
-	f.Warn(GaudiBackend, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
+	f.Warn(BackendGaudi, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
 	accel := machine.AccelNodesByBus(m)
 	for _, p := range pci {
 		d := gaudiFromPCI(p)
 		node, bound := accel[p.Address]
 		d.Available = p.Driver == "habanalabs" && bound && m.Exists("dev/accel/"+node)
 		if !d.Available {
-			f.Warn(GaudiBackend, registry.WarnDeviceUnusable, "%s: driver %q, accel node %q: not usable", p.Address, p.Driver, node)
+			f.Warn(BackendGaudi, registry.WarnDeviceUnusable, "%s: driver %q, accel node %q: not usable", p.Address, p.Driver, node)
 		}
 		f.Devices = append(f.Devices, d)
 	}
@@ -249,7 +251,7 @@ func gaudiMissedByTool(f *machine.Findings, rows []hlSMIRow, pci []machine.PCIDe
 			continue
 		}
 		d := gaudiFromPCI(p)
-		f.Warn(GaudiBackend, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by hl-smi", p.Address, d.Name)
+		f.Warn(BackendGaudi, registry.WarnDeviceUnusable, "%s (%s): in sysfs but not listed by hl-smi", p.Address, d.Name)
 		out = append(out, d)
 	}
 	return out

@@ -9,12 +9,12 @@ import (
 )
 
 // hlSMIQueryFields are the hl-smi query fields, in the order the CSV columns
-// come back (../shared/formats.md "hl-smi": `-Q/--query-aip <fields>
-// -f/--format csv,noheader,nounits`; field names from docs.habana.ai
-// "System Management Interface Tool (hl-smi)").
+// come back (`-Q/--query-aip <fields> -f/--format csv,noheader,nounits`; field names
+// from docs.habana.ai "System Management Interface Tool (hl-smi)",
+// https://docs.habana.ai/en/latest/Management_and_Monitoring/Embedded_System_Tools_Guide/System_Management_Interface_Tool.html).
 var hlSMIQueryFields = []string{"index", "name", "bus_id", "memory.total", "memory.free", "driver_version", "uuid"}
 
-// hlSMIArgs is the one hl-smi command line the gaudi backend runs.
+// HLSMIArgs is the one hl-smi command line the gaudi backend runs.
 func HLSMIArgs() []string {
 	return []string{"-Q", strings.Join(hlSMIQueryFields, ","), "-f", "csv,noheader,nounits"}
 }
@@ -36,7 +36,7 @@ type hlSMIRow struct {
 	Absurd        []machine.AbsurdValue // memory figures left out as absurd
 }
 
-// parseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
+// ParseHLSMI parses the CSV of hlSMIArgs. Lines that cannot be read become
 // errors (one per line) and are skipped; the others are kept. Placeholders
 // such as "N/A" or "[Not Supported]" give "no value".
 func ParseHLSMI(out []byte) ([]hlSMIRow, []error) {

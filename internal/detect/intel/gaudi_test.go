@@ -86,3 +86,13 @@ func FuzzGaudiParseHLSMI(f *testing.F) {
 		}
 	})
 }
+
+// The Habana ids come from the part table: every id the habanalabs driver
+// and hl-thunk name maps to its generation.
+func TestGaudiPCIGenFromRecords(t *testing.T) {
+	assert.Equal(t, map[int]*gaudiGen{
+		0x1000: &gaudi1, 0x1001: &gaudi1, 0x1010: &gaudi1, 0x1011: &gaudi1,
+		0x1020: &gaudi2, 0x1021: &gaudi2,
+		0x1060: &gaudi3, 0x1062: &gaudi3, 0x1063: &gaudi3,
+	}, gaudiPCIGen)
+}

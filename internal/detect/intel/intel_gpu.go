@@ -10,15 +10,15 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The intel_gpu backend reports Intel GPUs (kind intel_gpu): DRM cards bound
+// BackendIntelGPU names the intel_gpu backend, which reports Intel GPUs (kind intel_gpu): DRM cards bound
 // to i915 or xe, filled by xpu-smi (data-center GPUs) when it is installed.
 // Integrated GPUs use system RAM: they are memory_shared and get no memory
 // figure, since neither i915 nor xe exposes a dedicated size for them and
 // system RAM is not GPU memory.
-const IntelGPUBackend = "intel_gpu"
+const BackendIntelGPU = "intel_gpu"
 
 // GPU is this file's detection source (the orchestrator lists it).
-var GPU = machine.Backend{Name: IntelGPUBackend, Detect: detectIntelGPU}
+var GPU = machine.Backend{Name: BackendIntelGPU, Detect: detectIntelGPU}
 
 // intelGPUModel is what a PCI device id tells about an Intel GPU.
 type intelGPUModel struct {
@@ -27,10 +27,10 @@ type intelGPUModel struct {
 }
 
 // intelGPUModels names Intel GPUs by PCI device id: 0x0bda Data Center GPU
-// Max 1100 (../shared/formats.md generic PCI section; xpu-smi captures print
+// Max 1100 (testdata/machines/intel-max-1100-x2; xpu-smi captures print
 // that name for pci_device_id 0xbda), 0x7d55 Meteor Lake-P Arc Graphics and
-// 0x4680 Alder Lake-S GT1 UHD Graphics 770 (public lspci -nn output in
-// formats.md "Intel NPU"; hwdata pci.ids).
+// 0x4680 Alder Lake-S GT1 UHD Graphics 770 (hwdata pci.ids,
+// https://pci-ids.ucw.cz/read/PC/8086).
 var intelGPUModels = map[int]intelGPUModel{
 	0x0bda: {Name: "Intel Data Center GPU Max 1100"},
 	0x7d55: {Name: "Intel Arc Graphics (Meteor Lake)", Integrated: true},
@@ -48,12 +48,12 @@ func detectIntelGPU(ctx context.Context, m *machine.Machine) machine.Findings {
 	}
 	devs = append(devs, unboundIntelGPUs(m)...)
 	if m.HasTool("xpu-smi") {
-		out, w, ok := m.Tool(ctx, IntelGPUBackend, "xpu-smi", XPUSMIDumpArgs...)
+		out, w, ok := m.Tool(ctx, BackendIntelGPU, "xpu-smi", XPUSMIDumpArgs...)
 		f.AddWarning(w)
 		if ok {
 			rows, err := ParseXPUDump(string(out))
 			if err != nil {
-				f.Warn(IntelGPUBackend, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
+				f.Warn(BackendIntelGPU, registry.WarnParseError, "xpu-smi %s: %v", strings.Join(XPUSMIDumpArgs, " "), err)
 			}
 			devs = mergeXPU(devs, intelXPURows(m, rows, &f), &f)
 		}
@@ -125,7 +125,7 @@ func isIntelIntegrated(c machine.DRMCard, model intelGPUModel, known bool) bool 
 // device in mergeByBusID. A machine with no PCI tree at all (a container
 // without /sys) cannot contradict xpu-smi, so there every row is kept.
 func intelXPURows(m *machine.Machine, rows []XPUDevice, f *machine.Findings) []XPUDevice {
-	return machine.RowsAtVendor(m, f, IntelGPUBackend, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
+	return machine.RowsAtVendor(m, f, BackendIntelGPU, "xpu-smi", true, rows, func(r XPUDevice) string { return r.BusID }, machine.VendorIntel)
 }
 
 // mergeXPU folds xpu-smi rows into the sysfs devices by PCI address; a row
@@ -138,10 +138,10 @@ func mergeXPU(devs []registry.Device, rows []XPUDevice, f *machine.Findings) []r
 	}
 	for _, r := range rows {
 		for _, a := range r.Absurd {
-			f.WarnAbsurdMemory(IntelGPUBackend, "xpu-smi", "", a.What, a.Raw)
+			f.WarnAbsurdMemory(BackendIntelGPU, "xpu-smi", "", a.What, a.Raw)
 		}
 		if r.ID < 0 {
-			f.Warn(IntelGPUBackend, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
+			f.Warn(BackendIntelGPU, registry.WarnDeviceUnusable, "xpu-smi lists %s without a device id (GPU in bad state)", r.BusID)
 			continue
 		}
 		i, ok := at[r.BusID]

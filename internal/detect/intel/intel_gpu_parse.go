@@ -9,7 +9,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
 
-// xpuSMIDumpArgs is the single xpu-smi run: `discovery --dump` prints one CSV
+// XPUSMIDumpArgs is the single xpu-smi run: `discovery --dump` prints one CSV
 // row per device with the chosen properties (intel/xpumanager
 // cli/src/comlet_discovery.cpp: dump ids 1 Device ID, 2 Device Name, 4 UUID,
 // 8 Driver Version, 11 PCI BDF Address, 16 Memory Physical Size). It is the
@@ -18,7 +18,7 @@ import (
 // (memory_physical_size_byte) takes one run per device.
 var XPUSMIDumpArgs = []string{"discovery", "--dump", "1,2,4,8,11,16"}
 
-// xpuDevice is one row of the dump.
+// XPUDevice is one row of the dump.
 type XPUDevice struct {
 	ID          int // xpu-smi device id; -1 for a device in bad state
 	Name        string
@@ -41,7 +41,7 @@ const (
 
 const maxXPUDevices = 256
 
-// parseXPUDump parses `xpu-smi discovery --dump ...`: a header line of labels
+// ParseXPUDump parses `xpu-smi discovery --dump ...`: a header line of labels
 // joined by ",", then one row per device; strings are JSON-quoted, numbers
 // bare, a missing value is "" (the Device ID column is empty for a device
 // xpu-smi lists as "GPU in bad state"). Memory is "%.2f MiB", so bytes are
@@ -102,7 +102,7 @@ func ParseXPUDump(out string) ([]XPUDevice, error) {
 	return devs, nil
 }
 
-// parseXPUMiB reads "49135.62 MiB" into bytes; anything else is 0
+// ParseXPUMiB reads "49135.62 MiB" into bytes; anything else is 0
 // (unknown), and absurd says the figure was negative or over 1 PiB.
 func ParseXPUMiB(s string) (bytes int64, absurd bool) {
 	s = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "MiB"))

@@ -10,12 +10,12 @@ import (
 
 // The intel_npu backend reports Intel NPUs (Meteor Lake and later): PCI
 // functions with a known NPU id or bound to intel_vpu, and their DRM accel
-// node. There is no /sys/class/misc/intel_npu in any kernel (formats.md
-// "Intel NPU"); the driver registers with the accel class.
-const intelNPUBackend = "intel_npu"
+// node. There is no /sys/class/misc/intel_npu in any kernel (Linux
+// drivers/accel/ivpu, https://github.com/torvalds/linux); the driver registers with the accel class.
+const backendIntelNPU = "intel_npu"
 
 // NPU is this file's detection source (the orchestrator lists it).
-var NPU = machine.Backend{Name: intelNPUBackend, Detect: DetectIntelNPU}
+var NPU = machine.Backend{Name: backendIntelNPU, Detect: DetectIntelNPU}
 
 // intelNPUSpec: ids from Linux drivers/accel/ivpu/ivpu_drv.h
 // (PCI_DEVICE_ID_MTL 0x7d1d, _ARL 0xad1d, _LNL 0x643e, _PTL_P 0xb03e); newer
@@ -24,7 +24,7 @@ var NPU = machine.Backend{Name: intelNPUBackend, Detect: DetectIntelNPU}
 // NPU device documentation: the NPU executes INT8 and FP16, FP32 models are
 // converted to FP16). The NPU has no memory of its own.
 var intelNPUSpec = machine.PCINPUSpec{
-	Backend:   intelNPUBackend,
+	Backend:   backendIntelNPU,
 	Kind:      registry.KindIntelNPU,
 	Vendor:    "intel",
 	PCIVendor: machine.VendorIntel,
@@ -40,6 +40,7 @@ var intelNPUSpec = machine.PCINPUSpec{
 	Quant:       func(int) []string { return precision.IntelNPU() },
 }
 
+// DetectIntelNPU lists the Intel NPUs (intelNPUSpec) on PCI.
 func DetectIntelNPU(_ context.Context, m *machine.Machine) machine.Findings {
 	return machine.DetectPCINPUs(m, intelNPUSpec)
 }

@@ -134,7 +134,7 @@ func (m *Machine) ReadFile(name string) ([]byte, error) {
 	return out, err
 }
 
-// withFile reads the regular file name, at most limit bytes, and hands its
+// WithFile reads the regular file name, at most limit bytes, and hands its
 // content to use. The slice is only valid during the call (it may be a
 // pooled buffer): use copies what it keeps.
 func (m *Machine) WithFile(name string, limit int, use func([]byte)) error {
@@ -293,7 +293,7 @@ func csiBodyLen(s string) int {
 	return len(s)
 }
 
-// isControl reports C0 controls but tab, DEL and C1 controls (U+0080-U+009F).
+// IsControl reports C0 controls but tab, DEL and C1 controls (U+0080-U+009F).
 func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 0x9f }
 
 // Tool runs a vendor tool through the machine's runner and turns every
@@ -333,11 +333,11 @@ func (m *Machine) note(w registry.Warning) {
 	m.notesMu.Unlock()
 }
 
-// ViewBackend is the backend name of warnings about the machine view's own
+// BackendView is the backend name of warnings about the machine view's own
 // reads: sysfs and procfs are read through one view shared by every backend
 // (the PCI tree is scanned once for all of them), so a refused read is not
 // one backend's.
-const ViewBackend = "machine"
+const BackendView = "machine"
 
 // noteDenied records a read the machine refused (permission denied), once
 // per path: an unreadable sysfs made GPUs vanish with no word (issue 14
@@ -355,7 +355,7 @@ func (m *Machine) noteDenied(name string, err error) {
 		m.denied = map[string]bool{}
 	}
 	m.denied[name] = true
-	m.notes = append(m.notes, registry.Warning{Backend: ViewBackend, Code: registry.WarnSysfsRead, Path: "/" + name,
+	m.notes = append(m.notes, registry.Warning{Backend: BackendView, Code: registry.WarnSysfsRead, Path: "/" + name,
 		Message: fmt.Sprintf("/%s: permission denied: what it describes is missing from the answer", CleanText(name))})
 }
 
@@ -405,6 +405,8 @@ func ToolWarning(backend, tool string, args []string, res Result) *registry.Warn
 	return w
 }
 
+// FirstLine returns the first line of b for a message: trimmed, cleaned of
+// control characters (CleanText) and cut at 200 bytes.
 func FirstLine(b []byte) string {
 	s := strings.TrimSpace(string(b))
 	if i := strings.IndexByte(s, '\n'); i >= 0 {

@@ -396,7 +396,7 @@ func TestMachineReportsPermissionDenied(t *testing.T) {
 
 	var got []string
 	for _, w := range m.Notes() {
-		assert.Equal(t, ViewBackend, w.Backend)
+		assert.Equal(t, BackendView, w.Backend)
 		assert.Equal(t, registry.WarnSysfsRead, w.Code)
 		assert.Contains(t, w.Message, "permission denied")
 		got = append(got, w.Path)

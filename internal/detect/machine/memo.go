@@ -31,7 +31,7 @@ import (
 // witness files. Only successful readings are remembered: a read that failed
 // for any reason but absence is tried again next time.
 
-// maxMemoSysroots bounds the memo: a host process detects "/" and perhaps a
+// MaxMemoSysroots bounds the memo: a host process detects "/" and perhaps a
 // few test trees; the least recently used sysroot is dropped beyond that.
 const MaxMemoSysroots = 16
 
@@ -152,17 +152,17 @@ func dropLeastRecentlyUsed() {
 	delete(memos.bySysroot, oldest)
 }
 
-// forgetAllMemos empties the memo (tests).
+// ForgetAllMemos empties the memo (tests).
 func ForgetAllMemos() {
 	memos.Lock()
 	defer memos.Unlock()
 	memos.bySysroot = map[string]*sysrootMemo{}
 }
 
-// hasMemo reports whether the view remembers across detections (tests).
+// HasMemo reports whether the view remembers across detections (tests).
 func (m *Machine) HasMemo() bool { return m.memo != nil }
 
-// setMemoEnabled turns the memo on or off (tests that compare answers
+// SetMemoEnabled turns the memo on or off (tests that compare answers
 // without it).
 func SetMemoEnabled(on bool) { memoEnabled.Store(on) }
 
@@ -236,7 +236,7 @@ func stableReadErr(err error) bool {
 	return err == nil || errors.Is(err, fs.ErrNotExist)
 }
 
-// cpuWitness reads what must stay the same for a remembered cpuinfo to
+// CPUWitness reads what must stay the same for a remembered cpuinfo to
 // hold: both CPU hot-plug lists and a stat of /proc/cpuinfo (a regular
 // file: a FIFO there is never remembered, and reading it reports why).
 func (m *Machine) CPUWitness() (witness string, stamp fileStamp, ok bool) {
@@ -255,7 +255,7 @@ func (m *Machine) CPUWitness() (witness string, stamp fileStamp, ok bool) {
 	return string(online) + "\x00" + string(present), stamp, true
 }
 
-// cpuRemembered returns the cpuinfo parsed under the same witness.
+// CPURemembered returns the cpuinfo parsed under the same witness.
 func (m *Machine) CPURemembered(witness string, stamp fileStamp) (CPUInfo, bool) {
 	sm := m.memo
 	sm.mu.Lock()
@@ -266,6 +266,8 @@ func (m *Machine) CPURemembered(witness string, stamp fileStamp) (CPUInfo, bool)
 	return sm.cpu.info, true
 }
 
+// RememberCPU keeps info as the cpuinfo parsed under witness and stamp
+// (CPURemembered returns it).
 func (m *Machine) RememberCPU(witness string, stamp fileStamp, info CPUInfo) {
 	sm := m.memo
 	sm.mu.Lock()

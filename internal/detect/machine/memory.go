@@ -25,7 +25,7 @@ const (
 	MemAbsurd
 )
 
-// parseMemory reads a decimal memory figure counted in units of unit bytes:
+// ParseMemory reads a decimal memory figure counted in units of unit bytes:
 // "206141652992" (unit 1), "49135.62" (unit 1<<20, xpu-smi's "%.2f MiB"),
 // "98304" (unit 1<<20). Fractions are rounded to the byte.
 func ParseMemory(s string, unit int64) (int64, memVerdict) {
@@ -65,11 +65,11 @@ func checkMemory(bytes int64) memVerdict {
 	return MemOK
 }
 
-// absurdValue is a memory figure a pure parser left out as absurd, for the
+// AbsurdValue is a memory figure a pure parser left out as absurd, for the
 // backend to report with warnAbsurdMemory.
 type AbsurdValue struct{ What, Raw string }
 
-// readMemoryFile reads a sysfs attribute holding a size in bytes. An absurd
+// ReadMemoryFile reads a sysfs attribute holding a size in bytes. An absurd
 // figure is reported (absurd_value with the path) and, like an unreadable or
 // non-numeric one, gives false.
 func (m *Machine) ReadMemoryFile(f *Findings, backend, what, p string) (int64, bool) {
@@ -84,7 +84,7 @@ func (m *Machine) ReadMemoryFile(f *Findings, backend, what, p string) (int64, b
 	return b, v == MemOK
 }
 
-// warnAbsurdMemory reports a memory figure left out as absurd. what names the
+// WarnAbsurdMemory reports a memory figure left out as absurd. what names the
 // figure ("0000:1c:00.0 memory.total"); tool or path is where it came from
 // (a sysfs path is given relative to the sysroot, as Machine reads it).
 func (f *Findings) WarnAbsurdMemory(backend, tool, path, what, raw string) {
@@ -96,7 +96,7 @@ func (f *Findings) WarnAbsurdMemory(backend, tool, path, what, raw string) {
 	f.Warnings = append(f.Warnings, w)
 }
 
-// clipMsg shortens s for an error message.
+// ClipMsg shortens s for an error message.
 func ClipMsg(s string, n int) string {
 	if len(s) <= n {
 		return s

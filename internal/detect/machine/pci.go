@@ -24,7 +24,8 @@ const (
 	PathDMI        = "sys/devices/virtual/dmi/id"
 )
 
-// PCI vendor ids (PCI-SIG assignments as listed in ../shared/formats.md).
+// PCI vendor ids (PCI-SIG assignments as listed in pci.ids,
+// https://pci-ids.ucw.cz/read/PC/).
 const (
 	VendorNVIDIA = 0x10de
 	VendorAMD    = 0x1002
@@ -53,6 +54,7 @@ func (p PCIDevice) ClassBase() int { return p.Class >> 16 }
 // PCIID returns "vvvv:dddd".
 func (p PCIDevice) PCIID() string { return Hex4(p.Vendor) + ":" + Hex4(p.Device) }
 
+// Hex4 formats v as four lower-case hex digits, as PCI ids are written.
 func Hex4(v int) string {
 	s := strconv.FormatInt(int64(v), 16)
 	for len(s) < 4 {
@@ -171,7 +173,7 @@ func (fn *pciFunction) maxLink(m *Machine) (float64, int) {
 	return fn.maxSpeed, fn.maxWidth
 }
 
-// scanned returns the function whose sysfs directory is named dir, as the
+// ScannedFunction returns the function whose sysfs directory is named dir, as the
 // scan read it; ok is false when the scan has none (no such directory, or
 // its vendor unreadable) and the caller reads sysfs itself.
 func (m *Machine) ScannedFunction(dir string) (p PCIDevice, deviceRead, ok bool) {
@@ -323,7 +325,7 @@ func PCIeBandwidthGBs(gts float64, width int) float64 {
 	return float64(int(v*100+0.5)) / 100
 }
 
-// enrichPCI fills, for every device with a PCI bus id, what sysfs knows about
+// EnrichPCI fills, for every device with a PCI bus id, what sysfs knows about
 // its function: NUMA node, PCIe link (current and max) and the PCI id.
 func EnrichPCI(m *Machine, reg *registry.Registry) {
 	for i := range reg.Devices {
@@ -372,7 +374,7 @@ func EnrichPCI(m *Machine, reg *registry.Registry) {
 	}
 }
 
-// vendorAt returns the PCI vendor id of the function at bus as sysfs shows
+// VendorAt returns the PCI vendor id of the function at bus as sysfs shows
 // it; false when sysfs has no readable function at that address.
 func (m *Machine) VendorAt(bus string) (int, bool) {
 	if !isSysfsPCIAddress(bus) {
@@ -420,7 +422,7 @@ func (m *Machine) toolBusConflict(backend, tool, bus string, strict bool, vendor
 		Message: tool + " reports a device at " + bus + " but " + why + "; the row is ignored"}
 }
 
-// rowsAtVendor keeps the tool rows whose PCI address (bus) may hold a device
+// RowsAtVendor keeps the tool rows whose PCI address (bus) may hold a device
 // of vendors, reporting each other row (toolBusConflict): one filter for
 // every backend that takes bus ids from a vendor tool.
 func RowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict bool, rows []T, bus func(T) string, vendors ...int) []T {
@@ -435,7 +437,7 @@ func RowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict b
 	return out
 }
 
-// pciFunctionsIn lists the functions of vendor whose device id is a key of
+// PCIFunctionsIn lists the functions of vendor whose device id is a key of
 // ids, in address order: a vendor id also covers functions of other kinds
 // (network, storage, audio), so backends keep only the ids they know.
 func PCIFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {

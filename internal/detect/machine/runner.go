@@ -16,7 +16,7 @@ var (
 	ErrExit        = errors.New("tool failed")
 )
 
-// defaultRunTimeout bounds a tool run, and a detection, when no timeout is given.
+// DefaultRunTimeout bounds a tool run, and a detection, when no timeout is given.
 const DefaultRunTimeout = 5 * time.Second
 
 // MaxToolOutput caps what a tool may print on stdout; the run is killed past it.
@@ -64,6 +64,8 @@ type onceCall struct {
 
 var _ Runner = (*onceRunner)(nil)
 
+// NewOnceRunner wraps inner so that each distinct command runs once per
+// detection (see onceRunner).
 func NewOnceRunner(inner Runner) *onceRunner {
 	return &onceRunner{inner: inner, calls: map[string]*onceCall{}, hung: map[string]bool{}}
 }

@@ -9,24 +9,27 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// issue is a problem found by a pure parser, turned into a warning by the
+// Issue is a problem found by a pure parser, turned into a warning by the
 // backend that knows its name and path.
 type Issue struct {
 	Code    string
 	Message string
 }
 
-// maxHostMemory bounds a believable MemTotal: 1 PiB is far above any single
+// MaxHostMemory bounds a believable MemTotal: 1 PiB is far above any single
 // Linux host sold today, so a larger figure is garbage, not a
 const MaxHostMemory = int64(1) << 50
 
+// AbsurdError is a value a parser rejected as absurd (MaxHostMemory).
 type AbsurdError struct{ Msg string }
 
+// Error returns the message.
 func (e AbsurdError) Error() string { return e.Msg }
 
+// IsAbsurd reports whether err is an AbsurdError.
 func IsAbsurd(err error) bool { _, ok := err.(AbsurdError); return ok }
 
-// smiNoValue reports the "no value" texts vendor tools print.
+// NoValueText reports the "no value" texts vendor tools print.
 func NoValueText(s string) bool {
 	t := strings.ToLower(strings.Trim(strings.TrimSpace(s), "[]"))
 	switch t {
@@ -36,7 +39,7 @@ func NoValueText(s string) bool {
 	return strings.HasPrefix(t, "not supported") || strings.HasSuffix(t, "not supported on the given system")
 }
 
-// drmCard is one /sys/class/drm/cardN entry and the PCI function behind it.
+// DRMCard is one /sys/class/drm/cardN entry and the PCI function behind it.
 type DRMCard struct {
 	N      int
 	Dir    string // "sys/class/drm/cardN/device"
@@ -47,7 +50,7 @@ type DRMCard struct {
 	Class  int
 }
 
-// listDRMCards returns the primary DRM nodes (cardN, numeric N only: not
+// ListDRMCards returns the primary DRM nodes (cardN, numeric N only: not
 // "card0-DP-1" connectors nor renderD nodes), sorted by N numerically so
 // card10 comes after card2. Cards without a PCI function are skipped.
 func ListDRMCards(m *Machine) []DRMCard {
@@ -82,9 +85,9 @@ func ListDRMCards(m *Machine) []DRMCard {
 	return out
 }
 
-// accelNodesByBus maps PCI addresses to their DRM accel node names
+// AccelNodesByBus maps PCI addresses to their DRM accel node names
 // ("0000:33:00.0" -> "accel0") through /sys/class/accel/accelN/device
-// (drivers/accel/drm_accel.c; formats.md "Generic PCI / DRM / accel sysfs").
+// (Linux drivers/accel/drm_accel.c, https://github.com/torvalds/linux).
 func AccelNodesByBus(m *Machine) map[string]string {
 	out := map[string]string{}
 	for _, e := range m.ReadDir(PathAccel) {
@@ -101,7 +104,7 @@ func AccelNodesByBus(m *Machine) map[string]string {
 	return out
 }
 
-// isAccelNodeName reports whether name is "accel" followed by digits.
+// IsAccelNodeName reports whether name is "accel" followed by digits.
 func IsAccelNodeName(name string) bool {
 	n, ok := strings.CutPrefix(name, "accel")
 	if !ok || n == "" {
@@ -115,7 +118,7 @@ func IsAccelNodeName(name string) bool {
 	return true
 }
 
-// pciNPUSpec describes an NPU family found on PCI with a DRM accel node.
+// PCINPUSpec describes an NPU family found on PCI with a DRM accel node.
 type PCINPUSpec struct {
 	Backend     string
 	Kind        registry.Kind
@@ -128,7 +131,7 @@ type PCINPUSpec struct {
 	Quant       func(deviceID int) []string
 }
 
-// detectPCINPUs finds the NPUs of one family: a PCI function of the vendor
+// DetectPCINPUs finds the NPUs of one family: a PCI function of the vendor
 // that has a known id or is bound to the family's driver. An NPU is available
 // when its driver is bound and its /dev/accel node exists; otherwise it is
 // listed as unavailable with a device_unusable warning saying why.

@@ -113,7 +113,7 @@ func qMiB(v string) int64 {
 // position.
 func migMemoryOf(gpus []qGPU, pos int, bus string, n int) (qMIGMemory, bool) {
 	for _, g := range gpus {
-		if bus != "" && strings.EqualFold(normBus(g.BusID), normBus(bus)) {
+		if bus != "" && machine.NormalizeBusID(g.BusID) == machine.NormalizeBusID(bus) {
 			m, ok := g.MIG[n]
 			return m, ok && m.Total > 0
 		}
@@ -123,17 +123,6 @@ func migMemoryOf(gpus []qGPU, pos int, bus string, n int) (qMIGMemory, bool) {
 	}
 	m, ok := gpus[pos].MIG[n]
 	return m, ok && m.Total > 0
-}
-
-// normBus drops the domain's extra leading zeros: nvidia-smi prints
-// "00000000:00:09.0", sysfs "0000:00:09.0".
-func normBus(b string) string {
-	dom, rest, ok := strings.Cut(b, ":")
-	if !ok {
-		return b
-	}
-	dom = strings.TrimLeft(dom, "0")
-	return dom + ":" + rest
 }
 
 // migQuery runs `nvidia-smi -q` for the MIG devices' memory. A failure is a

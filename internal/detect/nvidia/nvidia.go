@@ -95,9 +95,9 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	return f
 }
 
-// readNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
-// an NVIDIA function of class 0x0680xx (formats.md, generic PCI), or a /dev/nvidia-nvswitchN node
-// (formats.md, /proc/driver/nvidia). The HDMI audio function (class 0x0403)
+// ReadNvidiaFabric lists the NVIDIA GPU functions and looks for NVSwitches:
+// an NVIDIA function of class 0x0680xx (Linux drivers/pci/pci-sysfs.c), or a /dev/nvidia-nvswitchN node
+// (https://github.com/NVIDIA/open-gpu-kernel-modules). The HDMI audio function (class 0x0403)
 // and the NVSwitches are not GPUs.
 func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 	var fab nvFabric
@@ -772,8 +772,8 @@ type nvListMIG struct {
 	UUID    string
 }
 
-// parseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
-// (formats.md) and, under a MIG-enabled GPU, indented lines
+// ParseNvidiaList parses `nvidia-smi -L`: "GPU 0: <name> (UUID: GPU-...)"
+// (https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures) and, under a MIG-enabled GPU, indented lines
 // "  MIG 1g.10gb     Device  0: (UUID: MIG-...)" (the layout of the NVIDIA
 // MIG User Guide examples and public captures).
 func ParseNvidiaList(out []byte) []nvListGPU {

@@ -10,10 +10,11 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
-// Pure parsers for the NVIDIA backend. Every shape comes from formats.md
-// ("nvidia-smi", "/proc/driver/nvidia"); none of them touch the machine.
+// Pure parsers for the NVIDIA backend. Every shape comes from public captures
+// (https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures) and the driver's procfs source
+// (https://github.com/NVIDIA/open-gpu-kernel-modules kernel-open/nvidia/nv-procfs.c); none of them touch the machine.
 
-// nvQueryFields are the columns of the one --query-gpu the backend runs, in
+// NVQueryFields are the columns of the one --query-gpu the backend runs, in
 // order. compute_cap and mig.mode.current are optional: drivers that predate
 // them reject the whole query, and the backend retries without them.
 var NVQueryFields = append([]string{"index", "name", "uuid", "pci.bus_id", "memory.total", "memory.free",
@@ -24,7 +25,7 @@ var NVQueryFields = append([]string{"index", "name", "uuid", "pci.bus_id", "memo
 // every detection (the tool run is most of its time, docs/performance.md).
 // With nounits nvidia-smi prints them "0", "69.85", "700.00", "41", or a
 // bracketed placeholder: "[N/A]" for utilization.gpu in MIG mode, every one
-// on Jetson (nvidia_gpu_exporter internal/captures, testdata/machines).
+// on Jetson (utkuozdemir/nvidia_gpu_exporter internal/captures, testdata/machines).
 var NVTelemetryFields = []string{"utilization.gpu", "power.draw", "power.limit", "temperature.gpu"}
 
 // nvOptionalFields may be dropped when the driver rejects them.
@@ -56,12 +57,13 @@ var ccPattern = regexp.MustCompile(`^[0-9]{1,2}\.[0-9]{1,2}$`)
 
 // nvPlaceholder reports whether a CSV cell means "no value": any bracketed
 // text ("[N/A]", "[Not Supported]", "[Requested functionality has been
-// deprecated]") or a bare "N/A" (formats.md, "Placeholders").
+// deprecated]") or a bare "N/A" (as in the captures of
+// https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures).
 func nvPlaceholder(v string) bool {
 	return v == "" || v == "N/A" || strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]")
 }
 
-// parseNvidiaCSV parses `--query-gpu=<fields> --format=csv,noheader,nounits`
+// ParseNvidiaCSV parses `--query-gpu=<fields> --format=csv,noheader,nounits`
 // output: one line per GPU, values joined by ", ". A line with the wrong
 // number of fields or without a usable index is dropped with a parse_error;
 // a bad value drops only that field.
@@ -213,7 +215,8 @@ func setReading(dst **float64, field, v string, lo, hi float64) error {
 var busIDPattern = regexp.MustCompile(`^([0-9a-f]{4,8}:)?[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$`)
 
 // nvRejectedField returns the field named by nvidia-smi's
-// `Field "x" is not a valid field to query.` (formats.md, error texts).
+// `Field "x" is not a valid field to query.` (the text nvidia-smi prints, exit status 2, as public bug reports quote
+// it).
 func nvRejectedField(out []byte) string {
 	const tail = `" is not a valid field to query`
 	s := string(out)
@@ -261,11 +264,11 @@ func nvLinks(cell string) int {
 
 var ansiEscape = regexp.MustCompile("\x1b\\[[0-9;]*m")
 
-// parseNvidiaTopo parses `nvidia-smi topo -m`: a header line that starts with
+// ParseNvidiaTopo parses `nvidia-smi topo -m`: a header line that starts with
 // a tab and is wrapped in ESC[4m ... ESC[0m, tab-separated rows "GPU0\t X
 // \tNV18 ..." (cells X, NV#, PIX, PXB, PHB, NODE, SYS), optional NIC rows and
 // columns, then a "Legend:" block and, with NICs, a "NIC Legend:" block of
-// "  NIC0: mlx5_0" lines (formats.md, nvidia-smi `topo -m`). Columns after
+// "  NIC0: mlx5_0" lines (nvidia-smi `topo -m` in https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures). Columns after
 // the GPU and NIC ones (CPU Affinity, NUMA Affinity, GPU NUMA ID) are ignored.
 func ParseNvidiaTopo(out []byte) (nvTopo, error) {
 	t := nvTopo{Cells: map[[2]int]string{}, NICs: map[string]string{}, NICPaths: map[int][][2]string{}}
@@ -399,7 +402,7 @@ func parseNvidiaProcInfo(text string) nvProcInfo {
 
 var driverVersionPattern = regexp.MustCompile(`^[0-9]{2,4}\.[0-9]{1,3}(\.[0-9]{1,3})?$`)
 
-// parseNvidiaProcVersion returns the driver version from
+// ParseNvidiaProcVersion returns the driver version from
 // /proc/driver/nvidia/version: the first token that looks like NNN.NN[.NN]
 // ("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.15  <date>").
 func ParseNvidiaProcVersion(text string) string {

@@ -17,17 +17,17 @@ import (
 //
 // `vulkaninfo --summary` has no memory heaps, so memory is omitted: the full
 // output is not run (it is hundreds of KiB per GPU) and no size is guessed.
-const vulkanBackend = "vulkan"
+const backendVulkan = "vulkan"
 
 // Backend is this file's detection source (the orchestrator lists it).
-var Backend = machine.Backend{Name: vulkanBackend, Detect: detectVulkan}
+var Backend = machine.Backend{Name: backendVulkan, Detect: detectVulkan}
 
 func detectVulkan(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	if !m.HasTool("vulkaninfo") {
 		return f
 	}
-	out, w, ok := m.Tool(ctx, vulkanBackend, "vulkaninfo", "--summary")
+	out, w, ok := m.Tool(ctx, backendVulkan, "vulkaninfo", "--summary")
 	f.AddWarning(w)
 	if !ok {
 		return f

@@ -29,9 +29,9 @@ const (
 // maxVulkanDevices bounds the parse of a hostile output.
 const maxVulkanDevices = 256
 
-// parseVulkanSummary parses the "Devices:" section of `vulkaninfo --summary`
-// (KhronosGroup/Vulkan-Tools vulkaninfo.cpp summary printer; ../shared/
-// formats.md "vulkaninfo"): a "GPUn:" header, then "\tkey = value" lines
+// ParseVulkanSummary parses the "Devices:" section of `vulkaninfo --summary`
+// (KhronosGroup/Vulkan-Tools vulkaninfo.cpp summary printer,
+// https://github.com/KhronosGroup/Vulkan-Tools): a "GPUn:" header, then "\tkey = value" lines
 // (padded keys; some captures indent with spaces). Unknown keys are ignored;
 // a block without a deviceName is dropped. Text before "Devices:" (instance
 // extensions, layers: their "GPU id = 0 (...)" lines look alike) is skipped.

@@ -226,7 +226,8 @@ func TestNVIDIAMIGVisibility(t *testing.T) {
 }
 
 func TestParseNvidiaTopo(t *testing.T) {
-	// The single-GPU H100 sample of formats.md.
+	// The single-GPU H100 `topo -m` of the nvidia_gpu_exporter capture
+	// (https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures).
 	tp, err := nvidia.ParseNvidiaTopo([]byte("\t\x1b[4mGPU0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\nGPU0\t X \t0-19\t0\t\tN/A\n"))
 	require.NoError(t, err)
 	assert.Equal(t, []int{0}, tp.GPUs)
