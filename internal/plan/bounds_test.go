@@ -51,7 +51,9 @@ func TestLargestMachineAnswersHaveNoWrappedFigures(t *testing.T) {
 		`"quant":"fp32"`,
 		`"quant":"auto","include_cpu":true,"cpu_offload":true`,
 	} {
-		for name, ask := range map[string]func(*Request) (any, error){"plan": PlanSharding, "suggest": SuggestQuant} {
+		for name, ask := range map[string]func(*Request) (any, error){
+			"plan":    func(r *Request) (any, error) { return PlanSharding(r) },
+			"suggest": func(r *Request) (any, error) { return SuggestQuant(r) }} {
 			body := fmt.Sprintf(`{"model":{"params":1e14},%s,"registry":%s}`, q, r)
 			req, err := DecodeRequest([]byte(body))
 			require.NoError(t, err, q)

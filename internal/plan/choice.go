@@ -158,7 +158,7 @@ func choose(req *Request) (*choice, error) {
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Reason: "no available device with known memory"}
+		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory"}
 		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
@@ -225,7 +225,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 			}
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
-				reasons = append(reasons, "doesn't fit: "+pl.Reason)
+				reasons = append(reasons, LevelMisfitPrefix+pl.Reason)
 				continue
 			}
 			if best == nil || betterPlan(&pl, best) {
@@ -260,7 +260,7 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 			}
 			b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
 			if !sane {
-				return planned{Level: l, Reason: "needs more than 1 EiB"}
+				return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 			}
 			return req.planOn(p, b, l)
 		}
@@ -270,11 +270,11 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 	for _, ps := range passes {
 		for _, p := range ps {
 			if r := engineCannotRun(p.Kind, req.Engine); r != "" {
-				return planned{Level: l, Reason: r}
+				return planned{Level: l, Code: RefusalUnsupported, Reason: r}
 			}
 		}
 	}
-	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
+	return planned{Level: l, Code: RefusalUnsupported, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 
 func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {

@@ -62,7 +62,7 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 			return out
 		}
 		if !r.Fits {
-			out = append(out, fmt.Sprintf("%s rejected: %s", r.Quant, r.Reason))
+			out = append(out, RejectedLine(r.Quant, r.Reason))
 		}
 	}
 	return out

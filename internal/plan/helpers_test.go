@@ -69,7 +69,7 @@ func request(t testing.TB, body string, r *registry.Registry) *Request {
 func shard(t testing.TB, req *Request) *ShardingAnswer {
 	v, err := PlanSharding(req)
 	require.NoError(t, err)
-	return v.(*ShardingAnswer)
+	return v
 }
 
 func dump(t testing.TB, v any) string {

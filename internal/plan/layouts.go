@@ -43,6 +43,7 @@ type planned struct {
 	Stages   []stage
 	TP       int
 	Reason   string // why it does not fit
+	Code     string // the Refusal* code of Reason
 	Costs    costs
 	// Offloaded is true when the last stage is host RAM (cpu_offload).
 	Offloaded bool
@@ -100,7 +101,7 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 			largest = d.Usable
 		}
 	}
-	return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
 		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
 		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
 }
@@ -119,11 +120,11 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		return notFitting(p, c, l)
 	}
 	if p.Budget.Engine == engineLlamaCPP {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d: llama.cpp splits layers, not tensors, across devices; ask for tensor_parallel_size 1 or engine vllm", tp)}
 	}
 	if !c.validTP(tp) {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d does not divide the model's %d attention heads (%d KV heads)", tp, c.Heads, c.KVHeads)}
 	}
 	groups := tpGroups(p, tp)
@@ -137,7 +138,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		}
 	}
 	if len(groups) == 0 {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d needs %d identical %s devices; the pool has %d", tp, tp, p.label(), len(p.Devices))}
 	}
 	for _, g := range groups {

@@ -110,9 +110,13 @@ func planReplicas(req *Request, p *pool, l quant.Level) planned {
 	}
 	var best *planned
 	var reasons []string
+	code := RefusalTooFewDevices // no group of identical devices
 	for _, g := range identicalGroups(p.Devices) {
 		pl := replicasOn(req, subPool(p, g), l)
 		if !pl.Fits {
+			if len(reasons) == 0 {
+				code = pl.Code
+			}
 			reasons = append(reasons, pl.Reason)
 			continue
 		}
@@ -127,14 +131,14 @@ func planReplicas(req *Request, p *pool, l quant.Level) planned {
 	if req.ReplicasMax {
 		return single(req, p, l)
 	}
-	return planned{Level: l, Pool: p, DP: req.Replicas, Reason: strings.Join(dedupe(reasons), "; ")}
+	return planned{Level: l, Pool: p, DP: req.Replicas, Code: code, Reason: strings.Join(dedupe(reasons), "; ")}
 }
 
 // single is the one-replica plan: planPool at the whole batch.
 func single(req *Request, p *pool, l quant.Level) planned {
 	b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
 	if !sane {
-		return planned{Level: l, Pool: p, Reason: "needs more than 1 EiB"}
+		return planned{Level: l, Pool: p, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 	}
 	pl := planPool(p, newCosts(req.Model, b, l), l, req.TensorParallel)
 	pl.DP = 1
@@ -158,7 +162,7 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 		want = n
 	}
 	if want > n {
-		return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 			"%d replicas need at least %d devices; the group of identical %s devices (%s) has %d",
 			want, want, sub.label(), groupName(sub), n)}
 	}
@@ -166,12 +170,12 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 		batch := req.replicaBatch(want)
 		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, batch)
 		if !sane {
-			return planned{Level: l, Pool: sub, DP: want, Reason: "needs more than 1 EiB"}
+			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 		}
 		c := newCosts(req.Model, b, l)
 		first := planPool(sub, c, l, req.TensorParallel)
 		if !first.Fits {
-			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+			return planned{Level: l, Pool: sub, DP: want, Code: first.Code, Reason: fmt.Sprintf(
 				"one replica (batch %d) does not fit the %d identical %s devices (%s): %s", batch, n, sub.label(), groupName(sub), first.Reason)}
 		}
 		used := map[*device]bool{}
@@ -186,7 +190,7 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 				Stages: units[0], TP: first.TP, Costs: c, DP: want, Batch: batch, Replicas: units}
 		}
 		if !req.ReplicasMax {
-			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 				"%d replicas do not fit: one replica (batch %d) is %s over %d device(s), and the %d identical %s devices (%s) hold only %d such replica(s)",
 				want, batch, first.Strategy, first.devices(), n, sub.label(), groupName(sub), len(units))}
 		}

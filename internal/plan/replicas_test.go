@@ -199,7 +199,7 @@ func TestReplicasRequest(t *testing.T) {
 	// suggest_quant lists every replica's devices.
 	v, err := SuggestQuant(request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":4}`, eightH100(t, true)))
 	require.NoError(t, err)
-	assert.Len(t, v.(*SuggestAnswer).Devices, 8)
+	assert.Len(t, v.Devices, 8)
 }
 
 // TestReplicaProperties draws random machines and requests (as

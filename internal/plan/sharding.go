@@ -62,12 +62,14 @@ type ShardingAnswer struct {
 	// IdleDevices are devices of the chosen pool the plan leaves unused.
 	IdleDevices []string   `json:"idle_devices,omitempty"`
 	Levels      []LevelRow `json:"levels"`
-	Explanation []string   `json:"explanation"`
-	Warnings    []string   `json:"warnings"`
+	// Refusal says why the model does not fit (nil when it fits).
+	Refusal     *Refusal `json:"refusal,omitempty"`
+	Explanation []string `json:"explanation"`
+	Warnings    []string `json:"warnings"`
 }
 
 // PlanSharding answers hwaccel_plan_sharding.
-func PlanSharding(req *Request) (any, error) {
+func PlanSharding(req *Request) (*ShardingAnswer, error) {
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
@@ -83,7 +85,8 @@ func PlanSharding(req *Request) (any, error) {
 	}
 	if !pl.Fits {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
-		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
+		ans.Refusal = refusalOf(pl)
+		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		return ans, nil
 	}
 	ans.Strategy = pl.Strategy

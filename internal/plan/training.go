@@ -330,9 +330,19 @@ type TrainingAnswer struct {
 	MaxMicroBatch int `json:"max_micro_batch"`
 	// FitsWith is the smallest change of options that makes a setup that
 	// does not fit, fit (nil when it fits or no such change does).
-	FitsWith    *TrainingSuggestion `json:"fits_with,omitempty"`
-	Explanation []string            `json:"explanation"`
-	Warnings    []string            `json:"warnings"`
+	FitsWith *TrainingSuggestion `json:"fits_with,omitempty"`
+	// Refusal says why the setup does not fit (nil when it fits).
+	Refusal     *Refusal `json:"refusal,omitempty"`
+	Explanation []string `json:"explanation"`
+	Warnings    []string `json:"warnings"`
+}
+
+// refuse records why the setup does not fit, in the answer's refusal and as
+// its "does not fit:" explanation line.
+func (a *TrainingAnswer) refuse(code, text string) *TrainingAnswer {
+	a.Refusal = &Refusal{Code: code, Text: text}
+	a.Explanation = append(a.Explanation, NotFitLine(text))
+	return a
 }
 
 // TrainingSuggestion is a training setup that fits where the requested one
@@ -346,7 +356,7 @@ type TrainingSuggestion struct {
 // EstimateTraining answers hwaccel_estimate_training: memory per device for
 // the requested training setup, whether it fits the selected devices, and
 // the largest micro-batch that does.
-func EstimateTraining(req *Request) (any, error) {
+func EstimateTraining(req *Request) (*TrainingAnswer, error) {
 	if req.Model == nil {
 		return nil, errs.New(errs.InvalidArgument, "request: model is required")
 	}
@@ -390,12 +400,10 @@ func EstimateTraining(req *Request) (any, error) {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		ans.Explanation = append(ans.Explanation, "does not fit: no available device with known memory")
-		return ans, nil
+		return ans.refuse(RefusalNoDevice, "no available device with known memory"), nil
 	}
 	if n > len(devs) {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %d devices requested, %d available", n, len(devs)))
-		return ans, nil
+		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
 	}
 	used := devs[:n]
 	budget := used[n-1].Usable // devices are sorted by usable memory, largest first
@@ -407,7 +415,7 @@ func EstimateTraining(req *Request) (any, error) {
 	if ans.Fits {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("fits: %s per device of the %s available on the smallest of %d devices", gib(ans.PerDevice.TotalBytes), gib(budget), n))
 	} else {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
+		ans.refuse(RefusalMemory, fmt.Sprintf("%s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
 		}

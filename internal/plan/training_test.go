@@ -59,10 +59,8 @@ func trainRequest(t testing.TB, body string, r *registry.Registry) *Request {
 
 func estimate(t testing.TB, req *Request) *TrainingAnswer {
 	t.Helper()
-	v, err := EstimateTraining(req)
+	a, err := EstimateTraining(req)
 	require.NoError(t, err)
-	a, ok := v.(*TrainingAnswer)
-	require.True(t, ok)
 	b, err := json.Marshal(a)
 	require.NoError(t, err)
 	require.True(t, json.Valid(b))
