@@ -110,7 +110,7 @@ type calCase struct {
 	// decodePlan and prefillPlan are built once (they do not depend on the
 	// constants).
 	decodePlan, prefillPlan *planned
-	decodeReq, prefillReq   *Request
+	decodeReq, prefillReq   *planning
 
 	row           calRow
 	spec          specs.Spec
@@ -204,8 +204,8 @@ func mapRow(r calRow) (calCase, string) {
 // calPlan lays the model over the row's devices as llama.cpp does (layers
 // split evenly across every GPU), without a memory check: the measurement
 // shows the layout ran.
-func (c calCase) plan(context int) (*planned, *Request) {
-	req := &Request{Model: c.model, Quant: string(c.level), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}
+func (c calCase) plan(context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: c.model, Quant: string(c.level), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}}
 	b := quant.Estimate(c.model, c.level, context, 1, req.kvOptions())
 	cs := newCosts(c.model, b, c.level)
 	n := c.row.DeviceCount

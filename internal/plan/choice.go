@@ -60,7 +60,7 @@ const (
 
 // levelsFor lists the levels to try: the requested one, the model file's
 // own type for a quantized model file under "auto", else autoLevels.
-func levelsFor(req *Request) ([]quant.Level, string) {
+func levelsFor(req *planning) ([]quant.Level, string) {
 	if req.Quant != "auto" {
 		return []quant.Level{quant.Level(req.Quant)}, fmt.Sprintf("quant %s was requested", req.Quant)
 	}
@@ -123,7 +123,7 @@ func (p *planned) rank() int {
 // RAM only when there is no accelerator, or include_cpu asks and no
 // accelerator plan fits at any level; cpu_offload (GPU + host RAM) only when
 // asked and nothing fits on the accelerators alone.
-func choose(req *Request) (*choice, error) {
+func choose(req *planning) (*choice, error) {
 	if req.Model == nil {
 		return nil, errs.New(errs.InvalidArgument, "request: model is required")
 	}
@@ -199,7 +199,7 @@ func choose(req *Request) (*choice, error) {
 
 // planLevels plans every level on every pool; it returns the table rows and
 // the plan of the best level that fits (nil when none).
-func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
+func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
 	var rows []LevelRow
 	var chosen *planned
 	for _, l := range levels {
@@ -251,7 +251,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 
 // lastFailure is the plan reported when nothing fits: the lowest level
 // tried, on the first pool that could run it.
-func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
+func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned {
 	l := levels[len(levels)-1]
 	for _, ps := range passes {
 		for _, p := range ps {
@@ -277,7 +277,7 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 	return planned{Level: l, Code: RefusalUnsupported, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 
-func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
+func rowsWithoutDevices(req *planning, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
 		b := req.estimate(l, req.ContextLength, req.BatchSize)

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -229,9 +230,8 @@ func mostUsable(ds []*device, n int) []*device {
 	return out
 }
 
-// maxTPSize bounds tensor-parallel groups: all-reduce per layer across more
-// devices than this is not a plan any engine runs.
-const maxTPSize = 512
+// maxTPSize bounds tensor-parallel groups (planreq.MaxTensorParallel).
+const maxTPSize = planreq.MaxTensorParallel
 
 // planTensor finds the fewest identical devices inside one high-bandwidth
 // domain that hold the model split tensor-parallel.
@@ -524,7 +524,7 @@ func fitsWith(stages []stage, counts []int, i int, c costs) bool {
 
 // hostDevice returns the host RAM as a planning device for cpu_offload, nil
 // when the registry has no usable CPU entry or devices excludes it.
-func hostDevice(req *Request, want map[string]bool) *device {
+func hostDevice(req *planning, want map[string]bool) *device {
 	if len(req.Cluster) > 0 || req.Registry == nil {
 		return nil
 	}
@@ -542,7 +542,7 @@ func hostDevice(req *Request, want map[string]bool) *device {
 // one that keeps at least half of the layers on accelerators wins (offloaded
 // layers cost PCIe time every token); when none does, the level keeping the
 // most layers on accelerators.
-func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (planned, bool) {
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (planned, bool) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {

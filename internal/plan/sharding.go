@@ -69,7 +69,11 @@ type ShardingAnswer struct {
 }
 
 // PlanSharding answers hwaccel_plan_sharding.
-func PlanSharding(req *Request) (*ShardingAnswer, error) {
+func PlanSharding(r *Request) (*ShardingAnswer, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, err
+	}
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
@@ -128,7 +132,7 @@ func PlanSharding(req *Request) (*ShardingAnswer, error) {
 // context (batch fixed) or the largest batch (context fixed) for which the
 // same devices, split the same way, still hold the model. The layer split
 // is recomputed for each candidate.
-func maxFitting(pl *planned, req *Request, context bool) int {
+func maxFitting(pl *planned, req *planning, context bool) int {
 	limit := MaxBatchSize
 	if context {
 		limit = MaxContextLength

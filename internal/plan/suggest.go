@@ -26,7 +26,11 @@ type SuggestAnswer struct {
 
 // SuggestQuant answers hwaccel_suggest_quant: the best level that fits the
 // chosen devices, with the table of every level tried.
-func SuggestQuant(req *Request) (*SuggestAnswer, error) {
+func SuggestQuant(r *Request) (*SuggestAnswer, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, err
+	}
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
