@@ -14,7 +14,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 var stableCodes = map[string]bool{
@@ -253,7 +253,7 @@ func checkAnswer(t testing.TB, i int, answer string, usable map[string]int64) {
 	}
 	switch i {
 	case 0:
-		_, err := registry.Decode([]byte(answer))
+		_, err := regjson.Decode([]byte(answer))
 		require.NoError(t, err, "detected registry is not a valid registry: %.300s", answer)
 	case 1:
 		checkSuggestAnswer(t, answer, usable)
@@ -275,7 +275,7 @@ func requestUsable(in []byte) map[string]int64 {
 	if json.Unmarshal(in, &req) != nil || len(req.Registry) == 0 || len(req.Cluster) > 0 {
 		return nil
 	}
-	r, err := registry.Decode(req.Registry)
+	r, err := regjson.Decode(req.Registry)
 	if err != nil {
 		return nil
 	}

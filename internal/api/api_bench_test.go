@@ -23,7 +23,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // noEnv is a process environment with no visibility variable set.
@@ -198,7 +198,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 		data := benchreg.RegistryJSON(16)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := registry.Decode(data); err != nil {
+			if _, err := regjson.Decode(data); err != nil {
 				b.Fatal(err)
 			}
 		}

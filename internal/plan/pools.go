@@ -205,7 +205,7 @@ func poolKey(d *registry.Device, id string) string {
 }
 
 // registryPools is buildPools of the request's registry. The pools of a
-// registry decoded through registry.DecodeShared (RegistryShared) are built once per engine
+// registry decoded through regjson.DecodeShared (RegistryShared) are built once per engine
 // rule and shared by every request that sends the same registry bytes: such a
 // registry never changes, and planning only reads pools and devices (the
 // stages and sub-pools it makes are its own; an internal/api test,
@@ -237,7 +237,7 @@ type poolsKey struct {
 	rule engineRule
 }
 
-// maxSharedPools bounds the remembered pools (registry.DecodeShared holds
+// maxSharedPools bounds the remembered pools (regjson.DecodeShared holds
 // 16 registries; each may be asked with four engine values); when full,
 // all are forgotten.
 const maxSharedPools = 64

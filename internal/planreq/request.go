@@ -67,7 +67,7 @@ type Request struct {
 	Replicas    int
 	ReplicasMax bool
 	// Registry is the machine planned on. RegistryShared says it was
-	// decoded through registry.DecodeShared and is never changed, so
+	// decoded through regjson.DecodeShared and is never changed, so
 	// planning may remember its pools across requests.
 	Registry       *registry.Registry
 	RegistryShared bool

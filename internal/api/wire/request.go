@@ -21,6 +21,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
@@ -267,7 +268,7 @@ func decodeRegistries(r *planreq.Request, reg json.RawMessage, cluster []json.Ra
 // cache: a host planning on one machine sends the same registry every time.
 // The registry is shared and only read by planning.
 func decodeRegistry(data []byte) (*registry.Registry, error) {
-	return registry.DecodeShared(data)
+	return regjson.DecodeShared(data)
 }
 
 // kvUpperBound is the KV cache of full multi-head attention at 2 bytes per
