@@ -155,33 +155,22 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		return nil, err
 	}
 	s.targets = targets
-	resolve := func(spec *model.Spec, role string) (*model.Model, error) {
-		if spec == nil {
-			return req.Model, nil
+	// The extra models were resolved when the request was decoded; each
+	// defaults to the trained model.
+	orTrained := func(m *model.Model) *model.Model {
+		if m == nil {
+			return req.Model
 		}
-		m, err := model.Resolve(*spec)
-		if err != nil {
-			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", role, errs.MessageOf(err))
-		}
-		return m, nil
+		return m
 	}
 	if s.Method == MethodDistillation {
-		if s.teacher, err = resolve(s.Teacher, "teacher"); err != nil {
-			return nil, err
-		}
+		s.teacher = orTrained(s.Teacher)
 	}
 	if s.Method == MethodDPO || s.Method == MethodRLHF {
-		if s.reference, err = resolve(s.Reference, "reference"); err != nil {
-			return nil, err
-		}
+		s.reference = orTrained(s.Reference)
 	}
 	if s.Method == MethodRLHF {
-		if s.reward, err = resolve(s.Reward, "reward"); err != nil {
-			return nil, err
-		}
-		if s.critic, err = resolve(s.Critic, "critic"); err != nil {
-			return nil, err
-		}
+		s.reward, s.critic = orTrained(s.Reward), orTrained(s.Critic)
 	}
 	return s, nil
 }

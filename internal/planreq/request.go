@@ -123,9 +123,10 @@ type TrainingOptions struct {
 	// included (q4_k_m, q8_0, iq4_xs), sized by its tensor rules.
 	BaseQuant string
 	// Teacher (distillation), Reference (dpo, rlhf) and Reward/Critic (rlhf)
-	// default to the trained model itself.
-	Teacher   *model.Spec
-	Reference *model.Spec
-	Reward    *model.Spec
-	Critic    *model.Spec
+	// are resolved from the request's model specs; nil defaults to the
+	// trained model itself.
+	Teacher   *model.Model
+	Reference *model.Model
+	Reward    *model.Model
+	Critic    *model.Model
 }

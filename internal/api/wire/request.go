@@ -333,13 +333,31 @@ type wireTraining struct {
 }
 
 // decodeTraining parses the request's "training" object (unknown keys are
-// rejected, like every other part of a request); the planner checks the
-// values (plan.EstimateTraining).
+// rejected, like every other part of a request) and resolves the extra
+// models it names; the planner checks the values (plan.EstimateTraining).
 func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 	var w wireTraining
 	if err := strictjson.Decode(raw, &w, "request: training"); err != nil {
 		return nil, err
 	}
-	o := planreq.TrainingOptions(w)
-	return &o, nil
+	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
+		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, GradientCheckpointing: w.GradientCheckpointing,
+		FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage, FSDP: w.FSDP, NumDevices: w.NumDevices,
+		TensorParallel: w.TensorParallel, LoRARank: w.LoRARank, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+	for _, x := range []struct {
+		role string
+		spec *model.Spec
+		to   **model.Model
+	}{{"teacher", w.Teacher, &o.Teacher}, {"reference", w.Reference, &o.Reference},
+		{"reward", w.Reward, &o.Reward}, {"critic", w.Critic, &o.Critic}} {
+		if x.spec == nil {
+			continue
+		}
+		m, err := model.Resolve(*x.spec)
+		if err != nil {
+			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
+		}
+		*x.to = m
+	}
+	return o, nil
 }

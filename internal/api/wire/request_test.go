@@ -119,3 +119,21 @@ func TestClusterRequestDoesNotDetect(t *testing.T) {
 	assert.Empty(t, r.Registry.Devices)
 	require.Len(t, r.Cluster, 1)
 }
+
+// The extra models of a training request are resolved when it is decoded,
+// so the planner never reads a model file or the catalog for them; a model
+// that cannot be resolved is refused whichever method is asked.
+func TestTrainingModelsAreResolvedWhenDecoded(t *testing.T) {
+	r, _, err := decode([]byte(`{"model":{"params_b":7},"training":{"method":"distillation","teacher":{"name":"Llama-3.1-70B"}}}`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Training.Teacher)
+	assert.Equal(t, "Llama-3.1-70B", r.Training.Teacher.Name)
+	assert.Nil(t, r.Training.Reference, "absent: the planner uses the trained model")
+
+	for _, method := range []string{"distillation", "full"} {
+		_, _, err = decode([]byte(`{"model":{"params_b":7},"training":{"method":"` + method + `","teacher":{"name":"no-such-model-xyz"}}}`))
+		require.Error(t, err, method)
+		assert.Equal(t, errs.UnknownModel, errs.CodeOf(err), method)
+		assert.Contains(t, errs.MessageOf(err), "training.teacher", method)
+	}
+}
