@@ -67,9 +67,6 @@ type planning struct {
 
 // newPlanning checks the request (Validate) and starts a planning call on it.
 func newPlanning(req *Request) (*planning, error) {
-	if req == nil || req.Model == nil {
-		return nil, errs.New(errs.InvalidArgument, "request: model is required")
-	}
 	if err := Validate(req); err != nil {
 		return nil, err
 	}
@@ -81,6 +78,9 @@ func newPlanning(req *Request) (*planning, error) {
 // the engine, and memory_fraction. The api layer calls it before detecting
 // the machine; every answer calls it again.
 func Validate(r *Request) error {
+	if r == nil || r.Model == nil {
+		return errs.New(errs.InvalidArgument, "request: model is required")
+	}
 	switch k := r.KVCacheDType; k {
 	case "", "fp16", "bf16", "fp8", "int8":
 	default:

@@ -69,3 +69,21 @@ func TestFlashAttentionOff(t *testing.T) {
 	assert.InEpsilon(t, 2134.0, float64(off)/(1<<20), 0.02)
 	assert.Greater(t, off, 7*on)
 }
+
+// Planning keeps its state (the weights table, the training budget rule) in
+// its own planning value: the request is the same after every answer, so a
+// host may ask several questions with one request.
+func TestAnswersLeaveTheRequestAlone(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0), h100(1)}, link(registry.LinkNVSwitch, 900, "cuda:0", "cuda:1"))
+	req := request(t, `{"model":{"name":"Llama-3.1-70B"},"training":{"method":"lora"}}`, r)
+	before := *req
+	training := *req.Training
+	plan1 := shard(t, req)
+	_, err := SuggestQuant(req)
+	require.NoError(t, err)
+	_, err = EstimateTraining(req)
+	require.NoError(t, err)
+	assert.Equal(t, before, *req)
+	assert.Equal(t, training, *req.Training)
+	assert.Equal(t, plan1, shard(t, req), "a plan after a training estimate is the plan before it")
+}
