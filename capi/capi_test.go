@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 var stableCodes = map[string]bool{
@@ -207,15 +208,7 @@ var answerKeys = [][]string{
 
 var quantNames = map[string]bool{"fp32": true, "fp16": true, "bf16": true, "fp8": true, "int8": true, "int4": true}
 
-type answerMemory struct {
-	WeightsBytes     int64 `json:"weights_bytes"`
-	KVCacheBytes     int64 `json:"kv_cache_bytes"`
-	ActivationsBytes int64 `json:"activations_bytes"`
-	OverheadBytes    int64 `json:"overhead_bytes"`
-	TotalBytes       int64 `json:"total_bytes"`
-}
-
-func (m answerMemory) check(t testing.TB, what string) {
+func checkMemory(t testing.TB, m plan.Memory, what string) {
 	t.Helper()
 	for name, v := range map[string]int64{"weights": m.WeightsBytes, "kv_cache": m.KVCacheBytes,
 		"activations": m.ActivationsBytes, "overhead": m.OverheadBytes, "total": m.TotalBytes} {
@@ -224,17 +217,24 @@ func (m answerMemory) check(t testing.TB, what string) {
 	require.Equal(t, m.WeightsBytes+m.KVCacheBytes+m.ActivationsBytes+m.OverheadBytes, m.TotalBytes, "%s: total is not the sum of its parts", what)
 }
 
-type answerLevels []struct {
-	Quant      string `json:"quant"`
-	TotalBytes int64  `json:"total_bytes"`
-}
-
-func (l answerLevels) check(t testing.TB) {
+func checkLevels(t testing.TB, levels []plan.LevelRow) {
 	t.Helper()
-	for _, row := range l {
+	for _, row := range levels {
 		require.True(t, quantNames[row.Quant], "level %q", row.Quant)
 		require.GreaterOrEqual(t, row.TotalBytes, int64(0), "level %s: negative total", row.Quant)
 	}
+}
+
+// checkRefusal asserts an answer says why it does not fit, by a known code,
+// exactly when it does not fit.
+func checkRefusal(t testing.TB, fits bool, r *plan.Refusal, answer string) {
+	t.Helper()
+	if fits {
+		require.Nil(t, r, "a fitting answer has a refusal: %.300s", answer)
+		return
+	}
+	require.NotNil(t, r, "an answer that does not fit has no refusal: %.300s", answer)
+	require.Contains(t, plan.RefusalCodes, r.Code, "%.300s", answer)
 }
 
 // checkAnswer asserts what holds for every answer (not error) of export i
@@ -253,7 +253,7 @@ func checkAnswer(t testing.TB, i int, answer string, usable map[string]int64) {
 	}
 	switch i {
 	case 0:
-		_, err := registry.Decode([]byte(answer))
+		_, err := regjson.Decode([]byte(answer))
 		require.NoError(t, err, "detected registry is not a valid registry: %.300s", answer)
 	case 1:
 		checkSuggestAnswer(t, answer, usable)
@@ -275,7 +275,7 @@ func requestUsable(in []byte) map[string]int64 {
 	if json.Unmarshal(in, &req) != nil || len(req.Registry) == 0 || len(req.Cluster) > 0 {
 		return nil
 	}
-	r, err := registry.Decode(req.Registry)
+	r, err := regjson.Decode(req.Registry)
 	if err != nil {
 		return nil
 	}
@@ -300,16 +300,11 @@ func checkDevice(t testing.TB, usable map[string]int64, id string, avail int64, 
 
 func checkSuggestAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
-	var a struct {
-		Quant   string       `json:"quant"`
-		Fits    bool         `json:"fits"`
-		Devices []string     `json:"devices"`
-		Memory  answerMemory `json:"memory"`
-		Levels  answerLevels `json:"levels"`
-	}
+	var a plan.SuggestAnswer
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
-	a.Memory.check(t, "memory")
-	a.Levels.check(t)
+	checkMemory(t, a.Memory, "memory")
+	checkLevels(t, a.Levels)
+	checkRefusal(t, a.Fits, a.Refusal, answer)
 	if a.Fits {
 		require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
 		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
@@ -321,30 +316,11 @@ func checkSuggestAnswer(t testing.TB, answer string, usable map[string]int64) {
 
 func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
-	var a struct {
-		Fits     bool   `json:"fits"`
-		Strategy string `json:"strategy"`
-		Quant    string `json:"quant"`
-		Model    struct {
-			Layers int `json:"layers"`
-		} `json:"model"`
-		Memory answerMemory `json:"memory"`
-		Shards []struct {
-			DeviceID             string `json:"device_id"`
-			LayerStart           int    `json:"layer_start"`
-			LayerEnd             int    `json:"layer_end"`
-			MemoryBytes          int64  `json:"memory_bytes"`
-			MemoryAvailableBytes int64  `json:"memory_available_bytes"`
-			Stage                int    `json:"stage"`
-			TPRank               int    `json:"tp_rank"`
-		} `json:"shards"`
-		TPSize int          `json:"tp_size"`
-		PPSize int          `json:"pp_size"`
-		Levels answerLevels `json:"levels"`
-	}
+	var a plan.ShardingAnswer
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
-	a.Memory.check(t, "memory")
-	a.Levels.check(t)
+	checkMemory(t, a.Memory, "memory")
+	checkLevels(t, a.Levels)
+	checkRefusal(t, a.Fits, a.Refusal, answer)
 	if !a.Fits {
 		require.Empty(t, a.Shards, "a plan that does not fit has shards: %.300s", answer)
 		return
@@ -381,25 +357,9 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 
 func checkTrainingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
-	var a struct {
-		Fits      bool `json:"fits"`
-		PerDevice struct {
-			WeightsBytes      int64 `json:"weights_bytes"`
-			GradientsBytes    int64 `json:"gradients_bytes"`
-			OptimizerBytes    int64 `json:"optimizer_bytes"`
-			ActivationsBytes  int64 `json:"activations_bytes"`
-			FrozenModelsBytes int64 `json:"frozen_models_bytes"`
-			OverheadBytes     int64 `json:"overhead_bytes"`
-			TotalBytes        int64 `json:"total_bytes"`
-		} `json:"per_device"`
-		Devices []struct {
-			DeviceID             string `json:"device_id"`
-			MemoryAvailableBytes int64  `json:"memory_available_bytes"`
-		} `json:"devices"`
-		NumDevices    int `json:"num_devices"`
-		MaxMicroBatch int `json:"max_micro_batch"`
-	}
+	var a plan.TrainingAnswer
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
+	checkRefusal(t, a.Fits, a.Refusal, answer)
 	p := a.PerDevice
 	for name, v := range map[string]int64{"weights": p.WeightsBytes, "gradients": p.GradientsBytes, "optimizer": p.OptimizerBytes,
 		"activations": p.ActivationsBytes, "frozen_models": p.FrozenModelsBytes, "overhead": p.OverheadBytes, "total": p.TotalBytes} {

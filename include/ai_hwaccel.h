@@ -50,7 +50,9 @@ extern "C" {
  * humans (its wording is not API).  NULL, empty, malformed, oversized or
  * hostile input never aborts, exits or crashes the host; an internal panic
  * is recovered into the code "internal".  A model that does not fit is not an
- * error: the answer says "fits": false and why.
+ * error: the answer says "fits": false and why, in "refusal": a stable
+ * "code" (no_device, unsupported, insufficient_memory, too_few_devices,
+ * tensor_parallel, too_large; schema/plan.schema.json) and its "text".
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state

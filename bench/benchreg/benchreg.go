@@ -15,6 +15,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // Sizes are the registry sizes (GPUs) of the cost curve.
@@ -92,7 +93,7 @@ func domain(first, last int) registry.Interconnect {
 
 // RegistryJSON is Registry(gpus) as the C ABI writes it.
 func RegistryJSON(gpus int) []byte {
-	b, err := Registry(gpus).Encode()
+	b, err := regjson.Encode(Registry(gpus))
 	if err != nil {
 		panic(err) // a fixed, valid value: cannot fail
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -177,6 +178,8 @@ type fitRow struct {
 	Devices          int     `json:"devices,omitempty"`
 	MaxContextLength int     `json:"max_context_length,omitempty"`
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+	// Refusal is the code of why a model does not fit (plan.Refusal*).
+	Refusal string `json:"refusal,omitempty"`
 }
 
 // fit plans every catalog model on this machine (or a registry file).
@@ -288,22 +291,14 @@ func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, erro
 		if err := answerError(out); err != nil {
 			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
 		}
-		var p struct {
-			Fits     bool   `json:"fits"`
-			Quant    string `json:"quant"`
-			Strategy string `json:"strategy"`
-			Shards   []struct {
-				DeviceID string `json:"device_id"`
-			} `json:"shards"`
-			MaxContextLength int `json:"max_context_length"`
-			Throughput       *struct {
-				DecodeTokensPerS float64 `json:"decode_tokens_per_s"`
-			} `json:"throughput"`
-		}
+		var p plan.ShardingAnswer
 		if err := json.Unmarshal(out, &p); err != nil {
 			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
 		}
 		r := fitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
+		if p.Refusal != nil {
+			r.Refusal = p.Refusal.Code
+		}
 		if p.Fits {
 			r.Quant, r.Strategy, r.MaxContextLength = p.Quant, p.Strategy, p.MaxContextLength
 			if m.MaxContext > 0 && r.MaxContextLength > m.MaxContext {
@@ -349,7 +344,12 @@ func writeFitTable(w io.Writer, rows []fitRow) error {
 	fmt.Fprintln(tw, "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S")
 	for _, r := range rows {
 		if !r.Fits {
-			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t—\t—\t—\n", cli.Text(r.Model), cli.Params(float64(r.Params)))
+			// The strategy column says why there is none: "insufficient memory".
+			why := cli.Unknown
+			if r.Refusal != "" {
+				why = strings.ReplaceAll(r.Refusal, "_", " ")
+			}
+			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\n", cli.Text(r.Model), cli.Params(float64(r.Params)), why)
 			continue
 		}
 		ctx, tps := cli.Unknown, cli.Unknown

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 func TestModelsListsTheCatalog(t *testing.T) {
@@ -55,6 +56,7 @@ func TestFitOnDGX(t *testing.T) {
 	}
 	for _, row := range rows {
 		if row.Fits {
+			assert.Empty(t, row.Refusal, row.Model)
 			assert.Positive(t, row.DecodeTokensPerS, row.Model)
 			assert.Positive(t, row.Devices, row.Model)
 			if m := model.Lookup(row.Model); m != nil && m.MaxContext > 0 {
@@ -74,13 +76,20 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "fit", "--all", "--json", "--registry", file).stdout), &fromFile))
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--json")...).stdout), &detected))
 	assert.Equal(t, detected, fromFile, "a registry file plans like the machine it came from")
-	fits := 0
+	fits, refused := 0, 0
 	for _, r := range fromFile {
 		if r.Fits {
 			fits++
+			continue
 		}
+		// A model that does not fit says why, by code.
+		assert.Contains(t, plan.RefusalCodes, r.Refusal, r.Model)
+		refused++
 	}
 	assert.Positive(t, fits)
+	assert.Positive(t, refused)
+	all := runCLI(t, withFixture(t, "cpu-only", "fit", "--all")...)
+	assert.Regexp(t, `(?m)^DeepSeek-V3 .* no +— +— +insufficient memory +— +—$`, all.stdout)
 
 	// Without --all only fitting models are listed; a larger context leaves
 	// less room.

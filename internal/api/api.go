@@ -15,6 +15,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
@@ -136,8 +137,9 @@ func answer(f func() (any, error)) []byte {
 	return b
 }
 
-// planRequest decodes a planning request and fills its registry by detecting
-// this machine (through the shared cache) when the host gave none.
+// planRequest decodes a planning request (internal/api/wire), checks it
+// (plan.Validate) before anything is detected, and fills its registry by
+// detecting this machine (through the shared cache) when the host gave none.
 func planRequest(ctx context.Context, input []byte, getenv Env) (*plan.Request, error) {
 	if input == nil {
 		return nil, errs.New(errs.InvalidArgument, "request is NULL")
@@ -148,12 +150,15 @@ func planRequest(ctx context.Context, input []byte, getenv Env) (*plan.Request, 
 	if len(bytes.TrimSpace(input)) == 0 {
 		return nil, errs.New(errs.InvalidArgument, "request is empty")
 	}
-	req, err := plan.DecodeRequest(input)
+	req, detectOpts, err := wire.DecodeRequest(input)
 	if err != nil {
 		return nil, err
 	}
+	if err := plan.Validate(req); err != nil {
+		return nil, err
+	}
 	if req.Registry == nil {
-		opts, ttlGiven, err := decodeOptions(req.Detect, getenv)
+		opts, ttlGiven, err := decodeOptions(detectOpts, getenv)
 		if err != nil {
 			return nil, err
 		}

@@ -19,10 +19,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/bench/benchreg"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // noEnv is a process environment with no visibility variable set.
@@ -188,7 +189,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 	b.Run("decode", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := plan.DecodeRequest(req); err != nil {
+			if _, _, err := wire.DecodeRequest(req); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -197,7 +198,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 		data := benchreg.RegistryJSON(16)
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := registry.Decode(data); err != nil {
+			if _, err := regjson.Decode(data); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -206,7 +207,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			b.StopTimer()
-			r, err := plan.DecodeRequest(req)
+			r, _, err := wire.DecodeRequest(req)
 			require.NoError(b, err)
 			b.StartTimer()
 			if _, err := plan.PlanSharding(r); err != nil {
@@ -215,7 +216,7 @@ func BenchmarkPlanPhases(b *testing.B) {
 		}
 	})
 	b.Run("encode", func(b *testing.B) {
-		r, err := plan.DecodeRequest(req)
+		r, _, err := wire.DecodeRequest(req)
 		require.NoError(b, err)
 		ans, err := plan.PlanSharding(r)
 		require.NoError(b, err)

@@ -10,12 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/bench/benchreg"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // TestPlanningLeavesTheSharedRegistryAlone plans every golden question on
 // one registry from many goroutines at once: the registry is decoded once
-// and shared (registry.DecodeShared), so a planner that wrote to it would
+// and shared (regjson.DecodeShared), so a planner that wrote to it would
 // be a data race (go test -race) or change it (compared after) or change
 // an answer (compared with the answer given alone).
 func TestPlanningLeavesTheSharedRegistryAlone(t *testing.T) {
@@ -48,9 +48,9 @@ func TestPlanningLeavesTheSharedRegistryAlone(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	shared, err := registry.DecodeShared([]byte(regJSON))
+	shared, err := regjson.DecodeShared([]byte(regJSON))
 	require.NoError(t, err)
-	fresh, err := registry.Decode([]byte(regJSON))
+	fresh, err := regjson.Decode([]byte(regJSON))
 	require.NoError(t, err)
 	assert.Equal(t, fresh, shared, "planning changed the shared registry")
 }

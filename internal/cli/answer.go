@@ -6,11 +6,14 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // AnswerInfo is what the command knows besides an answer, for its human
@@ -34,226 +37,165 @@ type AnswerInfo struct {
 	PlanCommand string
 }
 
-// answer is a decoded planning answer with typed accessors; numbers stay
-// json.Number so nothing is lost.
-type answer map[string]any
-
-func decodeAnswer(b []byte) (answer, error) {
-	var m map[string]any
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.UseNumber()
-	if err := dec.Decode(&m); err != nil {
-		return nil, fmt.Errorf("answer is not a JSON object: %w", err)
+// decode reads a planning answer into its type (internal/plan): the CLI
+// runs the same engine as the library, so the answer has no field the type
+// lacks.
+func decode[T any](b []byte) (*T, error) {
+	var v T
+	if err := json.Unmarshal(b, &v); err != nil {
+		return nil, fmt.Errorf("answer is not a planning answer: %w", err)
 	}
-	return m, nil
-}
-
-func (a answer) str(k string) string {
-	s, _ := a[k].(string)
-	return s
-}
-
-func (a answer) num(k string) float64 {
-	n, ok := a[k].(json.Number)
-	if !ok {
-		return 0
-	}
-	f, _ := n.Float64()
-	return f
-}
-
-func (a answer) flag(k string) bool {
-	b, _ := a[k].(bool)
-	return b
-}
-
-func (a answer) obj(k string) answer {
-	m, _ := a[k].(map[string]any)
-	return m
-}
-
-func (a answer) list(k string) []any {
-	l, _ := a[k].([]any)
-	return l
-}
-
-func (a answer) strings(k string) []string {
-	var out []string
-	for _, v := range a.list(k) {
-		if s, ok := v.(string); ok {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
-func (a answer) objects(k string) []answer {
-	var out []answer
-	for _, v := range a.list(k) {
-		if m, ok := v.(map[string]any); ok {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// layout is the human form of one kind of answer: a headline, then the
-// body; keys neither prints follow, then the explanation and warnings.
-type layout struct {
-	known    []string
-	headline func(a answer, name string, info AnswerInfo, seen reasons) string
-	body     func(w io.Writer, a answer, name string, info AnswerInfo, seen reasons)
-}
-
-func (l layout) write(w io.Writer, b []byte, info AnswerInfo) error {
-	a, err := decodeAnswer(b)
-	if err != nil {
-		return err
-	}
-	name := modelName(a, info)
-	seen := reasons{}
-	fmt.Fprintln(w, Text(l.headline(a, name, info, seen)))
-	fmt.Fprintln(w)
-	l.body(w, a, name, info, seen)
-	writeRest(w, a, append(l.known, "explanation", "warnings"))
-	writeBullets(w, "Explanation", a.strings("explanation"), seen)
-	writeBullets(w, "Warnings", a.strings("warnings"), nil)
-	return nil
+	return &v, nil
 }
 
 // WritePlan prints a plan_sharding answer: a headline a person can act on,
 // then the details in human units.
-func WritePlan(w io.Writer, b []byte, info AnswerInfo) error { return planLayout.write(w, b, info) }
+func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
+	a, err := decode[plan.ShardingAnswer](b)
+	if err != nil {
+		return err
+	}
+	name := modelName(a.Model.Name, info)
+	seen := reasons{}
+	headline := name + " does not fit" + notFitReason(a.Refusal, seen)
+	if a.Fits {
+		headline = planHeadline(a, name, info)
+	}
+	writeHeadline(w, headline)
+	writeModel(w, a.Model, name)
+	if a.Fits {
+		writeMemory(w, "Memory", a.Quant, a.Memory)
+		writeBudget(w, a.Budget)
+		writeRoom(w, a)
+		if len(a.IdleDevices) > 0 {
+			fmt.Fprintf(w, "Idle: %s\n", strings.Join(a.IdleDevices, ", "))
+		}
+		writeShards(w, a.Shards, info.DeviceNames)
+		writeThroughput(w, a.Throughput)
+		writeEngineArgs(w, a, info)
+	}
+	writeLevels(w, a.Levels, seen)
+	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
+	return nil
+}
 
 // WriteSuggestion prints a suggest_quant answer.
 func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
-	return suggestLayout.write(w, b, info)
+	a, err := decode[plan.SuggestAnswer](b)
+	if err != nil {
+		return err
+	}
+	name := modelName("", info)
+	seen := reasons{}
+	writeHeadline(w, suggestHeadline(a, name, info, seen))
+	if a.Fits {
+		writeMemory(w, "Memory", a.Quant, a.Memory)
+		writeBudget(w, a.Budget)
+	}
+	writeLevels(w, a.Levels, seen)
+	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
+	return nil
+}
+
+func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen reasons) string {
+	if !a.Fits {
+		return name + " does not fit at any precision" + notFitReason(a.Refusal, seen)
+	}
+	line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.Devices, info.DeviceNames),
+		a.Quant, GiB(a.Memory.TotalBytes))
+	for _, l := range a.Levels {
+		if l.Quant == a.Quant && l.Strategy != "" {
+			line += ", " + strategyWords(l.Strategy)
+			break
+		}
+	}
+	if info.PlanCommand != "" {
+		line += "; plan it: " + info.PlanCommand + " --quant " + a.Quant
+	}
+	return line
 }
 
 // WriteTraining prints an estimate_training answer.
 func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
-	return trainingLayout.write(w, b, info)
+	a, err := decode[plan.TrainingAnswer](b)
+	if err != nil {
+		return err
+	}
+	name := modelName("", info)
+	seen := reasons{}
+	setup := fmt.Sprintf("%s %s training", name, a.Method)
+	headline := setup + " does not fit" + notFitReason(a.Refusal, seen)
+	if a.Fits {
+		headline = fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(trainingDevices(a), info.DeviceNames),
+			GiB(a.PerDevice.TotalBytes))
+		if a.MaxMicroBatch > 0 {
+			headline += fmt.Sprintf(", micro-batch up to %d", a.MaxMicroBatch)
+		}
+	}
+	writeHeadline(w, headline)
+	fmt.Fprintf(w, "Setup: %s, %s optimizer, %s precision, sequence length %d, micro-batch %d\n", Text(a.Method),
+		Text(a.Optimizer), Text(a.Precision), a.SeqLen, a.MicroBatch)
+	parallel := []string{plural(a.NumDevices, "device")}
+	if a.TensorParallel > 1 {
+		parallel = append(parallel, fmt.Sprintf("tensor parallel %d", a.TensorParallel))
+	}
+	if a.ZeROStage > 0 {
+		parallel = append(parallel, fmt.Sprintf("ZeRO stage %d", a.ZeROStage))
+	}
+	if a.GradientCheckpointing {
+		parallel = append(parallel, "gradient checkpointing")
+	}
+	fmt.Fprintf(w, "Parallelism: %s\n", strings.Join(parallel, ", "))
+	fmt.Fprintf(w, "Parameters: %s, %s trained\n", Params(float64(a.Params)), Params(float64(a.TrainableParams)))
+	writeTrainingMemory(w, a.PerDevice)
+	writeTrainingDevices(w, a.Devices, info.DeviceNames)
+	writeFitsWith(w, a.FitsWith)
+	if a.BaseQuant != "" {
+		fmt.Fprintf(w, "base quant: %s\n", Text(a.BaseQuant))
+	}
+	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, nil), seen)
+	return nil
 }
 
-var planLayout = layout{
-	known: []string{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size",
-		"dp_size", "throughput", "engine_args", "load", "engine_env", "max_context_length", "max_batch_size", "levels", "budget", "idle_devices"},
-	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
-		if a.flag("fits") {
-			return planHeadline(a, name, info)
-		}
-		return name + " does not fit" + notFitReason(a, seen)
-	},
-	body: func(w io.Writer, a answer, name string, info AnswerInfo, seen reasons) {
-		writeModel(w, a.obj("model"), name)
-		if a.flag("fits") {
-			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
-			writeBudget(w, a.obj("budget"))
-			writeRoom(w, a)
-			if idle := a.strings("idle_devices"); len(idle) > 0 {
-				fmt.Fprintf(w, "Idle: %s\n", strings.Join(idle, ", "))
-			}
-			writeShards(w, a.objects("shards"), info.DeviceNames)
-			writeThroughput(w, a.obj("throughput"))
-			writeEngineArgs(w, a, info)
-		}
-		writeLevels(w, a.objects("levels"), seen)
-	},
+func writeHeadline(w io.Writer, line string) {
+	fmt.Fprintln(w, Text(line))
+	fmt.Fprintln(w)
 }
 
-var suggestLayout = layout{
-	known: []string{"quant", "fits", "devices", "memory", "levels", "budget"},
-	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
-		if !a.flag("fits") {
-			return name + " does not fit at any precision" + notFitReason(a, seen)
-		}
-		quant := a.str("quant")
-		line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.strings("devices"), info.DeviceNames),
-			quant, GiB(int64(a.obj("memory").num("total_bytes"))))
-		for _, l := range a.objects("levels") {
-			if l.str("quant") == quant && l.str("strategy") != "" {
-				line += ", " + strategyWords(l.str("strategy"))
-				break
-			}
-		}
-		if info.PlanCommand != "" {
-			line += "; plan it: " + info.PlanCommand + " --quant " + quant
-		}
-		return line
-	},
-	body: func(w io.Writer, a answer, _ string, _ AnswerInfo, seen reasons) {
-		if a.flag("fits") {
-			writeMemory(w, "Memory", a.str("quant"), a.obj("memory"))
-			writeBudget(w, a.obj("budget"))
-		}
-		writeLevels(w, a.objects("levels"), seen)
-	},
-}
-
-var trainingLayout = layout{
-	known: []string{"fits", "method", "optimizer", "precision", "seq_len", "micro_batch", "gradient_checkpointing",
-		"zero_stage", "num_devices", "tensor_parallel", "params", "trainable_params", "per_device", "devices",
-		"max_micro_batch", "fits_with"},
-	headline: func(a answer, name string, info AnswerInfo, seen reasons) string {
-		setup := fmt.Sprintf("%s %s training", name, a.str("method"))
-		if !a.flag("fits") {
-			return setup + " does not fit" + notFitReason(a, seen)
-		}
-		line := fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(trainingDevices(a), info.DeviceNames),
-			GiB(int64(a.obj("per_device").num("total_bytes"))))
-		if mb := a.num("max_micro_batch"); mb > 0 {
-			line += fmt.Sprintf(", micro-batch up to %s", count(mb))
-		}
-		return line
-	},
-	body: func(w io.Writer, a answer, _ string, info AnswerInfo, _ reasons) {
-		fmt.Fprintf(w, "Setup: %s, %s optimizer, %s precision, sequence length %s, micro-batch %s\n", Text(a.str("method")),
-			Text(a.str("optimizer")), Text(a.str("precision")), count(a.num("seq_len")), count(a.num("micro_batch")))
-		parallel := []string{plural(int(a.num("num_devices")), "device")}
-		if tp := a.num("tensor_parallel"); tp > 1 {
-			parallel = append(parallel, "tensor parallel "+count(tp))
-		}
-		if z := a.num("zero_stage"); z > 0 {
-			parallel = append(parallel, "ZeRO stage "+count(z))
-		}
-		if a.flag("gradient_checkpointing") {
-			parallel = append(parallel, "gradient checkpointing")
-		}
-		fmt.Fprintf(w, "Parallelism: %s\n", strings.Join(parallel, ", "))
-		fmt.Fprintf(w, "Parameters: %s, %s trained\n", Params(a.num("params")), Params(a.num("trainable_params")))
-		writeTrainingMemory(w, a.obj("per_device"))
-		writeTrainingDevices(w, a.objects("devices"), info.DeviceNames)
-		writeFitsWith(w, a.obj("fits_with"))
-	},
+// writeExplanation prints the explanation, less the lines that restate a
+// reason already printed, and the warnings.
+func writeExplanation(w io.Writer, explanation, warnings []string, restated map[string]string, seen reasons) {
+	writeBullets(w, "Explanation", explanation, restated, seen)
+	writeBullets(w, "Warnings", warnings, nil, nil)
 }
 
 // writeFitsWith prints the options that make a training setup fit.
-func writeFitsWith(w io.Writer, f answer) {
+func writeFitsWith(w io.Writer, f *plan.TrainingSuggestion) {
 	if f == nil {
 		return
 	}
 	var opts []string
-	if f.flag("gradient_checkpointing") {
+	if f.GradientCheckpointing {
 		opts = append(opts, "--gradient-checkpointing")
 	}
-	if z := f.num("zero_stage"); z > 0 {
-		opts = append(opts, "--zero "+count(z))
+	if f.ZeROStage > 0 {
+		opts = append(opts, fmt.Sprintf("--zero %d", f.ZeROStage))
 	}
-	fmt.Fprintf(w, "Fits with: %s, %s per device\n", strings.Join(opts, " "), GiB(int64(f.num("per_device_bytes"))))
+	fmt.Fprintf(w, "Fits with: %s, %s per device\n", strings.Join(opts, " "), GiB(f.PerDeviceBytes))
 }
 
-func trainingDevices(a answer) []string {
+func trainingDevices(a *plan.TrainingAnswer) []string {
 	var ids []string
-	for _, d := range a.objects("devices") {
-		ids = append(ids, d.str("device_id"))
+	for _, d := range a.Devices {
+		ids = append(ids, d.DeviceID)
 	}
 	return ids
 }
 
 // modelName is the answer's model name, else what the user typed.
-func modelName(a answer, info AnswerInfo) string {
-	if n := a.obj("model").str("name"); n != "" {
-		return n
+func modelName(answered string, info AnswerInfo) string {
+	if answered != "" {
+		return answered
 	}
 	if info.Model != "" {
 		return info.Model
@@ -263,11 +205,11 @@ func modelName(a answer, info AnswerInfo) string {
 
 // planHeadline is "<model> fits <devices>: <how>, <quant>, KV room about
 // <n> tokens, about <r> tokens/s; run: <engine command>".
-func planHeadline(a answer, name string, info AnswerInfo) string {
+func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 	var ids []string
 	seen := map[string]bool{}
-	for _, s := range a.objects("shards") {
-		if id := s.str("device_id"); id != "" && !seen[id] {
+	for _, s := range a.Shards {
+		if id := s.DeviceID; id != "" && !seen[id] {
 			seen[id] = true
 			ids = append(ids, id)
 		}
@@ -276,12 +218,12 @@ func planHeadline(a answer, name string, info AnswerInfo) string {
 	if how := parallelWords(a); how != "" {
 		parts = append(parts, how)
 	}
-	parts = append(parts, a.str("quant"))
-	if kv := a.num("max_context_length"); kv > 0 {
-		parts = append(parts, "KV room about "+Tokens(kv)+" tokens")
+	parts = append(parts, a.Quant)
+	if kv := a.MaxContextLength; kv > 0 {
+		parts = append(parts, "KV room about "+Tokens(float64(kv))+" tokens")
 	}
-	if tps := a.obj("throughput").num("decode_tokens_per_s"); tps > 0 {
-		parts = append(parts, "about "+rate(tps)+" tokens/s")
+	if a.Throughput != nil && a.Throughput.DecodeTokensPerS > 0 {
+		parts = append(parts, "about "+rate(a.Throughput.DecodeTokensPerS)+" tokens/s")
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
 	if cmd := engineCommand(a, info); cmd != "" {
@@ -292,18 +234,18 @@ func planHeadline(a answer, name string, info AnswerInfo) string {
 
 // parallelWords says how a plan spreads the model: "tensor parallel 2",
 // "4 replicas, tensor parallel 2", "CPU offload"; "" for one device.
-func parallelWords(a answer) string {
+func parallelWords(a *plan.ShardingAnswer) string {
 	var out []string
-	if dp := a.num("dp_size"); dp > 1 {
-		out = append(out, count(dp)+" replicas")
+	if a.DPSize > 1 {
+		out = append(out, fmt.Sprintf("%d replicas", a.DPSize))
 	}
-	if tp := a.num("tp_size"); tp > 1 {
-		out = append(out, "tensor parallel "+count(tp))
+	if a.TPSize > 1 {
+		out = append(out, fmt.Sprintf("tensor parallel %d", a.TPSize))
 	}
-	if pp := a.num("pp_size"); pp > 1 {
-		out = append(out, "pipeline parallel "+count(pp))
+	if a.PPSize > 1 {
+		out = append(out, fmt.Sprintf("pipeline parallel %d", a.PPSize))
 	}
-	if a.str("strategy") == "cpu_offload" {
+	if a.Strategy == plan.StrategyOffload {
 		out = append(out, "CPU offload")
 	}
 	return strings.Join(out, ", ")
@@ -363,9 +305,8 @@ func deviceGroups(ids []string, names map[string]string) string {
 var engineOrder = []string{"vllm", "llama.cpp"}
 
 // engineCommand is the command line that runs the plan with one engine.
-func engineCommand(a answer, info AnswerInfo) string {
-	args := a.obj("engine_args")
-	if len(args) == 0 {
+func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) string {
+	if len(a.EngineArgs) == 0 {
 		return ""
 	}
 	order := engineOrder
@@ -373,8 +314,8 @@ func engineCommand(a answer, info AnswerInfo) string {
 		order = []string{info.Engine}
 	}
 	for _, e := range order {
-		if _, ok := args[e]; ok {
-			return engineLine(e, args.strings(e), engineFacts(a, e), info)
+		if args, ok := a.EngineArgs[e]; ok {
+			return engineLine(e, args, engineFacts(a, e), info)
 		}
 	}
 	return ""
@@ -383,12 +324,12 @@ func engineCommand(a answer, info AnswerInfo) string {
 // engineFacts is what the answer says an engine loads and needs besides
 // its arguments ("load" and "engine_env" of a plan answer).
 type facts struct {
-	load answer
-	env  answer
+	load plan.Load
+	env  map[string]string
 }
 
-func engineFacts(a answer, engine string) facts {
-	return facts{load: a.obj("load").obj(engine), env: a.obj("engine_env").obj(engine)}
+func engineFacts(a *plan.ShardingAnswer, engine string) facts {
+	return facts{load: a.Load[engine], env: a.EngineEnv[engine]}
 }
 
 // engineLine prefixes an engine's arguments with its environment, the
@@ -399,10 +340,10 @@ func engineFacts(a answer, engine string) facts {
 // the user gave, else the checkpoint the answer loads, else a placeholder.
 func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
 	var head []string
-	for _, k := range orderedKeys(f.env) {
-		head = append(head, k+"="+f.env.str(k))
+	for _, k := range sortedKeys(f.env) {
+		head = append(head, k+"="+f.env[k])
 	}
-	repo := f.load.str("repo")
+	repo := f.load.Repo
 	switch engine {
 	case "vllm":
 		m := info.ServeModel
@@ -421,7 +362,7 @@ func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
 			head = append(head, "llama-server", "-hf", hfTag(repo, f.load))
 		default:
 			file := "MODEL.gguf"
-			if t := f.load.str("gguf_type"); t != "" {
+			if t := f.load.GGUFType; t != "" {
 				file = "MODEL-" + t + ".gguf"
 			}
 			head = append(head, "llama-server", "-m", file)
@@ -439,9 +380,9 @@ func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
 // hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
 // file names the type (llama.cpp picks the file of that quantization from
 // a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
-func hfTag(repo string, load answer) string {
-	t := load.str("gguf_type")
-	if t != "" && strings.Contains(strings.ToUpper(load.str("file")), t) {
+func hfTag(repo string, load plan.Load) string {
+	t := load.GGUFType
+	if t != "" && strings.Contains(strings.ToUpper(load.File), t) {
 		return repo + ":" + t
 	}
 	return repo
@@ -458,117 +399,112 @@ func ShellWord(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// notFitReason is ": <why>" from the answer's "does not fit: ..." line, or
-// "" when it gives none; the reason is marked as printed.
-func notFitReason(a answer, seen reasons) string {
-	ex := a.strings("explanation")
-	for i := len(ex) - 1; i >= 0; i-- {
-		if r, ok := strings.CutPrefix(ex[i], "does not fit: "); ok {
-			seen[reasonKey(r)] = true
-			return ": " + Plurals(r)
-		}
+// notFitReason is ": <why>" from the answer's refusal, or "" when it has
+// none; the reason is marked as printed.
+func notFitReason(r *plan.Refusal, seen reasons) string {
+	if r == nil || r.Text == "" {
+		return ""
 	}
-	for _, l := range a.objects("levels") {
-		if r := l.str("reason"); r != "" {
-			seen[reasonKey(r)] = true
-			return ": " + Plurals(reasonKey(r))
-		}
-	}
-	return ""
+	seen[r.Text] = true
+	return ": " + Plurals(r.Text)
 }
 
 // reasons remembers the rejection reasons already printed, so each is
 // printed once (the engine repeats a level's reason in its explanation).
 type reasons map[string]bool
 
-// reasonPrefix is what the engine puts before a reason: "int4 rejected: ",
-// "does not fit: ", "doesn't fit: ".
-var reasonPrefix = regexp.MustCompile(`^(?:[a-z0-9_]+ rejected: |does not fit: |doesn't fit: )+`)
+// levelReason is the reason of a level row as the levels table prints it:
+// a row that does not fit its one pool says the pool's reason, which is the
+// refusal's text when that level was the one refused.
+func levelReason(l plan.LevelRow) string {
+	return strings.TrimPrefix(l.Reason, plan.LevelMisfitPrefix)
+}
 
-func reasonKey(s string) string { return reasonPrefix.ReplaceAllString(s, "") }
-
-func writeModel(w io.Writer, m answer, name string) {
-	if len(m) == 0 {
-		return
+// restated maps the explanation lines that restate a reason (the refusal's
+// "does not fit:" line, each level's "rejected:" line) to that reason.
+func restated(r *plan.Refusal, levels []plan.LevelRow) map[string]string {
+	out := map[string]string{}
+	for _, l := range levels {
+		if l.Reason != "" {
+			out[plan.RejectedLine(l.Quant, l.Reason)] = levelReason(l)
+		}
 	}
+	if r != nil {
+		out[plan.NotFitLine(r.Text)] = r.Text
+	}
+	return out
+}
+
+func writeModel(w io.Writer, m plan.ModelSummary, name string) {
 	line := "Model: " + name
-	if p := m.num("params"); p > 0 {
+	if p := float64(m.Params); p > 0 {
 		line += ", " + Params(p) + " parameters"
-		if ap := m.num("active_params"); ap > 0 && ap != p {
+		if ap := float64(m.ActiveParams); ap > 0 && ap != p {
 			line += " (" + Params(ap) + " active)"
 		}
 	}
-	if l := m.num("layers"); l > 0 {
-		line += ", " + plural(int(l), "layer")
+	if m.Layers > 0 {
+		line += ", " + plural(m.Layers, "layer")
 	}
 	fmt.Fprintln(w, Text(line))
-	if s := m.str("source"); s != "" {
-		fmt.Fprintf(w, "  source: %s\n", Text(s))
+	if m.Source != "" {
+		fmt.Fprintf(w, "  source: %s\n", Text(m.Source))
 	}
-	writeRest(w, m, []string{"name", "params", "active_params", "layers", "source"})
 }
 
 // writeMemory prints "Memory (bf16): 135.0 GiB = weights ..., KV cache ...".
-func writeMemory(w io.Writer, title, quant string, m answer) {
-	if len(m) == 0 {
-		return
-	}
+func writeMemory(w io.Writer, title, quant string, m plan.Memory) {
 	if quant != "" {
 		title += " (" + quant + ")"
 	}
-	parts := []string{}
-	for _, c := range []struct{ key, label string }{{"weights_bytes", "weights"}, {"kv_cache_bytes", "KV cache"},
-		{"activations_bytes", "activations"}, {"overhead_bytes", "runtime overhead"}} {
-		if _, ok := m[c.key]; ok {
-			parts = append(parts, c.label+" "+GiB(int64(m.num(c.key))))
-		}
-	}
-	fmt.Fprintf(w, "%s: %s = %s\n", title, GiB(int64(m.num("total_bytes"))), strings.Join(parts, " + "))
+	parts := []string{"weights " + GiB(m.WeightsBytes), "KV cache " + GiB(m.KVCacheBytes),
+		"activations " + GiB(m.ActivationsBytes), "runtime overhead " + GiB(m.OverheadBytes)}
+	fmt.Fprintf(w, "%s: %s = %s\n", title, GiB(m.TotalBytes), strings.Join(parts, " + "))
 }
 
 // writeBudget prints the memory budget in one line: the engine, the share
 // of each device and what the engine holds itself.
-func writeBudget(w io.Writer, b answer) {
-	if b == nil || b.str("engine") == "" {
+func writeBudget(w io.Writer, b *plan.Budget) {
+	if b == nil || b.Engine == "" {
 		return
 	}
-	engine := b.str("engine")
-	if b.flag("engine_default") {
+	engine := b.Engine
+	if b.EngineDefault {
 		engine += " (default for these devices)"
 	}
 	parts := []string{engine}
-	if f := b.num("memory_fraction"); f > 0 && f < 1 {
+	if f := b.MemoryFraction; f > 0 && f < 1 {
 		parts = append(parts, fmt.Sprintf("%g of each device's total memory", f))
 	}
-	if m := b.num("margin_bytes"); m > 0 {
-		parts = append(parts, GiB(int64(m))+" kept free per device")
+	if m := b.MarginBytes; m > 0 {
+		parts = append(parts, GiB(m)+" kept free per device")
 	}
-	if r := b.num("engine_reserved_bytes"); r > 0 {
-		parts = append(parts, "the engine holds "+GiB(int64(r))+" per device of it")
+	if r := b.EngineReservedBytes; r > 0 {
+		parts = append(parts, "the engine holds "+GiB(r)+" per device of it")
 	}
 	fmt.Fprintf(w, "Budget: %s\n", strings.Join(parts, "; "))
 }
 
-func writeRoom(w io.Writer, a answer) {
+func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	var parts []string
-	if c := a.num("max_context_length"); c > 0 {
-		parts = append(parts, "context up to "+count(c)+" tokens")
+	if c := a.MaxContextLength; c > 0 {
+		parts = append(parts, fmt.Sprintf("context up to %d tokens", c))
 	}
-	if b := a.num("max_batch_size"); b > 0 {
-		parts = append(parts, "up to "+plural(int(b), "sequence")+" at once")
+	if b := a.MaxBatchSize; b > 0 {
+		parts = append(parts, "up to "+plural(b, "sequence")+" at once")
 	}
 	if len(parts) > 0 {
 		fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
 	}
 }
 
-func writeShards(w io.Writer, shards []answer, names map[string]string) {
+func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {
 	if len(shards) == 0 {
 		return
 	}
 	replicas := false
 	for _, s := range shards {
-		if _, ok := s["replica"]; ok {
+		if s.Replica != nil {
 			replicas = true
 		}
 	}
@@ -580,68 +516,70 @@ func writeShards(w io.Writer, shards []answer, names map[string]string) {
 	}
 	fmt.Fprintln(tw, head+"\tMEMORY\tAVAILABLE")
 	for _, s := range shards {
-		id := s.str("device_id")
-		row := fmt.Sprintf("  %s\t%s\t%s\t%s\t%s", cell(id), cell(names[id]), layerRange(s), count(s.num("stage")), count(s.num("tp_rank")))
+		id := s.DeviceID
+		row := fmt.Sprintf("  %s\t%s\t%s\t%d\t%d", cell(id), cell(names[id]), layerRange(s), s.Stage, s.TPRank)
 		if replicas {
-			row += "\t" + count(s.num("replica"))
+			replica := 0
+			if s.Replica != nil {
+				replica = *s.Replica
+			}
+			row += fmt.Sprintf("\t%d", replica)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", row, GiB(int64(s.num("memory_bytes"))), sizeCell(int64(s.num("memory_available_bytes"))))
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", row, GiB(s.MemoryBytes), sizeCell(s.MemoryAvailableBytes))
 	}
 	tw.Flush()
 }
 
 // layerRange is a shard's layers, first to last inclusive ("0-39"); the
 // answer's layer_end is exclusive.
-func layerRange(s answer) string {
-	start, end := s.num("layer_start"), s.num("layer_end")
+func layerRange(s plan.Shard) string {
+	start, end := s.LayerStart, s.LayerEnd
 	if end <= start {
 		return Unknown
 	}
 	if end-start == 1 {
-		return count(start)
+		return strconv.Itoa(start)
 	}
-	return count(start) + "-" + count(end-1)
+	return strconv.Itoa(start) + "-" + strconv.Itoa(end-1)
 }
 
-func writeThroughput(w io.Writer, t answer) {
-	if len(t) == 0 {
+func writeThroughput(w io.Writer, t *plan.Throughput) {
+	if t == nil {
 		return
 	}
 	var parts []string
-	if d := t.num("decode_tokens_per_s"); d > 0 {
+	if d := t.DecodeTokensPerS; d > 0 {
 		parts = append(parts, "decode "+rate(d)+" tokens/s per sequence")
 	}
-	if d := t.num("decode_tokens_per_s_total"); d > 0 {
+	if d := t.DecodeTokensPerSTotal; d > 0 {
 		parts = append(parts, rate(d)+" tokens/s in all")
 	}
-	if p := t.num("prefill_tokens_per_s"); p > 0 {
+	if p := t.PrefillTokensPerS; p > 0 {
 		parts = append(parts, "prefill "+rate(p)+" tokens/s")
 	}
 	line := "Throughput: " + strings.Join(parts, ", ")
-	if b := t.str("bound"); b != "" {
+	if b := t.Bound; b != "" {
 		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
-	for _, s := range t.strings("assumptions") {
+	for _, s := range t.Assumptions {
 		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
 	}
-	writeRest(w, t, []string{"decode_tokens_per_s", "decode_tokens_per_s_total", "prefill_tokens_per_s", "bound", "assumptions"})
 }
 
-func writeEngineArgs(w io.Writer, a answer, info AnswerInfo) {
-	args := a.obj("engine_args")
-	if len(args) == 0 {
+func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
+	if len(a.EngineArgs) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "Engine commands:")
-	for _, e := range orderedKeys(args) {
-		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(engineLine(e, args.strings(e), engineFacts(a, e), info)))
+	for _, e := range sortedKeys(a.EngineArgs) {
+		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(engineLine(e, a.EngineArgs[e], engineFacts(a, e), info)))
 	}
 }
 
 // writeLevels prints the per-level table: QUANT and TOTAL first, the
 // reason last, each reason once ("same as bf16" after its first row).
-func writeLevels(w io.Writer, levels []answer, seen reasons) {
+func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons) {
 	if len(levels) == 0 {
 		return
 	}
@@ -651,28 +589,28 @@ func writeLevels(w io.Writer, levels []answer, seen reasons) {
 	first := map[string]string{}
 	for _, l := range levels {
 		reason := ""
-		if r := l.str("reason"); r != "" {
-			k := reasonKey(r)
+		if l.Reason != "" {
+			k := levelReason(l)
 			if q, ok := first[k]; ok {
 				reason = "same as " + q
 			} else if seen[k] {
-				first[k] = l.str("quant")
+				first[k] = l.Quant
 				reason = "see above"
 			} else {
-				first[k] = l.str("quant")
+				first[k] = l.Quant
 				reason = Plurals(k)
 				seen[k] = true
 			}
 		}
 		strategy := Unknown
-		if s := l.str("strategy"); s != "" {
-			strategy = strategyWords(s)
+		if l.Strategy != "" {
+			strategy = strategyWords(l.Strategy)
 		}
 		fits := "no"
-		if l.flag("fits") {
+		if l.Fits {
 			fits = "yes"
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(l.str("quant")), GiB(int64(l.num("total_bytes"))), fits,
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(l.Quant), GiB(l.TotalBytes), fits,
 			strategy, Text(reason))
 	}
 	tw.Flush()
@@ -707,22 +645,21 @@ func (t *table) Flush() error {
 	return nil
 }
 
-func writeTrainingMemory(w io.Writer, m answer) {
-	if len(m) == 0 {
-		return
-	}
+func writeTrainingMemory(w io.Writer, m plan.TrainingMemory) {
 	parts := []string{}
-	for _, c := range []struct{ key, label string }{{"weights_bytes", "weights"}, {"gradients_bytes", "gradients"},
-		{"optimizer_bytes", "optimizer"}, {"activations_bytes", "activations"}, {"frozen_models_bytes", "frozen models"},
-		{"overhead_bytes", "runtime overhead"}} {
-		if v := int64(m.num(c.key)); v > 0 {
-			parts = append(parts, c.label+" "+GiB(v))
+	for _, c := range []struct {
+		v     int64
+		label string
+	}{{m.WeightsBytes, "weights"}, {m.GradientsBytes, "gradients"}, {m.OptimizerBytes, "optimizer"},
+		{m.ActivationsBytes, "activations"}, {m.FrozenModelsBytes, "frozen models"}, {m.OverheadBytes, "runtime overhead"}} {
+		if c.v > 0 {
+			parts = append(parts, c.label+" "+GiB(c.v))
 		}
 	}
-	fmt.Fprintf(w, "Memory per device: %s = %s\n", GiB(int64(m.num("total_bytes"))), strings.Join(parts, " + "))
+	fmt.Fprintf(w, "Memory per device: %s = %s\n", GiB(m.TotalBytes), strings.Join(parts, " + "))
 }
 
-func writeTrainingDevices(w io.Writer, devs []answer, names map[string]string) {
+func writeTrainingDevices(w io.Writer, devs []plan.TrainingDevice, names map[string]string) {
 	if len(devs) == 0 {
 		return
 	}
@@ -730,24 +667,24 @@ func writeTrainingDevices(w io.Writer, devs []answer, names map[string]string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  DEVICE\tNAME\tAVAILABLE")
 	for _, d := range devs {
-		id := d.str("device_id")
-		fmt.Fprintf(tw, "  %s\t%s\t%s\n", cell(id), cell(names[id]), sizeCell(int64(d.num("memory_available_bytes"))))
+		id := d.DeviceID
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", cell(id), cell(names[id]), sizeCell(d.MemoryAvailableBytes))
 	}
 	tw.Flush()
 }
 
-// writeBullets prints a titled list, dropping items whose reason was
-// already printed and repeated items.
-func writeBullets(w io.Writer, title string, items []string, seen reasons) {
+// writeBullets prints a titled list, dropping repeated items and the items
+// that restate (restated) a reason already printed (seen).
+func writeBullets(w io.Writer, title string, items []string, restated map[string]string, seen reasons) {
 	var out []string
 	printed := map[string]bool{}
 	for _, s := range items {
-		k := reasonKey(s)
-		if printed[s] || (seen != nil && k != s && seen[k]) {
+		k, restates := restated[s]
+		if printed[s] || (restates && seen[k]) {
 			continue
 		}
 		printed[s] = true
-		if seen != nil && k != s {
+		if restates {
 			seen[k] = true
 		}
 		out = append(out, s)
@@ -762,18 +699,14 @@ func writeBullets(w io.Writer, title string, items []string, seen reasons) {
 	}
 }
 
-// writeRest prints the keys of m not in known with the generic renderer, so
-// a field the engine adds later still shows.
-func writeRest(w io.Writer, m answer, known []string) {
-	skip := map[string]bool{}
-	for _, k := range known {
-		skip[k] = true
+// sortedKeys is the keys of m in order.
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	for _, k := range orderedKeys(m) {
-		if !skip[k] {
-			writeField(w, "", k, m[k])
-		}
-	}
+	sort.Strings(out)
+	return out
 }
 
 // Params formats a parameter count: "70.6B", "8.3M", "1.2T".

@@ -8,11 +8,14 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // A plan answer shaped like the DGX H100 fixture's answer for
 // Llama-3.3-70B (cmd/ai-hwaccel tests check the real one): the headline
-// comes first, sizes are in GiB, parameters in B, no raw key is printed.
+// comes first, sizes are in GiB, parameters in B, no raw key is printed
+// (a key the answer type lacks is not read).
 const planFits = `{"fits":true,"strategy":"tensor_parallel","quant":"bf16",
 "model":{"name":"Llama-3.3-70B-Instruct","params":70553706496,"active_params":70553706496,"layers":80,"source":"catalog: x"},
 "memory":{"weights_bytes":141107412992,"kv_cache_bytes":1342177280,"activations_bytes":858993459,"overhead_bytes":1610612736,"total_bytes":144959196467},
@@ -49,7 +52,6 @@ Levels:
   QUANT  TOTAL      FITS  STRATEGY         REASON
   bf16   133.8 GiB  yes   tensor parallel
   fp32   267.6 GiB  no    —                fp32 needs 267.6 GiB
-future field: kept
 Explanation:
   - bf16 fits
 Warnings: none
@@ -62,6 +64,7 @@ func TestWritePlanThatDoesNotFit(t *testing.T) {
 	"levels":[{"quant":"int4","total_bytes":364426336256,"fits":false,"reason":"doesn't fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"},
 	          {"quant":"int8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"},
 	          {"quant":"fp8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"}],
+	"refusal":{"code":"insufficient_memory","text":"int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"},
 	"explanation":["int4 rejected: doesn't fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)",
 	"does not fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"],"warnings":["w"]}`
 	var b bytes.Buffer
@@ -112,6 +115,7 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 	"gradient_checkpointing":false,"zero_stage":0,"num_devices":8,"tensor_parallel":1,"params":8030261248,"trainable_params":8030261248,
 	"per_device":{"total_bytes":156547891200},"devices":[{"device_id":"cuda:0","memory_available_bytes":85045805056}],"max_micro_batch":0,
 	"fits_with":{"gradient_checkpointing":false,"zero_stage":3,"per_device_bytes":44129894400},
+	"refusal":{"code":"insufficient_memory","text":"145.8 GiB per device, the smallest of 8 devices has 79.2 GiB"},
 	"explanation":["does not fit: 145.8 GiB per device, the smallest of 8 devices has 79.2 GiB"],"warnings":[]}`
 	b.Reset()
 	require.NoError(t, WriteTraining(&b, []byte(notFit), AnswerInfo{Model: "Llama-3.1-8B", DeviceNames: names}))
@@ -130,14 +134,14 @@ func TestEngineLineQuotesForTheShell(t *testing.T) {
 // The engine command names what the answer loads and the environment it
 // needs, so it can be pasted as is (issue 12 item 3).
 func TestEngineLineLoadsTheCheckpoint(t *testing.T) {
-	env := answer{"CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+	env := map[string]string{"CUDA_VISIBLE_DEVICES": "2,3", "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
 	assert.Equal(t, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=2,3 vllm serve openai/gpt-oss-120b --max-model-len 4096",
-		engineLine("vllm", []string{"--max-model-len", "4096"}, facts{load: answer{"repo": "openai/gpt-oss-120b"}, env: env}, AnswerInfo{}))
+		engineLine("vllm", []string{"--max-model-len", "4096"}, facts{load: plan.Load{Repo: "openai/gpt-oss-120b"}, env: env}, AnswerInfo{}))
 	assert.Equal(t, "llama-server -hf bartowski/Llama-3.3-70B-Instruct-GGUF:Q4_K_M -ngl 81",
-		engineLine("llama.cpp", []string{"-ngl", "81"}, facts{load: answer{"repo": "bartowski/Llama-3.3-70B-Instruct-GGUF",
-			"file": "Llama-3.3-70B-Instruct-Q4_K_M.gguf", "gguf_type": "Q4_K_M"}}, AnswerInfo{}))
+		engineLine("llama.cpp", []string{"-ngl", "81"}, facts{load: plan.Load{Repo: "bartowski/Llama-3.3-70B-Instruct-GGUF",
+			File: "Llama-3.3-70B-Instruct-Q4_K_M.gguf", GGUFType: "Q4_K_M"}}, AnswerInfo{}))
 	assert.Equal(t, "llama-server -m MODEL-Q8_0.gguf -ngl 33",
-		engineLine("llama.cpp", []string{"-ngl", "33"}, facts{load: answer{"gguf_type": "Q8_0"}}, AnswerInfo{}))
+		engineLine("llama.cpp", []string{"-ngl", "33"}, facts{load: plan.Load{GGUFType: "Q8_0"}}, AnswerInfo{}))
 }
 
 func TestHumanUnits(t *testing.T) {
@@ -179,7 +183,7 @@ func TestTextEscapesControlsAndBidi(t *testing.T) {
 }
 
 func TestHostileStringsInTheAnswerAreEscaped(t *testing.T) {
-	ans := `{"fits":false,"model":{"name":"evil\u001b]0;pwned\u0007\u202e"},"levels":[],"explanation":["does not fit: x\ny"],"warnings":["w\u009b2J"]}`
+	ans := `{"fits":false,"model":{"name":"evil\u001b]0;pwned\u0007\u202e"},"levels":[],"refusal":{"code":"no_device","text":"x\ny"},"explanation":["does not fit: x\ny"],"warnings":["w\u009b2J"]}`
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{}))
 	out := b.String()

@@ -70,3 +70,11 @@ func cell(s string) string {
 	}
 	return Text(s)
 }
+
+// round1 keeps one decimal below 100 and none above: "12.3", "4521".
+func round1(f float64) float64 {
+	if math.Abs(f) >= 100 {
+		return math.Round(f)
+	}
+	return math.Round(f*10) / 10
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // countingCache returns a cache whose detections are counted and answer one
@@ -439,7 +440,7 @@ func TestDetectJSONEncodesAHitOnce(t *testing.T) {
 	encodes := 0
 	enc := func(r *registry.Registry) ([]byte, error) {
 		encodes++
-		return r.Encode()
+		return regjson.Encode(r)
 	}
 	opts := Options{Sysroot: "/", LookupEnv: func(string) (string, bool) { return "", false }, CacheTTL: time.Minute}
 	miss, err := c.DetectJSON(context.Background(), opts, enc)

@@ -20,6 +20,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
 // emptyMachineOptions returns options for an empty sysroot whose PATH is
@@ -370,7 +371,7 @@ func TestHostileMachine(t *testing.T) {
 	for _, c := range []string{registry.WarnToolTimeout, registry.WarnOutputTooLarge, registry.WarnToolFailed, registry.WarnParseError} {
 		assert.True(t, codes[c], "no %s warning among %v", c, warningCodes(reg))
 	}
-	_, err = reg.Encode()
+	_, err = regjson.Encode(reg)
 	require.NoError(t, err)
 
 	detecttest.RequireNoProcessMentioning(t, opts.Path)

@@ -30,14 +30,14 @@ func piBRegistryJSON(t *testing.T, n int) string {
 func TestMachinesAboveOneEiBAreRefused(t *testing.T) {
 	r := piBRegistryJSON(t, 24000)
 	for _, extra := range []string{`"registry":` + r, `"cluster":[` + r + `]`} {
-		_, err := DecodeRequest([]byte(`{"model":{"params":1e14},"quant":"fp32","replicas":"max",` + extra + `}`))
+		_, err := decode([]byte(`{"model":{"params":1e14},"quant":"fp32","replicas":"max",` + extra + `}`))
 		require.Error(t, err)
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 		assert.Contains(t, errs.MessageOf(err), "1 EiB")
 	}
 	// A cluster of nodes each under the bound but together above it.
 	half := piBRegistryJSON(t, 700)
-	_, err := DecodeRequest([]byte(`{"model":{"params":1e14},"cluster":[` + half + `,` + half + `]}`))
+	_, err := decode([]byte(`{"model":{"params":1e14},"cluster":[` + half + `,` + half + `]}`))
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 }
 
@@ -51,16 +51,18 @@ func TestLargestMachineAnswersHaveNoWrappedFigures(t *testing.T) {
 		`"quant":"fp32"`,
 		`"quant":"auto","include_cpu":true,"cpu_offload":true`,
 	} {
-		for name, ask := range map[string]func(*Request) (any, error){"plan": PlanSharding, "suggest": SuggestQuant} {
+		for name, ask := range map[string]func(*Request) (any, error){
+			"plan":    func(r *Request) (any, error) { return PlanSharding(r) },
+			"suggest": func(r *Request) (any, error) { return SuggestQuant(r) }} {
 			body := fmt.Sprintf(`{"model":{"params":1e14},%s,"registry":%s}`, q, r)
-			req, err := DecodeRequest([]byte(body))
+			req, err := decode([]byte(body))
 			require.NoError(t, err, q)
 			a, err := ask(req)
 			require.NoError(t, err, q)
 			assertNoNegativeNumber(t, a, name+" "+q)
 		}
 	}
-	req, err := DecodeRequest([]byte(`{"model":{"params":1e14},"training":{},"registry":` + r + `}`))
+	req, err := decode([]byte(`{"model":{"params":1e14},"training":{},"registry":` + r + `}`))
 	require.NoError(t, err)
 	a, err := EstimateTraining(req)
 	require.NoError(t, err)

@@ -52,7 +52,7 @@ type engineRule struct {
 }
 
 // engineRule is the request's rule.
-func (r *Request) engineRule() engineRule {
+func (r *planning) engineRule() engineRule {
 	if r.training {
 		return engineRule{Engine: engineNone, Fraction: r.MemoryFraction}
 	}

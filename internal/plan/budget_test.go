@@ -124,7 +124,7 @@ func TestMemoryFraction(t *testing.T) {
 	}
 	for _, bad := range []string{`0`, `-0.5`, `1.01`, `"0.9"`, `null`} {
 		body := `{"model":{"params_b":7},"memory_fraction":` + bad + `}`
-		_, err := DecodeRequest([]byte(body))
+		_, err := decode([]byte(body))
 		if bad == `null` {
 			assert.NoError(t, err, "null is absent")
 			continue
@@ -159,7 +159,7 @@ func TestTensorParallelSize(t *testing.T) {
 		`{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":0}`,
 		`{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":2,"engine":"llama.cpp"}`,
 	} {
-		_, err := DecodeRequest([]byte(body))
+		_, err := decode([]byte(body))
 		require.Error(t, err, body)
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), body)
 	}

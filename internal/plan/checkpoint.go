@@ -264,7 +264,7 @@ func planDevices(pl *planned, kind registry.Kind) []registry.Device {
 
 // engineLoads is, for every engine the plan has arguments for, what it
 // loads and the environment it runs in (engineEnv).
-func engineLoads(pl *planned, req *Request, args map[string][]string, cluster bool) (map[string]Load, map[string]map[string]string) {
+func engineLoads(pl *planned, req *planning, args map[string][]string, cluster bool) (map[string]Load, map[string]map[string]string) {
 	loads := map[string]Load{}
 	envs := map[string]map[string]string{}
 	for e := range args {

@@ -35,7 +35,7 @@ func TestNativeLevelsAreNarrower(t *testing.T) {
 		"Qwen/Qwen3-32B-FP8": {"fp8", "int4"},
 	} {
 		req := request(t, `{"model":{"name":"`+name+`"}}`, nil)
-		ls, _ := levelsFor(req)
+		ls, _ := levelsFor(planningOf(t, req))
 		var got []string
 		for _, l := range ls {
 			got = append(got, string(l))
@@ -43,7 +43,7 @@ func TestNativeLevelsAreNarrower(t *testing.T) {
 		assert.Equal(t, want, got, name)
 	}
 	// A 16-bit native checkpoint keeps the auto ladder.
-	ls, _ := levelsFor(request(t, `{"model":{"name":"Llama-3.1-8B"}}`, nil))
+	ls, _ := levelsFor(planningOf(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, nil)))
 	assert.Equal(t, autoLevels, ls)
 }
 

@@ -60,7 +60,7 @@ const (
 
 // levelsFor lists the levels to try: the requested one, the model file's
 // own type for a quantized model file under "auto", else autoLevels.
-func levelsFor(req *Request) ([]quant.Level, string) {
+func levelsFor(req *planning) ([]quant.Level, string) {
 	if req.Quant != "auto" {
 		return []quant.Level{quant.Level(req.Quant)}, fmt.Sprintf("quant %s was requested", req.Quant)
 	}
@@ -123,7 +123,7 @@ func (p *planned) rank() int {
 // RAM only when there is no accelerator, or include_cpu asks and no
 // accelerator plan fits at any level; cpu_offload (GPU + host RAM) only when
 // asked and nothing fits on the accelerators alone.
-func choose(req *Request) (*choice, error) {
+func choose(req *planning) (*choice, error) {
 	if req.Model == nil {
 		return nil, errs.New(errs.InvalidArgument, "request: model is required")
 	}
@@ -158,7 +158,7 @@ func choose(req *Request) (*choice, error) {
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Reason: "no available device with known memory"}
+		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory"}
 		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
@@ -199,7 +199,7 @@ func choose(req *Request) (*choice, error) {
 
 // planLevels plans every level on every pool; it returns the table rows and
 // the plan of the best level that fits (nil when none).
-func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
+func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
 	var rows []LevelRow
 	var chosen *planned
 	for _, l := range levels {
@@ -225,7 +225,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 			}
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
-				reasons = append(reasons, "doesn't fit: "+pl.Reason)
+				reasons = append(reasons, LevelMisfitPrefix+pl.Reason)
 				continue
 			}
 			if best == nil || betterPlan(&pl, best) {
@@ -251,7 +251,7 @@ func planLevels(req *Request, ps []*pool, levels []quant.Level) ([]LevelRow, *pl
 
 // lastFailure is the plan reported when nothing fits: the lowest level
 // tried, on the first pool that could run it.
-func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
+func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned {
 	l := levels[len(levels)-1]
 	for _, ps := range passes {
 		for _, p := range ps {
@@ -260,7 +260,7 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 			}
 			b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
 			if !sane {
-				return planned{Level: l, Reason: "needs more than 1 EiB"}
+				return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 			}
 			return req.planOn(p, b, l)
 		}
@@ -270,14 +270,14 @@ func lastFailure(req *Request, passes [][]*pool, levels []quant.Level) planned {
 	for _, ps := range passes {
 		for _, p := range ps {
 			if r := engineCannotRun(p.Kind, req.Engine); r != "" {
-				return planned{Level: l, Reason: r}
+				return planned{Level: l, Code: RefusalUnsupported, Reason: r}
 			}
 		}
 	}
-	return planned{Level: l, Reason: fmt.Sprintf("no available device supports %s", l)}
+	return planned{Level: l, Code: RefusalUnsupported, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 
-func rowsWithoutDevices(req *Request, levels []quant.Level) []LevelRow {
+func rowsWithoutDevices(req *planning, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
 		b := req.estimate(l, req.ContextLength, req.BatchSize)

@@ -13,7 +13,7 @@ import (
 // cross nodes. It also returns the bandwidth between pipeline stages (GB/s
 // per direction): across nodes the slowest node's RDMA bandwidth, within a
 // machine the slowest PCIe link; 0 when unknown.
-func requestPools(req *Request, want map[string]bool) ([]*pool, float64) {
+func requestPools(req *planning, want map[string]bool) ([]*pool, float64) {
 	if len(req.Cluster) == 0 {
 		ps := registryPools(req, want)
 		return ps, slowestPCIe(ps)

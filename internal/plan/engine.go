@@ -39,7 +39,7 @@ func engineCannotRun(k registry.Kind, engine string) string {
 // the engine its budget was made for (the requested one, else the pool's
 // default: budget.go): flags of one engine never describe a plan made on
 // another engine's budget. Notes explain what the flags cannot say.
-func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, []string) {
+func engineArgs(pl *planned, req *planning, cluster bool) (map[string][]string, []string) {
 	out := map[string][]string{}
 	var notes []string
 	if !pl.Fits || pl.Pool == nil {
@@ -68,7 +68,7 @@ func engineArgs(pl *planned, req *Request, cluster bool) (map[string][]string, [
 	return out, notes
 }
 
-func vllmArgs(pl *planned, req *Request, cluster bool) ([]string, []string) {
+func vllmArgs(pl *planned, req *planning, cluster bool) ([]string, []string) {
 	var a, notes []string
 	pp := len(pl.Stages)
 	if pl.Offloaded {
@@ -161,7 +161,7 @@ func neuronCores(d registry.Device) int {
 // (vllm/model_executor/layers/quantization/tpu_int8.py,
 // https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/tpu_int8.py),
 // not a GPTQ/AWQ checkpoint.
-func vllmQuantArgs(pl *planned, req *Request) ([]string, []string) {
+func vllmQuantArgs(pl *planned, req *planning) ([]string, []string) {
 	ld, missing := vllmLoad(req.Model, pl.Level, pl.Pool.Kind)
 	declared := ld != nil && ld.Method != ""
 	var a, notes []string
@@ -208,7 +208,7 @@ func vllmQuantArgs(pl *planned, req *Request) ([]string, []string) {
 // (https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp).
 const llamaMaxSplit = 15
 
-func llamaArgs(pl *planned, req *Request, cluster bool) ([]string, []string, bool) {
+func llamaArgs(pl *planned, req *planning, cluster bool) ([]string, []string, bool) {
 	if cluster && multiNode(pl) {
 		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
 	}

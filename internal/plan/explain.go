@@ -62,7 +62,7 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 			return out
 		}
 		if !r.Fits {
-			out = append(out, fmt.Sprintf("%s rejected: %s", r.Quant, r.Reason))
+			out = append(out, RejectedLine(r.Quant, r.Reason))
 		}
 	}
 	return out
@@ -106,7 +106,7 @@ func bwText(d *device) string {
 }
 
 // describeReplicas explains a data-parallel plan.
-func describeReplicas(pl *planned, req *Request) []string {
+func describeReplicas(pl *planned, req *planning) []string {
 	if pl.DP < 2 {
 		return nil
 	}
@@ -123,14 +123,14 @@ func describeReplicas(pl *planned, req *Request) []string {
 }
 
 // modelWarnings turns what the model resolution noted into warnings.
-func modelWarnings(req *Request) []string {
+func modelWarnings(req *planning) []string {
 	w := []string{}
 	m := req.Model
 	if m.ShapeEstimated {
 		w = append(w, "model shape (layers, hidden size, heads) estimated from the parameter count; KV cache and layer split are approximate")
 	}
 	w = append(w, m.Notes...)
-	if req.contextCapped {
+	if req.ContextCapped {
 		w = append(w, fmt.Sprintf("context_length defaults to the model's maximum context of %d tokens (below the default %d)", req.ContextLength, DefaultContextLength))
 	}
 	return w

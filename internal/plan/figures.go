@@ -48,13 +48,13 @@ func (w levelWeights) at(m *model.Model, l quant.Level) int64 {
 
 // estimate is quant.Estimate without notes, on the request's weights, with
 // the KV cache rules of the request's engine.
-func (r *Request) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
+func (r *planning) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
 	return r.estimateFor("", l, ctx, batch)
 }
 
 // estimateFor is estimate with the KV cache rules of engine ("": the
 // request's), the engine a pool is planned for (budget.go).
-func (r *Request) estimateFor(engine string, l quant.Level, ctx, batch int) quant.Breakdown {
+func (r *planning) estimateFor(engine string, l quant.Level, ctx, batch int) quant.Breakdown {
 	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptionsFor(engine))
 }
 
@@ -150,13 +150,13 @@ func (c *costs) stagePart(start, end, tp int) part {
 // use) with a sanity check: false when a component is negative or above
 // maxPlanBytes (an overflow, or no machine holds it). The weights are the
 // request's, computed once (levelWeights): they depend on the level only.
-func estimateSane(req *Request, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
+func estimateSane(req *planning, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
 	return estimateSaneOn(req, nil, l, ctx, batch)
 }
 
 // estimateSaneOn is estimateSane for a plan on pool p (nil: the request's
 // engine): the KV cache follows the rules of the engine p is planned for.
-func estimateSaneOn(req *Request, p *pool, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
+func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
 	engine := ""
 	if p != nil {
 		engine = p.Budget.Engine

@@ -30,9 +30,10 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 		`{"model":{"name":"Llama-3.1-70B"}}`:                autoLevels,
 		`{"model":{"name":"Llama-3.1-70B"},"quant":"int8"}`: {quant.INT8},
 	} {
-		req := request(t, body, r)
-		a := shard(t, req)
-		require.True(t, a.Fits, body)
+		req := planningOf(t, request(t, body, r))
+		ch, err := choose(req)
+		require.NoError(t, err)
+		require.True(t, ch.Plan.Fits, body)
 		assert.Equal(t, want, req.weights.levels, body)
 		for i, l := range want {
 			assert.Equal(t, quant.WeightsBytes(req.Model, l), req.weights.bytes[i], body)
@@ -62,14 +63,14 @@ func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	base := `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"engine":"llama.cpp","kv_cache_dtype":`
 	kvOf := func(dt string) int64 {
-		return request(t, base+`"`+dt+`"}`, r).estimate(quant.FP16, 4096, 1).KVCacheBytes
+		return planningOf(t, request(t, base+`"`+dt+`"}`, r)).estimate(quant.FP16, 4096, 1).KVCacheBytes
 	}
 	f16 := kvOf("fp16")
 	assert.Equal(t, f16*34/64, kvOf("q8_0"))
 	assert.Equal(t, f16*34/64, kvOf("Q8_0"))
 	assert.Equal(t, f16*18/64, kvOf("q4_0"))
 	assert.Equal(t, f16/2, kvOf("int8"))
-	_, err := DecodeRequest([]byte(base + `"q4_k"}`))
+	_, err := decode([]byte(base + `"q4_k"}`))
 	require.Error(t, err, "k-quants are not cache types in llama.cpp")
 }
 
@@ -82,7 +83,7 @@ func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 func TestKVCacheFollowsLlamaCPPSlidingWindowRules(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	kvOf := func(name, engine string) int64 {
-		req := request(t, `{"model":{"name":"`+name+`"},"context_length":4096,"engine":"`+engine+`"}`, r)
+		req := planningOf(t, request(t, `{"model":{"name":"`+name+`"},"context_length":4096,"engine":"`+engine+`"}`, r))
 		return req.estimate(quant.FP16, 4096, 1).KVCacheBytes
 	}
 	perCell := func(name string) int64 {

@@ -7,6 +7,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -56,20 +57,37 @@ func ids(prefix string, n int) []string {
 	return out
 }
 
+// decode is a request as the api layer hands it to the planner: decoded by
+// internal/api/wire and checked by Validate.
+func decode(body []byte) (*Request, error) {
+	req, _, err := wire.DecodeRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	return req, Validate(req)
+}
+
 // request decodes a request body and attaches a registry.
 func request(t testing.TB, body string, r *registry.Registry) *Request {
-	req, err := DecodeRequest([]byte(body))
+	req, err := decode([]byte(body))
 	require.NoError(t, err)
 	if r != nil {
-		req.Registry = r
+		req.Registry, req.RegistryShared = r, false
 	}
 	return req
+}
+
+// planningOf starts a planning call on a request, for tests of the stages.
+func planningOf(t testing.TB, req *Request) *planning {
+	p, err := newPlanning(req)
+	require.NoError(t, err)
+	return p
 }
 
 func shard(t testing.TB, req *Request) *ShardingAnswer {
 	v, err := PlanSharding(req)
 	require.NoError(t, err)
-	return v.(*ShardingAnswer)
+	return v
 }
 
 func dump(t testing.TB, v any) string {

@@ -20,7 +20,7 @@ func TestHostileShapesAreBounded(t *testing.T) {
 		// int64 byte counts would overflow into a "fitting" plan.
 		`{"model":{"params":1e14},"context_length":16777216,"batch_size":1048576}`,
 	} {
-		_, err := DecodeRequest([]byte(b))
+		_, err := decode([]byte(b))
 		require.Error(t, err, b)
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 	}

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -43,6 +44,7 @@ type planned struct {
 	Stages   []stage
 	TP       int
 	Reason   string // why it does not fit
+	Code     string // the Refusal* code of Reason
 	Costs    costs
 	// Offloaded is true when the last stage is host RAM (cpu_offload).
 	Offloaded bool
@@ -100,7 +102,7 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 			largest = d.Usable
 		}
 	}
-	return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
 		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
 		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
 }
@@ -119,11 +121,11 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		return notFitting(p, c, l)
 	}
 	if p.Budget.Engine == engineLlamaCPP {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d: llama.cpp splits layers, not tensors, across devices; ask for tensor_parallel_size 1 or engine vllm", tp)}
 	}
 	if !c.validTP(tp) {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d does not divide the model's %d attention heads (%d KV heads)", tp, c.Heads, c.KVHeads)}
 	}
 	groups := tpGroups(p, tp)
@@ -137,7 +139,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		}
 	}
 	if len(groups) == 0 {
-		return planned{Level: l, Pool: p, Costs: c, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d needs %d identical %s devices; the pool has %d", tp, tp, p.label(), len(p.Devices))}
 	}
 	for _, g := range groups {
@@ -228,9 +230,8 @@ func mostUsable(ds []*device, n int) []*device {
 	return out
 }
 
-// maxTPSize bounds tensor-parallel groups: all-reduce per layer across more
-// devices than this is not a plan any engine runs.
-const maxTPSize = 512
+// maxTPSize bounds tensor-parallel groups (planreq.MaxTensorParallel).
+const maxTPSize = planreq.MaxTensorParallel
 
 // planTensor finds the fewest identical devices inside one high-bandwidth
 // domain that hold the model split tensor-parallel.
@@ -523,7 +524,7 @@ func fitsWith(stages []stage, counts []int, i int, c costs) bool {
 
 // hostDevice returns the host RAM as a planning device for cpu_offload, nil
 // when the registry has no usable CPU entry or devices excludes it.
-func hostDevice(req *Request, want map[string]bool) *device {
+func hostDevice(req *planning, want map[string]bool) *device {
 	if len(req.Cluster) > 0 || req.Registry == nil {
 		return nil
 	}
@@ -541,7 +542,7 @@ func hostDevice(req *Request, want map[string]bool) *device {
 // one that keeps at least half of the layers on accelerators wins (offloaded
 // layers cost PCIe time every token); when none does, the level keeping the
 // most layers on accelerators.
-func planOffloadLevels(req *Request, accel []*pool, levels []quant.Level) (planned, bool) {
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (planned, bool) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {

@@ -205,14 +205,14 @@ func poolKey(d *registry.Device, id string) string {
 }
 
 // registryPools is buildPools of the request's registry. The pools of a
-// registry decoded through registry.DecodeShared are built once per engine
+// registry decoded through regjson.DecodeShared (RegistryShared) are built once per engine
 // rule and shared by every request that sends the same registry bytes: such a
 // registry never changes, and planning only reads pools and devices (the
 // stages and sub-pools it makes are its own; an internal/api test,
 // TestPlanningLeavesTheSharedRegistryAlone, runs every golden question
 // concurrently under -race on one registry).
-func registryPools(req *Request, want map[string]bool) []*pool {
-	if want != nil || req.Registry == nil || req.Registry != req.decodedRegistry {
+func registryPools(req *planning, want map[string]bool) []*pool {
+	if want != nil || req.Registry == nil || !req.RegistryShared {
 		return buildPools(req.Registry, 0, "", req.engineRule(), want)
 	}
 	k := poolsKey{req.Registry, req.engineRule()}
@@ -237,7 +237,7 @@ type poolsKey struct {
 	rule engineRule
 }
 
-// maxSharedPools bounds the remembered pools (registry.DecodeShared holds
+// maxSharedPools bounds the remembered pools (regjson.DecodeShared holds
 // 16 registries; each may be asked with four engine values); when full,
 // all are forgotten.
 const maxSharedPools = 64

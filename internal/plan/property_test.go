@@ -201,7 +201,7 @@ func TestPlanningProperties(t *testing.T) {
 		// Suggest never picks a level a device cannot run.
 		v, err := SuggestQuant(request(t, rc.body, rc.reg))
 		require.NoError(t, err)
-		s := v.(*SuggestAnswer)
+		s := v
 		require.Equal(t, a.Fits, s.Fits, name)
 		if s.Fits {
 			require.Equal(t, a.Quant, s.Quant, name)

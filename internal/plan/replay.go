@@ -16,7 +16,7 @@ import (
 // the layout ran).
 type Replay struct {
 	decodePlan, prefillPlan *planned
-	decodeReq, prefillReq   *Request
+	decodeReq, prefillReq   *planning
 }
 
 // NewReplay lays out a measured run: decode at decodeContext tokens (the
@@ -31,8 +31,8 @@ func NewReplay(m *model.Model, l quant.Level, s specs.Spec, devices, prompt, dec
 	return r
 }
 
-func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *Request) {
-	req := &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}
+func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}}
 	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	cs := newCosts(m, b, l)
 	stages := make([]stage, n)

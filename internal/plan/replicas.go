@@ -1,14 +1,10 @@
 package plan
 
 import (
-	"bytes"
 	"fmt"
 	"sort"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
-	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -24,38 +20,12 @@ import (
 // weights), so it is never chosen on the planner's own; it is chosen for
 // throughput, which only the host can weigh against latency.
 
-// decodeReplicas reads "replicas": a whole number from 1 to
-// MaxRequestDevices, or "max" (as many as the chosen device group allows).
-func (r *Request) decodeReplicas(raw json.RawMessage) error {
-	if len(raw) == 0 || isNull(raw) {
-		return nil
-	}
-	s := bytes.TrimSpace(raw)
-	if len(s) > 0 && s[0] == '"' {
-		var v string
-		if err := json.Unmarshal(s, &v); err != nil || strings.ToLower(strings.TrimSpace(v)) != "max" {
-			return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
-		}
-		r.ReplicasMax = true
-		return nil
-	}
-	var w wireInt
-	if err := w.UnmarshalJSON(s); err != nil {
-		return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
-	}
-	if w.V < 1 || w.V > MaxRequestDevices {
-		return errs.New(errs.InvalidArgument, "request: replicas %d is outside [1, %d]", w.V, MaxRequestDevices)
-	}
-	r.Replicas = int(w.V)
-	return nil
-}
-
 // dataParallel reports whether the request asked for replicas.
-func (r *Request) dataParallel() bool { return r.Replicas > 0 || r.ReplicasMax }
+func (r *planning) dataParallel() bool { return r.Replicas > 0 || r.ReplicasMax }
 
 // replicaBatch is the batch one of n replicas serves: the requested batch
 // split evenly, rounded up.
-func (r *Request) replicaBatch(n int) int {
+func (r *planning) replicaBatch(n int) int {
 	if n < 1 {
 		return r.BatchSize
 	}
@@ -65,7 +35,7 @@ func (r *Request) replicaBatch(n int) int {
 // rowBatch is the batch the level table is estimated at: one replica's
 // share when a number of replicas was asked, the whole batch otherwise
 // ("max" rows of fitting levels are replaced by the chosen plan's share).
-func (r *Request) rowBatch() int {
+func (r *planning) rowBatch() int {
 	if r.Replicas > 1 {
 		return r.replicaBatch(r.Replicas)
 	}
@@ -75,7 +45,7 @@ func (r *Request) rowBatch() int {
 // planOn plans one level on one pool: planPool for a request without
 // replicas (b is the estimate at the request's batch), planReplicas for one
 // with them.
-func (r *Request) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
+func (r *planning) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
 	if !r.dataParallel() {
 		return planPool(p, newCosts(r.Model, b, l), l, r.TensorParallel)
 	}
@@ -83,7 +53,7 @@ func (r *Request) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
 }
 
 // batchOf is the batch one replica of the plan serves.
-func (p *planned) batchOf(req *Request) int {
+func (p *planned) batchOf(req *planning) int {
 	if p.Batch > 0 {
 		return p.Batch
 	}
@@ -104,15 +74,19 @@ func (p *planned) replicas() [][]stage {
 // the whole pool, marked dp_size 1. Otherwise every group of identical
 // devices is tried and the best placement wins: fitting, then (for "max")
 // the most replicas, then the simplest unit, then the fewest devices.
-func planReplicas(req *Request, p *pool, l quant.Level) planned {
+func planReplicas(req *planning, p *pool, l quant.Level) planned {
 	if req.Replicas == 1 {
 		return single(req, p, l)
 	}
 	var best *planned
 	var reasons []string
+	code := RefusalTooFewDevices // no group of identical devices
 	for _, g := range identicalGroups(p.Devices) {
 		pl := replicasOn(req, subPool(p, g), l)
 		if !pl.Fits {
+			if len(reasons) == 0 {
+				code = pl.Code
+			}
 			reasons = append(reasons, pl.Reason)
 			continue
 		}
@@ -127,14 +101,14 @@ func planReplicas(req *Request, p *pool, l quant.Level) planned {
 	if req.ReplicasMax {
 		return single(req, p, l)
 	}
-	return planned{Level: l, Pool: p, DP: req.Replicas, Reason: strings.Join(dedupe(reasons), "; ")}
+	return planned{Level: l, Pool: p, DP: req.Replicas, Code: code, Reason: strings.Join(dedupe(reasons), "; ")}
 }
 
 // single is the one-replica plan: planPool at the whole batch.
-func single(req *Request, p *pool, l quant.Level) planned {
+func single(req *planning, p *pool, l quant.Level) planned {
 	b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
 	if !sane {
-		return planned{Level: l, Pool: p, Reason: "needs more than 1 EiB"}
+		return planned{Level: l, Pool: p, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 	}
 	pl := planPool(p, newCosts(req.Model, b, l), l, req.TensorParallel)
 	pl.DP = 1
@@ -151,14 +125,14 @@ func single(req *Request, p *pool, l quant.Level) planned {
 // from one replica per device and lowers the count to what was placed
 // (fewer replicas mean a larger per-replica batch, never more room), until
 // the count placed reaches the count asked.
-func replicasOn(req *Request, sub *pool, l quant.Level) planned {
+func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 	n := len(sub.Devices)
 	want := req.Replicas
 	if req.ReplicasMax {
 		want = n
 	}
 	if want > n {
-		return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 			"%d replicas need at least %d devices; the group of identical %s devices (%s) has %d",
 			want, want, sub.label(), groupName(sub), n)}
 	}
@@ -166,12 +140,12 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 		batch := req.replicaBatch(want)
 		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, batch)
 		if !sane {
-			return planned{Level: l, Pool: sub, DP: want, Reason: "needs more than 1 EiB"}
+			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 		}
 		c := newCosts(req.Model, b, l)
 		first := planPool(sub, c, l, req.TensorParallel)
 		if !first.Fits {
-			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+			return planned{Level: l, Pool: sub, DP: want, Code: first.Code, Reason: fmt.Sprintf(
 				"one replica (batch %d) does not fit the %d identical %s devices (%s): %s", batch, n, sub.label(), groupName(sub), first.Reason)}
 		}
 		used := map[*device]bool{}
@@ -186,7 +160,7 @@ func replicasOn(req *Request, sub *pool, l quant.Level) planned {
 				Stages: units[0], TP: first.TP, Costs: c, DP: want, Batch: batch, Replicas: units}
 		}
 		if !req.ReplicasMax {
-			return planned{Level: l, Pool: sub, DP: want, Reason: fmt.Sprintf(
+			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
 				"%d replicas do not fit: one replica (batch %d) is %s over %d device(s), and the %d identical %s devices (%s) hold only %d such replica(s)",
 				want, batch, first.Strategy, first.devices(), n, sub.label(), groupName(sub), len(units))}
 		}

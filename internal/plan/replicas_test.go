@@ -179,19 +179,19 @@ func TestReplicasSplitTheBatch(t *testing.T) {
 
 func TestReplicasRequest(t *testing.T) {
 	for _, bad := range []string{`0`, `-1`, `1.5`, `"two"`, `true`, `[]`, `70000`} {
-		_, err := DecodeRequest([]byte(`{"model":{"params_b":7},"replicas":` + bad + `}`))
+		_, err := decode([]byte(`{"model":{"params_b":7},"replicas":` + bad + `}`))
 		require.Error(t, err, bad)
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), bad)
 	}
-	r, err := DecodeRequest([]byte(`{"model":{"params_b":7},"replicas":3}`))
+	r, err := decode([]byte(`{"model":{"params_b":7},"replicas":3}`))
 	require.NoError(t, err)
 	assert.Equal(t, 3, r.Replicas)
-	r, err = DecodeRequest([]byte(`{"model":{"params_b":7},"replicas":" max "}`))
+	r, err = decode([]byte(`{"model":{"params_b":7},"replicas":" max "}`))
 	require.NoError(t, err)
 	assert.True(t, r.ReplicasMax)
-	r, err = DecodeRequest([]byte(`{"model":{"params_b":7},"replicas":null}`))
+	r, err = decode([]byte(`{"model":{"params_b":7},"replicas":null}`))
 	require.NoError(t, err)
-	assert.False(t, r.dataParallel())
+	assert.False(t, planningOf(t, r).dataParallel())
 
 	_, err = EstimateTraining(request(t, `{"model":{"params_b":7},"replicas":2,"training":{"method":"lora"}}`, eightH100(t, false)))
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
@@ -199,7 +199,7 @@ func TestReplicasRequest(t *testing.T) {
 	// suggest_quant lists every replica's devices.
 	v, err := SuggestQuant(request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":4}`, eightH100(t, true)))
 	require.NoError(t, err)
-	assert.Len(t, v.(*SuggestAnswer).Devices, 8)
+	assert.Len(t, v.Devices, 8)
 }
 
 // TestReplicaProperties draws random machines and requests (as

@@ -62,12 +62,18 @@ type ShardingAnswer struct {
 	// IdleDevices are devices of the chosen pool the plan leaves unused.
 	IdleDevices []string   `json:"idle_devices,omitempty"`
 	Levels      []LevelRow `json:"levels"`
-	Explanation []string   `json:"explanation"`
-	Warnings    []string   `json:"warnings"`
+	// Refusal says why the model does not fit (nil when it fits).
+	Refusal     *Refusal `json:"refusal,omitempty"`
+	Explanation []string `json:"explanation"`
+	Warnings    []string `json:"warnings"`
 }
 
 // PlanSharding answers hwaccel_plan_sharding.
-func PlanSharding(req *Request) (any, error) {
+func PlanSharding(r *Request) (*ShardingAnswer, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, err
+	}
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
@@ -83,7 +89,8 @@ func PlanSharding(req *Request) (any, error) {
 	}
 	if !pl.Fits {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
-		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
+		ans.Refusal = refusalOf(pl)
+		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		return ans, nil
 	}
 	ans.Strategy = pl.Strategy
@@ -125,7 +132,7 @@ func PlanSharding(req *Request) (any, error) {
 // context (batch fixed) or the largest batch (context fixed) for which the
 // same devices, split the same way, still hold the model. The layer split
 // is recomputed for each candidate.
-func maxFitting(pl *planned, req *Request, context bool) int {
+func maxFitting(pl *planned, req *planning, context bool) int {
 	limit := MaxBatchSize
 	if context {
 		limit = MaxContextLength

@@ -100,7 +100,7 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 	body := `{"model":{"name":"llama-3.1-70b"}}`
 	v, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
-	s := v.(*SuggestAnswer)
+	s := v
 	assert.False(t, s.Fits, "70B does not fit a 24 GB GPU at any level")
 	for _, d := range s.Devices {
 		assert.NotEqual(t, "cpu:0", d)
@@ -174,7 +174,7 @@ func TestLlama405BOnEightMI300X(t *testing.T) {
 	// suggest_quant agrees and never uses the host's 1 TiB.
 	v, err := SuggestQuant(request(t, `{"model":{"name":"llama-3.1-405b"},"engine":"vllm"}`, r))
 	require.NoError(t, err)
-	s := v.(*SuggestAnswer)
+	s := v
 	assert.Equal(t, "bf16", s.Quant)
 	assert.Len(t, s.Devices, 8)
 }

@@ -17,14 +17,20 @@ type SuggestAnswer struct {
 	Memory  Memory     `json:"memory"`
 	Levels  []LevelRow `json:"levels"`
 	// Budget is the memory rule the choice was made on (budget.go).
-	Budget      *Budget  `json:"budget,omitempty"`
+	Budget *Budget `json:"budget,omitempty"`
+	// Refusal says why no level fits (nil when one does).
+	Refusal     *Refusal `json:"refusal,omitempty"`
 	Explanation []string `json:"explanation"`
 	Warnings    []string `json:"warnings"`
 }
 
 // SuggestQuant answers hwaccel_suggest_quant: the best level that fits the
 // chosen devices, with the table of every level tried.
-func SuggestQuant(req *Request) (any, error) {
+func SuggestQuant(r *Request) (*SuggestAnswer, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, err
+	}
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
@@ -46,7 +52,8 @@ func SuggestQuant(req *Request) (any, error) {
 		}
 	} else {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
-		ans.Explanation = append(ans.Explanation, "does not fit: "+pl.Reason)
+		ans.Refusal = refusalOf(pl)
+		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 	}
 	return ans, nil
 }

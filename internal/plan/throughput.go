@@ -195,7 +195,7 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // the batch; the slowest replica's figures are reported, and the total is
 // that decode rate times the replicas (independent requests: the replicas
 // share nothing during a step).
-func estimateThroughput(pl *planned, req *Request, interStageGBs float64) Throughput {
+func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throughput {
 	if pl.DP < 2 {
 		return estimateWith(pl, req, interStageGBs, fitted)
 	}
@@ -226,7 +226,7 @@ func slower(a, b Throughput) bool {
 	return a.DecodeTokensPerS < b.DecodeTokensPerS
 }
 
-func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency) Throughput {
+func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficiency) Throughput {
 	m := req.Model
 	batch := pl.batchOf(req)
 	t := Throughput{Assumptions: []string{

@@ -6,10 +6,9 @@ import (
 	"sort"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -39,56 +38,9 @@ const (
 	maxTrainingMicroBtch = 1 << 16
 )
 
-// TrainingOptions is the "training" object of an estimate_training request.
-type TrainingOptions struct {
-	// Method: full (default), lora, qlora, prefix, dpo, rlhf (alias ppo),
-	// distillation. dpo, rlhf and distillation train the policy/student
-	// fully, or with LoRA adapters when lora_rank is given.
-	Method string `json:"method,omitempty"`
-	// Optimizer: adamw (default), adamw_8bit, sgd (no momentum, the torch
-	// default), adafactor.
-	Optimizer string `json:"optimizer,omitempty"`
-	// Precision: bf16 (mixed precision, default), fp16 (mixed), fp32.
-	Precision string `json:"precision,omitempty"`
-	// SeqLen and MicroBatch default to the request's context_length and
-	// batch_size.
-	SeqLen     int `json:"seq_len,omitempty"`
-	MicroBatch int `json:"micro_batch,omitempty"`
-	// GradientCheckpointing defaults to true for lora and qlora, what their
-	// reference trainers run (qlora.py --gradient_checkpointing defaults to
-	// true, https://github.com/artidoro/qlora/blob/main/qlora.py; PEFT's
-	// prepare_model_for_kbit_training enables it by default,
-	// https://huggingface.co/docs/peft/package_reference/peft_model), and to
-	// false otherwise; an explicit false is honoured.
-	GradientCheckpointing *bool `json:"gradient_checkpointing,omitempty"`
-	// FlashAttention (default true): attention scores are not stored.
-	FlashAttention *bool `json:"flash_attention,omitempty"`
-	// ZeROStage 0-3 partitions optimizer states (1), gradients (2) and
-	// weights (3) over the data-parallel devices; FSDP (full shard) is stage 3.
-	ZeROStage int  `json:"zero_stage,omitempty"`
-	FSDP      bool `json:"fsdp,omitempty"`
-	// NumDevices is the number of devices trained on (default: every
-	// device of the chosen pool); TensorParallel splits each layer over that
-	// many of them (Megatron style), the rest is data parallel.
-	NumDevices     int `json:"num_devices,omitempty"`
-	TensorParallel int `json:"tensor_parallel,omitempty"`
-	// LoRARank (default 16) and LoRATargets (default q and v projections,
-	// PEFT's default for Llama-family models; "all-linear" for every
-	// projection) describe the adapters.
-	LoRARank    int      `json:"lora_rank,omitempty"`
-	LoRATargets []string `json:"lora_targets,omitempty"`
-	// BaseQuant (qlora only) is the precision the frozen base is stored in:
-	// nf4 (the default, QLoRA's 4-bit NormalFloat, sized as int4), int8
-	// (bitsandbytes 8-bit), or any level the planner knows, GGUF types
-	// included (q4_k_m, q8_0, iq4_xs), sized by its tensor rules.
-	BaseQuant string `json:"base_quant,omitempty"`
-	// Teacher (distillation), Reference (dpo, rlhf) and Reward/Critic (rlhf)
-	// default to the trained model itself.
-	Teacher   *model.Spec `json:"teacher,omitempty"`
-	Reference *model.Spec `json:"reference,omitempty"`
-	Reward    *model.Spec `json:"reward,omitempty"`
-	Critic    *model.Spec `json:"critic,omitempty"`
-}
+// TrainingOptions is the "training" object of an estimate_training request
+// (planreq.TrainingOptions); validateTraining applies its defaults.
+type TrainingOptions = planreq.TrainingOptions
 
 // trainingSetup is the validated options with the extra models resolved.
 type trainingSetup struct {
@@ -98,17 +50,6 @@ type trainingSetup struct {
 	targets                            []string
 	adapters                           bool        // the trained weights are adapters over a frozen base
 	baseQuant                          quant.Level // qlora: the frozen base's level
-}
-
-// decodeTraining parses the request's "training" object (unknown keys are
-// rejected, like every other part of a request).
-func (r *Request) decodeTraining(raw json.RawMessage) error {
-	var o TrainingOptions
-	if err := strictDecode(raw, &o, "request: training"); err != nil {
-		return err
-	}
-	r.Training = &o
-	return nil
 }
 
 // decodeBaseQuant sets the QLoRA base's level: base_quant, nf4 by default.
@@ -133,7 +74,7 @@ func (s *trainingSetup) decodeBaseQuant() error {
 }
 
 // validate normalises the options and resolves the auxiliary models.
-func (o TrainingOptions) validate(req *Request) (*trainingSetup, error) {
+func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) {
 	s := &trainingSetup{TrainingOptions: o}
 	s.Method = strings.ToLower(s.Method)
 	switch s.Method {
@@ -214,33 +155,22 @@ func (o TrainingOptions) validate(req *Request) (*trainingSetup, error) {
 		return nil, err
 	}
 	s.targets = targets
-	resolve := func(spec *model.Spec, role string) (*model.Model, error) {
-		if spec == nil {
-			return req.Model, nil
+	// The extra models were resolved when the request was decoded; each
+	// defaults to the trained model.
+	orTrained := func(m *model.Model) *model.Model {
+		if m == nil {
+			return req.Model
 		}
-		m, err := model.Resolve(*spec)
-		if err != nil {
-			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", role, errs.MessageOf(err))
-		}
-		return m, nil
+		return m
 	}
 	if s.Method == MethodDistillation {
-		if s.teacher, err = resolve(s.Teacher, "teacher"); err != nil {
-			return nil, err
-		}
+		s.teacher = orTrained(s.Teacher)
 	}
 	if s.Method == MethodDPO || s.Method == MethodRLHF {
-		if s.reference, err = resolve(s.Reference, "reference"); err != nil {
-			return nil, err
-		}
+		s.reference = orTrained(s.Reference)
 	}
 	if s.Method == MethodRLHF {
-		if s.reward, err = resolve(s.Reward, "reward"); err != nil {
-			return nil, err
-		}
-		if s.critic, err = resolve(s.Critic, "critic"); err != nil {
-			return nil, err
-		}
+		s.reward, s.critic = orTrained(s.Reward), orTrained(s.Critic)
 	}
 	return s, nil
 }
@@ -330,9 +260,19 @@ type TrainingAnswer struct {
 	MaxMicroBatch int `json:"max_micro_batch"`
 	// FitsWith is the smallest change of options that makes a setup that
 	// does not fit, fit (nil when it fits or no such change does).
-	FitsWith    *TrainingSuggestion `json:"fits_with,omitempty"`
-	Explanation []string            `json:"explanation"`
-	Warnings    []string            `json:"warnings"`
+	FitsWith *TrainingSuggestion `json:"fits_with,omitempty"`
+	// Refusal says why the setup does not fit (nil when it fits).
+	Refusal     *Refusal `json:"refusal,omitempty"`
+	Explanation []string `json:"explanation"`
+	Warnings    []string `json:"warnings"`
+}
+
+// refuse records why the setup does not fit, in the answer's refusal and as
+// its "does not fit:" explanation line.
+func (a *TrainingAnswer) refuse(code, text string) *TrainingAnswer {
+	a.Refusal = &Refusal{Code: code, Text: text}
+	a.Explanation = append(a.Explanation, NotFitLine(text))
+	return a
 }
 
 // TrainingSuggestion is a training setup that fits where the requested one
@@ -346,9 +286,10 @@ type TrainingSuggestion struct {
 // EstimateTraining answers hwaccel_estimate_training: memory per device for
 // the requested training setup, whether it fits the selected devices, and
 // the largest micro-batch that does.
-func EstimateTraining(req *Request) (any, error) {
-	if req.Model == nil {
-		return nil, errs.New(errs.InvalidArgument, "request: model is required")
+func EstimateTraining(r *Request) (*TrainingAnswer, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, err
 	}
 	if req.dataParallel() {
 		return nil, errs.New(errs.InvalidArgument, "request: replicas applies to plan_sharding and suggest_quant, not to estimate_training")
@@ -363,7 +304,7 @@ func EstimateTraining(req *Request) (any, error) {
 	if req.Training != nil {
 		opts = *req.Training
 	}
-	s, err := opts.validate(req)
+	s, err := validateTraining(opts, req)
 	if err != nil {
 		return nil, err
 	}
@@ -390,12 +331,10 @@ func EstimateTraining(req *Request) (any, error) {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		ans.Explanation = append(ans.Explanation, "does not fit: no available device with known memory")
-		return ans, nil
+		return ans.refuse(RefusalNoDevice, "no available device with known memory"), nil
 	}
 	if n > len(devs) {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %d devices requested, %d available", n, len(devs)))
-		return ans, nil
+		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
 	}
 	used := devs[:n]
 	budget := used[n-1].Usable // devices are sorted by usable memory, largest first
@@ -407,7 +346,7 @@ func EstimateTraining(req *Request) (any, error) {
 	if ans.Fits {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("fits: %s per device of the %s available on the smallest of %d devices", gib(ans.PerDevice.TotalBytes), gib(budget), n))
 	} else {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("does not fit: %s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
+		ans.refuse(RefusalMemory, fmt.Sprintf("%s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
 		}
@@ -464,7 +403,7 @@ func (f *TrainingSuggestion) describe() string {
 // pool (one kind and vendor, most usable memory first) whose devices run the
 // training precision, else the host CPU; sorted by usable memory, largest
 // first. why explains a fallback.
-func trainingDevices(req *Request, s *trainingSetup) ([]*device, string, error) {
+func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error) {
 	want, err := req.checkDevices()
 	if err != nil {
 		return nil, "", err

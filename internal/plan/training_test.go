@@ -49,7 +49,7 @@ func trainGPUs(t testing.TB, n int, memBytes int64) *registry.Registry {
 // trainRequest decodes a request body and attaches the registry.
 func trainRequest(t testing.TB, body string, r *registry.Registry) *Request {
 	t.Helper()
-	req, err := DecodeRequest([]byte(body))
+	req, err := decode([]byte(body))
 	require.NoError(t, err, body)
 	if r != nil {
 		req.Registry = r
@@ -59,10 +59,8 @@ func trainRequest(t testing.TB, body string, r *registry.Registry) *Request {
 
 func estimate(t testing.TB, req *Request) *TrainingAnswer {
 	t.Helper()
-	v, err := EstimateTraining(req)
+	a, err := EstimateTraining(req)
 	require.NoError(t, err)
-	a, ok := v.(*TrainingAnswer)
-	require.True(t, ok)
 	b, err := json.Marshal(a)
 	require.NoError(t, err)
 	require.True(t, json.Valid(b))
@@ -199,7 +197,7 @@ func TestTrainingLargestMicroBatch(t *testing.T) {
 	a := estimate(t, req)
 	require.True(t, a.Fits)
 	require.Positive(t, a.MaxMicroBatch)
-	s, err := req.Training.validate(req)
+	s, err := validateTraining(*req.Training, planningOf(t, req))
 	require.NoError(t, err)
 	s.MicroBatch = a.MaxMicroBatch
 	budget := a.Devices[0].MemoryAvailableBytes
@@ -249,7 +247,7 @@ func TestTrainingRequestErrors(t *testing.T) {
 		`{"model":{"params_b":7},"training":{"lora_targets":["attn"]}}`,
 		`{"model":{"params_b":7},"training":{"method":"distillation","teacher":{"name":"no-such-model-xyz"}}}`,
 	} {
-		req, err := DecodeRequest([]byte(body))
+		req, err := decode([]byte(body))
 		if err == nil {
 			req.Registry = trainGPUs(t, 1, 80<<30)
 			_, err = EstimateTraining(req)
@@ -257,7 +255,7 @@ func TestTrainingRequestErrors(t *testing.T) {
 		require.Error(t, err, body)
 		assert.Contains(t, []string{errs.InvalidArgument, errs.UnknownModel}, errs.CodeOf(err), body)
 	}
-	_, err := DecodeRequest([]byte(`{"model":{"params_b":7},"training":{"unknown_key":1}}`))
+	_, err := decode([]byte(`{"model":{"params_b":7},"training":{"unknown_key":1}}`))
 	require.Error(t, err)
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 }
@@ -468,7 +466,7 @@ func TestQLoRABaseQuant(t *testing.T) {
 	assert.Greater(t, get("int8").PerDevice.WeightsBytes, q4km.PerDevice.WeightsBytes)
 
 	for _, bad := range []string{`{"method":"qlora","base_quant":"q9_z"}`, `{"method":"lora","base_quant":"int4"}`} {
-		_, err := DecodeRequest([]byte(`{"model":{"name":"Llama-3.1-8B"},"training":` + bad + `}`))
+		_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"training":` + bad + `}`))
 		if err == nil {
 			_, err = EstimateTraining(trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":`+bad+`}`, rtx4090))
 		}

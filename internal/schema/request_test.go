@@ -92,8 +92,8 @@ func propertyNames(t *testing.T, file string, path ...string) []string {
 }
 
 func TestRequestSchemasMatchTheEngine(t *testing.T) {
-	assert.Equal(t, structTags(t, "plan", "wireRequest"), propertyNames(t, "request"))
-	assert.Equal(t, structTags(t, "plan", "TrainingOptions"), propertyNames(t, "request", "properties", "training"))
+	assert.Equal(t, structTags(t, filepath.Join("api", "wire"), "wireRequest"), propertyNames(t, "request"))
+	assert.Equal(t, structTags(t, filepath.Join("api", "wire"), "wireTraining"), propertyNames(t, "request", "properties", "training"))
 	assert.Equal(t, structTags(t, "model", "Spec"), propertyNames(t, "request", "$defs", "model"))
 	assert.Equal(t, structTags(t, "api", "wireOptions"), propertyNames(t, "detect-options"))
 }

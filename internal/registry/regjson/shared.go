@@ -1,18 +1,20 @@
-package registry
+package regjson
 
 import (
 	"bytes"
 	"hash/maphash"
 	"sync"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // DecodeShared is Decode for a registry its caller only reads: a host that
 // plans on the same machine asks with the same registry bytes every time,
 // and decoding them was most of a plan's cost (docs/performance.md). The
-// same bytes decode once; later calls return the same *Registry, which is
+// same bytes decode once; later calls return the same *registry.Registry, which is
 // shared between callers and goroutines and must never be modified (the
 // planner copies the devices it works on). Errors are not remembered.
-func DecodeShared(data []byte) (*Registry, error) {
+func DecodeShared(data []byte) (*registry.Registry, error) {
 	h := maphash.Bytes(decoded.seed, data)
 	if r := decoded.find(h, data); r != nil {
 		return r, nil
@@ -37,7 +39,7 @@ const (
 type sharedEntry struct {
 	hash uint64
 	data []byte // a copy: the caller's buffer may be reused
-	reg  *Registry
+	reg  *registry.Registry
 }
 
 // decoded holds recently decoded registries, oldest first.
@@ -50,7 +52,7 @@ type sharedRegistries struct {
 	bytes   int
 }
 
-func (s *sharedRegistries) find(h uint64, data []byte) *Registry {
+func (s *sharedRegistries) find(h uint64, data []byte) *registry.Registry {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, e := range s.entries {
@@ -61,7 +63,7 @@ func (s *sharedRegistries) find(h uint64, data []byte) *Registry {
 	return nil
 }
 
-func (s *sharedRegistries) add(h uint64, data []byte, r *Registry) {
+func (s *sharedRegistries) add(h uint64, data []byte, r *registry.Registry) {
 	if len(data) > sharedMaxOne {
 		return
 	}

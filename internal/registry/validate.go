@@ -3,10 +3,7 @@ package registry
 import (
 	"fmt"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // MaxDeviceMemory is the largest memory figure accepted for one device (1 PiB).
@@ -15,22 +12,6 @@ const MaxDeviceMemory int64 = 1 << 50
 
 // MaxDevices bounds how many devices a registry given by a host may hold.
 const MaxDevices = 65536
-
-// Decode parses a registry given by a host and validates it. Unknown fields
-// are ignored (a newer writer may add fields); malformed JSON, a key given
-// twice in one object and data after the registry give invalid_json, wrong
-// types and nonsense values (negative memory, unknown kind, duplicate ids)
-// give invalid_argument.
-func Decode(data []byte) (*Registry, error) {
-	var r Registry
-	if err := strictjson.DecodeIgnoringUnknown(data, &r, "registry"); err != nil {
-		return nil, err
-	}
-	if err := r.Validate(); err != nil {
-		return nil, err
-	}
-	return &r, nil
-}
 
 // Validate checks a registry for values no real machine has, and fills what
 // follows from other fields (family from kind, ids from kind and index).
@@ -169,9 +150,4 @@ func checkBytes(what string, v int64) error {
 		return errs.New(errs.InvalidArgument, "%s: %d bytes is more than 1 PiB", what, v)
 	}
 	return nil
-}
-
-// Encode writes the registry as compact JSON.
-func (r *Registry) Encode() ([]byte, error) {
-	return json.Marshal(r)
 }

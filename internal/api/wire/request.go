@@ -1,0 +1,364 @@
+// Package wire decodes the JSON of a planning request (the contract's
+// "Planning requests", docs/requests.md) into the planner's plain request
+// (internal/planreq): every key is known (unknown keys are refused), numbers
+// are checked, the model is resolved and the registries are decoded. What
+// only the planner can judge (engine names, cache types, tensor-parallel
+// sizes) is checked by plan.Validate. It is a package of its own, beside
+// internal/api, so that the planner's tests can decode requests without
+// importing the api layer (which imports the planner).
+package wire
+
+import (
+	"bytes"
+	"math"
+	"strconv"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
+)
+
+// wireRequest is the JSON shape; every key is known (unknown keys are
+// rejected) and numbers are checked by wireInt.
+type wireRequest struct {
+	Model          json.RawMessage   `json:"model"`
+	Quant          *string           `json:"quant"`
+	ContextLength  *wireInt          `json:"context_length"`
+	BatchSize      *wireInt          `json:"batch_size"`
+	KVCacheDType   *string           `json:"kv_cache_dtype"`
+	Registry       json.RawMessage   `json:"registry"`
+	Devices        []string          `json:"devices"`
+	Engine         *string           `json:"engine"`
+	CPUOffload     *bool             `json:"cpu_offload"`
+	IncludeCPU     *bool             `json:"include_cpu"`
+	Cluster        []json.RawMessage `json:"cluster"`
+	Detect         json.RawMessage   `json:"detect"`
+	Training       json.RawMessage   `json:"training"`
+	Replicas       json.RawMessage   `json:"replicas"`
+	TensorParallel *wireInt          `json:"tensor_parallel_size"`
+	MemoryFraction *float64          `json:"memory_fraction"`
+	FlashAttention *bool             `json:"flash_attention"`
+}
+
+// wireInt is a JSON number that must be an integer of reasonable size;
+// strings, fractions, and values like 1e400 or 2^70 are invalid_argument.
+type wireInt struct{ V int64 }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireInt) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1<<53 || f != math.Trunc(f) {
+		return errs.New(errs.InvalidArgument, "expected an integer of reasonable size, got %s", clip(s))
+	}
+	w.V = int64(f)
+	return nil
+}
+
+func clip(s string) string {
+	if len(s) > 40 {
+		return s[:40] + "..."
+	}
+	return s
+}
+
+// DecodeRequest parses a planning request, resolving the model and decoding
+// its registries. detect is the request's "detect" object (detection
+// options, internal/api), nil when absent.
+func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error) {
+	var w wireRequest
+	if err := strictjson.Decode(data, &w, "request"); err != nil {
+		return nil, nil, err
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		return nil, nil, errs.New(errs.InvalidArgument, "request: must be a JSON object, got null")
+	}
+	r := &planreq.Request{Quant: "auto", ContextLength: planreq.DefaultContextLength, BatchSize: planreq.DefaultBatchSize}
+	if err := decodeModel(r, w.Model); err != nil {
+		return nil, nil, err
+	}
+	if w.Quant != nil {
+		q := strings.ToLower(strings.TrimSpace(*w.Quant))
+		if q != "auto" {
+			l, err := quant.Parse(q)
+			if err != nil {
+				return nil, nil, err
+			}
+			q = string(l)
+		}
+		r.Quant = q
+	}
+	if r.ContextLength, err = bounded("context_length", w.ContextLength, planreq.DefaultContextLength, planreq.MaxContextLength); err != nil {
+		return nil, nil, err
+	}
+	if r.BatchSize, err = bounded("batch_size", w.BatchSize, planreq.DefaultBatchSize, planreq.MaxBatchSize); err != nil {
+		return nil, nil, err
+	}
+	if err := checkModelContext(r, w.ContextLength != nil); err != nil {
+		return nil, nil, err
+	}
+	if kv := kvUpperBound(r.Model, r.ContextLength, r.BatchSize); kv > planreq.MaxPlanBytes {
+		return nil, nil, errs.New(errs.InvalidArgument, "request: context_length %d x batch_size %d needs about %.3g bytes of KV cache; more than any machine holds",
+			r.ContextLength, r.BatchSize, kv)
+	}
+	if w.KVCacheDType != nil {
+		if k := strings.ToLower(*w.KVCacheDType); k != "auto" {
+			r.KVCacheDType = k
+		}
+	}
+	if w.Engine != nil {
+		r.Engine = strings.ToLower(*w.Engine)
+	}
+	if tp := w.TensorParallel; tp != nil {
+		if tp.V < 1 || tp.V > planreq.MaxTensorParallel {
+			return nil, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d is outside [1, %d]", tp.V, planreq.MaxTensorParallel)
+		}
+		r.TensorParallel = int(tp.V)
+	}
+	if w.MemoryFraction != nil {
+		r.MemoryFraction = *w.MemoryFraction
+		if r.MemoryFraction == 0 {
+			return nil, nil, errs.New(errs.InvalidArgument, "request: memory_fraction 0 is outside (0, 1]")
+		}
+	}
+	r.CPUOffload = w.CPUOffload != nil && *w.CPUOffload
+	r.NoFlashAttention = w.FlashAttention != nil && !*w.FlashAttention
+	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
+	if err := decodeReplicas(r, w.Replicas); err != nil {
+		return nil, nil, err
+	}
+	if err := decodeDevices(r, w.Devices); err != nil {
+		return nil, nil, err
+	}
+	if err := decodeRegistries(r, w.Registry, w.Cluster); err != nil {
+		return nil, nil, err
+	}
+	if err := r.CheckMemoryBounds(); err != nil {
+		return nil, nil, err
+	}
+	if len(w.Training) > 0 && !isNull(w.Training) {
+		if r.Training, err = decodeTraining(w.Training); err != nil {
+			return nil, nil, err
+		}
+	}
+	if !isNull(w.Detect) {
+		detect = w.Detect
+	}
+	return r, detect, nil
+}
+
+func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }
+
+// checkModelContext refuses a context longer than the model was trained
+// for (max_position_embeddings, or a GGUF's context_length): vLLM refuses
+// such a --max-model-len (https://docs.vllm.ai/en/latest/configuration/engine_args/,
+// "--max-model-len ... derived from the model config"), and a plan for it
+// would describe memory no engine allocates as asked.
+// A default context longer than the model's is lowered to the model's, and
+// the answer says so (ContextCapped).
+func checkModelContext(r *planreq.Request, explicit bool) error {
+	limit := r.Model.MaxContext
+	if limit <= 0 || r.ContextLength <= limit {
+		return nil
+	}
+	if !explicit {
+		// The default context is longer than the model's: plan the model's.
+		r.ContextLength = limit
+		r.ContextCapped = true
+		return nil
+	}
+	name := r.Model.Name
+	if name == "" {
+		name = "the model"
+	}
+	return errs.New(errs.InvalidArgument, "request: context_length %d is more than %s's maximum context of %d tokens (max_position_embeddings); ask for %d or less",
+		r.ContextLength, name, limit, limit)
+}
+
+func bounded(name string, w *wireInt, def, max int) (int, error) {
+	if w == nil {
+		return def, nil
+	}
+	if w.V < 1 || w.V > int64(max) {
+		return 0, errs.New(errs.InvalidArgument, "request: %s %d is outside [1, %d]", name, w.V, max)
+	}
+	return int(w.V), nil
+}
+
+func decodeModel(r *planreq.Request, raw json.RawMessage) error {
+	if len(raw) == 0 || isNull(raw) {
+		return errs.New(errs.InvalidArgument, "request: model is required")
+	}
+	if err := strictjson.Decode(raw, &r.ModelSpec, "request: model"); err != nil {
+		return err
+	}
+	m, err := model.Resolve(r.ModelSpec)
+	if err != nil {
+		return err
+	}
+	if m.Layers > planreq.MaxLayers {
+		return errs.New(errs.InvalidArgument, "request: model: %d layers is more than %d; no such model exists", m.Layers, planreq.MaxLayers)
+	}
+	r.Model = m
+	return nil
+}
+
+func decodeDevices(r *planreq.Request, ids []string) error {
+	if ids == nil {
+		return nil
+	}
+	if len(ids) == 0 {
+		return errs.New(errs.InvalidArgument, "request: devices is empty (omit it to use every device)")
+	}
+	if len(ids) > planreq.MaxRequestDevices {
+		return errs.New(errs.InvalidArgument, "request: %d devices is more than %d", len(ids), planreq.MaxRequestDevices)
+	}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if id == "" || seen[id] {
+			return errs.New(errs.InvalidArgument, "request: devices holds an empty or repeated id %q", id)
+		}
+		seen[id] = true
+	}
+	r.Devices = ids
+	return nil
+}
+
+func decodeRegistries(r *planreq.Request, reg json.RawMessage, cluster []json.RawMessage) error {
+	if len(reg) > 0 && !isNull(reg) {
+		g, err := decodeRegistry(reg)
+		if err != nil {
+			return err
+		}
+		r.Registry, r.RegistryShared = g, true
+	}
+	if cluster == nil {
+		return nil
+	}
+	if r.Registry != nil {
+		return errs.New(errs.InvalidArgument, "request: give registry or cluster, not both")
+	}
+	if len(cluster) == 0 || len(cluster) > planreq.MaxClusterNodes {
+		return errs.New(errs.InvalidArgument, "request: cluster must hold 1 to %d node registries", planreq.MaxClusterNodes)
+	}
+	for i, raw := range cluster {
+		g, err := decodeRegistry(raw)
+		if err != nil {
+			return errs.New(errs.CodeOf(err), "request: cluster[%d]: %s", i, errs.MessageOf(err))
+		}
+		r.Cluster = append(r.Cluster, g)
+	}
+	// A cluster request plans on the given nodes only: a placeholder keeps
+	// the api layer from detecting this machine.
+	r.Registry = registry.New()
+	return nil
+}
+
+// decodeRegistry decodes a registry of the request through the shared
+// cache: a host planning on one machine sends the same registry every time.
+// The registry is shared and only read by planning.
+func decodeRegistry(data []byte) (*registry.Registry, error) {
+	return regjson.DecodeShared(data)
+}
+
+// kvUpperBound is the KV cache of full multi-head attention at 2 bytes per
+// element plus the recurrent layers' state at 4, in float64 (an upper bound
+// of quant.KVCacheBytes for any layer kind).
+func kvUpperBound(m *model.Model, ctx, batch int) float64 {
+	width := float64(m.Hidden)
+	if hd := m.EffectiveHeadDim(); hd > 0 && m.EffectiveKVHeads() > 0 {
+		width = math.Max(width, float64(hd*m.EffectiveKVHeads()))
+	}
+	state := m.RecurrentStateElements() * float64(batch) * 4
+	return 2*float64(max(m.Layers, 1))*width*float64(ctx)*float64(batch)*2 + state
+}
+
+// decodeReplicas reads "replicas": a whole number from 1 to
+// planreq.MaxRequestDevices, or "max" (as many as the chosen device group
+// allows).
+func decodeReplicas(r *planreq.Request, raw json.RawMessage) error {
+	if len(raw) == 0 || isNull(raw) {
+		return nil
+	}
+	s := bytes.TrimSpace(raw)
+	if len(s) > 0 && s[0] == '"' {
+		var v string
+		if err := json.Unmarshal(s, &v); err != nil || strings.ToLower(strings.TrimSpace(v)) != "max" {
+			return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
+		}
+		r.ReplicasMax = true
+		return nil
+	}
+	var w wireInt
+	if err := w.UnmarshalJSON(s); err != nil {
+		return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
+	}
+	if w.V < 1 || w.V > planreq.MaxRequestDevices {
+		return errs.New(errs.InvalidArgument, "request: replicas %d is outside [1, %d]", w.V, planreq.MaxRequestDevices)
+	}
+	r.Replicas = int(w.V)
+	return nil
+}
+
+// wireTraining is the JSON shape of the "training" object
+// (planreq.TrainingOptions says what each field means).
+type wireTraining struct {
+	Method                string      `json:"method,omitempty"`
+	Optimizer             string      `json:"optimizer,omitempty"`
+	Precision             string      `json:"precision,omitempty"`
+	SeqLen                int         `json:"seq_len,omitempty"`
+	MicroBatch            int         `json:"micro_batch,omitempty"`
+	GradientCheckpointing *bool       `json:"gradient_checkpointing,omitempty"`
+	FlashAttention        *bool       `json:"flash_attention,omitempty"`
+	ZeROStage             int         `json:"zero_stage,omitempty"`
+	FSDP                  bool        `json:"fsdp,omitempty"`
+	NumDevices            int         `json:"num_devices,omitempty"`
+	TensorParallel        int         `json:"tensor_parallel,omitempty"`
+	LoRARank              int         `json:"lora_rank,omitempty"`
+	LoRATargets           []string    `json:"lora_targets,omitempty"`
+	BaseQuant             string      `json:"base_quant,omitempty"`
+	Teacher               *model.Spec `json:"teacher,omitempty"`
+	Reference             *model.Spec `json:"reference,omitempty"`
+	Reward                *model.Spec `json:"reward,omitempty"`
+	Critic                *model.Spec `json:"critic,omitempty"`
+}
+
+// decodeTraining parses the request's "training" object (unknown keys are
+// rejected, like every other part of a request) and resolves the extra
+// models it names; the planner checks the values (plan.EstimateTraining).
+func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
+	var w wireTraining
+	if err := strictjson.Decode(raw, &w, "request: training"); err != nil {
+		return nil, err
+	}
+	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
+		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, GradientCheckpointing: w.GradientCheckpointing,
+		FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage, FSDP: w.FSDP, NumDevices: w.NumDevices,
+		TensorParallel: w.TensorParallel, LoRARank: w.LoRARank, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+	for _, x := range []struct {
+		role string
+		spec *model.Spec
+		to   **model.Model
+	}{{"teacher", w.Teacher, &o.Teacher}, {"reference", w.Reference, &o.Reference},
+		{"reward", w.Reward, &o.Reward}, {"critic", w.Critic, &o.Critic}} {
+		if x.spec == nil {
+			continue
+		}
+		m, err := model.Resolve(*x.spec)
+		if err != nil {
+			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
+		}
+		*x.to = m
+	}
+	return o, nil
+}

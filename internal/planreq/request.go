@@ -1,0 +1,132 @@
+// Package planreq is a planning request as the planner takes it: plain,
+// checked values with no wire format and no planning state. internal/api/wire
+// decodes the JSON of the contract ("Planning requests", docs/requests.md)
+// into it; internal/plan plans it.
+package planreq
+
+import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Request limits: anything outside is a unit mistake or hostile input.
+const (
+	DefaultContextLength = 4096
+	DefaultBatchSize     = 1
+	MaxContextLength     = 1 << 24 // 16 Mi tokens
+	MaxBatchSize         = 1 << 20
+	MaxClusterNodes      = 1024
+	// MaxLayers bounds a model's layer count (the largest published models
+	// have a few hundred): planning walks layers.
+	MaxLayers         = 1 << 16
+	MaxRequestDevices = registry.MaxDevices
+	// MaxTensorParallel bounds tensor-parallel groups: all-reduce per layer
+	// across more devices than this is not a plan any engine runs.
+	MaxTensorParallel = 512
+)
+
+// MaxPlanBytes (1 EiB) is more memory than any machine or cluster holds;
+// estimates above it are refused rather than carried into int64 arithmetic.
+const MaxPlanBytes = 1 << 60
+
+// Request is a decoded planning request. The api layer fills Registry by
+// detection when the host gave none (and no cluster).
+type Request struct {
+	ModelSpec model.Spec
+	Model     *model.Model
+	Quant     string // "auto" or a quant.Level name
+	// ContextLength is the context planned; ContextCapped says no
+	// context_length was given and the default was longer than the model's
+	// maximum, so the model's maximum is planned.
+	ContextLength int
+	ContextCapped bool
+	BatchSize     int
+	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8",
+	// "int8", or a llama.cpp cache type ("q8_0", ...), lower case; the
+	// planner checks the name (plan.Validate).
+	KVCacheDType string
+	Devices      []string // restrict to these answer ids; nil = all
+	// Engine is the engine asked for, lower case ("" when none); the
+	// planner checks the name (plan.Validate).
+	Engine     string
+	CPUOffload bool
+	IncludeCPU bool
+	// NoFlashAttention is "flash_attention": false (llama.cpp -fa off): the
+	// compute buffer holds a micro-batch's attention scores over the whole
+	// context (quant.KVOptions.NoFlashAttention).
+	NoFlashAttention bool
+	// TensorParallel is tensor_parallel_size: the tensor-parallel degree
+	// every plan must use (0: the planner chooses).
+	TensorParallel int
+	// MemoryFraction is memory_fraction: the share of each accelerator's
+	// total memory the engine may use, overriding the engine's default
+	// (vLLM's --gpu-memory-utilization 0.9); 0 when not asked.
+	MemoryFraction float64
+	// Replicas is the number of data-parallel replicas asked for (0: not
+	// asked); ReplicasMax is "replicas": "max".
+	Replicas    int
+	ReplicasMax bool
+	// Registry is the machine planned on. RegistryShared says it was
+	// decoded through regjson.DecodeShared and is never changed, so
+	// planning may remember its pools across requests.
+	Registry       *registry.Registry
+	RegistryShared bool
+	// Cluster holds one registry per node for a multi-node plan.
+	Cluster []*registry.Registry
+	// Training holds the "training" object of an estimate_training request;
+	// nil when absent.
+	Training *TrainingOptions
+}
+
+// TrainingOptions is the "training" object of an estimate_training request,
+// as given: the planner applies defaults and checks the values.
+type TrainingOptions struct {
+	// Method: full (default), lora, qlora, prefix, dpo, rlhf (alias ppo),
+	// distillation. dpo, rlhf and distillation train the policy/student
+	// fully, or with LoRA adapters when lora_rank is given.
+	Method string
+	// Optimizer: adamw (default), adamw_8bit, sgd (no momentum, the torch
+	// default), adafactor.
+	Optimizer string
+	// Precision: bf16 (mixed precision, default), fp16 (mixed), fp32.
+	Precision string
+	// SeqLen and MicroBatch default to the request's context_length and
+	// batch_size.
+	SeqLen     int
+	MicroBatch int
+	// GradientCheckpointing defaults to true for lora and qlora, what their
+	// reference trainers run (qlora.py --gradient_checkpointing defaults to
+	// true, https://github.com/artidoro/qlora/blob/main/qlora.py; PEFT's
+	// prepare_model_for_kbit_training enables it by default,
+	// https://huggingface.co/docs/peft/package_reference/peft_model), and to
+	// false otherwise; an explicit false is honoured.
+	GradientCheckpointing *bool
+	// FlashAttention (default true): attention scores are not stored.
+	FlashAttention *bool
+	// ZeROStage 0-3 partitions optimizer states (1), gradients (2) and
+	// weights (3) over the data-parallel devices; FSDP (full shard) is stage 3.
+	ZeROStage int
+	FSDP      bool
+	// NumDevices is the number of devices trained on (default: every
+	// device of the chosen pool); TensorParallel splits each layer over that
+	// many of them (Megatron style), the rest is data parallel.
+	NumDevices     int
+	TensorParallel int
+	// LoRARank (default 16) and LoRATargets (default q and v projections,
+	// PEFT's default for Llama-family models; "all-linear" for every
+	// projection) describe the adapters.
+	LoRARank    int
+	LoRATargets []string
+	// BaseQuant (qlora only) is the precision the frozen base is stored in:
+	// nf4 (the default, QLoRA's 4-bit NormalFloat, sized as int4), int8
+	// (bitsandbytes 8-bit), or any level the planner knows, GGUF types
+	// included (q4_k_m, q8_0, iq4_xs), sized by its tensor rules.
+	BaseQuant string
+	// Teacher (distillation), Reference (dpo, rlhf) and Reward/Critic (rlhf)
+	// are resolved from the request's model specs; nil defaults to the
+	// trained model itself.
+	Teacher   *model.Model
+	Reference *model.Model
+	Reward    *model.Model
+	Critic    *model.Model
+}

@@ -1,0 +1,34 @@
+// Package regjson is the JSON form of the device registry
+// (schema/registry.schema.json): decoding a registry a host gives, with
+// its checks (registry.Validate), and encoding one. internal/registry holds
+// the types and their checks without the codec, so that the planner, which
+// only reads registries, does not depend on a JSON package.
+package regjson
+
+import (
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
+)
+
+// Decode parses a registry given by a host and validates it. Unknown fields
+// are ignored (a newer writer may add fields); malformed JSON, a key given
+// twice in one object and data after the registry give invalid_json, wrong
+// types and nonsense values (negative memory, unknown kind, duplicate ids)
+// give invalid_argument.
+func Decode(data []byte) (*registry.Registry, error) {
+	var r registry.Registry
+	if err := strictjson.DecodeIgnoringUnknown(data, &r, "registry"); err != nil {
+		return nil, err
+	}
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Encode writes the registry as compact JSON.
+func Encode(r *registry.Registry) ([]byte, error) {
+	return json.Marshal(r)
+}
