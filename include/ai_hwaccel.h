@@ -135,7 +135,10 @@ extern "C" {
  *                                unknown key, wrong type, unknown backend or
  *                                quantization, out-of-range number.
  *   "unknown_model"      stable  "model":{"name":...} names no known model.
- *   "model_file"         stable  "model":{"path":...} cannot be read or parsed.
+ *   "model_file"         stable  "model":{"path":...} is not a model file: missing,
+ *                                unreadable, not a regular file (a device such
+ *                                as /dev/zero, a FIFO, a directory where a file
+ *                                is expected), or a header that cannot be parsed.
  *   "too_large"          stable  The input is longer than 16 MiB (the library
  *                                stops reading at 16 MiB + 1 byte).
  *   "detection_failed"   stable  The machine view cannot be built (e.g. the
@@ -307,9 +310,10 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  */
 
 /* Model files ("model":{"path":...}).  Only regular files are read: a FIFO,
- * device, socket or directory where a .gguf, .safetensors or config.json file
- * is expected is "invalid_argument" at once (the file is opened O_NONBLOCK and
- * checked with fstat).  Each file is read only up to the size it had when
+ * device (/dev/zero), socket or directory where a .gguf, .safetensors or
+ * config.json file is expected is "model_file" at once (the file is opened
+ * O_NONBLOCK and checked with fstat), like every other path that is not a
+ * readable model file.  Each file is read only up to the size it had when
  * opened, and only its header: GGUF headers up to 1 GiB, safetensors headers
  * up to 100 000 000 bytes (the reference implementation's limit), config.json
  * up to 16 MiB.  Time and memory are linear in the header bytes read: at most
