@@ -11,9 +11,13 @@
  * every definition below against the public prototypes and every call against
  * the Go exports' generated prototypes.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "ai_hwaccel.h"
 #include "_cgo_export.h"
@@ -40,6 +44,64 @@ char *aihw_forked_error(const char *fn) {
     return s;
 }
 
+/* Descriptors 0-2 during a call (issue 23 item 2). A host that closed any
+ * of them after loading (a daemon) would otherwise find the library's own
+ * descriptors there after a call: the Go runtime and the library open files
+ * that live on (the poller's epoll instance, sysroot directory handles of
+ * the detection memo), and open() takes the lowest free number, so the
+ * host's next printf would write into them. While at least one call is in
+ * the library, each of 0-2 that the host left closed holds a close-on-exec
+ * /dev/null placeholder, so nothing opened meanwhile can land there; when
+ * the last call returns the placeholders are closed again, leaving 0-2 as
+ * the host had them. A placeholder the host replaced meanwhile (dup2, so no
+ * longer close-on-exec or no longer /dev/null) is left alone. Tools never
+ * see the placeholders: they get /dev/null and pipes as 0-2 explicitly. */
+static pthread_mutex_t aihw_stdio_mu = PTHREAD_MUTEX_INITIALIZER;
+static int aihw_stdio_calls;
+static struct stat aihw_stdio_null[3];
+static int aihw_stdio_filled[3];
+
+static void aihw_stdio_enter(void) {
+    pthread_mutex_lock(&aihw_stdio_mu);
+    if (aihw_stdio_calls++ == 0) {
+        for (int fd = 0; fd <= 2; fd++) {
+            aihw_stdio_filled[fd] = 0;
+            if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+            int n = open("/dev/null", O_RDWR | O_CLOEXEC); /* the lowest free: fd itself */
+            if (n == fd && fstat(n, &aihw_stdio_null[fd]) == 0) {
+                aihw_stdio_filled[fd] = 1;
+            } else if (n >= 0 && n != fd) {
+                close(n); /* a host thread took fd meanwhile */
+            }
+        }
+    }
+    pthread_mutex_unlock(&aihw_stdio_mu);
+}
+
+static void aihw_stdio_leave(void) {
+    pthread_mutex_lock(&aihw_stdio_mu);
+    if (--aihw_stdio_calls == 0) {
+        for (int fd = 0; fd <= 2; fd++) {
+            if (!aihw_stdio_filled[fd]) continue;
+            aihw_stdio_filled[fd] = 0;
+            struct stat st;
+            int flags = fcntl(fd, F_GETFD);
+            if (flags != -1 && (flags & FD_CLOEXEC) && fstat(fd, &st) == 0 &&
+                st.st_dev == aihw_stdio_null[fd].st_dev && st.st_ino == aihw_stdio_null[fd].st_ino)
+                close(fd);
+        }
+    }
+    pthread_mutex_unlock(&aihw_stdio_mu);
+}
+
+/* aihw_call_go runs one Go export with the placeholders in place. */
+static char *aihw_call_go(char *(*fn)(hwaccel_cchar *), const char *in) {
+    aihw_stdio_enter();
+    char *out = fn(in);
+    aihw_stdio_leave();
+    return out;
+}
+
 const char *hwaccel_version(void) { return HWACCEL_VERSION_STRING; }
 
 int hwaccel_abi_version(void) { return HWACCEL_ABI_VERSION; }
@@ -49,20 +111,20 @@ void hwaccel_free_string(char *s) { free(s); }
 
 char *hwaccel_detect_json(const char *options_json) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_detect_json");
-    return aihw_go_detect_json(options_json);
+    return aihw_call_go(aihw_go_detect_json, options_json);
 }
 
 char *hwaccel_suggest_quant(const char *request_json) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_suggest_quant");
-    return aihw_go_suggest_quant(request_json);
+    return aihw_call_go(aihw_go_suggest_quant, request_json);
 }
 
 char *hwaccel_plan_sharding(const char *request_json) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_plan_sharding");
-    return aihw_go_plan_sharding(request_json);
+    return aihw_call_go(aihw_go_plan_sharding, request_json);
 }
 
 char *hwaccel_estimate_training(const char *request_json) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_estimate_training");
-    return aihw_go_estimate_training(request_json);
+    return aihw_call_go(aihw_go_estimate_training, request_json);
 }

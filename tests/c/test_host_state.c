@@ -113,6 +113,82 @@ static void case_closed_stdio(int report) {
         dprintf(report, "ok");
 }
 
+/* fds_taken reports (into report) each of 0-2 that holds anything but
+ * /dev/null, and returns how many; closed ones are fine. */
+static int fds_taken(int report) {
+    int taken = 0;
+    for (int fd = 0; fd <= 2; fd++) {
+        if (fcntl(fd, F_GETFD) == -1 && errno == EBADF) continue;
+        char link[64], target[256] = "?";
+        snprintf(link, sizeof link, "/proc/self/fd/%d", fd);
+        ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n > 0) target[n] = '\0';
+        if (strcmp(target, "/dev/null") == 0) continue;
+        taken++;
+        dprintf(report, "fd %d holds %s after the calls; ", fd, target);
+    }
+    return taken;
+}
+
+/* Issue 23 item 2: a daemonising host closes 0, 1 and 2 after loading (and
+ * after a first call, which waits for the runtime's start-up). Detections
+ * with tools and a plan must still answer in full, and afterwards none of
+ * 0-2 may hold a descriptor of the library (before: the sysroot directory
+ * twice and the poller's epoll instance), where the host's next open()
+ * expects them free. */
+static void case_closed_after_load(int report) {
+    struct lib l;
+    if (!load(&l)) {
+        dprintf(report, "dlopen: %s", dlerror());
+        return;
+    }
+    char opts[1024];
+    l.free_string(l.detect("{\"no_exec\":true,\"backends\":[\"cpu\"]}")); /* runtime started */
+    close(0);
+    close(1);
+    close(2);
+    int ok = use(&l);
+    /* A second sysroot and a fresh memo entry opened after the close. */
+    char *r = l.detect(fixture_options(opts, sizeof opts, "mi300x-8", ""));
+    ok += r != NULL && strstr(r, "\"rocm:7\"") != NULL;
+    l.free_string(r);
+    int taken = fds_taken(report);
+    if (ok != 5)
+        dprintf(report, "%d of 5 calls answered in full", ok);
+    else if (taken == 0)
+        dprintf(report, "ok");
+}
+
+/* Issue 23 item 5: without a "path" option each call resolves tools on the
+ * PATH of the moment (getenv at call time), so a setenv between two calls
+ * is honoured: first a PATH without the fixture's tools, then with them. */
+static void case_path_change(int report) {
+    struct lib l;
+    if (!load(&l)) {
+        dprintf(report, "dlopen: %s", dlerror());
+        return;
+    }
+    char opts[1024], bin[600];
+    snprintf(opts, sizeof opts, "{\"sysroot\":\"%s/testdata/machines/dgx-h100/root\",\"backends\":[\"cuda\"]}",
+             HWACCEL_SOURCE_DIR);
+    snprintf(bin, sizeof bin, "%s/testdata/machines/dgx-h100/bin", HWACCEL_SOURCE_DIR);
+    setenv("PATH", "/nonexistent", 1);
+    char *a = l.detect(opts);
+    /* Only nvidia-smi gives free memory (sysfs has the rest). */
+    int first = a != NULL && strstr(a, "\"cuda:0\"") != NULL && strstr(a, "\"memory_free_bytes\"") == NULL;
+    l.free_string(a);
+    setenv("PATH", bin, 1);
+    char *b = l.detect(opts);
+    int second = b != NULL && strstr(b, "\"memory_free_bytes\":85045805056") != NULL && strstr(b, "\"warnings\":[]") != NULL;
+    if (!first)
+        dprintf(report, "first call (PATH without tools) ran nvidia-smi");
+    else if (!second)
+        dprintf(report, "second call did not use the new PATH's nvidia-smi: %.300s", b ? b : "NULL");
+    else
+        dprintf(report, "ok");
+    l.free_string(b);
+}
+
 /* vm_size_kb is the process's mapped address space (VmSize), in KiB. */
 static long vm_size_kb(void) {
     char line[256];
@@ -195,6 +271,8 @@ int main(int argc, char **argv) {
     const char *only = argc > 1 ? argv[1] : "";
     if (!*only || strcmp(only, "nofile") == 0) run_case("nofile", case_nofile);
     if (!*only || strcmp(only, "closed-stdio") == 0) run_case("closed-stdio", case_closed_stdio);
+    if (!*only || strcmp(only, "closed-after-load") == 0) run_case("closed-after-load", case_closed_after_load);
+    if (!*only || strcmp(only, "path-change") == 0) run_case("path-change", case_path_change);
     /* Three fresh loads: the failures below the floor were intermittent. */
     for (int i = 0; i < 3; i++)
         if (!*only || strcmp(only, "rlimit-as") == 0) run_case("rlimit-as", case_rlimit_as);
