@@ -18,6 +18,8 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -189,6 +191,102 @@ static void case_path_change(int report) {
     l.free_string(b);
 }
 
+/* Issue 23 item 3: every signal blocked in the calling thread (hosts that
+ * block signals in worker threads and take them with sigwait). Detections
+ * run tools, whose exit the library learns by waiting, not by SIGCHLD, so
+ * each answer must be complete. */
+static void case_signals_blocked(int report) {
+    struct lib l;
+    if (!load(&l)) {
+        dprintf(report, "dlopen: %s", dlerror());
+        return;
+    }
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
+    int ok = 0;
+    for (int i = 0; i < 3; i++) ok += use(&l);
+    if (ok != 12)
+        dprintf(report, "%d of 12 calls answered in full", ok);
+    else
+        dprintf(report, "ok");
+}
+
+struct stack_call {
+    struct lib *l;
+    int ok;
+};
+
+static void *call_on_thread(void *arg) {
+    struct stack_call *c = arg;
+    c->ok = use(c->l);
+    return NULL;
+}
+
+/* calls_on_stack runs use() on a thread with a stack of size bytes and
+ * returns how many of its 4 calls answered, or -1 when the thread could not
+ * start. */
+static int calls_on_stack(struct lib *l, size_t size) {
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    if (pthread_attr_setstacksize(&attr, size) != 0) return -1;
+    struct stack_call c = {l, 0};
+    pthread_t th;
+    int rc = pthread_create(&th, &attr, call_on_thread, &c);
+    pthread_attr_destroy(&attr);
+    if (rc != 0) return -1;
+    pthread_join(th, NULL);
+    return c.ok;
+}
+
+/* Issue 23 item 4: calls from threads with small stacks (64 KiB, 16 KiB:
+ * PTHREAD_STACK_MIN) must answer in full. */
+static void case_small_stacks(int report) {
+    struct lib l;
+    if (!load(&l)) {
+        dprintf(report, "dlopen: %s", dlerror());
+        return;
+    }
+    static const size_t sizes[] = {64 << 10, 16 << 10};
+    int bad = 0;
+    for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
+        int ok = calls_on_stack(&l, sizes[i]);
+        if (ok != 4) {
+            dprintf(report, "%zu KiB stack: %d of 4 calls answered in full; ", sizes[i] >> 10, ok);
+            bad++;
+        }
+    }
+    if (bad == 0) dprintf(report, "ok");
+}
+
+/* Issue 23 item 6: dlopen, dlclose three times, then calls through
+ * pointers taken from the first handle. dlclose is a no-op (the library is
+ * NODELETE), so the pointers stay valid and every call answers in full. */
+static void case_dlclose_cycles(int report) {
+    struct lib first, l;
+    void *h = dlopen(HWACCEL_LIB_PATH, RTLD_NOW | RTLD_LOCAL);
+    if (h == NULL || !load(&first)) {
+        dprintf(report, "dlopen: %s", dlerror());
+        return;
+    }
+    dlclose(h);
+    for (int i = 0; i < 3; i++) {
+        void *again = dlopen(HWACCEL_LIB_PATH, RTLD_NOW | RTLD_LOCAL);
+        if (again == NULL) {
+            dprintf(report, "dlopen %d: %s", i, dlerror());
+            return;
+        }
+        dlclose(again);
+        dlclose(again);
+    }
+    l = first;
+    int ok = use(&l);
+    if (ok != 4)
+        dprintf(report, "%d of 4 calls through the first pointers answered in full", ok);
+    else
+        dprintf(report, "ok");
+}
+
 /* vm_size_kb is the process's mapped address space (VmSize), in KiB. */
 static long vm_size_kb(void) {
     char line[256];
@@ -273,6 +371,9 @@ int main(int argc, char **argv) {
     if (!*only || strcmp(only, "closed-stdio") == 0) run_case("closed-stdio", case_closed_stdio);
     if (!*only || strcmp(only, "closed-after-load") == 0) run_case("closed-after-load", case_closed_after_load);
     if (!*only || strcmp(only, "path-change") == 0) run_case("path-change", case_path_change);
+    if (!*only || strcmp(only, "signals-blocked") == 0) run_case("signals-blocked", case_signals_blocked);
+    if (!*only || strcmp(only, "small-stacks") == 0) run_case("small-stacks", case_small_stacks);
+    if (!*only || strcmp(only, "dlclose-cycles") == 0) run_case("dlclose-cycles", case_dlclose_cycles);
     /* Three fresh loads: the failures below the floor were intermittent. */
     for (int i = 0; i < 3; i++)
         if (!*only || strcmp(only, "rlimit-as") == 0) run_case("rlimit-as", case_rlimit_as);
