@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -178,10 +179,19 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	}
 	token := newRunToken()
 	cmd := r.command(p, args, token, outPipe.w, errPipe.w)
+	status, err := wrapForStatus(cmd)
+	if err != nil {
+		outPipe.abandon()
+		errPipe.abandon()
+		return Result{Path: p, Err: fmt.Errorf("creating status pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
+	}
 	pidfd := withPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		outPipe.abandon()
 		errPipe.abandon()
+		if status != nil {
+			status.abandon()
+		}
 		// Not an executable format, permission denied, ...
 		return Result{Path: p, Err: fmt.Errorf("%v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
@@ -189,6 +199,10 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	defer lead.close()
 	outPipe.start(stdout)
 	errPipe.start(stderr)
+	statusOut := &capWriter{max: 64}
+	if status != nil {
+		status.start(statusOut)
+	}
 
 	err = r.await(ctx, cmd, lead)
 	// A daemon the tool started left its group and survived the group kill;
@@ -198,14 +212,34 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	deadline := r.drainDeadline(ctx, exited)
 	stdoutComplete := outPipe.finish(deadline)
 	errPipe.finish(deadline)
+	exitCode := -1
+	if status != nil && status.finish(deadline) {
+		// The wrapper shell reaped the tool and printed its status: the
+		// host took only the shell's (issue 23 item 1).
+		if code, ok := parseWrappedStatus(statusOut.bytes()); ok && (err == nil || errors.Is(err, syscall.ECHILD)) {
+			exitCode = code
+			err = nil
+			if code != 0 {
+				err = &wrappedExitError{code: code}
+			}
+		}
+	}
 
 	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start), LeftRunning: escaped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
+	if exitCode >= 0 {
+		res.ExitCode = exitCode
+	}
 	res.Err = r.classify(ctx, err, overflowed.Load(), len(res.Stdout))
 	res.StatusLost = errors.Is(err, syscall.ECHILD)
 	res.StdoutHeld = !stdoutComplete && res.Err == nil
+	if res.StatusLost && status == nil && ctx.Err() == nil && noteHostReaps() {
+		// The host reaps children it did not start (waitpid(-1)): from now
+		// on every run goes through the status wrapper, this one again.
+		return r.Run(ctx, tool, args...)
+	}
 	return res
 }
 
@@ -312,6 +346,13 @@ func (r *ExecRunner) classify(ctx context.Context, err error, overflowed bool, s
 	case statusLost:
 		return fmt.Errorf("exit status lost (host ignores SIGCHLD) and no output: %w", ErrExit)
 	}
+	var we *wrappedExitError
+	if errors.As(err, &we) {
+		if we.signaled() {
+			return fmt.Errorf("killed by signal %v (status %d from the wrapper shell): %w", syscall.Signal(we.code-128), we.code, ErrExit)
+		}
+		return fmt.Errorf("exit status %d: %w", we.code, ErrExit)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -320,6 +361,21 @@ func (r *ExecRunner) classify(ctx context.Context, err error, overflowed bool, s
 		return fmt.Errorf("exit status %d: %w", ee.ExitCode(), ErrExit)
 	}
 	return fmt.Errorf("%v: %w", err, ErrExit)
+}
+
+// wrappedExitError is a non-zero exit status reported by the status
+// wrapper (wrapForStatus): the shell's $?, 128+n for a tool killed by
+// signal n.
+type wrappedExitError struct{ code int }
+
+func (e *wrappedExitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func (e *wrappedExitError) signaled() bool { return e.code > 128 && e.code <= 128+64 }
+
+// parseWrappedStatus reads the status line the wrapper shell printed.
+func parseWrappedStatus(b []byte) (int, bool) {
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return code, err == nil && code >= 0 && code <= 255
 }
 
 // outputPipe carries one output stream of a tool into a capWriter through a

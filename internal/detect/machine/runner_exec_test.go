@@ -364,16 +364,37 @@ func sigchldChild(t *testing.T, dir string) {
 	require.NoError(t, res.Err)
 	assert.Equal(t, "output survives\n", string(res.Stdout))
 
-	assert.True(t, res.StatusLost)
+	// Issue 23 item 1: the status wrapper keeps the status, so a good tool
+	// is a plain success (it was tool_status_lost) ...
+	assert.False(t, res.StatusLost)
 	m, err := New(Config{Sysroot: t.TempDir(), Runner: r})
 	require.NoError(t, err)
 	_, _, ok := m.Tool(context.Background(), "cuda", "tool")
+	require.True(t, ok, "the output is used")
+	assert.Empty(t, m.Notes())
+
+	// ... and a failing one fails with its own exit status.
+	res = r.Run(context.Background(), "empty")
+	require.ErrorIs(t, res.Err, ErrExit)
+	assert.Contains(t, res.Err.Error(), "exit status 3")
+	assert.Equal(t, 3, res.ExitCode)
+	assert.False(t, res.StatusLost)
+
+	// Without the wrapper (a system without GNU env) the status is lost:
+	// the output is used, flagged, and no output is a failure.
+	useStatusWrapper = false
+	defer func() { useStatusWrapper = true }()
+	res = r.Run(context.Background(), "tool")
+	require.NoError(t, res.Err)
+	assert.True(t, res.StatusLost)
+	m, err = New(Config{Sysroot: t.TempDir(), Runner: r})
+	require.NoError(t, err)
+	_, _, ok = m.Tool(context.Background(), "cuda", "tool")
 	require.True(t, ok, "the output is used")
 	notes := m.Notes()
 	require.Len(t, notes, 1, "a failing tool's output must not pass for a success")
 	assert.Equal(t, registry.WarnToolStatusLost, notes[0].Code)
 	assert.Contains(t, notes[0].Message, "output survives")
-
 	res = r.Run(context.Background(), "empty")
 	require.ErrorIs(t, res.Err, ErrExit, "no output and no status is a failure")
 	n, bad := kills()
