@@ -93,8 +93,10 @@ func NewExecRunner(pathList string, timeout time.Duration) *ExecRunner {
 }
 
 // Resolve returns the absolute path of tool on the runner's PATH, or "".
-// Directories, special files and files without an exec bit are skipped, and
-// the search goes on to the next PATH entry as a shell's would.
+// Directories, special files and files this process may not execute are
+// skipped, and the search goes on to the next PATH entry as a shell's would
+// (issue 23 item 10: a first nvidia-smi that is not executable for us, the
+// second good, must run the second).
 func (r *ExecRunner) Resolve(tool string) string {
 	if tool == "" || strings.ContainsRune(tool, '/') || tool == "." || tool == ".." {
 		return ""
@@ -102,7 +104,7 @@ func (r *ExecRunner) Resolve(tool string) string {
 	for _, d := range r.path {
 		p := filepath.Join(d, tool)
 		st, err := os.Stat(p)
-		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && executable(p) {
 			return p
 		}
 	}

@@ -735,3 +735,41 @@ func TestRunnerDaemonIsKilledAndReported(t *testing.T) {
 	assert.Contains(t, notes[0].Message, "left 1 process(es) running")
 	detecttest.RequireNoProcessMentioning(t, dir)
 }
+
+const notOursChildEnv = "AIHW_TEST_NOT_OURS_DIRS"
+
+// TestRunnerSkipsToolNotExecutableForUs: issue 23 item 10. The first
+// nvidia-smi on PATH has an exec bit, but only for its owner (root), and the
+// process runs as another user; the second is good. A shell runs the second;
+// so must the runner (it ran the first, and execve failed with EACCES).
+// The check runs in a child of the test binary that drops to uid/gid 65534.
+func TestRunnerSkipsToolNotExecutableForUs(t *testing.T) {
+	if dirs := os.Getenv(notOursChildEnv); dirs != "" {
+		notOursChild(t, dirs)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: to own a tool another user may not execute, and to become that user")
+	}
+	base := t.TempDir()
+	a, b := filepath.Join(base, "a"), filepath.Join(base, "b")
+	for _, d := range []string{filepath.Dir(base), base} {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	for _, d := range []string{a, b} {
+		require.NoError(t, os.Mkdir(d, 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(a, "tool"), []byte("#!/bin/sh\necho a\n"), 0o700))
+	detecttest.WriteTool(t, b, "tool", "echo b")
+	runChildTest(t, "TestRunnerSkipsToolNotExecutableForUs", notOursChildEnv, a+":"+b, "not executable for us: checked")
+}
+
+func notOursChild(t *testing.T, dirs string) {
+	require.NoError(t, syscall.Setgid(65534))
+	require.NoError(t, syscall.Setuid(65534))
+	r := NewExecRunner(dirs, 5*time.Second)
+	res := r.Run(context.Background(), "tool")
+	require.NoError(t, res.Err)
+	assert.Equal(t, "b\n", string(res.Stdout), "the second, executable tool ran")
+	fmt.Println("not executable for us: checked")
+}

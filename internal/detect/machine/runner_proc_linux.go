@@ -355,3 +355,17 @@ func wrapForStatus(cmd *exec.Cmd) (*outputPipe, error) {
 	cmd.ExtraFiles = []*os.File{p.w}
 	return p, nil
 }
+
+// atEaccess is AT_EACCESS (include/uapi/linux/fcntl.h): check with the
+// effective ids, as execve does.
+const (
+	atEaccess = 0x200
+	atFdcwd   = -100 // AT_FDCWD: a relative path is resolved from the working directory (p is absolute)
+)
+
+// executable reports whether this process may execute p: faccessat(2) X_OK
+// with the effective ids, so an exec bit for another user only, or a noexec
+// mount, counts as not executable (execve would fail with EACCES).
+func executable(p string) bool {
+	return syscall.Faccessat(atFdcwd, p, 1 /* X_OK */, atEaccess) == nil
+}
