@@ -57,6 +57,10 @@ func guard(export string, in *C.hwaccel_cchar, entry func(context.Context, []byt
 		defer C.free(unsafe.Pointer(cname))
 		return C.aihw_forked_error(cname)
 	}
+	// Descriptors 0-2 the host closed hold placeholders during the call,
+	// so nothing the call opens lands there (shim.c).
+	_ = C.aihw_stdio_enter()
+	defer C.aihw_stdio_leave()
 	defer func() {
 		if p := recover(); p != nil {
 			out = cBytes(api.ErrorJSONCode(errs.Internal, fmt.Sprintf("panic in %s: %v", export, p)))

@@ -19,6 +19,13 @@ extern volatile int aihw_internal_forked __attribute__((visibility("hidden")));
  * built in C only (the Go runtime must not run in a forked child). */
 char *aihw_forked_error(const char *fn) __attribute__((visibility("hidden")));
 
+/* aihw_stdio_enter and aihw_stdio_leave bracket each call into Go: while
+ * any call runs, each of descriptors 0-2 that the host left closed holds a
+ * /dev/null placeholder (shim.c). Each returns the number of calls in the
+ * library after it (a result, so cgo's wrapper has no unused parameter). */
+int aihw_stdio_enter(void) __attribute__((visibility("hidden")));
+int aihw_stdio_leave(void) __attribute__((visibility("hidden")));
+
 /* The host's RLIMIT_NOFILE as it was when the library was loaded, recorded
  * by a constructor in hoststate.c before the Go runtime raised it;
  * aihw_host_nofile_known is 0 when getrlimit failed. */

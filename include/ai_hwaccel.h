@@ -56,7 +56,11 @@ extern "C" {
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state
- * is an internal detection cache (see "cache_ttl_ms").
+ * is an internal detection cache (see "cache_ttl_ms").  Any thread may call,
+ * whatever its signal mask (every signal blocked works) and its stack size:
+ * Go code runs on its own stacks, and a call used less than 2 KiB of the
+ * caller's stack (measured on a 2 KiB makecontext stack), so threads of
+ * PTHREAD_STACK_MIN (16 KiB) are well above the floor.
  *
  * Blocking.  Detection blocks the calling thread while it reads sysfs/procfs
  * and runs vendor tools; each call is bounded by its "timeout_ms" option
@@ -78,10 +82,20 @@ extern "C" {
  * must use SA_ONSTACK and chain to the previous handler; crash reporters
  * should be installed before the library is loaded.  JVM hosts: preload
  * libjsig.so.  The library never installs handlers for SIGINT, SIGTERM or
- * SIGCHLD.
+ * SIGCHLD.  It learns how a vendor tool ended by waiting for it, never from
+ * SIGCHLD.  A host that ignores SIGCHLD (SIG_IGN, SA_NOCLDWAIT), or reaps
+ * children it did not start (waitpid(-1), wait()), would take the tool's exit
+ * status; the library then runs tools under a shell that waits for them
+ * (/usr/bin/env --default-signal=CHLD /bin/sh; GNU coreutils 8.31 or later),
+ * which passes the status back on a pipe, so answers are those of a plain
+ * host.  A reaping host is noticed when a status is first lost; that tool
+ * run is repeated.  Without GNU env a lost status gives the warning
+ * "tool_status_lost" (output used) or "tool_failed" (no output).
  *
- * Environment.  Visibility variables (CUDA_VISIBLE_DEVICES and friends) are
- * read with getenv() at each call, so setenv() after loading is honoured;
+ * Environment.  A call sees the environment of the moment it is made,
+ * unless its options name a value ("path", "env"): PATH and the visibility
+ * variables (CUDA_VISIBLE_DEVICES and friends) are read with getenv() at
+ * each call, so setenv() after loading, or between two calls, is honoured;
  * calling setenv() concurrently with a call is the host's data race, as with
  * any getenv() user.  Go runtime knobs (GOMAXPROCS, GODEBUG, ...) are read
  * only from the environment the process was started with.
@@ -91,7 +105,13 @@ extern "C" {
  * the library puts it back, and tools inherit the host's limit).  If the
  * host closed descriptors 0, 1 or 2 before loading, the library opens
  * /dev/null on them while loading, so none of its own descriptors ever
- * lands there; open ones are never touched.
+ * lands there; open ones are never touched.  If the host closes them after
+ * loading, each call fills the closed ones with close-on-exec /dev/null
+ * while it runs and closes them again when the last call returns, so after
+ * a call they are as the host left them and no library descriptor is there;
+ * tools always get /dev/null as stdin.  Close them before loading or after
+ * the first call has returned: until then the Go runtime may still be
+ * starting on its own thread and open its files there.
  *
  * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
  * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS
@@ -103,7 +123,13 @@ extern "C" {
  * ("pthread_create failed", 6 of 10 loads at 1500 MiB); the library cannot
  * catch either.  Likewise RLIMIT_NPROC must leave room for those threads and
  * for one process per vendor tool run at a time.
- * Do not load a second Go c-shared library into the same process.
+ * A second Go c-shared library (or a second copy of this one) in the same
+ * process is not supported by Go (golang/go#18976): each brings its own
+ * runtime.  Measured on linux/amd64 both libraries keep answering, and the
+ * library does not refuse it, but nothing guarantees it.  A host finds out
+ * before loading by looking for a loaded object that carries the Go build-id
+ * note: dl_iterate_phdr(), a PT_NOTE segment holding a note named "Go" of
+ * type 4 (every Go binary and library has one, stripped or not).
  */
 
 /* ===========================================================================
@@ -137,7 +163,10 @@ extern "C" {
  *                                unknown key, wrong type, unknown backend or
  *                                quantization, out-of-range number.
  *   "unknown_model"      stable  "model":{"name":...} names no known model.
- *   "model_file"         stable  "model":{"path":...} cannot be read or parsed.
+ *   "model_file"         stable  "model":{"path":...} is not a model file: missing,
+ *                                unreadable, not a regular file (a device such
+ *                                as /dev/zero, a FIFO, a directory where a file
+ *                                is expected), or a header that cannot be parsed.
  *   "too_large"          stable  The input is longer than 16 MiB (the library
  *                                stops reading at 16 MiB + 1 byte).
  *   "detection_failed"   stable  The machine view cannot be built (e.g. the
@@ -236,6 +265,15 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *           "timing":{"total_ms":12.3,"backends":{...}}}
  *        "cpu:0" is always the host.  Unknown values are omitted, never
  *        guessed.  A tool that fails or times out is a warning, not an error;
+ *        a tool that exited while a process it left behind still holds its
+ *        output pipe has its output used, with a "tool_left_process" warning.
+ *        Strings read from the machine (names, warning messages, paths) never
+ *        carry C0 or C1 control characters (tab, newline and ESC included),
+ *        DEL, invalid UTF-8 or the bidirectional formatting characters
+ *        U+061C, U+200E, U+200F, U+202A-U+202E, U+2066-U+2069: each is
+ *        replaced by U+FFFD, so hosts may print and log them as they are.
+ *        A vendor tool is looked up on PATH like a shell does: a file this
+ *        process may not execute is skipped and the search goes on.
  *      or an error object with code "invalid_json", "invalid_argument",
  *        "too_large", "detection_failed", "forked_child" or "internal";
  *      or NULL when malloc() fails.
@@ -309,12 +347,16 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  */
 
 /* Model files ("model":{"path":...}).  Only regular files are read: a FIFO,
- * device, socket or directory where a .gguf, .safetensors or config.json file
- * is expected is "invalid_argument" at once (the file is opened O_NONBLOCK and
- * checked with fstat).  Each file is read only up to the size it had when
+ * device (/dev/zero), socket or directory where a .gguf, .safetensors or
+ * config.json file is expected is "model_file" at once (the file is opened
+ * O_NONBLOCK and checked with fstat), like every other path that is not a
+ * readable model file.  Each file is read only up to the size it had when
  * opened, and only its header: GGUF headers up to 1 GiB, safetensors headers
  * up to 100 000 000 bytes (the reference implementation's limit), config.json
- * up to 16 MiB.  Time and memory are linear in the header bytes read: at most
+ * up to 16 MiB.  A GGUF header costs the memory of what planning keeps from
+ * it: keys longer than 256 bytes (the GGUF limit is 65535) and strings
+ * inside arrays are read past, not kept (a 64 MiB header of 64 KiB keys
+ * allocates under 2 MiB).  Time and memory are linear in the header bytes read: at most
  * 3 bytes allocated per header byte plus 1 MiB (a 100 MB safetensors header:
  * under 300 MB), and reading one request's model files gives up after 30 s
  * with "model_file". */

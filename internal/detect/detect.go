@@ -126,6 +126,9 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	machine.EnrichNICAffinity(m, reg)
 	reg.SortDevices()
 	reg.Normalize()
+	// Names and messages come from the machine: no control or bidirectional
+	// formatting character may reach a host that prints them (issue 23 item 11).
+	registry.ScrubText(reg)
 	timing.TotalMs = ms(time.Since(start))
 	reg.Timing = timing
 	return reg, nil

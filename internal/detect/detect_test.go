@@ -487,3 +487,26 @@ func TestDetectUnreadableSysfsIsReported(t *testing.T) {
 	}
 	assert.Contains(t, paths, "/sys/class/drm")
 }
+
+// Issue 23 item 11: a device name with a right-to-left override and warning
+// messages with terminal escape sequences and newlines, as a hostile machine
+// gives them, reach the answer with those characters replaced (U+FFFD).
+func TestDetectScrubsUnsafeText(t *testing.T) {
+	hostile := machine.Backend{Name: "cuda", Detect: func(context.Context, *machine.Machine) machine.Findings {
+		return machine.Findings{
+			Devices: []registry.Device{{Kind: registry.KindCUDA, Name: "NVIDIA \u202eH100", Vendor: "nvidia"}},
+			Warnings: []registry.Warning{{Backend: "cuda", Code: registry.WarnSysfsRead,
+				Message: "/sys/x\x1b[2J\nnext line"}},
+		}
+	}}
+	opts := Options{Sysroot: t.TempDir(), NoExec: true}
+	reg, err := detectWith(context.Background(), opts, []machine.Backend{hostile})
+	require.NoError(t, err)
+	b, err := json.Marshal(reg)
+	require.NoError(t, err)
+	for _, bad := range []string{"\\u202e", "\\u001b", "\\n", "\u202e"} {
+		assert.NotContains(t, string(b), bad)
+	}
+	assert.Contains(t, string(b), "NVIDIA \uFFFDH100")
+	assert.Contains(t, string(b), "/sys/x\uFFFD[2J\uFFFDnext line")
+}

@@ -105,6 +105,46 @@ func TestHeaderCostIsLinearInBytes(t *testing.T) {
 	}
 }
 
+// Issue 23 item 12: a GGUF header costs the memory of what planning keeps
+// from it, not of its size. A crafted header of 64 KiB keys (+1006 MB peak
+// RSS for 1 GiB of keys, all kept) and one whose array holds a million
+// strings (each copied, then dropped) must each allocate less than 2 MiB
+// while reading 64 MiB and 24 MiB. Real headers of these sizes are mostly a
+// vocabulary array, which planning needs only the length of.
+func TestHeaderMemoryIsWhatPlanningKeeps(t *testing.T) {
+	hugeKeys := func() []byte {
+		var w ggufWriter
+		w.header(3, 0, 1024)
+		for i := 0; i < 1024; i++ {
+			w.kvU32(fmt.Sprintf("%065535d", i), 1)
+		}
+		return w.Bytes()
+	}
+	hugeArray := func() []byte {
+		var w ggufWriter
+		w.header(3, 0, 1)
+		w.str("tokenizer.ggml.tokens")
+		w.u32(gArray)
+		w.u32(gString)
+		w.u64(1 << 20)
+		for i := 0; i < 1<<20; i++ {
+			w.str(fmt.Sprintf("token%010d", i))
+		}
+		return w.Bytes()
+	}
+	for name, data := range map[string][]byte{"64 KiB keys": hugeKeys(), "a million strings": hugeArray()} {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		err := readGGUFBytes(data)
+		runtime.ReadMemStats(&after)
+		allocated := after.TotalAlloc - before.TotalAlloc
+		t.Logf("%s: %d bytes read, %d bytes allocated, %v", name, len(data), allocated, err)
+		assert.Contains(t, fmt.Sprint(err), "general.architecture", name)
+		assert.Less(t, allocated, uint64(2<<20), name)
+	}
+}
+
 func readGGUFBytes(b []byte) error {
 	_, err := ReadGGUF(bytes.NewReader(b))
 	return err

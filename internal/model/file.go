@@ -77,7 +77,9 @@ type modelFile struct {
 var errReadTimeout = fmt.Errorf("reading the model header took longer than %v", maxModelReadTime)
 
 // openModelFile opens path for reading a header, refusing anything but a
-// regular file with invalid_argument. O_NONBLOCK makes the open itself
+// regular file with model_file, the one code for "this path is not a model
+// file" (issue 23 item 13: a device answered invalid_argument, every other
+// non-model file model_file). O_NONBLOCK makes the open itself
 // return at once for a FIFO without a writer (open(2)); fstat on the opened
 // descriptor (not a stat of the name, which could be swapped in between)
 // then refuses FIFOs, devices (/dev/zero), sockets and directories, whose
@@ -95,7 +97,7 @@ func openModelFile(path string, deadline time.Time) (*modelFile, error) {
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
-		return nil, errs.New(errs.InvalidArgument, "model path %s is %s, not a regular file", path, fileKind(st.Mode()))
+		return nil, errs.New(errs.ModelFile, "model path %s is %s, not a regular file", path, fileKind(st.Mode()))
 	}
 	return &modelFile{f: f, left: st.Size(), deadline: deadline}, nil
 }

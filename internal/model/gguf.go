@@ -30,6 +30,12 @@ const (
 	maxGGUFDims      = 4       // GGML_MAX_DIMS
 	maxGGUFHeader    = 1 << 30 // bytes of header read before giving up
 	maxKeptString    = 1 << 12 // string values kept (architecture, name); longer ones are skipped
+	// maxKeptKeyLen: keys longer than this are read past, and their values
+	// are not kept. Planning reads keys such as "general.architecture" and
+	// "<arch>.attention.head_count_kv" (tens of bytes); keeping every key
+	// made a crafted header of 64 KiB keys cost as much memory as the header
+	// (issue 23 item 12: +1006 MB).
+	maxKeptKeyLen = 1 << 8
 )
 
 // GGUF metadata value types (gguf_type in ggml/include/gguf.h).
@@ -199,7 +205,9 @@ func readGGUF(r io.Reader) (*ggufHeader, error) {
 		return nil, fmt.Errorf("metadata count %d exceeds the limit %d", nKV, maxGGUFKVs)
 	}
 	for i := uint64(0); i < nKV && g.err == nil; i++ {
-		key := g.str(maxGGUFKeyLen, maxGGUFKeyLen, "metadata key")
+		// A key longer than maxKeptKeyLen comes back "": its value is read
+		// past and not kept.
+		key := g.str(maxGGUFKeyLen, maxKeptKeyLen, "metadata key")
 		typ := g.u32()
 		g.value(h, key, typ, 0)
 	}
@@ -218,8 +226,14 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 		return
 	}
 	if typ == gString {
-		s := g.str(maxGGUFStringLen, maxKeptString, "string value")
-		if depth == 0 && s != "" {
+		// Only top-level strings of kept keys are kept; array elements
+		// (vocabularies: one string per token) are read past without a copy.
+		keep := uint64(maxKeptString)
+		if depth > 0 || key == "" {
+			keep = 0
+		}
+		s := g.str(maxGGUFStringLen, keep, "string value")
+		if depth == 0 && s != "" && key != "" {
 			h.strs[key] = s
 		}
 		return
@@ -238,11 +252,11 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 			g.fail(fmt.Errorf("metadata %q: array length %d exceeds the limit %d", key, n, maxGGUFArrayLen))
 			return
 		}
-		if depth == 0 {
+		if depth == 0 && key != "" {
 			h.arrayLen[key] = n
 		}
 		if size, fixed := ggufFixedSize[et]; fixed {
-			if depth > 0 || n > 1<<16 {
+			if depth > 0 || n > 1<<16 || key == "" {
 				g.skip(n * uint64(size))
 				return
 			}
@@ -268,7 +282,7 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 		g.fail(fmt.Errorf("metadata %q: unknown value type %d", key, typ))
 		return
 	}
-	if v, ok := g.number(typ); ok && depth == 0 {
+	if v, ok := g.number(typ); ok && depth == 0 && key != "" {
 		h.nums[key] = v
 	}
 }

@@ -33,8 +33,9 @@ func resolveWithin(t *testing.T, path string, limit time.Duration) error {
 }
 
 // Issue 14 item 2: a FIFO, a device or a directory given where a model file
-// is expected is refused at once with invalid_argument; it used to block
-// planning forever (open of a FIFO without a writer, endless reads).
+// is expected is refused at once; it used to block planning forever (open of
+// a FIFO without a writer, endless reads). Issue 23 item 13: with model_file,
+// the code of every other "not a model file" answer (was invalid_argument).
 func TestSpecialFilesAsModelPathsAreRefused(t *testing.T) {
 	dir := t.TempDir()
 	fifo := func(name string) string {
@@ -76,7 +77,7 @@ func TestSpecialFilesAsModelPathsAreRefused(t *testing.T) {
 	for name, p := range paths {
 		err := resolveWithin(t, p, 5*time.Second)
 		require.Error(t, err, name)
-		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), "%s: %v", name, err)
+		assert.Equal(t, errs.ModelFile, errs.CodeOf(err), "%s: %v", name, err)
 		assert.Contains(t, errs.MessageOf(err), "not a regular file", name)
 	}
 }

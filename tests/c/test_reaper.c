@@ -1,10 +1,11 @@
 /* test_reaper.c: hosts that take the library's children away from it. A host
  * that ignores SIGCHLD makes the kernel reap every child at exit; a host with
  * a thread calling waitpid(-1) reaps them itself. Either way the library
- * cannot read a tool's exit status, and the answer must still say that the
- * tool did not simply succeed: a failing nvidia-smi (exit 9, its driver
- * message on stdout) must show up as tool_failed (status read) or
- * tool_status_lost (status lost, output used) in every detection. */
+ * cannot read a tool's exit status by waiting, and runs the tools under a
+ * status wrapper instead (issue 23 item 1): every answer must equal the
+ * plain host's, for a failing nvidia-smi (exit 9, its driver message on
+ * stdout: tool_failed with exit_code 9, not tool_status_lost) and for a good
+ * one (the fixture DGX H100: the same registry, no warning). */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -52,7 +53,8 @@ static void remove_machine(void) {
 }
 
 /* detect_says_failed runs n detections and counts those whose answer
- * reports the tool as failed (want_failed) or with its status lost. */
+ * reports the tool as failed with its own exit status (tool_failed, exit
+ * code 9) or with its status lost (tool_status_lost). */
 static void detect_says_failed(const char *label, int n, int *failed, int *lost) {
     *failed = *lost = 0;
     for (int i = 0; i < n; i++) {
@@ -66,6 +68,25 @@ static void detect_says_failed(const char *label, int n, int *failed, int *lost)
         hwaccel_free_string(s);
     }
     printf("%s: %d tool_failed, %d tool_status_lost of %d\n", label, *failed, *lost, n);
+}
+
+static char good_opts[1024];
+static char *good_answer;
+
+/* detect_good_same runs n detections of the fixture DGX H100 (a good
+ * nvidia-smi) and counts those equal to the plain host's answer. */
+static int detect_good_same(const char *label, int n) {
+    int same = 0;
+    for (int i = 0; i < n; i++) {
+        char *s = strip_timing(hwaccel_detect_json(good_opts));
+        int eq = s != NULL && strcmp(s, good_answer) == 0;
+        CHECK(eq, "%s, run %d: the answer differs from the plain host's: %.600s", label, i,
+              s && strstr(s, "\"warnings\"") ? strstr(s, "\"warnings\"") : s);
+        same += eq;
+        hwaccel_free_string(s);
+    }
+    printf("%s: %d of %d answers equal the plain host's\n", label, same, n);
+    return same;
 }
 
 static atomic_int stop_reaper;
@@ -82,13 +103,27 @@ static void *reaper(void *arg) {
 int main(void) {
     make_machine();
     int failed, lost;
+    fixture_options(good_opts, sizeof good_opts, "dgx-h100", ",\"backends\":[\"cuda\"],\"timeout_ms\":20000");
 
     detect_says_failed("plain host", 3, &failed, &lost);
     CHECK(failed == 3, "plain host: the status is read every time (%d of 3)", failed);
+    good_answer = strip_timing(hwaccel_detect_json(good_opts));
+    CHECK(contains(good_answer, "\"cuda:7\"") && contains(good_answer, "\"warnings\":[]"),
+          "plain host, good tool: %.300s", good_answer);
+
+    /* SIGCHLD ignored first: the library sees the disposition before any
+     * run loses a status. */
+    signal(SIGCHLD, SIG_IGN);
+    detect_says_failed("SIGCHLD ignored", 10, &failed, &lost);
+    CHECK(failed == 10, "SIGCHLD ignored: the tool's own status every time (%d of 10)", failed);
+    detect_good_same("SIGCHLD ignored, good tool", 10);
+    signal(SIGCHLD, SIG_DFL);
 
     pthread_t th;
     CHECK(pthread_create(&th, NULL, reaper, NULL) == 0, "pthread_create");
     detect_says_failed("host thread in waitpid(-1)", 10, &failed, &lost);
+    CHECK(failed == 10, "waitpid(-1): the tool's own status every time (%d of 10)", failed);
+    detect_good_same("host thread in waitpid(-1), good tool", 10);
     atomic_store(&stop_reaper, 1);
     /* Wake the reaper if it sleeps in waitpid: a child that exits at once. */
     if (fork() == 0) _exit(0);
@@ -96,11 +131,7 @@ int main(void) {
     while (waitpid(-1, NULL, WNOHANG) > 0) {
     }
 
-    signal(SIGCHLD, SIG_IGN);
-    detect_says_failed("SIGCHLD ignored", 10, &failed, &lost);
-    CHECK(lost == 10, "SIGCHLD ignored: the kernel reaps, so every status is lost (%d of 10)", lost);
-    signal(SIGCHLD, SIG_DFL);
-
+    hwaccel_free_string(good_answer);
     remove_machine();
     return check_summary();
 }

@@ -310,6 +310,11 @@ func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string
 			Message: fmt.Sprintf("%s left %d process(es) running outside its process group (daemonized); killed",
 				strings.TrimSpace(tool+" "+strings.Join(args, " ")), res.LeftRunning)})
 	}
+	if res.StdoutHeld {
+		m.note(registry.Warning{Backend: backend, Tool: tool, Code: registry.WarnToolLeftProcess,
+			Message: fmt.Sprintf("%s exited, but a process outside its process group kept its stdout open; "+
+				"the output printed before the tool exited was used", strings.TrimSpace(tool+" "+strings.Join(args, " ")))})
+	}
 	if res.StatusLost && res.Err == nil {
 		// The output is used, but the answer must not pass a failure's
 		// output off as a success: say that the status is unknown.

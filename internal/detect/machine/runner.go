@@ -39,6 +39,12 @@ type Result struct {
 	// Err is nil when the tool printed output, which may be a failure's.
 	// Machine.Tool reports it (WarnToolStatusLost).
 	StatusLost bool
+	// StdoutHeld is set when the tool exited but its stdout did not reach
+	// end-of-file: a process that left its group (and was not found by the
+	// run's marker) holds it. What the tool printed before it exited is
+	// used (Err is nil for a successful exit; issue 23 item 8); Machine.Tool
+	// reports it (WarnToolLeftProcess).
+	StdoutHeld bool
 }
 
 // Runner runs vendor tools. Implementations must be safe for concurrent use.

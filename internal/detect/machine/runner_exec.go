@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -24,10 +25,10 @@ import (
 // reaches a warning, the rest is drained and dropped so the tool never blocks.
 const maxToolStderr = 16 << 10
 
-// ErrOutputIncomplete reports a tool that exited but whose stdout never
-// reached end-of-file: a process that left the tool's process group (setsid)
-// still holds it, so more output may have been coming. What was read is kept
-// in Result.Stdout, but the run is a failure (ToolWarning: tool_failed).
+// ErrOutputIncomplete reports a run whose output was incomplete. The live
+// runner no longer fails a run for it: a tool that exited while a process
+// outside its group still holds stdout has its output used
+// (Result.StdoutHeld). It remains a sentinel of recorded runs (snapshots).
 var ErrOutputIncomplete = errors.New("output incomplete")
 
 // defaultDrainTimeout bounds how long a run keeps reading a tool's pipes after
@@ -92,8 +93,10 @@ func NewExecRunner(pathList string, timeout time.Duration) *ExecRunner {
 }
 
 // Resolve returns the absolute path of tool on the runner's PATH, or "".
-// Directories, special files and files without an exec bit are skipped, and
-// the search goes on to the next PATH entry as a shell's would.
+// Directories, special files and files this process may not execute are
+// skipped, and the search goes on to the next PATH entry as a shell's would
+// (issue 23 item 10: a first nvidia-smi that is not executable for us, the
+// second good, must run the second).
 func (r *ExecRunner) Resolve(tool string) string {
 	if tool == "" || strings.ContainsRune(tool, '/') || tool == "." || tool == ".." {
 		return ""
@@ -101,7 +104,7 @@ func (r *ExecRunner) Resolve(tool string) string {
 	for _, d := range r.path {
 		p := filepath.Join(d, tool)
 		st, err := os.Stat(p)
-		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 {
+		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && executable(p) {
 			return p
 		}
 	}
@@ -178,10 +181,19 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	}
 	token := newRunToken()
 	cmd := r.command(p, args, token, outPipe.w, errPipe.w)
+	status, err := wrapForStatus(cmd)
+	if err != nil {
+		outPipe.abandon()
+		errPipe.abandon()
+		return Result{Path: p, Err: fmt.Errorf("creating status pipe: %v: %w", err, ErrExit), Duration: time.Since(start)}
+	}
 	pidfd := withPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		outPipe.abandon()
 		errPipe.abandon()
+		if status != nil {
+			status.abandon()
+		}
 		// Not an executable format, permission denied, ...
 		return Result{Path: p, Err: fmt.Errorf("%v: %w", err, ErrExit), Duration: time.Since(start)}
 	}
@@ -189,6 +201,10 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	defer lead.close()
 	outPipe.start(stdout)
 	errPipe.start(stderr)
+	statusOut := &capWriter{max: 64}
+	if status != nil {
+		status.start(statusOut)
+	}
 
 	err = r.await(ctx, cmd, lead)
 	// A daemon the tool started left its group and survived the group kill;
@@ -198,13 +214,34 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	deadline := r.drainDeadline(ctx, exited)
 	stdoutComplete := outPipe.finish(deadline)
 	errPipe.finish(deadline)
+	exitCode := -1
+	if status != nil && status.finish(deadline) {
+		// The wrapper shell reaped the tool and printed its status: the
+		// host took only the shell's (issue 23 item 1).
+		if code, ok := parseWrappedStatus(statusOut.bytes()); ok && (err == nil || errors.Is(err, syscall.ECHILD)) {
+			exitCode = code
+			err = nil
+			if code != 0 {
+				err = &wrappedExitError{code: code}
+			}
+		}
+	}
 
 	res := Result{Path: p, Stdout: stdout.bytes(), Stderr: stderr.bytes(), Duration: time.Since(start), LeftRunning: escaped}
 	if cmd.ProcessState != nil {
 		res.ExitCode = cmd.ProcessState.ExitCode()
 	}
-	res.Err = r.classify(ctx, err, overflowed.Load(), stdoutComplete, deadline.Sub(exited), len(res.Stdout))
+	if exitCode >= 0 {
+		res.ExitCode = exitCode
+	}
+	res.Err = r.classify(ctx, err, overflowed.Load(), len(res.Stdout))
 	res.StatusLost = errors.Is(err, syscall.ECHILD)
+	res.StdoutHeld = !stdoutComplete && res.Err == nil
+	if res.StatusLost && status == nil && ctx.Err() == nil && noteHostReaps() {
+		// The host reaps children it did not start (waitpid(-1)): from now
+		// on every run goes through the status wrapper, this one again.
+		return r.Run(ctx, tool, args...)
+	}
 	return res
 }
 
@@ -289,9 +326,12 @@ var killGroup = func(pgid int) {
 }
 
 // classify turns the outcome of cmd.Wait into Result.Err (nil for success).
-// stdoutComplete is whether stdout reached end-of-file within drain of the
-// tool's exit.
-func (r *ExecRunner) classify(ctx context.Context, err error, overflowed, stdoutComplete bool, drain time.Duration, stdoutLen int) error {
+// Whether stdout reached end-of-file does not matter: by the time reading
+// stops the tool has exited and its group is dead, so everything the tool
+// printed was read; only a process that left the group can still hold the
+// pipe, and what it might add is not the tool's output (issue 23 item 8:
+// such runs failed with "output incomplete" and lost a complete answer).
+func (r *ExecRunner) classify(ctx context.Context, err error, overflowed bool, stdoutLen int) error {
 	// The host ignores SIGCHLD, so the kernel reaped the child before we could
 	// read its status (../shared/cabi-notes.md §1.1): only the status is
 	// unknown, so output that reached end-of-file counts.
@@ -299,10 +339,6 @@ func (r *ExecRunner) classify(ctx context.Context, err error, overflowed, stdout
 	switch {
 	case overflowed:
 		return fmt.Errorf("printed more than %d bytes: %w", MaxToolOutput, ErrTooLarge)
-	case (err == nil || statusLost && stdoutLen > 0) && !stdoutComplete:
-		return fmt.Errorf("stdout still open %v after the tool exited and its process group was killed "+
-			"(a process that left the group holds it), kept %d bytes: %w",
-			drain.Round(time.Millisecond), stdoutLen, ErrOutputIncomplete)
 	case err == nil:
 		return nil
 	case ctx.Err() != nil:
@@ -312,6 +348,13 @@ func (r *ExecRunner) classify(ctx context.Context, err error, overflowed, stdout
 	case statusLost:
 		return fmt.Errorf("exit status lost (host ignores SIGCHLD) and no output: %w", ErrExit)
 	}
+	var we *wrappedExitError
+	if errors.As(err, &we) {
+		if we.signaled() {
+			return fmt.Errorf("killed by signal %v (status %d from the wrapper shell): %w", syscall.Signal(we.code-128), we.code, ErrExit)
+		}
+		return fmt.Errorf("exit status %d: %w", we.code, ErrExit)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
@@ -320,6 +363,21 @@ func (r *ExecRunner) classify(ctx context.Context, err error, overflowed, stdout
 		return fmt.Errorf("exit status %d: %w", ee.ExitCode(), ErrExit)
 	}
 	return fmt.Errorf("%v: %w", err, ErrExit)
+}
+
+// wrappedExitError is a non-zero exit status reported by the status
+// wrapper (wrapForStatus): the shell's $?, 128+n for a tool killed by
+// signal n.
+type wrappedExitError struct{ code int }
+
+func (e *wrappedExitError) Error() string { return fmt.Sprintf("exit status %d", e.code) }
+
+func (e *wrappedExitError) signaled() bool { return e.code > 128 && e.code <= 128+64 }
+
+// parseWrappedStatus reads the status line the wrapper shell printed.
+func parseWrappedStatus(b []byte) (int, bool) {
+	code, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	return code, err == nil && code >= 0 && code <= 255
 }
 
 // outputPipe carries one output stream of a tool into a capWriter through a

@@ -4,9 +4,13 @@ package machine
 
 import (
 	"bytes"
+	"context"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -263,4 +267,105 @@ func reapKilled(fd, pid, self int) {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
+}
+
+// The status wrapper (issue 23 item 1). A host that ignores SIGCHLD (SIG_IGN
+// or SA_NOCLDWAIT) has the kernel reap every child it has the moment it
+// exits, so no wait of ours can read a tool's exit status (a failing
+// nvidia-smi then passed for one whose status was merely lost). The kernel
+// decides by the parent's disposition and resets a child's exit signal to
+// SIGCHLD at execve (measured: a child cloned with SIGURG as exit signal
+// shows 17 in /proc/<pid>/stat field 38 once it has exec'd), so no flag of
+// the tool's own start can keep the status. Instead, in such a host, the
+// tool runs under a shell whose SIGCHLD disposition is reset to the default
+// (GNU env --default-signal, coreutils 8.31+): the shell is the host's child
+// and is reaped by the kernel, the tool is the shell's child and is waited
+// for by it, and the shell writes the tool's status ($?, 128+n for signal n)
+// to a pipe of ours (descriptor 3, closed for the tool itself).
+const (
+	wrapperEnv    = "/usr/bin/env"
+	wrapperShell  = "/bin/sh"
+	wrapperScript = `"$0" "$@" 3>&-; echo $? >&3`
+	saNoCldWait   = 2 // include/uapi/asm-generic/signal-defs.h
+	sigIgn        = 1
+)
+
+// hostDropsChildStatus reports whether the kernel reaps this process's
+// children by itself: SIGCHLD ignored or SA_NOCLDWAIT (sigaction(2)).
+func hostDropsChildStatus() bool {
+	var sa struct {
+		handler  uintptr
+		flags    uint64
+		restorer uintptr
+		mask     uint64
+	}
+	_, _, e := syscall.RawSyscall6(syscall.SYS_RT_SIGACTION, uintptr(syscall.SIGCHLD), 0,
+		uintptr(unsafe.Pointer(&sa)), 8, 0, 0)
+	return e == 0 && (sa.handler == sigIgn || sa.flags&saNoCldWait != 0)
+}
+
+// hostReaps is set once a run lost its status although SIGCHLD is not
+// ignored: a host thread reaps children it did not start (waitpid(-1),
+// wait()), which cannot be seen beforehand. Every later run is wrapped.
+var hostReaps atomic.Bool
+
+// noteHostReaps records that the host reaps our children and reports
+// whether a wrapped run can now keep the status (so the run is worth
+// repeating).
+func noteHostReaps() bool {
+	if !useStatusWrapper || !wrapperOK() {
+		return false
+	}
+	hostReaps.Store(true)
+	return true
+}
+
+// useStatusWrapper is false only in tests of the fallback: without the
+// wrapper (no GNU env), a run with output is used and flagged StatusLost.
+var useStatusWrapper = true
+
+var wrapperOK = sync.OnceValue(func() bool {
+	for _, p := range []string{wrapperEnv, wrapperShell} {
+		st, err := os.Stat(p)
+		if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			return false
+		}
+	}
+	// The status may be lost here too: the output is the proof.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, wrapperEnv, "--default-signal=CHLD", wrapperShell, "-c", "echo ok").Output()
+	return string(out) == "ok\n"
+})
+
+// wrapForStatus makes cmd run its tool under the status wrapper when the
+// host drops child statuses and the wrapper works, and returns the pipe the
+// status arrives on; nil (and cmd unchanged) otherwise.
+func wrapForStatus(cmd *exec.Cmd) (*outputPipe, error) {
+	if !useStatusWrapper || !hostDropsChildStatus() && !hostReaps.Load() || !wrapperOK() {
+		return nil, nil
+	}
+	p, err := newOutputPipe()
+	if err != nil {
+		return nil, err
+	}
+	// sh -c script $0 $@: $0 is the tool's absolute path, $@ its arguments.
+	cmd.Args = append([]string{wrapperEnv, "--default-signal=CHLD", wrapperShell, "-c", wrapperScript}, cmd.Args...)
+	cmd.Path = wrapperEnv
+	cmd.ExtraFiles = []*os.File{p.w}
+	return p, nil
+}
+
+// atEaccess is AT_EACCESS (include/uapi/linux/fcntl.h): check with the
+// effective ids, as execve does.
+const (
+	atEaccess = 0x200
+	atFdcwd   = -100 // AT_FDCWD: a relative path is resolved from the working directory (p is absolute)
+)
+
+// executable reports whether this process may execute p: faccessat(2) X_OK
+// with the effective ids, so an exec bit for another user only, or a noexec
+// mount, counts as not executable (execve would fail with EACCES).
+func executable(p string) bool {
+	return syscall.Faccessat(atFdcwd, p, 1 /* X_OK */, atEaccess) == nil
 }

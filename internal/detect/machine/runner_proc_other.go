@@ -3,6 +3,7 @@
 package machine
 
 import (
+	"os/exec"
 	"syscall"
 )
 
@@ -31,3 +32,13 @@ func reapGroup(int) {}
 // sweepRun: finding a run's escaped processes by their environment needs
 // /proc and pidfds (runner_proc_linux.go); elsewhere it finds none.
 func sweepRun([]byte, int) int { return 0 }
+
+// wrapForStatus: the status wrapper is for Linux hosts that ignore SIGCHLD
+// (runner_proc_linux.go); elsewhere tools run as they are.
+func wrapForStatus(*exec.Cmd) (*outputPipe, error) { return nil, nil }
+
+// noteHostReaps: no status wrapper outside Linux, so a lost status stays lost.
+func noteHostReaps() bool { return false }
+
+// executable: elsewhere the exec bits Resolve checks are the test.
+func executable(string) bool { return true }
