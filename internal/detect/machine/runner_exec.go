@@ -53,7 +53,8 @@ const killedDrainTimeout = 100 * time.Millisecond
 // writer is dead and reading goes on until end-of-file: output the tool wrote
 // before it exited is never dropped, however late the readers get the CPU.
 //
-// Why each rule (../shared/reference-study.md §5.1, §7.2 #1, #2, #18): the
+// Why each rule (the Rust crate ai-hwaccel 1.2.0, source at
+// https://docs.rs/crate/ai-hwaccel/1.2.0/source/; docs/comparison.md): the
 // Rust crate read output only after exit (a tool printing more than the 64 KiB
 // pipe buffer stalled until killed), accepted relative PATH entries and files
 // without the exec bit, passed the whole environment but four loader
@@ -333,8 +334,10 @@ var killGroup = func(pgid int) {
 // such runs failed with "output incomplete" and lost a complete answer).
 func (r *ExecRunner) classify(ctx context.Context, err error, overflowed bool, stdoutLen int) error {
 	// The host ignores SIGCHLD, so the kernel reaped the child before we could
-	// read its status (../shared/cabi-notes.md §1.1): only the status is
-	// unknown, so output that reached end-of-file counts.
+	// read its status (waitpid(2), NOTES: with SIGCHLD set to SIG_IGN
+	// "children that terminate do not become zombies" and a wait fails with
+	// ECHILD; https://man7.org/linux/man-pages/man2/waitpid.2.html): only the
+	// status is unknown, so output that reached end-of-file counts.
 	statusLost := errors.Is(err, syscall.ECHILD)
 	switch {
 	case overflowed:
