@@ -71,13 +71,13 @@ func nameCell(d registry.Device) string {
 }
 
 // memoryCell marks memory shared with the host (integrated GPUs, unified
-// memory), which is not extra memory on top of host RAM.
+// memory), which is not extra memory on top of host RAM; for such a device
+// it shows what the device can use of it (registry.SharedUsableMemory).
 func memoryCell(d registry.Device) string {
-	s := sizeCell(d.MemoryBytes)
-	if d.MemoryShared && d.MemoryBytes > 0 {
-		s += " shared"
+	if usable := d.SharedUsableMemory(); usable > 0 {
+		return sizeCell(usable) + " shared"
 	}
-	return s
+	return sizeCell(d.MemoryBytes)
 }
 
 func freeWithDelta(d registry.Device, prev FreeMemory) string {
@@ -146,13 +146,17 @@ func numaCell(n *int) string {
 	return strconv.Itoa(*n)
 }
 
-// totalLine counts devices and sums dedicated accelerator memory; memory
-// shared with the host is left out of the sum (it is host RAM).
+// totalLine counts devices and sums accelerator memory as Summarize does:
+// dedicated memory, plus the host memory accelerators can use once, said
+// to be shared.
 func totalLine(reg *registry.Registry) string {
 	s := Summarize(reg)
 	line := fmt.Sprintf("Total: %s, %s", plural(s.DeviceCount, "device"), plural(s.AcceleratorCount, "accelerator"))
 	if s.AcceleratorMemoryBytes != nil {
 		line += ", " + GiB(*s.AcceleratorMemoryBytes) + " accelerator memory"
+		if s.AcceleratorSharedMemoryBytes > 0 {
+			line += " (" + GiB(s.AcceleratorSharedMemoryBytes) + " of it shared with the host)"
+		}
 		if s.AcceleratorsMemoryUnknown > 0 {
 			line += fmt.Sprintf(" (+%d with unknown memory)", s.AcceleratorsMemoryUnknown)
 		}

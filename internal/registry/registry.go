@@ -111,6 +111,16 @@ type MIG struct {
 	Profile  string   `json:"profile,omitempty"`
 	Parent   string   `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
+	// GPUInstance and ComputeInstance are a MIG instance's GPU instance id
+	// and compute instance id ("GPU Instance ID", "Compute Instance ID" of
+	// nvidia-smi -q), when the source gives them.
+	GPUInstance     *int `json:"gpu_instance_id,omitempty"`
+	ComputeInstance *int `json:"compute_instance_id,omitempty"`
+	// SharesMemoryWith lists the other MIG instances (their Instance UUIDs)
+	// that are compute instances of the same GPU instance: they share that
+	// GPU instance's memory, which each states as MemoryBytes, so a total
+	// over devices counts it once (CountsSharedMemory).
+	SharesMemoryWith []string `json:"shares_memory_with,omitempty"`
 }
 
 // Partition describes an AMD compute partition mode (MI300: SPX, DPX, QPX,

@@ -441,6 +441,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		parent.dev.UnavailableReason = "MIG mode enabled: work runs on its MIG instances, listed as devices"
 		parent.dev.SetSource("unavailable_reason", "nvidia-smi")
 		res = append(res, parent)
+		first := len(res)
 		for n, inst := range instances {
 			mig.Children = append(mig.Children, inst.UUID)
 			dev := migInstanceDevice(parent.dev, n, inst)
@@ -449,6 +450,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 			}
 			res = append(res, nvDevice{dev: dev, index: d.index, slice: true})
 		}
+		markSharedGPUInstances(res[first:])
 	}
 	return res
 }
@@ -484,10 +486,14 @@ func migInstanceDevice(parent registry.Device, n int, inst nvListMIG) registry.D
 	return d
 }
 
-var migProfilePattern = regexp.MustCompile(`^[0-9]+g\.([0-9]+)gb`)
+// migProfilePattern reads a GPU instance profile, with the compute instance
+// prefix nvidia-smi -L prints for a compute instance smaller than its GPU
+// instance ("1c.3g.71gb": one compute slice of a 3g.71gb GPU instance).
+var migProfilePattern = regexp.MustCompile(`^(?:[0-9]+c\.)?[0-9]+g\.([0-9]+)gb`)
 
 // migProfileGB is the memory a MIG profile names ("3g.40gb" -> 40,
-// "1g.10gb+me" -> 10); 0 when the name has none.
+// "1g.10gb+me" -> 10, "2c.3g.71gb" -> 71, the GPU instance's); 0 when the
+// name has none.
 func migProfileGB(profile string) int64 {
 	m := migProfilePattern.FindStringSubmatch(profile)
 	if m == nil {
