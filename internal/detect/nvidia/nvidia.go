@@ -233,6 +233,9 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 			PowerLimitWatts: t.PowerLimitW, TemperatureC: t.TempC}
 		d.SetSource("telemetry", src)
 	}
+	if !isProductName(strings.TrimPrefix(d.Name, "NVIDIA ")) {
+		nameFromPCIID(m, &d, g.BusID)
+	}
 	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
@@ -351,10 +354,30 @@ func firstLine(s string) string {
 // part: "Unknown" (kata-gt1030-vm) and old drivers' "Graphics Device".
 func isProductName(model string) bool {
 	switch strings.ToLower(strings.TrimSpace(model)) {
-	case "", "unknown", "graphics device", "n/a":
+	case "", "unknown", "graphics device", "nvidia graphics device", "n/a", "[n/a]":
 		return false
 	}
 	return true
+}
+
+// nameFromPCIID replaces the name nvidia-smi printed for a card its driver
+// predates ("Graphics Device", "NVIDIA Graphics Device": a GeForce GTX 1660
+// under a driver older than the card) by the part's name from its PCI id,
+// with the compute capability when the tool gave none.
+func nameFromPCIID(m *machine.Machine, d *registry.Device, busID string) {
+	ds, ok := nvDatasheetFor(m, busID, "", 0)
+	if !ok || len(ds.PCIIDs) == 0 {
+		d.Name = ""
+		delete(d.Sources, "name")
+		return
+	}
+	d.Name = partName(ds)
+	d.SetSource("name", "pci-id-table")
+	if d.ComputeCapability == "" && ds.Arch != "" {
+		d.ComputeCapability = ds.Arch
+		d.SetSource("compute_capability", "pci-id-table")
+		d.Quantizations = precision.CUDA(ds.Arch)
+	}
 }
 
 // applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
