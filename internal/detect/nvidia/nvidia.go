@@ -14,8 +14,9 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The NVIDIA backend ("cuda"). One `nvidia-smi --query-gpu` run gives the
-// GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
+// The NVIDIA backend ("cuda"). NVML, loaded in-process when the machine view
+// names it (nvidia_nvml.go), or else one `nvidia-smi --query-gpu` run gives
+// the GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
 // the same time for NVLink/NVSwitch topology. Without a working nvidia-smi the
 // GPUs come from sysfs and /proc/driver/nvidia. CUDA_VISIBLE_DEVICES hides
 // and reorders GPUs as the CUDA runtime would.
@@ -65,7 +66,11 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		}()
 	}
 
-	devs, fromTool, failure := nvidiaFromTool(ctx, m, &f, fabric)
+	devs, fromTool := nvidiaFromNVML(ctx, m, &f, fabric)
+	failure := ""
+	if !fromTool {
+		devs, fromTool, failure = nvidiaFromTool(ctx, m, &f, fabric)
+	}
 	if !fromTool {
 		devs = nvidiaFromSysfs(m, &f, fabric, brokenDriverReason(failure))
 	}
