@@ -69,6 +69,16 @@ extern "C" {
  * long.  Planning on a given registry does not touch the machine.  A call
  * cannot be interrupted; signals are handled when it returns.
  *
+ * NVML.  Detecting this machine itself ("sysroot" "/", no "snapshot" nor
+ * "snapshot_out", "no_exec" false) with an NVIDIA GPU in sysfs loads
+ * libnvidia-ml.so.1 with dlopen() on first use and calls nvmlInit() once per
+ * process (never nvmlShutdown()); nvidia-smi is run instead when the library
+ * is absent, fails to initialise or lacks an entry point (a "fallback"
+ * warning says which).  NVML calls run on one dedicated thread; a call that
+ * never returns (a hung driver) keeps that thread, costs that one detection
+ * its "timeout_ms", and NVML is not used again in the process.  A child
+ * forked after NVML was loaded follows the fork() rule below.
+ *
  * fork().  The library runs a Go runtime, which does not survive fork() in
  * the child.  In a child forked after the library was loaded, every `char *`
  * function returns the error "forked_child" at once (it never hangs); load the
@@ -264,7 +274,11 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *           "warnings":[{"backend":"rocm","code":"tool_failed","message":"..."}],
  *           "timing":{"total_ms":12.3,"backends":{...}}}
  *        "cpu:0" is always the host.  Unknown values are omitted, never
- *        guessed.  A tool that fails or times out is a warning, not an error;
+ *        guessed.  Read through NVML, an NVIDIA GPU also has
+ *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}])
+ *        and "health" (ECC, remapped rows, clocks event reasons); see
+ *        schema/registry.schema.json.  A tool that fails or times out is a
+ *        warning, not an error;
  *        a tool that exited while a process it left behind still holds its
  *        output pipe has its output used, with a "tool_left_process" warning.
  *        Strings read from the machine (names, warning messages, paths) never

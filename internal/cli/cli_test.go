@@ -101,8 +101,8 @@ func TestWriteTableUnknownsAndEmptySections(t *testing.T) {
 	// rounded to zero.
 	assert.Equal(t, `intel_gpu:0  intel_gpu  Intel Arc\tGraphics  16.0 GiB shared  0.0 GiB  —   —    —`, lines[2])
 	assert.Equal(t, "tpu:0        tpu        — (unavailable)      <0.1 GiB         —        —   —    —", lines[3])
-	// Shared memory is host RAM: not summed; the unavailable TPU not counted.
-	assert.Equal(t, "Total: 3 devices, 1 accelerator, 0.0 GiB accelerator memory", lines[4])
+	// Shared memory is counted as such (issue 28); the unavailable TPU not counted.
+	assert.Equal(t, "Total: 3 devices, 1 accelerator, 16.0 GiB accelerator memory (16.0 GiB of it shared with the host)", lines[4])
 	assert.Contains(t, b.String(), "\nInterconnects: none\n")
 	assert.Contains(t, b.String(), "\nNUMA nodes: none reported\n")
 	assert.True(t, strings.HasSuffix(b.String(), "\nWarnings: none\n"))
@@ -238,8 +238,9 @@ func TestLabelsMixedAndUnknown(t *testing.T) {
 	assert.NotContains(t, l, "ai-hwaccel.io/numa.count")
 	assert.Equal(t, "true", l["ai-hwaccel.io/interconnect.ethernet"])
 	assert.Equal(t, "4", l["ai-hwaccel.io/accelerator.count"])
-	assert.NotContains(t, l, "ai-hwaccel.io/intel_gpu.memory", "shared memory is host RAM, not device memory")
-	assert.NotContains(t, l, "ai-hwaccel.io/gpu.memory", "one GPU of the family has no dedicated memory figure")
+	assert.Equal(t, "16384", l["ai-hwaccel.io/intel_gpu.memory"], "shared memory the GPU can use, marked shared")
+	assert.Equal(t, "true", l["ai-hwaccel.io/intel_gpu.memory.shared"])
+	assert.NotContains(t, l, "ai-hwaccel.io/gpu.memory", "the family mixes shared and dedicated memory")
 }
 
 func TestLabelsCPUOnly(t *testing.T) {

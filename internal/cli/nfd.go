@@ -78,13 +78,16 @@ func groupLabels(l map[string]string, p string, devs []registry.Device) {
 		l[p+".family"] = v
 	}
 	if v := uniform(devs, func(d registry.Device) string { return d.Name }); v != "" {
-		l[p+".product"] = v
+		l[p+".product"] = productLabel(v)
 	}
 	if v := uniform(devs, func(d registry.Device) string { return d.Vendor }); v != "" {
 		l[p+".vendor"] = v
 	}
-	if mib, ok := minMemoryMiB(devs); ok {
+	if mib, shared, ok := minMemoryMiB(devs); ok {
 		l[p+".memory"] = strconv.FormatInt(mib, 10)
+		if shared {
+			l[p+".memory.shared"] = "true"
+		}
 	}
 }
 
@@ -106,21 +109,66 @@ func uniform(devs []registry.Device, get func(registry.Device) string) string {
 	return v
 }
 
-// minMemoryMiB is the dedicated memory of the smallest device of the group
-// in MiB: a pod selecting on "memory > N" must fit on whichever device it
-// gets. It is unknown when any device's memory is unknown or shared with the
-// host (an integrated GPU's figure is host RAM, not device memory).
-func minMemoryMiB(devs []registry.Device) (int64, bool) {
+// minMemoryMiB is the memory of the smallest device of the group in MiB: a
+// pod selecting on "memory > N" must fit on whichever device it gets. For a
+// device whose memory is host RAM (integrated GPU, unified memory) it is
+// what the device can use of it (registry.Device.SharedUsableMemory), and
+// shared says so; a group that mixes shared and dedicated memory, or has a
+// device of unknown memory, has no figure.
+func minMemoryMiB(devs []registry.Device) (mib int64, shared, ok bool) {
 	var least int64
 	for i, d := range devs {
-		if d.MemoryBytes <= 0 || d.MemoryShared {
-			return 0, false
+		mem := d.MemoryBytes
+		if d.MemoryShared {
+			mem = d.SharedUsableMemory()
 		}
-		if i == 0 || d.MemoryBytes < least {
-			least = d.MemoryBytes
+		if mem <= 0 || (i > 0 && d.MemoryShared != shared) {
+			return 0, false, false
+		}
+		shared = d.MemoryShared
+		if i == 0 || mem < least {
+			least = mem
 		}
 	}
-	return least >> 20, len(devs) > 0
+	return least >> 20, shared, len(devs) > 0
+}
+
+// maxLabelValue is the longest label value Kubernetes accepts.
+const maxLabelValue = 63
+
+// productLabel is a product name as a label value that keeps the model
+// number: a name longer than maxLabelValue loses the words it repeats
+// (pci.ids spells AMD's Strix Halo "Strix Halo [Radeon Graphics / Radeon
+// 8050S Graphics / Radeon 8060S Graphics]", which LabelValue would cut to
+// "...-Radeon-806"), then whole words from the end, never part of one.
+func productLabel(name string) string {
+	all := strings.Fields(strings.Map(labelSpace, name))
+	if len(strings.Join(all, "-")) <= maxLabelValue {
+		return LabelValue(name)
+	}
+	seen := map[string]bool{}
+	var words []string
+	for _, w := range all {
+		if !seen[strings.ToLower(w)] {
+			seen[strings.ToLower(w)] = true
+			words = append(words, w)
+		}
+	}
+	v := strings.Join(words, "-")
+	for len(v) > maxLabelValue && len(words) > 1 {
+		words = words[:len(words)-1]
+		v = strings.Join(words, "-")
+	}
+	return LabelValue(v)
+}
+
+// labelSpace turns the characters a label value cannot hold into spaces,
+// so that the words of a name can be told apart.
+func labelSpace(r rune) rune {
+	if r < 0x80 && (r == '_' || r == '.' || ('a' <= r && r <= 'z') || ('A' <= r && r <= 'Z') || ('0' <= r && r <= '9')) {
+		return r
+	}
+	return ' '
 }
 
 // scaleUpRank orders the links between devices of one node, best first; the
@@ -173,8 +221,8 @@ func LabelValue(s string) string {
 		b.WriteRune(r)
 	}
 	v := trimNonAlnum(b.String())
-	if len(v) > 63 {
-		v = trimNonAlnum(v[:63])
+	if len(v) > maxLabelValue {
+		v = trimNonAlnum(v[:maxLabelValue])
 	}
 	return v
 }

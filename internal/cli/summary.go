@@ -19,10 +19,17 @@ type Summary struct {
 	Families map[string]int `json:"families"`
 	// Kinds counts available devices per kind; only kinds present appear.
 	Kinds map[string]int `json:"kinds"`
-	// AcceleratorMemoryBytes sums memory_bytes of available accelerators
-	// with dedicated memory (memory_shared devices use host RAM and are left
-	// out). Absent when accelerators exist but none reports its memory.
+	// AcceleratorMemoryBytes is the memory the available accelerators can
+	// use: memory_bytes of those with dedicated memory (a MIG GPU instance
+	// shared by compute instances once), plus the host memory that
+	// memory_shared devices can use (AcceleratorSharedMemoryBytes). Absent
+	// when accelerators exist but none reports its memory.
 	AcceleratorMemoryBytes *int64 `json:"accelerator_memory_bytes,omitempty"`
+	// AcceleratorSharedMemoryBytes is the part of AcceleratorMemoryBytes
+	// that is host RAM (unified memory, integrated GPUs): the most any
+	// memory_shared device can use (registry.Device.SharedUsableMemory),
+	// counted once, since such devices share one pool.
+	AcceleratorSharedMemoryBytes int64 `json:"accelerator_shared_memory_bytes,omitempty"`
 	// AcceleratorsMemoryUnknown counts available accelerators left out of
 	// the sum because their memory is unknown.
 	AcceleratorsMemoryUnknown int      `json:"accelerators_memory_unknown,omitempty"`
@@ -79,6 +86,12 @@ func Summarize(reg *registry.Registry) Summary {
 		s.AcceleratorCount++
 		switch {
 		case d.MemoryShared:
+			if usable := d.SharedUsableMemory(); usable > 0 {
+				s.AcceleratorSharedMemoryBytes = max(s.AcceleratorSharedMemoryBytes, usable)
+				memKnown = true
+			}
+		case registry.MemoryCountedBefore(reg.Devices, i):
+			// a compute instance of a GPU instance already counted
 		case d.MemoryBytes > 0:
 			memSum += d.MemoryBytes
 			memKnown = true
@@ -92,6 +105,7 @@ func Summarize(reg *registry.Registry) Summary {
 	// Zero is a true sum when there is no accelerator or every one shares
 	// host memory; it is withheld only when all the figures are unknown.
 	if memKnown || s.AcceleratorsMemoryUnknown == 0 {
+		memSum += s.AcceleratorSharedMemoryBytes
 		s.AcceleratorMemoryBytes = &memSum
 	}
 	if best != nil {

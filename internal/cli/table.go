@@ -35,13 +35,18 @@ func WriteTable(w io.Writer, reg *registry.Registry, prev FreeMemory) error {
 }
 
 // writeTable is WriteTable; with live, it adds the UTIL, POWER and TEMP
-// columns of --watch when some device has telemetry.
+// columns of --watch when some device has telemetry, and PROCS and HEALTH
+// when some device has a process list or health (NVML).
 func writeTable(w io.Writer, reg *registry.Registry, prev FreeMemory, live bool) error {
+	state := live && hasDriverState(reg)
 	live = live && hasTelemetry(reg)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "ID\tKIND\tNAME\tMEMORY\tFREE\tBW\tBUS\tNUMA"
 	if live {
 		header += "\tUTIL\tPOWER\tTEMP"
+	}
+	if state {
+		header += "\tPROCS\tHEALTH"
 	}
 	fmt.Fprintln(tw, header)
 	for _, d := range reg.Devices {
@@ -50,6 +55,9 @@ func writeTable(w io.Writer, reg *registry.Registry, prev FreeMemory, live bool)
 			cell(d.PCIBusID), numaCell(d.NUMANode))
 		if live {
 			fmt.Fprintf(tw, "\t%s\t%s\t%s", utilCell(d), powerCell(d), tempCell(d))
+		}
+		if state {
+			fmt.Fprintf(tw, "\t%s\t%s", procsCell(d), healthCell(d))
 		}
 		fmt.Fprintln(tw)
 	}
@@ -71,13 +79,13 @@ func nameCell(d registry.Device) string {
 }
 
 // memoryCell marks memory shared with the host (integrated GPUs, unified
-// memory), which is not extra memory on top of host RAM.
+// memory), which is not extra memory on top of host RAM; for such a device
+// it shows what the device can use of it (registry.SharedUsableMemory).
 func memoryCell(d registry.Device) string {
-	s := sizeCell(d.MemoryBytes)
-	if d.MemoryShared && d.MemoryBytes > 0 {
-		s += " shared"
+	if usable := d.SharedUsableMemory(); usable > 0 {
+		return sizeCell(usable) + " shared"
 	}
-	return s
+	return sizeCell(d.MemoryBytes)
 }
 
 func freeWithDelta(d registry.Device, prev FreeMemory) string {
@@ -146,13 +154,17 @@ func numaCell(n *int) string {
 	return strconv.Itoa(*n)
 }
 
-// totalLine counts devices and sums dedicated accelerator memory; memory
-// shared with the host is left out of the sum (it is host RAM).
+// totalLine counts devices and sums accelerator memory as Summarize does:
+// dedicated memory, plus the host memory accelerators can use once, said
+// to be shared.
 func totalLine(reg *registry.Registry) string {
 	s := Summarize(reg)
 	line := fmt.Sprintf("Total: %s, %s", plural(s.DeviceCount, "device"), plural(s.AcceleratorCount, "accelerator"))
 	if s.AcceleratorMemoryBytes != nil {
 		line += ", " + GiB(*s.AcceleratorMemoryBytes) + " accelerator memory"
+		if s.AcceleratorSharedMemoryBytes > 0 {
+			line += " (" + GiB(s.AcceleratorSharedMemoryBytes) + " of it shared with the host)"
+		}
 		if s.AcceleratorsMemoryUnknown > 0 {
 			line += fmt.Sprintf(" (+%d with unknown memory)", s.AcceleratorsMemoryUnknown)
 		}
@@ -253,4 +265,64 @@ func splitID(id string) (string, int, bool) {
 		return "", 0, false
 	}
 	return id[:k], n, true
+}
+
+// hasDriverState reports whether some device lists its processes or health.
+func hasDriverState(reg *registry.Registry) bool {
+	for _, d := range reg.Devices {
+		if d.Processes != nil || d.Health != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// procsCell is the number of processes holding memory and what they hold.
+func procsCell(d registry.Device) string {
+	if d.Processes == nil {
+		return Unknown
+	}
+	var held int64
+	for _, p := range d.Processes {
+		held += p.MemoryBytes
+	}
+	if held == 0 {
+		return strconv.Itoa(len(d.Processes))
+	}
+	return strconv.Itoa(len(d.Processes)) + " (" + GiB(held) + ")"
+}
+
+// slowdowns are the clocks event reasons that mean trouble rather than an
+// idle GPU or a setting.
+var slowdowns = map[string]bool{"sw_power_cap": true, "hw_slowdown": true, "sw_thermal_slowdown": true,
+	"hw_thermal_slowdown": true, "hw_power_brake_slowdown": true}
+
+// healthCell is "ok", or what is wrong: uncorrected ECC errors, a row remap
+// pending or failed, clock slowdowns, inactive NVLinks.
+func healthCell(d registry.Device) string {
+	h := d.Health
+	if h == nil {
+		return Unknown
+	}
+	var bad []string
+	if h.ECCUncorrectedVolatile != nil && *h.ECCUncorrectedVolatile > 0 {
+		bad = append(bad, "ecc:"+strconv.FormatInt(*h.ECCUncorrectedVolatile, 10))
+	}
+	if r := h.RemappedRows; r != nil && r.Failure {
+		bad = append(bad, "remap-failed")
+	} else if r != nil && r.Pending {
+		bad = append(bad, "remap-pending")
+	}
+	for _, c := range h.ClocksEventReasons {
+		if slowdowns[c] {
+			bad = append(bad, c)
+		}
+	}
+	if h.NVLinksActive != nil && *h.NVLinksActive < h.NVLinks {
+		bad = append(bad, fmt.Sprintf("nvlink:%d/%d", *h.NVLinksActive, h.NVLinks))
+	}
+	if len(bad) == 0 {
+		return "ok"
+	}
+	return strings.Join(bad, ",")
 }

@@ -47,7 +47,9 @@ func assertSlices(t *testing.T, reg *registry.Registry, parentID string, want []
 		d := got[i]
 		assert.True(t, d.Available, w.uuid)
 		assert.Equal(t, w.uuid, d.UUID)
-		assert.Equal(t, &registry.MIG{Instance: w.uuid, Profile: w.profile, Parent: parentID}, d.MIG)
+		assert.Equal(t, registry.MIG{Instance: w.uuid, Profile: w.profile, Parent: parentID},
+			registry.MIG{Instance: d.MIG.Instance, Profile: d.MIG.Profile, Parent: d.MIG.Parent})
+		assert.Empty(t, d.MIG.SharesMemoryWith, "each slice is a GPU instance of its own")
 		assert.Equal(t, w.bytes, d.MemoryBytes, w.uuid)
 		assert.Equal(t, w.source, d.Sources["memory_bytes"], w.uuid)
 		assert.Empty(t, d.PCIBusID, "a MIG instance is not a PCI function")

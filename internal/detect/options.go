@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/snapshot"
 )
 
@@ -41,6 +42,12 @@ type Options struct {
 	LookupEnv func(string) (string, bool) `json:"-"`
 	// Runner replaces the live command runner (tests, benchmarks).
 	Runner machine.Runner `json:"-"`
+	// NVMLLibrary names the NVML library the cuda backend loads in-process
+	// instead of running nvidia-smi (tests and benchmarks point it at a
+	// fake). Empty means libnvidia-ml.so.1 when detecting this machine
+	// itself (sysroot "/", no snapshot, not capturing one, no_exec off);
+	// NVMLOff never loads it. See docs/detection.md, "NVML".
+	NVMLLibrary string `json:"-"`
 
 	// Snapshot is the path of a snapshot archive (internal/snapshot) to
 	// detect from instead of this machine: files, tool output and the
@@ -58,6 +65,22 @@ type Options struct {
 
 	// record, set by Capture, records everything the detection reads.
 	record *snapshot.Recorder
+}
+
+// NVMLOff as Options.NVMLLibrary keeps detection from loading NVML.
+const NVMLOff = "off"
+
+// nvmlLibrary is the NVML library detection loads for opts, "" for none.
+func (o Options) nvmlLibrary() string {
+	switch {
+	case o.NVMLLibrary == NVMLOff || o.Snapshot != "" || o.record != nil || o.NoExec:
+		return ""
+	case o.NVMLLibrary != "":
+		return o.NVMLLibrary
+	case o.Sysroot == "/":
+		return nvml.DefaultLibrary
+	}
+	return ""
 }
 
 // NewMachine builds the machine view for opts: the sysroot, and the live

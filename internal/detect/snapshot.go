@@ -37,7 +37,8 @@ func Capture(ctx context.Context, opts Options, so snapshot.Options) (*registry.
 // (opts.Snapshot: files, tools and environment from the archive; no process
 // starts), or the live machine recorded (opts.record, set by Capture).
 func newView(opts Options) (machine.Config, error) {
-	cfg := machine.Config{Sysroot: opts.Sysroot, Runner: opts.Runner, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv}
+	cfg := machine.Config{Sysroot: opts.Sysroot, Runner: opts.Runner, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv,
+		NVML: opts.nvmlLibrary()}
 	switch {
 	case opts.Snapshot != "":
 		s, err := snapshot.Open(opts.Snapshot)

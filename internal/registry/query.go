@@ -1,5 +1,7 @@
 package registry
 
+import "slices"
+
 // Find returns the device with the given id, or nil.
 func (r *Registry) Find(id string) *Device {
 	for i := range r.Devices {
@@ -57,6 +59,19 @@ func (d *Device) UsableMemory() int64 {
 	return limit
 }
 
+// SharedUsableMemory is, for a device whose memory is host RAM
+// (MemoryShared), what it can use of it: MemoryUsableBytes when known, else
+// MemoryBytes. Zero for a device with dedicated memory or none known.
+func (d *Device) SharedUsableMemory() int64 {
+	if !d.MemoryShared {
+		return 0
+	}
+	if d.MemoryUsableBytes > 0 {
+		return d.MemoryUsableBytes
+	}
+	return d.MemoryBytes
+}
+
 // HasQuant reports whether d lists q among its native precisions. A device
 // without a list supports nothing known.
 func (d *Device) HasQuant(q string) bool {
@@ -77,4 +92,21 @@ func (d *Device) SetSource(field, source string) {
 		d.Sources = map[string]string{}
 	}
 	d.Sources[field] = source
+}
+
+// MemoryCountedBefore reports whether the memory of devs[i] is one an
+// earlier available device of devs already states: a MIG compute instance
+// whose GPU instance's memory an earlier sibling (MIG.SharesMemoryWith)
+// holds. A total over devices skips such a device's MemoryBytes.
+func MemoryCountedBefore(devs []Device, i int) bool {
+	m := devs[i].MIG
+	if m == nil || len(m.SharesMemoryWith) == 0 {
+		return false
+	}
+	for j := 0; j < i; j++ {
+		if o := devs[j].MIG; o != nil && devs[j].Available && o.Instance != "" && slices.Contains(m.SharesMemoryWith, o.Instance) {
+			return true
+		}
+	}
+	return false
 }

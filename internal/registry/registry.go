@@ -73,6 +73,17 @@ type Device struct {
 	// Telemetry is what the device reads now (busy share, power,
 	// temperature) where its tool or driver says; nil when none does.
 	Telemetry *Telemetry `json:"telemetry,omitempty"`
+	// MemoryReservedBytes is memory the driver keeps for itself, neither
+	// free nor used by a process (NVML nvmlDeviceGetMemoryInfo_v2
+	// "reserved": 615 MiB on an H200); 0 when unknown.
+	MemoryReservedBytes int64 `json:"memory_reserved_bytes,omitempty"`
+	// Processes are the processes holding memory on the device at
+	// detection time (NVML); nil when the source does not list them, empty
+	// when it says there are none.
+	Processes []Process `json:"processes,omitempty"`
+	// Health is what the driver says of the device's state (ECC, remapped
+	// rows, clock slowdowns); nil when no source says.
+	Health *Health `json:"health,omitempty"`
 
 	// Quantizations lists the precisions this device can run natively.
 	Quantizations []string `json:"quantizations,omitempty"`
@@ -102,6 +113,44 @@ type Telemetry struct {
 	TemperatureC       *float64 `json:"temperature_c,omitempty"` // the GPU die sensor, degrees Celsius
 }
 
+// Process is a process holding device memory.
+type Process struct {
+	PID         int   `json:"pid"`
+	MemoryBytes int64 `json:"memory_bytes"`
+}
+
+// Health is a device's state as its driver reports it. Each field is absent
+// when the source does not give it.
+type Health struct {
+	// ECCEnabled is whether ECC is on now.
+	ECCEnabled *bool `json:"ecc_enabled,omitempty"`
+	// ECCUncorrectedVolatile counts uncorrected ECC errors since the
+	// driver loaded.
+	ECCUncorrectedVolatile *int64 `json:"ecc_uncorrected_volatile,omitempty"`
+	// RemappedRows is the row remapper's state (A100 and later).
+	RemappedRows *RemappedRows `json:"remapped_rows,omitempty"`
+	// ClocksEventReasons name why the clocks are below their maximum now
+	// ("gpu_idle", "sw_power_cap", "hw_thermal_slowdown", ...); empty when
+	// nothing holds them back.
+	ClocksEventReasons []string `json:"clocks_event_reasons,omitempty"`
+	// MaxClockSMMHz and MaxClockMemoryMHz are the maximum clocks.
+	MaxClockSMMHz     int `json:"max_clock_sm_mhz,omitempty"`
+	MaxClockMemoryMHz int `json:"max_clock_memory_mhz,omitempty"`
+	// NVLinksActive and NVLinks count the active links and the links.
+	NVLinksActive *int `json:"nvlinks_active,omitempty"`
+	NVLinks       int  `json:"nvlinks,omitempty"`
+}
+
+// RemappedRows is the NVIDIA row remapper's state: rows remapped for
+// correctable and uncorrectable errors, a remap waiting for a GPU reset, and
+// a remap that failed (the GPU should be serviced).
+type RemappedRows struct {
+	Correctable   int  `json:"correctable"`
+	Uncorrectable int  `json:"uncorrectable"`
+	Pending       bool `json:"pending"`
+	Failure       bool `json:"failure"`
+}
+
 // MIG describes a MIG-enabled GPU or a MIG instance.
 type MIG struct {
 	Mode     string `json:"mode,omitempty"` // "enabled", "disabled"
@@ -111,6 +160,16 @@ type MIG struct {
 	Profile  string   `json:"profile,omitempty"`
 	Parent   string   `json:"parent,omitempty"`
 	Children []string `json:"children,omitempty"`
+	// GPUInstance and ComputeInstance are a MIG instance's GPU instance id
+	// and compute instance id ("GPU Instance ID", "Compute Instance ID" of
+	// nvidia-smi -q), when the source gives them.
+	GPUInstance     *int `json:"gpu_instance_id,omitempty"`
+	ComputeInstance *int `json:"compute_instance_id,omitempty"`
+	// SharesMemoryWith lists the other MIG instances (their Instance UUIDs)
+	// that are compute instances of the same GPU instance: they share that
+	// GPU instance's memory, which each states as MemoryBytes, so a total
+	// over devices counts it once (CountsSharedMemory).
+	SharesMemoryWith []string `json:"shares_memory_with,omitempty"`
 }
 
 // Partition describes an AMD compute partition mode (MI300: SPX, DPX, QPX,

@@ -42,7 +42,7 @@ func TestMemoryBinaryOnlyOnGBRecords(t *testing.T) {
 			assert.Equal(t, "GB", s.MemoryUnit, s.Name)
 		}
 	}
-	assert.Equal(t, 10, n)
+	assert.Equal(t, 11, n)
 	_, ok := Datasheet("no such part")
 	assert.False(t, ok)
 }

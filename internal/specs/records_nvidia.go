@@ -67,7 +67,7 @@ var nvidiaRecords = []Spec{
 		PCIIDs:         []string{"10de:20b2"},
 		IdentitySource: "PCI ids: 10de:20b2 \"GA100 [A100 SXM4 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/20b2",
 		Aliases:        []string{"NVIDIA A100-SXM4-80GB"},
-		MemoryBytes:    80000000000, MemoryUnit: "GB",
+		MemoryBytes:    80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total 81920MiB on an A100-SXM4-80GB, driver 525.85.12 (https://github.com/allenai/PeerRead/issues/40, kept in testdata/machines/a100-sxm4-80gb-x4-mig-gpu0/captures/peerread-40.txt)",
 		BandwidthGBs: 2039,
 		BF16TFLOPS:   312, FP16TFLOPS: 312, INT8TOPS: 624,
 		Interconnect: "NVLink 3rd gen", InterconnectGBs: 600,
@@ -295,6 +295,66 @@ var nvidiaRecords = []Spec{
 			"compute capability 6.1: https://developer.nvidia.com/cuda-gpus",
 		MemoryBytes: 2e9, MemoryUnit: "GB",
 		Source: "NVIDIA GeForce GT 1030 specifications (2 GB GDDR5 or DDR4): https://www.nvidia.com/en-us/geforce/graphics-cards/gt-1030/specifications/",
+	},
+	// GeForce GTX 16xx (Turing TU116/TU117, no tensor cores): drivers older
+	// than the card name it "Graphics Device", so the PCI id names it. Names
+	// from the PCI ID repository (pci.ids 2023.04.10, Debian package pci.ids
+	// 0.0~2023.04.11-1); compute capability 7.5 for the GeForce GTX 16 series
+	// from https://developer.nvidia.com/cuda-gpus. Memory differs between
+	// boards of one id (GDDR5/GDDR6, 4/6 GB): left out.
+	{Name: "NVIDIA GeForce GTX 1660 Ti", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2182"},
+		ProductName: "NVIDIA GeForce GTX 1660 Ti", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2182 \"TU116 [GeForce GTX 1660 Ti]\" https://pci-ids.ucw.cz/read/PC/10de/2182; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1660", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2184"},
+		ProductName: "NVIDIA GeForce GTX 1660", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2184 \"TU116 [GeForce GTX 1660]\" https://pci-ids.ucw.cz/read/PC/10de/2184; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1660 SUPER", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:21c4"},
+		ProductName: "NVIDIA GeForce GTX 1660 SUPER", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:21c4 \"TU116 [GeForce GTX 1660 SUPER]\" https://pci-ids.ucw.cz/read/PC/10de/21c4; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1650 SUPER", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2187"},
+		ProductName: "NVIDIA GeForce GTX 1650 SUPER", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2187 \"TU116 [GeForce GTX 1650 SUPER]\" https://pci-ids.ucw.cz/read/PC/10de/2187; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1650 (TU116)", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2188"},
+		ProductName: "NVIDIA GeForce GTX 1650", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2188 \"TU116 [GeForce GTX 1650]\" https://pci-ids.ucw.cz/read/PC/10de/2188; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1650", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:1f82"},
+		ProductName: "NVIDIA GeForce GTX 1650", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:1f82 \"TU117 [GeForce GTX 1650]\" https://pci-ids.ucw.cz/read/PC/10de/1f82; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1630", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:1f83"},
+		ProductName: "NVIDIA GeForce GTX 1630", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:1f83 \"TU117 [GeForce GTX 1630]\" https://pci-ids.ucw.cz/read/PC/10de/1f83; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1660 Ti Mobile", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2191"},
+		ProductName: "NVIDIA GeForce GTX 1660 Ti Mobile", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2191 \"TU116M [GeForce GTX 1660 Ti Mobile]\" https://pci-ids.ucw.cz/read/PC/10de/2191; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
+	},
+	{Name: "NVIDIA GeForce GTX 1650 Ti Mobile", Vendor: "NVIDIA", Category: ConsumerGPU,
+		PCIIDs:      []string{"10de:2192"},
+		ProductName: "NVIDIA GeForce GTX 1650 Ti Mobile", Arch: "7.5",
+		IdentitySource: "PCI id: 10de:2192 \"TU116M [GeForce GTX 1650 Ti Mobile]\" https://pci-ids.ucw.cz/read/PC/10de/2192; " +
+			"compute capability 7.5: https://developer.nvidia.com/cuda-gpus",
 	},
 	// Current data-center parts (PCI ids from the PCI ID repository).
 	// B200: NVIDIA's DGX B200 guide gives 1,440 GB for eight GPUs (180 GB

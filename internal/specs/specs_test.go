@@ -11,7 +11,7 @@ import (
 
 func TestTableMatchesDatasheets(t *testing.T) {
 	all := records
-	require.Equal(t, 152, len(all), "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M, B200, MI325X, MI355X, the GB10, 16 APU graphics identities, H20, V100 PCIe 32GB, GT 640, GT 1030, the Arc Pro B70, 55 discrete GPUs of the last five generations incl. 5 RTX 40 laptop GPUs, RX 7900 XT and GRE with the Navi 31 id record, Raptor Lake-P UHD, MI308X, Tesla K80 (issue 13); the Gaudi, Gaudi2 HL-288 and Gaudi3 single-die PCI ids (identity only)")
+	require.Equal(t, 161, len(all), "55 datasheet records, 5 more GPUs, TPU v2 and TPU7x, the Radeon 780M, B200, MI325X, MI355X, the GB10, 16 APU graphics identities, H20, V100 PCIe 32GB, GT 640, GT 1030, the Arc Pro B70, 55 discrete GPUs of the last five generations incl. 5 RTX 40 laptop GPUs, RX 7900 XT and GRE with the Navi 31 id record, Raptor Lake-P UHD, MI308X, Tesla K80 (issue 13); the Gaudi, Gaudi2 HL-288 and Gaudi3 single-die PCI ids (identity only); 9 GeForce GTX 16xx identities (issue 28)")
 	h100, ok := ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
 	assert.Equal(t, int64(80e9), h100.MemoryBytes)

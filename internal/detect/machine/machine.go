@@ -27,6 +27,7 @@ type Machine struct {
 	src       source
 	runner    Runner
 	noExec    bool
+	nvml      string
 	lookupEnv func(string) (string, bool)
 	// root is the sysroot directory, "" for an injected fs.FS.
 	root string
@@ -60,16 +61,23 @@ type Config struct {
 	NoExec bool
 	// LookupEnv reads the visibility variables (Env); nil reads none.
 	LookupEnv func(string) (string, bool)
+	// NVML is the NVML library the cuda backend may load in-process ("":
+	// none; detect.Options.NVMLLibrary).
+	NVML string
 	// Source, when set, replaces Sysroot and FS: a capture's
 	// snapshot.Recorder over SysrootSource (snapshot.go). Nothing is
 	// remembered across detections for it, so every read reaches it.
 	Source snapshot.Source
 }
 
+// NVMLLibrary is the NVML library detection may load in-process, "" for
+// none (Config.NVML).
+func (m *Machine) NVMLLibrary() string { return m.nvml }
+
 // New builds the view cfg describes. It fails only when the sysroot is not
 // a directory.
 func New(cfg Config) (*Machine, error) {
-	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, lookupEnv: cfg.LookupEnv}
+	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, nvml: cfg.NVML, lookupEnv: cfg.LookupEnv}
 	if m.lookupEnv == nil {
 		m.lookupEnv = func(string) (string, bool) { return "", false }
 	}

@@ -28,9 +28,17 @@ type qGPU struct {
 	MIG   map[int]qMIGMemory // by MIG device index
 }
 
-// qMIGMemory is a MIG device's framebuffer in bytes; zero is unknown.
+// qMIGMemory is a MIG device's framebuffer in bytes (zero is unknown) and
+// the GPU and compute instance it runs on (-1 when -q did not say). Compute
+// instances of one GPU instance share its memory: -q prints the GPU
+// instance's framebuffer under each of them (H200 3g.71gb split into
+// 1c.3g.71gb and 2c.3g.71gb: "GPU Instance ID : 2", "Compute Instance ID :
+// 0" and "1", both "Total : 71424 MiB"; utkuozdemir/nvidia_gpu_exporter
+// internal/captures/linux-x86_64__nvidia-h200-mig__590.48.01.txt, kept in
+// testdata/machines/h200-mig-shared-gi/captures/).
 type qMIGMemory struct {
 	Total, Free int64
+	GI, CI      int
 }
 
 // maxMIGMiB bounds a believable slice: 16 TiB.
@@ -59,10 +67,26 @@ func parseNvidiaQueryMIG(out []byte) []qGPU {
 			}
 		case idx != -1 && indent == 8:
 			inFB = t == "FB Memory Usage" || t == "Shared FB Memory Usage"
-			if k, v, ok := qField(t); ok && k == "Index" {
-				if n, err := strconv.Atoi(v); err == nil && n >= 0 && n < 1024 {
-					idx = n
-				}
+			k, v, ok := qField(t)
+			if !ok {
+				continue
+			}
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 || n >= 1024 {
+				continue
+			}
+			switch {
+			case k == "Index":
+				idx = n
+				gpus[len(gpus)-1].MIG[idx] = qMIGMemory{GI: -1, CI: -1}
+			case idx >= 0 && k == "GPU Instance ID":
+				mem := gpus[len(gpus)-1].MIG[idx]
+				mem.GI = n
+				gpus[len(gpus)-1].MIG[idx] = mem
+			case idx >= 0 && k == "Compute Instance ID":
+				mem := gpus[len(gpus)-1].MIG[idx]
+				mem.CI = n
+				gpus[len(gpus)-1].MIG[idx] = mem
 			}
 		case idx >= 0 && inFB && indent == 12:
 			k, v, ok := qField(t)
@@ -142,6 +166,10 @@ func migQuery(ctx context.Context, m *machine.Machine, f *machine.Findings) []qG
 
 // setMIGMemory puts the -q figures on a MIG device.
 func setMIGMemory(d *registry.Device, mem qMIGMemory) {
+	if mem.GI >= 0 && mem.CI >= 0 {
+		gi, ci := mem.GI, mem.CI
+		d.MIG.GPUInstance, d.MIG.ComputeInstance = &gi, &ci
+	}
 	d.MemoryBytes = mem.Total
 	d.SetSource("memory_bytes", SourceMIGQuery)
 	if mem.Free > 0 && mem.Free <= mem.Total {
@@ -164,4 +192,31 @@ func migDeviceNumber(line string) int {
 		return -1
 	}
 	return n
+}
+
+// markSharedGPUInstances links the MIG instances of one GPU (slices) that
+// are compute instances of the same GPU instance: each names the others in
+// SharesMemoryWith, so that the GPU instance's memory, which -q prints under
+// each of them, is counted once (registry.MemoryCountedBefore).
+func markSharedGPUInstances(slices []nvDevice) {
+	byGI := map[int][]int{}
+	for i, s := range slices {
+		if gi := s.dev.MIG.GPUInstance; gi != nil {
+			byGI[*gi] = append(byGI[*gi], i)
+		}
+	}
+	for _, members := range byGI {
+		if len(members) < 2 {
+			continue
+		}
+		for _, i := range members {
+			mig := slices[i].dev.MIG
+			for _, j := range members {
+				if j != i {
+					mig.SharesMemoryWith = append(mig.SharesMemoryWith, slices[j].dev.MIG.Instance)
+				}
+			}
+			slices[i].dev.SetSource("mig", SourceMIGQuery)
+		}
+	}
 }

@@ -21,10 +21,10 @@ func TestParseNvidiaQueryMIGCapture(t *testing.T) {
 	require.Len(t, gpus, 1)
 	assert.Equal(t, "00000000:00:09.0", gpus[0].BusID)
 	assert.Equal(t, map[int]qMIGMemory{
-		0: {Total: 40448 << 20, Free: 40423 << 20},
-		1: {Total: 20096 << 20, Free: 20080 << 20},
-		2: {Total: 9984 << 20, Free: 9976 << 20},
-		3: {Total: 9984 << 20, Free: 9976 << 20},
+		0: {Total: 40448 << 20, Free: 40423 << 20, GI: 2, CI: 0},
+		1: {Total: 20096 << 20, Free: 20080 << 20, GI: 3, CI: 0},
+		2: {Total: 9984 << 20, Free: 9976 << 20, GI: 9, CI: 0},
+		3: {Total: 9984 << 20, Free: 9976 << 20, GI: 10, CI: 0},
 	}, gpus[0].MIG)
 
 	// The same capture's -L lines give the device numbers that -q's Index

@@ -14,8 +14,9 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// The NVIDIA backend ("cuda"). One `nvidia-smi --query-gpu` run gives the
-// GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
+// The NVIDIA backend ("cuda"). NVML, loaded in-process when the machine view
+// names it (nvidia_nvml.go), or else one `nvidia-smi --query-gpu` run gives
+// the GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
 // the same time for NVLink/NVSwitch topology. Without a working nvidia-smi the
 // GPUs come from sysfs and /proc/driver/nvidia. CUDA_VISIBLE_DEVICES hides
 // and reorders GPUs as the CUDA runtime would.
@@ -65,7 +66,11 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		}()
 	}
 
-	devs, fromTool, failure := nvidiaFromTool(ctx, m, &f, fabric)
+	devs, fromTool := nvidiaFromNVML(ctx, m, &f, fabric)
+	failure := ""
+	if !fromTool {
+		devs, fromTool, failure = nvidiaFromTool(ctx, m, &f, fabric)
+	}
 	if !fromTool {
 		devs = nvidiaFromSysfs(m, &f, fabric, brokenDriverReason(failure))
 	}
@@ -233,6 +238,9 @@ func deviceFromQuery(m *machine.Machine, g nvGPU) registry.Device {
 			PowerLimitWatts: t.PowerLimitW, TemperatureC: t.TempC}
 		d.SetSource("telemetry", src)
 	}
+	if !isProductName(strings.TrimPrefix(d.Name, "NVIDIA ")) {
+		nameFromPCIID(m, &d, g.BusID)
+	}
 	if ds, ok := nvDatasheetFor(m, g.BusID, d.Name, d.MemoryBytes); ok && ds.BandwidthGBs > 0 {
 		d.MemoryBandwidthGBs = ds.BandwidthGBs
 		d.SetSource("memory_bandwidth_gb_s", "datasheet")
@@ -351,10 +359,30 @@ func firstLine(s string) string {
 // part: "Unknown" (kata-gt1030-vm) and old drivers' "Graphics Device".
 func isProductName(model string) bool {
 	switch strings.ToLower(strings.TrimSpace(model)) {
-	case "", "unknown", "graphics device", "n/a":
+	case "", "unknown", "graphics device", "nvidia graphics device", "n/a", "[n/a]":
 		return false
 	}
 	return true
+}
+
+// nameFromPCIID replaces the name nvidia-smi printed for a card its driver
+// predates ("Graphics Device", "NVIDIA Graphics Device": a GeForce GTX 1660
+// under a driver older than the card) by the part's name from its PCI id,
+// with the compute capability when the tool gave none.
+func nameFromPCIID(m *machine.Machine, d *registry.Device, busID string) {
+	ds, ok := nvDatasheetFor(m, busID, "", 0)
+	if !ok || len(ds.PCIIDs) == 0 {
+		d.Name = ""
+		delete(d.Sources, "name")
+		return
+	}
+	d.Name = partName(ds)
+	d.SetSource("name", "pci-id-table")
+	if d.ComputeCapability == "" && ds.Arch != "" {
+		d.ComputeCapability = ds.Arch
+		d.SetSource("compute_capability", "pci-id-table")
+		d.Quantizations = precision.CUDA(ds.Arch)
+	}
 }
 
 // applyNvidiaPCIID fills, from the PCI id alone, what nvidia-smi would have
@@ -441,6 +469,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		parent.dev.UnavailableReason = "MIG mode enabled: work runs on its MIG instances, listed as devices"
 		parent.dev.SetSource("unavailable_reason", "nvidia-smi")
 		res = append(res, parent)
+		first := len(res)
 		for n, inst := range instances {
 			mig.Children = append(mig.Children, inst.UUID)
 			dev := migInstanceDevice(parent.dev, n, inst)
@@ -449,6 +478,7 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 			}
 			res = append(res, nvDevice{dev: dev, index: d.index, slice: true})
 		}
+		markSharedGPUInstances(res[first:])
 	}
 	return res
 }
@@ -484,10 +514,14 @@ func migInstanceDevice(parent registry.Device, n int, inst nvListMIG) registry.D
 	return d
 }
 
-var migProfilePattern = regexp.MustCompile(`^[0-9]+g\.([0-9]+)gb`)
+// migProfilePattern reads a GPU instance profile, with the compute instance
+// prefix nvidia-smi -L prints for a compute instance smaller than its GPU
+// instance ("1c.3g.71gb": one compute slice of a 3g.71gb GPU instance).
+var migProfilePattern = regexp.MustCompile(`^(?:[0-9]+c\.)?[0-9]+g\.([0-9]+)gb`)
 
 // migProfileGB is the memory a MIG profile names ("3g.40gb" -> 40,
-// "1g.10gb+me" -> 10); 0 when the name has none.
+// "1g.10gb+me" -> 10, "2c.3g.71gb" -> 71, the GPU instance's); 0 when the
+// name has none.
 func migProfileGB(profile string) int64 {
 	m := migProfilePattern.FindStringSubmatch(profile)
 	if m == nil {

@@ -35,8 +35,7 @@ func applyUnifiedMemory(m *machine.Machine, f *machine.Findings, d *registry.Dev
 	d.MemoryShared = true
 	total := hostMemTotal(m)
 	if total <= 0 {
-		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi reports no memory for %q: taken as a unified-memory GPU "+
-			"(shared with the CPU, as on DGX Spark and Jetson); memory unknown: /proc/meminfo has no MemTotal", d.Name)
+		applyDatasheetUnifiedMemory(m, f, d)
 		return
 	}
 	d.MemoryBytes = total
@@ -46,6 +45,32 @@ func applyUnifiedMemory(m *machine.Machine, f *machine.Findings, d *registry.Dev
 	f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi reports no memory for %q: taken as a unified-memory GPU "+
 		"(shared with the CPU, as on DGX Spark and Jetson); its memory is the host's MemTotal (%d bytes, /proc/meminfo), "+
 		"of which the CPU and other processes use a share", d.Name, total)
+}
+
+// SourceUnifiedDatasheet names a unified-memory GPU's memory taken from the
+// part table when /proc/meminfo is out of view.
+const SourceUnifiedDatasheet = "datasheet (system memory the GPU shares)"
+
+// applyDatasheetUnifiedMemory gives a unified-memory GPU whose host memory
+// cannot be read (a container without /proc/meminfo in view) the system
+// memory its part's datasheet states: GB10, "sharing 128GB of LPDDR5x
+// memory with the integrated GPU" (internal/specs, NVIDIA DGX Spark porting
+// guide). The figure is the datasheet's, in 10^9 bytes, and the warning says
+// so; a part without one leaves memory unknown.
+func applyDatasheetUnifiedMemory(m *machine.Machine, f *machine.Findings, d *registry.Device) {
+	ds, ok := nvDatasheetFor(m, d.PCIBusID, d.Name, 0)
+	if !ok || ds.Category != "unified_memory_gpu" || ds.MemoryBytes <= 0 || ds.MemoryIsMaximum {
+		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi reports no memory for %q: taken as a unified-memory GPU "+
+			"(shared with the CPU, as on DGX Spark and Jetson); memory unknown: /proc/meminfo has no MemTotal", d.Name)
+		return
+	}
+	d.MemoryBytes = ds.MemoryBytes
+	d.MemoryUsableBytes = ds.MemoryBytes
+	d.SetSource("memory_bytes", SourceUnifiedDatasheet)
+	d.SetSource("memory_usable_bytes", SourceUnifiedDatasheet)
+	f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi reports no memory for %q and /proc/meminfo has no MemTotal: "+
+		"taken as a unified-memory GPU with the %d bytes of system memory its datasheet states (%s), "+
+		"of which the CPU and other processes use a share", d.Name, ds.MemoryBytes, ds.Name)
 }
 
 // noteCoherentHostMemory warns that a Grace superchip's GPU also addresses

@@ -1,0 +1,188 @@
+package nvidia
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// SourceNVML names the figures read in-process through NVML.
+const SourceNVML = "nvml"
+
+// nvidiaFromNVML reads the GPUs through NVML when the machine view names a
+// library (machine.Config.NVML) and sysfs shows an NVIDIA GPU: the same
+// figures as the --query-gpu run, in one in-process read, plus the driver's
+// reserved memory, the processes holding memory and the GPU's health. ok is
+// false, with a fallback warning, when the library is absent, fails to
+// initialise (no driver, driver/library version mismatch), lacks an entry
+// point it needs, hung earlier in this process, or does not answer before
+// ctx ends: nvidia-smi is asked then.
+func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, ok bool) {
+	path := m.NVMLLibrary()
+	if path == "" || len(fab.GPUs) == 0 {
+		return nil, false
+	}
+	lib, err := nvml.Open(ctx, path)
+	if err == nil {
+		var s *nvml.Snapshot
+		if s, err = lib.Read(ctx); err == nil {
+			if len(s.Devices) == 0 {
+				err = fmt.Errorf("NVML lists no GPU though sysfs shows %d", len(fab.GPUs))
+			} else {
+				return nvmlDevices(m, f, s), true
+			}
+		}
+	}
+	f.Warn(BackendCUDA, registry.WarnFallback, "NVML (%s) not used: %v; asking nvidia-smi", path, err)
+	return nil, false
+}
+
+// nvmlDevices turns an NVML read into devices, through the same builder as
+// a --query-gpu row (deviceFromQuery), then puts on what only NVML gives.
+func nvmlDevices(m *machine.Machine, f *machine.Findings, s *nvml.Snapshot) []nvDevice {
+	var devs []nvDevice
+	for _, nd := range s.Devices {
+		d := deviceFromQuery(m, nvmlRow(s, nd))
+		for field, src := range d.Sources {
+			if src == "nvidia-smi" {
+				d.Sources[field] = SourceNVML
+			}
+		}
+		applyNVMLMemory(&d, nd.Memory)
+		applyNVMLProcesses(&d, nd)
+		d.Health = nvmlHealth(nd)
+		if d.Health != nil {
+			d.SetSource("health", SourceNVML)
+		}
+		applyUnifiedMemory(m, f, &d)
+		noteCoherentHostMemory(m, f, &d)
+		devs = append(devs, nvDevice{dev: d, index: nd.Index})
+	}
+	for _, r := range s.Refused {
+		f.Warn(BackendCUDA, registry.WarnFallback, "NVML refused %s; that figure is unknown", r)
+	}
+	return devs
+}
+
+// nvmlRow is an NVML device as the --query-gpu row it stands for.
+func nvmlRow(s *nvml.Snapshot, nd nvml.Device) nvGPU {
+	g := nvGPU{Index: nd.Index, Name: nd.Name, UUID: nd.UUID, BusID: machine.NormalizeBusID(nd.PCI.BusID),
+		DriverVersion: s.DriverVersion}
+	if nd.CCMajor > 0 {
+		g.CC = strconv.Itoa(nd.CCMajor) + "." + strconv.Itoa(nd.CCMinor)
+	}
+	if nd.MIG != nil {
+		g.MIGMode = "disabled"
+		if nd.MIG.Current {
+			g.MIGMode = "enabled"
+		}
+	}
+	t := &g.Telemetry
+	if nd.UtilizationPercent != nil && !(nd.MIG != nil && nd.MIG.Current) {
+		v := float64(*nd.UtilizationPercent)
+		t.UtilPct = &v
+	}
+	if nd.PowerMilliwatts != nil {
+		v := float64(*nd.PowerMilliwatts) / 1000
+		t.PowerW = &v
+	}
+	if nd.PowerLimitMilliwatts != nil {
+		v := float64(*nd.PowerLimitMilliwatts) / 1000
+		t.PowerLimitW = &v
+	}
+	if nd.TemperatureC != nil {
+		v := float64(*nd.TemperatureC)
+		t.TempC = &v
+	}
+	return g
+}
+
+// maxGPUBytes bounds a believable GPU memory figure: 1 PiB, as for
+// nvidia-smi's (docs/detection.md, absurd_value).
+const maxGPUBytes = 1 << 50
+
+// applyNVMLMemory sets total, free and reserved memory in bytes (NVML's own
+// figures, not MiB-rounded ones).
+func applyNVMLMemory(d *registry.Device, mem *nvml.Memory) {
+	if mem == nil || mem.Total == 0 || mem.Total > maxGPUBytes {
+		return
+	}
+	d.MemoryBytes = int64(mem.Total)
+	d.SetSource("memory_bytes", SourceNVML)
+	if mem.Free <= mem.Total {
+		free := int64(mem.Free)
+		d.MemoryFreeBytes = &free
+		d.SetSource("memory_free_bytes", SourceNVML)
+	}
+	if mem.HasReserved && mem.Reserved > 0 && mem.Reserved <= mem.Total {
+		d.MemoryReservedBytes = int64(mem.Reserved)
+		d.SetSource("memory_reserved_bytes", SourceNVML)
+	}
+}
+
+// applyNVMLProcesses lists the processes holding memory; an empty list is a
+// known "none".
+func applyNVMLProcesses(d *registry.Device, nd nvml.Device) {
+	if !nd.ProcessesKnown {
+		return
+	}
+	d.Processes = make([]registry.Process, 0, len(nd.Processes))
+	for _, p := range nd.Processes {
+		if p.UsedBytes > maxGPUBytes {
+			continue
+		}
+		d.Processes = append(d.Processes, registry.Process{PID: p.PID, MemoryBytes: int64(p.UsedBytes)})
+	}
+	d.SetSource("processes", SourceNVML)
+}
+
+// clocksEventReasons are the bits of nvmlClocksEventReasons (NVML API
+// reference, "ClocksEventReasons"), in bit order.
+var clocksEventReasons = []struct {
+	bit  uint64
+	name string
+}{
+	{0x1, "gpu_idle"}, {0x2, "applications_clocks_setting"}, {0x4, "sw_power_cap"},
+	{0x8, "hw_slowdown"}, {0x10, "sync_boost"}, {0x20, "sw_thermal_slowdown"},
+	{0x40, "hw_thermal_slowdown"}, {0x80, "hw_power_brake_slowdown"}, {0x100, "display_clock_setting"},
+}
+
+// nvmlHealth is the device's health, nil when NVML gave none of it.
+func nvmlHealth(nd nvml.Device) *registry.Health {
+	h := registry.Health{ECCEnabled: nd.ECCEnabled, MaxClockSMMHz: int(nd.MaxClockSMMHz),
+		MaxClockMemoryMHz: int(nd.MaxClockMemoryMHz)}
+	if v := nd.ECCUncorrectedVolatile; v != nil && *v < 1<<62 {
+		n := int64(*v)
+		h.ECCUncorrectedVolatile = &n
+	}
+	if r := nd.RemappedRows; r != nil {
+		h.RemappedRows = &registry.RemappedRows{Correctable: int(r.Correctable), Uncorrectable: int(r.Uncorrectable),
+			Pending: r.Pending, Failure: r.Failure}
+	}
+	if r := nd.ClocksEventReasons; r != nil {
+		h.ClocksEventReasons = []string{}
+		for _, c := range clocksEventReasons {
+			if *r&c.bit != 0 {
+				h.ClocksEventReasons = append(h.ClocksEventReasons, c.name)
+			}
+		}
+	}
+	if len(nd.NVLinkActive) > 0 {
+		active := 0
+		for _, a := range nd.NVLinkActive {
+			if a {
+				active++
+			}
+		}
+		h.NVLinksActive, h.NVLinks = &active, len(nd.NVLinkActive)
+	}
+	if h.ECCEnabled == nil && h.ECCUncorrectedVolatile == nil && h.RemappedRows == nil && h.ClocksEventReasons == nil &&
+		h.MaxClockSMMHz == 0 && h.MaxClockMemoryMHz == 0 && h.NVLinksActive == nil {
+		return nil
+	}
+	return &h
+}

@@ -1,0 +1,298 @@
+// Package nvml reads NVIDIA GPUs in-process through NVML
+// (libnvidia-ml.so.1), loaded with dlopen at run time: the build needs no
+// NVIDIA header or library, and a machine without the driver simply has no
+// library to load (the caller then asks nvidia-smi).
+//
+// The library is loaded and nvmlInit'ed once per process and path, and never
+// shut down (nvmlShutdown would cost the next detection another init,
+// 13.8 ms on an H200: shared/machines/h200-vm/nvml.json). Every NVML call
+// runs on one worker goroutine locked to its OS thread, one read at a time;
+// the caller waits for it only until its context ends. A read still running
+// then (a driver that hangs in an NVML call) is abandoned: its thread stays
+// blocked in the driver, the library is marked hung, and every later Read
+// fails at once with ErrHung, so a broken driver costs at most one detection
+// timeout and one thread per process.
+package nvml
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// DefaultLibrary is the name the NVIDIA driver installs NVML under (the
+// soname; the unversioned libnvidia-ml.so comes only with development
+// packages).
+const DefaultLibrary = "libnvidia-ml.so.1"
+
+// Errors of Open and Read; each means "ask nvidia-smi instead".
+var (
+	ErrUnavailable = errors.New("nvml: not available in this build (needs cgo on Linux)")
+	ErrUnsupported = errors.New("nvml: unsupported library version")
+	ErrHung        = errors.New("nvml: an earlier call never returned; NVML is no longer used in this process")
+)
+
+// Return is an nvmlReturn_t.
+type Return int
+
+// The nvmlReturn_t values this package tells apart (NVML API reference,
+// "Error reporting").
+const (
+	Success                      Return = 0
+	ErrorUninitialized           Return = 1
+	ErrorNotSupported            Return = 3
+	ErrorNoPermission            Return = 4
+	ErrorInsufficientSize        Return = 7
+	ErrorDriverNotLoaded         Return = 9
+	ErrorLibraryNotFound         Return = 12
+	ErrorFunctionNotFound        Return = 13
+	ErrorGPUIsLost               Return = 15
+	ErrorLibRMVersionMismatch    Return = 18
+	ErrorArgumentVersionMismatch Return = 25
+	ErrorUnknown                 Return = 999
+)
+
+var returnNames = map[Return]string{
+	Success: "Success", ErrorUninitialized: "Uninitialized", ErrorNotSupported: "Not Supported",
+	ErrorNoPermission: "Insufficient Permissions", ErrorDriverNotLoaded: "Driver Not Loaded",
+	ErrorLibraryNotFound: "Library Not Found", ErrorFunctionNotFound: "Function Not Found",
+	ErrorGPUIsLost: "GPU is lost", ErrorLibRMVersionMismatch: "Driver/library version mismatch",
+	ErrorInsufficientSize: "Insufficient Size", ErrorArgumentVersionMismatch: "Argument version mismatch",
+	ErrorUnknown: "Unknown Error",
+}
+
+// String is NVML's name of r (nvmlErrorString's text), or its number.
+func (r Return) String() string {
+	if s, ok := returnNames[r]; ok {
+		return s
+	}
+	return fmt.Sprintf("NVML error %d", int(r))
+}
+
+// Err is r as the error of call; nil on Success.
+func (r Return) Err(call string) error {
+	if r == Success {
+		return nil
+	}
+	return &CallError{Call: call, Code: r}
+}
+
+// CallError is an NVML call that did not succeed.
+type CallError struct {
+	Call string
+	Code Return
+}
+
+// Error names the call and NVML's error.
+func (e *CallError) Error() string { return e.Call + ": " + e.Code.String() }
+
+// Snapshot is what one Read saw.
+type Snapshot struct {
+	DriverVersion     string
+	NVMLVersion       string
+	CUDADriverVersion int // 13000 for CUDA 13.0
+	Devices           []Device
+	// Refused lists the calls the driver answered with an error other
+	// than NotSupported (a missing entry point is not one).
+	Refused []string
+}
+
+// Device is one GPU as NVML reports it; nil pointers are values NVML did
+// not give (NotSupported, or an entry point the library lacks).
+type Device struct {
+	Index   int
+	Name    string
+	UUID    string
+	PCI     PCI
+	Memory  *Memory
+	CCMajor int
+	CCMinor int
+	MIG     *MIGMode
+
+	UtilizationPercent   *uint32
+	PowerMilliwatts      *uint32
+	PowerLimitMilliwatts *uint32
+	TemperatureC         *uint32
+
+	// Processes hold memory on the GPU (compute processes);
+	// ProcessesKnown tells an empty list from an unknown one.
+	Processes      []Process
+	ProcessesKnown bool
+
+	ECCEnabled             *bool
+	ECCUncorrectedVolatile *uint64
+	RemappedRows           *RemappedRows
+	// ClocksEventReasons is the nvmlClocksEventReasons bit mask (formerly
+	// throttle reasons).
+	ClocksEventReasons *uint64
+
+	MaxClockSMMHz, MaxClockMemoryMHz uint32
+	PCIeGen, PCIeGenMax              uint32
+	PCIeWidth, PCIeWidthMax          uint32
+	NUMANode                         *int
+	// NVLinkActive is the state of each NVLink (true: active); empty
+	// when the GPU has none or the driver does not say.
+	NVLinkActive []bool
+}
+
+// PCI is nvmlPciInfo_t: BusID as NVML prints it ("00000000:00:06.0") and
+// DeviceID as device<<16 | vendor (0x233510DE for 10de:2335).
+type PCI struct {
+	BusID                 string
+	Domain, Bus, Device   uint32
+	DeviceID, SubsystemID uint32
+}
+
+// Memory is a GPU's framebuffer in bytes. With nvmlDeviceGetMemoryInfo_v2
+// (HasReserved) Reserved is what the driver keeps and Used excludes it; with
+// the first entry point Used includes it.
+type Memory struct {
+	Total, Reserved, Free, Used uint64
+	HasReserved                 bool
+}
+
+// MIGMode is nvmlDeviceGetMigMode's current and pending mode.
+type MIGMode struct{ Current, Pending bool }
+
+// Process is one compute process and the GPU memory it holds.
+type Process struct {
+	PID       int
+	UsedBytes uint64
+}
+
+// RemappedRows is nvmlDeviceGetRemappedRows.
+type RemappedRows struct {
+	Correctable, Uncorrectable uint32
+	Pending, Failure           bool
+}
+
+// Library is one loaded and initialised NVML.
+type Library struct {
+	path string
+	lib  *cLib
+
+	mu   sync.Mutex // one read at a time
+	hung bool
+	jobs chan job
+}
+
+type job struct {
+	done chan result
+}
+
+type result struct {
+	snap *Snapshot
+	err  error
+}
+
+var (
+	libsMu sync.Mutex
+	libs   = map[string]*loadResult{}
+)
+
+type loadResult struct {
+	once sync.Once
+	lib  *Library
+	err  error
+	hung bool // Open's load or init never returned
+}
+
+// Open returns the NVML at path ("" for DefaultLibrary), loading and
+// initialising it on first use in the process, bounded by ctx: a load or
+// nvmlInit that does not return in time is abandoned (ErrHung, now and on
+// every later Open of that path). A library that is absent, lacks an entry
+// point this package needs, or fails nvmlInit (no driver, driver/library
+// version mismatch) gives an error; the error is remembered too.
+func Open(ctx context.Context, path string) (*Library, error) {
+	if path == "" {
+		path = DefaultLibrary
+	}
+	libsMu.Lock()
+	lr := libs[path]
+	if lr == nil {
+		lr = &loadResult{}
+		libs[path] = lr
+	}
+	hung := lr.hung
+	libsMu.Unlock()
+	if hung {
+		return nil, fmt.Errorf("%w (loading %s)", ErrHung, path)
+	}
+
+	done := make(chan struct{})
+	go func() {
+		lr.once.Do(func() { lr.lib, lr.err = load(path) })
+		close(done)
+	}()
+	select {
+	case <-done:
+		return lr.lib, lr.err
+	case <-ctx.Done():
+		libsMu.Lock()
+		lr.hung = true
+		libsMu.Unlock()
+		return nil, fmt.Errorf("%w (loading %s: %v)", ErrHung, path, ctx.Err())
+	}
+}
+
+// load dlopens path, resolves its symbols and runs nvmlInit, on a thread
+// that then serves every read of the library.
+func load(path string) (*Library, error) {
+	type loaded struct {
+		l   *Library
+		err error
+	}
+	ready := make(chan loaded, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is NVML's
+		c, err := openC(path)
+		if err != nil {
+			ready <- loaded{err: err}
+			return
+		}
+		if r := c.init(); r != Success {
+			ready <- loaded{err: fmt.Errorf("%s: %w", path, r.Err(c.names["init"]))}
+			return
+		}
+		l := &Library{path: path, lib: c, jobs: make(chan job)}
+		ready <- loaded{l: l}
+		for j := range l.jobs { // this thread stays NVML's for the process
+			snap, err := c.readAll()
+			j.done <- result{snap, err}
+		}
+	}()
+	r := <-ready
+	return r.l, r.err
+}
+
+// Read reads every device, waiting at most until ctx ends. A read that
+// outlives ctx marks the library hung (see the package comment).
+func (l *Library) Read(ctx context.Context) (*Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hung {
+		return nil, ErrHung
+	}
+	j := job{done: make(chan result, 1)}
+	select {
+	case l.jobs <- j:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case r := <-j.done:
+		return r.snap, r.err
+	case <-ctx.Done():
+		l.hung = true
+		return nil, fmt.Errorf("%w (a read of %s outlived the detection deadline: %v)", ErrHung, l.path, ctx.Err())
+	}
+}
+
+// Path is the library's path as opened.
+func (l *Library) Path() string { return l.path }
+
+// Symbol is the entry point resolved for a group of calls ("memoryV2",
+// "init"), "" when the library has none; for tests and diagnostics.
+func (l *Library) Symbol(group string) string { return l.lib.names[group] }

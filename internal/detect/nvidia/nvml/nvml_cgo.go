@@ -1,0 +1,444 @@
+//go:build linux && cgo
+
+package nvml
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdlib.h>
+
+// The few NVML types this package reads, declared from the public NVML API
+// reference (https://docs.nvidia.com/deploy/nvml-api/), so that the build
+// needs no NVIDIA header or library. Every function is resolved with dlsym
+// at run time and called through a pointer.
+typedef int nvmlReturn_t;
+typedef void *nvmlDevice_t;
+
+typedef struct { unsigned long long total, free, used; } hw_nvmlMemory_t;          // nvmlMemory_t
+typedef struct {                                                                    // nvmlMemory_v2_t
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} hw_nvmlMemory_v2_t;
+typedef struct {                                                                    // nvmlPciInfo_t (v3)
+	char busIdLegacy[16];
+	unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
+	char busId[32];
+} hw_nvmlPciInfo_t;
+typedef struct { unsigned int gpu, memory; } hw_nvmlUtilization_t;                 // nvmlUtilization_t
+typedef struct {                                                                    // nvmlProcessInfo_v2_t
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId, computeInstanceId;
+} hw_nvmlProcessInfo_t;
+typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } hw_nvmlProcessInfo_v1_t;
+
+static void *hw_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static const char *hw_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
+static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
+
+static int hw_call0(void *f) { return ((nvmlReturn_t (*)(void))f)(); }
+static int hw_call_str(void *f, char *buf, unsigned int n) { return ((nvmlReturn_t (*)(char *, unsigned int))f)(buf, n); }
+static int hw_call_int(void *f, int *v) { return ((nvmlReturn_t (*)(int *))f)(v); }
+static int hw_call_uint(void *f, unsigned int *v) { return ((nvmlReturn_t (*)(unsigned int *))f)(v); }
+static int hw_handle(void *f, unsigned int i, nvmlDevice_t *d) { return ((nvmlReturn_t (*)(unsigned int, nvmlDevice_t *))f)(i, d); }
+static int hw_dev_str(void *f, nvmlDevice_t d, char *buf, unsigned int n) { return ((nvmlReturn_t (*)(nvmlDevice_t, char *, unsigned int))f)(d, buf, n); }
+static int hw_dev_ptr(void *f, nvmlDevice_t d, void *p) { return ((nvmlReturn_t (*)(nvmlDevice_t, void *))f)(d, p); }
+static int hw_dev_2int(void *f, nvmlDevice_t d, int *a, int *b) { return ((nvmlReturn_t (*)(nvmlDevice_t, int *, int *))f)(d, a, b); }
+static int hw_dev_2uint(void *f, nvmlDevice_t d, unsigned int *a, unsigned int *b) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *))f)(d, a, b); }
+static int hw_dev_4uint(void *f, nvmlDevice_t d, unsigned int *a, unsigned int *b, unsigned int *c, unsigned int *e) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *, unsigned int *))f)(d, a, b, c, e); }
+static int hw_dev_arg_uint(void *f, nvmlDevice_t d, int arg, unsigned int *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int *))f)(d, arg, v); }
+static int hw_dev_ecc(void *f, nvmlDevice_t d, int et, int ct, unsigned long long *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long *))f)(d, et, ct, v); }
+static int hw_dev_procs(void *f, nvmlDevice_t d, unsigned int *n, void *infos) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, void *))f)(d, n, infos); }
+static int hw_set_v2_version(hw_nvmlMemory_v2_t *m) { m->version = (unsigned int)(sizeof(hw_nvmlMemory_v2_t) | (2 << 24)); return 0; }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// symbols are the NVML entry points read, newest first within each group:
+// a driver that lacks a versioned name (older branches) is asked through the
+// older one. Which groups must resolve is in required.
+var symbols = map[string][]string{
+	"init":            {"nvmlInit_v2", "nvmlInit"},
+	"driverVersion":   {"nvmlSystemGetDriverVersion"},
+	"nvmlVersion":     {"nvmlSystemGetNVMLVersion"},
+	"cudaVersion":     {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
+	"count":           {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
+	"handle":          {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
+	"name":            {"nvmlDeviceGetName"},
+	"uuid":            {"nvmlDeviceGetUUID"},
+	"pci":             {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"},
+	"memoryV2":        {"nvmlDeviceGetMemoryInfo_v2"},
+	"memory":          {"nvmlDeviceGetMemoryInfo"},
+	"cc":              {"nvmlDeviceGetCudaComputeCapability"},
+	"mig":             {"nvmlDeviceGetMigMode"},
+	"util":            {"nvmlDeviceGetUtilizationRates"},
+	"power":           {"nvmlDeviceGetPowerUsage"},
+	"powerLimit":      {"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"},
+	"temp":            {"nvmlDeviceGetTemperature"},
+	"processes":       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+	"processesV1":     {"nvmlDeviceGetComputeRunningProcesses"},
+	"eccMode":         {"nvmlDeviceGetEccMode"},
+	"eccErrors":       {"nvmlDeviceGetTotalEccErrors"},
+	"remapped":        {"nvmlDeviceGetRemappedRows"},
+	"throttle":        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+	"maxClock":        {"nvmlDeviceGetMaxClockInfo"},
+	"pcieGenMax":      {"nvmlDeviceGetMaxPcieLinkGeneration"},
+	"pcieWidthMax":    {"nvmlDeviceGetMaxPcieLinkWidth"},
+	"pcieGen":         {"nvmlDeviceGetCurrPcieLinkGeneration"},
+	"pcieWidth":       {"nvmlDeviceGetCurrPcieLinkWidth"},
+	"numa":            {"nvmlDeviceGetNumaNodeId"},
+	"nvlinkState":     {"nvmlDeviceGetNvLinkState"},
+	"busWidth":        {"nvmlDeviceGetMemoryBusWidth"},
+	"persistenceMode": {"nvmlDeviceGetPersistenceMode"},
+}
+
+// required are the groups without which the library is not used: a library
+// that lacks one is an unsupported version (nvidia-smi is asked instead).
+var required = []string{"init", "count", "handle", "name", "uuid", "pci"}
+
+// cLib is one dlopen'ed libnvidia-ml with its resolved entry points.
+type cLib struct {
+	handle unsafe.Pointer
+	fn     map[string]unsafe.Pointer
+	names  map[string]string // group -> the symbol resolved
+}
+
+// openC loads the library at path and resolves its entry points.
+func openC(path string) (*cLib, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h := C.hw_open(cpath)
+	if h == nil {
+		return nil, fmt.Errorf("dlopen %s: %s", path, C.GoString(C.hw_dlerror()))
+	}
+	l := &cLib{handle: h, fn: map[string]unsafe.Pointer{}, names: map[string]string{}}
+	for group, names := range symbols {
+		for _, n := range names {
+			cn := C.CString(n)
+			p := C.hw_sym(h, cn)
+			C.free(unsafe.Pointer(cn))
+			if p != nil {
+				l.fn[group], l.names[group] = p, n
+				break
+			}
+		}
+	}
+	for _, g := range required {
+		if l.fn[g] == nil {
+			return nil, fmt.Errorf("%w: %s lacks %s", ErrUnsupported, path, symbols[g][0])
+		}
+	}
+	return l, nil
+}
+
+func (l *cLib) has(group string) bool { return l.fn[group] != nil }
+
+func (l *cLib) init() Return { return Return(C.hw_call0(l.fn["init"])) }
+
+func (l *cLib) sysString(group string) (string, Return) {
+	if !l.has(group) {
+		return "", ErrorFunctionNotFound
+	}
+	var buf [96]C.char
+	r := Return(C.hw_call_str(l.fn[group], &buf[0], C.uint(len(buf))))
+	return C.GoString(&buf[0]), r
+}
+
+func (l *cLib) sysInt(group string) (int, Return) {
+	if !l.has(group) {
+		return 0, ErrorFunctionNotFound
+	}
+	var v C.int
+	r := Return(C.hw_call_int(l.fn[group], &v))
+	return int(v), r
+}
+
+func (l *cLib) count() (int, Return) {
+	var n C.uint
+	r := Return(C.hw_call_uint(l.fn["count"], &n))
+	return int(n), r
+}
+
+func (l *cLib) device(i int) (C.nvmlDevice_t, Return) {
+	var d C.nvmlDevice_t
+	r := Return(C.hw_handle(l.fn["handle"], C.uint(i), &d))
+	return d, r
+}
+
+func (l *cLib) devString(group string, d C.nvmlDevice_t) (string, Return) {
+	if !l.has(group) {
+		return "", ErrorFunctionNotFound
+	}
+	var buf [96]C.char
+	r := Return(C.hw_dev_str(l.fn[group], d, &buf[0], C.uint(len(buf))))
+	return C.GoString(&buf[0]), r
+}
+
+func (l *cLib) devUint(group string, d C.nvmlDevice_t) (uint64, Return) {
+	if !l.has(group) {
+		return 0, ErrorFunctionNotFound
+	}
+	var v C.uint
+	r := Return(C.hw_dev_ptr(l.fn[group], d, unsafe.Pointer(&v)))
+	return uint64(v), r
+}
+
+func (l *cLib) devUint64(group string, d C.nvmlDevice_t) (uint64, Return) {
+	if !l.has(group) {
+		return 0, ErrorFunctionNotFound
+	}
+	var v C.ulonglong
+	r := Return(C.hw_dev_ptr(l.fn[group], d, unsafe.Pointer(&v)))
+	return uint64(v), r
+}
+
+func (l *cLib) devArgUint(group string, d C.nvmlDevice_t, arg int) (uint64, Return) {
+	if !l.has(group) {
+		return 0, ErrorFunctionNotFound
+	}
+	var v C.uint
+	r := Return(C.hw_dev_arg_uint(l.fn[group], d, C.int(arg), &v))
+	return uint64(v), r
+}
+
+func (l *cLib) devPair(group string, d C.nvmlDevice_t) (int, int, Return) {
+	if !l.has(group) {
+		return 0, 0, ErrorFunctionNotFound
+	}
+	var a, b C.uint
+	r := Return(C.hw_dev_2uint(l.fn[group], d, &a, &b))
+	return int(a), int(b), r
+}
+
+func (l *cLib) computeCapability(d C.nvmlDevice_t) (int, int, Return) {
+	if !l.has("cc") {
+		return 0, 0, ErrorFunctionNotFound
+	}
+	var a, b C.int
+	r := Return(C.hw_dev_2int(l.fn["cc"], d, &a, &b))
+	return int(a), int(b), r
+}
+
+func (l *cLib) pci(d C.nvmlDevice_t) (PCI, Return) {
+	var p C.hw_nvmlPciInfo_t
+	r := Return(C.hw_dev_ptr(l.fn["pci"], d, unsafe.Pointer(&p)))
+	return PCI{BusID: C.GoString(&p.busId[0]), Domain: uint32(p.domain), Bus: uint32(p.bus), Device: uint32(p.device),
+		DeviceID: uint32(p.pciDeviceId), SubsystemID: uint32(p.pciSubSystemId)}, r
+}
+
+// memory reads nvmlDeviceGetMemoryInfo_v2 (with the driver's reserved
+// share), else nvmlDeviceGetMemoryInfo (used then includes it).
+func (l *cLib) memory(d C.nvmlDevice_t) (Memory, Return) {
+	if l.has("memoryV2") {
+		var m C.hw_nvmlMemory_v2_t
+		C.hw_set_v2_version(&m)
+		if r := Return(C.hw_dev_ptr(l.fn["memoryV2"], d, unsafe.Pointer(&m))); r == Success {
+			return Memory{Total: uint64(m.total), Reserved: uint64(m.reserved), Free: uint64(m.free), Used: uint64(m.used), HasReserved: true}, r
+		}
+	}
+	if !l.has("memory") {
+		return Memory{}, ErrorFunctionNotFound
+	}
+	var m C.hw_nvmlMemory_t
+	r := Return(C.hw_dev_ptr(l.fn["memory"], d, unsafe.Pointer(&m)))
+	return Memory{Total: uint64(m.total), Free: uint64(m.free), Used: uint64(m.used)}, r
+}
+
+func (l *cLib) utilization(d C.nvmlDevice_t) (uint32, Return) {
+	if !l.has("util") {
+		return 0, ErrorFunctionNotFound
+	}
+	var u C.hw_nvmlUtilization_t
+	r := Return(C.hw_dev_ptr(l.fn["util"], d, unsafe.Pointer(&u)))
+	return uint32(u.gpu), r
+}
+
+func (l *cLib) remappedRows(d C.nvmlDevice_t) (RemappedRows, Return) {
+	if !l.has("remapped") {
+		return RemappedRows{}, ErrorFunctionNotFound
+	}
+	var a, b, c, e C.uint
+	r := Return(C.hw_dev_4uint(l.fn["remapped"], d, &a, &b, &c, &e))
+	return RemappedRows{Correctable: uint32(a), Uncorrectable: uint32(b), Pending: c != 0, Failure: e != 0}, r
+}
+
+// eccUncorrectedVolatile is nvmlDeviceGetTotalEccErrors(NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+// NVML_VOLATILE_ECC = 0).
+func (l *cLib) eccUncorrectedVolatile(d C.nvmlDevice_t) (uint64, Return) {
+	if !l.has("eccErrors") {
+		return 0, ErrorFunctionNotFound
+	}
+	var v C.ulonglong
+	r := Return(C.hw_dev_ecc(l.fn["eccErrors"], d, 1, 0, &v))
+	return uint64(v), r
+}
+
+// maxProcesses bounds the process list read per GPU.
+const maxProcesses = 1024
+
+// processes reads the compute processes holding memory: the _v3/_v2 entry
+// point (with GPU and compute instance), else the first one.
+func (l *cLib) processes(d C.nvmlDevice_t) ([]Process, Return) {
+	switch {
+	case l.has("processes"):
+		infos := make([]C.hw_nvmlProcessInfo_t, maxProcesses)
+		n := C.uint(len(infos))
+		r := Return(C.hw_dev_procs(l.fn["processes"], d, &n, unsafe.Pointer(&infos[0])))
+		if r != Success {
+			return nil, r
+		}
+		out := make([]Process, 0, min(int(n), maxProcesses))
+		for _, p := range infos[:min(int(n), maxProcesses)] {
+			out = append(out, Process{PID: int(p.pid), UsedBytes: uint64(p.usedGpuMemory)})
+		}
+		return out, r
+	case l.has("processesV1"):
+		infos := make([]C.hw_nvmlProcessInfo_v1_t, maxProcesses)
+		n := C.uint(len(infos))
+		r := Return(C.hw_dev_procs(l.fn["processesV1"], d, &n, unsafe.Pointer(&infos[0])))
+		if r != Success {
+			return nil, r
+		}
+		out := make([]Process, 0, min(int(n), maxProcesses))
+		for _, p := range infos[:min(int(n), maxProcesses)] {
+			out = append(out, Process{PID: int(p.pid), UsedBytes: uint64(p.usedGpuMemory)})
+		}
+		return out, r
+	}
+	return nil, ErrorFunctionNotFound
+}
+
+// nvlinkStates reads nvmlDeviceGetNvLinkState for links 0 to
+// NVML_NVLINK_MAX_LINKS-1 (18), stopping at the first link the driver
+// refuses; a GPU without NVLink answers NotSupported for link 0.
+func (l *cLib) nvlinkStates(d C.nvmlDevice_t) ([]bool, Return) {
+	if !l.has("nvlinkState") {
+		return nil, ErrorFunctionNotFound
+	}
+	var out []bool
+	for link := 0; link < 18; link++ {
+		var v C.uint
+		r := Return(C.hw_dev_arg_uint(l.fn["nvlinkState"], d, C.int(link), &v))
+		if r != Success {
+			if link == 0 {
+				return nil, r
+			}
+			break
+		}
+		out = append(out, v != 0)
+	}
+	return out, Success
+}
+
+// readAll reads the system and every device. It runs on the worker
+// goroutine only (see Library.Read).
+func (l *cLib) readAll() (*Snapshot, error) {
+	s := &Snapshot{}
+	s.DriverVersion, _ = l.sysString("driverVersion")
+	s.NVMLVersion, _ = l.sysString("nvmlVersion")
+	s.CUDADriverVersion, _ = l.sysInt("cudaVersion")
+	n, r := l.count()
+	if r != Success {
+		return nil, r.Err("nvmlDeviceGetCount")
+	}
+	for i := 0; i < n && i < maxDevices; i++ {
+		d, r := l.device(i)
+		if r != Success {
+			s.Refused = append(s.Refused, fmt.Sprintf("device %d: nvmlDeviceGetHandleByIndex: %v", i, r))
+			continue
+		}
+		s.Devices = append(s.Devices, l.readDevice(i, d, &s.Refused))
+	}
+	return s, nil
+}
+
+// maxDevices bounds the devices read.
+const maxDevices = 256
+
+func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
+	dev := Device{Index: i}
+	note := func(call string, r Return) bool {
+		if r != Success && r != ErrorNotSupported && r != ErrorFunctionNotFound {
+			*refused = append(*refused, fmt.Sprintf("device %d: %s: %v", i, call, r))
+		}
+		return r == Success
+	}
+	var r Return
+	dev.Name, r = l.devString("name", d)
+	note("nvmlDeviceGetName", r)
+	dev.UUID, r = l.devString("uuid", d)
+	note("nvmlDeviceGetUUID", r)
+	dev.PCI, r = l.pci(d)
+	note(l.names["pci"], r)
+	if m, r := l.memory(d); note("nvmlDeviceGetMemoryInfo", r) {
+		dev.Memory = &m
+	}
+	if a, b, r := l.computeCapability(d); note("nvmlDeviceGetCudaComputeCapability", r) {
+		dev.CCMajor, dev.CCMinor = a, b
+	}
+	if cur, pend, r := l.devPair("mig", d); note("nvmlDeviceGetMigMode", r) {
+		dev.MIG = &MIGMode{Current: cur == 1, Pending: pend == 1}
+	}
+	if u, r := l.utilization(d); note("nvmlDeviceGetUtilizationRates", r) {
+		dev.UtilizationPercent = &u
+	}
+	if v, r := l.devUint("power", d); note("nvmlDeviceGetPowerUsage", r) {
+		mw := uint32(v)
+		dev.PowerMilliwatts = &mw
+	}
+	if v, r := l.devUint("powerLimit", d); note(l.names["powerLimit"], r) {
+		mw := uint32(v)
+		dev.PowerLimitMilliwatts = &mw
+	}
+	if v, r := l.devArgUint("temp", d, 0); note("nvmlDeviceGetTemperature", r) { // NVML_TEMPERATURE_GPU
+		c := uint32(v)
+		dev.TemperatureC = &c
+	}
+	if p, r := l.processes(d); note(l.names["processes"], r) {
+		dev.Processes = p
+		dev.ProcessesKnown = true
+	}
+	if cur, _, r := l.devPair("eccMode", d); note("nvmlDeviceGetEccMode", r) {
+		on := cur == 1
+		dev.ECCEnabled = &on
+	}
+	if v, r := l.eccUncorrectedVolatile(d); note("nvmlDeviceGetTotalEccErrors", r) {
+		dev.ECCUncorrectedVolatile = &v
+	}
+	if rr, r := l.remappedRows(d); note("nvmlDeviceGetRemappedRows", r) {
+		dev.RemappedRows = &rr
+	}
+	if v, r := l.devUint64("throttle", d); note(l.names["throttle"], r) {
+		dev.ClocksEventReasons = &v
+	}
+	if v, r := l.devArgUint("maxClock", d, 1); note("nvmlDeviceGetMaxClockInfo", r) { // NVML_CLOCK_SM
+		dev.MaxClockSMMHz = uint32(v)
+	}
+	if v, r := l.devArgUint("maxClock", d, 2); note("nvmlDeviceGetMaxClockInfo", r) { // NVML_CLOCK_MEM
+		dev.MaxClockMemoryMHz = uint32(v)
+	}
+	if v, r := l.devUint("pcieGenMax", d); note("nvmlDeviceGetMaxPcieLinkGeneration", r) {
+		dev.PCIeGenMax = uint32(v)
+	}
+	if v, r := l.devUint("pcieWidthMax", d); note("nvmlDeviceGetMaxPcieLinkWidth", r) {
+		dev.PCIeWidthMax = uint32(v)
+	}
+	if v, r := l.devUint("pcieGen", d); note("nvmlDeviceGetCurrPcieLinkGeneration", r) {
+		dev.PCIeGen = uint32(v)
+	}
+	if v, r := l.devUint("pcieWidth", d); note("nvmlDeviceGetCurrPcieLinkWidth", r) {
+		dev.PCIeWidth = uint32(v)
+	}
+	if v, r := l.devUint("numa", d); note("nvmlDeviceGetNumaNodeId", r) {
+		n := int(v)
+		dev.NUMANode = &n
+	}
+	if links, r := l.nvlinkStates(d); note("nvmlDeviceGetNvLinkState", r) {
+		dev.NVLinkActive = links
+	}
+	return dev
+}

@@ -1,0 +1,41 @@
+//go:build linux && cgo
+
+package detect
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml/nvmltest"
+)
+
+// Steady-state detection of the h200-vm fixture (every backend, no cache),
+// the GPU read through NVML in-process (the fake libnvidia-ml.so.1 with the
+// real H200's values) against the same detection running the fixture's
+// nvidia-smi script. Figures in docs/performance.md ("NVML in-process");
+// they measure the fake library, not a driver.
+//
+//	go test -run xxx -bench 'DetectH200' -benchtime=2s ./internal/detect/
+func BenchmarkDetectH200NVML(b *testing.B) {
+	benchDetectH200(b, nvmltest.Build(b))
+}
+
+func BenchmarkDetectH200NvidiaSMI(b *testing.B) {
+	benchDetectH200(b, NVMLOff)
+}
+
+func benchDetectH200(b *testing.B, lib string) {
+	opts := fixtureOptions(b, "h200-vm", nil)
+	opts.NVMLLibrary = lib
+	reg, err := Detect(context.Background(), opts) // loads and initialises NVML once
+	require.NoError(b, err)
+	require.Empty(b, reg.Warnings)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := Detect(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
