@@ -280,8 +280,8 @@ func planHeadline(a answer, name string, info AnswerInfo) string {
 	if kv := a.num("max_context_length"); kv > 0 {
 		parts = append(parts, "KV room about "+Tokens(kv)+" tokens")
 	}
-	if tps := a.obj("throughput").num("decode_tokens_per_s"); tps > 0 {
-		parts = append(parts, "about "+rate(tps)+" tokens/s")
+	if t := a.obj("throughput"); t.num("decode_tokens_per_s") > 0 && validated(t) {
+		parts = append(parts, "about "+rate(t.num("decode_tokens_per_s"))+" tokens/s")
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
 	if cmd := engineCommand(a, info); cmd != "" {
@@ -603,6 +603,21 @@ func layerRange(s answer) string {
 	return count(start) + "-" + count(end-1)
 }
 
+// notValidated begins a throughput's validated_on when no measurement
+// vouches for its figures (plan.NotValidated).
+const notValidated = "not validated"
+
+// validated reports whether a throughput's figures are vouched for by a
+// measured set: only then does a headline show a speed.
+func validated(t answer) bool { return SpeedValidated(t.str("validated_on")) }
+
+// SpeedValidated reports whether a throughput's validated_on names a
+// measured set (not empty, not "not validated: ..."): a headline or a
+// summary table shows a speed only then.
+func SpeedValidated(validatedOn string) bool {
+	return validatedOn != "" && !strings.HasPrefix(validatedOn, notValidated)
+}
+
 func writeThroughput(w io.Writer, t answer) {
 	if len(t) == 0 {
 		return
@@ -622,10 +637,13 @@ func writeThroughput(w io.Writer, t answer) {
 		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
+	if v := t.str("validated_on"); v != "" {
+		fmt.Fprintf(w, "  Validated on: %s\n", Text(v))
+	}
 	for _, s := range t.strings("assumptions") {
 		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
 	}
-	writeRest(w, t, []string{"decode_tokens_per_s", "decode_tokens_per_s_total", "prefill_tokens_per_s", "bound", "assumptions"})
+	writeRest(w, t, []string{"decode_tokens_per_s", "decode_tokens_per_s_total", "prefill_tokens_per_s", "bound", "validated_on", "assumptions"})
 }
 
 func writeEngineArgs(w io.Writer, a answer, info AnswerInfo) {
