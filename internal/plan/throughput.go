@@ -358,7 +358,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	hidden := float64(m.Hidden)
 	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
-	computeBound := false
+	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
 	attnWidth := m.Heads * m.EffectiveHeadDim()
@@ -394,7 +394,13 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 		}
 		read := weights*c.ActiveRatio + float64(s.Part.KV)
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
-		if cpuStage {
+		if cpuStage && hostRuns(pl, req, bw) {
+			// llama.cpp runs the layers it does not offload (-ngl) on the
+			// CPU: they stream from host memory like a CPU plan's.
+			hostStage = true
+			t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+			prefillKnown = false
+		} else if cpuStage {
 			// Offloaded layers: their weights cross PCIe every step (vLLM
 			// --cpu-offload-gb); llama.cpp instead runs them on the CPU at
 			// host memory bandwidth, usually of the same order.
@@ -430,7 +436,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 				computeBound = true
 			}
 		}
-		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 {
+		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
 			frac := float64(layers) / float64(c.Layers)
@@ -446,7 +452,7 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 	if decodeKnown && step > 0 {
 		t.DecodeTokensPerS = round3(float64(batch) / step)
 		t.Bound = BoundBandwidth
-		if pl.Offloaded {
+		if pl.Offloaded && !hostStage {
 			t.Bound = BoundPCIe
 		} else if arTotal > step/2 {
 			t.Bound = BoundInterconnect
@@ -465,6 +471,23 @@ func estimateWith(pl *planned, req *Request, interStageGBs float64, e efficiency
 		t.Assumptions = append(t.Assumptions, "pipeline stages run one after another within a decode step (sum of stage times)")
 	}
 	return t
+}
+
+// hostRuns reports whether an offloaded plan's host stage runs on the CPU
+// (llama.cpp keeps the layers it does not offload there and computes them
+// with the CPU backend) at a known host bandwidth bw, rather than crossing
+// PCIe every step (vLLM's --cpu-offload-gb).
+func hostRuns(pl *planned, req *Request, bw float64) bool {
+	return planEngine(pl, req) == engineLlamaCPP && bw > 0 && !math.IsInf(bw, 1)
+}
+
+// planEngine is the engine a plan was made for: its pool's budget engine,
+// else the request's.
+func planEngine(pl *planned, req *Request) string {
+	if pl.Pool != nil && pl.Pool.Budget.Engine != "" {
+		return pl.Pool.Budget.Engine
+	}
+	return req.Engine
 }
 
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:

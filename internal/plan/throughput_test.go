@@ -193,3 +193,34 @@ func TestValidatedOn(t *testing.T) {
 		assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), "%s: %s", name, a.Throughput.ValidatedOn)
 	}
 }
+
+// TestLlamaCPPOffloadRunsOnHost: with llama.cpp the layers left in host RAM
+// run on the CPU (-ngl N), so their weights stream from host memory at the
+// host fraction (or its cores bound them), not across PCIe as vLLM's
+// --cpu-offload-gb does; the plan is slower than the GPU alone would be and
+// says so. Llama-3.1-70B q4_k_m (about 40 GiB) on a 24 GiB GPU and a
+// 32-core EPYC 9354 (460.8 GB/s, internal/specs/host.go).
+func TestLlamaCPPOffloadRunsOnHost(t *testing.T) {
+	g := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")
+	g.Vendor = "nvidia"
+	cpu := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "AMD EPYC 9354 32-Core Processor",
+		Vendor: "amd", Available: true, MemoryBytes: 256 * gibBytes, Cores: 32}
+	r := reg(t, []registry.Device{g, cpu})
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, r))
+	require.True(t, a.Fits, dump(t, a))
+	require.Equal(t, StrategyOffload, a.Strategy)
+	require.NotNil(t, a.Throughput)
+	notes := strings.Join(a.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "offloaded layers run on the CPU")
+	assert.NotContains(t, notes, "cross PCIe")
+	assert.Equal(t, BoundBandwidth, a.Throughput.Bound)
+	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated))
+	// The host share is at least (40 - 24) GiB of weights at 0.68 x 460.8
+	// GB/s, about 55 ms: below 18 tokens/s; and it is faster than streaming
+	// all of the weights (42 GiB with the KV cache) from host memory, about
+	// 7 tokens/s.
+	d := a.Throughput.DecodeTokensPerS
+	assert.Less(t, d, 18.0)
+	assert.Greater(t, d, 1e9*0.68*460.8/(42*float64(gibBytes)))
+	assert.Zero(t, a.Throughput.PrefillTokensPerS, "prefill with layers on the CPU is not modelled")
+}

@@ -32,10 +32,7 @@ var validatedCells = map[string]map[string]string{
 // with tensor parallelism, offloaded layers, mixed device classes or a
 // device class or weight type without rows is not validated.
 func validatedOn(pl *planned, req *Request) (string, bool) {
-	engine := req.Engine
-	if pl.Pool != nil {
-		engine = pl.Pool.Budget.Engine
-	}
+	engine := planEngine(pl, req)
 	if engine != engineLlamaCPP {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(engine)), false
 	}
