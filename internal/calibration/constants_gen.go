@@ -11,7 +11,7 @@ var Fitted = Throughput{
 	// per backend the per-layer latency on a 1 us grid; KVReadRatio on the
 	// 2 depth rows of data/h200-speed.
 	DecodeGDDR:        DecodeFractions{Float: 0.87 /* 7 rows */, Q8: 0.76 /* no row: the k-quant fraction */, KQuant: 0.76 /* 13 rows */},
-	DecodeHBM:         DecodeFractions{Float: 0.92 /* 4 rows */, Q8: 0.62 /* 1 rows */, KQuant: 0.40 /* 8 rows */},
+	DecodeHBM:         DecodeFractions{Float: 0.92 /* 1 H200 rows */, Q8: 0.62 /* 1 rows */, KQuant: 0.40 /* 2 H200 rows */},
 	DecodeUnified:     DecodeFractions{Float: 0.90 /* 4 rows */, Q8: 0.75 /* no row: the k-quant fraction */, KQuant: 0.75 /* 7 rows */},
 	KVReadRatio:       0.55,
 	LayerLatencyCUDA:  43e-6,  // 33 rows

@@ -20,8 +20,9 @@ const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.
 // were measured on. A class of NVIDIA GPUs counts only for NVIDIA parts
 // (the rows ran llama.cpp's CUDA backend).
 var validatedCells = map[string]map[string]string{
-	MemoryClassGDDR:    {WeightsFloat: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)", WeightsKQuant: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)"},
-	MemoryClassHBM:     {WeightsFloat: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)", WeightsQ8: "NVIDIA H200", WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
+	MemoryClassGDDR: {WeightsFloat: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)", WeightsKQuant: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)"},
+	MemoryClassHBM: {WeightsFloat: "NVIDIA H200 only (the May 2024 A100/H100 F16 rows replay 54-99 % too fast: older kernels)",
+		WeightsQ8: "NVIDIA H200", WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
 	MemoryClassUnified: {WeightsFloat: "Apple M1-M4 GPUs (Metal)", WeightsKQuant: "Apple M1-M4 GPUs (Metal)"},
 	MemoryClassHost:    {WeightsKQuant: "x86 CPUs (i9-13900K, i5-4278U)"},
 }

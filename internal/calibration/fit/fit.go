@@ -95,7 +95,8 @@ type cell struct{ class, family string }
 // decodeFit is the result of the decode search.
 type decodeFit struct {
 	fractions   map[cell]int   // hundredths, every class and family
-	rows        map[cell]int   // fit-set rows per cell; 0: the cell took its class's k-quant fraction
+	rows        map[cell]int   // fit-set rows a cell's fraction was fitted on; 0: the cell took its class's k-quant fraction
+	h200Only    []cell         // cells fitted on their H200 rows alone (newestBuild)
 	latencyUS   map[string]int // per backend
 	backendRows map[string]int // fit-set rows per backend
 	kvRatio     int            // KVReadRatio in hundredths
@@ -195,7 +196,10 @@ func fitBackend(c *calibration.Throughput, fit *decodeFit, backend string, class
 	for k, v := range best {
 		fit.fractions[k] = v
 		*familyFraction(classFractions(c, k.class), k.family) = float64(v) / 100
-		fit.rows[k] = len(byCell[k])
+		fit.rows[k] = len(newestBuild(byCell[k]))
+		if fit.rows[k] > 0 && fit.rows[k] < len(byCell[k]) {
+			fit.h200Only = append(fit.h200Only, k)
+		}
 	}
 	return nil
 }

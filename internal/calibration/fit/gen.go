@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -80,6 +81,9 @@ func (r *result) fractionsSource(class string) string {
 	f := func(fam string) string {
 		k := cell{class, fam}
 		note := fmt.Sprintf("%d rows", r.decode.rows[k])
+		if slices.Contains(r.decode.h200Only, k) {
+			note = fmt.Sprintf("%d H200 rows", r.decode.rows[k])
+		}
 		if r.decode.rows[k] == 0 {
 			note = "no row: the k-quant fraction"
 		}
@@ -212,6 +216,9 @@ func fittedConstantsTable(r *result) string {
 		for _, fam := range decodeFamilies {
 			k := cell{class, fam}
 			on, rule := fmt.Sprintf("%d %s %s rows of the decode fit set", d.rows[k], class, fam), "decode fit (Throughput)"
+			if slices.Contains(d.h200Only, k) {
+				on = fmt.Sprintf("%d %s %s H200 rows (`data/h200-speed`; the cell's May 2024 rows are replayed, not fitted)", d.rows[k], class, fam)
+			}
 			if d.rows[k] == 0 {
 				on, rule = "no row", "the class's k-quant fraction"
 			}
@@ -285,6 +292,19 @@ func throughputFit(r *result) string {
 	fmt.Fprintf(&b, ",\n    KV read ratio %s, layer latency CUDA %d us Metal %d us;\n", hundredths(d.kvRatio), d.latencyUS["cuda"], d.latencyUS["metal"])
 	fmt.Fprintf(&b, "    fit set (n=%d) median %.3f; H200 decode rows (n=%d) median %.3f;\n", d.n, d.medianError, len(hb), quantile(hb, 0.5))
 	fmt.Fprintf(&b, "    held-out (n=%d) median %.3f p90 %.3f\n", len(held), quantile(held, 0.5), quantile(held, 0.9))
+	fmt.Fprintf(&b, "    per cell, every fit-set row (fitted or replayed) n / median:")
+	byCell := map[cell][]speedCase{}
+	for _, sc := range decodeFitSet(r.replayed, r.bench) {
+		byCell[cell{sc.class, sc.family}] = append(byCell[cell{sc.class, sc.family}], sc)
+	}
+	for _, class := range []string{plan.MemoryClassGDDR, plan.MemoryClassHBM, plan.MemoryClassUnified} {
+		for _, fam := range decodeFamilies {
+			if rows := byCell[cell{class, fam}]; len(rows) > 0 {
+				fmt.Fprintf(&b, " %s-%s %d/%.2f", class, fam, len(rows), quantile(decodeErrors(rows, c), 0.5))
+			}
+		}
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(&b, "    prefill: MFU %s, %d us per layer and pass, single-device (n=%d) median %.3f\n",
 		hundredths(r.prefill.mfu), r.prefill.latencyUS, r.prefill.n, r.prefill.medianError)
 	return b.String()
