@@ -387,11 +387,15 @@ HWACCEL_API char *hwaccel_suggest_quant(const char *request_json);
  *       "memory":{"weights_bytes":...,"kv_cache_bytes":...,"total_bytes":...},
  *       "shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":40,
  *                  "memory_bytes":...,"memory_available_bytes":...}],
- *       "throughput":{"decode_tokens_per_s":...,"bound":"memory_bandwidth"},
+ *       "throughput":{"decode_tokens_per_s":...,"bound":"memory_bandwidth",
+ *                     "validated_on":"not validated: ..."},
  *       "engine_args":{"vllm":[...]},"explanation":[...],"warnings":[]}
  *  Strategies: none, tensor_parallel, pipeline_parallel, data_parallel,
  *  cpu_offload.  No shard is given more memory than its device has free (or
- *  total, when free is unknown); "fits" is false when no plan fits. */
+ *  total, when free is unknown); "fits" is false when no plan fits.
+ *  throughput.validated_on names the measured set and device class behind
+ *  the speed figures, or begins with "not validated" and says why; show a
+ *  speed as a headline only when it does not. */
 HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
 
 /*! hwaccel_estimate_training() :

@@ -180,6 +180,9 @@ type fitRow struct {
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
 	// Refusal is the code of why a model does not fit (plan.Refusal*).
 	Refusal string `json:"refusal,omitempty"`
+	// ValidatedOn is the plan's throughput.validated_on: the table shows
+	// the speed only when a measured set vouches for it.
+	ValidatedOn string `json:"validated_on,omitempty"`
 }
 
 // fit plans every catalog model on this machine (or a registry file).
@@ -310,7 +313,7 @@ func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, erro
 			}
 			r.Devices = len(seen)
 			if p.Throughput != nil {
-				r.DecodeTokensPerS = p.Throughput.DecodeTokensPerS
+				r.DecodeTokensPerS, r.ValidatedOn = p.Throughput.DecodeTokensPerS, p.Throughput.ValidatedOn
 			}
 		}
 		rows = append(rows, r)
@@ -356,7 +359,7 @@ func writeFitTable(w io.Writer, rows []fitRow) error {
 		if r.MaxContextLength > 0 {
 			ctx = cli.Tokens(float64(r.MaxContextLength))
 		}
-		if r.DecodeTokensPerS > 0 {
+		if r.DecodeTokensPerS > 0 && cli.SpeedValidated(r.ValidatedOn) {
 			tps = fmt.Sprintf("%.1f", r.DecodeTokensPerS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\tyes\t%s\t%d\t%s\t%s\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), cli.Text(r.Quant),

@@ -14,37 +14,51 @@ package calibration
 //go:generate go run ./fit -constants constants_gen.go -docs ../../docs/accuracy.md
 
 // Throughput is the parameter set of the speed model of internal/plan
-// (throughput.go): decode streams weights and KV cache at a fraction of the
-// memory bandwidth that depends on the memory class, plus a fixed time per
-// layer; prefill runs the matmuls at a fraction of the dense tensor peak,
-// plus a fixed cost per layer and prompt pass.
+// (throughput.go): decode streams the weights at a fraction of the memory
+// bandwidth that depends on the memory class and on the weight type family
+// (the kernel that dequantizes them), reads the KV cache at its own rate,
+// and pays a fixed time per layer that depends on the backend; prefill runs
+// the matmuls at a fraction of the dense tensor peak, plus a fixed cost per
+// layer and prompt pass.
 type Throughput struct {
-	// DecodeBandwidth is the fraction of the datasheet memory bandwidth a
-	// decode step achieves while streaming weights and KV cache on a
-	// discrete GPU with GDDR memory (and any device of no other class).
-	DecodeBandwidth float64
-	// DecodeBandwidthHBM is that fraction on an HBM part: a batch-1
-	// matrix-vector pass keeps too few bytes in flight to draw 2-3 TB/s
-	// (llama.cpp on an A100 reaches 43-55 %).
-	DecodeBandwidthHBM float64
-	// DecodeBandwidthUnified is that fraction on Apple unified memory, whose
-	// datasheet figure is the SoC's, shared with the CPU, for 16-bit (and
-	// 8-bit float) weights.
-	DecodeBandwidthUnified float64
+	// DecodeGDDR is the fraction of the datasheet memory bandwidth a decode
+	// step reaches while streaming weights on a discrete GPU with GDDR memory
+	// (and any device of no other class), per weight type family.
+	DecodeGDDR DecodeFractions
+	// DecodeHBM is that fraction on an HBM part. On fast HBM a batch-1
+	// matrix-vector pass over quantized weights is limited by the
+	// dequantizing kernel, not the memory: llama.cpp on an H200 streams F16
+	// at about 70 % of 4.8 TB/s but Q4_K_M at under 30 %
+	// (data/llamacpp-cuda-h200).
+	DecodeHBM DecodeFractions
+	// DecodeUnified is that fraction on Apple unified memory, whose datasheet
+	// figure is the SoC's, shared with the CPU; the GPU's ALUs dequantize
+	// every integer weight read, so quantized weights reach less.
+	DecodeUnified DecodeFractions
 	// DecodeBandwidthHost is that fraction on a CPU's host memory (its
-	// family's datasheet figure, specs.HostMemoryByCPUName).
+	// family's datasheet figure, specs.HostMemoryByCPUName), any weight type.
 	DecodeBandwidthHost float64
 	// HostWeightsPerCoreSecond is how many weights one CPU core multiplies
 	// per second in a decode step's matrix-vector products (dequantizing
 	// them): with few cores a CPU decode is bound by this, not by memory.
 	HostWeightsPerCoreSecond float64
-	// DecodeBandwidthUnifiedQuantized is that fraction for integer-quantized
-	// weights (int8/int4, GGUF k-quants) on Apple GPUs, whose ALUs dequantize
-	// every weight read: there the matrix-vector pass is partly compute-bound.
-	DecodeBandwidthUnifiedQuantized float64
-	// LayerLatency is the fixed time per layer per decode step, in seconds
-	// (kernel launches, synchronisation), that does not shrink with bytes.
-	LayerLatency float64
+	// KVReadRatio is the rate at which a decode step reads the KV cache
+	// (llama.cpp's flash-attention kernel over the cached tokens) relative
+	// to the rate the class's 16-bit matrix-vector kernel streams weights:
+	// decode slows with context by KV bytes / (bandwidth × Float fraction ×
+	// KVReadRatio).
+	KVReadRatio float64
+	// LayerLatencyCUDA is the fixed time per layer per decode step, in
+	// seconds (kernel launches, synchronisation, small kernels), on a
+	// discrete GPU (llama.cpp's CUDA backend with CUDA graphs; Vulkan, ROCm
+	// and other GPU backends are charged the same, unvalidated).
+	LayerLatencyCUDA float64
+	// LayerLatencyMetal is that time on an Apple GPU (llama.cpp's Metal
+	// backend).
+	LayerLatencyMetal float64
+	// LayerLatencyHost is that time on a CPU (llama.cpp's CPU threads): 0,
+	// because the host constants are fitted without one (fit/fitHost).
+	LayerLatencyHost float64
 	// PrefillMFU is the fraction of the dense peak tensor throughput the
 	// matmuls of a prompt-processing pass achieve.
 	PrefillMFU float64
@@ -52,6 +66,20 @@ type Throughput struct {
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, softmax, copies) and launches, in seconds.
 	PrefillLayerLatency float64
+}
+
+// DecodeFractions are the fractions of a memory class's datasheet bandwidth
+// a batch-1 decode step reaches, per family of weight type.
+type DecodeFractions struct {
+	// Float is for 16-bit (and 32-bit and fp8) weights: no dequantization.
+	Float float64
+	// Q8 is for 8-bit integer weights with one scale per block (GGUF Q8_0,
+	// int8): a cheap dequantization.
+	Q8 float64
+	// KQuant is for the other integer types: GGUF k-quants (Q4_K … Q6_K),
+	// legacy 4/5-bit blocks, IQ types, int4 and MXFP4, whose unpacking costs
+	// more ALU work per byte.
+	KQuant float64
 }
 
 // MicroBatchTokens is the number of prompt tokens llama.cpp processes in one
@@ -70,17 +98,3 @@ const MicroBatchTokens = 512
 // few tokens, so each pass writes and reads 2 bytes per weight besides the
 // quantized weights. Not fitted: two 16-bit accesses per weight.
 const DequantCopyBytesPerParam = 4
-
-// Hand-set prefill constants. They were fitted at commit d0c2f6d (median
-// |error| of prefill over the single-device rows of data/inference.json,
-// MFU on a 0.01 grid, PrefillLayerLatency on a 20 us grid refined at 10 us)
-// while the GDDR decode fraction was 0.90; the decode fraction has since
-// been refitted (0.93) and the model's memory inputs refined, so the same
-// search today lands on a neighbouring point of the flat optimum (the fit
-// program prints it in docs/accuracy.md with its median). They are kept so
-// that no answer changes; refit them together with a deliberate change of
-// the prefill answers.
-const (
-	PrefillMFUHandSet          = 0.77
-	PrefillLayerLatencyHandSet = 1390e-6
-)

@@ -5,21 +5,27 @@ package calibration
 // Fitted is the speed model's constants in use (docs/accuracy.md,
 // "Throughput (decode and prefill)").
 var Fitted = Throughput{
-	// Decode, fitted on the 40 single-device llama-bench rows of May 2024 of
-	// data/inference.json (median |error| 0.048): per memory class the
-	// fraction on a 0.01 grid, the per-layer latency on a 2 us grid.
-	DecodeBandwidth:                 0.93, // 20 rows
-	DecodeBandwidthHBM:              0.61, // 9 rows
-	DecodeBandwidthUnified:          0.82, // 4 rows
-	DecodeBandwidthUnifiedQuantized: 0.66, // 7 rows
-	LayerLatency:                    92e-6,
+	// Decode, fitted on the 44 single-device llama-bench rows of
+	// data/inference.json (May 2024) and data/h200-speed (median |error|
+	// 0.040): per memory class and weight family the fraction on a 0.01 grid,
+	// per backend the per-layer latency on a 1 us grid; KVReadRatio on the
+	// 2 depth rows of data/h200-speed.
+	DecodeGDDR:        DecodeFractions{Float: 0.87 /* 7 rows */, Q8: 0.76 /* no row: the k-quant fraction */, KQuant: 0.76 /* 13 rows */},
+	DecodeHBM:         DecodeFractions{Float: 0.92 /* 1 H200 rows */, Q8: 0.62 /* 1 rows */, KQuant: 0.40 /* 2 H200 rows */},
+	DecodeUnified:     DecodeFractions{Float: 0.90 /* 4 rows */, Q8: 0.75 /* no row: the k-quant fraction */, KQuant: 0.75 /* 7 rows */},
+	KVReadRatio:       0.55,
+	LayerLatencyCUDA:  43e-6,  // 33 rows
+	LayerLatencyMetal: 149e-6, // 11 rows
+	LayerLatencyHost:  0,      // the host fit has none
 	// CPU decode, from the rows of data/host_decode.json (means, rounded to
 	// 0.01 and to 1 G weights/s).
 	DecodeBandwidthHost:      0.68,
 	HostWeightsPerCoreSecond: 23e9,
-	// Prefill: hand-set (calibration.go says why).
-	PrefillMFU:          PrefillMFUHandSet,
-	PrefillLayerLatency: PrefillLayerLatencyHandSet,
+	// Prefill, fitted on the 54 single-device rows with a prompt figure
+	// (median |error| 0.169): MFU on a 0.01 grid, the per-layer pass time on
+	// a 20 us grid refined at 10 us.
+	PrefillMFU:          0.71,
+	PrefillLayerLatency: 1220e-6,
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

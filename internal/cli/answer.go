@@ -222,7 +222,7 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 	if kv := a.MaxContextLength; kv > 0 {
 		parts = append(parts, "KV room about "+Tokens(float64(kv))+" tokens")
 	}
-	if a.Throughput != nil && a.Throughput.DecodeTokensPerS > 0 {
+	if a.Throughput != nil && a.Throughput.DecodeTokensPerS > 0 && SpeedValidated(a.Throughput.ValidatedOn) {
 		parts = append(parts, "about "+rate(a.Throughput.DecodeTokensPerS)+" tokens/s")
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
@@ -543,6 +543,13 @@ func layerRange(s plan.Shard) string {
 	return strconv.Itoa(start) + "-" + strconv.Itoa(end-1)
 }
 
+// SpeedValidated reports whether a throughput's validated_on names a
+// measured set (not empty, not "not validated: ..."): a headline or a
+// summary table shows a speed only then.
+func SpeedValidated(validatedOn string) bool {
+	return validatedOn != "" && !strings.HasPrefix(validatedOn, plan.NotValidated)
+}
+
 func writeThroughput(w io.Writer, t *plan.Throughput) {
 	if t == nil {
 		return
@@ -562,6 +569,9 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
+	if t.ValidatedOn != "" {
+		fmt.Fprintf(w, "  Validated on: %s\n", Text(t.ValidatedOn))
+	}
 	for _, s := range t.Assumptions {
 		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
 	}

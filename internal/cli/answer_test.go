@@ -22,7 +22,7 @@ const planFits = `{"fits":true,"strategy":"tensor_parallel","quant":"bf16",
 "shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
           {"device_id":"cuda:1","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":1}],
 "tp_size":2,"pp_size":1,
-"throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
+"throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
 "engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]},
 "max_context_length":80884,"max_batch_size":19,
 "levels":[{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"},
@@ -34,7 +34,7 @@ func TestWritePlanHeadlineFirst(t *testing.T) {
 	info := AnswerInfo{Model: "llama-3.3-70b", ServeModel: "meta-llama/Llama-3.3-70B-Instruct",
 		DeviceNames: map[string]string{"cuda:0": "NVIDIA H100 80GB HBM3", "cuda:1": "NVIDIA H100 80GB HBM3"}}
 	require.NoError(t, WritePlan(&b, []byte(planFits), info))
-	assert.Equal(t, `Llama-3.3-70B-Instruct fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16, KV room about 79k tokens, about 28.5 tokens/s; run: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
+	assert.Equal(t, `Llama-3.3-70B-Instruct fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16, KV room about 79k tokens; run: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
 
 Model: Llama-3.3-70B-Instruct, 70.6B parameters, 80 layers
   source: catalog: x
@@ -45,6 +45,7 @@ Shards:
   cuda:0  NVIDIA H100 80GB HBM3  0-79    0      0        67.5 GiB  79.2 GiB
   cuda:1  NVIDIA H100 80GB HBM3  0-79    0      1        67.5 GiB  79.2 GiB
 Throughput: decode 28.5 tokens/s per sequence, prefill 2791 tokens/s (bound by memory bandwidth)
+  Validated on: not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it
   - the KV cache of 4096 tokens x 1 sequence
 Engine commands:
   vllm: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
@@ -56,6 +57,26 @@ Explanation:
   - bf16 fits
 Warnings: none
 `, b.String())
+}
+
+// TestWritePlanHeadlineSpeedOnlyWhenValidated: the headline states a speed
+// only when the throughput names a measured set (validated_on), not when it
+// says "not validated" (planFits, a vLLM plan) or says nothing.
+func TestWritePlanHeadlineSpeedOnlyWhenValidated(t *testing.T) {
+	info := AnswerInfo{Model: "llama-3.3-70b", DeviceNames: map[string]string{"cuda:0": "H100", "cuda:1": "H100"}}
+	headline := func(ans string) string {
+		var b bytes.Buffer
+		require.NoError(t, WritePlan(&b, []byte(ans), info))
+		return strings.SplitN(b.String(), "\n", 2)[0]
+	}
+	measured := strings.Replace(planFits, `"validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it"`,
+		`"validated_on":"llama.cpp rows of internal/calibration/data (docs/accuracy.md): NVIDIA HBM GPUs (A100, H100 PCIe, H200), float weights"`, 1)
+	require.NotEqual(t, planFits, measured)
+	assert.Contains(t, headline(measured), "about 28.5 tokens/s")
+	assert.NotContains(t, headline(planFits), "tokens/s")
+	silent := strings.Replace(planFits, `"validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it",`, "", 1)
+	require.NotEqual(t, planFits, silent)
+	assert.NotContains(t, headline(silent), "tokens/s")
 }
 
 func TestWritePlanThatDoesNotFit(t *testing.T) {

@@ -67,31 +67,12 @@ func (r *Replay) Prefill(c calibration.Throughput) float64 {
 	return estimateWith(r.prefillPlan, r.prefillReq, 0, efficiency(c)).PrefillTokensPerS
 }
 
-// Memory classes of Replay.MemoryClass: which decode fraction of
-// calibration.Throughput the replayed device uses.
-const (
-	MemoryClassGDDR             = "gddr"
-	MemoryClassHBM              = "hbm"
-	MemoryClassUnified          = "unified"
-	MemoryClassUnifiedQuantized = "unified-quantized"
-	MemoryClassHost             = "host"
-)
-
-// MemoryClass names the decode bandwidth fraction that applies to the
-// replayed device and level. It asks decodeFraction itself (with a distinct
-// value per fraction), so it follows whatever rule picks the fraction.
+// MemoryClass is the memory class whose decode fractions apply to the
+// replayed device (memoryClass: MemoryClassGDDR, …).
 func (r *Replay) MemoryClass() string {
-	d := r.decodePlan.Stages[0].Devices[0]
-	probe := efficiency{DecodeBandwidth: 1, DecodeBandwidthHBM: 2, DecodeBandwidthUnified: 3, DecodeBandwidthUnifiedQuantized: 4, DecodeBandwidthHost: 5}
-	switch probe.decodeFraction(d, r.decodePlan.Level) {
-	case 2:
-		return MemoryClassHBM
-	case 3:
-		return MemoryClassUnified
-	case 4:
-		return MemoryClassUnifiedQuantized
-	case 5:
-		return MemoryClassHost
-	}
-	return MemoryClassGDDR
+	return memoryClass(r.decodePlan.Stages[0].Devices[0])
 }
+
+// WeightFamily is the weight type family of the replayed level
+// (weightFamily: WeightsFloat, WeightsQ8 or WeightsKQuant).
+func (r *Replay) WeightFamily() string { return weightFamily(r.decodePlan.Level) }

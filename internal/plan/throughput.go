@@ -29,10 +29,14 @@ type Throughput struct {
 	// DecodeTokensPerSTotal is, for a data-parallel plan, the decode rate
 	// of all replicas together: DecodeTokensPerS (one replica, all of its
 	// sequences) times the replicas.
-	DecodeTokensPerSTotal float64  `json:"decode_tokens_per_s_total,omitempty"`
-	PrefillTokensPerS     float64  `json:"prefill_tokens_per_s,omitempty"`
-	Bound                 string   `json:"bound,omitempty"`
-	Assumptions           []string `json:"assumptions"`
+	DecodeTokensPerSTotal float64 `json:"decode_tokens_per_s_total,omitempty"`
+	PrefillTokensPerS     float64 `json:"prefill_tokens_per_s,omitempty"`
+	Bound                 string  `json:"bound,omitempty"`
+	// ValidatedOn names the measured set and device class that vouch for
+	// the figures, or begins with NotValidated and says why none does
+	// (validatedOn).
+	ValidatedOn string   `json:"validated_on"`
+	Assumptions []string `json:"assumptions"`
 }
 
 // Bounds.
@@ -44,9 +48,10 @@ const (
 )
 
 // streamSeconds is the time to stream bytes from memory of bwGBs at the
-// fitted efficiency.
+// fraction a GDDR GPU's 16-bit kernels reach (the prompt passes' weight
+// traffic).
 func streamSeconds(bytes, bwGBs float64, e efficiency) float64 {
-	return bytes / (bwGBs * 1e9 * e.DecodeBandwidth)
+	return bytes / (bwGBs * 1e9 * e.DecodeGDDR.Float)
 }
 
 // appleGPU reports whether d is an Apple SoC's GPU (unified memory).
@@ -61,21 +66,102 @@ func hbmPart(s *specs.Spec) bool {
 	return s != nil && s.Memory.HBM()
 }
 
-// decodeFraction is the fraction of d's memory bandwidth a decode step
-// reaches, by memory class (and, on Apple GPUs, by whether the weights are
-// integer-quantized).
-func (e efficiency) decodeFraction(d *device, l quant.Level) float64 {
+// Memory classes of memoryClass: which decode fractions of
+// calibration.Throughput apply to a device.
+const (
+	MemoryClassGDDR    = "gddr"
+	MemoryClassHBM     = "hbm"
+	MemoryClassUnified = "unified"
+	MemoryClassHost    = "host"
+)
+
+// memoryClass is d's memory class as the speed model knows it: the one
+// place that classifies a device (Apple SoC GPUs by vendor or category,
+// HBM parts by their record's typed memory class, hbmPart).
+func memoryClass(d *device) string {
 	switch {
 	case d.Dev.Kind == registry.KindCPU:
-		return e.DecodeBandwidthHost
-	case appleGPU(d) && dequantizedForMatmul(l):
-		return e.DecodeBandwidthUnifiedQuantized
+		return MemoryClassHost
 	case appleGPU(d):
-		return e.DecodeBandwidthUnified
+		return MemoryClassUnified
 	case hbmPart(d.Spec):
-		return e.DecodeBandwidthHBM
+		return MemoryClassHBM
 	}
-	return e.DecodeBandwidth
+	return MemoryClassGDDR
+}
+
+// Weight type families of weightFamily: which kernel a decode step
+// streams the weights through.
+const (
+	WeightsFloat  = "float"
+	WeightsQ8     = "q8"
+	WeightsKQuant = "kquant"
+)
+
+// weightFamily is the family of a level's weight type: 16/32-bit and fp8
+// floats, 8-bit blocks with one scale (Q8_0; int8, which llama.cpp stores as
+// Q8_0), and every other integer type (k-quants, legacy 4/5-bit, IQ, int4,
+// MXFP4).
+func weightFamily(l quant.Level) string {
+	switch l.Native() {
+	case "fp32", "fp16", "bf16", "fp8":
+		return WeightsFloat
+	}
+	if l == quant.INT8 || l.GGUFType() == "Q8_0" {
+		return WeightsQ8
+	}
+	return WeightsKQuant
+}
+
+// classFractions is the fraction set of a memory class (GDDR for a device
+// of no other class).
+func (e efficiency) classFractions(class string) calibration.DecodeFractions {
+	switch class {
+	case MemoryClassHBM:
+		return e.DecodeHBM
+	case MemoryClassUnified:
+		return e.DecodeUnified
+	case MemoryClassHost:
+		h := e.DecodeBandwidthHost
+		return calibration.DecodeFractions{Float: h, Q8: h, KQuant: h}
+	}
+	return e.DecodeGDDR
+}
+
+// familyFraction picks a family's fraction from a set.
+func familyFraction(f calibration.DecodeFractions, family string) float64 {
+	switch family {
+	case WeightsFloat:
+		return f.Float
+	case WeightsQ8:
+		return f.Q8
+	}
+	return f.KQuant
+}
+
+// decodeFraction is the fraction of d's memory bandwidth a decode step
+// reaches while streaming weights of level l: by memory class and weight
+// type family.
+func (e efficiency) decodeFraction(d *device, l quant.Level) float64 {
+	return familyFraction(e.classFractions(memoryClass(d)), weightFamily(l))
+}
+
+// kvFraction is the fraction of d's memory bandwidth at which a decode step
+// reads the KV cache: the class's 16-bit fraction times KVReadRatio.
+func (e efficiency) kvFraction(d *device) float64 {
+	return e.classFractions(memoryClass(d)).Float * e.KVReadRatio
+}
+
+// layerLatency is the fixed time per layer per decode step on d, by the
+// backend its class runs (CUDA and other GPU backends, Metal, CPU threads).
+func (e efficiency) layerLatency(d *device) float64 {
+	switch memoryClass(d) {
+	case MemoryClassHost:
+		return e.LayerLatencyHost
+	case MemoryClassUnified:
+		return e.LayerLatencyMetal
+	}
+	return e.LayerLatencyCUDA
 }
 
 // ringAllReduceSeconds is the time of one ring all-reduce of msgBytes over n
@@ -90,9 +176,12 @@ func ringAllReduceSeconds(n int, msgBytes, linkGBs float64) float64 {
 
 // decodeInputs are the plain numbers of one pipeline stage's decode step.
 type decodeInputs struct {
-	BytesPerDevice float64 // weights read + KV read per device per step
-	BandwidthGBs   float64 // bandwidth the slowest device of the stage reaches (datasheet x decodeFraction)
+	WeightBytes    float64 // weights read per device per step
+	KVBytes        float64 // KV cache read per device per step
+	WeightGBs      float64 // rate the slowest device of the stage streams weights at (datasheet x decodeFraction)
+	KVGBs          float64 // rate it reads the KV cache at (datasheet x kvFraction)
 	Layers         int
+	LayerSeconds   float64 // fixed time per layer (layerLatency of the stage's backend)
 	TP             int
 	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
 	LinkGBs        float64 // per-direction TP link bandwidth, 0 unknown
@@ -101,13 +190,21 @@ type decodeInputs struct {
 	ComputeSeconds float64
 }
 
+// streamingSeconds is the time the stage's memory traffic takes.
+func (in decodeInputs) streamingSeconds() float64 {
+	s := in.WeightBytes / (in.WeightGBs * 1e9)
+	if in.KVBytes > 0 {
+		s += in.KVBytes / (in.KVGBs * 1e9)
+	}
+	return s
+}
+
 // stageDecodeSeconds is one stage's share of a decode step: streaming its
-// bytes at the bandwidth the stage reaches (in.BandwidthGBs, the datasheet
-// figure times the memory class's fraction), the per-layer fixed time, and
-// two all-reduces per layer under tensor parallelism. allReduce is that last
-// term alone.
-func stageDecodeSeconds(in decodeInputs, e efficiency) (total, allReduce float64) {
-	total = math.Max(in.BytesPerDevice/(in.BandwidthGBs*1e9), in.ComputeSeconds) + float64(in.Layers)*e.LayerLatency
+// weights and reading its KV cache at the rates the stage reaches, the
+// per-layer fixed time, and two all-reduces per layer under tensor
+// parallelism. allReduce is that last term alone.
+func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
+	total = math.Max(in.streamingSeconds(), in.ComputeSeconds) + float64(in.Layers)*in.LayerSeconds
 	if in.TP > 1 {
 		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
 	}
@@ -196,6 +293,14 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // that decode rate times the replicas (independent requests: the replicas
 // share nothing during a step).
 func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throughput {
+	t := estimateReplicas(pl, req, interStageGBs)
+	t.ValidatedOn, _ = validatedOn(pl, req)
+	return t
+}
+
+// estimateReplicas is estimateThroughput's figures: of the plan, or of its
+// slowest replica and all replicas together.
+func estimateReplicas(pl *planned, req *planning, interStageGBs float64) Throughput {
 	if pl.DP < 2 {
 		return estimateWith(pl, req, interStageGBs, fitted)
 	}
@@ -230,8 +335,7 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	m := req.Model
 	batch := pl.batchOf(req)
 	t := Throughput{Assumptions: []string{
-		fmt.Sprintf("decode streams weights and the KV cache of %d token(s) x %d sequence(s) at %s, plus %.0f us per layer per step (fitted on llama.cpp measurements)",
-			req.ContextLength, batch, e.reachedNote(pl), e.LayerLatency*1e6),
+		e.decodeNote(pl, req.ContextLength, batch),
 		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
 			e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
@@ -239,7 +343,7 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	hidden := float64(m.Hidden)
 	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
-	computeBound := false
+	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
 	attnWidth := m.Heads * m.EffectiveHeadDim()
@@ -253,10 +357,13 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	for i, s := range pl.Stages {
 		tp := len(s.Devices)
 		layers := s.End - s.Start
-		bw, reached, link, peak := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		bw, reached, kvReached, link, peak := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		layerSeconds := 0.0
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
 			reached = math.Min(reached, d.BandwidthGBs*e.decodeFraction(d, pl.Level))
+			kvReached = math.Min(kvReached, d.BandwidthGBs*e.kvFraction(d))
+			layerSeconds = math.Max(layerSeconds, e.layerLatency(d))
 			link = math.Min(link, d.LinkGBs)
 			peak = math.Min(peak, d.peakTFLOPS(computePrecision(pl.Level)))
 		}
@@ -272,7 +379,13 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 		}
 		read := weights*c.ActiveRatio + float64(s.Part.KV)
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
-		if cpuStage {
+		if cpuStage && hostRuns(pl, req, bw) {
+			// llama.cpp runs the layers it does not offload (-ngl) on the
+			// CPU: they stream from host memory like a CPU plan's.
+			hostStage = true
+			t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+			prefillKnown = false
+		} else if cpuStage {
 			// Offloaded layers: their weights cross PCIe every step (vLLM
 			// --cpu-offload-gb); llama.cpp instead runs them on the CPU at
 			// host memory bandwidth, usually of the same order.
@@ -298,16 +411,17 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			compute := hostComputeSeconds(s.Devices, weights*c.ActiveRatio, pl.Level, e)
-			st, ar := stageDecodeSeconds(decodeInputs{BytesPerDevice: read, BandwidthGBs: reached, Layers: layers, TP: tp,
-				AllReduceBytes: msg, LinkGBs: link, ComputeSeconds: compute}, e)
+			in := decodeInputs{WeightBytes: weights * c.ActiveRatio, KVBytes: float64(s.Part.KV), WeightGBs: reached, KVGBs: kvReached,
+				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduceBytes: msg, LinkGBs: link,
+				ComputeSeconds: hostComputeSeconds(s.Devices, weights*c.ActiveRatio, pl.Level, e)}
+			st, ar := stageDecodeSeconds(in)
 			step += st
 			arTotal += ar
-			if compute > read/(reached*1e9) {
+			if in.ComputeSeconds > in.streamingSeconds() {
 				computeBound = true
 			}
 		}
-		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 {
+		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
 			frac := float64(layers) / float64(c.Layers)
@@ -323,7 +437,7 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	if decodeKnown && step > 0 {
 		t.DecodeTokensPerS = round3(float64(batch) / step)
 		t.Bound = BoundBandwidth
-		if pl.Offloaded {
+		if pl.Offloaded && !hostStage {
 			t.Bound = BoundPCIe
 		} else if arTotal > step/2 {
 			t.Bound = BoundInterconnect
@@ -344,6 +458,23 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	return t
 }
 
+// hostRuns reports whether an offloaded plan's host stage runs on the CPU
+// (llama.cpp keeps the layers it does not offload there and computes them
+// with the CPU backend) at a known host bandwidth bw, rather than crossing
+// PCIe every step (vLLM's --cpu-offload-gb).
+func hostRuns(pl *planned, req *planning, bw float64) bool {
+	return planEngine(pl, req) == engineLlamaCPP && bw > 0 && !math.IsInf(bw, 1)
+}
+
+// planEngine is the engine a plan was made for: its pool's budget engine,
+// else the request's.
+func planEngine(pl *planned, req *planning) string {
+	if pl.Pool != nil && pl.Pool.Budget.Engine != "" {
+		return pl.Pool.Budget.Engine
+	}
+	return req.Engine
+}
+
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:
 // the weights it reads (weightBytes at the level's bits per weight) over its
 // cores × HostWeightsPerCoreSecond. 0 for other devices or unknown cores.
@@ -355,27 +486,34 @@ func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e ef
 	return weights / (float64(devs[0].Dev.Cores) * e.HostWeightsPerCoreSecond)
 }
 
-// reachedNote says, in the decode assumption, which fraction of memory
-// bandwidth the plan's devices reach and why (their memory class).
-func (e efficiency) reachedNote(pl *planned) string {
+// familyNames are the weight type families as the assumptions name them.
+var familyNames = map[string]string{WeightsFloat: "16-bit weights", WeightsQ8: "8-bit Q8_0 weights", WeightsKQuant: "k-quant/4-bit weights, dequantized by the kernel"}
+
+// backendNames are the backends whose per-layer time a memory class pays.
+var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClassHBM: "GPU backend", MemoryClassUnified: "Metal", MemoryClassHost: "CPU threads"}
+
+// decodeNote is the decode assumption: which fractions of memory bandwidth
+// the plan's first device reaches for weights and KV cache and why (its
+// memory class and the weights' family), and the per-layer time.
+func (e efficiency) decodeNote(pl *planned, context, batch int) string {
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
-		return fmt.Sprintf("%.0f%% of memory bandwidth", e.DecodeBandwidth*100)
+		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
 	d := pl.Stages[0].Devices[0]
+	class, family := memoryClass(d), weightFamily(pl.Level)
 	f := e.decodeFraction(d, pl.Level)
+	kv := fmt.Sprintf("reads the KV cache of %d token(s) x %d sequence(s) at %.0f%%", context, batch, e.kvFraction(d)*100)
+	layer := fmt.Sprintf("plus %.0f us per layer per step (%s", e.layerLatency(d)*1e6, backendNames[class])
 	switch {
-	case d.Dev.Kind == registry.KindCPU && d.BandwidthGBs <= 0:
-		return "a fraction of host memory bandwidth (unknown for this CPU)"
-	case d.Dev.Kind == registry.KindCPU && d.Dev.Cores > 0:
-		return fmt.Sprintf("%.0f%% of memory bandwidth (host memory, %s) or %d core(s) x %.0f G weights/s, whichever is slower", f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9)
-	case appleGPU(d) && dequantizedForMatmul(pl.Level):
-		return fmt.Sprintf("%.0f%% of memory bandwidth (Apple unified memory, integer-quantized weights dequantized by the GPU)", f*100)
-	case appleGPU(d):
-		return fmt.Sprintf("%.0f%% of memory bandwidth (Apple unified memory)", f*100)
-	case hbmPart(d.Spec):
-		return fmt.Sprintf("%.0f%% of memory bandwidth (HBM part)", f*100)
+	case class == MemoryClassHost && d.BandwidthGBs <= 0:
+		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
+	case class == MemoryClassHost && d.Dev.Cores > 0:
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.0f G weights/s, whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9, kv, layer)
 	}
-	return fmt.Sprintf("%.0f%% of memory bandwidth", f*100)
+	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
+	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
+		f*100, where, familyNames[family], kv, layer)
 }
 
 // dequantNote says, in the prefill assumption, whether the level's weights

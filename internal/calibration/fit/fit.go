@@ -45,91 +45,217 @@ func prefillErrors(cases []speedCase, c calibration.Throughput) []float64 {
 	return out
 }
 
-// decodeClasses are the memory classes whose fraction the decode fit sets;
-// every one must have rows in the fit set.
-var decodeClasses = []string{plan.MemoryClassGDDR, plan.MemoryClassHBM, plan.MemoryClassUnified, plan.MemoryClassUnifiedQuantized}
+// decodeBackends are the backends whose per-layer latency the decode fit
+// sets, with the memory classes whose rows ran on each (llama.cpp CUDA on
+// NVIDIA GDDR and HBM GPUs, Metal on Apple unified memory).
+var decodeBackends = []struct {
+	name    string
+	classes []string
+}{
+	{"cuda", []string{plan.MemoryClassGDDR, plan.MemoryClassHBM}},
+	{"metal", []string{plan.MemoryClassUnified}},
+}
 
-func setClassFraction(c *calibration.Throughput, class string, f float64) {
+// decodeFamilies are the weight type families, in table order.
+var decodeFamilies = []string{plan.WeightsFloat, plan.WeightsQ8, plan.WeightsKQuant}
+
+// classFractions returns a pointer to a class's fraction set in c.
+func classFractions(c *calibration.Throughput, class string) *calibration.DecodeFractions {
 	switch class {
 	case plan.MemoryClassHBM:
-		c.DecodeBandwidthHBM = f
+		return &c.DecodeHBM
 	case plan.MemoryClassUnified:
-		c.DecodeBandwidthUnified = f
-	case plan.MemoryClassUnifiedQuantized:
-		c.DecodeBandwidthUnifiedQuantized = f
-	default:
-		c.DecodeBandwidth = f
+		return &c.DecodeUnified
 	}
+	return &c.DecodeGDDR
 }
+
+// familyFraction returns a pointer to a family's fraction in f.
+func familyFraction(f *calibration.DecodeFractions, family string) *float64 {
+	switch family {
+	case plan.WeightsFloat:
+		return &f.Float
+	case plan.WeightsQ8:
+		return &f.Q8
+	}
+	return &f.KQuant
+}
+
+func setLatency(c *calibration.Throughput, backend string, us int) {
+	if backend == "metal" {
+		c.LayerLatencyMetal = float64(us) / 1e6
+		return
+	}
+	c.LayerLatencyCUDA = float64(us) / 1e6
+}
+
+// cell is one (memory class, weight family) pair of the decode fit.
+type cell struct{ class, family string }
 
 // decodeFit is the result of the decode search.
 type decodeFit struct {
-	fractions   map[string]int // per class, in hundredths
-	latencyUS   int
-	rows        map[string]int // fit-set rows per class
+	fractions   map[cell]int   // hundredths, every class and family
+	rows        map[cell]int   // fit-set rows a cell's fraction was fitted on; 0: the cell took its class's k-quant fraction
+	h200Only    []cell         // cells fitted on their H200 rows alone (newestBuild)
+	latencyUS   map[string]int // per backend
+	backendRows map[string]int // fit-set rows per backend
+	kvRatio     int            // KVReadRatio in hundredths
+	kvRows      int            // depth rows it was fitted on
 	n           int
 	medianError float64
 }
 
-// decodeFitSet is the single-device llama-bench rows of May 2024.
-func decodeFitSet(all []speedCase) []speedCase {
+// decodeFitSet is the single-device llama-bench rows of May 2024 of
+// inference.json and the H200 llama-bench tg rows from an empty cache.
+func decodeFitSet(all, bench []speedCase) []speedCase {
 	var out []speedCase
 	for _, c := range all {
 		if c.single() && c.llamaBench2024() {
 			out = append(out, c)
 		}
 	}
+	for _, c := range bench {
+		if c.row.TG > 0 && c.depth == 0 {
+			out = append(out, c)
+		}
+	}
 	return out
 }
 
-// fitDecode searches the per-layer latency (0 to 150 us on a 2 us grid) and,
-// for each memory class, the bandwidth fraction (0.30 to 1.00 on a 0.01
-// grid) that minimise the median |error| of decode over the fit set: for a
-// latency, each class's fraction is the one minimising the median over that
-// class's rows (a class's rows depend on its fraction alone), and the
-// latency is the one whose resulting median over all rows is smallest. The
-// first minimum on each grid wins, so the result is a grid point: fractions
-// in hundredths, the latency in whole microseconds.
-func fitDecode(cases []speedCase) (decodeFit, error) {
-	byClass := map[string][]speedCase{}
+// depthRows are the llama-bench decode rows measured behind a filled cache
+// (-d), which fit KVReadRatio.
+func depthRows(bench []speedCase) []speedCase {
+	var out []speedCase
+	for _, c := range bench {
+		if c.row.TG > 0 && c.depth > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fitDecode fits the decode constants. For each backend, for each per-layer
+// latency on a 1 us grid from 0 to 150 us, each (memory class, weight
+// family) cell of its classes takes the fraction (0.10 to 1.00 on a 0.01
+// grid) that minimises the median |error| over the cell's rows (a cell's
+// rows depend on its fraction alone), and the backend's latency is the one
+// whose resulting median over the backend's rows is smallest. A cell with
+// no row takes its class's k-quant fraction (the integer kernels' rate;
+// only the H200 has Q8_0 rows). Then KVReadRatio (0.10 to 2.00, 0.01 grid)
+// minimises the median over the depth rows; the search runs twice, the
+// second time with that ratio. The first minimum on each grid wins.
+func fitDecode(cases, depth []speedCase) (decodeFit, error) {
+	byCell := map[cell][]speedCase{}
 	for _, c := range cases {
-		byClass[c.class] = append(byClass[c.class], c)
+		byCell[cell{c.class, c.family}] = append(byCell[cell{c.class, c.family}], c)
 	}
-	fit := decodeFit{rows: map[string]int{}, n: len(cases), medianError: math.Inf(1)}
-	for _, class := range decodeClasses {
-		if len(byClass[class]) == 0 {
-			return fit, fmt.Errorf("decode fit: no fit-set row of memory class %s", class)
-		}
-		fit.rows[class] = len(byClass[class])
+	if len(depth) == 0 {
+		return decodeFit{}, fmt.Errorf("decode fit: no depth row")
 	}
-	for us := 0; us <= 150; us += 2 {
-		c := calibration.Throughput{LayerLatency: float64(us) / 1e6}
-		fractions := map[string]int{}
-		for _, class := range decodeClasses {
-			bestF, bestM := 0, math.Inf(1)
-			for f := 30; f <= 100; f++ {
-				setClassFraction(&c, class, float64(f)/100)
-				if m := quantile(decodeErrors(byClass[class], c), 0.5); m < bestM {
-					bestM, bestF = m, f
-				}
+	c := calibration.Throughput{KVReadRatio: 1}
+	var fit decodeFit
+	for round := 0; round < 2; round++ {
+		fit = decodeFit{fractions: map[cell]int{}, rows: map[cell]int{}, latencyUS: map[string]int{}, backendRows: map[string]int{},
+			n: len(cases), kvRows: len(depth)}
+		for _, b := range decodeBackends {
+			if err := fitBackend(&c, &fit, b.name, b.classes, byCell); err != nil {
+				return fit, err
 			}
-			setClassFraction(&c, class, float64(bestF)/100)
-			fractions[class] = bestF
 		}
-		if m := quantile(decodeErrors(cases, c), 0.5); m < fit.medianError {
-			fit.medianError, fit.fractions, fit.latencyUS = m, fractions, us
-		}
+		fit.kvRatio = fitKVRatio(&c, depth)
 	}
+	fit.medianError = quantile(decodeErrors(cases, c), 0.5)
 	return fit, nil
 }
 
-// prefillRefit is what the prefill search of commit d0c2f6d gives today.
+// fitBackend searches one backend's latency and its classes' fractions,
+// leaving the result in c and fit.
+func fitBackend(c *calibration.Throughput, fit *decodeFit, backend string, classes []string, byCell map[cell][]speedCase) error {
+	var rows []speedCase
+	for _, class := range classes {
+		for _, fam := range []string{plan.WeightsFloat, plan.WeightsKQuant} {
+			if len(byCell[cell{class, fam}]) == 0 {
+				return fmt.Errorf("decode fit: no fit-set row of %s %s weights", class, fam)
+			}
+		}
+		for _, fam := range decodeFamilies {
+			rows = append(rows, byCell[cell{class, fam}]...)
+		}
+	}
+	bestM, bestUS := math.Inf(1), 0
+	var best map[cell]int
+	for us := 0; us <= 150; us++ {
+		setLatency(c, backend, us)
+		fr := fitCells(c, classes, byCell)
+		if m := quantile(decodeErrors(rows, *c), 0.5); m < bestM {
+			bestM, bestUS, best = m, us, fr
+		}
+	}
+	setLatency(c, backend, bestUS)
+	fit.latencyUS[backend], fit.backendRows[backend] = bestUS, len(rows)
+	for k, v := range best {
+		fit.fractions[k] = v
+		*familyFraction(classFractions(c, k.class), k.family) = float64(v) / 100
+		fit.rows[k] = len(newestBuild(byCell[k]))
+		if fit.rows[k] > 0 && fit.rows[k] < len(byCell[k]) {
+			fit.h200Only = append(fit.h200Only, k)
+		}
+	}
+	return nil
+}
+
+// fitCells sets, under c's latency, every fitted cell of classes to its
+// best fraction and every empty cell to its class's k-quant fraction.
+func fitCells(c *calibration.Throughput, classes []string, byCell map[cell][]speedCase) map[cell]int {
+	out := map[cell]int{}
+	for _, class := range classes {
+		for _, fam := range decodeFamilies {
+			k := cell{class, fam}
+			if len(byCell[k]) == 0 {
+				continue
+			}
+			p := familyFraction(classFractions(c, class), fam)
+			bestF, bestM := 0, math.Inf(1)
+			rows := newestBuild(byCell[k])
+			for f := 10; f <= 100; f++ {
+				*p = float64(f) / 100
+				if m := quantile(decodeErrors(rows, *c), 0.5); m < bestM {
+					bestM, bestF = m, f
+				}
+			}
+			*p = float64(bestF) / 100
+			out[k] = bestF
+		}
+		for _, fam := range decodeFamilies {
+			if k := (cell{class, fam}); len(byCell[k]) == 0 {
+				out[k] = out[cell{class, plan.WeightsKQuant}]
+				*familyFraction(classFractions(c, class), fam) = float64(out[k]) / 100
+			}
+		}
+	}
+	return out
+}
+
+// fitKVRatio sets c.KVReadRatio to the grid point minimising the median
+// |error| over the depth rows and returns it in hundredths.
+func fitKVRatio(c *calibration.Throughput, depth []speedCase) int {
+	bestR, bestM := 0, math.Inf(1)
+	for r := 10; r <= 200; r++ {
+		c.KVReadRatio = float64(r) / 100
+		if m := quantile(decodeErrors(depth, *c), 0.5); m < bestM {
+			bestM, bestR = m, r
+		}
+	}
+	c.KVReadRatio = float64(bestR) / 100
+	return bestR
+}
+
+// prefillRefit is the prefill fit (the search of commit d0c2f6d).
 type prefillRefit struct {
 	mfu         int // hundredths
 	latencyUS   int
 	n           int
 	medianError float64
-	inUseMedian float64 // the hand-set constants' median on the same rows
 }
 
 // refitPrefill runs the prefill search of d0c2f6d on the single-device rows
@@ -143,7 +269,7 @@ func refitPrefill(all []speedCase, c calibration.Throughput) prefillRefit {
 			cases = append(cases, sc)
 		}
 	}
-	r := prefillRefit{medianError: math.Inf(1), inUseMedian: quantile(prefillErrors(cases, c), 0.5)}
+	r := prefillRefit{medianError: math.Inf(1)}
 	try := func(mfu, us int) {
 		e := c
 		e.PrefillMFU, e.PrefillLayerLatency = float64(mfu)/100, float64(us)/1e6
@@ -379,4 +505,22 @@ func fitShape() (shapeFit, error) {
 		}
 	}
 	return f, nil
+}
+
+// newestBuild is the rows of the newest llama.cpp build among cases: the
+// llama-bench records of data/h200-speed (2026) where a cell has any, else
+// all its rows (May 2024). Kernels change between builds (llama.cpp's F16
+// matrix-vector path on an H100 streamed 0.55 of its bandwidth in the 2024
+// rows, the 2026 build 0.70 on an H200), and a plan is for today's build.
+func newestBuild(cases []speedCase) []speedCase {
+	var out []speedCase
+	for _, c := range cases {
+		if c.bench {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return cases
+	}
+	return out
 }

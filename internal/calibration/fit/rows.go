@@ -53,8 +53,11 @@ type heldOutRow struct {
 type speedCase struct {
 	row    speedRow
 	replay *plan.Replay
-	class  string
-	label  string // held-out rows: the engine, backend and year
+	class  string // memory class (plan.MemoryClass*)
+	family string // weight type family (plan.Weights*)
+	bench  bool   // a record of data/h200-speed
+	depth  int    // tokens already in the cache before the measured decode (llama-bench -d)
+	label  string // held-out and llama-bench rows: the engine, backend and year
 }
 
 // single reports whether the row was measured on one device.
@@ -205,7 +208,7 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 		decodeContext = r.Gen / 2 // llama-bench tg512 generates from an empty context
 	}
 	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext)
-	return speedCase{row: r, replay: rp, class: rp.MemoryClass()}, ""
+	return speedCase{row: r, replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily()}, ""
 }
 
 // loadHeldOut maps every held-out row; a row that does not map is an error:
@@ -241,7 +244,7 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		rp := plan.NewReplay(m, l, s, 1, 0, r.Context)
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, TG: r.TG, Source: r.Source},
-			replay: rp, class: rp.MemoryClass(),
+			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
 			label: fmt.Sprintf("%s %s %s", r.Engine, r.Backend, r.Date[:min(4, len(r.Date))]),
 		})
 	}

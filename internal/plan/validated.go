@@ -1,0 +1,88 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// NotValidated begins Throughput.ValidatedOn when no measurement of the
+// calibration set covers the plan; a headline shows no speed then.
+const NotValidated = "not validated"
+
+// measuredSet names the measurements the speed model is checked on.
+const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.md)"
+
+// validatedCells are the (memory class, weight family) pairs with measured
+// llama.cpp rows (internal/calibration/data: the decode fit set, the H200
+// records, the held-out rows and host_decode.json), with the devices they
+// were measured on. A class of NVIDIA GPUs counts only for NVIDIA parts
+// (the rows ran llama.cpp's CUDA backend).
+var validatedCells = map[string]map[string]string{
+	MemoryClassGDDR: {WeightsFloat: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)", WeightsKQuant: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)"},
+	MemoryClassHBM: {WeightsFloat: "NVIDIA H200 only (the May 2024 A100/H100 F16 rows replay 54-99 % too fast: older kernels)",
+		WeightsQ8: "NVIDIA H200", WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
+	MemoryClassUnified: {WeightsFloat: "Apple M1-M4 GPUs (Metal)", WeightsKQuant: "Apple M1-M4 GPUs (Metal)"},
+	MemoryClassHost:    {WeightsKQuant: "x86 CPUs (i9-13900K, i5-4278U)"},
+}
+
+// validatedOn says which measured set and device class vouch for a plan's
+// speed, or why none does: the rows are batch-1 llama.cpp runs of one
+// device or layers split over GPUs of one kind, so a plan on another engine,
+// with tensor parallelism, offloaded layers, mixed device classes or a
+// device class or weight type without rows is not validated.
+func validatedOn(pl *planned, req *planning) (string, bool) {
+	engine := planEngine(pl, req)
+	if engine != engineLlamaCPP {
+		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(engine)), false
+	}
+	if pl.Offloaded {
+		return NotValidated + ": part of the model runs from host memory, which no measurement covers", false
+	}
+	var class string
+	for _, s := range pl.Stages {
+		if len(s.Devices) > 1 {
+			return NotValidated + ": tensor parallelism, which no measurement covers", false
+		}
+		for _, d := range s.Devices {
+			c := memoryClass(d)
+			if class != "" && c != class {
+				return NotValidated + ": devices of different memory classes, which no measurement covers", false
+			}
+			class = c
+			if (c == MemoryClassGDDR || c == MemoryClassHBM) && !nvidiaGPU(d) {
+				return fmt.Sprintf("%s: no measurement of a %s device other than NVIDIA's", NotValidated, c), false
+			}
+			if c == MemoryClassHost && appleCPU(d) {
+				return NotValidated + ": the CPU rows are of x86 CPUs, none of an Apple SoC's CPU", false
+			}
+		}
+	}
+	family := weightFamily(pl.Level)
+	devices, ok := validatedCells[class][family]
+	if !ok {
+		return fmt.Sprintf("%s: no measurement of %s weights on a %s device", NotValidated, family, class), false
+	}
+	if pl.batchOf(req) > 1 {
+		return NotValidated + ": the measurements decode one sequence at a time", false
+	}
+	return fmt.Sprintf("%s: %s, %s weights", measuredSet, devices, family), true
+}
+
+// nvidiaGPU reports whether d is an NVIDIA GPU (detected or by its record).
+func nvidiaGPU(d *device) bool {
+	return d.Dev.Kind != registry.KindCPU && (strings.EqualFold(d.Dev.Vendor, "nvidia") || d.Spec != nil && d.Spec.Vendor == "NVIDIA")
+}
+
+func orUnspecified(engine string) string {
+	if engine == "" {
+		return "unspecified-engine"
+	}
+	return engine
+}
+
+// appleCPU reports whether d is the CPU of an Apple SoC.
+func appleCPU(d *device) bool {
+	return strings.EqualFold(d.Dev.Vendor, "apple") || strings.Contains(d.Dev.Name, "Apple")
+}
