@@ -294,6 +294,13 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // share nothing during a step).
 func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throughput {
 	t := estimateReplicas(pl, req, interStageGBs)
+	if t.DecodeTokensPerS <= 0 {
+		// Nothing to vouch for: a device class read from a missing record
+		// (a MIG slice, an unknown part) must not borrow another class's
+		// validation.
+		t.ValidatedOn = NotValidated + ": no decode speed is estimated (the assumptions say why)"
+		return t
+	}
 	t.ValidatedOn, _ = validatedOn(pl, req)
 	return t
 }

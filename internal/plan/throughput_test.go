@@ -236,3 +236,17 @@ func TestLlamaCPPOffloadRunsOnHost(t *testing.T) {
 	assert.Greater(t, d, 1e9*0.68*460.8/(42*float64(gibBytes)))
 	assert.Zero(t, a.Throughput.PrefillTokensPerS, "prefill with layers on the CPU is not modelled")
 }
+
+// A plan whose decode speed is omitted (a GPU with no datasheet bandwidth,
+// as a MIG slice of an H200 is) is not validated: validated_on never vouches
+// for a figure that is not there, nor names a device class the part is not
+// (the slice has no record, so it would read as GDDR).
+func TestNoDecodeFigureIsNotValidated(t *testing.T) {
+	g := gpu(registry.KindCUDA, 0, "NVIDIA H200 MIG 1c.3g.71gb", 70*gibBytes, "9.0")
+	g.Vendor = "nvidia"
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, reg(t, []registry.Device{g})))
+	require.True(t, a.Fits, dump(t, a))
+	require.NotNil(t, a.Throughput)
+	assert.Zero(t, a.Throughput.DecodeTokensPerS)
+	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
+}
