@@ -551,6 +551,13 @@ func ReadGGUF(r io.Reader) (*Model, error) {
 //     (Mamba for jamba) mixers, those without KV heads but with an FFN
 //     width are MLP blocks (nemotron_h).
 //
+// Published files carry these keys: qwen35moe.ssm.conv_kernel 4,
+// .state_size 128, .group_count 16, .time_step_rank 32, .inner_size 4096,
+// .full_attention_interval 4 (a Qwen3.5-35B-A3B load log,
+// https://github.com/ggml-org/llama.cpp/issues/25121); granitehybrid's
+// head_count_kv [0, 0, 0, ...] beside its ssm.* keys (ollama's
+// granite4:350m-h metadata,
+// https://ollama.com/ibm/granite4:350m-h-base-q4_K_S/blobs/fe0b87f28220).
 // The mixers' weights need not be known here: a GGUF model's count is its
 // tensors'.
 func ggufRecurrentKinds(h *ggufHeader, arch string, m *Model, num func(string) int) []Layer {
