@@ -292,6 +292,14 @@ func (c *configReader) optInt(keys ...string) int {
 // readArchitectureFFN reads the FFN widths of architectures whose configs
 // name them apart from the Llama keys.
 func readArchitectureFFN(c *configReader, m *Model) {
+	// dense_intermediate_size: the width of a MoE model's dense layers
+	// when intermediate_size is an expert's (MiniMax-M3).
+	if d := c.optInt("dense_intermediate_size"); d > 0 && m.Experts > 0 {
+		if m.MoEIntermediate == 0 {
+			m.MoEIntermediate = m.Intermediate
+		}
+		m.Intermediate = d
+	}
 	switch m.Architecture {
 	case "lfm2":
 		// Lfm2MLP narrows the stated width: 2/3 of it, times

@@ -68,7 +68,7 @@ var withoutPublishedTotal = []string{
 	"Gemma-2-9B", "Gemma-3-12B", "Gemma-3-1B", "Gemma-3-27B", "Gemma-3-4B", "Kimi-K2-Instruct",
 	"Kimi-K2.5", "Llama-2-70B", "Llama-3.1-405B", "Llama-3.1-70B", "Llama-3.1-8B", "Llama-3.2-1B",
 	"Llama-4-Maverick-17B-128E-Instruct", "Llama-4-Scout-17B-16E-Instruct", "Meta-Llama-3-70B",
-	"MiMo-7B-Base", "MiniCPM-MoE-8x2B", "MiniMax-M2.5", "MiniMax-M2.7",
+	"MiMo-7B-Base", "MiniCPM-MoE-8x2B", "MiniMax-M2.5", "MiniMax-M2.7", "MiniMax-M3",
 	"Ministral-3-3B-Instruct-2512", "Mistral-7B-v0.3", "Mixtral-8x22B-v0.1", "Nemotron-H-56B-Base-8K",
 	"OLMo-2-0325-32B", "OLMo-2-1124-13B", "OLMo-2-1124-7B", "Phi-3-medium-4k-instruct",
 	"Phi-3-mini-4k-instruct", "Phi-3.5-mini-instruct", "Phi-4", "Qwen1.5-MoE-A2.7B", "Qwen2.5-3B",
