@@ -376,6 +376,11 @@ func readLayerKinds(c *configReader, m *Model) {
 	case c.optInt("full_attention_interval") > 0:
 		every := c.optInt("full_attention_interval")
 		gdn := gatedDeltaNetLayer(c, m)
+		if every > m.Layers {
+			// No layer reaches the interval: all are linear.
+			m.LayerKinds = []Layer{gdn}
+			break
+		}
 		kinds := make([]Layer, every)
 		for i := range kinds[:every-1] {
 			kinds[i] = gdn
@@ -385,7 +390,9 @@ func readLayerKinds(c *configReader, m *Model) {
 	case c.optInt("attn_layer_period") > 0:
 		period, offset := c.optInt("attn_layer_period"), c.optInt("attn_layer_offset")
 		mamba := mambaLayer(c, m)
-		kinds := make([]Layer, period)
+		// A period longer than the model repeats no further than its
+		// depth: layer i < Layers is entry i either way.
+		kinds := make([]Layer, min(period, m.Layers))
 		for i := range kinds {
 			kinds[i] = mamba
 			if i == offset%period {
@@ -554,12 +561,34 @@ func lcm(a, b int) int {
 	return a / x * b
 }
 
+// maxMixerSize bounds a recurrent layer's state and weights as the config
+// implies them, in float64 before any int64 product (whose overflow would
+// wrap): far above any published model (MaxParams), so only a hostile or
+// mistaken config reaches it.
+const maxMixerSize = MaxParams
+
+// mixerInBounds reports whether every size is at most maxMixerSize, failing
+// the reader when one is not.
+func (c *configReader) mixerInBounds(what string, sizes ...float64) bool {
+	for _, v := range sizes {
+		if v > maxMixerSize {
+			c.fail(fmt.Errorf("config %s: sizes imply %.4g elements per layer, above the 1e14 limit", what, v))
+			return false
+		}
+	}
+	return true
+}
+
 // gatedDeltaNetLayer is the linear-attention layer of Qwen3-Next and
 // Qwen3.5 from the linear_* keys.
 func gatedDeltaNetLayer(c *configReader, m *Model) Layer {
 	kH, kD := c.optInt("linear_num_key_heads"), c.optInt("linear_key_head_dim")
 	vH, vD := c.optInt("linear_num_value_heads"), c.optInt("linear_value_head_dim")
 	k := c.optInt("linear_conv_kernel_dim")
+	qk, v, h := float64(kH)*float64(kD), float64(vH)*float64(vD), float64(m.Hidden)
+	if !c.mixerInBounds("linear_*", float64(k)*(2*qk+v), v*float64(kD), h*(2*qk+3*v)) {
+		return Layer{Kind: Recurrent}
+	}
 	l := GatedDeltaNetState(kH, kD, vH, vD, k)
 	l.MixerParams = GatedDeltaNetParams(m.Hidden, kH, kD, vH, vD, k)
 	return l
@@ -568,6 +597,10 @@ func gatedDeltaNetLayer(c *configReader, m *Model) Layer {
 // shortConvLayer is LFM2's convolution layer (conv_L_cache taps).
 func shortConvLayer(c *configReader, m *Model) Layer {
 	k := c.optInt("conv_L_cache")
+	h := float64(m.Hidden)
+	if !c.mixerInBounds("conv_L_cache", float64(k)*h, 4*h*h) {
+		return Layer{Kind: Recurrent}
+	}
 	l := ShortConvState(m.Hidden, k)
 	l.MixerParams = ShortConvParams(m.Hidden, k)
 	return l
@@ -594,6 +627,11 @@ func mamba2Layer(c *configReader, m *Model) Layer {
 	if heads == 0 && headDim > 0 {
 		heads = inner / headDim
 	}
+	gs, h := 2*float64(groups)*float64(state), float64(m.Hidden)
+	if !c.mixerInBounds("mamba_*", float64(conv)*(float64(inner)+gs), float64(inner)*float64(state),
+		h*(2*float64(inner)+gs+float64(heads))+float64(inner)*h) {
+		return Layer{Kind: Recurrent}
+	}
 	l := Mamba2State(inner, groups, state, conv)
 	l.MixerParams = Mamba2Params(m.Hidden, inner, groups, state, heads, conv)
 	return l
@@ -608,6 +646,10 @@ func mambaLayer(c *configReader, m *Model) Layer {
 	rank := c.optInt("mamba_dt_rank")
 	if rank == 0 {
 		rank = (m.Hidden + 15) / 16
+	}
+	di, h := float64(inner), float64(m.Hidden)
+	if !c.mixerInBounds("mamba_*", float64(conv)*di, di*float64(state), di*(3*h+float64(rank)*2+2*float64(state))) {
+		return Layer{Kind: Recurrent}
 	}
 	l := Mamba2State(inner, 0, state, conv)
 	l.MixerParams = MambaParams(m.Hidden, inner, state, rank, conv)

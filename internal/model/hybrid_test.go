@@ -240,3 +240,41 @@ func (w *ggufWriter) kvU32Array(k string, vs ...uint32) {
 		w.u32(v)
 	}
 }
+
+// TestHostileHybridConfigs: sizes no model has are refused or bounded,
+// never wrapped into int64 garbage or allocated: a state of 2^31 × 2^31
+// elements, an interval or period of 2^31 - 1 layers, a vision tower of
+// 2^31 layers.
+func TestHostileHybridConfigs(t *testing.T) {
+	big := float64(1<<31 - 1)
+	base := func() map[string]any {
+		return map[string]any{"num_hidden_layers": 8.0, "hidden_size": 64.0, "num_attention_heads": 4.0, "vocab_size": 100.0}
+	}
+	cfg := base()
+	cfg["hybrid_override_pattern"] = "M*M*M*M*"
+	cfg["mamba_num_heads"], cfg["mamba_head_dim"], cfg["ssm_state_size"], cfg["conv_kernel"] = big, big, big, 4.0
+	_, err := FromConfig(cfg)
+	assert.Error(t, err, "a Mamba2 state of 2^62 elements")
+
+	cfg = base()
+	cfg["full_attention_interval"] = big
+	cfg["linear_num_key_heads"], cfg["linear_key_head_dim"], cfg["linear_num_value_heads"], cfg["linear_value_head_dim"], cfg["linear_conv_kernel_dim"] = 2.0, 8.0, 2.0, 8.0, 4.0
+	m, err := FromConfig(cfg)
+	require.NoError(t, err)
+	assert.Len(t, m.LayerKinds, 1, "no layer reaches the interval")
+	assert.Equal(t, 0, m.CountLayers(FullAttention))
+
+	cfg = base()
+	cfg["attn_layer_period"], cfg["attn_layer_offset"] = big, 3.0
+	cfg["mamba_d_state"], cfg["mamba_d_conv"], cfg["mamba_expand"] = 16.0, 4.0, 2.0
+	m, err = FromConfig(cfg)
+	require.NoError(t, err)
+	assert.Len(t, m.LayerKinds, 8)
+	assert.Equal(t, 1, m.CountLayers(FullAttention))
+
+	cfg = base()
+	cfg["vision_config"] = map[string]any{"depth": big, "hidden_size": big}
+	m, err = FromConfig(cfg)
+	require.NoError(t, err)
+	assert.Zero(t, m.VisionParams)
+}

@@ -194,6 +194,10 @@ func readVision(v map[string]any, m *Model) {
 	}
 	in := H * merge * merge
 	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + in*in + in*out
+	if p > MaxParams {
+		m.Notes = append(m.Notes, "the vision_config's sizes imply more than 1e14 parameters: the vision tower is not counted")
+		return
+	}
 	m.VisionParams = int64(math.Round(p))
 	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, loaded apart from the language model (llama.cpp --mmproj)", p/1e9))
 }
