@@ -198,6 +198,7 @@ func TestOllamaAliases(t *testing.T) {
 		"llama4:scout": "Llama-4-Scout-17B-16E-Instruct", "qwen3.5:35b": "Qwen3.5-35B-A3B",
 		"deepseek-r1:671b": "DeepSeek-R1", "gpt-oss:20b": "gpt-oss-20b", "gemma3:27b": "Gemma-3-27B",
 		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
+		"meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
 	} {
 		m := Lookup(name)
 		if assert.NotNil(t, m, name) {
