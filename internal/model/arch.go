@@ -43,6 +43,12 @@ type Arch struct {
 	// GGUF is the architecture's general.architecture in a GGUF file where
 	// it differs from the Hugging Face model_type.
 	GGUF string
+	// GatedAttention: the query projection also yields a sigmoid gate on
+	// the attention output, doubling q_proj (Qwen3-Next and Qwen3.5's
+	// attn_output_gate: transformers
+	// src/transformers/models/qwen3_next/modeling_qwen3_next.py,
+	// Qwen3NextAttention, q_proj of num_heads × head_dim × 2).
+	GatedAttention bool
 }
 
 // arches is every architecture quirk planning knows, keyed by Hugging Face
@@ -67,6 +73,19 @@ var arches = map[string]Arch{
 	"qwen3_moe":   {GGUF: "qwen3moe"},
 	"qwen2_moe":   {GGUF: "qwen2moe"},
 	"deepseek_v3": {GGUF: "deepseek2"},
+	// Nemotron-H's MLP and experts are up and down projections with a
+	// squared ReLU (mlp_hidden_act "relu2"; transformers
+	// src/transformers/models/nemotron_h/modeling_nemotron_h.py, NemotronHMLP).
+	"nemotron_h": {PlainMLP: true},
+	// SmolLM3 and LFM2 tie their embeddings unless told otherwise
+	// (SmolLM3Config and Lfm2Config default tie_word_embeddings to True).
+	"smollm3":          {TiedByDefault: true},
+	"lfm2":             {TiedByDefault: true},
+	"qwen3_next":       {GatedAttention: true, GGUF: "qwen3next"},
+	"qwen3_5_text":     {GatedAttention: true, GGUF: "qwen35"},
+	"qwen3_5_moe_text": {GatedAttention: true, GGUF: "qwen35moe"},
+	"falcon_h1":        {GGUF: "falcon-h1"},
+	"granitemoehybrid": {GGUF: "granitehybrid"},
 }
 
 // archFamilies are model_type prefixes whose unlisted members share the

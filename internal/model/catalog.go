@@ -27,6 +27,11 @@ type CatalogEntry struct {
 	// the count is computed from the config.
 	ParamsB      float64 `json:"params_b,omitempty"`
 	ParamsSource string  `json:"params_source,omitempty"`
+	// ParamsInclude says what the published count holds beyond the
+	// language model: "mtp+vision" when it counts the checkpoint's MTP
+	// modules and vision tower too (Model.MTPParams, Model.VisionParams);
+	// "" when it is the language model's alone.
+	ParamsInclude string `json:"params_include,omitempty"`
 	// ActiveParamsB is the published active count of a MoE (documentation
 	// and tests only: sources differ on whether embeddings count, so the
 	// model's ActiveParams is computed from the shape, see ShapeParams).
@@ -251,7 +256,7 @@ func Suggest(name string, n int) []string {
 	}
 	best := map[int]int{}
 	for k, i := range catalog.byKey {
-		d := editDistance(key, k)
+		d := suggestDistance(key, k)
 		if old, ok := best[i]; !ok || d < old {
 			best[i] = d
 		}
@@ -277,6 +282,20 @@ func Suggest(name string, n int) []string {
 		out = append(out, c.name)
 	}
 	return out
+}
+
+// suggestDistance is how far a typed key is from a catalog key: their edit
+// distance, or, when the catalog key is the start of the typed one (a
+// release or variant suffix the catalog does not list:
+// "Qwen3-30B-A3B-Instruct-2507" for Qwen3-30B-A3B), one more than the edit
+// distance of that start, so that a longer shared prefix wins over a
+// shorter name that happens to be a few edits away ("Qwen2.5-72B").
+func suggestDistance(key, k string) int {
+	d := editDistance(key, k)
+	if len(k) >= 4 && len(k) < len(key) && strings.HasPrefix(key, k) {
+		d = min(d, 1)
+	}
+	return d
 }
 
 // normalize folds case and drops every character but letters and digits, so

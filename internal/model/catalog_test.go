@@ -170,3 +170,39 @@ func TestCatalogCheckpoints(t *testing.T) {
 	assert.Equal(t, &Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
 	assert.Equal(t, "fp16", Lookup("Llama-2-7B").NativeCheckpoint().Quant)
 }
+
+// TestSuggestKeepsTheFamily: an id the catalog lacks (a dated release of a
+// catalog model) suggests the model it extends, not a shorter name of
+// another family a few edits away (issue 25: "…-2507" suggested
+// "Qwen2.5-72B").
+func TestSuggestKeepsTheFamily(t *testing.T) {
+	for name, want := range map[string]string{
+		"Qwen/Qwen3-30B-A3B-Instruct-2507":  "Qwen3-30B-A3B",
+		"Qwen3-235B-A22B-Thinking-2507-FP8": "Qwen3-235B-A22B",
+		"Llama-4-Scout-17B-16E-Original":    "Llama-4-Scout-17B-16E-Instruct",
+	} {
+		s := Suggest(name, 3)
+		require.NotEmpty(t, s, name)
+		assert.Equal(t, want, s[0], name)
+	}
+	_, err := Resolve(Spec{Name: "Qwen/Qwen3-30B-A3B-Instruct-2507"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Qwen3-30B-A3B")
+	assert.NotContains(t, err.Error(), "Qwen2.5-72B")
+}
+
+// TestOllamaAliases: the names ollama users type resolve.
+func TestOllamaAliases(t *testing.T) {
+	for name, want := range map[string]string{
+		"qwen3:30b-a3b": "Qwen3-30B-A3B", "qwen3:30b": "Qwen3-30B-A3B", "qwen3:235b": "Qwen3-235B-A22B",
+		"llama4:scout": "Llama-4-Scout-17B-16E-Instruct", "qwen3.5:35b": "Qwen3.5-35B-A3B",
+		"deepseek-r1:671b": "DeepSeek-R1", "gpt-oss:20b": "gpt-oss-20b", "gemma3:27b": "Gemma-3-27B",
+		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
+		"meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
+	} {
+		m := Lookup(name)
+		if assert.NotNil(t, m, name) {
+			assert.Equal(t, want, m.Name, name)
+		}
+	}
+}

@@ -1,8 +1,11 @@
 package model
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
@@ -19,12 +22,13 @@ var configKeys = struct {
 	layers, hidden, heads, kvHeads, headDim, inter, vocab, maxCtx []string
 	experts, expertsPerTok, shared, moeInter, denseLayers         []string
 	kvLoRA, qLoRA, rope, nope, vHead, window                      []string
+	sharedInter, mtp                                              []string
 }{
 	layers:        []string{"num_hidden_layers", "n_layer", "num_layers", "n_layers"},
 	hidden:        []string{"hidden_size", "n_embd", "d_model", "dim"},
 	heads:         []string{"num_attention_heads", "n_head", "num_heads", "n_heads"},
 	kvHeads:       []string{"num_key_value_heads", "num_kv_heads", "n_head_kv", "n_kv_heads"},
-	headDim:       []string{"head_dim"},
+	headDim:       []string{"head_dim", "attention_head_dim"},
 	inter:         []string{"intermediate_size", "ffn_hidden_size", "n_inner", "ffn_dim", "inter_dim"},
 	vocab:         []string{"vocab_size", "padded_vocab_size"},
 	maxCtx:        []string{"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "max_seq_len"},
@@ -39,6 +43,8 @@ var configKeys = struct {
 	nope:          []string{"qk_nope_head_dim"},
 	vHead:         []string{"v_head_dim"},
 	window:        []string{"sliding_window"},
+	sharedInter:   []string{"shared_expert_intermediate_size"},
+	mtp:           []string{"num_nextn_predict_layers", "mtp_num_hidden_layers"},
 }
 
 // FromConfig builds a Model from Hugging Face config.json fields. A
@@ -49,6 +55,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	if cfg == nil {
 		return nil, errs.New(errs.InvalidArgument, "model: config is empty")
 	}
+	cfgVision, _ := cfg["vision_config"].(map[string]any)
 	if tc, ok := cfg["text_config"].(map[string]any); ok {
 		// Multimodal wrappers (Gemma 3, Llama 4, Qwen-VL...) keep the
 		// language model under text_config; top-level keys fill the gaps.
@@ -85,9 +92,11 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.QKRopeHeadDim = c.int(configKeys.rope)
 	m.QKNopeHeadDim = c.int(configKeys.nope)
 	m.VHeadDim = c.int(configKeys.vHead)
+	m.SharedIntermediate = c.int(configKeys.sharedInter)
 	m.Architecture = c.str("model_type")
 	m.TieEmbeddings = tiedEmbeddings(c, m.Architecture)
-	readSlidingWindow(c, m)
+	readArchitectureFFN(&c, m)
+	readLayerKinds(&c, m)
 	if n, ok := c.name(); ok {
 		m.Name = n
 	}
@@ -120,6 +129,8 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 		return m, nil
 	}
 	m.Params, m.ActiveParams = total, active
+	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
+	readVision(cfgVision, m)
 	return m, nil
 }
 
@@ -127,8 +138,12 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 // the default of the architecture's transformers config class
 // (Arch.TiedByDefault).
 func tiedEmbeddings(c configReader, arch string) bool {
-	if v, ok := c.cfg["tie_word_embeddings"].(bool); ok {
-		return v
+	// tie_embedding: LFM2 configs carry their own key beside (or instead
+	// of) the transformers one.
+	for _, k := range []string{"tie_word_embeddings", "tie_embedding"} {
+		if v, ok := c.cfg[k].(bool); ok {
+			return v
+		}
 	}
 	return ArchOf(arch).TiedByDefault
 }
@@ -257,4 +272,443 @@ func number(v any) (float64, bool) {
 		return float64(x), true
 	}
 	return 0, false
+}
+
+// optInt is the integer at key, 0 when absent or not a non-negative
+// integer below maxDim: for keys whose configs may hold a word instead
+// (Jamba's mamba_dt_rank "auto").
+func (c *configReader) optInt(keys ...string) int {
+	_, v, ok := c.lookup(keys)
+	if !ok {
+		return 0
+	}
+	f, isNum := number(v)
+	if !isNum || f < 0 || f != math.Trunc(f) || f >= maxDim {
+		return 0
+	}
+	return int(f)
+}
+
+// readArchitectureFFN reads the FFN widths of architectures whose configs
+// name them apart from the Llama keys.
+func readArchitectureFFN(c *configReader, m *Model) {
+	// dense_intermediate_size: the width of a MoE model's dense layers
+	// when intermediate_size is an expert's (MiniMax-M3).
+	if d := c.optInt("dense_intermediate_size"); d > 0 && m.Experts > 0 {
+		if m.MoEIntermediate == 0 {
+			m.MoEIntermediate = m.Intermediate
+		}
+		m.Intermediate = d
+	}
+	switch m.Architecture {
+	case "lfm2":
+		// Lfm2MLP narrows the stated width: 2/3 of it, times
+		// block_ffn_dim_multiplier, rounded up to block_multiple_of
+		// (transformers src/transformers/models/lfm2/modeling_lfm2.py,
+		// Lfm2MLP.__init__).
+		if v, _ := c.cfg["block_auto_adjust_ff_dim"].(bool); v && m.Intermediate > 0 {
+			inter := 2 * m.Intermediate / 3
+			if f, ok := number(c.cfg["block_ffn_dim_multiplier"]); ok && f > 0 {
+				inter = int(f * float64(inter))
+			}
+			if mult := c.optInt("block_multiple_of"); mult > 0 {
+				inter = (inter + mult - 1) / mult * mult
+			}
+			m.Intermediate = inter
+		}
+	case "granitemoehybrid":
+		// Every layer has a shared MLP of shared_intermediate_size; the
+		// routed experts (num_local_experts > 0) are intermediate_size
+		// wide (transformers granitemoehybrid GraniteMoeHybridDecoderLayer).
+		if s := c.optInt("shared_intermediate_size"); s > 0 {
+			if m.Experts > 0 {
+				m.MoEIntermediate, m.SharedIntermediate = m.Intermediate, s
+			} else {
+				m.Intermediate = s
+			}
+		}
+	case "llama4_text", "llama4":
+		// Llama 4: intermediate_size is an expert's (and the one shared
+		// expert's) width, intermediate_size_mlp the dense layers'
+		// (transformers llama4 Llama4TextConfig).
+		if m.Experts > 0 {
+			m.MoEIntermediate = m.Intermediate
+			m.SharedIntermediate = m.Intermediate
+			if d := c.optInt("intermediate_size_mlp"); d > 0 {
+				m.Intermediate = d
+			}
+		}
+	case "nemotron_h":
+		if s := c.optInt("moe_shared_expert_intermediate_size"); s > 0 {
+			m.SharedIntermediate = s
+		}
+	}
+}
+
+// readLayerKinds sets LayerKinds from the keys a config lists its layers
+// by, the first that applies:
+//   - hybrid_override_pattern (Nemotron-H): one letter per block, M a Mamba2
+//     mixer, * attention, - an MLP, E a MoE;
+//   - layer_types (transformers >= 4.53): full_attention,
+//     sliding_attention, chunked_attention, linear_attention (gated
+//     DeltaNet), conv (LFM2's short convolution), mamba and attention
+//     (granite-4.0-h);
+//   - full_attention_interval N (Qwen3-Next, Qwen3.5): every N-th layer
+//     attends, the others are gated DeltaNet;
+//   - attn_layer_period and attn_layer_offset (Jamba): layer i attends when
+//     i mod period = offset, the others are Mamba;
+//   - Falcon-H1: every layer runs attention and a Mamba2 mixer in parallel;
+//   - attention_chunk_size (Llama 4): the RoPE layers attend within chunks,
+//     every no_rope_layer_interval-th layer (4) attends globally;
+//   - the sliding-window keys (readSlidingWindow).
+//
+// Then the FFN of each layer: Jamba's expert_layer_period/offset and Llama
+// 4's interleave_moe_layer_step put the experts on some layers only.
+func readLayerKinds(c *configReader, m *Model) {
+	if m.Layers <= 0 || m.Layers > maxListedLayers {
+		return
+	}
+	switch {
+	case c.str("hybrid_override_pattern") != "":
+		m.LayerKinds = nemotronHPattern(c, m, c.str("hybrid_override_pattern"))
+	case hasList(c.cfg["layer_types"]) && listedKindsMatter(c.cfg["layer_types"].([]any)):
+		m.LayerKinds = listedKinds(c, m, c.cfg["layer_types"].([]any))
+	case c.optInt("full_attention_interval") > 0:
+		every := c.optInt("full_attention_interval")
+		gdn := gatedDeltaNetLayer(c, m)
+		if every > m.Layers {
+			// No layer reaches the interval: all are linear.
+			m.LayerKinds = []Layer{gdn}
+			break
+		}
+		kinds := make([]Layer, every)
+		for i := range kinds[:every-1] {
+			kinds[i] = gdn
+		}
+		kinds[every-1] = Layer{Kind: FullAttention}
+		m.LayerKinds = kinds
+	case c.optInt("attn_layer_period") > 0:
+		period, offset := c.optInt("attn_layer_period"), c.optInt("attn_layer_offset")
+		mamba := mambaLayer(c, m)
+		// A period longer than the model repeats no further than its
+		// depth: layer i < Layers is entry i either way.
+		kinds := make([]Layer, min(period, m.Layers))
+		for i := range kinds {
+			kinds[i] = mamba
+			if i == offset%period {
+				kinds[i] = Layer{Kind: FullAttention}
+			}
+		}
+		m.LayerKinds = kinds
+	case m.Architecture == "falcon_h1":
+		l := mamba2Layer(c, m)
+		l.Kind = FullAttention
+		m.LayerKinds = []Layer{l}
+	case c.optInt("attention_chunk_size") > 0:
+		m.LayerKinds = chunkedPattern(c, m)
+	default:
+		readSlidingWindow(*c, m)
+	}
+	readLayerFFNs(c, m)
+}
+
+// maxListedLayers bounds the depth a per-layer list is built for; deeper
+// configs (no published model comes near) keep the uniform default.
+const maxListedLayers = 1 << 16
+
+func hasList(v any) bool {
+	l, ok := v.([]any)
+	return ok && len(l) > 0
+}
+
+// listedKindsMatter: a layer_types list of full attention only (Qwen3,
+// SmolLM3) is the default; one naming a window is read by
+// readSlidingWindow, which knows the window keys.
+func listedKindsMatter(lt []any) bool {
+	for _, v := range lt {
+		switch s, _ := v.(string); s {
+		case "full_attention", "attention", "sliding_attention":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// listedKinds reads layer_types, one entry per layer (entries past the
+// model's layers are none; missing ones are full attention).
+func listedKinds(c *configReader, m *Model, lt []any) []Layer {
+	w := c.int(configKeys.window)
+	kinds := make([]Layer, m.Layers)
+	for i := range kinds {
+		s := ""
+		if i < len(lt) {
+			s, _ = lt[i].(string)
+		}
+		switch s {
+		case "sliding_attention":
+			if w > 0 {
+				kinds[i] = Layer{Kind: SlidingWindow, Window: w}
+			}
+		case "chunked_attention":
+			kinds[i] = Layer{Kind: ChunkedAttention, Window: c.optInt("attention_chunk_size")}
+		case "linear_attention":
+			kinds[i] = gatedDeltaNetLayer(c, m)
+		case "conv":
+			kinds[i] = shortConvLayer(c, m)
+		case "mamba":
+			kinds[i] = mamba2Layer(c, m)
+		}
+	}
+	return kinds
+}
+
+// nemotronHPattern reads Nemotron-H's hybrid_override_pattern: each block
+// holds one of a Mamba2 mixer (M), attention (*), an MLP (-) or a MoE (E),
+// never two (transformers src/transformers/models/nemotron_h/
+// configuration_nemotron_h.py, layers_block_type).
+func nemotronHPattern(c *configReader, m *Model, p string) []Layer {
+	mamba := mamba2Layer(c, m)
+	mamba.FFN = FFNNone
+	kinds := make([]Layer, m.Layers)
+	for i := range kinds {
+		var b byte = '*'
+		if i < len(p) {
+			b = p[i]
+		}
+		switch b {
+		case 'M':
+			kinds[i] = mamba
+		case '-':
+			kinds[i] = Layer{Kind: FeedForward, FFN: FFNDense}
+		case 'E':
+			kinds[i] = Layer{Kind: FeedForward}
+		default:
+			kinds[i] = Layer{Kind: FullAttention, FFN: FFNNone}
+		}
+	}
+	return kinds
+}
+
+// chunkedPattern is Llama 4's: layer i attends globally (no RoPE) when
+// no_rope_layers[i] is 0, else within attention_chunk_size tokens; without
+// the list, every no_rope_layer_interval-th layer (default 4) is global
+// (transformers llama4 Llama4TextConfig.__init__).
+func chunkedPattern(c *configReader, m *Model) []Layer {
+	chunk := Layer{Kind: ChunkedAttention, Window: c.optInt("attention_chunk_size")}
+	kinds := make([]Layer, m.Layers)
+	list, _ := c.cfg["no_rope_layers"].([]any)
+	every := c.optInt("no_rope_layer_interval")
+	if every == 0 {
+		every = 4
+	}
+	for i := range kinds {
+		rope := (i+1)%every != 0
+		if i < len(list) {
+			f, _ := number(list[i])
+			rope = f != 0
+		}
+		if rope {
+			kinds[i] = chunk
+		}
+	}
+	return kinds
+}
+
+// readLayerFFNs marks the layers of a MoE model whose FFN is dense:
+// Jamba's (experts where i mod expert_layer_period = expert_layer_offset)
+// and Llama 4's (experts on every interleave_moe_layer_step-th layer,
+// transformers llama4: moe_layers = range(step-1, layers, step)).
+func readLayerFFNs(c *configReader, m *Model) {
+	if !m.IsMoE() {
+		return
+	}
+	period, offset := c.optInt("expert_layer_period"), c.optInt("expert_layer_offset")
+	if period == 0 {
+		if step := c.optInt("interleave_moe_layer_step"); step > 1 {
+			period, offset = step, step-1
+		}
+	}
+	if period <= 1 {
+		return
+	}
+	kinds := m.LayerKinds
+	if len(kinds) == 0 {
+		kinds = []Layer{m.DefaultLayer()}
+	}
+	n := lcm(len(kinds), period)
+	if len(kinds)%period == 0 {
+		n = len(kinds)
+	}
+	if n > m.Layers {
+		n = m.Layers
+	}
+	out := make([]Layer, n)
+	for i := range out {
+		out[i] = kinds[i%len(kinds)]
+		if i%period != offset%period {
+			out[i].FFN = FFNDense
+		}
+	}
+	m.LayerKinds = out
+}
+
+func lcm(a, b int) int {
+	x, y := a, b
+	for y != 0 {
+		x, y = y, x%y
+	}
+	return a / x * b
+}
+
+// maxMixerSize bounds a recurrent layer's state and weights as the config
+// implies them, in float64 before any int64 product (whose overflow would
+// wrap): far above any published model (MaxParams), so only a hostile or
+// mistaken config reaches it.
+const maxMixerSize = MaxParams
+
+// mixerInBounds reports whether every size is at most maxMixerSize, failing
+// the reader when one is not.
+func (c *configReader) mixerInBounds(what string, sizes ...float64) bool {
+	for _, v := range sizes {
+		if v > maxMixerSize {
+			c.fail(fmt.Errorf("config %s: sizes imply %.4g elements per layer, above the 1e14 limit", what, v))
+			return false
+		}
+	}
+	return true
+}
+
+// gatedDeltaNetLayer is the linear-attention layer of Qwen3-Next and
+// Qwen3.5 from the linear_* keys.
+func gatedDeltaNetLayer(c *configReader, m *Model) Layer {
+	kH, kD := c.optInt("linear_num_key_heads"), c.optInt("linear_key_head_dim")
+	vH, vD := c.optInt("linear_num_value_heads"), c.optInt("linear_value_head_dim")
+	k := c.optInt("linear_conv_kernel_dim")
+	qk, v, h := float64(kH)*float64(kD), float64(vH)*float64(vD), float64(m.Hidden)
+	if !c.mixerInBounds("linear_*", float64(k)*(2*qk+v), v*float64(kD), h*(2*qk+3*v)) {
+		return Layer{Kind: Recurrent}
+	}
+	l := GatedDeltaNetState(kH, kD, vH, vD, k)
+	l.MixerParams = GatedDeltaNetParams(m.Hidden, kH, kD, vH, vD, k)
+	return l
+}
+
+// shortConvLayer is LFM2's convolution layer (conv_L_cache taps).
+func shortConvLayer(c *configReader, m *Model) Layer {
+	k := c.optInt("conv_L_cache")
+	h := float64(m.Hidden)
+	if !c.mixerInBounds("conv_L_cache", float64(k)*h, 4*h*h) {
+		return Layer{Kind: Recurrent}
+	}
+	l := ShortConvState(m.Hidden, k)
+	l.MixerParams = ShortConvParams(m.Hidden, k)
+	return l
+}
+
+// mamba2Layer is a Mamba2 mixer from the keys of Nemotron-H (mamba_num_heads,
+// mamba_head_dim, ssm_state_size, n_groups, conv_kernel), Falcon-H1
+// (mamba_d_ssm, mamba_n_heads, mamba_d_head, mamba_d_state, mamba_n_groups,
+// mamba_d_conv) and granite-4.0-h (the same with mamba_expand). The inner
+// width is mamba_d_ssm, else heads × head dim, else expand × hidden.
+func mamba2Layer(c *configReader, m *Model) Layer {
+	heads := c.optInt("mamba_num_heads", "mamba_n_heads")
+	headDim := c.optInt("mamba_head_dim", "mamba_d_head")
+	state := c.optInt("ssm_state_size", "mamba_d_state", "state_size")
+	groups := c.optInt("n_groups", "mamba_n_groups")
+	conv := c.optInt("conv_kernel", "mamba_d_conv")
+	inner := c.optInt("mamba_d_ssm")
+	if inner == 0 {
+		inner = heads * headDim
+	}
+	if inner == 0 {
+		inner = max(c.optInt("mamba_expand", "expand"), 1) * m.Hidden
+	}
+	if heads == 0 && headDim > 0 {
+		heads = inner / headDim
+	}
+	gs, h := 2*float64(groups)*float64(state), float64(m.Hidden)
+	if !c.mixerInBounds("mamba_*", float64(conv)*(float64(inner)+gs), float64(inner)*float64(state),
+		h*(2*float64(inner)+gs+float64(heads))+float64(inner)*h) {
+		return Layer{Kind: Recurrent}
+	}
+	l := Mamba2State(inner, groups, state, conv)
+	l.MixerParams = Mamba2Params(m.Hidden, inner, groups, state, heads, conv)
+	return l
+}
+
+// mambaLayer is Jamba's Mamba (v1) mixer: mamba_d_state, mamba_d_conv,
+// mamba_expand, mamba_dt_rank ("auto": ceil(hidden / 16), transformers
+// JambaConfig).
+func mambaLayer(c *configReader, m *Model) Layer {
+	state, conv := c.optInt("mamba_d_state"), c.optInt("mamba_d_conv")
+	inner := max(c.optInt("mamba_expand"), 1) * m.Hidden
+	rank := c.optInt("mamba_dt_rank")
+	if rank == 0 {
+		rank = (m.Hidden + 15) / 16
+	}
+	di, h := float64(inner), float64(m.Hidden)
+	if !c.mixerInBounds("mamba_*", float64(conv)*di, di*float64(state), di*(3*h+float64(rank)*2+2*float64(state))) {
+		return Layer{Kind: Recurrent}
+	}
+	l := Mamba2State(inner, 0, state, conv)
+	l.MixerParams = MambaParams(m.Hidden, inner, state, rank, conv)
+	return l
+}
+
+// DecodeConfig decodes a config.json as Python's json module writes it:
+// JSON plus the bare words NaN, Infinity and -Infinity (json.dumps's
+// allow_nan default), which Mamba configs carry (time_step_limit [0.0,
+// Infinity] in e.g. https://huggingface.co/state-spaces/mamba2-2.7b and
+// Nemotron-H configs). Those words become null, outside strings only: no
+// value planning reads is one of them. Only config reading accepts them;
+// the request decoder stays strict JSON.
+func DecodeConfig(b []byte) (map[string]any, error) {
+	var cfg map[string]any
+	err := json.Unmarshal(b, &cfg)
+	if err == nil {
+		return cfg, nil
+	}
+	fixed, changed := nullPythonFloats(b)
+	if !changed {
+		return nil, err
+	}
+	cfg = nil
+	if err2 := json.Unmarshal(fixed, &cfg); err2 != nil {
+		return nil, err2
+	}
+	return cfg, nil
+}
+
+// pythonFloats are the words Python's json.dumps writes for non-finite
+// floats, longest first so -Infinity is not read as - and Infinity.
+var pythonFloats = [][]byte{[]byte("-Infinity"), []byte("Infinity"), []byte("NaN")}
+
+// nullPythonFloats replaces each of pythonFloats outside a JSON string by
+// null, reporting whether it replaced any.
+func nullPythonFloats(b []byte) ([]byte, bool) {
+	var out []byte
+	changed := false
+	for i := 0; i < len(b); {
+		if b[i] == '"' {
+			end := skipString(b, i)
+			out = append(out, b[i:end]...)
+			i = end
+			continue
+		}
+		matched := false
+		for _, w := range pythonFloats {
+			if bytes.HasPrefix(b[i:], w) {
+				out = append(out, "null"...)
+				i += len(w)
+				matched, changed = true, true
+				break
+			}
+		}
+		if !matched {
+			out = append(out, b[i])
+			i++
+		}
+	}
+	return out, changed
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
@@ -71,6 +72,25 @@ type ggufHeader struct {
 	bytes    int64 // exact tensor data bytes; -1 when a tensor type is unknown
 	byType   map[ggml.Type]int64
 	names    map[string][2]uint64 // first two dims of the tensors planning looks at
+	// perLayer holds the per-layer arrays of perLayerKeys, in order.
+	perLayer map[string][]float64
+}
+
+// perLayerKeys are the metadata arrays kept element by element: llama.cpp
+// writes head_count_kv (0 on a layer without attention) and
+// feed_forward_length (0 on a layer without FFN) per layer for its hybrid
+// architectures (nemotron_h, granitehybrid, jamba, lfm2), and marks a
+// layer recurrent from them (llama_hparams::recurrent_layer_arr, set in
+// llama_model::load_hparams, src/llama-model.cpp of ggml-org/llama.cpp).
+var perLayerKeys = []string{".attention.head_count_kv", ".feed_forward_length"}
+
+func isPerLayerKey(key string) bool {
+	for _, k := range perLayerKeys {
+		if strings.HasSuffix(key, k) {
+			return true
+		}
+	}
+	return false
 }
 
 type ggufReader struct {
@@ -185,7 +205,7 @@ func readGGUF(r io.Reader) (*ggufHeader, error) {
 	}
 	h := &ggufHeader{
 		nums: map[string]float64{}, strs: map[string]string{}, arrayLen: map[string]uint64{},
-		byType: map[ggml.Type]int64{}, names: map[string][2]uint64{},
+		byType: map[ggml.Type]int64{}, names: map[string][2]uint64{}, perLayer: map[string][]float64{},
 	}
 	h.version = g.u32()
 	if g.err == nil && (h.version < 2 || h.version > 3) {
@@ -264,8 +284,16 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 			// maximum, stored once: a map update per element hashed the
 			// key (up to 64 KiB) once per element, time quadratic in the
 			// bytes of the header.
-			if most, found := g.numbersMax(et, n); found && g.err == nil {
+			var list *[]float64
+			if isPerLayerKey(key) {
+				l := make([]float64, 0, n)
+				list = &l
+			}
+			if most, found := g.numbersMax(et, n, list); found && g.err == nil {
 				h.nums[key] = most
+				if list != nil {
+					h.perLayer[key] = *list
+				}
 			}
 			return
 		}
@@ -288,8 +316,9 @@ func (g *ggufReader) value(h *ggufHeader, key string, typ uint32, depth int) {
 }
 
 // numbersMax reads n fixed-width values of type typ, a few KiB at a time,
-// and returns their maximum (found is false when none is a number).
-func (g *ggufReader) numbersMax(typ uint32, n uint64) (most float64, found bool) {
+// and returns their maximum (found is false when none is a number),
+// appending each to list when list is not nil.
+func (g *ggufReader) numbersMax(typ uint32, n uint64, list *[]float64) (most float64, found bool) {
 	size := uint64(ggufFixedSize[typ])
 	for n > 0 && g.err == nil {
 		k := min(n, 4096/size)
@@ -298,7 +327,11 @@ func (g *ggufReader) numbersMax(typ uint32, n uint64) (most float64, found bool)
 			break
 		}
 		for j := uint64(0); j < k; j++ {
-			if v, ok := decodeNumber(typ, b[j*size:]); ok && (!found || v > most) {
+			v, ok := decodeNumber(typ, b[j*size:])
+			if list != nil {
+				*list = append(*list, v)
+			}
+			if ok && (!found || v > most) {
 				most, found = v, true
 			}
 		}
@@ -450,6 +483,9 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 		// sets the pattern per architecture on load (Arch.GGUFGlobalEvery).
 		m.LayerKinds = slidingPattern(w, m.Arch().GGUFGlobalEvery)
 	}
+	if kinds := ggufRecurrentKinds(h, arch, m, num); kinds != nil {
+		m.LayerKinds = kinds
+	}
 	if m.Experts > 0 && m.ExpertsPerToken > m.Experts {
 		// As FromConfig: more experts per token than experts would make the
 		// active count exceed the total.
@@ -510,4 +546,80 @@ func ReadGGUF(r io.Reader) (*Model, error) {
 		return nil, errs.Wrap(errs.ModelFile, err, "gguf")
 	}
 	return m, nil
+}
+
+// ggufRecurrentKinds is the layer pattern of a hybrid or recurrent GGUF
+// model, nil for the others. Keys (LLM_KV_* in src/llama-arch.cpp of
+// ggml-org/llama.cpp): {arch}.ssm.conv_kernel, .ssm.inner_size,
+// .ssm.state_size, .ssm.time_step_rank, .ssm.group_count,
+// .full_attention_interval, .shortconv.l_cache, and the per-layer
+// .attention.head_count_kv and .feed_forward_length arrays (perLayerKeys).
+//   - qwen3next, qwen35, qwen35moe: every full_attention_interval-th layer
+//     attends, the others are gated DeltaNet with group_count key heads of
+//     state_size and time_step_rank value heads of inner_size /
+//     time_step_rank (the convert_hf_to_gguf.py mapping of linear_*);
+//   - lfm2: layers without KV heads are short convolutions of l_cache taps;
+//   - mamba, mamba2: every layer is recurrent; falcon-h1: every layer runs
+//     attention and a Mamba2 mixer in parallel;
+//   - nemotron_h, granitehybrid, jamba: layers without KV heads are Mamba2
+//     (Mamba for jamba) mixers, those without KV heads but with an FFN
+//     width are MLP blocks (nemotron_h).
+//
+// Published files carry these keys: qwen35moe.ssm.conv_kernel 4,
+// .state_size 128, .group_count 16, .time_step_rank 32, .inner_size 4096,
+// .full_attention_interval 4 (a Qwen3.5-35B-A3B load log,
+// https://github.com/ggml-org/llama.cpp/issues/25121); granitehybrid's
+// head_count_kv [0, 0, 0, ...] beside its ssm.* keys (ollama's
+// granite4:350m-h metadata,
+// https://ollama.com/ibm/granite4:350m-h-base-q4_K_S/blobs/fe0b87f28220).
+// The mixers' weights need not be known here: a GGUF model's count is its
+// tensors'.
+func ggufRecurrentKinds(h *ggufHeader, arch string, m *Model, num func(string) int) []Layer {
+	conv, inner, state := num("ssm.conv_kernel"), num("ssm.inner_size"), num("ssm.state_size")
+	rank, groups := num("ssm.time_step_rank"), num("ssm.group_count")
+	mamba := Mamba2State(inner, groups, state, conv)
+	if arch == "mamba" || arch == "jamba" {
+		mamba = Mamba2State(inner, 0, state, conv)
+	}
+	switch arch {
+	case "qwen3next", "qwen35", "qwen35moe":
+		every := num("full_attention_interval")
+		if every <= 0 || rank <= 0 {
+			return nil
+		}
+		gdn := GatedDeltaNetState(groups, state, rank, inner/rank, conv)
+		kinds := make([]Layer, every)
+		for i := range kinds[:every-1] {
+			kinds[i] = gdn
+		}
+		kinds[every-1] = Layer{Kind: FullAttention}
+		return kinds
+	case "mamba", "mamba2":
+		return []Layer{mamba}
+	case "falcon-h1":
+		mamba.Kind = FullAttention
+		return []Layer{mamba}
+	case "lfm2", "lfm2moe":
+		mamba = ShortConvState(m.Hidden, num("shortconv.l_cache"))
+	case "nemotron_h", "nemotron_h_moe", "granitehybrid", "jamba":
+	default:
+		return nil
+	}
+	kv := h.perLayer[arch+".attention.head_count_kv"]
+	if len(kv) == 0 || m.Layers <= 0 || m.Layers > maxListedLayers {
+		return nil
+	}
+	ffn := h.perLayer[arch+".feed_forward_length"]
+	kinds := make([]Layer, m.Layers)
+	for i := range kinds {
+		switch {
+		case i < len(kv) && kv[i] > 0:
+			kinds[i] = Layer{Kind: FullAttention, KVHeads: int(kv[i])}
+		case strings.HasPrefix(arch, "nemotron_h") && i < len(ffn) && ffn[i] > 0:
+			kinds[i] = Layer{Kind: FeedForward}
+		default:
+			kinds[i] = mamba
+		}
+	}
+	return kinds
 }

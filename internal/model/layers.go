@@ -32,6 +32,24 @@ const (
 	// the SSM or linear-attention state (SSMState). Mamba/Mamba2 blocks,
 	// gated DeltaNet and RWKV layers are of this kind.
 	Recurrent
+	// FeedForward is a block without a token mixer: it keeps nothing
+	// between tokens (the MLP-only blocks of Nemotron-H, "-" in its
+	// hybrid_override_pattern).
+	FeedForward
+)
+
+// FFNKind is the feed-forward block of one layer.
+type FFNKind uint8
+
+const (
+	// FFNModel is the model's FFN: routed experts in a MoE model (past its
+	// DenseLayers leading dense layers), else a dense FFN.
+	FFNModel FFNKind = iota
+	// FFNDense is a dense FFN of Intermediate width in a MoE model (Jamba's
+	// even layers, Llama 4 Maverick's non-MoE layers).
+	FFNDense
+	// FFNNone: the layer has no FFN (Nemotron-H's mixer blocks).
+	FFNNone
 )
 
 // String names the kind as the Hugging Face layer_types lists do where they
@@ -50,6 +68,8 @@ func (k LayerKind) String() string {
 		return "shared_kv"
 	case Recurrent:
 		return "recurrent"
+	case FeedForward:
+		return "mlp"
 	}
 	return "unknown"
 }
@@ -76,8 +96,16 @@ type Layer struct {
 	SharesWith int `json:"shares_with,omitempty"`
 	// ConvState and SSMState are a Recurrent layer's state per sequence,
 	// in elements (see Mamba2State and GatedDeltaNetState).
+	// An attention layer with a state runs a recurrent mixer beside its
+	// attention (Falcon-H1's parallel hybrid layers).
 	ConvState int64 `json:"conv_state,omitempty"`
 	SSMState  int64 `json:"ssm_state,omitempty"`
+	// MixerParams is the weight count of the layer's recurrent mixer
+	// (projections, convolution, SSM parameters), in place of attention's
+	// for a Recurrent layer, beside it for a parallel hybrid one.
+	MixerParams int64 `json:"mixer_params,omitempty"`
+	// FFN is the layer's feed-forward block.
+	FFN FFNKind `json:"ffn,omitempty"`
 }
 
 // Mamba2State is the Recurrent layer of a Mamba2 block with inner width
@@ -110,6 +138,62 @@ func GatedDeltaNetState(kHeads, kDim, vHeads, vDim, convKernel int) Layer {
 		SSMState:  int64(vHeads) * int64(kDim) * int64(vDim)}
 }
 
+// ShortConvState is the Recurrent layer of LFM2's gated short
+// convolution over the hidden width h with convKernel taps (conv_L_cache):
+// it keeps its last convKernel-1 inputs and no SSM state (vLLM
+// model_executor/layers/mamba/mamba_utils.py, short_conv_state_shape:
+// (conv_kernel-1, hidden)).
+func ShortConvState(h, convKernel int) Layer {
+	return Layer{Kind: Recurrent, ConvState: int64(max(convKernel-1, 0)) * int64(h)}
+}
+
+// The mixers' weight counts below count matrices and per-channel vectors,
+// no biases (the convention of ShapeParams).
+
+// Mamba2Params is the weights of a Mamba2 mixer of hidden width h: in_proj
+// h × (2·dInner + 2·nGroups·dState + nHeads) (z, x, B, C, dt), the
+// depthwise convolution (dInner + 2·nGroups·dState) × convKernel, A_log, D
+// and dt_bias per head, the gated norm over dInner, out_proj dInner × h
+// (transformers src/transformers/models/nemotron_h/modeling_nemotron_h.py,
+// NemotronHMamba2Mixer; Falcon-H1, granite-4.0-h and Bamba use the same
+// mixer).
+func Mamba2Params(h, dInner, nGroups, dState, nHeads, convKernel int) int64 {
+	H, di, gs := int64(h), int64(dInner), 2*int64(nGroups)*int64(dState)
+	return H*(2*di+gs+int64(nHeads)) + (di+gs)*int64(convKernel) + 3*int64(nHeads) + di + di*H
+}
+
+// MambaParams is the weights of a Mamba (v1) mixer as Jamba has it: in_proj
+// h × 2·dInner, the depthwise convolution dInner × convKernel, x_proj
+// dInner × (dtRank + 2·dState), dt_proj dtRank × dInner, A_log dInner ×
+// dState, D dInner, out_proj dInner × h, and the dt, B and C norms
+// (transformers src/transformers/models/jamba/modeling_jamba.py,
+// JambaMambaMixer).
+func MambaParams(h, dInner, dState, dtRank, convKernel int) int64 {
+	H, di, ds, r := int64(h), int64(dInner), int64(dState), int64(dtRank)
+	return H*2*di + di*int64(convKernel) + di*(r+2*ds) + r*di + di*ds + di + di*H + r + 2*ds
+}
+
+// GatedDeltaNetParams is the weights of a gated DeltaNet mixer: in_proj_qkvz
+// h × (2·kHeads·kDim + 2·vHeads·vDim), in_proj_ba h × 2·vHeads, the
+// convolution over q, k and v (2·kHeads·kDim + vHeads·vDim) × convKernel,
+// dt_bias and A_log per value head, the gated norm vDim, out_proj
+// vHeads·vDim × h (transformers
+// src/transformers/models/qwen3_next/modeling_qwen3_next.py,
+// Qwen3NextGatedDeltaNet).
+func GatedDeltaNetParams(h, kHeads, kDim, vHeads, vDim, convKernel int) int64 {
+	H, k, v := int64(h), int64(kHeads)*int64(kDim), int64(vHeads)*int64(vDim)
+	return H*(2*k+2*v) + H*2*int64(vHeads) + (2*k+v)*int64(convKernel) + 2*int64(vHeads) + int64(vDim) + v*H
+}
+
+// ShortConvParams is the weights of LFM2's short convolution block:
+// in_proj h × 3h (B, C, x), the depthwise convolution h × convKernel,
+// out_proj h × h (transformers src/transformers/models/lfm2/modeling_lfm2.py,
+// Lfm2ShortConv).
+func ShortConvParams(h, convKernel int) int64 {
+	H := int64(h)
+	return H*3*H + H*int64(convKernel) + H*H
+}
+
 // CachesPerToken reports whether the layer's cache grows with the tokens
 // of a sequence.
 func (l Layer) CachesPerToken() bool {
@@ -120,13 +204,17 @@ func (l Layer) CachesPerToken() bool {
 	return false
 }
 
-// StateElements is a Recurrent layer's state per sequence, 0 for the other
-// kinds.
+// StateElements is the state the layer keeps per sequence whatever the
+// context: a Recurrent layer's, or the mixer's beside a parallel hybrid's
+// attention; 0 for the other layers.
 func (l Layer) StateElements() int64 {
-	if l.Kind != Recurrent {
-		return 0
-	}
 	return l.ConvState + l.SSMState
+}
+
+// HasAttention reports whether the layer holds attention weights (q, k, v,
+// o projections): every kind but Recurrent and FeedForward.
+func (l Layer) HasAttention() bool {
+	return l.Kind != Recurrent && l.Kind != FeedForward
 }
 
 // DefaultLayer is the kind of every layer of a model without LayerKinds:

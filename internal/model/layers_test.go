@@ -123,10 +123,13 @@ func TestArchTable(t *testing.T) {
 	assert.True(t, ArchOf("llama").Llama70B)
 	assert.True(t, ArchOf("").Llama70B)
 	assert.Equal(t, Arch{}, ArchOf("qwen2"))
-	for gguf, hf := range map[string]string{"gpt-oss": "gpt_oss", "qwen3moe": "qwen3_moe", "qwen2moe": "qwen2_moe", "deepseek2": "deepseek_v3", "gemma3": "gemma3_text"} {
+	for gguf, hf := range map[string]string{"gpt-oss": "gpt_oss", "qwen3moe": "qwen3_moe", "qwen2moe": "qwen2_moe", "deepseek2": "deepseek_v3", "gemma3": "gemma3_text",
+		"qwen3next": "qwen3_next", "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "falcon-h1": "falcon_h1", "granitehybrid": "granitemoehybrid"} {
 		assert.Equal(t, hf, ggufArchitectures[gguf], gguf)
 	}
-	assert.Len(t, ggufArchitectures, 5)
+	assert.Len(t, ggufArchitectures, 10)
+	assert.True(t, ArchOf("nemotron_h").PlainMLP, "relu2 MLP: up and down only")
+	assert.True(t, ArchOf("qwen3_5_text").GatedAttention)
 }
 
 // TestLayerKindNames: the attention kinds that Hugging Face layer_types

@@ -56,6 +56,12 @@ type Model struct {
 	// DenseLayers is how many leading layers use a dense FFN in a MoE model
 	// (DeepSeek first_k_dense_replace).
 	DenseLayers int `json:"dense_layers,omitempty"`
+	// SharedIntermediate is the FFN width of a MoE layer's shared experts
+	// together where the config states it apart from the routed experts'
+	// (shared_expert_intermediate_size: Qwen2-MoE, Qwen3-Next; Llama 4's
+	// shared expert; granite-4.0-h's shared MLP); 0: SharedExperts experts
+	// of the routed width.
+	SharedIntermediate int `json:"shared_intermediate,omitempty"`
 
 	// KVLoRARank and QKRopeHeadDim describe multi-head latent attention
 	// (DeepSeek V2/V3): the KV cache holds a compressed latent of
@@ -75,6 +81,16 @@ type Model struct {
 	// the depth. Shared between copies of a catalog model, never changed
 	// in place.
 	LayerKinds []Layer `json:"layer_kinds,omitempty"`
+
+	// MTPParams is the weights of the multi-token-prediction modules
+	// (num_nextn_predict_layers: DeepSeek-V3, GLM-4.5; mtp_num_hidden_layers:
+	// Qwen3-Next, Qwen3.5), stored in the checkpoint beside the model but
+	// not part of Params: engines load them only for speculative decoding.
+	MTPParams int64 `json:"mtp_params,omitempty"`
+	// VisionParams is the weights of a multimodal model's vision tower and
+	// projector, estimated from its vision_config, not part of Params (the
+	// language model): llama.cpp loads them from a separate --mmproj file.
+	VisionParams int64 `json:"vision_params,omitempty"`
 
 	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
 	FileQuant string `json:"file_quant,omitempty"`

@@ -14,8 +14,6 @@ import (
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
@@ -272,8 +270,8 @@ func fromDir(dir string, deadline time.Time) (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cfg map[string]any
-	if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
+	cfg, err := DecodeConfig(cfgBytes)
+	if err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, dir+"/config.json")
 	}
 	m, err := FromConfig(cfg)

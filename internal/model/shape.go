@@ -1,6 +1,7 @@
 package model
 
 import (
+	"fmt"
 	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
@@ -19,6 +20,10 @@ import (
 //	  MoE layer  E·3·h·Ie + S·3·h·Ie + h·E                   (experts, shared, router)
 //	norms        2·h per layer + h final
 //
+// per layer by its kind (Layer): a Recurrent layer has its mixer's weights
+// (Layer.MixerParams) in place of attention's, a parallel hybrid layer both,
+// a FeedForward block no mixer; the FFN is the layer's (Layer.FFN).
+//
 // Active parameters (MoE) replace the E routed experts by the k chosen per
 // token and leave out an untied input embedding table.
 func ShapeParams(m *Model) (total, active int64, err error) {
@@ -26,43 +31,24 @@ func ShapeParams(m *Model) (total, active int64, err error) {
 		return 0, 0, errs.New(errs.InvalidArgument, "model: config needs num_hidden_layers and hidden_size to compute the parameter count")
 	}
 	h := float64(m.Hidden)
-	L := float64(m.Layers)
-	attn := attentionParams(m)
-	ffnDense := float64(ffnProjections(m)) * h * float64(intermediateOrDefault(m))
-
-	moeLayers := 0.0
-	var expertParams, sharedParams, router float64
-	if m.IsMoE() {
-		moeLayers = L - float64(m.DenseLayers)
-		if moeLayers < 0 {
-			moeLayers = 0
-		}
-		ie := float64(m.MoEIntermediate)
-		if ie == 0 {
-			ie = float64(intermediateOrDefault(m))
-		}
-		expertParams = float64(ffnProjections(m)) * h * ie
-		sharedParams = float64(m.SharedExperts) * expertParams
-		router = h * float64(m.Experts)
+	var t, a float64
+	for j, n := range m.patternCounts() {
+		lt, la := layerParams(m, j.layer, j.moe)
+		t += float64(n) * lt
+		a += float64(n) * la
 	}
-	denseLayers := L - moeLayers
-	norms := 2*h*L + h
 	embed := float64(m.Vocab) * h
 	head := embed
 	if m.TieEmbeddings {
 		head = 0
 	}
-	common := L*attn + denseLayers*ffnDense + moeLayers*(sharedParams+router) + norms + embed + head
-	t := common + moeLayers*float64(m.Experts)*expertParams
+	t += h + embed + head
 	// Active (MoE): the weights a token's forward pass reads. The input
 	// embedding is a row lookup, not a matrix read, so an untied table is
 	// left out; this is the convention of the DeepSeek-V3 weight notes
 	// ("36.6B activated, including 0.9B output head") and of the gpt-oss
 	// model card (arXiv 2508.10925 Table 1), see docs/accuracy.md.
-	a := common + moeLayers*float64(m.ExpertsPerToken)*expertParams
-	if !m.TieEmbeddings {
-		a -= embed
-	}
+	a += h + embed // the final norm and the output matrix (the head, or the tied table)
 	if !m.IsMoE() {
 		a = t
 	}
@@ -70,6 +56,150 @@ func ShapeParams(m *Model) (total, active int64, err error) {
 		return 0, 0, errs.New(errs.InvalidArgument, "model: config shape implies %.4g parameters, above the 1e14 limit", t)
 	}
 	return int64(math.Round(t)), int64(math.Round(a)), nil
+}
+
+// layerSlot is one entry of the layer pattern with whether its FFN routes
+// to experts there.
+type layerSlot struct {
+	layer Layer
+	moe   bool
+}
+
+// patternCounts yields the layer pattern's entries with how many layers
+// each describes, the leading DenseLayers of a MoE model apart (their FFN
+// is dense): the count in closed form, so the cost is the pattern's length
+// whatever the depth.
+func (m *Model) patternCounts() func(yield func(layerSlot, int) bool) {
+	return func(yield func(layerSlot, int) bool) {
+		p := max(len(m.LayerKinds), 1)
+		d := min(max(m.DenseLayers, 0), m.Layers)
+		j := 0
+		for l, n := range m.LayerCounts() {
+			moe := m.IsMoE() && l.FFN == FFNModel
+			// Of the n layers at pattern index j, those below d are dense.
+			dense := 0
+			if moe {
+				dense = d / p
+				if j < d%p {
+					dense++
+				}
+				dense = min(dense, n)
+			}
+			if dense > 0 && !yield(layerSlot{l, false}, dense) {
+				return
+			}
+			if n-dense > 0 && !yield(layerSlot{l, moe}, n-dense) {
+				return
+			}
+			j++
+		}
+	}
+}
+
+// layerParams is the total and active weights of one layer of kind l, its
+// FFN routed to experts when moe.
+func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
+	h := float64(m.Hidden)
+	var mixer, norms float64
+	if l.HasAttention() {
+		mixer += attentionParams(m)
+		norms += h
+	}
+	if l.MixerParams > 0 {
+		mixer += float64(l.MixerParams)
+		if !l.HasAttention() {
+			norms += h
+		}
+	}
+	if l.FFN == FFNNone {
+		return mixer + norms, mixer + norms
+	}
+	norms += h
+	proj := float64(ffnProjections(m))
+	if !moe {
+		ffn := proj * h * float64(intermediateOrDefault(m))
+		return mixer + norms + ffn, mixer + norms + ffn
+	}
+	expert := proj * h * float64(expertIntermediate(m))
+	shared := float64(m.SharedExperts) * expert
+	if m.SharedIntermediate > 0 {
+		shared = proj * h * float64(m.SharedIntermediate)
+	}
+	common := mixer + norms + shared + h*float64(m.Experts)
+	return common + float64(m.Experts)*expert, common + float64(m.ExpertsPerToken)*expert
+}
+
+// expertIntermediate is a routed expert's FFN width.
+func expertIntermediate(m *Model) int {
+	if m.MoEIntermediate > 0 {
+		return m.MoEIntermediate
+	}
+	return intermediateOrDefault(m)
+}
+
+// mtpParams is the weights of n multi-token-prediction modules: each is one
+// more decoder layer like the model's last, the projection of the
+// concatenated embedding and hidden state (2h × h) and its two input norms
+// and output norm, sharing the model's embeddings and head (DeepSeek-V3
+// technical report, arXiv 2412.19437 §2.2; deepseek-ai/DeepSeek-V3
+// README_WEIGHTS.md: 14B of MTP weights besides the 671B).
+func mtpParams(m *Model, n int) int64 {
+	if n <= 0 || m.Layers <= 0 || m.Hidden <= 0 {
+		return 0
+	}
+	last := m.LayerAt(m.Layers - 1)
+	if !last.HasAttention() {
+		last = Layer{Kind: FullAttention, FFN: last.FFN}
+	}
+	layer, _ := layerParams(m, last, m.IsMoE() && m.Layers > m.DenseLayers)
+	h := float64(m.Hidden)
+	return int64(math.Round(float64(n) * (layer + 2*h*h + 3*h)))
+}
+
+// readVision sets VisionParams from a vision_config that gives the tower's
+// shape (depth or num_hidden_layers, hidden_size, intermediate_size,
+// patch_size): per layer the attention (4·hv²) and MLP (two hv × Iv
+// matrices, three for a gated SiLU MLP as in Qwen2.5-VL), the patch
+// embedding (channels × patch² × hv, twice for a temporal patch of 2), and a
+// projector from hv × merge² features to the language model's width. An
+// estimate from the shape, not a count of the tensors, noted as such.
+func readVision(v map[string]any, m *Model) {
+	if v == nil {
+		return
+	}
+	c := configReader{cfg: v}
+	// vt_*: Kimi-K2.5's MoonViT keys.
+	depth := c.optInt("depth", "num_hidden_layers", "n_layers", "vt_num_hidden_layers")
+	hv := c.optInt("hidden_size", "embed_dim", "width", "vt_hidden_size")
+	iv := c.optInt("intermediate_size", "vt_intermediate_size")
+	if depth == 0 || hv == 0 {
+		m.Notes = append(m.Notes, "the model has a vision tower (vision_config) whose shape the config does not give: its weights are not counted")
+		return
+	}
+	if iv == 0 {
+		iv = 4 * hv
+	}
+	H, I := float64(hv), float64(iv)
+	mlp := 2.0
+	if act, _ := v["hidden_act"].(string); act == "silu" {
+		mlp = 3
+	}
+	patch := float64(max(c.optInt("patch_size"), 1))
+	channels := float64(max(c.optInt("num_channels", "in_channels", "in_chans"), 3))
+	temporal := float64(max(c.optInt("temporal_patch_size"), 1))
+	merge := float64(max(c.optInt("spatial_merge_size"), 1))
+	out := float64(c.optInt("out_hidden_size", "projection_dim", "vision_output_dim"))
+	if out == 0 {
+		out = float64(m.Hidden)
+	}
+	in := H * merge * merge
+	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + in*in + in*out
+	if p > MaxParams {
+		m.Notes = append(m.Notes, "the vision_config's sizes imply more than 1e14 parameters: the vision tower is not counted")
+		return
+	}
+	m.VisionParams = int64(math.Round(p))
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, loaded apart from the language model (llama.cpp --mmproj)", p/1e9))
 }
 
 func attentionParams(m *Model) float64 {
@@ -92,7 +222,11 @@ func attentionParams(m *Model) float64 {
 	}
 	d := float64(m.EffectiveHeadDim())
 	K := float64(m.EffectiveKVHeads())
-	return h*H*d + 2*h*K*d + H*d*h
+	q := h * H * d
+	if m.Arch().GatedAttention {
+		q *= 2
+	}
+	return q + 2*h*K*d + H*d*h
 }
 
 // ffnProjections is the number of h×I matrices per FFN: 3 for gated units

@@ -309,3 +309,27 @@ func TestKVCacheOfHybridModels(t *testing.T) {
 	notes := estimateNotes(jamba, 131072)
 	assert.Contains(t, notes, "28 of 32 layers keep a recurrent state per sequence instead of a per-token KV cache")
 }
+
+// TestHybridKVFollowsLayerKinds: the KV cache of the catalog's hybrid
+// models is their attention layers' per-token cache plus their recurrent
+// layers' fixed state, from the published sizes: Nemotron-H-56B (10
+// attention layers of 118, 8 KV heads of 128; 54 Mamba2 mixers of 256
+// heads of 64, 8 groups, state 256, conv 4), Qwen3.5-35B-A3B (10 of 40
+// attend with 2 KV heads of 256; 30 gated DeltaNet layers of 16 key heads
+// and 32 value heads of 128, conv 4), Llama 4 Scout (12 global layers of 48,
+// 36 within 8192-token chunks, 8 KV heads of 128).
+func TestHybridKVFollowsLayerKinds(t *testing.T) {
+	const ctx = 32768
+	for _, tc := range []struct {
+		name string
+		want float64 // bytes at ctx tokens, one sequence, 2-byte cache, 4-byte state
+	}{
+		{"Nemotron-H-56B-Base-8K", 10*2*8*128*ctx*2 + 54*(3*(16384+2*8*256)+16384*256)*4},
+		{"Qwen3.5-35B-A3B", 10*2*2*256*ctx*2 + 30*(3*(2*16*128+32*128)+32*128*128)*4},
+		{"Llama-4-Scout-17B-16E-Instruct", (12*ctx + 36*8192) * 2 * 8 * 128 * 2},
+	} {
+		m := model.Lookup(tc.name)
+		require.NotNil(t, m, tc.name)
+		assert.Equal(t, int64(tc.want), KVCacheBytes(m, ctx, 1, KVOptions{}), tc.name)
+	}
+}

@@ -79,8 +79,25 @@ func tensors(m *model.Model) ([]tensor, bool) {
 // appendLayerTensors appends the tensors of layer i to ts.
 func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 	h := float64(m.Hidden)
+	l := m.LayerAt(i)
+	if l.MixerParams > 0 {
+		// A recurrent mixer (Mamba's ssm_in/ssm_out, LFM2's shortconv
+		// projections...): quantized as the other 2-D tensors; its
+		// convolution and per-head vectors are a small part of it.
+		ts = append(ts, tensor{catF32, i, h, 0}, tensor{catOther2D, i, float64(l.MixerParams), m.Hidden})
+	}
+	if l.HasAttention() {
+		ts = appendAttentionTensors(ts, m, i)
+	}
+	return appendFFNTensors(ts, m, i, l)
+}
+
+// appendAttentionTensors appends the attention tensors of layer i and its
+// norm.
+func appendAttentionTensors(ts []tensor, m *model.Model, i int) []tensor {
+	h := float64(m.Hidden)
 	H := float64(m.Heads)
-	ts = append(ts, tensor{catF32, i, 2 * h, 0}) // attn_norm, ffn_norm
+	ts = append(ts, tensor{catF32, i, h, 0}) // attn_norm
 	if m.KVLoRARank > 0 {
 		dn, dr, dv := float64(m.QKNopeHeadDim), float64(m.QKRopeHeadDim), float64(m.VHeadDim)
 		r := float64(m.KVLoRARank)
@@ -106,32 +123,51 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
 		} else {
 			ts = append(ts,
-				tensor{catAttnQ, i, h * H * d, m.Hidden},
+				tensor{catAttnQ, i, qGate(m) * h * H * d, m.Hidden},
 				tensor{catAttnK, i, h * K * d, m.Hidden},
 				tensor{catAttnV, i, h * K * d, m.Hidden})
 		}
 		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
 	}
+	return ts
+}
+
+// appendFFNTensors appends the FFN tensors of layer i (of kind l) and its
+// norm: none, dense, or the routed and shared experts with the router.
+func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tensor {
+	if l.FFN == model.FFNNone {
+		return ts
+	}
+	h := float64(m.Hidden)
+	ts = append(ts, tensor{catF32, i, h, 0}) // ffn_norm
 	inter := m.Intermediate
 	if inter == 0 {
 		inter = 4 * m.Hidden
 	}
-	experts := 1.0
-	if m.IsMoE() && i >= m.DenseLayers {
-		experts = float64(m.Experts + m.SharedExperts)
-		if m.MoEIntermediate > 0 {
-			inter = m.MoEIntermediate
-		}
-		ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0}) // router
+	if !m.IsMoE() || i < m.DenseLayers || l.FFN == model.FFNDense {
+		return appendMLP(ts, m, i, 1, inter)
 	}
-	I := float64(inter)
+	ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0}) // router
+	expert := inter
+	if m.MoEIntermediate > 0 {
+		expert = m.MoEIntermediate
+	}
+	if m.SharedIntermediate > 0 {
+		ts = appendMLP(ts, m, i, float64(m.Experts), expert)
+		return appendMLP(ts, m, i, 1, m.SharedIntermediate)
+	}
+	return appendMLP(ts, m, i, float64(m.Experts+m.SharedExperts), expert)
+}
+
+// appendMLP appends the gate, up and down matrices of n FFNs of width inter.
+func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int) []tensor {
+	h, I := float64(m.Hidden), float64(inter)
 	if !plainMLP(m) {
-		ts = append(ts, tensor{catFFNGate, i, experts * h * I, m.Hidden})
+		ts = append(ts, tensor{catFFNGate, i, n * h * I, m.Hidden})
 	}
-	ts = append(ts,
-		tensor{catFFNUp, i, experts * h * I, m.Hidden},
-		tensor{catFFNDown, i, experts * I * h, inter})
-	return ts
+	return append(ts,
+		tensor{catFFNUp, i, n * h * I, m.Hidden},
+		tensor{catFFNDown, i, n * I * h, inter})
 }
 
 // plainMLP mirrors model's FFN projection count: falcon and GPT-2 style
@@ -266,4 +302,13 @@ func formatBits(m *model.Model, info levelInfo, t tensor) float64 {
 		}
 	}
 	return 16
+}
+
+// qGate is 2 when the query projection also yields an output gate
+// (model.Arch.GatedAttention), else 1.
+func qGate(m *model.Model) float64 {
+	if m.Arch().GatedAttention {
+		return 2
+	}
+	return 1
 }

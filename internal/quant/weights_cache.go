@@ -15,17 +15,19 @@ import (
 
 // shapeKey is every field of model.Model that WeightsBytes may read: all of
 // them but Name, Source and Notes (labels, which no weight formula reads,
-// and Notes is not comparable) and LayerKinds (what each layer caches: the
-// weights of every layer kind planned today follow from the other fields,
-// MLA's from KVLoRARank and its companions). TestShapeKeyCoversModel fails
-// when Model gains a field this key lacks.
+// and Notes is not comparable), with LayerKinds (a slice, not comparable)
+// as a fingerprint of its contents (each layer's weights follow its kind,
+// mixer and FFN). TestShapeKeyCoversModel fails when Model gains a field
+// this key lacks.
 type shapeKey struct {
 	Params, ActiveParams                                         int64
 	Layers, Hidden, Heads, KVHeads, HeadDim, Intermediate, Vocab int
 	TieEmbeddings                                                bool
 	MaxContext                                                   int
 	Experts, ExpertsPerToken, SharedExperts                      int
-	MoEIntermediate, DenseLayers                                 int
+	MoEIntermediate, DenseLayers, SharedIntermediate             int
+	LayerKinds                                                   uint64
+	MTPParams, VisionParams                                      int64
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
 	FileQuant                                                    string
@@ -45,12 +47,38 @@ func shapeOf(m *model.Model) shapeKey {
 		Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Intermediate: m.Intermediate, Vocab: m.Vocab, TieEmbeddings: m.TieEmbeddings, MaxContext: m.MaxContext,
 		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
-		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers,
+		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
+		LayerKinds: kindsFingerprint(m.LayerKinds), MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:  m.VHeadDim,
 		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
 		ShapeEstimated: m.ShapeEstimated,
 	}
+}
+
+// kindsFingerprint is a 64-bit FNV-1a hash of a layer pattern's fields (0
+// for none): patterns that differ in any field differ here but for a
+// hash collision.
+func kindsFingerprint(kinds []model.Layer) uint64 {
+	if len(kinds) == 0 {
+		return 0
+	}
+	const prime = 1099511628211
+	h := uint64(14695981039346656037)
+	mix := func(v int64) {
+		for range 8 {
+			h = (h ^ uint64(v&0xff)) * prime
+			v >>= 8
+		}
+	}
+	for _, l := range kinds {
+		mix(int64(l.Kind)<<8 | int64(l.FFN))
+		for _, v := range [...]int64{int64(l.Window), int64(l.KVHeads), int64(l.HeadDim), int64(l.LatentDim),
+			int64(l.RopeDim), int64(l.SharesWith), l.ConvState, l.SSMState, l.MixerParams} {
+			mix(v)
+		}
+	}
+	return h
 }
 
 type weightsKey struct {

@@ -178,9 +178,10 @@ func maxOf(xs []float64) float64 {
 // reads. A new Model field fails here until it is added to shapeKey.
 func TestShapeKeyCoversModel(t *testing.T) {
 	// Labels do not change the weights: names, sources, and the published
-	// checkpoints (which repository to load). LayerKinds says what each
-	// layer caches; no weight formula reads it (see shapeKey).
-	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true, "LayerKinds": true}
+	// checkpoints (which repository to load). LayerKinds is keyed by a
+	// fingerprint (checked below).
+	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
+	fingerprinted := map[string]bool{"LayerKinds": true}
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {
@@ -189,7 +190,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 			continue
 		}
 		kf, ok := key.FieldByName(f.Name)
-		if assert.True(t, ok, "shapeKey lacks model.Model.%s", f.Name) {
+		if assert.True(t, ok, "shapeKey lacks model.Model.%s", f.Name) && !fingerprinted[f.Name] {
 			assert.Equal(t, f.Type, kf.Type, f.Name)
 		}
 	}
@@ -199,7 +200,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	m := model.Model{}
 	mv := reflect.ValueOf(&m).Elem()
 	for i := 0; i < mt.NumField(); i++ {
-		if labels[mt.Field(i).Name] {
+		if labels[mt.Field(i).Name] || fingerprinted[mt.Field(i).Name] {
 			continue
 		}
 		f := mv.Field(i)
@@ -215,8 +216,30 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	kv := reflect.ValueOf(shapeOf(&m))
 	for i := 0; i < key.NumField(); i++ {
 		name := key.Field(i).Name
+		if fingerprinted[name] {
+			continue
+		}
 		assert.Equal(t, mv.FieldByName(name).Interface(), kv.Field(i).Interface(), name)
 	}
+	// Layer patterns differing in any field differ in the key; none is 0.
+	assert.Zero(t, shapeOf(&m).LayerKinds)
+	base := []model.Layer{{Kind: model.Recurrent, ConvState: 3, SSMState: 4, MixerParams: 5}, {Kind: model.FullAttention}}
+	seen := map[uint64]bool{kindsFingerprint(base): true}
+	for _, change := range []func(l *model.Layer){
+		func(l *model.Layer) { l.Kind = model.SlidingWindow }, func(l *model.Layer) { l.Window = 1 },
+		func(l *model.Layer) { l.KVHeads = 1 }, func(l *model.Layer) { l.HeadDim = 1 },
+		func(l *model.Layer) { l.LatentDim = 1 }, func(l *model.Layer) { l.RopeDim = 1 },
+		func(l *model.Layer) { l.SharesWith = 1 }, func(l *model.Layer) { l.ConvState = 1 },
+		func(l *model.Layer) { l.SSMState = 1 }, func(l *model.Layer) { l.MixerParams = 1 },
+		func(l *model.Layer) { l.FFN = model.FFNNone },
+	} {
+		k := append([]model.Layer(nil), base...)
+		change(&k[1])
+		fp := kindsFingerprint(k)
+		assert.False(t, seen[fp], "%+v", k[1])
+		seen[fp] = true
+	}
+	assert.Equal(t, 12, len(seen))
 }
 
 // TestWeightsMemoMatchesCompute: the memo answers what a fresh computation

@@ -464,7 +464,8 @@ type shapeFit struct {
 }
 
 // fitShape regresses ln(layers) on ln(params) by least squares over the
-// dense catalog entries with a known shape (no MoE, no MLA), and takes the
+// dense catalog entries with a known shape (no MoE, no MLA, no recurrent
+// or MLP-only layers: the relation is a transformer's), and takes the
 // most common key/value head count of those entries (the smallest on a
 // tie). The values are written exactly (shortest float64 form).
 func fitShape() (shapeFit, error) {
@@ -472,7 +473,8 @@ func fitShape() (shapeFit, error) {
 	kv := map[int]int{}
 	for _, e := range model.Catalog() {
 		m := model.Lookup(e.Name)
-		if m == nil || m.IsMoE() || m.KVLoRARank > 0 || m.Layers == 0 || m.Params == 0 {
+		if m == nil || m.IsMoE() || m.KVLoRARank > 0 || m.Layers == 0 || m.Params == 0 ||
+			m.CountLayers(model.Recurrent) > 0 || m.CountLayers(model.FeedForward) > 0 {
 			continue
 		}
 		xs = append(xs, math.Log(float64(m.Params)))
