@@ -26,19 +26,12 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
-)
-
-// Engines a plan can be written for.
-const (
-	engineVLLM     = "vllm"
-	engineLlamaCPP = "llama.cpp"
-	engineNone     = "none"
 )
 
 // Request limits: anything outside is a unit mistake or hostile input.
@@ -71,10 +64,10 @@ type Request struct {
 	contextCapped bool
 	BatchSize     int
 	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8",
-	// "int8", or a llama.cpp cache type ("q8_0", ...: llamaCPPCacheType).
+	// "int8", or an engine's cache type ("q8_0", ...: engine.CacheTypes).
 	KVCacheDType string
 	Devices      []string // restrict to these answer ids; nil = all
-	Engine       string   // "vllm", "llama.cpp", "none", or "" (unspecified)
+	Engine       string   // a registered engine's name (engine.Names), or "" (unspecified)
 	CPUOffload   bool
 	IncludeCPU   bool
 	// NoFlashAttention is "flash_attention": false (llama.cpp -fa off): the
@@ -197,23 +190,20 @@ func DecodeRequest(data []byte) (*Request, error) {
 	}
 	if w.KVCacheDType != nil {
 		switch k := strings.ToLower(*w.KVCacheDType); k {
-		case "fp16", "bf16", "fp8", "int8":
-			r.KVCacheDType = k
 		case "auto", "":
 		default:
-			if _, ok := llamaCPPCacheType(k); !ok {
-				return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl", *w.KVCacheDType)
+			if _, ok := engine.LookupCacheType(k); !ok {
+				return nil, errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of %s", *w.KVCacheDType, strings.Join(engine.CacheTypes(), ", "))
 			}
 			r.KVCacheDType = k
 		}
 	}
 	if w.Engine != nil {
-		switch e := strings.ToLower(*w.Engine); e {
-		case engineVLLM, engineLlamaCPP, engineNone:
-			r.Engine = e
-		default:
-			return nil, errs.New(errs.InvalidArgument, "request: engine %q is not one of vllm, llama.cpp, none", *w.Engine)
+		e := strings.ToLower(*w.Engine)
+		if _, ok := engine.Lookup(e); !ok {
+			return nil, errs.New(errs.InvalidArgument, "request: engine %q is not one of %s", *w.Engine, strings.Join(engine.Names(), ", "))
 		}
+		r.Engine = e
 	}
 	if err := r.decodeBudget(w.TensorParallel, w.MemoryFraction); err != nil {
 		return nil, err
@@ -245,8 +235,8 @@ func DecodeRequest(data []byte) (*Request, error) {
 // tensor_parallel_size must divide the model's attention heads, and its KV
 // heads must divide it or be divided by it: vLLM shards heads evenly and
 // replicates KV heads when there are fewer than ranks
-// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). llama.cpp
-// splits layers, not tensors, so an explicit engine llama.cpp takes only 1.
+// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). An engine
+// that splits layers, not tensors (llama.cpp), takes only 1 when named.
 func (r *Request) decodeBudget(tp *wireInt, frac *float64) error {
 	if tp != nil {
 		if tp.V < 1 || tp.V > maxTPSize {
@@ -259,8 +249,9 @@ func (r *Request) decodeBudget(tp *wireInt, frac *float64) error {
 			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d does not divide the model's %d attention heads evenly (%d KV heads); engines need heads %% size == 0",
 				n, m.Heads, m.EffectiveKVHeads())
 		}
-		if n > 1 && r.Engine == engineLlamaCPP {
-			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine llama.cpp: llama.cpp splits layers, not tensors, across devices; use 1 or engine vllm", n)
+		if e, ok := engine.Lookup(r.Engine); ok && n > 1 && !e.Parallelism().Tensor {
+			par := e.Parallelism()
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine %s: %s; use 1 or %s", n, e.Name(), par.NoTensorWhy, par.Instead)
 		}
 		r.TensorParallel = n
 	}
@@ -410,51 +401,24 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 }
 
 // kvOptions is the KV cache storage of the request.
-func (r *Request) kvOptions() quant.KVOptions { return r.kvOptionsFor("") }
+func (r *Request) kvOptions() quant.KVOptions { return r.kvOptionsFor(nil) }
 
-// kvOptionsFor is the KV cache storage of the request on an engine ("": the
-// request's): llama.cpp has its own sliding-window rules.
-func (r *Request) kvOptionsFor(engine string) quant.KVOptions {
-	if engine == "" {
-		engine = r.Engine
+// kvOptionsFor is the KV cache storage of the request on engine e (nil:
+// the request's): an engine may have its own cache rules (llama.cpp's
+// sliding windows, engine.Engine.KVRules).
+func (r *Request) kvOptionsFor(e engine.Engine) quant.KVOptions {
+	if e == nil {
+		e, _ = engine.Lookup(r.Engine)
 	}
 	o := quant.KVOptions{Bytes: 2}
-	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
-	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
-		o.Bytes = 1
-	case ok:
-		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
+	if t, ok := engine.LookupCacheType(r.KVCacheDType); ok {
+		o.Bytes = t.BytesPerElement
 	}
-	if engine == engineLlamaCPP {
-		llamaCPPSliding(&o, r.Model)
+	if e != nil {
+		e.KVRules(&o, r.Model)
 	}
 	o.NoFlashAttention = r.NoFlashAttention
 	return o
-}
-
-// llamaCPPSliding sets llama.cpp's sliding-window cache rules: a window
-// layer's cache holds n_swa + n_ubatch cells padded to 256, at most the
-// context (size_swa in src/llama-kv-cache-iswa.cpp,
-// https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-iswa.cpp;
-// Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window is
-// disabled on load ("Phi SWA is currently disabled",
-// https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context in
-// all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
-func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
-	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
-	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
-}
-
-// llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
-// values (kv_cache_types in common/arg.cpp of ggml-org/llama.cpp:
-// https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp); a
-// quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
-func llamaCPPCacheType(name string) (ggml.Type, bool) {
-	switch name {
-	case "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl":
-		return ggml.ParseType(name)
-	}
-	return 0, false
 }
 
 // checkDevices verifies every requested id exists in the registry (or the
