@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // AnswerInfo is what the command knows besides an answer, for its human
@@ -359,8 +361,6 @@ func deviceGroups(ids []string, names map[string]string) string {
 	return strings.Join(parts, " + ")
 }
 
-// engineOrder is the engine shown in a headline when none was asked for.
-var engineOrder = []string{"vllm", "llama.cpp"}
 
 // engineCommand is the command line that runs the plan with one engine.
 func engineCommand(a answer, info AnswerInfo) string {
@@ -368,7 +368,9 @@ func engineCommand(a answer, info AnswerInfo) string {
 	if len(args) == 0 {
 		return ""
 	}
-	order := engineOrder
+	// The engine shown when none was asked for: the first registered one
+	// the answer has arguments for (a plan carries one engine's).
+	order := engine.Names()
 	if info.Engine != "" {
 		order = []string{info.Engine}
 	}
@@ -392,59 +394,29 @@ func engineFacts(a answer, engine string) facts {
 }
 
 // engineLine prefixes an engine's arguments with its environment, the
-// program and the model: `vllm serve MODEL ...`
-// (https://docs.vllm.ai/en/latest/cli/serve.html), `llama-server -m FILE
-// ...` or, for a published GGUF, `llama-server -hf REPO[:TYPE] ...`
-// (llama.cpp tools/server/README.md). The model is the file or directory
-// the user gave, else the checkpoint the answer loads, else a placeholder.
-func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
+// program and the model, as the engine writes them (engine.Engine.Command:
+// `vllm serve MODEL ...`, `llama-server -m FILE ...`, `llama-server -hf
+// REPO[:TYPE] ...`). The model is the file or directory the user gave,
+// else the checkpoint the answer loads, else a placeholder.
+func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 	var head []string
 	for _, k := range orderedKeys(f.env) {
 		head = append(head, k+"="+f.env.str(k))
 	}
-	repo := f.load.str("repo")
-	switch engine {
-	case "vllm":
-		m := info.ServeModel
-		if m == "" {
-			m = repo
-		}
-		if m == "" {
-			m = "MODEL"
-		}
-		head = append(head, "vllm", "serve", m)
-	case "llama.cpp":
-		switch {
-		case info.ModelFile != "":
-			head = append(head, "llama-server", "-m", info.ModelFile)
-		case repo != "":
-			head = append(head, "llama-server", "-hf", hfTag(repo, f.load))
-		default:
-			file := "MODEL.gguf"
-			if t := f.load.str("gguf_type"); t != "" {
-				file = "MODEL-" + t + ".gguf"
-			}
-			head = append(head, "llama-server", "-m", file)
-		}
-	default:
-		head = append(head, engine)
+	var program []string
+	if e, ok := engine.Lookup(name); ok {
+		program = e.Command(engine.Served{Dir: info.ServeModel, File: info.ModelFile, Load: engine.Load{
+			Repo: f.load.str("repo"), File: f.load.str("file"), GGUFType: f.load.str("gguf_type")}})
 	}
+	if len(program) == 0 {
+		program = []string{name}
+	}
+	head = append(head, program...)
 	all := append(head, args...)
 	for i, s := range all {
 		all[i] = ShellWord(s)
 	}
 	return strings.Join(all, " ")
-}
-
-// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type (llama.cpp picks the file of that quantization from
-// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
-func hfTag(repo string, load answer) string {
-	t := load.str("gguf_type")
-	if t != "" && strings.Contains(strings.ToUpper(load.str("file")), t) {
-		return repo + ":" + t
-	}
-	return repo
 }
 
 // shellSafe matches words a POSIX shell reads as themselves.
