@@ -361,7 +361,6 @@ func deviceGroups(ids []string, names map[string]string) string {
 	return strings.Join(parts, " + ")
 }
 
-
 // engineCommand is the command line that runs the plan with one engine.
 func engineCommand(a answer, info AnswerInfo) string {
 	args := a.obj("engine_args")
