@@ -15,6 +15,8 @@ type set struct {
 	// cacheNames the same in order, each once.
 	cacheTypes map[string]CacheType
 	cacheNames []string
+	// gen counts the changes to the registry (Generation).
+	gen uint64
 }
 
 var (
@@ -48,8 +50,20 @@ func Register(e Engine) {
 			panic(fmt.Sprintf("engine: %q registered twice", name))
 		}
 	}
-	current.Store(build(append(append([]Engine(nil), list...), e)))
+	current.Store(build(append(append([]Engine(nil), list...), e), generation(old)+1))
 }
+
+func generation(s *set) uint64 {
+	if s == nil {
+		return 0
+	}
+	return s.gen
+}
+
+// Generation changes whenever an engine is registered or removed: what a
+// caller remembers of the engines (the planner's pools, with their
+// budgets) is valid while it stays the same.
+func Generation() uint64 { return current.Load().gen }
 
 // Unregister removes the named engine (tests register engines of their
 // own and remove them afterwards).
@@ -62,11 +76,12 @@ func Unregister(name string) {
 			list = append(list, x)
 		}
 	}
-	current.Store(build(list))
+	old := current.Load()
+	current.Store(build(list, old.gen+1))
 }
 
-func build(list []Engine) *set {
-	s := &set{list: list, byName: map[string]Engine{}, cacheTypes: map[string]CacheType{}}
+func build(list []Engine, gen uint64) *set {
+	s := &set{list: list, byName: map[string]Engine{}, cacheTypes: map[string]CacheType{}, gen: gen}
 	add := func(t CacheType) {
 		if old, ok := s.cacheTypes[t.Name]; ok {
 			if old != t {
