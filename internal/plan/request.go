@@ -13,8 +13,9 @@
 //   - choice.go: the best layout over levels and pools, and the facts of
 //     the search;
 //   - explain.go: the explanation, written from the choice;
-//   - sharding.go, suggest.go, training.go: the answers (engine.go: the
-//     engine flags of a plan).
+//   - sharding.go, suggest.go, training.go: the answers (engine.go: a
+//     plan handed to its engine, internal/engine, for its flags, load,
+//     environment and notes).
 package plan
 
 import (
