@@ -18,7 +18,10 @@ import (
 // replica.
 type llamaCPP struct{}
 
-func (llamaCPP) Name() string  { return NameLlamaCPP }
+// Name implements Engine.
+func (llamaCPP) Name() string { return NameLlamaCPP }
+
+// Title implements Engine.
 func (llamaCPP) Title() string { return "llama.cpp" }
 
 // llamaKinds are the device kinds llama.cpp runs on: CUDA, ROCm (HIP),
@@ -28,6 +31,7 @@ var llamaKinds = map[registry.Kind]bool{
 	registry.KindIntelGPU: true, registry.KindCPU: true,
 }
 
+// RunsOn implements Engine: llamaKinds.
 func (llamaCPP) RunsOn(k registry.Kind) bool { return llamaKinds[k] }
 
 // Preference: llama.cpp is the engine of the CPU, of GPUs that share host
@@ -61,6 +65,8 @@ func (llamaCPP) Memory(asked float64) Memory {
 	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes}
 }
 
+// BudgetSource explains llama.cpp's budget: free memory less the --fit
+// margin, within the fraction asked.
 func (llamaCPP) BudgetSource(who string, m Memory) string {
 	if m.Fraction < 1 {
 		return fmt.Sprintf("%s plans each device within %s of its total memory and keeps %s free on it (llama.cpp --fit-target); llama.cpp has no flag for the fraction", who, fmtFraction(m.Fraction), gib(m.MarginBytes))
@@ -87,6 +93,7 @@ func (llamaCPP) KVRules(o *quant.KVOptions, m *model.Model) {
 // quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
 var llamaCacheTypes = []string{"f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
 
+// CacheTypes are llamaCacheTypes, sized by their ggml blocks.
 func (llamaCPP) CacheTypes() []CacheType {
 	out := make([]CacheType, 0, len(llamaCacheTypes))
 	for _, name := range llamaCacheTypes {
@@ -135,6 +142,8 @@ func (llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 	return out, notes
 }
 
+// CannotLoad: llama.cpp has no fp8 weight type (Levels replaces fp8 in
+// a list of several levels; asked alone it is refused here).
 func (llamaCPP) CannotLoad(l quant.Level) string {
 	if l.Native() == "fp8" {
 		return "llama.cpp has no fp8 weight format"
@@ -142,6 +151,8 @@ func (llamaCPP) CannotLoad(l quant.Level) string {
 	return ""
 }
 
+// Parallelism: llama.cpp splits layers over devices (--split-mode layer),
+// not tensors.
 func (llamaCPP) Parallelism() Parallelism {
 	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM}
 }
@@ -166,6 +177,10 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 // (https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp).
 const llamaMaxSplit = 15
 
+// Args are llama-server's flags for a plan: GPU layers, the layer split
+// over devices or the main GPU, the shared context, parallel sequences,
+// flash attention and the KV cache type; none for a multi-node plan, a
+// tensor-parallel one or a split over more than llamaMaxSplit devices.
 func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if p.MultiNode {
 		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
@@ -261,6 +276,7 @@ func (llamaCPP) Env(p *Placement) map[string]string {
 	return visibleDevicesEnv(p)
 }
 
+// StartNotes implements Engine: none.
 func (llamaCPP) StartNotes(*Placement) []string { return nil }
 
 // Command is `llama-server -m FILE` for the file the user gave, else

@@ -66,7 +66,10 @@ func (Base) Command(Served) []string { return nil }
 // each device's usable memory.
 type none struct{ Base }
 
-func (none) Name() string  { return NameNone }
+// Name implements Engine.
+func (none) Name() string { return NameNone }
+
+// Title implements Engine.
 func (none) Title() string { return NameNone }
 
 // Preference: the default only where no engine runs.

@@ -16,7 +16,10 @@ import (
 // checkpoints.
 type vllm struct{}
 
-func (vllm) Name() string  { return NameVLLM }
+// Name implements Engine.
+func (vllm) Name() string { return NameVLLM }
+
+// Title implements Engine.
 func (vllm) Title() string { return "vLLM" }
 
 // vllmKinds are the device kinds vLLM runs on: CUDA, ROCm, TPU, Gaudi,
@@ -26,6 +29,7 @@ var vllmKinds = map[registry.Kind]bool{
 	registry.KindNeuron: true, registry.KindIntelGPU: true, registry.KindCPU: true,
 }
 
+// RunsOn implements Engine: vllmKinds.
 func (vllm) RunsOn(k registry.Kind) bool { return vllmKinds[k] }
 
 // Preference: vLLM is the server of the data-center accelerators it runs
@@ -61,6 +65,8 @@ func (vllm) Memory(asked float64) Memory {
 	return Memory{Fraction: asked}
 }
 
+// BudgetSource explains vLLM's budget: --gpu-memory-utilization of each
+// device's total memory.
 func (vllm) BudgetSource(who string, m Memory) string {
 	return fmt.Sprintf("%s plans each device within --gpu-memory-utilization %s of its total memory, which must hold the weights, the KV cache, the activation peak of vLLM's profiling run and its memory outside torch (vllm/v1/worker/gpu_worker.py determine_available_memory); CUDA graphs use the rest",
 		who, fmtFraction(m.Fraction))
@@ -72,10 +78,14 @@ func (vllm) KVRules(*quant.KVOptions, *model.Model) {}
 // CacheTypes: vLLM takes the common ones (--kv-cache-dtype fp8).
 func (vllm) CacheTypes() []CacheType { return nil }
 
+// Levels implements Engine: vLLM runs the planner's levels as they are.
 func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return levels, nil }
 
+// CannotLoad implements Engine: vLLM runs every level (GGUF ones with a
+// note, quantArgs).
 func (vllm) CannotLoad(quant.Level) string { return "" }
 
+// Parallelism implements Engine: tensor and pipeline parallel.
 func (vllm) Parallelism() Parallelism { return Parallelism{Tensor: true} }
 
 // Load is what vLLM loads for a plan at level l, with a note when no
@@ -107,6 +117,9 @@ func (vllm) Load(p *Placement) (*Load, string) {
 	return nil, fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog", l, name)
 }
 
+// Args are vllm serve's flags for a plan: parallel sizes, context, memory
+// utilization, batch, quantization, KV cache type, offload and the
+// multi-node executor (https://docs.vllm.ai/en/latest/configuration/engine_args/).
 func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	var a, notes []string
 	pp := len(p.Stages)
