@@ -38,9 +38,10 @@ type Engine interface {
 	// sentence.
 	BudgetSource(who string, m Memory) string
 
-	// KVRules sets the engine's own KV cache rules (sliding-window cells)
-	// on o for model m.
-	KVRules(o *quant.KVOptions, m *model.Model)
+	// KVRules is o with the engine's own KV cache rules (sliding-window
+	// cells) for model m. (A value in and out: the planner asks it for
+	// every estimate, and a pointer through an interface would escape.)
+	KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions
 	// CacheTypes are the KV cache types the engine adds to the ones every
 	// request may ask for (CommonCacheTypes).
 	CacheTypes() []CacheType

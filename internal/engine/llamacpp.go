@@ -82,9 +82,10 @@ func (llamaCPP) BudgetSource(who string, m Memory) string {
 // is disabled on load ("Phi SWA is currently disabled",
 // https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context
 // in all 32 layers of Phi-3-mini). Measurements: testdata/llamacpp.
-func (llamaCPP) KVRules(o *quant.KVOptions, m *model.Model) {
+func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 	o.SlidingExtra, o.SlidingPad = quant.ChunkTokens, 256
 	o.NoSlidingWindow = m != nil && m.Architecture == "phi3"
+	return o
 }
 
 // llamaCacheTypes are llama.cpp's --cache-type-k/-v values beyond the

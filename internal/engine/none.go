@@ -31,7 +31,7 @@ func (Base) Memory(asked float64) Memory {
 func (Base) BudgetSource(string, Memory) string { return "" }
 
 // KVRules implements Engine: no rules of its own.
-func (Base) KVRules(*quant.KVOptions, *model.Model) {}
+func (Base) KVRules(o quant.KVOptions, _ *model.Model) quant.KVOptions { return o }
 
 // CacheTypes implements Engine: none beyond CommonCacheTypes.
 func (Base) CacheTypes() []CacheType { return nil }

@@ -73,7 +73,7 @@ func (vllm) BudgetSource(who string, m Memory) string {
 }
 
 // KVRules: vLLM's cache is the planner's (full cells per sequence).
-func (vllm) KVRules(*quant.KVOptions, *model.Model) {}
+func (vllm) KVRules(o quant.KVOptions, _ *model.Model) quant.KVOptions { return o }
 
 // CacheTypes: vLLM takes the common ones (--kv-cache-dtype fp8).
 func (vllm) CacheTypes() []CacheType { return nil }

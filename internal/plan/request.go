@@ -416,7 +416,7 @@ func (r *Request) kvOptionsFor(e engine.Engine) quant.KVOptions {
 		o.Bytes = t.BytesPerElement
 	}
 	if e != nil {
-		e.KVRules(&o, r.Model)
+		o = e.KVRules(o, r.Model)
 	}
 	o.NoFlashAttention = r.NoFlashAttention
 	return o
