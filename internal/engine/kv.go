@@ -19,8 +19,12 @@ func CacheTypes() []string {
 	return append([]string(nil), current.Load().cacheNames...)
 }
 
-// LookupCacheType is the cache type of that (lower-case) name.
+// LookupCacheType is the cache type of that (lower-case) name; "" (the
+// model's 16-bit type, asked for by most requests) is none.
 func LookupCacheType(name string) (CacheType, bool) {
+	if name == "" {
+		return CacheType{}, false
+	}
 	t, ok := current.Load().cacheTypes[name]
 	return t, ok
 }

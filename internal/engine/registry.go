@@ -104,8 +104,12 @@ func build(list []Engine, gen uint64) *set {
 	return s
 }
 
-// Lookup is the engine of that name.
+// Lookup is the engine of that name; "" (a request naming no engine) is
+// none.
 func Lookup(name string) (Engine, bool) {
+	if name == "" {
+		return nil, false
+	}
 	e, ok := current.Load().byName[name]
 	return e, ok
 }
