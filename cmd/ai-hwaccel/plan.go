@@ -16,18 +16,40 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
-// The engines and KV-cache types of the wire contract (include/ai_hwaccel.h);
-// the command checks them so a typo is a usage error with a suggestion, not a
-// silent default. --quant is passed through: the engine knows the levels
-// (fp16 ... int4 and the GGUF mixes such as q4_k_m) and answers
-// invalid_argument with the list for a name it does not know.
+// The engines and KV-cache types of the wire contract (include/ai_hwaccel.h),
+// as internal/engine registers them; the command checks them so a typo is a
+// usage error with a suggestion, not a silent default. --quant is passed
+// through: the engine knows the levels (fp16 ... int4 and the GGUF mixes
+// such as q4_k_m) and answers invalid_argument with the list for a name it
+// does not know.
 var (
-	engineNames  = []string{"vllm", "llama.cpp", "none"}
-	kvCacheTypes = []string{"auto", "fp16", "bf16", "fp8", "int8", "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+	engineNames  = engine.Names()
+	kvCacheTypes = append([]string{"auto"}, engine.CacheTypes()...)
 )
+
+// kvCacheHelp lists the KV-cache types every engine takes, then each
+// engine's own: "fp16, bf16, fp8, int8, or llama.cpp's f32, q8_0, ...".
+func kvCacheHelp() string {
+	var common []string
+	for _, t := range engine.CommonCacheTypes {
+		common = append(common, t.Name)
+	}
+	out := strings.Join(common, ", ")
+	for _, e := range engine.All() {
+		var own []string
+		for _, t := range e.CacheTypes() {
+			own = append(own, t.Name)
+		}
+		if len(own) > 0 {
+			out += ", or " + e.Title() + "'s " + strings.Join(own, ", ")
+		}
+	}
+	return out
+}
 
 // planFlags are the flags of plan, suggest and train. Strings hold what was
 // typed; request() checks and converts them.
@@ -69,7 +91,7 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
 	if cmd != "train" {
-		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), fp16, bf16, fp8, int8, or llama.cpp's f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl")
+		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), "+kvCacheHelp())
 		f.BoolVar(&p.cpuOffload, "cpu-offload", false, "allow keeping layers in host memory when the accelerators are too small")
 		f.BoolVar(&p.includeCPU, "include-cpu", false, "consider the CPU as a device beside the accelerators")
 		f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))

@@ -13,6 +13,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
@@ -301,15 +302,14 @@ func deviceGroups(ids []string, names map[string]string) string {
 	return strings.Join(parts, " + ")
 }
 
-// engineOrder is the engine shown in a headline when none was asked for.
-var engineOrder = []string{"vllm", "llama.cpp"}
-
 // engineCommand is the command line that runs the plan with one engine.
 func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) string {
 	if len(a.EngineArgs) == 0 {
 		return ""
 	}
-	order := engineOrder
+	// The engine shown when none was asked for: the first registered one
+	// the answer has arguments for (a plan carries one engine's).
+	order := engine.Names()
 	if info.Engine != "" {
 		order = []string{info.Engine}
 	}
@@ -333,59 +333,29 @@ func engineFacts(a *plan.ShardingAnswer, engine string) facts {
 }
 
 // engineLine prefixes an engine's arguments with its environment, the
-// program and the model: `vllm serve MODEL ...`
-// (https://docs.vllm.ai/en/latest/cli/serve.html), `llama-server -m FILE
-// ...` or, for a published GGUF, `llama-server -hf REPO[:TYPE] ...`
-// (llama.cpp tools/server/README.md). The model is the file or directory
-// the user gave, else the checkpoint the answer loads, else a placeholder.
-func engineLine(engine string, args []string, f facts, info AnswerInfo) string {
+// program and the model, as the engine writes them (engine.Engine.Command:
+// `vllm serve MODEL ...`, `llama-server -m FILE ...`, `llama-server -hf
+// REPO[:TYPE] ...`). The model is the file or directory the user gave,
+// else the checkpoint the answer loads, else a placeholder.
+func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 	var head []string
 	for _, k := range sortedKeys(f.env) {
 		head = append(head, k+"="+f.env[k])
 	}
-	repo := f.load.Repo
-	switch engine {
-	case "vllm":
-		m := info.ServeModel
-		if m == "" {
-			m = repo
-		}
-		if m == "" {
-			m = "MODEL"
-		}
-		head = append(head, "vllm", "serve", m)
-	case "llama.cpp":
-		switch {
-		case info.ModelFile != "":
-			head = append(head, "llama-server", "-m", info.ModelFile)
-		case repo != "":
-			head = append(head, "llama-server", "-hf", hfTag(repo, f.load))
-		default:
-			file := "MODEL.gguf"
-			if t := f.load.GGUFType; t != "" {
-				file = "MODEL-" + t + ".gguf"
-			}
-			head = append(head, "llama-server", "-m", file)
-		}
-	default:
-		head = append(head, engine)
+	var program []string
+	if e, ok := engine.Lookup(name); ok {
+		program = e.Command(engine.Served{Dir: info.ServeModel, File: info.ModelFile, Load: engine.Load{
+			Repo: f.load.Repo, File: f.load.File, GGUFType: f.load.GGUFType}})
 	}
+	if len(program) == 0 {
+		program = []string{name}
+	}
+	head = append(head, program...)
 	all := append(head, args...)
 	for i, s := range all {
 		all[i] = ShellWord(s)
 	}
 	return strings.Join(all, " ")
-}
-
-// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type (llama.cpp picks the file of that quantization from
-// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
-func hfTag(repo string, load plan.Load) string {
-	t := load.GGUFType
-	if t != "" && strings.Contains(strings.ToUpper(load.File), t) {
-		return repo + ":" + t
-	}
-	return repo
 }
 
 // shellSafe matches words a POSIX shell reads as themselves.

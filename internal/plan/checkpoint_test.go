@@ -6,7 +6,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -54,15 +53,4 @@ func argAfter(args []string, flag string) string {
 		}
 	}
 	return ""
-}
-
-// For llama.cpp an FP8-native model is planned at Q8_0 then Q4_K_M, the
-// auto ladder without its fp8 row and with each GGUF type once.
-func TestLlamaCPPLevels(t *testing.T) {
-	got, _ := forLlamaCPP([]quant.Level{quant.FP8, quant.INT4})
-	assert.Equal(t, []quant.Level{"q8_0", "q4_k_m"}, got)
-	got, _ = forLlamaCPP(autoLevels)
-	assert.Equal(t, []quant.Level{quant.BF16, quant.FP16, "q8_0", "q4_k_m"}, got)
-	got, _ = forLlamaCPP([]quant.Level{quant.FP8})
-	assert.Equal(t, []quant.Level{quant.FP8}, got, "asked alone, fp8 is refused with its reason")
 }

@@ -77,16 +77,16 @@ func levelsFor(req *planning) ([]quant.Level, string) {
 
 // unsupportedReason says why a pool cannot run a level, "" when it can.
 func unsupportedReason(p *pool, l quant.Level) string {
-	engine := p.Budget.Engine
+	e := p.Budget.Engine
 	native := l.Native()
 	if native == "" {
 		return fmt.Sprintf("%s is not a known level", l)
 	}
-	if r := engineCannotRun(p.Kind, engine); r != "" {
+	if r := engineCannotRun(p.Kind, e); r != "" {
 		return r
 	}
-	if engine == engineLlamaCPP && native == "fp8" {
-		return "llama.cpp has no fp8 weight format"
+	if r := e.CannotLoad(l); r != "" {
+		return r
 	}
 	if !poolSupports(p, native) {
 		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
@@ -142,9 +142,11 @@ func choose(req *planning) (*choice, error) {
 		}
 	}
 	levels, why := levelsFor(req)
-	if req.Engine == engineLlamaCPP {
+	if e := req.requestEngine(); e != nil {
+		// The named engine runs its own levels (llama.cpp: int8 and int4
+		// are GGUF types).
 		var notes []string
-		levels, notes = forLlamaCPP(levels)
+		levels, notes = e.Levels(levels)
 		why = strings.Join(append([]string{why}, notes...), "; ")
 	}
 	req.weights = weightsAt(req.Model, levels)
@@ -202,6 +204,7 @@ func choose(req *planning) (*choice, error) {
 func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
 	var rows []LevelRow
 	var chosen *planned
+	kv := req.kvOptions()
 	for _, l := range levels {
 		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
 		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
@@ -219,7 +222,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 				continue
 			}
 			bp := b
-			if p.Budget.Engine != req.Engine && (p.Budget.Engine == engineLlamaCPP || req.Engine == engineLlamaCPP) {
+			if req.kvOptionsFor(p.Budget.Engine) != kv {
 				// The pool's engine has other KV cache rules.
 				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
 			}
@@ -269,7 +272,7 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 	// does not run on the devices says that, not "no device supports").
 	for _, ps := range passes {
 		for _, p := range ps {
-			if r := engineCannotRun(p.Kind, req.Engine); r != "" {
+			if r := engineCannotRun(p.Kind, req.requestEngine()); r != "" {
 				return planned{Level: l, Code: RefusalUnsupported, Reason: r}
 			}
 		}

@@ -6,6 +6,7 @@ package plan
 import (
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -49,13 +50,13 @@ func (w levelWeights) at(m *model.Model, l quant.Level) int64 {
 // estimate is quant.Estimate without notes, on the request's weights, with
 // the KV cache rules of the request's engine.
 func (r *planning) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
-	return r.estimateFor("", l, ctx, batch)
+	return r.estimateFor(nil, l, ctx, batch)
 }
 
-// estimateFor is estimate with the KV cache rules of engine ("": the
+// estimateFor is estimate with the KV cache rules of engine e (nil: the
 // request's), the engine a pool is planned for (budget.go).
-func (r *planning) estimateFor(engine string, l quant.Level, ctx, batch int) quant.Breakdown {
-	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptionsFor(engine))
+func (r *planning) estimateFor(e engine.Engine, l quant.Level, ctx, batch int) quant.Breakdown {
+	return quant.EstimateWith(r.Model, r.weights.at(r.Model, l), ctx, batch, r.kvOptionsFor(e))
 }
 
 // costs is the memory model of one model at one level, split so that layers
@@ -157,11 +158,11 @@ func estimateSane(req *planning, l quant.Level, ctx, batch int) (quant.Breakdown
 // estimateSaneOn is estimateSane for a plan on pool p (nil: the request's
 // engine): the KV cache follows the rules of the engine p is planned for.
 func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quant.Breakdown, bool) {
-	engine := ""
+	var e engine.Engine
 	if p != nil {
-		engine = p.Budget.Engine
+		e = p.Budget.Engine
 	}
-	b := req.estimateFor(engine, l, ctx, batch)
+	b := req.estimateFor(e, l, ctx, batch)
 	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
 		if v < 0 || v > maxPlanBytes {
 			return b, false

@@ -8,10 +8,24 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 const gibBytes = int64(1 << 30)
+
+// Engine names as requests and answers spell them (internal/engine).
+const (
+	engineVLLM     = "vllm"
+	engineLlamaCPP = "llama.cpp"
+)
+
+// llamaFitMarginBytes is the memory llama.cpp's --fit keeps free per GPU
+// (internal/engine/llamacpp.go).
+var llamaFitMarginBytes = func() int64 {
+	e, _ := engine.Lookup(engineLlamaCPP)
+	return e.Memory(0).MarginBytes
+}()
 
 // gpu builds an available registry device.
 func gpu(kind registry.Kind, index int, name string, memBytes int64, cc string) registry.Device {

@@ -48,7 +48,7 @@ func explainIdle(ch *choice, idle []string) []string {
 		what = "named"
 	}
 	hint := "replicas (data parallel) would serve more sequences on them"
-	if pl.Pool.Budget.Engine != engineLlamaCPP && pl.DP == 0 {
+	if pl.Pool.tensorParallel() && pl.DP == 0 {
 		hint = fmt.Sprintf("tensor_parallel_size %d or replicas would use them (more KV room and speed, or more sequences)", used+len(idle))
 		if !pl.Costs.validTP(used + len(idle)) {
 			hint = "replicas (data parallel) would serve more sequences on them"

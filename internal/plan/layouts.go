@@ -72,8 +72,8 @@ func (p *planned) devices() int {
 // tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
 // parallel stages where domains allow), else not fitting. tp > 0 is the
 // request's tensor_parallel_size: only layouts of that degree are tried.
-// The pool's engine decides what is possible (llama.cpp: no tensor
-// parallelism).
+// The pool's engine decides what is possible (an engine that splits layers
+// only, llama.cpp: no tensor parallelism).
 func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 	c = c.on(p.Kind)
 	if tp > 0 {
@@ -82,12 +82,12 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 	if pl, ok := planSingle(p, c, l); ok {
 		return pl
 	}
-	if p.Budget.Engine != engineLlamaCPP {
+	if p.tensorParallel() {
 		if pl, ok := planTensor(p, c, l); ok {
 			return pl
 		}
 	}
-	if pl, ok := planPipeline(p, c, l, p.Budget.Engine, 0); ok {
+	if pl, ok := planPipeline(p, c, l, 0); ok {
 		return pl
 	}
 	return notFitting(p, c, l)
@@ -115,14 +115,14 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		if pl, ok := planSingle(p, c, l); ok {
 			return pl
 		}
-		if pl, ok := planPipeline(p, c, l, p.Budget.Engine, 1); ok {
+		if pl, ok := planPipeline(p, c, l, 1); ok {
 			return pl
 		}
 		return notFitting(p, c, l)
 	}
-	if p.Budget.Engine == engineLlamaCPP {
+	if par := p.Budget.Engine.Parallelism(); !par.Tensor {
 		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
-			"tensor_parallel_size %d: llama.cpp splits layers, not tensors, across devices; ask for tensor_parallel_size 1 or engine vllm", tp)}
+			"tensor_parallel_size %d: %s; ask for tensor_parallel_size 1 or %s", tp, par.NoTensorWhy, par.Instead)}
 	}
 	if !c.validTP(tp) {
 		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
@@ -284,10 +284,11 @@ func tpGroups(p *pool, t int) [][]*device {
 // planPipeline splits the layers over stages: with the largest tensor
 // parallel size every stage can use (engines need one size for all stages),
 // and the fewest stages whose memory holds the model. maxTP > 0 bounds the
-// tensor parallel size.
-func planPipeline(p *pool, c costs, l quant.Level, engine string, maxTP int) (planned, bool) {
+// tensor parallel size; an engine that splits layers only gets stages of
+// one device.
+func planPipeline(p *pool, c costs, l quant.Level, maxTP int) (planned, bool) {
 	maxT := 1
-	if engine != engineLlamaCPP && maxTP != 1 {
+	if p.tensorParallel() && maxTP != 1 {
 		for _, dom := range p.Domains {
 			for _, g := range identicalGroups(dom) {
 				if len(g) > maxT {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -215,7 +216,7 @@ func registryPools(req *planning, want map[string]bool) []*pool {
 	if want != nil || req.Registry == nil || !req.RegistryShared {
 		return buildPools(req.Registry, 0, "", req.engineRule(), want)
 	}
-	k := poolsKey{req.Registry, req.engineRule()}
+	k := poolsKey{req.Registry, req.engineRule(), engine.Generation()}
 	sharedPools.Lock()
 	ps, ok := sharedPools.m[k]
 	sharedPools.Unlock()
@@ -232,9 +233,12 @@ func registryPools(req *planning, want map[string]bool) []*pool {
 	return ps
 }
 
+// poolsKey names the pools of one registry under one engine rule while
+// the registered engines stay the same (their budgets are in the pools).
 type poolsKey struct {
-	reg  *registry.Registry
-	rule engineRule
+	reg     *registry.Registry
+	rule    engineRule
+	engines uint64 // engine.Generation
 }
 
 // maxSharedPools bounds the remembered pools (regjson.DecodeShared holds

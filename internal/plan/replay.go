@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -32,7 +33,7 @@ func NewReplay(m *model.Model, l quant.Level, s specs.Spec, devices, prompt, dec
 }
 
 func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *planning) {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineLlamaCPP}}
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameLlamaCPP}}
 	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	cs := newCosts(m, b, l)
 	stages := make([]stage, n)

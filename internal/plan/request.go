@@ -13,26 +13,19 @@
 //   - choice.go: the best layout over levels and pools, and the facts of
 //     the search;
 //   - explain.go: the explanation, written from the choice;
-//   - sharding.go, suggest.go, training.go: the answers (engine.go: the
-//     engine flags of a plan).
+//   - sharding.go, suggest.go, training.go: the answers (engine.go: a
+//     plan handed to its engine, internal/engine, for its flags, load,
+//     environment and notes).
 package plan
 
 import (
 	"fmt"
+	"strings"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-)
-
-// Engines a plan can be written for.
-const (
-	engineVLLM     = "vllm"
-	engineLlamaCPP = "llama.cpp"
-	engineNone     = "none"
 )
 
 // Request limits (planreq).
@@ -82,17 +75,15 @@ func Validate(r *Request) error {
 	if r == nil || r.Model == nil {
 		return errs.New(errs.InvalidArgument, "request: model is required")
 	}
-	switch k := r.KVCacheDType; k {
-	case "", "fp16", "bf16", "fp8", "int8":
-	default:
-		if _, ok := llamaCPPCacheType(k); !ok {
-			return errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of fp16, bf16, fp8, int8, f32, q8_0, q4_0, q4_1, q5_0, q5_1, iq4_nl", k)
+	if k := r.KVCacheDType; k != "" {
+		if _, ok := engine.LookupCacheType(k); !ok {
+			return errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is not one of %s", k, strings.Join(engine.CacheTypes(), ", "))
 		}
 	}
-	switch r.Engine {
-	case "", engineVLLM, engineLlamaCPP, engineNone:
-	default:
-		return errs.New(errs.InvalidArgument, "request: engine %q is not one of vllm, llama.cpp, none", r.Engine)
+	if r.Engine != "" {
+		if _, ok := engine.Lookup(r.Engine); !ok {
+			return errs.New(errs.InvalidArgument, "request: engine %q is not one of %s", r.Engine, strings.Join(engine.Names(), ", "))
+		}
 	}
 	return checkBudget(r)
 }
@@ -101,8 +92,8 @@ func Validate(r *Request) error {
 // tensor_parallel_size must divide the model's attention heads, and its KV
 // heads must divide it or be divided by it: vLLM shards heads evenly and
 // replicates KV heads when there are fewer than ranks
-// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). llama.cpp
-// splits layers, not tensors, so an explicit engine llama.cpp takes only 1.
+// (https://docs.vllm.ai/en/latest/serving/parallelism_scaling/). An engine
+// that splits layers, not tensors (llama.cpp), takes only 1 when named.
 func checkBudget(r *Request) error {
 	if n := r.TensorParallel; n != 0 {
 		if n < 1 || n > maxTPSize {
@@ -114,8 +105,9 @@ func checkBudget(r *Request) error {
 			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d does not divide the model's %d attention heads evenly (%d KV heads); engines need heads %% size == 0",
 				n, m.Heads, m.EffectiveKVHeads())
 		}
-		if n > 1 && r.Engine == engineLlamaCPP {
-			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine llama.cpp: llama.cpp splits layers, not tensors, across devices; use 1 or engine vllm", n)
+		if e, ok := engine.Lookup(r.Engine); ok && n > 1 && !e.Parallelism().Tensor {
+			par := e.Parallelism()
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine %s: %s; use 1 or %s", n, e.Name(), par.NoTensorWhy, par.Instead)
 		}
 	}
 	if f := r.MemoryFraction; f != 0 && !(f > 0 && f <= 1) {
@@ -125,51 +117,24 @@ func checkBudget(r *Request) error {
 }
 
 // kvOptions is the KV cache storage of the request.
-func (r *planning) kvOptions() quant.KVOptions { return r.kvOptionsFor("") }
+func (r *planning) kvOptions() quant.KVOptions { return r.kvOptionsFor(nil) }
 
-// kvOptionsFor is the KV cache storage of the request on an engine ("": the
-// request's): llama.cpp has its own sliding-window rules.
-func (r *planning) kvOptionsFor(engine string) quant.KVOptions {
-	if engine == "" {
-		engine = r.Engine
+// kvOptionsFor is the KV cache storage of the request on engine e (nil:
+// the request's): an engine may have its own cache rules (llama.cpp's
+// sliding windows, engine.Engine.KVRules).
+func (r *planning) kvOptionsFor(e engine.Engine) quant.KVOptions {
+	if e == nil {
+		e, _ = engine.Lookup(r.Engine)
 	}
 	o := quant.KVOptions{Bytes: 2}
-	switch t, ok := llamaCPPCacheType(r.KVCacheDType); {
-	case r.KVCacheDType == "fp8" || r.KVCacheDType == "int8":
-		o.Bytes = 1
-	case ok:
-		o.Bytes = float64(t.BlockBytes()) / float64(t.BlockSize())
+	if t, ok := engine.LookupCacheType(r.KVCacheDType); ok {
+		o.Bytes = t.BytesPerElement
 	}
-	if engine == engineLlamaCPP {
-		llamaCPPSliding(&o, r.Model)
+	if e != nil {
+		o = e.KVRules(o, r.Model)
 	}
 	o.NoFlashAttention = r.NoFlashAttention
 	return o
-}
-
-// llamaCPPSliding sets llama.cpp's sliding-window cache rules: a window
-// layer's cache holds n_swa + n_ubatch cells padded to 256, at most the
-// context (size_swa in src/llama-kv-cache-iswa.cpp,
-// https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-iswa.cpp;
-// Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window is
-// disabled on load ("Phi SWA is currently disabled",
-// https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context in
-// all 32 layers of Phi-3-mini). Measurements: internal/calibration/data/llamacpp_measurements.json.
-func llamaCPPSliding(o *quant.KVOptions, m *model.Model) {
-	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
-	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
-}
-
-// llamaCPPCacheType is the ggml type of one of llama.cpp's --cache-type-k/-v
-// values (kv_cache_types in common/arg.cpp of ggml-org/llama.cpp:
-// https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp); a
-// quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
-func llamaCPPCacheType(name string) (ggml.Type, bool) {
-	switch name {
-	case "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl":
-		return ggml.ParseType(name)
-	}
-	return 0, false
 }
 
 // checkDevices verifies every requested id exists in the registry (or the

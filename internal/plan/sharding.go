@@ -114,13 +114,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req)...)
 	tp := estimateThroughput(pl, req, ch.InterStage)
 	ans.Throughput = &tp
-	args, notes := engineArgs(pl, req, ch.Cluster)
-	ans.EngineArgs = args
-	ans.Load, ans.EngineEnv = engineLoads(pl, req, args, ch.Cluster)
-	ans.Explanation = append(ans.Explanation, notes...)
-	if n := vllmStartNote(pl); n != "" {
-		ans.Explanation = append(ans.Explanation, n)
-	}
+	run := engineAnswerOf(pl, req, ch.Cluster)
+	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env
+	ans.Explanation = append(ans.Explanation, run.Notes...)
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.MaxContextLength = maxFitting(pl, req, true)

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
@@ -466,20 +467,21 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 }
 
 // hostRuns reports whether an offloaded plan's host stage runs on the CPU
-// (llama.cpp keeps the layers it does not offload there and computes them
-// with the CPU backend) at a known host bandwidth bw, rather than crossing
-// PCIe every step (vLLM's --cpu-offload-gb).
+// at a known host bandwidth bw (an engine that computes offloaded layers on
+// the host, engine.Parallelism OffloadOnHost: llama.cpp), rather than
+// crossing PCIe every step (vLLM's --cpu-offload-gb).
 func hostRuns(pl *planned, req *planning, bw float64) bool {
-	return planEngine(pl, req) == engineLlamaCPP && bw > 0 && !math.IsInf(bw, 1)
+	e := planEngine(pl, req)
+	return e != nil && e.Parallelism().OffloadOnHost && bw > 0 && !math.IsInf(bw, 1)
 }
 
 // planEngine is the engine a plan was made for: its pool's budget engine,
-// else the request's.
-func planEngine(pl *planned, req *planning) string {
-	if pl.Pool != nil && pl.Pool.Budget.Engine != "" {
+// else the request's (nil when neither names one).
+func planEngine(pl *planned, req *planning) engine.Engine {
+	if pl.Pool != nil && pl.Pool.Budget.Engine != nil {
 		return pl.Pool.Budget.Engine
 	}
-	return req.Engine
+	return req.requestEngine()
 }
 
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:

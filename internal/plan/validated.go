@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -10,6 +11,10 @@ import (
 // NotValidated begins Throughput.ValidatedOn when no measurement of the
 // calibration set covers the plan; a headline shows no speed then.
 const NotValidated = "not validated"
+
+// measuredEngine is the engine every speed row of internal/calibration/data
+// ran: a plan for another engine borrows figures no row checks.
+const measuredEngine = engine.NameLlamaCPP
 
 // measuredSet names the measurements the speed model is checked on.
 const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.md)"
@@ -33,9 +38,8 @@ var validatedCells = map[string]map[string]string{
 // with tensor parallelism, offloaded layers, mixed device classes or a
 // device class or weight type without rows is not validated.
 func validatedOn(pl *planned, req *planning) (string, bool) {
-	engine := planEngine(pl, req)
-	if engine != engineLlamaCPP {
-		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(engine)), false
+	if e := planEngine(pl, req); e == nil || e.Name() != measuredEngine {
+		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
 	}
 	if pl.Offloaded {
 		return NotValidated + ": part of the model runs from host memory, which no measurement covers", false
@@ -75,11 +79,11 @@ func nvidiaGPU(d *device) bool {
 	return d.Dev.Kind != registry.KindCPU && (strings.EqualFold(d.Dev.Vendor, "nvidia") || d.Spec != nil && d.Spec.Vendor == "NVIDIA")
 }
 
-func orUnspecified(engine string) string {
-	if engine == "" {
+func orUnspecified(e engine.Engine) string {
+	if e == nil {
 		return "unspecified-engine"
 	}
-	return engine
+	return e.Name()
 }
 
 // appleCPU reports whether d is the CPU of an Apple SoC.

@@ -21,7 +21,7 @@ type KVOptions struct {
 	// SlidingExtra is how many cells a sliding-window layer holds beyond its
 	// window, and SlidingPad the multiple its size is rounded up to (0: the
 	// window alone). llama.cpp: one micro-batch (n_ubatch) and 256
-	// (llamaCPPSliding in internal/plan).
+	// (llamaCPP.KVRules in internal/engine/llamacpp.go).
 	SlidingExtra, SlidingPad int
 	// NoSlidingWindow: the engine caches the whole context on every layer
 	// (llama.cpp for Phi-3).

@@ -1,0 +1,207 @@
+package engine
+
+import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// Names of the built-in engines, as requests and answers spell them.
+const (
+	NameVLLM     = "vllm"
+	NameLlamaCPP = "llama.cpp"
+	// NameNone is the engine of plans no inference engine's rules apply
+	// to: training estimates, and devices no engine runs on.
+	NameNone = "none"
+)
+
+// Engine is everything the planner knows about one inference engine. The
+// planner asks it, never compares engine names.
+type Engine interface {
+	// Name is the engine's name in requests and answers ("vllm").
+	Name() string
+	// Title is the engine's name in prose ("vLLM").
+	Title() string
+
+	// RunsOn reports whether the engine runs on devices of kind k.
+	RunsOn(k registry.Kind) bool
+	// Preference is how strongly the engine claims a device when the
+	// request names no engine: the highest wins (Default).
+	Preference(d Device) Preference
+	// Memory is the engine's memory rule on an accelerator when the
+	// request asks for fraction asked of each device (0: not asked). The
+	// host's memory is never capped by an engine: the planner gives a CPU
+	// fraction 1 and no margin.
+	Memory(asked float64) Memory
+	// BudgetSource explains rule m in one line, beginning with who (the
+	// engine, or why it was chosen); "" leaves the planner's generic
+	// sentence.
+	BudgetSource(who string, m Memory) string
+
+	// KVRules is o with the engine's own KV cache rules (sliding-window
+	// cells) for model m. (A value in and out: the planner asks it for
+	// every estimate, and a pointer through an interface would escape.)
+	KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions
+	// CacheTypes are the KV cache types the engine adds to the ones every
+	// request may ask for (CommonCacheTypes).
+	CacheTypes() []CacheType
+
+	// Levels maps the levels a request tries to what the engine runs, with
+	// a note for each level it replaced; applied when the request names
+	// the engine.
+	Levels(levels []quant.Level) ([]quant.Level, []string)
+	// CannotLoad says why the engine cannot run weights at level l, ""
+	// when it can.
+	CannotLoad(l quant.Level) string
+	// Parallelism is how the engine spreads a model over devices.
+	Parallelism() Parallelism
+
+	// Load is what the engine loads to run p, with a note when no
+	// checkpoint at p's level is published; nil when it loads nothing the
+	// catalog knows.
+	Load(p *Placement) (*Load, string)
+	// Args are the command-line flags that realise p, with notes on what
+	// they cannot say; ok is false when the engine cannot express p (the
+	// notes say why).
+	Args(p *Placement) (args, notes []string, ok bool)
+	// Env is the environment the engine needs to run p on p's devices;
+	// nil when none.
+	Env(p *Placement) map[string]string
+	// StartNotes warn about what the engine will do or refuse at start-up
+	// on p's devices.
+	StartNotes(p *Placement) []string
+	// Command is the program and model arguments that precede Args on a
+	// command line; nil when the engine has no program.
+	Command(s Served) []string
+}
+
+// Device is what an engine reads of a device to claim it by default.
+type Device struct {
+	Kind registry.Kind
+	// SharedMemory: the device shares host memory (an iGPU or APU).
+	SharedMemory bool
+	// GGUF: the request points at a GGUF model file or a GGUF quant type.
+	GGUF bool
+}
+
+// Preference is how strongly an engine claims a device when the request
+// names no engine.
+type Preference int
+
+// Preferences, weakest first. Of equal preferences the engine registered
+// first wins.
+const (
+	// Never: the engine is never a default.
+	Never Preference = iota
+	// Fallback: the default when no other engine claims the device.
+	Fallback
+	// Secondary: the default when no primary engine runs on the device.
+	Secondary
+	// Primary: the server the device's machines usually run.
+	Primary
+	// Preferred: the device or the request's model file calls for this
+	// engine above a primary one.
+	Preferred
+)
+
+// Memory is an engine's memory rule on one accelerator.
+type Memory struct {
+	// Fraction of the device's total memory the engine may use (1: no
+	// cap).
+	Fraction float64
+	// MarginBytes are left free on the device.
+	MarginBytes int64
+}
+
+// Parallelism is how an engine spreads a model over devices.
+type Parallelism struct {
+	// Tensor: the engine splits a layer's tensors over devices; without
+	// it the engine splits whole layers only (pipeline).
+	Tensor bool
+	// NoTensorWhy says why tensor parallelism is refused ("llama.cpp
+	// splits layers, not tensors, across devices"), and Instead what to
+	// ask for instead ("engine vllm"); both "" when Tensor.
+	NoTensorWhy, Instead string
+	// OffloadOnHost: layers kept in host memory run on the CPU (llama.cpp
+	// computes the layers -ngl leaves out with its CPU backend); without
+	// it offloaded weights cross PCIe to the GPU every step (vLLM's
+	// --cpu-offload-gb).
+	OffloadOnHost bool
+}
+
+// Load is what an engine loads to run a plan: a Hugging Face repository
+// (and, for a GGUF engine, the file and type) from the catalog's published
+// checkpoints (internal/model/catalog.json).
+type Load struct {
+	Quant    string // level of the weights loaded
+	Repo     string // Hugging Face repository id; "" when none is published
+	File     string // GGUF file within Repo
+	GGUFType string // GGUF file type the level means ("Q4_K_M")
+	Method   string // quantization method the checkpoint declares; "" for 16-bit weights
+	Source   string
+}
+
+// Served is the model a command line serves: what the user gave and what
+// the plan loads.
+type Served struct {
+	// Dir is the model directory or name the user gave (vllm serve DIR).
+	Dir string
+	// File is the model file the user gave (llama-server -m FILE).
+	File string
+	// Load is what the plan loads; zero when nothing is published.
+	Load Load
+}
+
+// Placement is a fitting plan as an engine sees it: which weights, on
+// which devices, split how.
+type Placement struct {
+	Model *model.Model
+	Level quant.Level
+	// Kind is the kind of the plan's accelerators (registry.KindCPU for a
+	// plan on host memory alone).
+	Kind   registry.Kind
+	Memory Memory
+	// Stages are replica 0's pipeline stages (the whole plan without
+	// replicas); Replicas hold every replica's when DP > 0.
+	Stages   []Stage
+	Replicas [][]Stage
+	TP, DP   int
+	// Layers is the model's transformer layers.
+	Layers int
+	// Offloaded: the last stage is host memory (cpu_offload), holding
+	// OffloadedWeightBytes of weights.
+	Offloaded            bool
+	OffloadedWeightBytes int64
+	// Context and Batch are the tokens per sequence and the sequences one
+	// replica serves.
+	Context, Batch int
+	// KVCacheDType is the request's kv_cache_dtype ("": the model's
+	// 16-bit type).
+	KVCacheDType string
+	// NoFlashAttention: the request turned flash attention off.
+	NoFlashAttention bool
+	// MultiNode: the plan spans several machines of a cluster.
+	MultiNode bool
+}
+
+// Units are the stages of every replica (one replica, Stages, without
+// replicas).
+func (p *Placement) Units() [][]Stage {
+	if len(p.Replicas) > 0 {
+		return p.Replicas
+	}
+	return [][]Stage{p.Stages}
+}
+
+// Stage is one pipeline stage: TP devices holding layers [Start, End).
+type Stage struct {
+	Devices    []PlacedDevice
+	Start, End int
+}
+
+// PlacedDevice is one device of a plan.
+type PlacedDevice struct {
+	// ID is the device's id in the answer ("node1/cuda:0" in a cluster).
+	ID  string
+	Dev *registry.Device
+}

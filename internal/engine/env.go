@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// visibleDevicesEnv is the environment that makes a process see exactly a
+// plan's devices, numbered 0.. in placement order, which --main-gpu and
+// --tensor-split use: CUDA (cudaEnv) and ROCm (rocmEnv). nil for other
+// kinds and a multi-node plan.
+func visibleDevicesEnv(p *Placement) map[string]string {
+	if p.MultiNode {
+		return nil
+	}
+	switch p.Kind {
+	case registry.KindCUDA:
+		return cudaEnv(p)
+	case registry.KindROCm:
+		return rocmEnv(p)
+	}
+	return nil
+}
+
+// cudaEnv: CUDA_VISIBLE_DEVICES lists the plan's GPUs (so a plan on
+// cuda:2,3 does not start on 0,1) by their index in PCI bus order, the
+// order nvidia-smi and this registry number them; CUDA_DEVICE_ORDER=PCI_BUS_ID
+// makes CUDA number them the same way. CUDA's default, FASTEST_FIRST,
+// orders devices "fastest to slowest using a simple heuristic" that is not
+// specified, so the index of a mixed machine cannot be computed in it (CUDA
+// C++ Programming Guide, "CUDA Environment Variables",
+// https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars).
+func cudaEnv(p *Placement) map[string]string {
+	var idx []string
+	for _, d := range cudaDevices(p) {
+		idx = append(idx, strconv.Itoa(d.Index))
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	return map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": strings.Join(idx, ",")}
+}
+
+// rocmEnv: ROCR_VISIBLE_DEVICES lists the plan's GPUs by UUID. The ROCm
+// runtime numbers GPUs in its own enumeration order (KFD topology nodes),
+// which is neither PCI bus order nor this registry's, and ROCm has no
+// variable like CUDA_DEVICE_ORDER; ROCR_VISIBLE_DEVICES takes "device
+// indices or UUIDs" and is the one AMD recommends on Linux (ROCm
+// environment variables, "GPU isolation variables",
+// https://rocm.docs.amd.com/projects/HIP/en/latest/reference/env_variables.html;
+// "GPU isolation techniques", example "GPU-DEADBEEFDEADBEEF",
+// https://rocm.docs.amd.com/en/docs-6.1.2/conceptual/gpu-isolation.html).
+// The UUID is "GPU-" and the 16 hex digits of the GPU's sysfs unique_id, as
+// the runtime builds it (rocminfo "Uuid"). nil when a GPU has no unique_id
+// (indices would have to be the runtime's, which the registry does not
+// know) or is a compute partition (its parent's unique_id is not its own).
+func rocmEnv(p *Placement) map[string]string {
+	var ids []string
+	for _, d := range devicesOf(p, registry.KindROCm) {
+		u, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(d.UUID), "0x"), 16, 64)
+		if err != nil || d.Partition != nil && d.Partition.Parent != "" {
+			return nil
+		}
+		ids = append(ids, fmt.Sprintf("GPU-%016x", u))
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return map[string]string{"ROCR_VISIBLE_DEVICES": strings.Join(ids, ",")}
+}
+
+// cudaDevices is the plan's GPUs in placement order (stage by stage, rank
+// by rank), each once. MIG instances have no plain index and make the
+// list empty (CUDA_VISIBLE_DEVICES then takes their MIG UUID, which the
+// detection environment already set).
+func cudaDevices(p *Placement) []*registry.Device {
+	out := devicesOf(p, registry.KindCUDA)
+	for _, d := range out {
+		if d.MIG != nil && d.MIG.Parent != "" {
+			return nil
+		}
+	}
+	return out
+}
+
+// devicesOf is the plan's devices of one kind in placement order (stage
+// by stage, rank by rank), each once.
+func devicesOf(p *Placement, kind registry.Kind) []*registry.Device {
+	var out []*registry.Device
+	seen := map[string]bool{}
+	for _, r := range p.Units() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				if d.Dev.Kind != kind || seen[d.ID] {
+					continue
+				}
+				seen[d.ID] = true
+				out = append(out, d.Dev)
+			}
+		}
+	}
+	return out
+}
+
+// gib formats bytes for notes: "71.3 GiB".
+func gib(b int64) string {
+	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+// fmtFraction writes a fraction as the engines take it: 0.9, 0.95.
+func fmtFraction(f float64) string {
+	return fmt.Sprintf("%g", f)
+}
+
+// floorHundredth rounds a fraction down to a hundredth.
+func floorHundredth(f float64) float64 {
+	return math.Floor(f*100) / 100
+}

@@ -1,0 +1,310 @@
+package engine
+
+import (
+	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// llamaCPP is llama.cpp's llama-server
+// (https://github.com/ggml-org/llama.cpp/tree/master/tools/server): GGUF
+// weights, layers split over devices (never tensors), one process per
+// replica.
+type llamaCPP struct{}
+
+// Name implements Engine.
+func (llamaCPP) Name() string { return NameLlamaCPP }
+
+// Title implements Engine.
+func (llamaCPP) Title() string { return "llama.cpp" }
+
+// llamaKinds are the device kinds llama.cpp runs on: CUDA, ROCm (HIP),
+// Metal, Vulkan, SYCL (Intel GPUs), CPU.
+var llamaKinds = map[registry.Kind]bool{
+	registry.KindCUDA: true, registry.KindROCm: true, registry.KindMetal: true, registry.KindVulkan: true,
+	registry.KindIntelGPU: true, registry.KindCPU: true,
+}
+
+// RunsOn implements Engine: llamaKinds.
+func (llamaCPP) RunsOn(k registry.Kind) bool { return llamaKinds[k] }
+
+// Preference: llama.cpp is the engine of the CPU, of GPUs that share host
+// memory and of any GGUF model or quant type; elsewhere it is the default
+// only where no primary engine (vLLM) runs: Metal, Vulkan.
+func (llamaCPP) Preference(d Device) Preference {
+	switch {
+	case !llamaKinds[d.Kind]:
+		return Never
+	case d.GGUF || d.SharedMemory || d.Kind == registry.KindCPU:
+		return Preferred
+	}
+	return Secondary
+}
+
+// llamaFitMarginBytes is the memory llama.cpp's --fit (on by default) leaves
+// free on each GPU: fit_params_target, 1024 MiB per device, in
+// common/common.h of ggml-org/llama.cpp
+// (https://github.com/ggml-org/llama.cpp/blob/master/common/common.h; the
+// flag is -fitt/--fit-target in common/arg.cpp). llama.cpp's own buffers,
+// the backend context and the compute graph, are charged inside the rest as
+// the estimate's runtime overhead and activations. A CPU gets no margin:
+// --fit assumes system memory is unlimited (common/fit.h).
+const llamaFitMarginBytes = 1 << 30
+
+// Memory: the fraction asked, else the whole device, less the --fit margin.
+func (llamaCPP) Memory(asked float64) Memory {
+	if asked == 0 {
+		asked = 1
+	}
+	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes}
+}
+
+// BudgetSource explains llama.cpp's budget: free memory less the --fit
+// margin, within the fraction asked.
+func (llamaCPP) BudgetSource(who string, m Memory) string {
+	if m.Fraction < 1 {
+		return fmt.Sprintf("%s plans each device within %s of its total memory and keeps %s free on it (llama.cpp --fit-target); llama.cpp has no flag for the fraction", who, fmtFraction(m.Fraction), gib(m.MarginBytes))
+	}
+	return fmt.Sprintf("%s plans each device within its free memory (Metal: the GPU working-set limit) less the %s llama.cpp's --fit keeps free per device; its context and compute buffers are charged inside", who, gib(m.MarginBytes))
+}
+
+// KVRules are llama.cpp's sliding-window cache rules: a window layer's
+// cache holds n_swa + n_ubatch cells padded to 256, at most the context
+// (size_swa in src/llama-kv-cache-iswa.cpp,
+// https://github.com/ggml-org/llama.cpp/blob/master/src/llama-kv-cache-iswa.cpp;
+// Gemma-3-1B measured at 1024 cells for its 512 window), and Phi-3's window
+// is disabled on load ("Phi SWA is currently disabled",
+// https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context
+// in all 32 layers of Phi-3-mini: model.Arch LlamaCPPFullWindow).
+// Measurements: internal/calibration/data/llamacpp_measurements.json.
+func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
+	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
+	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
+	return o
+}
+
+// llamaCacheTypes are llama.cpp's --cache-type-k/-v values beyond the
+// common ones (kv_cache_types in common/arg.cpp of ggml-org/llama.cpp:
+// https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp); a
+// quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
+var llamaCacheTypes = []string{"f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
+
+// CacheTypes are llamaCacheTypes, sized by their ggml blocks.
+func (llamaCPP) CacheTypes() []CacheType {
+	out := make([]CacheType, 0, len(llamaCacheTypes))
+	for _, name := range llamaCacheTypes {
+		t, ok := ggml.ParseType(name)
+		if !ok {
+			panic("engine: unknown ggml type " + name)
+		}
+		out = append(out, CacheType{Name: name, BytesPerElement: float64(t.BlockBytes()) / float64(t.BlockSize())})
+	}
+	return out
+}
+
+// Levels maps levels to what llama.cpp runs: int8 and int4 are GGUF Q8_0
+// and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types. fp8,
+// which llama.cpp has no type for, becomes Q8_0 in a list of several (its
+// 8-bit type; llama.cpp's converter stores an FP8 checkpoint's weights as
+// Q8_0 or wider); asked alone it stays, and is refused (CannotLoad). A
+// level met twice is kept once.
+func (llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
+	var out []quant.Level
+	var notes []string
+	seen := map[quant.Level]bool{}
+	for _, l := range levels {
+		ll := l.LlamaCPPLevel()
+		if l.GGUFType() == "" && len(levels) > 1 {
+			if slices.Contains(levels, quant.INT8) {
+				continue // int8 brings Q8_0, with its own note
+			}
+			ll = quant.INT8.LlamaCPPLevel()
+		}
+		if seen[ll] {
+			continue
+		}
+		seen[ll] = true
+		out = append(out, ll)
+		if ll == l {
+			continue
+		}
+		t := ll.GGUFType()
+		if l.GGUFType() == "" {
+			notes = append(notes, fmt.Sprintf("llama.cpp has no %s weight type: %s is planned instead", l, t))
+			continue
+		}
+		notes = append(notes, fmt.Sprintf("%s for llama.cpp means the GGUF type %s (sized as that type: %.2f bits per weight on the reference model)", l, t, ll.BitsPerWeight()))
+	}
+	return out, notes
+}
+
+// CannotLoad: llama.cpp has no fp8 weight type (Levels replaces fp8 in
+// a list of several levels; asked alone it is refused here).
+func (llamaCPP) CannotLoad(l quant.Level) string {
+	if l.Native() == "fp8" {
+		return "llama.cpp has no fp8 weight format"
+	}
+	return ""
+}
+
+// Parallelism: llama.cpp splits layers over devices (--split-mode layer),
+// not tensors.
+func (llamaCPP) Parallelism() Parallelism {
+	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM, OffloadOnHost: true}
+}
+
+// Load is what llama.cpp loads: the GGUF type of the level, with the
+// published GGUF repository and file when the catalog has one.
+func (llamaCPP) Load(p *Placement) (*Load, string) {
+	t := p.Level.GGUFType()
+	if t == "" {
+		return nil, ""
+	}
+	ld := &Load{Quant: string(p.Level), GGUFType: t, Method: "gguf"}
+	if ck := checkpointFor(p.Model, p.Level, true); ck != nil {
+		ld.Repo, ld.File, ld.Source = ck.Repo, ck.File, ck.Source
+	}
+	return ld, ""
+}
+
+// llamaMaxSplit is how many --tensor-split entries llama.cpp accepts:
+// fewer than llama_max_devices() (16), which common/arg.cpp checks with
+// "got %d input configs, but system only has %d devices"
+// (https://github.com/ggml-org/llama.cpp/blob/master/common/arg.cpp).
+const llamaMaxSplit = 15
+
+// Args are llama-server's flags for a plan: GPU layers, the layer split
+// over devices or the main GPU, the shared context, parallel sequences,
+// flash attention and the KV cache type; none for a multi-node plan, a
+// tensor-parallel one or a split over more than llamaMaxSplit devices.
+func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
+	if p.MultiNode {
+		return nil, []string{"llama.cpp: a multi-node plan needs its RPC backend (--rpc); no flags are given"}, false
+	}
+	if p.TP > 1 {
+		return nil, []string{"llama.cpp: this plan uses tensor parallelism, which llama.cpp does not do across devices; ask for engine llama.cpp to get a layer-split plan"}, false
+	}
+	var a, notes []string
+	if p.DP > 1 {
+		notes = append(notes, replicasNote(p))
+	}
+	gpuLayers := 0
+	var split []string
+	for _, s := range p.Stages {
+		if s.Devices[0].Dev.Kind == registry.KindCPU {
+			continue
+		}
+		gpuLayers += s.End - s.Start
+		split = append(split, strconv.Itoa(s.End-s.Start))
+	}
+	if len(split) > llamaMaxSplit {
+		return nil, []string{fmt.Sprintf("llama.cpp: --tensor-split takes at most %d entries and this plan splits over %d devices; no flags are given", llamaMaxSplit, len(split))}, false
+	}
+	switch {
+	case p.Kind == registry.KindCPU:
+		gpuLayers = 0
+	case !p.Offloaded:
+		// Every layer on the GPUs: llama.cpp counts the output layer as
+		// layer n_layer, so all of them is n_layer + 1.
+		gpuLayers = p.Layers + 1
+	}
+	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
+	if len(split) > 1 {
+		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
+	} else if len(split) == 1 && p.Kind != registry.KindCPU {
+		main := p.Stages[0].Devices[0].Dev.Index
+		if p.DP > 1 || e.Env(p) != nil {
+			// Each replica's server sees only its own device; a CUDA or
+			// ROCm plan runs with CUDA_VISIBLE_DEVICES or
+			// ROCR_VISIBLE_DEVICES listing its devices, which the process
+			// numbers from 0 (Env).
+			main = 0
+		}
+		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
+	}
+	// llama.cpp's -c is the context shared by all parallel sequences.
+	a = append(a, "-c", strconv.Itoa(p.Context*p.Batch))
+	if p.Batch > 1 {
+		a = append(a, "-np", strconv.Itoa(p.Batch))
+	}
+	if p.NoFlashAttention {
+		// -fa/--flash-attn takes on, off or auto (the default):
+		// common/arg.cpp @ 145b6280,
+		// https://github.com/ggml-org/llama.cpp/blob/145b6280d6aa1890e22457143dad0badb3fd6820/common/arg.cpp
+		a = append(a, "-fa", "off")
+	}
+	switch p.KVCacheDType {
+	case "int8":
+		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
+	case "fp8":
+		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+	}
+	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
+		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
+	}
+	return a, notes, true
+}
+
+// replicasNote says how to run a data-parallel plan with llama.cpp, which
+// has no data-parallel mode: one server per replica.
+func replicasNote(p *Placement) string {
+	var per []string
+	for i, r := range p.Replicas {
+		var ids []string
+		for _, s := range r {
+			for _, d := range s.Devices {
+				ids = append(ids, d.ID)
+			}
+		}
+		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+	}
+	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
+		p.DP, strings.Join(per, "; "))
+}
+
+// Env: the plan's GPUs made visible in placement order
+// (visibleDevicesEnv); nil for a plan with replicas, which runs one
+// process per replica.
+func (llamaCPP) Env(p *Placement) map[string]string {
+	if p.DP > 1 {
+		return nil
+	}
+	return visibleDevicesEnv(p)
+}
+
+// StartNotes implements Engine: none.
+func (llamaCPP) StartNotes(*Placement) []string { return nil }
+
+// Command is `llama-server -m FILE` for the file the user gave, else
+// `llama-server -hf REPO[:TYPE]` for a published GGUF, else a placeholder
+// file named by its type (llama.cpp tools/server/README.md).
+func (llamaCPP) Command(s Served) []string {
+	switch {
+	case s.File != "":
+		return []string{"llama-server", "-m", s.File}
+	case s.Load.Repo != "":
+		return []string{"llama-server", "-hf", hfTag(s.Load)}
+	}
+	file := "MODEL.gguf"
+	if t := s.Load.GGUFType; t != "" {
+		file = "MODEL-" + t + ".gguf"
+	}
+	return []string{"llama-server", "-m", file}
+}
+
+// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
+// file names the type (llama.cpp picks the file of that quantization from
+// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
+func hfTag(ld Load) string {
+	if t := ld.GGUFType; t != "" && strings.Contains(strings.ToUpper(ld.File), t) {
+		return ld.Repo + ":" + t
+	}
+	return ld.Repo
+}

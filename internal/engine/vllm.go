@@ -1,0 +1,302 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// vllm is vLLM (https://docs.vllm.ai/): the server data-center
+// accelerators run, tensor and pipeline parallel, loading Hugging Face
+// checkpoints.
+type vllm struct{}
+
+// Name implements Engine.
+func (vllm) Name() string { return NameVLLM }
+
+// Title implements Engine.
+func (vllm) Title() string { return "vLLM" }
+
+// vllmKinds are the device kinds vLLM runs on: CUDA, ROCm, TPU, Gaudi,
+// Neuron, Intel GPU, CPU.
+var vllmKinds = map[registry.Kind]bool{
+	registry.KindCUDA: true, registry.KindROCm: true, registry.KindTPU: true, registry.KindGaudi: true,
+	registry.KindNeuron: true, registry.KindIntelGPU: true, registry.KindCPU: true,
+}
+
+// RunsOn implements Engine: vllmKinds.
+func (vllm) RunsOn(k registry.Kind) bool { return vllmKinds[k] }
+
+// Preference: vLLM is the server of the data-center accelerators it runs
+// on (llama.cpp claims shared-memory GPUs, the CPU and GGUF models first).
+func (vllm) Preference(d Device) Preference {
+	if vllmKinds[d.Kind] {
+		return Primary
+	}
+	return Never
+}
+
+// vllmMemoryUtilization is vLLM's default --gpu-memory-utilization: the
+// fraction of a GPU's TOTAL memory one vLLM instance may use
+// (https://docs.vllm.ai/en/latest/configuration/engine_args/). vLLM's worker
+// requests total × utilization at start-up and refuses to start when less is
+// free; inside it sit the weights, the activation peak of a profiling
+// forward pass and the memory allocated outside torch (NCCL buffers,
+// attention workspaces), and the KV cache gets what is left
+// (Worker.init_device and determine_available_memory in
+// vllm/v1/worker/gpu_worker.py, memory_profiling in vllm/utils/mem_utils.py;
+// https://github.com/vllm-project/vllm/blob/35d5cda123ec28581759b6d34cde8052314fb1e6/vllm/v1/worker/gpu_worker.py).
+// The planner charges those to each device as the estimate's activations and
+// runtime overhead. CUDA graphs are captured after the KV cache is
+// allocated, so they live in the (1 - utilization) left over
+// (compile_or_warm_up_model in the same file).
+const vllmMemoryUtilization = 0.9
+
+// Memory: the fraction asked, else vllmMemoryUtilization; no margin.
+func (vllm) Memory(asked float64) Memory {
+	if asked == 0 {
+		asked = vllmMemoryUtilization
+	}
+	return Memory{Fraction: asked}
+}
+
+// BudgetSource explains vLLM's budget: --gpu-memory-utilization of each
+// device's total memory.
+func (vllm) BudgetSource(who string, m Memory) string {
+	return fmt.Sprintf("%s plans each device within --gpu-memory-utilization %s of its total memory, which must hold the weights, the KV cache, the activation peak of vLLM's profiling run and its memory outside torch (vllm/v1/worker/gpu_worker.py determine_available_memory); CUDA graphs use the rest",
+		who, fmtFraction(m.Fraction))
+}
+
+// KVRules: vLLM's cache is the planner's (full cells per sequence).
+func (vllm) KVRules(o quant.KVOptions, _ *model.Model) quant.KVOptions { return o }
+
+// CacheTypes: vLLM takes the common ones (--kv-cache-dtype fp8).
+func (vllm) CacheTypes() []CacheType { return nil }
+
+// Levels implements Engine: vLLM runs the planner's levels as they are.
+func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return levels, nil }
+
+// CannotLoad implements Engine: vLLM runs every level (GGUF ones with a
+// note, quantArgs).
+func (vllm) CannotLoad(quant.Level) string { return "" }
+
+// Parallelism implements Engine: tensor and pipeline parallel.
+func (vllm) Parallelism() Parallelism { return Parallelism{Tensor: true} }
+
+// Load is what vLLM loads for a plan at level l, with a note when no
+// checkpoint at that level is published. 16-bit levels load the 16-bit
+// checkpoint (--dtype converts bf16 to fp16); fp8 without an FP8 release
+// loads it too and quantizes on load (--quantization fp8); int8/int4 need
+// a pre-quantized checkpoint, except int8 on TPU, which vLLM's tpu_int8
+// applies on load to the 16-bit one (quantArgs).
+func (vllm) Load(p *Placement) (*Load, string) {
+	m, l := p.Model, p.Level
+	ck := checkpointFor(m, l, false)
+	onLoad := l == quant.FP16 || l == quant.FP32 || l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU)
+	if ck == nil && onLoad {
+		ck = checkpointFor(m, quant.BF16, false)
+	}
+	if ck != nil {
+		return &Load{Quant: string(l), Repo: ck.Repo, Method: ck.Method, Source: ck.Source}, ""
+	}
+	if len(m.Checkpoints) == 0 {
+		return nil, ""
+	}
+	name := m.Name
+	switch {
+	case l == quant.INT8 || l == quant.INT4:
+		return nil, fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog; vLLM loads a pre-quantized one (AWQ, GPTQ, compressed-tensors) and reads the method from it", l, name)
+	case l.IsGGUF():
+		return nil, ""
+	}
+	return nil, fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog", l, name)
+}
+
+// Args are vllm serve's flags for a plan: parallel sizes, context, memory
+// utilization, batch, quantization, KV cache type, offload and the
+// multi-node executor (https://docs.vllm.ai/en/latest/configuration/engine_args/).
+func (e vllm) Args(p *Placement) ([]string, []string, bool) {
+	var a, notes []string
+	pp := len(p.Stages)
+	if p.Offloaded {
+		pp = len(p.Stages) - 1
+	}
+	if tp := tensorParallelSize(p); tp > 1 {
+		a = append(a, "--tensor-parallel-size", strconv.Itoa(tp))
+	}
+	if pp > 1 {
+		a = append(a, "--pipeline-parallel-size", strconv.Itoa(pp))
+	}
+	if p.DP > 1 {
+		// vLLM data-parallel deployment (docs/serving/data_parallel_deployment.md,
+		// https://docs.vllm.ai/en/latest/serving/data_parallel_deployment/):
+		// --data-parallel-size N runs N engine copies behind one endpoint,
+		// each with --tensor-parallel-size GPUs; --max-num-seqs is per copy.
+		a = append(a, "--data-parallel-size", strconv.Itoa(p.DP))
+		if m := p.Model; m.ActiveParams > 0 && m.ActiveParams < m.Params {
+			notes = append(notes, "vLLM: for a mixture-of-experts model --data-parallel-size makes the expert layers one group across all replicas (dp_size x tp_size devices, synchronised every step); this plan counts full independent replicas, so its memory is an upper bound and decode_tokens_per_s_total an optimistic figure")
+		}
+	}
+	a = append(a, "--max-model-len", strconv.Itoa(p.Context))
+	if p.Kind != registry.KindCPU && p.Kind != registry.KindNeuron { // Neuron: no such flag (tensorParallelSize)
+		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64))
+	}
+	if p.Batch > 1 {
+		a = append(a, "--max-num-seqs", strconv.Itoa(p.Batch))
+	}
+	qa, qn := e.quantArgs(p)
+	a = append(a, qa...)
+	notes = append(notes, qn...)
+	if p.KVCacheDType == "fp8" || p.KVCacheDType == "int8" {
+		a = append(a, "--kv-cache-dtype", "fp8")
+	}
+	if p.NoFlashAttention {
+		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")
+	}
+	if p.Offloaded {
+		gb := int(math.Ceil(float64(p.OffloadedWeightBytes) / (1 << 30)))
+		a = append(a, "--cpu-offload-gb", strconv.Itoa(gb))
+	}
+	if p.MultiNode {
+		a = append(a, "--distributed-executor-backend", "ray")
+		if p.DP > 1 {
+			notes = append(notes, "vLLM: replicas on several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address) or --data-parallel-backend ray; see vLLM's data parallel deployment guide")
+		}
+	}
+	return a, notes, true
+}
+
+// tensorParallelSize is vLLM's --tensor-parallel-size for a plan: the TP
+// degree in devices, except on AWS Neuron, where vLLM shards over
+// NeuronCores, not chips, and has no --gpu-memory-utilization
+// (tensor_parallel_size is "the number of NeuronCores" in the NxD Inference
+// vLLM user guide,
+// https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+// A chip's cores are the detected count (neuron-ls), else its
+// generation's: Inferentia2 and Trainium 2 NeuronCores-v2 each
+// (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/general/arch/neuron-hardware/inferentia2.html,
+// .../trainium.html); Trainium2 8 NeuronCores-v3, which the runtime
+// groups by 2 by default (logical NeuronCore config LNC=2,
+// .../general/arch/neuron-features/logical-neuroncore-config.html), so 4
+// cores to vLLM.
+func tensorParallelSize(p *Placement) int {
+	if p.Kind != registry.KindNeuron || len(p.Stages) == 0 || len(p.Stages[0].Devices) == 0 {
+		return p.TP
+	}
+	return max(p.TP, 1) * neuronCores(p.Stages[0].Devices[0].Dev)
+}
+
+// neuronCoresPerChip is the NeuronCores of one chip by architecture.
+var neuronCoresPerChip = map[string]int{"inferentia": 4, "inferentia2": 2, "trainium": 2, "trainium2": 4}
+
+func neuronCores(d *registry.Device) int {
+	if d.Cores > 0 {
+		return d.Cores
+	}
+	if n := neuronCoresPerChip[d.Architecture]; n > 0 {
+		return n
+	}
+	return 1
+}
+
+// quantArgs are the flags that make vLLM run the plan's level, and notes
+// on what it must load (Load): a checkpoint that declares its quantization
+// (FP8, MXFP4, AWQ, GPTQ) needs no flag, vLLM reads the method from its
+// config; a 16-bit checkpoint is quantized to fp8 on load (--quantization
+// fp8); on TPU int8 is vLLM's weight-only tpu_int8
+// (vllm/model_executor/layers/quantization/tpu_int8.py,
+// https://github.com/vllm-project/vllm/blob/main/vllm/model_executor/layers/quantization/tpu_int8.py),
+// not a GPTQ/AWQ checkpoint.
+func (e vllm) quantArgs(p *Placement) ([]string, []string) {
+	ld, missing := e.Load(p)
+	declared := ld != nil && ld.Method != ""
+	var a, notes []string
+	switch p.Level {
+	case quant.BF16:
+		a = append(a, "--dtype", "bfloat16")
+	case quant.FP16:
+		a = append(a, "--dtype", "float16")
+	case quant.FP32:
+		a = append(a, "--dtype", "float32")
+	case quant.FP8:
+		if !declared {
+			a = append(a, "--quantization", "fp8")
+		}
+	case quant.MXFP4:
+		if !declared {
+			notes = append(notes, "vLLM: mxfp4 needs a checkpoint published in MXFP4 (gpt-oss); vLLM reads the method from the checkpoint")
+		}
+	case quant.INT8, quant.INT4:
+		switch {
+		case p.Kind == registry.KindTPU && p.Level == quant.INT8:
+			a = append(a, "--quantization", "tpu_int8")
+			return a, []string{"vLLM on TPU: int8 is the weight-only tpu_int8 method, applied on load to the 16-bit checkpoint"}
+		case declared:
+		case missing != "":
+			notes = append(notes, missing)
+		default:
+			notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", p.Level))
+		}
+		return a, notes
+	default:
+		notes = append(notes, fmt.Sprintf("vLLM: %s is a GGUF type; vLLM's GGUF support is experimental", p.Level))
+		return a, notes
+	}
+	if missing != "" {
+		notes = append(notes, missing)
+	}
+	return a, notes
+}
+
+// Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).
+func (vllm) Env(p *Placement) map[string]string { return visibleDevicesEnv(p) }
+
+// StartNotes warn when a device of a plan has less free memory than
+// memory_fraction of its total: vLLM's worker refuses to start then ("Free
+// memory on device ... is less than desired GPU memory utilization",
+// Worker.init_device in vllm/v1/worker/gpu_worker.py, commit 35d5cda1
+// above). The plan itself fits the free memory; the flag must be lowered.
+func (vllm) StartNotes(p *Placement) []string {
+	if p.Kind == registry.KindCPU {
+		return nil
+	}
+	f := p.Memory.Fraction
+	var short []string
+	lowest := f
+	for _, r := range p.Units() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				free, total := d.Dev.MemoryFreeBytes, d.Dev.MemoryBytes
+				if free == nil || total <= 0 || float64(*free) >= f*float64(total) {
+					continue
+				}
+				short = append(short, fmt.Sprintf("%s has %s free of %s", d.ID, gib(*free), gib(total)))
+				lowest = min(lowest, floorHundredth(float64(*free)/float64(total)))
+			}
+		}
+	}
+	if len(short) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("vLLM: refuses to start when less than --gpu-memory-utilization %s of a GPU's total memory is free, and %s; free those devices, or ask memory_fraction %s and plan again",
+		fmtFraction(f), strings.Join(short, ", "), fmtFraction(lowest))}
+}
+
+// Command is `vllm serve MODEL` (https://docs.vllm.ai/en/latest/cli/serve.html):
+// the directory or name the user gave, else the checkpoint the plan loads,
+// else a placeholder.
+func (vllm) Command(s Served) []string {
+	m := s.Dir
+	if m == "" {
+		m = s.Load.Repo
+	}
+	if m == "" {
+		m = "MODEL"
+	}
+	return []string{"vllm", "serve", m}
+}
