@@ -5,6 +5,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
@@ -218,7 +219,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		}
 		for _, p := range ps {
 			if r := unsupportedReason(p, l); r != "" {
-				reasons = append(reasons, r)
+				reasons = appendNew(reasons, r)
 				continue
 			}
 			bp := b
@@ -228,7 +229,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 			}
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
-				reasons = append(reasons, LevelMisfitPrefix+pl.Reason)
+				reasons = appendNew(reasons, LevelMisfitPrefix+pl.Reason)
 				continue
 			}
 			if best == nil || betterPlan(&pl, best) {
@@ -250,6 +251,16 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		rows = append(rows, row)
 	}
 	return rows, chosen
+}
+
+// appendNew appends r unless list holds it: pools of identical devices
+// (MIG slices of one profile, each a pool of its own) refuse a level for the
+// same reason, which a row says once.
+func appendNew(list []string, r string) []string {
+	if slices.Contains(list, r) {
+		return list
+	}
+	return append(list, r)
 }
 
 // lastFailure is the plan reported when nothing fits: the lowest level
