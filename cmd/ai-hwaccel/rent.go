@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -14,6 +15,7 @@ import (
 // rentFlags are the flags of rent beyond the planning ones it shares.
 type rentFlags struct {
 	providers, targetTPS, maxPrice, maxNodes, sort, prices string
+	here                                                   bool
 }
 
 func (a *app) rent(args []string) error {
@@ -33,9 +35,12 @@ func (a *app) rent(args []string) error {
 	f.StringVar(&r.maxNodes, "max-nodes", "", "plan over up to `N` nodes of types with a network between nodes (default 1)")
 	f.StringVar(&r.sort, "sort", "cost", "rank by `ORDER`: cost (per million output tokens), price (per hour), speed (tokens/s)")
 	f.StringVar(&r.prices, "prices", "", "replace built-in prices with those in `FILE` (docs/rent.md)")
+	f.BoolVar(&r.here, "here", false, "also price this machine: detect its cloud and instance type (DMI, no network) and plan on that type")
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
 	f.BoolVar(&p.pretty, "pretty", false, "indent the JSON (with --json)")
-	f.group("Flags", "model", "quant", "context", "batch", "engine", "provider", "target-tps", "max-price", "max-nodes", "sort", "prices", "json", "pretty")
+	f.group("Flags", "model", "quant", "context", "batch", "engine", "provider", "target-tps", "max-price", "max-nodes", "sort", "prices", "here", "json", "pretty")
+	d := &detectFlags{}
+	d.register(f)
 	if err := f.parse(a, args); err != nil {
 		return ignoreHelp(err)
 	}
@@ -43,9 +48,16 @@ func (a *app) rent(args []string) error {
 	if err != nil {
 		return err
 	}
-	if req["rent"], err = r.object(f); err != nil {
+	ro, err := r.object(f)
+	if err != nil {
 		return err
 	}
+	if r.here {
+		if err := a.thisMachine(f, d, ro); err != nil {
+			return err
+		}
+	}
+	req["rent"] = ro
 	m, err := parseModel(f.cmd, p.model)
 	if err != nil {
 		return err
@@ -108,4 +120,26 @@ func (r *rentFlags) object(f *flags) (map[string]any, error) {
 		o["prices"] = json.RawMessage(b)
 	}
 	return o, nil
+}
+
+// thisMachine detects this machine and names it in the rent object: the
+// cloud and instance type detection reads from DMI (internal/detect/host,
+// envCloud). A machine with no cloud named is said so on stderr, and the
+// ranking is answered without it.
+func (a *app) thisMachine(f *flags, d *detectFlags, ro map[string]any) error {
+	opts, err := d.optionsJSON(f)
+	if err != nil {
+		return err
+	}
+	reg, err := a.detectRegistry(opts)
+	if err != nil {
+		return err
+	}
+	env := reg.SystemIO.Environment
+	if env == nil || env.Cloud == "" {
+		fmt.Fprintln(a.stderr, "ai-hwaccel: rent --here: this machine names no cloud in its DMI; nothing to compare")
+		return nil
+	}
+	ro["this_machine"] = map[string]any{"provider": env.Cloud, "type": env.InstanceType}
+	return nil
 }

@@ -62,3 +62,22 @@ func TestRentUsageErrors(t *testing.T) {
 	assert.Equal(t, exitError, r.code)
 	assert.Contains(t, r.stderr, "unknown provider")
 }
+
+// TestRentHerePricesThisMachine: --here reads the cloud and instance type
+// from DMI (a sysroot holding what an EC2 Nitro instance reports: sys_vendor
+// "Amazon EC2", product_name the instance type) and prices that type.
+func TestRentHerePricesThisMachine(t *testing.T) {
+	root := t.TempDir()
+	dmi := filepath.Join(root, "sys", "devices", "virtual", "dmi", "id")
+	require.NoError(t, os.MkdirAll(dmi, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dmi, "sys_vendor"), []byte("Amazon EC2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dmi, "product_name"), []byte("p5.48xlarge\n"), 0o644))
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda", "--here", "--sysroot", root, "--no-exec")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `This machine \(aws p5\.48xlarge\): \$55\.04/h, about [0-9]+ output tokens/s, \$[0-9.]+ per million output tokens\.`, r.stdout)
+
+	bare := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--here", "--sysroot", t.TempDir(), "--no-exec")
+	require.Equal(t, 0, bare.code, bare.stderr)
+	assert.Contains(t, bare.stderr, "names no cloud")
+	assert.NotContains(t, bare.stdout, "This machine")
+}

@@ -47,6 +47,9 @@ type wireRent struct {
 	MaxNodes         *int            `json:"max_nodes"`
 	Sort             string          `json:"sort"`
 	Prices           json.RawMessage `json:"prices"`
+	// ThisMachine is the caller's machine as detection names it
+	// (environment cloud and instance_type).
+	ThisMachine *rent.MachineRef `json:"this_machine"`
 }
 
 // rentRequest splits the "rent" object off the planning request, decodes
@@ -101,6 +104,12 @@ func rentRequest(input []byte) (*rent.Request, error) {
 
 func fillRent(req *rent.Request, w *wireRent) error {
 	req.Providers, req.Sort = w.Providers, w.Sort
+	if h := w.ThisMachine; h != nil {
+		if h.Provider == "" {
+			return errs.New(errs.InvalidArgument, "rent: this_machine needs provider (the registry's environment cloud)")
+		}
+		req.Here = h
+	}
 	if v := w.MaxPricePerHour; v != nil {
 		if !(*v > 0 && *v < 1e9) {
 			return errs.New(errs.InvalidArgument, "rent: max_price_per_hour %v is outside (0, 1e9)", *v)

@@ -41,6 +41,7 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 		}
 		fmt.Fprintf(w, "  %2d. %s: %s; %s\n", i+1, Text(machineWords(&c)), rentFigures(&c), Text(planWords(&c)))
 	}
+	writeThisMachine(w, a)
 	fmt.Fprintf(w, "\nPrices: %s.\n", Text(priceWords(best)))
 	for _, warn := range a.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", Text(warn))
@@ -113,4 +114,25 @@ func rentCommand(c *rent.Choice, info AnswerInfo) string {
 	}
 	info.Engine = c.Engine
 	return engineCommand(a, info)
+}
+
+// writeThisMachine prints the caller's machine, priced like the choices,
+// with its place in the ranking.
+func writeThisMachine(w io.Writer, a *rent.Answer) {
+	tm := a.ThisMachine
+	if tm == nil {
+		return
+	}
+	name := strings.TrimSpace(tm.Provider + " " + tm.Type)
+	if tm.Choice == nil {
+		fmt.Fprintf(w, "\nThis machine (%s): %s.\n", Text(name), Text(tm.Reason))
+		return
+	}
+	place := ""
+	for i := range a.Choices {
+		if a.Choices[i].Provider == tm.Choice.Provider && a.Choices[i].Type == tm.Choice.Type {
+			place = fmt.Sprintf(" (rank %d of %d)", i+1, len(a.Choices))
+		}
+	}
+	fmt.Fprintf(w, "\nThis machine (%s): %s%s.\n", Text(name), rentFigures(tm.Choice), place)
 }

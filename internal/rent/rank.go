@@ -43,6 +43,27 @@ type Request struct {
 	Prices *Catalog
 	// Now is the time prices are aged against (StaleAfter).
 	Now time.Time
+	// Here is the machine the caller runs on, as detection names it
+	// (registry Environment cloud and instance_type); nil when not asked.
+	// It is planned and priced like any catalog type, whatever the filters.
+	Here *MachineRef
+}
+
+// MachineRef names a machine type: a provider and its instance type.
+type MachineRef struct {
+	Provider string `json:"provider"`
+	Type     string `json:"type"`
+}
+
+// ThisMachine is the caller's machine priced like the catalog's types.
+type ThisMachine struct {
+	Provider string `json:"provider"`
+	Type     string `json:"type,omitempty"`
+	// InCatalog says the catalog holds the type; Choice is its plan when the
+	// model fits there, Reason why not otherwise.
+	InCatalog bool    `json:"in_catalog"`
+	Choice    *Choice `json:"choice,omitempty"`
+	Reason    string  `json:"reason,omitempty"`
 }
 
 // Answer is the ranked list of machine types that run the model.
@@ -54,6 +75,8 @@ type Answer struct {
 	// outside the filters), each with the reason.
 	NotFit   []Rejected `json:"not_fit"`
 	Warnings []string   `json:"warnings"`
+	// ThisMachine is the caller's machine, when the request named it.
+	ThisMachine *ThisMachine `json:"this_machine,omitempty"`
 }
 
 // Rejected is a type left out and why.
@@ -148,7 +171,41 @@ func Rank(cat *Catalog, r *Request) (*Answer, error) {
 		ans.Choices = append(ans.Choices, *c)
 	}
 	sortChoices(ans.Choices, order)
+	if r.Here != nil {
+		tm, err := thisMachine(cat, r)
+		if err != nil {
+			return nil, err
+		}
+		ans.ThisMachine = tm
+	}
 	return ans, nil
+}
+
+// thisMachine plans the request on the caller's machine type when the
+// catalog holds it (whatever the filters: it is the comparison).
+func thisMachine(cat *Catalog, r *Request) (*ThisMachine, error) {
+	tm := &ThisMachine{Provider: strings.ToLower(r.Here.Provider), Type: r.Here.Type}
+	if tm.Type == "" {
+		tm.Reason = "the machine names no instance type (DMI names one on AWS only)"
+		return tm, nil
+	}
+	for i := range cat.Machines {
+		m := &cat.Machines[i]
+		if m.Key() != tm.Provider+"/"+tm.Type {
+			continue
+		}
+		tm.InCatalog = true
+		one := *r
+		one.MaxPricePerHour, one.TargetTokensPerS = 0, 0
+		c, why, err := planOn(m, &one)
+		if err != nil {
+			return nil, err
+		}
+		tm.Choice, tm.Reason = c, why
+		return tm, nil
+	}
+	tm.Reason = "the catalog does not hold this type"
+	return tm, nil
 }
 
 func sortOrder(s string) (string, error) {

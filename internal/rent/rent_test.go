@@ -265,3 +265,31 @@ func TestCostNeedsSpeed(t *testing.T) {
 	assert.Equal(t, "b", cs[0].Type)
 	assert.False(t, math.IsNaN(*cs[0].CostPerMillionOutputTokens))
 }
+
+// TestThisMachineIsPricedLikeTheCatalog: the caller's machine, named as
+// detection names it, is planned and priced whatever the filters; a type
+// the catalog lacks, or none, says so.
+func TestThisMachineIsPricedLikeTheCatalog(t *testing.T) {
+	cat := builtin(t)
+	pr := planRequest(t, `{"model":{"name":"Llama-3.1-8B"}}`)
+	a, err := Rank(cat, &Request{Plan: pr, Providers: []string{"lambda"}, Here: &MachineRef{Provider: "aws", Type: "p5.48xlarge"}, Now: readDay})
+	require.NoError(t, err)
+	require.NotNil(t, a.ThisMachine)
+	assert.True(t, a.ThisMachine.InCatalog)
+	require.NotNil(t, a.ThisMachine.Choice)
+	assert.Equal(t, 55.04, *a.ThisMachine.Choice.PricePerHour)
+	assert.NotNil(t, a.ThisMachine.Choice.CostPerMillionOutputTokens)
+	for _, c := range a.Choices {
+		assert.Equal(t, "lambda", c.Provider, "the filters still apply to the ranking")
+	}
+
+	a, err = Rank(cat, &Request{Plan: pr, Here: &MachineRef{Provider: "aws", Type: "c5.metal"}, Now: readDay})
+	require.NoError(t, err)
+	assert.False(t, a.ThisMachine.InCatalog)
+	assert.Nil(t, a.ThisMachine.Choice)
+	assert.Contains(t, a.ThisMachine.Reason, "does not hold")
+
+	a, err = Rank(cat, &Request{Plan: pr, Here: &MachineRef{Provider: "azure"}, Now: readDay})
+	require.NoError(t, err)
+	assert.Contains(t, a.ThisMachine.Reason, "names no instance type")
+}

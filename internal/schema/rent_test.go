@@ -19,6 +19,7 @@ func TestRentAnswersValidate(t *testing.T) {
 	now := time.Date(2026, 11, 28, 0, 0, 0, 0, time.UTC)
 	for _, in := range []string{
 		`{"model":{"name":"Llama-3.1-8B"}}`,
+		`{"model":{"name":"Llama-3.1-8B"},"rent":{"this_machine":{"provider":"aws","type":"p5.48xlarge"}}}`,
 		`{"model":{"name":"Llama-3.1-70B"},"engine":"vllm","rent":{"providers":["aws","azure"],"sort":"speed","max_nodes":2}}`,
 		`{"model":{"name":"DeepSeek-V3"},"quant":"fp8","rent":{"target_tokens_per_s":50,"max_price_per_hour":100,
 		  "prices":{"schema":1,"machines":[{"provider":"oci","type":"BM.GPU.H200.8","price":{"usd_per_hour":60,"seen":"2026-11-01"}}]}}}`,
