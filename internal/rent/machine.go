@@ -78,7 +78,7 @@ func (m *Machine) Registry() (*registry.Registry, error) {
 		reg.Devices = append(reg.Devices, d)
 	}
 	if m.VCPUs > 0 || m.HostMemoryGiB > 0 {
-		reg.Devices = append(reg.Devices, registry.Device{ID: "cpu", Kind: registry.KindCPU, Family: registry.FamilyCPU,
+		reg.Devices = append(reg.Devices, registry.Device{ID: registry.DeviceID(registry.KindCPU, 0), Kind: registry.KindCPU, Family: registry.FamilyCPU,
 			Available: true, Threads: m.VCPUs, Cores: m.VCPUs, MemoryBytes: int64(math.Round(m.HostMemoryGiB * gib)),
 			Name: fmt.Sprintf("%d vCPUs", m.VCPUs)})
 	}

@@ -67,6 +67,7 @@ func TestCatalogMatchesPublishedSpec(t *testing.T) {
 					accel = append(accel, d)
 				}
 			}
+			require.NoError(t, reg.Validate(), "the registry must be one a host could send")
 			require.Len(t, accel, m.Published.GPUs, "accelerator count")
 			unit := map[string]float64{"MiB": 1 << 20, "GiB": 1 << 30, "GB": 1e9}[m.Published.Unit]
 			require.Positive(t, unit, "unit %q", m.Published.Unit)
