@@ -47,6 +47,11 @@ func aihw_go_estimate_training(in *C.hwaccel_cchar) *C.char {
 	return guard("hwaccel_estimate_training", in, api.EstimateTraining)
 }
 
+//export aihw_go_rent_json
+func aihw_go_rent_json(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_rent_json", in, api.Rent)
+}
+
 // guard runs one JSON export: fork check, panic recovery, bounded copy of the
 // input, call-time environment, answer in C memory. Every export goes
 // through it (docs/abi.md, "Guarantees").

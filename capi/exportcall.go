@@ -17,6 +17,7 @@ static aihw_export_fn aihw_public_export(int i) {
 	case 1: return hwaccel_suggest_quant;
 	case 2: return hwaccel_plan_sharding;
 	case 3: return hwaccel_estimate_training;
+	case 4: return hwaccel_rent_json;
 	}
 	return NULL;
 }
@@ -33,7 +34,8 @@ import "unsafe"
 // hwaccel_free_string, so fuzz targets reach the exports.
 
 // exportNames are the JSON exports, in aihw_public_export order.
-var exportNames = []string{"hwaccel_detect_json", "hwaccel_suggest_quant", "hwaccel_plan_sharding", "hwaccel_estimate_training"}
+var exportNames = []string{"hwaccel_detect_json", "hwaccel_suggest_quant", "hwaccel_plan_sharding", "hwaccel_estimate_training",
+	"hwaccel_rent_json"}
 
 // callExport calls public JSON export i with in (nil means a NULL pointer;
 // bytes after a NUL are not seen, as in C) and returns the answer, or

@@ -129,3 +129,8 @@ char *hwaccel_estimate_training(const char *request_json) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_estimate_training");
     return aihw_go_estimate_training(request_json);
 }
+
+char *hwaccel_rent_json(const char *request) {
+    if (aihw_internal_forked) return aihw_forked_error("hwaccel_rent_json");
+    return aihw_go_rent_json(request);
+}

@@ -404,6 +404,45 @@ HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
  *  for the request's training fields and the answer shape. */
 HWACCEL_API char *hwaccel_estimate_training(const char *request_json);
 
+/* --- rent (issue 26) --------------------------------------------------- */
+
+/*! hwaccel_rent_json() :
+ *  Which machine to rent for a model: every type of the built-in catalog
+ *  (AWS, Azure, GCP, Lambda, OCI, RunPod; each price with the date it was
+ *  seen and the page it came from) is planned like hwaccel_plan_sharding()
+ *  would plan it, and the types where the plan fits are ranked by cost per
+ *  million output tokens (price per hour / (decode tokens/s x 3600) x 1e6):
+ *      {"model":{"name":"Llama-3.1-70B"}, "context_length":8192,
+ *       "engine":"vllm",
+ *       "rent":{"providers":["aws","gcp"], "max_price_per_hour":50,
+ *               "target_tokens_per_s":100, "max_nodes":2,
+ *               "sort":"cost" | "price" | "speed",
+ *               "prices":{"schema":1,"machines":[{"provider":"aws",
+ *                 "type":"p5.48xlarge","price":{"usd_per_hour":40,
+ *                 "seen":"2026-11-20"}}]}}}
+ *  answers
+ *      {"model":"...","sort":"cost",
+ *       "choices":[{"provider":"runpod","type":"...","accelerator":"...",
+ *                   "count":1,"nodes":1,"price_per_hour":1.09,
+ *                   "price_seen":"2026-09-25","price_source":"https://...",
+ *                   "price_from":"catalog","strategy":"none","quant":"int4",
+ *                   "decode_tokens_per_s":17,
+ *                   "cost_per_million_output_tokens":17.4,
+ *                   "engine":"vllm","engine_args":[...]}],
+ *       "not_fit":[{"provider":"...","type":"...","reason":"..."}],
+ *       "warnings":["... price ... seen 2025-10-22, 402 days ago ..."]}
+ *  The request is a planning request without "registry", "cluster" or
+ *  "detect" (those are "invalid_argument": the machines are the
+ *  catalog's), plus the optional "rent" object; unknown members are
+ *  "invalid_argument" (schema/rent-request.schema.json; the answer:
+ *  schema/rent.schema.json).  "prices" replaces built-in prices type by
+ *  type.  A choice whose speed is unknown has no cost per token and sorts
+ *  last.  It never detects this machine, reads no file and uses no network;
+ *  it returns in milliseconds.  Ownership, NULL input, errors and panics as
+ *  for the functions above: the caller frees the answer with
+ *  hwaccel_free_string(); failures are an {"error":{...}} object. */
+HWACCEL_API char *hwaccel_rent_json(const char *request);
+
 #ifdef __cplusplus
 }
 #endif

@@ -247,6 +247,8 @@ inline owned_string plan_sharding(const char *request_json) {
 inline owned_string estimate_training(const char *request_json) {
     return owned_string(hwaccel_estimate_training(request_json));
 }
+/* rent (issue 26) */
+inline owned_string rent(const char *request) { return owned_string(hwaccel_rent_json(request)); }
 }  // namespace raw
 
 /* take copies an owned answer into a std::string, or throws hwaccel::error
@@ -284,6 +286,8 @@ inline std::string plan_sharding(const std::string &request_json) {
 inline std::string estimate_training(const std::string &request_json) {
     return take(raw::estimate_training(c_text(request_json)));
 }
+/* rent (issue 26) */
+inline std::string rent(const std::string &request) { return take(raw::rent(c_text(request))); }
 
 /* Versions: version() and abi_version() of the loaded library; header_*
  * those of the header this program was compiled with. */

@@ -70,6 +70,8 @@ char *(*const pub_detect)(const char *) = hwaccel_detect_json;
 char *(*const pub_quant)(const char *) = hwaccel_suggest_quant;
 char *(*const pub_plan)(const char *) = hwaccel_plan_sharding;
 char *(*const pub_train)(const char *) = hwaccel_estimate_training;
+char *(*const check_rent)(const char *) = aihw_go_rent_json;
+char *(*const pub_rent)(const char *) = hwaccel_rent_json;
 C
   if ! "$CC" -std=c11 -Wall -Wextra -Werror -I"$root/include" -I"$root/build/gen" -I"$root/capi" \
     -c "$tmp/both.c" -o "$tmp/both.o"; then

@@ -30,6 +30,7 @@ func init() {
 		{"train", "memory needed to fine-tune or train a model (lora, qlora, full, ...)", (*app).train},
 		{"fit", "which catalog models run on this machine: precision, context, tokens/s", (*app).fit},
 		{"models", "the model catalog: sizes, context, Hugging Face ids, sources", (*app).models},
+		{"rent", "which cloud machine to rent for a model, ranked by cost per million output tokens", (*app).rent},
 		{"nfd", "Kubernetes Node Feature Discovery labels (features.d file)", (*app).nfd},
 		{"snapshot", "capture what detection reads of this machine in one file, for a bug report", (*app).snapshot},
 		{"version", "print the version", (*app).versionCmd},

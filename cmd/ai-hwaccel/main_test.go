@@ -60,7 +60,7 @@ func runUnchecked(args ...string) result {
 // contract written down and checked).
 var requestSchemas = sync.OnceValues(func() (map[string]*schema.Schema, error) {
 	out := map[string]*schema.Schema{}
-	for kind, file := range map[string]string{"detect": "detect-options", "planning": "request"} {
+	for kind, file := range map[string]string{"detect": "detect-options", "planning": "request", "rent": "rent-request"} {
 		b, err := os.ReadFile(filepath.Join(schemaDir, file+".schema.json"))
 		if err != nil {
 			return nil, err
@@ -389,6 +389,8 @@ func TestHelp(t *testing.T) {
 		"help":    {},
 	}
 	wantFlags["snapshot"] = []string{"--output FILE", "--keep-ids", "--sysroot DIR"}
+	wantFlags["rent"] = []string{"--model MODEL", "--provider PROVIDERS", "--target-tps N", "--max-price USD", "--max-nodes N",
+		"--sort ORDER", "--prices FILE", "--json"}
 	for _, c := range commands {
 		t.Run(c.name, func(t *testing.T) {
 			r := runCLI(t, c.name, "--help")

@@ -502,7 +502,11 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 		if err != nil {
 			return nil, err
 		}
-		a.send("planning", body)
+		kind := "planning"
+		if cmd == "rent" {
+			kind = "rent" // schema/rent-request.schema.json
+		}
+		a.send(kind, body)
 		out := call(a.ctx, body, a.getenv)
 		return out, answerError(out)
 	}

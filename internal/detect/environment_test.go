@@ -98,8 +98,11 @@ func TestEnvironmentCases(t *testing.T) {
 		{name: "any hyper-v is not azure", files: map[string]string{dmi("sys_vendor"): "Microsoft Corporation\n", dmi("product_name"): "Virtual Machine\n"},
 			want: &registry.Environment{Virtualized: true, Hypervisor: "hyperv"}},
 		{name: "azure by asset tag", files: map[string]string{dmi("sys_vendor"): "Microsoft Corporation\n", dmi("product_name"): "Virtual Machine\n",
-			dmi("chassis_asset_tag"): "7783-7084-3265-9085\n"},
+			dmi("chassis_asset_tag"): "7783-7084-3265-9085-8269-3286-77\n"},
 			want: &registry.Environment{Virtualized: true, Hypervisor: "hyperv", Cloud: "azure"}},
+		{name: "four groups of the azure tag are not azure", files: map[string]string{dmi("sys_vendor"): "Microsoft Corporation\n", dmi("product_name"): "Virtual Machine\n",
+			dmi("chassis_asset_tag"): "7783-7084-3265-9085\n"},
+			want: &registry.Environment{Virtualized: true, Hypervisor: "hyperv"}},
 		{name: "gce", files: map[string]string{dmi("sys_vendor"): "Google\n", dmi("product_name"): "Google Compute Engine\n"},
 			want: &registry.Environment{Cloud: "gcp"}},
 		{name: "vmware", files: map[string]string{dmi("sys_vendor"): "VMware, Inc.\n", dmi("product_name"): "VMware7,1\n"},
@@ -112,6 +115,42 @@ func TestEnvironmentCases(t *testing.T) {
 			f := host.DetectEnvironment(context.Background(), envMachine(t, tt.files, tt.env))
 			assert.Equal(t, tt.want, f.Environment)
 			assert.Empty(t, f.Warnings)
+		})
+	}
+}
+
+// TestCloudFromCloudInitFixtures: the DMI and hypervisor files of cloud-init's
+// ds-identify cases, verbatim (VALID_CFG in
+// https://github.com/canonical/cloud-init/blob/a59a46d2305bd0dba148043873eb14fb6188088e/tests/unittests/test_ds_identify.py:
+// "Azure-dmi-detection", "Azure-seed-detection", "Ec2-hvm", "Ec2-xen",
+// "Ec2-brightbox", "GCE", "GCE-serial"), name the cloud ds-identify names
+// from them; Brightbox runs cloud-init's Ec2 datasource but is not AWS, and
+// a chassis tag of "No-match" is not Azure.
+func TestCloudFromCloudInitFixtures(t *testing.T) {
+	dmi := func(k string) string { return "sys/devices/virtual/dmi/id/" + k }
+	tests := []struct {
+		name  string
+		files map[string]string
+		cloud string
+	}{
+		{"Azure-dmi-detection", map[string]string{dmi("chassis_asset_tag"): "7783-7084-3265-9085-8269-3286-77\n"}, "azure"},
+		{"Azure-seed-detection", map[string]string{dmi("chassis_asset_tag"): "No-match\n"}, ""},
+		{"Ec2-hvm", map[string]string{dmi("product_serial"): "ec23aef5-54be-4843-8d24-8c819f88453e\n",
+			dmi("product_uuid"): "EC23AEF5-54BE-4843-8D24-8C819F88453E\n"}, "aws"},
+		{"Ec2-xen", map[string]string{"sys/hypervisor/uuid": "ec2c6e2f-5fac-4fc7-9c82-74127ec14bbb\n"}, "aws"},
+		{"Ec2-brightbox", map[string]string{dmi("product_serial"): "srv-otuxg.gb1.brightbox.com\n"}, ""},
+		{"GCE", map[string]string{dmi("product_name"): "Google Compute Engine\n"}, "gcp"},
+		{"GCE-serial", map[string]string{dmi("product_serial"): "GoogleCloud-8f2e88f\n"}, "gcp"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := host.DetectEnvironment(context.Background(), envMachine(t, tt.files, nil))
+			cloud, instance := "", ""
+			if f.Environment != nil {
+				cloud, instance = f.Environment.Cloud, f.Environment.InstanceType
+			}
+			assert.Equal(t, tt.cloud, cloud)
+			assert.Empty(t, instance, "no fixture names an instance type")
 		})
 	}
 }

@@ -48,7 +48,7 @@ func noEnv(string) (string, bool) { return "", false }
 func TestSchemaFilesCompile(t *testing.T) {
 	files, err := filepath.Glob(repoPath(t, "schema", "*.schema.json"))
 	require.NoError(t, err)
-	require.Len(t, files, 7)
+	require.Len(t, files, 9)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)

@@ -365,7 +365,9 @@ var nvidiaRecords = []Spec{
 		PCIIDs: []string{"10de:2901"},
 		IdentitySource: "PCI id: 10de:2901 \"GB100 [B200]\" https://pci-ids.ucw.cz/read/PC/10de/2901; " +
 			"name \"NVIDIA B200\" as the CUDA driver reports it: https://github.com/pytorch/ao/pull/4002",
-		Aliases:     []string{"NVIDIA B200"},
+		Aliases: []string{"NVIDIA B200"},
+		// Arch: the MIG User Guide row cited in Source gives compute capability 10.0.
+		Arch:        "10.0",
 		MemoryBytes: 180e9, MemoryUnit: "GB",
 		Source: "\"8 x NVIDIA B200 GPUs that provide 1,440 GB total GPU memory\": https://docs.nvidia.com/dgx/dgxb200-user-guide/introduction-to-dgxb200.html; " +
 			"MIG User Guide, Supported GPUs: \"B200 | Blackwell | GB100 | 10.0 | 180GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +

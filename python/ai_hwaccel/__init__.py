@@ -50,6 +50,9 @@ __all__ = [
     "plan",
     "estimate_training",
     "estimate_training_json",
+    # rent (issue 26)
+    "rent",
+    "rent_json",
 ]
 
 __version__ = "0.1.0"
@@ -152,6 +155,18 @@ def estimate_training_json(request=None, **kwargs) -> str:
 def estimate_training(request=None, **kwargs) -> Dict[str, Any]:
     """hwaccel_estimate_training: training memory per device, as a dict."""
     return json.loads(estimate_training_json(request, **kwargs))
+
+
+def rent_json(request=None, **kwargs) -> str:
+    return _call_text("hwaccel_rent_json", request, kwargs)
+
+
+def rent(request=None, **kwargs) -> Dict[str, Any]:
+    """hwaccel_rent_json: the catalog's machine types that run the model,
+    ranked by cost per million output tokens, as a dict.  The filters go in
+    a "rent" object: rent(model={"name": "Llama-3.1-70B"},
+    rent={"providers": ["aws"], "max_price_per_hour": 50})."""
+    return json.loads(rent_json(request, **kwargs))
 
 
 @dataclass

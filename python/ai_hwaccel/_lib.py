@@ -39,6 +39,7 @@ char *hwaccel_detect_json(const char *options_json);
 char *hwaccel_suggest_quant(const char *request_json);
 char *hwaccel_plan_sharding(const char *request_json);
 char *hwaccel_estimate_training(const char *request_json);
+char *hwaccel_rent_json(const char *request);
 """
 
 # The functions that return an owned JSON string.
@@ -47,6 +48,8 @@ JSON_FUNCTIONS = (
     "hwaccel_suggest_quant",
     "hwaccel_plan_sharding",
     "hwaccel_estimate_training",
+    # rent (issue 26)
+    "hwaccel_rent_json",
 )
 
 _HERE = os.path.dirname(os.path.abspath(__file__))

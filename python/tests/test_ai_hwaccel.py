@@ -229,6 +229,21 @@ class ApiTests:
         self.assertIsInstance(train, dict)
         self.assertNotIn("error", train)
 
+    def test_rent(self):
+        # rent (issue 26): catalog machines ranked by cost per token; the
+        # filters go in "rent", and a user price replaces the catalog's.
+        a = ai_hwaccel.rent(model={"name": "Llama-3.1-8B"}, rent={"providers": ["aws"],
+            "prices": {"schema": 1, "machines": [{"provider": "aws", "type": "p5.4xlarge",
+                                                  "price": {"usd_per_hour": 1.5, "seen": "2026-11-20"}}]}})
+        self.assertEqual(a["sort"], "cost")
+        self.assertTrue(a["choices"])
+        self.assertEqual({c["provider"] for c in a["choices"]}, {"aws"})
+        p5 = [c for c in a["choices"] if c["type"] == "p5.4xlarge"][0]
+        self.assertEqual((p5["price_per_hour"], p5["price_from"]), (1.5, "user"))
+        with self.assertRaises(ai_hwaccel.HwaccelError) as cm:
+            ai_hwaccel.rent(model={"name": "Llama-3.1-8B"}, registry=self.fixture())
+        self.assertEqual(cm.exception.code, "invalid_argument")
+
     def test_errors(self):
         rows = [
             ("unknown option", lambda: ai_hwaccel.detect(bogus=1), "invalid_argument"),

@@ -18,6 +18,8 @@ static const struct export_entry exports[] = {
     {"hwaccel_suggest_quant", hwaccel_suggest_quant, 0},
     {"hwaccel_plan_sharding", hwaccel_plan_sharding, 0},
     {"hwaccel_estimate_training", hwaccel_estimate_training, 0},
+    /* rent (issue 26) */
+    {"hwaccel_rent_json", hwaccel_rent_json, 0},
 };
 #define N_EXPORTS (sizeof exports / sizeof exports[0])
 
@@ -138,11 +140,33 @@ static void test_hostile_inputs(void) {
     free(over_limit);
 }
 
+/* hwaccel_rent_json ranks catalog machines: an answer with choices that
+ * carry a price, its date and source, and a cost per million tokens; a
+ * registry in the request is refused (the machines are the catalog's). */
+static void test_rent(void) {
+    char *s = hwaccel_rent_json("{\"model\":{\"name\":\"Llama-3.1-8B\"},"
+                                "\"rent\":{\"providers\":[\"aws\"],\"sort\":\"price\"}}");
+    char code[64];
+    error_code(s, code, sizeof code);
+    CHECK(code[0] == '\0', "rent: want an answer, got %.300s", s ? s : "(null)");
+    CHECK(s != NULL && strstr(s, "\"choices\":[{") != NULL, "rent: no choice in %.300s", s ? s : "(null)");
+    CHECK(s != NULL && strstr(s, "\"provider\":\"aws\"") != NULL, "rent: no aws choice");
+    CHECK(s != NULL && strstr(s, "\"cost_per_million_output_tokens\":") != NULL, "rent: no cost");
+    CHECK(s != NULL && strstr(s, "\"price_seen\":\"20") != NULL, "rent: no price date");
+    CHECK(s != NULL && strstr(s, "\"provider\":\"lambda\"") == NULL, "rent: provider filter ignored");
+    hwaccel_free_string(s);
+    expect(&exports[N_EXPORTS - 1], "registry in a rent request",
+           "{\"model\":{\"name\":\"Llama-3.1-8B\"},\"registry\":{}}", "invalid_argument");
+    expect(&exports[N_EXPORTS - 1], "unknown rent key",
+           "{\"model\":{\"name\":\"Llama-3.1-8B\"},\"rent\":{\"cheapest\":true}}", "invalid_argument");
+}
+
 int main(void) {
     check_loaded_library();
     test_versions();
     test_ownership();
     test_hostile_inputs();
+    test_rent();
     if (planning_is_placeholder())
         printf("NOTE: planning answers 'not implemented yet'; planning error codes checked as envelopes only\n");
     return check_summary();

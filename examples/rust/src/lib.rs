@@ -33,6 +33,8 @@ mod ffi {
         pub fn hwaccel_suggest_quant(request_json: *const c_char) -> *mut c_char;
         pub fn hwaccel_plan_sharding(request_json: *const c_char) -> *mut c_char;
         pub fn hwaccel_estimate_training(request_json: *const c_char) -> *mut c_char;
+        // rent (issue 26)
+        pub fn hwaccel_rent_json(request: *const c_char) -> *mut c_char;
     }
 }
 
@@ -163,6 +165,9 @@ pub mod raw {
     pub fn estimate_training(request: &CStr) -> Option<OwnedJson> {
         call(ffi::hwaccel_estimate_training, Some(request))
     }
+    pub fn rent(request: &CStr) -> Option<OwnedJson> {
+        call(ffi::hwaccel_rent_json, Some(request))
+    }
 }
 
 fn c_arg(s: &str) -> Result<CString, HwaccelError> {
@@ -206,6 +211,12 @@ pub fn plan_sharding(request: &str) -> Result<String, HwaccelError> {
 /// `hwaccel_estimate_training`.
 pub fn estimate_training(request: &str) -> Result<String, HwaccelError> {
     take(raw::estimate_training(&c_arg(request)?))
+}
+
+/// `hwaccel_rent_json`: catalog machine types that run the model, ranked by
+/// cost per million output tokens.
+pub fn rent(request: &str) -> Result<String, HwaccelError> {
+    take(raw::rent(&c_arg(request)?))
 }
 
 /// The code and message of an error object (`{"error":{...}}` as the first

@@ -102,6 +102,11 @@ fn planning_on_a_registry() {
     assert!(quant.contains(r#""quant":""#), "{quant}");
     let train = ai_hwaccel::estimate_training(&req).unwrap();
     assert!(ai_hwaccel::parse_error(&train).is_none(), "{train}");
+    // rent (issue 26): the catalog's machines, not this registry.
+    let rent = ai_hwaccel::rent(r#"{"model":{"params_b":8},"rent":{"providers":["aws"]}}"#).unwrap();
+    assert!(rent.contains(r#""cost_per_million_output_tokens":"#), "{rent}");
+    let refused = ai_hwaccel::rent(&req).unwrap_err();
+    assert_eq!(refused.code, "invalid_argument");
 }
 
 #[test]

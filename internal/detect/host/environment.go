@@ -30,9 +30,12 @@ var visibilityVars = []string{
 	"ZE_AFFINITY_MASK", "NEURON_RT_VISIBLE_CORES", "HABANA_VISIBLE_DEVICES",
 }
 
-// azureAssetTag is the chassis asset tag of every Azure VM (Microsoft's
-// "How to detect if running in Azure" guidance for Linux VMs).
-const azureAssetTag = "7783-7084-3265-9085"
+// azureAssetTag is the chassis asset tag of every Azure VM, all seven
+// groups: cloud-init's Azure datasource compares the whole string
+// (cloudinit/sources/azure/identity.py, ChassisAssetTag.AZURE_CLOUD, in
+// https://github.com/canonical/cloud-init). The first four groups alone,
+// compared before, never equal what an Azure VM reports.
+const azureAssetTag = "7783-7084-3265-9085-8269-3286-77"
 
 // DetectEnvironment reports the environment: container, hypervisor, cloud
 // markers and the visibility variables set.
@@ -143,23 +146,33 @@ func envVirtualization(m *machine.Machine, env *registry.Environment) {
 }
 
 // envCloud names the cloud from explicit markers only: DMI sys_vendor or
-// bios_vendor "Amazon EC2" (Nitro), a Xen UUID starting "ec2" (AWS's
-// "identify EC2 instances" guidance), product_name "Google Compute Engine",
-// the Azure chassis asset tag. On AWS the product name is the instance type
-// ("inf2.48xlarge").
+// bios_vendor "Amazon EC2" (Nitro), a Xen UUID or DMI product_uuid starting
+// "ec2" (AWS's "identify EC2 instances" guidance; cloud-init's ds-identify
+// reads both), product_name "Google Compute Engine" or a product_serial
+// starting "GoogleCloud-" (ds-identify's GCE check), the Azure chassis asset
+// tag. On AWS the product name is the instance type ("inf2.48xlarge"); GCE
+// and Azure name no instance type in DMI ("Google Compute Engine",
+// "Virtual Machine"), so none is reported there.
 func envCloud(m *machine.Machine, env *registry.Environment) {
 	vendor, bios, product := envDMI(m, "sys_vendor"), envDMI(m, "bios_vendor"), envDMI(m, "product_name")
 	switch {
-	case vendor == "Amazon EC2" || bios == "Amazon EC2" || envXenUUIDIsEC2(m):
+	case vendor == "Amazon EC2" || bios == "Amazon EC2" || envXenUUIDIsEC2(m) || envDMIUUIDIsEC2(m):
 		env.Cloud = "aws"
 		if strings.Contains(product, ".") && !strings.ContainsAny(product, " /") && len(product) <= 64 {
 			env.InstanceType = product
 		}
-	case product == "Google Compute Engine":
+	case product == "Google Compute Engine" || strings.HasPrefix(envDMI(m, "product_serial"), "GoogleCloud-"):
 		env.Cloud = "gcp"
 	case envDMI(m, "chassis_asset_tag") == azureAssetTag:
 		env.Cloud = "azure"
 	}
+}
+
+// envDMIUUIDIsEC2 reports a DMI product_uuid starting "ec2" (any case), as
+// an EC2 HVM instance reports it. product_uuid is root-only on most
+// kernels; unreadable, it says nothing.
+func envDMIUUIDIsEC2(m *machine.Machine) bool {
+	return strings.HasPrefix(strings.ToLower(envDMI(m, "product_uuid")), "ec2")
 }
 
 func envXenUUIDIsEC2(m *machine.Machine) bool {

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestRentFirstLineIsTheBestChoice: the text answer's first line names the
+// machine to rent, its price and its cost per million output tokens, and
+// the next the engine command; --json is the library's answer.
+func TestRentFirstLineIsTheBestChoice(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "aws", "--sort", "price")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(r.stdout, "\n")
+	assert.Regexp(t, `^Rent aws \S+ \(1 x NVIDIA .*\) for Llama-3.1-8B: \$[0-9.]+/h, about [0-9]+ output tokens/s, \$[0-9.]+ per million output tokens\.$`, lines[0])
+	assert.Contains(t, r.stdout, "vllm serve ")
+	assert.Contains(t, r.stdout, "Ranked by price per hour")
+
+	j := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "aws", "--json")
+	require.Equal(t, 0, j.code, j.stderr)
+	var a struct {
+		Choices []struct {
+			Provider string `json:"provider"`
+		} `json:"choices"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(j.stdout), &a))
+	require.NotEmpty(t, a.Choices)
+	for _, c := range a.Choices {
+		assert.Equal(t, "aws", c.Provider)
+	}
+}
+
+// TestRentPriceFile: --prices replaces a built-in price and the answer
+// says the price is the user's.
+func TestRentPriceFile(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "prices.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"schema":1,"machines":[{"provider":"aws","type":"p5.4xlarge","price":{"usd_per_hour":0.5,"seen":"2026-11-27"}}]}`), 0o600))
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "aws", "--prices", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "Rent aws p5.4xlarge (1 x NVIDIA H100 SXM5 80GB) for Llama-3.1-8B: $0.50/h"), r.stdout)
+	assert.Contains(t, r.stdout, "from your price file")
+}
+
+func TestRentUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"rent"},
+		{"rent", "--model", "8b", "--sort", "cheapest"},
+		{"rent", "--model", "8b", "--max-price", "-3"},
+		{"rent", "--model", "8b", "--max-nodes", "0"},
+		{"rent", "--model", "8b", "--prices", "/nonexistent/prices.json"},
+	} {
+		r := runCLI(t, args...)
+		assert.Equal(t, exitUsage, r.code, "%v: %s", args, r.stderr)
+	}
+	r := runCLI(t, "rent", "--model", "8b", "--provider", "nosuchcloud")
+	assert.Equal(t, exitError, r.code)
+	assert.Contains(t, r.stderr, "unknown provider")
+}
+
+// TestRentHerePricesThisMachine: --here reads the cloud and instance type
+// from DMI (a sysroot holding what an EC2 Nitro instance reports: sys_vendor
+// "Amazon EC2", product_name the instance type) and prices that type.
+func TestRentHerePricesThisMachine(t *testing.T) {
+	root := t.TempDir()
+	dmi := filepath.Join(root, "sys", "devices", "virtual", "dmi", "id")
+	require.NoError(t, os.MkdirAll(dmi, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dmi, "sys_vendor"), []byte("Amazon EC2\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dmi, "product_name"), []byte("p5.48xlarge\n"), 0o644))
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda", "--here", "--sysroot", root, "--no-exec")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `This machine \(aws p5\.48xlarge\): \$55\.04/h, about [0-9]+ output tokens/s, \$[0-9.]+ per million output tokens\.`, r.stdout)
+
+	bare := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--here", "--sysroot", t.TempDir(), "--no-exec")
+	require.Equal(t, 0, bare.code, bare.stderr)
+	assert.Contains(t, bare.stderr, "names no cloud")
+	assert.NotContains(t, bare.stdout, "This machine")
+}

@@ -1,0 +1,139 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/rent"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
+)
+
+// Rent answers hwaccel_rent_json: a planning request (model, context_length,
+// batch_size, engine, quant; no registry: the machines are the catalog's)
+// with a "rent" object of filters (schema/rent-request.schema.json). It
+// never detects this machine and never reads a file or the network; a price
+// file is given inline as "rent": {"prices": {...}}.
+func Rent(ctx context.Context, input []byte, getenv Env) []byte {
+	return RentAt(ctx, input, time.Now())
+}
+
+// RentAt is Rent with prices aged against now (tests).
+func RentAt(_ context.Context, input []byte, now time.Time) []byte {
+	return answer(func() (any, error) {
+		req, err := rentRequest(input)
+		if err != nil {
+			return nil, err
+		}
+		req.Now = now
+		cat, err := rent.Builtin()
+		if err != nil {
+			return nil, err
+		}
+		return rent.Rank(cat, req)
+	})
+}
+
+// wireRent is the "rent" object of a rent request.
+type wireRent struct {
+	Providers        []string        `json:"providers"`
+	MaxPricePerHour  *float64        `json:"max_price_per_hour"`
+	TargetTokensPerS *float64        `json:"target_tokens_per_s"`
+	MaxNodes         *int            `json:"max_nodes"`
+	Sort             string          `json:"sort"`
+	Prices           json.RawMessage `json:"prices"`
+	// ThisMachine is the caller's machine as detection names it
+	// (environment cloud and instance_type).
+	ThisMachine *rent.MachineRef `json:"this_machine"`
+}
+
+// rentRequest splits the "rent" object off the planning request, decodes
+// both, and checks the plan part as planning would.
+func rentRequest(input []byte) (*rent.Request, error) {
+	if input == nil {
+		return nil, errs.New(errs.InvalidArgument, "request is NULL")
+	}
+	if err := checkInput(input); err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		return nil, errs.New(errs.InvalidArgument, "request is empty")
+	}
+	var top struct {
+		Rent json.RawMessage `json:"rent"`
+	}
+	if err := strictjson.DecodeIgnoringUnknown(input, &top, "request"); err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
+		return nil, errs.New(errs.InvalidArgument, "request: must be a JSON object")
+	}
+	for _, k := range []string{"registry", "cluster", "detect"} {
+		if _, ok := fields[k]; ok {
+			return nil, errs.New(errs.InvalidArgument, "request: %q has no place in a rent request: the machines are the catalog's", k)
+		}
+	}
+	delete(fields, "rent")
+	planJSON, err := json.Marshal(fields)
+	if err != nil {
+		return nil, errs.Wrap(errs.Internal, err, "rent request")
+	}
+	pr, _, err := wire.DecodeRequest(planJSON)
+	if err != nil {
+		return nil, err
+	}
+	if err := plan.Validate(pr); err != nil {
+		return nil, err
+	}
+	req := &rent.Request{Plan: pr}
+	if len(top.Rent) == 0 || bytes.Equal(bytes.TrimSpace(top.Rent), []byte("null")) {
+		return req, nil
+	}
+	var w wireRent
+	if err := strictjson.Decode(top.Rent, &w, "rent"); err != nil {
+		return nil, err
+	}
+	return req, fillRent(req, &w)
+}
+
+func fillRent(req *rent.Request, w *wireRent) error {
+	req.Providers, req.Sort = w.Providers, w.Sort
+	if h := w.ThisMachine; h != nil {
+		if h.Provider == "" {
+			return errs.New(errs.InvalidArgument, "rent: this_machine needs provider (the registry's environment cloud)")
+		}
+		req.Here = h
+	}
+	if v := w.MaxPricePerHour; v != nil {
+		if !(*v > 0 && *v < 1e9) {
+			return errs.New(errs.InvalidArgument, "rent: max_price_per_hour %v is outside (0, 1e9)", *v)
+		}
+		req.MaxPricePerHour = *v
+	}
+	if v := w.TargetTokensPerS; v != nil {
+		if !(*v > 0 && *v < 1e12) {
+			return errs.New(errs.InvalidArgument, "rent: target_tokens_per_s %v is outside (0, 1e12)", *v)
+		}
+		req.TargetTokensPerS = *v
+	}
+	if v := w.MaxNodes; v != nil {
+		if *v < 1 || *v > rent.MaxNodes {
+			return errs.New(errs.InvalidArgument, "rent: max_nodes %d is outside [1, %d]", *v, rent.MaxNodes)
+		}
+		req.MaxNodes = *v
+	}
+	if len(w.Prices) > 0 && !bytes.Equal(bytes.TrimSpace(w.Prices), []byte("null")) {
+		p, err := rent.ParsePrices(w.Prices)
+		if err != nil {
+			return err
+		}
+		req.Prices = p
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/rent"
+)
+
+// rentRows is how many choices the text answer lists after the headline.
+const rentRows = 10
+
+// WriteRent prints a rent answer for a person: first the best choice and
+// the command that runs it, then the ranking, the warnings, and how many
+// types were left out.
+func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
+	a, err := decode[rent.Answer](b)
+	if err != nil {
+		return err
+	}
+	name := info.Model
+	if name == "" {
+		name = a.Model
+	}
+	if len(a.Choices) == 0 {
+		writeHeadline(w, fmt.Sprintf("No catalog machine runs %s within the filters (%d types left out; --json lists why).", name, len(a.NotFit)))
+		return nil
+	}
+	best := &a.Choices[0]
+	writeHeadline(w, fmt.Sprintf("Rent %s for %s: %s.", machineWords(best), name, rentFigures(best)))
+	if cmd := rentCommand(best, info); cmd != "" {
+		fmt.Fprintf(w, "  %s\n", Text(cmd))
+	}
+	fmt.Fprintf(w, "\nRanked by %s (%d of %d types fit):\n", sortWords(a.Sort), len(a.Choices), len(a.Choices)+len(a.NotFit))
+	for i, c := range a.Choices {
+		if i == rentRows {
+			fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(a.Choices)-rentRows)
+			break
+		}
+		fmt.Fprintf(w, "  %2d. %s: %s; %s\n", i+1, Text(machineWords(&c)), rentFigures(&c), Text(planWords(&c)))
+	}
+	writeThisMachine(w, a)
+	fmt.Fprintf(w, "\nPrices: %s.\n", Text(priceWords(best)))
+	for _, warn := range a.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", Text(warn))
+	}
+	return nil
+}
+
+func sortWords(s string) string {
+	switch s {
+	case rent.SortPrice:
+		return "price per hour"
+	case rent.SortSpeed:
+		return "output tokens/s"
+	}
+	return "cost per million output tokens"
+}
+
+func machineWords(c *rent.Choice) string {
+	s := fmt.Sprintf("%s %s (%d x %s)", c.Provider, c.Type, c.Count, c.Accelerator)
+	if c.Nodes > 1 {
+		s = fmt.Sprintf("%d x %s %s (%d x %s each, %s)", c.Nodes, c.Provider, c.Type, c.Count, c.Accelerator, c.Network)
+	}
+	return s
+}
+
+// rentFigures is "$1.09/h, about 17 tokens/s, $17.41 per million output
+// tokens" with "speed unknown" where the speed model has no figure.
+func rentFigures(c *rent.Choice) string {
+	var parts []string
+	if c.PricePerHour != nil {
+		parts = append(parts, fmt.Sprintf("$%.2f/h", *c.PricePerHour))
+	} else {
+		parts = append(parts, "no price")
+	}
+	if c.DecodeTokensPerS != nil {
+		parts = append(parts, fmt.Sprintf("about %.0f output tokens/s", *c.DecodeTokensPerS))
+	} else {
+		parts = append(parts, "speed unknown")
+	}
+	if c.CostPerMillionOutputTokens != nil {
+		parts = append(parts, fmt.Sprintf("$%.2f per million output tokens", *c.CostPerMillionOutputTokens))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func planWords(c *rent.Choice) string {
+	return fmt.Sprintf("%s, %s", c.Quant, strings.ReplaceAll(c.Strategy, "_", " "))
+}
+
+func priceWords(c *rent.Choice) string {
+	from := "the built-in catalog"
+	if c.PriceFrom == "user" {
+		from = "your price file"
+	}
+	return fmt.Sprintf("on-demand, from %s; the first seen %s at %s", from, c.PriceSeen, c.PriceSource)
+}
+
+// rentCommand is the engine command of a choice, as `ai-hwaccel plan`
+// writes it.
+func rentCommand(c *rent.Choice, info AnswerInfo) string {
+	if c.Engine == "" {
+		return ""
+	}
+	a := &plan.ShardingAnswer{EngineArgs: map[string][]string{c.Engine: c.EngineArgs}}
+	if c.EngineEnv != nil {
+		a.EngineEnv = map[string]map[string]string{c.Engine: c.EngineEnv}
+	}
+	if c.Load != nil {
+		a.Load = map[string]plan.Load{c.Engine: *c.Load}
+	}
+	info.Engine = c.Engine
+	return engineCommand(a, info)
+}
+
+// writeThisMachine prints the caller's machine, priced like the choices,
+// with its place in the ranking.
+func writeThisMachine(w io.Writer, a *rent.Answer) {
+	tm := a.ThisMachine
+	if tm == nil {
+		return
+	}
+	name := strings.TrimSpace(tm.Provider + " " + tm.Type)
+	if tm.Choice == nil {
+		fmt.Fprintf(w, "\nThis machine (%s): %s.\n", Text(name), Text(tm.Reason))
+		return
+	}
+	place := ""
+	for i := range a.Choices {
+		if a.Choices[i].Provider == tm.Choice.Provider && a.Choices[i].Type == tm.Choice.Type {
+			place = fmt.Sprintf(" (rank %d of %d)", i+1, len(a.Choices))
+		}
+	}
+	fmt.Fprintf(w, "\nThis machine (%s): %s%s.\n", Text(name), rentFigures(tm.Choice), place)
+}
