@@ -68,7 +68,8 @@ func machineWords(c *rent.Choice) string {
 }
 
 // rentFigures is "$1.09/h, about 17 tokens/s, $17.41 per million output
-// tokens" with "speed unknown" where the speed model has no figure.
+// tokens" with "speed unknown" where the speed model has no figure and
+// "(estimate, not validated)" where no measurement vouches for it.
 func rentFigures(c *rent.Choice) string {
 	var parts []string
 	if c.PricePerHour != nil {
@@ -77,7 +78,13 @@ func rentFigures(c *rent.Choice) string {
 		parts = append(parts, "no price")
 	}
 	if c.DecodeTokensPerS != nil {
-		parts = append(parts, fmt.Sprintf("about %.0f output tokens/s", *c.DecodeTokensPerS))
+		speed := fmt.Sprintf("about %.0f output tokens/s", *c.DecodeTokensPerS)
+		if !SpeedValidated(c.SpeedValidatedOn) {
+			// Rent ranks by the model's figure either way; the text says
+			// when no measurement checks it (plan's headline omits it then).
+			speed += " (estimate, not validated)"
+		}
+		parts = append(parts, speed)
 	} else {
 		parts = append(parts, "speed unknown")
 	}

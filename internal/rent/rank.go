@@ -113,6 +113,9 @@ type Choice struct {
 	// DecodeTokensPerS is the decode rate of the whole plan (all replicas);
 	// absent when the speed model has no figure for it.
 	DecodeTokensPerS *float64 `json:"decode_tokens_per_s,omitempty"`
+	// SpeedValidatedOn is the plan's throughput.validated_on: which
+	// measurements vouch for the speed, or "not validated: ..." and why.
+	SpeedValidatedOn string `json:"speed_validated_on,omitempty"`
 	// CostPerMillionOutputTokens is price per hour / (tokens/s x 3600) x
 	// 1e6; absent without a price or a speed.
 	CostPerMillionOutputTokens *float64 `json:"cost_per_million_output_tokens,omitempty"`
@@ -323,6 +326,7 @@ func choiceOf(m *Machine, nodes int, a *plan.ShardingAnswer, engine string) *Cho
 		}
 		if tps > 0 {
 			c.DecodeTokensPerS = &tps
+			c.SpeedValidatedOn = t.ValidatedOn
 		}
 	}
 	if c.PricePerHour != nil && c.DecodeTokensPerS != nil {

@@ -294,3 +294,24 @@ func TestThisMachineIsPricedLikeTheCatalog(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, a.ThisMachine.Reason, "names no instance type")
 }
+
+// Every speed a choice ranks by says what vouches for it (the plan's
+// validated_on), so a host can tell the model's unchecked estimate (vLLM on
+// HBM GPUs today) from a figure measured rows check.
+func TestEverySpeedSaysWhatValidatesIt(t *testing.T) {
+	cat := builtin(t)
+	a, err := Rank(cat, &Request{Plan: planRequest(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"q4_k_m"}`), Now: readDay})
+	require.NoError(t, err)
+	validated := 0
+	for _, c := range a.Choices {
+		if c.DecodeTokensPerS == nil {
+			assert.Empty(t, c.SpeedValidatedOn, c.Type)
+			continue
+		}
+		require.NotEmpty(t, c.SpeedValidatedOn, c.Type)
+		if !strings.HasPrefix(c.SpeedValidatedOn, plan.NotValidated) {
+			validated++
+		}
+	}
+	assert.Positive(t, validated, "llama.cpp q4_k_m on NVIDIA GPUs is covered by measured rows")
+}
