@@ -76,8 +76,16 @@ type Client struct {
 var repoPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*(:[A-Za-z0-9._-]+)?$`)
 
 // LooksLikeRepo reports whether s has the form of a Hub model id.
+// A name ending in a model file's extension is a mistyped path, not an id.
 func LooksLikeRepo(s string) bool {
-	return repoPattern.MatchString(s) && !strings.Contains(s, "..")
+	if !repoPattern.MatchString(s) || strings.Contains(s, "..") {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(s)) {
+	case ".gguf", ".safetensors", ".json", ".bin":
+		return false
+	}
+	return true
 }
 
 // Ref is a parsed model id: the repository and the GGUF type asked for.
@@ -97,7 +105,7 @@ var (
 	ErrNotFound   = errors.New("not found")
 	ErrGated      = errors.New("gated repository")
 	ErrNoRevision = errors.New("no such revision")
-	ErrNetwork    = errors.New("network unreachable")
+	ErrNetwork    = errors.New("no network")
 	ErrTruncated  = errors.New("truncated download")
 	ErrNotCached  = errors.New("not in the cache")
 )
@@ -267,7 +275,7 @@ func (f *fetch) getURL(u, what, rng string, limit int64) ([]byte, error) {
 		if f.ctx.Err() != nil {
 			return nil, f.ctx.Err()
 		}
-		return nil, fmt.Errorf("cannot reach %s (%v): %w; --offline plans from the cache of an earlier run", f.endpoint(), err, ErrNetwork)
+		return nil, fmt.Errorf("%w: cannot reach %s (%v); --offline plans from the cache of an earlier run", ErrNetwork, f.endpoint(), err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusPartialContent {

@@ -294,6 +294,7 @@ func TestLooksLikeRepo(t *testing.T) {
 	for s, want := range map[string]bool{
 		"Qwen/Qwen3-Next-80B-A3B-Instruct": true, "unsloth/Qwen3-30B-A3B-GGUF:Q4_K_M": true,
 		"Llama-2-7B": false, "./models/x": false, "/abs/path": false, "a/b/c": false, "org/../x": false, "70b": false,
+		"models/x.gguf": false, "dir/model.safetensors": false,
 	} {
 		assert.Equal(t, want, LooksLikeRepo(s), s)
 	}
