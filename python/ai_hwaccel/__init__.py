@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _lib
 from ._lib import set_backend
+from .hub import FetchError, fetch_model
 
 __all__ = [
     "HwaccelError",
@@ -50,6 +51,8 @@ __all__ = [
     "plan",
     "estimate_training",
     "estimate_training_json",
+    "fetch_model",
+    "FetchError",
 ]
 
 __version__ = "0.1.0"
