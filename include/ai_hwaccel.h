@@ -301,7 +301,10 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * The three planning functions take the same request object:
  *
  *   {"model": {"params": 70000000000} | {"params_b": 70} | {"name": "llama-3-70b"}
- *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}},
+ *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}}
+ *             | {"config": {...}, "safetensors_index": {...}}
+ *             | {"config": {...}, "safetensors_header_base64": "..."}
+ *             | {"gguf_header_base64": "..."},
  *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
  *             | a GGUF type or mix such as "q4_k_m", "q8_0",
  *    "context_length": 4096, "batch_size": 1,
@@ -373,7 +376,17 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * allocates under 2 MiB).  Time and memory are linear in the header bytes read: at most
  * 3 bytes allocated per header byte plus 1 MiB (a 100 MB safetensors header:
  * under 300 MB), and reading one request's model files gives up after 30 s
- * with "model_file". */
+ * with "model_file".
+ *
+ * Model repositories.  The library never opens a socket: a host that fetched
+ * a Hugging Face repository's files passes them.  "safetensors_index" is
+ * model.safetensors.index.json as published (its metadata.total_size is the
+ * weights' size for a 16- or 32-bit checkpoint; the answer's model "source"
+ * says so); "safetensors_header_base64" the first 8 + N bytes of a single
+ * model.safetensors; both go with "config".  "gguf_header_base64" is the
+ * start of a .gguf file holding its whole header (at most 64 MiB), alone.
+ * The CLI (ai-hwaccel plan --model org/name) and the Python package
+ * (fetch_model) do the fetching; docs/requests.md. */
 
 /*! hwaccel_suggest_quant() :
  *  The best precision for the model on the devices: the highest-quality

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -73,6 +74,9 @@ type app struct {
 	// <tool>" lines when a vendor tool runs longer than progressDelay.
 	progress      io.Writer
 	progressDelay time.Duration
+	// hubHTTP, when set, fetches a Hugging Face id given as --model
+	// (tests: a client that reaches only the local test server).
+	hubHTTP *http.Client
 }
 
 // send reports a request to a.sent.

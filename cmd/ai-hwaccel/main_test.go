@@ -35,6 +35,7 @@ func testApp(out, errOut *bytes.Buffer) *app {
 	a.getenv = api.NoEnv
 	a.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
 	a.sleep = func(context.Context, time.Duration) error { return nil }
+	a.hubHTTP = loopbackOnly()
 	return a
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/hub"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h),
@@ -60,6 +61,7 @@ type planFlags struct {
 	tensorParallel, memoryFraction         string
 	cpuOffload, includeCPU                 bool
 	train                                  trainFlags
+	hub                                    hubFlags
 	json, pretty                           bool
 }
 
@@ -72,12 +74,12 @@ type trainFlags struct {
 	teacher, reference, reward, critic          string
 }
 
-const modelHelp = "give a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B; see ai-hwaccel models) or a model file or directory"
+const modelHelp = "give a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B; see ai-hwaccel models), a model file or directory, or a Hugging Face id (org/name)"
 
 func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f := newFlags(cmd, usage, about)
 	p := &planFlags{}
-	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B) or a model file or directory")
+	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b, 7.5B, 7000m), a catalog name (Llama-2-7B), a model file or directory, or a Hugging Face id (org/name, org/name:Q4_K_M)")
 	names := []string{"model"}
 	if cmd == "plan" {
 		f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: auto, fp32, fp16, bf16, fp8, int8, int4 or a GGUF type (q4_k_m, q8_0)")
@@ -90,6 +92,7 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
+	names = append(names, p.hub.register(f)...)
 	if cmd != "train" {
 		f.StringVar(&p.kvCache, "kv-cache", "", "KV-cache `TYPE`: auto (the model's 16-bit type), "+kvCacheHelp())
 		f.BoolVar(&p.cpuOffload, "cpu-offload", false, "allow keeping layers in host memory when the accelerators are too small")
@@ -181,7 +184,7 @@ func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
 		return err
 	}
 	a.warmPlanning(req, opts)
-	out, m, err := a.callWithModel(f.cmd, req, m, p.model, call)
+	out, m, err := a.callWithModel(f.cmd, req, m, p.model, p.hub, call)
 	if err != nil {
 		return err
 	}
@@ -423,10 +426,12 @@ func replicasValue(cmd, s string) (any, error) {
 }
 
 // modelArg is how a --model value is sent: {"params": N}, {"name": ...} or
-// {"path": ...}.
+// {"path": ...}; or, for a Hugging Face id (key "hub", val the repository),
+// obj, the files fetched (internal/hub).
 type modelArg struct {
 	key string
 	val any
+	obj map[string]any
 }
 
 // sizePattern is a parameter count with a unit: 70b, 7.5B, 7000m, 1.2t, 500k.
@@ -453,7 +458,7 @@ func parseModel(cmd, s string) (modelArg, error) {
 		if err != nil || n < 1 || n > maxParams || math.IsInf(n, 0) {
 			return modelArg{}, usagef(cmd, "--model %q: parameter count out of range", s)
 		}
-		return modelArg{"params", int64(math.Round(n))}, nil
+		return modelArg{key: "params", val: int64(math.Round(n))}, nil
 	}
 	if _, err := strconv.ParseFloat(s, 64); err == nil {
 		if !exists(s) {
@@ -463,7 +468,7 @@ func parseModel(cmd, s string) (modelArg, error) {
 	if looksLikePath(s) && exists(s) {
 		return pathArg(s), nil
 	}
-	return modelArg{"name", s}, nil
+	return modelArg{key: "name", val: s}, nil
 }
 
 func looksLikePath(s string) bool {
@@ -486,7 +491,7 @@ func pathArg(s string) modelArg {
 	if abs, err := filepath.Abs(s); err == nil {
 		s = abs
 	}
-	return modelArg{"path", s}
+	return modelArg{key: "path", val: s}
 }
 
 // callWithModel calls the engine and returns the answer and the model
@@ -494,10 +499,14 @@ func pathArg(s string) modelArg {
 // file when one exists by that name; a path that does not exist is "file
 // not found"; otherwise it is a usage error carrying the engine's message
 // (which suggests close names).
-func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw string,
+func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw string, h hubFlags,
 	call func(context.Context, []byte, api.Env) []byte) ([]byte, modelArg, error) {
 	ask := func(m modelArg) ([]byte, error) {
-		req["model"] = map[string]any{m.key: m.val}
+		if m.obj != nil {
+			req["model"] = m.obj
+		} else {
+			req["model"] = map[string]any{m.key: m.val}
+		}
 		body, err := json.Marshal(req)
 		if err != nil {
 			return nil, err
@@ -518,6 +527,14 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 			out, err = ask(m)
 			return out, m, err
 		}
+		if hub.LooksLikeRepo(raw) {
+			// Not in the catalog: the Hugging Face repository of that id.
+			if m, err = a.fetchModel(cmd, raw, h); err != nil {
+				return nil, m, err
+			}
+			out, err = ask(m)
+			return out, m, err
+		}
 		if looksLikePath(raw) {
 			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, ee.message)
 		}
@@ -531,6 +548,9 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 // catalog model's commands load the checkpoint the answer names ("load").
 func engineModel(m modelArg) (serve, gguf string) {
 	switch m.key {
+	case "hub":
+		repo, _ := m.val.(string)
+		return repo, ""
 	case "path":
 		p, _ := m.val.(string)
 		if strings.EqualFold(filepath.Ext(p), ".gguf") {

@@ -62,7 +62,7 @@ func (a *app) rent(args []string) error {
 	if err != nil {
 		return err
 	}
-	out, m, err := a.callWithModel(f.cmd, req, m, p.model, api.Rent)
+	out, m, err := a.callWithModel(f.cmd, req, m, p.model, p.hub, api.Rent)
 	if err != nil {
 		return err
 	}

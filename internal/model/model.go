@@ -25,6 +25,12 @@ type Spec struct {
 	Name    string         `json:"name,omitempty"`     // catalog name, case/punctuation-insensitive
 	Path    string         `json:"path,omitempty"`     // .gguf file, .safetensors file, or a directory
 	Config  map[string]any `json:"config,omitempty"`   // Hugging Face config.json fields
+	// What a host fetched from a model repository (fetched.go): the
+	// model.safetensors.index.json or one safetensors header beside
+	// Config, or a GGUF file's header bytes on their own.
+	SafetensorsIndex  map[string]any `json:"safetensors_index,omitempty"`
+	SafetensorsHeader string         `json:"safetensors_header_base64,omitempty"`
+	GGUFHeader        string         `json:"gguf_header_base64,omitempty"`
 }
 
 // Model is what planning knows about a model. A zero field is unknown.
@@ -131,6 +137,9 @@ func (m *Model) NativeCheckpoint() *Checkpoint {
 
 // Resolve turns a request's model object into a Model.
 func Resolve(s Spec) (*Model, error) {
+	if s.fetched() {
+		return fromFetched(s)
+	}
 	given := 0
 	for _, b := range []bool{s.Params != nil, s.ParamsB != nil, s.Name != "", s.Path != ""} {
 		if b {

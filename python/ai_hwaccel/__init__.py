@@ -29,6 +29,7 @@ from typing import Any, Dict, List, Optional
 
 from . import _lib
 from ._lib import set_backend
+from .hub import FetchError, fetch_model
 
 __all__ = [
     "HwaccelError",
@@ -53,6 +54,8 @@ __all__ = [
     # rent (issue 26)
     "rent",
     "rent_json",
+    "fetch_model",
+    "FetchError",
 ]
 
 __version__ = "0.1.0"
