@@ -201,7 +201,10 @@ func lookupIndex(name string) (int, bool) {
 	}
 }
 
-func fromName(name string, cfg map[string]any) (*Model, error) {
+// FromName is the catalog model a request names (catalog name, alias,
+// Hugging Face id or a checkpoint's repository), with cfg's fields
+// overriding the catalog config's when cfg is given.
+func FromName(name string, cfg map[string]any) (*Model, error) {
 	m := Lookup(name)
 	if m == nil {
 		return nil, unknownModel(name)
