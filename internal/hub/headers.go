@@ -12,7 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 )
 
 // safetensorsHeader fetches the 8-byte length and the JSON header of a
@@ -151,7 +151,7 @@ func (f *fetch) ggufHeader(name string) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
-		_, rerr := model.ReadGGUF(bytes.NewReader(b))
+		_, rerr := modelio.ReadGGUF(bytes.NewReader(b))
 		if rerr == nil {
 			if err := f.store(path, b); err != nil {
 				return nil, err

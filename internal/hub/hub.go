@@ -31,7 +31,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 )
 
 // DefaultEndpoint is the Hub's address when HF_ENDPOINT is not set.
@@ -132,9 +132,9 @@ func (c *Client) Fetch(ctx context.Context, ref Ref, revision string) (map[strin
 	if err != nil {
 		return nil, err
 	}
-	// model.DecodeConfig, the engine's own reader: config.json may carry
+	// modelio.DecodeConfig, the engine's own reader: config.json may carry
 	// Python's Infinity, which the request (strict JSON) cannot.
-	config, err := model.DecodeConfig(cfg)
+	config, err := modelio.DecodeConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("config.json of %s: %v", ref.Repo, err)
 	}

@@ -1,19 +1,19 @@
 package model
 
 import (
-	_ "embed"
 	"fmt"
 	"math"
 	"sort"
 	"strings"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
-//go:embed catalog.json
-var catalogJSON []byte
+// The catalog is edited as catalog.json and compiled into catalog_gen.go
+// (catalogEntries), so that this package, which the planner imports, needs
+// no JSON decoder; gencatalog's TestGeneratedUpToDate fails when
+// catalog_gen.go is stale.
+//go:generate go run ./gencatalog -in catalog.json -out catalog_gen.go
 
 // CatalogEntry is one model of the embedded catalog: its published config
 // fields (Hugging Face names) and where each fact comes from.
@@ -81,17 +81,11 @@ type indexedEntry struct {
 
 var catalog = loadCatalog()
 
-// loadCatalog decodes and indexes the embedded catalog. A broken catalog is
-// a build defect, caught by the tests, so it panics at init.
+// loadCatalog indexes the compiled-in catalog. A broken catalog is a build
+// defect, caught by the tests, so it panics at init.
 func loadCatalog() catalogIndexed {
-	var doc struct {
-		Models []CatalogEntry `json:"models"`
-	}
-	if err := json.Unmarshal(catalogJSON, &doc); err != nil {
-		panic("model: embedded catalog.json: " + err.Error())
-	}
 	c := catalogIndexed{byKey: map[string]int{}}
-	for _, e := range doc.Models {
+	for _, e := range catalogEntries {
 		m, err := entryModel(e)
 		if err != nil {
 			panic(fmt.Sprintf("model: catalog entry %s: %v", e.Name, err))
@@ -207,7 +201,10 @@ func lookupIndex(name string) (int, bool) {
 	}
 }
 
-func fromName(name string, cfg map[string]any) (*Model, error) {
+// FromName is the catalog model a request names (catalog name, alias,
+// Hugging Face id or a checkpoint's repository), with cfg's fields
+// overriding the catalog config's when cfg is given.
+func FromName(name string, cfg map[string]any) (*Model, error) {
 	m := Lookup(name)
 	if m == nil {
 		return nil, unknownModel(name)

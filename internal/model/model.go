@@ -1,9 +1,12 @@
-// Package model turns the "model" object of a planning request into what
-// planning needs to know about a model: parameter count and, where known, the
-// transformer shape (layers, hidden size, attention heads, ...). Models come
-// from an embedded catalog of published configs, from a Hugging Face
-// config.json object, from a bare parameter count, or from a model file
-// (.gguf header, .safetensors header) that is read without reading weights.
+// Package model is what planning needs to know about a model: parameter
+// count and, where known, the transformer shape (layers, hidden size,
+// attention heads, ...) and the kind of every layer. Models come from an
+// embedded catalog of published configs (catalog.json, compiled into
+// catalog_gen.go), from a Hugging Face config.json object, or from a bare
+// parameter count. The package holds no JSON decoder and reads no files, so
+// the planner that imports it has no JSON codec among its dependencies;
+// internal/modelio resolves a request's model object, reading model files
+// (.gguf and .safetensors headers, config.json) into a Model.
 package model
 
 import (
@@ -135,45 +138,19 @@ func (m *Model) NativeCheckpoint() *Checkpoint {
 	return &m.Checkpoints[0]
 }
 
-// Resolve turns a request's model object into a Model.
-func Resolve(s Spec) (*Model, error) {
-	if s.fetched() {
-		return fromFetched(s)
+// FromParams is the model of a request that gives a parameter count
+// (params), with the shape from cfg when given, else estimated from the
+// count.
+func FromParams(params float64, cfg map[string]any) (*Model, error) {
+	return fromCount(params, cfg, "params")
+}
+
+// FromParamsB is FromParams for a count in billions (params_b).
+func FromParamsB(billions float64, cfg map[string]any) (*Model, error) {
+	if !validCount(billions) {
+		return nil, badCount("params_b", billions)
 	}
-	given := 0
-	for _, b := range []bool{s.Params != nil, s.ParamsB != nil, s.Name != "", s.Path != ""} {
-		if b {
-			given++
-		}
-	}
-	if given > 1 {
-		return nil, errs.New(errs.InvalidArgument, "model: give exactly one of params, params_b, name, path (config may accompany name or params)")
-	}
-	if given == 0 && s.Config == nil {
-		return nil, errs.New(errs.InvalidArgument, "model: give one of params, params_b, name, path, config")
-	}
-	if s.Path != "" && s.Config != nil {
-		return nil, errs.New(errs.InvalidArgument, "model: config cannot accompany path (the file header is authoritative)")
-	}
-	switch {
-	case s.Params != nil:
-		return fromCount(*s.Params, s.Config, "params")
-	case s.ParamsB != nil:
-		if !validCount(*s.ParamsB) {
-			return nil, badCount("params_b", *s.ParamsB)
-		}
-		return fromCount(*s.ParamsB*1e9, s.Config, "params_b")
-	case s.Name != "":
-		return fromName(s.Name, s.Config)
-	case s.Path != "":
-		return FromPath(s.Path)
-	default:
-		m, err := FromConfig(s.Config)
-		if err != nil {
-			return nil, err
-		}
-		return m, nil
-	}
+	return fromCount(billions*1e9, cfg, "params_b")
 }
 
 func validCount(v float64) bool {

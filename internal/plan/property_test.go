@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -47,7 +48,7 @@ var randomMaxContext = func() []int {
 	for i, body := range randomModels {
 		var spec model.Spec
 		if json.Unmarshal([]byte(body), &spec) == nil {
-			if m, err := model.Resolve(spec); err == nil {
+			if m, err := modelio.Resolve(spec); err == nil {
 				out[i] = m.MaxContext
 			}
 		}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -104,7 +105,7 @@ func TestValidTP(t *testing.T) {
 // embedding (525 M of its 8.03 B weights).
 func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 	bytesPerToken := func(name string) float64 {
-		m, err := model.Resolve(model.Spec{Name: name})
+		m, err := modelio.Resolve(model.Spec{Name: name})
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
@@ -112,7 +113,7 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 		return 1e12 / r.Decode(calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1})
 	}
 	assert.InEpsilon(t, 988e6, bytesPerToken("Qwen2.5-0.5B"), 0.01)
-	m, err := model.Resolve(model.Spec{Name: "Llama-3.1-8B"})
+	m, err := modelio.Resolve(model.Spec{Name: "Llama-3.1-8B"})
 	require.NoError(t, err)
 	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
 }

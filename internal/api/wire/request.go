@@ -18,6 +18,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -202,7 +203,7 @@ func decodeModel(r *planreq.Request, raw json.RawMessage) error {
 	if err := strictjson.Decode(raw, &r.ModelSpec, "request: model"); err != nil {
 		return err
 	}
-	m, err := model.Resolve(r.ModelSpec)
+	m, err := modelio.Resolve(r.ModelSpec)
 	if err != nil {
 		return err
 	}
@@ -354,7 +355,7 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 		if x.spec == nil {
 			continue
 		}
-		m, err := model.Resolve(*x.spec)
+		m, err := modelio.Resolve(*x.spec)
 		if err != nil {
 			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -83,7 +84,7 @@ func benchCase(r benchRecord, source string) (speedCase, error) {
 	if name == "" {
 		return speedCase{}, fmt.Errorf("%s: model not mapped", r.File)
 	}
-	m, err := model.Resolve(model.Spec{Name: name})
+	m, err := modelio.Resolve(model.Spec{Name: name})
 	if err != nil {
 		return speedCase{}, err
 	}

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -174,7 +175,7 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	var m *model.Model
 	for _, rm := range rowModels {
 		if strings.HasPrefix(r.Model, rm.prefix) {
-			mm, err := model.Resolve(rm.spec)
+			mm, err := modelio.Resolve(rm.spec)
 			if err != nil {
 				return speedCase{}, "model does not resolve: " + err.Error()
 			}
@@ -233,7 +234,7 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		if !ok || s.BandwidthGBs <= 0 {
 			return nil, fmt.Errorf("decode_published.json: %s: no datasheet bandwidth", name)
 		}
-		m, err := model.Resolve(model.Spec{Name: r.Model})
+		m, err := modelio.Resolve(model.Spec{Name: r.Model})
 		if err != nil {
 			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
 		}

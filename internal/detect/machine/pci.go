@@ -452,19 +452,14 @@ func PCIFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
 
 // NormalizeBusID returns a PCI address in sysfs form: domain of at least 4
 // digits, lower case ("00000000:18:00.0" from nvidia-smi becomes
-// "0000:18:00.0"). The kernel prints the domain with "%04x"
-// (drivers/pci/probe.c), so a wider domain (Intel VMD: "10000:e1:00.0") keeps
-// its significant digits; only leading zeros beyond 4 digits go. An input
-// that is not a PCI address is returned cleaned but otherwise unchanged.
+// "0000:18:00.0"), the String of ParsePCIAddress. The kernel prints the
+// domain with "%04x" (drivers/pci/probe.c), so a wider domain (Intel VMD:
+// "10000:e1:00.0") keeps its significant digits; only leading zeros beyond
+// 4 digits go. An input that is not a PCI address is returned cleaned
+// (trimmed, lower case) but otherwise unchanged.
 func NormalizeBusID(s string) string {
-	s = strings.ToLower(strings.TrimSpace(s))
-	parts := strings.Split(s, ":")
-	if len(parts) == 3 {
-		for len(parts[0]) > 4 && parts[0][0] == '0' {
-			parts[0] = parts[0][1:]
-		}
-	} else if len(parts) == 2 {
-		parts = append([]string{"0000"}, parts...)
+	if a, ok := ParsePCIAddress(s); ok {
+		return a.String()
 	}
-	return strings.Join(parts, ":")
+	return strings.ToLower(strings.TrimSpace(s))
 }

@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // GGUF header limits. Every count and length read from a file is checked
@@ -410,7 +411,7 @@ func (g *ggufReader) tensorInfo(h *ggufHeader) {
 		return
 	}
 	h.params += int64(n)
-	if float64(h.params) > MaxParams {
+	if float64(h.params) > model.MaxParams {
 		g.fail(fmt.Errorf("tensor element total exceeds 1e14"))
 		return
 	}
@@ -427,21 +428,21 @@ func (g *ggufReader) tensorInfo(h *ggufHeader) {
 }
 
 // modelFromGGUF turns a parsed header into a Model.
-func modelFromGGUF(h *ggufHeader) (*Model, error) {
+func modelFromGGUF(h *ggufHeader) (*model.Model, error) {
 	arch := h.strs["general.architecture"]
 	if arch == "" {
 		return nil, errors.New("general.architecture is missing")
 	}
 	num := func(key string) int {
 		v := h.nums[arch+"."+key]
-		if v < 0 || v >= maxDim || v != math.Trunc(v) {
+		if v < 0 || v >= model.MaxDim || v != math.Trunc(v) {
 			return 0
 		}
 		return int(v)
 	}
-	m := &Model{Source: "gguf header", Name: h.strs["general.name"]}
+	m := &model.Model{Source: "gguf header", Name: h.strs["general.name"]}
 	m.Architecture = arch
-	if hf, ok := ggufArchitectures[arch]; ok {
+	if hf, ok := model.HFArchitecture(arch); ok {
 		m.Architecture = hf
 	}
 	m.Layers = num("block_count")
@@ -470,9 +471,9 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	}
 	m.Vocab = num("vocab_size")
 	if m.Vocab == 0 {
-		if emb, ok := h.names["token_embd.weight"]; ok && emb[1] < maxDim {
+		if emb, ok := h.names["token_embd.weight"]; ok && emb[1] < model.MaxDim {
 			m.Vocab = int(emb[1])
-		} else if n := h.arrayLen["tokenizer.ggml.tokens"]; n < maxDim {
+		} else if n := h.arrayLen["tokenizer.ggml.tokens"]; n < model.MaxDim {
 			m.Vocab = int(n)
 		}
 	}
@@ -481,7 +482,7 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	if w := num("attention.sliding_window"); w > 0 {
 		// A GGUF file does not list which layers use the window: llama.cpp
 		// sets the pattern per architecture on load (Arch.GGUFGlobalEvery).
-		m.LayerKinds = slidingPattern(w, m.Arch().GGUFGlobalEvery)
+		m.LayerKinds = model.SlidingPattern(w, m.Arch().GGUFGlobalEvery)
 	}
 	if kinds := ggufRecurrentKinds(h, arch, m, num); kinds != nil {
 		m.LayerKinds = kinds
@@ -494,7 +495,7 @@ func modelFromGGUF(h *ggufHeader) (*Model, error) {
 	m.Params = h.params
 	m.ActiveParams = h.params
 	if m.IsMoE() && m.Layers > 0 && m.Hidden > 0 {
-		if total, active, err := ShapeParams(m); err == nil && total > 0 {
+		if total, active, err := model.ShapeParams(m); err == nil && total > 0 {
 			m.ActiveParams = int64(float64(h.params) * float64(active) / float64(total))
 		}
 	}
@@ -536,7 +537,7 @@ func dominantType(byType map[ggml.Type]int64) string {
 }
 
 // ReadGGUF reads the model facts from a GGUF stream's header.
-func ReadGGUF(r io.Reader) (*Model, error) {
+func ReadGGUF(r io.Reader) (*model.Model, error) {
 	h, err := readGGUF(r)
 	if err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, "gguf")
@@ -574,12 +575,12 @@ func ReadGGUF(r io.Reader) (*Model, error) {
 // https://ollama.com/ibm/granite4:350m-h-base-q4_K_S/blobs/fe0b87f28220).
 // The mixers' weights need not be known here: a GGUF model's count is its
 // tensors'.
-func ggufRecurrentKinds(h *ggufHeader, arch string, m *Model, num func(string) int) []Layer {
+func ggufRecurrentKinds(h *ggufHeader, arch string, m *model.Model, num func(string) int) []model.Layer {
 	conv, inner, state := num("ssm.conv_kernel"), num("ssm.inner_size"), num("ssm.state_size")
 	rank, groups := num("ssm.time_step_rank"), num("ssm.group_count")
-	mamba := Mamba2State(inner, groups, state, conv)
+	mamba := model.Mamba2State(inner, groups, state, conv)
 	if arch == "mamba" || arch == "jamba" {
-		mamba = Mamba2State(inner, 0, state, conv)
+		mamba = model.Mamba2State(inner, 0, state, conv)
 	}
 	switch arch {
 	case "qwen3next", "qwen35", "qwen35moe":
@@ -587,36 +588,36 @@ func ggufRecurrentKinds(h *ggufHeader, arch string, m *Model, num func(string) i
 		if every <= 0 || rank <= 0 {
 			return nil
 		}
-		gdn := GatedDeltaNetState(groups, state, rank, inner/rank, conv)
-		kinds := make([]Layer, every)
+		gdn := model.GatedDeltaNetState(groups, state, rank, inner/rank, conv)
+		kinds := make([]model.Layer, every)
 		for i := range kinds[:every-1] {
 			kinds[i] = gdn
 		}
-		kinds[every-1] = Layer{Kind: FullAttention}
+		kinds[every-1] = model.Layer{Kind: model.FullAttention}
 		return kinds
 	case "mamba", "mamba2":
-		return []Layer{mamba}
+		return []model.Layer{mamba}
 	case "falcon-h1":
-		mamba.Kind = FullAttention
-		return []Layer{mamba}
+		mamba.Kind = model.FullAttention
+		return []model.Layer{mamba}
 	case "lfm2", "lfm2moe":
-		mamba = ShortConvState(m.Hidden, num("shortconv.l_cache"))
+		mamba = model.ShortConvState(m.Hidden, num("shortconv.l_cache"))
 	case "nemotron_h", "nemotron_h_moe", "granitehybrid", "jamba":
 	default:
 		return nil
 	}
 	kv := h.perLayer[arch+".attention.head_count_kv"]
-	if len(kv) == 0 || m.Layers <= 0 || m.Layers > maxListedLayers {
+	if len(kv) == 0 || m.Layers <= 0 || m.Layers > model.MaxListedLayers {
 		return nil
 	}
 	ffn := h.perLayer[arch+".feed_forward_length"]
-	kinds := make([]Layer, m.Layers)
+	kinds := make([]model.Layer, m.Layers)
 	for i := range kinds {
 		switch {
 		case i < len(kv) && kv[i] > 0:
-			kinds[i] = Layer{Kind: FullAttention, KVHeads: int(kv[i])}
+			kinds[i] = model.Layer{Kind: model.FullAttention, KVHeads: int(kv[i])}
 		case strings.HasPrefix(arch, "nemotron_h") && i < len(ffn) && ffn[i] > 0:
-			kinds[i] = Layer{Kind: FeedForward}
+			kinds[i] = model.Layer{Kind: model.FeedForward}
 		default:
 			kinds[i] = mamba
 		}

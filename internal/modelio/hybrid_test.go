@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bytes"
@@ -10,6 +10,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // loadFixtureConfig reads a published config.json of testdata/configs
@@ -51,12 +53,12 @@ func TestFromDirPythonFloats(t *testing.T) {
 	m, err := FromPath(dir)
 	require.NoError(t, err)
 	assert.Equal(t, 118, m.Layers)
-	assert.Equal(t, 10, m.CountLayers(FullAttention))
+	assert.Equal(t, 10, m.CountLayers(model.FullAttention))
 }
 
 // countKinds is how many of the model's layers are of each kind.
-func countKinds(m *Model) map[LayerKind]int {
-	out := map[LayerKind]int{}
+func countKinds(m *model.Model) map[model.LayerKind]int {
+	out := map[model.LayerKind]int{}
 	for i := 0; i < m.Layers; i++ {
 		out[m.LayerAt(i).Kind]++
 	}
@@ -77,10 +79,10 @@ func num(t *testing.T, cfg map[string]any, key string) int64 {
 // ssm_state_size.
 func TestNemotronHLayers(t *testing.T) {
 	cfg, _ := loadFixtureConfig(t, "nemotron-h-56b-base-8k.json")
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
 	p := cfg["hybrid_override_pattern"].(string)
-	assert.Equal(t, map[LayerKind]int{Recurrent: strings.Count(p, "M"), FullAttention: strings.Count(p, "*"), FeedForward: strings.Count(p, "-")}, countKinds(m))
+	assert.Equal(t, map[model.LayerKind]int{model.Recurrent: strings.Count(p, "M"), model.FullAttention: strings.Count(p, "*"), model.FeedForward: strings.Count(p, "-")}, countKinds(m))
 	inner := num(t, cfg, "mamba_num_heads") * num(t, cfg, "mamba_head_dim")
 	conv := (num(t, cfg, "conv_kernel") - 1) * (inner + 2*num(t, cfg, "n_groups")*num(t, cfg, "ssm_state_size"))
 	ssm := inner * num(t, cfg, "ssm_state_size")
@@ -96,10 +98,10 @@ func TestNemotronHLayers(t *testing.T) {
 // routed experts, 6 per token, one shared expert of its own width).
 func TestNemotronHMoELayers(t *testing.T) {
 	cfg, _ := loadFixtureConfig(t, "nvidia-nemotron-3-nano-30b-a3b-bf16.json")
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
 	p := cfg["hybrid_override_pattern"].(string)
-	assert.Equal(t, map[LayerKind]int{Recurrent: strings.Count(p, "M"), FullAttention: strings.Count(p, "*"), FeedForward: strings.Count(p, "E")}, countKinds(m))
+	assert.Equal(t, map[model.LayerKind]int{model.Recurrent: strings.Count(p, "M"), model.FullAttention: strings.Count(p, "*"), model.FeedForward: strings.Count(p, "E")}, countKinds(m))
 	assert.Equal(t, 3712, m.SharedIntermediate)
 	// 30B total, about 3B active per token, as the name says.
 	assert.InDelta(t, 31.5e9, float64(m.Params), 1.5e9)
@@ -111,7 +113,7 @@ func TestNemotronHMoELayers(t *testing.T) {
 // vLLM's gated_delta_net_state_shape from the linear_* sizes.
 func TestGatedDeltaNetLayers(t *testing.T) {
 	cfg, _ := loadFixtureConfig(t, "qwen3.5-35b-a3b.json")
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
 	tc := cfg["text_config"].(map[string]any)
 	linear := 0
@@ -120,7 +122,7 @@ func TestGatedDeltaNetLayers(t *testing.T) {
 			linear++
 		}
 	}
-	assert.Equal(t, map[LayerKind]int{Recurrent: linear, FullAttention: m.Layers - linear}, countKinds(m))
+	assert.Equal(t, map[model.LayerKind]int{model.Recurrent: linear, model.FullAttention: m.Layers - linear}, countKinds(m))
 	kh, kd := num(t, tc, "linear_num_key_heads"), num(t, tc, "linear_key_head_dim")
 	vh, vd := num(t, tc, "linear_num_value_heads"), num(t, tc, "linear_value_head_dim")
 	conv := (num(t, tc, "linear_conv_kernel_dim") - 1) * (2*kh*kd + vh*vd)
@@ -139,14 +141,14 @@ func TestGatedDeltaNetLayers(t *testing.T) {
 // intermediate_size_mlp.
 func TestChunkedAttentionLayers(t *testing.T) {
 	cfg, _ := loadFixtureConfig(t, "llama-4-maverick-17b-128e-instruct.json")
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
-	assert.Equal(t, map[LayerKind]int{ChunkedAttention: 36, FullAttention: 12}, countKinds(m))
-	assert.Equal(t, Layer{Kind: ChunkedAttention, Window: 8192, FFN: FFNDense}, m.LayerAt(0))
-	assert.Equal(t, Layer{Kind: FullAttention}, m.LayerAt(3))
+	assert.Equal(t, map[model.LayerKind]int{model.ChunkedAttention: 36, model.FullAttention: 12}, countKinds(m))
+	assert.Equal(t, model.Layer{Kind: model.ChunkedAttention, Window: 8192, FFN: model.FFNDense}, m.LayerAt(0))
+	assert.Equal(t, model.Layer{Kind: model.FullAttention}, m.LayerAt(3))
 	moe := 0
 	for i := 0; i < m.Layers; i++ {
-		if m.LayerAt(i).FFN == FFNModel {
+		if m.LayerAt(i).FFN == model.FFNModel {
 			moe++
 		}
 	}
@@ -175,18 +177,18 @@ func TestShortConvAndTiedDefaults(t *testing.T) {
 	cfg := map[string]any{"model_type": "lfm2", "hidden_size": 2048.0, "num_hidden_layers": 16.0, "num_attention_heads": 32.0,
 		"num_key_value_heads": 8.0, "intermediate_size": 12288.0, "block_auto_adjust_ff_dim": true, "block_ffn_dim_multiplier": 1.0,
 		"block_multiple_of": 256.0, "conv_L_cache": 3.0, "vocab_size": 65536.0, "layer_types": kinds}
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
 	assert.True(t, m.TieEmbeddings)
 	assert.Equal(t, 8192, m.Intermediate)
-	assert.Equal(t, map[LayerKind]int{Recurrent: 10, FullAttention: 6}, countKinds(m))
+	assert.Equal(t, map[model.LayerKind]int{model.Recurrent: 10, model.FullAttention: 6}, countKinds(m))
 	assert.Equal(t, float64(10*2*2048), m.RecurrentStateElements())
 	// LFM2-1.2B: its bf16 model.safetensors is 2.34 GB
 	// (https://huggingface.co/LiquidAI/LFM2-1.2B/tree/main), 1.17 B
 	// parameters; all-attention costing and an untied head gave several
 	// percent more.
 	assert.InEpsilon(t, 1.17e9, float64(m.Params), 0.01)
-	assert.True(t, ArchOf("smollm3").TiedByDefault)
+	assert.True(t, model.ArchOf("smollm3").TiedByDefault)
 }
 
 // TestGGUFHybridLayers: llama.cpp's hybrid GGUF files mark a recurrent
@@ -207,8 +209,8 @@ func TestGGUFHybridLayers(t *testing.T) {
 	w.tensor("token_embd.weight", 1, 64, 100)
 	m, err := ReadGGUF(bytes.NewReader(w.Bytes()))
 	require.NoError(t, err)
-	assert.Equal(t, []LayerKind{Recurrent, FeedForward, FullAttention, FeedForward}, []LayerKind{m.LayerAt(0).Kind, m.LayerAt(1).Kind, m.LayerAt(2).Kind, m.LayerAt(3).Kind})
-	assert.Equal(t, Mamba2State(128, 0, 16, 4), m.LayerAt(0))
+	assert.Equal(t, []model.LayerKind{model.Recurrent, model.FeedForward, model.FullAttention, model.FeedForward}, []model.LayerKind{m.LayerAt(0).Kind, m.LayerAt(1).Kind, m.LayerAt(2).Kind, m.LayerAt(3).Kind})
+	assert.Equal(t, model.Mamba2State(128, 0, 16, 4), m.LayerAt(0))
 
 	w = ggufWriter{}
 	w.header(3, 1, 11)
@@ -226,8 +228,8 @@ func TestGGUFHybridLayers(t *testing.T) {
 	w.tensor("token_embd.weight", 1, 64, 100)
 	m, err = ReadGGUF(bytes.NewReader(w.Bytes()))
 	require.NoError(t, err)
-	gdn := GatedDeltaNetState(16, 128, 32, 128, 4)
-	assert.Equal(t, []Layer{gdn, gdn, gdn, {Kind: FullAttention}}, m.LayerKinds)
+	gdn := model.GatedDeltaNetState(16, 128, 32, 128, 4)
+	assert.Equal(t, []model.Layer{gdn, gdn, gdn, {Kind: model.FullAttention}}, m.LayerKinds)
 }
 
 // kvU32Array writes a metadata array of uint32 values.
@@ -253,28 +255,28 @@ func TestHostileHybridConfigs(t *testing.T) {
 	cfg := base()
 	cfg["hybrid_override_pattern"] = "M*M*M*M*"
 	cfg["mamba_num_heads"], cfg["mamba_head_dim"], cfg["ssm_state_size"], cfg["conv_kernel"] = big, big, big, 4.0
-	_, err := FromConfig(cfg)
+	_, err := model.FromConfig(cfg)
 	assert.Error(t, err, "a Mamba2 state of 2^62 elements")
 
 	cfg = base()
 	cfg["full_attention_interval"] = big
 	cfg["linear_num_key_heads"], cfg["linear_key_head_dim"], cfg["linear_num_value_heads"], cfg["linear_value_head_dim"], cfg["linear_conv_kernel_dim"] = 2.0, 8.0, 2.0, 8.0, 4.0
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	require.NoError(t, err)
 	assert.Len(t, m.LayerKinds, 1, "no layer reaches the interval")
-	assert.Equal(t, 0, m.CountLayers(FullAttention))
+	assert.Equal(t, 0, m.CountLayers(model.FullAttention))
 
 	cfg = base()
 	cfg["attn_layer_period"], cfg["attn_layer_offset"] = big, 3.0
 	cfg["mamba_d_state"], cfg["mamba_d_conv"], cfg["mamba_expand"] = 16.0, 4.0, 2.0
-	m, err = FromConfig(cfg)
+	m, err = model.FromConfig(cfg)
 	require.NoError(t, err)
 	assert.Len(t, m.LayerKinds, 8)
-	assert.Equal(t, 1, m.CountLayers(FullAttention))
+	assert.Equal(t, 1, m.CountLayers(model.FullAttention))
 
 	cfg = base()
 	cfg["vision_config"] = map[string]any{"depth": big, "hidden_size": big}
-	m, err = FromConfig(cfg)
+	m, err = model.FromConfig(cfg)
 	require.NoError(t, err)
 	assert.Zero(t, m.VisionParams)
 }

@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"encoding/binary"
@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // resolveWithin resolves a model path, failing the test (instead of hanging
@@ -20,7 +21,7 @@ func resolveWithin(t *testing.T, path string, limit time.Duration) error {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		_, err := Resolve(Spec{Path: path})
+		_, err := Resolve(model.Spec{Path: path})
 		done <- err
 	}()
 	select {

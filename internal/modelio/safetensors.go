@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"encoding/binary"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // Safetensors limits: the format puts an 8-byte little-endian header length
@@ -46,7 +47,7 @@ type safetensorsSummary struct {
 }
 
 // ReadSafetensors reads a safetensors stream's header (never the data).
-func ReadSafetensors(r io.Reader) (*Model, error) {
+func ReadSafetensors(r io.Reader) (*model.Model, error) {
 	s := &safetensorsSummary{byDType: map[string]int64{}}
 	if err := s.add(r); err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, "safetensors")
@@ -179,7 +180,7 @@ func (s *safetensorsSummary) addTensor(name string, raw []byte) error {
 		return fmt.Errorf("tensor %q: %w", name, err)
 	}
 	s.params += int64(count)
-	if float64(s.params) > MaxParams {
+	if float64(s.params) > model.MaxParams {
 		return errors.New("tensor element total exceeds 1e14")
 	}
 	if len(dtype) < 2 || dtype[0] != '"' {
@@ -237,8 +238,8 @@ func shapeElements(raw []byte) (uint64, error) {
 	return count, nil
 }
 
-func (s *safetensorsSummary) model() *Model {
-	m := &Model{Source: "safetensors header", Params: s.params, ActiveParams: s.params}
+func (s *safetensorsSummary) model() *model.Model {
+	m := &model.Model{Source: "safetensors header", Params: s.params, ActiveParams: s.params}
 	dominant, most := "", int64(-1)
 	keys := make([]string, 0, len(s.byDType))
 	for k := range s.byDType {
@@ -265,7 +266,7 @@ func (s *safetensorsSummary) model() *Model {
 
 // fromDir reads a Hugging Face model directory: config.json for the shape,
 // and every *.safetensors header for the exact parameter count.
-func fromDir(dir string, deadline time.Time) (*Model, error) {
+func fromDir(dir string, deadline time.Time) (*model.Model, error) {
 	cfgBytes, err := readCapped(filepath.Join(dir, "config.json"), maxConfigJSON, deadline)
 	if err != nil {
 		return nil, err
@@ -274,7 +275,7 @@ func fromDir(dir string, deadline time.Time) (*Model, error) {
 	if err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, dir+"/config.json")
 	}
-	m, err := FromConfig(cfg)
+	m, err := model.FromConfig(cfg)
 	if err != nil {
 		return nil, errs.New(errs.ModelFile, "%s/config.json: %s", dir, errs.MessageOf(err))
 	}
@@ -299,11 +300,11 @@ func fromDir(dir string, deadline time.Time) (*Model, error) {
 		}
 	}
 	if s.params == 0 {
-		// setParams would replace config.json's shape-derived count by 0.
+		// SetParams would replace config.json's shape-derived count by 0.
 		return nil, errs.New(errs.ModelFile, "%s: the safetensors files hold no tensors", dir)
 	}
 	fm := s.model()
-	setParams(m, fm.Params)
+	m.SetParams(fm.Params)
 	m.FileQuant, m.FileWeightBytes = fm.FileQuant, fm.FileWeightBytes
 	m.Notes = append(m.Notes, fm.Notes...)
 	m.Source = "config.json + safetensors headers"

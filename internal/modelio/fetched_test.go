@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // graniteRepo holds ibm-granite/granite-3.1-1b-a400m-instruct's config.json
@@ -34,7 +35,7 @@ func graniteFiles(t *testing.T) (cfg, index map[string]any) {
 
 func TestSafetensorsIndexTotalSizeIsTheWeights(t *testing.T) {
 	cfg, index := graniteFiles(t)
-	m, err := Resolve(Spec{Config: cfg, SafetensorsIndex: index})
+	m, err := Resolve(model.Spec{Config: cfg, SafetensorsIndex: index})
 	require.NoError(t, err)
 	// torch_dtype float32: total_size is 4 bytes for each parameter.
 	assert.Equal(t, "fp32", m.FileQuant)
@@ -47,7 +48,7 @@ func TestSafetensorsIndexTotalSizeIsTheWeights(t *testing.T) {
 func TestSafetensorsIndexOfAQuantizedCheckpointIsANote(t *testing.T) {
 	cfg, index := graniteFiles(t)
 	cfg["quantization_config"] = map[string]any{"quant_method": "fp8"}
-	m, err := Resolve(Spec{Config: cfg, SafetensorsIndex: index})
+	m, err := Resolve(model.Spec{Config: cfg, SafetensorsIndex: index})
 	require.NoError(t, err)
 	assert.Zero(t, m.FileWeightBytes)
 	assert.Empty(t, m.FileQuant)
@@ -58,7 +59,7 @@ func TestSafetensorsIndexOfAQuantizedCheckpointIsANote(t *testing.T) {
 func TestSafetensorsIndexTotalParameters(t *testing.T) {
 	cfg, index := graniteFiles(t)
 	index["metadata"].(map[string]any)["total_parameters"] = float64(1334628352)
-	m, err := Resolve(Spec{Config: cfg, SafetensorsIndex: index})
+	m, err := Resolve(model.Spec{Config: cfg, SafetensorsIndex: index})
 	require.NoError(t, err)
 	assert.Equal(t, int64(1334628352), m.Params)
 	assert.Contains(t, m.Source, "metadata.total_parameters")
@@ -84,12 +85,12 @@ func TestFetchedGGUFHeaderBytes(t *testing.T) {
 	u64(0)
 	whole := w.Bytes()
 
-	m, err := Resolve(Spec{GGUFHeader: base64.StdEncoding.EncodeToString(whole)})
+	m, err := Resolve(model.Spec{GGUFHeader: base64.StdEncoding.EncodeToString(whole)})
 	require.NoError(t, err)
 	assert.Equal(t, int64(6400), m.Params)
 	assert.Equal(t, "gguf header", m.Source)
 
-	_, err = Resolve(Spec{GGUFHeader: base64.StdEncoding.EncodeToString(whole[:len(whole)-10])})
+	_, err = Resolve(model.Spec{GGUFHeader: base64.StdEncoding.EncodeToString(whole[:len(whole)-10])})
 	require.Error(t, err)
 	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
 	assert.Contains(t, errs.MessageOf(err), "give more of the file's start")
@@ -100,17 +101,17 @@ func TestFetchedKeysCombine(t *testing.T) {
 	one := 1.0
 	for _, tc := range []struct {
 		name string
-		spec Spec
+		spec model.Spec
 		says string
 	}{
-		{"index without config", Spec{SafetensorsIndex: index}, "need the repository's config.json"},
-		{"index and header", Spec{Config: cfg, SafetensorsIndex: index, SafetensorsHeader: "AAAA"}, "not both"},
-		{"gguf with config", Spec{Config: cfg, GGUFHeader: "AAAA"}, "stands alone"},
-		{"with a name", Spec{Name: "x", SafetensorsIndex: index}, "go with config only"},
-		{"with params", Spec{Params: &one, GGUFHeader: "AAAA"}, "go with config only"},
-		{"not base64", Spec{GGUFHeader: "@@@"}, "not standard base64"},
-		{"index without weight_map", Spec{Config: cfg, SafetensorsIndex: map[string]any{"metadata": map[string]any{}}}, "weight_map"},
-		{"too large", Spec{GGUFHeader: strings.Repeat("A", maxGGUFHeaderBytes/3*4+8)}, "larger than"},
+		{"index without config", model.Spec{SafetensorsIndex: index}, "need the repository's config.json"},
+		{"index and header", model.Spec{Config: cfg, SafetensorsIndex: index, SafetensorsHeader: "AAAA"}, "not both"},
+		{"gguf with config", model.Spec{Config: cfg, GGUFHeader: "AAAA"}, "stands alone"},
+		{"with a name", model.Spec{Name: "x", SafetensorsIndex: index}, "go with config only"},
+		{"with params", model.Spec{Params: &one, GGUFHeader: "AAAA"}, "go with config only"},
+		{"not base64", model.Spec{GGUFHeader: "@@@"}, "not standard base64"},
+		{"index without weight_map", model.Spec{Config: cfg, SafetensorsIndex: map[string]any{"metadata": map[string]any{}}}, "weight_map"},
+		{"too large", model.Spec{GGUFHeader: strings.Repeat("A", maxGGUFHeaderBytes/3*4+8)}, "larger than"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Resolve(tc.spec)

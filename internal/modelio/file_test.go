@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // ggufWriter builds GGUF headers for tests, following the layout of the
@@ -156,7 +157,7 @@ func TestReadGGUF(t *testing.T) {
 	assert.False(t, m.TieEmbeddings)
 	assert.Equal(t, "gguf header", m.Source)
 	// The shape formula agrees with the tensor count of the file.
-	total, _, err := ShapeParams(m)
+	total, _, err := model.ShapeParams(m)
 	require.NoError(t, err)
 	assert.Equal(t, m.Params, total)
 }
@@ -164,7 +165,7 @@ func TestReadGGUF(t *testing.T) {
 func TestResolveGGUFPath(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "tiny.gguf")
 	require.NoError(t, os.WriteFile(p, tinyLlama(), 0o600))
-	m, err := Resolve(Spec{Path: p})
+	m, err := Resolve(model.Spec{Path: p})
 	require.NoError(t, err)
 	assert.Equal(t, int64(tinyLlamaParams), m.Params)
 }
@@ -362,7 +363,7 @@ func TestModelDirectory(t *testing.T) {
 	shard2 := safetensorsFile(t, map[string]any{"w": st("BF16", 64, 128), "v": st("BF16", 64)})
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model-00001-of-00002.safetensors"), shard1, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model-00002-of-00002.safetensors"), shard2, 0o600))
-	m, err := Resolve(Spec{Path: dir})
+	m, err := Resolve(model.Spec{Path: dir})
 	require.NoError(t, err)
 	assert.Equal(t, int64(100*64+64*128+64), m.Params) // summed over shards, not from the shape
 	assert.Equal(t, 2, m.Layers)
@@ -374,16 +375,16 @@ func TestModelDirectory(t *testing.T) {
 	empty := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(empty, "config.json"), b, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(empty, "model.safetensors"), safetensorsFile(t, map[string]any{}), 0o600))
-	_, err = Resolve(Spec{Path: empty})
+	_, err = Resolve(model.Spec{Path: empty})
 	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
 
 	// A directory without config.json is a model_file error.
-	_, err = Resolve(Spec{Path: t.TempDir()})
+	_, err = Resolve(model.Spec{Path: t.TempDir()})
 	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
 	// So is an unsupported extension.
 	p := filepath.Join(dir, "x.bin")
 	require.NoError(t, os.WriteFile(p, []byte("x"), 0o600))
-	_, err = Resolve(Spec{Path: p})
+	_, err = Resolve(model.Spec{Path: p})
 	assert.Equal(t, errs.ModelFile, errs.CodeOf(err))
 }
 
@@ -396,7 +397,7 @@ func FuzzGGUF(f *testing.F) {
 		m, err := ReadGGUF(bytes.NewReader(data))
 		if err == nil {
 			require.Positive(t, m.Params)
-			require.LessOrEqual(t, float64(m.Params), MaxParams)
+			require.LessOrEqual(t, float64(m.Params), model.MaxParams)
 			checkFileModel(t, m)
 		} else {
 			require.Equal(t, errs.ModelFile, errs.CodeOf(err))
@@ -406,7 +407,7 @@ func FuzzGGUF(f *testing.F) {
 
 // checkFileModel asserts what holds for any model read from a file header:
 // active parameters within the total, no negative shape figure or size.
-func checkFileModel(t *testing.T, m *Model) {
+func checkFileModel(t *testing.T, m *model.Model) {
 	t.Helper()
 	require.GreaterOrEqual(t, m.ActiveParams, int64(0), "negative active params")
 	require.LessOrEqual(t, m.ActiveParams, m.Params, "more active params than params")
@@ -432,7 +433,7 @@ func FuzzSafetensors(f *testing.F) {
 		m, err := ReadSafetensors(bytes.NewReader(data))
 		if err == nil {
 			require.Positive(t, m.Params)
-			require.LessOrEqual(t, float64(m.Params), MaxParams)
+			require.LessOrEqual(t, float64(m.Params), model.MaxParams)
 			checkFileModel(t, m)
 		} else {
 			require.Equal(t, errs.ModelFile, errs.CodeOf(err))

@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // maxGGUFHeaderBytes bounds the GGUF header bytes a request may carry. A
@@ -18,7 +19,7 @@ const maxGGUFHeaderBytes = 64 << 20
 
 // fetched reports whether the spec carries files a host fetched from a
 // model repository rather than a name, count or path.
-func (s Spec) fetched() bool {
+func fetched(s model.Spec) bool {
 	return s.SafetensorsIndex != nil || s.SafetensorsHeader != "" || s.GGUFHeader != ""
 }
 
@@ -26,7 +27,7 @@ func (s Spec) fetched() bool {
 // (the library opens no socket; the CLI's internal/hub and the Python
 // package's fetch_model do the fetching): config plus the safetensors index
 // or one safetensors header, or a GGUF header on its own.
-func fromFetched(s Spec) (*Model, error) {
+func fromFetched(s model.Spec) (*model.Model, error) {
 	if s.Params != nil || s.ParamsB != nil || s.Name != "" || s.Path != "" {
 		return nil, errs.New(errs.InvalidArgument, "model: safetensors_index, safetensors_header_base64 and gguf_header_base64 go with config only, not with params, params_b, name or path")
 	}
@@ -42,7 +43,7 @@ func fromFetched(s Spec) (*Model, error) {
 	if s.SafetensorsIndex != nil && s.SafetensorsHeader != "" {
 		return nil, errs.New(errs.InvalidArgument, "model: give safetensors_index (a sharded checkpoint) or safetensors_header_base64 (a single file), not both")
 	}
-	m, err := FromConfig(s.Config)
+	m, err := model.FromConfig(s.Config)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func decodeBase64(field, v string, limit int) ([]byte, error) {
 
 // fromGGUFHeader reads a GGUF file's first bytes, which must hold the whole
 // header (metadata and tensor list); the tensor data need not follow.
-func fromGGUFHeader(b64 string) (*Model, error) {
+func fromGGUFHeader(b64 string) (*model.Model, error) {
 	b, err := decodeBase64("gguf_header_base64", b64, maxGGUFHeaderBytes)
 	if err != nil {
 		return nil, err
@@ -85,7 +86,7 @@ func fromGGUFHeader(b64 string) (*Model, error) {
 // withSafetensorsHeader completes a config's model with a single-file
 // checkpoint's header (8-byte length and JSON), as a local directory with
 // one .safetensors file is read (fromDir).
-func withSafetensorsHeader(m *Model, b64 string) (*Model, error) {
+func withSafetensorsHeader(m *model.Model, b64 string) (*model.Model, error) {
 	b, err := decodeBase64("safetensors_header_base64", b64, maxSafetensorsHeader+8)
 	if err != nil {
 		return nil, err
@@ -94,7 +95,7 @@ func withSafetensorsHeader(m *Model, b64 string) (*Model, error) {
 	if err != nil {
 		return nil, errs.New(errs.ModelFile, "model: safetensors_header_base64: %s", strings.TrimPrefix(errs.MessageOf(err), "safetensors: "))
 	}
-	setParams(m, fm.Params)
+	m.SetParams(fm.Params)
 	m.FileQuant, m.FileWeightBytes = fm.FileQuant, fm.FileWeightBytes
 	m.Notes = append(m.Notes, fm.Notes...)
 	m.Source = "config.json + safetensors header"
@@ -114,24 +115,24 @@ var indexDTypes = map[string]string{"bfloat16": "bf16", "float16": "fp16", "floa
 // size only for an unquantized checkpoint of the config's torch_dtype; a
 // quantized one (quantization_config) packs weights and scales in other
 // dtypes, and the answer only notes the size.
-func withSafetensorsIndex(m *Model, cfg, index map[string]any) (*Model, error) {
+func withSafetensorsIndex(m *model.Model, cfg, index map[string]any) (*model.Model, error) {
 	meta, _ := index["metadata"].(map[string]any)
 	if _, ok := index["weight_map"].(map[string]any); !ok {
 		return nil, errs.New(errs.InvalidArgument, "model: safetensors_index has no weight_map object (want model.safetensors.index.json as published)")
 	}
 	m.Source = "config.json + safetensors index"
 	if n, ok := indexCount(meta, "total_parameters"); ok {
-		if n > MaxParams {
+		if n > model.MaxParams {
 			return nil, errs.New(errs.InvalidArgument, "model: safetensors_index total_parameters %.4g exceeds the limit of 1e14", n)
 		}
-		setParams(m, int64(n))
+		m.SetParams(int64(n))
 		m.Source += " (parameters: metadata.total_parameters)"
 	}
 	size, ok := indexCount(meta, "total_size")
 	if !ok {
 		return m, nil
 	}
-	if size > MaxParams*8 {
+	if size > model.MaxParams*8 {
 		return nil, errs.New(errs.InvalidArgument, "model: safetensors_index total_size %.4g bytes is more than any model", size)
 	}
 	dtype, _ := cfg["torch_dtype"].(string)

@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"bytes"
@@ -9,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 func TestCatalogLoads(t *testing.T) {
-	c := Catalog()
+	c := model.Catalog()
 	require.NotEmpty(t, c)
 	for _, e := range c {
-		m := Lookup(e.Name)
+		m := model.Lookup(e.Name)
 		require.NotNil(t, m, e.Name)
 		assert.Positive(t, m.Params, e.Name)
 		assert.NotEmpty(t, e.Source, e.Name)
@@ -33,7 +34,7 @@ func TestResolveByName(t *testing.T) {
 		{"meta-llama/Llama-2-7b-hf", "Llama-2-7B", 32},
 		{"Meta-Llama-3-70B-Instruct", "Meta-Llama-3-70B", 80},
 	} {
-		m, err := Resolve(Spec{Name: tc.name})
+		m, err := Resolve(model.Spec{Name: tc.name})
 		require.NoError(t, err, tc.name)
 		assert.Equal(t, tc.want, m.Name)
 		assert.Equal(t, tc.layers, m.Layers)
@@ -43,16 +44,16 @@ func TestResolveByName(t *testing.T) {
 func TestResolveErrors(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	for _, tc := range []struct {
-		spec Spec
+		spec model.Spec
 		code string
 	}{
-		{Spec{}, errs.InvalidArgument},
-		{Spec{Params: f(7e9), Name: "x"}, errs.InvalidArgument},
-		{Spec{Params: f(-1)}, errs.InvalidArgument},
-		{Spec{Params: f(2e14)}, errs.InvalidArgument},
-		{Spec{ParamsB: f(0)}, errs.InvalidArgument},
-		{Spec{Name: "llama-9-900b"}, errs.UnknownModel},
-		{Spec{Path: "/nonexistent/x.gguf"}, errs.ModelFile},
+		{model.Spec{}, errs.InvalidArgument},
+		{model.Spec{Params: f(7e9), Name: "x"}, errs.InvalidArgument},
+		{model.Spec{Params: f(-1)}, errs.InvalidArgument},
+		{model.Spec{Params: f(2e14)}, errs.InvalidArgument},
+		{model.Spec{ParamsB: f(0)}, errs.InvalidArgument},
+		{model.Spec{Name: "llama-9-900b"}, errs.UnknownModel},
+		{model.Spec{Path: "/nonexistent/x.gguf"}, errs.ModelFile},
 	} {
 		_, err := Resolve(tc.spec)
 		require.Error(t, err)
@@ -61,45 +62,45 @@ func TestResolveErrors(t *testing.T) {
 }
 
 func TestUnknownModelSuggests(t *testing.T) {
-	_, err := Resolve(Spec{Name: "llama-3.1-7b"})
+	_, err := Resolve(model.Spec{Name: "llama-3.1-7b"})
 	require.Error(t, err)
 	assert.Equal(t, errs.UnknownModel, errs.CodeOf(err))
 	assert.Contains(t, err.Error(), "Llama-3.1-8B")
-	assert.Empty(t, Suggest("zzzzzzzzzzzzzzzzzzzzzzzz", 3))
+	assert.Empty(t, model.Suggest("zzzzzzzzzzzzzzzzzzzzzzzz", 3))
 }
 
 func TestResolveWithConfigOverride(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	// Name + config: the config's fields win, the rest is the catalog's.
-	m, err := Resolve(Spec{Name: "Llama-3.1-8B", Config: map[string]any{"max_position_embeddings": 8192.0}})
+	m, err := Resolve(model.Spec{Name: "Llama-3.1-8B", Config: map[string]any{"max_position_embeddings": 8192.0}})
 	require.NoError(t, err)
 	assert.Equal(t, 8192, m.MaxContext)
 	assert.Equal(t, 32, m.Layers)
 	assert.Contains(t, m.Source, "overrides")
 	// Params + config: the count is the given one, the shape the config's.
-	m, err = Resolve(Spec{ParamsB: f(8), Config: map[string]any{"num_hidden_layers": 32.0, "hidden_size": 4096.0, "num_attention_heads": 32.0, "num_key_value_heads": 8.0}})
+	m, err = Resolve(model.Spec{ParamsB: f(8), Config: map[string]any{"num_hidden_layers": 32.0, "hidden_size": 4096.0, "num_attention_heads": 32.0, "num_key_value_heads": 8.0}})
 	require.NoError(t, err)
 	assert.Equal(t, int64(8e9), m.Params)
 	assert.Equal(t, 8, m.KVHeads)
 	assert.False(t, m.ShapeEstimated)
 	// Params only: shape estimated and flagged.
-	m, err = Resolve(Spec{Params: f(7e9)})
+	m, err = Resolve(model.Spec{Params: f(7e9)})
 	require.NoError(t, err)
 	assert.True(t, m.ShapeEstimated)
 	assert.Equal(t, "params only", m.Source)
 	// Config only, with a nested text_config.
-	m, err = Resolve(Spec{Config: map[string]any{"model_type": "gemma3", "text_config": map[string]any{
+	m, err = Resolve(model.Spec{Config: map[string]any{"model_type": "gemma3", "text_config": map[string]any{
 		"num_hidden_layers": 26.0, "hidden_size": 1152.0, "num_attention_heads": 4.0, "num_key_value_heads": 1.0,
 		"head_dim": 256.0, "intermediate_size": 6912.0, "vocab_size": 262144.0}}})
 	require.NoError(t, err)
 	assert.Equal(t, 26, m.Layers)
 	assert.True(t, m.TieEmbeddings) // gemma default
 	// Path with config is refused.
-	_, err = Resolve(Spec{Path: "/x.gguf", Config: map[string]any{}})
+	_, err = Resolve(model.Spec{Path: "/x.gguf", Config: map[string]any{}})
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 	// NaN, Inf and fractions of one parameter.
 	for _, v := range []float64{math.NaN(), math.Inf(1), 0.5} {
-		_, err = Resolve(Spec{Params: f(v)})
+		_, err = Resolve(model.Spec{Params: f(v)})
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), v)
 	}
 }
@@ -145,7 +146,7 @@ func TestCatalogCheckpoints(t *testing.T) {
 		{"Qwen/Qwen3-32B-AWQ", "int4", "Qwen/Qwen3-32B-AWQ"},
 		{"hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "int4", "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4"},
 	} {
-		m, err := Resolve(Spec{Name: tc.name})
+		m, err := Resolve(model.Spec{Name: tc.name})
 		require.NoError(t, err, tc.name)
 		ck := m.NativeCheckpoint()
 		require.NotNil(t, ck, tc.name)
@@ -153,7 +154,7 @@ func TestCatalogCheckpoints(t *testing.T) {
 		assert.Equal(t, tc.repo, ck.Repo, tc.name)
 	}
 	// Every checkpoint names a repository and a source a reader can open.
-	for _, e := range Catalog() {
+	for _, e := range model.Catalog() {
 		for _, ck := range e.Checkpoints {
 			assert.NotEmpty(t, ck.Repo, e.Name)
 			assert.Contains(t, ck.Source, "https://", e.Name)
@@ -165,10 +166,10 @@ func TestCatalogCheckpoints(t *testing.T) {
 	}
 	// An entry that lists none has its Hugging Face repository in the
 	// config's dtype.
-	m := Lookup("Phi-4")
+	m := model.Lookup("Phi-4")
 	require.NotNil(t, m)
-	assert.Equal(t, &Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
-	assert.Equal(t, "fp16", Lookup("Llama-2-7B").NativeCheckpoint().Quant)
+	assert.Equal(t, &model.Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
+	assert.Equal(t, "fp16", model.Lookup("Llama-2-7B").NativeCheckpoint().Quant)
 }
 
 // TestSuggestKeepsTheFamily: an id the catalog lacks (a dated release of a
@@ -181,11 +182,11 @@ func TestSuggestKeepsTheFamily(t *testing.T) {
 		"Qwen3-235B-A22B-Thinking-2507-FP8": "Qwen3-235B-A22B",
 		"Llama-4-Scout-17B-16E-Original":    "Llama-4-Scout-17B-16E-Instruct",
 	} {
-		s := Suggest(name, 3)
+		s := model.Suggest(name, 3)
 		require.NotEmpty(t, s, name)
 		assert.Equal(t, want, s[0], name)
 	}
-	_, err := Resolve(Spec{Name: "Qwen/Qwen3-30B-A3B-Instruct-2507"})
+	_, err := Resolve(model.Spec{Name: "Qwen/Qwen3-30B-A3B-Instruct-2507"})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Qwen3-30B-A3B")
 	assert.NotContains(t, err.Error(), "Qwen2.5-72B")
@@ -200,7 +201,7 @@ func TestOllamaAliases(t *testing.T) {
 		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
 		"meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
 	} {
-		m := Lookup(name)
+		m := model.Lookup(name)
 		if assert.NotNil(t, m, name) {
 			assert.Equal(t, want, m.Name, name)
 		}

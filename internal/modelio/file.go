@@ -1,4 +1,4 @@
-package model
+package modelio
 
 import (
 	"errors"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // maxModelReadTime bounds the time spent reading one request's model files
@@ -23,11 +24,11 @@ const maxModelReadTime = 30 * time.Second
 // FromPath reads a model file's header: a .gguf file, a .safetensors file, or
 // a directory holding config.json and *.safetensors. Tensor data is never
 // read.
-func FromPath(path string) (*Model, error) {
+func FromPath(path string) (*model.Model, error) {
 	return fromPath(path, time.Now().Add(maxModelReadTime))
 }
 
-func fromPath(path string, deadline time.Time) (*Model, error) {
+func fromPath(path string, deadline time.Time) (*model.Model, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, errs.Wrap(errs.ModelFile, err, "model path")
@@ -48,7 +49,7 @@ func fromPath(path string, deadline time.Time) (*Model, error) {
 // format. The error names the file (its extension already says the format,
 // so read's "format: " prefix is dropped) and a model without a name is
 // named after the file.
-func readModelFile(path, format string, read func(io.Reader) (*Model, error), deadline time.Time) (*Model, error) {
+func readModelFile(path, format string, read func(io.Reader) (*model.Model, error), deadline time.Time) (*model.Model, error) {
 	f, err := openModelFile(path, deadline)
 	if err != nil {
 		return nil, err
@@ -139,3 +140,13 @@ func (m *modelFile) Close() error { return m.f.Close() }
 
 // Len is how many bytes are left to read.
 func (m *modelFile) Len() int { return int(m.left) }
+
+// baseName is what follows the last slash of a path, the name a model
+// without one gets from its file (the rule of baseName in
+// internal/model/catalog.go, where it drops a Hugging Face organisation).
+func baseName(s string) string {
+	if i := strings.LastIndexByte(s, '/'); i >= 0 {
+		return s[i+1:]
+	}
+	return s
+}
