@@ -104,46 +104,61 @@ func readProcText(m *machine.Machine, f *machine.Findings, backend, name string)
 	return string(b), true
 }
 
-// hostCPUInfo is the parsed /proc/cpuinfo: remembered from an earlier
+// hostCPUInfo is the parsed /proc/cpuinfo, read once per detection for the
+// CPU and environment backends (Machine.HostCPU): remembered from an earlier
 // detection while no CPU was hot-plugged (memo.go), else read and parsed.
-// The witness is taken before the reading, so a CPU plugged in meanwhile
-// makes the next detection read again.
+// A read error other than absence is a sysfs_read warning of the CPU
+// backend when f is given.
 func hostCPUInfo(m *machine.Machine, f *machine.Findings) (machine.CPUInfo, bool) {
-	witness, stamp, memo := m.CPUWitness()
-	if memo {
-		if info, ok := m.CPURemembered(witness, stamp); ok {
-			return info, true
+	info, err := m.HostCPU(func() (machine.CPUInfo, error) { return loadCPUInfo(m) })
+	if err != nil {
+		if f != nil && !machine.IsMissing(err) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
 		}
-	}
-	text, ok := readCPUInfo(m, f)
-	if !ok {
 		return machine.CPUInfo{}, false
-	}
-	info := ParseCPUInfo(text)
-	if memo {
-		m.RememberCPU(witness, stamp, info)
 	}
 	return info, true
 }
+
+// loadCPUInfo is hostCPUInfo's reading. The witness is taken before the
+// reading, so a CPU plugged in meanwhile makes the next detection read again.
+func loadCPUInfo(m *machine.Machine) (machine.CPUInfo, error) {
+	witness, stamp, memo := m.CPUWitness()
+	if memo {
+		if info, ok := m.CPURemembered(witness, stamp); ok {
+			return info, nil
+		}
+	}
+	text, err := readCPUInfo(m)
+	if err != nil {
+		return machine.CPUInfo{}, err
+	}
+	info := ParseCPUInfo(text)
+	// The environment backend looked for the flag in the first 16 KiB (a
+	// head read of its own) before both shared one reading.
+	info.HypervisorFlag = cpuinfoHasHypervisorFlag(text[:min(len(text), hypervisorFlagScan)])
+	if memo {
+		m.RememberCPU(witness, stamp, info)
+	}
+	return info, nil
+}
+
+// hypervisorFlagScan is how much of /proc/cpuinfo is searched for the
+// hypervisor flag: every CPU has the same flags, and the first CPU's block
+// is well within it.
+const hypervisorFlagScan = 16 << 10
 
 // maxCPUInfoBytes caps /proc/cpuinfo, which outgrows MaxFileBytes: about
 // 1.5 KiB per logical CPU on x86 (the flags line), so 300 KiB on a
 // 224-thread server; 16 MiB covers several thousand CPUs.
 const maxCPUInfoBytes = 16 << 20
 
-// readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
-// silent; an unreadable, oversized or irregular one is a sysfs_read warning.
-func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
+// readCPUInfo reads /proc/cpuinfo with its own, larger cap.
+func readCPUInfo(m *machine.Machine) (string, error) {
 	var text string
 	err := m.WithFile(machine.PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
-	if err != nil {
-		if !machine.IsMissing(err) {
-			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
-				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
-		}
-		return "", false
-	}
-	return text, true
+	return text, err
 }
 
 // ParseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per

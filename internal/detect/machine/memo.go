@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -63,6 +64,9 @@ type sysrootMemo struct {
 	used uint64    // last use, for dropping the least recently used sysroot
 	pci  map[string]pciFacts
 	cpu  *cpuFacts
+	// constants are files of the kernel's sysfs set once at boot
+	// (isKernelConstant), by path and cap: their bytes, or their absence.
+	constants map[fileKey]seenFile
 }
 
 // pciFacts are the unchangeable attributes of one PCI function directory.
@@ -89,6 +93,9 @@ type CPUInfo struct {
 	Vendor   string
 	Logical  int // "processor" entries
 	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
+	// HypervisorFlag: a "flags" line lists "hypervisor" (x86 CPUID leaf 1
+	// ECX bit 31), for the environment backend.
+	HypervisorFlag bool
 }
 
 // cpuFacts is a parsed /proc/cpuinfo and what it was valid for.
@@ -173,7 +180,7 @@ func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
 	if m.memo == nil || m.root == "" {
 		return fileStamp{}, false
 	}
-	fi, err := m.src.stat(name)
+	fi, err := m.stat(name)
 	if err != nil {
 		return fileStamp{}, false
 	}
@@ -273,4 +280,49 @@ func (m *Machine) RememberCPU(witness string, stamp fileStamp, info CPUInfo) {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	sm.cpu = &cpuFacts{witness: witness, stamp: stamp, info: info}
+}
+
+// kernelConstantDirs hold attributes the kernel sets once at boot and never
+// changes: the DMI identification strings (drivers/firmware/dmi-id.c, built
+// in: CONFIG_DMIID is a bool) and Xen's /sys/hypervisor (type and uuid,
+// drivers/xen/sys-hypervisor.c, built in as well). Read from the running
+// kernel's own sysfs (a fixture tree or snapshot never), a value or an
+// absence holds for the life of the process; a process does not outlive
+// its kernel.
+var kernelConstantDirs = []string{PathDMI + "/", "sys/hypervisor/"}
+
+// isKernelConstant reports whether name is a file of kernelConstantDirs
+// (directly in it: no subdirectory, such as dmi/id/power/).
+func isKernelConstant(name string) bool {
+	for _, dir := range kernelConstantDirs {
+		if rest, ok := strings.CutPrefix(name, dir); ok && rest != "" && !strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// constantRemembered returns what an earlier detection read of the kernel
+// constant name.
+func (m *Machine) constantRemembered(name string, limit int, head bool) ([]byte, error, bool) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	f, ok := sm.constants[fileKey{name, limit, head}]
+	return f.data, f.err, ok
+}
+
+// rememberConstant keeps a kernel constant's reading (data is the caller's
+// own copy) or its absence.
+func (m *Machine) rememberConstant(name string, limit int, head bool, data []byte, err error) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if sm.constants == nil {
+		sm.constants = map[fileKey]seenFile{}
+	}
+	if err == nil && data == nil {
+		data = []byte{}
+	}
+	sm.constants[fileKey{name, limit, head}] = seenFile{data, err}
 }

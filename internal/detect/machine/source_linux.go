@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -35,11 +37,16 @@ type openHow struct{ flags, mode, resolve uint64 }
 // kernel) or EPERM (a seccomp filter that does not know openat2) mean the
 // caller must take the os.Root path.
 func openBeneath(dirfd int, name string, flags int) (int, error) {
+	return openBeneathHow(dirfd, name, flags, resolveBeneath|resolveNoMagiclinks)
+}
+
+// openBeneathHow is openBeneath with the RESOLVE_ flags given.
+func openBeneathHow(dirfd int, name string, flags int, resolve uint64) (int, error) {
 	p, err := syscall.BytePtrFromString(name)
 	if err != nil {
 		return -1, err
 	}
-	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC), resolve: resolveBeneath | resolveNoMagiclinks}
+	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC), resolve: resolve}
 	for {
 		fd, _, e := syscall.Syscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
 			uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
@@ -61,14 +68,23 @@ func openBeneathDir(dir string) *os.File {
 	if err != nil {
 		return nil
 	}
+	if openat2Works.Load() {
+		return f
+	}
 	fd, err := openBeneath(int(f.Fd()), ".", oPath)
 	if err != nil {
 		f.Close()
 		return nil
 	}
 	syscall.Close(fd)
+	openat2Works.Store(true)
 	return f
 }
+
+// openat2Works is set once openat2 has answered in this process: the probe
+// above is not made again (a filter installed later makes a call answer
+// ENOSYS or EPERM, and every caller then takes the os.Root way).
+var openat2Works atomic.Bool
 
 // readFileBeneath is dirSource.readFile in a few system calls: an O_PATH
 // open and fstat, so that only a regular file is ever opened for reading
@@ -204,3 +220,139 @@ func (i statInfo) Mode() fs.FileMode  { return statMode(i.st) | fs.FileMode(i.st
 func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i statInfo) IsDir() bool        { return i.Mode().IsDir() }
 func (i statInfo) Sys() any           { return i.st }
+
+// readLinkBeneath is readlink(2) of name below dir: the directories on the
+// way resolve inside the root (openat2), the link itself is opened with
+// O_NOFOLLOW and read through its descriptor (readlinkat with an empty
+// path, Linux 2.6.39), three system calls where os.Root's walk takes one
+// open per component.
+func readLinkBeneath(dir *os.File, name string) (ok bool, target string, err error) {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, oPath|syscall.O_NOFOLLOW)
+	if err == syscall.ENOSYS || err == syscall.EPERM {
+		return false, "", nil
+	}
+	if err != nil {
+		return true, "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	empty := [1]byte{}
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, _, e := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(size), 0, 0)
+		if e != 0 {
+			return true, "", &fs.PathError{Op: "readlink", Path: name, Err: e}
+		}
+		if int(n) < size {
+			return true, string(buf[:n]), nil
+		}
+		if size >= 1<<16 {
+			return true, "", &fs.PathError{Op: "readlink", Path: name, Err: syscall.ENAMETOOLONG}
+		}
+	}
+}
+
+// Filesystem magic numbers of statfs(2) (include/uapi/linux/magic.h).
+const (
+	sysfsMagic = 0x62656572
+	procMagic  = 0x9fa0
+)
+
+// resolveNoXdev is RESOLVE_NO_XDEV: resolution may not cross a mount point
+// (openat2(2)).
+const resolveNoXdev = 0x01
+
+// kernelMounts are the sysroot's sys/ and proc/ when statfs(2) says they are
+// a sysfs and a procfs, opened once per detection on first use. A file read
+// below them with RESOLVE_NO_XDEV cannot be on another filesystem, and sysfs
+// and procfs hold no device node and no FIFO (fs/sysfs, fs/kernfs: regular
+// files, directories and links only; fs/proc likewise, its magic links
+// refused by RESOLVE_NO_MAGICLINKS), so the O_PATH open and fstat that
+// readFileBeneath makes before the real open, to never open a device, can be
+// skipped: one open, one fstat (kept, so that a directory is refused as
+// before), the reads and the close. Everything else (a fixture tree, the
+// cgroup mount below sys/fs, a link leaving the mount) takes
+// readFileBeneath's way: openat2 answers EXDEV and the read is made again
+// there.
+type kernelMounts struct {
+	once      sync.Once
+	sys, proc *os.File // nil when not a sysfs / procfs
+}
+
+func newKernelMounts(dir *os.File) *kernelMounts {
+	if dir == nil {
+		return nil
+	}
+	return &kernelMounts{}
+}
+
+// open opens sys/ and proc/ below dir and keeps those of the right kind.
+func (k *kernelMounts) open(dir *os.File) {
+	defer runtime.KeepAlive(dir)
+	k.sys = openMountOfKind(int(dir.Fd()), "sys", sysfsMagic)
+	k.proc = openMountOfKind(int(dir.Fd()), "proc", procMagic)
+}
+
+// openMountOfKind opens name below dirfd (O_PATH) when statfs says it is a
+// filesystem of type magic; the garbage collector closes it with the view.
+func openMountOfKind(dirfd int, name string, magic int64) *os.File {
+	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
+	if err != nil {
+		return nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
+		syscall.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), name)
+}
+
+// readFile reads name in one open when it lies in the kernel's sysfs or
+// procfs; ok is false when the caller must read it the general way.
+func (k *kernelMounts) readFile(dir *os.File, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
+	var base *os.File
+	var rel string
+	k.once.Do(func() { k.open(dir) })
+	switch {
+	case k.sys != nil && strings.HasPrefix(name, "sys/") && !underMountpoints(name):
+		base, rel = k.sys, name[len("sys/"):]
+	case k.proc != nil && strings.HasPrefix(name, "proc/"):
+		base, rel = k.proc, name[len("proc/"):]
+	default:
+		return false, nil
+	}
+	defer runtime.KeepAlive(base)
+	fd, err := openBeneathHow(int(base.Fd()), rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY,
+		resolveBeneath|resolveNoMagiclinks|resolveNoXdev)
+	switch err {
+	case nil:
+	case syscall.EXDEV, syscall.ENOSYS, syscall.EPERM:
+		return false, nil
+	default:
+		return true, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return true, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if err := checkRegular(name, statMode(&st)); err != nil {
+		return true, err
+	}
+	return true, readLimited(fdReader(fd), name, st.Size, limit, head, use)
+}
+
+// underMountpoints reports paths below sysfs's own mount points
+// (/sys/fs/cgroup, /sys/fs/bpf, /sys/kernel/debug, /sys/kernel/tracing,
+// ...): the fast open would only meet EXDEV there.
+func underMountpoints(name string) bool {
+	return strings.HasPrefix(name, "sys/fs/") || strings.HasPrefix(name, "sys/kernel/")
+}
+
+// isSysfs reports whether the sysroot's sys/ is the kernel's sysfs.
+func (k *kernelMounts) isSysfs(dir *os.File) bool {
+	k.once.Do(func() { k.open(dir) })
+	return k.sys != nil
+}
