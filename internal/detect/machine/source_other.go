@@ -23,6 +23,8 @@ type kernelMounts struct{}
 
 func newKernelMounts(*os.File) *kernelMounts { return nil }
 
-func (*kernelMounts) readFile(*os.File, string, int, bool, func([]byte)) (bool, error) { return false, nil }
+func (*kernelMounts) readFile(*os.File, string, int, bool, func([]byte)) (bool, error) {
+	return false, nil
+}
 
 func (*kernelMounts) isSysfs(*os.File) bool { return false }
