@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
@@ -294,29 +295,57 @@ func armVendor(code string) string {
 // tell "garbage" from "absent", and an absurd one (negative, over 1 PiB,
 // beyond int64) as memInfoAbsurd.
 func ParseMemInfo(text string) map[string]int64 {
-	out := map[string]int64{}
-	for _, line := range strings.Split(text, "\n") {
+	out := make(map[string]int64, 64)
+	// Line by line and field by field without splitting the text: a
+	// detection parses /proc/meminfo (about 55 lines) every time.
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
-		fields := strings.Fields(val)
-		if len(fields) != 2 || fields[1] != "kB" {
-			if len(fields) > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
+		number, unit, count := firstTwoFields(val)
+		if count != 2 || unit != "kB" {
+			if count > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
 				out[strings.TrimSpace(key)] = -1
 			}
 			continue
 		}
-		n, v := machine.ParseMemory(fields[0], 1024)
+		n, v := machine.ParseMemory(number, 1024)
 		switch {
 		case v == machine.MemAbsurd:
 			n = memInfoAbsurd
-		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
+		case v != machine.MemOK || strings.ContainsAny(number, ".eE"):
 			n = -1 // kB are whole numbers
 		}
 		out[strings.TrimSpace(key)] = n
 	}
 	return out
+}
+
+// firstTwoFields returns the first two space-separated fields of s (as
+// strings.Fields splits it) and how many fields s has, counting at most 3.
+func firstTwoFields(s string) (first, second string, count int) {
+	for count < 3 {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if s == "" {
+			break
+		}
+		end := strings.IndexFunc(s, unicode.IsSpace)
+		if end < 0 {
+			end = len(s)
+		}
+		switch count {
+		case 0:
+			first = s[:end]
+		case 1:
+			second = s[:end]
+		}
+		count++
+		s = s[end:]
+	}
+	return first, second, count
 }
 
 // memInfoAbsurd marks a meminfo value that is negative or more than 1 PiB.

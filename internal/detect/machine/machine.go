@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -183,33 +182,32 @@ func (m *Machine) ReadHead(name string, n int) string {
 // read is withFile that, with head, hands over the first limit bytes of a
 // longer file instead of failing.
 func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
-	if data, err, ok := m.seen.file(name, limit, head); ok {
-		if err == nil {
-			use(data)
-		}
-		return err
+	data, err := m.seen.file(fileKey{name, limit, head}, func() ([]byte, error) {
+		return m.readOnce(name, limit, head)
+	})
+	if err == nil {
+		use(data)
 	}
+	return err
+}
+
+// readOnce is read's first reading of a file in a detection: from the
+// kernel constants remembered across detections (memo.go), else from the
+// source.
+func (m *Machine) readOnce(name string, limit int, head bool) ([]byte, error) {
 	constant := m.memo != nil && isKernelConstant(name) && onKernelSysfs(m.src)
 	if constant {
 		if data, err, ok := m.constantRemembered(name, limit, head); ok {
-			m.seen.keepFile(name, limit, head, data, err)
-			if err == nil {
-				use(data)
-			}
-			return err
+			return data, err
 		}
 	}
 	var kept []byte
-	err := m.src.readFile(name, limit, head, func(b []byte) {
-		kept = bytes.Clone(b)
-		use(b)
-	})
-	m.seen.keepFile(name, limit, head, kept, err)
+	err := m.src.readFile(name, limit, head, func(b []byte) { kept = bytes.Clone(b) })
+	m.noteDenied(name, err)
 	if constant && stableReadErr(err) {
 		m.rememberConstant(name, limit, head, kept, err)
 	}
-	m.noteDenied(name, err)
-	return err
+	return kept, err
 }
 
 // ReadString reads a file and returns its text trimmed of surrounding space,
@@ -241,40 +239,36 @@ func (m *Machine) Exists(name string) bool {
 
 // stat is the source's stat (links followed), once per path and detection.
 func (m *Machine) stat(name string) (fs.FileInfo, error) {
-	if fi, err, ok := m.seen.stat(name); ok {
+	return m.seen.stat(name, func() (fs.FileInfo, error) {
+		fi, err := m.src.stat(name)
+		m.noteDenied(name, err)
 		return fi, err
-	}
-	fi, err := m.src.stat(name)
-	m.seen.keepStat(name, fi, err)
-	m.noteDenied(name, err)
-	return fi, err
+	})
 }
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
-	if es, ok := m.seen.dir(name); ok {
-		return es
-	}
-	es, err := m.src.readDir(name)
-	m.noteDenied(name, err)
+	es, err := m.seen.dir(name, func() ([]fs.DirEntry, error) {
+		es, err := m.src.readDir(name)
+		m.noteDenied(name, err)
+		return es, err
+	})
 	if err != nil {
-		es = nil
+		return nil
 	}
-	m.seen.keepDir(name, es)
-	return slices.Clone(es)
+	return es
 }
 
 // ReadLink returns the target of a symbolic link, or "" when name is not one.
 func (m *Machine) ReadLink(name string) string {
-	if t, ok := m.seen.link(name); ok {
-		return t
-	}
-	t, err := m.src.readLink(name)
-	m.noteDenied(name, err)
+	t, err := m.seen.link(name, func() (string, error) {
+		t, err := m.src.readLink(name)
+		m.noteDenied(name, err)
+		return t, err
+	})
 	if err != nil {
-		t = ""
+		return ""
 	}
-	m.seen.keepLink(name, t)
 	return t
 }
 

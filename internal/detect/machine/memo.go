@@ -66,7 +66,7 @@ type sysrootMemo struct {
 	cpu  *cpuFacts
 	// constants are files of the kernel's sysfs set once at boot
 	// (isKernelConstant), by path and cap: their bytes, or their absence.
-	constants map[fileKey]seenFile
+	constants map[fileKey]constantFile
 }
 
 // pciFacts are the unchangeable attributes of one PCI function directory.
@@ -312,6 +312,13 @@ func (m *Machine) constantRemembered(name string, limit int, head bool) ([]byte,
 	return f.data, f.err, ok
 }
 
+// constantFile is a kernel constant's bytes, or the error (absence) reading
+// it gave.
+type constantFile struct {
+	data []byte
+	err  error
+}
+
 // rememberConstant keeps a kernel constant's reading (data is the caller's
 // own copy) or its absence.
 func (m *Machine) rememberConstant(name string, limit int, head bool, data []byte, err error) {
@@ -319,10 +326,10 @@ func (m *Machine) rememberConstant(name string, limit int, head bool, data []byt
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	if sm.constants == nil {
-		sm.constants = map[fileKey]seenFile{}
+		sm.constants = map[fileKey]constantFile{}
 	}
 	if err == nil && data == nil {
 		data = []byte{}
 	}
-	sm.constants[fileKey{name, limit, head}] = seenFile{data, err}
+	sm.constants[fileKey{name, limit, head}] = constantFile{data, err}
 }

@@ -7,19 +7,19 @@ import (
 )
 
 // seenReads is what one detection has read so far: every file (its bytes or
-// its error), listing, link and stat, by path. Backends run side by side on
-// one Machine and several read the same things (the environment, storage
-// and NUMA backends the cgroup and DMI files, three backends /dev and
-// /sys/class/drm), so the second asks nobody but this map. A Machine lives
-// for one detection, so what it holds is that detection's reading of the
-// machine; the next detection reads afresh. Concurrent first reads of one
-// path may both reach the source; both give the same answer.
+// its error), listing, link and stat, by path, each read once. Backends run
+// side by side on one Machine and several read the same things (the
+// environment, storage and CPU backends the cgroup and DMI files, three
+// backends /dev and /sys/class/drm): the first asks the source, the others
+// wait for its answer. A Machine lives for one detection, so what it holds
+// is that detection's reading of the machine; the next detection reads
+// afresh.
 type seenReads struct {
 	mu    sync.Mutex
-	files map[fileKey]seenFile
-	dirs  map[string][]fs.DirEntry
-	links map[string]string
-	stats map[string]seenStat
+	files map[fileKey]*seenFile
+	dirs  map[string]*seenDir
+	links map[string]*seenLink
+	stats map[string]*seenStat
 }
 
 // fileKey tells a whole-file read from a head read or one with another cap:
@@ -31,82 +31,72 @@ type fileKey struct {
 }
 
 type seenFile struct {
-	data []byte
+	once sync.Once
+	data []byte // the reader's own copy; nil on error
 	err  error
 }
 
+type seenDir struct {
+	once    sync.Once
+	entries []fs.DirEntry
+	err     error
+}
+
+type seenLink struct {
+	once   sync.Once
+	target string
+	err    error
+}
+
 type seenStat struct {
-	fi  fs.FileInfo
-	err error
+	once sync.Once
+	fi   fs.FileInfo
+	err  error
 }
 
-// file returns what an earlier read of name with the same cap gave.
-func (s *seenReads) file(name string, limit int, head bool) ([]byte, error, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.files[fileKey{name, limit, head}]
-	return f.data, f.err, ok
-}
-
-// keepFile records a read (data is the caller's own copy; nil on error).
-func (s *seenReads) keepFile(name string, limit int, head bool, data []byte, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.files == nil {
-		s.files = map[fileKey]seenFile{}
+// entry returns the entry of key in *m, made on first use.
+func entry[K comparable, V any](mu *sync.Mutex, m *map[K]*V, key K) *V {
+	mu.Lock()
+	defer mu.Unlock()
+	if *m == nil {
+		*m = map[K]*V{}
 	}
-	if err == nil && data == nil {
-		data = []byte{}
+	e, ok := (*m)[key]
+	if !ok {
+		e = new(V)
+		(*m)[key] = e
 	}
-	s.files[fileKey{name, limit, head}] = seenFile{data, err}
+	return e
 }
 
-// dir returns a copy of an earlier listing of name (nil: absent or
-// unreadable, as ReadDir says).
-func (s *seenReads) dir(name string) ([]fs.DirEntry, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	es, ok := s.dirs[name]
-	return slices.Clone(es), ok
+// file returns the reading of name with this cap: read calls once per
+// detection, and hands over a copy of the bytes it read.
+func (s *seenReads) file(k fileKey, read func() ([]byte, error)) ([]byte, error) {
+	e := entry(&s.mu, &s.files, k)
+	e.once.Do(func() {
+		e.data, e.err = read()
+		if e.err == nil && e.data == nil {
+			e.data = []byte{}
+		}
+	})
+	return e.data, e.err
 }
 
-func (s *seenReads) keepDir(name string, es []fs.DirEntry) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.dirs == nil {
-		s.dirs = map[string][]fs.DirEntry{}
-	}
-	s.dirs[name] = es
+// dir returns a copy of the listing of name (a caller may reorder its own).
+func (s *seenReads) dir(name string, read func() ([]fs.DirEntry, error)) ([]fs.DirEntry, error) {
+	e := entry(&s.mu, &s.dirs, name)
+	e.once.Do(func() { e.entries, e.err = read() })
+	return slices.Clone(e.entries), e.err
 }
 
-func (s *seenReads) link(name string) (string, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	t, ok := s.links[name]
-	return t, ok
+func (s *seenReads) link(name string, read func() (string, error)) (string, error) {
+	e := entry(&s.mu, &s.links, name)
+	e.once.Do(func() { e.target, e.err = read() })
+	return e.target, e.err
 }
 
-func (s *seenReads) keepLink(name, target string) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.links == nil {
-		s.links = map[string]string{}
-	}
-	s.links[name] = target
-}
-
-func (s *seenReads) stat(name string) (fs.FileInfo, error, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	st, ok := s.stats[name]
-	return st.fi, st.err, ok
-}
-
-func (s *seenReads) keepStat(name string, fi fs.FileInfo, err error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.stats == nil {
-		s.stats = map[string]seenStat{}
-	}
-	s.stats[name] = seenStat{fi, err}
+func (s *seenReads) stat(name string, read func() (fs.FileInfo, error)) (fs.FileInfo, error) {
+	e := entry(&s.mu, &s.stats, name)
+	e.once.Do(func() { e.fi, e.err = read() })
+	return e.fi, e.err
 }
