@@ -103,3 +103,37 @@ func TestReadLinkBeneath(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
 }
+
+// On the kernel's sysfs a PCI function is stamped by its listing's inode
+// number (no stat), and the facts remembered under it are used by the next
+// detection.
+func TestPCIStampFromListingOnKernelSysfs(t *testing.T) {
+	m := liveMachine(t)
+	require.NotNil(t, m.memo)
+	devs := m.PCIDevices(0)
+	if len(devs) == 0 {
+		t.Skip("no PCI function here")
+	}
+	entries := m.ReadDir(PathPCIDevices)
+	var addr string
+	var ino uint64
+	for _, e := range entries {
+		if le, ok := e.(interface{ Ino() uint64 }); ok && isSysfsPCIAddress(e.Name()) {
+			addr, ino = e.Name(), le.Ino()
+			break
+		}
+	}
+	require.NotEmpty(t, addr)
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Lstat("/sys/bus/pci/devices/"+addr, &st))
+	assert.Equal(t, st.Ino, ino, "the listing's number is the link's inode")
+	f, ok := m.pciRemembered(addr, fileStamp{listed: true, ino: ino})
+	require.True(t, ok, "remembered under the listing's number")
+	vendor, err := m.ReadInt(PathPCIDevices + "/" + addr + "/vendor")
+	require.NoError(t, err)
+	assert.Equal(t, int(vendor), f.vendor)
+
+	m2, err := New(Config{Sysroot: "/", NoExec: true})
+	require.NoError(t, err)
+	assert.Equal(t, devs, m2.PCIDevices(0))
+}

@@ -46,6 +46,9 @@ const (
 // fileStamp identifies one instance of a file or directory: a different
 // file at the same path, or the same one changed, stamps differently.
 type fileStamp struct {
+	// listed: ino is the inode number of a kernel sysfs entry as its
+	// directory listing gave it (pciStamp), nothing else is set.
+	listed   bool
 	dev, ino uint64
 	size     int64
 	mtime    syscall.Timespec
@@ -192,6 +195,25 @@ func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
 		return fileStamp{}, false
 	}
 	return stampOf(st), true
+}
+
+// pciStamp stamps the PCI function whose entry in the listing of
+// sys/bus/pci/devices is e. On the running kernel's own sysfs the entry's
+// inode number is enough, and costs no system call: kernfs numbers its
+// nodes from a cyclic allocator, with a generation in the upper 32 bits
+// where ino_t is 64-bit (fs/kernfs/dir.c kernfs_new_node, idr_alloc_cyclic;
+// include/linux/kernfs.h kernfs_ino), so a function removed and added again
+// (its link re-created) lists under another number until reboot. Elsewhere
+// (a fixture tree, where a filesystem may reuse a freed inode at once) the
+// directory's stat is the stamp, as before.
+func (m *Machine) pciStamp(e fs.DirEntry, dir string) (fileStamp, bool) {
+	if m.memo == nil {
+		return fileStamp{}, false
+	}
+	if le, ok := e.(interface{ Ino() uint64 }); ok && le.Ino() != 0 && onKernelSysfs(m.src) {
+		return fileStamp{listed: true, ino: le.Ino()}, true
+	}
+	return m.statStamp(dir, syscall.S_IFDIR)
 }
 
 // pciRemembered returns the facts remembered for the function directory

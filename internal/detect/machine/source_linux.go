@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -168,7 +167,9 @@ func (r fdReader) Read(b []byte) (int, error) {
 // readDirBeneath lists the directory name below dir (resolved like
 // readFileBeneath) in the order fs.ReadDir gives. sysroot is the host path
 // of dir: a listing's entries Info() lstat sysroot/name/entry, a direct
-// child of a directory already resolved inside the root.
+// child of a directory already resolved inside the root. The entries are
+// read with getdents64 directly (linuxDirEntry), which also keeps each
+// one's inode number (Ino): the memo tells a re-created sysfs node by it.
 func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.DirEntry, err error) {
 	defer runtime.KeepAlive(dir)
 	fd, err := openBeneath(int(dir.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY)
@@ -178,15 +179,106 @@ func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.D
 	if err != nil {
 		return true, nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), filepath.Join(sysroot, name))
-	defer f.Close()
-	entries, err = f.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	if err != nil {
-		return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: errors.Unwrap(err)}
+	defer syscall.Close(fd)
+	parent := filepath.Join(sysroot, name)
+	buf := make([]byte, 8192)
+	for {
+		n, err := syscall.Getdents(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			slices.SortFunc(entries, compareEntries)
+			return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		entries = appendDirents(entries, buf[:n], fd, parent)
 	}
+	slices.SortFunc(entries, compareEntries)
 	return true, entries, nil
 }
+
+func compareEntries(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+
+// appendDirents appends the entries of one getdents64 buffer (struct
+// linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name;
+// getdents(2)), "." and ".." left out. An entry of unknown type
+// (DT_UNKNOWN: some filesystems) is typed by an lstat relative to the
+// directory's descriptor, as os.File.ReadDir does.
+func appendDirents(entries []fs.DirEntry, buf []byte, dirfd int, parent string) []fs.DirEntry {
+	for len(buf) >= 19 {
+		reclen := int(*(*uint16)(unsafe.Pointer(&buf[16])))
+		if reclen < 19 || reclen > len(buf) {
+			break
+		}
+		rec := buf[:reclen]
+		buf = buf[reclen:]
+		nameBytes := rec[19:]
+		if i := slices.Index(nameBytes, 0); i >= 0 {
+			nameBytes = nameBytes[:i]
+		}
+		name := string(nameBytes)
+		if name == "" || name == "." || name == ".." {
+			continue
+		}
+		e := linuxDirEntry{name: name, ino: *(*uint64)(unsafe.Pointer(&rec[0])), parent: parent}
+		switch rec[18] {
+		case syscall.DT_DIR:
+			e.typ = fs.ModeDir
+		case syscall.DT_LNK:
+			e.typ = fs.ModeSymlink
+		case syscall.DT_REG:
+			e.typ = 0
+		case syscall.DT_FIFO:
+			e.typ = fs.ModeNamedPipe
+		case syscall.DT_CHR:
+			e.typ = fs.ModeDevice | fs.ModeCharDevice
+		case syscall.DT_BLK:
+			e.typ = fs.ModeDevice
+		case syscall.DT_SOCK:
+			e.typ = fs.ModeSocket
+		default:
+			var st syscall.Stat_t
+			if err := fstatatNoFollow(dirfd, name, &st); err != nil {
+				continue // gone meanwhile, as os.File.ReadDir skips it
+			}
+			e.typ = statMode(&st)
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// fstatatNoFollow is lstat of the plain entry name of the directory
+// dirfd: an O_PATH|O_NOFOLLOW open beneath it and fstat (package syscall
+// exports fstatat on few architectures).
+func fstatatNoFollow(dirfd int, name string, st *syscall.Stat_t) error {
+	fd, err := openBeneath(dirfd, name, oPath|syscall.O_NOFOLLOW)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	return syscall.Fstat(fd, st)
+}
+
+// linuxDirEntry is one entry of readDirBeneath.
+type linuxDirEntry struct {
+	name   string
+	typ    fs.FileMode
+	ino    uint64
+	parent string // host path of the directory listed
+}
+
+func (e linuxDirEntry) Name() string               { return e.name }
+func (e linuxDirEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e linuxDirEntry) Type() fs.FileMode          { return e.typ }
+func (e linuxDirEntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.parent, e.name)) }
+func (e linuxDirEntry) String() string             { return fs.FormatDirEntry(e) }
+
+// Ino is the entry's inode number as the listing gave it.
+func (e linuxDirEntry) Ino() uint64 { return e.ino }
 
 // statBeneath is stat(2) of name below dir, symbolic links followed inside
 // the root, in two system calls (an O_PATH open and fstat).
