@@ -17,13 +17,18 @@ import (
 //     maximum link speed and width (drivers/pci/pci-sysfs.c: read-only
 //     attributes from the configuration header and the Link Capabilities
 //     register), keyed by the function's directory name and valid only while
-//     one stat of that directory shows the same device, inode and change
-//     time: a function removed and added again (hot-plug, a rescan, an SR-IOV
-//     VF re-created) gets a new sysfs directory, hence a new inode;
+//     its stamp is the same (pciStamp: on the kernel's own sysfs the inode
+//     number its listing gives, elsewhere one stat of that directory showing
+//     the same device, inode and change time): a function removed and added
+//     again (hot-plug, a rescan, an SR-IOV VF re-created) gets a new sysfs
+//     node, hence a new inode;
 //   - the parsed /proc/cpuinfo (model name, vendor, logical and physical
-//     core counts), valid only while sys/devices/system/cpu/online and
-//     .../present read the same (CPU hot-plug rewrites them) and one stat of
-//     /proc/cpuinfo shows the same file.
+//     core counts, the hypervisor flag), valid only while
+//     sys/devices/system/cpu/online and .../present read the same (CPU
+//     hot-plug rewrites them) and one stat of /proc/cpuinfo shows the same
+//     file;
+//   - the DMI identification files and /sys/hypervisor read from the
+//     running kernel's own sysfs (kernelConstantDirs), or their absence.
 //
 // Everything else is read by every detection: the PCI directory listing, a
 // function's driver link, numa_node and current link, memory figures, and

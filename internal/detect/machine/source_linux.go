@@ -181,7 +181,9 @@ func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.D
 	}
 	defer syscall.Close(fd)
 	parent := filepath.Join(sysroot, name)
-	buf := make([]byte, 8192)
+	pooled := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(pooled)
+	buf := *pooled
 	for {
 		n, err := syscall.Getdents(fd, buf)
 		if err == syscall.EINTR {
@@ -199,6 +201,10 @@ func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.D
 	slices.SortFunc(entries, compareEntries)
 	return true, entries, nil
 }
+
+// direntBufs holds getdents64 buffers: a buffer on the goroutine's stack
+// would make every backend's stack grow (and be copied) on its first listing.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
 
 func compareEntries(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
 
