@@ -93,10 +93,11 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 			continue
 		}
 		running[i] = time.Now()
-		go func(i int, b machine.Backend, t0 time.Time) {
+		t0 := running[i]
+		runOnWorker(func() {
 			f := runBackend(ctx, m, b)
 			done <- backendOutcome{index: i, findings: f, took: time.Since(t0)}
-		}(i, b, running[i])
+		})
 	}
 	outcomes := collectOutcomes(ctx, done, running)
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/apple"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
@@ -104,46 +105,61 @@ func readProcText(m *machine.Machine, f *machine.Findings, backend, name string)
 	return string(b), true
 }
 
-// hostCPUInfo is the parsed /proc/cpuinfo: remembered from an earlier
+// hostCPUInfo is the parsed /proc/cpuinfo, read once per detection for the
+// CPU and environment backends (Machine.HostCPU): remembered from an earlier
 // detection while no CPU was hot-plugged (memo.go), else read and parsed.
-// The witness is taken before the reading, so a CPU plugged in meanwhile
-// makes the next detection read again.
+// A read error other than absence is a sysfs_read warning of the CPU
+// backend when f is given.
 func hostCPUInfo(m *machine.Machine, f *machine.Findings) (machine.CPUInfo, bool) {
-	witness, stamp, memo := m.CPUWitness()
-	if memo {
-		if info, ok := m.CPURemembered(witness, stamp); ok {
-			return info, true
+	info, err := m.HostCPU(func() (machine.CPUInfo, error) { return loadCPUInfo(m) })
+	if err != nil {
+		if f != nil && !machine.IsMissing(err) {
+			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
+				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
 		}
-	}
-	text, ok := readCPUInfo(m, f)
-	if !ok {
 		return machine.CPUInfo{}, false
-	}
-	info := ParseCPUInfo(text)
-	if memo {
-		m.RememberCPU(witness, stamp, info)
 	}
 	return info, true
 }
+
+// loadCPUInfo is hostCPUInfo's reading. The witness is taken before the
+// reading, so a CPU plugged in meanwhile makes the next detection read again.
+func loadCPUInfo(m *machine.Machine) (machine.CPUInfo, error) {
+	witness, stamp, memo := m.CPUWitness()
+	if memo {
+		if info, ok := m.CPURemembered(witness, stamp); ok {
+			return info, nil
+		}
+	}
+	text, err := readCPUInfo(m)
+	if err != nil {
+		return machine.CPUInfo{}, err
+	}
+	info := ParseCPUInfo(text)
+	// The environment backend looked for the flag in the first 16 KiB (a
+	// head read of its own) before both shared one reading.
+	info.HypervisorFlag = cpuinfoHasHypervisorFlag(text[:min(len(text), hypervisorFlagScan)])
+	if memo {
+		m.RememberCPU(witness, stamp, info)
+	}
+	return info, nil
+}
+
+// hypervisorFlagScan is how much of /proc/cpuinfo is searched for the
+// hypervisor flag: every CPU has the same flags, and the first CPU's block
+// is well within it.
+const hypervisorFlagScan = 16 << 10
 
 // maxCPUInfoBytes caps /proc/cpuinfo, which outgrows MaxFileBytes: about
 // 1.5 KiB per logical CPU on x86 (the flags line), so 300 KiB on a
 // 224-thread server; 16 MiB covers several thousand CPUs.
 const maxCPUInfoBytes = 16 << 20
 
-// readCPUInfo reads /proc/cpuinfo with its own, larger cap. A missing file is
-// silent; an unreadable, oversized or irregular one is a sysfs_read warning.
-func readCPUInfo(m *machine.Machine, f *machine.Findings) (string, bool) {
+// readCPUInfo reads /proc/cpuinfo with its own, larger cap.
+func readCPUInfo(m *machine.Machine) (string, error) {
 	var text string
 	err := m.WithFile(machine.PathCPUInfo, maxCPUInfoBytes, func(b []byte) { text = string(b) })
-	if err != nil {
-		if !machine.IsMissing(err) {
-			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: registry.WarnSysfsRead,
-				Message: err.Error(), Path: "/" + machine.PathCPUInfo})
-		}
-		return "", false
-	}
-	return text, true
+	return text, err
 }
 
 // ParseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
@@ -279,29 +295,57 @@ func armVendor(code string) string {
 // tell "garbage" from "absent", and an absurd one (negative, over 1 PiB,
 // beyond int64) as memInfoAbsurd.
 func ParseMemInfo(text string) map[string]int64 {
-	out := map[string]int64{}
-	for _, line := range strings.Split(text, "\n") {
+	out := make(map[string]int64, 64)
+	// Line by line and field by field without splitting the text: a
+	// detection parses /proc/meminfo (about 55 lines) every time.
+	for rest := text; rest != ""; {
+		var line string
+		line, rest, _ = strings.Cut(rest, "\n")
 		key, val, ok := strings.Cut(line, ":")
 		if !ok {
 			continue
 		}
-		fields := strings.Fields(val)
-		if len(fields) != 2 || fields[1] != "kB" {
-			if len(fields) > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
+		number, unit, count := firstTwoFields(val)
+		if count != 2 || unit != "kB" {
+			if count > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
 				out[strings.TrimSpace(key)] = -1
 			}
 			continue
 		}
-		n, v := machine.ParseMemory(fields[0], 1024)
+		n, v := machine.ParseMemory(number, 1024)
 		switch {
 		case v == machine.MemAbsurd:
 			n = memInfoAbsurd
-		case v != machine.MemOK || strings.ContainsAny(fields[0], ".eE"):
+		case v != machine.MemOK || strings.ContainsAny(number, ".eE"):
 			n = -1 // kB are whole numbers
 		}
 		out[strings.TrimSpace(key)] = n
 	}
 	return out
+}
+
+// firstTwoFields returns the first two space-separated fields of s (as
+// strings.Fields splits it) and how many fields s has, counting at most 3.
+func firstTwoFields(s string) (first, second string, count int) {
+	for count < 3 {
+		s = strings.TrimLeftFunc(s, unicode.IsSpace)
+		if s == "" {
+			break
+		}
+		end := strings.IndexFunc(s, unicode.IsSpace)
+		if end < 0 {
+			end = len(s)
+		}
+		switch count {
+		case 0:
+			first = s[:end]
+		case 1:
+			second = s[:end]
+		}
+		count++
+		s = s[end:]
+	}
+	return first, second, count
 }
 
 // memInfoAbsurd marks a meminfo value that is negative or more than 1 PiB.

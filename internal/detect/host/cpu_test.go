@@ -249,3 +249,21 @@ func TestParseCPUInfoNamesARMCores(t *testing.T) {
 	x86 := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n"
 	assert.Equal(t, "Intel(R) Xeon(R)", ParseCPUInfo(x86).Name)
 }
+
+// firstTwoFields splits as strings.Fields does (ParseMemInfo used it).
+func FuzzFirstTwoFields(f *testing.F) {
+	for _, s := range []string{"", "  32614532 kB", "1 kB extra", "\t\u00a0 7\u2003kB ", "x\xffy kB", "kB"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		fields := strings.Fields(s)
+		first, second, count := firstTwoFields(s)
+		assert.Equal(t, min(len(fields), 3), count)
+		if len(fields) > 0 {
+			assert.Equal(t, fields[0], first)
+		}
+		if len(fields) > 1 {
+			assert.Equal(t, fields[1], second)
+		}
+	})
+}

@@ -142,7 +142,7 @@ func envVirtualization(m *machine.Machine, env *registry.Environment) {
 			env.Hypervisor = "xen"
 		}
 	}
-	env.Virtualized = env.Hypervisor != "" || cpuinfoHasHypervisorFlag(m.ReadHead(machine.PathCPUInfo, 16<<10))
+	env.Virtualized = env.Hypervisor != "" || envHypervisorFlag(m)
 }
 
 // envCloud names the cloud from explicit markers only: DMI sys_vendor or
@@ -188,4 +188,11 @@ func envDMI(m *machine.Machine, name string) string {
 		return ""
 	}
 	return s
+}
+
+// envHypervisorFlag reports the cpuinfo hypervisor flag from the reading the
+// CPU backend shares (hostCPUInfo); its warnings are the CPU backend's.
+func envHypervisorFlag(m *machine.Machine) bool {
+	info, ok := hostCPUInfo(m, nil)
+	return ok && info.HypervisorFlag
 }

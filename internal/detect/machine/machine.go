@@ -47,6 +47,23 @@ type Machine struct {
 	// memo holds what earlier detections of this sysroot read that cannot
 	// have changed (memo.go); nil for an injected FS.
 	memo *sysrootMemo
+
+	// seen holds what this detection already read (seen.go): backends
+	// running side by side ask for the same DMI, cgroup and directory
+	// listings, and one detection is one reading of the machine.
+	seen seenReads
+
+	// cpuOnce reads the host's cpuinfo once for the backends that use it.
+	cpuOnce sync.Once
+	cpuInfo CPUInfo
+	cpuErr  error
+}
+
+// HostCPU returns what load gives, calling it once per detection: the CPU
+// and environment backends share one reading of /proc/cpuinfo.
+func (m *Machine) HostCPU(load func() (CPUInfo, error)) (CPUInfo, error) {
+	m.cpuOnce.Do(func() { m.cpuInfo, m.cpuErr = load() })
+	return m.cpuInfo, m.cpuErr
 }
 
 // Config says what a Machine views.
@@ -93,7 +110,9 @@ func New(cfg Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	m.src, m.root, m.memo = dirSource{root, openBeneathDir(cfg.Sysroot), cfg.Sysroot}, cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	dir := openBeneathDir(cfg.Sysroot)
+	m.src, m.root, m.memo = dirSource{root: root, dir: dir, path: cfg.Sysroot, kernel: newKernelMounts(dir)},
+		cfg.Sysroot, memoFor(cfg.Sysroot, st)
 	return m, nil
 }
 
@@ -163,9 +182,32 @@ func (m *Machine) ReadHead(name string, n int) string {
 // read is withFile that, with head, hands over the first limit bytes of a
 // longer file instead of failing.
 func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
-	err := m.src.readFile(name, limit, head, use)
-	m.noteDenied(name, err)
+	data, err := m.seen.file(fileKey{name, limit, head}, func() ([]byte, error) {
+		return m.readOnce(name, limit, head)
+	})
+	if err == nil {
+		use(data)
+	}
 	return err
+}
+
+// readOnce is read's first reading of a file in a detection: from the
+// kernel constants remembered across detections (memo.go), else from the
+// source.
+func (m *Machine) readOnce(name string, limit int, head bool) ([]byte, error) {
+	constant := m.memo != nil && isKernelConstant(name) && onKernelSysfs(m.src)
+	if constant {
+		if data, err, ok := m.constantRemembered(name, limit, head); ok {
+			return data, err
+		}
+	}
+	var kept []byte
+	err := m.src.readFile(name, limit, head, func(b []byte) { kept = bytes.Clone(b) })
+	m.noteDenied(name, err)
+	if constant && stableReadErr(err) {
+		m.rememberConstant(name, limit, head, kept, err)
+	}
+	return kept, err
 }
 
 // ReadString reads a file and returns its text trimmed of surrounding space,
@@ -191,15 +233,26 @@ func (m *Machine) ReadInt(name string) (int64, error) {
 
 // Exists reports whether name exists on the machine (a dangling link does not).
 func (m *Machine) Exists(name string) bool {
-	_, err := m.src.stat(name)
-	m.noteDenied(name, err)
+	_, err := m.stat(name)
 	return err == nil
+}
+
+// stat is the source's stat (links followed), once per path and detection.
+func (m *Machine) stat(name string) (fs.FileInfo, error) {
+	return m.seen.stat(name, func() (fs.FileInfo, error) {
+		fi, err := m.src.stat(name)
+		m.noteDenied(name, err)
+		return fi, err
+	})
 }
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
-	es, err := m.src.readDir(name)
-	m.noteDenied(name, err)
+	es, err := m.seen.dir(name, func() ([]fs.DirEntry, error) {
+		es, err := m.src.readDir(name)
+		m.noteDenied(name, err)
+		return es, err
+	})
 	if err != nil {
 		return nil
 	}
@@ -208,8 +261,11 @@ func (m *Machine) ReadDir(name string) []fs.DirEntry {
 
 // ReadLink returns the target of a symbolic link, or "" when name is not one.
 func (m *Machine) ReadLink(name string) string {
-	t, err := m.src.readLink(name)
-	m.noteDenied(name, err)
+	t, err := m.seen.link(name, func() (string, error) {
+		t, err := m.src.readLink(name)
+		m.noteDenied(name, err)
+		return t, err
+	})
 	if err != nil {
 		return ""
 	}

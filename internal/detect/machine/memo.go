@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -16,13 +17,18 @@ import (
 //     maximum link speed and width (drivers/pci/pci-sysfs.c: read-only
 //     attributes from the configuration header and the Link Capabilities
 //     register), keyed by the function's directory name and valid only while
-//     one stat of that directory shows the same device, inode and change
-//     time: a function removed and added again (hot-plug, a rescan, an SR-IOV
-//     VF re-created) gets a new sysfs directory, hence a new inode;
+//     its stamp is the same (pciStamp: on the kernel's own sysfs the inode
+//     number its listing gives, elsewhere one stat of that directory showing
+//     the same device, inode and change time): a function removed and added
+//     again (hot-plug, a rescan, an SR-IOV VF re-created) gets a new sysfs
+//     node, hence a new inode;
 //   - the parsed /proc/cpuinfo (model name, vendor, logical and physical
-//     core counts), valid only while sys/devices/system/cpu/online and
-//     .../present read the same (CPU hot-plug rewrites them) and one stat of
-//     /proc/cpuinfo shows the same file.
+//     core counts, the hypervisor flag), valid only while
+//     sys/devices/system/cpu/online and .../present read the same (CPU
+//     hot-plug rewrites them) and one stat of /proc/cpuinfo shows the same
+//     file;
+//   - the DMI identification files and /sys/hypervisor read from the
+//     running kernel's own sysfs (kernelConstantDirs), or their absence.
 //
 // Everything else is read by every detection: the PCI directory listing, a
 // function's driver link, numa_node and current link, memory figures, and
@@ -45,6 +51,9 @@ const (
 // fileStamp identifies one instance of a file or directory: a different
 // file at the same path, or the same one changed, stamps differently.
 type fileStamp struct {
+	// listed: ino is the inode number of a kernel sysfs entry as its
+	// directory listing gave it (pciStamp), nothing else is set.
+	listed   bool
 	dev, ino uint64
 	size     int64
 	mtime    syscall.Timespec
@@ -63,6 +72,9 @@ type sysrootMemo struct {
 	used uint64    // last use, for dropping the least recently used sysroot
 	pci  map[string]pciFacts
 	cpu  *cpuFacts
+	// constants are files of the kernel's sysfs set once at boot
+	// (isKernelConstant), by path and cap: their bytes, or their absence.
+	constants map[fileKey]constantFile
 }
 
 // pciFacts are the unchangeable attributes of one PCI function directory.
@@ -89,6 +101,9 @@ type CPUInfo struct {
 	Vendor   string
 	Logical  int // "processor" entries
 	Physical int // sum of "cpu cores" over distinct "physical id"s; 0 when not reported
+	// HypervisorFlag: a "flags" line lists "hypervisor" (x86 CPUID leaf 1
+	// ECX bit 31), for the environment backend.
+	HypervisorFlag bool
 }
 
 // cpuFacts is a parsed /proc/cpuinfo and what it was valid for.
@@ -173,7 +188,7 @@ func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
 	if m.memo == nil || m.root == "" {
 		return fileStamp{}, false
 	}
-	fi, err := m.src.stat(name)
+	fi, err := m.stat(name)
 	if err != nil {
 		return fileStamp{}, false
 	}
@@ -185,6 +200,25 @@ func (m *Machine) statStamp(name string, want uint32) (fileStamp, bool) {
 		return fileStamp{}, false
 	}
 	return stampOf(st), true
+}
+
+// pciStamp stamps the PCI function whose entry in the listing of
+// sys/bus/pci/devices is e. On the running kernel's own sysfs the entry's
+// inode number is enough, and costs no system call: kernfs numbers its
+// nodes from a cyclic allocator, with a generation in the upper 32 bits
+// where ino_t is 64-bit (fs/kernfs/dir.c kernfs_new_node, idr_alloc_cyclic;
+// include/linux/kernfs.h kernfs_ino), so a function removed and added again
+// (its link re-created) lists under another number until reboot. Elsewhere
+// (a fixture tree, where a filesystem may reuse a freed inode at once) the
+// directory's stat is the stamp, as before.
+func (m *Machine) pciStamp(e fs.DirEntry, dir string) (fileStamp, bool) {
+	if m.memo == nil {
+		return fileStamp{}, false
+	}
+	if le, ok := e.(interface{ Ino() uint64 }); ok && le.Ino() != 0 && onKernelSysfs(m.src) {
+		return fileStamp{listed: true, ino: le.Ino()}, true
+	}
+	return m.statStamp(dir, syscall.S_IFDIR)
 }
 
 // pciRemembered returns the facts remembered for the function directory
@@ -273,4 +307,56 @@ func (m *Machine) RememberCPU(witness string, stamp fileStamp, info CPUInfo) {
 	sm.mu.Lock()
 	defer sm.mu.Unlock()
 	sm.cpu = &cpuFacts{witness: witness, stamp: stamp, info: info}
+}
+
+// kernelConstantDirs hold attributes the kernel sets once at boot and never
+// changes: the DMI identification strings (drivers/firmware/dmi-id.c, built
+// in: CONFIG_DMIID is a bool) and Xen's /sys/hypervisor (type and uuid,
+// drivers/xen/sys-hypervisor.c, built in as well). Read from the running
+// kernel's own sysfs (a fixture tree or snapshot never), a value or an
+// absence holds for the life of the process; a process does not outlive
+// its kernel.
+var kernelConstantDirs = []string{PathDMI + "/", "sys/hypervisor/"}
+
+// isKernelConstant reports whether name is a file of kernelConstantDirs
+// (directly in it: no subdirectory, such as dmi/id/power/).
+func isKernelConstant(name string) bool {
+	for _, dir := range kernelConstantDirs {
+		if rest, ok := strings.CutPrefix(name, dir); ok && rest != "" && !strings.Contains(rest, "/") {
+			return true
+		}
+	}
+	return false
+}
+
+// constantRemembered returns what an earlier detection read of the kernel
+// constant name.
+func (m *Machine) constantRemembered(name string, limit int, head bool) ([]byte, error, bool) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	f, ok := sm.constants[fileKey{name, limit, head}]
+	return f.data, f.err, ok
+}
+
+// constantFile is a kernel constant's bytes, or the error (absence) reading
+// it gave.
+type constantFile struct {
+	data []byte
+	err  error
+}
+
+// rememberConstant keeps a kernel constant's reading (data is the caller's
+// own copy) or its absence.
+func (m *Machine) rememberConstant(name string, limit int, head bool, data []byte, err error) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if sm.constants == nil {
+		sm.constants = map[fileKey]constantFile{}
+	}
+	if err == nil && data == nil {
+		data = []byte{}
+	}
+	sm.constants[fileKey{name, limit, head}] = constantFile{data, err}
 }

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -221,7 +220,7 @@ func readPCITree(m *Machine) pciScan {
 		}
 		dir := path.Join(PathPCIDevices, addr)
 		fn := &pciFunction{dir: dir}
-		fn.facts.stamp, fn.stamped = m.statStamp(dir, syscall.S_IFDIR)
+		fn.facts.stamp, fn.stamped = m.pciStamp(e, dir)
 		if f, ok := m.pciRememberedIf(fn.stamped, addr, fn.facts.stamp); ok {
 			fn.facts, fn.vendor = f, f.vendor
 		} else {

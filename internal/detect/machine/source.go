@@ -39,11 +39,20 @@ type dirSource struct {
 	// path is the sysroot's host path (the entries of a listing lstat
 	// below it).
 	path string
+	// kernel opens the sysroot's sys/ and proc/ when they are the kernel's
+	// own sysfs and procfs (source_linux.go): a file there is read with one
+	// open; nil where openat2 is unusable.
+	kernel *kernelMounts
 }
 
 func (s dirSource) readFile(name string, limit int, head bool, use func([]byte)) error {
 	if !fs.ValidPath(name) {
 		return &fs.PathError{Op: "open", Path: name, Err: fs.ErrInvalid}
+	}
+	if s.kernel != nil {
+		if ok, err := s.kernel.readFile(s.dir, name, limit, head, use); ok {
+			return err
+		}
 	}
 	if s.dir != nil {
 		if ok, err := readFileBeneath(s.dir, name, limit, head, use); ok {
@@ -84,7 +93,14 @@ func (s dirSource) readDir(name string) ([]fs.DirEntry, error) {
 	return fs.ReadDir(s.root.FS(), name)
 }
 
-func (s dirSource) readLink(name string) (string, error) { return s.root.Readlink(name) }
+func (s dirSource) readLink(name string) (string, error) {
+	if s.dir != nil && fs.ValidPath(name) {
+		if ok, target, err := readLinkBeneath(s.dir, name); ok {
+			return target, err
+		}
+	}
+	return s.root.Readlink(name)
+}
 
 func (s dirSource) stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
@@ -193,3 +209,10 @@ func (s fsSource) readLink(name string) (string, error) {
 }
 
 func (s fsSource) stat(name string) (fs.FileInfo, error) { return fs.Stat(s.fsys, name) }
+
+// onKernelSysfs reports whether sys/ of this source is the running kernel's
+// sysfs (not a fixture tree, a snapshot or an injected FS).
+func onKernelSysfs(src source) bool {
+	ds, ok := src.(dirSource)
+	return ok && ds.kernel != nil && ds.kernel.isSysfs(ds.dir)
+}

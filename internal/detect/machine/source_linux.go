@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -35,11 +36,16 @@ type openHow struct{ flags, mode, resolve uint64 }
 // kernel) or EPERM (a seccomp filter that does not know openat2) mean the
 // caller must take the os.Root path.
 func openBeneath(dirfd int, name string, flags int) (int, error) {
+	return openBeneathHow(dirfd, name, flags, resolveBeneath|resolveNoMagiclinks)
+}
+
+// openBeneathHow is openBeneath with the RESOLVE_ flags given.
+func openBeneathHow(dirfd int, name string, flags int, resolve uint64) (int, error) {
 	p, err := syscall.BytePtrFromString(name)
 	if err != nil {
 		return -1, err
 	}
-	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC), resolve: resolveBeneath | resolveNoMagiclinks}
+	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC), resolve: resolve}
 	for {
 		fd, _, e := syscall.Syscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
 			uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
@@ -61,14 +67,23 @@ func openBeneathDir(dir string) *os.File {
 	if err != nil {
 		return nil
 	}
+	if openat2Works.Load() {
+		return f
+	}
 	fd, err := openBeneath(int(f.Fd()), ".", oPath)
 	if err != nil {
 		f.Close()
 		return nil
 	}
 	syscall.Close(fd)
+	openat2Works.Store(true)
 	return f
 }
+
+// openat2Works is set once openat2 has answered in this process: the probe
+// above is not made again (a filter installed later makes a call answer
+// ENOSYS or EPERM, and every caller then takes the os.Root way).
+var openat2Works atomic.Bool
 
 // readFileBeneath is dirSource.readFile in a few system calls: an O_PATH
 // open and fstat, so that only a regular file is ever opened for reading
@@ -152,7 +167,9 @@ func (r fdReader) Read(b []byte) (int, error) {
 // readDirBeneath lists the directory name below dir (resolved like
 // readFileBeneath) in the order fs.ReadDir gives. sysroot is the host path
 // of dir: a listing's entries Info() lstat sysroot/name/entry, a direct
-// child of a directory already resolved inside the root.
+// child of a directory already resolved inside the root. The entries are
+// read with getdents64 directly (linuxDirEntry), which also keeps each
+// one's inode number (Ino): the memo tells a re-created sysfs node by it.
 func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.DirEntry, err error) {
 	defer runtime.KeepAlive(dir)
 	fd, err := openBeneath(int(dir.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY)
@@ -162,15 +179,112 @@ func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.D
 	if err != nil {
 		return true, nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	f := os.NewFile(uintptr(fd), filepath.Join(sysroot, name))
-	defer f.Close()
-	entries, err = f.ReadDir(-1)
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
-	if err != nil {
-		return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: errors.Unwrap(err)}
+	defer syscall.Close(fd)
+	parent := filepath.Join(sysroot, name)
+	pooled := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(pooled)
+	buf := *pooled
+	for {
+		n, err := syscall.Getdents(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			slices.SortFunc(entries, compareEntries)
+			return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: err}
+		}
+		if n <= 0 {
+			break
+		}
+		entries = appendDirents(entries, buf[:n], fd, parent)
 	}
+	slices.SortFunc(entries, compareEntries)
 	return true, entries, nil
 }
+
+// direntBufs holds getdents64 buffers: a buffer on the goroutine's stack
+// would make every backend's stack grow (and be copied) on its first listing.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8192); return &b }}
+
+func compareEntries(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) }
+
+// appendDirents appends the entries of one getdents64 buffer (struct
+// linux_dirent64: d_ino u64, d_off s64, d_reclen u16, d_type u8, d_name;
+// getdents(2)), "." and ".." left out. An entry of unknown type
+// (DT_UNKNOWN: some filesystems) is typed by an lstat relative to the
+// directory's descriptor, as os.File.ReadDir does.
+func appendDirents(entries []fs.DirEntry, buf []byte, dirfd int, parent string) []fs.DirEntry {
+	for len(buf) >= 19 {
+		reclen := int(*(*uint16)(unsafe.Pointer(&buf[16])))
+		if reclen < 19 || reclen > len(buf) {
+			break
+		}
+		rec := buf[:reclen]
+		buf = buf[reclen:]
+		nameBytes := rec[19:]
+		if i := slices.Index(nameBytes, 0); i >= 0 {
+			nameBytes = nameBytes[:i]
+		}
+		name := string(nameBytes)
+		if name == "" || name == "." || name == ".." {
+			continue
+		}
+		e := linuxDirEntry{name: name, ino: *(*uint64)(unsafe.Pointer(&rec[0])), parent: parent}
+		switch rec[18] {
+		case syscall.DT_DIR:
+			e.typ = fs.ModeDir
+		case syscall.DT_LNK:
+			e.typ = fs.ModeSymlink
+		case syscall.DT_REG:
+			e.typ = 0
+		case syscall.DT_FIFO:
+			e.typ = fs.ModeNamedPipe
+		case syscall.DT_CHR:
+			e.typ = fs.ModeDevice | fs.ModeCharDevice
+		case syscall.DT_BLK:
+			e.typ = fs.ModeDevice
+		case syscall.DT_SOCK:
+			e.typ = fs.ModeSocket
+		default:
+			var st syscall.Stat_t
+			if err := fstatatNoFollow(dirfd, name, &st); err != nil {
+				continue // gone meanwhile, as os.File.ReadDir skips it
+			}
+			e.typ = statMode(&st)
+		}
+		entries = append(entries, e)
+	}
+	return entries
+}
+
+// fstatatNoFollow is lstat of the plain entry name of the directory
+// dirfd: an O_PATH|O_NOFOLLOW open beneath it and fstat (package syscall
+// exports fstatat on few architectures).
+func fstatatNoFollow(dirfd int, name string, st *syscall.Stat_t) error {
+	fd, err := openBeneath(dirfd, name, oPath|syscall.O_NOFOLLOW)
+	if err != nil {
+		return err
+	}
+	defer syscall.Close(fd)
+	return syscall.Fstat(fd, st)
+}
+
+// linuxDirEntry is one entry of readDirBeneath.
+type linuxDirEntry struct {
+	name   string
+	typ    fs.FileMode
+	ino    uint64
+	parent string // host path of the directory listed
+}
+
+func (e linuxDirEntry) Name() string               { return e.name }
+func (e linuxDirEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e linuxDirEntry) Type() fs.FileMode          { return e.typ }
+func (e linuxDirEntry) Info() (fs.FileInfo, error) { return os.Lstat(filepath.Join(e.parent, e.name)) }
+func (e linuxDirEntry) String() string             { return fs.FormatDirEntry(e) }
+
+// Ino is the entry's inode number as the listing gave it.
+func (e linuxDirEntry) Ino() uint64 { return e.ino }
 
 // statBeneath is stat(2) of name below dir, symbolic links followed inside
 // the root, in two system calls (an O_PATH open and fstat).
@@ -204,3 +318,139 @@ func (i statInfo) Mode() fs.FileMode  { return statMode(i.st) | fs.FileMode(i.st
 func (i statInfo) ModTime() time.Time { return time.Unix(i.st.Mtim.Unix()) }
 func (i statInfo) IsDir() bool        { return i.Mode().IsDir() }
 func (i statInfo) Sys() any           { return i.st }
+
+// readLinkBeneath is readlink(2) of name below dir: the directories on the
+// way resolve inside the root (openat2), the link itself is opened with
+// O_NOFOLLOW and read through its descriptor (readlinkat with an empty
+// path, Linux 2.6.39), three system calls where os.Root's walk takes one
+// open per component.
+func readLinkBeneath(dir *os.File, name string) (ok bool, target string, err error) {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, oPath|syscall.O_NOFOLLOW)
+	if err == syscall.ENOSYS || err == syscall.EPERM {
+		return false, "", nil
+	}
+	if err != nil {
+		return true, "", &fs.PathError{Op: "readlink", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	empty := [1]byte{}
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, _, e := syscall.Syscall6(syscall.SYS_READLINKAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
+			uintptr(unsafe.Pointer(&buf[0])), uintptr(size), 0, 0)
+		if e != 0 {
+			return true, "", &fs.PathError{Op: "readlink", Path: name, Err: e}
+		}
+		if int(n) < size {
+			return true, string(buf[:n]), nil
+		}
+		if size >= 1<<16 {
+			return true, "", &fs.PathError{Op: "readlink", Path: name, Err: syscall.ENAMETOOLONG}
+		}
+	}
+}
+
+// Filesystem magic numbers of statfs(2) (include/uapi/linux/magic.h).
+const (
+	sysfsMagic = 0x62656572
+	procMagic  = 0x9fa0
+)
+
+// resolveNoXdev is RESOLVE_NO_XDEV: resolution may not cross a mount point
+// (openat2(2)).
+const resolveNoXdev = 0x01
+
+// kernelMounts are the sysroot's sys/ and proc/ when statfs(2) says they are
+// a sysfs and a procfs, opened once per detection on first use. A file read
+// below them with RESOLVE_NO_XDEV cannot be on another filesystem, and sysfs
+// and procfs hold no device node and no FIFO (fs/sysfs, fs/kernfs: regular
+// files, directories and links only; fs/proc likewise, its magic links
+// refused by RESOLVE_NO_MAGICLINKS), so the O_PATH open and fstat that
+// readFileBeneath makes before the real open, to never open a device, can be
+// skipped: one open, one fstat (kept, so that a directory is refused as
+// before), the reads and the close. Everything else (a fixture tree, the
+// cgroup mount below sys/fs, a link leaving the mount) takes
+// readFileBeneath's way: openat2 answers EXDEV and the read is made again
+// there.
+type kernelMounts struct {
+	once      sync.Once
+	sys, proc *os.File // nil when not a sysfs / procfs
+}
+
+func newKernelMounts(dir *os.File) *kernelMounts {
+	if dir == nil {
+		return nil
+	}
+	return &kernelMounts{}
+}
+
+// open opens sys/ and proc/ below dir and keeps those of the right kind.
+func (k *kernelMounts) open(dir *os.File) {
+	defer runtime.KeepAlive(dir)
+	k.sys = openMountOfKind(int(dir.Fd()), "sys", sysfsMagic)
+	k.proc = openMountOfKind(int(dir.Fd()), "proc", procMagic)
+}
+
+// openMountOfKind opens name below dirfd (O_PATH) when statfs says it is a
+// filesystem of type magic; the garbage collector closes it with the view.
+func openMountOfKind(dirfd int, name string, magic int64) *os.File {
+	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
+	if err != nil {
+		return nil
+	}
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
+		syscall.Close(fd)
+		return nil
+	}
+	return os.NewFile(uintptr(fd), name)
+}
+
+// readFile reads name in one open when it lies in the kernel's sysfs or
+// procfs; ok is false when the caller must read it the general way.
+func (k *kernelMounts) readFile(dir *os.File, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
+	var base *os.File
+	var rel string
+	k.once.Do(func() { k.open(dir) })
+	switch {
+	case k.sys != nil && strings.HasPrefix(name, "sys/") && !underMountpoints(name):
+		base, rel = k.sys, name[len("sys/"):]
+	case k.proc != nil && strings.HasPrefix(name, "proc/"):
+		base, rel = k.proc, name[len("proc/"):]
+	default:
+		return false, nil
+	}
+	defer runtime.KeepAlive(base)
+	fd, err := openBeneathHow(int(base.Fd()), rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY,
+		resolveBeneath|resolveNoMagiclinks|resolveNoXdev)
+	switch err {
+	case nil:
+	case syscall.EXDEV, syscall.ENOSYS, syscall.EPERM:
+		return false, nil
+	default:
+		return true, &fs.PathError{Op: "open", Path: name, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return true, &fs.PathError{Op: "stat", Path: name, Err: err}
+	}
+	if err := checkRegular(name, statMode(&st)); err != nil {
+		return true, err
+	}
+	return true, readLimited(fdReader(fd), name, st.Size, limit, head, use)
+}
+
+// underMountpoints reports paths below sysfs's own mount points
+// (/sys/fs/cgroup, /sys/fs/bpf, /sys/kernel/debug, /sys/kernel/tracing,
+// ...): the fast open would only meet EXDEV there.
+func underMountpoints(name string) bool {
+	return strings.HasPrefix(name, "sys/fs/") || strings.HasPrefix(name, "sys/kernel/")
+}
+
+// isSysfs reports whether the sysroot's sys/ is the kernel's sysfs.
+func (k *kernelMounts) isSysfs(dir *os.File) bool {
+	k.once.Do(func() { k.open(dir) })
+	return k.sys != nil
+}

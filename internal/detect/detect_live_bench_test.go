@@ -1,0 +1,29 @@
+package detect
+
+import (
+	"context"
+	"os"
+	"testing"
+)
+
+// BenchmarkDetectLive is a steady-state detection of the machine running the
+// benchmark with no tools (an empty PATH: sysfs and procfs only), the case
+// issue 28 compares with the Rust crate in one process. Its figure depends on
+// the machine; docs/performance.md says on which one each was taken.
+func BenchmarkDetectLive(b *testing.B) {
+	opts := Options{Sysroot: "/", LookupEnv: func(name string) (string, bool) {
+		if name == "PATH" {
+			return "", true
+		}
+		return os.LookupEnv(name)
+	}}
+	if _, err := Detect(context.Background(), opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Detect(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

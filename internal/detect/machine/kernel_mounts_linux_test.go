@@ -1,0 +1,139 @@
+package machine
+
+import (
+	"os"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// liveMachine is a Machine on this host's own root, skipped where /sys is
+// not the kernel's sysfs (a sandbox without it).
+func liveMachine(t *testing.T) *Machine {
+	t.Helper()
+	var st syscall.Statfs_t
+	if err := syscall.Statfs("/sys", &st); err != nil || int64(st.Type) != sysfsMagic {
+		t.Skip("/sys is not a sysfs here")
+	}
+	m, err := New(Config{Sysroot: "/", NoExec: true})
+	require.NoError(t, err)
+	require.True(t, onKernelSysfs(m.src), "openat2 is usable and /sys is a sysfs")
+	return m
+}
+
+// The one-open read of the kernel's sysfs and procfs gives what the
+// general read gives: the same bytes, absence as absence, a directory
+// refused, and a path under one of sysfs's own mount points (cgroup) read
+// the general way.
+func TestKernelMountsReadAsTheGeneralWay(t *testing.T) {
+	m := liveMachine(t)
+	general := func(name string) ([]byte, error) {
+		var out []byte
+		err := readFromRoot(t, "/", name, MaxFileBytes, func(b []byte) { out = append([]byte{}, b...) })
+		return out, err
+	}
+	for _, name := range []string{"sys/devices/system/cpu/present", "proc/sys/kernel/ostype", "sys/kernel/mm/transparent_hugepage/enabled"} {
+		want, werr := general(name)
+		got, err := m.ReadFile(name)
+		if werr != nil {
+			assert.Equal(t, werr.Error(), err.Error(), name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	ok, err := m.src.(dirSource).kernel.readFile(m.src.(dirSource).dir, "sys/devices/system/cpu/present", MaxFileBytes, false, func([]byte) {})
+	require.NoError(t, err)
+	assert.True(t, ok, "read through the sysfs descriptor")
+
+	_, err = m.ReadFile("sys/devices/no-such-attribute")
+	assert.True(t, IsMissing(err), "%v", err)
+	assert.Equal(t, "open sys/devices/no-such-attribute: no such file or directory", err.Error())
+
+	_, err = m.ReadFile("sys/devices")
+	assert.ErrorContains(t, err, "sys/devices: not a regular file")
+
+	// A magic link of procfs is refused, as by the general way.
+	_, err = m.ReadFile("proc/self/fd/0")
+	assert.Error(t, err)
+
+	if _, statErr := os.Stat("/sys/fs/cgroup"); statErr == nil {
+		ok, _ := m.src.(dirSource).kernel.readFile(m.src.(dirSource).dir, "sys/fs/cgroup/cgroup.controllers", MaxFileBytes, false, func([]byte) {})
+		assert.False(t, ok, "cgroup files are read the general way")
+	}
+}
+
+// DMI identification files and their absence are remembered across
+// detections of the kernel's own sysfs.
+func TestKernelConstantsRemembered(t *testing.T) {
+	m := liveMachine(t)
+	require.NotNil(t, m.memo)
+	name := PathDMI + "/sys_vendor"
+	first, err1 := m.ReadFile(name)
+	_, _, ok := m.constantRemembered(name, MaxFileBytes, false)
+	if err1 != nil && !IsMissing(err1) {
+		assert.False(t, ok, "a failed read is not remembered: %v", err1)
+		return
+	}
+	assert.True(t, ok)
+	m2, err := New(Config{Sysroot: "/", NoExec: true})
+	require.NoError(t, err)
+	second, err2 := m2.ReadFile(name)
+	assert.Equal(t, string(first), string(second))
+	assert.Equal(t, err1 == nil, err2 == nil)
+}
+
+// readlink below the sysroot through openat2 gives the link's text.
+func TestReadLinkBeneath(t *testing.T) {
+	m, root := treeMachine(t, map[string]string{"sys/bus/pci/drivers/nvidia/bind": ""},
+		map[string]string{"sys/devices/pci0000:00/0000:18:00.0/driver": "../../../bus/pci/drivers/nvidia"})
+	assert.Equal(t, "../../../bus/pci/drivers/nvidia", m.ReadLink("sys/devices/pci0000:00/0000:18:00.0/driver"))
+	assert.Equal(t, "nvidia", m.LinkBase("sys/devices/pci0000:00/0000:18:00.0/driver"))
+	assert.Equal(t, "", m.ReadLink("sys/bus/pci/drivers/nvidia/bind"), "not a link")
+	assert.Equal(t, "", m.ReadLink("sys/missing"))
+	r, err := os.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	want, err := r.Readlink("sys/devices/pci0000:00/0000:18:00.0/driver")
+	require.NoError(t, err)
+	ok, got, err := readLinkBeneath(m.src.(dirSource).dir, "sys/devices/pci0000:00/0000:18:00.0/driver")
+	require.True(t, ok)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+// On the kernel's sysfs a PCI function is stamped by its listing's inode
+// number (no stat), and the facts remembered under it are used by the next
+// detection.
+func TestPCIStampFromListingOnKernelSysfs(t *testing.T) {
+	m := liveMachine(t)
+	require.NotNil(t, m.memo)
+	devs := m.PCIDevices(0)
+	if len(devs) == 0 {
+		t.Skip("no PCI function here")
+	}
+	entries := m.ReadDir(PathPCIDevices)
+	var addr string
+	var ino uint64
+	for _, e := range entries {
+		if le, ok := e.(interface{ Ino() uint64 }); ok && isSysfsPCIAddress(e.Name()) {
+			addr, ino = e.Name(), le.Ino()
+			break
+		}
+	}
+	require.NotEmpty(t, addr)
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Lstat("/sys/bus/pci/devices/"+addr, &st))
+	assert.Equal(t, st.Ino, ino, "the listing's number is the link's inode")
+	f, ok := m.pciRemembered(addr, fileStamp{listed: true, ino: ino})
+	require.True(t, ok, "remembered under the listing's number")
+	vendor, err := m.ReadInt(PathPCIDevices + "/" + addr + "/vendor")
+	require.NoError(t, err)
+	assert.Equal(t, int(vendor), f.vendor)
+
+	m2, err := New(Config{Sysroot: "/", NoExec: true})
+	require.NoError(t, err)
+	assert.Equal(t, devs, m2.PCIDevices(0))
+}
