@@ -39,12 +39,12 @@ const AttentionHiddenRows = 5.5
 // context of data/cuda_context.json (723 MiB) rounded up to 256 MiB.
 const GPURuntimeOverheadBytes = 768 << 20
 
-// The params → shape relation of model.EstimateShape, over the 52 dense
+// The params → shape relation of model.EstimateShape, over the 55 dense
 // catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by
 // least squares on the logarithms, and their most common key/value head
 // count.
 const (
-	ShapeLayersLogIntercept = -2.6236101762139574
-	ShapeLayersExponent     = 0.2751368468947142
+	ShapeLayersLogIntercept = -2.5869325477061116
+	ShapeLayersExponent     = 0.27354529797675253
 	ShapeKVHeads            = 8
 )

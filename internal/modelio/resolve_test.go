@@ -145,6 +145,9 @@ func TestCatalogCheckpoints(t *testing.T) {
 		{"meta-llama/Llama-3.1-405B-Instruct-FP8", "fp8", "meta-llama/Llama-3.1-405B-Instruct-FP8"},
 		{"Qwen/Qwen3-32B-AWQ", "int4", "Qwen/Qwen3-32B-AWQ"},
 		{"hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4", "int4", "hugging-quants/Meta-Llama-3.1-70B-Instruct-AWQ-INT4"},
+		{"Qwen/Qwen2.5-7B-Instruct", "bf16", "Qwen/Qwen2.5-7B-Instruct"},
+		{"DeepSeek-V3.2", "fp8", "deepseek-ai/DeepSeek-V3.2"},
+		{"zai-org/GLM-5-FP8", "fp8", "zai-org/GLM-5-FP8"},
 	} {
 		m, err := Resolve(model.Spec{Name: tc.name})
 		require.NoError(t, err, tc.name)
@@ -199,11 +202,22 @@ func TestOllamaAliases(t *testing.T) {
 		"llama4:scout": "Llama-4-Scout-17B-16E-Instruct", "qwen3.5:35b": "Qwen3.5-35B-A3B",
 		"deepseek-r1:671b": "DeepSeek-R1", "gpt-oss:20b": "gpt-oss-20b", "gemma3:27b": "Gemma-3-27B",
 		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
-		"meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
+		"qwen3:4b": "Qwen3-4B", "qwen3:14b": "Qwen3-14B", "phi4-mini:3.8b": "Phi-4-mini-instruct",
+		"qwen3-next:80b": "Qwen3-Next-80B-A3B-Instruct", "meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
 	} {
 		m := model.Lookup(name)
 		if assert.NotNil(t, m, name) {
 			assert.Equal(t, want, m.Name, name)
 		}
 	}
+}
+
+// TestCatalogHybridReadsItsLayers: Qwen3-Next-80B-A3B keeps a KV cache in
+// 12 of its 48 layers (full_attention_interval 4); the other 36 are gated
+// DeltaNet layers with a recurrent state (issue 25).
+func TestCatalogHybridReadsItsLayers(t *testing.T) {
+	m := Lookup("Qwen3-Next-80B-A3B-Instruct")
+	require.NotNil(t, m)
+	assert.Equal(t, 48, m.Layers)
+	assert.Equal(t, 36, m.CountLayers(Recurrent))
 }
