@@ -216,8 +216,8 @@ func TestOllamaAliases(t *testing.T) {
 // 12 of its 48 layers (full_attention_interval 4); the other 36 are gated
 // DeltaNet layers with a recurrent state (issue 25).
 func TestCatalogHybridReadsItsLayers(t *testing.T) {
-	m := Lookup("Qwen3-Next-80B-A3B-Instruct")
+	m := model.Lookup("Qwen3-Next-80B-A3B-Instruct")
 	require.NotNil(t, m)
 	assert.Equal(t, 48, m.Layers)
-	assert.Equal(t, 36, m.CountLayers(Recurrent))
+	assert.Equal(t, 36, m.CountLayers(model.Recurrent))
 }
