@@ -184,3 +184,24 @@ func TestDataFilesHaveSources(t *testing.T) {
 		assert.True(t, strings.HasPrefix(sc.row.Source, "https://"), "%s / %s: source %q", sc.row.Hardware, sc.row.Model, sc.row.Source)
 	}
 }
+
+// TestServingFitBeatsBorrowedConstants replays the vLLM batch-1 rows of
+// data/serving_decode.json under the fitted vLLM overhead and under what a
+// vLLM plan paid before it (llama.cpp's CUDA per-layer time, no step,
+// all-reduce latency or MoE cost): the fit must be closer at the median.
+func TestServingFitBeatsBorrowedConstants(t *testing.T) {
+	r := fitted(t)
+	var vllm []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine == "vllm" {
+			vllm = append(vllm, sc)
+		}
+	}
+	require.GreaterOrEqual(t, len(vllm), 4)
+	c := r.throughput()
+	borrowed := c
+	borrowed.VLLM = calibration.ServingDecode{LayerSeconds: c.LayerLatencyCUDA}
+	fit, old := quantile(servingErrors(vllm, c), 0.5), quantile(servingErrors(vllm, borrowed), 0.5)
+	t.Logf("vLLM rows: median |error| %.3f fitted, %.3f with llama.cpp's constants", fit, old)
+	assert.Less(t, fit, old)
+}
