@@ -66,6 +66,27 @@ type Throughput struct {
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, softmax, copies) and launches, in seconds.
 	PrefillLayerLatency float64
+	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
+	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
+	// a vLLM plan pays it instead of LayerLatencyCUDA.
+	VLLM ServingDecode
+}
+
+// ServingDecode is the fixed time a serving engine spends in one batch-1
+// decode step besides streaming the weights and the KV cache: per step
+// (scheduler, sampling, the host round trip of one token), per layer (the
+// kernels besides the matrix-vector products, launched from a captured
+// graph), per tensor-parallel all-reduce (two per layer: the collective's
+// latency over NVLink/XGMI, which a one-token message never amortises) and
+// per MoE layer (the router, top-k, token permutation and the fused expert
+// kernel's fixed cost). Public single-request figures of vLLM and SGLang
+// (data/serving_decode.json) are 3-20 times below what the weight stream
+// alone allows: these terms, not the memory, set the pace there.
+type ServingDecode struct {
+	StepSeconds      float64
+	LayerSeconds     float64
+	AllReduceSeconds float64
+	MoELayerSeconds  float64
 }
 
 // DecodeFractions are the fractions of a memory class's datasheet bandwidth

@@ -26,6 +26,10 @@ var Fitted = Throughput{
 	// a 20 us grid refined at 10 us.
 	PrefillMFU:          0.71,
 	PrefillLayerLatency: 1220e-6,
+	// vLLM batch-1 decode overhead, fitted on the 4 replayed vLLM rows of
+	// data/serving_decode.json (median |error| 0.274, largest 1.202): step on
+	// a 50 us grid, layer and all-reduce on 2 us, MoE layer on 5 us.
+	VLLM: ServingDecode{StepSeconds: 0e-6, LayerSeconds: 104e-6, AllReduceSeconds: 50e-6, MoELayerSeconds: 25e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

@@ -77,3 +77,20 @@ func (r *Replay) MemoryClass() string {
 // WeightFamily is the weight type family of the replayed level
 // (weightFamily: WeightsFloat, WeightsQ8 or WeightsKQuant).
 func (r *Replay) WeightFamily() string { return weightFamily(r.decodePlan.Level) }
+
+// NewServingReplay lays out a published vLLM batch-1 run: the model
+// tensor-parallel over tp GPUs of one datasheet record (one stage; the
+// link is the record's interconnect, per direction), decoding one
+// sequence at decodeContext tokens.
+func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeContext int) *Replay {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engine.NameVLLM}}
+	b := quant.Estimate(m, l, decodeContext, 1, req.kvOptions())
+	cs := newCosts(m, b, l)
+	st := stage{Start: 0, End: cs.Layers}
+	for range tp {
+		st.Devices = append(st.Devices, &device{ID: "gpu", Dev: registry.Device{Name: s.Name}, BandwidthGBs: s.BandwidthGBs, LinkGBs: s.InterconnectGBs / 2, Spec: &s})
+	}
+	st.Part = cs.stagePart(0, cs.Layers, tp)
+	pl := &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}
+	return &Replay{decodePlan: pl, decodeReq: req}
+}

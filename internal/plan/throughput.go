@@ -4,8 +4,10 @@ import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"math"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -186,6 +188,13 @@ type decodeInputs struct {
 	TP             int
 	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
 	LinkGBs        float64 // per-direction TP link bandwidth, 0 unknown
+	// AllReduceSeconds is the fixed latency of one all-reduce (the
+	// engine's collective at a one-token message), 0 where not fitted.
+	AllReduceSeconds float64
+	// MoELayers and MoELayerSeconds are the stage's expert layers and the
+	// engine's fixed routing and expert-kernel time per such layer.
+	MoELayers       int
+	MoELayerSeconds float64
 	// ComputeSeconds is the matrix-vector work of the step where it can
 	// exceed the streaming time (a CPU: weights / (cores × rate)), else 0.
 	ComputeSeconds float64
@@ -205,9 +214,10 @@ func (in decodeInputs) streamingSeconds() float64 {
 // per-layer fixed time, and two all-reduces per layer under tensor
 // parallelism. allReduce is that last term alone.
 func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
-	total = math.Max(in.streamingSeconds(), in.ComputeSeconds) + float64(in.Layers)*in.LayerSeconds
+	total = math.Max(in.streamingSeconds(), in.ComputeSeconds) + float64(in.Layers)*in.LayerSeconds +
+		float64(in.MoELayers)*in.MoELayerSeconds
 	if in.TP > 1 {
-		allReduce = float64(in.Layers) * 2 * ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs)
+		allReduce = float64(in.Layers) * 2 * (in.AllReduceSeconds + ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs))
 	}
 	return total + allReduce, allReduce
 }
@@ -342,8 +352,9 @@ func slower(a, b Throughput) bool {
 func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficiency) Throughput {
 	m := req.Model
 	batch := pl.batchOf(req)
+	serving, isServing := e.servingDecode(planEngine(pl, req), pl)
 	t := Throughput{Assumptions: []string{
-		e.decodeNote(pl, req.ContextLength, batch),
+		e.decodeNote(pl, req.ContextLength, batch, isServing),
 		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
 			e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 	}}
@@ -351,6 +362,10 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	hidden := float64(m.Hidden)
 	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
+	if isServing {
+		step += serving.StepSeconds
+		t.Assumptions = append(t.Assumptions, servingNote(serving))
+	}
 	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
@@ -372,6 +387,9 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			reached = math.Min(reached, d.BandwidthGBs*e.decodeFraction(d, pl.Level))
 			kvReached = math.Min(kvReached, d.BandwidthGBs*e.kvFraction(d))
 			layerSeconds = math.Max(layerSeconds, e.layerLatency(d))
+			if isServing {
+				layerSeconds = serving.LayerSeconds
+			}
 			link = math.Min(link, d.LinkGBs)
 			peak = math.Min(peak, d.peakTFLOPS(computePrecision(pl.Level)))
 		}
@@ -422,6 +440,10 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			in := decodeInputs{WeightBytes: weights * c.ActiveRatio, KVBytes: float64(s.Part.KV), WeightGBs: reached, KVGBs: kvReached,
 				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduceBytes: msg, LinkGBs: link,
 				ComputeSeconds: hostComputeSeconds(s.Devices, weights*c.ActiveRatio, pl.Level, e)}
+			if isServing {
+				in.AllReduceSeconds, in.MoELayerSeconds = serving.AllReduceSeconds, serving.MoELayerSeconds
+				in.MoELayers = moeLayers(m, s.Start, s.End)
+			}
 			st, ar := stageDecodeSeconds(in)
 			step += st
 			arTotal += ar
@@ -466,6 +488,45 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	return t
 }
 
+// servingDecode is the fitted batch-1 overhead of a serving engine (vLLM:
+// calibration.Throughput.VLLM) and true, or false for llama.cpp, engines
+// without fitted figures, and plans on devices other than NVIDIA and AMD
+// GPUs (the rows of data/serving_decode.json ran CUDA and ROCm builds;
+// vLLM on a TPU, Gaudi or Trainium keeps the generic per-layer time).
+func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.ServingDecode, bool) {
+	if en == nil || en.Name() != engine.NameVLLM || len(pl.Stages) == 0 {
+		return calibration.ServingDecode{}, false
+	}
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			if !nvidiaGPU(d) && !amdGPU(d) {
+				return calibration.ServingDecode{}, false
+			}
+		}
+	}
+	return e.VLLM, true
+}
+
+// amdGPU reports whether d is an AMD GPU (detected or by its record).
+func amdGPU(d *device) bool {
+	return d.Dev.Kind != registry.KindCPU && (strings.EqualFold(d.Dev.Vendor, "amd") || d.Spec != nil && d.Spec.Vendor == "AMD")
+}
+
+// servingNote is the assumption naming a serving engine's fixed costs.
+func servingNote(s calibration.ServingDecode) string {
+	return fmt.Sprintf("vLLM batch-1 decode pays %.0f us per step, %.0f us per layer, %.0f us per tensor-parallel all-reduce (two per layer) and %.0f us per MoE layer besides the weight stream (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)",
+		s.StepSeconds*1e6, s.LayerSeconds*1e6, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6)
+}
+
+// moeLayers is how many of the layers [start, end) route tokens to experts
+// (a MoE model's leading DenseLayers have a dense FFN).
+func moeLayers(m *model.Model, start, end int) int {
+	if !m.IsMoE() {
+		return 0
+	}
+	return max(0, end-max(start, m.DenseLayers))
+}
+
 // hostRuns reports whether an offloaded plan's host stage runs on the CPU
 // at a known host bandwidth bw (an engine that computes offloaded layers on
 // the host, engine.Parallelism OffloadOnHost: llama.cpp), rather than
@@ -503,8 +564,9 @@ var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClass
 
 // decodeNote is the decode assumption: which fractions of memory bandwidth
 // the plan's first device reaches for weights and KV cache and why (its
-// memory class and the weights' family), and the per-layer time.
-func (e efficiency) decodeNote(pl *planned, context, batch int) string {
+// memory class and the weights' family), and the per-layer time (for a
+// serving engine, a pointer to its fixed costs instead).
+func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) string {
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
 		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
@@ -521,6 +583,10 @@ func (e efficiency) decodeNote(pl *planned, context, batch int) string {
 			f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
+	if serving {
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s; the fraction fitted on llama.cpp measurements), %s, plus vLLM's fixed costs (listed below)",
+			f*100, where, familyNames[family], kv)
+	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)
 }

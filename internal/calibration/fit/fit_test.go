@@ -184,3 +184,54 @@ func TestDataFilesHaveSources(t *testing.T) {
 		assert.True(t, strings.HasPrefix(sc.row.Source, "https://"), "%s / %s: source %q", sc.row.Hardware, sc.row.Model, sc.row.Source)
 	}
 }
+
+// TestServingFitBeatsBorrowedConstants replays the vLLM batch-1 rows of
+// data/serving_decode.json under the fitted vLLM overhead and under what a
+// vLLM plan paid before it (llama.cpp's CUDA per-layer time, no step,
+// all-reduce latency or MoE cost): the fit must be closer at the median.
+func TestServingFitBeatsBorrowedConstants(t *testing.T) {
+	r := fitted(t)
+	var vllm []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine == "vllm" {
+			vllm = append(vllm, sc)
+		}
+	}
+	require.GreaterOrEqual(t, len(vllm), 4)
+	c := r.throughput()
+	borrowed := c
+	borrowed.VLLM = calibration.ServingDecode{LayerSeconds: c.LayerLatencyCUDA}
+	fit, old := quantile(servingErrors(vllm, c), 0.5), quantile(servingErrors(vllm, borrowed), 0.5)
+	t.Logf("vLLM rows: median |error| %.3f fitted, %.3f with llama.cpp's constants", fit, old)
+	assert.Less(t, fit, old)
+}
+
+// TestOffloadRowsHaveSources checks data/offload_decode.json: every row
+// names its model, GPU, placement and speed and quotes an https source.
+func TestOffloadRowsHaveSources(t *testing.T) {
+	var doc struct {
+		Rows []struct {
+			Model      string  `json:"model"`
+			GPU        string  `json:"gpu"`
+			Placement  string  `json:"placement"`
+			TokensPerS float64 `json:"tokens_per_s"`
+			Quote      string  `json:"quote"`
+			Source     string  `json:"source"`
+		} `json:"rows"`
+	}
+	require.NoError(t, readJSON(filepath.Join(testData, "offload_decode.json"), &doc))
+	require.GreaterOrEqual(t, len(doc.Rows), 5)
+	for _, row := range doc.Rows {
+		assert.True(t, strings.HasPrefix(row.Source, "https://"), row.Model)
+		assert.NotEmpty(t, row.Quote, row.Model)
+		assert.NotEmpty(t, row.Placement, row.Model)
+		assert.NotEmpty(t, row.GPU, row.Model)
+		assert.Positive(t, row.TokensPerS, row.Model)
+	}
+}
+
+// TestOffloadReplay is to replay data/offload_decode.json through the
+// planner's expert and layer offload placement.
+func TestOffloadReplay(t *testing.T) {
+	t.Skip("the planner has no --n-cpu-moe placement in this branch (another change adds it); the rows of data/offload_decode.json wait for it")
+}

@@ -25,6 +25,11 @@ type result struct {
 	unmapped  []string
 	heldOut   []speedCase
 	bench     []speedCase // the H200 llama-bench records (data/h200-speed)
+	// servingRows are data/serving_decode.json, serving its replayed rows,
+	// servingFit the vLLM constants fitted on them.
+	servingRows []servingRow
+	serving     []servingCase
+	servingFit  servingFit
 }
 
 // fitAll runs every fit on the data under dataDir.
@@ -47,6 +52,12 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	r.prefill = refitPrefill(append(append([]speedCase(nil), r.replayed...), r.bench...), r.throughput())
+	if r.servingRows, r.serving, err = loadServing(dataDir); err != nil {
+		return nil, err
+	}
+	if r.servingFit, err = fitServing(r.serving, r.throughput()); err != nil {
+		return nil, err
+	}
 	if r.attention, err = fitAttentionRows(dataDir); err != nil {
 		return nil, err
 	}
@@ -69,6 +80,7 @@ func (r *result) throughput() calibration.Throughput {
 		HostWeightsPerCoreSecond: float64(r.host.perCoreG) * 1e9,
 		PrefillMFU:               float64(r.prefill.mfu) / 100,
 		PrefillLayerLatency:      float64(r.prefill.latencyUS) / 1e6,
+		VLLM:                     r.servingFit.decode(),
 	}
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
@@ -129,6 +141,11 @@ func constantsSource(r *result) ([]byte, error) {
 	p("// a 20 us grid refined at 10 us.")
 	p("PrefillMFU: %s,", hundredths(r.prefill.mfu))
 	p("PrefillLayerLatency: %de-6,", r.prefill.latencyUS)
+	f := r.servingFit
+	p("// vLLM batch-1 decode overhead, fitted on the %d replayed vLLM rows of", f.n)
+	p("// data/serving_decode.json (median |error| %.3f, largest %.3f): step on", f.medianError, f.maxError)
+	p("// a 50 us grid, layer and all-reduce on 2 us, MoE layer on 5 us.")
+	p("VLLM: ServingDecode{StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6},", f.stepUS, f.layerUS, f.allReduceUS, f.moeUS)
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")
@@ -201,6 +218,7 @@ func docSections(r *result) map[string]string {
 		"held-out":          heldOutTable(r),
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
+		"serving":           servingTable(r),
 	}
 }
 
