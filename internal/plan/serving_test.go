@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -18,7 +19,7 @@ import (
 // twice per layer and the MoE time per expert layer (61 less its 3 dense
 // layers = 58), and nothing of llama.cpp's per-layer time.
 func TestServingDecodeChargesEngineCosts(t *testing.T) {
-	m, err := model.Resolve(model.Spec{Name: "DeepSeek-V3"})
+	m, err := modelio.Resolve(model.Spec{Name: "DeepSeek-V3"})
 	require.NoError(t, err)
 	require.Equal(t, 61, m.Layers)
 	require.Equal(t, 3, m.DenseLayers)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -65,7 +66,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if !ok || s.BandwidthGBs <= 0 {
 			return nil, nil, fmt.Errorf("serving_decode.json: %s: no datasheet bandwidth for %q", name, r.Spec)
 		}
-		m, err := model.Resolve(model.Spec{Name: r.CatalogModel})
+		m, err := modelio.Resolve(model.Spec{Name: r.CatalogModel})
 		if err != nil {
 			return nil, nil, fmt.Errorf("serving_decode.json: %s: %w", name, err)
 		}
