@@ -39,6 +39,13 @@ const AttentionHiddenRows = 5.5
 // context of data/cuda_context.json (723 MiB) rounded up to 256 MiB.
 const GPURuntimeOverheadBytes = 768 << 20
 
+// LlamaCPPCUDAOverheadBytes is what a llama.cpp process holds on a CUDA
+// GPU beyond its model, KV and compute buffers (CUDA context, cuBLAS
+// workspace, driver reservations: "unaccounted" in llama.cpp's memory
+// table): the largest of the 8 GPU rows of data/llamacpp-cuda-h200-memory
+// (681, 608, 608, 608, 685, 608, 608, 608 MiB) rounded up to 16 MiB.
+const LlamaCPPCUDAOverheadBytes = 688 << 20
+
 // The params → shape relation of model.EstimateShape, over the 52 dense
 // catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by
 // least squares on the logarithms, and their most common key/value head

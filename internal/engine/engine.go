@@ -111,6 +111,13 @@ type Memory struct {
 	Fraction float64
 	// MarginBytes are left free on the device.
 	MarginBytes int64
+	// OverheadBytes is the engine process's memory on a device of each
+	// kind beyond its buffers (its GPU context and libraries); a kind not
+	// listed takes the planner's default (quant.PerDeviceOverheadBytes).
+	OverheadBytes map[registry.Kind]int64
+	// HostTokenEmbeddings: the token embedding table stays in host memory
+	// whatever the device (llama.cpp looks tokens up on the CPU).
+	HostTokenEmbeddings bool
 }
 
 // Parallelism is how an engine spreads a model over devices.

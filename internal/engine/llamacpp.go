@@ -58,12 +58,24 @@ func (llamaCPP) Preference(d Device) Preference {
 // --fit assumes system memory is unlimited (common/fit.h).
 const llamaFitMarginBytes = 1 << 30
 
+// llamaOverheadBytes is what a llama.cpp process holds on a GPU beyond its
+// buffers, per backend: measured on CUDA only
+// (calibration.LlamaCPPCUDAOverheadBytes, from llama.cpp's own memory
+// table on an H200); the other backends take the planner's default.
+var llamaOverheadBytes = map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}
+
 // Memory: the fraction asked, else the whole device, less the --fit margin.
+// llama.cpp keeps the token embedding (token_embd) in host memory whatever
+// -ngl says: llama_model::load_tensors assigns the input layer to the CPU
+// (src/llama-model.cpp, "assign the input layer: there is very little
+// benefit to offloading the input layer"; measured: the H200 logs of
+// internal/calibration/data/llamacpp-cuda-h200-memory list 281 MiB of
+// Llama-3.1-8B Q4_K_M as CPU_Mapped with -ngl 99, its token_embd).
 func (llamaCPP) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = 1
 	}
-	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes}
+	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes, OverheadBytes: llamaOverheadBytes, HostTokenEmbeddings: true}
 }
 
 // BudgetSource explains llama.cpp's budget: free memory less the --fit
@@ -87,6 +99,9 @@ func (llamaCPP) BudgetSource(who string, m Memory) string {
 func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
 	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
+	// Its CUDA compute buffer is the allocator's peak (measured on an H200,
+	// internal/calibration/data/llamacpp-cuda-h200-memory).
+	o.GraphPeak = true
 	return o
 }
 

@@ -75,7 +75,7 @@ func (p *planned) devices() int {
 // The pool's engine decides what is possible (an engine that splits layers
 // only, llama.cpp: no tensor parallelism).
 func planPool(p *pool, c costs, l quant.Level, tp int) planned {
-	c = c.on(p.Kind)
+	c = c.on(p)
 	if tp > 0 {
 		return planForcedTP(p, c, l, tp)
 	}

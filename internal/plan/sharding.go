@@ -147,7 +147,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		if !sane {
 			return false
 		}
-		c := newCosts(req.Model, b, pl.Level).on(pl.Pool.Kind)
+		c := newCosts(req.Model, b, pl.Level).on(pl.Pool)
 		for _, r := range pl.replicas() {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"sort"
 
@@ -454,6 +455,51 @@ func fitOverhead(dataDir string) (overheadFit, error) {
 		return overheadFit{}, fmt.Errorf("cuda_context.json: no row")
 	}
 	return overheadFit{mib: int(math.Ceil(largest/256)) * 256, largest: int(largest)}, nil
+}
+
+// llamaOverheadFit is LlamaCPPCUDAOverheadBytes in MiB and the
+// "unaccounted" figures of the GPU rows it was taken from.
+type llamaOverheadFit struct {
+	mib  int
+	rows []int
+}
+
+// llamaMemoryDir holds llama.cpp's logs of its own memory table on a CUDA
+// GPU (data/README.md).
+const llamaMemoryDir = "llamacpp-cuda-h200-memory"
+
+// fitLlamaOverhead is the largest "unaccounted" GPU memory of the logs
+// (the CUDA context, cuBLAS workspace and driver reservations llama.cpp's
+// process holds beyond its buffers) rounded up to 16 MiB.
+func fitLlamaOverhead(dataDir string) (llamaOverheadFit, error) {
+	paths, err := filepath.Glob(filepath.Join(dataDir, llamaMemoryDir, "*.log"))
+	if err != nil {
+		return llamaOverheadFit{}, err
+	}
+	var f llamaOverheadFit
+	largest := 0
+	for _, p := range paths {
+		file, err := os.Open(p)
+		if err != nil {
+			return f, err
+		}
+		rows, err := calibration.ReadLlamaCPPMemoryTable(file)
+		file.Close()
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, r := range rows {
+			if r.Total > 0 {
+				f.rows = append(f.rows, r.Unaccounted)
+				largest = max(largest, r.Unaccounted)
+			}
+		}
+	}
+	if largest == 0 {
+		return f, fmt.Errorf("%s: no GPU row", llamaMemoryDir)
+	}
+	f.mib = (largest + 15) / 16 * 16
+	return f, nil
 }
 
 // shapeFit is the params → layers relation over the dense catalog entries.
