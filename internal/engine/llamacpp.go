@@ -64,6 +64,12 @@ const llamaFitMarginBytes = 1 << 30
 // table on an H200); the other backends take the planner's default.
 var llamaOverheadBytes = map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}
 
+// llamaFitOverheadBytes is the part of it --fit counts before placing
+// (calibration.LlamaCPPCUDAFitOverheadBytes, from its own choices on
+// imitated cards): --fit keeps its 1 GiB target free of its buffers beyond
+// that, so at run time the rest of the overhead comes out of the target.
+var llamaFitOverheadBytes = map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}
+
 // Memory: the fraction asked, else the whole device, less the --fit margin.
 // llama.cpp keeps the token embedding (token_embd) in host memory whatever
 // -ngl says: llama_model::load_tensors assigns the input layer to the CPU
@@ -75,8 +81,26 @@ func (llamaCPP) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = 1
 	}
-	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes, OverheadBytes: llamaOverheadBytes, HostTokenEmbeddings: true}
+	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes, OverheadBytes: llamaOverheadBytes,
+		FitOverheadBytes: llamaFitOverheadBytes, HostTokenEmbeddings: true,
+		ContextFloor: llamaFitMinContext}
 }
+
+// llamaFitMinContext is the smallest context llama.cpp's --fit reduces to
+// when no -c is given: fit_params_min_ctx, 4096 (common/common.h; flag
+// --fit-ctx in common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+// common_params_fit_impl (common/fit.cpp @ 6d0892ba,
+// https://github.com/ggml-org/llama.cpp/blob/6d0892ba065b38ee790b825fdc8fb8e2c453e6dd/common/fit.cpp)
+// first tries the trained context; when it does not fit it interpolates
+// linearly between this floor and the trained context to the memory
+// target, rounded down to a multiple of 256 ("round down context for CUDA
+// backend"), and only then moves layers off the GPUs. Memory is linear in
+// the context, so that is the largest multiple of 256 that fits.
+const llamaFitMinContext = 4096
+
+// LlamaFitContextStep is the multiple --fit rounds a reduced context down
+// to (common/fit.cpp, llamaFitMinContext).
+const LlamaFitContextStep = 256
 
 // BudgetSource explains llama.cpp's budget: free memory less the --fit
 // margin, within the fraction asked.
@@ -261,10 +285,22 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
 	}
+	if p.Kind != registry.KindCPU {
+		notes = append(notes, fitHandOff(p))
+	}
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
 	return a, notes, true
+}
+
+// fitHandOff is the hand-off form of a GPU plan: the same launch with
+// llama.cpp's own --fit placing the layers and choosing the context from
+// its allocator (flags --fit, --fit-target in MiB per device, --fit-ctx,
+// common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+func fitHandOff(p *Placement) string {
+	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %d --fit-ctx %d",
+		p.Memory.MarginBytes>>20, llamaFitMinContext)
 }
 
 // replicasNote says how to run a data-parallel plan with llama.cpp, which

@@ -54,7 +54,8 @@ func TestMemoryRules(t *testing.T) {
 	assert.Equal(t, Memory{Fraction: 0.9}, v.Memory(0), "vLLM's default --gpu-memory-utilization")
 	assert.Equal(t, Memory{Fraction: 0.95}, v.Memory(0.95))
 	assert.Equal(t, Memory{Fraction: 1, MarginBytes: 1 << 30, HostTokenEmbeddings: true,
-		OverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}},
+		OverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}, ContextFloor: 4096,
+		FitOverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}},
 		l.Memory(0), "llama.cpp --fit keeps 1 GiB free; token_embd in host memory; its CUDA overhead measured")
 	assert.Equal(t, Memory{Fraction: 1}, n.Memory(0))
 	assert.False(t, l.Parallelism().Tensor)

@@ -47,6 +47,10 @@ type budget struct {
 	Overhead int64
 	// HostEmbeddings: the token embedding stays in host memory.
 	HostEmbeddings bool
+	// MarginCredit is the part of the overhead the engine allocates out of
+	// its margin (engine.Memory.FitOverheadBytes): usable memory grows by
+	// it, so a plan is the engine's own placement.
+	MarginCredit int64
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -72,6 +76,9 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	// On a device that shares host memory (Apple, APUs) the embedding kept
 	// "in host memory" is the same RAM: it stays counted on the device.
 	b.Overhead, b.HostEmbeddings = m.OverheadBytes[d.Kind], m.HostTokenEmbeddings && !d.MemoryShared
+	if fo, ok := m.FitOverheadBytes[d.Kind]; ok && b.Overhead > fo {
+		b.MarginCredit = min(b.Overhead-fo, b.Margin)
+	}
 	return b
 }
 
@@ -84,7 +91,7 @@ func (b budget) usable(d *registry.Device) int64 {
 	if d.Kind == registry.KindCPU {
 		return u
 	}
-	u = max(u-b.Margin, 0)
+	u = max(u-b.Margin+b.MarginCredit, 0)
 	if b.Fraction < 1 && d.MemoryBytes > 0 {
 		u = min(u, int64(float64(d.MemoryBytes)*b.Fraction))
 	}
