@@ -187,7 +187,7 @@ func TestSuggestTargetsGGUFTypesForLlamaCPP(t *testing.T) {
 	for _, l := range s.Levels {
 		got = append(got, l.Quant)
 	}
-	assert.Equal(t, []string{"bf16", "fp16", "q8_0", "q4_k_m"}, got)
+	assert.Equal(t, []string{"bf16", "fp16", "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}, got, "the GGUF ladder (issue 27 item 4)")
 
 	out = SuggestQuant(context.Background(), []byte(`{"model":{"name":"gpt-oss-20b"},"detect":`+detect+`}`), NoEnv)
 	require.NoError(t, json.Unmarshal(out, &s), "%s", out)

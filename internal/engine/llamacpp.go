@@ -148,13 +148,56 @@ func (llamaCPP) CacheTypes() []CacheType {
 	return out
 }
 
+// llamaLadder is the GGUF types people download between Q8_0 and the
+// smallest, in quality order: mean KL divergence against FP16 of
+// Llama-3-8B in the "LLaMA 3 8b Scoreboard" of tools/perplexity/README.md
+// of https://github.com/ggml-org/llama.cpp (CUDA, llama.cpp f364eb6f):
+// Q8_0 0.0014 < Q6_K 0.0055 < Q5_K_M 0.011 < Q4_K_M 0.031 < IQ4_XS 0.036
+// (imatrix) < Q3_K_M 0.084 (imatrix; 0.102 without) < Q2_K 0.33 (imatrix;
+// 0.45 without). IQ3_XXS (0.18) and IQ2_XXS (0.81) belong between Q3_K_M
+// and Q2_K and after Q2_K; they are not offered until their llama-quantize
+// mixes are sized (internal/quant/mix.go).
+var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}
+
 // Levels maps levels to what llama.cpp runs: int8 and int4 are GGUF Q8_0
 // and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types. fp8,
 // which llama.cpp has no type for, becomes Q8_0 in a list of several (its
 // 8-bit type; llama.cpp's converter stores an FP8 checkpoint's weights as
 // Q8_0 or wider); asked alone it stays, and is refused (CannotLoad). A
-// level met twice is kept once.
-func (llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
+// level met twice is kept once. In a list of several (quant auto) that
+// reaches int4, the integer levels are llamaLadder: from Q8_0 (or Q4_K_M
+// when int8 is not in the list) down to Q2_K, so "does not fit at any
+// precision" means every type people download was tried.
+func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
+	out, notes := e.mapLevels(levels)
+	if len(levels) < 2 || !slices.Contains(levels, quant.INT4) {
+		return out, notes
+	}
+	from := slices.Index(llamaLadder, quant.INT4.LlamaCPPLevel())
+	if slices.Contains(out, quant.INT8.LlamaCPPLevel()) {
+		from = 0
+	}
+	var ladder []quant.Level
+	for _, l := range out {
+		if !slices.Contains(llamaLadder, l) {
+			ladder = append(ladder, l)
+		}
+	}
+	ladder = append(ladder, llamaLadder[from:]...)
+	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16, llama.cpp's Llama-3-8B scoreboard)", joinLevels(llamaLadder[from:])))
+	return ladder, notes
+}
+
+func joinLevels(ls []quant.Level) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return strings.Join(s, " > ")
+}
+
+// mapLevels is Levels without the ladder.
+func (llamaCPP) mapLevels(levels []quant.Level) ([]quant.Level, []string) {
 	var out []quant.Level
 	var notes []string
 	seen := map[quant.Level]bool{}

@@ -35,6 +35,22 @@ func weightsAt(m *model.Model, levels []quant.Level) levelWeights {
 	return w
 }
 
+// monotone is w without the levels whose weights are larger than a
+// better level's before them: a lower-quality level that is not smaller is
+// never worth planning (llama.cpp's Q2_K outweighs Q3_K_M on a model whose
+// rows fall back to wider types, Qwen2.5-0.5B's 896-wide rows).
+func (w levelWeights) monotone() levelWeights {
+	var out levelWeights
+	for i, l := range w.levels {
+		if n := len(out.bytes); n > 0 && w.bytes[i] > out.bytes[n-1] {
+			continue
+		}
+		out.levels = append(out.levels, l)
+		out.bytes = append(out.bytes, w.bytes[i])
+	}
+	return out
+}
+
 // at is the weights size at level l: the one computed for the request, or,
 // for a level the request did not plan (a caller outside choose),
 // quant.WeightsBytes itself.

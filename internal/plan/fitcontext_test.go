@@ -117,3 +117,23 @@ func TestLlamaCPPContextLikeFit(t *testing.T) {
 	given := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","context_length":8192}`, r))
 	assert.Equal(t, "8192", flagAfter(given.EngineArgs["llama.cpp"], "-c"))
 }
+
+// Qwen3-32B on a 24 GiB GPU at 32k with a q8_0 cache: Q4_K_M does not fit,
+// and llama.cpp's auto walks on to the GGUF types people run there, IQ4_XS
+// or Q3_K_M; plan and suggest agree, and the level table shows every rung
+// tried (issue 27 item 4).
+func TestLlamaCPPAutoWalksTheGGUFLadder(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Qwen3-32B"},"engine":"llama.cpp","context_length":32768,"kv_cache_dtype":"q8_0"}`
+	a := shard(t, request(t, body, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Contains(t, []string{"iq4_xs", "q3_k_m"}, a.Quant)
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, a.Quant, s.Quant, "plan and suggest agree")
+	var tried []string
+	for _, row := range a.Levels {
+		tried = append(tried, row.Quant)
+	}
+	assert.Subset(t, tried, []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs"})
+}
