@@ -25,7 +25,12 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	if floor == 0 && !req.ContextAuto {
 		return 0, "", false
 	}
-	trained := req.Model.MaxContext
+	// llama.cpp's context (-c, n_ctx) is shared by the parallel sequences
+	// (-np): with no -c it is the trained context in all, so each of a
+	// replica's sequences gets its share (n_ctx_seq = n_ctx / n_seq,
+	// src/llama-context.cpp).
+	trained := req.Model.MaxContext / max(pl.batchOf(req), 1)
+	trained -= trained % engine.LlamaFitContextStep
 	if trained <= req.ContextLength {
 		return 0, "", false
 	}
@@ -38,6 +43,6 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	if n == trained {
 		how = "it fits whole"
 	}
-	return n, fmt.Sprintf("context: %d tokens, chosen as llama.cpp's --fit chooses with no -c: the model's trained context of %d, %s (a multiple of %d, at least %d)",
+	return n, fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
 		n, trained, how, engine.LlamaFitContextStep, req.ContextLength), true
 }

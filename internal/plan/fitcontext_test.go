@@ -95,7 +95,7 @@ func TestContextAutoOnAnyEngine(t *testing.T) {
 	auto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm","context_length":"auto"}`, r))
 	require.True(t, auto.Fits, auto.Explanation)
 	assert.Equal(t, "131072", flagAfter(auto.EngineArgs["vllm"], "--max-model-len"))
-	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens, chosen as llama.cpp's --fit chooses")
+	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen as llama.cpp's --fit chooses")
 	plain := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm"}`, r))
 	assert.Equal(t, "4096", flagAfter(plain.EngineArgs["vllm"], "--max-model-len"))
 }
@@ -116,6 +116,13 @@ func TestLlamaCPPContextLikeFit(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "--fit on --fit-target 1024 --fit-ctx 4096")
 	given := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","context_length":8192}`, r))
 	assert.Equal(t, "8192", flagAfter(given.EngineArgs["llama.cpp"], "-c"))
+	// Four sequences share llama.cpp's -c: at most the trained context in
+	// all, as -c 0 -np 4 gives.
+	big := reg(t, []registry.Device{h100(0)})
+	four := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","batch_size":4}`, big))
+	require.True(t, four.Fits, four.Explanation)
+	assert.Equal(t, "131072", flagAfter(four.EngineArgs["llama.cpp"], "-c"))
+	assert.Equal(t, "4", flagAfter(four.EngineArgs["llama.cpp"], "-np"))
 }
 
 // Qwen3-32B on a 24 GiB GPU at 32k with a q8_0 cache: Q4_K_M does not fit,
