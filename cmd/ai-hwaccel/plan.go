@@ -88,7 +88,7 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	if cmd == "train" {
 		names = append(names, p.train.register(f)...)
 	}
-	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024; default 4096)")
+	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024), or auto: the model's trained context reduced to fit, as llama.cpp's --fit chooses (default 4096; llama.cpp plans: auto)")
 	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
@@ -221,6 +221,10 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 	}
 	for _, x := range []struct{ name, key, val string }{{"context", "context_length", p.context}, {"batch", "batch_size", p.batch}} {
 		if !f.isSet(x.name) {
+			continue
+		}
+		if x.name == "context" && strings.EqualFold(strings.TrimSpace(x.val), "auto") {
+			req[x.key] = "auto" // the context the engine would choose itself
 			continue
 		}
 		n, err := parseCount(x.val)

@@ -43,6 +43,20 @@ const AttentionHiddenRows = 5.5
 // context of data/cuda_context.json (723 MiB) rounded up to 256 MiB.
 const GPURuntimeOverheadBytes = 768 << 20
 
+// LlamaCPPCUDAOverheadBytes is what a llama.cpp process holds on a CUDA
+// GPU beyond its model, KV and compute buffers (CUDA context, cuBLAS
+// workspace, driver reservations: "unaccounted" in llama.cpp's memory
+// table): the largest of the 8 GPU rows of data/llamacpp-cuda-h200-memory
+// (681, 608, 608, 608, 685, 608, 608, 608 MiB) rounded up to 16 MiB.
+const LlamaCPPCUDAOverheadBytes = 688 << 20
+
+// LlamaCPPCUDAFitOverheadBytes is the part of it llama.cpp's --fit finds
+// already used when it measures a GPU's free memory (its CUDA context;
+// cuBLAS workspace and the rest come later, inside --fit's margin): card
+// size less the buffers at the context --fit chose, largest of the 4
+// rows (card MiB:context) 12288:56576, 16384:89344, 6144:7424, 8192:23808 of data/llamacpp-cuda-h200-fit.
+const LlamaCPPCUDAFitOverheadBytes = 555 << 20
+
 // The params → shape relation of model.EstimateShape, over the 55 dense
 // catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by
 // least squares on the logarithms, and their most common key/value head

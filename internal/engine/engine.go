@@ -111,6 +111,22 @@ type Memory struct {
 	Fraction float64
 	// MarginBytes are left free on the device.
 	MarginBytes int64
+	// OverheadBytes is the engine process's memory on a device of each
+	// kind beyond its buffers (its GPU context and libraries); a kind not
+	// listed takes the planner's default (quant.PerDeviceOverheadBytes).
+	OverheadBytes map[registry.Kind]int64
+	// FitOverheadBytes is the part of OverheadBytes the engine finds
+	// already used when it measures a device's free memory to place a
+	// model (llama.cpp's --fit, after creating its CUDA context): the rest
+	// is allocated later, out of MarginBytes. A kind not listed: all of it.
+	FitOverheadBytes map[registry.Kind]int64
+	// HostTokenEmbeddings: the token embedding table stays in host memory
+	// whatever the device (llama.cpp looks tokens up on the CPU).
+	HostTokenEmbeddings bool
+	// ContextFloor: with no context asked, the engine chooses its own, the
+	// model's trained context reduced to fit down to this many tokens
+	// (llama.cpp's --fit); 0: it runs the context it is given.
+	ContextFloor int
 }
 
 // Parallelism is how an engine spreads a model over devices.

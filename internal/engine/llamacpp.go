@@ -58,13 +58,49 @@ func (llamaCPP) Preference(d Device) Preference {
 // --fit assumes system memory is unlimited (common/fit.h).
 const llamaFitMarginBytes = 1 << 30
 
+// llamaOverheadBytes is what a llama.cpp process holds on a GPU beyond its
+// buffers, per backend: measured on CUDA only
+// (calibration.LlamaCPPCUDAOverheadBytes, from llama.cpp's own memory
+// table on an H200); the other backends take the planner's default.
+var llamaOverheadBytes = map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}
+
+// llamaFitOverheadBytes is the part of it --fit counts before placing
+// (calibration.LlamaCPPCUDAFitOverheadBytes, from its own choices on
+// imitated cards): --fit keeps its 1 GiB target free of its buffers beyond
+// that, so at run time the rest of the overhead comes out of the target.
+var llamaFitOverheadBytes = map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}
+
 // Memory: the fraction asked, else the whole device, less the --fit margin.
+// llama.cpp keeps the token embedding (token_embd) in host memory whatever
+// -ngl says: llama_model::load_tensors assigns the input layer to the CPU
+// (src/llama-model.cpp, "assign the input layer: there is very little
+// benefit to offloading the input layer"; measured: the H200 logs of
+// internal/calibration/data/llamacpp-cuda-h200-memory list 281 MiB of
+// Llama-3.1-8B Q4_K_M as CPU_Mapped with -ngl 99, its token_embd).
 func (llamaCPP) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = 1
 	}
-	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes}
+	return Memory{Fraction: asked, MarginBytes: llamaFitMarginBytes, OverheadBytes: llamaOverheadBytes,
+		FitOverheadBytes: llamaFitOverheadBytes, HostTokenEmbeddings: true,
+		ContextFloor: llamaFitMinContext}
 }
+
+// llamaFitMinContext is the smallest context llama.cpp's --fit reduces to
+// when no -c is given: fit_params_min_ctx, 4096 (common/common.h; flag
+// --fit-ctx in common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+// common_params_fit_impl (common/fit.cpp @ 6d0892ba,
+// https://github.com/ggml-org/llama.cpp/blob/6d0892ba065b38ee790b825fdc8fb8e2c453e6dd/common/fit.cpp)
+// first tries the trained context; when it does not fit it interpolates
+// linearly between this floor and the trained context to the memory
+// target, rounded down to a multiple of 256 ("round down context for CUDA
+// backend"), and only then moves layers off the GPUs. Memory is linear in
+// the context, so that is the largest multiple of 256 that fits.
+const llamaFitMinContext = 4096
+
+// LlamaFitContextStep is the multiple --fit rounds a reduced context down
+// to (common/fit.cpp, llamaFitMinContext).
+const LlamaFitContextStep = 256
 
 // BudgetSource explains llama.cpp's budget: free memory less the --fit
 // margin, within the fraction asked.
@@ -87,6 +123,9 @@ func (llamaCPP) BudgetSource(who string, m Memory) string {
 func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
 	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
+	// Its CUDA compute buffer is the allocator's peak (measured on an H200,
+	// internal/calibration/data/llamacpp-cuda-h200-memory).
+	o.GraphPeak = true
 	return o
 }
 
@@ -109,13 +148,56 @@ func (llamaCPP) CacheTypes() []CacheType {
 	return out
 }
 
+// llamaLadder is the GGUF types people download between Q8_0 and the
+// smallest, in quality order: mean KL divergence against FP16 of
+// Llama-3-8B in the "LLaMA 3 8b Scoreboard" of tools/perplexity/README.md
+// of https://github.com/ggml-org/llama.cpp (CUDA, llama.cpp f364eb6f):
+// Q8_0 0.0014 < Q6_K 0.0055 < Q5_K_M 0.011 < Q4_K_M 0.031 < IQ4_XS 0.036
+// (imatrix) < Q3_K_M 0.084 (imatrix; 0.102 without) < Q2_K 0.33 (imatrix;
+// 0.45 without). IQ3_XXS (0.18) and IQ2_XXS (0.81) belong between Q3_K_M
+// and Q2_K and after Q2_K; they are not offered until their llama-quantize
+// mixes are sized (internal/quant/mix.go).
+var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}
+
 // Levels maps levels to what llama.cpp runs: int8 and int4 are GGUF Q8_0
 // and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types. fp8,
 // which llama.cpp has no type for, becomes Q8_0 in a list of several (its
 // 8-bit type; llama.cpp's converter stores an FP8 checkpoint's weights as
 // Q8_0 or wider); asked alone it stays, and is refused (CannotLoad). A
-// level met twice is kept once.
-func (llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
+// level met twice is kept once. In a list of several (quant auto) that
+// reaches int4, the integer levels are llamaLadder: from Q8_0 (or Q4_K_M
+// when int8 is not in the list) down to Q2_K, so "does not fit at any
+// precision" means every type people download was tried.
+func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
+	out, notes := e.mapLevels(levels)
+	if len(levels) < 2 || !slices.Contains(levels, quant.INT4) {
+		return out, notes
+	}
+	from := slices.Index(llamaLadder, quant.INT4.LlamaCPPLevel())
+	if slices.Contains(out, quant.INT8.LlamaCPPLevel()) {
+		from = 0
+	}
+	var ladder []quant.Level
+	for _, l := range out {
+		if !slices.Contains(llamaLadder, l) {
+			ladder = append(ladder, l)
+		}
+	}
+	ladder = append(ladder, llamaLadder[from:]...)
+	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16, llama.cpp's Llama-3-8B scoreboard)", joinLevels(llamaLadder[from:])))
+	return ladder, notes
+}
+
+func joinLevels(ls []quant.Level) string {
+	s := make([]string, len(ls))
+	for i, l := range ls {
+		s[i] = string(l)
+	}
+	return strings.Join(s, " > ")
+}
+
+// mapLevels is Levels without the ladder.
+func (llamaCPP) mapLevels(levels []quant.Level) ([]quant.Level, []string) {
 	var out []quant.Level
 	var notes []string
 	seen := map[quant.Level]bool{}
@@ -246,10 +328,22 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
 	}
+	if p.Kind != registry.KindCPU {
+		notes = append(notes, fitHandOff(p))
+	}
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
 	return a, notes, true
+}
+
+// fitHandOff is the hand-off form of a GPU plan: the same launch with
+// llama.cpp's own --fit placing the layers and choosing the context from
+// its allocator (flags --fit, --fit-target in MiB per device, --fit-ctx,
+// common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+func fitHandOff(p *Placement) string {
+	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %d --fit-ctx %d",
+		p.Memory.MarginBytes>>20, llamaFitMinContext)
 }
 
 // replicasNote says how to run a data-parallel plan with llama.cpp, which

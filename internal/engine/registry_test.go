@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -52,7 +53,10 @@ func TestMemoryRules(t *testing.T) {
 	n, _ := Lookup(NameNone)
 	assert.Equal(t, Memory{Fraction: 0.9}, v.Memory(0), "vLLM's default --gpu-memory-utilization")
 	assert.Equal(t, Memory{Fraction: 0.95}, v.Memory(0.95))
-	assert.Equal(t, Memory{Fraction: 1, MarginBytes: 1 << 30}, l.Memory(0), "llama.cpp --fit keeps 1 GiB free")
+	assert.Equal(t, Memory{Fraction: 1, MarginBytes: 1 << 30, HostTokenEmbeddings: true,
+		OverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}, ContextFloor: 4096,
+		FitOverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}},
+		l.Memory(0), "llama.cpp --fit keeps 1 GiB free; token_embd in host memory; its CUDA overhead measured")
 	assert.Equal(t, Memory{Fraction: 1}, n.Memory(0))
 	assert.False(t, l.Parallelism().Tensor)
 	assert.True(t, v.Parallelism().Tensor)

@@ -42,6 +42,15 @@ type budget struct {
 	ByDefault bool    // the request named no engine: Engine is the default for the pool
 	Fraction  float64 // of each accelerator's total memory (1: no cap)
 	Margin    int64   // bytes left free on each accelerator
+	// Overhead is the engine's memory on each accelerator beyond its
+	// buffers (0: quant.PerDeviceOverheadBytes).
+	Overhead int64
+	// HostEmbeddings: the token embedding stays in host memory.
+	HostEmbeddings bool
+	// MarginCredit is the part of the overhead the engine allocates out of
+	// its margin (engine.Memory.FitOverheadBytes): usable memory grows by
+	// it, so a plan is the engine's own placement.
+	MarginCredit int64
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -64,6 +73,12 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	}
 	m := b.Engine.Memory(e.Fraction)
 	b.Fraction, b.Margin = m.Fraction, m.MarginBytes
+	// On a device that shares host memory (Apple, APUs) the embedding kept
+	// "in host memory" is the same RAM: it stays counted on the device.
+	b.Overhead, b.HostEmbeddings = m.OverheadBytes[d.Kind], m.HostTokenEmbeddings && !d.MemoryShared
+	if fo, ok := m.FitOverheadBytes[d.Kind]; ok && b.Overhead > fo {
+		b.MarginCredit = min(b.Overhead-fo, b.Margin)
+	}
 	return b
 }
 
@@ -76,7 +91,7 @@ func (b budget) usable(d *registry.Device) int64 {
 	if d.Kind == registry.KindCPU {
 		return u
 	}
-	u = max(u-b.Margin, 0)
+	u = max(u-b.Margin+b.MarginCredit, 0)
 	if b.Fraction < 1 && d.MemoryBytes > 0 {
 		u = min(u, int64(float64(d.MemoryBytes)*b.Fraction))
 	}
@@ -100,6 +115,10 @@ type Budget struct {
 	// the plan, inside the budget: its runtime context and the peak of its
 	// working buffers (the answer's overhead and activations, per device).
 	EngineReservedBytes int64 `json:"engine_reserved_bytes"`
+	// HostBytes is what the engine keeps in host memory beside the plan's
+	// accelerators and outside its memory figures: llama.cpp's token
+	// embedding (token_embd stays on the CPU whatever -ngl says).
+	HostBytes int64 `json:"host_bytes,omitempty"`
 	// Source says where the rule comes from.
 	Source string `json:"source"`
 }
@@ -110,9 +129,12 @@ func budgetOf(pl *planned) *Budget {
 		return nil
 	}
 	b := pl.Pool.Budget
-	c := pl.Costs.on(pl.Pool.Kind)
+	c := pl.Costs.on(pl.Pool)
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
 		EngineReservedBytes: c.Activations + c.Overhead}
+	if pl.Pool.Kind != registry.KindCPU {
+		out.HostBytes = c.hostBytes()
+	}
 	out.Source = budgetSource(b, pl.Pool.Kind)
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -87,7 +88,11 @@ func TestLlamaCPPBudgetKeepsFitMargin(t *testing.T) {
 	assert.Equal(t, engineLlamaCPP, a.Budget.Engine)
 	assert.False(t, a.Budget.EngineDefault)
 	assert.Equal(t, int64(llamaFitMarginBytes), a.Budget.MarginBytes)
-	assert.Equal(t, int64(81559<<20)-llamaFitMarginBytes, a.Shards[0].MemoryAvailableBytes)
+	// --fit keeps its margin free of its buffers beyond the CUDA context it
+	// measured free memory after; the rest of the overhead comes out of the
+	// margin (engine.Memory.FitOverheadBytes).
+	credit := int64(calibration.LlamaCPPCUDAOverheadBytes - calibration.LlamaCPPCUDAFitOverheadBytes)
+	assert.Equal(t, int64(81559<<20)-llamaFitMarginBytes+credit, a.Shards[0].MemoryAvailableBytes)
 	assert.Equal(t, []string{engineLlamaCPP}, mapKeys(a.EngineArgs))
 }
 

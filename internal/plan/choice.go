@@ -151,6 +151,10 @@ func choose(req *planning) (*choice, error) {
 		why = strings.Join(append([]string{why}, notes...), "; ")
 	}
 	req.weights = weightsAt(req.Model, levels)
+	if len(levels) > 1 {
+		req.weights = req.weights.monotone()
+		levels = req.weights.levels
+	}
 	ch.LevelsWhy = why
 	passes := [][]*pool{accel}
 	switch {

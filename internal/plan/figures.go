@@ -35,6 +35,22 @@ func weightsAt(m *model.Model, levels []quant.Level) levelWeights {
 	return w
 }
 
+// monotone is w without the levels whose weights are larger than a
+// better level's before them: a lower-quality level that is not smaller is
+// never worth planning (llama.cpp's Q2_K outweighs Q3_K_M on a model whose
+// rows fall back to wider types, Qwen2.5-0.5B's 896-wide rows).
+func (w levelWeights) monotone() levelWeights {
+	var out levelWeights
+	for i, l := range w.levels {
+		if n := len(out.bytes); n > 0 && w.bytes[i] > out.bytes[n-1] {
+			continue
+		}
+		out.levels = append(out.levels, l)
+		out.bytes = append(out.bytes, w.bytes[i])
+	}
+	return out
+}
+
 // at is the weights size at level l: the one computed for the request, or,
 // for a level the request did not plan (a caller outside choose),
 // quant.WeightsBytes itself.
@@ -71,10 +87,18 @@ type costs struct {
 	EmbedOut     float64 // output head, on the last stage (0 when tied)
 	Activations  int64   // working buffers, on every device
 	Overhead     int64   // runtime overhead, on every device
-	Heads        int
-	KVHeads      int
-	Breakdown    quant.Breakdown // the single-replica estimate
-	ActiveRatio  float64         // active / total parameters (MoE < 1)
+	// GPUActivations is the working buffer on an accelerator when the
+	// engine's differs from its host figure (quant.Breakdown
+	// GPUActivationsBytes; 0: Activations).
+	GPUActivations int64
+	// HostEmbedIn: EmbedIn stays in host memory (the engine's rule,
+	// engine.Memory.HostTokenEmbeddings); no stage on an accelerator holds
+	// it.
+	HostEmbedIn bool
+	Heads       int
+	KVHeads     int
+	Breakdown   quant.Breakdown // the single-replica estimate
+	ActiveRatio float64         // active / total parameters (MoE < 1)
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -82,7 +106,7 @@ type costs struct {
 // known (and are at most a third of the weights, a guard against a shape
 // that disagrees with the count); otherwise all weights are per layer.
 func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
-	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes,
+	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
 		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1}
 	if c.Layers <= 0 {
 		c.Layers = 1
@@ -106,13 +130,33 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	return c
 }
 
-// on is c for a pool of kind k: the runtime overhead of one device of that
-// kind (a CPU holds no GPU context, quant.HostOverheadBytes).
-func (c costs) on(k registry.Kind) costs {
-	if k == registry.KindCPU {
+// on is c for pool p: the runtime overhead of one device of its kind (a
+// CPU holds no GPU context, quant.HostOverheadBytes; an accelerator the
+// engine's own figure where it has one), the engine's working buffer on an
+// accelerator, and the token embedding kept in host memory where the
+// engine keeps it there.
+func (c costs) on(p *pool) costs {
+	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
+		return c
 	}
+	if p.Budget.Overhead > 0 {
+		c.Overhead = p.Budget.Overhead
+	}
+	if c.GPUActivations > 0 {
+		c.Activations = c.GPUActivations
+	}
+	c.HostEmbedIn = p.Budget.HostEmbeddings
 	return c
+}
+
+// hostBytes is what a plan under c keeps in host memory beside its
+// accelerators: the token embedding when the engine keeps it there.
+func (c costs) hostBytes() int64 {
+	if !c.HostEmbedIn {
+		return 0
+	}
+	return int64(math.Ceil(c.EmbedIn))
 }
 
 // kvSplit is how many ways a TP group of n divides the KV cache: n, or the
@@ -136,7 +180,7 @@ func (p part) total() int64 { return p.Weights + p.KV + p.Activations + p.Overhe
 // [start, end) split tp ways.
 func (c *costs) stagePart(start, end, tp int) part {
 	w := float64(end-start) * c.LayerWeights
-	if start == 0 {
+	if start == 0 && !c.HostEmbedIn {
 		w += c.EmbedIn
 	}
 	if end == c.Layers {

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -44,7 +45,9 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 // A plan on the CPU charges no GPU runtime context: llama.cpp's CPU backend
 // allocates only the model, KV, output and compute buffers
 // (internal/calibration/data/llamacpp_measurements.json; docs/accuracy.md "Against
-// llama.cpp's allocation"), while a GPU keeps its 768 MiB context.
+// llama.cpp's allocation"), while a CUDA GPU keeps llama.cpp's measured
+// context (calibration.LlamaCPPCUDAOverheadBytes), and the token embedding
+// stays in host memory (Budget.HostBytes), outside the GPU's figures.
 func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
 	body := `{"model":{"name":"Llama-3.2-1B"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
 	cpu := shard(t, request(t, body, reg(t, []registry.Device{host(64 << 30)})))
@@ -52,8 +55,12 @@ func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
 	assert.Equal(t, int64(0), cpu.Memory.OverheadBytes, "CPU plan")
 	gpuPlan := shard(t, request(t, body, reg(t, []registry.Device{h100(0)})))
 	require.True(t, gpuPlan.Fits, dump(t, gpuPlan))
-	assert.Equal(t, quant.PerDeviceOverheadBytes(), gpuPlan.Memory.OverheadBytes, "GPU plan")
-	assert.Equal(t, cpu.Memory.TotalBytes, gpuPlan.Memory.TotalBytes-quant.PerDeviceOverheadBytes())
+	assert.Equal(t, int64(calibration.LlamaCPPCUDAOverheadBytes), gpuPlan.Memory.OverheadBytes, "GPU plan")
+	assert.Equal(t, cpu.Memory.KVCacheBytes, gpuPlan.Memory.KVCacheBytes)
+	require.NotNil(t, gpuPlan.Budget)
+	assert.Positive(t, gpuPlan.Budget.HostBytes, "token_embd in host memory")
+	assert.InDelta(t, cpu.Memory.WeightsBytes, gpuPlan.Memory.WeightsBytes+gpuPlan.Budget.HostBytes, 1)
+	assert.Less(t, gpuPlan.Memory.ActivationsBytes, cpu.Memory.ActivationsBytes, "the CUDA compute buffer is the allocator's peak")
 }
 
 // llama.cpp's quantized cache types (--cache-type-k/-v) are sized by their

@@ -75,7 +75,7 @@ func (p *planned) devices() int {
 // The pool's engine decides what is possible (an engine that splits layers
 // only, llama.cpp: no tensor parallelism).
 func planPool(p *pool, c costs, l quant.Level, tp int) planned {
-	c = c.on(p.Kind)
+	c = c.on(p)
 	if tp > 0 {
 		return planForcedTP(p, c, l, tp)
 	}
@@ -363,7 +363,7 @@ const maxExtraStages = 8
 func maxLayers(s *stage, i, n int, c costs) int {
 	t := len(s.Devices)
 	fixed := c.stagePart(0, 0, t) // activations + overhead only
-	if i == 0 {
+	if i == 0 && !c.HostEmbedIn {
 		fixed.Weights += int64(math.Ceil(c.EmbedIn / float64(t)))
 	}
 	if i == n-1 {
@@ -563,7 +563,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 				continue
 			}
 			b, _ := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
-			c := newCosts(req.Model, b, l)
+			c := newCosts(req.Model, b, l).on(p)
 			var stages []stage
 			for _, d := range p.Devices {
 				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {

@@ -174,7 +174,7 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 // thousands of devices costs one sort, not one per replica: once a unit
 // from the sorted list does not fit, none after it does.
 func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
-	c = c.on(p.Kind)
+	c = c.on(p)
 	var out [][]stage
 	switch {
 	case n <= 0:

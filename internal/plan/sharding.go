@@ -78,6 +78,17 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
+	var fitLine string
+	if ctx, line, ok := fitContext(req, ch); ok {
+		// Plan again at the chosen context, on a copy: the caller's
+		// request keeps what it asked.
+		r2 := *req.Request
+		r2.ContextLength, fitLine = ctx, line
+		req = &planning{Request: &r2}
+		if ch, err = choose(req); err != nil {
+			return nil, err
+		}
+	}
 	pl := &ch.Plan
 	m := req.Model
 	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
@@ -86,6 +97,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
+	}
+	if fitLine != "" {
+		ans.Explanation = append(ans.Explanation, fitLine)
 	}
 	if !pl.Fits {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
@@ -147,7 +161,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		if !sane {
 			return false
 		}
-		c := newCosts(req.Model, b, pl.Level).on(pl.Pool.Kind)
+		c := newCosts(req.Model, b, pl.Level).on(pl.Pool)
 		for _, r := range pl.replicas() {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false

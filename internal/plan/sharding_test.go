@@ -392,7 +392,7 @@ func TestLlamaCPPTensorSplitWithinLlamaMaxDevices(t *testing.T) {
 	// GPUs just large enough that 405B int8 (GGUF Q8_0 for llama.cpp,
 	// 403 GiB) needs every one of them (with the 1 GiB llama.cpp's --fit
 	// keeps free on each).
-	for n, memory := range map[int]int64{15: 33 * gibBytes, 16: 63 * gibBytes / 2} {
+	for n, memory := range map[int]int64{15: 31 * gibBytes, 16: 119 * gibBytes / 4} {
 		var devs []registry.Device
 		for i := 0; i < n; i++ {
 			devs = append(devs, gpu(registry.KindCUDA, i, "GPU", memory, "8.6"))

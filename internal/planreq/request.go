@@ -40,7 +40,15 @@ type Request struct {
 	// maximum, so the model's maximum is planned.
 	ContextLength int
 	ContextCapped bool
-	BatchSize     int
+	// ContextGiven: context_length was a number. ContextAuto: it was
+	// "auto", the context the engine would choose itself (llama.cpp's
+	// --fit: the model's trained context reduced to fit); a request with
+	// no context_length gets that from an engine that chooses its own
+	// (engine.Memory.ContextFloor) and DefaultContextLength from the others.
+	// Either way the plan starts at ContextLength (DefaultContextLength,
+	// the floor) and grows from there.
+	ContextGiven, ContextAuto bool
+	BatchSize                 int
 	// KVCacheDType is "" (the model's 16-bit dtype), "fp16", "bf16", "fp8",
 	// "int8", or a llama.cpp cache type ("q8_0", ...), lower case; the
 	// planner checks the name (plan.Validate).

@@ -30,6 +30,14 @@ type KVOptions struct {
 	// (llama.cpp -fa off), so the working buffer holds a micro-batch's
 	// scores over the whole cache (ActivationsBytes).
 	NoFlashAttention bool
+	// GraphPeak: on a GPU the working buffer is the peak of a graph
+	// allocator that reuses a tensor's memory once its last reader ran
+	// (llama.cpp's ggml-alloc on its CUDA backend): the larger of one
+	// layer's tensors and the output step's (logits and final hidden rows),
+	// not their sum (ActivationsBytes; Breakdown.GPUActivationsBytes). Its
+	// CPU backend keeps the summed figure, which its measured buffers
+	// (internal/calibration/data/llamacpp_measurements.json) fit better.
+	GraphPeak bool
 }
 
 // slidingCells is the number of cells per sequence a sliding-window layer
@@ -84,6 +92,11 @@ type Breakdown struct {
 	OverheadBytes    int64    `json:"overhead_bytes"`
 	TotalBytes       int64    `json:"total_bytes"`
 	Notes            []string `json:"notes,omitempty"`
+	// GPUActivationsBytes is the working buffer on a GPU when the options
+	// asked for the graph allocator's peak (KVOptions.GraphPeak; 0
+	// otherwise): llama.cpp's GPU backends. ActivationsBytes stays the
+	// summed figure its CPU backend was measured at.
+	GPUActivationsBytes int64 `json:"-"`
 }
 
 // Estimate is the memory one replica of the model needs at level l for
@@ -102,11 +115,15 @@ func Estimate(m *model.Model, l Level, contextLen, batch int, kv KVOptions) Brea
 // computes them once; the per-tensor walk is the costly part of Estimate.
 func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv KVOptions) Breakdown {
 	b := Breakdown{
-		WeightsBytes:     weightsBytes,
-		KVCacheBytes:     KVCacheBytes(m, contextLen, batch, kv),
-		ActivationsBytes: ActivationsBytes(m, contextLen, batch, kv),
-		OverheadBytes:    PerDeviceOverheadBytes(),
+		WeightsBytes:  weightsBytes,
+		KVCacheBytes:  KVCacheBytes(m, contextLen, batch, kv),
+		OverheadBytes: PerDeviceOverheadBytes(),
 	}
+	if kv.GraphPeak {
+		b.GPUActivationsBytes = ActivationsBytes(m, contextLen, batch, kv)
+		kv.GraphPeak = false
+	}
+	b.ActivationsBytes = ActivationsBytes(m, contextLen, batch, kv)
 	b.TotalBytes = b.WeightsBytes + b.KVCacheBytes + b.ActivationsBytes + b.OverheadBytes
 	return b
 }
@@ -187,6 +204,9 @@ func kvElementsPerToken(m *model.Model) float64 {
 //	T × (2·I + (H + 2·K)·d + 2·h) × 4 B   (gate and up outputs, q/k/v, residual and normed input)
 //	+ T × V × 4 B                         (logits)
 //
+// With kv.GraphPeak the two terms are not summed: the buffer is the larger
+// of T × (2·I + (H + 2·K)·d + 2·h) and T × (V + h) rows of 4 B.
+//
 // With flash attention (kv.NoFlashAttention false, llama.cpp's default
 // -fa auto on CPU, CUDA and Metal) there is no T × context score matrix.
 // Without it the buffer is at least the attention step's (attentionScoresBytes),
@@ -214,7 +234,15 @@ func ActivationsBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64
 	}
 	d := float64(m.EffectiveHeadDim())
 	heads := float64(m.Heads + 2*m.EffectiveKVHeads())
-	perToken := 2*I + heads*d + 2*float64(m.Hidden) + float64(m.Vocab)
+	layer := 2*I + heads*d + 2*float64(m.Hidden)
+	perToken := layer + float64(m.Vocab)
+	if kv.GraphPeak {
+		// The output step holds the logits and the final normed hidden
+		// rows; the layers' tensors are free by then. Measured (llama.cpp
+		// 81ff7abe, CUDA, H200, data/llamacpp-cuda-h200-memory): Llama-3.1-8B
+		// 258.5 MiB at every context with -fa on, this gives 258.5 MiB.
+		perToken = max(layer, float64(m.Vocab)+float64(m.Hidden))
+	}
 	b := int64(math.Ceil(T * perToken * 4))
 	if kv.NoFlashAttention {
 		b = max(b, attentionScoresBytes(m, T, attendedCells(m, contextLen, kv)))

@@ -31,7 +31,7 @@ import (
 type wireRequest struct {
 	Model          json.RawMessage   `json:"model"`
 	Quant          *string           `json:"quant"`
-	ContextLength  *wireInt          `json:"context_length"`
+	ContextLength  *wireContext      `json:"context_length"`
 	BatchSize      *wireInt          `json:"batch_size"`
 	KVCacheDType   *string           `json:"kv_cache_dtype"`
 	Registry       json.RawMessage   `json:"registry"`
@@ -64,6 +64,22 @@ func (w *wireInt) UnmarshalJSON(b []byte) error {
 	}
 	w.V = int64(f)
 	return nil
+}
+
+// wireContext is context_length: an integer, or "auto" (the context the
+// engine would choose itself, planreq.Request.ContextAuto).
+type wireContext struct {
+	wireInt
+	Auto bool
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireContext) UnmarshalJSON(b []byte) error {
+	if s := strings.ToLower(string(bytes.TrimSpace(b))); s == `"auto"` {
+		w.Auto = true
+		return nil
+	}
+	return w.wireInt.UnmarshalJSON(b)
 }
 
 func clip(s string) string {
@@ -99,13 +115,17 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 		}
 		r.Quant = q
 	}
-	if r.ContextLength, err = bounded("context_length", w.ContextLength, planreq.DefaultContextLength, planreq.MaxContextLength); err != nil {
-		return nil, nil, err
+	given := w.ContextLength != nil && !w.ContextLength.Auto
+	if given {
+		if r.ContextLength, err = bounded("context_length", &w.ContextLength.wireInt, planreq.DefaultContextLength, planreq.MaxContextLength); err != nil {
+			return nil, nil, err
+		}
 	}
+	r.ContextAuto, r.ContextGiven = w.ContextLength != nil && w.ContextLength.Auto, given
 	if r.BatchSize, err = bounded("batch_size", w.BatchSize, planreq.DefaultBatchSize, planreq.MaxBatchSize); err != nil {
 		return nil, nil, err
 	}
-	if err := checkModelContext(r, w.ContextLength != nil); err != nil {
+	if err := checkModelContext(r, given); err != nil {
 		return nil, nil, err
 	}
 	if kv := kvUpperBound(r.Model, r.ContextLength, r.BatchSize); kv > planreq.MaxPlanBytes {

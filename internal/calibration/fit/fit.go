@@ -3,8 +3,11 @@ package main
 import (
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -454,6 +457,117 @@ func fitOverhead(dataDir string) (overheadFit, error) {
 		return overheadFit{}, fmt.Errorf("cuda_context.json: no row")
 	}
 	return overheadFit{mib: int(math.Ceil(largest/256)) * 256, largest: int(largest)}, nil
+}
+
+// llamaOverheadFit is LlamaCPPCUDAOverheadBytes in MiB and the
+// "unaccounted" figures of the GPU rows it was taken from.
+type llamaOverheadFit struct {
+	mib  int
+	rows []int
+}
+
+// llamaMemoryDir holds llama.cpp's logs of its own memory table on a CUDA
+// GPU (data/README.md).
+const llamaMemoryDir = "llamacpp-cuda-h200-memory"
+
+// fitLlamaOverhead is the largest "unaccounted" GPU memory of the logs
+// (the CUDA context, cuBLAS workspace and driver reservations llama.cpp's
+// process holds beyond its buffers) rounded up to 16 MiB.
+func fitLlamaOverhead(dataDir string) (llamaOverheadFit, error) {
+	paths, err := filepath.Glob(filepath.Join(dataDir, llamaMemoryDir, "*.log"))
+	if err != nil {
+		return llamaOverheadFit{}, err
+	}
+	var f llamaOverheadFit
+	largest := 0
+	for _, p := range paths {
+		file, err := os.Open(p)
+		if err != nil {
+			return f, err
+		}
+		rows, err := calibration.ReadLlamaCPPMemoryTable(file)
+		file.Close()
+		if err != nil {
+			return f, fmt.Errorf("%s: %w", p, err)
+		}
+		for _, r := range rows {
+			if r.Total > 0 {
+				f.rows = append(f.rows, r.Unaccounted)
+				largest = max(largest, r.Unaccounted)
+			}
+		}
+	}
+	if largest == 0 {
+		return f, fmt.Errorf("%s: no GPU row", llamaMemoryDir)
+	}
+	f.mib = (largest + 15) / 16 * 16
+	return f, nil
+}
+
+// llamaFitDir holds llama.cpp's own --fit choices on imitated cards
+// (data/README.md).
+const llamaFitDir = "llamacpp-cuda-h200-fit"
+
+// llamaFitOverheadFit is LlamaCPPCUDAFitOverheadBytes in MiB and the rows
+// it was taken from ("CARD:CTX").
+type llamaFitOverheadFit struct {
+	mib  int
+	rows []string
+}
+
+var (
+	llamaFitName = regexp.MustCompile(`^Llama-3\.1-8B-card(\d+)\.txt$`)
+	llamaFitArgs = regexp.MustCompile(`-c (\d+) -ngl -1`)
+)
+
+// fitLlamaFitOverhead is the GPU memory llama.cpp's --fit finds already
+// used when it measures free memory (its CUDA context): for every Q4_K_M
+// row without -c where --fit reduced the context to c, CARD less the
+// buffers at c (model + compute + KV, from the c4096 -fa on log of the same
+// model, KV linear in the context); the largest, rounded up to 1 MiB. --fit
+// keeps c only if those buffers fit CARD less that overhead, so with it a
+// planner choosing the largest multiple of 256 that fits chooses c.
+func fitLlamaFitOverhead(dataDir string) (llamaFitOverheadFit, error) {
+	var f llamaFitOverheadFit
+	file, err := os.Open(filepath.Join(dataDir, llamaMemoryDir, "Llama-3.1-8B-Q4_K_M-c4096-faon-f16.log"))
+	if err != nil {
+		return f, err
+	}
+	rows, err := calibration.ReadLlamaCPPMemoryTable(file)
+	file.Close()
+	if err != nil || len(rows) == 0 || rows[0].Total == 0 {
+		return f, fmt.Errorf("%s: no GPU row: %v", llamaMemoryDir, err)
+	}
+	gpu := rows[0]
+	paths, err := filepath.Glob(filepath.Join(dataDir, llamaFitDir, "*.txt"))
+	if err != nil {
+		return f, err
+	}
+	largest := 0.0
+	for _, p := range paths {
+		m := llamaFitName.FindStringSubmatch(filepath.Base(p))
+		if m == nil {
+			continue
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return f, err
+		}
+		a := llamaFitArgs.FindStringSubmatch(string(data))
+		if a == nil || a[1] == "0" {
+			continue // layers moved, or the whole trained context kept
+		}
+		card, _ := strconv.Atoi(m[1])
+		ctx, _ := strconv.Atoi(a[1])
+		used := float64(gpu.Model+gpu.Compute) + float64(gpu.Context)*float64(ctx)/4096
+		largest = max(largest, float64(card)-used)
+		f.rows = append(f.rows, m[1]+":"+a[1])
+	}
+	if len(f.rows) == 0 {
+		return f, fmt.Errorf("%s: no row with a reduced context", llamaFitDir)
+	}
+	f.mib = int(math.Ceil(largest))
+	return f, nil
 }
 
 // shapeFit is the params → layers relation over the dense catalog entries.

@@ -77,6 +77,8 @@ func TestFittedMatchesGenerated(t *testing.T) {
 	assert.Equal(t, r.throughput(), calibration.Fitted)
 	assert.Equal(t, float64(r.attention.tenths)/10, calibration.AttentionHiddenRows)
 	assert.Equal(t, int64(r.overhead.mib)<<20, int64(calibration.GPURuntimeOverheadBytes))
+	assert.Equal(t, int64(r.llamaOverhead.mib)<<20, int64(calibration.LlamaCPPCUDAOverheadBytes))
+	assert.Equal(t, int64(r.llamaFitOverhead.mib)<<20, int64(calibration.LlamaCPPCUDAFitOverheadBytes))
 	assert.Equal(t, r.shape.a, float64(calibration.ShapeLayersLogIntercept))
 	assert.Equal(t, r.shape.b, float64(calibration.ShapeLayersExponent))
 	assert.Equal(t, r.shape.kvHeads, calibration.ShapeKVHeads)

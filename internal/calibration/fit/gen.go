@@ -15,16 +15,18 @@ import (
 
 // result is everything the fit computes from the data.
 type result struct {
-	decode    decodeFit
-	prefill   prefillRefit
-	host      hostFit
-	attention attentionFit
-	overhead  overheadFit
-	shape     shapeFit
-	replayed  []speedCase
-	unmapped  []string
-	heldOut   []speedCase
-	bench     []speedCase // the H200 llama-bench records (data/h200-speed)
+	decode           decodeFit
+	prefill          prefillRefit
+	host             hostFit
+	attention        attentionFit
+	overhead         overheadFit
+	llamaOverhead    llamaOverheadFit
+	llamaFitOverhead llamaFitOverheadFit
+	shape            shapeFit
+	replayed         []speedCase
+	unmapped         []string
+	heldOut          []speedCase
+	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
 	// servingRows are data/serving_decode.json, serving its replayed rows,
 	// servingFit the vLLM constants fitted on them.
 	servingRows []servingRow
@@ -62,6 +64,12 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.overhead, err = fitOverhead(dataDir); err != nil {
+		return nil, err
+	}
+	if r.llamaOverhead, err = fitLlamaOverhead(dataDir); err != nil {
+		return nil, err
+	}
+	if r.llamaFitOverhead, err = fitLlamaFitOverhead(dataDir); err != nil {
 		return nil, err
 	}
 	if r.shape, err = fitShape(); err != nil {
@@ -159,6 +167,20 @@ func constantsSource(r *result) ([]byte, error) {
 	p("// context of data/cuda_context.json (%d MiB) rounded up to 256 MiB.", r.overhead.largest)
 	p("const GPURuntimeOverheadBytes = %d << 20", r.overhead.mib)
 	p("")
+	p("// LlamaCPPCUDAOverheadBytes is what a llama.cpp process holds on a CUDA")
+	p("// GPU beyond its model, KV and compute buffers (CUDA context, cuBLAS")
+	p("// workspace, driver reservations: \"unaccounted\" in llama.cpp's memory")
+	p("// table): the largest of the %d GPU rows of data/%s", len(r.llamaOverhead.rows), llamaMemoryDir)
+	p("// (%s MiB) rounded up to 16 MiB.", intList(r.llamaOverhead.rows))
+	p("const LlamaCPPCUDAOverheadBytes = %d << 20", r.llamaOverhead.mib)
+	p("")
+	p("// LlamaCPPCUDAFitOverheadBytes is the part of it llama.cpp's --fit finds")
+	p("// already used when it measures a GPU's free memory (its CUDA context;")
+	p("// cuBLAS workspace and the rest come later, inside --fit's margin): card")
+	p("// size less the buffers at the context --fit chose, largest of the %d", len(r.llamaFitOverhead.rows))
+	p("// rows (card MiB:context) %s of data/%s.", strings.Join(r.llamaFitOverhead.rows, ", "), llamaFitDir)
+	p("const LlamaCPPCUDAFitOverheadBytes = %d << 20", r.llamaFitOverhead.mib)
+	p("")
 	p("// The params → shape relation of model.EstimateShape, over the %d dense", r.shape.n)
 	p("// catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by")
 	p("// least squares on the logarithms, and their most common key/value head")
@@ -253,6 +275,8 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", r.prefill.latencyUS), "the same rows", "prefill fit")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")
 	row("GPURuntimeOverheadBytes", fmt.Sprintf("%d MiB", r.overhead.mib), fmt.Sprintf("`data/cuda_context.json` (largest %d MiB)", r.overhead.largest), "rounded up to 256 MiB")
+	row("LlamaCPPCUDAOverheadBytes", fmt.Sprintf("%d MiB", r.llamaOverhead.mib), fmt.Sprintf("`data/%s`, unaccounted MiB of the GPU rows: %s", llamaMemoryDir, intList(r.llamaOverhead.rows)), "largest, rounded up to 16 MiB")
+	row("LlamaCPPCUDAFitOverheadBytes", fmt.Sprintf("%d MiB", r.llamaFitOverhead.mib), fmt.Sprintf("`data/%s`, rows (card MiB:context) %s", llamaFitDir, strings.Join(r.llamaFitOverhead.rows, ", ")), "card less the buffers at --fit's context, largest, rounded up to 1 MiB")
 	row("ShapeLayersLogIntercept, ShapeLayersExponent", fmt.Sprintf("a = %.4f, b = %.4f", r.shape.a, r.shape.b), fmt.Sprintf("%d dense entries of `internal/model/catalog.json`", r.shape.n), "least squares of ln layers on ln params")
 	row("ShapeKVHeads", strconv.Itoa(r.shape.kvHeads), "the same entries", "most common key/value head count")
 	row("MicroBatchTokens", strconv.Itoa(calibration.MicroBatchTokens), "—", "not fitted: llama.cpp's default `n_ubatch`, under which every row ran")
@@ -389,4 +413,13 @@ func replayTable(r *result) string {
 	}
 	fmt.Fprintf(&b, "\n%d rows replayed, %d unmapped.\n", len(r.replayed), len(r.unmapped))
 	return b.String()
+}
+
+// intList is the values in order, comma-separated.
+func intList(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ", ")
 }

@@ -1,0 +1,146 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// llamaFitRow is the name of a file of
+// internal/calibration/data/llamacpp-cuda-h200-fit: MODEL[-F16]-cardCARD[-cCTX].txt,
+// Q4_K_M unless F16 (the data's README).
+var llamaFitRow = regexp.MustCompile(`^(Llama-3\.1-8B)(-F16)?-card(\d+)(?:-c(\d+))?\.txt$`)
+
+// llamaFitArgs is the last line of such a file: the -c and -ngl llama.cpp's
+// own --fit chose.
+var llamaFitArgs = regexp.MustCompile(`-c (\d+) -ngl (-?\d+)`)
+
+// TestLlamaCPPFitReplay plans every row of llama.cpp's own --fit on an
+// imitated card (llama-fit-params -fitt MARGIN on a real H200: it placed the
+// model within CARD MiB, its CUDA context inside) as a CUDA GPU of CARD MiB
+// plus the 1 GiB llama.cpp's default --fit-target keeps free, with host
+// memory for offload: with no context asked, the context within 5 % of
+// llama.cpp's choice (its "-c 0": the trained context), all layers on the
+// GPU; with -c given, -ngl within one layer of llama.cpp's (issue 27).
+func TestLlamaCPPFitReplay(t *testing.T) {
+	dir := filepath.Join("..", "calibration", "data", "llamacpp-cuda-h200-fit")
+	paths, err := filepath.Glob(filepath.Join(dir, "*card*.txt"))
+	require.NoError(t, err)
+	require.Len(t, paths, 11)
+	var rows []string
+	for _, p := range paths {
+		name := filepath.Base(p)
+		m := llamaFitRow.FindStringSubmatch(name)
+		require.NotNil(t, m, name)
+		data, err := os.ReadFile(p)
+		require.NoError(t, err)
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		got := llamaFitArgs.FindStringSubmatch(lines[len(lines)-1])
+		require.NotNil(t, got, name)
+		theirCtx, _ := strconv.Atoi(got[1])
+		theirNGL, _ := strconv.Atoi(got[2])
+		card, _ := strconv.ParseInt(m[3], 10, 64)
+		q := "q4_k_m"
+		if m[2] != "" {
+			q = "f16"
+		}
+		body := fmt.Sprintf(`{"model":{"name":%q},"quant":%q,"engine":"llama.cpp","cpu_offload":true`, m[1], q)
+		if m[4] != "" {
+			body += `,"context_length":` + m[4]
+		}
+		d := gpu(registry.KindCUDA, 0, "imitated card", (card+1024)<<20, "9.0")
+		a := shard(t, request(t, body+"}", reg(t, []registry.Device{d, host(256 << 30)})))
+		require.True(t, a.Fits, "%s: %s", name, dump(t, a.Explanation))
+		args := a.EngineArgs["llama.cpp"]
+		ourNGL, _ := strconv.Atoi(flagAfter(args, "-ngl"))
+		ourCtx, _ := strconv.Atoi(flagAfter(args, "-c"))
+		if theirNGL < 0 {
+			theirNGL = a.Model.Layers + 1 // all layers and the output layer
+		}
+		if theirCtx == 0 {
+			theirCtx = 131072 // -c 0: the trained context, unchanged
+		}
+		rows = append(rows, fmt.Sprintf("| %s | -c %d -ngl %d | -c %d -ngl %d |", name, theirCtx, theirNGL, ourCtx, ourNGL))
+		assert.InDelta(t, theirNGL, ourNGL, 1, "%s: -ngl", name)
+		assert.InEpsilon(t, theirCtx, ourCtx, 0.05, "%s: -c", name)
+	}
+	t.Logf("llama.cpp --fit vs this planner:\n| row | llama.cpp | planned |\n|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+// flagAfter is the value following flag in args, "" when absent.
+func flagAfter(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// context_length "auto" asks any engine for the context llama.cpp's --fit
+// would choose: vLLM on an H100 gets Llama-3.1-8B's whole trained context
+// (it fits), and its --max-model-len says so; with no context_length vLLM
+// plans the default 4096 (it runs the context it is given).
+func TestContextAutoOnAnyEngine(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	auto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm","context_length":"auto"}`, r))
+	require.True(t, auto.Fits, auto.Explanation)
+	assert.Equal(t, "131072", flagAfter(auto.EngineArgs["vllm"], "--max-model-len"))
+	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen as llama.cpp's --fit chooses")
+	plain := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm"}`, r))
+	assert.Equal(t, "4096", flagAfter(plain.EngineArgs["vllm"], "--max-model-len"))
+}
+
+// A llama.cpp plan with no context_length takes --fit's context and hands
+// off the same choice to llama.cpp (--fit on --fit-target --fit-ctx); an
+// explicit context_length stands.
+func TestLlamaCPPContextLikeFit(t *testing.T) {
+	d := gpu(registry.KindCUDA, 0, "GPU", 24<<30, "8.9")
+	r := reg(t, []registry.Device{d})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp"}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	c, err := strconv.Atoi(flagAfter(a.EngineArgs["llama.cpp"], "-c"))
+	require.NoError(t, err)
+	assert.Greater(t, c, 4096)
+	assert.Less(t, c, 131072, "the whole trained context does not fit 24 GiB at Q8_0")
+	assert.Zero(t, c%256)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "--fit on --fit-target 1024 --fit-ctx 4096")
+	given := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","context_length":8192}`, r))
+	assert.Equal(t, "8192", flagAfter(given.EngineArgs["llama.cpp"], "-c"))
+	// Four sequences share llama.cpp's -c: at most the trained context in
+	// all, as -c 0 -np 4 gives.
+	big := reg(t, []registry.Device{h100(0)})
+	four := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","batch_size":4}`, big))
+	require.True(t, four.Fits, four.Explanation)
+	assert.Equal(t, "131072", flagAfter(four.EngineArgs["llama.cpp"], "-c"))
+	assert.Equal(t, "4", flagAfter(four.EngineArgs["llama.cpp"], "-np"))
+}
+
+// Qwen3-32B on a 24 GiB GPU at 32k with a q8_0 cache: Q4_K_M does not fit,
+// and llama.cpp's auto walks on to the GGUF types people run there, IQ4_XS
+// or Q3_K_M; plan and suggest agree, and the level table shows every rung
+// tried (issue 27 item 4).
+func TestLlamaCPPAutoWalksTheGGUFLadder(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Qwen3-32B"},"engine":"llama.cpp","context_length":32768,"kv_cache_dtype":"q8_0"}`
+	a := shard(t, request(t, body, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Contains(t, []string{"iq4_xs", "q3_k_m"}, a.Quant)
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, a.Quant, s.Quant, "plan and suggest agree")
+	var tried []string
+	for _, row := range a.Levels {
+		tried = append(tried, row.Quant)
+	}
+	assert.Subset(t, tried, []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs"})
+}
