@@ -111,6 +111,13 @@ type Memory struct {
 	Fraction float64
 	// MarginBytes are left free on the device.
 	MarginBytes int64
+	// PagedKV: the engine serves its sequences from one KV pool shared in
+	// blocks (vLLM's PagedAttention), so the batch a request asks for is
+	// concurrency: the pool must hold one sequence at full context, the
+	// engine caps the sequences it runs at once (--max-num-seqs) and
+	// queues or preempts the rest when the pool is full. Without it every
+	// sequence of the batch has its full-context cache reserved.
+	PagedKV bool
 }
 
 // Parallelism is how an engine spreads a model over devices.

@@ -42,6 +42,10 @@ type budget struct {
 	ByDefault bool    // the request named no engine: Engine is the default for the pool
 	Fraction  float64 // of each accelerator's total memory (1: no cap)
 	Margin    int64   // bytes left free on each accelerator
+	// Paged: the engine serves the batch from one paged KV pool
+	// (engine.Memory.PagedKV): a plan must hold one full-context sequence,
+	// and the batch is how many run at once (fitBatch).
+	Paged bool
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -58,13 +62,25 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.ByDefault = true
 		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
 	}
+	m := b.Engine.Memory(e.Fraction)
+	b.Paged = m.PagedKV
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b
 	}
-	m := b.Engine.Memory(e.Fraction)
 	b.Fraction, b.Margin = m.Fraction, m.MarginBytes
 	return b
+}
+
+// fitBatch is the number of full-context sequences a plan on pool p must
+// hold when batch are asked: batch, or one where p's engine serves its
+// sequences from one paged KV pool (budget.Paged), which runs batch of them
+// at once as far as the pool has room and queues the rest.
+func fitBatch(p *pool, batch int) int {
+	if p != nil && p.Budget.Paged {
+		return 1
+	}
+	return batch
 }
 
 // usable is the bytes a plan may place on d under b: its usable memory

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -73,7 +74,13 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 	for _, s := range top.Shards {
 		assert.LessOrEqual(t, s.MemoryBytes, h100Budget(0.9), "the largest batch fits vLLM's 0.9")
 	}
-	assert.False(t, at(a.MaxBatchSize+1).Fits, "one more sequence does not fit the same budget")
+	// vLLM serves the batch from one paged pool: one more sequence than
+	// fit at once still plans (one full-length sequence must fit), with
+	// the same maximum, and the explanation says the rest wait.
+	next := at(a.MaxBatchSize + 1)
+	require.True(t, next.Fits, next.Explanation)
+	assert.Equal(t, a.MaxBatchSize, next.MaxBatchSize, "the pool holds as many full-length sequences as before")
+	assert.Contains(t, strings.Join(next.Explanation, "\n"), "which holds "+itoa(a.MaxBatchSize)+" sequence(s) of 32768 tokens at once")
 }
 
 // An explicit engine gets its own budget: llama.cpp keeps its --fit margin
@@ -225,4 +232,24 @@ func TestDefaultLlamaCPPPoolUsesLlamaCPPKVRules(t *testing.T) {
 	assert.Equal(t, engineLlamaCPP, asked.Budget.Engine)
 	assert.Equal(t, named.Memory, asked.Memory)
 	assert.Equal(t, named.MaxBatchSize, asked.MaxBatchSize)
+}
+
+// Batch is concurrency for vLLM (issue 21 item 3): 8 sequences of 128k
+// tokens of Llama-3.1-8B with an fp8 KV cache on a 24 GB GPU plan (one
+// sequence's 8 GiB of cache fits beside the weights), with --max-num-seqs 8;
+// the same request on llama.cpp, which reserves every sequence's cache, does
+// not fit, and its refusal names the KV cache as the larger need.
+func TestPagedBatchIsConcurrency(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
+	body := `{"model":{"name":"Llama-3.1-8B"},"kv_cache_dtype":"fp8","context_length":131072,"batch_size":8%s}`
+	a := shard(t, request(t, fmt.Sprintf(body, ""), r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, "8", argValue(a.EngineArgs[engineVLLM], "--max-num-seqs"))
+	assert.Equal(t, "131072", argValue(a.EngineArgs[engineVLLM], "--max-model-len"))
+	assert.GreaterOrEqual(t, a.MaxBatchSize, 1)
+	assert.Less(t, a.MaxBatchSize, 8, "eight 128k sequences do not all fit at once")
+
+	l := shard(t, request(t, fmt.Sprintf(body, `,"engine":"llama.cpp"`), r))
+	require.False(t, l.Fits)
+	assert.Contains(t, l.Refusal.Text, "(KV cache ", "the refusal names the KV cache first")
 }

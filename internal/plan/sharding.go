@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -88,7 +90,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Levels = []LevelRow{}
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		return ans, nil
@@ -121,7 +123,28 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
+	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
 	return ans, nil
+}
+
+// explainPaged says how an engine with a paged KV pool serves the asked
+// batch: the plan holds one full-context sequence, maxBatch of them fit at
+// once, and the engine queues the rest.
+func explainPaged(pl *planned, req *planning, maxBatch int) []string {
+	if pl.Pool == nil || !pl.Pool.Budget.Paged || req.training {
+		return nil
+	}
+	e := pl.Pool.Budget.Engine.Title()
+	batch := req.BatchSize
+	switch {
+	case batch <= 1:
+		return nil
+	case maxBatch >= batch:
+		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)",
+			e, batch, req.ContextLength, maxBatch)}
+	}
+	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %d sequence(s) of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full",
+		e, maxBatch, req.ContextLength, e, batch)}
 }
 
 // maxFitting answers the inverse question for a fitting plan: the longest
@@ -137,7 +160,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 	}
 	fits := func(n int) bool {
-		ctx, batch := req.ContextLength, pl.batchOf(req)
+		ctx, batch := req.ContextLength, fitBatch(pl.Pool, pl.batchOf(req))
 		if context {
 			ctx = n
 		} else {

@@ -51,7 +51,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 			}
 		}
 	} else {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 	}
