@@ -90,3 +90,17 @@ func TestPlanBatchIsConcurrencyOnDGX(t *testing.T) {
 	assert.Less(t, maxBatch, 64.0, "64 sequences of 128k do not all fit at once")
 	assert.Contains(t, strings.Join(toStrings(plan["explanation"]), "\n"), "vLLM serves the batch from one paged KV cache")
 }
+
+// "Unknown" is not "no" (issue 21 item 7): on the Jetson AGX Orin fixture
+// no device reports its memory, so fits is null with the reason, the
+// refusal carries no quant or strategy, and the headline says so.
+func TestPlanUnknownMemoryIsNotNo(t *testing.T) {
+	plan, _ := runJSON(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B", "--json")...)
+	require.Contains(t, plan, "fits")
+	assert.Nil(t, plan["fits"])
+	assert.NotContains(t, plan, "quant")
+	assert.NotContains(t, plan, "strategy")
+	assert.Equal(t, "no_device", plan["refusal"].(map[string]any)["code"])
+	text := runCLI(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B")...)
+	assert.Contains(t, text.stdout, "cannot tell whether it fits: no available device with known memory")
+}

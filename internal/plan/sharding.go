@@ -41,9 +41,13 @@ type ModelSummary struct {
 
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
-	Fits       bool                `json:"fits"`
-	Strategy   string              `json:"strategy"`
-	Quant      string              `json:"quant"`
+	// Fits is whether a plan fits; null in JSON when no device's memory is
+	// known (FitsUnknown). It stays the first field: internal/api writes
+	// the null over its encoding.
+	Fits bool `json:"fits"`
+	// Strategy and Quant are the plan's; a refusal has neither.
+	Strategy   string              `json:"strategy,omitempty"`
+	Quant      string              `json:"quant,omitempty"`
 	Model      ModelSummary        `json:"model"`
 	Memory     Memory              `json:"memory"`
 	Shards     []Shard             `json:"shards"`
@@ -82,7 +86,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	pl := &ch.Plan
 	m := req.Model
-	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
+	ans := &ShardingAnswer{Fits: pl.Fits, Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
 		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req),
 		Budget: budgetOf(pl)}
@@ -95,7 +99,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		return ans, nil
 	}
-	ans.Strategy = pl.Strategy
+	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
 	ans.DPSize = pl.DP
