@@ -253,3 +253,16 @@ func TestPagedBatchIsConcurrency(t *testing.T) {
 	require.False(t, l.Fits)
 	assert.Contains(t, l.Refusal.Text, "(KV cache ", "the refusal names the KV cache first")
 }
+
+// A size alone gets a shape TP 2, 4 and 8 can split (issue 21 item 6):
+// {"params_b": 70} used to have 71 heads, and every TP size above 1 was
+// refused.
+func TestParamsOnlyTakesTensorParallel(t *testing.T) {
+	r := nvlinked(8)
+	for _, tp := range []int{2, 4, 8} {
+		a := shard(t, request(t, `{"model":{"params_b":70},"tensor_parallel_size":`+itoa(tp)+`}`, r))
+		require.True(t, a.Fits, "tp %d: %v", tp, a.Explanation)
+		assert.Equal(t, tp, a.TPSize)
+		assert.Equal(t, itoa(tp), argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
+	}
+}
