@@ -266,3 +266,30 @@ func TestParamsOnlyTakesTensorParallel(t *testing.T) {
 		assert.Equal(t, itoa(tp), argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
 	}
 }
+
+// engine_expect (issue 21 item 4, part): what vLLM will print at start-up
+// for a plan, from the plan's own memory split. Llama-3.1-8B bf16 on one
+// H100 at 8k: the KV memory is the budget less weights, activations and
+// overhead; the tokens are that memory over 128 KiB a token (32 layers x 8
+// KV heads x 128 x 2 x 2 B) in whole 16-token blocks; the concurrency is
+// tokens over the context. llama.cpp, which reserves its slots' cache
+// itself, gets none.
+func TestEngineExpectOfAVLLMPlan(t *testing.T) {
+	r := nvlinked(1)
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	x, ok := a.EngineExpect[engineVLLM]
+	require.True(t, ok, "a vLLM plan carries engine_expect.vllm")
+	s := a.Shards[0]
+	assert.InDelta(t, float64(a.Memory.WeightsBytes)/float64(gibBytes), x.ModelLoadingGiB, 0.01)
+	kv := s.MemoryAvailableBytes - (s.MemoryBytes - a.Memory.KVCacheBytes)
+	assert.InDelta(t, float64(kv)/float64(gibBytes), x.KVCacheGiB, 0.01)
+	const perToken = 32 * 8 * 128 * 2 * 2
+	assert.Equal(t, kv/perToken/16*16, x.KVCacheTokens)
+	assert.InDelta(t, float64(x.KVCacheTokens)/8192, x.MaxConcurrency, 0.01)
+	assert.Equal(t, x.MaxConcurrency >= 1, a.MaxBatchSize >= 1)
+
+	l := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
+	require.True(t, l.Fits, l.Explanation)
+	assert.Empty(t, l.EngineExpect)
+}

@@ -58,10 +58,13 @@ type ShardingAnswer struct {
 	EngineArgs map[string][]string `json:"engine_args"`
 	// Load and EngineEnv complete the engine command per engine: what it
 	// loads (checkpoint.go) and the environment it needs.
-	Load             map[string]Load              `json:"load,omitempty"`
-	EngineEnv        map[string]map[string]string `json:"engine_env,omitempty"`
-	MaxContextLength int                          `json:"max_context_length,omitempty"`
-	MaxBatchSize     int                          `json:"max_batch_size,omitempty"`
+	Load      map[string]Load              `json:"load,omitempty"`
+	EngineEnv map[string]map[string]string `json:"engine_env,omitempty"`
+	// EngineExpect is, per engine that sizes its own paged KV pool (vLLM),
+	// what it will report at start-up for the plan (expect.go).
+	EngineExpect     map[string]EngineExpect `json:"engine_expect,omitempty"`
+	MaxContextLength int                     `json:"max_context_length,omitempty"`
+	MaxBatchSize     int                     `json:"max_batch_size,omitempty"`
 	// Budget is the memory rule the plan, its maxima and its engine_args
 	// were made on (budget.go); absent when no device was planned on.
 	Budget *Budget `json:"budget,omitempty"`
@@ -128,6 +131,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
 	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
+	ans.EngineExpect = engineExpectOf(pl, req)
 	return ans, nil
 }
 
