@@ -312,7 +312,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "cluster": [{...registry of node 0...}, {...node 1...}],
  *    "detect": {...detection options, used when "registry" is absent...},
  *    "devices": ["cuda:0", "cuda:1"],
- *    "engine": "vllm" | "llama.cpp" | "none",
+ *    "engine": "vllm" | "llama.cpp" | "sglang" | "none",
  *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,

@@ -46,6 +46,13 @@ type budget struct {
 	// (engine.Memory.PagedKV): a plan must hold one full-context sequence,
 	// and the batch is how many run at once (fitBatch).
 	Paged bool
+	// FractionOf is the engine's fraction for a device of that total
+	// memory (engine.Memory.FractionOf), nil when Fraction holds for all;
+	// Fraction is then the first device's.
+	FractionOf func(totalBytes int64) float64
+	// WorkspaceOutside: the engine's fraction holds the weights and the KV
+	// pool only (engine.Memory.WorkspaceOutside: SGLang).
+	WorkspaceOutside bool
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -63,12 +70,16 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
 	}
 	m := b.Engine.Memory(e.Fraction)
-	b.Paged = m.PagedKV
+	b.Paged, b.WorkspaceOutside = m.PagedKV, m.WorkspaceOutside
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b
 	}
 	b.Fraction, b.Margin = m.Fraction, m.MarginBytes
+	if m.FractionOf != nil && d.MemoryBytes > 0 {
+		b.FractionOf = m.FractionOf
+		b.Fraction = m.FractionOf(d.MemoryBytes)
+	}
 	return b
 }
 
@@ -93,8 +104,12 @@ func (b budget) usable(d *registry.Device) int64 {
 		return u
 	}
 	u = max(u-b.Margin, 0)
-	if b.Fraction < 1 && d.MemoryBytes > 0 {
-		u = min(u, int64(float64(d.MemoryBytes)*b.Fraction))
+	f := b.Fraction
+	if b.FractionOf != nil && d.MemoryBytes > 0 {
+		f = b.FractionOf(d.MemoryBytes)
+	}
+	if f < 1 && d.MemoryBytes > 0 {
+		u = min(u, int64(float64(d.MemoryBytes)*f))
 	}
 	return u
 }
