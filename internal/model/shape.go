@@ -248,6 +248,10 @@ func intermediateOrDefault(m *Model) int {
 	return 4 * m.Hidden
 }
 
+// shapeHeadQuantum divides the attention heads of an estimated shape: the
+// largest tensor-parallel size within one 8-GPU node.
+const shapeHeadQuantum = 8
+
 // EstimateShape fills an unknown shape from the parameter count with the
 // relation fitted over the dense catalog entries
 // (calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
@@ -267,6 +271,27 @@ func intermediateOrDefault(m *Model) int {
 // (checkBudget in internal/plan/request.go). Rounding hidden/128 to whole
 // heads instead gave a 70B model 71 heads, which no TP size above 1
 // divides.
+func EstimateShape(m *Model) {
+	if m.Params <= 0 || m.Layers > 0 {
+		return
+	}
+	p := float64(m.Params)
+	layers := math.Round(math.Exp(calibration.ShapeLayersLogIntercept) * math.Pow(p, calibration.ShapeLayersExponent))
+	if layers < 1 {
+		layers = 1
+	}
+	hidden := math.Sqrt(p / (12 * layers))
+	heads := shapeHeadQuantum * math.Max(1, math.Round(hidden/(128*shapeHeadQuantum)))
+	m.Hidden = int(heads * 128)
+	m.HeadDim = 128
+	m.Heads = int(heads)
+	m.KVHeads = min(calibration.ShapeKVHeads, m.Heads)
+	m.Layers = int(layers)
+	m.Intermediate = fittingIntermediate(m, p)
+	m.ShapeEstimated = true
+	m.Notes = append(m.Notes, "shape estimated from the parameter count (layers, hidden size, heads): give model.name, model.config or model.path for an exact KV-cache size")
+}
+
 // fittingIntermediate is the FFN width (a multiple of 256, at least the
 // hidden size) that makes m's shape hold p parameters (ShapeParams): the
 // count is linear in it. Published dense models span 2.7 to 5.4 times the
@@ -289,29 +314,4 @@ func fittingIntermediate(m *Model, p float64) int {
 	}
 	i := float64(h) + (p-lo)/(hi-lo)*float64(h)
 	return int(math.Max(float64(h), math.Round(i/256)*256))
-}
-
-// shapeHeadQuantum divides the attention heads of an estimated shape: the
-// largest tensor-parallel size within one 8-GPU node.
-const shapeHeadQuantum = 8
-
-func EstimateShape(m *Model) {
-	if m.Params <= 0 || m.Layers > 0 {
-		return
-	}
-	p := float64(m.Params)
-	layers := math.Round(math.Exp(calibration.ShapeLayersLogIntercept) * math.Pow(p, calibration.ShapeLayersExponent))
-	if layers < 1 {
-		layers = 1
-	}
-	hidden := math.Sqrt(p / (12 * layers))
-	heads := shapeHeadQuantum * math.Max(1, math.Round(hidden/(128*shapeHeadQuantum)))
-	m.Hidden = int(heads * 128)
-	m.HeadDim = 128
-	m.Heads = int(heads)
-	m.KVHeads = min(calibration.ShapeKVHeads, m.Heads)
-	m.Layers = int(layers)
-	m.Intermediate = fittingIntermediate(m, p)
-	m.ShapeEstimated = true
-	m.Notes = append(m.Notes, "shape estimated from the parameter count (layers, hidden size, heads): give model.name, model.config or model.path for an exact KV-cache size")
 }
