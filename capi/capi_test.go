@@ -201,8 +201,8 @@ func FuzzEstimateTraining(f *testing.F) { fuzzExport(f, 3, fixtureSeeds(f)...) }
 // answerKeys are the top-level keys every answer of export i has.
 var answerKeys = [][]string{
 	{"schema_version", "devices", "system_io", "warnings"},
-	{"quant", "fits", "devices", "memory", "levels", "explanation", "warnings"},
-	{"fits", "strategy", "quant", "model", "memory", "shards", "tp_size", "pp_size", "engine_args", "levels", "explanation", "warnings"},
+	{"fits", "devices", "memory", "levels", "explanation", "warnings"},
+	{"fits", "model", "memory", "shards", "tp_size", "pp_size", "engine_args", "levels", "explanation", "warnings"},
 	{"fits", "method", "per_device", "devices", "num_devices", "explanation", "warnings"},
 }
 
@@ -323,6 +323,7 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	checkRefusal(t, a.Fits, a.Refusal, answer)
 	if !a.Fits {
 		require.Empty(t, a.Shards, "a plan that does not fit has shards: %.300s", answer)
+		require.Empty(t, a.Strategy+a.Quant, "a refusal carries no strategy or quant: %.300s", answer)
 		return
 	}
 	require.Contains(t, []string{"none", "tensor_parallel", "pipeline_parallel", "data_parallel", "cpu_offload"}, a.Strategy)

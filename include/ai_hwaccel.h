@@ -52,7 +52,9 @@ extern "C" {
  * is recovered into the code "internal".  A model that does not fit is not an
  * error: the answer says "fits": false and why, in "refusal": a stable
  * "code" (no_device, unsupported, insufficient_memory, too_few_devices,
- * tensor_parallel, too_large; schema/plan.schema.json) and its "text".
+ * tensor_parallel, too_large; schema/plan.schema.json) and its "text", and
+ * carries no "quant" or "strategy".  When no device's memory is known
+ * (code no_device) "fits" is null: unknown, not no.
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state
@@ -313,7 +315,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "cluster": [{...registry of node 0...}, {...node 1...}],
  *    "detect": {...detection options, used when "registry" is absent...},
  *    "devices": ["cuda:0", "cuda:1"],
- *    "engine": "vllm" | "llama.cpp" | "none",
+ *    "engine": "vllm" | "llama.cpp" | "sglang" | "none",
  *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
@@ -405,7 +407,8 @@ HWACCEL_API char *hwaccel_suggest_quant(const char *request_json);
  *       "engine_args":{"vllm":[...]},"explanation":[...],"warnings":[]}
  *  Strategies: none, tensor_parallel, pipeline_parallel, data_parallel,
  *  cpu_offload.  No shard is given more memory than its device has free (or
- *  total, when free is unknown); "fits" is false when no plan fits.
+ *  total, when free is unknown); "fits" is false when no plan fits, null
+ *  when no device's memory is known.
  *  throughput.validated_on names the measured set and device class behind
  *  the speed figures, or begins with "not validated" and says why; show a
  *  speed as a headline only when it does not. */

@@ -695,7 +695,7 @@ func TestSuggestOnDGX(t *testing.T) {
 
 	text := runCLI(t, withFixture(t, "dgx-h100", "suggest", "--model", "70b")...)
 	require.Equal(t, 0, text.code, text.stderr)
-	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\) at bf16: [0-9.]+ GiB, pipeline parallel; plan it: ai-hwaccel plan --model 70b .* --quant bf16\n`, text.stdout)
+	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\) at bf16: [0-9.]+ GiB, tensor parallel; plan it: ai-hwaccel plan --model 70b .* --quant bf16\n`, text.stdout)
 }
 
 func TestTrain(t *testing.T) {

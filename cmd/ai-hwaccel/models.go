@@ -193,7 +193,7 @@ func (a *app) fit(args []string) error {
 	var asJSON, pretty, all bool
 	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT`")
 	f.StringVar(&q, "quant", "", "plan every model at precision `QUANT` (fp8, int4, or a GGUF type: q4_k_m, q8_0, iq4_xs; default auto)")
-	f.StringVar(&engine, "engine", "", "plan for inference `ENGINE`: vllm, llama.cpp, none")
+	f.StringVar(&engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default 4096)")
 	f.StringVar(&registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine)")
 	f.BoolVar(&all, "all", false, "also list the models that do not fit")

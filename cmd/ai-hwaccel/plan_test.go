@@ -74,3 +74,33 @@ func toStrings(v any) []string {
 	}
 	return out
 }
+
+// Batch is concurrency for vLLM (issue 21 item 3): 64 sequences of 128k
+// tokens of Llama-3.1-70B on the DGX H100 fixture plan, because vLLM serves
+// them from one paged KV pool and needs one full-length sequence to fit; the
+// answer says how many fit at once and caps the batch with --max-num-seqs.
+func TestPlanBatchIsConcurrencyOnDGX(t *testing.T) {
+	plan, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--context", "128k", "--batch", "64", "--json")...)
+	require.Equal(t, true, plan["fits"], plan["explanation"])
+	args := strings.Join(toStrings(plan["engine_args"].(map[string]any)["vllm"]), " ")
+	assert.Contains(t, args, "--max-num-seqs 64")
+	assert.Contains(t, args, "--max-model-len 131072")
+	maxBatch := plan["max_batch_size"].(float64)
+	assert.GreaterOrEqual(t, maxBatch, 1.0)
+	assert.Less(t, maxBatch, 64.0, "64 sequences of 128k do not all fit at once")
+	assert.Contains(t, strings.Join(toStrings(plan["explanation"]), "\n"), "vLLM serves the batch from one paged KV cache")
+}
+
+// "Unknown" is not "no" (issue 21 item 7): on the Jetson AGX Orin fixture
+// no device reports its memory, so fits is null with the reason, the
+// refusal carries no quant or strategy, and the headline says so.
+func TestPlanUnknownMemoryIsNotNo(t *testing.T) {
+	plan, _ := runJSON(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B", "--json")...)
+	require.Contains(t, plan, "fits")
+	assert.Nil(t, plan["fits"])
+	assert.NotContains(t, plan, "quant")
+	assert.NotContains(t, plan, "strategy")
+	assert.Equal(t, "no_device", plan["refusal"].(map[string]any)["code"])
+	text := runCLI(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B")...)
+	assert.Contains(t, text.stdout, "cannot tell whether it fits: no available device with known memory")
+}

@@ -31,17 +31,31 @@ func TestGoldenRefusals(t *testing.T) {
 			Explanation []string      `json:"explanation"`
 		}
 		require.NoError(t, json.Unmarshal(b, &answers), f)
+		var fields map[string]map[string]any
+		require.NoError(t, json.Unmarshal(b, &fields), f)
 		for name, a := range answers {
-			if a.Fits == nil {
+			what := filepath.Base(f) + " " + name
+			fits, has := fields[name]["fits"]
+			if !has {
 				continue // the detect answer, or an error object
 			}
-			what := filepath.Base(f) + " " + name
+			if fits == nil {
+				// "Unknown" is not "no": fits is null exactly when no
+				// device's memory is known, and the refusal says so.
+				require.NotNil(t, a.Refusal, what)
+				assert.Equal(t, plan.RefusalNoDevice, a.Refusal.Code, what)
+				refused[a.Refusal.Code]++
+				continue
+			}
 			if *a.Fits {
 				assert.Nil(t, a.Refusal, what)
 				continue
 			}
 			require.NotNil(t, a.Refusal, what)
 			assert.Contains(t, plan.RefusalCodes, a.Refusal.Code, what)
+			assert.NotEqual(t, plan.RefusalNoDevice, a.Refusal.Code, "%s: no device with known memory is fits null", what)
+			assert.NotContains(t, fields[name], "quant", "%s: a refusal carries no quant", what)
+			assert.NotContains(t, fields[name], "strategy", "%s: a refusal carries no strategy", what)
 			assert.Contains(t, a.Explanation, "does not fit: "+a.Refusal.Text, what)
 			refused[a.Refusal.Code]++
 		}

@@ -58,7 +58,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	}
 	name := modelName(a.Model.Name, info)
 	seen := reasons{}
-	headline := name + " does not fit" + notFitReason(a.Refusal, seen)
+	headline := name + notFitVerdict(a.FitsUnknown()) + notFitReason(a.Refusal, seen)
 	if a.Fits {
 		headline = planHeadline(a, name, info)
 	}
@@ -100,6 +100,9 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 
 func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen reasons) string {
 	if !a.Fits {
+		if a.FitsUnknown() {
+			return name + notFitVerdict(true) + notFitReason(a.Refusal, seen)
+		}
 		return name + " does not fit at any precision" + notFitReason(a.Refusal, seen)
 	}
 	line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.Devices, info.DeviceNames),
@@ -125,7 +128,7 @@ func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
 	name := modelName("", info)
 	seen := reasons{}
 	setup := fmt.Sprintf("%s %s training", name, a.Method)
-	headline := setup + " does not fit" + notFitReason(a.Refusal, seen)
+	headline := setup + notFitVerdict(a.FitsUnknown()) + notFitReason(a.Refusal, seen)
 	if a.Fits {
 		headline = fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(trainingDevices(a), info.DeviceNames),
 			GiB(a.PerDevice.TotalBytes))
@@ -371,6 +374,16 @@ func ShellWord(s string) string {
 
 // notFitReason is ": <why>" from the answer's refusal, or "" when it has
 // none; the reason is marked as printed.
+// notFitVerdict is the headline's verdict on an answer that does not fit:
+// "does not fit", or, when no device's memory is known (fits null), that
+// the planner cannot tell.
+func notFitVerdict(unknown bool) string {
+	if unknown {
+		return ": cannot tell whether it fits"
+	}
+	return " does not fit"
+}
+
 func notFitReason(r *plan.Refusal, seen reasons) string {
 	if r == nil || r.Text == "" {
 		return ""

@@ -204,7 +204,7 @@ func TestTextEscapesControlsAndBidi(t *testing.T) {
 }
 
 func TestHostileStringsInTheAnswerAreEscaped(t *testing.T) {
-	ans := `{"fits":false,"model":{"name":"evil\u001b]0;pwned\u0007\u202e"},"levels":[],"refusal":{"code":"no_device","text":"x\ny"},"explanation":["does not fit: x\ny"],"warnings":["w\u009b2J"]}`
+	ans := `{"fits":false,"model":{"name":"evil\u001b]0;pwned\u0007\u202e"},"levels":[],"refusal":{"code":"insufficient_memory","text":"x\ny"},"explanation":["does not fit: x\ny"],"warnings":["w\u009b2J"]}`
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{}))
 	out := b.String()

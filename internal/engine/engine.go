@@ -127,6 +127,24 @@ type Memory struct {
 	// model's trained context reduced to fit down to this many tokens
 	// (llama.cpp's --fit); 0: it runs the context it is given.
 	ContextFloor int
+	// PagedKV: the engine serves its sequences from one KV pool shared in
+	// blocks (vLLM's PagedAttention), so the batch a request asks for is
+	// concurrency: the pool must hold one sequence at full context, the
+	// engine caps the sequences it runs at once (--max-num-seqs) and
+	// queues or preempts the rest when the pool is full. Without it every
+	// sequence of the batch has its full-context cache reserved.
+	PagedKV bool
+	// FractionOf, when set, is the engine's own fraction for a device of
+	// that total memory, used instead of Fraction (SGLang's
+	// --mem-fraction-static grows with the GPU's memory); nil when the
+	// fraction does not depend on the device or was asked.
+	FractionOf func(totalBytes int64) float64
+	// WorkspaceOutside: the engine reserves its activations and CUDA
+	// graphs outside Fraction, which holds the weights and the KV pool
+	// only (SGLang's --mem-fraction-static); without it they sit inside
+	// (vLLM's --gpu-memory-utilization). The planner still charges them
+	// inside the budget, so its plans for such an engine are conservative.
+	WorkspaceOutside bool
 }
 
 // Parallelism is how an engine spreads a model over devices.

@@ -25,7 +25,7 @@ var (
 )
 
 func init() {
-	for _, e := range []Engine{vllm{}, llamaCPP{}, none{}} {
+	for _, e := range []Engine{vllm{}, llamaCPP{}, sglang{}, none{}} {
 		Register(e)
 	}
 }

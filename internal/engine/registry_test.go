@@ -11,7 +11,7 @@ import (
 )
 
 func TestBuiltinEngines(t *testing.T) {
-	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameNone}, Names())
+	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameSGLang, NameNone}, Names())
 	assert.Equal(t, []string{"fp16", "bf16", "fp8", "int8", "f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}, CacheTypes())
 	q8, ok := LookupCacheType("q8_0")
 	require.True(t, ok)
@@ -51,12 +51,13 @@ func TestMemoryRules(t *testing.T) {
 	v, _ := Lookup(NameVLLM)
 	l, _ := Lookup(NameLlamaCPP)
 	n, _ := Lookup(NameNone)
-	assert.Equal(t, Memory{Fraction: 0.9}, v.Memory(0), "vLLM's default --gpu-memory-utilization")
-	assert.Equal(t, Memory{Fraction: 0.95}, v.Memory(0.95))
+	assert.Equal(t, Memory{Fraction: 0.9, PagedKV: true}, v.Memory(0), "vLLM's default --gpu-memory-utilization, one paged KV pool")
+	assert.Equal(t, Memory{Fraction: 0.95, PagedKV: true}, v.Memory(0.95))
 	assert.Equal(t, Memory{Fraction: 1, MarginBytes: 1 << 30, HostTokenEmbeddings: true,
 		OverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}, ContextFloor: 4096,
 		FitOverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}},
 		l.Memory(0), "llama.cpp --fit keeps 1 GiB free; token_embd in host memory; its CUDA overhead measured")
+	assert.False(t, l.Memory(0).PagedKV, "llama.cpp reserves every slot's cache (--parallel)")
 	assert.Equal(t, Memory{Fraction: 1}, n.Memory(0))
 	assert.False(t, l.Parallelism().Tensor)
 	assert.True(t, v.Parallelism().Tensor)
@@ -76,9 +77,29 @@ func TestRegisterRefusesEmptyAndRepeatedNames(t *testing.T) {
 	g := Generation()
 	Register(named{name: "extra"})
 	assert.NotEqual(t, g, Generation())
-	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameNone, "extra"}, Names())
+	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameSGLang, NameNone, "extra"}, Names())
 	Unregister("extra")
-	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameNone}, Names())
+	assert.Equal(t, []string{NameVLLM, NameLlamaCPP, NameSGLang, NameNone}, Names())
 	_, ok := Lookup("extra")
 	assert.False(t, ok)
+}
+
+// SGLang's default --mem-fraction-static follows
+// ServerArgs._handle_gpu_memory_settings: on an H100 80GB (81559 MiB) the
+// reserve is max(512 + 1.5 x 8192 + 2 x 256 + 128, 10240) = 13440 MiB, so
+// (81559 - 13440) / 81559 = 0.835; on a 24 GB GPU (24564 MiB) it is 512 +
+// 1.5 x 2048 + 2 x 24 + 128 = 3760 MiB, so 0.847.
+func TestSGLangMemoryFraction(t *testing.T) {
+	s, ok := Lookup(NameSGLang)
+	require.True(t, ok)
+	m := s.Memory(0)
+	require.NotNil(t, m.FractionOf)
+	assert.True(t, m.PagedKV)
+	assert.Equal(t, 0.835, m.FractionOf(81559<<20))
+	assert.Equal(t, 0.847, m.FractionOf(24564<<20))
+	asked := s.Memory(0.7)
+	assert.Nil(t, asked.FractionOf, "an asked fraction is used as it is")
+	assert.Equal(t, 0.7, asked.Fraction)
+	assert.False(t, s.RunsOn(registry.KindTPU))
+	assert.Equal(t, Never, s.Preference(Device{Kind: registry.KindCUDA}), "planned for only when named")
 }

@@ -57,12 +57,18 @@ func (vllm) Preference(d Device) Preference {
 // (compile_or_warm_up_model in the same file).
 const vllmMemoryUtilization = 0.9
 
-// Memory: the fraction asked, else vllmMemoryUtilization; no margin.
+// Memory: the fraction asked, else vllmMemoryUtilization; no margin. The
+// KV cache is one paged pool: the scheduler admits up to --max-num-seqs
+// sequences while the pool has free blocks and preempts one when it runs
+// out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule; PagedAttention,
+// https://arxiv.org/abs/2309.06180), and the engine refuses to start only
+// when one sequence of --max-model-len does not fit the pool
+// (_check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py).
 func (vllm) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = vllmMemoryUtilization
 	}
-	return Memory{Fraction: asked}
+	return Memory{Fraction: asked, PagedKV: true}
 }
 
 // BudgetSource explains vLLM's budget: --gpu-memory-utilization of each

@@ -248,14 +248,29 @@ func intermediateOrDefault(m *Model) int {
 	return 4 * m.Hidden
 }
 
+// shapeHeadQuantum divides the attention heads of an estimated shape: the
+// largest tensor-parallel size within one 8-GPU node.
+const shapeHeadQuantum = 8
+
 // EstimateShape fills an unknown shape from the parameter count with the
 // relation fitted over the dense catalog entries
 // (calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
 // exp(a) · P^b; ShapeKVHeads, their most common key/value head count), with
-// hidden solved from P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer) and
-// head_dim 128, and flags the model as estimated. It is used only when a
-// request gives a bare count; the KV-cache size then carries the error of
-// this fit (see docs/accuracy.md, "KV cache").
+// hidden solved from P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer),
+// and flags the model as estimated. It is used only when a request gives a
+// bare count; the KV-cache size then carries the error of this fit (see
+// docs/accuracy.md, "KV cache").
+//
+// The heads (of head_dim 128) are a multiple of shapeHeadQuantum, at least
+// 8, and the FFN width is solved for the hidden size they give, so that the
+// shape's own parameter count (ShapeParams) is the one asked
+// (fittingIntermediate; the layers, which set the KV cache, stay the
+// fitted ones): published models have such head counts (Llama 3.1 70B: 64
+// heads, Qwen2.5-72B: 64, Llama 3.1 405B: 128), and tensor parallelism
+// needs them, since vLLM splits the heads evenly over 2, 4 or 8 GPUs
+// (checkBudget in internal/plan/request.go). Rounding hidden/128 to whole
+// heads instead gave a 70B model 71 heads, which no TP size above 1
+// divides.
 func EstimateShape(m *Model) {
 	if m.Params <= 0 || m.Layers > 0 {
 		return
@@ -266,12 +281,37 @@ func EstimateShape(m *Model) {
 		layers = 1
 	}
 	hidden := math.Sqrt(p / (12 * layers))
-	hidden = math.Max(128, math.Round(hidden/128)*128)
-	m.Layers = int(layers)
-	m.Hidden = int(hidden)
+	heads := shapeHeadQuantum * math.Max(1, math.Round(hidden/(128*shapeHeadQuantum)))
+	m.Hidden = int(heads * 128)
 	m.HeadDim = 128
-	m.Heads = m.Hidden / 128
+	m.Heads = int(heads)
 	m.KVHeads = min(calibration.ShapeKVHeads, m.Heads)
+	m.Layers = int(layers)
+	m.Intermediate = fittingIntermediate(m, p)
 	m.ShapeEstimated = true
 	m.Notes = append(m.Notes, "shape estimated from the parameter count (layers, hidden size, heads): give model.name, model.config or model.path for an exact KV-cache size")
+}
+
+// fittingIntermediate is the FFN width (a multiple of 256, at least the
+// hidden size) that makes m's shape hold p parameters (ShapeParams): the
+// count is linear in it. Published dense models span 2.7 to 5.4 times the
+// hidden size (Llama 2 7B 11008 of 4096, Llama 3.1 70B 28672 of 8192);
+// the fit lands in that range from 1B up.
+func fittingIntermediate(m *Model, p float64) int {
+	h := m.Hidden
+	at := func(i int) float64 {
+		c := *m
+		c.Intermediate = i
+		t, _, err := ShapeParams(&c)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(t)
+	}
+	lo, hi := at(h), at(2*h)
+	if !(hi > lo) || p <= lo {
+		return h
+	}
+	i := float64(h) + (p-lo)/(hi-lo)*float64(h)
+	return int(math.Max(float64(h), math.Round(i/256)*256))
 }

@@ -116,14 +116,14 @@ func TestEstimateShape(t *testing.T) {
 		EstimateShape(m)
 		assert.True(t, m.ShapeEstimated)
 		assert.NotEmpty(t, m.Notes)
-		// The estimated shape must reproduce the count it came from within 25 %.
-		m2 := *m
-		m2.Vocab = 0
-		m2.Intermediate = 0
-		tot, _, err := ShapeParams(&m2)
+		// The estimated shape reproduces the count it came from (its FFN
+		// width is solved for it, in steps of 256).
+		tot, _, err := ShapeParams(m)
 		require.NoError(t, err)
-		assert.InDelta(t, 1, float64(tot)/p, 0.25, "params %.0g -> %d layers %d hidden", p, m.Layers, m.Hidden)
-		t.Logf("params %.0g -> layers %d hidden %d heads %d kv %d", p, m.Layers, m.Hidden, m.Heads, m.KVHeads)
+		assert.InDelta(t, 1, float64(tot)/p, 0.02, "params %.0g -> %d layers %d hidden", p, m.Layers, m.Hidden)
+		assert.GreaterOrEqual(t, m.Intermediate, 2*m.Hidden, "params %.0g: an FFN width published models have", p)
+		assert.LessOrEqual(t, m.Intermediate, 6*m.Hidden, "params %.0g", p)
+		t.Logf("params %.0g -> layers %d hidden %d heads %d kv %d ffn %d", p, m.Layers, m.Hidden, m.Heads, m.KVHeads, m.Intermediate)
 	}
 }
 
@@ -141,4 +141,21 @@ func TestConfigErrors(t *testing.T) {
 		require.Error(t, err, "%v", cfg)
 		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), "%v", cfg)
 	}
+}
+
+// A size alone gets a shape whose heads divide by 8 (issue 21 item 6), so
+// TP 2, 4 and 8 split them: 70B gets 72 heads of 128, not 71, and the FFN width that holds 70B.
+func TestEstimateShapeHeadsDivideByEight(t *testing.T) {
+	for _, p := range []float64{0.1e9, 0.5e9, 1e9, 7e9, 13e9, 34e9, 70e9, 180e9, 405e9, 1000e9} {
+		m := &Model{Params: int64(p)}
+		EstimateShape(m)
+		assert.Zero(t, m.Heads%8, "params %.0g: %d heads", p, m.Heads)
+		assert.Equal(t, m.Hidden, m.Heads*m.HeadDim, "params %.0g", p)
+		assert.Positive(t, m.Layers)
+		assert.Zero(t, m.KVHeads%8, "params %.0g: %d KV heads", p, m.KVHeads)
+	}
+	m := &Model{Params: 70e9}
+	EstimateShape(m)
+	assert.Equal(t, 72, m.Heads)
+	assert.Equal(t, 128, m.HeadDim)
 }

@@ -51,6 +51,17 @@ type budget struct {
 	// its margin (engine.Memory.FitOverheadBytes): usable memory grows by
 	// it, so a plan is the engine's own placement.
 	MarginCredit int64
+	// Paged: the engine serves the batch from one paged KV pool
+	// (engine.Memory.PagedKV): a plan must hold one full-context sequence,
+	// and the batch is how many run at once (fitBatch).
+	Paged bool
+	// FractionOf is the engine's fraction for a device of that total
+	// memory (engine.Memory.FractionOf), nil when Fraction holds for all;
+	// Fraction is then the first device's.
+	FractionOf func(totalBytes int64) float64
+	// WorkspaceOutside: the engine's fraction holds the weights and the KV
+	// pool only (engine.Memory.WorkspaceOutside: SGLang).
+	WorkspaceOutside bool
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -67,11 +78,12 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.ByDefault = true
 		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
 	}
+	m := b.Engine.Memory(e.Fraction)
+	b.Paged, b.WorkspaceOutside = m.PagedKV, m.WorkspaceOutside
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b
 	}
-	m := b.Engine.Memory(e.Fraction)
 	b.Fraction, b.Margin = m.Fraction, m.MarginBytes
 	// On a device that shares host memory (Apple, APUs) the embedding kept
 	// "in host memory" is the same RAM: it stays counted on the device.
@@ -79,7 +91,22 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	if fo, ok := m.FitOverheadBytes[d.Kind]; ok && b.Overhead > fo {
 		b.MarginCredit = min(b.Overhead-fo, b.Margin)
 	}
+	if m.FractionOf != nil && d.MemoryBytes > 0 {
+		b.FractionOf = m.FractionOf
+		b.Fraction = m.FractionOf(d.MemoryBytes)
+	}
 	return b
+}
+
+// fitBatch is the number of full-context sequences a plan on pool p must
+// hold when batch are asked: batch, or one where p's engine serves its
+// sequences from one paged KV pool (budget.Paged), which runs batch of them
+// at once as far as the pool has room and queues the rest.
+func fitBatch(p *pool, batch int) int {
+	if p != nil && p.Budget.Paged {
+		return 1
+	}
+	return batch
 }
 
 // usable is the bytes a plan may place on d under b: its usable memory
@@ -92,8 +119,12 @@ func (b budget) usable(d *registry.Device) int64 {
 		return u
 	}
 	u = max(u-b.Margin+b.MarginCredit, 0)
-	if b.Fraction < 1 && d.MemoryBytes > 0 {
-		u = min(u, int64(float64(d.MemoryBytes)*b.Fraction))
+	f := b.Fraction
+	if b.FractionOf != nil && d.MemoryBytes > 0 {
+		f = b.FractionOf(d.MemoryBytes)
+	}
+	if f < 1 && d.MemoryBytes > 0 {
+		u = min(u, int64(float64(d.MemoryBytes)*f))
 	}
 	return u
 }

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -74,7 +75,13 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 	for _, s := range top.Shards {
 		assert.LessOrEqual(t, s.MemoryBytes, h100Budget(0.9), "the largest batch fits vLLM's 0.9")
 	}
-	assert.False(t, at(a.MaxBatchSize+1).Fits, "one more sequence does not fit the same budget")
+	// vLLM serves the batch from one paged pool: one more sequence than
+	// fit at once still plans (one full-length sequence must fit), with
+	// the same maximum, and the explanation says the rest wait.
+	next := at(a.MaxBatchSize + 1)
+	require.True(t, next.Fits, next.Explanation)
+	assert.Equal(t, a.MaxBatchSize, next.MaxBatchSize, "the pool holds as many full-length sequences as before")
+	assert.Contains(t, strings.Join(next.Explanation, "\n"), "which holds "+itoa(a.MaxBatchSize)+" sequence(s) of 32768 tokens at once")
 }
 
 // An explicit engine gets its own budget: llama.cpp keeps its --fit margin
@@ -230,4 +237,96 @@ func TestDefaultLlamaCPPPoolUsesLlamaCPPKVRules(t *testing.T) {
 	assert.Equal(t, engineLlamaCPP, asked.Budget.Engine)
 	assert.Equal(t, named.Memory, asked.Memory)
 	assert.Equal(t, named.MaxBatchSize, asked.MaxBatchSize)
+}
+
+// Batch is concurrency for vLLM (issue 21 item 3): 8 sequences of 128k
+// tokens of Llama-3.1-8B with an fp8 KV cache on a 24 GB GPU plan (one
+// sequence's 8 GiB of cache fits beside the weights), with --max-num-seqs 8;
+// the same request on llama.cpp, which reserves every sequence's cache, does
+// not fit, and its refusal names the KV cache as the larger need.
+func TestPagedBatchIsConcurrency(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
+	body := `{"model":{"name":"Llama-3.1-8B"},"kv_cache_dtype":"fp8","context_length":131072,"batch_size":8%s}`
+	a := shard(t, request(t, fmt.Sprintf(body, ""), r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, "8", argValue(a.EngineArgs[engineVLLM], "--max-num-seqs"))
+	assert.Equal(t, "131072", argValue(a.EngineArgs[engineVLLM], "--max-model-len"))
+	assert.GreaterOrEqual(t, a.MaxBatchSize, 1)
+	assert.Less(t, a.MaxBatchSize, 8, "eight 128k sequences do not all fit at once")
+
+	l := shard(t, request(t, fmt.Sprintf(body, `,"engine":"llama.cpp"`), r))
+	require.False(t, l.Fits)
+	assert.Contains(t, l.Refusal.Text, "(KV cache ", "the refusal names the KV cache first")
+}
+
+// A size alone gets a shape TP 2, 4 and 8 can split (issue 21 item 6):
+// {"params_b": 70} used to have 71 heads, and every TP size above 1 was
+// refused.
+func TestParamsOnlyTakesTensorParallel(t *testing.T) {
+	r := nvlinked(8)
+	for _, tp := range []int{2, 4, 8} {
+		a := shard(t, request(t, `{"model":{"params_b":70},"tensor_parallel_size":`+itoa(tp)+`}`, r))
+		require.True(t, a.Fits, "tp %d: %v", tp, a.Explanation)
+		assert.Equal(t, tp, a.TPSize)
+		assert.Equal(t, itoa(tp), argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
+	}
+}
+
+// engine_expect (issue 21 item 4, part): what vLLM will print at start-up
+// for a plan, from the plan's own memory split. Llama-3.1-8B bf16 on one
+// H100 at 8k: the KV memory is the budget less weights, activations and
+// overhead; the tokens are that memory over 128 KiB a token (32 layers x 8
+// KV heads x 128 x 2 x 2 B) in whole 16-token blocks; the concurrency is
+// tokens over the context. llama.cpp, which reserves its slots' cache
+// itself, gets none.
+func TestEngineExpectOfAVLLMPlan(t *testing.T) {
+	r := nvlinked(1)
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	x, ok := a.EngineExpect[engineVLLM]
+	require.True(t, ok, "a vLLM plan carries engine_expect.vllm")
+	s := a.Shards[0]
+	assert.InDelta(t, float64(a.Memory.WeightsBytes)/float64(gibBytes), x.ModelLoadingGiB, 0.01)
+	kv := s.MemoryAvailableBytes - (s.MemoryBytes - a.Memory.KVCacheBytes)
+	assert.InDelta(t, float64(kv)/float64(gibBytes), x.KVCacheGiB, 0.01)
+	const perToken = 32 * 8 * 128 * 2 * 2
+	assert.Equal(t, kv/perToken/16*16, x.KVCacheTokens)
+	assert.InDelta(t, float64(x.KVCacheTokens)/8192, x.MaxConcurrency, 0.01)
+	assert.Equal(t, x.MaxConcurrency >= 1, a.MaxBatchSize >= 1)
+
+	l := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
+	require.True(t, l.Fits, l.Explanation)
+	assert.Empty(t, l.EngineExpect)
+}
+
+// SGLang, named (issue 21 item 5): Llama-3.1-8B at fp8 with an fp8 KV cache at
+// 128k and 8 requests on a 24 GiB GPU plans within SGLang's own
+// --mem-fraction-static for that GPU (0.847: 24576 MiB less its 3760 MiB
+// reserve), emits its flags, and says what it will log as
+// max_total_num_tokens: the fraction of the GPU less the weights, over one
+// token's cache (32 layers x 8 KV heads x 128 x 2 x 1 B).
+func TestSGLangPlan(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","kv_cache_dtype":"fp8","context_length":131072,"batch_size":8,"quant":"fp8"}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, "sglang", a.Budget.Engine)
+	assert.Equal(t, "fp8", a.Quant)
+	assert.Equal(t, 0.847, a.Budget.MemoryFraction)
+	args := a.EngineArgs["sglang"]
+	assert.Equal(t, "0.847", argValue(args, "--mem-fraction-static"))
+	assert.Equal(t, "131072", argValue(args, "--context-length"))
+	assert.Equal(t, "8", argValue(args, "--max-running-requests"))
+	assert.Equal(t, "fp8_e5m2", argValue(args, "--kv-cache-dtype"))
+	assert.Empty(t, a.EngineArgs[engineVLLM])
+	x := a.EngineExpect["sglang"]
+	total := 24 * gibBytes
+	budget := int64(float64(total) * 0.847)
+	const perToken = 32 * 8 * 128 * 2 * 1
+	assert.Equal(t, (budget-a.Memory.WeightsBytes)/perToken, x.MaxTotalNumTokens)
+	assert.Equal(t, x.MaxTotalNumTokens, x.KVCacheTokens)
+
+	tp := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"sglang","quant":"fp8"}`, nvlinked(2)))
+	require.True(t, tp.Fits, tp.Explanation)
+	assert.Equal(t, "2", argValue(tp.EngineArgs["sglang"], "--tp"))
 }

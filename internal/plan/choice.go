@@ -221,15 +221,17 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 			rows = append(rows, row)
 			continue
 		}
+		paged := pagedBytes(req, ps, l)
 		for _, p := range ps {
 			if r := unsupportedReason(p, l); r != "" {
 				reasons = appendNew(reasons, r)
 				continue
 			}
 			bp := b
-			if req.kvOptionsFor(p.Budget.Engine) != kv {
-				// The pool's engine has other KV cache rules.
-				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
+			if req.kvOptionsFor(p.Budget.Engine) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() {
+				// The pool's engine has other KV cache rules, or serves
+				// the batch from one paged pool.
+				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
 			}
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
@@ -252,6 +254,9 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		} else {
 			row.Reason = strings.Join(reasons, "; ")
 		}
+		if paged > 0 && (best == nil || best.DP == 0) {
+			row.TotalBytes = paged // what the paged pools were asked to hold
+		}
 		rows = append(rows, row)
 	}
 	return rows, chosen
@@ -267,6 +272,20 @@ func appendNew(list []string, r string) []string {
 	return append(list, r)
 }
 
+// pagedBytes is the estimate at level l when every pool's engine serves
+// the batch from a paged KV cache (one full-context sequence), 0 otherwise:
+// a level row that fits nowhere says what those pools were asked to hold,
+// as a fitting row does.
+func pagedBytes(req *planning, ps []*pool, l quant.Level) int64 {
+	for _, p := range ps {
+		if !p.Budget.Paged {
+			return 0
+		}
+	}
+	b, _ := estimateSaneOn(req, ps[0], l, req.ContextLength, fitBatch(ps[0], req.rowBatch()))
+	return b.TotalBytes
+}
+
 // lastFailure is the plan reported when nothing fits: the lowest level
 // tried, on the first pool that could run it.
 func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned {
@@ -276,7 +295,7 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 			if unsupportedReason(p, l) != "" {
 				continue
 			}
-			b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.rowBatch())
+			b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
 			if !sane {
 				return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 			}

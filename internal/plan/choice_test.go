@@ -25,7 +25,7 @@ func TestLevelRowSaysAReasonOnce(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm"}`, reg(t, devs)))
 	require.False(t, a.Fits)
 	require.Len(t, a.Levels, 1)
-	reasons := strings.Split(a.Levels[0].Reason, "; ")
-	assert.Len(t, reasons, 1, a.Levels[0].Reason)
-	assert.Contains(t, reasons[0], "bf16 needs")
+	reason := a.Levels[0].Reason
+	assert.Equal(t, 1, strings.Count(reason, LevelMisfitPrefix), reason)
+	assert.Contains(t, reason, "bf16 needs")
 }

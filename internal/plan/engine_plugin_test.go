@@ -233,7 +233,8 @@ func TestUnregisteredEngineIsRefused(t *testing.T) {
 	engine.Unregister(layerServerName)
 	_, err := decode(`{"model":{"name":"Llama-3.1-8B"},"engine":"layerserve"}`)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `engine "layerserve" is not one of vllm, llama.cpp, none`)
+	assert.Contains(t, err.Error(), `engine "layerserve" is not one of `+strings.Join(engine.Names(), ", "))
+	assert.NotContains(t, engine.Names(), layerServerName)
 }
 
 func keys(m map[string][]string) []string {

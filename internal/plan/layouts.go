@@ -95,7 +95,7 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 
 // notFitting is the failed plan of a level on a pool, with the reason.
 func notFitting(p *pool, c costs, l quant.Level) planned {
-	need := c.stagePart(0, c.Layers, 1).total()
+	need := c.stagePart(0, c.Layers, 1)
 	var largest int64
 	for _, d := range p.Devices {
 		if d.Usable > largest {
@@ -103,8 +103,22 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 		}
 	}
 	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
-		"%s needs %s on one device (largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
-		l, gib(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
+		l, gib(need.total()), needSplit(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// needSplit says what a refused plan needs memory for, the larger of the
+// weights and the KV cache first, so that a refusal caused by a long
+// context or a large batch says so rather than blaming the weights.
+func needSplit(need part) string {
+	w := "weights " + gib(need.Weights)
+	if need.KV <= need.Weights {
+		if need.KV == 0 {
+			return w
+		}
+		return w + ", KV cache " + gib(need.KV)
+	}
+	return "KV cache " + gib(need.KV) + ", weights " + gib(need.Weights)
 }
 
 // planForcedTP plans with exactly tp devices per stage: one group of tp
@@ -562,7 +576,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 			if unsupportedReason(p, l) != "" {
 				continue
 			}
-			b, _ := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
+			b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
 			c := newCosts(req.Model, b, l).on(p)
 			var stages []stage
 			for _, d := range p.Devices {

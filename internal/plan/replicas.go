@@ -106,7 +106,7 @@ func planReplicas(req *planning, p *pool, l quant.Level) planned {
 
 // single is the one-replica plan: planPool at the whole batch.
 func single(req *planning, p *pool, l quant.Level) planned {
-	b, sane := estimateSaneOn(req, p, l, req.ContextLength, req.BatchSize)
+	b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
 	if !sane {
 		return planned{Level: l, Pool: p, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 	}
@@ -138,7 +138,7 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 	}
 	for {
 		batch := req.replicaBatch(want)
-		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, batch)
+		b, sane := estimateSaneOn(req, sub, l, req.ContextLength, fitBatch(sub, batch))
 		if !sane {
 			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 		}

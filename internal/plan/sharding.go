@@ -1,6 +1,8 @@
 package plan
 
 import (
+	"fmt"
+
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -39,9 +41,13 @@ type ModelSummary struct {
 
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
-	Fits       bool                `json:"fits"`
-	Strategy   string              `json:"strategy"`
-	Quant      string              `json:"quant"`
+	// Fits is whether a plan fits; null in JSON when no device's memory is
+	// known (FitsUnknown). It stays the first field: internal/api writes
+	// the null over its encoding.
+	Fits bool `json:"fits"`
+	// Strategy and Quant are the plan's; a refusal has neither.
+	Strategy   string              `json:"strategy,omitempty"`
+	Quant      string              `json:"quant,omitempty"`
 	Model      ModelSummary        `json:"model"`
 	Memory     Memory              `json:"memory"`
 	Shards     []Shard             `json:"shards"`
@@ -52,10 +58,13 @@ type ShardingAnswer struct {
 	EngineArgs map[string][]string `json:"engine_args"`
 	// Load and EngineEnv complete the engine command per engine: what it
 	// loads (checkpoint.go) and the environment it needs.
-	Load             map[string]Load              `json:"load,omitempty"`
-	EngineEnv        map[string]map[string]string `json:"engine_env,omitempty"`
-	MaxContextLength int                          `json:"max_context_length,omitempty"`
-	MaxBatchSize     int                          `json:"max_batch_size,omitempty"`
+	Load      map[string]Load              `json:"load,omitempty"`
+	EngineEnv map[string]map[string]string `json:"engine_env,omitempty"`
+	// EngineExpect is, per engine that sizes its own paged KV pool (vLLM),
+	// what it will report at start-up for the plan (expect.go).
+	EngineExpect     map[string]EngineExpect `json:"engine_expect,omitempty"`
+	MaxContextLength int                     `json:"max_context_length,omitempty"`
+	MaxBatchSize     int                     `json:"max_batch_size,omitempty"`
 	// Budget is the memory rule the plan, its maxima and its engine_args
 	// were made on (budget.go); absent when no device was planned on.
 	Budget *Budget `json:"budget,omitempty"`
@@ -91,7 +100,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	pl := &ch.Plan
 	m := req.Model
-	ans := &ShardingAnswer{Fits: pl.Fits, Strategy: StrategyNone, Quant: string(pl.Level), Shards: []Shard{},
+	ans := &ShardingAnswer{Fits: pl.Fits, Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
 		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req),
 		Budget: budgetOf(pl)}
@@ -102,12 +111,12 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, fitLine)
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		return ans, nil
 	}
-	ans.Strategy = pl.Strategy
+	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
 	ans.DPSize = pl.DP
@@ -135,7 +144,29 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
+	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
+	ans.EngineExpect = engineExpectOf(pl, req)
 	return ans, nil
+}
+
+// explainPaged says how an engine with a paged KV pool serves the asked
+// batch: the plan holds one full-context sequence, maxBatch of them fit at
+// once, and the engine queues the rest.
+func explainPaged(pl *planned, req *planning, maxBatch int) []string {
+	if pl.Pool == nil || !pl.Pool.Budget.Paged || req.training {
+		return nil
+	}
+	e := pl.Pool.Budget.Engine.Title()
+	batch := req.BatchSize
+	switch {
+	case batch <= 1:
+		return nil
+	case maxBatch >= batch:
+		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)",
+			e, batch, req.ContextLength, maxBatch)}
+	}
+	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %d sequence(s) of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full",
+		e, maxBatch, req.ContextLength, e, batch)}
 }
 
 // maxFitting answers the inverse question for a fitting plan: the longest
@@ -151,7 +182,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 	}
 	fits := func(n int) bool {
-		ctx, batch := req.ContextLength, pl.batchOf(req)
+		ctx, batch := req.ContextLength, fitBatch(pl.Pool, pl.batchOf(req))
 		if context {
 			ctx = n
 		} else {

@@ -11,7 +11,10 @@ type LevelRow struct {
 
 // SuggestAnswer is the answer of hwaccel_suggest_quant.
 type SuggestAnswer struct {
-	Quant   string     `json:"quant"`
+	// Quant is the level chosen; a refusal has none.
+	Quant string `json:"quant,omitempty"`
+	// Fits is whether a level fits; null in JSON when no device's memory
+	// is known (FitsUnknown).
 	Fits    bool       `json:"fits"`
 	Devices []string   `json:"devices"`
 	Memory  Memory     `json:"memory"`
@@ -36,12 +39,13 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		return nil, err
 	}
 	pl := &ch.Plan
-	ans := &SuggestAnswer{Quant: string(pl.Level), Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
+	ans := &SuggestAnswer{Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
 		Explanation: explainChoice(ch), Warnings: modelWarnings(req), Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}
 	if pl.Fits {
+		ans.Quant = string(pl.Level)
 		for _, r := range pl.replicas() {
 			for _, s := range r {
 				for _, d := range s.Devices {
@@ -51,7 +55,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 			}
 		}
 	} else {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, req.rowBatch()))
+		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 	}

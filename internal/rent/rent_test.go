@@ -96,11 +96,13 @@ func TestCatalogPricesAreCited(t *testing.T) {
 }
 
 // TestNoAnswerListsATypeThatDoesNotFit plans each choice again, on its own,
-// and finds it fits; every type is either a choice or a refusal.
+// and finds it fits; every type is either a choice or a refusal. (The 8B
+// case names llama.cpp, which reserves every sequence's full-context cache:
+// under vLLM's paged pool the batch is concurrency and every type fits.)
 func TestNoAnswerListsATypeThatDoesNotFit(t *testing.T) {
 	cat := builtin(t)
 	for _, js := range []string{
-		`{"model":{"name":"Llama-3.1-8B"},"context_length":32768,"batch_size":8}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":32768,"batch_size":8}`,
 		`{"model":{"name":"Llama-3.1-70B"},"quant":"bf16"}`,
 		`{"model":{"name":"DeepSeek-V3"},"quant":"fp8"}`,
 	} {

@@ -239,9 +239,10 @@ class Shard:
 @dataclass
 class Plan:
     """A sharding plan.  `fits` False is an answer, not an error: the
-    explanation says why.  `raw` has every field of the answer."""
+    explanation says why; None when no device's memory is known (unknown,
+    not no; refusal code no_device).  `raw` has every field of the answer."""
 
-    fits: bool
+    fits: Optional[bool]
     strategy: Optional[str] = None
     quant: Optional[str] = None
     shards: List[Shard] = field(default_factory=list)
@@ -261,7 +262,7 @@ class Plan:
     @classmethod
     def from_dict(cls, d: Dict[str, Any]) -> "Plan":
         return cls(
-            fits=bool(d.get("fits", False)),
+            fits=None if d.get("fits") is None else bool(d["fits"]),
             strategy=d.get("strategy"),
             quant=d.get("quant"),
             shards=[

@@ -219,8 +219,17 @@ class ApiTests:
 
     def test_model_that_does_not_fit_is_an_answer(self):
         p = ai_hwaccel.plan(model={"params_b": 2000}, quant="fp32", registry=self.fixture())
-        self.assertFalse(p.fits)
+        self.assertIs(p.fits, False)
+        self.assertIsNone(p.quant)
         self.assertTrue(p.explanation)
+
+    def test_unknown_memory_is_not_no(self):
+        reg = {"schema_version": 1, "devices": [{"id": "cuda:0", "kind": "cuda_gpu", "family": "gpu",
+                                                  "index": 0, "available": True}],
+               "system_io": {"interconnects": [], "numa_nodes": []}, "warnings": []}
+        p = ai_hwaccel.plan(model={"params_b": 8}, registry=reg)
+        self.assertIsNone(p.fits, p.explanation)
+        self.assertEqual(p.raw["refusal"]["code"], "no_device")
 
     def test_suggest_and_training(self):
         req = {"model": {"params_b": 8}, "registry": self.fixture()}

@@ -1,0 +1,95 @@
+package plan
+
+import "math"
+
+// EngineExpect is what an engine that sizes its own paged KV pool at
+// start-up (budget.Paged: vLLM, SGLang) will report for a plan, per device of the
+// plan's first pipeline stage: vLLM logs "Model loading took X GiB",
+// "Available KV cache memory: X GiB", "GPU KV cache size: N tokens" and
+// "Maximum concurrency for L tokens per request: Cx"
+// (determine_available_memory in vllm/v1/worker/gpu_worker.py,
+// _report_kv_cache_config in vllm/v1/core/kv_cache_utils.py).
+type EngineExpect struct {
+	// ModelLoadingGiB is the weights one device holds.
+	ModelLoadingGiB float64 `json:"model_loading_gib"`
+	// KVCacheGiB is the memory left on one device for the KV cache: the
+	// budget (total x --gpu-memory-utilization, or less where less is
+	// free) less the weights, the activation peak and the memory outside
+	// torch the plan charges (the answer's budget.engine_reserved_bytes);
+	// for an engine whose fraction holds the weights and the KV pool only
+	// (SGLang), the budget less the weights.
+	KVCacheGiB float64 `json:"kv_cache_gib"`
+	// KVCacheTokens is the tokens that memory holds, in whole blocks of
+	// vllmBlockTokens for vLLM (SGLang's page is one token), the fewest over the plan's stages (each stage's
+	// workers hold their own layers' cache).
+	KVCacheTokens int64 `json:"kv_cache_tokens"`
+	// MaxConcurrency is KVCacheTokens over the context (--max-model-len):
+	// how many full-length sequences fit at once.
+	MaxConcurrency float64 `json:"max_concurrency"`
+	// MaxTotalNumTokens is KVCacheTokens as SGLang logs it
+	// (max_total_num_tokens), for an engine whose fraction holds the
+	// weights and the KV pool only; absent for vLLM.
+	MaxTotalNumTokens int64 `json:"max_total_num_tokens,omitempty"`
+	// Source says how the figures were made and what they leave out.
+	Source string `json:"source"`
+}
+
+// vllmBlockTokens is vLLM's default --block-size on CUDA: the KV cache is
+// allocated in blocks of 16 tokens (CacheConfig.block_size, vllm/config/cache.py).
+const vllmBlockTokens = 16
+
+// expectSource says what EngineExpect's figures rest on.
+const expectSource = "the plan's memory split: budget less weights, activation peak and runtime overhead per device; CUDA-graph memory and the vLLM version's own profiling are not modelled, and the figures are not yet replayed against vLLM start-up logs"
+
+// expectSourceOutside says what EngineExpect's figures rest on for an
+// engine that reserves its workspace outside its fraction (SGLang).
+const expectSourceOutside = "the plan's memory split: the fraction of each device less its weights, SGLang's pool (profile_max_num_token in python/sglang/srt/model_executor/model_runner.py); SGLang's own weight loading and the per-rank reserve are not modelled, and the figures are not yet replayed against SGLang start-up logs"
+
+// engineExpectOf is what the engine of a fitting plan on a paged pool will
+// report at start-up, keyed by the engine's name; nil for other plans
+// (offloaded ones included: the host stage holds no KV pool the engine
+// reports).
+func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
+	if !pl.Fits || pl.Pool == nil || !pl.Pool.Budget.Paged || pl.Offloaded || req.ContextLength <= 0 {
+		return nil
+	}
+	b := pl.Pool.Budget
+	var out EngineExpect
+	tokens := int64(-1)
+	for _, r := range pl.replicas() {
+		for i, s := range r {
+			if len(s.Devices) == 0 || s.Part.KV <= 0 {
+				return nil
+			}
+			pool := s.budget() - s.Part.Weights
+			block := int64(1) // SGLang's default --page-size
+			if !b.WorkspaceOutside {
+				pool -= s.Part.Activations + s.Part.Overhead
+				block = vllmBlockTokens
+			}
+			// Part.KV is one full-context sequence (fitBatch) on one device.
+			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+			n := int64(float64(pool)/perToken) / block * block
+			if tokens < 0 || n < tokens {
+				tokens = n
+			}
+			if i == 0 && out.ModelLoadingGiB == 0 {
+				out.ModelLoadingGiB = gibFloat(s.Part.Weights)
+				out.KVCacheGiB = gibFloat(pool)
+			}
+		}
+	}
+	out.KVCacheTokens = max(tokens, 0)
+	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
+	out.Source = expectSource
+	if b.WorkspaceOutside {
+		out.MaxTotalNumTokens = out.KVCacheTokens
+		out.Source = expectSourceOutside
+	}
+	return map[string]EngineExpect{b.Engine.Name(): out}
+}
+
+// gibFloat is b in GiB to two decimals, as vLLM logs it.
+func gibFloat(b int64) float64 { return roundHundredth(float64(b) / (1 << 30)) }
+
+func roundHundredth(x float64) float64 { return math.Round(x*100) / 100 }
