@@ -274,7 +274,9 @@ func fromDir(dir string, deadline time.Time) (*Model, error) {
 	}
 	var cfg map[string]any
 	if err := json.Unmarshal(cfgBytes, &cfg); err != nil {
-		return nil, errs.Wrap(errs.ModelFile, err, dir+"/config.json")
+		// Into a map only the text can be wrong; the decoder's words for it
+		// carry its "json: " prefix, which is not the contract's.
+		return nil, errs.New(errs.ModelFile, "%s/config.json: not a JSON object: %s", dir, strings.TrimPrefix(err.Error(), "json: "))
 	}
 	m, err := FromConfig(cfg)
 	if err != nil {
