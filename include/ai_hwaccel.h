@@ -287,7 +287,8 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * The three planning functions take the same request object:
  *
  *   {"model": {"params": 70000000000} | {"params_b": 70} | {"name": "llama-3-70b"}
- *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}},
+ *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}}
+ *             | "llama-3-70b" | "meta-llama/Llama-3.1-8B" | "70b" | "/models/x.gguf",
  *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
  *             | a GGUF type or mix such as "q4_k_m", "q8_0",
  *    "context_length": 4096, "batch_size": 1,
@@ -313,7 +314,11 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *                 "base_quant": "nf4" | "int8" | "q4_k_m" | ... (qlora),
  *                 "teacher" | "reference" | "reward" | "critic": {...model...}}}
  *
- * "model" is required; every other member is optional and unknown members
+ * "model" is required; as a string it is read like the CLI's --model: a
+ * size with a unit ("70b") is params, an existing path is path, anything
+ * else a catalog name or Hugging Face id, falling back to a file of that
+ * name (docs/requests.md, "model"; since 0.2.0).  Every other member is
+ * optional and unknown members
  * are "invalid_argument" (schema/request.schema.json is the full contract,
  * schema/detect-options.schema.json that of "detect").  Without "registry"
  * or "cluster" the function detects this machine first, reusing a detection
