@@ -138,14 +138,22 @@ extern "C" {
  * HWACCEL_VERSION_* describe this header; hwaccel_version() the library that
  * is loaded.  HWACCEL_ABI_VERSION bumps on any incompatible change of the C
  * functions or the JSON; hosts should check at start-up that
- * hwaccel_abi_version() == HWACCEL_ABI_VERSION.
+ * hwaccel_abi_version() == HWACCEL_ABI_VERSION.  Added functions are a
+ * compatible change: they bump HWACCEL_VERSION_MINOR, not the ABI, and each
+ * says "Since <version>".  A host that calls a function added after 0.1.0
+ * and may meet an older library checks hwaccel_version() first, or looks
+ * the symbol up with dlsym().
+ *
+ *   0.1.0  ABI 1: version, ABI, free, detect, suggest, plan, train.
+ *   0.2.0  ABI 1: hwaccel_models_json and hwaccel_fit_json added; "model"
+ *          may be one string; error messages name JSON types and paths.
  */
 #define HWACCEL_VERSION_MAJOR 0
-#define HWACCEL_VERSION_MINOR 1
+#define HWACCEL_VERSION_MINOR 2
 #define HWACCEL_VERSION_PATCH 0
 #define HWACCEL_VERSION_NUMBER \
     (HWACCEL_VERSION_MAJOR * 10000 + HWACCEL_VERSION_MINOR * 100 + HWACCEL_VERSION_PATCH)
-#define HWACCEL_VERSION_STRING "0.1.0"
+#define HWACCEL_VERSION_STRING "0.2.0"
 #define HWACCEL_ABI_VERSION 1
 
 /* ===========================================================================
@@ -183,7 +191,7 @@ extern "C" {
  * =========================================================================== */
 
 /*! hwaccel_version() :
- *  The version of the loaded library, e.g. "0.1.0" (semantic versioning).
+ *  The version of the loaded library, e.g. "0.2.0" (semantic versioning).
  * @return : static storage; never NULL; do not free.
  *  Thread-safe, never blocks, works in a forked child.  Since ABI 1. */
 HWACCEL_API const char *hwaccel_version(void);
@@ -390,6 +398,65 @@ HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
  *  gradients, optimizer state, activations), and whether it fits.  See docs/
  *  for the request's training fields and the answer shape. */
 HWACCEL_API char *hwaccel_estimate_training(const char *request_json);
+
+/* ===========================================================================
+ * Model catalog (since 0.2.0)
+ * ===========================================================================
+ * The models the engine knows by name (any of their names works as a
+ * planning request's "model") and which of them run on a machine: what the
+ * command's `ai-hwaccel models` and `ai-hwaccel fit` print.  Same ownership,
+ * error and thread rules as the planning functions.
+ */
+
+/*! hwaccel_models_json() :
+ *  The catalog.  request_json: NULL, "", "null" or "{}" list every model;
+ *  otherwise an object with any of (schema/models-request.schema.json;
+ *  unknown keys are "invalid_argument", naming the closest known key):
+ *      "filter"  string  only models whose name, Hugging Face id or alias
+ *                        contains it (case-insensitive).
+ *      "quant"   string  only models with a published checkpoint at this
+ *                        precision ("fp8", "mxfp4", "q4_k_m", ...).
+ * @return : an owned string (free with hwaccel_free_string()):
+ *      {"models":[{"name":"Llama-3.1-8B","hf_id":"meta-llama/Llama-3.1-8B",
+ *                  "params":8030261248,"layers":32,"max_context":131072,
+ *                  "source":"https://...","checkpoints":[{"quant":"bf16",
+ *                  "repo":"meta-llama/Llama-3.1-8B","source":"..."}]}, ...]}
+ *      (schema/models.schema.json; an empty list when nothing matches), or an
+ *      error object with code "invalid_json", "invalid_argument",
+ *      "too_large", "forked_child" or "internal"; NULL only when malloc()
+ *      fails.  Thread-safe; never blocks (no detection, no file read).
+ *  Since 0.2.0. */
+HWACCEL_API char *hwaccel_models_json(const char *request_json);
+
+/*! hwaccel_fit_json() :
+ *  Which catalog models run on a machine: each model the filter keeps is
+ *  planned as hwaccel_plan_sharding() plans it (quant "auto" unless given),
+ *  on the request's registry or, without one, on this machine, detected
+ *  once for all models (through the cache, reusing a detection up to 30 s
+ *  old, like planning).  request_json: NULL, "", "null" or "{}" plan every
+ *  model on this machine; otherwise an object with any of
+ *  (schema/fit-request.schema.json; unknown keys are "invalid_argument"):
+ *      "filter"          string  as for hwaccel_models_json().
+ *      "quant"           string  plan every model at this precision.
+ *      "engine"          string  "vllm", "llama.cpp" or "none".
+ *      "context_length"  number  tokens (default 4096); a model whose own
+ *                                maximum is shorter is planned at it.
+ *      "registry"        object  an answer of hwaccel_detect_json().
+ *      "detect"          object  detection options, used without "registry".
+ * @return : an owned string (free with hwaccel_free_string()):
+ *      {"models":[{"model":"Llama-3.1-70B","params":70553706496,"fits":true,
+ *                  "quant":"bf16","strategy":"tensor_parallel","devices":2,
+ *                  "max_context_length":131072,"decode_tokens_per_s":38.2},
+ *                 {"model":"DeepSeek-V3","params":...,"fits":false,
+ *                  "refusal":"insufficient_memory"}, ...]}
+ *      (schema/fit.schema.json): models that fit first, larger first, then
+ *      faster; "max_context_length" is capped at the model's own maximum.
+ *      Or an error object with code "invalid_json", "invalid_argument",
+ *      "too_large", "detection_failed", "forked_child" or "internal"; NULL
+ *      only when malloc() fails.
+ *  Thread-safe.  Without "registry" it blocks like hwaccel_detect_json();
+ *  planning the whole catalog takes milliseconds more.  Since 0.2.0. */
+HWACCEL_API char *hwaccel_fit_json(const char *request_json);
 
 #ifdef __cplusplus
 }
