@@ -247,6 +247,13 @@ inline owned_string plan_sharding(const char *request_json) {
 inline owned_string estimate_training(const char *request_json) {
     return owned_string(hwaccel_estimate_training(request_json));
 }
+/* Since 0.2.0: the catalog and what fits (NULL request: defaults). */
+inline owned_string models(const char *request_json = nullptr) {
+    return owned_string(hwaccel_models_json(request_json));
+}
+inline owned_string fit(const char *request_json = nullptr) {
+    return owned_string(hwaccel_fit_json(request_json));
+}
 }  // namespace raw
 
 /* take copies an owned answer into a std::string, or throws hwaccel::error
@@ -283,6 +290,17 @@ inline std::string plan_sharding(const std::string &request_json) {
 }
 inline std::string estimate_training(const std::string &request_json) {
     return take(raw::estimate_training(c_text(request_json)));
+}
+/* Since 0.2.0: hwaccel_models_json (the catalog, {"filter":...,"quant":...})
+ * and hwaccel_fit_json (which catalog models fit this machine or a given
+ * "registry"); without an argument the whole catalog and this machine. */
+inline std::string models() { return take(raw::models(nullptr)); }
+inline std::string models(const std::string &request_json) {
+    return take(raw::models(c_text(request_json)));
+}
+inline std::string fit() { return take(raw::fit(nullptr)); }
+inline std::string fit(const std::string &request_json) {
+    return take(raw::fit(c_text(request_json)));
 }
 
 /* Versions: version() and abi_version() of the loaded library; header_*
