@@ -160,16 +160,18 @@ FORCE:
 
 # ---------------------------------------------------------------------------
 # Python wheel: build/wheel/ai_hwaccel-<version>-py3-none-<platform>.whl with
-# the library inside the package (scripts/build-wheel.py, standard library
+# the library and the ai-hwaccel command inside the package
+# (scripts/build-wheel.py through python/_build/backend.py, standard library
 # only: builds offline). `pip install --no-index <wheel>` in any virtual
 # environment; `import ai_hwaccel` then loads its own copy, no variable
-# needed. Tested by python/tests (Packaging.test_wheel_in_fresh_venv).
+# needed, and the console script `ai-hwaccel` runs the bundled command.
+# Tested by python/tests (Packaging.test_wheel_in_fresh_venv).
 # ---------------------------------------------------------------------------
 
 .PHONY: wheel
 wheel: all
 	rm -f $(BUILD)/wheel/*.whl
-	$(PYTHON) scripts/build-wheel.py --lib $(LIB) --out $(BUILD)/wheel
+	$(PYTHON) scripts/build-wheel.py --lib $(LIB) --cli $(BUILD)/ai-hwaccel --out $(BUILD)/wheel
 
 # ---------------------------------------------------------------------------
 # Install (library, headers, pkg-config and CMake package) and the tests of

@@ -47,6 +47,20 @@ func aihw_go_estimate_training(in *C.hwaccel_cchar) *C.char {
 	return guard("hwaccel_estimate_training", in, api.EstimateTraining)
 }
 
+// The catalog exports (since version 0.2.0, ABI 1: added, not changed),
+// kept together after the
+// first four so later additions stay one block.
+
+//export aihw_go_models_json
+func aihw_go_models_json(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_models_json", in, api.Models)
+}
+
+//export aihw_go_fit_json
+func aihw_go_fit_json(in *C.hwaccel_cchar) *C.char {
+	return guard("hwaccel_fit_json", in, api.Fit)
+}
+
 //export aihw_go_rent_json
 func aihw_go_rent_json(in *C.hwaccel_cchar) *C.char {
 	return guard("hwaccel_rent_json", in, api.Rent)

@@ -130,6 +130,18 @@ char *hwaccel_estimate_training(const char *request_json) {
     return aihw_go_estimate_training(request_json);
 }
 
+/* Since 0.2.0 (ABI 1): the model catalog and what fits. */
+char *hwaccel_models_json(const char *request_json) {
+    if (aihw_internal_forked) return aihw_forked_error("hwaccel_models_json");
+    return aihw_go_models_json(request_json);
+}
+
+char *hwaccel_fit_json(const char *request_json) {
+    if (aihw_internal_forked) return aihw_forked_error("hwaccel_fit_json");
+    return aihw_go_fit_json(request_json);
+}
+
+/* Since 0.2.0 (ABI 1): what to rent (issue 26). */
 char *hwaccel_rent_json(const char *request) {
     if (aihw_internal_forked) return aihw_forked_error("hwaccel_rent_json");
     return aihw_go_rent_json(request);

@@ -150,14 +150,25 @@ extern "C" {
  * HWACCEL_VERSION_* describe this header; hwaccel_version() the library that
  * is loaded.  HWACCEL_ABI_VERSION bumps on any incompatible change of the C
  * functions or the JSON; hosts should check at start-up that
- * hwaccel_abi_version() == HWACCEL_ABI_VERSION.
+ * hwaccel_abi_version() == HWACCEL_ABI_VERSION.  Added functions are a
+ * compatible change: they bump HWACCEL_VERSION_MINOR, not the ABI, and each
+ * says "Since <version>".  A host that calls a function added after 0.1.0
+ * and may meet an older library checks hwaccel_version() first, or looks
+ * the symbol up with dlsym().
+ *
+ *   0.1.0  ABI 1: version, ABI, free, detect, suggest, plan, train.
+ *   0.2.0  ABI 1: hwaccel_models_json, hwaccel_fit_json and
+ *          hwaccel_rent_json added; "model" may be one string or what a
+ *          host fetched from a model repository; error messages name JSON
+ *          types and paths; "fits" is null when no device's memory is
+ *          known.
  */
 #define HWACCEL_VERSION_MAJOR 0
-#define HWACCEL_VERSION_MINOR 1
+#define HWACCEL_VERSION_MINOR 2
 #define HWACCEL_VERSION_PATCH 0
 #define HWACCEL_VERSION_NUMBER \
     (HWACCEL_VERSION_MAJOR * 10000 + HWACCEL_VERSION_MINOR * 100 + HWACCEL_VERSION_PATCH)
-#define HWACCEL_VERSION_STRING "0.1.0"
+#define HWACCEL_VERSION_STRING "0.2.0"
 #define HWACCEL_ABI_VERSION 1
 
 /* ===========================================================================
@@ -195,7 +206,7 @@ extern "C" {
  * =========================================================================== */
 
 /*! hwaccel_version() :
- *  The version of the loaded library, e.g. "0.1.0" (semantic versioning).
+ *  The version of the loaded library, e.g. "0.2.0" (semantic versioning).
  * @return : static storage; never NULL; do not free.
  *  Thread-safe, never blocks, works in a forked child.  Since ABI 1. */
 HWACCEL_API const char *hwaccel_version(void);
@@ -306,7 +317,8 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *             | {"path": "/models/x.gguf"} | {"config": {...HF config.json...}}
  *             | {"config": {...}, "safetensors_index": {...}}
  *             | {"config": {...}, "safetensors_header_base64": "..."}
- *             | {"gguf_header_base64": "..."},
+ *             | {"gguf_header_base64": "..."}
+ *             | "llama-3-70b" | "meta-llama/Llama-3.1-8B" | "70b" | "/models/x.gguf",
  *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
  *             | a GGUF type or mix such as "q4_k_m", "q8_0",
  *    "context_length": 4096, "batch_size": 1,
@@ -332,7 +344,11 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *                 "base_quant": "nf4" | "int8" | "q4_k_m" | ... (qlora),
  *                 "teacher" | "reference" | "reward" | "critic": {...model...}}}
  *
- * "model" is required; every other member is optional and unknown members
+ * "model" is required; as a string it is read like the CLI's --model: a
+ * size with a unit ("70b") is params, an existing path is path, anything
+ * else a catalog name or Hugging Face id, falling back to a file of that
+ * name (docs/requests.md, "model"; since 0.2.0).  Every other member is
+ * optional and unknown members
  * are "invalid_argument" (schema/request.schema.json is the full contract,
  * schema/detect-options.schema.json that of "detect").  Without "registry"
  * or "cluster" the function detects this machine first, reusing a detection
@@ -420,7 +436,66 @@ HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
  *  for the request's training fields and the answer shape. */
 HWACCEL_API char *hwaccel_estimate_training(const char *request_json);
 
-/* --- rent (issue 26) --------------------------------------------------- */
+/* ===========================================================================
+ * Model catalog (since 0.2.0)
+ * ===========================================================================
+ * The models the engine knows by name (any of their names works as a
+ * planning request's "model") and which of them run on a machine: what the
+ * command's `ai-hwaccel models` and `ai-hwaccel fit` print.  Same ownership,
+ * error and thread rules as the planning functions.
+ */
+
+/*! hwaccel_models_json() :
+ *  The catalog.  request_json: NULL, "", "null" or "{}" list every model;
+ *  otherwise an object with any of (schema/models-request.schema.json;
+ *  unknown keys are "invalid_argument", naming the closest known key):
+ *      "filter"  string  only models whose name, Hugging Face id or alias
+ *                        contains it (case-insensitive).
+ *      "quant"   string  only models with a published checkpoint at this
+ *                        precision ("fp8", "mxfp4", "q4_k_m", ...).
+ * @return : an owned string (free with hwaccel_free_string()):
+ *      {"models":[{"name":"Llama-3.1-8B","hf_id":"meta-llama/Llama-3.1-8B",
+ *                  "params":8030261248,"layers":32,"max_context":131072,
+ *                  "source":"https://...","checkpoints":[{"quant":"bf16",
+ *                  "repo":"meta-llama/Llama-3.1-8B","source":"..."}]}, ...]}
+ *      (schema/models.schema.json; an empty list when nothing matches), or an
+ *      error object with code "invalid_json", "invalid_argument",
+ *      "too_large", "forked_child" or "internal"; NULL only when malloc()
+ *      fails.  Thread-safe; never blocks (no detection, no file read).
+ *  Since 0.2.0. */
+HWACCEL_API char *hwaccel_models_json(const char *request_json);
+
+/*! hwaccel_fit_json() :
+ *  Which catalog models run on a machine: each model the filter keeps is
+ *  planned as hwaccel_plan_sharding() plans it (quant "auto" unless given),
+ *  on the request's registry or, without one, on this machine, detected
+ *  once for all models (through the cache, reusing a detection up to 30 s
+ *  old, like planning).  request_json: NULL, "", "null" or "{}" plan every
+ *  model on this machine; otherwise an object with any of
+ *  (schema/fit-request.schema.json; unknown keys are "invalid_argument"):
+ *      "filter"          string  as for hwaccel_models_json().
+ *      "quant"           string  plan every model at this precision.
+ *      "engine"          string  "vllm", "llama.cpp" or "none".
+ *      "context_length"  number  tokens (default 4096); a model whose own
+ *                                maximum is shorter is planned at it.
+ *      "registry"        object  an answer of hwaccel_detect_json().
+ *      "detect"          object  detection options, used without "registry".
+ * @return : an owned string (free with hwaccel_free_string()):
+ *      {"models":[{"model":"Llama-3.1-70B","params":70553706496,"fits":true,
+ *                  "quant":"bf16","strategy":"tensor_parallel","devices":2,
+ *                  "max_context_length":131072,"decode_tokens_per_s":38.2},
+ *                 {"model":"DeepSeek-V3","params":...,"fits":false,
+ *                  "refusal":"insufficient_memory"}, ...]}
+ *      (schema/fit.schema.json): models that fit first, larger first, then
+ *      faster; "max_context_length" is capped at the model's own maximum.
+ *      Or an error object with code "invalid_json", "invalid_argument",
+ *      "too_large", "detection_failed", "forked_child" or "internal"; NULL
+ *      only when malloc() fails.
+ *  Thread-safe.  Without "registry" it blocks like hwaccel_detect_json();
+ *  planning the whole catalog takes milliseconds more.  Since 0.2.0. */
+HWACCEL_API char *hwaccel_fit_json(const char *request_json);
+
+/* --- rent (since 0.2.0) ------------------------------------------------ */
 
 /*! hwaccel_rent_json() :
  *  Which machine to rent for a model: every type of the built-in catalog

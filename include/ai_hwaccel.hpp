@@ -247,6 +247,13 @@ inline owned_string plan_sharding(const char *request_json) {
 inline owned_string estimate_training(const char *request_json) {
     return owned_string(hwaccel_estimate_training(request_json));
 }
+/* Since 0.2.0: the catalog and what fits (NULL request: defaults). */
+inline owned_string models(const char *request_json = nullptr) {
+    return owned_string(hwaccel_models_json(request_json));
+}
+inline owned_string fit(const char *request_json = nullptr) {
+    return owned_string(hwaccel_fit_json(request_json));
+}
 /* rent (issue 26) */
 inline owned_string rent(const char *request) { return owned_string(hwaccel_rent_json(request)); }
 }  // namespace raw
@@ -285,6 +292,17 @@ inline std::string plan_sharding(const std::string &request_json) {
 }
 inline std::string estimate_training(const std::string &request_json) {
     return take(raw::estimate_training(c_text(request_json)));
+}
+/* Since 0.2.0: hwaccel_models_json (the catalog, {"filter":...,"quant":...})
+ * and hwaccel_fit_json (which catalog models fit this machine or a given
+ * "registry"); without an argument the whole catalog and this machine. */
+inline std::string models() { return take(raw::models(nullptr)); }
+inline std::string models(const std::string &request_json) {
+    return take(raw::models(c_text(request_json)));
+}
+inline std::string fit() { return take(raw::fit(nullptr)); }
+inline std::string fit(const std::string &request_json) {
+    return take(raw::fit(c_text(request_json)));
 }
 /* rent (issue 26) */
 inline std::string rent(const std::string &request) { return take(raw::rent(c_text(request))); }

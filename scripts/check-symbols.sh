@@ -70,6 +70,10 @@ char *(*const pub_detect)(const char *) = hwaccel_detect_json;
 char *(*const pub_quant)(const char *) = hwaccel_suggest_quant;
 char *(*const pub_plan)(const char *) = hwaccel_plan_sharding;
 char *(*const pub_train)(const char *) = hwaccel_estimate_training;
+char *(*const check_models)(const char *) = aihw_go_models_json;
+char *(*const check_fit)(const char *) = aihw_go_fit_json;
+char *(*const pub_models)(const char *) = hwaccel_models_json;
+char *(*const pub_fit)(const char *) = hwaccel_fit_json;
 char *(*const check_rent)(const char *) = aihw_go_rent_json;
 char *(*const pub_rent)(const char *) = hwaccel_rent_json;
 C

@@ -26,7 +26,7 @@ import (
 // version is the release of the command: the library's version
 // (HWACCEL_VERSION_STRING in include/ai_hwaccel.h; a test keeps them equal).
 // Release builds may set it with -ldflags "-X main.version=...".
-var version = "0.1.0"
+var version = "0.2.0"
 
 // Exit statuses.
 const (

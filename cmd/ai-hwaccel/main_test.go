@@ -61,7 +61,7 @@ func runUnchecked(args ...string) result {
 // contract written down and checked).
 var requestSchemas = sync.OnceValues(func() (map[string]*schema.Schema, error) {
 	out := map[string]*schema.Schema{}
-	for kind, file := range map[string]string{"detect": "detect-options", "planning": "request", "rent": "rent-request"} {
+	for kind, file := range map[string]string{"detect": "detect-options", "planning": "request", "rent": "rent-request", "fit": "fit-request"} {
 		b, err := os.ReadFile(filepath.Join(schemaDir, file+".schema.json"))
 		if err != nil {
 			return nil, err

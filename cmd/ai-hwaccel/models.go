@@ -3,68 +3,18 @@ package main
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/catalogq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
-
-// catalogModel is one row of `ai-hwaccel models`: a catalog entry with the
-// figures the engine computes from its config.
-type catalogModel struct {
-	Name         string   `json:"name"`
-	HFID         string   `json:"hf_id,omitempty"`
-	Aliases      []string `json:"aliases,omitempty"`
-	Params       int64    `json:"params"`
-	ActiveParams int64    `json:"active_params,omitempty"`
-	Layers       int      `json:"layers,omitempty"`
-	MaxContext   int      `json:"max_context,omitempty"`
-	Source       string   `json:"source"`
-	// Checkpoints are the published checkpoints (the publisher's first).
-	Checkpoints []model.Checkpoint `json:"checkpoints,omitempty"`
-}
-
-// catalogModels lists the catalog, keeping the entries whose name, Hugging
-// Face id or alias contains filter (case-insensitive; "" keeps all) and,
-// when q is not "", that publish a checkpoint at level q.
-func catalogModels(filter string, q quant.Level) []catalogModel {
-	filter = strings.ToLower(strings.TrimSpace(filter))
-	var out []catalogModel
-	for _, e := range model.Catalog() {
-		if filter != "" && !matches(filter, append([]string{e.Name, e.HFID}, e.Aliases...)) {
-			continue
-		}
-		m := model.Lookup(e.Name)
-		if m == nil || (q != "" && !publishes(m, q)) {
-			continue
-		}
-		c := catalogModel{Name: e.Name, HFID: e.HFID, Aliases: e.Aliases, Params: m.Params, Layers: m.Layers,
-			MaxContext: m.MaxContext, Source: e.Source, Checkpoints: m.Checkpoints}
-		if m.ActiveParams != m.Params {
-			c.ActiveParams = m.ActiveParams
-		}
-		out = append(out, c)
-	}
-	return out
-}
-
-// publishes reports whether m has a published checkpoint at level q.
-func publishes(m *model.Model, q quant.Level) bool {
-	for _, c := range m.Checkpoints {
-		if l, err := quant.Parse(c.Quant); err == nil && l == q {
-			return true
-		}
-	}
-	return false
-}
 
 // formats lists the levels of a model's published checkpoints, each once.
 func formats(cks []model.Checkpoint) string {
@@ -95,15 +45,6 @@ func quantFlag(cmd, v string) (quant.Level, error) {
 	return l, nil
 }
 
-func matches(filter string, names []string) bool {
-	for _, n := range names {
-		if strings.Contains(strings.ToLower(n), filter) {
-			return true
-		}
-	}
-	return false
-}
-
 // models prints the embedded model catalog.
 func (a *app) models(args []string) error {
 	f := newFlags("models", "  ai-hwaccel models [--filter TEXT] [--quant QUANT] [--json]",
@@ -125,11 +66,8 @@ func (a *app) models(args []string) error {
 	if err != nil {
 		return err
 	}
-	list := catalogModels(filter, level)
+	list := catalogq.Models(filter, level)
 	if asJSON {
-		if list == nil {
-			list = []catalogModel{}
-		}
 		b, err := json.Marshal(list)
 		if err != nil {
 			return err
@@ -143,7 +81,7 @@ func (a *app) models(args []string) error {
 	return writeModelsTable(a.stdout, list)
 }
 
-func writeModelsTable(w io.Writer, list []catalogModel) error {
+func writeModelsTable(w io.Writer, list []catalogq.Model) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tPARAMS\tACTIVE\tLAYERS\tCONTEXT\tHUGGING FACE ID\tFORMATS")
 	for _, m := range list {
@@ -166,23 +104,6 @@ func writeModelsTable(w io.Writer, list []catalogModel) error {
 	}
 	_, err := fmt.Fprintf(w, "\n%d models. Sources of every figure: ai-hwaccel models --json (field source).\n", len(list))
 	return err
-}
-
-// fitRow is one catalog model planned on the machine.
-type fitRow struct {
-	Model            string  `json:"model"`
-	Params           int64   `json:"params"`
-	Fits             bool    `json:"fits"`
-	Quant            string  `json:"quant,omitempty"`
-	Strategy         string  `json:"strategy,omitempty"`
-	Devices          int     `json:"devices,omitempty"`
-	MaxContextLength int     `json:"max_context_length,omitempty"`
-	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
-	// Refusal is the code of why a model does not fit (plan.Refusal*).
-	Refusal string `json:"refusal,omitempty"`
-	// ValidatedOn is the plan's throughput.validated_on: the table shows
-	// the speed only when a measured set vouches for it.
-	ValidatedOn string `json:"validated_on,omitempty"`
 }
 
 // fit plans every catalog model on this machine (or a registry file).
@@ -216,6 +137,9 @@ func (a *app) fit(args []string) error {
 	if level != "" {
 		req["quant"] = string(level)
 	}
+	if filter != "" {
+		req["filter"] = filter
+	}
 	if engine != "" {
 		req["engine"] = engine
 	}
@@ -231,7 +155,7 @@ func (a *app) fit(args []string) error {
 		return err
 	}
 	req["registry"] = reg
-	rows, err := a.fitRows(req, catalogModels(filter, ""))
+	rows, err := a.fitRows(req)
 	if err != nil {
 		return err
 	}
@@ -245,7 +169,7 @@ func (a *app) fit(args []string) error {
 		rows = kept
 	}
 	if asJSON {
-		b, err := json.Marshal(append([]fitRow{}, rows...))
+		b, err := json.Marshal(append([]catalogq.FitRow{}, rows...))
 		if err != nil {
 			return err
 		}
@@ -271,64 +195,23 @@ func (a *app) fitRegistry(f *flags, d *detectFlags, file string) (json.RawMessag
 	return out, nil
 }
 
-// fitRows plans each model with the engine (plan_sharding, quant auto) and
-// sorts the answers: fitting models first, larger models first, then faster.
-func (a *app) fitRows(req map[string]any, models []catalogModel) ([]fitRow, error) {
-	var rows []fitRow
-	asked, _ := req["context_length"].(int)
-	for _, m := range models {
-		req["model"] = map[string]any{"name": m.Name}
-		// The engine refuses a context beyond a model's maximum; the fit
-		// table plans such a model at its own maximum instead.
-		if asked > 0 && m.MaxContext > 0 && asked > m.MaxContext {
-			req["context_length"] = m.MaxContext
-		} else if asked > 0 {
-			req["context_length"] = asked
-		}
-		body, err := json.Marshal(req)
-		if err != nil {
-			return nil, err
-		}
-		a.send("planning", body)
-		out := api.PlanSharding(a.ctx, body, a.getenv)
-		if err := answerError(out); err != nil {
-			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
-		}
-		var p plan.ShardingAnswer
-		if err := json.Unmarshal(out, &p); err != nil {
-			return nil, fmt.Errorf("planning %s: %w", m.Name, err)
-		}
-		r := fitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
-		if p.Refusal != nil {
-			r.Refusal = p.Refusal.Code
-		}
-		if p.Fits {
-			r.Quant, r.Strategy, r.MaxContextLength = p.Quant, p.Strategy, p.MaxContextLength
-			if m.MaxContext > 0 && r.MaxContextLength > m.MaxContext {
-				r.MaxContextLength = m.MaxContext
-			}
-			seen := map[string]bool{}
-			for _, s := range p.Shards {
-				seen[s.DeviceID] = true
-			}
-			r.Devices = len(seen)
-			if p.Throughput != nil {
-				r.DecodeTokensPerS, r.ValidatedOn = p.Throughput.DecodeTokensPerS, p.Throughput.ValidatedOn
-			}
-		}
-		rows = append(rows, r)
+// fitRows asks the engine's fit (hwaccel_fit_json) for every catalog model
+// the request's filter keeps, planned on its registry.
+func (a *app) fitRows(req map[string]any) ([]catalogq.FitRow, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, err
 	}
-	sort.SliceStable(rows, func(i, j int) bool {
-		x, y := rows[i], rows[j]
-		if x.Fits != y.Fits {
-			return x.Fits
-		}
-		if x.Params != y.Params {
-			return x.Params > y.Params
-		}
-		return x.DecodeTokensPerS > y.DecodeTokensPerS
-	})
-	return rows, nil
+	a.send("fit", body)
+	out := api.Fit(a.ctx, body, a.getenv)
+	if err := answerError(out); err != nil {
+		return nil, err
+	}
+	var ans catalogq.FitAnswer
+	if err := json.Unmarshal(out, &ans); err != nil {
+		return nil, err
+	}
+	return ans.Models, nil
 }
 
 func strategyWords(s string) string {
@@ -338,7 +221,7 @@ func strategyWords(s string) string {
 	return strings.ReplaceAll(s, "_", " ")
 }
 
-func writeFitTable(w io.Writer, rows []fitRow) error {
+func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "No catalog model fits (ai-hwaccel fit --all lists them with the reason in plan).")
 		return err

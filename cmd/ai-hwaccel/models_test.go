@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/catalogq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
@@ -22,7 +23,7 @@ func TestModelsListsTheCatalog(t *testing.T) {
 	assert.Len(t, lines, len(model.Catalog())+3)
 	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B +bf16,int4$`, r.stdout)
 
-	var list []catalogModel
+	var list []catalogq.Model
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "models", "--filter", "LLAMA-3.1", "--json").stdout), &list))
 	require.NotEmpty(t, list)
 	for _, m := range list {
@@ -46,7 +47,7 @@ func TestFitOnDGX(t *testing.T) {
 	// shows none (the JSON keeps the figure and its validated_on).
 	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +bf16 +2 +tensor parallel +[0-9]+k +—$`, r.stdout)
 
-	var rows []fitRow
+	var rows []catalogq.FitRow
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, withFixture(t, "dgx-h100", "fit", "--all", "--json")...).stdout), &rows))
 	require.Len(t, rows, len(model.Catalog()))
 	for i := 1; i < len(rows); i++ {
@@ -75,7 +76,7 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 	file := t.TempDir() + "/cpu-only.json"
 	require.NoError(t, os.WriteFile(file, []byte(reg.stdout), 0o644))
 
-	var fromFile, detected []fitRow
+	var fromFile, detected []catalogq.FitRow
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "fit", "--all", "--json", "--registry", file).stdout), &fromFile))
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--json")...).stdout), &detected))
 	assert.Equal(t, detected, fromFile, "a registry file plans like the machine it came from")
@@ -107,7 +108,7 @@ func writeFileString(path, s string) error { return os.WriteFile(path, []byte(s)
 // included (issue 12 item 5): models --quant keeps the models with a
 // published checkpoint of that type, fit --quant plans every model at it.
 func TestModelsAndFitAcceptGGUFNames(t *testing.T) {
-	var list []catalogModel
+	var list []catalogq.Model
 	r := runCLI(t, "models", "--quant", "Q4_K_M", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
@@ -123,7 +124,7 @@ func TestModelsAndFitAcceptGGUFNames(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `(?m)^gpt-oss-120b +117B +5\.1B +36 +128k +openai/gpt-oss-120b +mxfp4$`, r.stdout)
 
-	var rows []fitRow
+	var rows []catalogq.FitRow
 	r = runCLI(t, withFixture(t, "dgx-h100", "fit", "--quant", "iq4_xs", "--filter", "Llama-3.3", "--json")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -19,6 +17,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/hub"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h),
@@ -438,52 +437,25 @@ type modelArg struct {
 	obj map[string]any
 }
 
-// sizePattern is a parameter count with a unit: 70b, 7.5B, 7000m, 1.2t, 500k.
-var sizePattern = regexp.MustCompile(`^([0-9]+(?:\.[0-9]+)?)\s*([kKmMbBtT])$`)
-
-var sizeUnit = map[byte]float64{'k': 1e3, 'm': 1e6, 'b': 1e9, 't': 1e12}
-
-// maxParams bounds a size given on the command line (1000 T parameters);
-// beyond it the number is a typo, not a model.
-const maxParams = 1e15
-
-// parseModel reads --model: a size with a unit is a parameter count; a value
-// that names an existing file or directory and looks like a path is a path;
-// anything else is a catalog name (callWithModel falls back to a file of that
-// name when the catalog does not know it).
+// parseModel reads --model by the rule every host's "model": "<text>"
+// follows (model.SpecOfText): a size with a unit is a parameter count; a
+// value that names an existing file or directory and looks like a path is a
+// path; anything else is a catalog name (callWithModel falls back to a file
+// of that name when the catalog does not know it).
 func parseModel(cmd, s string) (modelArg, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
+	if strings.TrimSpace(s) == "" {
 		return modelArg{}, usagef(cmd, "--model is required: "+modelHelp)
 	}
-	if m := sizePattern.FindStringSubmatch(s); m != nil {
-		v, err := strconv.ParseFloat(m[1], 64)
-		n := v * sizeUnit[strings.ToLower(m[2])[0]]
-		if err != nil || n < 1 || n > maxParams || math.IsInf(n, 0) {
-			return modelArg{}, usagef(cmd, "--model %q: parameter count out of range", s)
-		}
-		return modelArg{key: "params", val: int64(math.Round(n))}, nil
+	spec, err := model.SpecOfText(s)
+	switch {
+	case err != nil:
+		return modelArg{}, usagef(cmd, "--%s", errs.MessageOf(err))
+	case spec.Params != nil:
+		return modelArg{key: "params", val: int64(*spec.Params)}, nil
+	case spec.Path != "":
+		return modelArg{key: "path", val: spec.Path}, nil
 	}
-	if _, err := strconv.ParseFloat(s, 64); err == nil {
-		if !exists(s) {
-			return modelArg{}, usagef(cmd, "--model %q: a bare number is ambiguous; give a unit (%sb for billions, %sm for millions)", s, s, s)
-		}
-	}
-	if looksLikePath(s) && exists(s) {
-		return pathArg(s), nil
-	}
-	return modelArg{key: "name", val: s}, nil
-}
-
-func looksLikePath(s string) bool {
-	if strings.ContainsRune(s, os.PathSeparator) || strings.HasPrefix(s, ".") {
-		return true
-	}
-	switch strings.ToLower(filepath.Ext(s)) {
-	case ".gguf", ".safetensors", ".json":
-		return true
-	}
-	return false
+	return modelArg{key: "name", val: spec.Name}, nil
 }
 
 func exists(s string) bool {
@@ -539,7 +511,7 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 			out, err = ask(m)
 			return out, m, err
 		}
-		if looksLikePath(raw) {
+		if model.LooksLikePath(raw) {
 			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, ee.message)
 		}
 		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)

@@ -14,7 +14,7 @@ import (
 // LibraryVersion is written in every snapshot's manifest: the library's
 // version, HWACCEL_VERSION_STRING in include/ai_hwaccel.h (a test keeps them
 // equal).
-const LibraryVersion = "0.1.0"
+const LibraryVersion = "0.2.0"
 
 // snapshotOptions checks the snapshot options of the wire (docs/snapshots.md)
 // and copies them into opts: "snapshot" replays an archive, "snapshot_out"

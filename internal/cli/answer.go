@@ -548,7 +548,10 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 		parts = append(parts, "prefill "+rate(p)+" tokens/s")
 	}
 	line := "Throughput: " + strings.Join(parts, ", ")
-	if b := t.Bound; b != "" {
+	if len(parts) == 0 {
+		line = "Throughput: not estimated"
+	}
+	if b := t.Bound; b != "" && len(parts) > 0 {
 		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
@@ -556,6 +559,13 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 		fmt.Fprintf(w, "  Validated on: %s\n", Text(t.ValidatedOn))
 	}
 	for _, s := range t.Assumptions {
+		// How a rate the answer omits would have been computed is not
+		// printed: under an empty or partial heading it read as if the
+		// rate were there (issue 24 item 5); its "omitted:" line says why.
+		if (t.DecodeTokensPerS <= 0 && strings.HasPrefix(s, "decode ") && !strings.HasPrefix(s, "decode omitted")) ||
+			(t.PrefillTokensPerS <= 0 && strings.HasPrefix(s, "prefill ") && !strings.HasPrefix(s, "prefill omitted")) {
+			continue
+		}
 		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
 	}
 }

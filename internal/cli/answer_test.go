@@ -241,3 +241,24 @@ func TestTableEscapesHostileText(t *testing.T) {
 	assert.Contains(t, out, `H100\x1b[2J\x1b]0;owned\x07`)
 	assert.Contains(t, out, `read /sys/\u202eevil\u202c/x: 1 file\x9b`)
 }
+
+// A plan with no rate says so on the Throughput line and prints why, not
+// how a rate it does not give would have been computed (issue 24 item 5).
+func TestThroughputWithoutRatesSaysNotEstimated(t *testing.T) {
+	var b strings.Builder
+	writeThroughput(&b, &plan.Throughput{Assumptions: []string{
+		"decode streams weights at a fraction of host memory bandwidth (unknown for this CPU)",
+		"prefill matmuls run at 77% of the dense bf16 peak",
+		"decode omitted: memory bandwidth unknown for cpu:0",
+		"prefill omitted: no peak tensor throughput known",
+	}})
+	assert.Equal(t, "Throughput: not estimated\n  - decode omitted: memory bandwidth unknown for cpu:0\n  - prefill omitted: no peak tensor throughput known\n", b.String())
+
+	b.Reset()
+	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 12.5, Bound: "memory_bandwidth", Assumptions: []string{
+		"decode streams weights at 61% of memory bandwidth", "prefill matmuls run at 77% of the dense bf16 peak",
+		"prefill omitted: part of the model runs from host memory",
+	}})
+	assert.Equal(t, "Throughput: decode 12.5 tokens/s per sequence (bound by memory bandwidth)\n"+
+		"  - decode streams weights at 61% of memory bandwidth\n  - prefill omitted: part of the model runs from host memory\n", b.String())
+}

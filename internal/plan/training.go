@@ -50,6 +50,10 @@ type trainingSetup struct {
 	targets                            []string
 	adapters                           bool        // the trained weights are adapters over a frozen base
 	baseQuant                          quant.Level // qlora: the frozen base's level
+	// baseQuantName is how the answer names it: "nf4" for NF4, which is
+	// sized as int4 (the CLI printed "base quant: int4" where the option
+	// said nf4, issue 24 item 5), else the level.
+	baseQuantName string
 }
 
 // decodeBaseQuant sets the QLoRA base's level: base_quant, nf4 by default.
@@ -62,14 +66,14 @@ func (s *trainingSetup) decodeBaseQuant() error {
 		return nil
 	}
 	if b == "" || b == "nf4" {
-		s.baseQuant = quant.INT4
+		s.baseQuant, s.baseQuantName = quant.INT4, "nf4"
 		return nil
 	}
 	l, err := quant.Parse(b)
 	if err != nil {
 		return errs.New(errs.InvalidArgument, "request: training.base_quant: %s", errs.MessageOf(err))
 	}
-	s.baseQuant = l
+	s.baseQuant, s.baseQuantName = l, string(l)
 	return nil
 }
 
@@ -318,7 +322,7 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		n -= n % s.TensorParallel
 	}
 	ans := &TrainingAnswer{
-		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision, BaseQuant: string(s.baseQuant),
+		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision, BaseQuant: s.baseQuantName,
 		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.checkpointing,
 		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
 		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),

@@ -456,7 +456,8 @@ func TestQLoRABaseQuant(t *testing.T) {
 		return estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"qlora"`+extra+`}}`, rtx4090))
 	}
 	nf4 := get("")
-	assert.Equal(t, "int4", nf4.BaseQuant)
+	assert.Equal(t, "nf4", nf4.BaseQuant, "named as asked (the default), sized as int4")
+	assert.Equal(t, "int4", get("int4").BaseQuant)
 	assert.Equal(t, nf4.PerDevice.WeightsBytes, get("nf4").PerDevice.WeightsBytes)
 	q4km := get("Q4_K_M")
 	assert.Equal(t, "q4_k_m", q4km.BaseQuant)

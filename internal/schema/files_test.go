@@ -48,7 +48,7 @@ func noEnv(string) (string, bool) { return "", false }
 func TestSchemaFilesCompile(t *testing.T) {
 	files, err := filepath.Glob(repoPath(t, "schema", "*.schema.json"))
 	require.NoError(t, err)
-	require.Len(t, files, 9)
+	require.Len(t, files, 13)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		require.NoError(t, err)
@@ -327,4 +327,31 @@ func TestSchemaPrecisionNamesAreTheContracts(t *testing.T) {
 		string(precision.FP8), string(precision.INT8), string(precision.INT4)}, names)
 	sort.Strings(names)
 	assert.Equal(t, names, enumAt(t, "registry", "$defs", "quant"))
+}
+
+// TestCatalogAnswersValidate: the answers of hwaccel_models_json and
+// hwaccel_fit_json validate against models.schema.json and fit.schema.json,
+// on every fixture machine, and their requests against the request schemas.
+func TestCatalogAnswersValidate(t *testing.T) {
+	models, fit := load(t, "models"), load(t, "fit")
+	modelsReq, fitReq := load(t, "models-request"), load(t, "fit-request")
+	for _, body := range []string{``, `{}`, `{"filter":"llama"}`, `{"quant":"q4_k_m"}`, `{"filter":"qwen","quant":"bf16"}`} {
+		if body != "" {
+			require.NoError(t, modelsReq.Validate([]byte(body)), body)
+		}
+		out := api.Models(context.Background(), []byte(body), noEnv)
+		require.False(t, isError(out), "%s: %s", body, out)
+		assert.NoError(t, models.Validate(out), body)
+	}
+	for _, name := range fixtureMachines(t) {
+		body := mustJSON(t, map[string]any{"detect": fixtureOptions(t, name, map[string]string{}), "context_length": 8192})
+		require.NoError(t, fitReq.Validate(body), name)
+		out := api.Fit(context.Background(), body, noEnv)
+		require.False(t, isError(out), "%s: %s", name, out)
+		assert.NoError(t, fit.Validate(out), name)
+	}
+	for _, bad := range []string{`{"filtr":"x"}`, `{"quant":5}`, `[]`} {
+		assert.Error(t, modelsReq.Validate([]byte(bad)), bad)
+		assert.Error(t, fitReq.Validate([]byte(bad)), bad)
+	}
 }

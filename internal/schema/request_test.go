@@ -96,6 +96,10 @@ func TestRequestSchemasMatchTheEngine(t *testing.T) {
 	assert.Equal(t, structTags(t, filepath.Join("api", "wire"), "wireTraining"), propertyNames(t, "request", "properties", "training"))
 	assert.Equal(t, structTags(t, "model", "Spec"), propertyNames(t, "request", "$defs", "model"))
 	assert.Equal(t, structTags(t, "api", "wireOptions"), propertyNames(t, "detect-options"))
+	assert.Equal(t, structTags(t, "api", "wireModelsRequest"), propertyNames(t, "models-request"))
+	assert.Equal(t, structTags(t, "api", "wireFitRequest"), propertyNames(t, "fit-request"))
+	assert.Equal(t, structTags(t, "catalogq", "Model"), propertyNames(t, "models", "properties", "models", "items"))
+	assert.Equal(t, structTags(t, "catalogq", "FitRow"), propertyNames(t, "fit", "properties", "models", "items"))
 }
 
 func TestHeaderAndDocsListEveryRequestMember(t *testing.T) {

@@ -16,6 +16,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // Limits bound what reading one archive may cost. Memory is at most about
@@ -308,7 +309,7 @@ func (ld *loader) finish() error {
 	}
 	m := &ld.s.manifest
 	if err := json.NewDecoder(bytes.NewReader(ld.manifest)).Decode(m); err != nil {
-		return refuse(manifestName, "not a manifest: %v", err)
+		return refuse(manifestName, "not a manifest: %s", strictjson.Describe(err))
 	}
 	if m.Format < minFormatVersion || m.Format > FormatVersion {
 		return refuse(manifestName, "format %d, this library reads formats %d to %d", m.Format, minFormatVersion, FormatVersion)

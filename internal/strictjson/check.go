@@ -2,9 +2,11 @@ package strictjson
 
 import (
 	"bytes"
+	"encoding"
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -16,8 +18,40 @@ import (
 var (
 	errTrailing = errors.New("trailing data after the JSON value")
 	errSyntax   = errors.New("malformed JSON")
-	errUnknown  = errors.New("unknown field")
 )
+
+// shapeError is a well-formed value the target type cannot take: an unknown
+// key or a value of the wrong JSON type. It says so in the contract's words
+// (docs/requests.md), never in the decoder's, which name Go types. path is
+// where the value sits, innermost segment last, filled in on the way out of
+// the walk so the happy path costs nothing.
+type shapeError struct {
+	path []string
+	msg  string
+}
+
+func (e *shapeError) Error() string {
+	if len(e.path) == 0 {
+		return e.msg
+	}
+	var b strings.Builder
+	for i := len(e.path) - 1; i >= 0; i-- {
+		seg := e.path[i]
+		if i != len(e.path)-1 && !strings.HasPrefix(seg, "[") {
+			b.WriteByte('.')
+		}
+		b.WriteString(seg)
+	}
+	return b.String() + ": " + e.msg
+}
+
+// within prepends a path segment (a key, or "[i]") to a shapeError.
+func within(err error, seg string) error {
+	if se, ok := err.(*shapeError); ok {
+		se.path = append(se.path, seg)
+	}
+	return err
+}
 
 // duplicateKey is a key found twice in one object.
 type duplicateKey struct{ key string }
@@ -53,8 +87,9 @@ type scanner struct {
 }
 
 var (
-	rawMessageType  = reflect.TypeFor[json.RawMessage]()
-	unmarshalerType = reflect.TypeFor[json.Unmarshaler]()
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	unmarshalerType     = reflect.TypeFor[json.Unmarshaler]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
 )
 
 // shape is how check walks a value of a Go type.
@@ -79,7 +114,7 @@ func shapeOf(t reflect.Type) (reflect.Type, shape) {
 	switch {
 	case t == rawMessageType:
 		return t, shapeRaw
-	case reflect.PointerTo(t).Implements(unmarshalerType):
+	case reflect.PointerTo(t).Implements(unmarshalerType), reflect.PointerTo(t).Implements(textUnmarshalerType):
 		return t, shapeAny
 	}
 	switch t.Kind() {
@@ -118,6 +153,9 @@ func (s *scanner) value(t reflect.Type, depth int) error {
 	if sh == shapeRaw {
 		return s.skip()
 	}
+	if err := s.kindCheck(t, sh); err != nil {
+		return err
+	}
 	switch s.data[s.pos] {
 	case '{':
 		switch sh {
@@ -149,7 +187,7 @@ func (s *scanner) structObject(fs *fieldSet, depth int) error {
 		i, ok := fs.lookup(key)
 		if !ok {
 			if s.strict {
-				return errUnknown
+				return &shapeError{msg: unknownFieldMessage(string(key), fs.names)}
 			}
 			for _, k := range unknown {
 				if k == string(key) {
@@ -164,7 +202,7 @@ func (s *scanner) structObject(fs *fieldSet, depth int) error {
 				return &duplicateKey{string(key)}
 			}
 			seenBits |= 1 << i
-			return s.value(fs.types[i], depth+1)
+			return within(s.value(fs.types[i], depth+1), fs.names[i])
 		}
 		if seen == nil {
 			seen = make([]bool, len(fs.types))
@@ -173,7 +211,7 @@ func (s *scanner) structObject(fs *fieldSet, depth int) error {
 			return &duplicateKey{string(key)}
 		}
 		seen[i] = true
-		return s.value(fs.types[i], depth+1)
+		return within(s.value(fs.types[i], depth+1), fs.names[i])
 	})
 }
 
@@ -203,7 +241,7 @@ func (s *scanner) mapObject(elem reflect.Type, depth int) error {
 			}
 			keys = append(keys, key)
 		}
-		return s.value(elem, depth+1)
+		return within(s.value(elem, depth+1), key)
 	})
 }
 
@@ -264,9 +302,9 @@ func (s *scanner) list(elem reflect.Type, depth int) error {
 		s.pos++
 		return nil
 	}
-	for {
+	for i := 0; ; i++ {
 		if err := s.value(elem, depth+1); err != nil {
-			return err
+			return within(err, "["+strconv.Itoa(i)+"]")
 		}
 		if done, err := s.afterElement(']'); done || err != nil {
 			return err

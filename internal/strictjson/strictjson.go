@@ -61,6 +61,12 @@ func decode(data []byte, v any, what string, strict bool) error {
 	rv.Elem().SetZero()
 	err := streamDecode(data, v, strict)
 	rv.Elem().SetZero()
+	var shape *shapeError
+	if errors.As(problem, &shape) && !isSyntax(err) {
+		// The value is well-formed but does not fit: say where and why in
+		// the contract's words (the decoder's message names Go types).
+		return errs.New(errs.InvalidArgument, "%s: %s", what, shape.Error())
+	}
 	if err != nil {
 		return classify(what, err)
 	}
@@ -70,6 +76,20 @@ func decode(data []byte, v any, what string, strict bool) error {
 	// The check refused what the streaming decoder accepts: say what the
 	// check found.
 	return errs.New(errs.InvalidJSON, "%s: %v", what, problem)
+}
+
+// isSyntax reports whether the decoder found the text malformed (or cut
+// short), which outranks a shape problem the check found earlier in it.
+func isSyntax(err error) bool {
+	if err == nil {
+		return false
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) || errors.Is(err, errTrailing) {
+		return true
+	}
+	msg := err.Error()
+	return strings.HasSuffix(msg, "EOF") || strings.Contains(msg, "unexpected end")
 }
 
 // streamDecode decodes one value with goccy's streaming decoder, unknown
@@ -101,20 +121,35 @@ func classify(what string, err error) error {
 	}
 	var se *json.SyntaxError
 	if errors.As(err, &se) {
-		return errs.Wrap(errs.InvalidJSON, err, what)
+		return errs.New(errs.InvalidJSON, "%s: %s", what, decoderWords(se.Error()))
 	}
 	var ue *json.UnmarshalTypeError
 	if errors.As(err, &ue) {
-		return errs.Wrap(errs.InvalidArgument, err, what)
+		// The check catches wrong types first; this is what it missed, said
+		// without the Go type the decoder names.
+		msg := "a value of the wrong type"
+		if ue.Value != "" {
+			msg = "a value of the wrong type (" + ue.Value + ")"
+		}
+		if f := ue.Field; f != "" {
+			return errs.New(errs.InvalidArgument, "%s: %s: %s", what, f, msg)
+		}
+		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
 	}
 	msg := err.Error()
 	switch {
 	case strings.Contains(msg, "unknown field"):
-		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
-	case msg == "EOF" || strings.Contains(msg, "unexpected end"):
+		return errs.New(errs.InvalidArgument, "%s: %s", what, decoderWords(msg))
+	case strings.HasSuffix(msg, "EOF") || strings.Contains(msg, "unexpected end"):
 		return errs.New(errs.InvalidJSON, "%s: unexpected end of input", what)
 	case strings.Contains(msg, "expected an integer"):
 		return errs.New(errs.InvalidArgument, "%s: %s", what, msg)
 	}
-	return errs.Wrap(errs.InvalidJSON, err, what)
+	return errs.New(errs.InvalidJSON, "%s: %s", what, decoderWords(msg))
+}
+
+// decoderWords strips the decoder's "json: " prefix from its message; what
+// is left describes the text, not Go types.
+func decoderWords(msg string) string {
+	return strings.TrimPrefix(msg, "json: ")
 }

@@ -148,8 +148,9 @@ func TestDecodeDeepNestingIsAnError(t *testing.T) {
 }
 
 // TestDecodeAgreesWithStreamingDecoder checks that the checked whole-buffer
-// path gives the value or the error the streaming decoder gives, for every
-// input without a repeated key.
+// path gives the value, or an error of the code, that the streaming decoder
+// gives, for every input without a repeated key. The messages differ on
+// purpose: Decode says what is wrong in the contract's words (words.go).
 func TestDecodeAgreesWithStreamingDecoder(t *testing.T) {
 	for _, in := range []string{
 		`{"name":"x","params_b":7,"list":[{"a":1}],"env":{"k":"v"},"raw":[1,{"x":2}]}`,
@@ -164,7 +165,7 @@ func TestDecodeAgreesWithStreamingDecoder(t *testing.T) {
 			errSlow = classify("request", errSlow)
 			slow = target{}
 		}
-		assert.Equal(t, errSlow, errFast, in)
+		assert.Equal(t, errs.CodeOf(errSlow), errs.CodeOf(errFast), in)
 		assert.Equal(t, slow, fast, in)
 	}
 }
@@ -181,4 +182,36 @@ func TestDecodeRepeatedKeyPastSixtyFourFields(t *testing.T) {
 	require.NoError(t, Decode([]byte(`{"f3":1,"f68":2,"f69":3}`), v, "wide"))
 	require.Equal(t, errs.InvalidJSON, codeOf(t, Decode([]byte(`{"f68":1,"f3":1,"f68":2}`), v, "wide")))
 	require.Equal(t, errs.InvalidJSON, codeOf(t, Decode([]byte(`{"f3":1,"f68":1,"f3":2}`), v, "wide")))
+}
+
+// TestDecodeSaysWhatAndWhereInContractWords: every refusal of a well-formed
+// value names the place (a dotted path with [i] for list elements) and the
+// JSON type expected and found, never a Go type.
+func TestDecodeSaysWhatAndWhereInContractWords(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"name":1}`:           `request: name: expected a string, got the number 1`,
+		`{"params_b":"7"}`:     `request: params_b: expected a number, got a string`,
+		`{"list":{"a":1}}`:     `request: list: expected an array of objects, got an object`,
+		`{"list":[{"a":"x"}]}`: `request: list[0].a: expected an integer, got a string`,
+		`{"in":{"a":1.5}}`:     `request: in.a: expected an integer, got the number 1.5`,
+		`{"env":{"k":true}}`:   `request: env.k: expected a string, got a boolean`,
+		`[1,2]`:                `request: expected an object, got an array`,
+		`{"nmae":"x"}`:         `request: unknown field "nmae"; did you mean "name"?`,
+		`{"in":{"b":1}}`:       `request: in: unknown field "b" (known: a)`,
+		`{"paramsb":7}`:        `request: unknown field "paramsb"; did you mean "params_b"?`,
+		`{"name":"x"`:          `request: unexpected end of input`,
+	} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		require.Error(t, err, in)
+		assert.Equal(t, want, errs.MessageOf(err), in)
+	}
+}
+
+func TestClosestNameIsNearOrNothing(t *testing.T) {
+	known := []string{"context_length", "batch_size", "quant"}
+	assert.Equal(t, "context_length", closest("contxt_length", known))
+	assert.Equal(t, "quant", closest("qunat", known))
+	assert.Equal(t, "", closest("zzz", known))
+	assert.Equal(t, "", closest("x", known))
 }

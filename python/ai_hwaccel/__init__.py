@@ -7,8 +7,17 @@ A thin binding of libai_hwaccel (include/ai_hwaccel.h): JSON in, JSON out.
     registry = ai_hwaccel.detect()                        # dict, this machine
     for d in ai_hwaccel.devices(registry):                # Device dataclasses
         print(d.id, d.name, d.memory_bytes)
-    plan = ai_hwaccel.plan({"model": {"params_b": 70}, "engine": "vllm"})
+    plan = ai_hwaccel.plan(model="Llama-3.1-70B", engine="vllm")
     print(plan.fits, plan.strategy, plan.engine_args.get("vllm"))
+    for row in ai_hwaccel.fit():                          # catalog models that fit
+        print(row["model"], row["quant"], row["decode_tokens_per_s"])
+
+A model may be given as one string wherever one is taken (model=,
+training teacher/reference/reward/critic): a catalog name or Hugging Face id
+("Llama-3.1-8B", "meta-llama/Llama-3.1-8B"), a path ("/models/x.gguf"), or a
+size with a unit ("70b"); the library reads it as the CLI reads --model
+(docs/requests.md, "model").  The object forms ({"params_b": 70}, ...)
+still work.
 
 Every function raises HwaccelError(code, message) when the library answers
 an error object; `code` is one of the stable codes of ai_hwaccel.h
@@ -51,6 +60,10 @@ __all__ = [
     "plan",
     "estimate_training",
     "estimate_training_json",
+    "models",
+    "models_json",
+    "fit",
+    "fit_json",
     # rent (issue 26)
     "rent",
     "rent_json",
@@ -58,7 +71,7 @@ __all__ = [
     "FetchError",
 ]
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 
 class HwaccelError(Exception):
@@ -72,7 +85,7 @@ class HwaccelError(Exception):
 
 
 def version() -> str:
-    """The version of the loaded library, e.g. "0.1.0"."""
+    """The version of the loaded library, e.g. "0.2.0"."""
     return _lib.backend().version()
 
 
@@ -158,6 +171,33 @@ def estimate_training_json(request=None, **kwargs) -> str:
 def estimate_training(request=None, **kwargs) -> Dict[str, Any]:
     """hwaccel_estimate_training: training memory per device, as a dict."""
     return json.loads(estimate_training_json(request, **kwargs))
+
+
+def models_json(request=None, **kwargs) -> str:
+    """hwaccel_models_json: the model catalog, as JSON text."""
+    return _call_text("hwaccel_models_json", request, kwargs)
+
+
+def models(request=None, **kwargs) -> List[Dict[str, Any]]:
+    """hwaccel_models_json: the catalog models, as a list of dicts (name,
+    hf_id, params, layers, max_context, checkpoints, source...).
+    models(filter="llama", quant="fp8") keeps the models whose names
+    contain "llama" and that publish an fp8 checkpoint."""
+    return json.loads(models_json(request, **kwargs))["models"]
+
+
+def fit_json(request=None, **kwargs) -> str:
+    """hwaccel_fit_json: every catalog model planned on a machine, as JSON text."""
+    return _call_text("hwaccel_fit_json", request, kwargs)
+
+
+def fit(request=None, **kwargs) -> List[Dict[str, Any]]:
+    """hwaccel_fit_json: every catalog model the filter keeps, planned on
+    this machine (or on registry=...), as a list of dicts (model, params,
+    fits, quant, strategy, devices, max_context_length,
+    decode_tokens_per_s, refusal): the models that fit first, larger first.
+    fit(filter="qwen", context_length=32768, engine="vllm")."""
+    return json.loads(fit_json(request, **kwargs))["models"]
 
 
 def rent_json(request=None, **kwargs) -> str:

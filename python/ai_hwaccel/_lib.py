@@ -39,6 +39,8 @@ char *hwaccel_detect_json(const char *options_json);
 char *hwaccel_suggest_quant(const char *request_json);
 char *hwaccel_plan_sharding(const char *request_json);
 char *hwaccel_estimate_training(const char *request_json);
+char *hwaccel_models_json(const char *request_json);
+char *hwaccel_fit_json(const char *request_json);
 char *hwaccel_rent_json(const char *request);
 """
 
@@ -48,6 +50,8 @@ JSON_FUNCTIONS = (
     "hwaccel_suggest_quant",
     "hwaccel_plan_sharding",
     "hwaccel_estimate_training",
+    "hwaccel_models_json",
+    "hwaccel_fit_json",
     # rent (issue 26)
     "hwaccel_rent_json",
 )

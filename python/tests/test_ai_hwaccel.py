@@ -169,6 +169,61 @@ class ApiTests:
         self.assertIn("--max-model-len", p.engine_args["vllm"])
         self.assertTrue(p.explanation)
 
+    def test_model_as_a_string(self):
+        """A model given as one string is read as the CLI reads --model: a
+        catalog name, a Hugging Face id or a size with a unit."""
+        reg = self.fixture()
+        by_name = ai_hwaccel.plan_sharding(model="Llama-3.1-8B", registry=reg)
+        self.assertEqual(by_name, ai_hwaccel.plan_sharding(model={"name": "Llama-3.1-8B"}, registry=reg))
+        self.assertEqual(by_name, ai_hwaccel.plan_sharding(model="meta-llama/Llama-3.1-8B", registry=reg))
+        size = ai_hwaccel.plan_sharding(model="70b", registry=reg)
+        self.assertEqual(size["model"]["params"], 70 * 10**9)
+        train = ai_hwaccel.estimate_training(model="Llama-3.1-8B", registry=reg,
+                                             training={"method": "distillation", "teacher": "Llama-3.1-70B"})  # fmt: skip
+        self.assertIn("fits", train)
+        with self.assertRaises(ai_hwaccel.HwaccelError) as e:
+            ai_hwaccel.plan(model="no-such-model-xyz", registry=reg)
+        self.assertEqual(e.exception.code, "unknown_model")
+        with self.assertRaises(ai_hwaccel.HwaccelError) as e:
+            ai_hwaccel.plan(model="70", registry=reg)
+        self.assertIn("ambiguous", e.exception.message)
+
+    def test_errors_in_the_contracts_words(self):
+        """No Go type reaches Python; a misspelt member names the right one."""
+        reg = self.fixture()
+        m = "Llama-3.1-8B"
+        for bad in ({"model": {"name": 5}}, {"model": 5}, {"model": m, "devices": "cuda:0"},
+                    {"model": m, "training": {"seq_len": 1.5}}, {"model": m, "registry": []}):  # fmt: skip
+            with self.assertRaises(ai_hwaccel.HwaccelError) as e:
+                ai_hwaccel.estimate_training(bad)
+            self.assertEqual(e.exception.code, "invalid_argument", bad)
+            for word in ("Go struct", "Go value", "json:", "[]string", "wire.", "float64"):
+                self.assertNotIn(word, e.exception.message, bad)
+        with self.assertRaises(ai_hwaccel.HwaccelError) as e:
+            ai_hwaccel.plan(model="Llama-3.1-8B", registry=reg, contxt_length=4096)
+        self.assertEqual(e.exception.message,
+                         'request: unknown field "contxt_length"; did you mean "context_length"?')  # fmt: skip
+
+    def test_models_and_fit(self):
+        everything = ai_hwaccel.models()
+        self.assertGreater(len(everything), 10)
+        llama = ai_hwaccel.models(filter="llama-3.1-8b")
+        self.assertEqual([m["name"] for m in llama], ["Llama-3.1-8B"])
+        self.assertEqual(llama[0]["hf_id"], "meta-llama/Llama-3.1-8B")
+        self.assertEqual(ai_hwaccel.models(filter="no-such-family"), [])
+        self.assertEqual(json.loads(ai_hwaccel.models_json({"quant": "mxfp4"}))["models"][0]["name"][:7], "gpt-oss")
+        # 63 GiB of host memory: the 8B and 70B models fit, the 405B does not
+        # (the fixture's CPU has no known bandwidth: no tokens/s).
+        rows = {r["model"]: r for r in ai_hwaccel.fit(registry=self.fixture(), filter="llama-3.1")}
+        self.assertEqual((rows["Llama-3.1-8B"]["fits"], rows["Llama-3.1-8B"]["quant"]), (True, "bf16"), rows)
+        self.assertEqual(rows["Llama-3.1-70B"]["quant"], "int4", rows)
+        self.assertEqual(rows["Llama-3.1-405B"]["refusal"], "insufficient_memory")
+        order = [r["fits"] for r in rows.values()]
+        self.assertEqual(order, sorted(order, reverse=True), "the models that fit come first")
+        with self.assertRaises(ai_hwaccel.HwaccelError) as e:
+            ai_hwaccel.fit(filtr="llama")
+        self.assertIn('did you mean "filter"?', e.exception.message)
+
     def test_plan_on_detected_dgx(self):
         reg = ai_hwaccel.detect(dgx())
         plan = ai_hwaccel.plan_sharding({"model": {"params_b": 70}, "registry": reg})
@@ -520,49 +575,56 @@ class Example(unittest.TestCase):
 
 
 class Packaging(unittest.TestCase):
+    def fresh_venv(self, tmp):
+        """A new virtual environment with no index (PIP_NO_INDEX) and no
+        variable that would find the checkout's library; returns (python, env)."""
+        venv = os.path.join(tmp, "venv")
+        p = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        env = {k: v for k, v in os.environ.items() if k not in ("AI_HWACCEL_LIB", "LD_LIBRARY_PATH", "PYTHONPATH")}
+        env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1")
+        return os.path.join(venv, "bin", "python"), env
+
     def test_install_offline(self):
-        """pyproject.toml builds with no network, and the built copy imports
-        and runs.  With the `wheel` package (or setuptools >= 70.1): a real
-        `pip install --no-index --no-build-isolation`; otherwise setuptools
-        builds the package from pyproject.toml directly (build_py)."""
+        """`pip install --no-index ./python` in a fresh virtual environment,
+        build isolation on (pip's default): the in-tree backend
+        (python/_build/backend.py) needs nothing from an index, where
+        setuptools' did ("pip subprocess to install build dependencies did
+        not run successfully").  The installed copy imports and runs; its
+        console script says that it carries no command."""
         with tempfile.TemporaryDirectory() as tmp:
-            target = os.path.join(tmp, "site")
-            if self.can_build_wheels():
-                cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-index", "--no-deps",
-                       "--no-build-isolation", "--target", target, PYDIR]  # fmt: skip
-                cwd = tmp
-            else:
-                src = os.path.join(tmp, "src")
-                shutil.copytree(PYDIR, src, ignore=shutil.ignore_patterns("__pycache__", "tests"))
-                cmd = [sys.executable, "-c", "import setuptools; setuptools.setup()", "--quiet",
-                       "build_py", "--build-lib", target, "egg_info", "--egg-base", tmp]  # fmt: skip
-                cwd = src
-            env = dict(os.environ, PIP_DISABLE_PIP_VERSION_CHECK="1")
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env, cwd=cwd)
+            py, env = self.fresh_venv(tmp)
+            p = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-index", PYDIR],
+                               capture_output=True, text=True, timeout=300, env=env, cwd=tmp)  # fmt: skip
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-            code = "import ai_hwaccel, sys; print(ai_hwaccel.__file__); print(ai_hwaccel.version())"
-            rc, out, err = run_python(code, {"PYTHONPATH": target}, cwd=tmp)
-            self.assertEqual(rc, 0, err)
-            lines = out.split()
-            self.assertTrue(lines[0].startswith(target), lines)
+            code = "import ai_hwaccel; print(ai_hwaccel.__file__); print(ai_hwaccel.version())"
+            p = subprocess.run([py, "-c", code], capture_output=True, text=True, timeout=120,
+                               env=dict(env, AI_HWACCEL_LIB=LIB), cwd=tmp)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stderr)
+            lines = p.stdout.split()
+            self.assertTrue(lines[0].startswith(os.path.join(tmp, "venv")), lines)
             self.assertEqual(lines[1], ai_hwaccel.__version__)
+            cmd = os.path.join(tmp, "venv", "bin", "ai-hwaccel")
+            p = subprocess.run([cmd, "--version"], capture_output=True, text=True, timeout=60, env=env)
+            self.assertEqual(p.returncode, 127, p.stdout + p.stderr)
+            self.assertIn("carries no ai-hwaccel command", p.stderr)
 
     def test_wheel_in_fresh_venv(self):
-        """`make wheel`'s builder bundles the library; pip installs the wheel
-        with no index (no network) into a fresh virtual environment, and
-        `import ai_hwaccel` there finds its own copy with no AI_HWACCEL_LIB
-        or LD_LIBRARY_PATH."""
+        """`make wheel`'s builder bundles the library and the command; pip
+        installs the wheel with no index (no network) into a fresh virtual
+        environment, `import ai_hwaccel` there finds its own copy with no
+        AI_HWACCEL_LIB or LD_LIBRARY_PATH, and the console script
+        `ai-hwaccel` is the command."""
+        cli = os.path.join(os.path.dirname(os.path.realpath(LIB)), "ai-hwaccel")
+        if not os.access(cli, os.X_OK):
+            self.skipTest("no built command beside %s (make builds build/ai-hwaccel)" % LIB)
         with tempfile.TemporaryDirectory() as tmp:
             p = subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "build-wheel.py"), "--lib", LIB,
-                                "--out", os.path.join(tmp, "dist")], capture_output=True, text=True, timeout=120)  # fmt: skip
+                                "--cli", cli, "--out", os.path.join(tmp, "dist")],
+                               capture_output=True, text=True, timeout=120)  # fmt: skip
             self.assertEqual(p.returncode, 0, p.stderr)
             wheel = p.stdout.strip()
-            venv = os.path.join(tmp, "venv")
-            p = subprocess.run([sys.executable, "-m", "venv", venv], capture_output=True, text=True, timeout=300)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            env = {k: v for k, v in os.environ.items() if k not in ("AI_HWACCEL_LIB", "LD_LIBRARY_PATH", "PYTHONPATH")}
-            env.update(PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INDEX="1")
-            py = os.path.join(venv, "bin", "python")
+            py, env = self.fresh_venv(tmp)
             p = subprocess.run([py, "-m", "pip", "install", "--quiet", "--no-index", wheel],
                                capture_output=True, text=True, timeout=300, env=env)  # fmt: skip
             self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
@@ -571,15 +633,14 @@ class Packaging(unittest.TestCase):
             p = subprocess.run([py, "-c", code, CPU_ONLY], capture_output=True, text=True, timeout=120, env=env, cwd=tmp)
             self.assertEqual(p.returncode, 0, p.stderr)
             path, device = p.stdout.split()
-            self.assertTrue(path.startswith(os.path.join(venv, "lib")), path)
+            self.assertTrue(path.startswith(os.path.join(tmp, "venv", "lib")), path)
             self.assertTrue(path.endswith("/ai_hwaccel/" + _lib.SONAME), path)
             self.assertEqual(device, "cpu:0")
-
-    @staticmethod
-    def can_build_wheels():
-        code = "import setuptools, sys\ntry:\n import wheel\nexcept ImportError:\n sys.exit(tuple(map(int, setuptools.__version__.split('.')[:2])) < (70, 1))"
-        pip = subprocess.run([sys.executable, "-m", "pip", "--version"], capture_output=True)
-        return pip.returncode == 0 and subprocess.run([sys.executable, "-c", code]).returncode == 0
+            cmd = os.path.join(tmp, "venv", "bin", "ai-hwaccel")
+            p = subprocess.run([cmd, "models", "--filter", "Llama-3.1-8B"], capture_output=True, text=True,
+                               timeout=60, env=env)  # fmt: skip
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("meta-llama/Llama-3.1-8B", p.stdout)
 
 
 if __name__ == "__main__":

@@ -10,18 +10,23 @@ typedef char *(*export_fn)(const char *);
 struct export_entry {
     const char *name;
     export_fn fn;
-    int is_detect;
+    int is_detect; /* NULL and "" mean defaults (detection and the catalog functions) */
 };
 
+/* The planning functions are exports[1..N_PLANNING]; the catalog functions
+ * (since 0.2.0) come last. */
 static const struct export_entry exports[] = {
     {"hwaccel_detect_json", hwaccel_detect_json, 1},
     {"hwaccel_suggest_quant", hwaccel_suggest_quant, 0},
     {"hwaccel_plan_sharding", hwaccel_plan_sharding, 0},
     {"hwaccel_estimate_training", hwaccel_estimate_training, 0},
+    {"hwaccel_models_json", hwaccel_models_json, 1},
+    {"hwaccel_fit_json", hwaccel_fit_json, 1},
     /* rent (issue 26) */
     {"hwaccel_rent_json", hwaccel_rent_json, 0},
 };
 #define N_EXPORTS (sizeof exports / sizeof exports[0])
+#define N_PLANNING 3
 
 static void test_versions(void) {
     CHECK(hwaccel_abi_version() == HWACCEL_ABI_VERSION, "abi %d", hwaccel_abi_version());
@@ -120,7 +125,7 @@ static void test_hostile_inputs(void) {
     expect(det, "missing sysroot", "{\"sysroot\":\"/nonexistent/hwaccel-test\"}", "detection_failed");
     /* Invalid UTF-8 inside a string: the error message must still be valid UTF-8. */
     expect(det, "invalid UTF-8 in sysroot", "{\"sysroot\":\"/\xff\xfe\"}", "detection_failed");
-    for (size_t i = 1; i < N_EXPORTS; i++) {
+    for (size_t i = 1; i <= N_PLANNING; i++) {
         expect(&exports[i], "huge params", "{\"model\":{\"params\":1e999}}", "invalid_argument");
         expect(&exports[i], "negative params", "{\"model\":{\"params_b\":-70}}", "invalid_argument");
         expect(&exports[i], "invalid UTF-8 in name", "{\"model\":{\"name\":\"\xff\xfe\"}}",
@@ -138,6 +143,49 @@ static void test_hostile_inputs(void) {
     free(deep);
     free(at_limit);
     free(over_limit);
+}
+
+/* A small machine for the catalog functions: one 24 GiB GPU and the host. */
+#define SMALL_REGISTRY                                                                              \
+    "{\"schema_version\":1,\"devices\":[{\"id\":\"cpu:0\",\"kind\":\"cpu\",\"index\":0,"        \
+    "\"available\":true,\"memory_bytes\":68719476736},{\"id\":\"cuda:0\",\"kind\":\"cuda_gpu\","     \
+    "\"index\":0,\"available\":true,\"memory_bytes\":25769803776,\"memory_bandwidth_gb_s\":1008,"     \
+    "\"compute_capability\":\"8.9\"}],\"system_io\":{\"interconnects\":[],\"numa_nodes\":[]},"        \
+    "\"warnings\":[]}"
+
+/* test_catalog: hwaccel_models_json and hwaccel_fit_json answer what the
+ * header says (since 0.2.0), and a planning request takes the model as one
+ * string. */
+static void test_catalog(void) {
+    char *s = hwaccel_models_json("{\"filter\":\"llama-3.1-8b\"}");
+    CHECK(contains(s, "\"name\":\"Llama-3.1-8B\"") && contains(s, "\"hf_id\":\"meta-llama/Llama-3.1-8B\""),
+          "models: %.300s", s);
+    hwaccel_free_string(s);
+    s = hwaccel_models_json("{\"filter\":\"no-such-family\"}");
+    CHECK(s != NULL && strcmp(s, "{\"models\":[]}") == 0, "models, no match: %.300s", s);
+    hwaccel_free_string(s);
+    s = hwaccel_models_json("{\"filtr\":\"x\"}");
+    CHECK(is_error_with(s, "invalid_argument") && contains(s, "did you mean \\\"filter\\\"?"),
+          "models, misspelt key: %.300s", s);
+    hwaccel_free_string(s);
+
+    s = hwaccel_fit_json("{\"filter\":\"Llama-3.1\",\"registry\":" SMALL_REGISTRY "}");
+    CHECK(contains(s, "{\"models\":[{\"model\":\"Llama-3.1-8B\"") && contains(s, "\"fits\":true") &&
+              contains(s, "\"decode_tokens_per_s\":"),
+          "fit: %.400s", s);
+    CHECK(contains(s, "\"refusal\":\"insufficient_memory\""), "fit, 405B refused: %.400s", s);
+    hwaccel_free_string(s);
+    s = hwaccel_fit_json("{\"context_length\":0}");
+    CHECK(is_error_with(s, "invalid_argument"), "fit, context 0: %.300s", s);
+    hwaccel_free_string(s);
+
+    s = hwaccel_plan_sharding("{\"model\":\"Llama-3.1-8B\",\"registry\":" SMALL_REGISTRY "}");
+    CHECK(contains(s, "\"fits\":true"), "plan with a string model: %.300s", s);
+    hwaccel_free_string(s);
+    s = hwaccel_plan_sharding("{\"model\":{\"name\":5}}");
+    CHECK(is_error_with(s, "invalid_argument") && !contains(s, "Go ") && !contains(s, "json:"),
+          "wrong type in the contract's words: %.300s", s);
+    hwaccel_free_string(s);
 }
 
 /* hwaccel_rent_json ranks catalog machines: an answer with choices that
@@ -166,6 +214,7 @@ int main(void) {
     test_versions();
     test_ownership();
     test_hostile_inputs();
+    test_catalog();
     test_rent();
     if (planning_is_placeholder())
         printf("NOTE: planning answers 'not implemented yet'; planning error codes checked as envelopes only\n");

@@ -87,6 +87,19 @@ void test_planning_on_registry() {
     check(!hwaccel::parse_error(train).has_value(), "estimate_training answers: " + train.substr(0, 200));
 }
 
+void test_catalog() {
+    std::string models = hwaccel::models("{\"filter\":\"llama-3.1-8b\"}");
+    check(contains(models, "\"name\":\"Llama-3.1-8B\""), "models filters the catalog: " + models.substr(0, 200));
+    check(contains(hwaccel::models(), "\"models\":["), "models() lists the catalog");
+    std::string reg = hwaccel::detect(fixture_options("cpu-only"));
+    std::string fit = hwaccel::fit("{\"filter\":\"Llama-3.1\",\"registry\":" + reg + "}");
+    check(contains(fit, "\"model\":\"Llama-3.1-8B\"") && contains(fit, "\"fits\":true"),
+          "fit plans the catalog on the registry: " + fit.substr(0, 200));
+    expect_error("fit misspelt key", "invalid_argument", [] { hwaccel::fit("{\"filtr\":\"x\"}"); });
+    std::string plan = hwaccel::plan_sharding("{\"model\":\"Llama-3.1-8B\",\"registry\":" + reg + "}");
+    check(contains(plan, "\"fits\":true"), "a model given as one string: " + plan.substr(0, 200));
+}
+
 void test_raw_layer() {
     hwaccel::owned_string s = hwaccel::raw::detect("{\"bogus\":1}");
     check(s != nullptr, "raw answer not null");
@@ -170,6 +183,7 @@ int main() {
     test_detect_fixture();
     test_errors();
     test_planning_on_registry();
+    test_catalog();
     test_raw_layer();
     test_parse_error();
     test_threads();

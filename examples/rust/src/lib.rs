@@ -33,6 +33,10 @@ mod ffi {
         pub fn hwaccel_suggest_quant(request_json: *const c_char) -> *mut c_char;
         pub fn hwaccel_plan_sharding(request_json: *const c_char) -> *mut c_char;
         pub fn hwaccel_estimate_training(request_json: *const c_char) -> *mut c_char;
+        /// Since 0.2.0.
+        pub fn hwaccel_models_json(request_json: *const c_char) -> *mut c_char;
+        /// Since 0.2.0.
+        pub fn hwaccel_fit_json(request_json: *const c_char) -> *mut c_char;
         // rent (issue 26)
         pub fn hwaccel_rent_json(request: *const c_char) -> *mut c_char;
     }
@@ -165,6 +169,12 @@ pub mod raw {
     pub fn estimate_training(request: &CStr) -> Option<OwnedJson> {
         call(ffi::hwaccel_estimate_training, Some(request))
     }
+    pub fn models(request: Option<&CStr>) -> Option<OwnedJson> {
+        call(ffi::hwaccel_models_json, request)
+    }
+    pub fn fit(request: Option<&CStr>) -> Option<OwnedJson> {
+        call(ffi::hwaccel_fit_json, request)
+    }
     pub fn rent(request: &CStr) -> Option<OwnedJson> {
         call(ffi::hwaccel_rent_json, Some(request))
     }
@@ -211,6 +221,24 @@ pub fn plan_sharding(request: &str) -> Result<String, HwaccelError> {
 /// `hwaccel_estimate_training`.
 pub fn estimate_training(request: &str) -> Result<String, HwaccelError> {
     take(raw::estimate_training(&c_arg(request)?))
+}
+
+/// `hwaccel_models_json` (since 0.2.0): the model catalog, filtered by
+/// `{"filter":...,"quant":...}` (None = the whole catalog).
+pub fn models(request: Option<&str>) -> Result<String, HwaccelError> {
+    match request {
+        None => take(raw::models(None)),
+        Some(r) => take(raw::models(Some(&c_arg(r)?))),
+    }
+}
+
+/// `hwaccel_fit_json` (since 0.2.0): which catalog models fit this machine,
+/// or the request's `"registry"` (None = every model, this machine).
+pub fn fit(request: Option<&str>) -> Result<String, HwaccelError> {
+    match request {
+        None => take(raw::fit(None)),
+        Some(r) => take(raw::fit(Some(&c_arg(r)?))),
+    }
 }
 
 /// `hwaccel_rent_json`: catalog machine types that run the model, ranked by

@@ -133,3 +133,16 @@ fn owned_answers_move_across_threads() {
     }
     assert_eq!(n, 160);
 }
+
+#[test]
+fn catalog_and_fit() {
+    let models = ai_hwaccel::models(Some(r#"{"filter":"llama-3.1-8b"}"#)).unwrap();
+    assert!(models.contains(r#""name":"Llama-3.1-8B""#), "{models}");
+    let reg = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
+    let fit = ai_hwaccel::fit(Some(&format!(r#"{{"filter":"Llama-3.1","registry":{reg}}}"#))).unwrap();
+    assert!(fit.contains(r#""model":"Llama-3.1-8B""#) && fit.contains(r#""fits":true"#), "{fit}");
+    let err = ai_hwaccel::fit(Some(r#"{"filtr":"x"}"#)).unwrap_err();
+    assert_eq!(err.code, "invalid_argument");
+    let plan = ai_hwaccel::plan_sharding(&format!(r#"{{"model":"Llama-3.1-8B","registry":{reg}}}"#)).unwrap();
+    assert!(plan.contains(r#""fits":true"#), "{plan}");
+}

@@ -220,10 +220,7 @@ func decodeModel(r *planreq.Request, raw json.RawMessage) error {
 	if len(raw) == 0 || isNull(raw) {
 		return errs.New(errs.InvalidArgument, "request: model is required")
 	}
-	if err := strictjson.Decode(raw, &r.ModelSpec, "request: model"); err != nil {
-		return err
-	}
-	m, err := modelio.Resolve(r.ModelSpec)
+	m, err := decodeModelValue(raw, "request: model", &r.ModelSpec)
 	if err != nil {
 		return err
 	}
@@ -232,6 +229,29 @@ func decodeModel(r *planreq.Request, raw json.RawMessage) error {
 	}
 	r.Model = m
 	return nil
+}
+
+// decodeModelValue resolves a model given as an object ({"name": ...},
+// {"params_b": ...}, ...) or as one string, read by modelio.FromText's rule
+// (a size such as "70b", an existing path, else a catalog name or Hugging
+// Face id, else a file of that name): the same rule as the CLI's --model.
+// spec, when not nil, receives the object form.
+func decodeModelValue(raw json.RawMessage, what string, spec *model.Spec) (*model.Model, error) {
+	if s := bytes.TrimSpace(raw); len(s) > 0 && s[0] == '"' {
+		var text string
+		if err := strictjson.Decode(s, &text, what); err != nil {
+			return nil, err
+		}
+		return modelio.FromText(text)
+	}
+	var local model.Spec
+	if spec == nil {
+		spec = &local
+	}
+	if err := strictjson.Decode(raw, spec, what); err != nil {
+		return nil, err
+	}
+	return modelio.Resolve(*spec)
 }
 
 func decodeDevices(r *planreq.Request, ids []string) error {
@@ -334,24 +354,24 @@ func decodeReplicas(r *planreq.Request, raw json.RawMessage) error {
 // wireTraining is the JSON shape of the "training" object
 // (planreq.TrainingOptions says what each field means).
 type wireTraining struct {
-	Method                string      `json:"method,omitempty"`
-	Optimizer             string      `json:"optimizer,omitempty"`
-	Precision             string      `json:"precision,omitempty"`
-	SeqLen                int         `json:"seq_len,omitempty"`
-	MicroBatch            int         `json:"micro_batch,omitempty"`
-	GradientCheckpointing *bool       `json:"gradient_checkpointing,omitempty"`
-	FlashAttention        *bool       `json:"flash_attention,omitempty"`
-	ZeROStage             int         `json:"zero_stage,omitempty"`
-	FSDP                  bool        `json:"fsdp,omitempty"`
-	NumDevices            int         `json:"num_devices,omitempty"`
-	TensorParallel        int         `json:"tensor_parallel,omitempty"`
-	LoRARank              int         `json:"lora_rank,omitempty"`
-	LoRATargets           []string    `json:"lora_targets,omitempty"`
-	BaseQuant             string      `json:"base_quant,omitempty"`
-	Teacher               *model.Spec `json:"teacher,omitempty"`
-	Reference             *model.Spec `json:"reference,omitempty"`
-	Reward                *model.Spec `json:"reward,omitempty"`
-	Critic                *model.Spec `json:"critic,omitempty"`
+	Method                string          `json:"method,omitempty"`
+	Optimizer             string          `json:"optimizer,omitempty"`
+	Precision             string          `json:"precision,omitempty"`
+	SeqLen                int             `json:"seq_len,omitempty"`
+	MicroBatch            int             `json:"micro_batch,omitempty"`
+	GradientCheckpointing *bool           `json:"gradient_checkpointing,omitempty"`
+	FlashAttention        *bool           `json:"flash_attention,omitempty"`
+	ZeROStage             int             `json:"zero_stage,omitempty"`
+	FSDP                  bool            `json:"fsdp,omitempty"`
+	NumDevices            int             `json:"num_devices,omitempty"`
+	TensorParallel        int             `json:"tensor_parallel,omitempty"`
+	LoRARank              int             `json:"lora_rank,omitempty"`
+	LoRATargets           []string        `json:"lora_targets,omitempty"`
+	BaseQuant             string          `json:"base_quant,omitempty"`
+	Teacher               json.RawMessage `json:"teacher,omitempty"`
+	Reference             json.RawMessage `json:"reference,omitempty"`
+	Reward                json.RawMessage `json:"reward,omitempty"`
+	Critic                json.RawMessage `json:"critic,omitempty"`
 }
 
 // decodeTraining parses the request's "training" object (unknown keys are
@@ -368,14 +388,14 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 		TensorParallel: w.TensorParallel, LoRARank: w.LoRARank, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
 	for _, x := range []struct {
 		role string
-		spec *model.Spec
+		raw  json.RawMessage
 		to   **model.Model
 	}{{"teacher", w.Teacher, &o.Teacher}, {"reference", w.Reference, &o.Reference},
 		{"reward", w.Reward, &o.Reward}, {"critic", w.Critic, &o.Critic}} {
-		if x.spec == nil {
+		if len(x.raw) == 0 || isNull(x.raw) {
 			continue
 		}
-		m, err := modelio.Resolve(*x.spec)
+		m, err := decodeModelValue(x.raw, "request: training."+x.role, nil)
 		if err != nil {
 			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
 		}

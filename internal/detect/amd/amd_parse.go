@@ -12,6 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // ROCmSMICard is one GPU as `rocm-smi ... --json` reports it. The card index
@@ -81,7 +82,7 @@ func ParseRocmSMIJSON(out []byte) (ROCmSMIReport, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(out[start:end+1], &top); err != nil {
-		return rep, fmt.Errorf("rocm-smi JSON: %w", err)
+		return rep, fmt.Errorf("rocm-smi JSON: %s", strictjson.Describe(err))
 	}
 	links := map[[2]int]*rocmSMILink{}
 	for key, raw := range top {

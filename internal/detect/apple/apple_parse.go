@@ -1,6 +1,7 @@
 package apple
 
 import (
+	"errors"
 	"strconv"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // Pure parsers of the two macOS tools the apple backend runs. Sources of the
@@ -138,7 +140,7 @@ func ParseSPDisplays(b []byte) ([]spDisplay, error) {
 		Displays []spDisplay `json:"SPDisplaysDataType"`
 	}
 	if err := json.Unmarshal(b, &doc); err != nil {
-		return nil, err
+		return nil, errors.New(strictjson.Describe(err))
 	}
 	return doc.Displays, nil
 }

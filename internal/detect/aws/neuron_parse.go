@@ -9,6 +9,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
 
 // NeuronLSArgs is the one neuron-ls command line the neuron backend runs
@@ -56,7 +57,7 @@ func ParseNeuronLS(out []byte) ([]neuronDevice, []error, error) {
 	}
 	var raw []neuronLSDevice
 	if err := json.Unmarshal(out, &raw); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON array of devices: %v", err)
+		return nil, nil, fmt.Errorf("not a JSON array of devices: %s", strictjson.Describe(err))
 	}
 	if len(raw) > maxNeuronDevices {
 		return nil, nil, fmt.Errorf("%d devices is more than the %d accepted", len(raw), maxNeuronDevices)

@@ -1,0 +1,82 @@
+package api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/catalogq"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+)
+
+func TestModelsListsAndFiltersTheCatalog(t *testing.T) {
+	var all, llama, q4 catalogq.ModelsAnswer
+	for _, in := range []string{"", "null", "{}"} {
+		require.NoError(t, json.Unmarshal(Models(context.Background(), []byte(in), NoEnv), &all), in)
+		assert.Len(t, all.Models, len(model.Catalog()), in)
+	}
+	require.NoError(t, json.Unmarshal(Models(context.Background(), nil, NoEnv), &all))
+	assert.Len(t, all.Models, len(model.Catalog()))
+
+	require.NoError(t, json.Unmarshal(Models(context.Background(), []byte(`{"filter":"LLAMA-3.1"}`), NoEnv), &llama))
+	require.NotEmpty(t, llama.Models)
+	for _, m := range llama.Models {
+		assert.Contains(t, strings.ToLower(m.Name+m.HFID), "llama-3.1")
+		assert.NotEmpty(t, m.Source)
+	}
+	require.NoError(t, json.Unmarshal(Models(context.Background(), []byte(`{"quant":"Q4_K_M"}`), NoEnv), &q4))
+	require.Len(t, q4.Models, 1)
+	assert.Equal(t, "Llama-3.3-70B-Instruct", q4.Models[0].Name)
+
+	assert.JSONEq(t, `{"models":[]}`, string(Models(context.Background(), []byte(`{"filter":"no-such-family"}`), NoEnv)))
+	for in, code := range map[string]string{
+		`{"quant":"q9_z"}`: errs.InvalidArgument, `{"filtr":"x"}`: errs.InvalidArgument, `{`: errs.InvalidJSON, `[]`: errs.InvalidArgument,
+	} {
+		assert.Equal(t, code, errorCode(t, Models(context.Background(), []byte(in), NoEnv)), in)
+	}
+}
+
+// TestFitPlansEachModelAsPlanShardingDoes: a row says what
+// hwaccel_plan_sharding answers for that model on the same registry.
+func TestFitPlansEachModelAsPlanShardingDoes(t *testing.T) {
+	reg := `{"schema_version":1,"devices":[{"id":"cpu:0","kind":"cpu","index":0,"available":true,"memory_bytes":68719476736},` +
+		`{"id":"cuda:0","kind":"cuda_gpu","index":0,"available":true,"memory_bytes":25769803776,"memory_bandwidth_gb_s":1008,"compute_capability":"8.9"}],` +
+		`"system_io":{"interconnects":[],"numa_nodes":[]},"warnings":[]}`
+	var ans catalogq.FitAnswer
+	out := Fit(context.Background(), []byte(`{"registry":`+reg+`,"filter":"llama"}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &ans), string(out))
+	require.NotEmpty(t, ans.Models)
+	fits := 0
+	for i, row := range ans.Models {
+		if i > 0 {
+			assert.True(t, ans.Models[i-1].Fits || !row.Fits, "fitting models first")
+		}
+		var p plan.ShardingAnswer
+		require.NoError(t, json.Unmarshal(PlanSharding(context.Background(),
+			[]byte(`{"model":{"name":"`+row.Model+`"},"registry":`+reg+`}`), NoEnv), &p), row.Model)
+		assert.Equal(t, p.Fits, row.Fits, row.Model)
+		if row.Fits {
+			fits++
+			assert.Equal(t, p.Quant, row.Quant, row.Model)
+			assert.Equal(t, p.Strategy, row.Strategy, row.Model)
+			assert.Positive(t, row.DecodeTokensPerS, row.Model)
+		} else {
+			assert.Equal(t, p.Refusal.Code, row.Refusal, row.Model)
+		}
+	}
+	assert.Positive(t, fits)
+
+	for in, code := range map[string]string{
+		`{"quant":"q9_z"}`: errs.InvalidArgument, `{"context_length":0}`: errs.InvalidArgument,
+		`{"contxt_length":5}`: errs.InvalidArgument, `{"registry":[]}`: errs.InvalidArgument,
+		`{"detect":{"sysroot":"/nonexistent-sysroot"}}`: errs.DetectionFailed,
+	} {
+		assert.Equal(t, code, errorCode(t, Fit(context.Background(), []byte(in), NoEnv)), in)
+	}
+}

@@ -1,0 +1,90 @@
+package api
+
+import (
+	"context"
+	"regexp"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// goWords are spellings that only the Go side knows: decoder prefixes, Go
+// type and package names, Go's slice, map and pointer type syntax. None may
+// reach a host (issue 24 item 3): error messages are in the contract's
+// words (docs/requests.md).
+var goWords = regexp.MustCompile(`Go struct|Go value|json: |main\.|wire\.|api\.|model\.Spec|registry\.|planreq\.|\[\][a-z]|map\[|interface \{|\*[a-zA-Z]|float64|int64|RawMessage|wireRequest|wireOptions|wireTraining`)
+
+// TestErrorMessagesSpeakTheContract sends bad requests of every shape to
+// every entry point and checks that no message names a Go type.
+func TestErrorMessagesSpeakTheContract(t *testing.T) {
+	reg := `{"schema_version":1,"devices":[{"id":"cpu:0","kind":"cpu","family":"cpu","memory_bytes":1000000000}]}`
+	requests := []string{
+		`{"model":{"name":5}}`, `{"model":{"params_b":"7"}}`, `{"model":{"config":[1]}}`,
+		`{"model":5}`, `{"model":[]}`, `{"model":true}`,
+		`{"model":{"name":"llama-3-8b"},"contxt_length":5}`,
+		`{"model":{"name":"llama-3-8b"},"devices":"cuda:0"}`, `{"model":{"name":"llama-3-8b"},"devices":[1]}`,
+		`{"model":{"name":"llama-3-8b"},"cpu_offload":"yes"}`, `{"model":{"name":"llama-3-8b"},"memory_fraction":"x"}`,
+		`{"model":{"name":"llama-3-8b"},"quant":5}`, `{"model":{"name":"llama-3-8b"},"engine":[1]}`,
+		`{"model":{"name":"llama-3-8b"},"context_length":"4096"}`, `{"model":{"name":"llama-3-8b"},"context_length":1.5}`,
+		`{"model":{"name":"llama-3-8b"},"training":{"method":5}}`, `{"model":{"name":"llama-3-8b"},"training":{"lora_targets":"q"}}`,
+		`{"model":{"name":"llama-3-8b"},"training":{"seq_len":1.5}}`, `{"model":{"name":"llama-3-8b"},"training":{"metod":"lora"}}`,
+		`{"model":{"name":"llama-3-8b"},"training":{"teacher":5}}`, `{"model":{"name":"llama-3-8b"},"training":{"teacher":{"nam":"x"}}}`,
+		`{"model":{"name":"llama-3-8b"},"registry":{"devices":5}}`, `{"model":{"name":"llama-3-8b"},"registry":[]}`,
+		`{"model":{"name":"llama-3-8b"},"registry":{"devices":[{"memory_bytes":"x"}]}}`,
+		`{"model":{"name":"llama-3-8b"},"cluster":{}}`, `{"model":{"name":"llama-3-8b"},"cluster":[{"devices":{}}]}`,
+		`{"model":{"name":"llama-3-8b"},"detect":{"timeout_ms":"x"}}`, `{"model":{"name":"llama-3-8b"},"detect":{"env":{"A":1}}}`,
+		`{"model":{"name":"llama-3-8b"},"detect":{"sysrot":"/"}}`, `{"model":{"name":"llama-3-8b"},"detect":[]}`,
+		`{"model":{"name":"llama-3-8b"},"replicas":[]}`, `{"model":{"name":"llama-3-8b"},"tensor_parallel_size":"2"}`,
+		`{"model":{"name":"llama-3-8b"}`, `{"model":{"name":"llama-3-8b"}} x`, `[1]`, `"x"`, `7`, `{"a":}`,
+		`{"model":{"path":"/nonexistent/x.gguf"}}`, `{"model":{"name":"no-such-model-xyz"}}`,
+		`{"model":{"name":"llama-3-8b"},"registry":` + reg + `,"devices":["cuda:9"]}`,
+	}
+	entries := map[string]func(context.Context, []byte, Env) []byte{
+		"suggest": SuggestQuant, "plan": PlanSharding, "train": EstimateTraining,
+	}
+	for _, in := range requests {
+		for name, call := range entries {
+			assertContractWords(t, name+" "+in, call(context.Background(), []byte(in), NoEnv))
+		}
+	}
+	for _, in := range []string{`{"sysrot":"/"}`, `{"timeout_ms":"x"}`, `{"env":{"A":1}}`, `[1]`, `{"backends":"cuda"}`, `{"no_exec":1}`} {
+		assertContractWords(t, "detect "+in, Detect(context.Background(), []byte(in), NoEnv))
+	}
+}
+
+func assertContractWords(t *testing.T, what string, out []byte) {
+	t.Helper()
+	var e struct {
+		Error *struct {
+			Code    string `json:"code"`
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(out, &e), what)
+	if e.Error == nil {
+		return // a planning refusal or an answer: not what this test is about
+	}
+	assert.NotRegexp(t, goWords, e.Error.Message, what)
+	assert.NotEmpty(t, e.Error.Message, what)
+}
+
+// TestUnknownFieldNamesTheClosest: a misspelt key is refused with the name
+// it was probably meant to be, at any depth of the request.
+func TestUnknownFieldNamesTheClosest(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":{"name":"llama-3-8b"},"contxt_length":5}`:                `request: unknown field "contxt_length"; did you mean "context_length"?`,
+		`{"model":{"nme":"llama-3-8b"}}`:                                   `request: model: unknown field "nme"; did you mean "name"?`,
+		`{"model":{"name":"llama-3-8b"},"training":{"optimiser":"adamw"}}`: `request: training: unknown field "optimiser"; did you mean "optimizer"?`,
+		`{"model":{"name":"llama-3-8b"},"detect":{"sysrot":"/"}}`:          `options: unknown field "sysrot"; did you mean "sysroot"?`,
+	} {
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`,
+			string(PlanSharding(context.Background(), []byte(in), NoEnv)), in)
+	}
+}
+
+func quote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}
