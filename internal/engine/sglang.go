@@ -150,12 +150,8 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	}
 	ld, missing := e.Load(p)
 	switch p.Level {
-	case quant.BF16:
-		a = append(a, "--dtype", "bfloat16")
-	case quant.FP16:
-		a = append(a, "--dtype", "float16")
-	case quant.FP32:
-		a = append(a, "--dtype", "float32")
+	case quant.BF16, quant.FP16, quant.FP32:
+		a = append(a, "--dtype", torchDType[p.Level])
 	case quant.FP8:
 		if ld == nil || ld.Method == "" {
 			a = append(a, "--quantization", "fp8")

@@ -223,12 +223,8 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 	declared := ld != nil && ld.Method != ""
 	var a, notes []string
 	switch p.Level {
-	case quant.BF16:
-		a = append(a, "--dtype", "bfloat16")
-	case quant.FP16:
-		a = append(a, "--dtype", "float16")
-	case quant.FP32:
-		a = append(a, "--dtype", "float32")
+	case quant.BF16, quant.FP16, quant.FP32:
+		a = append(a, "--dtype", torchDType[p.Level])
 	case quant.FP8:
 		if !declared {
 			a = append(a, "--quantization", "fp8")
@@ -258,6 +254,10 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 	}
 	return a, notes
 }
+
+// torchDType is the --dtype value (vLLM and SGLang both take torch's
+// names) that loads a checkpoint at a 16- or 32-bit float level.
+var torchDType = map[quant.Level]string{quant.BF16: "bfloat16", quant.FP16: "float16", quant.FP32: "float32"}
 
 // Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).
 func (vllm) Env(p *Placement) map[string]string { return visibleDevicesEnv(p) }
