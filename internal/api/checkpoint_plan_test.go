@@ -237,3 +237,20 @@ func detectFixtureDevices(t *testing.T, machine string) map[string]map[string]an
 	}
 	return m
 }
+
+// A MIG plan selects its slice: CUDA_VISIBLE_DEVICES takes the MIG
+// instance's UUID (CUDA C++ Programming Guide, "CUDA Environment Variables",
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html),
+// since the slice has no plain index. The plan used to set no environment
+// at all, so vLLM started on whatever the process saw (issue 21 item 5).
+func TestPlanMIGSetsItsSlice(t *testing.T) {
+	a := fullPlan(t, "a100-80gb-pcie-mig-2x3g", `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`)
+	require.Equal(t, true, a["fits"])
+	shards := a["shards"].([]any)
+	require.Len(t, shards, 1)
+	id := shards[0].(map[string]any)["device_id"].(string)
+	det := detectFixtureDevices(t, "a100-80gb-pcie-mig-2x3g")
+	mig := det[id]["mig"].(map[string]any)["instance"].(string)
+	require.True(t, strings.HasPrefix(mig, "MIG-"), mig)
+	assert.Equal(t, map[string]any{"CUDA_VISIBLE_DEVICES": mig}, envOf(a, "vllm"))
+}
