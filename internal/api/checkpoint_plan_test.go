@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -236,4 +238,64 @@ func detectFixtureDevices(t *testing.T, machine string) map[string]map[string]an
 		m[d["id"].(string)] = d
 	}
 	return m
+}
+
+// A MIG plan selects its slice: CUDA_VISIBLE_DEVICES takes the MIG
+// instance's UUID (CUDA C++ Programming Guide, "CUDA Environment Variables",
+// https://docs.nvidia.com/cuda/cuda-programming-guide/05-appendices/environment-variables.html),
+// since the slice has no plain index. The plan used to set no environment
+// at all, so vLLM started on whatever the process saw (issue 21 item 5).
+func TestPlanMIGSetsItsSlice(t *testing.T) {
+	a := fullPlan(t, "a100-80gb-pcie-mig-2x3g", `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`)
+	require.Equal(t, true, a["fits"])
+	shards := a["shards"].([]any)
+	require.Len(t, shards, 1)
+	id := shards[0].(map[string]any)["device_id"].(string)
+	det := detectFixtureDevices(t, "a100-80gb-pcie-mig-2x3g")
+	mig := det[id]["mig"].(map[string]any)["instance"].(string)
+	require.True(t, strings.HasPrefix(mig, "MIG-"), mig)
+	assert.Equal(t, map[string]any{"CUDA_VISIBLE_DEVICES": mig}, envOf(a, "vllm"))
+}
+
+// localBF16Folder is a model folder as a user has it: the Hub's config.json
+// of ibm-granite/granite-3.1-1b-a400m-instruct at its bf16 commit
+// (testdata/hub/SOURCES.md) and one safetensors file whose header stores
+// the weights as BF16 (header only; planning never reads tensor data).
+func localBF16Folder(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	cfg, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hub", "ibm-granite--granite-3.1-1b-a400m-instruct", "config.bf16.json"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o600))
+	hdr, err := json.Marshal(map[string]any{"w": map[string]any{"dtype": "BF16", "shape": []int{1334464512}, "data_offsets": []int{0, 2668929024}}})
+	require.NoError(t, err)
+	st := binary.LittleEndian.AppendUint64(nil, uint64(len(hdr)))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, hdr...), 0o600))
+	return dir
+}
+
+// A bf16 folder planned at int4 cannot be served as it is: vllm serve of the
+// folder would load 16-bit weights into an int4 budget (issue 21 item 5).
+// The answer's load says which checkpoint is needed; at its own level, and
+// at fp8 (quantized on load), the folder is what vLLM serves.
+func TestPlanLocalFolderAtAnotherLevelNeedsACheckpoint(t *testing.T) {
+	dir := localBF16Folder(t)
+	a := fullPlan(t, "two-nvidia", fmt.Sprintf(`{"model":{"path":%q},"quant":"int4","engine":"vllm"}`, dir))
+	require.Equal(t, true, a["fits"])
+	ld := loadOf(a, "vllm")
+	require.NotNil(t, ld)
+	assert.Equal(t, "int4", ld["quant"])
+	assert.Nil(t, ld["repo"])
+	assert.Contains(t, ld["needs"], "a checkpoint of this model stored at int4 (AWQ, GPTQ or compressed-tensors)")
+	assert.Contains(t, ld["needs"], "stored as bf16")
+	assert.Contains(t, explanation(a), "vLLM: needs a checkpoint of this model stored at int4")
+
+	a = fullPlan(t, "two-nvidia", fmt.Sprintf(`{"model":{"path":%q},"engine":"vllm"}`, dir))
+	assert.Equal(t, "bf16", a["quant"], "auto plans the folder's own level")
+	for _, q := range []string{"auto", "bf16", "fp16", "fp8"} {
+		a = fullPlan(t, "two-nvidia", fmt.Sprintf(`{"model":{"path":%q},"quant":%q,"engine":"vllm"}`, dir, q))
+		require.Equal(t, true, a["fits"], q)
+		assert.NotContains(t, explanation(a), "needs a checkpoint", q)
+		assert.Nil(t, loadOf(a, "vllm")["needs"], q)
+	}
 }

@@ -230,8 +230,10 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 		parts = append(parts, "about "+rate(a.Throughput.DecodeTokensPerS)+" tokens/s")
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
-	if cmd := engineCommand(a, info); cmd != "" {
+	if cmd, withheld := engineCommand(a, info); cmd != "" {
 		line += "; run: " + cmd
+	} else if withheld != "" {
+		line += "; " + withheld
 	}
 	return line
 }
@@ -305,10 +307,11 @@ func deviceGroups(ids []string, names map[string]string) string {
 	return strings.Join(parts, " + ")
 }
 
-// engineCommand is the command line that runs the plan with one engine.
-func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) string {
+// engineCommand is the command line that runs the plan with one engine;
+// when that engine's command is withheld, "" and withheldLine.
+func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) (cmd, withheld string) {
 	if len(a.EngineArgs) == 0 {
-		return ""
+		return "", ""
 	}
 	// The engine shown when none was asked for: the first registered one
 	// the answer has arguments for (a plan carries one engine's).
@@ -318,10 +321,14 @@ func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) string {
 	}
 	for _, e := range order {
 		if args, ok := a.EngineArgs[e]; ok {
-			return engineLine(e, args, engineFacts(a, e), info)
+			f := engineFacts(a, e)
+			if line := engineLine(e, args, f, info); line != "" {
+				return line, ""
+			}
+			return "", withheldLine(f)
 		}
 	}
-	return ""
+	return "", ""
 }
 
 // engineFacts is what the answer says an engine loads and needs besides
@@ -333,6 +340,13 @@ type facts struct {
 
 func engineFacts(a *plan.ShardingAnswer, engine string) facts {
 	return facts{load: a.Load[engine], env: a.EngineEnv[engine]}
+}
+
+// withheldLine is what stands instead of an engine's command when the plan
+// needs a checkpoint that is not published (load.needs without a repo):
+// serving the weights the user gave would run their level, not the plan's.
+func withheldLine(f facts) string {
+	return "no command: needs " + f.load.Needs
 }
 
 // engineLine prefixes an engine's arguments with its environment, the
@@ -348,7 +362,10 @@ func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 	var program []string
 	if e, ok := engine.Lookup(name); ok {
 		program = e.Command(engine.Served{Dir: info.ServeModel, File: info.ModelFile, Load: engine.Load{
-			Repo: f.load.Repo, File: f.load.File, GGUFType: f.load.GGUFType}})
+			Repo: f.load.Repo, File: f.load.File, GGUFType: f.load.GGUFType, Needs: f.load.Needs}})
+		if program == nil && f.load.Needs != "" {
+			return "" // no published checkpoint runs the plan (withheldLine)
+		}
 	}
 	if len(program) == 0 {
 		program = []string{name}
@@ -576,7 +593,12 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 	}
 	fmt.Fprintln(w, "Engine commands:")
 	for _, e := range sortedKeys(a.EngineArgs) {
-		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(engineLine(e, a.EngineArgs[e], engineFacts(a, e), info)))
+		f := engineFacts(a, e)
+		line := engineLine(e, a.EngineArgs[e], f, info)
+		if line == "" {
+			line = withheldLine(f)
+		}
+		fmt.Fprintf(w, "  %s: %s\n", Text(e), Text(line))
 	}
 }
 

@@ -120,7 +120,8 @@ func rentCommand(c *rent.Choice, info AnswerInfo) string {
 		a.Load = map[string]plan.Load{c.Engine: *c.Load}
 	}
 	info.Engine = c.Engine
-	return engineCommand(a, info)
+	cmd, _ := engineCommand(a, info)
+	return cmd
 }
 
 // writeThisMachine prints the caller's machine, priced like the choices,

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"fmt"
+
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
@@ -27,4 +29,57 @@ func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
 		}
 	}
 	return found
+}
+
+// givenWeightsNeed is, for a Hugging Face engine (vLLM, SGLang), the
+// checkpoint a plan at level l needs when the weights the user gave are
+// stored at another level (m.FileQuant, read from the folder's, file's or
+// fetched repository's tensor dtypes): those files hold that level, and
+// serving them runs it, not the plan's (a bf16 folder planned at int4
+// would load 16-bit weights into an int4 budget, issue 21 item 5). A
+// 16-bit or 32-bit float folder still serves the float levels (--dtype
+// converts) and onLoad (fp8, or int8 on TPU, quantized by the engine on
+// load). ck is the catalog's checkpoint at l, named when there is one.
+// "" when the given weights serve l, or when no weights were given or
+// their level is not one the planner names (packed integer storage).
+func givenWeightsNeed(m *model.Model, l quant.Level, onLoad bool, ck *model.Checkpoint) string {
+	if m.FileQuant == "" {
+		return ""
+	}
+	own, err := quant.Parse(m.FileQuant)
+	if err != nil || own == l {
+		return ""
+	}
+	if isFloat(own) && (isFloat(l) || onLoad) {
+		return ""
+	}
+	if ck != nil {
+		return fmt.Sprintf("%s (%s); the given weights are stored as %s", ck.Repo, l, own)
+	}
+	return fmt.Sprintf("a checkpoint of this model stored at %s%s; the given weights are stored as %s", l, formatsOf[l], own)
+}
+
+// formatsOf names the published formats that store a level, for Needs.
+var formatsOf = map[quant.Level]string{
+	quant.INT4: " (AWQ, GPTQ or compressed-tensors)", quant.INT8: " (GPTQ or compressed-tensors W8A16/W8A8)",
+	quant.FP8: " (FP8)", quant.MXFP4: " (MXFP4)",
+}
+
+// isFloat reports whether l is a 16- or 32-bit float level.
+func isFloat(l quant.Level) bool {
+	return l == quant.BF16 || l == quant.FP16 || l == quant.FP32
+}
+
+// servedModel is the model a Hugging Face engine's command serves: the
+// directory or name the user gave, unless the plan needs another
+// checkpoint (Load.Needs), then that one's repository; ok is false when
+// it needs one that is not published, and no command can run the plan.
+func servedModel(s Served) (m string, ok bool) {
+	if s.Load.Needs == "" {
+		if s.Dir != "" {
+			return s.Dir, true
+		}
+		return s.Load.Repo, true
+	}
+	return s.Load.Repo, s.Load.Repo != ""
 }

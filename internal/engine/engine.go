@@ -173,6 +173,12 @@ type Load struct {
 	GGUFType string // GGUF file type the level means ("Q4_K_M")
 	Method   string // quantization method the checkpoint declares; "" for 16-bit weights
 	Source   string
+	// Needs says which checkpoint the plan needs when the weights the user
+	// gave (a folder, a file, a fetched repository) are stored at another
+	// level than the plan's and the engine cannot convert them on load
+	// (givenWeightsNeed); "" otherwise. A command then serves Repo, or is
+	// withheld when Repo is "".
+	Needs string
 }
 
 // Served is the model a command line serves: what the user gave and what

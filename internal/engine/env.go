@@ -34,15 +34,33 @@ func visibleDevicesEnv(p *Placement) map[string]string {
 // specified, so the index of a mixed machine cannot be computed in it (CUDA
 // C++ Programming Guide, "CUDA Environment Variables",
 // https://docs.nvidia.com/cuda/cuda-c-programming-guide/index.html#env-vars).
+// A MIG slice has no plain index: it is named by its MIG UUID
+// ("MIG-<UUID>" as nvidia-smi -L prints it, which the same page lists as a
+// CUDA_VISIBLE_DEVICES identifier), and CUDA_DEVICE_ORDER, which orders
+// indices, is then not needed. The planner never joins slices (each is a
+// pool of its own, internal/plan/pools.go), so a MIG plan names one.
 func cudaEnv(p *Placement) map[string]string {
-	var idx []string
-	for _, d := range cudaDevices(p) {
-		idx = append(idx, strconv.Itoa(d.Index))
+	var ids []string
+	indexed := false
+	for _, d := range devicesOf(p, registry.KindCUDA) {
+		if d.MIG != nil && d.MIG.Parent != "" {
+			if d.MIG.Instance == "" {
+				return nil
+			}
+			ids = append(ids, d.MIG.Instance)
+			continue
+		}
+		indexed = true
+		ids = append(ids, strconv.Itoa(d.Index))
 	}
-	if len(idx) == 0 {
+	if len(ids) == 0 {
 		return nil
 	}
-	return map[string]string{"CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": strings.Join(idx, ",")}
+	env := map[string]string{"CUDA_VISIBLE_DEVICES": strings.Join(ids, ",")}
+	if indexed {
+		env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID"
+	}
+	return env
 }
 
 // rocmEnv: ROCR_VISIBLE_DEVICES lists the plan's GPUs by UUID. The ROCm
@@ -71,20 +89,6 @@ func rocmEnv(p *Placement) map[string]string {
 		return nil
 	}
 	return map[string]string{"ROCR_VISIBLE_DEVICES": strings.Join(ids, ",")}
-}
-
-// cudaDevices is the plan's GPUs in placement order (stage by stage, rank
-// by rank), each once. MIG instances have no plain index and make the
-// list empty (CUDA_VISIBLE_DEVICES then takes their MIG UUID, which the
-// detection environment already set).
-func cudaDevices(p *Placement) []*registry.Device {
-	out := devicesOf(p, registry.KindCUDA)
-	for _, d := range out {
-		if d.MIG != nil && d.MIG.Parent != "" {
-			return nil
-		}
-	}
-	return out
 }
 
 // devicesOf is the plan's devices of one kind in placement order (stage

@@ -250,8 +250,19 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 		return nil, ""
 	}
 	ld := &Load{Quant: string(p.Level), GGUFType: t, Method: "gguf"}
-	if ck := checkpointFor(p.Model, p.Level, true); ck != nil {
+	ck := checkpointFor(p.Model, p.Level, true)
+	if ck != nil {
 		ld.Repo, ld.File, ld.Source = ck.Repo, ck.File, ck.Source
+	}
+	// llama.cpp runs a GGUF file at the type it is stored in (no
+	// conversion on load: llama-quantize writes another file), so given
+	// weights of another level need the file of the plan's type.
+	if need := givenWeightsNeed(p.Model, p.Level, false, ck); need != "" {
+		if ck == nil {
+			need = fmt.Sprintf("a GGUF file of this model of type %s (llama-quantize writes one)%s", t, need[strings.Index(need, ";"):])
+		}
+		ld.Needs = need
+		return ld, "llama.cpp: needs " + need + "; serving the given weights would run them as stored"
 	}
 	return ld, ""
 }
@@ -334,6 +345,9 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
+	if _, need := e.Load(p); need != "" {
+		notes = append(notes, need)
+	}
 	return a, notes, true
 }
 
@@ -381,7 +395,9 @@ func (llamaCPP) StartNotes(*Placement) []string { return nil }
 // file named by its type (llama.cpp tools/server/README.md).
 func (llamaCPP) Command(s Served) []string {
 	switch {
-	case s.File != "":
+	case s.Load.Needs != "" && s.Load.Repo == "":
+		return nil // no published file runs the plan (Load.Needs)
+	case s.File != "" && s.Load.Needs == "":
 		return []string{"llama-server", "-m", s.File}
 	case s.Load.Repo != "":
 		return []string{"llama-server", "-hf", hfTag(s.Load)}

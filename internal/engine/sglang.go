@@ -111,6 +111,13 @@ func (sglang) CannotLoad(l quant.Level) string {
 func (sglang) Load(p *Placement) (*Load, string) {
 	m, l := p.Model, p.Level
 	ck := checkpointFor(m, l, false)
+	if need := givenWeightsNeed(m, l, l == quant.FP8, ck); need != "" {
+		ld := &Load{Quant: string(l), Needs: need}
+		if ck != nil {
+			ld.Repo, ld.Method, ld.Source = ck.Repo, ck.Method, ck.Source
+		}
+		return ld, "SGLang: needs " + need + "; serving the given weights would run them as stored"
+	}
 	if ck == nil && (l == quant.FP16 || l == quant.BF16 || l == quant.FP32 || l == quant.FP8) {
 		ck = checkpointFor(m, quant.BF16, false)
 	}
@@ -179,9 +186,9 @@ func (sglang) Env(p *Placement) map[string]string { return visibleDevicesEnv(p) 
 
 // Command is `python3 -m sglang.launch_server --model-path MODEL`.
 func (sglang) Command(s Served) []string {
-	m := s.Dir
-	if m == "" {
-		m = s.Load.Repo
+	m, ok := servedModel(s)
+	if !ok {
+		return nil
 	}
 	if m == "" {
 		m = "MODEL"

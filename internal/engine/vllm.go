@@ -104,6 +104,13 @@ func (vllm) Load(p *Placement) (*Load, string) {
 	m, l := p.Model, p.Level
 	ck := checkpointFor(m, l, false)
 	onLoad := l == quant.FP16 || l == quant.FP32 || l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU)
+	if need := givenWeightsNeed(m, l, l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU), ck); need != "" {
+		ld := &Load{Quant: string(l), Needs: need}
+		if ck != nil {
+			ld.Repo, ld.Method, ld.Source = ck.Repo, ck.Method, ck.Source
+		}
+		return ld, "vLLM: needs " + need + "; serving the given weights would run them as stored"
+	}
 	if ck == nil && onLoad {
 		ck = checkpointFor(m, quant.BF16, false)
 	}
@@ -238,9 +245,9 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 		case p.Kind == registry.KindTPU && p.Level == quant.INT8:
 			a = append(a, "--quantization", "tpu_int8")
 			return a, []string{"vLLM on TPU: int8 is the weight-only tpu_int8 method, applied on load to the 16-bit checkpoint"}
-		case declared:
-		case missing != "":
+		case missing != "": // also a declared checkpoint the given weights are not (Load.Needs)
 			notes = append(notes, missing)
+		case declared:
 		default:
 			notes = append(notes, fmt.Sprintf("vLLM: %s needs a checkpoint quantized to it (e.g. GPTQ/AWQ/compressed-tensors); vLLM reads the method from the checkpoint", p.Level))
 		}
@@ -295,11 +302,12 @@ func (vllm) StartNotes(p *Placement) []string {
 
 // Command is `vllm serve MODEL` (https://docs.vllm.ai/en/latest/cli/serve.html):
 // the directory or name the user gave, else the checkpoint the plan loads,
-// else a placeholder.
+// else a placeholder; the checkpoint the plan needs instead of the given
+// weights (Load.Needs), and nil when that one is not published.
 func (vllm) Command(s Served) []string {
-	m := s.Dir
-	if m == "" {
-		m = s.Load.Repo
+	m, ok := servedModel(s)
+	if !ok {
+		return nil
 	}
 	if m == "" {
 		m = "MODEL"

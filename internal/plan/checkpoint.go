@@ -25,6 +25,10 @@ type Load struct {
 	// (fp8, mxfp4, awq, gptq; gguf); "" for 16-bit weights.
 	Method string `json:"method,omitempty"`
 	Source string `json:"source,omitempty"`
+	// Needs says which checkpoint the plan needs when the weights the
+	// request gave (a folder, a file, a fetched repository) are stored at
+	// another level than the plan's (engine.Load.Needs); "" otherwise.
+	Needs string `json:"needs,omitempty"`
 }
 
 // nativeLevels is what auto tries for a model whose native checkpoint is

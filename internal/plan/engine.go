@@ -102,7 +102,7 @@ func engineAnswerOf(pl *planned, req *planning, cluster bool) engineAnswer {
 }
 
 func loadOf(ld *engine.Load) Load {
-	return Load{Quant: ld.Quant, Repo: ld.Repo, File: ld.File, GGUFType: ld.GGUFType, Method: ld.Method, Source: ld.Source}
+	return Load{Quant: ld.Quant, Repo: ld.Repo, File: ld.File, GGUFType: ld.GGUFType, Method: ld.Method, Source: ld.Source, Needs: ld.Needs}
 }
 
 func multiNode(pl *planned) bool {
