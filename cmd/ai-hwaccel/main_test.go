@@ -672,9 +672,9 @@ func TestPlanTextOnDGX(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
 	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --`, headline)
-	for _, want := range []string{"\nMemory (bf16): ", " GiB = weights ", "\nShards:\n  DEVICE  NAME ",
+	for _, want := range []string{"\nMemory (bf16, 2 devices): ", " GiB = weights ", "\nShards:\n  DEVICE  NAME ",
 		"\nThroughput: decode ", " tokens/s per sequence", "\n  Validated on: not validated: ", "\nEngine commands:\n  vllm: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --",
-		"\nLevels:\n  QUANT  TOTAL  ", "\nExplanation:\n  - "} {
+		"\nLevels:\n  QUANT  ON ONE DEVICE  ", "\nExplanation:\n  - "} {
 		assert.Contains(t, r.stdout, want)
 	}
 	for _, raw := range []string{"_bytes", "params:", "device(s)", "token(s)", "fits: yes"} {

@@ -65,7 +65,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	writeHeadline(w, headline)
 	writeModel(w, a.Model, name)
 	if a.Fits {
-		writeMemory(w, "Memory", a.Quant, a.Memory)
+		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory)
 		writeBudget(w, a.Budget)
 		writeRoom(w, a)
 		if len(a.IdleDevices) > 0 {
@@ -90,7 +90,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 	seen := reasons{}
 	writeHeadline(w, suggestHeadline(a, name, info, seen))
 	if a.Fits {
-		writeMemory(w, "Memory", a.Quant, a.Memory)
+		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory)
 		writeBudget(w, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen)
@@ -452,10 +452,20 @@ func writeModel(w io.Writer, m plan.ModelSummary, name string) {
 	}
 }
 
-// writeMemory prints "Memory (bf16): 135.0 GiB = weights ..., KV cache ...".
-func writeMemory(w io.Writer, title, quant string, m plan.Memory) {
+// writeMemory prints "Memory (bf16, 2 devices): 135.0 GiB = weights ...,
+// KV cache ...": the plan's total, summed over the devices it uses, which
+// the title counts so that it is not read as the levels table's figure for
+// one device (issue 24).
+func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory) {
+	var what []string
 	if quant != "" {
-		title += " (" + quant + ")"
+		what = append(what, quant)
+	}
+	if devices > 1 {
+		what = append(what, fmt.Sprintf("%d devices", devices))
+	}
+	if len(what) > 0 {
+		title += " (" + strings.Join(what, ", ") + ")"
 	}
 	parts := []string{"weights " + GiB(m.WeightsBytes), "KV cache " + GiB(m.KVCacheBytes),
 		"activations " + GiB(m.ActivationsBytes), "runtime overhead " + GiB(m.OverheadBytes)}
@@ -602,15 +612,19 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 	}
 }
 
-// writeLevels prints the per-level table: QUANT and TOTAL first, the
-// reason last, each reason once ("same as bf16" after its first row).
+// writeLevels prints the per-level table: QUANT and ON ONE DEVICE first,
+// the reason last, each reason once ("same as bf16" after its first row).
+// ON ONE DEVICE is the row's total_bytes, the level's need counting one
+// device's runtime overhead and activations (one replica's for data
+// parallel): it is not the plan's total, which the Memory line sums over
+// every device the plan uses, so it is not headed TOTAL (issue 24).
 func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons) {
 	if len(levels) == 0 {
 		return
 	}
 	fmt.Fprintln(w, "Levels:")
 	tw := newTable(w)
-	fmt.Fprintln(tw, "  QUANT\tTOTAL\tFITS\tSTRATEGY\tREASON")
+	fmt.Fprintln(tw, "  QUANT\tON ONE DEVICE\tFITS\tSTRATEGY\tREASON")
 	first := map[string]string{}
 	for _, l := range levels {
 		reason := ""

@@ -38,7 +38,7 @@ func TestWritePlanHeadlineFirst(t *testing.T) {
 
 Model: Llama-3.3-70B-Instruct, 70.6B parameters, 80 layers
   source: catalog: x
-Memory (bf16): 135.0 GiB = weights 131.4 GiB + KV cache 1.2 GiB + activations 0.8 GiB + runtime overhead 1.5 GiB
+Memory (bf16, 2 devices): 135.0 GiB = weights 131.4 GiB + KV cache 1.2 GiB + activations 0.8 GiB + runtime overhead 1.5 GiB
 Room: context up to 80884 tokens; up to 19 sequences at once
 Shards:
   DEVICE  NAME                   LAYERS  STAGE  TP RANK  MEMORY    AVAILABLE
@@ -50,9 +50,9 @@ Throughput: decode 28.5 tokens/s per sequence, prefill 2791 tokens/s (bound by m
 Engine commands:
   vllm: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
 Levels:
-  QUANT  TOTAL      FITS  STRATEGY         REASON
-  bf16   133.8 GiB  yes   tensor parallel
-  fp32   267.6 GiB  no    —                fp32 needs 267.6 GiB
+  QUANT  ON ONE DEVICE  FITS  STRATEGY         REASON
+  bf16   133.8 GiB      yes   tensor parallel
+  fp32   267.6 GiB      no    —                fp32 needs 267.6 GiB
 Explanation:
   - bf16 fits
 Warnings: none
@@ -98,9 +98,9 @@ func TestWritePlanThatDoesNotFit(t *testing.T) {
 	}
 	// Each reason once: the headline's is "see above" in the table, a
 	// repeated one is "same as", the explanation drops both.
-	assert.Contains(t, out, "  int4   339.4 GiB  no    —         see above\n")
-	assert.Contains(t, out, "  int8   711.9 GiB  no    —         int8 needs 711.9 GiB\n")
-	assert.Contains(t, out, "  fp8    711.9 GiB  no    —         same as int8\n")
+	assert.Contains(t, out, "  int4   339.4 GiB      no    —         see above\n")
+	assert.Contains(t, out, "  int8   711.9 GiB      no    —         int8 needs 711.9 GiB\n")
+	assert.Contains(t, out, "  fp8    711.9 GiB      no    —         same as int8\n")
 	assert.Contains(t, out, "\nExplanation: none\n")
 	assert.Equal(t, 1, strings.Count(out, "339.4 GiB over"), out)
 	assert.NotContains(t, out, "(s)")

@@ -245,21 +245,30 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		}
 		if best != nil {
 			row.Fits, row.Strategy = true, best.Strategy
-			if best.DP > 0 {
-				row.TotalBytes = best.Costs.Breakdown.TotalBytes // one replica, at its share of the batch
-			}
+			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
 			if chosen == nil {
 				chosen = best
 			}
 		} else {
 			row.Reason = strings.Join(reasons, "; ")
-		}
-		if paged > 0 && (best == nil || best.DP == 0) {
-			row.TotalBytes = paged // what the paged pools were asked to hold
+			if paged > 0 {
+				row.TotalBytes = paged // what the paged pools were asked to hold
+			}
 		}
 		rows = append(rows, row)
 	}
 	return rows, chosen
+}
+
+// oneDeviceBytes is what the plan's model (one replica, at its share of the
+// batch, for data parallel) needs as on one device, counted as the plan
+// counts each device (the engine's activations and overhead, the token
+// embedding where the engine keeps it): the figure of a fitting level's row
+// and of describe's "needs". A plan on one device holds exactly this, so
+// its row equals its memory total; a plan on n devices totals n devices'
+// overhead and activations (issue 24).
+func (pl *planned) oneDeviceBytes() int64 {
+	return pl.Costs.stagePart(0, pl.Costs.Layers, 1).total()
 }
 
 // appendNew appends r unless list holds it: pools of identical devices

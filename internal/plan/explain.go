@@ -55,9 +55,9 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 	for _, r := range rows {
 		if chosen != "" && r.Quant == chosen {
 			if r.Fits {
-				out = append(out, fmt.Sprintf("%s fits (%s, %s for one replica)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+				out = append(out, fmt.Sprintf("%s fits (%s; %s as on one device)", r.Quant, r.Strategy, gib(r.TotalBytes)))
 			} else {
-				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s for one replica)", r.Quant, gib(r.TotalBytes)))
+				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s as on one device)", r.Quant, gib(r.TotalBytes)))
 			}
 			return out
 		}
@@ -70,8 +70,7 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 
 // describe explains the strategy of a fitting plan.
 func describe(pl *planned) []string {
-	c := pl.Costs
-	need := c.stagePart(0, c.Layers, 1).total()
+	need := pl.oneDeviceBytes()
 	var out []string
 	strategy := pl.Strategy
 	if pl.Unit != "" {

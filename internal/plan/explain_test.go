@@ -17,7 +17,7 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 		{Quant: "int4", TotalBytes: 40 << 30, Fits: true, Strategy: StrategyNone},
 	}
 	fits := &choice{LevelsWhy: "auto", Rows: rows, Outcome: outcomeFits, Plan: planned{Fits: true, Level: quant.FP8}}
-	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (tensor_parallel, 75.0 GiB for one replica)"},
+	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (tensor_parallel; 75.0 GiB as on one device)"},
 		explainChoice(fits))
 
 	onHost := *fits
@@ -35,7 +35,7 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 
 	offload := &choice{LevelsWhy: "auto", Outcome: outcomeFitsOffloaded, OffloadWithReplicas: false,
 		Rows: []LevelRow{{Quant: "bf16", TotalBytes: 150 << 30}}, Plan: planned{Level: quant.BF16}}
-	assert.Equal(t, []string{"auto", "bf16 chosen with cpu_offload (150.0 GiB for one replica)",
+	assert.Equal(t, []string{"auto", "bf16 chosen with cpu_offload (150.0 GiB as on one device)",
 		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe"},
 		explainChoice(offload))
 

@@ -7,6 +7,10 @@ type LevelRow struct {
 	Fits       bool   `json:"fits"`
 	Strategy   string `json:"strategy,omitempty"`
 	Reason     string `json:"reason,omitempty"`
+	// pool is the pool a fitting row is planned on (nil otherwise), whose
+	// engine counts the row's overhead and activations: TotalBytes grows
+	// with precision among rows of one pool (TestPlanningProperties).
+	pool *pool
 }
 
 // SuggestAnswer is the answer of hwaccel_suggest_quant.
