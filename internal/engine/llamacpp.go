@@ -292,12 +292,18 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	switch {
 	case p.Kind == registry.KindCPU:
 		gpuLayers = 0
-	case !p.Offloaded:
+	case !p.Offloaded || p.CPUMoE > 0:
 		// Every layer on the GPUs: llama.cpp counts the output layer as
 		// layer n_layer, so all of them is n_layer + 1.
 		gpuLayers = p.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
+	if p.CPUMoE > 0 && p.Kind != registry.KindCPU {
+		// --n-cpu-moe N keeps the expert tensors (ffn_*_exps) of the
+		// first N layers in host memory (common/arg.cpp,
+		// https://github.com/ggml-org/llama.cpp/pull/15077).
+		a = append(a, "--n-cpu-moe", strconv.Itoa(p.CPUMoE))
+	}
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && p.Kind != registry.KindCPU {
