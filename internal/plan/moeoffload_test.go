@@ -50,6 +50,7 @@ func TestMoEOffloadKeepsExpertsOfFirstLayersOnHost(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "--n-cpu-moe "+n)
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "bound by PCIe")
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
+	assert.Contains(t, a.Throughput.ValidatedOn, "--n-cpu-moe row")
 }
 
 // moeSplit takes the smallest N that fits: 10 layers of 10 bytes, 8 of
