@@ -303,6 +303,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// first N layers in host memory (common/arg.cpp,
 		// https://github.com/ggml-org/llama.cpp/pull/15077).
 		a = append(a, "--n-cpu-moe", strconv.Itoa(p.CPUMoE))
+		notes = append(notes, cpuMoEOverride(p.CPUMoE))
 	}
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
@@ -341,6 +342,17 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
 	return a, notes, true
+}
+
+// cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
+// llama.cpp builds older than the flag: the expert tensors of layers 0 to
+// n-1 (blk.I.ffn_{up,down,gate}_exps) kept on the CPU buffer.
+func cpuMoEOverride(n int) string {
+	layers := make([]string, n)
+	for i := range layers {
+		layers[i] = strconv.Itoa(i)
+	}
+	return fmt.Sprintf(`llama.cpp builds without --n-cpu-moe take the same placement as -ot "blk\.(%s)\.ffn_(up|down|gate)_exps=CPU"`, strings.Join(layers, "|"))
 }
 
 // fitHandOff is the hand-off form of a GPU plan: the same launch with

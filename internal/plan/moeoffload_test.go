@@ -49,6 +49,7 @@ func TestMoEOffloadKeepsExpertsOfFirstLayersOnHost(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Throughput.Assumptions, "\n"), "--n-cpu-moe")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "--n-cpu-moe "+n)
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "bound by PCIe")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), `ffn_(up|down|gate)_exps=CPU`, "the -ot form for builds without the flag")
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
 	assert.Contains(t, a.Throughput.ValidatedOn, "--n-cpu-moe row")
 }
