@@ -212,6 +212,10 @@ type Placement struct {
 	// OffloadedWeightBytes of weights.
 	Offloaded            bool
 	OffloadedWeightBytes int64
+	// CPUMoE > 0: the host holds only the routed experts of the first
+	// CPUMoE layers and the accelerator every layer's other weights
+	// (llama.cpp --n-cpu-moe).
+	CPUMoE int
 	// Context and Batch are the tokens per sequence and the sequences one
 	// replica serves.
 	Context, Batch int

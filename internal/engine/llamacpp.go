@@ -303,12 +303,19 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	switch {
 	case p.Kind == registry.KindCPU:
 		gpuLayers = 0
-	case !p.Offloaded:
+	case !p.Offloaded || p.CPUMoE > 0:
 		// Every layer on the GPUs: llama.cpp counts the output layer as
 		// layer n_layer, so all of them is n_layer + 1.
 		gpuLayers = p.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
+	if p.CPUMoE > 0 && p.Kind != registry.KindCPU {
+		// --n-cpu-moe N keeps the expert tensors (ffn_*_exps) of the
+		// first N layers in host memory (common/arg.cpp,
+		// https://github.com/ggml-org/llama.cpp/pull/15077).
+		a = append(a, "--n-cpu-moe", strconv.Itoa(p.CPUMoE))
+		notes = append(notes, cpuMoEOverride(p.CPUMoE))
+	}
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && p.Kind != registry.KindCPU {
@@ -349,6 +356,17 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, need)
 	}
 	return a, notes, true
+}
+
+// cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
+// llama.cpp builds older than the flag: the expert tensors of layers 0 to
+// n-1 (blk.I.ffn_{up,down,gate}_exps) kept on the CPU buffer.
+func cpuMoEOverride(n int) string {
+	layers := make([]string, n)
+	for i := range layers {
+		layers[i] = strconv.Itoa(i)
+	}
+	return fmt.Sprintf(`llama.cpp builds without --n-cpu-moe take the same placement as -ot "blk\.(%s)\.ffn_(up|down|gate)_exps=CPU"`, strings.Join(layers, "|"))
 }
 
 // fitHandOff is the hand-off form of a GPU plan: the same launch with

@@ -22,3 +22,9 @@ func TestLlamaCPPLevels(t *testing.T) {
 	assert.Equal(t, []quant.Level{quant.FP8}, got, "asked alone, fp8 is refused with its reason")
 	assert.Equal(t, "llama.cpp has no fp8 weight format", e.CannotLoad(quant.FP8))
 }
+
+// --n-cpu-moe 3 is the experts of layers 0, 1 and 2 on the CPU: the -ot
+// form names exactly those layers' ffn_*_exps tensors.
+func TestCPUMoEOverride(t *testing.T) {
+	assert.Contains(t, cpuMoEOverride(3), `-ot "blk\.(0|1|2)\.ffn_(up|down|gate)_exps=CPU"`)
+}

@@ -129,6 +129,16 @@ func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
 	return common + float64(m.Experts)*expert, common + float64(m.ExpertsPerToken)*expert
 }
 
+// RoutedExpertParams is the weights of one MoE layer's routed experts (the
+// ffn_{gate,up,down}_exps tensors of a GGUF, which llama.cpp's
+// --n-cpu-moe keeps in host memory), 0 for a dense model.
+func (m *Model) RoutedExpertParams() int64 {
+	if !m.IsMoE() || m.Hidden <= 0 {
+		return 0
+	}
+	return int64(float64(ffnProjections(m)) * float64(m.Hidden) * float64(expertIntermediate(m)) * float64(m.Experts))
+}
+
 // expertIntermediate is a routed expert's FFN width.
 func expertIntermediate(m *Model) int {
 	if m.MoEIntermediate > 0 {

@@ -99,6 +99,14 @@ type costs struct {
 	KVHeads     int
 	Breakdown   quant.Breakdown // the single-replica estimate
 	ActiveRatio float64         // active / total parameters (MoE < 1)
+	// ExpertLayerWeights is the bytes of one MoE layer's routed experts
+	// (0 for a dense model), ExpertActive the share of them a token reads
+	// (experts per token / experts) and DenseLayers the leading layers
+	// without experts: what llama.cpp's --n-cpu-moe moves to host memory
+	// (moeoffload.go).
+	ExpertLayerWeights float64
+	ExpertActive       float64
+	DenseLayers        int
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -126,6 +134,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 		}
 	}
 	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
+	c.setExperts(m, l)
 	c.LayerKV = float64(b.KVCacheBytes) / float64(c.Layers)
 	return c
 }

@@ -403,13 +403,22 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			// 988 MB per token, not 716).
 			weights += c.EmbedIn / float64(tp)
 		}
-		read := weights*c.ActiveRatio + float64(s.Part.KV)
+		readWeights := weights * c.ActiveRatio
+		if pl.CPUMoE > 0 {
+			readWeights = pl.moeRead(i, weights)
+		}
+		read := readWeights + float64(s.Part.KV)
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
 		if cpuStage && hostRuns(pl, req, bw) {
 			// llama.cpp runs the layers it does not offload (-ngl) on the
 			// CPU: they stream from host memory like a CPU plan's.
 			hostStage = true
-			t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+			if pl.CPUMoE > 0 {
+				step += moeTransferSeconds(pl, msg)
+				t.Assumptions = append(t.Assumptions, moeHostNote(pl, bw, e))
+			} else {
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+			}
 			prefillKnown = false
 		} else if cpuStage {
 			// Offloaded layers: their weights cross PCIe every step (vLLM
@@ -437,9 +446,9 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			in := decodeInputs{WeightBytes: weights * c.ActiveRatio, KVBytes: float64(s.Part.KV), WeightGBs: reached, KVGBs: kvReached,
+			in := decodeInputs{WeightBytes: readWeights, KVBytes: float64(s.Part.KV), WeightGBs: reached, KVGBs: kvReached,
 				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduceBytes: msg, LinkGBs: link,
-				ComputeSeconds: hostComputeSeconds(s.Devices, weights*c.ActiveRatio, pl.Level, e)}
+				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, pl.Level, e)}
 			if isServing {
 				in.AllReduceSeconds, in.MoELayerSeconds = serving.AllReduceSeconds, serving.MoELayerSeconds
 				in.MoELayers = moeLayers(m, s.Start, s.End)
