@@ -2,50 +2,22 @@ package amd
 
 import (
 	"context"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 )
-
-// copyTree copies a fixture's root (files, directories, symlinks as links).
-func copyTree(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		to := filepath.Join(dst, rel)
-		switch {
-		case e.Type()&fs.ModeSymlink != 0:
-			link, err := os.Readlink(p)
-			if err != nil {
-				return err
-			}
-			return os.Symlink(link, to)
-		case e.IsDir():
-			return os.MkdirAll(to, 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(to, b, 0o644)
-	}))
-}
 
 // rx7900xt detects the rx7900xt-amdgpu-sysfs fixture, with vramTotal written
 // as its mem_info_vram_total when not "" (the capture has none).
 func rx7900xt(t *testing.T, vramTotal string) machine.Findings {
 	t.Helper()
 	root := t.TempDir()
-	copyTree(t, filepath.Join("..", "..", "..", "testdata", "machines", "rx7900xt-amdgpu-sysfs", "root"), root)
+	detecttest.CopyTree(t, filepath.Join(detecttest.MachineDir(t, "rx7900xt-amdgpu-sysfs"), "root"), root)
 	if vramTotal != "" {
 		writeFile(t, root, "sys/devices/pci0000:00/0000:03:00.0/mem_info_vram_total", vramTotal)
 	}

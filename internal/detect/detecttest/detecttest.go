@@ -30,14 +30,27 @@ func MachineDir(t testing.TB, name string) string {
 // temporary directory a test may change.
 func CopyFixtureRoot(t *testing.T, name string) string {
 	t.Helper()
-	src := filepath.Join(MachineDir(t, name), "root")
 	dst := filepath.Join(t.TempDir(), "root")
+	CopyTree(t, filepath.Join(MachineDir(t, name), "root"), dst)
+	return dst
+}
+
+// CopyTree copies the tree src to dst: directories, regular files with
+// their permission bits (a fixture's bin/ scripts stay executable), and
+// symbolic links as links. Paths in skip (relative to src, slash-separated)
+// are left out: the same machine seen from a container that lacks them.
+func CopyTree(t testing.TB, src, dst string, skip ...string) {
+	t.Helper()
+	leave := map[string]bool{}
+	for _, s := range skip {
+		leave[filepath.FromSlash(s)] = true
+	}
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
 		rel, err := filepath.Rel(src, p)
-		if err != nil {
+		if err != nil || leave[rel] {
 			return err
 		}
 		out := filepath.Join(dst, rel)
@@ -50,16 +63,18 @@ func CopyFixtureRoot(t *testing.T, name string) string {
 			return os.Symlink(target, out)
 		case d.IsDir():
 			return os.MkdirAll(out, 0o755)
-		default:
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			return os.WriteFile(out, b, 0o644)
 		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(out, b, info.Mode().Perm())
 	})
 	require.NoError(t, err)
-	return dst
 }
 
 // WriteTool writes an executable shell script named name into dir.
