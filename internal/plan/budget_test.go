@@ -301,10 +301,12 @@ func TestEngineExpectOfAVLLMPlan(t *testing.T) {
 
 // SGLang, named (issue 21 item 5): Llama-3.1-8B at fp8 with an fp8 KV cache at
 // 128k and 8 requests on a 24 GiB GPU plans within SGLang's own
-// --mem-fraction-static for that GPU (0.847: 24576 MiB less its 3760 MiB
-// reserve), emits its flags, and says what it will log as
-// max_total_num_tokens: the fraction of the GPU less the weights, over one
-// token's cache (32 layers x 8 KV heads x 128 x 2 x 1 B).
+// --mem-fraction-static for that GPU (0.833: 24576 MiB less its 4096 MiB
+// reserve of 512 + 1.5 x 2048 + 128 + 2 x 24 + 8 x 42 prefill graphs),
+// emits its flags, and says what it will log as max_total_num_tokens:
+// the fraction of the memory free once its CUDA context exists, less the
+// weights, over one token's cache (32 layers x 8 KV heads x 128 x 2 x 1 B).
+// At TP 2 the fraction is SGLang's for two ranks (128 MiB more reserve).
 func TestSGLangPlan(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","kv_cache_dtype":"fp8","context_length":131072,"batch_size":8,"quant":"fp8"}`, r))
@@ -312,21 +314,24 @@ func TestSGLangPlan(t *testing.T) {
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "sglang", a.Budget.Engine)
 	assert.Equal(t, "fp8", a.Quant)
-	assert.Equal(t, 0.847, a.Budget.MemoryFraction)
+	assert.Equal(t, 0.833, a.Budget.MemoryFraction)
 	args := a.EngineArgs["sglang"]
-	assert.Equal(t, "0.847", argValue(args, "--mem-fraction-static"))
+	assert.Equal(t, "0.833", argValue(args, "--mem-fraction-static"))
 	assert.Equal(t, "131072", argValue(args, "--context-length"))
 	assert.Equal(t, "8", argValue(args, "--max-running-requests"))
 	assert.Equal(t, "fp8_e5m2", argValue(args, "--kv-cache-dtype"))
 	assert.Empty(t, a.EngineArgs[engineVLLM])
 	x := a.EngineExpect["sglang"]
-	total := 24 * gibBytes
-	budget := int64(float64(total) * 0.847)
+	free := 24*gibBytes - a.Memory.OverheadBytes
+	pool := int64(0.833*float64(free)) - a.Memory.WeightsBytes
 	const perToken = 32 * 8 * 128 * 2 * 1
-	assert.Equal(t, (budget-a.Memory.WeightsBytes)/perToken, x.MaxTotalNumTokens)
+	assert.Equal(t, pool/perToken, x.MaxTotalNumTokens)
 	assert.Equal(t, x.MaxTotalNumTokens, x.KVCacheTokens)
 
 	tp := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"sglang","quant":"fp8"}`, nvlinked(2)))
 	require.True(t, tp.Fits, tp.Explanation)
 	assert.Equal(t, "2", argValue(tp.EngineArgs["sglang"], "--tp"))
+	// H100 (81559 MiB) at TP 2: 512 + 1.5 x 8192 + 2 x 128 + 2 x 256 + 8 x 58 = 14032 MiB.
+	assert.Equal(t, "0.828", argValue(tp.EngineArgs["sglang"], "--mem-fraction-static"))
+	assert.Equal(t, 0.828, tp.Budget.MemoryFraction)
 }
