@@ -17,7 +17,8 @@ type EngineExpect struct {
 	// free) less the weights, the activation peak and the memory outside
 	// torch the plan charges (the answer's budget.engine_reserved_bytes);
 	// for an engine whose fraction holds the weights and the KV pool only
-	// (SGLang), the budget less the weights.
+	// (SGLang), that fraction of the memory free before the weights less
+	// the weights (staticPool).
 	KVCacheGiB float64 `json:"kv_cache_gib"`
 	// KVCacheTokens is the tokens that memory holds, in whole blocks of
 	// vllmBlockTokens for vLLM (SGLang's page is one token), the fewest over the plan's stages (each stage's
