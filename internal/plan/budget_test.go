@@ -335,3 +335,30 @@ func TestSGLangPlan(t *testing.T) {
 	assert.Equal(t, "0.828", argValue(tp.EngineArgs["sglang"], "--mem-fraction-static"))
 	assert.Equal(t, 0.828, tp.Budget.MemoryFraction)
 }
+
+// SGLang with an MLA model (issue 21 item 2): DeepSeek-V3 at fp8 on 8 H200s
+// at TP 8 starts with SGLang's MLA default (0.886: 143771 MiB less 512 +
+// 1.5 x 8192 + 1024 + 2 x 512 + 1536 for MLA prefill graphs), and its pool
+// holds a token's whole latent on every rank: (512 + 64) x 61 layers x 2
+// bytes, not an eighth of it.
+func TestSGLangMLAPool(t *testing.T) {
+	var devs []registry.Device
+	for i := 0; i < 8; i++ {
+		d := gpu(registry.KindCUDA, i, "NVIDIA H200", 143771<<20, "9.0")
+		d.Vendor = "nvidia"
+		devs = append(devs, d)
+	}
+	r := reg(t, devs, link(registry.LinkNVSwitch, 900, ids("cuda", 8)...))
+	a := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"sglang","quant":"fp8","tensor_parallel_size":8,"context_length":32768}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	args := a.EngineArgs["sglang"]
+	assert.Equal(t, "0.886", argValue(args, "--mem-fraction-static"))
+	x := a.EngineExpect["sglang"]
+	const cell = (512 + 64) * 61 * 2
+	// a.Memory sums the 8 devices; SGLang's free memory is one rank's, less
+	// its CUDA context and 2 GiB of NVLinked process groups.
+	free := int64(143771<<20) - a.Memory.OverheadBytes/8 - 2<<30
+	pool := int64(0.886*float64(free)) - int64(x.ModelLoadingGiB*float64(gibBytes))
+	assert.InDelta(t, float64(pool/cell), float64(x.MaxTotalNumTokens), float64(x.MaxTotalNumTokens)*0.001,
+		"the pool over a whole latent per token")
+}

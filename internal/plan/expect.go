@@ -73,6 +73,14 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			}
 			// Part.KV is one full-context sequence (fitBatch) on one device.
 			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+			if b.WorkspaceOutside && pl.Costs.Latent {
+				// SGLang keeps a token's whole MLA latent on every rank
+				// ((kv_lora_rank + qk_rope_head_dim) x layers x bytes,
+				// get_cell_size_per_token in model_runner_kv_cache_mixin.py):
+				// the plan's split of the cache over the stage's devices
+				// does not apply.
+				perToken *= pl.Costs.kvSplit(len(s.Devices))
+			}
 			n := int64(float64(pool)/perToken) / block * block
 			if tokens < 0 || n < tokens {
 				tokens = n
