@@ -139,12 +139,35 @@ type Memory struct {
 	// --mem-fraction-static grows with the GPU's memory); nil when the
 	// fraction does not depend on the device or was asked.
 	FractionOf func(totalBytes int64) float64
+	// FractionAt, when set, is the engine's own fraction for a layout: the
+	// flag a plan is started with (SGLang reserves memory per parallel
+	// rank, for its CUDA graphs, and more for MLA models). FractionOf is
+	// its value on one CUDA GPU without MLA.
+	FractionAt func(Layout) float64
+	// LinkedGroupBytes is the memory each rank of a tensor-parallel group
+	// joined by a high-bandwidth link (NVLink, xGMI) holds for the
+	// engine's process groups (custom all-reduce and NCCL buffers) before
+	// the engine measures its free memory; 0: none counted.
+	LinkedGroupBytes int64
 	// WorkspaceOutside: the engine reserves its activations and CUDA
 	// graphs outside Fraction, which holds the weights and the KV pool
 	// only (SGLang's --mem-fraction-static); without it they sit inside
 	// (vLLM's --gpu-memory-utilization). The planner still charges them
 	// inside the budget, so its plans for such an engine are conservative.
 	WorkspaceOutside bool
+}
+
+// Layout is what an engine's own memory fraction may depend on
+// (Memory.FractionAt).
+type Layout struct {
+	// TotalBytes is the total memory of the plan's smallest device.
+	TotalBytes int64
+	// Kind is the devices' kind.
+	Kind registry.Kind
+	// TP and PP are the tensor- and pipeline-parallel degrees (1: none).
+	TP, PP int
+	// Latent: the model caches an MLA latent (kv_lora_rank).
+	Latent bool
 }
 
 // Parallelism is how an engine spreads a model over devices.

@@ -86,19 +86,25 @@ func TestRegisterRefusesEmptyAndRepeatedNames(t *testing.T) {
 
 // SGLang's default --mem-fraction-static follows
 // ServerArgs._handle_gpu_memory_settings: on an H100 80GB (81559 MiB) the
-// reserve is max(512 + 1.5 x 8192 + 2 x 256 + 128, 10240) = 13440 MiB, so
-// (81559 - 13440) / 81559 = 0.835; on a 24 GB GPU (24564 MiB) it is 512 +
-// 1.5 x 2048 + 2 x 24 + 128 = 3760 MiB, so 0.847.
+// reserve is 512 + 1.5 x 8192 + 128 + 2 x 256 + 8 x 58 prefill graphs =
+// 13904 MiB, so (81559 - 13904) / 81559 = 0.830; on a 24 GB GPU (24564 MiB)
+// it is 512 + 1.5 x 2048 + 128 + 2 x 24 + 8 x 42 = 4096 MiB, so 0.833. The
+// layout's own value (FractionAt) and the memory SGLang's process groups
+// take over NVLink come with the default only.
 func TestSGLangMemoryFraction(t *testing.T) {
 	s, ok := Lookup(NameSGLang)
 	require.True(t, ok)
 	m := s.Memory(0)
 	require.NotNil(t, m.FractionOf)
 	assert.True(t, m.PagedKV)
-	assert.Equal(t, 0.835, m.FractionOf(81559<<20))
-	assert.Equal(t, 0.847, m.FractionOf(24564<<20))
+	assert.Equal(t, 0.830, m.FractionOf(81559<<20))
+	assert.Equal(t, 0.833, m.FractionOf(24564<<20))
+	require.NotNil(t, m.FractionAt)
+	assert.Equal(t, 0.828, m.FractionAt(Layout{TotalBytes: 81559 << 20, Kind: registry.KindCUDA, TP: 2, PP: 1}))
+	assert.Equal(t, int64(2<<30), m.LinkedGroupBytes)
 	asked := s.Memory(0.7)
 	assert.Nil(t, asked.FractionOf, "an asked fraction is used as it is")
+	assert.Nil(t, asked.FractionAt)
 	assert.Equal(t, 0.7, asked.Fraction)
 	assert.False(t, s.RunsOn(registry.KindTPU))
 	assert.Equal(t, Never, s.Preference(Device{Kind: registry.KindCUDA}), "planned for only when named")

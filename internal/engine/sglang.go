@@ -27,74 +27,144 @@ func (sglang) Title() string { return "SGLang" }
 // RunsOn implements Engine: NVIDIA and AMD GPUs.
 func (sglang) RunsOn(k registry.Kind) bool { return k == registry.KindCUDA || k == registry.KindROCm }
 
-// The default --mem-fraction-static, by ServerArgs._handle_gpu_memory_settings
-// in python/sglang/srt/server_args.py
-// (https://github.com/sgl-project/sglang/blob/main/python/sglang/srt/server_args.py;
-// read from a stored copy whose commit the library did not give): the
-// fraction of a GPU's memory for the weights and the KV pool is (total -
-// reserved) / total, rounded to 3 decimals, where reserved (MiB) is 512 for
-// constant metadata, 1.5 x max(chunked_prefill_size, 2048) for the
-// activations of a prefill chunk, 2 x cuda_graph_max_bs for CUDA graphs and
-// tp_size x pp_size / 8 x 1024, at least 10 GiB on GPUs above 60 GiB; the
-// chunk and graph batch grow with the GPU's memory (sglangTiers).
+// SGLang's default --mem-fraction-static, by ServerArgs._handle_gpu_memory_settings,
+// reserve_for_graph_mb and _generate_prefill_cuda_graph_batch_sizes in
+// python/sglang/srt/server_args.py (sgl-project/sglang at commit
+// 001067fffe33427bee0ed2f007fb7551a1d76b44,
+// https://github.com/sgl-project/sglang/blob/001067fffe33427bee0ed2f007fb7551a1d76b44/python/sglang/srt/server_args.py):
+// the share of each GPU for the weights and the KV pool is (total -
+// reserved) / total rounded to 3 decimals, total being the GPU's memory in
+// MiB (the smallest of the plan's GPUs), and reserved (MiB) the sum of
+//   - 512 of constant metadata,
+//   - 1.5 per token of the prefill chunk (at least 2048 tokens),
+//   - tp x pp / 8 x 1024 for the parallel ranks,
+//   - 2 per decode CUDA-graph batch entry (cuda_graph_max_bs),
+//   - the prefill CUDA graphs: 8 per captured token count (one per size
+//     up to the chunk), or 1536 for an MLA model,
+//
+// at least 10240 on GPUs above 60 GiB (the floor applies before DeepEP's
+// reserve, which a plan does not use). The chunk and the graph batch grow
+// with the GPU's memory (sglangTiers). Earlier versions had other defaults:
+// the v0.3 and v0.4 logs of internal/calibration/data/sglang_startup.json
+// print 0.88 at TP 1 and 0.85 at TP 4 whatever the GPU.
 const (
-	sglangMetadataMiB  = 512
-	sglangPrefillMiB   = 1.5 // per token of the prefill chunk
-	sglangGraphMiB     = 2   // per CUDA-graph batch entry
-	sglangParallelMiB  = 1024.0 / 8
-	sglangLargeGPUMiB  = 60 * 1024
-	sglangLargeReserve = 10 * 1024
+	sglangMetadataMiB     = 512
+	sglangPrefillMiB      = 1.5 // per token of the prefill chunk
+	sglangMinChunk        = 2048
+	sglangDecodeGraphMiB  = 2 // per decode CUDA-graph batch entry
+	sglangPrefillGraphMiB = 8 // per captured prefill token count
+	sglangLatentGraphMiB  = 1536
+	sglangParallelMiB     = 1024.0 / 8
+	sglangLargeGPUMiB     = 60 * 1024
+	sglangLargeReserve    = 10 * 1024
+	sglangUnknownFraction = 0.88 // SGLang's value when the GPU's memory is unknown
 )
 
-// sglangTier is the chunked_prefill_size and cuda_graph_max_bs (below TP 4)
-// of GPUs with less than BelowMiB of memory.
+// sglangTier is the chunked_prefill_size and decode cuda_graph_max_bs
+// (below TP 4, and from TP 4) of GPUs with less than BelowMiB of memory.
 type sglangTier struct {
-	BelowMiB     float64
-	Chunk, Graph int
+	BelowMiB               float64
+	Chunk, Graph, GraphTP4 int
 }
 
-// sglangTiers are _handle_gpu_memory_settings' tiers on CUDA and ROCm
-// (T4/4080; A10/4090/5090; A100 40GB/L40; H100/A100 80GB; H20/H200; then
-// B200/MI300).
+// sglangTiers are _handle_gpu_memory_settings' tiers (T4/4080; A10/4090/5090;
+// A100 40GB/L40; H100/A100 80GB; H20/H200; then B200/MI300).
 var sglangTiers = []sglangTier{
-	{20 * 1024, 2048, 8}, {35 * 1024, 2048, 24}, {60 * 1024, 4096, 32},
-	{90 * 1024, 8192, 256}, {160 * 1024, 8192, 256}, {math.Inf(1), 16384, 512},
+	{20 * 1024, 2048, 8, 8}, {35 * 1024, 2048, 24, 80}, {60 * 1024, 4096, 32, 160},
+	{90 * 1024, 8192, 256, 512}, {160 * 1024, 8192, 256, 512}, {math.Inf(1), 16384, 512, 512},
 }
 
-// sglangFraction is SGLang's default --mem-fraction-static for a GPU of
-// totalBytes at tensor parallel size 1 (a plan's TP adds 128 MiB per rank
-// to the reserve: the planner counts its own per-device overhead instead).
-func sglangFraction(totalBytes int64) float64 {
-	if totalBytes <= 0 {
-		return 0.88 // SGLang's value when the GPU's memory is unknown
-	}
-	mib := float64(totalBytes) / (1 << 20)
-	var t sglangTier
-	for _, t = range sglangTiers {
+// sglangTierOf is the tier of a GPU of mib MiB.
+func sglangTierOf(mib float64) sglangTier {
+	for _, t := range sglangTiers {
 		if mib < t.BelowMiB {
-			break
+			return t
 		}
 	}
-	reserved := sglangMetadataMiB + sglangPrefillMiB*float64(max(t.Chunk, 2048)) + sglangGraphMiB*float64(t.Graph) + sglangParallelMiB
-	if mib > sglangLargeGPUMiB {
-		reserved = max(reserved, sglangLargeReserve)
-	}
-	return math.Round((mib-reserved)/mib*1000) / 1000
+	return sglangTiers[len(sglangTiers)-1]
 }
 
-// Memory: the fraction asked, else SGLang's own by the GPU's memory
-// (FractionOf); one paged pool shared by the running requests, which
-// --max-running-requests caps.
+// sglangPrefillGraphs is how many token counts SGLang captures prefill CUDA
+// graphs for up to maxTokens (_generate_prefill_cuda_graph_batch_sizes:
+// steps of 4 to 32, 16 to 256, 32 to 512, 64 to 1024, 256 to 4096, then 512).
+func sglangPrefillGraphs(maxTokens int) int {
+	n := 0
+	for _, r := range [][3]int{{4, 32, 4}, {48, 256, 16}, {288, 512, 32}, {576, 1024, 64}, {1280, 4096, 256}, {4608, math.MaxInt32, 512}} {
+		for s := r[0]; s <= r[1] && s <= maxTokens; s += r[2] {
+			n++
+		}
+	}
+	return n
+}
+
+// sglangReserveMiB is the memory SGLang keeps outside --mem-fraction-static
+// on each GPU of layout l (of mib MiB).
+func sglangReserveMiB(mib float64, l Layout) float64 {
+	t := sglangTierOf(mib)
+	graph := t.Graph
+	if l.TP >= 4 {
+		graph = t.GraphTP4
+	}
+	r := sglangMetadataMiB + sglangPrefillMiB*float64(max(t.Chunk, sglangMinChunk)) +
+		float64(l.TP*l.PP)*sglangParallelMiB + sglangDecodeGraphMiB*float64(graph)
+	switch {
+	case l.Kind != registry.KindCUDA:
+		// Prefill graphs are captured on CUDA only: elsewhere the default
+		// backend is tc_piecewise, which SGLang turns off on HIP
+		// (default_prefill_backend in
+		// python/sglang/srt/model_executor/cuda_graph_config.py,
+		// _disable_tc_piecewise_cudagraph_if_incompatible).
+	case l.Latent:
+		r += sglangLatentGraphMiB
+	default:
+		r += sglangPrefillGraphMiB * float64(sglangPrefillGraphs(t.Chunk))
+	}
+	if mib > sglangLargeGPUMiB {
+		r = max(r, sglangLargeReserve)
+	}
+	return r
+}
+
+// sglangFractionAt is SGLang's default --mem-fraction-static for layout l.
+func sglangFractionAt(l Layout) float64 {
+	if l.TotalBytes <= 0 {
+		return sglangUnknownFraction
+	}
+	l.TP, l.PP = max(l.TP, 1), max(l.PP, 1)
+	mib := float64(l.TotalBytes) / (1 << 20)
+	return math.Round((mib-sglangReserveMiB(mib, l))/mib*1000) / 1000
+}
+
+// sglangFraction is SGLang's default fraction on one CUDA GPU of
+// totalBytes for a model without MLA.
+func sglangFraction(totalBytes int64) float64 {
+	return sglangFractionAt(Layout{TotalBytes: totalBytes, Kind: registry.KindCUDA})
+}
+
+// sglangLinkedGroupBytes is what SGLang's process groups take on each rank
+// of an NVLinked tensor-parallel group before it measures the memory free
+// for its fraction: "Init torch distributed ends. mem usage=2.01 GB" (1.77
+// to 2.01 over the ranks) at TP 8 on H200s in
+// https://github.com/sgl-project/sglang/pull/11716 (a row of
+// internal/calibration/data/sglang_startup.json); 0.13 GB over PCIe, where
+// SGLang turns its custom all-reduce off for more than two GPUs, which is
+// not counted.
+const sglangLinkedGroupBytes = 2 << 30
+
+// Memory: the fraction asked, else SGLang's own by the GPU's memory and
+// the plan's parallelism (FractionOf, FractionAt); one paged pool shared by
+// the running requests, which --max-running-requests caps.
 func (sglang) Memory(asked float64) Memory {
 	if asked > 0 {
-		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true}
+		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes}
 	}
-	return Memory{Fraction: 0.88, PagedKV: true, FractionOf: sglangFraction, WorkspaceOutside: true}
+	return Memory{Fraction: sglangUnknownFraction, PagedKV: true, FractionOf: sglangFraction, FractionAt: sglangFractionAt,
+		WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes}
 }
 
-// BudgetSource explains SGLang's budget.
+// BudgetSource explains SGLang's budget as SGLang states it.
 func (sglang) BudgetSource(who string, m Memory) string {
-	return fmt.Sprintf("%s plans each device within --mem-fraction-static %s of its total memory, SGLang's share for the weights and its KV pool (the rest is its reserve for prefill activations and CUDA graphs: ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py)",
+	return fmt.Sprintf("%s starts SGLang with --mem-fraction-static %s: SGLang keeps the weights and its KV pool within that share of each GPU's memory free once its CUDA context and process groups exist, and the rest for prefill activations and CUDA graphs (ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py, which picks the value itself from the GPU's memory and the tensor- and pipeline-parallel degrees when no flag is given); the plan is fitted within SGLang's single-GPU share of each device's total memory, its runtime overhead and activations counted inside",
 		who, fmtFraction(m.Fraction))
 }
 

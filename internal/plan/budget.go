@@ -59,6 +59,14 @@ type budget struct {
 	// memory (engine.Memory.FractionOf), nil when Fraction holds for all;
 	// Fraction is then the first device's.
 	FractionOf func(totalBytes int64) float64
+	// FractionAt is the engine's fraction for a plan's parallelism
+	// (engine.Memory.FractionAt), nil when FractionOf or Fraction holds
+	// whatever the layout (planFraction).
+	FractionAt func(engine.Layout) float64
+	// LinkedGroup is what each rank of a tensor-parallel group over a
+	// high-bandwidth link holds for the engine's process groups
+	// (engine.Memory.LinkedGroupBytes).
+	LinkedGroup int64
 	// WorkspaceOutside: the engine's fraction holds the weights and the KV
 	// pool only (engine.Memory.WorkspaceOutside: SGLang).
 	WorkspaceOutside bool
@@ -79,7 +87,7 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
 	}
 	m := b.Engine.Memory(e.Fraction)
-	b.Paged, b.WorkspaceOutside = m.PagedKV, m.WorkspaceOutside
+	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b
@@ -92,9 +100,57 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.MarginCredit = min(b.Overhead-fo, b.Margin)
 	}
 	if m.FractionOf != nil && d.MemoryBytes > 0 {
-		b.FractionOf = m.FractionOf
-		b.Fraction = m.FractionOf(d.MemoryBytes)
+		b.FractionOf, b.FractionAt = m.FractionOf, m.FractionAt
+		b.Fraction = b.deviceFraction(d)
 	}
+	return b
+}
+
+// deviceFraction is the engine's own fraction for d alone
+// (budget.FractionAt at TP 1, else FractionOf).
+func (b budget) deviceFraction(d *registry.Device) float64 {
+	if b.FractionAt != nil {
+		return b.FractionAt(engine.Layout{TotalBytes: d.MemoryBytes, Kind: d.Kind, TP: 1, PP: 1})
+	}
+	return b.FractionOf(d.MemoryBytes)
+}
+
+// planFraction is the memory fraction a plan is started with: the pool's,
+// or where the engine's own default depends on the layout
+// (budget.FractionAt: SGLang's --mem-fraction-static reserves memory per
+// parallel rank) that default for the plan's smallest device, its tensor-
+// and pipeline-parallel degrees and whether the model caches an MLA
+// latent. It is at most the pool's fraction (the TP 1 value the plan was
+// fitted against) on a pool of one device size.
+func planFraction(pl *planned) float64 {
+	b := pl.Pool.Budget
+	if b.FractionAt == nil {
+		return b.Fraction
+	}
+	var smallest int64
+	pp := 0
+	for _, s := range pl.Stages {
+		if len(s.Devices) == 0 || s.Devices[0].Dev.Kind == registry.KindCPU {
+			continue
+		}
+		pp++
+		for _, d := range s.Devices {
+			if m := d.Dev.MemoryBytes; m > 0 && (smallest == 0 || m < smallest) {
+				smallest = m
+			}
+		}
+	}
+	if smallest == 0 {
+		return b.Fraction
+	}
+	return b.FractionAt(engine.Layout{TotalBytes: smallest, Kind: pl.Pool.Kind, TP: max(pl.TP, 1), PP: max(pp, 1), Latent: pl.Costs.Latent})
+}
+
+// planBudget is the plan's pool budget with the fraction the plan is
+// started with (planFraction).
+func planBudget(pl *planned) budget {
+	b := pl.Pool.Budget
+	b.Fraction = planFraction(pl)
 	return b
 }
 
@@ -121,7 +177,7 @@ func (b budget) usable(d *registry.Device) int64 {
 	u = max(u-b.Margin+b.MarginCredit, 0)
 	f := b.Fraction
 	if b.FractionOf != nil && d.MemoryBytes > 0 {
-		f = b.FractionOf(d.MemoryBytes)
+		f = b.deviceFraction(d)
 	}
 	if f < 1 && d.MemoryBytes > 0 {
 		u = min(u, int64(float64(d.MemoryBytes)*f))
@@ -159,7 +215,7 @@ func budgetOf(pl *planned) *Budget {
 	if pl.Pool == nil {
 		return nil
 	}
-	b := pl.Pool.Budget
+	b := planBudget(pl)
 	c := pl.Costs.on(pl.Pool)
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
 		EngineReservedBytes: c.Activations + c.Overhead}

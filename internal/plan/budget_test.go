@@ -301,10 +301,12 @@ func TestEngineExpectOfAVLLMPlan(t *testing.T) {
 
 // SGLang, named (issue 21 item 5): Llama-3.1-8B at fp8 with an fp8 KV cache at
 // 128k and 8 requests on a 24 GiB GPU plans within SGLang's own
-// --mem-fraction-static for that GPU (0.847: 24576 MiB less its 3760 MiB
-// reserve), emits its flags, and says what it will log as
-// max_total_num_tokens: the fraction of the GPU less the weights, over one
-// token's cache (32 layers x 8 KV heads x 128 x 2 x 1 B).
+// --mem-fraction-static for that GPU (0.833: 24576 MiB less its 4096 MiB
+// reserve of 512 + 1.5 x 2048 + 128 + 2 x 24 + 8 x 42 prefill graphs),
+// emits its flags, and says what it will log as max_total_num_tokens:
+// the fraction of the memory free once its CUDA context exists, less the
+// weights, over one token's cache (32 layers x 8 KV heads x 128 x 2 x 1 B).
+// At TP 2 the fraction is SGLang's for two ranks (128 MiB more reserve).
 func TestSGLangPlan(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","kv_cache_dtype":"fp8","context_length":131072,"batch_size":8,"quant":"fp8"}`, r))
@@ -312,21 +314,51 @@ func TestSGLangPlan(t *testing.T) {
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "sglang", a.Budget.Engine)
 	assert.Equal(t, "fp8", a.Quant)
-	assert.Equal(t, 0.847, a.Budget.MemoryFraction)
+	assert.Equal(t, 0.833, a.Budget.MemoryFraction)
 	args := a.EngineArgs["sglang"]
-	assert.Equal(t, "0.847", argValue(args, "--mem-fraction-static"))
+	assert.Equal(t, "0.833", argValue(args, "--mem-fraction-static"))
 	assert.Equal(t, "131072", argValue(args, "--context-length"))
 	assert.Equal(t, "8", argValue(args, "--max-running-requests"))
 	assert.Equal(t, "fp8_e5m2", argValue(args, "--kv-cache-dtype"))
 	assert.Empty(t, a.EngineArgs[engineVLLM])
 	x := a.EngineExpect["sglang"]
-	total := 24 * gibBytes
-	budget := int64(float64(total) * 0.847)
+	free := 24*gibBytes - a.Memory.OverheadBytes
+	pool := int64(0.833*float64(free)) - a.Memory.WeightsBytes
 	const perToken = 32 * 8 * 128 * 2 * 1
-	assert.Equal(t, (budget-a.Memory.WeightsBytes)/perToken, x.MaxTotalNumTokens)
+	assert.Equal(t, pool/perToken, x.MaxTotalNumTokens)
 	assert.Equal(t, x.MaxTotalNumTokens, x.KVCacheTokens)
 
 	tp := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"sglang","quant":"fp8"}`, nvlinked(2)))
 	require.True(t, tp.Fits, tp.Explanation)
 	assert.Equal(t, "2", argValue(tp.EngineArgs["sglang"], "--tp"))
+	// H100 (81559 MiB) at TP 2: 512 + 1.5 x 8192 + 2 x 128 + 2 x 256 + 8 x 58 = 14032 MiB.
+	assert.Equal(t, "0.828", argValue(tp.EngineArgs["sglang"], "--mem-fraction-static"))
+	assert.Equal(t, 0.828, tp.Budget.MemoryFraction)
+}
+
+// SGLang with an MLA model (issue 21 item 2): DeepSeek-V3 at fp8 on 8 H200s
+// at TP 8 starts with SGLang's MLA default (0.886: 143771 MiB less 512 +
+// 1.5 x 8192 + 1024 + 2 x 512 + 1536 for MLA prefill graphs), and its pool
+// holds a token's whole latent on every rank: (512 + 64) x 61 layers x 2
+// bytes, not an eighth of it.
+func TestSGLangMLAPool(t *testing.T) {
+	var devs []registry.Device
+	for i := 0; i < 8; i++ {
+		d := gpu(registry.KindCUDA, i, "NVIDIA H200", 143771<<20, "9.0")
+		d.Vendor = "nvidia"
+		devs = append(devs, d)
+	}
+	r := reg(t, devs, link(registry.LinkNVSwitch, 900, ids("cuda", 8)...))
+	a := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"sglang","quant":"fp8","tensor_parallel_size":8,"context_length":32768}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	args := a.EngineArgs["sglang"]
+	assert.Equal(t, "0.886", argValue(args, "--mem-fraction-static"))
+	x := a.EngineExpect["sglang"]
+	const cell = (512 + 64) * 61 * 2
+	// a.Memory sums the 8 devices; SGLang's free memory is one rank's, less
+	// its CUDA context and 2 GiB of NVLinked process groups.
+	free := int64(143771<<20) - a.Memory.OverheadBytes/8 - 2<<30
+	pool := int64(0.886*float64(free)) - int64(x.ModelLoadingGiB*float64(gibBytes))
+	assert.InDelta(t, float64(pool/cell), float64(x.MaxTotalNumTokens), float64(x.MaxTotalNumTokens)*0.001,
+		"the pool over a whole latent per token")
 }

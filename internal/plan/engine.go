@@ -34,7 +34,7 @@ func (p *pool) tensorParallel() bool { return p.Budget.Engine.Parallelism().Tens
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
 		Model: req.Model, Level: pl.Level, Kind: pl.Pool.Kind,
-		Memory: engine.Memory{Fraction: pl.Pool.Budget.Fraction, MarginBytes: pl.Pool.Budget.Margin},
+		Memory: engine.Memory{Fraction: planFraction(pl), MarginBytes: pl.Pool.Budget.Margin},
 		Stages: placedStages(pl.Stages), TP: pl.TP, DP: pl.DP, Layers: pl.Costs.Layers,
 		Offloaded: pl.Offloaded, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,

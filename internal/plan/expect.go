@@ -17,7 +17,8 @@ type EngineExpect struct {
 	// free) less the weights, the activation peak and the memory outside
 	// torch the plan charges (the answer's budget.engine_reserved_bytes);
 	// for an engine whose fraction holds the weights and the KV pool only
-	// (SGLang), the budget less the weights.
+	// (SGLang), that fraction of the memory free before the weights less
+	// the weights (staticPool).
 	KVCacheGiB float64 `json:"kv_cache_gib"`
 	// KVCacheTokens is the tokens that memory holds, in whole blocks of
 	// vllmBlockTokens for vLLM (SGLang's page is one token), the fewest over the plan's stages (each stage's
@@ -43,7 +44,7 @@ const expectSource = "the plan's memory split: budget less weights, activation p
 
 // expectSourceOutside says what EngineExpect's figures rest on for an
 // engine that reserves its workspace outside its fraction (SGLang).
-const expectSourceOutside = "the plan's memory split: the fraction of each device less its weights, SGLang's pool (profile_max_num_token in python/sglang/srt/model_executor/model_runner.py); SGLang's own weight loading and the per-rank reserve are not modelled, and the figures are not yet replayed against SGLang start-up logs"
+const expectSourceOutside = "SGLang's own sizing (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py): --mem-fraction-static of the memory free once its CUDA context exists, less the weights, over one token's cache (page size 1); replayed against public SGLang start-up logs in docs/accuracy.md; the memory its process groups take at TP > 1 and the weights as SGLang loads them are the plan's estimates"
 
 // engineExpectOf is what the engine of a fitting plan on a paged pool will
 // report at start-up, keyed by the engine's name; nil for other plans
@@ -54,6 +55,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
+	fraction := planFraction(pl)
 	var out EngineExpect
 	tokens := int64(-1)
 	for _, r := range pl.replicas() {
@@ -66,9 +68,19 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			if !b.WorkspaceOutside {
 				pool -= s.Part.Activations + s.Part.Overhead
 				block = vllmBlockTokens
+			} else {
+				pool = staticPool(s, fraction, b.LinkedGroup)
 			}
 			// Part.KV is one full-context sequence (fitBatch) on one device.
 			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+			if b.WorkspaceOutside && pl.Costs.Latent {
+				// SGLang keeps a token's whole MLA latent on every rank
+				// ((kv_lora_rank + qk_rope_head_dim) x layers x bytes,
+				// get_cell_size_per_token in model_runner_kv_cache_mixin.py):
+				// the plan's split of the cache over the stage's devices
+				// does not apply.
+				perToken *= pl.Costs.kvSplit(len(s.Devices))
+			}
 			n := int64(float64(pool)/perToken) / block * block
 			if tokens < 0 || n < tokens {
 				tokens = n
@@ -87,6 +99,40 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		out.Source = expectSourceOutside
 	}
 	return map[string]EngineExpect{b.Engine.Name(): out}
+}
+
+// staticPool is the KV pool an engine whose fraction holds the weights and
+// the pool only (budget.WorkspaceOutside: SGLang) sizes on each device of
+// stage s: the fraction of the memory free before the weights load, less
+// the weights, on the device with the least (profile_max_num_token in
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py,
+// sgl-project/sglang at commit 001ccef0072a4537d4ec6bdd50a73e6feb2c907d:
+// rest = available after loading - total x (1 - mem_fraction_static), total
+// being what ModelRunner measured free after creating its CUDA context and
+// process groups, the minimum over the ranks). The memory free before the
+// weights is the device's usable memory (free, else total) less the
+// plan's per-device runtime overhead (its CUDA context) and, on a tensor-
+// parallel stage inside one high-bandwidth domain, linkedGroup for the
+// engine's process groups.
+func staticPool(s stage, fraction float64, linkedGroup int64) int64 {
+	before := int64(math.MaxInt64)
+	for _, d := range s.Devices {
+		before = min(before, d.Dev.UsableMemory()-s.Part.Overhead)
+	}
+	if len(s.Devices) > 1 && oneDomain(s.Devices) {
+		before -= linkedGroup
+	}
+	return int64(fraction*float64(before)) - s.Part.Weights
+}
+
+// oneDomain reports whether the devices share one high-bandwidth domain.
+func oneDomain(ds []*device) bool {
+	for _, d := range ds {
+		if d.Domain < 0 || d.Domain != ds[0].Domain {
+			return false
+		}
+	}
+	return true
 }
 
 // gibFloat is b in GiB to two decimals, as vLLM logs it.

@@ -16,7 +16,7 @@ import (
 func explainChoice(ch *choice) []string {
 	out := []string{ch.LevelsWhy}
 	if ch.Plan.Pool != nil {
-		out = append(out, "budget: "+budgetSource(ch.Plan.Pool.Budget, ch.Plan.Pool.Kind))
+		out = append(out, "budget: "+budgetSource(planBudget(&ch.Plan), ch.Plan.Pool.Kind))
 	}
 	if ch.HostOnly {
 		out = append(out, "no available accelerator with known usable memory: planning on host RAM")

@@ -107,6 +107,9 @@ type costs struct {
 	ExpertLayerWeights float64
 	ExpertActive       float64
 	DenseLayers        int
+	// Latent: the model caches an MLA latent (kv_lora_rank), which SGLang's
+	// default fraction reserves more for (engine.Memory.FractionAt).
+	Latent bool
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -115,7 +118,7 @@ type costs struct {
 // that disagrees with the count); otherwise all weights are per layer.
 func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
-		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1}
+		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0}
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
