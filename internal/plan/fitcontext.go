@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
@@ -45,4 +46,82 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	}
 	return n, fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
 		n, trained, how, engine.LlamaFitContextStep, req.ContextLength), true
+}
+
+// chosenSpeedDepth is the KV depth, in tokens per sequence, at which the
+// speed of a plan whose context was chosen (fitContext) is stated: the
+// default context, the depth every plan's speed was stated at before
+// contexts were chosen. A chosen context is the longest a sequence may
+// grow to, not the length sequences have: stating decode at a full 128k
+// cache would make the headline speed that of the rare longest request
+// (this planner's figures for Llama-3.1-8B Q4_K_M with llama.cpp on one
+// H100: about 68 tokens/s at 131072 against 205 at 4096).
+const chosenSpeedDepth = DefaultContextLength
+
+// throughputOf is the speed estimate of a fitting plan. A context the
+// request gave is also the depth the speed is stated at; a chosen one
+// (chosen true) is stated at chosenSpeedDepth, and the assumptions say so
+// and give decode at the full chosen depth.
+func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool) Throughput {
+	full := estimateThroughput(pl, req, interStageGBs)
+	if !chosen || req.ContextLength <= chosenSpeedDepth {
+		return full
+	}
+	shallowPl, shallowReq, ok := atDepth(pl, req, chosenSpeedDepth)
+	if !ok {
+		return full
+	}
+	t := estimateThroughput(shallowPl, shallowReq, interStageGBs)
+	if t.DecodeTokensPerS <= 0 && t.PrefillTokensPerS <= 0 {
+		return full // no figure to state a depth for
+	}
+	note := fmt.Sprintf("speeds are stated at a KV depth of %d tokens per sequence, not at the chosen context of %d: a sequence's cache grows to it only at its longest",
+		chosenSpeedDepth, req.ContextLength)
+	if full.DecodeTokensPerS > 0 {
+		note = fmt.Sprintf("speeds are stated at a KV depth of %d tokens per sequence, not at the chosen context of %d: at that full depth decode is %.1f tokens/s",
+			chosenSpeedDepth, req.ContextLength, full.DecodeTokensPerS)
+	}
+	t.Assumptions = append(t.Assumptions, note)
+	return t
+}
+
+// atDepth is plan pl and request req with every device's KV cache as it
+// is at depth tokens per sequence instead of the planned context: the
+// same devices and layer split, for estimating speed at that depth. The
+// cache scales by the estimate's own ratio (quant.KVCacheBytes, so that
+// sliding-window layers capped at their window scale as they do); ok is
+// false when no KV cache is planned.
+func atDepth(pl *planned, req *planning, depth int) (*planned, *planning, bool) {
+	batch := fitBatch(pl.Pool, pl.batchOf(req))
+	full, okFull := estimateSaneOn(req, pl.Pool, pl.Level, req.ContextLength, batch)
+	shallow, okShallow := estimateSaneOn(req, pl.Pool, pl.Level, depth, batch)
+	if !okFull || !okShallow || full.KVCacheBytes <= 0 {
+		return nil, nil, false
+	}
+	ratio := float64(shallow.KVCacheBytes) / float64(full.KVCacheBytes)
+	p := *pl
+	p.Stages = stagesWithKV(pl.Stages, ratio)
+	if pl.Replicas != nil {
+		p.Replicas = make([][]stage, len(pl.Replicas))
+		for i, r := range pl.Replicas {
+			p.Replicas[i] = stagesWithKV(r, ratio)
+		}
+	}
+	p.Costs.LayerKV *= ratio
+	r := *req.Request
+	r.ContextLength = depth
+	q := *req
+	q.Request = &r
+	return &p, &q, true
+}
+
+// stagesWithKV is a copy of stages with each part's KV cache scaled by
+// ratio.
+func stagesWithKV(stages []stage, ratio float64) []stage {
+	out := make([]stage, len(stages))
+	for i, s := range stages {
+		s.Part.KV = int64(math.Ceil(float64(s.Part.KV) * ratio))
+		out[i] = s
+	}
+	return out
 }

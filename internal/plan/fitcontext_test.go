@@ -100,6 +100,31 @@ func TestContextAutoOnAnyEngine(t *testing.T) {
 	assert.Equal(t, "4096", flagAfter(plain.EngineArgs["vllm"], "--max-model-len"))
 }
 
+// A chosen context does not make the headline speed the speed at its full
+// depth: decode and prefill are stated at a KV depth of 4096 tokens per
+// sequence (the same figures as a plan asked for 4096 on the same
+// devices), the assumptions say so and give decode at the full depth.
+func TestChosenContextSpeedDepth(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	chosen := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm","context_length":"auto"}`, r))
+	at4k := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm","context_length":4096}`, r))
+	full := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm","context_length":131072}`, r))
+	require.Equal(t, "131072", flagAfter(chosen.EngineArgs["vllm"], "--max-model-len"))
+	require.NotNil(t, chosen.Throughput)
+	assert.Equal(t, at4k.Throughput.DecodeTokensPerS, chosen.Throughput.DecodeTokensPerS)
+	assert.Equal(t, at4k.Throughput.PrefillTokensPerS, chosen.Throughput.PrefillTokensPerS)
+	assert.Less(t, full.Throughput.DecodeTokensPerS, chosen.Throughput.DecodeTokensPerS, "a 128k cache is slower to read")
+	notes := strings.Join(chosen.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "reads the KV cache of 4096 token(s) x 1 sequence(s)")
+	assert.Contains(t, notes, fmt.Sprintf("speeds are stated at a KV depth of 4096 tokens per sequence, not at the chosen context of 131072: at that full depth decode is %.1f tokens/s", full.Throughput.DecodeTokensPerS))
+	// llama.cpp's chosen context is stated the same way.
+	ll := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp"}`, r))
+	ll4k := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp","context_length":4096}`, r))
+	require.Equal(t, "131072", flagAfter(ll.EngineArgs["llama.cpp"], "-c"))
+	assert.Equal(t, ll4k.Throughput.DecodeTokensPerS, ll.Throughput.DecodeTokensPerS)
+	assert.Contains(t, strings.Join(ll.Throughput.Assumptions, "\n"), "speeds are stated at a KV depth of 4096 tokens per sequence")
+}
+
 // A llama.cpp plan with no context_length takes --fit's context and hands
 // off the same choice to llama.cpp (--fit on --fit-target --fit-ctx); an
 // explicit context_length stands.
