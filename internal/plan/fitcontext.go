@@ -7,45 +7,94 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
-// fitContext is the context an engine that chooses its own would take for
-// plan ch: the model's trained context reduced to the largest multiple of
-// engine.LlamaFitContextStep that fits the plan's devices (llama.cpp's
-// --fit, engine.Memory.ContextFloor), with a line saying so; ok is false
-// when the request's context stands: one was given, the engine runs the
-// one it is given (and the request did not ask for "auto"), the plan does
-// not fit or already offloads to host memory at the floor (--fit then
-// keeps the floor and moves layers instead), or the model's trained
-// context is unknown or no longer than the floor.
+// contextStep is the multiple a chosen context is rounded down to: the
+// step llama.cpp's --fit rounds to (engine.LlamaFitContextStep), used for
+// every engine so that a chosen context reads the same whatever the engine
+// (vLLM's own --max-model-len auto searches to the token; 256 is a whole
+// number of its 16-token blocks).
+const contextStep = engine.LlamaFitContextStep
+
+// fitContext is the context planned when the request leaves it to the
+// engine, for plan ch: the model's trained context reduced to the largest
+// multiple of contextStep that fits the plan's devices, with a line saying
+// so. It applies with no context_length to an engine that chooses its own
+// context (llama.cpp's --fit, engine.Memory.ContextFloor) or serves its
+// sequences from one paged KV pool (vLLM, SGLang: budget.Paged), and to any
+// engine when the request asked for "auto". ok is false when the request's
+// context stands: one was given, the engine runs the one it is given (and
+// the request did not ask for "auto"), the plan does not fit or already
+// offloads to host memory at the floor (--fit then keeps the floor and
+// moves layers instead), or the model's trained context is unknown or no
+// longer than the context already planned.
 func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	pl := &ch.Plan
 	if req.ContextGiven || !pl.Fits || pl.Offloaded || pl.Pool == nil {
 		return 0, "", false
 	}
-	eng := pl.Pool.Budget.Engine
-	floor := eng.Memory(0).ContextFloor
-	if floor == 0 && !req.ContextAuto {
+	eng, paged := pl.Pool.Budget.Engine, pl.Pool.Budget.Paged
+	shared := eng.Memory(0).ContextFloor > 0
+	if !shared && !paged && !req.ContextAuto {
 		return 0, "", false
 	}
-	// llama.cpp's context (-c, n_ctx) is shared by the parallel sequences
-	// (-np): with no -c it is the trained context in all, so each of a
-	// replica's sequences gets its share (n_ctx_seq = n_ctx / n_seq,
-	// src/llama-context.cpp).
-	trained := req.Model.MaxContext / max(pl.batchOf(req), 1)
-	trained -= trained % engine.LlamaFitContextStep
+	trained := req.Model.MaxContext
+	if shared {
+		// llama.cpp's context (-c, n_ctx) is shared by the parallel
+		// sequences (-np): with no -c it is the trained context in all, so
+		// each of a replica's sequences gets its share (n_ctx_seq = n_ctx /
+		// n_seq, src/llama-context.cpp).
+		trained /= max(pl.batchOf(req), 1)
+	}
+	trained -= trained % contextStep
 	if trained <= req.ContextLength {
 		return 0, "", false
 	}
+	// maxFitting holds the batch of an unpaged engine at the context; for
+	// a paged pool it holds one sequence (fitBatch), the engine's own rule.
 	n := maxFitting(pl, req, true)
-	n = min(n-n%engine.LlamaFitContextStep, trained)
+	n = min(n-n%contextStep, trained)
 	if n <= req.ContextLength {
 		return 0, "", false
 	}
-	how := "reduced to fit"
-	if n == trained {
-		how = "it fits whole"
+	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength), true
+}
+
+// contextLine says how a context of n tokens per sequence was chosen from
+// the trained context (per sequence) for engine e, starting from the
+// planned floor.
+func contextLine(e engine.Engine, paged, shared bool, n, trained, floor int) string {
+	if shared {
+		how := "reduced to fit"
+		if n == trained {
+			how = "it fits whole"
+		}
+		return fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
+			n, trained, how, contextStep, floor)
 	}
-	return n, fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
-		n, trained, how, engine.LlamaFitContextStep, req.ContextLength), true
+	var how string
+	switch {
+	case paged && n == trained:
+		how = fmt.Sprintf("the model's trained context, which fits whole: one sequence of it fits %s's KV pool", e.Title())
+	case paged:
+		how = fmt.Sprintf("the model's trained context (%d), reduced to the largest multiple of %d with which one full-length sequence fits %s's KV pool",
+			trained, contextStep, e.Title())
+	case n == trained:
+		how = "the model's trained context, which fits whole"
+	default:
+		how = fmt.Sprintf("the model's trained context (%d), reduced to the largest multiple of %d that fits", trained, contextStep)
+	}
+	line := fmt.Sprintf("context: %d tokens per sequence, chosen: %s (the request gave no number; the plan was made at %d, then again at this context)", n, how, floor)
+	if e.Name() == engine.NameVLLM {
+		// vLLM >= 0.12 chooses the same way itself
+		// (https://github.com/vllm-project/vllm/pull/29431): with
+		// --max-model-len auto (or -1) _auto_fit_max_model_len in
+		// vllm/v1/core/kv_cache_utils.py keeps the trained context when
+		// one sequence of it fits the profiled pool, else binary-searches
+		// the longest that does; without the flag vLLM takes the trained
+		// context and refuses to start when it does not fit
+		// (_check_enough_kv_cache_memory).
+		line += "; vLLM refuses to start when one sequence of its --max-model-len does not fit the pool, and from 0.12 chooses the same way itself, from its own profiling, with --max-model-len auto (PR #29431), where this plan pins the figure"
+	}
+	return line
 }
 
 // chosenSpeedDepth is the KV depth, in tokens per sequence, at which the
