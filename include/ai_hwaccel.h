@@ -321,7 +321,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *             | "llama-3-70b" | "meta-llama/Llama-3.1-8B" | "70b" | "/models/x.gguf",
  *    "quant": "auto" | "fp32" | "fp16" | "bf16" | "fp8" | "int8" | "int4"
  *             | a GGUF type or mix such as "q4_k_m", "q8_0",
- *    "context_length": 4096, "batch_size": 1,
+ *    "context_length": 4096 | "auto", "batch_size": 1,
  *    "kv_cache_dtype": "auto" | "fp16" | "bf16" | "fp8" | "int8" | "q8_0" | ...,
  *    "registry": {...an answer of hwaccel_detect_json()...},
  *    "cluster": [{...registry of node 0...}, {...node 1...}],
@@ -355,7 +355,14 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * up to 30 s old unless "detect" says otherwise, and blocks like
  * hwaccel_detect_json().  "cluster" plans over several machines (device ids
  * become "node<i>/<id>"; it excludes "registry").  "devices" restricts the
- * plan to a subset.  "kv_cache_dtype" sets the KV-cache storage (fp8 and
+ * plan to a subset.  "context_length" is planned as asked; "auto", and
+ * its absence in a llama.cpp, vLLM or SGLang plan, chooses it: the model's
+ * trained context reduced to the longest multiple of 256 that fits, at
+ * least 4096 (vLLM and SGLang: one full-length sequence in the KV pool),
+ * emitted as -c / --max-model-len / --context-length and said in the
+ * explanation, with the speed stated at a KV depth of 4096; absent
+ * elsewhere (engine "none", suggest, training) it is 4096
+ * (docs/requests.md).  "kv_cache_dtype" sets the KV-cache storage (fp8 and
  * int8: one byte per element; default the model's 16-bit type).
  * "flash_attention": false sizes the working buffer for attention without
  * flash attention (llama.cpp -fa off: fp32 scores of a micro-batch).
@@ -476,7 +483,8 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *      "filter"          string  as for hwaccel_models_json().
  *      "quant"           string  plan every model at this precision.
  *      "engine"          string  "vllm", "llama.cpp" or "none".
- *      "context_length"  number  tokens (default 4096); a model whose own
+ *      "context_length"  number  tokens (default: as a planning request
+ *                                without it: fits judged at 4096); a model whose own
  *                                maximum is shorter is planned at it.
  *      "registry"        object  an answer of hwaccel_detect_json().
  *      "detect"          object  detection options, used without "registry".

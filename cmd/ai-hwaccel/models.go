@@ -115,7 +115,7 @@ func (a *app) fit(args []string) error {
 	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT`")
 	f.StringVar(&q, "quant", "", "plan every model at precision `QUANT` (fp8, int4, or a GGUF type: q4_k_m, q8_0, iq4_xs; default auto)")
 	f.StringVar(&engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
-	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default 4096)")
+	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default: as plan without --context, fits judged at 4096)")
 	f.StringVar(&registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine)")
 	f.BoolVar(&all, "all", false, "also list the models that do not fit")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")

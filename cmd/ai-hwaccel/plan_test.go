@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -103,4 +104,40 @@ func TestPlanUnknownMemoryIsNotNo(t *testing.T) {
 	assert.Equal(t, "no_device", plan["refusal"].(map[string]any)["code"])
 	text := runCLI(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B")...)
 	assert.Contains(t, text.stdout, "cannot tell whether it fits: no available device with known memory")
+}
+
+// With no --context, a vLLM or SGLang plan runs the context it chose (issue
+// 21 item 3): Llama-3.1-70B on the DGX H100 fixture pins --max-model-len
+// (SGLang --context-length) at the chosen context, longer than 4096 and
+// within the "KV room" of the headline, and the explanation says it was
+// chosen; an explicit --context 4096 stays 4096.
+func TestPlanContextChosenOnDGX(t *testing.T) {
+	for eng, flag := range map[string]string{"vllm": "--max-model-len", "sglang": "--context-length"} {
+		plan, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--engine", eng, "--json")...)
+		require.Equal(t, true, plan["fits"], plan["explanation"])
+		got := flagValue(toStrings(plan["engine_args"].(map[string]any)[eng]), flag)
+		ctx, err := strconv.Atoi(got)
+		require.NoError(t, err, eng)
+		assert.Greater(t, ctx, 4096, eng)
+		assert.LessOrEqual(t, float64(ctx), plan["max_context_length"], eng)
+		assert.Contains(t, strings.Join(toStrings(plan["explanation"]), "\n"), "context: "+got+" tokens per sequence, chosen: the model's trained context", eng)
+
+		text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--engine", eng)...)
+		require.Equal(t, 0, text.code, text.stderr)
+		headline := strings.SplitN(text.stdout, "\n", 2)[0]
+		assert.Contains(t, headline, flag+" "+got, eng)
+
+		given, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--engine", eng, "--context", "4096", "--json")...)
+		assert.Equal(t, "4096", flagValue(toStrings(given["engine_args"].(map[string]any)[eng]), flag), eng)
+	}
+}
+
+// flagValue is the argument after flag in args, "" when absent.
+func flagValue(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
 }

@@ -2,47 +2,175 @@ package plan
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
-// fitContext is the context an engine that chooses its own would take for
-// plan ch: the model's trained context reduced to the largest multiple of
-// engine.LlamaFitContextStep that fits the plan's devices (llama.cpp's
-// --fit, engine.Memory.ContextFloor), with a line saying so; ok is false
-// when the request's context stands: one was given, the engine runs the
-// one it is given (and the request did not ask for "auto"), the plan does
-// not fit or already offloads to host memory at the floor (--fit then
-// keeps the floor and moves layers instead), or the model's trained
-// context is unknown or no longer than the floor.
+// contextStep is the multiple a chosen context is rounded down to: the
+// step llama.cpp's --fit rounds to (engine.LlamaFitContextStep), used for
+// every engine so that a chosen context reads the same whatever the engine
+// (vLLM's own --max-model-len auto searches to the token; 256 is a whole
+// number of its 16-token blocks).
+const contextStep = engine.LlamaFitContextStep
+
+// fitContext is the context planned when the request leaves it to the
+// engine, for plan ch: the model's trained context reduced to the largest
+// multiple of contextStep that fits the plan's devices, with a line saying
+// so. It applies with no context_length to an engine that chooses its own
+// context (llama.cpp's --fit, engine.Memory.ContextFloor) or serves its
+// sequences from one paged KV pool (vLLM, SGLang: budget.Paged), and to any
+// engine when the request asked for "auto". ok is false when the request's
+// context stands: one was given, the engine runs the one it is given (and
+// the request did not ask for "auto"), the plan does not fit or already
+// offloads to host memory at the floor (--fit then keeps the floor and
+// moves layers instead), or the model's trained context is unknown or no
+// longer than the context already planned.
 func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	pl := &ch.Plan
 	if req.ContextGiven || !pl.Fits || pl.Offloaded || pl.Pool == nil {
 		return 0, "", false
 	}
-	eng := pl.Pool.Budget.Engine
-	floor := eng.Memory(0).ContextFloor
-	if floor == 0 && !req.ContextAuto {
+	eng, paged := pl.Pool.Budget.Engine, pl.Pool.Budget.Paged
+	shared := eng.Memory(0).ContextFloor > 0
+	if !shared && !paged && !req.ContextAuto {
 		return 0, "", false
 	}
-	// llama.cpp's context (-c, n_ctx) is shared by the parallel sequences
-	// (-np): with no -c it is the trained context in all, so each of a
-	// replica's sequences gets its share (n_ctx_seq = n_ctx / n_seq,
-	// src/llama-context.cpp).
-	trained := req.Model.MaxContext / max(pl.batchOf(req), 1)
-	trained -= trained % engine.LlamaFitContextStep
+	trained := req.Model.MaxContext
+	if shared {
+		// llama.cpp's context (-c, n_ctx) is shared by the parallel
+		// sequences (-np): with no -c it is the trained context in all, so
+		// each of a replica's sequences gets its share (n_ctx_seq = n_ctx /
+		// n_seq, src/llama-context.cpp).
+		trained /= max(pl.batchOf(req), 1)
+	}
+	trained -= trained % contextStep
 	if trained <= req.ContextLength {
 		return 0, "", false
 	}
+	// maxFitting holds the batch of an unpaged engine at the context; for
+	// a paged pool it holds one sequence (fitBatch), the engine's own rule.
 	n := maxFitting(pl, req, true)
-	n = min(n-n%engine.LlamaFitContextStep, trained)
+	n = min(n-n%contextStep, trained)
 	if n <= req.ContextLength {
 		return 0, "", false
 	}
-	how := "reduced to fit"
-	if n == trained {
-		how = "it fits whole"
+	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength), true
+}
+
+// contextLine says how a context of n tokens per sequence was chosen from
+// the trained context (per sequence) for engine e, starting from the
+// planned floor.
+func contextLine(e engine.Engine, paged, shared bool, n, trained, floor int) string {
+	if shared {
+		how := "reduced to fit"
+		if n == trained {
+			how = "it fits whole"
+		}
+		return fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
+			n, trained, how, contextStep, floor)
 	}
-	return n, fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
-		n, trained, how, engine.LlamaFitContextStep, req.ContextLength), true
+	var how string
+	switch {
+	case paged && n == trained:
+		how = fmt.Sprintf("the model's trained context, which fits whole: one sequence of it fits %s's KV pool", e.Title())
+	case paged:
+		how = fmt.Sprintf("the model's trained context (%d), reduced to the largest multiple of %d with which one full-length sequence fits %s's KV pool",
+			trained, contextStep, e.Title())
+	case n == trained:
+		how = "the model's trained context, which fits whole"
+	default:
+		how = fmt.Sprintf("the model's trained context (%d), reduced to the largest multiple of %d that fits", trained, contextStep)
+	}
+	line := fmt.Sprintf("context: %d tokens per sequence, chosen: %s (the request gave no number; the plan was made at %d, then again at this context)", n, how, floor)
+	if e.Name() == engine.NameVLLM {
+		// vLLM >= 0.12 chooses the same way itself
+		// (https://github.com/vllm-project/vllm/pull/29431): with
+		// --max-model-len auto (or -1) _auto_fit_max_model_len in
+		// vllm/v1/core/kv_cache_utils.py keeps the trained context when
+		// one sequence of it fits the profiled pool, else binary-searches
+		// the longest that does; without the flag vLLM takes the trained
+		// context and refuses to start when it does not fit
+		// (_check_enough_kv_cache_memory).
+		line += "; vLLM refuses to start when one sequence of its --max-model-len does not fit the pool, and from 0.12 chooses the same way itself, from its own profiling, with --max-model-len auto (PR #29431), where this plan pins the figure"
+	}
+	return line
+}
+
+// chosenSpeedDepth is the KV depth, in tokens per sequence, at which the
+// speed of a plan whose context was chosen (fitContext) is stated: the
+// default context, the depth every plan's speed was stated at before
+// contexts were chosen. A chosen context is the longest a sequence may
+// grow to, not the length sequences have: stating decode at a full 128k
+// cache would make the headline speed that of the rare longest request
+// (this planner's figures for Llama-3.1-8B Q4_K_M with llama.cpp on one
+// H100: about 68 tokens/s at 131072 against 205 at 4096).
+const chosenSpeedDepth = DefaultContextLength
+
+// throughputOf is the speed estimate of a fitting plan. A context the
+// request gave is also the depth the speed is stated at; a chosen one
+// (chosen true) is stated at chosenSpeedDepth, and the assumptions say so
+// and give decode at the full chosen depth.
+func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool) Throughput {
+	full := estimateThroughput(pl, req, interStageGBs)
+	if !chosen || req.ContextLength <= chosenSpeedDepth {
+		return full
+	}
+	shallowPl, shallowReq, ok := atDepth(pl, req, chosenSpeedDepth)
+	if !ok {
+		return full
+	}
+	t := estimateThroughput(shallowPl, shallowReq, interStageGBs)
+	if t.DecodeTokensPerS <= 0 && t.PrefillTokensPerS <= 0 {
+		return full // no figure to state a depth for
+	}
+	note := fmt.Sprintf("speeds are stated at a KV depth of %d tokens per sequence, not at the chosen context of %d: a sequence's cache grows to it only at its longest",
+		chosenSpeedDepth, req.ContextLength)
+	if full.DecodeTokensPerS > 0 {
+		note = fmt.Sprintf("speeds are stated at a KV depth of %d tokens per sequence, not at the chosen context of %d: at that full depth decode is %.1f tokens/s",
+			chosenSpeedDepth, req.ContextLength, full.DecodeTokensPerS)
+	}
+	t.Assumptions = append(t.Assumptions, note)
+	return t
+}
+
+// atDepth is plan pl and request req with every device's KV cache as it
+// is at depth tokens per sequence instead of the planned context: the
+// same devices and layer split, for estimating speed at that depth. The
+// cache scales by the estimate's own ratio (quant.KVCacheBytes, so that
+// sliding-window layers capped at their window scale as they do); ok is
+// false when no KV cache is planned.
+func atDepth(pl *planned, req *planning, depth int) (*planned, *planning, bool) {
+	batch := fitBatch(pl.Pool, pl.batchOf(req))
+	full, okFull := estimateSaneOn(req, pl.Pool, pl.Level, req.ContextLength, batch)
+	shallow, okShallow := estimateSaneOn(req, pl.Pool, pl.Level, depth, batch)
+	if !okFull || !okShallow || full.KVCacheBytes <= 0 {
+		return nil, nil, false
+	}
+	ratio := float64(shallow.KVCacheBytes) / float64(full.KVCacheBytes)
+	p := *pl
+	p.Stages = stagesWithKV(pl.Stages, ratio)
+	if pl.Replicas != nil {
+		p.Replicas = make([][]stage, len(pl.Replicas))
+		for i, r := range pl.Replicas {
+			p.Replicas[i] = stagesWithKV(r, ratio)
+		}
+	}
+	p.Costs.LayerKV *= ratio
+	r := *req.Request
+	r.ContextLength = depth
+	q := *req
+	q.Request = &r
+	return &p, &q, true
+}
+
+// stagesWithKV is a copy of stages with each part's KV cache scaled by
+// ratio.
+func stagesWithKV(stages []stage, ratio float64) []stage {
+	out := make([]stage, len(stages))
+	for i, s := range stages {
+		s.Part.KV = int64(math.Ceil(float64(s.Part.KV) * ratio))
+		out[i] = s
+	}
+	return out
 }

@@ -86,18 +86,90 @@ func flagAfter(args []string, flag string) string {
 	return ""
 }
 
-// context_length "auto" asks any engine for the context llama.cpp's --fit
-// would choose: vLLM on an H100 gets Llama-3.1-8B's whole trained context
-// (it fits), and its --max-model-len says so; with no context_length vLLM
-// plans the default 4096 (it runs the context it is given).
+// context_length "auto" asks any engine for the context it would choose
+// itself: vLLM on an H100 gets Llama-3.1-8B's whole trained context (it
+// fits), the same as with no context_length, and --max-model-len says so.
+// For vLLM the context is per sequence (its pool is shared by the batch),
+// so four sequences do not divide it as llama.cpp's -c -np does.
 func TestContextAutoOnAnyEngine(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	auto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm","context_length":"auto"}`, r))
 	require.True(t, auto.Fits, auto.Explanation)
 	assert.Equal(t, "131072", flagAfter(auto.EngineArgs["vllm"], "--max-model-len"))
-	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen as llama.cpp's --fit chooses")
+	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen: the model's trained context, which fits whole")
 	plain := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm"}`, r))
-	assert.Equal(t, "4096", flagAfter(plain.EngineArgs["vllm"], "--max-model-len"))
+	assert.Equal(t, auto.EngineArgs, plain.EngineArgs, "no context_length plans as \"auto\" for vLLM")
+	four := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm","context_length":"auto","batch_size":4}`, r))
+	assert.Equal(t, "131072", flagAfter(four.EngineArgs["vllm"], "--max-model-len"))
+	// Engine "none" runs the context it is given: 4096 unless "auto".
+	none := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"none"}`, r))
+	assert.NotContains(t, strings.Join(none.Explanation, "\n"), "context: ")
+	noneAuto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"none","context_length":"auto"}`, r))
+	assert.Contains(t, strings.Join(noneAuto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen")
+}
+
+// servingContextFlags are the context flags of the engines that serve from
+// one paged KV pool.
+var servingContextFlags = map[string]string{"vllm": "--max-model-len", "sglang": "--context-length"}
+
+// With no context_length, a vLLM or SGLang plan takes the model's trained
+// context reduced to the largest multiple of 256 with which one
+// full-length sequence fits the KV pool (what vLLM needs to start, and what
+// its --max-model-len auto chooses), and says so; an explicit context
+// stands, and still fails when it does not fit (issue 21 item 3).
+func TestServingContextChosenWhenNoneAsked(t *testing.T) {
+	card := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	big := reg(t, []registry.Device{h100(0)})
+	for eng, flag := range servingContextFlags {
+		t.Run(eng, func(t *testing.T) {
+			a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`"}`, card))
+			require.True(t, a.Fits, a.Explanation)
+			c, err := strconv.Atoi(flagAfter(a.EngineArgs[eng], flag))
+			require.NoError(t, err)
+			assert.Greater(t, c, 4096)
+			assert.Less(t, c, 131072, "the trained context does not fit 24 GiB beside bf16 weights")
+			assert.Zero(t, c%256)
+			assert.GreaterOrEqual(t, a.MaxContextLength, c, "the chosen context fits")
+			assert.Less(t, a.MaxContextLength, c+256, "and is the largest multiple of 256 that does")
+			why := strings.Join(a.Explanation, "\n")
+			assert.Contains(t, why, fmt.Sprintf("context: %d tokens per sequence, chosen: the model's trained context (131072), reduced to the largest multiple of 256 with which one full-length sequence fits", c))
+
+			whole := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`"}`, big))
+			require.True(t, whole.Fits, whole.Explanation)
+			assert.Equal(t, "131072", flagAfter(whole.EngineArgs[eng], flag))
+
+			given := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`","context_length":4096}`, card))
+			assert.Equal(t, "4096", flagAfter(given.EngineArgs[eng], flag))
+			assert.NotContains(t, strings.Join(given.Explanation, "\n"), "context: ")
+			tooLong := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`","context_length":131072}`, card))
+			assert.False(t, tooLong.Fits, "an explicit context is planned as asked")
+		})
+	}
+}
+
+// A chosen context does not make the headline speed the speed at its full
+// depth: decode and prefill are stated at a KV depth of 4096 tokens per
+// sequence (the same figures as a plan asked for 4096 on the same
+// devices), the assumptions say so and give decode at the full depth.
+func TestChosenContextSpeedDepth(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	chosen := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm"}`, r))
+	at4k := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm","context_length":4096}`, r))
+	full := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"vllm","context_length":131072}`, r))
+	require.Equal(t, "131072", flagAfter(chosen.EngineArgs["vllm"], "--max-model-len"))
+	require.NotNil(t, chosen.Throughput)
+	assert.Equal(t, at4k.Throughput.DecodeTokensPerS, chosen.Throughput.DecodeTokensPerS)
+	assert.Equal(t, at4k.Throughput.PrefillTokensPerS, chosen.Throughput.PrefillTokensPerS)
+	assert.Less(t, full.Throughput.DecodeTokensPerS, chosen.Throughput.DecodeTokensPerS, "a 128k cache is slower to read")
+	notes := strings.Join(chosen.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "reads the KV cache of 4096 token(s) x 1 sequence(s)")
+	assert.Contains(t, notes, fmt.Sprintf("speeds are stated at a KV depth of 4096 tokens per sequence, not at the chosen context of 131072: at that full depth decode is %.1f tokens/s", full.Throughput.DecodeTokensPerS))
+	// llama.cpp's chosen context is stated the same way.
+	ll := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp"}`, r))
+	ll4k := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp","context_length":4096}`, r))
+	require.Equal(t, "131072", flagAfter(ll.EngineArgs["llama.cpp"], "-c"))
+	assert.Equal(t, ll4k.Throughput.DecodeTokensPerS, ll.Throughput.DecodeTokensPerS)
+	assert.Contains(t, strings.Join(ll.Throughput.Assumptions, "\n"), "speeds are stated at a KV depth of 4096 tokens per sequence")
 }
 
 // A llama.cpp plan with no context_length takes --fit's context and hands

@@ -135,7 +135,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	ans.Explanation = append(ans.Explanation, describe(pl)...)
 	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req)...)
-	tp := estimateThroughput(pl, req, ch.InterStage)
+	tp := throughputOf(pl, req, ch.InterStage, fitLine != "")
 	ans.Throughput = &tp
 	run := engineAnswerOf(pl, req, ch.Cluster)
 	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env

@@ -261,7 +261,7 @@ func TestLlamaCPPEngineUsesLayerSplit(t *testing.T) {
 }
 
 func TestVLLMArgs(t *testing.T) {
-	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"fp8","kv_cache_dtype":"fp8","engine":"vllm","batch_size":16}`, eightH100(t, false)))
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"fp8","kv_cache_dtype":"fp8","engine":"vllm","batch_size":16,"context_length":4096}`, eightH100(t, false)))
 	require.True(t, a.Fits)
 	args := strings.Join(a.EngineArgs["vllm"], " ")
 	assert.Contains(t, args, "--quantization fp8")
