@@ -299,6 +299,13 @@ func readArchitectureFFN(c *configReader, m *Model) {
 	}
 	switch m.Architecture {
 	case "lfm2":
+		// block_ff_dim: the FFN width of LFM2 configs written before the
+		// transformers port, which Lfm2Config reads in place of
+		// intermediate_size (transformers
+		// src/transformers/models/lfm2/configuration_lfm2.py).
+		if d := c.optInt("block_ff_dim"); d > 0 {
+			m.Intermediate = d
+		}
 		// Lfm2MLP narrows the stated width: 2/3 of it, times
 		// block_ffn_dim_multiplier, rounded up to block_multiple_of
 		// (transformers src/transformers/models/lfm2/modeling_lfm2.py,
@@ -350,6 +357,8 @@ func readArchitectureFFN(c *configReader, m *Model) {
 //     sliding_attention, chunked_attention, linear_attention (gated
 //     DeltaNet), conv (LFM2's short convolution), mamba and attention
 //     (granite-4.0-h);
+//   - full_attn_idxs (LFM2 configs written before layer_types): the
+//     layers listed attend, the others are short convolutions;
 //   - full_attention_interval N (Qwen3-Next, Qwen3.5): every N-th layer
 //     attends, the others are gated DeltaNet;
 //   - attn_layer_period and attn_layer_offset (Jamba): layer i attends when
@@ -370,6 +379,8 @@ func readLayerKinds(c *configReader, m *Model) {
 		m.LayerKinds = nemotronHPattern(c, m, c.str("hybrid_override_pattern"))
 	case hasList(c.cfg["layer_types"]) && listedKindsMatter(c.cfg["layer_types"].([]any)):
 		m.LayerKinds = listedKinds(c, m, c.cfg["layer_types"].([]any))
+	case hasList(c.cfg["full_attn_idxs"]):
+		m.LayerKinds = attentionAtIndices(c, m, c.cfg["full_attn_idxs"].([]any))
 	case c.optInt("full_attention_interval") > 0:
 		every := c.optInt("full_attention_interval")
 		gdn := gatedDeltaNetLayer(c, m)
@@ -455,6 +466,26 @@ func listedKinds(c *configReader, m *Model, lt []any) []Layer {
 			kinds[i] = shortConvLayer(c, m)
 		case "mamba":
 			kinds[i] = mamba2Layer(c, m)
+		}
+	}
+	return kinds
+}
+
+// attentionAtIndices reads LFM2's full_attn_idxs: the layers at those
+// indices are full attention, every other layer a short convolution
+// (transformers src/transformers/models/lfm2/configuration_lfm2.py:
+// layer_types defaults to "full_attention" at full_attn_idxs and "conv"
+// elsewhere). Indices outside the model are ignored.
+func attentionAtIndices(c *configReader, m *Model, idxs []any) []Layer {
+	conv := shortConvLayer(c, m)
+	kinds := make([]Layer, m.Layers)
+	for i := range kinds {
+		kinds[i] = conv
+	}
+	for _, v := range idxs {
+		f, ok := number(v)
+		if ok && f >= 0 && f < float64(m.Layers) && f == math.Trunc(f) {
+			kinds[int(f)] = Layer{Kind: FullAttention}
 		}
 	}
 	return kinds

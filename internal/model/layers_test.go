@@ -138,3 +138,36 @@ func TestLayerKindNames(t *testing.T) {
 	assert.Equal(t, "recurrent", Recurrent.String())
 	assert.Equal(t, "unknown", LayerKind(200).String())
 }
+
+// TestLFM2FullAttnIdxs: LiquidAI/LFM2-1.2B's config.json (catalog entry
+// LFM2-1.2B, verbatim from a mirror of the Hugging Face repository) lists
+// its attention layers in full_attn_idxs, not layer_types, and its FFN
+// width as block_ff_dim: layers 2, 5, 8, 10, 12 and 14 attend, the other
+// ten are short convolutions keeping conv_L_cache-1 = 2 inputs of the
+// 2048-wide stream, and the FFN is 2/3 of 12288 = 8192 wide (Lfm2Config,
+// Lfm2MLP). Read with 16 attention layers, the count was 1.107 B, 5.4 %
+// below the card's 1,170,340,608.
+func TestLFM2FullAttnIdxs(t *testing.T) {
+	m := Lookup("LFM2-1.2B")
+	require.NotNil(t, m)
+	require.Len(t, m.LayerKinds, 16)
+	var attention []int
+	for i, l := range m.LayerKinds {
+		if l.Kind == FullAttention {
+			attention = append(attention, i)
+			continue
+		}
+		assert.Equal(t, Recurrent, l.Kind, i)
+		assert.Equal(t, int64(2*2048), l.ConvState, i)
+	}
+	assert.Equal(t, []int{2, 5, 8, 10, 12, 14}, attention)
+	assert.Equal(t, 8192, m.Intermediate)
+	assert.InEpsilon(t, 1170340608, float64(m.Params), 1e-4)
+	// Indices past the model's depth or not integers are ignored.
+	c := map[string]any{"model_type": "lfm2", "num_hidden_layers": 4.0, "hidden_size": 64.0, "num_attention_heads": 4.0,
+		"conv_L_cache": 3.0, "full_attn_idxs": []any{1.0, 7.0, 2.5, "x"}}
+	s, err := FromConfig(c)
+	require.NoError(t, err)
+	assert.Equal(t, 1, s.CountLayers(FullAttention))
+	assert.Equal(t, FullAttention, s.LayerKinds[1].Kind)
+}
