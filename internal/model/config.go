@@ -69,6 +69,12 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m := &Model{Source: "config"}
 	c := configReader{cfg: cfg}
 	m.Layers = c.int(configKeys.layers)
+	if p := nemotronHBlocks(c.cfg); p != "" {
+		// NemotronHConfig counts its layers by layers_block_type, whatever
+		// num_hidden_layers says (or when it is left out, as in
+		// NVIDIA-Nemotron-3-Ultra's config).
+		m.Layers = len(p)
+	}
 	m.Hidden = c.int(configKeys.hidden)
 	m.Heads = c.int(configKeys.heads)
 	m.KVHeads = c.int(configKeys.kvHeads)
@@ -346,13 +352,20 @@ func readArchitectureFFN(c *configReader, m *Model) {
 		if s := c.optInt("moe_shared_expert_intermediate_size"); s > 0 {
 			m.SharedIntermediate = s
 		}
+		// moe_latent_size (null: none): the routed experts' width in and
+		// out, between fc1_latent_proj (hidden to latent) and
+		// fc2_latent_proj (back); the router and the shared expert see
+		// the hidden state (NVIDIA/TensorRT-LLM
+		// tensorrt_llm/_torch/models/modeling_nemotron_h.py, NemotronHMOE).
+		m.MoELatent = c.optInt("moe_latent_size")
 	}
 }
 
 // readLayerKinds sets LayerKinds from the keys a config lists its layers
 // by, the first that applies:
 //   - hybrid_override_pattern (Nemotron-H): one letter per block, M a Mamba2
-//     mixer, * attention, - an MLP, E a MoE;
+//     mixer, * attention, - an MLP, E a MoE; or the same as the list
+//     layers_block_type (nemotronHBlocks);
 //   - layer_types (transformers >= 4.53): full_attention,
 //     sliding_attention, chunked_attention, linear_attention (gated
 //     DeltaNet), conv (LFM2's short convolution), mamba and attention
@@ -377,6 +390,8 @@ func readLayerKinds(c *configReader, m *Model) {
 	switch {
 	case c.str("hybrid_override_pattern") != "":
 		m.LayerKinds = nemotronHPattern(c, m, c.str("hybrid_override_pattern"))
+	case nemotronHBlocks(c.cfg) != "":
+		m.LayerKinds = nemotronHPattern(c, m, nemotronHBlocks(c.cfg))
 	case hasList(c.cfg["layer_types"]) && listedKindsMatter(c.cfg["layer_types"].([]any)):
 		m.LayerKinds = listedKinds(c, m, c.cfg["layer_types"].([]any))
 	case hasList(c.cfg["full_attn_idxs"]):
@@ -489,6 +504,43 @@ func attentionAtIndices(c *configReader, m *Model, idxs []any) []Layer {
 		}
 	}
 	return kinds
+}
+
+// nemotronHBlockLetters are the hybrid_override_pattern letters of the
+// block names a Nemotron-H layers_block_type list holds: transformers'
+// names (linear_attention for the Mamba2 mixer, full_attention, moe, mlp)
+// and the ones configs on the Hub still carry (mamba, attention), which it
+// remaps (transformers src/transformers/models/nemotron_h/
+// configuration_nemotron_h.py, _list_to_pattern and
+// remap_legacy_layer_types).
+var nemotronHBlockLetters = map[string]byte{
+	"linear_attention": 'M', "mamba": 'M', "full_attention": '*', "attention": '*', "moe": 'E', "mlp": '-',
+}
+
+// nemotronHBlocks is a nemotron_h config's layers_block_type (or
+// layer_types, its alias in NemotronHConfig) as a hybrid_override_pattern
+// string, "" when the config has neither; a name it does not know is read
+// as attention, as nemotronHPattern reads an unknown letter.
+func nemotronHBlocks(cfg map[string]any) string {
+	if t, _ := cfg["model_type"].(string); t != "nemotron_h" {
+		return ""
+	}
+	list, ok := cfg["layers_block_type"].([]any)
+	if !ok {
+		list, _ = cfg["layer_types"].([]any)
+	}
+	if len(list) == 0 || len(list) > maxListedLayers {
+		return ""
+	}
+	b := make([]byte, len(list))
+	for i, v := range list {
+		s, _ := v.(string)
+		b[i] = '*'
+		if l, ok := nemotronHBlockLetters[s]; ok {
+			b[i] = l
+		}
+	}
+	return string(b)
 }
 
 // nemotronHPattern reads Nemotron-H's hybrid_override_pattern: each block

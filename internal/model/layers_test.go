@@ -126,6 +126,7 @@ func TestArchTable(t *testing.T) {
 	assert.Len(t, ggufArchitectures, 10)
 	assert.True(t, ArchOf("nemotron_h").PlainMLP, "relu2 MLP: up and down only")
 	assert.True(t, ArchOf("qwen3_5_text").GatedAttention)
+	assert.True(t, ArchOf("cohere").TiedByDefault, "CohereConfig ties by default")
 }
 
 // TestLayerKindNames: the attention kinds that Hugging Face layer_types
@@ -170,4 +171,43 @@ func TestLFM2FullAttnIdxs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, s.CountLayers(FullAttention))
 	assert.Equal(t, FullAttention, s.LayerKinds[1].Kind)
+}
+
+// TestNemotronHBlockListAndLatentMoE: NVIDIA-Nemotron-3-Ultra's config
+// (catalog entry, verbatim from aiconfigurator's copy) lists its blocks in
+// layers_block_type and gives no num_hidden_layers, so its 108 layers are
+// that list's (NemotronHConfig.num_hidden_layers); Nemotron-3-Super's
+// routed experts work in moe_latent_size 1024 (LatentMoE): each of its 512
+// experts is an up and a down matrix of 1024 × 2688 (relu2, no gate), and
+// the layer adds the projections 4096 × 1024 and back. Read as experts of
+// the hidden width, Super counted 458.6 B and Ultra 2094 B; now 120.7 B
+// and 549.3 B, the sizes their names give.
+func TestNemotronHBlockListAndLatentMoE(t *testing.T) {
+	u := Lookup("NVIDIA-Nemotron-3-Ultra-550B-A55B")
+	require.NotNil(t, u)
+	assert.Equal(t, 108, u.Layers)
+	assert.Equal(t, 48, u.CountLayers(Recurrent))
+	assert.Equal(t, 12, u.CountLayers(FullAttention))
+	assert.Equal(t, 2048, u.MoELatent)
+
+	s := Lookup("NVIDIA-Nemotron-3-Super-120B-A12B")
+	require.NotNil(t, s)
+	assert.Equal(t, 1024, s.MoELatent)
+	assert.Equal(t, int64(512*2*1024*2688), s.RoutedExpertParams())
+	assert.InEpsilon(t, 120e9, float64(s.Params), 0.01)
+	assert.InEpsilon(t, 550e9, float64(u.Params), 0.01)
+
+	// The Hub's names and transformers' name the same blocks.
+	for _, names := range [][]any{{"mamba", "moe", "attention", "mlp"}, {"linear_attention", "moe", "full_attention", "mlp"}} {
+		m, err := FromConfig(map[string]any{"model_type": "nemotron_h", "hidden_size": 64.0, "num_attention_heads": 4.0,
+			"mamba_num_heads": 2.0, "mamba_head_dim": 8.0, "ssm_state_size": 4.0, "n_groups": 1.0, "conv_kernel": 4.0,
+			"n_routed_experts": 4.0, "num_experts_per_tok": 2.0, "moe_intermediate_size": 8.0, "layers_block_type": names})
+		require.NoError(t, err)
+		require.Len(t, m.LayerKinds, 4)
+		assert.Equal(t, []LayerKind{Recurrent, FeedForward, FullAttention, FeedForward},
+			[]LayerKind{m.LayerKinds[0].Kind, m.LayerKinds[1].Kind, m.LayerKinds[2].Kind, m.LayerKinds[3].Kind}, names)
+		assert.Equal(t, FFNModel, m.LayerKinds[1].FFN)
+		assert.Equal(t, FFNDense, m.LayerKinds[3].FFN)
+		assert.Zero(t, m.MoELatent)
+	}
 }

@@ -90,8 +90,7 @@ var withoutPublishedTotal = []string{
 // count or checkpoint size, kept apart so that each list reads as it grew.
 var withoutPublishedTotalSince95 = []string{
 	"Cosmos-Reason2-8B", "DeepSeek-R1-Distill-Qwen-32B", "DeepSeek-V3-0324", "DeepSeek-V3.1",
-	"GLM-5.3", "MiniCPM-2B-sft-bf16", "Qwen2-0.5B-Instruct", "Qwen2-1.5B-Instruct",
-	"Qwen2-7B-Instruct", "Qwen3-Next-80B-A3B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
-	"SmolLM-135M-Instruct", "SmolLM-360M-Instruct", "SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct",
-	"aya-23-8B", "granite-3.1-1b-a400m-instruct",
+	"GLM-5.3", "MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B",
+	"NVIDIA-Nemotron-3-Ultra-550B-A55B", "NVIDIA-Nemotron-3.5-Lightning-30B-A3B",
+	"Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
 }
