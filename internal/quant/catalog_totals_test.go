@@ -90,7 +90,8 @@ var withoutPublishedTotal = []string{
 // count or checkpoint size, kept apart so that each list reads as it grew.
 var withoutPublishedTotalSince95 = []string{
 	"Cosmos-Reason2-8B", "DeepSeek-R1-Distill-Qwen-32B", "DeepSeek-V3-0324", "DeepSeek-V3.1",
-	"GLM-5.3", "MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B",
-	"NVIDIA-Nemotron-3-Ultra-550B-A55B", "NVIDIA-Nemotron-3.5-Lightning-30B-A3B",
-	"Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
+	"GLM-4.7", "GLM-4.7-Flash", "GLM-5.3", "Kimi-K2-Thinking", "Kimi-K2.6", "Kimi-K2.7-Code",
+	"MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B", "NVIDIA-Nemotron-3-Ultra-550B-A55B",
+	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking",
+	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
 }
