@@ -57,12 +57,12 @@ const LlamaCPPCUDAOverheadBytes = 688 << 20
 // rows (card MiB:context) 12288:56576, 16384:89344, 6144:7424, 8192:23808 of data/llamacpp-cuda-h200-fit.
 const LlamaCPPCUDAFitOverheadBytes = 555 << 20
 
-// The params → shape relation of model.EstimateShape, over the 55 dense
+// The params → shape relation of model.EstimateShape, over the 65 dense
 // catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by
 // least squares on the logarithms, and their most common key/value head
 // count.
 const (
-	ShapeLayersLogIntercept = -2.5869325477061116
-	ShapeLayersExponent     = 0.27354529797675253
+	ShapeLayersLogIntercept = -2.454318233266516
+	ShapeLayersExponent     = 0.2681770681867829
 	ShapeKVHeads            = 8
 )

@@ -77,6 +77,10 @@ var arches = map[string]Arch{
 	// squared ReLU (mlp_hidden_act "relu2"; transformers
 	// src/transformers/models/nemotron_h/modeling_nemotron_h.py, NemotronHMLP).
 	"nemotron_h": {PlainMLP: true},
+	// Cohere (Command R, Aya 23) ties its embeddings unless told otherwise
+	// (CohereConfig's tie_word_embeddings defaults to True: transformers
+	// src/transformers/models/cohere/configuration_cohere.py).
+	"cohere": {TiedByDefault: true},
 	// SmolLM3 and LFM2 tie their embeddings unless told otherwise
 	// (SmolLM3Config and Lfm2Config default tie_word_embeddings to True).
 	"smollm3":          {TiedByDefault: true},

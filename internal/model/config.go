@@ -69,6 +69,12 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m := &Model{Source: "config"}
 	c := configReader{cfg: cfg}
 	m.Layers = c.int(configKeys.layers)
+	if p := nemotronHBlocks(c.cfg); p != "" {
+		// NemotronHConfig counts its layers by layers_block_type, whatever
+		// num_hidden_layers says (or when it is left out, as in
+		// NVIDIA-Nemotron-3-Ultra's config).
+		m.Layers = len(p)
+	}
 	m.Hidden = c.int(configKeys.hidden)
 	m.Heads = c.int(configKeys.heads)
 	m.KVHeads = c.int(configKeys.kvHeads)
@@ -299,6 +305,13 @@ func readArchitectureFFN(c *configReader, m *Model) {
 	}
 	switch m.Architecture {
 	case "lfm2":
+		// block_ff_dim: the FFN width of LFM2 configs written before the
+		// transformers port, which Lfm2Config reads in place of
+		// intermediate_size (transformers
+		// src/transformers/models/lfm2/configuration_lfm2.py).
+		if d := c.optInt("block_ff_dim"); d > 0 {
+			m.Intermediate = d
+		}
 		// Lfm2MLP narrows the stated width: 2/3 of it, times
 		// block_ffn_dim_multiplier, rounded up to block_multiple_of
 		// (transformers src/transformers/models/lfm2/modeling_lfm2.py,
@@ -339,17 +352,26 @@ func readArchitectureFFN(c *configReader, m *Model) {
 		if s := c.optInt("moe_shared_expert_intermediate_size"); s > 0 {
 			m.SharedIntermediate = s
 		}
+		// moe_latent_size (null: none): the routed experts' width in and
+		// out, between fc1_latent_proj (hidden to latent) and
+		// fc2_latent_proj (back); the router and the shared expert see
+		// the hidden state (NVIDIA/TensorRT-LLM
+		// tensorrt_llm/_torch/models/modeling_nemotron_h.py, NemotronHMOE).
+		m.MoELatent = c.optInt("moe_latent_size")
 	}
 }
 
 // readLayerKinds sets LayerKinds from the keys a config lists its layers
 // by, the first that applies:
 //   - hybrid_override_pattern (Nemotron-H): one letter per block, M a Mamba2
-//     mixer, * attention, - an MLP, E a MoE;
+//     mixer, * attention, - an MLP, E a MoE; or the same as the list
+//     layers_block_type (nemotronHBlocks);
 //   - layer_types (transformers >= 4.53): full_attention,
 //     sliding_attention, chunked_attention, linear_attention (gated
 //     DeltaNet), conv (LFM2's short convolution), mamba and attention
 //     (granite-4.0-h);
+//   - full_attn_idxs (LFM2 configs written before layer_types): the
+//     layers listed attend, the others are short convolutions;
 //   - full_attention_interval N (Qwen3-Next, Qwen3.5): every N-th layer
 //     attends, the others are gated DeltaNet;
 //   - attn_layer_period and attn_layer_offset (Jamba): layer i attends when
@@ -368,8 +390,12 @@ func readLayerKinds(c *configReader, m *Model) {
 	switch {
 	case c.str("hybrid_override_pattern") != "":
 		m.LayerKinds = nemotronHPattern(c, m, c.str("hybrid_override_pattern"))
+	case nemotronHBlocks(c.cfg) != "":
+		m.LayerKinds = nemotronHPattern(c, m, nemotronHBlocks(c.cfg))
 	case hasList(c.cfg["layer_types"]) && listedKindsMatter(c.cfg["layer_types"].([]any)):
 		m.LayerKinds = listedKinds(c, m, c.cfg["layer_types"].([]any))
+	case hasList(c.cfg["full_attn_idxs"]):
+		m.LayerKinds = attentionAtIndices(c, m, c.cfg["full_attn_idxs"].([]any))
 	case c.optInt("full_attention_interval") > 0:
 		every := c.optInt("full_attention_interval")
 		gdn := gatedDeltaNetLayer(c, m)
@@ -458,6 +484,63 @@ func listedKinds(c *configReader, m *Model, lt []any) []Layer {
 		}
 	}
 	return kinds
+}
+
+// attentionAtIndices reads LFM2's full_attn_idxs: the layers at those
+// indices are full attention, every other layer a short convolution
+// (transformers src/transformers/models/lfm2/configuration_lfm2.py:
+// layer_types defaults to "full_attention" at full_attn_idxs and "conv"
+// elsewhere). Indices outside the model are ignored.
+func attentionAtIndices(c *configReader, m *Model, idxs []any) []Layer {
+	conv := shortConvLayer(c, m)
+	kinds := make([]Layer, m.Layers)
+	for i := range kinds {
+		kinds[i] = conv
+	}
+	for _, v := range idxs {
+		f, ok := number(v)
+		if ok && f >= 0 && f < float64(m.Layers) && f == math.Trunc(f) {
+			kinds[int(f)] = Layer{Kind: FullAttention}
+		}
+	}
+	return kinds
+}
+
+// nemotronHBlockLetters are the hybrid_override_pattern letters of the
+// block names a Nemotron-H layers_block_type list holds: transformers'
+// names (linear_attention for the Mamba2 mixer, full_attention, moe, mlp)
+// and the ones configs on the Hub still carry (mamba, attention), which it
+// remaps (transformers src/transformers/models/nemotron_h/
+// configuration_nemotron_h.py, _list_to_pattern and
+// remap_legacy_layer_types).
+var nemotronHBlockLetters = map[string]byte{
+	"linear_attention": 'M', "mamba": 'M', "full_attention": '*', "attention": '*', "moe": 'E', "mlp": '-',
+}
+
+// nemotronHBlocks is a nemotron_h config's layers_block_type (or
+// layer_types, its alias in NemotronHConfig) as a hybrid_override_pattern
+// string, "" when the config has neither; a name it does not know is read
+// as attention, as nemotronHPattern reads an unknown letter.
+func nemotronHBlocks(cfg map[string]any) string {
+	if t, _ := cfg["model_type"].(string); t != "nemotron_h" {
+		return ""
+	}
+	list, ok := cfg["layers_block_type"].([]any)
+	if !ok {
+		list, _ = cfg["layer_types"].([]any)
+	}
+	if len(list) == 0 || len(list) > maxListedLayers {
+		return ""
+	}
+	b := make([]byte, len(list))
+	for i, v := range list {
+		s, _ := v.(string)
+		b[i] = '*'
+		if l, ok := nemotronHBlockLetters[s]; ok {
+			b[i] = l
+		}
+	}
+	return string(b)
 }
 
 // nemotronHPattern reads Nemotron-H's hybrid_override_pattern: each block

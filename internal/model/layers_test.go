@@ -126,6 +126,7 @@ func TestArchTable(t *testing.T) {
 	assert.Len(t, ggufArchitectures, 10)
 	assert.True(t, ArchOf("nemotron_h").PlainMLP, "relu2 MLP: up and down only")
 	assert.True(t, ArchOf("qwen3_5_text").GatedAttention)
+	assert.True(t, ArchOf("cohere").TiedByDefault, "CohereConfig ties by default")
 }
 
 // TestLayerKindNames: the attention kinds that Hugging Face layer_types
@@ -137,4 +138,76 @@ func TestLayerKindNames(t *testing.T) {
 	assert.Equal(t, "chunked_attention", ChunkedAttention.String())
 	assert.Equal(t, "recurrent", Recurrent.String())
 	assert.Equal(t, "unknown", LayerKind(200).String())
+}
+
+// TestLFM2FullAttnIdxs: LiquidAI/LFM2-1.2B's config.json (catalog entry
+// LFM2-1.2B, verbatim from a mirror of the Hugging Face repository) lists
+// its attention layers in full_attn_idxs, not layer_types, and its FFN
+// width as block_ff_dim: layers 2, 5, 8, 10, 12 and 14 attend, the other
+// ten are short convolutions keeping conv_L_cache-1 = 2 inputs of the
+// 2048-wide stream, and the FFN is 2/3 of 12288 = 8192 wide (Lfm2Config,
+// Lfm2MLP). Read with 16 attention layers, the count was 1.107 B, 5.4 %
+// below the card's 1,170,340,608.
+func TestLFM2FullAttnIdxs(t *testing.T) {
+	m := Lookup("LFM2-1.2B")
+	require.NotNil(t, m)
+	require.Len(t, m.LayerKinds, 16)
+	var attention []int
+	for i, l := range m.LayerKinds {
+		if l.Kind == FullAttention {
+			attention = append(attention, i)
+			continue
+		}
+		assert.Equal(t, Recurrent, l.Kind, i)
+		assert.Equal(t, int64(2*2048), l.ConvState, i)
+	}
+	assert.Equal(t, []int{2, 5, 8, 10, 12, 14}, attention)
+	assert.Equal(t, 8192, m.Intermediate)
+	assert.InEpsilon(t, 1170340608, float64(m.Params), 1e-4)
+	// Indices past the model's depth or not integers are ignored.
+	c := map[string]any{"model_type": "lfm2", "num_hidden_layers": 4.0, "hidden_size": 64.0, "num_attention_heads": 4.0,
+		"conv_L_cache": 3.0, "full_attn_idxs": []any{1.0, 7.0, 2.5, "x"}}
+	s, err := FromConfig(c)
+	require.NoError(t, err)
+	assert.Equal(t, 1, s.CountLayers(FullAttention))
+	assert.Equal(t, FullAttention, s.LayerKinds[1].Kind)
+}
+
+// TestNemotronHBlockListAndLatentMoE: NVIDIA-Nemotron-3-Ultra's config
+// (catalog entry, verbatim from aiconfigurator's copy) lists its blocks in
+// layers_block_type and gives no num_hidden_layers, so its 108 layers are
+// that list's (NemotronHConfig.num_hidden_layers); Nemotron-3-Super's
+// routed experts work in moe_latent_size 1024 (LatentMoE): each of its 512
+// experts is an up and a down matrix of 1024 × 2688 (relu2, no gate), and
+// the layer adds the projections 4096 × 1024 and back. Read as experts of
+// the hidden width, Super counted 458.6 B and Ultra 2094 B; now 120.7 B
+// and 549.3 B, the sizes their names give.
+func TestNemotronHBlockListAndLatentMoE(t *testing.T) {
+	u := Lookup("NVIDIA-Nemotron-3-Ultra-550B-A55B")
+	require.NotNil(t, u)
+	assert.Equal(t, 108, u.Layers)
+	assert.Equal(t, 48, u.CountLayers(Recurrent))
+	assert.Equal(t, 12, u.CountLayers(FullAttention))
+	assert.Equal(t, 2048, u.MoELatent)
+
+	s := Lookup("NVIDIA-Nemotron-3-Super-120B-A12B")
+	require.NotNil(t, s)
+	assert.Equal(t, 1024, s.MoELatent)
+	assert.Equal(t, int64(512*2*1024*2688), s.RoutedExpertParams())
+	assert.InEpsilon(t, 120e9, float64(s.Params), 0.01)
+	assert.InEpsilon(t, 550e9, float64(u.Params), 0.01)
+
+	// The Hub's names and transformers' name the same blocks.
+	for _, names := range [][]any{{"mamba", "moe", "attention", "mlp"}, {"linear_attention", "moe", "full_attention", "mlp"}} {
+		m, err := FromConfig(map[string]any{"model_type": "nemotron_h", "hidden_size": 64.0, "num_attention_heads": 4.0,
+			"mamba_num_heads": 2.0, "mamba_head_dim": 8.0, "ssm_state_size": 4.0, "n_groups": 1.0, "conv_kernel": 4.0,
+			"n_routed_experts": 4.0, "num_experts_per_tok": 2.0, "moe_intermediate_size": 8.0, "layers_block_type": names})
+		require.NoError(t, err)
+		require.Len(t, m.LayerKinds, 4)
+		assert.Equal(t, []LayerKind{Recurrent, FeedForward, FullAttention, FeedForward},
+			[]LayerKind{m.LayerKinds[0].Kind, m.LayerKinds[1].Kind, m.LayerKinds[2].Kind, m.LayerKinds[3].Kind}, names)
+		assert.Equal(t, FFNModel, m.LayerKinds[1].FFN)
+		assert.Equal(t, FFNDense, m.LayerKinds[3].FFN)
+		assert.Zero(t, m.MoELatent)
+	}
 }

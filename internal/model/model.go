@@ -71,6 +71,12 @@ type Model struct {
 	// shared expert; granite-4.0-h's shared MLP); 0: SharedExperts experts
 	// of the routed width.
 	SharedIntermediate int `json:"shared_intermediate,omitempty"`
+	// MoELatent is the width routed experts work in when a MoE layer
+	// projects the hidden state down to it first (LatentMoE: Nemotron 3
+	// Super and Ultra, moe_latent_size): each expert is MoELatent wide in
+	// and out, and the layer adds the two projections hidden × MoELatent
+	// and back; 0: experts work in the hidden width.
+	MoELatent int `json:"moe_latent,omitempty"`
 
 	// KVLoRARank and QKRopeHeadDim describe multi-head latent attention
 	// (DeepSeek V2/V3): the KV cache holds a compressed latent of

@@ -18,6 +18,7 @@ import (
 //	             + h·(r+dr) + r + r·H·(dn+dv) + H·dv·h       (kv latent r = kv_lora_rank)
 //	FFN          3·h·I (gated SwiGLU/GeGLU; 2·h·I for falcon/gpt2)
 //	  MoE layer  E·3·h·Ie + S·3·h·Ie + h·E                   (experts, shared, router)
+//	  LatentMoE  experts E·3·l·Ie in the latent l, + 2·h·l   (projections to l and back)
 //	norms        2·h per layer + h final
 //
 // per layer by its kind (Layer): a Recurrent layer has its mixer's weights
@@ -120,13 +121,26 @@ func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
 		ffn := proj * h * float64(intermediateOrDefault(m))
 		return mixer + norms + ffn, mixer + norms + ffn
 	}
-	expert := proj * h * float64(expertIntermediate(m))
-	shared := float64(m.SharedExperts) * expert
+	in, latent := expertInput(m)
+	expert := proj * in * float64(expertIntermediate(m))
+	shared := float64(m.SharedExperts) * proj * h * float64(expertIntermediate(m))
 	if m.SharedIntermediate > 0 {
 		shared = proj * h * float64(m.SharedIntermediate)
 	}
-	common := mixer + norms + shared + h*float64(m.Experts)
+	common := mixer + norms + shared + h*float64(m.Experts) + latent
 	return common + float64(m.Experts)*expert, common + float64(m.ExpertsPerToken)*expert
+}
+
+// expertInput is the width a routed expert reads and writes, the hidden
+// size or a LatentMoE's latent (Model.MoELatent), and the weights of the
+// projections to the latent and back (2 · hidden · latent; 0 without).
+func expertInput(m *Model) (width, projections float64) {
+	h := float64(m.Hidden)
+	if m.MoELatent <= 0 {
+		return h, 0
+	}
+	l := float64(m.MoELatent)
+	return l, 2 * h * l
 }
 
 // RoutedExpertParams is the weights of one MoE layer's routed experts (the
@@ -136,7 +150,8 @@ func (m *Model) RoutedExpertParams() int64 {
 	if !m.IsMoE() || m.Hidden <= 0 {
 		return 0
 	}
-	return int64(float64(ffnProjections(m)) * float64(m.Hidden) * float64(expertIntermediate(m)) * float64(m.Experts))
+	in, _ := expertInput(m)
+	return int64(float64(ffnProjections(m)) * in * float64(expertIntermediate(m)) * float64(m.Experts))
 }
 
 // expertIntermediate is a routed expert's FFN width.

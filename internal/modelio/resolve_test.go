@@ -195,7 +195,8 @@ func TestSuggestKeepsTheFamily(t *testing.T) {
 	assert.NotContains(t, err.Error(), "Qwen2.5-72B")
 }
 
-// TestOllamaAliases: the names ollama users type resolve.
+// TestOllamaAliases: the names ollama users type resolve, and so do the
+// Hugging Face ids of catalog models.
 func TestOllamaAliases(t *testing.T) {
 	for name, want := range map[string]string{
 		"qwen3:30b-a3b": "Qwen3-30B-A3B", "qwen3:30b": "Qwen3-30B-A3B", "qwen3:235b": "Qwen3-235B-A22B",
@@ -204,6 +205,9 @@ func TestOllamaAliases(t *testing.T) {
 		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
 		"qwen3:4b": "Qwen3-4B", "qwen3:14b": "Qwen3-14B", "phi4-mini:3.8b": "Phi-4-mini-instruct",
 		"qwen3-next:80b": "Qwen3-Next-80B-A3B-Instruct", "meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
+		"deepseek-r1:32b": "DeepSeek-R1-Distill-Qwen-32B", "deepseek-v3.1:671b": "DeepSeek-V3.1", "lfm2:1.2b": "LFM2-1.2B",
+		"smollm3:3b": "SmolLM3-3B", "cogito:14b": "cogito-v1-preview-qwen-14B", "nemotron-3-super:120b": "NVIDIA-Nemotron-3-Super-120B-A12B",
+		"Qwen/Qwen2-1.5B": "Qwen2-1.5B-Instruct", "moonshotai/Kimi-K2.6": "Kimi-K2.6", "mistralai/Devstral-Small-2507": "Devstral-Small-2507",
 	} {
 		m := model.Lookup(name)
 		if assert.NotNil(t, m, name) {

@@ -57,7 +57,9 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 		}
 	}
 	sort.Strings(unpublished)
-	assert.Equal(t, withoutPublishedTotal, unpublished, "catalog models without a published total")
+	want := append(append([]string(nil), withoutPublishedTotal...), withoutPublishedTotalSince95...)
+	sort.Strings(want)
+	assert.Equal(t, want, unpublished, "catalog models without a published total")
 }
 
 // withoutPublishedTotal are the catalog models for which no source opened
@@ -81,4 +83,15 @@ var withoutPublishedTotal = []string{
 	"Qwen3.5-27B", "Qwen3.5-35B-A3B", "Qwen3.5-397B-A17B", "Qwen3.6-27B", "Qwen3.6-35B-A3B",
 	"Step-3.7-Flash", "TinyLlama-1.1B-Chat-v1.0", "gemma-2-2b-jpn-it", "internlm2_5-7b-chat",
 	"stablelm-2-zephyr-1_6b",
+}
+
+// withoutPublishedTotalSince95 are the models added after the catalog's
+// first 95 (issue 25, item 2) for which no source opened states an exact
+// count or checkpoint size, kept apart so that each list reads as it grew.
+var withoutPublishedTotalSince95 = []string{
+	"Cosmos-Reason2-8B", "DeepSeek-R1-Distill-Qwen-32B", "DeepSeek-V3-0324", "DeepSeek-V3.1",
+	"GLM-4.7", "GLM-4.7-Flash", "GLM-5.3", "Kimi-K2-Thinking", "Kimi-K2.6", "Kimi-K2.7-Code",
+	"MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B", "NVIDIA-Nemotron-3-Ultra-550B-A55B",
+	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking",
+	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
 }

@@ -152,6 +152,17 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 	if m.MoEIntermediate > 0 {
 		expert = m.MoEIntermediate
 	}
+	if m.MoELatent > 0 {
+		// LatentMoE: the experts work in the latent width, between the
+		// projections to it and back (model.Model.MoELatent).
+		l := float64(m.MoELatent)
+		ts = append(ts, tensor{catOther2D, i, h * l, m.Hidden}, tensor{catOther2D, i, l * h, m.MoELatent})
+		ts = appendMLPOf(ts, m, i, float64(m.Experts), m.MoELatent, expert)
+		if m.SharedIntermediate > 0 {
+			return appendMLP(ts, m, i, 1, m.SharedIntermediate)
+		}
+		return appendMLP(ts, m, i, float64(m.SharedExperts), expert)
+	}
 	if m.SharedIntermediate > 0 {
 		ts = appendMLP(ts, m, i, float64(m.Experts), expert)
 		return appendMLP(ts, m, i, 1, m.SharedIntermediate)
@@ -161,12 +172,19 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 
 // appendMLP appends the gate, up and down matrices of n FFNs of width inter.
 func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int) []tensor {
-	h, I := float64(m.Hidden), float64(inter)
+	return appendMLPOf(ts, m, i, n, m.Hidden, inter)
+}
+
+// appendMLPOf appends the gate, up and down matrices of n FFNs of width
+// inter that read and write vectors of width in (the hidden size, or a
+// LatentMoE's latent).
+func appendMLPOf(ts []tensor, m *model.Model, i int, n float64, in, inter int) []tensor {
+	h, I := float64(in), float64(inter)
 	if !plainMLP(m) {
-		ts = append(ts, tensor{catFFNGate, i, n * h * I, m.Hidden})
+		ts = append(ts, tensor{catFFNGate, i, n * h * I, in})
 	}
 	return append(ts,
-		tensor{catFFNUp, i, n * h * I, m.Hidden},
+		tensor{catFFNUp, i, n * h * I, in},
 		tensor{catFFNDown, i, n * I * h, inter})
 }
 

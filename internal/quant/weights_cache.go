@@ -26,6 +26,7 @@ type shapeKey struct {
 	MaxContext                                                   int
 	Experts, ExpertsPerToken, SharedExperts                      int
 	MoEIntermediate, DenseLayers, SharedIntermediate             int
+	MoELatent                                                    int
 	LayerKinds                                                   uint64
 	MTPParams, VisionParams                                      int64
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
@@ -48,6 +49,7 @@ func shapeOf(m *model.Model) shapeKey {
 		Intermediate: m.Intermediate, Vocab: m.Vocab, TieEmbeddings: m.TieEmbeddings, MaxContext: m.MaxContext,
 		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
+		MoELatent:  m.MoELatent,
 		LayerKinds: kindsFingerprint(m.LayerKinds), MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:  m.VHeadDim,

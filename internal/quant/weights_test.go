@@ -299,3 +299,22 @@ func TestWeightsMemoConcurrent(t *testing.T) {
 		assert.Empty(t, <-done)
 	}
 }
+
+// TestLatentMoETensors: a LatentMoE model's tensor list (experts in the
+// latent width, the projections to it and back, the shared expert and
+// router in the hidden width) holds the weights its shape counts
+// (model.ShapeParams), so its bf16 size is two bytes per parameter:
+// NVIDIA-Nemotron-3-Super-120B-A12B, whose experts are 1024 wide.
+func TestLatentMoETensors(t *testing.T) {
+	m := model.Lookup("NVIDIA-Nemotron-3-Super-120B-A12B")
+	require.NotNil(t, m)
+	require.Equal(t, 1024, m.MoELatent)
+	ts, ok := tensors(m)
+	require.True(t, ok)
+	var sum float64
+	for _, x := range ts {
+		sum += x.elements
+	}
+	assert.InDelta(t, float64(m.Params), sum, 1)
+	assert.InDelta(t, 2*float64(m.Params), float64(WeightsBytes(m, BF16)), 2)
+}
