@@ -29,7 +29,7 @@ import (
 // path see the same machine, and their registries can be compared.
 
 // smiRun runs the fixture's nvidia-smi.
-func smiRun(t *testing.T, fixture string, args ...string) []byte {
+func smiRun(t testing.TB, fixture string, args ...string) []byte {
 	t.Helper()
 	out, err := exec.Command(filepath.Join(detecttest.MachineDir(t, fixture), "bin", "nvidia-smi"), args...).Output()
 	require.NoError(t, err, "nvidia-smi %v", args)
@@ -39,7 +39,7 @@ func smiRun(t *testing.T, fixture string, args ...string) []byte {
 // smiMachine is the fake NVML machine of a fixture (see above); topo says
 // what `topo -m` leaves out (TopoOptions without Buses, which come from the
 // query), nil for one GPU.
-func smiMachine(t *testing.T, fixture string, topo *nvmltest.TopoOptions) nvmltest.Machine {
+func smiMachine(t testing.TB, fixture string, topo *nvmltest.TopoOptions) nvmltest.Machine {
 	t.Helper()
 	out := smiRun(t, fixture, "--query-gpu="+strings.Join(nvidia.NVQueryFields, ","), "--format=csv,noheader,nounits")
 	var m nvmltest.Machine
@@ -87,7 +87,7 @@ func smiMachine(t *testing.T, fixture string, topo *nvmltest.TopoOptions) nvmlte
 // addMIGDevices gives the MIG-enabled GPUs of m (one, in the fixtures) the
 // MIG devices of the fixture's `-L` and `-q`. NVML names a MIG device
 // "<GPU name> MIG <profile>".
-func addMIGDevices(t *testing.T, fixture string, m *nvmltest.Machine) {
+func addMIGDevices(t testing.TB, fixture string, m *nvmltest.Machine) {
 	g := -1
 	for i := range m.GPUs {
 		if m.GPUs[i].MIGCurrent == 1 {
@@ -178,17 +178,7 @@ func comparable(devs []registry.Device) []registry.Device {
 // one nvswitch domain that nvidia-smi and topo -m give, with NVML's own
 // link speed left out (the fake serves none).
 func TestNVMLRegistryEqualsNvidiaSMIOnDGXH100(t *testing.T) {
-	switches := nvswitchBuses(t, "dgx-h100")
-	require.Len(t, switches, 4)
-	// topo -m prints NV18 for every pair; their PCIe path is NODE within
-	// a socket's four GPUs and SYS across (the NUMA Affinity column).
-	m := smiMachine(t, "dgx-h100", &nvmltest.TopoOptions{Switches: switches, Version: int(nvml.NVLinkVersion4_0),
-		NVPCIe: func(a, b int) int {
-			if a/4 == b/4 {
-				return int(nvml.TopologyNode)
-			}
-			return int(nvml.TopologySystem)
-		}})
+	m := dgxH100Machine(t)
 	viaNVML, viaSMI := detectBoth(t, "dgx-h100", m)
 	assert.Empty(t, viaNVML.Warnings)
 	assert.Equal(t, comparable(viaSMI.Devices), comparable(viaNVML.Devices))
@@ -215,9 +205,26 @@ func TestNVMLRegistryEqualsNvidiaSMIOnDGXH100(t *testing.T) {
 	}
 }
 
+// dgxH100Machine is the fake NVML of the dgx-h100 fixture: topo -m prints
+// NV18 for every pair, so each GPU has 18 NVLink 4.0 links (the H100's
+// generation) to the fixture's four NVSwitches; a pair's PCIe path is NODE
+// within a socket's four GPUs and SYS across (topo -m's NUMA Affinity
+// column).
+func dgxH100Machine(t testing.TB) nvmltest.Machine {
+	switches := nvswitchBuses(t, "dgx-h100")
+	require.Len(t, switches, 4)
+	return smiMachine(t, "dgx-h100", &nvmltest.TopoOptions{Switches: switches, Version: int(nvml.NVLinkVersion4_0),
+		NVPCIe: func(a, b int) int {
+			if a/4 == b/4 {
+				return int(nvml.TopologyNode)
+			}
+			return int(nvml.TopologySystem)
+		}})
+}
+
 // nvswitchBuses lists the NVSwitch PCI functions (class 0x0680) of a
 // fixture's sysfs, by bus id as NVML prints it ("00000000:05:00.0").
-func nvswitchBuses(t *testing.T, fixture string) []string {
+func nvswitchBuses(t testing.TB, fixture string) []string {
 	dir := filepath.Join(detecttest.MachineDir(t, fixture), "root", "sys", "bus", "pci", "devices")
 	out, err := exec.Command("sh", "-c", "cd "+dir+" && grep -l '^0x0680' */class | cut -d/ -f1").Output()
 	require.NoError(t, err)
