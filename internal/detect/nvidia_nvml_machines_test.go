@@ -265,3 +265,20 @@ func TestNVMLMIGEqualsNvidiaSMI(t *testing.T) {
 		})
 	}
 }
+
+// An NVML without the NVLink entry points (FAKE_OLD) on the DGX: the
+// devices still come from NVML, and the NVSwitch domain from sysfs, as
+// when no tool answers.
+func TestNVMLWithoutNVLinkFallsBackToSysfsNVSwitch(t *testing.T) {
+	opts := fixtureOptions(t, "dgx-h100", nil)
+	opts.Backends = hostBackends
+	opts.NVMLLibrary = nvmltest.BuildMachine(t, dgxH100Machine(t), "-DFAKE_OLD")
+	opts.Path = t.TempDir()
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	assert.Equal(t, nvidia.SourceNVML, devicesOfKind(reg, registry.KindCUDA)[0].Sources["memory_bytes"])
+	ics := interconnectsOfKind(reg, registry.LinkNVSwitch)
+	require.Len(t, ics, 1)
+	assert.Equal(t, "sysfs (NVSwitch PCI functions)", ics[0].Source)
+	assert.Len(t, ics[0].Devices, 8)
+}

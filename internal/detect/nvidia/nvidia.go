@@ -67,6 +67,11 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		if len(fabric.GPUs) > 1 {
 			f.Interconnects = append(f.Interconnects, nvmlInterconnects(snap, devs, fabric.NVSwitch)...)
 		}
+		if fabric.NVSwitch && !nvmlReadLinks(snap) {
+			// An NVML without the NVLink entry points says nothing of
+			// the links: sysfs's NVSwitches, as without a tool.
+			f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
+		}
 		return withDevices(f, devs)
 	}
 

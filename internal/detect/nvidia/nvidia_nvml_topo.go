@@ -151,3 +151,14 @@ func nvmlInterconnects(s *nvml.Snapshot, devs []nvDevice, nvswitch bool) []regis
 		}}
 	return interconnectsFromTopo(topoFromNVML(s), devs, nvswitch, tl)
 }
+
+// nvmlReadLinks reports whether NVML gave the NVLinks of any GPU (active
+// or not).
+func nvmlReadLinks(s *nvml.Snapshot) bool {
+	for _, d := range s.Devices {
+		if len(d.NVLinks) > 0 {
+			return true
+		}
+	}
+	return false
+}
