@@ -82,8 +82,8 @@ func topoFromNVML(s *nvml.Snapshot) nvTopo {
 // 5.0 (Blackwell) 1,800 GB/s over 18 links
 // (https://www.nvidia.com/en-us/data-center/nvlink/). NVLink 3.0 is left
 // out: the A100's links carry 50 GB/s (600 GB/s over 12) but a GA102
-// board's 28.125 GB/s (A40: 112.5 GB/s, shared/calibration devices.json,
-// over the 4 links `topo -m` prints as NV4 between bridged GA102 cards,
+// board's 28.125 GB/s (A40: 112.5 GB/s, its record in
+// internal/specs/records_nvidia.go, over the 4 links `topo -m` prints as NV4 between bridged GA102 cards,
 // testdata/topo-m-quad-rtx3090-aikitoria-pr18.txt), so the compute
 // capability decides (nvLinkPerLinkByCC); so it does for 2.2 and 3.1, for
 // which NVIDIA publishes no per-generation figure.
