@@ -282,3 +282,22 @@ func TestNVMLWithoutNVLinkFallsBackToSysfsNVSwitch(t *testing.T) {
 	assert.Equal(t, "sysfs (NVSwitch PCI functions)", ics[0].Source)
 	assert.Len(t, ics[0].Devices, 8)
 }
+
+// A GPU in MIG mode whose MIG devices NVML cannot list (a library without
+// the MIG device entry points): the instances come from nvidia-smi -L and
+// -q, the GPU itself from NVML.
+func TestNVMLWithoutMIGDevicesAsksNvidiaSMI(t *testing.T) {
+	m := smiMachine(t, "nvidia-mig", nil)
+	opts := fixtureOptions(t, "nvidia-mig", nil)
+	opts.Backends = hostBackends
+	opts.NVMLLibrary = nvmltest.BuildMachine(t, m, "-DFAKE_NO_MIG_DEVICES")
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	gpus := devicesOfKind(reg, registry.KindCUDA)
+	require.Len(t, gpus, 1+len(m.GPUs[0].MIGs))
+	assert.Equal(t, nvidia.SourceNVML, gpus[0].Sources["memory_bytes"])
+	for _, s := range gpus[1:] {
+		assert.Equal(t, "nvidia-smi -L", s.Sources["uuid"], s.ID)
+		assert.Equal(t, nvidia.SourceMIGQuery, s.Sources["memory_bytes"], s.ID)
+	}
+}

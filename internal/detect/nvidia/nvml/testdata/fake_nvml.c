@@ -19,6 +19,7 @@
  *   FAKE_OLD            only the first entry points (nvmlInit,
  *                       nvmlDeviceGetCount, ..._v2 of PCI info, memory v1,
  *                       no NVLink detail, topology or MIG devices)
+ *   FAKE_NO_MIG_DEVICES no MIG device entry points (MIG mode is still read)
  *   FAKE_PROC_PID, FAKE_PROC_BYTES  one compute process holding memory
  */
 #include <string.h>
@@ -283,6 +284,7 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
 }
 
 /* MIG */
+#ifndef FAKE_NO_MIG_DEVICES
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n) { GPU_OR_NS(d); *n = g->max_mig; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *out) {
 	GPU_OR_NS(d);
@@ -302,4 +304,5 @@ nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id) {
 	*id = mig(d)->ci;
 	return NVML_SUCCESS;
 }
+#endif
 #endif
