@@ -15,9 +15,11 @@ import (
 )
 
 // The NVIDIA backend ("cuda"). NVML, loaded in-process when the machine view
-// names it (nvidia_nvml.go), or else one `nvidia-smi --query-gpu` run gives
-// the GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
-// the same time for NVLink/NVSwitch topology. Without a working nvidia-smi the
+// names it (nvidia_nvml.go), gives the GPUs, their MIG instances and their
+// NVLink/PCIe topology (nvidia_nvml_topo.go) without any tool; or else one
+// `nvidia-smi --query-gpu` run gives the GPUs; with more than one NVIDIA GPU
+// in sysfs, `nvidia-smi topo -m` runs at the same time for NVLink/NVSwitch
+// topology. Without a working nvidia-smi the
 // GPUs come from sysfs and /proc/driver/nvidia. CUDA_VISIBLE_DEVICES hides
 // and reorders GPUs as the CUDA runtime would.
 

@@ -66,6 +66,7 @@ static int hw_set_v2_version(hw_nvmlMemory_v2_t *m) { m->version = (unsigned int
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
 	"slices"
 	"unsafe"
@@ -75,36 +76,40 @@ import (
 // a driver that lacks a versioned name (older branches) is asked through the
 // older one. Which groups must resolve is in required.
 var symbols = map[string][]string{
-	"init":          {"nvmlInit_v2", "nvmlInit"},
-	"driverVersion": {"nvmlSystemGetDriverVersion"},
-	"nvmlVersion":   {"nvmlSystemGetNVMLVersion"},
-	"cudaVersion":   {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
-	"count":         {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
-	"handle":        {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
-	"name":          {"nvmlDeviceGetName"},
-	"uuid":          {"nvmlDeviceGetUUID"},
-	"pci":           {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"},
-	"memoryV2":      {"nvmlDeviceGetMemoryInfo_v2"},
-	"memory":        {"nvmlDeviceGetMemoryInfo"},
-	"cc":            {"nvmlDeviceGetCudaComputeCapability"},
-	"mig":           {"nvmlDeviceGetMigMode"},
-	"util":          {"nvmlDeviceGetUtilizationRates"},
-	"power":         {"nvmlDeviceGetPowerUsage"},
-	"powerLimit":    {"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"},
-	"temp":          {"nvmlDeviceGetTemperature"},
-	"processes":     {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
-	"processesV1":   {"nvmlDeviceGetComputeRunningProcesses"},
-	"eccMode":       {"nvmlDeviceGetEccMode"},
-	"eccErrors":     {"nvmlDeviceGetTotalEccErrors"},
-	"remapped":      {"nvmlDeviceGetRemappedRows"},
-	"throttle":      {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
-	"maxClock":      {"nvmlDeviceGetMaxClockInfo"},
-	"pcieGenMax":    {"nvmlDeviceGetMaxPcieLinkGeneration"},
-	"pcieWidthMax":  {"nvmlDeviceGetMaxPcieLinkWidth"},
-	"pcieGen":       {"nvmlDeviceGetCurrPcieLinkGeneration"},
-	"pcieWidth":     {"nvmlDeviceGetCurrPcieLinkWidth"},
-	"numa":          {"nvmlDeviceGetNumaNodeId"},
-	"nvlinkState":   {"nvmlDeviceGetNvLinkState"},
+	"init":            {"nvmlInit_v2", "nvmlInit"},
+	"driverVersion":   {"nvmlSystemGetDriverVersion"},
+	"nvmlVersion":     {"nvmlSystemGetNVMLVersion"},
+	"cudaVersion":     {"nvmlSystemGetCudaDriverVersion_v2", "nvmlSystemGetCudaDriverVersion"},
+	"count":           {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"},
+	"handle":          {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"},
+	"name":            {"nvmlDeviceGetName"},
+	"uuid":            {"nvmlDeviceGetUUID"},
+	"pci":             {"nvmlDeviceGetPciInfo_v3", "nvmlDeviceGetPciInfo_v2"},
+	"memoryV2":        {"nvmlDeviceGetMemoryInfo_v2"},
+	"memory":          {"nvmlDeviceGetMemoryInfo"},
+	"cc":              {"nvmlDeviceGetCudaComputeCapability"},
+	"mig":             {"nvmlDeviceGetMigMode"},
+	"util":            {"nvmlDeviceGetUtilizationRates"},
+	"power":           {"nvmlDeviceGetPowerUsage"},
+	"powerLimit":      {"nvmlDeviceGetEnforcedPowerLimit", "nvmlDeviceGetPowerManagementLimit"},
+	"temp":            {"nvmlDeviceGetTemperature"},
+	"processes":       {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"},
+	"processesV1":     {"nvmlDeviceGetComputeRunningProcesses"},
+	"eccMode":         {"nvmlDeviceGetEccMode"},
+	"eccErrors":       {"nvmlDeviceGetTotalEccErrors"},
+	"remapped":        {"nvmlDeviceGetRemappedRows"},
+	"throttle":        {"nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrentClocksThrottleReasons"},
+	"maxClock":        {"nvmlDeviceGetMaxClockInfo"},
+	"pcieGenMax":      {"nvmlDeviceGetMaxPcieLinkGeneration"},
+	"pcieWidthMax":    {"nvmlDeviceGetMaxPcieLinkWidth"},
+	"pcieGen":         {"nvmlDeviceGetCurrPcieLinkGeneration"},
+	"pcieWidth":       {"nvmlDeviceGetCurrPcieLinkWidth"},
+	"numa":            {"nvmlDeviceGetNumaNodeId"},
+	"nvlinkState":     {"nvmlDeviceGetNvLinkState"},
+	"busWidth":        {"nvmlDeviceGetMemoryBusWidth"},
+	"persistenceMode": {"nvmlDeviceGetPersistenceMode"},
+
+	// NVLink per link, topology, MIG devices.
 	"nvlinkVersion": {"nvmlDeviceGetNvLinkVersion"},
 	// _v2 fills the nvmlPciInfo_t of today; the first entry point an older
 	// layout whose first 16 bytes are the bus id too.
@@ -116,8 +121,6 @@ var symbols = map[string][]string{
 	"migHandle":         {"nvmlDeviceGetMigDeviceHandleByIndex"},
 	"gpuInstanceID":     {"nvmlDeviceGetGpuInstanceId"},
 	"computeInstanceID": {"nvmlDeviceGetComputeInstanceId"},
-	"busWidth":          {"nvmlDeviceGetMemoryBusWidth"},
-	"persistenceMode":   {"nvmlDeviceGetPersistenceMode"},
 }
 
 // required are the groups without which the library is not used: a library
@@ -411,22 +414,15 @@ func (l *cLib) nvlinkSpeedMBps(d C.nvmlDevice_t) uint32 {
 	if Return(C.hw_field_values(l.fn["fieldValues"], d, 1, &v)) != Success || Return(v.nvmlReturn) != Success {
 		return 0
 	}
-	raw := *(*[8]byte)(unsafe.Pointer(&v.value))
-	le := func(n int) uint64 {
-		var x uint64
-		for i := n - 1; i >= 0; i-- {
-			x = x<<8 | uint64(raw[i])
-		}
-		return x
-	}
+	raw := (*[8]byte)(unsafe.Pointer(&v.value))[:] // the nvmlValue_t union, in the host's byte order
 	var mbps uint64
 	switch v.valueType {
 	case 1, 5: // NVML_VALUE_TYPE_UNSIGNED_INT, SIGNED_INT
-		mbps = le(4)
+		mbps = uint64(binary.NativeEndian.Uint32(raw))
 	case 2, 3, 4: // UNSIGNED_LONG, UNSIGNED_LONG_LONG, SIGNED_LONG_LONG
-		mbps = le(8)
+		mbps = binary.NativeEndian.Uint64(raw)
 	case 6: // UNSIGNED_SHORT
-		mbps = le(2)
+		mbps = uint64(binary.NativeEndian.Uint16(raw))
 	}
 	if mbps == 0 || mbps > 1<<20 { // above 1 TB/s a link: not a speed
 		return 0
