@@ -100,3 +100,39 @@ func TestMIGProfileFromName(t *testing.T) {
 	assert.Equal(t, "1c.3g.71gb", migProfileFromName("NVIDIA H200 MIG 1c.3g.71gb"))
 	assert.Equal(t, "", migProfileFromName("NVIDIA H200"))
 }
+
+// Two A100s whose 12 links each `nvidia-smi nvlink -s` prints at 25 GB/s on
+// an NVSwitch machine (testdata/nvlink-s-a100-nccl-tests-228.txt, GPUs 0
+// and 1; the capture is cut inside GPU 2): served by the fake as 12 active
+// NVLink 3.0 links to a switch at 25000 MB/s, NVML gives the nvswitch entry
+// the `nvlink -s` path gives: 12 links, 25 GB/s a link each way, 600 GB/s
+// per GPU.
+func TestNVMLLinkSpeedEqualsNvlinkStatus(t *testing.T) {
+	capture, err := os.ReadFile(filepath.Join("testdata", "nvlink-s-a100-nccl-tests-228.txt"))
+	require.NoError(t, err)
+	status := ParseNvlinkStatus(capture)
+	require.GreaterOrEqual(t, len(status), 2)
+	m := nvmltest.Machine{Driver: "550.54.15", NVML: "12.550.54.15", CUDA: 12040}
+	var devs []nvDevice
+	for i, g := range status[:2] {
+		bus := fmt.Sprintf("00000000:%02X:00.0", 0x10*(i+1)) // the capture names no bus id
+		gpu := nvmltest.GPU{Name: "NVIDIA A100-SXM4-80GB", UUID: g.UUID, Bus: bus, BusLegacy: bus[4:], CCMajor: 8,
+			LinkSpeedMBps: int(g.Speeds[0] * 1000)}
+		for range g.Speeds {
+			gpu.Links = append(gpu.Links, nvmltest.Link{Active: true, Version: int(nvml.NVLinkVersion3_0),
+				RemoteBus: "00000000:C4:00.0", RemoteType: 2})
+		}
+		m.GPUs = append(m.GPUs, gpu)
+		devs = append(devs, nvDevice{dev: registry.Device{ID: fmt.Sprintf("gpu%d", i), Name: gpu.Name, UUID: g.UUID,
+			MemoryBytes: 81920 << 20, ComputeCapability: "8.0", Available: true}, index: i})
+	}
+	viaStatus, ok := nvlinkFromStatus(status, devs, true)
+	require.True(t, ok)
+	require.Len(t, viaStatus, 1)
+	viaNVML := nvmlInterconnects(readNVML(t, m), devs, false)
+	require.Len(t, viaNVML, 1, "the links' remote type says NVSwitch")
+	assert.Equal(t, registry.Interconnect{Kind: registry.LinkNVSwitch, Devices: []string{"gpu0", "gpu1"}, Links: 12,
+		BandwidthGBs: 600, LinkBandwidthGBs: 25, Source: SourceNVML}, viaNVML[0])
+	viaNVML[0].Source = viaStatus[0].Source
+	assert.Equal(t, viaStatus[0], viaNVML[0])
+}
