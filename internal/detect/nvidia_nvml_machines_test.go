@@ -301,3 +301,21 @@ func TestNVMLWithoutMIGDevicesAsksNvidiaSMI(t *testing.T) {
 		assert.Equal(t, nvidia.SourceMIGQuery, s.Sources["memory_bytes"], s.ID)
 	}
 }
+
+// A driver that does not say what is at a link's end
+// (nvmlDeviceGetNvLinkRemoteDeviceType answering an unknown type): links
+// to no GPU of ours on a machine whose sysfs shows NVSwitches are switch
+// links, and the DGX's nvswitch domain is the same.
+func TestNVMLUnknownRemoteTypeWithNVSwitches(t *testing.T) {
+	m := dgxH100Machine(t)
+	for i := range m.GPUs {
+		for j := range m.GPUs[i].Links {
+			m.GPUs[i].Links[j].RemoteType = int(nvml.NVLinkRemoteUnknown)
+		}
+	}
+	viaNVML, viaSMI := detectBoth(t, "dgx-h100", m)
+	nvIC, smiIC := interconnectsOfKind(viaNVML, registry.LinkNVSwitch), interconnectsOfKind(viaSMI, registry.LinkNVSwitch)
+	require.Len(t, nvIC, 1)
+	nvIC[0].Source = smiIC[0].Source
+	assert.Equal(t, smiIC[0], nvIC[0])
+}

@@ -31,8 +31,11 @@ var topologyLabels = map[nvml.TopologyLevel]string{
 // n is then the smaller count (a DGX A100 GPU's 12 links to its six
 // switches print NV12 for every pair, https://github.com/NVIDIA/nccl/issues/1505;
 // a DGX H100's 18 print NV18, https://github.com/NVIDIA/nccl/issues/1264).
-// Other pairs carry their common ancestor's label.
-func topoFromNVML(s *nvml.Snapshot) nvTopo {
+// Other pairs carry their common ancestor's label. A driver too old to say
+// what is at a link's end (nvmlDeviceGetNvLinkRemoteDeviceType) leaves it
+// unknown: a link to no GPU of ours is then an NVSwitch link when sysfs
+// shows NVSwitches (nvswitch).
+func topoFromNVML(s *nvml.Snapshot, nvswitch bool) nvTopo {
 	t := nvTopo{Cells: map[[2]int]string{}, NICs: map[string]string{}, NICPaths: map[int][][2]string{}}
 	byBus := map[string]int{}
 	for _, d := range s.Devices {
@@ -48,9 +51,12 @@ func topoFromNVML(s *nvml.Snapshot) nvTopo {
 			if !l.Active {
 				continue
 			}
-			if peer, ok := byBus[machine.NormalizeBusID(l.RemoteBusID)]; ok && peer != d.Index && l.RemoteType != nvml.NVLinkRemoteSwitch {
+			peer, toGPU := byBus[machine.NormalizeBusID(l.RemoteBusID)]
+			switch {
+			case toGPU && peer != d.Index && l.RemoteType != nvml.NVLinkRemoteSwitch:
 				direct[[2]int{d.Index, peer}]++
-			} else if l.RemoteType == nvml.NVLinkRemoteSwitch {
+			case l.RemoteType == nvml.NVLinkRemoteSwitch,
+				l.RemoteType == nvml.NVLinkRemoteUnknown && !toGPU && nvswitch:
 				toSwitch[d.Index]++
 			}
 		}
@@ -149,7 +155,7 @@ func nvmlInterconnects(s *nvml.Snapshot, devs []nvDevice, nvswitch bool) []regis
 			}
 			return min(sa, sb)
 		}}
-	return interconnectsFromTopo(topoFromNVML(s), devs, nvswitch, tl)
+	return interconnectsFromTopo(topoFromNVML(s, nvswitch), devs, nvswitch, tl)
 }
 
 // nvmlReadLinks reports whether NVML gave the NVLinks of any GPU (active

@@ -57,7 +57,7 @@ func TestNVMLTopologyEqualsTopoM(t *testing.T) {
 
 	want, err := ParseNvidiaTopo(capture)
 	require.NoError(t, err)
-	got := topoFromNVML(s)
+	got := topoFromNVML(s, false)
 	assert.Equal(t, want.GPUs, got.GPUs)
 	for _, a := range want.GPUs {
 		for _, b := range want.GPUs {
