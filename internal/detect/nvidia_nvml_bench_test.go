@@ -26,8 +26,22 @@ func BenchmarkDetectH200NvidiaSMI(b *testing.B) {
 	benchDetectH200(b, NVMLOff)
 }
 
-func benchDetectH200(b *testing.B, lib string) {
-	opts := fixtureOptions(b, "h200-vm", nil)
+// The same on the dgx-h100 fixture (8 GPUs behind NVSwitches): through
+// NVML no tool runs; through nvidia-smi the query and `topo -m` run.
+//
+//	go test -run xxx -bench 'DetectDGXH100' -benchtime=2s ./internal/detect/
+func BenchmarkDetectDGXH100NVML(b *testing.B) {
+	benchDetect(b, "dgx-h100", nvmltest.BuildMachine(b, dgxH100Machine(b)))
+}
+
+func BenchmarkDetectDGXH100NvidiaSMI(b *testing.B) {
+	benchDetect(b, "dgx-h100", NVMLOff)
+}
+
+func benchDetectH200(b *testing.B, lib string) { benchDetect(b, "h200-vm", lib) }
+
+func benchDetect(b *testing.B, fixture, lib string) {
+	opts := fixtureOptions(b, fixture, nil)
 	opts.NVMLLibrary = lib
 	reg, err := Detect(context.Background(), opts) // loads and initialises NVML once
 	require.NoError(b, err)

@@ -106,32 +106,41 @@ func New(cfg Config) (*Machine, error) {
 		m.src = fsSource{cfg.FS}
 		return m, nil
 	}
-	root, st, err := openSysroot(cfg.Sysroot)
+	st, err := statSysroot(cfg.Sysroot)
 	if err != nil {
 		return nil, err
 	}
-	dir := openBeneathDir(cfg.Sysroot)
-	m.src, m.root, m.memo = dirSource{root: root, dir: dir, path: cfg.Sysroot, kernel: newKernelMounts(dir)},
-		cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	src := dirSource{dir: openBeneathDir(cfg.Sysroot), path: cfg.Sysroot}
+	if src.dir != nil {
+		src.kernel, src.lazy = newKernelMounts(src.dir), &lazyRoot{path: cfg.Sysroot}
+	} else if src.root, err = openSysroot(cfg.Sysroot); err != nil {
+		return nil, err
+	}
+	m.src, m.root, m.memo = src, cfg.Sysroot, memoFor(cfg.Sysroot, st)
 	return m, nil
 }
 
-// openSysroot opens the directory dir as an os.Root. The root stays open
-// for the view's life: a Machine lives for one detection, and the garbage
-// collector closes the descriptor after it.
-func openSysroot(dir string) (*os.Root, fs.FileInfo, error) {
+// statSysroot checks that dir is a directory.
+func statSysroot(dir string) (fs.FileInfo, error) {
 	st, err := os.Stat(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sysroot %q: %w", dir, err)
+		return nil, fmt.Errorf("sysroot %q: %w", dir, err)
 	}
 	if !st.IsDir() {
-		return nil, nil, fmt.Errorf("sysroot %q is not a directory", dir)
+		return nil, fmt.Errorf("sysroot %q is not a directory", dir)
 	}
+	return st, nil
+}
+
+// openSysroot opens the directory dir as an os.Root, where openat2 is
+// unusable. The root stays open for the view's life: a Machine lives for
+// one detection, and the garbage collector closes the descriptor after it.
+func openSysroot(dir string) (*os.Root, error) {
 	root, err := os.OpenRoot(dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("sysroot %q: %w", dir, err)
+		return nil, fmt.Errorf("sysroot %q: %w", dir, err)
 	}
-	return root, st, nil
+	return root, nil
 }
 
 // NoExec reports whether the machine's tools may not run.

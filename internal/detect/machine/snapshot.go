@@ -28,7 +28,10 @@ var maxRecordedFile = int(snapshot.DefaultLimits.MaxMemberBytes)
 // maxRecordedFile so that every later read of it, whatever its limit, is
 // answered on replay as it was live.
 func SysrootSource(dir string) (snapshot.Source, error) {
-	root, _, err := openSysroot(dir)
+	if _, err := statSysroot(dir); err != nil {
+		return nil, err
+	}
+	root, err := openSysroot(dir)
 	if err != nil {
 		return nil, err
 	}

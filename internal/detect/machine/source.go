@@ -32,10 +32,14 @@ type source interface {
 // The kernel's own links in sysfs are relative and stay inside
 // (sys/bus/pci/devices/X -> ../../../devices/pci0000:00/X).
 type dirSource struct {
+	// root is the sysroot as an os.Root, for every read openat2 cannot do;
+	// nil until lazy opens it (a detection where openat2 reads everything
+	// never does).
 	root *os.Root
+	lazy *lazyRoot
 	// dir is the sysroot opened for openat2 (source_linux.go), which
 	// reads a file in a few system calls; nil where openat2 is unusable.
-	dir *os.File
+	dir *pathFD
 	// path is the sysroot's host path (the entries of a listing lstat
 	// below it).
 	path string
@@ -63,14 +67,18 @@ func (s dirSource) readFile(name string, limit int, head bool, use func([]byte))
 	// effects: a watchdog starts, a tape rewinds); fstat after the open, so a
 	// FIFO swapped in between is refused too. O_NONBLOCK makes that open
 	// return at once instead of waiting for a writer.
-	st, err := s.root.Stat(name)
+	root, err := s.osRoot()
+	if err != nil {
+		return pathError("open", name, err)
+	}
+	st, err := root.Stat(name)
 	if err != nil {
 		return pathError("stat", name, err)
 	}
 	if err := checkRegular(name, st.Mode()); err != nil {
 		return err
 	}
-	f, err := s.root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return pathError("open", name, err)
 	}
@@ -90,7 +98,11 @@ func (s dirSource) readDir(name string) ([]fs.DirEntry, error) {
 			return entries, err
 		}
 	}
-	return fs.ReadDir(s.root.FS(), name)
+	root, err := s.osRoot()
+	if err != nil {
+		return nil, pathError("open", name, err)
+	}
+	return fs.ReadDir(root.FS(), name)
 }
 
 func (s dirSource) readLink(name string) (string, error) {
@@ -99,7 +111,11 @@ func (s dirSource) readLink(name string) (string, error) {
 			return target, err
 		}
 	}
-	return s.root.Readlink(name)
+	root, err := s.osRoot()
+	if err != nil {
+		return "", pathError("readlink", name, err)
+	}
+	return root.Readlink(name)
 }
 
 func (s dirSource) stat(name string) (fs.FileInfo, error) {
@@ -111,7 +127,36 @@ func (s dirSource) stat(name string) (fs.FileInfo, error) {
 			return fi, err
 		}
 	}
-	return s.root.Stat(name)
+	root, err := s.osRoot()
+	if err != nil {
+		return nil, pathError("stat", name, err)
+	}
+	return root.Stat(name)
+}
+
+// osRoot is the sysroot as an os.Root, opened on first use.
+func (s dirSource) osRoot() (*os.Root, error) {
+	if s.root != nil {
+		return s.root, nil
+	}
+	return s.lazy.get()
+}
+
+// lazyRoot opens a sysroot as an os.Root once, when first needed: with
+// openat2 working a detection reads everything through dirSource.dir and
+// its kernel mounts, and the open (and the close the garbage collector
+// makes) would be spent for nothing (docs/performance.md, "Detection
+// without tools").
+type lazyRoot struct {
+	path string
+	once sync.Once
+	root *os.Root
+	err  error
+}
+
+func (l *lazyRoot) get() (*os.Root, error) {
+	l.once.Do(func() { l.root, l.err = os.OpenRoot(l.path) })
+	return l.root, l.err
 }
 
 // pathError names the failed step and the path as the machine's readers

@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -62,23 +63,47 @@ func openBeneathHow(dirfd int, name string, flags int, resolve uint64) (int, err
 // openBeneathDir opens the sysroot for openBeneath; nil when openat2 is
 // unusable. Like the os.Root beside it, the garbage collector closes it
 // after the view's one detection.
-func openBeneathDir(dir string) *os.File {
-	f, err := os.OpenFile(dir, oPath|syscall.O_DIRECTORY, 0)
+func openBeneathDir(dir string) *pathFD {
+	var dfd int
+	var err error
+	for {
+		dfd, err = syscall.Open(dir, oPath|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
 	if err != nil {
 		return nil
 	}
 	if openat2Works.Load() {
-		return f
+		return newPathFD(dfd)
 	}
-	fd, err := openBeneath(int(f.Fd()), ".", oPath)
+	fd, err := openBeneath(dfd, ".", oPath)
 	if err != nil {
-		f.Close()
+		syscall.Close(dfd)
 		return nil
 	}
 	syscall.Close(fd)
 	openat2Works.Store(true)
-	return f
+	return newPathFD(dfd)
 }
+
+// pathFD is a directory descriptor opened O_PATH (the sysroot, its sysfs
+// and procfs), closed when the view holding it is collected. An os.File
+// would cost the detection three fcntl calls per descriptor (its poller
+// checks, which an O_PATH descriptor refuses) for nothing
+// (docs/performance.md, "Detection without tools").
+type pathFD struct{ fd int }
+
+func newPathFD(fd int) *pathFD {
+	p := &pathFD{fd: fd}
+	runtime.AddCleanup(p, func(fd int) { syscall.Close(fd) }, fd)
+	return p
+}
+
+// Fd is the descriptor; the caller keeps p alive while using it
+// (runtime.KeepAlive), as with os.File.Fd.
+func (p *pathFD) Fd() uintptr { return uintptr(p.fd) }
 
 // openat2Works is set once openat2 has answered in this process: the probe
 // above is not made again (a filter installed later makes a call answer
@@ -90,7 +115,7 @@ var openat2Works atomic.Bool
 // (opening a device node can have effects), then the real open with
 // O_NONBLOCK and a second fstat (a FIFO swapped in between is refused too).
 // ok is false when openat2 is unusable and the caller must use os.Root.
-func readFileBeneath(dir *os.File, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
+func readFileBeneath(dir *pathFD, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
 	defer runtime.KeepAlive(dir)
 	dirfd := int(dir.Fd())
 	pfd, err := openBeneath(dirfd, name, oPath)
@@ -170,7 +195,7 @@ func (r fdReader) Read(b []byte) (int, error) {
 // child of a directory already resolved inside the root. The entries are
 // read with getdents64 directly (linuxDirEntry), which also keeps each
 // one's inode number (Ino): the memo tells a re-created sysfs node by it.
-func readDirBeneath(dir *os.File, sysroot, name string) (ok bool, entries []fs.DirEntry, err error) {
+func readDirBeneath(dir *pathFD, sysroot, name string) (ok bool, entries []fs.DirEntry, err error) {
 	defer runtime.KeepAlive(dir)
 	fd, err := openBeneath(int(dir.Fd()), name, syscall.O_RDONLY|syscall.O_DIRECTORY)
 	if err == syscall.ENOSYS || err == syscall.EPERM {
@@ -288,7 +313,7 @@ func (e linuxDirEntry) Ino() uint64 { return e.ino }
 
 // statBeneath is stat(2) of name below dir, symbolic links followed inside
 // the root, in two system calls (an O_PATH open and fstat).
-func statBeneath(dir *os.File, name string) (ok bool, fi fs.FileInfo, err error) {
+func statBeneath(dir *pathFD, name string) (ok bool, fi fs.FileInfo, err error) {
 	defer runtime.KeepAlive(dir)
 	fd, err := openBeneath(int(dir.Fd()), name, oPath)
 	if err == syscall.ENOSYS || err == syscall.EPERM {
@@ -324,7 +349,7 @@ func (i statInfo) Sys() any           { return i.st }
 // O_NOFOLLOW and read through its descriptor (readlinkat with an empty
 // path, Linux 2.6.39), three system calls where os.Root's walk takes one
 // open per component.
-func readLinkBeneath(dir *os.File, name string) (ok bool, target string, err error) {
+func readLinkBeneath(dir *pathFD, name string) (ok bool, target string, err error) {
 	defer runtime.KeepAlive(dir)
 	fd, err := openBeneath(int(dir.Fd()), name, oPath|syscall.O_NOFOLLOW)
 	if err == syscall.ENOSYS || err == syscall.EPERM {
@@ -375,10 +400,10 @@ const resolveNoXdev = 0x01
 // there.
 type kernelMounts struct {
 	once      sync.Once
-	sys, proc *os.File // nil when not a sysfs / procfs
+	sys, proc *pathFD // nil when not a sysfs / procfs
 }
 
-func newKernelMounts(dir *os.File) *kernelMounts {
+func newKernelMounts(dir *pathFD) *kernelMounts {
 	if dir == nil {
 		return nil
 	}
@@ -386,7 +411,7 @@ func newKernelMounts(dir *os.File) *kernelMounts {
 }
 
 // open opens sys/ and proc/ below dir and keeps those of the right kind.
-func (k *kernelMounts) open(dir *os.File) {
+func (k *kernelMounts) open(dir *pathFD) {
 	defer runtime.KeepAlive(dir)
 	k.sys = openMountOfKind(int(dir.Fd()), "sys", sysfsMagic)
 	k.proc = openMountOfKind(int(dir.Fd()), "proc", procMagic)
@@ -394,7 +419,7 @@ func (k *kernelMounts) open(dir *os.File) {
 
 // openMountOfKind opens name below dirfd (O_PATH) when statfs says it is a
 // filesystem of type magic; the garbage collector closes it with the view.
-func openMountOfKind(dirfd int, name string, magic int64) *os.File {
+func openMountOfKind(dirfd int, name string, magic int64) *pathFD {
 	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
 	if err != nil {
 		return nil
@@ -404,13 +429,13 @@ func openMountOfKind(dirfd int, name string, magic int64) *os.File {
 		syscall.Close(fd)
 		return nil
 	}
-	return os.NewFile(uintptr(fd), name)
+	return newPathFD(fd)
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
 // procfs; ok is false when the caller must read it the general way.
-func (k *kernelMounts) readFile(dir *os.File, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
-	var base *os.File
+func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
+	var base *pathFD
 	var rel string
 	k.once.Do(func() { k.open(dir) })
 	switch {
@@ -432,14 +457,17 @@ func (k *kernelMounts) readFile(dir *os.File, name string, limit int, head bool,
 		return true, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
-		return true, &fs.PathError{Op: "stat", Path: name, Err: err}
+	// No fstat: sysfs and procfs hold directories, symbolic links (followed
+	// within the mount, magic ones refused) and regular files only, no
+	// device node, FIFO or socket, and a directory opened for reading
+	// answers the read with EISDIR. The size fstat would give is no help
+	// either (sysfs says 4096, procfs 0). One call fewer for every file of
+	// a detection (docs/performance.md, "Detection without tools").
+	err = readLimited(fdReader(fd), name, 0, limit, head, use)
+	if errors.Is(err, syscall.EISDIR) {
+		return true, checkRegular(name, fs.ModeDir)
 	}
-	if err := checkRegular(name, statMode(&st)); err != nil {
-		return true, err
-	}
-	return true, readLimited(fdReader(fd), name, st.Size, limit, head, use)
+	return true, err
 }
 
 // underMountpoints reports paths below sysfs's own mount points
@@ -450,7 +478,7 @@ func underMountpoints(name string) bool {
 }
 
 // isSysfs reports whether the sysroot's sys/ is the kernel's sysfs.
-func (k *kernelMounts) isSysfs(dir *os.File) bool {
+func (k *kernelMounts) isSysfs(dir *pathFD) bool {
 	k.once.Do(func() { k.open(dir) })
 	return k.sys != nil
 }

@@ -15,9 +15,11 @@ import (
 )
 
 // The NVIDIA backend ("cuda"). NVML, loaded in-process when the machine view
-// names it (nvidia_nvml.go), or else one `nvidia-smi --query-gpu` run gives
-// the GPUs; with more than one NVIDIA GPU in sysfs, `nvidia-smi topo -m` runs at
-// the same time for NVLink/NVSwitch topology. Without a working nvidia-smi the
+// names it (nvidia_nvml.go), gives the GPUs, their MIG instances and their
+// NVLink/PCIe topology (nvidia_nvml_topo.go) without any tool; or else one
+// `nvidia-smi --query-gpu` run gives the GPUs; with more than one NVIDIA GPU
+// in sysfs, `nvidia-smi topo -m` runs at the same time for NVLink/NVSwitch
+// topology. Without a working nvidia-smi the
 // GPUs come from sysfs and /proc/driver/nvidia. CUDA_VISIBLE_DEVICES hides
 // and reorders GPUs as the CUDA runtime would.
 
@@ -55,6 +57,26 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	fabric := ReadNvidiaFabric(m)
 
+	// NVML first: when it answers, no tool runs at all (devices, MIG
+	// instances and topology all come from the one in-process read).
+	devs, snap, viaNVML := nvidiaFromNVML(ctx, m, &f, fabric)
+	if viaNVML {
+		migDone := false
+		if devs, migDone = nvmlMIGInstances(snap, devs); !migDone {
+			devs = nvidiaMIGInstances(ctx, m, &f, devs)
+		}
+		devs = applyCUDAVisibility(m, &f, devs)
+		if len(fabric.GPUs) > 1 {
+			f.Interconnects = append(f.Interconnects, nvmlInterconnects(snap, devs, fabric.NVSwitch)...)
+		}
+		if fabric.NVSwitch && !nvmlReadLinks(snap) {
+			// An NVML without the NVLink entry points says nothing of
+			// the links: sysfs's NVSwitches, as without a tool.
+			f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
+		}
+		return withDevices(f, devs)
+	}
+
 	// Topology only matters with two GPUs or more; sysfs says so before any
 	// tool runs, so topo -m runs beside the query rather than after it.
 	var topoCh chan topoResult
@@ -66,11 +88,7 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 		}()
 	}
 
-	devs, fromTool := nvidiaFromNVML(ctx, m, &f, fabric)
-	failure := ""
-	if !fromTool {
-		devs, fromTool, failure = nvidiaFromTool(ctx, m, &f, fabric)
-	}
+	devs, fromTool, failure := nvidiaFromTool(ctx, m, &f, fabric)
 	if !fromTool {
 		devs = nvidiaFromSysfs(m, &f, fabric, brokenDriverReason(failure))
 	}
@@ -94,6 +112,11 @@ func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	if !topoDone && fabric.NVSwitch {
 		f.Interconnects = append(f.Interconnects, nvswitchFromSysfs(devs)...)
 	}
+	return withDevices(f, devs)
+}
+
+// withDevices puts devs on f.
+func withDevices(f machine.Findings, devs []nvDevice) machine.Findings {
 	for _, d := range devs {
 		f.Devices = append(f.Devices, d.dev)
 	}
@@ -430,19 +453,10 @@ func partName(s specs.Spec) string {
 	return s.Name
 }
 
-// nvidiaMIGInstances runs `nvidia-smi -L` only when a GPU has MIG enabled.
-// A MIG-enabled GPU runs work only through its instances (NVIDIA MIG User
-// Guide, https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so each
-// instance becomes a device after its parent, and the parent stays listed,
-// unavailable, with the instance UUIDs as its children.
+// nvidiaMIGInstances runs `nvidia-smi -L` only when a GPU has MIG enabled,
+// and `nvidia-smi -q` for the instances' memory (expandMIG).
 func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Findings, devs []nvDevice) []nvDevice {
-	migOn := false
-	for _, d := range devs {
-		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
-			migOn = true
-		}
-	}
-	if !migOn {
+	if !anyMIGEnabled(devs) {
 		return devs
 	}
 	out, w, ok := m.Tool(ctx, BackendCUDA, ToolNvidiaSMI, "-L")
@@ -455,10 +469,33 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		byIndex[g.Index] = g.MIG
 	}
 	qgpus := migQuery(ctx, m, f)
+	return expandMIG(devs, byIndex, func(d nvDevice, inst nvListMIG) (qMIGMemory, bool) {
+		return migMemoryOf(qgpus, d.index, d.dev.PCIBusID, inst.Device)
+	})
+}
+
+// anyMIGEnabled reports whether a GPU of devs is in MIG mode.
+func anyMIGEnabled(devs []nvDevice) bool {
+	for _, d := range devs {
+		if d.dev.MIG != nil && d.dev.MIG.Mode == "enabled" {
+			return true
+		}
+	}
+	return false
+}
+
+// expandMIG lists the MIG instances of each GPU in MIG mode (instances, by
+// GPU index) after it. A MIG-enabled GPU runs work only through its
+// instances (NVIDIA MIG User Guide,
+// https://docs.nvidia.com/datacenter/tesla/mig-user-guide/), so each
+// instance becomes a device after its parent, and the parent stays listed,
+// unavailable, with the instance UUIDs as its children. memOf gives an
+// instance's memory and GPU/compute instance where the source has them.
+func expandMIG(devs []nvDevice, instances map[int][]nvListMIG, memOf func(nvDevice, nvListMIG) (qMIGMemory, bool)) []nvDevice {
 	var res []nvDevice
 	for _, d := range devs {
-		instances := byIndex[d.index]
-		if d.dev.MIG == nil || d.dev.MIG.Mode != "enabled" || len(instances) == 0 {
+		insts := instances[d.index]
+		if d.dev.MIG == nil || d.dev.MIG.Mode != "enabled" || len(insts) == 0 {
 			res = append(res, d)
 			continue
 		}
@@ -470,10 +507,10 @@ func nvidiaMIGInstances(ctx context.Context, m *machine.Machine, f *machine.Find
 		parent.dev.SetSource("unavailable_reason", "nvidia-smi")
 		res = append(res, parent)
 		first := len(res)
-		for n, inst := range instances {
+		for n, inst := range insts {
 			mig.Children = append(mig.Children, inst.UUID)
 			dev := migInstanceDevice(parent.dev, n, inst)
-			if mem, ok := migMemoryOf(qgpus, d.index, parent.dev.PCIBusID, inst.Device); ok {
+			if mem, ok := memOf(d, inst); ok {
 				setMIGMemory(&dev, mem)
 			}
 			res = append(res, nvDevice{dev: dev, index: d.index, slice: true})
@@ -666,9 +703,7 @@ func matchCUDAEntry(entry string, devs []nvDevice) (i int, ok, quiet bool) {
 }
 
 // nvidiaInterconnects turns `topo -m` into NVLink/NVSwitch entries among the
-// visible GPUs. With an NVSwitch in the fabric and every pair NV-connected,
-// the GPUs form one nvswitch domain; otherwise each NV-connected pair is an
-// nvlink entry. PCIe paths (PIX, PXB, PHB, NODE, SYS) are not interconnects.
+// visible GPUs (interconnectsFromTopo) and gives the GPUs their NICs.
 func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswitch bool) []registry.Interconnect {
 	t, err := ParseNvidiaTopo(out)
 	if err != nil {
@@ -677,6 +712,33 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 		return nil
 	}
 	setNICAffinity(t, devs)
+	return interconnectsFromTopo(t, devs, nvswitch, topoLinks{source: "nvidia-smi topo -m", perLinkGBs: nvLinkPerLinkByCC})
+}
+
+// topoLinks says where a matrix came from and what one NVLink between two
+// GPUs carries (bidirectional GB/s; 0 unknown) and, where the source says,
+// one link's speed in one direction.
+type topoLinks struct {
+	source     string
+	perLinkGBs func(a, b nvDevice) float64
+	linkGBs    func(a, b nvDevice) float64 // nil: not reported
+}
+
+// nvLinkPerLinkByCC is one NVLink's bidirectional bandwidth of two GPUs of
+// the same compute capability, from the part table (specs.NVLinkPerLinkGBs).
+func nvLinkPerLinkByCC(a, b nvDevice) float64 {
+	if a.dev.ComputeCapability != b.dev.ComputeCapability {
+		return 0
+	}
+	return specs.NVLinkPerLinkGBs(a.dev.ComputeCapability)
+}
+
+// interconnectsFromTopo turns a GPU matrix (`topo -m`'s, or the one rebuilt
+// from NVML) into NVLink/NVSwitch entries among the visible GPUs. With an
+// NVSwitch in the fabric and every pair NV-connected, the GPUs form one
+// nvswitch domain; otherwise each NV-connected pair is an nvlink entry.
+// PCIe paths (PIX, PXB, PHB, NODE, SYS) are not interconnects.
+func interconnectsFromTopo(t nvTopo, devs []nvDevice, nvswitch bool, tl topoLinks) []registry.Interconnect {
 	inTopo := map[int]bool{}
 	for _, g := range t.GPUs {
 		inTopo[g] = true
@@ -690,8 +752,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 	if len(gpus) < 2 {
 		return nil
 	}
-	const src = "nvidia-smi topo -m"
-	allLinked, minLinks := true, 0
+	allLinked, minLinks, linkGBs := true, 0, 0.0
 	var pairs []registry.Interconnect
 	for a := 0; a < len(gpus); a++ {
 		for b := a + 1; b < len(gpus); b++ {
@@ -704,9 +765,15 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 				minLinks = n
 			}
 			ic := registry.Interconnect{Kind: registry.LinkNVLink, Devices: []string{gpus[a].dev.ID, gpus[b].dev.ID},
-				Links: n, Source: src}
-			if per := specs.NVLinkPerLinkGBs(gpus[a].dev.ComputeCapability); per > 0 && gpus[a].dev.ComputeCapability == gpus[b].dev.ComputeCapability {
+				Links: n, Source: tl.source}
+			if per := tl.perLinkGBs(gpus[a], gpus[b]); per > 0 {
 				ic.BandwidthGBs = per * float64(n)
+			}
+			if tl.linkGBs != nil {
+				ic.LinkBandwidthGBs = tl.linkGBs(gpus[a], gpus[b])
+				if linkGBs == 0 || (ic.LinkBandwidthGBs > 0 && ic.LinkBandwidthGBs < linkGBs) {
+					linkGBs = ic.LinkBandwidthGBs
+				}
 			}
 			pairs = append(pairs, ic)
 		}
@@ -714,7 +781,7 @@ func nvidiaInterconnects(f *machine.Findings, out []byte, devs []nvDevice, nvswi
 	if !nvswitch || !allLinked {
 		return pairs
 	}
-	ic := registry.Interconnect{Kind: registry.LinkNVSwitch, Links: minLinks, Source: src}
+	ic := registry.Interconnect{Kind: registry.LinkNVSwitch, Links: minLinks, Source: tl.source, LinkBandwidthGBs: linkGBs}
 	bw := -1.0
 	for _, g := range gpus {
 		ic.Devices = append(ic.Devices, g.dev.ID)

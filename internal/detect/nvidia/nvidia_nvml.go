@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml"
@@ -21,10 +22,10 @@ const SourceNVML = "nvml"
 // initialise (no driver, driver/library version mismatch), lacks an entry
 // point it needs, hung earlier in this process, or does not answer before
 // ctx ends: nvidia-smi is asked then.
-func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, ok bool) {
+func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, snap *nvml.Snapshot, ok bool) {
 	path := m.NVMLLibrary()
 	if path == "" || len(fab.GPUs) == 0 {
-		return nil, false
+		return nil, nil, false
 	}
 	lib, err := nvml.Open(ctx, path)
 	if err == nil {
@@ -33,12 +34,73 @@ func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings
 			if len(s.Devices) == 0 {
 				err = fmt.Errorf("NVML lists no GPU though sysfs shows %d", len(fab.GPUs))
 			} else {
-				return nvmlDevices(m, f, s), true
+				return nvmlDevices(m, f, s), s, true
 			}
 		}
 	}
 	f.Warn(BackendCUDA, registry.WarnFallback, "NVML (%s) not used: %v; asking nvidia-smi", path, err)
-	return nil, false
+	return nil, nil, false
+}
+
+// nvmlMIGInstances lists the MIG instances NVML read (name, UUID, memory,
+// GPU and compute instance of each MIG device handle), as
+// nvidiaMIGInstances does from `nvidia-smi -L` and `-q`. ok is false when a
+// GPU in MIG mode has no MIG devices read (an entry point missing or
+// refused): nvidia-smi is asked then.
+func nvmlMIGInstances(s *nvml.Snapshot, devs []nvDevice) (res []nvDevice, ok bool) {
+	if !anyMIGEnabled(devs) {
+		return devs, true
+	}
+	byIndex := map[int][]nvListMIG{}
+	mem := map[string]qMIGMemory{} // by MIG UUID
+	for _, nd := range s.Devices {
+		if nd.MIG == nil || !nd.MIG.Current {
+			continue
+		}
+		if !nd.MIGDevicesKnown {
+			return devs, false
+		}
+		for _, md := range nd.MIGDevices {
+			byIndex[nd.Index] = append(byIndex[nd.Index], nvListMIG{Profile: migProfileFromName(md.Name), Device: md.Index, UUID: md.UUID})
+			if md.Memory != nil && md.Memory.Total > 0 && md.Memory.Total <= maxGPUBytes {
+				mem[md.UUID] = qMIGMemory{Total: int64(md.Memory.Total), Free: int64(min(md.Memory.Free, md.Memory.Total)),
+					GI: md.GPUInstance, CI: md.ComputeInstance}
+			}
+		}
+	}
+	res = expandMIG(devs, byIndex, func(_ nvDevice, inst nvListMIG) (qMIGMemory, bool) {
+		m, ok := mem[inst.UUID]
+		return m, ok
+	})
+	for i := range res {
+		if res[i].slice || (res[i].dev.MIG != nil && len(res[i].dev.MIG.Children) > 0) {
+			nvmlSources(&res[i].dev)
+		}
+	}
+	return res, true
+}
+
+// nvmlSources names NVML as the source of what expandMIG and the
+// --query-gpu row builder marked as nvidia-smi's.
+func nvmlSources(d *registry.Device) {
+	for field, src := range d.Sources {
+		switch src {
+		case ToolNvidiaSMI, "nvidia-smi -L", SourceMIGQuery:
+			d.Sources[field] = SourceNVML
+		case "nvidia-smi -L (MIG profile)":
+			d.Sources[field] = SourceNVML + " (MIG profile)"
+		}
+	}
+}
+
+// migProfileFromName is the MIG profile at the end of a MIG device's NVML
+// name ("NVIDIA H100 80GB HBM3 MIG 1g.10gb" -> "1g.10gb"), the spelling
+// `nvidia-smi -L` prints after "MIG".
+func migProfileFromName(name string) string {
+	if i := strings.LastIndex(name, "MIG "); i >= 0 {
+		return strings.TrimSpace(name[i+len("MIG "):])
+	}
+	return ""
 }
 
 // nvmlDevices turns an NVML read into devices, through the same builder as
@@ -47,11 +109,7 @@ func nvmlDevices(m *machine.Machine, f *machine.Findings, s *nvml.Snapshot) []nv
 	var devs []nvDevice
 	for _, nd := range s.Devices {
 		d := deviceFromQuery(m, nvmlRow(s, nd))
-		for field, src := range d.Sources {
-			if src == "nvidia-smi" {
-				d.Sources[field] = SourceNVML
-			}
-		}
+		nvmlSources(&d)
 		applyNVMLMemory(&d, nd.Memory)
 		applyNVMLProcesses(&d, nd)
 		d.Health = nvmlHealth(nd)
@@ -171,14 +229,14 @@ func nvmlHealth(nd nvml.Device) *registry.Health {
 			}
 		}
 	}
-	if len(nd.NVLinkActive) > 0 {
+	if len(nd.NVLinks) > 0 {
 		active := 0
-		for _, a := range nd.NVLinkActive {
-			if a {
+		for _, l := range nd.NVLinks {
+			if l.Active {
 				active++
 			}
 		}
-		h.NVLinksActive, h.NVLinks = &active, len(nd.NVLinkActive)
+		h.NVLinksActive, h.NVLinks = &active, len(nd.NVLinks)
 	}
 	if h.ECCEnabled == nil && h.ECCUncorrectedVolatile == nil && h.RemappedRows == nil && h.ClocksEventReasons == nil &&
 		h.MaxClockSMMHz == 0 && h.MaxClockMemoryMHz == 0 && h.NVLinksActive == nil {

@@ -44,6 +44,7 @@ const (
 	ErrorUninitialized           Return = 1
 	ErrorNotSupported            Return = 3
 	ErrorNoPermission            Return = 4
+	ErrorNotFound                Return = 6
 	ErrorInsufficientSize        Return = 7
 	ErrorDriverNotLoaded         Return = 9
 	ErrorLibraryNotFound         Return = 12
@@ -59,7 +60,7 @@ var returnNames = map[Return]string{
 	ErrorNoPermission: "Insufficient Permissions", ErrorDriverNotLoaded: "Driver Not Loaded",
 	ErrorLibraryNotFound: "Library Not Found", ErrorFunctionNotFound: "Function Not Found",
 	ErrorGPUIsLost: "GPU is lost", ErrorLibRMVersionMismatch: "Driver/library version mismatch",
-	ErrorInsufficientSize: "Insufficient Size", ErrorArgumentVersionMismatch: "Argument version mismatch",
+	ErrorInsufficientSize: "Insufficient Size", ErrorNotFound: "Not Found", ErrorArgumentVersionMismatch: "Argument version mismatch",
 	ErrorUnknown: "Unknown Error",
 }
 
@@ -94,6 +95,10 @@ type Snapshot struct {
 	NVMLVersion       string
 	CUDADriverVersion int // 13000 for CUDA 13.0
 	Devices           []Device
+	// Topology is nvmlDeviceGetTopologyCommonAncestor of every pair of
+	// devices, keyed by their indices {a, b} with a < b; a pair the driver
+	// did not answer for is absent.
+	Topology map[[2]int]TopologyLevel
 	// Refused lists the calls the driver answered with an error other
 	// than NotSupported (a missing entry point is not one).
 	Refused []string
@@ -132,9 +137,83 @@ type Device struct {
 	PCIeGen, PCIeGenMax              uint32
 	PCIeWidth, PCIeWidthMax          uint32
 	NUMANode                         *int
-	// NVLinkActive is the state of each NVLink (true: active); empty
-	// when the GPU has none or the driver does not say.
-	NVLinkActive []bool
+	// NVLinks are the GPU's NVLinks in link order; empty when it has
+	// none or the driver does not say.
+	NVLinks []NVLink
+	// NVLinkSpeedMBps is the speed of each active NVLink in one
+	// direction, MB/s (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON; nvidia-smi
+	// nvlink -s prints it in GB/s); 0 when NVML gives none.
+	NVLinkSpeedMBps uint32
+	// MIGDevices are the MIG devices of a GPU in MIG mode, in
+	// nvmlDeviceGetMigDeviceHandleByIndex order (the "Device N" of
+	// `nvidia-smi -L`); MIGDevicesKnown tells none from unread.
+	MIGDevices      []MIGDevice
+	MIGDevicesKnown bool
+}
+
+// NVLink is one NVLink of a GPU: nvmlDeviceGetNvLinkState, -Version,
+// -RemotePciInfo and -RemoteDeviceType for that link.
+type NVLink struct {
+	Link   int
+	Active bool
+	// Version is nvmlNvlinkVersion_t (NVLinkVersion...); 0 when unknown.
+	Version uint32
+	// RemoteBusID is the PCI bus id of the device at the link's other end
+	// as NVML prints it ("00000000:05:00.0"); "" when unknown.
+	RemoteBusID string
+	// RemoteType is nvmlIntNvLinkDeviceType_t (NVLinkRemote...).
+	RemoteType NVLinkRemoteType
+}
+
+// NVLinkRemoteType is what is at a link's other end
+// (nvmlIntNvLinkDeviceType_t in the NVML API reference).
+type NVLinkRemoteType int
+
+// The nvmlIntNvLinkDeviceType_t values.
+const (
+	NVLinkRemoteGPU     NVLinkRemoteType = 0x00
+	NVLinkRemoteIBMNPU  NVLinkRemoteType = 0x01
+	NVLinkRemoteSwitch  NVLinkRemoteType = 0x02
+	NVLinkRemoteUnknown NVLinkRemoteType = 0xFF
+)
+
+// The nvmlNvlinkVersion_t values (NVML API reference, "NvLink";
+// https://github.com/NVIDIA/go-nvml gen/nvml/nvml.h): the enum counts
+// versions, it is not the version number.
+const (
+	NVLinkVersion1_0 uint32 = 1
+	NVLinkVersion2_0 uint32 = 2
+	NVLinkVersion2_2 uint32 = 3
+	NVLinkVersion3_0 uint32 = 4
+	NVLinkVersion3_1 uint32 = 5
+	NVLinkVersion4_0 uint32 = 6
+	NVLinkVersion5_0 uint32 = 7
+)
+
+// TopologyLevel is nvmlGpuTopologyLevel_t: the closest common ancestor of
+// two GPUs on the PCIe tree.
+type TopologyLevel int
+
+// The nvmlGpuTopologyLevel_t values.
+const (
+	TopologyInternal   TopologyLevel = 0  // one board (Tesla K80)
+	TopologySingle     TopologyLevel = 10 // one PCIe switch
+	TopologyMultiple   TopologyLevel = 20 // several switches, no host bridge
+	TopologyHostBridge TopologyLevel = 30 // the same host bridge
+	TopologyNode       TopologyLevel = 40 // the same NUMA node
+	TopologySystem     TopologyLevel = 50 // across NUMA nodes
+)
+
+// MIGDevice is one MIG device (a compute instance of a GPU instance).
+type MIGDevice struct {
+	Index int
+	// Name is nvmlDeviceGetName of the MIG handle ("NVIDIA H100 80GB HBM3
+	// MIG 1g.10gb").
+	Name string
+	UUID string
+	// GPUInstance and ComputeInstance are the instance ids; -1 unknown.
+	GPUInstance, ComputeInstance int
+	Memory                       *Memory
 }
 
 // PCI is nvmlPciInfo_t: BusID as NVML prints it ("00000000:00:06.0") and

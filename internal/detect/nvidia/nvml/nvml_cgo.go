@@ -32,6 +32,14 @@ typedef struct {                                                                
 } hw_nvmlProcessInfo_t;
 typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } hw_nvmlProcessInfo_v1_t;
 
+typedef struct {                                                                    // nvmlFieldValue_t
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	nvmlReturn_t nvmlReturn;
+	union { double dVal; int siVal; unsigned int uiVal; unsigned long ulVal; unsigned long long ullVal; long long sllVal; unsigned short usVal; } value;
+} hw_nvmlFieldValue_t;
+
 static void *hw_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
 static const char *hw_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
 static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
@@ -49,12 +57,18 @@ static int hw_dev_4uint(void *f, nvmlDevice_t d, unsigned int *a, unsigned int *
 static int hw_dev_arg_uint(void *f, nvmlDevice_t d, int arg, unsigned int *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, int, unsigned int *))f)(d, arg, v); }
 static int hw_dev_ecc(void *f, nvmlDevice_t d, int et, int ct, unsigned long long *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, int, int, unsigned long long *))f)(d, et, ct, v); }
 static int hw_dev_procs(void *f, nvmlDevice_t d, unsigned int *n, void *infos) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int *, void *))f)(d, n, infos); }
+static int hw_dev_link_ptr(void *f, nvmlDevice_t d, unsigned int link, void *p) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int, void *))f)(d, link, p); }
+static int hw_dev_pair_int(void *f, nvmlDevice_t a, nvmlDevice_t b, int *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, nvmlDevice_t, int *))f)(a, b, v); }
+static int hw_dev_index_handle(void *f, nvmlDevice_t d, unsigned int i, nvmlDevice_t *out) { return ((nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t *))f)(d, i, out); }
+static int hw_field_values(void *f, nvmlDevice_t d, int n, hw_nvmlFieldValue_t *v) { return ((nvmlReturn_t (*)(nvmlDevice_t, int, hw_nvmlFieldValue_t *))f)(d, n, v); }
 static int hw_set_v2_version(hw_nvmlMemory_v2_t *m) { m->version = (unsigned int)(sizeof(hw_nvmlMemory_v2_t) | (2 << 24)); return 0; }
 */
 import "C"
 
 import (
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 )
 
@@ -94,6 +108,19 @@ var symbols = map[string][]string{
 	"nvlinkState":     {"nvmlDeviceGetNvLinkState"},
 	"busWidth":        {"nvmlDeviceGetMemoryBusWidth"},
 	"persistenceMode": {"nvmlDeviceGetPersistenceMode"},
+
+	// NVLink per link, topology, MIG devices.
+	"nvlinkVersion": {"nvmlDeviceGetNvLinkVersion"},
+	// _v2 fills the nvmlPciInfo_t of today; the first entry point an older
+	// layout whose first 16 bytes are the bus id too.
+	"nvlinkRemotePCI":   {"nvmlDeviceGetNvLinkRemotePciInfo_v2", "nvmlDeviceGetNvLinkRemotePciInfo"},
+	"nvlinkRemoteType":  {"nvmlDeviceGetNvLinkRemoteDeviceType"},
+	"fieldValues":       {"nvmlDeviceGetFieldValues"},
+	"topology":          {"nvmlDeviceGetTopologyCommonAncestor"},
+	"migMaxCount":       {"nvmlDeviceGetMaxMigDeviceCount"},
+	"migHandle":         {"nvmlDeviceGetMigDeviceHandleByIndex"},
+	"gpuInstanceID":     {"nvmlDeviceGetGpuInstanceId"},
+	"computeInstanceID": {"nvmlDeviceGetComputeInstanceId"},
 }
 
 // required are the groups without which the library is not used: a library
@@ -312,15 +339,21 @@ func (l *cLib) processes(d C.nvmlDevice_t) ([]Process, Return) {
 	return nil, ErrorFunctionNotFound
 }
 
-// nvlinkStates reads nvmlDeviceGetNvLinkState for links 0 to
-// NVML_NVLINK_MAX_LINKS-1 (18), stopping at the first link the driver
-// refuses; a GPU without NVLink answers NotSupported for link 0.
-func (l *cLib) nvlinkStates(d C.nvmlDevice_t) ([]bool, Return) {
+// maxNVLinks is NVML_NVLINK_MAX_LINKS of current headers (36; it was 18
+// before NVLink 5). A driver answers links past its GPU's last with an
+// error, where the walk stops.
+const maxNVLinks = 36
+
+// nvlinks reads each NVLink's state, and where the library has the entry
+// points its version and what is at its other end (PCI bus id, device
+// type), stopping at the first link the driver refuses; a GPU without
+// NVLink answers NotSupported for link 0.
+func (l *cLib) nvlinks(d C.nvmlDevice_t) ([]NVLink, Return) {
 	if !l.has("nvlinkState") {
 		return nil, ErrorFunctionNotFound
 	}
-	var out []bool
-	for link := 0; link < 18; link++ {
+	var out []NVLink
+	for link := 0; link < maxNVLinks; link++ {
 		var v C.uint
 		r := Return(C.hw_dev_arg_uint(l.fn["nvlinkState"], d, C.int(link), &v))
 		if r != Success {
@@ -329,10 +362,142 @@ func (l *cLib) nvlinkStates(d C.nvmlDevice_t) ([]bool, Return) {
 			}
 			break
 		}
-		out = append(out, v != 0)
+		out = append(out, l.nvlinkDetail(d, link, v != 0))
 	}
 	return out, Success
 }
+
+// nvlinkDetail reads one link's version and remote end; what the driver
+// does not answer stays unknown.
+func (l *cLib) nvlinkDetail(d C.nvmlDevice_t, link int, active bool) NVLink {
+	nl := NVLink{Link: link, Active: active, RemoteType: NVLinkRemoteUnknown}
+	if l.has("nvlinkVersion") {
+		var v C.uint
+		if Return(C.hw_dev_link_ptr(l.fn["nvlinkVersion"], d, C.uint(link), unsafe.Pointer(&v))) == Success {
+			nl.Version = uint32(v)
+		}
+	}
+	if !active {
+		return nl // an inactive link has no remote end
+	}
+	if l.has("nvlinkRemotePCI") {
+		var p C.hw_nvmlPciInfo_t
+		if Return(C.hw_dev_link_ptr(l.fn["nvlinkRemotePCI"], d, C.uint(link), unsafe.Pointer(&p))) == Success {
+			if l.names["nvlinkRemotePCI"] == "nvmlDeviceGetNvLinkRemotePciInfo" {
+				nl.RemoteBusID = C.GoString(&p.busIdLegacy[0])
+			} else {
+				nl.RemoteBusID = C.GoString(&p.busId[0])
+			}
+		}
+	}
+	if l.has("nvlinkRemoteType") {
+		var t C.int
+		if Return(C.hw_dev_link_ptr(l.fn["nvlinkRemoteType"], d, C.uint(link), unsafe.Pointer(&t))) == Success {
+			nl.RemoteType = NVLinkRemoteType(t)
+		}
+	}
+	return nl
+}
+
+// fieldNVLinkSpeedCommon is NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON: "Common
+// NVLink Speed in MBps for active links" (nvml.h, field value ids).
+const fieldNVLinkSpeedCommon = 90
+
+// nvlinkSpeedMBps reads the speed NVML gives for every active NVLink of the
+// GPU (one direction, MB/s); 0 when it gives none.
+func (l *cLib) nvlinkSpeedMBps(d C.nvmlDevice_t) uint32 {
+	if !l.has("fieldValues") {
+		return 0
+	}
+	var v C.hw_nvmlFieldValue_t
+	v.fieldId = fieldNVLinkSpeedCommon
+	if Return(C.hw_field_values(l.fn["fieldValues"], d, 1, &v)) != Success || Return(v.nvmlReturn) != Success {
+		return 0
+	}
+	raw := (*[8]byte)(unsafe.Pointer(&v.value))[:] // the nvmlValue_t union, in the host's byte order
+	var mbps uint64
+	switch v.valueType {
+	case 1, 5: // NVML_VALUE_TYPE_UNSIGNED_INT, SIGNED_INT
+		mbps = uint64(binary.NativeEndian.Uint32(raw))
+	case 2, 3, 4: // UNSIGNED_LONG, UNSIGNED_LONG_LONG, SIGNED_LONG_LONG
+		mbps = binary.NativeEndian.Uint64(raw)
+	case 6: // UNSIGNED_SHORT
+		mbps = uint64(binary.NativeEndian.Uint16(raw))
+	}
+	if mbps == 0 || mbps > 1<<20 { // above 1 TB/s a link: not a speed
+		return 0
+	}
+	return uint32(mbps)
+}
+
+// topology reads the common ancestor of every pair of devices.
+func (l *cLib) topology(handles map[int]C.nvmlDevice_t, refused *[]string) map[[2]int]TopologyLevel {
+	if !l.has("topology") || len(handles) < 2 {
+		return nil
+	}
+	idx := make([]int, 0, len(handles))
+	for i := range handles {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	out := map[[2]int]TopologyLevel{}
+	for x, a := range idx {
+		for _, b := range idx[x+1:] {
+			var v C.int
+			r := Return(C.hw_dev_pair_int(l.fn["topology"], handles[a], handles[b], &v))
+			switch r {
+			case Success:
+				out[[2]int{a, b}] = TopologyLevel(v)
+			case ErrorNotSupported:
+			default:
+				*refused = append(*refused, fmt.Sprintf("devices %d and %d: nvmlDeviceGetTopologyCommonAncestor: %v", a, b, r))
+			}
+		}
+	}
+	return out
+}
+
+// migDevices reads the MIG devices of a GPU in MIG mode: index 0 to
+// nvmlDeviceGetMaxMigDeviceCount-1, skipping the indices with no device
+// (NotFound).
+func (l *cLib) migDevices(d C.nvmlDevice_t) ([]MIGDevice, Return) {
+	if !l.has("migMaxCount") || !l.has("migHandle") {
+		return nil, ErrorFunctionNotFound
+	}
+	n, r := l.devUint("migMaxCount", d)
+	if r != Success {
+		return nil, r
+	}
+	out := []MIGDevice{}
+	for i := 0; i < int(min(n, maxMIGDevices)); i++ {
+		var h C.nvmlDevice_t
+		r := Return(C.hw_dev_index_handle(l.fn["migHandle"], d, C.uint(i), &h))
+		if r == ErrorNotFound {
+			continue
+		}
+		if r != Success {
+			return nil, r
+		}
+		m := MIGDevice{Index: i, GPUInstance: -1, ComputeInstance: -1}
+		m.Name, _ = l.devString("name", h)
+		m.UUID, _ = l.devString("uuid", h)
+		if mem, r := l.memory(h); r == Success {
+			m.Memory = &mem
+		}
+		if v, r := l.devUint("gpuInstanceID", h); r == Success {
+			m.GPUInstance = int(v)
+		}
+		if v, r := l.devUint("computeInstanceID", h); r == Success {
+			m.ComputeInstance = int(v)
+		}
+		out = append(out, m)
+	}
+	return out, Success
+}
+
+// maxMIGDevices bounds the MIG devices read per GPU (seven GPU instances
+// of one compute slice each on today's parts).
+const maxMIGDevices = 64
 
 // readAll reads the system and every device. It runs on the worker
 // goroutine only (see Library.Read).
@@ -345,14 +510,17 @@ func (l *cLib) readAll() (*Snapshot, error) {
 	if r != Success {
 		return nil, r.Err("nvmlDeviceGetCount")
 	}
+	handles := map[int]C.nvmlDevice_t{}
 	for i := 0; i < n && i < maxDevices; i++ {
 		d, r := l.device(i)
 		if r != Success {
 			s.Refused = append(s.Refused, fmt.Sprintf("device %d: nvmlDeviceGetHandleByIndex: %v", i, r))
 			continue
 		}
+		handles[i] = d
 		s.Devices = append(s.Devices, l.readDevice(i, d, &s.Refused))
 	}
+	s.Topology = l.topology(handles, &s.Refused)
 	return s, nil
 }
 
@@ -437,8 +605,19 @@ func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
 		n := int(v)
 		dev.NUMANode = &n
 	}
-	if links, r := l.nvlinkStates(d); note("nvmlDeviceGetNvLinkState", r) {
-		dev.NVLinkActive = links
+	if links, r := l.nvlinks(d); note("nvmlDeviceGetNvLinkState", r) {
+		dev.NVLinks = links
+		for _, nl := range links {
+			if nl.Active {
+				dev.NVLinkSpeedMBps = l.nvlinkSpeedMBps(d)
+				break
+			}
+		}
+	}
+	if dev.MIG != nil && dev.MIG.Current {
+		if migs, r := l.migDevices(d); note("nvmlDeviceGetMigDeviceHandleByIndex", r) {
+			dev.MIGDevices, dev.MIGDevicesKnown = migs, true
+		}
 	}
 	return dev
 }

@@ -5,7 +5,9 @@ package nvml_test
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -58,7 +60,8 @@ func TestReadH200Capture(t *testing.T) {
 	assert.Equal(t, uint32(3201), d.MaxClockMemoryMHz)
 	assert.Equal(t, [4]uint32{5, 5, 16, 16}, [4]uint32{d.PCIeGen, d.PCIeGenMax, d.PCIeWidth, d.PCIeWidthMax})
 	assert.Nil(t, d.NUMANode, "the driver said NotSupported")
-	assert.Empty(t, d.NVLinkActive, "the driver said NotSupported")
+	assert.Empty(t, d.NVLinks, "the driver said NotSupported")
+	assert.Nil(t, s.Topology, "one GPU: no pair")
 	assert.Empty(t, s.Refused, "NotSupported is not a refusal")
 }
 
@@ -129,4 +132,96 @@ func TestHangingCallIsBounded(t *testing.T) {
 	_, err = lib.Read(ctxFor(t, 5*time.Second))
 	assert.ErrorIs(t, err, nvml.ErrHung)
 	assert.Less(t, time.Since(start), 100*time.Millisecond, "a hung library fails at once")
+}
+
+// nvlinkR reads the GPU 0 block of a `nvidia-smi nvlink -R` capture: each
+// link's remote PCI bus id.
+func nvlinkR(t *testing.T, path string) []string {
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var remotes []string
+	for _, line := range strings.Split(string(b), "\n") {
+		_, rest, ok := strings.Cut(line, "Remote Device ")
+		if !ok {
+			continue
+		}
+		bus, _, _ := strings.Cut(rest, ": Link")
+		remotes = append(remotes, bus)
+	}
+	return remotes
+}
+
+// An H100's 18 NVLinks as `nvidia-smi nvlink -R` printed them
+// (testdata/nvlink-R-h100-nccl-1182.txt): every link goes to one of four
+// PCI functions at link numbers up to 47, past a GPU's 18, so NVSwitch
+// ports. The fake serves them (version 6 = NVLink 4.0, the H100's
+// generation) and NVML reads state, version, remote bus id and type of
+// each.
+func TestReadNVLinksToNVSwitches(t *testing.T) {
+	remotes := nvlinkR(t, filepath.Join("testdata", "nvlink-R-h100-nccl-1182.txt"))
+	require.Len(t, remotes, 18)
+	m := nvmltest.H200(t)
+	for _, r := range remotes {
+		m.GPUs[0].Links = append(m.GPUs[0].Links, nvmltest.Link{Active: true, Version: 6, RemoteBus: r, RemoteType: 2})
+	}
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	links := s.Devices[0].NVLinks
+	require.Len(t, links, 18)
+	for i, l := range links {
+		assert.Equal(t, nvml.NVLink{Link: i, Active: true, Version: nvml.NVLinkVersion4_0, RemoteBusID: remotes[i],
+			RemoteType: nvml.NVLinkRemoteSwitch}, l)
+	}
+	assert.Equal(t, "00000000:07:00.0", links[0].RemoteBusID)
+	assert.Zero(t, s.Devices[0].NVLinkSpeedMBps, "no speed field served")
+	assert.Equal(t, "nvmlDeviceGetNvLinkRemotePciInfo_v2", lib.Symbol("nvlinkRemotePCI"))
+}
+
+// An inactive link has a state and version but no remote end; an older
+// library without the NVLink detail entry points gives no NVLink at all
+// (FAKE_OLD lacks nvmlDeviceGetNvLinkState too).
+func TestReadInactiveNVLinkAndOldLibrary(t *testing.T) {
+	m := nvmltest.H200(t)
+	m.GPUs[0].Links = []nvmltest.Link{{Active: true, Version: 6, RemoteBus: "00000000:05:00.0", RemoteType: 2}, {Version: 6}}
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, nvml.NVLink{Link: 1, Version: nvml.NVLinkVersion4_0, RemoteType: nvml.NVLinkRemoteUnknown}, s.Devices[0].NVLinks[1])
+	assert.Zero(t, s.Devices[0].NVLinkSpeedMBps, "the fake gives no speed field here")
+
+	old, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m, "-DFAKE_OLD"))
+	require.NoError(t, err)
+	s, err = old.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	assert.Empty(t, s.Devices[0].NVLinks)
+	assert.Nil(t, s.Topology)
+}
+
+// The speed of the active links (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON)
+// comes back in MB/s: an A100 whose 12 links `nvidia-smi nvlink -s` prints
+// as "25 GB/s" each (../testdata/nvlink-s-a100-nccl-tests-228.txt; GB/s
+// there is MB/s / 1000) is served 25000.
+func TestReadNVLinkSpeed(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "testdata", "nvlink-s-a100-nccl-tests-228.txt"))
+	require.NoError(t, err)
+	gpu0, _, _ := strings.Cut(string(b), "GPU 1:")
+	m := nvmltest.H200(t)
+	for _, line := range strings.Split(gpu0, "\n") {
+		if strings.HasSuffix(line, ": 25 GB/s") {
+			// The capture does not say where links go (the issue is about an
+			// NVSwitch system): a placeholder switch bus id.
+			m.GPUs[0].Links = append(m.GPUs[0].Links, nvmltest.Link{Active: true, Version: 4, RemoteBus: "00000000:c4:00.0", RemoteType: 2})
+		}
+	}
+	require.Len(t, m.GPUs[0].Links, 12)
+	m.GPUs[0].LinkSpeedMBps = 25000
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	assert.Len(t, s.Devices[0].NVLinks, 12)
+	assert.Equal(t, uint32(25000), s.Devices[0].NVLinkSpeedMBps)
 }

@@ -1,7 +1,8 @@
 // Package nvmltest builds the fake libnvidia-ml.so.1 of the NVML tests:
-// ../testdata/fake_nvml.c compiled with cc, its values defined from a
-// capture of what NVML answered on a real GPU
-// (testdata/machines/h200-vm/captures/nvml.json).
+// ../testdata/fake_nvml.c compiled with cc and a generated fake_data.h that
+// holds a Machine's values: what NVML answered on a real GPU
+// (testdata/machines/h200-vm/captures/nvml.json, H200), or a multi-GPU
+// machine the tests build from public nvidia-smi captures.
 package nvmltest
 
 import (
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -69,8 +71,61 @@ func CapturePath() string {
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "..", "..", "testdata", "machines", "h200-vm", "captures", "nvml.json")
 }
 
-// Defines are the -D flags that give the fake the capture's first device.
-func Defines(t testing.TB) []string {
+// Machine is what the fake library answers: the system's versions, its
+// GPUs in NVML index order, and the common PCIe ancestor of each pair
+// (Ancestor[a][b], an nvmlGpuTopologyLevel_t; nil for none).
+type Machine struct {
+	Driver, NVML string
+	CUDA         int
+	GPUs         []GPU
+	Ancestor     [][]int
+}
+
+// GPU is one GPU of a fake Machine. Links nil means the driver answers
+// NotSupported for NVLink (a GPU without one).
+type GPU struct {
+	Name, UUID, BusLegacy, Bus              string
+	Domain, BusNo, DevNo                    uint32
+	PCIDeviceID, PCISubsystemID             uint32
+	MemTotal, MemFree, MemUsed              uint64
+	Mem2Total, Mem2Reserved, Mem2Free       uint64
+	Mem2Used                                uint64
+	CCMajor, CCMinor                        int
+	MIGCurrent, MIGPending                  int
+	UtilGPU, UtilMem, PowerMW, PowerLimitMW int
+	TempC, ECCCurrent, ECCPending           int
+	ECCUncorrected                          uint64
+	RemappedRows                            [4]int
+	Throttle                                uint64
+	MaxClockSM, MaxClockMem                 int
+	PCIeGenMax, PCIeWidthMax                int
+	PCIeGen, PCIeWidth                      int
+	Links                                   []Link
+	LinkSpeedMBps                           int
+	MaxMIG                                  int
+	MIGs                                    []MIG
+}
+
+// Link is one NVLink: its state, nvmlNvlinkVersion_t, the PCI bus id at its
+// other end and nvmlIntNvLinkDeviceType_t (0 GPU, 2 switch).
+type Link struct {
+	Active     bool
+	Version    int
+	RemoteBus  string
+	RemoteType int
+}
+
+// MIG is one MIG device.
+type MIG struct {
+	Name, UUID                 string
+	MemTotal, MemFree, MemUsed uint64
+	GPUInstance                int
+	ComputeInstance            int
+}
+
+// H200 is the fake machine of the H200 VM's nvml.json: one GPU, its
+// driver's answers (NVLink and NUMA node NotSupported).
+func H200(t testing.TB) Machine {
 	t.Helper()
 	b, err := os.ReadFile(CapturePath())
 	if err != nil {
@@ -81,37 +136,102 @@ func Defines(t testing.TB) []string {
 		t.Fatalf("nvml capture: %v (%d devices)", err, len(c.Calls.Devices))
 	}
 	d := c.Calls.Devices[0]
-	str := func(k, v string) string { return "-D" + k + "=" + strconv.Quote(v) }
-	num := func(k string, v any) string { return fmt.Sprintf("-D%s=%vULL", k, v) }
-	return []string{
-		str("FAKE_DRIVER", c.Calls.Driver), str("FAKE_NVML", c.Calls.NVML), fmt.Sprintf("-DFAKE_CUDA=%d", c.Calls.CUDADriver),
-		str("FAKE_NAME", d.Name), str("FAKE_UUID", d.UUID),
-		str("FAKE_BUS_LEGACY", d.PCI.BusIDLegacy), str("FAKE_BUS", d.PCI.BusID),
-		num("FAKE_DOMAIN", d.PCI.Domain), num("FAKE_BUSNO", d.PCI.Bus), num("FAKE_DEVNO", d.PCI.Device),
-		num("FAKE_PCI_DEVICE_ID", d.PCI.PCIDeviceID), num("FAKE_PCI_SUBSYSTEM_ID", d.PCI.PCISubSystemID),
-		num("FAKE_MEM_TOTAL", d.Memory.Total), num("FAKE_MEM_FREE", d.Memory.Free), num("FAKE_MEM_USED", d.Memory.Used),
-		num("FAKE_MEM2_TOTAL", d.MemoryV2.Total), num("FAKE_MEM2_RESERVED", d.MemoryV2.Reserved),
-		num("FAKE_MEM2_FREE", d.MemoryV2.Free), num("FAKE_MEM2_USED", d.MemoryV2.Used),
-		fmt.Sprintf("-DFAKE_CC_MAJOR=%d", d.CC[0]), fmt.Sprintf("-DFAKE_CC_MINOR=%d", d.CC[1]),
-		num("FAKE_MIG_CURRENT", d.MIGMode[0]), num("FAKE_MIG_PENDING", d.MIGMode[1]),
-		num("FAKE_UTIL_GPU", d.Util.GPU), num("FAKE_UTIL_MEM", d.Util.Memory),
-		num("FAKE_POWER_MW", d.PowerMW), num("FAKE_POWER_LIMIT_MW", d.PowerLimitMW), num("FAKE_TEMP_C", d.TempC),
-		num("FAKE_ECC_CURRENT", d.ECCMode[0]), num("FAKE_ECC_PENDING", d.ECCMode[1]),
-		num("FAKE_ECC_UNCORRECTED_VOLATILE", d.ECCUncorrected),
-		num("FAKE_REMAP_CORR", d.RemappedRows[0]), num("FAKE_REMAP_UNC", d.RemappedRows[1]),
-		num("FAKE_REMAP_PENDING", d.RemappedRows[2]), num("FAKE_REMAP_FAILURE", d.RemappedRows[3]),
-		num("FAKE_THROTTLE", d.ThrottleReasons),
-		num("FAKE_MAX_CLOCK_SM", d.MaxClockSM), num("FAKE_MAX_CLOCK_MEM", d.MaxClockMem),
-		num("FAKE_PCIE_GEN_MAX", d.PCIeGenMax), num("FAKE_PCIE_WIDTH_MAX", d.PCIeWidthMax),
-		num("FAKE_PCIE_GEN", d.PCIeGen), num("FAKE_PCIE_WIDTH", d.PCIeWidth),
-	}
+	g := GPU{Name: d.Name, UUID: d.UUID, BusLegacy: d.PCI.BusIDLegacy, Bus: d.PCI.BusID,
+		Domain: d.PCI.Domain, BusNo: d.PCI.Bus, DevNo: d.PCI.Device,
+		PCIDeviceID: d.PCI.PCIDeviceID, PCISubsystemID: d.PCI.PCISubSystemID,
+		MemTotal: d.Memory.Total, MemFree: d.Memory.Free, MemUsed: d.Memory.Used,
+		Mem2Total: d.MemoryV2.Total, Mem2Reserved: d.MemoryV2.Reserved, Mem2Free: d.MemoryV2.Free, Mem2Used: d.MemoryV2.Used,
+		CCMajor: d.CC[0], CCMinor: d.CC[1], MIGCurrent: d.MIGMode[0], MIGPending: d.MIGMode[1],
+		UtilGPU: d.Util.GPU, UtilMem: d.Util.Memory, PowerMW: d.PowerMW, PowerLimitMW: d.PowerLimitMW, TempC: d.TempC,
+		ECCCurrent: d.ECCMode[0], ECCPending: d.ECCMode[1], ECCUncorrected: uint64(d.ECCUncorrected),
+		RemappedRows: d.RemappedRows, Throttle: d.ThrottleReasons,
+		MaxClockSM: d.MaxClockSM, MaxClockMem: d.MaxClockMem,
+		PCIeGenMax: d.PCIeGenMax, PCIeWidthMax: d.PCIeWidthMax, PCIeGen: d.PCIeGen, PCIeWidth: d.PCIeWidth}
+	return Machine{Driver: c.Calls.Driver, NVML: c.Calls.NVML, CUDA: c.Calls.CUDADriver, GPUs: []GPU{g}}
 }
 
-// Build compiles the fake library with the capture's values and the extra
-// -D flags of a variant ("-DFAKE_HANG", "-DFAKE_INIT_RETURN=18") into a
-// fresh directory, as libnvidia-ml.so.1, and returns its path. The test is
-// skipped when no C compiler is at hand.
+// header is m as fake_data.h.
+func (m Machine) header() string {
+	var b strings.Builder
+	q := strconv.Quote
+	fmt.Fprintf(&b, "#define FAKE_DRIVER %s\n#define FAKE_NVML %s\n#define FAKE_CUDA %d\n#define FAKE_NGPUS %d\n",
+		q(m.Driver), q(m.NVML), m.CUDA, len(m.GPUs))
+	for i, g := range m.GPUs {
+		if len(g.Links) > 0 {
+			fmt.Fprintf(&b, "static struct fake_link links%d[] = {\n", i)
+			for _, l := range g.Links {
+				active := 0
+				if l.Active {
+					active = 1
+				}
+				fmt.Fprintf(&b, "\t{%d, %d, %d, %s},\n", active, l.Version, l.RemoteType, q(l.RemoteBus))
+			}
+			b.WriteString("};\n")
+		}
+		if len(g.MIGs) > 0 {
+			fmt.Fprintf(&b, "static struct fake_mig migs%d[] = {\n", i)
+			for _, mg := range g.MIGs {
+				fmt.Fprintf(&b, "\t{KIND_MIG, %s, %s, %dULL, %dULL, %dULL, %d, %d},\n", q(mg.Name), q(mg.UUID),
+					mg.MemTotal, mg.MemFree, mg.MemUsed, mg.GPUInstance, mg.ComputeInstance)
+			}
+			b.WriteString("};\n")
+		}
+	}
+	b.WriteString("static struct fake_gpu fake_gpus[] = {\n")
+	for i, g := range m.GPUs {
+		links, nlinks := "0", -1
+		if g.Links != nil {
+			nlinks = len(g.Links)
+			if nlinks > 0 {
+				links = fmt.Sprintf("links%d", i)
+			}
+		}
+		migs := "0"
+		if len(g.MIGs) > 0 {
+			migs = fmt.Sprintf("migs%d", i)
+		}
+		fmt.Fprintf(&b, "\t{KIND_GPU, %s, %s, %s, %s, %d, %d, %d, %d, %d,\n", q(g.Name), q(g.UUID), q(g.BusLegacy), q(g.Bus),
+			g.Domain, g.BusNo, g.DevNo, g.PCIDeviceID, g.PCISubsystemID)
+		fmt.Fprintf(&b, "\t %dULL, %dULL, %dULL, %dULL, %dULL, %dULL, %dULL,\n", g.MemTotal, g.MemFree, g.MemUsed,
+			g.Mem2Total, g.Mem2Reserved, g.Mem2Free, g.Mem2Used)
+		fmt.Fprintf(&b, "\t %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %d, %dULL, %d, %d, %d, %d, %dULL,\n",
+			g.CCMajor, g.CCMinor, g.MIGCurrent, g.MIGPending, g.UtilGPU, g.UtilMem, g.PowerMW, g.PowerLimitMW, g.TempC,
+			g.ECCCurrent, g.ECCPending, g.ECCUncorrected, g.RemappedRows[0], g.RemappedRows[1], g.RemappedRows[2], g.RemappedRows[3],
+			g.Throttle)
+		fmt.Fprintf(&b, "\t %d, %d, %d, %d, %d, %d, %d, %s, %d, %d, %s, %d},\n", g.MaxClockSM, g.MaxClockMem,
+			g.PCIeGenMax, g.PCIeWidthMax, g.PCIeGen, g.PCIeWidth, nlinks, links, g.MaxMIG, len(g.MIGs), migs, g.LinkSpeedMBps)
+	}
+	b.WriteString("};\n")
+	n := max(len(m.GPUs), 1)
+	fmt.Fprintf(&b, "static const int fake_ancestor[%d][%d] = {\n", n, n)
+	for a := 0; a < n; a++ {
+		b.WriteString("\t{")
+		for c := 0; c < n; c++ {
+			v := -1
+			if a < len(m.Ancestor) && c < len(m.Ancestor[a]) {
+				v = m.Ancestor[a][c]
+			}
+			fmt.Fprintf(&b, "%d, ", v)
+		}
+		b.WriteString("},\n")
+	}
+	b.WriteString("};\n")
+	return b.String()
+}
+
+// Build compiles the fake library answering the H200 capture's values,
+// with the extra -D flags of a variant ("-DFAKE_HANG",
+// "-DFAKE_INIT_RETURN=18"); see BuildMachine.
 func Build(t testing.TB, extra ...string) string {
+	t.Helper()
+	return BuildMachine(t, H200(t), extra...)
+}
+
+// BuildMachine compiles the fake library answering m's values, with the
+// extra -D flags of a variant, into a fresh directory, as
+// libnvidia-ml.so.1, and returns its path. The test is skipped when no C
+// compiler is at hand.
+func BuildMachine(t testing.TB, m Machine, extra ...string) string {
 	t.Helper()
 	cc, err := exec.LookPath("cc")
 	if err != nil {
@@ -119,9 +239,13 @@ func Build(t testing.TB, extra ...string) string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "testdata", "fake_nvml.c")
-	out := filepath.Join(t.TempDir(), "libnvidia-ml.so.1")
-	args := append([]string{"-shared", "-fPIC", "-O1", "-o", out}, Defines(t)...)
-	args = append(append(args, extra...), src)
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "fake_data.h"), []byte(m.header()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "libnvidia-ml.so.1")
+	args := append([]string{"-shared", "-fPIC", "-O1", "-I", dir, "-o", out}, extra...)
+	args = append(args, src)
 	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
 		t.Fatalf("cc fake_nvml.c: %v\n%s", err, b)
 	}

@@ -1,17 +1,25 @@
 /*
- * A fake libnvidia-ml.so.1 for the tests of package nvml: the entry points
- * package nvml resolves, answering with one GPU's values. The values are not
- * written here: the test compiles this file with -D definitions taken from a
- * capture of a real GPU (testdata/machines/h200-vm/captures/nvml.json, what
- * NVML answered through pynvml on an H200). Declarations follow the public
- * NVML API reference (https://docs.nvidia.com/deploy/nvml-api/).
+ * A fake libnvidia-ml.so.1 for the NVML tests: the entry points package nvml
+ * resolves, answering with the values of a machine. The values are not
+ * written here: the tests generate fake_data.h (package nvmltest) from
+ * captures of real machines (testdata/machines/h200-vm/captures/nvml.json,
+ * what NVML answered through pynvml on an H200; public nvidia-smi captures
+ * for multi-GPU machines) and compile this file with it. Declarations follow
+ * the public NVML API reference (https://docs.nvidia.com/deploy/nvml-api/).
+ *
+ * fake_data.h defines FAKE_DRIVER, FAKE_NVML, FAKE_CUDA, FAKE_NGPUS,
+ * fake_gpus[FAKE_NGPUS] (struct fake_gpu, with their links and MIG devices)
+ * and fake_ancestor[FAKE_NGPUS][FAKE_NGPUS] (nvmlGpuTopologyLevel_t; -1
+ * for NotSupported).
  *
  * Variants, by definition:
  *   FAKE_INIT_RETURN=n  nvmlInit returns n (9: driver not loaded, 18:
  *                       driver/library version mismatch)
  *   FAKE_HANG           nvmlDeviceGetMemoryInfo never returns (a hung driver)
  *   FAKE_OLD            only the first entry points (nvmlInit,
- *                       nvmlDeviceGetCount, ..._v2 of PCI info, memory v1)
+ *                       nvmlDeviceGetCount, ..._v2 of PCI info, memory v1,
+ *                       no NVLink detail, topology or MIG devices)
+ *   FAKE_NO_MIG_DEVICES no MIG device entry points (MIG mode is still read)
  *   FAKE_PROC_PID, FAKE_PROC_BYTES  one compute process holding memory
  */
 #include <string.h>
@@ -29,10 +37,18 @@ typedef struct {
 typedef struct { unsigned int gpu, memory; } nvmlUtilization_t;
 typedef struct { unsigned int pid; unsigned long long usedGpuMemory; unsigned int gpuInstanceId, computeInstanceId; } nvmlProcessInfo_t;
 typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } nvmlProcessInfo_v1_t;
+typedef struct {
+	unsigned int fieldId, scopeId;
+	long long timestamp, latencyUsec;
+	int valueType;
+	nvmlReturn_t nvmlReturn;
+	union { double dVal; unsigned int uiVal; unsigned long long ullVal; } value;
+} nvmlFieldValue_t;
 
 #define NVML_SUCCESS 0
 #define NVML_ERROR_INVALID_ARGUMENT 2
 #define NVML_ERROR_NOT_SUPPORTED 3
+#define NVML_ERROR_NOT_FOUND 6
 #define NVML_ERROR_INSUFFICIENT_SIZE 7
 #define NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 
@@ -40,7 +56,40 @@ typedef struct { unsigned int pid; unsigned long long usedGpuMemory; } nvmlProce
 #define FAKE_INIT_RETURN 0
 #endif
 
-static int handle_token;
+enum { KIND_GPU = 1, KIND_MIG = 2 };
+
+struct fake_link { unsigned int active, version; int remote_type; const char *remote_bus; };
+
+struct fake_mig {
+	int kind; /* KIND_MIG: handles point here */
+	const char *name, *uuid;
+	unsigned long long mem_total, mem_free, mem_used;
+	unsigned int gi, ci;
+};
+
+struct fake_gpu {
+	int kind; /* KIND_GPU */
+	const char *name, *uuid, *bus_legacy, *bus;
+	unsigned int domain, bus_no, dev_no, pci_device_id, pci_subsystem_id;
+	unsigned long long mem_total, mem_free, mem_used;
+	unsigned long long mem2_total, mem2_reserved, mem2_free, mem2_used;
+	int cc_major, cc_minor;
+	unsigned int mig_current, mig_pending, util_gpu, util_mem, power_mw, power_limit_mw, temp_c;
+	unsigned int ecc_current, ecc_pending;
+	unsigned long long ecc_uncorrected_volatile;
+	unsigned int remap_corr, remap_unc, remap_pending, remap_failure;
+	unsigned long long throttle;
+	unsigned int max_clock_sm, max_clock_mem, pcie_gen_max, pcie_width_max, pcie_gen, pcie_width;
+	int nlinks; /* -1: the driver says NotSupported */
+	struct fake_link *links;
+	unsigned int max_mig;
+	int nmig;
+	struct fake_mig *migs; /* at MIG indices 0..nmig-1 */
+	unsigned int link_speed_mbps; /* 0: field value NotSupported */
+};
+
+#include "fake_data.h"
+
 static int inited;
 
 static nvmlReturn_t copy(char *buf, unsigned int n, const char *s) {
@@ -49,38 +98,59 @@ static nvmlReturn_t copy(char *buf, unsigned int n, const char *s) {
 	return NVML_SUCCESS;
 }
 
+static struct fake_gpu *gpu(nvmlDevice_t d) {
+	struct fake_gpu *g = d;
+	return g && g->kind == KIND_GPU ? g : 0;
+}
+
+static struct fake_mig *mig(nvmlDevice_t d) {
+	struct fake_mig *m = d;
+	return m && m->kind == KIND_MIG ? m : 0;
+}
+
 nvmlReturn_t nvmlInit(void) { inited = FAKE_INIT_RETURN == 0; return FAKE_INIT_RETURN; }
 nvmlReturn_t nvmlShutdown(void) { inited = 0; return NVML_SUCCESS; }
 const char *nvmlErrorString(nvmlReturn_t r) { (void)r; return "fake"; }
 nvmlReturn_t nvmlSystemGetDriverVersion(char *b, unsigned int n) { return copy(b, n, FAKE_DRIVER); }
 nvmlReturn_t nvmlSystemGetNVMLVersion(char *b, unsigned int n) { return copy(b, n, FAKE_NVML); }
-nvmlReturn_t nvmlDeviceGetCount(unsigned int *n) { *n = 1; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *n) { *n = FAKE_NGPUS; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d) {
-	if (i != 0) return NVML_ERROR_INVALID_ARGUMENT;
-	*d = &handle_token;
+	if (i >= FAKE_NGPUS) return NVML_ERROR_INVALID_ARGUMENT;
+	*d = &fake_gpus[i];
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *b, unsigned int n) { (void)d; return copy(b, n, FAKE_NAME); }
-nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *b, unsigned int n) { (void)d; return copy(b, n, FAKE_UUID); }
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *b, unsigned int n) {
+	if (mig(d)) return copy(b, n, mig(d)->name);
+	return gpu(d) ? copy(b, n, gpu(d)->name) : NVML_ERROR_INVALID_ARGUMENT;
+}
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *b, unsigned int n) {
+	if (mig(d)) return copy(b, n, mig(d)->uuid);
+	return gpu(d) ? copy(b, n, gpu(d)->uuid) : NVML_ERROR_INVALID_ARGUMENT;
+}
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p) {
-	(void)d;
+	struct fake_gpu *g = gpu(d);
+	if (!g) return NVML_ERROR_NOT_SUPPORTED;
 	memset(p, 0, sizeof *p);
-	strcpy(p->busIdLegacy, FAKE_BUS_LEGACY);
-	strcpy(p->busId, FAKE_BUS);
-	p->domain = FAKE_DOMAIN; p->bus = FAKE_BUSNO; p->device = FAKE_DEVNO;
-	p->pciDeviceId = FAKE_PCI_DEVICE_ID; p->pciSubSystemId = FAKE_PCI_SUBSYSTEM_ID;
+	strcpy(p->busIdLegacy, g->bus_legacy);
+	strcpy(p->busId, g->bus);
+	p->domain = g->domain; p->bus = g->bus_no; p->device = g->dev_no;
+	p->pciDeviceId = g->pci_device_id; p->pciSubSystemId = g->pci_subsystem_id;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
-	(void)d;
 #ifdef FAKE_HANG
 	for (;;) pause();
 #endif
-	m->total = FAKE_MEM_TOTAL; m->free = FAKE_MEM_FREE; m->used = FAKE_MEM_USED;
+	if (mig(d)) {
+		m->total = mig(d)->mem_total; m->free = mig(d)->mem_free; m->used = mig(d)->mem_used;
+		return NVML_SUCCESS;
+	}
+	if (!gpu(d)) return NVML_ERROR_INVALID_ARGUMENT;
+	m->total = gpu(d)->mem_total; m->free = gpu(d)->mem_free; m->used = gpu(d)->mem_used;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *p) {
-	(void)d;
+	if (!gpu(d)) return NVML_ERROR_NOT_SUPPORTED;
 #ifdef FAKE_PROC_PID
 	if (*n < 1) { *n = 1; return NVML_ERROR_INSUFFICIENT_SIZE; }
 	p[0].pid = FAKE_PROC_PID; p[0].usedGpuMemory = FAKE_PROC_BYTES; *n = 1;
@@ -96,28 +166,31 @@ nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = FAKE_CUDA; return 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n) { return nvmlDeviceGetCount(n); }
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) { return nvmlDeviceGetHandleByIndex(i, d); }
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) { return nvmlDeviceGetPciInfo_v2(d, p); }
+/* A MIG device's memory is read through the first entry point here. */
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
-	(void)d;
+	struct fake_gpu *g = gpu(d);
 #ifdef FAKE_HANG
 	for (;;) pause();
 #endif
+	if (!g) return NVML_ERROR_NOT_SUPPORTED;
 	if (m->version != (unsigned int)(sizeof(nvmlMemory_v2_t) | (2 << 24))) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
-	m->total = FAKE_MEM2_TOTAL; m->reserved = FAKE_MEM2_RESERVED; m->free = FAKE_MEM2_FREE; m->used = FAKE_MEM2_USED;
+	m->total = g->mem2_total; m->reserved = g->mem2_reserved; m->free = g->mem2_free; m->used = g->mem2_used;
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *a, int *b) { (void)d; *a = FAKE_CC_MAJOR; *b = FAKE_CC_MINOR; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { (void)d; *c = FAKE_MIG_CURRENT; *p = FAKE_MIG_PENDING; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) { (void)d; u->gpu = FAKE_UTIL_GPU; u->memory = FAKE_UTIL_MEM; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_POWER_MW; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_POWER_LIMIT_MW; return NVML_SUCCESS; }
+#define GPU_OR_NS(d) struct fake_gpu *g = gpu(d); if (!g) return NVML_ERROR_NOT_SUPPORTED
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *a, int *b) { GPU_OR_NS(d); *a = g->cc_major; *b = g->cc_minor; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { GPU_OR_NS(d); *c = g->mig_current; *p = g->mig_pending; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) { GPU_OR_NS(d); u->gpu = g->util_gpu; u->memory = g->util_mem; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->power_mw; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->power_limit_mw; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *v) {
-	(void)d;
+	GPU_OR_NS(d);
 	if (sensor != 0) return NVML_ERROR_NOT_SUPPORTED;
-	*v = FAKE_TEMP_C;
+	*v = g->temp_c;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p) {
-	(void)d;
+	if (!gpu(d)) return NVML_ERROR_NOT_SUPPORTED;
 #ifdef FAKE_PROC_PID
 	if (*n < 1) { *n = 1; return NVML_ERROR_INSUFFICIENT_SIZE; }
 	memset(p, 0, sizeof *p);
@@ -127,31 +200,109 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned in
 #endif
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { (void)d; *c = FAKE_ECC_CURRENT; *p = FAKE_ECC_PENDING; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { GPU_OR_NS(d); *c = g->ecc_current; *p = g->ecc_pending; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int et, int ct, unsigned long long *v) {
-	(void)d;
+	GPU_OR_NS(d);
 	if (et != 1 || ct != 0) return NVML_ERROR_NOT_SUPPORTED;
-	*v = FAKE_ECC_UNCORRECTED_VOLATILE;
+	*v = g->ecc_uncorrected_volatile;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *c, unsigned int *u, unsigned int *p, unsigned int *f) {
-	(void)d; *c = FAKE_REMAP_CORR; *u = FAKE_REMAP_UNC; *p = FAKE_REMAP_PENDING; *f = FAKE_REMAP_FAILURE;
+	GPU_OR_NS(d);
+	*c = g->remap_corr; *u = g->remap_unc; *p = g->remap_pending; *f = g->remap_failure;
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *v) { (void)d; *v = FAKE_THROTTLE; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *v) { GPU_OR_NS(d); *v = g->throttle; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int *v) {
-	(void)d;
+	GPU_OR_NS(d);
 	switch (type) {
-	case 1: *v = FAKE_MAX_CLOCK_SM; return NVML_SUCCESS;
-	case 2: *v = FAKE_MAX_CLOCK_MEM; return NVML_SUCCESS;
+	case 1: *v = g->max_clock_sm; return NVML_SUCCESS;
+	case 2: *v = g->max_clock_mem; return NVML_SUCCESS;
 	}
 	return NVML_ERROR_NOT_SUPPORTED;
 }
-nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_PCIE_GEN_MAX; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_PCIE_WIDTH_MAX; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_PCIE_GEN; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { (void)d; *v = FAKE_PCIE_WIDTH; return NVML_SUCCESS; }
-/* The H200 VM's driver refused these two (nvml.json: NotSupported). */
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_gen_max; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_width_max; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_gen; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_width; return NVML_SUCCESS; }
+/* The H200 VM's driver refused this one (nvml.json: NotSupported). */
 nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int *v) { (void)d; (void)v; return NVML_ERROR_NOT_SUPPORTED; }
-nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *v) { (void)d; (void)link; (void)v; return NVML_ERROR_NOT_SUPPORTED; }
+
+/* NVLink: link < nlinks answers; a GPU without NVLink (nlinks -1) says
+ * NotSupported; links past the last are invalid arguments. */
+static nvmlReturn_t link_of(nvmlDevice_t d, unsigned int link, struct fake_link **l) {
+	GPU_OR_NS(d);
+	if (g->nlinks < 0) return NVML_ERROR_NOT_SUPPORTED;
+	if (link >= (unsigned int)g->nlinks) return NVML_ERROR_INVALID_ARGUMENT;
+	*l = &g->links[link];
+	return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *v) {
+	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
+	if (r == NVML_SUCCESS) *v = l->active;
+	return r;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsigned int *v) {
+	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
+	if (r == NVML_SUCCESS) *v = l->version;
+	return r;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
+	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
+	if (r != NVML_SUCCESS) return r;
+	if (!l->active) return NVML_ERROR_NOT_SUPPORTED;
+	memset(p, 0, sizeof *p);
+	strcpy(p->busId, l->remote_bus);
+	return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int link, int *t) {
+	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
+	if (r == NVML_SUCCESS) *t = l->remote_type;
+	return r;
+}
+/* Field values: only NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON (90), as an
+ * unsigned int (NVML_VALUE_TYPE_UNSIGNED_INT). */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v) {
+	GPU_OR_NS(d);
+	for (int i = 0; i < n; i++) {
+		v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+		if (v[i].fieldId == 90 && g->link_speed_mbps) {
+			v[i].valueType = 1;
+			v[i].value.uiVal = g->link_speed_mbps;
+			v[i].nvmlReturn = NVML_SUCCESS;
+		}
+	}
+	return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level) {
+	struct fake_gpu *x = gpu(a), *y = gpu(b);
+	if (!x || !y) return NVML_ERROR_INVALID_ARGUMENT;
+	int v = fake_ancestor[x - fake_gpus][y - fake_gpus];
+	if (v < 0) return NVML_ERROR_NOT_SUPPORTED;
+	*level = v;
+	return NVML_SUCCESS;
+}
+
+/* MIG */
+#ifndef FAKE_NO_MIG_DEVICES
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n) { GPU_OR_NS(d); *n = g->max_mig; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *out) {
+	GPU_OR_NS(d);
+	if (!g->mig_current) return NVML_ERROR_NOT_SUPPORTED;
+	if (i >= g->max_mig) return NVML_ERROR_INVALID_ARGUMENT;
+	if (i >= (unsigned int)g->nmig) return NVML_ERROR_NOT_FOUND;
+	*out = &g->migs[i];
+	return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id) {
+	if (!mig(d)) return NVML_ERROR_NOT_SUPPORTED;
+	*id = mig(d)->gi;
+	return NVML_SUCCESS;
+}
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id) {
+	if (!mig(d)) return NVML_ERROR_NOT_SUPPORTED;
+	*id = mig(d)->ci;
+	return NVML_SUCCESS;
+}
+#endif
 #endif
