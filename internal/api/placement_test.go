@@ -179,7 +179,7 @@ func TestServingPlacementOnPCIe(t *testing.T) {
 	args := argsOf(a, "vllm")
 	assert.Equal(t, "2", flagValue(args, "--data-parallel-size"))
 	assert.NotContains(t, args, "--tensor-parallel-size")
-	assert.Contains(t, explanation(a), "no high-bandwidth link joins them: replicas, not tensor parallelism over PCIe")
+	assert.Contains(t, explanation(a), "no high-bandwidth link between them: replicas, not tensor parallelism over PCIe")
 
 	a = fullPlan(t, "mi300x-4-sysfs", `{"model":{"name":"Llama-3.3-70B-Instruct"}}`)
 	require.Equal(t, true, a["fits"])

@@ -288,7 +288,7 @@ func linkName(pl *planned) string {
 	}
 	if pl.DP > 1 && pl.TP == 1 && len(pl.Stages) == 1 {
 		if d.LinkKind == "" {
-			return "separate devices (no high-bandwidth link joins them: replicas, not tensor parallelism over PCIe)"
+			return "separate devices (the registry shows no high-bandwidth link between them: replicas, not tensor parallelism over PCIe or an unknown link)"
 		}
 		return "separate devices (one replica each is faster than tensor parallelism over " + d.LinkKind + " here)"
 	}
