@@ -330,7 +330,12 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
 	require.NotEmpty(t, a.Shards, "fits without shards: %.300s", answer)
 	var total int64
-	next := map[int]int{} // tensor-parallel rank -> the next layer it must hold
+	// (replica, tensor-parallel rank) -> the next layer it must hold: every
+	// replica of a data-parallel plan holds every layer (a vLLM plan is
+	// data parallel by default where replicas are fastest).
+	type unit struct{ replica, rank int }
+	next := map[unit]int{}
+	ranks := map[int]bool{}
 	devices := map[string]bool{}
 	stages := map[int]bool{}
 	for _, s := range a.Shards {
@@ -340,18 +345,24 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 		require.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes, "shard %s overfilled: %.300s", s.DeviceID, answer)
 		checkDevice(t, usable, s.DeviceID, s.MemoryAvailableBytes, answer)
 		require.Less(t, s.LayerStart, s.LayerEnd, "shard %s holds no layer", s.DeviceID)
-		require.Equal(t, next[s.TPRank], s.LayerStart, "rank %d: layers not contiguous: %.300s", s.TPRank, answer)
-		next[s.TPRank] = s.LayerEnd
+		u := unit{rank: s.TPRank}
+		if s.Replica != nil {
+			u.replica = *s.Replica
+		}
+		require.Equal(t, next[u], s.LayerStart, "replica %d rank %d: layers not contiguous: %.300s", u.replica, s.TPRank, answer)
+		next[u] = s.LayerEnd
+		ranks[s.TPRank] = true
 		stages[s.Stage] = true
 		total += s.MemoryBytes
 	}
 	require.Equal(t, total, a.Memory.TotalBytes, "memory.total_bytes is not the shards' sum")
-	require.Len(t, next, a.TPSize)
+	require.Len(t, ranks, a.TPSize)
+	require.Len(t, next, a.TPSize*max(a.DPSize, 1))
 	require.Len(t, stages, a.PPSize)
-	for rank, end := range next {
-		require.Less(t, rank, a.TPSize)
+	for u, end := range next {
+		require.Less(t, u.rank, a.TPSize)
 		if a.Model.Layers > 0 {
-			require.Equal(t, a.Model.Layers, end, "rank %d: layers not all covered: %.300s", rank, answer)
+			require.Equal(t, a.Model.Layers, end, "replica %d rank %d: layers not all covered: %.300s", u.replica, u.rank, answer)
 		}
 	}
 }

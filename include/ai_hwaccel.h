@@ -331,6 +331,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
+ *    "placement": "serving" | "fewest",
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
  *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
@@ -375,7 +376,14 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * group of identical devices holds); absent, no plan uses it.
  * "tensor_parallel_size" (plan and suggest) forces the tensor-parallel
  * degree (it must divide the model's attention heads; llama.cpp takes 1
- * only).  "memory_fraction" (0 < f <= 1) is the share of each accelerator's
+ * only).  "placement" (plan only) says how a plan with no "devices",
+ * "tensor_parallel_size" or "replicas" uses the devices: "serving" (the
+ * default) spreads a vLLM or SGLang plan over the identical devices of the
+ * fewest plan, tensor parallel inside the NVLink/xGMI domain and
+ * data-parallel replicas beyond it, the layout the speed model finds
+ * fastest at "batch_size" (the explanation's "placement:" line says why);
+ * "fewest" plans the fewest devices that hold the model.  llama.cpp plans,
+ * suggest and training always take the fewest.  "memory_fraction" (0 < f <= 1) is the share of each accelerator's
  * total memory the engine may use, overriding its default (vLLM's
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center

@@ -668,7 +668,7 @@ func TestPlanJSONOnDGX(t *testing.T) {
 }
 
 func TestPlanTextOnDGX(t *testing.T) {
-	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "bf16", "--context", "8192", "--engine", "vllm")...)
+	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "bf16", "--context", "8192", "--engine", "vllm", "--placement", "fewest")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
 	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --`, headline)

@@ -55,6 +55,7 @@ func kvCacheHelp() string {
 // typed; request() checks and converts them.
 type planFlags struct {
 	model, quant, devices, engine, kvCache string
+	placement                              string
 	replicas, registryFile, clusterFile    string
 	context, batch                         string
 	tensorParallel, memoryFraction         string
@@ -82,7 +83,8 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	names := []string{"model"}
 	if cmd == "plan" {
 		f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: auto, fp32, fp16, bf16, fp8, int8, int4 or a GGUF type (q4_k_m, q8_0)")
-		names = append(names, "quant")
+		f.StringVar(&p.placement, "placement", "", "how a plan with no --devices, --tensor-parallel-size or --replicas uses the devices, `MODE`: serving (vLLM and SGLang: tensor parallel within the NVLink/xGMI domain, replicas beyond it, the fastest layout at --batch) or fewest (the fewest devices that hold the model) (default serving)")
+		names = append(names, "quant", "placement")
 	}
 	if cmd == "train" {
 		names = append(names, p.train.register(f)...)
@@ -98,7 +100,7 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		f.BoolVar(&p.includeCPU, "include-cpu", false, "consider the CPU as a device beside the accelerators")
 		f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 		f.StringVar(&p.replicas, "replicas", "", "data parallel: `N` copies of the model on disjoint identical devices, each serving batch/N sequences; max = as many as fit")
-		f.StringVar(&p.tensorParallel, "tensor-parallel-size", "", "split each layer over exactly `N` devices (vLLM --tensor-parallel-size; 1: no tensor parallelism); default: the fewest that fit")
+		f.StringVar(&p.tensorParallel, "tensor-parallel-size", "", "split each layer over exactly `N` devices (vLLM --tensor-parallel-size; 1: no tensor parallelism); default: see --placement")
 		f.StringVar(&p.memoryFraction, "memory-fraction", "", "let the engine use fraction `F` of each device's total memory: 0.95 or 95% (vLLM --gpu-memory-utilization; default 0.9 for vLLM)")
 		f.StringVar(&p.clusterFile, "cluster", "", "plan over several machines: `FILE` holds a JSON array of their registries (each the output of ai-hwaccel on a node)")
 		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "cluster")
@@ -138,7 +140,7 @@ func (t *trainFlags) register(f *flags) []string {
 
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
-		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--memory-fraction F] [--json]",
+		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--placement MODE] [--memory-fraction F] [--json]",
 		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Without --engine the plan is made for the usual engine of the devices\n(vLLM on data-center GPUs and accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and\nthe CPU) and within that engine's memory budget, which the answer states.")
 	return a.planning(f, p, d, args, api.PlanSharding, cli.WritePlan)
 }
@@ -287,7 +289,8 @@ func (p *planFlags) choices(f *flags, req map[string]any) error {
 	for _, x := range []struct {
 		flag, key, val string
 		names          []string
-	}{{"engine", "engine", p.engine, engineNames}, {"kv-cache", "kv_cache_dtype", p.kvCache, kvCacheTypes}} {
+	}{{"engine", "engine", p.engine, engineNames}, {"kv-cache", "kv_cache_dtype", p.kvCache, kvCacheTypes},
+		{"placement", "placement", p.placement, placementNames}} {
 		if !f.isSet(x.flag) {
 			continue
 		}
@@ -299,6 +302,10 @@ func (p *planFlags) choices(f *flags, req map[string]any) error {
 	}
 	return nil
 }
+
+// placementNames are the values of --placement (the request's
+// "placement").
+var placementNames = []string{"serving", "fewest"}
 
 // machines reads --registry and --cluster: registries given as files
 // replace the detection of this machine.

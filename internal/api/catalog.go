@@ -51,9 +51,11 @@ func Models(_ context.Context, input []byte, _ Env) []byte {
 }
 
 // Fit answers hwaccel_fit_json: every catalog model the filter keeps,
-// planned (as hwaccel_plan_sharding plans it) on the request's registry or,
-// without one, on this machine, detected once for all of them (through the
-// cache, like planning). Those that fit come first, larger ones first.
+// planned (as hwaccel_plan_sharding plans it with "placement": "fewest":
+// the table says how many devices each model needs, not how a server would
+// spread it) on the request's registry or, without one, on this machine,
+// detected once for all of them (through the cache, like planning). Those
+// that fit come first, larger ones first.
 func Fit(ctx context.Context, input []byte, getenv Env) []byte {
 	return answer(func() (any, error) {
 		var w wireFitRequest
@@ -64,7 +66,7 @@ func Fit(ctx context.Context, input []byte, getenv Env) []byte {
 		if err != nil {
 			return nil, err
 		}
-		req := map[string]any{}
+		req := map[string]any{"placement": planreq.PlacementFewest}
 		if q != "" {
 			req["quant"] = string(q)
 		}

@@ -71,7 +71,7 @@ func explanation(a map[string]any) string {
 // (model card, arXiv 2508.10925): auto plans that checkpoint on one H100,
 // not a 217.6 GiB bf16 upcast over four, and names the repository to load.
 func TestPlanNativeMXFP4Checkpoint(t *testing.T) {
-	a := fullPlan(t, "dgx-h100", `{"model":{"name":"gpt-oss-120b"}}`)
+	a := fullPlan(t, "dgx-h100", `{"model":{"name":"gpt-oss-120b"},"placement":"fewest"}`)
 	assert.Equal(t, true, a["fits"])
 	assert.Equal(t, "mxfp4", a["quant"])
 	assert.Equal(t, "none", a["strategy"])

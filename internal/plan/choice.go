@@ -29,6 +29,9 @@ type choice struct {
 	Cluster    bool
 	// Pools are the request's device pools (idle.go reads them).
 	Pools []*pool
+	// Placement says why a serving plan was spread over more devices than
+	// the fewest that hold it (placement.go); "" when it was not.
+	Placement string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string

@@ -71,8 +71,10 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 	return out
 }
 
-// describe explains the strategy of a fitting plan.
-func describe(pl *planned) []string {
+// describe explains the strategy of a fitting plan; placed says the
+// serving placement spread it over more devices than the fewest
+// (placement.go), which its own line explains.
+func describe(pl *planned, placed bool) []string {
 	need := pl.oneDeviceBytes()
 	var out []string
 	strategy := pl.Strategy
@@ -82,9 +84,19 @@ func describe(pl *planned) []string {
 	switch strategy {
 	case StrategyNone:
 		d := pl.Stages[0].Devices[0]
+		if placed {
+			out = append(out, fmt.Sprintf("none: the model needs %s and fits on one device (%s: %s usable; memory bandwidth %s)",
+				gib(need), d.ID, gib(d.Usable), bwText(d)))
+			break
+		}
 		out = append(out, fmt.Sprintf("none: the model needs %s and fits on %s (%s usable); chosen as the fastest device that fits (memory bandwidth %s)",
 			gib(need), d.ID, gib(d.Usable), bwText(d)))
 	case StrategyTensor:
+		if placed {
+			out = append(out, fmt.Sprintf("tensor_parallel: the model needs %s; %d identical devices joined by a high-bandwidth link hold %s each (the placement line says why %d)",
+				gib(need), pl.TP, gib(pl.Stages[0].Part.total()), pl.TP))
+			break
+		}
 		out = append(out, fmt.Sprintf("tensor_parallel: %s does not fit on one device; %d identical devices joined by a high-bandwidth link hold %s each",
 			gib(need), pl.TP, gib(pl.Stages[0].Part.total())))
 	case StrategyPipeline:
@@ -112,7 +124,7 @@ func bwText(d *device) string {
 }
 
 // describeReplicas explains a data-parallel plan.
-func describeReplicas(pl *planned, req *planning) []string {
+func describeReplicas(pl *planned, req *planning, placed bool) []string {
 	if pl.DP < 2 {
 		return nil
 	}
@@ -123,6 +135,10 @@ func describeReplicas(pl *planned, req *planning) []string {
 	how := fmt.Sprintf("replicas %d was requested", pl.DP)
 	if req.ReplicasMax {
 		how = "replicas max: as many as the group of identical devices holds"
+	}
+	if placed {
+		return []string{fmt.Sprintf("data_parallel: the serving placement (the placement line says why); %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d), the batch of %d split over them, %d sequence(s) each at most (%s)",
+			pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), req.BatchSize, pl.batchOf(req), strings.Join(lists, "; "))}
 	}
 	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
 		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}

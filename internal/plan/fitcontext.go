@@ -111,16 +111,18 @@ const chosenSpeedDepth = DefaultContextLength
 // request gave is also the depth the speed is stated at; a chosen one
 // (chosen true) is stated at chosenSpeedDepth, and the assumptions say so
 // and give decode at the full chosen depth.
-func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool) Throughput {
-	full := estimateThroughput(pl, req, interStageGBs)
+func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool, maxBatch int) Throughput {
+	full := throughputAt(pl, req, interStageGBs, maxBatch)
 	if !chosen || req.ContextLength <= chosenSpeedDepth {
 		return full
 	}
-	shallowPl, shallowReq, ok := atDepth(pl, req, chosenSpeedDepth)
+	shallowPl, shallowReq, ratio, ok := atDepth(pl, req, chosenSpeedDepth)
 	if !ok {
 		return full
 	}
-	t := estimateThroughput(shallowPl, shallowReq, interStageGBs)
+	// The pool that holds maxBatch sequences at the chosen context holds
+	// at least 1/ratio times as many at the shallower depth.
+	t := throughputAt(shallowPl, shallowReq, interStageGBs, int(float64(maxBatch)/ratio))
 	if t.DecodeTokensPerS <= 0 && t.PrefillTokensPerS <= 0 {
 		return full // no figure to state a depth for
 	}
@@ -139,13 +141,14 @@ func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool
 // same devices and layer split, for estimating speed at that depth. The
 // cache scales by the estimate's own ratio (quant.KVCacheBytes, so that
 // sliding-window layers capped at their window scale as they do); ok is
-// false when no KV cache is planned.
-func atDepth(pl *planned, req *planning, depth int) (*planned, *planning, bool) {
+// false when no KV cache is planned. ratio is the cache at depth over the
+// cache at the planned context.
+func atDepth(pl *planned, req *planning, depth int) (*planned, *planning, float64, bool) {
 	batch := fitBatch(pl.Pool, pl.batchOf(req))
 	full, okFull := estimateSaneOn(req, pl.Pool, pl.Level, req.ContextLength, batch)
 	shallow, okShallow := estimateSaneOn(req, pl.Pool, pl.Level, depth, batch)
-	if !okFull || !okShallow || full.KVCacheBytes <= 0 {
-		return nil, nil, false
+	if !okFull || !okShallow || full.KVCacheBytes <= 0 || shallow.KVCacheBytes <= 0 {
+		return nil, nil, 0, false
 	}
 	ratio := float64(shallow.KVCacheBytes) / float64(full.KVCacheBytes)
 	p := *pl
@@ -161,7 +164,7 @@ func atDepth(pl *planned, req *planning, depth int) (*planned, *planning, bool) 
 	r.ContextLength = depth
 	q := *req
 	q.Request = &r
-	return &p, &q, true
+	return &p, &q, ratio, true
 }
 
 // stagesWithKV is a copy of stages with each part's KV cache scaled by

@@ -60,6 +60,10 @@ type planned struct {
 	Replicas [][]stage
 	Unit     string
 	Batch    int
+	// Concurrent, when > 0, is how many of Batch's sequences one replica
+	// runs at once: what its paged KV pool holds at full context, where
+	// that is fewer (the speed model decodes that many).
+	Concurrent int
 }
 
 func (p *planned) devices() int {

@@ -27,8 +27,10 @@ type device struct {
 	Spec            *specs.Spec // datasheet record, nil when unknown
 	Domain          int         // high-bandwidth domain index within the pool, -1 for none
 	// LinkGBs is the per-direction bandwidth of the device's high-bandwidth
-	// link (NVLink, xGMI, ICI ...), 0 when none is known.
-	LinkGBs float64
+	// link (NVLink, xGMI, ICI ...), 0 when none is known; LinkKind is that
+	// link's kind as the registry names it ("nvswitch"), "" for none.
+	LinkGBs  float64
+	LinkKind string
 	// PCIeGBs is the one-direction bandwidth of its PCIe link, 0 unknown.
 	PCIeGBs float64
 }
@@ -283,6 +285,9 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 			}
 		}
 		for i, d := range members {
+			if d.LinkKind == "" {
+				d.LinkKind = ic.Kind
+			}
 			if per > 0 && (linkGBs[d] == 0 || per < linkGBs[d]) {
 				linkGBs[d] = per
 			}
@@ -307,6 +312,7 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 	for _, r := range roots {
 		g := groups[r]
 		if len(g) < 2 {
+			g[0].LinkKind = "" // a link to no other device of the pool
 			continue
 		}
 		for _, d := range g {

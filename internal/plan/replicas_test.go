@@ -82,12 +82,12 @@ func TestReplicas(t *testing.T) {
 	}
 }
 
-// replicas 1 is the plan without replicas, with dp_size 1 and replica 0 on
-// every shard.
+// replicas 1 is the plan of the fewest devices without replicas, with
+// dp_size 1 and replica 0 on every shard.
 func TestOneReplicaIsTodaysPlan(t *testing.T) {
 	for _, body := range []string{`{"model":{"name":"llama-3.1-70b"}`, `{"model":{"name":"llama-3.1-405b"},"quant":"int4"`,
 		`{"model":{"name":"llama-3.1-8b"},"batch_size":32`} {
-		plain := shard(t, request(t, body+"}", eightH100(t, true)))
+		plain := shard(t, request(t, body+`,"placement":"fewest"}`, eightH100(t, true)))
 		one := shard(t, request(t, body+`,"replicas":1}`, eightH100(t, true)))
 		require.True(t, one.Fits)
 		assert.Equal(t, 1, one.DPSize)
@@ -154,7 +154,7 @@ func TestReplicasSplitTheBatch(t *testing.T) {
 	checkInvariants(t, split)
 	require.True(t, split.Fits, split.Explanation)
 	require.Equal(t, 4, split.DPSize)
-	alone := shard(t, request(t, fmt.Sprintf(body, 16, ""), eightH100(t, false)))
+	alone := shard(t, request(t, fmt.Sprintf(body, 16, `,"placement":"fewest"`), eightH100(t, false)))
 	require.True(t, alone.Fits)
 	assert.Equal(t, alone.TPSize, split.TPSize, "a replica is the unit a batch of 16 needs")
 	assert.Equal(t, alone.Shards[0].MemoryBytes, split.Shards[0].MemoryBytes, "a replica holds the KV cache of 16 sequences")

@@ -11,7 +11,8 @@
 //   - layouts.go (replicas.go for data parallel): candidate layouts of one
 //     level on one pool: one device, tensor parallel, pipeline, offload;
 //   - choice.go: the best layout over levels and pools, and the facts of
-//     the search;
+//     the search; placement.go: a serving plan (vLLM, SGLang) spread over
+//     its high-bandwidth domain and replicas beyond it, by the speed model;
 //   - explain.go: the explanation, written from the choice;
 //   - sharding.go, suggest.go, training.go: the answers (engine.go: a
 //     plan handed to its engine, internal/engine, for its flags, load,

@@ -83,7 +83,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := choose(req)
+	ch, err := chooseServing(req)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +94,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
 		req = &planning{Request: &r2}
-		if ch, err = choose(req); err != nil {
+		if ch, err = chooseServing(req); err != nil {
 			return nil, err
 		}
 	}
@@ -133,20 +133,53 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 			}
 		}
 	}
-	ans.Explanation = append(ans.Explanation, describe(pl)...)
-	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req)...)
-	tp := throughputOf(pl, req, ch.InterStage, fitLine != "")
+	ans.Explanation = append(ans.Explanation, describe(pl, ch.Placement != "")...)
+	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, ch.Placement != "")...)
+	if ch.Placement != "" {
+		ans.Explanation = append(ans.Explanation, ch.Placement)
+	}
+	ans.MaxContextLength = maxFitting(pl, req, true)
+	ans.MaxBatchSize = maxFitting(pl, req, false)
+	tp := throughputOf(pl, req, ch.InterStage, fitLine != "", ans.MaxBatchSize)
 	ans.Throughput = &tp
 	run := engineAnswerOf(pl, req, ch.Cluster)
 	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env
 	ans.Explanation = append(ans.Explanation, run.Notes...)
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
-	ans.MaxContextLength = maxFitting(pl, req, true)
-	ans.MaxBatchSize = maxFitting(pl, req, false)
 	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
 	ans.EngineExpect = engineExpectOf(pl, req)
 	return ans, nil
+}
+
+// chooseServing is choose with the serving placement (placement.go): a
+// plan of an engine with a paged KV pool spread over its devices.
+func chooseServing(req *planning) (*choice, error) {
+	ch, err := choose(req)
+	if err != nil {
+		return nil, err
+	}
+	spreadServing(req, ch)
+	return ch, nil
+}
+
+// throughputAt is the speed estimate of a fitting plan whose replicas hold
+// maxBatch full-context sequences in all (maxFitting): on a paged KV pool
+// each replica decodes its share of the batch, or as many sequences as its
+// pool holds where that is fewer, and an assumption says so.
+func throughputAt(pl *planned, req *planning, inter float64, maxBatch int) Throughput {
+	share := pl.batchOf(req)
+	perReplica := maxBatch / pl.replicaCount()
+	capped := pl.Pool.Budget.Paged && share > 1 && perReplica >= 1 && perReplica < share
+	if capped {
+		pl.Concurrent = perReplica
+	}
+	t := estimateThroughput(pl, req, inter)
+	if capped {
+		t.Assumptions = append(t.Assumptions, fmt.Sprintf("%s's paged KV cache holds %d sequence(s) of %d tokens per replica: %d of the %d run at once at full context, and the figures are of %d",
+			pl.Pool.Budget.Engine.Title(), perReplica, req.ContextLength, perReplica, share, perReplica))
+	}
+	return t
 }
 
 // explainPaged says how an engine with a paged KV pool serves the asked
@@ -181,6 +214,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 			limit = req.Model.MaxContext
 		}
 	}
+	units := distinctUnits(pl.replicas())
 	fits := func(n int) bool {
 		ctx, batch := req.ContextLength, fitBatch(pl.Pool, pl.batchOf(req))
 		if context {
@@ -193,7 +227,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 			return false
 		}
 		c := newCosts(req.Model, b, pl.Level).on(pl.Pool)
-		for _, r := range pl.replicas() {
+		for _, r := range units {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false
 			}
@@ -206,6 +240,29 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		n = min(n*pl.DP, MaxBatchSize)
 	}
 	return n
+}
+
+// distinctUnits is the replicas whose memory differs: of replicas of one
+// stage, one per stage budget (the replicas of a serving plan over
+// hundreds of identical devices hold the same and answer the same);
+// replicas of several stages are all kept.
+func distinctUnits(rs [][]stage) [][]stage {
+	if len(rs) < 2 {
+		return rs
+	}
+	seen := map[int64]bool{}
+	var out [][]stage
+	for _, r := range rs {
+		if len(r) != 1 {
+			out = append(out, r)
+			continue
+		}
+		if b := r[0].budget(); !seen[b] {
+			seen[b] = true
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // unitFits reports whether the devices of one replica's stages, split the

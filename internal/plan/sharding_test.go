@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -129,10 +130,11 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Throughput.Assumptions, "\n"), "PCIe")
 }
 
-// 70B on 8×H100 NVSwitch: bf16 on as few GPUs as memory dictates (TP 2),
-// not all eight.
+// 70B on 8×H100 NVSwitch with "placement": "fewest": bf16 on as few GPUs
+// as memory dictates (TP 2), not all eight (placement_test.go has the
+// default).
 func TestLlama70BOnEightH100(t *testing.T) {
-	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"}}`, eightH100(t, true)))
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"placement":"fewest"}`, eightH100(t, true)))
 	checkInvariants(t, a)
 	require.True(t, a.Fits)
 	assert.Equal(t, "bf16", a.Quant)
@@ -147,7 +149,7 @@ func TestLlama70BOnEightH100(t *testing.T) {
 	assert.Equal(t, "2", a.EngineArgs["vllm"][1])
 
 	// A long context needs more KV cache: more GPUs, still tensor parallel.
-	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"context_length":131072,"batch_size":8}`, eightH100(t, true)))
+	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"context_length":131072,"batch_size":8,"placement":"fewest"}`, eightH100(t, true)))
 	checkInvariants(t, a)
 	require.True(t, a.Fits)
 	assert.Greater(t, a.TPSize, 2)
@@ -261,7 +263,7 @@ func TestLlamaCPPEngineUsesLayerSplit(t *testing.T) {
 }
 
 func TestVLLMArgs(t *testing.T) {
-	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"fp8","kv_cache_dtype":"fp8","engine":"vllm","batch_size":16,"context_length":4096}`, eightH100(t, false)))
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"fp8","kv_cache_dtype":"fp8","engine":"vllm","batch_size":16,"context_length":4096,"placement":"fewest"}`, eightH100(t, false)))
 	require.True(t, a.Fits)
 	args := strings.Join(a.EngineArgs["vllm"], " ")
 	assert.Contains(t, args, "--quantization fp8")
@@ -273,12 +275,12 @@ func TestVLLMArgs(t *testing.T) {
 }
 
 func TestInverseQuestions(t *testing.T) {
-	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"}}`, eightH100(t, false)))
+	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"placement":"fewest"}`, eightH100(t, false)))
 	require.True(t, a.Fits)
 	assert.GreaterOrEqual(t, a.MaxContextLength, 4096)
 	assert.Greater(t, a.MaxBatchSize, 1)
 	// A plan at the reported maximum context still fits; one beyond does not.
-	body := `{"model":{"name":"llama-3.1-8b"},"batch_size":` + itoa(a.MaxBatchSize) + `}`
+	body := `{"model":{"name":"llama-3.1-8b"},"placement":"fewest","batch_size":` + itoa(a.MaxBatchSize) + `}`
 	b := shard(t, request(t, body, eightH100(t, false)))
 	assert.True(t, b.Fits)
 	assert.Equal(t, StrategyNone, b.Strategy)
@@ -311,14 +313,30 @@ func TestMultiNodeCluster(t *testing.T) {
 	require.NotNil(t, a.Throughput)
 	assert.Greater(t, a.Throughput.DecodeTokensPerS, 0.0)
 
-	// A model that fits one node stays on one node.
-	req = request(t, `{"model":{"name":"llama-3.1-70b"}}`, nil)
+	// A model that fits one node stays on one node with "placement":
+	// "fewest"; by default it is tensor parallel within each node's
+	// NVSwitch, one replica per node.
+	req = request(t, `{"model":{"name":"llama-3.1-70b"},"placement":"fewest"}`, nil)
 	req.Cluster = []*registry.Registry{node(), node()}
 	req.Registry = registry.New()
 	a = shard(t, req)
 	require.True(t, a.Fits)
 	for _, s := range a.Shards {
 		assert.True(t, strings.HasPrefix(s.DeviceID, "node0/"))
+	}
+	req = request(t, `{"model":{"name":"llama-3.1-70b"}}`, nil)
+	req.Cluster = []*registry.Registry{node(), node()}
+	req.Registry = registry.New()
+	a = shard(t, req)
+	checkInvariants(t, a)
+	require.True(t, a.Fits)
+	assert.Equal(t, StrategyData, a.Strategy)
+	assert.Equal(t, 8, a.TPSize)
+	assert.Equal(t, 2, a.DPSize)
+	for r, ds := range replicaDevices(t, a) {
+		for _, d := range ds {
+			assert.True(t, strings.HasPrefix(d, fmt.Sprintf("node%d/", r)), "replica %d is one node's NVSwitch domain: %s", r, d)
+		}
 	}
 }
 
@@ -367,7 +385,7 @@ func TestAssignLayersCoversExactlyOnce(t *testing.T) {
 }
 
 func TestAllReduceUsesLinkBandwidth(t *testing.T) {
-	body := `{"model":{"name":"llama-3.1-70b"},"batch_size":64,"context_length":1024}`
+	body := `{"model":{"name":"llama-3.1-70b"},"batch_size":64,"context_length":1024,"placement":"fewest"}`
 	fast := shard(t, request(t, body, eightH100(t, false)))
 	require.True(t, fast.Fits)
 	require.Greater(t, fast.TPSize, 1)

@@ -322,22 +322,49 @@ func estimateReplicas(pl *planned, req *planning, interStageGBs float64) Through
 	if pl.DP < 2 {
 		return estimateWith(pl, req, interStageGBs, fitted)
 	}
+	// The figures of every replica, without their notes, then the slowest
+	// again with them: a plan of hundreds of replicas formats one set.
 	var t Throughput
+	slowest := 0
 	for i, r := range pl.Replicas {
 		one := *pl
 		one.Stages = r
-		ti := estimateWith(&one, req, interStageGBs, fitted)
+		ti := estimateNoted(&one, req, interStageGBs, fitted, false)
 		if i == 0 || slower(ti, t) {
-			t = ti
+			t, slowest = ti, i
 		}
 	}
+	one := *pl
+	one.Stages = pl.Replicas[slowest]
+	t = estimateWith(&one, req, interStageGBs, fitted)
 	if t.DecodeTokensPerS > 0 {
 		t.DecodeTokensPerSTotal = round3(t.DecodeTokensPerS * float64(pl.DP))
 	}
 	t.Assumptions = append(t.Assumptions, fmt.Sprintf(
 		"data_parallel: decode_tokens_per_s and prefill_tokens_per_s are one replica's (the slowest), serving %d sequence(s); decode_tokens_per_s_total = %d replicas x decode_tokens_per_s, assuming independent requests keep every replica busy with %d sequence(s) (%d in flight in all)",
-		pl.batchOf(req), pl.DP, pl.batchOf(req), pl.DP*pl.batchOf(req)))
+		pl.runningOf(req), pl.DP, pl.runningOf(req), pl.DP*pl.runningOf(req)))
 	return t
+}
+
+// runningOf is how many sequences one replica of the plan decodes at once:
+// its share of the batch, or fewer where its paged KV pool holds fewer at
+// full context (planned.Concurrent).
+func (p *planned) runningOf(req *planning) int {
+	b := p.batchOf(req)
+	if p.Concurrent > 0 && p.Concurrent < b {
+		return p.Concurrent
+	}
+	return b
+}
+
+// pagedSequences is how many times a decode step reads a stage's KV cache
+// (Part.KV): once where the plan holds every sequence's cache, running
+// times on a paged pool, whose plan holds one sequence (fitBatch).
+func pagedSequences(pl *planned, running int) float64 {
+	if fitBatch(pl.Pool, running) != running {
+		return float64(running)
+	}
+	return 1
 }
 
 // slower reports whether a is a slower estimate than b (an omitted figure
@@ -349,22 +376,37 @@ func slower(a, b Throughput) bool {
 	return a.DecodeTokensPerS < b.DecodeTokensPerS
 }
 
+// estimateWith is the speed estimate of a plan's stages under the
+// constants e, with its assumptions.
 func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficiency) Throughput {
+	return estimateNoted(pl, req, interStageGBs, e, true)
+}
+
+// estimateNoted is estimateWith; notes false leaves out the assumptions
+// every estimate writes (the placement compares layouts by their figures
+// alone, placement.go, and formatting them was most of its cost).
+func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficiency, notes bool) Throughput {
 	m := req.Model
-	batch := pl.batchOf(req)
+	batch := pl.runningOf(req)
+	kvSeqs := pagedSequences(pl, batch)
 	serving, isServing := e.servingDecode(planEngine(pl, req), pl)
-	t := Throughput{Assumptions: []string{
-		e.decodeNote(pl, req.ContextLength, batch, isServing),
-		fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
-			e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
-	}}
+	var t Throughput
+	if notes {
+		t.Assumptions = []string{
+			e.decodeNote(pl, req.ContextLength, batch, isServing),
+			fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
+				e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
+		}
+	}
 	c := pl.Costs
 	hidden := float64(m.Hidden)
 	msg := hidden * float64(batch) * 2
 	var step, arTotal, hop float64
 	if isServing {
 		step += serving.StepSeconds
-		t.Assumptions = append(t.Assumptions, servingNote(serving))
+		if notes {
+			t.Assumptions = append(t.Assumptions, servingNote(serving))
+		}
 	}
 	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
@@ -407,7 +449,8 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 		if pl.CPUMoE > 0 {
 			readWeights = pl.moeRead(i, weights)
 		}
-		read := readWeights + float64(s.Part.KV)
+		kvRead := float64(s.Part.KV) * kvSeqs
+		read := readWeights + kvRead
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
 		if cpuStage && hostRuns(pl, req, bw) {
 			// llama.cpp runs the layers it does not offload (-ngl) on the
@@ -446,7 +489,7 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			if tp > 1 && link <= 0 {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
-			in := decodeInputs{WeightBytes: readWeights, KVBytes: float64(s.Part.KV), WeightGBs: reached, KVGBs: kvReached,
+			in := decodeInputs{WeightBytes: readWeights, KVBytes: kvRead, WeightGBs: reached, KVGBs: kvReached,
 				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduceBytes: msg, LinkGBs: link,
 				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, pl.Level, e)}
 			if isServing {

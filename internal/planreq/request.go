@@ -25,6 +25,18 @@ const (
 	MaxTensorParallel = 512
 )
 
+// Placements of a request ("placement"): how a plan with no devices,
+// tensor_parallel_size or replicas named uses the devices.
+const (
+	// PlacementServing: for a serving engine with a paged KV pool (vLLM,
+	// SGLang), tensor parallel within the high-bandwidth domain and
+	// data-parallel replicas beyond it, chosen by the speed model at the
+	// asked batch; the fewest devices for every other engine.
+	PlacementServing = "serving"
+	// PlacementFewest: the fewest devices that hold the model.
+	PlacementFewest = "fewest"
+)
+
 // MaxPlanBytes (1 EiB) is more memory than any machine or cluster holds;
 // estimates above it are refused rather than carried into int64 arithmetic.
 const MaxPlanBytes = 1 << 60
@@ -74,6 +86,10 @@ type Request struct {
 	// asked); ReplicasMax is "replicas": "max".
 	Replicas    int
 	ReplicasMax bool
+	// Placement is "placement": PlacementServing (the default: a serving
+	// engine with a paged KV pool spreads over its scale-up domain) or
+	// PlacementFewest (the fewest devices that hold the model).
+	Placement string
 	// Registry is the machine planned on. RegistryShared says it was
 	// decoded through regjson.DecodeShared and is never changed, so
 	// planning may remember its pools across requests.

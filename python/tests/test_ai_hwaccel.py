@@ -256,12 +256,14 @@ class ApiTests:
 
     def test_plan_budget_idle_load_and_env(self):
         reg = ai_hwaccel.detect(dgx())
-        p = ai_hwaccel.plan(model={"name": "Llama-3.3-70B-Instruct"}, registry=reg)
+        # "placement": "fewest": the fewest GPUs, the others idle (by
+        # default a vLLM plan uses all eight, docs/requests.md "placement").
+        p = ai_hwaccel.plan(model={"name": "Llama-3.3-70B-Instruct"}, registry=reg, placement="fewest")
         self.assertTrue(p.fits, p.explanation)
         self.assertEqual(p.budget, p.raw["budget"])
         self.assertEqual(p.budget["engine"], "vllm")
         used = [s.device_id for s in p.shards]
-        self.assertTrue(p.idle_devices, "70B on 8 H100s leaves some idle")
+        self.assertTrue(p.idle_devices, "70B on 2 of 8 H100s leaves some idle")
         self.assertFalse(set(used) & set(p.idle_devices))
         self.assertEqual(p.load["vllm"]["repo"], "meta-llama/Llama-3.3-70B-Instruct")
         env = p.engine_env["vllm"]

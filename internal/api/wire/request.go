@@ -46,6 +46,7 @@ type wireRequest struct {
 	TensorParallel *wireInt          `json:"tensor_parallel_size"`
 	MemoryFraction *float64          `json:"memory_fraction"`
 	FlashAttention *bool             `json:"flash_attention"`
+	Placement      *string           `json:"placement"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -156,6 +157,9 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 	r.NoFlashAttention = w.FlashAttention != nil && !*w.FlashAttention
 	r.IncludeCPU = w.IncludeCPU != nil && *w.IncludeCPU
 	if err := decodeReplicas(r, w.Replicas); err != nil {
+		return nil, nil, err
+	}
+	if err := decodePlacement(r, w.Placement); err != nil {
 		return nil, nil, err
 	}
 	if err := decodeDevices(r, w.Devices); err != nil {
@@ -322,6 +326,23 @@ func kvUpperBound(m *model.Model, ctx, batch int) float64 {
 	}
 	state := m.RecurrentStateElements() * float64(batch) * 4
 	return 2*float64(max(m.Layers, 1))*width*float64(ctx)*float64(batch)*2 + state
+}
+
+// decodePlacement reads "placement": "serving" (the default, also
+// "auto") or "fewest", in any case.
+func decodePlacement(r *planreq.Request, s *string) error {
+	r.Placement = planreq.PlacementServing
+	if s == nil {
+		return nil
+	}
+	switch v := strings.ToLower(strings.TrimSpace(*s)); v {
+	case "auto", planreq.PlacementServing:
+	case planreq.PlacementFewest:
+		r.Placement = v
+	default:
+		return errs.New(errs.InvalidArgument, "request: placement must be \"serving\" (the default) or \"fewest\", got %q", clip(*s))
+	}
+	return nil
 }
 
 // decodeReplicas reads "replicas": a whole number from 1 to

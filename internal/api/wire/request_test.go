@@ -30,6 +30,7 @@ func TestDecodeRequestDefaults(t *testing.T) {
 	assert.Equal(t, planreq.DefaultContextLength, r.ContextLength)
 	assert.Equal(t, planreq.DefaultBatchSize, r.BatchSize)
 	assert.Equal(t, "", r.Engine)
+	assert.Equal(t, planreq.PlacementServing, r.Placement)
 	assert.Nil(t, r.Registry, "absent registry: the api layer detects")
 	require.NotNil(t, r.Model)
 	assert.Equal(t, int64(7e9), r.Model.Params)
@@ -54,6 +55,12 @@ func TestDecodeRequestFields(t *testing.T) {
 	assert.Len(t, r.Registry.Devices, 1)
 	assert.True(t, r.RegistryShared, "a registry decoded from the request is shared and never changed")
 	assert.JSONEq(t, `{"no_exec":true}`, string(detect))
+	for body, want := range map[string]string{`"fewest"`: planreq.PlacementFewest, `" Fewest "`: planreq.PlacementFewest,
+		`"serving"`: planreq.PlacementServing, `"auto"`: planreq.PlacementServing} {
+		r, _, err = decode([]byte(`{"model":{"params_b":7},"placement":` + body + `}`))
+		require.NoError(t, err, body)
+		assert.Equal(t, want, r.Placement, body)
+	}
 	// GGUF types are levels too.
 	r, _, err = decode([]byte(`{"model":{"params_b":7},"quant":"Q4_K_M"}`))
 	require.NoError(t, err)
@@ -98,6 +105,8 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"devices repeated", `{"model":{"params_b":7},"devices":["cuda:0","cuda:0"]}`, errs.InvalidArgument},
 		{"devices type", `{"model":{"params_b":7},"devices":"cuda:0"}`, errs.InvalidArgument},
 		{"offload type", `{"model":{"params_b":7},"cpu_offload":"yes"}`, errs.InvalidArgument},
+		{"placement unknown", `{"model":{"params_b":7},"placement":"spread"}`, errs.InvalidArgument},
+		{"placement type", `{"model":{"params_b":7},"placement":1}`, errs.InvalidArgument},
 		{"flash attention type", `{"model":{"params_b":7},"flash_attention":"off"}`, errs.InvalidArgument},
 		{"registry bad", `{"model":{"params_b":7},"registry":{"devices":[{"kind":"warp_drive"}]}}`, errs.InvalidArgument},
 		{"registry and cluster", `{"model":{"params_b":7},"registry":{"devices":[]},"cluster":[{"devices":[]}]}`, errs.InvalidArgument},
