@@ -150,10 +150,12 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillMFU: %s,", hundredths(r.prefill.mfu))
 	p("PrefillLayerLatency: %de-6,", r.prefill.latencyUS)
 	f := r.servingFit
-	p("// vLLM batch-1 decode overhead, fitted on the %d replayed vLLM rows of", f.n)
-	p("// data/serving_decode.json (median |error| %.3f, largest %.3f): step on", f.medianError, f.maxError)
-	p("// a 50 us grid, layer and all-reduce on 2 us, MoE layer on 5 us.")
-	p("VLLM: ServingDecode{StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6},", f.stepUS, f.layerUS, f.allReduceUS, f.moeUS)
+	p("// vLLM batch-1 decode, fitted on the %d vLLM rows of data/serving_decode.json", f.n)
+	p("// marked \"fit\" (median |error| %.3f, largest %.3f; the %d held-out vLLM", f.medianError, f.maxError, f.heldOut)
+	p("// rows: median %.3f, largest %.3f): the bandwidth fraction on a 0.01 grid,", f.heldOutMedian, f.heldOutMax)
+	p("// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.")
+	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6, MLALayerSeconds: %de-6},",
+		hundredths(f.fractionPct), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS)
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")
