@@ -66,6 +66,14 @@ type Throughput struct {
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, softmax, copies) and launches, in seconds.
 	PrefillLayerLatency float64
+	// OffloadHandoverSeconds is the time of one hand-over between the GPU
+	// and the CPU in a llama.cpp decode step with part of the model in host
+	// memory: the hidden state copied to the host, the stream synchronised,
+	// the CPU threads woken and the result copied back before the GPU goes
+	// on. Under --n-cpu-moe every layer whose experts are on the host pays
+	// it (attention on the GPU, experts on the CPU, the next layer on the
+	// GPU); under -ngl below the layer count the step crosses once.
+	OffloadHandoverSeconds float64
 	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.

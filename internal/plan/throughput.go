@@ -421,11 +421,12 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 			// llama.cpp runs the layers it does not offload (-ngl) on the
 			// CPU: they stream from host memory like a CPU plan's.
 			hostStage = true
+			step += float64(pl.handovers()) * e.OffloadHandoverSeconds
 			if pl.CPUMoE > 0 {
 				step += moeTransferSeconds(pl, msg)
 				t.Assumptions = append(t.Assumptions, moeHostNote(pl, bw, e))
 			} else {
-				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (%.0f us)", bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6))
 			}
 			prefillKnown = false
 		} else if cpuStage {
