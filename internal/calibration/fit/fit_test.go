@@ -233,7 +233,7 @@ func TestServingRowsWithin25Percent(t *testing.T) {
 			continue
 		}
 		assert.LessOrEqual(t, math.Abs(rel), 0.25, "%s on %s", sc.row.Model, sc.row.GPU)
-		if sc.row.Use == servingHeldOutUse {
+		if sc.row.Use == useHeldOut {
 			heldOut = append(heldOut, math.Abs(rel))
 		}
 	}
@@ -280,7 +280,7 @@ func TestOffloadReplay(t *testing.T) {
 		rel := d/oc.row.TokensPerS - 1
 		t.Logf("%-8s %-28s %-32s %-40s measured %5.1f estimate %5.1f (%+.0f%%)", oc.row.Use, oc.row.Model, oc.row.GPU, oc.row.Placement, oc.row.TokensPerS, d, rel*100)
 		assert.LessOrEqual(t, math.Abs(rel), 0.25, "%s on %s, %s", oc.row.Model, oc.row.GPU, oc.row.Placement)
-		if oc.row.Use == servingHeldOutUse {
+		if oc.row.Use == useHeldOut {
 			heldOut = append(heldOut, math.Abs(rel))
 		}
 	}

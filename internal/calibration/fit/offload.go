@@ -65,8 +65,8 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 			}
 			continue
 		}
-		if r.Use != servingFitUse && r.Use != servingHeldOutUse {
-			return nil, nil, fmt.Errorf("offload_decode.json: %s: use is %q or %q, not %q", name, servingFitUse, servingHeldOutUse, r.Use)
+		if r.Use != useFit && r.Use != useHeldOut {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: use is %q or %q, not %q", name, useFit, useHeldOut, r.Use)
 		}
 		if r.GPUBandwidth <= 0 || r.HostBandwidth <= 0 || r.HostCores <= 0 || r.GPUSource == "" || r.HostSource == "" || r.DecodeContext <= 0 {
 			return nil, nil, fmt.Errorf("offload_decode.json: %s: a replayed row states its GPU and host figures with their sources and its decode context", name)
@@ -113,7 +113,7 @@ func fitOffload(cases []offloadCase, c calibration.Throughput) (offloadFit, erro
 	var fitRows []obs
 	var fitCases, heldCases []offloadCase
 	for _, oc := range cases {
-		if oc.row.Use != servingFitUse {
+		if oc.row.Use != useFit {
 			heldCases = append(heldCases, oc)
 			continue
 		}

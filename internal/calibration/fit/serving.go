@@ -35,12 +35,12 @@ type servingRow struct {
 	Source       string  `json:"source"`
 }
 
-// Uses of a replayed serving row: the vLLM constants are fitted on the
-// "fit" rows; the "held_out" rows (other sources, and every SGLang row)
-// only check them.
+// Uses of a replayed row of data/serving_decode.json or
+// data/offload_decode.json: the constants are fitted on the "fit" rows;
+// the "held_out" rows (other sources; every SGLang row) only check them.
 const (
-	servingFitUse     = "fit"
-	servingHeldOutUse = "held_out"
+	useFit     = "fit"
+	useHeldOut = "held_out"
 )
 
 // servingCase is a replayable serving row with the counts of its fixed
@@ -53,7 +53,7 @@ type servingCase struct {
 
 // fitted reports whether the case is one the vLLM constants are fitted on.
 func (sc servingCase) fitted() bool {
-	return sc.row.Engine == "vllm" && sc.row.Use == servingFitUse
+	return sc.row.Engine == "vllm" && sc.row.Use == useFit
 }
 
 // loadServing reads data/serving_decode.json: every row, and the replayed
@@ -76,8 +76,8 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 			}
 			continue
 		}
-		if r.Use != servingFitUse && r.Use != servingHeldOutUse || r.Engine != "vllm" && r.Use == servingFitUse {
-			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is %q or %q (only vLLM rows fit), not %q", name, servingFitUse, servingHeldOutUse, r.Use)
+		if r.Use != useFit && r.Use != useHeldOut || r.Engine != "vllm" && r.Use == useFit {
+			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is %q or %q (only vLLM rows fit), not %q", name, useFit, useHeldOut, r.Use)
 		}
 		s, ok := specs.ByName(r.Spec)
 		if !ok || s.BandwidthGBs <= 0 {
