@@ -66,6 +66,14 @@ type Throughput struct {
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, softmax, copies) and launches, in seconds.
 	PrefillLayerLatency float64
+	// OffloadHandoverSeconds is the time of one hand-over between the GPU
+	// and the CPU in a llama.cpp decode step with part of the model in host
+	// memory: the hidden state copied to the host, the stream synchronised,
+	// the CPU threads woken and the result copied back before the GPU goes
+	// on. Under --n-cpu-moe every layer whose experts are on the host pays
+	// it (attention on the GPU, experts on the CPU, the next layer on the
+	// GPU); under -ngl below the layer count the step crosses once.
+	OffloadHandoverSeconds float64
 	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.
@@ -79,14 +87,24 @@ type Throughput struct {
 // graph), per tensor-parallel all-reduce (two per layer: the collective's
 // latency over NVLink/XGMI, which a one-token message never amortises) and
 // per MoE layer (the router, top-k, token permutation and the fused expert
-// kernel's fixed cost). Public single-request figures of vLLM and SGLang
-// (data/serving_decode.json) are 3-20 times below what the weight stream
-// alone allows: these terms, not the memory, set the pace there.
+// kernel's fixed cost) and per multi-head latent attention layer (MLA:
+// the latent down- and up-projections, the absorbed per-head matrix
+// products and the split rope path are kernels a grouped-query attention
+// layer does not launch). Public single-request figures of vLLM and SGLang
+// on multi-GPU MoE nodes (data/serving_decode.json) are 3-20 times below
+// what the weight stream alone allows: these terms, not the memory, set
+// the pace there. BandwidthFraction is the fraction of the datasheet
+// bandwidth vLLM's batch-1 matrix-vector kernels (cuBLAS/hipBLASLt GEMMs
+// at one row, the fused-MoE and FP8/Marlin kernels) reach while
+// streaming weights and the KV cache, in place of llama.cpp's
+// per-class fractions.
 type ServingDecode struct {
-	StepSeconds      float64
-	LayerSeconds     float64
-	AllReduceSeconds float64
-	MoELayerSeconds  float64
+	BandwidthFraction float64
+	StepSeconds       float64
+	LayerSeconds      float64
+	AllReduceSeconds  float64
+	MoELayerSeconds   float64
+	MLALayerSeconds   float64
 }
 
 // DecodeFractions are the fractions of a memory class's datasheet bandwidth

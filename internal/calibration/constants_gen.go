@@ -26,10 +26,15 @@ var Fitted = Throughput{
 	// a 20 us grid refined at 10 us.
 	PrefillMFU:          0.71,
 	PrefillLayerLatency: 1220e-6,
-	// vLLM batch-1 decode overhead, fitted on the 4 replayed vLLM rows of
-	// data/serving_decode.json (median |error| 0.274, largest 1.202): step on
-	// a 50 us grid, layer and all-reduce on 2 us, MoE layer on 5 us.
-	VLLM: ServingDecode{StepSeconds: 0e-6, LayerSeconds: 104e-6, AllReduceSeconds: 50e-6, MoELayerSeconds: 25e-6},
+	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
+	// marked "fit" (median |error| 0.079, largest 0.203; the 3 held-out vLLM
+	// rows: median 0.094, largest 0.115): the bandwidth fraction on a 0.01 grid,
+	// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.
+	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
+	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
+	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
+	OffloadHandoverSeconds: 287e-6,
+	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 410e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

@@ -114,9 +114,19 @@ func moeTransferSeconds(pl *planned, msg float64) float64 {
 	return 2 * float64(pl.Costs.expertLayers(pl.CPUMoE)) * msg / (pcie * 1e9)
 }
 
+// handovers is how many times a decode step of an offloaded llama.cpp plan
+// passes between the GPU and the CPU: once per layer whose experts run on
+// the host (--n-cpu-moe), else once (-ngl: the step ends on the CPU).
+func (pl *planned) handovers() int {
+	if pl.CPUMoE > 0 {
+		return pl.Costs.expertLayers(pl.CPUMoE)
+	}
+	return 1
+}
+
 // moeHostNote is the assumption of a --n-cpu-moe plan's host stage.
 func moeHostNote(pl *planned, bw float64, e efficiency) string {
 	c := pl.Costs
-	return fmt.Sprintf("the routed experts of the first %d layers run on the CPU (llama.cpp --n-cpu-moe %d): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other layers' experts stream from the GPU; the hidden state crosses PCIe twice per offloaded layer",
-		pl.CPUMoE, pl.CPUMoE, c.ExpertActive*100, c.expertBytes(pl.CPUMoE)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100)
+	return fmt.Sprintf("the routed experts of the first %d layers run on the CPU (llama.cpp --n-cpu-moe %d): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other layers' experts stream from the GPU; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
+		pl.CPUMoE, pl.CPUMoE, c.ExpertActive*100, c.expertBytes(pl.CPUMoE)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
 }

@@ -29,21 +29,17 @@ func moeDecodeAt(t *testing.T, r *registry.Registry, body string, n int) (float6
 }
 
 // Replays the --n-cpu-moe row of internal/calibration/data/offload_decode.json
-// whose GPU, host bandwidth and model the planner knows: Qwen3-30B-A3B-
-// Instruct-2507 Q4_K_M on an RTX 2080 (8 GB) with an i9-10900X (quad-channel
-// DDR4, ~102 GB/s measured, 10 cores), -ngl 99 --n-cpu-moe 36, 36.7 tok/s
+// through the planner's own placement: Qwen3-30B-A3B-Instruct-2507 Q4_K_M
+// on an RTX 2080 (8 GB) with an i9-10900X (quad-channel DDR4, ~102 GB/s
+// measured, 10 cores), -ngl 99 --n-cpu-moe 36, 36.7 tok/s
 // (https://github.com/AlexsJones/llmfit/pull/755). The RTX 2080 is not in
 // the datasheet table: 448 GB/s is NVIDIA's figure
-// (https://www.techpowerup.com/gpu-specs/geforce-rtx-2080.c3224). The
-// other rows are not asserted: DeepSeek-Coder-V2-Lite is not in the
-// catalog, two rows do not state the host, and the RTX 3090 row (1.6
-// tok/s) ran a 65 GB model on a 64 GB host, which pages.
-//
-// The estimate is 43 % above the measurement, not within the 25 % the
-// replay aims at: the split streams 0.8 GB of active experts per token from
-// host memory (12 ms at the fitted host fraction) and the model charges
-// nothing for the GPU-CPU hand-over of each offloaded layer, which one row
-// cannot fit. The bound below (50 %) keeps the gap from growing unseen.
+// (https://www.techpowerup.com/gpu-specs/geforce-rtx-2080.c3224). The fit
+// program replays every offload row of that file (TestOffloadReplay in
+// internal/calibration/fit); this test checks that a plan the planner makes
+// itself gives the same figure within 25 %. Before the GPU-CPU hand-over of
+// each offloaded layer was charged (calibration.Fitted.OffloadHandoverSeconds)
+// the estimate was 43 % above the measurement.
 func TestMoEOffloadReplay(t *testing.T) {
 	g := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 2080", 8<<30, "7.5")
 	g.Vendor, g.MemoryBandwidthGBs = "nvidia", 448
@@ -54,5 +50,5 @@ func TestMoEOffloadReplay(t *testing.T) {
 	const measured = 36.7
 	rel := got/measured - 1
 	t.Logf("Qwen3-30B-A3B Q4_K_M, RTX 2080 + i9-10900X, --n-cpu-moe 36: %.1f tok/s predicted, %.1f measured (%+.0f%%); the planner chose --n-cpu-moe %d", got, measured, rel*100, chosen)
-	assert.Less(t, math.Abs(rel), 0.5)
+	assert.Less(t, math.Abs(rel), 0.25)
 }

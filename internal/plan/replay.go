@@ -94,3 +94,35 @@ func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeCon
 	pl := &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}
 	return &Replay{decodePlan: pl, decodeReq: req}
 }
+
+// OffloadHost is the host of an offloaded run: its memory bandwidth
+// (GB/s) and the cores llama.cpp's threads run on.
+type OffloadHost struct {
+	BandwidthGBs float64
+	Cores        int
+}
+
+// NewOffloadReplay lays out a published llama.cpp run with part of the
+// model in host memory, one GPU (the record gpu, its PCIe link pcieGBs per
+// direction) and the host: with cpuMoE > 0 every layer on the GPU and the
+// routed experts of the first cpuMoE layers on the host (--n-cpu-moe),
+// else the first gpuLayers layers on the GPU and the rest, output head
+// included, on the host (-ngl gpuLayers). One sequence decoding at
+// decodeContext tokens.
+func NewOffloadReplay(m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs float64, host OffloadHost, gpuLayers, cpuMoE, decodeContext int) *Replay {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+	b := quant.Estimate(m, l, decodeContext, 1, req.kvOptions())
+	c := newCosts(m, b, l)
+	g := &device{ID: "gpu", Dev: registry.Device{Kind: registry.KindCUDA, Name: gpu.Name}, BandwidthGBs: gpu.BandwidthGBs, Spec: &gpu, PCIeGBs: pcieGBs}
+	h := &device{ID: "cpu", Dev: registry.Device{Kind: registry.KindCPU, Cores: host.Cores}, BandwidthGBs: host.BandwidthGBs}
+	pl := &planned{Fits: true, Strategy: StrategyOffload, Level: l, TP: 1, Costs: c, Offloaded: true}
+	if cpuMoE > 0 {
+		gp, hp := moeSplitParts(c, cpuMoE)
+		pl.Stages = []stage{{Devices: []*device{g}, Start: 0, End: c.Layers, Part: gp}, {Devices: []*device{h}, Start: 0, End: cpuMoE, Part: hp}}
+		pl.CPUMoE = cpuMoE
+	} else {
+		n := min(max(gpuLayers, 0), c.Layers)
+		pl.Stages = []stage{{Devices: []*device{g}, Start: 0, End: n, Part: c.stagePart(0, n, 1)}, {Devices: []*device{h}, Start: n, End: c.Layers, Part: c.stagePart(n, c.Layers, 1)}}
+	}
+	return &Replay{decodePlan: pl, decodeReq: req}
+}

@@ -195,6 +195,10 @@ type decodeInputs struct {
 	// engine's fixed routing and expert-kernel time per such layer.
 	MoELayers       int
 	MoELayerSeconds float64
+	// MLALayers and MLALayerSeconds are the stage's multi-head latent
+	// attention layers and the engine's fixed time per such layer.
+	MLALayers       int
+	MLALayerSeconds float64
 	// ComputeSeconds is the matrix-vector work of the step where it can
 	// exceed the streaming time (a CPU: weights / (cores × rate)), else 0.
 	ComputeSeconds float64
@@ -215,7 +219,7 @@ func (in decodeInputs) streamingSeconds() float64 {
 // parallelism. allReduce is that last term alone.
 func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 	total = math.Max(in.streamingSeconds(), in.ComputeSeconds) + float64(in.Layers)*in.LayerSeconds +
-		float64(in.MoELayers)*in.MoELayerSeconds
+		float64(in.MoELayers)*in.MoELayerSeconds + float64(in.MLALayers)*in.MLALayerSeconds
 	if in.TP > 1 {
 		allReduce = float64(in.Layers) * 2 * (in.AllReduceSeconds + ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs))
 	}
@@ -426,8 +430,12 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		layerSeconds := 0.0
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
-			reached = math.Min(reached, d.BandwidthGBs*e.decodeFraction(d, pl.Level))
-			kvReached = math.Min(kvReached, d.BandwidthGBs*e.kvFraction(d))
+			weightFrac, kvFrac := e.decodeFraction(d, pl.Level), e.kvFraction(d)
+			if isServing && serving.BandwidthFraction > 0 {
+				weightFrac, kvFrac = serving.BandwidthFraction, serving.BandwidthFraction
+			}
+			reached = math.Min(reached, d.BandwidthGBs*weightFrac)
+			kvReached = math.Min(kvReached, d.BandwidthGBs*kvFrac)
 			layerSeconds = math.Max(layerSeconds, e.layerLatency(d))
 			if isServing {
 				layerSeconds = serving.LayerSeconds
@@ -456,11 +464,12 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			// llama.cpp runs the layers it does not offload (-ngl) on the
 			// CPU: they stream from host memory like a CPU plan's.
 			hostStage = true
+			step += float64(pl.handovers()) * e.OffloadHandoverSeconds
 			if pl.CPUMoE > 0 {
 				step += moeTransferSeconds(pl, msg)
 				t.Assumptions = append(t.Assumptions, moeHostNote(pl, bw, e))
 			} else {
-				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them", bw, e.DecodeBandwidthHost*100))
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (%.0f us)", bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6))
 			}
 			prefillKnown = false
 		} else if cpuStage {
@@ -495,6 +504,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			if isServing {
 				in.AllReduceSeconds, in.MoELayerSeconds = serving.AllReduceSeconds, serving.MoELayerSeconds
 				in.MoELayers = moeLayers(m, s.Start, s.End)
+				in.MLALayerSeconds, in.MLALayers = serving.MLALayerSeconds, mlaLayers(m, s.Start, s.End)
 			}
 			st, ar := stageDecodeSeconds(in)
 			step += st
@@ -566,8 +576,17 @@ func amdGPU(d *device) bool {
 
 // servingNote is the assumption naming a serving engine's fixed costs.
 func servingNote(s calibration.ServingDecode) string {
-	return fmt.Sprintf("vLLM batch-1 decode pays %.0f us per step, %.0f us per layer, %.0f us per tensor-parallel all-reduce (two per layer) and %.0f us per MoE layer besides the weight stream (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)",
-		s.StepSeconds*1e6, s.LayerSeconds*1e6, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6)
+	return fmt.Sprintf("vLLM batch-1 decode streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %.0f us per layer, %.0f us per tensor-parallel all-reduce (two per layer), %.0f us per MoE layer and %.0f us per latent-attention (MLA) layer (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)",
+		s.BandwidthFraction*100, s.StepSeconds*1e6, s.LayerSeconds*1e6, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6, s.MLALayerSeconds*1e6)
+}
+
+// mlaLayers is how many of the layers [start, end) use multi-head latent
+// attention (every layer of a model with an MLA latent, kv_lora_rank).
+func mlaLayers(m *model.Model, start, end int) int {
+	if m.KVLoRARank <= 0 {
+		return 0
+	}
+	return max(0, end-start)
 }
 
 // moeLayers is how many of the layers [start, end) route tokens to experts
@@ -636,8 +655,8 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) st
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if serving {
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s; the fraction fitted on llama.cpp measurements), %s, plus vLLM's fixed costs (listed below)",
-			f*100, where, familyNames[family], kv)
+		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at vLLM's fraction of memory bandwidth, plus its fixed costs (both listed below)",
+			where, familyNames[family], context, batch)
 	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)

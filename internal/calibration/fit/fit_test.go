@@ -1,6 +1,7 @@
 package main
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -208,6 +209,39 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 	assert.Less(t, fit, old)
 }
 
+// TestServingRowsWithin25Percent replays every replayable row of
+// data/serving_decode.json under the fitted constants and prints it; at
+// least 10 must be within 25 % (issue 22), every vLLM row must be (fit and
+// held out), and the held-out vLLM rows, which the fit never sees, must
+// stay within 15 % at the median. The SGLang rows are replayed under
+// vLLM's constants and are not bound: the one replayable SGLang row (an
+// early-2025 build, 13 tokens/s) is slower than the same engine's later
+// figures for the same model (data/serving_decode.json).
+func TestServingRowsWithin25Percent(t *testing.T) {
+	r := fitted(t)
+	c := r.throughput()
+	within := 0
+	var heldOut []float64
+	for _, sc := range r.serving {
+		d := sc.replay.Decode(c)
+		rel := d/sc.row.TokensPerS - 1
+		t.Logf("%-6s %-8s %-26s %-44s TP%d measured %6.1f estimate %6.1f (%+.0f%%)", sc.row.Engine, sc.row.Use, sc.row.Model, sc.row.GPU, sc.row.TP, sc.row.TokensPerS, d, rel*100)
+		if math.Abs(rel) <= 0.25 {
+			within++
+		}
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		assert.LessOrEqual(t, math.Abs(rel), 0.25, "%s on %s", sc.row.Model, sc.row.GPU)
+		if sc.row.Use == useHeldOut {
+			heldOut = append(heldOut, math.Abs(rel))
+		}
+	}
+	assert.GreaterOrEqual(t, within, 10)
+	require.NotEmpty(t, heldOut)
+	assert.LessOrEqual(t, quantile(heldOut, 0.5), 0.15)
+}
+
 // TestOffloadRowsHaveSources checks data/offload_decode.json: every row
 // names its model, GPU, placement and speed and quotes an https source.
 func TestOffloadRowsHaveSources(t *testing.T) {
@@ -232,8 +266,25 @@ func TestOffloadRowsHaveSources(t *testing.T) {
 	}
 }
 
-// TestOffloadReplay is to replay data/offload_decode.json through the
-// planner's expert and layer offload placement.
+// TestOffloadReplay replays the replayed rows of data/offload_decode.json
+// (MoE experts on the CPU with --n-cpu-moe, layers on the CPU with -ngl)
+// under the fitted constants and prints them: at least 5 rows, every one
+// within 25 %, the held-out rows (which the hand-over fit never sees)
+// within 15 % at the median.
 func TestOffloadReplay(t *testing.T) {
-	t.Skip("the --n-cpu-moe row whose GPU, host and model the planner knows is replayed by TestMoEOffloadReplay (internal/plan, which this package cannot reach); the layer-offload rows wait")
+	r := fitted(t)
+	c := r.throughput()
+	var heldOut []float64
+	for _, oc := range r.offload {
+		d := oc.replay.Decode(c)
+		rel := d/oc.row.TokensPerS - 1
+		t.Logf("%-8s %-28s %-32s %-40s measured %5.1f estimate %5.1f (%+.0f%%)", oc.row.Use, oc.row.Model, oc.row.GPU, oc.row.Placement, oc.row.TokensPerS, d, rel*100)
+		assert.LessOrEqual(t, math.Abs(rel), 0.25, "%s on %s, %s", oc.row.Model, oc.row.GPU, oc.row.Placement)
+		if oc.row.Use == useHeldOut {
+			heldOut = append(heldOut, math.Abs(rel))
+		}
+	}
+	assert.GreaterOrEqual(t, len(r.offload), 5)
+	require.NotEmpty(t, heldOut)
+	assert.LessOrEqual(t, quantile(heldOut, 0.5), 0.15)
 }

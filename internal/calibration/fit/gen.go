@@ -32,6 +32,11 @@ type result struct {
 	servingRows []servingRow
 	serving     []servingCase
 	servingFit  servingFit
+	// offloadRows are data/offload_decode.json, offload its replayed rows,
+	// offloadFit the hand-over time fitted on them.
+	offloadRows []offloadRow
+	offload     []offloadCase
+	offloadFit  offloadFit
 }
 
 // fitAll runs every fit on the data under dataDir.
@@ -58,6 +63,12 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.servingFit, err = fitServing(r.serving, r.throughput()); err != nil {
+		return nil, err
+	}
+	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
+		return nil, err
+	}
+	if r.offloadFit, err = fitOffload(r.offload, r.throughput()); err != nil {
 		return nil, err
 	}
 	if r.attention, err = fitAttentionRows(dataDir); err != nil {
@@ -89,6 +100,7 @@ func (r *result) throughput() calibration.Throughput {
 		PrefillMFU:               float64(r.prefill.mfu) / 100,
 		PrefillLayerLatency:      float64(r.prefill.latencyUS) / 1e6,
 		VLLM:                     r.servingFit.decode(),
+		OffloadHandoverSeconds:   float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
@@ -150,10 +162,17 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillMFU: %s,", hundredths(r.prefill.mfu))
 	p("PrefillLayerLatency: %de-6,", r.prefill.latencyUS)
 	f := r.servingFit
-	p("// vLLM batch-1 decode overhead, fitted on the %d replayed vLLM rows of", f.n)
-	p("// data/serving_decode.json (median |error| %.3f, largest %.3f): step on", f.medianError, f.maxError)
-	p("// a 50 us grid, layer and all-reduce on 2 us, MoE layer on 5 us.")
-	p("VLLM: ServingDecode{StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6},", f.stepUS, f.layerUS, f.allReduceUS, f.moeUS)
+	p("// vLLM batch-1 decode, fitted on the %d vLLM rows of data/serving_decode.json", f.n)
+	p("// marked \"fit\" (median |error| %.3f, largest %.3f; the %d held-out vLLM", f.medianError, f.maxError, f.heldOut)
+	p("// rows: median %.3f, largest %.3f): the bandwidth fraction on a 0.01 grid,", f.heldOutMedian, f.heldOutMax)
+	p("// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.")
+	o := r.offloadFit
+	p("// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the %d", o.n)
+	p("// rows of data/offload_decode.json marked \"fit\" on a 1 us grid (median |error|")
+	p("// %.3f; the %d held-out rows: median %.3f, largest %.3f).", o.medianError, o.heldOut, o.heldOutMedian, o.heldOutMax)
+	p("OffloadHandoverSeconds: %de-6,", o.handoverUS)
+	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6, MLALayerSeconds: %de-6},",
+		hundredths(f.fractionPct), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS)
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")
@@ -241,6 +260,7 @@ func docSections(r *result) map[string]string {
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
+		"offload":           offloadTable(r),
 	}
 }
 
@@ -273,6 +293,11 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.HostWeightsPerCoreSecond", fmt.Sprintf("%d G weights/s", r.host.perCoreG), "`data/host_decode.json` per-core rows: "+gList(r.host.perCoreRows), "mean, rounded to 1 G")
 	row("Fitted.PrefillMFU", hundredths(r.prefill.mfu), fmt.Sprintf("%d single-device rows with a prompt figure (inference.json, h200-speed)", r.prefill.n), "prefill fit")
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", r.prefill.latencyUS), "the same rows", "prefill fit")
+	sf := r.servingFit
+	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
+		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
+	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
+		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")
 	row("GPURuntimeOverheadBytes", fmt.Sprintf("%d MiB", r.overhead.mib), fmt.Sprintf("`data/cuda_context.json` (largest %d MiB)", r.overhead.largest), "rounded up to 256 MiB")
 	row("LlamaCPPCUDAOverheadBytes", fmt.Sprintf("%d MiB", r.llamaOverhead.mib), fmt.Sprintf("`data/%s`, unaccounted MiB of the GPU rows: %s", llamaMemoryDir, intList(r.llamaOverhead.rows)), "largest, rounded up to 16 MiB")

@@ -27,6 +27,7 @@ type servingRow struct {
 	Output       int     `json:"output_tokens"`
 	TokensPerS   float64 `json:"tokens_per_s"`
 	Replayed     bool    `json:"replayed"`
+	Use          string  `json:"use"`
 	WhyNot       string  `json:"why_not"`
 	Spec         string  `json:"spec"`
 	CatalogModel string  `json:"catalog_model"`
@@ -34,12 +35,25 @@ type servingRow struct {
 	Source       string  `json:"source"`
 }
 
+// Uses of a replayed row of data/serving_decode.json or
+// data/offload_decode.json: the constants are fitted on the "fit" rows;
+// the "held_out" rows (other sources; every SGLang row) only check them.
+const (
+	useFit     = "fit"
+	useHeldOut = "held_out"
+)
+
 // servingCase is a replayable serving row with the counts of its fixed
-// costs: the step, its layers, all-reduces and MoE layers.
+// costs: the step, its layers, all-reduces, MoE and MLA layers.
 type servingCase struct {
-	row                           servingRow
-	replay                        *plan.Replay
-	layers, allReduces, moeLayers int
+	row                                      servingRow
+	replay                                   *plan.Replay
+	layers, allReduces, moeLayers, mlaLayers int
+}
+
+// fitted reports whether the case is one the vLLM constants are fitted on.
+func (sc servingCase) fitted() bool {
+	return sc.row.Engine == "vllm" && sc.row.Use == useFit
 }
 
 // loadServing reads data/serving_decode.json: every row, and the replayed
@@ -62,6 +76,9 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 			}
 			continue
 		}
+		if r.Use != useFit && r.Use != useHeldOut || r.Engine != "vllm" && r.Use == useFit {
+			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is %q or %q (only vLLM rows fit), not %q", name, useFit, useHeldOut, r.Use)
+		}
 		s, ok := specs.ByName(r.Spec)
 		if !ok || s.BandwidthGBs <= 0 {
 			return nil, nil, fmt.Errorf("serving_decode.json: %s: no datasheet bandwidth for %q", name, r.Spec)
@@ -81,87 +98,129 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if m.IsMoE() {
 			c.moeLayers = m.Layers - m.DenseLayers
 		}
+		if m.KVLoRARank > 0 {
+			c.mlaLayers = m.Layers
+		}
 		cases = append(cases, c)
 	}
 	return doc.Rows, cases, nil
 }
 
-// servingFit is the fitted vLLM overhead, in microseconds.
+// servingFit is the fitted vLLM overhead: the bandwidth fraction in
+// hundredths, the fixed costs in microseconds, and how the constants do on
+// the fit rows and on the held-out vLLM rows.
 type servingFit struct {
-	stepUS, layerUS, allReduceUS, moeUS int
-	n                                   int
-	medianError, maxError               float64
+	fractionPct                                int
+	stepUS, layerUS, allReduceUS, moeUS, mlaUS int
+	n, heldOut                                 int
+	medianError, maxError                      float64
+	heldOutMedian, heldOutMax                  float64
 }
 
 func (f servingFit) decode() calibration.ServingDecode {
-	return calibration.ServingDecode{StepSeconds: float64(f.stepUS) / 1e6, LayerSeconds: float64(f.layerUS) / 1e6,
-		AllReduceSeconds: float64(f.allReduceUS) / 1e6, MoELayerSeconds: float64(f.moeUS) / 1e6}
+	return calibration.ServingDecode{BandwidthFraction: float64(f.fractionPct) / 100,
+		StepSeconds: float64(f.stepUS) / 1e6, LayerSeconds: float64(f.layerUS) / 1e6,
+		AllReduceSeconds: float64(f.allReduceUS) / 1e6, MoELayerSeconds: float64(f.moeUS) / 1e6,
+		MLALayerSeconds: float64(f.mlaUS) / 1e6}
 }
 
-// fitServing fits calibration.Throughput.VLLM on the replayed vLLM rows:
-// the step time is the weight and KV stream (the llama.cpp-fitted fractions,
-// c) plus the four fixed costs times their counts, so each row's error is
-// computed from its stream time and counts; a grid (step 0-3000 us,
-// layer 0-200, all-reduce 0-60, MoE layer 0-400; coarse, then by 50, 2, 2
-// and 5 us around the coarse best) minimises the sum of squared log errors.
+// fitServing fits calibration.Throughput.VLLM on the vLLM rows marked
+// "fit": a step is the weight and KV stream at the fraction f of the
+// datasheet bandwidth plus the five fixed costs times their counts. Each
+// row's stream time at f = 1 is computed once by the planner (its
+// replay), so a grid point's loss, the sum of squared log errors, is
+// arithmetic. The grid is searched coarse (f 0.50-1.00 by 0.02, step
+// 0-2000 us by 250, layer 0-200 by 10, all-reduce 0-60 by 10, MoE layer
+// 0-300 by 25, MLA layer 0-1000 by 50), then fine within one coarse step of
+// the best point (f by 0.01, step by 50, layer, all-reduce by 2, MoE by 5,
+// MLA by 10 us); the first minimum wins.
 func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, error) {
-	type obs struct{ stream, target float64 }
-	var rows []servingCase
-	var os []obs
-	c.VLLM = calibration.ServingDecode{}
+	type obs struct {
+		sc             servingCase
+		stream, target float64
+	}
+	var fitRows []obs
+	unit := c
+	unit.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
 	for _, sc := range cases {
-		if sc.row.Engine != "vllm" {
+		if !sc.fitted() {
 			continue
 		}
-		d := sc.replay.Decode(c)
+		d := sc.replay.Decode(unit)
 		if d <= 0 {
 			return servingFit{}, fmt.Errorf("serving_decode.json: %s / %s: no estimate", sc.row.Model, sc.row.GPU)
 		}
-		rows = append(rows, sc)
-		os = append(os, obs{1 / d, 1 / sc.row.TokensPerS})
+		fitRows = append(fitRows, obs{sc, 1 / d, 1 / sc.row.TokensPerS})
 	}
-	if len(rows) == 0 {
-		return servingFit{}, fmt.Errorf("serving_decode.json: no replayed vLLM row")
+	if len(fitRows) == 0 {
+		return servingFit{}, fmt.Errorf("serving_decode.json: no vLLM row to fit on")
 	}
 	loss := func(f servingFit) float64 {
 		l := 0.0
-		for i, sc := range rows {
-			t := os[i].stream + float64(f.stepUS+f.layerUS*sc.layers+f.allReduceUS*sc.allReduces+f.moeUS*sc.moeLayers)/1e6
-			e := math.Log(os[i].target / t)
+		for _, o := range fitRows {
+			sc := o.sc
+			t := o.stream*100/float64(f.fractionPct) + float64(f.stepUS+f.layerUS*sc.layers+f.allReduceUS*sc.allReduces+
+				f.moeUS*sc.moeLayers+f.mlaUS*sc.mlaLayers)/1e6
+			e := math.Log(o.target / t)
 			l += e * e
 		}
 		return l
 	}
-	// A coarse pass over the whole grid, then the fine grid within one
-	// coarse step of its best point.
-	coarse := servingGrid{step: [3]int{0, 3000, 200}, layer: [3]int{0, 200, 10}, allReduce: [3]int{0, 60, 10}, moe: [3]int{0, 400, 25}}
+	coarse := servingGrid{fraction: [3]int{50, 100, 2}, step: [3]int{0, 2000, 250}, layer: [3]int{0, 200, 10},
+		allReduce: [3]int{0, 60, 10}, moe: [3]int{0, 300, 25}, mla: [3]int{0, 1000, 50}}
 	best := coarse.search(loss)
 	fine := servingGrid{
-		step:      [3]int{max(0, best.stepUS-200), min(3000, best.stepUS+200), 50},
-		layer:     [3]int{max(0, best.layerUS-10), min(200, best.layerUS+10), 2},
-		allReduce: [3]int{max(0, best.allReduceUS-10), min(60, best.allReduceUS+10), 2},
-		moe:       [3]int{max(0, best.moeUS-25), min(400, best.moeUS+25), 5},
+		fraction:  around(best.fractionPct, coarse.fraction, 1),
+		step:      around(best.stepUS, coarse.step, 50),
+		layer:     around(best.layerUS, coarse.layer, 2),
+		allReduce: around(best.allReduceUS, coarse.allReduce, 2),
+		moe:       around(best.moeUS, coarse.moe, 5),
+		mla:       around(best.mlaUS, coarse.mla, 10),
 	}
 	best = fine.search(loss)
 	c.VLLM = best.decode()
-	errs := servingErrors(rows, c)
-	best.n, best.medianError, best.maxError = len(rows), quantile(errs, 0.5), quantile(errs, 1)
+	var fitCases, heldCases []servingCase
+	for _, sc := range cases {
+		switch {
+		case sc.fitted():
+			fitCases = append(fitCases, sc)
+		case sc.row.Engine == "vllm":
+			heldCases = append(heldCases, sc)
+		}
+	}
+	errs, held := servingErrors(fitCases, c), servingErrors(heldCases, c)
+	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
+	best.heldOut = len(heldCases)
+	if len(held) > 0 {
+		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
+	}
 	return best, nil
 }
 
-// servingGrid is a grid of the four constants: from, to, step in us.
-type servingGrid struct{ step, layer, allReduce, moe [3]int }
+// around is the fine range of one constant: within one coarse step of v,
+// clipped to the coarse range, by step.
+func around(v int, coarse [3]int, step int) [3]int {
+	return [3]int{max(coarse[0], v-coarse[2]), min(coarse[1], v+coarse[2]), step}
+}
+
+// servingGrid is a grid of the six constants: from, to, step (hundredths
+// for the fraction, us for the rest).
+type servingGrid struct{ fraction, step, layer, allReduce, moe, mla [3]int }
 
 // search is the grid point of least loss (the first one on ties).
 func (g servingGrid) search(loss func(servingFit) float64) servingFit {
 	best, bestLoss := servingFit{}, math.Inf(1)
-	for s := g.step[0]; s <= g.step[1]; s += g.step[2] {
-		for l := g.layer[0]; l <= g.layer[1]; l += g.layer[2] {
-			for a := g.allReduce[0]; a <= g.allReduce[1]; a += g.allReduce[2] {
-				for m := g.moe[0]; m <= g.moe[1]; m += g.moe[2] {
-					f := servingFit{stepUS: s, layerUS: l, allReduceUS: a, moeUS: m}
-					if v := loss(f); v < bestLoss {
-						best, bestLoss = f, v
+	for f := g.fraction[0]; f <= g.fraction[1]; f += g.fraction[2] {
+		for s := g.step[0]; s <= g.step[1]; s += g.step[2] {
+			for l := g.layer[0]; l <= g.layer[1]; l += g.layer[2] {
+				for a := g.allReduce[0]; a <= g.allReduce[1]; a += g.allReduce[2] {
+					for m := g.moe[0]; m <= g.moe[1]; m += g.moe[2] {
+						for x := g.mla[0]; x <= g.mla[1]; x += g.mla[2] {
+							p := servingFit{fractionPct: f, stepUS: s, layerUS: l, allReduceUS: a, moeUS: m, mlaUS: x}
+							if v := loss(p); v < bestLoss {
+								best, bestLoss = p, v
+							}
+						}
 					}
 				}
 			}
@@ -182,29 +241,45 @@ func servingErrors(cases []servingCase, c calibration.Throughput) []float64 {
 }
 
 // servingTable is every row of data/serving_decode.json with the model's
-// estimate where replayed.
+// estimate where replayed and the row's use (fit or held out).
 func servingTable(r *result) string {
 	c := r.throughput()
 	var b strings.Builder
-	b.WriteString("| engine | version | model | precision | GPUs | measured tok/s | estimate | error | source |\n|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| engine | version | model | precision | GPUs | measured tok/s | estimate | error | use | source |\n|---|---|---|---|---|---|---|---|---|---|\n")
 	replayed := map[string]servingCase{}
 	for _, sc := range r.serving {
-		replayed[sc.row.Source+sc.row.Engine+sc.row.Model] = sc
+		replayed[servingKey(sc.row)] = sc
 	}
 	for _, row := range r.servingRows {
-		est, errText := "—", "not replayed: "+row.WhyNot
-		if sc, ok := replayed[row.Source+row.Engine+row.Model]; ok {
+		est, errText, use := "—", "not replayed: "+row.WhyNot, "—"
+		if sc, ok := replayed[servingKey(row)]; ok {
 			d := sc.replay.Decode(c)
-			est, errText = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1)
+			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
 			if row.Engine != "vllm" {
 				errText += " (vLLM's constants; SGLang has none fitted)"
 			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
-			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, row.Source)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
+			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, use, row.Source)
 	}
 	f := r.servingFit
-	fmt.Fprintf(&b, "\nvLLM constants fitted on %d rows: %d us per step, %d us per layer, %d us per all-reduce, %d us per MoE layer; median |error| %s, largest %s.\n",
-		f.n, f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, pct(f.medianError), pct(f.maxError))
+	fmt.Fprintf(&b, "\nvLLM constants fitted on %d rows: weights and KV cache at %s of the datasheet bandwidth, %d us per step, %d us per layer, %d us per all-reduce, %d us per MoE layer, %d us per MLA layer; fit rows median |error| %s, largest %s; %d held-out vLLM rows median %s, largest %s; %d of %d replayed rows within 25 %%.\n",
+		f.n, pct(float64(f.fractionPct)/100), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS, pct(f.medianError), pct(f.maxError),
+		f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax), servingWithin(r.serving, c, 0.25), len(r.serving))
 	return b.String()
+}
+
+// servingKey identifies a row of data/serving_decode.json.
+func servingKey(r servingRow) string { return r.Source + "|" + r.Engine + "|" + r.Model + "|" + r.GPU }
+
+// servingWithin is how many replayed rows the constants c reproduce within
+// bound.
+func servingWithin(cases []servingCase, c calibration.Throughput, bound float64) int {
+	n := 0
+	for _, sc := range cases {
+		if d := sc.replay.Decode(c); d > 0 && math.Abs(d/sc.row.TokensPerS-1) <= bound {
+			n++
+		}
+	}
+	return n
 }

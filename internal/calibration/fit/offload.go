@@ -1,0 +1,188 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// offloadRow is one row of data/offload_decode.json.
+type offloadRow struct {
+	Model         string  `json:"model"`
+	GPU           string  `json:"gpu"`
+	Placement     string  `json:"placement"`
+	TokensPerS    float64 `json:"tokens_per_s"`
+	Quote         string  `json:"quote"`
+	Source        string  `json:"source"`
+	Replayed      bool    `json:"replayed"`
+	WhyNot        string  `json:"why_not"`
+	Use           string  `json:"use"`
+	CatalogModel  string  `json:"catalog_model"`
+	Level         string  `json:"level"`
+	GPULayers     int     `json:"n_gpu_layers"`
+	CPUMoE        int     `json:"n_cpu_moe"`
+	DecodeContext int     `json:"decode_context"`
+	GPUSpec       string  `json:"gpu_spec"`
+	GPUBandwidth  float64 `json:"gpu_bandwidth_gb_s"`
+	GPUPCIe       float64 `json:"gpu_pcie_gb_s"`
+	GPUSource     string  `json:"gpu_figures_source"`
+	HostBandwidth float64 `json:"host_bandwidth_gb_s"`
+	HostCores     int     `json:"host_cores"`
+	HostSource    string  `json:"host_figures_source"`
+}
+
+// offloadCase is a replayable offload row and its hand-overs per step.
+type offloadCase struct {
+	row       offloadRow
+	replay    *plan.Replay
+	handovers int
+}
+
+// loadOffload reads data/offload_decode.json: every row, and the replayed
+// ones laid out on their GPU (a record built from the row's figures: the
+// GPUs of these rows are consumer and workstation parts the datasheet
+// table may lack) and host.
+func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err error) {
+	var doc struct {
+		Rows []offloadRow `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "offload_decode.json"), &doc); err != nil {
+		return nil, nil, err
+	}
+	for _, r := range doc.Rows {
+		name := r.Model + " / " + r.GPU
+		if !r.Replayed {
+			if r.WhyNot == "" {
+				return nil, nil, fmt.Errorf("offload_decode.json: %s: a row not replayed says why", name)
+			}
+			continue
+		}
+		if r.Use != useFit && r.Use != useHeldOut {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: use is %q or %q, not %q", name, useFit, useHeldOut, r.Use)
+		}
+		if r.GPUBandwidth <= 0 || r.HostBandwidth <= 0 || r.HostCores <= 0 || r.GPUSource == "" || r.HostSource == "" || r.DecodeContext <= 0 {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: a replayed row states its GPU and host figures with their sources and its decode context", name)
+		}
+		m, err := modelio.Resolve(model.Spec{Name: r.CatalogModel})
+		if err != nil {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: %w", name, err)
+		}
+		l, err := quant.Parse(r.Level)
+		if err != nil {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: %w", name, err)
+		}
+		gpu := specs.Spec{Name: r.GPUSpec, Vendor: "NVIDIA", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6, BandwidthGBs: r.GPUBandwidth}
+		c := offloadCase{row: r, handovers: 1,
+			replay: plan.NewOffloadReplay(m, l, gpu, r.GPUPCIe, plan.OffloadHost{BandwidthGBs: r.HostBandwidth, Cores: r.HostCores}, r.GPULayers, r.CPUMoE, r.DecodeContext)}
+		if r.CPUMoE > 0 {
+			c.handovers = max(0, min(r.CPUMoE, m.Layers)-max(m.DenseLayers, 0))
+		}
+		cases = append(cases, c)
+	}
+	return doc.Rows, cases, nil
+}
+
+// offloadFit is OffloadHandoverSeconds in microseconds and how the rows
+// fare under it.
+type offloadFit struct {
+	handoverUS                int
+	n, heldOut                int
+	medianError, maxError     float64
+	heldOutMedian, heldOutMax float64
+}
+
+// fitOffload fits calibration.Throughput.OffloadHandoverSeconds on the
+// rows marked "fit", with every other constant of c as fitted: a row's
+// step time is its replay's at no hand-over cost plus its hand-overs times
+// the constant, so the grid (0 to 2000 us by 1 us) minimises the sum of
+// squared log errors arithmetically; the first minimum wins.
+func fitOffload(cases []offloadCase, c calibration.Throughput) (offloadFit, error) {
+	c.OffloadHandoverSeconds = 0
+	type obs struct {
+		base, target float64
+		handovers    int
+	}
+	var fitRows []obs
+	var fitCases, heldCases []offloadCase
+	for _, oc := range cases {
+		if oc.row.Use != useFit {
+			heldCases = append(heldCases, oc)
+			continue
+		}
+		d := oc.replay.Decode(c)
+		if d <= 0 {
+			return offloadFit{}, fmt.Errorf("offload_decode.json: %s / %s: no estimate", oc.row.Model, oc.row.GPU)
+		}
+		fitRows = append(fitRows, obs{1 / d, 1 / oc.row.TokensPerS, oc.handovers})
+		fitCases = append(fitCases, oc)
+	}
+	if len(fitRows) == 0 {
+		return offloadFit{}, fmt.Errorf("offload_decode.json: no row to fit on")
+	}
+	best, bestLoss := offloadFit{}, math.Inf(1)
+	for us := 0; us <= 2000; us++ {
+		l := 0.0
+		for _, o := range fitRows {
+			e := math.Log(o.target / (o.base + float64(o.handovers*us)/1e6))
+			l += e * e
+		}
+		if l < bestLoss {
+			best.handoverUS, bestLoss = us, l
+		}
+	}
+	c.OffloadHandoverSeconds = float64(best.handoverUS) / 1e6
+	errs, held := offloadErrors(fitCases, c), offloadErrors(heldCases, c)
+	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
+	best.heldOut = len(heldCases)
+	if len(held) > 0 {
+		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
+	}
+	return best, nil
+}
+
+// offloadErrors is |estimate/measured - 1| of every case.
+func offloadErrors(cases []offloadCase, c calibration.Throughput) []float64 {
+	var out []float64
+	for _, oc := range cases {
+		if d := oc.replay.Decode(c); d > 0 {
+			out = append(out, math.Abs(d/oc.row.TokensPerS-1))
+		}
+	}
+	return out
+}
+
+// offloadTable is every row of data/offload_decode.json with the model's
+// estimate where replayed.
+func offloadTable(r *result) string {
+	c := r.throughput()
+	var b strings.Builder
+	b.WriteString("| model | GPU | host | placement | measured tok/s | estimate | error | use | source |\n|---|---|---|---|---|---|---|---|---|\n")
+	replayed := map[string]offloadCase{}
+	for _, oc := range r.offload {
+		replayed[offloadKey(oc.row)] = oc
+	}
+	for _, row := range r.offloadRows {
+		est, errText, use, host := "—", "not replayed: "+row.WhyNot, "—", "—"
+		if oc, ok := replayed[offloadKey(row)]; ok {
+			d := oc.replay.Decode(c)
+			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
+			host = fmt.Sprintf("%.1f GB/s, %d cores", row.HostBandwidth, row.HostCores)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.1f | %s | %s | %s | %s |\n", row.Model, row.GPU, host, row.Placement, row.TokensPerS, est, errText, use, row.Source)
+	}
+	f := r.offloadFit
+	fmt.Fprintf(&b, "\nHand-over fitted on %d rows: %d us; fit rows median |error| %s, largest %s; %d held-out rows median %s, largest %s.\n",
+		f.n, f.handoverUS, pct(f.medianError), pct(f.maxError), f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax))
+	return b.String()
+}
+
+// offloadKey identifies a row of data/offload_decode.json.
+func offloadKey(r offloadRow) string { return r.Source + "|" + r.Model + "|" + r.Placement }
