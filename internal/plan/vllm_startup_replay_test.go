@@ -112,6 +112,14 @@ var vllmStartupGaps = map[string]struct {
 		Why: "vLLM 0.10.1 loaded 65.97 GiB where the MXFP4 checkpoint holds 60.7 GiB (the gpt-oss-20b row loads 9 % more than the checkpoint too: MXFP4 experts are repacked for the Marlin kernel on a GPU without FP4, as the log warns), and charged 7.4 GiB more besides than the plan does; the log prints no profile parts to say where. The start fails (-2.14 GiB) where the plan expects 7 GiB of KV cache"},
 }
 
+// vllmStartupOtherBatch are the rows whose vLLM ran other batch limits
+// than `vllm serve` takes by default, which a plan is for (it emits no
+// --max-num-batched-tokens), with why; the other rows' defaults must be
+// the plan's.
+var vllmStartupOtherBatch = map[string]string{
+	"lmcache-3430-a5000-qwen3-8b": "LMCache's example runs vLLM's offline LLM class, 8192 batched tokens below 70 GiB where vllm serve takes 2048; with 8192 the profile's forward pass (0.83 GiB) outweighs the sampler (0.56) and the row's error goes from -5 % to -9 %",
+}
+
 // TestVLLMStartupReplay plans every replayed row of vllm_startup.json and
 // compares what the answer says vLLM will print with what it printed:
 // model_loading_gib, kv_cache_gib and kv_cache_tokens within 10 % on each
@@ -125,6 +133,12 @@ func TestVLLMStartupReplay(t *testing.T) {
 			continue
 		}
 		ex := vllmStartupExpect(t, r)
+		if why, ok := vllmStartupOtherBatch[r.ID]; ok {
+			t.Logf("%s: planned %d batched tokens, ran %d: %s", r.ID, ex.MaxNumBatchedTokens, r.MaxNumBatchedTokens, why)
+		} else {
+			assert.Equal(t, r.MaxNumBatchedTokens, ex.MaxNumBatchedTokens, "%s: vLLM's default --max-num-batched-tokens", r.ID)
+			assert.Equal(t, r.MaxNumSeqs, ex.MaxNumSeqs, "%s: vLLM's default --max-num-seqs", r.ID)
+		}
 		gap, known := vllmStartupGaps[r.ID]
 		line := fmt.Sprintf("%-60s", r.ID)
 		if p := r.Printed.ModelLoadingGiB; p != nil {
