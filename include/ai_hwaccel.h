@@ -332,6 +332,7 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "replicas": 4 | "max",
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
  *    "placement": "serving" | "fewest",
+ *    "engine_version": "0.21.0" (vllm),
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
  *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
@@ -388,6 +389,10 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center
  * accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and the CPU).
+ * "engine_version" (vLLM only) is the vLLM release the plan's
+ * "engine_expect.vllm" figures follow (what vLLM prints at start-up: its
+ * batch defaults, profile and, from 0.21.0, CUDA graphs inside
+ * --gpu-memory-utilization); default 0.21.0, echoed there.
  * request_json NULL or "" is "invalid_argument".
  * Each returns an owned string (free with hwaccel_free_string()): the answer,
  * or an error object with code "invalid_json", "invalid_argument",

@@ -85,6 +85,7 @@ func TestEveryPlanningFlagReachesTheRequest(t *testing.T) {
 	req = requestOf(t, "plan", "--tensor-parallel-size", "4", "--memory-fraction", "0.95")
 	assert.Equal(t, map[string]any{"quant": "auto", "tensor_parallel_size": 4, "memory_fraction": 0.95}, req)
 	assert.Equal(t, 0.85, requestOf(t, "suggest", "--memory-fraction", "85%")["memory_fraction"])
+	assert.Equal(t, "0.11.0", requestOf(t, "plan", "--engine", "vllm", "--engine-version", "0.11.0")["engine_version"])
 
 	req = requestOf(t, "train", "--method", "qlora", "--precision", "fp16", "--optimizer", "adamw_8bit",
 		"--seq-len", "8k", "--micro-batch", "2", "--gradient-checkpointing", "--flash-attention=false", "--zero", "2",

@@ -59,6 +59,7 @@ type planFlags struct {
 	replicas, registryFile, clusterFile    string
 	context, batch                         string
 	tensorParallel, memoryFraction         string
+	engineVersion                          string
 	cpuOffload, includeCPU                 bool
 	train                                  trainFlags
 	hub                                    hubFlags
@@ -102,8 +103,9 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		f.StringVar(&p.replicas, "replicas", "", "data parallel: `N` copies of the model on disjoint identical devices, each serving batch/N sequences; max = as many as fit")
 		f.StringVar(&p.tensorParallel, "tensor-parallel-size", "", "split each layer over exactly `N` devices (vLLM --tensor-parallel-size; 1: no tensor parallelism); default: see --placement")
 		f.StringVar(&p.memoryFraction, "memory-fraction", "", "let the engine use fraction `F` of each device's total memory: 0.95 or 95% (vLLM --gpu-memory-utilization; default 0.9 for vLLM)")
+		f.StringVar(&p.engineVersion, "engine-version", "", "the vLLM release `V` to expect its start-up figures of (engine_expect.vllm): 0.11.0 (default 0.21.0)")
 		f.StringVar(&p.clusterFile, "cluster", "", "plan over several machines: `FILE` holds a JSON array of their registries (each the output of ai-hwaccel on a node)")
-		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "cluster")
+		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "engine-version", "cluster")
 	}
 	f.StringVar(&p.registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine) instead of detecting this one")
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
@@ -140,7 +142,7 @@ func (t *trainFlags) register(f *flags) []string {
 
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
-		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--placement MODE] [--memory-fraction F] [--json]",
+		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--placement MODE] [--memory-fraction F] [--engine-version V] [--json]",
 		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Without --engine the plan is made for the usual engine of the devices\n(vLLM on data-center GPUs and accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and\nthe CPU) and within that engine's memory budget, which the answer states.")
 	return a.planning(f, p, d, args, api.PlanSharding, cli.WritePlan)
 }
@@ -280,6 +282,9 @@ func (p *planFlags) budget(f *flags, req map[string]any) error {
 			return usagef(f.cmd, "--memory-fraction: %v", err)
 		}
 		req["memory_fraction"] = v
+	}
+	if f.isSet("engine-version") {
+		req["engine_version"] = p.engineVersion
 	}
 	return nil
 }

@@ -52,9 +52,12 @@ func (vllm) Preference(d Device) Preference {
 // vllm/v1/worker/gpu_worker.py, memory_profiling in vllm/utils/mem_utils.py;
 // https://github.com/vllm-project/vllm/blob/35d5cda123ec28581759b6d34cde8052314fb1e6/vllm/v1/worker/gpu_worker.py).
 // The planner charges those to each device as the estimate's activations and
-// runtime overhead. CUDA graphs are captured after the KV cache is
-// allocated, so they live in the (1 - utilization) left over
-// (compile_or_warm_up_model in the same file).
+// runtime overhead; the answer's engine_expect.vllm follows vLLM's own
+// accounting by release (VLLMStartupOf, vllmstartup.go). CUDA graphs are
+// captured after the KV cache is allocated (compile_or_warm_up_model in the
+// same file): before 0.21.0 they live in the (1 - utilization) left over;
+// from 0.21.0 vLLM estimates them while profiling and keeps them inside the
+// fraction (PR 30515, https://github.com/vllm-project/vllm/pull/30515).
 const vllmMemoryUtilization = 0.9
 
 // Memory: the fraction asked, else vllmMemoryUtilization; no margin. The
@@ -72,9 +75,9 @@ func (vllm) Memory(asked float64) Memory {
 }
 
 // BudgetSource explains vLLM's budget: --gpu-memory-utilization of each
-// device's total memory.
+// device's total memory, and what vLLM keeps inside it.
 func (vllm) BudgetSource(who string, m Memory) string {
-	return fmt.Sprintf("%s plans each device within --gpu-memory-utilization %s of its total memory, which must hold the weights, the KV cache, the activation peak of vLLM's profiling run and its memory outside torch (vllm/v1/worker/gpu_worker.py determine_available_memory); CUDA graphs use the rest",
+	return fmt.Sprintf("%s plans each device within --gpu-memory-utilization %s of its total memory, which must hold the weights, the KV cache, the activation peak of vLLM's profiling run, its memory outside torch (vllm/v1/worker/gpu_worker.py determine_available_memory) and, from vLLM 0.21.0, its CUDA graphs (earlier releases capture them in the rest)",
 		who, fmtFraction(m.Fraction))
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -272,31 +273,81 @@ func TestParamsOnlyTakesTensorParallel(t *testing.T) {
 	}
 }
 
-// engine_expect (issue 21 item 4, part): what vLLM will print at start-up
-// for a plan, from the plan's own memory split. Llama-3.1-8B bf16 on one
-// H100 at 8k: the KV memory is the budget less weights, activations and
-// overhead; the tokens are that memory over 128 KiB a token (32 layers x 8
-// KV heads x 128 x 2 x 2 B) in whole 16-token blocks; the concurrency is
-// tokens over the context. llama.cpp, which reserves its slots' cache
-// itself, gets none.
+// engine_expect (issue 21 item 1): what vLLM will print at start-up for a
+// plan, by vLLM's own accounting for the release. Llama-3.1-8B bf16 on one
+// H100 at 8k, no engine_version: the answer says it is for 0.21.0
+// (engine.VLLMDefaultVersion); the KV memory is 0.9 of the GPU's total less
+// the weights, the profile's activation peak (the sampler warm-up on 1024
+// requests of a 128256-token vocabulary, the larger on an H100 at 8192
+// batched tokens), the memory outside torch and the CUDA graphs; the tokens
+// are that memory over 128 KiB a token (32 layers x 8 KV heads x 128 x 2 x 2
+// B) in whole 16-token blocks; the concurrency is tokens over the context.
+// llama.cpp, which reserves its slots' cache itself, gets none.
 func TestEngineExpectOfAVLLMPlan(t *testing.T) {
 	r := nvlinked(1)
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192}`, r))
 	require.True(t, a.Fits, a.Explanation)
 	x, ok := a.EngineExpect[engineVLLM]
 	require.True(t, ok, "a vLLM plan carries engine_expect.vllm")
-	s := a.Shards[0]
+	assert.Equal(t, engine.VLLMDefaultVersion, x.EngineVersion)
+	assert.Equal(t, 8192, x.MaxNumBatchedTokens)
+	assert.Equal(t, 1024, x.MaxNumSeqs)
 	assert.InDelta(t, float64(a.Memory.WeightsBytes)/float64(gibBytes), x.ModelLoadingGiB, 0.01)
-	kv := s.MemoryAvailableBytes - (s.MemoryBytes - a.Memory.KVCacheBytes)
+	sampler := 1024 * 128256 * calibration.VLLMSamplerBytesPerLogit
+	assert.InDelta(t, sampler/float64(gibBytes), x.PeakActivationGiB, 0.01)
+	assert.InDelta(t, float64(calibration.VLLMNonTorchBytes)/float64(gibBytes), x.NonTorchGiB, 0.01)
+	assert.InDelta(t, float64(calibration.VLLMCUDAGraphBytes)/float64(gibBytes), x.CUDAGraphGiB, 0.01)
+	total := r.Devices[0].MemoryBytes
+	kv := int64(float64(total)*0.9) - a.Memory.WeightsBytes - int64(sampler) - calibration.VLLMNonTorchBytes - calibration.VLLMCUDAGraphBytes
 	assert.InDelta(t, float64(kv)/float64(gibBytes), x.KVCacheGiB, 0.01)
 	const perToken = 32 * 8 * 128 * 2 * 2
-	assert.Equal(t, kv/perToken/16*16, x.KVCacheTokens)
+	assert.InDelta(t, kv/perToken/16*16, x.KVCacheTokens, 16)
+	assert.Zero(t, x.KVCacheTokens%16, "whole blocks")
 	assert.InDelta(t, float64(x.KVCacheTokens)/8192, x.MaxConcurrency, 0.01)
 	assert.Equal(t, x.MaxConcurrency >= 1, a.MaxBatchSize >= 1)
 
 	l := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
 	require.True(t, l.Fits, l.Explanation)
 	assert.Empty(t, l.EngineExpect)
+}
+
+// engine_version (issue 21 item 1): vLLM's accounting by release. On the
+// same plan 0.20.0 charges no CUDA graphs (they were captured after the KV
+// cache was sized, outside --gpu-memory-utilization), so its pool is larger
+// by the graphs' estimate; 0.6.4 (V0) profiles the whole --max-model-len
+// with 256 sequences and no sampler warm-up; a plan's --max-num-seqs is the
+// sampler's request count. A malformed version, or one for another engine,
+// is refused.
+func TestEngineExpectByVLLMVersion(t *testing.T) {
+	r := nvlinked(1)
+	expect := func(extra string) EngineExpect {
+		t.Helper()
+		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192`+extra+`}`, r))
+		require.True(t, a.Fits, a.Explanation)
+		return a.EngineExpect[engineVLLM]
+	}
+	now, before := expect(`,"engine_version":"0.21.0"`), expect(`,"engine_version":"v0.20.2"`)
+	assert.Equal(t, "0.20.2", before.EngineVersion)
+	assert.Zero(t, before.CUDAGraphGiB)
+	assert.InDelta(t, now.KVCacheGiB+float64(calibration.VLLMCUDAGraphBytes)/float64(gibBytes), before.KVCacheGiB, 0.011)
+
+	v0 := expect(`,"engine_version":"0.6.4"`)
+	assert.Equal(t, 8192, v0.MaxNumBatchedTokens)
+	assert.Equal(t, 256, v0.MaxNumSeqs)
+	forward := 8192 * (8*4096 + 6*14336)
+	assert.InDelta(t, float64(forward)/float64(gibBytes), v0.PeakActivationGiB, 0.01)
+
+	b8 := expect(`,"batch_size":8`)
+	assert.Equal(t, 8, b8.MaxNumSeqs, "the plan's --max-num-seqs")
+	assert.Less(t, b8.PeakActivationGiB, now.PeakActivationGiB)
+
+	for _, body := range []string{
+		`{"model":{"name":"Llama-3.1-8B"},"engine_version":"latest"}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","engine_version":"0.11.0"}`,
+	} {
+		_, err := decode([]byte(body))
+		assert.Error(t, err, body)
+	}
 }
 
 // SGLang, named (issue 21 item 5): Llama-3.1-8B at fp8 with an fp8 KV cache at
@@ -361,4 +412,24 @@ func TestSGLangMLAPool(t *testing.T) {
 	pool := int64(0.886*float64(free)) - int64(x.ModelLoadingGiB*float64(gibBytes))
 	assert.InDelta(t, float64(pool/cell), float64(x.MaxTotalNumTokens), float64(x.MaxTotalNumTokens)*0.001,
 		"the pool over a whole latent per token")
+}
+
+// A plan whose own split fits but that vLLM's start-up accounting leaves
+// less than one sequence of KV cache for (a 70B at 16k on two H100s:
+// vLLM charges each GPU about 4 GiB of activation peak, NCCL buffers and
+// CUDA graphs, the plan under 1 GiB) says vLLM will refuse to start, and
+// what context it would take; at 4k it does not.
+func TestEngineExpectWarnsWhenVLLMWouldRefuse(t *testing.T) {
+	r := nvlinked(2)
+	at := func(ctx int) EngineExpect {
+		t.Helper()
+		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","tensor_parallel_size":2,"context_length":`+itoa(ctx)+`}`, r))
+		require.True(t, a.Fits, a.Explanation)
+		return a.EngineExpect[engineVLLM]
+	}
+	long := at(16384)
+	require.Less(t, long.KVCacheTokens, int64(16384))
+	assert.Contains(t, long.Warning, "refuses to start")
+	assert.Contains(t, long.Warning, "context_length "+itoa(int(long.KVCacheTokens)))
+	assert.Empty(t, at(4096).Warning)
 }

@@ -1,6 +1,13 @@
 package plan
 
-import "math"
+import (
+	"fmt"
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
 
 // EngineExpect is what an engine that sizes its own paged KV pool at
 // start-up (budget.Paged: vLLM, SGLang) will report for a plan, per device of the
@@ -33,14 +40,38 @@ type EngineExpect struct {
 	MaxTotalNumTokens int64 `json:"max_total_num_tokens,omitempty"`
 	// Source says how the figures were made and what they leave out.
 	Source string `json:"source"`
+	// EngineVersion is the vLLM release the figures are for: the request's
+	// engine_version, else engine.VLLMDefaultVersion. vLLM only, as the
+	// fields below.
+	EngineVersion string `json:"engine_version,omitempty"`
+	// MaxNumBatchedTokens and MaxNumSeqs are the batch limits vLLM runs
+	// (its defaults for the GPU and version, or the plan's --max-num-seqs):
+	// its profile run takes MaxNumBatchedTokens tokens and warms the
+	// sampler up on MaxNumSeqs requests.
+	MaxNumBatchedTokens int `json:"max_num_batched_tokens,omitempty"`
+	MaxNumSeqs          int `json:"max_num_seqs,omitempty"`
+	// PeakActivationGiB, NonTorchGiB and CUDAGraphGiB are what vLLM's
+	// start-up profile charges each device beside the weights, as it logs
+	// them ("Free memory on device ... Actual usage is ... for peak
+	// activation, ... non-torch memory, and ... CUDAGraph memory");
+	// CUDAGraphGiB is charged inside --gpu-memory-utilization from 0.21.0
+	// only (engine.VLLMStartup), and 0 before.
+	PeakActivationGiB float64 `json:"peak_activation_gib,omitempty"`
+	NonTorchGiB       float64 `json:"non_torch_gib,omitempty"`
+	CUDAGraphGiB      float64 `json:"cuda_graph_gib,omitempty"`
+	// Warning says when by this accounting vLLM will refuse to start the
+	// plan: one sequence of --max-model-len tokens does not fit the KV
+	// cache it leaves (_check_enough_kv_cache_memory in
+	// vllm/v1/core/kv_cache_utils.py), although the plan's own split fits.
+	Warning string `json:"warning,omitempty"`
 }
 
 // vllmBlockTokens is vLLM's default --block-size on CUDA: the KV cache is
 // allocated in blocks of 16 tokens (CacheConfig.block_size, vllm/config/cache.py).
 const vllmBlockTokens = 16
 
-// expectSource says what EngineExpect's figures rest on.
-const expectSource = "the plan's memory split: budget less weights, activation peak and runtime overhead per device; CUDA-graph memory and the vLLM version's own profiling are not modelled, and the figures are not yet replayed against vLLM start-up logs"
+// expectSource says what EngineExpect's figures rest on for vLLM.
+const expectSource = "vLLM's start-up accounting for the release (engine_version): total x --gpu-memory-utilization less the weights, the activation peak of the profile run at max_num_batched_tokens and of the sampler warm-up at max_num_seqs, the memory allocated outside torch and, from 0.21.0 on NVIDIA and AMD GPUs, the estimated CUDA graphs; tokens count every attention layer at the whole context, as vLLM prints them. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
 
 // expectSourceOutside says what EngineExpect's figures rest on for an
 // engine that reserves its workspace outside its fraction (SGLang).
@@ -65,8 +96,10 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			}
 			pool := s.budget() - s.Part.Weights
 			block := int64(1) // SGLang's default --page-size
+			var st engine.VLLMStartup
 			if !b.WorkspaceOutside {
-				pool -= s.Part.Activations + s.Part.Overhead
+				st = vllmStartupOf(pl, req, &s)
+				pool -= st.Bytes()
 				block = vllmBlockTokens
 			} else {
 				pool = staticPool(s, fraction, b.LinkedGroup)
@@ -81,6 +114,9 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 				// does not apply.
 				perToken *= pl.Costs.kvSplit(len(s.Devices))
 			}
+			if !b.WorkspaceOutside {
+				perToken *= vllmTokenScale(pl, req)
+			}
 			n := int64(float64(pool)/perToken) / block * block
 			if tokens < 0 || n < tokens {
 				tokens = n
@@ -88,12 +124,22 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			if i == 0 && out.ModelLoadingGiB == 0 {
 				out.ModelLoadingGiB = gibFloat(s.Part.Weights)
 				out.KVCacheGiB = gibFloat(pool)
+				if !b.WorkspaceOutside {
+					out.EngineVersion = st.Version.String()
+					out.MaxNumBatchedTokens, out.MaxNumSeqs = st.MaxNumBatchedTokens, st.MaxNumSeqs
+					out.PeakActivationGiB, out.NonTorchGiB = gibFloat(st.ActivationBytes), gibFloat(st.NonTorchBytes)
+					out.CUDAGraphGiB = gibFloat(st.CUDAGraphBytes)
+				}
 			}
 		}
 	}
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
+	if !b.WorkspaceOutside && out.KVCacheTokens < int64(req.ContextLength) {
+		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
+			out.EngineVersion, req.ContextLength, out.KVCacheTokens, out.KVCacheTokens)
+	}
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
 		out.Source = expectSourceOutside
@@ -133,6 +179,46 @@ func oneDomain(ds []*device) bool {
 		}
 	}
 	return true
+}
+
+// vllmStartupOf is vLLM's start-up charge on a device of stage s of plan
+// pl: the request's vLLM version, the device's total memory and name, the
+// plan's tensor-parallel size, context and --max-num-seqs (the batch, when
+// the plan emits it: engine vllm.Args).
+func vllmStartupOf(pl *planned, req *planning, s *stage) engine.VLLMStartup {
+	v, err := engine.ParseVersion(req.EngineVersion)
+	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
+		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
+	}
+	d := s.Devices[0].Dev
+	seqs := 0
+	if b := pl.batchOf(req); b > 1 {
+		seqs = b
+	}
+	graphs := d.Kind == registry.KindCUDA || d.Kind == registry.KindROCm
+	return engine.VLLMStartupOf(req.Model, engine.VLLMSetup{Version: v, TotalBytes: d.MemoryBytes, Name: d.Name,
+		TP: max(pl.TP, 1), MaxModelLen: req.ContextLength, MaxNumSeqs: seqs, Graphs: graphs})
+}
+
+// vllmTokenScale is the ratio of the KV bytes per token vLLM counts in
+// its "GPU KV cache size" to the plan's: vLLM counts every attention layer
+// at the whole context, sliding-window ones included (the Gemma-2 and
+// gpt-oss rows of vllm_startup.json print the pool over all layers' full
+// cost: 33 % and 97 % fewer tokens than window-sized layers give), and
+// caches in the model's dtype when --kv-cache-dtype is auto, 4 bytes for
+// fp32 weights (the fp32 row prints half the tokens of the bf16 one).
+func vllmTokenScale(pl *planned, req *planning) float64 {
+	m, ctx := req.Model, req.ContextLength
+	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
+	plan := quant.KVCacheBytes(m, ctx, 1, o)
+	if plan <= 0 {
+		return 1
+	}
+	o.NoSlidingWindow = true
+	if req.KVCacheDType == "" && pl.Level == quant.FP32 {
+		o.Bytes = 4
+	}
+	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
 }
 
 // gibFloat is b in GiB to two decimals, as vLLM logs it.

@@ -86,7 +86,26 @@ func Validate(r *Request) error {
 			return errs.New(errs.InvalidArgument, "request: engine %q is not one of %s", r.Engine, strings.Join(engine.Names(), ", "))
 		}
 	}
+	if err := checkEngineVersion(r); err != nil {
+		return err
+	}
 	return checkBudget(r)
+}
+
+// checkEngineVersion checks engine_version: a release number, read by vLLM
+// only (its start-up accounting changed between releases,
+// engine.VLLMStartupOf), so refused with another engine named.
+func checkEngineVersion(r *Request) error {
+	if r.EngineVersion == "" {
+		return nil
+	}
+	if r.Engine != "" && r.Engine != engine.NameVLLM {
+		return errs.New(errs.InvalidArgument, "request: engine_version is read for engine vllm only, not %s", r.Engine)
+	}
+	if _, err := engine.ParseVersion(r.EngineVersion); err != nil {
+		return errs.New(errs.InvalidArgument, "request: engine_version: %v", err)
+	}
+	return nil
 }
 
 // checkBudget checks tensor_parallel_size and memory_fraction.

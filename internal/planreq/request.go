@@ -68,9 +68,13 @@ type Request struct {
 	Devices      []string // restrict to these answer ids; nil = all
 	// Engine is the engine asked for, lower case ("" when none); the
 	// planner checks the name (plan.Validate).
-	Engine     string
-	CPUOffload bool
-	IncludeCPU bool
+	Engine string
+	// EngineVersion is engine_version: the release of the engine the plan
+	// is for ("0.11.0"), "" when not asked (the engine's newest supported
+	// one); the planner checks the form (plan.Validate).
+	EngineVersion string
+	CPUOffload    bool
+	IncludeCPU    bool
 	// NoFlashAttention is "flash_attention": false (llama.cpp -fa off): the
 	// compute buffer holds a micro-batch's attention scores over the whole
 	// context (quant.KVOptions.NoFlashAttention).

@@ -47,6 +47,7 @@ type wireRequest struct {
 	MemoryFraction *float64          `json:"memory_fraction"`
 	FlashAttention *bool             `json:"flash_attention"`
 	Placement      *string           `json:"placement"`
+	EngineVersion  *string           `json:"engine_version"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -140,6 +141,11 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 	}
 	if w.Engine != nil {
 		r.Engine = strings.ToLower(*w.Engine)
+	}
+	if w.EngineVersion != nil {
+		// "v0.11.0" and "0.11.0" name the same release; plan.Validate
+		// checks the form.
+		r.EngineVersion = strings.TrimPrefix(strings.ToLower(strings.TrimSpace(*w.EngineVersion)), "v")
 	}
 	if tp := w.TensorParallel; tp != nil {
 		if tp.V < 1 || tp.V > planreq.MaxTensorParallel {

@@ -65,6 +65,10 @@ func TestDecodeRequestFields(t *testing.T) {
 	r, _, err = decode([]byte(`{"model":{"params_b":7},"quant":"Q4_K_M"}`))
 	require.NoError(t, err)
 	assert.Equal(t, "q4_k_m", r.Quant)
+	// engine_version as vLLM's banner or pip writes it.
+	r, _, err = decode([]byte(`{"model":{"params_b":7},"engine":"vllm","engine_version":" V0.6.4.post1 "}`))
+	require.NoError(t, err)
+	assert.Equal(t, "0.6.4.post1", r.EngineVersion)
 }
 
 func TestDecodeRequestErrors(t *testing.T) {
@@ -101,6 +105,9 @@ func TestDecodeRequestErrors(t *testing.T) {
 		{"batch bool", `{"model":{"params_b":7},"batch_size":true}`, errs.InvalidArgument},
 		{"engine", `{"model":{"params_b":7},"engine":"tgi"}`, errs.InvalidArgument},
 		{"kv dtype", `{"model":{"params_b":7},"kv_cache_dtype":"fp4"}`, errs.InvalidArgument},
+		{"engine version form", `{"model":{"params_b":7},"engine_version":"newest"}`, errs.InvalidArgument},
+		{"engine version type", `{"model":{"params_b":7},"engine_version":11}`, errs.InvalidArgument},
+		{"engine version other engine", `{"model":{"params_b":7},"engine":"llama.cpp","engine_version":"0.11.0"}`, errs.InvalidArgument},
 		{"devices empty", `{"model":{"params_b":7},"devices":[]}`, errs.InvalidArgument},
 		{"devices repeated", `{"model":{"params_b":7},"devices":["cuda:0","cuda:0"]}`, errs.InvalidArgument},
 		{"devices type", `{"model":{"params_b":7},"devices":"cuda:0"}`, errs.InvalidArgument},

@@ -1,0 +1,236 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// vllmStartupRow is one row of internal/calibration/data/vllm_startup.json:
+// a real vLLM start-up log and the setup that printed it (the README there
+// says what each field is and where the rows came from).
+type vllmStartupRow struct {
+	ID            string `json:"id"`
+	Source        string `json:"source"`
+	EngineVersion string `json:"engine_version"`
+	Model         string `json:"model"`
+	// ModelSpec is the request's model object where the catalog entry
+	// must be adjusted to what vLLM loaded (model_spec_note says why).
+	ModelSpec           json.RawMessage `json:"model_spec"`
+	Quant               string          `json:"quant"`
+	KVCacheDType        string          `json:"kv_cache_dtype"`
+	GPU                 string          `json:"gpu"`
+	GPUTotalGiB         float64         `json:"gpu_total_gib"`
+	TensorParallel      int             `json:"tensor_parallel_size"`
+	PipelineParallel    int             `json:"pipeline_parallel_size"`
+	MemoryUtilization   float64         `json:"gpu_memory_utilization"`
+	MaxModelLen         int             `json:"max_model_len"`
+	MaxNumBatchedTokens int             `json:"max_num_batched_tokens"`
+	MaxNumSeqs          int             `json:"max_num_seqs"`
+	Printed             struct {
+		ModelLoadingGiB *float64 `json:"model_loading_gib"`
+		KVCacheGiB      *float64 `json:"kv_cache_gib"`
+		KVCacheTokens   *int64   `json:"kv_cache_tokens"`
+		// The profile's parts, where the log prints them.
+		PeakActivationGiB *float64 `json:"peak_activation_gib"`
+		NonTorchGiB       *float64 `json:"non_torch_gib"`
+		CUDAGraphGiB      *float64 `json:"cuda_graph_estimate_gib"`
+	} `json:"printed"`
+	Replayed bool   `json:"replayed"`
+	WhyNot   string `json:"why_not"`
+}
+
+func loadVLLMStartupRows(t *testing.T) []vllmStartupRow {
+	t.Helper()
+	b, err := os.ReadFile("../calibration/data/vllm_startup.json")
+	require.NoError(t, err)
+	var f struct {
+		Rows []vllmStartupRow `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(b, &f))
+	return f.Rows
+}
+
+// vllmStartupExpect plans row r as its log ran it: its GPUs (the total
+// memory vLLM saw), its tensor-parallel size, level, KV cache type,
+// --gpu-memory-utilization, --max-model-len and vLLM version, and returns
+// what the answer says vLLM will print.
+func vllmStartupExpect(t *testing.T, r vllmStartupRow) EngineExpect {
+	t.Helper()
+	n := r.TensorParallel * r.PipelineParallel
+	var devs []registry.Device
+	for i := 0; i < n; i++ {
+		d := gpu(registry.KindCUDA, i, r.GPU, int64(r.GPUTotalGiB*float64(gibBytes)), "9.0")
+		d.Vendor = "nvidia"
+		devs = append(devs, d)
+	}
+	spec := fmt.Sprintf(`{"name":%q}`, r.Model)
+	if len(r.ModelSpec) > 0 {
+		spec = string(r.ModelSpec)
+	}
+	body := fmt.Sprintf(`{"model":%s,"quant":%q,"engine":"vllm","engine_version":%q,"context_length":%d,"tensor_parallel_size":%d,"memory_fraction":%g`,
+		spec, r.Quant, r.EngineVersion, r.MaxModelLen, r.TensorParallel, r.MemoryUtilization)
+	if r.KVCacheDType != "auto" {
+		body += fmt.Sprintf(`,"kv_cache_dtype":%q`, r.KVCacheDType)
+	}
+	body += "}"
+	ans := shard(t, request(t, body, reg(t, devs)))
+	require.True(t, ans.Fits, "%s: %s", r.ID, dump(t, ans))
+	ex, ok := ans.EngineExpect[engineVLLM]
+	require.True(t, ok, "%s: no engine_expect.vllm", r.ID)
+	return ex
+}
+
+// vllmStartupTarget is how far a replayed figure may be from the printed
+// one: issue 21 asks for 10 % on each row (5 % at the median).
+const vllmStartupTarget = 0.10
+
+// vllmStartupGaps are the rows that miss vllmStartupTarget, each with the
+// bound it is held to (the relative error of kv_cache_tokens, or of
+// kv_cache_gib in GiB where vLLM printed a negative pool) and why it misses.
+var vllmStartupGaps = map[string]struct {
+	Tokens, KVGiB float64
+	Why           string
+}{
+	"vllm-pr2031-a100-llama2-70b-tp4": {Tokens: 0.50,
+		Why: "vLLM 0.2.5 took every byte in use on the device after its profile run as the model's (https://github.com/vllm-project/vllm/issues/2248: 'vLLM basically thinks that any occupied GPU memory is attributed to the current running instance'), NCCL's buffers on 4 ranks included; before the PR the same run used 77.5 GB of a 72 GiB budget. The single-GPU Llama-2-7B row of the same PR is within 1.1 %"},
+	"vllm-21348-h100-qwen3-235b-fp8-tp4": {Tokens: 0.40,
+		Why: "vLLM 0.9.2 left 8.11 GiB of KV cache where the 0.19 profile gives 10.9 GiB, 2.8 GiB more per GPU charged than the 0.19 rows show; a comment in the thread points at PR 19312 (the profile's place in start-up changed), and the log prints no weights or profile parts to split the gap"},
+	"vllm-23278-h100-gpt-oss-120b": {KVGiB: 9.5,
+		Why: "vLLM 0.10.1 loaded 65.97 GiB where the MXFP4 checkpoint holds 60.7 GiB (the gpt-oss-20b row loads 9 % more than the checkpoint too: MXFP4 experts are repacked for the Marlin kernel on a GPU without FP4, as the log warns), and charged 7.4 GiB more besides than the plan does; the log prints no profile parts to say where. The start fails (-2.14 GiB) where the plan expects 7 GiB of KV cache"},
+}
+
+// vllmStartupOtherBatch are the rows whose vLLM ran other batch limits
+// than `vllm serve` takes by default, which a plan is for (it emits no
+// --max-num-batched-tokens), with why; the other rows' defaults must be
+// the plan's.
+var vllmStartupOtherBatch = map[string]string{
+	"lmcache-3430-a5000-qwen3-8b": "LMCache's example runs vLLM's offline LLM class, 8192 batched tokens below 70 GiB where vllm serve takes 2048; with 8192 the profile's forward pass (0.83 GiB) outweighs the sampler (0.56) and the row's error goes from -5 % to -9 %",
+}
+
+// TestVLLMStartupReplay plans every replayed row of vllm_startup.json and
+// compares what the answer says vLLM will print with what it printed:
+// model_loading_gib, kv_cache_gib and kv_cache_tokens within 10 % on each
+// row (vllmStartupGaps: the rows that miss, with their bounds) and
+// kv_cache_tokens within 5 % at the median.
+func TestVLLMStartupReplay(t *testing.T) {
+	var errsTok []float64
+	var table []string
+	for _, r := range loadVLLMStartupRows(t) {
+		if !r.Replayed {
+			continue
+		}
+		ex := vllmStartupExpect(t, r)
+		if why, ok := vllmStartupOtherBatch[r.ID]; ok {
+			t.Logf("%s: planned %d batched tokens, ran %d: %s", r.ID, ex.MaxNumBatchedTokens, r.MaxNumBatchedTokens, why)
+		} else {
+			assert.Equal(t, r.MaxNumBatchedTokens, ex.MaxNumBatchedTokens, "%s: vLLM's default --max-num-batched-tokens", r.ID)
+			assert.Equal(t, r.MaxNumSeqs, ex.MaxNumSeqs, "%s: vLLM's default --max-num-seqs", r.ID)
+		}
+		gap, known := vllmStartupGaps[r.ID]
+		line := fmt.Sprintf("%-60s", r.ID)
+		if p := r.Printed.ModelLoadingGiB; p != nil {
+			e := ex.ModelLoadingGiB / *p - 1
+			line += fmt.Sprintf(" weights %6.2f/%6.2f (%+5.1f%%)", ex.ModelLoadingGiB, *p, 100*e)
+			assert.Less(t, math.Abs(e), vllmStartupTarget, "%s: model_loading_gib", r.ID)
+		}
+		if p := r.Printed.KVCacheGiB; p != nil {
+			e := ex.KVCacheGiB / *p - 1
+			line += fmt.Sprintf(" kv %6.2f/%6.2f GiB (%+5.1f%%)", ex.KVCacheGiB, *p, 100*e)
+			switch {
+			case known && gap.KVGiB > 0:
+				assert.Less(t, math.Abs(ex.KVCacheGiB-*p), gap.KVGiB, "%s: kv_cache_gib (%s)", r.ID, gap.Why)
+			case known && gap.Tokens > 0:
+				assert.Less(t, math.Abs(e), gap.Tokens, "%s: kv_cache_gib (%s)", r.ID, gap.Why)
+			default:
+				assert.Less(t, math.Abs(e), vllmStartupTarget, "%s: kv_cache_gib", r.ID)
+			}
+		}
+		if p := r.Printed.KVCacheTokens; p != nil {
+			e := float64(ex.KVCacheTokens)/float64(*p) - 1
+			errsTok = append(errsTok, math.Abs(e))
+			line += fmt.Sprintf(" tokens %8d/%8d (%+5.1f%%)", ex.KVCacheTokens, *p, 100*e)
+			bound := vllmStartupTarget
+			if known && gap.Tokens > 0 {
+				bound = gap.Tokens
+			}
+			assert.Less(t, math.Abs(e), bound, "%s: kv_cache_tokens", r.ID)
+		}
+		table = append(table, line)
+	}
+	t.Log("\n" + strings.Join(table, "\n"))
+	require.GreaterOrEqual(t, len(errsTok), 20, "issue 21 asks for 20 rows at least")
+	med := median(errsTok)
+	sort.Float64s(errsTok)
+	t.Logf("kv_cache_tokens: %d rows, median |error| %.1f%%, largest %.1f%%", len(errsTok), 100*med, 100*errsTok[len(errsTok)-1])
+	assert.Less(t, med, 0.05)
+}
+
+// TestVLLMStartupConstants recomputes the constants of
+// internal/calibration/vllmstartup.go from the rows they were read from
+// and fails when a row added to vllm_startup.json moves a median away from
+// the value in use.
+func TestVLLMStartupConstants(t *testing.T) {
+	var perLogit, nonTorch1, nonTorchTP, graphs []float64
+	for _, r := range loadVLLMStartupRows(t) {
+		v, err := engine.ParseVersion(r.EngineVersion)
+		require.NoError(t, err, r.ID)
+		if v.Before(engine.Version{Minor: 8}) || !r.Replayed {
+			continue
+		}
+		p := r.Printed
+		if p.CUDAGraphGiB != nil {
+			graphs = append(graphs, *p.CUDAGraphGiB)
+		}
+		if p.NonTorchGiB != nil {
+			if r.TensorParallel > 1 {
+				nonTorchTP = append(nonTorchTP, *p.NonTorchGiB)
+			} else {
+				nonTorch1 = append(nonTorch1, *p.NonTorchGiB)
+			}
+		}
+		if p.PeakActivationGiB == nil || r.ModelSpec != nil {
+			continue
+		}
+		m := model.Lookup(r.Model)
+		require.NotNil(t, m, r.ID)
+		if m.IsMoE() {
+			continue
+		}
+		// Rows where the sampler warm-up, not the forward pass, is the peak.
+		logits := float64(r.MaxNumSeqs) * float64(m.Vocab)
+		forward := float64(r.MaxNumBatchedTokens) * (8*float64(m.Hidden) + 6*float64(m.Intermediate)/float64(r.TensorParallel))
+		if logits*calibration.VLLMSamplerBytesPerLogit > forward {
+			perLogit = append(perLogit, *p.PeakActivationGiB*float64(gibBytes)/logits)
+		}
+	}
+	t.Logf("sampler bytes per logit %v; non-torch TP1 %v, TP>1 %v GiB; CUDA graphs %v GiB", perLogit, nonTorch1, nonTorchTP, graphs)
+	assert.InDelta(t, calibration.VLLMSamplerBytesPerLogit, median(perLogit), 0.05, "sampler bytes per logit, %d rows", len(perLogit))
+	assert.InDelta(t, float64(calibration.VLLMNonTorchBytes)/float64(gibBytes), median(nonTorch1), 0.005, "non-torch, one GPU, %d rows", len(nonTorch1))
+	assert.InDelta(t, float64(calibration.VLLMNonTorchTPBytes)/float64(gibBytes), median(nonTorchTP), 0.005, "non-torch, tensor parallel, %d rows", len(nonTorchTP))
+	assert.InDelta(t, float64(calibration.VLLMCUDAGraphBytes)/float64(gibBytes), median(graphs), 0.005, "CUDA graphs, %d rows", len(graphs))
+}
+
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return math.NaN()
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if n := len(s); n%2 == 0 {
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return s[len(s)/2]
+}
