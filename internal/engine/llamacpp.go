@@ -148,16 +148,41 @@ func (llamaCPP) CacheTypes() []CacheType {
 	return out
 }
 
-// llamaLadder is the GGUF types people download between Q8_0 and the
-// smallest, in quality order: mean KL divergence against FP16 of
-// Llama-3-8B in the "LLaMA 3 8b Scoreboard" of tools/perplexity/README.md
-// of https://github.com/ggml-org/llama.cpp (CUDA, llama.cpp f364eb6f):
-// Q8_0 0.0014 < Q6_K 0.0055 < Q5_K_M 0.011 < Q4_K_M 0.031 < IQ4_XS 0.036
-// (imatrix) < Q3_K_M 0.084 (imatrix; 0.102 without) < Q2_K 0.33 (imatrix;
-// 0.45 without). IQ3_XXS (0.18) and IQ2_XXS (0.81) belong between Q3_K_M
-// and Q2_K and after Q2_K; they are not offered until their llama-quantize
-// mixes are sized (internal/quant/mix.go).
-var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}
+// llamaRung is one GGUF type of the auto ladder with its mean KL divergence
+// to FP16 on Llama-3-8B (lower is better).
+type llamaRung struct {
+	level quant.Level
+	kld   float64
+}
+
+// llamaRungs is the GGUF types people download, in quality order: mean KL
+// divergence against FP16 of Llama-3-8B in the "LLaMA 3 8b Scoreboard" of
+// tools/perplexity/README.md of ggml-org/llama.cpp (CUDA, llama.cpp
+// f364eb6f, https://github.com/ggml-org/llama.cpp/blob/master/tools/perplexity/README.md),
+// with an importance matrix ("WT 10m") where the table has one, as
+// published files of these types are made. Left out are the mixes both
+// larger and worse than one listed (Q5_K_S and Q4_K_S sit between listed
+// rungs of almost their size; Q3_K_S at 3.41 GiB and 0.200 is beaten by
+// IQ3_XXS, 3.04 GiB and 0.184; Q2_K_S, 2.78 GiB and 0.403, by IQ2_M, 2.74
+// GiB and 0.326; sizes from tools/quantize/README.md's Llama-3.1-8B table).
+// Q2_K (0.332) follows IQ2_M (0.326) and is larger on Llama shapes, where
+// planning drops it (a worse level that is not smaller is never planned);
+// it stays for shapes where it is the smaller.
+var llamaRungs = []llamaRung{
+	{"q8_0", 0.0014}, {"q6_k", 0.0055}, {"q5_k_m", 0.0108}, {"q4_k_m", 0.0282}, {"iq4_xs", 0.0363},
+	{"q3_k_m", 0.0844}, {"iq3_m", 0.1025}, {"iq3_s", 0.1113}, {"iq3_xs", 0.1387}, {"iq3_xxs", 0.1836},
+	{"iq2_m", 0.3260}, {"q2_k", 0.3322}, {"iq2_s", 0.4392}, {"iq2_xs", 0.5463}, {"iq2_xxs", 0.8120},
+	{"iq1_m", 1.3931}, {"iq1_s", 2.2546},
+}
+
+// llamaLadder is the levels of llamaRungs.
+var llamaLadder = func() []quant.Level {
+	out := make([]quant.Level, len(llamaRungs))
+	for i, r := range llamaRungs {
+		out[i] = r.level
+	}
+	return out
+}()
 
 // Levels maps levels to what llama.cpp runs: int8 and int4 are GGUF Q8_0
 // and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types. fp8,
@@ -166,7 +191,7 @@ var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q
 // Q8_0 or wider); asked alone it stays, and is refused (CannotLoad). A
 // level met twice is kept once. In a list of several (quant auto) that
 // reaches int4, the integer levels are llamaLadder: from Q8_0 (or Q4_K_M
-// when int8 is not in the list) down to Q2_K, so "does not fit at any
+// when int8 is not in the list) down to IQ1_S, so "does not fit at any
 // precision" means every type people download was tried.
 func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 	out, notes := e.mapLevels(levels)
@@ -184,8 +209,17 @@ func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 		}
 	}
 	ladder = append(ladder, llamaLadder[from:]...)
-	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16, llama.cpp's Llama-3-8B scoreboard)", joinLevels(llamaLadder[from:])))
+	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16 on Llama-3-8B, llama.cpp's perplexity scoreboard: %s)", joinLevels(llamaLadder[from:]), rungKLD(llamaRungs[from:])))
 	return ladder, notes
+}
+
+// rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
+func rungKLD(rs []llamaRung) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%s %.4g", r.level, r.kld)
+	}
+	return strings.Join(s, ", ")
 }
 
 func joinLevels(ls []quant.Level) string {

@@ -144,3 +144,39 @@ func TestLlamaCPPAutoWalksTheGGUFLadder(t *testing.T) {
 	}
 	assert.Subset(t, tried, []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs"})
 }
+
+// Llama-3.1-70B on one 24 GiB GPU: no 4-bit or 3-bit K-quant fits, and
+// llama.cpp's auto goes on to the 2- and 3-bit i-quants people run a 70B
+// there with; plan and suggest agree (issue 27 item 4).
+func TestLlamaCPPAutoOffersIQ2For70BOn24GB(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`
+	a := shard(t, request(t, body, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Regexp(t, `^iq[23]_`, a.Quant)
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, a.Quant, s.Quant, "plan and suggest agree")
+	for _, row := range s.Levels {
+		if row.Quant == a.Quant {
+			break
+		}
+		assert.False(t, row.Fits, "%s is better than the choice and fits", row.Quant)
+	}
+	t.Logf("chosen %s, -c %s", a.Quant, flagAfter(a.EngineArgs["llama.cpp"], "-c"))
+}
+
+// "Does not fit at any precision" for llama.cpp means every rung of the
+// GGUF ladder was tried, down to IQ1_S (issue 27 item 4).
+func TestLlamaCPPRefusalTriesEveryRung(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	s, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`, r))
+	require.NoError(t, err)
+	require.False(t, s.Fits)
+	var tried []string
+	for _, row := range s.Levels {
+		tried = append(tried, row.Quant)
+	}
+	assert.Subset(t, tried, []string{"q8_0", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "iq2_m", "iq2_xxs", "iq1_m", "iq1_s"})
+	assert.Equal(t, "iq1_s", tried[len(tried)-1])
+}
