@@ -284,7 +284,9 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 		return nil, ""
 	}
 	ld := &Load{Quant: string(p.Level), GGUFType: t, Method: "gguf"}
-	ck := checkpointFor(p.Model, p.Level, true)
+	// int8 and int4 planned for another engine's sake load the GGUF types
+	// they mean here (Q8_0, Q4_K_M), published under those names.
+	ck := checkpointFor(p.Model, p.Level.LlamaCPPLevel(), true)
 	if ck != nil {
 		ld.Repo, ld.File, ld.Source = ck.Repo, ck.File, ck.Source
 	}
@@ -386,10 +388,57 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
-	if _, need := e.Load(p); need != "" {
+	if ld, need := e.Load(p); need != "" {
 		notes = append(notes, need)
+	} else if ld != nil && ld.Repo == "" {
+		if n := unpublishedTypeNote(p.Model, ld.GGUFType); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	return a, notes, true
+}
+
+// unpublishedTypeNote says, for a model whose catalog entry has GGUF
+// repositories none of which publishes type t, which types they do publish
+// and how to make t: a float type with convert_hf_to_gguf.py, a quantized
+// one with llama-quantize from the 16-bit GGUF and an importance matrix
+// (which the IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S mixes require and the others
+// gain from: tools/quantize/README.md of ggml-org/llama.cpp).
+// "" for a model with no GGUF repository.
+func unpublishedTypeNote(m *model.Model, t string) string {
+	var repos []string
+	types := map[string][]string{}
+	for _, ck := range m.Checkpoints {
+		if !ck.IsGGUF() {
+			continue
+		}
+		l, err := quant.Parse(ck.Quant)
+		if err != nil {
+			continue
+		}
+		if _, seen := types[ck.Repo]; !seen {
+			repos = append(repos, ck.Repo)
+		}
+		types[ck.Repo] = append(types[ck.Repo], l.GGUFType())
+	}
+	if len(repos) == 0 {
+		return ""
+	}
+	var have []string
+	for _, r := range repos {
+		have = append(have, fmt.Sprintf("%s publishes %s", r, strings.Join(types[r], ", ")))
+	}
+	name := m.Name
+	if name == "" {
+		name = "MODEL"
+	}
+	head := fmt.Sprintf("llama.cpp: %s, not %s", strings.Join(have, "; "), t)
+	switch t {
+	case "F32", "F16", "BF16":
+		return fmt.Sprintf("%s: make the file with llama.cpp's convert_hf_to_gguf.py --outtype %s from the Hugging Face checkpoint and serve it with -m", head, strings.ToLower(t))
+	}
+	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
+		head, name, name, t, t)
 }
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
@@ -462,10 +511,13 @@ func (llamaCPP) Command(s Served) []string {
 }
 
 // hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type (llama.cpp picks the file of that quantization from
-// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
+// file names the type or the catalog names no file (a repository holding
+// one file per type, from which llama.cpp picks the file of that
+// quantization: "-hf <user>/<model>[:quant] ... quant is optional,
+// case-insensitive, default to Q4_K_M", common/arg.cpp of ggml-org/llama.cpp,
+// listed in tools/server/README.md).
 func hfTag(ld Load) string {
-	if t := ld.GGUFType; t != "" && strings.Contains(strings.ToUpper(ld.File), t) {
+	if t := ld.GGUFType; t != "" && (ld.File == "" || strings.Contains(strings.ToUpper(ld.File), t)) {
 		return ld.Repo + ":" + t
 	}
 	return ld.Repo
