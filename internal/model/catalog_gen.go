@@ -1118,7 +1118,7 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "Qwen/Qwen3-235B-A22B-GGUF",
 				Method: "gguf",
 				Source: "https://huggingface.co/Qwen/Qwen3-235B-A22B-GGUF",
-				Notes:  "official GGUF: Qwen's own; Q8_0 in nine split files under Q8_0/ (Qwen3-235B-A22B-Q8_0-00001-of-00009.gguf ..., listed with their sha256 in https://github.com/jklincn/llama.moe scripts/model_download.sh); llama-server -hf REPO:TYPE fetches every part",
+				Notes:  "official GGUF: Qwen's own; Q8_0 in nine split files under Q8_0/ (Qwen3-235B-A22B-Q8_0-00001-of-00009.gguf ..., listed with their sha256 in https://github.com/jklincn/llama.moe scripts/model_download.sh); llama-server -hf REPO:TYPE picks the type",
 			},
 		},
 	},
