@@ -331,6 +331,9 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "cpu_offload": false, "include_cpu": false, "flash_attention": true,
  *    "replicas": 4 | "max",
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
+ *    "draft_model": {...model...},
+ *    "mmproj": {"path": "/m/mmproj.gguf"} | {"size_bytes": 900000000},
+ *              plus "offload": false to keep it in host memory,
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
  *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
@@ -373,6 +376,10 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center
  * accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and the CPU).
+ * "draft_model" (a model, as "model") and "mmproj" (a multimodal
+ * projector file or its size) are loaded beside the model: counted on the
+ * plan's first device (the projector in host memory with "offload": false)
+ * and given to llama.cpp as -md/-ngld and --mmproj (--no-mmproj-offload).
  * request_json NULL or "" is "invalid_argument".
  * Each returns an owned string (free with hwaccel_free_string()): the answer,
  * or an error object with code "invalid_json", "invalid_argument",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -160,4 +161,20 @@ func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16, not IQ4_XS")
 	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
+}
+
+// --draft-model and --mmproj put a draft model and a projector in the plan
+// (counted on the first GPU) and in llama.cpp's command (-md, --mmproj).
+func TestPlanWithDraftModelAndProjector(t *testing.T) {
+	mm := filepath.Join(t.TempDir(), "mmproj-F16.gguf")
+	require.NoError(t, os.WriteFile(mm, make([]byte, 4096), 0o644))
+	r := runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-8B", "--engine", "llama.cpp", "--quant", "q4_k_m",
+		"--draft-model", "Qwen3-0.6B", "--mmproj", mm, "--no-mmproj-offload")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M ")
+	assert.Contains(t, r.stdout, "-md Qwen3-0.6B-Q4_K_M.gguf -ngld 29 --mmproj "+mm+" --no-mmproj-offload")
+
+	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-8B", "--no-mmproj-offload")...)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--no-mmproj-offload applies to --mmproj FILE")
 }

@@ -382,6 +382,8 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
 	}
+	ca, cn := companionArgs(p)
+	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
 		notes = append(notes, fitHandOff(p))
 	}
@@ -439,6 +441,54 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 	}
 	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
 		head, name, name, t, t)
+}
+
+// companionArgs are llama-server's flags for the request's draft model and
+// projector (common/arg.cpp of ggml-org/llama.cpp): -md FILE (or -hfd
+// REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU
+// (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
+// the projector stays in host memory. A companion with no file gets a
+// placeholder and a note.
+func companionArgs(p *Placement) ([]string, []string) {
+	var a, notes []string
+	if d := p.Draft; d != nil {
+		t := d.Level.GGUFType()
+		switch ck := checkpointFor(d.Model, d.Level, true); {
+		case d.File != "":
+			a = append(a, "-md", d.File)
+		case ck != nil:
+			a = append(a, "-hfd", hfTag(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}))
+		default:
+			name := d.Model.Name
+			if name == "" {
+				name = "DRAFT"
+			}
+			file := name + "-" + t + ".gguf"
+			a = append(a, "-md", file)
+			notes = append(notes, fmt.Sprintf("llama.cpp: no published GGUF of the draft model at %s is known; -md %s stands for one", t, file))
+		}
+		ngld := "99" // every layer, as -ngl counts them
+		switch {
+		case p.Kind == registry.KindCPU:
+			ngld = "0"
+		case d.Model.Layers > 0:
+			ngld = strconv.Itoa(d.Model.Layers + 1)
+		}
+		a = append(a, "-ngld", ngld)
+		notes = append(notes, "llama.cpp: the draft model's weights and KV cache (16-bit, the main context) are counted on the plan's first device")
+	}
+	if pr := p.Projector; pr != nil {
+		file := pr.File
+		if file == "" {
+			file = "MMPROJ.gguf"
+			notes = append(notes, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
+		}
+		a = append(a, "--mmproj", file)
+		if pr.OnHost {
+			a = append(a, "--no-mmproj-offload")
+		}
+	}
+	return a, notes
 }
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
