@@ -213,6 +213,23 @@ func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 	return ladder, notes
 }
 
+// llamaLowQualityKLD is the mean KL divergence from which a plan's type is
+// flagged: Q2_K's and IQ2_M's (0.33 on Llama-3-8B) and worse, where the
+// scoreboard's perplexity is more than a third above FP16's (8.6 against
+// 6.23).
+const llamaLowQualityKLD = 0.3
+
+// lowQualityNote warns about a plan at a rung of the ladder whose quality
+// loss is large, "" otherwise.
+func lowQualityNote(l quant.Level) string {
+	for _, r := range llamaRungs {
+		if r.level == l && r.kld >= llamaLowQualityKLD {
+			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it", l, r.kld)
+		}
+	}
+	return ""
+}
+
 // rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
 func rungKLD(rs []llamaRung) string {
 	s := make([]string, len(rs))
@@ -381,6 +398,9 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
 	case "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+	}
+	if n := lowQualityNote(p.Level); n != "" {
+		notes = append(notes, n)
 	}
 	ca, cn := companionArgs(p)
 	a, notes = append(a, ca...), append(notes, cn...)

@@ -165,6 +165,7 @@ func TestLlamaCPPAutoOffersIQ2For70BOn24GB(t *testing.T) {
 		}
 		assert.False(t, row.Fits, "%s is better than the choice and fits", row.Quant)
 	}
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), a.Quant+" loses much quality (mean KL divergence")
 	t.Logf("chosen %s, -c %s", a.Quant, flagAfter(a.EngineArgs["llama.cpp"], "-c"))
 }
 
