@@ -333,6 +333,9 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  *    "tensor_parallel_size": 4, "memory_fraction": 0.9,
  *    "placement": "serving" | "fewest",
  *    "engine_version": "0.21.0" (vllm),
+ *    "draft_model": {...model...},
+ *    "mmproj": {"path": "/m/mmproj.gguf"} | {"size_bytes": 900000000},
+ *              plus "offload": false to keep it in host memory,
  *    "training": {"method": "full" | "lora" | "qlora" | "prefix" | "dpo"
  *                           | "rlhf" | "ppo" | "distillation",
  *                 "optimizer": "adamw" | "adamw_8bit" | "sgd" | "adafactor",
@@ -393,6 +396,10 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * "engine_expect.vllm" figures follow (what vLLM prints at start-up: its
  * batch defaults, profile and, from 0.21.0, CUDA graphs inside
  * --gpu-memory-utilization); default 0.21.0, echoed there.
+ * "draft_model" (a model, as "model") and "mmproj" (a multimodal
+ * projector file or its size) are loaded beside the model: counted on the
+ * plan's first device (the projector in host memory with "offload": false)
+ * and given to llama.cpp as -md/-ngld and --mmproj (--no-mmproj-offload).
  * request_json NULL or "" is "invalid_argument".
  * Each returns an owned string (free with hwaccel_free_string()): the answer,
  * or an error object with code "invalid_json", "invalid_argument",

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -112,13 +113,15 @@ func TestModelsAndFitAcceptGGUFNames(t *testing.T) {
 	r := runCLI(t, "models", "--quant", "Q4_K_M", "--json")
 	require.Equal(t, 0, r.code, r.stderr)
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &list))
-	require.Len(t, list, 1)
-	assert.Equal(t, "Llama-3.3-70B-Instruct", list[0].Name)
-	var repos []string
-	for _, c := range list[0].Checkpoints {
-		repos = append(repos, c.Repo)
+	var names, repos []string
+	for _, m := range list {
+		names = append(names, m.Name)
+		for _, c := range m.Checkpoints {
+			repos = append(repos, c.Repo)
+		}
 	}
-	assert.Contains(t, repos, "bartowski/Llama-3.3-70B-Instruct-GGUF")
+	assert.Subset(t, names, []string{"Llama-3.3-70B-Instruct", "Qwen3-8B", "Qwen3-32B"})
+	assert.Subset(t, repos, []string{"bartowski/Llama-3.3-70B-Instruct-GGUF", "Qwen/Qwen3-8B-GGUF", "ggml-org/Qwen3-32B-GGUF"})
 
 	r = runCLI(t, "models", "--quant", "mxfp4")
 	require.Equal(t, 0, r.code, r.stderr)
@@ -142,4 +145,36 @@ func TestModelsAndFitAcceptGGUFNames(t *testing.T) {
 		assert.Equal(t, 2, bad.code, cmd)
 		assert.Contains(t, bad.stderr, "unknown quantization", cmd)
 	}
+}
+
+// On a fixture machine, llama.cpp loads Qwen3-32B's official GGUF
+// repository at the planned type (-hf REPO:TYPE), and where that repository
+// lacks the type the answer says what it publishes and how to make the
+// file (issue 27 item 5).
+func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
+	r := runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-32B", "--engine", "llama.cpp", "--quant", "q8_0")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server -hf ggml-org/Qwen3-32B-GGUF:Q8_0 ")
+	assert.NotContains(t, r.stdout, "MODEL-Q8_0.gguf")
+
+	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-32B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16, not IQ4_XS")
+	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
+}
+
+// --draft-model and --mmproj put a draft model and a projector in the plan
+// (counted on the first GPU) and in llama.cpp's command (-md, --mmproj).
+func TestPlanWithDraftModelAndProjector(t *testing.T) {
+	mm := filepath.Join(t.TempDir(), "mmproj-F16.gguf")
+	require.NoError(t, os.WriteFile(mm, make([]byte, 4096), 0o644))
+	r := runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-8B", "--engine", "llama.cpp", "--quant", "q4_k_m",
+		"--draft-model", "Qwen3-0.6B", "--mmproj", mm, "--no-mmproj-offload")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M ")
+	assert.Contains(t, r.stdout, "-md Qwen3-0.6B-Q4_K_M.gguf -ngld 29 --mmproj "+mm+" --no-mmproj-offload")
+
+	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-8B", "--no-mmproj-offload")...)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, "--no-mmproj-offload applies to --mmproj FILE")
 }

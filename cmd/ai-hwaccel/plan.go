@@ -61,6 +61,8 @@ type planFlags struct {
 	tensorParallel, memoryFraction         string
 	engineVersion                          string
 	cpuOffload, includeCPU                 bool
+	draftModel, mmproj                     string
+	noMMProjOffload                        bool
 	train                                  trainFlags
 	hub                                    hubFlags
 	json, pretty                           bool
@@ -105,7 +107,11 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		f.StringVar(&p.memoryFraction, "memory-fraction", "", "let the engine use fraction `F` of each device's total memory: 0.95 or 95% (vLLM --gpu-memory-utilization; default 0.9 for vLLM)")
 		f.StringVar(&p.engineVersion, "engine-version", "", "the vLLM release `V` to expect its start-up figures of (engine_expect.vllm): 0.11.0 (default 0.21.0)")
 		f.StringVar(&p.clusterFile, "cluster", "", "plan over several machines: `FILE` holds a JSON array of their registries (each the output of ai-hwaccel on a node)")
-		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "engine-version", "cluster")
+		f.StringVar(&p.draftModel, "draft-model", "", "count a draft `MODEL` for speculative decoding beside the model (llama.cpp -md): given as --model is")
+		f.StringVar(&p.mmproj, "mmproj", "", "count a multimodal projector `FILE` (.gguf) on the first GPU (llama.cpp --mmproj)")
+		f.BoolVar(&p.noMMProjOffload, "no-mmproj-offload", false, "keep the --mmproj projector in host memory (llama.cpp --no-mmproj-offload)")
+		names = append(names, "kv-cache", "cpu-offload", "include-cpu", "engine", "replicas", "tensor-parallel-size", "memory-fraction", "engine-version", "cluster",
+			"draft-model", "mmproj", "no-mmproj-offload")
 	}
 	f.StringVar(&p.registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine) instead of detecting this one")
 	f.BoolVar(&p.json, "json", false, "print the engine's JSON answer instead of text")
@@ -262,7 +268,29 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 	if err := p.budget(f, req); err != nil {
 		return nil, err
 	}
+	if err := p.companions(f, req); err != nil {
+		return nil, err
+	}
 	return req, p.machines(f, req)
+}
+
+// companions reads --draft-model (a model, as --model) and --mmproj FILE
+// with --no-mmproj-offload.
+func (p *planFlags) companions(f *flags, req map[string]any) error {
+	if f.isSet("draft-model") {
+		req["draft_model"] = strings.TrimSpace(p.draftModel)
+	}
+	if p.noMMProjOffload && !f.isSet("mmproj") {
+		return usagef(f.cmd, "--no-mmproj-offload applies to --mmproj FILE")
+	}
+	if f.isSet("mmproj") {
+		mm := map[string]any{"path": p.mmproj}
+		if p.noMMProjOffload {
+			mm["offload"] = false
+		}
+		req["mmproj"] = mm
+	}
+	return nil
 }
 
 // budget reads --tensor-parallel-size (a whole number) and

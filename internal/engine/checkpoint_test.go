@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -71,4 +72,54 @@ func TestLlamaCPPGivenFileAtAnotherType(t *testing.T) {
 	require.NotNil(t, ld)
 	assert.Empty(t, ld.Needs)
 	assert.Equal(t, []string{"llama-server", "-m", "/m/m-bf16.gguf"}, e.Command(Served{File: "/m/m-bf16.gguf", Load: *ld}))
+}
+
+// A catalog model with an official GGUF repository is loaded from it with
+// -hf REPO:TYPE, the type llama.cpp picks the file by (issue 27 item 5):
+// Qwen3-32B's Q4_K_M and Q8_0 from ggml-org/Qwen3-32B-GGUF, Qwen3-8B's from
+// Qwen's own repository. Never a MODEL-TYPE.gguf placeholder there.
+func TestLlamaCPPLoadsTheOfficialGGUFRepository(t *testing.T) {
+	e := llamaCPP{}
+	for _, c := range []struct {
+		model string
+		level quant.Level
+		want  string
+	}{
+		{"Qwen3-32B", "q4_k_m", "ggml-org/Qwen3-32B-GGUF:Q4_K_M"},
+		{"Qwen3-32B", "q8_0", "ggml-org/Qwen3-32B-GGUF:Q8_0"},
+		{"Qwen3-32B", quant.FP16, "ggml-org/Qwen3-32B-GGUF:F16"},
+		// int4 planned for another engine's sake means Q4_K_M here.
+		{"Qwen3-32B", quant.INT4, "ggml-org/Qwen3-32B-GGUF:Q4_K_M"},
+		{"Qwen3-8B", "q4_k_m", "Qwen/Qwen3-8B-GGUF:Q4_K_M"},
+		{"Qwen3-30B-A3B", "q8_0", "Qwen/Qwen3-30B-A3B-GGUF:Q8_0"},
+		{"gpt-oss-20b", quant.MXFP4, "ggml-org/gpt-oss-20b-GGUF"},
+	} {
+		m := model.Lookup(c.model)
+		require.NotNil(t, m, c.model)
+		ld, note := e.Load(&Placement{Model: m, Level: c.level, Kind: registry.KindCUDA})
+		require.NotNil(t, ld, "%s %s", c.model, c.level)
+		assert.Empty(t, note)
+		assert.Equal(t, []string{"llama-server", "-hf", c.want}, e.Command(Served{Load: *ld}), "%s %s", c.model, c.level)
+	}
+}
+
+// Where the official repository does not publish the planned type, the
+// plan says which types it does publish and how to make the planned one
+// from its 16-bit file; a model with no GGUF repository gets no such note.
+func TestLlamaCPPTypeTheOfficialRepositoryLacks(t *testing.T) {
+	e := llamaCPP{}
+	p := &Placement{Model: model.Lookup("Qwen3-32B"), Level: "iq4_xs", Kind: registry.KindCUDA, Layers: 64,
+		Stages: []Stage{{Start: 0, End: 64, Devices: []PlacedDevice{{ID: "cuda:0", Dev: &registry.Device{Kind: registry.KindCUDA}}}}}}
+	ld, _ := e.Load(p)
+	require.NotNil(t, ld)
+	assert.Empty(t, ld.Repo)
+	_, notes, ok := e.Args(p)
+	require.True(t, ok)
+	all := strings.Join(notes, "\n")
+	assert.Contains(t, all, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16, not IQ4_XS")
+	assert.Contains(t, all, "llama-quantize --imatrix")
+
+	p.Model = model.Lookup("Llama-3.1-8B")
+	_, notes, _ = e.Args(p)
+	assert.NotContains(t, strings.Join(notes, "\n"), "publishes")
 }

@@ -249,6 +249,25 @@ type Placement struct {
 	NoFlashAttention bool
 	// MultiNode: the plan spans several machines of a cluster.
 	MultiNode bool
+	// Draft is the request's draft model (speculative decoding), nil when
+	// none; Projector its multimodal projector (mmproj), nil when none.
+	Draft     *Companion
+	Projector *ProjectorFile
+}
+
+// Companion is a draft model as an engine loads it: the model, its file
+// ("" when named from the catalog or by shape) and the level it is sized at.
+type Companion struct {
+	Model *model.Model
+	File  string
+	Level quant.Level
+}
+
+// ProjectorFile is a multimodal projector: its file ("" when given by size
+// only) and whether it stays in host memory (--no-mmproj-offload).
+type ProjectorFile struct {
+	File   string
+	OnHost bool
 }
 
 // Units are the stages of every replica (one replica, Stages, without

@@ -148,16 +148,41 @@ func (llamaCPP) CacheTypes() []CacheType {
 	return out
 }
 
-// llamaLadder is the GGUF types people download between Q8_0 and the
-// smallest, in quality order: mean KL divergence against FP16 of
-// Llama-3-8B in the "LLaMA 3 8b Scoreboard" of tools/perplexity/README.md
-// of https://github.com/ggml-org/llama.cpp (CUDA, llama.cpp f364eb6f):
-// Q8_0 0.0014 < Q6_K 0.0055 < Q5_K_M 0.011 < Q4_K_M 0.031 < IQ4_XS 0.036
-// (imatrix) < Q3_K_M 0.084 (imatrix; 0.102 without) < Q2_K 0.33 (imatrix;
-// 0.45 without). IQ3_XXS (0.18) and IQ2_XXS (0.81) belong between Q3_K_M
-// and Q2_K and after Q2_K; they are not offered until their llama-quantize
-// mixes are sized (internal/quant/mix.go).
-var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}
+// llamaRung is one GGUF type of the auto ladder with its mean KL divergence
+// to FP16 on Llama-3-8B (lower is better).
+type llamaRung struct {
+	level quant.Level
+	kld   float64
+}
+
+// llamaRungs is the GGUF types people download, in quality order: mean KL
+// divergence against FP16 of Llama-3-8B in the "LLaMA 3 8b Scoreboard" of
+// tools/perplexity/README.md of ggml-org/llama.cpp (CUDA, llama.cpp
+// f364eb6f, https://github.com/ggml-org/llama.cpp/blob/master/tools/perplexity/README.md),
+// with an importance matrix ("WT 10m") where the table has one, as
+// published files of these types are made. Left out are the mixes both
+// larger and worse than one listed (Q5_K_S and Q4_K_S sit between listed
+// rungs of almost their size; Q3_K_S at 3.41 GiB and 0.200 is beaten by
+// IQ3_XXS, 3.04 GiB and 0.184; Q2_K_S, 2.78 GiB and 0.403, by IQ2_M, 2.74
+// GiB and 0.326; sizes from tools/quantize/README.md's Llama-3.1-8B table).
+// Q2_K (0.332) follows IQ2_M (0.326) and is larger on Llama shapes, where
+// planning drops it (a worse level that is not smaller is never planned);
+// it stays for shapes where it is the smaller.
+var llamaRungs = []llamaRung{
+	{"q8_0", 0.0014}, {"q6_k", 0.0055}, {"q5_k_m", 0.0108}, {"q4_k_m", 0.0282}, {"iq4_xs", 0.0363},
+	{"q3_k_m", 0.0844}, {"iq3_m", 0.1025}, {"iq3_s", 0.1113}, {"iq3_xs", 0.1387}, {"iq3_xxs", 0.1836},
+	{"iq2_m", 0.3260}, {"q2_k", 0.3322}, {"iq2_s", 0.4392}, {"iq2_xs", 0.5463}, {"iq2_xxs", 0.8120},
+	{"iq1_m", 1.3931}, {"iq1_s", 2.2546},
+}
+
+// llamaLadder is the levels of llamaRungs.
+var llamaLadder = func() []quant.Level {
+	out := make([]quant.Level, len(llamaRungs))
+	for i, r := range llamaRungs {
+		out[i] = r.level
+	}
+	return out
+}()
 
 // Levels maps levels to what llama.cpp runs: int8 and int4 are GGUF Q8_0
 // and Q4_K_M there (quant.Level.LlamaCPPLevel), sized as those types. fp8,
@@ -166,7 +191,7 @@ var llamaLadder = []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q
 // Q8_0 or wider); asked alone it stays, and is refused (CannotLoad). A
 // level met twice is kept once. In a list of several (quant auto) that
 // reaches int4, the integer levels are llamaLadder: from Q8_0 (or Q4_K_M
-// when int8 is not in the list) down to Q2_K, so "does not fit at any
+// when int8 is not in the list) down to IQ1_S, so "does not fit at any
 // precision" means every type people download was tried.
 func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 	out, notes := e.mapLevels(levels)
@@ -184,8 +209,34 @@ func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 		}
 	}
 	ladder = append(ladder, llamaLadder[from:]...)
-	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16, llama.cpp's Llama-3-8B scoreboard)", joinLevels(llamaLadder[from:])))
+	notes = append(notes, fmt.Sprintf("auto for llama.cpp walks the GGUF types %s in quality order (mean KL divergence to FP16 on Llama-3-8B, llama.cpp's perplexity scoreboard: %s)", joinLevels(llamaLadder[from:]), rungKLD(llamaRungs[from:])))
 	return ladder, notes
+}
+
+// llamaLowQualityKLD is the mean KL divergence from which a plan's type is
+// flagged: Q2_K's and IQ2_M's (0.33 on Llama-3-8B) and worse, where the
+// scoreboard's perplexity is more than a third above FP16's (8.6 against
+// 6.23).
+const llamaLowQualityKLD = 0.3
+
+// lowQualityNote warns about a plan at a rung of the ladder whose quality
+// loss is large, "" otherwise.
+func lowQualityNote(l quant.Level) string {
+	for _, r := range llamaRungs {
+		if r.level == l && r.kld >= llamaLowQualityKLD {
+			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it", l, r.kld)
+		}
+	}
+	return ""
+}
+
+// rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
+func rungKLD(rs []llamaRung) string {
+	s := make([]string, len(rs))
+	for i, r := range rs {
+		s[i] = fmt.Sprintf("%s %.4g", r.level, r.kld)
+	}
+	return strings.Join(s, ", ")
 }
 
 func joinLevels(ls []quant.Level) string {
@@ -250,7 +301,9 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 		return nil, ""
 	}
 	ld := &Load{Quant: string(p.Level), GGUFType: t, Method: "gguf"}
-	ck := checkpointFor(p.Model, p.Level, true)
+	// int8 and int4 planned for another engine's sake load the GGUF types
+	// they mean here (Q8_0, Q4_K_M), published under those names.
+	ck := checkpointFor(p.Model, p.Level.LlamaCPPLevel(), true)
 	if ck != nil {
 		ld.Repo, ld.File, ld.Source = ck.Repo, ck.File, ck.Source
 	}
@@ -346,16 +399,116 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
 	}
+	if n := lowQualityNote(p.Level); n != "" {
+		notes = append(notes, n)
+	}
+	ca, cn := companionArgs(p)
+	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
 		notes = append(notes, fitHandOff(p))
 	}
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
-	if _, need := e.Load(p); need != "" {
+	if ld, need := e.Load(p); need != "" {
 		notes = append(notes, need)
+	} else if ld != nil && ld.Repo == "" {
+		if n := unpublishedTypeNote(p.Model, ld.GGUFType); n != "" {
+			notes = append(notes, n)
+		}
 	}
 	return a, notes, true
+}
+
+// unpublishedTypeNote says, for a model whose catalog entry has GGUF
+// repositories none of which publishes type t, which types they do publish
+// and how to make t: a float type with convert_hf_to_gguf.py, a quantized
+// one with llama-quantize from the 16-bit GGUF and an importance matrix
+// (which the IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S mixes require and the others
+// gain from: tools/quantize/README.md of ggml-org/llama.cpp).
+// "" for a model with no GGUF repository.
+func unpublishedTypeNote(m *model.Model, t string) string {
+	var repos []string
+	types := map[string][]string{}
+	for _, ck := range m.Checkpoints {
+		if !ck.IsGGUF() {
+			continue
+		}
+		l, err := quant.Parse(ck.Quant)
+		if err != nil {
+			continue
+		}
+		if _, seen := types[ck.Repo]; !seen {
+			repos = append(repos, ck.Repo)
+		}
+		types[ck.Repo] = append(types[ck.Repo], l.GGUFType())
+	}
+	if len(repos) == 0 {
+		return ""
+	}
+	var have []string
+	for _, r := range repos {
+		have = append(have, fmt.Sprintf("%s publishes %s", r, strings.Join(types[r], ", ")))
+	}
+	name := m.Name
+	if name == "" {
+		name = "MODEL"
+	}
+	head := fmt.Sprintf("llama.cpp: %s, not %s", strings.Join(have, "; "), t)
+	switch t {
+	case "F32", "F16", "BF16":
+		return fmt.Sprintf("%s: make the file with llama.cpp's convert_hf_to_gguf.py --outtype %s from the Hugging Face checkpoint and serve it with -m", head, strings.ToLower(t))
+	}
+	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
+		head, name, name, t, t)
+}
+
+// companionArgs are llama-server's flags for the request's draft model and
+// projector (common/arg.cpp of ggml-org/llama.cpp): -md FILE (or -hfd
+// REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU
+// (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
+// the projector stays in host memory. A companion with no file gets a
+// placeholder and a note.
+func companionArgs(p *Placement) ([]string, []string) {
+	var a, notes []string
+	if d := p.Draft; d != nil {
+		t := d.Level.GGUFType()
+		switch ck := checkpointFor(d.Model, d.Level, true); {
+		case d.File != "":
+			a = append(a, "-md", d.File)
+		case ck != nil:
+			a = append(a, "-hfd", hfTag(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}))
+		default:
+			name := d.Model.Name
+			if name == "" {
+				name = "DRAFT"
+			}
+			file := name + "-" + t + ".gguf"
+			a = append(a, "-md", file)
+			notes = append(notes, fmt.Sprintf("llama.cpp: no published GGUF of the draft model at %s is known; -md %s stands for one", t, file))
+		}
+		ngld := "99" // every layer, as -ngl counts them
+		switch {
+		case p.Kind == registry.KindCPU:
+			ngld = "0"
+		case d.Model.Layers > 0:
+			ngld = strconv.Itoa(d.Model.Layers + 1)
+		}
+		a = append(a, "-ngld", ngld)
+		notes = append(notes, "llama.cpp: the draft model's weights and KV cache (16-bit, the main context) are counted on the plan's first device")
+	}
+	if pr := p.Projector; pr != nil {
+		file := pr.File
+		if file == "" {
+			file = "MMPROJ.gguf"
+			notes = append(notes, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
+		}
+		a = append(a, "--mmproj", file)
+		if pr.OnHost {
+			a = append(a, "--no-mmproj-offload")
+		}
+	}
+	return a, notes
 }
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
@@ -428,10 +581,13 @@ func (llamaCPP) Command(s Served) []string {
 }
 
 // hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type (llama.cpp picks the file of that quantization from
-// a repository holding several; common/arg.cpp "-hf <user>/<model>[:quant]").
+// file names the type or the catalog names no file (a repository holding
+// one file per type, from which llama.cpp picks the file of that
+// quantization: "-hf <user>/<model>[:quant] ... quant is optional,
+// case-insensitive, default to Q4_K_M", common/arg.cpp of ggml-org/llama.cpp,
+// listed in tools/server/README.md).
 func hfTag(ld Load) string {
-	if t := ld.GGUFType; t != "" && strings.Contains(strings.ToUpper(ld.File), t) {
+	if t := ld.GGUFType; t != "" && (ld.File == "" || strings.Contains(strings.ToUpper(ld.File), t)) {
 		return ld.Repo + ":" + t
 	}
 	return ld.Repo

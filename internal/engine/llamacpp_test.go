@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
@@ -13,14 +15,42 @@ import (
 func TestLlamaCPPLevels(t *testing.T) {
 	e := llamaCPP{}
 	got, _ := e.Levels([]quant.Level{quant.FP8, quant.INT4})
-	assert.Equal(t, []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}, got, "auto walks the GGUF ladder")
-	got, _ = e.Levels([]quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4})
-	assert.Equal(t, []quant.Level{quant.BF16, quant.FP16, "q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "q2_k"}, got)
+	ladder := []quant.Level{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_m", "iq3_s", "iq3_xs", "iq3_xxs",
+		"iq2_m", "q2_k", "iq2_s", "iq2_xs", "iq2_xxs", "iq1_m", "iq1_s"}
+	assert.Equal(t, ladder, got, "auto walks the GGUF ladder")
+	got, notes := e.Levels([]quant.Level{quant.BF16, quant.FP16, quant.FP8, quant.INT8, quant.INT4})
+	assert.Equal(t, append([]quant.Level{quant.BF16, quant.FP16}, ladder...), got)
+	assert.Contains(t, strings.Join(notes, "\n"), "iq2_xxs 0.812", "the note gives each rung's divergence")
+	got, _ = e.Levels([]quant.Level{quant.BF16, quant.INT4})
+	assert.Equal(t, append([]quant.Level{quant.BF16}, ladder[3:]...), got, "without int8 the ladder starts at Q4_K_M")
 	got, _ = e.Levels([]quant.Level{quant.INT4})
 	assert.Equal(t, []quant.Level{"q4_k_m"}, got, "a level asked alone is not a ladder")
 	got, _ = e.Levels([]quant.Level{quant.FP8})
 	assert.Equal(t, []quant.Level{quant.FP8}, got, "asked alone, fp8 is refused with its reason")
 	assert.Equal(t, "llama.cpp has no fp8 weight format", e.CannotLoad(quant.FP8))
+}
+
+// The ladder is in quality order (mean KL divergence rising) and every rung
+// is a GGUF mix the planner sizes, smaller than the rung before it on the
+// reference model but for Q2_K, which is larger than IQ2_M (llamaRungs).
+func TestLlamaLadderOrder(t *testing.T) {
+	for i, r := range llamaRungs {
+		require.True(t, r.level.IsGGUF(), r.level)
+		require.NotEmpty(t, r.level.GGUFType(), r.level)
+		if i == 0 {
+			continue
+		}
+		prev := llamaRungs[i-1]
+		assert.Greater(t, r.kld, prev.kld, "%s after %s", r.level, prev.level)
+		if r.level == "q2_k" {
+			assert.Greater(t, r.level.BitsPerWeight(), prev.level.BitsPerWeight(), "Q2_K is larger than IQ2_M")
+			continue
+		}
+		if prev.level == "q2_k" {
+			prev = llamaRungs[i-2]
+		}
+		assert.Less(t, r.level.BitsPerWeight(), prev.level.BitsPerWeight(), "%s after %s", r.level, prev.level)
+	}
 }
 
 // --n-cpu-moe 3 is the experts of layers 0, 1 and 2 on the CPU: the -ot

@@ -56,7 +56,9 @@ type Checkpoint struct {
 	// (quantization_config.quant_method: fp8, mxfp4, awq, gptq), "gguf" for
 	// a GGUF repository, "" for plain 16-bit weights.
 	Method string `json:"method,omitempty"`
-	// File is the GGUF file to load from a GGUF repository.
+	// File is the GGUF file to load from a GGUF repository; "" for a
+	// repository of one file per type, from which llama.cpp's -hf REPO:TYPE
+	// picks the file of Quant.
 	File   string `json:"file,omitempty"`
 	Source string `json:"source"`
 	// SizeBytes is the published size of the weights, where a source

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 func TestCatalogLoads(t *testing.T) {
@@ -162,8 +163,12 @@ func TestCatalogCheckpoints(t *testing.T) {
 			assert.NotEmpty(t, ck.Repo, e.Name)
 			assert.Contains(t, ck.Source, "https://", e.Name)
 			assert.NotEmpty(t, ck.Quant, e.Name)
-			if ck.IsGGUF() {
-				assert.NotEmpty(t, ck.File, e.Name)
+			if ck.IsGGUF() && ck.File == "" {
+				// A repository of one file per type: llama.cpp's -hf
+				// REPO:TYPE picks the file, so the type must be one.
+				l, err := quant.Parse(ck.Quant)
+				require.NoError(t, err, e.Name)
+				assert.NotEmpty(t, l.GGUFType(), "%s %s", e.Name, ck.Quant)
 			}
 		}
 	}

@@ -43,6 +43,12 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
 	}
+	if d := req.Draft; d != nil {
+		v.Draft = &engine.Companion{Model: d.Model, File: d.File, Level: draftLevel(d.Model.FileQuant, pl.Level)}
+	}
+	if p := req.Projector; p != nil {
+		v.Projector = &engine.ProjectorFile{File: p.File, OnHost: p.OnHost}
+	}
 	for _, r := range pl.Replicas {
 		v.Replicas = append(v.Replicas, placedStages(r))
 	}

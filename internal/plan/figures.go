@@ -95,10 +95,14 @@ type costs struct {
 	// engine.Memory.HostTokenEmbeddings); no stage on an accelerator holds
 	// it.
 	HostEmbedIn bool
-	Heads       int
-	KVHeads     int
-	Breakdown   quant.Breakdown // the single-replica estimate
-	ActiveRatio float64         // active / total parameters (MoE < 1)
+	// FirstExtra is what the first device of the first stage holds beside
+	// its layers (a draft model, a projector: companions.go), HostExtra
+	// what stays in host memory.
+	FirstExtra, HostExtra float64
+	Heads                 int
+	KVHeads               int
+	Breakdown             quant.Breakdown // the single-replica estimate
+	ActiveRatio           float64         // active / total parameters (MoE < 1)
 	// ExpertLayerWeights is the bytes of one MoE layer's routed experts
 	// (0 for a dense model), ExpertActive the share of them a token reads
 	// (experts per token / experts) and DenseLayers the leading layers
@@ -118,7 +122,8 @@ type costs struct {
 // that disagrees with the count); otherwise all weights are per layer.
 func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
-		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0}
+		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0,
+		FirstExtra: float64(b.CompanionGPUBytes), HostExtra: float64(b.CompanionHostBytes)}
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
@@ -165,10 +170,11 @@ func (c costs) on(p *pool) costs {
 // hostBytes is what a plan under c keeps in host memory beside its
 // accelerators: the token embedding when the engine keeps it there.
 func (c costs) hostBytes() int64 {
-	if !c.HostEmbedIn {
-		return 0
+	h := c.HostExtra
+	if c.HostEmbedIn {
+		h += c.EmbedIn
 	}
-	return int64(math.Ceil(c.EmbedIn))
+	return int64(math.Ceil(h))
 }
 
 // kvSplit is how many ways a TP group of n divides the KV cache: n, or the
@@ -195,6 +201,11 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if start == 0 && !c.HostEmbedIn {
 		w += c.EmbedIn
 	}
+	if start == 0 && end > start {
+		// Whole on the first device; a tensor-parallel stage is charged it
+		// on each of its devices (their parts are one figure).
+		w += c.FirstExtra * float64(tp)
+	}
 	if end == c.Layers {
 		w += c.EmbedOut
 	}
@@ -219,7 +230,8 @@ func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quan
 		e = p.Budget.Engine
 	}
 	b := req.estimateFor(e, l, ctx, batch)
-	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes} {
+	b.CompanionGPUBytes, b.CompanionHostBytes = req.companions(l, ctx, batch)
+	for _, v := range []int64{b.WeightsBytes, b.KVCacheBytes, b.ActivationsBytes, b.OverheadBytes, b.TotalBytes, b.CompanionGPUBytes} {
 		if v < 0 || v > maxPlanBytes {
 			return b, false
 		}

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -215,4 +217,72 @@ func TestLlamaCPPAutoWalksTheGGUFLadder(t *testing.T) {
 		tried = append(tried, row.Quant)
 	}
 	assert.Subset(t, tried, []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "iq4_xs"})
+}
+
+// Llama-3.1-70B on one 24 GiB GPU: no 4-bit or 3-bit K-quant fits, and
+// llama.cpp's auto goes on to the 2- and 3-bit i-quants people run a 70B
+// there with; plan and suggest agree (issue 27 item 4).
+func TestLlamaCPPAutoOffersIQ2For70BOn24GB(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`
+	a := shard(t, request(t, body, r))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Regexp(t, `^iq[23]_`, a.Quant)
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, a.Quant, s.Quant, "plan and suggest agree")
+	for _, row := range s.Levels {
+		if row.Quant == a.Quant {
+			break
+		}
+		assert.False(t, row.Fits, "%s is better than the choice and fits", row.Quant)
+	}
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), a.Quant+" loses much quality (mean KL divergence")
+	t.Logf("chosen %s, -c %s", a.Quant, flagAfter(a.EngineArgs["llama.cpp"], "-c"))
+}
+
+// "Does not fit at any precision" for llama.cpp means every rung of the
+// GGUF ladder was tried, down to IQ1_S (issue 27 item 4).
+func TestLlamaCPPRefusalTriesEveryRung(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	s, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`, r))
+	require.NoError(t, err)
+	require.False(t, s.Fits)
+	var tried []string
+	for _, row := range s.Levels {
+		tried = append(tried, row.Quant)
+	}
+	assert.Subset(t, tried, []string{"q8_0", "q4_k_m", "iq4_xs", "q3_k_m", "iq3_xxs", "iq2_m", "iq2_xxs", "iq1_m", "iq1_s"})
+	assert.Equal(t, "iq1_s", tried[len(tried)-1])
+}
+
+// A draft model (draft_model) and a vision projector (mmproj) are counted
+// on the plan's first GPU, and llama.cpp's command loads them: -md/-ngld
+// and --mmproj; a projector kept in host memory (--no-mmproj-offload) is
+// counted there instead (issue 27 item 5).
+func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	base := `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
+	plain := shard(t, request(t, base+`}`, r))
+	require.True(t, plain.Fits, plain.Explanation)
+	with := shard(t, request(t, base+`,"draft_model":{"name":"Qwen3-0.6B"},"mmproj":{"size_bytes":1000000000}}`, r))
+	require.True(t, with.Fits, with.Explanation)
+
+	draft := model.Lookup("Qwen3-0.6B")
+	require.NotNil(t, draft)
+	want := quant.WeightsBytes(draft, "q4_k_m") + quant.KVCacheBytes(draft, 8192, 1, quant.KVOptions{}) + 1e9
+	got := with.Shards[0].MemoryBytes - plain.Shards[0].MemoryBytes
+	assert.Equal(t, want, got, "draft weights + draft KV + projector on the first GPU")
+
+	args := with.EngineArgs["llama.cpp"]
+	assert.Equal(t, "Qwen3-0.6B-Q4_K_M.gguf", flagAfter(args, "-md"))
+	assert.Equal(t, strconv.Itoa(draft.Layers+1), flagAfter(args, "-ngld"))
+	assert.Equal(t, "MMPROJ.gguf", flagAfter(args, "--mmproj"))
+	assert.NotContains(t, args, "--no-mmproj-offload")
+
+	host := shard(t, request(t, base+`,"mmproj":{"size_bytes":1000000000,"offload":false}}`, r))
+	require.True(t, host.Fits)
+	assert.Equal(t, plain.Shards[0].MemoryBytes, host.Shards[0].MemoryBytes, "a projector in host memory adds nothing on the GPU")
+	assert.Equal(t, plain.Budget.HostBytes+1e9, host.Budget.HostBytes)
+	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
 }

@@ -388,6 +388,9 @@ func maxLayers(s *stage, i, n int, c costs) int {
 	if i == 0 && !c.HostEmbedIn {
 		fixed.Weights += int64(math.Ceil(c.EmbedIn / float64(t)))
 	}
+	if i == 0 {
+		fixed.Weights += int64(math.Ceil(c.FirstExtra))
+	}
 	if i == n-1 {
 		fixed.Weights += int64(math.Ceil(c.EmbedOut / float64(t)))
 	}

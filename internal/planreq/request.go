@@ -104,6 +104,28 @@ type Request struct {
 	// Training holds the "training" object of an estimate_training request;
 	// nil when absent.
 	Training *TrainingOptions
+	// Draft is draft_model: the small model of speculative decoding
+	// (llama.cpp -md), loaded beside the model; nil when none.
+	Draft *Companion
+	// Projector is mmproj: a multimodal projector file (llama.cpp
+	// --mmproj); nil when none.
+	Projector *Projector
+}
+
+// Companion is a second model a request loads beside its model: the model
+// and the file it was given as ("" for a catalog name or a shape).
+type Companion struct {
+	Model *model.Model
+	File  string
+}
+
+// Projector is a multimodal projector: its file (when given as one) and
+// its bytes (the file's size, or size_bytes). OnHost is "offload": false,
+// llama.cpp's --no-mmproj-offload: the projector stays in host memory.
+type Projector struct {
+	File   string
+	Bytes  int64
+	OnHost bool
 }
 
 // TrainingOptions is the "training" object of an estimate_training request,

@@ -97,6 +97,11 @@ type Breakdown struct {
 	// otherwise): llama.cpp's GPU backends. ActivationsBytes stays the
 	// summed figure its CPU backend was measured at.
 	GPUActivationsBytes int64 `json:"-"`
+	// CompanionGPUBytes and CompanionHostBytes are what the request loads
+	// beside the model (a draft model, a multimodal projector; planning
+	// fills them, internal/plan companions.go): on the plan's first
+	// device, and in host memory.
+	CompanionGPUBytes, CompanionHostBytes int64 `json:"-"`
 }
 
 // Estimate is the memory one replica of the model needs at level l for

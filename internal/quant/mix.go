@@ -28,24 +28,48 @@ var mixes = map[Level]ggml.FileType{
 	"q6_k":   ggml.MostlyQ6_K,
 	"iq4_xs": ggml.MostlyIQ4_XS,
 	"iq4_nl": ggml.MostlyIQ4_NL,
+	// The i-quant mixes and Q2_K_S (issue 27 item 4): the low-bit files
+	// people download for a large model on a small GPU.
+	"q2_k_s":  ggml.MostlyQ2_K_S,
+	"iq3_m":   ggml.MostlyIQ3_M,
+	"iq3_s":   ggml.MostlyIQ3_S,
+	"iq3_xs":  ggml.MostlyIQ3_XS,
+	"iq3_xxs": ggml.MostlyIQ3_XXS,
+	"iq2_m":   ggml.MostlyIQ2_M,
+	"iq2_s":   ggml.MostlyIQ2_S,
+	"iq2_xs":  ggml.MostlyIQ2_XS,
+	"iq2_xxs": ggml.MostlyIQ2_XXS,
+	"iq1_m":   ggml.MostlyIQ1_M,
+	"iq1_s":   ggml.MostlyIQ1_S,
 }
 
 // ggufTensorType is the ggml type llama-quant gives tensor t of model m for
 // level l (llama_tensor_get_type_impl, src/llama-quant.cpp, ggml-org/llama.cpp
 // @ 007dbbf), including the fallback for rows whose length does not divide
-// the block size (tensor_type_fallback). No importance matrix is assumed.
+// the block size (tensor_type_fallback). No importance matrix is assumed,
+// except where llama-quantize cannot write the mix without one: it refuses
+// to write IQ1/IQ2/IQ3_XXS tensors, and Q2_K_S's Q2_K ones, without an
+// importance matrix (tensor_requires_imatrix), so IQ1_*, IQ2_*, IQ3_XXS,
+// IQ3_XS and Q2_K_S files all carry one. has_imatrix changes only IQ3_XXS
+// among those (attn_v stays IQ3_XXS, ffn_down is not raised).
 // Plain ggml type levels ("q4_k") are "pure": no per-tensor changes.
 // info is the level's description (lookup).
 func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
-	typ := info.typ
 	if !info.isMix {
-		return fallback(typ, t.cols)
+		return fallback(info.typ, t.cols)
 	}
+	if lowBitIQ(info.mix) {
+		return fallback(lowBitIQType(m, info, t), t.cols)
+	}
+	return fallback(mixTensorType(m, info, t), t.cols)
+}
+
+// mixTensorType is ggufTensorType before the fallback for the mixes outside
+// lowBitIQ.
+func mixTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
+	typ := info.typ
 	ft := info.mix
-	nGQA := 1
-	if kv := m.EffectiveKVHeads(); kv > 0 {
-		nGQA = m.Heads / kv
-	}
+	nGQA := gqaOf(m)
 	nExpert := m.Experts
 	L := m.Layers
 	i := t.layer
@@ -54,18 +78,20 @@ func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 
 	switch t.cat {
 	case catOutput:
-		typ = outputType(typ, falcon, t.cols)
+		typ = outputType(typ, ft, falcon, t.cols)
 	case catTokenEmbd:
 		// A tied table is the output too and gets the output's type; an
-		// untied one keeps the default type (the IQ exceptions are not
-		// among the supported mixes).
-		if m.TieEmbeddings {
-			typ = outputType(typ, falcon, t.cols)
+		// untied one keeps the default type but for IQ3_XXS (IQ3_S).
+		switch {
+		case m.TieEmbeddings:
+			typ = outputType(typ, ft, falcon, t.cols)
+		case ft == ggml.MostlyIQ3_XXS:
+			typ = ggml.IQ3_S
 		}
 	case catAttnV, catAttnQKV, catAttnKVB:
 		if t.cat == catAttnQKV {
 			switch ft {
-			case ggml.MostlyQ3_K_M, ggml.MostlyQ3_K_L:
+			case ggml.MostlyQ3_K_M, ggml.MostlyQ3_K_L, ggml.MostlyIQ3_M:
 				typ = ggml.Q4_K
 			case ggml.MostlyQ4_K_M:
 				typ = ggml.Q5_K
@@ -80,6 +106,17 @@ func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 			if nGQA >= 4 {
 				typ = ggml.Q4_K
 			}
+		case ft == ggml.MostlyQ2_K_S && nGQA >= 4:
+			typ = ggml.Q4_K
+		case ft == ggml.MostlyIQ3_XXS:
+			// With an importance matrix (always, see above): IQ3_XXS stays.
+			if nGQA >= 4 {
+				typ = ggml.Q4_K
+			}
+		case (ft == ggml.MostlyIQ3_XS || ft == ggml.MostlyIQ3_S) && nGQA >= 4:
+			typ = ggml.Q4_K
+		case ft == ggml.MostlyIQ3_M:
+			typ = ggml.Q4_K
 		case ft == ggml.MostlyQ3_K_M:
 			typ = ggml.Q4_K
 			if i < 2 {
@@ -101,77 +138,205 @@ func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 			typ = ggml.Q8_0
 		}
 	case catAttnK:
-		if nExpert == 8 {
+		switch {
+		case nExpert == 8:
 			typ = ggml.Q8_0
+		case ft == ggml.MostlyIQ3_XS:
+			typ = ggml.IQ3_XXS
+		case ft == ggml.MostlyIQ3_XXS:
+			typ = ggml.IQ2_S
+		}
+	case catAttnQ:
+		switch ft {
+		case ggml.MostlyIQ3_XS:
+			typ = ggml.IQ3_XXS
+		case ggml.MostlyIQ3_XXS:
+			typ = ggml.IQ2_S
 		}
 	case catFFNDown:
-		switch {
-		case ft == ggml.MostlyQ2_K:
-			typ = ggml.Q3_K
-		case ft == ggml.MostlyQ3_K_M:
-			switch {
-			case i < L/16:
-				typ = ggml.Q5_K
-			case !falcon || moreBits():
-				typ = ggml.Q4_K
-			}
-		case ft == ggml.MostlyQ3_K_L:
-			typ = ggml.Q5_K
-			if falcon {
-				typ = ggml.Q4_K
-			}
-		case ft == ggml.MostlyQ4_K_M:
-			if falcon {
-				switch {
-				case i < L/16:
-					typ = ggml.Q6_K
-				case moreBits():
-					typ = ggml.Q5_K
-				}
-			} else if moreBits() {
-				typ = ggml.Q6_K
-			}
-		case i < L/8 && (ft == ggml.MostlyIQ4_NL || ft == ggml.MostlyIQ4_XS):
-			typ = ggml.Q5_K
-		case ft == ggml.MostlyQ5_K_M && moreBits():
-			typ = ggml.Q6_K
-		case ft == ggml.MostlyQ4_K_S && !falcon && i < L/8:
-			typ = ggml.Q5_K
+		typ = ffnDownType(typ, ft, falcon, nExpert, i, L)
+	case catFFNUp, catFFNGate:
+		if ft == ggml.MostlyIQ3_XS && i >= L/8 && i < 7*L/8 {
+			typ = ggml.IQ3_XXS
 		}
 	case catAttnOutput:
-		if falcon {
-			if ft == ggml.MostlyQ3_K_L {
-				typ = ggml.Q4_K
-			}
-			break
-		}
-		if nExpert == 8 {
-			switch ft {
-			case ggml.MostlyQ2_K, ggml.MostlyQ3_K_S, ggml.MostlyQ3_K_M, ggml.MostlyIQ4_NL, ggml.MostlyQ4_K_S, ggml.MostlyQ4_K_M, ggml.MostlyIQ4_XS:
-				typ = ggml.Q5_K
-			}
-			break
-		}
-		switch ft {
-		case ggml.MostlyQ2_K:
-			typ = ggml.Q3_K
-		case ggml.MostlyQ3_K_M:
-			typ = ggml.Q4_K
-		case ggml.MostlyQ3_K_L:
-			typ = ggml.Q5_K
-		}
+		typ = attnOutputType(typ, ft, falcon, nExpert)
 	}
-	return fallback(typ, t.cols)
+	return typ
 }
 
-// outputType: the output head (and a tied token table) goes to Q6_K unless
-// the mix is Q8_0 (stays) or the model is Falcon / the row does not divide
-// the block (Q8_0).
-func outputType(base ggml.Type, falcon bool, cols int) ggml.Type {
+// ffnDownType is the ffn_down rule of mixTensorType for layer i of L.
+func ffnDownType(typ ggml.Type, ft ggml.FileType, falcon bool, nExpert, i, L int) ggml.Type {
+	moreBits := useMoreBits(i, L)
+	switch {
+	case ft == ggml.MostlyQ2_K:
+		typ = ggml.Q3_K
+	case ft == ggml.MostlyQ2_K_S:
+		if i < L/8 {
+			typ = ggml.Q4_K
+		}
+	case ft == ggml.MostlyQ3_K_M:
+		switch {
+		case i < L/16:
+			typ = ggml.Q5_K
+		case !falcon || moreBits:
+			typ = ggml.Q4_K
+		}
+	case ft == ggml.MostlyIQ3_M && (i < L/8 || (nExpert == 8 && moreBits)):
+		typ = ggml.Q4_K
+	case ft == ggml.MostlyQ3_K_L:
+		typ = ggml.Q5_K
+		if falcon {
+			typ = ggml.Q4_K
+		}
+	case ft == ggml.MostlyQ4_K_M:
+		if falcon {
+			switch {
+			case i < L/16:
+				typ = ggml.Q6_K
+			case moreBits:
+				typ = ggml.Q5_K
+			}
+		} else if moreBits {
+			typ = ggml.Q6_K
+		}
+	case i < L/8 && (ft == ggml.MostlyIQ4_NL || ft == ggml.MostlyIQ4_XS):
+		typ = ggml.Q5_K
+	case ft == ggml.MostlyQ5_K_M && moreBits:
+		typ = ggml.Q6_K
+	case ft == ggml.MostlyQ4_K_S && !falcon && i < L/8:
+		typ = ggml.Q5_K
+	}
+	return typ
+}
+
+// attnOutputType is the attn_output rule of mixTensorType.
+func attnOutputType(typ ggml.Type, ft ggml.FileType, falcon bool, nExpert int) ggml.Type {
+	if falcon {
+		if ft == ggml.MostlyQ3_K_L {
+			typ = ggml.Q4_K
+		}
+		return typ
+	}
+	if nExpert == 8 {
+		switch ft {
+		case ggml.MostlyQ2_K, ggml.MostlyIQ3_XS, ggml.MostlyIQ3_XXS, ggml.MostlyQ3_K_S, ggml.MostlyQ3_K_M, ggml.MostlyIQ4_NL,
+			ggml.MostlyQ4_K_S, ggml.MostlyQ4_K_M, ggml.MostlyIQ3_S, ggml.MostlyIQ3_M, ggml.MostlyIQ4_XS:
+			typ = ggml.Q5_K
+		}
+		return typ
+	}
+	switch ft {
+	case ggml.MostlyQ2_K:
+		typ = ggml.Q3_K
+	case ggml.MostlyIQ3_XXS:
+		typ = ggml.IQ3_S
+	case ggml.MostlyQ3_K_M, ggml.MostlyIQ3_M:
+		typ = ggml.Q4_K
+	case ggml.MostlyQ3_K_L:
+		typ = ggml.Q5_K
+	}
+	return typ
+}
+
+// lowBitIQ reports whether ft is one of the 1- and 2-bit i-quant mixes,
+// which llama-quant handles in a branch of their own.
+func lowBitIQ(ft ggml.FileType) bool {
+	switch ft {
+	case ggml.MostlyIQ2_XXS, ggml.MostlyIQ2_XS, ggml.MostlyIQ2_S, ggml.MostlyIQ2_M, ggml.MostlyIQ1_S, ggml.MostlyIQ1_M:
+		return true
+	}
+	return false
+}
+
+// lowBitIQType is llama-quant's branch for the lowBitIQ mixes: the output
+// head at Q5_K, the token table at Q2_K (IQ3_S for IQ2_S/IQ2_M), attn_v at
+// Q4_K with grouped KV heads or experts, the first eighth of the ffn_down
+// tensors and attn_output one step up; nothing else changes (no 70B or
+// 8-expert attn_v rule applies to them).
+func lowBitIQType(m *model.Model, info levelInfo, t tensor) ggml.Type {
+	ft := info.mix
+	iq2sm := ft == ggml.MostlyIQ2_S || ft == ggml.MostlyIQ2_M
+	step := ggml.Q2_K // the one-step-up type of the branch
+	if iq2sm {
+		step = ggml.IQ3_S
+	}
+	switch t.cat {
+	case catOutput:
+		return outputType(info.typ, ft, m.Arch().Falcon, t.cols)
+	case catTokenEmbd:
+		if m.TieEmbeddings {
+			return outputType(info.typ, ft, m.Arch().Falcon, t.cols)
+		}
+		return step
+	case catAttnV, catAttnQKV, catAttnKVB:
+		if gqaOf(m) >= 4 || m.Experts >= 4 {
+			return ggml.Q4_K
+		}
+		return step
+	case catAttnK:
+		if m.Experts == 8 {
+			return ggml.Q4_K
+		}
+	case catFFNDown:
+		// llama-quant counts ffn_down tensors here, not layers: the first
+		// n_layer/8 of them in load order (ffnDownBefore).
+		if ffnDownBefore(m, t.layer) < m.Layers/8 {
+			return step
+		}
+	case catAttnOutput:
+		switch {
+		case m.Experts == 8:
+			return ggml.Q5_K
+		case ft == ggml.MostlyIQ1_S || ft == ggml.MostlyIQ1_M:
+			return ggml.IQ2_XXS
+		case iq2sm:
+			return ggml.IQ3_S
+		}
+	}
+	return info.typ
+}
+
+// gqaOf is llama.cpp's n_gqa(): query heads per KV head (1 without).
+func gqaOf(m *model.Model) int {
+	if kv := m.EffectiveKVHeads(); kv > 0 {
+		return m.Heads / kv
+	}
+	return 1
+}
+
+// ffnDownBefore is how many ffn_down tensors llama.cpp loads before layer
+// i's: one per layer with an FFN, two in a MoE layer with shared experts
+// (ffn_down_exps and ffn_down_shexp). Tensors load in layer order
+// (weight_name_comparer in src/llama-model-loader.h). The count stands for
+// both tensors of a layer, which may misplace one small shared-expert
+// tensor at the boundary.
+func ffnDownBefore(m *model.Model, i int) int {
+	n := 0
+	for j := 0; j < i; j++ {
+		l := m.LayerAt(j)
+		switch {
+		case l.FFN == model.FFNNone:
+		case m.IsMoE() && j >= m.DenseLayers && l.FFN != model.FFNDense && (m.SharedExperts > 0 || m.SharedIntermediate > 0):
+			n += 2
+		default:
+			n++
+		}
+	}
+	return n
+}
+
+// outputType: the output head (and a tied token table) goes to Q8_0 for
+// Falcon or when the row does not divide the block, to Q5_K for the
+// 1-2-bit i-quant mixes and IQ3_XXS, else to Q6_K unless the mix is Q8_0
+// (stays).
+func outputType(base ggml.Type, ft ggml.FileType, falcon bool, cols int) ggml.Type {
 	blk := base.BlockSize()
 	switch {
 	case falcon || (blk > 0 && cols%blk != 0):
 		return ggml.Q8_0
+	case lowBitIQ(ft) || ft == ggml.MostlyIQ3_XXS:
+		return ggml.Q5_K
 	case base != ggml.Q8_0:
 		return ggml.Q6_K
 	}

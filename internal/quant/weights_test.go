@@ -142,16 +142,23 @@ func TestWeightsAgainstGGUFSizes(t *testing.T) {
 }
 
 // TestMixBitsAgainstQuantizeTable checks the whole-model bits per weight of
-// the mixes (used without a shape) against llama.cpp's quantize table for
-// Llama-3.1-8B (tools/quantize/README.md @ 311c2c9f, rows in memory.json).
+// the mixes (used without a shape) against the bits/weight column of
+// llama.cpp's quantize table for Llama-3.1-8B (tools/quantize/README.md @
+// 311c2c9f, https://github.com/ggml-org/llama.cpp/blob/311c2c9f0ebd6e08f5b20e8827c654cebb7a41d6/tools/quantize/README.md;
+// its size column is in memory.json), every mix the table lists.
 func TestMixBitsAgainstQuantizeTable(t *testing.T) {
-	const params = 8.03e9
 	for _, c := range []struct {
 		l   Level
-		gib float64
-	}{{"q4_k_m", 4.58}, {"q4_k_s", 4.36}, {"q6_k", 6.14}, {FP16, 14.96}} {
-		want := c.gib * (1 << 30) * 8 / params
-		assert.InDelta(t, want, c.l.BitsPerWeight(), 0.03*want, c.l)
+		bpw float64
+	}{
+		{"iq1_s", 2.0042}, {"iq1_m", 2.1460}, {"iq2_xxs", 2.3824}, {"iq2_xs", 2.5882}, {"iq2_s", 2.7403},
+		{"iq2_m", 2.9294}, {"iq3_xxs", 3.2548}, {"iq3_xs", 3.4977}, {"iq3_s", 3.6606}, {"iq3_m", 3.7628},
+		{"iq4_xs", 4.4597}, {"iq4_nl", 4.6818}, {"q2_k_s", 2.9697}, {"q2_k", 3.1593}, {"q3_k_s", 3.6429},
+		{"q3_k_l", 4.2979}, {"q4_k_s", 4.6672}, {"q4_k_m", 4.8944}, {"q5_k_s", 5.5704}, {"q5_k_m", 5.7036},
+		{"q6_k", 6.5633}, {"q8_0", 8.5008}, {FP16, 16.0005},
+	} {
+		assert.InDelta(t, c.bpw, c.l.BitsPerWeight(), 0.03*c.bpw, c.l)
+		t.Logf("%-8s table %.4f estimate %.4f (%+.2f%%)", c.l, c.bpw, c.l.BitsPerWeight(), 100*(c.l.BitsPerWeight()/c.bpw-1))
 	}
 }
 
@@ -317,4 +324,18 @@ func TestLatentMoETensors(t *testing.T) {
 	}
 	assert.InDelta(t, float64(m.Params), sum, 1)
 	assert.InDelta(t, 2*float64(m.Params), float64(WeightsBytes(m, BF16)), 2)
+}
+
+// llama-quant's low-bit i-quant rule raises the first n_layer/8 ffn_down
+// tensors in load order: a MoE layer with a shared expert holds two of
+// them (DeepSeek-V2-Lite: 1 dense layer, then 26 MoE layers with shared
+// experts), so the raised tensors end earlier than in a dense model.
+func TestFFNDownBeforeCountsSharedExperts(t *testing.T) {
+	dense := model.Lookup("Llama-3.1-8B")
+	assert.Equal(t, 4, ffnDownBefore(dense, 4))
+	moe := model.Lookup("DeepSeek-V2-Lite")
+	require.NotNil(t, moe)
+	require.Equal(t, 1, moe.DenseLayers)
+	require.Positive(t, moe.SharedExperts)
+	assert.Equal(t, 1+2*3, ffnDownBefore(moe, 4))
 }

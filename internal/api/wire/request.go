@@ -11,6 +11,7 @@ package wire
 import (
 	"bytes"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,16 @@ type wireRequest struct {
 	FlashAttention *bool             `json:"flash_attention"`
 	Placement      *string           `json:"placement"`
 	EngineVersion  *string           `json:"engine_version"`
+	DraftModel     json.RawMessage   `json:"draft_model"`
+	MMProj         *wireProjector    `json:"mmproj"`
+}
+
+// wireProjector is mmproj: a projector file, or its size when there is no
+// file yet; "offload" false keeps it in host memory.
+type wireProjector struct {
+	Path      string   `json:"path"`
+	SizeBytes *wireInt `json:"size_bytes"`
+	Offload   *bool    `json:"offload"`
 }
 
 // wireInt is a JSON number that must be an integer of reasonable size;
@@ -182,10 +193,56 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 			return nil, nil, err
 		}
 	}
+	if err := decodeCompanions(r, w.DraftModel, w.MMProj); err != nil {
+		return nil, nil, err
+	}
 	if !isNull(w.Detect) {
 		detect = w.Detect
 	}
 	return r, detect, nil
+}
+
+// decodeCompanions reads draft_model (a model value, as "model" is) and
+// mmproj (a file, whose size is its bytes, or size_bytes).
+func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProjector) error {
+	if len(draft) > 0 && !isNull(draft) {
+		var spec model.Spec
+		m, err := decodeModelValue(draft, "request: draft_model", &spec)
+		if err != nil {
+			return err
+		}
+		if m.Layers > planreq.MaxLayers {
+			return errs.New(errs.InvalidArgument, "request: draft_model: %d layers is more than %d", m.Layers, planreq.MaxLayers)
+		}
+		r.Draft = &planreq.Companion{Model: m, File: spec.Path}
+		var text string
+		if r.Draft.File == "" && json.Unmarshal(draft, &text) == nil && strings.HasSuffix(strings.ToLower(text), ".gguf") {
+			r.Draft.File = text // a .gguf path given as a string
+		}
+	}
+	if mm == nil {
+		return nil
+	}
+	p := &planreq.Projector{File: mm.Path, OnHost: mm.Offload != nil && !*mm.Offload}
+	switch {
+	case mm.Path != "" && mm.SizeBytes != nil:
+		return errs.New(errs.InvalidArgument, "request: mmproj takes a path or size_bytes, not both")
+	case mm.Path != "":
+		fi, err := os.Stat(mm.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			return errs.New(errs.InvalidArgument, "request: mmproj: no projector file at %q", clip(mm.Path))
+		}
+		p.Bytes = fi.Size()
+	case mm.SizeBytes != nil:
+		p.Bytes = mm.SizeBytes.V
+	default:
+		return errs.New(errs.InvalidArgument, "request: mmproj needs a path or size_bytes")
+	}
+	if p.Bytes < 1 || p.Bytes > planreq.MaxPlanBytes {
+		return errs.New(errs.InvalidArgument, "request: mmproj size %d bytes is outside [1, %d]", p.Bytes, int64(planreq.MaxPlanBytes))
+	}
+	r.Projector = p
+	return nil
 }
 
 func isNull(b json.RawMessage) bool { return bytes.Equal(bytes.TrimSpace(b), []byte("null")) }

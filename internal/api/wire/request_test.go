@@ -157,3 +157,35 @@ func TestTrainingModelsAreResolvedWhenDecoded(t *testing.T) {
 		assert.Contains(t, errs.MessageOf(err), "training.teacher", method)
 	}
 }
+
+// draft_model is a model like "model" (speculative decoding, llama.cpp
+// -md); mmproj is a vision projector given by file or by size, kept on the
+// GPU unless "offload" is false (llama.cpp --no-mmproj-offload).
+func TestDecodeRequestDraftAndProjector(t *testing.T) {
+	r, _, err := decode([]byte(`{"model":{"name":"Qwen3-32B"},"draft_model":{"name":"Qwen3-0.6B"},
+	  "mmproj":{"size_bytes":1300000000,"offload":false}}`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Draft)
+	assert.Equal(t, "Qwen3-0.6B", r.Draft.Model.Name)
+	require.NotNil(t, r.Projector)
+	assert.Equal(t, int64(1300000000), r.Projector.Bytes)
+	assert.True(t, r.Projector.OnHost)
+
+	r, _, err = decode([]byte(`{"model":{"name":"Qwen3-32B"},"draft_model":"Qwen3-0.6B"}`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Draft)
+	assert.Nil(t, r.Projector)
+
+	for _, body := range []string{
+		`{"model":{"name":"Qwen3-32B"},"mmproj":{}}`,
+		`{"model":{"name":"Qwen3-32B"},"mmproj":{"size_bytes":-1}}`,
+		`{"model":{"name":"Qwen3-32B"},"mmproj":{"path":"/no/such/mmproj.gguf"}}`,
+		`{"model":{"name":"Qwen3-32B"},"mmproj":{"size_bytes":1,"bogus":1}}`,
+	} {
+		_, _, err := decode([]byte(body))
+		require.Error(t, err, body)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), body)
+	}
+	_, _, err = decode([]byte(`{"model":{"name":"Qwen3-32B"},"draft_model":{"name":"no-such-model-x"}}`))
+	assert.Equal(t, errs.UnknownModel, errs.CodeOf(err))
+}
