@@ -10,8 +10,6 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
-
-
 // printedBytes is a figure vLLM printed in GiB to two decimals, as bytes.
 func printedBytes(g float64) int64 { return int64(math.Round(g * (1 << 30))) }
 
