@@ -100,6 +100,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.TieEmbeddings = tiedEmbeddings(c, m.Architecture)
 	readArchitectureFFN(&c, m)
 	readLayerKinds(&c, m)
+	m.SSMStateBytes = dtypeBytes(c.str("mamba_ssm_dtype") + c.str("mamba_ssm_cache_dtype"))
 	if n, ok := c.name(); ok {
 		m.Name = n
 	}
@@ -185,6 +186,18 @@ func readSlidingWindow(c configReader, m *Model) {
 		return
 	}
 	m.LayerKinds = slidingPattern(w, ArchOf(m.Architecture).GlobalEvery)
+}
+
+// dtypeBytes is the width of a dtype a config names ("float32",
+// "bfloat16", "float16"), 0 for none or another word.
+func dtypeBytes(name string) int {
+	switch name {
+	case "float32":
+		return 4
+	case "bfloat16", "float16":
+		return 2
+	}
+	return 0
 }
 
 // configReader reads typed values out of a decoded JSON object, keeping the

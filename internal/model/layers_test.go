@@ -211,3 +211,20 @@ func TestNemotronHBlockListAndLatentMoE(t *testing.T) {
 		assert.Zero(t, m.MoELatent)
 	}
 }
+
+// TestSSMStateBytes: the SSM state's element width comes from the config
+// key that names it (Qwen3.5 and Qwen3.6 "mamba_ssm_dtype": "float32",
+// Nemotron 3 "mamba_ssm_cache_dtype": "float32"); a config without one
+// keeps the model's dtype (0).
+func TestSSMStateBytes(t *testing.T) {
+	for _, name := range []string{"Qwen3.5-27B", "Qwen3.6-35B-A3B", "NVIDIA-Nemotron-3-Nano-30B-A3B"} {
+		m := Lookup(name)
+		require.NotNil(t, m, name)
+		assert.Equal(t, 4, m.SSMStateBytes, name)
+	}
+	assert.Zero(t, Lookup("Qwen3-Next-80B-A3B-Instruct").SSMStateBytes)
+	m, err := FromConfig(map[string]any{"model_type": "nemotron_h", "hidden_size": 1024.0, "num_hidden_layers": 2.0,
+		"num_attention_heads": 8.0, "mamba_ssm_cache_dtype": "bfloat16"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.SSMStateBytes)
+}

@@ -96,6 +96,14 @@ type Model struct {
 	// the depth. Shared between copies of a catalog model, never changed
 	// in place.
 	LayerKinds []Layer `json:"layer_kinds,omitempty"`
+	// SSMStateBytes is the width of one element of the recurrent layers'
+	// SSM state where the config names its own dtype ("mamba_ssm_dtype":
+	// Qwen3.5, Qwen3.6; "mamba_ssm_cache_dtype": Nemotron 3), 4 for
+	// float32; 0: the model's dtype. vLLM keeps the state at that width
+	// (MambaStateDtypeCalculator in
+	// vllm/model_executor/layers/mamba/mamba_utils.py), whatever
+	// --kv-cache-dtype says.
+	SSMStateBytes int `json:"ssm_state_bytes,omitempty"`
 
 	// MTPParams is the weights of the multi-token-prediction modules
 	// (num_nextn_predict_layers: DeepSeek-V3, GLM-4.5; mtp_num_hidden_layers:

@@ -32,7 +32,11 @@ type EngineExpect struct {
 	// workers hold their own layers' cache).
 	KVCacheTokens int64 `json:"kv_cache_tokens"`
 	// MaxConcurrency is KVCacheTokens over the context (--max-model-len):
-	// how many full-length sequences fit at once.
+	// how many full-length sequences fit at once. For a model with
+	// recurrent layers beside attention it is vLLM's: the pool's blocks
+	// over the blocks one full-length request holds, its state blocks
+	// included (engine.VLLMHybridLayout), and KVCacheTokens is what the
+	// release prints for that pool.
 	MaxConcurrency float64 `json:"max_concurrency"`
 	// MaxTotalNumTokens is KVCacheTokens as SGLang logs it
 	// (max_total_num_tokens), for an engine whose fraction holds the
@@ -73,6 +77,10 @@ const vllmBlockTokens = 16
 // expectSource says what EngineExpect's figures rest on for vLLM.
 const expectSource = "vLLM's start-up accounting for the release (engine_version): total x --gpu-memory-utilization less the weights, the activation peak of the profile run at max_num_batched_tokens and of the sampler warm-up at max_num_seqs, the memory allocated outside torch and, from 0.21.0 on NVIDIA and AMD GPUs, the estimated CUDA graphs; tokens count every attention layer at the whole context, as vLLM prints them. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
 
+// expectSourceHybrid says what EngineExpect's figures rest on for vLLM
+// and a model with recurrent layers beside attention.
+const expectSourceHybrid = expectSource + "; for a model with recurrent (Mamba, gated DeltaNet) layers beside attention, vLLM's hybrid layout (vllm/v1/core/kv_cache_utils.py): the attention block raised to hold one sequence's state, layers in groups of equal size drawing from one block pool, and a request at max_model_len holding its attention blocks and one state block per state group (two in prefix caching's align mode, seen from 0.24.0); max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
+
 // expectSourceOutside says what EngineExpect's figures rest on for an
 // engine that reserves its workspace outside its fraction (SGLang).
 const expectSourceOutside = "SGLang's own sizing (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py): --mem-fraction-static of the memory free once its CUDA context exists, less the weights, over one token's cache (page size 1); replayed against public SGLang start-up logs in docs/accuracy.md; the memory its process groups take at TP > 1 and the weights as SGLang loads them are the plan's estimates"
@@ -89,6 +97,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	fraction := planFraction(pl)
 	var out EngineExpect
 	tokens := int64(-1)
+	hybridConcurrency := -1.0 // the fewest over the stages; < 0: not a hybrid layout
 	for _, r := range pl.replicas() {
 		for i, s := range r {
 			if len(s.Devices) == 0 || s.Part.KV <= 0 {
@@ -118,6 +127,13 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 				perToken *= vllmTokenScale(pl, req)
 			}
 			n := int64(float64(pool)/perToken) / block * block
+			if l, ok := vllmHybridLayout(pl, req, &s, st.Version); ok && !b.WorkspaceOutside {
+				blocks := l.Blocks(pool)
+				n = l.Tokens(blocks)
+				if c := l.MaxConcurrency(blocks); hybridConcurrency < 0 || c < hybridConcurrency {
+					hybridConcurrency = c
+				}
+			}
 			if tokens < 0 || n < tokens {
 				tokens = n
 			}
@@ -136,7 +152,15 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
-	if !b.WorkspaceOutside && out.KVCacheTokens < int64(req.ContextLength) {
+	short := out.KVCacheTokens < int64(req.ContextLength)
+	if hybridConcurrency >= 0 {
+		// A hybrid's tokens are not its concurrency: each request also
+		// holds state blocks (engine.VLLMHybridLayout).
+		out.MaxConcurrency = roundHundredth(max(hybridConcurrency, 0))
+		out.Source = expectSourceHybrid
+		short = hybridConcurrency < 1
+	}
+	if !b.WorkspaceOutside && short {
 		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
 			out.EngineVersion, req.ContextLength, out.KVCacheTokens, out.KVCacheTokens)
 	}
@@ -198,6 +222,30 @@ func vllmStartupOf(pl *planned, req *planning, s *stage) engine.VLLMStartup {
 	graphs := d.Kind == registry.KindCUDA || d.Kind == registry.KindROCm
 	return engine.VLLMStartupOf(req.Model, engine.VLLMSetup{Version: v, TotalBytes: d.MemoryBytes, Name: d.Name,
 		TP: max(pl.TP, 1), MaxModelLen: req.ContextLength, MaxNumSeqs: seqs, Graphs: graphs})
+}
+
+// vllmHybridLayout is vLLM's cache layout on a device of stage s when the
+// model keeps recurrent state beside attention (engine.VLLMHybridLayoutOf):
+// the stage's layers, the plan's tensor-parallel size and context, the KV
+// cache type (the model's dtype for auto: 4 bytes for fp32 weights).
+// vLLM groups the whole model's layers and projects the groups on each
+// pipeline stage; grouping the stage's own layers is the same when the
+// stage holds the model's mix of kinds.
+func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (engine.VLLMHybridLayout, bool) {
+	m := req.Model
+	if m.RecurrentStateElements() == 0 {
+		return engine.VLLMHybridLayout{}, false
+	}
+	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
+	modelBytes := 2.0
+	if pl.Level == quant.FP32 {
+		modelBytes = 4
+		if req.KVCacheDType == "" {
+			o.Bytes = 4
+		}
+	}
+	return engine.VLLMHybridLayoutOf(m, engine.VLLMCacheSetup{Version: v, TP: max(pl.TP, 1), MaxModelLen: req.ContextLength,
+		KVBytes: o.Bytes, ModelBytes: modelBytes, Start: s.Start, End: s.End})
 }
 
 // vllmTokenScale is the ratio of the KV bytes per token vLLM counts in

@@ -43,6 +43,10 @@ type vllmStartupRow struct {
 		ModelLoadingGiB *float64 `json:"model_loading_gib"`
 		KVCacheGiB      *float64 `json:"kv_cache_gib"`
 		KVCacheTokens   *int64   `json:"kv_cache_tokens"`
+		// MaxConcurrency is "Maximum concurrency for max_model_len tokens
+		// per request", kept for the hybrid rows, where it is not the
+		// tokens over the length.
+		MaxConcurrency *float64 `json:"max_concurrency"`
 		// The profile's parts, where the log prints them.
 		PeakActivationGiB *float64 `json:"peak_activation_gib"`
 		NonTorchGiB       *float64 `json:"non_torch_gib"`
@@ -117,6 +121,7 @@ var vllmStartupGaps = map[string]struct {
 // --max-num-batched-tokens), with why; the other rows' defaults must be
 // the plan's.
 var vllmStartupOtherBatch = map[string]string{
+	"vllm-40691-h20-qwen3.5-27b":  "the command sets --max-num-batched-tokens 16384 and --max-num-seqs 16 where vllm serve takes 8192 and 1024 on this GPU: the plan charges the sampler warm-up of 1024 requests over a 248,320-token vocabulary, the run a 16384-token forward pass",
 	"lmcache-3430-a5000-qwen3-8b": "LMCache's example runs vLLM's offline LLM class, 8192 batched tokens below 70 GiB where vllm serve takes 2048; with 8192 the profile's forward pass (0.83 GiB) outweighs the sampler (0.56) and the row's error goes from -5 % to -9 %",
 }
 
@@ -167,6 +172,11 @@ func TestVLLMStartupReplay(t *testing.T) {
 				bound = gap.Tokens
 			}
 			assert.Less(t, math.Abs(e), bound, "%s: kv_cache_tokens", r.ID)
+		}
+		if p := r.Printed.MaxConcurrency; p != nil {
+			e := ex.MaxConcurrency / *p - 1
+			line += fmt.Sprintf(" concurrency %6.2f/%6.2f (%+5.1f%%)", ex.MaxConcurrency, *p, 100*e)
+			assert.Less(t, math.Abs(e), vllmStartupTarget, "%s: max_concurrency", r.ID)
 		}
 		table = append(table, line)
 	}
@@ -233,4 +243,42 @@ func median(xs []float64) float64 {
 		return (s[n/2-1] + s[n/2]) / 2
 	}
 	return s[len(s)/2]
+}
+
+// TestVLLMHybridStartupLayout replays the hybrid rows of vllm_startup.json
+// (a model with recurrent layers beside attention) from the KV cache
+// memory they printed: vLLM's layout of that memory
+// (engine.VLLMHybridLayoutOf) must give the printed "GPU KV cache size"
+// within a block and "Maximum concurrency" to the printed two decimals.
+// The figures are rounded to 0.01 GiB in the log, so the pool is the
+// block count of the printed GiB. It isolates the layout from the
+// start-up charge TestVLLMStartupReplay plans, and replays the rows whose
+// weights the planner cannot pin (NVFP4).
+func TestVLLMHybridStartupLayout(t *testing.T) {
+	n := 0
+	for _, r := range loadVLLMStartupRows(t) {
+		p := r.Printed
+		m := model.Lookup(r.Model)
+		if m == nil || m.RecurrentStateElements() == 0 || p.KVCacheGiB == nil || p.MaxConcurrency == nil {
+			continue
+		}
+		v, err := engine.ParseVersion(r.EngineVersion)
+		require.NoError(t, err, r.ID)
+		kvBytes := 2.0
+		if ct, ok := engine.LookupCacheType(r.KVCacheDType); ok && r.KVCacheDType != "auto" {
+			kvBytes = ct.BytesPerElement
+		}
+		l, ok := engine.VLLMHybridLayoutOf(m, engine.VLLMCacheSetup{Version: v, TP: r.TensorParallel,
+			MaxModelLen: r.MaxModelLen, KVBytes: kvBytes, ModelBytes: 2})
+		require.True(t, ok, r.ID)
+		blocks := l.Blocks(int64(math.Round(*p.KVCacheGiB * float64(gibBytes))))
+		got := l.MaxConcurrency(blocks)
+		t.Logf("%s: %d blocks of %d tokens, %d a request: %d tokens (printed %d), %.2fx (printed %.2fx)",
+			r.ID, blocks, l.BlockTokens, l.BlocksPerRequest(), l.Tokens(blocks), *p.KVCacheTokens, got, *p.MaxConcurrency)
+		assert.InDelta(t, *p.MaxConcurrency, got, 0.005, "%s: max_concurrency", r.ID)
+		perBlock := float64(*p.KVCacheTokens) / float64(blocks)
+		assert.InDelta(t, float64(*p.KVCacheTokens), float64(l.Tokens(blocks)), perBlock, "%s: kv_cache_tokens", r.ID)
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 2, "hybrid rows with the KV memory printed")
 }

@@ -28,6 +28,7 @@ type shapeKey struct {
 	MoEIntermediate, DenseLayers, SharedIntermediate             int
 	MoELatent                                                    int
 	LayerKinds                                                   uint64
+	SSMStateBytes                                                int
 	MTPParams, VisionParams                                      int64
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
@@ -50,7 +51,7 @@ func shapeOf(m *model.Model) shapeKey {
 		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
 		MoELatent:  m.MoELatent,
-		LayerKinds: kindsFingerprint(m.LayerKinds), MTPParams: m.MTPParams, VisionParams: m.VisionParams,
+		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:  m.VHeadDim,
 		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
