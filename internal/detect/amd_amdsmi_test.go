@@ -4,6 +4,7 @@ package detect
 
 import (
 	"context"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -198,16 +199,26 @@ func TestAMDSMIHangIsBoundedByTheDetectionTimeout(t *testing.T) {
 //
 //	go test -run xxx -bench 'DetectMI300X8' -benchtime=2s ./internal/detect/
 func BenchmarkDetectMI300X8AMDSMI(b *testing.B) {
-	benchDetectAMD(b, amdsmitest.Build(b, amdsmiMachine(b, "mi300x-8")))
+	benchDetectAMD(b, amdsmitest.Build(b, amdsmiMachine(b, "mi300x-8")), nil)
 }
 
 func BenchmarkDetectMI300X8RocmSMI(b *testing.B) {
-	benchDetectAMD(b, AMDSMIOff)
+	benchDetectAMD(b, AMDSMIOff, nil)
 }
 
-func benchDetectAMD(b *testing.B, lib string) {
+// The same with the rocm backend alone: the part the library replaces.
+func BenchmarkDetectMI300X8RocmBackendAMDSMI(b *testing.B) {
+	benchDetectAMD(b, amdsmitest.Build(b, amdsmiMachine(b, "mi300x-8")), []string{amd.BackendROCm})
+}
+
+func BenchmarkDetectMI300X8RocmBackendRocmSMI(b *testing.B) {
+	benchDetectAMD(b, AMDSMIOff, []string{amd.BackendROCm})
+}
+
+func benchDetectAMD(b *testing.B, lib string, backends []string) {
 	opts := fixtureOptions(b, "mi300x-8", nil)
 	opts.AMDSMILibrary = lib
+	opts.Backends = backends
 	reg, err := Detect(context.Background(), opts) // loads and initialises AMD SMI once
 	require.NoError(b, err)
 	require.Empty(b, reg.Warnings)
@@ -217,4 +228,19 @@ func benchDetectAMD(b *testing.B, lib string) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// A VRAM figure AMD SMI gives as 2^64-1 (what a broken sysfs read becomes)
+// is reported as absurd and left out, as the same figure from rocm-smi is.
+func TestAMDSMIAbsurdVRAM(t *testing.T) {
+	m := amdsmiMachine(t, "mi250-rocm-smi-gfx9010")
+	broken := uint64(math.MaxUint64)
+	m.Processors[0].VRAMTotal = &broken
+	reg, err := Detect(context.Background(), amdsmiOptions(t, "mi250-rocm-smi-gfx9010", amdsmitest.Build(t, m), false))
+	require.NoError(t, err)
+	require.Len(t, reg.Devices, 1)
+	assert.NotEqual(t, amd.SourceAMDSMI, reg.Devices[0].Sources["memory_bytes"])
+	require.Len(t, reg.Warnings, 1)
+	assert.Equal(t, registry.WarnAbsurdValue, reg.Warnings[0].Code)
+	assert.Contains(t, reg.Warnings[0].Message, "18446744073709551615")
 }

@@ -17,10 +17,6 @@ const SourceAMDSMI = "amdsmi"
 // ToolROCmSMI names the figures read from the rocm-smi run.
 const ToolROCmSMI = "rocm-smi"
 
-// maxGPUBytes bounds a believable GPU memory figure: 1 PiB, as for the
-// tools' figures (docs/detection.md, absurd_value).
-const maxGPUBytes = 1 << 50
-
 // reportFromAMDSMI reads the GPUs through AMD SMI when the machine view
 // names a library (machine.Config.AMDSMI) and the machine shows an AMD GPU
 // (an amdgpu card in sysfs, or /dev/kfd in a container without /sys): the
@@ -96,7 +92,8 @@ func amdsmiReport(f *machine.Findings, s *amdsmi.Snapshot) (ROCmSMIReport, map[s
 }
 
 // amdsmiCard is one processor as the card rocm-smi would list: its market
-// name, bus, VRAM (absurd figures reported and left out, as rocm-smi's),
+// name, bus, VRAM (figures over registry.MaxDeviceMemory, 2^64-1 among
+// them, reported as absurd and left out, as rocm-smi's are),
 // NUMA node and gfx target (target_graphics_version is the number rocm-smi
 // prints after "gfx": the same rsmi_dev_target_graphics_version_get, per
 // amdsmi's src/amd_smi/amd_smi.cc amdsmi_get_gpu_asic_info).
@@ -107,14 +104,14 @@ func amdsmiCard(f *machine.Findings, p amdsmi.Processor, bus string) ROCmSMICard
 	}
 	what := "processor " + strconv.Itoa(p.Index) + " "
 	if v := p.VRAMTotal; v != nil {
-		if *v > maxGPUBytes {
+		if *v > uint64(registry.MaxDeviceMemory) {
 			f.WarnAbsurdMemory(BackendROCm, SourceAMDSMI, "", what+"amdsmi_get_gpu_memory_total", strconv.FormatUint(*v, 10))
 		} else if *v > 0 {
 			c.VRAMTotal = int64(*v)
 		}
 	}
 	if v := p.VRAMUsed; v != nil {
-		if *v > maxGPUBytes {
+		if *v > uint64(registry.MaxDeviceMemory) {
 			f.WarnAbsurdMemory(BackendROCm, SourceAMDSMI, "", what+"amdsmi_get_gpu_memory_usage", strconv.FormatUint(*v, 10))
 		} else {
 			c.VRAMUsed = int64(*v)
