@@ -155,8 +155,8 @@ func TestAMDSMIInitFailureFallsBackToRocmSMI(t *testing.T) {
 }
 
 // A library of a version whose struct layouts this build does not read
-// (25.x: ROCm 6.4 and later) is refused before amdsmi_init, with a warning;
-// rocm-smi answers.
+// (25.x: ROCm 6.4 and later) is refused right after amdsmi_init, before
+// any struct is read, with a warning; rocm-smi answers.
 func TestAMDSMIUnknownVersionFallsBackToRocmSMI(t *testing.T) {
 	lib := amdsmitest.Build(t, amdsmiMachine(t, "mi300x-8"), "-DFAKE_YEAR=25", "-DFAKE_MAJOR=0")
 	reg, err := Detect(context.Background(), amdsmiOptions(t, "mi300x-8", lib, true))

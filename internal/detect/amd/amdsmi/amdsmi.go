@@ -10,10 +10,12 @@
 // whose struct layouts are the same as those of tag rocm-6.2.0 (24.6) for
 // every struct read here but amdsmi_asic_info_t, which gained
 // target_graphics_version in 24.7 at the end of its used part (so a 24.6
-// library leaves it unread). amdsmi_get_lib_version is asked before
-// amdsmi_init and a library of another year or major is not used (its
-// structs may be laid out otherwise: amdsmi_asic_info_t's market_name went
-// from 64 to 256 bytes between 24.5 and 24.6).
+// library leaves it unread). amdsmi_get_lib_version is asked right after
+// amdsmi_init (it answers AMDSMI_STATUS_NOT_INIT before: AMDSMI_CHECK_INIT
+// in src/amd_smi/amd_smi.cc), before any struct is read, and a library of
+// another year or major is shut down again and not used (its structs may be
+// laid out otherwise: amdsmi_asic_info_t's market_name went from 64 to 256
+// bytes between 24.5 and 24.6).
 //
 // The library is loaded and initialised once per process and path, and
 // never shut down (amdsmi_shut_down would cost the next detection another
@@ -221,8 +223,8 @@ type loadResult struct {
 	hung bool // Open's load, version check or init never returned
 }
 
-// Open returns the AMD SMI at path ("" for DefaultLibrary), loading, version
-// checking and initialising it (amdsmi_init(AMDSMI_INIT_AMD_GPUS)) on first
+// Open returns the AMD SMI at path ("" for DefaultLibrary), loading,
+// initialising (amdsmi_init(AMDSMI_INIT_AMD_GPUS)) and version checking it on first
 // use in the process, bounded by ctx: a load or init that does not return in
 // time is abandoned (ErrHung, now and on every later Open of that path). A
 // library that is absent, lacks an entry point this package needs, is of a
@@ -259,8 +261,8 @@ func Open(ctx context.Context, path string) (*Library, error) {
 	}
 }
 
-// load dlopens path, resolves its symbols, checks its version and runs
-// amdsmi_init, on a thread that then serves every read of the library.
+// load dlopens path, resolves its symbols, runs amdsmi_init and checks the
+// library's version, on a thread that then serves every read of the library.
 func load(path string) (*Library, error) {
 	type loaded struct {
 		l   *Library
@@ -274,17 +276,19 @@ func load(path string) (*Library, error) {
 			ready <- loaded{err: err}
 			return
 		}
+		if st := c.init(); st != StatusSuccess {
+			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_init", Code: st})}
+			return
+		}
 		v, st := c.libVersion()
 		if st != StatusSuccess {
+			c.shutDown()
 			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_get_lib_version", Code: st})}
 			return
 		}
 		if !v.supported() {
+			c.shutDown()
 			ready <- loaded{err: fmt.Errorf("%w: %s is version %s; this build reads %s", ErrUnsupported, path, v, supportedList())}
-			return
-		}
-		if st := c.init(); st != StatusSuccess {
-			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_init", Code: st})}
 			return
 		}
 		l := &Library{path: path, version: v, jobs: make(chan job)}

@@ -40,6 +40,7 @@ static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
 
 static int hw_version(void *f, hw_amdsmi_version_t *v) { return ((amdsmi_status_t (*)(hw_amdsmi_version_t *))f)(v); }
 static int hw_init(void *f, uint64_t flags) { return ((amdsmi_status_t (*)(uint64_t))f)(flags); }
+static int hw_call0(void *f) { return ((amdsmi_status_t (*)(void))f)(); }
 static int hw_sockets(void *f, uint32_t *n, amdsmi_handle *out) { return ((amdsmi_status_t (*)(uint32_t *, amdsmi_handle *))f)(n, out); }
 static int hw_processors(void *f, amdsmi_handle s, uint32_t *n, amdsmi_handle *out) { return ((amdsmi_status_t (*)(amdsmi_handle, uint32_t *, amdsmi_handle *))f)(s, n, out); }
 static int hw_ptr(void *f, amdsmi_handle p, void *out) { return ((amdsmi_status_t (*)(amdsmi_handle, void *))f)(p, out); }
@@ -125,6 +126,13 @@ func (l *cLib) libVersion() (Version, Status) {
 }
 
 func (l *cLib) init() Status { return Status(C.hw_init(l.fn["init"], initAMDGPUs)) }
+
+// shutDown undoes init for a library that is not used after all.
+func (l *cLib) shutDown() {
+	if l.has("shutDown") {
+		C.hw_call0(l.fn["shutDown"])
+	}
+}
 
 // handles lists the GPU processor handles, socket by socket: each list is
 // asked for its length first (a NULL array), then read.

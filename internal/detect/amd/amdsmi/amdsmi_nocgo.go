@@ -13,4 +13,6 @@ func (*cLib) libVersion() (Version, Status) { return Version{}, StatusFunctionNo
 
 func (*cLib) init() Status { return StatusFunctionNotFound }
 
+func (*cLib) shutDown() {}
+
 func (*cLib) readAll(Version) (*Snapshot, error) { return nil, ErrUnavailable }

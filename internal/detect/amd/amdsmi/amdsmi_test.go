@@ -90,8 +90,8 @@ func TestRead24Dot6(t *testing.T) {
 	assert.Zero(t, s.Processors[0].TargetGfxVersion)
 }
 
-// A library of an unknown year or major is refused before amdsmi_init, and
-// so is one of 24.5 (ROCm 6.1), whose market_name is 64 bytes, not 256.
+// A library of an unknown year or major is refused (after amdsmi_init,
+// before any struct is read), and so is one of 24.5 (ROCm 6.1), whose market_name is 64 bytes, not 256.
 func TestUnknownVersionRefused(t *testing.T) {
 	for _, v := range [][2]string{{"25", "0"}, {"24", "5"}, {"23", "4"}} {
 		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_YEAR="+v[0], "-DFAKE_MAJOR="+v[1]))

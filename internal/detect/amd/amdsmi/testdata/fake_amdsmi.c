@@ -79,7 +79,10 @@ static int proc_index(amdsmi_handle h) {
 	return (int)(p - fake_procs);
 }
 
+/* Like the library's (AMDSMI_CHECK_INIT in src/amd_smi/amd_smi.cc), only
+ * after amdsmi_init. */
 amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
+	if (!initialised) return AMDSMI_STATUS_NOT_INIT;
 	if (!v) return AMDSMI_STATUS_INVAL;
 	v->year = FAKE_YEAR; v->major = FAKE_MAJOR; v->minor = 0; v->release = 0; v->build = "fake";
 	return AMDSMI_STATUS_SUCCESS;
