@@ -36,8 +36,10 @@ import (
 	"sync"
 )
 
-// DefaultLibrary is the name ROCm installs AMD SMI under (/opt/rocm/lib,
-// registered with the dynamic loader by the ROCm packages).
+// DefaultLibrary is the unversioned name of AMD SMI in ROCm's lib
+// directory (the library of the versions read here has soname
+// libamd_smi.so.24); dlopen finds it where the dynamic loader's path holds
+// that directory (ld.so.conf, LD_LIBRARY_PATH).
 const DefaultLibrary = "libamd_smi.so"
 
 // Errors of Open and Read; each means "ask rocm-smi instead".
