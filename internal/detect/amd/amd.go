@@ -15,9 +15,10 @@ import (
 
 // BackendROCm names the rocm backend, which reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
 // first (Linux drivers/gpu/drm/amd/amdgpu/amdgpu_device.c and
-// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); when rocm-smi
-// is installed it runs once and fills what sysfs lacks. The two are matched
-// by PCI bus id, never by position.
+// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); then AMD SMI is
+// read in-process (amd_amdsmi.go), or else rocm-smi, when installed, runs
+// once, and fills what sysfs lacks. They are matched by PCI bus id, never
+// by position.
 const BackendROCm = "rocm"
 
 // ROCmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the

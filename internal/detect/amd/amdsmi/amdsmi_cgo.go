@@ -60,6 +60,7 @@ import (
 var symbols = map[string]string{
 	"version":          "amdsmi_get_lib_version",
 	"init":             "amdsmi_init",
+	"shutDown":         "amdsmi_shut_down",
 	"sockets":          "amdsmi_get_socket_handles",
 	"processors":       "amdsmi_get_processor_handles",
 	"bdf":              "amdsmi_get_gpu_device_bdf",

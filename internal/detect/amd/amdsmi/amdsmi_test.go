@@ -94,9 +94,17 @@ func TestRead24Dot6(t *testing.T) {
 // before any struct is read), and so is one of 24.5 (ROCm 6.1), whose market_name is 64 bytes, not 256.
 func TestUnknownVersionRefused(t *testing.T) {
 	for _, v := range [][2]string{{"25", "0"}, {"24", "5"}, {"23", "4"}} {
-		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_YEAR="+v[0], "-DFAKE_MAJOR="+v[1]))
+		mark := filepath.Join(t.TempDir(), "shut-down")
+		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_YEAR="+v[0], "-DFAKE_MAJOR="+v[1],
+			`-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
 		assert.ErrorIs(t, err, amdsmi.ErrUnsupported, "%v", v)
+		assert.FileExists(t, mark, "the refused library was shut down again")
 	}
+	// A supported one stays initialised.
+	mark := filepath.Join(t.TempDir(), "shut-down")
+	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
+	require.NoError(t, err)
+	assert.NoFileExists(t, mark)
 }
 
 // amdsmi_init failing is an error naming the status, remembered for the

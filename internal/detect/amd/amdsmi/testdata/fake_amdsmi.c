@@ -16,8 +16,10 @@
  *   FAKE_INIT_RETURN=n     amdsmi_init returns n (34: driver not loaded)
  *   FAKE_HANG              amdsmi_get_gpu_memory_total never returns
  *   FAKE_HANG_INIT         amdsmi_init never returns
+ *   FAKE_SHUTDOWN_MARK     a path (a C string) amdsmi_shut_down creates
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -97,7 +99,14 @@ amdsmi_status_t amdsmi_init(uint64_t flags) {
 	return FAKE_INIT_RETURN;
 }
 
-amdsmi_status_t amdsmi_shut_down(void) { initialised = 0; return AMDSMI_STATUS_SUCCESS; }
+amdsmi_status_t amdsmi_shut_down(void) {
+#ifdef FAKE_SHUTDOWN_MARK
+	FILE *f = fopen(FAKE_SHUTDOWN_MARK, "w");
+	if (f) fclose(f);
+#endif
+	initialised = 0;
+	return AMDSMI_STATUS_SUCCESS;
+}
 
 /* Socket handles point at the first processor of each socket's number. */
 static int socket_ids[FAKE_NSOCKETS > 0 ? FAKE_NSOCKETS : 1];
