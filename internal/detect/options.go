@@ -9,6 +9,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd/amdsmi"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/snapshot"
@@ -48,6 +49,11 @@ type Options struct {
 	// itself (sysroot "/", no snapshot, not capturing one, no_exec off);
 	// NVMLOff never loads it. See docs/detection.md, "NVML".
 	NVMLLibrary string `json:"-"`
+	// AMDSMILibrary names the AMD SMI library (libamd_smi.so) the rocm
+	// backend loads in-process instead of running rocm-smi, with the same
+	// rules as NVMLLibrary (empty: libamd_smi.so when detecting this machine
+	// itself; AMDSMIOff never). See docs/detection.md, "AMD SMI".
+	AMDSMILibrary string `json:"-"`
 
 	// Snapshot is the path of a snapshot archive (internal/snapshot) to
 	// detect from instead of this machine: files, tool output and the
@@ -79,6 +85,23 @@ func (o Options) nvmlLibrary() string {
 		return o.NVMLLibrary
 	case o.Sysroot == "/":
 		return nvml.DefaultLibrary
+	}
+	return ""
+}
+
+// AMDSMIOff as Options.AMDSMILibrary keeps detection from loading AMD SMI.
+const AMDSMIOff = "off"
+
+// amdsmiLibrary is the AMD SMI library detection loads for opts, "" for
+// none: as nvmlLibrary.
+func (o Options) amdsmiLibrary() string {
+	switch {
+	case o.AMDSMILibrary == AMDSMIOff || o.Snapshot != "" || o.record != nil || o.NoExec:
+		return ""
+	case o.AMDSMILibrary != "":
+		return o.AMDSMILibrary
+	case o.Sysroot == "/":
+		return amdsmi.DefaultLibrary
 	}
 	return ""
 }

@@ -38,7 +38,7 @@ func Capture(ctx context.Context, opts Options, so snapshot.Options) (*registry.
 // starts), or the live machine recorded (opts.record, set by Capture).
 func newView(opts Options) (machine.Config, error) {
 	cfg := machine.Config{Sysroot: opts.Sysroot, Runner: opts.Runner, NoExec: opts.NoExec, LookupEnv: opts.lookupEnv,
-		NVML: opts.nvmlLibrary()}
+		NVML: opts.nvmlLibrary(), AMDSMI: opts.amdsmiLibrary()}
 	switch {
 	case opts.Snapshot != "":
 		s, err := snapshot.Open(opts.Snapshot)

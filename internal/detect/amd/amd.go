@@ -15,9 +15,10 @@ import (
 
 // BackendROCm names the rocm backend, which reports AMD GPUs (kind rocm_gpu). amdgpu sysfs is read
 // first (Linux drivers/gpu/drm/amd/amdgpu/amdgpu_device.c and
-// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); when rocm-smi
-// is installed it runs once and fills what sysfs lacks. The two are matched
-// by PCI bus id, never by position.
+// amdgpu_vram_mgr.c, https://github.com/torvalds/linux); then AMD SMI is
+// read in-process (amd_amdsmi.go), or else rocm-smi, when installed, runs
+// once, and fills what sysfs lacks. They are matched by PCI bus id, never
+// by position.
 const BackendROCm = "rocm"
 
 // ROCmSMIArgs is the single rocm-smi run: product name, VRAM, PCI bus and the
@@ -37,6 +38,9 @@ type AMDGPU struct {
 	// computeMode and memoryMode are amdgpu's current_compute_partition
 	// ("CPX") and current_memory_partition ("NPS1"); "" when unreadable.
 	computeMode, memoryMode string
+	// modeSource names where computeMode came from: "" for sysfs,
+	// SourceAMDSMI when AMD SMI gave it.
+	modeSource string
 }
 
 func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
@@ -47,7 +51,13 @@ func detectROCm(ctx context.Context, m *machine.Machine) machine.Findings {
 		applyKFD(&gpus[i], kfd[gpus[i].Dev.PCIBusID])
 	}
 	var smi *ROCmSMIReport
-	if m.HasTool("rocm-smi") {
+	if rep, modes, ok := reportFromAMDSMI(ctx, m, &f, len(gpus)); ok {
+		rep.Cards = machine.RowsAtVendor(m, &f, BackendROCm, SourceAMDSMI, false, rep.Cards,
+			func(c ROCmSMICard) string { return c.BusID }, machine.VendorAMD)
+		smi = &rep
+		gpus = MergeRocmSMI(gpus, rep)
+		applyAMDSMIModes(gpus, modes)
+	} else if m.HasTool("rocm-smi") {
 		out, w, ok := m.Tool(ctx, BackendROCm, "rocm-smi", ROCmSMIArgs...)
 		f.AddWarning(w)
 		if ok {
@@ -246,7 +256,7 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 			if c.NUMANode >= 0 {
 				n := c.NUMANode
 				g.Dev.NUMANode = &n
-				g.Dev.SetSource("numa_node", "rocm-smi")
+				g.Dev.SetSource("numa_node", rep.tool())
 			}
 			gpus = append(gpus, g)
 			i = len(gpus) - 1
@@ -259,20 +269,20 @@ func MergeRocmSMI(gpus []AMDGPU, rep ROCmSMIReport) []AMDGPU {
 		d := &g.Dev
 		if d.Name == "" && c.Name != "" {
 			d.Name = c.Name
-			d.SetSource("name", "rocm-smi")
+			d.SetSource("name", rep.tool())
 		}
 		if d.MemoryBytes == 0 && c.VRAMTotal > 0 {
 			d.MemoryBytes = c.VRAMTotal
-			d.SetSource("memory_bytes", "rocm-smi")
+			d.SetSource("memory_bytes", rep.tool())
 			if c.VRAMUsed >= 0 && c.VRAMUsed <= c.VRAMTotal {
 				free := c.VRAMTotal - c.VRAMUsed
 				d.MemoryFreeBytes = &free
-				d.SetSource("memory_free_bytes", "rocm-smi")
+				d.SetSource("memory_free_bytes", rep.tool())
 			}
 		}
 		if d.Architecture == "" && c.GFX != "" {
 			d.Architecture = c.GFX
-			d.SetSource("architecture", "rocm-smi")
+			d.SetSource("architecture", rep.tool())
 		}
 	}
 	return gpus
@@ -482,7 +492,7 @@ func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnec
 	source := "sysfs"
 	if len(order) == 0 && smi != nil {
 		order, groups = xgmiGroupsFromSMI(gpus, smi)
-		source = "rocm-smi"
+		source = smi.tool()
 	}
 	var out []registry.Interconnect
 	for _, key := range order {
@@ -504,7 +514,7 @@ func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnec
 		if smi != nil {
 			ic.Links = countXGMILinks(smi.Links, inHive)
 			if ic.Links > 0 && source == "sysfs" {
-				ic.Source = "sysfs+rocm-smi"
+				ic.Source = "sysfs+" + smi.tool()
 			}
 		}
 		ic.LinkBandwidthGBs = xgmiLinkGBs(gpus, members)

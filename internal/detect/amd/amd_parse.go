@@ -43,6 +43,28 @@ type rocmSMILink struct {
 type ROCmSMIReport struct {
 	Cards []ROCmSMICard
 	Links []rocmSMILink
+	// Tool names the source of the report in the registry's sources: ""
+	// for the rocm-smi run, SourceAMDSMI for an in-process AMD SMI read
+	// (amd_amdsmi.go).
+	Tool string
+}
+
+// tool is the source label of the report's figures.
+func (r ROCmSMIReport) tool() string {
+	if r.Tool == "" {
+		return ToolROCmSMI
+	}
+	return r.Tool
+}
+
+// sortLinks orders links by their pair of device indices.
+func sortLinks(links []rocmSMILink) {
+	sort.Slice(links, func(i, j int) bool {
+		if links[i].A != links[j].A {
+			return links[i].A < links[j].A
+		}
+		return links[i].B < links[j].B
+	})
 }
 
 // Keys written by rocm_smi.py (ROCm/rocm_smi_lib python_smi_tools/rocm_smi.py:
@@ -113,12 +135,7 @@ func ParseRocmSMIJSON(out []byte) (ROCmSMIReport, error) {
 	for _, l := range links {
 		rep.Links = append(rep.Links, *l)
 	}
-	sort.Slice(rep.Links, func(i, j int) bool {
-		if rep.Links[i].A != rep.Links[j].A {
-			return rep.Links[i].A < rep.Links[j].A
-		}
-		return rep.Links[i].B < rep.Links[j].B
-	})
+	sortLinks(rep.Links)
 	if len(rep.Cards) == 0 {
 		return rep, errors.New("rocm-smi JSON lists no card")
 	}

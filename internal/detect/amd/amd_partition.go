@@ -93,13 +93,17 @@ func partitionNodes(bus string, kfd map[string]kfdNode) []kfdNode {
 }
 
 // computeMode is the compute partition mode of a GPU split into n
-// partitions: amdgpu's current_compute_partition when it was read, else
+// partitions: amdgpu's current_compute_partition (or AMD SMI's
+// amdsmi_get_gpu_compute_partition, source) when it was read, else
 // CPX when each partition has one XCC (KFD num_xcc 1: one XCD per
 // partition is what CPX means), else the name amdgpu gives n partitions
 // (amdgpu_xcp.h: DPX 2, TPX 3, QPX 4). The second result says which.
-func computeMode(sysfs string, n int, nodes []kfdNode) (string, string) {
-	if sysfs != "" && sysfs != "SPX" {
-		return sysfs, "sysfs"
+func computeMode(known, source string, n int, nodes []kfdNode) (string, string) {
+	if known != "" && known != "SPX" {
+		if source == "" {
+			source = "sysfs"
+		}
+		return known, source
 	}
 	if nodes[0].props["num_xcc"] == 1 {
 		return "CPX", "kfd"
@@ -147,7 +151,7 @@ func splitPartitions(m *machine.Machine, f *machine.Findings, gpus []AMDGPU, kfd
 		}
 		mode, modeSrc := "", ""
 		if nodes != nil {
-			mode, modeSrc = computeMode(g.computeMode, len(nodes), nodes)
+			mode, modeSrc = computeMode(g.computeMode, g.modeSource, len(nodes), nodes)
 		}
 		if nodes == nil || mode == "" {
 			out = append(out, g)

@@ -28,6 +28,7 @@ type Machine struct {
 	runner    Runner
 	noExec    bool
 	nvml      string
+	amdsmi    string
 	lookupEnv func(string) (string, bool)
 	// root is the sysroot directory, "" for an injected fs.FS.
 	root string
@@ -81,6 +82,9 @@ type Config struct {
 	// NVML is the NVML library the cuda backend may load in-process ("":
 	// none; detect.Options.NVMLLibrary).
 	NVML string
+	// AMDSMI is the AMD SMI library the rocm backend may load in-process
+	// ("": none; detect.Options.AMDSMILibrary).
+	AMDSMI string
 	// Source, when set, replaces Sysroot and FS: a capture's
 	// snapshot.Recorder over SysrootSource (snapshot.go). Nothing is
 	// remembered across detections for it, so every read reaches it.
@@ -91,10 +95,14 @@ type Config struct {
 // none (Config.NVML).
 func (m *Machine) NVMLLibrary() string { return m.nvml }
 
+// AMDSMILibrary is the AMD SMI library detection may load in-process, ""
+// for none (Config.AMDSMI).
+func (m *Machine) AMDSMILibrary() string { return m.amdsmi }
+
 // New builds the view cfg describes. It fails only when the sysroot is not
 // a directory.
 func New(cfg Config) (*Machine, error) {
-	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, nvml: cfg.NVML, lookupEnv: cfg.LookupEnv}
+	m := &Machine{runner: cfg.Runner, noExec: cfg.NoExec, nvml: cfg.NVML, amdsmi: cfg.AMDSMI, lookupEnv: cfg.LookupEnv}
 	if m.lookupEnv == nil {
 		m.lookupEnv = func(string) (string, bool) { return "", false }
 	}

@@ -1,0 +1,345 @@
+// Package amdsmi reads AMD GPUs in-process through AMD SMI (libamd_smi.so,
+// the library of ROCm 6 and later that amd-smi is built on), loaded with
+// dlopen at run time: the build needs no ROCm header or library, and a
+// machine without ROCm simply has no library to load (the caller then asks
+// rocm-smi, or keeps what sysfs gave).
+//
+// The types and entry points are those of include/amd_smi/amdsmi.h of
+// https://github.com/ROCm/amdsmi at commit
+// 0ceca28f4139dced5e9b5739a3f393780d7add48 (library version 24.7, ROCm 6.3),
+// whose struct layouts are the same as those of tag rocm-6.2.0 (24.6) for
+// every struct read here but amdsmi_asic_info_t, which gained
+// target_graphics_version in 24.7 at the end of its used part (so a 24.6
+// library leaves it unread). amdsmi_get_lib_version is asked right after
+// amdsmi_init (it answers AMDSMI_STATUS_NOT_INIT before: AMDSMI_CHECK_INIT
+// in src/amd_smi/amd_smi.cc), before any struct is read, and a library of
+// another year or major is shut down again and not used (its structs may be
+// laid out otherwise: amdsmi_asic_info_t's market_name went from 64 to 256
+// bytes between 24.5 and 24.6).
+//
+// The library is loaded and initialised once per process and path, and
+// never shut down (amdsmi_shut_down would cost the next detection another
+// amdsmi_init). Every call runs on one worker goroutine locked to its OS
+// thread, one read at a time; the caller waits only until its context ends.
+// A read still running then (a driver that hangs in a call) is abandoned:
+// its thread stays blocked, the library is marked hung, and every later
+// Read fails at once with ErrHung, so a broken driver costs at most one
+// detection timeout and one thread per process (the design of package
+// internal/detect/nvidia/nvml).
+package amdsmi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"sync"
+)
+
+// DefaultLibrary is the unversioned name of AMD SMI in ROCm's lib
+// directory (the library of the versions read here has soname
+// libamd_smi.so.24); dlopen finds it where the dynamic loader's path holds
+// that directory (ld.so.conf, LD_LIBRARY_PATH).
+const DefaultLibrary = "libamd_smi.so"
+
+// Errors of Open and Read; each means "ask rocm-smi instead".
+var (
+	ErrUnavailable = errors.New("amdsmi: not available in this build (needs cgo on Linux)")
+	ErrUnsupported = errors.New("amdsmi: unsupported library version")
+	ErrHung        = errors.New("amdsmi: an earlier call never returned; AMD SMI is no longer used in this process")
+)
+
+// Supported lists the library versions (year.major of amdsmi_version_t)
+// whose struct layouts this package reads: 24.6 (ROCm 6.2) and 24.7
+// (ROCm 6.3).
+var Supported = []Version{{Year: 24, Major: 6}, {Year: 24, Major: 7}}
+
+// Status is an amdsmi_status_t.
+type Status int
+
+// The amdsmi_status_t values this package tells apart (amdsmi.h).
+const (
+	StatusSuccess         Status = 0
+	StatusInval           Status = 1
+	StatusNotSupported    Status = 2
+	StatusNotYetImpl      Status = 3
+	StatusNoPerm          Status = 10
+	StatusInitError       Status = 18
+	StatusNotFound        Status = 31
+	StatusNotInit         Status = 32
+	StatusDriverNotLoaded Status = 34
+	StatusNoData          Status = 40
+	StatusInsufficient    Status = 41
+	// StatusFunctionNotFound is not AMD SMI's: it stands for an entry point
+	// the library lacks.
+	StatusFunctionNotFound Status = -1
+)
+
+var statusNames = map[Status]string{
+	StatusSuccess: "AMDSMI_STATUS_SUCCESS", StatusInval: "AMDSMI_STATUS_INVAL",
+	StatusNotSupported: "AMDSMI_STATUS_NOT_SUPPORTED", StatusNotYetImpl: "AMDSMI_STATUS_NOT_YET_IMPLEMENTED",
+	StatusNoPerm: "AMDSMI_STATUS_NO_PERM", StatusInitError: "AMDSMI_STATUS_INIT_ERROR",
+	StatusNotFound: "AMDSMI_STATUS_NOT_FOUND", StatusNotInit: "AMDSMI_STATUS_NOT_INIT",
+	StatusDriverNotLoaded: "AMDSMI_STATUS_DRIVER_NOT_LOADED", StatusNoData: "AMDSMI_STATUS_NO_DATA",
+	StatusInsufficient: "AMDSMI_STATUS_INSUFFICIENT_SIZE", StatusFunctionNotFound: "no such entry point",
+}
+
+// String is the status's name in amdsmi.h, or its number.
+func (s Status) String() string {
+	if n, ok := statusNames[s]; ok {
+		return n
+	}
+	return fmt.Sprintf("amdsmi status %d", int(s))
+}
+
+// unknown reports whether s means "no value" rather than a refusal.
+func (s Status) unknown() bool {
+	return s == StatusNotSupported || s == StatusNotYetImpl || s == StatusFunctionNotFound || s == StatusNoData
+}
+
+// CallError is an AMD SMI call that did not succeed.
+type CallError struct {
+	Call string
+	Code Status
+}
+
+// Error names the call and the status.
+func (e *CallError) Error() string { return e.Call + ": " + e.Code.String() }
+
+// Version is amdsmi_version_t without its build string.
+type Version struct{ Year, Major, Minor, Release uint32 }
+
+// String is the version as amd-smi prints it ("24.7.0.0").
+func (v Version) String() string {
+	return fmt.Sprintf("%d.%d.%d.%d", v.Year, v.Major, v.Minor, v.Release)
+}
+
+// supported reports whether v's layouts are Supported's.
+func (v Version) supported() bool {
+	for _, s := range Supported {
+		if s.Year == v.Year && s.Major == v.Major {
+			return true
+		}
+	}
+	return false
+}
+
+// hasTargetGfx reports whether amdsmi_asic_info_t has
+// target_graphics_version (24.7 and later).
+func (v Version) hasTargetGfx() bool { return v.Year > 24 || v.Year == 24 && v.Major >= 7 }
+
+// Snapshot is what one Read saw.
+type Snapshot struct {
+	Version Version
+	// Processors are the GPUs in the order of amdsmi_get_socket_handles
+	// and amdsmi_get_processor_handles (amd-smi's GPU index).
+	Processors []Processor
+	// Links is amdsmi_topo_get_link_type and _link_weight of every pair
+	// of processors, keyed by their indices {a, b} with a < b; a pair the
+	// library did not answer for is absent.
+	Links map[[2]int]Link
+	// Refused lists the calls the library answered with an error other
+	// than "not supported" (a missing entry point is not one).
+	Refused []string
+}
+
+// Processor is one GPU processor handle; zero values and nil pointers are
+// what AMD SMI did not give.
+type Processor struct {
+	Index int
+	// BusID is amdsmi_get_gpu_device_bdf as "0000:05:00.0"; a compute
+	// partition's handle has the partition number as its function
+	// (ROCm/amdsmi issue 132, https://github.com/ROCm/amdsmi/issues/132).
+	BusID      string
+	MarketName string
+	VendorID   uint32
+	DeviceID   uint32
+	// TargetGfxVersion is amdsmi_asic_info_t.target_graphics_version, the
+	// number rocm-smi prints after "gfx" (942; 9010 for gfx90a); 0 unknown.
+	TargetGfxVersion uint64
+	// VRAMTotal and VRAMUsed are amdsmi_get_gpu_memory_total and _usage of
+	// AMDSMI_MEM_TYPE_VRAM, bytes.
+	VRAMTotal, VRAMUsed *uint64
+	NUMANode            *int
+	// ComputePartition and MemoryPartition are amdsmi_get_gpu_compute_partition
+	// and _memory_partition ("CPX", "NPS1"); "" unknown.
+	ComputePartition, MemoryPartition string
+}
+
+// Link is the connection between two processors.
+type Link struct {
+	// Type is the amdsmi_io_link_type_t.
+	Type IOLinkType
+	// Hops and Weight are -1 when unknown.
+	Hops, Weight int
+}
+
+// IOLinkType is amdsmi_io_link_type_t.
+type IOLinkType int
+
+// The amdsmi_io_link_type_t values.
+const (
+	IOLinkUndefined IOLinkType = 0
+	IOLinkPCIe      IOLinkType = 1
+	IOLinkXGMI      IOLinkType = 2
+)
+
+// String is the link type as rocm-smi's link-type matrix prints it
+// ("XGMI", "PCIE"), "" for undefined.
+func (t IOLinkType) String() string {
+	switch t {
+	case IOLinkPCIe:
+		return "PCIE"
+	case IOLinkXGMI:
+		return "XGMI"
+	}
+	return ""
+}
+
+// Library is one loaded and initialised AMD SMI.
+type Library struct {
+	path    string
+	version Version
+
+	mu   sync.Mutex // one read at a time
+	hung bool
+	jobs chan job
+}
+
+type job struct{ done chan result }
+
+type result struct {
+	snap *Snapshot
+	err  error
+}
+
+var (
+	libsMu sync.Mutex
+	libs   = map[string]*loadResult{}
+)
+
+type loadResult struct {
+	once sync.Once
+	lib  *Library
+	err  error
+	hung bool // Open's load, version check or init never returned
+}
+
+// Open returns the AMD SMI at path ("" for DefaultLibrary), loading,
+// initialising (amdsmi_init(AMDSMI_INIT_AMD_GPUS)) and version checking it on first
+// use in the process, bounded by ctx: a load or init that does not return in
+// time is abandoned (ErrHung, now and on every later Open of that path). A
+// library that is absent, lacks an entry point this package needs, is of a
+// version not Supported (ErrUnsupported) or fails amdsmi_init gives an
+// error; the error is remembered too.
+func Open(ctx context.Context, path string) (*Library, error) {
+	if path == "" {
+		path = DefaultLibrary
+	}
+	libsMu.Lock()
+	lr := libs[path]
+	if lr == nil {
+		lr = &loadResult{}
+		libs[path] = lr
+	}
+	hung := lr.hung
+	libsMu.Unlock()
+	if hung {
+		return nil, fmt.Errorf("%w (loading %s)", ErrHung, path)
+	}
+	done := make(chan struct{})
+	go func() {
+		lr.once.Do(func() { lr.lib, lr.err = load(path) })
+		close(done)
+	}()
+	select {
+	case <-done:
+		return lr.lib, lr.err
+	case <-ctx.Done():
+		libsMu.Lock()
+		lr.hung = true
+		libsMu.Unlock()
+		return nil, fmt.Errorf("%w (loading %s: %v)", ErrHung, path, ctx.Err())
+	}
+}
+
+// load dlopens path, resolves its symbols, runs amdsmi_init and checks the
+// library's version, on a thread that then serves every read of the library.
+func load(path string) (*Library, error) {
+	type loaded struct {
+		l   *Library
+		err error
+	}
+	ready := make(chan loaded, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread is AMD SMI's
+		c, err := openC(path)
+		if err != nil {
+			ready <- loaded{err: err}
+			return
+		}
+		if st := c.init(); st != StatusSuccess {
+			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_init", Code: st})}
+			return
+		}
+		v, st := c.libVersion()
+		if st != StatusSuccess {
+			c.shutDown()
+			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_get_lib_version", Code: st})}
+			return
+		}
+		if !v.supported() {
+			c.shutDown()
+			ready <- loaded{err: fmt.Errorf("%w: %s is version %s; this build reads %s", ErrUnsupported, path, v, supportedList())}
+			return
+		}
+		l := &Library{path: path, version: v, jobs: make(chan job)}
+		ready <- loaded{l: l}
+		for j := range l.jobs { // this thread stays AMD SMI's for the process
+			snap, err := c.readAll(v)
+			j.done <- result{snap, err}
+		}
+	}()
+	r := <-ready
+	return r.l, r.err
+}
+
+func supportedList() string {
+	s := ""
+	for i, v := range Supported {
+		if i > 0 {
+			s += ", "
+		}
+		s += fmt.Sprintf("%d.%d", v.Year, v.Major)
+	}
+	return s
+}
+
+// Read reads every GPU, waiting at most until ctx ends. A read that
+// outlives ctx marks the library hung (see the package comment).
+func (l *Library) Read(ctx context.Context) (*Snapshot, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hung {
+		return nil, ErrHung
+	}
+	j := job{done: make(chan result, 1)}
+	select {
+	case l.jobs <- j:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	select {
+	case r := <-j.done:
+		return r.snap, r.err
+	case <-ctx.Done():
+		l.hung = true
+		return nil, fmt.Errorf("%w (a read of %s outlived the detection deadline: %v)", ErrHung, l.path, ctx.Err())
+	}
+}
+
+// Path is the library's path as opened.
+func (l *Library) Path() string { return l.path }
+
+// Version is the library's amdsmi_get_lib_version.
+func (l *Library) Version() Version { return l.version }

@@ -1,0 +1,317 @@
+//go:build linux && cgo
+
+package amdsmi
+
+/*
+#cgo LDFLAGS: -ldl
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+// The AMD SMI types this package reads, declared from include/amd_smi/amdsmi.h
+// of https://github.com/ROCm/amdsmi at 0ceca28f4139dced5e9b5739a3f393780d7add48
+// (see the package comment), so that the build needs no ROCm header or
+// library. Every function is resolved with dlsym and called through a pointer.
+typedef int amdsmi_status_t;
+typedef void *amdsmi_handle;
+
+typedef struct {                   // amdsmi_version_t
+	uint32_t year, major, minor, release;
+	const char *build;
+} hw_amdsmi_version_t;
+
+typedef struct {                   // amdsmi_asic_info_t (24.7; 24.6 ends after oam_id with reserved[18])
+	char market_name[256];         // AMDSMI_256_LENGTH
+	uint32_t vendor_id;
+	char vendor_name[64];          // AMDSMI_MAX_STRING_LENGTH
+	uint32_t subvendor_id;
+	uint64_t device_id;
+	uint32_t rev_id;
+	char asic_serial[32];          // AMDSMI_NORMAL_STRING_LENGTH
+	uint32_t oam_id;
+	uint32_t num_of_compute_units;
+	uint64_t target_graphics_version;
+	uint32_t reserved[15];
+} hw_amdsmi_asic_info_t;
+
+static void *hw_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
+static const char *hw_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
+static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
+
+static int hw_version(void *f, hw_amdsmi_version_t *v) { return ((amdsmi_status_t (*)(hw_amdsmi_version_t *))f)(v); }
+static int hw_init(void *f, uint64_t flags) { return ((amdsmi_status_t (*)(uint64_t))f)(flags); }
+static int hw_call0(void *f) { return ((amdsmi_status_t (*)(void))f)(); }
+static int hw_sockets(void *f, uint32_t *n, amdsmi_handle *out) { return ((amdsmi_status_t (*)(uint32_t *, amdsmi_handle *))f)(n, out); }
+static int hw_processors(void *f, amdsmi_handle s, uint32_t *n, amdsmi_handle *out) { return ((amdsmi_status_t (*)(amdsmi_handle, uint32_t *, amdsmi_handle *))f)(s, n, out); }
+static int hw_ptr(void *f, amdsmi_handle p, void *out) { return ((amdsmi_status_t (*)(amdsmi_handle, void *))f)(p, out); }
+static int hw_mem(void *f, amdsmi_handle p, int type, uint64_t *v) { return ((amdsmi_status_t (*)(amdsmi_handle, int, uint64_t *))f)(p, type, v); }
+static int hw_str(void *f, amdsmi_handle p, char *buf, uint32_t n) { return ((amdsmi_status_t (*)(amdsmi_handle, char *, uint32_t))f)(p, buf, n); }
+static int hw_weight(void *f, amdsmi_handle a, amdsmi_handle b, uint64_t *w) { return ((amdsmi_status_t (*)(amdsmi_handle, amdsmi_handle, uint64_t *))f)(a, b, w); }
+static int hw_link_type(void *f, amdsmi_handle a, amdsmi_handle b, uint64_t *hops, int *t) { return ((amdsmi_status_t (*)(amdsmi_handle, amdsmi_handle, uint64_t *, int *))f)(a, b, hops, t); }
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+)
+
+// symbols are the AMD SMI entry points read, by group.
+var symbols = map[string]string{
+	"version":          "amdsmi_get_lib_version",
+	"init":             "amdsmi_init",
+	"shutDown":         "amdsmi_shut_down",
+	"sockets":          "amdsmi_get_socket_handles",
+	"processors":       "amdsmi_get_processor_handles",
+	"bdf":              "amdsmi_get_gpu_device_bdf",
+	"asic":             "amdsmi_get_gpu_asic_info",
+	"memTotal":         "amdsmi_get_gpu_memory_total",
+	"memUsage":         "amdsmi_get_gpu_memory_usage",
+	"numa":             "amdsmi_topo_get_numa_node_number",
+	"linkType":         "amdsmi_topo_get_link_type",
+	"linkWeight":       "amdsmi_topo_get_link_weight",
+	"computePartition": "amdsmi_get_gpu_compute_partition",
+	"memoryPartition":  "amdsmi_get_gpu_memory_partition",
+}
+
+// required are the groups without which the library is not used.
+var required = []string{"version", "init", "sockets", "processors", "bdf", "asic"}
+
+// AMDSMI_INIT_AMD_GPUS and AMDSMI_MEM_TYPE_VRAM (amdsmi.h).
+const (
+	initAMDGPUs = 1 << 1
+	memTypeVRAM = 0
+)
+
+// Bounds on what a broken library can make us allocate.
+const (
+	maxSockets    = 256
+	maxProcessors = 1024
+)
+
+// cLib is one dlopen'ed libamd_smi with its resolved entry points.
+type cLib struct {
+	fn map[string]unsafe.Pointer
+}
+
+// openC loads the library at path and resolves its entry points.
+func openC(path string) (*cLib, error) {
+	cpath := C.CString(path)
+	defer C.free(unsafe.Pointer(cpath))
+	h := C.hw_open(cpath)
+	if h == nil {
+		return nil, fmt.Errorf("dlopen %s: %s", path, C.GoString(C.hw_dlerror()))
+	}
+	l := &cLib{fn: map[string]unsafe.Pointer{}}
+	for group, name := range symbols {
+		cn := C.CString(name)
+		if p := C.hw_sym(h, cn); p != nil {
+			l.fn[group] = p
+		}
+		C.free(unsafe.Pointer(cn))
+	}
+	for _, g := range required {
+		if l.fn[g] == nil {
+			return nil, fmt.Errorf("%w: %s lacks %s", ErrUnsupported, path, symbols[g])
+		}
+	}
+	return l, nil
+}
+
+func (l *cLib) has(group string) bool { return l.fn[group] != nil }
+
+func (l *cLib) libVersion() (Version, Status) {
+	var v C.hw_amdsmi_version_t
+	st := Status(C.hw_version(l.fn["version"], &v))
+	return Version{Year: uint32(v.year), Major: uint32(v.major), Minor: uint32(v.minor), Release: uint32(v.release)}, st
+}
+
+func (l *cLib) init() Status { return Status(C.hw_init(l.fn["init"], initAMDGPUs)) }
+
+// shutDown undoes init for a library that is not used after all.
+func (l *cLib) shutDown() {
+	if l.has("shutDown") {
+		C.hw_call0(l.fn["shutDown"])
+	}
+}
+
+// handles lists the GPU processor handles, socket by socket: each list is
+// asked for its length first (a NULL array), then read.
+func (l *cLib) handles() ([]C.amdsmi_handle, error) {
+	var n C.uint32_t
+	if st := Status(C.hw_sockets(l.fn["sockets"], &n, nil)); st != StatusSuccess {
+		return nil, &CallError{Call: symbols["sockets"], Code: st}
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	n = min(n, maxSockets)
+	sockets := make([]C.amdsmi_handle, n)
+	if st := Status(C.hw_sockets(l.fn["sockets"], &n, &sockets[0])); st != StatusSuccess {
+		return nil, &CallError{Call: symbols["sockets"], Code: st}
+	}
+	var out []C.amdsmi_handle
+	for _, s := range sockets[:min(int(n), len(sockets))] {
+		var m C.uint32_t
+		if st := Status(C.hw_processors(l.fn["processors"], s, &m, nil)); st != StatusSuccess {
+			return nil, &CallError{Call: symbols["processors"], Code: st}
+		}
+		if m == 0 {
+			continue
+		}
+		m = min(m, maxProcessors)
+		ps := make([]C.amdsmi_handle, m)
+		if st := Status(C.hw_processors(l.fn["processors"], s, &m, &ps[0])); st != StatusSuccess {
+			return nil, &CallError{Call: symbols["processors"], Code: st}
+		}
+		out = append(out, ps[:min(int(m), len(ps))]...)
+		if len(out) >= maxProcessors {
+			return out[:maxProcessors], nil
+		}
+	}
+	return out, nil
+}
+
+// busID decodes amdsmi_bdf_t: function bits 0-2, device 3-7, bus 8-15,
+// domain 16-63 (the bit-field order of the union on little-endian Linux).
+func busID(bdf uint64) string {
+	return fmt.Sprintf("%04x:%02x:%02x.%x", bdf>>16, (bdf>>8)&0xff, (bdf>>3)&0x1f, bdf&7)
+}
+
+func (l *cLib) bdf(p C.amdsmi_handle) (string, Status) {
+	var v C.uint64_t
+	st := Status(C.hw_ptr(l.fn["bdf"], p, unsafe.Pointer(&v)))
+	return busID(uint64(v)), st
+}
+
+func (l *cLib) memory(group string, p C.amdsmi_handle) (*uint64, Status) {
+	if !l.has(group) {
+		return nil, StatusFunctionNotFound
+	}
+	var v C.uint64_t
+	st := Status(C.hw_mem(l.fn[group], p, memTypeVRAM, &v))
+	if st != StatusSuccess {
+		return nil, st
+	}
+	b := uint64(v)
+	return &b, st
+}
+
+func (l *cLib) partition(group string, p C.amdsmi_handle) (string, Status) {
+	if !l.has(group) {
+		return "", StatusFunctionNotFound
+	}
+	var buf [32]C.char
+	st := Status(C.hw_str(l.fn[group], p, &buf[0], C.uint32_t(len(buf)-1)))
+	if st != StatusSuccess {
+		return "", st
+	}
+	return C.GoString(&buf[0]), st
+}
+
+// link reads the link type, hops and weight between two processors; ok is
+// false when the library answered none of them.
+func (l *cLib) link(a, b C.amdsmi_handle, note func(string, Status) bool) (Link, bool) {
+	lk := Link{Hops: -1, Weight: -1}
+	ok := false
+	if l.has("linkType") {
+		var hops C.uint64_t
+		var t C.int
+		if note(symbols["linkType"], Status(C.hw_link_type(l.fn["linkType"], a, b, &hops, &t))) {
+			lk.Type, ok = IOLinkType(t), true
+			if hops < 1<<16 {
+				lk.Hops = int(hops)
+			}
+		}
+	}
+	if l.has("linkWeight") {
+		var w C.uint64_t
+		if note(symbols["linkWeight"], Status(C.hw_weight(l.fn["linkWeight"], a, b, &w))) && w < 1<<16 {
+			lk.Weight, ok = int(w), true
+		}
+	}
+	return lk, ok
+}
+
+// readAll reads every GPU and the links between them. It runs on the
+// worker goroutine only (see Library.Read).
+func (l *cLib) readAll(v Version) (*Snapshot, error) {
+	hs, err := l.handles()
+	if err != nil {
+		return nil, err
+	}
+	s := &Snapshot{Version: v}
+	for i, h := range hs {
+		s.Processors = append(s.Processors, l.readProcessor(i, h, v, &s.Refused))
+	}
+	for a := range hs {
+		for b := a + 1; b < len(hs); b++ {
+			note := func(call string, st Status) bool {
+				if st != StatusSuccess && !st.unknown() {
+					s.Refused = append(s.Refused, fmt.Sprintf("processors %d and %d: %s: %v", a, b, call, st))
+				}
+				return st == StatusSuccess
+			}
+			if lk, ok := l.link(hs[a], hs[b], note); ok {
+				if s.Links == nil {
+					s.Links = map[[2]int]Link{}
+				}
+				s.Links[[2]int{a, b}] = lk
+			}
+		}
+	}
+	return s, nil
+}
+
+func (l *cLib) readProcessor(i int, h C.amdsmi_handle, v Version, refused *[]string) Processor {
+	p := Processor{Index: i}
+	note := func(call string, st Status) bool {
+		if st != StatusSuccess && !st.unknown() {
+			*refused = append(*refused, fmt.Sprintf("processor %d: %s: %v", i, call, st))
+		}
+		return st == StatusSuccess
+	}
+	if bus, st := l.bdf(h); note(symbols["bdf"], st) {
+		p.BusID = bus
+	}
+	var info C.hw_amdsmi_asic_info_t
+	if note(symbols["asic"], Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))) {
+		p.MarketName = C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:])))
+		p.VendorID, p.DeviceID = uint32(info.vendor_id), uint32(info.device_id)
+		// 0xFFFFFFFFFFFFFFFF: not supported (amdsmi.h).
+		if g := uint64(info.target_graphics_version); v.hasTargetGfx() && g != 0 && g < 1<<32 {
+			p.TargetGfxVersion = g
+		}
+	}
+	if b, st := l.memory("memTotal", h); note(symbols["memTotal"], st) {
+		p.VRAMTotal = b
+	}
+	if b, st := l.memory("memUsage", h); note(symbols["memUsage"], st) {
+		p.VRAMUsed = b
+	}
+	if l.has("numa") {
+		var n C.uint32_t
+		if note(symbols["numa"], Status(C.hw_ptr(l.fn["numa"], h, unsafe.Pointer(&n)))) && n < 1<<16 {
+			node := int(n)
+			p.NUMANode = &node
+		}
+	}
+	if s, st := l.partition("computePartition", h); note(symbols["computePartition"], st) {
+		p.ComputePartition = s
+	}
+	if s, st := l.partition("memoryPartition", h); note(symbols["memoryPartition"], st) {
+		p.MemoryPartition = s
+	}
+	return p
+}
+
+// cStrLen is the length of a NUL-terminated string in a fixed buffer, or
+// the buffer's length when it holds no NUL.
+func cStrLen(b []C.char) int {
+	for i, c := range b {
+		if c == 0 {
+			return i
+		}
+	}
+	return len(b)
+}

@@ -1,0 +1,158 @@
+//go:build linux && cgo
+
+package amdsmi_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd/amdsmi"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd/amdsmi/amdsmitest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+)
+
+func ctxFor(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// mi300x8 is the fake machine of the mi300x-8 fixture's rocm-smi output.
+func mi300x8(t *testing.T) amdsmitest.Machine {
+	out, err := exec.Command(filepath.Join(detecttest.MachineDir(t, "mi300x-8"), "bin", "rocm-smi"), amd.ROCmSMIArgs...).Output()
+	require.NoError(t, err)
+	return amdsmitest.FromRocmSMI(t, out)
+}
+
+// The fake library answers the mi300x-8 fixture's rocm-smi figures, read
+// back through the same path as ROCm's library: eight processors in socket
+// order, their bus, name, VRAM and NUMA node, and every pair XGMI at one hop
+// and weight 15.
+func TestReadMI300X8(t *testing.T) {
+	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t)))
+	require.NoError(t, err)
+	assert.Equal(t, amdsmi.Version{Year: 24, Major: 7}, lib.Version())
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	require.Len(t, s.Processors, 8)
+	p := s.Processors[5]
+	assert.Equal(t, 5, p.Index)
+	assert.Equal(t, "0000:a5:00.0", p.BusID)
+	assert.Equal(t, "AMD Instinct MI300X OAM", p.MarketName)
+	assert.Equal(t, uint32(0x1002), p.VendorID)
+	require.NotNil(t, p.VRAMTotal)
+	assert.Equal(t, uint64(206141652992), *p.VRAMTotal)
+	require.NotNil(t, p.VRAMUsed)
+	assert.Equal(t, uint64(297242624), *p.VRAMUsed)
+	require.NotNil(t, p.NUMANode)
+	assert.Equal(t, 1, *p.NUMANode)
+	assert.Zero(t, p.TargetGfxVersion, "not in the capture: not supported")
+	assert.Empty(t, p.ComputePartition)
+	require.Len(t, s.Links, 28)
+	assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}])
+	assert.Empty(t, s.Refused, "not supported is not a refusal")
+}
+
+// A GPU in CPX mode is one handle per compute partition, at the GPU's bus
+// with the partition number as function (mi300x-8-cpx: 63 KFD partition
+// nodes), each with the GPU's partition modes and gfx target.
+func TestReadPartitions(t *testing.T) {
+	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
+	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m))
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	require.Len(t, s.Processors, 63)
+	p := s.Processors[3]
+	assert.Equal(t, "0000:05:00.3", p.BusID)
+	assert.Equal(t, "CPX", p.ComputePartition)
+	assert.Equal(t, "NPS1", p.MemoryPartition)
+	assert.Equal(t, uint64(942), p.TargetGfxVersion)
+	assert.Empty(t, s.Links)
+}
+
+// A 24.6 library (ROCm 6.2) is read, without target_graphics_version, which
+// its amdsmi_asic_info_t does not have.
+func TestRead24Dot6(t *testing.T) {
+	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
+	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, "-DFAKE_MAJOR=6"))
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	assert.Zero(t, s.Processors[0].TargetGfxVersion)
+}
+
+// A library of an unknown year or major is refused (after amdsmi_init,
+// before any struct is read), and so is one of 24.5 (ROCm 6.1), whose market_name is 64 bytes, not 256.
+func TestUnknownVersionRefused(t *testing.T) {
+	for _, v := range [][2]string{{"25", "0"}, {"24", "5"}, {"23", "4"}} {
+		mark := filepath.Join(t.TempDir(), "shut-down")
+		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_YEAR="+v[0], "-DFAKE_MAJOR="+v[1],
+			`-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
+		assert.ErrorIs(t, err, amdsmi.ErrUnsupported, "%v", v)
+		assert.FileExists(t, mark, "the refused library was shut down again")
+	}
+	// A supported one stays initialised.
+	mark := filepath.Join(t.TempDir(), "shut-down")
+	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
+	require.NoError(t, err)
+	assert.NoFileExists(t, mark)
+}
+
+// amdsmi_init failing is an error naming the status, remembered for the
+// process.
+func TestInitFailure(t *testing.T) {
+	path := amdsmitest.Build(t, mi300x8(t), "-DFAKE_INIT_RETURN=34")
+	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), path)
+	var ce *amdsmi.CallError
+	require.True(t, errors.As(err, &ce), "%v", err)
+	assert.Equal(t, amdsmi.StatusDriverNotLoaded, ce.Code)
+	assert.Equal(t, "amdsmi_init", ce.Call)
+	_, again := amdsmi.Open(ctxFor(t, 5*time.Second), path)
+	assert.Equal(t, err, again, "the failure is remembered")
+}
+
+// No library at the path, and a library lacking the entry points (not AMD
+// SMI at all), are errors, not crashes.
+func TestOpenMissingOrForeign(t *testing.T) {
+	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), filepath.Join(t.TempDir(), "libamd_smi.so"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "dlopen")
+	_, err = amdsmi.Open(ctxFor(t, 5*time.Second), "libc.so.6")
+	assert.ErrorIs(t, err, amdsmi.ErrUnsupported)
+}
+
+// An amdsmi_init that never returns costs Open its deadline; the library is
+// then hung for the process and later Opens fail at once.
+func TestInitHangBounded(t *testing.T) {
+	path := amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG_INIT")
+	start := time.Now()
+	_, err := amdsmi.Open(ctxFor(t, 200*time.Millisecond), path)
+	assert.ErrorIs(t, err, amdsmi.ErrHung)
+	assert.Less(t, time.Since(start), time.Second)
+	start = time.Now()
+	_, err = amdsmi.Open(ctxFor(t, 5*time.Second), path)
+	assert.ErrorIs(t, err, amdsmi.ErrHung)
+	assert.Less(t, time.Since(start), 100*time.Millisecond)
+}
+
+// A read that never returns (a call hung in the driver) costs Read its
+// deadline; every later Read fails at once.
+func TestReadHangBounded(t *testing.T) {
+	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG"))
+	require.NoError(t, err)
+	start := time.Now()
+	_, err = lib.Read(ctxFor(t, 200*time.Millisecond))
+	assert.ErrorIs(t, err, amdsmi.ErrHung)
+	assert.Less(t, time.Since(start), time.Second)
+	_, err = lib.Read(ctxFor(t, 5*time.Second))
+	assert.ErrorIs(t, err, amdsmi.ErrHung)
+}

@@ -1,0 +1,223 @@
+/*
+ * A fake libamd_smi.so for the AMD SMI tests: the entry points package
+ * amdsmi resolves, answering with the values of a machine. The values are
+ * not written here: the tests generate fake_data.h (package amdsmitest) from
+ * the AMD fixture machines (their rocm-smi output and sysfs/KFD trees, each
+ * fixture's README names its captures) and compile this file with it.
+ * Declarations follow include/amd_smi/amdsmi.h of https://github.com/ROCm/amdsmi
+ * at 0ceca28f4139dced5e9b5739a3f393780d7add48.
+ *
+ * fake_data.h defines FAKE_NPROC, FAKE_NSOCKETS, fake_procs[FAKE_NPROC]
+ * (struct fake_proc, each naming its socket) and fake_link[FAKE_NPROC][FAKE_NPROC]
+ * (struct fake_link; type -1 for "not supported").
+ *
+ * Variants, by definition:
+ *   FAKE_YEAR, FAKE_MAJOR  what amdsmi_get_lib_version answers (24, 7)
+ *   FAKE_INIT_RETURN=n     amdsmi_init returns n (34: driver not loaded)
+ *   FAKE_HANG              amdsmi_get_gpu_memory_total never returns
+ *   FAKE_HANG_INIT         amdsmi_init never returns
+ *   FAKE_SHUTDOWN_MARK     a path (a C string) amdsmi_shut_down creates
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef int amdsmi_status_t;
+typedef void *amdsmi_handle;
+typedef struct { uint32_t year, major, minor, release; const char *build; } amdsmi_version_t;
+typedef struct {
+	char market_name[256];
+	uint32_t vendor_id;
+	char vendor_name[64];
+	uint32_t subvendor_id;
+	uint64_t device_id;
+	uint32_t rev_id;
+	char asic_serial[32];
+	uint32_t oam_id;
+	uint32_t num_of_compute_units;
+	uint64_t target_graphics_version;
+	uint32_t reserved[15];
+} amdsmi_asic_info_t;
+
+#define AMDSMI_STATUS_SUCCESS 0
+#define AMDSMI_STATUS_INVAL 1
+#define AMDSMI_STATUS_NOT_SUPPORTED 2
+#define AMDSMI_STATUS_NOT_INIT 32
+#define AMDSMI_STATUS_INSUFFICIENT_SIZE 41
+#define AMDSMI_INIT_AMD_GPUS (1 << 1)
+
+#ifndef FAKE_YEAR
+#define FAKE_YEAR 24
+#endif
+#ifndef FAKE_MAJOR
+#define FAKE_MAJOR 7
+#endif
+#ifndef FAKE_INIT_RETURN
+#define FAKE_INIT_RETURN 0
+#endif
+
+struct fake_proc {
+	uint64_t bdf;
+	const char *market_name;
+	uint32_t vendor_id, device_id;
+	uint64_t gfx; /* 0: not supported (UINT64_MAX answered) */
+	int has_total, has_used;
+	uint64_t total, used;
+	int numa; /* -1: not supported */
+	const char *compute, *memory; /* "": not supported */
+	int socket;
+};
+
+struct fake_link { int type, hops, weight; };
+
+#include "fake_data.h"
+
+static int initialised;
+
+static int proc_index(amdsmi_handle h) {
+	struct fake_proc *p = (struct fake_proc *)h;
+	if (p < fake_procs || p >= fake_procs + FAKE_NPROC) return -1;
+	return (int)(p - fake_procs);
+}
+
+/* Like the library's (AMDSMI_CHECK_INIT in src/amd_smi/amd_smi.cc), only
+ * after amdsmi_init. */
+amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
+	if (!initialised) return AMDSMI_STATUS_NOT_INIT;
+	if (!v) return AMDSMI_STATUS_INVAL;
+	v->year = FAKE_YEAR; v->major = FAKE_MAJOR; v->minor = 0; v->release = 0; v->build = "fake";
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_init(uint64_t flags) {
+#ifdef FAKE_HANG_INIT
+	for (;;) pause();
+#endif
+	if (!(flags & AMDSMI_INIT_AMD_GPUS)) return AMDSMI_STATUS_INVAL;
+	if (FAKE_INIT_RETURN == 0) initialised = 1;
+	return FAKE_INIT_RETURN;
+}
+
+amdsmi_status_t amdsmi_shut_down(void) {
+#ifdef FAKE_SHUTDOWN_MARK
+	FILE *f = fopen(FAKE_SHUTDOWN_MARK, "w");
+	if (f) fclose(f);
+#endif
+	initialised = 0;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+/* Socket handles point at the first processor of each socket's number. */
+static int socket_ids[FAKE_NSOCKETS > 0 ? FAKE_NSOCKETS : 1];
+
+amdsmi_status_t amdsmi_get_socket_handles(uint32_t *count, amdsmi_handle *out) {
+	if (!initialised) return AMDSMI_STATUS_NOT_INIT;
+	if (!count) return AMDSMI_STATUS_INVAL;
+	if (!out) { *count = FAKE_NSOCKETS; return AMDSMI_STATUS_SUCCESS; }
+	uint32_t n = *count < FAKE_NSOCKETS ? *count : FAKE_NSOCKETS;
+	for (uint32_t i = 0; i < n; i++) { socket_ids[i] = (int)i; out[i] = &socket_ids[i]; }
+	*count = n;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_processor_handles(amdsmi_handle s, uint32_t *count, amdsmi_handle *out) {
+	if (!initialised) return AMDSMI_STATUS_NOT_INIT;
+	if (!count || !s) return AMDSMI_STATUS_INVAL;
+	int sock = *(int *)s;
+	uint32_t n = 0;
+	for (int i = 0; i < FAKE_NPROC; i++) {
+		if (fake_procs[i].socket != sock) continue;
+		if (out) {
+			if (n >= *count) return AMDSMI_STATUS_INSUFFICIENT_SIZE;
+			out[n] = &fake_procs[i];
+		}
+		n++;
+	}
+	*count = n;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_device_bdf(amdsmi_handle h, uint64_t *bdf) {
+	int i = proc_index(h);
+	if (i < 0 || !bdf) return AMDSMI_STATUS_INVAL;
+	*bdf = fake_procs[i].bdf;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_asic_info(amdsmi_handle h, amdsmi_asic_info_t *info) {
+	int i = proc_index(h);
+	if (i < 0 || !info) return AMDSMI_STATUS_INVAL;
+	memset(info, 0, sizeof *info);
+	strncpy(info->market_name, fake_procs[i].market_name, sizeof info->market_name - 1);
+	info->vendor_id = fake_procs[i].vendor_id;
+	info->device_id = fake_procs[i].device_id;
+	info->oam_id = 0xFFFF;
+	info->num_of_compute_units = 0xFFFFFFFF;
+	info->target_graphics_version = fake_procs[i].gfx ? fake_procs[i].gfx : UINT64_MAX;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_total(amdsmi_handle h, int type, uint64_t *v) {
+#ifdef FAKE_HANG
+	for (;;) pause();
+#endif
+	int i = proc_index(h);
+	if (i < 0 || !v || type != 0) return AMDSMI_STATUS_INVAL;
+	if (!fake_procs[i].has_total) return AMDSMI_STATUS_NOT_SUPPORTED;
+	*v = fake_procs[i].total;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_usage(amdsmi_handle h, int type, uint64_t *v) {
+	int i = proc_index(h);
+	if (i < 0 || !v || type != 0) return AMDSMI_STATUS_INVAL;
+	if (!fake_procs[i].has_used) return AMDSMI_STATUS_NOT_SUPPORTED;
+	*v = fake_procs[i].used;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_topo_get_numa_node_number(amdsmi_handle h, uint32_t *n) {
+	int i = proc_index(h);
+	if (i < 0 || !n) return AMDSMI_STATUS_INVAL;
+	if (fake_procs[i].numa < 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+	*n = (uint32_t)fake_procs[i].numa;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+static amdsmi_status_t partition(const char *mode, char *buf, uint32_t len) {
+	if (!buf || len == 0) return AMDSMI_STATUS_INVAL;
+	if (!mode[0]) return AMDSMI_STATUS_NOT_SUPPORTED;
+	if (strlen(mode) >= len) return AMDSMI_STATUS_INSUFFICIENT_SIZE;
+	strcpy(buf, mode);
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_get_gpu_compute_partition(amdsmi_handle h, char *buf, uint32_t len) {
+	int i = proc_index(h);
+	if (i < 0) return AMDSMI_STATUS_INVAL;
+	return partition(fake_procs[i].compute, buf, len);
+}
+
+amdsmi_status_t amdsmi_get_gpu_memory_partition(amdsmi_handle h, char *buf, uint32_t len) {
+	int i = proc_index(h);
+	if (i < 0) return AMDSMI_STATUS_INVAL;
+	return partition(fake_procs[i].memory, buf, len);
+}
+
+amdsmi_status_t amdsmi_topo_get_link_type(amdsmi_handle a, amdsmi_handle b, uint64_t *hops, int *type) {
+	int i = proc_index(a), j = proc_index(b);
+	if (i < 0 || j < 0 || !hops || !type) return AMDSMI_STATUS_INVAL;
+	if (fake_link[i][j].type < 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+	*type = fake_link[i][j].type;
+	*hops = (uint64_t)fake_link[i][j].hops;
+	return AMDSMI_STATUS_SUCCESS;
+}
+
+amdsmi_status_t amdsmi_topo_get_link_weight(amdsmi_handle a, amdsmi_handle b, uint64_t *w) {
+	int i = proc_index(a), j = proc_index(b);
+	if (i < 0 || j < 0 || !w) return AMDSMI_STATUS_INVAL;
+	if (fake_link[i][j].weight < 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+	*w = (uint64_t)fake_link[i][j].weight;
+	return AMDSMI_STATUS_SUCCESS;
+}
