@@ -278,8 +278,9 @@ func intermediateOrDefault(m *Model) int {
 const shapeHeadQuantum = 8
 
 // EstimateShape fills an unknown shape from the parameter count with the
-// relation fitted over the dense catalog entries
-// (calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
+// relation fitted over a frozen list of dense catalog models
+// (shapeFitModels in internal/calibration/fit, so that catalog additions
+// never change it; calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
 // exp(a) · P^b; ShapeKVHeads, their most common key/value head count), with
 // hidden solved from P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer),
 // and flags the model as estimated. It is used only when a request gives a
