@@ -211,3 +211,23 @@ func TestNemotronHBlockListAndLatentMoE(t *testing.T) {
 		assert.Zero(t, m.MoELatent)
 	}
 }
+
+// TestStarcoder2Shape: bigcode/starcoder2-7b's config.json (catalog entry,
+// verbatim from mlc-llm's preset) names no tie_word_embeddings and has a
+// plain two-matrix GELU MLP (c_fc, c_proj): its weights are 32 layers of
+// attention (36 query heads, 4 key/value heads of 128) and a 4608 × 18432
+// MLP, one tied 49152 × 4608 table, 7.17 B in all (biases, which the count
+// leaves out, add 0.0 B). A gated FFN or an untied head would give 8.04 B
+// or 7.40 B.
+func TestStarcoder2Shape(t *testing.T) {
+	m := Lookup("starcoder2:7b")
+	require.NotNil(t, m)
+	assert.True(t, m.TieEmbeddings)
+	const h, layers = 4608, 32
+	attention := int64(h*36*128 + 2*h*4*128 + 36*128*h)
+	mlp := int64(2 * h * 18432)
+	want := layers*(attention+mlp+2*h) + 49152*h + h
+	assert.Equal(t, want, m.Params)
+	assert.InDelta(t, 7.17e9, float64(m.Params), 0.01e9)
+	assert.Equal(t, layers, m.CountLayers(SlidingWindow), "every layer windowed")
+}

@@ -94,4 +94,6 @@ var withoutPublishedTotalSince95 = []string{
 	"MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B", "NVIDIA-Nemotron-3-Ultra-550B-A55B",
 	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking",
 	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
+	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
+	"SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "aya-23-8B", "starcoder2-7b",
 }
