@@ -96,4 +96,5 @@ var withoutPublishedTotalSince95 = []string{
 	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
 	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
 	"SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "aya-23-8B", "starcoder2-7b",
+	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
 }
