@@ -429,10 +429,66 @@ func readLayerKinds(c *configReader, m *Model) {
 		m.LayerKinds = []Layer{l}
 	case c.optInt("attention_chunk_size") > 0:
 		m.LayerKinds = chunkedPattern(c, m)
+	case hasList(c.cfg["block_configs"]):
+		m.LayerKinds = nasBlocks(c, m, c.cfg["block_configs"].([]any))
 	default:
 		readSlidingWindow(*c, m)
 	}
 	readLayerFFNs(c, m)
+}
+
+// nasBlocks reads the per-layer blocks of a Nemotron-NAS model (DeciLM,
+// model_type nemotron-nas: the Llama-3.x-Nemotron Super and Ultra models),
+// one block_configs entry per layer. An attention block that is a no_op has
+// no attention and caches nothing; replace_with_linear puts one hidden ×
+// hidden matrix in its place; otherwise it has num_attention_heads /
+// n_heads_in_group key/value heads. The FFN's width is
+// int(2·ffn_mult·hidden/3) rounded up to a multiple of 256; a no_op FFN is
+// none and replace_with_linear one hidden × hidden matrix (ggml-org/llama.cpp
+// convert_hf_to_gguf.py, DeciModel._ffn_mult_to_intermediate_size and its
+// handling of no_op and replace_with_linear blocks).
+func nasBlocks(c *configReader, m *Model, blocks []any) []Layer {
+	if len(blocks) != m.Layers {
+		c.fail(fmt.Errorf("config block_configs lists %d blocks for %d layers", len(blocks), m.Layers))
+		return nil
+	}
+	h := int64(m.Hidden)
+	out := make([]Layer, len(blocks))
+	for i, b := range blocks {
+		block, _ := b.(map[string]any)
+		attention, _ := block["attention"].(map[string]any)
+		ffn, _ := block["ffn"].(map[string]any)
+		l := Layer{Kind: FullAttention}
+		switch {
+		case attention["no_op"] == true:
+			l.Kind = FeedForward
+		case attention["replace_with_linear"] == true:
+			l.Kind, l.MixerParams = FeedForward, h*h
+		default:
+			if g, ok := number(attention["n_heads_in_group"]); ok && g >= 1 && int(g) <= m.Heads {
+				l.KVHeads = m.Heads / int(g)
+			}
+		}
+		switch {
+		case ffn["no_op"] == true:
+			l.FFN = FFNNone
+		case ffn["replace_with_linear"] == true:
+			l.FFN, l.MixerParams = FFNNone, l.MixerParams+h*h
+		default:
+			if mult, ok := number(ffn["ffn_mult"]); ok && mult > 0 && c.mixerInBounds("block_configs ffn_mult", 2*mult*float64(h)/3) {
+				l.Intermediate = nasFFNWidth(mult, m.Hidden)
+			}
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// nasFFNWidth is a Nemotron-NAS FFN's width for ffn_mult: int(2·mult·
+// hidden/3), rounded up to a multiple of 256.
+func nasFFNWidth(mult float64, hidden int) int {
+	w := int(2 * mult * float64(hidden) / 3)
+	return (w + 255) / 256 * 256
 }
 
 // maxListedLayers bounds the depth a per-layer list is built for; deeper

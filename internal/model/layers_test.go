@@ -231,3 +231,37 @@ func TestStarcoder2Shape(t *testing.T) {
 	assert.InDelta(t, 7.17e9, float64(m.Params), 0.01e9)
 	assert.Equal(t, layers, m.CountLayers(SlidingWindow), "every layer windowed")
 }
+
+// TestNemotronNASBlocks: nvidia/Llama-3_3-Nemotron-Super-49B-v1's
+// config.json (catalog entry, verbatim from aiconfigurator's copy) lists one
+// block per layer: 49 attention blocks with n_heads_in_group 8 (64/8 = 8
+// key/value heads), 31 whose attention is a no_op, and an FFN of its own
+// ffn_mult in each (width 2·mult·hidden/3 rounded up to 256: 5.25 gives
+// 28672, 0.5 gives 2816). The model card names it 49B; a uniform reading
+// of its 80 layers gave 88 B.
+func TestNemotronNASBlocks(t *testing.T) {
+	m := Lookup("Llama-3.3-Nemotron-Super-49B-v1")
+	require.NotNil(t, m)
+	assert.Equal(t, 49, m.CountLayers(FullAttention))
+	assert.Equal(t, 31, m.CountLayers(FeedForward))
+	widths := map[int]int{}
+	for i := range m.Layers {
+		l := m.LayerAt(i)
+		widths[l.Intermediate]++
+		if l.HasAttention() {
+			assert.Equal(t, 8, m.LayerKVHeads(l), "layer %d", i)
+		}
+	}
+	assert.Equal(t, 49, widths[28672], "ffn_mult 5.25")
+	assert.Equal(t, 6, widths[2816], "ffn_mult 0.5")
+	assert.Zero(t, widths[0], "every block names its FFN")
+	assert.InDelta(t, 49.9e9, float64(m.Params), 0.5e9)
+	// The KV cache is the 49 attention layers' alone.
+	kvPerToken := int64(0)
+	for i := range m.Layers {
+		if l := m.LayerAt(i); l.CachesPerToken() {
+			kvPerToken += int64(2 * m.LayerKVHeads(l) * m.EffectiveHeadDim())
+		}
+	}
+	assert.Equal(t, int64(49*2*8*128), kvPerToken)
+}
