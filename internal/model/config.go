@@ -454,6 +454,7 @@ func nasBlocks(c *configReader, m *Model, blocks []any) []Layer {
 	}
 	h := int64(m.Hidden)
 	out := make([]Layer, len(blocks))
+	widest := 0
 	for i, b := range blocks {
 		block, _ := b.(map[string]any)
 		attention, _ := block["attention"].(map[string]any)
@@ -480,6 +481,12 @@ func nasBlocks(c *configReader, m *Model, blocks []any) []Layer {
 			}
 		}
 		out[i] = l
+		widest = max(widest, l.Intermediate)
+	}
+	if m.Intermediate == 0 {
+		// The config's intermediate_size is null: the widest block stands
+		// for the model where one width is asked (activation peaks).
+		m.Intermediate = widest
 	}
 	return out
 }

@@ -255,6 +255,7 @@ func TestNemotronNASBlocks(t *testing.T) {
 	assert.Equal(t, 49, widths[28672], "ffn_mult 5.25")
 	assert.Equal(t, 6, widths[2816], "ffn_mult 0.5")
 	assert.Zero(t, widths[0], "every block names its FFN")
+	assert.Equal(t, 28672, m.Intermediate, "the widest block stands for the model (intermediate_size is null)")
 	assert.InDelta(t, 49.9e9, float64(m.Params), 0.5e9)
 	// The KV cache is the 49 attention layers' alone.
 	kvPerToken := int64(0)
