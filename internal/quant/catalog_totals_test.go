@@ -97,5 +97,6 @@ var withoutPublishedTotalSince95 = []string{
 	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
 	"SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "aya-23-8B", "starcoder2-7b",
 	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
-	"Phi-4-reasoning-vision-15B", "Llama-3.3-Nemotron-Super-49B-v1",
+	"Phi-4-reasoning-vision-15B", "Llama-3.3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
+	"Orion-14B-Chat", "deepseek-moe-16b-chat",
 }
