@@ -30,7 +30,7 @@ var configKeys = struct {
 	vocab:         []string{"vocab_size", "padded_vocab_size"},
 	maxCtx:        []string{"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "max_seq_len"},
 	experts:       []string{"num_local_experts", "n_routed_experts", "num_experts"},
-	expertsPerTok: []string{"num_experts_per_tok", "n_activated_experts", "moe_top_k", "experts_per_token"},
+	expertsPerTok: []string{"num_experts_per_tok", "n_activated_experts", "moe_top_k", "experts_per_token", "top_k_experts"},
 	shared:        []string{"n_shared_experts", "num_shared_experts"},
 	moeInter:      []string{"moe_intermediate_size", "moe_inter_dim"},
 	denseLayers:   []string{"first_k_dense_replace", "n_dense_layers"},
@@ -90,6 +90,9 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.SharedExperts = c.int(configKeys.shared)
 	m.MoEIntermediate = c.int(configKeys.moeInter)
 	m.DenseLayers = c.int(configKeys.denseLayers)
+	if m.DenseLayers == 0 {
+		m.DenseLayers = leadingDenseLayers(c.cfg)
+	}
 	m.KVLoRARank = c.int(configKeys.kvLoRA)
 	m.QLoRARank = c.int(configKeys.qLoRA)
 	m.QKRopeHeadDim = c.int(configKeys.rope)
@@ -292,6 +295,32 @@ func (c *configReader) optInt(keys ...string) int {
 	return int(f)
 }
 
+// leadingDenseLayers is the number of leading layers a per-layer list marks
+// dense in a MoE config without first_k_dense_replace: the "dense" entries
+// that open mlp_layer_types (poolside's Laguna), or the indices 0, 1, ...
+// that open mlp_only_layers (the Qwen2-MoE key, used by Laguna-S-2.1). A
+// dense layer later in the model is not a leading one and is not counted.
+func leadingDenseLayers(cfg map[string]any) int {
+	n := 0
+	if types, ok := cfg["mlp_layer_types"].([]any); ok {
+		for _, t := range types {
+			if t != "dense" {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	only, _ := cfg["mlp_only_layers"].([]any)
+	for _, v := range only {
+		if i, ok := number(v); !ok || int(i) != n {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // readArchitectureFFN reads the FFN widths of architectures whose configs
 // name them apart from the Llama keys.
 func readArchitectureFFN(c *configReader, m *Model) {
@@ -347,6 +376,16 @@ func readArchitectureFFN(c *configReader, m *Model) {
 			if d := c.optInt("intermediate_size_mlp"); d > 0 {
 				m.Intermediate = d
 			}
+		}
+	case "gemma4_text", "gemma4":
+		// enable_moe_block: every layer keeps its dense MLP of
+		// intermediate_size beside the routed experts of
+		// moe_intermediate_size, always active like a shared expert
+		// (AI-Hypercomputer/maxtext src/maxtext/configs/models/gemma4-26b.yml:
+		// base_mlp_dim 2112, base_moe_mlp_dim 704, shared_experts 1; its
+		// src/maxtext/models/gemma4.py adds the two outputs).
+		if c.cfg["enable_moe_block"] == true && m.Experts > 0 && m.MoEIntermediate > 0 {
+			m.SharedIntermediate = m.Intermediate
 		}
 	case "nemotron_h":
 		if s := c.optInt("moe_shared_expert_intermediate_size"); s > 0 {

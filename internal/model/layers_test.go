@@ -266,3 +266,45 @@ func TestNemotronNASBlocks(t *testing.T) {
 	}
 	assert.Equal(t, int64(49*2*8*128), kvPerToken)
 }
+
+// TestGemma4MoEBlock: google/gemma-4-26B-A4B's config.json (catalog entry,
+// verbatim from aiconfigurator's copy) sets enable_moe_block: every layer
+// has a dense MLP of intermediate_size 2112 beside 128 routed experts of
+// moe_intermediate_size 704, top_k_experts 8 of them per token (maxtext
+// src/maxtext/configs/models/gemma4-26b.yml: base_mlp_dim 2112,
+// base_moe_mlp_dim 704, num_experts_per_tok 8, shared_experts 1). Read as
+// routed experts alone, with no top-k key, the model had 1.8 B active
+// parameters; the name says about 4.
+func TestGemma4MoEBlock(t *testing.T) {
+	m := Lookup("gemma-4-26B-A4B")
+	require.NotNil(t, m)
+	assert.Equal(t, 128, m.Experts)
+	assert.Equal(t, 8, m.ExpertsPerToken)
+	assert.Equal(t, 704, m.MoEIntermediate)
+	assert.Equal(t, 2112, m.SharedIntermediate)
+	assert.InDelta(t, 3.9e9, float64(m.ActiveParams), 0.3e9)
+	assert.InDelta(t, 25.5e9, float64(m.Params+m.VisionParams), 1e9)
+	// Gemma 4 31B (no MoE block) keeps its dense FFN.
+	dense := Lookup("Gemma-4-31B-IT")
+	require.NotNil(t, dense)
+	assert.False(t, dense.IsMoE())
+	assert.Zero(t, dense.SharedIntermediate)
+}
+
+// TestLeadingDenseLayersFromLists: poolside's Laguna configs (catalog
+// entries, verbatim from aiconfigurator's copies) name their dense first
+// layer by a per-layer list, not first_k_dense_replace: mlp_layer_types
+// ("dense", then "sparse" ×39, Laguna-XS.2) or mlp_only_layers ([0],
+// Laguna-S-2.1, the Qwen2-MoE key). That layer is a 2048 × 8192 MLP, not
+// 256 experts: read as experts, XS.2 counted 0.75 B too many.
+func TestLeadingDenseLayersFromLists(t *testing.T) {
+	for _, name := range []string{"Laguna-XS.2", "Laguna-S-2.1"} {
+		m := Lookup(name)
+		require.NotNil(t, m, name)
+		assert.Equal(t, 1, m.DenseLayers, name)
+	}
+	xs := Lookup("Laguna-XS.2")
+	assert.InDelta(t, 33.2e9, float64(xs.Params), 0.1e9)
+	// Qwen1.5-MoE-A2.7B lists no mlp_only_layers entry: no dense layer.
+	assert.Zero(t, Lookup("Qwen1.5-MoE-A2.7B").DenseLayers)
+}
