@@ -308,3 +308,19 @@ func TestLeadingDenseLayersFromLists(t *testing.T) {
 	// Qwen1.5-MoE-A2.7B lists no mlp_only_layers entry: no dense layer.
 	assert.Zero(t, Lookup("Qwen1.5-MoE-A2.7B").DenseLayers)
 }
+
+// TestOlmo3SlidingPattern: OLMo 3 configs give sliding_window 4096 and, in
+// maxtext's copies (catalog entries), no layer_types; Olmo3Config then makes
+// every 4th layer global and the others sliding (transformers
+// src/transformers/models/olmo3/configuration_olmo3.py: "sliding_attention"
+// if (i + 1) % 4 != 0). Read as all-sliding, the 64-layer 32B model cached
+// 4096 tokens on every layer.
+func TestOlmo3SlidingPattern(t *testing.T) {
+	m := Lookup("Olmo-3.1-32B-Instruct")
+	require.NotNil(t, m)
+	assert.Equal(t, 48, m.CountLayers(SlidingWindow))
+	assert.Equal(t, 16, m.CountLayers(FullAttention))
+	assert.Equal(t, FullAttention, m.LayerAt(3).Kind)
+	assert.Equal(t, SlidingWindow, m.LayerAt(0).Kind)
+	assert.Equal(t, 4, ArchOf("olmo3").GlobalEvery)
+}

@@ -99,4 +99,5 @@ var withoutPublishedTotalSince95 = []string{
 	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
 	"Phi-4-reasoning-vision-15B", "Llama-3.3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
 	"Orion-14B-Chat", "deepseek-moe-16b-chat", "gemma-4-26B-A4B", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
+	"Olmo-3.1-32B-Instruct", "Olmo-3-7B",
 }
