@@ -7780,7 +7780,7 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "A Phi-4 language model (40 layers, 5120 wide) with a SigLIP2 so400m vision tower (vision_config: 27 layers, 1152 wide) and an mlp2x_gelu projector; the config gives no patch size, so the tower is estimated from its layers.",
 	},
 	{
-		Name: "Llama-3.3-Nemotron-Super-49B-v1",
+		Name: "Llama-3_3-Nemotron-Super-49B-v1",
 		HFID: "nvidia/Llama-3_3-Nemotron-Super-49B-v1",
 		Aliases: []string{
 			"nemotron-super-49b",
@@ -9259,7 +9259,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              128256.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/nvidia--Llama-3_3-Nemotron-Super-49B-v1_config.json (a copy of https://huggingface.co/nvidia/Llama-3_3-Nemotron-Super-49B-v1/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "A Llama 3.3 70B pruned by neural architecture search: block_configs gives each of the 80 layers its own attention (31 are no_op: no attention, no KV cache; the other 49 have 8 key/value heads) and its own FFN width (ffn_mult).",
+		Notes:  "A Llama 3.3 70B pruned by neural architecture search: block_configs gives each of the 80 layers its own attention (31 are no_op: no attention, no KV cache; the other 49 have 8 key/value heads) and its own FFN width (ffn_mult). Named as its Hugging Face repository spells it (Llama-3_3); \"Llama-3.3-Nemotron-Super-49B-v1\" finds it too.",
 	},
 	{
 		Name: "gemma-2b",

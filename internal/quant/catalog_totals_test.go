@@ -97,7 +97,7 @@ var withoutPublishedTotalSince95 = []string{
 	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
 	"SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "aya-23-8B", "starcoder2-7b",
 	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
-	"Phi-4-reasoning-vision-15B", "Llama-3.3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
+	"Phi-4-reasoning-vision-15B", "Llama-3_3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
 	"Orion-14B-Chat", "deepseek-moe-16b-chat", "gemma-4-26B-A4B", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
 	"Olmo-3.1-32B-Instruct", "Olmo-3-7B",
 }
