@@ -63,9 +63,9 @@ const LlamaCPPCUDAOverheadBytes = 688 << 20
 const LlamaCPPCUDAFitOverheadBytes = 555 << 20
 
 // The params → shape relation of model.EstimateShape, over the 65 dense
-// catalog entries of internal/model/catalog.json: layers = exp(a) · P^b by
-// least squares on the logarithms, and their most common key/value head
-// count.
+// catalog models of the frozen list shapeFitModels (internal/calibration/fit):
+// layers = exp(a) · P^b by least squares on the logarithms, and their most
+// common key/value head count.
 const (
 	ShapeLayersLogIntercept = -2.454318233266516
 	ShapeLayersExponent     = 0.2681770681867829

@@ -89,6 +89,15 @@ var arches = map[string]Arch{
 	"qwen3_5_text":     {GatedAttention: true, GGUF: "qwen35"},
 	"qwen3_5_moe_text": {GatedAttention: true, GGUF: "qwen35moe"},
 	"falcon_h1":        {GGUF: "falcon-h1"},
+	// OLMo 3: every 4th layer attends globally, the others within
+	// sliding_window, when the config does not list layer_types
+	// (transformers src/transformers/models/olmo3/configuration_olmo3.py).
+	"olmo3": {GlobalEvery: 4},
+	// StarCoder2's MLP is c_fc and c_proj around a GELU, no gate, and its
+	// config class ties the embeddings unless told otherwise (transformers
+	// src/transformers/models/starcoder2/configuration_starcoder2.py:
+	// tie_word_embeddings = True; modeling_starcoder2.py, Starcoder2MLP).
+	"starcoder2":       {PlainMLP: true, TiedByDefault: true},
 	"granitemoehybrid": {GGUF: "granitehybrid"},
 }
 

@@ -30,7 +30,7 @@ var configKeys = struct {
 	vocab:         []string{"vocab_size", "padded_vocab_size"},
 	maxCtx:        []string{"max_position_embeddings", "n_positions", "max_sequence_length", "seq_length", "max_seq_len"},
 	experts:       []string{"num_local_experts", "n_routed_experts", "num_experts"},
-	expertsPerTok: []string{"num_experts_per_tok", "n_activated_experts", "moe_top_k", "experts_per_token"},
+	expertsPerTok: []string{"num_experts_per_tok", "n_activated_experts", "moe_top_k", "experts_per_token", "top_k_experts"},
 	shared:        []string{"n_shared_experts", "num_shared_experts"},
 	moeInter:      []string{"moe_intermediate_size", "moe_inter_dim"},
 	denseLayers:   []string{"first_k_dense_replace", "n_dense_layers"},
@@ -90,6 +90,9 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.SharedExperts = c.int(configKeys.shared)
 	m.MoEIntermediate = c.int(configKeys.moeInter)
 	m.DenseLayers = c.int(configKeys.denseLayers)
+	if m.DenseLayers == 0 {
+		m.DenseLayers = leadingDenseLayers(c.cfg)
+	}
 	m.KVLoRARank = c.int(configKeys.kvLoRA)
 	m.QLoRARank = c.int(configKeys.qLoRA)
 	m.QKRopeHeadDim = c.int(configKeys.rope)
@@ -305,6 +308,32 @@ func (c *configReader) optInt(keys ...string) int {
 	return int(f)
 }
 
+// leadingDenseLayers is the number of leading layers a per-layer list marks
+// dense in a MoE config without first_k_dense_replace: the "dense" entries
+// that open mlp_layer_types (poolside's Laguna), or the indices 0, 1, ...
+// that open mlp_only_layers (the Qwen2-MoE key, used by Laguna-S-2.1). A
+// dense layer later in the model is not a leading one and is not counted.
+func leadingDenseLayers(cfg map[string]any) int {
+	n := 0
+	if types, ok := cfg["mlp_layer_types"].([]any); ok {
+		for _, t := range types {
+			if t != "dense" {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	only, _ := cfg["mlp_only_layers"].([]any)
+	for _, v := range only {
+		if i, ok := number(v); !ok || int(i) != n {
+			break
+		}
+		n++
+	}
+	return n
+}
+
 // readArchitectureFFN reads the FFN widths of architectures whose configs
 // name them apart from the Llama keys.
 func readArchitectureFFN(c *configReader, m *Model) {
@@ -360,6 +389,16 @@ func readArchitectureFFN(c *configReader, m *Model) {
 			if d := c.optInt("intermediate_size_mlp"); d > 0 {
 				m.Intermediate = d
 			}
+		}
+	case "gemma4_text", "gemma4":
+		// enable_moe_block: every layer keeps its dense MLP of
+		// intermediate_size beside the routed experts of
+		// moe_intermediate_size, always active like a shared expert
+		// (AI-Hypercomputer/maxtext src/maxtext/configs/models/gemma4-26b.yml:
+		// base_mlp_dim 2112, base_moe_mlp_dim 704, shared_experts 1; its
+		// src/maxtext/models/gemma4.py adds the two outputs).
+		if c.cfg["enable_moe_block"] == true && m.Experts > 0 && m.MoEIntermediate > 0 {
+			m.SharedIntermediate = m.Intermediate
 		}
 	case "nemotron_h":
 		if s := c.optInt("moe_shared_expert_intermediate_size"); s > 0 {
@@ -442,10 +481,73 @@ func readLayerKinds(c *configReader, m *Model) {
 		m.LayerKinds = []Layer{l}
 	case c.optInt("attention_chunk_size") > 0:
 		m.LayerKinds = chunkedPattern(c, m)
+	case hasList(c.cfg["block_configs"]):
+		m.LayerKinds = nasBlocks(c, m, c.cfg["block_configs"].([]any))
 	default:
 		readSlidingWindow(*c, m)
 	}
 	readLayerFFNs(c, m)
+}
+
+// nasBlocks reads the per-layer blocks of a Nemotron-NAS model (DeciLM,
+// model_type nemotron-nas: the Llama-3.x-Nemotron Super and Ultra models),
+// one block_configs entry per layer. An attention block that is a no_op has
+// no attention and caches nothing; replace_with_linear puts one hidden ×
+// hidden matrix in its place; otherwise it has num_attention_heads /
+// n_heads_in_group key/value heads. The FFN's width is
+// int(2·ffn_mult·hidden/3) rounded up to a multiple of 256; a no_op FFN is
+// none and replace_with_linear one hidden × hidden matrix (ggml-org/llama.cpp
+// convert_hf_to_gguf.py, DeciModel._ffn_mult_to_intermediate_size and its
+// handling of no_op and replace_with_linear blocks).
+func nasBlocks(c *configReader, m *Model, blocks []any) []Layer {
+	if len(blocks) != m.Layers {
+		c.fail(fmt.Errorf("config block_configs lists %d blocks for %d layers", len(blocks), m.Layers))
+		return nil
+	}
+	h := int64(m.Hidden)
+	out := make([]Layer, len(blocks))
+	widest := 0
+	for i, b := range blocks {
+		block, _ := b.(map[string]any)
+		attention, _ := block["attention"].(map[string]any)
+		ffn, _ := block["ffn"].(map[string]any)
+		l := Layer{Kind: FullAttention}
+		switch {
+		case attention["no_op"] == true:
+			l.Kind = FeedForward
+		case attention["replace_with_linear"] == true:
+			l.Kind, l.MixerParams = FeedForward, h*h
+		default:
+			if g, ok := number(attention["n_heads_in_group"]); ok && g >= 1 && int(g) <= m.Heads {
+				l.KVHeads = m.Heads / int(g)
+			}
+		}
+		switch {
+		case ffn["no_op"] == true:
+			l.FFN = FFNNone
+		case ffn["replace_with_linear"] == true:
+			l.FFN, l.MixerParams = FFNNone, l.MixerParams+h*h
+		default:
+			if mult, ok := number(ffn["ffn_mult"]); ok && mult > 0 && c.mixerInBounds("block_configs ffn_mult", 2*mult*float64(h)/3) {
+				l.Intermediate = nasFFNWidth(mult, m.Hidden)
+			}
+		}
+		out[i] = l
+		widest = max(widest, l.Intermediate)
+	}
+	if m.Intermediate == 0 {
+		// The config's intermediate_size is null: the widest block stands
+		// for the model where one width is asked (activation peaks).
+		m.Intermediate = widest
+	}
+	return out
+}
+
+// nasFFNWidth is a Nemotron-NAS FFN's width for ffn_mult: int(2·mult·
+// hidden/3), rounded up to a multiple of 256.
+func nasFFNWidth(mult float64, hidden int) int {
+	w := int(2 * mult * float64(hidden) / 3)
+	return (w + 255) / 256 * 256
 }
 
 // maxListedLayers bounds the depth a per-layer list is built for; deeper

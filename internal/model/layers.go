@@ -106,6 +106,28 @@ type Layer struct {
 	MixerParams int64 `json:"mixer_params,omitempty"`
 	// FFN is the layer's feed-forward block.
 	FFN FFNKind `json:"ffn,omitempty"`
+	// Intermediate is the width of the layer's dense FFN when it differs
+	// from the model's (the per-block ffn_mult of a Nemotron-NAS model);
+	// 0 means the model's.
+	Intermediate int `json:"intermediate,omitempty"`
+}
+
+// LayerKVHeads is the key/value heads of an attention layer of kind l: its
+// own when it names them, else the model's.
+func (m *Model) LayerKVHeads(l Layer) int {
+	if l.KVHeads > 0 {
+		return l.KVHeads
+	}
+	return m.EffectiveKVHeads()
+}
+
+// LayerIntermediate is the dense FFN width of a layer of kind l: its own
+// when it names one, else the model's (4·hidden when the config omits it).
+func (m *Model) LayerIntermediate(l Layer) int {
+	if l.Intermediate > 0 {
+		return l.Intermediate
+	}
+	return intermediateOrDefault(m)
 }
 
 // Mamba2State is the Recurrent layer of a Mamba2 block with inner width

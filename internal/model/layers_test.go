@@ -228,3 +228,116 @@ func TestSSMStateBytes(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, m.SSMStateBytes)
 }
+
+// TestStarcoder2Shape: bigcode/starcoder2-7b's config.json (catalog entry,
+// verbatim from mlc-llm's preset) names no tie_word_embeddings and has a
+// plain two-matrix GELU MLP (c_fc, c_proj): its weights are 32 layers of
+// attention (36 query heads, 4 key/value heads of 128) and a 4608 × 18432
+// MLP, one tied 49152 × 4608 table, 7.17 B in all (biases, which the count
+// leaves out, add 0.0 B). A gated FFN or an untied head would give 8.04 B
+// or 7.40 B.
+func TestStarcoder2Shape(t *testing.T) {
+	m := Lookup("starcoder2:7b")
+	require.NotNil(t, m)
+	assert.True(t, m.TieEmbeddings)
+	const h, layers = 4608, 32
+	attention := int64(h*36*128 + 2*h*4*128 + 36*128*h)
+	mlp := int64(2 * h * 18432)
+	want := layers*(attention+mlp+2*h) + 49152*h + h
+	assert.Equal(t, want, m.Params)
+	assert.InDelta(t, 7.17e9, float64(m.Params), 0.01e9)
+	assert.Equal(t, layers, m.CountLayers(SlidingWindow), "every layer windowed")
+}
+
+// TestNemotronNASBlocks: nvidia/Llama-3_3-Nemotron-Super-49B-v1's
+// config.json (catalog entry, verbatim from aiconfigurator's copy) lists one
+// block per layer: 49 attention blocks with n_heads_in_group 8 (64/8 = 8
+// key/value heads), 31 whose attention is a no_op, and an FFN of its own
+// ffn_mult in each (width 2·mult·hidden/3 rounded up to 256: 5.25 gives
+// 28672, 0.5 gives 2816). The model card names it 49B; a uniform reading
+// of its 80 layers gave 88 B.
+func TestNemotronNASBlocks(t *testing.T) {
+	m := Lookup("Llama-3.3-Nemotron-Super-49B-v1")
+	require.NotNil(t, m)
+	assert.Equal(t, 49, m.CountLayers(FullAttention))
+	assert.Equal(t, 31, m.CountLayers(FeedForward))
+	widths := map[int]int{}
+	for i := range m.Layers {
+		l := m.LayerAt(i)
+		widths[l.Intermediate]++
+		if l.HasAttention() {
+			assert.Equal(t, 8, m.LayerKVHeads(l), "layer %d", i)
+		}
+	}
+	assert.Equal(t, 49, widths[28672], "ffn_mult 5.25")
+	assert.Equal(t, 6, widths[2816], "ffn_mult 0.5")
+	assert.Zero(t, widths[0], "every block names its FFN")
+	assert.Equal(t, 28672, m.Intermediate, "the widest block stands for the model (intermediate_size is null)")
+	assert.InDelta(t, 49.9e9, float64(m.Params), 0.5e9)
+	// The KV cache is the 49 attention layers' alone.
+	kvPerToken := int64(0)
+	for i := range m.Layers {
+		if l := m.LayerAt(i); l.CachesPerToken() {
+			kvPerToken += int64(2 * m.LayerKVHeads(l) * m.EffectiveHeadDim())
+		}
+	}
+	assert.Equal(t, int64(49*2*8*128), kvPerToken)
+}
+
+// TestGemma4MoEBlock: google/gemma-4-26B-A4B's config.json (catalog entry,
+// verbatim from aiconfigurator's copy) sets enable_moe_block: every layer
+// has a dense MLP of intermediate_size 2112 beside 128 routed experts of
+// moe_intermediate_size 704, top_k_experts 8 of them per token (maxtext
+// src/maxtext/configs/models/gemma4-26b.yml: base_mlp_dim 2112,
+// base_moe_mlp_dim 704, num_experts_per_tok 8, shared_experts 1). Read as
+// routed experts alone, with no top-k key, the model had 1.8 B active
+// parameters; the name says about 4.
+func TestGemma4MoEBlock(t *testing.T) {
+	m := Lookup("gemma-4-26B-A4B")
+	require.NotNil(t, m)
+	assert.Equal(t, 128, m.Experts)
+	assert.Equal(t, 8, m.ExpertsPerToken)
+	assert.Equal(t, 704, m.MoEIntermediate)
+	assert.Equal(t, 2112, m.SharedIntermediate)
+	assert.InDelta(t, 3.9e9, float64(m.ActiveParams), 0.3e9)
+	assert.InDelta(t, 25.5e9, float64(m.Params+m.VisionParams), 1e9)
+	// Gemma 4 31B (no MoE block) keeps its dense FFN.
+	dense := Lookup("Gemma-4-31B-IT")
+	require.NotNil(t, dense)
+	assert.False(t, dense.IsMoE())
+	assert.Zero(t, dense.SharedIntermediate)
+}
+
+// TestLeadingDenseLayersFromLists: poolside's Laguna configs (catalog
+// entries, verbatim from aiconfigurator's copies) name their dense first
+// layer by a per-layer list, not first_k_dense_replace: mlp_layer_types
+// ("dense", then "sparse" ×39, Laguna-XS.2) or mlp_only_layers ([0],
+// Laguna-S-2.1, the Qwen2-MoE key). That layer is a 2048 × 8192 MLP, not
+// 256 experts: read as experts, XS.2 counted 0.75 B too many.
+func TestLeadingDenseLayersFromLists(t *testing.T) {
+	for _, name := range []string{"Laguna-XS.2", "Laguna-S-2.1"} {
+		m := Lookup(name)
+		require.NotNil(t, m, name)
+		assert.Equal(t, 1, m.DenseLayers, name)
+	}
+	xs := Lookup("Laguna-XS.2")
+	assert.InDelta(t, 33.2e9, float64(xs.Params), 0.1e9)
+	// Qwen1.5-MoE-A2.7B lists no mlp_only_layers entry: no dense layer.
+	assert.Zero(t, Lookup("Qwen1.5-MoE-A2.7B").DenseLayers)
+}
+
+// TestOlmo3SlidingPattern: OLMo 3 configs give sliding_window 4096 and, in
+// maxtext's copies (catalog entries), no layer_types; Olmo3Config then makes
+// every 4th layer global and the others sliding (transformers
+// src/transformers/models/olmo3/configuration_olmo3.py: "sliding_attention"
+// if (i + 1) % 4 != 0). Read as all-sliding, the 64-layer 32B model cached
+// 4096 tokens on every layer.
+func TestOlmo3SlidingPattern(t *testing.T) {
+	m := Lookup("Olmo-3.1-32B-Instruct")
+	require.NotNil(t, m)
+	assert.Equal(t, 48, m.CountLayers(SlidingWindow))
+	assert.Equal(t, 16, m.CountLayers(FullAttention))
+	assert.Equal(t, FullAttention, m.LayerAt(3).Kind)
+	assert.Equal(t, SlidingWindow, m.LayerAt(0).Kind)
+	assert.Equal(t, 4, ArchOf("olmo3").GlobalEvery)
+}

@@ -103,7 +103,7 @@ func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
 	h := float64(m.Hidden)
 	var mixer, norms float64
 	if l.HasAttention() {
-		mixer += attentionParams(m)
+		mixer += attentionParams(m, m.LayerKVHeads(l))
 		norms += h
 	}
 	if l.MixerParams > 0 {
@@ -118,7 +118,7 @@ func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
 	norms += h
 	proj := float64(ffnProjections(m))
 	if !moe {
-		ffn := proj * h * float64(intermediateOrDefault(m))
+		ffn := proj * h * float64(m.LayerIntermediate(l))
 		return mixer + norms + ffn, mixer + norms + ffn
 	}
 	in, latent := expertInput(m)
@@ -227,7 +227,9 @@ func readVision(v map[string]any, m *Model) {
 	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, loaded apart from the language model (llama.cpp --mmproj)", p/1e9))
 }
 
-func attentionParams(m *Model) float64 {
+// attentionParams is the weights of one attention block with kvHeads
+// key/value heads (the layer's, Model.LayerKVHeads).
+func attentionParams(m *Model, kvHeads int) float64 {
 	h := float64(m.Hidden)
 	H := float64(m.Heads)
 	if m.KVLoRARank > 0 && m.Heads > 0 {
@@ -246,7 +248,7 @@ func attentionParams(m *Model) float64 {
 		return 4 * h * h // heads unknown: square q, k, v, o
 	}
 	d := float64(m.EffectiveHeadDim())
-	K := float64(m.EffectiveKVHeads())
+	K := float64(kvHeads)
 	q := h * H * d
 	if m.Arch().GatedAttention {
 		q *= 2
@@ -278,8 +280,9 @@ func intermediateOrDefault(m *Model) int {
 const shapeHeadQuantum = 8
 
 // EstimateShape fills an unknown shape from the parameter count with the
-// relation fitted over the dense catalog entries
-// (calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
+// relation fitted over a frozen list of dense catalog models
+// (shapeFitModels in internal/calibration/fit, so that catalog additions
+// never change it; calibration.ShapeLayersLogIntercept and ShapeLayersExponent: layers =
 // exp(a) · P^b; ShapeKVHeads, their most common key/value head count), with
 // hidden solved from P ≈ 12·L·h² (attention 4h² + FFN ≈ 8h² per layer),
 // and flags the model as estimated. It is used only when a request gives a

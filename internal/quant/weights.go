@@ -87,14 +87,14 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 		ts = append(ts, tensor{catF32, i, h, 0}, tensor{catOther2D, i, float64(l.MixerParams), m.Hidden})
 	}
 	if l.HasAttention() {
-		ts = appendAttentionTensors(ts, m, i)
+		ts = appendAttentionTensors(ts, m, i, m.LayerKVHeads(l))
 	}
 	return appendFFNTensors(ts, m, i, l)
 }
 
-// appendAttentionTensors appends the attention tensors of layer i and its
-// norm.
-func appendAttentionTensors(ts []tensor, m *model.Model, i int) []tensor {
+// appendAttentionTensors appends the attention tensors of layer i, of
+// kvHeads key/value heads, and its norm.
+func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tensor {
 	h := float64(m.Hidden)
 	H := float64(m.Heads)
 	ts = append(ts, tensor{catF32, i, h, 0}) // attn_norm
@@ -117,7 +117,7 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i int) []tensor {
 			tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
 	} else {
 		d := float64(m.EffectiveHeadDim())
-		K := float64(m.EffectiveKVHeads())
+		K := float64(kvHeads)
 		qd := m.Heads * m.EffectiveHeadDim()
 		if m.Arch().Falcon {
 			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
@@ -145,6 +145,9 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		inter = 4 * m.Hidden
 	}
 	if !m.IsMoE() || i < m.DenseLayers || l.FFN == model.FFNDense {
+		if l.Intermediate > 0 {
+			inter = l.Intermediate // a Nemotron-NAS block's own width
+		}
 		return appendMLP(ts, m, i, 1, inter)
 	}
 	ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0}) // router

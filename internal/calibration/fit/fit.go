@@ -570,26 +570,103 @@ func fitLlamaFitOverhead(dataDir string) (llamaFitOverheadFit, error) {
 	return f, nil
 }
 
-// shapeFit is the params → layers relation over the dense catalog entries.
+// shapeFit is the params → layers relation over the dense models of
+// shapeFitModels.
 type shapeFit struct {
 	a, b    float64
 	kvHeads int
 	n       int
 }
 
+// shapeFitModels are the catalog models the params → layers relation is
+// fitted over: the dense transformers of internal/model/catalog.json as it
+// stood when the list was frozen (the 65 entries up to Cosmos-Reason2-8B,
+// in catalog order). The list is fixed so that adding a model to the
+// catalog never changes the shape of a size-only request (params_b): the
+// fit put a 70B model at 69.58 layers, just above the 69.5 that rounds to
+// 70, so almost any added dense model moved it and changed answers.
+var shapeFitModels = []string{
+	"Llama-2-7B",
+	"Llama-2-13B",
+	"Llama-2-70B",
+	"CodeLlama-34B",
+	"Meta-Llama-3-8B",
+	"Meta-Llama-3-70B",
+	"Llama-3.1-8B",
+	"Llama-3.1-70B",
+	"Llama-3.1-405B",
+	"Llama-3.2-1B",
+	"Llama-3.2-3B",
+	"Mistral-7B-v0.1",
+	"Mistral-7B-v0.3",
+	"Qwen2.5-0.5B",
+	"Qwen2.5-1.5B",
+	"Qwen2.5-3B",
+	"Qwen2.5-7B",
+	"Qwen2.5-14B",
+	"Qwen2.5-32B",
+	"Qwen2.5-72B",
+	"Gemma-2-2B",
+	"Gemma-2-9B",
+	"Gemma-2-27B",
+	"Phi-3-mini-4k-instruct",
+	"Phi-3.5-mini-instruct",
+	"Falcon-40B",
+	"Falcon-180B",
+	"TinyLlama-1.1B-Chat-v1.0",
+	"Llama-3.3-70B-Instruct",
+	"Qwen3-0.6B",
+	"Qwen3-8B",
+	"Qwen3-32B",
+	"Gemma-3-1B",
+	"Gemma-3-4B",
+	"Gemma-3-12B",
+	"Gemma-3-27B",
+	"Phi-3-medium-4k-instruct",
+	"Phi-4",
+	"Qwen3-1.7B",
+	"Qwen3-VL-2B-Instruct",
+	"Qwen3-VL-4B-Instruct",
+	"Qwen3-VL-8B-Instruct",
+	"Qwen3-VL-32B-Instruct",
+	"Qwen3-VL-32B-Thinking",
+	"MiMo-7B-Base",
+	"Ministral-3-3B-Instruct-2512",
+	"OLMo-2-1124-7B",
+	"OLMo-2-1124-13B",
+	"OLMo-2-0325-32B",
+	"internlm2_5-7b-chat",
+	"stablelm-2-zephyr-1_6b",
+	"gemma-2-2b-jpn-it",
+	"Qwen3-4B",
+	"Qwen3-14B",
+	"Phi-4-mini-instruct",
+	"DeepSeek-R1-Distill-Qwen-32B",
+	"Qwen2-1.5B-Instruct",
+	"SmolLM-1.7B-Instruct",
+	"MiniCPM-2B-sft-bf16",
+	"SmolLM3-3B",
+	"Devstral-Small-2507",
+	"cogito-v1-preview-qwen-14B",
+	"medgemma-27b-it",
+	"granite-3b-code-instruct-128k",
+	"Cosmos-Reason2-8B",
+}
+
 // fitShape regresses ln(layers) on ln(params) by least squares over the
-// dense catalog entries with a known shape (no MoE, no MLA, no recurrent
-// or MLP-only layers: the relation is a transformer's), and takes the
-// most common key/value head count of those entries (the smallest on a
-// tie). The values are written exactly (shortest float64 form).
+// models of shapeFitModels, each of which must be a dense catalog entry
+// with a known shape (no MoE, no MLA, no recurrent or MLP-only layers: the
+// relation is a transformer's), and takes the most common key/value head
+// count of those entries (the smallest on a tie). The values are written
+// exactly (shortest float64 form).
 func fitShape() (shapeFit, error) {
 	var xs, ys []float64
 	kv := map[int]int{}
-	for _, e := range model.Catalog() {
-		m := model.Lookup(e.Name)
+	for _, name := range shapeFitModels {
+		m := model.Lookup(name)
 		if m == nil || m.IsMoE() || m.KVLoRARank > 0 || m.Layers == 0 || m.Params == 0 ||
 			m.CountLayers(model.Recurrent) > 0 || m.CountLayers(model.FeedForward) > 0 {
-			continue
+			return shapeFit{}, fmt.Errorf("shape fit: %s is not a dense catalog model with a known shape", name)
 		}
 		xs = append(xs, math.Log(float64(m.Params)))
 		ys = append(ys, math.Log(float64(m.Layers)))
@@ -597,7 +674,7 @@ func fitShape() (shapeFit, error) {
 	}
 	f := shapeFit{n: len(xs)}
 	if f.n < 2 {
-		return f, fmt.Errorf("shape fit: %d dense catalog entries", f.n)
+		return f, fmt.Errorf("shape fit: %d models", f.n)
 	}
 	n := float64(f.n)
 	var sx, sy, sxx, sxy float64
