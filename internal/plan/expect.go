@@ -86,9 +86,16 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
+	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.Setups) == 0) {
+		// vLLM's start-up profile sizes the cache on accelerators only (the
+		// plan was fitted with it: vllmcharge.go); its CPU backend takes
+		// VLLM_CPU_KVCACHE_SPACE instead (vllm/v1/worker/cpu_worker.py).
+		return nil
+	}
 	fraction := planFraction(pl)
 	var out EngineExpect
 	tokens := int64(-1)
+	short := false // one sequence does not fit a device's pool as vLLM checks it
 	for _, r := range pl.replicas() {
 		for i, s := range r {
 			if len(s.Devices) == 0 || s.Part.KV <= 0 {
@@ -104,8 +111,12 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			} else {
 				pool = staticPool(s, fraction, b.LinkedGroup)
 			}
-			// Part.KV is one full-context sequence (fitBatch) on one device.
-			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+			// Part.KV is one full-context sequence (fitBatch) on one device,
+			// for vLLM as its start-up check counts it (vllmCharge.KVScale).
+			if !b.WorkspaceOutside && pool < s.Part.KV {
+				short = true
+			}
+			perToken := float64(s.Part.KV) / pl.Costs.VLLM.kvScale() / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
 			if b.WorkspaceOutside && pl.Costs.Latent {
 				// SGLang keeps a token's whole MLA latent on every rank
 				// ((kv_lora_rank + qk_rope_head_dim) x layers x bytes,
@@ -136,7 +147,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
-	if !b.WorkspaceOutside && out.KVCacheTokens < int64(req.ContextLength) {
+	if !b.WorkspaceOutside && short {
 		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
 			out.EngineVersion, req.ContextLength, out.KVCacheTokens, out.KVCacheTokens)
 	}
@@ -186,6 +197,9 @@ func oneDomain(ds []*device) bool {
 // plan's tensor-parallel size, context and --max-num-seqs (the batch, when
 // the plan emits it: engine vllm.Args).
 func vllmStartupOf(pl *planned, req *planning, s *stage) engine.VLLMStartup {
+	if v := pl.Costs.VLLM; v != nil && len(v.Setups) > 0 {
+		return v.at(max(pl.TP, 1)) // the charge the plan was fitted with (vllmcharge.go)
+	}
 	v, err := engine.ParseVersion(req.EngineVersion)
 	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
 		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)

@@ -112,7 +112,17 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 	}
 	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
 		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
-		l, gib(need.total()), needSplit(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+		l, gib(need.total()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// needSplitCharged is needSplit with vLLM's start-up charge on each
+// device of a group of tp named, where the plan is made for vLLM
+// (vllmcharge.go): a refusal then says what vLLM itself takes.
+func needSplitCharged(need part, c costs, tp int) string {
+	if line := vllmChargeLine(c, tp); line != "" {
+		return needSplit(need) + ", " + line
+	}
+	return needSplit(need)
 }
 
 // needSplit says what a refused plan needs memory for, the larger of the
@@ -177,6 +187,10 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 	}
 	pl := notFitting(p, c, l)
 	pl.Reason = fmt.Sprintf("tensor_parallel_size %d: %s", tp, pl.Reason)
+	if c.VLLM != nil {
+		need := c.stagePart(0, c.Layers, tp)
+		pl.Reason += fmt.Sprintf("; split %d ways each device needs %s (%s)", tp, gib(need.total()), needSplitCharged(need, c, tp))
+	}
 	return pl
 }
 
@@ -398,7 +412,7 @@ func maxLayers(s *stage, i, n int, c costs) int {
 	if room <= 0 {
 		return 0
 	}
-	per := c.LayerWeights/float64(t) + c.LayerKV/c.kvSplit(t)
+	per := c.LayerWeights/float64(t) + c.VLLM.scaledKV(c.LayerKV/c.kvSplit(t))
 	if per <= 0 {
 		return c.Layers
 	}

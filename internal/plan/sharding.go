@@ -226,7 +226,13 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		if !sane {
 			return false
 		}
-		c := newCosts(req.Model, b, pl.Level).on(pl.Pool)
+		// vLLM's pool is sized at start-up with the plan's --max-num-seqs,
+		// whatever the number of sequences asked of it.
+		c := req.costsOf(b, pl.Level, ctx, pl.batchOf(req))
+		if pl.Offloaded {
+			c.VLLM = nil // the offload plan was made without it (planOffloadLevels)
+		}
+		c = c.on(pl.Pool)
 		for _, r := range units {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false
