@@ -81,3 +81,49 @@ func servingPlan(t *testing.T, machine, request string) map[string]any {
 	}
 	return a
 }
+
+// TestFittingSGLangPlansHoldOneSequence: on every fixture machine, an
+// SGLang plan of the catalog sample that fits leaves SGLang a pool of at
+// least one full context (engine_expect.sglang.max_total_num_tokens at
+// least --context-length), at the layout's own --mem-fraction-static and
+// after its process groups.
+func TestFittingSGLangPlansHoldOneSequence(t *testing.T) {
+	machines, err := os.ReadDir(filepath.Join("..", "..", "testdata", "machines"))
+	require.NoError(t, err)
+	fitting, parallel := 0, 0
+	for mi, m := range machines {
+		if !m.IsDir() || goldenSkip[m.Name()] {
+			continue
+		}
+		for i, name := range servingSample {
+			v := servingVariants[(mi+i)%len(servingVariants)]
+			body := fmt.Sprintf(`{"model":{"name":%q},"engine":"sglang"%s}`, name, v)
+			a := servingPlan(t, m.Name(), body)
+			if a["fits"] != true {
+				continue
+			}
+			ex, _ := a["engine_expect"].(map[string]any)
+			x, ok := ex["sglang"].(map[string]any)
+			if !ok {
+				continue
+			}
+			args := argsOf(a, "sglang")
+			ctx := 0
+			for j := 0; j+1 < len(args); j++ {
+				if args[j] == "--context-length" {
+					_, err := fmt.Sscan(args[j+1], &ctx)
+					require.NoError(t, err)
+				}
+			}
+			require.Positive(t, ctx, "%s on %s: %v", body, m.Name(), args)
+			fitting++
+			if tp, _ := a["tp_size"].(float64); tp > 1 {
+				parallel++
+			}
+			tokens, _ := x["max_total_num_tokens"].(float64)
+			assert.GreaterOrEqual(t, tokens, float64(ctx), "%s on %s (tp %v): %v", body, m.Name(), a["tp_size"], x)
+		}
+	}
+	require.Greater(t, fitting, 50, "the sample must hold fitting SGLang plans to check")
+	require.Greater(t, parallel, 5, "and tensor-parallel ones")
+}

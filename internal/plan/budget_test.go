@@ -469,3 +469,34 @@ func TestVLLM70BAt32kOnTwoH100(t *testing.T) {
 	assert.Empty(t, x.Warning)
 	assert.GreaterOrEqual(t, x.KVCacheTokens, int64(ctx))
 }
+
+// An SGLang plan fits when SGLang's own pool holds one sequence: at TP 8
+// SGLang's --mem-fraction-static (0.799 on H100s) is below the single-GPU
+// share the plan's split is checked against, and its process groups take
+// 2 GiB a rank first. Kimi-K2-Instruct at int4 over eight H100s splits
+// within the share but leaves SGLang no pool: refused, saying so. A plan
+// that fits holds its context, up to max_context_length and not past it.
+func TestSGLangFitsItsOwnPool(t *testing.T) {
+	k := shard(t, request(t, `{"model":{"name":"Kimi-K2-Instruct"},"engine":"sglang","quant":"int4","tensor_parallel_size":8,"context_length":32768}`, nvlinked(8)))
+	require.False(t, k.Fits, k.Explanation)
+	assert.Contains(t, k.Refusal.Text, "SGLang's --mem-fraction-static 0.799 at TP 8 leaves each device")
+	assert.Contains(t, k.Refusal.Text, "fewer than one sequence of 32768")
+
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA L4", 24*gibBytes, "8.9")})
+	at := func(ctx string) *ShardingAnswer {
+		t.Helper()
+		return shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"bf16"`+ctx+`}`, r))
+	}
+	chosen := at("")
+	require.True(t, chosen.Fits, chosen.Explanation)
+	ctx, err := strconv.Atoi(argValue(chosen.EngineArgs["sglang"], "--context-length"))
+	require.NoError(t, err)
+	require.Less(t, ctx, 131072, "the pool, not the model, limits the context")
+	assert.GreaterOrEqual(t, chosen.EngineExpect["sglang"].MaxTotalNumTokens, int64(ctx))
+	a := at(`,"context_length":4096`)
+	require.True(t, a.Fits, a.Explanation)
+	edge := at(`,"context_length":` + itoa(a.MaxContextLength))
+	require.True(t, edge.Fits, edge.Explanation)
+	assert.GreaterOrEqual(t, edge.EngineExpect["sglang"].MaxTotalNumTokens, int64(a.MaxContextLength))
+	assert.False(t, at(`,"context_length":`+itoa(a.MaxContextLength+1)).Fits)
+}

@@ -119,6 +119,11 @@ type costs struct {
 	// vLLM's own start-up profile instead of Activations and Overhead, and
 	// one sequence's KV cache as vLLM checks it.
 	VLLM *vllmCharge
+	// Context is the context the costs were made for (costsOf; 0:
+	// unknown), Static SGLang's pool rule on the pool they are on
+	// (costs.on, sglangfit.go).
+	Context int
+	Static  *staticRule
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -159,6 +164,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 // engine keeps it there.
 func (c costs) on(p *pool) costs {
 	c.VLLM = c.VLLM.onPool(p)
+	c.Static = staticRuleOn(p, c.Context)
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
 		return c

@@ -176,7 +176,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 	}
 	for _, g := range groups {
 		st := stage{Devices: g, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
-		if st.Part.total() <= st.budget() {
+		if c.stageFits(st, 1) {
 			return planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: tp, Costs: c}
 		}
 	}
@@ -190,6 +190,9 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 	if c.VLLM != nil {
 		need := c.stagePart(0, c.Layers, tp)
 		pl.Reason += fmt.Sprintf("; split %d ways each device needs %s (%s)", tp, gib(need.total()), needSplitCharged(need, c, tp))
+	}
+	if line := staticShortLine(groups[0], c); line != "" {
+		pl.Reason += "; " + line
 	}
 	return pl
 }
@@ -207,8 +210,7 @@ func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
 		return cands[i].Usable > cands[j].Usable
 	})
 	for _, d := range cands {
-		if need.total() <= d.Usable {
-			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+		if st := (stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}); c.stageFits(st, 1) {
 			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
 		}
 	}
@@ -284,7 +286,7 @@ func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
 				}
 				ds := mostUsable(g, n)
 				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
-				if st.Part.total() <= st.budget() {
+				if c.stageFits(st, 1) {
 					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
 					break
 				}
@@ -465,7 +467,7 @@ func assignLayers(stages []stage, c costs, greedy bool) bool {
 			stages[i].Start, stages[i].End = start, start+counts[i]
 			start += counts[i]
 			stages[i].Part = c.stagePart(stages[i].Start, stages[i].End, len(stages[i].Devices))
-			if over < 0 && stages[i].Part.total() > stages[i].budget() {
+			if over < 0 && !c.stageFits(stages[i], n) {
 				over = i
 			}
 		}
@@ -558,8 +560,9 @@ func moveOne(stages []stage, counts []int, from int, c costs) bool {
 // fitsWith reports whether stage i fits under counts.
 func fitsWith(stages []stage, counts []int, i int, c costs) bool {
 	start := sumInts(counts[:i])
-	p := c.stagePart(start, start+counts[i], len(stages[i].Devices))
-	return p.total() <= stages[i].budget()
+	s := stages[i]
+	s.Part = c.stagePart(start, start+counts[i], len(s.Devices))
+	return c.stageFits(s, len(stages))
 }
 
 // hostDevice returns the host RAM as a planning device for cpu_offload, nil

@@ -182,10 +182,11 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 	case k == 1 && tp == 1:
 		need := c.stagePart(0, c.Layers, 1)
 		for _, d := range bySpeed(p.Devices) {
-			if len(out) == n || need.total() > d.Usable {
+			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+			if len(out) == n || !c.stageFits(st, 1) {
 				break
 			}
-			out = append(out, []stage{{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}})
+			out = append(out, []stage{st})
 		}
 	case k == 1:
 		part := c.stagePart(0, c.Layers, tp)
@@ -195,7 +196,7 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
 			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
 				st := stage{Devices: inOrder(rank, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
-				if part.total() > st.budget() {
+				if !c.stageFits(st, 1) {
 					break
 				}
 				out = append(out, []stage{st})

@@ -279,8 +279,8 @@ func unitFits(r []stage, c costs, offloaded bool) bool {
 		stages[i] = stage{Devices: s.Devices}
 	}
 	if len(stages) == 1 {
-		p := c.stagePart(0, c.Layers, len(stages[0].Devices))
-		return p.total() <= stages[0].budget()
+		stages[0].Part = c.stagePart(0, c.Layers, len(stages[0].Devices))
+		return c.stageFits(stages[0], 1)
 	}
 	return assignLayers(stages, c, offloaded)
 }

@@ -61,6 +61,7 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	if r.training || ctx <= 0 {
 		return c
 	}
+	c.Context = ctx
 	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1}
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
@@ -160,7 +161,7 @@ func refitUnits(units [][]stage, c costs) [][]stage {
 		r := make([]stage, len(u))
 		for i, s := range u {
 			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
-			if s.Part.total() > s.budget() {
+			if !c.stageFits(s, len(u)) {
 				return out
 			}
 			r[i] = s
