@@ -6,7 +6,6 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // EngineExpect is what an engine that sizes its own paged KV pool at
@@ -62,7 +61,8 @@ type EngineExpect struct {
 	// Warning says when by this accounting vLLM will refuse to start the
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
-	// vllm/v1/core/kv_cache_utils.py), although the plan's own split fits.
+	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
+	// (vllmcharge.go), so a fitting plan carries none.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -105,7 +105,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			block := int64(1) // SGLang's default --page-size
 			var st engine.VLLMStartup
 			if !b.WorkspaceOutside {
-				st = vllmStartupOf(pl, req, &s)
+				st = vllmStartupOf(pl)
 				pool -= st.Bytes()
 				block = vllmBlockTokens
 			} else {
@@ -192,26 +192,12 @@ func oneDomain(ds []*device) bool {
 	return true
 }
 
-// vllmStartupOf is vLLM's start-up charge on a device of stage s of plan
-// pl: the request's vLLM version, the device's total memory and name, the
-// plan's tensor-parallel size, context and --max-num-seqs (the batch, when
-// the plan emits it: engine vllm.Args).
-func vllmStartupOf(pl *planned, req *planning, s *stage) engine.VLLMStartup {
-	if v := pl.Costs.VLLM; v != nil && len(v.Setups) > 0 {
-		return v.at(max(pl.TP, 1)) // the charge the plan was fitted with (vllmcharge.go)
-	}
-	v, err := engine.ParseVersion(req.EngineVersion)
-	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
-		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
-	}
-	d := s.Devices[0].Dev
-	seqs := 0
-	if b := pl.batchOf(req); b > 1 {
-		seqs = b
-	}
-	graphs := d.Kind == registry.KindCUDA || d.Kind == registry.KindROCm
-	return engine.VLLMStartupOf(req.Model, engine.VLLMSetup{Version: v, TotalBytes: d.MemoryBytes, Name: d.Name,
-		TP: max(pl.TP, 1), MaxModelLen: req.ContextLength, MaxNumSeqs: seqs, Graphs: graphs})
+// vllmStartupOf is vLLM's start-up charge on each device of plan pl: the
+// charge the plan was fitted with (costs.VLLM, vllmcharge.go: the
+// request's vLLM version, the pool's GPUs, the plan's tensor-parallel
+// size, context and --max-num-seqs), which engineExpectOf requires.
+func vllmStartupOf(pl *planned) engine.VLLMStartup {
+	return pl.Costs.VLLM.at(max(pl.TP, 1))
 }
 
 // vllmTokenScale is the ratio of the KV bytes per token vLLM counts in
