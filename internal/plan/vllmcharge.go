@@ -41,6 +41,7 @@ type vllmCharge struct {
 	// Setups are the distinct GPUs of the pool the costs are on (set by
 	// costs.on); the charge is the largest of theirs.
 	Setups []engine.VLLMSetup
+	pool   *pool // the pool Setups are of
 }
 
 // vllmVersion is the vLLM release a request plans for: its engine_version,
@@ -81,23 +82,27 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 }
 
 // onPool is v for the GPUs of pool p: nil unless p's engine is vLLM and
-// its devices are accelerators.
+// its devices are accelerators. The distinct GPUs are listed once per
+// pool (a pool of thousands of identical devices has one).
 func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	if v == nil || p.Kind == registry.KindCPU || p.Budget.Engine == nil || p.Budget.Engine.Name() != engine.NameVLLM {
 		return nil
 	}
+	if v.pool == p {
+		return v
+	}
 	out := *v
-	out.Setups = nil
-	seen := map[string]bool{}
+	out.pool, out.Setups = p, nil
+	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
+next:
 	for _, d := range p.Devices {
-		k := fmt.Sprintf("%s|%d|%s", d.Dev.Name, d.Dev.MemoryBytes, d.Dev.Kind)
-		if seen[k] {
-			continue
+		for _, s := range out.Setups {
+			if s.Name == d.Dev.Name && s.TotalBytes == d.Dev.MemoryBytes {
+				continue next
+			}
 		}
-		seen[k] = true
 		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
-			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs,
-			Graphs: d.Dev.Kind == registry.KindCUDA || d.Dev.Kind == registry.KindROCm})
+			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs})
 	}
 	return &out
 }
