@@ -230,7 +230,10 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		// whatever the number of sequences asked of it.
 		c := req.costsOf(b, pl.Level, ctx, pl.batchOf(req))
 		if pl.Offloaded {
-			c.VLLM = nil // the offload plan was made without it (planOffloadLevels)
+			// The offload plan was made without the engines' own start-up
+			// rules (planOffloadLevels): neither vLLM's charge nor
+			// SGLang's pool check.
+			c.VLLM, c.Context = nil, 0
 		}
 		c = c.on(pl.Pool)
 		for _, r := range units {
