@@ -459,6 +459,8 @@ func TestVLLM70BAt32kOnTwoH100(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16","context_length":32768}`, r))
 	require.False(t, a.Fits, a.Explanation)
 	assert.Contains(t, a.Refusal.Text, "start-up charge")
+	assert.Contains(t, a.Refusal.Text, "split 2 ways (the largest tensor-parallel group) each device needs")
+	assert.Contains(t, a.Refusal.Text, "non-torch memory 2.1 GiB", "the TP-2 group's charge")
 
 	c := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16"}`, r))
 	require.True(t, c.Fits, c.Explanation)

@@ -98,7 +98,33 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 	if pl, ok := planPipeline(p, c, l, 0); ok {
 		return pl
 	}
-	return notFitting(p, c, l)
+	pl := notFitting(p, c, l)
+	if t := largestTP(p, c); t > 1 && c.VLLM != nil {
+		// The one-device figure carries vLLM's single-GPU charge; a
+		// tensor-parallel group is charged more (NCCL and all-reduce
+		// buffers): say what its devices would need.
+		need := c.stagePart(0, c.Layers, t)
+		pl.Reason += fmt.Sprintf("; split %d ways (the largest tensor-parallel group) each device needs %s (%s)", t, gib(need.total()), needSplitCharged(need, c, t))
+	}
+	return pl
+}
+
+// largestTP is the largest tensor-parallel size of identical devices
+// inside one high-bandwidth domain of p that the model's heads allow (0:
+// none).
+func largestTP(p *pool, c costs) int {
+	best := 0
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
+				if c.validTP(n) {
+					best = n
+					break
+				}
+			}
+		}
+	}
+	return best
 }
 
 // notFitting is the failed plan of a level on a pool, with the reason.
