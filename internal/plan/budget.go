@@ -217,8 +217,9 @@ func budgetOf(pl *planned) *Budget {
 	}
 	b := planBudget(pl)
 	c := pl.Costs.on(pl.Pool)
+	reserved := c.stagePart(0, 0, max(pl.TP, 1)) // vLLM's start-up charge at the plan's TP, else the estimate's
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
-		EngineReservedBytes: c.Activations + c.Overhead}
+		EngineReservedBytes: reserved.Activations + reserved.Overhead}
 	if pl.Pool.Kind != registry.KindCPU {
 		out.HostBytes = c.hostBytes()
 	}

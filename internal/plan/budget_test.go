@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -414,22 +415,90 @@ func TestSGLangMLAPool(t *testing.T) {
 		"the pool over a whole latent per token")
 }
 
-// A plan whose own split fits but that vLLM's start-up accounting leaves
-// less than one sequence of KV cache for (a 70B at 16k on two H100s:
-// vLLM charges each GPU about 4 GiB of activation peak, NCCL buffers and
-// CUDA graphs, the plan under 1 GiB) says vLLM will refuse to start, and
-// what context it would take; at 4k it does not.
-func TestEngineExpectWarnsWhenVLLMWouldRefuse(t *testing.T) {
+// A vLLM plan fits exactly when vLLM's own start-up accounting leaves one
+// sequence of KV cache (a 70B at 16k on two H100s: vLLM charges each GPU
+// about 4.8 GiB of activation peak, NCCL buffers and CUDA graphs, which
+// the planner's generic estimate put under 1 GiB): the refusal names
+// vLLM's charge; at 4k the plan fits and vLLM's pool holds the sequence.
+func TestVLLMFitsAsVLLMStarts(t *testing.T) {
 	r := nvlinked(2)
-	at := func(ctx int) EngineExpect {
+	at := func(ctx int) *ShardingAnswer {
 		t.Helper()
-		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","tensor_parallel_size":2,"context_length":`+itoa(ctx)+`}`, r))
-		require.True(t, a.Fits, a.Explanation)
-		return a.EngineExpect[engineVLLM]
+		return shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","tensor_parallel_size":2,"context_length":`+itoa(ctx)+`}`, r))
 	}
 	long := at(16384)
-	require.Less(t, long.KVCacheTokens, int64(16384))
-	assert.Contains(t, long.Warning, "refuses to start")
-	assert.Contains(t, long.Warning, "context_length "+itoa(int(long.KVCacheTokens)))
-	assert.Empty(t, at(4096).Warning)
+	require.False(t, long.Fits, long.Explanation)
+	require.NotNil(t, long.Refusal)
+	assert.Contains(t, long.Refusal.Text, "vLLM 0.21.0's start-up charge")
+	assert.Contains(t, long.Refusal.Text, "split 2 ways each device needs")
+
+	short := at(4096)
+	require.True(t, short.Fits, short.Explanation)
+	x := short.EngineExpect[engineVLLM]
+	assert.Empty(t, x.Warning)
+	assert.GreaterOrEqual(t, x.KVCacheTokens, int64(4096))
+	// The answer's memory lines are vLLM's charge: two GPUs' peak
+	// activation, and their non-torch memory and CUDA graphs.
+	assert.InDelta(t, 2*x.PeakActivationGiB, float64(short.Memory.ActivationsBytes)/float64(gibBytes), 0.02)
+	assert.InDelta(t, 2*(x.NonTorchGiB+x.CUDAGraphGiB), float64(short.Memory.OverheadBytes)/float64(gibBytes), 0.02)
+	assert.Equal(t, short.Memory.ActivationsBytes/2+short.Memory.OverheadBytes/2, short.Budget.EngineReservedBytes)
+	// The longest context is the longest vLLM starts with.
+	assert.Less(t, short.MaxContextLength, 16384)
+	edge := at(short.MaxContextLength)
+	require.True(t, edge.Fits, edge.Explanation)
+	assert.Empty(t, edge.EngineExpect[engineVLLM].Warning)
+	assert.False(t, at(short.MaxContextLength+1).Fits)
+}
+
+// The golden question plan-70b-vllm (a 70B by size at 32k on two NVLinked
+// H100s, bf16) fitted on the planner's own estimate while vLLM's
+// accounting left about 19k tokens; it no longer fits, and with no context
+// asked the chosen context is one vLLM's pool holds.
+func TestVLLM70BAt32kOnTwoH100(t *testing.T) {
+	r := nvlinked(2)
+	a := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16","context_length":32768}`, r))
+	require.False(t, a.Fits, a.Explanation)
+	assert.Contains(t, a.Refusal.Text, "start-up charge")
+	assert.Contains(t, a.Refusal.Text, "split 2 ways (the largest tensor-parallel group) each device needs")
+	assert.Contains(t, a.Refusal.Text, "non-torch memory 2.1 GiB", "the TP-2 group's charge")
+
+	c := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16"}`, r))
+	require.True(t, c.Fits, c.Explanation)
+	x := c.EngineExpect[engineVLLM]
+	ctx, err := strconv.Atoi(argValue(c.EngineArgs["vllm"], "--max-model-len"))
+	require.NoError(t, err)
+	assert.Less(t, ctx, 32768)
+	assert.Empty(t, x.Warning)
+	assert.GreaterOrEqual(t, x.KVCacheTokens, int64(ctx))
+}
+
+// An SGLang plan fits when SGLang's own pool holds one sequence: at TP 8
+// SGLang's --mem-fraction-static (0.799 on H100s) is below the single-GPU
+// share the plan's split is checked against, and its process groups take
+// 2 GiB a rank first. Kimi-K2-Instruct at int4 over eight H100s splits
+// within the share but leaves SGLang no pool: refused, saying so. A plan
+// that fits holds its context, up to max_context_length and not past it.
+func TestSGLangFitsItsOwnPool(t *testing.T) {
+	k := shard(t, request(t, `{"model":{"name":"Kimi-K2-Instruct"},"engine":"sglang","quant":"int4","tensor_parallel_size":8,"context_length":32768}`, nvlinked(8)))
+	require.False(t, k.Fits, k.Explanation)
+	assert.Contains(t, k.Refusal.Text, "SGLang's --mem-fraction-static 0.799 at TP 8 leaves each device")
+	assert.Contains(t, k.Refusal.Text, "fewer than one sequence of 32768")
+
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA L4", 24*gibBytes, "8.9")})
+	at := func(ctx string) *ShardingAnswer {
+		t.Helper()
+		return shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"bf16"`+ctx+`}`, r))
+	}
+	chosen := at("")
+	require.True(t, chosen.Fits, chosen.Explanation)
+	ctx, err := strconv.Atoi(argValue(chosen.EngineArgs["sglang"], "--context-length"))
+	require.NoError(t, err)
+	require.Less(t, ctx, 131072, "the pool, not the model, limits the context")
+	assert.GreaterOrEqual(t, chosen.EngineExpect["sglang"].MaxTotalNumTokens, int64(ctx))
+	a := at(`,"context_length":4096`)
+	require.True(t, a.Fits, a.Explanation)
+	edge := at(`,"context_length":` + itoa(a.MaxContextLength))
+	require.True(t, edge.Fits, edge.Explanation)
+	assert.GreaterOrEqual(t, edge.EngineExpect["sglang"].MaxTotalNumTokens, int64(a.MaxContextLength))
+	assert.False(t, at(`,"context_length":`+itoa(a.MaxContextLength+1)).Fits)
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // EngineExpect is what an engine that sizes its own paged KV pool at
@@ -66,7 +65,8 @@ type EngineExpect struct {
 	// Warning says when by this accounting vLLM will refuse to start the
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
-	// vllm/v1/core/kv_cache_utils.py), although the plan's own split fits.
+	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
+	// (vllmcharge.go), so a fitting plan carries none.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -94,10 +94,17 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
+	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.Setups) == 0) {
+		// vLLM's start-up profile sizes the cache on accelerators only (the
+		// plan was fitted with it: vllmcharge.go); its CPU backend takes
+		// VLLM_CPU_KVCACHE_SPACE instead (vllm/v1/worker/cpu_worker.py).
+		return nil
+	}
 	fraction := planFraction(pl)
 	var out EngineExpect
 	tokens := int64(-1)
 	hybridConcurrency := -1.0 // the fewest over the stages; < 0: not a hybrid layout
+	short := false            // one sequence does not fit a device's pool as vLLM checks it
 	for _, r := range pl.replicas() {
 		for i, s := range r {
 			if len(s.Devices) == 0 || s.Part.KV <= 0 {
@@ -107,14 +114,18 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			block := int64(1) // SGLang's default --page-size
 			var st engine.VLLMStartup
 			if !b.WorkspaceOutside {
-				st = vllmStartupOf(pl, req, &s)
+				st = vllmStartupOf(pl)
 				pool -= st.Bytes()
 				block = vllmBlockTokens
 			} else {
 				pool = staticPool(s, fraction, b.LinkedGroup)
 			}
-			// Part.KV is one full-context sequence (fitBatch) on one device.
-			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+			// Part.KV is one full-context sequence (fitBatch) on one device,
+			// for vLLM as its start-up check counts it (vllmCharge.KVScale).
+			if !b.WorkspaceOutside && pool < s.Part.KV {
+				short = true
+			}
+			perToken := float64(s.Part.KV) / pl.Costs.VLLM.kvScale() / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
 			if b.WorkspaceOutside && pl.Costs.Latent {
 				// SGLang keeps a token's whole MLA latent on every rank
 				// ((kv_lora_rank + qk_rope_head_dim) x layers x bytes,
@@ -152,13 +163,12 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
-	short := out.KVCacheTokens < int64(req.ContextLength)
 	if hybridConcurrency >= 0 {
 		// A hybrid's tokens are not its concurrency: each request also
 		// holds state blocks (engine.VLLMHybridLayout).
 		out.MaxConcurrency = roundHundredth(max(hybridConcurrency, 0))
 		out.Source = expectSourceHybrid
-		short = hybridConcurrency < 1
+		short = short || hybridConcurrency < 1
 	}
 	if !b.WorkspaceOutside && short {
 		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
@@ -205,23 +215,12 @@ func oneDomain(ds []*device) bool {
 	return true
 }
 
-// vllmStartupOf is vLLM's start-up charge on a device of stage s of plan
-// pl: the request's vLLM version, the device's total memory and name, the
-// plan's tensor-parallel size, context and --max-num-seqs (the batch, when
-// the plan emits it: engine vllm.Args).
-func vllmStartupOf(pl *planned, req *planning, s *stage) engine.VLLMStartup {
-	v, err := engine.ParseVersion(req.EngineVersion)
-	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
-		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
-	}
-	d := s.Devices[0].Dev
-	seqs := 0
-	if b := pl.batchOf(req); b > 1 {
-		seqs = b
-	}
-	graphs := d.Kind == registry.KindCUDA || d.Kind == registry.KindROCm
-	return engine.VLLMStartupOf(req.Model, engine.VLLMSetup{Version: v, TotalBytes: d.MemoryBytes, Name: d.Name,
-		TP: max(pl.TP, 1), MaxModelLen: req.ContextLength, MaxNumSeqs: seqs, Graphs: graphs})
+// vllmStartupOf is vLLM's start-up charge on each device of plan pl: the
+// charge the plan was fitted with (costs.VLLM, vllmcharge.go: the
+// request's vLLM version, the pool's GPUs, the plan's tensor-parallel
+// size, context and --max-num-seqs), which engineExpectOf requires.
+func vllmStartupOf(pl *planned) engine.VLLMStartup {
+	return pl.Costs.VLLM.at(max(pl.TP, 1))
 }
 
 // vllmHybridLayout is vLLM's cache layout on a device of stage s when the

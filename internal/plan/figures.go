@@ -114,6 +114,16 @@ type costs struct {
 	// Latent: the model caches an MLA latent (kv_lora_rank), which SGLang's
 	// default fraction reserves more for (engine.Memory.FractionAt).
 	Latent bool
+	// VLLM, when set, is vLLM's start-up rule (vllmcharge.go): on a pool of
+	// accelerators planned for vLLM (costs.on) each device is charged
+	// vLLM's own start-up profile instead of Activations and Overhead, and
+	// one sequence's KV cache as vLLM checks it.
+	VLLM *vllmCharge
+	// Context is the context the costs were made for (costsOf; 0:
+	// unknown), Static SGLang's pool rule on the pool they are on
+	// (costs.on, sglangfit.go).
+	Context int
+	Static  *staticRule
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -153,6 +163,8 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 // accelerator, and the token embedding kept in host memory where the
 // engine keeps it there.
 func (c costs) on(p *pool) costs {
+	c.VLLM = c.VLLM.onPool(p)
+	c.Static = staticRuleOn(p, c.Context)
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
 		return c
@@ -209,9 +221,14 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if end == c.Layers {
 		w += c.EmbedOut
 	}
-	kv := float64(end-start) * c.LayerKV / c.kvSplit(tp)
-	return part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
+	kv := c.VLLM.scaledKV(float64(end-start) * c.LayerKV / c.kvSplit(tp))
+	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
 		Activations: c.Activations, Overhead: c.Overhead}
+	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
+		st := c.VLLM.at(tp)
+		p.Activations, p.Overhead = st.ActivationBytes, st.NonTorchBytes+st.CUDAGraphBytes
+	}
+	return p
 }
 
 // estimateSane is quant.Estimate (without notes, which planning does not

@@ -98,7 +98,33 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 	if pl, ok := planPipeline(p, c, l, 0); ok {
 		return pl
 	}
-	return notFitting(p, c, l)
+	pl := notFitting(p, c, l)
+	if t := largestTP(p, c); t > 1 && c.VLLM != nil {
+		// The one-device figure carries vLLM's single-GPU charge; a
+		// tensor-parallel group is charged more (NCCL and all-reduce
+		// buffers): say what its devices would need.
+		need := c.stagePart(0, c.Layers, t)
+		pl.Reason += fmt.Sprintf("; split %d ways (the largest tensor-parallel group) each device needs %s (%s)", t, gib(need.total()), needSplitCharged(need, c, t))
+	}
+	return pl
+}
+
+// largestTP is the largest tensor-parallel size of identical devices
+// inside one high-bandwidth domain of p that the model's heads allow (0:
+// none).
+func largestTP(p *pool, c costs) int {
+	best := 0
+	for _, dom := range p.Domains {
+		for _, g := range identicalGroups(dom) {
+			for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
+				if c.validTP(n) {
+					best = n
+					break
+				}
+			}
+		}
+	}
+	return best
 }
 
 // notFitting is the failed plan of a level on a pool, with the reason.
@@ -112,7 +138,17 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 	}
 	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
 		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
-		l, gib(need.total()), needSplit(need), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+		l, gib(need.total()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+}
+
+// needSplitCharged is needSplit with vLLM's start-up charge on each
+// device of a group of tp named, where the plan is made for vLLM
+// (vllmcharge.go): a refusal then says what vLLM itself takes.
+func needSplitCharged(need part, c costs, tp int) string {
+	if line := vllmChargeLine(c, tp); line != "" {
+		return needSplit(need) + ", " + line
+	}
+	return needSplit(need)
 }
 
 // needSplit says what a refused plan needs memory for, the larger of the
@@ -166,7 +202,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 	}
 	for _, g := range groups {
 		st := stage{Devices: g, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
-		if st.Part.total() <= st.budget() {
+		if c.stageFits(st, 1) {
 			return planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: tp, Costs: c}
 		}
 	}
@@ -177,6 +213,13 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 	}
 	pl := notFitting(p, c, l)
 	pl.Reason = fmt.Sprintf("tensor_parallel_size %d: %s", tp, pl.Reason)
+	if c.VLLM != nil {
+		need := c.stagePart(0, c.Layers, tp)
+		pl.Reason += fmt.Sprintf("; split %d ways each device needs %s (%s)", tp, gib(need.total()), needSplitCharged(need, c, tp))
+	}
+	if line := staticShortLine(groups[0], c); line != "" {
+		pl.Reason += "; " + line
+	}
 	return pl
 }
 
@@ -193,8 +236,7 @@ func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
 		return cands[i].Usable > cands[j].Usable
 	})
 	for _, d := range cands {
-		if need.total() <= d.Usable {
-			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+		if st := (stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}); c.stageFits(st, 1) {
 			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
 		}
 	}
@@ -270,7 +312,7 @@ func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
 				}
 				ds := mostUsable(g, n)
 				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
-				if st.Part.total() <= st.budget() {
+				if c.stageFits(st, 1) {
 					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
 					break
 				}
@@ -398,7 +440,7 @@ func maxLayers(s *stage, i, n int, c costs) int {
 	if room <= 0 {
 		return 0
 	}
-	per := c.LayerWeights/float64(t) + c.LayerKV/c.kvSplit(t)
+	per := c.LayerWeights/float64(t) + c.VLLM.scaledKV(c.LayerKV/c.kvSplit(t))
 	if per <= 0 {
 		return c.Layers
 	}
@@ -451,7 +493,7 @@ func assignLayers(stages []stage, c costs, greedy bool) bool {
 			stages[i].Start, stages[i].End = start, start+counts[i]
 			start += counts[i]
 			stages[i].Part = c.stagePart(stages[i].Start, stages[i].End, len(stages[i].Devices))
-			if over < 0 && stages[i].Part.total() > stages[i].budget() {
+			if over < 0 && !c.stageFits(stages[i], n) {
 				over = i
 			}
 		}
@@ -544,8 +586,9 @@ func moveOne(stages []stage, counts []int, from int, c costs) bool {
 // fitsWith reports whether stage i fits under counts.
 func fitsWith(stages []stage, counts []int, i int, c costs) bool {
 	start := sumInts(counts[:i])
-	p := c.stagePart(start, start+counts[i], len(stages[i].Devices))
-	return p.total() <= stages[i].budget()
+	s := stages[i]
+	s.Part = c.stagePart(start, start+counts[i], len(s.Devices))
+	return c.stageFits(s, len(stages))
 }
 
 // hostDevice returns the host RAM as a planning device for cpu_offload, nil

@@ -141,7 +141,24 @@ func servingLayouts(req *planning, sub *pool, pl *planned, inter float64) []layo
 // sub: one replica is a plain plan of its strategy, several a data-parallel
 // plan serving the batch split evenly.
 func layoutOf(req *planning, sub *pool, pl *planned, units [][]stage, tp int, unit string) layout {
-	p := planned{Fits: true, Strategy: unit, Level: pl.Level, Pool: sub, Stages: units[0], TP: tp, Costs: pl.Costs}
+	base := pl.Costs.on(sub) // as placeUnits placed the units
+	c := base
+	for len(units) > 1 && c.VLLM != nil {
+		// Each of vLLM's replicas profiles its own --max-num-seqs (the
+		// replica's share of the batch) at start-up: the units placed at
+		// the whole batch's charge are checked again at the share's.
+		c = c.withSeqs(req.replicaBatch(len(units)))
+		kept := refitUnits(units, c)
+		if len(kept) == len(units) {
+			units = kept
+			break
+		}
+		if len(kept) == 0 {
+			kept = units[:1] // one replica serves the whole batch, as placed
+		}
+		units, c = refitUnits(kept, base), base
+	}
+	p := planned{Fits: true, Strategy: unit, Level: pl.Level, Pool: sub, Stages: units[0], TP: tp, Costs: c}
 	if len(units) > 1 {
 		p.Strategy, p.Unit, p.DP, p.Replicas, p.Batch = StrategyData, unit, len(units), units, req.replicaBatch(len(units))
 	}

@@ -18,7 +18,16 @@ func TestPagedDecodeReadsEveryRunningSequence(t *testing.T) {
 	four := shard(t, request(t, body+`4}`, eightH100(t, true)))
 	require.True(t, one.Fits)
 	require.True(t, four.Fits)
-	require.Equal(t, one.Shards, four.Shards, "the same plan: one sequence of 32k is what the pool must hold")
+	// The same devices and layers: one sequence of 32k is what the pool
+	// must hold. Each device's bytes differ by vLLM's sampler warm-up,
+	// which --max-num-seqs 4 makes smaller than vLLM's default 1024.
+	require.Equal(t, len(one.Shards), len(four.Shards))
+	for i := range one.Shards {
+		a, b := one.Shards[i], four.Shards[i]
+		a.MemoryBytes, b.MemoryBytes = 0, 0
+		require.Equal(t, a, b, "the same plan: one sequence of 32k is what the pool must hold")
+	}
+	require.Equal(t, one.Memory.KVCacheBytes, four.Memory.KVCacheBytes)
 	perSeq := four.Throughput.DecodeTokensPerS / 4
 	assert.Less(t, perSeq, one.Throughput.DecodeTokensPerS*0.95, "four sequences' KV cache is read each step")
 	assert.Greater(t, four.Throughput.DecodeTokensPerS, one.Throughput.DecodeTokensPerS, "the weights are read once for all four")

@@ -47,7 +47,7 @@ func (r *planning) rowBatch() int {
 // with them.
 func (r *planning) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
 	if !r.dataParallel() {
-		return planPool(p, newCosts(r.Model, b, l), l, r.TensorParallel)
+		return planPool(p, r.costsOf(b, l, r.ContextLength, r.BatchSize), l, r.TensorParallel)
 	}
 	return planReplicas(r, p, l)
 }
@@ -110,7 +110,7 @@ func single(req *planning, p *pool, l quant.Level) planned {
 	if !sane {
 		return planned{Level: l, Pool: p, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 	}
-	pl := planPool(p, newCosts(req.Model, b, l), l, req.TensorParallel)
+	pl := planPool(p, req.costsOf(b, l, req.ContextLength, req.BatchSize), l, req.TensorParallel)
 	pl.DP = 1
 	if pl.Fits {
 		pl.Unit = pl.Strategy
@@ -142,7 +142,8 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 		if !sane {
 			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 		}
-		c := newCosts(req.Model, b, l)
+		c := req.costsOf(b, l, req.ContextLength, batch)
+		c.VLLM = c.VLLM.onPool(sub) // the plan's Costs charge what its parts do
 		first := planPool(sub, c, l, req.TensorParallel)
 		if !first.Fits {
 			return planned{Level: l, Pool: sub, DP: want, Code: first.Code, Reason: fmt.Sprintf(
@@ -181,10 +182,11 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 	case k == 1 && tp == 1:
 		need := c.stagePart(0, c.Layers, 1)
 		for _, d := range bySpeed(p.Devices) {
-			if len(out) == n || need.total() > d.Usable {
+			st := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+			if len(out) == n || !c.stageFits(st, 1) {
 				break
 			}
-			out = append(out, []stage{{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}})
+			out = append(out, []stage{st})
 		}
 	case k == 1:
 		part := c.stagePart(0, c.Layers, tp)
@@ -194,7 +196,7 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
 			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
 				st := stage{Devices: inOrder(rank, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
-				if part.total() > st.budget() {
+				if !c.stageFits(st, 1) {
 					break
 				}
 				out = append(out, []stage{st})

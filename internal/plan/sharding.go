@@ -226,7 +226,16 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		if !sane {
 			return false
 		}
-		c := newCosts(req.Model, b, pl.Level).on(pl.Pool)
+		// vLLM's pool is sized at start-up with the plan's --max-num-seqs,
+		// whatever the number of sequences asked of it.
+		c := req.costsOf(b, pl.Level, ctx, pl.batchOf(req))
+		if pl.Offloaded {
+			// The offload plan was made without the engines' own start-up
+			// rules (planOffloadLevels): neither vLLM's charge nor
+			// SGLang's pool check.
+			c.VLLM, c.Context = nil, 0
+		}
+		c = c.on(pl.Pool)
 		for _, r := range units {
 			if !unitFits(r, c, pl.Offloaded) {
 				return false
@@ -273,8 +282,8 @@ func unitFits(r []stage, c costs, offloaded bool) bool {
 		stages[i] = stage{Devices: s.Devices}
 	}
 	if len(stages) == 1 {
-		p := c.stagePart(0, c.Layers, len(stages[0].Devices))
-		return p.total() <= stages[0].budget()
+		stages[0].Part = c.stagePart(0, c.Layers, len(stages[0].Devices))
+		return c.stageFits(stages[0], 1)
 	}
 	return assignLayers(stages, c, offloaded)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -90,10 +91,44 @@ func vllmStartupExpect(t *testing.T, r vllmStartupRow) EngineExpect {
 		body += fmt.Sprintf(`,"kv_cache_dtype":%q`, r.KVCacheDType)
 	}
 	body += "}"
-	ans := shard(t, request(t, body, reg(t, devs)))
+	q := request(t, body, reg(t, devs))
+	ans := shard(t, q)
+	if p := r.Printed.KVCacheTokens; p != nil && *p < int64(r.MaxModelLen) {
+		// vLLM refused to start this row (one sequence of --max-model-len
+		// did not fit the KV cache it left): the plan must refuse it too,
+		// naming vLLM's charge, and say what vLLM printed of the layout
+		// vLLM tried.
+		require.False(t, ans.Fits, "%s: vLLM refused to start it; the plan fits: %s", r.ID, dump(t, ans))
+		require.NotNil(t, ans.Refusal, r.ID)
+		assert.Contains(t, ans.Refusal.Text, "start-up charge", r.ID)
+		ex := refusedVLLMExpect(t, q, r.TensorParallel)
+		assert.NotEmpty(t, ex.Warning, r.ID)
+		return ex
+	}
 	require.True(t, ans.Fits, "%s: %s", r.ID, dump(t, ans))
 	ex, ok := ans.EngineExpect[engineVLLM]
 	require.True(t, ok, "%s: no engine_expect.vllm", r.ID)
+	return ex
+}
+
+// refusedVLLMExpect is engine_expect.vllm of the one-stage layout of tp
+// devices vLLM was started with for a request the plan refuses: the parts
+// the fit charged (costsOf, stagePart), laid out as if they fitted.
+func refusedVLLMExpect(t *testing.T, q *Request, tp int) EngineExpect {
+	t.Helper()
+	req := planningOf(t, q)
+	ps := registryPools(req, nil)
+	require.NotEmpty(t, ps)
+	p := ps[0]
+	l := quant.Level(q.Quant)
+	b, ok := estimateSaneOn(req, p, l, q.ContextLength, 1)
+	require.True(t, ok)
+	c := req.costsOf(b, l, q.ContextLength, q.BatchSize).on(p)
+	require.NotNil(t, c.VLLM)
+	st := stage{Devices: p.Devices[:tp], Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, tp)}
+	pl := &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: tp, Costs: c}
+	ex, ok := engineExpectOf(pl, req)[engineVLLM]
+	require.True(t, ok)
 	return ex
 }
 

@@ -1,0 +1,106 @@
+// SGLang's own pool in the fit: a plan for SGLang fits when, besides the
+// plan's own split, the KV pool SGLang sizes on each device at the
+// layout's own --mem-fraction-static (lower at TP > 1 and PP > 1 than the
+// single-GPU share the pool's budget is made of: engine.Memory.FractionAt)
+// and after its process groups (about 2 GiB per rank of an NVLinked
+// group: engine.Memory.LinkedGroupBytes) holds one full-context sequence
+// (staticPool, expect.go): engine_expect.sglang.max_total_num_tokens is
+// then at least the context.
+
+package plan
+
+import (
+	"fmt"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// staticRule is what SGLang's pool on a stage depends on beside the
+// stage: the pool's fraction rule, the process-group memory and the
+// context one sequence must reach.
+type staticRule struct {
+	Fraction   float64
+	FractionAt func(engine.Layout) float64
+	Linked     int64
+	Context    int
+	Kind       registry.Kind
+}
+
+// staticRuleOn is SGLang's rule for costs c on pool p: nil unless p's
+// engine reserves its workspace outside its fraction (budget.
+// WorkspaceOutside) on accelerators and c was made for a context
+// (costsOf).
+func staticRuleOn(p *pool, ctx int) *staticRule {
+	if ctx <= 0 || p.Kind == registry.KindCPU || !p.Budget.WorkspaceOutside {
+		return nil
+	}
+	return &staticRule{Fraction: p.Budget.Fraction, FractionAt: p.Budget.FractionAt, Linked: p.Budget.LinkedGroup,
+		Context: ctx, Kind: p.Kind}
+}
+
+// fraction is SGLang's --mem-fraction-static for stage s of a layout of
+// pp stages: the asked or pool fraction, else SGLang's own for the
+// stage's smallest device, its TP and pp (planFraction).
+func (r *staticRule) fraction(s stage, pp int, latent bool) float64 {
+	if r.FractionAt == nil {
+		return r.Fraction
+	}
+	var smallest int64
+	for _, d := range s.Devices {
+		if m := d.Dev.MemoryBytes; m > 0 && (smallest == 0 || m < smallest) {
+			smallest = m
+		}
+	}
+	if smallest == 0 {
+		return r.Fraction
+	}
+	return r.FractionAt(engine.Layout{TotalBytes: smallest, Kind: r.Kind, TP: max(len(s.Devices), 1), PP: max(pp, 1), Latent: latent})
+}
+
+// staticHolds reports whether SGLang's pool on stage s of a layout of pp
+// stages holds one sequence of the context: the tokens engineExpectOf
+// reports for it are at least the context. True without SGLang's rule.
+func (c *costs) staticHolds(s stage, pp int) bool {
+	r := c.Static
+	if r == nil || s.Part.KV <= 0 || len(s.Devices) == 0 {
+		return true
+	}
+	return staticTokens(s, r.fraction(s, pp, c.Latent), r.Linked, c, r.Context) >= int64(r.Context)
+}
+
+// staticTokens is the tokens SGLang's pool on stage s holds at fraction,
+// Part.KV being one sequence of ctx tokens on one device (fitBatch): a
+// token's whole MLA latent on every rank (get_cell_size_per_token in
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py), page
+// size 1.
+func staticTokens(s stage, fraction float64, linked int64, c *costs, ctx int) int64 {
+	perToken := float64(s.Part.KV) / float64(ctx)
+	if c.Latent {
+		perToken *= c.kvSplit(len(s.Devices))
+	}
+	return int64(float64(staticPool(s, fraction, linked)) / perToken)
+}
+
+// stageFits is the fit of stage s of a layout of pp stages: its part
+// within its budget and, for SGLang, its pool holding one sequence.
+func (c *costs) stageFits(s stage, pp int) bool {
+	return s.Part.total() <= s.budget() && c.staticHolds(s, pp)
+}
+
+// staticShortLine says, for a refused tensor-parallel group of SGLang,
+// what SGLang's own pool on it would hold against one sequence, when the
+// plan's split fits but the pool does not ("" otherwise).
+func staticShortLine(g []*device, c costs) string {
+	r := c.Static
+	if r == nil || len(g) == 0 {
+		return ""
+	}
+	s := stage{Devices: g, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, len(g))}
+	if s.Part.total() > s.budget() || c.staticHolds(s, 1) {
+		return ""
+	}
+	f := r.fraction(s, 1, c.Latent)
+	return fmt.Sprintf("SGLang's --mem-fraction-static %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
+		fmtFraction(f), len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, &c, r.Context), 0), r.Context)
+}

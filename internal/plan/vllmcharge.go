@@ -1,0 +1,185 @@
+// vLLM's own start-up accounting in the fit: a plan for vLLM on
+// accelerators fits exactly when vLLM would start it. Each device's budget
+// (total x --gpu-memory-utilization, or less where less is free) must hold
+// the weights, what vLLM's start-up profile charges beside them
+// (engine.VLLMStartupOf: the activation peak of the profile run, the
+// memory allocated outside torch and, from 0.21.0, the estimated CUDA
+// graphs) and one sequence of --max-model-len tokens of KV cache as vLLM
+// checks it (_check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py:
+// whole blocks of vllmBlockTokens, sliding-window layers at their window,
+// the cache in the model's dtype). The fit, the maxima, the chosen context,
+// the serving placement, the memory breakdown and engine_expect.vllm all
+// read the charge from here (costs.stagePart).
+
+package plan
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// vllmCharge is what a request's vLLM start-up profile depends on besides
+// the GPU and the tensor-parallel size: the model, the release, the
+// context (--max-model-len) and --max-num-seqs.
+type vllmCharge struct {
+	Model       *model.Model
+	Version     engine.Version
+	MaxModelLen int
+	// MaxNumSeqs is the batch a plan emits as --max-num-seqs (0: vLLM's
+	// default, which a plan of one sequence leaves).
+	MaxNumSeqs int
+	// KVScale is one sequence's KV cache as vLLM checks it over the
+	// planner's estimate of it: --max-model-len rounded up to whole blocks
+	// and, for fp32 weights with no --kv-cache-dtype, a cache of 4-byte
+	// values (vllmTokenScale).
+	KVScale float64
+	// Setups are the distinct GPUs of the pool the costs are on (set by
+	// costs.on); the charge is the largest of theirs.
+	Setups []engine.VLLMSetup
+	pool   *pool // the pool Setups are of
+}
+
+// vllmVersion is the vLLM release a request plans for: its engine_version,
+// else engine.VLLMDefaultVersion.
+func vllmVersion(req *planning) engine.Version {
+	v, err := engine.ParseVersion(req.EngineVersion)
+	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
+		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
+	}
+	return v
+}
+
+// costsOf is newCosts of estimate b at level l for a plan of ctx tokens
+// per sequence serving seqs sequences per replica, with vLLM's start-up
+// rule, which costs.on applies on a pool of accelerators planned for vLLM.
+func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) costs {
+	c := newCosts(r.Model, b, l)
+	if r.training || ctx <= 0 {
+		return c
+	}
+	c.Context = ctx
+	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1}
+	if seqs > 1 {
+		v.MaxNumSeqs = seqs
+	}
+	blocks := (ctx + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
+	v.KVScale = float64(blocks) / float64(ctx)
+	if r.KVCacheDType == "" && l == quant.FP32 {
+		e, _ := engine.Lookup(engine.NameVLLM)
+		o := r.kvOptionsFor(e)
+		if plan := quant.KVCacheBytes(r.Model, ctx, 1, o); plan > 0 {
+			o.Bytes = 4
+			v.KVScale *= float64(quant.KVCacheBytes(r.Model, ctx, 1, o)) / float64(plan)
+		}
+	}
+	c.VLLM = v
+	return c
+}
+
+// onPool is v for the GPUs of pool p: nil unless p's engine is vLLM and
+// its devices are accelerators. The distinct GPUs are listed once per
+// pool (a pool of thousands of identical devices has one).
+func (v *vllmCharge) onPool(p *pool) *vllmCharge {
+	if v == nil || p.Kind == registry.KindCPU || p.Budget.Engine == nil || p.Budget.Engine.Name() != engine.NameVLLM {
+		return nil
+	}
+	if v.pool == p {
+		return v
+	}
+	out := *v
+	out.pool, out.Setups = p, nil
+	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
+next:
+	for _, d := range p.Devices {
+		for _, s := range out.Setups {
+			if s.Name == d.Dev.Name && s.TotalBytes == d.Dev.MemoryBytes {
+				continue next
+			}
+		}
+		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
+			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs})
+	}
+	return &out
+}
+
+// at is vLLM's start-up charge on each device of a tensor-parallel group
+// of tp: the largest over the pool's GPUs.
+func (v *vllmCharge) at(tp int) engine.VLLMStartup {
+	var out engine.VLLMStartup
+	for i, s := range v.Setups {
+		s.TP = max(tp, 1)
+		if st := engine.VLLMStartupOf(v.Model, s); i == 0 || st.Bytes() > out.Bytes() {
+			out = st
+		}
+	}
+	return out
+}
+
+// vllmChargeLine names vLLM's start-up charge in a refusal: what each
+// device of a group of tp holds beside the weights and the KV cache.
+func vllmChargeLine(c costs, tp int) string {
+	if c.VLLM == nil || len(c.VLLM.Setups) == 0 {
+		return ""
+	}
+	st := c.VLLM.at(tp)
+	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, CUDA graphs %s)",
+		st.Version, gib(st.Bytes()), gib(st.ActivationBytes), gib(st.NonTorchBytes), gib(st.CUDAGraphBytes))
+}
+
+// scaledKV is kv bytes of KV cache as vLLM checks it (vllmCharge.KVScale).
+func (v *vllmCharge) scaledKV(kv float64) float64 {
+	if v == nil || v.KVScale <= 0 {
+		return kv
+	}
+	return math.Ceil(kv * v.KVScale)
+}
+
+// withSeqs is c with vLLM's rule for seqs sequences per replica
+// (vllmCharge.MaxNumSeqs); c itself without the rule.
+func (c costs) withSeqs(seqs int) costs {
+	if c.VLLM == nil {
+		return c
+	}
+	v := *c.VLLM
+	v.MaxNumSeqs = 0
+	if seqs > 1 {
+		v.MaxNumSeqs = seqs
+	}
+	v.Setups = append([]engine.VLLMSetup(nil), v.Setups...)
+	for i := range v.Setups {
+		v.Setups[i].MaxNumSeqs = v.MaxNumSeqs
+	}
+	c.VLLM = &v
+	return c
+}
+
+// refitUnits is the leading replicas of units whose stages, their parts
+// made again under c, still fit their devices (the rest dropped).
+func refitUnits(units [][]stage, c costs) [][]stage {
+	var out [][]stage
+	for _, u := range units {
+		r := make([]stage, len(u))
+		for i, s := range u {
+			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
+			if !c.stageFits(s, len(u)) {
+				return out
+			}
+			r[i] = s
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// kvScale is v's KVScale, 1 without the rule.
+func (v *vllmCharge) kvScale() float64 {
+	if v == nil || v.KVScale <= 0 {
+		return 1
+	}
+	return v.KVScale
+}
