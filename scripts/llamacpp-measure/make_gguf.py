@@ -3,11 +3,12 @@
 
 The hyper-parameters come from the model's Hugging Face config.json as kept in
 internal/model/catalog.json (each entry names its source); the weights are
-random, the vocabulary is synthetic (SentencePiece-style, the real n_vocab
-tokens). Only llama.cpp's gguf-py is used (PYTHONPATH=<llama.cpp>/gguf-py),
-nothing is downloaded.
+random (with --sparse, zeros left as holes of a sparse file but for the
+token embedding and the MoE routers), the vocabulary is synthetic
+(SentencePiece-style, the real n_vocab tokens). Only llama.cpp's gguf-py is
+used (PYTHONPATH=<llama.cpp>/gguf-py), nothing is downloaded.
 
-Usage: make_gguf.py CATALOG_NAME OUT.gguf [--catalog internal/model/catalog.json]
+Usage: make_gguf.py CATALOG_NAME OUT.gguf [--catalog internal/model/catalog.json] [--sparse]
 
 Tensor names and shapes follow the loaders of llama.cpp (src/models/<arch>.cpp
 of the commit measured); keys a config does not carry but the loader requires
