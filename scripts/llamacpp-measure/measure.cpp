@@ -10,6 +10,20 @@
 //
 //   measure load  MODEL CTX FA(0|1) CTK CTV THREADS [PP TG REPS]
 //   measure quant IN OUT TYPE(q8_0|q4_k_m|q6_k|iq4_xs) THREADS
+//
+// Two settings of `load` come from the environment so that the argument list
+// stays that of the recorded runs:
+//   MEASURE_N_CPU_MOE=N  what llama-cli's --n-cpu-moe N sets (common/arg.cpp):
+//                        a tensor_buft_override keeping the expert tensors of
+//                        layers 0..N-1 (common/common.h LLM_FFN_EXPS_REGEX)
+//                        in the CPU buffer type.
+//   MEASURE_OT=P=B[,P=B] what llama-cli's -ot / --override-tensor P=B sets: tensors
+//                        whose name matches regex P go to the buffer type named
+//                        B (a device's buffer type, e.g. CPU). After the
+//                        --n-cpu-moe overrides when both are set.
+//   MEASURE_DECODE=0     skip the one-token decode (the buffers are all
+//                        allocated when the context is created), for GGUFs
+//                        written sparse whose weights need not be read.
 #include "llama.h"
 
 #include <sys/resource.h>
@@ -18,6 +32,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <list>
 #include <regex>
 #include <string>
 #include <vector>
@@ -72,6 +87,67 @@ static void kv_buffers(const std::string & log, long long & kv, long long & kv_s
     kv_swa = (long long) (swa * 1024 * 1024 + 0.5);
 }
 
+static std::string json_escape(const std::string & in) {
+    std::string out;
+    for (char c : in) {
+        if (c == '"' || c == '\\') out += '\\';
+        out += c;
+    }
+    return out;
+}
+
+// rs_buffers sums the recurrent-state buffers (llama_memory_recurrent logs
+// "RS buffer size" per buffer, then the R (convolution) and S (SSM) parts).
+static void rs_buffers(const std::string & log, long long & rs, std::string & parts) {
+    rs = mib_sum(log, std::regex(R"(RS buffer size =\s*([0-9.]+) MiB)"));
+    std::regex re(R"(llama_memory_recurrent: size = [^(]*\(\s*([0-9]+) cells,[^)]*\), R \((\w+)\):\s*([0-9.]+) MiB, S \((\w+)\):\s*([0-9.]+) MiB)");
+    for (auto it = std::sregex_iterator(log.begin(), log.end(), re); it != std::sregex_iterator(); ++it) {
+        if (!parts.empty()) parts += ",";
+        parts += "{\"cells\":" + (*it)[1].str() + ",\"r_type\":\"" + (*it)[2].str() + "\",\"r_mib\":" + (*it)[3].str() +
+                 ",\"s_type\":\"" + (*it)[4].str() + "\",\"s_mib\":" + (*it)[5].str() + "}";
+    }
+}
+
+// cpu_moe_overrides is what --n-cpu-moe n adds to the model parameters
+// (common/arg.cpp, common/common.h llm_ffn_exps_block_regex), ending with the
+// null pattern llama.cpp stops at. The CPU buffer type is taken from the CPU
+// device, the same ggml_backend_cpu_buffer_type() common uses.
+static std::vector<llama_model_tensor_buft_override> cpu_moe_overrides(int n) {
+    static std::vector<std::string> patterns;
+    std::vector<llama_model_tensor_buft_override> o;
+    ggml_backend_buffer_type_t cpu = ggml_backend_dev_buffer_type(ggml_backend_dev_by_type(GGML_BACKEND_DEVICE_TYPE_CPU));
+    patterns.reserve(n);
+    for (int i = 0; i < n; i++) {
+        patterns.push_back("blk\\." + std::to_string(i) + "\\.ffn_(up|down|gate|gate_up)_(ch|)exps");
+        o.push_back({patterns.back().c_str(), cpu});
+    }
+    o.push_back({nullptr, nullptr});
+    return o;
+}
+
+// ot_overrides parses -ot's "pattern=buffer type" list as common/arg.cpp
+// does, looking the name up among the devices' buffer types.
+static void ot_overrides(const char * spec, std::vector<llama_model_tensor_buft_override> & o) {
+    static std::list<std::string> patterns;
+    std::string rest = spec;
+    while (!rest.empty()) {
+        size_t comma = rest.find(',');
+        std::string item = rest.substr(0, comma);
+        rest = comma == std::string::npos ? "" : rest.substr(comma + 1);
+        size_t eq = item.find('=');
+        if (eq == std::string::npos) { fprintf(stderr, "bad MEASURE_OT item %s\n", item.c_str()); exit(2); }
+        std::string name = item.substr(eq + 1);
+        ggml_backend_buffer_type_t buft = nullptr;
+        for (size_t i = 0; i < ggml_backend_dev_count() && !buft; i++) {
+            ggml_backend_buffer_type_t b = ggml_backend_dev_buffer_type(ggml_backend_dev_get(i));
+            if (name == ggml_backend_buft_name(b)) buft = b;
+        }
+        if (!buft) { fprintf(stderr, "unknown buffer type %s\n", name.c_str()); exit(2); }
+        patterns.push_back(item.substr(0, eq));
+        o.insert(o.end() - 1, {patterns.back().c_str(), buft}); // before the null terminator
+    }
+}
+
 static double now_s() {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -111,6 +187,17 @@ static int cmd_load(int argc, char ** argv) {
     int n_ctx = atoi(argv[3]), fa = atoi(argv[4]), threads = atoi(argv[7]);
     llama_model_params mp = llama_model_default_params();
     mp.n_gpu_layers = 0;
+    const char * ncm = getenv("MEASURE_N_CPU_MOE");
+    int n_cpu_moe = ncm ? atoi(ncm) : -1;
+    std::vector<llama_model_tensor_buft_override> overrides;
+    const char * ot = getenv("MEASURE_OT");
+    if (n_cpu_moe >= 0 || ot) {
+        overrides = cpu_moe_overrides(n_cpu_moe >= 0 ? n_cpu_moe : 0);
+        if (ot) ot_overrides(ot, overrides);
+        mp.tensor_buft_overrides = overrides.data();
+    }
+    const char * dec = getenv("MEASURE_DECODE");
+    bool decode = !(dec && !strcmp(dec, "0"));
     llama_model * model = llama_model_load_from_file(path, mp);
     if (!model) { fprintf(stderr, "load failed\n"); return 1; }
     llama_context_params cp = llama_context_default_params();
@@ -129,8 +216,10 @@ static int cmd_load(int argc, char ** argv) {
     int n_vocab = llama_vocab_n_tokens(vocab);
     // one prompt token and one generated token, as `-p hi -n 1` would
     llama_token t = 1000;
-    if (llama_decode(ctx, llama_batch_get_one(&t, 1))) { fprintf(stderr, "decode failed\n"); return 1; }
-    llama_synchronize(ctx);
+    if (decode) {
+        if (llama_decode(ctx, llama_batch_get_one(&t, 1))) { fprintf(stderr, "decode failed\n"); return 1; }
+        llama_synchronize(ctx);
+    }
     double pp_ts = 0, tg_ts = 0;
     int pp = 0, tg = 0, reps = 0;
     if (argc == 11) {
@@ -139,11 +228,13 @@ static int cmd_load(int argc, char ** argv) {
     }
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
-    long long kv, kv_swa;
-    std::string cells;
+    long long kv, kv_swa, rs;
+    std::string cells, rs_parts;
     kv_buffers(g_log, kv, kv_swa, cells);
+    rs_buffers(g_log, rs, rs_parts);
     printf("{\"model_bytes\":%lld,\"model_tensor_bytes\":%llu,\"model_buffers\":\"%s\","
-           "\"kv_bytes\":%lld,\"kv_swa_bytes\":%lld,\"kv_caches\":[%s],"
+           "\"kv_bytes\":%lld,\"kv_swa_bytes\":%lld,\"kv_caches\":[%s],\"rs_bytes\":%lld,\"rs_caches\":[%s],"
+           "\"n_cpu_moe\":%d,\"override_tensor\":\"%s\",\"decoded\":%s,"
            "\"output_bytes\":%lld,\"compute_bytes\":%lld,\"n_ctx\":%u,\"n_batch\":2048,\"n_ubatch\":512,"
            "\"peak_rss_bytes\":%lld,\"prefill_tokens\":%d,\"decode_tokens\":%d,\"reps\":%d,"
            "\"prefill_tokens_per_s\":%.3f,\"decode_tokens_per_s\":%.3f}\n",
@@ -158,7 +249,7 @@ static int cmd_load(int argc, char ** argv) {
                }
                return s.c_str();
            }(),
-           kv, kv_swa, cells.c_str(),
+           kv, kv_swa, cells.c_str(), rs, rs_parts.c_str(), n_cpu_moe, json_escape(ot ? ot : "").c_str(), decode ? "true" : "false",
            mib_sum(g_log, std::regex(R"(output buffer size =\s*([0-9.]+) MiB)")),
            mib_sum(g_log, std::regex(R"(compute buffer size =\s*([0-9.]+) MiB)")),
            llama_n_ctx(ctx), (long long) ru.ru_maxrss * 1024, pp, tg, reps, pp_ts, tg_ts);

@@ -378,6 +378,7 @@ type llamaCPPRun struct {
 	FlashAttention bool   `json:"flash_attention"`
 	NUBatch        int    `json:"n_ubatch"`
 	ComputeBytes   int64  `json:"compute_bytes"`
+	RSBytes        int64  `json:"rs_bytes"`
 }
 
 // attentionFit is AttentionHiddenRows and the runs it was taken from.
@@ -408,6 +409,13 @@ func fitAttentionRows(dataDir string) (attentionFit, error) {
 		m := model.Lookup(r.Model)
 		if m == nil || m.Heads <= 0 || m.Hidden <= 0 {
 			return f, fmt.Errorf("llamacpp_measurements.json: %s has no catalog shape", r.Model)
+		}
+		if r.RSBytes > 0 || m.IsMoE() {
+			// The rows beside the scores are a dense attention layer's; a
+			// hybrid's mixer layers (Qwen3-Next's gated DeltaNet: 10.5 rows)
+			// and a MoE's routed tensors keep others, replayed on their own
+			// (internal/api TestLlamaCPPRecurrentStateAndKV, TestLlamaCPPCPUMoE).
+			continue
 		}
 		T := float64(min(r.ContextLength, r.NUBatch))
 		scoresPerToken := float64(r.ContextLength) * float64(m.Heads+1)
