@@ -126,3 +126,17 @@ func NewOffloadReplay(m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs flo
 	}
 	return &Replay{decodePlan: pl, decodeReq: req}
 }
+
+// NewHostReplay lays out a measured CPU-only run (llama.cpp's CPU
+// backend): the whole model on one CPU of cores cores (the threads the run
+// used) whose memory streams bandwidthGBs, one sequence, decode at
+// decodeContext tokens.
+func NewHostReplay(m *model.Model, l quant.Level, cores int, bandwidthGBs float64, decodeContext int) *Replay {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+	b := quant.Estimate(m, l, decodeContext, 1, req.kvOptions())
+	c := newCosts(m, b, l)
+	h := &device{ID: "cpu", Dev: registry.Device{Kind: registry.KindCPU, Cores: cores}, BandwidthGBs: bandwidthGBs}
+	pl := &planned{Fits: true, Strategy: StrategyNone, Level: l, TP: 1, Costs: c,
+		Stages: []stage{{Devices: []*device{h}, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, 1)}}}
+	return &Replay{decodePlan: pl, decodeReq: req}
+}

@@ -618,13 +618,32 @@ func planEngine(pl *planned, req *planning) engine.Engine {
 
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:
 // the weights it reads (weightBytes at the level's bits per weight) over its
-// cores × HostWeightsPerCoreSecond. 0 for other devices or unknown cores.
+// cores × the per-core rate of the level's weight family. 0 for other
+// devices or unknown cores.
 func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e efficiency) float64 {
 	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || l.BitsPerWeight() <= 0 {
 		return 0
 	}
 	weights := weightBytes / (l.BitsPerWeight() / 8)
-	return weights / (float64(devs[0].Dev.Cores) * e.HostWeightsPerCoreSecond)
+	return weights / (float64(devs[0].Dev.Cores) * e.hostCoreRate(l))
+}
+
+// hostCoreRate is the weights one CPU core multiplies per second at level
+// l: by its weight family (calibration.Throughput.HostWeightsPerCoreSecond*).
+// A family without a fitted rate takes the k-quant one.
+func (e efficiency) hostCoreRate(l quant.Level) float64 {
+	r := e.HostWeightsPerCoreSecond
+	switch weightFamily(l) {
+	case WeightsFloat:
+		if e.HostWeightsPerCoreSecondFloat > 0 {
+			r = e.HostWeightsPerCoreSecondFloat
+		}
+	case WeightsQ8:
+		if e.HostWeightsPerCoreSecondQ8 > 0 {
+			r = e.HostWeightsPerCoreSecondQ8
+		}
+	}
+	return r
 }
 
 // familyNames are the weight type families as the assumptions name them.
@@ -650,8 +669,8 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) st
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
 	case class == MemoryClassHost && d.Dev.Cores > 0:
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.0f G weights/s, whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9, kv, layer)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.1f G weights/s ("+familyNames[family]+"), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if serving {
