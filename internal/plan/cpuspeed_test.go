@@ -105,10 +105,15 @@ func TestGPUChoiceIgnoresSpeedRule(t *testing.T) {
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "decode speed of bf16 on this CPU")
 }
 
-// TestCPUAskedLevelIsKept: a level asked by name is planned as asked.
+// TestCPUAskedLevelIsKept: a level asked by name is planned as asked, and
+// its speed says what it rests on.
 func TestCPUAskedLevelIsKept(t *testing.T) {
 	r := cpuHost(t, "AMD EPYC 9354 32-Core Processor", 32)
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":4096,"quant":"bf16"}`, r))
 	require.True(t, a.Fits)
 	assert.Equal(t, "bf16", a.Quant)
+	// Its speed rests on the one-core 16-bit runs of host_harness.json.
+	require.NotNil(t, a.Throughput)
+	assert.Positive(t, a.Throughput.DecodeTokensPerS)
+	assert.Contains(t, a.Throughput.ValidatedOn, "host_harness.json")
 }
