@@ -52,6 +52,14 @@ type Throughput struct {
 	// (data/host_harness.json).
 	HostWeightsPerCoreSecondQ8    float64
 	HostWeightsPerCoreSecondFloat float64
+	// HostPrefillFLOPSPerCore is the matmul FLOP/s one CPU core reaches in
+	// a prompt pass over k-quant weights (llama.cpp's CPU backend), and
+	// the Q8 and Float fields that rate for Q8_0 and 16-bit weights: a CPU
+	// plan's prefill is its FLOPs over cores x this rate
+	// (data/host_harness.json).
+	HostPrefillFLOPSPerCore      float64
+	HostPrefillFLOPSPerCoreQ8    float64
+	HostPrefillFLOPSPerCoreFloat float64
 	// KVReadRatio is the rate at which a decode step reads the KV cache
 	// (llama.cpp's flash-attention kernel over the cached tokens) relative
 	// to the rate the class's 16-bit matrix-vector kernel streams weights:

@@ -25,6 +25,11 @@ var Fitted = Throughput{
 	HostWeightsPerCoreSecond:      312e8,
 	HostWeightsPerCoreSecondQ8:    142e8,
 	HostWeightsPerCoreSecondFloat: 101e8,
+	// CPU prefill: the matmul FLOP/s per core per family, from the same rows
+	// (means rounded to 1 G FLOP/s).
+	HostPrefillFLOPSPerCore:      143e9,
+	HostPrefillFLOPSPerCoreQ8:    134e9,
+	HostPrefillFLOPSPerCoreFloat: 112e9,
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
 	// (median |error| 0.169): MFU on a 0.01 grid, the per-layer pass time on
 	// a 20 us grid refined at 10 us.

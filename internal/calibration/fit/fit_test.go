@@ -308,6 +308,9 @@ func TestHostHarnessWithin20Percent(t *testing.T) {
 			continue // mostly other types than its name (why), shown in docs/accuracy.md
 		}
 		assert.LessOrEqual(t, math.Abs(rel), 0.20, "%s %s", hc.row.Model, hc.row.Quant)
+		p := hc.replay.Prefill(c)
+		t.Logf("         prefill measured %5.0f tok/s per core, estimate %5.0f (%+.0f%%)", hc.row.prefillRate(), p, (p/hc.row.prefillRate()-1)*100)
+		assert.InDelta(t, 0, p/hc.row.prefillRate()-1, 0.20, "prefill %s %s", hc.row.Model, hc.row.Quant)
 		if hc.row.Use == useHeldOut {
 			held++
 		}

@@ -107,6 +107,9 @@ func (r *result) throughput() calibration.Throughput {
 		HostWeightsPerCoreSecond:      r.hostCores.rate(plan.WeightsKQuant),
 		HostWeightsPerCoreSecondQ8:    r.hostCores.rate(plan.WeightsQ8),
 		HostWeightsPerCoreSecondFloat: r.hostCores.rate(plan.WeightsFloat),
+		HostPrefillFLOPSPerCore:       r.hostCores.prefillRate(plan.WeightsKQuant),
+		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
+		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
 		PrefillMFU:                    float64(r.prefill.mfu) / 100,
 		PrefillLayerLatency:           float64(r.prefill.latencyUS) / 1e6,
 		VLLM:                          r.servingFit.decode(),
@@ -170,6 +173,11 @@ func constantsSource(r *result) ([]byte, error) {
 	p("HostWeightsPerCoreSecond: %de8,", r.hostCores.tenthsG[plan.WeightsKQuant])
 	p("HostWeightsPerCoreSecondQ8: %de8,", r.hostCores.tenthsG[plan.WeightsQ8])
 	p("HostWeightsPerCoreSecondFloat: %de8,", r.hostCores.tenthsG[plan.WeightsFloat])
+	p("// CPU prefill: the matmul FLOP/s per core per family, from the same rows")
+	p("// (means rounded to 1 G FLOP/s).")
+	p("HostPrefillFLOPSPerCore: %de9,", r.hostCores.prefillG[plan.WeightsKQuant])
+	p("HostPrefillFLOPSPerCoreQ8: %de9,", r.hostCores.prefillG[plan.WeightsQ8])
+	p("HostPrefillFLOPSPerCoreFloat: %de9,", r.hostCores.prefillG[plan.WeightsFloat])
 	p("// Prefill, fitted on the %d single-device rows with a prompt figure", r.prefill.n)
 	p("// (median |error| %.3f): MFU on a 0.01 grid, the per-layer pass time on", r.prefill.medianError)
 	p("// a 20 us grid refined at 10 us.")
@@ -309,6 +317,11 @@ func fittedConstantsTable(r *result) string {
 		name := map[string]string{plan.WeightsFloat: "HostWeightsPerCoreSecondFloat", plan.WeightsQ8: "HostWeightsPerCoreSecondQ8", plan.WeightsKQuant: "HostWeightsPerCoreSecond"}[fam]
 		row("Fitted."+name, fmt.Sprintf("%.1f G weights/s", r.hostCores.rate(fam)/1e9),
 			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.fitRows[fam])), "mean, rounded to 0.1 G")
+	}
+	for _, fam := range decodeFamilies {
+		name := map[string]string{plan.WeightsFloat: "HostPrefillFLOPSPerCoreFloat", plan.WeightsQ8: "HostPrefillFLOPSPerCoreQ8", plan.WeightsKQuant: "HostPrefillFLOPSPerCore"}[fam]
+		row("Fitted."+name, fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[fam]),
+			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.prefillRows[fam])), "mean, rounded to 1 G")
 	}
 	row("Fitted.PrefillMFU", hundredths(r.prefill.mfu), fmt.Sprintf("%d single-device rows with a prompt figure (inference.json, h200-speed)", r.prefill.n), "prefill fit")
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", r.prefill.latencyUS), "the same rows", "prefill fit")

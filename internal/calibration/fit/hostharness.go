@@ -38,6 +38,11 @@ func (r harnessRow) decodeRate() float64 {
 	return float64(r.DecodeTokens*r.Reps) / r.DecodeCPU
 }
 
+// prefillRate is the row's prompt tokens per CPU-second.
+func (r harnessRow) prefillRate() float64 {
+	return float64(r.PrefillTokens*r.Reps) / r.PrefillCPU
+}
+
 // harnessCase is a harness row laid out for the speed model.
 type harnessCase struct {
 	row    harnessRow
@@ -57,7 +62,11 @@ type hostCoreFit struct {
 	// tenthsG are the rates per weight family in 0.1 G weights/s.
 	tenthsG map[string]int
 	fitRows map[string][]float64 // the rate each fit row gave, G weights/s
-	cases   []harnessCase
+	// prefillG are the prompt rates per family in G FLOP/s per core, and
+	// prefillRows what each fit row gave.
+	prefillG    map[string]int
+	prefillRows map[string][]float64
+	cases       []harnessCase
 }
 
 // loadHarness reads data/host_harness.json and lays out each row: the
@@ -82,7 +91,7 @@ func loadHarness(dataDir string) ([]harnessCase, error) {
 		if r.Use != "fit" && r.Use != "held_out" && (r.Use != useMixedTypes || r.Why == "") || r.Threads != 1 || r.DecodeCPU <= 0 {
 			return nil, fmt.Errorf("host_harness.json: %s %s: use fit, held_out or mixed_types (with why), one thread, a decode time", r.Model, r.Quant)
 		}
-		rp := plan.NewHostReplay(m, l, r.Threads, harnessBandwidthGBs, 1)
+		rp := plan.NewHostReplay(m, l, r.Threads, harnessBandwidthGBs, r.PrefillTokens, 1)
 		out = append(out, harnessCase{row: r, family: rp.WeightFamily(), replay: rp})
 	}
 	return out, nil
@@ -95,10 +104,11 @@ func loadHarness(dataDir string) ([]harnessCase, error) {
 // base is the rest of the constant set (the KV read rate, the bandwidth
 // fraction), under which the rates are fitted.
 func fitHostCores(cases []harnessCase, base calibration.Throughput) (hostCoreFit, error) {
-	f := hostCoreFit{tenthsG: map[string]int{}, fitRows: map[string][]float64{}, cases: cases}
+	f := hostCoreFit{tenthsG: map[string]int{}, fitRows: map[string][]float64{}, prefillG: map[string]int{}, prefillRows: map[string][]float64{}, cases: cases}
 	const trial = 10e9
 	c := base
 	c.HostWeightsPerCoreSecond, c.HostWeightsPerCoreSecondQ8, c.HostWeightsPerCoreSecondFloat = trial, trial, trial
+	c.HostPrefillFLOPSPerCore, c.HostPrefillFLOPSPerCoreQ8, c.HostPrefillFLOPSPerCoreFloat = trial, trial, trial
 	for _, hc := range cases {
 		if hc.row.Use != "fit" {
 			continue
@@ -108,18 +118,27 @@ func fitHostCores(cases []harnessCase, base calibration.Throughput) (hostCoreFit
 			return f, fmt.Errorf("host_harness.json: %s %s: no estimate", hc.row.Model, hc.row.Quant)
 		}
 		f.fitRows[hc.family] = append(f.fitRows[hc.family], trial*hc.row.decodeRate()/est/1e9)
+		pre := hc.replay.Prefill(c)
+		if pre <= 0 || hc.row.PrefillCPU <= 0 {
+			return f, fmt.Errorf("host_harness.json: %s %s: no prefill", hc.row.Model, hc.row.Quant)
+		}
+		f.prefillRows[hc.family] = append(f.prefillRows[hc.family], trial*hc.row.prefillRate()/pre/1e9)
 	}
 	for _, fam := range decodeFamilies {
 		if len(f.fitRows[fam]) == 0 {
 			return f, fmt.Errorf("host_harness.json: no fit row of %s weights", fam)
 		}
 		f.tenthsG[fam] = int(math.Round(mean(f.fitRows[fam]) * 10))
+		f.prefillG[fam] = int(math.Round(mean(f.prefillRows[fam])))
 	}
 	return f, nil
 }
 
 // rate is a family's fitted rate in weights/s.
 func (f hostCoreFit) rate(family string) float64 { return float64(f.tenthsG[family]) * 1e8 }
+
+// prefillRate is a family's fitted prompt rate in FLOP/s per core.
+func (f hostCoreFit) prefillRate(family string) float64 { return float64(f.prefillG[family]) * 1e9 }
 
 // harnessErrors are the replay errors |estimate / measured − 1| of the
 // rows of one use under the constants c.
@@ -133,19 +152,30 @@ func harnessErrors(cases []harnessCase, c calibration.Throughput, use string) []
 	return out
 }
 
+// harnessPrefillErrors are harnessErrors of prefill.
+func harnessPrefillErrors(cases []harnessCase, c calibration.Throughput, use string) []float64 {
+	var out []float64
+	for _, hc := range cases {
+		if hc.row.Use == use {
+			out = append(out, math.Abs(hc.replay.Prefill(c)/hc.row.prefillRate()-1))
+		}
+	}
+	return out
+}
+
 // harnessTable is the generated replay table of docs/accuracy.md.
 func harnessTable(r *result) string {
 	c := r.throughput()
 	var b strings.Builder
-	b.WriteString("| model | type | use | measured decode tok/s per core | estimate | error | measured prefill tok/s per core (pp 128; not estimated) |\n|---|---|---|---|---|---|---|\n")
+	b.WriteString("| model | type | use | decode tok/s per core | estimate | error | prefill (pp 128) tok/s per core | estimate | error |\n|---|---|---|---|---|---|---|---|---|\n")
 	for _, hc := range r.hostCores.cases {
-		est := hc.replay.Decode(c)
-		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %s | %.0f |\n", hc.row.Model, hc.row.Quant, hc.row.Use, hc.row.decodeRate(), est, signedPct(est/hc.row.decodeRate()-1),
-			float64(hc.row.PrefillTokens*hc.row.Reps)/hc.row.PrefillCPU)
+		est, pre := hc.replay.Decode(c), hc.replay.Prefill(c)
+		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %s | %.0f | %.0f | %s |\n", hc.row.Model, hc.row.Quant, hc.row.Use, hc.row.decodeRate(), est, signedPct(est/hc.row.decodeRate()-1),
+			hc.row.prefillRate(), pre, signedPct(pre/hc.row.prefillRate()-1))
 	}
 	for _, use := range []string{"fit", "held_out", useMixedTypes} {
-		e := harnessErrors(r.hostCores.cases, c, use)
-		fmt.Fprintf(&b, "\n%s rows: %d, median |error| %s, largest %s", use, len(e), pct(quantile(e, 0.5)), pct(quantile(e, 1)))
+		e, p := harnessErrors(r.hostCores.cases, c, use), harnessPrefillErrors(r.hostCores.cases, c, use)
+		fmt.Fprintf(&b, "\n%s rows: %d, decode median |error| %s, largest %s; prefill median %s, largest %s", use, len(e), pct(quantile(e, 0.5)), pct(quantile(e, 1)), pct(quantile(p, 0.5)), pct(quantile(p, 1)))
 	}
 	b.WriteString("\n")
 	return b.String()
