@@ -39,9 +39,27 @@ type Throughput struct {
 	// family's datasheet figure, specs.HostMemoryByCPUName), any weight type.
 	DecodeBandwidthHost float64
 	// HostWeightsPerCoreSecond is how many weights one CPU core multiplies
-	// per second in a decode step's matrix-vector products (dequantizing
-	// them): with few cores a CPU decode is bound by this, not by memory.
+	// per second in a decode step's matrix-vector products, for k-quant and
+	// other sub-8-bit integer weights (dequantizing them): with few cores a
+	// CPU decode is bound by this, not by memory.
 	HostWeightsPerCoreSecond float64
+	// HostWeightsPerCoreSecondQ8 is that rate for Q8_0 weights and
+	// HostWeightsPerCoreSecondFloat for 16-bit ones. Per core, llama.cpp's
+	// CPU kernels stream 16-bit and Q8_0 weights at about the same bytes
+	// per second (one core's share of the memory system), while a k-quant
+	// costs more ALU work per weight than its bytes take to arrive: on two
+	// cores Q8_0 decodes as fast as Q4_K_M and 16-bit about half as fast
+	// (data/host_harness.json).
+	HostWeightsPerCoreSecondQ8    float64
+	HostWeightsPerCoreSecondFloat float64
+	// HostPrefillFLOPSPerCore is the matmul FLOP/s one CPU core reaches in
+	// a prompt pass over k-quant weights (llama.cpp's CPU backend), and
+	// the Q8 and Float fields that rate for Q8_0 and 16-bit weights: a CPU
+	// plan's prefill is its FLOPs over cores x this rate
+	// (data/host_harness.json).
+	HostPrefillFLOPSPerCore      float64
+	HostPrefillFLOPSPerCoreQ8    float64
+	HostPrefillFLOPSPerCoreFloat float64
 	// KVReadRatio is the rate at which a decode step reads the KV cache
 	// (llama.cpp's flash-attention kernel over the cached tokens) relative
 	// to the rate the class's 16-bit matrix-vector kernel streams weights:

@@ -17,10 +17,19 @@ var Fitted = Throughput{
 	LayerLatencyCUDA:  43e-6,  // 33 rows
 	LayerLatencyMetal: 149e-6, // 11 rows
 	LayerLatencyHost:  0,      // the host fit has none
-	// CPU decode, from the rows of data/host_decode.json (means, rounded to
-	// 0.01 and to 1 G weights/s).
-	DecodeBandwidthHost:      0.68,
-	HostWeightsPerCoreSecond: 23e9,
+	// CPU decode: the bandwidth fraction from the bandwidth row(s) of
+	// data/host_decode.json (mean, rounded to 0.01); the per-core rates per
+	// weight family from the "fit" rows of data/host_harness.json (one
+	// thread, tokens per CPU-second; means rounded to 0.1 G weights/s).
+	DecodeBandwidthHost:           0.68,
+	HostWeightsPerCoreSecond:      312e8,
+	HostWeightsPerCoreSecondQ8:    142e8,
+	HostWeightsPerCoreSecondFloat: 101e8,
+	// CPU prefill: the matmul FLOP/s per core per family, from the same rows
+	// (means rounded to 1 G FLOP/s).
+	HostPrefillFLOPSPerCore:      143e9,
+	HostPrefillFLOPSPerCoreQ8:    134e9,
+	HostPrefillFLOPSPerCoreFloat: 112e9,
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
 	// (median |error| 0.169): MFU on a 0.01 grid, the per-layer pass time on
 	// a 20 us grid refined at 10 us.

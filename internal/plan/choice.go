@@ -32,6 +32,9 @@ type choice struct {
 	// Placement says why a serving plan was spread over more devices than
 	// the fewest that hold it (placement.go); "" when it was not.
 	Placement string
+	// SpeedWhy says how decode speed weighed in the level of a CPU-only
+	// llama.cpp plan (cpuspeed.go); "" where it did not.
+	SpeedWhy string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -178,12 +181,13 @@ func choose(req *planning) (*choice, error) {
 			continue
 		}
 		orderPools(ps)
-		rows, best := planLevels(req, ps, levels)
-		if pass == 0 || best != nil {
+		rows, fits := planLevels(req, ps, levels)
+		if pass == 0 || len(fits) > 0 {
 			ch.Rows = rows
 		}
-		if best != nil {
-			ch.Plan = *best
+		if len(fits) > 0 {
+			best, why := chooseBySpeed(req, levels, fits)
+			ch.Plan, ch.SpeedWhy = *best, why
 			ch.Outcome = outcomeFits
 			if pass == 1 {
 				ch.Outcome = outcomeFitsOnHost
@@ -208,10 +212,11 @@ func choose(req *planning) (*choice, error) {
 }
 
 // planLevels plans every level on every pool; it returns the table rows and
-// the plan of the best level that fits (nil when none).
-func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *planned) {
+// the best plan of each level that fits, best quality first (none when no
+// level fits).
+func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []*planned) {
 	var rows []LevelRow
-	var chosen *planned
+	var fits []*planned
 	kv := req.kvOptions()
 	for _, l := range levels {
 		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
@@ -249,9 +254,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		if best != nil {
 			row.Fits, row.Strategy = true, best.Strategy
 			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
-			if chosen == nil {
-				chosen = best
-			}
+			fits = append(fits, best)
 		} else {
 			row.Reason = strings.Join(reasons, "; ")
 			if paged > 0 {
@@ -260,7 +263,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, *p
 		}
 		rows = append(rows, row)
 	}
-	return rows, chosen
+	return rows, fits
 }
 
 // oneDeviceBytes is what the plan's model (one replica, at its share of the

@@ -28,7 +28,11 @@ func explainChoice(ch *choice) []string {
 		if ch.Outcome == outcomeFitsOnHost {
 			out = append(out, "include_cpu: no accelerator plan fits, so host RAM is used")
 		}
-		return append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
+		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
+		if ch.SpeedWhy != "" {
+			out = append(out, ch.SpeedWhy)
+		}
+		return out
 	}
 	if ch.OffloadWithReplicas {
 		out = append(out, "cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe")

@@ -126,3 +126,26 @@ func NewOffloadReplay(m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs flo
 	}
 	return &Replay{decodePlan: pl, decodeReq: req}
 }
+
+// NewHostReplay lays out a measured CPU-only run (llama.cpp's CPU
+// backend): the whole model on one CPU of cores cores (the threads the run
+// used) whose memory streams bandwidthGBs, one sequence, decode at
+// decodeContext tokens and, when prompt > 0, prefill of a prompt of that
+// many tokens.
+func NewHostReplay(m *model.Model, l quant.Level, cores int, bandwidthGBs float64, prompt, decodeContext int) *Replay {
+	r := &Replay{}
+	r.decodePlan, r.decodeReq = hostReplayPlan(m, l, cores, bandwidthGBs, decodeContext)
+	if prompt > 0 {
+		r.prefillPlan, r.prefillReq = hostReplayPlan(m, l, cores, bandwidthGBs, prompt)
+	}
+	return r
+}
+
+func hostReplayPlan(m *model.Model, l quant.Level, cores int, bandwidthGBs float64, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+	b := quant.Estimate(m, l, context, 1, req.kvOptions())
+	c := newCosts(m, b, l)
+	h := &device{ID: "cpu", Dev: registry.Device{Kind: registry.KindCPU, Cores: cores}, BandwidthGBs: bandwidthGBs}
+	return &planned{Fits: true, Strategy: StrategyNone, Level: l, TP: 1, Costs: c,
+		Stages: []stage{{Devices: []*device{h}, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, 1)}}}, req
+}

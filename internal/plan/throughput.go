@@ -401,6 +401,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
 				e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
 		}
+		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
+			t.Assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for the weight type (fitted on llama.cpp CPU runs, internal/calibration/data/host_harness.json)"
+		}
 	}
 	c := pl.Costs
 	hidden := float64(m.Hidden)
@@ -513,10 +516,12 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 				computeBound = true
 			}
 		}
-		if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 || hostStage {
+		frac := float64(layers) / float64(c.Layers)
+		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, attnWidth, req.ContextLength); hp > 0 && !pl.Offloaded {
+			prefill += hp
+		} else if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
-			frac := float64(layers) / float64(c.Layers)
 			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp, e)
 			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
 				Layers: layers, Prompt: req.ContextLength, Dequantized: dequantizedForMatmul(pl.Level), BandwidthGBs: bw}, e)
@@ -618,13 +623,67 @@ func planEngine(pl *planned, req *planning) engine.Engine {
 
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:
 // the weights it reads (weightBytes at the level's bits per weight) over its
-// cores × HostWeightsPerCoreSecond. 0 for other devices or unknown cores.
+// cores × the per-core rate of the level's weight family. 0 for other
+// devices or unknown cores.
 func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e efficiency) float64 {
 	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || l.BitsPerWeight() <= 0 {
 		return 0
 	}
 	weights := weightBytes / (l.BitsPerWeight() / 8)
-	return weights / (float64(devs[0].Dev.Cores) * e.HostWeightsPerCoreSecond)
+	return weights / (float64(devs[0].Dev.Cores) * e.hostCoreRate(l))
+}
+
+// cpuOnly reports whether every device of the plan is a CPU and nothing
+// is offloaded.
+func cpuOnly(pl *planned) bool {
+	if pl.Offloaded || len(pl.Stages) == 0 {
+		return false
+	}
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			if d.Dev.Kind != registry.KindCPU {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// hostPrefillSeconds is a CPU stage's prompt time per token: the matmul
+// FLOPs of prefillSeconds over its cores × the per-core FLOP/s of the
+// level's weight family (calibration.Throughput.HostPrefillFLOPSPerCore*).
+// 0 for other devices, unknown cores or no fitted rate.
+func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams float64, layers, attnWidth, prompt int) float64 {
+	rate := e.HostPrefillFLOPSPerCore
+	switch weightFamily(l) {
+	case WeightsFloat:
+		rate = e.HostPrefillFLOPSPerCoreFloat
+	case WeightsQ8:
+		rate = e.HostPrefillFLOPSPerCoreQ8
+	}
+	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || rate <= 0 {
+		return 0
+	}
+	flops := 2*activeParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
+	return flops / (float64(devs[0].Dev.Cores) * rate)
+}
+
+// hostCoreRate is the weights one CPU core multiplies per second at level
+// l: by its weight family (calibration.Throughput.HostWeightsPerCoreSecond*).
+// A family without a fitted rate takes the k-quant one.
+func (e efficiency) hostCoreRate(l quant.Level) float64 {
+	r := e.HostWeightsPerCoreSecond
+	switch weightFamily(l) {
+	case WeightsFloat:
+		if e.HostWeightsPerCoreSecondFloat > 0 {
+			r = e.HostWeightsPerCoreSecondFloat
+		}
+	case WeightsQ8:
+		if e.HostWeightsPerCoreSecondQ8 > 0 {
+			r = e.HostWeightsPerCoreSecondQ8
+		}
+	}
+	return r
 }
 
 // familyNames are the weight type families as the assumptions name them.
@@ -650,8 +709,8 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) st
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
 	case class == MemoryClassHost && d.Dev.Cores > 0:
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.0f G weights/s, whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, d.Dev.Cores, e.HostWeightsPerCoreSecond/1e9, kv, layer)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.1f G weights/s ("+familyNames[family]+"), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if serving {

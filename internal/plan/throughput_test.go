@@ -128,7 +128,7 @@ func TestCPUDecode(t *testing.T) {
 			MemoryBytes: 256 * gibBytes, Cores: cores}
 		return shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp","context_length":512}`, reg(t, []registry.Device{d})))
 	}
-	many := cpu("AMD EPYC 9354 32-Core Processor", 32)
+	many := cpu("AMD EPYC 9654 96-Core Processor", 96)
 	require.NotNil(t, many.Throughput, dump(t, many))
 	assert.Equal(t, BoundBandwidth, many.Throughput.Bound)
 	assert.Positive(t, many.Throughput.DecodeTokensPerS)
@@ -216,8 +216,8 @@ func TestValidatedOn(t *testing.T) {
 func TestLlamaCPPOffloadRunsOnHost(t *testing.T) {
 	g := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")
 	g.Vendor = "nvidia"
-	cpu := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "AMD EPYC 9354 32-Core Processor",
-		Vendor: "amd", Available: true, MemoryBytes: 256 * gibBytes, Cores: 32}
+	cpu := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "AMD EPYC 9654 96-Core Processor",
+		Vendor: "amd", Available: true, MemoryBytes: 256 * gibBytes, Cores: 96}
 	r := reg(t, []registry.Device{g, cpu})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, r))
 	require.True(t, a.Fits, dump(t, a))

@@ -34,6 +34,11 @@ var hostFamilies = []HostMemory{
 	{Family: "Intel Xeon Platinum 84xx (Sapphire Rapids)", Channels: 8, MTs: 4800,
 		Source: "https://www.servethehome.com/intel-xeon-max-9480-deep-dive-intel-has-64gb-hbm2e-onboard-like-a-gpu-or-ai-accelerator/3/ (Xeon Platinum 8480+: 8 channels of DDR5, DDR5-4800 DIMMs)",
 		match:  regexp.MustCompile(`\bXeon\(R\)\s+Platinum\s+84\d\d[A-Z+]*|\bXeon\s+Platinum\s+84\d\d[A-Z+]*`)},
+	// Only the L5640 and the X56xx: the other L56xx and the E56xx run their
+	// memory at 1066 MT/s at most (same source).
+	{Family: "Intel Xeon L5640/X5600 (Westmere-EP)", Channels: 3, MTs: 1333,
+		Source: "https://manualshive.com/en/manual/ibm/7944e2u/3620105?page=6 (IBM System x3620 M3 product guide: Xeon 5500/5600 memory controllers have three channels each; the L5640 and X56xx support 1333 MHz memory)",
+		match:  regexp.MustCompile(`\bXeon\(R\)\s+CPU\s+(L5640|X56\d\d)\b`)},
 }
 
 // HostMemoryByCPUName returns the memory interface of the family of the CPU

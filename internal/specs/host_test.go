@@ -21,6 +21,12 @@ func TestHostMemoryByCPUName(t *testing.T) {
 		{"AMD EPYC 7313 16-Core Processor", 204.8}, // nvidia-driver-no-tool
 		{"Intel(R) Xeon(R) Platinum 8480C", 307.2}, // dgx-h100: 8 x DDR5-4800 x 8 B
 		{"Intel(R) Xeon(R) Platinum 8480+", 307.2}, // intel-max-4
+
+		// cpu-only: 3 x DDR3-1333 x 8 B; the E56xx run 1066 MT/s at most.
+		{"Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz", 31.992},
+		{"Intel(R) Xeon(R) CPU           X5670  @ 2.93GHz", 31.992},
+		{"Intel(R) Xeon(R) CPU           E5620  @ 2.40GHz", 0},
+
 		{"13th Gen Intel(R) Core(TM) i9-13900K", 0},
 		{"AMD Ryzen 9 7950X 16-Core Processor", 0},
 		{"AMD EPYC", 0},

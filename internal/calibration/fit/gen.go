@@ -18,6 +18,7 @@ type result struct {
 	decode           decodeFit
 	prefill          prefillRefit
 	host             hostFit
+	hostCores        hostCoreFit
 	attention        attentionFit
 	overhead         overheadFit
 	llamaOverhead    llamaOverheadFit
@@ -58,6 +59,13 @@ func fitAll(dataDir string) (*result, error) {
 	if r.host, err = fitHost(dataDir); err != nil {
 		return nil, err
 	}
+	harness, err := loadHarness(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	if r.hostCores, err = fitHostCores(harness, r.throughput()); err != nil {
+		return nil, err
+	}
 	r.prefill = refitPrefill(append(append([]speedCase(nil), r.replayed...), r.bench...), r.throughput())
 	if r.servingRows, r.serving, err = loadServing(dataDir); err != nil {
 		return nil, err
@@ -92,15 +100,20 @@ func fitAll(dataDir string) (*result, error) {
 // throughput is the constant set the generated file holds.
 func (r *result) throughput() calibration.Throughput {
 	c := calibration.Throughput{
-		KVReadRatio:              float64(r.decode.kvRatio) / 100,
-		LayerLatencyCUDA:         float64(r.decode.latencyUS["cuda"]) / 1e6,
-		LayerLatencyMetal:        float64(r.decode.latencyUS["metal"]) / 1e6,
-		DecodeBandwidthHost:      float64(r.host.bandwidth) / 100,
-		HostWeightsPerCoreSecond: float64(r.host.perCoreG) * 1e9,
-		PrefillMFU:               float64(r.prefill.mfu) / 100,
-		PrefillLayerLatency:      float64(r.prefill.latencyUS) / 1e6,
-		VLLM:                     r.servingFit.decode(),
-		OffloadHandoverSeconds:   float64(r.offloadFit.handoverUS) / 1e6,
+		KVReadRatio:                   float64(r.decode.kvRatio) / 100,
+		LayerLatencyCUDA:              float64(r.decode.latencyUS["cuda"]) / 1e6,
+		LayerLatencyMetal:             float64(r.decode.latencyUS["metal"]) / 1e6,
+		DecodeBandwidthHost:           float64(r.host.bandwidth) / 100,
+		HostWeightsPerCoreSecond:      r.hostCores.rate(plan.WeightsKQuant),
+		HostWeightsPerCoreSecondQ8:    r.hostCores.rate(plan.WeightsQ8),
+		HostWeightsPerCoreSecondFloat: r.hostCores.rate(plan.WeightsFloat),
+		HostPrefillFLOPSPerCore:       r.hostCores.prefillRate(plan.WeightsKQuant),
+		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
+		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
+		PrefillMFU:                    float64(r.prefill.mfu) / 100,
+		PrefillLayerLatency:           float64(r.prefill.latencyUS) / 1e6,
+		VLLM:                          r.servingFit.decode(),
+		OffloadHandoverSeconds:        float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
@@ -152,10 +165,19 @@ func constantsSource(r *result) ([]byte, error) {
 	p("LayerLatencyCUDA: %de-6, // %d rows", d.latencyUS["cuda"], d.backendRows["cuda"])
 	p("LayerLatencyMetal: %de-6, // %d rows", d.latencyUS["metal"], d.backendRows["metal"])
 	p("LayerLatencyHost: 0, // the host fit has none")
-	p("// CPU decode, from the rows of data/host_decode.json (means, rounded to")
-	p("// 0.01 and to 1 G weights/s).")
+	p("// CPU decode: the bandwidth fraction from the bandwidth row(s) of")
+	p("// data/host_decode.json (mean, rounded to 0.01); the per-core rates per")
+	p("// weight family from the \"fit\" rows of data/host_harness.json (one")
+	p("// thread, tokens per CPU-second; means rounded to 0.1 G weights/s).")
 	p("DecodeBandwidthHost: %s,", hundredths(r.host.bandwidth))
-	p("HostWeightsPerCoreSecond: %de9,", r.host.perCoreG)
+	p("HostWeightsPerCoreSecond: %de8,", r.hostCores.tenthsG[plan.WeightsKQuant])
+	p("HostWeightsPerCoreSecondQ8: %de8,", r.hostCores.tenthsG[plan.WeightsQ8])
+	p("HostWeightsPerCoreSecondFloat: %de8,", r.hostCores.tenthsG[plan.WeightsFloat])
+	p("// CPU prefill: the matmul FLOP/s per core per family, from the same rows")
+	p("// (means rounded to 1 G FLOP/s).")
+	p("HostPrefillFLOPSPerCore: %de9,", r.hostCores.prefillG[plan.WeightsKQuant])
+	p("HostPrefillFLOPSPerCoreQ8: %de9,", r.hostCores.prefillG[plan.WeightsQ8])
+	p("HostPrefillFLOPSPerCoreFloat: %de9,", r.hostCores.prefillG[plan.WeightsFloat])
 	p("// Prefill, fitted on the %d single-device rows with a prompt figure", r.prefill.n)
 	p("// (median |error| %.3f): MFU on a 0.01 grid, the per-layer pass time on", r.prefill.medianError)
 	p("// a 20 us grid refined at 10 us.")
@@ -261,6 +283,7 @@ func docSections(r *result) map[string]string {
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
 		"offload":           offloadTable(r),
+		"host-harness":      harnessTable(r),
 	}
 }
 
@@ -290,7 +313,16 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.LayerLatencyMetal", fmt.Sprintf("%d µs", d.latencyUS["metal"]), fmt.Sprintf("the %d Apple rows of the decode fit set", d.backendRows["metal"]), "decode fit")
 	row("Fitted.LayerLatencyHost", "0 µs", "—", "not fitted: the host constants are derived without one")
 	row("Fitted.DecodeBandwidthHost", exact(c.DecodeBandwidthHost), "`data/host_decode.json` bandwidth row(s): "+pctList(r.host.bandwidthRows, 1), "mean, rounded to 0.01")
-	row("Fitted.HostWeightsPerCoreSecond", fmt.Sprintf("%d G weights/s", r.host.perCoreG), "`data/host_decode.json` per-core rows: "+gList(r.host.perCoreRows), "mean, rounded to 1 G")
+	for _, fam := range decodeFamilies {
+		name := map[string]string{plan.WeightsFloat: "HostWeightsPerCoreSecondFloat", plan.WeightsQ8: "HostWeightsPerCoreSecondQ8", plan.WeightsKQuant: "HostWeightsPerCoreSecond"}[fam]
+		row("Fitted."+name, fmt.Sprintf("%.1f G weights/s", r.hostCores.rate(fam)/1e9),
+			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.fitRows[fam])), "mean, rounded to 0.1 G")
+	}
+	for _, fam := range decodeFamilies {
+		name := map[string]string{plan.WeightsFloat: "HostPrefillFLOPSPerCoreFloat", plan.WeightsQ8: "HostPrefillFLOPSPerCoreQ8", plan.WeightsKQuant: "HostPrefillFLOPSPerCore"}[fam]
+		row("Fitted."+name, fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[fam]),
+			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.prefillRows[fam])), "mean, rounded to 1 G")
+	}
 	row("Fitted.PrefillMFU", hundredths(r.prefill.mfu), fmt.Sprintf("%d single-device rows with a prompt figure (inference.json, h200-speed)", r.prefill.n), "prefill fit")
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", r.prefill.latencyUS), "the same rows", "prefill fit")
 	sf := r.servingFit
