@@ -58,6 +58,9 @@ type planning struct {
 	// computed once when planning starts (choose) and read by every estimate
 	// after it (every pool, every probe of maxFitting).
 	weights levelWeights
+	// vllm is the vLLM release the request plans for, parsed once
+	// (vllmVersion): every cost of a vLLM plan asks for it.
+	vllm *engine.Version
 }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.

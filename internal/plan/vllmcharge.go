@@ -45,13 +45,17 @@ type vllmCharge struct {
 }
 
 // vllmVersion is the vLLM release a request plans for: its engine_version,
-// else engine.VLLMDefaultVersion.
+// else engine.VLLMDefaultVersion, parsed on the first call of a planning
+// (a regular expression per cost made it a tenth of a plan's time).
 func vllmVersion(req *planning) engine.Version {
-	v, err := engine.ParseVersion(req.EngineVersion)
-	if req.EngineVersion == "" || err != nil { // Validate refused a bad one
-		v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
+	if req.vllm == nil {
+		v, err := engine.ParseVersion(req.EngineVersion)
+		if req.EngineVersion == "" || err != nil { // Validate refused a bad one
+			v, _ = engine.ParseVersion(engine.VLLMDefaultVersion)
+		}
+		req.vllm = &v
 	}
-	return v
+	return *req.vllm
 }
 
 // costsOf is newCosts of estimate b at level l for a plan of ctx tokens
