@@ -93,10 +93,8 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 // offloadFit is OffloadHandoverSeconds in microseconds and how the rows
 // fare under it.
 type offloadFit struct {
-	handoverUS                int
-	n, heldOut                int
-	medianError, maxError     float64
-	heldOutMedian, heldOutMax float64
+	handoverUS int
+	fitErrors
 }
 
 // fitOffload fits calibration.Throughput.OffloadHandoverSeconds on the
@@ -139,24 +137,8 @@ func fitOffload(cases []offloadCase, c calibration.Throughput) (offloadFit, erro
 		}
 	}
 	c.OffloadHandoverSeconds = float64(best.handoverUS) / 1e6
-	errs, held := offloadErrors(fitCases, c), offloadErrors(heldCases, c)
-	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
-	best.heldOut = len(heldCases)
-	if len(held) > 0 {
-		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
-	}
+	best.fitErrors = scoreFit(fitCases, heldCases, c)
 	return best, nil
-}
-
-// offloadErrors is |estimate/measured - 1| of every case.
-func offloadErrors(cases []offloadCase, c calibration.Throughput) []float64 {
-	var out []float64
-	for _, oc := range cases {
-		if d := oc.replay.Decode(c); d > 0 {
-			out = append(out, math.Abs(d/oc.row.TokensPerS-1))
-		}
-	}
-	return out
 }
 
 // offloadTable is every row of data/offload_decode.json with the model's
@@ -170,10 +152,10 @@ func offloadTable(r *result) string {
 		replayed[offloadKey(oc.row)] = oc
 	}
 	for _, row := range r.offloadRows {
-		est, errText, use, host := "—", "not replayed: "+row.WhyNot, "—", "—"
-		if oc, ok := replayed[offloadKey(row)]; ok {
-			d := oc.replay.Decode(c)
-			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
+		oc, ok := replayed[offloadKey(row)]
+		est, errText, use := estimateCells(oc, ok, c, row.WhyNot, row.Use)
+		host := "—"
+		if ok {
 			host = fmt.Sprintf("%.1f GB/s, %d cores", row.HostBandwidth, row.HostCores)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.1f | %s | %s | %s | %s |\n", row.Model, row.GPU, host, row.Placement, row.TokensPerS, est, errText, use, row.Source)

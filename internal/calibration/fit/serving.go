@@ -112,9 +112,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 type servingFit struct {
 	fractionPct                                int
 	stepUS, layerUS, allReduceUS, moeUS, mlaUS int
-	n, heldOut                                 int
-	medianError, maxError                      float64
-	heldOutMedian, heldOutMax                  float64
+	fitErrors
 }
 
 func (f servingFit) decode() calibration.ServingDecode {
@@ -188,12 +186,7 @@ func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, erro
 			heldCases = append(heldCases, sc)
 		}
 	}
-	errs, held := servingErrors(fitCases, c), servingErrors(heldCases, c)
-	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
-	best.heldOut = len(heldCases)
-	if len(held) > 0 {
-		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
-	}
+	best.fitErrors = scoreFit(fitCases, heldCases, c)
 	return best, nil
 }
 
@@ -229,17 +222,6 @@ func (g servingGrid) search(loss func(servingFit) float64) servingFit {
 	return best
 }
 
-// servingErrors is |estimate/measured - 1| of every case.
-func servingErrors(cases []servingCase, c calibration.Throughput) []float64 {
-	var out []float64
-	for _, sc := range cases {
-		if d := sc.replay.Decode(c); d > 0 {
-			out = append(out, math.Abs(d/sc.row.TokensPerS-1))
-		}
-	}
-	return out
-}
-
 // servingTable is every row of data/serving_decode.json with the model's
 // estimate where replayed and the row's use (fit or held out).
 func servingTable(r *result) string {
@@ -251,13 +233,10 @@ func servingTable(r *result) string {
 		replayed[servingKey(sc.row)] = sc
 	}
 	for _, row := range r.servingRows {
-		est, errText, use := "—", "not replayed: "+row.WhyNot, "—"
-		if sc, ok := replayed[servingKey(row)]; ok {
-			d := sc.replay.Decode(c)
-			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
-			if row.Engine != "vllm" {
-				errText += " (vLLM's constants; SGLang has none fitted)"
-			}
+		sc, ok := replayed[servingKey(row)]
+		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
+		if ok && row.Engine != "vllm" {
+			errText += " (vLLM's constants; SGLang has none fitted)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
 			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, use, row.Source)
