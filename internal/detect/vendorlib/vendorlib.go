@@ -15,10 +15,13 @@ import (
 	"sync"
 )
 
-// Loader opens each library path once per process. Hung is the error (the
-// reader's ErrHung) that a load or call abandoned at its deadline wraps.
+// Loader opens each library path once per process with Load; a path ""
+// is Default. Hung is the error (the reader's ErrHung) that a load
+// abandoned at its deadline wraps.
 type Loader[L any] struct {
-	Hung error
+	Default string
+	Load    func(path string) (L, error)
+	Hung    error
 
 	mu   sync.Mutex
 	libs map[string]*loadResult[L]
@@ -31,12 +34,15 @@ type loadResult[L any] struct {
 	hung bool // the load never returned
 }
 
-// Open returns load(path), running it only on the first Open of path and
+// Open returns Load(path), running it only on the first Open of path and
 // remembering its library or error, and waits for it at most until ctx
 // ends: a load still running then is abandoned, and this and every later
 // Open of path fail with Hung.
-func (ld *Loader[L]) Open(ctx context.Context, path string, load func(string) (L, error)) (L, error) {
+func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 	var none L
+	if path == "" {
+		path = ld.Default
+	}
 	ld.mu.Lock()
 	if ld.libs == nil {
 		ld.libs = map[string]*loadResult[L]{}
@@ -53,7 +59,7 @@ func (ld *Loader[L]) Open(ctx context.Context, path string, load func(string) (L
 	}
 	done := make(chan struct{})
 	go func() {
-		lr.once.Do(func() { lr.lib, lr.err = load(path) })
+		lr.once.Do(func() { lr.lib, lr.err = ld.Load(path) })
 		close(done)
 	}()
 	select {

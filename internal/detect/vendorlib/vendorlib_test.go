@@ -18,23 +18,24 @@ func ctxFor(t *testing.T, d time.Duration) context.Context {
 	return ctx
 }
 
-// A load runs once per path; its library or error is what every later Open
-// of that path gets.
+// A load runs once per path ("" is the default one); its library or error
+// is what every later Open of that path gets.
 func TestLoaderLoadsOncePerPath(t *testing.T) {
-	var ld Loader[string]
 	calls := 0
-	load := func(p string) (string, error) {
+	ld := Loader[string]{Default: "good", Load: func(p string) (string, error) {
 		calls++
 		if p == "bad" {
 			return "", errors.New("no such library")
 		}
 		return "lib at " + p, nil
-	}
+	}}
 	for range 2 {
-		l, err := ld.Open(ctxFor(t, time.Second), "good", load)
-		require.NoError(t, err)
-		assert.Equal(t, "lib at good", l)
-		_, err = ld.Open(ctxFor(t, time.Second), "bad", load)
+		for _, path := range []string{"good", ""} {
+			l, err := ld.Open(ctxFor(t, time.Second), path)
+			require.NoError(t, err)
+			assert.Equal(t, "lib at good", l)
+		}
+		_, err := ld.Open(ctxFor(t, time.Second), "bad")
 		assert.EqualError(t, err, "no such library")
 	}
 	assert.Equal(t, 2, calls)
@@ -43,16 +44,21 @@ func TestLoaderLoadsOncePerPath(t *testing.T) {
 // A load that never returns costs Open its deadline; later Opens of that
 // path fail at once with the hung error, other paths still load.
 func TestLoaderHungLoad(t *testing.T) {
-	ld := Loader[string]{Hung: errHung}
 	block := make(chan struct{})
 	t.Cleanup(func() { close(block) })
-	_, err := ld.Open(ctxFor(t, 50*time.Millisecond), "stuck", func(string) (string, error) { <-block; return "", nil })
+	ld := Loader[string]{Hung: errHung, Load: func(p string) (string, error) {
+		if p == "stuck" {
+			<-block
+		}
+		return p, nil
+	}}
+	_, err := ld.Open(ctxFor(t, 50*time.Millisecond), "stuck")
 	assert.ErrorIs(t, err, errHung)
 	start := time.Now()
-	_, err = ld.Open(ctxFor(t, time.Second), "stuck", func(string) (string, error) { return "", nil })
+	_, err = ld.Open(ctxFor(t, time.Second), "stuck")
 	assert.ErrorIs(t, err, errHung)
 	assert.Less(t, time.Since(start), 100*time.Millisecond)
-	l, err := ld.Open(ctxFor(t, time.Second), "other", func(p string) (string, error) { return p, nil })
+	l, err := ld.Open(ctxFor(t, time.Second), "other")
 	require.NoError(t, err)
 	assert.Equal(t, "other", l)
 }

@@ -204,7 +204,7 @@ type Library struct {
 }
 
 // libs are the libraries opened in this process, by path.
-var libs = vendorlib.Loader[*Library]{Hung: ErrHung}
+var libs = vendorlib.Loader[*Library]{Default: DefaultLibrary, Load: load, Hung: ErrHung}
 
 // Open returns the AMD SMI at path ("" for DefaultLibrary), loading,
 // initialising (amdsmi_init(AMDSMI_INIT_AMD_GPUS)) and version checking it on first
@@ -214,10 +214,7 @@ var libs = vendorlib.Loader[*Library]{Hung: ErrHung}
 // version not Supported (ErrUnsupported) or fails amdsmi_init gives an
 // error; the error is remembered too.
 func Open(ctx context.Context, path string) (*Library, error) {
-	if path == "" {
-		path = DefaultLibrary
-	}
-	return libs.Open(ctx, path, load)
+	return libs.Open(ctx, path)
 }
 
 // session is a loaded library and its version, as its thread reads it.

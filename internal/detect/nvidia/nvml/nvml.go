@@ -255,7 +255,7 @@ type Library struct {
 }
 
 // libs are the libraries opened in this process, by path.
-var libs = vendorlib.Loader[*Library]{Hung: ErrHung}
+var libs = vendorlib.Loader[*Library]{Default: DefaultLibrary, Load: load, Hung: ErrHung}
 
 // Open returns the NVML at path ("" for DefaultLibrary), loading and
 // initialising it on first use in the process, bounded by ctx: a load or
@@ -264,10 +264,7 @@ var libs = vendorlib.Loader[*Library]{Hung: ErrHung}
 // point this package needs, or fails nvmlInit (no driver, driver/library
 // version mismatch) gives an error; the error is remembered too.
 func Open(ctx context.Context, path string) (*Library, error) {
-	if path == "" {
-		path = DefaultLibrary
-	}
-	return libs.Open(ctx, path, load)
+	return libs.Open(ctx, path)
 }
 
 // load dlopens path, resolves its symbols and runs nvmlInit, on a thread
