@@ -3,10 +3,47 @@ package main
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
+
+// readRows reads the rows of data/serving_decode.json or
+// data/offload_decode.json (file, in dataDir).
+func readRows[R any](dataDir, file string) ([]R, error) {
+	var doc struct {
+		Rows []R `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, file), &doc); err != nil {
+		return nil, err
+	}
+	return doc.Rows, nil
+}
+
+// whyNotError is the error of the row name of file, not replayed, when it
+// does not say why (whyNot); nil when it does.
+func whyNotError(file, name, whyNot string) error {
+	if whyNot == "" {
+		return fmt.Errorf("%s: %s: a row not replayed says why", file, name)
+	}
+	return nil
+}
+
+// resolveRow is the catalog model and quantization level that the
+// replayed row name of file names.
+func resolveRow(file, name, catalogModel, level string) (m *model.Model, l quant.Level, err error) {
+	if m, err = modelio.Resolve(model.Spec{Name: catalogModel}); err != nil {
+		return nil, l, fmt.Errorf("%s: %s: %w", file, name, err)
+	}
+	if l, err = quant.Parse(level); err != nil {
+		return nil, l, fmt.Errorf("%s: %s: %w", file, name, err)
+	}
+	return m, l, nil
+}
 
 // replayedCase is a replayed row of data/serving_decode.json or
 // data/offload_decode.json: the decode rate its replay estimates under c
@@ -49,6 +86,15 @@ func replayErrors[C replayedCase](cases []C, c calibration.Throughput) []float64
 		}
 	}
 	return out
+}
+
+// byKey is cases by key, for a table that looks each of its rows' case up.
+func byKey[C any](cases []C, key func(C) string) map[string]C {
+	m := make(map[string]C, len(cases))
+	for _, c := range cases {
+		m[key(c)] = c
+	}
+	return m
 }
 
 // estimateCells are the estimate, error and use cells of a table row: the
