@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -174,21 +173,8 @@ func TestAMDSMIUnknownVersionFallsBackToRocmSMI(t *testing.T) {
 // rocm-smi.
 func TestAMDSMIHangIsBoundedByTheDetectionTimeout(t *testing.T) {
 	opts := amdsmiOptions(t, "mi300x-8", amdsmitest.Build(t, amdsmiMachine(t, "mi300x-8"), "-DFAKE_HANG"), true)
-	opts.Timeout = 300 * time.Millisecond
-	start := time.Now()
-	reg, err := Detect(context.Background(), opts)
-	require.NoError(t, err)
-	assert.Less(t, time.Since(start), opts.Timeout+backendGrace+time.Second)
-	assert.NotEmpty(t, reg.Warnings)
-
-	opts.Timeout = 5 * time.Second
-	start = time.Now()
-	reg, err = Detect(context.Background(), opts)
-	require.NoError(t, err)
+	reg := detectPastHungLibrary(t, opts)
 	assert.Positive(t, countSource(reg, amd.ToolROCmSMI))
-	require.NotEmpty(t, reg.Warnings)
-	assert.Contains(t, reg.Warnings[len(reg.Warnings)-1].Message, "never returned")
-	assert.Less(t, time.Since(start), 2*time.Second)
 }
 
 // Steady-state detection of the mi300x-8 fixture (every backend, no

@@ -5,7 +5,6 @@ package detect
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -113,21 +112,7 @@ func TestNVMLAbsentFallsBackToNvidiaSMI(t *testing.T) {
 // more; later detections in the process skip NVML at once and ask
 // nvidia-smi.
 func TestNVMLHangIsBoundedByTheDetectionTimeout(t *testing.T) {
-	opts := nvmlOptions(t, nvmltest.Build(t, "-DFAKE_HANG"), true)
-	opts.Timeout = 300 * time.Millisecond
-	start := time.Now()
-	reg, err := Detect(context.Background(), opts)
-	require.NoError(t, err)
-	assert.Less(t, time.Since(start), opts.Timeout+backendGrace+time.Second)
-	assert.NotEmpty(t, reg.Warnings)
-
-	opts.Timeout = 5 * time.Second
-	start = time.Now()
-	reg, err = Detect(context.Background(), opts)
-	require.NoError(t, err)
-	g := onlyGPU(t, reg)
-	assert.Equal(t, "nvidia-smi", g.Sources["memory_bytes"])
+	reg := detectPastHungLibrary(t, nvmlOptions(t, nvmltest.Build(t, "-DFAKE_HANG"), true))
+	assert.Equal(t, "nvidia-smi", onlyGPU(t, reg).Sources["memory_bytes"])
 	require.Len(t, reg.Warnings, 1)
-	assert.Contains(t, reg.Warnings[0].Message, "never returned")
-	assert.Less(t, time.Since(start), 2*time.Second)
 }

@@ -204,7 +204,7 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 	c := r.throughput()
 	borrowed := c
 	borrowed.VLLM = calibration.ServingDecode{LayerSeconds: c.LayerLatencyCUDA}
-	fit, old := quantile(servingErrors(vllm, c), 0.5), quantile(servingErrors(vllm, borrowed), 0.5)
+	fit, old := quantile(replayErrors(vllm, c), 0.5), quantile(replayErrors(vllm, borrowed), 0.5)
 	t.Logf("vLLM rows: median |error| %.3f fitted, %.3f with llama.cpp's constants", fit, old)
 	assert.Less(t, fit, old)
 }

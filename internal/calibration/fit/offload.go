@@ -3,14 +3,10 @@ package main
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
@@ -51,17 +47,15 @@ type offloadCase struct {
 // GPUs of these rows are consumer and workstation parts the datasheet
 // table may lack) and host.
 func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err error) {
-	var doc struct {
-		Rows []offloadRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "offload_decode.json"), &doc); err != nil {
+	const file = "offload_decode.json"
+	if rows, err = readRows[offloadRow](dataDir, file); err != nil {
 		return nil, nil, err
 	}
-	for _, r := range doc.Rows {
+	for _, r := range rows {
 		name := r.Model + " / " + r.GPU
 		if !r.Replayed {
-			if r.WhyNot == "" {
-				return nil, nil, fmt.Errorf("offload_decode.json: %s: a row not replayed says why", name)
+			if err := whyNotError(file, name, r.WhyNot); err != nil {
+				return nil, nil, err
 			}
 			continue
 		}
@@ -71,13 +65,9 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 		if r.GPUBandwidth <= 0 || r.HostBandwidth <= 0 || r.HostCores <= 0 || r.GPUSource == "" || r.HostSource == "" || r.DecodeContext <= 0 {
 			return nil, nil, fmt.Errorf("offload_decode.json: %s: a replayed row states its GPU and host figures with their sources and its decode context", name)
 		}
-		m, err := modelio.Resolve(model.Spec{Name: r.CatalogModel})
+		m, l, err := resolveRow(file, name, r.CatalogModel, r.Level)
 		if err != nil {
-			return nil, nil, fmt.Errorf("offload_decode.json: %s: %w", name, err)
-		}
-		l, err := quant.Parse(r.Level)
-		if err != nil {
-			return nil, nil, fmt.Errorf("offload_decode.json: %s: %w", name, err)
+			return nil, nil, err
 		}
 		gpu := specs.Spec{Name: r.GPUSpec, Vendor: "NVIDIA", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6, BandwidthGBs: r.GPUBandwidth}
 		c := offloadCase{row: r, handovers: 1,
@@ -87,16 +77,14 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 		}
 		cases = append(cases, c)
 	}
-	return doc.Rows, cases, nil
+	return rows, cases, nil
 }
 
 // offloadFit is OffloadHandoverSeconds in microseconds and how the rows
 // fare under it.
 type offloadFit struct {
-	handoverUS                int
-	n, heldOut                int
-	medianError, maxError     float64
-	heldOutMedian, heldOutMax float64
+	handoverUS int
+	fitErrors
 }
 
 // fitOffload fits calibration.Throughput.OffloadHandoverSeconds on the
@@ -139,24 +127,8 @@ func fitOffload(cases []offloadCase, c calibration.Throughput) (offloadFit, erro
 		}
 	}
 	c.OffloadHandoverSeconds = float64(best.handoverUS) / 1e6
-	errs, held := offloadErrors(fitCases, c), offloadErrors(heldCases, c)
-	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
-	best.heldOut = len(heldCases)
-	if len(held) > 0 {
-		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
-	}
+	best.fitErrors = scoreFit(fitCases, heldCases, c)
 	return best, nil
-}
-
-// offloadErrors is |estimate/measured - 1| of every case.
-func offloadErrors(cases []offloadCase, c calibration.Throughput) []float64 {
-	var out []float64
-	for _, oc := range cases {
-		if d := oc.replay.Decode(c); d > 0 {
-			out = append(out, math.Abs(d/oc.row.TokensPerS-1))
-		}
-	}
-	return out
 }
 
 // offloadTable is every row of data/offload_decode.json with the model's
@@ -165,15 +137,12 @@ func offloadTable(r *result) string {
 	c := r.throughput()
 	var b strings.Builder
 	b.WriteString("| model | GPU | host | placement | measured tok/s | estimate | error | use | source |\n|---|---|---|---|---|---|---|---|---|\n")
-	replayed := map[string]offloadCase{}
-	for _, oc := range r.offload {
-		replayed[offloadKey(oc.row)] = oc
-	}
+	replayed := byKey(r.offload, func(oc offloadCase) string { return offloadKey(oc.row) })
 	for _, row := range r.offloadRows {
-		est, errText, use, host := "—", "not replayed: "+row.WhyNot, "—", "—"
-		if oc, ok := replayed[offloadKey(row)]; ok {
-			d := oc.replay.Decode(c)
-			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
+		oc, ok := replayed[offloadKey(row)]
+		est, errText, use := estimateCells(oc, ok, c, row.WhyNot, row.Use)
+		host := "—"
+		if ok {
 			host = fmt.Sprintf("%.1f GB/s, %d cores", row.HostBandwidth, row.HostCores)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.1f | %s | %s | %s | %s |\n", row.Model, row.GPU, host, row.Placement, row.TokensPerS, est, errText, use, row.Source)

@@ -3,14 +3,10 @@ package main
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
@@ -59,20 +55,18 @@ func (sc servingCase) fitted() bool {
 // loadServing reads data/serving_decode.json: every row, and the replayed
 // ones laid out.
 func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err error) {
-	var doc struct {
-		Rows []servingRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "serving_decode.json"), &doc); err != nil {
+	const file = "serving_decode.json"
+	if rows, err = readRows[servingRow](dataDir, file); err != nil {
 		return nil, nil, err
 	}
-	for _, r := range doc.Rows {
+	for _, r := range rows {
 		name := r.Model + " / " + r.GPU
 		if !strings.HasPrefix(r.Source, "https://") || r.TokensPerS <= 0 || r.Quote == "" {
 			return nil, nil, fmt.Errorf("serving_decode.json: %s: needs an https source, a quote and a speed", name)
 		}
 		if !r.Replayed {
-			if r.WhyNot == "" {
-				return nil, nil, fmt.Errorf("serving_decode.json: %s: a row not replayed says why", name)
+			if err := whyNotError(file, name, r.WhyNot); err != nil {
+				return nil, nil, err
 			}
 			continue
 		}
@@ -83,13 +77,9 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if !ok || s.BandwidthGBs <= 0 {
 			return nil, nil, fmt.Errorf("serving_decode.json: %s: no datasheet bandwidth for %q", name, r.Spec)
 		}
-		m, err := modelio.Resolve(model.Spec{Name: r.CatalogModel})
+		m, l, err := resolveRow(file, name, r.CatalogModel, r.Precision)
 		if err != nil {
-			return nil, nil, fmt.Errorf("serving_decode.json: %s: %w", name, err)
-		}
-		l, err := quant.Parse(r.Precision)
-		if err != nil {
-			return nil, nil, fmt.Errorf("serving_decode.json: %s: %w", name, err)
+			return nil, nil, err
 		}
 		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2), layers: m.Layers}
 		if r.TP > 1 {
@@ -103,7 +93,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		}
 		cases = append(cases, c)
 	}
-	return doc.Rows, cases, nil
+	return rows, cases, nil
 }
 
 // servingFit is the fitted vLLM overhead: the bandwidth fraction in
@@ -112,9 +102,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 type servingFit struct {
 	fractionPct                                int
 	stepUS, layerUS, allReduceUS, moeUS, mlaUS int
-	n, heldOut                                 int
-	medianError, maxError                      float64
-	heldOutMedian, heldOutMax                  float64
+	fitErrors
 }
 
 func (f servingFit) decode() calibration.ServingDecode {
@@ -188,12 +176,7 @@ func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, erro
 			heldCases = append(heldCases, sc)
 		}
 	}
-	errs, held := servingErrors(fitCases, c), servingErrors(heldCases, c)
-	best.n, best.medianError, best.maxError = len(fitCases), quantile(errs, 0.5), quantile(errs, 1)
-	best.heldOut = len(heldCases)
-	if len(held) > 0 {
-		best.heldOutMedian, best.heldOutMax = quantile(held, 0.5), quantile(held, 1)
-	}
+	best.fitErrors = scoreFit(fitCases, heldCases, c)
 	return best, nil
 }
 
@@ -229,35 +212,18 @@ func (g servingGrid) search(loss func(servingFit) float64) servingFit {
 	return best
 }
 
-// servingErrors is |estimate/measured - 1| of every case.
-func servingErrors(cases []servingCase, c calibration.Throughput) []float64 {
-	var out []float64
-	for _, sc := range cases {
-		if d := sc.replay.Decode(c); d > 0 {
-			out = append(out, math.Abs(d/sc.row.TokensPerS-1))
-		}
-	}
-	return out
-}
-
 // servingTable is every row of data/serving_decode.json with the model's
 // estimate where replayed and the row's use (fit or held out).
 func servingTable(r *result) string {
 	c := r.throughput()
 	var b strings.Builder
 	b.WriteString("| engine | version | model | precision | GPUs | measured tok/s | estimate | error | use | source |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	replayed := map[string]servingCase{}
-	for _, sc := range r.serving {
-		replayed[servingKey(sc.row)] = sc
-	}
+	replayed := byKey(r.serving, func(sc servingCase) string { return servingKey(sc.row) })
 	for _, row := range r.servingRows {
-		est, errText, use := "—", "not replayed: "+row.WhyNot, "—"
-		if sc, ok := replayed[servingKey(row)]; ok {
-			d := sc.replay.Decode(c)
-			est, errText, use = fmt.Sprintf("%.1f", d), signedPct(d/row.TokensPerS-1), strings.ReplaceAll(row.Use, "_", "-")
-			if row.Engine != "vllm" {
-				errText += " (vLLM's constants; SGLang has none fitted)"
-			}
+		sc, ok := replayed[servingKey(row)]
+		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
+		if ok && row.Engine != "vllm" {
+			errText += " (vLLM's constants; SGLang has none fitted)"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
 			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, use, row.Source)

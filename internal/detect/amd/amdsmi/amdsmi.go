@@ -32,8 +32,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib"
 )
 
 // DefaultLibrary is the unversioned name of AMD SMI in ROCm's lib
@@ -200,30 +200,11 @@ func (t IOLinkType) String() string {
 type Library struct {
 	path    string
 	version Version
-
-	mu   sync.Mutex // one read at a time
-	hung bool
-	jobs chan job
+	thread  *vendorlib.Thread[*Snapshot]
 }
 
-type job struct{ done chan result }
-
-type result struct {
-	snap *Snapshot
-	err  error
-}
-
-var (
-	libsMu sync.Mutex
-	libs   = map[string]*loadResult{}
-)
-
-type loadResult struct {
-	once sync.Once
-	lib  *Library
-	err  error
-	hung bool // Open's load, version check or init never returned
-}
+// libs are the libraries opened in this process, by path.
+var libs = vendorlib.Loader[*Library]{Default: DefaultLibrary, Load: load, Hung: ErrHung}
 
 // Open returns the AMD SMI at path ("" for DefaultLibrary), loading,
 // initialising (amdsmi_init(AMDSMI_INIT_AMD_GPUS)) and version checking it on first
@@ -233,75 +214,41 @@ type loadResult struct {
 // version not Supported (ErrUnsupported) or fails amdsmi_init gives an
 // error; the error is remembered too.
 func Open(ctx context.Context, path string) (*Library, error) {
-	if path == "" {
-		path = DefaultLibrary
-	}
-	libsMu.Lock()
-	lr := libs[path]
-	if lr == nil {
-		lr = &loadResult{}
-		libs[path] = lr
-	}
-	hung := lr.hung
-	libsMu.Unlock()
-	if hung {
-		return nil, fmt.Errorf("%w (loading %s)", ErrHung, path)
-	}
-	done := make(chan struct{})
-	go func() {
-		lr.once.Do(func() { lr.lib, lr.err = load(path) })
-		close(done)
-	}()
-	select {
-	case <-done:
-		return lr.lib, lr.err
-	case <-ctx.Done():
-		libsMu.Lock()
-		lr.hung = true
-		libsMu.Unlock()
-		return nil, fmt.Errorf("%w (loading %s: %v)", ErrHung, path, ctx.Err())
-	}
+	return libs.Open(ctx, path)
+}
+
+// session is a loaded library and its version, as its thread reads it.
+type session struct {
+	c *cLib
+	v Version
 }
 
 // load dlopens path, resolves its symbols, runs amdsmi_init and checks the
 // library's version, on a thread that then serves every read of the library.
 func load(path string) (*Library, error) {
-	type loaded struct {
-		l   *Library
-		err error
-	}
-	ready := make(chan loaded, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is AMD SMI's
+	s, t, err := vendorlib.Start(path, ErrHung, func() (session, error) {
 		c, err := openC(path)
 		if err != nil {
-			ready <- loaded{err: err}
-			return
+			return session{}, err
 		}
 		if st := c.init(); st != StatusSuccess {
-			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_init", Code: st})}
-			return
+			return session{}, fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_init", Code: st})
 		}
 		v, st := c.libVersion()
 		if st != StatusSuccess {
 			c.shutDown()
-			ready <- loaded{err: fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_get_lib_version", Code: st})}
-			return
+			return session{}, fmt.Errorf("%s: %w", path, &CallError{Call: "amdsmi_get_lib_version", Code: st})
 		}
 		if !v.supported() {
 			c.shutDown()
-			ready <- loaded{err: fmt.Errorf("%w: %s is version %s; this build reads %s", ErrUnsupported, path, v, supportedList())}
-			return
+			return session{}, fmt.Errorf("%w: %s is version %s; this build reads %s", ErrUnsupported, path, v, supportedList())
 		}
-		l := &Library{path: path, version: v, jobs: make(chan job)}
-		ready <- loaded{l: l}
-		for j := range l.jobs { // this thread stays AMD SMI's for the process
-			snap, err := c.readAll(v)
-			j.done <- result{snap, err}
-		}
-	}()
-	r := <-ready
-	return r.l, r.err
+		return session{c, v}, nil
+	}, func(s session) (*Snapshot, error) { return s.c.readAll(s.v) })
+	if err != nil {
+		return nil, err
+	}
+	return &Library{path: path, version: s.v, thread: t}, nil
 }
 
 func supportedList() string {
@@ -317,26 +264,7 @@ func supportedList() string {
 
 // Read reads every GPU, waiting at most until ctx ends. A read that
 // outlives ctx marks the library hung (see the package comment).
-func (l *Library) Read(ctx context.Context) (*Snapshot, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.hung {
-		return nil, ErrHung
-	}
-	j := job{done: make(chan result, 1)}
-	select {
-	case l.jobs <- j:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case r := <-j.done:
-		return r.snap, r.err
-	case <-ctx.Done():
-		l.hung = true
-		return nil, fmt.Errorf("%w (a read of %s outlived the detection deadline: %v)", ErrHung, l.path, ctx.Err())
-	}
-}
+func (l *Library) Read(ctx context.Context) (*Snapshot, error) { return l.thread.Call(ctx) }
 
 // Path is the library's path as opened.
 func (l *Library) Path() string { return l.path }

@@ -3,8 +3,6 @@
 package amdsmi
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdint.h>
 #include <stdlib.h>
 
@@ -34,10 +32,6 @@ typedef struct {                   // amdsmi_asic_info_t (24.7; 24.6 ends after 
 	uint32_t reserved[15];
 } hw_amdsmi_asic_info_t;
 
-static void *hw_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static const char *hw_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
-static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
-
 static int hw_version(void *f, hw_amdsmi_version_t *v) { return ((amdsmi_status_t (*)(hw_amdsmi_version_t *))f)(v); }
 static int hw_init(void *f, uint64_t flags) { return ((amdsmi_status_t (*)(uint64_t))f)(flags); }
 static int hw_call0(void *f) { return ((amdsmi_status_t (*)(void))f)(); }
@@ -54,6 +48,8 @@ import "C"
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/dl"
 )
 
 // symbols are the AMD SMI entry points read, by group.
@@ -96,19 +92,15 @@ type cLib struct {
 
 // openC loads the library at path and resolves its entry points.
 func openC(path string) (*cLib, error) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	h := C.hw_open(cpath)
-	if h == nil {
-		return nil, fmt.Errorf("dlopen %s: %s", path, C.GoString(C.hw_dlerror()))
+	h, err := dl.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	l := &cLib{fn: map[string]unsafe.Pointer{}}
 	for group, name := range symbols {
-		cn := C.CString(name)
-		if p := C.hw_sym(h, cn); p != nil {
+		if p := dl.Sym(h, name); p != nil {
 			l.fn[group] = p
 		}
-		C.free(unsafe.Pointer(cn))
 	}
 	for _, g := range required {
 		if l.fn[g] == nil {

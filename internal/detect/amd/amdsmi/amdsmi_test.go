@@ -17,13 +17,10 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd/amdsmi"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd/amdsmi/amdsmitest"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/detecttest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/vendorlibtest"
 )
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+var ctxFor = vendorlibtest.Context
 
 // mi300x8 is the fake machine of the mi300x-8 fixture's rocm-smi output.
 func mi300x8(t *testing.T) amdsmitest.Machine {
@@ -123,25 +120,20 @@ func TestInitFailure(t *testing.T) {
 // No library at the path, and a library lacking the entry points (not AMD
 // SMI at all), are errors, not crashes.
 func TestOpenMissingOrForeign(t *testing.T) {
-	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), filepath.Join(t.TempDir(), "libamd_smi.so"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "dlopen")
-	_, err = amdsmi.Open(ctxFor(t, 5*time.Second), "libc.so.6")
-	assert.ErrorIs(t, err, amdsmi.ErrUnsupported)
+	vendorlibtest.AssertOpenMissingOrForeign(t, open, "libamd_smi.so", amdsmi.ErrUnsupported)
+}
+
+// open is amdsmi.Open's error.
+func open(ctx context.Context, path string) error {
+	_, err := amdsmi.Open(ctx, path)
+	return err
 }
 
 // An amdsmi_init that never returns costs Open its deadline; the library is
 // then hung for the process and later Opens fail at once.
 func TestInitHangBounded(t *testing.T) {
 	path := amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG_INIT")
-	start := time.Now()
-	_, err := amdsmi.Open(ctxFor(t, 200*time.Millisecond), path)
-	assert.ErrorIs(t, err, amdsmi.ErrHung)
-	assert.Less(t, time.Since(start), time.Second)
-	start = time.Now()
-	_, err = amdsmi.Open(ctxFor(t, 5*time.Second), path)
-	assert.ErrorIs(t, err, amdsmi.ErrHung)
-	assert.Less(t, time.Since(start), 100*time.Millisecond)
+	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error { return open(ctx, path) }, amdsmi.ErrHung, time.Second)
 }
 
 // A read that never returns (a call hung in the driver) costs Read its
@@ -149,10 +141,8 @@ func TestInitHangBounded(t *testing.T) {
 func TestReadHangBounded(t *testing.T) {
 	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG"))
 	require.NoError(t, err)
-	start := time.Now()
-	_, err = lib.Read(ctxFor(t, 200*time.Millisecond))
-	assert.ErrorIs(t, err, amdsmi.ErrHung)
-	assert.Less(t, time.Since(start), time.Second)
-	_, err = lib.Read(ctxFor(t, 5*time.Second))
-	assert.ErrorIs(t, err, amdsmi.ErrHung)
+	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
+		_, err := lib.Read(ctx)
+		return err
+	}, amdsmi.ErrHung, time.Second)
 }

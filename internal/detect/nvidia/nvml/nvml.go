@@ -18,8 +18,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
-	"sync"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib"
 )
 
 // DefaultLibrary is the name the NVIDIA driver installs NVML under (the
@@ -249,34 +249,13 @@ type RemappedRows struct {
 
 // Library is one loaded and initialised NVML.
 type Library struct {
-	path string
-	lib  *cLib
-
-	mu   sync.Mutex // one read at a time
-	hung bool
-	jobs chan job
+	path   string
+	lib    *cLib
+	thread *vendorlib.Thread[*Snapshot]
 }
 
-type job struct {
-	done chan result
-}
-
-type result struct {
-	snap *Snapshot
-	err  error
-}
-
-var (
-	libsMu sync.Mutex
-	libs   = map[string]*loadResult{}
-)
-
-type loadResult struct {
-	once sync.Once
-	lib  *Library
-	err  error
-	hung bool // Open's load or init never returned
-}
+// libs are the libraries opened in this process, by path.
+var libs = vendorlib.Loader[*Library]{Default: DefaultLibrary, Load: load, Hung: ErrHung}
 
 // Open returns the NVML at path ("" for DefaultLibrary), loading and
 // initialising it on first use in the process, bounded by ctx: a load or
@@ -285,89 +264,31 @@ type loadResult struct {
 // point this package needs, or fails nvmlInit (no driver, driver/library
 // version mismatch) gives an error; the error is remembered too.
 func Open(ctx context.Context, path string) (*Library, error) {
-	if path == "" {
-		path = DefaultLibrary
-	}
-	libsMu.Lock()
-	lr := libs[path]
-	if lr == nil {
-		lr = &loadResult{}
-		libs[path] = lr
-	}
-	hung := lr.hung
-	libsMu.Unlock()
-	if hung {
-		return nil, fmt.Errorf("%w (loading %s)", ErrHung, path)
-	}
-
-	done := make(chan struct{})
-	go func() {
-		lr.once.Do(func() { lr.lib, lr.err = load(path) })
-		close(done)
-	}()
-	select {
-	case <-done:
-		return lr.lib, lr.err
-	case <-ctx.Done():
-		libsMu.Lock()
-		lr.hung = true
-		libsMu.Unlock()
-		return nil, fmt.Errorf("%w (loading %s: %v)", ErrHung, path, ctx.Err())
-	}
+	return libs.Open(ctx, path)
 }
 
 // load dlopens path, resolves its symbols and runs nvmlInit, on a thread
 // that then serves every read of the library.
 func load(path string) (*Library, error) {
-	type loaded struct {
-		l   *Library
-		err error
-	}
-	ready := make(chan loaded, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread is NVML's
+	c, t, err := vendorlib.Start(path, ErrHung, func() (*cLib, error) {
 		c, err := openC(path)
 		if err != nil {
-			ready <- loaded{err: err}
-			return
+			return nil, err
 		}
 		if r := c.init(); r != Success {
-			ready <- loaded{err: fmt.Errorf("%s: %w", path, r.Err(c.names["init"]))}
-			return
+			return nil, fmt.Errorf("%s: %w", path, r.Err(c.names["init"]))
 		}
-		l := &Library{path: path, lib: c, jobs: make(chan job)}
-		ready <- loaded{l: l}
-		for j := range l.jobs { // this thread stays NVML's for the process
-			snap, err := c.readAll()
-			j.done <- result{snap, err}
-		}
-	}()
-	r := <-ready
-	return r.l, r.err
+		return c, nil
+	}, (*cLib).readAll)
+	if err != nil {
+		return nil, err
+	}
+	return &Library{path: path, lib: c, thread: t}, nil
 }
 
 // Read reads every device, waiting at most until ctx ends. A read that
 // outlives ctx marks the library hung (see the package comment).
-func (l *Library) Read(ctx context.Context) (*Snapshot, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.hung {
-		return nil, ErrHung
-	}
-	j := job{done: make(chan result, 1)}
-	select {
-	case l.jobs <- j:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	select {
-	case r := <-j.done:
-		return r.snap, r.err
-	case <-ctx.Done():
-		l.hung = true
-		return nil, fmt.Errorf("%w (a read of %s outlived the detection deadline: %v)", ErrHung, l.path, ctx.Err())
-	}
-}
+func (l *Library) Read(ctx context.Context) (*Snapshot, error) { return l.thread.Call(ctx) }
 
 // Path is the library's path as opened.
 func (l *Library) Path() string { return l.path }

@@ -3,8 +3,6 @@
 package nvml
 
 /*
-#cgo LDFLAGS: -ldl
-#include <dlfcn.h>
 #include <stdlib.h>
 
 // The few NVML types this package reads, declared from the public NVML API
@@ -40,10 +38,6 @@ typedef struct {                                                                
 	union { double dVal; int siVal; unsigned int uiVal; unsigned long ulVal; unsigned long long ullVal; long long sllVal; unsigned short usVal; } value;
 } hw_nvmlFieldValue_t;
 
-static void *hw_open(const char *path) { return dlopen(path, RTLD_NOW | RTLD_LOCAL); }
-static const char *hw_dlerror(void) { const char *e = dlerror(); return e ? e : ""; }
-static void *hw_sym(void *lib, const char *name) { return dlsym(lib, name); }
-
 static int hw_call0(void *f) { return ((nvmlReturn_t (*)(void))f)(); }
 static int hw_call_str(void *f, char *buf, unsigned int n) { return ((nvmlReturn_t (*)(char *, unsigned int))f)(buf, n); }
 static int hw_call_int(void *f, int *v) { return ((nvmlReturn_t (*)(int *))f)(v); }
@@ -70,6 +64,8 @@ import (
 	"fmt"
 	"slices"
 	"unsafe"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/dl"
 )
 
 // symbols are the NVML entry points read, newest first within each group:
@@ -136,19 +132,14 @@ type cLib struct {
 
 // openC loads the library at path and resolves its entry points.
 func openC(path string) (*cLib, error) {
-	cpath := C.CString(path)
-	defer C.free(unsafe.Pointer(cpath))
-	h := C.hw_open(cpath)
-	if h == nil {
-		return nil, fmt.Errorf("dlopen %s: %s", path, C.GoString(C.hw_dlerror()))
+	h, err := dl.Open(path)
+	if err != nil {
+		return nil, err
 	}
 	l := &cLib{handle: h, fn: map[string]unsafe.Pointer{}, names: map[string]string{}}
 	for group, names := range symbols {
 		for _, n := range names {
-			cn := C.CString(n)
-			p := C.hw_sym(h, cn)
-			C.free(unsafe.Pointer(cn))
-			if p != nil {
+			if p := dl.Sym(h, n); p != nil {
 				l.fn[group], l.names[group] = p, n
 				break
 			}

@@ -16,13 +16,10 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/nvidia/nvml/nvmltest"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/vendorlibtest"
 )
 
-func ctxFor(t *testing.T, d time.Duration) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	t.Cleanup(cancel)
-	return ctx
-}
+var ctxFor = vendorlibtest.Context
 
 // The fake library answers what NVML answered on the real H200 VM
 // (captures/nvml.json): read through the same path as the driver's library.
@@ -112,11 +109,10 @@ func TestInitFailures(t *testing.T) {
 // No library at the path, and a library lacking an entry point the package
 // needs (not NVML at all), are errors, not crashes.
 func TestOpenMissingOrForeign(t *testing.T) {
-	_, err := nvml.Open(ctxFor(t, 5*time.Second), filepath.Join(t.TempDir(), "libnvidia-ml.so.1"))
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "dlopen")
-	_, err = nvml.Open(ctxFor(t, 5*time.Second), "libc.so.6")
-	assert.ErrorIs(t, err, nvml.ErrUnsupported)
+	vendorlibtest.AssertOpenMissingOrForeign(t, func(ctx context.Context, path string) error {
+		_, err := nvml.Open(ctx, path)
+		return err
+	}, "libnvidia-ml.so.1", nvml.ErrUnsupported)
 }
 
 // A driver that hangs in an NVML call costs the caller its deadline, not
@@ -124,14 +120,10 @@ func TestOpenMissingOrForeign(t *testing.T) {
 func TestHangingCallIsBounded(t *testing.T) {
 	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.Build(t, "-DFAKE_HANG"))
 	require.NoError(t, err)
-	start := time.Now()
-	_, err = lib.Read(ctxFor(t, 200*time.Millisecond))
-	assert.ErrorIs(t, err, nvml.ErrHung)
-	assert.Less(t, time.Since(start), 2*time.Second)
-	start = time.Now()
-	_, err = lib.Read(ctxFor(t, 5*time.Second))
-	assert.ErrorIs(t, err, nvml.ErrHung)
-	assert.Less(t, time.Since(start), 100*time.Millisecond, "a hung library fails at once")
+	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
+		_, err := lib.Read(ctx)
+		return err
+	}, nvml.ErrHung, 2*time.Second)
 }
 
 // nvlinkR reads the GPU 0 block of a `nvidia-smi nvlink -R` capture: each

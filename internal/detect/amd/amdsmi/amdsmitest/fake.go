@@ -7,13 +7,13 @@ package amdsmitest
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/vendorlibtest"
 )
 
 // Machine is what the fake library answers: its processors in handle
@@ -100,21 +100,7 @@ func (m Machine) header(t testing.TB) string {
 // its path. The test is skipped when no C compiler is at hand.
 func Build(t testing.TB, m Machine, extra ...string) string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) to build the fake libamd_smi.so")
-	}
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "testdata", "fake_amdsmi.c")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "fake_data.h"), []byte(m.header(t)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "libamd_smi.so")
-	args := append([]string{"-shared", "-fPIC", "-O1", "-I", dir, "-o", out}, extra...)
-	args = append(args, src)
-	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("cc fake_amdsmi.c: %v\n%s", err, b)
-	}
-	return out
+	return vendorlibtest.BuildFake(t, src, m.header(t), "libamd_smi.so", extra...)
 }

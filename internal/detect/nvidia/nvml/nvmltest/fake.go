@@ -8,7 +8,6 @@ package nvmltest
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -16,6 +15,8 @@ import (
 	"testing"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/vendorlibtest"
 )
 
 // capture is the part of nvml.json the fake answers with.
@@ -233,21 +234,7 @@ func Build(t testing.TB, extra ...string) string {
 // compiler is at hand.
 func BuildMachine(t testing.TB, m Machine, extra ...string) string {
 	t.Helper()
-	cc, err := exec.LookPath("cc")
-	if err != nil {
-		t.Skip("no C compiler (cc) to build the fake libnvidia-ml.so.1")
-	}
 	_, file, _, _ := runtime.Caller(0)
 	src := filepath.Join(filepath.Dir(file), "..", "testdata", "fake_nvml.c")
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "fake_data.h"), []byte(m.header()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "libnvidia-ml.so.1")
-	args := append([]string{"-shared", "-fPIC", "-O1", "-I", dir, "-o", out}, extra...)
-	args = append(args, src)
-	if b, err := exec.Command(cc, args...).CombinedOutput(); err != nil {
-		t.Fatalf("cc fake_nvml.c: %v\n%s", err, b)
-	}
-	return out
+	return vendorlibtest.BuildFake(t, src, m.header(), "libnvidia-ml.so.1", extra...)
 }
