@@ -212,10 +212,13 @@ class ApiTests:
         self.assertEqual(llama[0]["hf_id"], "meta-llama/Llama-3.1-8B")
         self.assertEqual(ai_hwaccel.models(filter="no-such-family"), [])
         self.assertEqual(json.loads(ai_hwaccel.models_json({"quant": "mxfp4"}))["models"][0]["name"][:7], "gpt-oss")
-        # 63 GiB of host memory: the 8B and 70B models fit, the 405B does not
-        # (the fixture's CPU has no known bandwidth: no tokens/s).
+        # 63 GiB of host memory: the 8B and 70B models fit, the 405B does not.
+        # On the CPU the level is chosen by speed as well as fit: int4 decodes
+        # about 2.8x as fast as bf16 on the fixture's Xeon L5640, so the 8B is
+        # planned at int4 with a speed (docs/inference-servers.md).
         rows = {r["model"]: r for r in ai_hwaccel.fit(registry=self.fixture(), filter="llama-3.1")}
-        self.assertEqual((rows["Llama-3.1-8B"]["fits"], rows["Llama-3.1-8B"]["quant"]), (True, "bf16"), rows)
+        self.assertEqual((rows["Llama-3.1-8B"]["fits"], rows["Llama-3.1-8B"]["quant"]), (True, "int4"), rows)
+        self.assertGreater(rows["Llama-3.1-8B"]["decode_tokens_per_s"], 0, rows)
         self.assertEqual(rows["Llama-3.1-70B"]["quant"], "int4", rows)
         self.assertEqual(rows["Llama-3.1-405B"]["refusal"], "insufficient_memory")
         order = [r["fits"] for r in rows.values()]
