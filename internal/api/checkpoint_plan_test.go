@@ -123,9 +123,17 @@ func TestPlanNativeFP8Checkpoints(t *testing.T) {
 // A requested level with no published checkpoint says so: vLLM cannot
 // quantize to int4 on load.
 func TestPlanSaysWhenNoCheckpointIsPublished(t *testing.T) {
+	// Issue 21 item 5: a catalog model with no published checkpoint at the
+	// plan's level gets the checkpoint it needs (load.needs, no repo), not
+	// a command that would load other weights or a placeholder.
 	a := fullPlan(t, "dgx-h100", `{"model":{"name":"Phi-4"},"quant":"int4","engine":"vllm"}`)
-	assert.Nil(t, loadOf(a, "vllm"))
+	ld := loadOf(a, "vllm")
+	require.NotNil(t, ld)
+	assert.Nil(t, ld["repo"])
+	assert.Equal(t, "a checkpoint of Phi-4 stored at int4 (AWQ, GPTQ or compressed-tensors); the catalog knows none published", ld["needs"])
 	assert.Contains(t, explanation(a), "no int4 checkpoint of Phi-4")
+	a = fullPlan(t, "dgx-h100", `{"model":{"name":"Phi-4"},"quant":"int4","engine":"sglang"}`)
+	assert.Contains(t, loadOf(a, "sglang")["needs"], "a checkpoint of Phi-4 stored at int4")
 
 	a = fullPlan(t, "dgx-h100", `{"model":{"name":"Qwen3-32B"},"quant":"int4","engine":"vllm"}`)
 	assert.Equal(t, "Qwen/Qwen3-32B-AWQ", loadOf(a, "vllm")["repo"])

@@ -59,6 +59,15 @@ func givenWeightsNeed(m *model.Model, l quant.Level, onLoad bool, ck *model.Chec
 	return fmt.Sprintf("a checkpoint of this model stored at %s%s; the given weights are stored as %s", l, formatsOf[l], own)
 }
 
+// unpublishedNeed is what an engine that loads pre-quantized checkpoints
+// needs to run catalog model m at level l when none of m's published
+// checkpoints is stored at l and the engine does not quantize to l on
+// load: the answer names that checkpoint (Load.Needs) instead of a command
+// that would load the wrong weights or a placeholder.
+func unpublishedNeed(m *model.Model, l quant.Level) *Load {
+	return &Load{Quant: string(l), Needs: fmt.Sprintf("a checkpoint of %s stored at %s%s; the catalog knows none published", m.Name, l, formatsOf[l])}
+}
+
 // formatsOf names the published formats that store a level, for Needs.
 var formatsOf = map[quant.Level]string{
 	quant.INT4: " (AWQ, GPTQ or compressed-tensors)", quant.INT8: " (GPTQ or compressed-tensors W8A16/W8A8)",

@@ -197,7 +197,10 @@ func (sglang) Load(p *Placement) (*Load, string) {
 	if len(m.Checkpoints) == 0 {
 		return nil, ""
 	}
-	return nil, fmt.Sprintf("SGLang: no %s checkpoint of %s is published in the catalog; SGLang reads the quantization method from a pre-quantized checkpoint (AWQ, GPTQ, compressed-tensors)", l, m.Name)
+	if l.IsGGUF() {
+		return nil, ""
+	}
+	return unpublishedNeed(m, l), fmt.Sprintf("SGLang: no %s checkpoint of %s is published in the catalog; SGLang reads the quantization method from a pre-quantized checkpoint (AWQ, GPTQ, compressed-tensors)", l, m.Name)
 }
 
 // Args are sglang.launch_server's flags for p

@@ -126,11 +126,11 @@ func (vllm) Load(p *Placement) (*Load, string) {
 	name := m.Name
 	switch {
 	case l == quant.INT8 || l == quant.INT4:
-		return nil, fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog; vLLM loads a pre-quantized one (AWQ, GPTQ, compressed-tensors) and reads the method from it", l, name)
+		return unpublishedNeed(m, l), fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog; vLLM loads a pre-quantized one (AWQ, GPTQ, compressed-tensors) and reads the method from it", l, name)
 	case l.IsGGUF():
 		return nil, ""
 	}
-	return nil, fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog", l, name)
+	return unpublishedNeed(m, l), fmt.Sprintf("vLLM: no %s checkpoint of %s is published in the catalog", l, name)
 }
 
 // Args are vllm serve's flags for a plan: parallel sizes, context, memory

@@ -27,7 +27,10 @@ type Load struct {
 	Source string `json:"source,omitempty"`
 	// Needs says which checkpoint the plan needs when the weights the
 	// request gave (a folder, a file, a fetched repository) are stored at
-	// another level than the plan's (engine.Load.Needs); "" otherwise.
+	// another level than the plan's, or when a catalog model has no
+	// published checkpoint at the plan's level that the engine loads
+	// (engine.Load.Needs); "" otherwise. With Needs and no Repo no command
+	// can run the plan.
 	Needs string `json:"needs,omitempty"`
 }
 
