@@ -44,6 +44,17 @@ var vllmTokensAsConcurrency = Version{0, 20, 2}
 // planned as 0.19.
 var vllmAlignTwoBlocks = Version{0, 24, 0}
 
+// vllmNemotronHStateDtype is the first release that keeps a Nemotron-H
+// model's SSM state at the dtype its config names ("mamba_ssm_cache_dtype":
+// float32 for Nemotron 3): NemotronHForCausalLMConfig in
+// vllm/model_executor/models/config.py, added by vllm PR 29978 (December
+// 2025), resolves --mamba-ssm-cache-dtype auto to it and logs "Updating
+// mamba_ssm_cache_dtype to ..." (the 0.13.0 and 0.14.1 logs do). Before,
+// auto is the model's dtype: NVIDIA's 0.12.0 log of Nemotron 3 Nano prints
+// no such line and 1,072-token blocks, a bf16 state (NVIDIA-NeMo/Nemotron
+// usage-cookbook/Nemotron-3-Nano/vllm_cookbook.ipynb).
+var vllmNemotronHStateDtype = Version{0, 13, 0}
+
 // VLLMCacheSetup is what vLLM's hybrid cache layout depends on besides the
 // model.
 type VLLMCacheSetup struct {
@@ -56,7 +67,7 @@ type VLLMCacheSetup struct {
 	// KVBytes is one attention cache element (--kv-cache-dtype: 2 for
 	// auto on a bf16 model, 1 for fp8); ModelBytes is one element of the
 	// model's dtype, the conv state's width and the SSM state's unless
-	// the model names its own (model.Model.SSMStateBytes).
+	// the model names its own (model.Model.SSMStateBytes; ssmBytes).
 	KVBytes, ModelBytes float64
 	// Start and End are the layers of the pipeline stage, [Start, End);
 	// End 0: all the model's layers.
@@ -112,7 +123,7 @@ func VLLMHybridLayoutOf(m *model.Model, s VLLMCacheSetup) (VLLMHybridLayout, boo
 			continue
 		}
 		if l.StateElements() > 0 {
-			state = max(state, statePageBytes(m, l, tp, s.ModelBytes))
+			state = max(state, statePageBytes(l, tp, s.ModelBytes, ssmBytes(m, s)))
 			states++
 		}
 	}
@@ -167,17 +178,23 @@ func tokenBytes(m *model.Model, l model.Layer, tp int, kvBytes float64) (int64, 
 	return 0, false, false
 }
 
+// ssmBytes is one element of model m's SSM state under setup s: the
+// dtype the model names (model.Model.SSMStateBytes), else the model's own;
+// a Nemotron-H model's named dtype only from vllmNemotronHStateDtype.
+func ssmBytes(m *model.Model, s VLLMCacheSetup) float64 {
+	if m.SSMStateBytes <= 0 || m.Architecture == "nemotron_h" && s.Version.Before(vllmNemotronHStateDtype) {
+		return s.ModelBytes
+	}
+	return float64(m.SSMStateBytes)
+}
+
 // statePageBytes is recurrent layer l's state for one sequence on one of
-// tp ranks: the conv state in the model's dtype, the SSM state in the
-// model's SSM dtype, both split over the ranks (mamba2_state_shape and
-// gated_delta_net_state_shape in
+// tp ranks: the conv state in the model's dtype (modelBytes), the SSM
+// state at ssm bytes an element, both split over the ranks
+// (mamba2_state_shape and gated_delta_net_state_shape in
 // vllm/model_executor/layers/mamba/mamba_utils.py divide the heads and
 // channels by the tensor-parallel size).
-func statePageBytes(m *model.Model, l model.Layer, tp int, modelBytes float64) int64 {
-	ssm := modelBytes
-	if m.SSMStateBytes > 0 {
-		ssm = float64(m.SSMStateBytes)
-	}
+func statePageBytes(l model.Layer, tp int, modelBytes, ssm float64) int64 {
 	t := int64(tp)
 	return int64(float64(ceilDiv(l.ConvState, t))*modelBytes + float64(ceilDiv(l.SSMState, t))*ssm)
 }

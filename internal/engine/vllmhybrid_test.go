@@ -73,6 +73,47 @@ func TestVLLMHybridLayoutQwen35(t *testing.T) {
 	assert.Equal(t, int64(blocks), l.Blocks(blocks*l.PageBytes*int64(l.LayersPerGroup)))
 }
 
+// TestVLLMHybridLayoutNemotron3 replays the two start-up logs of NVIDIA's
+// vLLM cookbooks (NVIDIA-NeMo/Nemotron usage-cookbook/Nemotron-3-Nano and
+// Nemotron-3-Super vllm_cookbook.ipynb), Mamba2 hybrids whose config says
+// "mamba_ssm_cache_dtype": "float32".
+//   - Nemotron 3 Nano, BF16, one H100 80GB, vLLM 0.12.0, defaults (262,144
+//     tokens, bf16 cache): "Setting attention block size to 1072 tokens",
+//     7.37 GiB, "GPU KV cache size: 257,280 tokens", 4.82x. 0.12.0 does not
+//     read the config's dtype: its Mamba2 state is all bf16 (18,432 conv
+//     and 524,288 SSM elements: 1,085,440 bytes, 67 x 16 tokens of 1,024
+//     bytes). From 0.13.0 vLLM takes the config's float32 (vllm PR 29978),
+//     and the block would be 2,096 tokens.
+//   - Nemotron 3 Super, 4 x H100 PCIe (TP 4), vLLM 0.14.1, fp8 cache:
+//     "Updating mamba_ssm_cache_dtype to 'float32'", 4,160-token blocks,
+//     7.94 GiB, 690,560 tokens, 14.49x.
+func TestVLLMHybridLayoutNemotron3(t *testing.T) {
+	nano := model.Lookup("NVIDIA-Nemotron-3-Nano-30B-A3B")
+	require.NotNil(t, nano)
+	s := VLLMCacheSetup{Version: Version{0, 12, 0}, TP: 1, MaxModelLen: 262144, KVBytes: 2, ModelBytes: 2}
+	l, ok := VLLMHybridLayoutOf(nano, s)
+	require.True(t, ok)
+	assert.Equal(t, 1072, l.BlockTokens)
+	assert.Equal(t, 249, l.BlocksPerRequest())
+	blocks := l.Blocks(printedBytes(7.37))
+	assert.Equal(t, int64(1201), blocks)
+	assert.Equal(t, int64(257280), l.Tokens(blocks))
+	assert.InDelta(t, 4.82, l.MaxConcurrency(blocks), 0.005)
+	s.Version = Version{0, 13, 0}
+	l, ok = VLLMHybridLayoutOf(nano, s)
+	require.True(t, ok)
+	assert.Equal(t, 2096, l.BlockTokens, "from 0.13.0 the SSM state is the config's float32")
+
+	super := model.Lookup("NVIDIA-Nemotron-3-Super-120B-A12B")
+	require.NotNil(t, super)
+	l, ok = VLLMHybridLayoutOf(super, VLLMCacheSetup{Version: Version{0, 14, 1}, TP: 4, MaxModelLen: 262144, KVBytes: 1, ModelBytes: 2})
+	require.True(t, ok)
+	assert.Equal(t, 4160, l.BlockTokens)
+	blocks = l.Blocks(printedBytes(7.94))
+	assert.Equal(t, int64(690560), l.Tokens(blocks))
+	assert.InDelta(t, 14.49, l.MaxConcurrency(blocks), 0.005)
+}
+
 // TestVLLMHybridLayoutShapes: tensor parallelism splits the state and the
 // KV heads (never below one head); a model without recurrent layers, or
 // with attention of several shapes, has no hybrid layout; a parallel

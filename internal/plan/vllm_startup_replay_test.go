@@ -288,9 +288,13 @@ func median(xs []float64) float64 {
 // The figures are rounded to 0.01 GiB in the log, so the pool is the
 // block count of the printed GiB. It isolates the layout from the
 // start-up charge TestVLLMStartupReplay plans, and replays the rows whose
-// weights the planner cannot pin (NVFP4).
+// weights or batch the planner cannot pin (NVFP4, the offline LLM class).
+// Issue 25 asks for the cap reproduced on two models at least; the rows
+// hold three (Qwen3.6-35B-A3B, gated DeltaNet; Nemotron 3 Nano and Super,
+// Mamba2).
 func TestVLLMHybridStartupLayout(t *testing.T) {
 	n := 0
+	models := map[string]bool{}
 	for _, r := range loadVLLMStartupRows(t) {
 		p := r.Printed
 		m := model.Lookup(r.Model)
@@ -314,6 +318,8 @@ func TestVLLMHybridStartupLayout(t *testing.T) {
 		perBlock := float64(*p.KVCacheTokens) / float64(blocks)
 		assert.InDelta(t, float64(*p.KVCacheTokens), float64(l.Tokens(blocks)), perBlock, "%s: kv_cache_tokens", r.ID)
 		n++
+		models[r.Model] = true
 	}
-	assert.GreaterOrEqual(t, n, 2, "hybrid rows with the KV memory printed")
+	assert.GreaterOrEqual(t, n, 4, "hybrid rows with the KV memory printed")
+	assert.GreaterOrEqual(t, len(models), 3, "hybrid models with the KV memory printed")
 }
