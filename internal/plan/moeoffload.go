@@ -271,7 +271,7 @@ func (pl *planned) handovers() int {
 func moeFlags(pl *planned) string {
 	h := pl.moeHost()
 	var f []string
-	if h.Layers > 0 {
+	if pl.Costs.expertLayers(h.Layers) > 0 {
 		f = append(f, fmt.Sprintf("--n-cpu-moe %d", h.Layers))
 	}
 	if h.partial(&pl.Costs) {
@@ -322,4 +322,14 @@ func moeExplanation(pl *planned, h stage) string {
 		line += fmt.Sprintf("; llama.cpp's CPU backend repacks %s of them into a CPU_REPACK copy in anonymous memory beside the mapped file, counted in host RAM", gib(r))
 	}
 	return line
+}
+
+// moeUnknownHostNote is the assumption of a MoE offload's host stage when
+// the host's memory bandwidth is unknown: the experts the CPU runs are
+// timed as if their active share crossed the GPUs' PCIe link, the one
+// bandwidth known on that path.
+func moeUnknownHostNote(pl *planned, pcie float64) string {
+	c := pl.Costs
+	return fmt.Sprintf("the experts kept in host memory run on the CPU (llama.cpp %s), but the host's memory bandwidth is unknown: the share a token reads, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead",
+		moeFlags(pl), c.hostExperts(pl.moeHost())*c.ExpertActive/1e9, pcie)
 }

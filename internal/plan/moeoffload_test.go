@@ -56,6 +56,12 @@ func TestMoEOffloadKeepsExpertsOfFirstLayersOnHost(t *testing.T) {
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "--n-cpu-moe "+n)
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "bound by PCIe")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), `ffn_(up|down|gate)_exps=CPU`, "the -ot form for builds without the flag")
+	// 24 GiB leave the experts of 24 layers and two tensors of the 25th on
+	// the host (--fit's order), and the MXFP4 experts the CPU keeps are
+	// repacked into CPU_REPACK: a second copy, charged to host RAM.
+	assert.Equal(t, `blk\.`+n+`\.ffn_(gate|down)_exps=CPU`, argValue(args, "-ot"), "%v", args)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "CPU_REPACK")
+	assert.Greater(t, hostShard.MemoryBytes, int64(70<<30), "the experts and their repacked copy")
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
 	assert.Contains(t, a.Throughput.ValidatedOn, "--n-cpu-moe row")
 }
@@ -154,6 +160,37 @@ func TestMoESplitOverTwoGPUs(t *testing.T) {
 	}
 	_, fits := moeLayerSplit(c, prev, []*device{g0, g1})
 	assert.False(t, fits, "%+v would have fit", prev)
+}
+
+// Two 24 GiB consumer GPUs and 256 GiB of host RAM for Qwen3-235B-A22B
+// Q4_K_M (135 GiB): the layers split over both GPUs in order, the experts
+// of the first N layers (and part of the next) on the host, emitted with
+// --tensor-split (the output layer counted on the second GPU, so the
+// entries sum to -ngl), and a decode estimate over both GPUs and the host.
+func TestMoEOffloadOverTwoConsumerGPUs(t *testing.T) {
+	second := rtx3090()
+	second.ID, second.Index = "cuda:1", 1
+	r := reg(t, []registry.Device{rtx3090(), second, host(256 << 30)})
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":8192}`, r))
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	args := a.EngineArgs["llama.cpp"]
+	assert.Equal(t, itoa(a.Model.Layers+1), argValue(args, "-ngl"), "%v", args)
+	require.Len(t, a.Shards, 3)
+	g0, g1, h := a.Shards[0], a.Shards[1], a.Shards[2]
+	assert.Equal(t, []string{"cuda:0", "cuda:1", "cpu:0"}, []string{g0.DeviceID, g1.DeviceID, h.DeviceID})
+	assert.Equal(t, g0.LayerEnd, g1.LayerStart)
+	assert.Equal(t, a.Model.Layers, g1.LayerEnd)
+	assert.Equal(t, "layer", argValue(args, "--split-mode"))
+	assert.Equal(t, itoa(g0.LayerEnd)+","+itoa(g1.LayerEnd-g1.LayerStart+1), argValue(args, "--tensor-split"))
+	n := atoi(argValue(args, "--n-cpu-moe"))
+	require.Positive(t, n, "%v", args)
+	for _, s := range a.Shards {
+		assert.LessOrEqual(t, s.MemoryBytes, s.MemoryAvailableBytes, s.DeviceID)
+	}
+	require.NotNil(t, a.Throughput)
+	assert.Greater(t, a.Throughput.DecodeTokensPerS, 0.0)
+	assert.Contains(t, a.Throughput.ValidatedOn, "over 2 GPUs")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "2 GPUs (cuda:0 layers 0-")
 }
 
 // A dense model keeps the whole-layer split.

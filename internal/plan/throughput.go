@@ -487,7 +487,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			if pcie > 0 {
 				step += read / (pcie * 1e9)
-				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+				if pl.moeOffload() {
+					t.Assumptions = append(t.Assumptions, moeUnknownHostNote(pl, pcie))
+				} else {
+					t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+				}
 			} else {
 				decodeKnown = false
 				t.Assumptions = append(t.Assumptions, "decode omitted: the PCIe bandwidth of the offloading device is unknown")
