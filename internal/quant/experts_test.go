@@ -24,6 +24,15 @@ type cpuRepackRun struct {
 	Model   string `json:"model"`
 	Quant   string `json:"quant"`
 	Buffers string `json:"model_buffers"`
+	// TensorBytes is the GGUF's tensors, ModelBytes llama.cpp's model
+	// buffers (CPU_Mapped + CPU_REPACK), PeakRSS the process's peak
+	// resident set, KV, Compute and Output its other buffers.
+	TensorBytes int64 `json:"model_tensor_bytes"`
+	ModelBytes  int64 `json:"model_bytes"`
+	PeakRSS     int64 `json:"peak_rss_bytes"`
+	KV          int64 `json:"kv_bytes"`
+	Compute     int64 `json:"compute_bytes"`
+	Output      int64 `json:"output_bytes"`
 }
 
 var repackBuffer = regexp.MustCompile(`CPU_REPACK=([0-9.]+)MiB`)
@@ -73,6 +82,14 @@ func TestRepackedBytesAgainstCPURepackBuffer(t *testing.T) {
 		require.NoError(t, err)
 		got := repackedOnCPU(t, m, l) / (1 << 20)
 		assert.InEpsilon(t, want, got, repackBound, "%s %s: CPU_REPACK %.2f MiB, ours %.2f MiB", r.Model, r.Quant, want, got)
+		// Host memory is the mapped file and the repacked copy, both:
+		// llama.cpp's model buffers, and the resident set less the KV
+		// cache and compute buffers (a 34 % under-count without the copy).
+		host := float64(r.TensorBytes) + got*(1<<20)
+		assert.InEpsilon(t, float64(r.ModelBytes), host, repackBound, "%s: model buffers %d B, GGUF tensors + repack %.0f B", r.Model, r.ModelBytes, host)
+		resident := float64(r.PeakRSS - r.KV - r.Compute - r.Output)
+		assert.GreaterOrEqual(t, host, resident*(1-repackBound), "%s: never below the resident set", r.Model)
+		assert.Less(t, float64(r.TensorBytes), resident*(1-repackBound), "%s: the mapped file alone is below it", r.Model)
 		e, ok := RoutedExpertBytes(m, l)
 		require.True(t, ok)
 		assert.Greater(t, e.Repacked, 0.0)
