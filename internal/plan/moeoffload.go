@@ -311,7 +311,10 @@ func moeExplanation(pl *planned, h stage) string {
 		gpus = fmt.Sprintf("%d GPUs (%s)", n, strings.Join(split, ", "))
 	}
 	what := "no whole layer's routed experts"
-	if c.expertLayers(mh.Layers) > 0 {
+	switch {
+	case mh.Layers == 1 && c.expertLayers(1) > 0:
+		what = "the routed experts of layer 0"
+	case c.expertLayers(mh.Layers) > 0:
 		what = fmt.Sprintf("the routed experts of layers 0-%d", mh.Layers-1)
 	}
 	if mh.partial(c) {
