@@ -236,9 +236,11 @@ type Placement struct {
 	Offloaded            bool
 	OffloadedWeightBytes int64
 	// CPUMoE > 0: the host holds only the routed experts of the first
-	// CPUMoE layers and the accelerator every layer's other weights
-	// (llama.cpp --n-cpu-moe).
-	CPUMoE int
+	// CPUMoE layers and the accelerators every layer's other weights
+	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many
+	// expert tensors of layer CPUMoE, down first, then gate (-ot,
+	// PartialExpertOverride).
+	CPUMoE, CPUMoEPart int
 	// Context and Batch are the tokens per sequence and the sequences one
 	// replica serves.
 	Context, Batch int

@@ -350,24 +350,41 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		gpuLayers += s.End - s.Start
 		split = append(split, strconv.Itoa(s.End-s.Start))
 	}
+	moe := p.CPUMoE > 0 || p.CPUMoEPart > 0
+	if moe && len(split) > 1 {
+		// With -ngl n_layer+1 llama.cpp splits n_layer+1 slots (the
+		// output layer is the last) by the --tensor-split fractions:
+		// layer il goes to the first device whose cumulative share
+		// exceeds il/(n_layer+1) (get_layer_buft_list in
+		// src/llama-model.cpp of ggml-org/llama.cpp). Counting the output
+		// on the last device makes each device's share exactly its
+		// layers, as --fit writes them (common/fit.cpp).
+		split[len(split)-1] = strconv.Itoa(p.Stages[len(split)-1].End - p.Stages[len(split)-1].Start + 1)
+	}
 	if len(split) > llamaMaxSplit {
 		return nil, []string{fmt.Sprintf("llama.cpp: --tensor-split takes at most %d entries and this plan splits over %d devices; no flags are given", llamaMaxSplit, len(split))}, false
 	}
 	switch {
 	case p.Kind == registry.KindCPU:
 		gpuLayers = 0
-	case !p.Offloaded || p.CPUMoE > 0:
+	case !p.Offloaded || moe:
 		// Every layer on the GPUs: llama.cpp counts the output layer as
 		// layer n_layer, so all of them is n_layer + 1.
 		gpuLayers = p.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
-	if p.CPUMoE > 0 && p.Kind != registry.KindCPU {
+	if moe && p.Kind != registry.KindCPU {
 		// --n-cpu-moe N keeps the expert tensors (ffn_*_exps) of the
 		// first N layers in host memory (common/arg.cpp,
-		// https://github.com/ggml-org/llama.cpp/pull/15077).
-		a = append(a, "--n-cpu-moe", strconv.Itoa(p.CPUMoE))
-		notes = append(notes, cpuMoEOverride(p.CPUMoE))
+		// https://github.com/ggml-org/llama.cpp/pull/15077); -ot adds
+		// to the same override list, so the two combine.
+		if p.CPUMoE > max(p.Model.DenseLayers, 0) {
+			a = append(a, "--n-cpu-moe", strconv.Itoa(p.CPUMoE))
+		}
+		if p.CPUMoEPart > 0 {
+			a = append(a, "-ot", PartialExpertOverride(p.CPUMoE, p.CPUMoEPart))
+		}
+		notes = append(notes, cpuMoEOverride(p.CPUMoE, p.CPUMoEPart))
 	}
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
@@ -513,13 +530,32 @@ func companionArgs(p *Placement) ([]string, []string) {
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
 // llama.cpp builds older than the flag: the expert tensors of layers 0 to
-// n-1 (blk.I.ffn_{up,down,gate}_exps) kept on the CPU buffer.
-func cpuMoEOverride(n int) string {
+// n-1 (blk.I.ffn_{up,down,gate}_exps) kept on the CPU buffer, and the part
+// tensors of layer n a partial split keeps there too.
+func cpuMoEOverride(n, part int) string {
 	layers := make([]string, n)
 	for i := range layers {
 		layers[i] = strconv.Itoa(i)
 	}
-	return fmt.Sprintf(`llama.cpp builds without --n-cpu-moe take the same placement as -ot "blk\.(%s)\.ffn_(up|down|gate)_exps=CPU"`, strings.Join(layers, "|"))
+	ot := fmt.Sprintf(`-ot "blk\.(%s)\.ffn_(up|down|gate)_exps=CPU"`, strings.Join(layers, "|"))
+	if part > 0 {
+		ot += fmt.Sprintf(` -ot "%s"`, PartialExpertOverride(n, part))
+	}
+	return "llama.cpp builds without --n-cpu-moe take the same placement as " + ot
+}
+
+// PartialExpertOverride is the -ot value that keeps the first part (1 or 2)
+// expert tensors of layer n on the CPU, in the order llama.cpp's --fit
+// moves them out of a partly offloaded layer: ffn_down, then ffn_gate
+// (LAYER_FRACTION_GATE and LAYER_FRACTION_UP in common/fit.cpp of
+// ggml-org/llama.cpp @ 08033df0; its patterns also take the layer's shared
+// expert, this one only the routed experts).
+func PartialExpertOverride(n, part int) string {
+	t := "down"
+	if part >= 2 {
+		t = "(gate|down)"
+	}
+	return fmt.Sprintf(`blk\.%d\.ffn_%s_exps=CPU`, n, t)
 }
 
 // fitHandOff is the hand-off form of a GPU plan: the same launch with

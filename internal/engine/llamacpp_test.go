@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 
@@ -56,5 +57,32 @@ func TestLlamaLadderOrder(t *testing.T) {
 // --n-cpu-moe 3 is the experts of layers 0, 1 and 2 on the CPU: the -ot
 // form names exactly those layers' ffn_*_exps tensors.
 func TestCPUMoEOverride(t *testing.T) {
-	assert.Contains(t, cpuMoEOverride(3), `-ot "blk\.(0|1|2)\.ffn_(up|down|gate)_exps=CPU"`)
+	assert.Contains(t, cpuMoEOverride(3, 0), `-ot "blk\.(0|1|2)\.ffn_(up|down|gate)_exps=CPU"`)
+	assert.NotContains(t, cpuMoEOverride(3, 0), "blk\\.3")
+	// A partial layer 3: its down tensor, then its gate, as --fit moves them.
+	assert.Contains(t, cpuMoEOverride(3, 1), `-ot "blk\.3\.ffn_down_exps=CPU"`)
+	assert.Contains(t, cpuMoEOverride(3, 2), `-ot "blk\.3\.ffn_(gate|down)_exps=CPU"`)
+}
+
+// The -ot value of a partial layer matches only that layer's routed expert
+// tensors (llama.cpp std::regex_search-es the pattern in the tensor name).
+func TestPartialExpertOverrideMatchesOneLayer(t *testing.T) {
+	pat, buf, ok := strings.Cut(PartialExpertOverride(12, 2), "=")
+	require.True(t, ok)
+	assert.Equal(t, "CPU", buf)
+	re := regexp.MustCompile(pat)
+	for name, want := range map[string]bool{
+		"blk.12.ffn_down_exps.weight":  true,
+		"blk.12.ffn_gate_exps.weight":  true,
+		"blk.12.ffn_up_exps.weight":    false,
+		"blk.112.ffn_down_exps.weight": false,
+		"blk.1.ffn_down_exps.weight":   false,
+		"blk.12.ffn_down_shexp.weight": false,
+		"blk.12.attn_q.weight":         false,
+	} {
+		assert.Equal(t, want, re.MatchString(name), name)
+	}
+	pat, _, _ = strings.Cut(PartialExpertOverride(12, 1), "=")
+	assert.False(t, regexp.MustCompile(pat).MatchString("blk.12.ffn_gate_exps.weight"))
+	assert.True(t, regexp.MustCompile(pat).MatchString("blk.12.ffn_down_exps.weight"))
 }

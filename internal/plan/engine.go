@@ -38,7 +38,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		Stages: placedStages(pl.Stages), TP: pl.TP, DP: pl.DP, Layers: pl.Costs.Layers,
 		Offloaded: pl.Offloaded, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,
-		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE,
+		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE, CPUMoEPart: pl.CPUMoEPart,
 	}
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights

@@ -39,7 +39,7 @@ func explainChoice(ch *choice) []string {
 	}
 	if ch.Outcome == outcomeFitsOffloaded {
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
-		if ch.Plan.CPUMoE > 0 {
+		if ch.Plan.moeOffload() {
 			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}
 		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
@@ -111,8 +111,8 @@ func describe(pl *planned, placed bool) []string {
 		}
 	case StrategyOffload:
 		h := pl.Stages[len(pl.Stages)-1]
-		if pl.CPUMoE > 0 {
-			out = append(out, fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on the GPU; the routed experts of layers 0-%d (%s) stay in host RAM and run on the CPU (llama.cpp --n-cpu-moe %d)", h.End-1, gib(h.Part.Weights), pl.CPUMoE))
+		if pl.moeOffload() {
+			out = append(out, moeExplanation(pl, h))
 			break
 		}
 		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", h.Start, h.End-1, gib(h.Part.Weights)))

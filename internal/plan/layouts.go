@@ -49,9 +49,10 @@ type planned struct {
 	// Offloaded is true when the last stage is host RAM (cpu_offload).
 	Offloaded bool
 	// CPUMoE > 0: the last stage holds only the routed experts of the
-	// first CPUMoE layers (llama.cpp --n-cpu-moe, moeoffload.go); the GPU
-	// stage holds every layer's other weights.
-	CPUMoE int
+	// first CPUMoE layers (llama.cpp --n-cpu-moe, moeoffload.go) and,
+	// CPUMoEPart > 0, that many expert tensors of layer CPUMoE (-ot); the
+	// GPU stages hold every layer's other weights.
+	CPUMoE, CPUMoEPart int
 	// DP is the number of replicas of a request with "replicas" (0 without);
 	// Replicas holds each replica's stages (Stages is replica 0's), Unit
 	// the strategy of one replica and Batch the sequences one replica
@@ -635,9 +636,9 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 			if moeOffloadable(p, c) {
 				// Experts to the host before whole layers, as llama.cpp's
 				// --fit does: every layer keeps its attention and KV
-				// cache on the GPU.
-				if stages, n, ok := moeSplit(c, p.Devices[0], host); ok {
-					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, CPUMoE: n}, true
+				// cache on a GPU.
+				if stages, h, ok := moeSplit(c, p.Devices, host); ok {
+					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, CPUMoE: h.Layers, CPUMoEPart: h.Part}, true
 				}
 			}
 			var stages []stage

@@ -13,6 +13,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -21,7 +22,10 @@ import (
 
 // setExperts sizes the routed experts of one MoE layer at level l (at the
 // level's bits per weight, kept below the layer's weights so a shape that
-// disagrees with the count cannot make the rest negative).
+// disagrees with the count cannot make the rest negative), the share of
+// each expert tensor and the share llama.cpp's CPU backend repacks, from
+// the tensors' own types where the model has a shape (quant.RoutedExpertBytes
+// at the GGUF type llama.cpp runs for l).
 func (c *costs) setExperts(m *model.Model, l quant.Level) {
 	p := m.RoutedExpertParams()
 	if p <= 0 || l.BitsPerWeight() <= 0 || m.Experts <= 0 {
@@ -33,6 +37,78 @@ func (c *costs) setExperts(m *model.Model, l quant.Level) {
 		c.ExpertActive = float64(m.ExpertsPerToken) / float64(m.Experts)
 	}
 	c.DenseLayers = min(max(m.DenseLayers, 0), c.Layers)
+	c.ExpertShares = [3]float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
+	if e, ok := quant.RoutedExpertBytes(m, l.LlamaCPPLevel()); ok {
+		t := e.Total()
+		c.ExpertShares = [3]float64{e.Down / t, e.Gate / t, e.Up / t}
+		c.ExpertRepacked = e.Repacked / t
+	}
+}
+
+// llama.cpp's --fit moves the expert tensors of a partly offloaded layer in
+// this order: ffn_down first (LAYER_FRACTION_GATE keeps attention, up and
+// gate on the device), then ffn_gate (LAYER_FRACTION_UP keeps attention and
+// up): get_overflow_pattern in common/fit.cpp of ggml-org/llama.cpp
+// @ 08033df0. expertTensorNames are those tensors' names, in that order.
+var expertTensorNames = [3]string{"down", "gate", "up"}
+
+// moeHost is what a llama.cpp MoE offload keeps in host memory: the routed
+// experts of the first Layers layers (--n-cpu-moe Layers, which counts the
+// leading dense layers too) and the first Part (0-2) expert tensors of layer
+// Layers, in --fit's order (-ot "blk\.N\.ffn_down_exps=CPU").
+type moeHost struct{ Layers, Part int }
+
+// partial reports whether h moves part of one more layer's experts: a
+// layer that exists and has experts.
+func (h moeHost) partial(c *costs) bool {
+	return h.Part > 0 && h.Layers >= c.DenseLayers && h.Layers < c.Layers
+}
+
+// next is the host placement one expert tensor larger than h: the next
+// tensor of the partial layer, or, after two, the whole layer.
+func (h moeHost) next() moeHost {
+	if h.Part < 2 {
+		return moeHost{h.Layers, h.Part + 1}
+	}
+	return moeHost{h.Layers + 1, 0}
+}
+
+// partBytes is the bytes of the expert tensors h keeps of its partial layer.
+func (c *costs) partBytes(h moeHost) float64 {
+	if !h.partial(c) {
+		return 0
+	}
+	var s float64
+	for _, x := range c.ExpertShares[:h.Part] {
+		s += x
+	}
+	return s * c.ExpertLayerWeights
+}
+
+// hostExperts is the expert bytes h keeps in host memory.
+func (c *costs) hostExperts(h moeHost) float64 {
+	return c.expertBytes(h.Layers) + c.partBytes(h)
+}
+
+// hostExpertsIn is the expert bytes of layers [start, end) that h keeps in
+// host memory.
+func (c *costs) hostExpertsIn(h moeHost, start, end int) float64 {
+	lo, hi := max(start, c.DenseLayers), min(end, h.Layers, c.Layers)
+	b := float64(max(0, hi-lo)) * c.ExpertLayerWeights
+	if h.partial(c) && h.Layers >= start && h.Layers < end {
+		b += c.partBytes(h)
+	}
+	return b
+}
+
+// offloadedLayers is how many layers run some of their experts on the CPU
+// under h: each hands its hidden state to the CPU and back every token.
+func (c *costs) offloadedLayers(h moeHost) int {
+	n := c.expertLayers(h.Layers)
+	if h.partial(c) {
+		n++
+	}
+	return n
 }
 
 // expertLayers is how many of the first n layers hold routed experts.
@@ -48,85 +124,215 @@ func (c *costs) expertBytes(n int) float64 {
 // moeOffloadable reports whether pool p's engine places MoE experts in
 // host memory (llama.cpp) and the model has experts to place.
 func moeOffloadable(p *pool, c costs) bool {
-	return c.ExpertLayerWeights > 0 && len(p.Devices) == 1 &&
+	return c.ExpertLayerWeights > 0 && len(p.Devices) >= 1 &&
 		p.Budget.Engine != nil && p.Budget.Engine.Name() == engine.NameLlamaCPP
 }
 
-// moeSplitParts is the memory of the GPU (every layer, less the experts of
-// the first n) and of the host (those experts, its compute buffer and
-// runtime overhead) under --n-cpu-moe n.
-func moeSplitParts(c costs, n int) (gpu, host part) {
-	gpu = c.stagePart(0, c.Layers, 1)
-	off := int64(math.Ceil(c.expertBytes(n)))
-	gpu.Weights -= off
-	host = part{Weights: off, Activations: c.Breakdown.ActivationsBytes, Overhead: quant.HostOverheadBytes}
-	return gpu, host
+// moeGPUPart is the memory of a GPU holding layers [start, end) whose
+// experts under h are in host memory.
+func moeGPUPart(c costs, h moeHost, start, end int) part {
+	p := c.stagePart(start, end, 1)
+	p.Weights -= int64(math.Ceil(c.hostExpertsIn(h, start, end)))
+	return p
 }
 
-// moeSplit is the smallest --n-cpu-moe n whose split fits GPU g and host h,
-// as a two-stage plan (the GPU holding layers [0, Layers), the host the
-// experts of layers [0, n)); false when even all experts on the host leave
-// the GPU too full, or the host cannot hold them.
-func moeSplit(c costs, g, h *device) ([]stage, int, bool) {
-	for n := c.DenseLayers + 1; n <= c.Layers; n++ {
-		gp, hp := moeSplitParts(c, n)
-		if gp.total() > g.Usable {
+// moeHostPart is the host memory of h: the experts (mapped from the GGUF
+// file), the anonymous CPU_REPACK copy llama.cpp's CPU backend makes of
+// those of a repacked type (quant.RepacksOnCPU; charged as overhead, since
+// it is a buffer beside the weights, not more weights), its compute buffer
+// and runtime overhead.
+func moeHostPart(c costs, h moeHost) part {
+	w := c.hostExperts(h)
+	return part{Weights: int64(math.Ceil(w)), Activations: c.Breakdown.ActivationsBytes,
+		Overhead: quant.HostOverheadBytes + c.repackBytes(h)}
+}
+
+// repackBytes is the CPU_REPACK copy of the experts h keeps on the host.
+func (c *costs) repackBytes(h moeHost) int64 {
+	return int64(math.Ceil(c.hostExperts(h) * c.ExpertRepacked))
+}
+
+// moeSplitParts is the memory of one GPU (every layer, less the experts of
+// the first n) and of the host under --n-cpu-moe n.
+func moeSplitParts(c costs, n int) (gpu, host part) {
+	h := moeHost{Layers: n}
+	return moeGPUPart(c, h, 0, c.Layers), moeHostPart(c, h)
+}
+
+// moeSplit is the smallest host placement of experts whose split fits the
+// GPUs gpus (layers split over them in order, each holding at least one,
+// as llama.cpp's --tensor-split does) and host h, one expert tensor at a
+// time: --fit's order, which moves single tensors of a partly offloaded
+// layer before a whole one. Its stages are one per GPU and the host's
+// last, holding the experts of layers [0, Layers) and the partial layer;
+// false when even all experts on the host leave a GPU too full, or the host
+// cannot hold them.
+func moeSplit(c costs, gpus []*device, host *device) ([]stage, moeHost, bool) {
+	if len(gpus) == 0 || len(gpus) > c.Layers {
+		return nil, moeHost{}, false
+	}
+	for h := (moeHost{Layers: c.DenseLayers, Part: 1}); h.Layers <= c.Layers; h = h.next() {
+		if h.Part > 0 && !h.partial(&c) {
 			continue
 		}
-		if hp.total() > h.Usable {
-			return nil, 0, false
+		stages, ok := moeLayerSplit(c, h, gpus)
+		if !ok {
+			continue
 		}
-		return []stage{
-			{Devices: []*device{g}, Start: 0, End: c.Layers, Part: gp},
-			{Devices: []*device{h}, Start: 0, End: n, Part: hp},
-		}, n, true
+		hp := moeHostPart(c, h)
+		if hp.total() > host.Usable {
+			return nil, moeHost{}, false
+		}
+		end := h.Layers
+		if h.partial(&c) {
+			end++
+		}
+		return append(stages, stage{Devices: []*device{host}, Start: 0, End: end, Part: hp}), h, true
 	}
-	return nil, 0, false
+	return nil, moeHost{}, false
+}
+
+// moeLayerSplit splits the layers over gpus in order under host placement
+// h, each GPU taking as many as fit and the last the rest; false when one
+// cannot take a layer or the last cannot take the rest.
+func moeLayerSplit(c costs, h moeHost, gpus []*device) ([]stage, bool) {
+	var stages []stage
+	start := 0
+	for i, g := range gpus {
+		left := len(gpus) - 1 - i
+		end := c.Layers
+		if left > 0 {
+			end = start
+			for end < c.Layers-left && moeGPUPart(c, h, start, end+1).total() <= g.Usable {
+				end++
+			}
+			if end == start {
+				return nil, false
+			}
+		}
+		p := moeGPUPart(c, h, start, end)
+		if p.total() > g.Usable {
+			return nil, false
+		}
+		stages = append(stages, stage{Devices: []*device{g}, Start: start, End: end, Part: p})
+		start = end
+	}
+	return stages, true
 }
 
 // moeRead is the weight bytes a decode step reads from stage i of a
-// --n-cpu-moe plan: on the GPU, every non-expert weight and the active
-// share of its layers' experts (weights is the stage's weights as
-// estimateWith counts them); on the host, the active share of the
-// offloaded experts.
+// llama.cpp MoE offload: on a GPU, every non-expert weight of its layers
+// and the active share of the experts it holds (weights is the stage's
+// weights as estimateWith counts them); on the host (the last stage), the
+// active share of the experts it holds.
 func (pl *planned) moeRead(i int, weights float64) float64 {
 	c := pl.Costs
-	host := c.expertBytes(pl.CPUMoE)
-	if i > 0 {
-		return host * c.ExpertActive
+	h := pl.moeHost()
+	if i == len(pl.Stages)-1 {
+		return c.hostExperts(h) * c.ExpertActive
 	}
-	gpuExperts := c.expertBytes(c.Layers) - host
-	return weights - gpuExperts + gpuExperts*c.ExpertActive
+	s := pl.Stages[i]
+	onGPU := c.expertBytes(s.End) - c.expertBytes(s.Start) - c.hostExpertsIn(h, s.Start, s.End)
+	return weights - onGPU + onGPU*c.ExpertActive
 }
 
-// moeTransferSeconds is the PCIe time of a --n-cpu-moe decode step: each
-// layer whose experts run on the CPU sends its hidden state to the host and
-// the experts' output back (msg bytes each way) over the GPU's PCIe link;
-// 0 when the link's bandwidth is unknown.
+// moeHost is the plan's host placement of experts.
+func (pl *planned) moeHost() moeHost { return moeHost{Layers: pl.CPUMoE, Part: pl.CPUMoEPart} }
+
+// moeTransferSeconds is the PCIe time of a MoE offload's decode step: each
+// layer whose experts run (in part) on the CPU sends its hidden state to the
+// host and the experts' output back (msg bytes each way) over the slowest
+// PCIe link of the plan's GPUs; 0 when a link's bandwidth is unknown.
 func moeTransferSeconds(pl *planned, msg float64) float64 {
-	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
+	pcie := math.Inf(1)
+	for _, s := range pl.Stages[:max(len(pl.Stages)-1, 0)] {
+		for _, d := range s.Devices {
+			pcie = math.Min(pcie, d.PCIeGBs)
+		}
+	}
+	if pcie <= 0 || math.IsInf(pcie, 1) {
 		return 0
 	}
-	pcie := pl.Stages[0].Devices[0].PCIeGBs
-	if pcie <= 0 {
-		return 0
-	}
-	return 2 * float64(pl.Costs.expertLayers(pl.CPUMoE)) * msg / (pcie * 1e9)
+	return 2 * float64(pl.Costs.offloadedLayers(pl.moeHost())) * msg / (pcie * 1e9)
 }
 
 // handovers is how many times a decode step of an offloaded llama.cpp plan
-// passes between the GPU and the CPU: once per layer whose experts run on
-// the host (--n-cpu-moe), else once (-ngl: the step ends on the CPU).
+// passes between the GPU and the CPU: once per layer whose experts run (in
+// part) on the host, else once (-ngl: the step ends on the CPU).
 func (pl *planned) handovers() int {
-	if pl.CPUMoE > 0 {
-		return pl.Costs.expertLayers(pl.CPUMoE)
+	if pl.CPUMoE > 0 || pl.CPUMoEPart > 0 {
+		return pl.Costs.offloadedLayers(pl.moeHost())
 	}
 	return 1
 }
 
-// moeHostNote is the assumption of a --n-cpu-moe plan's host stage.
+// moeFlags is the llama.cpp form of the plan's host placement, for notes:
+// --n-cpu-moe N and the -ot pattern of a partial layer.
+func moeFlags(pl *planned) string {
+	h := pl.moeHost()
+	var f []string
+	if pl.Costs.expertLayers(h.Layers) > 0 {
+		f = append(f, fmt.Sprintf("--n-cpu-moe %d", h.Layers))
+	}
+	if h.partial(&pl.Costs) {
+		f = append(f, "-ot "+engine.PartialExpertOverride(h.Layers, h.Part))
+	}
+	return strings.Join(f, " ")
+}
+
+// moeHostNote is the assumption of a MoE offload's host stage.
 func moeHostNote(pl *planned, bw float64, e efficiency) string {
 	c := pl.Costs
-	return fmt.Sprintf("the routed experts of the first %d layers run on the CPU (llama.cpp --n-cpu-moe %d): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other layers' experts stream from the GPU; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
-		pl.CPUMoE, pl.CPUMoE, c.ExpertActive*100, c.expertBytes(pl.CPUMoE)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
+	h := pl.moeHost()
+	what := fmt.Sprintf("the routed experts of the first %d layers", h.Layers)
+	if h.partial(&c) {
+		what += fmt.Sprintf(" and the %s expert tensors of layer %d", strings.Join(expertTensorNames[:h.Part], " and "), h.Layers)
+	}
+	return fmt.Sprintf("%s run on the CPU (llama.cpp %s): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other experts stream from the GPUs, one after another; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
+		what, moeFlags(pl), c.ExpertActive*100, c.hostExperts(h)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
+}
+
+// moeOffload reports whether the plan keeps MoE experts, and only them, in
+// host memory.
+func (pl *planned) moeOffload() bool { return pl.CPUMoE > 0 || pl.CPUMoEPart > 0 }
+
+// moeExplanation is the placement line of a MoE offload whose host stage
+// is h: what stays on the GPUs, which experts stay in host RAM, and the
+// CPU_REPACK copy charged beside them.
+func moeExplanation(pl *planned, h stage) string {
+	c := &pl.Costs
+	mh := pl.moeHost()
+	gpus := "the GPU"
+	if n := len(pl.Stages) - 1; n > 1 {
+		var split []string
+		for _, s := range pl.Stages[:n] {
+			split = append(split, fmt.Sprintf("%s layers %d-%d", s.Devices[0].ID, s.Start, s.End-1))
+		}
+		gpus = fmt.Sprintf("%d GPUs (%s)", n, strings.Join(split, ", "))
+	}
+	what := "no whole layer's routed experts"
+	switch {
+	case mh.Layers == 1 && c.expertLayers(1) > 0:
+		what = "the routed experts of layer 0"
+	case c.expertLayers(mh.Layers) > 0:
+		what = fmt.Sprintf("the routed experts of layers 0-%d", mh.Layers-1)
+	}
+	if mh.partial(c) {
+		what += fmt.Sprintf(" and the ffn_%s_exps tensors of layer %d (part of a layer frees the bytes still missing with less CPU work than a whole one)", strings.Join(expertTensorNames[:mh.Part], "_exps and ffn_"), mh.Layers)
+	}
+	line := fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on %s; %s (%s) stay in host RAM and run on the CPU (llama.cpp %s)", gpus, what, gib(h.Part.Weights), moeFlags(pl))
+	if r := c.repackBytes(mh); r > 0 {
+		line += fmt.Sprintf("; llama.cpp's CPU backend repacks %s of them into a CPU_REPACK copy in anonymous memory beside the mapped file, counted in host RAM", gib(r))
+	}
+	return line
+}
+
+// moeUnknownHostNote is the assumption of a MoE offload's host stage when
+// the host's memory bandwidth is unknown: the experts the CPU runs are
+// timed as if their active share crossed the GPUs' PCIe link, the one
+// bandwidth known on that path.
+func moeUnknownHostNote(pl *planned, pcie float64) string {
+	c := pl.Costs
+	return fmt.Sprintf("the experts kept in host memory run on the CPU (llama.cpp %s), but the host's memory bandwidth is unknown: the share a token reads, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead",
+		moeFlags(pl), c.hostExperts(pl.moeHost())*c.ExpertActive/1e9, pcie)
 }

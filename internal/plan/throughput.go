@@ -457,7 +457,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			weights += c.EmbedIn / float64(tp)
 		}
 		readWeights := weights * c.ActiveRatio
-		if pl.CPUMoE > 0 {
+		if pl.moeOffload() {
 			readWeights = pl.moeRead(i, weights)
 		}
 		kvRead := float64(s.Part.KV) * kvSeqs
@@ -468,7 +468,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			// CPU: they stream from host memory like a CPU plan's.
 			hostStage = true
 			step += float64(pl.handovers()) * e.OffloadHandoverSeconds
-			if pl.CPUMoE > 0 {
+			if pl.moeOffload() {
 				step += moeTransferSeconds(pl, msg)
 				t.Assumptions = append(t.Assumptions, moeHostNote(pl, bw, e))
 			} else {
@@ -487,7 +487,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			if pcie > 0 {
 				step += read / (pcie * 1e9)
-				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+				if pl.moeOffload() {
+					t.Assumptions = append(t.Assumptions, moeUnknownHostNote(pl, pcie))
+				} else {
+					t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+				}
 			} else {
 				decodeKnown = false
 				t.Assumptions = append(t.Assumptions, "decode omitted: the PCIe bandwidth of the offloading device is unknown")

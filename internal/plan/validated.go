@@ -47,11 +47,19 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	if e := planEngine(pl, req); e == nil || e.Name() != measuredEngine {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
 	}
-	if pl.CPUMoE > 0 {
+	if pl.moeOffload() {
 		// TestOffloadReplay (internal/calibration/fit): the --n-cpu-moe
 		// rows replay within 25 %, on two machines, not within the 12 %
-		// of the cells below.
-		return NotValidated + ": the experts run from host memory; the published --n-cpu-moe rows (internal/calibration/data/offload_decode.json, two machines) replay within 25%, not the 12% a validated figure meets", false
+		// of the cells below. Every row is one GPU with whole layers'
+		// experts on the host.
+		v := NotValidated + ": the experts run from host memory; the published --n-cpu-moe rows (internal/calibration/data/offload_decode.json, two machines) replay within 25%, not the 12% a validated figure meets"
+		if n := len(pl.Stages) - 1; n > 1 {
+			v += fmt.Sprintf("; those rows are one GPU each, and no measurement checks this split over %d GPUs", n)
+		}
+		if pl.moeHost().partial(&pl.Costs) {
+			v += "; no row moves part of a layer's experts (-ot)"
+		}
+		return v, false
 	}
 	if pl.Offloaded {
 		return NotValidated + ": part of the model runs from host memory; the published -ngl rows (internal/calibration/data/offload_decode.json, one machine) replay within 25%, not the 12% a validated figure meets", false
