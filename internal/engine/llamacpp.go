@@ -343,24 +343,16 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	}
 	gpuLayers := 0
 	var split []string
+	var last Stage
 	for _, s := range p.Stages {
 		if s.Devices[0].Dev.Kind == registry.KindCPU {
 			continue
 		}
 		gpuLayers += s.End - s.Start
 		split = append(split, strconv.Itoa(s.End-s.Start))
+		last = s
 	}
 	moe := p.CPUMoE > 0 || p.CPUMoEPart > 0
-	if moe && len(split) > 1 {
-		// With -ngl n_layer+1 llama.cpp splits n_layer+1 slots (the
-		// output layer is the last) by the --tensor-split fractions:
-		// layer il goes to the first device whose cumulative share
-		// exceeds il/(n_layer+1) (get_layer_buft_list in
-		// src/llama-model.cpp of ggml-org/llama.cpp). Counting the output
-		// on the last device makes each device's share exactly its
-		// layers, as --fit writes them (common/fit.cpp).
-		split[len(split)-1] = strconv.Itoa(p.Stages[len(split)-1].End - p.Stages[len(split)-1].Start + 1)
-	}
 	if len(split) > llamaMaxSplit {
 		return nil, []string{fmt.Sprintf("llama.cpp: --tensor-split takes at most %d entries and this plan splits over %d devices; no flags are given", llamaMaxSplit, len(split))}, false
 	}
@@ -373,6 +365,19 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		gpuLayers = p.Layers + 1
 	}
 	a = append(a, "-ngl", strconv.Itoa(gpuLayers))
+	if gpuLayers == p.Layers+1 && len(split) > 1 {
+		// With -ngl n_layer+1 llama.cpp splits n_layer+1 slots (the
+		// output layer is the last) by the --tensor-split fractions:
+		// layer il goes to the first device whose cumulative share
+		// exceeds il/(n_layer+1) (get_layer_buft_list in
+		// src/llama-model.cpp of ggml-org/llama.cpp). Counting the output
+		// on the last device makes each device's share exactly its
+		// layers, as --fit writes them (common/fit.cpp); the layer counts
+		// alone gave the first device one layer more than planned. With
+		// fewer GPU layers the slots are those layers only and the
+		// counts are already exact.
+		split[len(split)-1] = strconv.Itoa(last.End - last.Start + 1)
+	}
 	if moe && p.Kind != registry.KindCPU {
 		// --n-cpu-moe N keeps the expert tensors (ffn_*_exps) of the
 		// first N layers in host memory (common/arg.cpp,

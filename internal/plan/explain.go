@@ -115,7 +115,8 @@ func describe(pl *planned, placed bool) []string {
 			out = append(out, moeExplanation(pl, h))
 			break
 		}
-		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", h.Start, h.End-1, gib(h.Part.Weights)))
+		start, end := pl.layerSpan(h)
+		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", start, end-1, gib(h.Part.Weights)))
 	}
 	return out
 }

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -668,4 +669,43 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 		return planned{}, false
 	}
 	return *best, true
+}
+
+// hostFirst reports whether pl is a dense llama.cpp plan with layers in
+// host memory. It is planned with the GPUs first, but llama.cpp puts the
+// last -ngl layers on the GPUs and the first ones on the CPU (i_gpu_start
+// = n_layer - n_gpu_layers in load_tensors, src/llama-model.cpp of
+// ggml-org/llama.cpp). The memory is the same, as every layer is costed
+// alike and the output layer stays on the CPU either way (it is on a GPU
+// only with -ngl above n_layer), so only the layer numbers and the order
+// of the stages differ: the host holds [0, L-n) and runs first, the GPUs
+// [L-n, L) in their order (layerSpan, inLayerOrder).
+func (pl *planned) hostFirst() bool {
+	if !pl.Offloaded || pl.moeOffload() || len(pl.Stages) < 2 || pl.Pool == nil ||
+		pl.Pool.Budget.Engine == nil || pl.Pool.Budget.Engine.Name() != engine.NameLlamaCPP {
+		return false
+	}
+	return pl.Stages[len(pl.Stages)-1].End == pl.Costs.Layers
+}
+
+// layerSpan is the layers stage s of pl holds as the engine numbers them.
+func (pl *planned) layerSpan(s stage) (start, end int) {
+	if !pl.hostFirst() {
+		return s.Start, s.End
+	}
+	host := pl.Stages[len(pl.Stages)-1]
+	shift := pl.Costs.Layers - host.Start
+	if s.Start == host.Start && s.End == host.End {
+		return 0, shift
+	}
+	return s.Start + shift, s.End + shift
+}
+
+// inLayerOrder is stages in the order the engine runs them.
+func (pl *planned) inLayerOrder(stages []stage) []stage {
+	if !pl.hostFirst() || len(stages) < 2 {
+		return stages
+	}
+	n := len(stages)
+	return append([]stage{stages[n-1]}, stages[:n-1]...)
 }

@@ -121,9 +121,10 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.PPSize = len(pl.Stages)
 	ans.DPSize = pl.DP
 	for ri, stages := range pl.replicas() {
-		for si, s := range stages {
+		for si, s := range pl.inLayerOrder(stages) {
 			for r, d := range s.Devices {
-				sh := Shard{DeviceID: d.ID, LayerStart: s.Start, LayerEnd: s.End,
+				start, end := pl.layerSpan(s)
+				sh := Shard{DeviceID: d.ID, LayerStart: start, LayerEnd: end,
 					MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r}
 				if pl.DP > 0 {
 					sh.Replica = &ri
