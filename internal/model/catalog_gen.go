@@ -15,7 +15,7 @@ var catalogEntries = []CatalogEntry{
 		Config: map[string]any{
 			"hidden_size":             4096.0,
 			"intermediate_size":       11008.0,
-			"max_position_embeddings": 2048.0,
+			"max_position_embeddings": 4096.0,
 			"model_type":              "llama",
 			"num_attention_heads":     32.0,
 			"num_hidden_layers":       32.0,
@@ -25,7 +25,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_7b\")",
-		Notes:  "max_position_embeddings=2048 is what this config copy says; Llama 2 was trained with a 4096-token context (meta-llama HF config has 4096) - treat 2048 with caution.",
+		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-7b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/conftest.py (line 811)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
 	},
 	{
 		Name: "Llama-2-13B",
@@ -38,7 +38,7 @@ var catalogEntries = []CatalogEntry{
 		Config: map[string]any{
 			"hidden_size":             5120.0,
 			"intermediate_size":       13824.0,
-			"max_position_embeddings": 2048.0,
+			"max_position_embeddings": 4096.0,
 			"model_type":              "llama",
 			"num_attention_heads":     40.0,
 			"num_hidden_layers":       40.0,
@@ -48,7 +48,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_13b\")",
-		Notes:  "Same max_position_embeddings caveat as Llama-2-7B.",
+		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-13b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3361)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
 	},
 	{
 		Name: "Llama-2-70B",
@@ -59,7 +59,7 @@ var catalogEntries = []CatalogEntry{
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       28672.0,
-			"max_position_embeddings": 2048.0,
+			"max_position_embeddings": 4096.0,
 			"model_type":              "llama",
 			"num_attention_heads":     64.0,
 			"num_hidden_layers":       80.0,
@@ -69,7 +69,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_70b\")",
-		Notes:  "Same max_position_embeddings caveat as Llama-2-7B.",
+		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-70b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3437)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
 	},
 	{
 		Name: "CodeLlama-34B",
