@@ -1250,6 +1250,15 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              100352.0,
 		},
 		Source: "https://huggingface.co/microsoft/phi-4/blob/main/config.json",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:      "bf16",
+				Repo:       "microsoft/phi-4",
+				Source:     "https://huggingface.co/microsoft/phi-4",
+				SizeBytes:  29319014400,
+				SizeSource: "model.safetensors.index.json metadata.total_size 29319014400 in https://github.com/OpenMOSE/RWKV-Infer/blob/5baa49050cb0696f2a280ae1740e8abf11a83c11/rwkvengine/phi4/model.safetensors.index.json (the repository's index, copied with its config.json, \"_name_or_path\": \"microsoft/phi-4\", and README.md)",
+			},
+		},
 	},
 	{
 		Name: "DeepSeek-R1",
@@ -4639,9 +4648,11 @@ var catalogEntries = []CatalogEntry{
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"phi-4\": a copy of the Phi-4-mini-instruct config.json, its _name_or_path; keys planning never reads left out)",
 		Checkpoints: []Checkpoint{
 			{
-				Quant:  "bf16",
-				Repo:   "microsoft/Phi-4-mini-instruct",
-				Source: "https://huggingface.co/microsoft/Phi-4-mini-instruct",
+				Quant:      "bf16",
+				Repo:       "microsoft/Phi-4-mini-instruct",
+				Source:     "https://huggingface.co/microsoft/Phi-4-mini-instruct",
+				SizeBytes:  7672043520,
+				SizeSource: "model.safetensors.index.json metadata.total_size 7672043520 in https://github.com/OpenMOSE/RWKV-Infer/blob/5baa49050cb0696f2a280ae1740e8abf11a83c11/rwkvengine/phi4mini/model.safetensors.index.json (the repository's index, copied with its config.json, \"_name_or_path\": \"Phi-4-mini-instruct\", and README.md)",
 			},
 		},
 	},
