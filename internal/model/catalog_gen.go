@@ -6948,6 +6948,8 @@ var catalogEntries = []CatalogEntry{
 			"SmolLM2-360M",
 			"smollm2:360m",
 		},
+		ParamsB:      0.36182112,
+		ParamsSource: "llama-bench's parameter count of bartowski/SmolLM2-360M-Instruct-GGUF, \"GGUF-reported parameters: 361821120\", in https://github.com/AlexsJones/llmfit/blob/3f44fd30a43d2619146f7bc0aa66c90aa54d78e6/llmfit-core/data/benchmark_cache.json (lines 78695, 79209 and 79723)",
 		Config: map[string]any{
 			"architectures": []any{
 				"LlamaForCausalLM",

@@ -95,7 +95,7 @@ var withoutPublishedTotalSince95 = []string{
 	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking",
 	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
 	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
-	"SmolLM2-135M-Instruct", "SmolLM2-360M-Instruct", "aya-23-8B", "starcoder2-7b",
+	"SmolLM2-135M-Instruct", "aya-23-8B", "starcoder2-7b",
 	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
 	"Phi-4-reasoning-vision-15B", "Llama-3_3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
 	"Orion-14B-Chat", "deepseek-moe-16b-chat", "gemma-4-26B-A4B", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
