@@ -341,3 +341,65 @@ func TestOlmo3SlidingPattern(t *testing.T) {
 	assert.Equal(t, SlidingWindow, m.LayerAt(0).Kind)
 	assert.Equal(t, 4, ArchOf("olmo3").GlobalEvery)
 }
+
+// TestFalconH1ParallelHybrid: Falcon-H1-0.5B-Instruct's config (catalog
+// entry, Megatron-Bridge's copy) runs attention and a Mamba2 mixer side by
+// side in every one of its 36 layers, so every layer caches keys and values
+// (2 KV heads of 64) and also keeps a Mamba2 state: the 3 last inputs of the
+// 24 × 64 = 1536 inner channels plus B and C (one group of 128 each), and a
+// 1536 × 128 SSM state. Its weights count the mixer beside attention in
+// each layer: 521.40 M against llama-bench's 521,411,104 for the GGUF file
+// (AlexsJones/llmfit llmfit-core/data/benchmark_cache.json). Costed as
+// attention alone it would count 340.9 M and keep no state.
+func TestFalconH1ParallelHybrid(t *testing.T) {
+	m := Lookup("Falcon-H1-0.5B-Instruct")
+	require.NotNil(t, m)
+	assert.Equal(t, 36, m.Layers)
+	assert.Equal(t, 36, m.CountLayers(FullAttention))
+	l := m.LayerAt(17)
+	assert.Equal(t, int64(3*(1536+2*128)), l.ConvState)
+	assert.Equal(t, int64(1536*128), l.SSMState)
+	assert.True(t, l.HasAttention())
+	assert.True(t, l.CachesPerToken())
+	assert.Equal(t, 2, m.LayerKVHeads(l))
+	assert.Equal(t, 64, m.EffectiveHeadDim())
+	assert.InDelta(t, 36*float64(3*(1536+256)+1536*128), m.RecurrentStateElements(), 0)
+	assert.InEpsilon(t, 521411104, float64(m.Params), 1e-4)
+}
+
+// TestJambaPeriodsFromConfig: AI21-Jamba-1.5-Mini's config (catalog entry,
+// a copy of its config.json in sdpython/experimental-experiment) places
+// attention where i mod attn_layer_period (8) = attn_layer_offset (4) and
+// experts where i mod expert_layer_period (2) = expert_layer_offset (1),
+// as transformers' JambaConfig.layers_block_type and layers_num_experts do:
+// attention at layers 4, 12, 20, 28, Mamba (v1, 8192 inner channels,
+// d_state 16, d_conv 4) in the other 28, 16 experts at the odd layers and
+// the dense 14336-wide FFN at the even ones. The AI21 paper gives 12 B
+// active parameters (arXiv 2408.12570, abstract) and the model card 52 B
+// in all.
+func TestJambaPeriodsFromConfig(t *testing.T) {
+	m := Lookup("AI21-Jamba-1.5-Mini")
+	require.NotNil(t, m)
+	require.Equal(t, 32, m.Layers)
+	var attention []int
+	for i := range m.Layers {
+		l := m.LayerAt(i)
+		if i%2 == 1 {
+			assert.Equal(t, FFNModel, l.FFN, i)
+		} else {
+			assert.Equal(t, FFNDense, l.FFN, i)
+		}
+		if l.Kind == FullAttention {
+			attention = append(attention, i)
+			assert.Zero(t, l.StateElements(), i)
+			continue
+		}
+		assert.Equal(t, Recurrent, l.Kind, i)
+		assert.Equal(t, int64(3*8192), l.ConvState, i)
+		assert.Equal(t, int64(8192*16), l.SSMState, i)
+	}
+	assert.Equal(t, []int{4, 12, 20, 28}, attention)
+	assert.Equal(t, 16, m.Experts)
+	assert.InEpsilon(t, 52e9, float64(m.Params), 0.01)
+	assert.InEpsilon(t, 12e9, float64(m.ActiveParams), 0.02)
+}

@@ -174,9 +174,9 @@ func TestCatalogCheckpoints(t *testing.T) {
 	}
 	// An entry that lists none has its Hugging Face repository in the
 	// config's dtype.
-	m := model.Lookup("Phi-4")
+	m := model.Lookup("Phi-3-mini-4k-instruct")
 	require.NotNil(t, m)
-	assert.Equal(t, &model.Checkpoint{Quant: "bf16", Repo: "microsoft/phi-4", Source: "https://huggingface.co/microsoft/phi-4"}, m.NativeCheckpoint())
+	assert.Equal(t, &model.Checkpoint{Quant: "bf16", Repo: "microsoft/Phi-3-mini-4k-instruct", Source: "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct"}, m.NativeCheckpoint())
 	assert.Equal(t, "fp16", model.Lookup("Llama-2-7B").NativeCheckpoint().Quant)
 }
 

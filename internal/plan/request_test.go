@@ -39,9 +39,9 @@ func TestContextBeyondTheModel(t *testing.T) {
 	require.True(t, a.Fits)
 	assert.Contains(t, strings.Join(a.EngineArgs[engineVLLM], " "), "--max-model-len 131072")
 
-	small := request(t, `{"model":{"name":"Llama-2-7B"},"engine":"vllm"}`, r)
+	small := request(t, `{"model":{"name":"TinyLlama-1.1B-Chat-v1.0"},"engine":"vllm"}`, r)
 	require.Positive(t, small.Model.MaxContext)
-	require.Less(t, small.Model.MaxContext, DefaultContextLength, "the catalog's Llama-2-7B is shorter than the default context")
+	require.Less(t, small.Model.MaxContext, DefaultContextLength, "the catalog's TinyLlama-1.1B (2048 tokens) is shorter than the default context")
 	assert.Equal(t, small.Model.MaxContext, small.ContextLength)
 	a = shard(t, small)
 	require.True(t, a.Fits)
