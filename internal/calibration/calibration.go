@@ -18,8 +18,10 @@ package calibration
 // bandwidth that depends on the memory class and on the weight type family
 // (the kernel that dequantizes them), reads the KV cache at its own rate,
 // and pays a fixed time per layer that depends on the backend; prefill runs
-// the matmuls at a fraction of the dense tensor peak, plus a fixed cost per
-// layer and prompt pass.
+// the matmuls at a fraction of the peak of the kernel's precision (16-bit
+// GEMM, or llama.cpp's int8 MMQ kernels for integer weights), plus a fixed
+// cost per layer and prompt pass, with the constants of the newest
+// llama.cpp build measured on the device's architecture.
 type Throughput struct {
 	// DecodeGDDR is the fraction of the datasheet memory bandwidth a decode
 	// step reaches while streaming weights on a discrete GPU with GDDR memory
@@ -77,13 +79,35 @@ type Throughput struct {
 	// LayerLatencyHost is that time on a CPU (llama.cpp's CPU threads): 0,
 	// because the host constants are fitted without one (fit/fitHost).
 	LayerLatencyHost float64
-	// PrefillMFU is the fraction of the dense peak tensor throughput the
-	// matmuls of a prompt-processing pass achieve.
+	// PrefillMFU is the fraction of the dense 16-bit (fp8 for fp8 weights)
+	// peak tensor throughput the matmuls of a prompt-processing pass reach
+	// through cuBLAS: 16-bit weights, and integer weights dequantized into
+	// a 16-bit buffer where no quantized kernel runs them.
 	PrefillMFU float64
+	// PrefillMFUQ8 and PrefillMFUKQuant are the fractions of the dense
+	// INT8 peak that llama.cpp's quantized matrix-multiplication kernels
+	// (MMQ: activations quantized to 8 bits, the weights unpacked to int8
+	// in the tile, int8 tensor-core products) reach in a prompt pass on an
+	// NVIDIA Hopper GPU, for Q8_0 weights and for k-quant and other
+	// sub-8-bit types (more unpacking per weight). MMQ has been llama.cpp's
+	// path for integer weights on NVIDIA GPUs with int8 tensor cores since
+	// June 2024 (https://github.com/ggml-org/llama.cpp/pull/8075); the
+	// fraction is Hopper's (measured on an H200) and does not carry over to
+	// other architectures (docs/accuracy.md).
+	PrefillMFUQ8     float64
+	PrefillMFUKQuant float64
 	// PrefillLayerLatency is the time per layer per prompt micro-batch that
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
-	// rope, softmax, copies) and launches, in seconds.
+	// rope, attention, copies) and launches, in seconds, in today's
+	// llama.cpp build (data/h200-speed: flash attention on). Today's build is
+	// measured on an NVIDIA Hopper GPU only, so only plans on Hopper GPUs
+	// take it and the MMQ fractions.
 	PrefillLayerLatency float64
+	// PrefillLayerLatencyPreMMQ is that time in the llama.cpp builds of
+	// 2023 and May 2024 that measured the rows of data/inference.json
+	// (llama-bench's default then: no flash attention): their replay, and
+	// plans on the devices today's build is not measured on, take it.
+	PrefillLayerLatencyPreMMQ float64
 	// OffloadHandoverSeconds is the time of one hand-over between the GPU
 	// and the CPU in a llama.cpp decode step with part of the model in host
 	// memory: the hidden state copied to the host, the stream synchronised,

@@ -53,6 +53,35 @@ func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*p
 	return &planned{Fits: true, Strategy: StrategyPipeline, Level: l, Stages: stages, TP: 1, Costs: cs}, req
 }
 
+// BuiltBeforeMMQ marks the replayed run as one of a llama.cpp build before
+// June 2024 (https://github.com/ggml-org/llama.cpp/pull/8075), whose CUDA
+// backend dequantized integer weights into 16 bits for cuBLAS in prompt
+// passes, and returns r.
+func (r *Replay) BuiltBeforeMMQ() *Replay {
+	r.decodeReq.preMMQ = true
+	if r.prefillReq != nil {
+		r.prefillReq.preMMQ = true
+	}
+	return r
+}
+
+// WithComputeCapability sets the compute capability the replayed GPUs
+// reported (nvidia-smi's compute_cap), for a record that does not state
+// its architecture, and returns r.
+func (r *Replay) WithComputeCapability(cc string) *Replay {
+	for _, pl := range []*planned{r.decodePlan, r.prefillPlan} {
+		if pl == nil {
+			continue
+		}
+		for _, s := range pl.Stages {
+			for _, d := range s.Devices {
+				d.Dev.ComputeCapability = cc
+			}
+		}
+	}
+	return r
+}
+
 // Decode is the decode tokens/s the speed model gives under the constants
 // c, 0 when it cannot estimate one.
 func (r *Replay) Decode(c calibration.Throughput) float64 {

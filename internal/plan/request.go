@@ -61,6 +61,11 @@ type planning struct {
 	// vllm is the vLLM release the request plans for, parsed once
 	// (vllmVersion): every cost of a vLLM plan asks for it.
 	vllm *engine.Version
+	// preMMQ is set by a replay of a run of a llama.cpp build before its
+	// quantized MMQ kernels became the default (Replay.BuiltBeforeMMQ):
+	// its prompt passes dequantize integer weights for cuBLAS and pay that
+	// build's per-layer time.
+	preMMQ bool
 }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.

@@ -227,11 +227,11 @@ func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 }
 
 // prefillSeconds is the time to process one prompt token on a stage: 2 FLOPs
-// per active parameter plus attention (4 × layers × average context ×
-// attention width), at prefillMFU of the stage's peak.
-func prefillSeconds(activeParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int, e efficiency) float64 {
-	flops := 2*activeParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
-	return flops / (peakTFLOPS * 1e12 * float64(tp) * e.PrefillMFU)
+// per weight a token multiplies plus attention (4 × layers × average context
+// × attention width), at the fraction mfu of the stage's peak.
+func prefillSeconds(matmulParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int, mfu float64) float64 {
+	flops := 2*matmulParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
+	return flops / (peakTFLOPS * 1e12 * float64(tp) * mfu)
 }
 
 // prefillPassInputs are the plain numbers of one stage's prompt passes.
@@ -242,20 +242,111 @@ type prefillPassInputs struct {
 	Prompt       int
 	Dequantized  bool    // weights are int8/int4 and dequantized to 16 bits per pass
 	BandwidthGBs float64 // slowest device of the stage
+	LayerSeconds float64 // fixed time per layer per pass (the build's PrefillLayerLatency)
 }
 
 // prefillPassSeconds is the per-token share of the fixed costs of the prompt
 // passes (micro-batches of calibration.MicroBatchTokens tokens): every pass reads the
-// stage's weights (and, quantized, writes and reads their 16-bit copy) at
-// the decode bandwidth efficiency, and pays PrefillLayerLatency per layer.
+// stage's weights (and, dequantized, writes and reads their 16-bit copy) at
+// the decode bandwidth efficiency, and pays LayerSeconds per layer.
 func prefillPassSeconds(in prefillPassInputs, e efficiency) float64 {
 	tokens := float64(min(in.Prompt, calibration.MicroBatchTokens))
 	bytes := in.WeightBytes
 	if in.Dequantized {
 		bytes += calibration.DequantCopyBytesPerParam * in.Params
 	}
-	pass := float64(in.Layers)*e.PrefillLayerLatency + streamSeconds(bytes, in.BandwidthGBs, e)
+	pass := float64(in.Layers)*in.LayerSeconds + streamSeconds(bytes, in.BandwidthGBs, e)
 	return pass / tokens
+}
+
+// Prefill matmul kernels of prefillPath.
+const (
+	KernelGEMM = "gemm" // 16-bit (fp8) GEMM: cuBLAS on NVIDIA, the vendor BLAS elsewhere; integer weights dequantized first
+	KernelMMQ  = "mmq"  // llama.cpp's quantized kernels on int8 tensor cores
+)
+
+// prefillPath is how a stage's prompt passes run: the kernel, the dense
+// peak of the precision it runs in (the slowest device's), the fraction of
+// it reached, whether integer weights are dequantized into a 16-bit buffer
+// first, and the fixed time per layer per pass of the build whose
+// constants apply (TodaysBuild: today's, else the 2023-24 builds').
+type prefillPath struct {
+	Kernel       string
+	Precision    string
+	PeakTFLOPS   float64
+	MFU          float64
+	Dequantized  bool
+	LayerSeconds float64
+	TodaysBuild  bool
+}
+
+// prefillPath picks the stage's build constants and kernel. Today's
+// llama.cpp build is measured on an NVIDIA Hopper GPU alone (the H200
+// records), so a stage all of Hopper GPUs (hopperGPU) takes today's
+// constants and every other stage the 2023-24 builds' (the newest measured
+// on those devices; a replay of such a build, preMMQ, takes them too).
+// Under today's constants llama.cpp (the engine the speed constants are
+// of; also a plan naming none) runs integer weights through MMQ at the INT8
+// peak (https://github.com/ggml-org/llama.cpp/pull/8075: the default on
+// GPUs with int8 tensor cores since June 2024); 16-bit weights, other
+// engines and the 2023-24 builds run a 16-bit GEMM at the 16-bit (fp8)
+// peak, integer weights dequantized first.
+func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ bool) prefillPath {
+	today := !preMMQ && len(devs) > 0
+	for _, d := range devs {
+		today = today && hopperGPU(d)
+	}
+	p := prefillPath{Kernel: KernelGEMM, Precision: computePrecision(l), MFU: e.PrefillMFU, Dequantized: dequantizedForMatmul(l),
+		LayerSeconds: e.PrefillLayerLatencyPreMMQ, TodaysBuild: today}
+	if today {
+		p.LayerSeconds = e.PrefillLayerLatency
+		mfu := e.PrefillMFUKQuant
+		switch weightFamily(l) {
+		case WeightsFloat:
+			mfu = 0
+		case WeightsQ8:
+			mfu = e.PrefillMFUQ8
+		}
+		if llamaCPP && mfu > 0 {
+			p.Kernel, p.Precision, p.MFU, p.Dequantized = KernelMMQ, "int8", mfu, false
+		}
+	}
+	p.PeakTFLOPS = math.Inf(1)
+	for _, d := range devs {
+		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, d.peakTFLOPS(p.Precision))
+	}
+	return p
+}
+
+// hopperGPU reports whether d is an NVIDIA Hopper GPU (compute capability
+// 9.x: H100, H200, GH200, H20), by its detected compute capability, else
+// its record's.
+func hopperGPU(d *device) bool {
+	cc := d.Dev.ComputeCapability
+	if cc == "" && d.Spec != nil {
+		cc = d.Spec.Arch
+	}
+	return nvidiaGPU(d) && strings.HasPrefix(cc, "9.")
+}
+
+// llamaCPPKernels reports whether a plan's prompt passes run llama.cpp's
+// kernels: its engine is llama.cpp, or it names none (the speed constants
+// are llama.cpp's).
+func llamaCPPKernels(pl *planned, req *planning) bool {
+	en := planEngine(pl, req)
+	return en == nil || en.Name() == engine.NameLlamaCPP
+}
+
+// matmulParams is the weights a prompt token multiplies: the active
+// parameters less an untied input embedding (a row lookup; tied, it is
+// also the output head and is multiplied).
+func matmulParams(m *model.Model, active float64) float64 {
+	if !m.TieEmbeddings {
+		if w := active - float64(m.Vocab)*float64(m.Hidden); w > 0 {
+			return w
+		}
+	}
+	return active
 }
 
 // dequantizedForMatmul reports whether a level's weights are integer
@@ -398,8 +489,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	if notes {
 		t.Assumptions = []string{
 			e.decodeNote(pl, req.ContextLength, batch, isServing),
-			fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak; each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing)",
-				e.PrefillMFU*100, computePrecision(pl.Level), calibration.MicroBatchTokens, dequantNote(pl.Level), e.PrefillLayerLatency*1e6),
+			e.prefillNote(pl, req),
 		}
 		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
 			t.Assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for the weight type (fitted on llama.cpp CPU runs, internal/calibration/data/host_harness.json)"
@@ -429,7 +519,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	for i, s := range pl.Stages {
 		tp := len(s.Devices)
 		layers := s.End - s.Start
-		bw, reached, kvReached, link, peak := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
+		bw, reached, kvReached, link := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
 		layerSeconds := 0.0
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
@@ -444,7 +534,6 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 				layerSeconds = serving.LayerSeconds
 			}
 			link = math.Min(link, d.LinkGBs)
-			peak = math.Min(peak, d.peakTFLOPS(computePrecision(pl.Level)))
 		}
 		weights := float64(s.Part.Weights)
 		if s.Start == 0 {
@@ -523,12 +612,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		frac := float64(layers) / float64(c.Layers)
 		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, attnWidth, req.ContextLength); hp > 0 && !pl.Offloaded {
 			prefill += hp
-		} else if peak <= 0 || math.IsInf(peak, 1) || bw <= 0 || hostStage {
+		} else if path := e.prefillPath(s.Devices, pl.Level, llamaCPPKernels(pl, req), req.preMMQ); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
-			prefill += prefillSeconds(active*frac, layers, attnWidth, req.ContextLength, peak, tp, e)
+			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, attnWidth, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
 			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
-				Layers: layers, Prompt: req.ContextLength, Dequantized: dequantizedForMatmul(pl.Level), BandwidthGBs: bw}, e)
+				Layers: layers, Prompt: req.ContextLength, Dequantized: path.Dequantized, BandwidthGBs: bw,
+				LayerSeconds: path.LayerSeconds}, e)
 		}
 		if i > 0 && interStageGBs > 0 {
 			hop += msg / (interStageGBs * 1e9)
@@ -725,13 +815,29 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) st
 		f*100, where, familyNames[family], kv, layer)
 }
 
-// dequantNote says, in the prefill assumption, whether the level's weights
-// also cross memory as a 16-bit copy.
-func dequantNote(l quant.Level) string {
-	if dequantizedForMatmul(l) {
-		return " (and writes and reads their 16-bit dequantized copy)"
+// prefillNote is the prefill assumption: the kernel the first stage's
+// matmuls run through, at which fraction of which peak, the per-pass costs
+// and which build's constants apply.
+func (e efficiency) prefillNote(pl *planned, req *planning) string {
+	var devs []*device
+	if len(pl.Stages) > 0 {
+		devs = pl.Stages[0].Devices
 	}
-	return ""
+	path := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
+	kernel := "GEMM"
+	if path.Kernel == KernelMMQ {
+		kernel = "llama.cpp's quantized MMQ kernels on int8 tensor cores"
+	}
+	copyNote := ""
+	if path.Dequantized {
+		copyNote = " (and writes and reads their 16-bit dequantized copy)"
+	}
+	build := "the 2023-24 llama.cpp builds' constants, the newest measured on this device class"
+	if path.TodaysBuild {
+		build = "today's llama.cpp build, measured on an NVIDIA H200"
+	}
+	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
+		path.MFU*100, path.Precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
 }
 
 func unknownBandwidth(pl *planned) string {

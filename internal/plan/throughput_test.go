@@ -41,14 +41,43 @@ func TestStageDecodeSeconds(t *testing.T) {
 }
 
 func TestPrefillSeconds(t *testing.T) {
-	e := efficiency{PrefillMFU: 0.5}
-	// 7e9 active params, no attention term (width 0): 14 GFLOP per token
-	// at 100 TFLOPS × 0.5.
-	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 32, 0, 512, 100, 1, e), 1e-15)
+	// 7e9 multiplied params, no attention term (width 0): 14 GFLOP per
+	// token at 100 TFLOPS × 0.5.
+	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 32, 0, 512, 100, 1, 0.5), 1e-15)
 	// Tensor parallel 2 doubles the peak.
-	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 32, 0, 512, 100, 2, e), 1e-15)
+	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 32, 0, 512, 100, 2, 0.5), 1e-15)
 	// Attention: 4 × layers × prompt/2 × width.
-	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 4096, 512, 100, 1, e), 1e-15)
+	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 4096, 512, 100, 1, 0.5), 1e-15)
+}
+
+// TestPrefillPath checks which build's constants and kernel a prompt pass
+// takes: on a Hopper GPU (the H200: compute capability 9.0) today's build,
+// where llama.cpp runs integer weights through MMQ at the INT8 peak (1979
+// TOPS) and 16-bit weights through a GEMM at the FP16 peak (989 TFLOPS);
+// elsewhere (an RTX 4090), for another engine's integer weights, and in the
+// replay of a build before MMQ, a GEMM on dequantized weights.
+func TestPrefillPath(t *testing.T) {
+	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillLayerLatency: 400e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
+	dev := func(name, cc string) []*device {
+		s, ok := specs.ByName(name)
+		require.True(t, ok, name)
+		return []*device{{ID: "gpu", Dev: registry.Device{Kind: registry.KindCUDA, Name: s.Name, ComputeCapability: cc}, BandwidthGBs: s.BandwidthGBs, Spec: &s}}
+	}
+	level := func(name string) quant.Level {
+		l, err := quant.Parse(name)
+		require.NoError(t, err)
+		return l
+	}
+	h200, rtx4090 := dev("NVIDIA H200 SXM 141GB", "9.0"), dev("NVIDIA GeForce RTX 4090", "")
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.09, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("q4_k_m"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.12, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("q8_0"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("fp16"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, Dequantized: true, LayerSeconds: 400e-6, TodaysBuild: true},
+		e.prefillPath(h200, level("q4_k_m"), false, false), "another engine")
+	pre := prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6}
+	assert.Equal(t, pre, e.prefillPath(h200, level("q4_k_m"), true, true), "a build before MMQ")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+		e.prefillPath(rtx4090, level("q4_k_m"), true, false), "today's build is not measured on Ada")
 }
 
 func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {
@@ -154,8 +183,8 @@ func TestCPUDecode(t *testing.T) {
 // layers at 100 us, a 1000-token prompt in passes of 512; quantized weights
 // add a 16-bit copy written and read (4 bytes per weight).
 func TestPrefillPassSeconds(t *testing.T) {
-	e := efficiency{DecodeGDDR: calibration.DecodeFractions{Float: 0.5}, PrefillLayerLatency: 100e-6}
-	in := prefillPassInputs{WeightBytes: 14e9, Params: 7e9, Layers: 32, Prompt: 1000, BandwidthGBs: 1000}
+	e := efficiency{DecodeGDDR: calibration.DecodeFractions{Float: 0.5}}
+	in := prefillPassInputs{WeightBytes: 14e9, Params: 7e9, Layers: 32, Prompt: 1000, BandwidthGBs: 1000, LayerSeconds: 100e-6}
 	assert.InDelta(t, (32*100e-6+14e9/500e9)/512, prefillPassSeconds(in, e), 1e-12)
 	in.Prompt = 256 // one pass of the whole prompt
 	assert.InDelta(t, (32*100e-6+14e9/500e9)/256, prefillPassSeconds(in, e), 1e-12)

@@ -34,6 +34,11 @@ type benchRecord struct {
 // (shared/machines/h200-vm/nvidia-smi-q-x.xml, pci_device_id 233510DE).
 var benchGPUs = map[string]string{"NVIDIA H200": "NVIDIA H200 SXM 141GB"}
 
+// benchComputeCapability is the compute capability nvidia-smi reported for
+// each gpu_info of data/h200-speed (shared/machines/h200-vm/query-gpu.csv,
+// compute_cap 9.0: Hopper); the H200 record states no architecture.
+var benchComputeCapability = map[string]string{"NVIDIA H200": "9.0"}
+
 // benchTypes maps llama-bench's model_type suffix (the GGUF file type) to
 // levels.
 var benchTypes = map[string]string{"Q4_K - Medium": "q4_k_m", "Q8_0": "q8_0", "F16": "fp16"}
@@ -106,10 +111,10 @@ func benchCase(r benchRecord, source string) (speedCase, error) {
 	switch {
 	case r.Gen > 0 && r.Prompt == 0:
 		row.TG, row.Gen = r.TS, r.Gen
-		rp = plan.NewReplay(m, l, s, 1, 0, r.Depth+r.Gen/2)
+		rp = plan.NewReplay(m, l, s, 1, 0, r.Depth+r.Gen/2).WithComputeCapability(benchComputeCapability[r.GPU])
 	case r.Prompt > 0 && r.Gen == 0 && r.Depth == 0:
 		row.PP, row.Prompt = r.TS, r.Prompt
-		rp = plan.NewReplay(m, l, s, 1, r.Prompt, r.Prompt)
+		rp = plan.NewReplay(m, l, s, 1, r.Prompt, r.Prompt).WithComputeCapability(benchComputeCapability[r.GPU])
 	default:
 		return speedCase{}, fmt.Errorf("record with n_prompt %d n_gen %d n_depth %d: neither tg nor pp", r.Prompt, r.Gen, r.Depth)
 	}

@@ -253,32 +253,77 @@ func fitKVRatio(c *calibration.Throughput, depth []speedCase) int {
 	return bestR
 }
 
-// prefillRefit is the prefill fit (the search of commit d0c2f6d).
-type prefillRefit struct {
-	mfu         int // hundredths
-	latencyUS   int
-	n           int
-	medianError float64
+// prefillFit is the prefill fit: the cuBLAS MFU and the per-layer pass
+// time of the builds before MMQ (fitted on the rows of inference.json,
+// 2023-24), today's
+// per-layer pass time and the MMQ fractions (fitted on the H200 records),
+// and how the constants fare on the fit and held-out rows.
+type prefillFit struct {
+	mfu            int // PrefillMFU, hundredths
+	preMMQUS       int // PrefillLayerLatencyPreMMQ, us
+	latencyUS      int // PrefillLayerLatency, us
+	q8, kquant     int // PrefillMFUQ8, PrefillMFUKQuant, thousandths
+	nPreMMQ, nH200 int // fit rows with an estimate of each stage
+	n, heldOut     int // fit and held-out rows with an estimate
+	medianError    float64
+	heldOutMedian  float64
+	heldOutP90     float64
+	h200Median     float64
+	preMMQMedian   float64 // the fit rows of inference.json
 }
 
-// refitPrefill runs the prefill search of d0c2f6d on the single-device rows
-// with a prefill figure, with the decode constants of c: MFU 0.05 to 1.00 on
-// a 0.01 grid and the per-layer pass time 0 to 3000 us on a 20 us grid,
-// then the pass time refined at 10 us around the optimum.
-func refitPrefill(all []speedCase, c calibration.Throughput) prefillRefit {
-	var cases []speedCase
-	for _, sc := range all {
-		if sc.single() && sc.row.PP > 0 {
-			cases = append(cases, sc)
+// prefillFitSet is the rows the prefill constants are fitted on: the
+// single-device rows of inference.json with a prompt figure (llama-bench
+// pp512 of May 2024 and ./main prompts of about 500 tokens of 2023: builds
+// before MMQ) and the H200 pp512 records (today's build).
+func prefillFitSet(all, bench []speedCase) (preMMQ, h200 []speedCase) {
+	for _, c := range all {
+		if c.single() && c.row.PP > 0 {
+			preMMQ = append(preMMQ, c)
 		}
 	}
-	r := prefillRefit{medianError: math.Inf(1)}
+	for _, c := range bench {
+		if c.row.PP > 0 {
+			h200 = append(h200, c)
+		}
+	}
+	return preMMQ, h200
+}
+
+// prefillHeldOut is the prefill held-out set: the llama-bench rows of May
+// 2024 measured with the layers split over several GPUs (pp512), which the
+// fit never sees. They share the fit rows' source, builds and GPUs; what
+// they check is the model away from the one-device layout it was fitted on.
+func prefillHeldOut(all []speedCase) []speedCase {
+	var out []speedCase
+	for _, c := range all {
+		if !c.single() && c.llamaBench2024() && c.row.PP > 0 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// fitPrefill fits the prefill constants in two stages, with the decode
+// constants of c. First, on the single-device rows of inference.json
+// (builds of 2023 and May 2024, before MMQ: cuBLAS, integer weights
+// dequantized; the search of commit d0c2f6d), PrefillMFU (0.05 to 1.00 on a 0.01
+// grid) and PrefillLayerLatencyPreMMQ (0 to 3000 us on a 20 us grid, then
+// refined at 10 us) minimising the median |error|. Then, with that MFU
+// (cuBLAS runs the 16-bit weights in both builds), on the H200 records
+// (today's build): for each PrefillLayerLatency on a 20 us grid from 0 to
+// 3000 us, each MMQ family's fraction of the INT8 peak (0.020 to 1.000 on a
+// 0.002 grid) minimising the median over its records, and the latency
+// whose median over all four records is smallest, refined at 10 us. The
+// first minimum on each grid wins. The held-out rows are only scored.
+func fitPrefill(all, bench []speedCase, c calibration.Throughput) prefillFit {
+	rowsPre, h200 := prefillFitSet(all, bench)
+	f := prefillFit{nH200: len(h200)}
+	best := math.Inf(1)
 	try := func(mfu, us int) {
-		e := c
-		e.PrefillMFU, e.PrefillLayerLatency = float64(mfu)/100, float64(us)/1e6
-		errs := prefillErrors(cases, e)
-		if m := quantile(errs, 0.5); m < r.medianError {
-			r.medianError, r.mfu, r.latencyUS, r.n = m, mfu, us, len(errs)
+		c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(mfu)/100, float64(us)/1e6
+		if m := quantile(prefillErrors(rowsPre, c), 0.5); m < best {
+			best, f.mfu, f.preMMQUS = m, mfu, us
 		}
 	}
 	for mfu := 5; mfu <= 100; mfu++ {
@@ -286,11 +331,68 @@ func refitPrefill(all []speedCase, c calibration.Throughput) prefillRefit {
 			try(mfu, us)
 		}
 	}
-	mfu, coarse := r.mfu, r.latencyUS
-	for us := max(0, coarse-20); us <= coarse+20; us += 10 {
-		try(mfu, us)
+	for us, coarse := max(0, f.preMMQUS-20), f.preMMQUS; us <= coarse+20; us += 10 {
+		try(f.mfu, us)
 	}
-	return r
+	f.preMMQMedian, f.nPreMMQ = best, len(prefillErrors(rowsPre, c))
+	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
+	fitTodaysPrefill(&f, h200, c)
+	c = f.apply(c)
+	fitRows := append(append([]speedCase(nil), rowsPre...), h200...)
+	errs, held := prefillErrors(fitRows, c), prefillErrors(prefillHeldOut(all), c)
+	f.n, f.medianError = len(errs), quantile(errs, 0.5)
+	f.heldOut, f.heldOutMedian, f.heldOutP90 = len(held), quantile(held, 0.5), quantile(held, 0.9)
+	f.h200Median = quantile(prefillErrors(h200, c), 0.5)
+	return f
+}
+
+// fitTodaysPrefill is fitPrefill's second stage, on the H200 records.
+func fitTodaysPrefill(f *prefillFit, h200 []speedCase, c calibration.Throughput) {
+	byFamily := map[string][]speedCase{}
+	for _, sc := range h200 {
+		byFamily[sc.family] = append(byFamily[sc.family], sc)
+	}
+	best := math.Inf(1)
+	try := func(us int) {
+		c.PrefillLayerLatency = float64(us) / 1e6
+		q8 := fitMMQFraction(byFamily[plan.WeightsQ8], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUQ8 = v })
+		kq := fitMMQFraction(byFamily[plan.WeightsKQuant], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuant = v })
+		c.PrefillMFUQ8, c.PrefillMFUKQuant = float64(q8)/1000, float64(kq)/1000
+		if m := quantile(prefillErrors(h200, c), 0.5); m < best {
+			best, f.latencyUS, f.q8, f.kquant = m, us, q8, kq
+		}
+	}
+	for us := 0; us <= 3000; us += 20 {
+		try(us)
+	}
+	for us, coarse := max(0, f.latencyUS-20), f.latencyUS; us <= coarse+20; us += 10 {
+		try(us)
+	}
+}
+
+// fitMMQFraction is the MMQ fraction (thousandths, 0.020 to 1.000 on a
+// 0.002 grid) that, set into c by set, minimises the median over rows; 0
+// for no row.
+func fitMMQFraction(rows []speedCase, c calibration.Throughput, set func(*calibration.Throughput, float64)) int {
+	if len(rows) == 0 {
+		return 0
+	}
+	bestF, bestM := 0, math.Inf(1)
+	for f := 20; f <= 1000; f += 2 {
+		set(&c, float64(f)/1000)
+		if m := quantile(prefillErrors(rows, c), 0.5); m < bestM {
+			bestM, bestF = m, f
+		}
+	}
+	return bestF
+}
+
+// apply is c with the fitted prefill constants.
+func (f prefillFit) apply(c calibration.Throughput) calibration.Throughput {
+	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
+	c.PrefillLayerLatency = float64(f.latencyUS) / 1e6
+	c.PrefillMFUQ8, c.PrefillMFUKQuant = float64(f.q8)/1000, float64(f.kquant)/1000
+	return c
 }
 
 // hostRow is one row of data/host_decode.json.

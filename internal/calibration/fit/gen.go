@@ -16,7 +16,7 @@ import (
 // result is everything the fit computes from the data.
 type result struct {
 	decode           decodeFit
-	prefill          prefillRefit
+	prefill          prefillFit
 	host             hostFit
 	hostCores        hostCoreFit
 	attention        attentionFit
@@ -66,7 +66,7 @@ func fitAll(dataDir string) (*result, error) {
 	if r.hostCores, err = fitHostCores(harness, r.throughput()); err != nil {
 		return nil, err
 	}
-	r.prefill = refitPrefill(append(append([]speedCase(nil), r.replayed...), r.bench...), r.throughput())
+	r.prefill = fitPrefill(r.replayed, r.bench, r.throughput())
 	if r.servingRows, r.serving, err = loadServing(dataDir); err != nil {
 		return nil, err
 	}
@@ -110,15 +110,13 @@ func (r *result) throughput() calibration.Throughput {
 		HostPrefillFLOPSPerCore:       r.hostCores.prefillRate(plan.WeightsKQuant),
 		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
 		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
-		PrefillMFU:                    float64(r.prefill.mfu) / 100,
-		PrefillLayerLatency:           float64(r.prefill.latencyUS) / 1e6,
 		VLLM:                          r.servingFit.decode(),
 		OffloadHandoverSeconds:        float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
 	}
-	return c
+	return r.prefill.apply(c)
 }
 
 // fractionsSource is a DecodeFractions literal of class's fitted fractions.
@@ -138,6 +136,8 @@ func (r *result) fractionsSource(class string) string {
 }
 
 func hundredths(v int) string { return fmt.Sprintf("%d.%02d", v/100, v%100) }
+
+func thousandths(v int) string { return fmt.Sprintf("%d.%03d", v/1000, v%1000) }
 
 func exact(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
@@ -178,11 +178,18 @@ func constantsSource(r *result) ([]byte, error) {
 	p("HostPrefillFLOPSPerCore: %de9,", r.hostCores.prefillG[plan.WeightsKQuant])
 	p("HostPrefillFLOPSPerCoreQ8: %de9,", r.hostCores.prefillG[plan.WeightsQ8])
 	p("HostPrefillFLOPSPerCoreFloat: %de9,", r.hostCores.prefillG[plan.WeightsFloat])
-	p("// Prefill, fitted on the %d single-device rows with a prompt figure", r.prefill.n)
-	p("// (median |error| %.3f): MFU on a 0.01 grid, the per-layer pass time on", r.prefill.medianError)
-	p("// a 20 us grid refined at 10 us.")
-	p("PrefillMFU: %s,", hundredths(r.prefill.mfu))
-	p("PrefillLayerLatency: %de-6,", r.prefill.latencyUS)
+	pf := r.prefill
+	p("// Prefill, fitted on the %d single-device rows with a prompt figure", pf.n)
+	p("// (median |error| %.3f; the %d held-out multi-GPU llama-bench rows: median", pf.medianError, pf.heldOut)
+	p("// %.3f): the cuBLAS MFU (0.01 grid) and the pass time of the builds", pf.heldOutMedian)
+	p("// before MMQ (20 us grid refined at 10 us) on the %d rows of", pf.nPreMMQ)
+	p("// data/inference.json; today's pass time (same grid) and the MMQ")
+	p("// fractions of the INT8 peak (0.002 grid) on the %d H200 records.", pf.nH200)
+	p("PrefillMFU: %s,", hundredths(pf.mfu))
+	p("PrefillMFUQ8: %s,", thousandths(pf.q8))
+	p("PrefillMFUKQuant: %s,", thousandths(pf.kquant))
+	p("PrefillLayerLatency: %de-6,", pf.latencyUS)
+	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	f := r.servingFit
 	p("// vLLM batch-1 decode, fitted on the %d vLLM rows of data/serving_decode.json", f.n)
 	p("// marked \"fit\" (median |error| %.3f, largest %.3f; the %d held-out vLLM", f.medianError, f.maxError, f.heldOut)
@@ -323,8 +330,12 @@ func fittedConstantsTable(r *result) string {
 		row("Fitted."+name, fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[fam]),
 			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.prefillRows[fam])), "mean, rounded to 1 G")
 	}
-	row("Fitted.PrefillMFU", hundredths(r.prefill.mfu), fmt.Sprintf("%d single-device rows with a prompt figure (inference.json, h200-speed)", r.prefill.n), "prefill fit")
-	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", r.prefill.latencyUS), "the same rows", "prefill fit")
+	pf := r.prefill
+	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("%d single-device rows of `inference.json` with a prompt figure (builds before MMQ)", pf.nPreMMQ), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
+	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper GPU")
+	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper GPUs")
+	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
+	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	sf := r.servingFit
 	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
 		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
@@ -404,8 +415,11 @@ func throughputFit(r *result) string {
 		}
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "    prefill: MFU %s, %d us per layer and pass, single-device (n=%d) median %.3f\n",
-		hundredths(r.prefill.mfu), r.prefill.latencyUS, r.prefill.n, r.prefill.medianError)
+	pf := r.prefill
+	fmt.Fprintf(&b, "    prefill: cuBLAS MFU %s, MMQ %s (Q8_0) / %s (k-quant) of the INT8 peak, per layer and pass %d us (builds before MMQ %d us);\n",
+		hundredths(pf.mfu), thousandths(pf.q8), thousandths(pf.kquant), pf.latencyUS, pf.preMMQUS)
+	fmt.Fprintf(&b, "    fit set, single-device (n=%d) median %.3f (inference.json rows %.3f, H200 records %.3f);\n", pf.n, pf.medianError, pf.preMMQMedian, pf.h200Median)
+	fmt.Fprintf(&b, "    held-out, multi-GPU llama-bench 2024 (n=%d) median %.3f p90 %.3f\n", pf.heldOut, pf.heldOutMedian, pf.heldOutP90)
 	return b.String()
 }
 

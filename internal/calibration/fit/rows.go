@@ -208,7 +208,10 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	if r.Gen == 512 && r.TG > 0 && strings.Contains(r.Source, fitSetSource) {
 		decodeContext = r.Gen / 2 // llama-bench tg512 generates from an empty context
 	}
-	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext)
+	// Every row of inference.json is of a build before June 2024 (May 2024
+	// llama-bench, 2023 ./main), whose prompt passes dequantized integer
+	// weights for cuBLAS.
+	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext).BuiltBeforeMMQ()
 	return speedCase{row: r, replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily()}, ""
 }
 
