@@ -88,28 +88,36 @@ func countSource(reg *registry.Registry, src string) int {
 // Read in-process through AMD SMI (no tool on the path), each fixture gives
 // the registry its tool path gives, but for the source labels: the same
 // devices, partitions, memory, NUMA nodes, architectures, XGMI hives and
-// link counts, and no warning.
+// link counts, and no warning; from a 24.7 library (ROCm 6.3) and from a
+// 26.5 one (ROCm 7) alike.
 func TestAMDSMIRegistryEqualsToolPath(t *testing.T) {
-	for _, fixture := range amdFixtures {
-		t.Run(fixture, func(t *testing.T) {
-			want, err := Detect(context.Background(), amdsmiOptions(t, fixture, AMDSMIOff, true))
-			require.NoError(t, err)
-			require.NotEmpty(t, want.Devices)
-			lib := amdsmitest.Build(t, amdsmiMachine(t, fixture))
-			got, err := Detect(context.Background(), amdsmiOptions(t, fixture, lib, false))
-			require.NoError(t, err)
-			toolFields := countSource(want, amd.ToolROCmSMI)
-			if fixture == "mi300x-8" || fixture == "mi250-rocm-smi-gfx9010" {
-				assert.Positive(t, toolFields, "the tool path uses rocm-smi")
-			}
-			assert.Equal(t, toolFields, countSource(got, amd.SourceAMDSMI), "every rocm-smi figure is AMD SMI's")
-			assert.Zero(t, countSource(got, amd.ToolROCmSMI), "rocm-smi did not run")
-			got = asToolPath(got)
-			assert.Equal(t, want.Devices, got.Devices)
-			assert.Equal(t, want.SystemIO.Interconnects, got.SystemIO.Interconnects)
-			assert.Equal(t, want.Warnings, got.Warnings)
-		})
+	for _, variant := range [][]string{nil, {amdsmitest.V26}} {
+		for _, fixture := range amdFixtures {
+			t.Run(strings.Join(append([]string{fixture}, variant...), " "), func(t *testing.T) {
+				registryEqualsToolPath(t, fixture, amdsmitest.Build(t, amdsmiMachine(t, fixture), variant...))
+			})
+		}
 	}
+}
+
+// registryEqualsToolPath is TestAMDSMIRegistryEqualsToolPath for one
+// fixture and fake library.
+func registryEqualsToolPath(t *testing.T, fixture, lib string) {
+	want, err := Detect(context.Background(), amdsmiOptions(t, fixture, AMDSMIOff, true))
+	require.NoError(t, err)
+	require.NotEmpty(t, want.Devices)
+	got, err := Detect(context.Background(), amdsmiOptions(t, fixture, lib, false))
+	require.NoError(t, err)
+	toolFields := countSource(want, amd.ToolROCmSMI)
+	if fixture == "mi300x-8" || fixture == "mi250-rocm-smi-gfx9010" {
+		assert.Positive(t, toolFields, "the tool path uses rocm-smi")
+	}
+	assert.Equal(t, toolFields, countSource(got, amd.SourceAMDSMI), "every rocm-smi figure is AMD SMI's")
+	assert.Zero(t, countSource(got, amd.ToolROCmSMI), "rocm-smi did not run")
+	got = asToolPath(got)
+	assert.Equal(t, want.Devices, got.Devices)
+	assert.Equal(t, want.SystemIO.Interconnects, got.SystemIO.Interconnects)
+	assert.Equal(t, want.Warnings, got.Warnings)
 }
 
 // The figures that come only from the tool on the rocm-smi fixtures come
@@ -154,7 +162,7 @@ func TestAMDSMIInitFailureFallsBackToRocmSMI(t *testing.T) {
 }
 
 // A library of a version whose struct layouts this build does not read
-// (25.x: ROCm 6.4 and later) is refused right after amdsmi_init, before
+// (25.x: ROCm 6.3.3 and 6.4) is refused right after amdsmi_init, before
 // any struct is read, with a warning; rocm-smi answers.
 func TestAMDSMIUnknownVersionFallsBackToRocmSMI(t *testing.T) {
 	lib := amdsmitest.Build(t, amdsmiMachine(t, "mi300x-8"), "-DFAKE_YEAR=25", "-DFAKE_MAJOR=0")

@@ -4,18 +4,46 @@
 // machine without ROCm simply has no library to load (the caller then asks
 // rocm-smi, or keeps what sysfs gave).
 //
-// The types and entry points are those of include/amd_smi/amdsmi.h of
-// https://github.com/ROCm/amdsmi at commit
-// 0ceca28f4139dced5e9b5739a3f393780d7add48 (library version 24.7, ROCm 6.3),
-// whose struct layouts are the same as those of tag rocm-6.2.0 (24.6) for
-// every struct read here but amdsmi_asic_info_t, which gained
-// target_graphics_version in 24.7 at the end of its used part (so a 24.6
-// library leaves it unread). amdsmi_get_lib_version is asked right after
-// amdsmi_init (it answers AMDSMI_STATUS_NOT_INIT before: AMDSMI_CHECK_INIT
-// in src/amd_smi/amd_smi.cc), before any struct is read, and a library of
-// another year or major is shut down again and not used (its structs may be
-// laid out otherwise: amdsmi_asic_info_t's market_name went from 64 to 256
-// bytes between 24.5 and 24.6).
+// Two header families are read, each from headers checked for every
+// struct, enum and prototype used here:
+//
+//   - 24.6 and 24.7 (ROCm 6.2, 6.3): include/amd_smi/amdsmi.h of
+//     https://github.com/ROCm/amdsmi at commit
+//     0ceca28f4139dced5e9b5739a3f393780d7add48 (24.7), whose struct layouts
+//     are the same as those of tag rocm-6.2.0 (24.6) for every struct read
+//     here but amdsmi_asic_info_t, which gained target_graphics_version in
+//     24.7 at the end of its used part (so a 24.6 library leaves it unread).
+//   - 26.x (ROCm 7): projects/amdsmi/include/amd_smi/amdsmi.h of
+//     https://github.com/ROCm/rocm-systems at commit
+//     a881068735de99de46183f9a0a37ef0ba5f89de6 (26.2.1) for amdsmi_version_t,
+//     amdsmi_asic_info_t, amdsmi_bdf_t, amdsmi_memory_type_t and
+//     amdsmi_link_type_t, checked against two other public copies of that
+//     file, of 26.1.0 and of 26.5.0 (commits not known here); the prototypes
+//     and AMDSMI_INIT_AMD_GPUS were read in the 26.5.0 copy, and are those
+//     of 24.7 but for amdsmi_topo_get_link_type's type, now an
+//     amdsmi_link_type_t (see linkType26). ROCm 7.0's AMD SMI 26.0.0
+//     removed the year member of amdsmi_version_t and replaced
+//     amdsmi_io_link_type_t by amdsmi_link_type_t (CHANGELOG.md of
+//     https://github.com/ROCm/ROCm, "AMD SMI (26.0.0)"). In 26.x
+//     AMDSMI_MAX_STRING_LENGTH is 256, so vendor_name and asic_serial of
+//     amdsmi_asic_info_t are 256 bytes, followed by subsystem_id, then flags
+//     (26.2.1, 26.5.0), and a reserved tail whose length differs by minor
+//     (sizeof 896 in 26.1.0 and 26.5.0, 904 in 26.2.1). The header's own
+//     rule is that the major changes "for every header change that breaks
+//     ABI" and the minor "for each API change, but without changing
+//     headers": every 26 minor is read with one layout (no 26.0 header was
+//     at hand), and the buffer handed to amdsmi_get_gpu_asic_info is larger
+//     than any of them.
+//
+// amdsmi_get_lib_version is asked right after amdsmi_init (it answers
+// AMDSMI_STATUS_NOT_INIT before: AMDSMI_CHECK_INIT in
+// src/amd_smi/amd_smi.cc), before any struct is read. Both version structs
+// are 24 bytes with the build string pointer at offset 16, so the answer is
+// read into the 24.x struct and told apart by its first word (see
+// decodeVersion); a library of any other year or major is shut down again
+// and not used (its structs may be laid out otherwise:
+// amdsmi_asic_info_t's market_name went from 64 to 256 bytes between 24.5
+// and 24.6).
 //
 // The library is loaded and initialised once per process and path, and
 // never shut down (amdsmi_shut_down would cost the next detection another
@@ -37,9 +65,9 @@ import (
 )
 
 // DefaultLibrary is the unversioned name of AMD SMI in ROCm's lib
-// directory (the library of the versions read here has soname
-// libamd_smi.so.24); dlopen finds it where the dynamic loader's path holds
-// that directory (ld.so.conf, LD_LIBRARY_PATH).
+// directory (the 24.x library has soname libamd_smi.so.24); dlopen finds
+// it where the dynamic loader's path holds that directory (ld.so.conf,
+// LD_LIBRARY_PATH).
 const DefaultLibrary = "libamd_smi.so"
 
 // Errors of Open and Read; each means "ask rocm-smi instead".
@@ -49,10 +77,12 @@ var (
 	ErrHung        = errors.New("amdsmi: an earlier call never returned; AMD SMI is no longer used in this process")
 )
 
-// Supported lists the library versions (year.major of amdsmi_version_t)
-// whose struct layouts this package reads: 24.6 (ROCm 6.2) and 24.7
-// (ROCm 6.3).
-var Supported = []Version{{Year: 24, Major: 6}, {Year: 24, Major: 7}}
+// Supported lists the library versions whose struct layouts this package
+// reads: 24.6 (ROCm 6.2) and 24.7 (ROCm 6.3), by year and major of
+// amdsmi_version_t, and every 26.x (ROCm 7), by major, its amdsmi_version_t
+// having no year. 25.x (ROCm 6.3.3 and 6.4) is not read: no header of it
+// was at hand to check its layouts against.
+var Supported = []Version{{Year: 24, Major: 6}, {Year: 24, Major: 7}, {Major: 26}}
 
 // Status is an amdsmi_status_t.
 type Status int
@@ -106,12 +136,26 @@ type CallError struct {
 // Error names the call and the status.
 func (e *CallError) Error() string { return e.Call + ": " + e.Code.String() }
 
-// Version is amdsmi_version_t without its build string.
+// Version is amdsmi_version_t without its build string. Year is 0 for
+// 26.0 and later, whose amdsmi_version_t has no year member.
 type Version struct{ Year, Major, Minor, Release uint32 }
 
-// String is the version as amd-smi prints it ("24.7.0.0").
+// String is the version as amd-smi prints it: "24.7.0.0", and "26.2.1"
+// for a library without a year.
 func (v Version) String() string {
+	if v.Year == 0 {
+		return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Release)
+	}
 	return fmt.Sprintf("%d.%d.%d.%d", v.Year, v.Major, v.Minor, v.Release)
+}
+
+// family is the version's Supported entry as the refusal names it: "24.7",
+// or "26.x" for a major read whatever its minor.
+func (v Version) family() string {
+	if v.Year == 0 {
+		return fmt.Sprintf("%d.x", v.Major)
+	}
+	return fmt.Sprintf("%d.%d", v.Year, v.Major)
 }
 
 // supported reports whether v's layouts are Supported's.
@@ -126,7 +170,33 @@ func (v Version) supported() bool {
 
 // hasTargetGfx reports whether amdsmi_asic_info_t has
 // target_graphics_version (24.7 and later).
-func (v Version) hasTargetGfx() bool { return v.Year > 24 || v.Year == 24 && v.Major >= 7 }
+func (v Version) hasTargetGfx() bool {
+	return v.Year == 0 || v.Year > 24 || v.Year == 24 && v.Major >= 7
+}
+
+// layout26 reports whether v is read with the 26.x layouts: the
+// amdsmi_asic_info_t of 256-byte strings and amdsmi_link_type_t.
+func (v Version) layout26() bool { return v.Year == 0 && v.Major == 26 }
+
+// firstMajorWithoutYear is the first major whose amdsmi_version_t has no
+// year (26.0.0, ROCm 7.0; ROCm CHANGELOG.md, "AMD SMI (26.0.0)").
+const firstMajorWithoutYear = 26
+
+// decodeVersion reads what amdsmi_get_lib_version wrote into the 24.x
+// struct {year, major, minor, release, build}. A 26.x library writes
+// {major, minor, release, build} into the same 24 bytes: its major lands
+// in year, its minor in major, its release in minor, and release holds
+// padding, which is not read. The year of the struct with a year was 23
+// (tags rocm-5.6.0 to rocm-6.0.2 of ROCm/amdsmi) or 24 (rocm-6.1.0 to
+// rocm-6.2.2, and 24.7), then 25 until 26.0.0 removed it; the majors of
+// the struct without a year start at 26. So a first word of 26 or more is
+// the struct without a year, and the rest the struct with one.
+func decodeVersion(word [4]uint32) Version {
+	if word[0] >= firstMajorWithoutYear {
+		return Version{Major: word[0], Minor: word[1], Release: word[2]}
+	}
+	return Version{Year: word[0], Major: word[1], Minor: word[2], Release: word[3]}
+}
 
 // Snapshot is what one Read saw.
 type Snapshot struct {
@@ -168,13 +238,15 @@ type Processor struct {
 
 // Link is the connection between two processors.
 type Link struct {
-	// Type is the amdsmi_io_link_type_t.
+	// Type is the link type in amdsmi_io_link_type_t's numbering (see
+	// linkType26 for the 26.x libraries).
 	Type IOLinkType
 	// Hops and Weight are -1 when unknown.
 	Hops, Weight int
 }
 
-// IOLinkType is amdsmi_io_link_type_t.
+// IOLinkType is amdsmi_io_link_type_t, what amdsmi_topo_get_link_type
+// answers in 24.x.
 type IOLinkType int
 
 // The amdsmi_io_link_type_t values.
@@ -183,6 +255,42 @@ const (
 	IOLinkPCIe      IOLinkType = 1
 	IOLinkXGMI      IOLinkType = 2
 )
+
+// The amdsmi_link_type_t values amdsmi_topo_get_link_type answers in 26.x
+// (26.1.0, 26.2.1 and 26.5.0 headers alike): INTERNAL 0, PCIE 1, XGMI 2,
+// NOT_APPLICABLE 3, UNKNOWN 4, and in 26.5 NUMA 5 and XNUMA 6 (NIC to GPU
+// only). 24.x had an amdsmi_link_type_t too, for amdsmi_link_metrics_t, in
+// other orders: INTERNAL 0, XGMI 1, PCIE 2 in 24.7, PCIE 0, XGMI 1 in 24.6;
+// the 26.0.0 changelog's "ordering of the PCI and XGMI types". PCIe and
+// XGMI keep amdsmi_io_link_type_t's numbers in 26.x, the other values do
+// not, so a 26.x answer is mapped by name (linkType26), never taken for
+// either 24.x enum.
+const (
+	linkType26PCIe = 1
+	linkType26XGMI = 2
+)
+
+// linkType26 maps a 26.x amdsmi_link_type_t to the link types read here:
+// PCIe and XGMI; the other values (within the chip, not applicable,
+// unknown, NIC paths) say nothing about a GPU pair's link.
+func linkType26(t int) IOLinkType {
+	switch t {
+	case linkType26PCIe:
+		return IOLinkPCIe
+	case linkType26XGMI:
+		return IOLinkXGMI
+	}
+	return IOLinkUndefined
+}
+
+// linkType maps what amdsmi_topo_get_link_type answered to IOLinkType for
+// a library of version v; 24.x's answer is an amdsmi_io_link_type_t already.
+func (v Version) linkType(t int) IOLinkType {
+	if v.layout26() {
+		return linkType26(t)
+	}
+	return IOLinkType(t)
+}
 
 // String is the link type as rocm-smi's link-type matrix prints it
 // ("XGMI", "PCIE"), "" for undefined.
@@ -251,13 +359,14 @@ func load(path string) (*Library, error) {
 	return &Library{path: path, version: s.v, thread: t}, nil
 }
 
+// supportedList names the Supported versions ("24.6, 24.7, 26.x").
 func supportedList() string {
 	s := ""
 	for i, v := range Supported {
 		if i > 0 {
 			s += ", "
 		}
-		s += fmt.Sprintf("%d.%d", v.Year, v.Major)
+		s += v.family()
 	}
 	return s
 }

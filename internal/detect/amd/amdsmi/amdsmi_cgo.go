@@ -3,17 +3,23 @@
 package amdsmi
 
 /*
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 
 // The AMD SMI types this package reads, declared from include/amd_smi/amdsmi.h
 // of https://github.com/ROCm/amdsmi at 0ceca28f4139dced5e9b5739a3f393780d7add48
-// (see the package comment), so that the build needs no ROCm header or
+// (24.x) and projects/amdsmi/include/amd_smi/amdsmi.h of
+// https://github.com/ROCm/rocm-systems at a881068735de99de46183f9a0a37ef0ba5f89de6
+// (26.x; see the package comment), so that the build needs no ROCm header or
 // library. Every function is resolved with dlsym and called through a pointer.
+// The prototypes are the same in both families (the 26.x
+// amdsmi_topo_get_link_type writes an amdsmi_link_type_t where 24.x wrote an
+// amdsmi_io_link_type_t, both enums of int size).
 typedef int amdsmi_status_t;
 typedef void *amdsmi_handle;
 
-typedef struct {                   // amdsmi_version_t
+typedef struct {                   // amdsmi_version_t (24.x; 26.x: see decodeVersion)
 	uint32_t year, major, minor, release;
 	const char *build;
 } hw_amdsmi_version_t;
@@ -31,6 +37,34 @@ typedef struct {                   // amdsmi_asic_info_t (24.7; 24.6 ends after 
 	uint64_t target_graphics_version;
 	uint32_t reserved[15];
 } hw_amdsmi_asic_info_t;
+
+// amdsmi_asic_info_t of 26.x up to subsystem_id, the part that is the same
+// in 26.1.0, 26.2.1 and 26.5.0; room takes the rest, whose length differs by
+// minor (flags and reserved: sizeof 896 or 904), with space to spare.
+typedef struct {
+	char market_name[256];         // AMDSMI_MAX_STRING_LENGTH
+	uint32_t vendor_id;
+	char vendor_name[256];
+	uint32_t subvendor_id;
+	uint64_t device_id;
+	uint32_t rev_id;
+	char asic_serial[256];
+	uint32_t oam_id;
+	uint32_t num_of_compute_units;
+	uint64_t target_graphics_version;
+	uint32_t subsystem_id;
+	uint8_t room[1024 - 812];
+} hw_amdsmi_asic_info_v26_t;
+
+// The offsets the readers rely on, worked out by hand from the headers.
+_Static_assert(sizeof(hw_amdsmi_version_t) == 24, "amdsmi_version_t");
+_Static_assert(offsetof(hw_amdsmi_asic_info_t, device_id) == 328, "24.x device_id");
+_Static_assert(offsetof(hw_amdsmi_asic_info_t, target_graphics_version) == 384, "24.x target_graphics_version");
+_Static_assert(sizeof(hw_amdsmi_asic_info_t) == 456, "24.7 amdsmi_asic_info_t");
+_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, device_id) == 520, "26.x device_id");
+_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, target_graphics_version) == 800, "26.x target_graphics_version");
+_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, subsystem_id) == 808, "26.x subsystem_id");
+_Static_assert(sizeof(hw_amdsmi_asic_info_v26_t) >= 904, "26.x amdsmi_asic_info_t, 26.2.1's being the largest");
 
 static int hw_version(void *f, hw_amdsmi_version_t *v) { return ((amdsmi_status_t (*)(hw_amdsmi_version_t *))f)(v); }
 static int hw_init(void *f, uint64_t flags) { return ((amdsmi_status_t (*)(uint64_t))f)(flags); }
@@ -115,7 +149,7 @@ func (l *cLib) has(group string) bool { return l.fn[group] != nil }
 func (l *cLib) libVersion() (Version, Status) {
 	var v C.hw_amdsmi_version_t
 	st := Status(C.hw_version(l.fn["version"], &v))
-	return Version{Year: uint32(v.year), Major: uint32(v.major), Minor: uint32(v.minor), Release: uint32(v.release)}, st
+	return decodeVersion([4]uint32{uint32(v.year), uint32(v.major), uint32(v.minor), uint32(v.release)}), st
 }
 
 func (l *cLib) init() Status { return Status(C.hw_init(l.fn["init"], initAMDGPUs)) }
@@ -203,14 +237,14 @@ func (l *cLib) partition(group string, p C.amdsmi_handle) (string, Status) {
 
 // link reads the link type, hops and weight between two processors; ok is
 // false when the library answered none of them.
-func (l *cLib) link(a, b C.amdsmi_handle, note func(string, Status) bool) (Link, bool) {
+func (l *cLib) link(a, b C.amdsmi_handle, v Version, note func(string, Status) bool) (Link, bool) {
 	lk := Link{Hops: -1, Weight: -1}
 	ok := false
 	if l.has("linkType") {
 		var hops C.uint64_t
 		var t C.int
 		if note(symbols["linkType"], Status(C.hw_link_type(l.fn["linkType"], a, b, &hops, &t))) {
-			lk.Type, ok = IOLinkType(t), true
+			lk.Type, ok = v.linkType(int(t)), true
 			if hops < 1<<16 {
 				lk.Hops = int(hops)
 			}
@@ -244,7 +278,7 @@ func (l *cLib) readAll(v Version) (*Snapshot, error) {
 				}
 				return st == StatusSuccess
 			}
-			if lk, ok := l.link(hs[a], hs[b], note); ok {
+			if lk, ok := l.link(hs[a], hs[b], v, note); ok {
 				if s.Links == nil {
 					s.Links = map[[2]int]Link{}
 				}
@@ -266,12 +300,10 @@ func (l *cLib) readProcessor(i int, h C.amdsmi_handle, v Version, refused *[]str
 	if bus, st := l.bdf(h); note(symbols["bdf"], st) {
 		p.BusID = bus
 	}
-	var info C.hw_amdsmi_asic_info_t
-	if note(symbols["asic"], Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))) {
-		p.MarketName = C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:])))
-		p.VendorID, p.DeviceID = uint32(info.vendor_id), uint32(info.device_id)
+	if a, st := l.asic(h, v); note(symbols["asic"], st) {
+		p.MarketName, p.VendorID, p.DeviceID = a.marketName, a.vendorID, a.deviceID
 		// 0xFFFFFFFFFFFFFFFF: not supported (amdsmi.h).
-		if g := uint64(info.target_graphics_version); v.hasTargetGfx() && g != 0 && g < 1<<32 {
+		if g := a.targetGfx; v.hasTargetGfx() && g != 0 && g < 1<<32 {
 			p.TargetGfxVersion = g
 		}
 	}
@@ -295,6 +327,27 @@ func (l *cLib) readProcessor(i int, h C.amdsmi_handle, v Version, refused *[]str
 		p.MemoryPartition = s
 	}
 	return p
+}
+
+// asicInfo is what is read of amdsmi_asic_info_t, whichever its layout.
+type asicInfo struct {
+	marketName         string
+	vendorID, deviceID uint32
+	targetGfx          uint64
+}
+
+// asic reads amdsmi_get_gpu_asic_info into the struct of v's layout.
+func (l *cLib) asic(h C.amdsmi_handle, v Version) (asicInfo, Status) {
+	if v.layout26() {
+		var info C.hw_amdsmi_asic_info_v26_t
+		st := Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))
+		return asicInfo{C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:]))),
+			uint32(info.vendor_id), uint32(info.device_id), uint64(info.target_graphics_version)}, st
+	}
+	var info C.hw_amdsmi_asic_info_t
+	st := Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))
+	return asicInfo{C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:]))),
+		uint32(info.vendor_id), uint32(info.device_id), uint64(info.target_graphics_version)}, st
 }
 
 // cStrLen is the length of a NUL-terminated string in a fixed buffer, or

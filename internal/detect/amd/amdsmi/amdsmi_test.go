@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,7 +74,58 @@ func TestReadPartitions(t *testing.T) {
 	assert.Equal(t, "CPX", p.ComputePartition)
 	assert.Equal(t, "NPS1", p.MemoryPartition)
 	assert.Equal(t, uint64(942), p.TargetGfxVersion)
+	assert.Equal(t, uint32(0x74a1), p.DeviceID)
 	assert.Empty(t, s.Links)
+}
+
+// A 26.x library (ROCm 7) is read through the same path with its own
+// layouts: a version without year, the amdsmi_asic_info_t whose 256-byte
+// vendor_name and asic_serial move device_id and target_graphics_version,
+// and amdsmi_link_type_t link types. The mi300x-8 fixture's figures come
+// back as from the 24.7 library.
+func TestRead26MI300X8(t *testing.T) {
+	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), amdsmitest.V26))
+	require.NoError(t, err)
+	assert.Equal(t, amdsmi.Version{Major: 26, Minor: 5}, lib.Version())
+	assert.Equal(t, "26.5.0", lib.Version().String())
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	require.Len(t, s.Processors, 8)
+	p := s.Processors[5]
+	assert.Equal(t, "0000:a5:00.0", p.BusID)
+	assert.Equal(t, "AMD Instinct MI300X OAM", p.MarketName)
+	assert.Equal(t, uint32(0x1002), p.VendorID)
+	require.NotNil(t, p.VRAMTotal)
+	assert.Equal(t, uint64(206141652992), *p.VRAMTotal)
+	require.NotNil(t, p.VRAMUsed)
+	assert.Equal(t, uint64(297242624), *p.VRAMUsed)
+	require.NotNil(t, p.NUMANode)
+	assert.Equal(t, 1, *p.NUMANode)
+	require.Len(t, s.Links, 28)
+	assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}])
+	assert.Empty(t, s.Refused)
+}
+
+// The partitions, device id and gfx target of a 26.x library are read at
+// the offsets of its amdsmi_asic_info_t (the 24.x offsets would read them
+// inside vendor_name: zero), for any 26 minor.
+func TestRead26Partitions(t *testing.T) {
+	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
+	for _, minor := range []string{"0", "2", "5"} {
+		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, amdsmitest.V26, "-DFAKE_V26_MINOR="+minor))
+		require.NoError(t, err, minor)
+		assert.Equal(t, "26."+minor+".0", lib.Version().String())
+		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		require.NoError(t, err)
+		require.Len(t, s.Processors, 63)
+		p := s.Processors[3]
+		assert.Equal(t, "0000:05:00.3", p.BusID)
+		assert.Equal(t, "CPX", p.ComputePartition)
+		assert.Equal(t, "NPS1", p.MemoryPartition)
+		assert.Equal(t, uint64(942), p.TargetGfxVersion)
+		assert.Equal(t, uint32(0x74a1), p.DeviceID)
+		assert.NotEmpty(t, p.MarketName)
+	}
 }
 
 // A 24.6 library (ROCm 6.2) is read, without target_graphics_version, which
@@ -88,13 +140,21 @@ func TestRead24Dot6(t *testing.T) {
 }
 
 // A library of an unknown year or major is refused (after amdsmi_init,
-// before any struct is read), and so is one of 24.5 (ROCm 6.1), whose market_name is 64 bytes, not 256.
+// before any struct is read), and so is one of 24.5 (ROCm 6.1), whose
+// market_name is 64 bytes, not 256, one of 25.x (ROCm 6.4), whose header
+// was not checked, and a 27.x library, whose struct has no year either;
+// the error names the version and what is read.
 func TestUnknownVersionRefused(t *testing.T) {
-	for _, v := range [][2]string{{"25", "0"}, {"24", "5"}, {"23", "4"}} {
+	for _, v := range []struct{ flags, version string }{
+		{"-DFAKE_YEAR=25 -DFAKE_MAJOR=0", "25.0.0.0"}, {"-DFAKE_YEAR=25 -DFAKE_MAJOR=3", "25.3.0.0"},
+		{"-DFAKE_YEAR=24 -DFAKE_MAJOR=5", "24.5.0.0"}, {"-DFAKE_YEAR=23 -DFAKE_MAJOR=4", "23.4.0.0"},
+		{amdsmitest.V26 + " -DFAKE_V26_MAJOR=27", "27.5.0"},
+	} {
 		mark := filepath.Join(t.TempDir(), "shut-down")
-		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_YEAR="+v[0], "-DFAKE_MAJOR="+v[1],
-			`-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
-		assert.ErrorIs(t, err, amdsmi.ErrUnsupported, "%v", v)
+		flags := append(strings.Fields(v.flags), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`)
+		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), flags...))
+		require.ErrorIs(t, err, amdsmi.ErrUnsupported, v.flags)
+		assert.Contains(t, err.Error(), "is version "+v.version+"; this build reads 24.6, 24.7, 26.x")
 		assert.FileExists(t, mark, "the refused library was shut down again")
 	}
 	// A supported one stays initialised.

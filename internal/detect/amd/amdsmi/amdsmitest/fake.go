@@ -94,10 +94,15 @@ func (m Machine) header(t testing.TB) string {
 	return b.String()
 }
 
+// V26 is the -D flag of the variant that plays a 26.x library (ROCm 7):
+// amdsmi_version_t without year (26.5.0 unless -DFAKE_V26_MINOR=n), the
+// amdsmi_asic_info_t of 256-byte strings, and amdsmi_link_type_t link types.
+const V26 = "-DFAKE_V26"
+
 // Build compiles the fake library answering m's values, with the extra -D
 // flags of a variant ("-DFAKE_HANG", "-DFAKE_INIT_RETURN=34",
-// "-DFAKE_YEAR=25"), into a fresh directory as libamd_smi.so, and returns
-// its path. The test is skipped when no C compiler is at hand.
+// "-DFAKE_YEAR=25", V26), into a fresh directory as libamd_smi.so, and
+// returns its path. The test is skipped when no C compiler is at hand.
 func Build(t testing.TB, m Machine, extra ...string) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)

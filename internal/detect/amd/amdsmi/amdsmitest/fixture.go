@@ -82,7 +82,8 @@ func rsmiGfxNumber(t testing.TB, gfx string) uint64 {
 // into one socket per GPU; each answers the amdgpu attributes of its GPU's
 // function 0: product_name, mem_info_vram_total and _used (the whole GPU's
 // on every partition, as amd-smi shows them: ROCm issue 4750), numa_node,
-// current_compute_partition and current_memory_partition. The gfx target
+// current_compute_partition and current_memory_partition, and the PCI
+// device id (device) as amdsmi_asic_info_t.device_id. The gfx target
 // comes from KFD's gfx_target_version. No link matrix: the fixtures hold no
 // KFD io_links.
 func FromSysfs(t testing.TB, root string) Machine {
@@ -120,6 +121,9 @@ func FromSysfs(t testing.TB, root string) Machine {
 		p := Processor{Bus: g.bus, Socket: s, VendorID: 0x1002, NUMANode: -1,
 			MarketName: read(dir, "product_name"), Compute: read(dir, "current_compute_partition"),
 			Memory: read(dir, "current_memory_partition"), TargetGfx: kfdGfxNumber(g.gfx)}
+		if id, err := strconv.ParseUint(strings.TrimPrefix(read(dir, "device"), "0x"), 16, 32); err == nil {
+			p.DeviceID = uint32(id)
+		}
 		p.VRAMTotal = readUint(dir, "mem_info_vram_total")
 		p.VRAMUsed = readUint(dir, "mem_info_vram_used")
 		if n := readUint(dir, "numa_node"); n != nil {

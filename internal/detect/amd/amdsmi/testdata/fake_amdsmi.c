@@ -5,7 +5,10 @@
  * the AMD fixture machines (their rocm-smi output and sysfs/KFD trees, each
  * fixture's README names its captures) and compile this file with it.
  * Declarations follow include/amd_smi/amdsmi.h of https://github.com/ROCm/amdsmi
- * at 0ceca28f4139dced5e9b5739a3f393780d7add48.
+ * at 0ceca28f4139dced5e9b5739a3f393780d7add48 (24.7), and with FAKE_V26
+ * projects/amdsmi/include/amd_smi/amdsmi.h of https://github.com/ROCm/rocm-systems
+ * (26.x: amdsmi_version_t without year, the amdsmi_asic_info_t of 26.5.0,
+ * amdsmi_link_type_t).
  *
  * fake_data.h defines FAKE_NPROC, FAKE_NSOCKETS, fake_procs[FAKE_NPROC]
  * (struct fake_proc, each naming its socket) and fake_link[FAKE_NPROC][FAKE_NPROC]
@@ -13,6 +16,9 @@
  *
  * Variants, by definition:
  *   FAKE_YEAR, FAKE_MAJOR  what amdsmi_get_lib_version answers (24, 7)
+ *   FAKE_V26               play a 26.x library: the 26.x structs and link
+ *                          types; amdsmi_get_lib_version answers FAKE_V26_MAJOR,
+ *                          FAKE_V26_MINOR, FAKE_V26_RELEASE (26, 5, 0)
  *   FAKE_INIT_RETURN=n     amdsmi_init returns n (34: driver not loaded)
  *   FAKE_HANG              amdsmi_get_gpu_memory_total never returns
  *   FAKE_HANG_INIT         amdsmi_init never returns
@@ -25,6 +31,37 @@
 
 typedef int amdsmi_status_t;
 typedef void *amdsmi_handle;
+#ifdef FAKE_V26
+typedef struct { uint32_t major, minor, release; const char *build; } amdsmi_version_t;
+typedef struct {
+	char market_name[256];
+	uint32_t vendor_id;
+	char vendor_name[256];
+	uint32_t subvendor_id;
+	uint64_t device_id;
+	uint32_t rev_id;
+	char asic_serial[256];
+	uint32_t oam_id;
+	uint32_t num_of_compute_units;
+	uint64_t target_graphics_version;
+	uint32_t subsystem_id;
+	uint64_t flags;
+	uint32_t reserved[18];
+} amdsmi_asic_info_t;
+/* amdsmi_link_type_t (26.x) */
+#define AMDSMI_LINK_TYPE_PCIE 1
+#define AMDSMI_LINK_TYPE_XGMI 2
+#define AMDSMI_LINK_TYPE_UNKNOWN 4
+#ifndef FAKE_V26_MAJOR
+#define FAKE_V26_MAJOR 26
+#endif
+#ifndef FAKE_V26_MINOR
+#define FAKE_V26_MINOR 5
+#endif
+#ifndef FAKE_V26_RELEASE
+#define FAKE_V26_RELEASE 0
+#endif
+#else
 typedef struct { uint32_t year, major, minor, release; const char *build; } amdsmi_version_t;
 typedef struct {
 	char market_name[256];
@@ -39,6 +76,7 @@ typedef struct {
 	uint64_t target_graphics_version;
 	uint32_t reserved[15];
 } amdsmi_asic_info_t;
+#endif
 
 #define AMDSMI_STATUS_SUCCESS 0
 #define AMDSMI_STATUS_INVAL 1
@@ -86,7 +124,12 @@ static int proc_index(amdsmi_handle h) {
 amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
 	if (!initialised) return AMDSMI_STATUS_NOT_INIT;
 	if (!v) return AMDSMI_STATUS_INVAL;
-	v->year = FAKE_YEAR; v->major = FAKE_MAJOR; v->minor = 0; v->release = 0; v->build = "fake";
+#ifdef FAKE_V26
+	v->major = FAKE_V26_MAJOR; v->minor = FAKE_V26_MINOR; v->release = FAKE_V26_RELEASE;
+#else
+	v->year = FAKE_YEAR; v->major = FAKE_MAJOR; v->minor = 0; v->release = 0;
+#endif
+	v->build = "fake";
 	return AMDSMI_STATUS_SUCCESS;
 }
 
@@ -151,8 +194,16 @@ amdsmi_status_t amdsmi_get_gpu_asic_info(amdsmi_handle h, amdsmi_asic_info_t *in
 	memset(info, 0, sizeof *info);
 	strncpy(info->market_name, fake_procs[i].market_name, sizeof info->market_name - 1);
 	info->vendor_id = fake_procs[i].vendor_id;
+	/* VENDOR_NAME as amd-smi static --asic prints it (CHANGELOG.md of ROCm/amdsmi, "amd_smi_lib for ROCm 6.3.0") */
+	strcpy(info->vendor_name, "Advanced Micro Devices Inc. [AMD/ATI]");
 	info->device_id = fake_procs[i].device_id;
+#ifdef FAKE_V26
+	info->oam_id = 0xFFFFFFFF;
+	info->subsystem_id = 0xFFFFFFFF;
+	info->flags = UINT64_MAX;
+#else
 	info->oam_id = 0xFFFF;
+#endif
 	info->num_of_compute_units = 0xFFFFFFFF;
 	info->target_graphics_version = fake_procs[i].gfx ? fake_procs[i].gfx : UINT64_MAX;
 	return AMDSMI_STATUS_SUCCESS;
@@ -209,7 +260,13 @@ amdsmi_status_t amdsmi_topo_get_link_type(amdsmi_handle a, amdsmi_handle b, uint
 	int i = proc_index(a), j = proc_index(b);
 	if (i < 0 || j < 0 || !hops || !type) return AMDSMI_STATUS_INVAL;
 	if (fake_link[i][j].type < 0) return AMDSMI_STATUS_NOT_SUPPORTED;
+#ifdef FAKE_V26
+	/* fake_link holds amdsmi_io_link_type_t (0 undefined, 1 PCIe, 2 XGMI) */
+	*type = fake_link[i][j].type == 1 ? AMDSMI_LINK_TYPE_PCIE
+		: fake_link[i][j].type == 2 ? AMDSMI_LINK_TYPE_XGMI : AMDSMI_LINK_TYPE_UNKNOWN;
+#else
 	*type = fake_link[i][j].type;
+#endif
 	*hops = (uint64_t)fake_link[i][j].hops;
 	return AMDSMI_STATUS_SUCCESS;
 }
