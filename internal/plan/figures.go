@@ -227,6 +227,9 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
 		st := c.VLLM.at(tp)
 		p.Activations, p.Overhead = st.ActivationBytes, st.NonTorchBytes+st.CUDAGraphBytes
+		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
+		// experts ("Model loading took" counts the padding).
+		p.Weights += c.VLLM.moePadding(start, end, tp)
 	}
 	return p
 }

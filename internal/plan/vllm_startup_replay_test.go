@@ -93,9 +93,10 @@ func vllmStartupExpect(t *testing.T, r vllmStartupRow) EngineExpect {
 	body += "}"
 	q := request(t, body, reg(t, devs))
 	ans := shard(t, q)
-	if p := r.Printed.KVCacheTokens; p != nil && *p < int64(r.MaxModelLen) {
+	if vllmRefused(r) {
 		// vLLM refused to start this row (one sequence of --max-model-len
-		// did not fit the KV cache it left): the plan must refuse it too,
+		// did not fit the KV cache it left, or none was left): the plan
+		// must refuse it too,
 		// naming vLLM's charge, and say what vLLM printed of the layout
 		// vLLM tried.
 		require.False(t, ans.Fits, "%s: vLLM refused to start it; the plan fits: %s", r.ID, dump(t, ans))
@@ -109,6 +110,16 @@ func vllmStartupExpect(t *testing.T, r vllmStartupRow) EngineExpect {
 	ex, ok := ans.EngineExpect[engineVLLM]
 	require.True(t, ok, "%s: no engine_expect.vllm", r.ID)
 	return ex
+}
+
+// vllmRefused reports whether vLLM refused to start row r: the KV cache
+// it printed holds less than one sequence of --max-model-len, or it
+// printed a negative "Available KV cache memory".
+func vllmRefused(r vllmStartupRow) bool {
+	if p := r.Printed.KVCacheTokens; p != nil && *p < int64(r.MaxModelLen) {
+		return true
+	}
+	return r.Printed.KVCacheGiB != nil && *r.Printed.KVCacheGiB < 0
 }
 
 // refusedVLLMExpect is engine_expect.vllm of the one-stage layout of tp
@@ -143,12 +154,10 @@ var vllmStartupGaps = map[string]struct {
 	Tokens, KVGiB float64
 	Why           string
 }{
-	"vllm-pr2031-a100-llama2-70b-tp4": {Tokens: 0.50,
-		Why: "vLLM 0.2.5 took every byte in use on the device after its profile run as the model's (https://github.com/vllm-project/vllm/issues/2248: 'vLLM basically thinks that any occupied GPU memory is attributed to the current running instance'), NCCL's buffers on 4 ranks included; before the PR the same run used 77.5 GB of a 72 GiB budget. The single-GPU Llama-2-7B row of the same PR is within 1.1 %"},
 	"vllm-21348-h100-qwen3-235b-fp8-tp4": {Tokens: 0.40,
-		Why: "vLLM 0.9.2 left 8.11 GiB of KV cache where the 0.19 profile gives 10.9 GiB, 2.8 GiB more per GPU charged than the 0.19 rows show; a comment in the thread points at PR 19312 (the profile's place in start-up changed), and the log prints no weights or profile parts to split the gap"},
-	"vllm-23278-h100-gpt-oss-120b": {KVGiB: 9.5,
-		Why: "vLLM 0.10.1 loaded 65.97 GiB where the MXFP4 checkpoint holds 60.7 GiB (the gpt-oss-20b row loads 9 % more than the checkpoint too: MXFP4 experts are repacked for the Marlin kernel on a GPU without FP4, as the log warns), and charged 7.4 GiB more besides than the plan does; the log prints no profile parts to say where. The start fails (-2.14 GiB) where the plan expects 7 GiB of KV cache"},
+		Why: "vLLM 0.9.2 left 8.11 GiB of KV cache where the rules of the 0.19 rows give 10.9 GiB: it charged 2.8 GiB more per GPU. Unknown: which part of the profile holds it. The log prints only the two lines kept (no weights, peak activation or non-torch memory), a comment in the thread points at PR 19312 without saying what it charges, and the release's gpu_worker.py and sampler could not be read at the tag here. The 0.10.1 and 0.11.0 gpt-oss-120b starts (issues 23278, 27508) charge 3.9 and 4.4 GiB more than these rules too, beside weights that are pinned; per logit of the sampler warm-up (max_num_seqs x vocabulary) the three excesses are 19, 20 and 23 bytes, which points at the sampler warm-up of 0.9 to 0.11, but three rows of two models do not make a rule"},
+	"vllm-23278-h100-gpt-oss-120b": {KVGiB: 4.5,
+		Why: "the weights are pinned (65.84 GiB planned, 65.97 loaded: the Marlin MXFP4 padding, engine.vllmMarlinMXFP4Padding) and the plan refuses the start as vLLM did, but vLLM 0.10.1 charged 7.44 GiB beside the weights where the plan charges 3.57 (sampler warm-up of 1024 x 201,088 logits 2.96 GiB, MoE workspace 0.35, non-torch 0.25). Unknown: where the other 3.9 GiB sit; the log prints no profile parts, and 0.11.0 (issue 27508) charges 4.4 GiB more too at 1024 batched tokens, so it does not follow the forward pass (see vllm-21348 for the same excess in 0.9.2)"},
 }
 
 // vllmStartupOtherBatch are the rows whose vLLM ran other batch limits
@@ -173,6 +182,14 @@ func TestVLLMStartupReplay(t *testing.T) {
 			continue
 		}
 		ex := vllmStartupExpect(t, r)
+		v, err := engine.ParseVersion(r.EngineVersion)
+		require.NoError(t, err, r.ID)
+		before := v.Before(engine.VLLMOldestVersion)
+		if before {
+			// Before the releases the accounting covers: the answer says
+			// so, and the row is shown, not held to the target.
+			assert.Contains(t, ex.Warning, "older than", "%s: vLLM %s is before the supported range", r.ID, r.EngineVersion)
+		}
 		if why, ok := vllmStartupOtherBatch[r.ID]; ok {
 			t.Logf("%s: planned %d batched tokens, ran %d: %s", r.ID, ex.MaxNumBatchedTokens, r.MaxNumBatchedTokens, why)
 		} else {
@@ -180,6 +197,9 @@ func TestVLLMStartupReplay(t *testing.T) {
 			assert.Equal(t, r.MaxNumSeqs, ex.MaxNumSeqs, "%s: vLLM's default --max-num-seqs", r.ID)
 		}
 		gap, known := vllmStartupGaps[r.ID]
+		if before {
+			known, gap.Tokens, gap.KVGiB = true, math.Inf(1), 0
+		}
 		line := fmt.Sprintf("%-60s", r.ID)
 		if p := r.Printed.ModelLoadingGiB; p != nil {
 			e := ex.ModelLoadingGiB / *p - 1
@@ -200,7 +220,9 @@ func TestVLLMStartupReplay(t *testing.T) {
 		}
 		if p := r.Printed.KVCacheTokens; p != nil {
 			e := float64(ex.KVCacheTokens)/float64(*p) - 1
-			errsTok = append(errsTok, math.Abs(e))
+			if !before {
+				errsTok = append(errsTok, math.Abs(e))
+			}
 			line += fmt.Sprintf(" tokens %8d/%8d (%+5.1f%%)", ex.KVCacheTokens, *p, 100*e)
 			bound := vllmStartupTarget
 			if known && gap.Tokens > 0 {
@@ -216,7 +238,7 @@ func TestVLLMStartupReplay(t *testing.T) {
 		table = append(table, line)
 	}
 	t.Log("\n" + strings.Join(table, "\n"))
-	require.GreaterOrEqual(t, len(errsTok), 20, "issue 21 asks for 20 rows at least")
+	require.GreaterOrEqual(t, len(errsTok), 20, "issue 21 asks for 20 rows at least (of supported releases)")
 	med := median(errsTok)
 	sort.Float64s(errsTok)
 	t.Logf("kv_cache_tokens: %d rows, median |error| %.1f%%, largest %.1f%%", len(errsTok), 100*med, 100*errsTok[len(errsTok)-1])
