@@ -124,6 +124,16 @@ type costs struct {
 	// (costs.on, sglangfit.go).
 	Context int
 	Static  *staticRule
+	// Loaded is the model and the bits of its stored values (costsOf),
+	// for the weights as SGLang measures them (stagePart).
+	Loaded loadedWeights
+}
+
+// loadedWeights is what the weights as an engine measures them depend on
+// beside the layers and the tensor-parallel size.
+type loadedWeights struct {
+	Model     *model.Model
+	ValueBits float64
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -230,6 +240,11 @@ func (c *costs) stagePart(start, end, tp int) part {
 		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
 		// experts ("Model loading took" counts the padding).
 		p.Weights += c.VLLM.moePadding(start, end, tp)
+	}
+	if c.Static != nil && c.Loaded.Model != nil {
+		// Weights as SGLang measures them: from the device's free memory,
+		// PyTorch's allocator rounding included.
+		p.Weights += engine.SGLangAllocatorRoundingBytes(c.Loaded.Model, c.Loaded.ValueBits, tp, start, end)
 	}
 	return p
 }

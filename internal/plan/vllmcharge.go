@@ -70,6 +70,7 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 		return c
 	}
 	c.Context = ctx
+	c.Loaded = loadedWeights{Model: r.Model, ValueBits: math.Floor(l.BitsPerWeight())}
 	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4}
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
