@@ -95,6 +95,14 @@ var (
 	// the KV cache that Marlin's padded weights leave. The releases between
 	// 0.11.0 and 0.14.1 are not pinned by a log.
 	vllmMXFP4TritonOnHopper = Version{0, 14, 0}
+	// vllmTritonTopKTopP: the sampler's top-k and top-p run in a Triton
+	// kernel instead of PyTorch's sort of the vocabulary (PR 33538,
+	// https://github.com/vllm-project/vllm/pull/33538, merged in February
+	// 2026; apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py
+	// calls apply_top_k_top_p_triton whenever Triton is present). The
+	// 0.19.0 logs are the first replayed with it; 0.15 to 0.18 are not
+	// pinned by a log and keep the sort's larger charge.
+	vllmTritonTopKTopP = Version{0, 19, 0}
 )
 
 // VLLMSetup is what vLLM's start-up profile of one GPU depends on besides
@@ -154,7 +162,11 @@ func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
 	tp := max(d.TP, 1)
 	act := vllmForwardBytes(m, s.MaxNumBatchedTokens, tp)
 	if !d.Version.Before(vllmV1Default) {
-		act = max(act, int64(float64(s.MaxNumSeqs)*float64(m.Vocab)*calibration.VLLMSamplerBytesPerLogit))
+		perLogit := calibration.VLLMSamplerBytesPerLogit
+		if d.Version.Before(vllmTritonTopKTopP) {
+			perLogit = calibration.VLLMSortSamplerBytesPerLogit
+		}
+		act = max(act, int64(float64(s.MaxNumSeqs)*float64(m.Vocab)*perLogit))
 		act += vllmMoEWorkspaceBytes(m, s.MaxNumBatchedTokens)
 	}
 	s.ActivationBytes = act

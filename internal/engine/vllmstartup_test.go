@@ -76,6 +76,21 @@ func TestVLLMStartupOf(t *testing.T) {
 	assert.Equal(t, sampler+int64(8192*moe.ExpertsPerToken*moe.Hidden*4), got.ActivationBytes)
 }
 
+// Before 0.19.0 vLLM's sampler warm-up ran top-k and top-p through
+// PyTorch's sort (apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py,
+// replaced by the Triton kernel of PR 33538), which holds more per logit.
+func TestVLLMSortSamplerBeforeTriton(t *testing.T) {
+	m := model.Lookup("Llama-3.1-8B")
+	require.NotNil(t, m)
+	h100 := VLLMSetup{Version: Version{0, 10, 1}, TotalBytes: 80 << 30, Name: "NVIDIA H100 80GB HBM3", TP: 1, Graphs: true}
+	logits := 1024 * float64(m.Vocab)
+	assert.Equal(t, int64(logits*calibration.VLLMSortSamplerBytesPerLogit), VLLMStartupOf(m, h100).ActivationBytes)
+	h100.Version = Version{0, 19, 0}
+	assert.Equal(t, int64(logits*calibration.VLLMSamplerBytesPerLogit), VLLMStartupOf(m, h100).ActivationBytes)
+	assert.Greater(t, calibration.VLLMSortSamplerBytesPerLogit, 2*calibration.VLLMSamplerBytesPerLogit,
+		"PR 33538 measured PyTorch's path at 3.2 times the Triton kernel's memory")
+}
+
 // TestVLLMMarlinMXFP4Padding: vLLM's Marlin MXFP4 MoE backend pads each
 // expert to the kernel's tiles (intermediate per rank to a multiple of
 // 128, hidden to 256: Mxfp4MoEMethod.create_weights in
