@@ -93,7 +93,10 @@ var (
 	// compression will be used leveraging the Marlin kernel"
 	// (marlin_utils_fp4.py), and the 0.11.0 start of issue 27508 leaves
 	// the KV cache that Marlin's padded weights leave. The releases between
-	// 0.11.0 and 0.14.1 are not pinned by a log.
+	// 0.11.0 and 0.14.1 are not pinned by a log: a December 2025 build of
+	// 0.11.1 already loads the copy of triton_kernels inside vLLM
+	// (vllm/third_party/triton_kernels, https://github.com/stepfun-ai/Step3-VL-10B/issues/10),
+	// so the switch may be as early as 0.11.1.
 	vllmMXFP4TritonOnHopper = Version{0, 14, 0}
 	// vllmTritonTopKTopP: the sampler's top-k and top-p run in a Triton
 	// kernel instead of PyTorch's sort of the vocabulary (PR 33538,
