@@ -232,6 +232,20 @@ func vllmOldVersionWarning(v engine.Version) string {
 		v, engine.VLLMOldestVersion, engine.VLLMOldestVersion)
 }
 
+// engineVersionWarnings is the answer's warning for a request whose
+// engine_version is a vLLM release before the supported range
+// (vllmOldVersionWarning); none otherwise. Validate admits engine_version
+// for vLLM only.
+func engineVersionWarnings(req *planning) []string {
+	if req.EngineVersion == "" {
+		return nil
+	}
+	if w := vllmOldVersionWarning(vllmVersion(req)); w != "" {
+		return []string{w}
+	}
+	return nil
+}
+
 // vllmStartupOf is vLLM's start-up charge on each device of plan pl: the
 // charge the plan was fitted with (costs.VLLM, vllmcharge.go: the
 // request's vLLM version, the pool's GPUs, the plan's tensor-parallel

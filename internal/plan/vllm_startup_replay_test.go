@@ -337,3 +337,25 @@ func TestVLLMHybridStartupLayout(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, n, 2, "hybrid rows with the KV memory printed")
 }
+
+// A vLLM release before the supported range (engine.VLLMOldestVersion) is
+// said in the answer's warnings too, which the CLI prints, and in
+// engine_expect.vllm.warning; a release in the range gets neither.
+func TestOldVLLMReleaseWarns(t *testing.T) {
+	devs := []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA H100 80GB HBM3", 80*gibBytes, "9.0")}
+	for _, c := range []struct {
+		version string
+		warns   bool
+	}{{"0.2.5", true}, {"0.6.3", true}, {"0.6.4", false}, {"0.21.0", false}} {
+		ans := shard(t, request(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","engine_version":%q,"context_length":8192}`, c.version), reg(t, devs)))
+		require.True(t, ans.Fits, c.version)
+		joined := strings.Join(ans.Warnings, "\n")
+		if c.warns {
+			assert.Contains(t, joined, "older than 0.6.4", c.version)
+			assert.Contains(t, ans.EngineExpect[engineVLLM].Warning, "older than 0.6.4", c.version)
+		} else {
+			assert.NotContains(t, joined, "older than", c.version)
+			assert.Empty(t, ans.EngineExpect[engineVLLM].Warning, c.version)
+		}
+	}
+}
