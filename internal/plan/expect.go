@@ -67,7 +67,9 @@ type EngineExpect struct {
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
 	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
-	// (vllmcharge.go), so a fitting plan carries none.
+	// (vllmcharge.go), so a fitting plan carries none. It also says when
+	// engine_version is before engine.VLLMOldestVersion, the oldest release
+	// the accounting covers.
 	Warning string `json:"warning,omitempty"`
 }
 
