@@ -34,15 +34,12 @@ func SGLangAllocatorRoundingBytes(m *model.Model, valueBits float64, tp, start, 
 	}
 	tp = max(tp, 1)
 	bytes := valueBits / 8
-	var total float64
 	dense, moe := sglangLayerRounding(m, bytes, tp)
-	for i := start; i < end; i++ {
-		if m.Experts > 0 && i >= m.DenseLayers {
-			total += moe
-		} else {
-			total += dense
-		}
+	moeLayers := 0
+	if m.Experts > 0 {
+		moeLayers = max(end-max(start, m.DenseLayers), 0)
 	}
+	total := float64(end-start-moeLayers)*dense + float64(moeLayers)*moe
 	if m.Vocab > 0 {
 		shard := float64(m.Vocab/tp) * float64(m.Hidden) * bytes
 		if start == 0 {
