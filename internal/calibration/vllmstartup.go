@@ -24,8 +24,10 @@ const (
 	// warm-up exercises on every dummy request (_dummy_sampler_run sets
 	// top-k and top-p); the Triton kernel of
 	// https://github.com/vllm-project/vllm/pull/33538 replaced it (PR 32558
-	// measured PyTorch's path at "a large amount of memory": 5.00 GB
-	// against the kernel's 1.56 at 1024 x 131072 logits). None of the
+	// calls PyTorch's path one that "uses a large amount of memory"; PR
+	// 33538's table measures it at 5.00 GB against the kernel's 1.56 at
+	// 1024 x 131072 logits, about 40 bytes per logit with its inputs,
+	// above the figure here, which is read from the logs). None of the
 	// logs of those releases prints its peak activation, so the figure is
 	// what the two replayed rows leave when every other charge is the
 	// planner's: the mean, to 0.1 byte, of 34.8 (vLLM 0.9.2, Qwen3-235B-FP8
