@@ -309,3 +309,29 @@ func TestPlanLocalFolderAtAnotherLevelNeedsACheckpoint(t *testing.T) {
 		assert.Nil(t, loadOf(a, "vllm")["needs"], q)
 	}
 }
+
+// A catalog model whose release is the Hugging Face repository of its own
+// name is served from that repository at the format it is stored in:
+// moonshotai/Kimi-K2-Thinking is the release itself, stored as INT4
+// (compressed-tensors, "Native INT4 Quantization" in vLLM's recipe,
+// https://github.com/vllm-project/recipes/blob/main/moonshotai/Kimi-K2-Think.md,
+// whose command is `vllm serve moonshotai/Kimi-K2-Thinking`). The plan
+// used to give `vllm serve MODEL` (issue 21, after item 5). Another level
+// has no published checkpoint: the plan says which one it needs.
+func TestPlanServesTheReleaseRepositoryOfACatalogModel(t *testing.T) {
+	a := fullPlan(t, "mi300x-8", `{"model":{"name":"Kimi-K2-Thinking"},"engine":"vllm","context_length":8192}`)
+	require.Equal(t, true, a["fits"], "%v", a["explanation"])
+	assert.Equal(t, "int4", a["quant"], "auto plans the format the release is stored in first")
+	ld := loadOf(a, "vllm")
+	require.NotNil(t, ld)
+	assert.Equal(t, "moonshotai/Kimi-K2-Thinking", ld["repo"])
+	assert.Equal(t, "compressed-tensors", ld["method"])
+	assert.Nil(t, ld["needs"])
+	assert.NotContains(t, explanation(a), "vllm serve MODEL")
+
+	a = fullPlan(t, "mi300x-8", `{"model":{"name":"moonshotai/Kimi-K2-Thinking"},"engine":"vllm","quant":"fp8","context_length":8192}`)
+	ld = loadOf(a, "vllm")
+	require.NotNil(t, ld)
+	assert.Nil(t, ld["repo"], "no FP8 or 16-bit checkpoint of Kimi-K2-Thinking is published")
+	assert.Contains(t, ld["needs"], "a checkpoint of Kimi-K2-Thinking stored at fp8")
+}

@@ -16,6 +16,26 @@ const (
 	// bytes; 18.1 is the fp32 row).
 	VLLMSamplerBytesPerLogit = 15.45
 
+	// VLLMSortSamplerBytesPerLogit is that peak before vLLM 0.19.0, when
+	// top-k and top-p ran through PyTorch's sort of the whole vocabulary
+	// (apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py: the
+	// sorted fp32 values, their int64 indices and the sort's own buffers,
+	// then the top-p softmax and the scatter back), which V1's sampler
+	// warm-up exercises on every dummy request (_dummy_sampler_run sets
+	// top-k and top-p); the Triton kernel of
+	// https://github.com/vllm-project/vllm/pull/33538 replaced it (PR 32558
+	// calls PyTorch's path one that "uses a large amount of memory"; PR
+	// 33538's table measures it at 5.00 GB against the kernel's 1.56 at
+	// 1024 x 131072 logits, about 40 bytes per logit with its inputs,
+	// above the figure here, which is read from the logs). None of the
+	// logs of those releases prints its peak activation, so the figure is
+	// what the two replayed rows leave when every other charge is the
+	// planner's: the mean, to 0.1 byte, of 34.8 (vLLM 0.9.2, Qwen3-235B-FP8
+	// on 4 H100, vllm issue 21348) and 36.4 (0.10.1, gpt-oss-120b on an
+	// H100, issue 23278). The 0.11.0 start of issue 27508 (not replayed:
+	// --max-num-batched-tokens 1024) implies 38.
+	VLLMSortSamplerBytesPerLogit = 35.6
+
 	// VLLMNonTorchBytes is the memory a single-GPU vLLM V1 worker allocates
 	// outside torch during its profile run (cuBLAS and attention
 	// workspaces): the median of the printed "non-torch forward increase

@@ -17,6 +17,16 @@ import (
 // Later releases are planned by its rules.
 const VLLMDefaultVersion = "0.21.0"
 
+// VLLMOldestVersion is the oldest vLLM release whose start-up accounting
+// the planner models: the oldest whose real start-up logs the replay holds
+// within 10 % (vllm issue 10517, 0.6.4; internal/calibration/data/
+// vllm_startup.json). An older engine_version is planned by the rules of
+// the oldest range, and engine_expect.vllm warns that its figures may be
+// far off: 0.2.5 took every byte in use on the device after its profile
+// run as the model's (vllm issue 2248), which at TP 4 left 30 % fewer KV
+// blocks than these rules give (vllm PR 2031).
+var VLLMOldestVersion = Version{0, 6, 4}
+
 // Version is an engine release, major.minor.patch.
 type Version struct{ Major, Minor, Patch int }
 
@@ -73,6 +83,29 @@ var (
 	// 251). Before, the graphs were captured after the KV cache was sized,
 	// in the memory the fraction leaves free.
 	vllmCUDAGraphsInside = Version{0, 21, 0}
+	// vllmMXFP4TritonOnHopper: from 0.14 vLLM runs MXFP4 MoE layers on an
+	// H100/H200 (compute capability 9.0) with its Triton backend
+	// (triton_kernels, shipped with vLLM; the 0.14.1 log of vllm issue
+	// 33155 says "Using Triton backend", the 0.19.0 log of the
+	// llm-d-planner row for gpt-oss-20b "Using 'TRITON' Mxfp4 MoE
+	// backend"). Before, without triton_kernels installed, it fell back to
+	// Marlin: the 0.10.1 log of issue 23278 warns "Weight-only FP4
+	// compression will be used leveraging the Marlin kernel"
+	// (marlin_utils_fp4.py), and the 0.11.0 start of issue 27508 leaves
+	// the KV cache that Marlin's padded weights leave. The releases between
+	// 0.11.0 and 0.14.1 are not pinned by a log: a December 2025 build of
+	// 0.11.1 already loads the copy of triton_kernels inside vLLM
+	// (vllm/third_party/triton_kernels, https://github.com/stepfun-ai/Step3-VL-10B/issues/10),
+	// so the switch may be as early as 0.11.1.
+	vllmMXFP4TritonOnHopper = Version{0, 14, 0}
+	// vllmTritonTopKTopP: the sampler's top-k and top-p run in a Triton
+	// kernel instead of PyTorch's sort of the vocabulary (PR 33538,
+	// https://github.com/vllm-project/vllm/pull/33538, merged in February
+	// 2026; apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py
+	// calls apply_top_k_top_p_triton whenever Triton is present). The
+	// 0.19.0 logs are the first replayed with it; 0.15 to 0.18 are not
+	// pinned by a log and keep the sort's larger charge.
+	vllmTritonTopKTopP = Version{0, 19, 0}
 )
 
 // VLLMSetup is what vLLM's start-up profile of one GPU depends on besides
@@ -89,6 +122,12 @@ type VLLMSetup struct {
 	// Graphs: the device runs vLLM's CUDA graphs (NVIDIA, and AMD through
 	// HIP graphs); TPU, Gaudi, Neuron and CPU workers capture none.
 	Graphs bool
+	// MXFP4Experts: the model's MoE experts are loaded as MXFP4 (a plan at
+	// mxfp4: gpt-oss's checkpoints).
+	MXFP4Experts bool
+	// Capability is an NVIDIA GPU's CUDA compute capability ("9.0"); ""
+	// for other GPUs, or when it is not known.
+	Capability string
 }
 
 // VLLMStartup is what vLLM's start-up profile charges one GPU beside the
@@ -106,6 +145,11 @@ type VLLMStartup struct {
 	// CUDAGraphBytes is 0 before 0.21.0: the graphs then live outside the
 	// fraction.
 	CUDAGraphBytes int64
+	// MoEPaddingBytesPerLayer is what each MoE layer's experts take on a
+	// device beyond the checkpoint's: vLLM's Marlin MXFP4 backend pads
+	// them to its tiles (vllmMarlinMXFP4Padding). It is weights ("Model
+	// loading took" counts it), not part of Bytes.
+	MoEPaddingBytesPerLayer int64
 }
 
 // Bytes is all the profile charges beside the weights.
@@ -121,7 +165,11 @@ func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
 	tp := max(d.TP, 1)
 	act := vllmForwardBytes(m, s.MaxNumBatchedTokens, tp)
 	if !d.Version.Before(vllmV1Default) {
-		act = max(act, int64(float64(s.MaxNumSeqs)*float64(m.Vocab)*calibration.VLLMSamplerBytesPerLogit))
+		perLogit := calibration.VLLMSamplerBytesPerLogit
+		if d.Version.Before(vllmTritonTopKTopP) {
+			perLogit = calibration.VLLMSortSamplerBytesPerLogit
+		}
+		act = max(act, int64(float64(s.MaxNumSeqs)*float64(m.Vocab)*perLogit))
 		act += vllmMoEWorkspaceBytes(m, s.MaxNumBatchedTokens)
 	}
 	s.ActivationBytes = act
@@ -132,8 +180,58 @@ func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
 	if d.Graphs && !d.Version.Before(vllmCUDAGraphsInside) {
 		s.CUDAGraphBytes = calibration.VLLMCUDAGraphBytes
 	}
+	if d.MXFP4Experts && vllmMXFP4OnMarlin(d) {
+		s.MoEPaddingBytesPerLayer = vllmMarlinMXFP4Padding(m, tp)
+	}
 	return s
 }
+
+// vllmMXFP4OnMarlin reports whether vLLM runs MXFP4 MoE layers with its
+// Marlin backend (weight-only FP4, for GPUs without FP4 kernels) on an
+// NVIDIA GPU of setup d: on compute capability 8.x in every release (MXFP4
+// needs 8.0, Mxfp4Config.get_min_capability; the Triton backend needs 9.0
+// to below 11.0, get_mxfp4_backend in
+// vllm/model_executor/layers/quantization/mxfp4.py) and on 9.0 before
+// vllmMXFP4TritonOnHopper. Blackwell (10.x) has FlashInfer's FP4 kernels,
+// whose own padding is not modelled; other capabilities are left out.
+func vllmMXFP4OnMarlin(d VLLMSetup) bool {
+	switch {
+	case strings.HasPrefix(d.Capability, "8."):
+		return true
+	case d.Capability == "9.0":
+		return d.Version.Before(vllmMXFP4TritonOnHopper)
+	}
+	return false
+}
+
+// vllmMXFP4BitsPerWeight is MXFP4's storage: 4-bit values and one 8-bit
+// scale per block of 32 (mxfp4_block in mxfp4.py).
+const vllmMXFP4BitsPerWeight = 4 + 8.0/32
+
+// vllmMarlinMXFP4Padding is the bytes one MoE layer's experts take on each
+// device of a tensor-parallel group of tp beyond the checkpoint's when
+// vLLM's Marlin backend holds them: Mxfp4MoEMethod.create_weights
+// (vllm/model_executor/layers/quantization/mxfp4.py) rounds the
+// intermediate size per rank up to a multiple of 128 and the hidden size
+// to 256 ("The moe marlin kernel requires that for each linear n % 256 ==
+// 0 and k % 128 == 0"), for the fused gate-and-up and the down projection
+// of every expert, values and scales alike.
+func vllmMarlinMXFP4Padding(m *model.Model, tp int) int64 {
+	if m.Experts == 0 {
+		return 0
+	}
+	inter := m.MoEIntermediate
+	if inter == 0 {
+		inter = m.Intermediate
+	}
+	perRank := inter / max(tp, 1)
+	padded := roundUp(perRank, 128) * roundUp(m.Hidden, 256)
+	extra := float64(padded-perRank*m.Hidden) * 3 * float64(m.Experts)
+	return int64(extra * vllmMXFP4BitsPerWeight / 8)
+}
+
+// roundUp is n rounded up to a multiple of k.
+func roundUp(n, k int) int { return (n + k - 1) / k * k }
 
 // vllmBatchDefaults are vLLM's --max-num-batched-tokens and --max-num-seqs
 // for `vllm serve` when not given. V1 (0.8.0 on): 8192 and 1024 on a GPU of

@@ -75,3 +75,71 @@ func TestVLLMStartupOf(t *testing.T) {
 	sampler := int64(1024 * float64(moe.Vocab) * perLogit)
 	assert.Equal(t, sampler+int64(8192*moe.ExpertsPerToken*moe.Hidden*4), got.ActivationBytes)
 }
+
+// Before 0.19.0 vLLM's sampler warm-up ran top-k and top-p through
+// PyTorch's sort (apply_top_k_top_p in vllm/v1/sample/ops/topk_topp_sampler.py,
+// replaced by the Triton kernel of PR 33538), which holds more per logit.
+func TestVLLMSortSamplerBeforeTriton(t *testing.T) {
+	m := model.Lookup("Llama-3.1-8B")
+	require.NotNil(t, m)
+	h100 := VLLMSetup{Version: Version{0, 10, 1}, TotalBytes: 80 << 30, Name: "NVIDIA H100 80GB HBM3", TP: 1, Graphs: true}
+	logits := 1024 * float64(m.Vocab)
+	assert.Equal(t, int64(logits*calibration.VLLMSortSamplerBytesPerLogit), VLLMStartupOf(m, h100).ActivationBytes)
+	h100.Version = Version{0, 19, 0}
+	assert.Equal(t, int64(logits*calibration.VLLMSamplerBytesPerLogit), VLLMStartupOf(m, h100).ActivationBytes)
+	assert.Greater(t, calibration.VLLMSortSamplerBytesPerLogit, 2*calibration.VLLMSamplerBytesPerLogit,
+		"PR 33538 measured PyTorch's path at 3.2 times the Triton kernel's memory")
+}
+
+// TestVLLMMarlinMXFP4Padding: vLLM's Marlin MXFP4 MoE backend pads each
+// expert to the kernel's tiles (intermediate per rank to a multiple of
+// 128, hidden to 256: Mxfp4MoEMethod.create_weights in
+// vllm/model_executor/layers/quantization/mxfp4.py). gpt-oss-120b on one
+// H100 under 0.10.1 (whose log warns that the Marlin kernel is used,
+// vllm issue 23278) loads 65.97 GiB where its checkpoint holds 60.7: the
+// padding of 2880 x 2880 experts to 2944 x 3072 is 5.1 GiB. 0.19.0 on the
+// same GPU uses the Triton backend (its log: "Using 'TRITON' Mxfp4 MoE
+// backend"), which the rule leaves alone; an A100 (8.0) is Marlin in
+// every release.
+func TestVLLMMarlinMXFP4Padding(t *testing.T) {
+	m := model.Lookup("gpt-oss-120b")
+	require.NotNil(t, m)
+	h100 := VLLMSetup{Version: Version{0, 10, 1}, TotalBytes: 80 << 30, Name: "NVIDIA H100", TP: 1, MaxModelLen: 8192,
+		Graphs: true, MXFP4Experts: true, Capability: "9.0"}
+	st := VLLMStartupOf(m, h100)
+	total := float64(st.MoEPaddingBytesPerLayer) * float64(m.Layers) / (1 << 30)
+	// 128 experts x 3 x (2944 x 3072 - 2880 x 2880) weights x 4.25 bits.
+	want := 128 * 3 * float64(2944*3072-2880*2880) * 4.25 / 8 * 36 / (1 << 30)
+	assert.InDelta(t, want, total, 0.01)
+	assert.InDelta(t, 5.2, total, 0.1, "65.97 GiB loaded less the checkpoint's 60.7")
+	assert.Zero(t, st.Bytes()-VLLMStartupOf(m, withoutMXFP4(h100)).Bytes(), "the padding is weights, not the profile's charge")
+
+	h100.Version = Version{0, 19, 0}
+	assert.Zero(t, VLLMStartupOf(m, h100).MoEPaddingBytesPerLayer, "0.19.0 uses the Triton backend on an H100")
+	a100 := h100
+	a100.Capability = "8.0"
+	assert.Positive(t, VLLMStartupOf(m, a100).MoEPaddingBytesPerLayer, "Marlin on an A100 in every release")
+	assert.Zero(t, VLLMStartupOf(m, withoutMXFP4(a100)).MoEPaddingBytesPerLayer, "bf16 experts are not padded by this rule")
+	b200 := h100
+	b200.Capability = "10.0"
+	assert.Zero(t, VLLMStartupOf(m, b200).MoEPaddingBytesPerLayer, "Blackwell has FP4 kernels")
+
+	// gpt-oss-20b on an A100 under 0.19.0 (https://myoceane.fr/index.php/ai-vllm-a100-gemma-4/,
+	// row myoceane-a100-gpt-oss-20b of vllm_startup.json): "Model loading
+	// took 13.72 GiB" for a checkpoint of 12.80 GiB.
+	small := model.Lookup("gpt-oss-20b")
+	require.NotNil(t, small)
+	a100.Version = Version{0, 19, 0}
+	pad := float64(VLLMStartupOf(small, a100).MoEPaddingBytesPerLayer) * float64(small.Layers) / (1 << 30)
+	assert.InDelta(t, 13.72-12.80, pad, 0.1)
+
+	// TP 2 splits the intermediate first: 1440 pads to 1536.
+	a100.TP = 2
+	perRank := 128 * 3 * float64(1536*3072-1440*2880) * 4.25 / 8
+	assert.InDelta(t, perRank, float64(VLLMStartupOf(m, a100).MoEPaddingBytesPerLayer), 1<<20)
+}
+
+func withoutMXFP4(s VLLMSetup) VLLMSetup {
+	s.MXFP4Experts = false
+	return s
+}

@@ -6444,6 +6444,7 @@ var catalogEntries = []CatalogEntry{
 	},
 	{
 		Name: "Kimi-K2-Thinking",
+		HFID: "moonshotai/Kimi-K2-Thinking",
 		Aliases: []string{
 			"kimi-k2-thinking",
 		},
@@ -6475,7 +6476,16 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              163840.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/d9219759f08e23642435057b0bd1e3d99e3940d5/src/aiconfigurator/model_configs/moonshotai--Kimi-K2-Thinking_config.json (verbatim copy of https://huggingface.co/moonshotai/Kimi-K2-Thinking/blob/main/config.json; aiconfigurator keeps a reduced copy (24 keys, no quantization_config), values as aiconfigurator copied them; keys planning never reads left out)",
-		Notes:  "No checkpoint is listed: the reduced config does not say how moonshotai/Kimi-K2-Thinking stores its weights (the copy has no quantization_config), so the model plans at any level.",
+		Notes:  "The reduced config does not say how moonshotai/Kimi-K2-Thinking stores its weights (the copy has no quantization_config); vLLM's recipe for it (https://github.com/vllm-project/recipes/blob/main/moonshotai/Kimi-K2-Think.md: 'Native INT4 Quantization: Quantization-Aware Training (QAT)', served as `vllm serve moonshotai/Kimi-K2-Thinking`) and Moonshot's model card, as copied on https://huggingface.co/unsloth/Kimi-K2-Thinking-GGUF ('K2 Thinking is a native INT4 quantization model'), do: the release is the INT4 checkpoint, in compressed-tensors like Kimi-K2.5's.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "int4",
+				Repo:   "moonshotai/Kimi-K2-Thinking",
+				Method: "compressed-tensors",
+				Source: "https://github.com/vllm-project/recipes/blob/main/moonshotai/Kimi-K2-Think.md",
+				Notes:  "the release itself: native INT4 (QAT) routed experts, as the recipe and the model card say",
+			},
+		},
 	},
 	{
 		Name: "Kimi-K2.6",

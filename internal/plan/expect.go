@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -66,7 +67,9 @@ type EngineExpect struct {
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
 	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
-	// (vllmcharge.go), so a fitting plan carries none.
+	// (vllmcharge.go), so a fitting plan carries none. It also says when
+	// engine_version is before engine.VLLMOldestVersion, the oldest release
+	// the accounting covers.
 	Warning string `json:"warning,omitempty"`
 }
 
@@ -174,6 +177,11 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
 			out.EngineVersion, req.ContextLength, out.KVCacheTokens, out.KVCacheTokens)
 	}
+	if !b.WorkspaceOutside {
+		if w := vllmOldVersionWarning(vllmStartupOf(pl).Version); w != "" {
+			out.Warning = strings.TrimPrefix(out.Warning+"; "+w, "; ")
+		}
+	}
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
 		out.Source = expectSourceOutside
@@ -213,6 +221,31 @@ func oneDomain(ds []*device) bool {
 		}
 	}
 	return true
+}
+
+// vllmOldVersionWarning says, for a vLLM release before
+// engine.VLLMOldestVersion, that the figures are those of the oldest
+// release the accounting covers; "" for a release in the range.
+func vllmOldVersionWarning(v engine.Version) string {
+	if !v.Before(engine.VLLMOldestVersion) {
+		return ""
+	}
+	return fmt.Sprintf("vLLM %s is older than %s, the oldest release whose start-up accounting this planner models (replayed against real start-up logs, docs/accuracy.md): these figures follow %s's rules and may be far off (0.2.5 counted every byte in use on the device after its profile run as the model's, vllm issue 2248)",
+		v, engine.VLLMOldestVersion, engine.VLLMOldestVersion)
+}
+
+// engineVersionWarnings is the answer's warning for a request whose
+// engine_version is a vLLM release before the supported range
+// (vllmOldVersionWarning); none otherwise. Validate admits engine_version
+// for vLLM only.
+func engineVersionWarnings(req *planning) []string {
+	if req.EngineVersion == "" {
+		return nil
+	}
+	if w := vllmOldVersionWarning(vllmVersion(req)); w != "" {
+		return []string{w}
+	}
+	return nil
 }
 
 // vllmStartupOf is vLLM's start-up charge on each device of plan pl: the

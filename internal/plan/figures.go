@@ -130,6 +130,16 @@ type costs struct {
 	// (costs.on, sglangfit.go).
 	Context int
 	Static  *staticRule
+	// Loaded is the model and the bits of its stored values (costsOf),
+	// for the weights as SGLang measures them (stagePart).
+	Loaded loadedWeights
+}
+
+// loadedWeights is what the weights as an engine measures them depend on
+// beside the layers and the tensor-parallel size.
+type loadedWeights struct {
+	Model     *model.Model
+	ValueBits float64
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
@@ -233,6 +243,14 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
 		st := c.VLLM.at(tp)
 		p.Activations, p.Overhead = st.ActivationBytes, st.NonTorchBytes+st.CUDAGraphBytes
+		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
+		// experts ("Model loading took" counts the padding).
+		p.Weights += c.VLLM.moePadding(start, end, tp)
+	}
+	if c.Static != nil && c.Loaded.Model != nil {
+		// Weights as SGLang measures them: from the device's free memory,
+		// PyTorch's allocator rounding included.
+		p.Weights += engine.SGLangAllocatorRoundingBytes(c.Loaded.Model, c.Loaded.ValueBits, tp, start, end)
 	}
 	return p
 }

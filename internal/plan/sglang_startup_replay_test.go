@@ -21,22 +21,25 @@ import (
 // internal/calibration/data/sglang_startup.json (its description says
 // what each field is).
 type sglangStartupRow struct {
-	ID                string   `json:"id"`
-	CatalogModel      string   `json:"catalog_model"`
-	Precision         string   `json:"precision"`
-	GPU               string   `json:"gpu"`
-	GPUKind           string   `json:"gpu_kind"`
-	GPUMemoryMiB      int64    `json:"gpu_memory_mib"`
-	ComputeCapability string   `json:"compute_capability"`
-	GPUs              int      `json:"gpus"`
-	TP                int      `json:"tp"`
-	Linked            bool     `json:"linked"`
-	MemFractionStatic *float64 `json:"mem_fraction_static"`
-	ReplayContext     int      `json:"replay_context"`
-	Log               []string `json:"log"`
-	Bound             float64  `json:"bound"`
-	BoundWhy          string   `json:"bound_why"`
-	Source            string   `json:"source"`
+	ID           string `json:"id"`
+	CatalogModel string `json:"catalog_model"`
+	// ModelSpec is the request's model object where the catalog entry's
+	// count is not the weights SGLang loaded (model_spec_note says why).
+	ModelSpec         json.RawMessage `json:"model_spec"`
+	Precision         string          `json:"precision"`
+	GPU               string          `json:"gpu"`
+	GPUKind           string          `json:"gpu_kind"`
+	GPUMemoryMiB      int64           `json:"gpu_memory_mib"`
+	ComputeCapability string          `json:"compute_capability"`
+	GPUs              int             `json:"gpus"`
+	TP                int             `json:"tp"`
+	Linked            bool            `json:"linked"`
+	MemFractionStatic *float64        `json:"mem_fraction_static"`
+	ReplayContext     int             `json:"replay_context"`
+	Log               []string        `json:"log"`
+	Bound             float64         `json:"bound"`
+	BoundWhy          string          `json:"bound_why"`
+	Source            string          `json:"source"`
 }
 
 // The figures SGLang prints while sizing its pool: the token count
@@ -92,7 +95,11 @@ func (r sglangStartupRow) registry(t *testing.T) *registry.Registry {
 // row's precision, for SGLang, at its tensor-parallel degree and fraction
 // (SGLang's default when the log prints none).
 func (r sglangStartupRow) request() string {
-	body := fmt.Sprintf(`{"model":{"name":%q},"engine":"sglang","quant":%q,"context_length":%d`, r.CatalogModel, r.Precision, r.ReplayContext)
+	spec := fmt.Sprintf(`{"name":%q}`, r.CatalogModel)
+	if len(r.ModelSpec) > 0 {
+		spec = string(r.ModelSpec)
+	}
+	body := fmt.Sprintf(`{"model":%s,"engine":"sglang","quant":%q,"context_length":%d`, spec, r.Precision, r.ReplayContext)
 	if r.TP > 1 {
 		body += fmt.Sprintf(`,"tensor_parallel_size":%d`, r.TP)
 	}

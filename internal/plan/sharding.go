@@ -102,7 +102,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	m := req.Model
 	ans := &ShardingAnswer{Fits: pl.Fits, Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: modelWarnings(req),
+		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
 		Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}

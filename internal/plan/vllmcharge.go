@@ -38,6 +38,9 @@ type vllmCharge struct {
 	// and, for fp32 weights with no --kv-cache-dtype, a cache of 4-byte
 	// values (vllmTokenScale).
 	KVScale float64
+	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
+	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
+	MXFP4 bool
 	// Setups are the distinct GPUs of the pool the costs are on (set by
 	// costs.on); the charge is the largest of theirs.
 	Setups []engine.VLLMSetup
@@ -67,7 +70,8 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 		return c
 	}
 	c.Context = ctx
-	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1}
+	c.Loaded = loadedWeights{Model: r.Model, ValueBits: math.Floor(l.BitsPerWeight())}
+	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4}
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
 	}
@@ -100,13 +104,17 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 next:
 	for _, d := range p.Devices {
+		capability := ""
+		if p.Kind == registry.KindCUDA {
+			capability = d.Dev.ComputeCapability
+		}
 		for _, s := range out.Setups {
-			if s.Name == d.Dev.Name && s.TotalBytes == d.Dev.MemoryBytes {
+			if s.Name == d.Dev.Name && s.TotalBytes == d.Dev.MemoryBytes && s.Capability == capability {
 				continue next
 			}
 		}
 		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
-			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs})
+			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs, MXFP4Experts: v.MXFP4, Capability: capability})
 	}
 	return &out
 }
@@ -117,7 +125,7 @@ func (v *vllmCharge) at(tp int) engine.VLLMStartup {
 	var out engine.VLLMStartup
 	for i, s := range v.Setups {
 		s.TP = max(tp, 1)
-		if st := engine.VLLMStartupOf(v.Model, s); i == 0 || st.Bytes() > out.Bytes() {
+		if st := engine.VLLMStartupOf(v.Model, s); i == 0 || st.Bytes()+st.MoEPaddingBytesPerLayer > out.Bytes()+out.MoEPaddingBytesPerLayer {
 			out = st
 		}
 	}
@@ -186,4 +194,19 @@ func (v *vllmCharge) kvScale() float64 {
 		return 1
 	}
 	return v.KVScale
+}
+
+// moePadding is the bytes vLLM's MXFP4 backend adds to the experts of
+// layers [start, end) on each device of a tensor-parallel group of tp
+// (engine.VLLMStartup.MoEPaddingBytesPerLayer): the MoE layers among them,
+// past the model's leading dense ones.
+func (v *vllmCharge) moePadding(start, end, tp int) int64 {
+	if v == nil || !v.MXFP4 || len(v.Setups) == 0 {
+		return 0
+	}
+	moe := end - max(start, v.Model.DenseLayers)
+	if moe <= 0 {
+		return 0
+	}
+	return int64(moe) * v.at(tp).MoEPaddingBytesPerLayer
 }
