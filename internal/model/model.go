@@ -114,6 +114,11 @@ type Model struct {
 	// projector, estimated from its vision_config, not part of Params (the
 	// language model): llama.cpp loads them from a separate --mmproj file.
 	VisionParams int64 `json:"vision_params,omitempty"`
+	// VisionEncoder is the shape of a vision tower that llama.cpp runs on
+	// one fixed-size image (a SigLIP vision_config with image_size), from
+	// which the projector's compute buffer is sized
+	// (quant.ProjectorComputeBytes); nil for other towers.
+	VisionEncoder *VisionEncoder `json:"vision_encoder,omitempty"`
 
 	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
 	FileQuant string `json:"file_quant,omitempty"`
@@ -238,3 +243,32 @@ func (m *Model) EffectiveKVHeads() int {
 
 // IsMoE reports whether the model routes tokens to experts.
 func (m *Model) IsMoE() bool { return m.Experts > 1 }
+
+// VisionEncoder is a ViT image encoder's shape as llama.cpp's mtmd reads it
+// from an mmproj GGUF (clip.vision.image_size, .patch_size,
+// .embedding_length, .feed_forward_length, .attention.head_count,
+// .block_count; tools/mtmd/clip-impl.h of ggml-org/llama.cpp), the same
+// values as the Hugging Face vision_config's.
+type VisionEncoder struct {
+	ImageSize    int `json:"image_size"`
+	PatchSize    int `json:"patch_size"`
+	Hidden       int `json:"hidden_size"`
+	Intermediate int `json:"intermediate_size"`
+	Heads        int `json:"num_attention_heads"`
+	Layers       int `json:"num_hidden_layers"`
+}
+
+// Patches is the number of patches of one image: (image_size / patch_size)².
+func (e *VisionEncoder) Patches() int {
+	if e == nil || e.PatchSize <= 0 {
+		return 0
+	}
+	side := e.ImageSize / e.PatchSize
+	return side * side
+}
+
+// MaxPatchSide bounds a vision encoder's patches per image side (image_size
+// / patch_size) read from a config or a file: 256 (65,536 patches) is four
+// times Gemma 3's 64, and keeps n²·heads·4, the score matrix of
+// quant.ProjectorComputeBytes, far inside an int64.
+const MaxPatchSide = 256

@@ -224,7 +224,27 @@ func readVision(v map[string]any, m *Model) {
 		return
 	}
 	m.VisionParams = int64(math.Round(p))
+	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
 	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, loaded apart from the language model (llama.cpp --mmproj)", p/1e9))
+}
+
+// fixedSizeEncoder is the shape of a SigLIP tower (vision_config
+// model_type siglip_vision_model, as in Gemma 3 and MedGemma), which
+// llama.cpp's mtmd runs on images resized to image_size: its warm-up, which
+// reserves the compute buffer, uses that size (clip.cpp of ggml-org/llama.cpp
+// sets warmup_image_size = image_size, and PROJECTOR_TYPE_GEMMA3 keeps it).
+// Towers of dynamic resolution (Qwen-VL, Pixtral) get a per-projector
+// warm-up size instead and return nil.
+func fixedSizeEncoder(v map[string]any, c configReader, depth, hv, iv int) *VisionEncoder {
+	if t, _ := v["model_type"].(string); t != "siglip_vision_model" {
+		return nil
+	}
+	img, patch := c.optInt("image_size"), c.optInt("patch_size")
+	heads := c.optInt("num_attention_heads")
+	if img <= 0 || patch <= 0 || img < patch || heads <= 0 || img/patch > MaxPatchSide {
+		return nil
+	}
+	return &VisionEncoder{ImageSize: img, PatchSize: patch, Hidden: hv, Intermediate: iv, Heads: heads, Layers: depth}
 }
 
 // attentionParams is the weights of one attention block with kvHeads

@@ -159,3 +159,23 @@ func TestEstimateShapeHeadsDivideByEight(t *testing.T) {
 	assert.Equal(t, 72, m.Heads)
 	assert.Equal(t, 128, m.HeadDim)
 }
+
+// A SigLIP tower (Gemma 3's, in medgemma-27b-it's vision_config) is run by
+// llama.cpp at its fixed image size, so its shape is kept to size the
+// projector's compute buffer; a dynamic-resolution tower (Qwen3-VL) and a
+// text-only model keep none.
+func TestVisionEncoderOfAFixedSizeTower(t *testing.T) {
+	m := Lookup("medgemma-27b-it")
+	require.NotNil(t, m)
+	require.NotNil(t, m.VisionEncoder)
+	assert.Equal(t, VisionEncoder{ImageSize: 896, PatchSize: 14, Hidden: 1152, Intermediate: 4304, Heads: 16, Layers: 27},
+		*m.VisionEncoder)
+	assert.Equal(t, 4096, m.VisionEncoder.Patches())
+
+	qwen := Lookup("Qwen3-VL-8B-Instruct")
+	require.NotNil(t, qwen)
+	assert.Positive(t, qwen.VisionParams)
+	assert.Nil(t, qwen.VisionEncoder)
+	assert.Nil(t, Lookup("Qwen3-0.6B").VisionEncoder)
+	assert.Zero(t, (*VisionEncoder)(nil).Patches())
+}

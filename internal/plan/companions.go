@@ -16,20 +16,28 @@ import (
 //     the main context (--ctx-size-draft 0) and offloads its layers with
 //     -ngld; they are counted on the first device, the one llama.cpp's main
 //     device is (its compute buffer, some hundred MiB, is not counted).
-//   - mmproj (a multimodal projector): its file's bytes, on the first GPU
-//     (llama.cpp's mtmd loads the projector on the GPU unless
-//     --no-mmproj-offload), in host memory when "offload" is false; the
-//     image encoder's compute buffer is not counted.
+//   - mmproj (a multimodal projector): its file's bytes and the image
+//     encoder's compute buffer (quant.ProjectorComputeBytes, when the
+//     file's header or else the model's vision_config gives a tower
+//     llama.cpp runs at a fixed image size: Projector.Encoder,
+//     model.VisionEncoder), on the first GPU (llama.cpp's mtmd loads the
+//     projector and reserves its compute buffer on the GPU unless
+//     --no-mmproj-offload), in host memory when "offload" is false.
 func (r *planning) companions(l quant.Level, ctx, batch int) (gpu, host int64) {
 	if d := r.Draft; d != nil && d.Model != nil {
 		gpu += quant.WeightsBytes(d.Model, draftLevel(d.Model.FileQuant, l))
 		gpu += quant.KVCacheBytes(d.Model, ctx, batch, quant.KVOptions{})
 	}
 	if p := r.Projector; p != nil {
+		enc := p.Encoder
+		if enc == nil {
+			enc = r.Model.VisionEncoder
+		}
+		b := p.Bytes + quant.ProjectorComputeBytes(enc, !r.NoFlashAttention)
 		if p.OnHost {
-			host += p.Bytes
+			host += b
 		} else {
-			gpu += p.Bytes
+			gpu += b
 		}
 	}
 	return gpu, host

@@ -286,3 +286,31 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	assert.Equal(t, plain.Budget.HostBytes+1e9, host.Budget.HostBytes)
 	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
 }
+
+// A projector's image encoder reserves a compute buffer beside the
+// projector's weights (llama.cpp's mtmd warm-up): the plan counts it from
+// the encoder the mmproj file describes (Projector.Encoder) or else the
+// model's vision_config (medgemma-27b-it: Gemma 3's SigLIP at 896 px), with
+// the score matrix when flash attention is off; a text model with a projector
+// given by size only adds the size.
+func TestLlamaCPPProjectorComputeBuffer(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA H200", 141<<30, "9.0")})
+	added := func(body string, enc *model.VisionEncoder) int64 {
+		plain := shard(t, request(t, body+`}`, r))
+		req := request(t, body+`,"mmproj":{"size_bytes":800000000}}`, r)
+		req.Projector.Encoder = enc
+		with := shard(t, req)
+		require.True(t, with.Fits, with.Explanation)
+		return with.Shards[0].MemoryBytes - plain.Shards[0].MemoryBytes
+	}
+	siglip := &model.VisionEncoder{ImageSize: 896, PatchSize: 14, Hidden: 1152, Intermediate: 4304, Heads: 16, Layers: 27}
+	text := `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
+	assert.Equal(t, int64(800000000), added(text, nil), "a text model and a projector by size: its size")
+	assert.Equal(t, int64(800000000)+quant.ProjectorComputeBytes(siglip, true), added(text, siglip))
+	assert.Equal(t, int64(800000000+4096*(4304+3*1152)*4), added(text, siglip), "121.25 MiB with flash attention")
+
+	vlm := `{"model":{"name":"medgemma-27b-it"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
+	assert.Equal(t, int64(800000000+4096*(4304+3*1152)*4), added(vlm, nil), "the model's own tower")
+	noFA := vlm + `,"flash_attention":false`
+	assert.Equal(t, int64(800000000+4096*4096*16*4+6*4096*1152*4), added(noFA, nil), "1132 MiB with the scores")
+}

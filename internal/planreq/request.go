@@ -126,6 +126,11 @@ type Projector struct {
 	File   string
 	Bytes  int64
 	OnHost bool
+	// Encoder is the vision encoder the file's header describes, nil when
+	// it was given by size or its projector type is warmed up otherwise
+	// (modelio.ReadProjectorGGUF); the plan then uses the model's own
+	// (model.Model.VisionEncoder).
+	Encoder *model.VisionEncoder
 }
 
 // TrainingOptions is the "training" object of an estimate_training request,

@@ -17,7 +17,7 @@ import (
 // them but Name, Source and Notes (labels, which no weight formula reads,
 // and Notes is not comparable), with LayerKinds (a slice, not comparable)
 // as a fingerprint of its contents (each layer's weights follow its kind,
-// mixer and FFN). TestShapeKeyCoversModel fails when Model gains a field
+// mixer and FFN) and VisionEncoder by value. TestShapeKeyCoversModel fails when Model gains a field
 // this key lacks.
 type shapeKey struct {
 	Params, ActiveParams                                         int64
@@ -36,6 +36,9 @@ type shapeKey struct {
 	FileWeightBytes                                              int64
 	Architecture                                                 string
 	ShapeEstimated                                               bool
+	// VisionEncoder is the value m.VisionEncoder points to (zero for nil),
+	// comparable where the pointer would compare addresses.
+	VisionEncoder model.VisionEncoder
 }
 
 // shapeOf is m's memo key. It is kept out of line: inlined, it makes
@@ -55,8 +58,16 @@ func shapeOf(m *model.Model) shapeKey {
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:  m.VHeadDim,
 		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
-		ShapeEstimated: m.ShapeEstimated,
+		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m),
 	}
+}
+
+// visionEncoderOf is *m.VisionEncoder, the zero encoder when there is none.
+func visionEncoderOf(m *model.Model) model.VisionEncoder {
+	if m.VisionEncoder == nil {
+		return model.VisionEncoder{}
+	}
+	return *m.VisionEncoder
 }
 
 // kindsFingerprint is a 64-bit FNV-1a hash of a layer pattern's fields (0

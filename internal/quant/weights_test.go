@@ -188,7 +188,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	// checkpoints (which repository to load). LayerKinds is keyed by a
 	// fingerprint (checked below).
 	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
-	fingerprinted := map[string]bool{"LayerKinds": true}
+	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true} // VisionEncoder: by value
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {
@@ -228,6 +228,10 @@ func TestShapeKeyCoversModel(t *testing.T) {
 		}
 		assert.Equal(t, mv.FieldByName(name).Interface(), kv.Field(i).Interface(), name)
 	}
+	// Encoders differ in the key by value, not by address.
+	assert.Equal(t, shapeOf(&model.Model{VisionEncoder: &model.VisionEncoder{Hidden: 2}}),
+		shapeOf(&model.Model{VisionEncoder: &model.VisionEncoder{Hidden: 2}}))
+	assert.NotEqual(t, shapeOf(&model.Model{VisionEncoder: &model.VisionEncoder{Hidden: 2}}), shapeOf(&model.Model{}))
 	// Layer patterns differing in any field differ in the key; none is 0.
 	assert.Zero(t, shapeOf(&m).LayerKinds)
 	base := []model.Layer{{Kind: model.Recurrent, ConvState: 3, SSMState: 4, MixerParams: 5}, {Kind: model.FullAttention}}

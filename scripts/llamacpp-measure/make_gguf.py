@@ -23,6 +23,7 @@ import sys
 import numpy as np
 
 import gguf
+import gguf.quants
 
 # Values the loader requires that the catalog's abbreviated config.json lacks.
 # They come from each model's config.json on Hugging Face (rope_theta,
@@ -364,6 +365,91 @@ def add_synthetic_vocab(w, n_vocab):
     w.add_add_bos_token(True)
 
 
+# Multimodal projectors (mmproj GGUFs, loaded by tools/mtmd/clip.cpp). The
+# vision tower's shape is the catalog entry's vision_config, the projector's
+# output width its language model's hidden_size. Keys and tensor types follow
+# convert_hf_to_gguf.py's mmproj writer of the commit measured
+# (conversion/base.py MmprojModel, conversion/gemma.py Gemma3VisionModel).
+MMPROJ = {
+    # Gemma 3's SigLIP so400m tower at 896 px and its projector (avg-pool of
+    # the 64x64 patches to 16x16, RMS norm, one matrix to the text width).
+    "medgemma-27b-it": {"projector": "gemma3", "image_mean": [0.5, 0.5, 0.5], "image_std": [0.5, 0.5, 0.5]},
+}
+
+
+def gemma3_mmproj_tensors(v, n_text):
+    """(name, numpy shape, type) of a Gemma 3 mmproj: clip.cpp load_tensors'
+    names (clip-impl.h TN_*); types as Gemma3VisionModel.tensor_force_quant
+    and ModelBase.prepare_tensors choose them: the embeddings (".embeddings."
+    in the HF name) F32, the input projection F16, 1-D tensors F32, the other
+    matrices at the file's type."""
+    hv, iv, p = v["hidden_size"], v["intermediate_size"], v["patch_size"]
+    n_pos = (v["image_size"] // p) ** 2
+    f32, f16, mat = "F32", "F16", "MAT"
+    out = [("v.patch_embd.weight", (hv, v.get("num_channels", 3), p, p), f32),
+           ("v.patch_embd.bias", (hv,), f32),
+           ("v.position_embd.weight", (n_pos, hv), f32)]
+    for i in range(v["num_hidden_layers"]):
+        b = f"v.blk.{i}."
+        for t in ("attn_q", "attn_k", "attn_v", "attn_out"):
+            out += [(b + t + ".weight", (hv, hv), mat), (b + t + ".bias", (hv,), f32)]
+        out += [(b + "ln1.weight", (hv,), f32), (b + "ln1.bias", (hv,), f32),
+                (b + "ffn_up.weight", (iv, hv), mat), (b + "ffn_up.bias", (iv,), f32),
+                (b + "ffn_down.weight", (hv, iv), mat), (b + "ffn_down.bias", (hv,), f32),
+                (b + "ln2.weight", (hv,), f32), (b + "ln2.bias", (hv,), f32)]
+    out += [("v.post_ln.weight", (hv,), f32), ("v.post_ln.bias", (hv,), f32),
+            # Gemma3MultiModalProjector.mm_input_projection_weight is
+            # (vision hidden, text hidden), written untransposed:
+            # clip_n_mmproj_embd reads the text width from its ne[0].
+            ("mm.input_projection.weight", (hv, n_text), f16),
+            ("mm.soft_emb_norm.weight", (hv,), f32)]
+    return out
+
+
+def write_mmproj(name, out, entry, qtype):
+    """Write a random-weight mmproj GGUF of a catalog VLM at F16 or Q8_0."""
+    cfg, v, extra = entry["config"], entry["config"]["vision_config"], MMPROJ[name]
+    n_text = cfg["text_config"]["hidden_size"]
+    w = gguf.GGUFWriter(out, "clip")
+    w.add_name(name.replace("-", "_") + " mmproj (random weights)")
+    w.add_source_url(entry["source"].split()[0])
+    w.add_file_type(gguf.LlamaFileType.MOSTLY_Q8_0 if qtype == "q8_0" else gguf.LlamaFileType.MOSTLY_F16)
+    w.add_clip_has_vision_encoder(True)
+    w.add_vision_projection_dim(n_text)
+    w.add_vision_image_size(v["image_size"])
+    w.add_vision_patch_size(v["patch_size"])
+    w.add_vision_embedding_length(v["hidden_size"])
+    w.add_vision_feed_forward_length(v["intermediate_size"])
+    w.add_vision_block_count(v["num_hidden_layers"])
+    w.add_vision_head_count(v["num_attention_heads"])
+    w.add_vision_image_mean(extra["image_mean"])
+    w.add_vision_image_std(extra["image_std"])
+    w.add_clip_projector_type(extra["projector"])
+    w.add_vision_attention_layernorm_eps(v.get("layer_norm_eps", 1e-6))
+    w.add_vision_use_gelu(True)
+    plan = gemma3_mmproj_tensors(v, n_text)
+    mat = gguf.GGMLQuantizationType.Q8_0 if qtype == "q8_0" else gguf.GGMLQuantizationType.F16
+    for tname, shape, kind in plan:
+        t = {"F32": gguf.GGMLQuantizationType.F32, "F16": gguf.GGMLQuantizationType.F16, "MAT": mat}[kind]
+        data = np.ones(shape, np.float32) if t == gguf.GGMLQuantizationType.F32 else random_f16(shape)
+        if t == gguf.GGMLQuantizationType.Q8_0:
+            # A row that is not a whole number of Q8_0 blocks (SigLIP's
+            # ffn_down: 4304 columns) stays F16, as the converter's
+            # "falling back to F16" does (conversion/base.py prepare_tensors).
+            try:
+                w.add_tensor(tname, gguf.quants.quantize(data.astype(np.float32), t), raw_dtype=t)
+            except gguf.QuantError:
+                w.add_tensor(tname, data)
+        else:
+            w.add_tensor(tname, data)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    print(f"{out}: clip ({extra['projector']}), {len(plan)} tensors, "
+          f"{sum(int(np.prod(s)) for _, s, _ in plan)} parameters")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("name")
@@ -373,8 +459,22 @@ def main():
                     help="leave the matrices as holes of a sparse file (zeros) instead of random values, "
                          "for models larger than the disk (or its write speed); the token embedding and the "
                          "MoE routers stay random so that routing still varies per token")
+    ap.add_argument("--mmproj", choices=("f16", "q8_0"),
+                    help="write the model's vision projector (an mmproj GGUF for llama.cpp's mtmd) at this type "
+                         "instead of its language model")
+    ap.add_argument("--vision", action="append", default=[], metavar="KEY=INT",
+                    help="with --mmproj: replace a vision_config value (a shape variation to check how a "
+                         "buffer scales; the record names it)")
     a = ap.parse_args()
     entry = next((m for m in json.load(open(a.catalog))["models"] if m["name"] == a.name), None)
+    if a.mmproj:
+        if entry is None or a.name not in MMPROJ:
+            sys.exit(f"no catalog entry or no projector layout for {a.name!r} (known: {', '.join(MMPROJ)})")
+        for kv in a.vision:
+            k, v = kv.split("=", 1)
+            entry["config"]["vision_config"][k] = int(v)
+        write_mmproj(a.name, a.out, entry, a.mmproj)
+        return
     if entry is None or a.name not in EXTRA:
         sys.exit(f"no catalog entry or no loader extras for {a.name!r} (known: {', '.join(EXTRA)})")
     cfg = entry["config"]

@@ -233,6 +233,12 @@ func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProject
 			return errs.New(errs.InvalidArgument, "request: mmproj: no projector file at %q", clip(mm.Path))
 		}
 		p.Bytes = fi.Size()
+		// The header names the image encoder, whose compute buffer the plan
+		// counts; a file it cannot read as a projector's is counted by its
+		// size alone, as before.
+		if enc, err := modelio.ProjectorEncoder(mm.Path); err == nil {
+			p.Encoder = enc
+		}
 	case mm.SizeBytes != nil:
 		p.Bytes = mm.SizeBytes.V
 	default:

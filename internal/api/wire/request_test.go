@@ -1,6 +1,11 @@
 package wire_test
 
 import (
+	"bytes"
+	"encoding/binary"
+	"os"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -188,4 +193,50 @@ func TestDecodeRequestDraftAndProjector(t *testing.T) {
 	}
 	_, _, err = decode([]byte(`{"model":{"name":"Qwen3-32B"},"draft_model":{"name":"no-such-model-x"}}`))
 	assert.Equal(t, errs.UnknownModel, errs.CodeOf(err))
+}
+
+// An mmproj given by path is read for its vision encoder (a Gemma 3
+// projector's header: clip.projector_type gemma3 and its clip.vision.*
+// shape), which sizes the projector's compute buffer; a file that is not a
+// projector GGUF is counted by its size alone.
+func TestDecodeProjectorFileHeader(t *testing.T) {
+	var b bytes.Buffer
+	le := func(v any) { require.NoError(t, binary.Write(&b, binary.LittleEndian, v)) }
+	str := func(s string) { le(uint64(len(s))); b.WriteString(s) }
+	le(uint32(0x46554747)) // "GGUF"
+	le(uint32(3))
+	le(uint64(0))
+	le(uint64(8))
+	for _, kv := range [][2]string{{"general.architecture", "clip"}, {"clip.projector_type", "gemma3"}} {
+		str(kv[0])
+		le(uint32(8)) // string
+		str(kv[1])
+	}
+	for _, kv := range []struct {
+		k string
+		v uint32
+	}{{"image_size", 896}, {"patch_size", 14}, {"embedding_length", 1152}, {"feed_forward_length", 4304},
+		{"attention.head_count", 16}, {"block_count", 27}} {
+		str("clip.vision." + kv.k)
+		le(uint32(4)) // uint32
+		le(kv.v)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "mmproj-model-f16.gguf")
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o600))
+
+	r, _, err := decode([]byte(`{"model":{"name":"Qwen3-32B"},"mmproj":{"path":` + strconv.Quote(path) + `}}`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Projector)
+	assert.Equal(t, int64(b.Len()), r.Projector.Bytes)
+	require.NotNil(t, r.Projector.Encoder)
+	assert.Equal(t, 4096, r.Projector.Encoder.Patches())
+
+	text := filepath.Join(dir, "notes.txt")
+	require.NoError(t, os.WriteFile(text, []byte("not a projector"), 0o600))
+	r, _, err = decode([]byte(`{"model":{"name":"Qwen3-32B"},"mmproj":{"path":` + strconv.Quote(text) + `}}`))
+	require.NoError(t, err)
+	require.NotNil(t, r.Projector)
+	assert.Equal(t, int64(len("not a projector")), r.Projector.Bytes)
+	assert.Nil(t, r.Projector.Encoder)
 }
