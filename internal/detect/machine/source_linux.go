@@ -482,3 +482,31 @@ func (k *kernelMounts) isSysfs(dir *pathFD) bool {
 	k.once.Do(func() { k.open(dir) })
 	return k.sys != nil
 }
+
+// Filesystem magic numbers of the memory filesystems /dev lives on:
+// devtmpfs reports TMPFS_MAGIC when shmem backs it, RAMFS_MAGIC otherwise
+// (drivers/base/devtmpfs.c; include/uapi/linux/magic.h).
+const (
+	tmpfsMagic = 0x01021994
+	ramfsMagic = 0x858458f6
+)
+
+// onMemoryFS reports whether the directory name below dir lies on a tmpfs
+// or ramfs (statfs(2)): there, creating, removing or renaming an entry
+// sets the directory's modification and change times (mm/shmem.c
+// shmem_mknod, shmem_unlink; fs/ramfs/inode.c ramfs_mknod; fs/libfs.c
+// simple_unlink), and tmpfs also its size, by one BOGO_DIRENT_SIZE per
+// entry.
+func onMemoryFS(dir *pathFD, name string) bool {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, oPath|syscall.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &st); err != nil {
+		return false
+	}
+	return st.Type == tmpfsMagic || st.Type == ramfsMagic
+}
