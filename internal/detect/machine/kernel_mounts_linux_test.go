@@ -1,7 +1,9 @@
 package machine
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -136,4 +138,62 @@ func TestPCIStampFromListingOnKernelSysfs(t *testing.T) {
 	m2, err := New(Config{Sysroot: "/", NoExec: true})
 	require.NoError(t, err)
 	assert.Equal(t, devs, m2.PCIDevices(0))
+}
+
+// A sysfs read shorter than a page and than the buffer is the whole file:
+// the reader answers end of file without another read (here a pipe, whose
+// next read would block), and reads on after a full buffer or a full page.
+func TestSysfsReaderStopsAfterAShortRead(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	_, err = pw.Write([]byte("0-3\n"))
+	require.NoError(t, err)
+	r := &sysfsReader{fd: int(pr.Fd())}
+	b := make([]byte, 100)
+	n, err := r.Read(b)
+	require.NoError(t, err)
+	assert.Equal(t, "0-3\n", string(b[:n]))
+	n, err = r.Read(b)
+	assert.Equal(t, 0, n)
+	assert.Equal(t, io.EOF, err)
+
+	// A buffer filled to its end, or a whole page, may not be the end.
+	_, err = pw.Write([]byte("abcdef"))
+	require.NoError(t, err)
+	r = &sysfsReader{fd: int(pr.Fd())}
+	n, err = r.Read(b[:3])
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b[:n]))
+	n, err = r.Read(b)
+	require.NoError(t, err)
+	assert.Equal(t, "def", string(b[:n]))
+
+	page := make([]byte, pageSize)
+	_, err = pw.Write(page)
+	require.NoError(t, err)
+	r = &sysfsReader{fd: int(pr.Fd())}
+	big := make([]byte, 2*pageSize)
+	n, err = r.Read(big)
+	require.NoError(t, err)
+	assert.Equal(t, pageSize, n)
+	assert.False(t, r.eof, "a whole page is read on")
+}
+
+// Binary sysfs attributes (a PCI function's configuration space: 256 bytes,
+// or a whole page for PCI Express as root) read whole through sysfsReader.
+func TestSysfsBinaryAttributeReadWhole(t *testing.T) {
+	m := liveMachine(t)
+	configs, _ := filepath.Glob("/sys/bus/pci/devices/*/config")
+	if len(configs) == 0 {
+		t.Skip("no PCI function here")
+	}
+	for _, host := range configs {
+		want, err := os.ReadFile(host)
+		require.NoError(t, err)
+		got, err := m.ReadFile(host[1:])
+		require.NoError(t, err, host)
+		assert.Equal(t, want, got, host)
+	}
 }

@@ -463,12 +463,44 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	// answers the read with EISDIR. The size fstat would give is no help
 	// either (sysfs says 4096, procfs 0). One call fewer for every file of
 	// a detection (docs/performance.md, "Detection without tools").
-	err = readLimited(fdReader(fd), name, 0, limit, head, use)
+	var r io.Reader = fdReader(fd)
+	if base == k.sys {
+		r = &sysfsReader{fd: fd}
+	}
+	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
 		return true, checkRegular(name, fs.ModeDir)
 	}
 	return true, err
 }
+
+// sysfsReader reads a file of the kernel's sysfs, where a read that returns
+// less than a page has returned the whole file: an attribute's show()
+// writes at most a page, and the first read returns all of it (kernfs opens
+// it as a single-record seq_file: fs/kernfs/file.c kernfs_seq_start, "the
+// same behavior and code as single_open()"; fs/sysfs/file.c
+// sysfs_kf_seq_show caps the text below PAGE_SIZE), and a binary attribute
+// is read a page at most at a time (fs/kernfs/file.c kernfs_file_read_iter),
+// short only at its end. The read that would return 0 is not made: one
+// system call fewer per file.
+type sysfsReader struct {
+	fd  int
+	eof bool
+}
+
+func (r *sysfsReader) Read(b []byte) (int, error) {
+	if r.eof {
+		return 0, io.EOF
+	}
+	n, err := fdReader(r.fd).Read(b)
+	if n > 0 && n < pageSize && n < len(b) { // a full buffer may not be the end
+		r.eof = true
+	}
+	return n, err
+}
+
+// pageSize is the kernel's page size, the most a sysfs read returns.
+var pageSize = os.Getpagesize()
 
 // underMountpoints reports paths below sysfs's own mount points
 // (/sys/fs/cgroup, /sys/fs/bpf, /sys/kernel/debug, /sys/kernel/tracing,
