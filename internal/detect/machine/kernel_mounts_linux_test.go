@@ -141,44 +141,38 @@ func TestPCIStampFromListingOnKernelSysfs(t *testing.T) {
 }
 
 // A sysfs read shorter than a page and than the buffer is the whole file:
-// the reader answers end of file without another read (here a pipe, whose
-// next read would block), and reads on after a full buffer or a full page.
+// the reader answers end of file with it, so no other read is made (here a
+// pipe, whose next read would block), and reads on after a full buffer or a
+// whole page.
 func TestSysfsReaderStopsAfterAShortRead(t *testing.T) {
 	pr, pw, err := os.Pipe()
 	require.NoError(t, err)
 	defer pr.Close()
 	defer pw.Close()
+	r := sysfsReader(pr.Fd())
+	require.NoError(t, syscall.SetNonblock(int(r), true)) // a read too many fails (EAGAIN) instead of blocking
 	_, err = pw.Write([]byte("0-3\n"))
 	require.NoError(t, err)
-	r := &sysfsReader{fd: int(pr.Fd())}
-	b := make([]byte, 100)
-	n, err := r.Read(b)
-	require.NoError(t, err)
-	assert.Equal(t, "0-3\n", string(b[:n]))
-	n, err = r.Read(b)
-	assert.Equal(t, 0, n)
-	assert.Equal(t, io.EOF, err)
+	var got []byte
+	require.NoError(t, readLimited(r, "online", 0, MaxFileBytes, false, func(b []byte) { got = append(got, b...) }))
+	assert.Equal(t, "0-3\n", string(got), "read whole, and no read after it (it would fail with EAGAIN)")
 
 	// A buffer filled to its end, or a whole page, may not be the end.
 	_, err = pw.Write([]byte("abcdef"))
 	require.NoError(t, err)
-	r = &sysfsReader{fd: int(pr.Fd())}
-	n, err = r.Read(b[:3])
+	b := make([]byte, 100)
+	n, err := r.Read(b[:3])
 	require.NoError(t, err)
 	assert.Equal(t, "abc", string(b[:n]))
 	n, err = r.Read(b)
-	require.NoError(t, err)
+	assert.Equal(t, io.EOF, err)
 	assert.Equal(t, "def", string(b[:n]))
 
-	page := make([]byte, pageSize)
-	_, err = pw.Write(page)
+	_, err = pw.Write(make([]byte, pageSize))
 	require.NoError(t, err)
-	r = &sysfsReader{fd: int(pr.Fd())}
-	big := make([]byte, 2*pageSize)
-	n, err = r.Read(big)
-	require.NoError(t, err)
+	n, err = r.Read(make([]byte, 2*pageSize))
+	assert.NoError(t, err, "a whole page is read on")
 	assert.Equal(t, pageSize, n)
-	assert.False(t, r.eof, "a whole page is read on")
 }
 
 // Binary sysfs attributes (a PCI function's configuration space: 256 bytes,

@@ -465,7 +465,7 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	// a detection (docs/performance.md, "Detection without tools").
 	var r io.Reader = fdReader(fd)
 	if base == k.sys {
-		r = &sysfsReader{fd: fd}
+		r = sysfsReader(fd)
 	}
 	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
@@ -475,26 +475,21 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 }
 
 // sysfsReader reads a file of the kernel's sysfs, where a read that returns
-// less than a page has returned the whole file: an attribute's show()
-// writes at most a page, and the first read returns all of it (kernfs opens
-// it as a single-record seq_file: fs/kernfs/file.c kernfs_seq_start, "the
-// same behavior and code as single_open()"; fs/sysfs/file.c
-// sysfs_kf_seq_show caps the text below PAGE_SIZE), and a binary attribute
-// is read a page at most at a time (fs/kernfs/file.c kernfs_file_read_iter),
-// short only at its end. The read that would return 0 is not made: one
-// system call fewer per file.
-type sysfsReader struct {
-	fd  int
-	eof bool
-}
+// less than a page (and than the buffer) has returned the whole file: an
+// attribute's show() writes less than a page and the first read returns
+// all of it (kernfs opens it as a single-record seq_file: fs/kernfs/file.c
+// kernfs_seq_start, "the same behavior and code as single_open()";
+// fs/sysfs/file.c sysfs_kf_seq_show caps the text below PAGE_SIZE), and a
+// binary attribute is read a page at most at a time (fs/kernfs/file.c
+// kernfs_file_read_iter), short at its end. Such a read comes back with
+// io.EOF, so the read that would return 0 is not made: one system call
+// fewer per file (docs/performance.md, "Detection without tools").
+type sysfsReader int
 
-func (r *sysfsReader) Read(b []byte) (int, error) {
-	if r.eof {
-		return 0, io.EOF
-	}
-	n, err := fdReader(r.fd).Read(b)
-	if n > 0 && n < pageSize && n < len(b) { // a full buffer may not be the end
-		r.eof = true
+func (r sysfsReader) Read(b []byte) (int, error) {
+	n, err := fdReader(r).Read(b)
+	if err == nil && n > 0 && n < pageSize && n < len(b) { // a full buffer may not be the end
+		return n, io.EOF
 	}
 	return n, err
 }
