@@ -479,9 +479,12 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 // attribute's show() writes less than a page and the first read returns
 // all of it (kernfs opens it as a single-record seq_file: fs/kernfs/file.c
 // kernfs_seq_start, "the same behavior and code as single_open()";
-// fs/sysfs/file.c sysfs_kf_seq_show caps the text below PAGE_SIZE), and a
+// fs/sysfs/file.c sysfs_kf_seq_show caps the text below PAGE_SIZE). A
 // binary attribute is read a page at most at a time (fs/kernfs/file.c
-// kernfs_file_read_iter), short at its end. Such a read comes back with
+// kernfs_file_read_iter) and its read() may in principle stop short before
+// its end; detection reads none today, and a PCI function's config space
+// (the common one) reads whole (TestSysfsBinaryAttributeReadWhole). Such a
+// read comes back with
 // io.EOF, so the read that would return 0 is not made: one system call
 // fewer per file (docs/performance.md, "Detection without tools").
 type sysfsReader int
