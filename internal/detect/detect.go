@@ -87,7 +87,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// nothing shared, so a backend that finishes after Detect returned writes
 	// into a channel nobody reads and exits: no data race, no leak beyond it.
 	done := make(chan backendOutcome, len(list))
-	running := map[int]time.Time{}
+	running := make(map[int]time.Time, len(list))
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
@@ -102,8 +102,8 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	outcomes := collectOutcomes(ctx, done, running)
 
 	reg := registry.New()
-	timing := &registry.Timing{Backends: map[string]float64{}}
-	dropped := map[string]int{} // warnings each backend's Findings already dropped
+	timing := &registry.Timing{Backends: make(map[string]float64, len(list))}
+	dropped := make(map[string]int, len(list)) // warnings each backend's Findings already dropped
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue

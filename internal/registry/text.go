@@ -85,6 +85,17 @@ func scrubValue(v reflect.Value) {
 	}
 }
 
+// holdsNoString reports kinds that cannot hold a string.
+func holdsNoString(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr,
+		reflect.Float32, reflect.Float64, reflect.Complex64, reflect.Complex128:
+		return true
+	}
+	return false
+}
+
 // scrubMap rewrites a map whose keys or string values need scrubbing.
 func scrubMap(v reflect.Value) {
 	if v.IsNil() {
@@ -93,8 +104,25 @@ func scrubMap(v reflect.Value) {
 	it := v.MapRange()
 	type entry struct{ oldKey, key, val reflect.Value }
 	var changed []entry
+	kt, et := v.Type().Key(), v.Type().Elem()
+	flat := kt.Kind() == reflect.String && (et.Kind() == reflect.String || holdsNoString(et.Kind()))
 	for it.Next() {
 		k, val := it.Key(), it.Value()
+		if flat { // map[string]string and the like: no copy unless a string changes
+			nk, nv, dirty := k, val, false
+			if s := ScrubString(k.String()); s != k.String() {
+				nk, dirty = reflect.ValueOf(s).Convert(kt), true
+			}
+			if et.Kind() == reflect.String {
+				if s := ScrubString(val.String()); s != val.String() {
+					nv, dirty = reflect.ValueOf(s).Convert(et), true
+				}
+			}
+			if dirty {
+				changed = append(changed, entry{k, nk, nv})
+			}
+			continue
+		}
 		nk := reflect.New(k.Type()).Elem()
 		nk.Set(k)
 		scrubValue(nk)

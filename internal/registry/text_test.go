@@ -31,3 +31,13 @@ func TestScrubTextReplacesUnsafeCharacters(t *testing.T) {
 	}
 	assert.Equal(t, "a\uFFFDb", ScrubString("a\xffb"), "invalid UTF-8")
 }
+
+// Maps of strings are scrubbed in keys and values; clean entries stay as
+// they are.
+func TestScrubTextScrubsStringMaps(t *testing.T) {
+	r := &Registry{Devices: []Device{{ID: "cuda:0", Sources: map[string]string{
+		"name": "nvidia-smi\x1b[31m", "memory\u202e": "sysfs", "cores": "datasheet"}}}}
+	ScrubText(r)
+	assert.Equal(t, map[string]string{"name": "nvidia-smi\uFFFD[31m", "memory\uFFFD": "sysfs", "cores": "datasheet"},
+		r.Devices[0].Sources)
+}

@@ -1,7 +1,9 @@
 package machine
 
 import (
+	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -136,4 +138,56 @@ func TestPCIStampFromListingOnKernelSysfs(t *testing.T) {
 	m2, err := New(Config{Sysroot: "/", NoExec: true})
 	require.NoError(t, err)
 	assert.Equal(t, devs, m2.PCIDevices(0))
+}
+
+// A sysfs read shorter than a page and than the buffer is the whole file:
+// the reader answers end of file with it, so no other read is made (here a
+// pipe, whose next read would block), and reads on after a full buffer or a
+// whole page.
+func TestSysfsReaderStopsAfterAShortRead(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	r := sysfsReader(pr.Fd())
+	require.NoError(t, syscall.SetNonblock(int(r), true)) // a read too many fails (EAGAIN) instead of blocking
+	_, err = pw.Write([]byte("0-3\n"))
+	require.NoError(t, err)
+	var got []byte
+	require.NoError(t, readLimited(r, "online", 0, MaxFileBytes, false, func(b []byte) { got = append(got, b...) }))
+	assert.Equal(t, "0-3\n", string(got), "read whole, and no read after it (it would fail with EAGAIN)")
+
+	// A buffer filled to its end, or a whole page, may not be the end.
+	_, err = pw.Write([]byte("abcdef"))
+	require.NoError(t, err)
+	b := make([]byte, 100)
+	n, err := r.Read(b[:3])
+	require.NoError(t, err)
+	assert.Equal(t, "abc", string(b[:n]))
+	n, err = r.Read(b)
+	assert.Equal(t, io.EOF, err)
+	assert.Equal(t, "def", string(b[:n]))
+
+	_, err = pw.Write(make([]byte, pageSize))
+	require.NoError(t, err)
+	n, err = r.Read(make([]byte, 2*pageSize))
+	assert.NoError(t, err, "a whole page is read on")
+	assert.Equal(t, pageSize, n)
+}
+
+// Binary sysfs attributes (a PCI function's configuration space: 256 bytes,
+// or a whole page for PCI Express as root) read whole through sysfsReader.
+func TestSysfsBinaryAttributeReadWhole(t *testing.T) {
+	m := liveMachine(t)
+	configs, _ := filepath.Glob("/sys/bus/pci/devices/*/config")
+	if len(configs) == 0 {
+		t.Skip("no PCI function here")
+	}
+	for _, host := range configs {
+		want, err := os.ReadFile(host)
+		require.NoError(t, err)
+		got, err := m.ReadFile(host[1:])
+		require.NoError(t, err, host)
+		assert.Equal(t, want, got, host)
+	}
 }

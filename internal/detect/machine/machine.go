@@ -265,15 +265,30 @@ func (m *Machine) stat(name string) (fs.FileInfo, error) {
 
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
-	es, err := m.seen.dir(name, func() ([]fs.DirEntry, error) {
-		es, err := m.src.readDir(name)
-		m.noteDenied(name, err)
-		return es, err
-	})
+	es, err := m.seen.dir(name, func() ([]fs.DirEntry, error) { return m.readDirOnce(name) })
 	if err != nil {
 		return nil
 	}
 	return es
+}
+
+// readDirOnce is ReadDir's first listing of a directory in a detection:
+// remembered across detections for a directory of the running kernel's
+// /dev while its stat stays the same (memo.go, listingStamp), else from
+// the source.
+func (m *Machine) readDirOnce(name string) ([]fs.DirEntry, error) {
+	stamp, stamped := m.listingStamp(name)
+	if stamped {
+		if es, ok := m.listingRemembered(name, stamp); ok {
+			return es, nil
+		}
+	}
+	es, err := m.src.readDir(name)
+	m.noteDenied(name, err)
+	if stamped && err == nil && settledStamp(stamp, now()) && listingOnMemoryFS(m.src, name) {
+		m.rememberListing(name, stamp, es)
+	}
+	return es, err
 }
 
 // ReadLink returns the target of a symbolic link, or "" when name is not one.

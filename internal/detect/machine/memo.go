@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 )
 
 // The memo remembers, per sysroot, facts that cannot change while the
@@ -28,7 +29,10 @@ import (
 //     hot-plug rewrites them) and one stat of /proc/cpuinfo shows the same
 //     file;
 //   - the DMI identification files and /sys/hypervisor read from the
-//     running kernel's own sysfs (kernelConstantDirs), or their absence.
+//     running kernel's own sysfs (kernelConstantDirs), or their absence;
+//   - the listing of the running kernel's /dev (or a directory below it)
+//     on a tmpfs or ramfs, valid only while one stat of the directory
+//     shows the same device, inode, size and times (listingStamp).
 //
 // Everything else is read by every detection: the PCI directory listing, a
 // function's driver link, numa_node and current link, memory figures, and
@@ -75,6 +79,15 @@ type sysrootMemo struct {
 	// constants are files of the kernel's sysfs set once at boot
 	// (isKernelConstant), by path and cap: their bytes, or their absence.
 	constants map[fileKey]constantFile
+	// listings are directories of /dev by path (listingStamp).
+	listings map[string]listingFacts
+}
+
+// listingFacts is a directory listing and the stamp of the directory
+// taken before it was read.
+type listingFacts struct {
+	stamp   fileStamp
+	entries []fs.DirEntry
 }
 
 // pciFacts are the unchangeable attributes of one PCI function directory.
@@ -359,4 +372,63 @@ func (m *Machine) rememberConstant(name string, limit int, head bool, data []byt
 		data = []byte{}
 	}
 	sm.constants[fileKey{name, limit, head}] = constantFile{data, err}
+}
+
+// listingSettle is how long before a listing its directory must have last
+// changed for the listing to be remembered. The kernel stamps a change
+// with its coarse clock (current_time: one tick, 1-10 ms): a change made
+// in the same tick as the one the stat saw, after the listing was read,
+// would leave the times as they were. A directory that changed a second
+// or more before the listing gets a later time from any change after it
+// (git's "racy clean" rule, Documentation/technical/racy-git.adoc,
+// https://github.com/git/git).
+const listingSettle = time.Second
+
+// listingStamp stamps the directory name before it is listed, when its
+// listing may be remembered: a directory of the running kernel's /dev
+// (listed by the NVIDIA and Neuron backends for their device nodes: a
+// hundred entries or more, the costliest listing of a detection without
+// tools). Its entries change only when the directory's stat does: on a
+// tmpfs or ramfs (listingOnMemoryFS; devtmpfs is one of them) every entry
+// created, removed or renamed sets its modification and change times, and
+// on tmpfs its size. Elsewhere, and for every other directory, ok is false.
+func (m *Machine) listingStamp(name string) (fileStamp, bool) {
+	if m.memo == nil || (name != PathDev && !strings.HasPrefix(name, PathDev+"/")) || !onKernelSysfs(m.src) {
+		return fileStamp{}, false
+	}
+	return m.statStamp(name, syscall.S_IFDIR)
+}
+
+// now is the clock settledStamp is asked with (tests move it on).
+var now = time.Now
+
+// settledStamp reports whether the directory stamped last changed at least
+// listingSettle before now.
+func settledStamp(stamp fileStamp, now time.Time) bool {
+	limit := now.Add(-listingSettle)
+	return time.Unix(stamp.mtime.Unix()).Before(limit) && time.Unix(stamp.ctime.Unix()).Before(limit)
+}
+
+// listingRemembered returns the listing of name read under the stamp now.
+func (m *Machine) listingRemembered(name string, now fileStamp) ([]fs.DirEntry, bool) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	l, ok := sm.listings[name]
+	if !ok || l.stamp != now {
+		return nil, false
+	}
+	return l.entries, true
+}
+
+// rememberListing keeps the listing of name read after the directory was
+// stamped (the entries are never changed: readers get copies).
+func (m *Machine) rememberListing(name string, stamp fileStamp, entries []fs.DirEntry) {
+	sm := m.memo
+	sm.mu.Lock()
+	defer sm.mu.Unlock()
+	if sm.listings == nil {
+		sm.listings = map[string]listingFacts{}
+	}
+	sm.listings[name] = listingFacts{stamp: stamp, entries: entries}
 }

@@ -21,6 +21,7 @@ const (
 	PathNVProc     = "proc/driver/nvidia"
 	PathInfiniBand = "sys/class/infiniband"
 	PathDMI        = "sys/devices/virtual/dmi/id"
+	PathDev        = "dev"
 )
 
 // PCI vendor ids (PCI-SIG assignments as listed in pci.ids,

@@ -101,10 +101,18 @@ func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Resul
 		}
 	}
 	// close in a defer: a Runner that panics must not leave sharers waiting.
-	// Sharers of a run that panicked see a failure, never an empty success.
-	c.res = Result{Err: fmt.Errorf("%s: runner failed: %w", tool, ErrExit)}
-	defer close(c.done)
+	// Sharers of a run that panicked see a failure, never an empty success
+	// (the error is made only then: most runs of a machine without tools
+	// fail at once, and formatting it every time cost as much as the run).
+	ran := false
+	defer func() {
+		if !ran {
+			c.res = Result{Err: fmt.Errorf("%s: runner failed: %w", tool, ErrExit)}
+		}
+		close(c.done)
+	}()
 	c.res = o.inner.Run(ctx, tool, args...)
+	ran = true
 	if errors.Is(c.res.Err, ErrTimeout) {
 		o.mu.Lock()
 		o.hung[tool] = true

@@ -261,3 +261,11 @@ func onKernelSysfs(src source) bool {
 	ds, ok := src.(dirSource)
 	return ok && ds.kernel != nil && ds.kernel.isSysfs(ds.dir)
 }
+
+// listingOnMemoryFS reports whether the directory name of this source is
+// one of the running kernel's tmpfs or ramfs directories (memo.go,
+// rememberListing).
+func listingOnMemoryFS(src source, name string) bool {
+	ds, ok := src.(dirSource)
+	return ok && ds.dir != nil && onKernelSysfs(src) && onMemoryFS(ds.dir, name)
+}

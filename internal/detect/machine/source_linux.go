@@ -463,12 +463,42 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	// answers the read with EISDIR. The size fstat would give is no help
 	// either (sysfs says 4096, procfs 0). One call fewer for every file of
 	// a detection (docs/performance.md, "Detection without tools").
-	err = readLimited(fdReader(fd), name, 0, limit, head, use)
+	var r io.Reader = fdReader(fd)
+	if base == k.sys {
+		r = sysfsReader(fd)
+	}
+	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
 		return true, checkRegular(name, fs.ModeDir)
 	}
 	return true, err
 }
+
+// sysfsReader reads a file of the kernel's sysfs, where a read that returns
+// less than a page (and than the buffer) has returned the whole file: an
+// attribute's show() writes less than a page and the first read returns
+// all of it (kernfs opens it as a single-record seq_file: fs/kernfs/file.c
+// kernfs_seq_start, "the same behavior and code as single_open()";
+// fs/sysfs/file.c sysfs_kf_seq_show caps the text below PAGE_SIZE). A
+// binary attribute is read a page at most at a time (fs/kernfs/file.c
+// kernfs_file_read_iter) and its read() may in principle stop short before
+// its end; detection reads none today, and a PCI function's config space
+// (the common one) reads whole (TestSysfsBinaryAttributeReadWhole). Such a
+// read comes back with
+// io.EOF, so the read that would return 0 is not made: one system call
+// fewer per file (docs/performance.md, "Detection without tools").
+type sysfsReader int
+
+func (r sysfsReader) Read(b []byte) (int, error) {
+	n, err := fdReader(r).Read(b)
+	if err == nil && n > 0 && n < pageSize && n < len(b) { // a full buffer may not be the end
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// pageSize is the kernel's page size, the most a sysfs read returns.
+var pageSize = os.Getpagesize()
 
 // underMountpoints reports paths below sysfs's own mount points
 // (/sys/fs/cgroup, /sys/fs/bpf, /sys/kernel/debug, /sys/kernel/tracing,
@@ -481,4 +511,32 @@ func underMountpoints(name string) bool {
 func (k *kernelMounts) isSysfs(dir *pathFD) bool {
 	k.once.Do(func() { k.open(dir) })
 	return k.sys != nil
+}
+
+// Filesystem magic numbers of the memory filesystems /dev lives on:
+// devtmpfs reports TMPFS_MAGIC when shmem backs it, RAMFS_MAGIC otherwise
+// (drivers/base/devtmpfs.c; include/uapi/linux/magic.h).
+const (
+	tmpfsMagic = 0x01021994
+	ramfsMagic = 0x858458f6
+)
+
+// onMemoryFS reports whether the directory name below dir lies on a tmpfs
+// or ramfs (statfs(2)): there, creating, removing or renaming an entry
+// sets the directory's modification and change times (mm/shmem.c
+// shmem_mknod, shmem_unlink; fs/ramfs/inode.c ramfs_mknod; fs/libfs.c
+// simple_unlink), and tmpfs also its size, by one BOGO_DIRENT_SIZE per
+// entry.
+func onMemoryFS(dir *pathFD, name string) bool {
+	defer runtime.KeepAlive(dir)
+	fd, err := openBeneath(int(dir.Fd()), name, oPath|syscall.O_DIRECTORY)
+	if err != nil {
+		return false
+	}
+	defer syscall.Close(fd)
+	var st syscall.Statfs_t
+	if err := syscall.Fstatfs(fd, &st); err != nil {
+		return false
+	}
+	return st.Type == tmpfsMagic || st.Type == ramfsMagic
 }

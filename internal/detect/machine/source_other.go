@@ -30,3 +30,5 @@ func (*kernelMounts) isSysfs(*pathFD) bool { return false }
 
 // pathFD is not used where openat2 is unusable.
 type pathFD struct{}
+
+func onMemoryFS(*pathFD, string) bool { return false }
