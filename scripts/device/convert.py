@@ -4,9 +4,10 @@
     convert.py line --stage S --step NAME --kind KIND --status ok --rc 0 --seconds 1.2 [--file F] [--cmd C]
         one JSON line for results.jsonl: the step and, when FILE parses as
         KIND, what it says (h200-run.sh calls this after every step)
-    convert.py rows OUT_DIR DEST_DIR
+    convert.py rows [--any-backend] OUT_DIR DEST_DIR
         from OUT_DIR (results.jsonl and raw.tar.gz, or raw/ unpacked), copy every
-        capture that parses into DEST_DIR laid out like internal/calibration/data
+        capture that parses, and that ran on CUDA unless --any-backend (the
+        --cpu dry run's captures are not H200 rows), into DEST_DIR laid out like internal/calibration/data
         (h200-speed/, llamacpp-cuda-h200-memory/, llamacpp-cuda-h200-fit/) and
         write DEST_DIR/summary.json and summary.md (the figures, for review and
         for docs/performance.md); captures that do not parse (a run cut by its
@@ -204,7 +205,18 @@ def kind_of(rel):
     return None
 
 
-def rows(out_dir, dest):
+def not_on_gpu(kind, parsed):
+    """Why a parsed capture is not a GPU row ("" when it is): the directories
+    rows() fills are the H200's."""
+    if kind == "bench":
+        cpu = sorted({b.get("backends") or "" for b in parsed if "CUDA" not in (b.get("backends") or "")})
+        return f"not a GPU run (backends {', '.join(cpu)})" if cpu else ""
+    if kind == "memory" and not any(d.startswith("CUDA") for d in parsed["devices"]):
+        return f"not a GPU run (memory table rows {', '.join(parsed['devices'])})"
+    return ""
+
+
+def rows(out_dir, dest, any_backend=False):
     results, files = read_out(out_dir)
     summary = {"steps": [{k: r.get(k) for k in ("stage", "step", "status", "rc", "seconds", "note")} for r in results],
                "rows": {}, "rejected": {}}
@@ -213,6 +225,12 @@ def rows(out_dir, dest):
         if kind is None:
             continue
         parsed, err = parse_file(kind, files[rel])
+        if not err and not any_backend:
+            err = not_on_gpu(kind, parsed)
+            if kind == "fit" and "fit/free.txt" not in files:
+                # h200-run.sh writes the GPU's free memory beside its --fit runs
+                # (the cards are imitated as margins below it); a CPU run has none
+                err = "not a GPU run (no fit/free.txt)"
         if err:
             summary["rejected"][rel] = err
             continue
@@ -284,6 +302,8 @@ def main(argv=None):
     ln.add_argument("--cmd", dest="cmd_line")
     ln.add_argument("--note")
     rw = sub.add_parser("rows")
+    rw.add_argument("--any-backend", action="store_true",
+                    help="keep captures of any backend (to review a --cpu dry run)")
     rw.add_argument("out_dir")
     rw.add_argument("dest")
     a = ap.parse_args(argv)
@@ -291,7 +311,7 @@ def main(argv=None):
         a.cmd = a.cmd_line
         line(a)
     else:
-        s = rows(a.out_dir, a.dest)
+        s = rows(a.out_dir, a.dest, a.any_backend)
         print(f"{len(s['rows'])} captures parsed, {len(s['rejected'])} left out; see {a.dest}/summary.md")
 
 

@@ -25,6 +25,8 @@ SPEED = os.path.join(DATA, "h200-speed")
 FIT = os.path.join(DATA, "llamacpp-cuda-h200-fit")
 TIMING = os.path.join(REPO, "testdata", "machines", "h200-vm", "captures", "timing.txt")
 GOBENCH = os.path.join(HERE, "testdata", "gobench-detect.txt")
+CPU_MEMORY = os.path.join(HERE, "testdata", "cpu-Qwen3-30B-A3B-2layers-Q4_K_M-c512-faon-f16-ncmoe1.log")
+CPU_BENCH = os.path.join(HERE, "testdata", "cpu-Qwen3-30B-A3B-2layers-Q4_K_M-ot.json")
 
 
 def read(path):
@@ -100,6 +102,18 @@ class Parsers(unittest.TestCase):
         self.assertEqual(p["skipped"], [{"name": "BenchmarkDetectLiveNVML",
                                          "reason": "no GPU read through nvml on this machine (1 devices, warnings [])"}])
 
+    def test_cpu_backend_tables(self):
+        # the --cpu dry run's llama.cpp: a Host row and a CPU_REPACK row, no GPU
+        p = convert.parse_memory(read(CPU_MEMORY))
+        self.assertEqual(p["devices"], {"Host": {"self": 1328, "model": 1021, "context": 2, "compute": 304},
+                                        "CPU_REPACK": {"self": 559, "model": 559, "context": 0, "compute": 0}})
+        self.assertIn("not a GPU run", convert.not_on_gpu("memory", p))
+        b = convert.parse_bench(read(CPU_BENCH))
+        self.assertEqual({r["tensor_buft_overrides"] for r in b}, {"blk\\.1\\.ffn_(up|down|gate)_exps=CPU"})
+        self.assertEqual(convert.not_on_gpu("bench", b), "not a GPU run (backends CPU)")
+        h200 = convert.parse_memory(read(os.path.join(MEMORY, "Llama-3.1-8B-Q4_K_M-c4096-faon-f16.log")))
+        self.assertEqual(convert.not_on_gpu("memory", h200), "")
+
     def test_not_a_bench_json(self):
         parsed, err = convert.parse_file("bench", read(os.path.join(FIT, "Llama-3.1-8B-card8192.txt")))
         self.assertIsNone(parsed)
@@ -122,6 +136,8 @@ class Rows(unittest.TestCase):
             "detect/nvidia-smi-timing.txt": TIMING,
             "detect/warm-bench.txt": GOBENCH,
         }
+        self.files["memory/cpu-ncmoe1.log"] = CPU_MEMORY
+        self.files["speed/cpu-ot.json"] = CPU_BENCH
         cut = read(os.path.join(MEMORY, "Llama-3.1-8B-Q8_0-c32768-faon-f16.log"))
         cut = cut[: cut.index("common_perf_print")]
         with tarfile.open(os.path.join(self.out, "raw.tar.gz"), "w:gz") as t:
@@ -158,7 +174,9 @@ class Rows(unittest.TestCase):
                          ("fit/free.txt", "llamacpp-cuda-h200-fit")):
             got = read(os.path.join(self.dest, sub, os.path.basename(rel)))
             self.assertEqual(got, read(self.files[rel]), rel)
-        self.assertEqual(list(s["rejected"]), ["memory/Llama-3.1-8B-Q8_0-c32768-faon-f16.log"])
+        self.assertEqual(sorted(s["rejected"]), ["memory/Llama-3.1-8B-Q8_0-c32768-faon-f16.log",
+                                                 "memory/cpu-ncmoe1.log", "speed/cpu-ot.json"])
+        self.assertFalse(os.path.exists(os.path.join(self.dest, "h200-speed", "cpu-ot.json")))
         self.assertFalse(os.path.exists(os.path.join(self.dest, "llamacpp-cuda-h200-memory",
                                                      "Llama-3.1-8B-Q8_0-c32768-faon-f16.log")))
         md = read(os.path.join(self.dest, "summary.md"))
@@ -168,6 +186,21 @@ class Rows(unittest.TestCase):
         self.assertIn("nvidia-smi-query: median 35.03 ms over 5 runs", md)
         self.assertIn("BenchmarkDetectH200NVML: 1.008 ms/op", md)
         self.assertEqual(json.loads(read(os.path.join(self.dest, "summary.json")))["rows"].keys(), s["rows"].keys())
+
+    def test_fit_without_the_gpus_free_memory_is_not_a_gpu_row(self):
+        out = os.path.join(self.tmp.name, "out2")
+        os.makedirs(out)
+        with tarfile.open(os.path.join(out, "raw.tar.gz"), "w:gz") as t:
+            t.add(self.files["fit/Llama-3.1-8B-card8192.txt"], arcname="raw/fit/Llama-3.1-8B-card8192.txt")
+        with redirect_stdout(io.StringIO()):
+            s = convert.rows(out, self.dest)
+        self.assertEqual(s["rejected"], {"fit/Llama-3.1-8B-card8192.txt": "not a GPU run (no fit/free.txt)"})
+
+    def test_any_backend_keeps_the_dry_run(self):
+        with redirect_stdout(io.StringIO()):
+            s = convert.rows(self.out, self.dest, any_backend=True)
+        self.assertEqual(list(s["rejected"]), ["memory/Llama-3.1-8B-Q8_0-c32768-faon-f16.log"])
+        self.assertEqual(read(os.path.join(self.dest, "h200-speed", "cpu-ot.json")), read(CPU_BENCH))
 
 
 if __name__ == "__main__":
