@@ -45,6 +45,9 @@ py=${PYTHON:-python3}
 mkdir -p "$OUT"
 : >"$OUT/results.jsonl"
 exec > >(tee "$OUT/run.log") 2>&1
+tee_pid=$!
+# let tee write run.log's end before the device tool collects $OUT
+trap 'exec >&- 2>&-; wait "$tee_pid"' EXIT
 
 if [[ $mode == cuda ]]; then
     work=${WORK:-/tmp/h200run}
