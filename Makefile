@@ -51,7 +51,7 @@ CMAKE_ASAN_DIR := $(BUILD)/cmake-asan
 shared_ldflags = -s -w -extldflags=-Wl,--version-script=$(CURDIR)/$(1),-soname,$(2)
 GO_SHARED := $(GO) build -buildmode=c-shared -trimpath
 
-.PHONY: all lib header cli run example testlibs test go-test c-test python-test check-symbols \
+.PHONY: all lib header cli run example testlibs test go-test scripts-test c-test python-test check-symbols \
         test-asan run clean install uninstall FORCE
 
 all: lib header cli
@@ -105,6 +105,7 @@ check-tools:
 
 test: check-tools all testlibs test-packaging
 	$(MAKE) go-test
+	$(MAKE) scripts-test
 	$(MAKE) c-test
 	$(MAKE) test-asan
 	$(MAKE) check-symbols
@@ -117,6 +118,11 @@ c-test: all testlibs
 	$(CMAKE) -S . -B $(CMAKE_DIR) -DCMAKE_BUILD_TYPE=Debug -DHWACCEL_TESTS=ON -DHWACCEL_SANITIZE=OFF
 	$(CMAKE) --build $(CMAKE_DIR) -j
 	cd $(CMAKE_DIR) && $(CTEST) --output-on-failure --no-tests=error
+
+# The device-run converter's tests (scripts/device/test_convert.py: the real
+# H200 captures turned into calibration rows); standard library only.
+scripts-test:
+	$(PYTHON) -m unittest discover -s scripts/device -p 'test_*.py'
 
 # The Python package's suite (python/tests), run by `make test` once, through
 # test-packaging (packaging/install.mk).

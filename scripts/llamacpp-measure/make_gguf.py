@@ -8,7 +8,7 @@ token embedding and the MoE routers), the vocabulary is synthetic
 (SentencePiece-style, the real n_vocab tokens). Only llama.cpp's gguf-py is
 used (PYTHONPATH=<llama.cpp>/gguf-py), nothing is downloaded.
 
-Usage: make_gguf.py CATALOG_NAME OUT.gguf [--catalog internal/model/catalog.json] [--sparse]
+Usage: make_gguf.py CATALOG_NAME OUT.gguf [--catalog internal/model/catalog.json] [--sparse] [--layers N]
 
 Tensor names and shapes follow the loaders of llama.cpp (src/models/<arch>.cpp
 of the commit measured); keys a config does not carry but the loader requires
@@ -43,11 +43,13 @@ EXTRA = {
     "NVIDIA-Nemotron-3-Nano-30B-A3B": {"rope_theta": 10000.0, "rms_norm_eps": 1e-5},
     "Qwen3-Next-80B-A3B-Instruct": {"rope_theta": 10000000.0, "rms_norm_eps": 1e-6},
     "Qwen1.5-MoE-A2.7B": {"rope_theta": 1000000.0, "rms_norm_eps": 1e-6},
+    # https://huggingface.co/Qwen/Qwen3-30B-A3B/blob/main/config.json
+    "Qwen3-30B-A3B": {"rope_theta": 1000000.0, "rms_norm_eps": 1e-6},
 }
 
 ARCH = {"llama": "llama", "qwen2": "qwen2", "qwen3": "qwen3", "gemma2": "gemma2",
         "gemma3_text": "gemma3", "phi3": "phi3", "lfm2": "lfm2", "qwen3_next": "qwen3next",
-        "qwen2_moe": "qwen2moe"}
+        "qwen2_moe": "qwen2moe", "qwen3_moe": "qwen3moe"}
 
 
 def arch_of(cfg):
@@ -246,8 +248,30 @@ def qwen2moe_tensors(cfg):
     return out
 
 
+def qwen3moe_tensors(cfg):
+    """src/models/qwen3moe.cpp load_arch_tensors: Qwen3 attention (q/k norms, no
+    biases) and num_experts routed experts per layer, no shared expert."""
+    e, v = cfg["hidden_size"], cfg["vocab_size"]
+    nh, nkv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    ne, fe = cfg["num_experts"], cfg["moe_intermediate_size"]
+    out = [("token_embd.weight", (v, e), False), ("output_norm.weight", (e,), True)]
+    if not cfg.get("tie_word_embeddings"):
+        out.append(("output.weight", (v, e), False))
+    for i in range(cfg["num_hidden_layers"]):
+        b = f"blk.{i}."
+        out += [(b + "attn_norm.weight", (e,), True),
+                (b + "attn_q.weight", (nh * hd, e), False), (b + "attn_k.weight", (nkv * hd, e), False),
+                (b + "attn_v.weight", (nkv * hd, e), False), (b + "attn_output.weight", (e, nh * hd), False),
+                (b + "attn_k_norm.weight", (hd,), True), (b + "attn_q_norm.weight", (hd,), True),
+                (b + "ffn_norm.weight", (e,), True), (b + "ffn_gate_inp.weight", (ne, e), False),
+                (b + "ffn_gate_exps.weight", (ne, fe, e), False), (b + "ffn_down_exps.weight", (ne, e, fe), False),
+                (b + "ffn_up_exps.weight", (ne, fe, e), False)]
+    return out
+
+
 HYBRID_TENSORS = {"lfm2": lfm2_tensors, "nemotron_h": nemotron_h_tensors, "nemotron_h_moe": nemotron_h_tensors,
-                  "qwen3next": qwen3next_tensors, "qwen2moe": qwen2moe_tensors}
+                  "qwen3next": qwen3next_tensors, "qwen2moe": qwen2moe_tensors,
+                  "qwen3moe": qwen3moe_tensors}
 
 
 def add_arch_hparams(w, arch, cfg):
@@ -279,10 +303,11 @@ def add_arch_hparams(w, arch, cfg):
         w.add_ssm_time_step_rank(cfg["linear_num_value_heads"])
         w.add_ssm_group_count(cfg["linear_num_key_heads"])
         w.add_full_attention_interval(cfg["full_attention_interval"])
-    if arch in ("qwen3next", "qwen2moe"):
+    if arch in ("qwen3next", "qwen2moe", "qwen3moe"):
         w.add_expert_count(cfg["num_experts"])
         w.add_expert_used_count(cfg["num_experts_per_tok"])
         w.add_expert_feed_forward_length(cfg["moe_intermediate_size"])
+    if arch in ("qwen3next", "qwen2moe"):
         w.add_expert_shared_feed_forward_length(cfg["shared_expert_intermediate_size"])
 
 
@@ -465,6 +490,9 @@ def main():
     ap.add_argument("--vision", action="append", default=[], metavar="KEY=INT",
                     help="with --mmproj: replace a vision_config value (a shape variation to check how a "
                          "buffer scales; the record names it)")
+    ap.add_argument("--layers", type=int,
+                    help="keep only the first N layers (every layer's shapes stay the model's): a small "
+                         "file of the architecture for a dry run of the harness, not a measurement of the model")
     a = ap.parse_args()
     entry = next((m for m in json.load(open(a.catalog))["models"] if m["name"] == a.name), None)
     if a.mmproj:
@@ -477,7 +505,9 @@ def main():
         return
     if entry is None or a.name not in EXTRA:
         sys.exit(f"no catalog entry or no loader extras for {a.name!r} (known: {', '.join(EXTRA)})")
-    cfg = entry["config"]
+    cfg = dict(entry["config"])
+    if a.layers:
+        cfg["num_hidden_layers"] = min(a.layers, cfg["num_hidden_layers"])
     arch = arch_of(cfg)
     w = gguf.GGUFWriter(a.out, arch)
     # "-" -> "_": llama.cpp's vocabulary loader applies Phi-3's special-token
