@@ -96,12 +96,23 @@ type Throughput struct {
 	// other architectures (docs/accuracy.md).
 	PrefillMFUQ8     float64
 	PrefillMFUKQuant float64
+	// PrefillMFUKQuantAda and PrefillMFUKQuantAmpere are that fraction for
+	// integer weights on NVIDIA Ada GPUs (compute capability 8.9) and
+	// Ampere GA10x GPUs (8.6; not the A100's GA100, 8.0, whose tensor cores
+	// differ), fitted per architecture on today's builds' llama-bench rows
+	// of those GPUs (data/prefill_today.json, Q4_0): MMQ reaches a far
+	// larger part of their INT8 peak than of Hopper's. Q8_0 takes the same
+	// fraction there (no Q8_0 row on those GPUs). 0: no row, and the
+	// architecture keeps the 2023-24 builds' path.
+	PrefillMFUKQuantAda    float64
+	PrefillMFUKQuantAmpere float64
 	// PrefillLayerLatency is the time per layer per prompt micro-batch that
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, attention, copies) and launches, in seconds, in today's
-	// llama.cpp build (data/h200-speed: flash attention on). Today's build is
-	// measured on an NVIDIA Hopper GPU only, so only plans on Hopper GPUs
-	// take it and the MMQ fractions.
+	// llama.cpp build (data/h200-speed: flash attention on). Plans on the
+	// architectures with MMQ fractions of today's build (Hopper, Ada,
+	// Ampere GA10x) take it; the Ada and Ampere rows (data/prefill_today.json,
+	// flash attention off) are fitted with it, not refit.
 	PrefillLayerLatency float64
 	// PrefillLayerLatencyPreMMQ is that time in the llama.cpp builds of
 	// 2023 and May 2024 that measured the rows of data/inference.json

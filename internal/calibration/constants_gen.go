@@ -36,9 +36,14 @@ var Fitted = Throughput{
 	// before MMQ (20 us grid refined at 10 us) on the 50 rows of
 	// data/inference.json; today's pass time (same grid) and the MMQ
 	// fractions of the INT8 peak (0.002 grid) on the 4 H200 records.
-	PrefillMFU:                0.76,
-	PrefillMFUQ8:              0.124,
-	PrefillMFUKQuant:          0.094,
+	PrefillMFU:       0.76,
+	PrefillMFUQ8:     0.124,
+	PrefillMFUKQuant: 0.094,
+	// Today's build on Ada and Ampere: the MMQ fraction of the INT8 peak
+	// (0.002 grid) on the fit rows of data/prefill_today.json (2; the 2 held-out
+	// rows: median 0.082), with the H200 records' pass time.
+	PrefillMFUKQuantAda:       0.398,
+	PrefillMFUKQuantAmpere:    0.248,
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 1400e-6,
 	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json

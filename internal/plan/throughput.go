@@ -278,34 +278,47 @@ type prefillPath struct {
 	Dequantized  bool
 	LayerSeconds float64
 	TodaysBuild  bool
+	Arch         string // TodaysBuild: the architecture whose fractions apply (archHopper, …)
 }
 
 // prefillPath picks the stage's build constants and kernel. Today's
-// llama.cpp build is measured on an NVIDIA Hopper GPU alone (the H200
-// records), so a stage all of Hopper GPUs (hopperGPU) takes today's
-// constants and every other stage the 2023-24 builds' (the newest measured
-// on those devices; a replay of such a build, preMMQ, takes them too).
-// Under today's constants llama.cpp (the engine the speed constants are
-// of; also a plan naming none) runs integer weights through MMQ at the INT8
-// peak (https://github.com/ggml-org/llama.cpp/pull/8075: the default on
-// GPUs with int8 tensor cores since June 2024); 16-bit weights, other
-// engines and the 2023-24 builds run a 16-bit GEMM at the 16-bit (fp8)
-// peak, integer weights dequantized first.
+// llama.cpp build is measured on NVIDIA Hopper (the H200 records), Ada and
+// Ampere GPUs (data/prefill_today.json of internal/calibration), so a stage
+// all of GPUs of one of those architectures (mmqArchitecture) takes today's
+// constants with that architecture's MMQ fractions, and every other stage
+// the 2023-24 builds' (the newest measured on those devices; a replay of
+// such a build, preMMQ, takes them too). Under today's constants llama.cpp
+// (the engine the speed constants are of; also a plan naming none) runs
+// integer weights through MMQ at the INT8 peak
+// (https://github.com/ggml-org/llama.cpp/pull/8075: the default on GPUs
+// with int8 tensor cores since June 2024); 16-bit weights, other engines
+// and the 2023-24 builds run a 16-bit GEMM at the 16-bit (fp8) peak,
+// integer weights dequantized first.
 func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ bool) prefillPath {
-	today := !preMMQ && len(devs) > 0
-	for _, d := range devs {
-		today = today && hopperGPU(d)
+	arch := ""
+	if !preMMQ && len(devs) > 0 {
+		arch = mmqArchitecture(devs[0])
+		for _, d := range devs[1:] {
+			if mmqArchitecture(d) != arch {
+				arch = ""
+			}
+		}
 	}
+	q8, kquant := e.mmqFractions(arch)
+	today := kquant > 0
 	p := prefillPath{Kernel: KernelGEMM, Precision: computePrecision(l), MFU: e.PrefillMFU, Dequantized: dequantizedForMatmul(l),
 		LayerSeconds: e.PrefillLayerLatencyPreMMQ, TodaysBuild: today}
 	if today {
+		p.Arch = arch
+	}
+	if today {
 		p.LayerSeconds = e.PrefillLayerLatency
-		mfu := e.PrefillMFUKQuant
+		mfu := kquant
 		switch weightFamily(l) {
 		case WeightsFloat:
 			mfu = 0
 		case WeightsQ8:
-			mfu = e.PrefillMFUQ8
+			mfu = q8
 		}
 		if llamaCPP && mfu > 0 {
 			p.Kernel, p.Precision, p.MFU, p.Dequantized = KernelMMQ, "int8", mfu, false
@@ -318,15 +331,47 @@ func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ 
 	return p
 }
 
-// hopperGPU reports whether d is an NVIDIA Hopper GPU (compute capability
-// 9.x: H100, H200, GH200, H20), by its detected compute capability, else
-// its record's.
-func hopperGPU(d *device) bool {
+// NVIDIA architectures today's llama.cpp build is measured on.
+const (
+	archHopper = "hopper" // compute capability 9.x: H100, H200, GH200, H20
+	archAda    = "ada"    // 8.9: RTX 40, L4, L40, L40S, RTX 6000 Ada
+	archAmpere = "ampere" // 8.6 (GA102-GA107): RTX 30, RTX A2000-A6000, A10, A40; not GA100 (8.0: A100, A30), a different chip
+)
+
+// mmqFractions is the MMQ fractions (Q8_0, other integer types) of today's
+// build on arch; zero where the architecture has no fitted rows.
+func (e efficiency) mmqFractions(arch string) (q8, kquant float64) {
+	switch arch {
+	case archHopper:
+		return e.PrefillMFUQ8, e.PrefillMFUKQuant
+	case archAda:
+		return e.PrefillMFUKQuantAda, e.PrefillMFUKQuantAda
+	case archAmpere:
+		return e.PrefillMFUKQuantAmpere, e.PrefillMFUKQuantAmpere
+	}
+	return 0, 0
+}
+
+// mmqArchitecture is d's NVIDIA architecture among those today's build is
+// measured on (archHopper, archAda, archAmpere), by its detected compute
+// capability, else its record's; "" for any other device.
+func mmqArchitecture(d *device) string {
+	if !nvidiaGPU(d) {
+		return ""
+	}
 	cc := d.Dev.ComputeCapability
 	if cc == "" && d.Spec != nil {
 		cc = d.Spec.Arch
 	}
-	return nvidiaGPU(d) && strings.HasPrefix(cc, "9.")
+	switch {
+	case strings.HasPrefix(cc, "9."):
+		return archHopper
+	case cc == "8.9":
+		return archAda
+	case cc == "8.6":
+		return archAmpere
+	}
+	return ""
 }
 
 // llamaCPPKernels reports whether a plan's prompt passes run llama.cpp's
@@ -834,10 +879,19 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	}
 	build := "the 2023-24 llama.cpp builds' constants, the newest measured on this device class"
 	if path.TodaysBuild {
-		build = "today's llama.cpp build, measured on an NVIDIA H200"
+		build = todaysBuildNote[path.Arch]
 	}
 	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
 		path.MFU*100, path.Precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
+}
+
+// todaysBuildNote says, per architecture, what today's build's prefill
+// constants were measured on (internal/calibration/data: h200-speed and
+// prefill_today.json).
+var todaysBuildNote = map[string]string{
+	archHopper: "today's llama.cpp build, measured on an NVIDIA H200",
+	archAda:    "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ada GPU (RTX 4090), the time per layer on an NVIDIA H200",
+	archAmpere: "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ampere GA102 GPU (A40), the time per layer on an NVIDIA H200",
 }
 
 func unknownBandwidth(pl *planned) string {

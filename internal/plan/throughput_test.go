@@ -53,11 +53,17 @@ func TestPrefillSeconds(t *testing.T) {
 // TestPrefillPath checks which build's constants and kernel a prompt pass
 // takes: on a Hopper GPU (the H200: compute capability 9.0) today's build,
 // where llama.cpp runs integer weights through MMQ at the INT8 peak (1979
-// TOPS) and 16-bit weights through a GEMM at the FP16 peak (989 TFLOPS);
-// elsewhere (an RTX 4090), for another engine's integer weights, and in the
-// replay of a build before MMQ, a GEMM on dequantized weights.
+// TOPS) and 16-bit weights through a GEMM at the FP16 peak (989 TFLOPS); on
+// Ada (an RTX 4090, compute capability 8.9 from its record) and Ampere GA10x
+// (an A40, 8.6) today's build with their own MMQ fraction (Q8_0 taking it too);
+// for another engine's integer weights, in the replay of a build before
+// MMQ, on an architecture today's build has no rows for (A100's GA100,
+// Blackwell) and on
+// a stage mixing architectures, a GEMM on dequantized weights with the
+// 2023-24 builds' pass time.
 func TestPrefillPath(t *testing.T) {
-	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillLayerLatency: 400e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
+	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillMFUKQuantAda: 0.4, PrefillMFUKQuantAmpere: 0.25,
+		PrefillLayerLatency: 400e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
 	dev := func(name, cc string) []*device {
 		s, ok := specs.ByName(name)
 		require.True(t, ok, name)
@@ -68,16 +74,34 @@ func TestPrefillPath(t *testing.T) {
 		require.NoError(t, err)
 		return l
 	}
-	h200, rtx4090 := dev("NVIDIA H200 SXM 141GB", "9.0"), dev("NVIDIA GeForce RTX 4090", "")
-	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.09, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("q4_k_m"), true, false))
-	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.12, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("q8_0"), true, false))
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true}, e.prefillPath(h200, level("fp16"), true, false))
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, Dequantized: true, LayerSeconds: 400e-6, TodaysBuild: true},
+	h200, rtx4090, a40 := dev("NVIDIA H200 SXM 141GB", "9.0"), dev("NVIDIA GeForce RTX 4090", ""), dev("NVIDIA A40", "8.6")
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.09, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archHopper}, e.prefillPath(h200, level("q4_k_m"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 1979, MFU: 0.12, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archHopper}, e.prefillPath(h200, level("q8_0"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archHopper}, e.prefillPath(h200, level("fp16"), true, false))
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, Dequantized: true, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archHopper},
 		e.prefillPath(h200, level("q4_k_m"), false, false), "another engine")
 	pre := prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 989, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6}
 	assert.Equal(t, pre, e.prefillPath(h200, level("q4_k_m"), true, true), "a build before MMQ")
+
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 660.6, MFU: 0.4, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
+		e.prefillPath(rtx4090, level("q4_0"), true, false), "Ada: its own fraction")
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 660.6, MFU: 0.4, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
+		e.prefillPath(rtx4090, level("q8_0"), true, false), "Ada Q8_0: the same fraction (no Q8_0 row)")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
+		e.prefillPath(rtx4090, level("fp16"), true, false), "Ada 16-bit: cuBLAS with today's pass time")
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 299.3, MFU: 0.25, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAmpere},
+		e.prefillPath(a40, level("q4_k_m"), true, false), "Ampere: its own fraction")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 149.7, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+		e.prefillPath(append(rtx4090, a40...), level("q4_k_m"), true, false), "a stage mixing architectures: the 2023-24 path (the slowest peak)")
+	noAda := e
+	noAda.PrefillMFUKQuantAda = 0
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
-		e.prefillPath(rtx4090, level("q4_k_m"), true, false), "today's build is not measured on Ada")
+		noAda.prefillPath(rtx4090, level("q4_k_m"), true, false), "an architecture without fitted rows")
+	a100 := dev("NVIDIA A100 SXM4 80GB", "8.0")
+	assert.False(t, e.prefillPath(a100, level("q4_k_m"), true, false).TodaysBuild, "GA100 (8.0) is not GA10x: no rows, the 2023-24 path")
+	blackwell := dev("NVIDIA GeForce RTX 4090", "12.0") // the record's peaks, a Blackwell compute capability
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+		e.prefillPath(blackwell, level("q4_k_m"), true, false), "Blackwell (12.0): no rows of today's build, the 2023-24 path")
 }
 
 func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {

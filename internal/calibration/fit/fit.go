@@ -270,6 +270,13 @@ type prefillFit struct {
 	heldOutP90     float64
 	h200Median     float64
 	preMMQMedian   float64 // the fit rows of inference.json
+
+	// arch is the per-architecture MMQ fractions (PrefillMFUKQuantAda,
+	// PrefillMFUKQuantAmpere; thousandths), fitted on the fit rows of
+	// data/prefill_today.json; todayFit and todayHeld are those rows' and
+	// the held-out rows' errors under the fitted constants.
+	arch                map[string]int
+	todayFit, todayHeld []float64
 }
 
 // prefillFitSet is the rows the prefill constants are fitted on: the
@@ -314,9 +321,12 @@ func prefillHeldOut(all []speedCase) []speedCase {
 // (today's build): for each PrefillLayerLatency on a 20 us grid from 0 to
 // 3000 us, each MMQ family's fraction of the INT8 peak (0.020 to 1.000 on a
 // 0.002 grid) minimising the median over its records, and the latency
-// whose median over all four records is smallest, refined at 10 us. The
-// first minimum on each grid wins. The held-out rows are only scored.
-func fitPrefill(all, bench []speedCase, c calibration.Throughput) prefillFit {
+// whose median over all four records is smallest, refined at 10 us. Last,
+// with that latency, the MMQ fraction of each other architecture with rows
+// of today's build (today: data/prefill_today.json) on its fit rows
+// (fitArchitectures). The first minimum on each grid wins. The held-out
+// rows are only scored.
+func fitPrefill(all, bench, today []speedCase, c calibration.Throughput) prefillFit {
 	rowsPre, h200 := prefillFitSet(all, bench)
 	f := prefillFit{nH200: len(h200)}
 	best := math.Inf(1)
@@ -338,6 +348,16 @@ func fitPrefill(all, bench []speedCase, c calibration.Throughput) prefillFit {
 	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
 	fitTodaysPrefill(&f, h200, c)
 	c = f.apply(c)
+	f.arch = fitArchitectures(today, c)
+	c = f.apply(c)
+	for _, sc := range today {
+		errs := prefillErrors([]speedCase{sc}, c)
+		if sc.use == useFit {
+			f.todayFit = append(f.todayFit, errs...)
+		} else {
+			f.todayHeld = append(f.todayHeld, errs...)
+		}
+	}
 	fitRows := append(append([]speedCase(nil), rowsPre...), h200...)
 	errs, held := prefillErrors(fitRows, c), prefillErrors(prefillHeldOut(all), c)
 	f.n, f.medianError = len(errs), quantile(errs, 0.5)
@@ -370,6 +390,23 @@ func fitTodaysPrefill(f *prefillFit, h200 []speedCase, c calibration.Throughput)
 	}
 }
 
+// fitArchitectures fits, per architecture, the MMQ fraction of today's
+// build (PrefillMFUKQuantAda, PrefillMFUKQuantAmpere) on the fit rows of
+// data/prefill_today.json, with today's per-layer pass time of the H200
+// records in c; the held-out rows are not seen.
+func fitArchitectures(today []speedCase, c calibration.Throughput) map[string]int {
+	byArch := map[string][]speedCase{}
+	for _, sc := range today {
+		if sc.use == useFit {
+			byArch[sc.arch] = append(byArch[sc.arch], sc)
+		}
+	}
+	return map[string]int{
+		"ada":    fitMMQFraction(byArch["ada"], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAda = v }),
+		"ampere": fitMMQFraction(byArch["ampere"], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAmpere = v }),
+	}
+}
+
 // fitMMQFraction is the MMQ fraction (thousandths, 0.020 to 1.000 on a
 // 0.002 grid) that, set into c by set, minimises the median over rows; 0
 // for no row.
@@ -392,6 +429,7 @@ func (f prefillFit) apply(c calibration.Throughput) calibration.Throughput {
 	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
 	c.PrefillLayerLatency = float64(f.latencyUS) / 1e6
 	c.PrefillMFUQ8, c.PrefillMFUKQuant = float64(f.q8)/1000, float64(f.kquant)/1000
+	c.PrefillMFUKQuantAda, c.PrefillMFUKQuantAmpere = float64(f.arch["ada"])/1000, float64(f.arch["ampere"])/1000
 	return c
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -28,6 +29,7 @@ type result struct {
 	unmapped         []string
 	heldOut          []speedCase
 	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
+	prefillToday     []speedCase // today's builds' pp512 rows on Ada and Ampere (data/prefill_today.json)
 	// servingRows are data/serving_decode.json, serving its replayed rows,
 	// servingFit the vLLM constants fitted on them.
 	servingRows []servingRow
@@ -66,7 +68,10 @@ func fitAll(dataDir string) (*result, error) {
 	if r.hostCores, err = fitHostCores(harness, r.throughput()); err != nil {
 		return nil, err
 	}
-	r.prefill = fitPrefill(r.replayed, r.bench, r.throughput())
+	if r.prefillToday, err = loadPrefillToday(dataDir); err != nil {
+		return nil, err
+	}
+	r.prefill = fitPrefill(r.replayed, r.bench, r.prefillToday, r.throughput())
 	if r.servingRows, r.serving, err = loadServing(dataDir); err != nil {
 		return nil, err
 	}
@@ -188,6 +193,11 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillMFU: %s,", hundredths(pf.mfu))
 	p("PrefillMFUQ8: %s,", thousandths(pf.q8))
 	p("PrefillMFUKQuant: %s,", thousandths(pf.kquant))
+	p("// Today's build on Ada and Ampere: the MMQ fraction of the INT8 peak")
+	p("// (0.002 grid) on the fit rows of data/prefill_today.json (%d; the %d held-out", len(pf.todayFit), len(pf.todayHeld))
+	p("// rows: median %.3f), with the H200 records' pass time.", quantile(pf.todayHeld, 0.5))
+	p("PrefillMFUKQuantAda: %s,", thousandths(pf.arch["ada"]))
+	p("PrefillMFUKQuantAmpere: %s,", thousandths(pf.arch["ampere"]))
 	p("PrefillLayerLatency: %de-6,", pf.latencyUS)
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	f := r.servingFit
@@ -286,6 +296,7 @@ func docSections(r *result) map[string]string {
 		"fitted-constants":  fittedConstantsTable(r),
 		"throughput-fit":    throughputFit(r),
 		"held-out":          heldOutTable(r),
+		"prefill-today":     prefillTodayTable(r),
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
@@ -332,10 +343,12 @@ func fittedConstantsTable(r *result) string {
 	}
 	pf := r.prefill
 	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("%d single-device rows of `inference.json` with a prompt figure (builds before MMQ)", pf.nPreMMQ), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
-	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper GPU")
-	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper GPUs")
+	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada or Ampere GA10x GPU")
+	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada and Ampere GA10x GPUs")
 	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
+	row("Fitted.PrefillMFUKQuantAda", thousandths(pf.arch["ada"]), "the Ada fit row(s) of `data/prefill_today.json` (RTX 4090, Llama 2 7B Q4_0 pp512)", "prefill fit, third stage (MMQ on compute capability 8.9; Q8_0 takes it too)")
+	row("Fitted.PrefillMFUKQuantAmpere", thousandths(pf.arch["ampere"]), "the Ampere fit row(s) of `data/prefill_today.json` (A40, Llama 2 7B Q4_0 pp512)", "prefill fit, third stage (MMQ on compute capability 8.6; Q8_0 takes it too)")
 	sf := r.servingFit
 	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
 		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
@@ -420,6 +433,8 @@ func throughputFit(r *result) string {
 		hundredths(pf.mfu), thousandths(pf.q8), thousandths(pf.kquant), pf.latencyUS, pf.preMMQUS)
 	fmt.Fprintf(&b, "    fit set, single-device (n=%d) median %.3f (inference.json rows %.3f, H200 records %.3f);\n", pf.n, pf.medianError, pf.preMMQMedian, pf.h200Median)
 	fmt.Fprintf(&b, "    held-out, multi-GPU llama-bench 2024 (n=%d) median %.3f p90 %.3f\n", pf.heldOut, pf.heldOutMedian, pf.heldOutP90)
+	fmt.Fprintf(&b, "    today's build on Ada/Ampere: MMQ %s (Ada) / %s (Ampere) of the INT8 peak; fit (n=%d) median %.3f, held-out (n=%d) median %.3f\n",
+		thousandths(pf.arch["ada"]), thousandths(pf.arch["ampere"]), len(pf.todayFit), quantile(pf.todayFit, 0.5), len(pf.todayHeld), quantile(pf.todayHeld, 0.5))
 	return b.String()
 }
 
@@ -437,6 +452,34 @@ func benchTable(r *result) string {
 			test, meas, est = fmt.Sprintf("pp%d", sc.row.Prompt), sc.row.PP, sc.replay.Prefill(c)
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %s | `%s` |\n", sc.row.Model, sc.row.Quant, test, meas, est, signedPct(est/meas-1), sc.row.Source)
+	}
+	return b.String()
+}
+
+// prefillTodayTable is today's builds' pp512 rows on Ada and Ampere
+// (data/prefill_today.json) under the constants in use and, for the
+// "before" column, without the per-architecture fractions (the 2023-24
+// dequantize-then-GEMM path those GPUs took), with the fit and held-out
+// medians of both.
+func prefillTodayTable(r *result) string {
+	c := r.throughput()
+	before := c
+	before.PrefillMFUKQuantAda, before.PrefillMFUKQuantAmpere = 0, 0
+	var b strings.Builder
+	b.WriteString("| use | architecture | hardware | model | build | measured pp512 | before | estimate | error |\n|---|---|---|---|---|---|---|---|---|\n")
+	errs := map[string][2][]float64{}
+	for _, sc := range r.prefillToday {
+		was, est := sc.replay.Prefill(before), sc.replay.Prefill(c)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.1f (%s) | %.1f | %s |\n", sc.use, sc.arch, sc.row.Hardware, sc.row.Model, sc.label,
+			sc.row.PP, was, signedPct(was/sc.row.PP-1), est, signedPct(est/sc.row.PP-1))
+		e := errs[sc.use]
+		e[0], e[1] = append(e[0], math.Abs(was/sc.row.PP-1)), append(e[1], math.Abs(est/sc.row.PP-1))
+		errs[sc.use] = e
+	}
+	b.WriteString("\n| median \\|error\\| | before | after |\n|---|---|---|\n")
+	for _, use := range []string{useFit, useHeldOut} {
+		e := errs[use]
+		fmt.Fprintf(&b, "| %s (%d) | %.1f %% | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), 100*quantile(e[1], 0.5))
 	}
 	return b.String()
 }

@@ -58,7 +58,9 @@ type speedCase struct {
 	family string // weight type family (plan.Weights*)
 	bench  bool   // a record of data/h200-speed
 	depth  int    // tokens already in the cache before the measured decode (llama-bench -d)
-	label  string // held-out and llama-bench rows: the engine, backend and year
+	label  string // held-out and llama-bench rows: the engine, backend and year; prefill_today rows: the build
+	arch   string // prefill_today rows: the GPU architecture (archOf)
+	use    string // prefill_today rows: useFit or useHeldOut
 }
 
 // single reports whether the row was measured on one device.
@@ -253,4 +255,73 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		})
 	}
 	return cases, nil
+}
+
+// prefillTodayRow is one row of data/prefill_today.json.
+type prefillTodayRow struct {
+	SourceDevice      string  `json:"source_device"`
+	Hardware          string  `json:"hardware"`
+	ComputeCapability string  `json:"compute_capability"`
+	Model             string  `json:"model"`
+	Quant             string  `json:"quant"`
+	Build             string  `json:"build"`
+	PP                float64 `json:"pp_tokens_per_s"`
+	TG                float64 `json:"tg_tokens_per_s"`
+	Use               string  `json:"use"`
+	Source            string  `json:"source"`
+}
+
+// loadPrefillToday replays the rows of data/prefill_today.json marked fit
+// or held-out (pp512 of today's build, one GPU); the other rows say why
+// they are not replayed. A replayed row that does not map is an error.
+func loadPrefillToday(dataDir string) ([]speedCase, error) {
+	var doc struct {
+		Rows []prefillTodayRow `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "prefill_today.json"), &doc); err != nil {
+		return nil, err
+	}
+	var cases []speedCase
+	for _, r := range doc.Rows {
+		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
+		if !strings.HasPrefix(r.Source, "https://") || r.PP <= 0 {
+			return nil, fmt.Errorf("prefill_today.json: %s: needs an https source and a prompt speed", name)
+		}
+		if r.Use != useFit && r.Use != useHeldOut {
+			continue
+		}
+		s, ok := specs.ByName(r.Hardware)
+		if !ok || s.PeakTFLOPS("int8") <= 0 {
+			return nil, fmt.Errorf("prefill_today.json: %s: no record with an INT8 peak", name)
+		}
+		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		if err != nil {
+			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+		}
+		l, err := quant.Parse(r.Quant)
+		if err != nil {
+			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+		}
+		rp := plan.NewReplay(m, l, s, 1, 512, 64).WithComputeCapability(r.ComputeCapability)
+		cases = append(cases, speedCase{
+			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Prompt: 512, PP: r.PP, TG: r.TG, Source: r.Source},
+			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
+			arch: archOf(r.ComputeCapability), use: r.Use, label: r.Build,
+		})
+	}
+	return cases, nil
+}
+
+// archOf is the architecture a compute capability belongs to, as the
+// per-architecture MMQ fractions are keyed (calibration.Throughput).
+func archOf(cc string) string {
+	switch {
+	case cc == "8.9":
+		return "ada"
+	case cc == "8.6":
+		return "ampere"
+	case strings.HasPrefix(cc, "9."):
+		return "hopper"
+	}
+	return ""
 }
