@@ -231,8 +231,8 @@ func (c *costs) stagePart(start, end, tp int) part {
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
 		Activations: c.Activations, Overhead: c.Overhead}
 	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
-		st := c.VLLM.at(tp)
-		p.Activations, p.Overhead = st.ActivationBytes, st.NonTorchBytes+st.CUDAGraphBytes
+		st, charge, _ := c.VLLM.chargeWith(tp, p.Weights)
+		p.Activations, p.Overhead = st.ActivationBytes, charge-st.ActivationBytes
 	}
 	return p
 }

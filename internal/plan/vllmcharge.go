@@ -98,6 +98,7 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out := *v
 	out.pool, out.Setups = p, nil
 	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
+	backend := vllmBackendOf(p.Kind)
 next:
 	for _, d := range p.Devices {
 		for _, s := range out.Setups {
@@ -106,22 +107,42 @@ next:
 			}
 		}
 		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
-			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs})
+			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs, Backend: backend})
 	}
 	return &out
 }
 
-// at is vLLM's start-up charge on each device of a tensor-parallel group
-// of tp: the largest over the pool's GPUs.
-func (v *vllmCharge) at(tp int) engine.VLLMStartup {
-	var out engine.VLLMStartup
+// vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
+// kind k (engine.VLLMBackend): tpu-inference on TPU, the HPU worker on
+// Gaudi, the GPU worker elsewhere (NVIDIA; AMD runs the same worker).
+func vllmBackendOf(k registry.Kind) engine.VLLMBackend {
+	switch k {
+	case registry.KindTPU:
+		return engine.VLLMBackendTPU
+	case registry.KindGaudi:
+		return engine.VLLMBackendGaudi
+	}
+	return engine.VLLMBackendGPU
+}
+
+// chargeWith is vLLM's start-up charge on each device of a tensor-parallel
+// group of tp holding weights bytes of weights, with the part of it kept
+// for graphs (engine.VLLMStartup.Charge): the largest over the pool's
+// GPUs, each at its total memory and the pool's fraction.
+func (v *vllmCharge) chargeWith(tp int, weights int64) (st engine.VLLMStartup, charge, graphs int64) {
+	fraction := 1.0
+	if v.pool != nil {
+		fraction = v.pool.Budget.Fraction
+	}
 	for i, s := range v.Setups {
 		s.TP = max(tp, 1)
-		if st := engine.VLLMStartupOf(v.Model, s); i == 0 || st.Bytes() > out.Bytes() {
-			out = st
+		one := engine.VLLMStartupOf(v.Model, s)
+		c, g := one.Charge(s.TotalBytes, weights, fraction)
+		if i == 0 || c > charge {
+			st, charge, graphs = one, c, g
 		}
 	}
-	return out
+	return st, charge, graphs
 }
 
 // vllmChargeLine names vLLM's start-up charge in a refusal: what each
@@ -130,9 +151,16 @@ func vllmChargeLine(c costs, tp int) string {
 	if c.VLLM == nil || len(c.VLLM.Setups) == 0 {
 		return ""
 	}
-	st := c.VLLM.at(tp)
-	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, CUDA graphs %s)",
-		st.Version, gib(st.Bytes()), gib(st.ActivationBytes), gib(st.NonTorchBytes), gib(st.CUDAGraphBytes))
+	st, charge, graphs := c.VLLM.chargeWith(tp, c.stagePart(0, c.Layers, tp).Weights)
+	if charge == 0 && c.VLLM.Setups[0].Rule() == engine.VLLMBackendTPU {
+		return fmt.Sprintf("vLLM %s's TPU backend charges nothing beside the weights and the KV cache", st.Version)
+	}
+	kind := "CUDA graphs"
+	if st.OfFree {
+		kind = "HPU graph reserve"
+	}
+	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, %s %s)",
+		st.Version, gib(charge), gib(st.ActivationBytes), gib(st.NonTorchBytes), kind, gib(graphs))
 }
 
 // scaledKV is kv bytes of KV cache as vLLM checks it (vllmCharge.KVScale).
