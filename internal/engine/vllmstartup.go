@@ -90,8 +90,9 @@ const (
 	// tpu_inference/worker/tpu_worker.py determine_available_memory): the
 	// cache gets total x --gpu-memory-utilization less the HBM in use once
 	// the weights are loaded, summed over the chips of the mesh. It runs no
-	// profile pass before: the compiled XLA programs are not in the
-	// budget, and it captures no CUDA graphs.
+	// profile pass before and captures no CUDA graphs: the XLA programs
+	// are compiled after the cache is sized (row kerasio-tpu-v5e-gemma3-1b
+	// of vllm_startup.json).
 	VLLMBackendTPU
 	// VLLMBackendGaudi is Intel Gaudi's HPU worker (HabanaAI/vllm-fork
 	// vllm/worker/habana_worker.py, later hpu_worker.py, tags

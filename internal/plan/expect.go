@@ -85,7 +85,7 @@ const expectSourceHybrid = expectSource + "; for a model with recurrent (Mamba, 
 // rest on for vLLM on a TPU and on Gaudi, whose workers size the cache by
 // their own rules (engine.VLLMBackend).
 const (
-	expectSourceTPU   = "vLLM's TPU backend (tpu-inference, tpu_inference/worker/tpu_worker.py determine_available_memory, tags v0.12.0 to v0.27.0) for the release (engine_version): total HBM x --gpu-memory-utilization less the HBM in use once the weights are loaded, over the chips of the mesh; no profile pass and no CUDA graphs are charged (compiled XLA programs live outside the budget). Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
+	expectSourceTPU   = "vLLM's TPU backend (tpu-inference, tpu_inference/worker/tpu_worker.py determine_available_memory, tags v0.12.0 to v0.27.0) for the release (engine_version): total HBM x --gpu-memory-utilization less the HBM in use once the weights are loaded, over the chips of the mesh; no profile pass and no CUDA graphs are charged (XLA programs are compiled after the cache is sized). Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
 	expectSourceGaudi = "vLLM's Gaudi backend (HabanaAI/vllm-fork habana_worker.py/hpu_worker.py, vllm-project/vllm-gaudi hpu_worker.py determine_available_memory): --gpu-memory-utilization of the memory free after the weights and the profile run (a forward pass at max_num_batched_tokens), less VLLM_GRAPH_RESERVED_MEM (0.1) of it for HPU graphs, reported as cuda_graph_gib. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
 )
 
