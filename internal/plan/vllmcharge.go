@@ -4,8 +4,10 @@
 // the weights, what vLLM's start-up profile charges beside them
 // (engine.VLLMStartupOf: the activation peak of the profile run, the
 // memory allocated outside torch and, from 0.21.0, the estimated CUDA
-// graphs) and one sequence of --max-model-len tokens of KV cache as vLLM
-// checks it (_check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py:
+// graphs; on TPU and Gaudi their backends' own rules, engine.VLLMBackend
+// and VLLMStartup.Charge) and one sequence of --max-model-len tokens of KV
+// cache as vLLM checks it (_check_enough_kv_cache_memory in
+// vllm/v1/core/kv_cache_utils.py:
 // whole blocks of vllmBlockTokens, sliding-window layers at their window,
 // the cache in the model's dtype). The fit, the maxima, the chosen context,
 // the serving placement, the memory breakdown and engine_expect.vllm all
