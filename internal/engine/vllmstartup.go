@@ -108,6 +108,47 @@ var (
 	vllmTritonTopKTopP = Version{0, 19, 0}
 )
 
+// VLLMBackend is the vLLM worker that sizes the KV cache on a device kind:
+// each states its own budget.
+type VLLMBackend int
+
+const (
+	// VLLMBackendGPU is vLLM's GPU worker (NVIDIA, and AMD through ROCm,
+	// where the same vllm/v1/worker/gpu_worker.py runs): total x
+	// --gpu-memory-utilization less the weights and the start-up profile
+	// (VLLMStartupOf).
+	VLLMBackendGPU VLLMBackend = iota
+	// VLLMBackendTPU is tpu-inference's TPU worker, vLLM's TPU backend
+	// from 0.12.0 (vllm-project/tpu-inference, tags v0.12.0 to v0.27.0,
+	// tpu_inference/worker/tpu_worker.py determine_available_memory): the
+	// cache gets total x --gpu-memory-utilization less the HBM in use once
+	// the weights are loaded, summed over the chips of the mesh. It runs no
+	// profile pass before and captures no CUDA graphs: the XLA programs
+	// are compiled after the cache is sized (row kerasio-tpu-v5e-gemma3-1b
+	// of vllm_startup.json).
+	VLLMBackendTPU
+	// VLLMBackendGaudi is Intel Gaudi's HPU worker (HabanaAI/vllm-fork
+	// vllm/worker/habana_worker.py, later hpu_worker.py, tags
+	// v0.5.3.post1+Gaudi-1.18.0 to v0.7.2+Gaudi-1.21.0; vllm-project/
+	// vllm-gaudi vllm_gaudi/v1/worker/hpu_worker.py at v0.26.0): after the
+	// weights and a profile run, --gpu-memory-utilization takes its share
+	// of the memory then FREE, not of the total, and VLLM_GRAPH_RESERVED_MEM
+	// of that share (0.1 by default from HabanaAI/vllm-fork commit ed19acd8
+	// of 2024-09-17, 0.4 before) is kept for HPU graphs; the KV cache gets
+	// the rest.
+	VLLMBackendGaudi
+)
+
+// vllmTPUWorker is the first vLLM release whose TPU backend is
+// tpu-inference (its first tag, v0.12.0); earlier releases profiled a
+// forward pass on torch_xla (vllm/v1/worker/tpu_worker.py), which the GPU
+// rule stands in for.
+var vllmTPUWorker = Version{0, 12, 0}
+
+// vllmGaudiGraphReserve is VLLM_GRAPH_RESERVED_MEM's default in the Gaudi
+// workers (VLLMBackendGaudi).
+const vllmGaudiGraphReserve = 0.1
+
 // VLLMSetup is what vLLM's start-up profile of one GPU depends on besides
 // the model.
 type VLLMSetup struct {
@@ -128,6 +169,18 @@ type VLLMSetup struct {
 	// Capability is an NVIDIA GPU's CUDA compute capability ("9.0"); ""
 	// for other GPUs, or when it is not known.
 	Capability string
+	// Backend is the worker that sizes the cache on the device.
+	Backend VLLMBackend
+}
+
+// Rule is the worker whose rule sizes the cache for d: its Backend, except
+// a TPU before vllmTPUWorker, whose torch_xla worker profiled a forward
+// pass as the GPU worker does.
+func (d VLLMSetup) Rule() VLLMBackend {
+	if d.Backend == VLLMBackendTPU && d.Version.Before(vllmTPUWorker) {
+		return VLLMBackendGPU
+	}
+	return d.Backend
 }
 
 // VLLMStartup is what vLLM's start-up profile charges one GPU beside the
@@ -150,10 +203,38 @@ type VLLMStartup struct {
 	// them to its tiles (vllmMarlinMXFP4Padding). It is weights ("Model
 	// loading took" counts it), not part of Bytes.
 	MoEPaddingBytesPerLayer int64
+	// GraphReserve is the share of the usable memory a Gaudi worker keeps
+	// for HPU graphs (VLLM_GRAPH_RESERVED_MEM), and OfFree that its
+	// utilization is of the memory free after the weights and the profile
+	// run (VLLMBackendGaudi); both zero elsewhere.
+	GraphReserve float64
+	OfFree       bool
 }
 
 // Bytes is all the profile charges beside the weights.
 func (s VLLMStartup) Bytes() int64 { return s.ActivationBytes + s.NonTorchBytes + s.CUDAGraphBytes }
+
+// Charge is what the start-up takes of a device's budget (totalBytes x
+// utilization) beside weights bytes of weights, and of that the memory
+// kept for graphs: Bytes and CUDAGraphBytes, except on a Gaudi worker
+// (OfFree), whose cache gets (total - weights - profile) x utilization x
+// (1 - GraphReserve). That can leave the cache more than total x
+// utilization - weights when the weights are most of the device; the
+// charge is then held to the profile run, with no graph memory (the plan
+// stays within the fraction of the total that every backend's budget
+// reads).
+func (s VLLMStartup) Charge(totalBytes, weights int64, utilization float64) (charge, graphs int64) {
+	if !s.OfFree {
+		return s.Bytes(), s.CUDAGraphBytes
+	}
+	usable := float64(totalBytes-weights-s.ActivationBytes) * utilization
+	kv := usable * (1 - s.GraphReserve)
+	charge = int64(float64(totalBytes)*utilization) - weights - int64(kv)
+	if usable <= 0 || charge <= s.Bytes() {
+		return s.Bytes(), 0
+	}
+	return charge, int64(usable * s.GraphReserve)
+}
 
 // VLLMStartupOf is vLLM's start-up charge for model m on a GPU of setup d.
 func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
@@ -163,6 +244,18 @@ func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
 		s.MaxNumSeqs = d.MaxNumSeqs
 	}
 	tp := max(d.TP, 1)
+	switch d.Rule() {
+	case VLLMBackendTPU:
+		// Nothing beside the weights: no profile pass, no graphs.
+		return s
+	case VLLMBackendGaudi:
+		// The profile run's forward pass (HabanaMemoryProfiler counts all
+		// device memory it takes: no separate non-torch figure), then the
+		// share of the free memory and the HPU-graph reserve (Charge).
+		s.ActivationBytes = vllmForwardBytes(m, s.MaxNumBatchedTokens, tp)
+		s.GraphReserve, s.OfFree = vllmGaudiGraphReserve, true
+		return s
+	}
 	act := vllmForwardBytes(m, s.MaxNumBatchedTokens, tp)
 	if !d.Version.Before(vllmV1Default) {
 		perLogit := calibration.VLLMSamplerBytesPerLogit

@@ -143,3 +143,47 @@ func withoutMXFP4(s VLLMSetup) VLLMSetup {
 	s.MXFP4Experts = false
 	return s
 }
+
+// Each backend's own rule (VLLMBackend): tpu-inference charges nothing
+// beside the weights from 0.12.0 (earlier TPU releases profile as the GPU
+// worker does); the Gaudi workers take --gpu-memory-utilization of the
+// memory free after the weights and the profile run and keep
+// VLLM_GRAPH_RESERVED_MEM of it for HPU graphs. The Gaudi figures are the
+// log of row vllm-gaudi-docs-gaudi2-llama3.1-8b (vllm_startup.json):
+// 94.62 GiB, 15.05 GiB of weights, a 355 MiB profile run, 7.13 GiB for HPU
+// graphs and 64.17 GiB for the KV cache at utilization 0.9.
+func TestVLLMStartupOfBackends(t *testing.T) {
+	m := model.Lookup("Llama-3.1-8B")
+	require.NotNil(t, m)
+	tpu := VLLMSetup{Version: Version{0, 26, 0}, TotalBytes: 16 << 30, Name: "TPU v5e", TP: 1, Backend: VLLMBackendTPU}
+	s := VLLMStartupOf(m, tpu)
+	assert.Zero(t, s.Bytes(), "tpu-inference charges nothing beside the weights")
+	c, g := s.Charge(tpu.TotalBytes, 10<<30, 0.92)
+	assert.Zero(t, c)
+	assert.Zero(t, g)
+	tpu.Version = Version{0, 11, 0}
+	assert.Equal(t, VLLMBackendGPU, tpu.Rule())
+	assert.Positive(t, VLLMStartupOf(m, tpu).Bytes(), "torch_xla's worker profiled a forward pass")
+
+	gaudi := VLLMSetup{Version: Version{0, 6, 4}, TotalBytes: gibOf(94.62), Name: "Gaudi 2", TP: 1, MaxModelLen: 131072, Backend: VLLMBackendGaudi}
+	s = VLLMStartupOf(m, gaudi)
+	assert.True(t, s.OfFree)
+	assert.Zero(t, s.CUDAGraphBytes)
+	s.ActivationBytes = 355 << 20 // the printed profile run
+	weights := gibOf(15.05)
+	c, g = s.Charge(gaudi.TotalBytes, weights, 0.9)
+	kv := float64(int64(float64(gaudi.TotalBytes)*0.9)-weights-c) / (1 << 30)
+	assert.InDelta(t, 64.17, kv, 0.01, "KV cache")
+	assert.InDelta(t, 7.13, float64(g)/(1<<30), 0.01, "HPU graphs")
+	// Weights that fill most of the device: the fork would leave the cache
+	// more than total x utilization less the weights; the charge is held
+	// to the profile run.
+	c, g = s.Charge(gaudi.TotalBytes, 80<<30, 0.9)
+	assert.Equal(t, s.Bytes(), c)
+	assert.Zero(t, g)
+	c, g = s.Charge(gaudi.TotalBytes, 200<<30, 0.9)
+	assert.Equal(t, s.Bytes(), c, "weights above the device")
+	assert.Zero(t, g)
+}
+
+func gibOf(g float64) int64 { return int64(g * (1 << 30)) }

@@ -84,6 +84,14 @@ const expectSource = "vLLM's start-up accounting for the release (engine_version
 // and a model with recurrent layers beside attention.
 const expectSourceHybrid = expectSource + "; for a model with recurrent (Mamba, gated DeltaNet) layers beside attention, vLLM's hybrid layout (vllm/v1/core/kv_cache_utils.py): the attention block raised to hold one sequence's state, layers in groups of equal size drawing from one block pool, and a request at max_model_len holding its attention blocks and one state block per state group (two in prefix caching's align mode, seen from 0.24.0); max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
 
+// expectSourceTPU and expectSourceGaudi say what EngineExpect's figures
+// rest on for vLLM on a TPU and on Gaudi, whose workers size the cache by
+// their own rules (engine.VLLMBackend).
+const (
+	expectSourceTPU   = "vLLM's TPU backend (tpu-inference, tpu_inference/worker/tpu_worker.py determine_available_memory, tags v0.12.0 to v0.27.0) for the release (engine_version): total HBM x --gpu-memory-utilization less the HBM in use once the weights are loaded, over the chips of the mesh; no profile pass and no CUDA graphs are charged (XLA programs are compiled after the cache is sized). Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
+	expectSourceGaudi = "vLLM's Gaudi backend (HabanaAI/vllm-fork habana_worker.py/hpu_worker.py, vllm-project/vllm-gaudi hpu_worker.py determine_available_memory): --gpu-memory-utilization of the memory free after the weights and the profile run (a forward pass at max_num_batched_tokens), less VLLM_GRAPH_RESERVED_MEM (0.1) of it for HPU graphs, reported as cuda_graph_gib. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
+)
+
 // expectSourceOutside says what EngineExpect's figures rest on for an
 // engine that reserves its workspace outside its fraction (SGLang).
 const expectSourceOutside = "SGLang's own sizing (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py): --mem-fraction-static of the memory free once its CUDA context exists, less the weights, over one token's cache (page size 1); replayed against public SGLang start-up logs in docs/accuracy.md; the memory its process groups take at TP > 1 and the weights as SGLang loads them are the plan's estimates"
@@ -116,9 +124,11 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 			pool := s.budget() - s.Part.Weights
 			block := int64(1) // SGLang's default --page-size
 			var st engine.VLLMStartup
+			var graphs int64
 			if !b.WorkspaceOutside {
-				st = vllmStartupOf(pl)
-				pool -= st.Bytes()
+				var charge int64
+				st, charge, graphs = pl.Costs.VLLM.chargeWith(max(pl.TP, 1), s.Part.Weights)
+				pool -= charge
 				block = vllmBlockTokens
 			} else {
 				pool = staticPool(s, fraction, b.LinkedGroup)
@@ -158,7 +168,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 					out.EngineVersion = st.Version.String()
 					out.MaxNumBatchedTokens, out.MaxNumSeqs = st.MaxNumBatchedTokens, st.MaxNumSeqs
 					out.PeakActivationGiB, out.NonTorchGiB = gibFloat(st.ActivationBytes), gibFloat(st.NonTorchBytes)
-					out.CUDAGraphGiB = gibFloat(st.CUDAGraphBytes)
+					out.CUDAGraphGiB = gibFloat(graphs)
 				}
 			}
 		}
@@ -166,6 +176,14 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
+	if !b.WorkspaceOutside {
+		switch pl.Costs.VLLM.Setups[0].Rule() {
+		case engine.VLLMBackendTPU:
+			out.Source = expectSourceTPU
+		case engine.VLLMBackendGaudi:
+			out.Source = expectSourceGaudi
+		}
+	}
 	if hybridConcurrency >= 0 {
 		// A hybrid's tokens are not its concurrency: each request also
 		// holds state blocks (engine.VLLMHybridLayout).

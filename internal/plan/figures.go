@@ -241,11 +241,11 @@ func (c *costs) stagePart(start, end, tp int) part {
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
 		Activations: c.Activations, Overhead: c.Overhead}
 	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
-		st := c.VLLM.at(tp)
-		p.Activations, p.Overhead = st.ActivationBytes, st.NonTorchBytes+st.CUDAGraphBytes
 		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
 		// experts ("Model loading took" counts the padding).
 		p.Weights += c.VLLM.moePadding(start, end, tp)
+		st, charge, _ := c.VLLM.chargeWith(tp, p.Weights)
+		p.Activations, p.Overhead = st.ActivationBytes, charge-st.ActivationBytes
 	}
 	if c.Static != nil && c.Loaded.Model != nil {
 		// Weights as SGLang measures them: from the device's free memory,

@@ -4,8 +4,10 @@
 // the weights, what vLLM's start-up profile charges beside them
 // (engine.VLLMStartupOf: the activation peak of the profile run, the
 // memory allocated outside torch and, from 0.21.0, the estimated CUDA
-// graphs) and one sequence of --max-model-len tokens of KV cache as vLLM
-// checks it (_check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py:
+// graphs; on TPU and Gaudi their backends' own rules, engine.VLLMBackend
+// and VLLMStartup.Charge) and one sequence of --max-model-len tokens of KV
+// cache as vLLM checks it (_check_enough_kv_cache_memory in
+// vllm/v1/core/kv_cache_utils.py:
 // whole blocks of vllmBlockTokens, sliding-window layers at their window,
 // the cache in the model's dtype). The fit, the maxima, the chosen context,
 // the serving placement, the memory breakdown and engine_expect.vllm all
@@ -102,6 +104,7 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out := *v
 	out.pool, out.Setups = p, nil
 	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
+	backend := vllmBackendOf(p.Kind)
 next:
 	for _, d := range p.Devices {
 		capability := ""
@@ -114,22 +117,51 @@ next:
 			}
 		}
 		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
-			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs, MXFP4Experts: v.MXFP4, Capability: capability})
+			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs, MXFP4Experts: v.MXFP4, Capability: capability, Backend: backend})
 	}
 	return &out
 }
 
-// at is vLLM's start-up charge on each device of a tensor-parallel group
-// of tp: the largest over the pool's GPUs.
+// vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
+// kind k (engine.VLLMBackend): tpu-inference on TPU, the HPU worker on
+// Gaudi, the GPU worker elsewhere (NVIDIA; AMD runs the same worker).
+func vllmBackendOf(k registry.Kind) engine.VLLMBackend {
+	switch k {
+	case registry.KindTPU:
+		return engine.VLLMBackendTPU
+	case registry.KindGaudi:
+		return engine.VLLMBackendGaudi
+	}
+	return engine.VLLMBackendGPU
+}
+
+// at is vLLM's start-up profile on each device of a tensor-parallel group
+// of tp: the one whose charge is the largest over the pool's GPUs
+// (chargeWith; which one does not depend on the weights but on Gaudi,
+// where only the charge does).
 func (v *vllmCharge) at(tp int) engine.VLLMStartup {
-	var out engine.VLLMStartup
+	st, _, _ := v.chargeWith(tp, 0)
+	return st
+}
+
+// chargeWith is vLLM's start-up charge on each device of a tensor-parallel
+// group of tp holding weights bytes of weights, with the part of it kept
+// for graphs (engine.VLLMStartup.Charge): the largest over the pool's
+// GPUs, each at its total memory and the pool's fraction.
+func (v *vllmCharge) chargeWith(tp int, weights int64) (st engine.VLLMStartup, charge, graphs int64) {
+	fraction := 1.0
+	if v.pool != nil {
+		fraction = v.pool.Budget.Fraction
+	}
 	for i, s := range v.Setups {
 		s.TP = max(tp, 1)
-		if st := engine.VLLMStartupOf(v.Model, s); i == 0 || st.Bytes()+st.MoEPaddingBytesPerLayer > out.Bytes()+out.MoEPaddingBytesPerLayer {
-			out = st
+		one := engine.VLLMStartupOf(v.Model, s)
+		c, g := one.Charge(s.TotalBytes, weights, fraction)
+		if i == 0 || c+one.MoEPaddingBytesPerLayer > charge+st.MoEPaddingBytesPerLayer {
+			st, charge, graphs = one, c, g
 		}
 	}
-	return out
+	return st, charge, graphs
 }
 
 // vllmChargeLine names vLLM's start-up charge in a refusal: what each
@@ -138,9 +170,16 @@ func vllmChargeLine(c costs, tp int) string {
 	if c.VLLM == nil || len(c.VLLM.Setups) == 0 {
 		return ""
 	}
-	st := c.VLLM.at(tp)
-	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, CUDA graphs %s)",
-		st.Version, gib(st.Bytes()), gib(st.ActivationBytes), gib(st.NonTorchBytes), gib(st.CUDAGraphBytes))
+	st, charge, graphs := c.VLLM.chargeWith(tp, c.stagePart(0, c.Layers, tp).Weights)
+	if charge == 0 && c.VLLM.Setups[0].Rule() == engine.VLLMBackendTPU {
+		return fmt.Sprintf("vLLM %s's TPU backend charges nothing beside the weights and the KV cache", st.Version)
+	}
+	kind := "CUDA graphs"
+	if st.OfFree {
+		kind = "HPU graph reserve"
+	}
+	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, %s %s)",
+		st.Version, gib(charge), gib(st.ActivationBytes), gib(st.NonTorchBytes), kind, gib(graphs))
 }
 
 // scaledKV is kv bytes of KV cache as vLLM checks it (vllmCharge.KVScale).
