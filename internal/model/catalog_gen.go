@@ -10964,6 +10964,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"wizardlm2:8x22b",
 		},
+		ParamsB:      140.620634112,
+		ParamsSource: "281,241,268,224 bytes of bfloat16 tensors / 2 bytes: model.safetensors.index.json metadata.total_size in https://github.com/tbressers/WizardLM-2-8x22B/blob/714c46d2c26b290b10d418dd9f8046ccd9db372a/model.safetensors.index.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"MixtralForCausalLM",
@@ -10986,17 +10988,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/tbressers/WizardLM-2-8x22B/blob/714c46d2c26b290b10d418dd9f8046ccd9db372a/config.json (a copy of https://huggingface.co/microsoft/WizardLM-2-8x22B downloaded 2024-04-15 16:48, as its huggingface-metadata.txt records, with the 59 shards' sha256; the config.json verbatim, keys planning never reads left out)",
-		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository days after the release, so the entry names no Hugging Face id; copies circulate under other names. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
-		Checkpoints: []Checkpoint{
-			{
-				Quant:      "bf16",
-				Repo:       "microsoft/WizardLM-2-8x22B",
-				Source:     "https://huggingface.co/microsoft/WizardLM-2-8x22B (withdrawn; the copy above keeps its files)",
-				SizeBytes:  281241268224,
-				SizeSource: "model.safetensors.index.json metadata.total_size in https://github.com/tbressers/WizardLM-2-8x22B/blob/714c46d2c26b290b10d418dd9f8046ccd9db372a/model.safetensors.index.json",
-				Notes:      "The repository is no longer served by Hugging Face; a launch line naming it fails until a copy is put in its place.",
-			},
-		},
+		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository (https://huggingface.co/microsoft/WizardLM-2-8x22B) days after the release, so the entry names no Hugging Face id or checkpoint to launch; copies circulate under other names. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
 	},
 	{
 		Name: "OLMoE-1B-7B-0924",
