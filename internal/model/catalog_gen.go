@@ -4490,8 +4490,6 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3:4b",
 		},
-		ParamsB:      4.022468096,
-		ParamsSource: "'Qwen/Qwen3-4B': 4022468096 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\")",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_act":              "silu",

@@ -76,7 +76,7 @@ var withoutPublishedTotal = []string{
 	"Nemotron-H-56B-Base-8K", "OLMo-2-0325-32B", "OLMo-2-1124-13B", "OLMo-2-1124-7B",
 	"Phi-3-medium-4k-instruct",
 	"Qwen1.5-MoE-A2.7B", "Qwen2.5-3B", "Qwen3-1.7B", "Qwen3-14B",
-	"Qwen3-235B-A22B-Thinking-2507", "Qwen3-30B-A3B-Base", "Qwen3-30B-A3B-Thinking-2507",
+	"Qwen3-235B-A22B-Thinking-2507", "Qwen3-30B-A3B-Base", "Qwen3-30B-A3B-Thinking-2507", "Qwen3-4B",
 	"Qwen3-Coder-480B-A35B-Instruct", "Qwen3-Next-80B-A3B-Instruct", "Qwen3-VL-235B-A22B-Instruct",
 	"Qwen3-VL-2B-Instruct", "Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-32B-Instruct",
 	"Qwen3-VL-32B-Thinking", "Qwen3-VL-4B-Instruct", "Qwen3-VL-8B-Instruct", "Qwen3.5-122B-A10B",
