@@ -163,6 +163,29 @@ func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
 	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
 }
 
+// On the real H200 fixture, the default llama.cpp plans of Qwen3-235B-A22B
+// (Q4_K_M) and Qwen3-Next-80B-A3B-Instruct (Q8_0) load Qwen's own GGUF
+// repositories at the planned type, which the catalog lists with their
+// sources, instead of a MODEL-TYPE.gguf placeholder (issue 27 item 5).
+func TestLlamaCPPDefaultPlanLoadsNewlyListedGGUF(t *testing.T) {
+	for _, c := range []struct{ model, hf, placeholder string }{
+		{"Qwen3-235B-A22B", "llama-server -hf Qwen/Qwen3-235B-A22B-GGUF:Q4_K_M ", "MODEL-Q4_K_M.gguf"},
+		{"Qwen3-Next-80B-A3B-Instruct", "llama-server -hf Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF:Q8_0 ", "MODEL-Q8_0.gguf"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", c.model, "--engine", "llama.cpp")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, c.hf, c.model)
+		assert.NotContains(t, r.stdout, c.placeholder, c.model)
+	}
+
+	// A type the repository does not publish: the answer names the types
+	// it does (the catalog's order) and how to make the planned one.
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Qwen/Qwen3-235B-A22B-GGUF publishes Q8_0, Q4_K_M, not IQ4_XS")
+	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-IQ4_XS.gguf IQ4_XS")
+}
+
 // --draft-model and --mmproj put a draft model and a projector in the plan
 // (counted on the first GPU) and in llama.cpp's command (-md, --mmproj).
 func TestPlanWithDraftModelAndProjector(t *testing.T) {

@@ -93,6 +93,19 @@ func TestLlamaCPPLoadsTheOfficialGGUFRepository(t *testing.T) {
 		{"Qwen3-8B", "q4_k_m", "Qwen/Qwen3-8B-GGUF:Q4_K_M"},
 		{"Qwen3-30B-A3B", "q8_0", "Qwen/Qwen3-30B-A3B-GGUF:Q8_0"},
 		{"gpt-oss-20b", quant.MXFP4, "ggml-org/gpt-oss-20b-GGUF"},
+		// Repositories and types added from cited listings (catalog.json).
+		{"Qwen3-235B-A22B", "q4_k_m", "Qwen/Qwen3-235B-A22B-GGUF:Q4_K_M"},
+		{"Qwen3-Next-80B-A3B-Instruct", "q8_0", "Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF:Q8_0"},
+		{"Qwen3-4B", "q4_k_m", "Qwen/Qwen3-4B-GGUF:Q4_K_M"},
+		{"Qwen2-7B-Instruct", "q5_k_m", "Qwen/Qwen2-7B-Instruct-GGUF:Q5_K_M"},
+		{"Qwen2-0.5B-Instruct", "q4_0", "Qwen/Qwen2-0.5B-Instruct-GGUF:Q4_0"},
+		{"Qwen3-0.6B", "q4_0", "ggml-org/Qwen3-0.6B-GGUF:Q4_0"},
+		{"Qwen3-0.6B", "q8_0", "Qwen/Qwen3-0.6B-GGUF:Q8_0"},
+		{"Devstral-Small-2507", "q4_k_m", "mistralai/Devstral-Small-2507_gguf:Q4_K_M"},
+		{"LFM2-1.2B", "q4_k_m", "LiquidAI/LFM2-1.2B-GGUF:Q4_K_M"},
+		{"Qwen3-14B", "q6_k", "Qwen/Qwen3-14B-GGUF:Q6_K"},
+		{"Qwen3-30B-A3B", "q4_k_m", "Qwen/Qwen3-30B-A3B-GGUF:Q4_K_M"},
+		{"Qwen3-1.7B", "q8_0", "Qwen/Qwen3-1.7B-GGUF:Q8_0"},
 	} {
 		m := model.Lookup(c.model)
 		require.NotNil(t, m, c.model)
@@ -122,4 +135,36 @@ func TestLlamaCPPTypeTheOfficialRepositoryLacks(t *testing.T) {
 	p.Model = model.Lookup("Llama-3.1-8B")
 	_, notes, _ = e.Args(p)
 	assert.NotContains(t, strings.Join(notes, "\n"), "publishes")
+}
+
+// Every GGUF repository of the catalog names where its types were read (a
+// URL a reader can open) and lists at least one type llama.cpp's -hf
+// REPO:TYPE can pick; a listed file names its type, so the tag and the
+// file agree; and one repository is official for one model only.
+func TestCatalogGGUFRepositoriesHaveSourcesAndTypes(t *testing.T) {
+	owner := map[string]string{}
+	types := map[string]int{}
+	for _, e := range model.Catalog() {
+		for _, ck := range e.Checkpoints {
+			if !ck.IsGGUF() {
+				continue
+			}
+			assert.True(t, strings.HasPrefix(ck.Source, "https://"), "%s %s %s: source %q", e.Name, ck.Repo, ck.Quant, ck.Source)
+			l, err := quant.Parse(ck.Quant)
+			if assert.NoError(t, err, "%s %s", e.Name, ck.Repo) && assert.NotEmpty(t, l.GGUFType(), "%s %s %s", e.Name, ck.Repo, ck.Quant) {
+				types[ck.Repo]++
+			}
+			if ck.File != "" && l != quant.MXFP4 {
+				assert.Contains(t, strings.ToUpper(ck.File), l.GGUFType(), "%s %s: file %s", e.Name, ck.Repo, ck.File)
+			}
+			if o, seen := owner[ck.Repo]; seen {
+				assert.Equal(t, o, e.Name, "%s is listed for two models", ck.Repo)
+			}
+			owner[ck.Repo] = e.Name
+		}
+	}
+	require.NotEmpty(t, owner)
+	for repo := range owner {
+		assert.Positive(t, types[repo], repo)
+	}
 }
