@@ -6,8 +6,8 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
@@ -230,19 +230,33 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 // because decode speed is set by the device's bandwidth.
 func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
 	need := c.stagePart(0, c.Layers, 1)
-	cands := append([]*device(nil), p.Devices...)
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].BandwidthGBs != cands[j].BandwidthGBs {
-			return cands[i].BandwidthGBs > cands[j].BandwidthGBs
+	// The first device in bySpeed order that holds the model, found without
+	// sorting: the fastest that fits, the earliest of equals.
+	var best *device
+	one := []*device{nil}
+	for _, d := range p.Devices {
+		if best != nil && !fasterDevice(d, best) {
+			continue
 		}
-		return cands[i].Usable > cands[j].Usable
-	})
-	for _, d := range cands {
-		if st := (stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}); c.stageFits(st, 1) {
-			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+		one[0] = d
+		if c.stageFits(stage{Devices: one, Start: 0, End: c.Layers, Part: need}, 1) {
+			best = d
 		}
 	}
-	return planned{}, false
+	if best == nil {
+		return planned{}, false
+	}
+	st := stage{Devices: []*device{best}, Start: 0, End: c.Layers, Part: need}
+	return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+}
+
+// fasterDevice reports whether a comes before b in the order planSingle
+// tries devices: higher memory bandwidth, then more usable memory.
+func fasterDevice(a, b *device) bool {
+	if a.BandwidthGBs != b.BandwidthGBs {
+		return a.BandwidthGBs > b.BandwidthGBs
+	}
+	return a.Usable > b.Usable
 }
 
 // validTP reports whether n devices can split the attention heads (and KV
@@ -263,10 +277,10 @@ func (c *costs) validTP(n int) bool {
 // identicalGroups splits devices into groups of the same name and memory
 // size (tensor parallel ranks must be interchangeable), largest group first.
 func identicalGroups(ds []*device) [][]*device {
-	idx := map[string]int{}
+	idx := map[identity]int{}
 	var out [][]*device
 	for _, d := range ds {
-		k := d.Dev.Name + "|" + strconv.FormatInt(d.Dev.MemoryBytes, 10)
+		k := identityOf(d)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
@@ -275,9 +289,18 @@ func identicalGroups(ds []*device) [][]*device {
 		}
 		out[i] = append(out[i], d)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	slices.SortStableFunc(out, func(a, b []*device) int { return len(b) - len(a) })
 	return out
 }
+
+// identity is what makes devices interchangeable ranks of a
+// tensor-parallel group (identicalGroups): the name and the memory size.
+type identity struct {
+	name   string
+	memory int64
+}
+
+func identityOf(d *device) identity { return identity{d.Dev.Name, d.Dev.MemoryBytes} }
 
 // mostUsable returns the n devices of ds with the most usable memory, in ds
 // order.

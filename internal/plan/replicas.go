@@ -231,12 +231,7 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 // first, then most usable memory.
 func bySpeed(ds []*device) []*device {
 	out := append([]*device(nil), ds...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].BandwidthGBs != out[j].BandwidthGBs {
-			return out[i].BandwidthGBs > out[j].BandwidthGBs
-		}
-		return out[i].Usable > out[j].Usable
-	})
+	sort.SliceStable(out, func(i, j int) bool { return fasterDevice(out[i], out[j]) })
 	return out
 }
 
