@@ -42,6 +42,7 @@ func requestPools(req *planning, want map[string]bool) ([]*pool, float64) {
 	var out []*pool
 	for _, k := range order {
 		merged[k].InterNodeGBs = inter
+		merged[k].setGroups()
 		out = append(out, merged[k])
 	}
 	return out, inter

@@ -4,6 +4,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -116,13 +117,11 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 // none).
 func largestTP(p *pool, c costs) int {
 	best := 0
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
-				if c.validTP(n) {
-					best = n
-					break
-				}
+	for _, g := range p.domainGroups() {
+		for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
+			if c.validTP(n) {
+				best = n
+				break
 			}
 		}
 	}
@@ -305,15 +304,26 @@ func identityOf(d *device) identity { return identity{d.Dev.Name, d.Dev.MemoryBy
 // mostUsable returns the n devices of ds with the most usable memory, in ds
 // order.
 func mostUsable(ds []*device, n int) []*device {
-	idx := make([]int, len(ds))
-	for i := range idx {
-		idx[i] = i
+	return devicesAt(ds, byUsable(ds)[:n])
+}
+
+// byUsable is the positions of ds, the most usable memory first; equal
+// devices keep their order in ds.
+func byUsable(ds []*device) []int {
+	pos := make([]int, len(ds))
+	for i := range pos {
+		pos[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].Usable > ds[idx[b]].Usable })
-	pick := append([]int(nil), idx[:n]...)
-	sort.Ints(pick)
-	out := make([]*device, n)
-	for i, k := range pick {
+	slices.SortStableFunc(pos, func(a, b int) int { return cmp.Compare(ds[b].Usable, ds[a].Usable) })
+	return pos
+}
+
+// devicesAt is the devices of ds at positions pos, in ds order (it sorts
+// pos).
+func devicesAt(ds []*device, pos []int) []*device {
+	slices.Sort(pos)
+	out := make([]*device, len(pos))
+	for i, k := range pos {
 		out[i] = ds[k]
 	}
 	return out
@@ -326,21 +336,19 @@ const maxTPSize = planreq.MaxTensorParallel
 // domain that hold the model split tensor-parallel.
 func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
 	var best *planned
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for n := 2; n <= len(g) && n <= maxTPSize; n++ {
-				if !c.validTP(n) {
-					continue
-				}
-				if best != nil && n >= best.TP {
-					break
-				}
-				ds := mostUsable(g, n)
-				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
-				if c.stageFits(st, 1) {
-					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
-					break
-				}
+	for _, g := range p.domainGroups() {
+		for n := 2; n <= len(g) && n <= maxTPSize; n++ {
+			if !c.validTP(n) {
+				continue
+			}
+			if best != nil && n >= best.TP {
+				break
+			}
+			ds := mostUsable(g, n)
+			st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
+			if c.stageFits(st, 1) {
+				best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
+				break
 			}
 		}
 	}
@@ -360,11 +368,9 @@ func tpGroups(p *pool, t int) [][]*device {
 		}
 		return out
 	}
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for i := 0; i+t <= len(g); i += t {
-				out = append(out, g[i:i+t])
-			}
+	for _, g := range p.domainGroups() {
+		for i := 0; i+t <= len(g); i += t {
+			out = append(out, g[i:i+t:i+t])
 		}
 	}
 	return out
@@ -378,11 +384,9 @@ func tpGroups(p *pool, t int) [][]*device {
 func planPipeline(p *pool, c costs, l quant.Level, maxTP int) (planned, bool) {
 	maxT := 1
 	if p.tensorParallel() && maxTP != 1 {
-		for _, dom := range p.Domains {
-			for _, g := range identicalGroups(dom) {
-				if len(g) > maxT {
-					maxT = min(len(g), maxTPSize)
-				}
+		for _, g := range p.domainGroups() {
+			if len(g) > maxT {
+				maxT = min(len(g), maxTPSize)
 			}
 		}
 	}

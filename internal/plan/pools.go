@@ -49,6 +49,37 @@ type pool struct {
 	// InterNodeGBs is the per-direction bandwidth between cluster nodes
 	// (minimum over nodes of their InfiniBand/RoCE NICs); 0 outside clusters.
 	InterNodeGBs float64
+	// groups is identicalGroups of each domain, domain by domain, when
+	// grouped (setGroups, once the domains are final): every level of
+	// every pass reads them, and the pools of a shared registry serve
+	// every request on it.
+	groups  [][]*device
+	grouped bool
+}
+
+// setGroups groups the pool's domains once for domainGroups. Only the
+// code that builds a pool calls it: a built pool is only read.
+func (p *pool) setGroups() {
+	p.groups, p.grouped = groupDomains(p.Domains), true
+}
+
+// domainGroups is the candidate tensor-parallel groups of the pool: the
+// identical devices of each high-bandwidth domain (identicalGroups), domain
+// by domain. Callers only read them.
+func (p *pool) domainGroups() [][]*device {
+	if p.grouped {
+		return p.groups
+	}
+	return groupDomains(p.Domains)
+}
+
+// groupDomains is identicalGroups of each domain, in domain order.
+func groupDomains(doms [][]*device) [][]*device {
+	var out [][]*device
+	for _, dom := range doms {
+		out = append(out, identicalGroups(dom)...)
+	}
+	return out
 }
 
 func (p *pool) label() string {
@@ -176,6 +207,7 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 	for _, k := range order {
 		p := byKey[k]
 		p.Domains = domains(reg, p, local)
+		p.setGroups()
 		out = append(out, p)
 	}
 	return out

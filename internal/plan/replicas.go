@@ -191,11 +191,12 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 	case k == 1:
 		part := c.stagePart(0, c.Layers, tp)
 		for _, dom := range p.Domains {
-			rank := domainOrder(dom)
-			ds := append([]*device(nil), dom...)
-			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
-			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
-				st := stage{Devices: inOrder(rank, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
+			// Units of the most usable devices first, each in domain
+			// order (tensor-parallel ranks follow the domain, as
+			// mostUsable's do).
+			order := byUsable(dom)
+			for i := 0; i+tp <= len(order) && len(out) < n; i += tp {
+				st := stage{Devices: devicesAt(dom, order[i:i+tp]), Start: 0, End: c.Layers, Part: part}
 				if !c.stageFits(st, 1) {
 					break
 				}
@@ -232,25 +233,6 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 func bySpeed(ds []*device) []*device {
 	out := append([]*device(nil), ds...)
 	sort.SliceStable(out, func(i, j int) bool { return fasterDevice(out[i], out[j]) })
-	return out
-}
-
-// domainOrder maps each device of dom to its position there.
-func domainOrder(dom []*device) map[*device]int {
-	rank := make(map[*device]int, len(dom))
-	for i, d := range dom {
-		rank[d] = i
-	}
-	return rank
-}
-
-// inOrder returns pick in the order its devices have in their domain (rank
-// from domainOrder), so tensor-parallel ranks follow the domain's order as
-// mostUsable's do. It costs the size of pick, not of the domain: a domain of
-// 65 535 GPUs yields thousands of units.
-func inOrder(rank map[*device]int, pick []*device) []*device {
-	out := append([]*device(nil), pick...)
-	sort.Slice(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
 	return out
 }
 
