@@ -43,6 +43,7 @@ func requestPools(req *planning, want map[string]bool) ([]*pool, float64) {
 	for _, k := range order {
 		merged[k].InterNodeGBs = inter
 		merged[k].setGroups()
+		merged[k].setGPUs()
 		out = append(out, merged[k])
 	}
 	return out, inter

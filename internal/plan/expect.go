@@ -97,7 +97,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
-	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.Setups) == 0) {
+	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.GPUs) == 0) {
 		// vLLM's start-up profile sizes the cache on accelerators only (the
 		// plan was fitted with it: vllmcharge.go); its CPU backend takes
 		// VLLM_CPU_KVCACHE_SPACE instead (vllm/v1/worker/cpu_worker.py).

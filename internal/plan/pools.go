@@ -55,12 +55,56 @@ type pool struct {
 	// every request on it.
 	groups  [][]*device
 	grouped bool
+	// gpus is distinctGPUs' answer, set with the devices (setGPUs).
+	gpus    []*device
+	gpusSet bool
 }
 
 // setGroups groups the pool's domains once for domainGroups. Only the
 // code that builds a pool calls it: a built pool is only read.
 func (p *pool) setGroups() {
 	p.groups, p.grouped = groupDomains(p.Domains), true
+}
+
+// setGPUs lists the pool's distinct GPUs once for distinctGPUs; like
+// setGroups, only the code that builds a pool calls it.
+func (p *pool) setGPUs() {
+	p.gpus, p.gpusSet = firstOfEachGPU(p.Kind, p.Devices), true
+}
+
+// distinctGPUs is the first device of each distinct GPU of the pool, in
+// pool order: distinct by name, memory size and, in a CUDA pool, compute
+// capability (what vLLM's start-up charge reads, vllmcharge.go). A pool
+// of thousands of identical devices has one. Callers only read it.
+func (p *pool) distinctGPUs() []*device {
+	if p.gpusSet {
+		return p.gpus
+	}
+	return firstOfEachGPU(p.Kind, p.Devices)
+}
+
+// gpuModel is what tells GPUs apart for distinctGPUs.
+type gpuModel struct {
+	name, capability string
+	memory           int64
+}
+
+// firstOfEachGPU is the first device of each distinct GPU of ds, devices
+// of a pool of kind k.
+func firstOfEachGPU(k registry.Kind, ds []*device) []*device {
+	seen := map[gpuModel]bool{}
+	var out []*device
+	for _, d := range ds {
+		m := gpuModel{name: d.Dev.Name, memory: d.Dev.MemoryBytes}
+		if k == registry.KindCUDA {
+			m.capability = d.Dev.ComputeCapability
+		}
+		if !seen[m] {
+			seen[m] = true
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // domainGroups is the candidate tensor-parallel groups of the pool: the
@@ -208,6 +252,7 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 		p := byKey[k]
 		p.Domains = domains(reg, p, local)
 		p.setGroups()
+		p.setGPUs()
 		out = append(out, p)
 	}
 	return out

@@ -272,6 +272,7 @@ func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
 			out.Domains = append(out.Domains, kept)
 		}
 	}
+	out.setGPUs()
 	return out
 }
 
