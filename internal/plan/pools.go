@@ -90,21 +90,30 @@ type gpuModel struct {
 }
 
 // firstOfEachGPU is the first device of each distinct GPU of ds, devices
-// of a pool of kind k.
+// of a pool of kind k. A pool holds few distinct GPUs: each device is
+// compared with those found so far.
 func firstOfEachGPU(k registry.Kind, ds []*device) []*device {
-	seen := map[gpuModel]bool{}
 	var out []*device
+next:
 	for _, d := range ds {
-		m := gpuModel{name: d.Dev.Name, memory: d.Dev.MemoryBytes}
-		if k == registry.KindCUDA {
-			m.capability = d.Dev.ComputeCapability
+		m := gpuModelOf(k, d)
+		for _, f := range out {
+			if gpuModelOf(k, f) == m {
+				continue next
+			}
 		}
-		if !seen[m] {
-			seen[m] = true
-			out = append(out, d)
-		}
+		out = append(out, d)
 	}
 	return out
+}
+
+// gpuModelOf is what distinguishes d among the GPUs of a pool of kind k.
+func gpuModelOf(k registry.Kind, d *device) gpuModel {
+	m := gpuModel{name: d.Dev.Name, memory: d.Dev.MemoryBytes}
+	if k == registry.KindCUDA {
+		m.capability = d.Dev.ComputeCapability
+	}
+	return m
 }
 
 // domainGroups is the candidate tensor-parallel groups of the pool: the

@@ -278,13 +278,14 @@ func distinctUnits(rs [][]stage) [][]stage {
 // unitFits reports whether the devices of one replica's stages, split the
 // same way, hold the model under costs c (the layer split recomputed).
 func unitFits(r []stage, c costs, offloaded bool) bool {
+	if len(r) == 1 {
+		s := stage{Devices: r[0].Devices}
+		s.Part = c.stagePart(0, c.Layers, len(s.Devices))
+		return c.stageFits(s, 1)
+	}
 	stages := make([]stage, len(r))
 	for i, s := range r {
 		stages[i] = stage{Devices: s.Devices}
-	}
-	if len(stages) == 1 {
-		stages[0].Part = c.stagePart(0, c.Layers, len(stages[0].Devices))
-		return c.stageFits(stages[0], 1)
 	}
 	return assignLayers(stages, c, offloaded)
 }
