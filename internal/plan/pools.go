@@ -58,6 +58,19 @@ type pool struct {
 	// gpus is distinctGPUs' answer, set with the devices (setGPUs).
 	gpus    []*device
 	gpusSet bool
+	// root is the pool this one restricts to some of its devices
+	// (restrict); nil for a pool built from a registry or a cluster.
+	root *pool
+}
+
+// origin is the pool built from the registry or cluster that p restricts,
+// p itself when p is one: a restricted pool is that pool's kind, vendor
+// and budget on its own devices, its domains cut to them.
+func (p *pool) origin() *pool {
+	if p.root != nil {
+		return p.root
+	}
+	return p
 }
 
 // setGroups groups the pool's domains once for domainGroups. Only the

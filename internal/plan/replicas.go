@@ -260,7 +260,7 @@ func without(p *pool, used map[*device]bool) *pool {
 }
 
 func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
-	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs}
+	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs, root: p.origin()}
 	for _, dom := range p.Domains {
 		var kept []*device
 		for _, d := range dom {

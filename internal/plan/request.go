@@ -66,6 +66,17 @@ type planning struct {
 	// its prompt passes dequantize integer weights for cuBLAS and pay that
 	// build's per-layer time.
 	preMMQ bool
+	// maxima remembers maxFitting's searches (searches.go).
+	maxima *searches
+}
+
+// searchMemo is the request's memory of maxFitting's searches, made on
+// the first.
+func (r *planning) searchMemo() *searches {
+	if r.maxima == nil {
+		r.maxima = &searches{}
+	}
+	return r.maxima
 }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.

@@ -93,7 +93,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		// request keeps what it asked.
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
-		req = &planning{Request: &r2}
+		req = &planning{Request: &r2, maxima: req.searchMemo()}
 		if ch, err = chooseServing(req); err != nil {
 			return nil, err
 		}
@@ -244,7 +244,12 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 		return true
 	}
-	n := quant.Largest(limit, fits)
+	k := search{context: context, limit: limit, origin: pl.Pool.origin(), devices: pl.Pool.Devices, level: pl.Level,
+		batch: pl.batchOf(req), offloaded: pl.Offloaded, units: units}
+	if !context {
+		k.ctx = req.ContextLength
+	}
+	n := req.searchMemo().largest(k, func() int { return quant.Largest(limit, fits) })
 	if !context && pl.DP > 1 {
 		// The batch of a data-parallel plan is split over its replicas.
 		n = min(n*pl.DP, MaxBatchSize)
