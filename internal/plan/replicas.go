@@ -239,7 +239,7 @@ func bySpeed(ds []*device) []*device {
 // subPool is the pool restricted to devices g: its high-bandwidth domains
 // cut to g (a domain left with one device is no domain).
 func subPool(p *pool, g []*device) *pool {
-	in := map[*device]bool{}
+	in := make(map[*device]bool, len(g))
 	for _, d := range g {
 		in[d] = true
 	}
@@ -262,18 +262,27 @@ func without(p *pool, used map[*device]bool) *pool {
 func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
 	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs, root: p.origin()}
 	for _, dom := range p.Domains {
-		var kept []*device
-		for _, d := range dom {
-			if in[d] {
-				kept = append(kept, d)
-			}
-		}
-		if len(kept) > 1 {
+		if kept := keptOf(dom, in); len(kept) > 1 {
 			out.Domains = append(out.Domains, kept)
 		}
 	}
 	out.setGPUs()
 	return out
+}
+
+// keptOf is the devices of dom that are in in, in dom order (nil when
+// none is).
+func keptOf(dom []*device, in map[*device]bool) []*device {
+	var kept []*device
+	for _, d := range dom {
+		if in[d] {
+			if kept == nil {
+				kept = make([]*device, 0, len(dom))
+			}
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 func markUsed(used map[*device]bool, stages []stage) {
