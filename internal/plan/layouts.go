@@ -656,7 +656,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 			continue
 		}
 		for _, p := range accel {
-			if unsupportedReason(p, l) != "" {
+			if unsupportedReason(req, p, l) != "" {
 				continue
 			}
 			b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))

@@ -1,4 +1,6 @@
-// maxFitting's searches remembered within one request (sharding.go).
+// What one planning request remembers across its passes (PlanSharding
+// plans twice): answers that depend on the request only through what both
+// passes share.
 
 package plan
 
@@ -41,12 +43,40 @@ func sameDevices(a, b [][]stage) bool {
 	})
 }
 
-// searches remembers maxFitting's answers for one request. It is shared
-// by the two passes of PlanSharding, whose requests differ only in the
-// context (which keys a batch search): the second pass, at the chosen
-// context, asks the longest context of the replicas fitContext asked it
-// of in the first when the placement stays. Planning calls never share
-// one.
+// memo is what a request remembers. It is shared by the two passes of
+// PlanSharding, whose requests differ only in the context; planning calls
+// never share one.
+type memo struct {
+	searches searches
+	// supports is poolSupports of a pool and a native type.
+	supports map[poolNative]bool
+}
+
+type poolNative struct {
+	pool   *pool
+	native string
+}
+
+// poolSupports is poolSupports(p, native), read through the memo: every
+// level of every pass asks it of every pool, and it reads every device.
+func (m *memo) poolSupports(p *pool, native string) bool {
+	k := poolNative{p, native}
+	ok, found := m.supports[k]
+	if !found {
+		if m.supports == nil {
+			m.supports = map[poolNative]bool{}
+		}
+		ok = poolSupports(p, native)
+		m.supports[k] = ok
+	}
+	return ok
+}
+
+// searches remembers maxFitting's answers: the second pass of
+// PlanSharding, at the chosen context, asks the longest context of the
+// replicas fitContext asked it of in the first when the placement stays,
+// and a batch search keyed by its context is asked again by the answer's
+// maxima.
 type searches struct {
 	done []searched
 }

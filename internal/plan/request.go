@@ -66,17 +66,16 @@ type planning struct {
 	// its prompt passes dequantize integer weights for cuBLAS and pay that
 	// build's per-layer time.
 	preMMQ bool
-	// maxima remembers maxFitting's searches (searches.go).
-	maxima *searches
+	// memo is what the request remembers across its passes (memo.go).
+	memo *memo
 }
 
-// searchMemo is the request's memory of maxFitting's searches, made on
-// the first.
-func (r *planning) searchMemo() *searches {
-	if r.maxima == nil {
-		r.maxima = &searches{}
+// remembered is the request's memo, made on its first use.
+func (r *planning) remembered() *memo {
+	if r.memo == nil {
+		r.memo = &memo{}
 	}
-	return r.maxima
+	return r.memo
 }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.

@@ -93,7 +93,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		// request keeps what it asked.
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
-		req = &planning{Request: &r2, maxima: req.searchMemo()}
+		req = &planning{Request: &r2, memo: req.remembered()}
 		if ch, err = chooseServing(req); err != nil {
 			return nil, err
 		}
@@ -249,7 +249,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 	if !context {
 		k.ctx = req.ContextLength
 	}
-	n := req.searchMemo().largest(k, func() int { return quant.Largest(limit, fits) })
+	n := req.remembered().searches.largest(k, func() int { return quant.Largest(limit, fits) })
 	if !context && pl.DP > 1 {
 		// The batch of a data-parallel plan is split over its replicas.
 		n = min(n*pl.DP, MaxBatchSize)
