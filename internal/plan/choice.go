@@ -29,9 +29,10 @@ type choice struct {
 	Cluster    bool
 	// Pools are the request's device pools (idle.go reads them).
 	Pools []*pool
-	// Placement says why a serving plan was spread over more devices than
-	// the fewest that hold it (placement.go); "" when it was not.
-	Placement string
+	// Spread is the serving placement's comparison when it spread the plan
+	// over more devices than the fewest that hold it (placement.go); nil
+	// when it did not. placement words it.
+	Spread *spread
 	// SpeedWhy says how decode speed weighed in the level of a CPU-only
 	// llama.cpp plan (cpuspeed.go); "" where it did not.
 	SpeedWhy string

@@ -134,10 +134,11 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 			}
 		}
 	}
-	ans.Explanation = append(ans.Explanation, describe(pl, ch.Placement != "")...)
-	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, ch.Placement != "")...)
-	if ch.Placement != "" {
-		ans.Explanation = append(ans.Explanation, ch.Placement)
+	placement := ch.placement()
+	ans.Explanation = append(ans.Explanation, describe(pl, placement != "")...)
+	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, placement != "")...)
+	if placement != "" {
+		ans.Explanation = append(ans.Explanation, placement)
 	}
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
