@@ -341,10 +341,24 @@ func vllmBatchDefaults(d VLLMSetup) (tokens, seqs int) {
 		}
 		return max(d.MaxModelLen, 2048), 256
 	}
-	if d.TotalBytes >= 70<<30 && !strings.Contains(strings.ToLower(d.Name), "a100") {
+	if d.TotalBytes >= 70<<30 && !namesA100(d.Name) {
 		return 8192, 1024
 	}
 	return 2048, 256
+}
+
+// namesA100 reports whether a GPU name contains "a100" in any case, as
+// strings.Contains(strings.ToLower(name), "a100") does, without the copy:
+// the planner asks it for every cost of a vLLM plan. Comparing ASCII bytes
+// is the same test: no other rune lowers to 'a', '1' or '0'.
+func namesA100(name string) bool {
+	const want = "a100"
+	for i := 0; i+len(want) <= len(name); i++ {
+		if name[i]|0x20 == want[0] && name[i+1:i+len(want)] == want[1:] {
+			return true
+		}
+	}
+	return false
 }
 
 // vllmForwardBytes is the activation peak of a forward pass over tokens

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -187,3 +188,15 @@ func TestVLLMStartupOfBackends(t *testing.T) {
 }
 
 func gibOf(g float64) int64 { return int64(g * (1 << 30)) }
+
+// namesA100 answers as the lower-cased comparison it replaces, on the GPU
+// names of testdata/machines and on cases and runes around the match.
+func TestNamesA100(t *testing.T) {
+	for _, name := range []string{
+		"NVIDIA A100-SXM4-80GB", "NVIDIA A100 80GB PCIe", "NVIDIA A100-SXM4-80GB MIG 1g.20gb",
+		"NVIDIA H100 80GB HBM3", "NVIDIA H200", "NVIDIA A10", "NVIDIA A40", "a100", "A100", "xA10",
+		"", "a", "A10 0", "\u0130A100", "\u212a a100", "\xffA100", "\u00c5100",
+	} {
+		assert.Equal(t, strings.Contains(strings.ToLower(name), "a100"), namesA100(name), name)
+	}
+}

@@ -29,9 +29,10 @@ type choice struct {
 	Cluster    bool
 	// Pools are the request's device pools (idle.go reads them).
 	Pools []*pool
-	// Placement says why a serving plan was spread over more devices than
-	// the fewest that hold it (placement.go); "" when it was not.
-	Placement string
+	// Spread is the serving placement's comparison when it spread the plan
+	// over more devices than the fewest that hold it (placement.go); nil
+	// when it did not. placement words it.
+	Spread *spread
 	// SpeedWhy says how decode speed weighed in the level of a CPU-only
 	// llama.cpp plan (cpuspeed.go); "" where it did not.
 	SpeedWhy string
@@ -83,7 +84,7 @@ func levelsFor(req *planning) ([]quant.Level, string) {
 }
 
 // unsupportedReason says why a pool cannot run a level, "" when it can.
-func unsupportedReason(p *pool, l quant.Level) string {
+func unsupportedReason(req *planning, p *pool, l quant.Level) string {
 	e := p.Budget.Engine
 	native := l.Native()
 	if native == "" {
@@ -95,7 +96,7 @@ func unsupportedReason(p *pool, l quant.Level) string {
 	if r := e.CannotLoad(l); r != "" {
 		return r
 	}
-	if !poolSupports(p, native) {
+	if !req.remembered().poolSupports(p, native) {
 		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
 	}
 	return ""
@@ -231,7 +232,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		}
 		paged := pagedBytes(req, ps, l)
 		for _, p := range ps {
-			if r := unsupportedReason(p, l); r != "" {
+			if r := unsupportedReason(req, p, l); r != "" {
 				reasons = appendNew(reasons, r)
 				continue
 			}
@@ -307,7 +308,7 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 	l := levels[len(levels)-1]
 	for _, ps := range passes {
 		for _, p := range ps {
-			if unsupportedReason(p, l) != "" {
+			if unsupportedReason(req, p, l) != "" {
 				continue
 			}
 			b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))

@@ -42,6 +42,8 @@ func requestPools(req *planning, want map[string]bool) ([]*pool, float64) {
 	var out []*pool
 	for _, k := range order {
 		merged[k].InterNodeGBs = inter
+		merged[k].setGroups()
+		merged[k].setGPUs()
 		out = append(out, merged[k])
 	}
 	return out, inter

@@ -105,7 +105,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
-	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.Setups) == 0) {
+	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.GPUs) == 0) {
 		// vLLM's start-up profile sizes the cache on accelerators only (the
 		// plan was fitted with it: vllmcharge.go); its CPU backend takes
 		// VLLM_CPU_KVCACHE_SPACE instead (vllm/v1/worker/cpu_worker.py).
@@ -177,7 +177,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	out.Source = expectSource
 	if !b.WorkspaceOutside {
-		switch pl.Costs.VLLM.Setups[0].Rule() {
+		switch pl.Costs.VLLM.rule() {
 		case engine.VLLMBackendTPU:
 			out.Source = expectSourceTPU
 		case engine.VLLMBackendGaudi:

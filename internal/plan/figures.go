@@ -240,7 +240,7 @@ func (c *costs) stagePart(start, end, tp int) part {
 	kv := c.VLLM.scaledKV(float64(end-start) * c.LayerKV / c.kvSplit(tp))
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
 		Activations: c.Activations, Overhead: c.Overhead}
-	if c.VLLM != nil && len(c.VLLM.Setups) > 0 {
+	if c.VLLM != nil && len(c.VLLM.GPUs) > 0 {
 		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
 		// experts ("Model loading took" counts the padding).
 		p.Weights += c.VLLM.moePadding(start, end, tp)

@@ -4,10 +4,11 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
-	"strconv"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
@@ -116,13 +117,11 @@ func planPool(p *pool, c costs, l quant.Level, tp int) planned {
 // none).
 func largestTP(p *pool, c costs) int {
 	best := 0
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
-				if c.validTP(n) {
-					best = n
-					break
-				}
+	for _, g := range p.domainGroups() {
+		for n := min(len(g), maxTPSize); n > best && n >= 2; n-- {
+			if c.validTP(n) {
+				best = n
+				break
 			}
 		}
 	}
@@ -230,19 +229,33 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 // because decode speed is set by the device's bandwidth.
 func planSingle(p *pool, c costs, l quant.Level) (planned, bool) {
 	need := c.stagePart(0, c.Layers, 1)
-	cands := append([]*device(nil), p.Devices...)
-	sort.SliceStable(cands, func(i, j int) bool {
-		if cands[i].BandwidthGBs != cands[j].BandwidthGBs {
-			return cands[i].BandwidthGBs > cands[j].BandwidthGBs
+	// The first device in bySpeed order that holds the model, found without
+	// sorting: the fastest that fits, the earliest of equals.
+	var best *device
+	one := []*device{nil}
+	for _, d := range p.Devices {
+		if best != nil && !fasterDevice(d, best) {
+			continue
 		}
-		return cands[i].Usable > cands[j].Usable
-	})
-	for _, d := range cands {
-		if st := (stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}); c.stageFits(st, 1) {
-			return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+		one[0] = d
+		if c.stageFits(stage{Devices: one, Start: 0, End: c.Layers, Part: need}, 1) {
+			best = d
 		}
 	}
-	return planned{}, false
+	if best == nil {
+		return planned{}, false
+	}
+	st := stage{Devices: []*device{best}, Start: 0, End: c.Layers, Part: need}
+	return planned{Fits: true, Strategy: StrategyNone, Level: l, Pool: p, Stages: []stage{st}, TP: 1, Costs: c}, true
+}
+
+// fasterDevice reports whether a comes before b in the order planSingle
+// tries devices: higher memory bandwidth, then more usable memory.
+func fasterDevice(a, b *device) bool {
+	if a.BandwidthGBs != b.BandwidthGBs {
+		return a.BandwidthGBs > b.BandwidthGBs
+	}
+	return a.Usable > b.Usable
 }
 
 // validTP reports whether n devices can split the attention heads (and KV
@@ -263,10 +276,10 @@ func (c *costs) validTP(n int) bool {
 // identicalGroups splits devices into groups of the same name and memory
 // size (tensor parallel ranks must be interchangeable), largest group first.
 func identicalGroups(ds []*device) [][]*device {
-	idx := map[string]int{}
+	idx := map[identity]int{}
 	var out [][]*device
 	for _, d := range ds {
-		k := d.Dev.Name + "|" + strconv.FormatInt(d.Dev.MemoryBytes, 10)
+		k := identityOf(d)
 		i, ok := idx[k]
 		if !ok {
 			i = len(out)
@@ -275,22 +288,42 @@ func identicalGroups(ds []*device) [][]*device {
 		}
 		out[i] = append(out[i], d)
 	}
-	sort.SliceStable(out, func(i, j int) bool { return len(out[i]) > len(out[j]) })
+	slices.SortStableFunc(out, func(a, b []*device) int { return len(b) - len(a) })
 	return out
 }
+
+// identity is what makes devices interchangeable ranks of a
+// tensor-parallel group (identicalGroups): the name and the memory size.
+type identity struct {
+	name   string
+	memory int64
+}
+
+func identityOf(d *device) identity { return identity{d.Dev.Name, d.Dev.MemoryBytes} }
 
 // mostUsable returns the n devices of ds with the most usable memory, in ds
 // order.
 func mostUsable(ds []*device, n int) []*device {
-	idx := make([]int, len(ds))
-	for i := range idx {
-		idx[i] = i
+	return devicesAt(ds, byUsable(ds)[:n])
+}
+
+// byUsable is the positions of ds, the most usable memory first; equal
+// devices keep their order in ds.
+func byUsable(ds []*device) []int {
+	pos := make([]int, len(ds))
+	for i := range pos {
+		pos[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return ds[idx[a]].Usable > ds[idx[b]].Usable })
-	pick := append([]int(nil), idx[:n]...)
-	sort.Ints(pick)
-	out := make([]*device, n)
-	for i, k := range pick {
+	slices.SortStableFunc(pos, func(a, b int) int { return cmp.Compare(ds[b].Usable, ds[a].Usable) })
+	return pos
+}
+
+// devicesAt is the devices of ds at positions pos, in ds order (it sorts
+// pos).
+func devicesAt(ds []*device, pos []int) []*device {
+	slices.Sort(pos)
+	out := make([]*device, len(pos))
+	for i, k := range pos {
 		out[i] = ds[k]
 	}
 	return out
@@ -303,21 +336,19 @@ const maxTPSize = planreq.MaxTensorParallel
 // domain that hold the model split tensor-parallel.
 func planTensor(p *pool, c costs, l quant.Level) (planned, bool) {
 	var best *planned
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for n := 2; n <= len(g) && n <= maxTPSize; n++ {
-				if !c.validTP(n) {
-					continue
-				}
-				if best != nil && n >= best.TP {
-					break
-				}
-				ds := mostUsable(g, n)
-				st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
-				if c.stageFits(st, 1) {
-					best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
-					break
-				}
+	for _, g := range p.domainGroups() {
+		for n := 2; n <= len(g) && n <= maxTPSize; n++ {
+			if !c.validTP(n) {
+				continue
+			}
+			if best != nil && n >= best.TP {
+				break
+			}
+			ds := mostUsable(g, n)
+			st := stage{Devices: ds, Start: 0, End: c.Layers, Part: c.stagePart(0, c.Layers, n)}
+			if c.stageFits(st, 1) {
+				best = &planned{Fits: true, Strategy: StrategyTensor, Level: l, Pool: p, Stages: []stage{st}, TP: n, Costs: c}
+				break
 			}
 		}
 	}
@@ -337,11 +368,9 @@ func tpGroups(p *pool, t int) [][]*device {
 		}
 		return out
 	}
-	for _, dom := range p.Domains {
-		for _, g := range identicalGroups(dom) {
-			for i := 0; i+t <= len(g); i += t {
-				out = append(out, g[i:i+t])
-			}
+	for _, g := range p.domainGroups() {
+		for i := 0; i+t <= len(g); i += t {
+			out = append(out, g[i:i+t:i+t])
 		}
 	}
 	return out
@@ -355,11 +384,9 @@ func tpGroups(p *pool, t int) [][]*device {
 func planPipeline(p *pool, c costs, l quant.Level, maxTP int) (planned, bool) {
 	maxT := 1
 	if p.tensorParallel() && maxTP != 1 {
-		for _, dom := range p.Domains {
-			for _, g := range identicalGroups(dom) {
-				if len(g) > maxT {
-					maxT = min(len(g), maxTPSize)
-				}
+		for _, g := range p.domainGroups() {
+			if len(g) > maxT {
+				maxT = min(len(g), maxTPSize)
 			}
 		}
 	}
@@ -629,7 +656,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 			continue
 		}
 		for _, p := range accel {
-			if unsupportedReason(p, l) != "" {
+			if unsupportedReason(req, p, l) != "" {
 				continue
 			}
 			b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))

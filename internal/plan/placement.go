@@ -64,15 +64,37 @@ func spreadServing(req *planning, ch *choice) {
 	if chosen.Plan.devices() <= pl.devices() {
 		return // nothing more to use: the fewest devices are all there is
 	}
-	fewest := fewestLayout(req, pl, ch.InterStage)
+	ch.Spread = &spread{req: req, chosen: chosen, fewest: *pl, inter: ch.InterStage, layouts: layouts}
 	ch.Plan = chosen.Plan
 	ch.Plan.Pool = pl.Pool
-	ch.Placement = explainPlacement(req, &chosen, &fewest, layouts)
 	for i := range ch.Rows {
 		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits {
 			ch.Rows[i].Strategy = ch.Plan.Strategy
 		}
 	}
+}
+
+// spread is what the placement compared when it spread a plan: the
+// layout chosen, the fewest plan it replaced and every layout scored.
+// Only the answer's choice is worded (placement): PlanSharding's first
+// pass is made again at the chosen context.
+type spread struct {
+	req     *planning
+	chosen  layout
+	fewest  planned
+	inter   float64
+	layouts []layout
+}
+
+// placement says why the choice's serving plan was spread over more
+// devices than the fewest that hold it; "" when it was not.
+func (ch *choice) placement() string {
+	s := ch.Spread
+	if s == nil {
+		return ""
+	}
+	fewest := fewestLayout(s.req, &s.fewest, s.inter)
+	return explainPlacement(s.req, &s.chosen, &fewest, s.layouts)
 }
 
 // groupOf is the devices of the plan's pool identical to its first (same

@@ -49,6 +49,103 @@ type pool struct {
 	// InterNodeGBs is the per-direction bandwidth between cluster nodes
 	// (minimum over nodes of their InfiniBand/RoCE NICs); 0 outside clusters.
 	InterNodeGBs float64
+	// groups is identicalGroups of each domain, domain by domain, when
+	// grouped (setGroups, once the domains are final): every level of
+	// every pass reads them, and the pools of a shared registry serve
+	// every request on it.
+	groups  [][]*device
+	grouped bool
+	// gpus is distinctGPUs' answer, set with the devices (setGPUs).
+	gpus    []*device
+	gpusSet bool
+	// root is the pool this one restricts to some of its devices
+	// (restrict); nil for a pool built from a registry or a cluster.
+	root *pool
+}
+
+// origin is the pool built from the registry or cluster that p restricts,
+// p itself when p is one: a restricted pool is that pool's kind, vendor
+// and budget on its own devices, its domains cut to them.
+func (p *pool) origin() *pool {
+	if p.root != nil {
+		return p.root
+	}
+	return p
+}
+
+// setGroups groups the pool's domains once for domainGroups. Only the
+// code that builds a pool calls it: a built pool is only read.
+func (p *pool) setGroups() {
+	p.groups, p.grouped = groupDomains(p.Domains), true
+}
+
+// setGPUs lists the pool's distinct GPUs once for distinctGPUs; like
+// setGroups, only the code that builds a pool calls it.
+func (p *pool) setGPUs() {
+	p.gpus, p.gpusSet = firstOfEachGPU(p.Kind, p.Devices), true
+}
+
+// distinctGPUs is the first device of each distinct GPU of the pool, in
+// pool order: distinct by name, memory size and, in a CUDA pool, compute
+// capability (what vLLM's start-up charge reads, vllmcharge.go). A pool
+// of thousands of identical devices has one. Callers only read it.
+func (p *pool) distinctGPUs() []*device {
+	if p.gpusSet {
+		return p.gpus
+	}
+	return firstOfEachGPU(p.Kind, p.Devices)
+}
+
+// gpuModel is what tells GPUs apart for distinctGPUs.
+type gpuModel struct {
+	name, capability string
+	memory           int64
+}
+
+// firstOfEachGPU is the first device of each distinct GPU of ds, devices
+// of a pool of kind k. A pool holds few distinct GPUs: each device is
+// compared with those found so far.
+func firstOfEachGPU(k registry.Kind, ds []*device) []*device {
+	var out []*device
+next:
+	for _, d := range ds {
+		m := gpuModelOf(k, d)
+		for _, f := range out {
+			if gpuModelOf(k, f) == m {
+				continue next
+			}
+		}
+		out = append(out, d)
+	}
+	return out
+}
+
+// gpuModelOf is what distinguishes d among the GPUs of a pool of kind k.
+func gpuModelOf(k registry.Kind, d *device) gpuModel {
+	m := gpuModel{name: d.Dev.Name, memory: d.Dev.MemoryBytes}
+	if k == registry.KindCUDA {
+		m.capability = d.Dev.ComputeCapability
+	}
+	return m
+}
+
+// domainGroups is the candidate tensor-parallel groups of the pool: the
+// identical devices of each high-bandwidth domain (identicalGroups), domain
+// by domain. Callers only read them.
+func (p *pool) domainGroups() [][]*device {
+	if p.grouped {
+		return p.groups
+	}
+	return groupDomains(p.Domains)
+}
+
+// groupDomains is identicalGroups of each domain, in domain order.
+func groupDomains(doms [][]*device) [][]*device {
+	var out [][]*device
+	for _, dom := range doms {
+		out = append(out, identicalGroups(dom)...)
+	}
+	return out
 }
 
 func (p *pool) label() string {
@@ -176,6 +273,8 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 	for _, k := range order {
 		p := byKey[k]
 		p.Domains = domains(reg, p, local)
+		p.setGroups()
+		p.setGPUs()
 		out = append(out, p)
 	}
 	return out

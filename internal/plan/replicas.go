@@ -191,11 +191,12 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 	case k == 1:
 		part := c.stagePart(0, c.Layers, tp)
 		for _, dom := range p.Domains {
-			rank := domainOrder(dom)
-			ds := append([]*device(nil), dom...)
-			sort.SliceStable(ds, func(i, j int) bool { return ds[i].Usable > ds[j].Usable })
-			for i := 0; i+tp <= len(ds) && len(out) < n; i += tp {
-				st := stage{Devices: inOrder(rank, ds[i:i+tp]), Start: 0, End: c.Layers, Part: part}
+			// Units of the most usable devices first, each in domain
+			// order (tensor-parallel ranks follow the domain, as
+			// mostUsable's do).
+			order := byUsable(dom)
+			for i := 0; i+tp <= len(order) && len(out) < n; i += tp {
+				st := stage{Devices: devicesAt(dom, order[i:i+tp]), Start: 0, End: c.Layers, Part: part}
 				if !c.stageFits(st, 1) {
 					break
 				}
@@ -231,38 +232,14 @@ func placeUnits(p *pool, c costs, tp, k, n int) [][]stage {
 // first, then most usable memory.
 func bySpeed(ds []*device) []*device {
 	out := append([]*device(nil), ds...)
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].BandwidthGBs != out[j].BandwidthGBs {
-			return out[i].BandwidthGBs > out[j].BandwidthGBs
-		}
-		return out[i].Usable > out[j].Usable
-	})
-	return out
-}
-
-// domainOrder maps each device of dom to its position there.
-func domainOrder(dom []*device) map[*device]int {
-	rank := make(map[*device]int, len(dom))
-	for i, d := range dom {
-		rank[d] = i
-	}
-	return rank
-}
-
-// inOrder returns pick in the order its devices have in their domain (rank
-// from domainOrder), so tensor-parallel ranks follow the domain's order as
-// mostUsable's do. It costs the size of pick, not of the domain: a domain of
-// 65 535 GPUs yields thousands of units.
-func inOrder(rank map[*device]int, pick []*device) []*device {
-	out := append([]*device(nil), pick...)
-	sort.Slice(out, func(i, j int) bool { return rank[out[i]] < rank[out[j]] })
+	sort.SliceStable(out, func(i, j int) bool { return fasterDevice(out[i], out[j]) })
 	return out
 }
 
 // subPool is the pool restricted to devices g: its high-bandwidth domains
 // cut to g (a domain left with one device is no domain).
 func subPool(p *pool, g []*device) *pool {
-	in := map[*device]bool{}
+	in := make(map[*device]bool, len(g))
 	for _, d := range g {
 		in[d] = true
 	}
@@ -283,19 +260,29 @@ func without(p *pool, used map[*device]bool) *pool {
 }
 
 func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
-	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs}
+	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs, root: p.origin()}
 	for _, dom := range p.Domains {
-		var kept []*device
-		for _, d := range dom {
-			if in[d] {
-				kept = append(kept, d)
-			}
-		}
-		if len(kept) > 1 {
+		if kept := keptOf(dom, in); len(kept) > 1 {
 			out.Domains = append(out.Domains, kept)
 		}
 	}
+	out.setGPUs()
 	return out
+}
+
+// keptOf is the devices of dom that are in in, in dom order (nil when
+// none is).
+func keptOf(dom []*device, in map[*device]bool) []*device {
+	var kept []*device
+	for _, d := range dom {
+		if in[d] {
+			if kept == nil {
+				kept = make([]*device, 0, len(dom))
+			}
+			kept = append(kept, d)
+		}
+	}
+	return kept
 }
 
 func markUsed(used map[*device]bool, stages []stage) {

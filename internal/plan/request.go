@@ -66,6 +66,16 @@ type planning struct {
 	// its prompt passes dequantize integer weights for cuBLAS and pay that
 	// build's per-layer time.
 	preMMQ bool
+	// memo is what the request remembers across its passes (memo.go).
+	memo *memo
+}
+
+// remembered is the request's memo, made on its first use.
+func (r *planning) remembered() *memo {
+	if r.memo == nil {
+		r.memo = &memo{}
+	}
+	return r.memo
 }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.

@@ -93,7 +93,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		// request keeps what it asked.
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
-		req = &planning{Request: &r2}
+		req = &planning{Request: &r2, memo: req.remembered()}
 		if ch, err = chooseServing(req); err != nil {
 			return nil, err
 		}
@@ -134,10 +134,11 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 			}
 		}
 	}
-	ans.Explanation = append(ans.Explanation, describe(pl, ch.Placement != "")...)
-	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, ch.Placement != "")...)
-	if ch.Placement != "" {
-		ans.Explanation = append(ans.Explanation, ch.Placement)
+	placement := ch.placement()
+	ans.Explanation = append(ans.Explanation, describe(pl, placement != "")...)
+	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, placement != "")...)
+	if placement != "" {
+		ans.Explanation = append(ans.Explanation, placement)
 	}
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
@@ -244,7 +245,12 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 		return true
 	}
-	n := quant.Largest(limit, fits)
+	k := search{context: context, limit: limit, origin: pl.Pool.origin(), devices: pl.Pool.Devices, level: pl.Level,
+		batch: pl.batchOf(req), offloaded: pl.Offloaded, units: units}
+	if !context {
+		k.ctx = req.ContextLength
+	}
+	n := req.remembered().searches.largest(k, func() int { return quant.Largest(limit, fits) })
 	if !context && pl.DP > 1 {
 		// The batch of a data-parallel plan is split over its replicas.
 		n = min(n*pl.DP, MaxBatchSize)
@@ -278,13 +284,14 @@ func distinctUnits(rs [][]stage) [][]stage {
 // unitFits reports whether the devices of one replica's stages, split the
 // same way, hold the model under costs c (the layer split recomputed).
 func unitFits(r []stage, c costs, offloaded bool) bool {
+	if len(r) == 1 {
+		s := stage{Devices: r[0].Devices}
+		s.Part = c.stagePart(0, c.Layers, len(s.Devices))
+		return c.stageFits(s, 1)
+	}
 	stages := make([]stage, len(r))
 	for i, s := range r {
 		stages[i] = stage{Devices: s.Devices}
-	}
-	if len(stages) == 1 {
-		stages[0].Part = c.stagePart(0, c.Layers, len(stages[0].Devices))
-		return c.stageFits(stages[0], 1)
 	}
 	return assignLayers(stages, c, offloaded)
 }

@@ -43,10 +43,14 @@ type vllmCharge struct {
 	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
 	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
 	MXFP4 bool
-	// Setups are the distinct GPUs of the pool the costs are on (set by
-	// costs.on); the charge is the largest of theirs.
-	Setups []engine.VLLMSetup
-	pool   *pool // the pool Setups are of
+	// GPUs are one device of each distinct GPU of the pool the costs are
+	// on (set by costs.on: pool.distinctGPUs); the charge is the largest
+	// of theirs. Graphs: the pool's GPUs run vLLM's CUDA graphs.
+	GPUs   []*device
+	Graphs bool
+	// Backend is the vLLM worker of the pool's kind (vllmBackendOf).
+	Backend engine.VLLMBackend
+	pool    *pool // the pool GPUs are of
 }
 
 // vllmVersion is the vLLM release a request plans for: its engine_version,
@@ -102,23 +106,9 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 		return v
 	}
 	out := *v
-	out.pool, out.Setups = p, nil
-	graphs := p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
-	backend := vllmBackendOf(p.Kind)
-next:
-	for _, d := range p.Devices {
-		capability := ""
-		if p.Kind == registry.KindCUDA {
-			capability = d.Dev.ComputeCapability
-		}
-		for _, s := range out.Setups {
-			if s.Name == d.Dev.Name && s.TotalBytes == d.Dev.MemoryBytes && s.Capability == capability {
-				continue next
-			}
-		}
-		out.Setups = append(out.Setups, engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name,
-			MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: graphs, MXFP4Experts: v.MXFP4, Capability: capability, Backend: backend})
-	}
+	out.pool, out.GPUs = p, p.distinctGPUs()
+	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
+	out.Backend = vllmBackendOf(p.Kind)
 	return &out
 }
 
@@ -133,6 +123,23 @@ func vllmBackendOf(k registry.Kind) engine.VLLMBackend {
 		return engine.VLLMBackendGaudi
 	}
 	return engine.VLLMBackendGPU
+}
+
+// setup is the vLLM set-up of GPU d in a tensor-parallel group of tp.
+func (v *vllmCharge) setup(d *device, tp int) engine.VLLMSetup {
+	capability := ""
+	if v.pool.Kind == registry.KindCUDA {
+		capability = d.Dev.ComputeCapability
+	}
+	return engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name, TP: max(tp, 1),
+		MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: v.Graphs, MXFP4Experts: v.MXFP4, Capability: capability,
+		Backend: v.Backend}
+}
+
+// rule is the worker whose rule sizes the cache on the pool's GPUs
+// (engine.VLLMSetup.Rule).
+func (v *vllmCharge) rule() engine.VLLMBackend {
+	return v.setup(v.GPUs[0], 1).Rule()
 }
 
 // at is vLLM's start-up profile on each device of a tensor-parallel group
@@ -153,8 +160,8 @@ func (v *vllmCharge) chargeWith(tp int, weights int64) (st engine.VLLMStartup, c
 	if v.pool != nil {
 		fraction = v.pool.Budget.Fraction
 	}
-	for i, s := range v.Setups {
-		s.TP = max(tp, 1)
+	for i, d := range v.GPUs {
+		s := v.setup(d, tp)
 		one := engine.VLLMStartupOf(v.Model, s)
 		c, g := one.Charge(s.TotalBytes, weights, fraction)
 		if i == 0 || c+one.MoEPaddingBytesPerLayer > charge+st.MoEPaddingBytesPerLayer {
@@ -167,11 +174,11 @@ func (v *vllmCharge) chargeWith(tp int, weights int64) (st engine.VLLMStartup, c
 // vllmChargeLine names vLLM's start-up charge in a refusal: what each
 // device of a group of tp holds beside the weights and the KV cache.
 func vllmChargeLine(c costs, tp int) string {
-	if c.VLLM == nil || len(c.VLLM.Setups) == 0 {
+	if c.VLLM == nil || len(c.VLLM.GPUs) == 0 {
 		return ""
 	}
 	st, charge, graphs := c.VLLM.chargeWith(tp, c.stagePart(0, c.Layers, tp).Weights)
-	if charge == 0 && c.VLLM.Setups[0].Rule() == engine.VLLMBackendTPU {
+	if charge == 0 && c.VLLM.rule() == engine.VLLMBackendTPU {
 		return fmt.Sprintf("vLLM %s's TPU backend charges nothing beside the weights and the KV cache", st.Version)
 	}
 	kind := "CUDA graphs"
@@ -200,10 +207,6 @@ func (c costs) withSeqs(seqs int) costs {
 	v.MaxNumSeqs = 0
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
-	}
-	v.Setups = append([]engine.VLLMSetup(nil), v.Setups...)
-	for i := range v.Setups {
-		v.Setups[i].MaxNumSeqs = v.MaxNumSeqs
 	}
 	c.VLLM = &v
 	return c
@@ -240,7 +243,7 @@ func (v *vllmCharge) kvScale() float64 {
 // (engine.VLLMStartup.MoEPaddingBytesPerLayer): the MoE layers among them,
 // past the model's leading dense ones.
 func (v *vllmCharge) moePadding(start, end, tp int) int64 {
-	if v == nil || !v.MXFP4 || len(v.Setups) == 0 {
+	if v == nil || !v.MXFP4 || len(v.GPUs) == 0 {
 		return 0
 	}
 	moe := end - max(start, v.Model.DenseLayers)
