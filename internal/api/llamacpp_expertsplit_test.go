@@ -92,3 +92,43 @@ func TestExpertSplitOverTwoGPUsOnDGX(t *testing.T) {
 	// Q8_0 is not repacked by the x86 CPU backend: nothing is charged for it.
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "CPU_REPACK")
 }
+
+// contextLine is the explanation's "context:" line of a, "" without one.
+func contextLine(a plan.ShardingAnswer) string {
+	for _, l := range a.Explanation {
+		if strings.HasPrefix(l, "context: ") {
+			return l
+		}
+	}
+	return ""
+}
+
+// On the H200 machine with no context asked, Qwen3-235B-A22B follows
+// llama.cpp --fit's order (common/fit.cpp): Q4_K_M misses at its trained
+// 40960 tokens but fits whole on the GPU at a shorter context, so the
+// context is reduced (step 2) and no expert moves; Q8_0 does not fit even
+// at the floor, so the context stays at 4096 and experts move (steps 3
+// and 4). -c is the chosen context either way.
+func TestFitOrderQwen3_235BOnH200(t *testing.T) {
+	a, _ := fixtureShardingAnswer(t, "h200-vm", `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`)
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	args := a.EngineArgs["llama.cpp"]
+	assert.Equal(t, plan.StrategyNone, a.Strategy)
+	assert.Empty(t, flagValue(args, "--n-cpu-moe"), "%v", args)
+	c, err := strconv.Atoi(flagValue(args, "-c"))
+	require.NoError(t, err, "%v", args)
+	assert.Greater(t, c, 4096)
+	assert.Less(t, c, 40960)
+	assert.True(t, strings.HasPrefix(contextLine(a), "context: "+strconv.Itoa(c)+" tokens per sequence, chosen as llama.cpp's --fit chooses"), contextLine(a))
+
+	a, _ = fixtureShardingAnswer(t, "h200-vm", `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0"}`)
+	args = checkMoEOffload(t, a)
+	assert.Equal(t, "4096", flagValue(args, "-c"), "%v", args)
+	n := flagValue(args, "--n-cpu-moe")
+	require.NotEmpty(t, n, "%v", args)
+	line := contextLine(a)
+	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "trained context (40960 per sequence)")
+	assert.Contains(t, line, "steps 3 and 4")
+	assert.Contains(t, line, "--n-cpu-moe "+n)
+}

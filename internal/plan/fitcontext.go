@@ -58,6 +58,92 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength), true
 }
 
+// floorContextLine says, for a fitting llama.cpp plan that offloads to
+// host RAM with no context asked, why its context is the floor and which
+// step of llama.cpp's --fit placed the rest, in --fit's own order
+// (common_params_fit_impl in common/fit.cpp,
+// https://github.com/ggml-org/llama.cpp/blob/master/common/fit.cpp): with
+// no -c it starts from the trained context (step 1: no change when that
+// fits); step 2 reduces the context, and returns when the whole model fits
+// the GPUs at a context between the floor (--fit-ctx) and the trained one,
+// which fitContext plans; otherwise the context stays at the floor and only
+// then does step 3 move weights, filling each GPU with whole layers from
+// the back (a MoE model: every layer's dense weights with all experts in
+// host memory), and for a MoE model whose dense weights all fit, step 4
+// brings whole layers' experts back onto the GPUs until they are full, and
+// part of one more layer (its LAYER_FRACTION_UP / _GATE overflow: ffn_gate
+// and ffn_down, or ffn_down, to the CPU). A MoE model whose dense weights
+// do not all fit is where this planner and --fit part: --fit's step 3 puts
+// dense-only layers on the GPUs, this planner whole layers, and the line
+// says so. ok is false for any other plan.
+func floorContextLine(req *planning, ch *choice) (string, bool) {
+	pl := &ch.Plan
+	if req.ContextGiven || !pl.Fits || !pl.Offloaded || pl.Pool == nil || len(pl.Stages) < 2 {
+		return "", false
+	}
+	floor := pl.Pool.Budget.Engine.Memory(0).ContextFloor
+	if floor <= 0 {
+		return "", false
+	}
+	gpus := pl.Stages[:len(pl.Stages)-1]
+	var usable int64
+	gpuLayers := 0
+	for _, s := range gpus {
+		for _, d := range s.Devices {
+			usable += d.Usable
+		}
+		gpuLayers += s.End - s.Start
+	}
+	where := "the GPU"
+	if n := len(gpus); n > 1 {
+		where = fmt.Sprintf("the %d GPUs", n)
+	}
+	ctx := req.ContextLength
+	trained := req.Model.MaxContext / max(pl.batchOf(req), 1)
+	head := fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (--fit-ctx %d): with no -c --fit reduces the model's trained context (%d per sequence) toward the floor (its step 2)", ctx, floor, trained)
+	switch {
+	case req.Model.MaxContext <= 0:
+		head = fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (--fit-ctx %d): with no -c --fit reduces the model's trained context (unknown here) toward the floor (its step 2)", ctx, floor)
+	case trained <= ctx:
+		head = fmt.Sprintf("context: %d tokens per sequence, the model's trained context, which is not above llama.cpp --fit's floor (--fit-ctx %d), so --fit keeps it (its step 2 changes nothing)", ctx, floor)
+	}
+	line := fmt.Sprintf("%s, but at %d the model still needs %s with every tensor on %s against %s usable, so --fit keeps this context and moves weights to the CPU instead",
+		head, ctx, gib(wholeBytes(ch)), where, gib(usable))
+	if pl.moeOffload() {
+		full := "it is"
+		if len(gpus) > 1 {
+			full = "they are"
+		}
+		line += fmt.Sprintf(": every layer's dense weights on %s with all routed experts in host RAM, then whole layers' experts back onto %s until %s full", where, where, full)
+		if pl.moeHost().partial(&pl.Costs) {
+			line += ", and part of one more layer"
+		}
+		line += fmt.Sprintf(" (its steps 3 and 4), which leaves the experts of this plan's llama.cpp %s in host RAM; --fit names the last layers in -ot patterns where --n-cpu-moe names the first, the same memory for layers of one size", moeFlags(pl))
+	} else if pl.Costs.ExpertLayerWeights > 0 {
+		// Not every layer's dense weights fit the GPUs: --fit's step 3
+		// then gives the GPUs the dense weights of the last layers only,
+		// their experts in host memory (n_part = n_layer, the output
+		// layer whole), and stops (global_surplus_cpu_moe <= 0); this
+		// planner has no such split and moves whole layers.
+		line += fmt.Sprintf(": this plan keeps the last %d layers whole on %s (-ngl %d), the first ones in host RAM; --fit differs here, as not every layer's dense weights fit: its step 3 fills %s from the back with the dense weights of as many layers as fit, their routed experts in host RAM, and stops there", gpuLayers, where, gpuLayers, where)
+	} else {
+		line += fmt.Sprintf(": it fills %s with whole layers from the back (its step 3), the last %d here (-ngl %d), the first ones staying in host RAM", where, gpuLayers, gpuLayers)
+	}
+	return line + "; a longer -c fits only with more of the model in host RAM", true
+}
+
+// wholeBytes is what the chosen level of ch needs with the whole model on
+// one device: its row of the levels table, the figure the explanation's
+// "chosen with cpu_offload" line gives.
+func wholeBytes(ch *choice) int64 {
+	for _, r := range ch.Rows {
+		if r.Quant == string(ch.Plan.Level) && r.TotalBytes > 0 {
+			return r.TotalBytes
+		}
+	}
+	return ch.Plan.oneDeviceBytes()
+}
+
 // contextLine says how a context of n tokens per sequence was chosen from
 // the trained context (per sequence) for engine e, starting from the
 // planned floor.

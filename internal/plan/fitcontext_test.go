@@ -314,3 +314,137 @@ func TestLlamaCPPProjectorComputeBuffer(t *testing.T) {
 	noFA := vlm + `,"flash_attention":false`
 	assert.Equal(t, int64(800000000+4096*4096*16*4+6*4096*1152*4), added(noFA, nil), "1132 MiB with the scores")
 }
+
+// fitOrderAnswer plans model (at quant q, "" for auto) with llama.cpp and
+// cpu_offload, no context asked, on a 24 GiB RTX 3090 and hostGiB of host
+// RAM, and returns the answer, its llama.cpp arguments and its context line.
+func fitOrderAnswer(t *testing.T, model, q string, hostGiB int64) (*ShardingAnswer, []string, string) {
+	t.Helper()
+	r := reg(t, []registry.Device{rtx3090(), host(hostGiB << 30)})
+	body := `{"model":{"name":"` + model + `"},"engine":"llama.cpp","cpu_offload":true`
+	if q != "" {
+		body += `,"quant":"` + q + `"`
+	}
+	a := shard(t, request(t, body+`}`, r))
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	var line string
+	for _, l := range a.Explanation {
+		if strings.HasPrefix(l, "context: ") {
+			require.Empty(t, line, "one context line")
+			line = l
+		}
+	}
+	return a, a.EngineArgs["llama.cpp"], line
+}
+
+// llama.cpp's --fit (common/fit.cpp, common_params_fit_impl) with no -c
+// first reduces the context (step 2) and moves weights to the CPU only
+// once the context is at its floor (--fit-ctx, 4096) and the model still
+// does not fit: Qwen3-30B-A3B Q8_0 (31.7 GiB with every tensor on the GPU
+// at 4096) on a 24 GiB card keeps -c 4096 and moves experts, and the
+// answer says that the floor decided and which steps placed the experts.
+func TestFitOrderMoEKeepsTheFloorThenMovesExperts(t *testing.T) {
+	a, args, line := fitOrderAnswer(t, "Qwen3-30B-A3B", "q8_0", 64)
+	assert.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, "4096", argValue(args, "-c"), "%v", args)
+	n := argValue(args, "--n-cpu-moe")
+	require.NotEmpty(t, n, "%v", args)
+	require.NotEmpty(t, line, strings.Join(a.Explanation, "\n"))
+	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "trained context (40960 per sequence)")
+	assert.Contains(t, line, "step 2")
+	assert.Contains(t, line, "needs 31.7 GiB with every tensor on the GPU against 23.1 GiB usable")
+	assert.Contains(t, line, "steps 3 and 4")
+	assert.Contains(t, line, "--n-cpu-moe "+n)
+}
+
+// Q5_K_M of the same model fits the card at the floor: --fit then
+// shrinks the context until it fits (step 2) and moves nothing, although
+// cpu_offload would allow the trained context with experts on the host.
+func TestFitOrderMoEReducesTheContextBeforeMovingExperts(t *testing.T) {
+	a, args, line := fitOrderAnswer(t, "Qwen3-30B-A3B", "q5_k_m", 64)
+	assert.Equal(t, StrategyNone, a.Strategy)
+	assert.Empty(t, argValue(args, "--n-cpu-moe"), "%v", args)
+	c, err := strconv.Atoi(argValue(args, "-c"))
+	require.NoError(t, err, "%v", args)
+	assert.Greater(t, c, 4096)
+	assert.Less(t, c, 40960)
+	assert.True(t, strings.HasPrefix(line, fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses", c)), line)
+}
+
+// gpt-oss-120b (MXFP4) on 24 GiB: the floor, then experts of whole layers
+// and part of one more (-ot), as in --fit's step 4.
+func TestFitOrderGptOss120bKeepsTheFloor(t *testing.T) {
+	a, args, line := fitOrderAnswer(t, "gpt-oss-120b", "", 128)
+	assert.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, "4096", argValue(args, "-c"), "%v", args)
+	require.NotEmpty(t, argValue(args, "--n-cpu-moe"), "%v", args)
+	require.NotEmpty(t, argValue(args, "-ot"), "%v", args)
+	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "trained context (131072 per sequence)")
+	assert.Contains(t, line, "steps 3 and 4")
+	assert.Contains(t, line, "part of one more layer")
+}
+
+// A dense model, Llama-3.1-70B Q4_K_M on 24 GiB: the floor, then whole
+// layers from the back (--fit's step 3): the last -ngl layers on the GPU.
+func TestFitOrderDenseKeepsTheFloorThenMovesLayers(t *testing.T) {
+	a, args, line := fitOrderAnswer(t, "Llama-3.1-70B", "q4_k_m", 128)
+	assert.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, "4096", argValue(args, "-c"), "%v", args)
+	ngl := argValue(args, "-ngl")
+	require.NotEmpty(t, ngl, "%v", args)
+	assert.Less(t, atoi(ngl), a.Model.Layers+1)
+	assert.Empty(t, argValue(args, "--n-cpu-moe"), "%v", args)
+	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "trained context (131072 per sequence)")
+	assert.Contains(t, line, "step 3")
+	assert.NotContains(t, line, "step 4")
+	assert.Contains(t, line, "-ngl "+ngl)
+}
+
+// An asked context stands: no line about the floor.
+func TestFitOrderGivenContextHasNoFloorLine(t *testing.T) {
+	r := reg(t, []registry.Device{rtx3090(), host(64 << 30)})
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0","context_length":4096}`, r))
+	require.True(t, a.Fits)
+	for _, l := range a.Explanation {
+		assert.False(t, strings.HasPrefix(l, "context: "), l)
+	}
+}
+
+// A trained context at or below the floor is what --fit keeps (its step
+// 2 changes nothing: n_ctx_max <= n_ctx_min): Falcon-40B (2048 tokens)
+// Q8_0 on 24 GiB runs at -c 2048 with layers in host RAM.
+func TestFitOrderTrainedContextBelowTheFloor(t *testing.T) {
+	a, args, line := fitOrderAnswer(t, "Falcon-40B", "q8_0", 128)
+	assert.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, "2048", argValue(args, "-c"), "%v", args)
+	assert.True(t, strings.HasPrefix(line, "context: 2048 tokens per sequence, the model's trained context, which is not above llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "step 3")
+}
+
+// Where not every layer's dense weights fit the GPU (Qwen3-235B-A22B Q8_0
+// on 8 GiB), --fit's step 3 puts the dense weights of the last layers on
+// the GPU with their experts in host RAM and stops; this planner moves
+// whole layers instead, and the context line says that they differ rather
+// than claiming --fit's order.
+func TestFitOrderMoEWholeLayerOffloadSaysItDiffers(t *testing.T) {
+	d := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 3090", 8<<30, "8.6")
+	d.Vendor = "nvidia"
+	r := reg(t, []registry.Device{d, host(512 << 30)})
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0"}`, r))
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	args := a.EngineArgs["llama.cpp"]
+	require.Empty(t, argValue(args, "--n-cpu-moe"), "a whole-layer split: %v", args)
+	assert.Equal(t, "4096", argValue(args, "-c"), "%v", args)
+	var line string
+	for _, l := range a.Explanation {
+		if strings.HasPrefix(l, "context: ") {
+			line = l
+		}
+	}
+	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
+	assert.Contains(t, line, "--fit differs here")
+	assert.NotContains(t, line, "it fills the GPU with whole layers from the back")
+}

@@ -109,6 +109,8 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	if fitLine != "" {
 		ans.Explanation = append(ans.Explanation, fitLine)
+	} else if line, ok := floorContextLine(req, ch); ok {
+		ans.Explanation = append(ans.Explanation, line)
 	}
 	if !pl.Fits {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
