@@ -64,7 +64,13 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 
 // withoutPublishedTotal are the catalog models for which no source opened
 // so far states an exact parameter count or checkpoint size: their weights
-// are derived from the config alone, unchecked.
+// are derived from the config alone, unchecked. Some of the dense ones do
+// have a Hub count (safetensors.total in AlexsJones/llmfit's
+// llmfit-core/data/hf_models.json) a few biases or norms away from the
+// derived count, in either list (Qwen2.5-3B, Qwen2-1.5B-Instruct, the OLMo-2 and Gemma-2
+// sizes, DeepSeek-R1-Distill-Qwen-32B, MiMo-7B-Base): they are in the
+// frozen shape-fit list of internal/calibration/fit, whose constants a
+// params_b would move; a checkpoint's size (size_bytes) would not.
 var withoutPublishedTotal = []string{
 	"CodeLlama-34B", "DeepSeek-V3.2", "Falcon-180B", "Falcon-40B", "GLM-5.1",
 	"GLM-5.2", "Gemma-2-27B", "Gemma-2-2B", "Gemma-2-9B", "Gemma-3-12B", "Gemma-3-1B", "Gemma-3-27B",
