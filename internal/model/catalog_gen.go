@@ -118,6 +118,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"llama-3-70b",
 		},
+		ParamsB:      70.553706496,
+		ParamsSource: "'meta-llama/Meta-Llama-3-70B' parameters_raw 70553706496 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       28672.0,
@@ -139,6 +141,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"meta-llama-3.1-8b",
 		},
+		ParamsB:      8.030261248,
+		ParamsSource: "'meta-llama/Llama-3.1-8B' parameters_raw 8030261248 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             4096.0,
 			"intermediate_size":       14336.0,
@@ -180,6 +184,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"meta-llama-3.1-70b",
 		},
+		ParamsB:      70.553706496,
+		ParamsSource: "'meta-llama/Llama-3.1-70B' parameters_raw 70553706496 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       28672.0,
@@ -227,6 +233,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"meta-llama-3.1-405b",
 		},
+		ParamsB:      405.8533888,
+		ParamsSource: "'meta-llama/Llama-3.1-405B' parameters_raw 405853388800 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_size":             16384.0,
@@ -276,8 +284,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Llama-3.2-1B",
-		HFID: "meta-llama/Llama-3.2-1B",
+		Name:         "Llama-3.2-1B",
+		HFID:         "meta-llama/Llama-3.2-1B",
+		ParamsB:      1.2358144,
+		ParamsSource: "'meta-llama/Llama-3.2-1B' parameters_raw 1235814400 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"head_dim":                64.0,
 			"hidden_size":             2048.0,
@@ -829,6 +839,8 @@ var catalogEntries = []CatalogEntry{
 			"tinyllama",
 			"tinyllama:1.1b",
 		},
+		ParamsB:      1.100048384,
+		ParamsSource: "'TinyLlama/TinyLlama-1.1B-Chat-v1.0' parameters_raw 1100048384 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             2048.0,
 			"intermediate_size":       5632.0,
@@ -1281,6 +1293,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"phi-3-medium",
 		},
+		ParamsB:      13.96023808,
+		ParamsSource: "'microsoft/Phi-3-medium-4k-instruct' parameters_raw 13960238080 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             5120.0,
 			"intermediate_size":       17920.0,
@@ -1568,6 +1582,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-coder:480b",
 		},
+		ParamsB:      480.154875392,
+		ParamsSource: "'Qwen/Qwen3-Coder-480B-A35B-Instruct' parameters_raw 480154875392 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3MoeForCausalLM",
@@ -2819,6 +2835,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"minimax-m2.5",
 		},
+		ParamsB:      228.703644928,
+		ParamsSource: "'MiniMaxAI/MiniMax-M2.5' parameters_raw 228703644928 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json (an FP8 checkpoint: the count includes its block-scale tensors, about 14 M elements)",
 		Config: map[string]any{
 			"architectures": []any{
 				"MiniMaxM2ForCausalLM",
@@ -3248,6 +3266,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v2:16b",
 		},
+		ParamsB:      15.706484224,
+		ParamsSource: "'deepseek-ai/DeepSeek-V2-Lite' parameters_raw 15706484224 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV2ForCausalLM",
@@ -3397,6 +3417,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen2moe:a2.7b",
 		},
+		ParamsB:      14.315784192,
+		ParamsSource: "'Qwen/Qwen1.5-MoE-A2.7B' parameters_raw 14315784192 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2MoeForCausalLM",
@@ -3439,6 +3461,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"internlm2.5:7b",
 		},
+		ParamsB:      7.737708544,
+		ParamsSource: "'internlm/internlm2_5-7b-chat' parameters_raw 7737708544 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"InternLM2ForCausalLM",
@@ -4673,8 +4697,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3-30B-A3B-Thinking-2507",
-		HFID: "Qwen/Qwen3-30B-A3B-Thinking-2507",
+		Name:         "Qwen3-30B-A3B-Thinking-2507",
+		HFID:         "Qwen/Qwen3-30B-A3B-Thinking-2507",
+		ParamsB:      30.532122624,
+		ParamsSource: "'Qwen/Qwen3-30B-A3B-Thinking-2507' parameters_raw 30532122624 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3MoeForCausalLM",
@@ -4712,8 +4738,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3-235B-A22B-Thinking-2507",
-		HFID: "Qwen/Qwen3-235B-A22B-Thinking-2507",
+		Name:         "Qwen3-235B-A22B-Thinking-2507",
+		HFID:         "Qwen/Qwen3-235B-A22B-Thinking-2507",
+		ParamsB:      235.092836352,
+		ParamsSource: "'Qwen/Qwen3-235B-A22B-Thinking-2507' parameters_raw 235092836352 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3MoeForCausalLM",
@@ -4795,8 +4823,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Mixtral-8x7B-Instruct-v0.1",
-		HFID: "mistralai/Mixtral-8x7B-Instruct-v0.1",
+		Name:         "Mixtral-8x7B-Instruct-v0.1",
+		HFID:         "mistralai/Mixtral-8x7B-Instruct-v0.1",
+		ParamsB:      46.702792704,
+		ParamsSource: "'mistralai/Mixtral-8x7B-Instruct-v0.1' parameters_raw 46702792704 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"MixtralForCausalLM",
@@ -4828,8 +4858,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Mixtral-8x22B-Instruct-v0.1",
-		HFID: "mistralai/Mixtral-8x22B-Instruct-v0.1",
+		Name:         "Mixtral-8x22B-Instruct-v0.1",
+		HFID:         "mistralai/Mixtral-8x22B-Instruct-v0.1",
+		ParamsB:      140.630071296,
+		ParamsSource: "'mistralai/Mixtral-8x22B-Instruct-v0.1' parameters_raw 140630071296 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"MixtralForCausalLM",
@@ -4861,8 +4893,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3-30B-A3B-Base",
-		HFID: "Qwen/Qwen3-30B-A3B-Base",
+		Name:         "Qwen3-30B-A3B-Base",
+		HFID:         "Qwen/Qwen3-30B-A3B-Base",
+		ParamsB:      30.532122624,
+		ParamsSource: "'Qwen/Qwen3-30B-A3B-Base' parameters_raw 30532122624 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3MoeForCausalLM",
@@ -5529,6 +5563,8 @@ var catalogEntries = []CatalogEntry{
 			"SmolLM-1.7B",
 			"smollm:1.7b",
 		},
+		ParamsB:      1.711376384,
+		ParamsSource: "'HuggingFaceTB/SmolLM-1.7B-Instruct' parameters_raw 1711376384 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"_name_or_path": "HuggingFaceTB/cosmo2-1.7B-webinst-sc2",
 			"architectures": []any{
@@ -6972,6 +7008,8 @@ var catalogEntries = []CatalogEntry{
 			"Qwen2-0.5B",
 			"qwen2:0.5b",
 		},
+		ParamsB:      0.494032768,
+		ParamsSource: "'Qwen/Qwen2-0.5B-Instruct' parameters_raw 494032768 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -7079,6 +7117,8 @@ var catalogEntries = []CatalogEntry{
 			"Qwen2-7B",
 			"qwen2:7b",
 		},
+		ParamsB:      7.615616512,
+		ParamsSource: "'Qwen/Qwen2-7B-Instruct' parameters_raw 7615616512 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -7186,6 +7226,8 @@ var catalogEntries = []CatalogEntry{
 			"SmolLM-135M",
 			"smollm:135m",
 		},
+		ParamsB:      0.134515008,
+		ParamsSource: "'HuggingFaceTB/SmolLM-135M-Instruct' parameters_raw 134515008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"LlamaForCausalLM",
@@ -7231,6 +7273,8 @@ var catalogEntries = []CatalogEntry{
 			"SmolLM-360M",
 			"smollm:360m",
 		},
+		ParamsB:      0.36182112,
+		ParamsSource: "'HuggingFaceTB/SmolLM-360M-Instruct' parameters_raw 361821120 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"LlamaForCausalLM",
@@ -7276,6 +7320,8 @@ var catalogEntries = []CatalogEntry{
 			"SmolLM2-135M",
 			"smollm2:135m",
 		},
+		ParamsB:      0.134515008,
+		ParamsSource: "'HuggingFaceTB/SmolLM2-135M-Instruct' parameters_raw 134515008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"LlamaForCausalLM",
@@ -7370,6 +7416,8 @@ var catalogEntries = []CatalogEntry{
 			"aya-23",
 			"aya:8b",
 		},
+		ParamsB:      8.028033024,
+		ParamsSource: "'CohereLabs/aya-23-8B' parameters_raw 8028033024 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json (the repository CohereForAI/aya-23-8B under its organisation's new name)",
 		Config: map[string]any{
 			"architectures": []any{
 				"CohereForCausalLM",
@@ -8042,6 +8090,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"exaone4:1.2b",
 		},
+		ParamsB:      1.279391488,
+		ParamsSource: "'LGAI-EXAONE/EXAONE-4.0-1.2B' parameters_raw 1279391488 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Exaone4ForCausalLM",
@@ -8172,6 +8222,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"nemotron-super-49b",
 		},
+		ParamsB:      49.867145216,
+		ParamsSource: "'nvidia/Llama-3_3-Nemotron-Super-49B-v1' parameters_raw 49867145216 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeciLMForCausalLM",
@@ -9654,6 +9706,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"gemma:2b",
 		},
+		ParamsB:      2.506172416,
+		ParamsSource: "'google/gemma-2b' parameters_raw 2506172416 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"GemmaForCausalLM",
@@ -9780,6 +9834,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-moe:16b",
 		},
+		ParamsB:      16.375728128,
+		ParamsSource: "'deepseek-ai/deepseek-moe-16b-chat' parameters_raw 16375728128 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekForCausalLM",

@@ -186,7 +186,8 @@ func mtpParams(m *Model, n int) int64 {
 // patch_size): per layer the attention (4·hv²) and MLP (two hv × Iv
 // matrices, three for a gated SiLU MLP as in Qwen2.5-VL), the patch
 // embedding (channels × patch² × hv, twice for a temporal patch of 2), and a
-// projector from hv × merge² features to the language model's width. An
+// projector from hv × merge² features to the language model's width (one
+// more per deepstack_visual_indexes entry, Qwen3-VL's deepstack mergers). An
 // estimate from the shape, not a count of the tensors, noted as such.
 func readVision(v map[string]any, m *Model) {
 	if v == nil {
@@ -218,7 +219,12 @@ func readVision(v map[string]any, m *Model) {
 		out = float64(m.Hidden)
 	}
 	in := H * merge * merge
-	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + in*in + in*out
+	// Qwen3-VL adds a merger of the main one's shape for each vision layer
+	// in deepstack_visual_indexes (deepstack_merger_list in transformers'
+	// Qwen3VLVisionModel).
+	deepstack, _ := v["deepstack_visual_indexes"].([]any)
+	mergers := float64(1 + len(deepstack))
+	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + mergers*(in*in+in*out)
 	if p > MaxParams {
 		m.Notes = append(m.Notes, "the vision_config's sizes imply more than 1e14 parameters: the vision tower is not counted")
 		return

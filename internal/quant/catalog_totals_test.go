@@ -64,24 +64,28 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 
 // withoutPublishedTotal are the catalog models for which no source opened
 // so far states an exact parameter count or checkpoint size: their weights
-// are derived from the config alone, unchecked.
+// are derived from the config alone, unchecked. Some of the dense ones do
+// have a Hub count (safetensors.total in AlexsJones/llmfit's
+// llmfit-core/data/hf_models.json) a few biases or norms away from the
+// derived count, in either list (Qwen2.5-3B, Qwen2-1.5B-Instruct, the OLMo-2 and Gemma-2
+// sizes, DeepSeek-R1-Distill-Qwen-32B, MiMo-7B-Base): they are in the
+// frozen shape-fit list of internal/calibration/fit, whose constants a
+// params_b would move; a checkpoint's size (size_bytes) would not.
 var withoutPublishedTotal = []string{
-	"CodeLlama-34B", "DeepSeek-V2-Lite", "DeepSeek-V3.2", "Falcon-180B", "Falcon-40B", "GLM-5.1",
+	"CodeLlama-34B", "DeepSeek-V3.2", "Falcon-180B", "Falcon-40B", "GLM-5.1",
 	"GLM-5.2", "Gemma-2-27B", "Gemma-2-2B", "Gemma-2-9B", "Gemma-3-12B", "Gemma-3-1B", "Gemma-3-27B",
-	"Gemma-3-4B", "Kimi-K2.5", "Llama-2-70B", "Llama-3.1-405B", "Llama-3.1-70B",
-	"Llama-3.1-8B", "Llama-3.2-1B", "Llama-4-Maverick-17B-128E-Instruct",
-	"Llama-4-Scout-17B-16E-Instruct", "Meta-Llama-3-70B", "MiMo-7B-Base", "MiniCPM-MoE-8x2B",
-	"MiniMax-M2.5", "MiniMax-M3", "Ministral-3-3B-Instruct-2512",
-	"Mixtral-8x22B-Instruct-v0.1", "Mixtral-8x22B-v0.1", "Mixtral-8x7B-Instruct-v0.1",
+	"Gemma-3-4B", "Kimi-K2.5", "Llama-2-70B",
+	"Llama-4-Maverick-17B-128E-Instruct",
+	"Llama-4-Scout-17B-16E-Instruct", "MiMo-7B-Base", "MiniCPM-MoE-8x2B",
+	"MiniMax-M3", "Ministral-3-3B-Instruct-2512",
+	"Mixtral-8x22B-v0.1",
 	"Nemotron-H-56B-Base-8K", "OLMo-2-0325-32B", "OLMo-2-1124-13B", "OLMo-2-1124-7B",
-	"Phi-3-medium-4k-instruct",
-	"Qwen1.5-MoE-A2.7B", "Qwen2.5-3B", "Qwen3-1.7B", "Qwen3-14B",
-	"Qwen3-235B-A22B-Thinking-2507", "Qwen3-30B-A3B-Base", "Qwen3-30B-A3B-Thinking-2507",
-	"Qwen3-Coder-480B-A35B-Instruct", "Qwen3-VL-235B-A22B-Instruct",
+	"Qwen2.5-3B", "Qwen3-1.7B", "Qwen3-14B",
+	"Qwen3-VL-235B-A22B-Instruct",
 	"Qwen3-VL-2B-Instruct", "Qwen3-VL-30B-A3B-Instruct", "Qwen3-VL-32B-Instruct",
 	"Qwen3-VL-32B-Thinking", "Qwen3-VL-4B-Instruct", "Qwen3-VL-8B-Instruct", "Qwen3.5-122B-A10B",
 	"Qwen3.5-27B", "Qwen3.5-35B-A3B", "Qwen3.5-397B-A17B", "Qwen3.6-27B", "Qwen3.6-35B-A3B",
-	"Step-3.7-Flash", "TinyLlama-1.1B-Chat-v1.0", "gemma-2-2b-jpn-it", "internlm2_5-7b-chat",
+	"Step-3.7-Flash", "gemma-2-2b-jpn-it",
 	"stablelm-2-zephyr-1_6b",
 }
 
@@ -93,12 +97,11 @@ var withoutPublishedTotalSince95 = []string{
 	"GLM-4.7", "GLM-4.7-Flash", "GLM-5.3", "Kimi-K2-Thinking", "Kimi-K2.6", "Kimi-K2.7-Code",
 	"MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Super-120B-A12B", "NVIDIA-Nemotron-3-Ultra-550B-A55B",
 	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen2-1.5B-Instruct", "Qwen3-Next-80B-A3B-Thinking",
-	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B", "SmolLM-1.7B-Instruct",
-	"Qwen2-0.5B-Instruct", "Qwen2-7B-Instruct", "SmolLM-135M-Instruct", "SmolLM-360M-Instruct",
-	"SmolLM2-135M-Instruct", "aya-23-8B", "starcoder2-7b",
-	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT", "EXAONE-4.0-1.2B",
-	"Phi-4-reasoning-vision-15B", "Llama-3_3-Nemotron-Super-49B-v1", "gemma-2b", "internlm2-chat-7b",
-	"Orion-14B-Chat", "deepseek-moe-16b-chat", "gemma-4-26B-A4B", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
+	"Qwen3-VL-235B-A22B-Thinking", "Qwen3.8-2.4T-A95B",
+	"starcoder2-7b",
+	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro", "Gemma-4-31B-IT",
+	"Phi-4-reasoning-vision-15B", "internlm2-chat-7b",
+	"Orion-14B-Chat", "gemma-4-26B-A4B", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
 	"Olmo-3.1-32B-Instruct", "Olmo-3-7B",
 	// Jamba 1.5 Mini: the model card and paper say "52B" in all and "12B"
 	// active, no exact count; model.TestJambaPeriodsFromConfig checks the
