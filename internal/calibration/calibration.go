@@ -73,6 +73,24 @@ type Throughput struct {
 	// discrete GPU (llama.cpp's CUDA backend with CUDA graphs; Vulkan, ROCm
 	// and other GPU backends are charged the same, unvalidated).
 	LayerLatencyCUDA float64
+	// LayerLatencyCUDAToday is that time in today's llama.cpp CUDA build
+	// (2025-26, CUDA graphs) on the GDDR NVIDIA GPUs whose architecture has
+	// a DecodeToday fraction, fitted with those fractions on the fit rows
+	// of data/prefill_today.json (tg128). LayerLatencyCUDA stays the time of
+	// the May 2024 builds (data/inference.json) and of every other GPU.
+	LayerLatencyCUDAToday float64
+	// DecodeTodayAmpere, DecodeTodayAda and DecodeTodayBlackwell are the
+	// fraction of the datasheet bandwidth today's llama.cpp CUDA build
+	// reaches streaming integer weights (Q4_0 measured; Q8_0 and k-quants
+	// take it) on GDDR NVIDIA GPUs of compute capability 8.6 (Ampere
+	// GA10x), 8.9 (Ada) and 12.0 (GeForce and workstation Blackwell, GDDR7;
+	// not GB10's 12.1, LPDDR5X), fitted
+	// on the fit rows of data/prefill_today.json (tg128). 16-bit weights
+	// keep DecodeGDDR.Float (no row of today's build). 0: no row, and the
+	// architecture keeps the May 2024 builds' constants.
+	DecodeTodayAmpere    float64
+	DecodeTodayAda       float64
+	DecodeTodayBlackwell float64
 	// LayerLatencyMetal is that time on an Apple GPU (llama.cpp's Metal
 	// backend).
 	LayerLatencyMetal float64

@@ -10,13 +10,21 @@ var Fitted = Throughput{
 	// 0.040): per memory class and weight family the fraction on a 0.01 grid,
 	// per backend the per-layer latency on a 1 us grid; KVReadRatio on the
 	// 2 depth rows of data/h200-speed.
-	DecodeGDDR:        DecodeFractions{Float: 0.87 /* 7 rows */, Q8: 0.76 /* no row: the k-quant fraction */, KQuant: 0.76 /* 13 rows */},
-	DecodeHBM:         DecodeFractions{Float: 0.92 /* 1 H200 rows */, Q8: 0.62 /* 1 rows */, KQuant: 0.40 /* 2 H200 rows */},
-	DecodeUnified:     DecodeFractions{Float: 0.90 /* 4 rows */, Q8: 0.75 /* no row: the k-quant fraction */, KQuant: 0.75 /* 7 rows */},
-	KVReadRatio:       0.55,
-	LayerLatencyCUDA:  43e-6,  // 33 rows
-	LayerLatencyMetal: 149e-6, // 11 rows
-	LayerLatencyHost:  0,      // the host fit has none
+	DecodeGDDR:       DecodeFractions{Float: 0.87 /* 7 rows */, Q8: 0.76 /* no row: the k-quant fraction */, KQuant: 0.76 /* 13 rows */},
+	DecodeHBM:        DecodeFractions{Float: 0.92 /* 1 H200 rows */, Q8: 0.62 /* 1 rows */, KQuant: 0.40 /* 2 H200 rows */},
+	DecodeUnified:    DecodeFractions{Float: 0.90 /* 4 rows */, Q8: 0.75 /* no row: the k-quant fraction */, KQuant: 0.75 /* 7 rows */},
+	KVReadRatio:      0.55,
+	LayerLatencyCUDA: 43e-6, // 33 rows
+	// Today's CUDA build on GDDR GPUs: per architecture the integer-weight
+	// fraction (0.01 grid) and the per-layer latency (1 us grid) on the 8 fit
+	// rows of data/prefill_today.json (tg128; median |error| 0.002; the 7
+	// held-out rows: median 0.028).
+	LayerLatencyCUDAToday: 39e-6,
+	DecodeTodayAmpere:     0.83,
+	DecodeTodayAda:        0.92,
+	DecodeTodayBlackwell:  0.97,
+	LayerLatencyMetal:     149e-6, // 11 rows
+	LayerLatencyHost:      0,      // the host fit has none
 	// CPU decode: the bandwidth fraction from the bandwidth row(s) of
 	// data/host_decode.json (mean, rounded to 0.01); the per-core rates per
 	// weight family from the "fit" rows of data/host_harness.json (one

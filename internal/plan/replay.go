@@ -65,6 +65,17 @@ func (r *Replay) BuiltBeforeMMQ() *Replay {
 	return r
 }
 
+// OnOtherBackend marks the replayed run as one of llama.cpp's Vulkan (or
+// another non-CUDA GPU) backend, whose decode today's CUDA constants are not
+// measured on, and returns r.
+func (r *Replay) OnOtherBackend() *Replay {
+	r.decodeReq.otherBackend = true
+	if r.prefillReq != nil {
+		r.prefillReq.otherBackend = true
+	}
+	return r
+}
+
 // WithComputeCapability sets the compute capability the replayed GPUs
 // reported (nvidia-smi's compute_cap), for a record that does not state
 // its architecture, and returns r.

@@ -64,8 +64,12 @@ type planning struct {
 	// preMMQ is set by a replay of a run of a llama.cpp build before its
 	// quantized MMQ kernels became the default (Replay.BuiltBeforeMMQ):
 	// its prompt passes dequantize integer weights for cuBLAS and pay that
-	// build's per-layer time.
+	// build's per-layer time, and its decode the May 2024 constants.
 	preMMQ bool
+	// otherBackend is set by a replay of a llama.cpp run on a GPU backend
+	// other than CUDA (Replay.OnOtherBackend: Vulkan): today's CUDA decode
+	// constants (todaysDecode) do not apply to it.
+	otherBackend bool
 	// memo is what the request remembers across its passes (memo.go).
 	memo *memo
 }
@@ -77,6 +81,11 @@ func (r *planning) remembered() *memo {
 	}
 	return r.memo
 }
+
+// todaysCUDA reports whether the request's decode may take today's
+// llama.cpp CUDA build's constants: every plan, and a replay of a run of
+// that build on CUDA.
+func (p *planning) todaysCUDA() bool { return !p.preMMQ && !p.otherBackend }
 
 // newPlanning checks the request (Validate) and starts a planning call on it.
 func newPlanning(req *Request) (*planning, error) {

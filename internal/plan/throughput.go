@@ -144,9 +144,58 @@ func familyFraction(f calibration.DecodeFractions, family string) float64 {
 
 // decodeFraction is the fraction of d's memory bandwidth a decode step
 // reaches while streaming weights of level l: by memory class and weight
-// type family.
-func (e efficiency) decodeFraction(d *device, l quant.Level) float64 {
-	return familyFraction(e.classFractions(memoryClass(d)), weightFamily(l))
+// type family, and for integer weights on a GPU today's CUDA build is
+// measured on (todaysDecode; older: a replay of an older build or another
+// backend) that architecture's fraction.
+func (e efficiency) decodeFraction(d *device, l quant.Level, older bool) float64 {
+	family := weightFamily(l)
+	if f := e.todaysDecode(d, older); f > 0 && family != WeightsFloat {
+		return f
+	}
+	return familyFraction(e.classFractions(memoryClass(d)), family)
+}
+
+// Architectures of today's decode fractions beside archAmpere and archAda.
+const archBlackwellGDDR = "blackwell-gddr" // 12.0: RTX 50, RTX PRO Blackwell (GDDR7); not B200/B300 (10.x, HBM) nor GB10 (12.1, LPDDR5X)
+
+// decodeArchitecture is d's architecture among those today's llama.cpp
+// CUDA build's decode is measured on (data/prefill_today.json of
+// internal/calibration: Ampere GA10x, Ada, GDDR Blackwell), by its detected
+// compute capability, else its record's; "" for any other device.
+func decodeArchitecture(d *device) string {
+	if !nvidiaGPU(d) || memoryClass(d) != MemoryClassGDDR {
+		return ""
+	}
+	cc := d.Dev.ComputeCapability
+	if cc == "" && d.Spec != nil {
+		cc = d.Spec.Arch
+	}
+	if cc == "12.0" {
+		return archBlackwellGDDR
+	}
+	if a := mmqArchitecture(d); a == archAmpere || a == archAda {
+		return a
+	}
+	return ""
+}
+
+// todaysDecode is the integer-weight decode fraction of today's build on
+// d's architecture (decodeArchitecture), 0 where it has none or the run is
+// not of that build (older: a replay of a 2023-24 build or of another
+// backend, planning.todaysCUDA).
+func (e efficiency) todaysDecode(d *device, older bool) float64 {
+	if older {
+		return 0
+	}
+	switch decodeArchitecture(d) {
+	case archAmpere:
+		return e.DecodeTodayAmpere
+	case archAda:
+		return e.DecodeTodayAda
+	case archBlackwellGDDR:
+		return e.DecodeTodayBlackwell
+	}
+	return 0
 }
 
 // kvFraction is the fraction of d's memory bandwidth at which a decode step
@@ -156,13 +205,18 @@ func (e efficiency) kvFraction(d *device) float64 {
 }
 
 // layerLatency is the fixed time per layer per decode step on d, by the
-// backend its class runs (CUDA and other GPU backends, Metal, CPU threads).
-func (e efficiency) layerLatency(d *device) float64 {
+// backend its class runs (CUDA and other GPU backends, Metal, CPU threads)
+// and, on a GPU today's CUDA build is measured on (todaysDecode), that
+// build's time.
+func (e efficiency) layerLatency(d *device, older bool) float64 {
 	switch memoryClass(d) {
 	case MemoryClassHost:
 		return e.LayerLatencyHost
 	case MemoryClassUnified:
 		return e.LayerLatencyMetal
+	}
+	if e.todaysDecode(d, older) > 0 {
+		return e.LayerLatencyCUDAToday
 	}
 	return e.LayerLatencyCUDA
 }
@@ -533,7 +587,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	var t Throughput
 	if notes {
 		t.Assumptions = []string{
-			e.decodeNote(pl, req.ContextLength, batch, isServing),
+			e.decodeNote(pl, req.ContextLength, batch, isServing, !req.todaysCUDA()),
 			e.prefillNote(pl, req),
 		}
 		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
@@ -568,13 +622,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		layerSeconds := 0.0
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
-			weightFrac, kvFrac := e.decodeFraction(d, pl.Level), e.kvFraction(d)
+			weightFrac, kvFrac := e.decodeFraction(d, pl.Level, !req.todaysCUDA()), e.kvFraction(d)
 			if isServing && serving.BandwidthFraction > 0 {
 				weightFrac, kvFrac = serving.BandwidthFraction, serving.BandwidthFraction
 			}
 			reached = math.Min(reached, d.BandwidthGBs*weightFrac)
 			kvReached = math.Min(kvReached, d.BandwidthGBs*kvFrac)
-			layerSeconds = math.Max(layerSeconds, e.layerLatency(d))
+			layerSeconds = math.Max(layerSeconds, e.layerLatency(d, !req.todaysCUDA()))
 			if isServing {
 				layerSeconds = serving.LayerSeconds
 			}
@@ -835,15 +889,18 @@ var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClass
 // the plan's first device reaches for weights and KV cache and why (its
 // memory class and the weights' family), and the per-layer time (for a
 // serving engine, a pointer to its fixed costs instead).
-func (e efficiency) decodeNote(pl *planned, context, batch int, serving bool) string {
+func (e efficiency) decodeNote(pl *planned, context, batch int, serving, older bool) string {
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
 		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
 	d := pl.Stages[0].Devices[0]
 	class, family := memoryClass(d), weightFamily(pl.Level)
-	f := e.decodeFraction(d, pl.Level)
+	f := e.decodeFraction(d, pl.Level, older)
 	kv := fmt.Sprintf("reads the KV cache of %d token(s) x %d sequence(s) at %.0f%%", context, batch, e.kvFraction(d)*100)
-	layer := fmt.Sprintf("plus %.0f us per layer per step (%s", e.layerLatency(d)*1e6, backendNames[class])
+	layer := fmt.Sprintf("plus %.0f us per layer per step (%s", e.layerLatency(d, older)*1e6, backendNames[class])
+	if e.todaysDecode(d, older) > 0 {
+		layer += ", " + todaysDecodeNote[decodeArchitecture(d)]
+	}
 	switch {
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
@@ -883,6 +940,14 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	}
 	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
 		path.MFU*100, path.Precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
+}
+
+// todaysDecodeNote says, per architecture, which rows today's decode
+// constants come from (data/prefill_today.json of internal/calibration).
+var todaysDecodeNote = map[string]string{
+	archAmpere:        "today's llama.cpp CUDA build, measured on NVIDIA Ampere GA10x GPUs",
+	archAda:           "today's llama.cpp CUDA build, measured on NVIDIA Ada GPUs",
+	archBlackwellGDDR: "today's llama.cpp CUDA build, measured on NVIDIA GeForce Blackwell GPUs",
 }
 
 // todaysBuildNote says, per architecture, what today's build's prefill

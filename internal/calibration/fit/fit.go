@@ -865,3 +865,88 @@ func newestBuild(cases []speedCase) []speedCase {
 	}
 	return out
 }
+
+// decodeTodayArchs are the architectures of today's decode fractions, in
+// table order, with the constant each sets.
+var decodeTodayArchs = []struct {
+	name string
+	set  func(*calibration.Throughput, float64)
+}{
+	{"ampere", func(c *calibration.Throughput, f float64) { c.DecodeTodayAmpere = f }},
+	{"ada", func(c *calibration.Throughput, f float64) { c.DecodeTodayAda = f }},
+	{"blackwell", func(c *calibration.Throughput, f float64) { c.DecodeTodayBlackwell = f }},
+}
+
+// decodeTodayFit is the decode fit of today's CUDA build on GDDR GPUs.
+type decodeTodayFit struct {
+	fractions map[string]int // hundredths, per architecture
+	latencyUS int            // LayerLatencyCUDAToday
+	fit, held []float64      // |error| of the fit and held-out rows under the fitted constants
+}
+
+// fitDecodeToday fits today's build's decode constants on the fit rows of
+// data/prefill_today.json (decodeSplit) alone: for each
+// LayerLatencyCUDAToday on a 1 us grid from 0 to 150 us, each architecture
+// the fraction (0.10 to 1.00, 0.01 grid) minimising the median |error| of
+// its fit rows, and the latency whose median over all fit rows is smallest
+// (the first minimum wins). The held-out rows are only replayed.
+func fitDecodeToday(rows []speedCase, c calibration.Throughput) decodeTodayFit {
+	f := decodeTodayFit{fractions: map[string]int{}}
+	var fitRows []speedCase
+	byArch := map[string][]speedCase{}
+	for _, r := range rows {
+		if r.use == useFit {
+			fitRows = append(fitRows, r)
+			byArch[r.arch] = append(byArch[r.arch], r)
+		}
+	}
+	bestM := math.Inf(1)
+	for us := 0; us <= 150; us++ {
+		c.LayerLatencyCUDAToday = float64(us) / 1e6
+		fr := map[string]int{}
+		for _, a := range decodeTodayArchs {
+			fr[a.name] = fitFraction(byArch[a.name], &c, a.set)
+		}
+		if m := quantile(decodeErrors(fitRows, c), 0.5); m < bestM {
+			bestM, f.latencyUS, f.fractions = m, us, fr
+		}
+	}
+	c = f.apply(c)
+	for _, r := range rows {
+		errs := decodeErrors([]speedCase{r}, c)
+		if r.use == useFit {
+			f.fit = append(f.fit, errs...)
+		} else {
+			f.held = append(f.held, errs...)
+		}
+	}
+	return f
+}
+
+// fitFraction sets, through set, the fraction (0.10 to 1.00, 0.01 grid)
+// minimising the median |error| of rows under c and returns it in
+// hundredths; 0 (none) when there is no row.
+func fitFraction(rows []speedCase, c *calibration.Throughput, set func(*calibration.Throughput, float64)) int {
+	if len(rows) == 0 {
+		set(c, 0)
+		return 0
+	}
+	bestF, bestM := 0, math.Inf(1)
+	for fr := 10; fr <= 100; fr++ {
+		set(c, float64(fr)/100)
+		if m := quantile(decodeErrors(rows, *c), 0.5); m < bestM {
+			bestM, bestF = m, fr
+		}
+	}
+	set(c, float64(bestF)/100)
+	return bestF
+}
+
+// apply sets the fitted constants in c.
+func (f decodeTodayFit) apply(c calibration.Throughput) calibration.Throughput {
+	c.LayerLatencyCUDAToday = float64(f.latencyUS) / 1e6
+	for _, a := range decodeTodayArchs {
+		a.set(&c, float64(f.fractions[a.name])/100)
+	}
+	return c
+}

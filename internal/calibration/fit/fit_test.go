@@ -426,3 +426,37 @@ func TestPrefillTodayByArchitecture(t *testing.T) {
 	assert.LessOrEqual(t, quantile(fit, 0.5), 0.10)
 	assert.LessOrEqual(t, quantile(held, 0.5), 0.25)
 }
+
+// TestDecodeTodayByArchitecture replays the tg128 figures of today's
+// llama.cpp CUDA builds (data/prefill_today.json: Llama 2 7B Q4_0 on 15
+// GDDR GPUs of Ampere GA10x, Ada and Blackwell with a datasheet
+// bandwidth) under the constants in use, split by decodeSplit: issue 22's
+// medians (fit 12 %, held-out 15 %), each held-out row within 15 %, and no
+// bias left (the median signed error of all rows within ±5 %). Under the
+// May 2024 builds' constants every row was too slow (median −14 %, the
+// RTX 4080 SUPER −18 %).
+func TestDecodeTodayByArchitecture(t *testing.T) {
+	cases, err := loadDecodeToday(testData)
+	require.NoError(t, err)
+	require.Len(t, cases, 15, "every scoreboard row with a datasheet bandwidth")
+	var fit, held, signed []float64
+	for _, sc := range cases {
+		d := sc.replay.Decode(calibration.Fitted)
+		require.Positive(t, d, "%s", sc.row.Hardware)
+		rel := d/sc.row.TG - 1
+		t.Logf("%-8s %-9s %-32s measured %6.1f estimate %6.1f (%+.1f%%)", sc.use, sc.arch, sc.row.Hardware, sc.row.TG, d, 100*rel)
+		signed = append(signed, rel)
+		if sc.use == useFit {
+			fit = append(fit, math.Abs(rel))
+			continue
+		}
+		held = append(held, math.Abs(rel))
+		assert.LessOrEqual(t, math.Abs(rel), 0.15, "held-out %s", sc.row.Hardware)
+	}
+	require.Len(t, fit, 8)
+	require.Len(t, held, 7)
+	t.Logf("today's build, decode: fit n=%d median %.3f; held-out n=%d median %.3f; signed median %+.3f", len(fit), quantile(fit, 0.5), len(held), quantile(held, 0.5), quantile(signed, 0.5))
+	assert.LessOrEqual(t, quantile(fit, 0.5), 0.12)
+	assert.LessOrEqual(t, quantile(held, 0.5), 0.15)
+	assert.InDelta(t, 0, quantile(signed, 0.5), 0.05, "median signed error")
+}

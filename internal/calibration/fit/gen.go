@@ -30,6 +30,11 @@ type result struct {
 	heldOut          []speedCase
 	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
 	prefillToday     []speedCase // today's builds' pp512 rows on Ada and Ampere (data/prefill_today.json)
+	// decodeTodayRows are the tg128 rows of data/prefill_today.json
+	// (loadDecodeToday), decodeToday today's CUDA build's decode constants
+	// fitted on their fit half.
+	decodeTodayRows []speedCase
+	decodeToday     decodeTodayFit
 	// servingRows are data/serving_decode.json, serving its replayed rows,
 	// servingFit the vLLM constants fitted on them.
 	servingRows []servingRow
@@ -68,6 +73,10 @@ func fitAll(dataDir string) (*result, error) {
 	if r.hostCores, err = fitHostCores(harness, r.throughput()); err != nil {
 		return nil, err
 	}
+	if r.decodeTodayRows, err = loadDecodeToday(dataDir); err != nil {
+		return nil, err
+	}
+	r.decodeToday = fitDecodeToday(r.decodeTodayRows, r.throughput())
 	if r.prefillToday, err = loadPrefillToday(dataDir); err != nil {
 		return nil, err
 	}
@@ -121,6 +130,9 @@ func (r *result) throughput() calibration.Throughput {
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
 	}
+	if r.decodeToday.fractions != nil {
+		c = r.decodeToday.apply(c)
+	}
 	return r.prefill.apply(c)
 }
 
@@ -168,6 +180,15 @@ func constantsSource(r *result) ([]byte, error) {
 	p("DecodeUnified: %s,", strings.TrimPrefix(r.fractionsSource(plan.MemoryClassUnified), "calibration."))
 	p("KVReadRatio: %s,", hundredths(d.kvRatio))
 	p("LayerLatencyCUDA: %de-6, // %d rows", d.latencyUS["cuda"], d.backendRows["cuda"])
+	dt := r.decodeToday
+	p("// Today's CUDA build on GDDR GPUs: per architecture the integer-weight")
+	p("// fraction (0.01 grid) and the per-layer latency (1 us grid) on the %d fit", len(dt.fit))
+	p("// rows of data/prefill_today.json (tg128; median |error| %.3f; the %d", quantile(dt.fit, 0.5), len(dt.held))
+	p("// held-out rows: median %.3f).", quantile(dt.held, 0.5))
+	p("LayerLatencyCUDAToday: %de-6,", dt.latencyUS)
+	p("DecodeTodayAmpere: %s,", hundredths(dt.fractions["ampere"]))
+	p("DecodeTodayAda: %s,", hundredths(dt.fractions["ada"]))
+	p("DecodeTodayBlackwell: %s,", hundredths(dt.fractions["blackwell"]))
 	p("LayerLatencyMetal: %de-6, // %d rows", d.latencyUS["metal"], d.backendRows["metal"])
 	p("LayerLatencyHost: 0, // the host fit has none")
 	p("// CPU decode: the bandwidth fraction from the bandwidth row(s) of")
@@ -297,6 +318,7 @@ func docSections(r *result) map[string]string {
 		"throughput-fit":    throughputFit(r),
 		"held-out":          heldOutTable(r),
 		"prefill-today":     prefillTodayTable(r),
+		"decode-today":      decodeTodayTable(r),
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
@@ -328,6 +350,13 @@ func fittedConstantsTable(r *result) string {
 	}
 	row("Fitted.KVReadRatio", hundredths(d.kvRatio), fmt.Sprintf("%d depth rows of `data/h200-speed` (llama-bench -d)", d.kvRows), "decode fit, after the fractions")
 	row("Fitted.LayerLatencyCUDA", fmt.Sprintf("%d µs", d.latencyUS["cuda"]), fmt.Sprintf("the %d GDDR and HBM rows of the decode fit set", d.backendRows["cuda"]), "decode fit")
+	dt := r.decodeToday
+	row("Fitted.LayerLatencyCUDAToday", fmt.Sprintf("%d µs", dt.latencyUS), fmt.Sprintf("the %d fit rows of `data/prefill_today.json` (tg128)", len(dt.fit)), "decode fit of today's CUDA build, with its fractions")
+	for _, a := range []struct{ field, arch, rule string }{
+		{"DecodeTodayAmpere", "ampere", "compute capability 8.6"}, {"DecodeTodayAda", "ada", "8.9"}, {"DecodeTodayBlackwell", "blackwell", "12.0"}} {
+		row("Fitted."+a.field, hundredths(dt.fractions[a.arch]), fmt.Sprintf("the %s fit rows of `data/prefill_today.json` (tg128, Llama 2 7B Q4_0)", a.arch),
+			"decode fit of today's CUDA build: integer weights on GDDR NVIDIA GPUs of "+a.rule)
+	}
 	row("Fitted.LayerLatencyMetal", fmt.Sprintf("%d µs", d.latencyUS["metal"]), fmt.Sprintf("the %d Apple rows of the decode fit set", d.backendRows["metal"]), "decode fit")
 	row("Fitted.LayerLatencyHost", "0 µs", "—", "not fitted: the host constants are derived without one")
 	row("Fitted.DecodeBandwidthHost", exact(c.DecodeBandwidthHost), "`data/host_decode.json` bandwidth row(s): "+pctList(r.host.bandwidthRows, 1), "mean, rounded to 0.01")
@@ -415,6 +444,10 @@ func throughputFit(r *result) string {
 	fmt.Fprintf(&b, ",\n    KV read ratio %s, layer latency CUDA %d us Metal %d us;\n", hundredths(d.kvRatio), d.latencyUS["cuda"], d.latencyUS["metal"])
 	fmt.Fprintf(&b, "    fit set (n=%d) median %.3f; H200 decode rows (n=%d) median %.3f;\n", d.n, d.medianError, len(hb), quantile(hb, 0.5))
 	fmt.Fprintf(&b, "    held-out (n=%d) median %.3f p90 %.3f\n", len(held), quantile(held, 0.5), quantile(held, 0.9))
+	dt := r.decodeToday
+	fmt.Fprintf(&b, "    today's CUDA build on GDDR: integer weights %s (Ampere) / %s (Ada) / %s (Blackwell), layer latency %d us;\n",
+		hundredths(dt.fractions["ampere"]), hundredths(dt.fractions["ada"]), hundredths(dt.fractions["blackwell"]), dt.latencyUS)
+	fmt.Fprintf(&b, "    tg128 fit (n=%d) median %.3f, held-out (n=%d) median %.3f largest %.3f\n", len(dt.fit), quantile(dt.fit, 0.5), len(dt.held), quantile(dt.held, 0.5), quantile(dt.held, 1))
 	fmt.Fprintf(&b, "    per cell, every fit-set row (fitted or replayed) n / median:")
 	byCell := map[cell][]speedCase{}
 	for _, sc := range decodeFitSet(r.replayed, r.bench) {
@@ -480,6 +513,33 @@ func prefillTodayTable(r *result) string {
 	for _, use := range []string{useFit, useHeldOut} {
 		e := errs[use]
 		fmt.Fprintf(&b, "| %s (%d) | %.1f %% | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), 100*quantile(e[1], 0.5))
+	}
+	return b.String()
+}
+
+// decodeTodayTable is the tg128 rows of today's builds
+// (data/prefill_today.json) under the constants in use and, for the
+// "before" column, under the May 2024 builds' (no DecodeToday fraction),
+// with the fit and held-out medians of both.
+func decodeTodayTable(r *result) string {
+	c := r.throughput()
+	before := c
+	before.DecodeTodayAmpere, before.DecodeTodayAda, before.DecodeTodayBlackwell = 0, 0, 0
+	var b strings.Builder
+	b.WriteString("| use | architecture | hardware | build | measured tg128 | before | estimate | error |\n|---|---|---|---|---|---|---|---|\n")
+	errs := map[string][2][]float64{}
+	for _, sc := range r.decodeTodayRows {
+		was, est := sc.replay.Decode(before), sc.replay.Decode(c)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f (%s) | %.1f | %s |\n", sc.use, sc.arch, sc.row.Hardware, sc.label,
+			sc.row.TG, was, signedPct(was/sc.row.TG-1), est, signedPct(est/sc.row.TG-1))
+		e := errs[sc.use]
+		e[0], e[1] = append(e[0], math.Abs(was/sc.row.TG-1)), append(e[1], math.Abs(est/sc.row.TG-1))
+		errs[sc.use] = e
+	}
+	b.WriteString("\n| median \\|error\\| | before | after | largest after |\n|---|---|---|---|\n")
+	for _, use := range []string{useFit, useHeldOut} {
+		e := errs[use]
+		fmt.Fprintf(&b, "| %s (%d) | %.1f %% | %.1f %% | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), 100*quantile(e[1], 0.5), 100*quantile(e[1], 1))
 	}
 	return b.String()
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -217,6 +218,15 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	return speedCase{row: r, replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily()}, ""
 }
 
+// todaysBuildsFrom is the first date of today's llama.cpp CUDA builds:
+// June 2024, when MMQ became the default for integer weights
+// (https://github.com/ggml-org/llama.cpp/pull/8075). A held-out row measured
+// before it is replayed as the older builds it ran (Replay.BuiltBeforeMMQ):
+// the May 2024 constants, not today's decode fractions (the RTX 4090's
+// Llama 2 7B Q4_0 tg128 was 146.8 tokens/s with CUDA graphs in April 2024,
+// PR 6766, and is 186.2 on the 2025-26 scoreboard).
+const todaysBuildsFrom = "2024-06"
+
 // loadHeldOut maps every held-out row; a row that does not map is an error:
 // the file holds only rows the planner can replay.
 func loadHeldOut(dataDir string) ([]speedCase, error) {
@@ -248,6 +258,13 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
 		}
 		rp := plan.NewReplay(m, l, s, 1, 0, r.Context)
+		if r.Date < todaysBuildsFrom {
+			rp.BuiltBeforeMMQ()
+		}
+		if r.Backend == "Vulkan" {
+			// today's decode constants are the CUDA backend's
+			rp.OnOtherBackend()
+		}
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, TG: r.TG, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
@@ -324,4 +341,75 @@ func archOf(cc string) string {
 		return "hopper"
 	}
 	return ""
+}
+
+// loadDecodeToday replays the tg128 figure of every row of
+// data/prefill_today.json whose hardware has a record with a datasheet
+// bandwidth (one GPU, Llama 2 7B Q4_0, decode at the middle of the 128
+// generated tokens), with the row's architecture (decodeArchOf) and its
+// decode use (decodeSplit). Rows without such a record are left out: the
+// RTX PRO 6000 Max-Q (no record) and the A30 (no bandwidth in its record).
+func loadDecodeToday(dataDir string) ([]speedCase, error) {
+	var doc struct {
+		Rows []prefillTodayRow `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "prefill_today.json"), &doc); err != nil {
+		return nil, err
+	}
+	var cases []speedCase
+	for _, r := range doc.Rows {
+		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
+		if r.TG <= 0 {
+			continue
+		}
+		s, ok := specs.ByName(r.Hardware)
+		if !ok || s.BandwidthGBs <= 0 {
+			continue
+		}
+		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		if err != nil {
+			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+		}
+		l, err := quant.Parse(r.Quant)
+		if err != nil {
+			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+		}
+		rp := plan.NewReplay(m, l, s, 1, 0, 64).WithComputeCapability(r.ComputeCapability)
+		cases = append(cases, speedCase{
+			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Gen: 128, TG: r.TG, Source: r.Source},
+			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
+			arch: decodeArchOf(r.ComputeCapability), label: r.Build,
+		})
+	}
+	decodeSplit(cases)
+	return cases, nil
+}
+
+// decodeArchOf is the architecture a compute capability belongs to, as
+// today's decode fractions are keyed (calibration.Throughput.DecodeToday*).
+func decodeArchOf(cc string) string {
+	if cc == "12.0" {
+		return "blackwell"
+	}
+	return archOf(cc)
+}
+
+// decodeSplit marks half of the decode rows fit and the rest held out, by a
+// rule fixed before the fit: within each architecture the rows ranked by
+// measured tg128, fastest first, the 1st, 3rd, 5th… fit and the 2nd, 4th…
+// held out, so both sets span each architecture's range of GPUs.
+func decodeSplit(cases []speedCase) {
+	byArch := map[string][]int{}
+	for i, c := range cases {
+		byArch[c.arch] = append(byArch[c.arch], i)
+	}
+	for _, idx := range byArch {
+		sort.SliceStable(idx, func(a, b int) bool { return cases[idx[a]].row.TG > cases[idx[b]].row.TG })
+		for rank, i := range idx {
+			cases[i].use = useHeldOut
+			if rank%2 == 0 {
+				cases[i].use = useFit
+			}
+		}
+	}
 }
