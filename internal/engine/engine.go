@@ -241,6 +241,10 @@ type Placement struct {
 	// expert tensors of layer CPUMoE, down first, then gate (-ot,
 	// PartialExpertOverride).
 	CPUMoE, CPUMoEPart int
+	// AllExpertsOnHost: the host holds every layer's routed experts and the
+	// accelerators only the other weights of the layers they hold
+	// (llama.cpp -ngl K --cpu-moe, --fit's step 3).
+	AllExpertsOnHost bool
 	// Context and Batch are the tokens per sequence and the sequences one
 	// replica serves.
 	Context, Batch int

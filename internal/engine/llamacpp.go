@@ -391,6 +391,15 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		}
 		notes = append(notes, cpuMoEOverride(p.CPUMoE, p.CPUMoEPart))
 	}
+	if p.AllExpertsOnHost && p.Kind != registry.KindCPU {
+		// --cpu-moe keeps the expert tensors (ffn_*_exps) of every layer
+		// in host memory, the same as -ot "exps=CPU" (common/arg.cpp,
+		// added with --n-cpu-moe by
+		// https://github.com/ggml-org/llama.cpp/pull/15077); -ngl K
+		// already keeps the first layers' other weights there.
+		a = append(a, "--cpu-moe")
+		notes = append(notes, `llama.cpp builds without --cpu-moe take the same placement as -ot "exps=CPU"`)
+	}
 	if len(split) > 1 {
 		a = append(a, "--split-mode", "layer", "--tensor-split", strings.Join(split, ","))
 	} else if len(split) == 1 && p.Kind != registry.KindCPU {

@@ -39,7 +39,7 @@ func explainChoice(ch *choice) []string {
 	}
 	if ch.Outcome == outcomeFitsOffloaded {
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
-		if ch.Plan.moeOffload() {
+		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
 			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}
 		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
@@ -113,6 +113,10 @@ func describe(pl *planned, placed bool) []string {
 		h := pl.Stages[len(pl.Stages)-1]
 		if pl.moeOffload() {
 			out = append(out, moeExplanation(pl, h))
+			break
+		}
+		if pl.AllExpertsOnHost {
+			out = append(out, step3Explanation(pl))
 			break
 		}
 		start, end := pl.layerSpan(h)

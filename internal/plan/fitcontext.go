@@ -73,9 +73,8 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 // brings whole layers' experts back onto the GPUs until they are full, and
 // part of one more layer (its LAYER_FRACTION_UP / _GATE overflow: ffn_gate
 // and ffn_down, or ffn_down, to the CPU). A MoE model whose dense weights
-// do not all fit is where this planner and --fit part: --fit's step 3 puts
-// dense-only layers on the GPUs, this planner whole layers, and the line
-// says so. ok is false for any other plan.
+// do not all fit stops after step 3 with dense-only layers on the GPUs, as
+// the plan does (AllExpertsOnHost). ok is false for any other plan.
 func floorContextLine(req *planning, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if req.ContextGiven || !pl.Fits || !pl.Offloaded || pl.Pool == nil || len(pl.Stages) < 2 {
@@ -119,13 +118,13 @@ func floorContextLine(req *planning, ch *choice) (string, bool) {
 			line += ", and part of one more layer"
 		}
 		line += fmt.Sprintf(" (its steps 3 and 4), which leaves the experts of this plan's llama.cpp %s in host RAM; --fit names the last layers in -ot patterns where --n-cpu-moe names the first, the same memory for layers of one size", moeFlags(pl))
-	} else if pl.Costs.ExpertLayerWeights > 0 {
+	} else if pl.AllExpertsOnHost {
 		// Not every layer's dense weights fit the GPUs: --fit's step 3
-		// then gives the GPUs the dense weights of the last layers only,
-		// their experts in host memory (n_part = n_layer, the output
-		// layer whole), and stops (global_surplus_cpu_moe <= 0); this
-		// planner has no such split and moves whole layers.
-		line += fmt.Sprintf(": this plan keeps the last %d layers whole on %s (-ngl %d), the first ones in host RAM; --fit differs here, as not every layer's dense weights fit: its step 3 fills %s from the back with the dense weights of as many layers as fit, their routed experts in host RAM, and stops there", gpuLayers, where, gpuLayers, where)
+		// gives them the dense weights of the last layers only, their
+		// experts in host memory (n_part = n_layer, the output layer
+		// whole), and stops (global_surplus_cpu_moe <= 0); so does this
+		// plan (moestep3.go).
+		line += fmt.Sprintf(": not every layer's dense weights fit %s with all routed experts in host RAM, so it fills %s from the back with the dense weights and KV cache of as many layers as fit, the last %d here, keeps the first ones whole and every routed expert in host RAM, and stops there (its step 3; llama.cpp %s)", where, where, gpuLayers, step3Flags(pl))
 	} else {
 		line += fmt.Sprintf(": it fills %s with whole layers from the back (its step 3), the last %d here (-ngl %d), the first ones staying in host RAM", where, gpuLayers, gpuLayers)
 	}

@@ -426,17 +426,20 @@ func TestFitOrderTrainedContextBelowTheFloor(t *testing.T) {
 
 // Where not every layer's dense weights fit the GPU (Qwen3-235B-A22B Q8_0
 // on 8 GiB), --fit's step 3 puts the dense weights of the last layers on
-// the GPU with their experts in host RAM and stops; this planner moves
-// whole layers instead, and the context line says that they differ rather
-// than claiming --fit's order.
-func TestFitOrderMoEWholeLayerOffloadSaysItDiffers(t *testing.T) {
+// the GPU with every routed expert in host RAM and stops; the plan does the
+// same (-ngl K --cpu-moe) and the context line names that step.
+func TestFitOrderMoEDenseWeightsOfLastLayersIsStep3(t *testing.T) {
 	d := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 3090", 8<<30, "8.6")
 	d.Vendor = "nvidia"
 	r := reg(t, []registry.Device{d, host(512 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0"}`, r))
 	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
 	args := a.EngineArgs["llama.cpp"]
-	require.Empty(t, argValue(args, "--n-cpu-moe"), "a whole-layer split: %v", args)
+	require.Empty(t, argValue(args, "--n-cpu-moe"), "%v", args)
+	require.Contains(t, args, "--cpu-moe", "every expert in host RAM: %v", args)
+	ngl := atoi(argValue(args, "-ngl"))
+	assert.Greater(t, ngl, 0, "%v", args)
+	assert.Less(t, ngl, a.Model.Layers, "%v", args)
 	assert.Equal(t, "4096", argValue(args, "-c"), "%v", args)
 	var line string
 	for _, l := range a.Explanation {
@@ -445,6 +448,8 @@ func TestFitOrderMoEWholeLayerOffloadSaysItDiffers(t *testing.T) {
 		}
 	}
 	assert.True(t, strings.HasPrefix(line, "context: 4096 tokens per sequence, llama.cpp --fit's floor (--fit-ctx 4096)"), line)
-	assert.Contains(t, line, "--fit differs here")
+	assert.NotContains(t, line, "differs")
+	assert.Contains(t, line, "its step 3")
+	assert.Contains(t, line, "-ngl "+itoa(ngl)+" --cpu-moe")
 	assert.NotContains(t, line, "it fills the GPU with whole layers from the back")
 }

@@ -55,6 +55,10 @@ type planned struct {
 	// CPUMoEPart > 0, that many expert tensors of layer CPUMoE (-ot); the
 	// GPU stages hold every layer's other weights.
 	CPUMoE, CPUMoEPart int
+	// AllExpertsOnHost: a llama.cpp offload whose GPU stages hold only the
+	// dense weights of their layers (the last ones, hostFirst), every
+	// routed expert in host memory (--cpu-moe, moestep3.go).
+	AllExpertsOnHost bool
 	// DP is the number of replicas of a request with "replicas" (0 without);
 	// Replicas holds each replica's stages (Stages is replica 0's), Unit
 	// the strategy of one replica and Batch the sequences one replica
@@ -636,7 +640,8 @@ func hostDevice(req *planning, want map[string]bool) *device {
 
 // planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
 // many whole layers as fits (filled in order), the rest stay in host RAM as
-// the last stage. Among the levels that fit this way, the highest-quality
+// the last stage; a llama.cpp MoE plan moves experts first (moeSplit, else
+// step3Split), as llama.cpp's --fit does. Among the levels that fit this way, the highest-quality
 // one that keeps at least half of the layers on accelerators wins (offloaded
 // layers cost PCIe time every token); when none does, the level keeping the
 // most layers on accelerators.
@@ -667,6 +672,12 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 				// cache on a GPU.
 				if stages, h, ok := moeSplit(c, p.Devices, host); ok {
 					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, CPUMoE: h.Layers, CPUMoEPart: h.Part}, true
+				}
+				// Not every layer's dense weights fit: --fit's step 3
+				// keeps the dense weights of the last layers that fit on
+				// the GPUs, every expert in host memory.
+				if stages, ok := step3Split(c, p.Devices, host); ok {
+					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, AllExpertsOnHost: true}, true
 				}
 			}
 			var stages []stage

@@ -263,12 +263,18 @@ func (pl *planned) handovers() int {
 	if pl.CPUMoE > 0 || pl.CPUMoEPart > 0 {
 		return pl.Costs.offloadedLayers(pl.moeHost())
 	}
+	if pl.AllExpertsOnHost {
+		return pl.step3Handovers()
+	}
 	return 1
 }
 
 // moeFlags is the llama.cpp form of the plan's host placement, for notes:
 // --n-cpu-moe N and the -ot pattern of a partial layer.
 func moeFlags(pl *planned) string {
+	if pl.AllExpertsOnHost {
+		return step3Flags(pl)
+	}
 	h := pl.moeHost()
 	var f []string
 	if pl.Costs.expertLayers(h.Layers) > 0 {
@@ -333,6 +339,10 @@ func moeExplanation(pl *planned, h stage) string {
 // bandwidth known on that path.
 func moeUnknownHostNote(pl *planned, pcie float64) string {
 	c := pl.Costs
+	active := c.hostExperts(pl.moeHost()) * c.ExpertActive
+	if pl.AllExpertsOnHost {
+		active = pl.step3Read(len(pl.Stages)-1, float64(pl.Stages[len(pl.Stages)-1].Part.Weights))
+	}
 	return fmt.Sprintf("the experts kept in host memory run on the CPU (llama.cpp %s), but the host's memory bandwidth is unknown: the share a token reads, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead",
-		moeFlags(pl), c.hostExperts(pl.moeHost())*c.ExpertActive/1e9, pcie)
+		moeFlags(pl), active/1e9, pcie)
 }

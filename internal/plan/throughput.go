@@ -647,6 +647,8 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		readWeights := weights * c.ActiveRatio
 		if pl.moeOffload() {
 			readWeights = pl.moeRead(i, weights)
+		} else if pl.AllExpertsOnHost {
+			readWeights = pl.step3Read(i, weights)
 		}
 		kvRead := float64(s.Part.KV) * kvSeqs
 		read := readWeights + kvRead
@@ -659,6 +661,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			if pl.moeOffload() {
 				step += moeTransferSeconds(pl, msg)
 				t.Assumptions = append(t.Assumptions, moeHostNote(pl, bw, e))
+			} else if pl.AllExpertsOnHost {
+				step += step3TransferSeconds(pl, msg)
+				t.Assumptions = append(t.Assumptions, step3HostNote(pl, bw, e))
 			} else {
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (%.0f us)", bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6))
 			}
@@ -675,7 +680,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			if pcie > 0 {
 				step += read / (pcie * 1e9)
-				if pl.moeOffload() {
+				if pl.moeOffload() || pl.AllExpertsOnHost {
 					t.Assumptions = append(t.Assumptions, moeUnknownHostNote(pl, pcie))
 				} else {
 					t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
