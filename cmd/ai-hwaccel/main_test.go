@@ -671,7 +671,7 @@ func TestPlanTextOnDGX(t *testing.T) {
 	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "bf16", "--context", "8192", "--engine", "vllm", "--placement", "fewest")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --`, headline)
+	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens( \([0-9]+ sequences of 8192\))?; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --`, headline)
 	for _, want := range []string{"\nMemory (bf16, 2 devices): ", " GiB = weights ", "\nShards:\n  DEVICE  NAME ",
 		"\nThroughput: decode ", " tokens/s per sequence", "\n  Validated on: not validated: ", "\nEngine commands:\n  vllm: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --",
 		"\nLevels:\n  QUANT  ON ONE DEVICE  ", "\nExplanation:\n  - "} {

@@ -207,8 +207,8 @@ func modelName(answered string, info AnswerInfo) string {
 	return "the model"
 }
 
-// planHeadline is "<model> fits <devices>: <how>, <quant>, KV room about
-// <n> tokens, about <r> tokens/s; run: <engine command>".
+// planHeadline is "<model> fits <devices>: <how>, <quant>, <room>, about
+// <r> tokens/s; run: <engine command>", the room as roomWords says it.
 func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 	var ids []string
 	seen := map[string]bool{}
@@ -223,8 +223,8 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 		parts = append(parts, how)
 	}
 	parts = append(parts, a.Quant)
-	if kv := a.MaxContextLength; kv > 0 {
-		parts = append(parts, "KV room about "+Tokens(float64(kv))+" tokens")
+	if room := roomWords(a, info); room != "" {
+		parts = append(parts, room)
 	}
 	if a.Throughput != nil && a.Throughput.DecodeTokensPerS > 0 && SpeedValidated(a.Throughput.ValidatedOn) {
 		parts = append(parts, "about "+rate(a.Throughput.DecodeTokensPerS)+" tokens/s")
@@ -313,22 +313,96 @@ func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) (cmd, withheld strin
 	if len(a.EngineArgs) == 0 {
 		return "", ""
 	}
-	// The engine shown when none was asked for: the first registered one
-	// the answer has arguments for (a plan carries one engine's).
+	if e, args := shownEngine(a, info); e != "" {
+		f := engineFacts(a, e)
+		if line := engineLine(e, args, f, info); line != "" {
+			return line, ""
+		}
+		return "", withheldLine(f)
+	}
+	return "", ""
+}
+
+// shownEngine is the engine whose command a plan's headline prints, with
+// its arguments: the one asked for, else the first registered one the
+// answer has arguments for (a plan carries one engine's); "" when none.
+func shownEngine(a *plan.ShardingAnswer, info AnswerInfo) (string, []string) {
 	order := engine.Names()
 	if info.Engine != "" {
 		order = []string{info.Engine}
 	}
 	for _, e := range order {
 		if args, ok := a.EngineArgs[e]; ok {
-			f := engineFacts(a, e)
-			if line := engineLine(e, args, f, info); line != "" {
-				return line, ""
-			}
-			return "", withheldLine(f)
+			return e, args
 		}
 	}
-	return "", ""
+	return "", nil
+}
+
+// contextFlags is the flag each engine's command gives its context with
+// (internal/engine: llamacpp.go writes -c, the context shared by its -np
+// sequences; vllm.go --max-model-len and sglang.go --context-length, the
+// longest one request may be).
+var contextFlags = map[string]string{"llama.cpp": "-c", "vllm": "--max-model-len", "sglang": "--context-length"}
+
+// roomWords is the headline's statement of the tokens the printed command
+// holds, so that no figure contradicts it (issue 27):
+//   - an engine that sizes a paged KV pool (engine_expect: vLLM, SGLang):
+//     "KV room about <pool> tokens (<n> sequences of <context>)", the pool
+//     it will allocate and how many requests of its context fit at once;
+//   - otherwise the context the command runs, "context <c>" (llama.cpp:
+//     "shared by <n> sequences" when -np splits it), and when the same
+//     devices hold a longer one (max_context_length), "up to <n> fits", or
+//     for a plan that keeps part of the model in host RAM, whose longer
+//     context exists only with more of the model there (max_context_length
+//     re-splits the layers), "longer needs more in host RAM";
+//   - with no command, the plan's own "context up to <n> tokens".
+func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
+	e, args := shownEngine(a, info)
+	ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
+	if x, ok := a.EngineExpect[e]; ok && x.KVCacheTokens > 0 {
+		room := "KV room about " + Tokens(float64(x.KVCacheTokens)) + " tokens"
+		if a.DPSize > 1 {
+			room += " per replica"
+		}
+		if n := int(x.MaxConcurrency); n > 1 && ctx > 0 {
+			room += fmt.Sprintf(" (%d sequences of %d)", n, ctx)
+		}
+		return room
+	}
+	longest := a.MaxContextLength
+	if ctx <= 0 {
+		if longest <= 0 {
+			return ""
+		}
+		return "context up to " + Tokens(float64(longest)) + " tokens"
+	}
+	room := fmt.Sprintf("context %d", ctx)
+	perSequence, each := ctx, ""
+	if n, _ := strconv.Atoi(flagValue(args, "-np")); e == "llama.cpp" && n > 1 {
+		room += fmt.Sprintf(" shared by %d sequences", n)
+		perSequence, each = ctx/n, " each"
+	}
+	// A chosen context is the longest that fits rounded down to --fit's
+	// step (internal/plan/fitcontext.go): less than a step more is no
+	// longer context.
+	if longest-longest%engine.LlamaFitContextStep <= perSequence {
+		return room
+	}
+	if a.Strategy == plan.StrategyOffload {
+		return room + " (longer needs more in host RAM)"
+	}
+	return room + " (up to " + Tokens(float64(longest)) + each + " fits)"
+}
+
+// flagValue is the argument after flag in args, "" when absent.
+func flagValue(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
 }
 
 // engineFacts is what the answer says an engine loads and needs besides
@@ -495,6 +569,8 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 	fmt.Fprintf(w, "Budget: %s\n", strings.Join(parts, "; "))
 }
 
+// writeRoom prints the plan's maxima: the longest context and the largest
+// batch on the same devices (max_context_length, max_batch_size).
 func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	var parts []string
 	if c := a.MaxContextLength; c > 0 {
@@ -503,9 +579,17 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	if b := a.MaxBatchSize; b > 0 {
 		parts = append(parts, "up to "+plural(b, "sequence")+" at once")
 	}
-	if len(parts) > 0 {
-		fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
+	if len(parts) == 0 {
+		return
 	}
+	label := "Room"
+	if a.Strategy == plan.StrategyOffload {
+		// The maxima re-split the layers (plan.maxFitting): beyond an
+		// offloaded plan's context, the GPUs being full, more of the
+		// model moves to host RAM than the printed command keeps there.
+		label = "Room (with more of the model in host RAM)"
+	}
+	fmt.Fprintf(w, "%s: %s\n", label, strings.Join(parts, "; "))
 }
 
 func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {

@@ -24,6 +24,7 @@ const planFits = `{"fits":true,"strategy":"tensor_parallel","quant":"bf16",
 "tp_size":2,"pp_size":1,
 "throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
 "engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]},
+"engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},
 "max_context_length":80884,"max_batch_size":19,
 "levels":[{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"},
           {"quant":"fp32","total_bytes":287333171200,"fits":false,"reason":"doesn't fit: fp32 needs 267.6 GiB"}],
@@ -34,7 +35,7 @@ func TestWritePlanHeadlineFirst(t *testing.T) {
 	info := AnswerInfo{Model: "llama-3.3-70b", ServeModel: "meta-llama/Llama-3.3-70B-Instruct",
 		DeviceNames: map[string]string{"cuda:0": "NVIDIA H100 80GB HBM3", "cuda:1": "NVIDIA H100 80GB HBM3"}}
 	require.NoError(t, WritePlan(&b, []byte(planFits), info))
-	assert.Equal(t, `Llama-3.3-70B-Instruct fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16, KV room about 79k tokens; run: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
+	assert.Equal(t, `Llama-3.3-70B-Instruct fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16, KV room about 79k tokens (19 sequences of 4096); run: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
 
 Model: Llama-3.3-70B-Instruct, 70.6B parameters, 80 layers
   source: catalog: x
@@ -261,4 +262,42 @@ func TestThroughputWithoutRatesSaysNotEstimated(t *testing.T) {
 	}})
 	assert.Equal(t, "Throughput: decode 12.5 tokens/s per sequence (bound by memory bandwidth)\n"+
 		"  - decode streams weights at 61% of memory bandwidth\n  - prefill omitted: part of the model runs from host memory\n", b.String())
+}
+
+// TestWritePlanHeadlineRoomIsTheCommands: the headline's room is what the
+// printed command holds (issue 27): the pool of an engine that reports one
+// (engine_expect), else the command's context, with what a longer one
+// needs; with no command, the plan's longest context.
+func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
+	info := AnswerInfo{Model: "llama-3.3-70b", DeviceNames: map[string]string{"cuda:0": "H100", "cuda:1": "H100"}}
+	headline := func(ans string) string {
+		var b bytes.Buffer
+		require.NoError(t, WritePlan(&b, []byte(ans), info))
+		return strings.SplitN(b.String(), "\n", 2)[0]
+	}
+	edit := func(ans, old, new string) string {
+		out := strings.Replace(ans, old, new, 1)
+		require.NotEqual(t, ans, out, old)
+		return out
+	}
+	assert.Contains(t, headline(planFits), ", bf16, KV room about 79k tokens (19 sequences of 4096); run: ")
+
+	noPool := edit(planFits, `"engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},`, "")
+	assert.Contains(t, headline(noPool), ", bf16, context 4096 (up to 79k fits); run: ")
+	offloaded := edit(noPool, `"strategy":"tensor_parallel"`, `"strategy":"cpu_offload"`)
+	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (longer needs more in host RAM); run: ")
+	var b bytes.Buffer
+	require.NoError(t, WritePlan(&b, []byte(offloaded), info))
+	assert.Contains(t, b.String(), "\nRoom (with more of the model in host RAM): context up to 80884 tokens; up to 19 sequences at once\n")
+	// A chosen context is the longest that fits rounded down to --fit's
+	// 256-token step: 80884 tokens is no longer context than 80640.
+	chosen := edit(noPool, `"--max-model-len","4096"`, `"--max-model-len","80640"`)
+	assert.Contains(t, headline(chosen), ", bf16, context 80640; run: ")
+
+	llama := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`,
+		`"engine_args":{"llama.cpp":["-ngl","81","-c","16384","-np","4"]}`)
+	assert.Contains(t, headline(llama), ", bf16, context 16384 shared by 4 sequences (up to 79k each fits); run: llama-server ")
+
+	none := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`, `"engine_args":{}`)
+	assert.Equal(t, "Llama-3.3-70B-Instruct fits 2x H100 (cuda:0-1): tensor parallel 2, bf16, context up to 79k tokens", headline(none))
 }
