@@ -327,7 +327,7 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 const llamaMaxSplit = 15
 
 // Args are llama-server's flags for a plan: GPU layers, the layer split
-// over devices or the main GPU, the shared context, parallel sequences,
+// over devices or the main GPU, the total context of the slots and the slots,
 // flash attention and the KV cache type; none for a multi-node plan, a
 // tensor-parallel one or a split over more than llamaMaxSplit devices.
 func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
@@ -413,11 +413,23 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		}
 		a = append(a, "--split-mode", "none", "--main-gpu", strconv.Itoa(main))
 	}
-	// llama.cpp's -c is the context shared by all parallel sequences.
-	a = append(a, "-c", strconv.Itoa(p.Context*p.Batch))
-	if p.Batch > 1 {
-		a = append(a, "-np", strconv.Itoa(p.Batch))
-	}
+	// -c is the total context, n_ctx, and -np the slots, n_seq_max
+	// (common/common.cpp: cparams.n_seq_max = params.n_parallel). With -np
+	// given the KV cache is not unified (common/common.h: kv_unified =
+	// false), so llama.cpp gives each slot its own stream of n_ctx / n_seq
+	// cells, rounded up to 256 (src/llama-context.cpp: n_ctx_seq;
+	// src/llama-kv-cache.cpp: n_stream = n_seq_max, each of n_ctx_seq
+	// cells): -c is the planned context times the batch, every slot its
+	// full planned context, the KV memory the batch's. -np is given for a
+	// batch of one too: without it llama-server runs 4 slots sharing one
+	// unified cache (tools/server/server.cpp: "n_parallel is set to auto,
+	// using n_parallel = 4 and kv_unified = true"), where a sliding-window
+	// model's cache holds 4 windows (src/llama-kv-cache-iswa.cpp:
+	// n_swa * n_seq_max when unified) and a recurrent one 4 states
+	// (src/llama-model.cpp: recurrent_rs_size = n_seq_max), not the plan's
+	// one. All at ggml-org/llama.cpp 81ff7abe50b9 and 34af94cd, the builds
+	// this library is calibrated on.
+	a = append(a, "-c", strconv.Itoa(p.Context*p.Batch), "-np", strconv.Itoa(max(p.Batch, 1)))
 	if p.NoFlashAttention {
 		// -fa/--flash-attn takes on, off or auto (the default):
 		// common/arg.cpp @ 145b6280,
@@ -578,7 +590,17 @@ func PartialExpertOverride(n, part int) string {
 // common/arg.cpp of https://github.com/ggml-org/llama.cpp).
 func fitHandOff(p *Placement) string {
 	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %d --fit-ctx %d",
-		p.Memory.MarginBytes>>20, llamaFitMinContext)
+		p.Memory.MarginBytes>>20, fitContextFloor(p.Batch))
+}
+
+// fitContextFloor is the --fit-ctx that keeps llama.cpp's --fit from
+// reducing the context below the planned floor (llamaFitMinContext tokens
+// a sequence) with batch slots: --fit-ctx bounds the total context n_ctx,
+// which the slots divide (common_params_fit_impl compares it with the
+// whole n_ctx: common/fit.cpp @ 34af94cd, lines 310-331), so it is the
+// floor times the slots.
+func fitContextFloor(batch int) int {
+	return llamaFitMinContext * max(batch, 1)
 }
 
 // replicasNote says how to run a data-parallel plan with llama.cpp, which

@@ -38,10 +38,14 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	}
 	trained := req.Model.MaxContext
 	if shared {
-		// llama.cpp's context (-c, n_ctx) is shared by the parallel
-		// sequences (-np): with no -c it is the trained context in all, so
-		// each of a replica's sequences gets its share (n_ctx_seq = n_ctx /
-		// n_seq, src/llama-context.cpp).
+		// llama.cpp's context (-c, n_ctx) is the total of the parallel
+		// sequences (-np): with no -c it is the trained context in all
+		// (src/llama-context.cpp: n_ctx = n_ctx_train when 0), which
+		// --fit reduces as a whole (common/fit.cpp: hp_nct, with no
+		// factor of n_seq), and with -np given the cache is not unified,
+		// so each of a replica's sequences gets its share (n_ctx_seq =
+		// n_ctx / n_seq_max), at ggml-org/llama.cpp 81ff7abe50b9 and
+		// 34af94cd; the emitted flags are engine.llamaCPP.Args'.
 		trained /= max(pl.batchOf(req), 1)
 	}
 	trained -= trained % contextStep
@@ -98,13 +102,20 @@ func floorContextLine(req *planning, ch *choice) (string, bool) {
 		where = fmt.Sprintf("the %d GPUs", n)
 	}
 	ctx := req.ContextLength
-	trained := req.Model.MaxContext / max(pl.batchOf(req), 1)
-	head := fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (--fit-ctx %d): with no -c --fit reduces the model's trained context (%d per sequence) toward the floor (its step 2)", ctx, floor, trained)
+	batch := max(pl.batchOf(req), 1)
+	trained := req.Model.MaxContext / batch
+	// --fit-ctx bounds the total context, which the -np slots divide
+	// (engine.llamaCPP.Args): the floor a sequence times the slots.
+	fitCtx := fmt.Sprintf("--fit-ctx %d", floor*batch)
+	if batch > 1 {
+		fitCtx += fmt.Sprintf(" over -np %d", batch)
+	}
+	head := fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (%s): with no -c --fit reduces the model's trained context (%d per sequence) toward the floor (its step 2)", ctx, fitCtx, trained)
 	switch {
 	case req.Model.MaxContext <= 0:
-		head = fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (--fit-ctx %d): with no -c --fit reduces the model's trained context (unknown here) toward the floor (its step 2)", ctx, floor)
+		head = fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (%s): with no -c --fit reduces the model's trained context (unknown here) toward the floor (its step 2)", ctx, fitCtx)
 	case trained <= ctx:
-		head = fmt.Sprintf("context: %d tokens per sequence, the model's trained context, which is not above llama.cpp --fit's floor (--fit-ctx %d), so --fit keeps it (its step 2 changes nothing)", ctx, floor)
+		head = fmt.Sprintf("context: %d tokens per sequence, the model's trained context, which is not above llama.cpp --fit's floor (%s), so --fit keeps it (its step 2 changes nothing)", ctx, fitCtx)
 	}
 	line := fmt.Sprintf("%s, but at %d the model still needs %s with every tensor on %s against %s usable, so --fit keeps this context and moves weights to the CPU instead",
 		head, ctx, gib(wholeBytes(ch)), where, gib(usable))
