@@ -288,38 +288,58 @@ type prefillTodayRow struct {
 	Source            string  `json:"source"`
 }
 
-// loadPrefillToday replays the rows of data/prefill_today.json marked fit
-// or held-out (pp512 of today's build, one GPU); the other rows say why
-// they are not replayed. A replayed row that does not map is an error.
-func loadPrefillToday(dataDir string) ([]speedCase, error) {
+// readTodayRows reads the rows of data/prefill_today.json.
+func readTodayRows(dataDir string) ([]prefillTodayRow, error) {
 	var doc struct {
 		Rows []prefillTodayRow `json:"rows"`
 	}
 	if err := readJSON(filepath.Join(dataDir, "prefill_today.json"), &doc); err != nil {
 		return nil, err
 	}
+	return doc.Rows, nil
+}
+
+// name is how errors name row r.
+func (r prefillTodayRow) name() string { return r.SourceDevice + " / " + r.Model + " / " + r.Quant }
+
+// replayOn is the replay of row r on hardware s with a prompt of prompt
+// tokens (0: decode only): its catalog model at its level, one device.
+func (r prefillTodayRow) replayOn(s specs.Spec, prompt int) (*plan.Replay, error) {
+	m, err := modelio.Resolve(model.Spec{Name: r.Model})
+	if err != nil {
+		return nil, fmt.Errorf("prefill_today.json: %s: %w", r.name(), err)
+	}
+	l, err := quant.Parse(r.Quant)
+	if err != nil {
+		return nil, fmt.Errorf("prefill_today.json: %s: %w", r.name(), err)
+	}
+	return plan.NewReplay(m, l, s, 1, prompt, 64).WithComputeCapability(r.ComputeCapability), nil
+}
+
+// loadPrefillToday replays the rows of data/prefill_today.json marked fit
+// or held-out (pp512 of today's build, one GPU); the other rows say why
+// they are not replayed. A replayed row that does not map is an error.
+func loadPrefillToday(dataDir string) ([]speedCase, error) {
+	rows, err := readTodayRows(dataDir)
+	if err != nil {
+		return nil, err
+	}
 	var cases []speedCase
-	for _, r := range doc.Rows {
-		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
+	for _, r := range rows {
 		if !strings.HasPrefix(r.Source, "https://") || r.PP <= 0 {
-			return nil, fmt.Errorf("prefill_today.json: %s: needs an https source and a prompt speed", name)
+			return nil, fmt.Errorf("prefill_today.json: %s: needs an https source and a prompt speed", r.name())
 		}
 		if r.Use != useFit && r.Use != useHeldOut {
 			continue
 		}
 		s, ok := specs.ByName(r.Hardware)
 		if !ok || s.PeakTFLOPS("int8") <= 0 {
-			return nil, fmt.Errorf("prefill_today.json: %s: no record with an INT8 peak", name)
+			return nil, fmt.Errorf("prefill_today.json: %s: no record with an INT8 peak", r.name())
 		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		rp, err := r.replayOn(s, 512)
 		if err != nil {
-			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+			return nil, err
 		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
-		}
-		rp := plan.NewReplay(m, l, s, 1, 512, 64).WithComputeCapability(r.ComputeCapability)
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Prompt: 512, PP: r.PP, TG: r.TG, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
@@ -350,15 +370,12 @@ func archOf(cc string) string {
 // decode use (decodeSplit). Rows without such a record are left out: the
 // RTX PRO 6000 Max-Q (no record) and the A30 (no bandwidth in its record).
 func loadDecodeToday(dataDir string) ([]speedCase, error) {
-	var doc struct {
-		Rows []prefillTodayRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "prefill_today.json"), &doc); err != nil {
+	rows, err := readTodayRows(dataDir)
+	if err != nil {
 		return nil, err
 	}
 	var cases []speedCase
-	for _, r := range doc.Rows {
-		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
+	for _, r := range rows {
 		if r.TG <= 0 {
 			continue
 		}
@@ -366,15 +383,10 @@ func loadDecodeToday(dataDir string) ([]speedCase, error) {
 		if !ok || s.BandwidthGBs <= 0 {
 			continue
 		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		rp, err := r.replayOn(s, 0)
 		if err != nil {
-			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
+			return nil, err
 		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("prefill_today.json: %s: %w", name, err)
-		}
-		rp := plan.NewReplay(m, l, s, 1, 0, 64).WithComputeCapability(r.ComputeCapability)
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Gen: 128, TG: r.TG, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
