@@ -32,6 +32,15 @@ type CatalogEntry struct {
 	// modules and vision tower too (Model.MTPParams, Model.VisionParams);
 	// "" when it is the language model's alone.
 	ParamsInclude string `json:"params_include,omitempty"`
+	// HubParams is the Hugging Face Hub's count of every tensor in the
+	// model's checkpoint (safetensors.total), recorded where the count
+	// holds modules the planner does not take as language-model weights
+	// (the MTP modules and vision tower ParamsInclude names). It checks
+	// the count derived from the config (quant's catalog totals test) and
+	// is never a planning input: unlike ParamsB it does not replace the
+	// model's Params, so recording it changes no answer.
+	HubParams       int64  `json:"hub_params,omitempty"`
+	HubParamsSource string `json:"hub_params_source,omitempty"`
 	// ActiveParamsB is the published active count of a MoE (documentation
 	// and tests only: sources differ on whether embeddings count, so the
 	// model's ActiveParams is computed from the shape, see ShapeParams).

@@ -1993,6 +1993,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:235b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       235670022896,
+		HubParamsSource: "'Qwen/Qwen3-VL-235B-A22B-Instruct' parameters_raw 235670022896 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -2058,6 +2061,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:27b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       27781427952,
+		HubParamsSource: "'Qwen/Qwen3.5-27B' parameters_raw 27781427952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5ForConditionalGeneration",
@@ -2191,6 +2197,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:35b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       35951822704,
+		HubParamsSource: "'Qwen/Qwen3.5-35B-A3B' parameters_raw 35951822704 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -2303,6 +2312,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:122b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       125086497008,
+		HubParamsSource: "'Qwen/Qwen3.5-122B-A10B' parameters_raw 125086497008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -2423,6 +2435,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:397b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       403397928944,
+		HubParamsSource: "'Qwen/Qwen3.5-397B-A17B' parameters_raw 403397928944 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -3602,6 +3617,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.6:27b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       27781427952,
+		HubParamsSource: "'Qwen/Qwen3.6-27B' parameters_raw 27781427952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5ForConditionalGeneration",
@@ -3741,6 +3759,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.6:35b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       35951822704,
+		HubParamsSource: "'Qwen/Qwen3.6-35B-A3B' parameters_raw 35951822704 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -4226,8 +4247,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.1",
-		HFID: "zai-org/GLM-5.1",
+		Name:            "GLM-5.1",
+		HFID:            "zai-org/GLM-5.1",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       753864139008,
+		HubParamsSource: "'zai-org/GLM-5.1' parameters_raw 753864139008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -6195,6 +6219,9 @@ var catalogEntries = []CatalogEntry{
 			"nemotron-3-super:120b",
 			"Nemotron-3-Super-120B-A12B",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       123611012096,
+		HubParamsSource: "'nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8' parameters_raw 123611012096 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 has the same count",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",
@@ -6576,8 +6603,11 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level. Layers from layers_block_type (the list form of hybrid_override_pattern).",
 	},
 	{
-		Name: "Qwen3-VL-235B-A22B-Thinking",
-		HFID: "Qwen/Qwen3-VL-235B-A22B-Thinking",
+		Name:            "Qwen3-VL-235B-A22B-Thinking",
+		HFID:            "Qwen/Qwen3-VL-235B-A22B-Thinking",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       235670022896,
+		HubParamsSource: "'Qwen/Qwen3-VL-235B-A22B-Thinking' parameters_raw 235670022896 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -8161,6 +8191,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"phi4-reasoning-vision",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       15119518144,
+		HubParamsSource: "'microsoft/Phi-4-reasoning-vision-15B' parameters_raw 15119518144 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Phi4ForCausalLMV",
