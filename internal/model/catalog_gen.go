@@ -755,8 +755,11 @@ var catalogEntries = []CatalogEntry{
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"phi-3_5\")",
 	},
 	{
-		Name: "Falcon-40B",
-		HFID: "tiiuae/falcon-40b",
+		Name:            "Falcon-40B",
+		HFID:            "tiiuae/falcon-40b",
+		ParamsInclude:   "tied-head",
+		HubParams:       41835970560,
+		HubParamsSource: "'tiiuae/falcon-40b' parameters_raw 41835970560 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the checkpoint stores lm_head.weight beside the word embeddings it is tied to (65,024 x 8,192 = 532,676,608 of the count; the shape leaves out only the LayerNorm biases, 121 x 8,192). vLLM ties the head (tie_word_embeddings defaults to true for Falcon) and skips the stored copy (skip_prefixes lm_head., https://github.com/HabanaAI/vllm-fork/blob/95af70093fc0dbb1a8b16d4a2913c674a02434ac/vllm/model_executor/models/falcon.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       32768.0,
@@ -1537,6 +1540,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3:1.7b",
 		},
+		ParamsInclude:   "tied-head",
+		HubParams:       2031739904,
+		HubParamsSource: "'Qwen/Qwen3-1.7B' parameters_raw 2031739904 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the checkpoint stores lm_head.weight beside the embedding it is tied to: the count is 151,936 x 2,048 = 311164928 more than 'Qwen/Qwen3-1.7B-Base' (1720574976) in the same file. vLLM skips the stored copy (load_weights skip_prefixes lm_head. when tie_word_embeddings, https://github.com/HabanaAI/vllm-fork/blob/95af70093fc0dbb1a8b16d4a2913c674a02434ac/vllm/model_executor/models/qwen3.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3ForCausalLM",
@@ -7949,6 +7955,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"gemma4:31b",
 		},
+		ParamsInclude:   "vision+tied-head",
+		HubParams:       32682372656,
+		HubParamsSource: "'google/gemma-4-31B-it' parameters_raw 32682372656 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count holds the vision tower and one 262,144 x 5,376 matrix more than the tied embedding: the output head stored beside it (copies of the same weights re-saved by transformers count exactly that much less: 'llmfan46/gemma-4-31B-it-uncensored-heretic' 31273086512 in the same file, 32682372656 - 31273086512 = 1409286144 = 262,144 x 5,376). vLLM ties the head and skips the stored copy (skip_prefixes lm_head when tie_word_embeddings, https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/models/jax/gemma4.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma4ForConditionalGeneration",
@@ -8112,7 +8121,7 @@ var catalogEntries = []CatalogEntry{
 			"vision_soft_tokens_per_image": 280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/90f7fc0fcba7bb8082dd023da10bfc683ed99db5/aic-core/src/aiconfigurator_core/model_configs/nvidia--Gemma-4-31B-IT-NVFP4_config.json (a copy of https://huggingface.co/nvidia/Gemma-4-31B-IT-NVFP4/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "The config is NVIDIA's NVFP4 checkpoint's, whose text_config and vision_config are the model's. Read approximately: the global layers' own key/value heads (num_global_key_value_heads 4 of global_head_dim 512, keys equal to values: attention_k_eq_v) are not read, so every layer is costed with the sliding layers' 16 heads of 256, which overstates the global layers' KV cache.",
+		Notes:  "The config is NVIDIA's NVFP4 checkpoint's, whose text_config and vision_config are the model's. The global (full-attention) layers have their own shape: global_head_dim 512 and, keys equal to values (attention_k_eq_v), num_global_key_value_heads 4 and no value projection; the sliding layers 16 key/value heads of 256.",
 	},
 	{
 		Name: "EXAONE-4.0-1.2B",
@@ -9919,6 +9928,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"gemma4:26b",
 		},
+		ParamsInclude:   "vision+tied-head",
+		HubParams:       26544131376,
+		HubParamsSource: "'google/gemma-4-26B-A4B' parameters_raw 26544131376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count holds the vision tower and one 262,144 x 2,816 matrix more than the tied embedding: the output head stored beside it ('jenerallee78/gemma-4-26B-A4B-it-ara-abliterated', the same weights re-saved by transformers, counts 25805933872 in the same file, 26544131376 - 25805933872 = 738197504 = 262,144 x 2,816). vLLM ties the head and skips the stored copy (https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/models/jax/gemma4.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma4ForConditionalGeneration",
@@ -10062,7 +10074,7 @@ var catalogEntries = []CatalogEntry{
 			"vision_soft_tokens_per_image": 280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/google--gemma-4-26B-A4B_config.json (a copy of https://huggingface.co/google/gemma-4-26B-A4B/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "A mixture of experts with a dense MLP in every layer (enable_moe_block). Read approximately, as Gemma-4-31B-IT: the global layers' own key/value heads (num_global_key_value_heads 2 of global_head_dim 512, keys equal to values) are not read, so every layer is costed with the sliding layers' 8 heads of 256; the audio_config is not counted.",
+		Notes:  "A mixture of experts with a dense MLP in every layer (enable_moe_block). As Gemma-4-31B-IT, the global layers have their own shape (global_head_dim 512, keys equal to values: num_global_key_value_heads 2, no value projection), the sliding layers 8 key/value heads of 256; the audio_config is not counted.",
 	},
 	{
 		Name: "Muse-Glimmer-30B",
