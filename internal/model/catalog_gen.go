@@ -479,8 +479,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen2.5-3B",
-		HFID: "Qwen/Qwen2.5-3B",
+		Name:            "Qwen2.5-3B",
+		HFID:            "Qwen/Qwen2.5-3B",
+		HubParams:       3085938688,
+		HubParamsSource: "'Qwen/Qwen2.5-3B' parameters_raw 3085938688 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             2048.0,
 			"intermediate_size":       11008.0,
@@ -649,8 +651,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Gemma-2-2B",
-		HFID: "google/gemma-2-2b",
+		Name:            "Gemma-2-2B",
+		HFID:            "google/gemma-2-2b",
+		HubParams:       2614341888,
+		HubParamsSource: "'google/gemma-2-2b-it' parameters_raw 2614341888 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-2b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             2304.0,
@@ -669,8 +673,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "tie_word_embeddings key absent from this config copy (Gemma ties input/output embeddings by architecture default; not verified here). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
 	},
 	{
-		Name: "Gemma-2-9B",
-		HFID: "google/gemma-2-9b",
+		Name:            "Gemma-2-9B",
+		HFID:            "google/gemma-2-9b",
+		HubParams:       9241705984,
+		HubParamsSource: "'google/gemma-2-9b-it' parameters_raw 9241705984 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-9b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             3584.0,
@@ -689,8 +695,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "tie_word_embeddings key absent (see Gemma-2-2B). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
 	},
 	{
-		Name: "Gemma-2-27B",
-		HFID: "google/gemma-2-27b",
+		Name:            "Gemma-2-27B",
+		HFID:            "google/gemma-2-27b",
+		HubParams:       27227128320,
+		HubParamsSource: "'google/gemma-2-27b-it' parameters_raw 27227128320 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-27b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_size":             4608.0,
@@ -1636,6 +1644,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:2b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       2127532032,
+		HubParamsSource: "'Qwen/Qwen3-VL-2B-Instruct' parameters_raw 2127532032 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1696,6 +1707,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:4b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       4437815808,
+		HubParamsSource: "'Qwen/Qwen3-VL-4B-Instruct' parameters_raw 4437815808 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1756,6 +1770,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:8b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       8767123696,
+		HubParamsSource: "'Qwen/Qwen3-VL-8B-Instruct' parameters_raw 8767123696 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1815,6 +1832,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:32b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       33357390064,
+		HubParamsSource: "'Qwen/Qwen3-VL-32B-Instruct' parameters_raw 33357390064 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1871,8 +1891,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3-VL-32B-Thinking",
-		HFID: "Qwen/Qwen3-VL-32B-Thinking",
+		Name:            "Qwen3-VL-32B-Thinking",
+		HFID:            "Qwen/Qwen3-VL-32B-Thinking",
+		ParamsInclude:   "vision",
+		HubParams:       33357390064,
+		HubParamsSource: "'Qwen/Qwen3-VL-32B-Thinking' parameters_raw 33357390064 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -2571,8 +2594,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "MiMo-7B-Base",
-		HFID: "XiaomiMiMo/MiMo-7B-Base",
+		Name:            "MiMo-7B-Base",
+		HFID:            "XiaomiMiMo/MiMo-7B-Base",
+		ParamsInclude:   "mtp",
+		HubParams:       7833409536,
+		HubParamsSource: "'XiaomiMiMo/MiMo-7B-Base' parameters_raw 7833409536 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"MiMoForCausalLM",
@@ -3339,6 +3365,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:7b",
 		},
+		HubParams:       7298617344,
+		HubParamsSource: "'allenai/OLMo-2-1124-7B-Instruct' parameters_raw 7298617344 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-1124-7B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3372,6 +3400,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:13b",
 		},
+		HubParams:       13716198400,
+		HubParamsSource: "'allenai/OLMo-2-1124-13B-Instruct' parameters_raw 13716198400 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-1124-13B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3405,6 +3435,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:32b",
 		},
+		HubParams:       32234279936,
+		HubParamsSource: "'allenai/OLMo-2-0325-32B-Instruct' parameters_raw 32234279936 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-0325-32B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3547,8 +3579,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "gemma-2-2b-jpn-it",
-		HFID: "google/gemma-2-2b-jpn-it",
+		Name:            "gemma-2-2b-jpn-it",
+		HFID:            "google/gemma-2-2b-jpn-it",
+		HubParams:       2614341888,
+		HubParamsSource: "'google/gemma-2-2b-jpn-it' parameters_raw 2614341888 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma2ForCausalLM",
@@ -4129,8 +4163,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "DeepSeek-V3.2",
-		HFID: "deepseek-ai/DeepSeek-V3.2",
+		Name:            "DeepSeek-V3.2",
+		HFID:            "deepseek-ai/DeepSeek-V3.2",
+		ParamsInclude:   "mtp",
+		HubParams:       685396921376,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3.2' parameters_raw 685396921376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out; and every layer's lightning indexer (index_n_heads 64 x index_head_dim 128: wq_b, wk, weights_proj, about 14 M a layer, 0.87 B in all), which the shape does not model yet",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV32ForCausalLM",
@@ -5017,6 +5054,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v3.1:671b",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       684531386000,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3.1' parameters_raw 684531386000 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -5072,6 +5112,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-r1:32b",
 		},
+		HubParams:       32763876352,
+		HubParamsSource: "'deepseek-ai/DeepSeek-R1-Distill-Qwen-32B' parameters_raw 32763876352 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -5492,6 +5534,8 @@ var catalogEntries = []CatalogEntry{
 			"Qwen2-1.5B",
 			"qwen2:1.5b",
 		},
+		HubParams:       1543714304,
+		HubParamsSource: "'Qwen/Qwen2-1.5B-Instruct' parameters_raw 1543714304 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -6110,8 +6154,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Cosmos-Reason2-8B",
-		HFID: "nvidia/Cosmos-Reason2-8B",
+		Name:            "Cosmos-Reason2-8B",
+		HFID:            "nvidia/Cosmos-Reason2-8B",
+		ParamsInclude:   "vision",
+		HubParams:       8767123696,
+		HubParamsSource: "'nvidia/Cosmos-Reason2-8B' parameters_raw 8767123696 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -6164,8 +6211,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "DeepSeek-V3-0324",
-		HFID: "deepseek-ai/DeepSeek-V3-0324",
+		Name:            "DeepSeek-V3-0324",
+		HFID:            "deepseek-ai/DeepSeek-V3-0324",
+		ParamsInclude:   "mtp",
+		HubParams:       684531386000,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3-0324' parameters_raw 684531386000 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -7497,6 +7547,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"starcoder2:7b",
 		},
+		HubParams:       7173923840,
+		HubParamsSource: "'bigcode/starcoder2-7b' parameters_raw 7173923840 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"activation_function": "gelu",
 			"architectures": []any{
