@@ -28,10 +28,22 @@ type CatalogEntry struct {
 	ParamsB      float64 `json:"params_b,omitempty"`
 	ParamsSource string  `json:"params_source,omitempty"`
 	// ParamsInclude says what the published count holds beyond the
-	// language model: "mtp+vision" when it counts the checkpoint's MTP
-	// modules and vision tower too (Model.MTPParams, Model.VisionParams);
-	// "" when it is the language model's alone.
+	// language model, parts joined by "+" (CountedAs): "mtp" and "vision"
+	// when it counts the checkpoint's MTP modules and vision tower too
+	// (Model.MTPParams, Model.VisionParams); "tied-head" when the
+	// checkpoint stores the output head of a model whose head is tied to
+	// its embedding beside that embedding, a copy loaders skip; "" when it
+	// is the language model's alone.
 	ParamsInclude string `json:"params_include,omitempty"`
+	// HubParams is the Hugging Face Hub's count of every tensor in the
+	// model's checkpoint (safetensors.total), recorded where the count
+	// holds modules the planner does not take as language-model weights
+	// (the MTP modules and vision tower ParamsInclude names). It checks
+	// the count derived from the config (quant's catalog totals test) and
+	// is never a planning input: unlike ParamsB it does not replace the
+	// model's Params, so recording it changes no answer.
+	HubParams       int64  `json:"hub_params,omitempty"`
+	HubParamsSource string `json:"hub_params_source,omitempty"`
 	// ActiveParamsB is the published active count of a MoE (documentation
 	// and tests only: sources differ on whether embeddings count, so the
 	// model's ActiveParams is computed from the shape, see ShapeParams).
@@ -42,6 +54,32 @@ type CatalogEntry struct {
 	// Checkpoints are the model's published checkpoints, the publisher's
 	// first (its native format).
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+}
+
+// CountedAs is m's parameter count as the entry's published count
+// measures it: m.Params plus each part ParamsInclude names. A part it does
+// not know is an error, so that a misspelt one cannot pass unnoticed.
+func (e CatalogEntry) CountedAs(m *Model) (int64, error) {
+	n := m.Params
+	if e.ParamsInclude == "" {
+		return n, nil
+	}
+	for _, part := range strings.Split(e.ParamsInclude, "+") {
+		switch part {
+		case "mtp":
+			n += m.MTPParams
+		case "vision":
+			n += m.VisionParams
+		case "tied-head":
+			if !m.TieEmbeddings {
+				return 0, fmt.Errorf("model: %s: params_include tied-head, but the config does not tie the head", e.Name)
+			}
+			n += int64(m.Vocab) * int64(m.Hidden)
+		default:
+			return 0, fmt.Errorf("model: %s: params_include part %q is none of mtp, vision, tied-head", e.Name, part)
+		}
+	}
+	return n, nil
 }
 
 // Checkpoint is one published checkpoint of a catalog model: what to load

@@ -479,8 +479,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen2.5-3B",
-		HFID: "Qwen/Qwen2.5-3B",
+		Name:            "Qwen2.5-3B",
+		HFID:            "Qwen/Qwen2.5-3B",
+		HubParams:       3085938688,
+		HubParamsSource: "'Qwen/Qwen2.5-3B' parameters_raw 3085938688 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"hidden_size":             2048.0,
 			"intermediate_size":       11008.0,
@@ -649,8 +651,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Gemma-2-2B",
-		HFID: "google/gemma-2-2b",
+		Name:            "Gemma-2-2B",
+		HFID:            "google/gemma-2-2b",
+		HubParams:       2614341888,
+		HubParamsSource: "'google/gemma-2-2b-it' parameters_raw 2614341888 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-2b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             2304.0,
@@ -669,8 +673,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "tie_word_embeddings key absent from this config copy (Gemma ties input/output embeddings by architecture default; not verified here). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
 	},
 	{
-		Name: "Gemma-2-9B",
-		HFID: "google/gemma-2-9b",
+		Name:            "Gemma-2-9B",
+		HFID:            "google/gemma-2-9b",
+		HubParams:       9241705984,
+		HubParamsSource: "'google/gemma-2-9b-it' parameters_raw 9241705984 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-9b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             3584.0,
@@ -689,8 +695,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "tie_word_embeddings key absent (see Gemma-2-2B). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
 	},
 	{
-		Name: "Gemma-2-27B",
-		HFID: "google/gemma-2-27b",
+		Name:            "Gemma-2-27B",
+		HFID:            "google/gemma-2-27b",
+		HubParams:       27227128320,
+		HubParamsSource: "'google/gemma-2-27b-it' parameters_raw 27227128320 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (google/gemma-2-27b is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_size":             4608.0,
@@ -755,8 +763,11 @@ var catalogEntries = []CatalogEntry{
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"phi-3_5\")",
 	},
 	{
-		Name: "Falcon-40B",
-		HFID: "tiiuae/falcon-40b",
+		Name:            "Falcon-40B",
+		HFID:            "tiiuae/falcon-40b",
+		ParamsInclude:   "tied-head",
+		HubParams:       41835970560,
+		HubParamsSource: "'tiiuae/falcon-40b' parameters_raw 41835970560 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the checkpoint stores lm_head.weight beside the word embeddings it is tied to (65,024 x 8,192 = 532,676,608 of the count; the shape leaves out only the LayerNorm biases, 121 x 8,192). vLLM ties the head (tie_word_embeddings defaults to true for Falcon) and skips the stored copy (skip_prefixes lm_head., https://github.com/HabanaAI/vllm-fork/blob/95af70093fc0dbb1a8b16d4a2913c674a02434ac/vllm/model_executor/models/falcon.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       32768.0,
@@ -1537,6 +1548,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3:1.7b",
 		},
+		ParamsInclude:   "tied-head",
+		HubParams:       2031739904,
+		HubParamsSource: "'Qwen/Qwen3-1.7B' parameters_raw 2031739904 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the checkpoint stores lm_head.weight beside the embedding it is tied to: the count is 151,936 x 2,048 = 311164928 more than 'Qwen/Qwen3-1.7B-Base' (1720574976) in the same file. vLLM skips the stored copy (load_weights skip_prefixes lm_head. when tie_word_embeddings, https://github.com/HabanaAI/vllm-fork/blob/95af70093fc0dbb1a8b16d4a2913c674a02434ac/vllm/model_executor/models/qwen3.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3ForCausalLM",
@@ -1630,6 +1644,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:2b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       2127532032,
+		HubParamsSource: "'Qwen/Qwen3-VL-2B-Instruct' parameters_raw 2127532032 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1690,6 +1707,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:4b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       4437815808,
+		HubParamsSource: "'Qwen/Qwen3-VL-4B-Instruct' parameters_raw 4437815808 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1750,6 +1770,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:8b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       8767123696,
+		HubParamsSource: "'Qwen/Qwen3-VL-8B-Instruct' parameters_raw 8767123696 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1809,6 +1832,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:32b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       33357390064,
+		HubParamsSource: "'Qwen/Qwen3-VL-32B-Instruct' parameters_raw 33357390064 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1865,8 +1891,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3-VL-32B-Thinking",
-		HFID: "Qwen/Qwen3-VL-32B-Thinking",
+		Name:            "Qwen3-VL-32B-Thinking",
+		HFID:            "Qwen/Qwen3-VL-32B-Thinking",
+		ParamsInclude:   "vision",
+		HubParams:       33357390064,
+		HubParamsSource: "'Qwen/Qwen3-VL-32B-Thinking' parameters_raw 33357390064 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -1993,6 +2022,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:235b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       235670022896,
+		HubParamsSource: "'Qwen/Qwen3-VL-235B-A22B-Instruct' parameters_raw 235670022896 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -2058,6 +2090,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:27b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       27781427952,
+		HubParamsSource: "'Qwen/Qwen3.5-27B' parameters_raw 27781427952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5ForConditionalGeneration",
@@ -2191,6 +2226,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:35b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       35951822704,
+		HubParamsSource: "'Qwen/Qwen3.5-35B-A3B' parameters_raw 35951822704 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -2303,6 +2341,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:122b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       125086497008,
+		HubParamsSource: "'Qwen/Qwen3.5-122B-A10B' parameters_raw 125086497008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -2423,6 +2464,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:397b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       403397928944,
+		HubParamsSource: "'Qwen/Qwen3.5-397B-A17B' parameters_raw 403397928944 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -2550,8 +2594,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "MiMo-7B-Base",
-		HFID: "XiaomiMiMo/MiMo-7B-Base",
+		Name:            "MiMo-7B-Base",
+		HFID:            "XiaomiMiMo/MiMo-7B-Base",
+		ParamsInclude:   "mtp",
+		HubParams:       7833409536,
+		HubParamsSource: "'XiaomiMiMo/MiMo-7B-Base' parameters_raw 7833409536 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"MiMoForCausalLM",
@@ -3318,6 +3365,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:7b",
 		},
+		HubParams:       7298617344,
+		HubParamsSource: "'allenai/OLMo-2-1124-7B-Instruct' parameters_raw 7298617344 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-1124-7B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3351,6 +3400,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:13b",
 		},
+		HubParams:       13716198400,
+		HubParamsSource: "'allenai/OLMo-2-1124-13B-Instruct' parameters_raw 13716198400 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-1124-13B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3384,6 +3435,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo2:32b",
 		},
+		HubParams:       32234279936,
+		HubParamsSource: "'allenai/OLMo-2-0325-32B-Instruct' parameters_raw 32234279936 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint of the model (allenai/OLMo-2-0325-32B is not in the file): fine-tuned weights in the same tensors",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo2ForCausalLM",
@@ -3526,8 +3579,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "gemma-2-2b-jpn-it",
-		HFID: "google/gemma-2-2b-jpn-it",
+		Name:            "gemma-2-2b-jpn-it",
+		HFID:            "google/gemma-2-2b-jpn-it",
+		HubParams:       2614341888,
+		HubParamsSource: "'google/gemma-2-2b-jpn-it' parameters_raw 2614341888 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma2ForCausalLM",
@@ -3602,6 +3657,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.6:27b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       27781427952,
+		HubParamsSource: "'Qwen/Qwen3.6-27B' parameters_raw 27781427952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5ForConditionalGeneration",
@@ -3741,6 +3799,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.6:35b",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       35951822704,
+		HubParamsSource: "'Qwen/Qwen3.6-35B-A3B' parameters_raw 35951822704 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForConditionalGeneration",
@@ -4102,8 +4163,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "DeepSeek-V3.2",
-		HFID: "deepseek-ai/DeepSeek-V3.2",
+		Name:            "DeepSeek-V3.2",
+		HFID:            "deepseek-ai/DeepSeek-V3.2",
+		ParamsInclude:   "mtp",
+		HubParams:       685396921376,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3.2' parameters_raw 685396921376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out; and every layer's lightning indexer (index_n_heads 64 x index_head_dim 128: wq_b, wk, weights_proj, about 14 M a layer, 0.87 B in all), which the shape does not model yet",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV32ForCausalLM",
@@ -4226,8 +4290,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.1",
-		HFID: "zai-org/GLM-5.1",
+		Name:            "GLM-5.1",
+		HFID:            "zai-org/GLM-5.1",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       753864139008,
+		HubParamsSource: "'zai-org/GLM-5.1' parameters_raw 753864139008 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -4987,6 +5054,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v3.1:671b",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       684531386000,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3.1' parameters_raw 684531386000 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -5042,6 +5112,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-r1:32b",
 		},
+		HubParams:       32763876352,
+		HubParamsSource: "'deepseek-ai/DeepSeek-R1-Distill-Qwen-32B' parameters_raw 32763876352 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -5462,6 +5534,8 @@ var catalogEntries = []CatalogEntry{
 			"Qwen2-1.5B",
 			"qwen2:1.5b",
 		},
+		HubParams:       1543714304,
+		HubParamsSource: "'Qwen/Qwen2-1.5B-Instruct' parameters_raw 1543714304 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2ForCausalLM",
@@ -6080,8 +6154,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Cosmos-Reason2-8B",
-		HFID: "nvidia/Cosmos-Reason2-8B",
+		Name:            "Cosmos-Reason2-8B",
+		HFID:            "nvidia/Cosmos-Reason2-8B",
+		ParamsInclude:   "vision",
+		HubParams:       8767123696,
+		HubParamsSource: "'nvidia/Cosmos-Reason2-8B' parameters_raw 8767123696 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLForConditionalGeneration",
@@ -6134,8 +6211,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "DeepSeek-V3-0324",
-		HFID: "deepseek-ai/DeepSeek-V3-0324",
+		Name:            "DeepSeek-V3-0324",
+		HFID:            "deepseek-ai/DeepSeek-V3-0324",
+		ParamsInclude:   "mtp",
+		HubParams:       684531386000,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3-0324' parameters_raw 684531386000 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -6195,6 +6275,9 @@ var catalogEntries = []CatalogEntry{
 			"nemotron-3-super:120b",
 			"Nemotron-3-Super-120B-A12B",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       123611012096,
+		HubParamsSource: "'nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-FP8' parameters_raw 123611012096 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; nvidia/NVIDIA-Nemotron-3-Super-120B-A12B-BF16 has the same count",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",
@@ -6576,8 +6659,11 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level. Layers from layers_block_type (the list form of hybrid_override_pattern).",
 	},
 	{
-		Name: "Qwen3-VL-235B-A22B-Thinking",
-		HFID: "Qwen/Qwen3-VL-235B-A22B-Thinking",
+		Name:            "Qwen3-VL-235B-A22B-Thinking",
+		HFID:            "Qwen/Qwen3-VL-235B-A22B-Thinking",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       235670022896,
+		HubParamsSource: "'Qwen/Qwen3-VL-235B-A22B-Thinking' parameters_raw 235670022896 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -7461,6 +7547,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"starcoder2:7b",
 		},
+		HubParams:       7173923840,
+		HubParamsSource: "'bigcode/starcoder2-7b' parameters_raw 7173923840 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"activation_function": "gelu",
 			"architectures": []any{
@@ -7919,6 +8007,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"gemma4:31b",
 		},
+		ParamsInclude:   "vision+tied-head",
+		HubParams:       32682372656,
+		HubParamsSource: "'google/gemma-4-31B-it' parameters_raw 32682372656 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count holds the vision tower and one 262,144 x 5,376 matrix more than the tied embedding: the output head stored beside it (copies of the same weights re-saved by transformers count exactly that much less: 'llmfan46/gemma-4-31B-it-uncensored-heretic' 31273086512 in the same file, 32682372656 - 31273086512 = 1409286144 = 262,144 x 5,376). vLLM ties the head and skips the stored copy (skip_prefixes lm_head when tie_word_embeddings, https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/models/jax/gemma4.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma4ForConditionalGeneration",
@@ -8082,7 +8173,7 @@ var catalogEntries = []CatalogEntry{
 			"vision_soft_tokens_per_image": 280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/90f7fc0fcba7bb8082dd023da10bfc683ed99db5/aic-core/src/aiconfigurator_core/model_configs/nvidia--Gemma-4-31B-IT-NVFP4_config.json (a copy of https://huggingface.co/nvidia/Gemma-4-31B-IT-NVFP4/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "The config is NVIDIA's NVFP4 checkpoint's, whose text_config and vision_config are the model's. Read approximately: the global layers' own key/value heads (num_global_key_value_heads 4 of global_head_dim 512, keys equal to values: attention_k_eq_v) are not read, so every layer is costed with the sliding layers' 16 heads of 256, which overstates the global layers' KV cache.",
+		Notes:  "The config is NVIDIA's NVFP4 checkpoint's, whose text_config and vision_config are the model's. The global (full-attention) layers have their own shape: global_head_dim 512 and, keys equal to values (attention_k_eq_v), num_global_key_value_heads 4 and no value projection; the sliding layers 16 key/value heads of 256.",
 	},
 	{
 		Name: "EXAONE-4.0-1.2B",
@@ -8161,6 +8252,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"phi4-reasoning-vision",
 		},
+		ParamsInclude:   "mtp+vision",
+		HubParams:       15119518144,
+		HubParamsSource: "'microsoft/Phi-4-reasoning-vision-15B' parameters_raw 15119518144 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Phi4ForCausalLMV",
@@ -9886,6 +9980,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"gemma4:26b",
 		},
+		ParamsInclude:   "vision+tied-head",
+		HubParams:       26544131376,
+		HubParamsSource: "'google/gemma-4-26B-A4B' parameters_raw 26544131376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count holds the vision tower and one 262,144 x 2,816 matrix more than the tied embedding: the output head stored beside it ('jenerallee78/gemma-4-26B-A4B-it-ara-abliterated', the same weights re-saved by transformers, counts 25805933872 in the same file, 26544131376 - 25805933872 = 738197504 = 262,144 x 2,816). vLLM ties the head and skips the stored copy (https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/models/jax/gemma4.py), so the planned weights are the tied count.",
 		Config: map[string]any{
 			"architectures": []any{
 				"Gemma4ForConditionalGeneration",
@@ -10029,7 +10126,7 @@ var catalogEntries = []CatalogEntry{
 			"vision_soft_tokens_per_image": 280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/google--gemma-4-26B-A4B_config.json (a copy of https://huggingface.co/google/gemma-4-26B-A4B/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "A mixture of experts with a dense MLP in every layer (enable_moe_block). Read approximately, as Gemma-4-31B-IT: the global layers' own key/value heads (num_global_key_value_heads 2 of global_head_dim 512, keys equal to values) are not read, so every layer is costed with the sliding layers' 8 heads of 256; the audio_config is not counted.",
+		Notes:  "A mixture of experts with a dense MLP in every layer (enable_moe_block). As Gemma-4-31B-IT, the global layers have their own shape (global_head_dim 512, keys equal to values: num_global_key_value_heads 2, no value projection), the sliding layers 8 key/value heads of 256; the audio_config is not counted.",
 	},
 	{
 		Name: "Muse-Glimmer-30B",

@@ -103,6 +103,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.TieEmbeddings = tiedEmbeddings(c, m.Architecture)
 	readArchitectureFFN(&c, m)
 	readLayerKinds(&c, m)
+	readGlobalAttention(&c, m)
 	m.SSMStateBytes = dtypeBytes(c.str("mamba_ssm_dtype") + c.str("mamba_ssm_cache_dtype"))
 	if n, ok := c.name(); ok {
 		m.Name = n
@@ -139,6 +140,38 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
 	readVision(cfgVision, m)
 	return m, nil
+}
+
+// readGlobalAttention gives the full-attention layers of a model whose
+// global layers are shaped apart from its sliding ones (Gemma 4) their own
+// shape: global_head_dim per head and, when attention_k_eq_v says their
+// values are their keys, num_global_key_value_heads key heads and no value
+// projection. The rule is vLLM's: get_layer_kv_params in
+// https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/utils.py,
+// from which its models/jax/gemma4.py builds the q/k/v projections and
+// the cache. Configs without global_head_dim are left as they are.
+func readGlobalAttention(c *configReader, m *Model) {
+	dim := c.optInt("global_head_dim")
+	if dim <= 0 || m.Layers <= 0 {
+		return
+	}
+	global := Layer{Kind: FullAttention, HeadDim: dim}
+	if kEqV, _ := c.cfg["attention_k_eq_v"].(bool); kEqV {
+		global.KEqV = true
+		if k := c.optInt("num_global_key_value_heads"); k > 0 && k <= m.Heads {
+			global.KVHeads = k
+		}
+	}
+	if len(m.LayerKinds) == 0 {
+		m.LayerKinds = []Layer{global}
+		return
+	}
+	for i, l := range m.LayerKinds {
+		if l.Kind == FullAttention && l.HeadDim == 0 && l.KVHeads == 0 && l.MixerParams == 0 {
+			global.FFN, global.Intermediate = l.FFN, l.Intermediate
+			m.LayerKinds[i] = global
+		}
+	}
 }
 
 // tiedEmbeddings reads tie_word_embeddings; when the key is absent it uses

@@ -87,6 +87,9 @@ type Layer struct {
 	// from the model.
 	KVHeads int `json:"kv_heads,omitempty"`
 	HeadDim int `json:"head_dim,omitempty"`
+	// KEqV marks an attention layer whose values are its keys (Gemma 4's
+	// attention_k_eq_v global layers): it has no value projection.
+	KEqV bool `json:"k_eq_v,omitempty"`
 	// LatentDim and RopeDim are a LatentAttention layer's cached values
 	// per token (kv_lora_rank and qk_rope_head_dim).
 	LatentDim int `json:"latent_dim,omitempty"`

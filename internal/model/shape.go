@@ -103,7 +103,7 @@ func layerParams(m *Model, l Layer, moe bool) (total, active float64) {
 	h := float64(m.Hidden)
 	var mixer, norms float64
 	if l.HasAttention() {
-		mixer += attentionParams(m, m.LayerKVHeads(l))
+		mixer += attentionParams(m, l)
 		norms += h
 	}
 	if l.MixerParams > 0 {
@@ -253,9 +253,10 @@ func fixedSizeEncoder(v map[string]any, c configReader, depth, hv, iv int) *Visi
 	return &VisionEncoder{ImageSize: img, PatchSize: patch, Hidden: hv, Intermediate: iv, Heads: heads, Layers: depth}
 }
 
-// attentionParams is the weights of one attention block with kvHeads
-// key/value heads (the layer's, Model.LayerKVHeads).
-func attentionParams(m *Model, kvHeads int) float64 {
+// attentionParams is the weights of layer l's attention block: its own
+// key/value heads (Model.LayerKVHeads) and head size where it names them,
+// without a value projection when its values are its keys (Layer.KEqV).
+func attentionParams(m *Model, l Layer) float64 {
 	h := float64(m.Hidden)
 	H := float64(m.Heads)
 	if m.KVLoRARank > 0 && m.Heads > 0 {
@@ -274,12 +275,19 @@ func attentionParams(m *Model, kvHeads int) float64 {
 		return 4 * h * h // heads unknown: square q, k, v, o
 	}
 	d := float64(m.EffectiveHeadDim())
-	K := float64(kvHeads)
+	if l.HeadDim > 0 {
+		d = float64(l.HeadDim)
+	}
+	K := float64(m.LayerKVHeads(l))
 	q := h * H * d
 	if m.Arch().GatedAttention {
 		q *= 2
 	}
-	return q + 2*h*K*d + H*d*h
+	kv := 2 * h * K * d
+	if l.KEqV {
+		kv /= 2 // keys only: the values are the keys
+	}
+	return q + kv + H*d*h
 }
 
 // ffnProjections is the number of h×I matrices per FFN: 3 for gated units

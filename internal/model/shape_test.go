@@ -18,8 +18,9 @@ const shapeParamsBound = 0.02
 
 // TestShapeParamsAgainstCatalog replays every catalog entry with a published
 // exact total (params_b) and compares ShapeParams on its config, plus the
-// MTP modules and vision tower where the published count holds them
-// (params_include "mtp+vision", as quant.TestCatalogAgainstPublishedTotals).
+// parts the published count holds beside the language model
+// (params_include, CatalogEntry.CountedAs, as
+// quant.TestCatalogAgainstPublishedTotals).
 // go test ./internal/model/ -run TestShapeParamsAgainstCatalog -v
 func TestShapeParamsAgainstCatalog(t *testing.T) {
 	var errsRel []float64
@@ -30,10 +31,9 @@ func TestShapeParamsAgainstCatalog(t *testing.T) {
 		}
 		m, err := FromConfig(e.Config)
 		require.NoError(t, err, e.Name)
-		got := float64(m.Params) / 1e9
-		if e.ParamsInclude == "mtp+vision" {
-			got += float64(m.MTPParams+m.VisionParams) / 1e9
-		}
+		n, err := e.CountedAs(m)
+		require.NoError(t, err, e.Name)
+		got := float64(n) / 1e9
 		rel := (got - e.ParamsB) / e.ParamsB
 		t.Logf("%-28s %12.3f %12.3f %+7.2f%%", e.Name, e.ParamsB, got, 100*rel)
 		assert.LessOrEqual(t, math.Abs(rel), shapeParamsBound, e.Name)

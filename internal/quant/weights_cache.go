@@ -88,7 +88,7 @@ func kindsFingerprint(kinds []model.Layer) uint64 {
 	for _, l := range kinds {
 		mix(int64(l.Kind)<<8 | int64(l.FFN))
 		for _, v := range [...]int64{int64(l.Window), int64(l.KVHeads), int64(l.HeadDim), int64(l.LatentDim),
-			int64(l.RopeDim), int64(l.SharesWith), l.ConvState, l.SSMState, l.MixerParams, int64(l.Intermediate)} {
+			int64(l.RopeDim), int64(l.SharesWith), l.ConvState, l.SSMState, l.MixerParams, int64(l.Intermediate), boolInt(l.KEqV)} {
 			mix(v)
 		}
 	}
@@ -124,4 +124,11 @@ func remember(k weightsKey, v int64) {
 	}
 	remembered.bytes[k] = v
 	remembered.Unlock()
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,80 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// catalogConfig is the config of the catalog entry named name.
+func catalogConfig(t *testing.T, name string) map[string]any {
+	t.Helper()
+	for _, e := range Catalog() {
+		if e.Name == name {
+			return e.Config
+		}
+	}
+	t.Fatalf("no catalog entry %s", name)
+	return nil
+}
+
+// TestGemma4GlobalLayersFromConfig: Gemma 4's full-attention layers take
+// global_head_dim (512) and, with attention_k_eq_v, their own
+// num_global_key_value_heads (4 on the 31B) and no value projection, as
+// vLLM builds them (get_layer_kv_params in
+// https://github.com/vllm-project/tpu-inference/blob/b8692ff01fa191343836996c27a39dc95f008b88/tpu_inference/utils.py
+// and its tests: (512, 4) for a full layer, (256, 16) for a sliding one);
+// the sliding layers keep head_dim 256 and 16 key/value heads.
+func TestGemma4GlobalLayersFromConfig(t *testing.T) {
+	m, err := FromConfig(catalogConfig(t, "Gemma-4-31B-IT"))
+	require.NoError(t, err)
+	counts := map[Layer]int{}
+	for l, n := range m.LayerCounts() {
+		counts[l] += n
+	}
+	global := Layer{Kind: FullAttention, HeadDim: 512, KVHeads: 4, KEqV: true}
+	sliding := Layer{Kind: SlidingWindow, Window: 1024}
+	assert.Equal(t, map[Layer]int{global: 10, sliding: 50}, counts)
+	assert.Equal(t, 256, m.EffectiveHeadDim())
+	assert.Equal(t, 16, m.EffectiveKVHeads())
+
+	// The attention weights of each kind, from the shapes of the HF
+	// tensors: a sliding layer's q (32×256), k and v (16×256 each) and o;
+	// a global layer's q (32×512), k (4×512) and o, no v.
+	h := 5376.0
+	assert.InDelta(t, h*(32*256+2*16*256+32*256), attentionParams(m, sliding), 0)
+	assert.InDelta(t, h*(32*512+4*512+32*512), attentionParams(m, global), 0)
+}
+
+// TestGlobalAttentionOnlyWithGlobalHeadDim: a config without
+// global_head_dim (Gemma 3, gpt-oss) keeps its full-attention layers as
+// they were.
+func TestGlobalAttentionOnlyWithGlobalHeadDim(t *testing.T) {
+	m, err := FromConfig(catalogConfig(t, "Gemma-3-27B"))
+	require.NoError(t, err)
+	for l := range m.LayerCounts() {
+		assert.Zero(t, l.HeadDim, l.Kind)
+		assert.Zero(t, l.KVHeads, l.Kind)
+		assert.False(t, l.KEqV, l.Kind)
+	}
+}
+
+// TestCountedAs: the parts a published count holds are added by name; a
+// stored tied head is vocab × hidden; an unknown part, or a tied head on a
+// model that does not tie it, is an error.
+func TestCountedAs(t *testing.T) {
+	m := &Model{Params: 1000, MTPParams: 30, VisionParams: 200, Vocab: 10, Hidden: 4, TieEmbeddings: true}
+	for include, want := range map[string]int64{
+		"": 1000, "mtp": 1030, "vision": 1200, "mtp+vision": 1230, "tied-head": 1040, "vision+tied-head": 1240,
+	} {
+		got, err := CatalogEntry{Name: "x", ParamsInclude: include}.CountedAs(m)
+		require.NoError(t, err, include)
+		assert.Equal(t, want, got, include)
+	}
+	_, err := CatalogEntry{Name: "x", ParamsInclude: "mtp+audio"}.CountedAs(m)
+	assert.ErrorContains(t, err, `"audio"`)
+	m.TieEmbeddings = false
+	_, err = CatalogEntry{Name: "x", ParamsInclude: "tied-head"}.CountedAs(m)
+	assert.ErrorContains(t, err, "does not tie")
+}
