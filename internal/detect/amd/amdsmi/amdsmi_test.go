@@ -61,21 +61,32 @@ func TestReadMI300X8(t *testing.T) {
 
 // A GPU in CPX mode is one handle per compute partition, at the GPU's bus
 // with the partition number as function (mi300x-8-cpx: 63 KFD partition
-// nodes), each with the GPU's partition modes and gfx target.
+// nodes), each with the GPU's partition modes and gfx target. A 26.x
+// library gives the same at the offsets of its amdsmi_asic_info_t (the
+// 24.x offsets would read them inside vendor_name: zero), for any 26 minor.
 func TestReadPartitions(t *testing.T) {
 	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
-	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m))
-	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
-	require.NoError(t, err)
-	require.Len(t, s.Processors, 63)
-	p := s.Processors[3]
-	assert.Equal(t, "0000:05:00.3", p.BusID)
-	assert.Equal(t, "CPX", p.ComputePartition)
-	assert.Equal(t, "NPS1", p.MemoryPartition)
-	assert.Equal(t, uint64(942), p.TargetGfxVersion)
-	assert.Equal(t, uint32(0x74a1), p.DeviceID)
-	assert.Empty(t, s.Links)
+	for version, flags := range map[string][]string{
+		"24.7.0.0": nil,
+		"26.0.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=0"},
+		"26.2.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=2"},
+		"26.5.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=5"},
+	} {
+		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, flags...))
+		require.NoError(t, err, version)
+		assert.Equal(t, version, lib.Version().String())
+		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		require.NoError(t, err, version)
+		require.Len(t, s.Processors, 63, version)
+		p := s.Processors[3]
+		assert.Equal(t, "0000:05:00.3", p.BusID, version)
+		assert.Equal(t, "CPX", p.ComputePartition, version)
+		assert.Equal(t, "NPS1", p.MemoryPartition, version)
+		assert.Equal(t, uint64(942), p.TargetGfxVersion, version)
+		assert.Equal(t, uint32(0x74a1), p.DeviceID, version)
+		assert.NotEmpty(t, p.MarketName, version)
+		assert.Empty(t, s.Links, version)
+	}
 }
 
 // A 26.x library (ROCm 7) is read through the same path with its own
@@ -104,28 +115,6 @@ func TestRead26MI300X8(t *testing.T) {
 	require.Len(t, s.Links, 28)
 	assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}])
 	assert.Empty(t, s.Refused)
-}
-
-// The partitions, device id and gfx target of a 26.x library are read at
-// the offsets of its amdsmi_asic_info_t (the 24.x offsets would read them
-// inside vendor_name: zero), for any 26 minor.
-func TestRead26Partitions(t *testing.T) {
-	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
-	for _, minor := range []string{"0", "2", "5"} {
-		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, amdsmitest.V26, "-DFAKE_V26_MINOR="+minor))
-		require.NoError(t, err, minor)
-		assert.Equal(t, "26."+minor+".0", lib.Version().String())
-		s, err := lib.Read(ctxFor(t, 5*time.Second))
-		require.NoError(t, err)
-		require.Len(t, s.Processors, 63)
-		p := s.Processors[3]
-		assert.Equal(t, "0000:05:00.3", p.BusID)
-		assert.Equal(t, "CPX", p.ComputePartition)
-		assert.Equal(t, "NPS1", p.MemoryPartition)
-		assert.Equal(t, uint64(942), p.TargetGfxVersion)
-		assert.Equal(t, uint32(0x74a1), p.DeviceID)
-		assert.NotEmpty(t, p.MarketName)
-	}
 }
 
 // A 24.6 library (ROCm 6.2) is read, without target_graphics_version, which
