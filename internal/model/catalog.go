@@ -24,7 +24,12 @@ type CatalogEntry struct {
 	// ParamsB is the published total parameter count in billions when the
 	// source states an exact figure (model card, llama-bench's count of the
 	// GGUF tensors); 0 when only a nominal size ("70B") exists, in which case
-	// the count is computed from the config.
+	// the count is computed from the config. ParamsB replaces the model's
+	// Params, the language model's weights, so a count that holds a vision
+	// tower or MTP modules is recorded as HubParams instead (those are
+	// planned apart: Model.VisionParams, Model.MTPParams); medgemma-27b-it
+	// keeps its ParamsB while the frozen shape fit reads it
+	// (model.plannedWithTowerInShapeFit in catalog_planned_test.go).
 	ParamsB      float64 `json:"params_b,omitempty"`
 	ParamsSource string  `json:"params_source,omitempty"`
 	// ParamsInclude says what the published count holds beyond the

@@ -11334,9 +11334,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"mistral-small3.2:24b",
 		},
-		ParamsB:       24.01136128,
-		ParamsSource:  "num_params 24011361280 of mistralai/Mistral-Small-3.2-24B-Instruct-2506 in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json (kvfit's registry: \"the exact parameter count reported by the Hub's safetensors metadata\", scripts/build_registry.py of the same commit)",
-		ParamsInclude: "mtp+vision",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       24011361280,
+		HubParamsSource: "num_params 24011361280 of mistralai/Mistral-Small-3.2-24B-Instruct-2506 in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json (kvfit's registry: \"the exact parameter count reported by the Hub's safetensors metadata\", scripts/build_registry.py of the same commit)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Mistral3ForConditionalGeneration",
@@ -11378,7 +11378,7 @@ var catalogEntries = []CatalogEntry{
 			"vision_feature_layer": -1.0,
 		},
 		Source: "https://github.com/kohya-ss/musubi-tuner/blob/5a626975e95539df7f3d4138c28e960cddd31f42/src/musubi_tuner/flux_2/flux2_utils.py (Mistral3Embedder.M3_CONFIG_JSON: the config of the Mistral Small 3.2 24B checkpoint FLUX.2-dev uses as its text encoder, written out as JSON; values verbatim, keys planning never reads left out)",
-		Notes:  "Mistral Small 3.2 (June 2025, the 2506 of its name): the 40-layer 24B text model of Mistral Small 3 with rope_theta 1e9 and 128K context, plus a 24-layer Pixtral vision tower (1024 wide, 16 heads, 14-pixel patches) and its projector. kvfit's trimmed copy of the Instruct-2506 config.json itself states the same text keys (head_dim 128, hidden 5120, intermediate 32768, 131072 positions, 32/8 heads, 40 layers, vocabulary 131072). The published count holds the vision tower: the text model's 23,572,403,200 (Devstral-Small-2507's published total) plus the estimated 409,595,904 of the tower and projector is 0.12 % under it.",
+		Notes:  "Mistral Small 3.2 (June 2025, the 2506 of its name): the 40-layer 24B text model of Mistral Small 3 with rope_theta 1e9 and 128K context, plus a 24-layer Pixtral vision tower (1024 wide, 16 heads, 14-pixel patches) and its projector. kvfit's trimmed copy of the Instruct-2506 config.json itself states the same text keys (head_dim 128, hidden 5120, intermediate 32768, 131072 positions, 32/8 heads, 40 layers, vocabulary 131072). The published count holds the vision tower: the text model's 23,572,403,200 (Devstral-Small-2507's published total) plus the estimated 409,595,904 of the tower and projector is 0.12 % under it. It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower being planned apart (vision_params).",
 	},
 	{
 		Name: "Qwen3.5-9B",
@@ -11386,9 +11386,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3.5:9b",
 		},
-		ParamsB:       9.653104368,
-		ParamsSource:  "'Qwen/Qwen3.5-9B': 9653104368 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\")",
-		ParamsInclude: "mtp+vision",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       9653104368,
+		HubParamsSource: "'Qwen/Qwen3.5-9B': 9653104368 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\")",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5ForConditionalGeneration",
@@ -11472,7 +11472,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://github.com/leo-kreisman/Qwen3.5-9B-MLX-8bit/blob/57b661376e13233dcd17a91f69f6fd00ada7f1c6/config.json (the config.json of an 8-bit MLX conversion of https://huggingface.co/Qwen/Qwen3.5-9B: the Hub config with MLX's quantization keys added; those and keys planning never reads left out, the rest verbatim)",
-		Notes:  "Qwen3.5 9B (2026; the qwen3_5 architecture reached transformers on 2026-02-09): 32 layers of 4096, every 4th full attention (16 query and 4 KV heads of 256, gated) and the others gated DeltaNet (16 key and 32 value heads of 128), a 27-layer vision tower and one MTP layer. The published count holds the tower and the MTP layer: 8,953,799,168 + 243,290,112 (MTP) + 453,010,176 (vision, estimated) is 0.03 % under it.",
+		Notes:  "Qwen3.5 9B (2026; the qwen3_5 architecture reached transformers on 2026-02-09): 32 layers of 4096, every 4th full attention (16 query and 4 KV heads of 256, gated) and the others gated DeltaNet (16 key and 32 value heads of 128), a 27-layer vision tower and one MTP layer. The published count holds the tower and the MTP layer: 8,953,799,168 + 243,290,112 (MTP) + 453,010,176 (vision, estimated) is 0.03 % under it. It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower and the MTP layer being planned apart (vision_params, mtp_params).",
 	},
 	{
 		Name: "WizardLM-2-8x22B",
@@ -11575,9 +11575,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen2.5vl:7b",
 		},
-		ParamsB:       8.3,
-		ParamsSource:  "https://github.com/AlexsJones/llmfit/blob/3f44fd30a43d2619146f7bc0aa66c90aa54d78e6/MODELS.md (\"Qwen/Qwen2.5-VL-7B-Instruct | 8.3B\", llmfit's table of Hugging Face parameter counts)",
-		ParamsInclude: "mtp+vision",
+		ParamsInclude:   "mtp+vision",
+		HubParams:       8292166656,
+		HubParamsSource: "'Qwen/Qwen2.5-VL-7B-Instruct' parameters_raw 8292166656 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen2_5_VLForConditionalGeneration",
@@ -11618,7 +11618,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size": 152064.0,
 		},
 		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_qwen_qwen2_5_vl_7b_instruct, \"Qwen/Qwen2.5-VL-7B-Instruct\": the model's config.json as a Python dict; values verbatim, token ids, rope scaling and keys planning never reads left out)",
-		Notes:  "Qwen2.5-VL 7B (January 2025; its card: \"three models with 3, 7 and 72 billion parameters\", https://github.com/ZHUI/paddlenlp_model_readme/blob/40a7101e89dcf9a0dedb0e0d48c8c357fcc95996/Qwen/Qwen2.5-VL-7B-Instruct/index.md): Qwen2.5-7B's language model (28 layers of 3584, 28 query and 4 KV heads) and a 32-block vision transformer of 1280 with window attention (full attention in blocks 7, 15, 23 and 31) merging 2 x 2 patches into the language model. The published count holds the tower: 7,615,487,488 + 676,116,480 (vision, estimated) is 0.10 % under 8.3B.",
+		Notes:  "Qwen2.5-VL 7B (January 2025; its card: \"three models with 3, 7 and 72 billion parameters\", https://github.com/ZHUI/paddlenlp_model_readme/blob/40a7101e89dcf9a0dedb0e0d48c8c357fcc95996/Qwen/Qwen2.5-VL-7B-Instruct/index.md): Qwen2.5-7B's language model (28 layers of 3584, 28 query and 4 KV heads) and a 32-block vision transformer of 1280 with window attention (full attention in blocks 7, 15, 23 and 31) merging 2 x 2 patches into the language model. The published count holds the tower: 7,615,487,488 + 676,116,480 (vision, estimated) is 0.01 % under the Hub's 8,292,166,656 (llmfit's MODELS.md rounds it to 8.3B). It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower being planned apart (vision_params).",
 	},
 	{
 		Name:         "Phi-3-mini-128k-instruct",
