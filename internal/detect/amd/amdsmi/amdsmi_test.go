@@ -33,30 +33,43 @@ func mi300x8(t *testing.T) amdsmitest.Machine {
 // The fake library answers the mi300x-8 fixture's rocm-smi figures, read
 // back through the same path as ROCm's library: eight processors in socket
 // order, their bus, name, VRAM and NUMA node, and every pair XGMI at one hop
-// and weight 15.
+// and weight 15. A 26.x library (ROCm 7) is read with its own layouts (a
+// version without year, the amdsmi_asic_info_t whose 256-byte vendor_name
+// and asic_serial move device_id and target_graphics_version, and
+// amdsmi_link_type_t link types) and gives the same figures.
 func TestReadMI300X8(t *testing.T) {
-	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t)))
-	require.NoError(t, err)
-	assert.Equal(t, amdsmi.Version{Year: 24, Major: 7}, lib.Version())
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
-	require.NoError(t, err)
-	require.Len(t, s.Processors, 8)
-	p := s.Processors[5]
-	assert.Equal(t, 5, p.Index)
-	assert.Equal(t, "0000:a5:00.0", p.BusID)
-	assert.Equal(t, "AMD Instinct MI300X OAM", p.MarketName)
-	assert.Equal(t, uint32(0x1002), p.VendorID)
-	require.NotNil(t, p.VRAMTotal)
-	assert.Equal(t, uint64(206141652992), *p.VRAMTotal)
-	require.NotNil(t, p.VRAMUsed)
-	assert.Equal(t, uint64(297242624), *p.VRAMUsed)
-	require.NotNil(t, p.NUMANode)
-	assert.Equal(t, 1, *p.NUMANode)
-	assert.Zero(t, p.TargetGfxVersion, "not in the capture: not supported")
-	assert.Empty(t, p.ComputePartition)
-	require.Len(t, s.Links, 28)
-	assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}])
-	assert.Empty(t, s.Refused, "not supported is not a refusal")
+	for _, c := range []struct {
+		flags   []string
+		version amdsmi.Version
+		text    string
+	}{
+		{nil, amdsmi.Version{Year: 24, Major: 7}, "24.7.0.0"},
+		{[]string{amdsmitest.V26}, amdsmi.Version{Major: 26, Minor: 5}, "26.5.0"},
+	} {
+		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), c.flags...))
+		require.NoError(t, err, c.text)
+		assert.Equal(t, c.version, lib.Version())
+		assert.Equal(t, c.text, lib.Version().String())
+		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		require.NoError(t, err, c.text)
+		require.Len(t, s.Processors, 8, c.text)
+		p := s.Processors[5]
+		assert.Equal(t, 5, p.Index, c.text)
+		assert.Equal(t, "0000:a5:00.0", p.BusID, c.text)
+		assert.Equal(t, "AMD Instinct MI300X OAM", p.MarketName, c.text)
+		assert.Equal(t, uint32(0x1002), p.VendorID, c.text)
+		require.NotNil(t, p.VRAMTotal, c.text)
+		assert.Equal(t, uint64(206141652992), *p.VRAMTotal, c.text)
+		require.NotNil(t, p.VRAMUsed, c.text)
+		assert.Equal(t, uint64(297242624), *p.VRAMUsed, c.text)
+		require.NotNil(t, p.NUMANode, c.text)
+		assert.Equal(t, 1, *p.NUMANode, c.text)
+		assert.Zero(t, p.TargetGfxVersion, "%s: not in the capture: not supported", c.text)
+		assert.Empty(t, p.ComputePartition, c.text)
+		require.Len(t, s.Links, 28, c.text)
+		assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}], c.text)
+		assert.Empty(t, s.Refused, "%s: not supported is not a refusal", c.text)
+	}
 }
 
 // A GPU in CPX mode is one handle per compute partition, at the GPU's bus
@@ -87,34 +100,6 @@ func TestReadPartitions(t *testing.T) {
 		assert.NotEmpty(t, p.MarketName, version)
 		assert.Empty(t, s.Links, version)
 	}
-}
-
-// A 26.x library (ROCm 7) is read through the same path with its own
-// layouts: a version without year, the amdsmi_asic_info_t whose 256-byte
-// vendor_name and asic_serial move device_id and target_graphics_version,
-// and amdsmi_link_type_t link types. The mi300x-8 fixture's figures come
-// back as from the 24.7 library.
-func TestRead26MI300X8(t *testing.T) {
-	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), amdsmitest.V26))
-	require.NoError(t, err)
-	assert.Equal(t, amdsmi.Version{Major: 26, Minor: 5}, lib.Version())
-	assert.Equal(t, "26.5.0", lib.Version().String())
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
-	require.NoError(t, err)
-	require.Len(t, s.Processors, 8)
-	p := s.Processors[5]
-	assert.Equal(t, "0000:a5:00.0", p.BusID)
-	assert.Equal(t, "AMD Instinct MI300X OAM", p.MarketName)
-	assert.Equal(t, uint32(0x1002), p.VendorID)
-	require.NotNil(t, p.VRAMTotal)
-	assert.Equal(t, uint64(206141652992), *p.VRAMTotal)
-	require.NotNil(t, p.VRAMUsed)
-	assert.Equal(t, uint64(297242624), *p.VRAMUsed)
-	require.NotNil(t, p.NUMANode)
-	assert.Equal(t, 1, *p.NUMANode)
-	require.Len(t, s.Links, 28)
-	assert.Equal(t, amdsmi.Link{Type: amdsmi.IOLinkXGMI, Hops: 1, Weight: 15}, s.Links[[2]int{2, 7}])
-	assert.Empty(t, s.Refused)
 }
 
 // A 24.6 library (ROCm 6.2) is read, without target_graphics_version, which
