@@ -5,6 +5,13 @@ package specs
 const nvidiaSMICaptures = "https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures, " +
 	"https://github.com/thamada/nvidia-smi nvsim, https://github.com/netdata/go.d.plugin modules/nvidia_smi/testdata"
 
+// gpumapTable is a spec table (in Chinese) of NVIDIA's Blackwell, Hopper,
+// Ada and Ampere parts, dense and with-sparsity ("*") tensor figures side
+// by side; the records cite it for the dense INT8 tensor peaks NVIDIA's
+// own pages state only with sparsity or as FP4 "AI TOPS" (RTX 5090: 3,352
+// AI TOPS, FP4 with sparsity, is 838 dense INT8 TOPS).
+const gpumapTable = "https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md"
+
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
 var nvidiaRecords = []Spec{
@@ -244,11 +251,16 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 5090", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2b85"},
-		IdentitySource: "PCI ids: 10de:2b85 \"GB202 [GeForce RTX 5090]\" https://pci-ids.ucw.cz/read/PC/10de/2b85",
+		Arch:           "12.0",
+		IdentitySource: "PCI ids: 10de:2b85 \"GB202 [GeForce RTX 5090]\" https://pci-ids.ucw.cz/read/PC/10de/2b85; compute capability 12.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GeForce RTX 5090"},
 		MemoryBytes:    32000000000, MemoryUnit: "GB",
 		BandwidthGBs: 1792,
-		Source:       "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
+		INT8TOPS:     838,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 838; 1,676 with sparsity)",
+		},
+		Source: "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
 	},
 	// H20: the Hopper part sold in China. nvidia-smi reports 97871 MiB on it
 	// (an 8-GPU host's listing: "GPU: NVIDIA H20 / PCI device: GH100 [H20] /
@@ -615,7 +627,13 @@ var nvidiaRecords = []Spec{
 		IdentitySource: "PCI ids: 10de:2f04 \"GB205 [GeForce RTX 5070]\" https://pci-ids.ucw.cz/read/PC/10de/2f04; compute capability 12.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GeForce RTX 5070"},
 		MemoryBytes:    12e9, MemoryUnit: "GB",
-		Source: "https://www.tweaktown.com/reviews/10997/nvidia-geforce-rtx-5070-founders-edition-dlss-4-is-still-game-changer-in-1440p/index.html (12GB of VRAM; no opened page states its bandwidth: left out)",
+		BandwidthGBs: 672,
+		INT8TOPS:     247,
+		Source:       "https://www.tweaktown.com/reviews/10997/nvidia-geforce-rtx-5070-founders-edition-dlss-4-is-still-game-changer-in-1440p/index.html (12GB of VRAM)",
+		FigureSources: map[string]string{
+			"BandwidthGBs": gpumapTable + " (Blackwell table, RTX5070: 12GB GDDR7, 192-bit, 672 GB/s)",
+			"INT8TOPS":     gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 247; 494 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 5070 Ti", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2c05"},
@@ -625,7 +643,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 5070 Ti"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 896,
-		Source:       "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 896 GB/sec)",
+		INT8TOPS:     352,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 352; 703 with sparsity)",
+		},
+		Source: "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 896 GB/sec)",
 	},
 	{Name: "NVIDIA GeForce RTX 5080", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2c02"},
@@ -635,7 +657,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 5080"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 960,
-		Source:       "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 960 GB/sec)",
+		INT8TOPS:     450,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 450; 900 with sparsity)",
+		},
+		Source: "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 960 GB/sec)",
 	},
 	{Name: "NVIDIA RTX A4000", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:24b0"},
@@ -692,7 +718,13 @@ var nvidiaRecords = []Spec{
 		IdentitySource: "PCI ids: 10de:20b7 \"GA100GL [A30 PCIe]\" https://pci-ids.ucw.cz/read/PC/10de/20b7; compute capability 8.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA A30"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
-		Source: "https://calwoo.github.io/notes/concepts/deep-learning-engineering/nvidia-gpu-hardware/index.html (A30: 24 GB HBM2; no opened page states its bandwidth: left out)",
+		BandwidthGBs: 933,
+		INT8TOPS:     330,
+		Source:       "https://calwoo.github.io/notes/concepts/deep-learning-engineering/nvidia-gpu-hardware/index.html (A30: 24 GB HBM2)",
+		FigureSources: map[string]string{
+			"BandwidthGBs": gpumapTable + " (Ampere table, A30: 24GB HBM2, 3,072-bit, 933 GB/s)",
+			"INT8TOPS":     gpumapTable + " (Ampere table, A30, INT8 Tensor Core (TOPS), dense: 330; 661 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA A100 PCIe 40GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2,
 		PCIIDs:         []string{"10de:20b1", "10de:20f1"},
