@@ -266,6 +266,43 @@ func TestValidatedOn(t *testing.T) {
 	}
 }
 
+// TestValidatedOnTodaysBuild: on a GDDR GPU whose decode takes today's
+// llama.cpp CUDA constants (an RTX 5090, Blackwell 12.0) a plan names the
+// scoreboard rows of its architecture for integer weights of the k-quant
+// family, the rows' Q4_0 family; 16-bit and Q8_0 weights, which no row of
+// today's build measures, are not validated until measured, and neither is
+// a layer split over two of them. Its prefill runs MMQ at the Blackwell
+// fraction of the record's INT8 peak and says so.
+func TestValidatedOnTodaysBuild(t *testing.T) {
+	rtx5090 := func(i int) registry.Device {
+		d := gpu(registry.KindCUDA, i, "NVIDIA GeForce RTX 5090", 32607<<20, "12.0")
+		d.Vendor = "nvidia"
+		return d
+	}
+	plan := func(body string, devs ...registry.Device) *ShardingAnswer {
+		a := shard(t, request(t, body, reg(t, devs)))
+		require.NotNil(t, a.Throughput, dump(t, a))
+		return a
+	}
+	q4 := plan(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0))
+	assert.Contains(t, q4.Throughput.ValidatedOn, "prefill_today.json")
+	assert.Contains(t, q4.Throughput.ValidatedOn, "GeForce Blackwell")
+	assert.False(t, strings.HasPrefix(q4.Throughput.ValidatedOn, NotValidated), q4.Throughput.ValidatedOn)
+	assert.Positive(t, q4.Throughput.PrefillTokensPerS)
+	notes := strings.Join(q4.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "MMQ")
+	assert.Contains(t, notes, "RTX 5090")
+	for _, level := range []string{"fp16", "q8_0"} {
+		a := plan(`{"model":{"name":"llama-3.1-8b"},"quant":"`+level+`","engine":"llama.cpp"}`, rtx5090(0))
+		assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), "%s: %s", level, a.Throughput.ValidatedOn)
+		assert.Contains(t, a.Throughput.ValidatedOn, "until measured", level)
+		assert.Positive(t, a.Throughput.DecodeTokensPerS, "%s: the figure is still given", level)
+	}
+	split := plan(`{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0), rtx5090(1))
+	require.Greater(t, len(split.Shards), 1, dump(t, split))
+	assert.True(t, strings.HasPrefix(split.Throughput.ValidatedOn, NotValidated), split.Throughput.ValidatedOn)
+}
+
 // TestLlamaCPPOffloadRunsOnHost: with llama.cpp the layers left in host RAM
 // run on the CPU (-ngl N), so their weights stream from host memory at the
 // host fraction (or its cores bound them), not across PCIe as vLLM's
