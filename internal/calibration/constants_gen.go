@@ -49,7 +49,7 @@ var Fitted = Throughput{
 	PrefillMFUKQuant: 0.094,
 	// Today's build on Ada, Ampere GA10x, GDDR Blackwell and GA100: the MMQ
 	// fraction of the INT8 peak (0.002 grid) on the fit rows of
-	// data/prefill_today.json (4, one GPU per architecture; the 5 held-out
+	// data/prefill_today.json (4, one GPU per architecture; the 11 held-out
 	// rows: median 0.077), with the H200 records' pass time.
 	PrefillMFUKQuantAda:       0.398,
 	PrefillMFUKQuantAmpere:    0.248,

@@ -12,6 +12,11 @@ const nvidiaSMICaptures = "https://github.com/utkuozdemir/nvidia_gpu_exporter in
 // AI TOPS, FP4 with sparsity, is 838 dense INT8 TOPS).
 const gpumapTable = "https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md"
 
+// gpuSpecsTable is a spec table of NVIDIA Ada, Blackwell, Ampere and Hopper
+// cards, dense and with-sparsity ("*") tensor figures side by side; the
+// records cite it for dense INT8 tensor peaks gpumapTable does not list.
+const gpuSpecsTable = "https://github.com/VladislavDuma/gpu_specs/blob/103f3414c70a935b52b5315fb974f093d966768b/README.md"
+
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
 var nvidiaRecords = []Spec{
@@ -203,8 +208,10 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4080"},
 		MemoryBytes:    16000000000, MemoryUnit: "GB",
 		BandwidthGBs: 716.8,
+		INT8TOPS:     390,
 		Source:       "https://www.oreateai.com/blog/beyond-the-numbers-understanding-the-rtx-4080s-place-in-the-gaming-landscape/40cf99e55369955812528b8968b129e2",
 		FigureSources: map[string]string{
+			"INT8TOPS":     gpumapTable + " (Ada Lovelace table, RTX4080, INT8 Tensor Core (TOPS), dense: 390; 780 with sparsity)",
 			"BandwidthGBs": "22.4 Gbps x 256 bit (db.thegpu.guru/card/RTX 4080; pcmasters.de), \"717GB/s\" (guru3d.com rumored-nvidia-rtx-5090 story)",
 		},
 	},
@@ -222,8 +229,12 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA RTX A6000", "RTX A6000"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
 		BandwidthGBs: 768,
+		INT8TOPS:     310,
 		BF16TFLOPS:   154.8, FP16TFLOPS: 154.8,
 		Source: "memory 48 GB GDDR6, bandwidth 768 GB/s: https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-designation (NVIDIA specification table); fp16/bf16 dense 154.8 TFLOPS (309.7 with sparsity): https://llmperf.net/categories/gpu/Nvidia-A6000-GPUs (quoting Microway, \"In-Depth Comparison of NVIDIA Ampere GPU Accelerators\")",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX A6000, INT8 Tensor Core (TOPS), dense: 310; 619 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA RTX 6000 Ada Generation", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:26b1"},
@@ -548,7 +559,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 3090 Ti"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
 		BandwidthGBs: 1008,
+		INT8TOPS:     320,
 		Source:       "https://www.tweaktown.com/news/84164/nvidia-geforce-rtx-3090-ti-full-specs-price-performance-details/index.html (24GB GDDR6X at 21Gbps, 384-bit, 1008GB/sec)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX3090 Ti, INT8 Tensor Core (TOPS), dense: 320; 640 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 4060", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:2882", "10de:2808"},
@@ -608,7 +623,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4070 Ti SUPER"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 672,
+		INT8TOPS:     352,
 		Source:       "https://www.svethardware.cz/nvidia-geforce-rtx-4000-super-prichazi-vice-jader-vice-pameti-nebo-nizsi-cena/60300 (RTX 40 SUPER table: 16 GB GDDR6X, 21 Gbps, 256-bit, 672 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpuSpecsTable + " (Nvidia table, RTX 4070 Ti SUPER, INT8 Tensor Core: 352 dense, 704 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 4080 SUPER", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:         []string{"10de:2702", "10de:2703"},
@@ -618,7 +637,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4080 SUPER"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 736,
+		INT8TOPS:     418,
 		Source:       "https://www.svethardware.cz/nvidia-geforce-rtx-4000-super-prichazi-vice-jader-vice-pameti-nebo-nizsi-cena/60300 (RTX 40 SUPER table: 16 GB GDDR6X, 23 Gbps, 256-bit, 736 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpuSpecsTable + " (Nvidia table, RTX 4080 SUPER, INT8 Tensor Core: 418 dense, 836 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 5070", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2f04"},
@@ -681,7 +704,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA RTX A5000"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
 		BandwidthGBs: 768,
+		INT8TOPS:     222,
 		Source:       "https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/55893-neue-rtx-gpus-fuer-notebooks-und-workstations.html (NVIDIA's table: 24 GB GDDR6, 384 Bit, 768 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX A5000, INT8 Tensor Core (TOPS), dense: 222; 444 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA RTX 4000 Ada Generation", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:27b2"},
