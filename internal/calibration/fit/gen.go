@@ -29,7 +29,7 @@ type result struct {
 	unmapped         []string
 	heldOut          []speedCase
 	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
-	prefillToday     []speedCase // today's builds' pp512 rows on Ada and Ampere (data/prefill_today.json)
+	prefillToday     []speedCase // today's builds' pp512 rows on Ada, Ampere GA10x, GDDR Blackwell and GA100 (data/prefill_today.json)
 	// decodeTodayRows are the tg128 rows of data/prefill_today.json
 	// (loadDecodeToday), decodeToday today's CUDA build's decode constants
 	// fitted on their fit half.
@@ -374,8 +374,8 @@ func fittedConstantsTable(r *result) string {
 	}
 	pf := r.prefill
 	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("%d single-device rows of `inference.json` with a prompt figure (builds before MMQ)", pf.nPreMMQ), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
-	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada or Ampere GA10x GPU")
-	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada and Ampere GA10x GPUs")
+	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada, Ampere GA10x or GA100 GPU or a GDDR Blackwell one (12.0)")
+	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada, Ampere GA10x, GA100 and GDDR Blackwell (12.0) GPUs")
 	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	for _, a := range prefillTodayArchs {
