@@ -124,6 +124,13 @@ type Throughput struct {
 	// architecture keeps the 2023-24 builds' path.
 	PrefillMFUKQuantAda    float64
 	PrefillMFUKQuantAmpere float64
+	// PrefillMFUKQuantBlackwell and PrefillMFUKQuantGA100 are that fraction
+	// on NVIDIA GDDR7 Blackwell GPUs (compute capability 12.0: RTX 50, RTX
+	// PRO Blackwell; not B200/B300, 10.x, nor GB10, 12.1) and on the
+	// GA100's tensor cores (8.0: A100, A30), fitted the same way on one
+	// GPU of each (data/prefill_today.json).
+	PrefillMFUKQuantBlackwell float64
+	PrefillMFUKQuantGA100     float64
 	// PrefillLayerLatency is the time per layer per prompt micro-batch that
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, attention, copies) and launches, in seconds, in today's

@@ -17,7 +17,7 @@ var Fitted = Throughput{
 	LayerLatencyCUDA: 43e-6, // 33 rows
 	// Today's CUDA build on GDDR GPUs: per architecture the integer-weight
 	// fraction (0.01 grid) and the per-layer latency (1 us grid) on the 8 fit
-	// rows of data/prefill_today.json (tg128; median |error| 0.002; the 7
+	// rows of data/prefill_today.json (tg128; median |error| 0.002; the 8
 	// held-out rows: median 0.028).
 	LayerLatencyCUDAToday: 39e-6,
 	DecodeTodayAmpere:     0.83,
@@ -47,11 +47,14 @@ var Fitted = Throughput{
 	PrefillMFU:       0.76,
 	PrefillMFUQ8:     0.124,
 	PrefillMFUKQuant: 0.094,
-	// Today's build on Ada and Ampere: the MMQ fraction of the INT8 peak
-	// (0.002 grid) on the fit rows of data/prefill_today.json (2; the 2 held-out
-	// rows: median 0.082), with the H200 records' pass time.
+	// Today's build on Ada, Ampere GA10x, GDDR Blackwell and GA100: the MMQ
+	// fraction of the INT8 peak (0.002 grid) on the fit rows of
+	// data/prefill_today.json (4, one GPU per architecture; the 11 held-out
+	// rows: median 0.077), with the H200 records' pass time.
 	PrefillMFUKQuantAda:       0.398,
 	PrefillMFUKQuantAmpere:    0.248,
+	PrefillMFUKQuantBlackwell: 0.380,
+	PrefillMFUKQuantGA100:     0.124,
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 1400e-6,
 	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json

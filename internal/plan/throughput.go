@@ -336,8 +336,9 @@ type prefillPath struct {
 }
 
 // prefillPath picks the stage's build constants and kernel. Today's
-// llama.cpp build is measured on NVIDIA Hopper (the H200 records), Ada and
-// Ampere GPUs (data/prefill_today.json of internal/calibration), so a stage
+// llama.cpp build is measured on NVIDIA Hopper (the H200 records), Ada,
+// Ampere GA10x, GDDR Blackwell and GA100 GPUs (data/prefill_today.json of
+// internal/calibration), so a stage
 // all of GPUs of one of those architectures (mmqArchitecture) takes today's
 // constants with that architecture's MMQ fractions, and every other stage
 // the 2023-24 builds' (the newest measured on those devices; a replay of
@@ -390,6 +391,7 @@ const (
 	archHopper = "hopper" // compute capability 9.x: H100, H200, GH200, H20
 	archAda    = "ada"    // 8.9: RTX 40, L4, L40, L40S, RTX 6000 Ada
 	archAmpere = "ampere" // 8.6 (GA102-GA107): RTX 30, RTX A2000-A6000, A10, A40; not GA100 (8.0: A100, A30), a different chip
+	archGA100  = "ga100"  // 8.0: A100, A30 (Ampere's datacenter chip: other tensor cores, HBM2)
 )
 
 // mmqFractions is the MMQ fractions (Q8_0, other integer types) of today's
@@ -402,13 +404,18 @@ func (e efficiency) mmqFractions(arch string) (q8, kquant float64) {
 		return e.PrefillMFUKQuantAda, e.PrefillMFUKQuantAda
 	case archAmpere:
 		return e.PrefillMFUKQuantAmpere, e.PrefillMFUKQuantAmpere
+	case archBlackwellGDDR:
+		return e.PrefillMFUKQuantBlackwell, e.PrefillMFUKQuantBlackwell
+	case archGA100:
+		return e.PrefillMFUKQuantGA100, e.PrefillMFUKQuantGA100
 	}
 	return 0, 0
 }
 
 // mmqArchitecture is d's NVIDIA architecture among those today's build is
-// measured on (archHopper, archAda, archAmpere), by its detected compute
-// capability, else its record's; "" for any other device.
+// measured on (archHopper, archAda, archAmpere, archBlackwellGDDR,
+// archGA100), by its detected compute capability, else its record's; ""
+// for any other device.
 func mmqArchitecture(d *device) string {
 	if !nvidiaGPU(d) {
 		return ""
@@ -424,6 +431,10 @@ func mmqArchitecture(d *device) string {
 		return archAda
 	case cc == "8.6":
 		return archAmpere
+	case cc == "8.0":
+		return archGA100
+	case cc == "12.0":
+		return archBlackwellGDDR
 	}
 	return ""
 }
@@ -959,9 +970,11 @@ var todaysDecodeNote = map[string]string{
 // constants were measured on (internal/calibration/data: h200-speed and
 // prefill_today.json).
 var todaysBuildNote = map[string]string{
-	archHopper: "today's llama.cpp build, measured on an NVIDIA H200",
-	archAda:    "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ada GPU (RTX 4090), the time per layer on an NVIDIA H200",
-	archAmpere: "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ampere GA102 GPU (A40), the time per layer on an NVIDIA H200",
+	archHopper:        "today's llama.cpp build, measured on an NVIDIA H200",
+	archAda:           "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ada GPU (RTX 4090), the time per layer on an NVIDIA H200",
+	archAmpere:        "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ampere GA102 GPU (A40), the time per layer on an NVIDIA H200",
+	archBlackwellGDDR: "today's llama.cpp build: the MMQ fraction measured on an NVIDIA GeForce Blackwell GPU (RTX 5090), the time per layer on an NVIDIA H200",
+	archGA100:         "today's llama.cpp build: the MMQ fraction measured on one NVIDIA GA100 GPU (A30; no A100 row checks it), the time per layer on an NVIDIA H200",
 }
 
 func unknownBandwidth(pl *planned) string {

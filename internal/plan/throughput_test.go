@@ -55,14 +55,15 @@ func TestPrefillSeconds(t *testing.T) {
 // where llama.cpp runs integer weights through MMQ at the INT8 peak (1979
 // TOPS) and 16-bit weights through a GEMM at the FP16 peak (989 TFLOPS); on
 // Ada (an RTX 4090, compute capability 8.9 from its record) and Ampere GA10x
-// (an A40, 8.6) today's build with their own MMQ fraction (Q8_0 taking it too);
-// for another engine's integer weights, in the replay of a build before
-// MMQ, on an architecture today's build has no rows for (A100's GA100,
-// Blackwell) and on
-// a stage mixing architectures, a GEMM on dequantized weights with the
-// 2023-24 builds' pass time.
+// (an A40, 8.6), GDDR Blackwell (an RTX 5090, 12.0) and GA100 (an A100,
+// 8.0) today's build with their own MMQ fraction (Q8_0 taking it too); for
+// another engine's integer weights, in the replay of a build before MMQ, on
+// an architecture today's build has no rows for (Blackwell's GB10, 12.1;
+// Turing) and on a stage mixing architectures, a GEMM on dequantized
+// weights with the 2023-24 builds' pass time.
 func TestPrefillPath(t *testing.T) {
 	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillMFUKQuantAda: 0.4, PrefillMFUKQuantAmpere: 0.25,
+		PrefillMFUKQuantBlackwell: 0.38, PrefillMFUKQuantGA100: 0.13,
 		PrefillLayerLatency: 400e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
 	dev := func(name, cc string) []*device {
 		s, ok := specs.ByName(name)
@@ -98,10 +99,15 @@ func TestPrefillPath(t *testing.T) {
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		noAda.prefillPath(rtx4090, level("q4_k_m"), true, false), "an architecture without fitted rows")
 	a100 := dev("NVIDIA A100 SXM4 80GB", "8.0")
-	assert.False(t, e.prefillPath(a100, level("q4_k_m"), true, false).TodaysBuild, "GA100 (8.0) is not GA10x: no rows, the 2023-24 path")
-	blackwell := dev("NVIDIA GeForce RTX 4090", "12.0") // the record's peaks, a Blackwell compute capability
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 624, MFU: 0.13, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archGA100},
+		e.prefillPath(a100, level("q4_k_m"), true, false), "GA100 (8.0): its own fraction, not GA10x's")
+	rtx5090 := dev("NVIDIA GeForce RTX 5090", "")
+	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 838, MFU: 0.38, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archBlackwellGDDR},
+		e.prefillPath(rtx5090, level("q8_0"), true, false), "GDDR Blackwell (12.0 from the record): its own fraction")
+	assert.Zero(t, e.prefillPath(rtx5090, level("fp16"), true, false).PeakTFLOPS, "the RTX 5090 record holds no 16-bit peak: no 16-bit prefill figure")
+	gb10 := dev("NVIDIA GeForce RTX 4090", "12.1") // the record's peaks, GB10's compute capability
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
-		e.prefillPath(blackwell, level("q4_k_m"), true, false), "Blackwell (12.0): no rows of today's build, the 2023-24 path")
+		e.prefillPath(gb10, level("q4_k_m"), true, false), "GB10 (12.1, LPDDR5X): no rows of today's build, the 2023-24 path")
 }
 
 func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {
@@ -258,6 +264,43 @@ func TestValidatedOn(t *testing.T) {
 	} {
 		assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), "%s: %s", name, a.Throughput.ValidatedOn)
 	}
+}
+
+// TestValidatedOnTodaysBuild: on a GDDR GPU whose decode takes today's
+// llama.cpp CUDA constants (an RTX 5090, Blackwell 12.0) a plan names the
+// scoreboard rows of its architecture for integer weights of the k-quant
+// family, the rows' Q4_0 family; 16-bit and Q8_0 weights, which no row of
+// today's build measures, are not validated until measured, and neither is
+// a layer split over two of them. Its prefill runs MMQ at the Blackwell
+// fraction of the record's INT8 peak and says so.
+func TestValidatedOnTodaysBuild(t *testing.T) {
+	rtx5090 := func(i int) registry.Device {
+		d := gpu(registry.KindCUDA, i, "NVIDIA GeForce RTX 5090", 32607<<20, "12.0")
+		d.Vendor = "nvidia"
+		return d
+	}
+	plan := func(body string, devs ...registry.Device) *ShardingAnswer {
+		a := shard(t, request(t, body, reg(t, devs)))
+		require.NotNil(t, a.Throughput, dump(t, a))
+		return a
+	}
+	q4 := plan(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0))
+	assert.Contains(t, q4.Throughput.ValidatedOn, "prefill_today.json")
+	assert.Contains(t, q4.Throughput.ValidatedOn, "GeForce Blackwell")
+	assert.False(t, strings.HasPrefix(q4.Throughput.ValidatedOn, NotValidated), q4.Throughput.ValidatedOn)
+	assert.Positive(t, q4.Throughput.PrefillTokensPerS)
+	notes := strings.Join(q4.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "MMQ")
+	assert.Contains(t, notes, "RTX 5090")
+	for _, level := range []string{"fp16", "q8_0"} {
+		a := plan(`{"model":{"name":"llama-3.1-8b"},"quant":"`+level+`","engine":"llama.cpp"}`, rtx5090(0))
+		assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), "%s: %s", level, a.Throughput.ValidatedOn)
+		assert.Contains(t, a.Throughput.ValidatedOn, "until measured", level)
+		assert.Positive(t, a.Throughput.DecodeTokensPerS, "%s: the figure is still given", level)
+	}
+	split := plan(`{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0), rtx5090(1))
+	require.Greater(t, len(split.Shards), 1, dump(t, split))
+	assert.True(t, strings.HasPrefix(split.Throughput.ValidatedOn, NotValidated), split.Throughput.ValidatedOn)
 }
 
 // TestLlamaCPPOffloadRunsOnHost: with llama.cpp the layers left in host RAM

@@ -87,6 +87,9 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		}
 	}
 	family := weightFamily(pl.Level)
+	if arch := todaysDecodeArchitecture(pl, req); arch != "" {
+		return todaysValidatedOn(arch, family, pl.batchOf(req), len(pl.Stages))
+	}
 	devices, ok := validatedCells[class][family]
 	if !ok {
 		return fmt.Sprintf("%s: no measurement of %s weights on a %s device", NotValidated, family, class), false
@@ -112,4 +115,56 @@ func orUnspecified(e engine.Engine) string {
 // appleCPU reports whether d is the CPU of an Apple SoC.
 func appleCPU(d *device) bool {
 	return strings.EqualFold(d.Dev.Vendor, "apple") || strings.Contains(d.Dev.Name, "Apple")
+}
+
+// todaysDecodeRows names, per architecture, the GPUs of the llama.cpp CUDA
+// scoreboard rows (internal/calibration/data/prefill_today.json: Llama 2 7B
+// Q4_0, builds of 2025-26) that fit and check today's decode constants
+// there.
+var todaysDecodeRows = map[string]string{
+	archAmpere:        "NVIDIA Ampere GA10x GPUs (RTX 3060/3090/3090 Ti, RTX A5000/A6000, A40)",
+	archAda:           "NVIDIA Ada GPUs (RTX 4070 Ti SUPER/4080/4080 SUPER/4090, RTX 6000 Ada, L40)",
+	archBlackwellGDDR: "NVIDIA GeForce Blackwell GPUs (RTX 5070/5070 Ti/5080/5090)",
+}
+
+// todaysDecodeArchitecture is the architecture of today's decode
+// constants (decodeArchitecture) every device of the plan shares, for a
+// plan of today's llama.cpp CUDA build; "" otherwise.
+func todaysDecodeArchitecture(pl *planned, req *planning) string {
+	if !req.todaysCUDA() {
+		return ""
+	}
+	arch := ""
+	for _, s := range pl.Stages {
+		for _, d := range s.Devices {
+			a := decodeArchitecture(d)
+			if a == "" || arch != "" && a != arch {
+				return ""
+			}
+			arch = a
+		}
+	}
+	return arch
+}
+
+// todaysValidatedOn is validatedOn for a plan whose decode takes today's
+// constants on arch: the scoreboard rows vouch for integer weights of the
+// k-quant family (they are Q4_0) on one GPU and one sequence; 16-bit and
+// Q8_0 weights take fractions no row of today's build measures (the May
+// 2024 16-bit fraction, the Q4_0 fraction for Q8_0), so they are not
+// validated until measured, and neither is a split over several GPUs.
+func todaysValidatedOn(arch, family string, batch, stages int) (string, bool) {
+	switch family {
+	case WeightsFloat:
+		return NotValidated + ": no measurement of 16-bit weights on today's llama.cpp CUDA build on this GPU architecture (the scoreboard rows are Q4_0; the 16-bit fraction is the May 2024 builds'); not validated until measured", false
+	case WeightsQ8:
+		return NotValidated + ": no measurement of Q8_0 weights on today's llama.cpp CUDA build on this GPU architecture (the scoreboard rows are Q4_0, whose fraction Q8_0 takes); not validated until measured", false
+	}
+	if batch > 1 {
+		return NotValidated + ": the measurements decode one sequence at a time", false
+	}
+	if stages > 1 {
+		return NotValidated + ": the scoreboard rows of today's llama.cpp CUDA build are one GPU each; none splits the layers over several GPUs", false
+	}
+	return fmt.Sprintf("llama.cpp CUDA scoreboard rows of internal/calibration/data/prefill_today.json (docs/accuracy.md): %s, kquant weights", todaysDecodeRows[arch]), true
 }

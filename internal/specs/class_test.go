@@ -10,11 +10,13 @@ import (
 // The memory class agrees with the bandwidth rule it replaced in the planner
 // (a data center GPU or ASIC at 1000 GB/s or more carries HBM, below it GDDR)
 // on every record with a bandwidth, except the V100s: HBM2 at 900 GB/s (NVIDIA
-// Tesla V100 datasheet, "32 GB HBM2, 900 GB/s", the V100 PCIe record's source).
+// Tesla V100 datasheet, "32 GB HBM2, 900 GB/s", the V100 PCIe record's source),
+// and the A30: HBM2 at 933 GB/s (its record's bandwidth source).
 func TestMemoryClassAgreesWithOldBandwidthRule(t *testing.T) {
 	hbmBelow := map[string]bool{
 		"NVIDIA Tesla V100 SXM2 (16GB launch; 32GB variant exists)": true,
 		"NVIDIA Tesla V100 PCIe 32GB":                               true,
+		"NVIDIA A30":                                                true,
 	}
 	n := 0
 	for _, s := range records {

@@ -5,6 +5,18 @@ package specs
 const nvidiaSMICaptures = "https://github.com/utkuozdemir/nvidia_gpu_exporter internal/captures, " +
 	"https://github.com/thamada/nvidia-smi nvsim, https://github.com/netdata/go.d.plugin modules/nvidia_smi/testdata"
 
+// gpumapTable is a spec table (in Chinese) of NVIDIA's Blackwell, Hopper,
+// Ada and Ampere parts, dense and with-sparsity ("*") tensor figures side
+// by side; the records cite it for the dense INT8 tensor peaks NVIDIA's
+// own pages state only with sparsity or as FP4 "AI TOPS" (RTX 5090: 3,352
+// AI TOPS, FP4 with sparsity, is 838 dense INT8 TOPS).
+const gpumapTable = "https://github.com/lamonoai/gpumap/blob/8d5e174f6f25a520db1ada126d4c1fa5c5eb6df9/nvidia/GPU.md"
+
+// gpuSpecsTable is a spec table of NVIDIA Ada, Blackwell, Ampere and Hopper
+// cards, dense and with-sparsity ("*") tensor figures side by side; the
+// records cite it for dense INT8 tensor peaks gpumapTable does not list.
+const gpuSpecsTable = "https://github.com/VladislavDuma/gpu_specs/blob/103f3414c70a935b52b5315fb974f093d966768b/README.md"
+
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
 var nvidiaRecords = []Spec{
@@ -196,8 +208,10 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4080"},
 		MemoryBytes:    16000000000, MemoryUnit: "GB",
 		BandwidthGBs: 716.8,
+		INT8TOPS:     390,
 		Source:       "https://www.oreateai.com/blog/beyond-the-numbers-understanding-the-rtx-4080s-place-in-the-gaming-landscape/40cf99e55369955812528b8968b129e2",
 		FigureSources: map[string]string{
+			"INT8TOPS":     gpumapTable + " (Ada Lovelace table, RTX4080, INT8 Tensor Core (TOPS), dense: 390; 780 with sparsity)",
 			"BandwidthGBs": "22.4 Gbps x 256 bit (db.thegpu.guru/card/RTX 4080; pcmasters.de), \"717GB/s\" (guru3d.com rumored-nvidia-rtx-5090 story)",
 		},
 	},
@@ -215,8 +229,12 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA RTX A6000", "RTX A6000"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
 		BandwidthGBs: 768,
+		INT8TOPS:     310,
 		BF16TFLOPS:   154.8, FP16TFLOPS: 154.8,
 		Source: "memory 48 GB GDDR6, bandwidth 768 GB/s: https://servethehome.com/nvidia-rtx-a6000-48gb-gpu-drops-quadro-designation (NVIDIA specification table); fp16/bf16 dense 154.8 TFLOPS (309.7 with sparsity): https://llmperf.net/categories/gpu/Nvidia-A6000-GPUs (quoting Microway, \"In-Depth Comparison of NVIDIA Ampere GPU Accelerators\")",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX A6000, INT8 Tensor Core (TOPS), dense: 310; 619 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA RTX 6000 Ada Generation", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:26b1"},
@@ -244,11 +262,16 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 5090", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2b85"},
-		IdentitySource: "PCI ids: 10de:2b85 \"GB202 [GeForce RTX 5090]\" https://pci-ids.ucw.cz/read/PC/10de/2b85",
+		Arch:           "12.0",
+		IdentitySource: "PCI ids: 10de:2b85 \"GB202 [GeForce RTX 5090]\" https://pci-ids.ucw.cz/read/PC/10de/2b85; compute capability 12.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GeForce RTX 5090"},
 		MemoryBytes:    32000000000, MemoryUnit: "GB",
 		BandwidthGBs: 1792,
-		Source:       "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
+		INT8TOPS:     838,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 838; 1,676 with sparsity)",
+		},
+		Source: "memory 32 GB GDDR7, 512-bit, 1,792 GB/s: https://pocketmags.com/linux-format-magazine/may-2025/articles/nvidia-geforce-rtx-5090 (review spec box); its \"838 FP16\" is the sparse FP16-accumulate figure, not the dense FP32-accumulate one this table holds: tensor figure left out",
 	},
 	// H20: the Hopper part sold in China. nvidia-smi reports 97871 MiB on it
 	// (an 8-GPU host's listing: "GPU: NVIDIA H20 / PCI device: GH100 [H20] /
@@ -536,7 +559,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 3090 Ti"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
 		BandwidthGBs: 1008,
+		INT8TOPS:     320,
 		Source:       "https://www.tweaktown.com/news/84164/nvidia-geforce-rtx-3090-ti-full-specs-price-performance-details/index.html (24GB GDDR6X at 21Gbps, 384-bit, 1008GB/sec)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX3090 Ti, INT8 Tensor Core (TOPS), dense: 320; 640 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 4060", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:2882", "10de:2808"},
@@ -596,7 +623,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4070 Ti SUPER"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 672,
+		INT8TOPS:     352,
 		Source:       "https://www.svethardware.cz/nvidia-geforce-rtx-4000-super-prichazi-vice-jader-vice-pameti-nebo-nizsi-cena/60300 (RTX 40 SUPER table: 16 GB GDDR6X, 21 Gbps, 256-bit, 672 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpuSpecsTable + " (Nvidia table, RTX 4070 Ti SUPER, INT8 Tensor Core: 352 dense, 704 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 4080 SUPER", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:         []string{"10de:2702", "10de:2703"},
@@ -606,7 +637,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 4080 SUPER"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 736,
+		INT8TOPS:     418,
 		Source:       "https://www.svethardware.cz/nvidia-geforce-rtx-4000-super-prichazi-vice-jader-vice-pameti-nebo-nizsi-cena/60300 (RTX 40 SUPER table: 16 GB GDDR6X, 23 Gbps, 256-bit, 736 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpuSpecsTable + " (Nvidia table, RTX 4080 SUPER, INT8 Tensor Core: 418 dense, 836 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 5070", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2f04"},
@@ -615,7 +650,13 @@ var nvidiaRecords = []Spec{
 		IdentitySource: "PCI ids: 10de:2f04 \"GB205 [GeForce RTX 5070]\" https://pci-ids.ucw.cz/read/PC/10de/2f04; compute capability 12.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA GeForce RTX 5070"},
 		MemoryBytes:    12e9, MemoryUnit: "GB",
-		Source: "https://www.tweaktown.com/reviews/10997/nvidia-geforce-rtx-5070-founders-edition-dlss-4-is-still-game-changer-in-1440p/index.html (12GB of VRAM; no opened page states its bandwidth: left out)",
+		BandwidthGBs: 672,
+		INT8TOPS:     247,
+		Source:       "https://www.tweaktown.com/reviews/10997/nvidia-geforce-rtx-5070-founders-edition-dlss-4-is-still-game-changer-in-1440p/index.html (12GB of VRAM)",
+		FigureSources: map[string]string{
+			"BandwidthGBs": gpumapTable + " (Blackwell table, RTX5070: 12GB GDDR7, 192-bit, 672 GB/s)",
+			"INT8TOPS":     gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 247; 494 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA GeForce RTX 5070 Ti", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2c05"},
@@ -625,7 +666,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 5070 Ti"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 896,
-		Source:       "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 896 GB/sec)",
+		INT8TOPS:     352,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 352; 703 with sparsity)",
+		},
+		Source: "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 896 GB/sec)",
 	},
 	{Name: "NVIDIA GeForce RTX 5080", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR7,
 		PCIIDs:         []string{"10de:2c02"},
@@ -635,7 +680,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA GeForce RTX 5080"},
 		MemoryBytes:    16e9, MemoryUnit: "GB",
 		BandwidthGBs: 960,
-		Source:       "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 960 GB/sec)",
+		INT8TOPS:     450,
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Blackwell table, INT8 Tensor Core (TOPS), dense: 450; 900 with sparsity)",
+		},
+		Source: "https://www.tweaktown.com/news/102469/nvidia-geforce-rtx-50-series-specs-pricing-and-performance-plan-that-upgrade-today/index.html (NVIDIA's RTX 50 table: 16GB GDDR7, 256-bit, 960 GB/sec)",
 	},
 	{Name: "NVIDIA RTX A4000", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:24b0"},
@@ -655,7 +704,11 @@ var nvidiaRecords = []Spec{
 		Aliases:        []string{"NVIDIA RTX A5000"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
 		BandwidthGBs: 768,
+		INT8TOPS:     222,
 		Source:       "https://www.hardwareluxx.de/index.php/news/hardware/grafikkarten/55893-neue-rtx-gpus-fuer-notebooks-und-workstations.html (NVIDIA's table: 24 GB GDDR6, 384 Bit, 768 GB/s)",
+		FigureSources: map[string]string{
+			"INT8TOPS": gpumapTable + " (Ampere table, RTX A5000, INT8 Tensor Core (TOPS), dense: 222; 444 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA RTX 4000 Ada Generation", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:27b2"},
@@ -692,7 +745,13 @@ var nvidiaRecords = []Spec{
 		IdentitySource: "PCI ids: 10de:20b7 \"GA100GL [A30 PCIe]\" https://pci-ids.ucw.cz/read/PC/10de/20b7; compute capability 8.0: https://developer.nvidia.com/cuda-gpus",
 		Aliases:        []string{"NVIDIA A30"},
 		MemoryBytes:    24e9, MemoryUnit: "GB",
-		Source: "https://calwoo.github.io/notes/concepts/deep-learning-engineering/nvidia-gpu-hardware/index.html (A30: 24 GB HBM2; no opened page states its bandwidth: left out)",
+		BandwidthGBs: 933,
+		INT8TOPS:     330,
+		Source:       "https://calwoo.github.io/notes/concepts/deep-learning-engineering/nvidia-gpu-hardware/index.html (A30: 24 GB HBM2)",
+		FigureSources: map[string]string{
+			"BandwidthGBs": gpumapTable + " (Ampere table, A30: 24GB HBM2, 3,072-bit, 933 GB/s)",
+			"INT8TOPS":     gpumapTable + " (Ampere table, A30, INT8 Tensor Core (TOPS), dense: 330; 661 with sparsity)",
+		},
 	},
 	{Name: "NVIDIA A100 PCIe 40GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2,
 		PCIIDs:         []string{"10de:20b1", "10de:20f1"},

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 
@@ -271,13 +272,19 @@ type prefillFit struct {
 	h200Median     float64
 	preMMQMedian   float64 // the fit rows of inference.json
 
-	// arch is the per-architecture MMQ fractions (PrefillMFUKQuantAda,
-	// PrefillMFUKQuantAmpere; thousandths), fitted on the fit rows of
+	// arch is the per-architecture MMQ fractions (prefillTodayArchs;
+	// thousandths), fitted on the fit rows of
 	// data/prefill_today.json; todayFit and todayHeld are those rows' and
 	// the held-out rows' errors under the fitted constants.
 	arch                map[string]int
 	todayFit, todayHeld []float64
+	// fitGPUs names, per architecture, the GPUs of its fit rows.
+	fitGPUs map[string][]string
 }
+
+// prefillArchRule is the compute capability each architecture of
+// prefillTodayArchs stands for, as the constants table says it.
+var prefillArchRule = map[string]string{"ada": "8.9", "ampere": "8.6", "blackwell": "12.0", "ga100": "8.0"}
 
 // prefillFitSet is the rows the prefill constants are fitted on: the
 // single-device rows of inference.json with a prompt figure (llama-bench
@@ -350,9 +357,13 @@ func fitPrefill(all, bench, today []speedCase, c calibration.Throughput) prefill
 	c = f.apply(c)
 	f.arch = fitArchitectures(today, c)
 	c = f.apply(c)
+	f.fitGPUs = map[string][]string{}
 	for _, sc := range today {
 		errs := prefillErrors([]speedCase{sc}, c)
 		if sc.use == useFit {
+			if !slices.Contains(f.fitGPUs[sc.arch], sc.row.Hardware) {
+				f.fitGPUs[sc.arch] = append(f.fitGPUs[sc.arch], sc.row.Hardware)
+			}
 			f.todayFit = append(f.todayFit, errs...)
 		} else {
 			f.todayHeld = append(f.todayHeld, errs...)
@@ -390,10 +401,24 @@ func fitTodaysPrefill(f *prefillFit, h200 []speedCase, c calibration.Throughput)
 	}
 }
 
+// prefillTodayArchs are the architectures of today's per-architecture MMQ
+// fractions, in the order the tables list them, with the field each sets
+// (calibration.Throughput.PrefillMFUKQuant*).
+var prefillTodayArchs = []struct {
+	arch  string
+	field string
+	set   func(*calibration.Throughput, float64)
+}{
+	{"ada", "PrefillMFUKQuantAda", func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAda = v }},
+	{"ampere", "PrefillMFUKQuantAmpere", func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAmpere = v }},
+	{"blackwell", "PrefillMFUKQuantBlackwell", func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantBlackwell = v }},
+	{"ga100", "PrefillMFUKQuantGA100", func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantGA100 = v }},
+}
+
 // fitArchitectures fits, per architecture, the MMQ fraction of today's
-// build (PrefillMFUKQuantAda, PrefillMFUKQuantAmpere) on the fit rows of
-// data/prefill_today.json, with today's per-layer pass time of the H200
-// records in c; the held-out rows are not seen.
+// build (prefillTodayArchs) on the fit rows of data/prefill_today.json,
+// with today's per-layer pass time of the H200 records in c; the held-out
+// rows are not seen.
 func fitArchitectures(today []speedCase, c calibration.Throughput) map[string]int {
 	byArch := map[string][]speedCase{}
 	for _, sc := range today {
@@ -401,10 +426,11 @@ func fitArchitectures(today []speedCase, c calibration.Throughput) map[string]in
 			byArch[sc.arch] = append(byArch[sc.arch], sc)
 		}
 	}
-	return map[string]int{
-		"ada":    fitMMQFraction(byArch["ada"], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAda = v }),
-		"ampere": fitMMQFraction(byArch["ampere"], c, func(t *calibration.Throughput, v float64) { t.PrefillMFUKQuantAmpere = v }),
+	out := map[string]int{}
+	for _, a := range prefillTodayArchs {
+		out[a.arch] = fitMMQFraction(byArch[a.arch], c, a.set)
 	}
+	return out
 }
 
 // fitMMQFraction is the MMQ fraction (thousandths, 0.020 to 1.000 on a
@@ -429,7 +455,9 @@ func (f prefillFit) apply(c calibration.Throughput) calibration.Throughput {
 	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
 	c.PrefillLayerLatency = float64(f.latencyUS) / 1e6
 	c.PrefillMFUQ8, c.PrefillMFUKQuant = float64(f.q8)/1000, float64(f.kquant)/1000
-	c.PrefillMFUKQuantAda, c.PrefillMFUKQuantAmpere = float64(f.arch["ada"])/1000, float64(f.arch["ampere"])/1000
+	for _, a := range prefillTodayArchs {
+		a.set(&c, float64(f.arch[a.arch])/1000)
+	}
 	return c
 }
 

@@ -397,16 +397,30 @@ func TestHostHarnessWithin20Percent(t *testing.T) {
 }
 
 // TestPrefillTodayByArchitecture replays today's llama.cpp builds' pp512
-// rows on Ada and Ampere GPUs (data/prefill_today.json) under the
-// constants in use: the fit rows within 10 % at the median, and the
-// held-out rows (other GPUs and builds, never seen by the fit) within 25 %
-// at the median and each within 35 %. Before the per-architecture MMQ
-// fractions every such plan took the 2023-24 dequantize-then-GEMM path and
-// was about 3 times too slow (RTX 4090, Llama 2 7B Q4_0: about 3800
-// against 11993 measured).
+// rows on Ada, Ampere GA10x, GDDR Blackwell and GA100 GPUs
+// (data/prefill_today.json) under the constants in use: the fit rows, one
+// GPU per architecture, within 10 % at the median, and the held-out rows
+// (other GPUs and builds, never seen by the fit) within 25 % at the median,
+// per architecture too, and each within 35 %. Before the per-architecture
+// MMQ fractions every such plan took the 2023-24 dequantize-then-GEMM path
+// and was about 3 times too slow (RTX 4090, Llama 2 7B Q4_0: about 3800
+// against 11993 measured), or had no figure (the Blackwell and A30 records
+// hold no 16-bit peak).
 func TestPrefillTodayByArchitecture(t *testing.T) {
 	cases, err := loadPrefillToday(testData)
 	require.NoError(t, err)
+	fitGPU, fitModel := map[string]string{}, map[string]string{}
+	for _, sc := range cases {
+		if sc.use != useFit {
+			continue
+		}
+		if g, ok := fitGPU[sc.arch]; ok {
+			assert.Equal(t, g, sc.row.Hardware, "%s: the fit rows are of one GPU", sc.arch)
+		}
+		fitGPU[sc.arch], fitModel[sc.arch] = sc.row.Hardware, sc.row.Model
+	}
+	assert.Len(t, fitGPU, 4, "ada, ampere, blackwell and ga100 each have a fit GPU")
+	heldByArch := map[string][]float64{}
 	var fit, held []float64
 	for _, sc := range cases {
 		p := sc.replay.Prefill(calibration.Fitted)
@@ -417,18 +431,25 @@ func TestPrefillTodayByArchitecture(t *testing.T) {
 			fit = append(fit, math.Abs(rel))
 			continue
 		}
+		assert.False(t, sc.row.Hardware == fitGPU[sc.arch] && sc.row.Model == fitModel[sc.arch], "held-out %s %s: the fit row's GPU and model", sc.row.Hardware, sc.row.Model)
 		held = append(held, math.Abs(rel))
+		heldByArch[sc.arch] = append(heldByArch[sc.arch], math.Abs(rel))
 		assert.LessOrEqual(t, math.Abs(rel), 0.35, "held-out %s %s", sc.row.Hardware, sc.row.Model)
 	}
 	require.NotEmpty(t, fit)
 	require.NotEmpty(t, held)
-	t.Logf("today's build, Ada/Ampere: fit n=%d median %.3f; held-out n=%d median %.3f", len(fit), quantile(fit, 0.5), len(held), quantile(held, 0.5))
+	t.Logf("today's build: fit n=%d median %.3f; held-out n=%d median %.3f", len(fit), quantile(fit, 0.5), len(held), quantile(held, 0.5))
 	assert.LessOrEqual(t, quantile(fit, 0.5), 0.10)
 	assert.LessOrEqual(t, quantile(held, 0.5), 0.25)
+	assert.GreaterOrEqual(t, len(heldByArch["blackwell"]), 3, "the RTX 5080, 5070 Ti and 5070 check the RTX 5090's fraction")
+	for arch, errs := range heldByArch {
+		t.Logf("held-out %s n=%d median %.3f", arch, len(errs), quantile(errs, 0.5))
+		assert.LessOrEqual(t, quantile(errs, 0.5), 0.25, arch)
+	}
 }
 
 // TestDecodeTodayByArchitecture replays the tg128 figures of today's
-// llama.cpp CUDA builds (data/prefill_today.json: Llama 2 7B Q4_0 on 15
+// llama.cpp CUDA builds (data/prefill_today.json: Llama 2 7B Q4_0 on 16
 // GDDR GPUs of Ampere GA10x, Ada and Blackwell with a datasheet
 // bandwidth) under the constants in use, split by decodeSplit: issue 22's
 // medians (fit 12 %, held-out 15 %), each held-out row within 15 %, and no
@@ -438,7 +459,7 @@ func TestPrefillTodayByArchitecture(t *testing.T) {
 func TestDecodeTodayByArchitecture(t *testing.T) {
 	cases, err := loadDecodeToday(testData)
 	require.NoError(t, err)
-	require.Len(t, cases, 15, "every scoreboard row with a datasheet bandwidth")
+	require.Len(t, cases, 16, "every GDDR scoreboard row with a datasheet bandwidth")
 	var fit, held, signed []float64
 	for _, sc := range cases {
 		d := sc.replay.Decode(calibration.Fitted)
@@ -454,7 +475,7 @@ func TestDecodeTodayByArchitecture(t *testing.T) {
 		assert.LessOrEqual(t, math.Abs(rel), 0.15, "held-out %s", sc.row.Hardware)
 	}
 	require.Len(t, fit, 8)
-	require.Len(t, held, 7)
+	require.Len(t, held, 8)
 	t.Logf("today's build, decode: fit n=%d median %.3f; held-out n=%d median %.3f; signed median %+.3f", len(fit), quantile(fit, 0.5), len(held), quantile(held, 0.5), quantile(signed, 0.5))
 	assert.LessOrEqual(t, quantile(fit, 0.5), 0.12)
 	assert.LessOrEqual(t, quantile(held, 0.5), 0.15)

@@ -29,7 +29,7 @@ type result struct {
 	unmapped         []string
 	heldOut          []speedCase
 	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
-	prefillToday     []speedCase // today's builds' pp512 rows on Ada and Ampere (data/prefill_today.json)
+	prefillToday     []speedCase // today's builds' pp512 rows on Ada, Ampere GA10x, GDDR Blackwell and GA100 (data/prefill_today.json)
 	// decodeTodayRows are the tg128 rows of data/prefill_today.json
 	// (loadDecodeToday), decodeToday today's CUDA build's decode constants
 	// fitted on their fit half.
@@ -214,11 +214,13 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillMFU: %s,", hundredths(pf.mfu))
 	p("PrefillMFUQ8: %s,", thousandths(pf.q8))
 	p("PrefillMFUKQuant: %s,", thousandths(pf.kquant))
-	p("// Today's build on Ada and Ampere: the MMQ fraction of the INT8 peak")
-	p("// (0.002 grid) on the fit rows of data/prefill_today.json (%d; the %d held-out", len(pf.todayFit), len(pf.todayHeld))
+	p("// Today's build on Ada, Ampere GA10x, GDDR Blackwell and GA100: the MMQ")
+	p("// fraction of the INT8 peak (0.002 grid) on the fit rows of")
+	p("// data/prefill_today.json (%d, one GPU per architecture; the %d held-out", len(pf.todayFit), len(pf.todayHeld))
 	p("// rows: median %.3f), with the H200 records' pass time.", quantile(pf.todayHeld, 0.5))
-	p("PrefillMFUKQuantAda: %s,", thousandths(pf.arch["ada"]))
-	p("PrefillMFUKQuantAmpere: %s,", thousandths(pf.arch["ampere"]))
+	for _, a := range prefillTodayArchs {
+		p("%s: %s,", a.field, thousandths(pf.arch[a.arch]))
+	}
 	p("PrefillLayerLatency: %de-6,", pf.latencyUS)
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	f := r.servingFit
@@ -372,12 +374,15 @@ func fittedConstantsTable(r *result) string {
 	}
 	pf := r.prefill
 	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("%d single-device rows of `inference.json` with a prompt figure (builds before MMQ)", pf.nPreMMQ), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
-	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada or Ampere GA10x GPU")
-	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada and Ampere GA10x GPUs")
+	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada, Ampere GA10x or GA100 GPU or a GDDR Blackwell one (12.0)")
+	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada, Ampere GA10x, GA100 and GDDR Blackwell (12.0) GPUs")
 	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
-	row("Fitted.PrefillMFUKQuantAda", thousandths(pf.arch["ada"]), "the Ada fit row(s) of `data/prefill_today.json` (RTX 4090, Llama 2 7B Q4_0 pp512)", "prefill fit, third stage (MMQ on compute capability 8.9; Q8_0 takes it too)")
-	row("Fitted.PrefillMFUKQuantAmpere", thousandths(pf.arch["ampere"]), "the Ampere fit row(s) of `data/prefill_today.json` (A40, Llama 2 7B Q4_0 pp512)", "prefill fit, third stage (MMQ on compute capability 8.6; Q8_0 takes it too)")
+	for _, a := range prefillTodayArchs {
+		row("Fitted."+a.field, thousandths(pf.arch[a.arch]),
+			fmt.Sprintf("the %s fit row(s) of `data/prefill_today.json` (%s, Llama 2 7B Q4_0 pp512)", a.arch, strings.Join(pf.fitGPUs[a.arch], ", ")),
+			fmt.Sprintf("prefill fit, third stage (MMQ on compute capability %s; Q8_0 takes it too)", prefillArchRule[a.arch]))
+	}
 	sf := r.servingFit
 	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
 		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
@@ -466,8 +471,9 @@ func throughputFit(r *result) string {
 		hundredths(pf.mfu), thousandths(pf.q8), thousandths(pf.kquant), pf.latencyUS, pf.preMMQUS)
 	fmt.Fprintf(&b, "    fit set, single-device (n=%d) median %.3f (inference.json rows %.3f, H200 records %.3f);\n", pf.n, pf.medianError, pf.preMMQMedian, pf.h200Median)
 	fmt.Fprintf(&b, "    held-out, multi-GPU llama-bench 2024 (n=%d) median %.3f p90 %.3f\n", pf.heldOut, pf.heldOutMedian, pf.heldOutP90)
-	fmt.Fprintf(&b, "    today's build on Ada/Ampere: MMQ %s (Ada) / %s (Ampere) of the INT8 peak; fit (n=%d) median %.3f, held-out (n=%d) median %.3f\n",
-		thousandths(pf.arch["ada"]), thousandths(pf.arch["ampere"]), len(pf.todayFit), quantile(pf.todayFit, 0.5), len(pf.todayHeld), quantile(pf.todayHeld, 0.5))
+	fmt.Fprintf(&b, "    today's build: MMQ %s (Ada) / %s (Ampere) / %s (Blackwell) / %s (GA100) of the INT8 peak; fit (n=%d) median %.3f, held-out (n=%d) median %.3f\n",
+		thousandths(pf.arch["ada"]), thousandths(pf.arch["ampere"]), thousandths(pf.arch["blackwell"]), thousandths(pf.arch["ga100"]),
+		len(pf.todayFit), quantile(pf.todayFit, 0.5), len(pf.todayHeld), quantile(pf.todayHeld, 0.5))
 	return b.String()
 }
 
@@ -489,30 +495,37 @@ func benchTable(r *result) string {
 	return b.String()
 }
 
-// prefillTodayTable is today's builds' pp512 rows on Ada and Ampere
-// (data/prefill_today.json) under the constants in use and, for the
+// prefillTodayTable is today's builds' pp512 rows on Ada, Ampere GA10x,
+// GDDR Blackwell and GA100 GPUs (data/prefill_today.json) under the constants in use and, for the
 // "before" column, without the per-architecture fractions (the 2023-24
 // dequantize-then-GEMM path those GPUs took), with the fit and held-out
 // medians of both.
 func prefillTodayTable(r *result) string {
 	c := r.throughput()
 	before := c
-	before.PrefillMFUKQuantAda, before.PrefillMFUKQuantAmpere = 0, 0
+	for _, a := range prefillTodayArchs {
+		a.set(&before, 0)
+	}
 	var b strings.Builder
 	b.WriteString("| use | architecture | hardware | model | build | measured pp512 | before | estimate | error |\n|---|---|---|---|---|---|---|---|---|\n")
 	errs := map[string][2][]float64{}
 	for _, sc := range r.prefillToday {
 		was, est := sc.replay.Prefill(before), sc.replay.Prefill(c)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.1f (%s) | %.1f | %s |\n", sc.use, sc.arch, sc.row.Hardware, sc.row.Model, sc.label,
-			sc.row.PP, was, signedPct(was/sc.row.PP-1), est, signedPct(est/sc.row.PP-1))
+		wasCell := "none (no 16-bit peak in the record)"
 		e := errs[sc.use]
-		e[0], e[1] = append(e[0], math.Abs(was/sc.row.PP-1)), append(e[1], math.Abs(est/sc.row.PP-1))
+		if was > 0 {
+			wasCell = fmt.Sprintf("%.1f (%s)", was, signedPct(was/sc.row.PP-1))
+			e[0] = append(e[0], math.Abs(was/sc.row.PP-1))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %s | %.1f | %s |\n", sc.use, sc.arch, sc.row.Hardware, sc.row.Model, sc.label,
+			sc.row.PP, wasCell, est, signedPct(est/sc.row.PP-1))
+		e[1] = append(e[1], math.Abs(est/sc.row.PP-1))
 		errs[sc.use] = e
 	}
-	b.WriteString("\n| median \\|error\\| | before | after |\n|---|---|---|\n")
+	b.WriteString("\n| median \\|error\\| | before (rows with a figure) | after |\n|---|---|---|\n")
 	for _, use := range []string{useFit, useHeldOut} {
 		e := errs[use]
-		fmt.Fprintf(&b, "| %s (%d) | %.1f %% | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), 100*quantile(e[1], 0.5))
+		fmt.Fprintf(&b, "| %s (%d) | %.1f %% (%d) | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), len(e[0]), 100*quantile(e[1], 0.5))
 	}
 	return b.String()
 }

@@ -357,6 +357,10 @@ func archOf(cc string) string {
 		return "ada"
 	case cc == "8.6":
 		return "ampere"
+	case cc == "8.0":
+		return "ga100"
+	case cc == "12.0":
+		return "blackwell"
 	case strings.HasPrefix(cc, "9."):
 		return "hopper"
 	}
@@ -367,8 +371,9 @@ func archOf(cc string) string {
 // data/prefill_today.json whose hardware has a record with a datasheet
 // bandwidth (one GPU, Llama 2 7B Q4_0, decode at the middle of the 128
 // generated tokens), with the row's architecture (decodeArchOf) and its
-// decode use (decodeSplit). Rows without such a record are left out: the
-// RTX PRO 6000 Max-Q (no record) and the A30 (no bandwidth in its record).
+// decode use (decodeSplit). Rows without such a record are left out (the
+// RTX PRO 6000 Max-Q: no record), and so are GPUs of no GDDR architecture
+// of today's decode fractions (the A30: GA100, HBM2).
 func loadDecodeToday(dataDir string) ([]speedCase, error) {
 	rows, err := readTodayRows(dataDir)
 	if err != nil {
@@ -380,7 +385,7 @@ func loadDecodeToday(dataDir string) ([]speedCase, error) {
 			continue
 		}
 		s, ok := specs.ByName(r.Hardware)
-		if !ok || s.BandwidthGBs <= 0 {
+		if !ok || s.BandwidthGBs <= 0 || decodeArchOf(r.ComputeCapability) == "" {
 			continue
 		}
 		rp, err := r.replayOn(s, 0)
@@ -398,12 +403,14 @@ func loadDecodeToday(dataDir string) ([]speedCase, error) {
 }
 
 // decodeArchOf is the architecture a compute capability belongs to, as
-// today's decode fractions are keyed (calibration.Throughput.DecodeToday*).
+// today's decode fractions are keyed (calibration.Throughput.DecodeToday*:
+// GDDR GPUs of Ampere GA10x, Ada and Blackwell); "" for any other.
 func decodeArchOf(cc string) string {
-	if cc == "12.0" {
-		return "blackwell"
+	switch a := archOf(cc); a {
+	case "ampere", "ada", "blackwell":
+		return a
 	}
-	return archOf(cc)
+	return ""
 }
 
 // decodeSplit marks half of the decode rows fit and the rest held out, by a
