@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ai-hwaccel/ai-hwaccel/internal/model"
+
 // CacheType is a KV cache type a request may ask for (kv_cache_dtype).
 type CacheType struct {
 	Name string
@@ -27,4 +29,26 @@ func LookupCacheType(name string) (CacheType, bool) {
 	}
 	t, ok := current.Load().cacheTypes[name]
 	return t, ok
+}
+
+// dsaIndexerKeyBytes is one token's lightning-indexer key as vLLM and
+// SGLang cache it (model.Model.IndexerHeads): index_head_dim fp8 values
+// and one fp32 scale per 128 of them, in a uint8 buffer whatever
+// --kv-cache-dtype says. vLLM: the Indexer's k_cache is a
+// DeepseekV32IndexerCache of head_dim + head_dim // 128 * 4 bytes
+// (vllm/model_executor/models/deepseek_v2.py at vllm-project/vllm
+// 002d6073aa034d4f5545d45021b0e56d1f3c3593), an MLAAttentionSpec of one
+// head the block size of the latent's, which joins the latent layers in
+// one UniformTypeKVCacheSpecs group whose page is the sum of the layers'
+// pages (vllm/v1/kv_cache_interface.py at 001cabc1be16a59a70d720ed61a13b678c060a18),
+// so it shares the pool, the "GPU KV cache size" and the maximum
+// concurrency with them. SGLang: NSATokenToKVPool's
+// index_k_with_scale_buffer, page_size x (index_head_dim + index_head_dim
+// / 128 x 4) bytes a page per layer (python/sglang/srt/mem_cache/memory_pool.py),
+// counted in profile_max_num_token since sgl-project/sglang PR 11309
+// (https://github.com/sgl-project/sglang/pull/11309). 132 bytes for
+// DeepSeek-V3.2.
+func dsaIndexerKeyBytes(m *model.Model) float64 {
+	d := m.IndexerHeadDim
+	return float64(d + d/128*4)
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -23,6 +24,26 @@ func (sglang) Name() string { return NameSGLang }
 
 // Title implements Engine.
 func (sglang) Title() string { return "SGLang" }
+
+// KVRules: SGLang's pool is the planner's cache, except for a model with
+// DeepSeek Sparse Attention, which SGLang keeps in its NSATokenToKVPool:
+// the indexer keys in their own layout (dsaIndexerKeyBytes) and, with
+// --kv-cache-dtype fp8_e4m3, the latent as FlashMLA's 656-byte sparse
+// layout (override_kv_cache_dim; python/sglang/srt/mem_cache/memory_pool.py).
+// Measured: PR 11309's start-up of DeepSeek-V3.2-Exp on B200s prints 788
+// bytes per token per layer, 656 + 132 (row sglang-pr11309-b200-deepseek-v3.2-exp
+// of internal/calibration/data/sglang_startup.json). SGLang defaults the
+// cache of such a model to fp8_e4m3 on compute capability 10 and above and
+// to bfloat16 below (_set_default_nsa_kv_cache_dtype in
+// python/sglang/srt/server_args.py); a plan without kv_cache_dtype is one
+// of 16-bit values on every GPU.
+func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
+	if m != nil && m.IndexerLayers > 0 {
+		o.IndexerKeyBytes = dsaIndexerKeyBytes(m)
+		o.ScaledFP8Latent = true
+	}
+	return o
+}
 
 // RunsOn implements Engine: NVIDIA and AMD GPUs.
 func (sglang) RunsOn(k registry.Kind) bool { return k == registry.KindCUDA || k == registry.KindROCm }

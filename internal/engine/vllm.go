@@ -81,8 +81,22 @@ func (vllm) BudgetSource(who string, m Memory) string {
 		who, fmtFraction(m.Fraction))
 }
 
-// KVRules: vLLM's cache is the planner's (full cells per sequence).
-func (vllm) KVRules(o quant.KVOptions, _ *model.Model) quant.KVOptions { return o }
+// KVRules: vLLM's cache is the planner's (full cells per sequence), with
+// DeepSeek Sparse Attention's indexer keys in its own layout
+// (dsaIndexerKeyBytes) and, for DeepSeek-V3.2, an fp8 cache in FlashMLA's
+// sparse layout: DeepseekV32ForCausalLM.verify_and_update_config turns
+// --kv-cache-dtype fp8 into "fp8_ds_mla" (vllm/model_executor/models/config.py
+// at vllm-project/vllm 1936cf3841edb9781b06c50fc4daf4bac9d3b23e), whose
+// MLAAttentionSpec page is block_size x 656 bytes (vllm/v1/kv_cache_interface.py
+// at 001cabc1be16a59a70d720ed61a13b678c060a18). Other DSA models (GLM-5)
+// are not in that map there: their fp8 latent is planned as 576 bytes.
+func (vllm) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
+	if m != nil && m.IndexerLayers > 0 {
+		o.IndexerKeyBytes = dsaIndexerKeyBytes(m)
+		o.ScaledFP8Latent = m.Architecture == "deepseek_v32"
+	}
+	return o
+}
 
 // CacheTypes: vLLM takes the common ones (--kv-cache-dtype fp8).
 func (vllm) CacheTypes() []CacheType { return nil }

@@ -73,6 +73,10 @@ var arches = map[string]Arch{
 	"qwen3_moe":   {GGUF: "qwen3moe"},
 	"qwen2_moe":   {GGUF: "qwen2moe"},
 	"deepseek_v3": {GGUF: "deepseek2"},
+	// DeepSeek Sparse Attention models (llama.cpp's LLM_ARCH_DEEPSEEK32
+	// and LLM_ARCH_GLM_DSA, src/llama-arch.cpp of ggml-org/llama.cpp).
+	"deepseek_v32": {GGUF: "deepseek32"},
+	"glm_moe_dsa":  {GGUF: "glm-dsa"},
 	// Nemotron-H's MLP and experts are up and down projections with a
 	// squared ReLU (mlp_hidden_act "relu2"; transformers
 	// src/transformers/models/nemotron_h/modeling_nemotron_h.py, NemotronHMLP).

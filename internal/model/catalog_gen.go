@@ -4167,7 +4167,7 @@ var catalogEntries = []CatalogEntry{
 		HFID:            "deepseek-ai/DeepSeek-V3.2",
 		ParamsInclude:   "mtp",
 		HubParams:       685396921376,
-		HubParamsSource: "'deepseek-ai/DeepSeek-V3.2' parameters_raw 685396921376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out; and every layer's lightning indexer (index_n_heads 64 x index_head_dim 128: wq_b, wk, weights_proj, about 14 M a layer, 0.87 B in all), which the shape does not model yet",
+		HubParamsSource: "'deepseek-ai/DeepSeek-V3.2' parameters_raw 685396921376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the MTP layer of the checkpoint also stores its own embedding and output head (2 x 129,280 x 7,168), which the derived MTP count, the shared weights a loader keeps, leaves out; every layer's lightning indexer (index_n_heads 64 x index_head_dim 128: wq_b, wk, k_norm, weights_proj, 13,959,424 a layer, 0.87 B over the 61 layers and the MTP layer) is counted (model.TestIndexerWeightsAgainstHubCounts)",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV32ForCausalLM",

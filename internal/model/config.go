@@ -98,8 +98,9 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.QKRopeHeadDim = c.int(configKeys.rope)
 	m.QKNopeHeadDim = c.int(configKeys.nope)
 	m.VHeadDim = c.int(configKeys.vHead)
-	m.SharedIntermediate = c.int(configKeys.sharedInter)
 	m.Architecture = c.str("model_type")
+	readIndexer(&c, m)
+	m.SharedIntermediate = c.int(configKeys.sharedInter)
 	m.TieEmbeddings = tiedEmbeddings(c, m.Architecture)
 	readArchitectureFFN(&c, m)
 	readLayerKinds(&c, m)
@@ -140,6 +141,37 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
 	readVision(cfgVision, m)
 	return m, nil
+}
+
+// readIndexer reads the lightning indexer of DeepSeek Sparse Attention
+// (Model.IndexerHeads): index_n_heads, index_head_dim, index_topk beside an
+// MLA latent (DeepseekV32ForCausalLM, GlmMoeDsaForCausalLM), and
+// indexer_types where the config lists which layers run their own
+// ("full") and which reuse the previous one's choice ("shared": GLM-5.2).
+// DeepSeek-V4's indexer scores compressed entries (compress_ratios) and
+// is not read: that model is planned approximately as a whole (its
+// catalog notes).
+func readIndexer(c *configReader, m *Model) {
+	if m.KVLoRARank <= 0 || m.Architecture == "deepseek_v4" {
+		return
+	}
+	heads, dim := c.optInt("index_n_heads"), c.optInt("index_head_dim")
+	if heads <= 0 || dim <= 0 {
+		return
+	}
+	m.IndexerHeads, m.IndexerHeadDim, m.IndexerTopK = heads, dim, c.optInt("index_topk")
+	m.IndexerLayers = m.Layers
+	types, _ := c.cfg["indexer_types"].([]any)
+	if len(types) == 0 {
+		return
+	}
+	full := 0
+	for _, t := range types[:min(len(types), max(m.Layers, 0))] {
+		if s, _ := t.(string); s != "shared" {
+			full++
+		}
+	}
+	m.IndexerLayers = full
 }
 
 // readGlobalAttention gives the full-attention layers of a model whose

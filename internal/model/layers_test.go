@@ -120,10 +120,11 @@ func TestArchTable(t *testing.T) {
 	assert.True(t, ArchOf("").Llama70B)
 	assert.Equal(t, Arch{}, ArchOf("qwen2"))
 	for gguf, hf := range map[string]string{"gpt-oss": "gpt_oss", "qwen3moe": "qwen3_moe", "qwen2moe": "qwen2_moe", "deepseek2": "deepseek_v3", "gemma3": "gemma3_text",
-		"qwen3next": "qwen3_next", "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "falcon-h1": "falcon_h1", "granitehybrid": "granitemoehybrid"} {
+		"qwen3next": "qwen3_next", "qwen35": "qwen3_5_text", "qwen35moe": "qwen3_5_moe_text", "falcon-h1": "falcon_h1", "granitehybrid": "granitemoehybrid",
+		"deepseek32": "deepseek_v32", "glm-dsa": "glm_moe_dsa"} {
 		assert.Equal(t, hf, ggufArchitectures[gguf], gguf)
 	}
-	assert.Len(t, ggufArchitectures, 10)
+	assert.Len(t, ggufArchitectures, 12)
 	assert.True(t, ArchOf("nemotron_h").PlainMLP, "relu2 MLP: up and down only")
 	assert.True(t, ArchOf("qwen3_5_text").GatedAttention)
 	assert.True(t, ArchOf("cohere").TiedByDefault, "CohereConfig ties by default")

@@ -87,6 +87,24 @@ type Model struct {
 	QKNopeHeadDim int `json:"qk_nope_head_dim,omitempty"`
 	VHeadDim      int `json:"v_head_dim,omitempty"`
 
+	// IndexerHeads, IndexerHeadDim and IndexerTopK describe the "lightning
+	// indexer" of DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5:
+	// index_n_heads, index_head_dim, index_topk): beside each MLA layer a
+	// small attention of IndexerHeads query heads over one key head of
+	// IndexerHeadDim scores the cached tokens and picks the IndexerTopK the
+	// layer attends to (class Indexer in inference/model.py of
+	// https://github.com/deepseek-ai/DeepSeek-V3.2-Exp at 6d8cb70d). Its
+	// weights (indexerParams in shape.go) are part of Params, and every engine keeps its key per token per
+	// layer in a cache of its own beside the latent (quant.KVCacheBytes).
+	IndexerHeads   int `json:"index_n_heads,omitempty"`
+	IndexerHeadDim int `json:"index_head_dim,omitempty"`
+	IndexerTopK    int `json:"index_topk,omitempty"`
+	// IndexerLayers is how many of the Layers layers run an indexer of
+	// their own (and cache its keys): all of them, except where the config
+	// lists indexer_types and a "shared" layer reuses the previous full
+	// layer's choice (GLM-5.2: 21 of 78).
+	IndexerLayers int `json:"indexer_layers,omitempty"`
+
 	// LayerKinds is the pattern of the layers' kinds, repeated over the
 	// Layers layers (layer i is LayerKinds[i mod len]): what each keeps
 	// between tokens (full, sliding-window, chunked or latent attention, a

@@ -16,6 +16,7 @@ import (
 //	attention    h·(H·d) + 2·h·(K·d) + (H·d)·h            (q, k, v, o; GQA aware)
 //	  MLA        [h·q + q + q·H·(dn+dr)] or h·H·(dn+dr)      (q path, q = q_lora_rank)
 //	             + h·(r+dr) + r + r·H·(dn+dv) + H·dv·h       (kv latent r = kv_lora_rank)
+//	  indexer    q·Hi·di + h·di + 2·di + h·Hi                 (DSA: Hi = index_n_heads, di = index_head_dim)
 //	FFN          3·h·I (gated SwiGLU/GeGLU; 2·h·I for falcon/gpt2)
 //	  MoE layer  E·3·h·Ie + S·3·h·Ie + h·E                   (experts, shared, router)
 //	  LatentMoE  experts E·3·l·Ie in the latent l, + 2·h·l   (projections to l and back)
@@ -44,6 +45,10 @@ func ShapeParams(m *Model) (total, active int64, err error) {
 		head = 0
 	}
 	t += h + embed + head
+	// The lightning indexer runs for every token: total and active alike.
+	idx := float64(m.IndexerLayers) * indexerParams(m)
+	t += idx
+	a += idx
 	// Active (MoE): the weights a token's forward pass reads. The input
 	// embedding is a row lookup, not a matrix read, so an untied table is
 	// left out; this is the convention of the DeepSeek-V3 weight notes
@@ -178,7 +183,32 @@ func mtpParams(m *Model, n int) int64 {
 	}
 	layer, _ := layerParams(m, last, m.IsMoE() && m.Layers > m.DenseLayers)
 	h := float64(m.Hidden)
-	return int64(math.Round(float64(n) * (layer + 2*h*h + 3*h)))
+	// DeepSeek-V3.2's MTP layer has its own lightning indexer: the Hub's
+	// count of the checkpoint exceeds DeepSeek-V3.1's (the same shape
+	// without it) by 62 of them, the 61 layers' and the MTP layer's.
+	return int64(math.Round(float64(n) * (layer + indexerParams(m) + 2*h*h + 3*h)))
+}
+
+// indexerParams is the weights of one layer's lightning indexer
+// (Model.IndexerHeads; 0 without one): wq_b from the query latent
+// (q_lora_rank, the hidden size without one) to index_n_heads keys of
+// index_head_dim, wk from the hidden state to the one key, its LayerNorm
+// (weight and bias) and weights_proj, one weight per head (class Indexer
+// in inference/model.py of https://github.com/deepseek-ai/DeepSeek-V3.2-Exp
+// at 6d8cb70d; llama.cpp's blk.N.indexer.{attn_q_b,attn_k,k_norm,proj},
+// src/models/deepseek32.cpp of ggml-org/llama.cpp). DeepSeek-V3.2: 1536 ×
+// 8192 + 7168 × 128 + 256 + 7168 × 64 = 13,959,424 a layer.
+func indexerParams(m *Model) float64 {
+	if m.IndexerHeads <= 0 || m.IndexerHeadDim <= 0 {
+		return 0
+	}
+	h := float64(m.Hidden)
+	q := float64(m.QLoRARank)
+	if q <= 0 {
+		q = h
+	}
+	hi, di := float64(m.IndexerHeads), float64(m.IndexerHeadDim)
+	return q*hi*di + h*di + 2*di + h*hi
 }
 
 // readVision sets VisionParams from a vision_config that gives the tower's

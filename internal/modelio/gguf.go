@@ -83,7 +83,9 @@ type ggufHeader struct {
 // architectures (nemotron_h, granitehybrid, jamba, lfm2), and marks a
 // layer recurrent from them (llama_hparams::recurrent_layer_arr, set in
 // llama_model::load_hparams, src/llama-model.cpp of ggml-org/llama.cpp).
-var perLayerKeys = []string{".attention.head_count_kv", ".feed_forward_length"}
+// .attention.indexer.types marks each layer whose DSA indexer is its own
+// (1) or reuses the previous one's choice (0; ggufIndexerLayers).
+var perLayerKeys = []string{".attention.head_count_kv", ".feed_forward_length", ".attention.indexer.types"}
 
 func isPerLayerKey(key string) bool {
 	for _, k := range perLayerKeys {
@@ -466,6 +468,7 @@ func modelFromGGUF(h *ggufHeader) (*model.Model, error) {
 			m.QKNopeHeadDim = kl - m.QKRopeHeadDim
 		}
 		m.VHeadDim = num("attention.value_length")
+		ggufIndexer(h, arch, m, num)
 	} else {
 		m.HeadDim = num("attention.key_length")
 	}
@@ -514,6 +517,41 @@ func modelFromGGUF(h *ggufHeader) (*model.Model, error) {
 		return nil, errors.New("the file has no tensors")
 	}
 	return m, nil
+}
+
+// ggufIndexer reads the lightning indexer of DeepSeek Sparse Attention
+// (model.Model.IndexerHeads) from llama.cpp's keys {arch}.attention.
+// indexer.head_count, .key_length and .top_k (LLM_KV_ATTENTION_INDEXER_*
+// in src/llama-arch.cpp of ggml-org/llama.cpp, read by
+// src/models/deepseek32.cpp and glm-dsa.cpp). llama.cpp caches the keys
+// of every layer but the MTP ones (nextn_predict_layers; filter_lid in
+// llama_model::create_memory, src/llama-model.cpp), of a glm-dsa file
+// only those .attention.indexer.types marks full; without that array
+// glm-dsa takes every layer full when its context_length is below
+// 1048576 (GLM-5, 5.1) and GLM-5.2's built-in pattern otherwise, which
+// is not read here: such a file is planned with an indexer on every
+// layer, and a note says so.
+func ggufIndexer(h *ggufHeader, arch string, m *model.Model, num func(string) int) {
+	heads, dim := num("attention.indexer.head_count"), num("attention.indexer.key_length")
+	if heads <= 0 || dim <= 0 {
+		return
+	}
+	m.IndexerHeads, m.IndexerHeadDim, m.IndexerTopK = heads, dim, num("attention.indexer.top_k")
+	layers := max(m.Layers-num("nextn_predict_layers"), 0)
+	m.IndexerLayers = layers
+	types, listed := h.perLayer[arch+".attention.indexer.types"]
+	switch {
+	case listed:
+		full := 0
+		for _, t := range types[:min(len(types), layers)] {
+			if t != 0 {
+				full++
+			}
+		}
+		m.IndexerLayers = full
+	case arch == "glm-dsa" && num("context_length") >= 1048576:
+		m.Notes = append(m.Notes, "this glm-dsa file does not list its indexer layers (attention.indexer.types): llama.cpp then uses GLM-5.2's pattern, which this planner does not hold, so every layer is costed with an indexer")
+	}
 }
 
 // dominantType names the ggml type holding the most bytes.

@@ -38,6 +38,21 @@ type KVOptions struct {
 	// CPU backend keeps the summed figure, which its measured buffers
 	// (internal/calibration/data/llamacpp_measurements.json) fit better.
 	GraphPeak bool
+	// IndexerKeyBytes is what one token's lightning-indexer key takes in
+	// the cache of each layer that runs an indexer (model.Model.
+	// IndexerHeads): 0 for index_head_dim values at Bytes each, llama.cpp's
+	// cache (llama_kv_cache_dsa keeps the keys in a second llama_kv_cache
+	// of one head at --cache-type-k, src/llama-kv-cache-dsa.cpp); vLLM and
+	// SGLang keep index_head_dim fp8 values and one fp32 scale per 128 of
+	// them, 132 bytes for DeepSeek-V3.2, whatever --kv-cache-dtype says
+	// (dsaIndexerKeyBytes in internal/engine).
+	IndexerKeyBytes float64
+	// ScaledFP8Latent: a one-byte cache stores an MLA layer's latent as
+	// fp8 with one fp32 scale per 128 values and keeps its RoPE key at 16
+	// bits, FlashMLA's sparse layout (vLLM's fp8_ds_mla, SGLang's NSA
+	// pool): 512 + 4 x 4 + 64 x 2 = 656 bytes a token for DeepSeek-V3.2,
+	// where a plain fp8 latent is 576.
+	ScaledFP8Latent bool
 }
 
 // slidingCells is the number of cells per sequence a sliding-window layer
@@ -142,6 +157,8 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 //	                       plus what the engine keeps beyond the window
 //	                       (kv.SlidingExtra); chunked: one chunk
 //	MLA (DeepSeek V2/V3)   kv_lora_rank + qk_rope_head_dim elements per token
+//	DSA indexer (V3.2)     the indexer's key per token in each indexer layer,
+//	                       as the engine stores it (dsaBytesPerToken)
 //	shared KV              nothing (it reads another layer's cache)
 //	recurrent              conv + SSM state per sequence, whatever the context,
 //	                       at kv.StateBytes per element
@@ -155,7 +172,34 @@ func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	if perSeq == 0 && state == 0 {
 		return 0
 	}
-	return int64(math.Ceil(perSeq*float64(batch)*kv.bytes() + state*float64(batch)*kv.stateBytes()))
+	dsa := dsaBytesPerToken(m, kv) * float64(contextLen)
+	return int64(math.Ceil((perSeq*kv.bytes()+dsa)*float64(batch) + state*float64(batch)*kv.stateBytes()))
+}
+
+// dsaBytesPerToken is what DeepSeek Sparse Attention adds to one token's
+// cache over all layers beyond the latent's elements at kv.Bytes: the
+// lightning indexer's key in each indexer layer (kv.IndexerKeyBytes, else
+// index_head_dim elements), and with kv.ScaledFP8Latent on a one-byte
+// cache each latent layer's scales (4 bytes per 128 values) and the second
+// byte of its RoPE key's 16 bits. Both hold the whole context. 0 for a
+// model without an indexer under options no engine sets for one.
+func dsaBytesPerToken(m *model.Model, kv KVOptions) float64 {
+	var b float64
+	if m.IndexerLayers > 0 && m.IndexerHeadDim > 0 {
+		key := kv.IndexerKeyBytes
+		if key <= 0 {
+			key = float64(m.IndexerHeadDim) * kv.bytes()
+		}
+		b = float64(m.IndexerLayers) * key
+	}
+	if kv.ScaledFP8Latent && kv.bytes() == 1 {
+		for l, n := range m.LayerCounts() {
+			if l.Kind == model.LatentAttention {
+				b += float64(n) * (float64(l.LatentDim/128*4) + float64(l.RopeDim))
+			}
+		}
+	}
+	return b
 }
 
 // kvElementsPerSequence is the cached elements of one sequence of
@@ -337,6 +381,9 @@ func estimateNotes(m *model.Model, contextLen int) []string {
 	}
 	if m.KVLoRARank > 0 {
 		notes = append(notes, fmt.Sprintf("KV cache holds the MLA latent (%d values per token per layer)", m.KVLoRARank+m.QKRopeHeadDim))
+	}
+	if m.IndexerLayers > 0 {
+		notes = append(notes, fmt.Sprintf("KV cache also holds the sparse-attention indexer's key (%d values per token) in %d of %d layers", m.IndexerHeadDim, m.IndexerLayers, m.Layers))
 	}
 	if window, n := m.SlidingLayers(); n > 0 && contextLen > window {
 		notes = append(notes, fmt.Sprintf("%d of %d layers use a %d-token sliding window: their KV cache is capped at the window", n, m.Layers, window))

@@ -62,9 +62,14 @@ func tensors(m *model.Model) ([]tensor, bool) {
 	}
 	h := float64(m.Hidden)
 	V := float64(m.Vocab)
-	// At most 12 tensors per layer (MLA with q_lora, MoE router, gate)
-	// plus embedding, final norm and head: one allocation.
-	ts := make([]tensor, 0, 12*m.Layers+3)
+	// At most 12 tensors per layer (MLA with q_lora, MoE router, gate),
+	// 4 more with an indexer, plus embedding, final norm and head: one
+	// allocation.
+	per := 12
+	if m.IndexerLayers > 0 {
+		per = 16
+	}
+	ts := make([]tensor, 0, per*m.Layers+3)
 	ts = append(ts, tensor{catTokenEmbd, -1, V * h, m.Hidden})
 	for i := 0; i < m.Layers; i++ {
 		ts = appendLayerTensors(ts, m, i)
@@ -115,6 +120,9 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 			tensor{catF32, i, r, 0},
 			tensor{catAttnKVB, i, r * H * (dn + dv), m.KVLoRARank},
 			tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
+		if i < m.IndexerLayers {
+			ts = appendIndexerTensors(ts, m, i)
+		}
 	} else {
 		d := float64(m.EffectiveHeadDim())
 		K := float64(kvHeads)
@@ -130,6 +138,26 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
 	}
 	return ts
+}
+
+// appendIndexerTensors appends layer i's lightning indexer (model.Model.
+// IndexerHeads): blk.N.indexer.attn_q_b, attn_k and proj, which llama.cpp's
+// quantizer types as any other 2-D weight (only MiniMax's indexer
+// projections are kept out, llama_tensor_get_type in src/llama-quant.cpp),
+// and the k_norm weight and bias. The indexer layers are taken to be the
+// first IndexerLayers: only GLM-5.2's indexer_types spreads them, which
+// moves nothing but a pipeline stage's share by a few megabytes.
+func appendIndexerTensors(ts []tensor, m *model.Model, i int) []tensor {
+	h, hi, di := float64(m.Hidden), float64(m.IndexerHeads), float64(m.IndexerHeadDim)
+	q, qCols := float64(m.QLoRARank), m.QLoRARank
+	if q <= 0 {
+		q, qCols = h, m.Hidden
+	}
+	return append(ts,
+		tensor{catOther2D, i, q * hi * di, qCols},
+		tensor{catOther2D, i, h * di, m.Hidden},
+		tensor{catF32, i, 2 * di, 0},
+		tensor{catOther2D, i, h * hi, m.Hidden})
 }
 
 // appendFFNTensors appends the FFN tensors of layer i (of kind l) and its

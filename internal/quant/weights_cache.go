@@ -32,6 +32,7 @@ type shapeKey struct {
 	MTPParams, VisionParams                                      int64
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
+	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
 	FileQuant                                                    string
 	FileWeightBytes                                              int64
 	Architecture                                                 string
@@ -56,7 +57,8 @@ func shapeOf(m *model.Model) shapeKey {
 		MoELatent:  m.MoELatent,
 		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
-		VHeadDim:  m.VHeadDim,
+		VHeadDim:     m.VHeadDim,
+		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
 		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
 		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m),
 	}

@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"math"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// sglangPoolLine is SGLang's allocation line of a pool that prints its
+// size whole ("KV Cache is allocated. #tokens: N, KV size: X GB", X in
+// GiB: SGLang's GB divides by 1 << 30).
+var sglangPoolLine = regexp.MustCompile(`#tokens: (\d+), KV size: ([\d.]+) GB`)
+
+// TestSGLangDSAPoolBytesPerToken checks one token's cache in SGLang's
+// pool for a DeepSeek Sparse Attention model against the kv_layout_only
+// rows of internal/calibration/data/sglang_startup.json: KV size over
+// #tokens of each allocation line, the first counting the latent and the
+// indexer keys, a second (main's log before sgl-project/sglang PR 11309)
+// the latent alone. The plan's figure is quant.KVCacheBytes under
+// SGLang's KV rules at the row's kv_cache_dtype, the options every SGLang
+// plan sizes its pool with (kvOptionsFor).
+func TestSGLangDSAPoolBytesPerToken(t *testing.T) {
+	e, ok := engine.Lookup(engine.NameSGLang)
+	require.True(t, ok)
+	rows := 0
+	for _, r := range loadSGLangStartupRows(t).Rows {
+		if !r.KVLayoutOnly {
+			continue
+		}
+		rows++
+		m := model.Lookup(r.CatalogModel)
+		require.NotNil(t, m, r.ID)
+		require.Positive(t, m.IndexerLayers, "%s: the model has an indexer", r.ID)
+		ct, ok := engine.LookupCacheType(r.KVCacheDType)
+		require.True(t, ok, r.ID)
+		o := e.KVRules(quant.KVOptions{Bytes: ct.BytesPerElement}, m)
+		const ctx = 1 << 20
+		full := float64(quant.KVCacheBytes(m, ctx, 1, o)) / ctx
+		latentOnly := *m
+		latentOnly.IndexerLayers = 0
+		latent := float64(quant.KVCacheBytes(&latentOnly, ctx, 1, o)) / ctx
+		var logged []float64
+		for _, l := range r.Log {
+			if g := sglangPoolLine.FindStringSubmatch(l); g != nil {
+				tokens, err := strconv.ParseFloat(g[1], 64)
+				require.NoError(t, err)
+				gib, err := strconv.ParseFloat(g[2], 64)
+				require.NoError(t, err)
+				logged = append(logged, gib*(1<<30)/tokens)
+			}
+		}
+		require.NotEmpty(t, logged, "%s: no allocation line with the pool's size", r.ID)
+		want := []float64{full, latent}
+		for i, b := range logged {
+			require.Less(t, i, len(want), "%s: more allocation lines than the row's note explains", r.ID)
+			rel := want[i]/b - 1
+			t.Logf("%s line %d: %.0f bytes per token logged, %.0f planned (%+.3f %%)", r.ID, i+1, b, want[i], 100*rel)
+			// Two decimals of GiB over ~50 GiB: the logged figure is good
+			// to 0.01 %.
+			assert.LessOrEqual(t, math.Abs(rel), 0.001, "%s line %d", r.ID, i+1)
+		}
+	}
+	assert.Positive(t, rows, "no kv_layout_only row")
+}
