@@ -39,12 +39,12 @@ var Fitted = Throughput{
 	HostPrefillFLOPSPerCoreQ8:    134e9,
 	HostPrefillFLOPSPerCoreFloat: 112e9,
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
-	// (median |error| 0.137; the 34 held-out multi-GPU llama-bench rows: median
-	// 0.233): the cuBLAS MFU (0.01 grid) and the pass time of the builds
+	// (median |error| 0.126; the 34 held-out multi-GPU llama-bench rows: median
+	// 0.194): the cuBLAS MFU (0.01 grid) and the pass time of the builds
 	// before MMQ (20 us grid refined at 10 us) on the 50 rows of
 	// data/inference.json; today's pass time (same grid) and the MMQ
 	// fractions of the INT8 peak (0.002 grid) on the 4 H200 records.
-	PrefillMFU:       0.76,
+	PrefillMFU:       0.75,
 	PrefillMFUQ8:     0.124,
 	PrefillMFUKQuant: 0.094,
 	// Today's build on Ada and Ampere: the MMQ fraction of the INT8 peak
@@ -53,7 +53,7 @@ var Fitted = Throughput{
 	PrefillMFUKQuantAda:       0.398,
 	PrefillMFUKQuantAmpere:    0.248,
 	PrefillLayerLatency:       390e-6,
-	PrefillLayerLatencyPreMMQ: 1400e-6,
+	PrefillLayerLatencyPreMMQ: 1410e-6,
 	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
 	// marked "fit" (median |error| 0.079, largest 0.203; the 6 held-out vLLM
 	// rows: median 0.166, largest 0.307): the bandwidth fraction on a 0.01 grid,

@@ -333,6 +333,10 @@ type prefillPath struct {
 	LayerSeconds float64
 	TodaysBuild  bool
 	Arch         string // TodaysBuild: the architecture whose fractions apply (archHopper, …)
+
+	// FP16Accumulate: the peak is the FP16-accumulate rate every device of
+	// the stage states apart (fp16GEMMPeak).
+	FP16Accumulate bool
 }
 
 // prefillPath picks the stage's build constants and kernel. Today's
@@ -379,10 +383,32 @@ func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ 
 		}
 	}
 	p.PeakTFLOPS = math.Inf(1)
+	accumulating := llamaCPP && p.Kernel == KernelGEMM && p.Precision == "fp16"
+	p.FP16Accumulate = accumulating && len(devs) > 0
 	for _, d := range devs {
-		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, d.peakTFLOPS(p.Precision))
+		peak, fp16Accumulate := d.fp16GEMMPeak(accumulating)
+		if !fp16Accumulate {
+			peak = d.peakTFLOPS(p.Precision)
+		}
+		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, peak)
+		p.FP16Accumulate = p.FP16Accumulate && fp16Accumulate
 	}
 	return p
+}
+
+// fp16GEMMPeak is d's FP16-accumulate tensor peak and true when the GEMM
+// accumulates in FP16 (accumulating) and d's record states that rate apart
+// from its FP32-accumulate FP16 figure (specs.Spec.FP16AccumFP16TFLOPS: a
+// GeForce part, twice the rate); else 0 and false. llama.cpp's 16-bit GEMM
+// (16-bit weights, and integer weights dequantized before MMQ) calls
+// cublasGemmEx with CUBLAS_COMPUTE_16F (ggml_cuda_op_mul_mat_cublas in
+// ggml-cuda.cu of https://github.com/ggml-org/llama.cpp, 2024); PyTorch's
+// GEMM under vLLM accumulates in FP32.
+func (d *device) fp16GEMMPeak(accumulating bool) (float64, bool) {
+	if !accumulating || d.Spec == nil || d.Spec.FP16AccumFP16TFLOPS <= 0 {
+		return 0, false
+	}
+	return d.Spec.FP16AccumFP16TFLOPS, true
 }
 
 // NVIDIA architectures today's llama.cpp build is measured on.
@@ -943,8 +969,12 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	if path.TodaysBuild {
 		build = todaysBuildNote[path.Arch]
 	}
+	precision := path.Precision
+	if path.FP16Accumulate {
+		precision = "fp16 (FP16-accumulate)"
+	}
 	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
-		path.MFU*100, path.Precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
+		path.MFU*100, precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
 }
 
 // todaysDecodeNote says, per architecture, which rows today's decode

@@ -60,7 +60,9 @@ func TestPrefillSeconds(t *testing.T) {
 // MMQ, on an architecture today's build has no rows for (A100's GA100,
 // Blackwell) and on
 // a stage mixing architectures, a GEMM on dequantized weights with the
-// 2023-24 builds' pass time.
+// 2023-24 builds' pass time. llama.cpp's GEMM accumulates in FP16, so on a
+// record that states that rate apart (the RTX 4090: 330.3 TFLOPS, twice its
+// FP32-accumulate 165.15) its peak is that figure; another engine's is not.
 func TestPrefillPath(t *testing.T) {
 	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillMFUKQuantAda: 0.4, PrefillMFUKQuantAmpere: 0.25,
 		PrefillLayerLatency: 400e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
@@ -87,20 +89,24 @@ func TestPrefillPath(t *testing.T) {
 		e.prefillPath(rtx4090, level("q4_0"), true, false), "Ada: its own fraction")
 	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 660.6, MFU: 0.4, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
 		e.prefillPath(rtx4090, level("q8_0"), true, false), "Ada Q8_0: the same fraction (no Q8_0 row)")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
+		e.prefillPath(rtx4090, level("fp16"), true, false), "Ada 16-bit: cuBLAS, accumulating in FP16 (the GeForce rate), with today's pass time")
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
-		e.prefillPath(rtx4090, level("fp16"), true, false), "Ada 16-bit: cuBLAS with today's pass time")
+		e.prefillPath(rtx4090, level("fp16"), false, false), "another engine's GEMM accumulates in FP32")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+		e.prefillPath(rtx4090, level("q4_0"), true, true), "a build before MMQ: dequantized weights through the FP16-accumulate GEMM")
 	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 299.3, MFU: 0.25, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAmpere},
 		e.prefillPath(a40, level("q4_k_m"), true, false), "Ampere: its own fraction")
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 149.7, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		e.prefillPath(append(rtx4090, a40...), level("q4_k_m"), true, false), "a stage mixing architectures: the 2023-24 path (the slowest peak)")
 	noAda := e
 	noAda.PrefillMFUKQuantAda = 0
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		noAda.prefillPath(rtx4090, level("q4_k_m"), true, false), "an architecture without fitted rows")
 	a100 := dev("NVIDIA A100 SXM4 80GB", "8.0")
 	assert.False(t, e.prefillPath(a100, level("q4_k_m"), true, false).TodaysBuild, "GA100 (8.0) is not GA10x: no rows, the 2023-24 path")
 	blackwell := dev("NVIDIA GeForce RTX 4090", "12.0") // the record's peaks, a Blackwell compute capability
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		e.prefillPath(blackwell, level("q4_k_m"), true, false), "Blackwell (12.0): no rows of today's build, the 2023-24 path")
 }
 
