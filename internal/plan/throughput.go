@@ -411,6 +411,17 @@ func (d *device) fp16GEMMPeak(accumulating bool) (float64, bool) {
 	return d.Spec.FP16AccumFP16TFLOPS, true
 }
 
+// requestPrefillPath is prefillPath for a stage of devs in the plan pl of
+// req: a replay of a 2023 ./main run (req.main2023) pays that build's pass
+// time.
+func (e efficiency) requestPrefillPath(devs []*device, pl *planned, req *planning) prefillPath {
+	p := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
+	if req.main2023 && !p.TodaysBuild {
+		p.LayerSeconds = e.PrefillLayerLatency2023
+	}
+	return p
+}
+
 // NVIDIA architectures today's llama.cpp build is measured on.
 const (
 	archHopper = "hopper" // compute capability 9.x: H100, H200, GH200, H20
@@ -742,7 +753,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		frac := float64(layers) / float64(c.Layers)
 		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, attnWidth, req.ContextLength); hp > 0 && !pl.Offloaded {
 			prefill += hp
-		} else if path := e.prefillPath(s.Devices, pl.Level, llamaCPPKernels(pl, req), req.preMMQ); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
+		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
 			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, attnWidth, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
@@ -956,7 +967,7 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	if len(pl.Stages) > 0 {
 		devs = pl.Stages[0].Devices
 	}
-	path := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
+	path := e.requestPrefillPath(devs, pl, req)
 	kernel := "GEMM"
 	if path.Kernel == KernelMMQ {
 		kernel = "llama.cpp's quantized MMQ kernels on int8 tensor cores"
@@ -965,7 +976,7 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	if path.Dequantized {
 		copyNote = " (and writes and reads their 16-bit dequantized copy)"
 	}
-	build := "the 2023-24 llama.cpp builds' constants, the newest measured on this device class"
+	build := "the May 2024 llama.cpp build's constants, the newest measured on this device class"
 	if path.TodaysBuild {
 		build = todaysBuildNote[path.Arch]
 	}

@@ -177,6 +177,26 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
 }
 
+// TestReplayOf2023PaysItsPassTime: the replay of a 2023 ./main run
+// (BuiltIn2023) pays PrefillLayerLatency2023 per layer and pass, a May 2024
+// replay (BuiltBeforeMMQ) PrefillLayerLatencyPreMMQ: with the matmuls
+// alike, the two prompt times differ by layers × the difference / 512.
+func TestReplayOf2023PaysItsPassTime(t *testing.T) {
+	m, err := modelio.Resolve(model.Spec{Name: "Llama-2-7B"})
+	require.NoError(t, err)
+	l, err := quant.Parse("fp16")
+	require.NoError(t, err)
+	s, ok := specs.ByName("NVIDIA A40")
+	require.True(t, ok)
+	c := calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1, PrefillMFU: 0.8,
+		PrefillLayerLatencyPreMMQ: 900e-6, PrefillLayerLatency2023: 1800e-6}
+	may2024 := NewReplay(m, l, s, 1, 512, 256).BuiltBeforeMMQ().Prefill(c)
+	of2023 := NewReplay(m, l, s, 1, 512, 256).BuiltIn2023().Prefill(c)
+	require.Positive(t, may2024)
+	require.Positive(t, of2023)
+	assert.InEpsilon(t, float64(m.Layers)*900e-6/512, 1/of2023-1/may2024, 1e-3) // the rates are rounded to 0.001 tok/s
+}
+
 // TestCPUDecode: a CPU of a family in the datasheet table gets its memory
 // bandwidth (one socket) and a decode estimate; with few cores the
 // quantized matrix-vector work, not the memory, bounds it; a CPU outside
