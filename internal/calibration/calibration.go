@@ -139,11 +139,19 @@ type Throughput struct {
 	// Ampere GA10x) take it; the Ada and Ampere rows (data/prefill_today.json,
 	// flash attention off) are fitted with it, not refit.
 	PrefillLayerLatency float64
-	// PrefillLayerLatencyPreMMQ is that time in the llama.cpp builds of
-	// 2023 and May 2024 that measured the rows of data/inference.json
-	// (llama-bench's default then: no flash attention): their replay, and
-	// plans on the devices today's build is not measured on, take it.
+	// PrefillLayerLatencyPreMMQ is that time in the llama.cpp build of May
+	// 2024 that measured the llama-bench rows of data/inference.json
+	// (llama-bench's default then: no flash attention), the newest build
+	// before MMQ: their replay, and plans on the devices today's build is
+	// not measured on, take it.
 	PrefillLayerLatencyPreMMQ float64
+	// PrefillLayerLatency2023 is that time in the ./main runs of 2023 builds
+	// of data/inference.json (prompts of about 500 tokens): only their
+	// replay takes it. At the same cuBLAS MFU those builds processed prompts
+	// far slower than May 2024's llama-bench on the same GPUs (H100 PCIe,
+	// 16-bit weights: Llama 2 7B 7367 tok/s in 2023, Llama 3 8B 10815 in
+	// 2024), so one pass time for both fitted neither.
+	PrefillLayerLatency2023 float64
 	// OffloadHandoverSeconds is the time of one hand-over between the GPU
 	// and the CPU in a llama.cpp decode step with part of the model in host
 	// memory: the hidden state copied to the host, the stream synchronised,

@@ -39,12 +39,13 @@ var Fitted = Throughput{
 	HostPrefillFLOPSPerCoreQ8:    134e9,
 	HostPrefillFLOPSPerCoreFloat: 112e9,
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
-	// (median |error| 0.137; the 34 held-out multi-GPU llama-bench rows: median
-	// 0.233): the cuBLAS MFU (0.01 grid) and the pass time of the builds
-	// before MMQ (20 us grid refined at 10 us) on the 50 rows of
-	// data/inference.json; today's pass time (same grid) and the MMQ
-	// fractions of the INT8 peak (0.002 grid) on the 4 H200 records.
-	PrefillMFU:       0.76,
+	// (median |error| 0.077; the 34 held-out multi-GPU llama-bench rows: median
+	// 0.135): the cuBLAS MFU (0.01 grid) and the May 2024 pass time (20 us
+	// grid refined at 10 us) on the 20 llama-bench rows of data/inference.json,
+	// with that MFU the 2023 ./main pass time on its 30 rows; today's pass
+	// time (same grid) and the MMQ fractions of the INT8 peak (0.002 grid)
+	// on the 4 H200 records.
+	PrefillMFU:       0.82,
 	PrefillMFUQ8:     0.124,
 	PrefillMFUKQuant: 0.094,
 	// Today's build on Ada, Ampere GA10x, GDDR Blackwell and GA100: the MMQ
@@ -56,7 +57,8 @@ var Fitted = Throughput{
 	PrefillMFUKQuantBlackwell: 0.380,
 	PrefillMFUKQuantGA100:     0.124,
 	PrefillLayerLatency:       390e-6,
-	PrefillLayerLatencyPreMMQ: 1400e-6,
+	PrefillLayerLatencyPreMMQ: 920e-6,
+	PrefillLayerLatency2023:   1780e-6,
 	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
 	// marked "fit" (median |error| 0.079, largest 0.203; the 6 held-out vLLM
 	// rows: median 0.166, largest 0.307): the bandwidth fraction on a 0.01 grid,

@@ -65,6 +65,17 @@ func (r *Replay) BuiltBeforeMMQ() *Replay {
 	return r
 }
 
+// BuiltIn2023 marks the replayed run as a ./main run of a 2023 llama.cpp
+// build (before MMQ, and before the May 2024 build whose pass time plans
+// take: calibration.Throughput.PrefillLayerLatency2023), and returns r.
+func (r *Replay) BuiltIn2023() *Replay {
+	r.BuiltBeforeMMQ()
+	if r.prefillReq != nil {
+		r.prefillReq.main2023 = true
+	}
+	return r
+}
+
 // OnOtherBackend marks the replayed run as one of llama.cpp's Vulkan (or
 // another non-CUDA GPU) backend, whose decode today's CUDA constants are not
 // measured on, and returns r.

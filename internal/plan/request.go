@@ -66,6 +66,9 @@ type planning struct {
 	// its prompt passes dequantize integer weights for cuBLAS and pay that
 	// build's per-layer time, and its decode the May 2024 constants.
 	preMMQ bool
+	// main2023 is set by a replay of a 2023 ./main run (Replay.BuiltIn2023):
+	// a build before MMQ whose prompt passes pay PrefillLayerLatency2023.
+	main2023 bool
 	// otherBackend is set by a replay of a llama.cpp run on a GPU backend
 	// other than CUDA (Replay.OnOtherBackend: Vulkan): today's CUDA decode
 	// constants (todaysDecode) do not apply to it.

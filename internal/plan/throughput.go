@@ -333,6 +333,10 @@ type prefillPath struct {
 	LayerSeconds float64
 	TodaysBuild  bool
 	Arch         string // TodaysBuild: the architecture whose fractions apply (archHopper, …)
+
+	// FP16Accumulate: the peak is the FP16-accumulate rate every device of
+	// the stage states apart (fp16GEMMPeak).
+	FP16Accumulate bool
 }
 
 // prefillPath picks the stage's build constants and kernel. Today's
@@ -380,8 +384,41 @@ func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ 
 		}
 	}
 	p.PeakTFLOPS = math.Inf(1)
+	accumulating := llamaCPP && p.Kernel == KernelGEMM && p.Precision == "fp16"
+	p.FP16Accumulate = accumulating && len(devs) > 0
 	for _, d := range devs {
-		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, d.peakTFLOPS(p.Precision))
+		peak, fp16Accumulate := d.fp16GEMMPeak(accumulating)
+		if !fp16Accumulate {
+			peak = d.peakTFLOPS(p.Precision)
+		}
+		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, peak)
+		p.FP16Accumulate = p.FP16Accumulate && fp16Accumulate
+	}
+	return p
+}
+
+// fp16GEMMPeak is d's FP16-accumulate tensor peak and true when the GEMM
+// accumulates in FP16 (accumulating) and d's record states that rate apart
+// from its FP32-accumulate FP16 figure (specs.Spec.FP16AccumFP16TFLOPS: a
+// GeForce part, twice the rate); else 0 and false. llama.cpp's 16-bit GEMM
+// (16-bit weights, and integer weights dequantized before MMQ) calls
+// cublasGemmEx with CUBLAS_COMPUTE_16F (ggml_cuda_op_mul_mat_cublas in
+// ggml-cuda.cu of https://github.com/ggml-org/llama.cpp, 2024); PyTorch's
+// GEMM under vLLM accumulates in FP32.
+func (d *device) fp16GEMMPeak(accumulating bool) (float64, bool) {
+	if !accumulating || d.Spec == nil || d.Spec.FP16AccumFP16TFLOPS <= 0 {
+		return 0, false
+	}
+	return d.Spec.FP16AccumFP16TFLOPS, true
+}
+
+// requestPrefillPath is prefillPath for a stage of devs in the plan pl of
+// req: a replay of a 2023 ./main run (req.main2023) pays that build's pass
+// time.
+func (e efficiency) requestPrefillPath(devs []*device, pl *planned, req *planning) prefillPath {
+	p := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
+	if req.main2023 && !p.TodaysBuild {
+		p.LayerSeconds = e.PrefillLayerLatency2023
 	}
 	return p
 }
@@ -727,7 +764,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		frac := float64(layers) / float64(c.Layers)
 		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, attnWidth, req.ContextLength); hp > 0 && !pl.Offloaded {
 			prefill += hp
-		} else if path := e.prefillPath(s.Devices, pl.Level, llamaCPPKernels(pl, req), req.preMMQ); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
+		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
 			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, attnWidth, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
@@ -941,7 +978,7 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	if len(pl.Stages) > 0 {
 		devs = pl.Stages[0].Devices
 	}
-	path := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
+	path := e.requestPrefillPath(devs, pl, req)
 	kernel := "GEMM"
 	if path.Kernel == KernelMMQ {
 		kernel = "llama.cpp's quantized MMQ kernels on int8 tensor cores"
@@ -950,12 +987,16 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	if path.Dequantized {
 		copyNote = " (and writes and reads their 16-bit dequantized copy)"
 	}
-	build := "the 2023-24 llama.cpp builds' constants, the newest measured on this device class"
+	build := "the May 2024 llama.cpp build's constants, the newest measured on this device class"
 	if path.TodaysBuild {
 		build = todaysBuildNote[path.Arch]
 	}
+	precision := path.Precision
+	if path.FP16Accumulate {
+		precision = "fp16 (FP16-accumulate)"
+	}
 	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
-		path.MFU*100, path.Precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
+		path.MFU*100, precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
 }
 
 // todaysDecodeNote says, per architecture, which rows today's decode

@@ -60,7 +60,10 @@ func TestPrefillSeconds(t *testing.T) {
 // another engine's integer weights, in the replay of a build before MMQ, on
 // an architecture today's build has no rows for (Blackwell's GB10, 12.1;
 // Turing) and on a stage mixing architectures, a GEMM on dequantized
-// weights with the 2023-24 builds' pass time.
+// weights with the 2023-24 builds' pass time. llama.cpp's GEMM accumulates
+// in FP16, so on a record that states that rate apart (the RTX 4090: 330.3
+// TFLOPS, twice its FP32-accumulate 165.15) its peak is that figure;
+// another engine's is not.
 func TestPrefillPath(t *testing.T) {
 	e := efficiency{PrefillMFU: 0.7, PrefillMFUQ8: 0.12, PrefillMFUKQuant: 0.09, PrefillMFUKQuantAda: 0.4, PrefillMFUKQuantAmpere: 0.25,
 		PrefillMFUKQuantBlackwell: 0.38, PrefillMFUKQuantGA100: 0.13,
@@ -88,15 +91,19 @@ func TestPrefillPath(t *testing.T) {
 		e.prefillPath(rtx4090, level("q4_0"), true, false), "Ada: its own fraction")
 	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 660.6, MFU: 0.4, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
 		e.prefillPath(rtx4090, level("q8_0"), true, false), "Ada Q8_0: the same fraction (no Q8_0 row)")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
+		e.prefillPath(rtx4090, level("fp16"), true, false), "Ada 16-bit: cuBLAS, accumulating in FP16 (the GeForce rate), with today's pass time")
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAda},
-		e.prefillPath(rtx4090, level("fp16"), true, false), "Ada 16-bit: cuBLAS with today's pass time")
+		e.prefillPath(rtx4090, level("fp16"), false, false), "another engine's GEMM accumulates in FP32")
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+		e.prefillPath(rtx4090, level("q4_0"), true, true), "a build before MMQ: dequantized weights through the FP16-accumulate GEMM")
 	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 299.3, MFU: 0.25, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archAmpere},
 		e.prefillPath(a40, level("q4_k_m"), true, false), "Ampere: its own fraction")
 	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 149.7, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		e.prefillPath(append(rtx4090, a40...), level("q4_k_m"), true, false), "a stage mixing architectures: the 2023-24 path (the slowest peak)")
 	noAda := e
 	noAda.PrefillMFUKQuantAda = 0
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		noAda.prefillPath(rtx4090, level("q4_k_m"), true, false), "an architecture without fitted rows")
 	a100 := dev("NVIDIA A100 SXM4 80GB", "8.0")
 	assert.Equal(t, prefillPath{Kernel: KernelMMQ, Precision: "int8", PeakTFLOPS: 624, MFU: 0.13, LayerSeconds: 400e-6, TodaysBuild: true, Arch: archGA100},
@@ -106,7 +113,7 @@ func TestPrefillPath(t *testing.T) {
 		e.prefillPath(rtx5090, level("q8_0"), true, false), "GDDR Blackwell (12.0 from the record): its own fraction")
 	assert.Zero(t, e.prefillPath(rtx5090, level("fp16"), true, false).PeakTFLOPS, "the RTX 5090 record holds no 16-bit peak: no 16-bit prefill figure")
 	gb10 := dev("NVIDIA GeForce RTX 4090", "12.1") // the record's peaks, GB10's compute capability
-	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 165.15, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
+	assert.Equal(t, prefillPath{Kernel: KernelGEMM, Precision: "fp16", PeakTFLOPS: 330.3, FP16Accumulate: true, MFU: 0.7, Dequantized: true, LayerSeconds: 1400e-6},
 		e.prefillPath(gb10, level("q4_k_m"), true, false), "GB10 (12.1, LPDDR5X): no rows of today's build, the 2023-24 path")
 }
 
@@ -175,6 +182,26 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 	m, err := modelio.Resolve(model.Spec{Name: "Llama-3.1-8B"})
 	require.NoError(t, err)
 	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
+}
+
+// TestReplayOf2023PaysItsPassTime: the replay of a 2023 ./main run
+// (BuiltIn2023) pays PrefillLayerLatency2023 per layer and pass, a May 2024
+// replay (BuiltBeforeMMQ) PrefillLayerLatencyPreMMQ: with the matmuls
+// alike, the two prompt times differ by layers × the difference / 512.
+func TestReplayOf2023PaysItsPassTime(t *testing.T) {
+	m, err := modelio.Resolve(model.Spec{Name: "Llama-2-7B"})
+	require.NoError(t, err)
+	l, err := quant.Parse("fp16")
+	require.NoError(t, err)
+	s, ok := specs.ByName("NVIDIA A40")
+	require.True(t, ok)
+	c := calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1, PrefillMFU: 0.8,
+		PrefillLayerLatencyPreMMQ: 900e-6, PrefillLayerLatency2023: 1800e-6}
+	may2024 := NewReplay(m, l, s, 1, 512, 256).BuiltBeforeMMQ().Prefill(c)
+	of2023 := NewReplay(m, l, s, 1, 512, 256).BuiltIn2023().Prefill(c)
+	require.Positive(t, may2024)
+	require.Positive(t, of2023)
+	assert.InEpsilon(t, float64(m.Layers)*900e-6/512, 1/of2023-1/may2024, 1e-3) // the rates are rounded to 0.001 tok/s
 }
 
 // TestCPUDecode: a CPU of a family in the datasheet table gets its memory

@@ -194,12 +194,15 @@ var nvidiaRecords = []Spec{
 		MemoryBytes: 24000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total (" + nvidiaSMICaptures + ")",
 		BandwidthGBs: 1008,
 		BF16TFLOPS:   165.15, FP16TFLOPS: 165.15, FP8TFLOPS: 330.3, INT8TOPS: 660.6,
-		Source: "https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html",
+		FP16AccumFP16TFLOPS: 330.3,
+		Source:              "https://cpu-gpu.alldbin.com/graphics-card-comparison/GeForce-RTX-4090-and-GeForce-RTX-3060-12-GB-GA104-comparison.html",
 		FigureSources: map[string]string{
 			"BF16TFLOPS": "https://waredb.com/processor/nvidia-geforce-rtx-4090",
 			"FP16TFLOPS": "https://waredb.com/processor/nvidia-geforce-rtx-4090",
 			"FP8TFLOPS":  "https://waredb.com/processor/nvidia-geforce-rtx-4090",
 			"INT8TOPS":   "https://waredb.com/processor/nvidia-geforce-rtx-4090",
+			"FP16AccumFP16TFLOPS": "NVIDIA Ada GPU architecture whitepaper, appendix table of the RTX 4090: \"Peak FP16 Tensor TFLOPS with FP16 Accumulate 330.3/660.6\", with FP32 accumulate 165.2/330.4 " +
+				"(https://images.nvidia.com/aem-dam/Solutions/geforce/ada/nvidia-ada-gpu-architecture.pdf); \"FP16 (FP16 accum) 330.3\" dense, https://gigagpu.com/?p=34220",
 		},
 	},
 	{Name: "NVIDIA GeForce RTX 4080 (16GB)", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,

@@ -59,6 +59,14 @@ type Spec struct {
 	FP16TFLOPS float64
 	FP8TFLOPS  float64
 	INT8TOPS   float64
+	// FP16AccumFP16TFLOPS is the dense FP16 tensor peak with FP16
+	// accumulation where the datasheet states it apart from FP16TFLOPS (FP32
+	// accumulation): GeForce parts run FP16-accumulate MMA at twice the rate
+	// (NVIDIA Ada architecture whitepaper, RTX 4090: 330.3 against 165.2
+	// TFLOPS). 0 where the two are one figure or the page states none. It is
+	// the peak of llama.cpp's cuBLAS GEMM, which accumulates in FP16
+	// (cublasGemmEx with CUBLAS_COMPUTE_16F in ggml_cuda_op_mul_mat_cublas).
+	FP16AccumFP16TFLOPS float64
 
 	// Interconnect names the device-to-device link; InterconnectGBs is the
 	// datasheet figure per device, which for NVLink, Infinity Fabric and ICI

@@ -262,6 +262,8 @@ func fitKVRatio(c *calibration.Throughput, depth []speedCase) int {
 type prefillFit struct {
 	mfu            int // PrefillMFU, hundredths
 	preMMQUS       int // PrefillLayerLatencyPreMMQ, us
+	main2023US     int // PrefillLayerLatency2023, us
+	n2024, n2023   int // single-device rows of inference.json of each build with an estimate
 	latencyUS      int // PrefillLayerLatency, us
 	q8, kquant     int // PrefillMFUQ8, PrefillMFUKQuant, thousandths
 	nPreMMQ, nH200 int // fit rows with an estimate of each stage
@@ -318,12 +320,14 @@ func prefillHeldOut(all []speedCase) []speedCase {
 	return out
 }
 
-// fitPrefill fits the prefill constants in two stages, with the decode
+// fitPrefill fits the prefill constants in stages, with the decode
 // constants of c. First, on the single-device rows of inference.json
-// (builds of 2023 and May 2024, before MMQ: cuBLAS, integer weights
-// dequantized; the search of commit d0c2f6d), PrefillMFU (0.05 to 1.00 on a 0.01
-// grid) and PrefillLayerLatencyPreMMQ (0 to 3000 us on a 20 us grid, then
-// refined at 10 us) minimising the median |error|. Then, with that MFU
+// (builds before MMQ: cuBLAS, integer weights dequantized; the search of
+// commit d0c2f6d): on the llama-bench rows of May 2024, PrefillMFU (0.05
+// to 1.00 on a 0.01 grid) and PrefillLayerLatencyPreMMQ (0 to 3000 us on a
+// 20 us grid, then refined at 10 us) minimising the median |error|; then,
+// with that MFU (the same cuBLAS GEMM), PrefillLayerLatency2023 (same
+// grids) on the 2023 ./main rows. Then, with that MFU
 // (cuBLAS runs the 16-bit weights in both builds), on the H200 records
 // (today's build): for each PrefillLayerLatency on a 20 us grid from 0 to
 // 3000 us, each MMQ family's fraction of the INT8 peak (0.020 to 1.000 on a
@@ -336,10 +340,18 @@ func prefillHeldOut(all []speedCase) []speedCase {
 func fitPrefill(all, bench, today []speedCase, c calibration.Throughput) prefillFit {
 	rowsPre, h200 := prefillFitSet(all, bench)
 	f := prefillFit{nH200: len(h200)}
+	var rows2024, rows2023 []speedCase
+	for _, sc := range rowsPre {
+		if sc.llamaBench2024() {
+			rows2024 = append(rows2024, sc)
+		} else {
+			rows2023 = append(rows2023, sc)
+		}
+	}
 	best := math.Inf(1)
 	try := func(mfu, us int) {
 		c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(mfu)/100, float64(us)/1e6
-		if m := quantile(prefillErrors(rowsPre, c), 0.5); m < best {
+		if m := quantile(prefillErrors(rows2024, c), 0.5); m < best {
 			best, f.mfu, f.preMMQUS = m, mfu, us
 		}
 	}
@@ -351,8 +363,11 @@ func fitPrefill(all, bench, today []speedCase, c calibration.Throughput) prefill
 	for us, coarse := max(0, f.preMMQUS-20), f.preMMQUS; us <= coarse+20; us += 10 {
 		try(f.mfu, us)
 	}
-	f.preMMQMedian, f.nPreMMQ = best, len(prefillErrors(rowsPre, c))
 	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
+	f.main2023US = fitPassTime(rows2023, c, func(t *calibration.Throughput, s float64) { t.PrefillLayerLatency2023 = s })
+	c.PrefillLayerLatency2023 = float64(f.main2023US) / 1e6
+	f.n2024, f.n2023 = len(prefillErrors(rows2024, c)), len(prefillErrors(rows2023, c))
+	f.preMMQMedian, f.nPreMMQ = quantile(prefillErrors(rowsPre, c), 0.5), len(prefillErrors(rowsPre, c))
 	fitTodaysPrefill(&f, h200, c)
 	c = f.apply(c)
 	f.arch = fitArchitectures(today, c)
@@ -375,6 +390,26 @@ func fitPrefill(all, bench, today []speedCase, c calibration.Throughput) prefill
 	f.heldOut, f.heldOutMedian, f.heldOutP90 = len(held), quantile(held, 0.5), quantile(held, 0.9)
 	f.h200Median = quantile(prefillErrors(h200, c), 0.5)
 	return f
+}
+
+// fitPassTime is the pass time (us, 0 to 3000 on a 20 us grid refined at
+// 10 us; the first minimum wins) that, set into c by set, minimises the
+// median |error| over rows.
+func fitPassTime(rows []speedCase, c calibration.Throughput, set func(*calibration.Throughput, float64)) int {
+	bestUS, bestM := 0, math.Inf(1)
+	try := func(us int) {
+		set(&c, float64(us)/1e6)
+		if m := quantile(prefillErrors(rows, c), 0.5); m < bestM {
+			bestM, bestUS = m, us
+		}
+	}
+	for us := 0; us <= 3000; us += 20 {
+		try(us)
+	}
+	for us, coarse := max(0, bestUS-20), bestUS; us <= coarse+20; us += 10 {
+		try(us)
+	}
+	return bestUS
 }
 
 // fitTodaysPrefill is fitPrefill's second stage, on the H200 records.
@@ -453,6 +488,7 @@ func fitMMQFraction(rows []speedCase, c calibration.Throughput, set func(*calibr
 // apply is c with the fitted prefill constants.
 func (f prefillFit) apply(c calibration.Throughput) calibration.Throughput {
 	c.PrefillMFU, c.PrefillLayerLatencyPreMMQ = float64(f.mfu)/100, float64(f.preMMQUS)/1e6
+	c.PrefillLayerLatency2023 = float64(f.main2023US) / 1e6
 	c.PrefillLayerLatency = float64(f.latencyUS) / 1e6
 	c.PrefillMFUQ8, c.PrefillMFUKQuant = float64(f.q8)/1000, float64(f.kquant)/1000
 	for _, a := range prefillTodayArchs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -194,10 +195,16 @@ func TestPrefillH200Targets(t *testing.T) {
 }
 
 // TestPrefillFitAndHeldOut checks the prefill fit set (every single-device
-// row with a prompt figure: inference.json and the H200 pp512 records) is
-// no worse at the median than before the MMQ path (0.169 with one MFU and
-// one pass time) and ratchets the held-out rows (the multi-GPU llama-bench
-// rows of May 2024, which the fit never sees; 0.222 before, 0.233 with it).
+// row with a prompt figure: inference.json and the H200 pp512 records) and
+// ratchets it and the held-out rows (the multi-GPU llama-bench rows of May
+// 2024, which the fit never sees). Issue 22 asks for 20 % at the median.
+// History of the held-out median: 22.2 % with one MFU and one pass time,
+// 23.3 % with the MMQ path, 19.4 % with the RTX 4090's FP16-accumulate
+// peak, 13.5 % with the pass time of May 2024 fitted apart from 2023's (fit
+// set 16.9, 13.7, 12.6, 7.7 %). With -v it prints every held-out row beside
+// the same GPU, model and type measured on one device (a fit row): at pp512
+// the layer split costs little (one 512-token micro-batch, not pipelined),
+// so a held-out row's error is mostly its one-device row's.
 func TestPrefillFitAndHeldOut(t *testing.T) {
 	r := fitted(t)
 	c := calibration.Fitted
@@ -205,17 +212,40 @@ func TestPrefillFitAndHeldOut(t *testing.T) {
 	fit := prefillErrors(append(append([]speedCase(nil), pre...), h200...), c)
 	held := prefillErrors(prefillHeldOut(r.replayed), c)
 	if testing.Verbose() {
-		for _, sc := range prefillHeldOut(r.replayed) {
-			if p := sc.replay.Prefill(c); p > 0 {
-				t.Logf("held out: %-30s x%d %-36.36s %-6s measured %7.1f estimate %7.1f (%+.0f%%)", sc.row.Hardware, sc.row.DeviceCount, sc.row.Model, sc.row.Quant, sc.row.PP, p, 100*(p/sc.row.PP-1))
-			}
-		}
+		logHeldOutBesideOneDevice(t, prefillHeldOut(r.replayed), pre, c)
 	}
 	t.Logf("prefill fit set n=%d median %.3f; held-out n=%d median %.3f p90 %.3f", len(fit), quantile(fit, 0.5), len(held), quantile(held, 0.5), quantile(held, 0.9))
 	require.Len(t, fit, 54)
-	require.NotEmpty(t, held)
-	assert.LessOrEqual(t, quantile(fit, 0.5), 0.169)
-	assert.LessOrEqual(t, quantile(held, 0.5), 0.24)
+	require.Len(t, held, 34)
+	assert.LessOrEqual(t, quantile(fit, 0.5), 0.08)
+	assert.LessOrEqual(t, quantile(held, 0.5), 0.14)
+}
+
+// logHeldOutBesideOneDevice logs each held-out row: GPU, count, model,
+// type, measured and estimated pp512 and the error, and, where the fit set
+// holds the same GPU, model and type on one device, that row's measured
+// figure, the ratio of the two measurements and the one-device error.
+func logHeldOutBesideOneDevice(t *testing.T, held, oneDevice []speedCase, c calibration.Throughput) {
+	t.Helper()
+	key := func(sc speedCase) string { return sc.row.Hardware + "|" + sc.row.Model + "|" + sc.row.Quant }
+	one := map[string]speedCase{}
+	for _, sc := range oneDevice {
+		if sc.llamaBench2024() {
+			one[key(sc)] = sc
+		}
+	}
+	for _, sc := range held {
+		p := sc.replay.Prefill(c)
+		if p <= 0 {
+			continue
+		}
+		line := fmt.Sprintf("held out: %-28.28s x%d %-20.20s %-6s measured %7.1f estimate %7.1f (%+4.0f%%)", sc.row.Hardware, sc.row.DeviceCount, sc.row.Model, sc.row.Quant, sc.row.PP, p, 100*(p/sc.row.PP-1))
+		if o, ok := one[key(sc)]; ok {
+			op := o.replay.Prefill(c)
+			line += fmt.Sprintf("  | x1 measured %7.1f (x%d/x1 %.2f), x1 error %+4.0f%%", o.row.PP, sc.row.DeviceCount, sc.row.PP/o.row.PP, 100*(op/o.row.PP-1))
+		}
+		t.Log(line)
+	}
 }
 
 // TestDataFilesHaveSources checks that every data file is described in the

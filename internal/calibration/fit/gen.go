@@ -207,10 +207,11 @@ func constantsSource(r *result) ([]byte, error) {
 	pf := r.prefill
 	p("// Prefill, fitted on the %d single-device rows with a prompt figure", pf.n)
 	p("// (median |error| %.3f; the %d held-out multi-GPU llama-bench rows: median", pf.medianError, pf.heldOut)
-	p("// %.3f): the cuBLAS MFU (0.01 grid) and the pass time of the builds", pf.heldOutMedian)
-	p("// before MMQ (20 us grid refined at 10 us) on the %d rows of", pf.nPreMMQ)
-	p("// data/inference.json; today's pass time (same grid) and the MMQ")
-	p("// fractions of the INT8 peak (0.002 grid) on the %d H200 records.", pf.nH200)
+	p("// %.3f): the cuBLAS MFU (0.01 grid) and the May 2024 pass time (20 us", pf.heldOutMedian)
+	p("// grid refined at 10 us) on the %d llama-bench rows of data/inference.json,", pf.n2024)
+	p("// with that MFU the 2023 ./main pass time on its %d rows; today's pass", pf.n2023)
+	p("// time (same grid) and the MMQ fractions of the INT8 peak (0.002 grid)")
+	p("// on the %d H200 records.", pf.nH200)
 	p("PrefillMFU: %s,", hundredths(pf.mfu))
 	p("PrefillMFUQ8: %s,", thousandths(pf.q8))
 	p("PrefillMFUKQuant: %s,", thousandths(pf.kquant))
@@ -223,6 +224,7 @@ func constantsSource(r *result) ([]byte, error) {
 	}
 	p("PrefillLayerLatency: %de-6,", pf.latencyUS)
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
+	p("PrefillLayerLatency2023: %de-6,", pf.main2023US)
 	f := r.servingFit
 	p("// vLLM batch-1 decode, fitted on the %d vLLM rows of data/serving_decode.json", f.n)
 	p("// marked \"fit\" (median |error| %.3f, largest %.3f; the %d held-out vLLM", f.medianError, f.maxError, f.heldOut)
@@ -373,8 +375,9 @@ func fittedConstantsTable(r *result) string {
 			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.prefillRows[fam])), "mean, rounded to 1 G")
 	}
 	pf := r.prefill
-	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("%d single-device rows of `inference.json` with a prompt figure (builds before MMQ)", pf.nPreMMQ), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
-	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the 2023-24 builds' time: their replay, and plans on any device but an NVIDIA Hopper, Ada, Ampere GA10x or GA100 GPU or a GDDR Blackwell one (12.0)")
+	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("the %d single-device llama-bench rows of May 2024 in `inference.json` (build before MMQ)", pf.n2024), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
+	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the May 2024 build's time: its replay, and plans on any device but an NVIDIA Hopper, Ada, Ampere GA10x or GA100 GPU or a GDDR Blackwell one (12.0)")
+	row("Fitted.PrefillLayerLatency2023", fmt.Sprintf("%d µs", pf.main2023US), fmt.Sprintf("the %d single-device ./main rows of 2023 in `inference.json`, with that MFU", pf.n2023), "prefill fit, first stage; only the replay of those 2023 builds")
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada, Ampere GA10x, GA100 and GDDR Blackwell (12.0) GPUs")
 	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
@@ -467,8 +470,8 @@ func throughputFit(r *result) string {
 	}
 	b.WriteString("\n")
 	pf := r.prefill
-	fmt.Fprintf(&b, "    prefill: cuBLAS MFU %s, MMQ %s (Q8_0) / %s (k-quant) of the INT8 peak, per layer and pass %d us (builds before MMQ %d us);\n",
-		hundredths(pf.mfu), thousandths(pf.q8), thousandths(pf.kquant), pf.latencyUS, pf.preMMQUS)
+	fmt.Fprintf(&b, "    prefill: cuBLAS MFU %s, MMQ %s (Q8_0) / %s (k-quant) of the INT8 peak, per layer and pass %d us (May 2024 build before MMQ %d us, 2023 ./main %d us);\n",
+		hundredths(pf.mfu), thousandths(pf.q8), thousandths(pf.kquant), pf.latencyUS, pf.preMMQUS, pf.main2023US)
 	fmt.Fprintf(&b, "    fit set, single-device (n=%d) median %.3f (inference.json rows %.3f, H200 records %.3f);\n", pf.n, pf.medianError, pf.preMMQMedian, pf.h200Median)
 	fmt.Fprintf(&b, "    held-out, multi-GPU llama-bench 2024 (n=%d) median %.3f p90 %.3f\n", pf.heldOut, pf.heldOutMedian, pf.heldOutP90)
 	fmt.Fprintf(&b, "    today's build: MMQ %s (Ada) / %s (Ampere) / %s (Blackwell) / %s (GA100) of the INT8 peak; fit (n=%d) median %.3f, held-out (n=%d) median %.3f\n",

@@ -215,6 +215,9 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	// llama-bench, 2023 ./main), whose prompt passes dequantized integer
 	// weights for cuBLAS.
 	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext).BuiltBeforeMMQ()
+	if !strings.Contains(r.Source, fitSetSource) {
+		rp.BuiltIn2023() // ./main of 2023: that build's prompt pass time
+	}
 	return speedCase{row: r, replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily()}, ""
 }
 
