@@ -43,7 +43,10 @@ type CatalogEntry struct {
 	// HubParams is the Hugging Face Hub's count of every tensor in the
 	// model's checkpoint (safetensors.total), recorded where the count
 	// holds modules the planner does not take as language-model weights
-	// (the MTP modules and vision tower ParamsInclude names). It checks
+	// (the MTP modules and vision tower ParamsInclude names), where it is
+	// the count of a sibling checkpoint of the same shape (a fine-tune or
+	// the base of the model; the source says which), or where a ParamsB
+	// would move the frozen shape fit of internal/calibration/fit. It checks
 	// the count derived from the config (quant's catalog totals test) and
 	// is never a planning input: unlike ParamsB it does not replace the
 	// model's Params, so recording it changes no answer.

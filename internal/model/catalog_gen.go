@@ -56,6 +56,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"llama2-70b",
 		},
+		HubParams:       68976648192,
+		HubParamsSource: "'petals-team/StableBeluga2' parameters_raw 68976648192 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of StableBeluga2, a fine-tune of Llama-2-70B with its tensors (meta-llama/Llama-2-70b-hf is not in the file): the same count as the shape",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       28672.0,
@@ -72,8 +74,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-70b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3437)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
 	},
 	{
-		Name: "CodeLlama-34B",
-		HFID: "codellama/CodeLlama-34b-hf",
+		Name:            "CodeLlama-34B",
+		HFID:            "codellama/CodeLlama-34b-hf",
+		HubParams:       33743970304,
+		HubParamsSource: "'meta-llama/CodeLlama-34b-Instruct-hf' parameters_raw 33743970304 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint (codellama/CodeLlama-34b-hf is not in the file), whose vocabulary is 32,000 against this config's 32,016: 2 x 16 x 8,192 = 262,144, the whole difference",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       22016.0,
@@ -397,6 +401,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"mixtral-8x22b",
 		},
+		HubParams:       140630071296,
+		HubParamsSource: "'mistralai/Mixtral-8x22B-Instruct-v0.1' parameters_raw 140630071296 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint (mistral-community/Mixtral-8x22B-v0.1 is not in the file), whose vocabulary is 32,768 against the base model's 32,000: 2 x 768 x 6,144 = 9,437,184, the whole difference",
 		Config: map[string]any{
 			"hidden_size":             6144.0,
 			"intermediate_size":       16384.0,
@@ -783,8 +789,11 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "FFN is GELU (not gated), filter_size 4x hidden; KV groups = 8 (multi-query/grouped); share_embedding_weights True per Cerebras comment \"HF uses tie_weights as default\".",
 	},
 	{
-		Name: "Falcon-180B",
-		HFID: "tiiuae/falcon-180B",
+		Name:            "Falcon-180B",
+		HFID:            "tiiuae/falcon-180B",
+		ParamsInclude:   "tied-head",
+		HubParams:       179522565120,
+		HubParamsSource: "'tiiuae/falcon-180B-chat' parameters_raw 179522565120 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the chat fine-tune of the model (tiiuae/falcon-180B is not in the file): the same tensors. As in Falcon-40B, the checkpoint stores lm_head.weight beside the word embeddings it is tied to (65,024 x 14,848 = 965,476,352 of the count); the shape leaves out only the LayerNorm biases, 161 x 14,848 (two norms in each of the 80 layers and the final one)",
 		Config: map[string]any{
 			"hidden_size":             14848.0,
 			"intermediate_size":       59392.0,
@@ -1210,8 +1219,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Gemma-3-1B",
-		HFID: "google/gemma-3-1b-pt",
+		Name:            "Gemma-3-1B",
+		HFID:            "google/gemma-3-1b-pt",
+		HubParams:       999885952,
+		HubParamsSource: "'google/gemma-3-1b-it' parameters_raw 999885952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the same count in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS). The count of the instruction-tuned checkpoint (google/gemma-3-1b-pt is not in either file): the same tensors. The shape leaves out 26 x 2,816: per layer the query and key norms (2 x 256) and the pre- and post-feed-forward norms (2 x 1,152)",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             1152.0,
@@ -1957,6 +1968,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:30b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       31070754032,
+		HubParamsSource: "'Qwen/Qwen3-VL-30B-A3B-Thinking' parameters_raw 31070754032 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the Thinking checkpoint (Qwen/Qwen3-VL-30B-A3B-Instruct is not in the file), the same architecture and tensors; it holds the vision tower and its deepstack mergers",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -2642,6 +2656,9 @@ var catalogEntries = []CatalogEntry{
 			"Llama-4-Scout",
 			"Llama-4-Scout-17B-16E",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       108641793536,
+		HubParamsSource: "'meta-llama/Llama-4-Scout-17B-16E-Instruct': 108641793536 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\"); the same num_params in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json. The count holds the vision encoder and projector: it exceeds the text model's count by 871,932,416, as Maverick's does (the same vision tower)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Llama4ForConditionalGeneration",
@@ -2689,6 +2706,9 @@ var catalogEntries = []CatalogEntry{
 			"Llama-4-Maverick",
 			"Llama-4-Maverick-17B-128E",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       401583781376,
+		HubParamsSource: "'meta-llama/Llama-4-Maverick-17B-128E-Instruct' parameters_raw 401583781376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the vision encoder and projector: it exceeds the text model's count by 871,932,416, as Scout's does (the same vision tower)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Llama4ForConditionalGeneration",
@@ -3258,6 +3278,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"ministral-3:3b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       3849090048,
+		HubParamsSource: "'mistralai/Ministral-3-3B-Instruct-2512': 3849090048 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\"); the count holds the vision tower and projector",
 		Config: map[string]any{
 			"architectures": []any{
 				"Mistral3ForConditionalGeneration",
@@ -3547,8 +3570,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "stablelm-2-zephyr-1_6b",
-		HFID: "stabilityai/stablelm-2-zephyr-1_6b",
+		Name:            "stablelm-2-zephyr-1_6b",
+		HFID:            "stabilityai/stablelm-2-zephyr-1_6b",
+		HubParams:       1644515328,
+		HubParamsSource: "'stabilityai/stablelm-2-1_6b-chat' parameters_raw 1644515328 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the chat fine-tune of the same base model, stablelm-2-1_6b, the same tensors (stabilityai/stablelm-2-zephyr-1_6b is not in the file). The shape leaves out the biases: LayerNorm (24 x 2 + 1) x 2,048 = 100,352 and query/key/value 24 x 3 x 2,048 = 147,456, together the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"StableLmForCausalLM",
@@ -4704,6 +4729,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3:14b",
 		},
+		HubParams:       14768307200,
+		HubParamsSource: "'Qwen/Qwen3-14B-Base' parameters_raw 14768307200 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the base checkpoint Qwen3-14B is post-trained from, the same tensors (the file's 14,770,000,000 for Qwen/Qwen3-14B is rounded). The shape leaves out the query and key norms, 40 x (128 + 128) = 10,240, the whole difference",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_act":              "silu",
@@ -5145,8 +5172,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.3",
-		HFID: "zai-org/GLM-5.3",
+		Name:            "GLM-5.3",
+		HFID:            "zai-org/GLM-5.3",
+		ParamsInclude:   "mtp",
+		HubParams:       753329940480,
+		HubParamsSource: "num_params 753329940480 of zai-org/GLM-5.3 in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json (kvfit's registry: \"the exact parameter count reported by the Hub's safetensors metadata\", scripts/build_registry.py of the same commit). The count holds the MTP layer (num_nextn_predict_layers 1); the shape leaves out the DSA indexers (wq_b 2,048 x 4,096, wk 6,144 x 128, weights_proj 6,144 x 32 and the key norm: 9,371,904 each) of the 21 layers indexer_types marks \"full\" and of the MTP layer, 22 x 9,371,904 = 206,181,888 of the 206,201,344 difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -10365,6 +10395,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"laguna-xs.2",
 		},
+		HubParams:       33442617088,
+		HubParamsSource: "'poolside/Laguna-XS.2' parameters_raw 33442617088 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the bf16 checkpoint of the model this entry's FP8 config describes. The shape costs every layer with num_attention_heads (48), while num_attention_heads_per_layer gives the 30 sliding layers 64: 30 x 16 x 128 x 2,048 x 2 = 251,658,240 of query and output weights, and leaves out the per-head output gate (gating, 2,048 x heads per layer, 4,915,200): 256,573,440 of the 256,593,664 difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"LagunaForCausalLM",
@@ -10840,6 +10872,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo3.1:32b",
 		},
+		HubParams:       32233522176,
+		HubParamsSource: "'allenai/Olmo-3.1-32B-Think' parameters_raw 32233522176 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the Think checkpoint of OLMo 3.1 32B, the same architecture and tensors (allenai/Olmo-3-1125-32B has the same count); the file's parameters_raw for allenai/Olmo-3.1-32B-Instruct, 25,343,703,040, is 79 % of both and of the shape, so not taken. The shape leaves out the query and key norms, 64 x (5,120 + 1,024) = 393,216, the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo3ForCausalLM",
@@ -10871,6 +10905,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo3:7b",
 		},
+		HubParams:       7298011136,
+		HubParamsSource: "'allenai/Olmo-3-1025-7B' parameters_raw 7298011136 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the base checkpoint this entry stands for. The shape leaves out the query and key norms, 32 x (4,096 + 4,096) = 262,144, the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo3ForCausalLM",
@@ -11086,7 +11122,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"jamba-1.5-mini",
 		},
-		ActiveParamsB: 12.0,
+		HubParams:       51570323328,
+		HubParamsSource: "'ai21labs/AI21-Jamba-Mini-1.5' parameters_raw 51570323328 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the Jamba 1.5 Mini checkpoint under the repository name the file uses. The shape leaves out the Mamba layers' D and dt_proj bias, 28 x (8,192 + 8,192) = 458,752, the whole difference",
+		ActiveParamsB:   12.0,
 		Config: map[string]any{
 			"architectures": []any{
 				"JambaForCausalLM",
