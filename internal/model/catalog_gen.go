@@ -7677,6 +7677,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"mimo-v2-flash",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       309785318400,
+		HubParamsSource: "'XiaomiMiMo/MiMo-V2-Flash' parameters_raw 309785318400 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the checkpoint's MTP modules, which vLLM's loader skips (names with \"mtp\", https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py) and this config does not describe (no num_nextn_predict_layers), and the FP8 block scales. The shape is 355,386,368 (0.11 %) short of it: it costs every layer's value and output projections with head_dim 192 and the sliding layers with 4 key/value heads (see notes), 651,165,696 more than vLLM's MiMoV2Attention builds, so the text model is 308,778,766,336 and the MTP modules and scales 1,006,552,064, about three layers of sliding attention, dense MLP and eh_proj (329 M each)",
 		Config: map[string]any{
 			"add_full_attention_sink_bias": false,
 			"add_swa_attention_sink_bias":  true,
@@ -7824,7 +7827,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152576.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/XiaomiMiMo--MiMo-V2-Flash_config.json (a copy of https://huggingface.co/XiaomiMiMo/MiMo-V2-Flash/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Hybrid attention: hybrid_layer_pattern marks 39 of 48 layers sliding-window (128 tokens) and 9 global. Read approximately: the sliding layers' own head counts (swa_num_key_value_heads 8 against 4), the value head width (v_head_dim 128 against head_dim 192) and the attention sink biases are not read, so every layer is costed with the global layers' heads and a 192-wide value; the count from the shape is 315.7 B.",
+		Notes:  "Hybrid attention: hybrid_layer_pattern marks 39 of 48 layers sliding-window (128 tokens) and 9 global. Read approximately: the sliding layers' own head counts (swa_num_key_value_heads 8 against 4), the value head width (v_head_dim 128 against head_dim 192) and the attention sink biases are not read, so every layer is costed with the global layers' heads and a 192-wide value; the count from the shape is 309.4 B, layer 0 a dense MLP (moe_layer_freq).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",
