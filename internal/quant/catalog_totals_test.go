@@ -89,7 +89,6 @@ var withoutPublishedTotalSince95 = []string{
 	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen3-Next-80B-A3B-Thinking",
 	"Qwen3.8-2.4T-A95B",
 	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
-	"internlm2-chat-7b",
 	"Orion-14B-Chat", "Muse-Glimmer-30B", "Laguna-S-2.1",
 	// GLM-4.7 and GLM-4.7-Flash: the catalog's configs are
 	// ai-dynamo/aiconfigurator's reduced copies, which lack
