@@ -2859,6 +2859,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2.5",
 		},
+		ParamsInclude:   "vision+expert-scales/32",
+		HubParams:       1058589420528,
+		HubParamsSource: "'moonshotai/Kimi-K2.5' parameters_raw 1058589420528 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the MoonViT vision tower and projector; Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32)",
 		Config: map[string]any{
 			"architectures": []any{
 				"KimiK25ForConditionalGeneration",
@@ -6884,6 +6887,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2-thinking",
 		},
+		ParamsInclude:   "expert-scales/32",
+		HubParams:       1058118284416,
+		HubParamsSource: "'moonshotai/Kimi-K2-Thinking' parameters_raw 1058118284416 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The release is INT4 in the format of Kimi-K2.5's (see notes); Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32). The count is the text model's plus the scales to 1,136,768 (0.0001 %)",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -6928,6 +6934,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2.6",
 		},
+		ParamsInclude:   "vision+expert-scales/32",
+		HubParams:       1058589420528,
+		HubParamsSource: "'moonshotai/Kimi-K2.6' parameters_raw 1058589420528 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: Moonshot's own INT4 release of the model this entry's NVFP4 config describes, the same count as moonshotai/Kimi-K2.5's to the parameter. The count holds the vision tower and projector and, as Kimi-K2.5's, the routed experts' group scales: Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32)",
 		Config: map[string]any{
 			"architectures": []any{
 				"KimiK25ForConditionalGeneration",

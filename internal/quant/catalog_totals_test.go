@@ -87,13 +87,6 @@ var withoutPublishedTotal = []string{
 	// (from one, model.readVision would estimate the tower at about
 	// 0.42 B), so the check waits for a verbatim config with it.
 	"Gemma-3-4B", "Gemma-3-12B", "Gemma-3-27B",
-	// Kimi K2.5: the Hub count of the INT4 release (moonshotai/Kimi-K2.5,
-	// 1,058,589,420,528 in llmfit) counts the routed experts' group
-	// scales too, the experts' 1,014,686,023,680 weights / 32 =
-	// 31,708,938,240 (as Kimi-K2-Thinking's below); no part of
-	// CountedAs names a quantization's scales and no source opened gives
-	// the group size.
-	"Kimi-K2.5",
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
 	// KNOWN_MODELS or a copied model.safetensors.index.json.
 	"GLM-5.2", "MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
@@ -106,12 +99,8 @@ var withoutPublishedTotal = []string{
 // first 95 (issue 25, item 2) for which no source opened states an exact
 // count or checkpoint size, kept apart so that each list reads as it grew.
 var withoutPublishedTotalSince95 = []string{
-	// Kimi K2 Thinking and K2.6: as Kimi-K2.5 above. K2 Thinking's Hub
-	// count (llmfit, 1,058,118,284,416) is the text model's count plus
-	// 31,708,938,240 of group scales to 1,136,768; moonshotai/Kimi-K2.6's
-	// (llmfit) equals K2.5's, and the entry's config is NVIDIA's NVFP4
-	// one. K2.7 Code: no count found.
-	"Kimi-K2-Thinking", "Kimi-K2.6", "Kimi-K2.7-Code",
+	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one).
+	"Kimi-K2.7-Code",
 	// llmfit's counts for openbmb/MiniCPM-2B-sft-bf16 (2,193,852,672)
 	// and OrionStarAI/Orion-14B-Chat (10,918,952,960) are 80 % and 75 %
 	// of the shapes' 2.72 B and 14.50 B and are not taken.
