@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
@@ -37,13 +38,19 @@ type CatalogEntry struct {
 	// when it counts the checkpoint's MTP modules and vision tower too
 	// (Model.MTPParams, Model.VisionParams); "tied-head" when the
 	// checkpoint stores the output head of a model whose head is tied to
-	// its embedding beside that embedding, a copy loaders skip; "" when it
+	// its embedding beside that embedding, a copy loaders skip;
+	// "expert-scales/N" when the checkpoint group-quantizes its routed
+	// experts with one scale per N weights and the count (the Hub's, which
+	// counts packed weights unpacked) holds those scales too; "" when it
 	// is the language model's alone.
 	ParamsInclude string `json:"params_include,omitempty"`
 	// HubParams is the Hugging Face Hub's count of every tensor in the
 	// model's checkpoint (safetensors.total), recorded where the count
 	// holds modules the planner does not take as language-model weights
-	// (the MTP modules and vision tower ParamsInclude names). It checks
+	// (the MTP modules and vision tower ParamsInclude names), where it is
+	// the count of a sibling checkpoint of the same shape (a fine-tune or
+	// the base of the model; the source says which), or where a ParamsB
+	// would move the frozen shape fit of internal/calibration/fit. It checks
 	// the count derived from the config (quant's catalog totals test) and
 	// is never a planning input: unlike ParamsB it does not replace the
 	// model's Params, so recording it changes no answer.
@@ -81,10 +88,33 @@ func (e CatalogEntry) CountedAs(m *Model) (int64, error) {
 			}
 			n += int64(m.Vocab) * int64(m.Hidden)
 		default:
-			return 0, fmt.Errorf("model: %s: params_include part %q is none of mtp, vision, tied-head", e.Name, part)
+			scales, err := expertScales(e.Name, part, m)
+			if err != nil {
+				return 0, err
+			}
+			n += scales
 		}
 	}
 	return n, nil
+}
+
+// expertScales is the params_include part "expert-scales/N": one scale
+// per N routed-expert weights in every MoE layer. Any other part is an
+// error, so that a misspelt one cannot pass unnoticed.
+func expertScales(name, part string, m *Model) (int64, error) {
+	g, ok := strings.CutPrefix(part, "expert-scales/")
+	if !ok {
+		return 0, fmt.Errorf("model: %s: params_include part %q is none of mtp, vision, tied-head, expert-scales/N", name, part)
+	}
+	size, err := strconv.Atoi(g)
+	if err != nil || size <= 0 {
+		return 0, fmt.Errorf("model: %s: params_include part %q: the group size is not a positive integer", name, part)
+	}
+	layers := m.MoELayers()
+	if layers == 0 {
+		return 0, fmt.Errorf("model: %s: params_include part %q, but the model has no routed experts", name, part)
+	}
+	return m.RoutedExpertParams() * int64(layers) / int64(size), nil
 }
 
 // Checkpoint is one published checkpoint of a catalog model: what to load

@@ -56,6 +56,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"llama2-70b",
 		},
+		HubParams:       68976648192,
+		HubParamsSource: "'petals-team/StableBeluga2' parameters_raw 68976648192 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of StableBeluga2, a fine-tune of Llama-2-70B with its tensors (meta-llama/Llama-2-70b-hf is not in the file): the same count as the shape",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       28672.0,
@@ -72,8 +74,10 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-70b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3437)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
 	},
 	{
-		Name: "CodeLlama-34B",
-		HFID: "codellama/CodeLlama-34b-hf",
+		Name:            "CodeLlama-34B",
+		HFID:            "codellama/CodeLlama-34b-hf",
+		HubParams:       33743970304,
+		HubParamsSource: "'meta-llama/CodeLlama-34b-Instruct-hf' parameters_raw 33743970304 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint (codellama/CodeLlama-34b-hf is not in the file), whose vocabulary is 32,000 against this config's 32,016: 2 x 16 x 8,192 = 262,144, the whole difference",
 		Config: map[string]any{
 			"hidden_size":             8192.0,
 			"intermediate_size":       22016.0,
@@ -397,6 +401,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"mixtral-8x22b",
 		},
+		HubParams:       140630071296,
+		HubParamsSource: "'mistralai/Mixtral-8x22B-Instruct-v0.1' parameters_raw 140630071296 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the instruction-tuned checkpoint (mistral-community/Mixtral-8x22B-v0.1 is not in the file), whose vocabulary is 32,768 against the base model's 32,000: 2 x 768 x 6,144 = 9,437,184, the whole difference",
 		Config: map[string]any{
 			"hidden_size":             6144.0,
 			"intermediate_size":       16384.0,
@@ -783,8 +789,11 @@ var catalogEntries = []CatalogEntry{
 		Notes:  "FFN is GELU (not gated), filter_size 4x hidden; KV groups = 8 (multi-query/grouped); share_embedding_weights True per Cerebras comment \"HF uses tie_weights as default\".",
 	},
 	{
-		Name: "Falcon-180B",
-		HFID: "tiiuae/falcon-180B",
+		Name:            "Falcon-180B",
+		HFID:            "tiiuae/falcon-180B",
+		ParamsInclude:   "tied-head",
+		HubParams:       179522565120,
+		HubParamsSource: "'tiiuae/falcon-180B-chat' parameters_raw 179522565120 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the chat fine-tune of the model (tiiuae/falcon-180B is not in the file): the same tensors. As in Falcon-40B, the checkpoint stores lm_head.weight beside the word embeddings it is tied to (65,024 x 14,848 = 965,476,352 of the count); the shape leaves out only the LayerNorm biases, 161 x 14,848 (two norms in each of the 80 layers and the final one)",
 		Config: map[string]any{
 			"hidden_size":             14848.0,
 			"intermediate_size":       59392.0,
@@ -1210,8 +1219,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Gemma-3-1B",
-		HFID: "google/gemma-3-1b-pt",
+		Name:            "Gemma-3-1B",
+		HFID:            "google/gemma-3-1b-pt",
+		HubParams:       999885952,
+		HubParamsSource: "'google/gemma-3-1b-it' parameters_raw 999885952 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the same count in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS). The count of the instruction-tuned checkpoint (google/gemma-3-1b-pt is not in either file): the same tensors. The shape leaves out 26 x 2,816: per layer the query and key norms (2 x 256) and the pre- and post-feed-forward norms (2 x 1,152)",
 		Config: map[string]any{
 			"head_dim":                256.0,
 			"hidden_size":             1152.0,
@@ -1957,6 +1968,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3-vl:30b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       31070754032,
+		HubParamsSource: "'Qwen/Qwen3-VL-30B-A3B-Thinking' parameters_raw 31070754032 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the Thinking checkpoint (Qwen/Qwen3-VL-30B-A3B-Instruct is not in the file), the same architecture and tensors; it holds the vision tower and its deepstack mergers",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3VLMoeForConditionalGeneration",
@@ -2642,6 +2656,9 @@ var catalogEntries = []CatalogEntry{
 			"Llama-4-Scout",
 			"Llama-4-Scout-17B-16E",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       108641793536,
+		HubParamsSource: "'meta-llama/Llama-4-Scout-17B-16E-Instruct': 108641793536 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\"); the same num_params in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json. The count holds the vision encoder and projector: it exceeds the text model's count by 871,932,416, of which vision_config's shape gives 817,518,592 (model.readVision; Llama 4's pixel-shuffle adapter MLP is not modelled), as Maverick's does (the same vision tower)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Llama4ForConditionalGeneration",
@@ -2670,8 +2687,32 @@ var catalogEntries = []CatalogEntry{
 				"vocab_size":                202048.0,
 			},
 			"torch_dtype": "bfloat16",
+			"vision_config": map[string]any{
+				"attention_dropout":              0.0,
+				"hidden_act":                     "gelu",
+				"hidden_size":                    1408.0,
+				"image_size":                     336.0,
+				"initializer_range":              0.02,
+				"intermediate_size":              5632.0,
+				"model_type":                     "llama4_vision_model",
+				"multi_modal_projector_bias":     false,
+				"norm_eps":                       1e-05,
+				"num_attention_heads":            16.0,
+				"num_channels":                   3.0,
+				"num_hidden_layers":              34.0,
+				"patch_size":                     14.0,
+				"pixel_shuffle_ratio":            0.5,
+				"projector_dropout":              0.0,
+				"projector_input_dim":            4096.0,
+				"projector_output_dim":           4096.0,
+				"rope_theta":                     10000.0,
+				"torch_dtype":                    "bfloat16",
+				"vision_feature_layer":           -1.0,
+				"vision_feature_select_strategy": "default",
+				"vision_output_dim":              4096.0,
+			},
 		},
-		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json (verbatim copy of https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E-Instruct/blob/main/config.json; keys planning never reads left out)",
+		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/54cb8c65a28d8341d2adf58f8a6579ea05b24b99/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json (verbatim copy of https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E-Instruct/blob/main/config.json, vision_config included, as aiconfigurator's Llama 4 vision encoder change keeps it; its text_config is the one of https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Scout-17B-16E-Instruct_config.json; keys planning never reads left out of text_config)",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -2689,6 +2730,9 @@ var catalogEntries = []CatalogEntry{
 			"Llama-4-Maverick",
 			"Llama-4-Maverick-17B-128E",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       401583781376,
+		HubParamsSource: "'meta-llama/Llama-4-Maverick-17B-128E-Instruct' parameters_raw 401583781376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the vision encoder and projector: it exceeds the text model's count by 871,932,416, of which vision_config's shape gives 817,518,592 (model.readVision; Llama 4's pixel-shuffle adapter MLP is not modelled), as Scout's does (the same vision tower)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Llama4ForConditionalGeneration",
@@ -2717,8 +2761,32 @@ var catalogEntries = []CatalogEntry{
 				"vocab_size":                202048.0,
 			},
 			"torch_dtype": "bfloat16",
+			"vision_config": map[string]any{
+				"attention_dropout":              0.0,
+				"hidden_act":                     "gelu",
+				"hidden_size":                    1408.0,
+				"image_size":                     336.0,
+				"initializer_range":              0.02,
+				"intermediate_size":              5632.0,
+				"model_type":                     "llama4_vision_model",
+				"multi_modal_projector_bias":     false,
+				"norm_eps":                       1e-05,
+				"num_attention_heads":            16.0,
+				"num_channels":                   3.0,
+				"num_hidden_layers":              34.0,
+				"patch_size":                     14.0,
+				"pixel_shuffle_ratio":            0.5,
+				"projector_dropout":              0.0,
+				"projector_input_dim":            4096.0,
+				"projector_output_dim":           4096.0,
+				"rope_theta":                     10000.0,
+				"torch_dtype":                    "bfloat16",
+				"vision_feature_layer":           -1.0,
+				"vision_feature_select_strategy": "default",
+				"vision_output_dim":              4096.0,
+			},
 		},
-		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json (verbatim copy of https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct/blob/main/config.json; keys planning never reads left out)",
+		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/54cb8c65a28d8341d2adf58f8a6579ea05b24b99/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json (verbatim copy of https://huggingface.co/meta-llama/Llama-4-Maverick-17B-128E-Instruct/blob/main/config.json, vision_config included, as aiconfigurator's Llama 4 vision encoder change keeps it; its text_config is the one of https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/meta-llama--Llama-4-Maverick-17B-128E-Instruct_config.json; keys planning never reads left out of text_config)",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -2791,6 +2859,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2.5",
 		},
+		ParamsInclude:   "vision+expert-scales/32",
+		HubParams:       1058589420528,
+		HubParamsSource: "'moonshotai/Kimi-K2.5' parameters_raw 1058589420528 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the MoonViT vision tower and projector; Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32)",
 		Config: map[string]any{
 			"architectures": []any{
 				"KimiK25ForConditionalGeneration",
@@ -3258,6 +3329,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"ministral-3:3b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       3849090048,
+		HubParamsSource: "'mistralai/Ministral-3-3B-Instruct-2512': 3849090048 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\"); the count holds the vision tower and projector",
 		Config: map[string]any{
 			"architectures": []any{
 				"Mistral3ForConditionalGeneration",
@@ -3547,8 +3621,10 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "stablelm-2-zephyr-1_6b",
-		HFID: "stabilityai/stablelm-2-zephyr-1_6b",
+		Name:            "stablelm-2-zephyr-1_6b",
+		HFID:            "stabilityai/stablelm-2-zephyr-1_6b",
+		HubParams:       1644515328,
+		HubParamsSource: "'stabilityai/stablelm-2-1_6b-chat' parameters_raw 1644515328 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the chat fine-tune of the same base model, stablelm-2-1_6b, the same tensors (stabilityai/stablelm-2-zephyr-1_6b is not in the file). The shape leaves out the biases: LayerNorm (24 x 2 + 1) x 2,048 = 100,352 and query/key/value 24 x 3 x 2,048 = 147,456, together the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"StableLmForCausalLM",
@@ -4704,6 +4780,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"qwen3:14b",
 		},
+		HubParams:       14768307200,
+		HubParamsSource: "'Qwen/Qwen3-14B-Base' parameters_raw 14768307200 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the base checkpoint Qwen3-14B is post-trained from, the same tensors (the file's 14,770,000,000 for Qwen/Qwen3-14B is rounded). The shape leaves out the query and key norms, 40 x (128 + 128) = 10,240, the whole difference",
 		Config: map[string]any{
 			"head_dim":                128.0,
 			"hidden_act":              "silu",
@@ -5145,8 +5223,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.3",
-		HFID: "zai-org/GLM-5.3",
+		Name:            "GLM-5.3",
+		HFID:            "zai-org/GLM-5.3",
+		ParamsInclude:   "mtp",
+		HubParams:       753329940480,
+		HubParamsSource: "num_params 753329940480 of zai-org/GLM-5.3 in https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json (kvfit's registry: \"the exact parameter count reported by the Hub's safetensors metadata\", scripts/build_registry.py of the same commit). The count holds the MTP layer (num_nextn_predict_layers 1); the shape leaves out the DSA indexers (wq_b 2,048 x 4,096, wk 6,144 x 128, weights_proj 6,144 x 32 and the key norm: 9,371,904 each) of the 21 layers indexer_types marks \"full\" and of the MTP layer, 22 x 9,371,904 = 206,181,888 of the 206,201,344 difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -6806,6 +6887,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2-thinking",
 		},
+		ParamsInclude:   "expert-scales/32",
+		HubParams:       1058118284416,
+		HubParamsSource: "'moonshotai/Kimi-K2-Thinking' parameters_raw 1058118284416 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The release is INT4 in the format of Kimi-K2.5's (see notes); Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32). The count is the text model's plus the scales to 1,136,768 (0.0001 %)",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV3ForCausalLM",
@@ -6850,6 +6934,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"kimi-k2.6",
 		},
+		ParamsInclude:   "vision+expert-scales/32",
+		HubParams:       1058589420528,
+		HubParamsSource: "'moonshotai/Kimi-K2.6' parameters_raw 1058589420528 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: Moonshot's own INT4 release of the model this entry's NVFP4 config describes, the same count as moonshotai/Kimi-K2.5's to the parameter. The count holds the vision tower and projector and, as Kimi-K2.5's, the routed experts' group scales: Moonshot's INT4 release quantizes the routed experts alone (quantization_config of Kimi-K2.5's config.json, https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/moonshotai--Kimi-K2.5_config.json: compressed-tensors pack-quantized, int 4 bits, strategy group, group_size 32, ignore lm_head, self_attn, shared_experts and the dense MLP), and the Hub counts the packed weights unpacked plus one weight_scale per 32 of them: 60 MoE layers x 384 experts x 3 x 7,168 x 2,048 / 32 = 31,708,938,240 (params_include expert-scales/32)",
 		Config: map[string]any{
 			"architectures": []any{
 				"KimiK25ForConditionalGeneration",
@@ -7599,6 +7686,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"mimo-v2-flash",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       309785318400,
+		HubParamsSource: "'XiaomiMiMo/MiMo-V2-Flash' parameters_raw 309785318400 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json. The count holds the checkpoint's MTP modules, which vLLM's loader skips (names with \"mtp\", https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py) and this config does not describe (no num_nextn_predict_layers), and the FP8 block scales. The shape is 355,386,368 (0.11 %) short of it: it costs every layer's value and output projections with head_dim 192 and the sliding layers with 4 key/value heads (see notes), 651,165,696 more than vLLM's MiMoV2Attention builds, so the text model is 308,778,766,336 and the MTP modules and scales 1,006,552,064, about three layers of sliding attention, dense MLP and eh_proj (329 M each)",
 		Config: map[string]any{
 			"add_full_attention_sink_bias": false,
 			"add_swa_attention_sink_bias":  true,
@@ -7746,7 +7836,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152576.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/XiaomiMiMo--MiMo-V2-Flash_config.json (a copy of https://huggingface.co/XiaomiMiMo/MiMo-V2-Flash/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Hybrid attention: hybrid_layer_pattern marks 39 of 48 layers sliding-window (128 tokens) and 9 global. Read approximately: the sliding layers' own head counts (swa_num_key_value_heads 8 against 4), the value head width (v_head_dim 128 against head_dim 192) and the attention sink biases are not read, so every layer is costed with the global layers' heads and a 192-wide value; the count from the shape is 315.7 B.",
+		Notes:  "Hybrid attention: hybrid_layer_pattern marks 39 of 48 layers sliding-window (128 tokens) and 9 global. Read approximately: the sliding layers' own head counts (swa_num_key_value_heads 8 against 4), the value head width (v_head_dim 128 against head_dim 192) and the attention sink biases are not read, so every layer is costed with the global layers' heads and a 192-wide value; the count from the shape is 309.4 B, layer 0 a dense MLP (moe_layer_freq).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",
@@ -9844,6 +9934,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"internlm2:7b",
 		},
+		HubParams:       7737708544,
+		HubParamsSource: "'chujiezheng/internlm2-chat-7b-ExPO' parameters_raw 7737708544 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of ExPO's extrapolation of internlm2-chat-7b (weights moved along the SFT-to-chat direction), the same tensors: the same count as the shape. The file's 6,284,640,256 for internlm/internlm2-chat-7b itself is 81 % of the shape's count and is not taken",
 		Config: map[string]any{
 			"architectures": []any{
 				"InternLM2ForCausalLM",
@@ -10365,6 +10457,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"laguna-xs.2",
 		},
+		HubParams:       33442617088,
+		HubParamsSource: "'poolside/Laguna-XS.2' parameters_raw 33442617088 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the bf16 checkpoint of the model this entry's FP8 config describes. The shape costs every layer with num_attention_heads (48), while num_attention_heads_per_layer gives the 30 sliding layers 64: 30 x 16 x 128 x 2,048 x 2 = 251,658,240 of query and output weights, and leaves out the per-head output gate (gating, 2,048 x heads per layer, 4,915,200): 256,573,440 of the 256,593,664 difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"LagunaForCausalLM",
@@ -10840,6 +10934,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo3.1:32b",
 		},
+		HubParams:       32233522176,
+		HubParamsSource: "'allenai/Olmo-3.1-32B-Think' parameters_raw 32233522176 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of the Think checkpoint of OLMo 3.1 32B, the same architecture and tensors (allenai/Olmo-3-1125-32B has the same count); the file's parameters_raw for allenai/Olmo-3.1-32B-Instruct, 25,343,703,040, is 79 % of both and of the shape, so not taken. The shape leaves out the query and key norms, 64 x (5,120 + 1,024) = 393,216, the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo3ForCausalLM",
@@ -10871,6 +10967,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"olmo3:7b",
 		},
+		HubParams:       7298011136,
+		HubParamsSource: "'allenai/Olmo-3-1025-7B' parameters_raw 7298011136 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the base checkpoint this entry stands for. The shape leaves out the query and key norms, 32 x (4,096 + 4,096) = 262,144, the whole difference",
 		Config: map[string]any{
 			"architectures": []any{
 				"Olmo3ForCausalLM",
@@ -11086,7 +11184,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"jamba-1.5-mini",
 		},
-		ActiveParamsB: 12.0,
+		HubParams:       51570323328,
+		HubParamsSource: "'ai21labs/AI21-Jamba-Mini-1.5' parameters_raw 51570323328 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the Jamba 1.5 Mini checkpoint under the repository name the file uses. The shape leaves out the Mamba layers' D and dt_proj bias, 28 x (8,192 + 8,192) = 458,752, the whole difference",
+		ActiveParamsB:   12.0,
 		Config: map[string]any{
 			"architectures": []any{
 				"JambaForCausalLM",

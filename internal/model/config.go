@@ -375,14 +375,25 @@ func (c *configReader) optInt(keys ...string) int {
 
 // leadingDenseLayers is the number of leading layers a per-layer list marks
 // dense in a MoE config without first_k_dense_replace: the "dense" entries
-// that open mlp_layer_types (poolside's Laguna), or the indices 0, 1, ...
-// that open mlp_only_layers (the Qwen2-MoE key, used by Laguna-S-2.1). A
-// dense layer later in the model is not a leading one and is not counted.
+// that open mlp_layer_types (poolside's Laguna), the 0 entries that open a
+// moe_layer_freq list (MiMo-V2-Flash; DeepSeek's configs give an int), or
+// the indices 0, 1, ... that open mlp_only_layers (the Qwen2-MoE key, used
+// by Laguna-S-2.1). A dense layer later in the model is not a leading one
+// and is not counted.
 func leadingDenseLayers(cfg map[string]any) int {
 	n := 0
 	if types, ok := cfg["mlp_layer_types"].([]any); ok {
 		for _, t := range types {
 			if t != "dense" {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	if freq, ok := cfg["moe_layer_freq"].([]any); ok {
+		for _, v := range freq {
+			if f, isNum := number(v); !isNum || f != 0 {
 				break
 			}
 			n++

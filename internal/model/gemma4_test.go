@@ -78,3 +78,28 @@ func TestCountedAs(t *testing.T) {
 	_, err = CatalogEntry{Name: "x", ParamsInclude: "tied-head"}.CountedAs(m)
 	assert.ErrorContains(t, err, "does not tie")
 }
+
+// TestCountedAsExpertScales: "expert-scales/N" adds one scale per N routed
+// expert weights, what the Hub counts beside the unpacked weights of a
+// checkpoint that group-quantizes its routed experts (Kimi K2.5's
+// compressed-tensors INT4, group_size 32): Kimi K2 Thinking's 60 MoE
+// layers of 384 experts of 3 x 7,168 x 2,048 weights give 31,708,938,240.
+// A group size that is not a positive integer, or a model without routed
+// experts, is an error.
+func TestCountedAsExpertScales(t *testing.T) {
+	m := Lookup("Kimi-K2-Thinking")
+	require.NotNil(t, m)
+	assert.Equal(t, 60, m.MoELayers())
+	got, err := CatalogEntry{Name: "x", ParamsInclude: "expert-scales/32"}.CountedAs(m)
+	require.NoError(t, err)
+	assert.Equal(t, m.Params+31_708_938_240, got)
+	for _, bad := range []string{"expert-scales/0", "expert-scales/x", "expert-scales/", "expert-scales"} {
+		_, err := CatalogEntry{Name: "x", ParamsInclude: bad}.CountedAs(m)
+		assert.Error(t, err, bad)
+	}
+	dense := Lookup("Llama-2-7B")
+	require.NotNil(t, dense)
+	assert.Zero(t, dense.MoELayers())
+	_, err = CatalogEntry{Name: "x", ParamsInclude: "expert-scales/32"}.CountedAs(dense)
+	assert.ErrorContains(t, err, "routed experts")
+}

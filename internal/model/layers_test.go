@@ -327,6 +327,23 @@ func TestLeadingDenseLayersFromLists(t *testing.T) {
 	assert.Zero(t, Lookup("Qwen1.5-MoE-A2.7B").DenseLayers)
 }
 
+// TestLeadingDenseLayersFromMoELayerFreq: MiMo-V2-Flash's config (catalog
+// entry) marks its MoE layers by a per-layer moe_layer_freq list, 0 for a
+// dense layer ([0, 1, 1, ...]: layer 0 is a 4096 x 16384 MLP), where
+// DeepSeek's configs give an int; vLLM builds a MoE block only where the
+// list entry is non-zero (is_moe_layer in
+// https://github.com/vllm-project/vllm/blob/01ed47b4166b26251895a9c298352fcdb2385149/vllm/model_executor/models/mimo_v2_flash.py).
+// Read as experts, layer 0 counted 6.2 B too many.
+func TestLeadingDenseLayersFromMoELayerFreq(t *testing.T) {
+	m := Lookup("MiMo-V2-Flash")
+	require.NotNil(t, m)
+	assert.Equal(t, 1, m.DenseLayers)
+	assert.InDelta(t, 309.4e9, float64(m.Params), 0.1e9)
+	assert.Equal(t, 2, leadingDenseLayers(map[string]any{"moe_layer_freq": []any{0.0, 0.0, 1.0, 0.0, 1.0}}))
+	// DeepSeek's int moe_layer_freq (every layer's period) marks none.
+	assert.Zero(t, leadingDenseLayers(map[string]any{"moe_layer_freq": 1.0}))
+}
+
 // TestOlmo3SlidingPattern: OLMo 3 configs give sliding_window 4096 and, in
 // maxtext's copies (catalog entries), no layer_types; Olmo3Config then makes
 // every 4th layer global and the others sliding (transformers

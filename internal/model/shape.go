@@ -159,6 +159,18 @@ func (m *Model) RoutedExpertParams() int64 {
 	return int64(float64(ffnProjections(m)) * in * float64(expertIntermediate(m)) * float64(m.Experts))
 }
 
+// MoELayers is the number of layers whose FFN routes to experts (each
+// holding RoutedExpertParams), 0 for a dense model.
+func (m *Model) MoELayers() int {
+	n := 0
+	for j, c := range m.patternCounts() {
+		if j.moe {
+			n += c
+		}
+	}
+	return n
+}
+
 // expertIntermediate is a routed expert's FFN width.
 func expertIntermediate(m *Model) int {
 	if m.MoEIntermediate > 0 {

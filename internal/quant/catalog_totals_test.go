@@ -70,37 +70,57 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 }
 
 // withoutPublishedTotal are the catalog models for which no source opened
-// so far states an exact parameter count or checkpoint size: their weights
-// are derived from the config alone, unchecked. The shape-fit models of
+// so far states an exact parameter count or checkpoint size that the
+// config's count can be checked against: their weights are derived from
+// the config alone, unchecked. The shape-fit models of
 // internal/calibration/fit that have a Hub count record it as hub_params,
-// a check only: a params_b would move the frozen fit's constants.
+// a check only: a params_b would move the frozen fit's constants. Where a
+// count was found but not taken, the comment says why; "llmfit" is
+// AlexsJones/llmfit@5bdc9df llmfit-core/data/hf_models.json, "kvfit" is
+// debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
 var withoutPublishedTotal = []string{
-	"CodeLlama-34B", "Falcon-180B",
-	"GLM-5.2", "Gemma-3-12B", "Gemma-3-1B", "Gemma-3-27B",
-	"Gemma-3-4B", "Kimi-K2.5", "Llama-2-70B",
-	"Llama-4-Maverick-17B-128E-Instruct",
-	"Llama-4-Scout-17B-16E-Instruct", "MiniCPM-MoE-8x2B",
-	"MiniMax-M3", "Ministral-3-3B-Instruct-2512",
-	"Mixtral-8x22B-v0.1",
+	// Gemma 3 4B, 12B and 27B: the Hub counts (google/gemma-3-4b-pt
+	// 4,300,079,472, gemma-3-12b-pt 12,187,325,040 in llmfit;
+	// gemma-3-27b-it 27,432,406,640 in llmfit and kvfit) hold the SigLIP
+	// vision tower and projector, 420.0 M, 421.7 M and 423.7 M above the
+	// text model's count; the catalog's configs keep no vision_config
+	// (from one, model.readVision would estimate the tower at about
+	// 0.42 B), so the check waits for a verbatim config with it.
+	"Gemma-3-4B", "Gemma-3-12B", "Gemma-3-27B",
+	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
+	// KNOWN_MODELS or a copied model.safetensors.index.json.
+	"GLM-5.2", "MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
+	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
+	// times the shape's 56.32 B and is not taken.
 	"Nemotron-H-56B-Base-8K",
-	"Qwen3-14B",
-	"Qwen3-VL-30B-A3B-Instruct",
-	"Step-3.7-Flash",
-	"stablelm-2-zephyr-1_6b",
 }
 
 // withoutPublishedTotalSince95 are the models added after the catalog's
 // first 95 (issue 25, item 2) for which no source opened states an exact
 // count or checkpoint size, kept apart so that each list reads as it grew.
 var withoutPublishedTotalSince95 = []string{
-	"GLM-5.3", "Kimi-K2-Thinking", "Kimi-K2.6", "Kimi-K2.7-Code",
-	"MiniCPM-2B-sft-bf16", "NVIDIA-Nemotron-3-Ultra-550B-A55B",
-	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen3-Next-80B-A3B-Thinking",
-	"Qwen3.8-2.4T-A95B",
-	"MiMo-V2-Flash", "DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
-	"internlm2-chat-7b",
-	"Orion-14B-Chat", "Muse-Glimmer-30B", "Laguna-XS.2", "Laguna-S-2.1",
-	"Olmo-3.1-32B-Instruct", "Olmo-3-7B",
+	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one).
+	"Kimi-K2.7-Code",
+	// llmfit's counts for openbmb/MiniCPM-2B-sft-bf16 (2,193,852,672)
+	// and OrionStarAI/Orion-14B-Chat (10,918,952,960) are 80 % and 75 %
+	// of the shapes' 2.72 B and 14.50 B and are not taken.
+	"MiniCPM-2B-sft-bf16", "Orion-14B-Chat",
+	// Qwen3-Next-80B-A3B-Thinking: llmfit's 79,039,037,440 is below the
+	// shape's 79.67 B without MTP, and the same figure stands there for
+	// quantized Instruct repositories; the Instruct checkpoint's
+	// 81,324,862,720 (llmfit, kvfit) holds an MTP layer this config does
+	// not declare (-2.0 % without it).
+	"Qwen3-Next-80B-A3B-Thinking",
+	// DeepSeek V4: llmfit's counts of the releases (158.1 B, 861.6 B)
+	// are about half the shapes' (297.7 B, 1,637.7 B with MTP), as packed
+	// 4-bit expert weights counted by the byte would be; the -Base
+	// repositories' (292.0 B, 1,600.8 B) are other checkpoints, and the
+	// shape is read approximately (see the entries' notes): not taken.
+	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
+	// No count found (llmfit has Laguna-XS.2 only).
+	"NVIDIA-Nemotron-3-Ultra-550B-A55B",
+	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen3.8-2.4T-A95B",
+	"Muse-Glimmer-30B", "Laguna-S-2.1",
 	// GLM-4.7 and GLM-4.7-Flash: the catalog's configs are
 	// ai-dynamo/aiconfigurator's reduced copies, which lack
 	// num_nextn_predict_layers (so at its commit 19d098a, not dropped
@@ -113,8 +133,4 @@ var withoutPublishedTotalSince95 = []string{
 	// without the copies. Cleared once a verbatim config with the key is
 	// copied in.
 	"GLM-4.7", "GLM-4.7-Flash",
-	// Jamba 1.5 Mini: the model card and paper say "52B" in all and "12B"
-	// active, no exact count; model.TestJambaPeriodsFromConfig checks the
-	// shape's 51.57 B and 11.84 B against them.
-	"AI21-Jamba-1.5-Mini",
 }
