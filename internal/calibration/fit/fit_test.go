@@ -263,10 +263,12 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 // issue 22; AMD's Llama-3.1-70B rows on 8 MI300X (servingGaps) raised it to
 // 16.6 %; with the H100 rows of vLLM PRs 23197 and 26051 (Llama-3.3-70B
 // over 4, Llama-3.1-8B bf16, int8 and int4 on one: -15 to -20 %), the two
-// DeepSeek AWQ rows on 8 H100s and Vultr's two Nemotron rows on B200s it is
-// 16.6 % over 14 rows. Tighten it when the model improves; the test fails
-// when it gets worse.
-const servingHeldOutMedianMax = 0.17
+// DeepSeek AWQ rows on 8 H100s and Vultr's two Nemotron rows on B200s it
+// was 16.6 % over 14 rows; the ROCm fork's README rows (Llama-3.1-70B and
+// 405B FP8 on 8 MI300X under vLLM 0.7.3, 405B under 0.10.0) bring it to
+// 15.9 % over 17. Tighten it when the model improves; the test fails when
+// it gets worse.
+const servingHeldOutMedianMax = 0.16
 
 // servingGaps are the replayed vLLM rows (by source and model,
 // servingGapKey) that miss issue 22's 25 %, each with the bound it is held
