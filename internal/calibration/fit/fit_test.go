@@ -291,23 +291,42 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 // On the first three held-out rows (Llama-3.1-8B on an A100, Llama-3.1-405B
 // on 8 MI300X, gemma-3-4b on an A100) it was 9.4 %, within the 15 % of
 // issue 22; AMD's Llama-3.1-70B rows on 8 MI300X (servingGaps) raised it to
-// 16.6 %. Tighten it when the model improves; the test fails when it gets
-// worse.
-const servingHeldOutMedianMax = 0.17
+// 16.6 %; with the H100 rows of vLLM PRs 23197 and 26051 (Llama-3.3-70B
+// over 4, Llama-3.1-8B bf16, int8 and int4 on one: -15 to -20 %), the two
+// DeepSeek AWQ rows on 8 H100s and Vultr's two Nemotron rows on B200s it
+// was 16.6 % over 14 rows; the ROCm fork's README rows (Llama-3.1-70B and
+// 405B FP8 on 8 MI300X under vLLM 0.7.3, 405B under 0.10.0) bring it to
+// 15.9 % over 17. Tighten it when the model improves; the test fails when
+// it gets worse.
+const servingHeldOutMedianMax = 0.16
 
-// servingGaps are the replayed vLLM rows (by source) that miss issue 22's
-// 25 %, each with the bound it is held to and why it misses.
+// servingGaps are the replayed vLLM rows (by source and model,
+// servingGapKey) that miss issue 22's 25 %, each with the bound it is held
+// to and why it misses.
 var servingGaps = map[string]struct {
 	Bound float64
 	Why   string
 }{
-	"https://www.amd.com/fr/developer/resources/rocm-hub/dev-ai/performance-results.html":    {Bound: 0.35, Why: amdLlama70BGap},
-	"https://www.amd.com/zh-cn/developer/resources/rocm-hub/dev-ai/performance-results.html": {Bound: 0.35, Why: amdLlama70BGap},
+	"https://www.amd.com/fr/developer/resources/rocm-hub/dev-ai/performance-results.html|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)":    {Bound: 0.35, Why: amdLlama70BGap},
+	"https://www.amd.com/zh-cn/developer/resources/rocm-hub/dev-ai/performance-results.html|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)": {Bound: 0.35, Why: amdLlama70BGap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/356|DeepSeek-R1-0528-AWQ":                                                                {Bound: 0.55, Why: deepSeekMLAGap},
+	"https://docs.vultr.com/inference-cookbook/cuda/optimization/concurrency-tuning|Nemotron Nano 30B (FP8)":                                            {Bound: 0.55, Why: hybridBlockGap},
 }
+
+// servingGapKey is a row's key in servingGaps.
+func servingGapKey(r servingRow) string { return r.Source + "|" + r.Model }
+
+// hybridBlockGap is why NVIDIA-Nemotron-3-Nano-30B-A3B on 2 B200s (Vultr's
+// cookbook, vLLM 0.12 or 0.16) is estimated at half its measured speed.
+const hybridBlockGap = "the row decodes a token in 2.91 ms over 52 blocks, 23 Mamba2, 23 MoE and 6 attention, each a single mixer: the per-layer time fitted on transformer layers (attention and MLP, their norms and residuals) charges 110 us a block, 5.7 ms, twice the measured step before any weight is read. A hybrid block is not a transformer layer; no fit row is a hybrid, so no per-block time can be fitted yet"
 
 // amdLlama70BGap is why AMD's Llama-3.1-70B FP8 rows on 8 MI300X (ROCm vLLM
 // 0.10.1 and 0.10.2) are estimated too slow.
 const amdLlama70BGap = "the rows decode a token in 7.4-7.8 ms over 80 layers: at most 97 us a layer even if the weights streamed in no time (8.8 GB a GPU, about 1.9 ms at the fitted fraction), where the fit charges 110 us a layer; the per-layer time fitted on A100 and RTX 4090 rows and mid-2025 builds does not hold for these ROCm builds at TP 8 (the 0.9.1 build of the same page, -22 %, is within 25 %). Fitting on them would change every vLLM plan's speed"
+
+// deepSeekMLAGap is why DeepSeek-R1-0528-AWQ on 8 H100s (vLLM, mid 2025)
+// is estimated at half its measured speed.
+const deepSeekMLAGap = "the row decodes a token in 16.1 ms over 61 layers; the MLA term (410 us a layer) was fitted on the one MLA fit row, DeepSeek-V3.2 on 8 H20s (vLLM 0.13), whose layers also run V3.2's sparse-attention indexer, which R1 has not: it charges 25 ms a token here, about three times what the row leaves for MLA (16.1 ms less the 8 ms the weights and the GQA-sized fixed costs take). The vLLM 0.7.3 build of the same model on the same GPUs (33 tokens/s, another held-out row) is within 8 %: MLA decode got faster across 2025 builds, and one row per era cannot fit both"
 
 // TestServingRowsWithin25Percent replays every replayable row of
 // data/serving_decode.json under the fitted constants and prints it; at
@@ -334,7 +353,7 @@ func TestServingRowsWithin25Percent(t *testing.T) {
 			continue
 		}
 		bound := 0.25
-		if gap, ok := servingGaps[sc.row.Source]; ok {
+		if gap, ok := servingGaps[servingGapKey(sc.row)]; ok {
 			bound = gap.Bound
 			t.Logf("  held to %.0f %%: %s", 100*bound, gap.Why)
 		}
