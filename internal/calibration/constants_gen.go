@@ -68,6 +68,14 @@ var Fitted = Throughput{
 	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
 	OffloadHandoverSeconds: 287e-6,
 	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 410e-6},
+	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.195, largest 0.446;
+	// the 4 held-out SGLang rows, other GPUs: median 0.102, largest 5.365): the
+	// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x
+	// 1.54 (0.02 grid); the bandwidth fraction, step, layer and all-reduce times
+	// are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
+	SGLang:     ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 0e-6, MLALayerSeconds: 70e-6},
+	SGLangROCm: ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 169e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 0e-6, MLALayerSeconds: 108e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

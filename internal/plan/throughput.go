@@ -635,7 +635,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	var t Throughput
 	if notes {
 		t.Assumptions = []string{
-			e.decodeNote(pl, req.ContextLength, batch, isServing, !req.todaysCUDA()),
+			e.decodeNote(pl, req.ContextLength, batch, e.servingFractionOf(isServing, planEngine(pl, req), pl), !req.todaysCUDA()),
 			e.prefillNote(pl, req),
 		}
 		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
@@ -649,7 +649,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	if isServing {
 		step += serving.StepSeconds
 		if notes {
-			t.Assumptions = append(t.Assumptions, servingNote(serving))
+			t.Assumptions = append(t.Assumptions, e.servingNoteOf(planEngine(pl, req), pl, serving))
 		}
 	}
 	computeBound, hostStage := false, false
@@ -802,12 +802,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 }
 
 // servingDecode is the fitted batch-1 overhead of a serving engine (vLLM:
-// calibration.Throughput.VLLM) and true, or false for llama.cpp, engines
-// without fitted figures, and plans on devices other than NVIDIA and AMD
-// GPUs (the rows of data/serving_decode.json ran CUDA and ROCm builds;
-// vLLM on a TPU, Gaudi or Trainium keeps the generic per-layer time).
+// calibration.Throughput.VLLM; SGLang: its own, sglangDecode) and true, or
+// false for llama.cpp, engines without fitted figures, and plans on
+// devices other than NVIDIA and AMD GPUs (the rows of
+// data/serving_decode.json ran CUDA and ROCm builds; vLLM on a TPU, Gaudi
+// or Trainium keeps the generic per-layer time).
 func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.ServingDecode, bool) {
-	if en == nil || en.Name() != engine.NameVLLM || len(pl.Stages) == 0 {
+	if en == nil || en.Name() != engine.NameVLLM && en.Name() != engine.NameSGLang || len(pl.Stages) == 0 {
 		return calibration.ServingDecode{}, false
 	}
 	for _, s := range pl.Stages {
@@ -816,6 +817,10 @@ func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.Se
 				return calibration.ServingDecode{}, false
 			}
 		}
+	}
+	if en.Name() == engine.NameSGLang {
+		s, _ := e.sglangDecode(pl)
+		return s, true
 	}
 	return e.VLLM, true
 }
@@ -941,8 +946,9 @@ var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClass
 // decodeNote is the decode assumption: which fractions of memory bandwidth
 // the plan's first device reaches for weights and KV cache and why (its
 // memory class and the weights' family), and the per-layer time (for a
-// serving engine, a pointer to its fixed costs instead).
-func (e efficiency) decodeNote(pl *planned, context, batch int, serving, older bool) string {
+// serving engine, named by serving, a pointer to its fixed costs instead;
+// serving is "" for llama.cpp).
+func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, older bool) string {
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
 		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
@@ -962,9 +968,9 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving, older b
 			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
-	if serving {
-		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at vLLM's fraction of memory bandwidth, plus its fixed costs (both listed below)",
-			where, familyNames[family], context, batch)
+	if serving != "" {
+		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
+			where, familyNames[family], context, batch, serving)
 	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)

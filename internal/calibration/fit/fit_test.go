@@ -334,9 +334,8 @@ const deepSeekMLAGap = "the row decodes a token in 16.1 ms over 61 layers; the M
 // held out) but the servingGaps rows, which are held to their own bounds,
 // and the held-out vLLM rows, which the fit never sees, must stay within
 // servingHeldOutMedianMax at the median. The SGLang rows are replayed
-// under vLLM's constants and are not bound: the one replayable SGLang row
-// (an early-2025 build, 13 tokens/s) is slower than the same engine's
-// later figures for the same model (data/serving_decode.json).
+// under SGLang's own constants and bound by TestSGLangRowsReplay
+// (sglang_test.go).
 func TestServingRowsWithin25Percent(t *testing.T) {
 	r := fitted(t)
 	c := r.throughput()

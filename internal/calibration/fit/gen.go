@@ -40,6 +40,9 @@ type result struct {
 	servingRows []servingRow
 	serving     []servingCase
 	servingFit  servingFit
+	// sglangFit is SGLang's constants, fitted on its rows of
+	// data/serving_decode.json (sglang.go).
+	sglangFit sglangFit
 	// offloadRows are data/offload_decode.json, offload its replayed rows,
 	// offloadFit the hand-over time fitted on them.
 	offloadRows []offloadRow
@@ -87,6 +90,9 @@ func fitAll(dataDir string) (*result, error) {
 	if r.servingFit, err = fitServing(r.serving, r.throughput()); err != nil {
 		return nil, err
 	}
+	if r.sglangFit, err = fitSGLang(r.serving, r.throughput(), r.servingFit); err != nil {
+		return nil, err
+	}
 	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
 		return nil, err
 	}
@@ -125,6 +131,8 @@ func (r *result) throughput() calibration.Throughput {
 		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
 		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
 		VLLM:                          r.servingFit.decode(),
+		SGLang:                        r.sglangFit.decode(),
+		SGLangROCm:                    r.sglangFit.decodeROCm(),
 		OffloadHandoverSeconds:        float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
@@ -237,6 +245,7 @@ func constantsSource(r *result) ([]byte, error) {
 	p("OffloadHandoverSeconds: %de-6,", o.handoverUS)
 	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6, MLALayerSeconds: %de-6},",
 		hundredths(f.fractionPct), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS)
+	p("%s", sglangConstant(r.sglangFit))
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")
@@ -389,6 +398,9 @@ func fittedConstantsTable(r *result) string {
 	sf := r.servingFit
 	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
 		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
+	gf := r.sglangFit
+	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %d, MLA layer %d µs; fixed times x %s on AMD GPUs; f %s, step %d, layer %d, all-reduce %d µs: vLLM's", gf.moeUS, gf.mlaUS, hundredths(gf.rocmPct), hundredths(gf.fractionPct), gf.stepUS, gf.layerUS, gf.allReduceUS),
+		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_decode.json`: NVIDIA B200 and AMD MI300X (%d held out: other GPUs)", gf.n, gf.heldOut), "grid, least squares of the log error; the rest taken from `Fitted.VLLM` (too few dense rows)")
 	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
 		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")

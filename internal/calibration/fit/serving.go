@@ -70,8 +70,8 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 			}
 			continue
 		}
-		if r.Use != useFit && r.Use != useHeldOut || r.Engine != "vllm" && r.Use == useFit {
-			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is %q or %q (only vLLM rows fit), not %q", name, useFit, useHeldOut, r.Use)
+		if r.Use != useFit && r.Use != useHeldOut || !servingEngines[r.Engine] {
+			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is a vLLM or SGLang row, %q or %q, not %s %q", name, useFit, useHeldOut, r.Engine, r.Use)
 		}
 		s, ok := specs.ByName(r.Spec)
 		if !ok || s.BandwidthGBs <= 0 {
@@ -81,7 +81,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2), layers: m.Layers}
+		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers}
 		if r.TP > 1 {
 			c.allReduces = 2 * m.Layers
 		}
@@ -222,9 +222,6 @@ func servingTable(r *result) string {
 	for _, row := range r.servingRows {
 		sc, ok := replayed[servingKey(row)]
 		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
-		if ok && row.Engine != "vllm" {
-			errText += " (vLLM's constants; SGLang has none fitted)"
-		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
 			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, use, row.Source)
 	}
@@ -232,6 +229,7 @@ func servingTable(r *result) string {
 	fmt.Fprintf(&b, "\nvLLM constants fitted on %d rows: weights and KV cache at %s of the datasheet bandwidth, %d us per step, %d us per layer, %d us per all-reduce, %d us per MoE layer, %d us per MLA layer; fit rows median |error| %s, largest %s; %d held-out vLLM rows median %s, largest %s; %d of %d replayed rows within 25 %%.\n",
 		f.n, pct(float64(f.fractionPct)/100), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS, pct(f.medianError), pct(f.maxError),
 		f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax), servingWithin(r.serving, c, 0.25), len(r.serving))
+	b.WriteString("\n" + sglangSummary(r.sglangFit))
 	return b.String()
 }
 
