@@ -393,14 +393,20 @@ const resolveNoXdev = 0x01
 // files, directories and links only; fs/proc likewise, its magic links
 // refused by RESOLVE_NO_MAGICLINKS), so the O_PATH open and fstat that
 // readFileBeneath makes before the real open, to never open a device, can be
-// skipped: one open, one fstat (kept, so that a directory is refused as
-// before), the reads and the close. Everything else (a fixture tree, the
-// cgroup mount below sys/fs, a link leaving the mount) takes
-// readFileBeneath's way: openat2 answers EXDEV and the read is made again
-// there.
+// skipped: one open, the reads and the close (readFile). The cgroup mounts
+// below sys/fs/cgroup are read the same way, each opened on first use
+// (cgroupMount). Everything else (a fixture tree, another mount below sys/fs
+// or sys/kernel, a link leaving the mount) takes readFileBeneath's way:
+// openat2 answers EXDEV and the read is made again there.
 type kernelMounts struct {
 	once      sync.Once
 	sys, proc *pathFD // nil when not a sysfs / procfs
+
+	// cgroups are the cgroup mounts below the kernel's sys/fs/cgroup that
+	// this detection opened (cgroupMount), by sysroot path; a nil value is
+	// a directory that is not a cgroup filesystem.
+	cgroupsMu sync.Mutex
+	cgroups   map[string]*pathFD
 }
 
 func newKernelMounts(dir *pathFD) *kernelMounts {
@@ -418,18 +424,65 @@ func (k *kernelMounts) open(dir *pathFD) {
 }
 
 // openMountOfKind opens name below dirfd (O_PATH) when statfs says it is a
-// filesystem of type magic; the garbage collector closes it with the view.
-func openMountOfKind(dirfd int, name string, magic int64) *pathFD {
+// filesystem of one of the types magics; the garbage collector closes it
+// with the view.
+func openMountOfKind(dirfd int, name string, magics ...int64) *pathFD {
 	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
 	if err != nil {
 		return nil
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
+	if err := syscall.Fstatfs(fd, &st); err != nil || !slices.Contains(magics, int64(st.Type)) {
 		syscall.Close(fd)
 		return nil
 	}
 	return newPathFD(fd)
+}
+
+// Filesystem magic numbers of the cgroup filesystems, v1 and v2
+// (include/uapi/linux/magic.h: CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC).
+const (
+	cgroupMagic  = 0x27e0eb
+	cgroup2Magic = 0x63677270
+)
+
+// pathCgroup is where the cgroup filesystems are mounted below sysfs
+// (Documentation/admin-guide/cgroup-v2.rst; v1 mounts one per controller
+// below it, Documentation/admin-guide/cgroup-v1/cgroups.rst).
+const pathCgroup = "sys/fs/cgroup"
+
+// cgroupMount returns the cgroup mount a file below sys/fs/cgroup lies in,
+// opened once per detection, and the file's path relative to it; nil when
+// that directory is no cgroup filesystem (v1's tmpfs sys/fs/cgroup itself,
+// a fixture tree). The mount is taken to be sys/fs/cgroup itself for a file
+// directly below it (v2) and the first directory below it otherwise (a v1
+// controller, or any v2 cgroup: a directory of cgroupfs is cgroupfs).
+// cgroupfs is kernfs (kernel/cgroup/cgroup.c creates its hierarchies with
+// kernfs_create_root): directories and regular files only, no device node,
+// FIFO or socket, so a file below a directory statfs says is one is opened
+// once with RESOLVE_NO_XDEV, as below sysfs: 4 calls instead of 8, and one
+// path walk instead of two (docs/performance.md, "Fourth pass").
+func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (*pathFD, string) {
+	rest, ok := strings.CutPrefix(name, pathCgroup+"/")
+	if !ok || rest == "" {
+		return nil, ""
+	}
+	mount := pathCgroup
+	if first, below, nested := strings.Cut(rest, "/"); nested {
+		mount, rest = pathCgroup+"/"+first, below
+	}
+	k.cgroupsMu.Lock()
+	defer k.cgroupsMu.Unlock()
+	fd, seen := k.cgroups[mount]
+	if !seen {
+		defer runtime.KeepAlive(dir)
+		fd = openMountOfKind(int(dir.Fd()), mount, cgroupMagic, cgroup2Magic)
+		if k.cgroups == nil {
+			k.cgroups = make(map[string]*pathFD, 4)
+		}
+		k.cgroups[mount] = fd
+	}
+	return fd, rest
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
@@ -443,6 +496,10 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		base, rel = k.sys, name[len("sys/"):]
 	case k.proc != nil && strings.HasPrefix(name, "proc/"):
 		base, rel = k.proc, name[len("proc/"):]
+	case k.sys != nil && strings.HasPrefix(name, pathCgroup+"/"):
+		if base, rel = k.cgroupMount(dir, name); base == nil {
+			return false, nil
+		}
 	default:
 		return false, nil
 	}
@@ -457,12 +514,14 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		return true, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
-	// No fstat: sysfs and procfs hold directories, symbolic links (followed
-	// within the mount, magic ones refused) and regular files only, no
-	// device node, FIFO or socket, and a directory opened for reading
-	// answers the read with EISDIR. The size fstat would give is no help
-	// either (sysfs says 4096, procfs 0). One call fewer for every file of
-	// a detection (docs/performance.md, "Detection without tools").
+	// No fstat: sysfs, procfs and cgroupfs hold directories, symbolic links
+	// (followed within the mount, magic ones refused) and regular files
+	// only, no device node, FIFO or socket, and a directory opened for
+	// reading answers the read with EISDIR. The size fstat would give is no
+	// help either (sysfs says 4096, procfs 0). One call fewer for every file
+	// of a detection (docs/performance.md, "Detection without tools"). A
+	// cgroup file is read to the empty read, as a procfs one: some list
+	// many records (cgroup.procs).
 	var r io.Reader = fdReader(fd)
 	if base == k.sys {
 		r = sysfsReader(fd)
