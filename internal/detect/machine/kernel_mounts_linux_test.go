@@ -291,3 +291,16 @@ func TestSysfsBinaryAttributeReadWhole(t *testing.T) {
 		assert.Equal(t, want, got, host)
 	}
 }
+
+// A name with a NUL byte is refused before openat2 sees it (the kernel would
+// read the name only up to the NUL), as syscall.BytePtrFromString refuses it.
+func TestOpenBeneathRefusesNUL(t *testing.T) {
+	m, _ := treeMachine(t, map[string]string{"a": "1"}, nil)
+	dir := m.src.(dirSource).dir
+	require.NotNil(t, dir, "openat2 is usable")
+	_, err := openBeneath(int(dir.Fd()), "a\x00b", syscall.O_RDONLY)
+	assert.Equal(t, syscall.EINVAL, err)
+	fd, err := openBeneath(int(dir.Fd()), "a", syscall.O_RDONLY)
+	require.NoError(t, err)
+	syscall.Close(fd)
+}
