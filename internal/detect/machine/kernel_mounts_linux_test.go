@@ -74,11 +74,12 @@ func isCgroupFS(dir string) bool {
 	return syscall.Statfs(dir, &st) == nil && (int64(st.Type) == cgroupMagic || int64(st.Type) == cgroup2Magic)
 }
 
-// A file of a cgroup filesystem below the kernel's sys/fs/cgroup is read in
-// one open relative to its mount, and gives what the general read gives:
-// the same bytes, absence as absence, a directory refused. A file of a
-// directory that is no cgroupfs (cgroup v1's tmpfs sys/fs/cgroup) is read
-// the general way.
+// A file below sys/fs/cgroup/<dir>/, where <dir> is a cgroup filesystem
+// (a v1 controller), is read in one open relative to it, and gives what the
+// general read gives: the same bytes, absence as absence, a directory
+// refused. Below a <dir> that does not exist a file is absent without
+// another open. A file directly below sys/fs/cgroup, or below a directory
+// that is no cgroupfs, is read the general way.
 func TestCgroupFilesReadThroughTheirMount(t *testing.T) {
 	m := liveMachine(t)
 	ds := m.src.(dirSource)
@@ -86,10 +87,13 @@ func TestCgroupFilesReadThroughTheirMount(t *testing.T) {
 		"sys/fs/cgroup/cgroup.controllers", "sys/fs/cgroup/memory.max", "sys/fs/cgroup/cpu.max",
 		"sys/fs/cgroup/memory/memory.limit_in_bytes", "sys/fs/cgroup/cpu/cpu.cfs_quota_us",
 		"sys/fs/cgroup/cpu/cpu.cfs_period_us", "sys/fs/cgroup/memory/no-such-file",
+		"sys/fs/cgroup/no-such-controller/memory.limit_in_bytes",
 	}
 	fast := 0
 	for _, name := range names {
 		mount := filepath.Dir("/" + name)
+		_, statErr := os.Stat(mount)
+		wantFast := mount != "/sys/fs/cgroup" && (isCgroupFS(mount) || os.IsNotExist(statErr))
 		want, werr := func() ([]byte, error) {
 			var out []byte
 			err := readFromRoot(t, "/", name, MaxFileBytes, func(b []byte) { out = append([]byte{}, b...) })
@@ -105,8 +109,8 @@ func TestCgroupFilesReadThroughTheirMount(t *testing.T) {
 			assert.Equal(t, string(want), string(got), name)
 		}
 		ok, _ := ds.kernel.readFile(ds.dir, name, MaxFileBytes, false, func([]byte) {})
-		assert.Equal(t, isCgroupFS(mount), ok, "%s read through its mount %s", name, mount)
-		if ok {
+		assert.Equal(t, wantFast, ok, "%s read through %s", name, mount)
+		if ok && statErr == nil {
 			fast++
 		}
 	}
@@ -154,14 +158,18 @@ func TestCgroupMountStaysInsideSysroot(t *testing.T) {
 	require.NotNil(t, ds.dir, "openat2 is usable")
 	k := &kernelMounts{}
 	for _, name := range []string{"sys/fs/cgroup/absolute/cgroup.procs", "sys/fs/cgroup/climb/cgroup.procs"} {
-		fd, _ := k.cgroupMount(ds.dir, name)
-		assert.Nil(t, fd, "%s: the link leaves the sysroot", name)
+		d, _ := k.cgroupMount(ds.dir, name)
+		assert.Nil(t, d.fd, "%s: the link leaves the sysroot", name)
+		assert.False(t, d.missing, "%s: refused, not absent", name)
 		_, err := m.ReadFile(name)
 		assert.Error(t, err, name)
 	}
-	fd, rest := k.cgroupMount(ds.dir, "sys/fs/cgroup/inside/cgroup.procs")
-	assert.Nil(t, fd, "a directory of the tree is no cgroup filesystem")
+	d, rest := k.cgroupMount(ds.dir, "sys/fs/cgroup/inside/cgroup.procs")
+	assert.Nil(t, d.fd, "a directory of the tree is no cgroup filesystem")
+	assert.False(t, d.missing)
 	assert.Equal(t, "cgroup.procs", rest)
+	d, _ = k.cgroupMount(ds.dir, "sys/fs/cgroup/absent/memory.max")
+	assert.True(t, d.missing)
 	got, err := m.ReadString("sys/fs/cgroup/inside/cgroup.procs")
 	require.NoError(t, err)
 	assert.Equal(t, "1", got)

@@ -411,10 +411,17 @@ type kernelMounts struct {
 	sys, proc *pathFD // nil when not a sysfs / procfs
 
 	// cgroups are the cgroup mounts below the kernel's sys/fs/cgroup that
-	// this detection opened (cgroupMount), by sysroot path; a nil value is
-	// a directory that is not a cgroup filesystem.
+	// this detection looked for (cgroupMount), by sysroot path.
 	cgroupsMu sync.Mutex
-	cgroups   map[string]*pathFD
+	cgroups   map[string]cgroupDir
+}
+
+// cgroupDir is one directory below sys/fs/cgroup as cgroupMount found it:
+// open when it is a cgroup filesystem, missing when it does not exist, and
+// neither otherwise (another filesystem, a link leaving the sysroot).
+type cgroupDir struct {
+	fd      *pathFD
+	missing bool
 }
 
 func newKernelMounts(dir *pathFD) *kernelMounts {
@@ -435,16 +442,22 @@ func (k *kernelMounts) open(dir *pathFD) {
 // filesystem of one of the types magics; the garbage collector closes it
 // with the view.
 func openMountOfKind(dirfd int, name string, magics ...int64) *pathFD {
+	fd, _ := openDirOfKind(dirfd, name, magics...)
+	return fd
+}
+
+// openDirOfKind is openMountOfKind that also returns the open's error.
+func openDirOfKind(dirfd int, name string, magics ...int64) (*pathFD, error) {
 	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var st syscall.Statfs_t
 	if err := syscall.Fstatfs(fd, &st); err != nil || !slices.Contains(magics, int64(st.Type)) {
 		syscall.Close(fd)
-		return nil
+		return nil, nil
 	}
-	return newPathFD(fd)
+	return newPathFD(fd), nil
 }
 
 // Filesystem magic numbers of the cgroup filesystems, v1 and v2
@@ -459,38 +472,40 @@ const (
 // below it, Documentation/admin-guide/cgroup-v1/cgroups.rst).
 const pathCgroup = "sys/fs/cgroup"
 
-// cgroupMount returns the cgroup mount a file below sys/fs/cgroup lies in,
-// opened once per detection, and the file's path relative to it; nil when
-// that directory is no cgroup filesystem (v1's tmpfs sys/fs/cgroup itself,
-// a fixture tree). The mount is taken to be sys/fs/cgroup itself for a file
-// directly below it (v2) and the first directory below it otherwise (a v1
-// controller, or any v2 cgroup: a directory of cgroupfs is cgroupfs).
-// cgroupfs is kernfs (kernel/cgroup/cgroup.c creates its hierarchies with
-// kernfs_create_root): directories and regular files only, no device node,
-// FIFO or socket, so a file below a directory statfs says is one is opened
-// once with RESOLVE_NO_XDEV, as below sysfs: 4 calls instead of 8, and one
-// path walk instead of two (docs/performance.md, "Fourth pass").
-func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (*pathFD, string) {
-	rest, ok := strings.CutPrefix(name, pathCgroup+"/")
-	if !ok || rest == "" {
-		return nil, ""
+// cgroupMount returns the directory a file below sys/fs/cgroup/<dir>/ lies
+// in, looked for once per detection, and the file's path relative to it.
+// That first directory is a cgroup v1 controller's mount, or a cgroup of v2
+// (a directory of cgroupfs is cgroupfs). cgroupfs is kernfs
+// (kernel/cgroup/cgroup.c creates its hierarchies with kernfs_create_root):
+// directories and regular files only, no device node, FIFO or socket, so a
+// file below a directory statfs says is one is opened once with
+// RESOLVE_NO_XDEV, as below sysfs: 4 calls instead of 8, and one path walk
+// instead of two (docs/performance.md, "Fourth pass"). A file directly
+// below sys/fs/cgroup (v2's memory.max, cpu.max) is left to the general
+// way: on a host's own root cgroup v2 has none, and opening the mount to
+// learn that would cost more than the one failing open it takes now.
+func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string) {
+	first, rest, nested := strings.Cut(strings.TrimPrefix(name, pathCgroup+"/"), "/")
+	if !strings.HasPrefix(name, pathCgroup+"/") || !nested || first == "" || rest == "" {
+		return cgroupDir{}, ""
 	}
-	mount := pathCgroup
-	if first, below, nested := strings.Cut(rest, "/"); nested {
-		mount, rest = pathCgroup+"/"+first, below
-	}
+	mount := pathCgroup + "/" + first
 	k.cgroupsMu.Lock()
 	defer k.cgroupsMu.Unlock()
-	fd, seen := k.cgroups[mount]
+	d, seen := k.cgroups[mount]
 	if !seen {
 		defer runtime.KeepAlive(dir)
-		fd = openMountOfKind(int(dir.Fd()), mount, cgroupMagic, cgroup2Magic)
+		var err error
+		d.fd, err = openDirOfKind(int(dir.Fd()), mount, cgroupMagic, cgroup2Magic)
+		// Absent (a v1 controller on a v2 host): so is every file below
+		// it, and the general way would only fail the same way again.
+		d.missing = err == syscall.ENOENT
 		if k.cgroups == nil {
-			k.cgroups = make(map[string]*pathFD, 4)
+			k.cgroups = make(map[string]cgroupDir, 4)
 		}
-		k.cgroups[mount] = fd
+		k.cgroups[mount] = d
 	}
-	return fd, rest
+	return d, rest
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
@@ -505,9 +520,14 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	case k.proc != nil && strings.HasPrefix(name, "proc/"):
 		base, rel = k.proc, name[len("proc/"):]
 	case k.sys != nil && strings.HasPrefix(name, pathCgroup+"/"):
-		if base, rel = k.cgroupMount(dir, name); base == nil {
+		var d cgroupDir
+		switch d, rel = k.cgroupMount(dir, name); {
+		case d.missing:
+			return true, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+		case d.fd == nil:
 			return false, nil
 		}
+		base = d.fd
 	default:
 		return false, nil
 	}
