@@ -84,7 +84,7 @@ func envContainer(m *machine.Machine, env *registry.Environment) {
 		cg = containerFromCgroup(s)
 	}
 	_, k8sEnv := m.Env("KUBERNETES_SERVICE_HOST")
-	if cg == "kubernetes" || k8sEnv || m.Exists("var/run/secrets/kubernetes.io/serviceaccount") {
+	if cg == "kubernetes" || k8sEnv || serviceAccountMounted(m) {
 		env.Kubernetes = true
 		cg = ""
 	}
@@ -94,6 +94,26 @@ func envContainer(m *machine.Machine, env *registry.Environment) {
 	if env.Container == "" && env.Kubernetes {
 		env.Container = "kubernetes"
 	}
+}
+
+// ServiceAccountDirs are where a pod's Kubernetes service account is
+// mounted, /var/run/secrets/kubernetes.io/serviceaccount
+// (https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/),
+// and the same directory through /run: where /var/run is an absolute link
+// to /run (Debian 12's base system: "/var/run -> /run"), reads confined to
+// the sysroot refuse to follow it (openat2 RESOLVE_BENEATH, os.Root), so
+// the directory is looked for where the link points too.
+var ServiceAccountDirs = []string{"var/run/secrets/kubernetes.io/serviceaccount", "run/secrets/kubernetes.io/serviceaccount"}
+
+// serviceAccountMounted reports whether a Kubernetes service account is
+// mounted in the sysroot.
+func serviceAccountMounted(m *machine.Machine) bool {
+	for _, d := range ServiceAccountDirs {
+		if m.Exists(d) {
+			return true
+		}
+	}
+	return false
 }
 
 // envCgroup reads the memory and CPU limits of the cgroup this process sees
