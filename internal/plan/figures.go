@@ -207,8 +207,22 @@ func (c costs) hostBytes() int64 {
 
 // kvSplit is how many ways a TP group of n divides the KV cache: n, or the
 // number of KV heads when there are fewer (each device then holds one head
-// replicated, as vLLM does).
+// replicated, as vLLM does). An MLA latent is one head whatever the query
+// heads: every rank keeps a token's whole kv_lora_rank + qk_rope_head_dim
+// (and a DSA model's indexer key), so it is not divided. vLLM builds its
+// cache from MLAAttentionSpec(num_kv_heads=1) in MLAAttention.
+// get_kv_cache_spec (vllm/model_executor/layers/attention/mla_attention.py)
+// and ModelConfig.get_num_kv_heads returns 1 under use_mla
+// (vllm/config/model.py); SGLang's MLATokenToKVPool allocates
+// kv_lora_rank + qk_rope_head_dim per token on each rank
+// (python/sglang/srt/mem_cache/memory_pool.py, sgl-project/sglang). Only
+// vLLM's --decode-context-parallel-size and SGLang's
+// --enable-dp-attention (both off by default, neither planned) spread
+// tokens over the ranks.
 func (c *costs) kvSplit(n int) float64 {
+	if c.Latent {
+		return 1
+	}
 	if c.KVHeads > 0 && c.KVHeads < n {
 		return float64(c.KVHeads)
 	}
