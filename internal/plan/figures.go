@@ -211,14 +211,17 @@ func (c costs) hostBytes() int64 {
 // heads: every rank keeps a token's whole kv_lora_rank + qk_rope_head_dim
 // (and a DSA model's indexer key), so it is not divided. vLLM builds its
 // cache from MLAAttentionSpec(num_kv_heads=1) in MLAAttention.
-// get_kv_cache_spec (vllm/model_executor/layers/attention/mla_attention.py)
-// and ModelConfig.get_num_kv_heads returns 1 under use_mla
-// (vllm/config/model.py); SGLang's MLATokenToKVPool allocates
-// kv_lora_rank + qk_rope_head_dim per token on each rank
-// (python/sglang/srt/mem_cache/memory_pool.py, sgl-project/sglang). Only
-// vLLM's --decode-context-parallel-size and SGLang's
-// --enable-dp-attention (both off by default, neither planned) spread
-// tokens over the ranks.
+// get_kv_cache_spec (vllm/model_executor/layers/attention/mla_attention.py
+// at vllm-project/vllm 90b0a26e) and ModelConfig.get_num_kv_heads returns
+// 1 under use_mla (vllm/config/model.py at 18ec6629); SGLang sizes its
+// pool by get_cell_size_per_token, whose MLA branch is (kv_lora_rank +
+// qk_rope_head_dim) x layers x bytes with no TP term (python/sglang/srt/
+// model_executor/model_runner_kv_cache_mixin.py at sgl-project/sglang
+// 226149ac). Only vLLM's --decode-context-parallel-size (max_model_len
+// over the DCP size, FullAttentionSpec.max_memory_usage_bytes in
+// vllm/v1/kv_cache_interface.py at 001cabc1) and SGLang's
+// --enable-dp-attention (each rank serves its own requests), both off by
+// default and neither planned, spread an MLA cache over ranks.
 func (c *costs) kvSplit(n int) float64 {
 	if c.Latent {
 		return 1
