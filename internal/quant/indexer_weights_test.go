@@ -13,14 +13,7 @@ import (
 func TestIndexerTensors(t *testing.T) {
 	m := catalogModel(t, "DeepSeek-V3.2")
 	require.Equal(t, 61, m.IndexerLayers)
-	ts, ok := tensors(m)
-	require.True(t, ok)
-	var sum float64
-	for _, x := range ts {
-		sum += x.elements
-	}
-	assert.InDelta(t, float64(m.Params), sum, 1)
-	assert.InDelta(t, 2*float64(m.Params), float64(WeightsBytes(m, BF16)), 2)
+	assertTensorsHoldParams(t, m)
 	v31 := catalogModel(t, "DeepSeek-V3.1")
 	// The indexer's three matrices are quantized like the other 2-D
 	// weights: at fp8 they add a byte each, the k_norm vectors two.

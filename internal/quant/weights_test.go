@@ -320,6 +320,13 @@ func TestLatentMoETensors(t *testing.T) {
 	m := model.Lookup("NVIDIA-Nemotron-3-Super-120B-A12B")
 	require.NotNil(t, m)
 	require.Equal(t, 1024, m.MoELatent)
+	assertTensorsHoldParams(t, m)
+}
+
+// assertTensorsHoldParams: m's tensors add up to its shape's count, and at
+// bf16 to two bytes each.
+func assertTensorsHoldParams(t *testing.T, m *model.Model) {
+	t.Helper()
 	ts, ok := tensors(m)
 	require.True(t, ok)
 	var sum float64
