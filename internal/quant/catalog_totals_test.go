@@ -121,16 +121,14 @@ var withoutPublishedTotalSince95 = []string{
 	"NVIDIA-Nemotron-3-Ultra-550B-A55B",
 	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen3.8-2.4T-A95B",
 	"Muse-Glimmer-30B", "Laguna-S-2.1",
-	// GLM-4.7 and GLM-4.7-Flash: the catalog's configs are
-	// ai-dynamo/aiconfigurator's reduced copies, which lack
-	// num_nextn_predict_layers (so at its commit 19d098a, not dropped
-	// here), so the MTP layer the checkpoints carry is not counted. The
-	// Hub counts ('zai-org/GLM-4.7' 358,337,791,296, 'zai-org/GLM-4.7-Flash'
-	// 31,221,488,576 in llmfit's hf_models.json) are the derived count plus
-	// one MTP layer as model.mtpParams counts it plus its own copy of the
-	// embedding and output head (2 x vocab x hidden), to 1.4 M and 3 k
-	// parameters; 'zai-org/GLM-4.6' (356,785,898,816) is the same shape
-	// without the copies. Cleared once a verbatim config with the key is
-	// copied in.
-	"GLM-4.7", "GLM-4.7-Flash",
+	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
+	// reduced copy (at its commit 19d098a), which lacks
+	// num_nextn_predict_layers, so the MTP layer the checkpoint carries is
+	// not counted. The Hub count ('zai-org/GLM-4.7-Flash' 31,221,488,576
+	// in llmfit's hf_models.json) is the derived count plus one MTP layer
+	// and its own copy of the embedding and output head (params_include
+	// mtp+mtp-embed-head, as GLM-4.7's) plus 3,008, the routers'
+	// e_score_correction_bias (47 MoE layers x 64 experts) the shape does
+	// not count. Cleared once a verbatim config with the key is copied in.
+	"GLM-4.7-Flash",
 }
