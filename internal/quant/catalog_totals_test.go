@@ -79,14 +79,6 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 // AlexsJones/llmfit@5bdc9df llmfit-core/data/hf_models.json, "kvfit" is
 // debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
 var withoutPublishedTotal = []string{
-	// Gemma 3 4B, 12B and 27B: the Hub counts (google/gemma-3-4b-pt
-	// 4,300,079,472, gemma-3-12b-pt 12,187,325,040 in llmfit;
-	// gemma-3-27b-it 27,432,406,640 in llmfit and kvfit) hold the SigLIP
-	// vision tower and projector, 420.0 M, 421.7 M and 423.7 M above the
-	// text model's count; the catalog's configs keep no vision_config
-	// (from one, model.readVision would estimate the tower at about
-	// 0.42 B), so the check waits for a verbatim config with it.
-	"Gemma-3-4B", "Gemma-3-12B", "Gemma-3-27B",
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
 	// KNOWN_MODELS or a copied model.safetensors.index.json.
 	"GLM-5.2", "MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
