@@ -4760,7 +4760,7 @@ var catalogEntries = []CatalogEntry{
 				File:       "Qwen3-Next-80B-A3B-Instruct-Q4_K_M.gguf",
 				Source:     "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF/blob/4c8630cf7af926a9c5095cb4bbbbc65d36e20f77/Qwen3-Next-80B-A3B-Instruct-Q4_K_M.gguf",
 				SizeBytes:  48410988384,
-				SizeSource: "48,410,988,384 bytes: the file at that commit (x-linked-size, pinned with its sha256 d103b2733ec1012a52d01edda66b7e5c24ae50508c9f99f5297ea459ef3c061a by public download catalogs)",
+				SizeSource: "48,410,988,384 bytes: the file at that commit (x-linked-size, pinned with its sha256 d103b2733ec1012a52d01edda66b7e5c24ae50508c9f99f5297ea459ef3c061a by public download catalogs, e.g. https://github.com/Koil-public/koil/blob/23db13a35bd8fc8213d712d06425ecdff3105e39/src/main/java/com/spirit/koil/api/model/catalog/LocalModelCatalog.java)",
 				Notes:      "official GGUF: Qwen's own, one file per type; llama-server -hf REPO:TYPE picks the file",
 			},
 			{
@@ -5157,11 +5157,22 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":                      151936.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/1b7cfb10a6fa06880ad7911db5ddb949882ff76a/src/aiconfigurator/model_configs/Qwen--Qwen3-Next-80B-A3B-Thinking_config.json (verbatim copy of https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Thinking/blob/main/config.json; keys planning never reads left out)",
+		Notes:  "The Hub counts found for the model are not taken: llmfit's hf_models.json (AlexsJones/llmfit@5bdc9df) gives 'Qwen/Qwen3-Next-80B-A3B-Thinking' 79,039,037,440, 0.8 % below the shape's count without the MTP layer, and the same figure for quantized Instruct repositories (nvidia/Qwen3-Next-80B-A3B-Instruct-NVFP4, unsloth/Qwen3-Next-80B-A3B-Instruct-bnb-4bit), so it is not this checkpoint's count; the Instruct checkpoint's 81,324,862,720 holds an MTP layer this config does not declare (no num_nextn_predict_layers or mtp_num_hidden_layers). The Q4_K_M GGUF's size checks the language model instead.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
 				Repo:   "Qwen/Qwen3-Next-80B-A3B-Thinking",
 				Source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Thinking",
+			},
+			{
+				Quant:      "q4_k_m",
+				Repo:       "Qwen/Qwen3-Next-80B-A3B-Thinking-GGUF",
+				Method:     "gguf",
+				File:       "Qwen3-Next-80B-A3B-Thinking-Q4_K_M.gguf",
+				Source:     "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Thinking-GGUF",
+				SizeBytes:  48410989824,
+				SizeSource: "48,410,989,824 bytes, pinned with its sha256 7fcd39df10cab070eb7d868cc48ccb274f421158e365452f01be3597b8df8d27 (artifact \"Qwen/Qwen3-Next-80B-A3B-Thinking-GGUF\", \"Qwen3-Next-80B-A3B-Thinking-Q4_K_M.gguf\") in https://github.com/Koil-public/koil/blob/23db13a35bd8fc8213d712d06425ecdff3105e39/src/main/java/com/spirit/koil/api/model/catalog/LocalModelCatalog.java, which pins the Instruct file of Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF at 48,410,988,384 bytes, as this catalog's Instruct entry has it",
+				Notes:      "official GGUF: Qwen's own, one file per type, as the Instruct model's; llama-server -hf REPO:TYPE picks the file. llama.cpp's conversion drops the MTP tensors (convert_hf_to_gguf.py of https://github.com/ggml-org/llama.cpp, Qwen3NextModel: names starting with mtp are ignored, \"ignore MTP layers for now\"), so the file holds the language model the config describes",
 			},
 		},
 	},

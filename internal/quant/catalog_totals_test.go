@@ -97,12 +97,6 @@ var withoutPublishedTotalSince95 = []string{
 	// and OrionStarAI/Orion-14B-Chat (10,918,952,960) are 80 % and 75 %
 	// of the shapes' 2.72 B and 14.50 B and are not taken.
 	"MiniCPM-2B-sft-bf16", "Orion-14B-Chat",
-	// Qwen3-Next-80B-A3B-Thinking: llmfit's 79,039,037,440 is below the
-	// shape's 79.67 B without MTP, and the same figure stands there for
-	// quantized Instruct repositories; the Instruct checkpoint's
-	// 81,324,862,720 (llmfit, kvfit) holds an MTP layer this config does
-	// not declare (-2.0 % without it).
-	"Qwen3-Next-80B-A3B-Thinking",
 	// DeepSeek V4: llmfit's counts of the releases (158.1 B, 861.6 B)
 	// are about half the shapes' (297.7 B, 1,637.7 B with MTP), as packed
 	// 4-bit expert weights counted by the byte would be; the -Base
