@@ -5807,6 +5807,8 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"minicpm-2b",
 		},
+		ParamsB:      2.724880896,
+		ParamsSource: "2,442,057,984 non-embedding parameters of MiniCPM-2.4B (the MiniCPM paper, https://arxiv.org/abs/2404.06395, Table 2: d_m 2,304, d_ff 5,760, d_h 64, n_q = n_kv = 36, L 40, this config's shape) plus the embedding, tied to the output head (tie_word_embeddings true), 122,753 x 2,304 = 282,822,912: 2,724,880,896. The Hub-count field of llmfit's hf_models.json (AlexsJones/llmfit@5bdc9df) holds 2,193,852,672 for openbmb/MiniCPM-2B-sft-bf16, which is not a count of tensors: it is the estimate its scrapers fall back on when a repository exposes no safetensors metadata, L x h^2 x (4 + 2 x d_ff / h) + V x h (scripts/scrape_hf_models.py, _estimate_params_from_config), 40 x 2,304^2 x 9 + 122,753 x 2,304 to the parameter; it counts two of the three MLP matrices and no norms, and is not taken",
 		Config: map[string]any{
 			"architectures": []any{
 				"MiniCPMForCausalLM",

@@ -83,7 +83,14 @@ var withoutPublishedTotal = []string{
 	// KNOWN_MODELS or a copied model.safetensors.index.json.
 	"GLM-5.2", "MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
 	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
-	// times the shape's 56.32 B and is not taken.
+	// times the shape's 56.32 B and is not taken: it is not a Hub count of
+	// tensors but the estimate llmfit's scraper falls back on without
+	// safetensors metadata, L x h^2 x (4 + 2 x intermediate / h) + V x h
+	// (AlexsJones/llmfit scripts/scrape_hf_models.py,
+	// _estimate_params_from_config), which costs each of the 118 blocks as
+	// attention plus MLP: 118 x 8,192^2 x 12 + 131,072 x 8,192 to the
+	// parameter. NVIDIA's model card says "56B model parameters", a
+	// nominal size.
 	"Nemotron-H-56B-Base-8K",
 }
 
@@ -93,10 +100,17 @@ var withoutPublishedTotal = []string{
 var withoutPublishedTotalSince95 = []string{
 	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one).
 	"Kimi-K2.7-Code",
-	// llmfit's counts for openbmb/MiniCPM-2B-sft-bf16 (2,193,852,672)
-	// and OrionStarAI/Orion-14B-Chat (10,918,952,960) are 80 % and 75 %
-	// of the shapes' 2.72 B and 14.50 B and are not taken.
-	"MiniCPM-2B-sft-bf16", "Orion-14B-Chat",
+	// Orion-14B-Chat: llmfit's 10,918,952,960 for OrionStarAI/Orion-14B-Chat
+	// is not a Hub count of tensors but the estimate its scraper falls back
+	// on for a repository without safetensors metadata, L x h^2 x (4 + 2 x
+	// intermediate / h) + V x h, in
+	// AlexsJones/llmfit scripts/scrape_hf_models.py
+	// (_estimate_params_from_config): 40 x 5,120^2 x 10 + 84,608 x 5,120
+	// to the parameter, without the untied output head, the third MLP
+	// matrix and the norms. The Orion-14B report (doc/Orion14B_v3.pdf of
+	// OrionStarAI/Orion@3b23aea) says "14.4 billion", to one decimal, 0.7 %
+	// below the shape's 14.50 B: no exact total.
+	"Orion-14B-Chat",
 	// DeepSeek V4: llmfit's counts of the releases (158.1 B, 861.6 B)
 	// are about half the shapes' (297.7 B, 1,637.7 B with MTP), as packed
 	// 4-bit expert weights counted by the byte would be; the -Base
