@@ -5508,8 +5508,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Qwen3.8-2.4T-A95B",
-		HFID: "Qwen/Qwen3.8-2.4T-A95B",
+		Name:            "Qwen3.8-2.4T-A95B",
+		HFID:            "Qwen/Qwen3.8-2.4T-A95B",
+		ParamsInclude:   "mtp",
+		HubParams:       2446200000000,
+		HubParamsSource: "2446.2 B: the count llmfit's curated catalog gives 'Qwen/Qwen3.8-2.4T-A95B', to 0.1 B (https://github.com/AlexsJones/llmfit/blob/6e024b2e512677d6912ef95ac8bfedbf3224d583/MODELS.md, \"2446.2B (MoE)\", the hf_models.json entry's parameters_raw as scripts print it with one decimal; the commit's message: \"2.446T total / 95B active\"), recorded as 2,446,200,000,000, exact to +-0.05 B (0.002 %). It is not llmfit's estimate from the shape (estimate_params_from_arch gives 2,406,146,375,680 for this config) but the checkpoint's count: it holds the MTP layer (mtp_num_hidden_layers 1; params_include mtp), and the derived count with it, 2,446,181,951,360, is within the rounding",
 		Config: map[string]any{
 			"architectures": []any{
 				"Qwen3_5MoeForCausalLM",

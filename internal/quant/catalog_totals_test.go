@@ -128,7 +128,7 @@ var withoutPublishedTotalSince95 = []string{
 	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
 	// No count found (llmfit has Laguna-XS.2 only).
 	"NVIDIA-Nemotron-3-Ultra-550B-A55B",
-	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B", "Qwen3.8-2.4T-A95B",
+	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B",
 	"Muse-Glimmer-30B", "Laguna-S-2.1",
 	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
 	// reduced copy (at its commit 19d098a), which lacks
