@@ -9994,7 +9994,7 @@ var catalogEntries = []CatalogEntry{
 			"internlm2:7b",
 		},
 		HubParams:       7737708544,
-		HubParamsSource: "'chujiezheng/internlm2-chat-7b-ExPO' parameters_raw 7737708544 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of ExPO's extrapolation of internlm2-chat-7b (weights moved along the SFT-to-chat direction), the same tensors: the same count as the shape. The file's 6,284,640,256 for internlm/internlm2-chat-7b itself is 81 % of the shape's count and is not taken",
+		HubParamsSource: "'chujiezheng/internlm2-chat-7b-ExPO' parameters_raw 7737708544 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the count of ExPO's extrapolation of internlm2-chat-7b (weights moved along the SFT-to-chat direction), the same tensors: the same count as the shape. The file's 6,284,640,256 for internlm/internlm2-chat-7b itself is 81 % of the shape's count and is not taken: it is not a Hub count but the estimate llmfit's scraper falls back on for a repository without safetensors metadata, L x h^2 x (4 + 2 x intermediate / h) + V x h (scripts/scrape_hf_models.py, _estimate_params_from_config), 32 x 4,096^2 x 11 + 92,544 x 4,096 to the parameter",
 		Config: map[string]any{
 			"architectures": []any{
 				"InternLM2ForCausalLM",
