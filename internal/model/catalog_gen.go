@@ -849,6 +849,13 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/deepseek-ai/DeepSeek-V3",
 				Notes:  "quantization_config fp8 (e4m3, 128x128 weight blocks) in config.json; the repository also holds the 14B multi-token-prediction module, which serving does not load",
 			},
+			{
+				Quant:  "int4",
+				Repo:   "cognitivecomputations/DeepSeek-V3-AWQ",
+				Method: "awq",
+				Source: "https://github.com/dzhsurf/deepseek-v3-r1-deploy-and-benchmarks",
+				Notes:  "community AWQ, 4-bit; served by vLLM 0.7.3 with --tensor-parallel-size 8 on 8 H100 SXM5 in the deployment report cited as source (also a row of internal/calibration/data/serving_decode.json)",
+			},
 		},
 	},
 	{
