@@ -1,0 +1,85 @@
+package plan
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// visionPlan plans Qwen2.5-VL-7B-Instruct (a 0.68 B vision tower beside a
+// 7.6 B language model) on n H100s under engine e at level q and
+// tensor-parallel size tp, and returns the answer with the model.
+func visionPlan(t *testing.T, e, q string, n, tp int) (*ShardingAnswer, *model.Model) {
+	t.Helper()
+	m := model.Lookup("Qwen2.5-VL-7B-Instruct")
+	require.NotNil(t, m)
+	require.Positive(t, m.VisionParams, "the catalog entry carries its vision_config")
+	var devs []registry.Device
+	for i := 0; i < n; i++ {
+		devs = append(devs, h100(i))
+	}
+	body := fmt.Sprintf(`{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":%q,"quant":%q,"context_length":8192,"tensor_parallel_size":%d}`, e, q, tp)
+	ans := shard(t, request(t, body, reg(t, devs)))
+	require.True(t, ans.Fits, dump(t, ans))
+	return ans, m
+}
+
+// vLLM builds the vision tower in its own process beside the language
+// model (Qwen2_5_VLForConditionalGeneration.__init__ in
+// vllm/model_executor/models/qwen2_5_vl.py): a plan for vLLM counts it in
+// the weights, at 16 bits.
+func TestVLLMCountsTheVisionTower(t *testing.T) {
+	ans, m := visionPlan(t, engineVLLM, "bf16", 1, 1)
+	text := quant.WeightsBytes(m, quant.BF16)
+	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64,
+		"text model %d + tower %d x 2 bytes", text, m.VisionParams)
+	assert.InDelta(t, float64(text+2*m.VisionParams)/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01)
+}
+
+// The tower's linear layers are Column/RowParallelLinear in vLLM (sharded
+// over the tensor-parallel group unless --mm-encoder-tp-mode data): each
+// of two ranks holds half of it.
+func TestVLLMShardsTheVisionTowerOverTP(t *testing.T) {
+	ans, m := visionPlan(t, engineVLLM, "bf16", 2, 2)
+	require.Equal(t, 2, ans.TPSize)
+	text := quant.WeightsBytes(m, quant.BF16)
+	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64, "the group holds one tower")
+	assert.InDelta(t, float64(text+2*m.VisionParams)/2/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01,
+		"each rank half of the tower")
+}
+
+// An fp8 plan keeps the tower at 16 bits: quantized VLM checkpoints leave
+// the vision modules out of their quantization (and vLLM drops a GPTQ
+// config for the tower, _maybe_ignore_quant_config).
+func TestVLLMKeepsTheVisionTowerAt16Bits(t *testing.T) {
+	ans, m := visionPlan(t, engineVLLM, "fp8", 1, 1)
+	text := quant.WeightsBytes(m, quant.FP8)
+	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64)
+}
+
+// SGLang builds the tower beside the language model too
+// (python/sglang/srt/models/qwen2_5_vl.py): its weights are the text
+// model's, the tower's and PyTorch's allocator rounding as SGLang
+// measures them.
+func TestSGLangCountsTheVisionTower(t *testing.T) {
+	ans, m := visionPlan(t, "sglang", "bf16", 1, 1)
+	text := quant.WeightsBytes(m, quant.BF16)
+	rounding := engine.SGLangAllocatorRoundingBytes(m, 16, 1, 0, m.Layers)
+	assert.InDelta(t, float64(text+2*m.VisionParams+rounding), float64(ans.Memory.WeightsBytes), 64)
+}
+
+// llama.cpp loads the tower from a separate --mmproj file, counted only
+// when the request gives it (companions.go): its plan's weights stay the
+// language model's (at most: the token embedding stays on the host).
+func TestLlamaCPPLeavesTheVisionTowerToMMProj(t *testing.T) {
+	ans, m := visionPlan(t, engineLlamaCPP, "Q8_0", 1, 1)
+	text := quant.WeightsBytes(m, quant.Level("Q8_0"))
+	assert.LessOrEqual(t, ans.Memory.WeightsBytes, text)
+}
