@@ -83,3 +83,28 @@ func TestLlamaCPPLeavesTheVisionTowerToMMProj(t *testing.T) {
 	text := quant.WeightsBytes(m, quant.Level("Q8_0"))
 	assert.LessOrEqual(t, ans.Memory.WeightsBytes, text)
 }
+
+// visionWeightsTarget is how far the weights a plan says vLLM loads for a
+// VLM may be from the "Model loading took" vLLM printed.
+const visionWeightsTarget = 0.03
+
+// TestVLLMStartupVisionWeights replays the rows of vllm_startup.json of a
+// model with a vision tower: vLLM's "Model loading took" counts the tower
+// beside the language model, and so must the plan (within 3 %; without
+// the tower Qwen2.5-VL-7B-Instruct's 14.18 GiB is 9 % under the printed
+// 15.63).
+func TestVLLMStartupVisionWeights(t *testing.T) {
+	n := 0
+	for _, r := range loadVLLMStartupRows(t) {
+		m := model.Lookup(r.Model)
+		if !r.Replayed || m == nil || m.VisionParams == 0 || r.Printed.ModelLoadingGiB == nil {
+			continue
+		}
+		ex := vllmStartupExpect(t, r)
+		p := *r.Printed.ModelLoadingGiB
+		t.Logf("%s: weights %.2f GiB planned, %.2f printed", r.ID, ex.ModelLoadingGiB, p)
+		assert.InEpsilon(t, p, ex.ModelLoadingGiB, visionWeightsTarget, r.ID)
+		n++
+	}
+	assert.GreaterOrEqual(t, n, 1, "rows of a VLM with the weights printed")
+}
