@@ -108,3 +108,35 @@ func TestVLLMStartupVisionWeights(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, n, 1, "rows of a VLM with the weights printed")
 }
+
+// Every pipeline stage holds the tower (vLLM and SGLang build it whatever
+// the pipeline rank), split over the stage's tensor-parallel ranks; a
+// llama.cpp pool holds none of it.
+func TestVisionTowerOnEveryStage(t *testing.T) {
+	for _, c := range []struct {
+		engine string
+		want   bool
+	}{{engineVLLM, true}, {"sglang", true}, {engineLlamaCPP, false}} {
+		q := request(t, fmt.Sprintf(`{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":%q,"quant":"bf16","context_length":8192}`, c.engine),
+			reg(t, []registry.Device{h100(0), h100(1)}))
+		req := planningOf(t, q)
+		ps := registryPools(req, nil)
+		require.NotEmpty(t, ps, c.engine)
+		b, ok := estimateSaneOn(req, ps[0], quant.BF16, 8192, 1)
+		require.True(t, ok, c.engine)
+		cs := req.costsOf(b, quant.BF16, 8192, 1).on(ps[0])
+		tower := float64(2 * req.Model.VisionParams)
+		if !c.want {
+			assert.Zero(t, cs.Vision, c.engine)
+			continue
+		}
+		require.InDelta(t, tower, cs.Vision, 1, c.engine)
+		half := cs.Layers / 2
+		bare := cs
+		bare.Vision = 0
+		for _, span := range [][2]int{{0, half}, {half, cs.Layers}} {
+			got := cs.stagePart(span[0], span[1], 2).Weights - bare.stagePart(span[0], span[1], 2).Weights
+			assert.InDelta(t, tower/2, float64(got), 2, "%s: stage %v holds half the tower on each of its 2 ranks", c.engine, span)
+		}
+	}
+}
