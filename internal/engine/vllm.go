@@ -79,8 +79,9 @@ const vllmMemoryUtilization = 0.9
 // embedding (ReplicatedLinear, 1.5 M parameters on Qwen2.5-VL) is whole on
 // each rank (vllm/model_executor/models/qwen2_5_vl.py at vllm-project/vllm
 // 002d181a55a03803d7d69547846630069d2378b8). "Model loading took" counts
-// it: 15.63 GiB for Qwen2.5-VL-7B-Instruct in BF16, the text model's 14.18
-// and the tower's 1.26 (internal/calibration/data/vllm_startup.json).
+// it: 15.63 GiB for Qwen2.5-VL-7B-Instruct in BF16, which the plan's 14.18
+// GiB of text model and 1.26 of tower (15.44) meet within 1.2 %
+// (internal/calibration/data/vllm_startup.json).
 func (vllm) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = vllmMemoryUtilization
