@@ -59,15 +59,15 @@ var Fitted = Throughput{
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 920e-6,
 	PrefillLayerLatency2023:   1780e-6,
-	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
-	// marked "fit" (median |error| 0.079, largest 0.203; the 17 held-out vLLM
-	// rows: median 0.159, largest 0.532): the bandwidth fraction on a 0.01 grid,
-	// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.
+	// vLLM batch-1 decode, fitted on all 24 vLLM rows of data/serving_decode.json
+	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 14 sources:
+	// out-of-sample median |error| 0.106, p90 0.391. The bandwidth fraction in
+	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
 	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
 	OffloadHandoverSeconds: 287e-6,
-	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 410e-6},
+	VLLM:                   ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 54e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 2e-6, MoELayerSeconds: 25e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token
