@@ -610,3 +610,26 @@ func TestDecodeTodayByArchitecture(t *testing.T) {
 	assert.LessOrEqual(t, quantile(held, 0.5), 0.15)
 	assert.InDelta(t, 0, quantile(signed, 0.5), 0.05, "median signed error")
 }
+
+// TestFitConstantsRecoversKnownConstants fits the vLLM rows' own counts
+// (their models, GPUs and stream times) with speeds made from known
+// constants under every term: the coordinate descent must find them again
+// (within the rounding the generated file applies), so a change of the
+// search that stops short of the least-squares point fails here.
+func TestFitConstantsRecoversKnownConstants(t *testing.T) {
+	r := fitted(t)
+	terms := servingTerms{parts: true, generation: true, indexer: true}
+	want := servingConstants{1 / 0.8, 300, 60, 35, 10, 40, 250, 150}
+	var cases []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine == "vllm" {
+			sc.row.TokensPerS = 1 / want.seconds(sc.features(terms))
+			cases = append(cases, sc)
+		}
+	}
+	got := fitConstants(cases, terms)
+	assert.InDelta(t, 0.8, 1/got[colStream], 0.005)
+	for j := colStep; j < servingCols; j++ {
+		assert.InDelta(t, want[j], got[j], 1, "constant %d", j)
+	}
+}
