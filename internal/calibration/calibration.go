@@ -164,6 +164,17 @@ type Throughput struct {
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.
 	VLLM ServingDecode
+	// SGLang is the batch-1 decode overhead of SGLang on NVIDIA GPUs, of
+	// the form of VLLM: its MoE-layer and MLA-layer times fitted on
+	// SGLang's own rows of data/serving_decode.json, its bandwidth
+	// fraction and step, per-part (both GPU generations), all-reduce and
+	// indexer times VLLM's (the rows, mostly multi-GPU MoE steps, do not
+	// separate them: fitSGLang in
+	// internal/calibration/fit/sglang.go). SGLangROCm is the same with the
+	// fixed times scaled by the factor those rows give AMD GPUs. An SGLang
+	// plan pays them on the HBM GPUs the rows ran on, and VLLM elsewhere
+	// (internal/plan/sglangspeed.go).
+	SGLang, SGLangROCm ServingDecode
 }
 
 // ServingDecode is the fixed time a serving engine spends in one batch-1

@@ -68,6 +68,14 @@ var Fitted = Throughput{
 	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
 	OffloadHandoverSeconds: 287e-6,
 	VLLM:                   ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 54e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 2e-6, MoELayerSeconds: 25e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
+	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.184, largest 0.497;
+	// the 4 held-out SGLang rows, other GPUs: median 0.125, largest 5.636): the
+	// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x
+	// 1.82 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
+	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
+	SGLang:     ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 54e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 2e-6, MoELayerSeconds: 10e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
+	SGLangROCm: ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 98e-6, PartSecondsLater: 71e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 18e-6, MLALayerSeconds: 146e-6, IndexerSeconds: 0e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

@@ -58,11 +58,31 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 	return detectWith(ctx, opts, backends)
 }
 
-// backendOutcome is what one backend goroutine hands back to the orchestrator.
-type backendOutcome struct {
-	index    int
+// backendJob is one backend of a detection, run on a worker, and its
+// outcome. The jobs of a detection are one slice, not a closure each, and a
+// backend reports only its index over the channel: the closures and the
+// outcomes copied through the channel and into a map were 17 allocations
+// and some 6 KB per detection (docs/performance.md, "Fourth pass").
+type backendJob struct {
+	ctx     context.Context
+	m       *machine.Machine
+	backend machine.Backend
+	index   int
+	start   time.Time
+	done    chan<- int
+
+	// Written by run before it reports the index; read by the orchestrator
+	// only after receiving it (the channel orders the two). A backend
+	// abandoned at the deadline writes them when nobody reads them anymore.
 	findings machine.Findings
 	took     time.Duration
+}
+
+// run runs the backend and reports its index once the outcome is written.
+func (j *backendJob) run() {
+	j.findings = runBackend(j.ctx, j.m, j.backend)
+	j.took = time.Since(j.start)
+	j.done <- j.index
 }
 
 // detectWith is Detect over an explicit list of backends (tests pass their own).
@@ -83,23 +103,22 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// them from starting new ones.
 	defer cancel()
 
-	// Each backend hands its findings over a buffered channel and touches
-	// nothing shared, so a backend that finishes after Detect returned writes
-	// into a channel nobody reads and exits: no data race, no leak beyond it.
-	done := make(chan backendOutcome, len(list))
-	running := make(map[int]time.Time, len(list))
+	// Each backend writes its outcome into its own job, reports its index
+	// over a buffered channel and touches nothing else shared, so a backend
+	// that finishes after Detect returned writes into a job and a channel
+	// nobody reads and exits: no data race, no leak beyond it.
+	done := make(chan int, len(list))
+	jobs := make([]backendJob, len(list))
+	started := 0
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		running[i] = time.Now()
-		t0 := running[i]
-		runOnWorker(func() {
-			f := runBackend(ctx, m, b)
-			done <- backendOutcome{index: i, findings: f, took: time.Since(t0)}
-		})
+		started++
+		jobs[i] = backendJob{ctx: ctx, m: m, backend: b, index: i, start: time.Now(), done: done}
+		runOnWorker(&jobs[i])
 	}
-	outcomes := collectOutcomes(ctx, done, running)
+	reported := collectOutcomes(ctx, done, len(list), started)
 
 	reg := registry.New()
 	timing := &registry.Timing{Backends: make(map[string]float64, len(list))}
@@ -108,14 +127,14 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		o, ok := outcomes[i]
-		if !ok {
-			timing.Backends[b.Name] = ms(time.Since(running[i]))
+		if !reported[i] {
+			timing.Backends[b.Name] = ms(time.Since(jobs[i].start))
 			reg.Warnings = append(reg.Warnings, registry.Warning{Backend: b.Name, Code: registry.WarnBackendTimeout,
 				Message: fmt.Sprintf("still running %v after the %v detection deadline; its findings are dropped",
 					backendGrace, opts.Timeout)})
 			continue
 		}
+		o := &jobs[i] // its worker wrote it before reporting
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
 		dropped[b.Name] += o.findings.DroppedWarnings
@@ -135,17 +154,18 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	return reg, nil
 }
 
-// collectOutcomes receives backend outcomes until every running backend has
-// reported or backendGrace has passed since ctx ended. Backends missing from
-// the answer are the ones abandoned.
-func collectOutcomes(ctx context.Context, done <-chan backendOutcome, running map[int]time.Time) map[int]backendOutcome {
-	out := make(map[int]backendOutcome, len(running))
+// collectOutcomes receives the indexes (of n) of the backends that finished
+// until every one of the started backends has reported or backendGrace has
+// passed since ctx ended. Backends not reported are the ones abandoned.
+func collectOutcomes(ctx context.Context, done <-chan int, n, started int) []bool {
+	out := make([]bool, n)
 	ctxDone := ctx.Done()
 	var grace <-chan time.Time
-	for len(out) < len(running) {
+	for got := 0; got < started; {
 		select {
-		case o := <-done:
-			out[o.index] = o
+		case i := <-done:
+			out[i] = true
+			got++
 		case <-ctxDone:
 			ctxDone = nil // fires once; from now on wait only for the grace
 			t := time.NewTimer(backendGrace)

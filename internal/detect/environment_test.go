@@ -63,6 +63,9 @@ func TestEnvironmentCases(t *testing.T) {
 			"proc/1/cgroup": "12:devices:/kubepods/burstable/pod1f/0123abc\n",
 			"var/run/secrets/kubernetes.io/serviceaccount/namespace": "ml\n"},
 			want: &registry.Environment{Container: "kubernetes", Kubernetes: true}},
+		{name: "kubernetes pod whose /var/run links to the absolute /run", files: map[string]string{
+			"run/secrets/kubernetes.io/serviceaccount/namespace": "ml\n"},
+			want: &registry.Environment{Container: "kubernetes", Kubernetes: true}},
 		{name: "kubernetes from env only", env: map[string]string{"KUBERNETES_SERVICE_HOST": "10.0.0.1"},
 			want: &registry.Environment{Container: "kubernetes", Kubernetes: true}},
 		{name: "docker in kubernetes keeps the runtime", files: map[string]string{".dockerenv": ""},

@@ -7,8 +7,16 @@ package detect
 // garbage collector halves an idle one now and then (runtime stack
 // shrinking), which costs one copy, not one per detection.
 
-// worker is a goroutine that runs the functions sent to it, one at a time.
-type worker chan func()
+// worker is a goroutine that runs the jobs sent to it, one at a time.
+type worker chan job
+
+// job is what a worker runs.
+type job interface{ run() }
+
+// funcJob runs a function as a job.
+type funcJob func()
+
+func (f funcJob) run() { f() }
 
 // idleWorkers holds the workers waiting between detections: enough for
 // every backend of two detections at once; a worker finding no room exits.
@@ -17,7 +25,7 @@ var idleWorkers = make(chan worker, 2*len(backends))
 // runOnWorker runs fn on an idle worker, or on a new one when none is idle
 // (a worker still running an abandoned backend is not idle). It does not
 // wait for fn.
-func runOnWorker(fn func()) {
+func runOnWorker(fn job) {
 	select {
 	case w := <-idleWorkers:
 		w <- fn
@@ -32,7 +40,7 @@ func runOnWorker(fn func()) {
 // exits when the idle list is full.
 func (w worker) loop() {
 	for fn := range w {
-		fn()
+		fn.run()
 		select {
 		case idleWorkers <- w:
 		default:

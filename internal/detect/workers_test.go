@@ -19,11 +19,11 @@ func TestRunOnWorkerNeverWaitsForABusyWorker(t *testing.T) {
 	started.Add(n)
 	finished.Add(n)
 	for range n {
-		runOnWorker(func() {
+		runOnWorker(funcJob(func() {
 			started.Done()
 			<-release
 			finished.Done()
-		})
+		}))
 	}
 	waitOrFail(t, &started, "every function started while the others block")
 	close(release)
@@ -33,7 +33,7 @@ func TestRunOnWorkerNeverWaitsForABusyWorker(t *testing.T) {
 	// An idle worker is reused: the function runs on one taken from the list.
 	hold := make(chan struct{})
 	ran := make(chan struct{})
-	runOnWorker(func() { close(ran); <-hold })
+	runOnWorker(funcJob(func() { close(ran); <-hold }))
 	<-ran
 	assert.Equal(t, cap(idleWorkers)-1, len(idleWorkers))
 	close(hold)

@@ -289,6 +289,17 @@ func (m *Model) LayerCounts() iter.Seq2[Layer, int] {
 	}
 }
 
+// CachedLayerCounts is LayerCounts over the layers that keep a KV cache:
+// the first Layers - UncachedLayers of them.
+func (m *Model) CachedLayerCounts() iter.Seq2[Layer, int] {
+	if m.UncachedLayers <= 0 {
+		return m.LayerCounts()
+	}
+	trunk := *m
+	trunk.Layers = max(m.Layers-m.UncachedLayers, 0)
+	return trunk.LayerCounts()
+}
+
 // RecurrentStateElements is the state all the model's Recurrent layers
 // keep per sequence, in elements (0 for a model without such layers).
 func (m *Model) RecurrentStateElements() float64 {

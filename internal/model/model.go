@@ -104,6 +104,16 @@ type Model struct {
 	// lists indexer_types and a "shared" layer reuses the previous full
 	// layer's choice (GLM-5.2: 21 of 78).
 	IndexerLayers int `json:"indexer_layers,omitempty"`
+	// UncachedLayers is how many of the last of the Layers layers keep no
+	// KV cache: the MTP (nextn) layers a deepseek32 or glm-dsa GGUF counts
+	// in block_count, whose latent llama.cpp's main context does not cache
+	// (filter_mla, il < n_layer(), in llama_model::create_memory,
+	// src/llama-model.cpp of https://github.com/unslothai/llama.cpp at
+	// d32676d77426540327835040d5d3279728f0b4c8, a synced fork of
+	// ggml-org/llama.cpp). 0 elsewhere: a Hugging Face config counts the
+	// MTP modules apart (MTPParams), and a deepseek2 file's nextn layer is
+	// cached there.
+	UncachedLayers int `json:"uncached_layers,omitempty"`
 
 	// LayerKinds is the pattern of the layers' kinds, repeated over the
 	// Layers layers (layer i is LayerKinds[i mod len]): what each keeps

@@ -469,6 +469,11 @@ func modelFromGGUF(h *ggufHeader) (*model.Model, error) {
 		}
 		m.VHeadDim = num("attention.value_length")
 		ggufIndexer(h, arch, m, num)
+		if arch == "deepseek32" || arch == "glm-dsa" {
+			// llama.cpp caches the latent of the trunk only
+			// (model.Model.UncachedLayers).
+			m.UncachedLayers = min(num("nextn_predict_layers"), m.Layers)
+		}
 	} else {
 		m.HeadDim = num("attention.key_length")
 	}

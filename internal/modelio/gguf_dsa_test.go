@@ -8,6 +8,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // ggufDSA is the header of a DeepSeek Sparse Attention file of
@@ -81,4 +83,37 @@ func TestGGUFIndexer(t *testing.T) {
 	m, err = ReadGGUF(bytes.NewReader(w.Bytes()))
 	require.NoError(t, err)
 	assert.Zero(t, m.IndexerLayers)
+}
+
+// TestGGUFMTPLayerHoldsNoLatent: a deepseek32 or glm-dsa file counts its
+// MTP layer in block_count (62 = 61 + nextn_predict_layers 1), but
+// llama.cpp's main context caches the latent of the trunk's layers only
+// (filter_mla, il < n_layer(), in llama_model::create_memory, src/
+// llama-model.cpp of unslothai/llama.cpp at d32676d7, a synced fork of
+// ggml-org/llama.cpp): 61 x (512 + 64) values a token, like the indexer
+// keys. A deepseek2 file keeps no such filter there (its nextn layer is
+// cached), and a file without nextn_predict_layers caches every layer.
+func TestGGUFMTPLayerHoldsNoLatent(t *testing.T) {
+	latentPerToken := func(m *model.Model) float64 {
+		const ctx = 1 << 16
+		trunk := *m
+		trunk.IndexerLayers = 0
+		return float64(quant.KVCacheBytes(&trunk, ctx, 1, quant.KVOptions{Bytes: 2})) / ctx
+	}
+	m, err := ReadGGUF(bytes.NewReader(ggufDSA("deepseek32", 62, 1, 163840, nil)))
+	require.NoError(t, err)
+	assert.Equal(t, 62, m.Layers, "the MTP layer stays a layer of the file (its weights)")
+	assert.Equal(t, float64(61*(512+64)*2), latentPerToken(m))
+
+	m, err = ReadGGUF(bytes.NewReader(ggufDSA("glm-dsa", 9, 1, 202752, nil)))
+	require.NoError(t, err)
+	assert.Equal(t, float64(8*(512+64)*2), latentPerToken(m))
+
+	m, err = ReadGGUF(bytes.NewReader(ggufDSA("deepseek32", 61, 0, 163840, nil)))
+	require.NoError(t, err)
+	assert.Equal(t, float64(61*(512+64)*2), latentPerToken(m))
+
+	m, err = ReadGGUF(bytes.NewReader(ggufDSA("deepseek2", 62, 1, 163840, nil)))
+	require.NoError(t, err)
+	assert.Equal(t, float64(62*(512+64)*2), latentPerToken(m))
 }

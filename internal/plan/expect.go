@@ -139,14 +139,6 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 				short = true
 			}
 			perToken := float64(s.Part.KV) / pl.Costs.VLLM.kvScale() / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
-			if b.WorkspaceOutside && pl.Costs.Latent {
-				// SGLang keeps a token's whole MLA latent on every rank
-				// ((kv_lora_rank + qk_rope_head_dim) x layers x bytes,
-				// get_cell_size_per_token in model_runner_kv_cache_mixin.py):
-				// the plan's split of the cache over the stage's devices
-				// does not apply.
-				perToken *= pl.Costs.kvSplit(len(s.Devices))
-			}
 			if !b.WorkspaceOutside {
 				perToken *= vllmTokenScale(pl, req)
 			}

@@ -207,8 +207,25 @@ func (c costs) hostBytes() int64 {
 
 // kvSplit is how many ways a TP group of n divides the KV cache: n, or the
 // number of KV heads when there are fewer (each device then holds one head
-// replicated, as vLLM does).
+// replicated, as vLLM does). An MLA latent is one head whatever the query
+// heads: every rank keeps a token's whole kv_lora_rank + qk_rope_head_dim
+// (and a DSA model's indexer key), so it is not divided. vLLM builds its
+// cache from MLAAttentionSpec(num_kv_heads=1) in MLAAttention.
+// get_kv_cache_spec (vllm/model_executor/layers/attention/mla_attention.py
+// at vllm-project/vllm 90b0a26e) and ModelConfig.get_num_kv_heads returns
+// 1 under use_mla (vllm/config/model.py at 18ec6629); SGLang sizes its
+// pool by get_cell_size_per_token, whose MLA branch is (kv_lora_rank +
+// qk_rope_head_dim) x layers x bytes with no TP term (python/sglang/srt/
+// model_executor/model_runner_kv_cache_mixin.py at sgl-project/sglang
+// 226149ac). Only vLLM's --decode-context-parallel-size (max_model_len
+// over the DCP size, FullAttentionSpec.max_memory_usage_bytes in
+// vllm/v1/kv_cache_interface.py at 001cabc1) and SGLang's
+// --enable-dp-attention (each rank serves its own requests), both off by
+// default and neither planned, spread an MLA cache over ranks.
 func (c *costs) kvSplit(n int) float64 {
+	if c.Latent {
+		return 1
+	}
 	if c.KVHeads > 0 && c.KVHeads < n {
 		return float64(c.KVHeads)
 	}

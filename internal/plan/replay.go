@@ -146,6 +146,13 @@ func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeCon
 	return &Replay{decodePlan: pl, decodeReq: req}
 }
 
+// OnEngine marks a serving replay (NewServingReplay) as a run of the
+// engine name (engine.NameSGLang: SGLang's constants) and returns r.
+func (r *Replay) OnEngine(name string) *Replay {
+	r.decodeReq.Engine = name
+	return r
+}
+
 // OffloadHost is the host of an offloaded run: its memory bandwidth
 // (GB/s) and the cores llama.cpp's threads run on.
 type OffloadHost struct {

@@ -66,19 +66,16 @@ func (c *costs) staticHolds(s stage, pp int) bool {
 	if r == nil || s.Part.KV <= 0 || len(s.Devices) == 0 {
 		return true
 	}
-	return staticTokens(s, r.fraction(s, pp, c.Latent), r.Linked, c, r.Context) >= int64(r.Context)
+	return staticTokens(s, r.fraction(s, pp, c.Latent), r.Linked, r.Context) >= int64(r.Context)
 }
 
 // staticTokens is the tokens SGLang's pool on stage s holds at fraction,
-// Part.KV being one sequence of ctx tokens on one device (fitBatch): a
-// token's whole MLA latent on every rank (get_cell_size_per_token in
-// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py), page
-// size 1.
-func staticTokens(s stage, fraction float64, linked int64, c *costs, ctx int) int64 {
+// Part.KV being one sequence of ctx tokens on one device (fitBatch), an
+// MLA model's whole latent on every rank as SGLang keeps it (kvSplit;
+// get_cell_size_per_token in python/sglang/srt/model_executor/
+// model_runner_kv_cache_mixin.py), page size 1.
+func staticTokens(s stage, fraction float64, linked int64, ctx int) int64 {
 	perToken := float64(s.Part.KV) / float64(ctx)
-	if c.Latent {
-		perToken *= c.kvSplit(len(s.Devices))
-	}
 	return int64(float64(staticPool(s, fraction, linked)) / perToken)
 }
 
@@ -102,5 +99,5 @@ func staticShortLine(g []*device, c costs) string {
 	}
 	f := r.fraction(s, 1, c.Latent)
 	return fmt.Sprintf("SGLang's --mem-fraction-static %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
-		fmtFraction(f), len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, &c, r.Context), 0), r.Context)
+		fmtFraction(f), len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, r.Context), 0), r.Context)
 }

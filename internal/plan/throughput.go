@@ -644,7 +644,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	var t Throughput
 	if notes {
 		t.Assumptions = []string{
-			e.decodeNote(pl, req.ContextLength, batch, isServing, !req.todaysCUDA()),
+			e.decodeNote(pl, req.ContextLength, batch, e.servingFractionOf(isServing, planEngine(pl, req), pl), !req.todaysCUDA()),
 			e.prefillNote(pl, req),
 		}
 		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
@@ -658,7 +658,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	if isServing {
 		step += serving.StepSeconds
 		if notes {
-			t.Assumptions = append(t.Assumptions, servingNote(serving))
+			t.Assumptions = append(t.Assumptions, e.servingNoteOf(planEngine(pl, req), pl, serving))
 		}
 	}
 	computeBound, hostStage := false, false
@@ -814,12 +814,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 }
 
 // servingDecode is the fitted batch-1 overhead of a serving engine (vLLM:
-// calibration.Throughput.VLLM) and true, or false for llama.cpp, engines
-// without fitted figures, and plans on devices other than NVIDIA and AMD
-// GPUs (the rows of data/serving_decode.json ran CUDA and ROCm builds;
-// vLLM on a TPU, Gaudi or Trainium keeps the generic per-layer time).
+// calibration.Throughput.VLLM; SGLang: its own, sglangDecode) and true, or
+// false for llama.cpp, engines without fitted figures, and plans on
+// devices other than NVIDIA and AMD GPUs (the rows of
+// data/serving_decode.json ran CUDA and ROCm builds; vLLM on a TPU, Gaudi
+// or Trainium keeps the generic per-layer time).
 func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.ServingDecode, bool) {
-	if en == nil || en.Name() != engine.NameVLLM || len(pl.Stages) == 0 {
+	if en == nil || en.Name() != engine.NameVLLM && en.Name() != engine.NameSGLang || len(pl.Stages) == 0 {
 		return calibration.ServingDecode{}, false
 	}
 	for _, s := range pl.Stages {
@@ -828,6 +829,10 @@ func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.Se
 				return calibration.ServingDecode{}, false
 			}
 		}
+	}
+	if en.Name() == engine.NameSGLang {
+		s, _ := e.sglangDecode(pl)
+		return s, true
 	}
 	return e.VLLM, true
 }
@@ -839,11 +844,17 @@ func amdGPU(d *device) bool {
 
 // servingNote is the assumption naming a serving engine's fixed costs.
 func servingNote(s calibration.ServingDecode) string {
+	return fmt.Sprintf("vLLM batch-1 decode %s (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)", servingCostsText(s))
+}
+
+// servingCostsText names what a batch-1 decode step under s streams at and
+// pays.
+func servingCostsText(s calibration.ServingDecode) string {
 	parts := fmt.Sprintf("%.0f us per part of a layer (its mixer or its feed-forward block)", s.PartSeconds*1e6)
 	if s.PartSecondsLater != s.PartSeconds {
 		parts = fmt.Sprintf("%.0f us per part of a layer (its mixer or its feed-forward block) on Hopper, Blackwell and CDNA3 GPUs, %.0f us on earlier ones", s.PartSecondsLater*1e6, s.PartSeconds*1e6)
 	}
-	return fmt.Sprintf("vLLM batch-1 decode streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %s, %.0f us per tensor-parallel all-reduce (one per part), %.0f us per MoE layer, %.0f us per latent-attention (MLA) layer and %.0f us per sparse-attention indexer (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)",
+	return fmt.Sprintf("streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %s, %.0f us per tensor-parallel all-reduce (one per part), %.0f us per MoE layer, %.0f us per latent-attention (MLA) layer and %.0f us per sparse-attention indexer",
 		s.BandwidthFraction*100, s.StepSeconds*1e6, parts, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6, s.MLALayerSeconds*1e6, s.IndexerSeconds*1e6)
 }
 
@@ -939,8 +950,9 @@ var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClass
 // decodeNote is the decode assumption: which fractions of memory bandwidth
 // the plan's first device reaches for weights and KV cache and why (its
 // memory class and the weights' family), and the per-layer time (for a
-// serving engine, a pointer to its fixed costs instead).
-func (e efficiency) decodeNote(pl *planned, context, batch int, serving, older bool) string {
+// serving engine, named by serving, a pointer to its fixed costs instead;
+// serving is "" for llama.cpp).
+func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, older bool) string {
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
 		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
@@ -960,9 +972,9 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving, older b
 			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
-	if serving {
-		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at vLLM's fraction of memory bandwidth, plus its fixed costs (both listed below)",
-			where, familyNames[family], context, batch)
+	if serving != "" {
+		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
+			where, familyNames[family], context, batch, serving)
 	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)

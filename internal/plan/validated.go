@@ -44,6 +44,9 @@ const hostRows = "AMD EPYC Zen 4 vCPU, one thread per core measured (host_harnes
 // with tensor parallelism, offloaded layers, mixed device classes or a
 // device class or weight type without rows is not validated.
 func validatedOn(pl *planned, req *planning) (string, bool) {
+	if e := planEngine(pl, req); e != nil && e.Name() == engine.NameSGLang && efficiency(fitted).servingUsed(e, pl) {
+		return sglangValidatedOn(pl), false
+	}
 	if e := planEngine(pl, req); e == nil || e.Name() != measuredEngine {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
 	}

@@ -193,7 +193,7 @@ func dsaBytesPerToken(m *model.Model, kv KVOptions) float64 {
 		b = float64(m.IndexerLayers) * key
 	}
 	if kv.ScaledFP8Latent && kv.bytes() == 1 {
-		for l, n := range m.LayerCounts() {
+		for l, n := range m.CachedLayerCounts() {
 			if l.Kind == model.LatentAttention {
 				b += float64(n) * (float64(l.LatentDim/128*4) + float64(l.RopeDim))
 			}
@@ -206,7 +206,7 @@ func dsaBytesPerToken(m *model.Model, kv KVOptions) float64 {
 // contextLen tokens over all layers: per-token caches and recurrent states
 // apart (they are stored at different widths).
 func kvElementsPerSequence(m *model.Model, contextLen int, kv KVOptions) (cached, state float64) {
-	for l, n := range m.LayerCounts() {
+	for l, n := range m.CachedLayerCounts() {
 		if l.CachesPerToken() {
 			cached += layerElementsPerToken(m, l) * float64(n) * float64(kv.cells(l, contextLen))
 		}
@@ -236,7 +236,7 @@ func layerElementsPerToken(m *model.Model, l model.Layer) float64 {
 // layers that cache per token (0: heads unknown, or no such layer).
 func kvElementsPerToken(m *model.Model) float64 {
 	var e float64
-	for l, n := range m.LayerCounts() {
+	for l, n := range m.CachedLayerCounts() {
 		if l.CachesPerToken() {
 			e += float64(n) * layerElementsPerToken(m, l)
 		}

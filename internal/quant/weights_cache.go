@@ -33,6 +33,7 @@ type shapeKey struct {
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
 	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
+	UncachedLayers                                               int
 	FileQuant                                                    string
 	FileWeightBytes                                              int64
 	Architecture                                                 string
@@ -59,7 +60,8 @@ func shapeOf(m *model.Model) shapeKey {
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:     m.VHeadDim,
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
-		FileQuant: m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
+		UncachedLayers: m.UncachedLayers,
+		FileQuant:      m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
 		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m),
 	}
 }

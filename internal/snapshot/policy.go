@@ -12,8 +12,9 @@ var contentTrees = []string{"sys", "proc", "dev", "run/systemd/container"}
 
 // markerPaths may be recorded as existing (type only, never content): the
 // container and Kubernetes markers detection tests for. The Kubernetes
-// service-account directory holds a token; only its existence is kept.
-var markerPaths = []string{".dockerenv", "run/.containerenv", "var/run/secrets/kubernetes.io/serviceaccount"}
+// service-account directory holds a token; only its existence is kept
+// (host.ServiceAccountDirs: both ways to it).
+var markerPaths = []string{".dockerenv", "run/.containerenv", "var/run/secrets/kubernetes.io/serviceaccount", "run/secrets/kubernetes.io/serviceaccount"}
 
 // procPIDFiles are the only per-process files of /proc recorded: the cgroup
 // membership (container detection). Everything else under /proc/<pid>

@@ -426,7 +426,8 @@ func servingInFamily(r servingRow) bool {
 // least 10 must be within 25 % (issue 22), and of issue 22's family
 // (servingInFamily) the rows within 25 % are listed and counted: 6 of the 8
 // vLLM rows in sample, short of the issue's 10. The SGLang rows are
-// replayed under vLLM's constants and are not bound.
+// replayed under SGLang's own constants and bound by TestSGLangRowsReplay
+// (sglang_test.go).
 func TestServingRowsWithin25Percent(t *testing.T) {
 	r := fitted(t)
 	c := r.throughput()

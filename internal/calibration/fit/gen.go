@@ -40,6 +40,9 @@ type result struct {
 	servingRows []servingRow
 	serving     []servingCase
 	servingFit  servingFit
+	// sglangFit is SGLang's constants, fitted on its rows of
+	// data/serving_decode.json (sglang.go).
+	sglangFit sglangFit
 	// offloadRows are data/offload_decode.json, offload its replayed rows,
 	// offloadFit the hand-over time fitted on them.
 	offloadRows []offloadRow
@@ -87,6 +90,9 @@ func fitAll(dataDir string) (*result, error) {
 	if r.servingFit, err = fitServing(r.serving, r.throughput()); err != nil {
 		return nil, err
 	}
+	if r.sglangFit, err = fitSGLang(r.serving, r.throughput(), r.servingFit); err != nil {
+		return nil, err
+	}
 	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
 		return nil, err
 	}
@@ -125,6 +131,8 @@ func (r *result) throughput() calibration.Throughput {
 		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
 		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
 		VLLM:                          r.servingFit.decode(),
+		SGLang:                        r.sglangFit.decode(),
+		SGLangROCm:                    r.sglangFit.decodeROCm(),
 		OffloadHandoverSeconds:        float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
@@ -238,6 +246,7 @@ func constantsSource(r *result) ([]byte, error) {
 	v := f.decode()
 	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %.0fe-6, PartSeconds: %.0fe-6, PartSecondsLater: %.0fe-6, AllReduceSeconds: %.0fe-6, MoELayerSeconds: %.0fe-6, MLALayerSeconds: %.0fe-6, IndexerSeconds: %.0fe-6},",
 		hundredths(int(math.Round(v.BandwidthFraction*100))), v.StepSeconds*1e6, v.PartSeconds*1e6, v.PartSecondsLater*1e6, v.AllReduceSeconds*1e6, v.MoELayerSeconds*1e6, v.MLALayerSeconds*1e6, v.IndexerSeconds*1e6)
+	p("%s", sglangConstant(r.sglangFit))
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")
@@ -391,6 +400,10 @@ func fittedConstantsTable(r *result) string {
 	sv := sf.decode()
 	row("Fitted.VLLM", fmt.Sprintf("f %.2f; step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, MoE layer %.0f, MLA layer %.0f, indexer %.0f µs", sv.BandwidthFraction, sv.StepSeconds*1e6, sv.PartSeconds*1e6, sv.PartSecondsLater*1e6, sv.AllReduceSeconds*1e6, sv.MoELayerSeconds*1e6, sv.MLALayerSeconds*1e6, sv.IndexerSeconds*1e6),
 		fmt.Sprintf("all %d vLLM rows of `data/serving_decode.json`; terms chosen and checked by leave-one-source-out cross-validation over %d sources", sf.all, sf.cv.groups), "coordinate descent, least squares of the log error")
+	gf := r.sglangFit
+	gv := gf.decode()
+	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %.0f, MLA layer %.0f µs; fixed times x %s on AMD GPUs; f %.2f, step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, indexer %.0f µs: vLLM's", gv.MoELayerSeconds*1e6, gv.MLALayerSeconds*1e6, hundredths(gf.rocmPct), gv.BandwidthFraction, gv.StepSeconds*1e6, gv.PartSeconds*1e6, gv.PartSecondsLater*1e6, gv.AllReduceSeconds*1e6, gv.IndexerSeconds*1e6),
+		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_decode.json`: NVIDIA B200 and AMD MI300X (%d held out: other GPUs)", gf.n, gf.heldOut), "grid, least squares of the log error; the rest taken from `Fitted.VLLM` (too few dense rows)")
 	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
 		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")

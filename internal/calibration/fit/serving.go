@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -33,9 +34,10 @@ type servingRow struct {
 
 // Uses of a replayed row of data/serving_decode.json or
 // data/offload_decode.json: the constants are fitted on the "fit" rows;
-// the "held_out" rows (other sources; every SGLang row) only check them.
-// The vLLM constants are now fitted on every vLLM row and checked by
-// cross-validation (servingcv.go); their split is scored for continuity.
+// the "held_out" rows only check them. The vLLM constants are now fitted
+// on every vLLM row and checked by cross-validation (servingcv.go); their
+// split is scored for continuity. SGLang's are fitted on its "fit" rows
+// (sglang.go).
 const (
 	useFit     = "fit"
 	useHeldOut = "held_out"
@@ -79,8 +81,8 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 			}
 			continue
 		}
-		if r.Use != useFit && r.Use != useHeldOut || r.Engine != "vllm" && r.Use == useFit {
-			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is %q or %q (only vLLM rows fit), not %q", name, useFit, useHeldOut, r.Use)
+		if r.Use != useFit && r.Use != useHeldOut || !servingEngines[r.Engine] {
+			return nil, nil, fmt.Errorf("serving_decode.json: %s: a replayed row is a vLLM or SGLang row, %q or %q, not %s %q", name, useFit, useHeldOut, r.Engine, r.Use)
 		}
 		s, ok := specs.ByName(r.Spec)
 		if !ok || s.BandwidthGBs <= 0 {
@@ -90,7 +92,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2), layers: m.Layers,
+		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers,
 			blocks: plan.CountServingBlocks(m, 0, m.Layers), later: plan.LaterServingGeneration("", &s)}
 		if m.IsMoE() {
 			c.moeLayers = m.Layers - m.DenseLayers
@@ -145,6 +147,7 @@ func (f servingFit) decode() calibration.ServingDecode { return decode(f.constan
 func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, error) {
 	unit := c
 	unit.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
+	unit.SGLang, unit.SGLangROCm = unit.VLLM, unit.VLLM // an SGLang row's stream, for fitSGLang
 	var vllm, fitCases, heldCases []servingCase
 	for i := range cases {
 		sc := &cases[i]
@@ -214,10 +217,7 @@ func servingTable(r *result) string {
 		}
 		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
 		cv := "—"
-		switch {
-		case ok && row.Engine != "vllm":
-			errText += " (vLLM's constants; SGLang has none fitted)"
-		case ok:
+		if ok && row.Engine == engine.NameVLLM {
 			cv = fmt.Sprintf("%.1f (%s)", f.cv.estimates[i], signedPct(f.cv.estimates[i]/row.TokensPerS-1))
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
@@ -242,6 +242,7 @@ func servingTable(r *result) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, pct(cv.median()), pct(cv.p90()), kept)
 	}
+	b.WriteString("\n" + sglangSummary(r.sglangFit))
 	return b.String()
 }
 

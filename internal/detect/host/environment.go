@@ -2,7 +2,6 @@ package host
 
 import (
 	"context"
-	"path"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
@@ -85,7 +84,7 @@ func envContainer(m *machine.Machine, env *registry.Environment) {
 		cg = containerFromCgroup(s)
 	}
 	_, k8sEnv := m.Env("KUBERNETES_SERVICE_HOST")
-	if cg == "kubernetes" || k8sEnv || m.Exists("var/run/secrets/kubernetes.io/serviceaccount") {
+	if cg == "kubernetes" || k8sEnv || serviceAccountMounted(m) {
 		env.Kubernetes = true
 		cg = ""
 	}
@@ -97,16 +96,36 @@ func envContainer(m *machine.Machine, env *registry.Environment) {
 	}
 }
 
+// ServiceAccountDirs are where a pod's Kubernetes service account is
+// mounted, /var/run/secrets/kubernetes.io/serviceaccount
+// (https://kubernetes.io/docs/tasks/configure-pod-container/configure-service-account/),
+// and the same directory through /run: where /var/run is an absolute link
+// to /run (Debian 12's base system: "/var/run -> /run"), reads confined to
+// the sysroot refuse to follow it (openat2 RESOLVE_BENEATH, os.Root), so
+// the directory is looked for where the link points too.
+var ServiceAccountDirs = []string{"var/run/secrets/kubernetes.io/serviceaccount", "run/secrets/kubernetes.io/serviceaccount"}
+
+// serviceAccountMounted reports whether a Kubernetes service account is
+// mounted in the sysroot.
+func serviceAccountMounted(m *machine.Machine) bool {
+	for _, d := range ServiceAccountDirs {
+		if m.Exists(d) {
+			return true
+		}
+	}
+	return false
+}
+
 // envCgroup reads the memory and CPU limits of the cgroup this process sees
 // as its root: cgroup v2 memory.max / cpu.max, else the v1 controllers.
 func envCgroup(m *machine.Machine, env *registry.Environment) {
 	const root = "sys/fs/cgroup"
 	env.CgroupMemoryLimit, _ = cgroupMemoryLimit(m)
-	if s, err := m.ReadString(path.Join(root, "cpu.max")); err == nil {
+	if s, err := m.ReadString(root + "/cpu.max"); err == nil {
 		env.CgroupCPULimit = parseCgroupCPUMax(s)
 	} else {
-		q, err1 := m.ReadString(path.Join(root, "cpu", "cpu.cfs_quota_us"))
-		p, err2 := m.ReadString(path.Join(root, "cpu", "cpu.cfs_period_us"))
+		q, err1 := m.ReadString(root + "/cpu/cpu.cfs_quota_us")
+		p, err2 := m.ReadString(root + "/cpu/cpu.cfs_period_us")
 		if err1 == nil && err2 == nil {
 			env.CgroupCPULimit = parseCgroupV1CPU(q, p)
 		}
@@ -124,10 +143,10 @@ const (
 // read; 0 when unlimited or absent.
 func cgroupMemoryLimit(m *machine.Machine) (int64, string) {
 	const root = "sys/fs/cgroup"
-	if s, err := m.ReadString(path.Join(root, "memory.max")); err == nil {
+	if s, err := m.ReadString(root + "/memory.max"); err == nil {
 		return parseCgroupMemoryMax(s), srcCgroupV2Memory
 	}
-	if s, err := m.ReadString(path.Join(root, "memory", "memory.limit_in_bytes")); err == nil {
+	if s, err := m.ReadString(root + "/memory/memory.limit_in_bytes"); err == nil {
 		return parseCgroupMemoryMax(s), srcCgroupV1Memory
 	}
 	return 0, ""
@@ -136,7 +155,7 @@ func cgroupMemoryLimit(m *machine.Machine) (int64, string) {
 // envVirtualization: the CPU's hypervisor flag says "virtual machine"; DMI
 // (or /sys/hypervisor/type for Xen) names the hypervisor when it says so.
 func envVirtualization(m *machine.Machine, env *registry.Environment) {
-	env.Hypervisor = hypervisorFromDMI(envDMI(m, "sys_vendor"), envDMI(m, "product_name"))
+	env.Hypervisor = hypervisorFromDMI(envDMI(m, dmiFile+"sys_vendor"), envDMI(m, dmiFile+"product_name"))
 	if env.Hypervisor == "" {
 		if t, err := m.ReadString("sys/hypervisor/type"); err == nil && t == "xen" {
 			env.Hypervisor = "xen"
@@ -154,16 +173,16 @@ func envVirtualization(m *machine.Machine, env *registry.Environment) {
 // and Azure name no instance type in DMI ("Google Compute Engine",
 // "Virtual Machine"), so none is reported there.
 func envCloud(m *machine.Machine, env *registry.Environment) {
-	vendor, bios, product := envDMI(m, "sys_vendor"), envDMI(m, "bios_vendor"), envDMI(m, "product_name")
+	vendor, bios, product := envDMI(m, dmiFile+"sys_vendor"), envDMI(m, dmiFile+"bios_vendor"), envDMI(m, dmiFile+"product_name")
 	switch {
 	case vendor == "Amazon EC2" || bios == "Amazon EC2" || envXenUUIDIsEC2(m) || envDMIUUIDIsEC2(m):
 		env.Cloud = "aws"
 		if strings.Contains(product, ".") && !strings.ContainsAny(product, " /") && len(product) <= 64 {
 			env.InstanceType = product
 		}
-	case product == "Google Compute Engine" || strings.HasPrefix(envDMI(m, "product_serial"), "GoogleCloud-"):
+	case product == "Google Compute Engine" || strings.HasPrefix(envDMI(m, dmiFile+"product_serial"), "GoogleCloud-"):
 		env.Cloud = "gcp"
-	case envDMI(m, "chassis_asset_tag") == azureAssetTag:
+	case envDMI(m, dmiFile+"chassis_asset_tag") == azureAssetTag:
 		env.Cloud = "azure"
 	}
 }
@@ -172,7 +191,7 @@ func envCloud(m *machine.Machine, env *registry.Environment) {
 // an EC2 HVM instance reports it. product_uuid is root-only on most
 // kernels; unreadable, it says nothing.
 func envDMIUUIDIsEC2(m *machine.Machine) bool {
-	return strings.HasPrefix(strings.ToLower(envDMI(m, "product_uuid")), "ec2")
+	return strings.HasPrefix(strings.ToLower(envDMI(m, dmiFile+"product_uuid")), "ec2")
 }
 
 func envXenUUIDIsEC2(m *machine.Machine) bool {
@@ -180,10 +199,15 @@ func envXenUUIDIsEC2(m *machine.Machine) bool {
 	return err == nil && strings.HasPrefix(strings.ToLower(u), "ec2")
 }
 
-// envDMI reads one DMI identification file ("" when absent or unreadable:
-// serials and UUIDs are root-only).
+// dmiFile prefixes the name of a DMI identification file: the callers'
+// paths are constants, not joined on every detection (docs/performance.md,
+// "Fourth pass").
+const dmiFile = machine.PathDMI + "/"
+
+// envDMI reads one DMI identification file, named by its path ("" when
+// absent or unreadable: serials and UUIDs are root-only).
 func envDMI(m *machine.Machine, name string) string {
-	s, err := m.ReadString(path.Join(machine.PathDMI, name))
+	s, err := m.ReadString(name)
 	if err != nil {
 		return ""
 	}

@@ -2,7 +2,9 @@ package host
 
 import (
 	"context"
+	"io/fs"
 	"testing"
+	"testing/fstest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -123,4 +125,40 @@ func FuzzParseNodeMemTotal(f *testing.F) {
 			t.Fatalf("negative %d", v)
 		}
 	})
+}
+
+// statCountingFS counts the Stat calls that reach the filesystem.
+type statCountingFS struct {
+	fstest.MapFS
+	stats map[string]int
+}
+
+func (s statCountingFS) Stat(name string) (fs.FileInfo, error) {
+	s.stats[name]++
+	return s.MapFS.Stat(name)
+}
+
+// A readable "online" says the node directory is there, so it is not
+// stat'ed; without "online" it is, and its absence still means no NUMA.
+func TestNUMAStatsNodeDirectoryOnlyWithoutOnline(t *testing.T) {
+	detect := func(files map[string]string) (machine.Findings, map[string]int) {
+		fsys := statCountingFS{MapFS: fstest.MapFS{}, stats: map[string]int{}}
+		for name, text := range files {
+			fsys.MapFS[name] = &fstest.MapFile{Data: []byte(text)}
+		}
+		m, err := machine.New(machine.Config{FS: fsys, NoExec: true})
+		require.NoError(t, err)
+		return detectNUMA(context.Background(), m), fsys.stats
+	}
+	f, stats := detect(map[string]string{machine.PathNodes + "/online": "0\n", machine.PathNodes + "/node0/cpulist": "0-3\n"})
+	assert.Equal(t, []registry.NUMANode{{ID: 0, CPUs: "0-3"}}, f.NUMANodes)
+	assert.Zero(t, stats[machine.PathNodes], "online was read: no stat of the directory")
+
+	f, stats = detect(map[string]string{machine.PathNodes + "/node0/cpulist": "0-3\n"})
+	assert.Equal(t, []registry.NUMANode{{ID: 0, CPUs: "0-3"}}, f.NUMANodes)
+	assert.NotZero(t, stats[machine.PathNodes], "no online: the directory is stat'ed")
+
+	f, _ = detect(map[string]string{"sys/.keep": ""})
+	assert.Empty(t, f.NUMANodes)
+	assert.Empty(t, f.Warnings)
 }

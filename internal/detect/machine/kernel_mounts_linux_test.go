@@ -61,10 +61,118 @@ func TestKernelMountsReadAsTheGeneralWay(t *testing.T) {
 	_, err = m.ReadFile("proc/self/fd/0")
 	assert.Error(t, err)
 
-	if _, statErr := os.Stat("/sys/fs/cgroup"); statErr == nil {
-		ok, _ := m.src.(dirSource).kernel.readFile(m.src.(dirSource).dir, "sys/fs/cgroup/cgroup.controllers", MaxFileBytes, false, func([]byte) {})
-		assert.False(t, ok, "cgroup files are read the general way")
+	if _, statErr := os.Stat("/sys/kernel/debug"); statErr == nil {
+		ok, _ := m.src.(dirSource).kernel.readFile(m.src.(dirSource).dir, "sys/kernel/debug/x", MaxFileBytes, false, func([]byte) {})
+		assert.False(t, ok, "a file below another of sysfs's mount points is read the general way")
 	}
+}
+
+// isCgroupFS reports whether the host directory dir is a cgroup v1 or v2
+// filesystem.
+func isCgroupFS(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && (int64(st.Type) == cgroupMagic || int64(st.Type) == cgroup2Magic)
+}
+
+// A file below sys/fs/cgroup/<dir>/, where <dir> is a cgroup filesystem
+// (a v1 controller), is read in one open relative to it, and gives what the
+// general read gives: the same bytes, absence as absence, a directory
+// refused. Below a <dir> that does not exist a file is absent without
+// another open. A file directly below sys/fs/cgroup, or below a directory
+// that is no cgroupfs, is read the general way.
+func TestCgroupFilesReadThroughTheirMount(t *testing.T) {
+	m := liveMachine(t)
+	ds := m.src.(dirSource)
+	names := []string{
+		"sys/fs/cgroup/cgroup.controllers", "sys/fs/cgroup/memory.max", "sys/fs/cgroup/cpu.max",
+		"sys/fs/cgroup/memory/memory.limit_in_bytes", "sys/fs/cgroup/cpu/cpu.cfs_quota_us",
+		"sys/fs/cgroup/cpu/cpu.cfs_period_us", "sys/fs/cgroup/memory/no-such-file",
+		"sys/fs/cgroup/no-such-controller/memory.limit_in_bytes",
+	}
+	fast := 0
+	for _, name := range names {
+		mount := filepath.Dir("/" + name)
+		_, statErr := os.Stat(mount)
+		wantFast := mount != "/sys/fs/cgroup" && (isCgroupFS(mount) || os.IsNotExist(statErr))
+		want, werr := func() ([]byte, error) {
+			var out []byte
+			err := readFromRoot(t, "/", name, MaxFileBytes, func(b []byte) { out = append([]byte{}, b...) })
+			return out, err
+		}()
+		got, err := m.ReadFile(name)
+		if werr != nil {
+			require.Error(t, err, name)
+			assert.Equal(t, IsMissing(werr), IsMissing(err), "%s: %v, %v", name, werr, err)
+			assert.Contains(t, err.Error(), name)
+		} else {
+			require.NoError(t, err, name)
+			assert.Equal(t, string(want), string(got), name)
+		}
+		ok, _ := ds.kernel.readFile(ds.dir, name, MaxFileBytes, false, func([]byte) {})
+		assert.Equal(t, wantFast, ok, "%s read through %s", name, mount)
+		if ok && statErr == nil {
+			fast++
+		}
+	}
+	if fast == 0 {
+		t.Skip("no cgroup filesystem below /sys/fs/cgroup here")
+	}
+	// A directory inside a cgroup filesystem is refused, as by the general way.
+	for _, mount := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu"} {
+		entries, err := os.ReadDir(mount)
+		if err != nil || !isCgroupFS(mount) {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				name := mount[1:] + "/" + e.Name()
+				_, err := m.ReadFile(name)
+				assert.ErrorContains(t, err, "not a regular file", name)
+				break
+			}
+		}
+	}
+}
+
+// The cgroup mount of a sysroot is opened inside it: a sys/fs/cgroup/<x>
+// that is a link to the host's own cgroup filesystem, absolute or climbing
+// past the root, is refused (RESOLVE_BENEATH), so neither the fast read nor
+// the general one reaches the host's file.
+func TestCgroupMountStaysInsideSysroot(t *testing.T) {
+	host := ""
+	for _, dir := range []string{"/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpu", "/sys/fs/cgroup"} {
+		if isCgroupFS(dir) {
+			host = dir
+			break
+		}
+	}
+	if host == "" {
+		t.Skip("no cgroup filesystem below /sys/fs/cgroup here")
+	}
+	m, root := treeMachine(t, map[string]string{"sys/fs/cgroup/inside/cgroup.procs": "1\n"},
+		map[string]string{"sys/fs/cgroup/absolute": host})
+	rel, err := filepath.Rel(filepath.Join(root, "sys/fs/cgroup"), host)
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(rel, filepath.Join(root, "sys/fs/cgroup/climb")))
+	ds := m.src.(dirSource)
+	require.NotNil(t, ds.dir, "openat2 is usable")
+	k := &kernelMounts{}
+	for _, name := range []string{"sys/fs/cgroup/absolute/cgroup.procs", "sys/fs/cgroup/climb/cgroup.procs"} {
+		d, _ := k.cgroupMount(ds.dir, name)
+		assert.Nil(t, d.fd, "%s: the link leaves the sysroot", name)
+		assert.False(t, d.missing, "%s: refused, not absent", name)
+		_, err := m.ReadFile(name)
+		assert.Error(t, err, name)
+	}
+	d, rest := k.cgroupMount(ds.dir, "sys/fs/cgroup/inside/cgroup.procs")
+	assert.Nil(t, d.fd, "a directory of the tree is no cgroup filesystem")
+	assert.False(t, d.missing)
+	assert.Equal(t, "cgroup.procs", rest)
+	d, _ = k.cgroupMount(ds.dir, "sys/fs/cgroup/absent/memory.max")
+	assert.True(t, d.missing)
+	got, err := m.ReadString("sys/fs/cgroup/inside/cgroup.procs")
+	require.NoError(t, err)
+	assert.Equal(t, "1", got)
 }
 
 // DMI identification files and their absence are remembered across
@@ -190,4 +298,17 @@ func TestSysfsBinaryAttributeReadWhole(t *testing.T) {
 		require.NoError(t, err, host)
 		assert.Equal(t, want, got, host)
 	}
+}
+
+// A name with a NUL byte is refused before openat2 sees it (the kernel would
+// read the name only up to the NUL), as syscall.BytePtrFromString refuses it.
+func TestOpenBeneathRefusesNUL(t *testing.T) {
+	m, _ := treeMachine(t, map[string]string{"a": "1"}, nil)
+	dir := m.src.(dirSource).dir
+	require.NotNil(t, dir, "openat2 is usable")
+	_, err := openBeneath(int(dir.Fd()), "a\x00b", syscall.O_RDONLY)
+	assert.Equal(t, syscall.EINVAL, err)
+	fd, err := openBeneath(int(dir.Fd()), "a", syscall.O_RDONLY)
+	require.NoError(t, err)
+	syscall.Close(fd)
 }

@@ -403,3 +403,34 @@ func TestMachineReportsPermissionDenied(t *testing.T) {
 	}
 	assert.Equal(t, []string{"/sys/class/drm", "/sys/class/kfd/kfd/topology/nodes/0/properties", "/sys/class/drm/card0"}, got)
 }
+
+// A PCI function that no caller keeps (a host bridge of the CPU's vendor,
+// asked for its unbound display functions) has its numa_node left unread;
+// the functions kept get theirs, and a caller asking for every function
+// reads the others then.
+func TestPCINUMANodeReadOnlyForFunctionsKept(t *testing.T) {
+	const bridge, gpu = "sys/bus/pci/devices/0000:00:00.0", "sys/bus/pci/devices/0000:00:02.0"
+	fsys := &countingFS{MapFS: fstest.MapFS{
+		bridge + "/vendor": {Data: []byte("0x8086\n")}, bridge + "/device": {Data: []byte("0x0d57\n")},
+		bridge + "/class": {Data: []byte("0x060000\n")}, bridge + "/numa_node": {Data: []byte("0\n")},
+		gpu + "/vendor": {Data: []byte("0x8086\n")}, gpu + "/device": {Data: []byte("0x56a0\n")},
+		gpu + "/class": {Data: []byte("0x030000\n")}, gpu + "/numa_node": {Data: []byte("1\n")},
+	}, opens: map[string]int{}}
+	m, err := New(Config{FS: fsys})
+	require.NoError(t, err)
+
+	got := UnboundFunctions(m, VendorIntel, ClassDisplay)
+	require.Len(t, got, 1)
+	assert.Equal(t, "0000:00:02.0", got[0].Address)
+	require.NotNil(t, got[0].NUMANode)
+	assert.Equal(t, 1, *got[0].NUMANode)
+	assert.Zero(t, fsys.count(bridge+"/numa_node"), "the bridge is no caller's: its numa_node is not read")
+	assert.NotZero(t, fsys.count(bridge+"/class"), "its class was read to decide")
+
+	all := m.PCIDevices(VendorIntel)
+	require.Len(t, all, 2)
+	require.NotNil(t, all[0].NUMANode)
+	assert.Equal(t, 0, *all[0].NUMANode, "read when a caller keeps it")
+	*all[1].NUMANode = 7 // callers own their copies
+	assert.Equal(t, 1, *m.PCIDevices(VendorIntel)[1].NUMANode)
+}

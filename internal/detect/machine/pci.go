@@ -67,15 +67,28 @@ func Hex4(v int) string {
 // one vendor (vendor 0 = all), in address order. Unreadable entries are skipped.
 // The tree is read once per Machine (scanPCI); each caller gets its own copy.
 func (m *Machine) PCIDevices(vendor int) []PCIDevice {
+	return m.PCIDevicesWhere(vendor, nil)
+}
+
+// PCIDevicesWhere is PCIDevices keeping only the functions keep accepts
+// (nil keeps all). keep sees a function's ids, class and driver but not its
+// NUMANode, which is read only for the functions kept: a server lists dozens
+// of functions of the CPU's vendor (bridges, DMA engines, the chipset) that
+// no backend keeps, and numa_node is read afresh every detection
+// (docs/performance.md, "Fourth pass").
+func (m *Machine) PCIDevicesWhere(vendor int, keep func(PCIDevice) bool) []PCIDevice {
 	var out []PCIDevice
 	for _, fn := range m.scanPCI().functions {
 		if vendor != 0 && fn.vendor != vendor {
 			continue
 		}
-		p, _ := fn.details(m)
-		if p.NUMANode != nil { // callers own what they get, pointers included
-			n := *p.NUMANode
-			p.NUMANode = &n
+		p, _ := fn.base(m)
+		if keep != nil && !keep(p) {
+			continue
+		}
+		if n := fn.numa(m); n != nil { // callers own what they get, pointers included
+			v := *n
+			p.NUMANode = &v
 		}
 		out = append(out, p)
 	}
@@ -97,8 +110,11 @@ type pciFunction struct {
 	dir        string // "sys/bus/pci/devices/0000:18:00.0"
 	vendor     int
 	once       sync.Once
-	p          PCIDevice
-	deviceRead bool // its "device" file was readable
+	p          PCIDevice // NUMANode aside (numaNode)
+	deviceRead bool      // its "device" file was readable
+
+	numaOnce sync.Once
+	numaNode *int
 
 	// With a memo (memo.go): the stamp of the function's directory, taken
 	// before its attributes were read, and what is remembered for it.
@@ -111,8 +127,15 @@ type pciFunction struct {
 }
 
 // details reads the function's attributes on first use (concurrent callers
-// wait for that one reading).
+// wait for that one reading), its NUMA node included.
 func (fn *pciFunction) details(m *Machine) (PCIDevice, bool) {
+	p, deviceRead := fn.base(m)
+	p.NUMANode = fn.numa(m)
+	return p, deviceRead
+}
+
+// base reads the function's ids, class and driver on first use.
+func (fn *pciFunction) base(m *Machine) (PCIDevice, bool) {
 	fn.once.Do(func() {
 		p := &fn.p
 		if fn.facts.haveDetails {
@@ -121,11 +144,17 @@ func (fn *pciFunction) details(m *Machine) (PCIDevice, bool) {
 		} else {
 			fn.readIDs(m)
 		}
-		// Mutable: a driver binds and unbinds, numa_node can be rewritten.
-		p.NUMANode = m.numaNode(fn.dir)
+		// Mutable: a driver binds and unbinds.
 		p.Driver = m.LinkBase(path.Join(fn.dir, "driver"))
 	})
 	return fn.p, fn.deviceRead
+}
+
+// numa reads the function's NUMA node on first use (mutable: numa_node can
+// be rewritten, so it is never remembered).
+func (fn *pciFunction) numa(m *Machine) *int {
+	fn.numaOnce.Do(func() { fn.numaNode = m.numaNode(fn.dir) })
+	return fn.numaNode
 }
 
 // readIDs reads the function's device, class and subsystem ids, and
@@ -441,13 +470,7 @@ func RowsAtVendor[T any](m *Machine, f *Findings, backend, tool string, strict b
 // ids, in address order: a vendor id also covers functions of other kinds
 // (network, storage, audio), so backends keep only the ids they know.
 func PCIFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
-	var out []PCIDevice
-	for _, p := range m.PCIDevices(vendor) {
-		if _, ok := ids[p.Device]; ok {
-			out = append(out, p)
-		}
-	}
-	return out
+	return m.PCIDevicesWhere(vendor, func(p PCIDevice) bool { _, ok := ids[p.Device]; return ok })
 }
 
 // NormalizeBusID returns a PCI address in sysfs form: domain of at least 4

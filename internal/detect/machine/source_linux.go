@@ -42,13 +42,18 @@ func openBeneath(dirfd int, name string, flags int) (int, error) {
 
 // openBeneathHow is openBeneath with the RESOLVE_ flags given.
 func openBeneathHow(dirfd int, name string, flags int, resolve uint64) (int, error) {
-	p, err := syscall.BytePtrFromString(name)
-	if err != nil {
-		return -1, err
+	if strings.IndexByte(name, 0) >= 0 {
+		return -1, syscall.EINVAL // as syscall.BytePtrFromString answers
 	}
+	// The NUL-terminated name is built in a pooled buffer: one allocation
+	// fewer per open, 33 per detection (docs/performance.md, "Fourth pass").
+	pooled := nameBufs.Get().(*[]byte)
+	defer nameBufs.Put(pooled)
+	b := append(append((*pooled)[:0], name...), 0)
+	*pooled = b
 	how := openHow{flags: uint64(flags | syscall.O_CLOEXEC), resolve: resolve}
 	for {
-		fd, _, e := syscall.Syscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+		fd, _, e := syscall.Syscall6(sysOpenat2, uintptr(dirfd), uintptr(unsafe.Pointer(&b[0])),
 			uintptr(unsafe.Pointer(&how)), unsafe.Sizeof(how), 0, 0)
 		switch e {
 		case 0:
@@ -59,6 +64,9 @@ func openBeneathHow(dirfd int, name string, flags int, resolve uint64) (int, err
 		return -1, e
 	}
 }
+
+// nameBufs holds buffers for the NUL-terminated names openat2 takes.
+var nameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // openBeneathDir opens the sysroot for openBeneath; nil when openat2 is
 // unusable. Like the os.Root beside it, the garbage collector closes it
@@ -393,14 +401,27 @@ const resolveNoXdev = 0x01
 // files, directories and links only; fs/proc likewise, its magic links
 // refused by RESOLVE_NO_MAGICLINKS), so the O_PATH open and fstat that
 // readFileBeneath makes before the real open, to never open a device, can be
-// skipped: one open, one fstat (kept, so that a directory is refused as
-// before), the reads and the close. Everything else (a fixture tree, the
-// cgroup mount below sys/fs, a link leaving the mount) takes
-// readFileBeneath's way: openat2 answers EXDEV and the read is made again
-// there.
+// skipped: one open, the reads and the close (readFile). The cgroup mounts
+// below sys/fs/cgroup are read the same way, each opened on first use
+// (cgroupMount). Everything else (a fixture tree, another mount below sys/fs
+// or sys/kernel, a link leaving the mount) takes readFileBeneath's way:
+// openat2 answers EXDEV and the read is made again there.
 type kernelMounts struct {
 	once      sync.Once
 	sys, proc *pathFD // nil when not a sysfs / procfs
+
+	// cgroups are the cgroup mounts below the kernel's sys/fs/cgroup that
+	// this detection looked for (cgroupMount), by sysroot path.
+	cgroupsMu sync.Mutex
+	cgroups   map[string]cgroupDir
+}
+
+// cgroupDir is one directory below sys/fs/cgroup as cgroupMount found it:
+// open when it is a cgroup filesystem, missing when it does not exist, and
+// neither otherwise (another filesystem, a link leaving the sysroot).
+type cgroupDir struct {
+	fd      *pathFD
+	missing bool
 }
 
 func newKernelMounts(dir *pathFD) *kernelMounts {
@@ -418,18 +439,73 @@ func (k *kernelMounts) open(dir *pathFD) {
 }
 
 // openMountOfKind opens name below dirfd (O_PATH) when statfs says it is a
-// filesystem of type magic; the garbage collector closes it with the view.
-func openMountOfKind(dirfd int, name string, magic int64) *pathFD {
+// filesystem of one of the types magics; the garbage collector closes it
+// with the view.
+func openMountOfKind(dirfd int, name string, magics ...int64) *pathFD {
+	fd, _ := openDirOfKind(dirfd, name, magics...)
+	return fd
+}
+
+// openDirOfKind is openMountOfKind that also returns the open's error.
+func openDirOfKind(dirfd int, name string, magics ...int64) (*pathFD, error) {
 	fd, err := openBeneath(dirfd, name, oPath|syscall.O_DIRECTORY)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	var st syscall.Statfs_t
-	if err := syscall.Fstatfs(fd, &st); err != nil || int64(st.Type) != magic {
+	if err := syscall.Fstatfs(fd, &st); err != nil || !slices.Contains(magics, int64(st.Type)) {
 		syscall.Close(fd)
-		return nil
+		return nil, nil
 	}
-	return newPathFD(fd)
+	return newPathFD(fd), nil
+}
+
+// Filesystem magic numbers of the cgroup filesystems, v1 and v2
+// (include/uapi/linux/magic.h: CGROUP_SUPER_MAGIC, CGROUP2_SUPER_MAGIC).
+const (
+	cgroupMagic  = 0x27e0eb
+	cgroup2Magic = 0x63677270
+)
+
+// pathCgroup is where the cgroup filesystems are mounted below sysfs
+// (Documentation/admin-guide/cgroup-v2.rst; v1 mounts one per controller
+// below it, Documentation/admin-guide/cgroup-v1/cgroups.rst).
+const pathCgroup = "sys/fs/cgroup"
+
+// cgroupMount returns the directory a file below sys/fs/cgroup/<dir>/ lies
+// in, looked for once per detection, and the file's path relative to it.
+// That first directory is a cgroup v1 controller's mount, or a cgroup of v2
+// (a directory of cgroupfs is cgroupfs). cgroupfs is kernfs
+// (kernel/cgroup/cgroup.c creates its hierarchies with kernfs_create_root):
+// directories and regular files only, no device node, FIFO or socket, so a
+// file below a directory statfs says is one is opened once with
+// RESOLVE_NO_XDEV, as below sysfs: 4 calls instead of 8, and one path walk
+// instead of two (docs/performance.md, "Fourth pass"). A file directly
+// below sys/fs/cgroup (v2's memory.max, cpu.max) is left to the general
+// way: on a host's own root cgroup v2 has none, and opening the mount to
+// learn that would cost more than the one failing open it takes now.
+func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string) {
+	first, rest, nested := strings.Cut(strings.TrimPrefix(name, pathCgroup+"/"), "/")
+	if !strings.HasPrefix(name, pathCgroup+"/") || !nested || first == "" || rest == "" {
+		return cgroupDir{}, ""
+	}
+	mount := pathCgroup + "/" + first
+	k.cgroupsMu.Lock()
+	defer k.cgroupsMu.Unlock()
+	d, seen := k.cgroups[mount]
+	if !seen {
+		defer runtime.KeepAlive(dir)
+		var err error
+		d.fd, err = openDirOfKind(int(dir.Fd()), mount, cgroupMagic, cgroup2Magic)
+		// Absent (a v1 controller on a v2 host): so is every file below
+		// it, and the general way would only fail the same way again.
+		d.missing = err == syscall.ENOENT
+		if k.cgroups == nil {
+			k.cgroups = make(map[string]cgroupDir, 4)
+		}
+		k.cgroups[mount] = d
+	}
+	return d, rest
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
@@ -443,6 +519,15 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		base, rel = k.sys, name[len("sys/"):]
 	case k.proc != nil && strings.HasPrefix(name, "proc/"):
 		base, rel = k.proc, name[len("proc/"):]
+	case k.sys != nil && strings.HasPrefix(name, pathCgroup+"/"):
+		var d cgroupDir
+		switch d, rel = k.cgroupMount(dir, name); {
+		case d.missing:
+			return true, &fs.PathError{Op: "open", Path: name, Err: syscall.ENOENT}
+		case d.fd == nil:
+			return false, nil
+		}
+		base = d.fd
 	default:
 		return false, nil
 	}
@@ -457,12 +542,14 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		return true, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	defer syscall.Close(fd)
-	// No fstat: sysfs and procfs hold directories, symbolic links (followed
-	// within the mount, magic ones refused) and regular files only, no
-	// device node, FIFO or socket, and a directory opened for reading
-	// answers the read with EISDIR. The size fstat would give is no help
-	// either (sysfs says 4096, procfs 0). One call fewer for every file of
-	// a detection (docs/performance.md, "Detection without tools").
+	// No fstat: sysfs, procfs and cgroupfs hold directories, symbolic links
+	// (followed within the mount, magic ones refused) and regular files
+	// only, no device node, FIFO or socket, and a directory opened for
+	// reading answers the read with EISDIR. The size fstat would give is no
+	// help either (sysfs says 4096, procfs 0). One call fewer for every file
+	// of a detection (docs/performance.md, "Detection without tools"). A
+	// cgroup file is read to the empty read, as a procfs one: some list
+	// many records (cgroup.procs).
 	var r io.Reader = fdReader(fd)
 	if base == k.sys {
 		r = sysfsReader(fd)

@@ -131,6 +131,14 @@ type PCINPUSpec struct {
 	Quant       func(deviceID int) []string
 }
 
+// isNPU reports whether the function is one of the family's NPUs: a known
+// id, or bound to the family's driver, and not a function of the vendor
+// that is never an NPU.
+func (spec PCINPUSpec) isNPU(p PCIDevice) bool {
+	_, known := spec.Names[p.Device]
+	return !spec.NotNPU[p.Device] && (known || p.Driver == spec.Driver)
+}
+
 // DetectPCINPUs finds the NPUs of one family: a PCI function of the vendor
 // that has a known id or is bound to the family's driver. An NPU is available
 // when its driver is bound and its /dev/accel node exists; otherwise it is
@@ -138,11 +146,7 @@ type PCINPUSpec struct {
 func DetectPCINPUs(m *Machine, spec PCINPUSpec) Findings {
 	var f Findings
 	var accel map[string]string // read when the first NPU is found: most machines have none
-	for _, p := range m.PCIDevices(spec.PCIVendor) {
-		_, known := spec.Names[p.Device]
-		if spec.NotNPU[p.Device] || (!known && p.Driver != spec.Driver) {
-			continue
-		}
+	for _, p := range m.PCIDevicesWhere(spec.PCIVendor, spec.isNPU) {
 		d := registry.Device{ID: p.Address, Kind: spec.Kind, Vendor: spec.Vendor, PCIBusID: p.Address,
 			Name: spec.DefaultName, MemoryShared: true, Quantizations: spec.Quant(p.Device)}
 		if n, ok := spec.Names[p.Device]; ok {

@@ -18,11 +18,7 @@ const (
 // runtime can open. A function bound to any driver (vfio-pci included) is
 // not listed.
 func UnboundFunctions(m *Machine, vendor int, classBases ...int) []PCIDevice {
-	var out []PCIDevice
-	for _, p := range m.PCIDevices(vendor) {
-		if p.Driver == "" && slices.Contains(classBases, p.ClassBase()) {
-			out = append(out, p)
-		}
-	}
-	return out
+	return m.PCIDevicesWhere(vendor, func(p PCIDevice) bool {
+		return p.Driver == "" && slices.Contains(classBases, p.ClassBase())
+	})
 }
