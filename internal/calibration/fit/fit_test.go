@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 const (
@@ -633,4 +634,14 @@ func TestFitConstantsRecoversKnownConstants(t *testing.T) {
 	for j := colStep; j < servingCols; j++ {
 		assert.InDelta(t, want[j], got[j], 1, "constant %d", j)
 	}
+}
+
+// TestVLLMValidatedOnQuotesTheCrossValidation: the figures a vLLM plan's
+// validated_on quotes (plan.VLLMOutOfSample) are the fit's: the vLLM rows
+// and sources of the leave-one-source-out cross-validation and its
+// out-of-sample median and p90.
+func TestVLLMValidatedOnQuotesTheCrossValidation(t *testing.T) {
+	cv := fitted(t).servingFit.cv
+	want := fmt.Sprintf("%d rows of %d sources; out of sample median %s, p90 %s", len(cv.errors), cv.groups, pct(cv.median()), pct(cv.p90()))
+	assert.Equal(t, want, plan.VLLMOutOfSample)
 }
