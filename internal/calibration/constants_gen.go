@@ -59,23 +59,23 @@ var Fitted = Throughput{
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 920e-6,
 	PrefillLayerLatency2023:   1780e-6,
-	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
-	// marked "fit" (median |error| 0.079, largest 0.203; the 17 held-out vLLM
-	// rows: median 0.159, largest 0.532): the bandwidth fraction on a 0.01 grid,
-	// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.
+	// vLLM batch-1 decode, fitted on all 24 vLLM rows of data/serving_decode.json
+	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 14 sources:
+	// out-of-sample median |error| 0.106, p90 0.391. The bandwidth fraction in
+	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
 	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
 	OffloadHandoverSeconds: 287e-6,
-	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 410e-6},
+	VLLM:                   ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 54e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 2e-6, MoELayerSeconds: 25e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
-	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.195, largest 0.446;
-	// the 4 held-out SGLang rows, other GPUs: median 0.102, largest 5.365): the
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.184, largest 0.497;
+	// the 4 held-out SGLang rows, other GPUs: median 0.125, largest 5.636): the
 	// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x
-	// 1.54 (0.02 grid); the bandwidth fraction, step, layer and all-reduce times
-	// are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
-	SGLang:     ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 110e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 0e-6, MLALayerSeconds: 70e-6},
-	SGLangROCm: ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, LayerSeconds: 169e-6, AllReduceSeconds: 0e-6, MoELayerSeconds: 0e-6, MLALayerSeconds: 108e-6},
+	// 1.82 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
+	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
+	SGLang:     ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 54e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 2e-6, MoELayerSeconds: 10e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
+	SGLangROCm: ServingDecode{BandwidthFraction: 0.85, StepSeconds: 0e-6, PartSeconds: 98e-6, PartSecondsLater: 71e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 18e-6, MLALayerSeconds: 146e-6, IndexerSeconds: 0e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token
