@@ -944,6 +944,30 @@ func (e efficiency) hostCoreRate(l quant.Level) float64 {
 // familyNames are the weight type families as the assumptions name them.
 var familyNames = map[string]string{WeightsFloat: "16-bit weights", WeightsQ8: "8-bit Q8_0 weights", WeightsKQuant: "k-quant/4-bit weights, dequantized by the kernel"}
 
+// servingWeightsName names a serving engine's weights by the level they are
+// stored at: the families above are llama.cpp's kernels (k-quants
+// dequantized in the kernel), which vLLM and SGLang do not run; their fp8,
+// int8/int4 (Marlin, AWQ/GPTQ) and MXFP4 weights are streamed at the one
+// fraction of their fit (internal/calibration/fit/serving.go).
+func servingWeightsName(l quant.Level) string {
+	if l == quant.MXFP4 {
+		return "MXFP4 weights"
+	}
+	switch n := l.Native(); n {
+	case "fp32":
+		return "32-bit float weights"
+	case "fp16", "bf16":
+		return n + " weights"
+	case "fp8":
+		return "8-bit float (fp8) weights"
+	case "int8":
+		return "8-bit integer weights"
+	case "int4":
+		return "4-bit integer weights"
+	}
+	return string(l) + " weights"
+}
+
 // backendNames are the backends whose per-layer time a memory class pays.
 var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClassHBM: "GPU backend", MemoryClassUnified: "Metal", MemoryClassHost: "CPU threads"}
 
@@ -974,7 +998,7 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if serving != "" {
 		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
-			where, familyNames[family], context, batch, serving)
+			where, servingWeightsName(pl.Level), context, batch, serving)
 	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)

@@ -374,3 +374,16 @@ func TestNoDecodeFigureIsNotValidated(t *testing.T) {
 	assert.Zero(t, a.Throughput.DecodeTokensPerS)
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
 }
+
+// A serving engine's decode note names the weights by their stored level,
+// not by llama.cpp's kernel families: fp8 is not "16-bit weights" and an
+// AWQ/GPTQ int4 checkpoint is not a k-quant dequantized in the kernel.
+func TestServingWeightsName(t *testing.T) {
+	for l, want := range map[quant.Level]string{
+		quant.BF16: "bf16 weights", quant.FP16: "fp16 weights", quant.FP32: "32-bit float weights",
+		quant.FP8: "8-bit float (fp8) weights", quant.INT8: "8-bit integer weights",
+		quant.INT4: "4-bit integer weights", quant.MXFP4: "MXFP4 weights",
+	} {
+		assert.Equal(t, want, servingWeightsName(l), l)
+	}
+}
