@@ -60,8 +60,8 @@ var Fitted = Throughput{
 	PrefillLayerLatencyPreMMQ: 920e-6,
 	PrefillLayerLatency2023:   1780e-6,
 	// vLLM batch-1 decode, fitted on the 7 vLLM rows of data/serving_decode.json
-	// marked "fit" (median |error| 0.079, largest 0.203; the 17 held-out vLLM
-	// rows: median 0.159, largest 0.532): the bandwidth fraction on a 0.01 grid,
+	// marked "fit" (median |error| 0.079, largest 0.203; the 26 held-out vLLM
+	// rows: median 0.155, largest 0.532): the bandwidth fraction on a 0.01 grid,
 	// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
