@@ -143,17 +143,22 @@ func flagValue(args []string, flag string) string {
 }
 
 // A catalog model planned at a level none of its published checkpoints is
-// stored at (DeepSeek-V3 at int4 on the DGX H100 fixture: its FP8 release
+// stored at (DeepSeek-R1 at int4 on the DGX H100 fixture: its FP8 release
 // does not fit with the KV cache) prints the checkpoint it needs, not
-// `vllm serve MODEL` (issue 21 item 5); a size alone still gets the
-// placeholder, since there is no model to name.
+// `vllm serve MODEL` (issue 21 item 5); one with such a checkpoint
+// (DeepSeek-V3: the community AWQ the catalog lists) is served from it; a
+// size alone still gets the placeholder, since there is no model to name.
 func TestPlanNamesTheCheckpointItNeeds(t *testing.T) {
-	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "DeepSeek-V3")...)
+	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "DeepSeek-R1")...)
 	require.Equal(t, 0, text.code, text.stderr)
 	headline := strings.SplitN(text.stdout, "\n", 2)[0]
 	assert.Contains(t, headline, "int4")
-	assert.Contains(t, headline, "no command: needs a checkpoint of DeepSeek-V3 stored at int4 (AWQ, GPTQ or compressed-tensors)")
+	assert.Contains(t, headline, "no command: needs a checkpoint of DeepSeek-R1 stored at int4 (AWQ, GPTQ or compressed-tensors)")
 	assert.NotContains(t, text.stdout, "vllm serve MODEL")
+
+	awq := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "DeepSeek-V3")...)
+	require.Equal(t, 0, awq.code, awq.stderr)
+	assert.Contains(t, strings.SplitN(awq.stdout, "\n", 2)[0], "vllm serve cognitivecomputations/DeepSeek-V3-AWQ --tensor-parallel-size 8")
 
 	size := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "int4")...)
 	require.Equal(t, 0, size.code, size.stderr)

@@ -167,8 +167,9 @@ type Throughput struct {
 	// SGLang is the batch-1 decode overhead of SGLang on NVIDIA GPUs, of
 	// the form of VLLM: its MoE-layer and MLA-layer times fitted on
 	// SGLang's own rows of data/serving_decode.json, its bandwidth
-	// fraction and step, layer and all-reduce times VLLM's (the rows, mostly
-	// multi-GPU MoE steps, do not separate them: fitSGLang in
+	// fraction and step, per-part (both GPU generations), all-reduce and
+	// indexer times VLLM's (the rows, mostly multi-GPU MoE steps, do not
+	// separate them: fitSGLang in
 	// internal/calibration/fit/sglang.go). SGLangROCm is the same with the
 	// fixed times scaled by the factor those rows give AMD GPUs. An SGLang
 	// plan pays them on the HBM GPUs the rows ran on, and VLLM elsewhere
@@ -178,29 +179,39 @@ type Throughput struct {
 
 // ServingDecode is the fixed time a serving engine spends in one batch-1
 // decode step besides streaming the weights and the KV cache: per step
-// (scheduler, sampling, the host round trip of one token), per layer (the
-// kernels besides the matrix-vector products, launched from a captured
-// graph), per tensor-parallel all-reduce (two per layer: the collective's
-// latency over NVLink/XGMI, which a one-token message never amortises) and
+// (scheduler, sampling, the host round trip of one token), per part of a
+// layer — a token mixer (attention, latent attention, a Mamba or
+// linear-attention state) or a feed-forward block: its norm, residual add
+// and the kernels besides the matrix-vector products, launched from a
+// captured graph; a transformer layer is two parts, a hybrid block of one
+// mixer one (plan.ServingBlocks) — per tensor-parallel all-reduce (one
+// after each part's row-parallel output projection: the collective's
+// latency over NVLink/XGMI, which a one-token message never amortises),
 // per MoE layer (the router, top-k, token permutation and the fused expert
-// kernel's fixed cost) and per multi-head latent attention layer (MLA:
-// the latent down- and up-projections, the absorbed per-head matrix
-// products and the split rope path are kernels a grouped-query attention
-// layer does not launch). Public single-request figures of vLLM and SGLang
-// on multi-GPU MoE nodes (data/serving_decode.json) are 3-20 times below
-// what the weight stream alone allows: these terms, not the memory, set
-// the pace there. BandwidthFraction is the fraction of the datasheet
-// bandwidth vLLM's batch-1 matrix-vector kernels (cuBLAS/hipBLASLt GEMMs
-// at one row, the fused-MoE and FP8/Marlin kernels) reach while
-// streaming weights and the KV cache, in place of llama.cpp's
-// per-class fractions.
+// kernel's fixed cost), per multi-head latent attention layer (MLA: the
+// latent down- and up-projections, the absorbed per-head matrix products
+// and the split rope path are kernels a grouped-query attention layer does
+// not launch) and per DeepSeek Sparse Attention indexer (its own small
+// attention over the cached keys and top-k, beside the MLA layer). Public
+// single-request figures of vLLM and SGLang on multi-GPU MoE nodes
+// (data/serving_decode.json) are 3-20 times below what the weight stream
+// alone allows: these terms, not the memory, set the pace there.
+// BandwidthFraction is the fraction of the datasheet bandwidth vLLM's
+// batch-1 matrix-vector kernels (cuBLAS/hipBLASLt GEMMs at one row, the
+// fused-MoE and FP8/Marlin kernels) reach while streaming weights and the
+// KV cache, in place of llama.cpp's per-class fractions. PartSeconds is the
+// per-part time on Ampere and Ada GPUs, PartSecondsLater on Hopper,
+// Blackwell and CDNA3 (plan.LaterServingGeneration); they are one figure
+// where the fit does not split them.
 type ServingDecode struct {
 	BandwidthFraction float64
 	StepSeconds       float64
-	LayerSeconds      float64
+	PartSeconds       float64
+	PartSecondsLater  float64
 	AllReduceSeconds  float64
 	MoELayerSeconds   float64
 	MLALayerSeconds   float64
+	IndexerSeconds    float64
 }
 
 // DecodeFractions are the fractions of a memory class's datasheet bandwidth

@@ -155,6 +155,14 @@ type Memory struct {
 	// (vLLM's --gpu-memory-utilization). The planner still charges them
 	// inside the budget, so its plans for such an engine are conservative.
 	WorkspaceOutside bool
+	// VisionInProcess: the engine builds a multimodal model's vision tower
+	// and projector (model.VisionParams) in its own process, beside the
+	// language model, on every pipeline stage, its linear layers split over
+	// the stage's tensor-parallel ranks, and keeps it at 16 bits whatever
+	// the level (VisionBytes). Without it the tower is not the engine's
+	// weights: llama.cpp loads it from a separate --mmproj file, counted
+	// only when the request gives one.
+	VisionInProcess bool
 }
 
 // Layout is what an engine's own memory fraction may depend on

@@ -174,13 +174,20 @@ const sglangLinkedGroupBytes = 2 << 30
 
 // Memory: the fraction asked, else SGLang's own by the GPU's memory and
 // the plan's parallelism (FractionOf, FractionAt); one paged pool shared by
-// the running requests, which --max-running-requests caps.
+// the running requests, which --max-running-requests caps. A multimodal
+// model's vision tower is built in the same process (VisionInProcess):
+// Qwen2_5_VLForConditionalGeneration.__init__ creates
+// Qwen2_5_VisionTransformer beside Qwen2Model, its MLP and patch merger
+// ColumnParallelLinear and RowParallelLinear and its attention SGLang's
+// VisionAttention, split over the tensor-parallel ranks; the patch
+// embedding (an nn.Conv3d) is whole on each (python/sglang/srt/models/
+// qwen2_5_vl.py at sgl-project/sglang 013902a8a7a23879a17862507ffd79a7e4efba7e).
 func (sglang) Memory(asked float64) Memory {
 	if asked > 0 {
-		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes}
+		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true}
 	}
 	return Memory{Fraction: sglangUnknownFraction, PagedKV: true, FractionOf: sglangFraction, FractionAt: sglangFractionAt,
-		WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes}
+		WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true}
 }
 
 // BudgetSource explains SGLang's budget as SGLang states it.

@@ -67,11 +67,26 @@ const vllmMemoryUtilization = 0.9
 // https://arxiv.org/abs/2309.06180), and the engine refuses to start only
 // when one sequence of --max-model-len does not fit the pool
 // (_check_enough_kv_cache_memory in vllm/v1/core/kv_cache_utils.py).
+//
+// A multimodal model's vision tower is loaded in the same process on the
+// same GPUs (VisionInProcess): Qwen2_5_VLForConditionalGeneration.__init__
+// builds Qwen2_5_VisionTransformer beside the language model whenever
+// --limit-mm-per-prompt allows an image or a video (the default), on every
+// pipeline rank, its attention (QKVParallelLinear, RowParallelLinear), MLP
+// (MergedColumnParallelLinear, RowParallelLinear) and patch merger
+// (ColumnParallelLinear, RowParallelLinear) split over the tensor-parallel
+// group unless --mm-encoder-tp-mode data replicates it; only the patch
+// embedding (ReplicatedLinear, 1.5 M parameters on Qwen2.5-VL) is whole on
+// each rank (vllm/model_executor/models/qwen2_5_vl.py at vllm-project/vllm
+// 002d181a55a03803d7d69547846630069d2378b8). "Model loading took" counts
+// it: 15.63 GiB for Qwen2.5-VL-7B-Instruct in BF16, which the plan's 14.18
+// GiB of text model and 1.26 of tower (15.44) meet within 1.2 %
+// (internal/calibration/data/vllm_startup.json).
 func (vllm) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = vllmMemoryUtilization
 	}
-	return Memory{Fraction: asked, PagedKV: true}
+	return Memory{Fraction: asked, PagedKV: true, VisionInProcess: true}
 }
 
 // BudgetSource explains vLLM's budget: --gpu-memory-utilization of each

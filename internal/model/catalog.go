@@ -39,7 +39,8 @@ type CatalogEntry struct {
 	// (Model.MTPParams, Model.VisionParams); "tied-head" when the
 	// checkpoint stores the output head of a model whose head is tied to
 	// its embedding beside that embedding, a copy loaders skip;
-	// "expert-scales/N" when the checkpoint group-quantizes its routed
+	// "mtp-embed-head" when each MTP layer stores its own copy of the
+	// embedding and output head (GLM-4.7); "expert-scales/N" when the checkpoint group-quantizes its routed
 	// experts with one scale per N weights and the count (the Hub's, which
 	// counts packed weights unpacked) holds those scales too; "" when it
 	// is the language model's alone.
@@ -87,6 +88,12 @@ func (e CatalogEntry) CountedAs(m *Model) (int64, error) {
 				return 0, fmt.Errorf("model: %s: params_include tied-head, but the config does not tie the head", e.Name)
 			}
 			n += int64(m.Vocab) * int64(m.Hidden)
+		case "mtp-embed-head":
+			copies, err := e.mtpEmbedHead(m)
+			if err != nil {
+				return 0, err
+			}
+			n += copies
 		default:
 			scales, err := expertScales(e.Name, part, m)
 			if err != nil {
@@ -98,13 +105,28 @@ func (e CatalogEntry) CountedAs(m *Model) (int64, error) {
 	return n, nil
 }
 
+// mtpEmbedHead is the params_include part "mtp-embed-head": the copy of
+// the embedding and of the output head (2 × vocab × hidden) that each MTP
+// layer of the config stores in some checkpoints (GLM-4.5's and GLM-4.7's
+// model.layers.N.embed_tokens and shared_head.head, which GLM-4.6's leaves
+// out: https://github.com/vllm-project/vllm/pull/27597). Model.MTPParams
+// does not count them, since engines tie them to the model's own.
+func (e CatalogEntry) mtpEmbedHead(m *Model) (int64, error) {
+	c := configReader{cfg: e.Config}
+	layers := c.int(configKeys.mtp)
+	if c.err != nil || layers == 0 {
+		return 0, fmt.Errorf("model: %s: params_include part mtp-embed-head, but the config declares no MTP layer", e.Name)
+	}
+	return int64(layers) * 2 * int64(m.Vocab) * int64(m.Hidden), nil
+}
+
 // expertScales is the params_include part "expert-scales/N": one scale
 // per N routed-expert weights in every MoE layer. Any other part is an
 // error, so that a misspelt one cannot pass unnoticed.
 func expertScales(name, part string, m *Model) (int64, error) {
 	g, ok := strings.CutPrefix(part, "expert-scales/")
 	if !ok {
-		return 0, fmt.Errorf("model: %s: params_include part %q is none of mtp, vision, tied-head, expert-scales/N", name, part)
+		return 0, fmt.Errorf("model: %s: params_include part %q is none of mtp, mtp-embed-head, vision, tied-head, expert-scales/N", name, part)
 	}
 	size, err := strconv.Atoi(g)
 	if err != nil || size <= 0 {

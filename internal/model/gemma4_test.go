@@ -79,6 +79,23 @@ func TestCountedAs(t *testing.T) {
 	assert.ErrorContains(t, err, "does not tie")
 }
 
+// TestCountedAsMTPEmbedHead: "mtp-embed-head" adds, per MTP layer the
+// config declares, the copy of the embedding and of the output head
+// (2 x vocab x hidden) that GLM-4.5 and GLM-4.7 checkpoints store in the
+// MTP layer (model.layers.92.embed_tokens, shared_head.head; vLLM PR 27597
+// says GLM-4.6's leaves them out). A config without MTP layers is an error.
+func TestCountedAsMTPEmbedHead(t *testing.T) {
+	m := &Model{Params: 1000, MTPParams: 30, Vocab: 10, Hidden: 4}
+	for layers, want := range map[float64]int64{1: 1110, 2: 1190} {
+		e := CatalogEntry{Name: "x", ParamsInclude: "mtp+mtp-embed-head", Config: map[string]any{"num_nextn_predict_layers": layers}}
+		got, err := e.CountedAs(m)
+		require.NoError(t, err, layers)
+		assert.Equal(t, want, got, layers)
+	}
+	_, err := CatalogEntry{Name: "x", ParamsInclude: "mtp-embed-head", Config: map[string]any{}}.CountedAs(m)
+	assert.ErrorContains(t, err, "no MTP layer")
+}
+
 // TestCountedAsExpertScales: "expert-scales/N" adds one scale per N routed
 // expert weights, what the Hub counts beside the unpacked weights of a
 // checkpoint that group-quantizes its routed experts (Kimi K2.5's

@@ -140,7 +140,9 @@ type Model struct {
 	MTPParams int64 `json:"mtp_params,omitempty"`
 	// VisionParams is the weights of a multimodal model's vision tower and
 	// projector, estimated from its vision_config, not part of Params (the
-	// language model): llama.cpp loads them from a separate --mmproj file.
+	// language model): vLLM and SGLang load them beside the language model
+	// (engine.Memory.VisionInProcess, quant.VisionBytes), llama.cpp from a
+	// separate --mmproj file.
 	VisionParams int64 `json:"vision_params,omitempty"`
 	// VisionEncoder is the shape of a vision tower that llama.cpp runs on
 	// one fixed-size image (a SigLIP vision_config with image_size), from

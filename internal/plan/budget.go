@@ -70,6 +70,9 @@ type budget struct {
 	// WorkspaceOutside: the engine's fraction holds the weights and the KV
 	// pool only (engine.Memory.WorkspaceOutside: SGLang).
 	WorkspaceOutside bool
+	// Vision: the engine loads a multimodal model's vision tower beside
+	// the language model (engine.Memory.VisionInProcess).
+	Vision bool
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -88,6 +91,7 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	}
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
+	b.Vision = m.VisionInProcess
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b

@@ -95,6 +95,11 @@ type costs struct {
 	// engine.Memory.HostTokenEmbeddings); no stage on an accelerator holds
 	// it.
 	HostEmbedIn bool
+	// Vision is the vision tower every stage holds, split over its
+	// tensor-parallel ranks, when the pool's engine loads it beside the
+	// language model (budget.Vision; costs.on); 0 otherwise. visionBytes
+	// is the tower at the level (quant.VisionBytes), whatever the engine.
+	Vision, visionBytes float64
 	// FirstExtra is what the first device of the first stage holds beside
 	// its layers (a draft model, a projector: companions.go), HostExtra
 	// what stays in host memory.
@@ -149,7 +154,8 @@ type loadedWeights struct {
 func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
 		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0,
-		FirstExtra: float64(b.CompanionGPUBytes), HostExtra: float64(b.CompanionHostBytes)}
+		FirstExtra: float64(b.CompanionGPUBytes), HostExtra: float64(b.CompanionHostBytes),
+		visionBytes: float64(quant.VisionBytes(m, l))}
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
@@ -176,11 +182,16 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 // on is c for pool p: the runtime overhead of one device of its kind (a
 // CPU holds no GPU context, quant.HostOverheadBytes; an accelerator the
 // engine's own figure where it has one), the engine's working buffer on an
-// accelerator, and the token embedding kept in host memory where the
-// engine keeps it there.
+// accelerator, the token embedding kept in host memory where the engine
+// keeps it there, and the vision tower where the engine loads it beside
+// the language model.
 func (c costs) on(p *pool) costs {
 	c.VLLM = c.VLLM.onPool(p)
 	c.Static = staticRuleOn(p, c.Context)
+	c.Vision = 0
+	if p.Budget.Vision {
+		c.Vision = c.visionBytes
+	}
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
 		return c
@@ -253,6 +264,12 @@ func (c *costs) stagePart(start, end, tp int) part {
 	}
 	if end == c.Layers {
 		w += c.EmbedOut
+	}
+	if end > start {
+		// Every stage builds the tower (vLLM and SGLang construct it
+		// whatever the pipeline rank), its linear layers split over the
+		// stage's ranks (engine.Memory.VisionInProcess).
+		w += c.Vision
 	}
 	kv := c.VLLM.scaledKV(float64(end-start) * c.LayerKV / c.kvSplit(tp))
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),

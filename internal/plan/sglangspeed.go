@@ -57,8 +57,8 @@ func (e efficiency) servingNoteOf(en engine.Engine, pl *planned, s calibration.S
 	if _, own := e.sglangDecode(pl); !own {
 		return sglangFallback + "; " + servingNote(s)
 	}
-	return fmt.Sprintf("SGLang batch-1 decode streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %.0f us per layer, %.0f us per tensor-parallel all-reduce (two per layer), %.0f us per MoE layer and %.0f us per latent-attention (MLA) layer (the MoE and MLA times, and on AMD GPUs a factor on every fixed time, fitted on %s; the bandwidth fraction and the step, layer and all-reduce times are vLLM's, which those mostly multi-GPU MoE rows do not separate)",
-		s.BandwidthFraction*100, s.StepSeconds*1e6, s.LayerSeconds*1e6, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6, s.MLALayerSeconds*1e6, sglangRows)
+	return fmt.Sprintf("SGLang batch-1 decode %s (the MoE and MLA times, and on AMD GPUs a factor on every fixed time, fitted on %s; the bandwidth fraction and the step, per-part, all-reduce and indexer times are vLLM's, which those mostly multi-GPU MoE rows do not separate)",
+		servingCostsText(s), sglangRows)
 }
 
 // servingFractionOf is the engine whose bandwidth fraction a serving

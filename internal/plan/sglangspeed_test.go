@@ -28,16 +28,19 @@ func sglangReplay(t *testing.T, name, level, spec string, n int) *Replay {
 
 // TestSGLangPlanPaysSGLangConstants: an SGLang step of DeepSeek-V3 fp8 over
 // 8 H200s (HBM GPUs, which SGLang's rows cover) pays SGLang's fixed costs
-// (step once, layer per layer, all-reduce twice per layer, MoE per expert
-// layer, MLA per latent-attention layer) and none of vLLM's.
+// (step once, the later-generation part time per part — a layer's mixer
+// and its feed-forward block, 122 over 61 layers — one all-reduce per
+// part, MoE per expert layer, MLA per latent-attention layer; the earlier
+// generations' part time not at all, an H200 being Hopper) and none of
+// vLLM's.
 func TestSGLangPlanPaysSGLangConstants(t *testing.T) {
 	r := sglangReplay(t, "DeepSeek-V3", "fp8", "NVIDIA H200 SXM 141GB", 8)
 	base := calibration.Fitted
 	base.SGLang = calibration.ServingDecode{BandwidthFraction: 1}
 	base.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
 	charged := base
-	charged.SGLang = calibration.ServingDecode{BandwidthFraction: 1, StepSeconds: 1e-3, LayerSeconds: 100e-6, AllReduceSeconds: 20e-6, MoELayerSeconds: 50e-6, MLALayerSeconds: 200e-6}
-	want := 1e-3 + 61*100e-6 + 2*61*20e-6 + 58*50e-6 + 61*200e-6
+	charged.SGLang = calibration.ServingDecode{BandwidthFraction: 1, StepSeconds: 1e-3, PartSeconds: 300e-6, PartSecondsLater: 100e-6, AllReduceSeconds: 20e-6, MoELayerSeconds: 50e-6, MLALayerSeconds: 200e-6}
+	want := 1e-3 + 122*100e-6 + 122*20e-6 + 58*50e-6 + 61*200e-6
 	assert.InDelta(t, want, 1/r.Decode(charged)-1/r.Decode(base), want*0.01, "extra step time, s")
 
 	vllmOnly := base
@@ -56,8 +59,8 @@ func TestSGLangPlanPaysSGLangConstants(t *testing.T) {
 func TestSGLangFallsBackToVLLMOffHBM(t *testing.T) {
 	r := sglangReplay(t, "Qwen3-4B", "bf16", "NVIDIA GeForce RTX 4090", 1)
 	c := calibration.Fitted
-	c.VLLM = calibration.ServingDecode{BandwidthFraction: 0.8, LayerSeconds: 100e-6}
-	c.SGLang = calibration.ServingDecode{BandwidthFraction: 0.5, LayerSeconds: 300e-6}
+	c.VLLM = calibration.ServingDecode{BandwidthFraction: 0.8, PartSeconds: 50e-6, PartSecondsLater: 50e-6}
+	c.SGLang = calibration.ServingDecode{BandwidthFraction: 0.5, PartSeconds: 150e-6, PartSecondsLater: 150e-6}
 	asVLLM := c
 	asVLLM.SGLang = c.VLLM
 	assert.InDelta(t, r.Decode(asVLLM), r.Decode(c), 0.01)

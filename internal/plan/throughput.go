@@ -233,13 +233,18 @@ func ringAllReduceSeconds(n int, msgBytes, linkGBs float64) float64 {
 
 // decodeInputs are the plain numbers of one pipeline stage's decode step.
 type decodeInputs struct {
-	WeightBytes    float64 // weights read per device per step
-	KVBytes        float64 // KV cache read per device per step
-	WeightGBs      float64 // rate the slowest device of the stage streams weights at (datasheet x decodeFraction)
-	KVGBs          float64 // rate it reads the KV cache at (datasheet x kvFraction)
-	Layers         int
-	LayerSeconds   float64 // fixed time per layer (layerLatency of the stage's backend)
-	TP             int
+	WeightBytes  float64 // weights read per device per step
+	KVBytes      float64 // KV cache read per device per step
+	WeightGBs    float64 // rate the slowest device of the stage streams weights at (datasheet x decodeFraction)
+	KVGBs        float64 // rate it reads the KV cache at (datasheet x kvFraction)
+	Layers       int
+	LayerSeconds float64 // fixed time per layer (layerLatency of the stage's backend)
+	TP           int
+	// AllReduces is the stage's all-reduces per step under tensor
+	// parallelism: two a layer (attention's and the FFN's output
+	// projections); a serving engine's plan counts one a part, with Layers
+	// its parts and LayerSeconds the part time (ServingBlocks).
+	AllReduces     int
 	AllReduceBytes float64 // one all-reduce message (hidden × batch × 2 bytes)
 	LinkGBs        float64 // per-direction TP link bandwidth, 0 unknown
 	// AllReduceSeconds is the fixed latency of one all-reduce (the
@@ -253,6 +258,10 @@ type decodeInputs struct {
 	// attention layers and the engine's fixed time per such layer.
 	MLALayers       int
 	MLALayerSeconds float64
+	// IndexerLayers and IndexerSeconds are the stage's DeepSeek Sparse
+	// Attention indexers and the engine's fixed time per indexer.
+	IndexerLayers  int
+	IndexerSeconds float64
 	// ComputeSeconds is the matrix-vector work of the step where it can
 	// exceed the streaming time (a CPU: weights / (cores × rate)), else 0.
 	ComputeSeconds float64
@@ -269,13 +278,13 @@ func (in decodeInputs) streamingSeconds() float64 {
 
 // stageDecodeSeconds is one stage's share of a decode step: streaming its
 // weights and reading its KV cache at the rates the stage reaches, the
-// per-layer fixed time, and two all-reduces per layer under tensor
+// per-layer fixed time, and its all-reduces (AllReduces) under tensor
 // parallelism. allReduce is that last term alone.
 func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 	total = math.Max(in.streamingSeconds(), in.ComputeSeconds) + float64(in.Layers)*in.LayerSeconds +
-		float64(in.MoELayers)*in.MoELayerSeconds + float64(in.MLALayers)*in.MLALayerSeconds
+		float64(in.MoELayers)*in.MoELayerSeconds + float64(in.MLALayers)*in.MLALayerSeconds + float64(in.IndexerLayers)*in.IndexerSeconds
 	if in.TP > 1 {
-		allReduce = float64(in.Layers) * 2 * (in.AllReduceSeconds + ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs))
+		allReduce = float64(in.AllReduces) * (in.AllReduceSeconds + ringAllReduceSeconds(in.TP, in.AllReduceBytes, in.LinkGBs))
 	}
 	return total + allReduce, allReduce
 }
@@ -667,7 +676,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		tp := len(s.Devices)
 		layers := s.End - s.Start
 		bw, reached, kvReached, link := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
-		layerSeconds := 0.0
+		layerSeconds, partSeconds := 0.0, 0.0
 		for _, d := range s.Devices {
 			bw = math.Min(bw, d.BandwidthGBs)
 			weightFrac, kvFrac := e.decodeFraction(d, pl.Level, !req.todaysCUDA()), e.kvFraction(d)
@@ -677,10 +686,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			reached = math.Min(reached, d.BandwidthGBs*weightFrac)
 			kvReached = math.Min(kvReached, d.BandwidthGBs*kvFrac)
 			layerSeconds = math.Max(layerSeconds, e.layerLatency(d, !req.todaysCUDA()))
-			if isServing {
-				layerSeconds = serving.LayerSeconds
-			}
+			partSeconds = math.Max(partSeconds, servingPartSeconds(serving, d))
 			link = math.Min(link, d.LinkGBs)
+		}
+		if isServing {
+			layerSeconds = partSeconds
 		}
 		weights := float64(s.Part.Weights)
 		if s.Start == 0 {
@@ -747,12 +757,14 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 				t.Assumptions = append(t.Assumptions, fmt.Sprintf("stage %d: tensor-parallel link bandwidth unknown; all-reduce time not counted", i))
 			}
 			in := decodeInputs{WeightBytes: readWeights, KVBytes: kvRead, WeightGBs: reached, KVGBs: kvReached,
-				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduceBytes: msg, LinkGBs: link,
+				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduces: 2 * layers, AllReduceBytes: msg, LinkGBs: link,
 				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, pl.Level, e)}
 			if isServing {
-				in.AllReduceSeconds, in.MoELayerSeconds = serving.AllReduceSeconds, serving.MoELayerSeconds
-				in.MoELayers = moeLayers(m, s.Start, s.End)
-				in.MLALayerSeconds, in.MLALayers = serving.MLALayerSeconds, mlaLayers(m, s.Start, s.End)
+				b := CountServingBlocks(m, s.Start, s.End)
+				in.Layers, in.AllReduces = b.Parts, b.Parts
+				in.AllReduceSeconds, in.MoELayerSeconds, in.MoELayers = serving.AllReduceSeconds, serving.MoELayerSeconds, b.MoE
+				in.MLALayerSeconds, in.MLALayers = serving.MLALayerSeconds, b.MLA
+				in.IndexerSeconds, in.IndexerLayers = serving.IndexerSeconds, b.Indexer
 			}
 			st, ar := stageDecodeSeconds(in)
 			step += st
@@ -832,26 +844,18 @@ func amdGPU(d *device) bool {
 
 // servingNote is the assumption naming a serving engine's fixed costs.
 func servingNote(s calibration.ServingDecode) string {
-	return fmt.Sprintf("vLLM batch-1 decode streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %.0f us per layer, %.0f us per tensor-parallel all-reduce (two per layer), %.0f us per MoE layer and %.0f us per latent-attention (MLA) layer (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)",
-		s.BandwidthFraction*100, s.StepSeconds*1e6, s.LayerSeconds*1e6, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6, s.MLALayerSeconds*1e6)
+	return fmt.Sprintf("vLLM batch-1 decode %s (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)", servingCostsText(s))
 }
 
-// mlaLayers is how many of the layers [start, end) use multi-head latent
-// attention (every layer of a model with an MLA latent, kv_lora_rank).
-func mlaLayers(m *model.Model, start, end int) int {
-	if m.KVLoRARank <= 0 {
-		return 0
+// servingCostsText names what a batch-1 decode step under s streams at and
+// pays.
+func servingCostsText(s calibration.ServingDecode) string {
+	parts := fmt.Sprintf("%.0f us per part of a layer (its mixer or its feed-forward block)", s.PartSeconds*1e6)
+	if s.PartSecondsLater != s.PartSeconds {
+		parts = fmt.Sprintf("%.0f us per part of a layer (its mixer or its feed-forward block) on Hopper, Blackwell and CDNA3 GPUs, %.0f us on earlier ones", s.PartSecondsLater*1e6, s.PartSeconds*1e6)
 	}
-	return max(0, end-start)
-}
-
-// moeLayers is how many of the layers [start, end) route tokens to experts
-// (a MoE model's leading DenseLayers have a dense FFN).
-func moeLayers(m *model.Model, start, end int) int {
-	if !m.IsMoE() {
-		return 0
-	}
-	return max(0, end-max(start, m.DenseLayers))
+	return fmt.Sprintf("streams the weights and KV cache at %.0f%% of memory bandwidth and pays %.0f us per step, %s, %.0f us per tensor-parallel all-reduce (one per part), %.0f us per MoE layer, %.0f us per latent-attention (MLA) layer and %.0f us per sparse-attention indexer",
+		s.BandwidthFraction*100, s.StepSeconds*1e6, parts, s.AllReduceSeconds*1e6, s.MoELayerSeconds*1e6, s.MLALayerSeconds*1e6, s.IndexerSeconds*1e6)
 }
 
 // hostRuns reports whether an offloaded plan's host stage runs on the CPU

@@ -34,7 +34,7 @@ func TestStageDecodeSeconds(t *testing.T) {
 	total, _ = stageDecodeSeconds(in)
 	assert.InDelta(t, 4e-3, total, 1e-12)
 	// TP 2 adds 2 all-reduces per layer of 1 MB over 100 GB/s: 2·1/2 MB / 100 GB/s each.
-	in.TP, in.AllReduceBytes, in.LinkGBs = 2, 1e6, 100
+	in.TP, in.AllReduces, in.AllReduceBytes, in.LinkGBs = 2, 20, 1e6, 100
 	total, ar = stageDecodeSeconds(in)
 	assert.InDelta(t, 10*2*1e6/100e9, ar, 1e-12)
 	assert.InDelta(t, 4e-3+ar, total, 1e-12)

@@ -42,3 +42,22 @@ func ProjectorComputeBytes(e *model.VisionEncoder, flashAttention bool) int64 {
 	}
 	return n*n*int64(e.Heads)*4 + 6*n*h*4
 }
+
+// VisionBytes is the memory of m's vision tower and projector
+// (model.VisionParams) as vLLM and SGLang load it beside the language model
+// for a plan at level l: 16 bits a weight whatever the level (4 bytes at
+// fp32, the model's own dtype then). Quantized VLM checkpoints leave the
+// vision modules out of their quantization (Qwen2.5-VL's AWQ checkpoints
+// name "visual" in modules_to_not_convert), and vLLM builds the tower
+// without a GPTQ config (_maybe_ignore_quant_config in
+// vllm/model_executor/models/qwen2_vl.py of vllm-project/vllm). 0 without
+// a tower.
+func VisionBytes(m *model.Model, l Level) int64 {
+	if m == nil || m.VisionParams <= 0 {
+		return 0
+	}
+	if l == FP32 {
+		return 4 * m.VisionParams
+	}
+	return 2 * m.VisionParams
+}

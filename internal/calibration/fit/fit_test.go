@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 const (
@@ -280,99 +281,191 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 	require.GreaterOrEqual(t, len(vllm), 4)
 	c := r.throughput()
 	borrowed := c
-	borrowed.VLLM = calibration.ServingDecode{LayerSeconds: c.LayerLatencyCUDA}
+	borrowed.VLLM = calibration.ServingDecode{PartSeconds: c.LayerLatencyCUDA / 2, PartSecondsLater: c.LayerLatencyCUDA / 2}
 	fit, old := quantile(replayErrors(vllm, c), 0.5), quantile(replayErrors(vllm, borrowed), 0.5)
 	t.Logf("vLLM rows: median |error| %.3f fitted, %.3f with llama.cpp's constants", fit, old)
 	assert.Less(t, fit, old)
 }
 
-// servingHeldOutMedianMax is the ratchet on the median |error| of the
-// held-out vLLM rows of data/serving_decode.json, which the fit never sees.
-// On the first three held-out rows (Llama-3.1-8B on an A100, Llama-3.1-405B
-// on 8 MI300X, gemma-3-4b on an A100) it was 9.4 %, within the 15 % of
-// issue 22; AMD's Llama-3.1-70B rows on 8 MI300X (servingGaps) raised it to
-// 16.6 %; with the H100 rows of vLLM PRs 23197 and 26051 (Llama-3.3-70B
-// over 4, Llama-3.1-8B bf16, int8 and int4 on one: -15 to -20 %), the two
-// DeepSeek AWQ rows on 8 H100s and Vultr's two Nemotron rows on B200s it
-// was 16.6 % over 14 rows; the ROCm fork's README rows (Llama-3.1-70B and
-// 405B FP8 on 8 MI300X under vLLM 0.7.3, 405B under 0.10.0) bring it to
-// 15.9 % over 17; the README's other vLLM versions (0.6.6, 0.8.3, 0.8.5,
-// 0.9.0.1 for both models, 0.9.1 for 405B) to 15.5 % over 26. Tighten it
+// servingCVMedianMax and servingCVP90Max are the ratchets on the
+// leave-one-source-out cross-validation of the vLLM rows of
+// data/serving_decode.json (servingCV): each source's rows predicted by
+// constants fitted on the other sources' rows, the check the fitting never
+// sees. Issue 22 asks for 15 % at the median and 35 % at p90. Per-layer
+// time, all-reduce, MoE and MLA terms gave 15.4 % and 48.4 % over 24 rows
+// of 14 sources; the per-part time (a hybrid block of one mixer pays one
+// part) 12.2 % and 42.8 %; the per-part time by GPU generation 10.6 % and
+// 39.1 %. The ROCm fork README's other vLLM versions (12 rows of that
+// source, 33 vLLM rows) took it to 10.1 % and 43.1 % with every row
+// weighing the same; with each setup weighing one row (setupWeights) in
+// every fit, 9.8 % and 33.0 %, within issue 22's figures. Tighten them
 // when the model improves; the test fails when it gets worse.
-const servingHeldOutMedianMax = 0.16
+const (
+	servingCVMedianMax = 0.10
+	servingCVP90Max    = 0.34
+)
 
-// servingGaps are the replayed vLLM rows (by source and model,
-// servingGapKey) that miss issue 22's 25 %, each with the bound it is held
-// to and why it misses.
-var servingGaps = map[string]struct {
+// servingCVGaps are the replayed vLLM rows (by source and model,
+// servingGapKey) whose out-of-sample estimate misses issue 22's 25 %, each
+// with the bound it is held to and why it misses.
+var servingCVGaps = map[string]struct {
 	Bound float64
 	Why   string
 }{
-	"https://www.amd.com/fr/developer/resources/rocm-hub/dev-ai/performance-results.html|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)":    {Bound: 0.35, Why: amdLlama70BGap},
-	"https://www.amd.com/zh-cn/developer/resources/rocm-hub/dev-ai/performance-results.html|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)": {Bound: 0.35, Why: amdLlama70BGap},
-	"https://github.com/tenstorrent/tt-inference-server/issues/356|DeepSeek-R1-0528-AWQ":                                                                {Bound: 0.55, Why: deepSeekMLAGap},
-	"https://docs.vultr.com/inference-cookbook/cuda/optimization/concurrency-tuning|Nemotron Nano 30B (FP8)":                                            {Bound: 0.55, Why: hybridBlockGap},
-
-	// The ROCm fork's README (the setup of AMD's page) under vLLM 0.8.3, 0.8.5
-	// and 0.9.0.1: 7.5-7.6 ms a token, the same gap.
-	"https://github.com/ROCm/vllm/blob/402118091eb54d81abcc322c51d1bf5491c3ef93/docs/dev-docker/README.md|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)": {Bound: 0.35, Why: amdLlama70BGap},
-	"https://github.com/ROCm/vllm/blob/16d2b92ebcf90fe55cf73fa0b9329a6c9d3dede8/docs/dev-docker/README.md|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)": {Bound: 0.35, Why: amdLlama70BGap},
-	"https://github.com/ROCm/vllm/blob/68af0558487474544f16002b57de8ab53d5f19db/docs/dev-docker/README.md|Llama-3.1-70B-Instruct (amd/Llama-3.1-70B-Instruct-FP8-KV)": {Bound: 0.35, Why: amdLlama70BGap},
+	"https://github.com/vllm-project/vllm/issues/30832|DeepSeek-V3.2":                                                     {Bound: 0.50, Why: dsaGap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/356|DeepSeek-R1-0528-AWQ":                                  {Bound: 0.52, Why: mlaEraGap},
+	"https://github.com/dzhsurf/deepseek-v3-r1-deploy-and-benchmarks|DeepSeek-V3-AWQ (cognitivecomputations)":             {Bound: 0.36, Why: mlaEraGap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/340|Qwen3-0.6B":                                            {Bound: 0.36, Why: smallA100Gap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/340|Qwen3-14B":                                             {Bound: 0.30, Why: a100Qwen14BGap},
+	"https://blogs.oracle.com/cloud-infrastructure/serving-llama-31-405b-model-with-amd-mi300x-gpus|Llama-3.1-405B (FP8)": {Bound: 0.35, Why: oracle405BGap},
 }
 
-// servingGapKey is a row's key in servingGaps.
+// servingGapKey is a row's key in servingCVGaps.
 func servingGapKey(r servingRow) string { return r.Source + "|" + r.Model }
 
-// hybridBlockGap is why NVIDIA-Nemotron-3-Nano-30B-A3B on 2 B200s (Vultr's
-// cookbook, vLLM 0.12 or 0.16) is estimated at half its measured speed.
-const hybridBlockGap = "the row decodes a token in 2.91 ms over 52 blocks, 23 Mamba2, 23 MoE and 6 attention, each a single mixer: the per-layer time fitted on transformer layers (attention and MLP, their norms and residuals) charges 110 us a block, 5.7 ms, twice the measured step before any weight is read. A hybrid block is not a transformer layer; no fit row is a hybrid, so no per-block time can be fitted yet"
+// dsaGap is why DeepSeek-V3.2 on 8 H20s is predicted too fast out of
+// sample.
+const dsaGap = "its layers run DeepSeek Sparse Attention's indexer beside MLA; no other row has one, so the MLA time fitted without it (on the DeepSeek-V3 and R1 AWQ rows) leaves the indexer out. An indexer term fits it in sample but cannot be checked out of sample, and the cross-validation does not keep it"
 
-// amdLlama70BGap is why AMD's Llama-3.1-70B FP8 rows on 8 MI300X (ROCm vLLM
-// 0.10.1 and 0.10.2 on AMD's page; 0.8.3, 0.8.5 and 0.9.0.1 in the ROCm
-// fork's README) are estimated too slow.
-const amdLlama70BGap = "the rows decode a token in 7.4-7.8 ms over 80 layers: at most 97 us a layer even if the weights streamed in no time (8.8 GB a GPU, about 1.9 ms at the fitted fraction), where the fit charges 110 us a layer; the per-layer time fitted on A100 and RTX 4090 rows and mid-2025 builds does not hold for these ROCm builds at TP 8 (the 0.9.1 build of the same page, -22 %, is within 25 %). Fitting on them would change every vLLM plan's speed"
+// mlaEraGap is why the two DeepSeek AWQ rows on 8 H100s are predicted
+// apart from each other.
+const mlaEraGap = "the same model on the same GPUs decodes at 33 tokens/s under vLLM 0.7.3 and 62 under a mid-2025 build: MLA decode got faster across 2025 builds, and with one row of each era out, the other sets the MLA time (with V3.2's indexer folded in)"
 
-// deepSeekMLAGap is why DeepSeek-R1-0528-AWQ on 8 H100s (vLLM, mid 2025)
-// is estimated at half its measured speed.
-const deepSeekMLAGap = "the row decodes a token in 16.1 ms over 61 layers; the MLA term (410 us a layer) was fitted on the one MLA fit row, DeepSeek-V3.2 on 8 H20s (vLLM 0.13), whose layers also run V3.2's sparse-attention indexer, which R1 has not: it charges 25 ms a token here, about three times what the row leaves for MLA (16.1 ms less the 8 ms the weights and the GQA-sized fixed costs take). The vLLM 0.7.3 build of the same model on the same GPUs (33 tokens/s, another held-out row) is within 8 %: MLA decode got faster across 2025 builds, and one row per era cannot fit both"
+// smallA100Gap is why Qwen3-0.6B on an A100 is predicted too fast when
+// its source's four A100 rows are left out.
+const smallA100Gap = "a 0.6B model's step is almost all fixed cost (28 layers, 56 parts); with all four rows of its source left out, the Ampere per-part time rests on two other A100 rows and the RTX 4090 row, which set it lower than this source's builds pay"
+
+// a100Qwen14BGap is why Qwen3-14B on an A100 is predicted too fast when
+// its source's rows are left out.
+const a100Qwen14BGap = "the row decodes at 41.2 tokens/s, 24.3 ms a token, slower than the model puts it in sample too (+20 %); with all four rows of its source left out, the Ampere per-part time rests on two other A100 rows and the RTX 4090 row and comes out lower, and the estimate goes to +26 %"
+
+// oracle405BGap is why Oracle's Llama-3.1-405B row on 8 MI300X is predicted
+// too fast.
+const oracle405BGap = "an earlier ROCm build (blog of 2024) at 36 tokens/s; the ROCm fork's README measures the same model on the same GPUs at 39-45 under vLLM 0.6.6 to 0.10.0 (seven rows of one setup), which the later-generation per-part time follows"
+
+// TestServingCrossValidation checks the leave-one-source-out
+// cross-validation of the vLLM rows: the median and p90 of the
+// out-of-sample |error| within their ratchets, every row within 25 %
+// out of sample but the servingCVGaps rows, held to their own bounds; of
+// issue 22's family (servingInFamily) at least 9 rows within 25 % out of
+// sample (of 11: the ROCm fork README's five Llama-3.1-70B rows, AMD's
+// page's three, Llama-3.3-70B on 4 H100s; the two DeepSeek AWQ rows miss).
+func TestServingCrossValidation(t *testing.T) {
+	r := fitted(t)
+	cv := r.servingFit.cv
+	require.Len(t, cv.errors, 33)
+	assert.Equal(t, 14, cv.groups)
+	family := 0
+	for i, sc := range r.serving {
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		rel := cv.estimates[i]/sc.row.TokensPerS - 1
+		if servingInFamily(sc.row) && math.Abs(rel) <= 0.25 {
+			family++
+		}
+		t.Logf("%-8s %-40.40s %-36.36s TP%d measured %6.1f out of sample %6.1f (%+.0f%%)", sc.row.Use, sc.row.Model, sc.row.GPU, sc.row.TP, sc.row.TokensPerS, cv.estimates[i], rel*100)
+		bound := 0.25
+		if gap, ok := servingCVGaps[servingGapKey(sc.row)]; ok {
+			bound = gap.Bound
+			assert.Greater(t, math.Abs(rel), 0.25, "%s on %s is within 25 %% out of sample: drop it from servingCVGaps", sc.row.Model, sc.row.GPU)
+			t.Logf("  held to %.0f %%: %s", 100*bound, gap.Why)
+		}
+		assert.LessOrEqual(t, math.Abs(rel), bound, "%s on %s (%s)", sc.row.Model, sc.row.GPU, sc.row.Source)
+	}
+	t.Logf("out of sample: median %.1f%%, p90 %.1f%%; per setup median %.1f%%, p90 %.1f%%; issue 22's family within 25 %%: %d", 100*cv.median(), 100*cv.p90(), 100*cv.setupMedian(), 100*cv.setupP90(), family)
+	assert.GreaterOrEqual(t, family, 9)
+	assert.LessOrEqual(t, cv.median(), servingCVMedianMax)
+	assert.LessOrEqual(t, cv.p90(), servingCVP90Max)
+}
+
+// TestServingTermsKeptByCrossValidation checks the choice of terms: each
+// kept term lowered the cross-validated median of the variant before it,
+// each dropped one did not, and the shipped constants use the last kept.
+func TestServingTermsKeptByCrossValidation(t *testing.T) {
+	f := fitted(t).servingFit
+	require.Len(t, f.tried, len(servingTermOrder)+1)
+	best := f.tried[0]
+	for i, cv := range f.tried[1:] {
+		t.Logf("%s: median %.3f (p90 %.3f) against %.3f: kept %v", servingTermOrder[i].name, cv.median(), cv.p90(), best.median(), f.kept[i+1])
+		assert.Equal(t, cv.median() < best.median(), f.kept[i+1], servingTermOrder[i].name)
+		if f.kept[i+1] {
+			best = cv
+		}
+	}
+	assert.Equal(t, best.terms, f.cv.terms)
+	assert.Equal(t, servingTerms{parts: true, generation: true}, f.cv.terms, "the terms the rows support today")
+}
+
+// TestServingGroups checks the source groups of the cross-validation on
+// the rows' own URLs: the three locales of AMD's page are one source, the
+// ROCm fork's README at two commits one, two issues of one repository two.
+func TestServingGroups(t *testing.T) {
+	amd := servingGroup("https://www.amd.com/en/developer/resources/rocm-hub/dev-ai/performance-results.html")
+	assert.Equal(t, amd, servingGroup("https://www.amd.com/fr/developer/resources/rocm-hub/dev-ai/performance-results.html"))
+	assert.Equal(t, amd, servingGroup("https://www.amd.com/zh-cn/developer/resources/rocm-hub/dev-ai/performance-results.html"))
+	assert.Equal(t, servingGroup("https://github.com/ROCm/vllm/blob/b309ea79418c6fc9058a6b2dec312375d3c75753/docs/dev-docker/README.md"),
+		servingGroup("https://github.com/ROCm/vllm/blob/040de12d45c16d6de6ad386cc57dd68b8c5b805e/docs/dev-docker/README.md"))
+	assert.NotEqual(t, servingGroup("https://github.com/tenstorrent/tt-inference-server/issues/340"),
+		servingGroup("https://github.com/tenstorrent/tt-inference-server/issues/356"))
+}
+
+// TestServingReplayMatchesFit checks that the planner's replay of every
+// vLLM row under the generated constants is the fitter's arithmetic: both
+// count the same parts, MoE, MLA and indexer layers and pick the same
+// per-part time for the GPU. Within 0.1 %: the planner rounds a speed of
+// 100 tokens/s or more to 0.1 (the stream-only replay the fitter starts
+// from, too), and the fitter scales the ring all-reduce's transfer time,
+// a few microseconds a step, with the bandwidth fraction.
+func TestServingReplayMatchesFit(t *testing.T) {
+	r := fitted(t)
+	c := r.throughput()
+	f := r.servingFit
+	for _, sc := range r.serving {
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		assert.InEpsilon(t, 1/f.constants.seconds(sc.features(f.cv.terms)), sc.replay.Decode(c), 1e-3, "%s on %s", sc.row.Model, sc.row.GPU)
+	}
+}
+
+// servingInFamily are issue 22's rows: DeepSeek-V3/R1, Llama-3.x-70B and
+// Qwen3 MoE on H100, H200 and MI300X.
+func servingInFamily(r servingRow) bool {
+	family := strings.HasPrefix(r.CatalogModel, "DeepSeek-V3") || strings.HasPrefix(r.CatalogModel, "DeepSeek-R1") ||
+		strings.Contains(r.CatalogModel, "70B") || strings.HasPrefix(r.CatalogModel, "Qwen3") && strings.Contains(r.CatalogModel, "-A")
+	gpu := strings.Contains(r.Spec, "H100") || strings.Contains(r.Spec, "H200") || strings.Contains(r.Spec, "MI300X")
+	return family && gpu
+}
 
 // TestServingRowsWithin25Percent replays every replayable row of
-// data/serving_decode.json under the fitted constants and prints it; at
-// least 10 must be within 25 % (issue 22), every vLLM row must be (fit and
-// held out) but the servingGaps rows, which are held to their own bounds,
-// and the held-out vLLM rows, which the fit never sees, must stay within
-// servingHeldOutMedianMax at the median. The SGLang rows are replayed
-// under SGLang's own constants and bound by TestSGLangRowsReplay
+// data/serving_decode.json under the shipped constants and prints it; at
+// least 10 must be within 25 % (issue 22), and of issue 22's family
+// (servingInFamily) the rows within 25 % are listed and counted: 10 of the
+// 11 vLLM rows in sample (DeepSeek-R1-0528-AWQ on 8 H100s misses), the
+// issue's 10, but of four setups only (the ROCm fork README's five
+// Llama-3.1-70B rows and AMD's page's three are one setup each). The SGLang rows are
+// replayed under SGLang's own constants and bound by TestSGLangRowsReplay
 // (sglang_test.go).
 func TestServingRowsWithin25Percent(t *testing.T) {
 	r := fitted(t)
 	c := r.throughput()
-	within := 0
-	var heldOut []float64
+	within, family := 0, 0
 	for _, sc := range r.serving {
 		d := sc.replay.Decode(c)
 		rel := d/sc.row.TokensPerS - 1
 		t.Logf("%-6s %-8s %-26s %-44s TP%d measured %6.1f estimate %6.1f (%+.0f%%)", sc.row.Engine, sc.row.Use, sc.row.Model, sc.row.GPU, sc.row.TP, sc.row.TokensPerS, d, rel*100)
-		if math.Abs(rel) <= 0.25 {
-			within++
-		}
-		if sc.row.Engine != "vllm" {
+		if math.Abs(rel) > 0.25 {
 			continue
 		}
-		bound := 0.25
-		if gap, ok := servingGaps[servingGapKey(sc.row)]; ok {
-			bound = gap.Bound
-			t.Logf("  held to %.0f %%: %s", 100*bound, gap.Why)
-		}
-		assert.LessOrEqual(t, math.Abs(rel), bound, "%s on %s (%s)", sc.row.Model, sc.row.GPU, sc.row.Source)
-		if sc.row.Use == useHeldOut {
-			heldOut = append(heldOut, math.Abs(rel))
+		within++
+		if sc.row.Engine == "vllm" && servingInFamily(sc.row) {
+			family++
+			t.Logf("  in issue 22's family, within 25 %%: %s on %d × %s", sc.row.Model, sc.row.GPUs, sc.row.GPU)
 		}
 	}
 	assert.GreaterOrEqual(t, within, 10)
-	require.NotEmpty(t, heldOut)
-	t.Logf("held-out vLLM rows: %d, median |error| %.1f%%", len(heldOut), 100*quantile(heldOut, 0.5))
-	assert.LessOrEqual(t, quantile(heldOut, 0.5), servingHeldOutMedianMax)
+	assert.GreaterOrEqual(t, family, 10)
 }
 
 // TestOffloadRowsHaveSources checks data/offload_decode.json: every row
@@ -536,4 +629,103 @@ func TestDecodeTodayByArchitecture(t *testing.T) {
 	assert.LessOrEqual(t, quantile(fit, 0.5), 0.12)
 	assert.LessOrEqual(t, quantile(held, 0.5), 0.15)
 	assert.InDelta(t, 0, quantile(signed, 0.5), 0.05, "median signed error")
+}
+
+// TestFitConstantsRecoversKnownConstants fits the vLLM rows' own counts
+// (their models, GPUs and stream times) with speeds made from known
+// constants under every term: the coordinate descent must find them again
+// (within the rounding the generated file applies), so a change of the
+// search that stops short of the least-squares point fails here.
+func TestFitConstantsRecoversKnownConstants(t *testing.T) {
+	r := fitted(t)
+	terms := servingTerms{parts: true, generation: true, indexer: true}
+	want := servingConstants{1 / 0.8, 300, 60, 35, 10, 40, 250, 150}
+	var cases []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine == "vllm" {
+			sc.row.TokensPerS = 1 / want.seconds(sc.features(terms))
+			cases = append(cases, sc)
+		}
+	}
+	got := fitConstants(cases, terms)
+	assert.InDelta(t, 0.8, 1/got[colStream], 0.005)
+	for j := colStep; j < servingCols; j++ {
+		assert.InDelta(t, want[j], got[j], 1, "constant %d", j)
+	}
+}
+
+// TestFitConstantsCountsASetupOnce: repeating a setup's rows (as a source
+// does that publishes one setup under several engine versions) leaves the
+// fitted constants as they are, since each setup weighs one row in all
+// (setupWeights). The DeepSeek-V3.2 row alone sets the MLA time with the
+// AWQ rows, so counted five times unweighted it would move it.
+func TestFitConstantsCountsASetupOnce(t *testing.T) {
+	r := fitted(t)
+	terms := r.servingFit.cv.terms
+	var cases, repeated []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		cases = append(cases, sc)
+		repeated = append(repeated, sc)
+		if sc.row.CatalogModel == "DeepSeek-V3.2" || strings.Contains(sc.row.Source, "ROCm/vllm") {
+			for range 4 {
+				repeated = append(repeated, sc)
+			}
+		}
+	}
+	require.Greater(t, len(repeated), len(cases)+40)
+	assert.Equal(t, fitConstants(cases, terms), fitConstants(repeated, terms))
+	ws := setupWeights(repeated)
+	sum := map[string]float64{}
+	for i, sc := range repeated {
+		sum[servingSetup(sc.row)] += ws[i]
+	}
+	for setup, w := range sum {
+		assert.InDelta(t, 1, w, 1e-9, setup)
+	}
+}
+
+// TestSetupWeights checks setupWeights on the rows: the three locales of
+// AMD's page are one setup (a third each), the ROCm fork README's five
+// Llama-3.1-70B rows one (a fifth each) and its seven Llama-3.1-405B rows
+// another (a seventh), and tt-inference-server issue 340's four models on
+// an A100 four setups (one each).
+func TestSetupWeights(t *testing.T) {
+	var cases []servingCase
+	for _, sc := range fitted(t).serving {
+		if sc.row.Engine == "vllm" {
+			cases = append(cases, sc)
+		}
+	}
+	ws := setupWeights(cases)
+	seen := map[string]int{}
+	for i, sc := range cases {
+		var want float64
+		switch {
+		case strings.Contains(sc.row.Source, "amd.com"):
+			want, seen["amd"] = 1.0/3, seen["amd"]+1
+		case strings.Contains(sc.row.Source, "ROCm/vllm") && sc.row.CatalogModel == "Llama-3.1-70B":
+			want, seen["readme70"] = 1.0/5, seen["readme70"]+1
+		case strings.Contains(sc.row.Source, "ROCm/vllm") && sc.row.CatalogModel == "Llama-3.1-405B":
+			want, seen["readme405"] = 1.0/7, seen["readme405"]+1
+		case strings.HasSuffix(sc.row.Source, "tt-inference-server/issues/340"):
+			want, seen["tt340"] = 1, seen["tt340"]+1
+		default:
+			continue
+		}
+		assert.InDelta(t, want, ws[i], 1e-12, "%s on %s (%s)", sc.row.Model, sc.row.GPU, sc.row.Source)
+	}
+	assert.Equal(t, map[string]int{"amd": 3, "readme70": 5, "readme405": 7, "tt340": 4}, seen)
+}
+
+// TestVLLMValidatedOnQuotesTheCrossValidation: the figures a vLLM plan's
+// validated_on quotes (plan.VLLMOutOfSample) are the fit's: the vLLM rows
+// and sources of the leave-one-source-out cross-validation and its
+// out-of-sample median and p90.
+func TestVLLMValidatedOnQuotesTheCrossValidation(t *testing.T) {
+	cv := fitted(t).servingFit.cv
+	want := fmt.Sprintf("%d rows of %d sources; out of sample median %s, p90 %s", len(cv.errors), cv.groups, pct(cv.median()), pct(cv.p90()))
+	assert.Equal(t, want, plan.VLLMOutOfSample)
 }

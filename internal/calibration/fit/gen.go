@@ -234,17 +234,19 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	p("PrefillLayerLatency2023: %de-6,", pf.main2023US)
 	f := r.servingFit
-	p("// vLLM batch-1 decode, fitted on the %d vLLM rows of data/serving_decode.json", f.n)
-	p("// marked \"fit\" (median |error| %.3f, largest %.3f; the %d held-out vLLM", f.medianError, f.maxError, f.heldOut)
-	p("// rows: median %.3f, largest %.3f): the bandwidth fraction on a 0.01 grid,", f.heldOutMedian, f.heldOutMax)
-	p("// step on 50 us, layer and all-reduce on 2 us, MoE layer on 5 us, MLA layer on 10 us.")
+	p("// vLLM batch-1 decode, fitted on all %d vLLM rows of data/serving_decode.json,", f.all)
+	p("// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)")
+	p("// (%s); leave-one-source-out cross-validation over %d sources:", servingTermsText(f.cv.terms), f.cv.groups)
+	p("// out-of-sample median |error| %.3f, p90 %.3f. The bandwidth fraction in", f.cv.median(), f.cv.p90())
+	p("// hundredths, the fixed costs in whole microseconds.")
 	o := r.offloadFit
 	p("// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the %d", o.n)
 	p("// rows of data/offload_decode.json marked \"fit\" on a 1 us grid (median |error|")
 	p("// %.3f; the %d held-out rows: median %.3f, largest %.3f).", o.medianError, o.heldOut, o.heldOutMedian, o.heldOutMax)
 	p("OffloadHandoverSeconds: %de-6,", o.handoverUS)
-	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %de-6, LayerSeconds: %de-6, AllReduceSeconds: %de-6, MoELayerSeconds: %de-6, MLALayerSeconds: %de-6},",
-		hundredths(f.fractionPct), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS)
+	v := f.decode()
+	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %.0fe-6, PartSeconds: %.0fe-6, PartSecondsLater: %.0fe-6, AllReduceSeconds: %.0fe-6, MoELayerSeconds: %.0fe-6, MLALayerSeconds: %.0fe-6, IndexerSeconds: %.0fe-6},",
+		hundredths(int(math.Round(v.BandwidthFraction*100))), v.StepSeconds*1e6, v.PartSeconds*1e6, v.PartSecondsLater*1e6, v.AllReduceSeconds*1e6, v.MoELayerSeconds*1e6, v.MLALayerSeconds*1e6, v.IndexerSeconds*1e6)
 	p("%s", sglangConstant(r.sglangFit))
 	p("}")
 	p("")
@@ -396,10 +398,12 @@ func fittedConstantsTable(r *result) string {
 			fmt.Sprintf("prefill fit, third stage (MMQ on compute capability %s; Q8_0 takes it too)", prefillArchRule[a.arch]))
 	}
 	sf := r.servingFit
-	row("Fitted.VLLM", fmt.Sprintf("f %s; step %d, layer %d, all-reduce %d, MoE layer %d, MLA layer %d µs", hundredths(sf.fractionPct), sf.stepUS, sf.layerUS, sf.allReduceUS, sf.moeUS, sf.mlaUS),
-		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_decode.json` (%d held out)", sf.n, sf.heldOut), "grid, least squares of the log error")
+	sv := sf.decode()
+	row("Fitted.VLLM", fmt.Sprintf("f %.2f; step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, MoE layer %.0f, MLA layer %.0f, indexer %.0f µs", sv.BandwidthFraction, sv.StepSeconds*1e6, sv.PartSeconds*1e6, sv.PartSecondsLater*1e6, sv.AllReduceSeconds*1e6, sv.MoELayerSeconds*1e6, sv.MLALayerSeconds*1e6, sv.IndexerSeconds*1e6),
+		fmt.Sprintf("all %d vLLM rows of `data/serving_decode.json`; terms chosen and checked by leave-one-source-out cross-validation over %d sources", sf.all, sf.cv.groups), "coordinate descent, least squares of the log error, each setup (source, model, precision, GPU, TP) weighing one row")
 	gf := r.sglangFit
-	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %d, MLA layer %d µs; fixed times x %s on AMD GPUs; f %s, step %d, layer %d, all-reduce %d µs: vLLM's", gf.moeUS, gf.mlaUS, hundredths(gf.rocmPct), hundredths(gf.fractionPct), gf.stepUS, gf.layerUS, gf.allReduceUS),
+	gv := gf.decode()
+	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %.0f, MLA layer %.0f µs; fixed times x %s on AMD GPUs; f %.2f, step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, indexer %.0f µs: vLLM's", gv.MoELayerSeconds*1e6, gv.MLALayerSeconds*1e6, hundredths(gf.rocmPct), gv.BandwidthFraction, gv.StepSeconds*1e6, gv.PartSeconds*1e6, gv.PartSecondsLater*1e6, gv.AllReduceSeconds*1e6, gv.IndexerSeconds*1e6),
 		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_decode.json`: NVIDIA B200 and AMD MI300X (%d held out: other GPUs)", gf.n, gf.heldOut), "grid, least squares of the log error; the rest taken from `Fitted.VLLM` (too few dense rows)")
 	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
 		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -33,21 +34,31 @@ type servingRow struct {
 
 // Uses of a replayed row of data/serving_decode.json or
 // data/offload_decode.json: the constants are fitted on the "fit" rows;
-// the "held_out" rows (other sources; every SGLang row) only check them.
+// the "held_out" rows only check them. The vLLM constants are now fitted
+// on every vLLM row and checked by cross-validation (servingcv.go); their
+// split is scored for continuity. SGLang's are fitted on its "fit" rows
+// (sglang.go).
 const (
 	useFit     = "fit"
 	useHeldOut = "held_out"
 )
 
 // servingCase is a replayable serving row with the counts of its fixed
-// costs: the step, its layers, all-reduces, MoE and MLA layers.
+// costs: its layers, all-reduces (two a layer under tensor parallelism)
+// and MoE layers counted per layer, what its layers hold (blocks), whether
+// its GPU is of a later generation (plan.LaterServingGeneration), and
+// stream, the seconds a step streams the weights and KV cache at the full
+// datasheet bandwidth (the planner's replay with no fixed cost).
 type servingCase struct {
-	row                                      servingRow
-	replay                                   *plan.Replay
-	layers, allReduces, moeLayers, mlaLayers int
+	row               servingRow
+	replay            *plan.Replay
+	layers, moeLayers int
+	blocks            plan.ServingBlocks
+	later             bool
+	stream            float64
 }
 
-// fitted reports whether the case is one the vLLM constants are fitted on.
+// fitted reports whether the case is a vLLM "fit" row of the fixed split.
 func (sc servingCase) fitted() bool {
 	return sc.row.Engine == "vllm" && sc.row.Use == useFit
 }
@@ -81,156 +92,169 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers}
-		if r.TP > 1 {
-			c.allReduces = 2 * m.Layers
-		}
+		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers,
+			blocks: plan.CountServingBlocks(m, 0, m.Layers), later: plan.LaterServingGeneration("", &s)}
 		if m.IsMoE() {
 			c.moeLayers = m.Layers - m.DenseLayers
-		}
-		if m.KVLoRARank > 0 {
-			c.mlaLayers = m.Layers
 		}
 		cases = append(cases, c)
 	}
 	return rows, cases, nil
 }
 
-// servingFit is the fitted vLLM overhead: the bandwidth fraction in
-// hundredths, the fixed costs in microseconds, and how the constants do on
-// the fit rows and on the held-out vLLM rows.
+// servingFit is the fitted vLLM overhead: the constants fitted on every
+// vLLM row under the terms the cross-validation keeps, that
+// cross-validation (cv; tried and kept: every variant tried, servingVariants)
+// and, for continuity, the same terms fitted on the "fit" rows alone
+// (split) and how they do on those and on the held-out rows (fitErrors).
 type servingFit struct {
-	fractionPct                                int
-	stepUS, layerUS, allReduceUS, moeUS, mlaUS int
+	constants servingConstants
+	cv        servingCV
+	tried     []servingCV
+	kept      []bool
+	split     servingConstants
+	all       int // the vLLM rows the shipped constants are fitted on
 	fitErrors
+	// baseSplit is the fixed split under the base terms alone (the model
+	// before the cross-validation chose terms).
+	baseSplit fitErrors
 }
 
-func (f servingFit) decode() calibration.ServingDecode {
-	return calibration.ServingDecode{BandwidthFraction: float64(f.fractionPct) / 100,
-		StepSeconds: float64(f.stepUS) / 1e6, LayerSeconds: float64(f.layerUS) / 1e6,
-		AllReduceSeconds: float64(f.allReduceUS) / 1e6, MoELayerSeconds: float64(f.moeUS) / 1e6,
-		MLALayerSeconds: float64(f.mlaUS) / 1e6}
-}
-
-// fitServing fits calibration.Throughput.VLLM on the vLLM rows marked
-// "fit": a step is the weight and KV stream at the fraction f of the
-// datasheet bandwidth plus the five fixed costs times their counts. Each
-// row's stream time at f = 1 is computed once by the planner (its
-// replay), so a grid point's loss, the sum of squared log errors, is
-// arithmetic. The grid is searched coarse (f 0.50-1.00 by 0.02, step
-// 0-2000 us by 250, layer 0-200 by 10, all-reduce 0-60 by 10, MoE layer
-// 0-300 by 25, MLA layer 0-1000 by 50), then fine within one coarse step of
-// the best point (f by 0.01, step by 50, layer, all-reduce by 2, MoE by 5,
-// MLA by 10 us); the first minimum wins.
-func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, error) {
-	type obs struct {
-		sc             servingCase
-		stream, target float64
+// decode is k as the planner's constants under terms t: without the
+// generation term one per-part time holds for every GPU.
+func decode(k servingConstants, t servingTerms) calibration.ServingDecode {
+	later := k[colUnitLater]
+	if !t.generation {
+		later = k[colUnit]
 	}
-	var fitRows []obs
+	return calibration.ServingDecode{BandwidthFraction: math.Round(100/k[colStream]) / 100,
+		StepSeconds: k[colStep] / 1e6, PartSeconds: k[colUnit] / 1e6, PartSecondsLater: later / 1e6,
+		AllReduceSeconds: k[colAllReduce] / 1e6, MoELayerSeconds: k[colMoE] / 1e6,
+		MLALayerSeconds: k[colMLA] / 1e6, IndexerSeconds: k[colIndexer] / 1e6}
+}
+
+func (f servingFit) decode() calibration.ServingDecode { return decode(f.constants, f.cv.terms) }
+
+// fitServing fits calibration.Throughput.VLLM on the vLLM rows: a step is
+// the weight and KV stream at the fraction f of the datasheet bandwidth
+// plus the fixed costs times their counts (servingCase.features). Each
+// row's stream time at f = 1 is computed once by the planner (its
+// replay), so a fit is arithmetic (fitConstants). The optional terms are
+// chosen by leave-one-source-out cross-validation (servingVariants); the
+// shipped constants are fitted on every vLLM row under them; the constants
+// fitted on the "fit" rows alone are scored on those and on the held-out
+// rows, the fixed split kept for continuity.
+func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, error) {
 	unit := c
 	unit.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
-	for _, sc := range cases {
-		if !sc.fitted() {
-			continue
-		}
+	unit.SGLang, unit.SGLangROCm = unit.VLLM, unit.VLLM // an SGLang row's stream, for fitSGLang
+	var vllm, fitCases, heldCases []servingCase
+	for i := range cases {
+		sc := &cases[i]
 		d := sc.replay.Decode(unit)
 		if d <= 0 {
 			return servingFit{}, fmt.Errorf("serving_decode.json: %s / %s: no estimate", sc.row.Model, sc.row.GPU)
 		}
-		fitRows = append(fitRows, obs{sc, 1 / d, 1 / sc.row.TokensPerS})
+		sc.stream = 1 / d
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		vllm = append(vllm, *sc)
+		if sc.fitted() {
+			fitCases = append(fitCases, *sc)
+		} else {
+			heldCases = append(heldCases, *sc)
+		}
 	}
-	if len(fitRows) == 0 {
+	if len(fitCases) == 0 {
 		return servingFit{}, fmt.Errorf("serving_decode.json: no vLLM row to fit on")
 	}
-	loss := func(f servingFit) float64 {
-		l := 0.0
-		for _, o := range fitRows {
-			sc := o.sc
-			t := o.stream*100/float64(f.fractionPct) + float64(f.stepUS+f.layerUS*sc.layers+f.allReduceUS*sc.allReduces+
-				f.moeUS*sc.moeLayers+f.mlaUS*sc.mlaLayers)/1e6
-			e := math.Log(o.target / t)
-			l += e * e
-		}
-		return l
-	}
-	coarse := servingGrid{fraction: [3]int{50, 100, 2}, step: [3]int{0, 2000, 250}, layer: [3]int{0, 200, 10},
-		allReduce: [3]int{0, 60, 10}, moe: [3]int{0, 300, 25}, mla: [3]int{0, 1000, 50}}
-	best := coarse.search(loss)
-	fine := servingGrid{
-		fraction:  around(best.fractionPct, coarse.fraction, 1),
-		step:      around(best.stepUS, coarse.step, 50),
-		layer:     around(best.layerUS, coarse.layer, 2),
-		allReduce: around(best.allReduceUS, coarse.allReduce, 2),
-		moe:       around(best.moeUS, coarse.moe, 5),
-		mla:       around(best.mlaUS, coarse.mla, 10),
-	}
-	best = fine.search(loss)
-	c.VLLM = best.decode()
-	var fitCases, heldCases []servingCase
-	for _, sc := range cases {
-		switch {
-		case sc.fitted():
-			fitCases = append(fitCases, sc)
-		case sc.row.Engine == "vllm":
-			heldCases = append(heldCases, sc)
-		}
-	}
-	best.fitErrors = scoreFit(fitCases, heldCases, c)
-	return best, nil
+	var f servingFit
+	f.tried, f.kept, f.cv = servingVariants(cases)
+	f.constants = fitConstants(vllm, f.cv.terms)
+	f.all = len(vllm)
+	f.split = fitConstants(fitCases, f.cv.terms)
+	f.fitErrors = scoreSplit(fitCases, heldCases, f.split, f.cv.terms)
+	f.baseSplit = scoreSplit(fitCases, heldCases, fitConstants(fitCases, servingTerms{}), servingTerms{})
+	return f, nil
 }
 
-// around is the fine range of one constant: within one coarse step of v,
-// clipped to the coarse range, by step.
-func around(v int, coarse [3]int, step int) [3]int {
-	return [3]int{max(coarse[0], v-coarse[2]), min(coarse[1], v+coarse[2]), step}
-}
-
-// servingGrid is a grid of the six constants: from, to, step (hundredths
-// for the fraction, us for the rest).
-type servingGrid struct{ fraction, step, layer, allReduce, moe, mla [3]int }
-
-// search is the grid point of least loss (the first one on ties).
-func (g servingGrid) search(loss func(servingFit) float64) servingFit {
-	best, bestLoss := servingFit{}, math.Inf(1)
-	for f := g.fraction[0]; f <= g.fraction[1]; f += g.fraction[2] {
-		for s := g.step[0]; s <= g.step[1]; s += g.step[2] {
-			for l := g.layer[0]; l <= g.layer[1]; l += g.layer[2] {
-				for a := g.allReduce[0]; a <= g.allReduce[1]; a += g.allReduce[2] {
-					for m := g.moe[0]; m <= g.moe[1]; m += g.moe[2] {
-						for x := g.mla[0]; x <= g.mla[1]; x += g.mla[2] {
-							p := servingFit{fractionPct: f, stepUS: s, layerUS: l, allReduceUS: a, moeUS: m, mlaUS: x}
-							if v := loss(p); v < bestLoss {
-								best, bestLoss = p, v
-							}
-						}
-					}
-				}
-			}
+// scoreSplit is fitErrors of the constants k under terms t on fitCases
+// and heldCases, from the fit's arithmetic (the base terms charge per
+// layer, which the planner, charging per part, does not).
+func scoreSplit(fitCases, heldCases []servingCase, k servingConstants, t servingTerms) fitErrors {
+	errs := func(cases []servingCase) []float64 {
+		var out []float64
+		for _, sc := range cases {
+			out = append(out, math.Abs(1/k.seconds(sc.features(t))/sc.row.TokensPerS-1))
 		}
+		return out
 	}
-	return best
+	fit, held := errs(fitCases), errs(heldCases)
+	return fitErrors{n: len(fitCases), heldOut: len(heldCases), medianError: quantile(fit, 0.5), maxError: quantile(fit, 1),
+		heldOutMedian: quantile(held, 0.5), heldOutMax: quantile(held, 1)}
 }
 
 // servingTable is every row of data/serving_decode.json with the model's
-// estimate where replayed and the row's use (fit or held out).
+// estimate where replayed (the shipped constants, fitted on every vLLM
+// row), the out-of-sample estimate of the leave-one-source-out
+// cross-validation, and the row's use in the fixed split kept for
+// continuity; then the variants the cross-validation tried.
 func servingTable(r *result) string {
 	c := r.throughput()
-	var b strings.Builder
-	b.WriteString("| engine | version | model | precision | GPUs | measured tok/s | estimate | error | use | source |\n|---|---|---|---|---|---|---|---|---|---|\n")
-	replayed := byKey(r.serving, func(sc servingCase) string { return servingKey(sc.row) })
-	for _, row := range r.servingRows {
-		sc, ok := replayed[servingKey(row)]
-		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
-		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
-			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, use, row.Source)
-	}
 	f := r.servingFit
-	fmt.Fprintf(&b, "\nvLLM constants fitted on %d rows: weights and KV cache at %s of the datasheet bandwidth, %d us per step, %d us per layer, %d us per all-reduce, %d us per MoE layer, %d us per MLA layer; fit rows median |error| %s, largest %s; %d held-out vLLM rows median %s, largest %s; %d of %d replayed rows within 25 %%.\n",
-		f.n, pct(float64(f.fractionPct)/100), f.stepUS, f.layerUS, f.allReduceUS, f.moeUS, f.mlaUS, pct(f.medianError), pct(f.maxError),
-		f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax), servingWithin(r.serving, c, 0.25), len(r.serving))
+	var b strings.Builder
+	b.WriteString("| engine | version | model | precision | GPUs | measured tok/s | estimate | error | out of sample | use | source |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	index := map[string]int{}
+	for i, sc := range r.serving {
+		index[servingKey(sc.row)] = i
+	}
+	for _, row := range r.servingRows {
+		i, ok := index[servingKey(row)]
+		var sc servingCase
+		if ok {
+			sc = r.serving[i]
+		}
+		est, errText, use := estimateCells(sc, ok, c, row.WhyNot, row.Use)
+		cv := "—"
+		if ok && row.Engine == engine.NameVLLM {
+			cv = fmt.Sprintf("%.1f (%s)", f.cv.estimates[i], signedPct(f.cv.estimates[i]/row.TokensPerS-1))
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %d × %s, TP %d | %.1f | %s | %s | %s | %s | %s |\n", row.Engine, row.Version, row.Model, row.Precision,
+			row.GPUs, row.GPU, row.TP, row.TokensPerS, est, errText, cv, use, row.Source)
+	}
+	v := f.decode()
+	fmt.Fprintf(&b, "\nvLLM constants fitted on all %d vLLM rows, each setup weighing one row: weights and KV cache at %s of the datasheet bandwidth, %.0f us per step, %.0f us per part of a layer on Ampere and Ada (%.0f us on Hopper, Blackwell and CDNA3), %.0f us per all-reduce, %.0f us per MoE layer, %.0f us per MLA layer, %.0f us per DSA indexer; %d of %d replayed rows within 25 %%. Leave-one-source-out cross-validation (%d sources; each source's rows predicted by constants fitted on the others): median |error| %s, p90 %s, largest %s over the rows (each setup weighing one row: median %s, p90 %s); %d of %d vLLM rows within 25 %% out of sample.\n",
+		f.all, pct(v.BandwidthFraction), v.StepSeconds*1e6, v.PartSeconds*1e6, v.PartSecondsLater*1e6, v.AllReduceSeconds*1e6, v.MoELayerSeconds*1e6, v.MLALayerSeconds*1e6, v.IndexerSeconds*1e6,
+		servingWithin(r.serving, c, 0.25), len(r.serving), f.cv.groups, pct(f.cv.median()), pct(f.cv.p90()), pct(quantile(f.cv.errors, 1)), pct(f.cv.setupMedian()), pct(f.cv.setupP90()), within(f.cv.errors, 0.25), len(f.cv.errors))
+	fmt.Fprintf(&b, "\nFixed split, for continuity: the same terms fitted on the %d `fit` rows alone: median |error| %s, largest %s; the %d held-out vLLM rows median %s, largest %s. The base terms alone on the same split: fit rows median %s, largest %s; held-out median %s, largest %s.\n",
+		f.n, pct(f.medianError), pct(f.maxError), f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax),
+		pct(f.baseSplit.medianError), pct(f.baseSplit.maxError), pct(f.baseSplit.heldOutMedian), pct(f.baseSplit.heldOutMax))
+	b.WriteString("\n| terms tried (leave-one-source-out) | median | p90 | kept |\n|---|---|---|---|\n")
+	for i, cv := range f.tried {
+		kept := "no"
+		if f.kept[i] {
+			kept = "yes"
+		}
+		name := "base: per-layer time, all-reduce, MoE, MLA"
+		if i > 0 {
+			name = "+ " + servingTermOrder[i-1].name
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, pct(cv.median()), pct(cv.p90()), kept)
+	}
 	b.WriteString("\n" + sglangSummary(r.sglangFit))
 	return b.String()
+}
+
+// within is how many of errs are at most bound.
+func within(errs []float64, bound float64) int {
+	n := 0
+	for _, e := range errs {
+		if e <= bound {
+			n++
+		}
+	}
+	return n
 }
 
 // servingKey identifies a row of data/serving_decode.json.

@@ -1,0 +1,37 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// TestVLLMValidatedOnNamesItsRows: a vLLM plan on GPUs, which pays vLLM's
+// fitted constants, says in validated_on what they are fitted on and
+// checked by (the vLLM rows of serving_decode.json, the out-of-sample
+// median and p90 of their leave-one-source-out cross-validation) and
+// stays not validated; it no longer says the model is llama.cpp's.
+func TestVLLMValidatedOnNamesItsRows(t *testing.T) {
+	m, err := modelio.Resolve(model.Spec{Name: "Llama-3.1-70B"})
+	require.NoError(t, err)
+	s, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
+	require.True(t, ok)
+	r := NewServingReplay(m, quant.Level("bf16"), s, 4, 1024)
+	require.True(t, efficiency(fitted).servingUsed(planEngine(r.decodePlan, r.decodeReq), r.decodePlan))
+
+	v, ok := validatedOn(r.decodePlan, r.decodeReq)
+	assert.False(t, ok)
+	assert.True(t, strings.HasPrefix(v, NotValidated), v)
+	assert.Contains(t, v, "vLLM's constants")
+	assert.Contains(t, v, "serving_decode.json")
+	assert.Contains(t, v, "leave-one-source-out")
+	assert.Contains(t, v, VLLMOutOfSample)
+	assert.NotContains(t, v, "fitted on llama.cpp")
+}
