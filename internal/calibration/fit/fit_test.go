@@ -295,11 +295,14 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 // time, all-reduce, MoE and MLA terms gave 15.4 % and 48.4 % over 24 rows
 // of 14 sources; the per-part time (a hybrid block of one mixer pays one
 // part) 12.2 % and 42.8 %; the per-part time by GPU generation 10.6 % and
-// 39.1 %. The p90 misses 35 % on the rows of servingCVGaps. Tighten them
+// 39.1 %. The ROCm fork README's other vLLM versions (12 rows of that
+// source, 33 vLLM rows) took it to 10.1 % and 43.1 % with every row
+// weighing the same; with each setup weighing one row (setupWeights) in
+// every fit, 9.8 % and 33.0 %, within issue 22's figures. Tighten them
 // when the model improves; the test fails when it gets worse.
 const (
-	servingCVMedianMax = 0.11
-	servingCVP90Max    = 0.40
+	servingCVMedianMax = 0.10
+	servingCVP90Max    = 0.34
 )
 
 // servingCVGaps are the replayed vLLM rows (by source and model,
@@ -312,7 +315,8 @@ var servingCVGaps = map[string]struct {
 	"https://github.com/vllm-project/vllm/issues/30832|DeepSeek-V3.2":                                                     {Bound: 0.50, Why: dsaGap},
 	"https://github.com/tenstorrent/tt-inference-server/issues/356|DeepSeek-R1-0528-AWQ":                                  {Bound: 0.52, Why: mlaEraGap},
 	"https://github.com/dzhsurf/deepseek-v3-r1-deploy-and-benchmarks|DeepSeek-V3-AWQ (cognitivecomputations)":             {Bound: 0.36, Why: mlaEraGap},
-	"https://github.com/tenstorrent/tt-inference-server/issues/340|Qwen3-0.6B":                                            {Bound: 0.45, Why: smallA100Gap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/340|Qwen3-0.6B":                                            {Bound: 0.36, Why: smallA100Gap},
+	"https://github.com/tenstorrent/tt-inference-server/issues/340|Qwen3-14B":                                             {Bound: 0.30, Why: a100Qwen14BGap},
 	"https://blogs.oracle.com/cloud-infrastructure/serving-llama-31-405b-model-with-amd-mi300x-gpus|Llama-3.1-405B (FP8)": {Bound: 0.35, Why: oracle405BGap},
 }
 
@@ -331,24 +335,35 @@ const mlaEraGap = "the same model on the same GPUs decodes at 33 tokens/s under 
 // its source's four A100 rows are left out.
 const smallA100Gap = "a 0.6B model's step is almost all fixed cost (28 layers, 56 parts); with all four rows of its source left out, the Ampere per-part time rests on two other A100 rows and the RTX 4090 row, which set it lower than this source's builds pay"
 
+// a100Qwen14BGap is why Qwen3-14B on an A100 is predicted too fast when
+// its source's rows are left out.
+const a100Qwen14BGap = "the row decodes at 41.2 tokens/s, 24.3 ms a token, slower than the model puts it in sample too (+20 %); with all four rows of its source left out, the Ampere per-part time rests on two other A100 rows and the RTX 4090 row and comes out lower, and the estimate goes to +26 %"
+
 // oracle405BGap is why Oracle's Llama-3.1-405B row on 8 MI300X is predicted
 // too fast.
-const oracle405BGap = "an earlier ROCm build (blog of 2024) at 36 tokens/s; the ROCm fork's README measures the same model on the same GPUs at 42-44 under vLLM 0.7.3 and 0.10.0, which the later-generation per-part time follows"
+const oracle405BGap = "an earlier ROCm build (blog of 2024) at 36 tokens/s; the ROCm fork's README measures the same model on the same GPUs at 39-45 under vLLM 0.6.6 to 0.10.0 (seven rows of one setup), which the later-generation per-part time follows"
 
 // TestServingCrossValidation checks the leave-one-source-out
 // cross-validation of the vLLM rows: the median and p90 of the
 // out-of-sample |error| within their ratchets, every row within 25 %
-// out of sample but the servingCVGaps rows, held to their own bounds.
+// out of sample but the servingCVGaps rows, held to their own bounds; of
+// issue 22's family (servingInFamily) at least 9 rows within 25 % out of
+// sample (of 11: the ROCm fork README's five Llama-3.1-70B rows, AMD's
+// page's three, Llama-3.3-70B on 4 H100s; the two DeepSeek AWQ rows miss).
 func TestServingCrossValidation(t *testing.T) {
 	r := fitted(t)
 	cv := r.servingFit.cv
-	require.Len(t, cv.errors, 24)
+	require.Len(t, cv.errors, 33)
 	assert.Equal(t, 14, cv.groups)
+	family := 0
 	for i, sc := range r.serving {
 		if sc.row.Engine != "vllm" {
 			continue
 		}
 		rel := cv.estimates[i]/sc.row.TokensPerS - 1
+		if servingInFamily(sc.row) && math.Abs(rel) <= 0.25 {
+			family++
+		}
 		t.Logf("%-8s %-40.40s %-36.36s TP%d measured %6.1f out of sample %6.1f (%+.0f%%)", sc.row.Use, sc.row.Model, sc.row.GPU, sc.row.TP, sc.row.TokensPerS, cv.estimates[i], rel*100)
 		bound := 0.25
 		if gap, ok := servingCVGaps[servingGapKey(sc.row)]; ok {
@@ -358,7 +373,8 @@ func TestServingCrossValidation(t *testing.T) {
 		}
 		assert.LessOrEqual(t, math.Abs(rel), bound, "%s on %s (%s)", sc.row.Model, sc.row.GPU, sc.row.Source)
 	}
-	t.Logf("out of sample: median %.1f%%, p90 %.1f%%", 100*cv.median(), 100*cv.p90())
+	t.Logf("out of sample: median %.1f%%, p90 %.1f%%; per setup median %.1f%%, p90 %.1f%%; issue 22's family within 25 %%: %d", 100*cv.median(), 100*cv.p90(), 100*cv.setupMedian(), 100*cv.setupP90(), family)
+	assert.GreaterOrEqual(t, family, 9)
 	assert.LessOrEqual(t, cv.median(), servingCVMedianMax)
 	assert.LessOrEqual(t, cv.p90(), servingCVP90Max)
 }
@@ -425,8 +441,10 @@ func servingInFamily(r servingRow) bool {
 // TestServingRowsWithin25Percent replays every replayable row of
 // data/serving_decode.json under the shipped constants and prints it; at
 // least 10 must be within 25 % (issue 22), and of issue 22's family
-// (servingInFamily) the rows within 25 % are listed and counted: 6 of the 8
-// vLLM rows in sample, short of the issue's 10. The SGLang rows are
+// (servingInFamily) the rows within 25 % are listed and counted: 10 of the
+// 11 vLLM rows in sample (DeepSeek-R1-0528-AWQ on 8 H100s misses), the
+// issue's 10, but of four setups only (the ROCm fork README's five
+// Llama-3.1-70B rows and AMD's page's three are one setup each). The SGLang rows are
 // replayed under SGLang's own constants and bound by TestSGLangRowsReplay
 // (sglang_test.go).
 func TestServingRowsWithin25Percent(t *testing.T) {
@@ -447,7 +465,7 @@ func TestServingRowsWithin25Percent(t *testing.T) {
 		}
 	}
 	assert.GreaterOrEqual(t, within, 10)
-	assert.GreaterOrEqual(t, family, 6)
+	assert.GreaterOrEqual(t, family, 10)
 }
 
 // TestOffloadRowsHaveSources checks data/offload_decode.json: every row
@@ -634,6 +652,72 @@ func TestFitConstantsRecoversKnownConstants(t *testing.T) {
 	for j := colStep; j < servingCols; j++ {
 		assert.InDelta(t, want[j], got[j], 1, "constant %d", j)
 	}
+}
+
+// TestFitConstantsCountsASetupOnce: repeating a setup's rows (as a source
+// does that publishes one setup under several engine versions) leaves the
+// fitted constants as they are, since each setup weighs one row in all
+// (setupWeights). The DeepSeek-V3.2 row alone sets the MLA time with the
+// AWQ rows, so counted five times unweighted it would move it.
+func TestFitConstantsCountsASetupOnce(t *testing.T) {
+	r := fitted(t)
+	terms := r.servingFit.cv.terms
+	var cases, repeated []servingCase
+	for _, sc := range r.serving {
+		if sc.row.Engine != "vllm" {
+			continue
+		}
+		cases = append(cases, sc)
+		repeated = append(repeated, sc)
+		if sc.row.CatalogModel == "DeepSeek-V3.2" || strings.Contains(sc.row.Source, "ROCm/vllm") {
+			for range 4 {
+				repeated = append(repeated, sc)
+			}
+		}
+	}
+	require.Greater(t, len(repeated), len(cases)+40)
+	assert.Equal(t, fitConstants(cases, terms), fitConstants(repeated, terms))
+	ws := setupWeights(repeated)
+	sum := map[string]float64{}
+	for i, sc := range repeated {
+		sum[servingSetup(sc.row)] += ws[i]
+	}
+	for setup, w := range sum {
+		assert.InDelta(t, 1, w, 1e-9, setup)
+	}
+}
+
+// TestSetupWeights checks setupWeights on the rows: the three locales of
+// AMD's page are one setup (a third each), the ROCm fork README's five
+// Llama-3.1-70B rows one (a fifth each) and its seven Llama-3.1-405B rows
+// another (a seventh), and tt-inference-server issue 340's four models on
+// an A100 four setups (one each).
+func TestSetupWeights(t *testing.T) {
+	var cases []servingCase
+	for _, sc := range fitted(t).serving {
+		if sc.row.Engine == "vllm" {
+			cases = append(cases, sc)
+		}
+	}
+	ws := setupWeights(cases)
+	seen := map[string]int{}
+	for i, sc := range cases {
+		var want float64
+		switch {
+		case strings.Contains(sc.row.Source, "amd.com"):
+			want, seen["amd"] = 1.0/3, seen["amd"]+1
+		case strings.Contains(sc.row.Source, "ROCm/vllm") && sc.row.CatalogModel == "Llama-3.1-70B":
+			want, seen["readme70"] = 1.0/5, seen["readme70"]+1
+		case strings.Contains(sc.row.Source, "ROCm/vllm") && sc.row.CatalogModel == "Llama-3.1-405B":
+			want, seen["readme405"] = 1.0/7, seen["readme405"]+1
+		case strings.HasSuffix(sc.row.Source, "tt-inference-server/issues/340"):
+			want, seen["tt340"] = 1, seen["tt340"]+1
+		default:
+			continue
+		}
+		assert.InDelta(t, want, ws[i], 1e-12, "%s on %s (%s)", sc.row.Model, sc.row.GPU, sc.row.Source)
+	}
+	assert.Equal(t, map[string]int{"amd": 3, "readme70": 5, "readme405": 7, "tt340": 4}, seen)
 }
 
 // TestVLLMValidatedOnQuotesTheCrossValidation: the figures a vLLM plan's

@@ -234,7 +234,8 @@ func constantsSource(r *result) ([]byte, error) {
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	p("PrefillLayerLatency2023: %de-6,", pf.main2023US)
 	f := r.servingFit
-	p("// vLLM batch-1 decode, fitted on all %d vLLM rows of data/serving_decode.json", f.all)
+	p("// vLLM batch-1 decode, fitted on all %d vLLM rows of data/serving_decode.json,", f.all)
+	p("// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)")
 	p("// (%s); leave-one-source-out cross-validation over %d sources:", servingTermsText(f.cv.terms), f.cv.groups)
 	p("// out-of-sample median |error| %.3f, p90 %.3f. The bandwidth fraction in", f.cv.median(), f.cv.p90())
 	p("// hundredths, the fixed costs in whole microseconds.")
@@ -399,7 +400,7 @@ func fittedConstantsTable(r *result) string {
 	sf := r.servingFit
 	sv := sf.decode()
 	row("Fitted.VLLM", fmt.Sprintf("f %.2f; step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, MoE layer %.0f, MLA layer %.0f, indexer %.0f µs", sv.BandwidthFraction, sv.StepSeconds*1e6, sv.PartSeconds*1e6, sv.PartSecondsLater*1e6, sv.AllReduceSeconds*1e6, sv.MoELayerSeconds*1e6, sv.MLALayerSeconds*1e6, sv.IndexerSeconds*1e6),
-		fmt.Sprintf("all %d vLLM rows of `data/serving_decode.json`; terms chosen and checked by leave-one-source-out cross-validation over %d sources", sf.all, sf.cv.groups), "coordinate descent, least squares of the log error")
+		fmt.Sprintf("all %d vLLM rows of `data/serving_decode.json`; terms chosen and checked by leave-one-source-out cross-validation over %d sources", sf.all, sf.cv.groups), "coordinate descent, least squares of the log error, each setup (source, model, precision, GPU, TP) weighing one row")
 	gf := r.sglangFit
 	gv := gf.decode()
 	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %.0f, MLA layer %.0f µs; fixed times x %s on AMD GPUs; f %.2f, step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, indexer %.0f µs: vLLM's", gv.MoELayerSeconds*1e6, gv.MLALayerSeconds*1e6, hundredths(gf.rocmPct), gv.BandwidthFraction, gv.StepSeconds*1e6, gv.PartSeconds*1e6, gv.PartSecondsLater*1e6, gv.AllReduceSeconds*1e6, gv.IndexerSeconds*1e6),

@@ -90,8 +90,8 @@ func (f sglangFit) rocm() servingConstants {
 // grid fits the MoE-layer and MLA-layer times and the ROCm factor: coarse
 // (MoE layer 0-300 by 25, MLA layer 0-1000 by 50 us, factor 1.00-3.00 by
 // 0.10), then fine within one coarse step of the best point (MoE by 5, MLA
-// by 10 us, factor by 0.02); least squares of the log error, the first
-// minimum wins. Every fit row is of an HBM GPU, where an SGLang plan pays
+// by 10 us, factor by 0.02); least squares of the log error, each setup
+// weighing one row (setupWeights), the first minimum wins. Every fit row is of an HBM GPU, where an SGLang plan pays
 // these constants (internal/plan/sglangspeed.go). The stream time of each
 // row at the full bandwidth is fitServing's (servingCase.stream).
 func fitSGLang(cases []servingCase, c calibration.Throughput, vllm servingFit) (sglangFit, error) {
@@ -117,6 +117,9 @@ func fitSGLang(cases []servingCase, c calibration.Throughput, vllm servingFit) (
 	if len(fitRows) == 0 {
 		return sglangFit{}, fmt.Errorf("serving_decode.json: no SGLang row to fit on")
 	}
+	for i, w := range setupWeights(fitCases) {
+		fitRows[i].weight = w
+	}
 	borrowed := sglangFit{constants: vllm.constants, terms: vllm.cv.terms}
 	best := searchSGLang(fitRows, borrowed)
 	c.SGLang, c.SGLangROCm = best.decode(), best.decodeROCm()
@@ -127,14 +130,17 @@ func fitSGLang(cases []servingCase, c calibration.Throughput, vllm servingFit) (
 // servingObs is a fit row of a serving engine: its features
 // (servingCase.features: the stream time at the full datasheet bandwidth,
 // then the counts of the fixed costs), its measured time per token in
-// seconds, and whether it ran on an AMD GPU.
+// seconds, whether it ran on an AMD GPU, and its least-squares weight
+// (setupWeights: each setup counts once).
 type servingObs struct {
 	x      [servingCols]float64
 	target float64
 	amd    bool
+	weight float64
 }
 
-// sglangLoss is the sum of squared log errors of the constants f on rows.
+// sglangLoss is the weighted sum of squared log errors of the constants f
+// on rows.
 func sglangLoss(rows []servingObs) func(sglangFit) float64 {
 	return func(f sglangFit) float64 {
 		l := 0.0
@@ -147,7 +153,7 @@ func sglangLoss(rows []servingObs) func(sglangFit) float64 {
 				fixed *= float64(f.rocmPct) / 100
 			}
 			e := math.Log(o.target / (o.x[colStream]*f.constants[colStream] + fixed))
-			l += e * e
+			l += o.weight * e * e
 		}
 		return l
 	}
