@@ -31,6 +31,19 @@ func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
 	return found
 }
 
+// floatCheckpoint is the published 16- or 32-bit float checkpoint of m a
+// Hugging Face engine converts on load to another float level (--dtype) or
+// quantizes to fp8: bf16 first, then fp16 (Llama 2's and other float16
+// releases), then fp32; nil when none is published.
+func floatCheckpoint(m *model.Model) *model.Checkpoint {
+	for _, l := range []quant.Level{quant.BF16, quant.FP16, quant.FP32} {
+		if ck := checkpointFor(m, l, false); ck != nil {
+			return ck
+		}
+	}
+	return nil
+}
+
 // givenWeightsNeed is, for a Hugging Face engine (vLLM, SGLang), the
 // checkpoint a plan at level l needs when the weights the user gave are
 // stored at another level (m.FileQuant, read from the folder's, file's or

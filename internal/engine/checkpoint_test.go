@@ -168,3 +168,21 @@ func TestCatalogGGUFRepositoriesHaveSourcesAndTypes(t *testing.T) {
 		assert.Positive(t, types[repo], repo)
 	}
 }
+
+// A catalog model whose release is float16 (Llama 2) planned at bf16 is
+// served from that release with --dtype converting it, as a bf16 release
+// serves fp16: both Hugging Face engines convert between float levels on
+// load, so the answer names the repository, not "needs a checkpoint".
+func TestFloatReleaseServesTheOtherFloatLevels(t *testing.T) {
+	m := model.Lookup("Llama-2-7B")
+	require.NotNil(t, m)
+	require.Equal(t, "fp16", m.Checkpoints[0].Quant)
+	for _, e := range []Engine{vllm{}, sglang{}} {
+		for _, l := range []quant.Level{quant.BF16, quant.FP16, quant.FP32, quant.FP8} {
+			ld, _ := e.Load(&Placement{Model: m, Level: l, Kind: registry.KindCUDA})
+			require.NotNil(t, ld, "%s %s", e.Name(), l)
+			assert.Empty(t, ld.Needs, "%s %s", e.Name(), l)
+			assert.Equal(t, "meta-llama/Llama-2-7b-hf", ld.Repo, "%s %s", e.Name(), l)
+		}
+	}
+}

@@ -205,7 +205,8 @@ func (sglang) CannotLoad(l quant.Level) string {
 }
 
 // Load is the checkpoint SGLang loads at p's level: a published one, else
-// the 16-bit one for 16-bit levels and fp8 (quantized on load).
+// the float one for float levels (--dtype converts) and fp8 (quantized on
+// load).
 func (sglang) Load(p *Placement) (*Load, string) {
 	m, l := p.Model, p.Level
 	ck := checkpointFor(m, l, false)
@@ -216,8 +217,8 @@ func (sglang) Load(p *Placement) (*Load, string) {
 		}
 		return ld, "SGLang: needs " + need + "; serving the given weights would run them as stored"
 	}
-	if ck == nil && (l == quant.FP16 || l == quant.BF16 || l == quant.FP32 || l == quant.FP8) {
-		ck = checkpointFor(m, quant.BF16, false)
+	if ck == nil && (isFloat(l) || l == quant.FP8) {
+		ck = floatCheckpoint(m)
 	}
 	if ck != nil {
 		return &Load{Quant: string(l), Repo: ck.Repo, Method: ck.Method, Source: ck.Source}, ""

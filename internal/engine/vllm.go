@@ -127,15 +127,15 @@ func (vllm) CannotLoad(quant.Level) string { return "" }
 func (vllm) Parallelism() Parallelism { return Parallelism{Tensor: true} }
 
 // Load is what vLLM loads for a plan at level l, with a note when no
-// checkpoint at that level is published. 16-bit levels load the 16-bit
-// checkpoint (--dtype converts bf16 to fp16); fp8 without an FP8 release
+// checkpoint at that level is published. Float levels load the float
+// checkpoint (--dtype converts between bf16, fp16 and fp32); fp8 without an FP8 release
 // loads it too and quantizes on load (--quantization fp8); int8/int4 need
 // a pre-quantized checkpoint, except int8 on TPU, which vLLM's tpu_int8
 // applies on load to the 16-bit one (quantArgs).
 func (vllm) Load(p *Placement) (*Load, string) {
 	m, l := p.Model, p.Level
 	ck := checkpointFor(m, l, false)
-	onLoad := l == quant.FP16 || l == quant.FP32 || l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU)
+	onLoad := isFloat(l) || l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU)
 	if need := givenWeightsNeed(m, l, l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU), ck); need != "" {
 		ld := &Load{Quant: string(l), Needs: need}
 		if ck != nil {
@@ -144,7 +144,7 @@ func (vllm) Load(p *Placement) (*Load, string) {
 		return ld, "vLLM: needs " + need + "; serving the given weights would run them as stored"
 	}
 	if ck == nil && onLoad {
-		ck = checkpointFor(m, quant.BF16, false)
+		ck = floatCheckpoint(m)
 	}
 	if ck != nil {
 		return &Load{Quant: string(l), Repo: ck.Repo, Method: ck.Method, Source: ck.Source}, ""

@@ -307,6 +307,9 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 		return nil, unknownModel(name)
 	}
 	m.NamedCheckpoint = namedCheckpoint(m.Checkpoints, name)
+	if m.NamedCheckpoint < 0 {
+		namedVariant(m, name)
+	}
 	if cfg == nil {
 		return m, nil
 	}
@@ -327,6 +330,72 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 	o.Checkpoints, o.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
 	o.Source = m.Source + " with config overrides"
 	return o, nil
+}
+
+// modelVariants are the name endings of a publisher's tuned releases that
+// share the catalog entry's architecture but not its weights: the
+// instruction-tuned and chat models ("google/gemma-3-27b-it" beside the
+// catalog's "google/gemma-3-27b-pt").
+var modelVariants = map[string]bool{"instruct": true, "chat": true, "it": true}
+
+// variantRepo is the Hugging Face repository of the tuned release a name
+// means when it reached entry e only by dropping a modelVariants ending:
+// the name itself when it is an id (org/name), else the name under the
+// entry's organisation; "" when the name is one of e's own keys or
+// reached it without such an ending.
+func variantRepo(name string, e CatalogEntry) string {
+	key := normalize(baseName(name))
+	variant := false
+	for {
+		if _, ok := catalog.byKey[key]; ok {
+			break
+		}
+		trimmed := false
+		for _, s := range variantSuffixes {
+			if len(key) > len(s) && strings.HasSuffix(key, s) {
+				key, trimmed = strings.TrimSuffix(key, s), true
+				variant = variant || modelVariants[s]
+				break
+			}
+		}
+		if !trimmed {
+			return ""
+		}
+	}
+	org, _, ok := strings.Cut(e.HFID, "/")
+	switch {
+	case !variant || !ok:
+		return ""
+	case strings.Contains(name, "/"):
+		return name
+	}
+	return org + "/" + name
+}
+
+// namedVariant makes the tuned release a request named (variantRepo) the
+// checkpoint a Hugging Face engine serves at the float level of m's own
+// release, so that "gemma-3-27b-it" serves google/gemma-3-27b-it, not the
+// pretrained google/gemma-3-27b-pt whose config the catalog holds.
+func namedVariant(m *Model, name string) {
+	i, ok := lookupIndex(name)
+	if !ok {
+		return
+	}
+	e := catalog.entries[i].CatalogEntry
+	repo := variantRepo(name, e)
+	if repo == "" || len(m.Checkpoints) == 0 || m.Checkpoints[0].IsGGUF() {
+		return
+	}
+	own := m.Checkpoints[0]
+	if own.Quant != "bf16" && own.Quant != "fp16" && own.Quant != "fp32" {
+		return
+	}
+	cks := append(append([]Checkpoint(nil), m.Checkpoints...), Checkpoint{
+		Quant: own.Quant, Repo: repo, Source: "https://huggingface.co/" + repo,
+		Notes: fmt.Sprintf("the tuned release the request named; the catalog's config is %s's, the same architecture", own.Repo),
+	})
+	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
+	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the release named; its shape is the catalog's %s (%s)", repo, m.Name, own.Repo))
 }
 
 func unknownModel(name string) error {

@@ -1,0 +1,36 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A tuned release named by its id reaches the catalog entry of its
+// architecture by dropping "-it", "-chat" or "-instruct", and is the
+// checkpoint served: gemma-3-27b-it, not the pretrained gemma-3-27b-pt whose
+// config the entry holds. The entry's own names, aliases and listed
+// checkpoints are served as listed.
+func TestTunedReleaseIsTheCheckpointServed(t *testing.T) {
+	for name, want := range map[string]string{
+		"gemma-3-27b-it":        "google/gemma-3-27b-it",
+		"google/gemma-3-4b-it":  "google/gemma-3-4b-it",
+		"Llama-2-7b-chat-hf":    "meta-llama/Llama-2-7b-chat-hf",
+		"Gemma-3-27B":           "google/gemma-3-27b-pt",
+		"google/gemma-3-27b-pt": "google/gemma-3-27b-pt",
+		"Llama-2-7B":            "meta-llama/Llama-2-7b-hf",
+		"Qwen2.5-7B-Instruct":   "Qwen/Qwen2.5-7B-Instruct",
+	} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		ck := m.NativeCheckpoint()
+		require.NotNil(t, ck, name)
+		assert.Equal(t, want, ck.Repo, name)
+	}
+	m, err := FromName("gemma-3-27b-it", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "bf16", m.NativeCheckpoint().Quant)
+	assert.Contains(t, m.Notes, "serves google/gemma-3-27b-it, the release named; its shape is the catalog's Gemma-3-27B (google/gemma-3-27b-pt)")
+	assert.Len(t, Lookup("gemma-3-27b-it").Checkpoints, 1, "the catalog's checkpoints are shared, never changed")
+}
