@@ -1282,6 +1282,24 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://huggingface.co/google/gemma-3-4b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys), the same tower for every Gemma 3 size above 1B: the gemma3_4b_config of https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py gives these values (and transformers' defaults for the keys Google leaves out) for the 4B, 12B and 27B models alike",
 		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, estimated at 416,086,272).",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "google/gemma-3-4b-pt",
+				Source: "https://huggingface.co/google/gemma-3-4b-pt",
+				Notes:  "Google's pretrained release, bfloat16 (the config's torch_dtype); the entry's config is its",
+			},
+			{
+				Quant:      "q4_k_m",
+				Repo:       "ggml-org/gemma-3-4b-it-GGUF",
+				Method:     "gguf",
+				File:       "gemma-3-4b-it-Q4_K_M.gguf",
+				Source:     "https://huggingface.co/ggml-org/gemma-3-4b-it-GGUF/resolve/main/gemma-3-4b-it-Q4_K_M.gguf",
+				SizeBytes:  2489757856,
+				SizeSource: "2,489,757,856 B, sha256 882e8d2db44dc554fb0ea5077cb7e4bc49e7342a1f0da57901c0802ea21a0863: the file at https://huggingface.co/ggml-org/gemma-3-4b-it-GGUF/resolve/main/gemma-3-4b-it-Q4_K_M.gguf (ggml-org's conversion of google/gemma-3-4b-it, listed for llama-server -hf in llama.cpp's docs/multimodal.md, https://github.com/ggml-org/llama.cpp/blob/master/docs/multimodal.md); the text model only, the vision projector being the repository's separate mmproj file",
+				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-4b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name:            "Gemma-3-12B",
@@ -1354,6 +1372,24 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys)",
 		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, estimated at 419,330,304).",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "google/gemma-3-27b-pt",
+				Source: "https://huggingface.co/google/gemma-3-27b-pt",
+				Notes:  "Google's pretrained release, bfloat16 (the config's torch_dtype); the entry's config is its",
+			},
+			{
+				Quant:      "q4_k_m",
+				Repo:       "ggml-org/gemma-3-27b-it-GGUF",
+				Method:     "gguf",
+				File:       "gemma-3-27b-it-Q4_K_M.gguf",
+				Source:     "https://huggingface.co/ggml-org/gemma-3-27b-it-GGUF/resolve/main/gemma-3-27b-it-Q4_K_M.gguf",
+				SizeBytes:  16546404736,
+				SizeSource: "16,546,404,736 B, sha256 edc9aff4d811a285b9157618130b08688b0768d94ee5355b02dc0cb713012e15: the file at https://huggingface.co/ggml-org/gemma-3-27b-it-GGUF/resolve/main/gemma-3-27b-it-Q4_K_M.gguf (ggml-org's conversion of google/gemma-3-27b-it, listed for llama-server -hf in llama.cpp's docs/multimodal.md, https://github.com/ggml-org/llama.cpp/blob/master/docs/multimodal.md); the text model only, the vision projector being the repository's separate mmproj file",
+				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-27b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Phi-3-medium-4k-instruct",
