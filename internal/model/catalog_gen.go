@@ -4482,8 +4482,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.2",
-		HFID: "zai-org/GLM-5.2",
+		Name:            "GLM-5.2",
+		HFID:            "zai-org/GLM-5.2",
+		ParamsInclude:   "mtp",
+		HubParams:       753329940480,
+		HubParamsSource: "753,329,940,480 elements in the 59,585 BF16 tensors of zai-org/GLM-5.2 at revision 4d67f66cc64d3219133b767c253b2ad1425c6c88, which Megatron-Bridge's conversion round trip matched bitwise (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it) in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/model_verification_cards/glm5-2/card.yaml. The count holds the MTP layer (params_include mtp). What is left beyond the shape, 19,456 (0.000003 %), is exactly the routers' e_score_correction_bias, 256 per MoE layer in the 75 MoE layers and the MTP layer's, which the shape does not count. The same card says Transformers reloads the checkpoint as GlmMoeDsaForCausalLM with 743,377,000,704 parameters, the count of the model without its MTP layer, which the shape gives to the parameter",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -6685,6 +6688,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"Nemotron-3.5-Lightning-30B-A3B",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       32913266240,
+		HubParamsSource: "32,913,266,240 parameters in the 6,513 tensors of nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16 at revision b3caaabed0263651a17dc1f2d4ce97e794f76c44, NVIDIA's BF16 release of the model whose NVFP4 quantization's config this entry copies, which Megatron-Bridge's conversion round trip matched bitwise, MTP layers included, in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/model_verification_cards/nemotron-3.5-lightning/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the MTP layer (params_include mtp). What is left beyond the shape, 144,384 (0.0004 %), is exactly the biases the shape does not count: the depthwise convolutions' biases of the 23 Mamba-2 layers (use_conv_bias; intermediate + 2 x n_groups x ssm_state_size = 4,096 + 2,048 = 6,144 each, 141,312) and the routers' e_score_correction_bias of the 23 MoE layers and the MTP layer's (24 x 128 = 3,072)",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",

@@ -80,10 +80,8 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 // debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
 var withoutPublishedTotal = []string{
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
-	// KNOWN_MODELS or a copied model.safetensors.index.json (nor, for
-	// GLM-5.2, anything but GLM-5's and GLM-5.1's 753,864,139,008 in
-	// llmfit, other checkpoints whose indexers are not shared).
-	"GLM-5.2", "MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
+	// KNOWN_MODELS or a copied model.safetensors.index.json.
+	"MiniCPM-MoE-8x2B", "MiniMax-M3", "Step-3.7-Flash",
 	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
 	// times the shape's 56.32 B and is not taken: it is not a Hub count of
 	// tensors but the estimate llmfit's scraper falls back on without
@@ -131,15 +129,6 @@ var withoutPublishedTotalSince95 = []string{
 	// No count found (llmfit has Laguna-XS.2 only).
 	"NVIDIA-Nemotron-3-Ultra-550B-A55B",
 	"Muse-Glimmer-30B", "Laguna-S-2.1",
-	// NVIDIA-Nemotron-3.5-Lightning-30B-A3B: no count of its own found. Its
-	// config (aiconfigurator's copy) is NVIDIA-Nemotron-3-Nano-30B-A3B's
-	// value for value (layers_block_type spells Nano's
-	// hybrid_override_pattern) plus one MTP layer, so its language model is
-	// Nano's shape, whose Hub count ('nvidia/NVIDIA-Nemotron-3-Nano-30B-
-	// A3B-BF16' 31,577,937,344 in llmfit's hf_models.json) the derived
-	// 31,577,796,032 meets to 0.0004 %; no source says Lightning is a
-	// fine-tune of Nano, so the count is not taken as a sibling's.
-	"NVIDIA-Nemotron-3.5-Lightning-30B-A3B",
 	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
 	// reduced copy (at its commit 19d098a), which lacks
 	// num_nextn_predict_layers, so the MTP layer the checkpoint carries is
