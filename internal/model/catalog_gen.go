@@ -6499,6 +6499,9 @@ var catalogEntries = []CatalogEntry{
 			"nemotron-3-ultra:550b",
 			"Nemotron-3-Ultra-550B-A55B",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       560524603904,
+		HubParamsSource: "560,524,603,904 parameters in the 51,023 tensors of nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16 at revision 624ba927cfbef0427354998700de3d51173c8c04 (BF16 weights and FP32 expert-score correction biases), which Megatron-Bridge's conversion round trip matched exactly, MTP tensors included, in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/30cda64dcb3895783a52fad14186450c7cc6ec9d/examples/model_verification_cards/nemotron-3-ultra-550b-a55b/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the MTP layer (params_include mtp). What is left beyond the shape, 909,824 (0.0002 %), is exactly the biases the shape does not count: the depthwise convolutions' biases of the 48 Mamba-2 layers (use_conv_bias; mamba_num_heads x mamba_head_dim + 2 x n_groups x ssm_state_size = 16,384 + 2,048 = 18,432 each, 884,736) and the routers' e_score_correction_bias of the 48 MoE layers and the MTP layer's (49 x 512 = 25,088)",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",
