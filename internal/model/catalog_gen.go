@@ -10301,6 +10301,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"muse-glimmer:30b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       29776626688,
+		HubParamsSource: "29,776,626,688 elements in the 1,436 BF16 tensors of meta-models/Muse-Glimmer-30B at revision f84ecc3a0ea984a4c04542a84269e3d065350a6e (language model, vision tower, adapter and projection), which Megatron-Bridge's conversion round trip matched bitwise in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/examples/model_verification_cards/muse-glimmer-30b/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the vision tower (params_include vision). Every attention layer of the language model has a gate_proj of q_proj's shape (num_attention_heads x head_dim x hidden_size, 52 x 4,096 x 6,656 = 1,417,674,752), which https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/src/megatron/bridge/models/muse_glimmer/muse_glimmer_bridge.py (MuseGlimmerQKVGMapping) fuses with q, k and v, and which the shape counts as a gated attention. The modules of https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/src/megatron/bridge/models/muse_glimmer/modeling_muse_glimmer.py give the count to the parameter: 27,854,780,928 in the language model (two post norms per layer, 692,224 in all, more than the shape counts), 1,852,639,744 in the vision tower (patch embedding, 32 x 32 position table, biased q/k/v/proj and fc1/fc2, LayerNorms), 41,943,040 in the adapter (6,144 x 4,096 + 4,096 x 4,096) and 27,262,976 in the projection (4,096 x 6,656). What is left, -60,783,104 (-0.2 %), is the vision tower this catalog estimates from vision_config (1,861,754,880) against those modules' 1,921,845,760, and the post norms",
 		Config: map[string]any{
 			"architectures": []any{
 				"MuseGlimmerForConditionalGeneration",
@@ -10524,7 +10527,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/397b8ae4b05bd37f0b3a724d9a569947e48e8cad/aic-core/src/aiconfigurator_core/model_configs/meta-models--Muse-Glimmer-30B_config.json (a copy of https://huggingface.co/meta-models/Muse-Glimmer-30B/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "A dense VLM: layer_types marks 39 of 52 layers sliding-window (2048 tokens). The language model counts 26.4 B from its shape and the vision tower about 1.9 B estimated from vision_config; the name says 30B.",
+		Notes:  "A dense VLM: layer_types marks 39 of 52 layers sliding-window (2048 tokens). The language model counts 27.9 B from its shape, with the gate_proj of q_proj's shape that gates every attention output (model.Arch GatedAttention), and the vision tower about 1.9 B estimated from vision_config; the name says 30B.",
 	},
 	{
 		Name: "Laguna-XS.2",

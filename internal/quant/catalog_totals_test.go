@@ -127,7 +127,7 @@ var withoutPublishedTotalSince95 = []string{
 	// checkpoints.
 	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
 	// No count found (llmfit has Laguna-XS.2 only).
-	"Muse-Glimmer-30B", "Laguna-S-2.1",
+	"Laguna-S-2.1",
 	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
 	// reduced copy (at its commit 19d098a), which lacks
 	// num_nextn_predict_layers, so the MTP layer the checkpoint carries is
