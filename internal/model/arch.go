@@ -47,7 +47,9 @@ type Arch struct {
 	// the attention output, doubling q_proj (Qwen3-Next and Qwen3.5's
 	// attn_output_gate: transformers
 	// src/transformers/models/qwen3_next/modeling_qwen3_next.py,
-	// Qwen3NextAttention, q_proj of num_heads × head_dim × 2).
+	// Qwen3NextAttention, q_proj of num_heads × head_dim × 2), or a
+	// separate gate projection of q_proj's shape, the same weights (Muse
+	// Glimmer's gate_proj).
 	GatedAttention bool
 }
 
@@ -103,6 +105,13 @@ var arches = map[string]Arch{
 	// tie_word_embeddings = True; modeling_starcoder2.py, Starcoder2MLP).
 	"starcoder2":       {PlainMLP: true, TiedByDefault: true},
 	"granitemoehybrid": {GGUF: "granitehybrid"},
+	// Muse Glimmer's text layers gate the attention output with a
+	// gate_proj of q_proj's shape (num_heads × head_dim × hidden), which
+	// the config states no key for: MuseGlimmerQKVGMapping in
+	// https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/src/megatron/bridge/models/muse_glimmer/muse_glimmer_bridge.py
+	// fuses q, k, v and that gate, and requires gate and query to be the
+	// same shape.
+	"muse_glimmer_text": {GatedAttention: true},
 }
 
 // archFamilies are model_type prefixes whose unlisted members share the

@@ -46,7 +46,9 @@ type CatalogEntry struct {
 	// is the language model's alone.
 	ParamsInclude string `json:"params_include,omitempty"`
 	// HubParams is the Hugging Face Hub's count of every tensor in the
-	// model's checkpoint (safetensors.total), recorded where the count
+	// model's checkpoint (safetensors.total), or the same count as another
+	// source states it from the checkpoint's tensors (HubParamsSource says
+	// which), recorded where the count
 	// holds modules the planner does not take as language-model weights
 	// (the MTP modules and vision tower ParamsInclude names), where it is
 	// the count of a sibling checkpoint of the same shape (a fine-tune or

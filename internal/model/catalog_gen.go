@@ -4518,8 +4518,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "GLM-5.2",
-		HFID: "zai-org/GLM-5.2",
+		Name:            "GLM-5.2",
+		HFID:            "zai-org/GLM-5.2",
+		ParamsInclude:   "mtp",
+		HubParams:       753329940480,
+		HubParamsSource: "753,329,940,480 elements in the 59,585 BF16 tensors of zai-org/GLM-5.2 at revision 4d67f66cc64d3219133b767c253b2ad1425c6c88, which Megatron-Bridge's conversion round trip matched bitwise (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it) in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/model_verification_cards/glm5-2/card.yaml. The count holds the MTP layer (params_include mtp). What is left beyond the shape, 19,456 (0.000003 %), is exactly the routers' e_score_correction_bias, 256 per MoE layer in the 75 MoE layers and the MTP layer's, which the shape does not count. The same card says Transformers reloads the checkpoint as GlmMoeDsaForCausalLM with 743,377,000,704 parameters, the count of the model without its MTP layer, which the shape gives to the parameter",
 		Config: map[string]any{
 			"architectures": []any{
 				"GlmMoeDsaForCausalLM",
@@ -6532,6 +6535,9 @@ var catalogEntries = []CatalogEntry{
 			"nemotron-3-ultra:550b",
 			"Nemotron-3-Ultra-550B-A55B",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       560524603904,
+		HubParamsSource: "560,524,603,904 parameters in the 51,023 tensors of nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16 at revision 624ba927cfbef0427354998700de3d51173c8c04 (BF16 weights and FP32 expert-score correction biases), which Megatron-Bridge's conversion round trip matched exactly, MTP tensors included, in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/30cda64dcb3895783a52fad14186450c7cc6ec9d/examples/model_verification_cards/nemotron-3-ultra-550b-a55b/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the MTP layer (params_include mtp). What is left beyond the shape, 909,824 (0.0002 %), is exactly the biases the shape does not count: the depthwise convolutions' biases of the 48 Mamba-2 layers (use_conv_bias; mamba_num_heads x mamba_head_dim + 2 x n_groups x ssm_state_size = 16,384 + 2,048 = 18,432 each, 884,736) and the routers' e_score_correction_bias of the 48 MoE layers and the MTP layer's (49 x 512 = 25,088)",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",
@@ -6721,6 +6727,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"Nemotron-3.5-Lightning-30B-A3B",
 		},
+		ParamsInclude:   "mtp",
+		HubParams:       32913266240,
+		HubParamsSource: "32,913,266,240 parameters in the 6,513 tensors of nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16 at revision b3caaabed0263651a17dc1f2d4ce97e794f76c44, NVIDIA's BF16 release of the model whose NVFP4 quantization's config this entry copies, which Megatron-Bridge's conversion round trip matched bitwise, MTP layers included, in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/model_verification_cards/nemotron-3.5-lightning/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the MTP layer (params_include mtp). What is left beyond the shape, 144,384 (0.0004 %), is exactly the biases the shape does not count: the depthwise convolutions' biases of the 23 Mamba-2 layers (use_conv_bias; intermediate + 2 x n_groups x ssm_state_size = 4,096 + 2,048 = 6,144 each, 141,312) and the routers' e_score_correction_bias of the 23 MoE layers and the MTP layer's (24 x 128 = 3,072)",
 		Config: map[string]any{
 			"architectures": []any{
 				"NemotronHForCausalLM",
@@ -10328,6 +10337,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"muse-glimmer:30b",
 		},
+		ParamsInclude:   "vision",
+		HubParams:       29776626688,
+		HubParamsSource: "29,776,626,688 elements in the 1,436 BF16 tensors of meta-models/Muse-Glimmer-30B at revision f84ecc3a0ea984a4c04542a84269e3d065350a6e (language model, vision tower, adapter and projection), which Megatron-Bridge's conversion round trip matched bitwise in https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/examples/model_verification_cards/muse-glimmer-30b/card.yaml (the checkpoint's count of every tensor, as the Hub's safetensors.total counts it). The count holds the vision tower (params_include vision). Every attention layer of the language model has a gate_proj of q_proj's shape (num_attention_heads x head_dim x hidden_size, 52 x 4,096 x 6,656 = 1,417,674,752), which https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/src/megatron/bridge/models/muse_glimmer/muse_glimmer_bridge.py (MuseGlimmerQKVGMapping) fuses with q, k and v, and which the shape counts as a gated attention. The modules of https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/cccdcbcd82da797efe668342405cc78efb8f2cc4/src/megatron/bridge/models/muse_glimmer/modeling_muse_glimmer.py give the count to the parameter: 27,854,780,928 in the language model (two post norms per layer, 692,224 in all, more than the shape counts), 1,852,639,744 in the vision tower (patch embedding, 32 x 32 position table, biased q/k/v/proj and fc1/fc2, LayerNorms), 41,943,040 in the adapter (6,144 x 4,096 + 4,096 x 4,096) and 27,262,976 in the projection (4,096 x 6,656). What is left, -60,783,104 (-0.2 %), is the vision tower this catalog estimates from vision_config (1,861,754,880) against those modules' 1,921,845,760, and the post norms",
 		Config: map[string]any{
 			"architectures": []any{
 				"MuseGlimmerForConditionalGeneration",
@@ -10551,7 +10563,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/397b8ae4b05bd37f0b3a724d9a569947e48e8cad/aic-core/src/aiconfigurator_core/model_configs/meta-models--Muse-Glimmer-30B_config.json (a copy of https://huggingface.co/meta-models/Muse-Glimmer-30B/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "A dense VLM: layer_types marks 39 of 52 layers sliding-window (2048 tokens). The language model counts 26.4 B from its shape and the vision tower about 1.9 B estimated from vision_config; the name says 30B.",
+		Notes:  "A dense VLM: layer_types marks 39 of 52 layers sliding-window (2048 tokens). The language model counts 27.9 B from its shape, with the gate_proj of q_proj's shape that gates every attention output (model.Arch GatedAttention), and the vision tower about 1.9 B estimated from vision_config; the name says 30B.",
 	},
 	{
 		Name: "Laguna-XS.2",

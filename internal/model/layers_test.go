@@ -127,6 +127,7 @@ func TestArchTable(t *testing.T) {
 	assert.Len(t, ggufArchitectures, 12)
 	assert.True(t, ArchOf("nemotron_h").PlainMLP, "relu2 MLP: up and down only")
 	assert.True(t, ArchOf("qwen3_5_text").GatedAttention)
+	assert.True(t, ArchOf("muse_glimmer_text").GatedAttention, "Muse Glimmer's gate_proj is q_proj's shape")
 	assert.True(t, ArchOf("cohere").TiedByDefault, "CohereConfig ties by default")
 }
 
