@@ -4800,6 +4800,13 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct",
 			},
 			{
+				Quant:  "fp8",
+				Repo:   "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8",
+				Method: "fp8",
+				Source: "https://github.com/vllm-project/recipes/blob/8959cf6/models/Qwen/Qwen3-Next-80B-A3B-Instruct.yaml",
+				Notes:  "Qwen's official FP8 checkpoint (vLLM's recipe: variant fp8, model_id Qwen/Qwen3-Next-80B-A3B-Instruct-FP8, \"Qwen official FP8 checkpoint — recommended on SM90/SM100\"); the quantization method is read from its config, so no --quantization flag",
+			},
+			{
 				Quant:      "q4_k_m",
 				Repo:       "Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF",
 				Method:     "gguf",
