@@ -6851,7 +6851,15 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":               131072.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/nvidia--NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4_config.json (verbatim copy of https://huggingface.co/nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level. Layers from layers_block_type (the list form of hybrid_override_pattern).",
+		Notes:  "The config is that of NVIDIA's NVFP4 checkpoint (nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-NVFP4); NVFP4 is not a planning level, so the checkpoint listed is the BF16 release, which the float levels and fp8 (quantized on load) serve. Layers from layers_block_type (the list form of hybrid_override_pattern).",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "nvidia/NVIDIA-Nemotron-3.5-Lightning-30B-A3B-BF16",
+				Source: "https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/model_verification_cards/nemotron-3.5-lightning/card.yaml",
+				Notes:  "NVIDIA's BF16 release (revision b3caaabed0263651a17dc1f2d4ce97e794f76c44), named in Megatron-Bridge's verification card, which matched its 6,513 tensors bitwise in a conversion round trip; the same model as the NVFP4 release whose config the entry copies",
+			},
+		},
 	},
 	{
 		Name:            "Qwen3-VL-235B-A22B-Thinking",
