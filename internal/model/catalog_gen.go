@@ -7185,6 +7185,15 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/nvidia--Kimi-K2.6-NVFP4_config.json (verbatim copy of https://huggingface.co/nvidia/Kimi-K2.6-NVFP4/blob/main/config.json; the config of NVIDIA's NVFP4 quantization of moonshotai/Kimi-K2.6, quantization_config left out; keys planning never reads left out)",
 		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/Kimi-K2.6-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "int4",
+				Repo:   "moonshotai/Kimi-K2.6",
+				Method: "compressed-tensors",
+				Source: "https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
+				Notes:  "Moonshot's own release; stored as Kimi-K2.5's INT4 release is (routed experts in 4 bits with group scales, compressed-tensors), inferred from its Hub count, 1,058,589,420,528, equal to Kimi-K2.5's to the parameter, scales included (hub_params_source); vLLM reads the method from its config",
+			},
+		},
 	},
 	{
 		Name: "Kimi-K2.7-Code",
