@@ -510,8 +510,9 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 // projector (common/arg.cpp of ggml-org/llama.cpp): -md FILE (or -hfd
 // REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU
 // (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
-// the projector stays in host memory. A companion with no file gets a
-// placeholder and a note.
+// the projector stays in host memory, or --no-mmproj for a multimodal model
+// planned without one. A companion with no file gets a placeholder and a
+// note.
 func companionArgs(p *Placement) ([]string, []string) {
 	var a, notes []string
 	if d := p.Draft; d != nil {
@@ -539,6 +540,15 @@ func companionArgs(p *Placement) ([]string, []string) {
 		}
 		a = append(a, "-ngld", ngld)
 		notes = append(notes, "llama.cpp: the draft model's weights and KV cache (16-bit, the main context) are counted on the plan's first device")
+	}
+	if p.Projector == nil && p.Model != nil && p.Model.VisionParams > 0 {
+		// -hf also fetches and loads the repository's mmproj when it holds
+		// one ("mmproj is also downloaded automatically if available. to
+		// disable, add --no-mmproj", -hf's help in common/arg.cpp of
+		// ggml-org/llama.cpp): GPU memory this plan, made without
+		// --mmproj, does not count.
+		a = append(a, "--no-mmproj")
+		notes = append(notes, "llama.cpp: --no-mmproj keeps the server text-only: -hf would also load the repository's vision projector (mmproj), which this plan does not count; plan with --mmproj FILE to count it and serve images")
 	}
 	if pr := p.Projector; pr != nil {
 		file := pr.File

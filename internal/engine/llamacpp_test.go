@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // For llama.cpp an FP8-native model is planned at Q8_0 then Q4_K_M, the
@@ -85,4 +87,23 @@ func TestPartialExpertOverrideMatchesOneLayer(t *testing.T) {
 	pat, _, _ = strings.Cut(PartialExpertOverride(12, 1), "=")
 	assert.False(t, regexp.MustCompile(pat).MatchString("blk.12.ffn_gate_exps.weight"))
 	assert.True(t, regexp.MustCompile(pat).MatchString("blk.12.ffn_down_exps.weight"))
+}
+
+// A multimodal model planned without --mmproj is served text-only
+// (--no-mmproj): llama-server -hf would otherwise fetch and load the
+// repository's projector, memory the plan does not count. With a projector
+// the plan counts it and --mmproj loads it; a text model gets neither flag.
+func TestProjectorFlags(t *testing.T) {
+	vlm := &model.Model{Name: "vlm", Layers: 4, VisionParams: 400_000_000}
+	a, notes := companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA})
+	assert.Equal(t, []string{"--no-mmproj"}, a)
+	require.Len(t, notes, 1)
+	assert.Contains(t, notes[0], "-hf would also load the repository's vision projector")
+
+	a, _ = companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA, Projector: &ProjectorFile{File: "mmproj.gguf", OnHost: true}})
+	assert.Equal(t, []string{"--mmproj", "mmproj.gguf", "--no-mmproj-offload"}, a)
+
+	a, notes = companionArgs(&Placement{Model: &model.Model{Name: "text", Layers: 4}, Kind: registry.KindCUDA})
+	assert.Empty(t, a)
+	assert.Empty(t, notes)
 }
