@@ -11132,6 +11132,14 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py (olmo3_7b_dict: maxtext's OLMo 3 7B config, \"shared by olmo3-7b and olmo3-7b-pt (only rope_scaling/max_position_embeddings differ)\"; keys planning never reads left out)",
 		Notes:  "No Hugging Face id: maxtext's dict stands for both the base and the post-trained 7B. maxtext leaves out rope_scaling, so max_position_embeddings is 8192; no layer_types: Olmo3Config makes every 4th layer global.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "allenai/Olmo-3-1025-7B",
+				Source: "https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json",
+				Notes:  "AllenAI's base release, the checkpoint whose Hub count checks this entry (hub_params_source); the post-trained 7B models share its shape",
+			},
+		},
 	},
 	{
 		Name: "Mistral-Small-24B-Instruct-2501",
