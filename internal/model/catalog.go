@@ -281,21 +281,29 @@ func Lookup(name string) *Model {
 var variantSuffixes = []string{"instruct", "chat", "it", "hf", "base", "fp8", "bf16"}
 
 func lookupIndex(name string) (int, bool) {
+	i, _, ok := lookupTrimmed(name)
+	return i, ok
+}
+
+// lookupTrimmed is lookupIndex with whether a tuned release's ending
+// (modelVariants) was dropped on the way to the entry.
+func lookupTrimmed(name string) (i int, tuned, ok bool) {
 	key := normalize(baseName(name))
 	for {
 		if i, ok := catalog.byKey[key]; ok {
-			return i, true
+			return i, tuned, true
 		}
 		trimmed := false
 		for _, s := range variantSuffixes {
 			if len(key) > len(s) && strings.HasSuffix(key, s) {
 				key = strings.TrimSuffix(key, s)
+				tuned = tuned || modelVariants[s]
 				trimmed = true
 				break
 			}
 		}
 		if !trimmed {
-			return 0, false
+			return 0, false, false
 		}
 	}
 }
@@ -341,32 +349,13 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 var modelVariants = map[string]bool{"instruct": true, "chat": true, "it": true}
 
 // variantRepo is the Hugging Face repository of the tuned release a name
-// means when it reached entry e only by dropping a modelVariants ending:
-// the name itself when it is an id (org/name), else the name under the
-// entry's organisation; "" when the name is one of e's own keys or
-// reached it without such an ending.
-func variantRepo(name string, e CatalogEntry) string {
-	key := normalize(baseName(name))
-	variant := false
-	for {
-		if _, ok := catalog.byKey[key]; ok {
-			break
-		}
-		trimmed := false
-		for _, s := range variantSuffixes {
-			if len(key) > len(s) && strings.HasSuffix(key, s) {
-				key, trimmed = strings.TrimSuffix(key, s), true
-				variant = variant || modelVariants[s]
-				break
-			}
-		}
-		if !trimmed {
-			return ""
-		}
-	}
+// means when it reached entry e only by dropping a modelVariants ending
+// (tuned): the name itself when it is an id (org/name), else the name
+// under the entry's organisation; "" otherwise.
+func variantRepo(name string, e CatalogEntry, tuned bool) string {
 	org, _, ok := strings.Cut(e.HFID, "/")
 	switch {
-	case !variant || !ok:
+	case !tuned || !ok:
 		return ""
 	case strings.Contains(name, "/"):
 		return name
@@ -379,12 +368,12 @@ func variantRepo(name string, e CatalogEntry) string {
 // release, so that "gemma-3-27b-it" serves google/gemma-3-27b-it, not the
 // pretrained google/gemma-3-27b-pt whose config the catalog holds.
 func namedVariant(m *Model, name string) {
-	i, ok := lookupIndex(name)
+	i, tuned, ok := lookupTrimmed(name)
 	if !ok {
 		return
 	}
 	e := catalog.entries[i].CatalogEntry
-	repo := variantRepo(name, e)
+	repo := variantRepo(name, e, tuned)
 	if repo == "" || len(m.Checkpoints) == 0 || m.Checkpoints[0].IsGGUF() {
 		return
 	}
