@@ -283,7 +283,7 @@ func readVision(v map[string]any, m *Model) {
 	m.VisionWholeParams = int64(math.Round(channels*patch*patch*temporal*H + float64(depth)*2*H))
 	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
-	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, split over tensor-parallel ranks), llama.cpp from a separate --mmproj file", p/1e9))
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its linear layers split over tensor-parallel ranks, its patch embedding and norms whole on each), llama.cpp from a separate --mmproj file", p/1e9))
 }
 
 // fixedSizeEncoder is the shape of a SigLIP tower (vision_config
