@@ -180,8 +180,12 @@ const sglangLinkedGroupBytes = 2 << 30
 // Qwen2_5_VisionTransformer beside Qwen2Model, its MLP and patch merger
 // ColumnParallelLinear and RowParallelLinear and its attention SGLang's
 // VisionAttention, split over the tensor-parallel ranks; the patch
-// embedding (an nn.Conv3d) is whole on each (python/sglang/srt/models/
-// qwen2_5_vl.py at sgl-project/sglang 013902a8a7a23879a17862507ffd79a7e4efba7e).
+// embedding (an nn.Conv3d) and the norms are whole on each
+// (python/sglang/srt/models/qwen2_5_vl.py at sgl-project/sglang
+// 013902a8a7a23879a17862507ffd79a7e4efba7e; model.Model.VisionWholeParams),
+// as in Qwen3-VL (qwen3_vl.py at 005fa8330a5843e541fe075249f1d3da3d48ae0f),
+// unless --mm-enable-dp-encoder (off by default, not planned) runs the
+// encoder data-parallel.
 func (sglang) Memory(asked float64) Memory {
 	if asked > 0 {
 		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true}

@@ -75,10 +75,13 @@ const vllmMemoryUtilization = 0.9
 // pipeline rank, its attention (QKVParallelLinear, RowParallelLinear), MLP
 // (MergedColumnParallelLinear, RowParallelLinear) and patch merger
 // (ColumnParallelLinear, RowParallelLinear) split over the tensor-parallel
-// group unless --mm-encoder-tp-mode data replicates it; only the patch
-// embedding (ReplicatedLinear, 1.5 M parameters on Qwen2.5-VL) is whole on
-// each rank (vllm/model_executor/models/qwen2_5_vl.py at vllm-project/vllm
-// 002d181a55a03803d7d69547846630069d2378b8). "Model loading took" counts
+// group unless --mm-encoder-tp-mode data replicates it (vLLM's default is
+// "weights", MultiModalConfig in vllm/config/multimodal.py); only the patch
+// embedding (ReplicatedLinear, 1.5 M parameters on Qwen2.5-VL) and the
+// norms are whole on each rank (vllm/model_executor/models/qwen2_5_vl.py at
+// vllm-project/vllm 002d181a55a03803d7d69547846630069d2378b8;
+// model.Model.VisionWholeParams), beside Qwen3-VL's deepstack buffers
+// (VLLMDeepstackBytes). "Model loading took" counts
 // it: 15.63 GiB for Qwen2.5-VL-7B-Instruct in BF16, which the plan's 14.18
 // GiB of text model and 1.26 of tower (15.44) meet within 1.2 %
 // (internal/calibration/data/vllm_startup.json).

@@ -397,3 +397,30 @@ func vllmMoEWorkspaceBytes(m *model.Model, tokens int) int64 {
 	}
 	return int64(tokens) * int64(m.ExpertsPerToken) * int64(m.Hidden) * 4
 }
+
+// VLLMDeepstackBytes is what vLLM keeps on each rank, beside the weights,
+// for a Qwen3-VL model's deepstack features: one buffer of
+// max_num_batched_tokens × the language model's width per deepstack level,
+// in the model's dtype (valueBytes a value), allocated when the model is
+// built (Qwen3VLMoeForConditionalGeneration.__init__ registers
+// deepstack_input_embeds as torch.zeros(max_num_batched_tokens,
+// text_config.hidden_size) for each level, in
+// vllm/model_executor/models/qwen3_vl_moe.py at vllm-project/vllm
+// 055e47c28003156421365af985d676fc921cb075; qwen3_vl.py does the same), so
+// "Model loading took" counts it. It is whole on every rank and every
+// pipeline stage that builds the tower. 0 without deepstack levels or a
+// tower.
+//
+// With it the tower of Qwen3-VL-235B-A22B-Instruct at TP 8 meets the three
+// "Model loading took" lines of vllm PR 26000
+// (https://github.com/vllm-project/vllm/pull/26000): 55.4919 GiB a rank
+// with the tower split, 56.4331 with it whole (--mm-encoder-tp-mode data),
+// 55.1608 without it (text-only mode); the 0.20 GiB a rank that the split
+// does not divide is these 3 × 8192 × 4096 × 2 bytes (0.1875 GiB) and the
+// tower's patch embedding and norms (model.Model.VisionWholeParams).
+func VLLMDeepstackBytes(m *model.Model, maxNumBatchedTokens, valueBytes int) int64 {
+	if m == nil || m.VisionParams <= 0 || m.VisionDeepstack <= 0 {
+		return 0
+	}
+	return int64(m.VisionDeepstack) * int64(maxNumBatchedTokens) * int64(m.Hidden) * int64(valueBytes)
+}

@@ -200,3 +200,14 @@ func TestNamesA100(t *testing.T) {
 		assert.Equal(t, strings.Contains(strings.ToLower(name), "a100"), namesA100(name), name)
 	}
 }
+
+// Qwen3-VL's deepstack buffers: three levels of 8192 batched tokens of the
+// 4096-wide language model at 2 bytes, 192 MiB on each rank; none for a
+// model without deepstack levels.
+func TestVLLMDeepstackBytes(t *testing.T) {
+	m := &model.Model{Hidden: 4096, VisionParams: 1, VisionDeepstack: 3}
+	assert.Equal(t, int64(3*8192*4096*2), VLLMDeepstackBytes(m, 8192, 2))
+	assert.Equal(t, int64(192<<20), VLLMDeepstackBytes(m, 8192, 2))
+	assert.Zero(t, VLLMDeepstackBytes(&model.Model{Hidden: 4096, VisionParams: 1}, 8192, 2))
+	assert.Zero(t, VLLMDeepstackBytes(nil, 8192, 2))
+}

@@ -144,6 +144,16 @@ type Model struct {
 	// (engine.Memory.VisionInProcess, quant.VisionBytes), llama.cpp from a
 	// separate --mmproj file.
 	VisionParams int64 `json:"vision_params,omitempty"`
+	// VisionWholeParams is the part of VisionParams that vLLM and SGLang
+	// hold whole on every tensor-parallel rank rather than split: the patch
+	// embedding (an nn.Conv3d or nn.Conv2d) and the blocks' norms; the
+	// attention, MLP and merger are split over the ranks in both engines'
+	// default mode (engine.Memory.VisionInProcess).
+	VisionWholeParams int64 `json:"vision_whole_params,omitempty"`
+	// VisionDeepstack is the number of Qwen3-VL deepstack levels
+	// (vision_config deepstack_visual_indexes), for each of which vLLM
+	// keeps an input buffer beside the tower (engine.VLLMDeepstackBytes).
+	VisionDeepstack int `json:"vision_deepstack,omitempty"`
 	// VisionEncoder is the shape of a vision tower that llama.cpp runs on
 	// one fixed-size image (a SigLIP vision_config with image_size), from
 	// which the projector's compute buffer is sized

@@ -230,7 +230,15 @@ func indexerParams(m *Model) float64 {
 // embedding (channels × patch² × hv, twice for a temporal patch of 2), and a
 // projector from hv × merge² features to the language model's width (one
 // more per deepstack_visual_indexes entry, Qwen3-VL's deepstack mergers). An
-// estimate from the shape, not a count of the tensors, noted as such.
+// estimate from the shape, not a count of the tensors, noted as such. Of it
+// the patch embedding and the norms are whole on every tensor-parallel rank
+// (VisionWholeParams): vLLM builds them as nn.Conv3d and nn.LayerNorm, not
+// as parallel layers (Qwen3_VisionPatchEmbed and Qwen3_VisionBlock in
+// vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm
+// 002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b; SigLIP's SiglipVisionEmbeddings
+// in siglip.py likewise), as SGLang does (Qwen3VLVisionPatchEmbed in
+// python/sglang/srt/models/qwen3_vl.py at sgl-project/sglang
+// 005fa8330a5843e541fe075249f1d3da3d48ae0f).
 func readVision(v map[string]any, m *Model) {
 	if v == nil {
 		return
@@ -272,8 +280,10 @@ func readVision(v map[string]any, m *Model) {
 		return
 	}
 	m.VisionParams = int64(math.Round(p))
+	m.VisionWholeParams = int64(math.Round(channels*patch*patch*temporal*H + float64(depth)*2*H))
+	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
-	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, split over tensor-parallel ranks), llama.cpp from a separate --mmproj file", p/1e9))
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its linear layers split over tensor-parallel ranks, its patch embedding and norms whole on each), llama.cpp from a separate --mmproj file", p/1e9))
 }
 
 // fixedSizeEncoder is the shape of a SigLIP tower (vision_config

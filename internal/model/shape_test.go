@@ -227,3 +227,22 @@ func TestQwen3VLDeepstackMergers(t *testing.T) {
 	readVision(without, plain)
 	assert.Equal(t, int64(3*(4608*4608+4608*4096)), with.VisionParams-plain.VisionParams)
 }
+
+// The parts of a tower that vLLM and SGLang hold whole on every
+// tensor-parallel rank are its patch embedding (an nn.Conv3d in
+// Qwen3_VisionPatchEmbed) and its LayerNorms, and Qwen3-VL's deepstack
+// levels are counted for vLLM's per-level input buffers.
+func TestVisionWholeOnEachRank(t *testing.T) {
+	m := Lookup("Qwen3-VL-235B-A22B-Instruct")
+	require.NotNil(t, m)
+	// 3 channels × 16² × a temporal patch of 2 × 1152, and the estimate's
+	// two 1152-wide norm vectors in each of 27 blocks.
+	assert.Equal(t, int64(3*16*16*2*1152+27*2*1152), m.VisionWholeParams)
+	assert.Less(t, m.VisionWholeParams, m.VisionParams)
+	assert.Equal(t, 3, m.VisionDeepstack, "deepstack_visual_indexes [8, 16, 24]")
+
+	q35 := Lookup("Qwen3.5-27B")
+	require.NotNil(t, q35)
+	assert.Positive(t, q35.VisionWholeParams)
+	assert.Zero(t, q35.VisionDeepstack, "an empty deepstack_visual_indexes")
+}

@@ -99,7 +99,10 @@ type costs struct {
 	// tensor-parallel ranks, when the pool's engine loads it beside the
 	// language model (budget.Vision; costs.on); 0 otherwise. visionBytes
 	// is the tower at the level (quant.VisionBytes), whatever the engine.
-	Vision, visionBytes float64
+	// VisionWhole is the part of Vision each rank holds whole
+	// (quant.VisionWholeBytes), visionWholeBytes its figure at the level.
+	Vision, visionBytes           float64
+	VisionWhole, visionWholeBytes float64
 	// FirstExtra is what the first device of the first stage holds beside
 	// its layers (a draft model, a projector: companions.go), HostExtra
 	// what stays in host memory.
@@ -155,7 +158,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
 		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0,
 		FirstExtra: float64(b.CompanionGPUBytes), HostExtra: float64(b.CompanionHostBytes),
-		visionBytes: float64(quant.VisionBytes(m, l))}
+		visionBytes: float64(quant.VisionBytes(m, l)), visionWholeBytes: float64(quant.VisionWholeBytes(m, l))}
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
@@ -188,9 +191,9 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 func (c costs) on(p *pool) costs {
 	c.VLLM = c.VLLM.onPool(p)
 	c.Static = staticRuleOn(p, c.Context)
-	c.Vision = 0
+	c.Vision, c.VisionWhole = 0, 0
 	if p.Budget.Vision {
-		c.Vision = c.visionBytes
+		c.Vision, c.VisionWhole = c.visionBytes, c.visionWholeBytes
 	}
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
@@ -268,8 +271,9 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if end > start {
 		// Every stage builds the tower (vLLM and SGLang construct it
 		// whatever the pipeline rank), its linear layers split over the
-		// stage's ranks (engine.Memory.VisionInProcess).
-		w += c.Vision
+		// stage's ranks and its patch embedding and norms whole on each
+		// (engine.Memory.VisionInProcess; charged tp times, as FirstExtra).
+		w += c.Vision - c.VisionWhole + c.VisionWhole*float64(tp)
 	}
 	kv := c.VLLM.scaledKV(float64(end-start) * c.LayerKV / c.kvSplit(tp))
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
@@ -278,6 +282,9 @@ func (c *costs) stagePart(start, end, tp int) part {
 		// Weights as vLLM loads them: its Marlin MXFP4 backend pads the
 		// experts ("Model loading took" counts the padding).
 		p.Weights += c.VLLM.moePadding(start, end, tp)
+		if end > start {
+			p.Weights += c.vllmVisionBuffers(tp)
+		}
 		st, charge, _ := c.VLLM.chargeWith(tp, p.Weights)
 		p.Activations, p.Overhead = st.ActivationBytes, charge-st.ActivationBytes
 	}
@@ -312,4 +319,25 @@ func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quan
 		}
 	}
 	return b, true
+}
+
+// visionOnRank is the vision tower each device of a stage split tp ways
+// holds where the engine loads it (Vision; 0 otherwise): its split part
+// over tp, its whole part and, under vLLM, the deepstack buffers
+// (vllmVisionBuffers).
+func (c *costs) visionOnRank(tp int) float64 {
+	if c.Vision <= 0 {
+		return 0
+	}
+	return (c.Vision-c.VisionWhole)/float64(max(tp, 1)) + c.VisionWhole + float64(c.vllmVisionBuffers(tp))
+}
+
+// vllmVisionBuffers is what vLLM keeps beside the tower on each device of
+// a tensor-parallel group of tp (engine.VLLMDeepstackBytes at the profile's
+// max_num_batched_tokens): 0 for other engines or without a tower.
+func (c *costs) vllmVisionBuffers(tp int) int64 {
+	if c.Vision <= 0 || c.VLLM == nil || len(c.VLLM.GPUs) == 0 {
+		return 0
+	}
+	return engine.VLLMDeepstackBytes(c.VLLM.Model, c.VLLM.at(tp).MaxNumBatchedTokens, c.VLLM.ValueBytes)
 }

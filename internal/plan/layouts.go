@@ -469,7 +469,7 @@ func maxLayers(s *stage, i, n int, c costs) int {
 	if i == n-1 {
 		fixed.Weights += int64(math.Ceil(c.EmbedOut / float64(t)))
 	}
-	fixed.Weights += int64(math.Ceil(c.Vision / float64(t)))
+	fixed.Weights += int64(math.Ceil(c.visionOnRank(t)))
 	room := float64(s.budget() - fixed.total())
 	if room <= 0 {
 		return 0

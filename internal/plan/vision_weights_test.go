@@ -45,14 +45,97 @@ func TestVLLMCountsTheVisionTower(t *testing.T) {
 
 // The tower's linear layers are Column/RowParallelLinear in vLLM (sharded
 // over the tensor-parallel group unless --mm-encoder-tp-mode data): each
-// of two ranks holds half of it.
+// of two ranks holds half of them, and the patch embedding and norms
+// whole (model.Model.VisionWholeParams).
 func TestVLLMShardsTheVisionTowerOverTP(t *testing.T) {
 	ans, m := visionPlan(t, engineVLLM, "bf16", 2, 2)
 	require.Equal(t, 2, ans.TPSize)
 	text := quant.WeightsBytes(m, quant.BF16)
-	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64, "the group holds one tower")
-	assert.InDelta(t, float64(text+2*m.VisionParams)/2/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01,
-		"each rank half of the tower")
+	whole := 2 * m.VisionWholeParams
+	require.Positive(t, whole)
+	assert.InDelta(t, float64(text+2*m.VisionParams+whole), float64(ans.Memory.WeightsBytes), 64,
+		"the group holds one tower and a second copy of its whole part")
+	assert.InDelta(t, float64(text+2*m.VisionParams+whole)/2/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01,
+		"each rank half of the tower's split part")
+}
+
+// vllmPR26000 are the "Model loading took" lines vLLM printed for
+// Qwen/Qwen3-VL-235B-A22B-Instruct at TP 8 (vllm serve ... --load-format
+// dummy -tp 8, vLLM main of 2025-10-01, so 8192 batched tokens), verbatim
+// from https://github.com/vllm-project/vllm/pull/26000:
+//
+//	Without setting limit:
+//	(Worker_TP4 pid=7041) INFO 10-01 01:54:18 [gpu_model_runner.py:2758] Model loading took 55.4919 GiB and 0.376107 seconds
+//	Without setting limit + DP ViT:
+//	(Worker_TP3 pid=21254) INFO 10-01 02:11:51 [gpu_model_runner.py:2758] Model loading took 56.4331 GiB and 0.335513 seconds
+//	Setting all limits to 0:
+//	(Worker_TP6 pid=17841) INFO 10-01 02:09:06 [gpu_model_runner.py:2758] Model loading took 55.1608 GiB and 0.320821 seconds
+const (
+	pr26000SplitGiB = 55.4919 // the tower split over the ranks (the default)
+	pr26000WholeGiB = 56.4331 // --mm-encoder-tp-mode data: the tower whole on each
+	pr26000TextGiB  = 55.1608 // text-only: no tower
+)
+
+// towerOnRank is what the vision tower adds to each rank of a one-stage
+// plan of req's model split tp ways on pool ps[0] at level l: the stage's
+// weights with it less those without it.
+func towerOnRank(t *testing.T, req *planning, l quant.Level, tp int) float64 {
+	t.Helper()
+	ps := registryPools(req, nil)
+	require.NotEmpty(t, ps)
+	b, ok := estimateSaneOn(req, ps[0], l, 8192, 1)
+	require.True(t, ok)
+	cs := req.costsOf(b, l, 8192, 1).on(ps[0])
+	require.Positive(t, cs.Vision)
+	bare := cs
+	bare.Vision, bare.VisionWhole = 0, 0
+	return float64(cs.stagePart(0, cs.Layers, tp).Weights - bare.stagePart(0, cs.Layers, tp).Weights)
+}
+
+// Qwen3-VL's tower at TP 8 under vLLM: its linear layers split eight ways,
+// its patch embedding and norms and vLLM's three deepstack buffers (3 ×
+// 8192 tokens × 4096 × 2 bytes, engine.VLLMDeepstackBytes) whole on each
+// rank. PR 26000's lines give 0.3311 GiB a rank split (55.4919 − 55.1608)
+// and 1.2723 whole (56.4331 − 55.1608); dividing the whole tower by 8, as
+// the plan did, gave 0.13 (−60 %).
+func TestVLLMVisionTowerPerRankPR26000(t *testing.T) {
+	q := request(t, `{"model":{"name":"Qwen3-VL-235B-A22B-Instruct"},"engine":"vllm","quant":"bf16","context_length":8192,"tensor_parallel_size":8}`, h200s(t, 8))
+	req := planningOf(t, q)
+	m := req.Model
+	require.Equal(t, 3, m.VisionDeepstack)
+
+	split := pr26000SplitGiB - pr26000TextGiB
+	got := towerOnRank(t, req, quant.BF16, 8) / float64(gibBytes)
+	t.Logf("tower a rank at TP 8: %.4f GiB planned, %.4f printed", got, split)
+	assert.InEpsilon(t, split, got, visionWeightsTarget)
+
+	whole := pr26000WholeGiB - pr26000TextGiB
+	all := float64(quant.VisionBytes(m, quant.BF16)+engine.VLLMDeepstackBytes(m, 8192, 2)) / float64(gibBytes)
+	t.Logf("tower whole (data mode, not planned): %.4f GiB from the model, %.4f printed", all, whole)
+	assert.InEpsilon(t, whole, all, visionWeightsTarget)
+
+	ans := shard(t, q)
+	require.True(t, ans.Fits, dump(t, ans))
+	t.Logf("Model loading took: %.4f GiB planned, %.4f printed", ans.EngineExpect[engineVLLM].ModelLoadingGiB, pr26000SplitGiB)
+	assert.InEpsilon(t, pr26000SplitGiB, ans.EngineExpect[engineVLLM].ModelLoadingGiB, visionWeightsTarget)
+}
+
+// SGLang splits the tower's linear layers over the ranks as vLLM does
+// (ColumnParallelLinear, RowParallelLinear and VisionAttention with
+// use_qkv_parallel in python/sglang/srt/models/qwen3_vl.py at
+// sgl-project/sglang 005fa8330a5843e541fe075249f1d3da3d48ae0f, unless
+// --mm-enable-dp-encoder, off by default) and keeps its nn.Conv3d patch
+// embedding whole; it allocates no deepstack buffer when it builds the
+// model.
+func TestSGLangVisionTowerPerRank(t *testing.T) {
+	q := request(t, `{"model":{"name":"Qwen3-VL-235B-A22B-Instruct"},"engine":"sglang","quant":"bf16","context_length":8192,"tensor_parallel_size":8}`, h200s(t, 8))
+	req := planningOf(t, q)
+	m := req.Model
+	tower, whole := float64(quant.VisionBytes(m, quant.BF16)), float64(quant.VisionWholeBytes(m, quant.BF16))
+	require.Positive(t, whole)
+	got := towerOnRank(t, req, quant.BF16, 8)
+	// SGLang's allocator rounding depends on the tensors, not the tower.
+	assert.InDelta(t, (tower-whole)/8+whole, got, 2)
 }
 
 // An fp8 plan keeps the tower at 16 bits: quantized VLM checkpoints leave
@@ -110,8 +193,8 @@ func TestVLLMStartupVisionWeights(t *testing.T) {
 }
 
 // Every pipeline stage holds the tower (vLLM and SGLang build it whatever
-// the pipeline rank), split over the stage's tensor-parallel ranks; a
-// llama.cpp pool holds none of it.
+// the pipeline rank), its split part over the stage's tensor-parallel
+// ranks and its whole part on each; a llama.cpp pool holds none of it.
 func TestVisionTowerOnEveryStage(t *testing.T) {
 	for _, c := range []struct {
 		engine string
@@ -131,12 +214,15 @@ func TestVisionTowerOnEveryStage(t *testing.T) {
 			continue
 		}
 		require.InDelta(t, tower, cs.Vision, 1, c.engine)
+		whole := float64(2 * req.Model.VisionWholeParams)
+		require.InDelta(t, whole, cs.VisionWhole, 1, c.engine)
 		half := cs.Layers / 2
 		bare := cs
-		bare.Vision = 0
+		bare.Vision, bare.VisionWhole = 0, 0
 		for _, span := range [][2]int{{0, half}, {half, cs.Layers}} {
 			got := cs.stagePart(span[0], span[1], 2).Weights - bare.stagePart(span[0], span[1], 2).Weights
-			assert.InDelta(t, tower/2, float64(got), 2, "%s: stage %v holds half the tower on each of its 2 ranks", c.engine, span)
+			assert.InDelta(t, (tower-whole)/2+whole, float64(got), 2,
+				"%s: stage %v holds half the tower's split part and its whole part on each of its 2 ranks", c.engine, span)
 		}
 	}
 }

@@ -40,6 +40,10 @@ type vllmCharge struct {
 	// and, for fp32 weights with no --kv-cache-dtype, a cache of 4-byte
 	// values (vllmTokenScale).
 	KVScale float64
+	// ValueBytes is the width of the model's 16-bit (4 at fp32) values,
+	// which vLLM's buffers beside the weights take
+	// (engine.VLLMDeepstackBytes).
+	ValueBytes int
 	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
 	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
 	MXFP4 bool
@@ -77,7 +81,10 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	}
 	c.Context = ctx
 	c.Loaded = loadedWeights{Model: r.Model, ValueBits: math.Floor(l.BitsPerWeight())}
-	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4}
+	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4, ValueBytes: 2}
+	if l == quant.FP32 {
+		v.ValueBytes = 4
+	}
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
 	}

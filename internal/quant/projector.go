@@ -61,3 +61,17 @@ func VisionBytes(m *model.Model, l Level) int64 {
 	}
 	return 2 * m.VisionParams
 }
+
+// VisionWholeBytes is the part of VisionBytes each tensor-parallel rank
+// holds whole (model.Model.VisionWholeParams: the patch embedding and the
+// norms), at the same width.
+func VisionWholeBytes(m *model.Model, l Level) int64 {
+	if m == nil || m.VisionParams <= 0 {
+		return 0
+	}
+	whole := min(m.VisionWholeParams, m.VisionParams)
+	if l == FP32 {
+		return 4 * whole
+	}
+	return 2 * whole
+}

@@ -29,7 +29,8 @@ type shapeKey struct {
 	MoELatent                                                    int
 	LayerKinds                                                   uint64
 	SSMStateBytes                                                int
-	MTPParams, VisionParams                                      int64
+	MTPParams, VisionParams, VisionWholeParams                   int64
+	VisionDeepstack                                              int
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
 	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
@@ -57,6 +58,7 @@ func shapeOf(m *model.Model) shapeKey {
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
 		MoELatent:  m.MoELatent,
 		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
+		VisionWholeParams: m.VisionWholeParams, VisionDeepstack: m.VisionDeepstack,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim:     m.VHeadDim,
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
