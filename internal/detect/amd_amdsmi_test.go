@@ -88,10 +88,12 @@ func countSource(reg *registry.Registry, src string) int {
 // Read in-process through AMD SMI (no tool on the path), each fixture gives
 // the registry its tool path gives, but for the source labels: the same
 // devices, partitions, memory, NUMA nodes, architectures, XGMI hives and
-// link counts, and no warning; from a 24.7 library (ROCm 6.3) and from a
-// 26.5 one (ROCm 7) alike.
+// link counts, and no warning; from a 24.7 library (ROCm 6.3), a 25.3 one
+// (ROCm 6.4.0), a 25.5 one that leaves the year unwritten (ROCm 6.4.2) and
+// a 26.5 one (ROCm 7) alike.
 func TestAMDSMIRegistryEqualsToolPath(t *testing.T) {
-	for _, variant := range [][]string{nil, {amdsmitest.V26}} {
+	for _, variant := range [][]string{nil, {amdsmitest.V25},
+		{amdsmitest.V25, "-DFAKE_V25_MINOR=5", "-DFAKE_V25_RELEASE=1", "-DFAKE_V25_NO_YEAR"}, {amdsmitest.V26}} {
 		for _, fixture := range amdFixtures {
 			t.Run(strings.Join(append([]string{fixture}, variant...), " "), func(t *testing.T) {
 				registryEqualsToolPath(t, fixture, amdsmitest.Build(t, amdsmiMachine(t, fixture), variant...))
@@ -162,10 +164,11 @@ func TestAMDSMIInitFailureFallsBackToRocmSMI(t *testing.T) {
 }
 
 // A library of a version whose struct layouts this build does not read
-// (25.x: ROCm 6.3.3 and 6.4) is refused right after amdsmi_init, before
-// any struct is read, with a warning; rocm-smi answers.
+// (a 25 minor whose declarations were not at hand, 25.2) is refused right
+// after amdsmi_init, before any struct is read, with a warning; rocm-smi
+// answers.
 func TestAMDSMIUnknownVersionFallsBackToRocmSMI(t *testing.T) {
-	lib := amdsmitest.Build(t, amdsmiMachine(t, "mi300x-8"), "-DFAKE_YEAR=25", "-DFAKE_MAJOR=0")
+	lib := amdsmitest.Build(t, amdsmiMachine(t, "mi300x-8"), amdsmitest.V25, "-DFAKE_V25_MINOR=2")
 	reg, err := Detect(context.Background(), amdsmiOptions(t, "mi300x-8", lib, true))
 	require.NoError(t, err)
 	assert.Positive(t, countSource(reg, amd.ToolROCmSMI))
@@ -173,7 +176,7 @@ func TestAMDSMIUnknownVersionFallsBackToRocmSMI(t *testing.T) {
 	w := reg.Warnings[len(reg.Warnings)-1]
 	assert.Equal(t, registry.WarnFallback, w.Code)
 	assert.Contains(t, w.Message, "unsupported library version")
-	assert.Contains(t, w.Message, "25.0.0.0")
+	assert.Contains(t, w.Message, "25.2.0")
 }
 
 // A driver that hangs inside AMD SMI costs one detection its deadline, no

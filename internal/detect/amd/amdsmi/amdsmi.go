@@ -4,7 +4,7 @@
 // machine without ROCm simply has no library to load (the caller then asks
 // rocm-smi, or keeps what sysfs gave).
 //
-// Two header families are read, each from headers checked for every
+// Three header families are read, each from declarations checked for every
 // struct, enum and prototype used here:
 //
 //   - 24.6 and 24.7 (ROCm 6.2, 6.3): include/amd_smi/amdsmi.h of
@@ -13,6 +13,37 @@
 //     are the same as those of tag rocm-6.2.0 (24.6) for every struct read
 //     here but amdsmi_asic_info_t, which gained target_graphics_version in
 //     24.7 at the end of its used part (so a 24.6 library leaves it unread).
+//     ROCm 6.3.0 to 6.3.3 ship 24.7.1 (RELEASE.md of https://github.com/ROCm/ROCm
+//     on the documentation branch of each of these releases).
+//   - 25.3, 25.4 and 25.5 (ROCm 6.4.0 to 6.4.4): no copy of the 25.x header
+//     was at hand, so the layouts are those of the ctypes declarations that
+//     ROCm/amdsmi generates from the header with clang (update_wrapper.sh,
+//     py-interface/amdsmi_wrapper.py; every padding byte spelled out) in
+//     each release, as https://github.com/ml-energy/amdsmi republished them
+//     in py-interface/amdsmi/amdsmi_wrapper.py at
+//     c3c378e7f6d694a3bd3c5e928bc69d709f89697f (6.4.0),
+//     a645e6f4c9fcb856a939626e1a865eebc1605fc7 (6.4.1),
+//     e4a639aaa84519ff0dabd01f1878061ee1205a87 (6.4.2; 6.4.3 and 6.4.4, at
+//     21f5d08b5ab7ed67187aad3c8981400488a638ad and
+//     eba4c0cc4c7e54be1d5de8694edb37f944f468b8, declare the same). Their
+//     amdsmi_version_t (with year), amdsmi_bdf_t, amdsmi_memory_type_t,
+//     amdsmi_io_link_type_t and prototypes are those of ROCm 6.3.3's (24.7.1,
+//     at 5aa2a4834a7fb59b4ac3bdec9853ebbed70aa2d6); amdsmi_asic_info_t
+//     has 26.x's 256-byte vendor_name and asic_serial (so device_id and
+//     target_graphics_version move to 520 and 800) and ends in reserved[22]
+//     (sizeof 896). The version numbers are those of the ROCm 6.4.0
+//     changelog ("AMD SMI (25.3.0)", CHANGELOG.md of ROCm/ROCm), the ROCm
+//     6.4.1 release notes of 2025-05-07 ("AMD SMI (25.4.2)",
+//     https://rocm.docs.amd.com/en/latest/about/release-notes.html then) and
+//     AMDSMI_LIB_VERSION_YEAR 25, _MAJOR 25, _MINOR 5, _RELEASE 1 of the
+//     6.4.2 header (amd-smi-wrapper-sys/src/versions/v6_4_2.rs of
+//     https://github.com/alumet-dev/amd-smi-wrapper at
+//     a9cb32a6c0254431ffd4dab75385e1626f059201, bindgen's layout checks of
+//     it agreeing with the above; its v6_4_0.rs, at
+//     6dad086064c325aa2f17b1a83588fb333f1a7cb1, gives 25, 25, 3, 0).
+//     Only these minors are read: the header's rule lets a minor change the
+//     API without changing the header, but no header of another 25 minor
+//     was at hand.
 //   - 26.x (ROCm 7): projects/amdsmi/include/amd_smi/amdsmi.h of
 //     https://github.com/ROCm/rocm-systems at commit
 //     a881068735de99de46183f9a0a37ef0ba5f89de6 (26.2.1) for amdsmi_version_t,
@@ -39,11 +70,10 @@
 // AMDSMI_STATUS_NOT_INIT before: AMDSMI_CHECK_INIT in
 // src/amd_smi/amd_smi.cc), before any struct is read. Both version structs
 // are 24 bytes with the build string pointer at offset 16, so the answer is
-// read into the 24.x struct and told apart by its first word (see
-// decodeVersion); a library of any other year or major is shut down again
-// and not used (its structs may be laid out otherwise:
-// amdsmi_asic_info_t's market_name went from 64 to 256 bytes between 24.5
-// and 24.6).
+// read into the 24.x struct and told apart by its first words (see
+// decodeVersion); a library of any other version is shut down again and
+// not used (its structs may be laid out otherwise: amdsmi_asic_info_t's
+// market_name went from 64 to 256 bytes between 24.5 and 24.6).
 //
 // The library is loaded and initialised once per process and path, and
 // never shut down (amdsmi_shut_down would cost the next detection another
@@ -79,10 +109,11 @@ var (
 
 // Supported lists the library versions whose struct layouts this package
 // reads: 24.6 (ROCm 6.2) and 24.7 (ROCm 6.3), by year and major of
-// amdsmi_version_t, and every 26.x (ROCm 7), by major, its amdsmi_version_t
-// having no year. 25.x (ROCm 6.3.3 and 6.4) is not read: no header of it
-// was at hand to check its layouts against.
-var Supported = []Version{{Year: 24, Major: 6}, {Year: 24, Major: 7}, {Major: 26}}
+// amdsmi_version_t; 25.3, 25.4 and 25.5 (ROCm 6.4), by major and minor,
+// the only 25 minors whose declarations were at hand; and every 26.x (ROCm
+// 7), by major. 25.x and 26.x are numbered without year.
+var Supported = []Version{{Year: 24, Major: 6}, {Year: 24, Major: 7},
+	{Major: 25, Minor: 3}, {Major: 25, Minor: 4}, {Major: 25, Minor: 5}, {Major: 26}}
 
 // Status is an amdsmi_status_t.
 type Status int
@@ -136,12 +167,13 @@ type CallError struct {
 // Error names the call and the status.
 func (e *CallError) Error() string { return e.Call + ": " + e.Code.String() }
 
-// Version is amdsmi_version_t without its build string. Year is 0 for
-// 26.0 and later, whose amdsmi_version_t has no year member.
+// Version is amdsmi_version_t without its build string. Year is 0 for 25.x
+// and later, numbered without year since ROCm 6.4 ("25.3.0"; the ROCm
+// 6.4.0 changelog), 26.0 having removed the year member too.
 type Version struct{ Year, Major, Minor, Release uint32 }
 
-// String is the version as amd-smi prints it: "24.7.0.0", and "26.2.1"
-// for a library without a year.
+// String is the version as amd-smi prints it: "24.7.0.0", and "25.3.0" or
+// "26.2.1" for a library numbered without year.
 func (v Version) String() string {
 	if v.Year == 0 {
 		return fmt.Sprintf("%d.%d.%d", v.Major, v.Minor, v.Release)
@@ -150,18 +182,25 @@ func (v Version) String() string {
 }
 
 // family is the version's Supported entry as the refusal names it: "24.7",
-// or "26.x" for a major read whatever its minor.
+// "25.3" for a 25 minor, or "26.x" for a major read whatever its minor.
 func (v Version) family() string {
-	if v.Year == 0 {
+	switch {
+	case v.byMinor():
+		return fmt.Sprintf("%d.%d", v.Major, v.Minor)
+	case v.Year == 0:
 		return fmt.Sprintf("%d.x", v.Major)
 	}
 	return fmt.Sprintf("%d.%d", v.Year, v.Major)
 }
 
+// byMinor reports whether v's major is read only for the minors in
+// Supported: 25, whose header was at hand for three minors only.
+func (v Version) byMinor() bool { return v.Year == 0 && v.Major == majorWithoutYearNumber }
+
 // supported reports whether v's layouts are Supported's.
 func (v Version) supported() bool {
 	for _, s := range Supported {
-		if s.Year == v.Year && s.Major == v.Major {
+		if s.Year == v.Year && s.Major == v.Major && (!v.byMinor() || s.Minor == v.Minor) {
 			return true
 		}
 	}
@@ -174,13 +213,22 @@ func (v Version) hasTargetGfx() bool {
 	return v.Year == 0 || v.Year > 24 || v.Year == 24 && v.Major >= 7
 }
 
-// layout26 reports whether v is read with the 26.x layouts: the
-// amdsmi_asic_info_t of 256-byte strings and amdsmi_link_type_t.
-func (v Version) layout26() bool { return v.Year == 0 && v.Major == 26 }
+// wideAsicInfo reports whether v fills the amdsmi_asic_info_t of 256-byte
+// vendor_name and asic_serial (25.x and 26.x), not 24.x's of 64 and 32.
+func (v Version) wideAsicInfo() bool { return v.Year == 0 }
+
+// answersLinkType26 reports whether v's amdsmi_topo_get_link_type answers
+// amdsmi_link_type_t (26.x), not amdsmi_io_link_type_t (24.x, 25.x).
+func (v Version) answersLinkType26() bool { return v.Year == 0 && v.Major >= firstMajorWithoutYear }
 
 // firstMajorWithoutYear is the first major whose amdsmi_version_t has no
 // year (26.0.0, ROCm 7.0; ROCm CHANGELOG.md, "AMD SMI (26.0.0)").
 const firstMajorWithoutYear = 26
+
+// majorWithoutYearNumber is the major of the libraries numbered without
+// year whose amdsmi_version_t still has one (25.x, ROCm 6.4: major and
+// year both 25 in the header).
+const majorWithoutYearNumber = 25
 
 // decodeVersion reads what amdsmi_get_lib_version wrote into the 24.x
 // struct {year, major, minor, release, build}. A 26.x library writes
@@ -190,10 +238,17 @@ const firstMajorWithoutYear = 26
 // (tags rocm-5.6.0 to rocm-6.0.2 of ROCm/amdsmi) or 24 (rocm-6.1.0 to
 // rocm-6.2.2, and 24.7), then 25 until 26.0.0 removed it; the majors of
 // the struct without a year start at 26. So a first word of 26 or more is
-// the struct without a year, and the rest the struct with one.
+// the struct without a year, and the rest the struct with one. In that
+// struct a major of 25 is 25.x (the ROCm 6.4 header: year 25, major 25),
+// numbered without year; whether 25.x still writes the year, which 26.0.0
+// calls an unused member, was not seen, so a year left as the caller's
+// zero is 25.x too.
 func decodeVersion(word [4]uint32) Version {
-	if word[0] >= firstMajorWithoutYear {
+	switch {
+	case word[0] >= firstMajorWithoutYear:
 		return Version{Major: word[0], Minor: word[1], Release: word[2]}
+	case word[1] == majorWithoutYearNumber && (word[0] == majorWithoutYearNumber || word[0] == 0):
+		return Version{Major: word[1], Minor: word[2], Release: word[3]}
 	}
 	return Version{Year: word[0], Major: word[1], Minor: word[2], Release: word[3]}
 }
@@ -246,7 +301,7 @@ type Link struct {
 }
 
 // IOLinkType is amdsmi_io_link_type_t, what amdsmi_topo_get_link_type
-// answers in 24.x.
+// answers in 24.x and 25.x.
 type IOLinkType int
 
 // The amdsmi_io_link_type_t values.
@@ -284,9 +339,10 @@ func linkType26(t int) IOLinkType {
 }
 
 // linkType maps what amdsmi_topo_get_link_type answered to IOLinkType for
-// a library of version v; 24.x's answer is an amdsmi_io_link_type_t already.
+// a library of version v; 24.x's and 25.x's answer is an
+// amdsmi_io_link_type_t already.
 func (v Version) linkType(t int) IOLinkType {
-	if v.layout26() {
+	if v.answersLinkType26() {
 		return linkType26(t)
 	}
 	return IOLinkType(t)
@@ -359,7 +415,8 @@ func load(path string) (*Library, error) {
 	return &Library{path: path, version: s.v, thread: t}, nil
 }
 
-// supportedList names the Supported versions ("24.6, 24.7, 26.x").
+// supportedList names the Supported versions ("24.6, 24.7, 25.3, 25.4,
+// 25.5, 26.x").
 func supportedList() string {
 	s := ""
 	for i, v := range Supported {

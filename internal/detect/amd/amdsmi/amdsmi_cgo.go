@@ -9,17 +9,18 @@ package amdsmi
 
 // The AMD SMI types this package reads, declared from include/amd_smi/amdsmi.h
 // of https://github.com/ROCm/amdsmi at 0ceca28f4139dced5e9b5739a3f393780d7add48
-// (24.x) and projects/amdsmi/include/amd_smi/amdsmi.h of
+// (24.x), the declarations of ROCm 6.4's Python interface (25.x; see the
+// package comment) and projects/amdsmi/include/amd_smi/amdsmi.h of
 // https://github.com/ROCm/rocm-systems at a881068735de99de46183f9a0a37ef0ba5f89de6
-// (26.x; see the package comment), so that the build needs no ROCm header or
-// library. Every function is resolved with dlsym and called through a pointer.
-// The prototypes are the same in both families (the 26.x
-// amdsmi_topo_get_link_type writes an amdsmi_link_type_t where 24.x wrote an
-// amdsmi_io_link_type_t, both enums of int size).
+// (26.x), so that the build needs no ROCm header or library. Every function
+// is resolved with dlsym and called through a pointer. The prototypes are
+// the same in the three families (the 26.x amdsmi_topo_get_link_type writes
+// an amdsmi_link_type_t where 24.x and 25.x wrote an amdsmi_io_link_type_t,
+// both enums of int size).
 typedef int amdsmi_status_t;
 typedef void *amdsmi_handle;
 
-typedef struct {                   // amdsmi_version_t (24.x; 26.x: see decodeVersion)
+typedef struct {                   // amdsmi_version_t (24.x, 25.x; 26.x: see decodeVersion)
 	uint32_t year, major, minor, release;
 	const char *build;
 } hw_amdsmi_version_t;
@@ -38,9 +39,12 @@ typedef struct {                   // amdsmi_asic_info_t (24.7; 24.6 ends after 
 	uint32_t reserved[15];
 } hw_amdsmi_asic_info_t;
 
-// amdsmi_asic_info_t of 26.x up to subsystem_id, the part that is the same
-// in 26.1.0, 26.2.1 and 26.5.0; room takes the rest, whose length differs by
-// minor (flags and reserved: sizeof 896 or 904), with space to spare.
+// amdsmi_asic_info_t of 25.x and 26.x up to subsystem_id: 25.x (ROCm 6.4)
+// widened vendor_name and asic_serial to 256 bytes as 26.x has them, and
+// ends after target_graphics_version with reserved[22] (sizeof 896), where
+// 26.x has subsystem_id (never read here), then flags (26.2.1, 26.5.0) and a
+// reserved tail whose length differs by minor (sizeof 896 or 904); room
+// takes the rest, with space to spare.
 typedef struct {
 	char market_name[256];         // AMDSMI_MAX_STRING_LENGTH
 	uint32_t vendor_id;
@@ -54,17 +58,17 @@ typedef struct {
 	uint64_t target_graphics_version;
 	uint32_t subsystem_id;
 	uint8_t room[1024 - 812];
-} hw_amdsmi_asic_info_v26_t;
+} hw_amdsmi_asic_info_wide_t;
 
 // The offsets the readers rely on, worked out by hand from the headers.
 _Static_assert(sizeof(hw_amdsmi_version_t) == 24, "amdsmi_version_t");
 _Static_assert(offsetof(hw_amdsmi_asic_info_t, device_id) == 328, "24.x device_id");
 _Static_assert(offsetof(hw_amdsmi_asic_info_t, target_graphics_version) == 384, "24.x target_graphics_version");
 _Static_assert(sizeof(hw_amdsmi_asic_info_t) == 456, "24.7 amdsmi_asic_info_t");
-_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, device_id) == 520, "26.x device_id");
-_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, target_graphics_version) == 800, "26.x target_graphics_version");
-_Static_assert(offsetof(hw_amdsmi_asic_info_v26_t, subsystem_id) == 808, "26.x subsystem_id");
-_Static_assert(sizeof(hw_amdsmi_asic_info_v26_t) >= 904, "26.x amdsmi_asic_info_t, 26.2.1's being the largest");
+_Static_assert(offsetof(hw_amdsmi_asic_info_wide_t, device_id) == 520, "25.x, 26.x device_id");
+_Static_assert(offsetof(hw_amdsmi_asic_info_wide_t, target_graphics_version) == 800, "25.x, 26.x target_graphics_version");
+_Static_assert(offsetof(hw_amdsmi_asic_info_wide_t, subsystem_id) == 808, "26.x subsystem_id");
+_Static_assert(sizeof(hw_amdsmi_asic_info_wide_t) >= 904, "25.x, 26.x amdsmi_asic_info_t, 26.2.1's being the largest");
 
 static int hw_version(void *f, hw_amdsmi_version_t *v) { return ((amdsmi_status_t (*)(hw_amdsmi_version_t *))f)(v); }
 static int hw_init(void *f, uint64_t flags) { return ((amdsmi_status_t (*)(uint64_t))f)(flags); }
@@ -338,8 +342,8 @@ type asicInfo struct {
 
 // asic reads amdsmi_get_gpu_asic_info into the struct of v's layout.
 func (l *cLib) asic(h C.amdsmi_handle, v Version) (asicInfo, Status) {
-	if v.layout26() {
-		var info C.hw_amdsmi_asic_info_v26_t
+	if v.wideAsicInfo() {
+		var info C.hw_amdsmi_asic_info_wide_t
 		st := Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))
 		return asicInfo{C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:]))),
 			uint32(info.vendor_id), uint32(info.device_id), uint64(info.target_graphics_version)}, st
@@ -348,6 +352,36 @@ func (l *cLib) asic(h C.amdsmi_handle, v Version) (asicInfo, Status) {
 	st := Status(C.hw_ptr(l.fn["asic"], h, unsafe.Pointer(&info)))
 	return asicInfo{C.GoStringN(&info.market_name[0], C.int(cStrLen(info.market_name[:]))),
 		uint32(info.vendor_id), uint32(info.device_id), uint64(info.target_graphics_version)}, st
+}
+
+// structLayout is where a struct declared above holds the members read,
+// and how many bytes it hands the library; the tests compare it with the
+// headers' figures.
+type structLayout struct {
+	offsets map[string]uintptr
+	size    uintptr
+}
+
+// asicLayout is the amdsmi_asic_info_t read for v.
+func asicLayout(v Version) structLayout {
+	if v.wideAsicInfo() {
+		var s C.hw_amdsmi_asic_info_wide_t
+		return structLayout{map[string]uintptr{"market_name": unsafe.Offsetof(s.market_name),
+			"vendor_id": unsafe.Offsetof(s.vendor_id), "device_id": unsafe.Offsetof(s.device_id),
+			"target_graphics_version": unsafe.Offsetof(s.target_graphics_version)}, unsafe.Sizeof(s)}
+	}
+	var s C.hw_amdsmi_asic_info_t
+	return structLayout{map[string]uintptr{"market_name": unsafe.Offsetof(s.market_name),
+		"vendor_id": unsafe.Offsetof(s.vendor_id), "device_id": unsafe.Offsetof(s.device_id),
+		"target_graphics_version": unsafe.Offsetof(s.target_graphics_version)}, unsafe.Sizeof(s)}
+}
+
+// versionLayout is the amdsmi_version_t every version is read into.
+func versionLayout() structLayout {
+	var s C.hw_amdsmi_version_t
+	return structLayout{map[string]uintptr{"year": unsafe.Offsetof(s.year), "major": unsafe.Offsetof(s.major),
+		"minor": unsafe.Offsetof(s.minor), "release": unsafe.Offsetof(s.release), "build": unsafe.Offsetof(s.build)},
+		unsafe.Sizeof(s)}
 }
 
 // cStrLen is the length of a NUL-terminated string in a fixed buffer, or

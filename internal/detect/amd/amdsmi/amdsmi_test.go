@@ -33,10 +33,11 @@ func mi300x8(t *testing.T) amdsmitest.Machine {
 // The fake library answers the mi300x-8 fixture's rocm-smi figures, read
 // back through the same path as ROCm's library: eight processors in socket
 // order, their bus, name, VRAM and NUMA node, and every pair XGMI at one hop
-// and weight 15. A 26.x library (ROCm 7) is read with its own layouts (a
-// version without year, the amdsmi_asic_info_t whose 256-byte vendor_name
-// and asic_serial move device_id and target_graphics_version, and
-// amdsmi_link_type_t link types) and gives the same figures.
+// and weight 15. A 25.x library (ROCm 6.4: the 256-byte vendor_name and
+// asic_serial that move device_id and target_graphics_version, 24.x's
+// version struct and link types), whether or not it writes the year, and a
+// 26.x library (ROCm 7: also a version without year and amdsmi_link_type_t
+// link types) are read with their own layouts and give the same figures.
 func TestReadMI300X8(t *testing.T) {
 	for _, c := range []struct {
 		flags   []string
@@ -44,6 +45,9 @@ func TestReadMI300X8(t *testing.T) {
 		text    string
 	}{
 		{nil, amdsmi.Version{Year: 24, Major: 7}, "24.7.0.0"},
+		{[]string{amdsmitest.V25}, amdsmi.Version{Major: 25, Minor: 3}, "25.3.0"},
+		{[]string{amdsmitest.V25, "-DFAKE_V25_NO_YEAR", "-DFAKE_V25_MINOR=5", "-DFAKE_V25_RELEASE=1"},
+			amdsmi.Version{Major: 25, Minor: 5, Release: 1}, "25.5.1"},
 		{[]string{amdsmitest.V26}, amdsmi.Version{Major: 26, Minor: 5}, "26.5.0"},
 	} {
 		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), c.flags...))
@@ -74,13 +78,17 @@ func TestReadMI300X8(t *testing.T) {
 
 // A GPU in CPX mode is one handle per compute partition, at the GPU's bus
 // with the partition number as function (mi300x-8-cpx: 63 KFD partition
-// nodes), each with the GPU's partition modes and gfx target. A 26.x
-// library gives the same at the offsets of its amdsmi_asic_info_t (the
-// 24.x offsets would read them inside vendor_name: zero), for any 26 minor.
+// nodes), each with the GPU's partition modes and gfx target. A 25.x
+// library, of each 25 minor read, and a 26.x library, of any minor, give
+// the same at the offsets of their amdsmi_asic_info_t (the 24.x offsets
+// would read them inside vendor_name: zero).
 func TestReadPartitions(t *testing.T) {
 	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
 	for version, flags := range map[string][]string{
 		"24.7.0.0": nil,
+		"25.3.0":   {amdsmitest.V25},
+		"25.4.2":   {amdsmitest.V25, "-DFAKE_V25_MINOR=4", "-DFAKE_V25_RELEASE=2"},
+		"25.5.1":   {amdsmitest.V25, "-DFAKE_V25_MINOR=5", "-DFAKE_V25_RELEASE=1", "-DFAKE_V25_NO_YEAR"},
 		"26.0.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=0"},
 		"26.2.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=2"},
 		"26.5.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=5"},
@@ -115,11 +123,14 @@ func TestRead24Dot6(t *testing.T) {
 
 // A library of an unknown year or major is refused (after amdsmi_init,
 // before any struct is read), and so is one of 24.5 (ROCm 6.1), whose
-// market_name is 64 bytes, not 256, one of 25.x (ROCm 6.4), whose header
-// was not checked, and a 27.x library, whose struct has no year either;
-// the error names the version and what is read.
+// market_name is 64 bytes, not 256, one of a 25 minor whose declarations
+// were not at hand (25.0 to 25.2, 25.6), one of year 25 with another major
+// (no header's), and a 27.x library, whose struct has no year either; the
+// error names the version and what is read.
 func TestUnknownVersionRefused(t *testing.T) {
 	for _, v := range []struct{ flags, version string }{
+		{amdsmitest.V25 + " -DFAKE_V25_MINOR=0", "25.0.0"}, {amdsmitest.V25 + " -DFAKE_V25_MINOR=2", "25.2.0"},
+		{amdsmitest.V25 + " -DFAKE_V25_MINOR=6 -DFAKE_V25_NO_YEAR", "25.6.0"},
 		{"-DFAKE_YEAR=25 -DFAKE_MAJOR=0", "25.0.0.0"}, {"-DFAKE_YEAR=25 -DFAKE_MAJOR=3", "25.3.0.0"},
 		{"-DFAKE_YEAR=24 -DFAKE_MAJOR=5", "24.5.0.0"}, {"-DFAKE_YEAR=23 -DFAKE_MAJOR=4", "23.4.0.0"},
 		{amdsmitest.V26 + " -DFAKE_V26_MAJOR=27", "27.5.0"},
@@ -128,7 +139,7 @@ func TestUnknownVersionRefused(t *testing.T) {
 		flags := append(strings.Fields(v.flags), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`)
 		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), flags...))
 		require.ErrorIs(t, err, amdsmi.ErrUnsupported, v.flags)
-		assert.Contains(t, err.Error(), "is version "+v.version+"; this build reads 24.6, 24.7, 26.x")
+		assert.Contains(t, err.Error(), "is version "+v.version+"; this build reads 24.6, 24.7, 25.3, 25.4, 25.5, 26.x")
 		assert.FileExists(t, mark, "the refused library was shut down again")
 	}
 	// A supported one stays initialised.

@@ -94,6 +94,13 @@ func (m Machine) header(t testing.TB) string {
 	return b.String()
 }
 
+// V25 is the -D flag of the variant that plays a 25.x library (ROCm 6.4):
+// the amdsmi_version_t with year (25, 25.3.0 unless -DFAKE_V25_MINOR=n and
+// -DFAKE_V25_RELEASE=n; year left unwritten with -DFAKE_V25_NO_YEAR), the
+// amdsmi_asic_info_t of 256-byte strings ending in reserved[22], and
+// amdsmi_io_link_type_t link types.
+const V25 = "-DFAKE_V25"
+
 // V26 is the -D flag of the variant that plays a 26.x library (ROCm 7):
 // amdsmi_version_t without year (26.5.0 unless -DFAKE_V26_MINOR=n), the
 // amdsmi_asic_info_t of 256-byte strings, and amdsmi_link_type_t link types.
@@ -101,7 +108,7 @@ const V26 = "-DFAKE_V26"
 
 // Build compiles the fake library answering m's values, with the extra -D
 // flags of a variant ("-DFAKE_HANG", "-DFAKE_INIT_RETURN=34",
-// "-DFAKE_YEAR=25", V26), into a fresh directory as libamd_smi.so, and
+// "-DFAKE_MAJOR=6", V25, V26), into a fresh directory as libamd_smi.so, and
 // returns its path. The test is skipped when no C compiler is at hand.
 func Build(t testing.TB, m Machine, extra ...string) string {
 	t.Helper()

@@ -5,7 +5,11 @@
  * the AMD fixture machines (their rocm-smi output and sysfs/KFD trees, each
  * fixture's README names its captures) and compile this file with it.
  * Declarations follow include/amd_smi/amdsmi.h of https://github.com/ROCm/amdsmi
- * at 0ceca28f4139dced5e9b5739a3f393780d7add48 (24.7), and with FAKE_V26
+ * at 0ceca28f4139dced5e9b5739a3f393780d7add48 (24.7); with FAKE_V25 the
+ * amdsmi_asic_info_t of 25.x (ROCm 6.4: 256-byte vendor_name and asic_serial,
+ * reserved[22], as py-interface/amdsmi/amdsmi_wrapper.py of
+ * https://github.com/ml-energy/amdsmi at c3c378e7f6d694a3bd3c5e928bc69d709f89697f
+ * declares it, ROCm/amdsmi's Python interface of ROCm 6.4.0); and with FAKE_V26
  * projects/amdsmi/include/amd_smi/amdsmi.h of https://github.com/ROCm/rocm-systems
  * (26.x: amdsmi_version_t without year, the amdsmi_asic_info_t of 26.5.0,
  * amdsmi_link_type_t).
@@ -16,6 +20,11 @@
  *
  * Variants, by definition:
  *   FAKE_YEAR, FAKE_MAJOR  what amdsmi_get_lib_version answers (24, 7)
+ *   FAKE_V25               play a 25.x library (ROCm 6.4): the 25.x
+ *                          amdsmi_asic_info_t, the 24.x version struct and
+ *                          link types; amdsmi_get_lib_version answers year 25
+ *                          (left unwritten with FAKE_V25_NO_YEAR), major 25,
+ *                          FAKE_V25_MINOR, FAKE_V25_RELEASE (3, 0)
  *   FAKE_V26               play a 26.x library: the 26.x structs and link
  *                          types; amdsmi_get_lib_version answers FAKE_V26_MAJOR,
  *                          FAKE_V26_MINOR, FAKE_V26_RELEASE (26, 5, 0)
@@ -24,6 +33,7 @@
  *   FAKE_HANG_INIT         amdsmi_init never returns
  *   FAKE_SHUTDOWN_MARK     a path (a C string) amdsmi_shut_down creates
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -60,6 +70,31 @@ typedef struct {
 #endif
 #ifndef FAKE_V26_RELEASE
 #define FAKE_V26_RELEASE 0
+#endif
+#elif defined(FAKE_V25)
+typedef struct { uint32_t year, major, minor, release; const char *build; } amdsmi_version_t;
+typedef struct {
+	char market_name[256];
+	uint32_t vendor_id;
+	char vendor_name[256];
+	uint32_t subvendor_id;
+	uint64_t device_id;
+	uint32_t rev_id;
+	char asic_serial[256];
+	uint32_t oam_id;
+	uint32_t num_of_compute_units;
+	uint64_t target_graphics_version;
+	uint32_t reserved[22];
+} amdsmi_asic_info_t;
+/* The offsets ctypes gives the ROCm 6.4.0 to 6.4.4 declarations (see above). */
+_Static_assert(offsetof(amdsmi_asic_info_t, device_id) == 520, "25.x device_id");
+_Static_assert(offsetof(amdsmi_asic_info_t, target_graphics_version) == 800, "25.x target_graphics_version");
+_Static_assert(sizeof(amdsmi_asic_info_t) == 896, "25.x amdsmi_asic_info_t");
+#ifndef FAKE_V25_MINOR
+#define FAKE_V25_MINOR 3
+#endif
+#ifndef FAKE_V25_RELEASE
+#define FAKE_V25_RELEASE 0
 #endif
 #else
 typedef struct { uint32_t year, major, minor, release; const char *build; } amdsmi_version_t;
@@ -126,6 +161,11 @@ amdsmi_status_t amdsmi_get_lib_version(amdsmi_version_t *v) {
 	if (!v) return AMDSMI_STATUS_INVAL;
 #ifdef FAKE_V26
 	v->major = FAKE_V26_MAJOR; v->minor = FAKE_V26_MINOR; v->release = FAKE_V26_RELEASE;
+#elif defined(FAKE_V25)
+#ifndef FAKE_V25_NO_YEAR
+	v->year = 25;
+#endif
+	v->major = 25; v->minor = FAKE_V25_MINOR; v->release = FAKE_V25_RELEASE;
 #else
 	v->year = FAKE_YEAR; v->major = FAKE_MAJOR; v->minor = 0; v->release = 0;
 #endif
