@@ -7310,7 +7310,16 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/nvidia--Kimi-K2.7-Code-NVFP4_config.json (verbatim copy of https://huggingface.co/nvidia/Kimi-K2.7-Code-NVFP4/blob/main/config.json; the config of NVIDIA's NVFP4 quantization of moonshotai/Kimi-K2.7-Code, quantization_config left out; keys planning never reads left out)",
-		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/Kimi-K2.7-Code-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level.",
+		Notes:  "The config is that of NVIDIA's NVFP4 checkpoint (nvidia/Kimi-K2.7-Code-NVFP4), NVFP4 being no planning level; Moonshot's own release, moonshotai/Kimi-K2.7-Code, is the checkpoint vLLM's recipe serves (native INT4 via compressed-tensors, the architecture of Kimi-K2.5 and K2.6), listed as the model's checkpoint.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "int4",
+				Repo:   "moonshotai/Kimi-K2.7-Code",
+				Method: "compressed-tensors",
+				Source: "https://github.com/vllm-project/recipes/blob/00a8aa9a23e924b5f38f143bd3b151d361190388/models/moonshotai/Kimi-K2.7-Code.yaml",
+				Notes:  "Moonshot's own release, which vLLM's recipe launches (vllm serve moonshotai/Kimi-K2.7-Code --tensor-parallel-size 8 ... on 8 H200s, verified there also on MI300X and MI355X); its default variant is \"Native INT4 via compressed-tensors (~595 GB on disk)\", a rounded size, not recorded as size_bytes; vLLM reads the method from its config",
+			},
+		},
 	},
 	{
 		Name: "Qwen2-0.5B-Instruct",
@@ -11752,7 +11761,15 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/tbressers/WizardLM-2-8x22B/blob/714c46d2c26b290b10d418dd9f8046ccd9db372a/config.json (a copy of https://huggingface.co/microsoft/WizardLM-2-8x22B downloaded 2024-04-15 16:48, as its huggingface-metadata.txt records, with the 59 shards' sha256; the config.json verbatim, keys planning never reads left out)",
-		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository (https://huggingface.co/microsoft/WizardLM-2-8x22B) days after the release, so the entry names no Hugging Face id or checkpoint to launch; copies circulate under other names. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
+		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository (https://huggingface.co/microsoft/WizardLM-2-8x22B) days after the release; the copy people load and serve is alpindale/WizardLM-2-8x22B, listed as the model's checkpoint. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "alpindale/WizardLM-2-8x22B",
+				Source: "https://github.com/modelscope/ms-swift/blob/24159dabf4617e821428b83ef972a4d5b977a000/swift/llm/model/model/mistral.py",
+				Notes:  "the re-upload of Microsoft's withdrawn release that ms-swift registers as WizardLM-2-8x22B's Hugging Face id (LLMModelType.wizardlm2_moe: Model('AI-ModelScope/WizardLM-2-8x22B', 'alpindale/WizardLM-2-8x22B')); the Hub counts its tensors at 140,620,634,112 parameters ('alpindale/WizardLM-2-8x22B' parameters_raw in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json), Microsoft's checkpoint's count to the parameter (params_source); no source states its size in bytes",
+			},
+		},
 	},
 	{
 		Name: "OLMoE-1B-7B-0924",
