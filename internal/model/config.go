@@ -100,6 +100,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.VHeadDim = c.int(configKeys.vHead)
 	m.Architecture = c.str("model_type")
 	readIndexer(&c, m)
+	readGroupedOutput(&c, m)
 	m.SharedIntermediate = c.int(configKeys.sharedInter)
 	m.TieEmbeddings = tiedEmbeddings(c, m.Architecture)
 	readArchitectureFFN(&c, m)
@@ -172,6 +173,16 @@ func readIndexer(c *configReader, m *Model) {
 		}
 	}
 	m.IndexerLayers = full
+}
+
+// readGroupedOutput reads DeepSeek-V4's grouped low-rank output
+// projection (Model.OGroups, Model.OLoRARank), both keys or neither.
+func readGroupedOutput(c *configReader, m *Model) {
+	groups, rank := c.optInt("o_groups"), c.optInt("o_lora_rank")
+	if groups <= 0 || rank <= 0 {
+		return
+	}
+	m.OGroups, m.OLoRARank = groups, rank
 }
 
 // readGlobalAttention gives the full-attention layers of a model whose

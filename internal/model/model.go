@@ -86,6 +86,13 @@ type Model struct {
 	QKRopeHeadDim int `json:"qk_rope_head_dim,omitempty"`
 	QKNopeHeadDim int `json:"qk_nope_head_dim,omitempty"`
 	VHeadDim      int `json:"v_head_dim,omitempty"`
+	// OGroups and OLoRARank describe DeepSeek-V4's output projection
+	// (o_groups, o_lora_rank): the heads' outputs in OGroups groups, each
+	// projected to OLoRARank values (wo_a), then all of them to the hidden
+	// size (wo_b), in place of one heads × head_dim by hidden matrix
+	// (attentionParams in shape.go). 0 for other models.
+	OGroups   int `json:"o_groups,omitempty"`
+	OLoRARank int `json:"o_lora_rank,omitempty"`
 
 	// IndexerHeads, IndexerHeadDim and IndexerTopK describe the "lightning
 	// indexer" of DeepSeek Sparse Attention (DeepSeek-V3.2, GLM-5:

@@ -17,6 +17,7 @@ import (
 //	  MLA        [h·q + q + q·H·(dn+dr)] or h·H·(dn+dr)      (q path, q = q_lora_rank)
 //	             + h·(r+dr) + r + r·H·(dn+dv) + H·dv·h       (kv latent r = kv_lora_rank)
 //	  indexer    q·Hi·di + h·di + 2·di + h·Hi                 (DSA: Hi = index_n_heads, di = index_head_dim)
+//	  grouped o  h·q + q + q·H·d + h·K·d + K·d + H·d·r + g·r·h (DeepSeek-V4: g = o_groups, r = o_lora_rank)
 //	FFN          3·h·I (gated SwiGLU/GeGLU; 2·h·I for falcon/gpt2)
 //	  MoE layer  E·3·h·Ie + S·3·h·Ie + h·E                   (experts, shared, router)
 //	  LatentMoE  experts E·3·l·Ie in the latent l, + 2·h·l   (projections to l and back)
@@ -326,6 +327,9 @@ func attentionParams(m *Model, l Layer) float64 {
 	if m.Heads == 0 {
 		return 4 * h * h // heads unknown: square q, k, v, o
 	}
+	if m.OLoRARank > 0 {
+		return groupedOutputAttention(m)
+	}
 	d := float64(m.EffectiveHeadDim())
 	if l.HeadDim > 0 {
 		d = float64(l.HeadDim)
@@ -340,6 +344,30 @@ func attentionParams(m *Model, l Layer) float64 {
 		kv /= 2 // keys only: the values are the keys
 	}
 	return q + kv + H*d*h
+}
+
+// groupedOutputAttention is one layer of DeepSeek-V4's attention (class
+// Attention in the reference inference/model.py of the release, copied at
+// https://github.com/tenstorrent/tt-metal/blob/53cf8635645eac8664b01588c9c30ff80c5e89ed/plans/hf_model_cards/deepseek-v4-flash/inference/model.py):
+// the query through a latent of q_lora_rank (wq_a, q_norm, wq_b), the K
+// key heads that are also the values (wkv h × K·d and kv_norm: one head in
+// both releases) and the output in OGroups groups of OLoRARank (wo_a,
+// H·d·r in all) projected to the hidden size (wo_b, g·r × h). The
+// per-layer KV compressors, their indexer, the attention sinks and the
+// hyper-connection mixing (compress_ratios, hc_mult) are not counted: with
+// the routers' biases and hash tables, the shape falls 0.18 % short of the
+// tensors of DeepSeek-V4-Flash's checkpoint, 0.08 % of DeepSeek-V4-Pro's.
+func groupedOutputAttention(m *Model) float64 {
+	h, H := float64(m.Hidden), float64(m.Heads)
+	d, K := float64(m.EffectiveHeadDim()), float64(m.EffectiveKVHeads())
+	q := h * H * d
+	if m.QLoRARank > 0 {
+		ql := float64(m.QLoRARank)
+		q = h*ql + ql + ql*H*d
+	}
+	kv := h*K*d + K*d
+	r, g := float64(m.OLoRARank), float64(m.OGroups)
+	return q + kv + H*d*r + g*r*h
 }
 
 // ffnProjections is the number of h×I matrices per FFN: 3 for gated units

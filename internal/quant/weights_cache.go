@@ -33,6 +33,7 @@ type shapeKey struct {
 	VisionDeepstack                                              int
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
+	OGroups, OLoRARank                                           int
 	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
 	UncachedLayers                                               int
 	FileQuant                                                    string
@@ -60,7 +61,7 @@ func shapeOf(m *model.Model) shapeKey {
 		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
 		VisionWholeParams: m.VisionWholeParams, VisionDeepstack: m.VisionDeepstack,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
-		VHeadDim:     m.VHeadDim,
+		VHeadDim: m.VHeadDim, OGroups: m.OGroups, OLoRARank: m.OLoRARank,
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
 		UncachedLayers: m.UncachedLayers,
 		FileQuant:      m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,

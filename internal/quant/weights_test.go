@@ -350,3 +350,14 @@ func TestFFNDownBeforeCountsSharedExperts(t *testing.T) {
 	require.Positive(t, moe.SharedExperts)
 	assert.Equal(t, 1+2*3, ffnDownBefore(moe, 4))
 }
+
+// DeepSeek-V4's attention (grouped low-rank output, model.Model.OGroups)
+// is enumerated tensor by tensor as its shape counts it.
+func TestGroupedOutputAttentionTensors(t *testing.T) {
+	for _, name := range []string{"DeepSeek-V4-Flash", "DeepSeek-V4-Pro"} {
+		m := model.Lookup(name)
+		require.NotNil(t, m, name)
+		require.Positive(t, m.OLoRARank, name)
+		assertTensorsHoldParams(t, m)
+	}
+}
