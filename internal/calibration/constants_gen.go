@@ -59,24 +59,24 @@ var Fitted = Throughput{
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 920e-6,
 	PrefillLayerLatency2023:   1780e-6,
-	// vLLM batch-1 decode, fitted on all 33 vLLM rows of data/serving_decode.json,
+	// vLLM batch-1 decode, fitted on all 35 vLLM rows of data/serving_decode.json,
 	// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)
-	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 14 sources:
-	// out-of-sample median |error| 0.098, p90 0.330. The bandwidth fraction in
+	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 16 sources:
+	// out-of-sample median |error| 0.115, p90 0.310. The bandwidth fraction in
 	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
 	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
 	OffloadHandoverSeconds: 287e-6,
-	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 55e-6, PartSecondsLater: 40e-6, AllReduceSeconds: 3e-6, MoELayerSeconds: 23e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
+	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 59e-6, PartSecondsLater: 36e-6, AllReduceSeconds: 8e-6, MoELayerSeconds: 18e-6, MLALayerSeconds: 293e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
-	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.179, largest 0.527;
-	// the 4 held-out SGLang rows, other GPUs: median 0.145, largest 5.677): the
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.184, largest 0.651;
+	// the 4 held-out SGLang rows, other GPUs: median 0.216, largest 5.607): the
 	// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x
 	// 1.84 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
-	SGLang:     ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 55e-6, PartSecondsLater: 40e-6, AllReduceSeconds: 3e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
-	SGLangROCm: ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 101e-6, PartSecondsLater: 74e-6, AllReduceSeconds: 6e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 147e-6, IndexerSeconds: 0e-6},
+	SGLang:     ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 59e-6, PartSecondsLater: 36e-6, AllReduceSeconds: 8e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
+	SGLangROCm: ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 109e-6, PartSecondsLater: 66e-6, AllReduceSeconds: 15e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 147e-6, IndexerSeconds: 0e-6},
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token
