@@ -274,3 +274,31 @@ func TestQwen3VLPositionTable(t *testing.T) {
 	assert.Equal(t, int64(2304*1152), with.VisionParams-plain.VisionParams)
 	assert.Equal(t, int64(2304*1152), with.VisionWholeParams-plain.VisionWholeParams)
 }
+
+// TestVisionWholePerFamily: what vLLM holds whole of each catalog family's
+// tower and projector, counted from the shapes of the tensors its model
+// files build as plain parameters, nn.Linear, ReplicatedLinear, convolutions
+// or norms (readVisionWhole cites them), rather than as Column/RowParallel
+// layers.
+func TestVisionWholePerFamily(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want int64
+		why  string
+	}{
+		{"Gemma-3-27B", 3*14*14*1152 + 27*2*1152 + 1152*5376 + 1152,
+			"patch Conv2d, norms, the 1152 x 5376 mm_input_projection_weight and its RMSNorm"},
+		{"medgemma-27b-it", 3*14*14*1152 + 27*2*1152 + 1152*5376 + 1152, "as Gemma 3 27B"},
+		{"Mistral-Small-3.2-24B-Instruct-2506", 3*14*14*1024 + 24*2*1024 + 4*1024*1024 + 1024,
+			"patch Conv2d, norms, the patch_merger's nn.Linear 4096 -> 1024 and the projector's RMSNorm"},
+		{"Llama-4-Scout-17B-16E-Instruct", 34*2*1408 + (24*24+1)*1408 + 1408,
+			"norms, positional_embedding_vlm (577 x 1408) and class_embedding; the patch embedding is a ColumnParallelLinear"},
+		{"Kimi-K2.5", 3*14*14*1152 + 27*2*1152 + 64*64*1152 + 2*1152 + 4608*4608 + 4608 + 4608*7168 + 7168,
+			"patch Conv2d, norms, the 64 x 64 x 1152 position table and the ReplicatedLinear projector"},
+	} {
+		m := Lookup(c.name)
+		require.NotNil(t, m, c.name)
+		assert.Equal(t, c.want, m.VisionWholeParams, "%s: %s", c.name, c.why)
+		assert.Less(t, m.VisionWholeParams, m.VisionParams, c.name)
+	}
+}

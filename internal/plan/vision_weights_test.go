@@ -126,6 +126,27 @@ func TestVLLMVisionTowerPerRankPR26000(t *testing.T) {
 // tower −0.9 % and Model loading took −0.8 %.
 const pr26000Target = 0.01
 
+// Gemma 3's projector matrix (an nn.Parameter in vLLM's gemma3_mm.py) and
+// Mistral 3's patch_merger (an nn.Linear in mistral3.py) are whole on each
+// rank of a TP 2 group, beside half the tower's parallel layers.
+func TestVLLMProjectorWholeOnEachRank(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		whole int64 // bytes of the family's whole projector part
+	}{
+		{"Gemma-3-27B", 2 * 1152 * 5376},
+		{"Mistral-Small-3.2-24B-Instruct-2506", 2 * 4 * 1024 * 1024},
+	} {
+		q := request(t, fmt.Sprintf(`{"model":{"name":%q},"engine":"vllm","quant":"bf16","context_length":8192,"tensor_parallel_size":2}`, c.name), h200s(t, 2))
+		req := planningOf(t, q)
+		tower, whole := float64(quant.VisionBytes(req.Model, quant.BF16)), float64(quant.VisionWholeBytes(req.Model, quant.BF16))
+		require.Greater(t, whole, float64(c.whole), c.name)
+		got := towerOnRank(t, req, quant.BF16, 2)
+		assert.InDelta(t, (tower-whole)/2+whole, got, 2, c.name)
+		assert.Greater(t, got, tower/2+float64(c.whole)/2, "%s: half of the projector's whole part more than half the tower", c.name)
+	}
+}
+
 // SGLang splits the tower's linear layers over the ranks as vLLM does
 // (ColumnParallelLinear, RowParallelLinear and VisionAttention with
 // use_qkv_parallel in python/sglang/srt/models/qwen3_vl.py at
