@@ -158,8 +158,9 @@ type Memory struct {
 	// VisionInProcess: the engine builds a multimodal model's vision tower
 	// and projector (model.VisionParams) in its own process, beside the
 	// language model, on every pipeline stage, its linear layers split over
-	// the stage's tensor-parallel ranks and its patch embedding and norms
-	// whole on each (model.VisionWholeParams; vLLM's --mm-encoder-tp-mode
+	// the stage's tensor-parallel ranks and its patch embedding, norms,
+	// position table and plain-parameter projector parts whole on each
+	// (model.VisionWholeParams; vLLM's --mm-encoder-tp-mode
 	// data, which holds it all whole, is opt-in and not planned), and keeps
 	// it at 16 bits whatever the level (VisionBytes). Without it the tower
 	// is not the engine's weights: llama.cpp loads it from a separate

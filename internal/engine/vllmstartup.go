@@ -417,7 +417,8 @@ func vllmMoEWorkspaceBytes(m *model.Model, tokens int) int64 {
 // with the tower split, 56.4331 with it whole (--mm-encoder-tp-mode data),
 // 55.1608 without it (text-only mode); the 0.20 GiB a rank that the split
 // does not divide is these 3 × 8192 × 4096 × 2 bytes (0.1875 GiB) and the
-// tower's patch embedding and norms (model.Model.VisionWholeParams).
+// tower's patch embedding, norms and position table
+// (model.Model.VisionWholeParams).
 func VLLMDeepstackBytes(m *model.Model, maxNumBatchedTokens, valueBytes int) int64 {
 	if m == nil || m.VisionParams <= 0 || m.VisionDeepstack <= 0 {
 		return 0

@@ -53,6 +53,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 		return nil, errs.New(errs.InvalidArgument, "model: config is empty")
 	}
 	cfgVision, _ := cfg["vision_config"].(map[string]any)
+	wrapper := cfg // before text_config's keys (model_type) replace its own
 	if tc, ok := cfg["text_config"].(map[string]any); ok {
 		// Multimodal wrappers (Gemma 3, Llama 4, Qwen-VL...) keep the
 		// language model under text_config; top-level keys fill the gaps.
@@ -141,6 +142,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.Params, m.ActiveParams = total, active
 	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
 	readVision(cfgVision, m)
+	readVisionWhole(wrapper, cfgVision, m)
 	return m, nil
 }
 

@@ -153,8 +153,12 @@ type Model struct {
 	VisionParams int64 `json:"vision_params,omitempty"`
 	// VisionWholeParams is the part of VisionParams that vLLM and SGLang
 	// hold whole on every tensor-parallel rank rather than split: the patch
-	// embedding (an nn.Conv3d or nn.Conv2d) and the blocks' norms; the
-	// attention, MLP and merger are split over the ranks in both engines'
+	// embedding (an nn.Conv3d or nn.Conv2d; Llama 4's is split), the
+	// blocks' norms, learned position tables (Qwen3-VL, Llama 4, Kimi) and
+	// projector parts built as plain parameters, nn.Linear or
+	// ReplicatedLinear (Gemma 3's projection matrix, Mistral 3's
+	// patch_merger, Kimi's projector: readVisionWhole); the attention, MLP
+	// and other merger layers are split over the ranks in both engines'
 	// default mode (engine.Memory.VisionInProcess).
 	VisionWholeParams int64 `json:"vision_whole_params,omitempty"`
 	// VisionDeepstack is the number of Qwen3-VL deepstack levels

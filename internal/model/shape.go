@@ -232,14 +232,16 @@ func indexerParams(m *Model) float64 {
 // projector from hv × merge² features to the language model's width (one
 // more per deepstack_visual_indexes entry, Qwen3-VL's deepstack mergers). An
 // estimate from the shape, not a count of the tensors, noted as such. Of it
-// the patch embedding and the norms are whole on every tensor-parallel rank
-// (VisionWholeParams): vLLM builds them as nn.Conv3d and nn.LayerNorm, not
-// as parallel layers (Qwen3_VisionPatchEmbed and Qwen3_VisionBlock in
+// the patch embedding, the norms and a learned position table
+// (num_position_embeddings) are whole on every tensor-parallel rank
+// (VisionWholeParams): vLLM builds them as nn.Conv3d, nn.LayerNorm and
+// nn.Embedding, not as parallel layers (Qwen3_VisionPatchEmbed,
+// Qwen3_VisionBlock and Qwen3_VisionTransformer in
 // vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm
-// 002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b; SigLIP's SiglipVisionEmbeddings
-// in siglip.py likewise), as SGLang does (Qwen3VLVisionPatchEmbed in
-// python/sglang/srt/models/qwen3_vl.py at sgl-project/sglang
-// 005fa8330a5843e541fe075249f1d3da3d48ae0f).
+// 002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b), as SGLang does
+// (Qwen3VLVisionPatchEmbed in python/sglang/srt/models/qwen3_vl.py at
+// sgl-project/sglang 005fa8330a5843e541fe075249f1d3da3d48ae0f). Families
+// whose projector or position table is whole too: readVisionWhole.
 func readVision(v map[string]any, m *Model) {
 	if v == nil {
 		return
@@ -275,16 +277,24 @@ func readVision(v map[string]any, m *Model) {
 	// Qwen3VLVisionModel).
 	deepstack, _ := v["deepstack_visual_indexes"].([]any)
 	mergers := float64(1 + len(deepstack))
-	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + mergers*(in*in+in*out)
+	// Qwen3-VL's learned position table, num_position_embeddings x hv (an
+	// nn.Embedding, pos_embed of Qwen3_VisionTransformer in
+	// vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm
+	// 002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b, and of Qwen3VLVisionModel in
+	// src/transformers/models/qwen3_vl/modeling_qwen3_vl.py at
+	// huggingface/transformers 68a7b7e272a36928120316249af3ee3cac595818):
+	// 2304 x 1152 = 2,654,208 for Qwen3-VL-8B and up, whole on every rank.
+	pos := float64(c.optInt("num_position_embeddings")) * H
+	p := float64(depth)*(4*H*H+mlp*H*I+2*H) + channels*patch*patch*temporal*H + pos + mergers*(in*in+in*out)
 	if p > MaxParams {
 		m.Notes = append(m.Notes, "the vision_config's sizes imply more than 1e14 parameters: the vision tower is not counted")
 		return
 	}
 	m.VisionParams = int64(math.Round(p))
-	m.VisionWholeParams = int64(math.Round(channels*patch*patch*temporal*H + float64(depth)*2*H))
+	m.VisionWholeParams = int64(math.Round(channels*patch*patch*temporal*H + float64(depth)*2*H + pos))
 	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
-	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its linear layers split over tensor-parallel ranks, its patch embedding and norms whole on each), llama.cpp from a separate --mmproj file", p/1e9))
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its parallel linear layers split over tensor-parallel ranks, its patch embedding, norms, position table and plain-parameter projector parts whole on each), llama.cpp from a separate --mmproj file", p/1e9))
 }
 
 // fixedSizeEncoder is the shape of a SigLIP tower (vision_config

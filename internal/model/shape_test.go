@@ -230,14 +230,16 @@ func TestQwen3VLDeepstackMergers(t *testing.T) {
 
 // The parts of a tower that vLLM and SGLang hold whole on every
 // tensor-parallel rank are its patch embedding (an nn.Conv3d in
-// Qwen3_VisionPatchEmbed) and its LayerNorms, and Qwen3-VL's deepstack
-// levels are counted for vLLM's per-level input buffers.
+// Qwen3_VisionPatchEmbed), its LayerNorms and its learned position table
+// (pos_embed, an nn.Embedding of num_position_embeddings × hidden_size),
+// and Qwen3-VL's deepstack levels are counted for vLLM's per-level input
+// buffers.
 func TestVisionWholeOnEachRank(t *testing.T) {
 	m := Lookup("Qwen3-VL-235B-A22B-Instruct")
 	require.NotNil(t, m)
-	// 3 channels × 16² × a temporal patch of 2 × 1152, and the estimate's
-	// two 1152-wide norm vectors in each of 27 blocks.
-	assert.Equal(t, int64(3*16*16*2*1152+27*2*1152), m.VisionWholeParams)
+	// 3 channels × 16² × a temporal patch of 2 × 1152, the estimate's two
+	// 1152-wide norm vectors in each of 27 blocks, and 2304 positions × 1152.
+	assert.Equal(t, int64(3*16*16*2*1152+27*2*1152+2304*1152), m.VisionWholeParams)
 	assert.Less(t, m.VisionWholeParams, m.VisionParams)
 	assert.Equal(t, 3, m.VisionDeepstack, "deepstack_visual_indexes [8, 16, 24]")
 
@@ -245,4 +247,58 @@ func TestVisionWholeOnEachRank(t *testing.T) {
 	require.NotNil(t, q35)
 	assert.Positive(t, q35.VisionWholeParams)
 	assert.Zero(t, q35.VisionDeepstack, "an empty deepstack_visual_indexes")
+}
+
+// Qwen3-VL's position table is part of the tower: the same vision_config
+// without num_position_embeddings counts 2304 × 1152 fewer weights, all of
+// them whole.
+func TestQwen3VLPositionTable(t *testing.T) {
+	var vision map[string]any
+	for _, e := range Catalog() {
+		if e.Name == "Qwen3-VL-8B-Instruct" {
+			vision, _ = e.Config["vision_config"].(map[string]any)
+		}
+	}
+	require.NotNil(t, vision)
+	require.EqualValues(t, 2304, vision["num_position_embeddings"])
+	with := &Model{Hidden: 4096}
+	readVision(vision, with)
+	without := map[string]any{}
+	for k, v := range vision {
+		if k != "num_position_embeddings" {
+			without[k] = v
+		}
+	}
+	plain := &Model{Hidden: 4096}
+	readVision(without, plain)
+	assert.Equal(t, int64(2304*1152), with.VisionParams-plain.VisionParams)
+	assert.Equal(t, int64(2304*1152), with.VisionWholeParams-plain.VisionWholeParams)
+}
+
+// TestVisionWholePerFamily: what vLLM holds whole of each catalog family's
+// tower and projector, counted from the shapes of the tensors its model
+// files build as plain parameters, nn.Linear, ReplicatedLinear, convolutions
+// or norms (readVisionWhole cites them), rather than as Column/RowParallel
+// layers.
+func TestVisionWholePerFamily(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		want int64
+		why  string
+	}{
+		{"Gemma-3-27B", 3*14*14*1152 + 27*2*1152 + 1152*5376 + 1152,
+			"patch Conv2d, norms, the 1152 x 5376 mm_input_projection_weight and its RMSNorm"},
+		{"medgemma-27b-it", 3*14*14*1152 + 27*2*1152 + 1152*5376 + 1152, "as Gemma 3 27B"},
+		{"Mistral-Small-3.2-24B-Instruct-2506", 3*14*14*1024 + 24*2*1024 + 4*1024*1024 + 1024,
+			"patch Conv2d, norms, the patch_merger's nn.Linear 4096 -> 1024 and the projector's RMSNorm"},
+		{"Llama-4-Scout-17B-16E-Instruct", 34*2*1408 + (24*24+1)*1408 + 1408,
+			"norms, positional_embedding_vlm (577 x 1408) and class_embedding; the patch embedding is a ColumnParallelLinear"},
+		{"Kimi-K2.5", 3*14*14*1152 + 27*2*1152 + 64*64*1152 + 2*1152 + 4608*4608 + 4608 + 4608*7168 + 7168,
+			"patch Conv2d, norms, the 64 x 64 x 1152 position table and the ReplicatedLinear projector"},
+	} {
+		m := Lookup(c.name)
+		require.NotNil(t, m, c.name)
+		assert.Equal(t, c.want, m.VisionWholeParams, "%s: %s", c.name, c.why)
+		assert.Less(t, m.VisionWholeParams, m.VisionParams, c.name)
+	}
 }

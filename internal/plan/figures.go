@@ -271,7 +271,7 @@ func (c *costs) stagePart(start, end, tp int) part {
 	if end > start {
 		// Every stage builds the tower (vLLM and SGLang construct it
 		// whatever the pipeline rank), its linear layers split over the
-		// stage's ranks and its patch embedding and norms whole on each
+		// stage's ranks and its whole part (model.Model.VisionWholeParams) on each
 		// (engine.Memory.VisionInProcess; charged tp times, as FirstExtra).
 		w += c.Vision - c.VisionWhole + c.VisionWhole*float64(tp)
 	}

@@ -107,17 +107,44 @@ func TestVLLMVisionTowerPerRankPR26000(t *testing.T) {
 	split := pr26000SplitGiB - pr26000TextGiB
 	got := towerOnRank(t, req, quant.BF16, 8) / float64(gibBytes)
 	t.Logf("tower a rank at TP 8: %.4f GiB planned, %.4f printed", got, split)
-	assert.InEpsilon(t, split, got, visionWeightsTarget)
+	assert.InEpsilon(t, split, got, pr26000Target)
 
 	whole := pr26000WholeGiB - pr26000TextGiB
 	all := float64(quant.VisionBytes(m, quant.BF16)+engine.VLLMDeepstackBytes(m, 8192, 2)) / float64(gibBytes)
 	t.Logf("tower whole (data mode, not planned): %.4f GiB from the model, %.4f printed", all, whole)
-	assert.InEpsilon(t, whole, all, visionWeightsTarget)
+	assert.InEpsilon(t, whole, all, pr26000Target)
 
 	ans := shard(t, q)
 	require.True(t, ans.Fits, dump(t, ans))
 	t.Logf("Model loading took: %.4f GiB planned, %.4f printed", ans.EngineExpect[engineVLLM].ModelLoadingGiB, pr26000SplitGiB)
-	assert.InEpsilon(t, pr26000SplitGiB, ans.EngineExpect[engineVLLM].ModelLoadingGiB, visionWeightsTarget)
+	assert.InEpsilon(t, pr26000SplitGiB, ans.EngineExpect[engineVLLM].ModelLoadingGiB, pr26000Target)
+}
+
+// pr26000Target is how far the plan may be from PR 26000's figures: with
+// the position table (2304 × 1152, whole on each rank) the tower a rank
+// reads −0.7 % (0.3289 GiB against 0.3311; −2.1 % without it), the whole
+// tower −0.9 % and Model loading took −0.8 %.
+const pr26000Target = 0.01
+
+// Gemma 3's projector matrix (an nn.Parameter in vLLM's gemma3_mm.py) and
+// Mistral 3's patch_merger (an nn.Linear in mistral3.py) are whole on each
+// rank of a TP 2 group, beside half the tower's parallel layers.
+func TestVLLMProjectorWholeOnEachRank(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		whole int64 // bytes of the family's whole projector part
+	}{
+		{"Gemma-3-27B", 2 * 1152 * 5376},
+		{"Mistral-Small-3.2-24B-Instruct-2506", 2 * 4 * 1024 * 1024},
+	} {
+		q := request(t, fmt.Sprintf(`{"model":{"name":%q},"engine":"vllm","quant":"bf16","context_length":8192,"tensor_parallel_size":2}`, c.name), h200s(t, 2))
+		req := planningOf(t, q)
+		tower, whole := float64(quant.VisionBytes(req.Model, quant.BF16)), float64(quant.VisionWholeBytes(req.Model, quant.BF16))
+		require.Greater(t, whole, float64(c.whole), c.name)
+		got := towerOnRank(t, req, quant.BF16, 2)
+		assert.InDelta(t, (tower-whole)/2+whole, got, 2, c.name)
+		assert.Greater(t, got, tower/2+float64(c.whole)/2, "%s: half of the projector's whole part more than half the tower", c.name)
+	}
 }
 
 // SGLang splits the tower's linear layers over the ranks as vLLM does

@@ -63,8 +63,9 @@ func VisionBytes(m *model.Model, l Level) int64 {
 }
 
 // VisionWholeBytes is the part of VisionBytes each tensor-parallel rank
-// holds whole (model.Model.VisionWholeParams: the patch embedding and the
-// norms), at the same width.
+// holds whole (model.Model.VisionWholeParams: the patch embedding, the
+// norms, position tables and plain-parameter projector parts), at the same
+// width.
 func VisionWholeBytes(m *model.Model, l Level) int64 {
 	if m == nil || m.VisionParams <= 0 {
 		return 0
