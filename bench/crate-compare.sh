@@ -53,13 +53,13 @@ grep -q '^name = "ai-hwaccel"' "$src/Cargo.toml" || {
 	echo "$0: $src/Cargo.toml is not the ai-hwaccel crate's" >&2
 	exit 1
 }
-mkdir -p "$build"
-build=$(cd "$build" && pwd -P)
+build=$(realpath -m "$build") # GNU coreutils: resolves links without creating anything
 case $build/ in "$root"/*)
 	echo "$0: CRATE_BUILD ($build) is inside this repository; the crate's GPL sources must stay outside it" >&2
 	exit 1
 	;;
 esac
+mkdir -p "$build"
 
 # The copy.
 copy=$build/crate
