@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
 
@@ -311,4 +312,71 @@ func TestOpenBeneathRefusesNUL(t *testing.T) {
 	fd, err := openBeneath(int(dir.Fd()), "a", syscall.O_RDONLY)
 	require.NoError(t, err)
 	syscall.Close(fd)
+}
+
+// A stat of a one-component name below the sysroot (".dockerenv", "dev")
+// is one fstatat that does not follow a link, and answers what os.Root's
+// Stat answers: a file, a directory, absence; a link (inside the root, or
+// leaving it) is not answered that way but the confined way, which follows
+// the one and refuses the other.
+func TestStatOfOneNameAsTheGeneralWay(t *testing.T) {
+	m, root := treeMachine(t, map[string]string{"f": "12345", "d/x": "1"},
+		map[string]string{"in": "f", "out": "/etc/passwd", "up": "../x"})
+	dir := m.src.(dirSource).dir
+	require.NotNil(t, dir, "openat2 is usable")
+	r, err := os.OpenRoot(root)
+	require.NoError(t, err)
+	defer r.Close()
+	for _, name := range []string{"f", "d", "in", "out", "up", "missing", "d/x"} {
+		want, werr := r.Stat(name)
+		got, err := m.src.stat(name)
+		if werr != nil {
+			assert.Error(t, err, name)
+			continue
+		}
+		require.NoError(t, err, name)
+		assert.Equal(t, want.Mode(), got.Mode(), name)
+		assert.Equal(t, want.Size(), got.Size(), name)
+		assert.Equal(t, want.Sys().(*syscall.Stat_t).Ino, got.Sys().(*syscall.Stat_t).Ino, name)
+	}
+	_, err = m.src.stat("missing")
+	assert.Equal(t, "stat missing: no such file or directory", err.Error())
+
+	if !haveFstatat {
+		t.Skip("no fstatat fast path on " + runtime.GOARCH)
+	}
+	for name, fast := range map[string]bool{"f": true, "d": true, "missing": true, "in": false, "out": false, "d/x": false, "..": false, ".": false} {
+		ok, _, _ := statName(int(dir.Fd()), name, name)
+		assert.Equal(t, fast, ok, name)
+	}
+}
+
+// proc/cpuinfo (the remembered cpuinfo's witness) is stat'ed in one call
+// relative to the kernel's procfs, and answers what stat(2) answers.
+func TestStatBelowKernelProcfs(t *testing.T) {
+	m := liveMachine(t)
+	if !haveFstatat {
+		t.Skip("no fstatat fast path on " + runtime.GOARCH)
+	}
+	ds := m.src.(dirSource)
+	ok, fi, err := ds.kernel.stat(ds.dir, "proc/cpuinfo")
+	require.True(t, ok, "answered through the procfs descriptor")
+	require.NoError(t, err)
+	var want syscall.Stat_t
+	require.NoError(t, syscall.Stat("/proc/cpuinfo", &want))
+	got := fi.Sys().(*syscall.Stat_t)
+	assert.Equal(t, want.Dev, got.Dev)
+	assert.Equal(t, want.Ino, got.Ino)
+	assert.Equal(t, want.Mode, got.Mode)
+
+	ok, _, _ = ds.kernel.stat(ds.dir, "proc/self")
+	assert.False(t, ok, "a link is followed the general way")
+	fi, err = m.src.stat("proc/self")
+	require.NoError(t, err)
+	assert.True(t, fi.IsDir(), "proc/self followed to this process's directory")
+	ok, _, _ = ds.kernel.stat(ds.dir, "proc/sys/kernel/ostype")
+	assert.False(t, ok, "more than one name below proc/: the general way")
+	ok, _, err = ds.kernel.stat(ds.dir, "proc/no-such-file")
+	assert.True(t, ok)
+	assert.True(t, IsMissing(err), "%v", err)
 }

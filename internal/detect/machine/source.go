@@ -122,6 +122,11 @@ func (s dirSource) stat(name string) (fs.FileInfo, error) {
 	if !fs.ValidPath(name) {
 		return nil, &fs.PathError{Op: "stat", Path: name, Err: fs.ErrInvalid}
 	}
+	if s.kernel != nil {
+		if ok, fi, err := s.kernel.stat(s.dir, name); ok {
+			return fi, err
+		}
+	}
 	if s.dir != nil {
 		if ok, fi, err := statBeneath(s.dir, name); ok {
 			return fi, err

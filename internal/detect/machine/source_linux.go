@@ -320,9 +320,13 @@ func (e linuxDirEntry) String() string             { return fs.FormatDirEntry(e)
 func (e linuxDirEntry) Ino() uint64 { return e.ino }
 
 // statBeneath is stat(2) of name below dir, symbolic links followed inside
-// the root, in two system calls (an O_PATH open and fstat).
+// the root, in two system calls (an O_PATH open and fstat), or one for a
+// name of one component that is no link (statName).
 func statBeneath(dir *pathFD, name string) (ok bool, fi fs.FileInfo, err error) {
 	defer runtime.KeepAlive(dir)
+	if ok, fi, err := statName(int(dir.Fd()), name, name); ok {
+		return true, fi, err
+	}
 	fd, err := openBeneath(int(dir.Fd()), name, oPath)
 	if err == syscall.ENOSYS || err == syscall.EPERM {
 		return false, nil, nil
@@ -336,6 +340,40 @@ func statBeneath(dir *pathFD, name string) (ok bool, fi fs.FileInfo, err error) 
 		return true, nil, &fs.PathError{Op: "stat", Path: name, Err: err}
 	}
 	return true, statInfo{name: filepath.Base(name), st: st}, nil
+}
+
+// atSymlinkNoFollow is AT_SYMLINK_NOFOLLOW (include/uapi/linux/fcntl.h;
+// package syscall does not export it on Linux).
+const atSymlinkNoFollow = 0x100
+
+// statName is stat(2) of name, a name of one component in the directory
+// dirfd, in one system call: fstatat with AT_SYMLINK_NOFOLLOW, which cannot
+// leave the directory (no "/", no "..", no link followed) and so is as
+// confined as openat2(RESOLVE_BENEATH). ok is false, and the caller takes
+// the O_PATH way, for a longer name, for a symbolic link (which that way
+// follows inside the root, or refuses), for an error other than absence,
+// and where the call is not available (haveFstatat). full is the name
+// errors carry. The witnesses of remembered facts (/dev, /proc/cpuinfo)
+// and the container markers are such names: 2 system calls fewer each
+// (docs/performance.md, "Against the crate, measured").
+func statName(dirfd int, name, full string) (ok bool, fi fs.FileInfo, err error) {
+	if !haveFstatat || name == "" || name == "." || name == ".." || strings.IndexByte(name, '/') >= 0 {
+		return false, nil, nil
+	}
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return false, nil, nil
+	}
+	st := new(syscall.Stat_t)
+	_, _, e := syscall.Syscall6(uintptr(sysFstatat), uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+		uintptr(unsafe.Pointer(st)), atSymlinkNoFollow, 0, 0)
+	switch {
+	case e == syscall.ENOENT:
+		return true, nil, &fs.PathError{Op: "stat", Path: full, Err: e}
+	case e != 0, st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+		return false, nil, nil
+	}
+	return true, statInfo{name: name, st: st}, nil
 }
 
 // statInfo is an fs.FileInfo of a Stat_t, with Sys() the *syscall.Stat_t as
@@ -559,6 +597,22 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		return true, checkRegular(name, fs.ModeDir)
 	}
 	return true, err
+}
+
+// stat is stat(2) of a file directly below the kernel's procfs
+// (proc/cpuinfo) in one system call relative to it (statName); ok is false
+// when the caller must stat it the general way.
+func (k *kernelMounts) stat(dir *pathFD, name string) (ok bool, fi fs.FileInfo, err error) {
+	rel, found := strings.CutPrefix(name, "proc/")
+	if !found {
+		return false, nil, nil
+	}
+	k.once.Do(func() { k.open(dir) })
+	if k.proc == nil {
+		return false, nil, nil
+	}
+	defer runtime.KeepAlive(k.proc)
+	return statName(int(k.proc.Fd()), rel, name)
 }
 
 // sysfsReader reads a file of the kernel's sysfs, where a read that returns

@@ -28,6 +28,8 @@ func (*kernelMounts) readFile(*pathFD, string, int, bool, func([]byte)) (bool, e
 
 func (*kernelMounts) isSysfs(*pathFD) bool { return false }
 
+func (*kernelMounts) stat(*pathFD, string) (bool, fs.FileInfo, error) { return false, nil, nil }
+
 // pathFD is not used where openat2 is unusable.
 type pathFD struct{}
 
