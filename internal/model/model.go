@@ -282,6 +282,48 @@ func (m *Model) EffectiveHeadDim() int {
 	return 0
 }
 
+// QKHeadDim is the width of one head's query-key product: qk_nope_head_dim
+// + qk_rope_head_dim under multi-head latent attention, whose heads score
+// over both parts and whose hidden / heads is no head's width (DeepSeek-V3:
+// 128 + 64 = 192, not 7168 / 128 = 56; qk_head_dim in class MLA of
+// inference/model.py, https://github.com/deepseek-ai/DeepSeek-V3 at
+// 9b4e9788; GLM-5's config states head_dim 64 beside its MLA widths, which
+// the MLA widths overrule), else EffectiveHeadDim. It is the width of the
+// decompressed form engines run for prefill (LatentQKDim is the absorbed
+// form's); the KV cache is sized from the latent, not from it.
+func (m *Model) QKHeadDim() int {
+	if m.KVLoRARank > 0 && m.QKNopeHeadDim > 0 {
+		return m.QKNopeHeadDim + m.QKRopeHeadDim
+	}
+	return m.EffectiveHeadDim()
+}
+
+// ValueHeadDim is the width of one head's value, the vector its attention
+// weights sum: v_head_dim under multi-head latent attention (DeepSeek-V3:
+// 128; GLM-4.7-Flash: 256), else EffectiveHeadDim.
+func (m *Model) ValueHeadDim() int {
+	if m.KVLoRARank > 0 && m.VHeadDim > 0 {
+		return m.VHeadDim
+	}
+	return m.EffectiveHeadDim()
+}
+
+// LatentQKDim and LatentValueDim are one head's query-key and value widths
+// in the absorbed form of multi-head latent attention, in which each query
+// head meets the cached latent itself (kv_lora_rank + qk_rope_head_dim
+// scored, kv_lora_rank summed: DeepSeek-V3 576 and 512; the attn_impl
+// "absorb" branch of class MLA in inference/model.py, DeepSeek-V3 at
+// 9b4e9788). 0 and 0 without a latent.
+func (m *Model) LatentQKDim() int {
+	if m.KVLoRARank <= 0 {
+		return 0
+	}
+	return m.KVLoRARank + m.QKRopeHeadDim
+}
+
+// LatentValueDim: see LatentQKDim.
+func (m *Model) LatentValueDim() int { return max(m.KVLoRARank, 0) }
+
 // EffectiveKVHeads is the number of key/value heads: num_key_value_heads,
 // else num_attention_heads (multi-head attention, the HF default). 0 when
 // unknown.

@@ -462,12 +462,24 @@ func modelFromGGUF(h *ggufHeader) (*model.Model, error) {
 	m.QLoRARank = num("attention.q_lora_rank")
 	if m.KVLoRARank > 0 {
 		m.QKRopeHeadDim = num("rope.dimension_count")
-		// key_length is nope + rope; absent or not above rope, the nope
-		// dimension is unknown (0), never negative.
-		if kl := num("attention.key_length"); kl > m.QKRopeHeadDim {
-			m.QKNopeHeadDim = kl - m.QKRopeHeadDim
+		// A head's decompressed widths: key_length_mla (nope + rope) and
+		// value_length_mla where the file has them, as llama.cpp's
+		// converter writes since it absorbs MLA, its key_length and
+		// value_length then being the latent's 576 and 512 (DeepSeek-V3-0324's
+		// loader logs in https://github.com/ggml-org/llama.cpp/issues/13252,
+		// "key_length u32 = 576", and issues/13461, "value_length u32 =
+		// 512", "key_length_mla u32 = 192", "value_length_mla u32 = 128");
+		// older files (issues/11141 there) have key_length 192 and
+		// value_length 128 alone. The nope dimension absent or not above
+		// rope is unknown (0), never negative.
+		key, value := num("attention.key_length_mla"), num("attention.value_length_mla")
+		if key == 0 || value == 0 {
+			key, value = num("attention.key_length"), num("attention.value_length")
 		}
-		m.VHeadDim = num("attention.value_length")
+		if key > m.QKRopeHeadDim {
+			m.QKNopeHeadDim = key - m.QKRopeHeadDim
+		}
+		m.VHeadDim = value
 		ggufIndexer(h, arch, m, num)
 		if arch == "deepseek32" || arch == "glm-dsa" {
 			// llama.cpp caches the latent of the trunk only

@@ -290,11 +290,49 @@ func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 }
 
 // prefillSeconds is the time to process one prompt token on a stage: 2 FLOPs
-// per weight a token multiplies plus attention (4 × layers × average context
-// × attention width), at the fraction mfu of the stage's peak.
-func prefillSeconds(matmulParams float64, layers, attnWidth int, prompt int, peakTFLOPS float64, tp int, mfu float64) float64 {
-	flops := 2*matmulParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
+// per weight a token multiplies plus its attention (attentionFLOPs), at the
+// fraction mfu of the stage's peak.
+func prefillSeconds(matmulParams float64, layers int, headWidths float64, prompt int, peakTFLOPS float64, tp int, mfu float64) float64 {
+	flops := 2*matmulParams + attentionFLOPs(layers, headWidths, prompt)
 	return flops / (peakTFLOPS * 1e12 * float64(tp) * mfu)
+}
+
+// attentionFLOPs is one prompt token's attention over layers layers: at
+// the average context of a prompt of prompt tokens (prompt / 2 earlier
+// tokens), a multiply and an add per element of each head's score (q·k,
+// its query-key width) and of its weighted sum of values (p·v, its value
+// width): 2 × layers × prompt / 2 × headWidths, headWidths being the
+// heads' widths summed (attentionHeadWidths). With equal widths d this is
+// the usual 4 × layers × prompt / 2 × heads × d.
+func attentionFLOPs(layers int, headWidths float64, prompt int) float64 {
+	return 2 * float64(layers) * float64(prompt) / 2 * headWidths
+}
+
+// attentionHeadWidths is the query-key plus the value width of every query
+// head of a layer of m, summed: heads × (d_qk + d_v) in the form the
+// engine computes a prompt in. Multi-head latent attention has two forms
+// (the header of vllm/v1/attention/backends/mla/common.py,
+// vllm-project/vllm at 00a817ad): decompressed, each head scores over
+// qk_nope + qk_rope and sums values of v_head_dim (DeepSeek-V3: 192 and
+// 128), which vLLM's _forward_prefill and SGLang's MHA forward methods run
+// for a prompt (handle_attention_* in
+// python/sglang/srt/models/deepseek_common/attention_backend_handler.py,
+// sgl-project/sglang at a7654069), absorbed only for decode; absorbed,
+// each head scores over the cached latent and RoPE key (kv_lora_rank +
+// qk_rope, 576) and sums the latent (kv_lora_rank, 512), which llama.cpp
+// runs for prompts too whenever the GGUF carries the MLA widths
+// (llm_build_deepseek2 in src/models/deepseek2.cpp, ggml-org/llama.cpp at
+// 07bede6a: the is_mla branch takes every batch). absorbed picks that
+// form. Heads unknown: twice the hidden size (square attention).
+func attentionHeadWidths(m *model.Model, absorbed bool) float64 {
+	qk, v := m.QKHeadDim(), m.ValueHeadDim()
+	if absorbed && m.KVLoRARank > 0 {
+		qk, v = m.LatentQKDim(), m.LatentValueDim()
+	}
+	if m.Heads <= 0 || qk <= 0 || v <= 0 {
+		return 2 * float64(m.Hidden)
+	}
+	return float64(m.Heads) * float64(qk+v)
 }
 
 // prefillPassInputs are the plain numbers of one stage's prompt passes.
@@ -664,10 +702,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
-	attnWidth := m.Heads * m.EffectiveHeadDim()
-	if attnWidth == 0 {
-		attnWidth = m.Hidden
-	}
+	headWidths := attentionHeadWidths(m, llamaCPPKernels(pl, req))
 	active := float64(m.ActiveParams)
 	if active <= 0 {
 		active = float64(m.Params)
@@ -774,12 +809,12 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 		}
 		frac := float64(layers) / float64(c.Layers)
-		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, attnWidth, req.ContextLength); hp > 0 && !pl.Offloaded {
+		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, headWidths, req.ContextLength); hp > 0 && !pl.Offloaded {
 			prefill += hp
 		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
-			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, attnWidth, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
+			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, headWidths, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
 			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
 				Layers: layers, Prompt: req.ContextLength, Dequantized: path.Dequantized, BandwidthGBs: bw,
 				LayerSeconds: path.LayerSeconds}, e)
@@ -908,7 +943,7 @@ func cpuOnly(pl *planned) bool {
 // FLOPs of prefillSeconds over its cores × the per-core FLOP/s of the
 // level's weight family (calibration.Throughput.HostPrefillFLOPSPerCore*).
 // 0 for other devices, unknown cores or no fitted rate.
-func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams float64, layers, attnWidth, prompt int) float64 {
+func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams float64, layers int, headWidths float64, prompt int) float64 {
 	rate := e.HostPrefillFLOPSPerCore
 	switch weightFamily(l) {
 	case WeightsFloat:
@@ -919,7 +954,7 @@ func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activePara
 	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || rate <= 0 {
 		return 0
 	}
-	flops := 2*activeParams + 4*float64(layers)*float64(prompt)/2*float64(attnWidth)
+	flops := 2*activeParams + attentionFLOPs(layers, headWidths, prompt)
 	return flops / (float64(devs[0].Dev.Cores) * rate)
 }
 

@@ -46,8 +46,42 @@ func TestPrefillSeconds(t *testing.T) {
 	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 32, 0, 512, 100, 1, 0.5), 1e-15)
 	// Tensor parallel 2 doubles the peak.
 	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 32, 0, 512, 100, 2, 0.5), 1e-15)
-	// Attention: 4 × layers × prompt/2 × width.
-	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 4096, 512, 100, 1, 0.5), 1e-15)
+	// Attention: 2 × layers × prompt/2 × the heads' widths (32 heads of
+	// 128 scoring and 128 summing: 8192), the 4 × layers × prompt/2 ×
+	// hidden of equal widths.
+	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 8192, 512, 100, 1, 0.5), 1e-15)
+}
+
+// TestMLAPromptAttentionFLOPs: a prompt token's attention is costed from
+// the MLA widths the config states, not from hidden / heads (DeepSeek-V3
+// 7168 / 128 = 56, GLM-4.7-Flash 2048 / 20 = 102), in the form the engine
+// runs a prompt in. DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3,
+// the catalog's copy): 61 layers, 128 heads, qk_nope 128 + qk_rope 64 =
+// 192 scored, v_head_dim 128 summed; decompressed (vLLM, SGLang) at a
+// prompt of 4096 tokens, 2 × 61 × 2048 × 128 × (192 + 128) FLOPs per
+// token; absorbed (llama.cpp), each head scores over kv_lora_rank 512 +
+// 64 and sums 512: 2 × 61 × 2048 × 128 × (576 + 512). GLM-4.7-Flash
+// (config.json of zai-org/GLM-4.7-Flash, the catalog's copy): 47 layers,
+// 20 heads, 192 + 64 = 256 scored, 256 summed. A model without a latent
+// (Llama-3.1-8B: 32 layers, 32 heads of 128) keeps 4 × 32 × 2048 × 4096
+// in either form, as before.
+func TestMLAPromptAttentionFLOPs(t *testing.T) {
+	cases := []struct {
+		name                   string
+		decompressed, absorbed float64
+	}{
+		{"DeepSeek-V3", 2 * 61 * 2048 * 128 * (192 + 128), 2 * 61 * 2048 * 128 * (576 + 512)},
+		{"GLM-4.7-Flash", 2 * 47 * 2048 * 20 * (256 + 256), 2 * 47 * 2048 * 20 * (576 + 512)},
+		{"Llama-3.1-8B", 4 * 32 * 2048 * 4096, 4 * 32 * 2048 * 4096},
+	}
+	for _, c := range cases {
+		m := model.Lookup(c.name)
+		require.NotNil(t, m, c.name)
+		assert.Equal(t, c.decompressed, attentionFLOPs(m.Layers, attentionHeadWidths(m, false), 4096), c.name)
+		assert.Equal(t, c.absorbed, attentionFLOPs(m.Layers, attentionHeadWidths(m, true), 4096), c.name)
+	}
+	// Heads unknown: twice the hidden size, the square attention of old.
+	assert.Equal(t, 2*4096.0, attentionHeadWidths(&model.Model{Hidden: 4096}, false))
 }
 
 // TestPrefillPath checks which build's constants and kernel a prompt pass

@@ -515,11 +515,20 @@ func trainableParams(m *model.Model, s *trainingSetup) int64 {
 
 // loraParams counts LoRA adapter weights: rank × (in + out) per targeted
 // projection per layer (Hu et al. 2021, arXiv 2106.09685 §4.1); MoE expert
-// projections are adapted per expert.
+// projections are adapted per expert. Each attention projection takes its
+// own width: queries and keys a head's query-key width, values and the
+// output's input its value width (model.Model.QKHeadDim, ValueHeadDim),
+// equal but for multi-head latent attention, whose config states them
+// (DeepSeek-V3: 192 and 128, not hidden / heads = 56). Its own projections
+// (q_a/q_b, kv_a_proj_with_mqa, kv_b_proj in Hugging Face's DeepSeek code)
+// are not told apart: q, k and v are costed as plain projections of those
+// widths.
 func loraParams(m *model.Model, r int, targets []string) int64 {
 	h := float64(m.Hidden)
-	qd := float64(m.Heads * m.EffectiveHeadDim())
-	kvd := float64(m.EffectiveKVHeads() * m.EffectiveHeadDim())
+	qd := float64(m.Heads * m.QKHeadDim())
+	od := float64(m.Heads * m.ValueHeadDim())
+	kd := float64(m.EffectiveKVHeads() * m.QKHeadDim())
+	vd := float64(m.EffectiveKVHeads() * m.ValueHeadDim())
 	inter, experts := float64(m.Intermediate), 1.0
 	if inter == 0 {
 		inter = 4 * h
@@ -531,7 +540,7 @@ func loraParams(m *model.Model, r int, targets []string) int64 {
 		}
 	}
 	dims := map[string]float64{
-		"q": h + qd, "k": h + kvd, "v": h + kvd, "o": qd + h,
+		"q": h + qd, "k": h + kd, "v": h + vd, "o": od + h,
 		"gate": experts * (h + inter), "up": experts * (h + inter), "down": experts * (inter + h),
 	}
 	var perLayer float64

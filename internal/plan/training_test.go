@@ -474,3 +474,24 @@ func TestQLoRABaseQuant(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+// TestLoRAWidthsUnderMLA: LoRA's q, k, v and o adapters take each
+// projection's own width, under multi-head latent attention the config's
+// MLA widths rather than hidden / heads (DeepSeek-V3: 7168 / 128 = 56).
+// DeepSeek-V3 (config.json of deepseek-ai/DeepSeek-V3: 61 layers, hidden
+// 7168, 128 heads and 128 key/value heads, qk_nope 128 + qk_rope 64 = 192,
+// v_head_dim 128), r = 16: q 7168 in, 128 x 192 out; k the same; v
+// 128 x 128 out; o 128 x 128 in, 7168 out. Llama-3.1-8B keeps
+// 16 x (4096 + 4096 + 4096 + 1024) x 32 on q and v (TestTrainingMethods).
+func TestLoRAWidthsUnderMLA(t *testing.T) {
+	v3 := model.Lookup("DeepSeek-V3")
+	require.NotNil(t, v3)
+	const h, qk, v = 7168, 128 * 192, 128 * 128
+	assert.Equal(t, int64(16*(h+qk)*61), loraParams(v3, 16, []string{"q"}))
+	assert.Equal(t, int64(16*(h+qk)*61), loraParams(v3, 16, []string{"k"}))
+	assert.Equal(t, int64(16*(h+v)*61), loraParams(v3, 16, []string{"v"}))
+	assert.Equal(t, int64(16*(v+h)*61), loraParams(v3, 16, []string{"o"}))
+	llama := model.Lookup("Llama-3.1-8B")
+	require.NotNil(t, llama)
+	assert.Equal(t, int64(16*(8192+5120)*32), loraParams(llama, 16, []string{"q", "v"}))
+}
