@@ -45,6 +45,11 @@ var generatedDocs = []struct {
 	blocks []docBlock
 }{
 	{"docs/cli.md", []docBlock{{"EXAMPLES", docExamples}}},
+	{"docs/rent.md", []docBlock{
+		{"RENT LLAMA-3.1-8B", [][]string{{"rent", "--model", "Llama-3.1-8B", "--max-nodes", "4"}}},
+		{"RENT LLAMA-3.1-70B", [][]string{{"rent", "--model", "Llama-3.1-70B", "--max-nodes", "4"}}},
+		{"RENT DEEPSEEK-V3", [][]string{{"rent", "--model", "DeepSeek-V3", "--quant", "fp8", "--max-nodes", "4"}}},
+	}},
 }
 
 // readsNoMachine are the commands whose answer does not depend on the
