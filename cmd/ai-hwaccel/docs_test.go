@@ -50,6 +50,7 @@ var generatedDocs = []struct {
 		{"RENT LLAMA-3.1-70B", [][]string{{"rent", "--model", "Llama-3.1-70B", "--max-nodes", "4"}}},
 		{"RENT DEEPSEEK-V3", [][]string{{"rent", "--model", "DeepSeek-V3", "--quant", "fp8", "--max-nodes", "4"}}},
 	}},
+	{"docs/kubernetes.md", []docBlock{{"NFD", [][]string{{"nfd"}}}}},
 }
 
 // readsNoMachine are the commands whose answer does not depend on the
