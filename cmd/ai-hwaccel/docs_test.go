@@ -256,3 +256,53 @@ func TestDocsCommandsRun(t *testing.T) {
 	}
 	assert.Positive(t, ran, "the docs show commands")
 }
+
+// TestDocsNFDExcerpts: the two-column excerpts of docs/kubernetes.md (a
+// layout no generated block gives) hold only labels that each fixture's
+// `ai-hwaccel nfd` prints. A column's machine is named by its "# <fixture>"
+// heading; the left column is each line's first field, the right its second.
+func TestDocsNFDExcerpts(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	doc, err := os.ReadFile(filepath.Join(root, "docs", "kubernetes.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "Excerpts from other fixture machines")
+	require.True(t, ok, "docs/kubernetes.md lacks its excerpts")
+	_, rest, _ = strings.Cut(rest, "```text\n")
+	block, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	t.Chdir(root)
+	labels := map[string]string{} // fixture -> its nfd output
+	var columns [2]string
+	checked := 0
+	for _, line := range strings.Split(block, "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		if f[0] == "#" {
+			columns = [2]string{f[1], ""}
+			for i := 2; i+1 < len(f); i++ {
+				if f[i] == "#" {
+					columns[1] = f[i+1]
+					break
+				}
+			}
+			continue
+		}
+		require.LessOrEqual(t, len(f), 2, line)
+		for i, label := range f {
+			m := columns[i]
+			require.NotEmpty(t, m, "a label before its fixture's heading: %s", line)
+			if _, ok := labels[m]; !ok {
+				r := runCLI(t, "nfd", "--sysroot", "testdata/machines/"+m+"/root", "--path", "testdata/machines/"+m+"/bin")
+				require.Equal(t, 0, r.code, "%s: %s", m, r.stderr)
+				labels[m] = r.stdout
+			}
+			assert.Contains(t, strings.Split(labels[m], "\n"), label, "docs/kubernetes.md excerpt of %s", m)
+			checked++
+		}
+	}
+	assert.Equal(t, 4, len(labels), "four fixtures excerpted")
+	assert.Positive(t, checked)
+}
