@@ -27,13 +27,16 @@ type result struct {
 	stdout, stderr string
 }
 
+// testNow is the fixed clock of testApp.
+var testNow = time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+
 // testApp is an app that sees no process environment (so a developer's
 // CUDA_VISIBLE_DEVICES cannot leak in), a fixed clock and a sleeper that
 // returns at once.
 func testApp(out, errOut *bytes.Buffer) *app {
 	a := newApp(out, errOut)
 	a.getenv = api.NoEnv
-	a.now = func() time.Time { return time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC) }
+	a.now = func() time.Time { return testNow }
 	a.sleep = func(context.Context, time.Duration) error { return nil }
 	a.hubHTTP = loopbackOnly()
 	return a
@@ -41,8 +44,15 @@ func testApp(out, errOut *bytes.Buffer) *app {
 
 func runCLI(t *testing.T, args ...string) result {
 	t.Helper()
+	return runCLIAt(t, testNow, args...)
+}
+
+// runCLIAt is runCLI with the app's clock at now.
+func runCLIAt(t *testing.T, now time.Time, args ...string) result {
+	t.Helper()
 	var out, errOut bytes.Buffer
 	a := testApp(&out, &errOut)
+	a.now = func() time.Time { return now }
 	a.sent = func(kind string, body []byte) { checkRequest(t, kind, body) }
 	code := a.run(args)
 	return result{code, out.String(), errOut.String()}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
@@ -80,4 +81,20 @@ func TestRentHerePricesThisMachine(t *testing.T) {
 	require.Equal(t, 0, bare.code, bare.stderr)
 	assert.Contains(t, bare.stderr, "names no cloud")
 	assert.NotContains(t, bare.stdout, "This machine")
+}
+
+// TestRentAgesPricesOnTheAppClock: a built-in price is aged against the
+// app's clock, as --watch stamps its refreshes, so a test (and the generated
+// rent answers of docs/rent.md) can run on a fixed day. The GCP g4 prices
+// were seen 2025-10-22 (internal/rent/catalog.json): 402 days before
+// 2026-11-28, stale; 72 days before testApp's 2026-01-02, fresh.
+func TestRentAgesPricesOnTheAppClock(t *testing.T) {
+	args := []string{"rent", "--model", "Llama-3.1-8B", "--provider", "gcp"}
+	late := runCLIAt(t, time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC), args...)
+	require.Equal(t, 0, late.code, late.stderr)
+	assert.Contains(t, late.stdout, "warning: gcp/g4-standard-48: the built-in price $4.50/h was seen 2025-10-22, 402 days ago;")
+
+	early := runCLI(t, args...)
+	require.Equal(t, 0, early.code, early.stderr)
+	assert.NotContains(t, early.stdout, "days ago")
 }

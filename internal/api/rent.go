@@ -23,7 +23,8 @@ func Rent(ctx context.Context, input []byte, getenv Env) []byte {
 	return RentAt(ctx, input, time.Now())
 }
 
-// RentAt is Rent with prices aged against now (tests).
+// RentAt is Rent with prices aged against now: the CLI passes its own clock,
+// which tests fix.
 func RentAt(_ context.Context, input []byte, now time.Time) []byte {
 	return answer(func() (any, error) {
 		req, err := rentRequest(input)
