@@ -141,8 +141,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	}
 	m.Params, m.ActiveParams = total, active
 	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
-	readVision(cfgVision, m)
-	readVisionWhole(wrapper, cfgVision, m)
+	readVision(wrapper, cfgVision, m)
 	return m, nil
 }
 

@@ -146,8 +146,10 @@ type Model struct {
 	// not part of Params: engines load them only for speculative decoding.
 	MTPParams int64 `json:"mtp_params,omitempty"`
 	// VisionParams is the weights of a multimodal model's vision tower and
-	// projector, estimated from its vision_config, not part of Params (the
-	// language model): vLLM and SGLang load them beside the language model
+	// projector from its vision_config, counted tensor by tensor for the
+	// families whose modeling code was read (Gemma 3, Mistral 3, Llama 4,
+	// Kimi-K2.5: towerOf), estimated from a generic shape for the others,
+	// not part of Params (the language model): vLLM and SGLang load them beside the language model
 	// (engine.Memory.VisionInProcess, quant.VisionBytes), llama.cpp from a
 	// separate --mmproj file.
 	VisionParams int64 `json:"vision_params,omitempty"`
@@ -157,7 +159,7 @@ type Model struct {
 	// blocks' norms, learned position tables (Qwen3-VL, Llama 4, Kimi) and
 	// projector parts built as plain parameters, nn.Linear or
 	// ReplicatedLinear (Gemma 3's projection matrix, Mistral 3's
-	// patch_merger, Kimi's projector: readVisionWhole); the attention, MLP
+	// patch_merger, Kimi's projector: towerOf); the attention, MLP
 	// and other merger layers are split over the ranks in both engines'
 	// default mode (engine.Memory.VisionInProcess).
 	VisionWholeParams int64 `json:"vision_whole_params,omitempty"`

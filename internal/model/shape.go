@@ -240,9 +240,11 @@ func indexerParams(m *Model) float64 {
 // vllm/model_executor/models/qwen3_vl.py at vllm-project/vllm
 // 002d7b939754b844a3832dd7fbf9e5fd0c0e9f1b), as SGLang does
 // (Qwen3VLVisionPatchEmbed in python/sglang/srt/models/qwen3_vl.py at
-// sgl-project/sglang 005fa8330a5843e541fe075249f1d3da3d48ae0f). Families
-// whose projector or position table is whole too: readVisionWhole.
-func readVision(v map[string]any, m *Model) {
+// sgl-project/sglang 005fa8330a5843e541fe075249f1d3da3d48ae0f). The
+// families whose modeling code was read (Gemma 3, Mistral 3, Llama 4,
+// Kimi-K2.5: towerOf) are counted tensor by tensor instead, cfg being the
+// top-level config, with the parts vLLM and SGLang hold whole there.
+func readVision(cfg, v map[string]any, m *Model) {
 	if v == nil {
 		return
 	}
@@ -290,11 +292,17 @@ func readVision(v map[string]any, m *Model) {
 		m.Notes = append(m.Notes, "the vision_config's sizes imply more than 1e14 parameters: the vision tower is not counted")
 		return
 	}
+	whole := channels*patch*patch*temporal*H + float64(depth)*2*H + pos
+	how := "about %.2f B parameters estimated from vision_config"
+	if t, ok := towerOf(cfg, v, float64(m.Hidden)); ok {
+		p, whole = t.total, min(t.whole, t.total)
+		how = "%.2f B parameters counted from vision_config tensor by tensor (" + t.family + ")"
+	}
 	m.VisionParams = int64(math.Round(p))
-	m.VisionWholeParams = int64(math.Round(channels*patch*patch*temporal*H + float64(depth)*2*H + pos))
+	m.VisionWholeParams = int64(math.Round(whole))
 	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
-	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: about %.2f B parameters estimated from vision_config, not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its parallel linear layers split over tensor-parallel ranks, its patch embedding, norms, position table and plain-parameter projector parts whole on each), llama.cpp from a separate --mmproj file", p/1e9))
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: "+how+", not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its parallel linear layers split over tensor-parallel ranks, its patch embedding, norms, position table and plain-parameter projector parts whole on each), llama.cpp from a separate --mmproj file", p/1e9))
 }
 
 // fixedSizeEncoder is the shape of a SigLIP tower (vision_config
