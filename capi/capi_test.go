@@ -1,3 +1,7 @@
+// The package is cgo glue: without cgo there is nothing to test.
+
+//go:build cgo
+
 package main
 
 import (

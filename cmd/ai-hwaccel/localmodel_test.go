@@ -23,7 +23,7 @@ func TestPlanBF16FolderAtInt4HasNoServeOfTheFolder(t *testing.T) {
 	cfg, err := os.ReadFile(filepath.Join("..", "..", "testdata", "hub", "ibm-granite--granite-3.1-1b-a400m-instruct", "config.bf16.json"))
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "config.json"), cfg, 0o600))
-	hdr, err := json.Marshal(map[string]any{"w": map[string]any{"dtype": "BF16", "shape": []int{1334464512}, "data_offsets": []int{0, 2668929024}}})
+	hdr, err := json.Marshal(map[string]any{"w": map[string]any{"dtype": "BF16", "shape": []int64{1334464512}, "data_offsets": []int64{0, 2668929024}}})
 	require.NoError(t, err)
 	st := binary.LittleEndian.AppendUint64(nil, uint64(len(hdr)))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "model.safetensors"), append(st, hdr...), 0o600))

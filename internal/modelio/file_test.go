@@ -305,8 +305,8 @@ func safetensorsFile(t testing.TB, tensors map[string]any) []byte {
 	return b.Bytes()
 }
 
-func st(dtype string, shape ...int) map[string]any {
-	return map[string]any{"dtype": dtype, "shape": shape, "data_offsets": []int{0, 0}}
+func st(dtype string, shape ...int64) map[string]any {
+	return map[string]any{"dtype": dtype, "shape": shape, "data_offsets": []int64{0, 0}}
 }
 
 func TestReadSafetensors(t *testing.T) {

@@ -113,3 +113,15 @@ func entryNames(es []fs.DirEntry) []string {
 	}
 	return out
 }
+
+// RAMFS_MAGIC has its top bit set, so on 32-bit Linux statfs answers it as
+// a negative int32: the comparison must still see ramfs
+// (include/uapi/linux/magic.h).
+func TestMemoryFSTypeOn32BitLinux(t *testing.T) {
+	var ramfsAsInt32 int32 = -0x7a7ba70a // 0x858458f6 as a 32-bit statfs f_type
+	var ramfsAsInt64 int64 = 0x858458f6
+	assert.True(t, isMemoryFSType(uint32(ramfsAsInt32)))
+	assert.True(t, isMemoryFSType(uint32(ramfsAsInt64)))
+	assert.True(t, isMemoryFSType(tmpfsMagic))
+	assert.False(t, isMemoryFSType(0x62656572), "sysfs (SYSFS_MAGIC)")
+}

@@ -679,5 +679,14 @@ func onMemoryFS(dir *pathFD, name string) bool {
 	if err := syscall.Fstatfs(fd, &st); err != nil {
 		return false
 	}
-	return st.Type == tmpfsMagic || st.Type == ramfsMagic
+	return isMemoryFSType(uint32(st.Type))
+}
+
+// isMemoryFSType reports whether a statfs f_type, taken to its low 32
+// bits, is tmpfs's or ramfs's. Statfs_t.Type is an int32 on 32-bit Linux
+// (the kernel's __fsword_t is a long), where RAMFS_MAGIC's top bit makes
+// the value negative and the untyped constant does not fit, a uint32 on
+// s390x and an int64 elsewhere; the magics are 32-bit on all of them.
+func isMemoryFSType(fsType uint32) bool {
+	return fsType == tmpfsMagic || fsType == ramfsMagic
 }
