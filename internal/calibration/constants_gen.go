@@ -71,7 +71,7 @@ var Fitted = Throughput{
 	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 59e-6, PartSecondsLater: 36e-6, AllReduceSeconds: 8e-6, MoELayerSeconds: 18e-6, MLALayerSeconds: 293e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
 	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.184, largest 0.651;
-	// the 4 held-out SGLang rows, other GPUs: median 0.216, largest 5.607): the
+	// the 3 held-out SGLang rows, other GPUs: median 0.094, largest 0.338): the
 	// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x
 	// 1.84 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).

@@ -356,11 +356,13 @@ const oracle405BGap = "an earlier ROCm build (blog of 2024) at 36 tokens/s; the 
 // how many of issue 22's family (servingInFamily) are within 25 % out of
 // sample: the vLLM rows by the cross-validation, the SGLang rows held out
 // of SGLang's fit by SGLang's constants (an SGLang fit row has no
-// out-of-sample estimate). 9 of those 12 rows are: the ROCm fork README's
+// out-of-sample estimate). 9 of those 11 rows are: the ROCm fork README's
 // five Llama-3.1-70B rows, AMD's page's three, Llama-3.3-70B on 4 H100s;
-// the two DeepSeek AWQ rows on 8 H100s and SGLang's DeepSeek-V3 on 8 H200s
-// of January 2025 miss. Issue 22 asks for 10: the test asserts the 9 that
-// hold, and docs/accuracy.md says the target is missed by one.
+// the two DeepSeek AWQ rows on 8 H100s miss (SGLang's DeepSeek-V3 on 8
+// H200s of sglang issue 3196, a 12th row that missed, is not replayed: its
+// figure is words over the whole request's time, not a decode rate).
+// Issue 22 asks for 10: the test asserts the 9 that hold, and
+// docs/accuracy.md says the target is missed by one.
 func TestServingCrossValidation(t *testing.T) {
 	r := fitted(t)
 	cv := r.servingFit.cv

@@ -60,15 +60,23 @@ func TestSGLangSplitFollowsTheRule(t *testing.T) {
 // was 3): gemma-4-26B-A4B on one H200 +34 % (a shorter Hopper part),
 // Llama-3.1-70B on 8 A100s -9 % (a longer all-reduce), the median of the
 // four rows being the mean of those two; the bound was raised from 15 % to
-// what is met. Issue 22's 15 % held-out median is missed (docs/accuracy.md,
-// "SGLang", says by how much). Tighten it when the model improves; the
-// test fails when it gets worse.
-const sglangHeldOutMedianMax = 0.22
+// what is met. 9.5 % since the DeepSeek-V3 row of sglang issue 3196 is not
+// replayed (re-read for issue 22: its scripts divide whitespace-split words
+// by the whole request's time, first token included, so it is no decode
+// rate; it was +561 %): with three held-out rows the median is the middle
+// one, Llama-3.1-70B on 8 A100s at -9.4 % (gemma-4-31B on 2 H200s -3 %,
+// gemma-4-26B-A4B on one H200 +34 %); the constants did not change (that
+// row was never a fit row), only the set they are checked on. Issue 22's
+// 15 % is met on three rows, one of which misses by 34 % (docs/accuracy.md,
+// "SGLang"). Tighten it when the model improves; the test fails when it
+// gets worse.
+const sglangHeldOutMedianMax = 0.095
 
 // sglangWithinMin is the ratchet on how many replayed SGLang rows SGLang's
 // constants reproduce within issue 22's 25 % (9 of 14 when they were
 // fitted; 8 since vLLM's fit weighs each setup once: gemma-4-26B-A4B on
-// one H200 went from +23 % to +27 %, lowered to what is met).
+// one H200 went from +23 % to +27 %, lowered to what is met; 8 of 13 since
+// the DeepSeek-V3 row of sglang issue 3196, never within, is not replayed).
 const sglangWithinMin = 8
 
 // TestSGLangRowsReplay replays every replayed SGLang row under SGLang's
