@@ -21,3 +21,18 @@ func TestUnknownDeviceNamesTheDevicesThereAre(t *testing.T) {
 	require.Equal(t, 1, r.code, r.stderr)
 	assert.Contains(t, r.stderr, "this registry has cpu:0, cuda:0, cuda:1, cuda:2, cuda:3, cuda:4, cuda:5, cuda:6, cuda:7)")
 }
+
+// --cpu-offload on a machine whose host memory is unknown (the Slimbook
+// fixture has no /proc/meminfo: its 8 GB RTX 4060 holds no Qwen3-30B-A3B)
+// cannot keep anything in host RAM; the answer says so and why, instead of
+// a refusal that reads as if the flag had been tried and failed.
+func TestCPUOffloadWithoutHostMemorySaysWhy(t *testing.T) {
+	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "plan", "--model", "qwen3:30b-a3b", "--engine", "llama.cpp", "--cpu-offload")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "does not fit")
+	assert.Contains(t, r.stdout, "cpu_offload: the registry does not report cpu:0's memory")
+
+	r = runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3", "--cpu-offload", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "cpu_offload: devices leaves out cpu:0")
+}
