@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -35,4 +36,28 @@ func TestCPUOffloadWithoutHostMemorySaysWhy(t *testing.T) {
 	r = runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3", "--cpu-offload", "--engine", "llama.cpp")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "cpu_offload: devices leaves out cpu:0")
+}
+
+// The headline of a vLLM plan of gpt-oss-120b on the H200 fixture says how
+// many requests of its --max-model-len fit at once as vLLM counts them
+// (engine_expect.vllm.max_concurrency): with its window layers holding
+// their window, about as many as the plan's own room (max_batch_size,
+// the Room line), not half of it as when every layer was counted at the
+// whole length ("6 sequences of 131072" beside "up to 13 sequences").
+func TestVLLMWindowConcurrencyNearTheRoom(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "gpt-oss-120b", "--engine", "vllm", "--json")...)
+	x := obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)
+	concurrency, tokens := x["max_concurrency"].(float64), x["kv_cache_tokens"].(float64)
+	room, ctx := obj["max_batch_size"].(float64), obj["max_context_length"].(float64)
+	assert.Contains(t, x["source"], "sliding-window layers")
+	assert.LessOrEqual(t, concurrency, room)
+	assert.GreaterOrEqual(t, concurrency, 0.9*room, "max_concurrency %.2f, max_batch_size %.0f", concurrency, room)
+	assert.InDelta(t, concurrency*ctx, tokens, ctx/100, "vLLM 0.21 prints the tokens as the concurrency times the length")
+
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "gpt-oss-120b", "--engine", "vllm")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fmt.Sprintf("(%d sequences of 131072)", int(concurrency)))
+	// The Room line's larger figure is explained beside it.
+	assert.Contains(t, r.stdout, fmt.Sprintf("window layers: vLLM will print a maximum concurrency of %.2f, counting each sliding-window layer at its window plus one --max-num-batched-tokens step", concurrency))
+	assert.Contains(t, r.stdout, fmt.Sprintf("so %.0f requests of this context fit at once", room))
 }
