@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -60,4 +61,23 @@ func TestVLLMWindowConcurrencyNearTheRoom(t *testing.T) {
 	// The Room line's larger figure is explained beside it.
 	assert.Contains(t, r.stdout, fmt.Sprintf("window layers: vLLM will print a maximum concurrency of %.2f, counting each sliding-window layer at its window plus one --max-num-batched-tokens step", concurrency))
 	assert.Contains(t, r.stdout, fmt.Sprintf("so %.0f requests of this context fit at once", room))
+}
+
+// DGX Spark's GB10 shares LPDDR5X with its CPU; the llama.cpp rows behind
+// the GDDR cell ran on RTX and workstation boards. Its plan's speed was
+// headlined as validated on "NVIDIA GDDR GPUs": a figure of one device
+// class shown for another. It says it is not validated, and the headline
+// shows no speed.
+func TestUnifiedNVIDIASpeedIsNotGDDRValidated(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "dgx-spark-gb10", "plan", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	v, _ := tp["validated_on"].(string)
+	assert.False(t, strings.HasPrefix(v, "llama.cpp rows"), "validated on another class: %s", v)
+	assert.Contains(t, v, "not validated")
+	assert.Contains(t, v, "LPDDR5X")
+
+	r := runCLI(t, withFixture(t, "dgx-spark-gb10", "plan", "--model", "gpt-oss-120b", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.NotContains(t, headline, "tokens/s")
 }

@@ -996,6 +996,9 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
+	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {
+		where = "a GPU sharing " + mem + " memory with the CPU, at the GDDR GPUs' fractions"
+	}
 	if serving != "" {
 		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
 			where, servingWeightsName(pl.Level), context, batch, serving)
