@@ -81,3 +81,28 @@ func TestUnifiedNVIDIASpeedIsNotGDDRValidated(t *testing.T) {
 	headline, _, _ := strings.Cut(r.stdout, "\n")
 	assert.NotContains(t, headline, "tokens/s")
 }
+
+// A unified-memory GPU whose memory the machine does not show (Jetson AGX
+// Orin without /proc/meminfo in view, an AMD APU and an Intel laptop GPU
+// whose carve-out is not reported) has unknown memory, not none: the
+// table's total said "0.0 GiB accelerator memory" and --summary
+// "accelerator_memory_bytes": 0 where docs/cli.md promises "—" and an
+// absent field for memory not reported.
+func TestUnknownSharedMemoryIsNotZero(t *testing.T) {
+	for _, m := range []string{"jetson-agx-orin", "asus-g14-cezanne-apu", "intel-core-ultra-laptop"} {
+		r := runCLI(t, withFixture(t, m, "--table")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.NotContains(t, r.stdout, "0.0 GiB accelerator memory", m)
+		assert.Contains(t, r.stdout, "accelerator memory unknown", m)
+
+		obj, _ := runJSON(t, withFixture(t, m, "--summary")...)
+		_, has := obj["accelerator_memory_bytes"]
+		assert.False(t, has, "%s: accelerator_memory_bytes %v", m, obj["accelerator_memory_bytes"])
+		assert.Positive(t, obj["accelerators_memory_unknown"], m)
+	}
+	// An Apple SoC's Neural Engine, of no size of its own, shares the
+	// GPU's reported pool: nothing unknown there.
+	r := runCLI(t, withFixture(t, "macbook-m3-pro", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Total: 3 devices, 2 accelerators, 24.0 GiB accelerator memory (24.0 GiB of it shared with the host), 36.0 GiB host memory\n")
+}
