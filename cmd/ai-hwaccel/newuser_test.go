@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -105,4 +107,38 @@ func TestUnknownSharedMemoryIsNotZero(t *testing.T) {
 	r := runCLI(t, withFixture(t, "macbook-m3-pro", "--table")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "Total: 3 devices, 2 accelerators, 24.0 GiB accelerator memory (24.0 GiB of it shared with the host), 36.0 GiB host memory\n")
+}
+
+// decode_tokens_per_s is the rate of all the sequences decoding at once
+// (schema/plan.schema.json); the text printed it as "per sequence", so a
+// batch of 64 Qwen3-30B-A3B requests on the H200 fixture read as 942
+// tokens/s for each of them, six times its batch-1 rate. The answer says
+// how many sequences the figure is of, and the text divides it.
+func TestBatchDecodeRateIsNotPerSequence(t *testing.T) {
+	args := withFixture(t, "h200-vm", "plan", "--model", "qwen3:30b-a3b", "--batch", "64", "--context", "32k")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	total := tp["decode_tokens_per_s"].(float64)
+	n, ok := tp["sequences"].(float64)
+	require.True(t, ok, "throughput.sequences")
+	assert.Equal(t, obj["max_batch_size"], n, "the pool holds fewer than 64 at full context: the figures are of those")
+
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, rateText(total)+" tokens/s per sequence")
+	assert.Contains(t, r.stdout, fmt.Sprintf("Throughput: decode %s tokens/s over %.0f sequences (%s per sequence)", rateText(total), n, rateText(total/n)))
+
+	// One sequence: the rate is that sequence's, as before.
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "qwen3:30b-a3b", "--json")...)
+	_, has := obj["throughput"].(map[string]any)["sequences"]
+	assert.False(t, has)
+}
+
+// rateText is a rate as the text prints it: one decimal below 100, none
+// above (internal/cli round1).
+func rateText(f float64) string {
+	if f >= 100 {
+		return strconv.FormatFloat(math.Round(f), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
 }

@@ -33,8 +33,12 @@ type Throughput struct {
 	// of all replicas together: DecodeTokensPerS (one replica, all of its
 	// sequences) times the replicas.
 	DecodeTokensPerSTotal float64 `json:"decode_tokens_per_s_total,omitempty"`
-	PrefillTokensPerS     float64 `json:"prefill_tokens_per_s,omitempty"`
-	Bound                 string  `json:"bound,omitempty"`
+	// Sequences is how many sequences decode at once in the figures (one
+	// replica's: runningOf), when more than one: DecodeTokensPerS is their
+	// rate together, each decoding at DecodeTokensPerS / Sequences.
+	Sequences         int     `json:"sequences,omitempty"`
+	PrefillTokensPerS float64 `json:"prefill_tokens_per_s,omitempty"`
+	Bound             string  `json:"bound,omitempty"`
 	// ValidatedOn names the measured set and device class that vouch for
 	// the figures, or begins with NotValidated and says why none does
 	// (validatedOn).
@@ -564,6 +568,9 @@ func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throu
 		return t
 	}
 	t.ValidatedOn, _ = validatedOn(pl, req)
+	if n := pl.runningOf(req); n > 1 {
+		t.Sequences = n
+	}
 	return t
 }
 
