@@ -142,3 +142,18 @@ func rateText(f float64) string {
 	}
 	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
 }
+
+// A GGUF type written without its underscores, as ollama tags and file
+// names often spell it ("q4km"), or one letter off, gets the closest
+// known name, as a mistyped flag or engine does.
+func TestQuantNearMissSuggests(t *testing.T) {
+	for typed, want := range map[string]string{"q4km": "q4_k_m", "Q5_K_S": "", "q8": "q8_0", "bf61": "bf16"} {
+		r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--quant", typed)...)
+		if want == "" {
+			assert.Equal(t, 0, r.code, "%s is a known type in any case: %s", typed, r.stderr)
+			continue
+		}
+		require.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, fmt.Sprintf(`unknown quantization %q; did you mean %s?`, typed, want))
+	}
+}
