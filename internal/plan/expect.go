@@ -308,32 +308,6 @@ func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (e
 		KVBytes: o.Bytes, ModelBytes: modelBytes, Start: s.Start, End: s.End})
 }
 
-// explainWindowRoom says why the concurrency vLLM prints for a model with
-// sliding-window layers (engine_expect.vllm, engine.VLLMWindowLayout) is
-// below the plan's room (max_batch_size, per replica): vLLM bounds each
-// request's window layers by what they hold while its prompt is read in
-// --max-num-batched-tokens steps, and frees the blocks that fall out of
-// the window as it decodes (vllm/v1/core/single_type_kv_cache_manager.py:
-// remove_skipped_blocks, with SlidingWindowManager's skipped tokens), so
-// the room the plan
-// counts, window layers at their window, holds at once while decoding.
-func explainWindowRoom(a *ShardingAnswer) []string {
-	x, ok := a.EngineExpect[engine.NameVLLM]
-	if !ok || x.Source != expectSourceWindow {
-		return nil
-	}
-	room := a.MaxBatchSize / max(a.DPSize, 1)
-	if room <= int(x.MaxConcurrency) {
-		return nil
-	}
-	each := ""
-	if a.DPSize > 1 {
-		each = " per replica"
-	}
-	return []string{fmt.Sprintf("window layers: vLLM will print a maximum concurrency of %.2f%s, counting each sliding-window layer at its window plus one --max-num-batched-tokens step (%d tokens), what a request holds while its prompt is read; decoding, a window layer holds its window only, so %d requests of this context fit at once%s",
-		x.MaxConcurrency, each, x.MaxNumBatchedTokens, room, each)}
-}
-
 // vllmWindowLayout is vLLM's cache layout on a device of stage s when the
 // model has sliding-window layers (engine.VLLMWindowLayoutOf), for vLLM
 // (not SGLang, whose pool is its own) on GPUs only: vLLM's TPU backend puts every layer in one group (its "Hybrid KV

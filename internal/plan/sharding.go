@@ -153,7 +153,6 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
 	ans.EngineExpect = engineExpectOf(pl, req)
-	ans.Explanation = append(ans.Explanation, explainWindowRoom(ans)...)
 	return ans, nil
 }
 
