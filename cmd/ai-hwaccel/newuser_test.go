@@ -167,3 +167,22 @@ func TestQuantNearMissSuggests(t *testing.T) {
 		assert.Contains(t, r.stderr, fmt.Sprintf(`unknown quantization %q; did you mean %s?`, typed, want))
 	}
 }
+
+// --context's default is said as each command has it: plan chooses the
+// context as the engine would (auto), suggest and train plan 4096 tokens
+// (the model's maximum when shorter). suggest --help claimed plan's auto,
+// and docs/cli.md "default 4096" for all three.
+func TestContextDefaultIsEachCommands(t *testing.T) {
+	plan := runCLI(t, "plan", "--help")
+	assert.Contains(t, plan.stdout, "(default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)")
+	for _, c := range []string{"suggest", "train"} {
+		r := runCLI(t, c, "--help")
+		require.Equal(t, 0, r.code)
+		assert.NotContains(t, r.stdout, "default: auto", c)
+		assert.Contains(t, r.stdout, "(default 4096, or the model's maximum when shorter)", c)
+	}
+	r := runCLI(t, withFixture(t, "h200-vm", "suggest", "--model", "gpt-oss-120b", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	r2 := runCLI(t, withFixture(t, "h200-vm", "suggest", "--model", "gpt-oss-120b", "--context", "4096", "--json")...)
+	assert.Equal(t, r2.stdout, r.stdout, "suggest's default is 4096")
+}
