@@ -186,3 +186,21 @@ func TestContextDefaultIsEachCommands(t *testing.T) {
 	r2 := runCLI(t, withFixture(t, "h200-vm", "suggest", "--model", "gpt-oss-120b", "--context", "4096", "--json")...)
 	assert.Equal(t, r2.stdout, r.stdout, "suggest's default is 4096")
 }
+
+// Ranked by cost per million output tokens, machines whose cost is the
+// same to the cent (data-parallel copies of one GPU type: 1, 2, 4 or 8
+// RTX PRO 6000 for gpt-oss-120b, $7.05 each) are ranked cheapest per hour
+// first: the first line recommended the 4-GPU type at $18/h over the
+// 1-GPU one at $4.50/h for a difference in the sixth digit, rounding.
+func TestRentEqualCostPrefersTheCheaperMachine(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "gpt-oss-120b", "--provider", "gcp")
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, first, "(1 x NVIDIA RTX PRO 6000 Blackwell)", first)
+	i1 := strings.Index(r.stdout, "g4-standard-48 (1 x")
+	i2 := strings.Index(r.stdout, "g4-standard-96 (2 x")
+	i4 := strings.Index(r.stdout, "g4-standard-192 (4 x")
+	require.True(t, i1 >= 0 && i2 >= 0 && i4 >= 0, r.stdout)
+	assert.Less(t, i1, i2)
+	assert.Less(t, i2, i4)
+}
