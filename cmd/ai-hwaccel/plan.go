@@ -92,7 +92,13 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 	if cmd == "train" {
 		names = append(names, p.train.register(f)...)
 	}
-	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024), or auto: the model's trained context reduced to the longest that fits (default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)")
+	contextHelp := "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024) (default 4096, or the model's maximum when shorter)"
+	if cmd == "plan" {
+		// Only plan chooses a context as the engine would (fitContext in
+		// internal/plan/fitcontext.go); suggest and train plan the default.
+		contextHelp = "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024), or auto: the model's trained context reduced to the longest that fits (default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)"
+	}
+	f.StringVar(&p.context, "context", "", contextHelp)
 	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")

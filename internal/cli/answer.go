@@ -649,7 +649,11 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 		return
 	}
 	var parts []string
-	if d := t.DecodeTokensPerS; d > 0 {
+	switch d, n := t.DecodeTokensPerS, t.Sequences; {
+	case d > 0 && n > 1:
+		// The rate of n sequences decoding together, not of each.
+		parts = append(parts, fmt.Sprintf("decode %s tokens/s over %d sequences (%s per sequence)", rate(d), n, rate(d/float64(n))))
+	case d > 0:
 		parts = append(parts, "decode "+rate(d)+" tokens/s per sequence")
 	}
 	if d := t.DecodeTokensPerSTotal; d > 0 {

@@ -68,6 +68,7 @@ func Summarize(reg *registry.Registry) Summary {
 	}
 	var memSum int64
 	memKnown := false
+	sharedUnknown := 0 // memory_shared accelerators of no reported size
 	var best *registry.Device
 	for i := range reg.Devices {
 		d := &reg.Devices[i]
@@ -85,11 +86,11 @@ func Summarize(reg *registry.Registry) Summary {
 		}
 		s.AcceleratorCount++
 		switch {
+		case d.MemoryShared && d.SharedUsableMemory() > 0:
+			s.AcceleratorSharedMemoryBytes = max(s.AcceleratorSharedMemoryBytes, d.SharedUsableMemory())
+			memKnown = true
 		case d.MemoryShared:
-			if usable := d.SharedUsableMemory(); usable > 0 {
-				s.AcceleratorSharedMemoryBytes = max(s.AcceleratorSharedMemoryBytes, usable)
-				memKnown = true
-			}
+			sharedUnknown++
 		case registry.MemoryCountedBefore(reg.Devices, i):
 			// a compute instance of a GPU instance already counted
 		case d.MemoryBytes > 0:
@@ -102,8 +103,14 @@ func Summarize(reg *registry.Registry) Summary {
 			best = d
 		}
 	}
-	// Zero is a true sum when there is no accelerator or every one shares
-	// host memory; it is withheld only when all the figures are unknown.
+	// Shared memory of no reported size is the pool another shared device
+	// reports (an Apple SoC's Neural Engine beside its GPU), else unknown,
+	// not none (a Jetson without /proc/meminfo in view).
+	if s.AcceleratorSharedMemoryBytes == 0 {
+		s.AcceleratorsMemoryUnknown += sharedUnknown
+	}
+	// Zero is a true sum when there is no accelerator; it is withheld when
+	// all the figures are unknown.
 	if memKnown || s.AcceleratorsMemoryUnknown == 0 {
 		memSum += s.AcceleratorSharedMemoryBytes
 		s.AcceleratorMemoryBytes = &memSum

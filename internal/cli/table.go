@@ -168,6 +168,8 @@ func totalLine(reg *registry.Registry) string {
 		if s.AcceleratorsMemoryUnknown > 0 {
 			line += fmt.Sprintf(" (+%d with unknown memory)", s.AcceleratorsMemoryUnknown)
 		}
+	} else if s.AcceleratorCount > 0 {
+		line += ", accelerator memory unknown"
 	}
 	if s.HostMemoryBytes > 0 {
 		line += ", " + GiB(s.HostMemoryBytes) + " host memory"

@@ -444,10 +444,18 @@ func Suggest(name string, n int) []string {
 // "Qwen3-30B-A3B-Instruct-2507" for Qwen3-30B-A3B), one more than the edit
 // distance of that start, so that a longer shared prefix wins over a
 // shorter name that happens to be a few edits away ("Qwen2.5-72B").
+// The other way round, a typed key that starts a catalog key is a family
+// named without its size ("gpt-oss" for gpt-oss-20b and gpt-oss-120b,
+// "nemotron-h"), also one; and one inside a catalog key ("oss-120b"), two.
 func suggestDistance(key, k string) int {
 	d := editDistance(key, k)
-	if len(k) >= 4 && len(k) < len(key) && strings.HasPrefix(key, k) {
+	switch {
+	case len(k) >= 4 && len(k) < len(key) && strings.HasPrefix(key, k):
 		d = min(d, 1)
+	case len(key) >= 4 && strings.HasPrefix(k, key):
+		d = min(d, 1)
+	case len(key) >= 5 && strings.Contains(k, key):
+		d = min(d, 2)
 	}
 	return d
 }

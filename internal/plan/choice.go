@@ -53,6 +53,9 @@ type choice struct {
 	// CouldOffload and CouldIncludeCPU: nothing fits, and the request did
 	// not ask for cpu_offload or include_cpu, which the machine allows.
 	CouldOffload, CouldIncludeCPU bool
+	// NoHostForOffload says why cpu_offload was asked and nothing fits, but
+	// no host RAM could be planned on (hostMissing); "" otherwise.
+	NoHostForOffload string
 }
 
 // outcome is how a choice's plan was found.
@@ -207,6 +210,9 @@ func choose(req *planning) (*choice, error) {
 	}
 	ch.Plan = lastFailure(req, passes, levels)
 	ch.Outcome = outcomeNothingFits
+	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
+		ch.NoHostForOffload = hostMissing(req, want)
+	}
 	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0
 	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
 	return ch, nil
@@ -337,4 +343,34 @@ func rowsWithoutDevices(req *planning, levels []quant.Level) []LevelRow {
 		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: "no available device"})
 	}
 	return rows
+}
+
+// hostMissing says why there is no host RAM for cpu_offload to plan on
+// (hostDevice finds none): a cluster, a device list without the CPU, or a
+// CPU whose memory the registry does not report (a container or fixture
+// without /proc/meminfo); "" when there is one.
+func hostMissing(req *planning, want map[string]bool) string {
+	if hostDevice(req, want) != nil {
+		return ""
+	}
+	if len(req.Cluster) > 0 {
+		return "cpu_offload is not planned over a cluster"
+	}
+	if req.Registry == nil {
+		return ""
+	}
+	for _, d := range req.Registry.Devices {
+		if d.Kind != registry.KindCPU {
+			continue
+		}
+		switch {
+		case want != nil && !want[d.ID]:
+			return fmt.Sprintf("cpu_offload: devices leaves out %s, whose RAM would hold the layers that do not fit; add it to devices", d.ID)
+		case !d.Available:
+			return fmt.Sprintf("cpu_offload: %s is not available, so no host RAM can hold the layers that do not fit", d.ID)
+		case d.UsableMemory() <= 0:
+			return fmt.Sprintf("cpu_offload: the registry does not report %s's memory (memory_bytes; /proc/meminfo was not readable), so no host RAM can be planned for the layers that do not fit; give a registry that has it", d.ID)
+		}
+	}
+	return "cpu_offload: the registry has no cpu device, so no host RAM can hold the layers that do not fit"
 }

@@ -84,6 +84,10 @@ const expectSource = "vLLM's start-up accounting for the release (engine_version
 // and a model with recurrent layers beside attention.
 const expectSourceHybrid = expectSource + "; for a model with recurrent (Mamba, gated DeltaNet) layers beside attention, vLLM's hybrid layout (vllm/v1/core/kv_cache_utils.py): the attention block raised to hold one sequence's state, layers in groups of equal size drawing from one block pool, and a request at max_model_len holding its attention blocks and one state block per state group (two in prefix caching's align mode, seen from 0.24.0); max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
 
+// expectSourceWindow says what EngineExpect's figures rest on for vLLM
+// and a model with sliding-window layers.
+const expectSourceWindow = expectSource + "; for a model with sliding-window layers, vLLM's layout of them (vllm/v1/core/kv_cache_utils.py, SlidingWindowSpec in vllm/v1/kv_cache_interface.py): layers in groups of equal size drawing from one block pool, and a request at max_model_len holding whole-length blocks in each full-attention group but only its window plus one --max-num-batched-tokens step in each window group; max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
+
 // expectSourceTPU and expectSourceGaudi say what EngineExpect's figures
 // rest on for vLLM on a TPU and on Gaudi, whose workers size the cache by
 // their own rules (engine.VLLMBackend).
@@ -115,6 +119,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	var out EngineExpect
 	tokens := int64(-1)
 	hybridConcurrency := -1.0 // the fewest over the stages; < 0: not a hybrid layout
+	windowConcurrency := -1.0 // the same for a sliding-window layout (vllmWindowLayout)
 	short := false            // one sequence does not fit a device's pool as vLLM checks it
 	for _, r := range pl.replicas() {
 		for i, s := range r {
@@ -149,6 +154,12 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 				if c := l.MaxConcurrency(blocks); hybridConcurrency < 0 || c < hybridConcurrency {
 					hybridConcurrency = c
 				}
+			} else if l, ok := vllmWindowLayout(pl, req, &s, st); ok {
+				blocks := l.Blocks(pool)
+				n = l.Tokens(blocks)
+				if c := l.MaxConcurrency(blocks); windowConcurrency < 0 || c < windowConcurrency {
+					windowConcurrency = c
+				}
 			}
 			if tokens < 0 || n < tokens {
 				tokens = n
@@ -175,6 +186,13 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		case engine.VLLMBackendGaudi:
 			out.Source = expectSourceGaudi
 		}
+	}
+	if windowConcurrency >= 0 {
+		// A window layer holds its window, not the whole length, in each
+		// request's blocks (engine.VLLMWindowLayout).
+		out.MaxConcurrency = roundHundredth(windowConcurrency)
+		out.Source = expectSourceWindow
+		short = short || windowConcurrency < 1
 	}
 	if hybridConcurrency >= 0 {
 		// A hybrid's tokens are not its concurrency: each request also
@@ -288,6 +306,26 @@ func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (e
 	}
 	return engine.VLLMHybridLayoutOf(m, engine.VLLMCacheSetup{Version: v, TP: max(pl.TP, 1), MaxModelLen: req.ContextLength,
 		KVBytes: o.Bytes, ModelBytes: modelBytes, Start: s.Start, End: s.End})
+}
+
+// vllmWindowLayout is vLLM's cache layout on a device of stage s when the
+// model has sliding-window layers (engine.VLLMWindowLayoutOf), for vLLM
+// (not SGLang, whose pool is its own) on GPUs only: vLLM's TPU backend puts every layer in one group (its "Hybrid KV
+// cache layout: num_kv_cache_groups=1" line in the keras-io Gemma 3 row of
+// vllm_startup.json) and Gaudi's sizes its cache by its own rule. The
+// stage's layers, the plan's tensor-parallel size and context, the KV
+// cache type as vllmHybridLayout, and the start-up's
+// --max-num-batched-tokens.
+func vllmWindowLayout(pl *planned, req *planning, s *stage, st engine.VLLMStartup) (engine.VLLMWindowLayout, bool) {
+	if pl.Pool.Budget.WorkspaceOutside || pl.Costs.VLLM == nil || pl.Costs.VLLM.rule() != engine.VLLMBackendGPU {
+		return engine.VLLMWindowLayout{}, false
+	}
+	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
+	if pl.Level == quant.FP32 && req.KVCacheDType == "" {
+		o.Bytes = 4
+	}
+	return engine.VLLMWindowLayoutOf(req.Model, engine.VLLMWindowSetup{Version: st.Version, TP: max(pl.TP, 1),
+		MaxModelLen: req.ContextLength, MaxNumBatchedTokens: st.MaxNumBatchedTokens, KVBytes: o.Bytes, Start: s.Start, End: s.End})
 }
 
 // vllmTokenScale is the ratio of the KV bytes per token vLLM counts in

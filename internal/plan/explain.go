@@ -45,6 +45,9 @@ func explainChoice(ch *choice) []string {
 		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
+	if ch.NoHostForOffload != "" {
+		out = append(out, ch.NoHostForOffload)
+	}
 	if ch.CouldOffload {
 		out = append(out, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
 	}

@@ -194,21 +194,24 @@ func (r *planning) checkDevices() (map[string]bool, error) {
 		return nil, nil
 	}
 	known := map[string]bool{}
+	var order []string // the ids in registry order, for the error
 	if len(r.Cluster) > 0 {
 		for i, g := range r.Cluster {
 			for _, d := range g.Devices {
 				known[nodePrefix(i)+d.ID] = true
+				order = append(order, nodePrefix(i)+d.ID)
 			}
 		}
 	} else if r.Registry != nil {
 		for _, d := range r.Registry.Devices {
 			known[d.ID] = true
+			order = append(order, d.ID)
 		}
 	}
 	want := map[string]bool{}
 	for _, id := range r.Devices {
 		if !known[id] {
-			return nil, errs.New(errs.InvalidArgument, "request: devices: unknown device %q", id)
+			return nil, errs.New(errs.InvalidArgument, "request: devices: unknown device %q (%s)", id, idsThereAre(order))
 		}
 		want[id] = true
 	}
@@ -216,6 +219,22 @@ func (r *planning) checkDevices() (map[string]bool, error) {
 }
 
 func nodePrefix(i int) string { return fmt.Sprintf("node%d/", i) }
+
+// maxIDsNamed is how many device ids an unknown-device error names before
+// it only counts the rest (a cluster holds hundreds).
+const maxIDsNamed = 16
+
+// idsThereAre says which device ids a request may name, so that an
+// unknown id's error tells what to ask instead.
+func idsThereAre(ids []string) string {
+	switch {
+	case len(ids) == 0:
+		return "this registry has no device"
+	case len(ids) > maxIDsNamed:
+		return fmt.Sprintf("this registry has %s and %d more", strings.Join(ids[:maxIDsNamed], ", "), len(ids)-maxIDsNamed)
+	}
+	return "this registry has " + strings.Join(ids, ", ")
+}
 
 // Memory is the memory of a plan by component, summed over its devices.
 type Memory struct {

@@ -33,8 +33,12 @@ type Throughput struct {
 	// of all replicas together: DecodeTokensPerS (one replica, all of its
 	// sequences) times the replicas.
 	DecodeTokensPerSTotal float64 `json:"decode_tokens_per_s_total,omitempty"`
-	PrefillTokensPerS     float64 `json:"prefill_tokens_per_s,omitempty"`
-	Bound                 string  `json:"bound,omitempty"`
+	// Sequences is how many sequences decode at once in the figures (one
+	// replica's: runningOf), when more than one: DecodeTokensPerS is their
+	// rate together, each decoding at DecodeTokensPerS / Sequences.
+	Sequences         int     `json:"sequences,omitempty"`
+	PrefillTokensPerS float64 `json:"prefill_tokens_per_s,omitempty"`
+	Bound             string  `json:"bound,omitempty"`
 	// ValidatedOn names the measured set and device class that vouch for
 	// the figures, or begins with NotValidated and says why none does
 	// (validatedOn).
@@ -602,6 +606,9 @@ func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throu
 		return t
 	}
 	t.ValidatedOn, _ = validatedOn(pl, req)
+	if n := pl.runningOf(req); n > 1 {
+		t.Sequences = n
+	}
 	return t
 }
 
@@ -743,7 +750,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		} else if pl.AllExpertsOnHost {
 			readWeights = pl.step3Read(i, weights)
 		}
-		kvRead := float64(s.Part.KV) * kvSeqs
+		kvRead := c.VLLM.readKV(float64(s.Part.KV)) * kvSeqs
 		read := readWeights + kvRead
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
 		if cpuStage && hostRuns(pl, req, bw) {
@@ -1031,6 +1038,9 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
+	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {
+		where = "a GPU sharing " + mem + " memory with the CPU, at the GDDR GPUs' fractions"
+	}
 	if serving != "" {
 		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
 			where, servingWeightsName(pl.Level), context, batch, serving)

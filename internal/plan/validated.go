@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // NotValidated begins Throughput.ValidatedOn when no measurement of the
@@ -101,6 +102,9 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 				return NotValidated + ": devices of different memory classes, which no measurement covers", false
 			}
 			class = c
+			if mem, shared := sharedMemoryGPU(d); c == MemoryClassGDDR && shared {
+				return fmt.Sprintf("%s: no measurement of a GPU that shares its %s memory with the CPU (the GDDR cell's rows ran on RTX and workstation boards); the GDDR boards' fractions are applied", NotValidated, mem), false
+			}
 			if (c == MemoryClassGDDR || c == MemoryClassHBM) && !nvidiaGPU(d) {
 				return fmt.Sprintf("%s: no measurement of a %s device other than NVIDIA's", NotValidated, c), false
 			}
@@ -124,6 +128,26 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 }
 
 // nvidiaGPU reports whether d is an NVIDIA GPU (detected or by its record).
+// sharedMemoryGPU reports whether GPU d has no memory of its own but
+// shares the host's (NVIDIA GB10 and Jetson, AMD and Intel integrated
+// GPUs), which memoryClass counts as GDDR where it is not an Apple SoC,
+// and names that memory: the datasheet record's class (LPDDR5X for GB10),
+// else "system".
+func sharedMemoryGPU(d *device) (string, bool) {
+	if d.Dev.Kind == registry.KindCPU {
+		return "", false
+	}
+	if d.Spec != nil {
+		switch d.Spec.Memory {
+		case specs.MemoryLPDDR5X, specs.MemoryUnified:
+			return string(d.Spec.Memory), true
+		case specs.MemorySystem:
+			return "system", true
+		}
+	}
+	return "system", d.Dev.MemoryShared
+}
+
 func nvidiaGPU(d *device) bool {
 	return d.Dev.Kind != registry.KindCPU && (strings.EqualFold(d.Dev.Vendor, "nvidia") || d.Spec != nil && d.Spec.Vendor == "NVIDIA")
 }

@@ -56,8 +56,10 @@ type vllmStartupRow struct {
 		NonTorchGiB       *float64 `json:"non_torch_gib"`
 		CUDAGraphGiB      *float64 `json:"cuda_graph_estimate_gib"`
 	} `json:"printed"`
-	Replayed bool   `json:"replayed"`
-	WhyNot   string `json:"why_not"`
+	// Log is the row's start-up lines, verbatim.
+	Log      []string `json:"log"`
+	Replayed bool     `json:"replayed"`
+	WhyNot   string   `json:"why_not"`
 }
 
 func loadVLLMStartupRows(t *testing.T) []vllmStartupRow {

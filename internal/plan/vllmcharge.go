@@ -8,8 +8,10 @@
 // and VLLMStartup.Charge) and one sequence of --max-model-len tokens of KV
 // cache as vLLM checks it (_check_enough_kv_cache_memory in
 // vllm/v1/core/kv_cache_utils.py:
-// whole blocks of vllmBlockTokens, sliding-window layers at their window,
-// the cache in the model's dtype). The fit, the maxima, the chosen context,
+// whole blocks of vllmBlockTokens, a sliding-window layer at its window
+// plus one --max-num-batched-tokens step in vLLM's groups on GPUs
+// (windowKVScale), at its window elsewhere, the cache in the model's
+// dtype). The fit, the maxima, the chosen context,
 // the serving placement, the memory breakdown and engine_expect.vllm all
 // read the charge from here (costs.stagePart).
 
@@ -38,12 +40,21 @@ type vllmCharge struct {
 	// KVScale is one sequence's KV cache as vLLM checks it over the
 	// planner's estimate of it: --max-model-len rounded up to whole blocks
 	// and, for fp32 weights with no --kv-cache-dtype, a cache of 4-byte
-	// values (vllmTokenScale).
+	// values (vllmTokenScale); on a pool of GPUs, for a model with
+	// sliding-window layers, vLLM's layout of them (onPool, windowKVScale).
 	KVScale float64
 	// ValueBytes is the width of the model's 16-bit (4 at fp32) values,
 	// which vLLM's buffers beside the weights take
 	// (engine.VLLMDeepstackBytes).
 	ValueBytes int
+	// dtypeScale is the fp32 part of KVScale; kvOptions the cache the
+	// planner's estimate is of (both for windowKVScale).
+	dtypeScale float64
+	kvOptions  quant.KVOptions
+	// windowScale is the part of KVScale that windowKVScale adds (0 or 1:
+	// none): vLLM holds it for a request, a decode step does not read it
+	// (readKV).
+	windowScale float64
 	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
 	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
 	MXFP4 bool
@@ -89,13 +100,15 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 		v.MaxNumSeqs = seqs
 	}
 	blocks := (ctx + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
-	v.KVScale = float64(blocks) / float64(ctx)
+	v.KVScale, v.dtypeScale = float64(blocks)/float64(ctx), 1
+	e, _ := engine.Lookup(engine.NameVLLM)
+	v.kvOptions = r.kvOptionsFor(e)
 	if r.KVCacheDType == "" && l == quant.FP32 {
-		e, _ := engine.Lookup(engine.NameVLLM)
-		o := r.kvOptionsFor(e)
+		o := v.kvOptions
 		if plan := quant.KVCacheBytes(r.Model, ctx, 1, o); plan > 0 {
 			o.Bytes = 4
-			v.KVScale *= float64(quant.KVCacheBytes(r.Model, ctx, 1, o)) / float64(plan)
+			v.dtypeScale = float64(quant.KVCacheBytes(r.Model, ctx, 1, o)) / float64(plan)
+			v.KVScale *= v.dtypeScale
 		}
 	}
 	c.VLLM = v
@@ -116,7 +129,55 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.pool, out.GPUs = p, p.distinctGPUs()
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
+	out.windowScale = 0
+	if w, ok := out.windowKVScale(); ok {
+		base := float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
+		out.KVScale = w * out.dtypeScale
+		out.windowScale = out.KVScale / base
+	}
 	return &out
+}
+
+// readKV is the part of kv bytes of KV cache as vLLM checks it that a
+// decode step reads: without what a window layer holds beyond its window
+// for a prompt step (windowScale).
+func (v *vllmCharge) readKV(kv float64) float64 {
+	if v == nil || v.windowScale <= 0 {
+		return kv
+	}
+	return kv / v.windowScale
+}
+
+// windowKVScale is one sequence's KV cache as vLLM checks it over the
+// planner's estimate for a model with sliding-window layers on GPUs
+// (engine.VLLMWindowLayoutOf): vLLM needs the blocks of a request at
+// --max-model-len in each group, a window group holding its window plus
+// one --max-num-batched-tokens step and a block
+// (_max_memory_usage_bytes_from_groups and SlidingWindowSpec in vLLM),
+// where the planner counts a window layer at its window; false for other
+// models, backends and releases. The step is the largest of the pool's
+// GPUs' defaults.
+func (v *vllmCharge) windowKVScale() (float64, bool) {
+	if v.Backend != engine.VLLMBackendGPU || len(v.GPUs) == 0 || v.MaxModelLen <= 0 {
+		return 0, false
+	}
+	batched := 0
+	for _, d := range v.GPUs {
+		batched = max(batched, engine.VLLMStartupOf(v.Model, v.setup(d, 1)).MaxNumBatchedTokens)
+	}
+	o := v.kvOptions
+	bytes := o.Bytes
+	if bytes <= 0 {
+		bytes = 2 // quant.KVOptions' default
+	}
+	l, ok := engine.VLLMWindowLayoutOf(v.Model, engine.VLLMWindowSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
+		MaxNumBatchedTokens: batched, KVBytes: bytes})
+	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+	if !ok || plan <= 0 {
+		return 0, false
+	}
+	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
+	return need / float64(plan), true
 }
 
 // vllmBackendOf is the vLLM worker that sizes the KV cache on devices of

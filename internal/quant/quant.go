@@ -9,6 +9,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 )
 
@@ -92,7 +93,27 @@ func Parse(s string) (Level, error) {
 	if _, ok := lookup(l); ok {
 		return l, nil
 	}
-	return "", errs.New(errs.InvalidArgument, "unknown quantization %q (known: %s)", s, strings.Join(knownNames(), ", "))
+	known := knownNames()
+	if near := closestName(string(l), known); near != "" {
+		return "", errs.New(errs.InvalidArgument, "unknown quantization %q; did you mean %s? (known: %s)", s, near, strings.Join(known, ", "))
+	}
+	return "", errs.New(errs.InvalidArgument, "unknown quantization %q (known: %s)", s, strings.Join(known, ", "))
+}
+
+// closestName is the known level name nearest to a mistyped one, "" when
+// none is within two edits: compared without '_' and '-', so that a GGUF
+// type written as ollama tags and file names often spell it ("q4km",
+// "Q4-K-M") finds q4_k_m.
+func closestName(typed string, known []string) string {
+	bare := func(s string) string { return strings.NewReplacer("_", "", "-", "", ".", "").Replace(s) }
+	t := bare(typed)
+	best, bestD := "", 3
+	for _, k := range known {
+		if d := model.EditDistance(t, bare(k)); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	return best
 }
 
 // lookup returns the description of a level: contract levels, mixes, then

@@ -399,13 +399,26 @@ func sortChoices(cs []Choice, order string) {
 		if c.CostPerMillionOutputTokens == nil {
 			return 0, false
 		}
-		return *c.CostPerMillionOutputTokens, true
+		// To the cent, as the answer prints it: data-parallel copies of
+		// one machine cost the same per token but for rounding in the
+		// sixth digit, which must not rank the 8-GPU type above the
+		// 1-GPU one (the price per hour breaks the tie below).
+		return math.Round(*c.CostPerMillionOutputTokens * 100), true
+	}
+	price := func(c *Choice) float64 {
+		if c.PricePerHour == nil {
+			return math.Inf(1)
+		}
+		return *c.PricePerHour
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		ki, oki := key(&cs[i])
 		kj, okj := key(&cs[j])
 		if oki != okj {
 			return oki
+		}
+		if oki && ki == kj && order == SortCost {
+			return price(&cs[i]) < price(&cs[j])
 		}
 		return oki && ki < kj && !math.IsNaN(ki)
 	})

@@ -147,7 +147,13 @@ func TestRankSortsByCostThenPriceThenSpeed(t *testing.T) {
 	for i := 1; i < len(a.Choices); i++ {
 		p, c := a.Choices[i-1].CostPerMillionOutputTokens, a.Choices[i].CostPerMillionOutputTokens
 		if p != nil && c != nil {
-			assert.LessOrEqual(t, *p, *c)
+			// Costs are compared to the cent, as printed; equal ones
+			// cheapest per hour first.
+			pc, cc := math.Round(*p*100), math.Round(*c*100)
+			assert.LessOrEqual(t, pc, cc)
+			if pc == cc {
+				assert.LessOrEqual(t, *a.Choices[i-1].PricePerHour, *a.Choices[i].PricePerHour)
+			}
 		}
 		if p == nil {
 			assert.Nil(t, c, "a choice without a cost precedes one with")

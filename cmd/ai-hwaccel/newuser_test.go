@@ -1,0 +1,206 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A device id the machine does not have is an error that says which ids
+// it has, so the user can retry without running --table first (tried as a
+// new user on the cpu-only fixture, which has no GPU: `--devices cuda:0`
+// answered only `unknown device "cuda:0"`).
+func TestUnknownDeviceNamesTheDevicesThereAre(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "70b", "--devices", "cuda:0")...)
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `unknown device "cuda:0"`)
+	assert.Contains(t, r.stderr, "this registry has cpu:0)")
+
+	r = runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--devices", "cuda:8")...)
+	require.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, "this registry has cpu:0, cuda:0, cuda:1, cuda:2, cuda:3, cuda:4, cuda:5, cuda:6, cuda:7)")
+}
+
+// --cpu-offload on a machine whose host memory is unknown (the Slimbook
+// fixture has no /proc/meminfo: its 8 GB RTX 4060 holds no Qwen3-30B-A3B)
+// cannot keep anything in host RAM; the answer says so and why, instead of
+// a refusal that reads as if the flag had been tried and failed.
+func TestCPUOffloadWithoutHostMemorySaysWhy(t *testing.T) {
+	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "plan", "--model", "qwen3:30b-a3b", "--engine", "llama.cpp", "--cpu-offload")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "does not fit")
+	assert.Contains(t, r.stdout, "cpu_offload: the registry does not report cpu:0's memory")
+
+	r = runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3", "--cpu-offload", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "cpu_offload: devices leaves out cpu:0")
+}
+
+// The headline of a vLLM plan of gpt-oss-120b on the H200 fixture says how
+// many requests of its --max-model-len fit at once as vLLM counts them
+// (engine_expect.vllm.max_concurrency), and the Room line (max_batch_size)
+// the same: vLLM's window layers hold their window plus one prompt step,
+// in its concurrency and in the plan's fit alike. Counting every layer at
+// the whole length, the headline said "6 sequences of 131072" beside "up
+// to 13 sequences at once".
+func TestVLLMWindowConcurrencyIsTheRoom(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "gpt-oss-120b", "--engine", "vllm", "--json")...)
+	x := obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)
+	concurrency, tokens := x["max_concurrency"].(float64), x["kv_cache_tokens"].(float64)
+	room, ctx := obj["max_batch_size"].(float64), obj["max_context_length"].(float64)
+	assert.Contains(t, x["source"], "sliding-window layers")
+	assert.Equal(t, math.Floor(concurrency), room, "max_concurrency %.2f, max_batch_size %.0f", concurrency, room)
+	assert.InDelta(t, concurrency*ctx, tokens, ctx/100, "vLLM 0.21 prints the tokens as the concurrency times the length")
+
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "gpt-oss-120b", "--engine", "vllm")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fmt.Sprintf("(%.0f sequences of 131072)", room))
+	assert.Contains(t, r.stdout, fmt.Sprintf("up to %.0f sequences at once", room))
+}
+
+// A plan that fits starts in vLLM: on a MIG slice, where Gemma 3 27B's
+// context is cut to what one sequence leaves room for, the cut follows
+// vLLM's own check of a window layer (its window plus one prompt step),
+// so the answer carries no "vLLM refuses to start" warning.
+func TestVLLMWindowFitStarts(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "nvidia-mig", "plan", "--model", "google/gemma-3-27b-it", "--engine", "vllm", "--json")...)
+	require.Equal(t, true, obj["fits"])
+	x := obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)
+	assert.GreaterOrEqual(t, x["max_concurrency"].(float64), 1.0)
+	assert.NotContains(t, x, "warning")
+}
+
+// DGX Spark's GB10 shares LPDDR5X with its CPU; the llama.cpp rows behind
+// the GDDR cell ran on RTX and workstation boards. Its plan's speed was
+// headlined as validated on "NVIDIA GDDR GPUs": a figure of one device
+// class shown for another. It says it is not validated, and the headline
+// shows no speed.
+func TestUnifiedNVIDIASpeedIsNotGDDRValidated(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "dgx-spark-gb10", "plan", "--model", "gpt-oss-120b", "--engine", "llama.cpp", "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	v, _ := tp["validated_on"].(string)
+	assert.False(t, strings.HasPrefix(v, "llama.cpp rows"), "validated on another class: %s", v)
+	assert.Contains(t, v, "not validated")
+	assert.Contains(t, v, "LPDDR5X")
+
+	r := runCLI(t, withFixture(t, "dgx-spark-gb10", "plan", "--model", "gpt-oss-120b", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.NotContains(t, headline, "tokens/s")
+}
+
+// A unified-memory GPU whose memory the machine does not show (Jetson AGX
+// Orin without /proc/meminfo in view, an AMD APU and an Intel laptop GPU
+// whose carve-out is not reported) has unknown memory, not none: the
+// table's total said "0.0 GiB accelerator memory" and --summary
+// "accelerator_memory_bytes": 0 where docs/cli.md promises "—" and an
+// absent field for memory not reported.
+func TestUnknownSharedMemoryIsNotZero(t *testing.T) {
+	for _, m := range []string{"jetson-agx-orin", "asus-g14-cezanne-apu", "intel-core-ultra-laptop"} {
+		r := runCLI(t, withFixture(t, m, "--table")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.NotContains(t, r.stdout, "0.0 GiB accelerator memory", m)
+		assert.Contains(t, r.stdout, "accelerator memory unknown", m)
+
+		obj, _ := runJSON(t, withFixture(t, m, "--summary")...)
+		_, has := obj["accelerator_memory_bytes"]
+		assert.False(t, has, "%s: accelerator_memory_bytes %v", m, obj["accelerator_memory_bytes"])
+		assert.Positive(t, obj["accelerators_memory_unknown"], m)
+	}
+	// An Apple SoC's Neural Engine, of no size of its own, shares the
+	// GPU's reported pool: nothing unknown there.
+	r := runCLI(t, withFixture(t, "macbook-m3-pro", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "Total: 3 devices, 2 accelerators, 24.0 GiB accelerator memory (24.0 GiB of it shared with the host), 36.0 GiB host memory\n")
+}
+
+// decode_tokens_per_s is the rate of all the sequences decoding at once
+// (schema/plan.schema.json); the text printed it as "per sequence", so a
+// batch of 64 Qwen3-30B-A3B requests on the H200 fixture read as 942
+// tokens/s for each of them, six times its batch-1 rate. The answer says
+// how many sequences the figure is of, and the text divides it.
+func TestBatchDecodeRateIsNotPerSequence(t *testing.T) {
+	args := withFixture(t, "h200-vm", "plan", "--model", "qwen3:30b-a3b", "--batch", "64", "--context", "32k")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	total := tp["decode_tokens_per_s"].(float64)
+	n, ok := tp["sequences"].(float64)
+	require.True(t, ok, "throughput.sequences")
+	assert.Equal(t, obj["max_batch_size"], n, "the pool holds fewer than 64 at full context: the figures are of those")
+
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, rateText(total)+" tokens/s per sequence")
+	assert.Contains(t, r.stdout, fmt.Sprintf("Throughput: decode %s tokens/s over %.0f sequences (%s per sequence)", rateText(total), n, rateText(total/n)))
+
+	// One sequence: the rate is that sequence's, as before.
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "qwen3:30b-a3b", "--json")...)
+	_, has := obj["throughput"].(map[string]any)["sequences"]
+	assert.False(t, has)
+}
+
+// rateText is a rate as the text prints it: one decimal below 100, none
+// above (internal/cli round1).
+func rateText(f float64) string {
+	if f >= 100 {
+		return strconv.FormatFloat(math.Round(f), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(math.Round(f*10)/10, 'f', -1, 64)
+}
+
+// A GGUF type written without its underscores, as ollama tags and file
+// names often spell it ("q4km"), or one letter off, gets the closest
+// known name, as a mistyped flag or engine does.
+func TestQuantNearMissSuggests(t *testing.T) {
+	for typed, want := range map[string]string{"q4km": "q4_k_m", "Q5_K_S": "", "q8": "q8_0", "bf61": "bf16"} {
+		r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--quant", typed)...)
+		if want == "" {
+			assert.Equal(t, 0, r.code, "%s is a known type in any case: %s", typed, r.stderr)
+			continue
+		}
+		require.Equal(t, 1, r.code, r.stderr)
+		assert.Contains(t, r.stderr, fmt.Sprintf(`unknown quantization %q; did you mean %s?`, typed, want))
+	}
+}
+
+// --context's default is said as each command has it: plan chooses the
+// context as the engine would (auto), suggest and train plan 4096 tokens
+// (the model's maximum when shorter). suggest --help claimed plan's auto,
+// and docs/cli.md "default 4096" for all three.
+func TestContextDefaultIsEachCommands(t *testing.T) {
+	plan := runCLI(t, "plan", "--help")
+	assert.Contains(t, plan.stdout, "(default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)")
+	for _, c := range []string{"suggest", "train"} {
+		r := runCLI(t, c, "--help")
+		require.Equal(t, 0, r.code)
+		assert.NotContains(t, r.stdout, "default: auto", c)
+		assert.Contains(t, r.stdout, "(default 4096, or the model's maximum when shorter)", c)
+	}
+	r := runCLI(t, withFixture(t, "h200-vm", "suggest", "--model", "gpt-oss-120b", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	r2 := runCLI(t, withFixture(t, "h200-vm", "suggest", "--model", "gpt-oss-120b", "--context", "4096", "--json")...)
+	assert.Equal(t, r2.stdout, r.stdout, "suggest's default is 4096")
+}
+
+// Ranked by cost per million output tokens, machines whose cost is the
+// same to the cent (data-parallel copies of one GPU type: 1, 2, 4 or 8
+// RTX PRO 6000 for gpt-oss-120b, $7.05 each) are ranked cheapest per hour
+// first: the first line recommended the 4-GPU type at $18/h over the
+// 1-GPU one at $4.50/h for a difference in the sixth digit, rounding.
+func TestRentEqualCostPrefersTheCheaperMachine(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "gpt-oss-120b", "--provider", "gcp")
+	require.Equal(t, 0, r.code, r.stderr)
+	first, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, first, "(1 x NVIDIA RTX PRO 6000 Blackwell)", first)
+	i1 := strings.Index(r.stdout, "g4-standard-48 (1 x")
+	i2 := strings.Index(r.stdout, "g4-standard-96 (2 x")
+	i4 := strings.Index(r.stdout, "g4-standard-192 (4 x")
+	require.True(t, i1 >= 0 && i2 >= 0 && i4 >= 0, r.stdout)
+	assert.Less(t, i1, i2)
+	assert.Less(t, i2, i4)
+}
