@@ -166,6 +166,12 @@ type Memory struct {
 	// is not the engine's weights: llama.cpp loads it from a separate
 	// --mmproj file, counted only when the request gives one.
 	VisionInProcess bool
+	// VisionOff are the model types (model.Model.Architecture) whose tower
+	// the engine's default launch does not build although VisionInProcess:
+	// it serves them text-only unless a flag asks for images (SGLang's
+	// --enable-multimodal for Llama 4, sglangTowerOff). nil: it builds every
+	// multimodal model's tower.
+	VisionOff []string
 }
 
 // Layout is what an engine's own memory fraction may depend on

@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strconv"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -186,12 +187,91 @@ const sglangLinkedGroupBytes = 2 << 30
 // as in Qwen3-VL (qwen3_vl.py at 005fa8330a5843e541fe075249f1d3da3d48ae0f),
 // unless --mm-enable-dp-encoder (off by default, not planned) runs the
 // encoder data-parallel.
+// Llama 4's tower is the exception: SGLang's default launch does not build
+// it (VisionOff, sglangTowerOff).
 func (sglang) Memory(asked float64) Memory {
 	if asked > 0 {
-		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true}
+		return Memory{Fraction: asked, PagedKV: true, WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes,
+			VisionInProcess: true, VisionOff: sglangTowerOff()}
 	}
 	return Memory{Fraction: sglangUnknownFraction, PagedKV: true, FractionOf: sglangFraction, FractionAt: sglangFractionAt,
-		WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true}
+		WorkspaceOutside: true, LinkedGroupBytes: sglangLinkedGroupBytes, VisionInProcess: true, VisionOff: sglangTowerOff()}
+}
+
+// sglangTextOnly is a family SGLang serves text-only unless
+// --enable-multimodal.
+type sglangTextOnly struct {
+	// Family is its name in prose.
+	Family string
+	// TowerOff: the model class then builds no vision tower nor projector.
+	TowerOff bool
+}
+
+// sglangMultimodalOff are the families, by model type
+// (model.Model.Architecture), whose architectures are in SGLang's
+// mm_disabled_models: with --enable-multimodal unset, ModelConfig.__init__
+// sets enable_multimodal False for Gemma3ForConditionalGeneration,
+// Llama4ForConditionalGeneration and Step3VLForConditionalGeneration
+// (unless --model-impl transformers), logging "Multimodal is disabled for
+// <model_type>. To enable it, set --enable-multimodal."
+// (python/sglang/srt/configs/model_config.py at sgl-project/sglang
+// 001adf564fd332c285397a46a034ee2f93ba7515). What the model class then
+// builds differs:
+//   - Llama4ForConditionalGeneration builds vision_model and
+//     multi_modal_projector only when enable_multimodal is set (and the
+//     checkpoint has vision weights), and skips their weights when loading
+//     (python/sglang/srt/models/mllama4.py at
+//     0076e713398e6fbb7279a61940428b611b800a24): no tower in memory.
+//   - Gemma3ForConditionalGeneration builds its SigLIP vision_tower and
+//     multi_modal_projector whatever the flag
+//     (python/sglang/srt/models/gemma3_mm.py at
+//     017f5d473f3f81d668e92be0437ad8711ab4a11e): the tower is loaded, only
+//     images are refused.
+//
+// A multimodal model's type is its text_config's ("llama4_text",
+// "gemma3_text": model.FromConfig reads the language model from it), the
+// top-level one for a config read flat; its vision_config
+// (model.Model.VisionParams) tells the ConditionalGeneration class from
+// the text-only one. Step3-VL is not in the catalog and its model class
+// was not checked.
+var sglangMultimodalOff = map[string]sglangTextOnly{
+	"llama4":      {Family: "Llama 4", TowerOff: true},
+	"llama4_text": {Family: "Llama 4", TowerOff: true},
+	"gemma3":      {Family: "Gemma 3"},
+	"gemma3_text": {Family: "Gemma 3"},
+}
+
+// sglangTowerOff are the model types whose tower SGLang's default launch
+// does not build (Memory.VisionOff), sorted.
+func sglangTowerOff() []string {
+	var out []string
+	for arch, f := range sglangMultimodalOff {
+		if f.TowerOff {
+			out = append(out, arch)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sglangTextOnlyNote says, for a multimodal model of a family SGLang serves
+// text-only by default, that the plan's launch serves no images and what
+// --enable-multimodal adds to each rank: the tower at p's level, its split
+// part over p's tensor-parallel ranks and its whole part on each, as the
+// planner charges it (quant.VisionBytes, quant.VisionWholeBytes); "" for
+// other models.
+func sglangTextOnlyNote(p *Placement) string {
+	m := p.Model
+	f, ok := sglangMultimodalOff[m.Architecture]
+	if !ok || m.VisionParams <= 0 {
+		return ""
+	}
+	if !f.TowerOff {
+		return fmt.Sprintf("SGLang serves %s text-only by default (mm_disabled_models); pass --enable-multimodal to serve images (the vision tower is loaded, and counted, either way)", f.Family)
+	}
+	tower, whole := float64(quant.VisionBytes(m, p.Level)), float64(quant.VisionWholeBytes(m, p.Level))
+	perRank := (tower-whole)/float64(max(p.TP, 1)) + whole
+	return fmt.Sprintf("SGLang loads %s as text-only by default (mm_disabled_models): this plan counts no vision tower; pass --enable-multimodal to serve images (adds %.2f GiB a rank)", f.Family, perRank/(1<<30))
 }
 
 // BudgetSource explains SGLang's budget as SGLang states it.
@@ -280,6 +360,9 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if p.Offloaded {
 		a = append(a, "--cpu-offload-gb", strconv.Itoa(int(math.Ceil(float64(p.OffloadedWeightBytes)/(1<<30)))))
+	}
+	if n := sglangTextOnlyNote(p); n != "" {
+		notes = append(notes, n)
 	}
 	if p.MultiNode {
 		notes = append(notes, "SGLang: a plan over several nodes runs one launch_server per node with --nnodes, --node-rank and --dist-init-addr")

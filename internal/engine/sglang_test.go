@@ -4,7 +4,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -54,4 +57,48 @@ func TestSGLangDefaultFraction(t *testing.T) {
 	}
 	assert.Equal(t, sglangFractionAt(Layout{TotalBytes: 81559 * mib, Kind: registry.KindCUDA}), sglangFraction(81559*mib),
 		"FractionOf is the value on one CUDA GPU")
+}
+
+// SGLang's mm_disabled_models (ModelConfig.__init__ in
+// python/sglang/srt/configs/model_config.py at sgl-project/sglang
+// 001adf564fd332c285397a46a034ee2f93ba7515) serves Llama 4 and Gemma 3
+// text-only by default; of the two only Llama 4's model class then leaves
+// its tower unbuilt (mllama4.py at 0076e713398e6fbb7279a61940428b611b800a24;
+// gemma3_mm.py at 017f5d473f3f81d668e92be0437ad8711ab4a11e builds it
+// whatever the flag). The memory rule names what the default launch does
+// not build; vLLM's and llama.cpp's name nothing.
+func TestSGLangVisionOffByDefault(t *testing.T) {
+	for _, asked := range []float64{0, 0.8} {
+		m := sglang{}.Memory(asked)
+		assert.True(t, m.VisionInProcess)
+		assert.Equal(t, []string{"llama4", "llama4_text"}, m.VisionOff, "asked %v", asked)
+	}
+	for _, name := range []string{NameVLLM, NameLlamaCPP} {
+		e, ok := Lookup(name)
+		require.True(t, ok)
+		assert.Empty(t, e.Memory(0).VisionOff, name)
+	}
+}
+
+// sglangTextOnlyNote says what --enable-multimodal changes: for Llama 4 the
+// tower's bytes a rank, split over the tensor-parallel ranks but for its
+// whole part; for Gemma 3 only that images need it; nothing for others.
+func TestSGLangTextOnlyNote(t *testing.T) {
+	llama4 := &model.Model{Name: "Llama-4-Scout", Architecture: "llama4", VisionParams: 1 << 30, VisionWholeParams: 1 << 28}
+	// 2 bytes a value: (2 GiB − 0.5 GiB whole) / 4 ranks + 0.5 GiB = 0.875 GiB
+	note := sglangTextOnlyNote(&Placement{Model: llama4, Level: quant.BF16, TP: 4})
+	assert.Contains(t, note, "Llama 4")
+	assert.Contains(t, note, "--enable-multimodal")
+	assert.Contains(t, note, "0.88 GiB a rank")
+
+	gemma3 := &model.Model{Name: "Gemma-3-27B", Architecture: "gemma3_text", VisionParams: 400 << 20}
+	note = sglangTextOnlyNote(&Placement{Model: gemma3, Level: quant.BF16, TP: 1})
+	assert.Contains(t, note, "Gemma 3")
+	assert.Contains(t, note, "--enable-multimodal")
+	assert.NotContains(t, note, "GiB a rank")
+
+	textOnly := &model.Model{Name: "Llama-4-text", Architecture: "llama4_text"}
+	assert.Empty(t, sglangTextOnlyNote(&Placement{Model: textOnly, Level: quant.BF16, TP: 1}), "no tower, nothing to enable")
+	qwen := &model.Model{Name: "Qwen2.5-VL-7B", Architecture: "qwen2_5_vl", VisionParams: 600 << 20}
+	assert.Empty(t, sglangTextOnlyNote(&Placement{Model: qwen, Level: quant.BF16, TP: 1}))
 }

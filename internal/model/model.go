@@ -150,8 +150,9 @@ type Model struct {
 	// families whose modeling code was read (Gemma 3, Mistral 3, Llama 4,
 	// Kimi-K2.5: towerOf), estimated from a generic shape for the others,
 	// not part of Params (the language model): vLLM and SGLang load them beside the language model
-	// (engine.Memory.VisionInProcess, quant.VisionBytes), llama.cpp from a
-	// separate --mmproj file.
+	// (engine.Memory.VisionInProcess, quant.VisionBytes; SGLang not Llama
+	// 4's unless --enable-multimodal, engine.Memory.VisionOff), llama.cpp
+	// from a separate --mmproj file.
 	VisionParams int64 `json:"vision_params,omitempty"`
 	// VisionWholeParams is the part of VisionParams that vLLM and SGLang
 	// hold whole on every tensor-parallel rank rather than split: the patch

@@ -73,6 +73,9 @@ type budget struct {
 	// Vision: the engine loads a multimodal model's vision tower beside
 	// the language model (engine.Memory.VisionInProcess).
 	Vision bool
+	// VisionOff are the model types whose tower the engine's default
+	// launch does not build (engine.Memory.VisionOff).
+	VisionOff []string
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -91,7 +94,7 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	}
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
-	b.Vision = m.VisionInProcess
+	b.Vision, b.VisionOff = m.VisionInProcess, m.VisionOff
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b

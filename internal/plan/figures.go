@@ -5,6 +5,7 @@ package plan
 
 import (
 	"math"
+	"slices"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -103,6 +104,10 @@ type costs struct {
 	// (quant.VisionWholeBytes), visionWholeBytes its figure at the level.
 	Vision, visionBytes           float64
 	VisionWhole, visionWholeBytes float64
+	// visionArch is the model's type (model.Model.Architecture), which an
+	// engine's default launch may serve without its tower
+	// (budget.VisionOff).
+	visionArch string
 	// FirstExtra is what the first device of the first stage holds beside
 	// its layers (a draft model, a projector: companions.go), HostExtra
 	// what stays in host memory.
@@ -158,7 +163,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
 		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0,
 		FirstExtra: float64(b.CompanionGPUBytes), HostExtra: float64(b.CompanionHostBytes),
-		visionBytes: float64(quant.VisionBytes(m, l)), visionWholeBytes: float64(quant.VisionWholeBytes(m, l))}
+		visionBytes: float64(quant.VisionBytes(m, l)), visionWholeBytes: float64(quant.VisionWholeBytes(m, l)), visionArch: m.Architecture}
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
@@ -187,12 +192,13 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 // engine's own figure where it has one), the engine's working buffer on an
 // accelerator, the token embedding kept in host memory where the engine
 // keeps it there, and the vision tower where the engine loads it beside
-// the language model.
+// the language model (not where its default launch serves the model
+// text-only without one: SGLang's Llama 4, budget.VisionOff).
 func (c costs) on(p *pool) costs {
 	c.VLLM = c.VLLM.onPool(p)
 	c.Static = staticRuleOn(p, c.Context)
 	c.Vision, c.VisionWhole = 0, 0
-	if p.Budget.Vision {
+	if p.Budget.Vision && !slices.Contains(p.Budget.VisionOff, c.visionArch) {
 		c.Vision, c.VisionWhole = c.visionBytes, c.visionWholeBytes
 	}
 	if p.Kind == registry.KindCPU {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -252,4 +253,85 @@ func TestVisionTowerOnEveryStage(t *testing.T) {
 				"%s: stage %v holds half the tower's split part and its whole part on each of its 2 ranks", c.engine, span)
 		}
 	}
+}
+
+// towerPlan plans catalog model name under engine e in bf16 at TP tp on
+// tp H200s and returns the pool costs and the answer.
+func towerPlan(t *testing.T, name, e string, tp int) (costs, *ShardingAnswer) {
+	t.Helper()
+	q := request(t, fmt.Sprintf(`{"model":{"name":%q},"engine":%q,"quant":"bf16","context_length":8192,"tensor_parallel_size":%d}`, name, e, tp), h200s(t, tp))
+	req := planningOf(t, q)
+	require.Positive(t, req.Model.VisionParams, name)
+	ps := registryPools(req, nil)
+	require.NotEmpty(t, ps, name)
+	b, ok := estimateSaneOn(req, ps[0], quant.BF16, 8192, 1)
+	require.True(t, ok, name)
+	ans := shard(t, q)
+	require.True(t, ans.Fits, dump(t, ans))
+	return req.costsOf(b, quant.BF16, 8192, 1).on(ps[0]), ans
+}
+
+// explains reports whether a line of the answer's explanation holds every
+// part.
+func explains(ans *ShardingAnswer, parts ...string) bool {
+	for _, line := range ans.Explanation {
+		all := true
+		for _, p := range parts {
+			all = all && strings.Contains(line, p)
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
+
+// SGLang serves Llama 4 text-only unless --enable-multimodal
+// (mm_disabled_models in ModelConfig.__init__,
+// python/sglang/srt/configs/model_config.py at sgl-project/sglang
+// 001adf564fd332c285397a46a034ee2f93ba7515), and
+// Llama4ForConditionalGeneration then builds no vision_model nor
+// multi_modal_projector (python/sglang/srt/models/mllama4.py at
+// 0076e713398e6fbb7279a61940428b611b800a24): an SGLang plan of Llama 4
+// counts no tower, and says what --enable-multimodal adds a rank.
+func TestSGLangLeavesLlama4TowerOut(t *testing.T) {
+	cs, ans := towerPlan(t, "Llama-4-Scout-17B-16E-Instruct", "sglang", 2)
+	assert.Zero(t, cs.Vision, "no tower in SGLang's default launch")
+	assert.Zero(t, cs.VisionWhole)
+	m := model.Lookup("Llama-4-Scout-17B-16E-Instruct")
+	tower, whole := float64(quant.VisionBytes(m, quant.BF16)), float64(quant.VisionWholeBytes(m, quant.BF16))
+	perRank := fmt.Sprintf("%.2f GiB a rank", ((tower-whole)/2+whole)/float64(gibBytes))
+	assert.True(t, explains(ans, "Llama 4", "text-only", "--enable-multimodal", perRank), "%s\n%s", perRank, dump(t, ans.Explanation))
+	assert.NotContains(t, ans.EngineArgs["sglang"], "--enable-multimodal", "the plan is the default, text-only launch")
+}
+
+// vLLM has no mm_disabled_models: its default launch (images allowed)
+// builds Llama 4's tower, so its plan still counts it and says nothing of
+// --enable-multimodal.
+func TestVLLMStillCountsLlama4Tower(t *testing.T) {
+	cs, ans := towerPlan(t, "Llama-4-Scout-17B-16E-Instruct", engineVLLM, 2)
+	m := model.Lookup("Llama-4-Scout-17B-16E-Instruct")
+	assert.InDelta(t, float64(quant.VisionBytes(m, quant.BF16)), cs.Vision, 1)
+	assert.False(t, explains(ans, "--enable-multimodal"), dump(t, ans.Explanation))
+}
+
+// Gemma 3 is in mm_disabled_models too, but Gemma3ForConditionalGeneration
+// builds its SigLIP tower and projector whatever the flag
+// (python/sglang/srt/models/gemma3_mm.py at
+// 017f5d473f3f81d668e92be0437ad8711ab4a11e): the plan keeps counting it,
+// and says images need --enable-multimodal.
+func TestSGLangCountsGemma3TowerTextOnly(t *testing.T) {
+	cs, ans := towerPlan(t, "Gemma-3-27B", "sglang", 1)
+	m := model.Lookup("Gemma-3-27B")
+	assert.InDelta(t, float64(quant.VisionBytes(m, quant.BF16)), cs.Vision, 1, "the tower is built either way")
+	assert.True(t, explains(ans, "Gemma 3", "text-only", "--enable-multimodal"), dump(t, ans.Explanation))
+	assert.False(t, explains(ans, "a rank more"), "no memory to add: %s", dump(t, ans.Explanation))
+}
+
+// A VLM outside the list (Qwen2.5-VL) is multimodal by default in SGLang:
+// no note.
+func TestSGLangMultimodalByDefaultElsewhere(t *testing.T) {
+	cs, ans := towerPlan(t, "Qwen2.5-VL-7B-Instruct", "sglang", 1)
+	assert.Positive(t, cs.Vision)
+	assert.False(t, explains(ans, "--enable-multimodal"), dump(t, ans.Explanation))
 }
