@@ -416,8 +416,8 @@ func layerHeadWidths(m *model.Model, l model.Layer, absorbed bool) float64 {
 // reads the state once more (S·k). The projections around the state are
 // weights, counted with the matmuls; a short convolution (LFM2's, and the
 // convolution before each Mamba2 or DeltaNet state, ConvState) is left
-// out: a few taps per channel, under 3 % of the state's FLOPs for
-// Qwen3-Next and Nemotron-H, and LFM2's layers keep no SSM state.
+// out: a few taps per channel, 3 % of the state's FLOPs for Qwen3-Next
+// and 1 % for Nemotron-H, and LFM2's layers keep no SSM state.
 func recurrentTokenFLOPs(l model.Layer) float64 {
 	return 4 * float64(l.SSMState)
 }
