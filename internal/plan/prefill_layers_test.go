@@ -17,7 +17,8 @@ import (
 // on average once P > w; a chunked layer of c to its position within its
 // chunk, (⌊P/c⌋·c² + (P mod c)²) / (2P) on average; a recurrent layer
 // attends to nothing and updates its state (4 FLOPs per SSM state
-// element: recurrentTokenFLOPs); a feed-forward block does neither.
+// element: recurrentTokenFLOPs), as does the mixer beside a parallel
+// hybrid's attention; a feed-forward block does neither.
 // Layer counts, windows, heads and head widths are those of each model's
 // config.json as the catalog holds it (the source URL of each entry in
 // internal/model/catalog.json).
@@ -52,6 +53,10 @@ func TestPromptAttentionByLayerKind(t *testing.T) {
 		// attention ("*", 64 heads of 128), 54 Mamba2 ("M": mamba_num_heads
 		// 256 × mamba_head_dim 64 × ssm_state_size 256) and 54 MLP ("-").
 		{"Nemotron-H-56B-Base-8K", P, 2*10*full*64*256 + 54*4*(256*64*256.0)},
+		// Falcon-H1-0.5B: 36 parallel hybrid layers, each attention (8
+		// heads of 64) beside a Mamba2 mixer (mamba_n_heads 24 ×
+		// mamba_d_head 64 × mamba_d_state 128): both counted.
+		{"Falcon-H1-0.5B-Instruct", P, 2*36*full*8*128 + 36*4*(24*64*128.0)},
 	}
 	for _, c := range cases {
 		m := model.Lookup(c.name)
