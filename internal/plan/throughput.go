@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"iter"
 	"math"
 	"strings"
 
@@ -294,22 +295,135 @@ func stageDecodeSeconds(in decodeInputs) (total, allReduce float64) {
 }
 
 // prefillSeconds is the time to process one prompt token on a stage: 2 FLOPs
-// per weight a token multiplies plus its attention (attentionFLOPs), at the
-// fraction mfu of the stage's peak.
-func prefillSeconds(matmulParams float64, layers int, headWidths float64, prompt int, peakTFLOPS float64, tp int, mfu float64) float64 {
-	flops := 2*matmulParams + attentionFLOPs(layers, headWidths, prompt)
+// per weight a token multiplies plus the attention FLOPs of its layers
+// (promptAttentionFLOPs), at the fraction mfu of the stage's peak.
+func prefillSeconds(matmulParams, attention, peakTFLOPS float64, tp int, mfu float64) float64 {
+	flops := 2*matmulParams + attention
 	return flops / (peakTFLOPS * 1e12 * float64(tp) * mfu)
 }
 
-// attentionFLOPs is one prompt token's attention over layers layers: at
-// the average context of a prompt of prompt tokens (prompt / 2 earlier
-// tokens), a multiply and an add per element of each head's score (q·k,
-// its query-key width) and of its weighted sum of values (p·v, its value
-// width): 2 × layers × prompt / 2 × headWidths, headWidths being the
-// heads' widths summed (attentionHeadWidths). With equal widths d this is
-// the usual 4 × layers × prompt / 2 × heads × d.
-func attentionFLOPs(layers int, headWidths float64, prompt int) float64 {
-	return 2 * float64(layers) * float64(prompt) / 2 * headWidths
+// promptAttentionFLOPs is one prompt token's attention over the layers
+// start to end-1 of m, averaged over a prompt of prompt tokens, layer kind
+// by layer kind (model.Layer): a multiply and an add per key the token
+// attends to (layerKeysPerToken) for each element of each head's score
+// (q·k, its query-key width) and of its weighted sum of values (p·v, its
+// value width), 2 × keys × layerHeadWidths per attention layer, plus the
+// state update of a recurrent mixer (recurrentTokenFLOPs). A model of full
+// attention layers only gets 2 × layers × prompt / 2 × the heads' widths,
+// as before layer kinds were read, bit for bit. absorbed: see
+// attentionHeadWidths.
+func promptAttentionFLOPs(m *model.Model, absorbed bool, start, end, prompt int) float64 {
+	var flops float64
+	for l, n := range stageLayerCounts(m, start, end) {
+		if keys := layerKeysPerToken(sharedKind(m, l), prompt); keys > 0 {
+			flops += 2 * float64(n) * keys * layerHeadWidths(m, l, absorbed)
+		}
+		flops += float64(n) * recurrentTokenFLOPs(l)
+	}
+	return flops
+}
+
+// stageLayerCounts yields each entry of m's layer pattern with how many of
+// the layers start to end-1 it describes (layer i is m.LayerAt(i)), in the
+// pattern's order, so that sums over it add in the same order every time;
+// a model without a pattern is one entry, DefaultLayer × (end − start).
+// The cost is the pattern's length, as model.LayerCounts'.
+func stageLayerCounts(m *model.Model, start, end int) iter.Seq2[model.Layer, int] {
+	return func(yield func(model.Layer, int) bool) {
+		if end <= start {
+			return
+		}
+		p := len(m.LayerKinds)
+		if p == 0 {
+			yield(m.DefaultLayer(), end-start)
+			return
+		}
+		// below is how many of the layers 0 to x-1 are entry j.
+		below := func(x, j int) int {
+			n := x / p
+			if j < x%p {
+				n++
+			}
+			return n
+		}
+		for j, l := range m.LayerKinds {
+			if n := below(end, j) - below(start, j); n > 0 && !yield(l, n) {
+				return
+			}
+		}
+	}
+}
+
+// sharedKind is the layer whose window a SharedKV layer attends over (the
+// layer whose cache it reads, SharesWith), else l itself.
+func sharedKind(m *model.Model, l model.Layer) model.Layer {
+	if l.Kind != model.SharedKV {
+		return l
+	}
+	if src := m.LayerAt(l.SharesWith); src.Kind != model.SharedKV {
+		return src
+	}
+	return model.Layer{Kind: model.FullAttention}
+}
+
+// layerKeysPerToken is the keys a prompt token attends to in a layer of
+// kind l, averaged over a prompt of prompt tokens: the integral over the
+// prompt of the keys at position x, divided by the prompt. Full (and
+// latent) attention: x keys, prompt / 2 on average. A sliding window of w
+// (Mistral 7B paper, arXiv 2310.06825 §2; Gemma 2/3 local layers;
+// gpt-oss's 128-token layers): min(x, w), w − w²/(2·prompt) once the
+// prompt is longer. A chunk of c (Llama 4's chunked layers,
+// attention_chunk_size: each token attends within its chunk, chunked
+// attention mask of transformers' models/llama4/modeling_llama4.py): its
+// position within the chunk, (⌊prompt/c⌋·c² + (prompt mod c)²) /
+// (2·prompt). Recurrent and feed-forward layers attend to nothing.
+func layerKeysPerToken(l model.Layer, prompt int) float64 {
+	p := float64(prompt)
+	w := float64(l.Window)
+	switch l.Kind {
+	case model.FullAttention, model.LatentAttention, model.SharedKV:
+		return p / 2
+	case model.SlidingWindow:
+		if l.Window <= 0 || l.Window >= prompt {
+			return p / 2
+		}
+		return w - w*w/(2*p)
+	case model.ChunkedAttention:
+		if l.Window <= 0 || l.Window >= prompt {
+			return p / 2
+		}
+		whole, rest := float64(prompt/l.Window), float64(prompt%l.Window)
+		return (whole*w*w + rest*rest) / (2 * p)
+	}
+	return 0
+}
+
+// layerHeadWidths is attentionHeadWidths for a layer of kind l: the
+// model's, unless the layer names a head width of its own (Gemma 4's
+// global layers, global_head_dim), which its queries, keys and values
+// share (attention_k_eq_v: the values are the keys, the same width).
+func layerHeadWidths(m *model.Model, l model.Layer, absorbed bool) float64 {
+	if l.HeadDim > 0 && l.Kind != model.LatentAttention && m.Heads > 0 {
+		return float64(m.Heads) * float64(2*l.HeadDim)
+	}
+	return attentionHeadWidths(m, absorbed)
+}
+
+// recurrentTokenFLOPs is the per-token state update of a layer's
+// recurrent mixer (a Recurrent layer, or the one beside a parallel
+// hybrid's attention): 4 FLOPs per element of its SSM state, a multiply
+// and an add to update it and a multiply and an add to read the output
+// from it. That is the recurrence of a Mamba2 head, h_t = a_t·h_{t−1} +
+// x_t·B_tᵀ and y_t = h_t·C_t (arXiv 2405.21060 §3, the SSM recurrence), and
+// the lower bound of a gated DeltaNet head, S_t = α_t·S_{t−1}(I − β_t·k_t·k_tᵀ)
+// + β_t·v_t·k_tᵀ and o_t = S_t·q_t (arXiv 2412.06464 §2), whose delta rule
+// reads the state once more (S·k). The projections around the state are
+// weights, counted with the matmuls; a short convolution (LFM2's, and the
+// convolution before each Mamba2 or DeltaNet state, ConvState) is left
+// out: a few taps per channel, 3 % of the state's FLOPs for Qwen3-Next
+// and 1 % for Nemotron-H, and LFM2's layers keep no SSM state.
+func recurrentTokenFLOPs(l model.Layer) float64 {
+	return 4 * float64(l.SSMState)
 }
 
 // attentionHeadWidths is the query-key plus the value width of every query
@@ -709,7 +823,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
 	var prefill float64
-	headWidths := attentionHeadWidths(m, llamaCPPKernels(pl, req))
+	absorbed := llamaCPPKernels(pl, req)
 	active := float64(m.ActiveParams)
 	if active <= 0 {
 		active = float64(m.Params)
@@ -816,12 +930,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 		}
 		frac := float64(layers) / float64(c.Layers)
-		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, layers, headWidths, req.ContextLength); hp > 0 && !pl.Offloaded {
+		attention := promptAttentionFLOPs(m, absorbed, s.Start, s.End, req.ContextLength)
+		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, attention); hp > 0 && !pl.Offloaded {
 			prefill += hp
 		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
 		} else {
-			prefill += prefillSeconds(matmulParams(m, active)*frac, layers, headWidths, req.ContextLength, path.PeakTFLOPS, tp, path.MFU)
+			prefill += prefillSeconds(matmulParams(m, active)*frac, attention, path.PeakTFLOPS, tp, path.MFU)
 			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
 				Layers: layers, Prompt: req.ContextLength, Dequantized: path.Dequantized, BandwidthGBs: bw,
 				LayerSeconds: path.LayerSeconds}, e)
@@ -950,7 +1065,7 @@ func cpuOnly(pl *planned) bool {
 // FLOPs of prefillSeconds over its cores × the per-core FLOP/s of the
 // level's weight family (calibration.Throughput.HostPrefillFLOPSPerCore*).
 // 0 for other devices, unknown cores or no fitted rate.
-func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams float64, layers int, headWidths float64, prompt int) float64 {
+func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams, attention float64) float64 {
 	rate := e.HostPrefillFLOPSPerCore
 	switch weightFamily(l) {
 	case WeightsFloat:
@@ -961,7 +1076,7 @@ func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activePara
 	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || rate <= 0 {
 		return 0
 	}
-	flops := 2*activeParams + attentionFLOPs(layers, headWidths, prompt)
+	flops := 2*activeParams + attention
 	return flops / (float64(devs[0].Dev.Cores) * rate)
 }
 

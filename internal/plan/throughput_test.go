@@ -41,15 +41,14 @@ func TestStageDecodeSeconds(t *testing.T) {
 }
 
 func TestPrefillSeconds(t *testing.T) {
-	// 7e9 multiplied params, no attention term (width 0): 14 GFLOP per
-	// token at 100 TFLOPS × 0.5.
-	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 32, 0, 512, 100, 1, 0.5), 1e-15)
+	// 7e9 multiplied params, no attention term: 14 GFLOP per token at 100
+	// TFLOPS × 0.5.
+	assert.InDelta(t, 14e9/50e12, prefillSeconds(7e9, 0, 100, 1, 0.5), 1e-15)
 	// Tensor parallel 2 doubles the peak.
-	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 32, 0, 512, 100, 2, 0.5), 1e-15)
-	// Attention: 2 × layers × prompt/2 × the heads' widths (32 heads of
-	// 128 scoring and 128 summing: 8192), the 4 × layers × prompt/2 ×
-	// hidden of equal widths.
-	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 32, 8192, 512, 100, 1, 0.5), 1e-15)
+	assert.InDelta(t, 14e9/100e12, prefillSeconds(7e9, 0, 100, 2, 0.5), 1e-15)
+	// The attention FLOPs of a token (promptAttentionFLOPs) add to the
+	// matmuls'.
+	assert.InDelta(t, (14e9+4*32*256*4096.0)/50e12, prefillSeconds(7e9, 4*32*256*4096.0, 100, 1, 0.5), 1e-15)
 }
 
 // TestMLAPromptAttentionFLOPs: a prompt token's attention is costed from
@@ -77,8 +76,8 @@ func TestMLAPromptAttentionFLOPs(t *testing.T) {
 	for _, c := range cases {
 		m := model.Lookup(c.name)
 		require.NotNil(t, m, c.name)
-		assert.Equal(t, c.decompressed, attentionFLOPs(m.Layers, attentionHeadWidths(m, false), 4096), c.name)
-		assert.Equal(t, c.absorbed, attentionFLOPs(m.Layers, attentionHeadWidths(m, true), 4096), c.name)
+		assert.Equal(t, c.decompressed, promptAttentionFLOPs(m, false, 0, m.Layers, 4096), c.name)
+		assert.Equal(t, c.absorbed, promptAttentionFLOPs(m, true, 0, m.Layers, 4096), c.name)
 	}
 	// Heads unknown: twice the hidden size, the square attention of old.
 	assert.Equal(t, 2*4096.0, attentionHeadWidths(&model.Model{Hidden: 4096}, false))
