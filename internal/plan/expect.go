@@ -342,11 +342,10 @@ func vllmTokenScale(pl *planned, req *planning) float64 {
 	if plan <= 0 {
 		return 1
 	}
-	o.NoSlidingWindow = true
 	if req.KVCacheDType == "" && pl.Level == quant.FP32 {
 		o.Bytes = 4
 	}
-	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+	return fullLengthScale(m, ctx, o) * float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
 }
 
 // gibFloat is b in GiB to two decimals, as vLLM logs it.

@@ -130,7 +130,7 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
 	out.windowScale = 0
-	if w, ok := out.windowKVScale(); ok {
+	if w, ok := out.layoutKVScale(); ok {
 		base := float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
 		out.KVScale = w * out.dtypeScale
 		out.windowScale = out.KVScale / base
@@ -158,7 +158,7 @@ func (v *vllmCharge) readKV(kv float64) float64 {
 // models, backends and releases. The step is the largest of the pool's
 // GPUs' defaults.
 func (v *vllmCharge) windowKVScale() (float64, bool) {
-	if v.Backend != engine.VLLMBackendGPU || len(v.GPUs) == 0 || v.MaxModelLen <= 0 {
+	if v.Backend != engine.VLLMBackendGPU {
 		return 0, false
 	}
 	batched := 0
@@ -172,6 +172,85 @@ func (v *vllmCharge) windowKVScale() (float64, bool) {
 	}
 	l, ok := engine.VLLMWindowLayoutOf(v.Model, engine.VLLMWindowSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
 		MaxNumBatchedTokens: batched, KVBytes: bytes})
+	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+	if !ok || plan <= 0 {
+		return 0, false
+	}
+	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
+	return need / float64(plan), true
+}
+
+// layoutKVScale is one sequence's KV cache as vLLM checks it and counts
+// it in its concurrency, over the planner's estimate, for a model whose
+// cache vLLM lays out other than the planner counts it; false where the
+// two agree. The same layouts make engine_expect's figures
+// (engineExpectOf), so the plan's fit, its max_batch_size and the
+// concurrency it headlines are one computation:
+//   - on GPUs, a model with sliding-window layers in vLLM's groups
+//     (windowKVScale);
+//   - a model with recurrent layers beside attention, in vLLM's hybrid
+//     layout (hybridKVScale: the attention block raised to hold a state,
+//     the state padded to the attention page, layers in groups of equal
+//     size);
+//   - otherwise every attention layer at the whole length
+//     (fullLengthScale), sliding-window ones included: vLLM-Gaudi's
+//     runner gives every decoder attention layer a FullAttentionSpec
+//     (get_kv_cache_spec in vllm_gaudi/v1/worker/hpu_model_runner.py,
+//     "TODO: Support other attention modules, e.g., sliding window", at
+//     vllm-project/vllm-gaudi tags v0.19.0 (da9f1820) to v0.27.0rc0
+//     (d01a3cae); no SlidingWindowSpec in any of its history), the v0
+//     workers of HabanaAI/vllm-fork print the blocks x block size over
+//     the length (vllm/executor/executor_base.py), vLLM's TPU backend
+//     puts every layer in one group (vllmWindowLayout), and on GPUs a
+//     window model whose layout VLLMWindowLayoutOf does not follow is
+//     counted so in engine_expect too.
+func (v *vllmCharge) layoutKVScale() (float64, bool) {
+	if len(v.GPUs) == 0 || v.MaxModelLen <= 0 {
+		return 0, false
+	}
+	if w, ok := v.windowKVScale(); ok {
+		return w, true
+	}
+	if h, ok := v.hybridKVScale(); ok {
+		return h, true
+	}
+	full := fullLengthScale(v.Model, v.MaxModelLen, v.kvOptions)
+	if full == 1 {
+		return 0, false
+	}
+	blocks := (v.MaxModelLen + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
+	return float64(blocks) / float64(v.MaxModelLen) * full, true
+}
+
+// fullLengthScale is model m's KV cache of ctx tokens with every attention
+// layer at the whole length over the planner's estimate under o (1 for a
+// model without sliding-window layers).
+func fullLengthScale(m *model.Model, ctx int, o quant.KVOptions) float64 {
+	plan := quant.KVCacheBytes(m, ctx, 1, o)
+	if plan <= 0 {
+		return 1
+	}
+	o.NoSlidingWindow = true
+	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+}
+
+// hybridKVScale is one request of --max-model-len tokens in vLLM's hybrid
+// layout (engine.VLLMHybridLayoutOf: its attention blocks and state
+// blocks, each a page of the raised block in every layer of a group) over
+// the planner's estimate of its KV cache and state; false for a model
+// without recurrent layers beside attention or one the layout does not
+// follow. One rank's share at TP 1, as windowKVScale.
+func (v *vllmCharge) hybridKVScale() (float64, bool) {
+	if v.Model.RecurrentStateElements() == 0 {
+		return 0, false
+	}
+	o := v.kvOptions
+	bytes := o.Bytes
+	if bytes <= 0 {
+		bytes = 2 // quant.KVOptions' default
+	}
+	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
+		KVBytes: bytes, ModelBytes: 2})
 	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
 	if !ok || plan <= 0 {
 		return 0, false
