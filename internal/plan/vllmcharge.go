@@ -51,10 +51,13 @@ type vllmCharge struct {
 	// planner's estimate is of (both for windowKVScale).
 	dtypeScale float64
 	kvOptions  quant.KVOptions
-	// windowScale is the part of KVScale that windowKVScale adds (0 or 1:
+	// windowScale is the part of KVScale that layoutKVScale adds (0 or 1:
 	// none): vLLM holds it for a request, a decode step does not read it
-	// (readKV).
-	windowScale float64
+	// (readKV). baseScale is KVScale without it.
+	windowScale, baseScale float64
+	// hybrid: KVScale is vLLM's hybrid layout, which depends on the
+	// tensor-parallel size (scaleAt).
+	hybrid bool
 	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
 	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
 	MXFP4 bool
@@ -129,23 +132,39 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.pool, out.GPUs = p, p.distinctGPUs()
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
-	out.windowScale = 0
+	out.windowScale, out.hybrid = 0, false
 	if w, ok := out.layoutKVScale(); ok {
-		base := float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
+		out.baseScale = float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
 		out.KVScale = w * out.dtypeScale
-		out.windowScale = out.KVScale / base
+		out.windowScale = out.KVScale / out.baseScale
 	}
 	return &out
 }
 
-// readKV is the part of kv bytes of KV cache as vLLM checks it that a
-// decode step reads: without what a window layer holds beyond its window
-// for a prompt step (windowScale).
-func (v *vllmCharge) readKV(kv float64) float64 {
+// scaleAt is KVScale for the cache of one of tp ranks, the planner's
+// estimate of which is its whole over split (costs.kvSplit): for a hybrid
+// model vLLM's layout at tp (the state and the heads split over the
+// ranks, the block raised to hold one rank's state: hybridKVScale).
+func (v *vllmCharge) scaleAt(tp int, split float64) float64 {
+	if !v.hybrid || tp <= 1 {
+		return v.KVScale
+	}
+	h, ok := v.hybridScale(tp, split)
+	if !ok {
+		return v.KVScale
+	}
+	return h * v.dtypeScale
+}
+
+// readKV is the part of kv bytes of KV cache as vLLM checks it, on one of
+// tp ranks (split: scaleAt), that a decode step reads: without what a
+// window layer holds beyond its window for a prompt step, nor a hybrid's
+// padding (windowScale).
+func (v *vllmCharge) readKV(kv float64, tp int, split float64) float64 {
 	if v == nil || v.windowScale <= 0 {
 		return kv
 	}
-	return kv / v.windowScale
+	return kv / (v.scaleAt(tp, split) / v.baseScale)
 }
 
 // windowKVScale is one sequence's KV cache as vLLM checks it over the
@@ -189,9 +208,10 @@ func (v *vllmCharge) windowKVScale() (float64, bool) {
 //   - on GPUs, a model with sliding-window layers in vLLM's groups
 //     (windowKVScale);
 //   - a model with recurrent layers beside attention, in vLLM's hybrid
-//     layout (hybridKVScale: the attention block raised to hold a state,
+//     layout (hybridScale: the attention block raised to hold a state,
 //     the state padded to the attention page, layers in groups of equal
-//     size);
+//     size), at TP 1 here and at the plan's tensor-parallel size where a
+//     part is made (scaleAt);
 //   - otherwise every attention layer at the whole length
 //     (fullLengthScale), sliding-window ones included: vLLM-Gaudi's
 //     runner gives every decoder attention layer a FullAttentionSpec
@@ -211,7 +231,8 @@ func (v *vllmCharge) layoutKVScale() (float64, bool) {
 	if w, ok := v.windowKVScale(); ok {
 		return w, true
 	}
-	if h, ok := v.hybridKVScale(); ok {
+	if h, ok := v.hybridScale(1, 1); ok {
+		v.hybrid = true
 		return h, true
 	}
 	full := fullLengthScale(v.Model, v.MaxModelLen, v.kvOptions)
@@ -234,13 +255,13 @@ func fullLengthScale(m *model.Model, ctx int, o quant.KVOptions) float64 {
 	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
 }
 
-// hybridKVScale is one request of --max-model-len tokens in vLLM's hybrid
-// layout (engine.VLLMHybridLayoutOf: its attention blocks and state
-// blocks, each a page of the raised block in every layer of a group) over
-// the planner's estimate of its KV cache and state; false for a model
-// without recurrent layers beside attention or one the layout does not
-// follow. One rank's share at TP 1, as windowKVScale.
-func (v *vllmCharge) hybridKVScale() (float64, bool) {
+// hybridScale is one request of --max-model-len tokens on one of tp
+// ranks in vLLM's hybrid layout (engine.VLLMHybridLayoutOf: its attention
+// blocks and state blocks, each a page of the raised block in every layer
+// of a group) over the planner's estimate of its KV cache and state on
+// that rank (the whole over split); false for a model without recurrent
+// layers beside attention or one the layout does not follow.
+func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
 	if v.Model.RecurrentStateElements() == 0 {
 		return 0, false
 	}
@@ -249,14 +270,14 @@ func (v *vllmCharge) hybridKVScale() (float64, bool) {
 	if bytes <= 0 {
 		bytes = 2 // quant.KVOptions' default
 	}
-	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
+	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: tp, MaxModelLen: v.MaxModelLen,
 		KVBytes: bytes, ModelBytes: 2})
 	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
-	if !ok || plan <= 0 {
+	if !ok || plan <= 0 || split <= 0 {
 		return 0, false
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
-	return need / float64(plan), true
+	return need / (float64(plan) / split), true
 }
 
 // vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
@@ -336,12 +357,13 @@ func vllmChargeLine(c costs, tp int) string {
 		st.Version, gib(charge), gib(st.ActivationBytes), gib(st.NonTorchBytes), kind, gib(graphs))
 }
 
-// scaledKV is kv bytes of KV cache as vLLM checks it (vllmCharge.KVScale).
-func (v *vllmCharge) scaledKV(kv float64) float64 {
+// scaledKV is kv bytes of KV cache, the planner's estimate on one of tp
+// ranks (split: scaleAt), as vLLM checks it (vllmCharge.KVScale).
+func (v *vllmCharge) scaledKV(kv float64, tp int, split float64) float64 {
 	if v == nil || v.KVScale <= 0 {
 		return kv
 	}
-	return math.Ceil(kv * v.KVScale)
+	return math.Ceil(kv * v.scaleAt(tp, split))
 }
 
 // withSeqs is c with vLLM's rule for seqs sequences per replica
