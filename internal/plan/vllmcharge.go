@@ -10,8 +10,8 @@
 // vllm/v1/core/kv_cache_utils.py:
 // whole blocks of vllmBlockTokens, a sliding-window layer at its window
 // plus one --max-num-batched-tokens step in vLLM's groups on GPUs
-// (windowKVScale), at its window elsewhere, the cache in the model's
-// dtype). The fit, the maxima, the chosen context,
+// (windowKVScale), at the whole length elsewhere, a hybrid model in vLLM's
+// hybrid layout (layoutKVScale), the cache in the model's dtype). The fit, the maxima, the chosen context,
 // the serving placement, the memory breakdown and engine_expect.vllm all
 // read the charge from here (costs.stagePart).
 
