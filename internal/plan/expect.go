@@ -312,7 +312,8 @@ func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (e
 // model has sliding-window layers (engine.VLLMWindowLayoutOf), for vLLM
 // (not SGLang, whose pool is its own) on GPUs only: vLLM's TPU backend puts every layer in one group (its "Hybrid KV
 // cache layout: num_kv_cache_groups=1" line in the keras-io Gemma 3 row of
-// vllm_startup.json) and Gaudi's sizes its cache by its own rule. The
+// vllm_startup.json) and Gaudi's gives every attention layer a
+// FullAttentionSpec (vllmCharge.layoutKVScale). The
 // stage's layers, the plan's tensor-parallel size and context, the KV
 // cache type as vllmHybridLayout, and the start-up's
 // --max-num-batched-tokens.
@@ -342,11 +343,10 @@ func vllmTokenScale(pl *planned, req *planning) float64 {
 	if plan <= 0 {
 		return 1
 	}
-	o.NoSlidingWindow = true
 	if req.KVCacheDType == "" && pl.Level == quant.FP32 {
 		o.Bytes = 4
 	}
-	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+	return fullLengthScale(m, ctx, o) * float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
 }
 
 // gibFloat is b in GiB to two decimals, as vLLM logs it.

@@ -474,7 +474,7 @@ func maxLayers(s *stage, i, n int, c costs) int {
 	if room <= 0 {
 		return 0
 	}
-	per := c.LayerWeights/float64(t) + c.VLLM.scaledKV(c.LayerKV/c.kvSplit(t))
+	per := c.LayerWeights/float64(t) + c.VLLM.scaledKV(c.LayerKV/c.kvSplit(t), t, c.kvSplit(t))
 	if per <= 0 {
 		return c.Layers
 	}

@@ -864,7 +864,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		} else if pl.AllExpertsOnHost {
 			readWeights = pl.step3Read(i, weights)
 		}
-		kvRead := c.VLLM.readKV(float64(s.Part.KV)) * kvSeqs
+		kvRead := c.VLLM.readKV(float64(s.Part.KV), tp, c.kvSplit(tp)) * kvSeqs
 		read := readWeights + kvRead
 		cpuStage := pl.Offloaded && i == len(pl.Stages)-1
 		if cpuStage && hostRuns(pl, req, bw) {

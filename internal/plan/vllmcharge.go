@@ -10,8 +10,8 @@
 // vllm/v1/core/kv_cache_utils.py:
 // whole blocks of vllmBlockTokens, a sliding-window layer at its window
 // plus one --max-num-batched-tokens step in vLLM's groups on GPUs
-// (windowKVScale), at its window elsewhere, the cache in the model's
-// dtype). The fit, the maxima, the chosen context,
+// (windowKVScale), at the whole length elsewhere, a hybrid model in vLLM's
+// hybrid layout (layoutKVScale), the cache in the model's dtype). The fit, the maxima, the chosen context,
 // the serving placement, the memory breakdown and engine_expect.vllm all
 // read the charge from here (costs.stagePart).
 
@@ -51,10 +51,13 @@ type vllmCharge struct {
 	// planner's estimate is of (both for windowKVScale).
 	dtypeScale float64
 	kvOptions  quant.KVOptions
-	// windowScale is the part of KVScale that windowKVScale adds (0 or 1:
+	// windowScale is the part of KVScale that layoutKVScale adds (0 or 1:
 	// none): vLLM holds it for a request, a decode step does not read it
-	// (readKV).
-	windowScale float64
+	// (readKV). baseScale is KVScale without it.
+	windowScale, baseScale float64
+	// hybrid: KVScale is vLLM's hybrid layout, which depends on the
+	// tensor-parallel size (scaleAt).
+	hybrid bool
 	// MXFP4 is a plan at mxfp4: the MoE experts load as MXFP4, which some
 	// GPUs' backends pad (engine.VLLMStartup.MoEPaddingBytesPerLayer).
 	MXFP4 bool
@@ -129,23 +132,39 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.pool, out.GPUs = p, p.distinctGPUs()
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
-	out.windowScale = 0
-	if w, ok := out.windowKVScale(); ok {
-		base := float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
+	out.windowScale, out.hybrid = 0, false
+	if w, ok := out.layoutKVScale(); ok {
+		out.baseScale = float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
 		out.KVScale = w * out.dtypeScale
-		out.windowScale = out.KVScale / base
+		out.windowScale = out.KVScale / out.baseScale
 	}
 	return &out
 }
 
-// readKV is the part of kv bytes of KV cache as vLLM checks it that a
-// decode step reads: without what a window layer holds beyond its window
-// for a prompt step (windowScale).
-func (v *vllmCharge) readKV(kv float64) float64 {
+// scaleAt is KVScale for the cache of one of tp ranks, the planner's
+// estimate of which is its whole over split (costs.kvSplit): for a hybrid
+// model vLLM's layout at tp (the state and the heads split over the
+// ranks, the block raised to hold one rank's state: hybridKVScale).
+func (v *vllmCharge) scaleAt(tp int, split float64) float64 {
+	if !v.hybrid || tp <= 1 {
+		return v.KVScale
+	}
+	h, ok := v.hybridScale(tp, split)
+	if !ok {
+		return v.KVScale
+	}
+	return h * v.dtypeScale
+}
+
+// readKV is the part of kv bytes of KV cache as vLLM checks it, on one of
+// tp ranks (split: scaleAt), that a decode step reads: without what a
+// window layer holds beyond its window for a prompt step, nor a hybrid's
+// padding (windowScale).
+func (v *vllmCharge) readKV(kv float64, tp int, split float64) float64 {
 	if v == nil || v.windowScale <= 0 {
 		return kv
 	}
-	return kv / v.windowScale
+	return kv / (v.scaleAt(tp, split) / v.baseScale)
 }
 
 // windowKVScale is one sequence's KV cache as vLLM checks it over the
@@ -158,7 +177,7 @@ func (v *vllmCharge) readKV(kv float64) float64 {
 // models, backends and releases. The step is the largest of the pool's
 // GPUs' defaults.
 func (v *vllmCharge) windowKVScale() (float64, bool) {
-	if v.Backend != engine.VLLMBackendGPU || len(v.GPUs) == 0 || v.MaxModelLen <= 0 {
+	if v.Backend != engine.VLLMBackendGPU {
 		return 0, false
 	}
 	batched := 0
@@ -178,6 +197,87 @@ func (v *vllmCharge) windowKVScale() (float64, bool) {
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
 	return need / float64(plan), true
+}
+
+// layoutKVScale is one sequence's KV cache as vLLM checks it and counts
+// it in its concurrency, over the planner's estimate, for a model whose
+// cache vLLM lays out other than the planner counts it; false where the
+// two agree. The same layouts make engine_expect's figures
+// (engineExpectOf), so the plan's fit, its max_batch_size and the
+// concurrency it headlines are one computation:
+//   - on GPUs, a model with sliding-window layers in vLLM's groups
+//     (windowKVScale);
+//   - a model with recurrent layers beside attention, in vLLM's hybrid
+//     layout (hybridScale: the attention block raised to hold a state,
+//     the state padded to the attention page, layers in groups of equal
+//     size), at TP 1 here and at the plan's tensor-parallel size where a
+//     part is made (scaleAt);
+//   - otherwise every attention layer at the whole length
+//     (fullLengthScale), sliding-window ones included: vLLM-Gaudi's
+//     runner gives every decoder attention layer a FullAttentionSpec
+//     (get_kv_cache_spec in vllm_gaudi/v1/worker/hpu_model_runner.py,
+//     "TODO: Support other attention modules, e.g., sliding window", at
+//     vllm-project/vllm-gaudi tags v0.19.0 (da9f1820) to v0.27.0rc0
+//     (d01a3cae); no SlidingWindowSpec in any of its history), the v0
+//     workers of HabanaAI/vllm-fork print the blocks x block size over
+//     the length (vllm/executor/executor_base.py), vLLM's TPU backend
+//     puts every layer in one group (vllmWindowLayout), and on GPUs a
+//     window model whose layout VLLMWindowLayoutOf does not follow is
+//     counted so in engine_expect too.
+func (v *vllmCharge) layoutKVScale() (float64, bool) {
+	if len(v.GPUs) == 0 || v.MaxModelLen <= 0 {
+		return 0, false
+	}
+	if w, ok := v.windowKVScale(); ok {
+		return w, true
+	}
+	if h, ok := v.hybridScale(1, 1); ok {
+		v.hybrid = true
+		return h, true
+	}
+	full := fullLengthScale(v.Model, v.MaxModelLen, v.kvOptions)
+	if full == 1 {
+		return 0, false
+	}
+	blocks := (v.MaxModelLen + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
+	return float64(blocks) / float64(v.MaxModelLen) * full, true
+}
+
+// fullLengthScale is model m's KV cache of ctx tokens with every attention
+// layer at the whole length over the planner's estimate under o (1 for a
+// model without sliding-window layers).
+func fullLengthScale(m *model.Model, ctx int, o quant.KVOptions) float64 {
+	plan := quant.KVCacheBytes(m, ctx, 1, o)
+	if plan <= 0 {
+		return 1
+	}
+	o.NoSlidingWindow = true
+	return float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+}
+
+// hybridScale is one request of --max-model-len tokens on one of tp
+// ranks in vLLM's hybrid layout (engine.VLLMHybridLayoutOf: its attention
+// blocks and state blocks, each a page of the raised block in every layer
+// of a group) over the planner's estimate of its KV cache and state on
+// that rank (the whole over split); false for a model without recurrent
+// layers beside attention or one the layout does not follow.
+func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
+	if v.Model.RecurrentStateElements() == 0 {
+		return 0, false
+	}
+	o := v.kvOptions
+	bytes := o.Bytes
+	if bytes <= 0 {
+		bytes = 2 // quant.KVOptions' default
+	}
+	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: tp, MaxModelLen: v.MaxModelLen,
+		KVBytes: bytes, ModelBytes: 2})
+	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+	if !ok || plan <= 0 || split <= 0 {
+		return 0, false
+	}
+	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
+	return need / (float64(plan) / split), true
 }
 
 // vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
@@ -257,12 +357,13 @@ func vllmChargeLine(c costs, tp int) string {
 		st.Version, gib(charge), gib(st.ActivationBytes), gib(st.NonTorchBytes), kind, gib(graphs))
 }
 
-// scaledKV is kv bytes of KV cache as vLLM checks it (vllmCharge.KVScale).
-func (v *vllmCharge) scaledKV(kv float64) float64 {
+// scaledKV is kv bytes of KV cache, the planner's estimate on one of tp
+// ranks (split: scaleAt), as vLLM checks it (vllmCharge.KVScale).
+func (v *vllmCharge) scaledKV(kv float64, tp int, split float64) float64 {
 	if v == nil || v.KVScale <= 0 {
 		return kv
 	}
-	return math.Ceil(kv * v.KVScale)
+	return math.Ceil(kv * v.scaleAt(tp, split))
 }
 
 // withSeqs is c with vLLM's rule for seqs sequences per replica

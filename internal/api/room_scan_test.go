@@ -1,0 +1,141 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
+
+// roomScanEngines are the engines whose concurrency (engine_expect) the
+// scan compares with the fit: the CLI headlines it as "(N sequences of
+// L)" beside the Room line's "up to M sequences at once"
+// (max_batch_size). SGLang's plans are not compared yet: its pool
+// (staticPool) and its fit differ by one to a few sequences on most
+// fixtures (Qwen2.5-0.5B on dgx-h100: 1368 against 1360), a cause not
+// yet found.
+var roomScanEngines = []string{"vllm"}
+
+// TestHeadlineConcurrencyIsTheRoom plans every catalog model with vLLM on
+// every fixture machine with accelerators and checks that the concurrency
+// vLLM will report (engine_expect's max_concurrency, which the CLI's
+// headline prints rounded down) is the batch the plan's fit holds
+// (max_batch_size, the Room line), within rounding, where both are
+// stated: the two are one computation of vLLM's cache layout
+// (vllmCharge.layoutKVScale). Before it, Gemma-3-27B on gaudi2-8 read 9
+// against 55 and granite-4.0-h-small on dgx-h100 225 against 218.
+//
+// The one exception is a plan of several pipeline stages, not compared:
+// its room re-splits the layers at each batch (maxFitting through
+// assignLayers), so it is the batch of another split than the command's,
+// and maxLayers charges the input embedding to every stage
+// (stagePart(0, 0, t) holds it); Llama-3.1-70B on mi300x-8-cpx reads 4
+// sequences against a room of 1, where --batch 4 fits. Open.
+func TestHeadlineConcurrencyIsTheRoom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("plans every catalog model on every fixture")
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	machines, err := os.ReadDir(filepath.Join(root, "testdata", "machines"))
+	require.NoError(t, err)
+	compared, pipelines := 0, 0
+	var disagree []string
+	for _, m := range machines {
+		if !m.IsDir() || goldenSkip[m.Name()] {
+			continue
+		}
+		reg := roomScanRegistry(t, root, m.Name())
+		if reg == nil {
+			continue
+		}
+		for _, e := range model.Catalog() {
+			for _, engine := range roomScanEngines {
+				f, ok := roomScanFigures(t, reg, e.Name, engine)
+				switch {
+				case !ok:
+					continue
+				case f.pp > 1:
+					pipelines++
+					continue
+				}
+				compared++
+				if !f.agree() {
+					disagree = append(disagree, fmt.Sprintf("%s/%s/%s: headline %d, room %d", m.Name(), e.Name, engine, f.headline, f.room))
+				}
+			}
+		}
+	}
+	assert.Empty(t, disagree, "headline concurrency against the Room line:\n%s", strings.Join(disagree, "\n"))
+	assert.Greater(t, compared, 1500, "plans compared")
+	t.Logf("%d plans compared, %d pipeline plans left out", compared, pipelines)
+}
+
+// roomScanRegistry is fixture machine name's detected registry, nil when
+// it has no accelerator (a paged engine's pool is on accelerators only).
+func roomScanRegistry(t *testing.T, root, name string) json.RawMessage {
+	dir := filepath.Join(root, "testdata", "machines", name)
+	opts := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	reg := Detect(context.Background(), []byte(opts), NoEnv)
+	var r struct {
+		Devices []struct {
+			Kind string `json:"kind"`
+		} `json:"devices"`
+	}
+	require.NoError(t, json.Unmarshal(reg, &r), "%s: %s", name, reg)
+	for _, d := range r.Devices {
+		if d.Kind != "cpu" {
+			return reg
+		}
+	}
+	return nil
+}
+
+// roomFigures are a plan's headline concurrency over all its replicas
+// (engine_expect's max_concurrency, per replica, rounded down as
+// internal/cli's roomWords prints it), its max_batch_size, its replicas
+// and pipeline stages.
+type roomFigures struct {
+	headline, room, dp, pp int
+}
+
+// agree is whether the two figures are equal within rounding: the fit
+// holds a whole sequence fewer per replica where vLLM's concurrency is a
+// whole number or its charge rounds up (scaledKV), Qwen3-8B on the H20
+// fixture reading 11.00x beside 10.
+func (f roomFigures) agree() bool {
+	return f.room <= f.headline && f.room >= f.headline-f.dp
+}
+
+// roomScanFigures is a plan's roomFigures, false where either figure is
+// not stated.
+func roomScanFigures(t *testing.T, reg json.RawMessage, name, engine string) (roomFigures, bool) {
+	req := fmt.Sprintf(`{"model":{"name":%q},"engine":%q,"registry":%s}`, name, engine, reg)
+	var a struct {
+		MaxBatchSize int `json:"max_batch_size"`
+		DPSize       int `json:"dp_size"`
+		PPSize       int `json:"pp_size"`
+		EngineExpect map[string]struct {
+			MaxConcurrency float64 `json:"max_concurrency"`
+		} `json:"engine_expect"`
+	}
+	out := PlanSharding(context.Background(), []byte(req), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &a), "%s %s: %s", name, engine, out)
+	x, ok := a.EngineExpect[engine]
+	headline := int(x.MaxConcurrency)
+	if !ok || headline <= 1 || a.MaxBatchSize <= 0 {
+		return roomFigures{}, false
+	}
+	// The headline is per replica ("KV room about ... per replica"), the
+	// Room line of all of them.
+	dp := max(a.DPSize, 1)
+	return roomFigures{headline: headline * dp, room: a.MaxBatchSize, dp: dp, pp: a.PPSize}, true
+}
