@@ -19,6 +19,17 @@ const gpuSpecsTable = "https://github.com/VladislavDuma/gpu_specs/blob/103f3414c
 
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
+// b200Peaks cites the B200's dense tensor peaks: ml-engineering's table of
+// peaks "w/o sparsity" (its note 20 names NVIDIA's DGX B200 datasheet), and
+// Glenn Lockwood's B200 page, which gives the same figures for the HGX B200
+// at 1,000 W beside sparse ones of twice them, citing NVIDIA's Blackwell
+// technical brief.
+const b200Peaks = "secondary tables (no NVIDIA page opened states the dense figures): " +
+	"https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 (table \"TFLOPS comparison table\", " +
+	"\"theoretical peak TFLOPS specs ... (w/o sparsity)\": \"NVIDIA B200 SXM | 80.0 | 1125.0 | 2250 | 2250 | 4500 | 4500 |\" for fp32, tf32, fp16, bf16, fp8, int8); " +
+	"https://glennklockwood.com/garden/processors/B200 (\"The HGX variant of B200 supports the following when configured at 1,000 W\": " +
+	"FP16 and BF16 2250, FP8 and INT8 4500, beside sparse figures of 4500 and 9000)"
+
 var nvidiaRecords = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:      []string{"10de:2330"},
@@ -400,6 +411,12 @@ var nvidiaRecords = []Spec{
 			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; " +
 			"bandwidth 8 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
 		BandwidthGBs: 8000,
+		// Dense tensor peaks from a secondary table (b200Peaks); no NVIDIA
+		// page opened states them dense.
+		BF16TFLOPS: 2250, FP16TFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": b200Peaks, "FP16TFLOPS": b200Peaks, "FP8TFLOPS": b200Peaks, "INT8TOPS": b200Peaks,
+		},
 	},
 	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
