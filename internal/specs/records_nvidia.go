@@ -30,6 +30,19 @@ const b200Peaks = "secondary tables (no NVIDIA page opened states the dense figu
 	"https://glennklockwood.com/garden/processors/B200 (\"The HGX variant of B200 supports the following when configured at 1,000 W\": " +
 	"FP16 and BF16 2250, FP8 and INT8 4500, beside sparse figures of 4500 and 9000)"
 
+// h20Peaks cites the H20's dense FP16 and INT8 peaks: two secondary pages
+// (no NVIDIA page opened states them).
+const h20Peaks = "secondary pages (no NVIDIA page opened): https://zangshuxian.com/new/674733024499207168 " +
+	"(\"H20的FP16稠密算力为148TFLOPS\", FP16 dense 148 TFLOPS; \"H20的INT8为296TFLOPS\"); " +
+	"https://willitrunai.com/es/gpus/h20-96gb (\"148 TFLOPS FP16 (throttled for export compliance) / 296 INT8 TOPS\")"
+
+// a100PCIePeaks cites the A100 PCIe's dense peaks: ml-engineering's table
+// of peaks "w/o sparsity", whose note 3 says NVIDIA's A100 page gives the
+// PCIe and SXM parts the same figures.
+const a100PCIePeaks = "secondary table: https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+	"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+	"\"NVIDIA A100 PCIe | 19.5 | 156.0 | 312 | 312 | X | 624 |\" for fp32, tf32, fp16, bf16, fp8, int8; notes 3 and 4 cite https://www.nvidia.com/en-us/data-center/a100/)"
+
 var nvidiaRecords = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:      []string{"10de:2330"},
@@ -302,6 +315,12 @@ var nvidiaRecords = []Spec{
 		BandwidthGBs: 4000,
 		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H20 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
 			"bandwidth 4,000 GB/s from a secondary page (no NVIDIA page states it): https://willitrunai.com/es/gpus/h20-96gb; NVLink left out",
+		// Dense FP16 and INT8 peaks from secondary pages; BF16 and FP8 are
+		// stated by neither and left out (a bf16 plan takes the FP16 peak).
+		FP16TFLOPS: 148, INT8TOPS: 296,
+		FigureSources: map[string]string{
+			"FP16TFLOPS": h20Peaks, "INT8TOPS": h20Peaks,
+		},
 	},
 	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
 	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
@@ -782,6 +801,10 @@ var nvidiaRecords = []Spec{
 		MemoryBytes:    40e9, MemoryUnit: "GB",
 		BandwidthGBs: 1555,
 		Source:       "https://www.svethardware.cz/nvidia-predstavila-akcelerator-a100-s-80-gb-rychle-pameti/55366 (the 40 GB A100: HBM2 at 2.4 Gb/s per pin on 5120 bits, 1555 GB/s); https://glennklockwood.com/garden/processors/A100 (40 GB HBM2, 1.555 TB/s)",
+		BF16TFLOPS:   312, FP16TFLOPS: 312, INT8TOPS: 624,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": a100PCIePeaks, "FP16TFLOPS": a100PCIePeaks, "INT8TOPS": a100PCIePeaks,
+		},
 	},
 	{Name: "NVIDIA H100 NVL", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:         []string{"10de:2321"},
