@@ -43,6 +43,14 @@ const a100PCIePeaks = "secondary table: https://github.com/stas00/ml-engineering
 	"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
 	"\"NVIDIA A100 PCIe | 19.5 | 156.0 | 312 | 312 | X | 624 |\" for fp32, tf32, fp16, bf16, fp8, int8; notes 3 and 4 cite https://www.nvidia.com/en-us/data-center/a100/)"
 
+// gh200Peaks cites the GH200's dense peaks (its Hopper GPU): ml-engineering's
+// table of peaks "w/o sparsity", whose note 14 says the GH200 row is per
+// chip without sparsity; the figures are the H100 SXM's.
+const gh200Peaks = "secondary table: https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+	"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+	"\"NVIDIA GH200 SXM | 67.0 | 494.5 | 989 | 989 | 1979 | 1979 |\" for fp32, tf32, fp16, bf16, fp8, int8; note 14: \"the table includes specs per chip w/o sparsity\", " +
+	"citing https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/)"
+
 var nvidiaRecords = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:      []string{"10de:2330"},
@@ -835,6 +843,10 @@ var nvidiaRecords = []Spec{
 		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H100 on GH200 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
 			"bandwidth 4 TB/s from a secondary page reporting NVIDIA's announcement (\"96GB HBM3@4TB/s\"; no NVIDIA page opened states it): https://nishikiout.net/entry/2023/08/09/143040",
 		BandwidthGBs: 4000,
+		BF16TFLOPS:   989, FP16TFLOPS: 989, FP8TFLOPS: 1979, INT8TOPS: 1979,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": gh200Peaks, "FP16TFLOPS": gh200Peaks, "FP8TFLOPS": gh200Peaks, "INT8TOPS": gh200Peaks,
+		},
 	},
 	{Name: "NVIDIA GH200 (144GB HBM3e)", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3e,
 		PCIIDs:         []string{"10de:2348"},
