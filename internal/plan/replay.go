@@ -134,22 +134,42 @@ func (r *Replay) WeightFamily() string { return weightFamily(r.decodePlan.Level)
 // link is the record's interconnect, per direction), decoding one
 // sequence at decodeContext tokens.
 func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeContext int) *Replay {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engine.NameVLLM}}
-	b := quant.Estimate(m, l, decodeContext, 1, req.kvOptions())
+	return NewServingPromptReplay(m, l, s, tp, 0, decodeContext)
+}
+
+// NewServingPromptReplay is NewServingReplay with, when prompt > 0, the
+// prefill of a prompt of that many tokens laid out the same way (the
+// time to first token of a single request is prompt / Prefill).
+func NewServingPromptReplay(m *model.Model, l quant.Level, s specs.Spec, tp, prompt, decodeContext int) *Replay {
+	r := &Replay{}
+	r.decodePlan, r.decodeReq = servingPlan(m, l, s, tp, decodeContext)
+	if prompt > 0 {
+		r.prefillPlan, r.prefillReq = servingPlan(m, l, s, tp, prompt)
+	}
+	return r
+}
+
+// servingPlan is one stage of tp GPUs of the record s holding all of m,
+// tensor-parallel, planned for vLLM at context tokens.
+func servingPlan(m *model.Model, l quant.Level, s specs.Spec, tp, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameVLLM}}
+	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	cs := newCosts(m, b, l)
 	st := stage{Start: 0, End: cs.Layers}
 	for range tp {
 		st.Devices = append(st.Devices, &device{ID: "gpu", Dev: registry.Device{Name: s.Name}, BandwidthGBs: s.BandwidthGBs, LinkGBs: s.InterconnectGBs / 2, Spec: &s})
 	}
 	st.Part = cs.stagePart(0, cs.Layers, tp)
-	pl := &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}
-	return &Replay{decodePlan: pl, decodeReq: req}
+	return &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}, req
 }
 
 // OnEngine marks a serving replay (NewServingReplay) as a run of the
 // engine name (engine.NameSGLang: SGLang's constants) and returns r.
 func (r *Replay) OnEngine(name string) *Replay {
 	r.decodeReq.Engine = name
+	if r.prefillReq != nil {
+		r.prefillReq.Engine = name
+	}
 	return r
 }
 

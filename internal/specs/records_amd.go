@@ -10,6 +10,21 @@ const rocmGPUSpecs = "https://github.com/ROCm/ROCm docs/reference/gpu-arch-specs
 
 // amdRecords are the AMD records of the part table (records.go says how the
 // table is kept and what its fields hold).
+// mi325xPeaks and mi355xPeaks cite the dense tensor peaks of the MI325X
+// and MI355X: a secondary table of peaks "w/o sparsity" (no AMD page was
+// opened here). Its note 22 says the MI355X figures are AMD's dense ones
+// ("AMD also publishes `with Structured Sparsity` variants at exactly 2x");
+// note 18, that the MI325X is "the same compute as MI300X".
+const (
+	mi325xPeaks = "secondary table (no AMD page opened): https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+		"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+		"\"AMD MI325X | 163.4 | 653.7 | 1300 | 1300 | 2610 | 2600 |\" for fp32, tf32, fp16, bf16, fp8, int8; note 18 cites https://www.amd.com/en/products/accelerators/instinct/mi300/mi325x.html)"
+	mi355xPeaks = "secondary table (no AMD page opened): https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+		"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+		"\"AMD MI355X | 157.3 | ? | 2500 | 2500 | 5000 | 5000 |\" for fp32, tf32, fp16, bf16, fp8, int8; note 22: \"these are AMD's dense figures\", " +
+		"citing https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html)"
+)
+
 var amdRecords = []Spec{
 	{Name: "AMD Instinct MI300X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs: []string{"1002:74a1"},
@@ -120,6 +135,10 @@ var amdRecords = []Spec{
 		Source: "AMD GPU specifications, Instinct table, \"MI325X | CDNA3 | gfx942 | 256\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; " +
 			"bandwidth 6 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
 		BandwidthGBs: 6000,
+		BF16TFLOPS:   1300, FP16TFLOPS: 1300, FP8TFLOPS: 2610, INT8TOPS: 2600,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": mi325xPeaks, "FP16TFLOPS": mi325xPeaks, "FP8TFLOPS": mi325xPeaks, "INT8TOPS": mi325xPeaks,
+		},
 	},
 	{Name: "AMD Instinct MI355X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM3e,
 		PCIIDs:         []string{"1002:75a3"},
@@ -128,6 +147,10 @@ var amdRecords = []Spec{
 		Source: "AMD GPU specifications, Instinct table, \"MI355X | CDNA4 | gfx950 | 288\" (VRAM (GiB)): https://rocm.docs.amd.com/en/7.13.0-preview/reference/gpu-specs.html; " +
 			"bandwidth 8 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
 		BandwidthGBs: 8000,
+		BF16TFLOPS:   2500, FP16TFLOPS: 2500, FP8TFLOPS: 5000, INT8TOPS: 5000,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": mi355xPeaks, "FP16TFLOPS": mi355xPeaks, "FP8TFLOPS": mi355xPeaks, "INT8TOPS": mi355xPeaks,
+		},
 	},
 	// Integrated GPUs of AMD APUs and desktop CPUs (Zen 1 to Zen 5): identity
 	// only. They have no memory of their own (the BIOS carve-out and GTT are

@@ -19,6 +19,38 @@ const gpuSpecsTable = "https://github.com/VladislavDuma/gpu_specs/blob/103f3414c
 
 // nvidiaRecords are the NVIDIA records of the part table (records.go says how the
 // table is kept and what its fields hold).
+// b200Peaks cites the B200's dense tensor peaks: ml-engineering's table of
+// peaks "w/o sparsity" (its note 20 names NVIDIA's DGX B200 datasheet), and
+// Glenn Lockwood's B200 page, which gives the same figures for the HGX B200
+// at 1,000 W beside sparse ones of twice them, citing NVIDIA's Blackwell
+// technical brief.
+const b200Peaks = "secondary tables (no NVIDIA page opened states the dense figures): " +
+	"https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 (table \"TFLOPS comparison table\", " +
+	"\"theoretical peak TFLOPS specs ... (w/o sparsity)\": \"NVIDIA B200 SXM | 80.0 | 1125.0 | 2250 | 2250 | 4500 | 4500 |\" for fp32, tf32, fp16, bf16, fp8, int8); " +
+	"https://glennklockwood.com/garden/processors/B200 (\"The HGX variant of B200 supports the following when configured at 1,000 W\": " +
+	"FP16 and BF16 2250, FP8 and INT8 4500, beside sparse figures of 4500 and 9000)"
+
+// h20Peaks cites the H20's dense FP16 and INT8 peaks: two secondary pages
+// (no NVIDIA page opened states them).
+const h20Peaks = "secondary pages (no NVIDIA page opened): https://zangshuxian.com/new/674733024499207168 " +
+	"(\"H20的FP16稠密算力为148TFLOPS\", FP16 dense 148 TFLOPS; \"H20的INT8为296TFLOPS\"); " +
+	"https://willitrunai.com/es/gpus/h20-96gb (\"148 TFLOPS FP16 (throttled for export compliance) / 296 INT8 TOPS\")"
+
+// a100PCIePeaks cites the A100 PCIe's dense peaks: ml-engineering's table
+// of peaks "w/o sparsity", whose note 3 says NVIDIA's A100 page gives the
+// PCIe and SXM parts the same figures.
+const a100PCIePeaks = "secondary table: https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+	"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+	"\"NVIDIA A100 PCIe | 19.5 | 156.0 | 312 | 312 | X | 624 |\" for fp32, tf32, fp16, bf16, fp8, int8; notes 3 and 4 cite https://www.nvidia.com/en-us/data-center/a100/)"
+
+// gh200Peaks cites the GH200's dense peaks (its Hopper GPU): ml-engineering's
+// table of peaks "w/o sparsity", whose note 14 says the GH200 row is per
+// chip without sparsity; the figures are the H100 SXM's.
+const gh200Peaks = "secondary table: https://github.com/stas00/ml-engineering compute/accelerator/README.md @ 744d01e1 " +
+	"(table \"TFLOPS comparison table\", \"theoretical peak TFLOPS specs ... (w/o sparsity)\": " +
+	"\"NVIDIA GH200 SXM | 67.0 | 494.5 | 989 | 989 | 1979 | 1979 |\" for fp32, tf32, fp16, bf16, fp8, int8; note 14: \"the table includes specs per chip w/o sparsity\", " +
+	"citing https://www.nvidia.com/en-us/data-center/grace-hopper-superchip/)"
+
 var nvidiaRecords = []Spec{
 	{Name: "NVIDIA H100 SXM5 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:      []string{"10de:2330"},
@@ -291,6 +323,12 @@ var nvidiaRecords = []Spec{
 		BandwidthGBs: 4000,
 		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H20 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
 			"bandwidth 4,000 GB/s from a secondary page (no NVIDIA page states it): https://willitrunai.com/es/gpus/h20-96gb; NVLink left out",
+		// Dense FP16 and INT8 peaks from secondary pages; BF16 and FP8 are
+		// stated by neither and left out (a bf16 plan takes the FP16 peak).
+		FP16TFLOPS: 148, INT8TOPS: 296,
+		FigureSources: map[string]string{
+			"FP16TFLOPS": h20Peaks, "INT8TOPS": h20Peaks,
+		},
 	},
 	// Older NVIDIA parts seen without a working driver (issue 13 fixtures
 	// v100-pcie-nouveau-era-no-driver, gt640-nvml-mismatch, kata-gt1030-vm):
@@ -400,6 +438,12 @@ var nvidiaRecords = []Spec{
 			"\"accelerator_memory_capacity\": \"180 GB\" (NVIDIA B200-SXM-180GB): https://github.com/mlcommons/inference_results_v6.0 closed/Nebius/systems/nebius_b200_n1.json; " +
 			"bandwidth 8 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
 		BandwidthGBs: 8000,
+		// Dense tensor peaks from a secondary table (b200Peaks); no NVIDIA
+		// page opened states them dense.
+		BF16TFLOPS: 2250, FP16TFLOPS: 2250, FP8TFLOPS: 4500, INT8TOPS: 4500,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": b200Peaks, "FP16TFLOPS": b200Peaks, "FP8TFLOPS": b200Peaks, "INT8TOPS": b200Peaks,
+		},
 	},
 	// NVIDIA GB10 (DGX Spark): one Grace Blackwell superchip whose GPU uses the
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
@@ -765,6 +809,10 @@ var nvidiaRecords = []Spec{
 		MemoryBytes:    40e9, MemoryUnit: "GB",
 		BandwidthGBs: 1555,
 		Source:       "https://www.svethardware.cz/nvidia-predstavila-akcelerator-a100-s-80-gb-rychle-pameti/55366 (the 40 GB A100: HBM2 at 2.4 Gb/s per pin on 5120 bits, 1555 GB/s); https://glennklockwood.com/garden/processors/A100 (40 GB HBM2, 1.555 TB/s)",
+		BF16TFLOPS:   312, FP16TFLOPS: 312, INT8TOPS: 624,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": a100PCIePeaks, "FP16TFLOPS": a100PCIePeaks, "INT8TOPS": a100PCIePeaks,
+		},
 	},
 	{Name: "NVIDIA H100 NVL", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs:         []string{"10de:2321"},
@@ -795,6 +843,10 @@ var nvidiaRecords = []Spec{
 		Source: "NVIDIA MIG User Guide, Supported GPUs: \"H100 on GH200 | Hopper | GH100 | 9.0 | 96GB | 7\": https://docs.nvidia.com/datacenter/tesla/mig-user-guide/supported-gpus.html; " +
 			"bandwidth 4 TB/s from a secondary page reporting NVIDIA's announcement (\"96GB HBM3@4TB/s\"; no NVIDIA page opened states it): https://nishikiout.net/entry/2023/08/09/143040",
 		BandwidthGBs: 4000,
+		BF16TFLOPS:   989, FP16TFLOPS: 989, FP8TFLOPS: 1979, INT8TOPS: 1979,
+		FigureSources: map[string]string{
+			"BF16TFLOPS": gh200Peaks, "FP16TFLOPS": gh200Peaks, "FP8TFLOPS": gh200Peaks, "INT8TOPS": gh200Peaks,
+		},
 	},
 	{Name: "NVIDIA GH200 (144GB HBM3e)", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3e,
 		PCIIDs:         []string{"10de:2348"},
