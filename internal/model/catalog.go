@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -426,6 +427,9 @@ func Suggest(name string, n int) []string {
 		if cs[a].d != cs[b].d {
 			return cs[a].d < cs[b].d
 		}
+		if ga, gb := generation(cs[a].name), generation(cs[b].name); ga != gb {
+			return ga > gb
+		}
 		return cs[a].name < cs[b].name
 	})
 	var out []string
@@ -437,6 +441,27 @@ func Suggest(name string, n int) []string {
 	}
 	return out
 }
+
+// generation is the first number of a catalog name, the family's version
+// ("Llama-3.3-70B-Instruct" 3.3, "Qwen2.5-72B" 2.5, "Llama-4-Scout-…" 4),
+// 0 when it has none. Suggest ranks names equally close by it, newest
+// first: "llama" is one edit from every Llama, and sorted alphabetically
+// its suggestions were three Llama 2 models. The catalog records no
+// release dates; a family's version number rises with its releases. For
+// a name whose first number is its size ("gpt-oss-120b") the larger
+// comes first, which orders nothing that matters.
+func generation(name string) float64 {
+	i := strings.IndexAny(name, "0123456789")
+	if i < 0 {
+		return 0
+	}
+	num := generationNumber.FindString(name[i:])
+	v, _ := strconv.ParseFloat(num, 64)
+	return v
+}
+
+// generationNumber is a version number: digits, then a point and digits.
+var generationNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?`)
 
 // suggestDistance is how far a typed key is from a catalog key: their edit
 // distance, or, when the catalog key is the start of the typed one (a
