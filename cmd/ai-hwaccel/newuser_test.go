@@ -204,3 +204,15 @@ func TestRentEqualCostPrefersTheCheaperMachine(t *testing.T) {
 	assert.Less(t, i1, i2)
 	assert.Less(t, i2, i4)
 }
+
+// The model's note on its vision tower says which engines load it: an
+// SGLang plan of Llama 4, which counts no tower (SGLang serves Llama 4
+// text-only by default and builds none), said beside that "vLLM and SGLang
+// load them beside it".
+func TestVisionNoteAgreesWithSGLangTextOnly(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "llama4:scout", "--engine", "sglang")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "this plan counts no vision tower")
+	assert.NotContains(t, r.stdout, "vLLM and SGLang load them beside it")
+	assert.Contains(t, r.stdout, "vLLM loads them beside it")
+}
