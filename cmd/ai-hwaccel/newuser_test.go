@@ -216,3 +216,26 @@ func TestVisionNoteAgreesWithSGLangTextOnly(t *testing.T) {
 	assert.NotContains(t, r.stdout, "vLLM and SGLang load them beside it")
 	assert.Contains(t, r.stdout, "vLLM loads them beside it")
 }
+
+// train, suggest and rent name the model as plan does, by the catalog's name for
+// the alias typed: their headlines said "qwen3:30b-a3b" where plan's said
+// "Qwen3-30B-A3B". A name the catalog does not resolve (a size) stays as
+// typed.
+func TestTrainAndSuggestNameTheModelAsPlanDoes(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "--model", "qwen3:30b-a3b"},
+		{"suggest", "--model", "qwen3:30b-a3b"},
+		{"train", "--model", "qwen3:30b-a3b", "--method", "lora"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		headline, _, _ := strings.Cut(r.stdout, "\n")
+		assert.True(t, strings.HasPrefix(headline, "Qwen3-30B-A3B "), "%s: %s", args[0], headline)
+	}
+	r := runCLI(t, "rent", "--model", "qwen3:30b-a3b")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, strings.SplitN(r.stdout, "\n", 2)[0], " for Qwen3-30B-A3B: ")
+	r = runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "8b lora training"), r.stdout)
+}
