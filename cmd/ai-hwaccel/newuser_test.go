@@ -239,3 +239,30 @@ func TestTrainAndSuggestNameTheModelAsPlanDoes(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.True(t, strings.HasPrefix(r.stdout, "8b lora training"), r.stdout)
 }
+
+// A data-parallel plan's headline says what its figures are of: the KV
+// room and the speed of one replica, and the whole machine's as the Room
+// line and decode_tokens_per_s_total state it. It said "KV room about 430k
+// tokens per replica (3 sequences of 131072)" above "up to 24 sequences at
+// once", and "about 161 tokens/s" for 8 replicas serving 1286.
+func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
+	args := withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "llama.cpp")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	one, total := tp["decode_tokens_per_s"].(float64), tp["decode_tokens_per_s_total"].(float64)
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, fmt.Sprintf("about 8 replicas x %s tokens/s = %s tokens/s", rateText(one), rateText(total)))
+
+	args = withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "vllm")
+	obj, _ = runJSON(t, append(args, "--json")...)
+	n := obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)["max_concurrency"].(float64)
+	all := obj["max_batch_size"].(float64)
+	require.Equal(t, 8*math.Floor(n), all)
+	r = runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ = strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, fmt.Sprintf("tokens per replica (%.0f sequences of 131072 each, %.0f in all)", math.Floor(n), all))
+	assert.Contains(t, r.stdout, fmt.Sprintf("up to %.0f sequences at once", all))
+}
