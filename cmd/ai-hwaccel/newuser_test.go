@@ -266,3 +266,27 @@ func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
 	assert.Contains(t, headline, fmt.Sprintf("tokens per replica (%.0f sequences of 131072 each, %.0f in all)", math.Floor(n), all))
 	assert.Contains(t, r.stdout, fmt.Sprintf("up to %.0f sequences at once", all))
 }
+
+// vLLM's CPU backend is built for AVX-512 or AVX2 on x86 and refuses to
+// build on a CPU with neither (cmake/cpu_extension.cmake of
+// vllm-project/vllm); the cpu-only fixture's Xeon L5640 (Westmere-EP)
+// lists sse4_2 and no avx in its /proc/cpuinfo flags. A vLLM plan there
+// said it fits with a `vllm serve` line; it says why vLLM cannot run,
+// while llama.cpp, which has no such floor, still plans. A CPU whose
+// family is not known keeps its vLLM plan.
+func TestVLLMNeedsAVX2OnX86CPU(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "8b", "--engine", "vllm")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, "does not fit")
+	assert.Contains(t, headline, "vLLM's CPU backend needs AVX-512 or AVX2")
+	assert.NotContains(t, r.stdout, "vllm serve")
+
+	r = runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "8b", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server")
+
+	r = runCLI(t, withFixture(t, "qemu-q35-vm", "plan", "--model", "1b", "--engine", "vllm", "--devices", "cpu:0")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "AVX-512 or AVX2")
+}
