@@ -290,3 +290,21 @@ func TestVLLMNeedsAVX2OnX86CPU(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "AVX-512 or AVX2")
 }
+
+// rent's best choice whose level no published checkpoint stores (Gemma 3
+// 27B at int4 on one RTX 4090: the catalog knows no AWQ/GPTQ release) says
+// so under the headline, as plan's headline does ("no command: needs
+// ..."), where it printed nothing: the recommendation stood without a way
+// to run it.
+func TestRentSaysWhyTheBestChoiceHasNoCommand(t *testing.T) {
+	obj, _ := runJSON(t, "rent", "--model", "Gemma-3-27B", "--json")
+	best := obj["choices"].([]any)[0].(map[string]any)
+	needs, _ := best["load"].(map[string]any)["needs"].(string)
+	require.NotEmpty(t, needs, "the fixture's premise: the best choice needs an unpublished checkpoint")
+
+	r := runCLI(t, "rent", "--model", "Gemma-3-27B")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(r.stdout, "\n")
+	require.Greater(t, len(lines), 3)
+	assert.Equal(t, "  no command: needs "+needs, lines[2])
+}
