@@ -204,3 +204,107 @@ func TestRentEqualCostPrefersTheCheaperMachine(t *testing.T) {
 	assert.Less(t, i1, i2)
 	assert.Less(t, i2, i4)
 }
+
+// The model's note on its vision tower says which engines load it: an
+// SGLang plan of Llama 4, which counts no tower (SGLang serves Llama 4
+// text-only by default and builds none), said beside that "vLLM and SGLang
+// load them beside it".
+func TestVisionNoteAgreesWithSGLangTextOnly(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "llama4:scout", "--engine", "sglang")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "this plan counts no vision tower")
+	assert.NotContains(t, r.stdout, "vLLM and SGLang load them beside it")
+	assert.Contains(t, r.stdout, "vLLM loads them beside it")
+}
+
+// train, suggest and rent name the model as plan does, by the catalog's name for
+// the alias typed: their headlines said "qwen3:30b-a3b" where plan's said
+// "Qwen3-30B-A3B". A name the catalog does not resolve (a size) stays as
+// typed.
+func TestTrainAndSuggestNameTheModelAsPlanDoes(t *testing.T) {
+	for _, args := range [][]string{
+		{"plan", "--model", "qwen3:30b-a3b"},
+		{"suggest", "--model", "qwen3:30b-a3b"},
+		{"train", "--model", "qwen3:30b-a3b", "--method", "lora"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		headline, _, _ := strings.Cut(r.stdout, "\n")
+		assert.True(t, strings.HasPrefix(headline, "Qwen3-30B-A3B "), "%s: %s", args[0], headline)
+	}
+	r := runCLI(t, "rent", "--model", "qwen3:30b-a3b")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, strings.SplitN(r.stdout, "\n", 2)[0], " for Qwen3-30B-A3B: ")
+	r = runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.True(t, strings.HasPrefix(r.stdout, "8b lora training"), r.stdout)
+}
+
+// A data-parallel plan's headline says what its figures are of: the KV
+// room and the speed of one replica, and the whole machine's as the Room
+// line and decode_tokens_per_s_total state it. It said "KV room about 430k
+// tokens per replica (3 sequences of 131072)" above "up to 24 sequences at
+// once", and "about 161 tokens/s" for 8 replicas serving 1286.
+func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
+	args := withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "llama.cpp")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	one, total := tp["decode_tokens_per_s"].(float64), tp["decode_tokens_per_s_total"].(float64)
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, fmt.Sprintf("about 8 replicas x %s tokens/s = %s tokens/s", rateText(one), rateText(total)))
+
+	args = withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "vllm")
+	obj, _ = runJSON(t, append(args, "--json")...)
+	n := obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)["max_concurrency"].(float64)
+	all := obj["max_batch_size"].(float64)
+	require.Equal(t, 8*math.Floor(n), all)
+	r = runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ = strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, fmt.Sprintf("tokens per replica (%.0f sequences of 131072 each, %.0f in all)", math.Floor(n), all))
+	assert.Contains(t, r.stdout, fmt.Sprintf("up to %.0f sequences at once", all))
+}
+
+// vLLM's CPU backend is built for AVX-512 or AVX2 on x86 and refuses to
+// build on a CPU with neither (cmake/cpu_extension.cmake of
+// vllm-project/vllm); the cpu-only fixture's Xeon L5640 (Westmere-EP)
+// lists sse4_2 and no avx in its /proc/cpuinfo flags. A vLLM plan there
+// said it fits with a `vllm serve` line; it says why vLLM cannot run,
+// while llama.cpp, which has no such floor, still plans. A CPU whose
+// family is not known keeps its vLLM plan.
+func TestVLLMNeedsAVX2OnX86CPU(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "8b", "--engine", "vllm")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Contains(t, headline, "does not fit")
+	assert.Contains(t, headline, "vLLM's CPU backend needs AVX-512 or AVX2")
+	assert.NotContains(t, r.stdout, "vllm serve")
+
+	r = runCLI(t, withFixture(t, "cpu-only", "plan", "--model", "8b", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server")
+
+	r = runCLI(t, withFixture(t, "qemu-q35-vm", "plan", "--model", "1b", "--engine", "vllm", "--devices", "cpu:0")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "AVX-512 or AVX2")
+}
+
+// rent's best choice whose level no published checkpoint stores (Gemma 3
+// 27B at int4 on one RTX 4090: the catalog knows no AWQ/GPTQ release) says
+// so under the headline, as plan's headline does ("no command: needs
+// ..."), where it printed nothing: the recommendation stood without a way
+// to run it.
+func TestRentSaysWhyTheBestChoiceHasNoCommand(t *testing.T) {
+	obj, _ := runJSON(t, "rent", "--model", "Gemma-3-27B", "--json")
+	best := obj["choices"].([]any)[0].(map[string]any)
+	needs, _ := best["load"].(map[string]any)["needs"].(string)
+	require.NotEmpty(t, needs, "the fixture's premise: the best choice needs an unpublished checkpoint")
+
+	r := runCLI(t, "rent", "--model", "Gemma-3-27B")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(r.stdout, "\n")
+	require.Greater(t, len(lines), 3)
+	assert.Equal(t, "  no command: needs "+needs, lines[2])
+}

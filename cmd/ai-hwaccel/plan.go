@@ -206,7 +206,7 @@ func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
 	if p.json {
 		return a.writeJSON(out, p.pretty)
 	}
-	info := cli.AnswerInfo{Model: p.model, Engine: p.engine, DeviceNames: a.deviceNames(req, opts)}
+	info := cli.AnswerInfo{Model: shownName(m, p.model), Engine: p.engine, DeviceNames: a.deviceNames(req, opts)}
 	info.ServeModel, info.ModelFile = engineModel(m)
 	if f.cmd == "suggest" {
 		info.PlanCommand = planCommandFor(args)
@@ -563,6 +563,18 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)
 	}
 	return out, m, err
+}
+
+// shownName is the model's name in a headline whose answer names no model
+// (suggest, train): the catalog's name of a catalog model, as plan's
+// answer gives it ("Qwen3-30B-A3B" for qwen3:30b-a3b), else what was typed.
+func shownName(m modelArg, typed string) string {
+	if name, ok := m.val.(string); ok && m.key == "name" {
+		if c := model.Lookup(name); c != nil {
+			return c.Name
+		}
+	}
+	return typed
 }
 
 // engineModel is what the engine commands of a headline load when the user

@@ -73,7 +73,7 @@ func (a *app) rent(args []string) error {
 	if p.json {
 		return a.writeJSON(out, p.pretty)
 	}
-	info := cli.AnswerInfo{Model: p.model}
+	info := cli.AnswerInfo{Model: shownName(m, p.model)}
 	info.ServeModel, info.ModelFile = engineModel(m)
 	return cli.WriteRent(a.stdout, out, info)
 }

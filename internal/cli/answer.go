@@ -227,7 +227,7 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 		parts = append(parts, room)
 	}
 	if a.Throughput != nil && a.Throughput.DecodeTokensPerS > 0 && SpeedValidated(a.Throughput.ValidatedOn) {
-		parts = append(parts, "about "+rate(a.Throughput.DecodeTokensPerS)+" tokens/s")
+		parts = append(parts, "about "+speedWords(a))
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
 	if cmd, withheld := engineCommand(a, info); cmd != "" {
@@ -236,6 +236,19 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 		line += "; " + withheld
 	}
 	return line
+}
+
+// speedWords is the headline's decode rate: "<r> tokens/s", or for data
+// parallel replicas, whose decode_tokens_per_s is one replica's,
+// "<n> replicas x <r> tokens/s = <total> tokens/s"
+// (decode_tokens_per_s_total), so that the figure is not read as the
+// machine's.
+func speedWords(a *plan.ShardingAnswer) string {
+	tp := a.Throughput
+	if a.DPSize > 1 && tp.DecodeTokensPerSTotal > 0 {
+		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, rate(tp.DecodeTokensPerS), rate(tp.DecodeTokensPerSTotal))
+	}
+	return rate(tp.DecodeTokensPerS) + " tokens/s"
 }
 
 // parallelWords says how a plan spreads the model: "tensor parallel 2",
@@ -362,10 +375,17 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
 	if x, ok := a.EngineExpect[e]; ok && x.KVCacheTokens > 0 {
 		room := "KV room about " + Tokens(float64(x.KVCacheTokens)) + " tokens"
-		if a.DPSize > 1 {
+		n := int(x.MaxConcurrency)
+		switch {
+		case a.DPSize > 1 && n >= 1 && ctx > 0 && a.MaxBatchSize == n*a.DPSize:
+			// engine_expect is one replica's engine; the Room line
+			// (max_batch_size) counts every replica's sequences.
+			room += fmt.Sprintf(" per replica (%d sequences of %d each, %d in all)", n, ctx, a.MaxBatchSize)
+		case a.DPSize > 1 && n >= 1 && ctx > 0:
+			room += fmt.Sprintf(" per replica (%d sequences of %d)", n, ctx)
+		case a.DPSize > 1:
 			room += " per replica"
-		}
-		if n := int(x.MaxConcurrency); n > 1 && ctx > 0 {
+		case n > 1 && ctx > 0:
 			room += fmt.Sprintf(" (%d sequences of %d)", n, ctx)
 		}
 		return room

@@ -30,8 +30,10 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 	}
 	best := &a.Choices[0]
 	writeHeadline(w, fmt.Sprintf("Rent %s for %s: %s.", machineWords(best), name, rentFigures(best)))
-	if cmd := rentCommand(best, info); cmd != "" {
+	if cmd, withheld := rentCommand(best, info); cmd != "" {
 		fmt.Fprintf(w, "  %s\n", Text(cmd))
+	} else if withheld != "" {
+		fmt.Fprintf(w, "  %s\n", Text(withheld))
 	}
 	fmt.Fprintf(w, "\nRanked by %s (%d of %d types fit):\n", sortWords(a.Sort), len(a.Choices), len(a.Choices)+len(a.NotFit))
 	for i, c := range a.Choices {
@@ -107,10 +109,11 @@ func priceWords(c *rent.Choice) string {
 }
 
 // rentCommand is the engine command of a choice, as `ai-hwaccel plan`
-// writes it.
-func rentCommand(c *rent.Choice, info AnswerInfo) string {
+// writes it, or when no published checkpoint runs the choice the line
+// that says what it needs instead (withheldLine).
+func rentCommand(c *rent.Choice, info AnswerInfo) (cmd, withheld string) {
 	if c.Engine == "" {
-		return ""
+		return "", ""
 	}
 	a := &plan.ShardingAnswer{EngineArgs: map[string][]string{c.Engine: c.EngineArgs}}
 	if c.EngineEnv != nil {
@@ -120,8 +123,7 @@ func rentCommand(c *rent.Choice, info AnswerInfo) string {
 		a.Load = map[string]plan.Load{c.Engine: *c.Load}
 	}
 	info.Engine = c.Engine
-	cmd, _ := engineCommand(a, info)
-	return cmd
+	return engineCommand(a, info)
 }
 
 // writeThisMachine prints the caller's machine, priced like the choices,

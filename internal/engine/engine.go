@@ -4,6 +4,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // Names of the built-in engines, as requests and answers spell them.
@@ -14,6 +15,15 @@ const (
 	// to: training estimates, and devices no engine runs on.
 	NameNone = "none"
 )
+
+// CPUFloor is implemented by an engine whose CPU backend needs a vector
+// extension some x86 CPUs lack (vLLM: AVX-512 or AVX2); llama.cpp, which
+// builds for any x86-64, does not implement it.
+type CPUFloor interface {
+	// CannotRunOnCPU says why the engine cannot run on a CPU of family v,
+	// "" when it can.
+	CannotRunOnCPU(v specs.CPUVector) string
+}
 
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.

@@ -9,6 +9,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // vllm is vLLM (https://docs.vllm.ai/): the server data-center
@@ -348,4 +349,18 @@ func (vllm) Command(s Served) []string {
 		m = "MODEL"
 	}
 	return []string{"vllm", "serve", m}
+}
+
+// CannotRunOnCPU implements CPUFloor: vLLM needs AVX-512 or AVX2 on an
+// x86 CPU. Its CPU backend's build looks for avx512f, then avx2, in
+// /proc/cpuinfo, and with neither (nor POWER, ARMv8, S390X or RISC-V)
+// stops with "vLLM CPU backend requires AVX512, AVX2, Power9+ ISA, S390X
+// ISA, ARMv8 or RISC-V support." (cmake/cpu_extension.cmake of
+// vllm-project/vllm at 020450946f03086b1448089f1c84387970f36050; older
+// releases required AVX-512, then AVX-512 or AVX2).
+func (vllm) CannotRunOnCPU(v specs.CPUVector) string {
+	if v.AVX2 || v.AVX512 {
+		return ""
+	}
+	return fmt.Sprintf("vLLM's CPU backend needs AVX-512 or AVX2 on x86 (vllm-project/vllm cmake/cpu_extension.cmake); %s has %s at most", v.Family, v.Widest)
 }

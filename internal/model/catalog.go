@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -69,6 +70,25 @@ type CatalogEntry struct {
 	// Checkpoints are the model's published checkpoints, the publisher's
 	// first (its native format).
 	Checkpoints []Checkpoint `json:"checkpoints,omitempty"`
+	// Instruct is the instruction-tuned release of an entry whose own
+	// checkpoint is the pretrained (base) model, of the same architecture:
+	// the release an ollama tag of the family names (OllamaTag).
+	Instruct InstructRelease `json:"instruct,omitzero"`
+}
+
+// InstructRelease is the instruction-tuned release of a pretrained
+// catalog entry.
+type InstructRelease struct {
+	// Repo is its Hugging Face repository: another catalog entry's id, or
+	// a checkpoint of the entry's shape that a tag then serves.
+	Repo string `json:"repo"`
+	// Ollama are tags of ollama's library built from this release whose
+	// normalized key names another entry ("mistral:7b" is Mistral 7B
+	// v0.3's instruct model, while the alias mistral-7b names v0.1's base).
+	Ollama []string `json:"ollama,omitempty"`
+	// Source is the page of ollama's library that shows its tags are the
+	// tuned release (the tag names, template or parameters).
+	Source string `json:"source"`
 }
 
 // CountedAs is m's parameter count as the entry's published count
@@ -171,6 +191,9 @@ func (c Checkpoint) IsGGUF() bool { return c.Method == "gguf" }
 type catalogIndexed struct {
 	entries []indexedEntry
 	byKey   map[string]int
+	// byTag maps the ollama tags InstructRelease.Ollama lists (lower
+	// case) to their entries.
+	byTag map[string]int
 }
 
 type indexedEntry struct {
@@ -183,7 +206,7 @@ var catalog = loadCatalog()
 // loadCatalog indexes the compiled-in catalog. A broken catalog is a build
 // defect, caught by the tests, so it panics at init.
 func loadCatalog() catalogIndexed {
-	c := catalogIndexed{byKey: map[string]int{}}
+	c := catalogIndexed{byKey: map[string]int{}, byTag: map[string]int{}}
 	for _, e := range catalogEntries {
 		m, err := entryModel(e)
 		if err != nil {
@@ -204,6 +227,9 @@ func loadCatalog() catalogIndexed {
 				}
 				c.byKey[n] = i
 			}
+		}
+		for _, tag := range e.Instruct.Ollama {
+			c.byTag[strings.ToLower(tag)] = i
 		}
 	}
 	return c
@@ -281,8 +307,42 @@ func Lookup(name string) *Model {
 var variantSuffixes = []string{"instruct", "chat", "it", "hf", "base", "fp8", "bf16"}
 
 func lookupIndex(name string) (int, bool) {
+	if i, ok := ollamaEntry(name); ok {
+		return i, true
+	}
 	i, _, ok := lookupTrimmed(name)
 	return i, ok
+}
+
+// OllamaTag reports whether name is written as an ollama tag,
+// "family:tag" ("gemma3:27b", "llama3.1:8b"), not a Hugging Face id.
+func OllamaTag(name string) bool {
+	return strings.Contains(name, ":") && !strings.Contains(name, "/")
+}
+
+// ollamaEntry is the entry an ollama tag names. ollama's library builds a
+// family's plain tags from its instruction-tuned release (gemma3:27b from
+// gemma-3-27b-it, llama3.1:8b from Llama-3.1-8B-Instruct: each
+// InstructRelease.Source), so a tag that reaches a pretrained entry names
+// its Instruct release: that release's own entry when the catalog has one
+// (mixtral:8x7b, Mixtral-8x7B-Instruct-v0.1), else the pretrained entry,
+// whose FromName then serves the tuned checkpoint (instructVariant).
+func ollamaEntry(name string) (int, bool) {
+	if !OllamaTag(name) {
+		return 0, false
+	}
+	i, ok := catalog.byTag[strings.ToLower(name)]
+	if !ok {
+		if i, _, ok = lookupTrimmed(name); !ok {
+			return 0, false
+		}
+	}
+	if repo := catalog.entries[i].Instruct.Repo; repo != "" {
+		if j, ok := catalog.byKey[normalize(baseName(repo))]; ok {
+			return j, true
+		}
+	}
+	return i, true
 }
 
 // lookupTrimmed is lookupIndex with whether a tuned release's ending
@@ -316,9 +376,13 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 	if m == nil {
 		return nil, unknownModel(name)
 	}
-	m.NamedCheckpoint = namedCheckpoint(m.Checkpoints, name)
-	if m.NamedCheckpoint < 0 {
-		namedVariant(m, name)
+	// An ollama tag names ollama's build of a release, never a Hugging
+	// Face repository, though its key may equal one ("llama3.1:8b").
+	if !instructVariant(m, name) {
+		m.NamedCheckpoint = namedCheckpoint(m.Checkpoints, name)
+		if m.NamedCheckpoint < 0 {
+			namedVariant(m, name)
+		}
 	}
 	if cfg == nil {
 		return m, nil
@@ -361,6 +425,30 @@ func variantRepo(name string, e CatalogEntry, tuned bool) string {
 		return name
 	}
 	return org + "/" + name
+}
+
+// instructVariant makes the instruction-tuned release of m's entry the
+// checkpoint an ollama tag serves (ollamaEntry), when the catalog has no
+// entry of its own for it, and says whether it did: "gemma3:27b" serves
+// google/gemma-3-27b-it, not the pretrained google/gemma-3-27b-pt whose
+// config the catalog holds.
+func instructVariant(m *Model, name string) bool {
+	i, ok := ollamaEntry(name)
+	if !ok {
+		return false
+	}
+	e := catalog.entries[i].CatalogEntry
+	if e.Instruct.Repo == "" || len(m.Checkpoints) == 0 {
+		return false
+	}
+	own := m.Checkpoints[0]
+	cks := append(append([]Checkpoint(nil), m.Checkpoints...), Checkpoint{
+		Quant: own.Quant, Repo: e.Instruct.Repo, Source: "https://huggingface.co/" + e.Instruct.Repo,
+		Notes: fmt.Sprintf("the instruction-tuned release ollama's %s is built from (%s); the catalog's config is %s's, the same architecture", name, e.Instruct.Source, own.Repo),
+	})
+	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
+	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the instruction-tuned release ollama's %s names; its shape is the catalog's %s (%s)", e.Instruct.Repo, name, m.Name, own.Repo))
+	return true
 }
 
 // namedVariant makes the tuned release a request named (variantRepo) the
@@ -426,6 +514,9 @@ func Suggest(name string, n int) []string {
 		if cs[a].d != cs[b].d {
 			return cs[a].d < cs[b].d
 		}
+		if ga, gb := generation(cs[a].name), generation(cs[b].name); ga != gb {
+			return ga > gb
+		}
 		return cs[a].name < cs[b].name
 	})
 	var out []string
@@ -437,6 +528,27 @@ func Suggest(name string, n int) []string {
 	}
 	return out
 }
+
+// generation is the first number of a catalog name, the family's version
+// ("Llama-3.3-70B-Instruct" 3.3, "Qwen2.5-72B" 2.5, "Llama-4-Scout-…" 4),
+// 0 when it has none. Suggest ranks names equally close by it, newest
+// first: "llama" is one edit from every Llama, and sorted alphabetically
+// its suggestions were three Llama 2 models. The catalog records no
+// release dates; a family's version number rises with its releases. For
+// a name whose first number is its size ("gpt-oss-120b") the larger
+// comes first, which orders nothing that matters.
+func generation(name string) float64 {
+	i := strings.IndexAny(name, "0123456789")
+	if i < 0 {
+		return 0
+	}
+	num := generationNumber.FindString(name[i:])
+	v, _ := strconv.ParseFloat(num, 64)
+	return v
+}
+
+// generationNumber is a version number: digits, then a point and digits.
+var generationNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?`)
 
 // suggestDistance is how far a typed key is from a catalog key: their edit
 // distance, or, when the catalog key is the start of the typed one (a

@@ -26,6 +26,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_7b\")",
 		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-7b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-7b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/conftest.py (line 811)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-2-7b-chat-hf",
+			Source: "https://ollama.com/library/llama2 (ollama's library: the family's tags are the instruction-tuned release's, 7b is 7b-chat, built from Llama 2 Chat)",
+		},
 	},
 	{
 		Name: "Llama-2-13B",
@@ -49,6 +53,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_13b\")",
 		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-13b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-13b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3361)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-2-13b-chat-hf",
+			Source: "https://ollama.com/library/llama2 (ollama's library: the family's tags are the instruction-tuned release's, 13b is 13b-chat, built from Llama 2 Chat)",
+		},
 	},
 	{
 		Name: "Llama-2-70B",
@@ -72,6 +80,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama2_70b\")",
 		Notes:  "max_position_embeddings is 4096, as in Meta's config.json at https://huggingface.co/meta-llama/Llama-2-70b-hf/blob/main/config.json (a copy of it, \"_name_or_path\": \"meta-llama/Llama-2-70b-hf\", \"max_position_embeddings\": 4096, in https://github.com/scaleapi/llm-engine/blob/a82369619a365b79a45e49ef6af1045653102615/model-engine/tests/unit/domain/test_llm_use_cases.py (line 3437)) and the Llama 2 paper (arXiv 2307.09288, Table 1: context length 4k). The mlc-llm preset the other fields come from says 2048 beside MLC's own context_window_size 2048: a non-official value, corrected here.",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-2-70b-chat-hf",
+			Source: "https://ollama.com/library/llama2 (ollama's library: the family's tags are the instruction-tuned release's, 70b is 70b-chat, built from Llama 2 Chat)",
+		},
 	},
 	{
 		Name:            "CodeLlama-34B",
@@ -115,6 +127,10 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              128256.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama3_8b (commented-out entry)\")",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Meta-Llama-3-8B-Instruct",
+			Source: "https://ollama.com/library/llama3 (ollama's library: the family's tags are the instruction-tuned release's, 8b is 8b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name: "Meta-Llama-3-70B",
@@ -138,6 +154,10 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              128256.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama3_70b (commented-out entry)\")",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Meta-Llama-3-70B-Instruct",
+			Source: "https://ollama.com/library/llama3 (ollama's library: the family's tags are the instruction-tuned release's, 70b is 70b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name: "Llama-3.1-8B",
@@ -180,6 +200,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4",
 				Notes:  "community AWQ, 4-bit, group size 128",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-3.1-8B-Instruct",
+			Source: "https://ollama.com/library/llama3.1 (ollama's library: the family's tags are the instruction-tuned release's, 8b is 8b-instruct; the base model is the -text tags)",
 		},
 	},
 	{
@@ -229,6 +253,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/hugging-quants/Meta-Llama-3.1-70B-Instruct-GPTQ-INT4",
 				Notes:  "community GPTQ, 4-bit, group size 128",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-3.1-70B-Instruct",
+			Source: "https://ollama.com/library/llama3.1 (ollama's library: the family's tags are the instruction-tuned release's, 70b is 70b-instruct; the base model is the -text tags)",
 		},
 	},
 	{
@@ -286,6 +314,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:  "community AWQ, 4-bit, group size 128",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-3.1-405B-Instruct",
+			Source: "https://ollama.com/library/llama3.1 (ollama's library: the family's tags are the instruction-tuned release's, 405b is 405b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name:         "Llama-3.2-1B",
@@ -306,6 +338,10 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              128256.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama3_2_1b\")",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-3.2-1B-Instruct",
+			Source: "https://ollama.com/library/llama3.2 (ollama's library: the family's tags are the instruction-tuned release's, 1b is 1b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name:         "Llama-3.2-3B",
@@ -326,6 +362,10 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              128256.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"llama3_2_3b\")",
+		Instruct: InstructRelease{
+			Repo:   "meta-llama/Llama-3.2-3B-Instruct",
+			Source: "https://ollama.com/library/llama3.2 (ollama's library: the family's tags are the instruction-tuned release's, 3b is 3b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name: "Mistral-7B-v0.1",
@@ -369,6 +409,13 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32768.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"mistral_7b_v03\")",
+		Instruct: InstructRelease{
+			Repo: "mistralai/Mistral-7B-Instruct-v0.3",
+			Ollama: []string{
+				"mistral:7b",
+			},
+			Source: "https://ollama.com/library/mistral (ollama's library: the family's tags are the instruction-tuned release's, 7b is 7b-instruct, v0.3)",
+		},
 	},
 	{
 		Name: "Mixtral-8x7B-v0.1",
@@ -394,6 +441,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"Mixtral-8x7B-v0.1\")",
 		Notes:  "Oumi recipe README: 47B total, ~12B active: https://github.com/oumi-ai/oumi configs/recipes/mixtral/README.md @ 48d0443b",
+		Instruct: InstructRelease{
+			Repo:   "mistralai/Mixtral-8x7B-Instruct-v0.1",
+			Source: "https://ollama.com/library/mixtral (ollama's library: the family's tags are the instruction-tuned release's, 8x7b is 8x7b-instruct-v0.1; the base model is the -text tags)",
+		},
 	},
 	{
 		Name: "Mixtral-8x22B-v0.1",
@@ -419,6 +470,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/Cerebras/modelzoo src/cerebras/modelzoo/models/nlp/mixtral/configs/params_mixtral_8x22b.yaml @ cc48e200 (states \"Based on: https://huggingface.co/mistral-community/Mixtral-8x22B-v0.1\"; Cerebras key names: num_heads, filter_size, extra_attention_params.num_kv_groups)",
 		Notes:  "Instruct v0.1 uses vocab 32768 (not from this source). 141B/39B per Oumi README.",
+		Instruct: InstructRelease{
+			Repo:   "mistralai/Mixtral-8x22B-Instruct-v0.1",
+			Source: "https://ollama.com/library/mixtral (ollama's library: the family's tags are the instruction-tuned release's, 8x22b is 8x22b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name:         "Qwen2.5-0.5B",
@@ -449,6 +504,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct",
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-0.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-0.5B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 0.5b is 0.5b-instruct; the base model is the -base tags)",
 		},
 	},
 	{
@@ -483,6 +542,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-1.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-1.5B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 1.5b is 1.5b-instruct; the base model is the -base tags)",
+		},
 	},
 	{
 		Name:            "Qwen2.5-3B",
@@ -514,6 +577,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen2.5-3B-Instruct",
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-3B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-3B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 3b is 3b-instruct; the base model is the -base tags)",
 		},
 	},
 	{
@@ -547,6 +614,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-7B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-7B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 7b is 7b-instruct; the base model is the -base tags)",
+		},
 	},
 	{
 		Name:         "Qwen2.5-14B",
@@ -579,6 +650,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-14B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-14B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 14b is 14b-instruct; the base model is the -base tags)",
+		},
 	},
 	{
 		Name:         "Qwen2.5-32B",
@@ -610,6 +685,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen2.5-32B-Instruct",
 				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-32B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-32B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 32b is 32b-instruct; the base model is the -base tags)",
 		},
 	},
 	{
@@ -655,6 +734,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:  "Qwen's own GPTQ 8-bit release",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "Qwen/Qwen2.5-72B-Instruct",
+			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 72b is 72b-instruct; the base model is the -base tags)",
+		},
 	},
 	{
 		Name:            "Gemma-2-2B",
@@ -677,6 +760,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"gemma2_2b\")",
 		Notes:  "tie_word_embeddings key absent from this config copy (Gemma ties input/output embeddings by architecture default; not verified here). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-2-2b-it",
+			Source: "https://ollama.com/library/gemma2 (ollama's library: the family's tags are the instruction-tuned release's, 2b is 2b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name:            "Gemma-2-9B",
@@ -699,6 +786,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"gemma2_9b\")",
 		Notes:  "tie_word_embeddings key absent (see Gemma-2-2B). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-2-9b-it",
+			Source: "https://ollama.com/library/gemma2 (ollama's library: the family's tags are the instruction-tuned release's, 9b is 9b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name:            "Gemma-2-27B",
@@ -721,6 +812,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"gemma2_27b\")",
 		Notes:  "tie_word_embeddings key absent (see Gemma-2-2B). Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig).",
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-2-27b-it",
+			Source: "https://ollama.com/library/gemma2 (ollama's library: the family's tags are the instruction-tuned release's, 27b is 27b-instruct; the base model is the -text tags)",
+		},
 	},
 	{
 		Name: "Phi-3-mini-4k-instruct",
@@ -1246,6 +1341,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://huggingface.co/google/gemma-3-1b-pt/blob/main/config.json",
 		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). Every 6th layer attends globally, the others use the window (Gemma 3 report, arXiv 2503.19786 §2: 5 local layers per global layer).",
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-3-1b-it",
+			Source: "https://ollama.com/library/gemma3 (ollama's library: the family's tags are the instruction-tuned release's, 1b is 1b-it-q4_K_M; every tag is an -it one)",
+		},
 	},
 	{
 		Name:            "Gemma-3-4B",
@@ -1300,6 +1399,10 @@ var catalogEntries = []CatalogEntry{
 				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-4b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-3-4b-it",
+			Source: "https://ollama.com/library/gemma3 (ollama's library: the family's tags are the instruction-tuned release's, 4b is 4b-it-q4_K_M; every tag is an -it one)",
+		},
 	},
 	{
 		Name:            "Gemma-3-12B",
@@ -1336,6 +1439,10 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://huggingface.co/google/gemma-3-12b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys), the same tower for every Gemma 3 size above 1B: the gemma3_12b_config of https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py gives these values (and transformers' defaults for the keys Google leaves out) for the 4B, 12B and 27B models alike",
 		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 421,290,864).",
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-3-12b-it",
+			Source: "https://ollama.com/library/gemma3 (ollama's library: the family's tags are the instruction-tuned release's, 12b is 12b-it-q4_K_M; every tag is an -it one)",
+		},
 	},
 	{
 		Name:            "Gemma-3-27B",
@@ -1389,6 +1496,10 @@ var catalogEntries = []CatalogEntry{
 				SizeSource: "16,546,404,736 B, sha256 edc9aff4d811a285b9157618130b08688b0768d94ee5355b02dc0cb713012e15: the file at https://huggingface.co/ggml-org/gemma-3-27b-it-GGUF/resolve/main/gemma-3-27b-it-Q4_K_M.gguf (ggml-org's conversion of google/gemma-3-27b-it, listed for llama-server -hf in llama.cpp's docs/multimodal.md, https://github.com/ggml-org/llama.cpp/blob/master/docs/multimodal.md); the text model only, the vision projector being the repository's separate mmproj file",
 				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-27b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-3-27b-it",
+			Source: "https://ollama.com/library/gemma3 (ollama's library: the family's tags are the instruction-tuned release's, 27b is 27b-it-q4_K_M; every tag is an -it one)",
 		},
 	},
 	{
@@ -3514,6 +3625,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/deepseek-ai/DeepSeek-V2-Lite",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "deepseek-ai/DeepSeek-V2-Lite-Chat",
+			Source: "https://ollama.com/library/deepseek-v2 (ollama's library: the family's tags are the instruction-tuned release's, 16b is 16b-lite-chat)",
+		},
 	},
 	{
 		Name: "OLMo-2-1124-7B",
@@ -3548,6 +3663,10 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "allenai/OLMo-2-1124-7B",
 				Source: "https://huggingface.co/allenai/OLMo-2-1124-7B",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "allenai/OLMo-2-1124-7B-Instruct",
+			Source: "https://ollama.com/library/olmo2 (ollama's library: the family's tags are the instruction-tuned release's, 7b is built from OLMo-2-1124-7B-Instruct)",
 		},
 	},
 	{
@@ -3584,6 +3703,10 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/allenai/OLMo-2-1124-13B",
 			},
 		},
+		Instruct: InstructRelease{
+			Repo:   "allenai/OLMo-2-1124-13B-Instruct",
+			Source: "https://ollama.com/library/olmo2 (ollama's library: the family's tags are the instruction-tuned release's, 13b is built from OLMo-2-1124-13B-Instruct)",
+		},
 	},
 	{
 		Name: "OLMo-2-0325-32B",
@@ -3618,6 +3741,10 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "allenai/OLMo-2-0325-32B",
 				Source: "https://huggingface.co/allenai/OLMo-2-0325-32B",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "allenai/OLMo-2-0325-32B-Instruct",
+			Source: "https://ollama.com/library/olmo2 (ollama's library: the family's tags are the instruction-tuned release's, 32b is built from OLMo-2-0325-32B-Instruct)",
 		},
 	},
 	{
@@ -10079,6 +10206,10 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "google/gemma-2b",
 				Source: "https://huggingface.co/google/gemma-2b",
 			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-2b-it",
+			Source: "https://ollama.com/library/gemma (ollama's library: the family's tags are the instruction-tuned release's, 2b is 2b-instruct; the base model is the -text tags)",
 		},
 	},
 	{

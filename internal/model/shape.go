@@ -302,7 +302,10 @@ func readVision(cfg, v map[string]any, m *Model) {
 	m.VisionWholeParams = int64(math.Round(whole))
 	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
-	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: "+how+", not in the language model's count: vLLM and SGLang load them beside it (counted in their plans' weights, at 16 bits, its parallel linear layers split over tensor-parallel ranks, its patch embedding, norms, position table and plain-parameter projector parts whole on each), llama.cpp from a separate --mmproj file", p/1e9))
+	// SGLang builds no tower for some families unless --enable-multimodal
+	// (Llama 4: engine.Memory.VisionOff, internal/engine/sglang.go), so the
+	// note does not say it loads every tower; the plan's own note says so.
+	m.Notes = append(m.Notes, fmt.Sprintf("vision tower and projector: "+how+", not in the language model's count: vLLM loads them beside it, and so does SGLang unless its default launch serves the model text-only without building them, as an SGLang plan then says (counted in their plans' weights, at 16 bits, its parallel linear layers split over tensor-parallel ranks, its patch embedding, norms, position table and plain-parameter projector parts whole on each), llama.cpp from a separate --mmproj file", p/1e9))
 }
 
 // fixedSizeEncoder is the shape of a SigLIP tower (vision_config

@@ -30,3 +30,28 @@ func TestSuggestNamesTheFamily(t *testing.T) {
 	}
 	assert.Empty(t, Suggest("zz", 3), "two letters name no family")
 }
+
+// A family typed without a version ("llama") is as close to every Llama
+// as to any other; on such ties the newer generation comes first (the
+// catalog records no release dates, so the version in the name: Llama 4
+// before Llama 3.3 before Llama 2). Sorted alphabetically, the three
+// suggestions were Llama-2-13B, Llama-2-70B and Llama-2-7B.
+func TestSuggestTiesPreferTheNewerGeneration(t *testing.T) {
+	got := Suggest("llama", 3)
+	if assert.Len(t, got, 3) {
+		for _, s := range got {
+			assert.NotContains(t, s, "Llama-2", "%v", got)
+		}
+		assert.Contains(t, got[0], "Llama-4", "%v", got)
+	}
+	assert.Equal(t, []string{"Qwen3.6-27B"}, Suggest("qwen3.6-27", 1), "one model closest stays first")
+}
+
+func TestGeneration(t *testing.T) {
+	for name, want := range map[string]float64{
+		"Llama-2-7B": 2, "Llama-3.3-70B-Instruct": 3.3, "Llama-4-Scout-17B-16E-Instruct": 4,
+		"Meta-Llama-3-8B": 3, "Qwen2.5-72B": 2.5, "Qwen3-30B-A3B": 3, "gpt-oss-120b": 120, "TinyLlama": 0,
+	} {
+		assert.Equal(t, want, generation(name), name)
+	}
+}

@@ -207,7 +207,7 @@ func TestOllamaAliases(t *testing.T) {
 		"qwen3:30b-a3b": "Qwen3-30B-A3B", "qwen3:30b": "Qwen3-30B-A3B", "qwen3:235b": "Qwen3-235B-A22B",
 		"llama4:scout": "Llama-4-Scout-17B-16E-Instruct", "qwen3.5:35b": "Qwen3.5-35B-A3B",
 		"deepseek-r1:671b": "DeepSeek-R1", "gpt-oss:20b": "gpt-oss-20b", "gemma3:27b": "Gemma-3-27B",
-		"mixtral:8x7b": "Mixtral-8x7B-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
+		"mixtral:8x7b": "Mixtral-8x7B-Instruct-v0.1", "llama3.3:70b": "Llama-3.3-70B-Instruct",
 		"qwen3:4b": "Qwen3-4B", "qwen3:14b": "Qwen3-14B", "phi4-mini:3.8b": "Phi-4-mini-instruct",
 		"qwen3-next:80b": "Qwen3-Next-80B-A3B-Instruct", "meta-llama/Llama-4-Scout-17B-16E": "Llama-4-Scout-17B-16E-Instruct",
 		"deepseek-r1:32b": "DeepSeek-R1-Distill-Qwen-32B", "deepseek-v3.1:671b": "DeepSeek-V3.1", "lfm2:1.2b": "LFM2-1.2B",

@@ -93,7 +93,7 @@ func unsupportedReason(req *planning, p *pool, l quant.Level) string {
 	if native == "" {
 		return fmt.Sprintf("%s is not a known level", l)
 	}
-	if r := engineCannotRun(p.Kind, e); r != "" {
+	if r := engineCannotRunOn(p, e); r != "" {
 		return r
 	}
 	if r := e.CannotLoad(l); r != "" {
@@ -328,7 +328,7 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 	// does not run on the devices says that, not "no device supports").
 	for _, ps := range passes {
 		for _, p := range ps {
-			if r := engineCannotRun(p.Kind, req.requestEngine()); r != "" {
+			if r := engineCannotRunOn(p, req.requestEngine()); r != "" {
 				return planned{Level: l, Code: RefusalUnsupported, Reason: r}
 			}
 		}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // The engine a plan is made for is its pool's (budget.go); what that
@@ -18,6 +19,27 @@ func engineCannotRun(k registry.Kind, e engine.Engine) string {
 		return ""
 	}
 	return fmt.Sprintf("%s does not run on %s devices", e.Title(), k)
+}
+
+// engineCannotRunOn is why engine e cannot run on pool p: its kind
+// (engineCannotRun), or for a CPU pool a vector extension the engine
+// needs and the CPU's family lacks (engine.CPUFloor).
+func engineCannotRunOn(p *pool, e engine.Engine) string {
+	if r := engineCannotRun(p.Kind, e); r != "" || p.Kind != registry.KindCPU {
+		return r
+	}
+	floor, ok := e.(engine.CPUFloor)
+	if !ok {
+		return ""
+	}
+	for _, d := range p.Devices {
+		if v, known := specs.CPUVectorByName(d.Dev.Name); known {
+			if r := floor.CannotRunOnCPU(v); r != "" {
+				return r
+			}
+		}
+	}
+	return ""
 }
 
 // requestEngine is the engine the request names, nil when none.
