@@ -177,6 +177,17 @@ func (v *vllmCharge) readKV(kv float64, tp int, split float64) float64 {
 // models, backends and releases. The step is the largest of the pool's
 // GPUs' defaults.
 func (v *vllmCharge) windowKVScale() (float64, bool) {
+	return v.windowSpanScale(0, 0, 0)
+}
+
+// windowSpanScale is windowKVScale for the layers [start, end) of a model
+// of layers layers (end 0: all of them), the layers one pipeline stage
+// holds: vLLM lays out each stage's own layers in groups
+// (engine.VLLMWindowSetup's Start and End, as engine_expect's
+// vllmWindowLayout), where the planner counts each layer at the model's
+// average (costs.LayerKV), so a stage holding more full-attention layers
+// than its share needs more than the whole-model scale gives it.
+func (v *vllmCharge) windowSpanScale(start, end, layers int) (float64, bool) {
 	if v.Backend != engine.VLLMBackendGPU {
 		return 0, false
 	}
@@ -190,13 +201,16 @@ func (v *vllmCharge) windowKVScale() (float64, bool) {
 		bytes = 2 // quant.KVOptions' default
 	}
 	l, ok := engine.VLLMWindowLayoutOf(v.Model, engine.VLLMWindowSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
-		MaxNumBatchedTokens: batched, KVBytes: bytes})
-	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+		MaxNumBatchedTokens: batched, KVBytes: bytes, Start: start, End: end})
+	plan := float64(quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o))
+	if end > 0 && layers > 0 {
+		plan *= float64(end-start) / float64(layers) // the stage's share, as stagePart counts it
+	}
 	if !ok || plan <= 0 {
 		return 0, false
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
-	return need / float64(plan), true
+	return need / plan, true
 }
 
 // layoutKVScale is one sequence's KV cache as vLLM checks it and counts
@@ -364,6 +378,21 @@ func (v *vllmCharge) scaledKV(kv float64, tp int, split float64) float64 {
 		return kv
 	}
 	return math.Ceil(kv * v.scaleAt(tp, split))
+}
+
+// stageKV is scaledKV for the cache of a device of a pipeline stage
+// holding layers [start, end) of layers: a sliding-window model on GPUs
+// at the stage's own layout (windowSpanScale), the whole model's scale
+// otherwise and for a stage of every layer.
+func (v *vllmCharge) stageKV(kv float64, start, end, layers, tp int, split float64) float64 {
+	if v == nil || v.windowScale <= 0 || v.hybrid || end <= start || (start == 0 && end == layers) {
+		return v.scaledKV(kv, tp, split)
+	}
+	w, ok := v.windowSpanScale(start, end, layers)
+	if !ok {
+		return v.scaledKV(kv, tp, split)
+	}
+	return math.Ceil(kv * w * v.dtypeScale)
 }
 
 // withSeqs is c with vLLM's rule for seqs sequences per replica
