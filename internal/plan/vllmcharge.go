@@ -276,6 +276,15 @@ func fullLengthScale(m *model.Model, ctx int, o quant.KVOptions) float64 {
 // that rank (the whole over split); false for a model without recurrent
 // layers beside attention or one the layout does not follow.
 func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
+	return v.hybridSpanScale(tp, split, 0, 0, 0)
+}
+
+// hybridSpanScale is hybridScale for the layers [start, end) of a model
+// of layers layers (end 0: all of them), one pipeline stage's: vLLM lays
+// out each stage's own layers (engine.VLLMCacheSetup's Start and End, as
+// engine_expect's vllmHybridLayout), where the planner counts each layer
+// at the model's average.
+func (v *vllmCharge) hybridSpanScale(tp int, split float64, start, end, layers int) (float64, bool) {
 	if v.Model.RecurrentStateElements() == 0 {
 		return 0, false
 	}
@@ -285,13 +294,16 @@ func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
 		bytes = 2 // quant.KVOptions' default
 	}
 	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: tp, MaxModelLen: v.MaxModelLen,
-		KVBytes: bytes, ModelBytes: 2})
-	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+		KVBytes: bytes, ModelBytes: 2, Start: start, End: end})
+	plan := float64(quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o))
+	if end > 0 && layers > 0 {
+		plan *= float64(end-start) / float64(layers) // the stage's share, as stagePart counts it
+	}
 	if !ok || plan <= 0 || split <= 0 {
 		return 0, false
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
-	return need / (float64(plan) / split), true
+	return need / (plan / split), true
 }
 
 // vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
@@ -381,14 +393,20 @@ func (v *vllmCharge) scaledKV(kv float64, tp int, split float64) float64 {
 }
 
 // stageKV is scaledKV for the cache of a device of a pipeline stage
-// holding layers [start, end) of layers: a sliding-window model on GPUs
-// at the stage's own layout (windowSpanScale), the whole model's scale
-// otherwise and for a stage of every layer.
+// holding layers [start, end) of layers: a hybrid or sliding-window model
+// at the stage's own layout (hybridSpanScale, windowSpanScale), the whole
+// model's scale otherwise and for a stage of every layer.
 func (v *vllmCharge) stageKV(kv float64, start, end, layers, tp int, split float64) float64 {
-	if v == nil || v.windowScale <= 0 || v.hybrid || end <= start || (start == 0 && end == layers) {
+	if v == nil || v.windowScale <= 0 || end <= start || (start == 0 && end == layers) {
 		return v.scaledKV(kv, tp, split)
 	}
-	w, ok := v.windowSpanScale(start, end, layers)
+	var w float64
+	var ok bool
+	if v.hybrid {
+		w, ok = v.hybridSpanScale(tp, split, start, end, layers)
+	} else {
+		w, ok = v.windowSpanScale(start, end, layers)
+	}
 	if !ok {
 		return v.scaledKV(kv, tp, split)
 	}
