@@ -8,7 +8,7 @@
 // and VLLMStartup.Charge) and one sequence of --max-model-len tokens of KV
 // cache as vLLM checks it (_check_enough_kv_cache_memory in
 // vllm/v1/core/kv_cache_utils.py:
-// whole blocks of vllmBlockTokens, a sliding-window layer at its window
+// whole blocks of vllmCharge.blockTokens (16, 128 on Gaudi), a sliding-window layer at its window
 // plus one --max-num-batched-tokens step in vLLM's groups on GPUs
 // (windowKVScale), at the whole length elsewhere, a hybrid model in vLLM's
 // hybrid layout (layoutKVScale), the cache in the model's dtype). The fit, the maxima, the chosen context,
@@ -133,8 +133,10 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
 	out.windowScale, out.hybrid = 0, false
+	// A sequence holds whole blocks of the backend's size.
+	out.KVScale = float64(out.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * out.dtypeScale
 	if w, ok := out.layoutKVScale(); ok {
-		out.baseScale = float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
+		out.baseScale = float64(out.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * out.dtypeScale
 		out.KVScale = w * out.dtypeScale
 		out.windowScale = out.KVScale / out.baseScale
 	}
@@ -253,8 +255,23 @@ func (v *vllmCharge) layoutKVScale() (float64, bool) {
 	if full == 1 {
 		return 0, false
 	}
-	blocks := (v.MaxModelLen + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
-	return float64(blocks) / float64(v.MaxModelLen) * full, true
+	return float64(v.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * full, true
+}
+
+// blockTokens is the tokens of one KV cache block vLLM allocates on v's
+// backend by default: 128 on Gaudi (vllmGaudiBlockTokens), 16 elsewhere
+// (vllmBlockTokens).
+func (v *vllmCharge) blockTokens() int {
+	if v != nil && v.Backend == engine.VLLMBackendGaudi {
+		return vllmGaudiBlockTokens
+	}
+	return vllmBlockTokens
+}
+
+// blocksOf is ctx tokens rounded up to whole blocks (blockTokens).
+func (v *vllmCharge) blocksOf(ctx int) int {
+	b := v.blockTokens()
+	return (ctx + b - 1) / b * b
 }
 
 // fullLengthScale is model m's KV cache of ctx tokens with every attention
