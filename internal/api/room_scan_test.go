@@ -18,15 +18,15 @@ import (
 // roomScanEngines are the engines whose concurrency (engine_expect) the
 // scan compares with the fit: the CLI headlines it as "(N sequences of
 // L)" beside the Room line's "up to M sequences at once"
-// (max_batch_size). SGLang's plans are not compared yet: its pool
-// (staticPool) and its fit differ by one to a few sequences on most
-// fixtures (Qwen2.5-0.5B on dgx-h100: 1368 against 1360), a cause not
-// yet found.
-var roomScanEngines = []string{"vllm"}
+// (max_batch_size). For SGLang both are what its pool holds
+// (max_total_num_tokens over the context: maxFitting's poolsHold); before,
+// the room was the batch the plan's budget held with the workspace
+// counted inside SGLang's fraction, Gemma-3-1B on slimbook 2 against 8.
+var roomScanEngines = []string{"vllm", "sglang"}
 
-// TestHeadlineConcurrencyIsTheRoom plans every catalog model with vLLM on
-// every fixture machine with accelerators and checks that the concurrency
-// vLLM will report (engine_expect's max_concurrency, which the CLI's
+// TestHeadlineConcurrencyIsTheRoom plans every catalog model with vLLM and
+// SGLang on every fixture machine with accelerators and checks that the
+// concurrency the engine will report (engine_expect's max_concurrency, which the CLI's
 // headline prints rounded down) is the batch the plan's fit holds
 // (max_batch_size, the Room line), within rounding, where both are
 // stated: the two are one computation of vLLM's cache layout

@@ -244,6 +244,15 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 			c.VLLM, c.Context = nil, 0
 		}
 		c = c.on(pl.Pool)
+		if !context && c.Static != nil {
+			// SGLang sizes its pool at start-up whatever the number of
+			// sequences (--mem-fraction-static less the weights:
+			// staticPool), its workspace outside it: the batch is what
+			// that pool holds, the figure engine_expect reports
+			// (max_total_num_tokens over the context), the plan itself
+			// having fitted at its own batch.
+			return poolsHold(units, c)
+		}
 		for _, r := range units {
 			if !unitFits(r, c, pl.Offloaded, !context && !pl.Offloaded) {
 				return false
@@ -285,6 +294,21 @@ func distinctUnits(rs [][]stage) [][]stage {
 		}
 	}
 	return out
+}
+
+// poolsHold reports whether SGLang's pool on every stage of units, at the
+// stages' own layers, holds the sequences costs c were made for
+// (staticHolds).
+func poolsHold(units [][]stage, c costs) bool {
+	for _, r := range units {
+		for _, s := range r {
+			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
+			if !c.staticHolds(s, len(r)) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // unitFits reports whether the devices of one replica's stages, split the
