@@ -3425,8 +3425,11 @@ var catalogEntries = []CatalogEntry{
 		},
 	},
 	{
-		Name: "Step-3.7-Flash",
-		HFID: "stepfun-ai/Step-3.7-Flash",
+		Name:            "Step-3.7-Flash",
+		HFID:            "stepfun-ai/Step-3.7-Flash",
+		ParamsInclude:   "mtp",
+		HubParams:       199384301376,
+		HubParamsSource: "'stepfun-ai/Step-3.5-Flash' parameters_raw 199384301376 (the Hugging Face Hub's safetensors.total, read by scripts/scrape_hf_models.py) in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json: the count of Step-3.5-Flash, whose text backbone Step-3.7-Flash's is, 'byte-identical Step-3.5 (45 layers, hybrid full/sliding 64/96 GQA, MoE 288x top-8, head-wise attention gate, MTP 3 layers)' (https://github.com/NVIDIA-NeMo/Megatron-Bridge/blob/067f987df03b8355b03192d88d70f1709fedf51a/examples/models/stepfun/step37/README.md); Step-3.7-Flash's own checkpoint also holds its vision tower, which this config does not describe. The count holds the three MTP layers (params_include mtp), each a dense layer with its own output head (the step35-flash card of the same commit: 'three published MTP output entries occupy 3,167,748,096 bytes'). The shape is 0.61 % below it, exactly the 1,225,285,440 weights this reduced config does not state: the sliding layers' 96 query heads (attention_other_setting) and head-wise gates in the 33 sliding decoder layers and the 3 MTP layers, 33,947,648 each beyond the 64 heads costed, the full layers' gates (12 x 4,096 x 64), the q_norm and k_norm (48 x 256) and the router biases (42 x 288) (model.TestStep37AgainstStep35HubCount)",
 		Config: map[string]any{
 			"architectures": []any{
 				"Step3p7FlashForCausalLM",

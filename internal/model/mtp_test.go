@@ -55,3 +55,31 @@ func TestMTPParamsStepIsDenseWithOwnHead(t *testing.T) {
 	layer := 2*h + 2*h*h + h + vocab*h + block         // enorm, hnorm, eh_proj, shared_head norm and head
 	assert.Equal(t, int64(n*layer), m.MTPParams)
 }
+
+// TestStep37AgainstStep35HubCount: Step-3.7-Flash's text backbone is
+// Step-3.5-Flash's, "byte-identical Step-3.5 (45 layers, hybrid
+// full/sliding 64/96 GQA, MoE 288×top-8, head-wise attention gate, MTP 3
+// layers)" (NVIDIA-NeMo/Megatron-Bridge@067f987
+// examples/models/stepfun/step37/README.md), so Step-3.5-Flash's Hub count
+// (the catalog entry's HubParams) is the count of the layers the catalog's
+// config describes, with the MTP layers. What the shape leaves beyond it is
+// exactly what that reduced config does not state: the sliding layers' 96
+// query heads of 128 (attention_other_setting in vLLM's
+// Step3p5DecoderLayer, vllm/model_executor/models/step3p5.py, against the
+// 64 costed) with their head-wise gate g_proj (h × 96), in the 33 sliding
+// decoder layers and the 3 MTP layers, which are sliding as the 48-entry
+// layer_types of the published config lists them (the count balances only
+// so); the full layers' gate (h × 64, 12 layers); the per-head q_norm and
+// k_norm (2 × 128, 48 layers); the routers' router_bias (288, 42 MoE
+// layers, moe_layers_enum 3-44 of
+// src/megatron/bridge/models/stepfun/configuration_step35.py there).
+func TestStep37AgainstStep35HubCount(t *testing.T) {
+	e := catalogEntry(t, "Step-3.7-Flash")
+	m := Lookup("Step-3.7-Flash")
+	require.NotNil(t, m)
+	const h, d, kv = 4096, 128, 8
+	attention := func(heads, gate int) int { return 2*h*heads*d + 2*h*kv*d + gate*h*heads }
+	slidingExtra := attention(96, 1) - attention(64, 0)
+	missing := 36*slidingExtra + 12*h*64 + 48*2*d + 42*288
+	assert.Equal(t, e.HubParams-int64(missing), m.Params+m.MTPParams)
+}
