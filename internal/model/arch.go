@@ -51,6 +51,15 @@ type Arch struct {
 	// separate gate projection of q_proj's shape, the same weights (Muse
 	// Glimmer's gate_proj).
 	GatedAttention bool
+	// DenseMTPWithHead: each multi-token-prediction layer is a dense decoder
+	// layer (intermediate_size) with an output head of its own (vocab ×
+	// hidden and its norm), not one more layer like the model's last that
+	// shares the model's head (mtpParams). Step-3.5's MTP layers sit past
+	// num_hidden_layers, outside moe_layers_enum, and each carries a
+	// SharedHead with its own head (Step3p5AMultiTokenPredictorLayer in
+	// vllm/model_executor/models/step3p5_mtp.py and Step3p5DecoderLayer in
+	// step3p5.py of vllm-project/vllm).
+	DenseMTPWithHead bool
 }
 
 // arches is every architecture quirk planning knows, keyed by Hugging Face
@@ -112,6 +121,11 @@ var arches = map[string]Arch{
 	// fuses q, k, v and that gate, and requires gate and query to be the
 	// same shape.
 	"muse_glimmer_text": {GatedAttention: true},
+	// Step-3.5-Flash and Step-3.7-Flash, whose text backbone is Step-3.5's
+	// (NVIDIA-NeMo/Megatron-Bridge@067f987
+	// examples/models/stepfun/step37/README.md).
+	"step3p5": {DenseMTPWithHead: true},
+	"step3p7": {DenseMTPWithHead: true},
 }
 
 // archFamilies are model_type prefixes whose unlisted members share the

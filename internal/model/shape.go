@@ -185,7 +185,11 @@ func expertIntermediate(m *Model) int {
 // concatenated embedding and hidden state (2h × h) and its two input norms
 // and output norm, sharing the model's embeddings and head (DeepSeek-V3
 // technical report, arXiv 2412.19437 §2.2; deepseek-ai/DeepSeek-V3
-// README_WEIGHTS.md: 14B of MTP weights besides the 671B).
+// README_WEIGHTS.md: 14B of MTP weights besides the 671B;
+// DeepSeekMultiTokenPredictorLayer in
+// vllm/model_executor/models/deepseek_mtp.py of vllm-project/vllm). An
+// architecture with Arch.DenseMTPWithHead builds each as a dense layer with
+// a head of its own instead (Step-3.5).
 func mtpParams(m *Model, n int) int64 {
 	if n <= 0 || m.Layers <= 0 || m.Hidden <= 0 {
 		return 0
@@ -194,12 +198,17 @@ func mtpParams(m *Model, n int) int64 {
 	if !last.HasAttention() {
 		last = Layer{Kind: FullAttention, FFN: last.FFN}
 	}
-	layer, _ := layerParams(m, last, m.IsMoE() && m.Layers > m.DenseLayers)
 	h := float64(m.Hidden)
+	moe, head := m.IsMoE() && m.Layers > m.DenseLayers, 0.0
+	if m.Arch().DenseMTPWithHead {
+		last.FFN, last.Intermediate = FFNDense, 0
+		moe, head = false, float64(m.Vocab)*h
+	}
+	layer, _ := layerParams(m, last, moe)
 	// DeepSeek-V3.2's MTP layer has its own lightning indexer: the Hub's
 	// count of the checkpoint exceeds DeepSeek-V3.1's (the same shape
 	// without it) by 62 of them, the 61 layers' and the MTP layer's.
-	return int64(math.Round(float64(n) * (layer + indexerParams(m) + 2*h*h + 3*h)))
+	return int64(math.Round(float64(n) * (layer + indexerParams(m) + 2*h*h + 3*h + head)))
 }
 
 // indexerParams is the weights of one layer's lightning indexer

@@ -80,27 +80,8 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 // debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
 var withoutPublishedTotal = []string{
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
-	// KNOWN_MODELS or a copied model.safetensors.index.json (nor an exact
-	// one in Megatron-Bridge's verification cards or vLLM's recipes: those
-	// of Step-3.7-Flash, vllm-project/recipes@8959cf6
-	// models/stepfun-ai/Step-3.7-Flash.yaml, are "198B" with a 1.8B
-	// perception encoder this config does not describe).
+	// KNOWN_MODELS or a copied model.safetensors.index.json.
 	"MiniCPM-MoE-8x2B",
-	// Step-3.7-Flash: its text backbone is Step-3.5-Flash's
-	// (NVIDIA-NeMo/Megatron-Bridge@067f987
-	// examples/models/stepfun/step37/README.md), whose Hub count,
-	// 'stepfun-ai/Step-3.5-Flash' 199,384,301,376 in llmfit's data, is
-	// exact, but not taken: it holds the three MTP layers, each with its
-	// own copy of the output head (the Megatron-Bridge step35-flash card:
-	// "three published MTP output entries occupy 3,167,748,096 bytes"),
-	// layers 45-47, outside the moe_layers_enum (3-44) of
-	// src/megatron/bridge/models/stepfun/configuration_step35.py there,
-	// where the shape costs each MTP layer as the last, MoE, layer; and the
-	// catalog's config (aiconfigurator's reduced copy) has neither the
-	// sliding layers' own attention shape (attention_other_setting) nor
-	// the head-wise gates. The shape, 195.83 B without MTP, is 1.8 %
-	// below the count: no check until a verbatim config is read.
-	"Step-3.7-Flash",
 	// MiniMax-M3: NVIDIA-NeMo/Megatron-Bridge@067f987
 	// examples/model_verification_cards/minimax-m3/card.yaml counts
 	// 854,172,958,720 bytes of BF16 tensor payload in the checkpoint
