@@ -96,7 +96,7 @@ test-cpp: all
 	$(CXX) $(CPP_FLAGS) $(CPP_ASAN) -o $(CPP_BUILD)/test_hpp tests/cpp/test_hpp.cpp $(CPP_LINK)
 	$(CXX) $(CPP_FLAGS) -o $(CPP_BUILD)/plan_model examples/cpp/plan_model.cpp $(CPP_LINK)
 	HWACCEL_SOURCE_DIR=$(CURDIR) $(CPP_BUILD)/test_hpp
-	$(CPP_BUILD)/plan_model --sysroot testdata/machines/cpu-only/root --params-b 8 | grep -q '"fits":true'
+	$(CPP_BUILD)/plan_model --sysroot testdata/machines/cpu-only/root --params-b 8 --engine llama.cpp | grep -q '"fits":true'
 
 test-pypkg: all
 	cd python && AI_HWACCEL_LIB=$(CURDIR)/$(BUILD)/$(SONAME) $(PYTHON) -m unittest discover -s tests -t . -v

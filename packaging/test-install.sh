@@ -100,7 +100,7 @@ consume() {
     LD_LIBRARY_PATH=$libdir "$tmp/$n-consumer-pc" "$fixture" "$libdir"
     # shellcheck disable=SC2046
     $CXX -std=c++17 -Wall -Wextra -Werror -o "$tmp/$n-plan-pc" examples/cpp/plan_model.cpp $(pkg-config --cflags --libs ai_hwaccel)
-    LD_LIBRARY_PATH=$libdir "$tmp/$n-plan-pc" --sysroot "$fixture" --params-b 8 >"$tmp/plan.json" 2>/dev/null
+    LD_LIBRARY_PATH=$libdir "$tmp/$n-plan-pc" --sysroot "$fixture" --params-b 8 --engine llama.cpp >"$tmp/plan.json" 2>/dev/null
     grep -q '"fits":true' "$tmp/plan.json" || fail "$n: C++ example via pkg-config: $(head -c 300 "$tmp/plan.json")"
 
     step "$n: CMake find_package consumers"
@@ -111,7 +111,7 @@ consume() {
     "$tmp/$n-cb/consumer" "$fixture" "$p/lib"
     cmake_q -S examples/cpp -B "$tmp/$n-cpp" -DCMAKE_PREFIX_PATH="$p" || fail "$n: configure examples/cpp"
     cmake_q --build "$tmp/$n-cpp" || fail "$n: build examples/cpp"
-    "$tmp/$n-cpp/plan_model" --sysroot "$fixture" --params-b 8 2>/dev/null | grep -q '"fits":true' ||
+    "$tmp/$n-cpp/plan_model" --sysroot "$fixture" --params-b 8 --engine llama.cpp 2>/dev/null | grep -q '"fits":true' ||
         fail "$n: examples/cpp via CMake"
 }
 

@@ -19,14 +19,15 @@ import (
 func TestMTPParamsDeepSeekV3(t *testing.T) {
 	m := Lookup("DeepSeek-V3.1")
 	require.NotNil(t, m)
-	const h, heads, qLoRA, kvLoRA, nope, rope, v = 7168, 128, 1536, 512, 128, 64, 128
-	const experts, expertInter = 256, 2048
+	// int64: the MoE block's count overflows a 32-bit int.
+	const h, heads, qLoRA, kvLoRA, nope, rope, v int64 = 7168, 128, 1536, 512, 128, 64, 128
+	const experts, expertInter int64 = 256, 2048
 	attention := h*qLoRA + qLoRA + qLoRA*heads*(nope+rope) + // q_a_proj, q_a_layernorm, q_b_proj
 		h*(kvLoRA+rope) + kvLoRA + kvLoRA*heads*(nope+v) + // kv_a_proj_with_mqa, kv_a_layernorm, kv_b_proj
 		heads*v*h // o_proj
 	moe := experts*3*h*expertInter + 3*h*expertInter + experts*h // experts, shared expert, gate
 	block := attention + moe + 2*h                               // input_layernorm, post_attention_layernorm
-	want := int64(2*h + 2*h*h + h + block)                       // enorm, hnorm, eh_proj, shared_head.norm
+	want := 2*h + 2*h*h + h + block                              // enorm, hnorm, eh_proj, shared_head.norm
 	assert.Equal(t, want, m.MTPParams)
 }
 

@@ -161,12 +161,14 @@ class ApiTests:
             ai_hwaccel.detect_json(opts, no_exec=True)
 
     def test_plan_on_registry(self):
-        p = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="vllm")
+        # llama.cpp: vLLM's CPU backend needs AVX2 or AVX-512, which the
+        # fixture's Xeon L5640 lacks, so a vLLM plan there is refused.
+        p = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="llama.cpp")
         self.assertIsInstance(p, ai_hwaccel.Plan)
         self.assertTrue(p.fits, p.explanation)
         self.assertEqual([s.device_id for s in p.shards], ["cpu:0"])
         self.assertLessEqual(p.shards[0].memory_bytes, p.shards[0].memory_available_bytes)
-        self.assertIn("--max-model-len", p.engine_args["vllm"])
+        self.assertIn("-c", p.engine_args["llama.cpp"])
         self.assertTrue(p.explanation)
 
     def test_model_as_a_string(self):
@@ -273,7 +275,7 @@ class ApiTests:
         self.assertEqual(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID")
         self.assertEqual(env["CUDA_VISIBLE_DEVICES"], ",".join(u.split(":")[1] for u in used))
         # Absent from the answer, absent here: no engine_env off CUDA/ROCm.
-        q = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="vllm")
+        q = ai_hwaccel.plan(model={"params_b": 8}, registry=self.fixture(), engine="llama.cpp")
         self.assertIsNone(q.engine_env)
         self.assertIsNone(q.idle_devices)
 

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
             println!("device {}", part.split('"').next().unwrap_or(""));
         }
         let request =
-            format!(r#"{{"model":{{"params_b":8}},"engine":"vllm","registry":{registry}}}"#);
+            format!(r#"{{"model":{{"params_b":8}},"engine":"llama.cpp","registry":{registry}}}"#);
         println!("{}", ai_hwaccel::plan_sharding(&request)?);
         Ok(())
     };

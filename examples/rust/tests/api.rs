@@ -93,11 +93,11 @@ fn errors_carry_stable_codes() {
 #[test]
 fn planning_on_a_registry() {
     let reg = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
-    let req = format!(r#"{{"model":{{"params_b":8}},"engine":"vllm","registry":{reg}}}"#);
+    let req = format!(r#"{{"model":{{"params_b":8}},"engine":"llama.cpp","registry":{reg}}}"#);
     let plan = ai_hwaccel::plan_sharding(&req).unwrap();
     assert!(plan.contains(r#""fits":true"#), "{plan}");
     assert!(plan.contains(r#""device_id":"cpu:0""#), "{plan}");
-    assert!(plan.contains(r#""vllm":["#), "{plan}");
+    assert!(plan.contains(r#""llama.cpp":["#), "{plan}");
     let quant = ai_hwaccel::suggest_quant(&req).unwrap();
     assert!(quant.contains(r#""quant":""#), "{quant}");
     let train = ai_hwaccel::estimate_training(&req).unwrap();
