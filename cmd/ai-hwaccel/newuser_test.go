@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -307,4 +308,26 @@ func TestRentSaysWhyTheBestChoiceHasNoCommand(t *testing.T) {
 	lines := strings.Split(r.stdout, "\n")
 	require.Greater(t, len(lines), 3)
 	assert.Equal(t, "  no command: needs "+needs, lines[2])
+}
+
+// A level that fits nowhere shows in the Levels table what its refusal
+// says it needs: on the Slimbook's 8 GB RTX 4060, suggest for DeepSeek-V3
+// showed int4 as 326.3 GiB in the table (the estimate's activations and
+// overhead) and 327.2 GiB in the headline (vLLM's start-up charge, what the
+// fit was checked on). The row's total_bytes is the refusal's figure.
+func TestRefusedLevelRowIsTheRefusalsFigure(t *testing.T) {
+	args := withFixture(t, "slimbook-hero-rtx4060-igpu", "suggest", "--model", "DeepSeek-V3")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	levels := obj["levels"].([]any)
+	require.NotEmpty(t, levels)
+	for _, l := range levels {
+		row := l.(map[string]any)
+		need := regexp.MustCompile(`needs ([0-9.]+ GiB) on one device`).FindStringSubmatch(row["reason"].(string))
+		require.NotNil(t, need, row["reason"])
+		assert.Equal(t, need[1], fmt.Sprintf("%.1f GiB", row["total_bytes"].(float64)/(1<<30)), row["quant"])
+	}
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "int4 needs 327.2 GiB on one device")
+	assert.Regexp(t, `(?m)^  int4 +327\.2 GiB +no`, r.stdout)
 }
