@@ -254,7 +254,8 @@ func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
 	r := runCLI(t, args...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Contains(t, headline, fmt.Sprintf("about 8 replicas x %s tokens/s = %s tokens/s", rateText(one), rateText(total)))
+	// The per-replica figure's digits: TestDataParallelHeadlineFiguresMultiply.
+	assert.Regexp(t, fmt.Sprintf(`about 8 replicas x %s(\.[0-9]+)? tokens/s = %s tokens/s`, regexp.QuoteMeta(strconv.FormatFloat(math.Floor(one), 'f', 0, 64)), rateText(total)), headline)
 
 	args = withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "vllm")
 	obj, _ = runJSON(t, append(args, "--json")...)
@@ -330,4 +331,36 @@ func TestRefusedLevelRowIsTheRefusalsFigure(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "int4 needs 327.2 GiB on one device")
 	assert.Regexp(t, `(?m)^  int4 +327\.2 GiB +no`, r.stdout)
+}
+
+// A data-parallel headline's figures multiply: "4 replicas x 161 tokens/s
+// = 643 tokens/s" rounded the per-replica rate (160.8) and the total
+// (643.2) each on its own, so 4 x 161 read 643. The per-replica figure is
+// shown with the digits that make n times it round to the total shown,
+// and both are decode_tokens_per_s and decode_tokens_per_s_total rounded.
+func TestDataParallelHeadlineFiguresMultiply(t *testing.T) {
+	headline := regexp.MustCompile(`about (\d+) replicas x ([0-9.]+) tokens/s = ([0-9.]+) tokens/s`)
+	for _, c := range []struct{ model, replicas string }{
+		{"Llama-3.1-8B", "2"}, {"Llama-3.1-8B", "4"}, {"Llama-3.1-8B", "8"},
+		{"Qwen3-30B-A3B", "4"}, {"Qwen3-30B-A3B", "8"}, {"gpt-oss-20b", "8"},
+	} {
+		args := withFixture(t, "dgx-h100", "plan", "--model", c.model, "--replicas", c.replicas, "--engine", "llama.cpp")
+		obj, _ := runJSON(t, append(args, "--json")...)
+		tp := obj["throughput"].(map[string]any)
+		one, total := tp["decode_tokens_per_s"].(float64), tp["decode_tokens_per_s_total"].(float64)
+		r := runCLI(t, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		m := headline.FindStringSubmatch(r.stdout)
+		require.NotNil(t, m, r.stdout)
+		n, _ := strconv.Atoi(m[1])
+		shown, _ := strconv.ParseFloat(m[2], 64)
+		assert.Equal(t, c.replicas, m[1])
+		assert.Equal(t, rateText(total), m[3], "%s x%s: the total is decode_tokens_per_s_total", c.model, c.replicas)
+		assert.Equal(t, m[3], rateText(float64(n)*shown), "%s: %s", c.model, m[0])
+		decimals := 0
+		if _, frac, ok := strings.Cut(m[2], "."); ok {
+			decimals = len(frac)
+		}
+		assert.Equal(t, m[2], strconv.FormatFloat(one, 'f', decimals, 64), "%s x%s: the per-replica figure is decode_tokens_per_s", c.model, c.replicas)
+	}
 }
