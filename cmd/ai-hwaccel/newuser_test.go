@@ -364,3 +364,20 @@ func TestDataParallelHeadlineFiguresMultiply(t *testing.T) {
 		assert.Equal(t, m[2], strconv.FormatFloat(one, 'f', decimals, 64), "%s x%s: the per-replica figure is decode_tokens_per_s", c.model, c.replicas)
 	}
 }
+
+// A training plan on one device says so: the refusal on the Slimbook's one
+// RTX 4060 read "17.6 GiB per device, the smallest of 1 devices has
+// 7.5 GiB", and the fit on the H200 "available on the smallest of 1
+// devices". Several devices keep "the smallest of n devices".
+func TestTrainOnOneDeviceSaysTheDevice(t *testing.T) {
+	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "of 1 devices")
+	assert.Contains(t, r.stdout, "8b lora training does not fit: 17.6 GiB on its one device, which has 7.5 GiB")
+
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora", "--json")...)
+	assert.Contains(t, obj["explanation"], "fits: 17.6 GiB of the 139.8 GiB available on its one device")
+
+	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "405b", "--method", "full", "--devices", "cuda:0-7", "--json")...)
+	assert.Contains(t, obj["refusal"].(map[string]any)["text"], "per device, the smallest of 8 devices has")
+}
