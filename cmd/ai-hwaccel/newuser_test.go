@@ -381,3 +381,16 @@ func TestTrainOnOneDeviceSaysTheDevice(t *testing.T) {
 	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "405b", "--method", "full", "--devices", "cuda:0-7", "--json")...)
 	assert.Contains(t, obj["refusal"].(map[string]any)["text"], "per device, the smallest of 8 devices has")
 }
+
+// train's Memory per device line and its explanation print one figure
+// alike: a LoRA's 8.3M trained parameters' gradients read "gradients
+// <0.1 GiB" on the first and "gradients 0.0 GiB" on the second. The
+// engine's explanations write a figure too small for one decimal as the
+// CLI does, "<0.1 GiB", so a known non-zero figure never reads as zero.
+func TestTrainMemoryLineAndExplanationAgree(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "+ gradients <0.1 GiB +")
+	assert.Contains(t, r.stdout, "per device: weights 14.9 GiB, gradients <0.1 GiB,")
+	assert.Contains(t, r.stdout, "frozen models 0.0 GiB", "a zero figure stays 0.0")
+}
