@@ -77,7 +77,7 @@ func TestTextFiguresAreTheJSONFigures(t *testing.T) {
 	assert.Greater(t, answers, 1500, "answers compared")
 	// Each check found its lines: a pattern that stopped matching the
 	// text would otherwise pass by comparing nothing.
-	for _, k := range []string{"GiB figure", "Levels row", "refused row", "headline speed", "data-parallel headline", "Throughput decode_tokens_per_s", "Throughput prefill_tokens_per_s", "Throughput decode_tokens_per_s_total", "Memory line", "Memory per device line", "train explanation", "rent line"} {
+	for _, k := range []string{"GiB figure", "Levels row", "refused row", "headline speed", "data-parallel headline", "Throughput decode_tokens_per_s", "Throughput prefill_tokens_per_s", "Throughput decode_tokens_per_s_total", "Memory line", "Memory per device line", "train explanation", "rent line", "tokens/s figure"} {
 		assert.Greater(t, checked[k], 10, "%s compared", k)
 	}
 	t.Logf("%d answers; figures compared: %v", answers, checked)
@@ -104,6 +104,7 @@ var checked map[string]int
 
 var (
 	gibFigure     = regexp.MustCompile(`(<0\.1|\d+\.\d) GiB`)
+	rateFigure    = regexp.MustCompile(`(?:^|[ (])(\d+(?:\.\d+)?) (?:output )?tokens/s`)
 	levelRow      = regexp.MustCompile(`(?m)^  (\S+) +(\S+ GiB|—) +(yes|no|unknown)\b`)
 	needsOnOne    = regexp.MustCompile(`^(?:doesn't fit: )?(\S+) needs (\d+\.\d GiB) on one device`)
 	headlineSpeed = regexp.MustCompile(`, about (?:(\d+) replicas x )?([0-9.]+) tokens/s(?: = ([0-9.]+) tokens/s)?`)
@@ -125,6 +126,13 @@ func figureDisagreements(cmd, text string, obj map[string]any) []string {
 		checked["GiB figure"]++
 		if !known[f] {
 			out = append(out, fmt.Sprintf("%q is no figure of the JSON answer", f))
+		}
+	}
+	rates := jsonRates(obj, map[string]bool{})
+	for _, m := range rateFigure.FindAllStringSubmatch(text, -1) {
+		checked["tokens/s figure"]++
+		if !rates[m[1]] && !rates[moreDigits(m[1])] {
+			out = append(out, fmt.Sprintf("%q tokens/s is no figure of the JSON answer", m[1]))
 		}
 	}
 	if cmd == "train" {
@@ -288,6 +296,40 @@ func jsonGiB(v any, into map[string]bool) map[string]bool {
 	}
 	return into
 }
+
+// jsonRates collects every speed of a JSON answer as the text writes it:
+// each *tokens_per_s* number by the rate rule, and each "N tokens/s"
+// inside a string.
+func jsonRates(v any, into map[string]bool) map[string]bool {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			if f, ok := e.(float64); ok && strings.Contains(k, "tokens_per_s") {
+				into[rateText(f)] = true
+				for d := 1; d <= 3; d++ {
+					// A data-parallel headline's per-replica figure
+					// carries the digits that make its product the total
+					// (replicaRate).
+					into[moreDigits(strconv.FormatFloat(f, 'f', d, 64))] = true
+				}
+				continue
+			}
+			jsonRates(e, into)
+		}
+	case []any:
+		for _, e := range x {
+			jsonRates(e, into)
+		}
+	case string:
+		for _, m := range rateFigure.FindAllStringSubmatch(x, -1) {
+			into[m[1]] = true
+		}
+	}
+	return into
+}
+
+// moreDigits marks a figure written with decimals beyond the rate rule's.
+func moreDigits(f string) string { return f + " (digits)" }
 
 // num is a JSON number, 0 when absent.
 func num(v any) float64 {
