@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -253,7 +254,8 @@ func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
 	r := runCLI(t, args...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Contains(t, headline, fmt.Sprintf("about 8 replicas x %s tokens/s = %s tokens/s", rateText(one), rateText(total)))
+	// The per-replica figure's digits: TestDataParallelHeadlineFiguresMultiply.
+	assert.Regexp(t, fmt.Sprintf(`about 8 replicas x %s(\.[0-9]+)? tokens/s = %s tokens/s`, regexp.QuoteMeta(strconv.FormatFloat(math.Floor(one), 'f', 0, 64)), rateText(total)), headline)
 
 	args = withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "vllm")
 	obj, _ = runJSON(t, append(args, "--json")...)
@@ -307,4 +309,88 @@ func TestRentSaysWhyTheBestChoiceHasNoCommand(t *testing.T) {
 	lines := strings.Split(r.stdout, "\n")
 	require.Greater(t, len(lines), 3)
 	assert.Equal(t, "  no command: needs "+needs, lines[2])
+}
+
+// A level that fits nowhere shows in the Levels table what its refusal
+// says it needs: on the Slimbook's 8 GB RTX 4060, suggest for DeepSeek-V3
+// showed int4 as 326.3 GiB in the table (the estimate's activations and
+// overhead) and 327.2 GiB in the headline (vLLM's start-up charge, what the
+// fit was checked on). The row's total_bytes is the refusal's figure.
+func TestRefusedLevelRowIsTheRefusalsFigure(t *testing.T) {
+	args := withFixture(t, "slimbook-hero-rtx4060-igpu", "suggest", "--model", "DeepSeek-V3")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	levels := obj["levels"].([]any)
+	require.NotEmpty(t, levels)
+	for _, l := range levels {
+		row := l.(map[string]any)
+		need := regexp.MustCompile(`needs ([0-9.]+ GiB) on one device`).FindStringSubmatch(row["reason"].(string))
+		require.NotNil(t, need, row["reason"])
+		assert.Equal(t, need[1], fmt.Sprintf("%.1f GiB", row["total_bytes"].(float64)/(1<<30)), row["quant"])
+	}
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "int4 needs 327.2 GiB on one device")
+	assert.Regexp(t, `(?m)^  int4 +327\.2 GiB +no`, r.stdout)
+}
+
+// A data-parallel headline's figures multiply: "4 replicas x 161 tokens/s
+// = 643 tokens/s" rounded the per-replica rate (160.8) and the total
+// (643.2) each on its own, so 4 x 161 read 643. The per-replica figure is
+// shown with the digits that make n times it round to the total shown,
+// and both are decode_tokens_per_s and decode_tokens_per_s_total rounded.
+func TestDataParallelHeadlineFiguresMultiply(t *testing.T) {
+	headline := regexp.MustCompile(`about (\d+) replicas x ([0-9.]+) tokens/s = ([0-9.]+) tokens/s`)
+	for _, c := range []struct{ model, replicas string }{
+		{"Llama-3.1-8B", "2"}, {"Llama-3.1-8B", "4"}, {"Llama-3.1-8B", "8"},
+		{"Qwen3-30B-A3B", "4"}, {"Qwen3-30B-A3B", "8"}, {"gpt-oss-20b", "8"},
+	} {
+		args := withFixture(t, "dgx-h100", "plan", "--model", c.model, "--replicas", c.replicas, "--engine", "llama.cpp")
+		obj, _ := runJSON(t, append(args, "--json")...)
+		tp := obj["throughput"].(map[string]any)
+		one, total := tp["decode_tokens_per_s"].(float64), tp["decode_tokens_per_s_total"].(float64)
+		r := runCLI(t, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		m := headline.FindStringSubmatch(r.stdout)
+		require.NotNil(t, m, r.stdout)
+		n, _ := strconv.Atoi(m[1])
+		shown, _ := strconv.ParseFloat(m[2], 64)
+		assert.Equal(t, c.replicas, m[1])
+		assert.Equal(t, rateText(total), m[3], "%s x%s: the total is decode_tokens_per_s_total", c.model, c.replicas)
+		assert.Equal(t, m[3], rateText(float64(n)*shown), "%s: %s", c.model, m[0])
+		decimals := 0
+		if _, frac, ok := strings.Cut(m[2], "."); ok {
+			decimals = len(frac)
+		}
+		assert.Equal(t, m[2], strconv.FormatFloat(one, 'f', decimals, 64), "%s x%s: the per-replica figure is decode_tokens_per_s", c.model, c.replicas)
+	}
+}
+
+// A training plan on one device says so: the refusal on the Slimbook's one
+// RTX 4060 read "17.6 GiB per device, the smallest of 1 devices has
+// 7.5 GiB", and the fit on the H200 "available on the smallest of 1
+// devices". Several devices keep "the smallest of n devices".
+func TestTrainOnOneDeviceSaysTheDevice(t *testing.T) {
+	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "of 1 devices")
+	assert.Contains(t, r.stdout, "8b lora training does not fit: 17.6 GiB on its one device, which has 7.5 GiB")
+
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora", "--json")...)
+	assert.Contains(t, obj["explanation"], "fits: 17.6 GiB of the 139.8 GiB available on its one device")
+
+	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "405b", "--method", "full", "--devices", "cuda:0-7", "--json")...)
+	assert.Contains(t, obj["refusal"].(map[string]any)["text"], "per device, the smallest of 8 devices has")
+}
+
+// train's Memory per device line and its explanation print one figure
+// alike: a LoRA's 8.3M trained parameters' gradients read "gradients
+// <0.1 GiB" on the first and "gradients 0.0 GiB" on the second. The
+// engine's explanations write a figure too small for one decimal as the
+// CLI does, "<0.1 GiB", so a known non-zero figure never reads as zero.
+func TestTrainMemoryLineAndExplanationAgree(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "+ gradients <0.1 GiB +")
+	assert.Contains(t, r.stdout, "per device: weights 14.9 GiB, gradients <0.1 GiB,")
+	assert.Contains(t, r.stdout, "frozen models 0.0 GiB", "a zero figure stays 0.0")
 }

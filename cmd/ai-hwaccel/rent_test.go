@@ -19,7 +19,7 @@ func TestRentFirstLineIsTheBestChoice(t *testing.T) {
 	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "aws", "--sort", "price")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(r.stdout, "\n")
-	assert.Regexp(t, `^Rent aws \S+ \(1 x NVIDIA .*\) for Llama-3.1-8B: \$[0-9.]+/h, about [0-9]+ output tokens/s( \(estimate, not validated\))?, \$[0-9.]+ per million output tokens\.$`, lines[0])
+	assert.Regexp(t, `^Rent aws \S+ \(1 x NVIDIA .*\) for Llama-3.1-8B: \$[0-9.]+/h, about [0-9]+(\.[0-9])? output tokens/s( \(estimate, not validated\))?, \$[0-9.]+ per million output tokens\.$`, lines[0])
 	assert.Contains(t, r.stdout, "vllm serve ")
 	assert.Contains(t, r.stdout, "Ranked by price per hour")
 
@@ -97,4 +97,18 @@ func TestRentAgesPricesOnTheAppClock(t *testing.T) {
 	early := runCLI(t, args...)
 	require.Equal(t, 0, early.code, early.stderr)
 	assert.NotContains(t, early.stdout, "days ago")
+}
+
+// rent rounds a speed as plan does (one decimal below 100 tokens/s): its
+// lines read "about 37 output tokens/s" for a choice whose
+// decode_tokens_per_s is 37.422, where plan's answer keeps 37.4.
+func TestRentSpeedIsRoundedAsPlanRoundsIt(t *testing.T) {
+	obj, r := runJSON(t, "rent", "--model", "Llama-3.1-70B", "--json")
+	best := obj["choices"].([]any)[0].(map[string]any)
+	speed := best["decode_tokens_per_s"].(float64)
+	require.Less(t, speed, 100.0, r.stdout)
+	text := runCLI(t, "rent", "--model", "Llama-3.1-70B")
+	require.Equal(t, 0, text.code, text.stderr)
+	headline, _, _ := strings.Cut(text.stdout, "\n")
+	assert.Contains(t, headline, "about "+rateText(speed)+" output tokens/s")
 }

@@ -246,9 +246,33 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 func speedWords(a *plan.ShardingAnswer) string {
 	tp := a.Throughput
 	if a.DPSize > 1 && tp.DecodeTokensPerSTotal > 0 {
-		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, rate(tp.DecodeTokensPerS), rate(tp.DecodeTokensPerSTotal))
+		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, replicaRate(a.DPSize, tp.DecodeTokensPerS, tp.DecodeTokensPerSTotal), rate(tp.DecodeTokensPerSTotal))
 	}
 	return rate(tp.DecodeTokensPerS) + " tokens/s"
+}
+
+// replicaRate is one replica's rate per, shown with the digits that make n
+// times the figure shown round to the total shown (rate(total)): each
+// rounded on its own, 4 x 160.8 read "4 x 161 = 643". The rate's own
+// rounding first, then one to three decimals; the engine rounds both
+// figures to three (throughput.go), where n times per is the total.
+func replicaRate(n int, per, total float64) string {
+	want := rate(total)
+	if s := rate(per); rate(float64(n)*mustFloat(s)) == want {
+		return s
+	}
+	for d := 1; d <= 3; d++ {
+		if s := strconv.FormatFloat(per, 'f', d, 64); rate(float64(n)*mustFloat(s)) == want {
+			return s
+		}
+	}
+	return strconv.FormatFloat(per, 'f', -1, 64)
+}
+
+// mustFloat is the number a figure formatted here reads as.
+func mustFloat(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
 }
 
 // parallelWords says how a plan spreads the model: "tensor parallel 2",

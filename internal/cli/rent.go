@@ -69,7 +69,7 @@ func machineWords(c *rent.Choice) string {
 	return s
 }
 
-// rentFigures is "$1.09/h, about 17 tokens/s, $17.41 per million output
+// rentFigures is "$1.09/h, about 17.4 tokens/s, $17.41 per million output
 // tokens" with "speed unknown" where the speed model has no figure and
 // "(estimate, not validated)" where no measurement vouches for it.
 func rentFigures(c *rent.Choice) string {
@@ -80,7 +80,10 @@ func rentFigures(c *rent.Choice) string {
 		parts = append(parts, "no price")
 	}
 	if c.DecodeTokensPerS != nil {
-		speed := fmt.Sprintf("about %.0f output tokens/s", *c.DecodeTokensPerS)
+		// Rounded as plan's headline rounds a speed (rate): one decimal
+		// below 100 tokens/s. It rounded to whole tokens/s, 37 where
+		// plan's answer for the same machine read 37.4.
+		speed := "about " + rate(*c.DecodeTokensPerS) + " output tokens/s"
 		if !SpeedValidated(c.SpeedValidatedOn) {
 			// Rent ranks by the model's figure either way; the text says
 			// when no measurement checks it (plan's headline omits it then).

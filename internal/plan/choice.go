@@ -237,6 +237,8 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			continue
 		}
 		paged := pagedBytes(req, ps, l)
+		var refused int64 // what the first refusal for memory says the level needs
+		var refusedOn *pool
 		for _, p := range ps {
 			if r := unsupportedReason(req, p, l); r != "" {
 				reasons = appendNew(reasons, r)
@@ -251,6 +253,9 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons = appendNew(reasons, LevelMisfitPrefix+pl.Reason)
+				if pl.Code == RefusalMemory && refused == 0 {
+					refused, refusedOn = pl.oneDeviceBytes(), p
+				}
 				continue
 			}
 			if best == nil || betterPlan(&pl, best) {
@@ -264,7 +269,13 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			fits = append(fits, best)
 		} else {
 			row.Reason = strings.Join(reasons, "; ")
-			if paged > 0 {
+			switch {
+			case refused > 0:
+				// The figure its reason states (notFitting), counted as
+				// the pool's engine counts a device (vLLM's start-up
+				// charge where it plans for vLLM), not the estimate's.
+				row.TotalBytes, row.pool = refused, refusedOn
+			case paged > 0:
 				row.TotalBytes = paged // what the paged pools were asked to hold
 			}
 		}
@@ -279,7 +290,8 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 // embedding where the engine keeps it): the figure of a fitting level's row
 // and of describe's "needs". A plan on one device holds exactly this, so
 // its row equals its memory total; a plan on n devices totals n devices'
-// overhead and activations (issue 24).
+// overhead and activations (issue 24). A refused plan's reason states the
+// same figure (notFitting), and so does its level's row.
 func (pl *planned) oneDeviceBytes() int64 {
 	return pl.Costs.stagePart(0, pl.Costs.Layers, 1).total()
 }

@@ -141,9 +141,11 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 			largest = d.Usable
 		}
 	}
-	return planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory, Reason: fmt.Sprintf(
+	pl := planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory}
+	pl.Reason = fmt.Sprintf(
 		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
-		l, gib(need.total()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))}
+		l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))
+	return pl
 }
 
 // needSplitCharged is needSplit with vLLM's start-up charge on each

@@ -178,7 +178,8 @@ func TestPlanningProperties(t *testing.T) {
 		// Higher precision never needs less memory on the same devices: a
 		// fitting row counts the overhead and activations of the pool it is
 		// planned on (the fastest that fits, which may differ by level), a
-		// row that fits nowhere the request's estimate. Known exception: an
+		// row refused for memory that of the pool whose refusal it states,
+		// any other row that fits nowhere the request's estimate. Known exception: an
 		// engine that keeps the token embedding in host memory (llama.cpp)
 		// subtracts it sized at the level's bits per weight (newCosts), not
 		// at the type the per-tensor walk gives it, so on such a pool q6_k

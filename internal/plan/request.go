@@ -258,7 +258,14 @@ func memoryOf(b quant.Breakdown) Memory {
 		ActivationsBytes: b.ActivationsBytes, OverheadBytes: b.OverheadBytes, TotalBytes: b.TotalBytes}
 }
 
-// gib formats bytes for explanations: "71.3 GiB".
+// gib formats bytes for explanations: "71.3 GiB", and "<0.1 GiB" for a
+// figure too small to show at that precision, as the CLI writes it
+// (internal/cli GiB): a known non-zero figure never reads as zero, and
+// the text's Memory lines and these explanations print one figure alike
+// (train's "gradients <0.1 GiB" above "gradients 0.0 GiB").
 func gib(b int64) string {
+	if b > 0 && float64(b)/(1<<30) < 0.05 {
+		return "<0.1 GiB"
+	}
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
 }

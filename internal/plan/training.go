@@ -348,9 +348,9 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	ans.Fits = ans.PerDevice.TotalBytes <= budget
 	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
 	if ans.Fits {
-		ans.Explanation = append(ans.Explanation, fmt.Sprintf("fits: %s per device of the %s available on the smallest of %d devices", gib(ans.PerDevice.TotalBytes), gib(budget), n))
+		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
 	} else {
-		ans.refuse(RefusalMemory, fmt.Sprintf("%s per device, the smallest of %d devices has %s", gib(ans.PerDevice.TotalBytes), n, gib(budget)))
+		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
 		}
@@ -724,4 +724,21 @@ func modelName(m *model.Model) string {
 		return m.Name
 	}
 	return "the model"
+}
+
+// trainingRoom compares what each of n devices needs with what the
+// smallest has: "17.6 GiB per device, the smallest of 8 devices has
+// 7.5 GiB", or on one device "17.6 GiB on its one device, which has
+// 7.5 GiB" (it read "the smallest of 1 devices"); fits words it as the
+// part of what is available.
+func trainingRoom(need, budget int64, n int, fits bool) string {
+	switch {
+	case n == 1 && fits:
+		return fmt.Sprintf("%s of the %s available on its one device", gib(need), gib(budget))
+	case n == 1:
+		return fmt.Sprintf("%s on its one device, which has %s", gib(need), gib(budget))
+	case fits:
+		return fmt.Sprintf("%s per device of the %s available on the smallest of %d devices", gib(need), gib(budget), n)
+	}
+	return fmt.Sprintf("%s per device, the smallest of %d devices has %s", gib(need), n, gib(budget))
 }
