@@ -40,16 +40,18 @@ type servingPrefillRow struct {
 const servingPrefillInput = 2048
 
 // servingPrefillMedianCeiling bounds the median error of the replayed rows:
-// the figure this test printed when the rows were first replayed (1.72,
-// the prompt charged llama.cpp's per-pass costs, see docs/accuracy.md
-// "Serving prefill"), rounded up. It guards against a change that makes
-// vLLM's prefill worse still; issue 22 asks for 0.20.
-const servingPrefillMedianCeiling = 1.8
+// the figure this test printed once vLLM's prompts ran the engine's own
+// prompt model (0.68: passes of up to --max-num-batched-tokens, matmuls at
+// the cuBLAS fraction PrefillMFU fitted on llama.cpp's prompt passes, no
+// per-layer time, no dequantized copy; docs/accuracy.md "Serving
+// prefill"), rounded up. Issue 22 asks for 0.20: not met.
+const servingPrefillMedianCeiling = 0.70
 
 // TestServingPrefillHeldOut replays each row of data/serving_prefill.json
 // through the planner (its prompt at the plan's prefill tokens/s, on the
-// GPU record and tensor-parallel degree the row names) under the shipped
-// constants, which are not fitted on these rows, and compares the prompt
+// GPU record and tensor-parallel degree the row names, under vLLM's prompt
+// model, servingPromptSeconds of internal/plan) under the shipped
+// constants, none fitted on these rows, and compares the prompt
 // time with the measured time to first token. vLLM emits the first token
 // from the prompt's forward pass, so no decode step is added. Every row
 // must get a prefill figure: the NVIDIA B200 rows need the record's tensor
