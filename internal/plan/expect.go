@@ -28,7 +28,7 @@ type EngineExpect struct {
 	// the weights (staticPool).
 	KVCacheGiB float64 `json:"kv_cache_gib"`
 	// KVCacheTokens is the tokens that memory holds, in whole blocks of
-	// vllmBlockTokens for vLLM (SGLang's page is one token), the fewest over the plan's stages (each stage's
+	// vllmCharge.blockTokens for vLLM (16, 128 on Gaudi; SGLang's page is one token), the fewest over the plan's stages (each stage's
 	// workers hold their own layers' cache).
 	KVCacheTokens int64 `json:"kv_cache_tokens"`
 	// MaxConcurrency is KVCacheTokens over the context (--max-model-len):
@@ -76,6 +76,12 @@ type EngineExpect struct {
 // vllmBlockTokens is vLLM's default --block-size on CUDA: the KV cache is
 // allocated in blocks of 16 tokens (CacheConfig.block_size, vllm/config/cache.py).
 const vllmBlockTokens = 16
+
+// vllmGaudiBlockTokens is vllm-gaudi's --block-size where the user gives
+// none: HpuPlatform.check_and_update_config sets 128 ("default block size
+// for Gaudi should be 128", vllm_gaudi/platform.py, vllm-project/vllm-gaudi
+// at 00db483642505ddfde2d446bef6b3eaf94b1f16d).
+const vllmGaudiBlockTokens = 128
 
 // expectSource says what EngineExpect's figures rest on for vLLM.
 const expectSource = "vLLM's start-up accounting for the release (engine_version): total x --gpu-memory-utilization less the weights, the activation peak of the profile run at max_num_batched_tokens and of the sampler warm-up at max_num_seqs, the memory allocated outside torch and, from 0.21.0 on NVIDIA and AMD GPUs, the estimated CUDA graphs; tokens count every attention layer at the whole context, as vLLM prints them. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
@@ -134,7 +140,7 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 				var charge int64
 				st, charge, graphs = pl.Costs.VLLM.chargeWith(max(pl.TP, 1), s.Part.Weights)
 				pool -= charge
-				block = vllmBlockTokens
+				block = int64(pl.Costs.VLLM.blockTokens())
 			} else {
 				pool = staticPool(s, fraction, b.LinkedGroup)
 			}

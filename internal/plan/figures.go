@@ -281,7 +281,7 @@ func (c *costs) stagePart(start, end, tp int) part {
 		// (engine.Memory.VisionInProcess; charged tp times, as FirstExtra).
 		w += c.Vision - c.VisionWhole + c.VisionWhole*float64(tp)
 	}
-	kv := c.VLLM.scaledKV(float64(end-start)*c.LayerKV/c.kvSplit(tp), tp, c.kvSplit(tp))
+	kv := c.VLLM.stageKV(float64(end-start)*c.LayerKV/c.kvSplit(tp), start, end, c.Layers, tp, c.kvSplit(tp))
 	p := part{Weights: int64(math.Ceil(w / float64(tp))), KV: int64(math.Ceil(kv)),
 		Activations: c.Activations, Overhead: c.Overhead}
 	if c.VLLM != nil && len(c.VLLM.GPUs) > 0 {

@@ -456,30 +456,50 @@ func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
 // than one extra).
 const maxExtraStages = 8
 
-// maxLayers is how many layers stage i (of n) can hold in its budget.
+// maxLayers is how many layers stage i (of n) can hold in its budget,
+// counting what the stage really holds beside them (stagePart): the input
+// embedding on the first stage only, the output head on the last only,
+// and the start-up charge at those weights. Each stage of several holds
+// at most the layers the others leave it (one each); a single stage holds
+// every layer or none.
 func maxLayers(s *stage, i, n int, c costs) int {
 	t := len(s.Devices)
-	fixed := c.stagePart(0, 0, t) // activations + overhead only
-	if i == 0 && !c.HostEmbedIn {
-		fixed.Weights += int64(math.Ceil(c.EmbedIn / float64(t)))
+	fits := func(k int) bool {
+		start, end := stageSpan(i, n, k, c.Layers)
+		return c.stagePart(start, end, t).total() <= s.budget()
 	}
-	if i == 0 {
-		fixed.Weights += int64(math.Ceil(c.FirstExtra))
-	}
-	if i == n-1 {
-		fixed.Weights += int64(math.Ceil(c.EmbedOut / float64(t)))
-	}
-	fixed.Weights += int64(math.Ceil(c.visionOnRank(t)))
-	room := float64(s.budget() - fixed.total())
-	if room <= 0 {
+	if n <= 1 {
+		if fits(c.Layers) {
+			return c.Layers
+		}
 		return 0
 	}
-	per := c.LayerWeights/float64(t) + c.VLLM.scaledKV(c.LayerKV/c.kvSplit(t), t, c.kvSplit(t))
-	if per <= 0 {
-		return c.Layers
+	// The largest k in [0, hi] that fits: the stage's memory grows with
+	// its layers.
+	lo, hi := 0, c.Layers-(n-1)
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if fits(mid) {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
 	}
-	k := int(math.Min(room/per, float64(c.Layers)))
-	return k
+	return lo
+}
+
+// stageSpan is the layers [start, end) stage i of n holds when it holds k
+// of layers: the first from layer 0, the last up to the final layer, one
+// between from layer 1 (touching neither embedding).
+func stageSpan(i, n, k, layers int) (start, end int) {
+	switch {
+	case i == 0:
+		return 0, k
+	case i == n-1:
+		return layers - k, layers
+	default:
+		return 1, 1 + k
+	}
 }
 
 // assignLayers gives every stage a contiguous run of whole layers, covering

@@ -32,7 +32,16 @@ type search struct {
 // same reports whether a and b are the same search.
 func (a *search) same(b *search) bool {
 	return a.context == b.context && a.ctx == b.ctx && a.limit == b.limit && a.origin == b.origin && a.level == b.level &&
-		a.batch == b.batch && a.offloaded == b.offloaded && slices.Equal(a.devices, b.devices) && sameDevices(a.units, b.units)
+		a.batch == b.batch && a.offloaded == b.offloaded && slices.Equal(a.devices, b.devices) && sameDevices(a.units, b.units) &&
+		(a.context || sameSplits(a.units, b.units))
+}
+
+// sameSplits reports whether two lists of replicas split the layers alike,
+// stage by stage: a batch search holds the plan's split (maxFitting).
+func sameSplits(a, b [][]stage) bool {
+	return slices.EqualFunc(a, b, func(x, y []stage) bool {
+		return slices.EqualFunc(x, y, func(s, t stage) bool { return s.Start == t.Start && s.End == t.End })
+	})
 }
 
 // sameDevices reports whether two lists of replicas hold the same devices,

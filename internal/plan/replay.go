@@ -24,10 +24,16 @@ type Replay struct {
 // average context of the generation) and, when prompt > 0, prefill of a
 // prompt of that many tokens.
 func NewReplay(m *model.Model, l quant.Level, s specs.Spec, devices, prompt, decodeContext int) *Replay {
+	return newReplay(func(context int) (*planned, *planning) { return replayPlan(m, l, s, devices, context) }, prompt, decodeContext)
+}
+
+// newReplay lays out the decode at decodeContext tokens and, when
+// prompt > 0, the prefill of a prompt of that many tokens with layout.
+func newReplay(layout func(context int) (*planned, *planning), prompt, decodeContext int) *Replay {
 	r := &Replay{}
-	r.decodePlan, r.decodeReq = replayPlan(m, l, s, devices, decodeContext)
+	r.decodePlan, r.decodeReq = layout(decodeContext)
 	if prompt > 0 {
-		r.prefillPlan, r.prefillReq = replayPlan(m, l, s, devices, prompt)
+		r.prefillPlan, r.prefillReq = layout(prompt)
 	}
 	return r
 }
@@ -141,12 +147,7 @@ func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeCon
 // prefill of a prompt of that many tokens laid out the same way (the
 // time to first token of a single request is prompt / Prefill).
 func NewServingPromptReplay(m *model.Model, l quant.Level, s specs.Spec, tp, prompt, decodeContext int) *Replay {
-	r := &Replay{}
-	r.decodePlan, r.decodeReq = servingPlan(m, l, s, tp, decodeContext)
-	if prompt > 0 {
-		r.prefillPlan, r.prefillReq = servingPlan(m, l, s, tp, prompt)
-	}
-	return r
+	return newReplay(func(context int) (*planned, *planning) { return servingPlan(m, l, s, tp, context) }, prompt, decodeContext)
 }
 
 // servingPlan is one stage of tp GPUs of the record s holding all of m,

@@ -208,8 +208,12 @@ func explainPaged(pl *planned, req *planning, maxBatch int) []string {
 
 // maxFitting answers the inverse question for a fitting plan: the longest
 // context (batch fixed) or the largest batch (context fixed) for which the
-// same devices, split the same way, still hold the model. The layer split
-// is recomputed for each candidate.
+// same devices, split the same way, still hold the model. For the context
+// the layer split is recomputed for each candidate (the plan is then made
+// again at the context chosen); the batch is the one the plan's own split
+// holds, the figure the engine will report for the command as printed
+// (engine_expect's max_concurrency, the least over the stages), except
+// for an offloaded plan, whose split is recomputed.
 func maxFitting(pl *planned, req *planning, context bool) int {
 	limit := MaxBatchSize
 	if context {
@@ -240,8 +244,17 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 			c.VLLM, c.Context = nil, 0
 		}
 		c = c.on(pl.Pool)
+		if !context && c.Static != nil {
+			// SGLang sizes its pool at start-up whatever the number of
+			// sequences (--mem-fraction-static less the weights:
+			// staticPool), its workspace outside it: the batch is what
+			// that pool holds, the figure engine_expect reports
+			// (max_total_num_tokens over the context), the plan itself
+			// having fitted at its own batch.
+			return poolsHold(units, c)
+		}
 		for _, r := range units {
-			if !unitFits(r, c, pl.Offloaded) {
+			if !unitFits(r, c, pl.Offloaded, !context && !pl.Offloaded) {
 				return false
 			}
 		}
@@ -283,9 +296,34 @@ func distinctUnits(rs [][]stage) [][]stage {
 	return out
 }
 
+// poolsHold reports whether SGLang's pool on every stage of units, at the
+// stages' own layers, holds the sequences costs c were made for
+// (staticHolds).
+func poolsHold(units [][]stage, c costs) bool {
+	for _, r := range units {
+		for _, s := range r {
+			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
+			if !c.staticHolds(s, len(r)) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // unitFits reports whether the devices of one replica's stages, split the
-// same way, hold the model under costs c (the layer split recomputed).
-func unitFits(r []stage, c costs, offloaded bool) bool {
+// same way, hold the model under costs c: at the stages' own layers with
+// keepSplit, else the layer split recomputed.
+func unitFits(r []stage, c costs, offloaded, keepSplit bool) bool {
+	if keepSplit && len(r) > 1 {
+		for _, s := range r {
+			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
+			if !c.stageFits(s, len(r)) {
+				return false
+			}
+		}
+		return true
+	}
 	if len(r) == 1 {
 		s := stage{Devices: r[0].Devices}
 		s.Part = c.stagePart(0, c.Layers, len(s.Devices))

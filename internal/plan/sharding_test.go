@@ -434,3 +434,33 @@ func TestLlamaCPPTensorSplitWithinLlamaMaxDevices(t *testing.T) {
 		assert.Contains(t, strings.Join(a.Explanation, "\n"), "--tensor-split takes at most 15 entries")
 	}
 }
+
+// TestStageCapacityChargesEmbeddingsWhereTheyAre checks that a pipeline
+// stage's capacity (maxLayers) counts the memory the stage really holds:
+// its layers, the input embedding on the first stage only and the output
+// head on the last only. Before, every stage was charged the input
+// embedding (stage 0 twice), so three stages with room for 4 + 4 + 2
+// layers were refused 10 layers.
+func TestStageCapacityChargesEmbeddingsWhereTheyAre(t *testing.T) {
+	const g = int64(1 << 30)
+	c := costs{Layers: 10, LayerWeights: float64(g), EmbedIn: float64(3 * g), EmbedOut: float64(2 * g), Overhead: g / 4}
+	mk := func(budgets ...int64) []stage {
+		var out []stage
+		for _, b := range budgets {
+			out = append(out, stage{Devices: []*device{{Usable: b}}})
+		}
+		return out
+	}
+	// First: 0.25 + 3 (embedding) + 4 layers; middle: 0.25 + 4 layers;
+	// last: 0.25 + 2 (head) + 2 layers.
+	st := mk(g/4+7*g, g/4+4*g, g/4+4*g)
+	assert.Equal(t, []int{4, 4, 2}, []int{maxLayers(&st[0], 0, 3, c), maxLayers(&st[1], 1, 3, c), maxLayers(&st[2], 2, 3, c)})
+	require.True(t, assignLayers(st, c, false), "4 + 4 + 2 layers of room for 10")
+	assert.Equal(t, []int{4, 8, 10}, []int{st[0].End, st[1].End, st[2].End})
+	for _, s := range st {
+		assert.LessOrEqual(t, s.Part.total(), s.budget())
+	}
+	one := mk(g/4 + 15*g)
+	assert.Equal(t, 10, maxLayers(&one[0], 0, 1, c), "one stage holds both embeddings and every layer")
+	assert.Equal(t, 0, maxLayers(&mk(g/4 + 15*g - 1)[0], 0, 1, c), "a byte short of the whole model")
+}

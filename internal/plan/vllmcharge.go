@@ -8,7 +8,7 @@
 // and VLLMStartup.Charge) and one sequence of --max-model-len tokens of KV
 // cache as vLLM checks it (_check_enough_kv_cache_memory in
 // vllm/v1/core/kv_cache_utils.py:
-// whole blocks of vllmBlockTokens, a sliding-window layer at its window
+// whole blocks of vllmCharge.blockTokens (16, 128 on Gaudi), a sliding-window layer at its window
 // plus one --max-num-batched-tokens step in vLLM's groups on GPUs
 // (windowKVScale), at the whole length elsewhere, a hybrid model in vLLM's
 // hybrid layout (layoutKVScale), the cache in the model's dtype). The fit, the maxima, the chosen context,
@@ -133,8 +133,10 @@ func (v *vllmCharge) onPool(p *pool) *vllmCharge {
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)
 	out.windowScale, out.hybrid = 0, false
+	// A sequence holds whole blocks of the backend's size.
+	out.KVScale = float64(out.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * out.dtypeScale
 	if w, ok := out.layoutKVScale(); ok {
-		out.baseScale = float64((v.MaxModelLen+vllmBlockTokens-1)/vllmBlockTokens*vllmBlockTokens) / float64(v.MaxModelLen) * out.dtypeScale
+		out.baseScale = float64(out.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * out.dtypeScale
 		out.KVScale = w * out.dtypeScale
 		out.windowScale = out.KVScale / out.baseScale
 	}
@@ -177,6 +179,17 @@ func (v *vllmCharge) readKV(kv float64, tp int, split float64) float64 {
 // models, backends and releases. The step is the largest of the pool's
 // GPUs' defaults.
 func (v *vllmCharge) windowKVScale() (float64, bool) {
+	return v.windowSpanScale(0, 0, 0)
+}
+
+// windowSpanScale is windowKVScale for the layers [start, end) of a model
+// of layers layers (end 0: all of them), the layers one pipeline stage
+// holds: vLLM lays out each stage's own layers in groups
+// (engine.VLLMWindowSetup's Start and End, as engine_expect's
+// vllmWindowLayout), where the planner counts each layer at the model's
+// average (costs.LayerKV), so a stage holding more full-attention layers
+// than its share needs more than the whole-model scale gives it.
+func (v *vllmCharge) windowSpanScale(start, end, layers int) (float64, bool) {
 	if v.Backend != engine.VLLMBackendGPU {
 		return 0, false
 	}
@@ -190,13 +203,16 @@ func (v *vllmCharge) windowKVScale() (float64, bool) {
 		bytes = 2 // quant.KVOptions' default
 	}
 	l, ok := engine.VLLMWindowLayoutOf(v.Model, engine.VLLMWindowSetup{Version: v.Version, TP: 1, MaxModelLen: v.MaxModelLen,
-		MaxNumBatchedTokens: batched, KVBytes: bytes})
-	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+		MaxNumBatchedTokens: batched, KVBytes: bytes, Start: start, End: end})
+	plan := float64(quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o))
+	if end > 0 && layers > 0 {
+		plan *= float64(end-start) / float64(layers) // the stage's share, as stagePart counts it
+	}
 	if !ok || plan <= 0 {
 		return 0, false
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
-	return need / float64(plan), true
+	return need / plan, true
 }
 
 // layoutKVScale is one sequence's KV cache as vLLM checks it and counts
@@ -239,8 +255,23 @@ func (v *vllmCharge) layoutKVScale() (float64, bool) {
 	if full == 1 {
 		return 0, false
 	}
-	blocks := (v.MaxModelLen + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
-	return float64(blocks) / float64(v.MaxModelLen) * full, true
+	return float64(v.blocksOf(v.MaxModelLen)) / float64(v.MaxModelLen) * full, true
+}
+
+// blockTokens is the tokens of one KV cache block vLLM allocates on v's
+// backend by default: 128 on Gaudi (vllmGaudiBlockTokens), 16 elsewhere
+// (vllmBlockTokens).
+func (v *vllmCharge) blockTokens() int {
+	if v != nil && v.Backend == engine.VLLMBackendGaudi {
+		return vllmGaudiBlockTokens
+	}
+	return vllmBlockTokens
+}
+
+// blocksOf is ctx tokens rounded up to whole blocks (blockTokens).
+func (v *vllmCharge) blocksOf(ctx int) int {
+	b := v.blockTokens()
+	return (ctx + b - 1) / b * b
 }
 
 // fullLengthScale is model m's KV cache of ctx tokens with every attention
@@ -262,6 +293,15 @@ func fullLengthScale(m *model.Model, ctx int, o quant.KVOptions) float64 {
 // that rank (the whole over split); false for a model without recurrent
 // layers beside attention or one the layout does not follow.
 func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
+	return v.hybridSpanScale(tp, split, 0, 0, 0)
+}
+
+// hybridSpanScale is hybridScale for the layers [start, end) of a model
+// of layers layers (end 0: all of them), one pipeline stage's: vLLM lays
+// out each stage's own layers (engine.VLLMCacheSetup's Start and End, as
+// engine_expect's vllmHybridLayout), where the planner counts each layer
+// at the model's average.
+func (v *vllmCharge) hybridSpanScale(tp int, split float64, start, end, layers int) (float64, bool) {
 	if v.Model.RecurrentStateElements() == 0 {
 		return 0, false
 	}
@@ -271,13 +311,16 @@ func (v *vllmCharge) hybridScale(tp int, split float64) (float64, bool) {
 		bytes = 2 // quant.KVOptions' default
 	}
 	l, ok := engine.VLLMHybridLayoutOf(v.Model, engine.VLLMCacheSetup{Version: v.Version, TP: tp, MaxModelLen: v.MaxModelLen,
-		KVBytes: bytes, ModelBytes: 2})
-	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+		KVBytes: bytes, ModelBytes: 2, Start: start, End: end})
+	plan := float64(quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o))
+	if end > 0 && layers > 0 {
+		plan *= float64(end-start) / float64(layers) // the stage's share, as stagePart counts it
+	}
 	if !ok || plan <= 0 || split <= 0 {
 		return 0, false
 	}
 	need := float64(l.PageBytes) * float64(l.LayersPerGroup) * float64(l.BlocksPerRequest())
-	return need / (float64(plan) / split), true
+	return need / (plan / split), true
 }
 
 // vllmBackendOf is the vLLM worker that sizes the KV cache on devices of
@@ -364,6 +407,27 @@ func (v *vllmCharge) scaledKV(kv float64, tp int, split float64) float64 {
 		return kv
 	}
 	return math.Ceil(kv * v.scaleAt(tp, split))
+}
+
+// stageKV is scaledKV for the cache of a device of a pipeline stage
+// holding layers [start, end) of layers: a hybrid or sliding-window model
+// at the stage's own layout (hybridSpanScale, windowSpanScale), the whole
+// model's scale otherwise and for a stage of every layer.
+func (v *vllmCharge) stageKV(kv float64, start, end, layers, tp int, split float64) float64 {
+	if v == nil || v.windowScale <= 0 || end <= start || (start == 0 && end == layers) {
+		return v.scaledKV(kv, tp, split)
+	}
+	var w float64
+	var ok bool
+	if v.hybrid {
+		w, ok = v.hybridSpanScale(tp, split, start, end, layers)
+	} else {
+		w, ok = v.windowSpanScale(start, end, layers)
+	}
+	if !ok {
+		return v.scaledKV(kv, tp, split)
+	}
+	return math.Ceil(kv * w * v.dtypeScale)
 }
 
 // withSeqs is c with vLLM's rule for seqs sequences per replica
