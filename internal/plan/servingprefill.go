@@ -44,7 +44,7 @@ type servingPromptInputs struct {
 	Chunk            int     // the engine's most tokens per forward pass
 	PeakTFLOPS       float64 // dense peak of the compute precision, slowest device
 	TP               int
-	MFU              float64 // fraction of PeakTFLOPS the GEMMs reach
+	MFU              float64 // fraction of PeakTFLOPS the GEMMs reach (calibration.Throughput.ServingPromptMFU)
 	WeightGBs        float64 // rate a device streams its weights at
 	AllReduces       int     // all-reduces per pass (ServingBlocks.Parts)
 	AllReduceSeconds float64 // the serving engine's fixed time per all-reduce
@@ -57,7 +57,11 @@ type servingPromptInputs struct {
 // as its matmuls at MFU of the peak or a read of the stage's weights,
 // whichever is longer, plus its all-reduces of the chunk's activations
 // under tensor parallelism; and the prompt's attention FLOPs at the same
-// rate as the matmuls.
+// rate as the matmuls. The request's fixed time (servingRequestSeconds) is
+// added once per plan. MFU is calibration.Throughput.ServingPromptMFU,
+// fitted with the request time on the SGLang fit rows of
+// data/serving_prefill.json: the form, two constants, was set before the
+// fit.
 func servingPromptSeconds(in servingPromptInputs) float64 {
 	if in.Prompt <= 0 || in.PeakTFLOPS <= 0 || in.MFU <= 0 || in.WeightGBs <= 0 {
 		return math.Inf(1)
@@ -78,6 +82,16 @@ func servingPromptSeconds(in servingPromptInputs) float64 {
 	}
 	total += in.Attention * float64(in.Prompt) / rate
 	return total / float64(in.Prompt)
+}
+
+// servingRequestSeconds is the fixed time of one request spread over its
+// prompt's tokens: calibration.Throughput.ServingPromptRequestSeconds per
+// request, charged once per plan (not per pipeline stage).
+func servingRequestSeconds(requestSeconds float64, prompt int) float64 {
+	if prompt <= 0 {
+		return 0
+	}
+	return requestSeconds / float64(prompt)
 }
 
 // servingChunkTokens is the most prompt tokens one forward pass of the
@@ -106,13 +120,13 @@ func servingChunkTokens(en engine.Engine, devs []*device) int {
 }
 
 // servingPrefillNote is the prefill assumption of a serving plan.
-func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision string, allReduceSeconds float64) string {
+func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision string, allReduceSeconds, requestSeconds float64) string {
 	name, setting := "vLLM", "--max-num-batched-tokens"
 	if en != nil && en.Name() == engine.NameSGLang {
 		name, setting = "SGLang", "chunked_prefill_size"
 	}
-	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak (the cuBLAS fraction fitted on llama.cpp's prompt passes, not on serving rows) or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism; FP8 and int4 (Marlin) weights are not dequantized to a copy",
-		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6)
+	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism, and %.0f ms per request (the efficiency and the request time fitted on SGLang cookbook time-to-first-token rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
+		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6, requestSeconds*1e3)
 }
 
 // servingPrefillNoteOf is servingPrefillNote for the first stage of pl.
@@ -120,5 +134,5 @@ func (e efficiency) servingPrefillNoteOf(pl *planned, req *planning, serving cal
 	devs := pl.Stages[0].Devices
 	path := e.requestPrefillPath(devs, pl, req)
 	en := planEngine(pl, req)
-	return servingPrefillNote(en, servingChunkTokens(en, devs), path.MFU, path.Precision, serving.AllReduceSeconds)
+	return servingPrefillNote(en, servingChunkTokens(en, devs), e.ServingPromptMFU, path.Precision, serving.AllReduceSeconds, e.ServingPromptRequestSeconds)
 }

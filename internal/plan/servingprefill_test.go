@@ -97,3 +97,44 @@ func TestServingPromptChunksByGPU(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, 8192, servingChunkTokens(sg, []*device{{Spec: &a100}}), "SGLang's 80 GB tier")
 }
+
+// No serving prompt figure goes above what the GPUs' dense peak allows:
+// prefill tokens/s × 2 × active weights ≤ peak × TP, for dense and MoE
+// models from 8B to 671B on each GPU record that a serving fit row runs
+// on (A100, H100, H200, B200, MI300X), at TP 1 to 8 and prompts of 2,048
+// and 32,768 tokens. Llama-3.1-8B on 8 MI300X, the figure that rose
+// 30-fold under the unfitted model, stays below the bound.
+func TestServingPromptWithinPeak(t *testing.T) {
+	gpus := []string{"NVIDIA A100 SXM4 80GB", "NVIDIA H100 SXM5 80GB", "NVIDIA H200 SXM 141GB", "NVIDIA B200 SXM", "AMD Instinct MI300X"}
+	models := []string{"Llama-3.1-8B", "Qwen2.5-72B", "Qwen3-30B-A3B", "DeepSeek-R1"}
+	checked := 0
+	for _, g := range gpus {
+		s, ok := specs.ByName(g)
+		require.True(t, ok, g)
+		for _, name := range models {
+			m, err := modelio.Resolve(model.Spec{Name: name})
+			require.NoError(t, err, name)
+			active := float64(m.Params)
+			if m.ActiveParams > 0 {
+				active = float64(m.ActiveParams)
+			}
+			for _, tp := range []int{1, 2, 4, 8} {
+				for _, prompt := range []int{2048, 32768} {
+					for _, level := range []string{"bf16", "fp8"} {
+						peak := s.BF16TFLOPS
+						if level == "fp8" && s.FP8TFLOPS > 0 {
+							peak = s.FP8TFLOPS
+						}
+						p := NewServingPromptReplay(m, quant.Level(level), s, tp, prompt, prompt).Prefill(calibration.Fitted)
+						if p <= 0 {
+							continue
+						}
+						checked++
+						assert.LessOrEqual(t, p*2*active, peak*1e12*float64(tp), "%s %s on %d %s, %d tokens: %.0f tokens/s", name, level, tp, g, prompt, p)
+					}
+				}
+			}
+		}
+	}
+	assert.Greater(t, checked, 100)
+}

@@ -939,7 +939,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		} else if isServing {
 			prefill += servingPromptSeconds(servingPromptInputs{MatmulParams: matmulParams(m, active) * frac, Attention: attention,
 				WeightBytes: weights, Prompt: req.ContextLength, Chunk: servingChunkTokens(planEngine(pl, req), s.Devices),
-				PeakTFLOPS: path.PeakTFLOPS, TP: tp, MFU: path.MFU, WeightGBs: reached,
+				PeakTFLOPS: path.PeakTFLOPS, TP: tp, MFU: e.ServingPromptMFU, WeightGBs: reached,
 				AllReduces: CountServingBlocks(m, s.Start, s.End).Parts, AllReduceSeconds: serving.AllReduceSeconds, Hidden: hidden, LinkGBs: link})
 		} else {
 			prefill += prefillSeconds(matmulParams(m, active)*frac, attention, path.PeakTFLOPS, tp, path.MFU)
@@ -964,6 +964,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		}
 	} else if !pl.Offloaded || decodeKnown {
 		t.Assumptions = append(t.Assumptions, "decode omitted: memory bandwidth unknown for "+unknownBandwidth(pl))
+	}
+	if isServing && prefillKnown && prefill > 0 {
+		prefill += servingRequestSeconds(e.ServingPromptRequestSeconds, req.ContextLength)
 	}
 	if prefillKnown && prefill > 0 {
 		t.PrefillTokensPerS = round3(1 / prefill)
