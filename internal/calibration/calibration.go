@@ -160,6 +160,18 @@ type Throughput struct {
 	// it (attention on the GPU, experts on the CPU, the next layer on the
 	// GPU); under -ngl below the layer count the step crosses once.
 	OffloadHandoverSeconds float64
+	// ServingPromptMFU and ServingPromptRequestSeconds are the two fitted
+	// constants of a vLLM or SGLang prompt (servingPromptSeconds in
+	// internal/plan): the time to first token of a request is, per prompt
+	// chunk, the longer of its matmul FLOPs at ServingPromptMFU of the
+	// dense peak x TP and one read of the weights, plus its attention at
+	// the same rate and its all-reduces, plus ServingPromptRequestSeconds
+	// once per request (the request's handling, scheduling and first
+	// sampling, which a measured time to first token includes). Both are
+	// fitted on the fit rows of data/serving_prefill.json only (SGLang
+	// cookbook runs, concurrency 1); its vLLM rows are held out.
+	ServingPromptMFU            float64
+	ServingPromptRequestSeconds float64
 	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.

@@ -384,3 +384,9 @@ func (sglang) Command(s Served) []string {
 	}
 	return []string{"python3", "-m", "sglang.launch_server", "--model-path", m}
 }
+
+// SGLangChunkedPrefillSize is SGLang's chunked_prefill_size when not given,
+// on a GPU of mib MiB (sglangTiers, _handle_gpu_memory_settings of
+// python/sglang/srt/server_args.py): the most prompt tokens one forward
+// pass runs.
+func SGLangChunkedPrefillSize(mib float64) int { return sglangTierOf(mib).Chunk }

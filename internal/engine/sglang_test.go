@@ -102,3 +102,13 @@ func TestSGLangTextOnlyNote(t *testing.T) {
 	qwen := &model.Model{Name: "Qwen2.5-VL-7B", Architecture: "qwen2_5_vl", VisionParams: 600 << 20}
 	assert.Empty(t, sglangTextOnlyNote(&Placement{Model: qwen, Level: quant.BF16, TP: 1}))
 }
+
+// SGLang's chunked_prefill_size grows with the GPU's memory
+// (_handle_gpu_memory_settings of python/sglang/srt/server_args.py): 2048
+// below 35 GiB, 4096 below 60, 8192 below 160 (H100, H200), 16384 above
+// (B200, MI300X).
+func TestSGLangChunkedPrefillSize(t *testing.T) {
+	for mib, want := range map[float64]int{24 * 1024: 2048, 40 * 1024: 4096, 80 * 1024: 8192, 141 * 1024: 8192, 192 * 1024: 16384} {
+		assert.Equal(t, want, SGLangChunkedPrefillSize(mib), "%.0f MiB", mib)
+	}
+}

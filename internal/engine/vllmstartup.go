@@ -425,3 +425,13 @@ func VLLMDeepstackBytes(m *model.Model, maxNumBatchedTokens, valueBytes int) int
 	}
 	return int64(m.VisionDeepstack) * int64(maxNumBatchedTokens) * int64(m.Hidden) * int64(valueBytes)
 }
+
+// VLLMServeChunkTokens is the --max-num-batched-tokens `vllm serve` (the
+// V1 engine, 0.8.0 on) takes when not given, on a GPU of totalBytes named
+// name (vllmBatchDefaults): the most tokens one engine step schedules, so
+// the largest piece of a prompt one forward pass runs (V1 always chunks
+// prompts: _set_default_args_v1 in vllm/engine/arg_utils.py).
+func VLLMServeChunkTokens(totalBytes int64, name string) int {
+	tokens, _ := vllmBatchDefaults(VLLMSetup{Version: vllmV1Default, TotalBytes: totalBytes, Name: name})
+	return tokens
+}

@@ -211,3 +211,14 @@ func TestVLLMDeepstackBytes(t *testing.T) {
 	assert.Zero(t, VLLMDeepstackBytes(&model.Model{Hidden: 4096, VisionParams: 1}, 8192, 2))
 	assert.Zero(t, VLLMDeepstackBytes(nil, 8192, 2))
 }
+
+// A prompt's chunk under `vllm serve` is V1's default
+// --max-num-batched-tokens (EngineArgs.get_batch_defaults in
+// vllm/engine/arg_utils.py, vllm-project/vllm at 99d7eb5d): 8192 on a GPU
+// of 70 GiB or more whose name does not contain "a100", else 2048.
+func TestVLLMServeChunkTokens(t *testing.T) {
+	assert.Equal(t, 8192, VLLMServeChunkTokens(80<<30, "NVIDIA H100 80GB HBM3"))
+	assert.Equal(t, 8192, VLLMServeChunkTokens(192<<30, "NVIDIA B200"))
+	assert.Equal(t, 2048, VLLMServeChunkTokens(80<<30, "NVIDIA A100-SXM4-80GB"), "PR 17885 keeps the A100 at 2048")
+	assert.Equal(t, 2048, VLLMServeChunkTokens(24<<30, "NVIDIA GeForce RTX 4090"))
+}

@@ -817,6 +817,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	if isServing {
 		step += serving.StepSeconds
 		if notes {
+			t.Assumptions[1] = e.servingPrefillNoteOf(pl, req, serving)
 			t.Assumptions = append(t.Assumptions, e.servingNoteOf(planEngine(pl, req), pl, serving))
 		}
 	}
@@ -935,6 +936,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			prefill += hp
 		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
+		} else if isServing {
+			prefill += servingPromptSeconds(servingPromptInputs{MatmulParams: matmulParams(m, active) * frac, Attention: attention,
+				WeightBytes: weights, Prompt: req.ContextLength, Chunk: servingChunkTokens(planEngine(pl, req), s.Devices),
+				PeakTFLOPS: path.PeakTFLOPS, TP: tp, MFU: e.ServingPromptMFU, WeightGBs: reached,
+				AllReduces: CountServingBlocks(m, s.Start, s.End).Parts, AllReduceSeconds: serving.AllReduceSeconds, Hidden: hidden, LinkGBs: link})
 		} else {
 			prefill += prefillSeconds(matmulParams(m, active)*frac, attention, path.PeakTFLOPS, tp, path.MFU)
 			prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),
@@ -958,6 +964,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		}
 	} else if !pl.Offloaded || decodeKnown {
 		t.Assumptions = append(t.Assumptions, "decode omitted: memory bandwidth unknown for "+unknownBandwidth(pl))
+	}
+	if isServing && prefillKnown && prefill > 0 {
+		prefill += servingRequestSeconds(e.ServingPromptRequestSeconds, req.ContextLength)
 	}
 	if prefillKnown && prefill > 0 {
 		t.PrefillTokensPerS = round3(1 / prefill)

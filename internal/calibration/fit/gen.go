@@ -48,6 +48,10 @@ type result struct {
 	offloadRows []offloadRow
 	offload     []offloadCase
 	offloadFit  offloadFit
+	// servingPrompt is the replayed rows of data/serving_prefill.json,
+	// servingPromptFit the prompt constants fitted on its fit rows.
+	servingPrompt    []servingPrefillCase
+	servingPromptFit servingPromptFit
 }
 
 // fitAll runs every fit on the data under dataDir.
@@ -91,6 +95,12 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.sglangFit, err = fitSGLang(r.serving, r.throughput(), r.servingFit); err != nil {
+		return nil, err
+	}
+	if r.servingPrompt, err = loadServingPrefill(dataDir); err != nil {
+		return nil, err
+	}
+	if r.servingPromptFit, err = fitServingPrompt(r.servingPrompt, r.throughput()); err != nil {
 		return nil, err
 	}
 	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
@@ -141,7 +151,7 @@ func (r *result) throughput() calibration.Throughput {
 	if r.decodeToday.fractions != nil {
 		c = r.decodeToday.apply(c)
 	}
-	return r.prefill.apply(c)
+	return r.servingPromptFit.apply(r.prefill.apply(c))
 }
 
 // fractionsSource is a DecodeFractions literal of class's fitted fractions.
@@ -248,6 +258,13 @@ func constantsSource(r *result) ([]byte, error) {
 	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %.0fe-6, PartSeconds: %.0fe-6, PartSecondsLater: %.0fe-6, AllReduceSeconds: %.0fe-6, MoELayerSeconds: %.0fe-6, MLALayerSeconds: %.0fe-6, IndexerSeconds: %.0fe-6},",
 		hundredths(int(math.Round(v.BandwidthFraction*100))), v.StepSeconds*1e6, v.PartSeconds*1e6, v.PartSecondsLater*1e6, v.AllReduceSeconds*1e6, v.MoELayerSeconds*1e6, v.MLALayerSeconds*1e6, v.IndexerSeconds*1e6)
 	p("%s", sglangConstant(r.sglangFit))
+	sp := r.servingPromptFit
+	p("// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per")
+	p("// request, fitted on the %d fit rows of data/serving_prefill.json (SGLang", sp.n)
+	p("// cookbook TTFT at concurrency 1) on a grid of 1 %% and 1 ms, least squares of")
+	p("// log(planned/measured); fit rows' median |log error| %.3f.", sp.median)
+	p("ServingPromptMFU: %s,", hundredths(sp.mfuPercent))
+	p("ServingPromptRequestSeconds: %de-3,", sp.requestMS)
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// servingPrefillRow is one row of data/serving_prefill.json: the time to
+// first token of a single-request vLLM or SGLang run with a stated input
+// length.
+type servingPrefillRow struct {
+	Engine       string  `json:"engine"`
+	Model        string  `json:"model"`
+	Precision    string  `json:"precision"`
+	GPU          string  `json:"gpu"`
+	TP           int     `json:"tp"`
+	Input        int     `json:"input_tokens"`
+	Output       int     `json:"output_tokens"`
+	Concurrency  int     `json:"concurrency"`
+	TTFTms       float64 `json:"ttft_ms"`
+	Replayed     bool    `json:"replayed"`
+	Use          string  `json:"use"`
+	WhyNot       string  `json:"why_not"`
+	Spec         string  `json:"spec"`
+	CatalogModel string  `json:"catalog_model"`
+	Quote        string  `json:"quote"`
+	Source       string  `json:"source"`
+}
+
+// servingPrefillCase is a replayed row of data/serving_prefill.json laid
+// out: its prompt under its engine on its GPUs.
+type servingPrefillCase struct {
+	row    servingPrefillRow
+	replay *plan.Replay
+}
+
+// plannedMS is the time to first token the planner gives the case under
+// the constants c: the prompt at the plan's prefill tokens/s (which
+// carries c.ServingPromptRequestSeconds once); 0 when no figure.
+func (sc servingPrefillCase) plannedMS(c calibration.Throughput) float64 {
+	p := sc.replay.Prefill(c)
+	if p <= 0 {
+		return 0
+	}
+	return float64(sc.row.Input) / p * 1000
+}
+
+// loadServingPrefill reads data/serving_prefill.json and lays out its
+// replayed rows.
+func loadServingPrefill(dataDir string) ([]servingPrefillCase, error) {
+	const file = "serving_prefill.json"
+	rows, err := readRows[servingPrefillRow](dataDir, file)
+	if err != nil {
+		return nil, err
+	}
+	var cases []servingPrefillCase
+	for _, r := range rows {
+		name := r.Model + " / " + r.GPU
+		if !strings.HasPrefix(r.Source, "https://") || r.TTFTms <= 0 || r.Quote == "" {
+			return nil, fmt.Errorf("%s: %s: needs an https source, a quote and a TTFT", file, name)
+		}
+		if !r.Replayed {
+			if err := whyNotError(file, name, r.WhyNot); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if r.Use != useFit && r.Use != useHeldOut || !servingEngines[r.Engine] || r.Concurrency != 1 || r.Input <= 0 {
+			return nil, fmt.Errorf("%s: %s: a replayed row is a concurrency-1 vLLM or SGLang row with an input length, %q or %q", file, name, useFit, useHeldOut)
+		}
+		s, ok := specs.ByName(r.Spec)
+		if !ok {
+			return nil, fmt.Errorf("%s: %s: no datasheet record %q", file, name, r.Spec)
+		}
+		m, l, err := resolveRow(file, name, r.CatalogModel, r.Precision)
+		if err != nil {
+			return nil, err
+		}
+		cases = append(cases, servingPrefillCase{row: r, replay: plan.NewServingPromptReplay(m, l, s, r.TP, r.Input, r.Input+r.Output/2).OnEngine(r.Engine)})
+	}
+	return cases, nil
+}
+
+// servingPromptFit is the serving prompt model's two constants fitted on
+// the fit rows of data/serving_prefill.json.
+type servingPromptFit struct {
+	mfuPercent int     // ServingPromptMFU in hundredths
+	requestMS  int     // ServingPromptRequestSeconds in whole milliseconds
+	n          int     // fit rows
+	median     float64 // median |log(planned/measured)| on the fit rows
+}
+
+// The grid the fit searches: the efficiency in hundredths of the peak
+// (5 % to 100 %: at most the peak), the request time in whole
+// milliseconds up to 300 (above every fit row's TTFT).
+const (
+	servingPromptMFUMin     = 5
+	servingPromptMFUMax     = 100
+	servingPromptRequestMax = 300
+)
+
+// fitServingPrompt fits ServingPromptMFU and ServingPromptRequestSeconds on
+// the fit rows, minimizing the sum of squared log errors (each row's
+// planned over measured time to first token): a time ratio, so a row
+// planned twice too slow and one twice too fast weigh the same. The
+// planned time is affine in the request time, so each efficiency's
+// prompt times are replayed once (request time zero) and the request time
+// added.
+func fitServingPrompt(cases []servingPrefillCase, c calibration.Throughput) (servingPromptFit, error) {
+	var fit []servingPrefillCase
+	for _, sc := range cases {
+		if sc.row.Use == useFit {
+			fit = append(fit, sc)
+		}
+	}
+	if len(fit) == 0 {
+		return servingPromptFit{}, fmt.Errorf("serving_prefill.json: no fit rows")
+	}
+	best, bestLoss := servingPromptFit{n: len(fit)}, math.Inf(1)
+	for mfu := servingPromptMFUMin; mfu <= servingPromptMFUMax; mfu++ {
+		k := c
+		k.ServingPromptMFU, k.ServingPromptRequestSeconds = float64(mfu)/100, 0
+		prompt := make([]float64, len(fit))
+		for i, sc := range fit {
+			if prompt[i] = sc.plannedMS(k); prompt[i] <= 0 {
+				return servingPromptFit{}, fmt.Errorf("serving_prefill.json: %s / %s: no prefill figure", sc.row.Model, sc.row.GPU)
+			}
+		}
+		for req := 0; req <= servingPromptRequestMax; req++ {
+			var loss float64
+			errs := make([]float64, len(fit))
+			for i, sc := range fit {
+				errs[i] = math.Abs(math.Log((prompt[i] + float64(req)) / sc.row.TTFTms))
+				loss += errs[i] * errs[i]
+			}
+			if loss < bestLoss {
+				bestLoss = loss
+				best.mfuPercent, best.requestMS, best.median = mfu, req, quantile(errs, 0.5)
+			}
+		}
+	}
+	return best, nil
+}
+
+// apply sets the fitted constants in c.
+func (f servingPromptFit) apply(c calibration.Throughput) calibration.Throughput {
+	c.ServingPromptMFU = float64(f.mfuPercent) / 100
+	c.ServingPromptRequestSeconds = float64(f.requestMS) / 1000
+	return c
+}
