@@ -58,3 +58,20 @@ func TestFixtureH200VMAgreesWithItsSnapshot(t *testing.T) {
 	assert.Equal(t, fromFiles.PCIBusID, fromSnap.PCIBusID)
 	assert.Equal(t, fromFiles.PCIe, fromSnap.PCIe)
 }
+
+// The same machine with no nvidia-smi (a container without the tool, the
+// driver loaded): the GPU is read from sysfs and the part table by its PCI id
+// 10de:2335, whose compute capability 9.0 (nvidia-smi's compute_cap in
+// captures/query-gpu-header.csv) gives Hopper's precisions, so a plan can
+// choose bf16, fp8 or a GGUF type there as it does with the tool.
+func TestFixtureH200VMWithoutTool(t *testing.T) {
+	opts := fixtureOptions(t, "h200-vm", nil)
+	opts.Path = ""
+	opts.Backends = hostBackends
+	reg, err := Detect(context.Background(), opts)
+	require.NoError(t, err)
+	g := onlyGPU(t, reg)
+	assert.Equal(t, "10de:2335", g.PCIID)
+	assert.Equal(t, "9.0", g.ComputeCapability)
+	assert.Equal(t, []string{"fp32", "fp16", "bf16", "fp8", "int8", "int4"}, g.Quantizations)
+}

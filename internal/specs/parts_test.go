@@ -233,3 +233,17 @@ func TestFixtureGapIDs(t *testing.T) {
 	assert.Equal(t, 240.0, k80.BandwidthGBs)
 	assert.Equal(t, "3.7", k80.Arch)
 }
+
+// Every NVIDIA record that a PCI id identifies names its compute capability:
+// without nvidia-smi (a container without the tool) the record is all that
+// tells which precisions the GPU runs, and a GPU without one is offered
+// fp32 and fp16 only, so a plan refuses bf16, fp8 and every GGUF type on an
+// H200 (as it did before its record had one).
+func TestNVIDIARecordsNameTheirComputeCapability(t *testing.T) {
+	for _, r := range records {
+		if r.Vendor != "NVIDIA" || len(r.PCIIDs) == 0 {
+			continue
+		}
+		assert.NotEmpty(t, r.Arch, "%s (%v) has no compute capability", r.Name, r.PCIIDs)
+	}
+}

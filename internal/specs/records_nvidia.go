@@ -69,6 +69,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA H100 PCIe 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2e,
 		PCIIDs:         []string{"10de:2331"},
+		Arch:           "9.0", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2331 \"GH100 [H100 PCIe]\" https://pci-ids.ucw.cz/read/PC/10de/2331",
 		Aliases:        []string{"NVIDIA H100 PCIe", "H100 80GB PCIe", "H100-PCIE-80GB"},
 		MemoryBytes:    80000000000, MemoryUnit: "GB",
@@ -84,10 +85,12 @@ var nvidiaRecords = []Spec{
 		},
 	},
 	{Name: "NVIDIA H200 SXM 141GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM3e,
-		PCIIDs:         []string{"10de:2335"},
-		IdentitySource: "PCI ids: 10de:2335 \"GH100 [H200 SXM 141GB]\" https://pci-ids.ucw.cz/read/PC/10de/2335",
-		Aliases:        []string{"NVIDIA H200", "H200 SXM", "H200 141GB HBM3e"},
-		MemoryBytes:    141000000000, MemoryUnit: "GB",
+		PCIIDs: []string{"10de:2335"},
+		Arch:   "9.0",
+		IdentitySource: "PCI ids: 10de:2335 \"GH100 [H200 SXM 141GB]\" https://pci-ids.ucw.cz/read/PC/10de/2335; " +
+			"compute capability 9.0: https://developer.nvidia.com/cuda-gpus, and compute_cap 9.0 in nvidia-smi's answer on a real H200 (testdata/machines/h200-vm/captures/query-gpu-header.csv)",
+		Aliases:     []string{"NVIDIA H200", "H200 SXM", "H200 141GB HBM3e"},
+		MemoryBytes: 141000000000, MemoryUnit: "GB",
 		BandwidthGBs: 4800,
 		BF16TFLOPS:   989, FP16TFLOPS: 989, FP8TFLOPS: 1979, INT8TOPS: 1979,
 		Interconnect: "NVLink 4th gen", InterconnectGBs: 900,
@@ -99,6 +102,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A100 SXM4 40GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2,
 		PCIIDs:         []string{"10de:20b0"},
+		Arch:           "8.0", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:20b0 \"GA100 [A100 SXM4 40GB]\" https://pci-ids.ucw.cz/read/PC/10de/20b0",
 		Aliases:        []string{"NVIDIA A100-SXM4-40GB"},
 		MemoryBytes:    40000000000, MemoryUnit: "GB",
@@ -109,6 +113,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A100 SXM4 80GB", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2e,
 		PCIIDs:         []string{"10de:20b2"},
+		Arch:           "8.0", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:20b2 \"GA100 [A100 SXM4 80GB]\" https://pci-ids.ucw.cz/read/PC/10de/20b2",
 		Aliases:        []string{"NVIDIA A100-SXM4-80GB"},
 		MemoryBytes:    80000000000, MemoryUnit: "GB", MemoryBinary: "nvidia-smi memory.total 81920MiB on an A100-SXM4-80GB, driver 525.85.12 (https://github.com/allenai/PeerRead/issues/40, kept in testdata/machines/a100-sxm4-80gb-x4-mig-gpu0/captures/peerread-40.txt)",
@@ -128,6 +133,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA L40S", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:26b9"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:26b9 \"AD102GL [L40S]\" https://pci-ids.ucw.cz/read/PC/10de/26b9",
 		Aliases:        []string{"NVIDIA L40S"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
@@ -141,6 +147,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA L40", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:26b5"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:26b5 \"AD102GL [L40]\" https://pci-ids.ucw.cz/read/PC/10de/26b5",
 		Aliases:        []string{"NVIDIA L40"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
@@ -151,6 +158,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA L4", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:27b8"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:27b8 \"AD104GL [L4]\" https://pci-ids.ucw.cz/read/PC/10de/27b8",
 		Aliases:        []string{"NVIDIA L4"},
 		MemoryBytes:    24000000000, MemoryUnit: "GB",
@@ -162,6 +170,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A10", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:2236"},
+		Arch:           "8.6", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2236 \"GA102GL [A10]\" https://pci-ids.ucw.cz/read/PC/10de/2236",
 		Aliases:        []string{"NVIDIA A10"},
 		MemoryBytes:    24000000000, MemoryUnit: "GB",
@@ -170,6 +179,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA A10G (AWS G5)", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:2237"},
+		Arch:           "8.6", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2237 \"GA102GL [A10G]\" https://pci-ids.ucw.cz/read/PC/10de/2237",
 		Aliases:        []string{"NVIDIA A10G"},
 		MemoryBytes:    24000000000, MemoryUnit: "GB",
@@ -178,6 +188,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA T4", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:1eb8"},
+		Arch:           "7.5", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:1eb8 \"TU104GL [Tesla T4]\" https://pci-ids.ucw.cz/read/PC/10de/1eb8",
 		Aliases:        []string{"Tesla T4", "NVIDIA T4"},
 		MemoryBytes:    16000000000, MemoryUnit: "GB",
@@ -190,6 +201,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA Tesla V100 SXM2 (16GB launch; 32GB variant exists)", Vendor: "NVIDIA", Category: DatacenterGPU, Memory: MemoryHBM2,
 		PCIIDs:         []string{"10de:1db1", "10de:1db5", "10de:1df5"},
+		Arch:           "7.0", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:1db1 \"GV100GL [Tesla V100 SXM2 16GB]\" https://pci-ids.ucw.cz/read/PC/10de/1db1; 10de:1db5 \"GV100GL [Tesla V100 SXM2 32GB]\" https://pci-ids.ucw.cz/read/PC/10de/1db5; 10de:1df5 \"GV100GL [Tesla V100 SXM2 16GB]\" https://pci-ids.ucw.cz/read/PC/10de/1df5",
 		Aliases:        []string{"Tesla V100-SXM2-16GB", "Tesla V100-SXM2-32GB", "Tesla V100 SXM2"},
 		MemoryBytes:    16000000000, MemoryUnit: "GB", MemoryVaries: true,
@@ -239,6 +251,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 4080 (16GB)", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:         []string{"10de:2704"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2704 \"AD103 [GeForce RTX 4080]\" https://pci-ids.ucw.cz/read/PC/10de/2704",
 		Aliases:        []string{"NVIDIA GeForce RTX 4080"},
 		MemoryBytes:    16000000000, MemoryUnit: "GB",
@@ -260,6 +273,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA RTX A6000", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:2230"},
+		Arch:           "8.6", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2230 \"GA102GL [RTX A6000]\" https://pci-ids.ucw.cz/read/PC/10de/2230",
 		Aliases:        []string{"NVIDIA RTX A6000", "RTX A6000"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
@@ -273,6 +287,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA RTX 6000 Ada Generation", Vendor: "NVIDIA", Category: WorkstationGPU, Memory: MemoryGDDR6,
 		PCIIDs:         []string{"10de:26b1"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:26b1 \"AD102GL [RTX 6000 Ada Generation]\" https://pci-ids.ucw.cz/read/PC/10de/26b1",
 		Aliases:        []string{"NVIDIA RTX 6000 Ada Generation", "RTX 6000 Ada"},
 		MemoryBytes:    48000000000, MemoryUnit: "GB",
@@ -281,6 +296,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 3080 (10GB)", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:         []string{"10de:2206", "10de:2216"},
+		Arch:           "8.6", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2206 \"GA102 [GeForce RTX 3080]\" https://pci-ids.ucw.cz/read/PC/10de/2206; 10de:2216 \"GA102 [GeForce RTX 3080 Lite Hash Rate]\" https://pci-ids.ucw.cz/read/PC/10de/2216",
 		Aliases:        []string{"NVIDIA GeForce RTX 3080"},
 		MemoryBytes:    10000000000, MemoryUnit: "GB",
@@ -289,6 +305,7 @@ var nvidiaRecords = []Spec{
 	},
 	{Name: "NVIDIA GeForce RTX 4070 Ti", Vendor: "NVIDIA", Category: ConsumerGPU, Memory: MemoryGDDR6X,
 		PCIIDs:         []string{"10de:2782"},
+		Arch:           "8.9", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI ids: 10de:2782 \"AD104 [GeForce RTX 4070 Ti]\" https://pci-ids.ucw.cz/read/PC/10de/2782",
 		Aliases:        []string{"NVIDIA GeForce RTX 4070 Ti"},
 		MemoryBytes:    12000000000, MemoryUnit: "GB",
@@ -449,6 +466,7 @@ var nvidiaRecords = []Spec{
 	// machine's LPDDR5x; nvidia-smi reports its memory as N/A.
 	{Name: "NVIDIA GB10 (DGX Spark)", Vendor: "NVIDIA", Category: UnifiedGPU, Memory: MemoryLPDDR5X,
 		PCIIDs: []string{"10de:2e12"},
+		Arch:   "12.1", // compute capability: https://developer.nvidia.com/cuda-gpus
 		IdentitySource: "PCI id: 10de:2e12 \"GB20B [GB10]\" https://pci-ids.ucw.cz/read/PC/10de/2e12; " +
 			"name \"NVIDIA GB10\" as nvidia-smi prints it: https://github.com/snowflakedb/ArcticTraining/pull/345, https://github.com/unslothai/unsloth/pull/10703",
 		Aliases:     []string{"NVIDIA GB10"},
