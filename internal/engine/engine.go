@@ -25,6 +25,17 @@ type CPUFloor interface {
 	CannotRunOnCPU(v specs.CPUVector) string
 }
 
+// PromptChunker is implemented by a serving engine that runs a prompt in
+// forward passes of at most a set number of tokens (vLLM's
+// --max-num-batched-tokens, SGLang's chunked_prefill_size).
+type PromptChunker interface {
+	// PromptChunk is the engine's default for the most prompt tokens of one
+	// pass on a GPU of totalBytes named name.
+	PromptChunk(totalBytes int64, name string) int
+	// PromptChunkSetting is the setting that sets it.
+	PromptChunkSetting() string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

@@ -390,3 +390,12 @@ func (sglang) Command(s Served) []string {
 // python/sglang/srt/server_args.py): the most prompt tokens one forward
 // pass runs.
 func SGLangChunkedPrefillSize(mib float64) int { return sglangTierOf(mib).Chunk }
+
+// PromptChunk is SGLang's default chunked_prefill_size for the GPU's
+// memory (SGLangChunkedPrefillSize).
+func (sglang) PromptChunk(totalBytes int64, _ string) int {
+	return SGLangChunkedPrefillSize(float64(totalBytes) / (1 << 20))
+}
+
+// PromptChunkSetting is SGLang's server argument for the chunk.
+func (sglang) PromptChunkSetting() string { return "chunked_prefill_size" }

@@ -435,3 +435,12 @@ func VLLMServeChunkTokens(totalBytes int64, name string) int {
 	tokens, _ := vllmBatchDefaults(VLLMSetup{Version: vllmV1Default, TotalBytes: totalBytes, Name: name})
 	return tokens
 }
+
+// PromptChunk is vLLM's default --max-num-batched-tokens for `vllm serve`
+// on the GPU (VLLMServeChunkTokens).
+func (vllm) PromptChunk(totalBytes int64, name string) int {
+	return VLLMServeChunkTokens(totalBytes, name)
+}
+
+// PromptChunkSetting is vLLM's flag for the chunk.
+func (vllm) PromptChunkSetting() string { return "--max-num-batched-tokens" }

@@ -327,17 +327,6 @@ func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quan
 	return b, true
 }
 
-// visionOnRank is the vision tower each device of a stage split tp ways
-// holds where the engine loads it (Vision; 0 otherwise): its split part
-// over tp, its whole part and, under vLLM, the deepstack buffers
-// (vllmVisionBuffers).
-func (c *costs) visionOnRank(tp int) float64 {
-	if c.Vision <= 0 {
-		return 0
-	}
-	return (c.Vision-c.VisionWhole)/float64(max(tp, 1)) + c.VisionWhole + float64(c.vllmVisionBuffers(tp))
-}
-
 // vllmVisionBuffers is what vLLM keeps beside the tower on each device of
 // a tensor-parallel group of tp (engine.VLLMDeepstackBytes at the profile's
 // max_num_batched_tokens): 0 for other engines or without a tower.

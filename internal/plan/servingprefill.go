@@ -94,10 +94,25 @@ func servingRequestSeconds(requestSeconds float64, prompt int) float64 {
 	return requestSeconds / float64(prompt)
 }
 
+// promptChunker is the serving engine en's prompt chunking; vLLM's for a
+// plan that names no engine (the serving replays of the calibration).
+func promptChunker(en engine.Engine) engine.PromptChunker {
+	if c, ok := en.(engine.PromptChunker); ok {
+		return c
+	}
+	vllm, _ := engine.Lookup(engine.NameVLLM)
+	c, _ := vllm.(engine.PromptChunker)
+	return c
+}
+
 // servingChunkTokens is the most prompt tokens one forward pass of the
 // serving engine en runs on the devices devs (the smallest of theirs): its
 // default chunk for the GPU's memory and name.
 func servingChunkTokens(en engine.Engine, devs []*device) int {
+	chunker := promptChunker(en)
+	if chunker == nil {
+		return 0
+	}
 	chunk := 0
 	for _, d := range devs {
 		mem := d.Dev.MemoryBytes
@@ -108,10 +123,7 @@ func servingChunkTokens(en engine.Engine, devs []*device) int {
 		if name == "" && d.Spec != nil {
 			name = d.Spec.Name
 		}
-		c := engine.VLLMServeChunkTokens(mem, name)
-		if en != nil && en.Name() == engine.NameSGLang {
-			c = engine.SGLangChunkedPrefillSize(float64(mem) / (1 << 20))
-		}
+		c := chunker.PromptChunk(mem, name)
 		if chunk == 0 || c < chunk {
 			chunk = c
 		}
@@ -122,8 +134,11 @@ func servingChunkTokens(en engine.Engine, devs []*device) int {
 // servingPrefillNote is the prefill assumption of a serving plan.
 func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision string, allReduceSeconds, requestSeconds float64) string {
 	name, setting := "vLLM", "--max-num-batched-tokens"
-	if en != nil && en.Name() == engine.NameSGLang {
-		name, setting = "SGLang", "chunked_prefill_size"
+	if c := promptChunker(en); c != nil {
+		setting = c.PromptChunkSetting()
+	}
+	if en != nil {
+		name = en.Title()
 	}
 	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism, and %.0f ms per request (the efficiency and the request time fitted on SGLang cookbook time-to-first-token rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
 		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6, requestSeconds*1e3)
