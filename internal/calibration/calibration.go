@@ -168,10 +168,16 @@ type Throughput struct {
 	// the same rate and its all-reduces, plus ServingPromptRequestSeconds
 	// once per request (the request's handling, scheduling and first
 	// sampling, which a measured time to first token includes). Both are
-	// fitted on the fit rows of data/serving_prefill.json only (SGLang
-	// cookbook runs, concurrency 1); its vLLM rows are held out.
+	// fitted on the SGLang fit rows of data/serving_prefill.json only
+	// (SGLang cookbook runs, concurrency 1), so ServingPromptRequestSeconds
+	// is SGLang's request time (engine.PromptRequestTimer).
 	ServingPromptMFU            float64
 	ServingPromptRequestSeconds float64
+	// VLLMPromptRequestSeconds is vLLM's fixed time per request in the
+	// same model, fitted on the vLLM fit rows of data/serving_prefill.json
+	// under the ServingPromptMFU the SGLang rows give; the other vLLM rows
+	// are held out.
+	VLLMPromptRequestSeconds float64
 	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.

@@ -78,11 +78,16 @@ var Fitted = Throughput{
 	SGLang:     ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 59e-6, PartSecondsLater: 36e-6, AllReduceSeconds: 8e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
 	SGLangROCm: ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 109e-6, PartSecondsLater: 66e-6, AllReduceSeconds: 15e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 147e-6, IndexerSeconds: 0e-6},
 	// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per
-	// request, fitted on the 11 fit rows of data/serving_prefill.json (SGLang
-	// cookbook TTFT at concurrency 1) on a grid of 1 % and 1 ms, least squares of
-	// log(planned/measured); fit rows' median |log error| 0.336.
+	// request (SGLang's), fitted on the 11 SGLang fit rows of
+	// data/serving_prefill.json (SGLang cookbook TTFT at concurrency 1) on a grid
+	// of 1 % and 1 ms, least squares of log(planned/measured); fit rows' median
+	// |log error| 0.336.
 	ServingPromptMFU:            0.64,
 	ServingPromptRequestSeconds: 76e-3,
+	// vLLM's fixed time per request, fitted on the 1 vLLM fit rows of
+	// data/serving_prefill.json under that efficiency on a 1 ms grid (fit rows'
+	// median |log error| 0.004); the held-out vLLM rows check it.
+	VLLMPromptRequestSeconds: 55e-3,
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -34,6 +35,18 @@ type PromptChunker interface {
 	PromptChunk(totalBytes int64, name string) int
 	// PromptChunkSetting is the setting that sets it.
 	PromptChunkSetting() string
+}
+
+// PromptRequestTimer is implemented by a serving engine whose time to
+// first token carries a fixed time per request of its own, fitted on its
+// own rows of internal/calibration/data/serving_prefill.json: what a
+// client-side time to first token holds besides the prompt's forward
+// passes (the HTTP request, tokenizing, scheduling, sampling, detokenizing
+// and streaming the first token back).
+type PromptRequestTimer interface {
+	// PromptRequestSeconds is the engine's fixed time per request under
+	// the fitted constants c.
+	PromptRequestSeconds(c calibration.Throughput) float64
 }
 
 // Engine is everything the planner knows about one inference engine. The

@@ -111,3 +111,22 @@ func TestSGLangMemoryFraction(t *testing.T) {
 	assert.False(t, s.RunsOn(registry.KindTPU))
 	assert.Equal(t, Never, s.Preference(Device{Kind: registry.KindCUDA}), "planned for only when named")
 }
+
+// vLLM and SGLang each answer their own fitted time per request
+// (PromptRequestTimer); llama.cpp, which has no serving prompt model, does
+// not implement it.
+func TestPromptRequestTimers(t *testing.T) {
+	c := calibration.Throughput{VLLMPromptRequestSeconds: 0.011, ServingPromptRequestSeconds: 0.077}
+	want := map[string]float64{NameVLLM: 0.011, NameSGLang: 0.077}
+	for name, seconds := range want {
+		en, ok := Lookup(name)
+		require.True(t, ok, name)
+		timer, ok := en.(PromptRequestTimer)
+		require.True(t, ok, name)
+		assert.Equal(t, seconds, timer.PromptRequestSeconds(c), name)
+	}
+	llama, ok := Lookup(NameLlamaCPP)
+	require.True(t, ok)
+	_, ok = llama.(PromptRequestTimer)
+	assert.False(t, ok)
+}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strconv"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -399,3 +400,10 @@ func (sglang) PromptChunk(totalBytes int64, _ string) int {
 
 // PromptChunkSetting is SGLang's server argument for the chunk.
 func (sglang) PromptChunkSetting() string { return "chunked_prefill_size" }
+
+// PromptRequestSeconds is SGLang's fixed time per request,
+// c.ServingPromptRequestSeconds (fitted with ServingPromptMFU on the SGLang
+// cookbook's fit rows).
+func (sglang) PromptRequestSeconds(c calibration.Throughput) float64 {
+	return c.ServingPromptRequestSeconds
+}

@@ -444,3 +444,9 @@ func (vllm) PromptChunk(totalBytes int64, name string) int {
 
 // PromptChunkSetting is vLLM's flag for the chunk.
 func (vllm) PromptChunkSetting() string { return "--max-num-batched-tokens" }
+
+// PromptRequestSeconds is vLLM's fixed time per request,
+// c.VLLMPromptRequestSeconds: fitted on vLLM's own fit rows, not SGLang's.
+func (vllm) PromptRequestSeconds(c calibration.Throughput) float64 {
+	return c.VLLMPromptRequestSeconds
+}

@@ -85,7 +85,7 @@ func servingPromptSeconds(in servingPromptInputs) float64 {
 }
 
 // servingRequestSeconds is the fixed time of one request spread over its
-// prompt's tokens: calibration.Throughput.ServingPromptRequestSeconds per
+// prompt's tokens: the engine's requestSeconds (promptRequestSeconds) per
 // request, charged once per plan (not per pipeline stage).
 func servingRequestSeconds(requestSeconds float64, prompt int) float64 {
 	if prompt <= 0 {
@@ -103,6 +103,21 @@ func promptChunker(en engine.Engine) engine.PromptChunker {
 	vllm, _ := engine.Lookup(engine.NameVLLM)
 	c, _ := vllm.(engine.PromptChunker)
 	return c
+}
+
+// promptRequestSeconds is the serving engine en's fixed time per request
+// (engine.PromptRequestTimer: vLLM's and SGLang's each fitted on their own
+// rows); vLLM's for a plan that names no engine, as promptChunker.
+func (e efficiency) promptRequestSeconds(en engine.Engine) float64 {
+	t, ok := en.(engine.PromptRequestTimer)
+	if !ok {
+		vllm, _ := engine.Lookup(engine.NameVLLM)
+		t, ok = vllm.(engine.PromptRequestTimer)
+	}
+	if !ok {
+		return e.ServingPromptRequestSeconds
+	}
+	return t.PromptRequestSeconds(calibration.Throughput(e))
 }
 
 // servingChunkTokens is the most prompt tokens one forward pass of the
@@ -140,8 +155,8 @@ func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision stri
 	if en != nil {
 		name = en.Title()
 	}
-	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism, and %.0f ms per request (the efficiency and the request time fitted on SGLang cookbook time-to-first-token rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
-		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6, requestSeconds*1e3)
+	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism, and %.0f ms per request (the efficiency fitted on SGLang cookbook time-to-first-token rows, the request time on %s's own rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
+		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6, requestSeconds*1e3, name)
 }
 
 // servingPrefillNoteOf is servingPrefillNote for the first stage of pl.
@@ -149,5 +164,5 @@ func (e efficiency) servingPrefillNoteOf(pl *planned, req *planning, serving cal
 	devs := pl.Stages[0].Devices
 	path := e.requestPrefillPath(devs, pl, req)
 	en := planEngine(pl, req)
-	return servingPrefillNote(en, servingChunkTokens(en, devs), e.ServingPromptMFU, path.Precision, serving.AllReduceSeconds, e.ServingPromptRequestSeconds)
+	return servingPrefillNote(en, servingChunkTokens(en, devs), e.ServingPromptMFU, path.Precision, serving.AllReduceSeconds, e.promptRequestSeconds(en))
 }

@@ -72,7 +72,9 @@ func TestServingPromptHasNoLlamaCppPassCosts(t *testing.T) {
 	r := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048)
 	require.Positive(t, r.Prefill(base))
 	assert.Equal(t, r.Prefill(base), r.Prefill(bigger), "vLLM pays no llama.cpp per-layer time")
-	assert.Equal(t, r.Prefill(base), NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameSGLang).Prefill(base),
+	same := base
+	same.VLLMPromptRequestSeconds = same.ServingPromptRequestSeconds
+	assert.Equal(t, r.Prefill(same), NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameSGLang).Prefill(same),
 		"SGLang's chunk on an H100 (8192) holds the 2048-token prompt in one pass as vLLM's does")
 
 	int4 := NewServingPromptReplay(m, quant.Level("int4"), s, 2, 2048, 2048)
@@ -80,6 +82,33 @@ func TestServingPromptHasNoLlamaCppPassCosts(t *testing.T) {
 
 	llama := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameLlamaCPP)
 	assert.Greater(t, llama.Prefill(base), llama.Prefill(bigger), "llama.cpp's passes pay the per-layer time")
+}
+
+// Each serving engine's time to first token carries its own fixed time
+// per request (engine.PromptRequestTimer): on the same prompt and GPUs,
+// vLLM's and SGLang's times differ by exactly the difference of their
+// request times, and a plan that names no engine takes vLLM's.
+func TestServingPromptRequestTimeIsTheEngines(t *testing.T) {
+	m, err := modelio.Resolve(model.Spec{Name: "Qwen2.5-72B"})
+	require.NoError(t, err)
+	s, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
+	require.True(t, ok)
+	c := calibration.Fitted
+	c.VLLMPromptRequestSeconds, c.ServingPromptRequestSeconds = 0.010, 0.090
+	const prompt = 2048
+	ttft := func(en string) float64 {
+		r := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, prompt, prompt)
+		if en != "" {
+			r.OnEngine(en)
+		}
+		p := r.Prefill(c)
+		require.Positive(t, p, en)
+		return prompt / p
+	}
+	assert.InDelta(t, 0.080, ttft(engine.NameSGLang)-ttft(engine.NameVLLM), 1e-4, "SGLang pays its 90 ms, vLLM its 10 ms (to the rounding of tokens/s)")
+	assert.InDelta(t, ttft(engine.NameVLLM), ttft(""), 1e-9, "no engine named: vLLM's")
+	vllm, _ := engine.Lookup(engine.NameVLLM)
+	assert.Contains(t, servingPrefillNote(vllm, 8192, 0.64, "bf16", 8e-6, efficiency(c).promptRequestSeconds(vllm)), "and 10 ms per request")
 }
 
 // A serving prompt's chunk is the engine's default for the GPU, read from

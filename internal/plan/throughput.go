@@ -966,7 +966,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		t.Assumptions = append(t.Assumptions, "decode omitted: memory bandwidth unknown for "+unknownBandwidth(pl))
 	}
 	if isServing && prefillKnown && prefill > 0 {
-		prefill += servingRequestSeconds(e.ServingPromptRequestSeconds, req.ContextLength)
+		prefill += servingRequestSeconds(e.promptRequestSeconds(planEngine(pl, req)), req.ContextLength)
 	}
 	if prefillKnown && prefill > 0 {
 		t.PrefillTokensPerS = round3(1 / prefill)

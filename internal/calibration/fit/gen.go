@@ -52,6 +52,9 @@ type result struct {
 	// servingPromptFit the prompt constants fitted on its fit rows.
 	servingPrompt    []servingPrefillCase
 	servingPromptFit servingPromptFit
+	// vllmPromptFit is vLLM's request time, fitted on the vLLM fit rows
+	// of data/serving_prefill.json under servingPromptFit's efficiency.
+	vllmPromptFit vllmPromptFit
 }
 
 // fitAll runs every fit on the data under dataDir.
@@ -103,6 +106,9 @@ func fitAll(dataDir string) (*result, error) {
 	if r.servingPromptFit, err = fitServingPrompt(r.servingPrompt, r.throughput()); err != nil {
 		return nil, err
 	}
+	if r.vllmPromptFit, err = fitVLLMPromptRequest(r.servingPrompt, r.throughput()); err != nil {
+		return nil, err
+	}
 	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
 		return nil, err
 	}
@@ -151,7 +157,7 @@ func (r *result) throughput() calibration.Throughput {
 	if r.decodeToday.fractions != nil {
 		c = r.decodeToday.apply(c)
 	}
-	return r.servingPromptFit.apply(r.prefill.apply(c))
+	return r.vllmPromptFit.apply(r.servingPromptFit.apply(r.prefill.apply(c)))
 }
 
 // fractionsSource is a DecodeFractions literal of class's fitted fractions.
@@ -260,11 +266,17 @@ func constantsSource(r *result) ([]byte, error) {
 	p("%s", sglangConstant(r.sglangFit))
 	sp := r.servingPromptFit
 	p("// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per")
-	p("// request, fitted on the %d fit rows of data/serving_prefill.json (SGLang", sp.n)
-	p("// cookbook TTFT at concurrency 1) on a grid of 1 %% and 1 ms, least squares of")
-	p("// log(planned/measured); fit rows' median |log error| %.3f.", sp.median)
+	p("// request (SGLang's), fitted on the %d SGLang fit rows of", sp.n)
+	p("// data/serving_prefill.json (SGLang cookbook TTFT at concurrency 1) on a grid")
+	p("// of 1 %% and 1 ms, least squares of log(planned/measured); fit rows' median")
+	p("// |log error| %.3f.", sp.median)
 	p("ServingPromptMFU: %s,", hundredths(sp.mfuPercent))
 	p("ServingPromptRequestSeconds: %de-3,", sp.requestMS)
+	vp := r.vllmPromptFit
+	p("// vLLM's fixed time per request, fitted on the %d vLLM fit rows of", vp.n)
+	p("// data/serving_prefill.json under that efficiency on a 1 ms grid (fit rows'")
+	p("// median |log error| %.3f); the held-out vLLM rows check it.", vp.median)
+	p("VLLMPromptRequestSeconds: %de-3,", vp.requestMS)
 	p("}")
 	p("")
 	p("// AttentionHiddenRows is the number of hidden-sized fp32 rows per token")

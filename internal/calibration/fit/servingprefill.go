@@ -104,22 +104,28 @@ const (
 	servingPromptRequestMax = 300
 )
 
+// promptFitRows is the fit rows of engine among cases.
+func promptFitRows(cases []servingPrefillCase, engine string) []servingPrefillCase {
+	var fit []servingPrefillCase
+	for _, sc := range cases {
+		if sc.row.Use == useFit && sc.row.Engine == engine {
+			fit = append(fit, sc)
+		}
+	}
+	return fit
+}
+
 // fitServingPrompt fits ServingPromptMFU and ServingPromptRequestSeconds on
-// the fit rows, minimizing the sum of squared log errors (each row's
+// the SGLang fit rows, minimizing the sum of squared log errors (each row's
 // planned over measured time to first token): a time ratio, so a row
 // planned twice too slow and one twice too fast weigh the same. The
 // planned time is affine in the request time, so each efficiency's
 // prompt times are replayed once (request time zero) and the request time
 // added.
 func fitServingPrompt(cases []servingPrefillCase, c calibration.Throughput) (servingPromptFit, error) {
-	var fit []servingPrefillCase
-	for _, sc := range cases {
-		if sc.row.Use == useFit {
-			fit = append(fit, sc)
-		}
-	}
+	fit := promptFitRows(cases, "sglang")
 	if len(fit) == 0 {
-		return servingPromptFit{}, fmt.Errorf("serving_prefill.json: no fit rows")
+		return servingPromptFit{}, fmt.Errorf("serving_prefill.json: no SGLang fit rows")
 	}
 	best, bestLoss := servingPromptFit{n: len(fit)}, math.Inf(1)
 	for mfu := servingPromptMFUMin; mfu <= servingPromptMFUMax; mfu++ {
@@ -151,5 +157,54 @@ func fitServingPrompt(cases []servingPrefillCase, c calibration.Throughput) (ser
 func (f servingPromptFit) apply(c calibration.Throughput) calibration.Throughput {
 	c.ServingPromptMFU = float64(f.mfuPercent) / 100
 	c.ServingPromptRequestSeconds = float64(f.requestMS) / 1000
+	return c
+}
+
+// vllmPromptFit is vLLM's fixed time per request fitted on the vLLM fit
+// rows of data/serving_prefill.json.
+type vllmPromptFit struct {
+	requestMS int     // VLLMPromptRequestSeconds in whole milliseconds
+	n         int     // fit rows
+	median    float64 // median |log(planned/measured)| on the fit rows
+}
+
+// fitVLLMPromptRequest fits VLLMPromptRequestSeconds on the vLLM fit rows
+// under the constants c (ServingPromptMFU already fitted on the SGLang
+// rows: the efficiency of the GEMMs is the GPU's and the kernels', the
+// request time the engine's), minimizing the sum of squared log errors as
+// fitServingPrompt does, over whole milliseconds up to
+// servingPromptRequestMax.
+func fitVLLMPromptRequest(cases []servingPrefillCase, c calibration.Throughput) (vllmPromptFit, error) {
+	fit := promptFitRows(cases, "vllm")
+	if len(fit) == 0 {
+		return vllmPromptFit{}, fmt.Errorf("serving_prefill.json: no vLLM fit rows")
+	}
+	k := c
+	k.VLLMPromptRequestSeconds = 0
+	prompt := make([]float64, len(fit))
+	for i, sc := range fit {
+		if prompt[i] = sc.plannedMS(k); prompt[i] <= 0 {
+			return vllmPromptFit{}, fmt.Errorf("serving_prefill.json: %s / %s: no prefill figure", sc.row.Model, sc.row.GPU)
+		}
+	}
+	best, bestLoss := vllmPromptFit{n: len(fit)}, math.Inf(1)
+	for req := 0; req <= servingPromptRequestMax; req++ {
+		var loss float64
+		errs := make([]float64, len(fit))
+		for i, sc := range fit {
+			errs[i] = math.Abs(math.Log((prompt[i] + float64(req)) / sc.row.TTFTms))
+			loss += errs[i] * errs[i]
+		}
+		if loss < bestLoss {
+			bestLoss = loss
+			best.requestMS, best.median = req, quantile(errs, 0.5)
+		}
+	}
+	return best, nil
+}
+
+// apply sets the fitted request time in c.
+func (f vllmPromptFit) apply(c calibration.Throughput) calibration.Throughput {
+	c.VLLMPromptRequestSeconds = float64(f.requestMS) / 1000
 	return c
 }

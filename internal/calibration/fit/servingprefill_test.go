@@ -2,6 +2,7 @@ package main
 
 import (
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,12 +17,30 @@ import (
 const servingPrefillInput = 2048
 
 // servingPrefillHeldOutLogCeiling bounds the median |log(planned /
-// measured)| of the held-out rows: 0.56, the figure this test printed once
-// the prompt constants were fitted on the SGLang fit rows (0.549, rounded
-// up); main's llama.cpp-pass figure gave 1.00 (planned 2.7 times the
-// measured time), the unfitted serving model 1.13 (three times too fast).
-// Issue 22 asks for a median error of 20 %: not met.
-const servingPrefillHeldOutLogCeiling = 0.56
+// measured)| of the held-out rows: 0.39, the figure this test printed once
+// vLLM's request time was fitted on its own fit rows (0.386, rounded up;
+// a 47 % error); with SGLang's 76 ms it was 0.549, main's llama.cpp-pass
+// figure gave 1.00 (planned 2.7 times the measured time), the unfitted
+// serving model 1.13 (three times too fast). Issue 22 asks for a median
+// error of 20 %: not met.
+const servingPrefillHeldOutLogCeiling = 0.39
+
+// servingPrefillHeldOutSources are the sources of the held-out vLLM rows:
+// the split is by source, so no vLLM fit row comes from one of them.
+var servingPrefillHeldOutSources = []string{
+	"https://docs.vultr.com/inference-cookbook/",
+	"https://github.com/tenstorrent/tt-inference-server/",
+}
+
+// heldOutSource reports whether source is one of the held-out vLLM rows'.
+func heldOutSource(source string) bool {
+	for _, prefix := range servingPrefillHeldOutSources {
+		if strings.HasPrefix(source, prefix) {
+			return true
+		}
+	}
+	return false
+}
 
 // TestServingPrefillHeldOut replays each held-out row of
 // data/serving_prefill.json (the vLLM rows) through the planner (its
@@ -41,11 +60,12 @@ func TestServingPrefillHeldOut(t *testing.T) {
 		r := sc.row
 		name := r.Model + " / " + r.GPU
 		if r.Use == useFit {
-			assert.Equal(t, "sglang", r.Engine, "%s: the fit rows are the SGLang cookbook's", name)
+			assert.False(t, heldOutSource(r.Source), "%s: a fit row from a held-out source", name)
 			continue
 		}
 		assert.Equal(t, "vllm", r.Engine, name)
 		assert.Equal(t, useHeldOut, r.Use, "%s: no constant is fitted on these rows", name)
+		assert.True(t, heldOutSource(r.Source), "%s: a held-out row from another source", name)
 		assert.Equal(t, servingPrefillInput, r.Input, name)
 		setup := r.CatalogModel + "|" + r.Spec + "|" + r.Precision
 		assert.False(t, setups[setup], "%s: one row per setup", name)
@@ -63,24 +83,35 @@ func TestServingPrefillHeldOut(t *testing.T) {
 	assert.LessOrEqual(t, median, servingPrefillHeldOutLogCeiling)
 }
 
-// The fit rows of data/serving_prefill.json are the SGLang cookbook's
-// concurrency-1 runs, and the shipped constants are the fit's.
+// The SGLang fit rows of data/serving_prefill.json are the SGLang
+// cookbook's concurrency-1 runs, the vLLM fit rows come from sources other
+// than the held-out rows', and the shipped constants are the fits'.
 func TestServingPromptFitRows(t *testing.T) {
 	cases, err := loadServingPrefill(testData)
 	require.NoError(t, err)
-	n := 0
+	n := map[string]int{}
 	for _, sc := range cases {
-		if sc.row.Use == useFit {
-			n++
+		if sc.row.Use != useFit {
+			continue
+		}
+		n[sc.row.Engine]++
+		assert.Equal(t, 1, sc.row.Concurrency)
+		if sc.row.Engine == "sglang" {
 			assert.Contains(t, sc.row.Source, "github.com/sgl-project/sgl-cookbook/blob/7b5bd9c05e3d86da5161ac2be9b91c19a34bf49d/")
-			assert.Equal(t, 1, sc.row.Concurrency)
+		} else {
+			assert.False(t, heldOutSource(sc.row.Source), sc.row.Source)
 		}
 	}
-	assert.Equal(t, 11, n)
+	assert.Equal(t, map[string]int{"sglang": 11, "vllm": 1}, n)
 	f, err := fitServingPrompt(cases, calibration.Fitted)
 	require.NoError(t, err)
 	assert.InDelta(t, calibration.Fitted.ServingPromptMFU, float64(f.mfuPercent)/100, 1e-9)
 	assert.InDelta(t, calibration.Fitted.ServingPromptRequestSeconds, float64(f.requestMS)/1000, 1e-9)
 	assert.Less(t, f.mfuPercent, servingPromptMFUMax, "the efficiency is not pinned at the grid's edge")
 	assert.Positive(t, f.requestMS)
+	v, err := fitVLLMPromptRequest(cases, calibration.Fitted)
+	require.NoError(t, err)
+	assert.InDelta(t, calibration.Fitted.VLLMPromptRequestSeconds, float64(v.requestMS)/1000, 1e-9)
+	assert.Positive(t, v.requestMS)
+	assert.Less(t, v.requestMS, servingPromptRequestMax, "the request time is not pinned at the grid's edge")
 }
