@@ -487,7 +487,11 @@ func TestRunnerEscapedGrandchildAfterTimeout(t *testing.T) {
 		}
 	}()
 	require.ErrorIs(t, res.Err, ErrTimeout)
-	assert.Less(t, took, timeout+killedDrainTimeout+500*time.Millisecond)
+	// The grandchild holds the pipe for 1000 s: returning within seconds
+	// shows the run did not wait for it. The slack is wide because this is
+	// a property, not a speed target: at a load average of 21 on 2 CPUs
+	// the run took 1.13 s against 300 ms + 100 ms (session of 2026-11-28).
+	assert.Less(t, took, timeout+killedDrainTimeout+5*time.Second)
 }
 
 // TestOutputPipeTakesBufferedAtDeadline: when the drain deadline passes with
