@@ -217,6 +217,27 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 	assert.InEpsilon(t, 2*float64(m.Params-128256*4096), bytesPerToken("Llama-3.1-8B"), 0.01)
 }
 
+// TestReplayWithoutOutputHead: a step that computes no logits (llama-bench's
+// pp at a micro-batch of one token) reads every weight a decode step reads
+// but the output head: Llama-3.1-8B (untied) saves its head, 128256 x 4096
+// at 2 B; Qwen2.5-0.5B (tied) the embedding matrix it would read as its
+// head, 151936 x 896 at 2 B.
+func TestReplayWithoutOutputHead(t *testing.T) {
+	c := calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1}
+	gpu := specs.Spec{Name: "test GPU", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6X, BandwidthGBs: 1000}
+	for name, head := range map[string]float64{"Llama-3.1-8B": 2 * 128256 * 4096, "Qwen2.5-0.5B": 2 * 151936 * 896} {
+		m, err := modelio.Resolve(model.Spec{Name: name})
+		require.NoError(t, err)
+		l, err := quant.Parse("fp16")
+		require.NoError(t, err)
+		with := NewReplay(m, l, gpu, 1, 0, 1).Decode(c)
+		without := NewReplay(m, l, gpu, 1, 0, 1).WithoutOutputHead().Decode(c)
+		require.Positive(t, with, name)
+		require.Greater(t, without, with, name)
+		assert.InEpsilon(t, head, 1e12/with-1e12/without, 0.01, name) // 1e12 B/s: seconds to bytes
+	}
+}
+
 // TestReplayOf2023PaysItsPassTime: the replay of a 2023 ./main run
 // (BuiltIn2023) pays PrefillLayerLatency2023 per layer and pass, a May 2024
 // replay (BuiltBeforeMMQ) PrefillLayerLatencyPreMMQ: with the matmuls
