@@ -352,7 +352,7 @@ func TestValidatedOn(t *testing.T) {
 // scoreboard rows of its architecture for integer weights of the k-quant
 // family, the rows' Q4_0 family; Q8_0 weights, which no row of today's
 // build measures, are not validated until measured; 16-bit weights are
-// measured (internal/calibration/data/decode_today_float.json) but replay
+// measured (internal/calibration/data/decode_today_microbatch.json) but replay
 // past the 12 % a validated figure meets, and say so; neither is a layer
 // split over two of them. Its prefill runs MMQ at the Blackwell
 // fraction of the record's INT8 peak and says so.
@@ -375,7 +375,7 @@ func TestValidatedOnTodaysBuild(t *testing.T) {
 	notes := strings.Join(q4.Throughput.Assumptions, "\n")
 	assert.Contains(t, notes, "MMQ")
 	assert.Contains(t, notes, "RTX 5090")
-	for level, why := range map[string]string{"fp16": "decode_today_float.json: " + TodayFloatCheck, "q8_0": "until measured"} {
+	for level, why := range map[string]string{"fp16": "decode_today_microbatch.json: " + TodayFloatCheck, "q8_0": "until measured"} {
 		a := plan(`{"model":{"name":"llama-3.1-8b"},"quant":"`+level+`","engine":"llama.cpp"}`, rtx5090(0))
 		assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), "%s: %s", level, a.Throughput.ValidatedOn)
 		assert.Contains(t, a.Throughput.ValidatedOn, why, level)

@@ -195,7 +195,7 @@ func todaysDecodeArchitecture(pl *planned, req *planning) string {
 }
 
 // TodayFloatCheck is what the 16-bit rows of today's llama.cpp CUDA build
-// on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_float.json)
+// on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_microbatch.json)
 // give under the shipped constants: the May 2024 builds' 16-bit fraction
 // with today's per-layer time. TestTodayFloatCheckQuotesTheReplay
 // (internal/calibration/fit) checks these figures against the replay.
@@ -211,7 +211,7 @@ const TodayFloatCheck = "3 BF16 rows, one GPU per architecture (RTX 3090, RTX 40
 func todaysValidatedOn(arch, family string, batch, stages int) (string, bool) {
 	switch family {
 	case WeightsFloat:
-		return NotValidated + ": 16-bit weights on today's llama.cpp CUDA build on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_float.json: " + TodayFloatCheck + " under the May 2024 builds' 16-bit fraction), past the 12% a validated figure meets", false
+		return NotValidated + ": 16-bit weights on today's llama.cpp CUDA build on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_microbatch.json: " + TodayFloatCheck + " under the May 2024 builds' 16-bit fraction), past the 12% a validated figure meets", false
 	case WeightsQ8:
 		return NotValidated + ": no measurement of Q8_0 weights on today's llama.cpp CUDA build on this GPU architecture (the scoreboard rows are Q4_0, whose fraction Q8_0 takes); not validated until measured", false
 	}

@@ -12,10 +12,11 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
-// todayFloatRow is one row of data/decode_today_float.json: a batch-1
-// decode rate of 16-bit weights on a GDDR NVIDIA GPU with today's
-// llama.cpp CUDA build, measured as llama-bench's pp512 at a micro-batch
-// of one token.
+// todayFloatRow is one row of data/decode_today_microbatch.json: a batch-1
+// decode rate on a GDDR NVIDIA GPU with today's llama.cpp CUDA build,
+// measured as llama-bench's pp512 at a micro-batch of one token: 16-bit
+// weights (held out) and a Q4_0 row that checks the method (use
+// useMethodCheck).
 type todayFloatRow struct {
 	SourceDevice      string  `json:"source_device"`
 	Hardware          string  `json:"hardware"`
@@ -33,7 +34,12 @@ type todayFloatRow struct {
 // step from an empty cache (0 to 511 tokens).
 const todayFloatContext = 256
 
-// loadTodayFloat replays every row of data/decode_today_float.json: its
+// useMethodCheck marks a row of data/decode_today_microbatch.json that
+// checks how the rows are replayed (a type whose constants of today's
+// build are fitted on tg128 rows), not the constants.
+const useMethodCheck = "method_check"
+
+// loadTodayFloat replays every row of data/decode_today_microbatch.json: its
 // catalog model at its level on one GPU of its record, at the compute
 // capability the row names, decoding at todayFloatContext tokens without
 // reading the output head (plan.Replay.WithoutOutputHead).
@@ -41,32 +47,32 @@ func loadTodayFloat(dataDir string) ([]speedCase, error) {
 	var doc struct {
 		Rows []todayFloatRow `json:"rows"`
 	}
-	if err := readJSON(filepath.Join(dataDir, "decode_today_float.json"), &doc); err != nil {
+	if err := readJSON(filepath.Join(dataDir, "decode_today_microbatch.json"), &doc); err != nil {
 		return nil, err
 	}
 	if len(doc.Rows) == 0 {
-		return nil, fmt.Errorf("decode_today_float.json: no rows")
+		return nil, fmt.Errorf("decode_today_microbatch.json: no rows")
 	}
 	var cases []speedCase
 	for _, r := range doc.Rows {
 		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
 		if !strings.HasPrefix(r.Source, "https://") || r.Verbatim == "" || r.TokensPerS <= 0 {
-			return nil, fmt.Errorf("decode_today_float.json: %s: needs an https source, its verbatim line and a speed", name)
+			return nil, fmt.Errorf("decode_today_microbatch.json: %s: needs an https source, its verbatim line and a speed", name)
 		}
-		if r.Use != useHeldOut {
-			return nil, fmt.Errorf("decode_today_float.json: %s: every row is held out (use %q)", name, r.Use)
+		if r.Use != useHeldOut && r.Use != useMethodCheck {
+			return nil, fmt.Errorf("decode_today_microbatch.json: %s: use %q is neither held_out nor method_check", name, r.Use)
 		}
 		s, ok := specs.ByName(r.Hardware)
 		if !ok || s.BandwidthGBs <= 0 {
-			return nil, fmt.Errorf("decode_today_float.json: %s: no record with a datasheet bandwidth", name)
+			return nil, fmt.Errorf("decode_today_microbatch.json: %s: no record with a datasheet bandwidth", name)
 		}
 		m, err := modelio.Resolve(model.Spec{Name: r.Model})
 		if err != nil {
-			return nil, fmt.Errorf("decode_today_float.json: %s: %w", name, err)
+			return nil, fmt.Errorf("decode_today_microbatch.json: %s: %w", name, err)
 		}
 		l, err := quant.Parse(r.Quant)
 		if err != nil {
-			return nil, fmt.Errorf("decode_today_float.json: %s: %w", name, err)
+			return nil, fmt.Errorf("decode_today_microbatch.json: %s: %w", name, err)
 		}
 		rp := plan.NewReplay(m, l, s, 1, 0, todayFloatContext).WithComputeCapability(r.ComputeCapability).WithoutOutputHead()
 		cases = append(cases, speedCase{
