@@ -93,6 +93,17 @@ func (r *Replay) OnOtherBackend() *Replay {
 	return r
 }
 
+// WithoutOutputHead marks the replayed decode steps as steps that compute
+// no logits, and so read no output head: llama-bench's pp test at a
+// micro-batch size of 1 (-ub 1) runs the prompt one token per step, a
+// batch-1 decode step each, with only the prompt's last token an output
+// (llama_batch_get_one; the graph's output rows are the outputs only), and
+// returns r.
+func (r *Replay) WithoutOutputHead() *Replay {
+	r.decodeReq.noLogits = true
+	return r
+}
+
 // WithComputeCapability sets the compute capability the replayed GPUs
 // reported (nvidia-smi's compute_cap), for a record that does not state
 // its architecture, and returns r.

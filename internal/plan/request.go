@@ -73,6 +73,11 @@ type planning struct {
 	// other than CUDA (Replay.OnOtherBackend: Vulkan): today's CUDA decode
 	// constants (todaysDecode) do not apply to it.
 	otherBackend bool
+	// noLogits is set by a replay of steps that compute no logits
+	// (Replay.WithoutOutputHead: llama-bench's pp test at a micro-batch of
+	// one token, where only the last of the prompt's tokens is an output):
+	// a decode step reads no output head.
+	noLogits bool
 	// memo is what the request remembers across its passes (memo.go).
 	memo *memo
 }

@@ -853,11 +853,14 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		if s.Start == 0 {
 			weights -= c.EmbedIn / float64(tp) // the input embedding is a lookup, not read
 		}
-		if s.End == c.Layers && m.TieEmbeddings {
+		if s.End == c.Layers && m.TieEmbeddings && !req.noLogits {
 			// Tied embeddings: the output head is the embedding matrix, and
 			// the last stage reads all of it every token (Qwen2.5-0.5B fp16:
 			// 988 MB per token, not 716).
 			weights += c.EmbedIn / float64(tp)
+		}
+		if s.End == c.Layers && !m.TieEmbeddings && req.noLogits {
+			weights -= c.EmbedOut / float64(tp) // a step without logits reads no output head
 		}
 		readWeights := weights * c.ActiveRatio
 		if pl.moeOffload() {

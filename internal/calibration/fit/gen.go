@@ -35,6 +35,11 @@ type result struct {
 	// fitted on their fit half.
 	decodeTodayRows []speedCase
 	decodeToday     decodeTodayFit
+	// todayFloat are the 16-bit rows of today's CUDA builds on GDDR GPUs
+	// (data/decode_today_microbatch.json: 16-bit rows held out, one Q4_0 row a method check), appleToday the tg128 rows of today's
+	// Metal builds (data/apple_today.json): both held out, replayed only.
+	todayFloat []speedCase
+	appleToday []speedCase
 	// servingRows are data/serving_decode.json, serving its replayed rows,
 	// servingFit the vLLM constants fitted on them.
 	servingRows []servingRow
@@ -87,6 +92,12 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	r.decodeToday = fitDecodeToday(r.decodeTodayRows, r.throughput())
+	if r.todayFloat, err = loadTodayFloat(dataDir); err != nil {
+		return nil, err
+	}
+	if r.appleToday, err = loadAppleTodayDecode(dataDir); err != nil {
+		return nil, err
+	}
 	if r.prefillToday, err = loadPrefillToday(dataDir); err != nil {
 		return nil, err
 	}
@@ -363,6 +374,8 @@ func docSections(r *result) map[string]string {
 		"held-out":          heldOutTable(r),
 		"prefill-today":     prefillTodayTable(r),
 		"decode-today":      decodeTodayTable(r),
+		"float-today":       checkTable(r.todayFloat, r.throughput(), "pp512 at micro-batch 1"),
+		"apple-today":       checkTable(r.appleToday, r.throughput(), "tg128"),
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
@@ -601,6 +614,30 @@ func decodeTodayTable(r *result) string {
 	for _, use := range []string{useFit, useHeldOut} {
 		e := errs[use]
 		fmt.Fprintf(&b, "| %s (%d) | %.1f %% | %.1f %% | %.1f %% |\n", use, len(e[1]), 100*quantile(e[0], 0.5), 100*quantile(e[1], 0.5), 100*quantile(e[1], 1))
+	}
+	return b.String()
+}
+
+// checkTable is the replay of rows that no fit sees under the constants
+// c: each row with its use, build and error, then per use the median and
+// the largest |error|; test names the measured figure.
+func checkTable(cases []speedCase, c calibration.Throughput, test string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| use | hardware | model | type | build | measured %s | estimate | error |\n|---|---|---|---|---|---|---|---|\n", test)
+	errs := map[string][]float64{}
+	var uses []string
+	for _, sc := range cases {
+		d := sc.replay.Decode(c)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %.1f | %.1f | %s |\n", sc.use, sc.row.Hardware, sc.row.Model, sc.row.Quant, sc.label, sc.row.TG, d, signedPct(d/sc.row.TG-1))
+		if _, seen := errs[sc.use]; !seen {
+			uses = append(uses, sc.use)
+		}
+		errs[sc.use] = append(errs[sc.use], math.Abs(d/sc.row.TG-1))
+	}
+	b.WriteString("\n")
+	for _, use := range uses {
+		e := errs[use]
+		fmt.Fprintf(&b, "%s (%d): median |error| %.1f %%, largest %.1f %%\n", use, len(e), 100*quantile(e, 0.5), 100*quantile(e, 1))
 	}
 	return b.String()
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// appleTodayRow is one row of data/apple_today.json: a llama-bench run of a
+// llama.cpp Metal build newer than the fit set's (May 2024) on an Apple
+// GPU.
+type appleTodayRow struct {
+	Hardware string   `json:"hardware"`
+	GPUCores int      `json:"gpu_cores"`
+	Model    string   `json:"model"`
+	Quant    string   `json:"quant"`
+	Build    string   `json:"build"`
+	Date     string   `json:"date"`
+	PP       float64  `json:"pp_tokens_per_s"`
+	TG       float64  `json:"tg_tokens_per_s"`
+	Verbatim []string `json:"verbatim"`
+	Source   string   `json:"source"`
+}
+
+// name is how errors name row r.
+func (r appleTodayRow) name() string { return r.Hardware + " / " + r.Model + " / " + r.Quant }
+
+// readAppleToday reads the rows of data/apple_today.json, each with an
+// https source, the lines it was copied from and a speed.
+func readAppleToday(dataDir string) ([]appleTodayRow, error) {
+	var doc struct {
+		Rows []appleTodayRow `json:"rows"`
+	}
+	if err := readJSON(filepath.Join(dataDir, "apple_today.json"), &doc); err != nil {
+		return nil, err
+	}
+	if len(doc.Rows) == 0 {
+		return nil, fmt.Errorf("apple_today.json: no rows")
+	}
+	for _, r := range doc.Rows {
+		if !strings.HasPrefix(r.Source, "https://") || len(r.Verbatim) == 0 || r.PP <= 0 && r.TG <= 0 {
+			return nil, fmt.Errorf("apple_today.json: %s: needs an https source, its verbatim lines and a speed", r.name())
+		}
+	}
+	return doc.Rows, nil
+}
+
+// loadAppleTodayDecode replays the decode (tg128, from an empty cache: the
+// average context is 64 tokens) of every row of data/apple_today.json with
+// a tg128 figure, on its chip's record. Every row is held out: none fits a
+// constant (the file's _comment says why).
+func loadAppleTodayDecode(dataDir string) ([]speedCase, error) {
+	rows, err := readAppleToday(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	var cases []speedCase
+	for _, r := range rows {
+		if r.TG <= 0 {
+			continue
+		}
+		s, ok := specs.ByName(r.Hardware)
+		if !ok || s.BandwidthGBs <= 0 {
+			return nil, fmt.Errorf("apple_today.json: %s: no record with a datasheet bandwidth", r.name())
+		}
+		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		if err != nil {
+			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
+		}
+		l, err := quant.Parse(r.Quant)
+		if err != nil {
+			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
+		}
+		rp := plan.NewReplay(m, l, s, 1, 0, 64)
+		cases = append(cases, speedCase{
+			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Gen: 128, TG: r.TG, Source: r.Source},
+			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
+			use: useHeldOut, label: r.Build,
+		})
+	}
+	return cases, nil
+}
