@@ -91,3 +91,18 @@ func TestVLLMEncoderPassIsThePeak(t *testing.T) {
 	s = VLLMStartupOf(m, VLLMSetup{Version: v, TotalBytes: 80 << 30, Name: "NVIDIA H100 80GB HBM3", TP: 2, MaxModelLen: 8192, MaxNumSeqs: 1})
 	assert.Equal(t, int64(1_651_769_344), s.ActivationBytes)
 }
+
+// Mistral Small 3.2's Pixtral tower: its 1540-pixel image is (1540 / 14)²
+// = 12,100 patches of 3 × 14 × 14 = 588 values, merged 2 × 2 into 55 rows
+// of 55 tokens and a break each, 3,080 tokens; the budget of 8192 holds 2
+// (vLLM 0.19.0 prints "profiled with 2 image items"), 24,200 patches; live
+// per patch its gated MLP's 4 × 1024 + 3 × 4096 = 16,384 values
+// (attention 9 × 1024 = 9,216): 24,200 × (16,384 × 2 + 588 × 4) =
+// 849,904,000 B; cache 8192 × 5120 × 2 = 83,886,080 B.
+func TestVLLMEncoderPassPixtral(t *testing.T) {
+	m := model.Lookup("Mistral-Small-3.2-24B-Instruct-2506")
+	require.NotNil(t, m)
+	require.NotNil(t, m.VisionItem)
+	assert.Equal(t, model.VisionItem{Patches: 12100, Tokens: 3080, PatchValues: 588, Hidden: 1024, Intermediate: 4096, GatedMLP: true}, *m.VisionItem)
+	assert.Equal(t, VLLMEncoderPass{BudgetTokens: 8192, Items: 2, ActivationBytes: 849_904_000, CacheBytes: 83_886_080}, VLLMEncoderPassOf(m, 8192, 2, 1))
+}

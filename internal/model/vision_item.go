@@ -85,3 +85,36 @@ func applyPreprocessor(m *Model, cfg, pre map[string]any) {
 	m.VisionItem = &VisionItem{Patches: tokens * merge * merge, Tokens: tokens,
 		PatchValues: channels * patch * patch * temporal, Hidden: hv, Intermediate: iv, GatedMLP: act == "silu"}
 }
+
+// pixtralItem is the largest image of a Pixtral tower (vision_config
+// model_type pixtral: Mistral Small 3.1 and 3.2), which its processor
+// resizes to fit image_size (1540 pixels a side): (1540 / 14)² = 12,100
+// patches through the tower, merged spatial_merge_size² at a time (the
+// top-level config's, 2 by default: 55 × 55) with an [IMG_BREAK] or
+// [IMG_END] token after each row, (55 + 1) × 55 = 3,080 tokens
+// (PixtralProcessingInfo.get_num_image_tokens in vLLM's
+// vllm/model_executor/models/pixtral.py counts (ncols + 1) × nrows); vLLM
+// 0.19.0's budget of 8192 tokens holds 2 of them ("profiled with 2 image
+// items", row llmd-w8a8-mistral-small-24b of
+// internal/calibration/data/vllm_startup.json). nil for other towers.
+func pixtralItem(cfg, v map[string]any) *VisionItem {
+	if t, _ := v["model_type"].(string); t != "pixtral" {
+		return nil
+	}
+	c, top := configReader{cfg: v}, configReader{cfg: cfg}
+	img, patch := c.optInt("image_size"), c.optInt("patch_size")
+	hv, iv := c.optInt("hidden_size"), c.optInt("intermediate_size")
+	merge := top.optInt("spatial_merge_size")
+	if merge <= 0 {
+		merge = 2 // transformers' Mistral3Config default
+	}
+	if img <= 0 || patch <= 0 || img < patch*merge || img/patch > MaxPatchSide || hv <= 0 || iv <= 0 {
+		return nil
+	}
+	side := (img + patch - 1) / patch
+	rows := (side + merge - 1) / merge
+	channels := max(c.optInt("num_channels"), 3)
+	act, _ := v["hidden_act"].(string)
+	return &VisionItem{Patches: side * side, Tokens: (rows + 1) * rows, PatchValues: channels * patch * patch,
+		Hidden: hv, Intermediate: iv, GatedMLP: act == "silu"}
+}
