@@ -171,6 +171,9 @@ type VLLMSetup struct {
 	Capability string
 	// Backend is the worker that sizes the cache on the device.
 	Backend VLLMBackend
+	// ValueBytes is the width of the model's 16-bit values (4 at fp32;
+	// 0: 2), which the encoder pass's tensors take (VLLMEncoderPassOf).
+	ValueBytes int
 }
 
 // Rule is the worker whose rule sizes the cache for d: its Backend, except
@@ -209,6 +212,10 @@ type VLLMStartup struct {
 	// run (VLLMBackendGaudi); both zero elsewhere.
 	GraphReserve float64
 	OfFree       bool
+	// Encoder is the profile's pass through a multimodal model's vision
+	// tower (VLLMEncoderPassOf), part of ActivationBytes; zero for other
+	// models and backends.
+	Encoder VLLMEncoderPass
 }
 
 // Bytes is all the profile charges beside the weights.
@@ -264,6 +271,16 @@ func VLLMStartupOf(m *model.Model, d VLLMSetup) VLLMStartup {
 		}
 		act = max(act, int64(float64(s.MaxNumSeqs)*float64(m.Vocab)*perLogit))
 		act += vllmMoEWorkspaceBytes(m, s.MaxNumBatchedTokens)
+		// A multimodal model's encoder pass comes first; its embeddings
+		// stay in the encoder cache through the passes above.
+		valueBytes := d.ValueBytes
+		if valueBytes <= 0 {
+			valueBytes = 2
+		}
+		if enc := VLLMEncoderPassOf(m, s.MaxNumBatchedTokens, valueBytes, tp); enc.Items > 0 {
+			s.Encoder = enc
+			act = max(enc.ActivationBytes, act+enc.CacheBytes)
+		}
 	}
 	s.ActivationBytes = act
 	s.NonTorchBytes = calibration.VLLMNonTorchBytes

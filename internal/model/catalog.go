@@ -74,6 +74,14 @@ type CatalogEntry struct {
 	// checkpoint is the pretrained (base) model, of the same architecture:
 	// the release an ollama tag of the family names (OllamaTag).
 	Instruct InstructRelease `json:"instruct,omitzero"`
+	// Preprocessor is the image processor's limits from the model's
+	// preprocessor_config.json (min_pixels, max_pixels, patch_size,
+	// merge_size, temporal_patch_size), values verbatim, for towers of
+	// dynamic resolution whose largest image config.json does not give
+	// (Qwen2-VL and Qwen2.5-VL: Model.VisionItem); PreprocessorSource is
+	// the page it came from.
+	Preprocessor       map[string]any `json:"preprocessor_config,omitempty"`
+	PreprocessorSource string         `json:"preprocessor_source,omitempty"`
 }
 
 // InstructRelease is the instruction-tuned release of a pretrained
@@ -241,6 +249,7 @@ func entryModel(e CatalogEntry) (*Model, error) {
 		return nil, err
 	}
 	m.Name = e.Name
+	applyPreprocessor(m, e.Config, e.Preprocessor)
 	if e.ParamsB > 0 {
 		setParams(m, int64(math.Round(e.ParamsB*1e9)))
 	}

@@ -173,6 +173,11 @@ type Model struct {
 	// which the projector's compute buffer is sized
 	// (quant.ProjectorComputeBytes); nil for other towers.
 	VisionEncoder *VisionEncoder `json:"vision_encoder,omitempty"`
+	// VisionItem is the largest image the processor gives the tower, from
+	// a fixed-size tower's config or a dynamic one's preprocessor limits
+	// (applyPreprocessor), which vLLM's profile run encodes
+	// (engine.VLLMEncoderPassOf); nil where neither says it.
+	VisionItem *VisionItem `json:"vision_item,omitempty"`
 
 	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
 	FileQuant string `json:"file_quant,omitempty"`

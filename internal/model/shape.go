@@ -311,6 +311,10 @@ func readVision(cfg, v map[string]any, m *Model) {
 	m.VisionWholeParams = int64(math.Round(whole))
 	m.VisionDeepstack = len(deepstack)
 	m.VisionEncoder = fixedSizeEncoder(v, c, depth, hv, iv)
+	m.VisionItem = fixedSizeItem(cfg, m.VisionEncoder, int(channels))
+	if m.VisionItem == nil {
+		m.VisionItem = pixtralItem(cfg, v)
+	}
 	// SGLang builds no tower for some families unless --enable-multimodal
 	// (Llama 4: engine.Memory.VisionOff, internal/engine/sglang.go), so the
 	// note does not say it loads every tower; the plan's own note says so.

@@ -344,7 +344,7 @@ func (v *vllmCharge) setup(d *device, tp int) engine.VLLMSetup {
 	}
 	return engine.VLLMSetup{Version: v.Version, TotalBytes: d.Dev.MemoryBytes, Name: d.Dev.Name, TP: max(tp, 1),
 		MaxModelLen: v.MaxModelLen, MaxNumSeqs: v.MaxNumSeqs, Graphs: v.Graphs, MXFP4Experts: v.MXFP4, Capability: capability,
-		Backend: v.Backend}
+		Backend: v.Backend, ValueBytes: v.ValueBytes}
 }
 
 // rule is the worker whose rule sizes the cache on the pool's GPUs

@@ -43,6 +43,9 @@ type shapeKey struct {
 	// VisionEncoder is the value m.VisionEncoder points to (zero for nil),
 	// comparable where the pointer would compare addresses.
 	VisionEncoder model.VisionEncoder
+	// VisionItem is the value m.VisionItem points to (zero for nil), by
+	// value as VisionEncoder; the weights do not read it.
+	VisionItem model.VisionItem
 }
 
 // shapeOf is m's memo key. It is kept out of line: inlined, it makes
@@ -65,8 +68,16 @@ func shapeOf(m *model.Model) shapeKey {
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
 		UncachedLayers: m.UncachedLayers,
 		FileQuant:      m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
-		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m),
+		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m), VisionItem: visionItemOf(m),
 	}
+}
+
+// visionItemOf is *m.VisionItem, the zero item when there is none.
+func visionItemOf(m *model.Model) model.VisionItem {
+	if m.VisionItem == nil {
+		return model.VisionItem{}
+	}
+	return *m.VisionItem
 }
 
 // visionEncoderOf is *m.VisionEncoder, the zero encoder when there is none.

@@ -188,7 +188,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	// checkpoints (which repository to load). LayerKinds is keyed by a
 	// fingerprint (checked below).
 	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
-	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true} // VisionEncoder: by value
+	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true, "VisionItem": true} // VisionEncoder, VisionItem: by value
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {
