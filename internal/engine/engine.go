@@ -222,6 +222,17 @@ type Parallelism struct {
 	// it offloaded weights cross PCIe to the GPU every step (vLLM's
 	// --cpu-offload-gb).
 	OffloadOnHost bool
+	// HostLayersFirst: with layers in host memory the engine keeps the
+	// first layers on the host and the last ones on the accelerators
+	// (llama.cpp: i_gpu_start = n_layer - n_gpu_layers in load_tensors,
+	// src/llama-model.cpp of ggml-org/llama.cpp); without it the
+	// accelerators hold the first layers.
+	HostLayersFirst bool
+	// ExpertsOnHost: the engine can keep a mixture-of-experts model's
+	// routed experts in host memory and every other weight on the
+	// accelerators (llama.cpp's --n-cpu-moe and --cpu-moe), so the planner
+	// tries that placement before offloading whole layers.
+	ExpertsOnHost bool
 }
 
 // Load is what an engine loads to run a plan: a Hugging Face repository
