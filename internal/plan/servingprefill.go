@@ -94,14 +94,12 @@ func servingRequestSeconds(requestSeconds float64, prompt int) float64 {
 	return requestSeconds / float64(prompt)
 }
 
-// promptChunker is the serving engine en's prompt chunking; vLLM's for a
-// plan that names no engine (the serving replays of the calibration).
+// promptChunker is the serving engine en's prompt chunking, nil for an
+// engine that runs a prompt whole. A serving plan always has an engine
+// (servingDecode), the serving replays of the calibration theirs
+// (NewServingReplay).
 func promptChunker(en engine.Engine) engine.PromptChunker {
-	if c, ok := en.(engine.PromptChunker); ok {
-		return c
-	}
-	vllm, _ := engine.Lookup(engine.NameVLLM)
-	c, _ := vllm.(engine.PromptChunker)
+	c, _ := en.(engine.PromptChunker)
 	return c
 }
 
