@@ -36,6 +36,25 @@ type PromptChunker interface {
 	PromptChunkSetting() string
 }
 
+// ContextFitter is implemented by an engine that, asked to, chooses its
+// own context at launch the way the planner chooses one when a request
+// gives none: the longest with which one sequence fits its KV pool (vLLM's
+// --max-model-len auto). llama.cpp's --fit, which the planner follows
+// itself, is Memory.ContextFloor.
+type ContextFitter interface {
+	// ContextFitNote says what the engine does with the context of a plan
+	// whose context the planner chose, and how it would choose its own.
+	ContextFitNote() string
+}
+
+// Versioned is implemented by an engine whose rules the planner follows
+// by release, so that a request may name the release (engine_version).
+type Versioned interface {
+	// DefaultVersion is the release planned for when the request names
+	// none.
+	DefaultVersion() string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

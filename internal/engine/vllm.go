@@ -100,6 +100,21 @@ func (vllm) BudgetSource(who string, m Memory) string {
 		who, fmtFraction(m.Fraction))
 }
 
+// ContextFitNote: vLLM >= 0.12 chooses the context the same way itself
+// (https://github.com/vllm-project/vllm/pull/29431): with --max-model-len
+// auto (or -1) _auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py
+// keeps the trained context when one sequence of it fits the profiled
+// pool, else binary-searches the longest that does; without the flag vLLM
+// takes the trained context and refuses to start when it does not fit
+// (_check_enough_kv_cache_memory).
+func (vllm) ContextFitNote() string {
+	return "vLLM refuses to start when one sequence of its --max-model-len does not fit the pool, and from 0.12 chooses the same way itself, from its own profiling, with --max-model-len auto (PR #29431), where this plan pins the figure"
+}
+
+// DefaultVersion: the planner follows vLLM's start-up accounting by
+// release (VLLMStartupOf); VLLMDefaultVersion when none is named.
+func (vllm) DefaultVersion() string { return VLLMDefaultVersion }
+
 // KVRules: vLLM's cache is the planner's (full cells per sequence), with
 // DeepSeek Sparse Attention's indexer keys in its own layout
 // (dsaIndexerKeyBytes) and, for DeepSeek-V3.2, an fp8 cache in FlashMLA's
