@@ -189,6 +189,13 @@ type Memory struct {
 	// engine's process groups (custom all-reduce and NCCL buffers) before
 	// the engine measures its free memory; 0: none counted.
 	LinkedGroupBytes int64
+	// ProfiledStartup: the engine profiles a forward pass at start-up and
+	// keeps what it measures beside the weights (the activation peak, the
+	// memory allocated outside torch and, by release, its CUDA graphs)
+	// inside Fraction with the KV pool, which gets the rest (vLLM:
+	// VLLMStartupOf, VLLMStartup.Charge); the planner charges each device
+	// that start-up profile.
+	ProfiledStartup bool
 	// WorkspaceOutside: the engine reserves its activations and CUDA
 	// graphs outside Fraction, which holds the weights and the KV pool
 	// only (SGLang's --mem-fraction-static); without it they sit inside

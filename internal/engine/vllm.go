@@ -61,7 +61,9 @@ func (vllm) Preference(d Device) Preference {
 // fraction (PR 30515, https://github.com/vllm-project/vllm/pull/30515).
 const vllmMemoryUtilization = 0.9
 
-// Memory: the fraction asked, else vllmMemoryUtilization; no margin. The
+// Memory: the fraction asked, else vllmMemoryUtilization; no margin; the
+// start-up profile charged inside it (ProfiledStartup, as the
+// vllmMemoryUtilization comment above says). The
 // KV cache is one paged pool: the scheduler admits up to --max-num-seqs
 // sequences while the pool has free blocks and preempts one when it runs
 // out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule; PagedAttention,
@@ -90,7 +92,7 @@ func (vllm) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = vllmMemoryUtilization
 	}
-	return Memory{Fraction: asked, PagedKV: true, VisionInProcess: true}
+	return Memory{Fraction: asked, PagedKV: true, VisionInProcess: true, ProfiledStartup: true}
 }
 
 // BudgetSource explains vLLM's budget: --gpu-memory-utilization of each
