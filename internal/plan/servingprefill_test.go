@@ -69,16 +69,16 @@ func TestServingPromptHasNoLlamaCppPassCosts(t *testing.T) {
 	bigger.PrefillLayerLatency *= 10
 	bigger.PrefillLayerLatencyPreMMQ *= 10
 
-	r := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048)
+	r := NewServingPromptReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 2, 2048, 2048)
 	require.Positive(t, r.Prefill(base))
 	assert.Equal(t, r.Prefill(base), r.Prefill(bigger), "vLLM pays no llama.cpp per-layer time")
-	assert.Equal(t, r.Prefill(base), NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameSGLang).Prefill(base),
+	assert.Equal(t, r.Prefill(base), NewServingPromptReplay(engine.NameSGLang, m, quant.Level("bf16"), s, 2, 2048, 2048).Prefill(base),
 		"SGLang's chunk on an H100 (8192) holds the 2048-token prompt in one pass as vLLM's does")
 
-	int4 := NewServingPromptReplay(m, quant.Level("int4"), s, 2, 2048, 2048)
+	int4 := NewServingPromptReplay(engine.NameVLLM, m, quant.Level("int4"), s, 2, 2048, 2048)
 	assert.GreaterOrEqual(t, int4.Prefill(base), r.Prefill(base), "int4 runs Marlin at the 16-bit peak, reading fewer bytes")
 
-	llama := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameLlamaCPP)
+	llama := NewServingPromptReplay(engine.NameLlamaCPP, m, quant.Level("bf16"), s, 2, 2048, 2048)
 	assert.Greater(t, llama.Prefill(base), llama.Prefill(bigger), "llama.cpp's passes pay the per-layer time")
 }
 
@@ -127,7 +127,7 @@ func TestServingPromptWithinPeak(t *testing.T) {
 						if level == "fp8" && s.FP8TFLOPS > 0 {
 							peak = s.FP8TFLOPS
 						}
-						p := NewServingPromptReplay(m, quant.Level(level), s, tp, prompt, prompt).Prefill(calibration.Fitted)
+						p := NewServingPromptReplay(engine.NameVLLM, m, quant.Level(level), s, tp, prompt, prompt).Prefill(calibration.Fitted)
 						if p <= 0 {
 							continue
 						}

@@ -92,7 +92,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers,
+		c := servingCase{row: r, replay: plan.NewServingReplay(r.Engine, m, l, s, r.TP, r.Input+r.Output/2), layers: m.Layers,
 			blocks: plan.CountServingBlocks(m, 0, m.Layers), later: plan.LaterServingGeneration("", &s)}
 		if m.IsMoE() {
 			c.moeLayers = m.Layers - m.DenseLayers
