@@ -60,7 +60,7 @@ type servingCase struct {
 
 // fitted reports whether the case is a vLLM "fit" row of the fixed split.
 func (sc servingCase) fitted() bool {
-	return sc.row.Engine == "vllm" && sc.row.Use == useFit
+	return sc.row.Engine == engine.NameVLLM && sc.row.Use == useFit
 }
 
 // loadServing reads data/serving_decode.json: every row, and the replayed
@@ -156,7 +156,7 @@ func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, erro
 			return servingFit{}, fmt.Errorf("serving_decode.json: %s / %s: no estimate", sc.row.Model, sc.row.GPU)
 		}
 		sc.stream = 1 / d
-		if sc.row.Engine != "vllm" {
+		if sc.row.Engine != engine.NameVLLM {
 			continue
 		}
 		vllm = append(vllm, *sc)
