@@ -677,3 +677,7 @@ func hfTag(ld Load) string {
 	}
 	return ld.Repo
 }
+
+// SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
+// rows.
+func (llamaCPP) SpeedModel() SpeedModel { return SpeedKernels }

@@ -399,3 +399,7 @@ func (sglang) PromptChunk(totalBytes int64, _ string) int {
 
 // PromptChunkSetting is SGLang's server argument for the chunk.
 func (sglang) PromptChunkSetting() string { return "chunked_prefill_size" }
+
+// SpeedModel implements SpeedModeled: SGLang's rows fit its own MoE, MLA
+// and AMD constants over the serving model.
+func (sglang) SpeedModel() SpeedModel { return SpeedServingOwn }

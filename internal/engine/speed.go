@@ -48,15 +48,3 @@ func SpeedModelOf(e Engine) SpeedModel {
 	}
 	return SpeedUnmeasured
 }
-
-// SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
-// rows.
-func (llamaCPP) SpeedModel() SpeedModel { return SpeedKernels }
-
-// SpeedModel implements SpeedModeled: vLLM's batch-1 rows fit the serving
-// model.
-func (vllm) SpeedModel() SpeedModel { return SpeedServing }
-
-// SpeedModel implements SpeedModeled: SGLang's rows fit its own MoE, MLA
-// and AMD constants over the serving model.
-func (sglang) SpeedModel() SpeedModel { return SpeedServingOwn }

@@ -381,3 +381,7 @@ func (vllm) CannotRunOnCPU(v specs.CPUVector) string {
 	}
 	return fmt.Sprintf("vLLM's CPU backend needs AVX-512 or AVX2 on x86 (vllm-project/vllm cmake/cpu_extension.cmake); %s has %s at most", v.Family, v.Widest)
 }
+
+// SpeedModel implements SpeedModeled: vLLM's batch-1 rows fit the serving
+// model.
+func (vllm) SpeedModel() SpeedModel { return SpeedServing }
