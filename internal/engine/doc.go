@@ -5,14 +5,26 @@
 // An engine says which device kinds it runs on and which it claims when a
 // request names no engine (Preference, Default), its memory budget on a
 // device (Memory: the fraction of total memory and the margin it keeps
-// free), its KV cache rules and the cache types it adds (KVRules,
-// CacheTypes), which precision levels it runs and what it loads for them
-// (Levels, CannotLoad, Load), whether it splits tensors or only layers
-// (Parallelism), and how a plan is started with it (Args, Env, Command,
-// StartNotes).
+// free, whether it serves from a paged pool, charges a profiled start-up
+// inside its fraction or keeps its workspace outside it), its KV cache
+// rules and the cache types it adds (KVRules, CacheTypes), which precision
+// levels it runs and what it loads for them (Levels, CannotLoad, Load),
+// whether it splits tensors or only layers and where it keeps what it
+// offloads to the host (Parallelism), and how a plan is started with it
+// (Args, Env, Command, StartNotes).
+//
+// An engine may also answer optional questions, each an interface of its
+// own that the planner checks with a type assertion: which fitted speed
+// model its plans take (SpeedModeled, SpeedModelOf), the CPUs it cannot
+// run on (CPUFloor), the prompt chunk it runs a prompt in (PromptChunker),
+// whether it fits its own context at launch when told to (ContextFitter)
+// and whether it is planned by release (Versioned, engine_version).
 //
 // The planner (internal/plan) looks engines up by name and asks them; it
-// never compares engine names, so engine name literals live here only.
+// never compares engine names, so engine name literals live here only
+// (TestPlannerNamesNoEngine in internal/plan keeps it so; the calibration
+// fit selects its data rows by the engine they name, and names the engine
+// its replays ran).
 // Planning inputs are engine-neutral views defined here (Device,
 // Placement), which the planner fills from its own plan, so this package
 // does not import the planner. The engine list that requests accept, the

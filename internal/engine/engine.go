@@ -49,6 +49,25 @@ type PromptRequestTimer interface {
 	PromptRequestSeconds(c calibration.Throughput) float64
 }
 
+// ContextFitter is implemented by an engine that, asked to, chooses its
+// own context at launch the way the planner chooses one when a request
+// gives none: the longest with which one sequence fits its KV pool (vLLM's
+// --max-model-len auto). llama.cpp's --fit, which the planner follows
+// itself, is Memory.ContextFloor.
+type ContextFitter interface {
+	// ContextFitNote says what the engine does with the context of a plan
+	// whose context the planner chose, and how it would choose its own.
+	ContextFitNote() string
+}
+
+// Versioned is implemented by an engine whose rules the planner follows
+// by release, so that a request may name the release (engine_version).
+type Versioned interface {
+	// DefaultVersion is the release planned for when the request names
+	// none.
+	DefaultVersion() string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {
@@ -183,6 +202,13 @@ type Memory struct {
 	// engine's process groups (custom all-reduce and NCCL buffers) before
 	// the engine measures its free memory; 0: none counted.
 	LinkedGroupBytes int64
+	// ProfiledStartup: the engine profiles a forward pass at start-up and
+	// keeps what it measures beside the weights (the activation peak, the
+	// memory allocated outside torch and, by release, its CUDA graphs)
+	// inside Fraction with the KV pool, which gets the rest (vLLM:
+	// VLLMStartupOf, VLLMStartup.Charge); the planner charges each device
+	// that start-up profile.
+	ProfiledStartup bool
 	// WorkspaceOutside: the engine reserves its activations and CUDA
 	// graphs outside Fraction, which holds the weights and the KV pool
 	// only (SGLang's --mem-fraction-static); without it they sit inside
@@ -235,6 +261,17 @@ type Parallelism struct {
 	// it offloaded weights cross PCIe to the GPU every step (vLLM's
 	// --cpu-offload-gb).
 	OffloadOnHost bool
+	// HostLayersFirst: with layers in host memory the engine keeps the
+	// first layers on the host and the last ones on the accelerators
+	// (llama.cpp: i_gpu_start = n_layer - n_gpu_layers in load_tensors,
+	// src/llama-model.cpp of ggml-org/llama.cpp); without it the
+	// accelerators hold the first layers.
+	HostLayersFirst bool
+	// ExpertsOnHost: the engine can keep a mixture-of-experts model's
+	// routed experts in host memory and every other weight on the
+	// accelerators (llama.cpp's --n-cpu-moe and --cpu-moe), so the planner
+	// tries that placement before offloading whole layers.
+	ExpertsOnHost bool
 }
 
 // Load is what an engine loads to run a plan: a Hugging Face repository

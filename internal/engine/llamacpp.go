@@ -288,9 +288,12 @@ func (llamaCPP) CannotLoad(l quant.Level) string {
 }
 
 // Parallelism: llama.cpp splits layers over devices (--split-mode layer),
-// not tensors.
+// not tensors; it runs the layers left in host memory on the CPU, keeps
+// the first layers there (HostLayersFirst) and can keep only the routed
+// experts there (--n-cpu-moe, --cpu-moe).
 func (llamaCPP) Parallelism() Parallelism {
-	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM, OffloadOnHost: true}
+	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM,
+		OffloadOnHost: true, HostLayersFirst: true, ExpertsOnHost: true}
 }
 
 // Load is what llama.cpp loads: the GGUF type of the level, with the
@@ -674,3 +677,7 @@ func hfTag(ld Load) string {
 	}
 	return ld.Repo
 }
+
+// SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
+// rows.
+func (llamaCPP) SpeedModel() SpeedModel { return SpeedKernels }

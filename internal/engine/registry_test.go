@@ -51,18 +51,22 @@ func TestMemoryRules(t *testing.T) {
 	v, _ := Lookup(NameVLLM)
 	l, _ := Lookup(NameLlamaCPP)
 	n, _ := Lookup(NameNone)
-	assert.Equal(t, Memory{Fraction: 0.9, PagedKV: true, VisionInProcess: true}, v.Memory(0),
-		"vLLM's default --gpu-memory-utilization, one paged KV pool, a VLM's vision tower in its process")
-	assert.Equal(t, Memory{Fraction: 0.95, PagedKV: true, VisionInProcess: true}, v.Memory(0.95))
+	assert.Equal(t, Memory{Fraction: 0.9, PagedKV: true, VisionInProcess: true, ProfiledStartup: true}, v.Memory(0),
+		"vLLM's default --gpu-memory-utilization, one paged KV pool, a VLM's vision tower in its process, its start-up profile inside the fraction")
+	assert.Equal(t, Memory{Fraction: 0.95, PagedKV: true, VisionInProcess: true, ProfiledStartup: true}, v.Memory(0.95))
 	assert.Equal(t, Memory{Fraction: 1, MarginBytes: 1 << 30, HostTokenEmbeddings: true,
 		OverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAOverheadBytes}, ContextFloor: 4096,
 		FitOverheadBytes: map[registry.Kind]int64{registry.KindCUDA: calibration.LlamaCPPCUDAFitOverheadBytes}},
 		l.Memory(0), "llama.cpp --fit keeps 1 GiB free; token_embd in host memory; its CUDA overhead measured")
 	assert.False(t, l.Memory(0).PagedKV, "llama.cpp reserves every slot's cache (--parallel)")
 	assert.False(t, l.Memory(0).VisionInProcess, "llama.cpp loads a vision tower from --mmproj")
+	s, _ := Lookup(NameSGLang)
+	assert.False(t, s.Memory(0).ProfiledStartup, "SGLang keeps its workspace outside --mem-fraction-static (WorkspaceOutside), no profile charged inside")
 	assert.Equal(t, Memory{Fraction: 1}, n.Memory(0))
 	assert.False(t, l.Parallelism().Tensor)
 	assert.True(t, v.Parallelism().Tensor)
+	assert.True(t, l.Parallelism().HostLayersFirst && l.Parallelism().ExpertsOnHost, "llama.cpp: -ngl keeps the first layers on the host; --n-cpu-moe")
+	assert.False(t, v.Parallelism().HostLayersFirst || v.Parallelism().ExpertsOnHost, "vLLM: --cpu-offload-gb streams weights to the GPU")
 }
 
 type named struct {

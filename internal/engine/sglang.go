@@ -407,3 +407,7 @@ func (sglang) PromptChunkSetting() string { return "chunked_prefill_size" }
 func (sglang) PromptRequestSeconds(c calibration.Throughput) float64 {
 	return c.ServingPromptRequestSeconds
 }
+
+// SpeedModel implements SpeedModeled: SGLang's rows fit its own MoE, MLA
+// and AMD constants over the serving model.
+func (sglang) SpeedModel() SpeedModel { return SpeedServingOwn }

@@ -61,7 +61,9 @@ func (vllm) Preference(d Device) Preference {
 // fraction (PR 30515, https://github.com/vllm-project/vllm/pull/30515).
 const vllmMemoryUtilization = 0.9
 
-// Memory: the fraction asked, else vllmMemoryUtilization; no margin. The
+// Memory: the fraction asked, else vllmMemoryUtilization; no margin; the
+// start-up profile charged inside it (ProfiledStartup, as the
+// vllmMemoryUtilization comment above says). The
 // KV cache is one paged pool: the scheduler admits up to --max-num-seqs
 // sequences while the pool has free blocks and preempts one when it runs
 // out (vllm/v1/core/sched/scheduler.py, Scheduler.schedule; PagedAttention,
@@ -90,7 +92,7 @@ func (vllm) Memory(asked float64) Memory {
 	if asked == 0 {
 		asked = vllmMemoryUtilization
 	}
-	return Memory{Fraction: asked, PagedKV: true, VisionInProcess: true}
+	return Memory{Fraction: asked, PagedKV: true, VisionInProcess: true, ProfiledStartup: true}
 }
 
 // BudgetSource explains vLLM's budget: --gpu-memory-utilization of each
@@ -99,6 +101,21 @@ func (vllm) BudgetSource(who string, m Memory) string {
 	return fmt.Sprintf("%s plans each device within --gpu-memory-utilization %s of its total memory, which must hold the weights, the KV cache, the activation peak of vLLM's profiling run, its memory outside torch (vllm/v1/worker/gpu_worker.py determine_available_memory) and, from vLLM 0.21.0, its CUDA graphs (earlier releases capture them in the rest)",
 		who, fmtFraction(m.Fraction))
 }
+
+// ContextFitNote: vLLM >= 0.12 chooses the context the same way itself
+// (https://github.com/vllm-project/vllm/pull/29431): with --max-model-len
+// auto (or -1) _auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py
+// keeps the trained context when one sequence of it fits the profiled
+// pool, else binary-searches the longest that does; without the flag vLLM
+// takes the trained context and refuses to start when it does not fit
+// (_check_enough_kv_cache_memory).
+func (vllm) ContextFitNote() string {
+	return "vLLM refuses to start when one sequence of its --max-model-len does not fit the pool, and from 0.12 chooses the same way itself, from its own profiling, with --max-model-len auto (PR #29431), where this plan pins the figure"
+}
+
+// DefaultVersion: the planner follows vLLM's start-up accounting by
+// release (VLLMStartupOf); VLLMDefaultVersion when none is named.
+func (vllm) DefaultVersion() string { return VLLMDefaultVersion }
 
 // KVRules: vLLM's cache is the planner's (full cells per sequence), with
 // DeepSeek Sparse Attention's indexer keys in its own layout
@@ -364,3 +381,7 @@ func (vllm) CannotRunOnCPU(v specs.CPUVector) string {
 	}
 	return fmt.Sprintf("vLLM's CPU backend needs AVX-512 or AVX2 on x86 (vllm-project/vllm cmake/cpu_extension.cmake); %s has %s at most", v.Family, v.Widest)
 }
+
+// SpeedModel implements SpeedModeled: vLLM's batch-1 rows fit the serving
+// model.
+func (vllm) SpeedModel() SpeedModel { return SpeedServing }

@@ -70,6 +70,9 @@ type budget struct {
 	// WorkspaceOutside: the engine's fraction holds the weights and the KV
 	// pool only (engine.Memory.WorkspaceOutside: SGLang).
 	WorkspaceOutside bool
+	// ProfiledStartup: the engine charges its start-up profile inside its
+	// fraction (engine.Memory.ProfiledStartup: vLLM; vllmCharge).
+	ProfiledStartup bool
 	// Vision: the engine loads a multimodal model's vision tower beside
 	// the language model (engine.Memory.VisionInProcess).
 	Vision bool
@@ -95,6 +98,7 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
 	b.Vision, b.VisionOff = m.VisionInProcess, m.VisionOff
+	b.ProfiledStartup = m.ProfiledStartup
 	if d.Kind == registry.KindCPU {
 		b.Fraction = 1
 		return b

@@ -349,6 +349,8 @@ func TestEngineExpectByVLLMVersion(t *testing.T) {
 		_, err := decode([]byte(body))
 		assert.Error(t, err, body)
 	}
+	_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","engine_version":"0.11.0"}`))
+	assert.ErrorContains(t, err, "engine_version is read for engine vllm only, not llama.cpp", "the engines that read it (engine.Versioned) named")
 }
 
 // SGLang, named (issue 21 item 5): Llama-3.1-8B at fp8 with an fp8 KV cache at

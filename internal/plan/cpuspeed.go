@@ -72,14 +72,15 @@ func chooseBySpeed(req *planning, levels []quant.Level, fits []*planned) (*plann
 		cands[pick].Level, speeds[pick]/speeds[0], first.Level, speeds[pick], speeds[0], first.Level, rule)
 }
 
-// cpuLlamaCPP reports whether pl is a plan of llama.cpp on one CPU device
-// of host RAM: not offloaded, not replicated.
+// cpuLlamaCPP reports whether pl is a plan of llama.cpp (the engine whose
+// CPU backend the per-core rates are fitted on, engine.SpeedKernels) on
+// one CPU device of host RAM: not offloaded, not replicated.
 func cpuLlamaCPP(pl *planned, req *planning) bool {
 	if pl.Pool == nil || pl.Pool.Kind != registry.KindCPU || pl.Offloaded || pl.DP > 1 || len(pl.Stages) != 1 || len(pl.Stages[0].Devices) != 1 {
 		return false
 	}
 	e := planEngine(pl, req)
-	return e != nil && e.Name() == engine.NameLlamaCPP
+	return engine.SpeedModelOf(e) == engine.SpeedKernels
 }
 
 // speedCandidates are the fitting plans the speed rule weighs: those of

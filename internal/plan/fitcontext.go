@@ -179,16 +179,10 @@ func contextLine(e engine.Engine, paged, shared bool, n, trained, floor int) str
 		how = fmt.Sprintf("the model's trained context (%d), reduced to the largest multiple of %d that fits", trained, contextStep)
 	}
 	line := fmt.Sprintf("context: %d tokens per sequence, chosen: %s (the request gave no number; the plan was made at %d, then again at this context)", n, how, floor)
-	if e.Name() == engine.NameVLLM {
-		// vLLM >= 0.12 chooses the same way itself
-		// (https://github.com/vllm-project/vllm/pull/29431): with
-		// --max-model-len auto (or -1) _auto_fit_max_model_len in
-		// vllm/v1/core/kv_cache_utils.py keeps the trained context when
-		// one sequence of it fits the profiled pool, else binary-searches
-		// the longest that does; without the flag vLLM takes the trained
-		// context and refuses to start when it does not fit
-		// (_check_enough_kv_cache_memory).
-		line += "; vLLM refuses to start when one sequence of its --max-model-len does not fit the pool, and from 0.12 chooses the same way itself, from its own profiling, with --max-model-len auto (PR #29431), where this plan pins the figure"
+	if f, ok := e.(engine.ContextFitter); ok {
+		// The engine can choose its context itself (vLLM's
+		// --max-model-len auto); the plan pins the figure.
+		line += "; " + f.ContextFitNote()
 	}
 	return line
 }

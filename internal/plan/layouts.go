@@ -10,7 +10,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -732,18 +731,19 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 	return *best, true
 }
 
-// hostFirst reports whether pl is a dense llama.cpp plan with layers in
-// host memory. It is planned with the GPUs first, but llama.cpp puts the
-// last -ngl layers on the GPUs and the first ones on the CPU (i_gpu_start
-// = n_layer - n_gpu_layers in load_tensors, src/llama-model.cpp of
-// ggml-org/llama.cpp). The memory is the same, as every layer is costed
+// hostFirst reports whether pl is a dense plan with layers in host memory
+// whose engine keeps the first layers on the host (engine.Parallelism
+// HostLayersFirst: llama.cpp). It is planned with the GPUs first, but
+// llama.cpp puts the last -ngl layers on the GPUs and the first ones on
+// the CPU (i_gpu_start = n_layer - n_gpu_layers in load_tensors,
+// src/llama-model.cpp of ggml-org/llama.cpp). The memory is the same, as every layer is costed
 // alike and the output layer stays on the CPU either way (it is on a GPU
 // only with -ngl above n_layer), so only the layer numbers and the order
 // of the stages differ: the host holds [0, L-n) and runs first, the GPUs
 // [L-n, L) in their order (layerSpan, inLayerOrder).
 func (pl *planned) hostFirst() bool {
 	if !pl.Offloaded || pl.moeOffload() || len(pl.Stages) < 2 || pl.Pool == nil ||
-		pl.Pool.Budget.Engine == nil || pl.Pool.Budget.Engine.Name() != engine.NameLlamaCPP {
+		pl.Pool.Budget.Engine == nil || !pl.Pool.Budget.Engine.Parallelism().HostLayersFirst {
 		return false
 	}
 	return pl.Stages[len(pl.Stages)-1].End == pl.Costs.Layers

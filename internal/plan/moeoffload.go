@@ -122,10 +122,11 @@ func (c *costs) expertBytes(n int) float64 {
 }
 
 // moeOffloadable reports whether pool p's engine places MoE experts in
-// host memory (llama.cpp) and the model has experts to place.
+// host memory (engine.Parallelism ExpertsOnHost: llama.cpp) and the model
+// has experts to place.
 func moeOffloadable(p *pool, c costs) bool {
 	return c.ExpertLayerWeights > 0 && len(p.Devices) >= 1 &&
-		p.Budget.Engine != nil && p.Budget.Engine.Name() == engine.NameLlamaCPP
+		p.Budget.Engine != nil && p.Budget.Engine.Parallelism().ExpertsOnHost
 }
 
 // moeGPUPart is the memory of a GPU holding layers [start, end) whose

@@ -2,7 +2,6 @@ package plan
 
 import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -14,17 +13,19 @@ import (
 // (internal/calibration/fit) can evaluate the speed model on it under any
 // constants: the model's layers split evenly over Devices GPUs of one
 // datasheet record, one sequence, no memory check (the measurement shows
-// the layout ran).
+// the layout ran). The caller names the engine the run is replayed as
+// (its KV rules and speed model, engine.SpeedModelOf): the planner itself
+// names no engine.
 type Replay struct {
 	decodePlan, prefillPlan *planned
 	decodeReq, prefillReq   *planning
 }
 
-// NewReplay lays out a measured run: decode at decodeContext tokens (the
-// average context of the generation) and, when prompt > 0, prefill of a
-// prompt of that many tokens.
-func NewReplay(m *model.Model, l quant.Level, s specs.Spec, devices, prompt, decodeContext int) *Replay {
-	return newReplay(func(context int) (*planned, *planning) { return replayPlan(m, l, s, devices, context) }, prompt, decodeContext)
+// NewReplay lays out a measured run of the engine named engineName:
+// decode at decodeContext tokens (the average context of the generation)
+// and, when prompt > 0, prefill of a prompt of that many tokens.
+func NewReplay(engineName string, m *model.Model, l quant.Level, s specs.Spec, devices, prompt, decodeContext int) *Replay {
+	return newReplay(func(context int) (*planned, *planning) { return replayPlan(engineName, m, l, s, devices, context) }, prompt, decodeContext)
 }
 
 // newReplay lays out the decode at decodeContext tokens and, when
@@ -38,8 +39,8 @@ func newReplay(layout func(context int) (*planned, *planning), prompt, decodeCon
 	return r
 }
 
-func replayPlan(m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *planning) {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+func replayPlan(engineName string, m *model.Model, l quant.Level, s specs.Spec, n, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineName}}
 	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	cs := newCosts(m, b, l)
 	stages := make([]stage, n)
@@ -146,25 +147,27 @@ func (r *Replay) MemoryClass() string {
 // (weightFamily: WeightsFloat, WeightsQ8 or WeightsKQuant).
 func (r *Replay) WeightFamily() string { return weightFamily(r.decodePlan.Level) }
 
-// NewServingReplay lays out a published vLLM batch-1 run: the model
-// tensor-parallel over tp GPUs of one datasheet record (one stage; the
-// link is the record's interconnect, per direction), decoding one
+// NewServingReplay lays out a published batch-1 run of the serving engine
+// named engineName (vLLM, SGLang: its constants, engine.SpeedModelOf): the
+// model tensor-parallel over tp GPUs of one datasheet record (one stage;
+// the link is the record's interconnect, per direction), decoding one
 // sequence at decodeContext tokens.
-func NewServingReplay(m *model.Model, l quant.Level, s specs.Spec, tp, decodeContext int) *Replay {
-	return NewServingPromptReplay(m, l, s, tp, 0, decodeContext)
+func NewServingReplay(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, decodeContext int) *Replay {
+	return NewServingPromptReplay(engineName, m, l, s, tp, 0, decodeContext)
 }
 
 // NewServingPromptReplay is NewServingReplay with, when prompt > 0, the
 // prefill of a prompt of that many tokens laid out the same way (the
 // time to first token of a single request is prompt / Prefill).
-func NewServingPromptReplay(m *model.Model, l quant.Level, s specs.Spec, tp, prompt, decodeContext int) *Replay {
-	return newReplay(func(context int) (*planned, *planning) { return servingPlan(m, l, s, tp, context) }, prompt, decodeContext)
+func NewServingPromptReplay(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, prompt, decodeContext int) *Replay {
+	return newReplay(func(context int) (*planned, *planning) { return servingPlan(engineName, m, l, s, tp, context) }, prompt, decodeContext)
 }
 
 // servingPlan is one stage of tp GPUs of the record s holding all of m,
-// tensor-parallel, planned for vLLM at context tokens.
-func servingPlan(m *model.Model, l quant.Level, s specs.Spec, tp, context int) (*planned, *planning) {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameVLLM}}
+// tensor-parallel, planned for the engine named engineName at context
+// tokens.
+func servingPlan(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineName}}
 	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	cs := newCosts(m, b, l)
 	st := stage{Start: 0, End: cs.Layers}
@@ -175,16 +178,6 @@ func servingPlan(m *model.Model, l quant.Level, s specs.Spec, tp, context int) (
 	return &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}, req
 }
 
-// OnEngine marks a serving replay (NewServingReplay) as a run of the
-// engine name (engine.NameSGLang: SGLang's constants) and returns r.
-func (r *Replay) OnEngine(name string) *Replay {
-	r.decodeReq.Engine = name
-	if r.prefillReq != nil {
-		r.prefillReq.Engine = name
-	}
-	return r
-}
-
 // OffloadHost is the host of an offloaded run: its memory bandwidth
 // (GB/s) and the cores llama.cpp's threads run on.
 type OffloadHost struct {
@@ -192,15 +185,16 @@ type OffloadHost struct {
 	Cores        int
 }
 
-// NewOffloadReplay lays out a published llama.cpp run with part of the
-// model in host memory, one GPU (the record gpu, its PCIe link pcieGBs per
+// NewOffloadReplay lays out a published run of the engine named
+// engineName (llama.cpp's rows) with part of the model in host memory, one
+// GPU (the record gpu, its PCIe link pcieGBs per
 // direction) and the host: with cpuMoE > 0 every layer on the GPU and the
 // routed experts of the first cpuMoE layers on the host (--n-cpu-moe),
 // else the first gpuLayers layers on the GPU and the rest, output head
 // included, on the host (-ngl gpuLayers). One sequence decoding at
 // decodeContext tokens.
-func NewOffloadReplay(m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs float64, host OffloadHost, gpuLayers, cpuMoE, decodeContext int) *Replay {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+func NewOffloadReplay(engineName string, m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs float64, host OffloadHost, gpuLayers, cpuMoE, decodeContext int) *Replay {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: decodeContext, BatchSize: 1, Engine: engineName}}
 	b := quant.Estimate(m, l, decodeContext, 1, req.kvOptions())
 	c := newCosts(m, b, l)
 	g := &device{ID: "gpu", Dev: registry.Device{Kind: registry.KindCUDA, Name: gpu.Name}, BandwidthGBs: gpu.BandwidthGBs, Spec: &gpu, PCIeGBs: pcieGBs}
@@ -217,22 +211,22 @@ func NewOffloadReplay(m *model.Model, l quant.Level, gpu specs.Spec, pcieGBs flo
 	return &Replay{decodePlan: pl, decodeReq: req}
 }
 
-// NewHostReplay lays out a measured CPU-only run (llama.cpp's CPU
-// backend): the whole model on one CPU of cores cores (the threads the run
+// NewHostReplay lays out a measured CPU-only run of the engine named
+// engineName (llama.cpp's CPU backend): the whole model on one CPU of cores cores (the threads the run
 // used) whose memory streams bandwidthGBs, one sequence, decode at
 // decodeContext tokens and, when prompt > 0, prefill of a prompt of that
 // many tokens.
-func NewHostReplay(m *model.Model, l quant.Level, cores int, bandwidthGBs float64, prompt, decodeContext int) *Replay {
+func NewHostReplay(engineName string, m *model.Model, l quant.Level, cores int, bandwidthGBs float64, prompt, decodeContext int) *Replay {
 	r := &Replay{}
-	r.decodePlan, r.decodeReq = hostReplayPlan(m, l, cores, bandwidthGBs, decodeContext)
+	r.decodePlan, r.decodeReq = hostReplayPlan(engineName, m, l, cores, bandwidthGBs, decodeContext)
 	if prompt > 0 {
-		r.prefillPlan, r.prefillReq = hostReplayPlan(m, l, cores, bandwidthGBs, prompt)
+		r.prefillPlan, r.prefillReq = hostReplayPlan(engineName, m, l, cores, bandwidthGBs, prompt)
 	}
 	return r
 }
 
-func hostReplayPlan(m *model.Model, l quant.Level, cores int, bandwidthGBs float64, context int) (*planned, *planning) {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engine.NameLlamaCPP}}
+func hostReplayPlan(engineName string, m *model.Model, l quant.Level, cores int, bandwidthGBs float64, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineName}}
 	b := quant.Estimate(m, l, context, 1, req.kvOptions())
 	c := newCosts(m, b, l)
 	h := &device{ID: "cpu", Dev: registry.Device{Kind: registry.KindCPU, Cores: cores}, BandwidthGBs: bandwidthGBs}

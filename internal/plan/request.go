@@ -127,15 +127,16 @@ func Validate(r *Request) error {
 	return checkBudget(r)
 }
 
-// checkEngineVersion checks engine_version: a release number, read by vLLM
-// only (its start-up accounting changed between releases,
+// checkEngineVersion checks engine_version: a release number, read by the
+// engines whose rules the planner follows by release (engine.Versioned:
+// vLLM, whose start-up accounting changed between releases,
 // engine.VLLMStartupOf), so refused with another engine named.
 func checkEngineVersion(r *Request) error {
 	if r.EngineVersion == "" {
 		return nil
 	}
-	if r.Engine != "" && r.Engine != engine.NameVLLM {
-		return errs.New(errs.InvalidArgument, "request: engine_version is read for engine vllm only, not %s", r.Engine)
+	if e, ok := engine.Lookup(r.Engine); r.Engine != "" && !(ok && isVersioned(e)) {
+		return errs.New(errs.InvalidArgument, "request: engine_version is read for engine %s only, not %s", strings.Join(versionedEngines(), ", "), r.Engine)
 	}
 	if _, err := engine.ParseVersion(r.EngineVersion); err != nil {
 		return errs.New(errs.InvalidArgument, "request: engine_version: %v", err)
@@ -190,6 +191,24 @@ func (r *planning) kvOptionsFor(e engine.Engine) quant.KVOptions {
 	}
 	o.NoFlashAttention = r.NoFlashAttention
 	return o
+}
+
+// isVersioned reports whether e reads engine_version (engine.Versioned).
+func isVersioned(e engine.Engine) bool {
+	_, ok := e.(engine.Versioned)
+	return ok
+}
+
+// versionedEngines are the names of the engines that read engine_version,
+// in registration order.
+func versionedEngines() []string {
+	var out []string
+	for _, e := range engine.All() {
+		if isVersioned(e) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }
 
 // checkDevices verifies every requested id exists in the registry (or the

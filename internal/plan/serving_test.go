@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -28,7 +29,7 @@ func TestServingDecodeChargesEngineCosts(t *testing.T) {
 	require.Equal(t, 3, m.DenseLayers)
 	s, ok := specs.ByName("NVIDIA H200 SXM 141GB")
 	require.True(t, ok)
-	r := NewServingReplay(m, quant.Level("fp8"), s, 8, 1024)
+	r := NewServingReplay(engine.NameVLLM, m, quant.Level("fp8"), s, 8, 1024)
 
 	base := calibration.Fitted
 	base.VLLM = calibration.ServingDecode{}
@@ -56,7 +57,7 @@ func TestServingDecodeHybridBlocks(t *testing.T) {
 	assert.Equal(t, ServingBlocks{Parts: 52, MoE: 23}, CountServingBlocks(m, 0, m.Layers))
 	s, ok := specs.ByName("NVIDIA B200 SXM")
 	require.True(t, ok)
-	r := NewServingReplay(m, quant.Level("fp8"), s, 2, 1024)
+	r := NewServingReplay(engine.NameVLLM, m, quant.Level("fp8"), s, 2, 1024)
 	base := calibration.Fitted
 	base.VLLM = calibration.ServingDecode{}
 	charged := base
@@ -115,7 +116,7 @@ func TestServingDecodeStreamsAtVLLMFraction(t *testing.T) {
 	require.NoError(t, err)
 	s, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
-	r := NewServingReplay(m, quant.Level("bf16"), s, 1, 1)
+	r := NewServingReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 1, 1)
 	full, half := calibration.Fitted, calibration.Fitted
 	full.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
 	half.VLLM = calibration.ServingDecode{BandwidthFraction: 0.5}

@@ -94,28 +94,22 @@ func servingRequestSeconds(requestSeconds float64, prompt int) float64 {
 	return requestSeconds / float64(prompt)
 }
 
-// promptChunker is the serving engine en's prompt chunking; vLLM's for a
-// plan that names no engine (the serving replays of the calibration).
+// promptChunker is the serving engine en's prompt chunking, nil for an
+// engine that runs a prompt whole. A serving plan always has an engine
+// (servingDecode), the serving replays of the calibration theirs
+// (NewServingReplay).
 func promptChunker(en engine.Engine) engine.PromptChunker {
-	if c, ok := en.(engine.PromptChunker); ok {
-		return c
-	}
-	vllm, _ := engine.Lookup(engine.NameVLLM)
-	c, _ := vllm.(engine.PromptChunker)
+	c, _ := en.(engine.PromptChunker)
 	return c
 }
 
 // promptRequestSeconds is the serving engine en's fixed time per request
 // (engine.PromptRequestTimer: vLLM's and SGLang's each fitted on their own
-// rows); vLLM's for a plan that names no engine, as promptChunker.
+// rows); none for an engine without one, as promptChunker gives no chunk.
 func (e efficiency) promptRequestSeconds(en engine.Engine) float64 {
 	t, ok := en.(engine.PromptRequestTimer)
 	if !ok {
-		vllm, _ := engine.Lookup(engine.NameVLLM)
-		t, ok = vllm.(engine.PromptRequestTimer)
-	}
-	if !ok {
-		return e.ServingPromptRequestSeconds
+		return 0
 	}
 	return t.PromptRequestSeconds(calibration.Throughput(e))
 }

@@ -69,25 +69,25 @@ func TestServingPromptHasNoLlamaCppPassCosts(t *testing.T) {
 	bigger.PrefillLayerLatency *= 10
 	bigger.PrefillLayerLatencyPreMMQ *= 10
 
-	r := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048)
+	r := NewServingPromptReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 2, 2048, 2048)
 	require.Positive(t, r.Prefill(base))
 	assert.Equal(t, r.Prefill(base), r.Prefill(bigger), "vLLM pays no llama.cpp per-layer time")
 	same := base
 	same.VLLMPromptRequestSeconds = same.ServingPromptRequestSeconds
-	assert.Equal(t, r.Prefill(same), NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameSGLang).Prefill(same),
+	assert.Equal(t, r.Prefill(same), NewServingPromptReplay(engine.NameSGLang, m, quant.Level("bf16"), s, 2, 2048, 2048).Prefill(same),
 		"SGLang's chunk on an H100 (8192) holds the 2048-token prompt in one pass as vLLM's does")
 
-	int4 := NewServingPromptReplay(m, quant.Level("int4"), s, 2, 2048, 2048)
+	int4 := NewServingPromptReplay(engine.NameVLLM, m, quant.Level("int4"), s, 2, 2048, 2048)
 	assert.GreaterOrEqual(t, int4.Prefill(base), r.Prefill(base), "int4 runs Marlin at the 16-bit peak, reading fewer bytes")
 
-	llama := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, 2048, 2048).OnEngine(engine.NameLlamaCPP)
+	llama := NewServingPromptReplay(engine.NameLlamaCPP, m, quant.Level("bf16"), s, 2, 2048, 2048)
 	assert.Greater(t, llama.Prefill(base), llama.Prefill(bigger), "llama.cpp's passes pay the per-layer time")
 }
 
 // Each serving engine's time to first token carries its own fixed time
 // per request (engine.PromptRequestTimer): on the same prompt and GPUs,
 // vLLM's and SGLang's times differ by exactly the difference of their
-// request times, and a plan that names no engine takes vLLM's.
+// request times.
 func TestServingPromptRequestTimeIsTheEngines(t *testing.T) {
 	m, err := modelio.Resolve(model.Spec{Name: "Qwen2.5-72B"})
 	require.NoError(t, err)
@@ -97,16 +97,11 @@ func TestServingPromptRequestTimeIsTheEngines(t *testing.T) {
 	c.VLLMPromptRequestSeconds, c.ServingPromptRequestSeconds = 0.010, 0.090
 	const prompt = 2048
 	ttft := func(en string) float64 {
-		r := NewServingPromptReplay(m, quant.Level("bf16"), s, 2, prompt, prompt)
-		if en != "" {
-			r.OnEngine(en)
-		}
-		p := r.Prefill(c)
+		p := NewServingPromptReplay(en, m, quant.Level("bf16"), s, 2, prompt, prompt).Prefill(c)
 		require.Positive(t, p, en)
 		return prompt / p
 	}
 	assert.InDelta(t, 0.080, ttft(engine.NameSGLang)-ttft(engine.NameVLLM), 1e-4, "SGLang pays its 90 ms, vLLM its 10 ms (to the rounding of tokens/s)")
-	assert.InDelta(t, ttft(engine.NameVLLM), ttft(""), 1e-9, "no engine named: vLLM's")
 	vllm, _ := engine.Lookup(engine.NameVLLM)
 	assert.Contains(t, servingPrefillNote(vllm, 8192, 0.64, "bf16", 8e-6, efficiency(c).promptRequestSeconds(vllm)), "and 10 ms per request")
 }
@@ -120,8 +115,10 @@ func TestServingPromptChunksByGPU(t *testing.T) {
 	require.True(t, ok)
 	h100, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
-	assert.Equal(t, 2048, servingChunkTokens(nil, []*device{{Spec: &a100}}))
-	assert.Equal(t, 8192, servingChunkTokens(nil, []*device{{Spec: &h100}}))
+	vllm, ok := engine.Lookup(engine.NameVLLM)
+	require.True(t, ok)
+	assert.Equal(t, 2048, servingChunkTokens(vllm, []*device{{Spec: &a100}}))
+	assert.Equal(t, 8192, servingChunkTokens(vllm, []*device{{Spec: &h100}}))
 	sg, ok := engine.Lookup(engine.NameSGLang)
 	require.True(t, ok)
 	assert.Equal(t, 8192, servingChunkTokens(sg, []*device{{Spec: &a100}}), "SGLang's 80 GB tier")
@@ -154,7 +151,7 @@ func TestServingPromptWithinPeak(t *testing.T) {
 						if level == "fp8" && s.FP8TFLOPS > 0 {
 							peak = s.FP8TFLOPS
 						}
-						p := NewServingPromptReplay(m, quant.Level(level), s, tp, prompt, prompt).Prefill(calibration.Fitted)
+						p := NewServingPromptReplay(engine.NameVLLM, m, quant.Level(level), s, tp, prompt, prompt).Prefill(calibration.Fitted)
 						if p <= 0 {
 							continue
 						}

@@ -51,7 +51,7 @@ func sglangMeasured(pl *planned) bool {
 // engine's plan pays: vLLM's (servingNote), or SGLang's own or, off HBM,
 // vLLM's in their place.
 func (e efficiency) servingNoteOf(en engine.Engine, pl *planned, s calibration.ServingDecode) string {
-	if en == nil || en.Name() != engine.NameSGLang {
+	if engine.SpeedModelOf(en) != engine.SpeedServingOwn {
 		return servingNote(s)
 	}
 	if _, own := e.sglangDecode(pl); !own {
@@ -68,7 +68,7 @@ func (e efficiency) servingFractionOf(serving bool, en engine.Engine, pl *planne
 	if !serving {
 		return ""
 	}
-	if en != nil && en.Name() == engine.NameSGLang {
+	if engine.SpeedModelOf(en) == engine.SpeedServingOwn {
 		if _, own := e.sglangDecode(pl); own {
 			return "SGLang"
 		}

@@ -23,7 +23,7 @@ func sglangReplay(t *testing.T, name, level, spec string, n int) *Replay {
 	require.NoError(t, err)
 	s, ok := specs.ByName(spec)
 	require.True(t, ok, spec)
-	return NewServingReplay(m, quant.Level(level), s, n, 1024).OnEngine(engine.NameSGLang)
+	return NewServingReplay(engine.NameSGLang, m, quant.Level(level), s, n, 1024)
 }
 
 // TestSGLangPlanPaysSGLangConstants: an SGLang step of DeepSeek-V3 fp8 over

@@ -642,11 +642,11 @@ func mmqArchitecture(d *device) string {
 }
 
 // llamaCPPKernels reports whether a plan's prompt passes run llama.cpp's
-// kernels: its engine is llama.cpp, or it names none (the speed constants
-// are llama.cpp's).
+// kernels: its engine is the one the speed rows ran (engine.SpeedKernels:
+// llama.cpp), or it names none (the speed constants are llama.cpp's).
 func llamaCPPKernels(pl *planned, req *planning) bool {
 	en := planEngine(pl, req)
-	return en == nil || en.Name() == engine.NameLlamaCPP
+	return en == nil || engine.SpeedModelOf(en) == engine.SpeedKernels
 }
 
 // matmulParams is the weights a prompt token multiplies: the active
@@ -982,14 +982,16 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	return t
 }
 
-// servingDecode is the fitted batch-1 overhead of a serving engine (vLLM:
-// calibration.Throughput.VLLM; SGLang: its own, sglangDecode) and true, or
+// servingDecode is the fitted batch-1 overhead of a serving engine
+// (engine.SpeedServing, vLLM: calibration.Throughput.VLLM;
+// engine.SpeedServingOwn, SGLang: its own, sglangDecode) and true, or
 // false for llama.cpp, engines without fitted figures, and plans on
 // devices other than NVIDIA and AMD GPUs (the rows of
 // data/serving_decode.json ran CUDA and ROCm builds; vLLM on a TPU, Gaudi
 // or Trainium keeps the generic per-layer time).
 func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.ServingDecode, bool) {
-	if en == nil || en.Name() != engine.NameVLLM && en.Name() != engine.NameSGLang || len(pl.Stages) == 0 {
+	speed := engine.SpeedModelOf(en)
+	if speed != engine.SpeedServing && speed != engine.SpeedServingOwn || len(pl.Stages) == 0 {
 		return calibration.ServingDecode{}, false
 	}
 	for _, s := range pl.Stages {
@@ -999,7 +1001,7 @@ func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.Se
 			}
 		}
 	}
-	if en.Name() == engine.NameSGLang {
+	if speed == engine.SpeedServingOwn {
 		s, _ := e.sglangDecode(pl)
 		return s, true
 	}

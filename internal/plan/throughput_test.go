@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -208,7 +209,7 @@ func TestDecodeReadsTiedEmbeddingsAsHead(t *testing.T) {
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
-		r := NewReplay(m, l, specs.Spec{Name: "test GPU", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6X, BandwidthGBs: 1000}, 1, 0, 1)
+		r := NewReplay(engine.NameLlamaCPP, m, l, specs.Spec{Name: "test GPU", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6X, BandwidthGBs: 1000}, 1, 0, 1)
 		return 1e12 / r.Decode(calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1})
 	}
 	assert.InEpsilon(t, 988e6, bytesPerToken("Qwen2.5-0.5B"), 0.01)
@@ -230,8 +231,8 @@ func TestReplayWithoutOutputHead(t *testing.T) {
 		require.NoError(t, err)
 		l, err := quant.Parse("fp16")
 		require.NoError(t, err)
-		with := NewReplay(m, l, gpu, 1, 0, 1).Decode(c)
-		without := NewReplay(m, l, gpu, 1, 0, 1).WithoutOutputHead().Decode(c)
+		with := NewReplay(engine.NameLlamaCPP, m, l, gpu, 1, 0, 1).Decode(c)
+		without := NewReplay(engine.NameLlamaCPP, m, l, gpu, 1, 0, 1).WithoutOutputHead().Decode(c)
 		require.Positive(t, with, name)
 		require.Greater(t, without, with, name)
 		assert.InEpsilon(t, head, 1e12/with-1e12/without, 0.01, name) // 1e12 B/s: seconds to bytes
@@ -251,8 +252,8 @@ func TestReplayOf2023PaysItsPassTime(t *testing.T) {
 	require.True(t, ok)
 	c := calibration.Throughput{DecodeGDDR: calibration.DecodeFractions{Float: 1}, KVReadRatio: 1, PrefillMFU: 0.8,
 		PrefillLayerLatencyPreMMQ: 900e-6, PrefillLayerLatency2023: 1800e-6}
-	may2024 := NewReplay(m, l, s, 1, 512, 256).BuiltBeforeMMQ().Prefill(c)
-	of2023 := NewReplay(m, l, s, 1, 512, 256).BuiltIn2023().Prefill(c)
+	may2024 := NewReplay(engine.NameLlamaCPP, m, l, s, 1, 512, 256).BuiltBeforeMMQ().Prefill(c)
+	of2023 := NewReplay(engine.NameLlamaCPP, m, l, s, 1, 512, 256).BuiltIn2023().Prefill(c)
 	require.Positive(t, may2024)
 	require.Positive(t, of2023)
 	assert.InEpsilon(t, float64(m.Layers)*900e-6/512, 1/of2023-1/may2024, 1e-3) // the rates are rounded to 0.001 tok/s

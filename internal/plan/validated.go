@@ -13,10 +13,6 @@ import (
 // calibration set covers the plan; a headline shows no speed then.
 const NotValidated = "not validated"
 
-// measuredEngine is the engine every speed row of internal/calibration/data
-// ran: a plan for another engine borrows figures no row checks.
-const measuredEngine = engine.NameLlamaCPP
-
 // measuredSet names the measurements the speed model is checked on.
 const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.md)"
 
@@ -61,14 +57,20 @@ const hostRows = "AMD EPYC Zen 4 vCPU, one thread per core measured (host_harnes
 // device or layers split over GPUs of one kind, so a plan on another engine,
 // with tensor parallelism, offloaded layers, mixed device classes or a
 // device class or weight type without rows is not validated.
+//
+// Only an engine whose runs the speed rows measured (engine.SpeedKernels:
+// llama.cpp, measuredSet) is checked against them: a plan for another
+// engine borrows figures no row checks.
 func validatedOn(pl *planned, req *planning) (string, bool) {
-	if e := planEngine(pl, req); e != nil && e.Name() == engine.NameSGLang && efficiency(fitted).servingUsed(e, pl) {
+	e := planEngine(pl, req)
+	speed := engine.SpeedModelOf(e)
+	if speed == engine.SpeedServingOwn && efficiency(fitted).servingUsed(e, pl) {
 		return sglangValidatedOn(pl), false
 	}
-	if e := planEngine(pl, req); e != nil && e.Name() == engine.NameVLLM && efficiency(fitted).servingUsed(e, pl) {
+	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
 		return vllmValidatedOn, false
 	}
-	if e := planEngine(pl, req); e == nil || e.Name() != measuredEngine {
+	if speed != engine.SpeedKernels {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
 	}
 	if pl.moeOffload() {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -23,7 +24,7 @@ func TestVLLMValidatedOnNamesItsRows(t *testing.T) {
 	require.NoError(t, err)
 	s, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
-	r := NewServingReplay(m, quant.Level("bf16"), s, 4, 1024)
+	r := NewServingReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 4, 1024)
 	require.True(t, efficiency(fitted).servingUsed(planEngine(r.decodePlan, r.decodeReq), r.decodePlan))
 
 	v, ok := validatedOn(r.decodePlan, r.decodeReq)

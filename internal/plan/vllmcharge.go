@@ -48,9 +48,14 @@ type vllmCharge struct {
 	// (engine.VLLMDeepstackBytes).
 	ValueBytes int
 	// dtypeScale is the fp32 part of KVScale; kvOptions the cache the
-	// planner's estimate is of (both for windowKVScale).
+	// planner's estimate is of (both for windowKVScale), under the rules
+	// of the pool's engine (onPool): kvFor is the request's cache under an
+	// engine's rules (planning.kvOptionsFor), fp32Cache a cache of 4-byte
+	// values (fp32 weights, no --kv-cache-dtype).
 	dtypeScale float64
 	kvOptions  quant.KVOptions
+	kvFor      func(engine.Engine) quant.KVOptions
+	fp32Cache  bool
 	// windowScale is the part of KVScale that layoutKVScale adds (0 or 1:
 	// none): vLLM holds it for a request, a decode step does not read it
 	// (readKV). baseScale is KVScale without it.
@@ -95,40 +100,50 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	}
 	c.Context = ctx
 	c.Loaded = loadedWeights{Model: r.Model, ValueBits: math.Floor(l.BitsPerWeight())}
-	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4, ValueBytes: 2}
+	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4, ValueBytes: 2,
+		kvFor: r.kvOptionsFor, fp32Cache: r.KVCacheDType == "" && l == quant.FP32}
 	if l == quant.FP32 {
 		v.ValueBytes = 4
 	}
 	if seqs > 1 {
 		v.MaxNumSeqs = seqs
 	}
-	blocks := (ctx + vllmBlockTokens - 1) / vllmBlockTokens * vllmBlockTokens
-	v.KVScale, v.dtypeScale = float64(blocks)/float64(ctx), 1
-	e, _ := engine.Lookup(engine.NameVLLM)
-	v.kvOptions = r.kvOptionsFor(e)
-	if r.KVCacheDType == "" && l == quant.FP32 {
-		o := v.kvOptions
-		if plan := quant.KVCacheBytes(r.Model, ctx, 1, o); plan > 0 {
-			o.Bytes = 4
-			v.dtypeScale = float64(quant.KVCacheBytes(r.Model, ctx, 1, o)) / float64(plan)
-			v.KVScale *= v.dtypeScale
-		}
-	}
 	c.VLLM = v
 	return c
 }
 
-// onPool is v for the GPUs of pool p: nil unless p's engine is vLLM and
-// its devices are accelerators. The distinct GPUs are listed once per
-// pool (a pool of thousands of identical devices has one).
+// cacheDTypeScale is the KV cache of one sequence vLLM allocates for v's
+// model over the planner's estimate of it under v.kvOptions: a cache of
+// 4-byte values for fp32 weights with no --kv-cache-dtype (fp32Cache),
+// else 1.
+func (v *vllmCharge) cacheDTypeScale() float64 {
+	if !v.fp32Cache {
+		return 1
+	}
+	o := v.kvOptions
+	plan := quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)
+	if plan <= 0 {
+		return 1
+	}
+	o.Bytes = 4
+	return float64(quant.KVCacheBytes(v.Model, v.MaxModelLen, 1, o)) / float64(plan)
+}
+
+// onPool is v for the GPUs of pool p: nil unless p's engine charges its
+// start-up profile (budget.ProfiledStartup: vLLM) and its devices are
+// accelerators; the cache is the one the planner estimates under that
+// engine's rules. The distinct GPUs are listed once per pool (a pool of
+// thousands of identical devices has one).
 func (v *vllmCharge) onPool(p *pool) *vllmCharge {
-	if v == nil || p.Kind == registry.KindCPU || p.Budget.Engine == nil || p.Budget.Engine.Name() != engine.NameVLLM {
+	if v == nil || p.Kind == registry.KindCPU || p.Budget.Engine == nil || !p.Budget.ProfiledStartup {
 		return nil
 	}
 	if v.pool == p {
 		return v
 	}
 	out := *v
+	out.kvOptions = v.kvFor(p.Budget.Engine)
+	out.dtypeScale = out.cacheDTypeScale()
 	out.pool, out.GPUs = p, p.distinctGPUs()
 	out.Graphs = p.Kind == registry.KindCUDA || p.Kind == registry.KindROCm
 	out.Backend = vllmBackendOf(p.Kind)

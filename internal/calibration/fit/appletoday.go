@@ -77,7 +77,7 @@ func loadAppleTodayDecode(dataDir string) ([]speedCase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
 		}
-		rp := plan.NewReplay(m, l, s, 1, 0, 64)
+		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, 64)
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Gen: 128, TG: r.TG, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),

@@ -111,10 +111,10 @@ func benchCase(r benchRecord, source string) (speedCase, error) {
 	switch {
 	case r.Gen > 0 && r.Prompt == 0:
 		row.TG, row.Gen = r.TS, r.Gen
-		rp = plan.NewReplay(m, l, s, 1, 0, r.Depth+r.Gen/2).WithComputeCapability(benchComputeCapability[r.GPU])
+		rp = plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, r.Depth+r.Gen/2).WithComputeCapability(benchComputeCapability[r.GPU])
 	case r.Prompt > 0 && r.Gen == 0 && r.Depth == 0:
 		row.PP, row.Prompt = r.TS, r.Prompt
-		rp = plan.NewReplay(m, l, s, 1, r.Prompt, r.Prompt).WithComputeCapability(benchComputeCapability[r.GPU])
+		rp = plan.NewReplay(speedRowsEngine, m, l, s, 1, r.Prompt, r.Prompt).WithComputeCapability(benchComputeCapability[r.GPU])
 	default:
 		return speedCase{}, fmt.Errorf("record with n_prompt %d n_gen %d n_depth %d: neither tg nor pp", r.Prompt, r.Gen, r.Depth)
 	}

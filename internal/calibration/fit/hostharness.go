@@ -91,7 +91,7 @@ func loadHarness(dataDir string) ([]harnessCase, error) {
 		if r.Use != "fit" && r.Use != "held_out" && (r.Use != useMixedTypes || r.Why == "") || r.Threads != 1 || r.DecodeCPU <= 0 {
 			return nil, fmt.Errorf("host_harness.json: %s %s: use fit, held_out or mixed_types (with why), one thread, a decode time", r.Model, r.Quant)
 		}
-		rp := plan.NewHostReplay(m, l, r.Threads, harnessBandwidthGBs, r.PrefillTokens, 1)
+		rp := plan.NewHostReplay(speedRowsEngine, m, l, r.Threads, harnessBandwidthGBs, r.PrefillTokens, 1)
 		out = append(out, harnessCase{row: r, family: rp.WeightFamily(), replay: rp})
 	}
 	return out, nil

@@ -71,7 +71,7 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 		}
 		gpu := specs.Spec{Name: r.GPUSpec, Vendor: "NVIDIA", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6, BandwidthGBs: r.GPUBandwidth}
 		c := offloadCase{row: r, handovers: 1,
-			replay: plan.NewOffloadReplay(m, l, gpu, r.GPUPCIe, plan.OffloadHost{BandwidthGBs: r.HostBandwidth, Cores: r.HostCores}, r.GPULayers, r.CPUMoE, r.DecodeContext)}
+			replay: plan.NewOffloadReplay(speedRowsEngine, m, l, gpu, r.GPUPCIe, plan.OffloadHost{BandwidthGBs: r.HostBandwidth, Cores: r.HostCores}, r.GPULayers, r.CPUMoE, r.DecodeContext)}
 		if r.CPUMoE > 0 {
 			c.handovers = max(0, min(r.CPUMoE, m.Layers)-max(m.DenseLayers, 0))
 		}

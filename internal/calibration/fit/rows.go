@@ -11,6 +11,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
@@ -37,6 +38,15 @@ type speedRow struct {
 	PP          float64 `json:"pp_tokens_per_s"`
 	Source      string  `json:"source"`
 }
+
+// speedRowsEngine is the engine the speed rows are replayed as
+// (plan.NewReplay, NewOffloadReplay, NewHostReplay): the one they ran,
+// llama.cpp, for every file without an engine field (inference.json,
+// prefill_today.json, h200-speed, host_harness.json, offload_decode.json),
+// and for the held-out rows of decode_published.json whatever their engine
+// (its MLC LLM rows check the llama.cpp speed model too). Naming the
+// engine of the data is the fit's: the planner names none.
+const speedRowsEngine = engine.NameLlamaCPP
 
 // heldOutRow is one row of data/decode_published.json.
 type heldOutRow struct {
@@ -214,7 +224,7 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	// Every row of inference.json is of a build before June 2024 (May 2024
 	// llama-bench, 2023 ./main), whose prompt passes dequantized integer
 	// weights for cuBLAS.
-	rp := plan.NewReplay(m, l, s, r.DeviceCount, prompt, decodeContext).BuiltBeforeMMQ()
+	rp := plan.NewReplay(speedRowsEngine, m, l, s, r.DeviceCount, prompt, decodeContext).BuiltBeforeMMQ()
 	if !strings.Contains(r.Source, fitSetSource) {
 		rp.BuiltIn2023() // ./main of 2023: that build's prompt pass time
 	}
@@ -260,7 +270,7 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
 		}
-		rp := plan.NewReplay(m, l, s, 1, 0, r.Context)
+		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, r.Context)
 		if r.Date < todaysBuildsFrom {
 			rp.BuiltBeforeMMQ()
 		}
@@ -316,7 +326,7 @@ func (r prefillTodayRow) replayOn(s specs.Spec, prompt int) (*plan.Replay, error
 	if err != nil {
 		return nil, fmt.Errorf("prefill_today.json: %s: %w", r.name(), err)
 	}
-	return plan.NewReplay(m, l, s, 1, prompt, 64).WithComputeCapability(r.ComputeCapability), nil
+	return plan.NewReplay(speedRowsEngine, m, l, s, 1, prompt, 64).WithComputeCapability(r.ComputeCapability), nil
 }
 
 // loadPrefillToday replays the rows of data/prefill_today.json marked fit

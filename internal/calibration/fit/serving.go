@@ -60,7 +60,7 @@ type servingCase struct {
 
 // fitted reports whether the case is a vLLM "fit" row of the fixed split.
 func (sc servingCase) fitted() bool {
-	return sc.row.Engine == "vllm" && sc.row.Use == useFit
+	return sc.row.Engine == engine.NameVLLM && sc.row.Use == useFit
 }
 
 // loadServing reads data/serving_decode.json: every row, and the replayed
@@ -92,7 +92,7 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		c := servingCase{row: r, replay: plan.NewServingReplay(m, l, s, r.TP, r.Input+r.Output/2).OnEngine(r.Engine), layers: m.Layers,
+		c := servingCase{row: r, replay: plan.NewServingReplay(r.Engine, m, l, s, r.TP, r.Input+r.Output/2), layers: m.Layers,
 			blocks: plan.CountServingBlocks(m, 0, m.Layers), later: plan.LaterServingGeneration("", &s)}
 		if m.IsMoE() {
 			c.moeLayers = m.Layers - m.DenseLayers
@@ -156,7 +156,7 @@ func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, erro
 			return servingFit{}, fmt.Errorf("serving_decode.json: %s / %s: no estimate", sc.row.Model, sc.row.GPU)
 		}
 		sc.stream = 1 / d
-		if sc.row.Engine != "vllm" {
+		if sc.row.Engine != engine.NameVLLM {
 			continue
 		}
 		vllm = append(vllm, *sc)

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // servingTerms are the optional terms of the vLLM decode model, each kept
@@ -277,7 +279,7 @@ func crossValidate(cases []servingCase, t servingTerms) servingCV {
 	cv := servingCV{terms: t, estimates: make([]float64, len(cases))}
 	var groups []string
 	for _, sc := range cases {
-		if g := servingGroup(sc.row.Source); sc.row.Engine == "vllm" && !slices.Contains(groups, g) {
+		if g := servingGroup(sc.row.Source); sc.row.Engine == engine.NameVLLM && !slices.Contains(groups, g) {
 			groups = append(groups, g)
 		}
 	}
@@ -285,20 +287,20 @@ func crossValidate(cases []servingCase, t servingTerms) servingCV {
 	for _, g := range groups {
 		var train []servingCase
 		for _, sc := range cases {
-			if sc.row.Engine == "vllm" && servingGroup(sc.row.Source) != g {
+			if sc.row.Engine == engine.NameVLLM && servingGroup(sc.row.Source) != g {
 				train = append(train, sc)
 			}
 		}
 		k := fitConstants(train, t)
 		for i, sc := range cases {
-			if sc.row.Engine == "vllm" && servingGroup(sc.row.Source) == g {
+			if sc.row.Engine == engine.NameVLLM && servingGroup(sc.row.Source) == g {
 				cv.estimates[i] = 1 / k.seconds(sc.features(t))
 			}
 		}
 	}
 	var vllm []servingCase
 	for i, sc := range cases {
-		if sc.row.Engine == "vllm" {
+		if sc.row.Engine == engine.NameVLLM {
 			cv.errors = append(cv.errors, math.Abs(cv.estimates[i]/sc.row.TokensPerS-1))
 			vllm = append(vllm, sc)
 		}

@@ -81,7 +81,7 @@ func loadServingPrefill(dataDir string) ([]servingPrefillCase, error) {
 		if err != nil {
 			return nil, err
 		}
-		cases = append(cases, servingPrefillCase{row: r, replay: plan.NewServingPromptReplay(m, l, s, r.TP, r.Input, r.Input+r.Output/2).OnEngine(r.Engine)})
+		cases = append(cases, servingPrefillCase{row: r, replay: plan.NewServingPromptReplay(r.Engine, m, l, s, r.TP, r.Input, r.Input+r.Output/2)})
 	}
 	return cases, nil
 }

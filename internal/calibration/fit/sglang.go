@@ -12,6 +12,12 @@ import (
 
 // servingEngines are the engines of data/serving_decode.json whose rows
 // are replayed, each fitting its own constants on its "fit" rows.
+//
+// The fit selects rows by the engine their data names (the rows' engine
+// field) here and in serving.go, servingcv.go and servingprefill.go: which
+// rows fit which engine's constants is data selection, not a planning
+// rule, so these compare engine names; the planner asks the engine instead
+// (engine.SpeedModelOf, internal/engine/doc.go).
 var servingEngines = map[string]bool{engine.NameVLLM: true, engine.NameSGLang: true}
 
 // SGLang's split of data/serving_decode.json, fixed before any SGLang row

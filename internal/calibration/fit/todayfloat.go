@@ -74,7 +74,7 @@ func loadTodayFloat(dataDir string) ([]speedCase, error) {
 		if err != nil {
 			return nil, fmt.Errorf("decode_today_microbatch.json: %s: %w", name, err)
 		}
-		rp := plan.NewReplay(m, l, s, 1, 0, todayFloatContext).WithComputeCapability(r.ComputeCapability).WithoutOutputHead()
+		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, todayFloatContext).WithComputeCapability(r.ComputeCapability).WithoutOutputHead()
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, TG: r.TokensPerS, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
