@@ -286,8 +286,11 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *           "system_io":{"interconnects":[...],"numa_nodes":[...]},
  *           "warnings":[{"backend":"rocm","code":"tool_failed","message":"..."}],
  *           "timing":{"total_ms":12.3,"backends":{...}}}
- *        "cpu:0" is always the host.  Unknown values are omitted, never
- *        guessed.  Read through NVML, an NVIDIA GPU also has
+ *        "cpu:0" is always the host; on Linux its "cpu_features" lists
+ *        the instruction-set extensions /proc/cpuinfo shows, of a fixed
+ *        vocabulary ("avx2", "avx512f", "amx_int8", "asimddp", "sve", ...;
+ *        docs/detection.md), absent when unknown.  Unknown values are
+ *        omitted, never guessed.  Read through NVML, an NVIDIA GPU also has
  *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}])
  *        and "health" (ECC, remapped rows, clocks event reasons); see
  *        schema/registry.schema.json.  A tool that fails or times out is a

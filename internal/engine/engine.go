@@ -21,7 +21,7 @@ const (
 // extension some x86 CPUs lack (vLLM: AVX-512 or AVX2); llama.cpp, which
 // builds for any x86-64, does not implement it.
 type CPUFloor interface {
-	// CannotRunOnCPU says why the engine cannot run on a CPU of family v,
+	// CannotRunOnCPU says why the engine cannot run on a CPU with vector v,
 	// "" when it can.
 	CannotRunOnCPU(v specs.CPUVector) string
 }

@@ -374,9 +374,10 @@ func (vllm) Command(s Served) []string {
 // stops with "vLLM CPU backend requires AVX512, AVX2, Power9+ ISA, S390X
 // ISA, ARMv8 or RISC-V support." (cmake/cpu_extension.cmake of
 // vllm-project/vllm at 020450946f03086b1448089f1c84387970f36050; older
-// releases required AVX-512, then AVX-512 or AVX2).
+// releases required AVX-512, then AVX-512 or AVX2). Other architectures
+// are not refused.
 func (vllm) CannotRunOnCPU(v specs.CPUVector) string {
-	if v.AVX2 || v.AVX512 {
+	if v.Arch != registry.CPUArchX86 || v.AVX2 || v.AVX512 {
 		return ""
 	}
 	return fmt.Sprintf("vLLM's CPU backend needs AVX-512 or AVX2 on x86 (vllm-project/vllm cmake/cpu_extension.cmake); %s has %s at most", v.Family, v.Widest)

@@ -23,7 +23,8 @@ func engineCannotRun(k registry.Kind, e engine.Engine) string {
 
 // engineCannotRunOn is why engine e cannot run on pool p: its kind
 // (engineCannotRun), or for a CPU pool a vector extension the engine
-// needs and the CPU's family lacks (engine.CPUFloor).
+// needs and the CPU lacks (engine.CPUFloor; its detected cpu_features,
+// else its family's record: specs.CPUVectorOf).
 func engineCannotRunOn(p *pool, e engine.Engine) string {
 	if r := engineCannotRun(p.Kind, e); r != "" || p.Kind != registry.KindCPU {
 		return r
@@ -33,7 +34,7 @@ func engineCannotRunOn(p *pool, e engine.Engine) string {
 		return ""
 	}
 	for _, d := range p.Devices {
-		if v, known := specs.CPUVectorByName(d.Dev.Name); known {
+		if v, known := specs.CPUVectorOf(d.Dev); known {
 			if r := floor.CannotRunOnCPU(v); r != "" {
 				return r
 			}

@@ -58,8 +58,13 @@ type Device struct {
 	PCIe               *PCIe   `json:"pcie,omitempty"`
 	Cores              int     `json:"cores,omitempty"`   // CPU: physical cores when /proc/cpuinfo has "cpu cores"/"physical id", else logical CPUs
 	Threads            int     `json:"threads,omitempty"` // CPU: logical CPUs ("processor" entries)
-	ChipCount          int     `json:"chip_count,omitempty"`
-	MIG                *MIG    `json:"mig,omitempty"`
+	// CPUFeatures (CPU only) are the instruction-set extensions the CPU
+	// reports that are in the CPUFeature vocabulary, sorted; nil when
+	// unknown (no /proc/cpuinfo flags line, a Mac, a registry written
+	// before they were read), so that absence is never "has none".
+	CPUFeatures []CPUFeature `json:"cpu_features,omitempty"`
+	ChipCount   int          `json:"chip_count,omitempty"`
+	MIG         *MIG         `json:"mig,omitempty"`
 	// Partition is set on an AMD GPU split into compute partitions and on
 	// each of its partitions (see Partition).
 	Partition *Partition `json:"partition,omitempty"`

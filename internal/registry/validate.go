@@ -110,7 +110,23 @@ func (d *Device) validate(i int) error {
 	if d.NUMANode != nil && (*d.NUMANode < 0 || *d.NUMANode > 1<<16) {
 		return errs.New(errs.InvalidArgument, "%s: numa_node %d is out of range", where, *d.NUMANode)
 	}
+	d.CPUFeatures = knownCPUFeatures(d.CPUFeatures)
 	return d.Telemetry.validate(where + ".telemetry")
+}
+
+// knownCPUFeatures keeps the features of a given registry that are in
+// this version's vocabulary, sorted: a newer writer's extensions are
+// dropped, not refused, as unknown fields are; a list left empty is nil
+// (unknown).
+func knownCPUFeatures(fs []CPUFeature) []CPUFeature {
+	if fs == nil {
+		return nil
+	}
+	names := make([]string, len(fs))
+	for i, f := range fs {
+		names[i] = string(f)
+	}
+	return CPUFeaturesOf(names)
 }
 
 // Telemetry bounds: no accelerator board draws MaxWatts (the largest

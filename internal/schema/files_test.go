@@ -123,6 +123,8 @@ func TestRegistrySchemaEnumsMatchGo(t *testing.T) {
 		enumAt(t, "registry", "$defs", "interconnect", "properties", "kind"))
 	assert.Equal(t, constants(t, "internal/registry/registry.go", "Warn"),
 		enumAt(t, "registry", "$defs", "warning", "properties", "code"))
+	assert.Equal(t, constants(t, "internal/registry/cpufeature.go", "CPUFeature"),
+		enumAt(t, "registry", "$defs", "device", "properties", "cpu_features", "items"))
 	assert.Equal(t, constants(t, "internal/errs/errs.go", ""),
 		enumAt(t, "error", "properties", "error", "properties", "code"))
 	assert.Equal(t, constants(t, "internal/plan/training.go", "Method"),
@@ -198,6 +200,7 @@ func TestRegistrySchemaRejects(t *testing.T) {
 		"unknown kind":      `"kind":"cpu"` + "|" + `"kind":"fpga"`,
 		"negative memory":   `"available":true}` + "|" + `"available":true,"memory_bytes":-1}`,
 		"fractional bytes":  `"available":true}` + "|" + `"available":true,"memory_bytes":1.5}`,
+		"bad cpu feature":   `"available":true}` + "|" + `"available":true,"cpu_features":["avx2","made_up"]}`,
 		"bad id":            `"id":"cpu:0"` + "|" + `"id":"CPU-0"`,
 		"missing available": `,"available":true` + "|" + ``,
 		"schema version 2":  `"schema_version":1` + "|" + `"schema_version":2`,

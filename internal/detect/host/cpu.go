@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode"
@@ -54,6 +55,10 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 				d.Cores = info.Physical
 			}
 			d.SetSource("cores", "procfs")
+		}
+		if info.Features != nil {
+			d.CPUFeatures = slices.Clone(info.Features) // info is the memo's
+			d.SetSource("cpu_features", "procfs")
 		}
 	}
 	if text, ok := readProcText(m, &f, BackendCPU, machine.PathMemInfo); ok {
@@ -164,15 +169,18 @@ func readCPUInfo(m *machine.Machine) (string, error) {
 
 // ParseCPUInfo reads /proc/cpuinfo. x86 prints "key\t: value" lines per
 // logical CPU (arch/x86/kernel/cpu/proc.c: "processor", "vendor_id",
-// "model name", "physical id", "cpu cores"); arm64 prints "CPU implementer"
-// and "CPU part" and no model name (arch/arm64/kernel/cpuinfo.c): its name is
-// the core's, from those ids (armcores.go).
+// "model name", "physical id", "cpu cores", "flags"); arm64 prints
+// "Features", "CPU implementer" and "CPU part" and no model name
+// (arch/arm64/kernel/cpuinfo.c): its name is the core's, from those ids
+// (armcores.go). Of the flags, those in registry.CPUFeature's vocabulary
+// are kept.
 func ParseCPUInfo(text string) machine.CPUInfo {
 	var info machine.CPUInfo
 	var implementer, part string // arm64 ids of the first CPU
 	coresPerPackage := map[string]int{}
 	pkg := "" // physical id of the current processor block
 	cores := 0
+	flagsRead := false
 	flush := func() {
 		if cores > 0 {
 			coresPerPackage[pkg] = cores
@@ -180,7 +188,8 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 		pkg, cores = "", 0
 	}
 	// Line by line without splitting the text, and only the values of the
-	// keys used are cleaned: the 1 KiB "flags" line of every CPU is skipped.
+	// keys used are cleaned: the 1 KiB "flags" line is split for the first
+	// CPU only.
 	for rest := text; rest != ""; {
 		var line string
 		line, rest, _ = strings.Cut(rest, "\n")
@@ -220,6 +229,13 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 			if n, err := strconv.Atoi(machine.CleanText(val)); err == nil && n > 0 && n <= 1<<16 {
 				cores = n
 			}
+		case "flags", "Features":
+			// Every CPU's line is the same (x86 prints each CPU's
+			// capabilities, arm64 the system-wide hwcaps): the first is read.
+			if !flagsRead {
+				info.Features = registry.CPUFeaturesOf(strings.Fields(val))
+				flagsRead = true
+			}
 		}
 	}
 	flush()
@@ -234,7 +250,7 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 
 // mayBeCPUInfoKey is a quick test on the first byte of a line that skips
 // most lines without splitting them: after ASCII space, the keys
-// parseCPUInfo reads start with p, m, v, C or c. A line starting with a
+// parseCPUInfo reads start with p, m, v, C, c, f or F. A line starting with a
 // non-ASCII byte goes the slow way (strings.TrimSpace also trims Unicode
 // spaces).
 func mayBeCPUInfoKey(line string) bool {
@@ -242,7 +258,7 @@ func mayBeCPUInfoKey(line string) bool {
 		switch c := line[i]; c {
 		case ' ', '\t', '\n', '\v', '\f', '\r':
 			continue
-		case 'p', 'm', 'v', 'C', 'c':
+		case 'p', 'm', 'v', 'C', 'c', 'f', 'F':
 			return true
 		default:
 			return c >= 0x80

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,7 +57,7 @@ func TestParseCPUInfo(t *testing.T) {
 		{"arm64 layout (arch/arm64/kernel/cpuinfo.c): no model name: named from implementer/part",
 			"processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm\nCPU implementer\t: 0x41\nCPU architecture: 8\n" +
 				"CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\nprocessor\t: 1\nCPU implementer\t: 0x41\n",
-			machine.CPUInfo{Name: "ARM Neoverse-N1", Vendor: "arm", Logical: 2}},
+			machine.CPUInfo{Name: "ARM Neoverse-N1", Vendor: "arm", Logical: 2, Features: []registry.CPUFeature{registry.CPUFeatureASIMD}}},
 		{"Arm Ltd implementer (0x41)", "processor\t: 0\nCPU implementer\t: 0x41\n", machine.CPUInfo{Vendor: "arm", Logical: 1}},
 		{"NVIDIA implementer (0x4e, Grace)", "processor\t: 0\nCPU implementer\t: 0x4e\n", machine.CPUInfo{Vendor: "nvidia", Logical: 1}},
 		{"garbage core count ignored", "processor\t: 0\ncpu cores\t: lots\n", machine.CPUInfo{Logical: 1}},
@@ -248,6 +249,85 @@ func TestParseCPUInfoNamesARMCores(t *testing.T) {
 	assert.Equal(t, "", ParseCPUInfo(unknown).Name)
 	x86 := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t: Intel(R) Xeon(R)\n"
 	assert.Equal(t, "Intel(R) Xeon(R)", ParseCPUInfo(x86).Name)
+}
+
+// fixtureCPU is the CPU device the cpu backend reports on a fixture
+// machine's sysroot.
+func fixtureCPU(t *testing.T, name string) registry.Device {
+	t.Helper()
+	m, err := machine.New(machine.Config{Sysroot: filepath.Join(detecttest.MachineDir(t, name), "root"), NoExec: true})
+	require.NoError(t, err)
+	f := detectCPU(context.Background(), m)
+	require.Len(t, f.Devices, 1)
+	return f.Devices[0]
+}
+
+// The CPU's instruction-set extensions come from the flags/Features line
+// of real captures: the vocabulary's part of it, sorted, source procfs.
+func TestCPUFeaturesFromFixtures(t *testing.T) {
+	// f is the features named, sorted (not through the filter under test).
+	f := func(names string) []registry.CPUFeature {
+		var out []registry.CPUFeature
+		for _, n := range strings.Fields(names) {
+			out = append(out, registry.CPUFeature(n))
+		}
+		slices.Sort(out)
+		return out
+	}
+	tests := []struct {
+		machine string
+		want    []registry.CPUFeature
+	}{
+		// x86 with AVX-512 and AMX: the real H200 VM's 16 vCPUs
+		// (captures/cpuinfo.txt).
+		{"h200-vm", f("sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c bmi2 avx_vnni avx512f avx512bw avx512cd " +
+			"avx512dq avx512vl avx512vbmi avx512_vnni avx512_bf16 avx512_fp16 amx_tile amx_bf16 amx_int8")},
+		// x86 with AVX-512 and no AMX: a Xeon Gold 5218R guest (ghw's
+		// linux-amd64-accel snapshot).
+		{"qemu-q35-vm", f("sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c bmi2 avx512f avx512dq avx512cd avx512bw avx512vl avx512_vnni")},
+		// x86 with AVX2 and no AVX-512: a 2018 Colab VM.
+		{"nvidia-driver-no-tool", f("sse2 ssse3 sse4_1 sse4_2 avx avx2 fma f16c bmi2")},
+		// x86 without AVX: the Westmere L5640 of ghw's snapshot.
+		{"cpu-only", f("sse2 ssse3 sse4_1 sse4_2")},
+		// arm64: Graviton2 (Neoverse-N1) and Graviton3 (Neoverse-V1, SVE).
+		{"graviton2-t4g-small", f("asimd asimdhp asimddp")},
+		{"graviton3-c7g", f("asimd asimdhp asimddp asimdfhm sve")},
+	}
+	for _, tc := range tests {
+		t.Run(tc.machine, func(t *testing.T) {
+			d := fixtureCPU(t, tc.machine)
+			assert.Equal(t, tc.want, d.CPUFeatures)
+			assert.True(t, slices.IsSorted(d.CPUFeatures))
+			assert.Equal(t, "procfs", d.Sources["cpu_features"])
+		})
+	}
+	// No flags line (the mi300x-8 capture's cpuinfo has only processor,
+	// vendor and model name lines): unknown, not "none".
+	d := fixtureCPU(t, "mi300x-8")
+	assert.Nil(t, d.CPUFeatures)
+	assert.NotContains(t, d.Sources, "cpu_features")
+}
+
+// Flags outside the vocabulary are not passed through, and only the first
+// CPU's line is read.
+func TestParseCPUInfoFeatures(t *testing.T) {
+	in := "processor\t: 0\nflags\t\t: fpu sse2 hypervisor avx512f avx2 avx512f made_up\n\n" +
+		"processor\t: 1\nflags\t\t: fpu sse2 amx_tile\n"
+	assert.Equal(t, []registry.CPUFeature{registry.CPUFeatureAVX2, registry.CPUFeatureAVX512F, registry.CPUFeatureSSE2},
+		ParseCPUInfo(in).Features)
+	assert.Nil(t, ParseCPUInfo("processor\t: 0\nvmx flags\t: ept vpid\n").Features, "the vmx flags line is not the flags line")
+}
+
+// The remembered cpuinfo's features are not the device's: a caller changing
+// a registry must not change the next detection's answer.
+func TestCPUFeaturesAreCopiedFromTheMemo(t *testing.T) {
+	m, err := machine.New(machine.Config{Sysroot: filepath.Join(detecttest.MachineDir(t, "cpu-only"), "root"), NoExec: true})
+	require.NoError(t, err)
+	first := detectCPU(context.Background(), m).Devices[0]
+	require.NotEmpty(t, first.CPUFeatures)
+	first.CPUFeatures[0] = "changed"
+	again := detectCPU(context.Background(), m).Devices[0]
+	assert.Equal(t, registry.CPUFeatureSSE2, again.CPUFeatures[0])
 }
 
 // firstTwoFields splits as strings.Fields does (ParseMemInfo used it).

@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // The memo remembers, per sysroot, facts that cannot change while the
@@ -24,7 +26,7 @@ import (
 //     again (hot-plug, a rescan, an SR-IOV VF re-created) gets a new sysfs
 //     node, hence a new inode;
 //   - the parsed /proc/cpuinfo (model name, vendor, logical and physical
-//     core counts, the hypervisor flag), valid only while
+//     core counts, the CPU features, the hypervisor flag), valid only while
 //     sys/devices/system/cpu/online and .../present read the same (CPU
 //     hot-plug rewrites them) and one stat of /proc/cpuinfo shows the same
 //     file;
@@ -117,6 +119,10 @@ type CPUInfo struct {
 	// HypervisorFlag: a "flags" line lists "hypervisor" (x86 CPUID leaf 1
 	// ECX bit 31), for the environment backend.
 	HypervisorFlag bool
+	// Features are the first CPU's "flags" (x86) or "Features" (arm64)
+	// that are in registry.CPUFeature's vocabulary, sorted; nil when
+	// neither line is present. Shared with the memo: not to be modified.
+	Features []registry.CPUFeature
 }
 
 // cpuFacts is a parsed /proc/cpuinfo and what it was valid for.

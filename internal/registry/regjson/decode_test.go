@@ -116,3 +116,21 @@ func TestDecodeRejectsNonsense(t *testing.T) {
 		})
 	}
 }
+
+// A given registry keeps the CPU features of this version's vocabulary,
+// sorted once each; a newer writer's extensions are dropped, not refused,
+// and a list with none of ours is unknown (nil), as an absent one is.
+func TestDecodeKeepsKnownCPUFeatures(t *testing.T) {
+	dev := func(features string) string {
+		return `{"schema_version":1,"devices":[{"kind":"cpu","index":0,"available":true` + features + `}]}`
+	}
+	r, err := Decode([]byte(dev(`,"cpu_features":["avx2","amx_future","sse2","avx2"]`)))
+	require.NoError(t, err)
+	assert.Equal(t, []registry.CPUFeature{registry.CPUFeatureAVX2, registry.CPUFeatureSSE2}, r.Devices[0].CPUFeatures)
+	r, err = Decode([]byte(dev(`,"cpu_features":["amx_future"]`)))
+	require.NoError(t, err)
+	assert.Nil(t, r.Devices[0].CPUFeatures)
+	r, err = Decode([]byte(dev(``)))
+	require.NoError(t, err)
+	assert.Nil(t, r.Devices[0].CPUFeatures)
+}
