@@ -131,6 +131,14 @@ type Throughput struct {
 	// GPU of each (data/prefill_today.json).
 	PrefillMFUKQuantBlackwell float64
 	PrefillMFUKQuantGA100     float64
+	// PrefillMFUMetal and PrefillMFUMetalQuant are the fractions of an Apple
+	// GPU's FP32 peak (specs.Spec.GPUFP32TFLOPS) that llama.cpp's Metal
+	// matrix-multiplication kernels reach in a prompt pass, for 16-bit
+	// weights and for integer weights (dequantized tile by tile inside the
+	// kernel, no 16-bit copy), fitted on the May 2024 llama-bench rows of
+	// Apple GPUs in data/inference.json. 0: no Apple prefill figure.
+	PrefillMFUMetal      float64
+	PrefillMFUMetalQuant float64
 	// PrefillLayerLatency is the time per layer per prompt micro-batch that
 	// does not scale with the matmul FLOPs: the layer's other kernels (norms,
 	// rope, attention, copies) and launches, in seconds, in today's

@@ -122,6 +122,23 @@ func (r *Replay) WithComputeCapability(cc string) *Replay {
 	return r
 }
 
+// WithGPUCores sets the GPU core count the replayed GPUs have (an Apple
+// chip name is sold with several; the source states which), as detection
+// reports it (registry.Device.Cores), and returns r.
+func (r *Replay) WithGPUCores(n int) *Replay {
+	for _, pl := range []*planned{r.decodePlan, r.prefillPlan} {
+		if pl == nil {
+			continue
+		}
+		for _, s := range pl.Stages {
+			for _, d := range s.Devices {
+				d.Dev.Cores = n
+			}
+		}
+	}
+	return r
+}
+
 // Decode is the decode tokens/s the speed model gives under the constants
 // c, 0 when it cannot estimate one.
 func (r *Replay) Decode(c calibration.Throughput) float64 {

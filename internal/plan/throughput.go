@@ -482,6 +482,9 @@ func prefillPassSeconds(in prefillPassInputs, e efficiency) float64 {
 const (
 	KernelGEMM = "gemm" // 16-bit (fp8) GEMM: cuBLAS on NVIDIA, the vendor BLAS elsewhere; integer weights dequantized first
 	KernelMMQ  = "mmq"  // llama.cpp's quantized kernels on int8 tensor cores
+	// KernelMetal is llama.cpp's Metal matmul kernels on an Apple GPU's
+	// FP32 ALUs (no tensor figure: the peak is specs.Spec.GPUFP32TFLOPS).
+	KernelMetal = "metal"
 )
 
 // prefillPath is how a stage's prompt passes run: the kernel, the dense
@@ -519,6 +522,9 @@ type prefillPath struct {
 // and the 2023-24 builds run a 16-bit GEMM at the 16-bit (fp8) peak,
 // integer weights dequantized first.
 func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ bool) prefillPath {
+	if llamaCPP && allAppleGPUs(devs) {
+		return e.metalPrefillPath(devs, l)
+	}
 	arch := ""
 	if !preMMQ && len(devs) > 0 {
 		arch = mmqArchitecture(devs[0])
@@ -562,6 +568,57 @@ func (e efficiency) prefillPath(devs []*device, l quant.Level, llamaCPP, preMMQ 
 	return p
 }
 
+// metalPrefillPath is the prompt path of llama.cpp's Metal backend on a
+// stage of Apple GPUs: its matmul kernels (kernel_mul_mm in ggml-metal of
+// https://github.com/ggml-org/llama.cpp) dequantize integer weights tile by
+// tile into threadgroup memory, so no 16-bit copy is written, and run on
+// the GPU's ALUs, so the peak is the FP32 figure (appleGPUPeak) and the
+// fraction is PrefillMFUMetal (16-bit weights) or PrefillMFUMetalQuant
+// (integer weights), fitted on Apple rows alone. The fixed time per layer
+// per pass is Metal's decode time per layer (LayerLatencyMetal): no Apple
+// row fits a prompt pass time of its own. A zero fraction or an unknown
+// peak leaves the peak 0: no prefill figure.
+func (e efficiency) metalPrefillPath(devs []*device, l quant.Level) prefillPath {
+	p := prefillPath{Kernel: KernelMetal, Precision: "fp32", MFU: e.PrefillMFUMetal, LayerSeconds: e.LayerLatencyMetal}
+	if dequantizedForMatmul(l) {
+		p.MFU = e.PrefillMFUMetalQuant
+	}
+	if p.MFU <= 0 {
+		return p
+	}
+	p.PeakTFLOPS = math.Inf(1)
+	for _, d := range devs {
+		p.PeakTFLOPS = math.Min(p.PeakTFLOPS, appleGPUPeak(d))
+	}
+	return p
+}
+
+// allAppleGPUs reports whether devs is one or more Apple GPUs and nothing
+// else.
+func allAppleGPUs(devs []*device) bool {
+	for _, d := range devs {
+		if !appleGPU(d) {
+			return false
+		}
+	}
+	return len(devs) > 0
+}
+
+// appleGPUPeak is an Apple GPU's FP32 peak, TFLOPS: its record's figure
+// (specs.Spec.GPUFP32TFLOPS, of GPUCores cores) scaled to the GPU cores
+// detection counted (system_profiler, registry.Device.Cores) where they
+// differ, since a chip name is sold with several core counts and the
+// figure is cores x ALUs x clock; 0 when the record states none.
+func appleGPUPeak(d *device) float64 {
+	if d.Spec == nil || d.Spec.GPUFP32TFLOPS <= 0 {
+		return 0
+	}
+	if d.Dev.Cores > 0 && d.Spec.GPUCores > 0 {
+		return d.Spec.GPUFP32TFLOPS * float64(d.Dev.Cores) / float64(d.Spec.GPUCores)
+	}
+	return d.Spec.GPUFP32TFLOPS
+}
+
 // fp16GEMMPeak is d's FP16-accumulate tensor peak and true when the GEMM
 // accumulates in FP16 (accumulating) and d's record states that rate apart
 // from its FP32-accumulate FP16 figure (specs.Spec.FP16AccumFP16TFLOPS: a
@@ -582,7 +639,7 @@ func (d *device) fp16GEMMPeak(accumulating bool) (float64, bool) {
 // time.
 func (e efficiency) requestPrefillPath(devs []*device, pl *planned, req *planning) prefillPath {
 	p := e.prefillPath(devs, pl.Level, llamaCPPKernels(pl, req), req.preMMQ)
-	if req.main2023 && !p.TodaysBuild {
+	if req.main2023 && !p.TodaysBuild && p.Kernel != KernelMetal {
 		p.LayerSeconds = e.PrefillLayerLatency2023
 	}
 	return p
@@ -1188,8 +1245,12 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 	}
 	path := e.requestPrefillPath(devs, pl, req)
 	kernel := "GEMM"
-	if path.Kernel == KernelMMQ {
+	switch path.Kernel {
+	case KernelMMQ:
 		kernel = "llama.cpp's quantized MMQ kernels on int8 tensor cores"
+	case KernelMetal:
+		return fmt.Sprintf("prefill matmuls run at %.0f%% of the GPU's FP32 peak (llama.cpp's Metal kernels; Apple GPUs state no tensor figure); each pass of up to %d prompt tokens re-reads the weights and costs %.0f us per layer (the fraction fitted on llama.cpp Metal prompt processing of May 2024, the time per layer Metal's decode time)",
+			path.MFU*100, calibration.MicroBatchTokens, path.LayerSeconds*1e6)
 	}
 	copyNote := ""
 	if path.Dequantized {

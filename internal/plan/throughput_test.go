@@ -151,6 +151,33 @@ func TestPrefillPath(t *testing.T) {
 		e.prefillPath(gb10, level("q4_k_m"), true, false), "GB10 (12.1, LPDDR5X): no rows of today's build, the 2023-24 path")
 }
 
+// TestMetalPrefillPath: llama.cpp on Apple GPUs runs its Metal kernels at
+// the record's FP32 figure (the M1 Max record: 10.4 TFLOPS, 32 cores),
+// scaled to the GPU cores detection counted (24: 7.8), with the Metal
+// fraction of the weight type, no dequantized copy and Metal's time per
+// layer; without a fitted fraction, or for another engine, the peak is 0
+// (no figure).
+func TestMetalPrefillPath(t *testing.T) {
+	e := efficiency{PrefillMFU: 0.7, PrefillMFUMetal: 0.8, PrefillMFUMetalQuant: 0.6, LayerLatencyMetal: 150e-6, PrefillLayerLatencyPreMMQ: 1400e-6}
+	s, ok := specs.ByName("Apple M1 Max")
+	require.True(t, ok)
+	gpu := func(cores int) []*device {
+		return []*device{{ID: "gpu", Dev: registry.Device{Kind: registry.KindMetal, Vendor: "apple", Name: s.Name, Cores: cores}, BandwidthGBs: s.BandwidthGBs, Spec: &s}}
+	}
+	q4, err := quant.Parse("q4_k_m")
+	require.NoError(t, err)
+	f16, err := quant.Parse("fp16")
+	require.NoError(t, err)
+	assert.Equal(t, prefillPath{Kernel: KernelMetal, Precision: "fp32", PeakTFLOPS: 10.4, MFU: 0.6, LayerSeconds: 150e-6}, e.prefillPath(gpu(0), q4, true, true))
+	assert.Equal(t, prefillPath{Kernel: KernelMetal, Precision: "fp32", PeakTFLOPS: 10.4, MFU: 0.8, LayerSeconds: 150e-6}, e.prefillPath(gpu(32), f16, true, false))
+	p := e.prefillPath(gpu(24), q4, true, false)
+	assert.InDelta(t, 7.8, p.PeakTFLOPS, 1e-9, "24 of the record's 32 cores")
+	unfitted := e
+	unfitted.PrefillMFUMetalQuant = 0
+	assert.Zero(t, unfitted.prefillPath(gpu(0), q4, true, false).PeakTFLOPS, "no fitted fraction: no prefill figure")
+	assert.Zero(t, e.prefillPath(gpu(0), q4, false, false).PeakTFLOPS, "another engine: no tensor figure, no Metal fraction")
+}
+
 func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {
 	one := func(name string, cc string, body string) *ShardingAnswer {
 		d := gpu(registry.KindCUDA, 0, name, 80*gibBytes, cc)

@@ -53,7 +53,8 @@ func TestRecordsAreWellFormed(t *testing.T) {
 	names := map[string]bool{}
 	ids := map[string]string{}
 	fields := map[string]bool{"MemoryBytes": true, "BandwidthGBs": true, "BF16TFLOPS": true, "FP16TFLOPS": true,
-		"FP8TFLOPS": true, "INT8TOPS": true, "FP16AccumFP16TFLOPS": true, "Interconnect": true, "InterconnectGBs": true}
+		"FP8TFLOPS": true, "INT8TOPS": true, "FP16AccumFP16TFLOPS": true, "Interconnect": true, "InterconnectGBs": true,
+		"GPUFP32TFLOPS": true}
 	for _, s := range records {
 		assert.False(t, names[s.Name], "record %s listed twice", s.Name)
 		names[s.Name] = true

@@ -67,6 +67,14 @@ type Spec struct {
 	// the peak of llama.cpp's cuBLAS GEMM, which accumulates in FP16
 	// (cublasGemmEx with CUBLAS_COMPUTE_16F in ggml_cuda_op_mul_mat_cublas).
 	FP16AccumFP16TFLOPS float64
+	// GPUFP32TFLOPS is the FP32 peak of a GPU without tensor figures (Apple
+	// GPUs: cores x 128 FP32 ALUs x 2 FLOPs per FMA x clock), of the
+	// configuration with GPUCores GPU cores (for a name sold with several,
+	// the largest). It is not a tensor figure: PeakTFLOPS and
+	// TensorPrecisions do not read it; the planner's llama.cpp Metal prompt
+	// model does (internal/plan, prefillPath).
+	GPUFP32TFLOPS float64
+	GPUCores      int
 
 	// Interconnect names the device-to-device link; InterconnectGBs is the
 	// datasheet figure per device, which for NVLink, Infinity Fabric and ICI
@@ -120,7 +128,7 @@ func (s *Spec) TensorPrecisions() []string {
 // identity-only record such as the Radeon 780M states none).
 func (s *Spec) hasFigures() bool {
 	return s.MemoryBytes > 0 || s.BandwidthGBs > 0 || s.BF16TFLOPS > 0 || s.FP16TFLOPS > 0 ||
-		s.FP8TFLOPS > 0 || s.INT8TOPS > 0 || s.InterconnectGBs > 0
+		s.FP8TFLOPS > 0 || s.INT8TOPS > 0 || s.InterconnectGBs > 0 || s.GPUFP32TFLOPS > 0
 }
 
 // ByName returns the record whose name is exactly name.

@@ -289,12 +289,13 @@ type prefillFit struct {
 var prefillArchRule = map[string]string{"ada": "8.9", "ampere": "8.6", "blackwell": "12.0", "ga100": "8.0"}
 
 // prefillFitSet is the rows the prefill constants are fitted on: the
-// single-device rows of inference.json with a prompt figure (llama-bench
+// single-device rows of inference.json with a prompt figure, less the
+// Apple GPUs' (Metal has its own fractions: fitMetalPrefill) (llama-bench
 // pp512 of May 2024 and ./main prompts of about 500 tokens of 2023: builds
 // before MMQ) and the H200 pp512 records (today's build).
 func prefillFitSet(all, bench []speedCase) (preMMQ, h200 []speedCase) {
 	for _, c := range all {
-		if c.single() && c.row.PP > 0 {
+		if c.single() && c.row.PP > 0 && c.class != plan.MemoryClassUnified {
 			preMMQ = append(preMMQ, c)
 		}
 	}
@@ -313,7 +314,7 @@ func prefillFitSet(all, bench []speedCase) (preMMQ, h200 []speedCase) {
 func prefillHeldOut(all []speedCase) []speedCase {
 	var out []speedCase
 	for _, c := range all {
-		if !c.single() && c.llamaBench2024() && c.row.PP > 0 {
+		if !c.single() && c.llamaBench2024() && c.row.PP > 0 && c.class != plan.MemoryClassUnified {
 			out = append(out, c)
 		}
 	}

@@ -40,6 +40,10 @@ type result struct {
 	// Metal builds (data/apple_today.json): both held out, replayed only.
 	todayFloat []speedCase
 	appleToday []speedCase
+	// applePrompt is the pp512 rows of data/apple_today.json (held out),
+	// metalPrefill the Metal prompt fractions (metalprefill.go).
+	applePrompt  []speedCase
+	metalPrefill metalPrefillFit
 	// servingRows are data/serving_decode.json, serving its replayed rows,
 	// servingFit the vLLM constants fitted on them.
 	servingRows []servingRow
@@ -102,6 +106,10 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	r.prefill = fitPrefill(r.replayed, r.bench, r.prefillToday, r.throughput())
+	if r.applePrompt, err = loadAppleTodayPrefill(dataDir); err != nil {
+		return nil, err
+	}
+	r.metalPrefill = fitMetalPrefill(r.replayed, r.applePrompt, r.throughput())
 	if r.servingRows, r.serving, err = loadServing(dataDir); err != nil {
 		return nil, err
 	}
@@ -168,7 +176,7 @@ func (r *result) throughput() calibration.Throughput {
 	if r.decodeToday.fractions != nil {
 		c = r.decodeToday.apply(c)
 	}
-	return r.vllmPromptFit.apply(r.servingPromptFit.apply(r.prefill.apply(c)))
+	return r.metalPrefill.apply(r.vllmPromptFit.apply(r.servingPromptFit.apply(r.prefill.apply(c))))
 }
 
 // fractionsSource is a DecodeFractions literal of class's fitted fractions.
@@ -257,6 +265,14 @@ func constantsSource(r *result) ([]byte, error) {
 	for _, a := range prefillTodayArchs {
 		p("%s: %s,", a.field, thousandths(pf.arch[a.arch]))
 	}
+	mp := r.metalPrefill
+	p("// llama.cpp Metal on Apple GPUs: the fraction of the GPU's FP32 peak")
+	p("// (0.002 grid) for 16-bit and integer weights on the %d and %d May 2024", mp.nFitFloat, mp.nFitQuant)
+	p("// llama-bench pp512 rows of Apple GPUs in data/inference.json (median")
+	p("// |error| %.3f; held out: the %d 2023 ./main rows, median %.3f, and the %d", quantile(mp.fit, 0.5), len(mp.held2023), quantile(mp.held2023, 0.5), len(mp.heldNow))
+	p("// pp512 rows of today's builds in data/apple_today.json, median %.3f).", quantile(mp.heldNow, 0.5))
+	p("PrefillMFUMetal: %s,", thousandths(mp.float))
+	p("PrefillMFUMetalQuant: %s,", thousandths(mp.quant))
 	p("PrefillLayerLatency: %de-6,", pf.latencyUS)
 	p("PrefillLayerLatencyPreMMQ: %de-6,", pf.preMMQUS)
 	p("PrefillLayerLatency2023: %de-6,", pf.main2023US)
@@ -376,6 +392,7 @@ func docSections(r *result) map[string]string {
 		"decode-today":      decodeTodayTable(r),
 		"float-today":       checkTable(r.todayFloat, r.throughput(), "pp512 at micro-batch 1"),
 		"apple-today":       checkTable(r.appleToday, r.throughput(), "tg128"),
+		"apple-prefill":     metalPrefillTable(r),
 		"h200":              benchTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
@@ -431,6 +448,9 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("the %d single-device llama-bench rows of May 2024 in `inference.json` (build before MMQ)", pf.n2024), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
 	row("Fitted.PrefillLayerLatencyPreMMQ", fmt.Sprintf("%d µs", pf.preMMQUS), "the same rows", "prefill fit, first stage; the May 2024 build's time: its replay, and plans on any device but an NVIDIA Hopper, Ada, Ampere GA10x or GA100 GPU or a GDDR Blackwell one (12.0)")
 	row("Fitted.PrefillLayerLatency2023", fmt.Sprintf("%d µs", pf.main2023US), fmt.Sprintf("the %d single-device ./main rows of 2023 in `inference.json`, with that MFU", pf.n2023), "prefill fit, first stage; only the replay of those 2023 builds")
+	mp := r.metalPrefill
+	row("Fitted.PrefillMFUMetal", thousandths(mp.float), fmt.Sprintf("the %d 16-bit May 2024 llama-bench pp512 rows of Apple GPUs in `inference.json`", mp.nFitFloat), "Metal prefill fit (fraction of the GPU's FP32 peak, `GPUFP32TFLOPS` of the Apple records)")
+	row("Fitted.PrefillMFUMetalQuant", thousandths(mp.quant), fmt.Sprintf("the %d integer-weight May 2024 llama-bench pp512 rows of Apple GPUs in `inference.json`", mp.nFitQuant), "Metal prefill fit (integer weights, dequantized inside the kernel)")
 	row("Fitted.PrefillLayerLatency", fmt.Sprintf("%d µs", pf.latencyUS), fmt.Sprintf("the %d H200 pp512 records (`data/h200-speed`)", pf.nH200), "prefill fit, second stage; today's build: plans on NVIDIA Hopper, Ada, Ampere GA10x, GA100 and GDDR Blackwell (12.0) GPUs")
 	row("Fitted.PrefillMFUQ8", thousandths(pf.q8), "the H200 Q8_0 pp512 record", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
 	row("Fitted.PrefillMFUKQuant", thousandths(pf.kquant), "the 2 H200 Q4_K_M pp512 records", "prefill fit, second stage (MMQ, fraction of the INT8 peak)")
@@ -694,4 +714,30 @@ func intList(xs []int) string {
 		s[i] = strconv.Itoa(x)
 	}
 	return strings.Join(s, ", ")
+}
+
+// metalPrefillTable is every Apple GPU prompt row against the model under
+// the shipped constants: the fit rows, then the held-out 2023 ./main rows
+// and today's builds' pp512 rows (metalprefill.go says the rule).
+func metalPrefillTable(r *result) string {
+	c := r.throughput()
+	fit, main2023 := metalPrefillSets(r.replayed)
+	var b strings.Builder
+	b.WriteString("| use | hardware | model | type | measured pp | estimate | error |\n|---|---|---|---|---|---|---|\n")
+	sets := []struct {
+		use  string
+		rows []speedCase
+	}{{"fit (May 2024 llama-bench)", fit}, {"held out (2023 ./main)", main2023}, {"held out (today's builds)", r.applePrompt}}
+	for _, s := range sets {
+		for _, sc := range s.rows {
+			est := sc.replay.Prefill(c)
+			fmt.Fprintf(&b, "| %s | %s | %s | %s | %.1f | %.1f | %s |\n", s.use, sc.row.Hardware, sc.row.Model, sc.row.Quant, sc.row.PP, est, signedPct(est/sc.row.PP-1))
+		}
+	}
+	for _, s := range sets {
+		e := prefillErrors(s.rows, c)
+		fmt.Fprintf(&b, "\n%s (%d): median |error| %s, largest %s", s.use, len(e), pct(quantile(e, 0.5)), pct(quantile(e, 1)))
+	}
+	b.WriteString("\n")
+	return b.String()
 }

@@ -228,8 +228,16 @@ func mapSpeedRow(r speedRow) (speedCase, string) {
 	if !strings.Contains(r.Source, fitSetSource) {
 		rp.BuiltIn2023() // ./main of 2023: that build's prompt pass time
 	}
+	if m := gpuCoresLabel.FindStringSubmatch(r.Hardware); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		rp.WithGPUCores(n) // an Apple GPU's label states its cores: "Apple M1 Max (24-core GPU, 32GB)"
+	}
 	return speedCase{row: r, replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily()}, ""
 }
+
+// gpuCoresLabel reads the GPU core count of a hardware label
+// ("Apple M1 Max (24-core GPU, 32GB)").
+var gpuCoresLabel = regexp.MustCompile(`\((\d+)-core GPU`)
 
 // todaysBuildsFrom is the first date of today's llama.cpp CUDA builds:
 // June 2024, when MMQ became the default for integer weights
