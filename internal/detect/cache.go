@@ -103,6 +103,16 @@ func (c *Cache) fresh(ctx context.Context, key string, opts Options) (*registry.
 		flyCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		c.inflight[key] = f
+		if ctx.Done() == nil && opts.inlineRuns {
+			// A caller that cannot give up (the C ABI's) flies a detection
+			// with inline runs itself: waiting for another goroutine would
+			// hand its thread's P away and back (docs/performance.md,
+			// "Fifth pass"), which is what the inline runs save.
+			f.waiters++
+			c.mu.Unlock()
+			c.fly(flyCtx, key, opts, f)
+			return f.reg, f.err
+		}
 		go c.fly(flyCtx, key, opts, f)
 	}
 	f.waiters++

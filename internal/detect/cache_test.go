@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -461,4 +463,59 @@ func TestDetectJSONEncodesAHitOnce(t *testing.T) {
 	_, err = c.DetectJSON(context.Background(), opts, enc)
 	require.NoError(t, err)
 	assert.Equal(t, 2, runs)
+}
+
+// TestCacheCallerFliesInlineDetection: with inline runs, a caller that
+// cannot give up runs the detection on its own goroutine (no flight
+// goroutine to wait for), and callers arriving meanwhile share it as they
+// share a flight; a panic is still an internal error for every one of them.
+func TestCacheCallerFliesInlineDetection(t *testing.T) {
+	var runs atomic.Int32
+	gate := make(chan struct{})
+	c := countingCache(&runs, gate)
+	var flyer atomic.Value
+	inner := c.run
+	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) {
+		flyer.Store(goroutineID())
+		return inner(ctx, o)
+	}
+	opts := cacheOptions(0, nil)
+	opts.inlineRuns = true
+	const n = 4
+	regs := make([]*registry.Registry, n)
+	callers := make([]string, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			callers[i] = goroutineID()
+			reg, err := c.Detect(context.Background(), opts)
+			assert.NoError(t, err)
+			regs[i] = reg
+		}(i)
+	}
+	time.Sleep(50 * time.Millisecond)
+	close(gate)
+	wg.Wait()
+	assert.Equal(t, int32(1), runs.Load(), "one detection for every caller")
+	assert.Contains(t, callers, flyer.Load(), "run on a caller's own goroutine")
+	for i := range n {
+		require.NotNil(t, regs[i])
+		assert.Equal(t, regs[0].Devices, regs[i].Devices)
+	}
+
+	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) { panic("bug") }
+	_, err := c.Detect(context.Background(), opts)
+	require.Error(t, err)
+	assert.Equal(t, errs.Internal, errs.CodeOf(err))
+	assert.Empty(t, c.inflight)
+}
+
+// goroutineID is the number runtime.Stack prints for the calling goroutine.
+func goroutineID() string {
+	b := make([]byte, 64)
+	b = b[:runtime.Stack(b, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(b), "goroutine "), " ")
+	return id
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/amd"
@@ -60,29 +61,58 @@ func Detect(ctx context.Context, opts Options) (*registry.Registry, error) {
 
 // backendJob is one backend of a detection, run on a worker, and its
 // outcome. The jobs of a detection are one slice, not a closure each, and a
-// backend reports only its index over the channel: the closures and the
-// outcomes copied through the channel and into a map were 17 allocations
-// and some 6 KB per detection (docs/performance.md, "Fourth pass").
+// backend marks only its own job finished: the closures and the outcomes
+// copied through a channel and into a map were 17 allocations and some
+// 6 KB per detection (docs/performance.md, "Fourth pass").
 type backendJob struct {
 	ctx     context.Context
 	m       *machine.Machine
 	backend machine.Backend
-	index   int
 	start   time.Time
-	done    chan<- int
+	outcome *outcomes
 
-	// Written by run before it reports the index; read by the orchestrator
-	// only after receiving it (the channel orders the two). A backend
-	// abandoned at the deadline writes them when nobody reads them anymore.
+	// Written by run before it marks the job finished; read by the
+	// orchestrator only after seeing the mark (the atomic orders the two).
+	// A backend abandoned at the deadline writes them when nobody reads
+	// them anymore.
 	findings machine.Findings
 	took     time.Duration
+	finished atomic.Bool
 }
 
-// run runs the backend and reports its index once the outcome is written.
+// outcomes is what the workers of one detection report: how many of their
+// jobs are left, and a channel closed by the last to finish, so the
+// orchestrator wakes once per detection, not once per backend (a caller of
+// the C ABI is a thread Go hands its P to and back on every wake-up:
+// docs/performance.md, "Fifth pass").
+type outcomes struct {
+	left atomic.Int32
+	all  chan struct{}
+}
+
+// run runs the backend and marks its job finished once the outcome is
+// written.
 func (j *backendJob) run() {
 	j.findings = runBackend(j.ctx, j.m, j.backend)
 	j.took = time.Since(j.start)
-	j.done <- j.index
+	j.finished.Store(true)
+	if j.outcome.left.Add(-1) == 0 {
+		close(j.outcome.all)
+	}
+}
+
+// runInline runs the backend of j on the calling goroutine (machine/inline.go)
+// and reports whether it ran to the end; false when it was refused
+// something and must run on a worker, its findings dropped.
+func (j *backendJob) runInline() bool {
+	j.m.StartInlineBackend()
+	f := runBackend(j.ctx, j.m, j.backend)
+	if j.m.InlineEscaped() {
+		return false
+	}
+	j.findings, j.took = f, time.Since(j.start)
+	j.finished.Store(true)
+	return true
 }
 
 // detectWith is Detect over an explicit list of backends (tests pass their own).
@@ -103,22 +133,39 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// them from starting new ones.
 	defer cancel()
 
-	// Each backend writes its outcome into its own job, reports its index
-	// over a buffered channel and touches nothing else shared, so a backend
-	// that finishes after Detect returned writes into a job and a channel
-	// nobody reads and exits: no data race, no leak beyond it.
-	done := make(chan int, len(list))
+	// With opts.inlineRuns, backends first run on this goroutine, one after
+	// another, as long as they only read what the kernel's core writes
+	// (machine/inline.go): no hand-off between threads at all on a machine
+	// without accelerators. The others (all of them without inlineRuns) run
+	// on workers, those refused something again from the start. Each writes
+	// its outcome into its own job and touches nothing else shared, so a
+	// backend that finishes after Detect returned writes into a job and a
+	// channel nobody reads and exits: no data race, no leak beyond it.
+	out := &outcomes{all: make(chan struct{})}
 	jobs := make([]backendJob, len(list))
-	started := 0
+	inline := opts.inlineRuns && m.BeginInline()
+	pending := 0
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		started++
-		jobs[i] = backendJob{ctx: ctx, m: m, backend: b, index: i, start: time.Now(), done: done}
-		runOnWorker(&jobs[i])
+		jobs[i] = backendJob{ctx: ctx, m: m, backend: b, start: time.Now(), outcome: out}
+		if inline && jobs[i].runInline() {
+			continue
+		}
+		pending++
 	}
-	reported := collectOutcomes(ctx, done, len(list), started)
+	m.EndInline()
+	if pending > 0 {
+		out.left.Store(int32(pending))
+		for i := range jobs {
+			if jobs[i].m != nil && !jobs[i].finished.Load() {
+				jobs[i].start = time.Now()
+				runOnWorker(&jobs[i])
+			}
+		}
+		waitOutcomes(ctx, out.all)
+	}
 
 	reg := registry.New()
 	timing := &registry.Timing{Backends: make(map[string]float64, len(list))}
@@ -127,7 +174,7 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 		if !opts.enabled(b.Name) {
 			continue
 		}
-		if !reported[i] {
+		if !jobs[i].finished.Load() {
 			timing.Backends[b.Name] = ms(time.Since(jobs[i].start))
 			reg.Warnings = append(reg.Warnings, registry.Warning{Backend: b.Name, Code: registry.WarnBackendTimeout,
 				Message: fmt.Sprintf("still running %v after the %v detection deadline; its findings are dropped",
@@ -154,28 +201,21 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	return reg, nil
 }
 
-// collectOutcomes receives the indexes (of n) of the backends that finished
-// until every one of the started backends has reported or backendGrace has
-// passed since ctx ended. Backends not reported are the ones abandoned.
-func collectOutcomes(ctx context.Context, done <-chan int, n, started int) []bool {
-	out := make([]bool, n)
-	ctxDone := ctx.Done()
-	var grace <-chan time.Time
-	for got := 0; got < started; {
-		select {
-		case i := <-done:
-			out[i] = true
-			got++
-		case <-ctxDone:
-			ctxDone = nil // fires once; from now on wait only for the grace
-			t := time.NewTimer(backendGrace)
-			defer t.Stop()
-			grace = t.C
-		case <-grace:
-			return out
-		}
+// waitOutcomes waits until all is closed (every backend handed to a worker
+// has finished) or backendGrace has passed since ctx ended. Backends whose
+// jobs are not marked finished then are the ones abandoned.
+func waitOutcomes(ctx context.Context, all <-chan struct{}) {
+	select {
+	case <-all:
+		return
+	case <-ctx.Done():
 	}
-	return out
+	t := time.NewTimer(backendGrace)
+	defer t.Stop()
+	select {
+	case <-all:
+	case <-t.C:
+	}
 }
 
 // runBackend runs one backend, turning a panic into a warning so one broken

@@ -27,3 +27,24 @@ func BenchmarkDetectLive(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkDetectLiveInline is BenchmarkDetectLive with the backends run on
+// the caller's goroutine as far as their reads allow (Options.inlineRuns,
+// off by default; docs/performance.md, "Fifth pass").
+func BenchmarkDetectLiveInline(b *testing.B) {
+	opts := Options{Sysroot: "/", inlineRuns: true, LookupEnv: func(name string) (string, bool) {
+		if name == "PATH" {
+			return "", true
+		}
+		return os.LookupEnv(name)
+	}}
+	if _, err := Detect(context.Background(), opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Detect(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -71,6 +71,15 @@ type Options struct {
 
 	// record, set by Capture, records everything the detection reads.
 	record *snapshot.Recorder
+
+	// inlineRuns runs the backends on the caller's goroutine first, as far
+	// as their reads allow (machine/inline.go), and lets a caller that
+	// cannot give up fly its detection itself (Cache.fresh). Off unless a
+	// test or benchmark sets it: a read of the kernel's own files that
+	// never returned would then hold the caller past the deadline, which
+	// include/ai_hwaccel.h ("Blocking") promises it never does
+	// (docs/performance.md, "Fifth pass", says what it would gain).
+	inlineRuns bool
 }
 
 // NVMLOff as Options.NVMLLibrary keeps detection from loading NVML.

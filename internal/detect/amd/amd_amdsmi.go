@@ -28,8 +28,11 @@ const ToolROCmSMI = "rocm-smi"
 // this build does not read, fails amdsmi_init, hung earlier in this process,
 // lists no GPU, or does not answer before ctx ends: rocm-smi is asked then.
 func reportFromAMDSMI(ctx context.Context, m *machine.Machine, f *machine.Findings, sysfsGPUs int) (rep ROCmSMIReport, modes map[string][2]string, ok bool) {
+	if sysfsGPUs == 0 && !m.Exists("dev/kfd") {
+		return rep, nil, false
+	}
 	path := m.AMDSMILibrary()
-	if path == "" || (sysfsGPUs == 0 && !m.Exists("dev/kfd")) {
+	if path == "" {
 		return rep, nil, false
 	}
 	lib, err := amdsmi.Open(ctx, path)

@@ -54,6 +54,9 @@ type Machine struct {
 	// listings, and one detection is one reading of the machine.
 	seen seenReads
 
+	// inline is on while backends run on the detection's caller (inline.go).
+	inline inlineState
+
 	// cpuOnce reads the host's cpuinfo once for the backends that use it.
 	cpuOnce sync.Once
 	cpuInfo CPUInfo
@@ -93,11 +96,22 @@ type Config struct {
 
 // NVMLLibrary is the NVML library detection may load in-process, "" for
 // none (Config.NVML).
-func (m *Machine) NVMLLibrary() string { return m.nvml }
+// An inline run asking for a library is run again on a worker.
+func (m *Machine) NVMLLibrary() string { return m.library(m.nvml) }
 
 // AMDSMILibrary is the AMD SMI library detection may load in-process, ""
 // for none (Config.AMDSMI).
-func (m *Machine) AMDSMILibrary() string { return m.amdsmi }
+// An inline run asking for a library is run again on a worker.
+func (m *Machine) AMDSMILibrary() string { return m.library(m.amdsmi) }
+
+// library is a library's path as a backend may load it: "" in an inline
+// run, which is marked escaped instead (inline.go).
+func (m *Machine) library(path string) string {
+	if path != "" && m.refuseInline(false) {
+		return ""
+	}
+	return path
+}
 
 // New builds the view cfg describes. It fails only when the sysroot is not
 // a directory.
@@ -158,6 +172,9 @@ func (m *Machine) NoExec() bool { return m.noExec }
 // for backends that read a failed run's output (Tool turns every failure
 // into a warning). Callers check NoExec first.
 func (m *Machine) Run(ctx context.Context, tool string, args ...string) Result {
+	if m.inline.on.Load() && m.refuseInline(m.inlineTool(tool)) {
+		return Result{Err: fmt.Errorf("%s: %w", tool, ErrNeedsWorker)}
+	}
 	return m.runner.Run(ctx, tool, args...)
 }
 
@@ -199,6 +216,11 @@ func (m *Machine) ReadHead(name string, n int) string {
 // read is withFile that, with head, hands over the first limit bytes of a
 // longer file instead of failing.
 func (m *Machine) read(name string, limit int, head bool, use func([]byte)) error {
+	if m.inline.on.Load() {
+		if err := m.inlineRead(name); err != nil {
+			return err
+		}
+	}
 	data, err := m.seen.file(fileKey{name, limit, head}, func() ([]byte, error) {
 		return m.readOnce(name, limit, head)
 	})
@@ -397,7 +419,7 @@ func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 
 // a missing tool gives ok false and no warning (absence is not a problem).
 // With NoExec nothing runs.
 func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string) (out []byte, w *registry.Warning, ok bool) {
-	if m.noExec {
+	if m.noExec || m.inline.on.Load() && m.refuseInline(m.inlineTool(tool)) {
 		return nil, nil, false
 	}
 	res := m.runner.Run(ctx, tool, args...)

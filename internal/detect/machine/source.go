@@ -267,6 +267,13 @@ func onKernelSysfs(src source) bool {
 	return ok && ds.kernel != nil && ds.kernel.isSysfs(ds.dir)
 }
 
+// onKernelSysfsAndProcfs reports whether sys/ and proc/ of this source are
+// the running kernel's sysfs and procfs.
+func onKernelSysfsAndProcfs(src source) bool {
+	ds, ok := src.(dirSource)
+	return ok && ds.kernel != nil && ds.kernel.isSysfsAndProcfs(ds.dir)
+}
+
 // listingOnMemoryFS reports whether the directory name of this source is
 // one of the running kernel's tmpfs or ramfs directories (memo.go,
 // rememberListing).

@@ -654,6 +654,13 @@ func (k *kernelMounts) isSysfs(dir *pathFD) bool {
 	return k.sys != nil
 }
 
+// isSysfsAndProcfs reports whether the sysroot's sys/ and proc/ are the
+// kernel's sysfs and procfs.
+func (k *kernelMounts) isSysfsAndProcfs(dir *pathFD) bool {
+	k.once.Do(func() { k.open(dir) })
+	return k.sys != nil && k.proc != nil
+}
+
 // Filesystem magic numbers of the memory filesystems /dev lives on:
 // devtmpfs reports TMPFS_MAGIC when shmem backs it, RAMFS_MAGIC otherwise
 // (drivers/base/devtmpfs.c; include/uapi/linux/magic.h).

@@ -26,7 +26,8 @@ func (*kernelMounts) readFile(*pathFD, string, int, bool, func([]byte)) (bool, e
 	return false, nil
 }
 
-func (*kernelMounts) isSysfs(*pathFD) bool { return false }
+func (*kernelMounts) isSysfs(*pathFD) bool          { return false }
+func (*kernelMounts) isSysfsAndProcfs(*pathFD) bool { return false }
 
 func (*kernelMounts) stat(*pathFD, string) (bool, fs.FileInfo, error) { return false, nil, nil }
 

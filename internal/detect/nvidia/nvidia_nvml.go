@@ -23,8 +23,11 @@ const SourceNVML = "nvml"
 // point it needs, hung earlier in this process, or does not answer before
 // ctx ends: nvidia-smi is asked then.
 func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, snap *nvml.Snapshot, ok bool) {
+	if len(fab.GPUs) == 0 {
+		return nil, nil, false
+	}
 	path := m.NVMLLibrary()
-	if path == "" || len(fab.GPUs) == 0 {
+	if path == "" {
 		return nil, nil, false
 	}
 	lib, err := nvml.Open(ctx, path)
