@@ -66,7 +66,8 @@ extern "C" {
  *
  * Blocking.  Detection blocks the calling thread while it reads sysfs/procfs
  * and runs vendor tools; each call is bounded by its "timeout_ms" option
- * (default 5000 ms, at most 600000 ms).  Planning with no "registry" in the
+ * (default 5000 ms, at most 600000 ms), except the reads that
+ * "inline_kernel_reads" asks for.  Planning with no "registry" in the
  * request detects this machine first (through the cache) and may block as
  * long.  Planning on a given registry does not touch the machine.  A call
  * cannot be interrupted; signals are handled when it returns.
@@ -247,6 +248,15 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      "backends"     [str]   run only these backends (e.g. "cuda","rocm").
  *      "exclude"      [str]   never run these backends.
  *      "no_exec"      bool    never run a program; sysfs/procfs only.
+ *      "inline_kernel_reads" bool  read the files the kernel's core writes
+ *                             (meminfo, cpuinfo, CPU/NUMA lists, cgroup
+ *                             limits, PCI and block attributes, DMI) on the
+ *                             calling thread; a backend that needs a tool,
+ *                             a vendor library or a driver's file still
+ *                             runs on a worker.  About a third less time
+ *                             per detection without tools; those inline
+ *                             reads are not bounded by "timeout_ms".
+ *                             Default false.
  *      "timeout_ms"   number  per tool run and for the whole detection;
  *                             default 5000, range (0, 600000]; fractions
  *                             are honoured (rounded up to 1 ns).

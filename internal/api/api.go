@@ -235,6 +235,7 @@ type wireOptions struct {
 	Backends   []string          `json:"backends"`
 	Exclude    []string          `json:"exclude"`
 	NoExec     bool              `json:"no_exec"`
+	Inline     bool              `json:"inline_kernel_reads"`
 	TimeoutMs  *float64          `json:"timeout_ms"`
 	CacheTTLMs *float64          `json:"cache_ttl_ms"`
 	Env        map[string]string `json:"env"`
@@ -300,6 +301,7 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	}
 	opts.Backends, opts.Exclude = w.Backends, w.Exclude
 	opts.NoExec = opts.NoExec || w.NoExec
+	opts.InlineKernelReads = w.Inline
 	if w.TimeoutMs != nil {
 		t := *w.TimeoutMs
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {

@@ -54,6 +54,11 @@ func TestDecodeOptions(t *testing.T) {
 	assert.Equal(t, time.Second, o.CacheTTL)
 	assert.Equal(t, []string{"cuda", "cpu"}, o.Backends)
 	assert.Equal(t, "0", o.Env["CUDA_VISIBLE_DEVICES"])
+	assert.False(t, o.InlineKernelReads, "off unless asked: its reads are not bounded by timeout_ms")
+
+	o, err = DecodeOptions([]byte(`{"inline_kernel_reads":true}`), emptyEnv)
+	require.NoError(t, err)
+	assert.True(t, o.InlineKernelReads)
 
 	o, err = DecodeOptions([]byte(`{"path":""}`), emptyEnv)
 	require.NoError(t, err)

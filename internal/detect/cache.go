@@ -103,7 +103,7 @@ func (c *Cache) fresh(ctx context.Context, key string, opts Options) (*registry.
 		flyCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 		f = &flight{done: make(chan struct{}), cancel: cancel}
 		c.inflight[key] = f
-		if ctx.Done() == nil && opts.inlineRuns {
+		if ctx.Done() == nil && opts.InlineKernelReads {
 			// A caller that cannot give up (the C ABI's) flies a detection
 			// with inline runs itself: waiting for another goroutine would
 			// hand its thread's P away and back (docs/performance.md,
@@ -232,6 +232,11 @@ func cacheKey(o Options) string {
 	b.WriteString(strings.Join(o.Backends, ",") + "\x00" + strings.Join(o.Exclude, ",") + "\x00")
 	if o.NoExec {
 		b.WriteString("noexec")
+	}
+	if o.InlineKernelReads {
+		// Its own flight: a caller that did not ask for inline reads must
+		// not wait on one that is held by them past its deadline.
+		b.WriteString("\x00inline")
 	}
 	b.WriteString("\x00" + o.Timeout.String())
 	for _, v := range cacheKeyVars {

@@ -130,6 +130,7 @@ func TestCacheKeyIncludesOptions(t *testing.T) {
 		"backends": func(o *Options) { o.Backends = []string{"cuda"} },
 		"exclude":  func(o *Options) { o.Exclude = []string{"vulkan"} },
 		"no_exec":  func(o *Options) { o.NoExec = true },
+		"inline":   func(o *Options) { o.InlineKernelReads = true },
 		"timeout":  func(o *Options) { o.Timeout = time.Second },
 		"env":      func(o *Options) { o.Env = map[string]string{"HIP_VISIBLE_DEVICES": "0"} },
 	}
@@ -480,7 +481,7 @@ func TestCacheCallerFliesInlineDetection(t *testing.T) {
 		return inner(ctx, o)
 	}
 	opts := cacheOptions(0, nil)
-	opts.inlineRuns = true
+	opts.InlineKernelReads = true
 	const n = 4
 	regs := make([]*registry.Registry, n)
 	callers := make([]string, n)

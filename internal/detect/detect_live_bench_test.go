@@ -29,10 +29,10 @@ func BenchmarkDetectLive(b *testing.B) {
 }
 
 // BenchmarkDetectLiveInline is BenchmarkDetectLive with the backends run on
-// the caller's goroutine as far as their reads allow (Options.inlineRuns,
+// the caller's goroutine as far as their reads allow (Options.InlineKernelReads,
 // off by default; docs/performance.md, "Fifth pass").
 func BenchmarkDetectLiveInline(b *testing.B) {
-	opts := Options{Sysroot: "/", inlineRuns: true, LookupEnv: func(name string) (string, bool) {
+	opts := Options{Sysroot: "/", InlineKernelReads: true, LookupEnv: func(name string) (string, bool) {
 		if name == "PATH" {
 			return "", true
 		}

@@ -36,7 +36,7 @@ func TestInlineRunsAnswerAsWorkers(t *testing.T) {
 	opts := liveNoTools(t)
 	workers, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
-	opts.inlineRuns = true
+	opts.InlineKernelReads = true
 	inline, err := Detect(context.Background(), opts)
 	require.NoError(t, err)
 
@@ -83,7 +83,7 @@ func (r fixedRunner) Run(context.Context, string, ...string) machine.Result {
 // files runs once, on the caller.
 func TestInlineRunEscapesToWorker(t *testing.T) {
 	opts := liveNoTools(t)
-	opts.inlineRuns = true
+	opts.InlineKernelReads = true
 	opts.Runner = fixedRunner{out: "tool output"}
 	var coreRuns, fileRuns, toolRuns atomic.Int32
 	named := func(name string, runs *atomic.Int32, read func(m *machine.Machine) string) machine.Backend {

@@ -72,14 +72,18 @@ type Options struct {
 	// record, set by Capture, records everything the detection reads.
 	record *snapshot.Recorder
 
-	// inlineRuns runs the backends on the caller's goroutine first, as far
-	// as their reads allow (machine/inline.go), and lets a caller that
-	// cannot give up fly its detection itself (Cache.fresh). Off unless a
-	// test or benchmark sets it: a read of the kernel's own files that
-	// never returned would then hold the caller past the deadline, which
-	// include/ai_hwaccel.h ("Blocking") promises it never does
-	// (docs/performance.md, "Fifth pass", says what it would gain).
-	inlineRuns bool
+	// InlineKernelReads (the inline_kernel_reads option) runs the backends
+	// on the caller's goroutine first, as far as their reads allow
+	// (machine/inline.go: listings, stats, links, and files the kernel's
+	// core writes), and lets a caller that cannot give up (the C ABI's) fly
+	// its detection itself (Cache.fresh). A backend that would run a tool,
+	// load a vendor library or read a file a driver writes runs again on a
+	// worker, bounded by the deadline as always. Off by default: those
+	// inline reads are not bounded by the deadline, which only matters if
+	// the kernel itself hangs in meminfo, cpuinfo or a sysfs core
+	// attribute. What it saves (a third of a steady-state detection without
+	// tools): docs/performance.md, "Fifth pass".
+	InlineKernelReads bool `json:"inline_kernel_reads"`
 }
 
 // NVMLOff as Options.NVMLLibrary keeps detection from loading NVML.
