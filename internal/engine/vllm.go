@@ -127,18 +127,6 @@ func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return leve
 // note, quantArgs).
 func (vllm) CannotLoad(quant.Level) string { return "" }
 
-// vllmMethod is one of vLLM's quantization methods with the minimum compute
-// capability its QuantizationConfig.get_min_capability returns, which vLLM
-// checks against the GPU when it builds its configuration
-// (VllmConfig._get_quantization_config, vllm/config/vllm.py): below it vLLM
-// stops with "The quantization method awq is not supported for the current
-// GPU. Minimum capability: 75. Current capability: 70." (as on a V100).
-type vllmMethod struct {
-	name   string
-	floor  capability
-	source string
-}
-
 // vLLM's methods whose floors were read in vllm-project/vllm (paths under
 // vllm/model_executor/layers/quantization/):
 //   - fp8, the method of FP8 checkpoints and of --quantization fp8 on a
@@ -160,9 +148,9 @@ type vllmMethod struct {
 // the list's int4 floor. compressed-tensors and modelopt choose a kernel per
 // scheme; their floors are not read here either.
 var (
-	vllmFP8   = vllmMethod{"fp8", 80, "Fp8Config.get_min_capability, vllm/model_executor/layers/quantization/fp8.py; weight-only through Marlin below 8.9"}
-	vllmAWQ   = vllmMethod{"AWQ", 75, "AWQConfig.get_min_capability, vllm/model_executor/layers/quantization/awq.py"}
-	vllmMXFP4 = vllmMethod{"MXFP4", 80, "Mxfp4Config.get_min_capability, vllm/model_executor/layers/quantization/mxfp4.py"}
+	vllmFP8   = quantMethod{"fp8", 80, "Fp8Config.get_min_capability, vllm/model_executor/layers/quantization/fp8.py; weight-only through Marlin below 8.9"}
+	vllmAWQ   = quantMethod{"AWQ", 75, "AWQConfig.get_min_capability, vllm/model_executor/layers/quantization/awq.py"}
+	vllmMXFP4 = quantMethod{"MXFP4", 80, "Mxfp4Config.get_min_capability, vllm/model_executor/layers/quantization/mxfp4.py"}
 )
 
 // vllmMethodFor is the quantization method vLLM runs model m's weights at
@@ -172,13 +160,8 @@ var (
 // on load, quantArgs); ok is false otherwise (float levels, GGUF types, an
 // int4/int8 level with no published checkpoint, GPTQ, compressed-tensors,
 // modelopt).
-func vllmMethodFor(m *model.Model, l quant.Level) (vllmMethod, bool) {
-	method := ""
-	if m != nil {
-		if ck := checkpointFor(m, l, false); ck != nil {
-			method = ck.Method
-		}
-	}
+func vllmMethodFor(m *model.Model, l quant.Level) (quantMethod, bool) {
+	method := publishedMethod(m, l)
 	switch {
 	case l == quant.FP8 && (method == "" || method == "fp8"):
 		return vllmFP8, true
@@ -187,15 +170,14 @@ func vllmMethodFor(m *model.Model, l quant.Level) (vllmMethod, bool) {
 	case l == quant.INT4 && method == "awq":
 		return vllmAWQ, true
 	}
-	return vllmMethod{}, false
+	return quantMethod{}, false
 }
 
 // CannotRunLevel implements LevelRule for vLLM on CUDA: the level's
 // quantization method (vllmMethodFor) must meet its minimum compute
 // capability. Float levels and methods whose floor is not known are left to
-// the device's precision list (bf16 from 8.0 there, as vLLM's own check:
-// "Bfloat16 is only supported on GPUs with compute capability of at least
-// 8.0"). Other kinds have no rule here.
+// the device's precision list (bf16 from 8.0 there). Other kinds have no
+// rule here.
 func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
 	cc, ok := cudaCapability(d)
 	if !ok {
@@ -205,10 +187,7 @@ func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (s
 	if !ok {
 		return "", false
 	}
-	if cc >= q.floor {
-		return "", true
-	}
-	return fmt.Sprintf("vLLM's %s kernels need compute capability %s (%s); %s has %s", q.name, q.floor, q.source, deviceName(d), cc), true
+	return q.refusal("vLLM", d, cc), true
 }
 
 // Parallelism implements Engine: tensor and pipeline parallel.

@@ -136,3 +136,22 @@ func TestEngineWithoutRuleKeepsDeviceList(t *testing.T) {
 	require.Len(t, a.Levels, 1)
 	assert.Equal(t, "cuda_gpu (nvidia) devices do not support bf16", a.Levels[0].Reason)
 }
+
+// TestSGLangQuantFloors: SGLang's fp8 needs compute capability 8.0 and its
+// AWQ kernels 7.5, as vLLM's: fp8 plans on an A100 and is refused on a
+// V100, Llama-3.1-8B's AWQ checkpoint is refused on a V100, each with
+// SGLang's reason.
+func TestSGLangQuantFloors(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{a100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+
+	for quant, want := range map[string]string{"fp8": "SGLang's fp8 kernels need compute capability 8.0", "int4": "SGLang's AWQ kernels need compute capability 7.5"} {
+		a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"`+quant+`"}`, reg(t, []registry.Device{v100})))
+		require.False(t, a.Fits, quant)
+		require.Len(t, a.Levels, 1)
+		assert.Contains(t, a.Levels[0].Reason, want)
+		assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
+	}
+}
