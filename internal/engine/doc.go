@@ -7,7 +7,9 @@
 // device (Memory: the fraction of total memory and the margin it keeps
 // free), its KV cache rules and the cache types it adds (KVRules,
 // CacheTypes), which precision levels it runs and what it loads for them
-// (Levels, CannotLoad, Load), whether it splits tensors or only layers
+// (Levels, CannotLoad, Load; and, where its kernels decide it rather than
+// a device's precision list, which it runs on a GPU of a given compute
+// capability: the optional LevelRule), whether it splits tensors or only layers
 // (Parallelism), and how a plan is started with it (Args, Env, Command,
 // StartNotes).
 //

@@ -11,7 +11,7 @@ import (
 )
 
 // detectedCUDA is an NVIDIA GPU as detection reports it: its precision list
-// filled from its compute capability (internal/precision.CUDA), as
+// filled from its compute capability (precision.CUDA of internal/precision), as
 // nvidia-smi's compute_cap or the PCI id table gives it.
 func detectedCUDA(name string, memBytes int64, cc string) registry.Device {
 	d := gpu(registry.KindCUDA, 0, name, memBytes, cc)
