@@ -335,6 +335,9 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 		if !declared {
 			a = append(a, "--quantization", "fp8")
 		}
+		if n := vllmWeightOnlyFP8Note(p); n != "" {
+			notes = append(notes, n)
+		}
 	case quant.MXFP4:
 		if !declared {
 			notes = append(notes, "vLLM: mxfp4 needs a checkpoint published in MXFP4 (gpt-oss); vLLM reads the method from the checkpoint")
@@ -359,6 +362,28 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 		notes = append(notes, missing)
 	}
 	return a, notes
+}
+
+// vllmWeightOnlyFP8Note says how vLLM runs an fp8 plan on a GPU without
+// FP8 tensor cores (compute capability 8.0 to 8.8, which vllmFP8 admits):
+// Fp8LinearMethod sets use_marlin below 8.9 and the Marlin kernel multiplies
+// 16-bit activations by the fp8 weights, dequantized in the kernel
+// (vllm/model_executor/layers/quantization/fp8.py at
+// 1436674bcb3f46f4c960d09334cf7dd1534943ca, "For GPUs that lack FP8 hardware
+// support, we can leverage the Marlin kernel for fast weight-only FP8
+// quantization"); "" when every GPU of p has FP8 tensor cores.
+func vllmWeightOnlyFP8Note(p *Placement) string {
+	for _, u := range p.Units() {
+		for _, s := range u {
+			for _, d := range s.Devices {
+				if cc, ok := cudaCapability(d.Dev); ok && cc < 89 {
+					return fmt.Sprintf("vLLM: %s (compute capability %s) has no FP8 tensor cores: vLLM runs fp8 weight-only through its Marlin kernel (Fp8LinearMethod, vllm/model_executor/layers/quantization/fp8.py): the weights take fp8's memory, the matrix products run on 16-bit activations",
+						deviceName(d.Dev), cc)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // torchDType is the --dtype value (vLLM and SGLang both take torch's

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,6 +113,11 @@ func TestVLLMFP8ByCapability(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{a100})))
 	require.True(t, a.Fits, dump(t, a.Levels))
 	assert.Equal(t, "fp8", a.Quant)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM runs fp8 weight-only", "the plan says what vLLM does on a GPU without FP8 tensor cores")
+	h100 := detectedCUDA("NVIDIA H100 80GB HBM3", 80<<30, "9.0")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{h100})))
+	require.True(t, a.Fits)
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "weight-only")
 
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{v100})))
