@@ -1,5 +1,5 @@
 // Package engine holds what the planner knows about each inference engine:
-// one file per engine (vllm.go, llamacpp.go, none.go) behind one interface,
+// one file per engine (vllm.go, llamacpp.go, sglang.go, none.go) behind one interface,
 // Engine, and a registry of them by name.
 //
 // An engine says which device kinds it runs on and which it claims when a
@@ -16,9 +16,12 @@
 // An engine may also answer optional questions, each an interface of its
 // own that the planner checks with a type assertion: which fitted speed
 // model its plans take (SpeedModeled, SpeedModelOf), the CPUs it cannot
-// run on (CPUFloor), the prompt chunk it runs a prompt in (PromptChunker),
-// whether it fits its own context at launch when told to (ContextFitter)
-// and whether it is planned by release (Versioned, engine_version).
+// run on (CPUFloor), the prompt chunk it runs a prompt in (PromptChunker)
+// and its fixed time per request (PromptRequestTimer), which levels its
+// kernels run on a GPU of a given compute capability where a device's
+// precision list should not decide (LevelRule), whether it fits its own
+// context at launch when told to (ContextFitter) and whether it is planned
+// by release (Versioned, engine_version).
 //
 // The planner (internal/plan) looks engines up by name and asks them; it
 // never compares engine names, so engine name literals live here only

@@ -68,6 +68,20 @@ type Versioned interface {
 	DefaultVersion() string
 }
 
+// LevelRule is implemented by an engine whose kernels, not a device's
+// precision list (registry quantizations, internal/precision), decide which
+// weights it runs on a device: llama.cpp's CUDA backend runs every GGUF type
+// on GPUs whose list has no int4, and each of vLLM's quantization methods
+// names its own minimum compute capability. The planner asks it of every
+// device of a pool; where it has no rule (decided false), and for an engine
+// without one, the device's precision list decides.
+type LevelRule interface {
+	// CannotRunLevel says why the engine cannot run the weights of model m
+	// at level l on device d, "" when it can; decided is false when the
+	// engine has no rule of its own for d and l.
+	CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (why string, decided bool)
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

@@ -287,6 +287,49 @@ func (llamaCPP) CannotLoad(l quant.Level) string {
 	return ""
 }
 
+// llamaCUDAFloor is the lowest compute capability llama.cpp's CUDA builds
+// carry kernels for: with no CMAKE_CUDA_ARCHITECTURES given and a CUDA
+// toolkit below 13 (the CUDA 12 builds llama.cpp publishes), its default
+// architectures start at 50-virtual (Maxwell, "lowest CUDA 12 standard"),
+// then 61-virtual and 70-virtual; a CUDA 13 build starts at 75-virtual
+// (ggml/src/ggml-cuda/CMakeLists.txt lines 9-34 at ggml-org/llama.cpp
+// 00a2d60921595ea66853568270b3060490040dea,
+// https://github.com/ggml-org/llama.cpp/blob/00a2d60921595ea66853568270b3060490040dea/ggml/src/ggml-cuda/CMakeLists.txt#L9-L34).
+// The planner follows the CUDA 12 builds; Kepler (3.x: the K80, the GT 640)
+// is below every default, and CUDA 12 itself dropped it.
+const llamaCUDAFloor capability = 50
+
+// CannotRunLevel implements LevelRule for llama.cpp's CUDA backend, which
+// runs every GGUF weight type on any GPU it has kernels for
+// (llamaCUDAFloor): its quantized matrix multiplication (MMQ) needs the
+// __dp4a byte dot product, compute capability 6.1 (GGML_CUDA_CC_DP4A in
+// ggml/src/ggml-cuda/common.cuh), and below that ggml_cuda_should_use_mmq
+// (ggml/src/ggml-cuda/mmq.cu at 027ef8769913a5f665e287c5e1f13d9d633a9d57)
+// answers false, so the weights are dequantized and multiplied by cuBLAS:
+// slower, but every type runs, on a P100 (6.0) or a GTX 980 (5.2) as on a
+// V100 (7.0) or a P40 (6.1), whose precision lists have no int4. fp16 and
+// fp32 run everywhere above the floor. bf16 is left to the device's list
+// (no source read here for BF16 matrix products before Ampere), fp8 to
+// CannotLoad. Other backends (ROCm, Metal, Vulkan, SYCL, CPU) have no rule
+// here: the device's precision list decides.
+func (llamaCPP) CannotRunLevel(d *registry.Device, _ *model.Model, l quant.Level) (string, bool) {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return "", false
+	}
+	if cc < llamaCUDAFloor {
+		return fmt.Sprintf("llama.cpp's CUDA builds have no kernels below compute capability %s (default CMAKE_CUDA_ARCHITECTURES in ggml/src/ggml-cuda/CMakeLists.txt start at 50 with CUDA 12, 75 with CUDA 13); %s has %s",
+			llamaCUDAFloor, deviceName(d), cc), true
+	}
+	switch {
+	case l == quant.FP16, l == quant.FP32:
+		return "", true
+	case l.IsGGUF(), l.IsCheckpointFormat(), l == quant.INT8, l == quant.INT4:
+		return "", true
+	}
+	return "", false
+}
+
 // Parallelism: llama.cpp splits layers over devices (--split-mode layer),
 // not tensors; it runs the layers left in host memory on the CPU, keeps
 // the first layers there (HostLayersFirst) and can keep only the routed

@@ -289,6 +289,38 @@ func (sglang) CannotLoad(l quant.Level) string {
 	return ""
 }
 
+// SGLang's methods whose floors were read in sgl-project/sglang (paths
+// under python/sglang/srt/layers/quantization/): fp8 (FP8 checkpoints and
+// --quantization fp8 on a 16-bit one) 80 (Fp8Config.get_min_capability for
+// CUDA, 100 for MXFP8, fp8.py at 00563d368df9673403eacead4adf45ef77ef0ca9,
+// which imports Marlin FP8 for GPUs without FP8 tensor cores), and AWQ 75
+// (AWQConfig, "The AWQ kernel only supports Turing or newer GPUs", awq.py at
+// 0149944fafd4ff560664ef2400e131b0e1b11643; AWQMarlinConfig, used from 8.0,
+// returns 80). Other methods (GPTQ, mxfp4, compressed-tensors, modelopt)
+// and the float levels are left to the device's precision list.
+var (
+	sglangFP8 = quantMethod{"fp8", 80, "Fp8Config.get_min_capability, python/sglang/srt/layers/quantization/fp8.py"}
+	sglangAWQ = quantMethod{"AWQ", 75, "AWQConfig.get_min_capability, python/sglang/srt/layers/quantization/awq.py"}
+)
+
+// CannotRunLevel implements LevelRule for SGLang on CUDA: fp8 and AWQ int4
+// checkpoints must meet their method's minimum compute capability; other
+// levels and kinds follow the device's precision list.
+func (sglang) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return "", false
+	}
+	method := publishedMethod(m, l)
+	switch {
+	case l == quant.FP8 && (method == "" || method == "fp8"):
+		return sglangFP8.refusal("SGLang", d, cc), true
+	case l == quant.INT4 && method == "awq":
+		return sglangAWQ.refusal("SGLang", d, cc), true
+	}
+	return "", false
+}
+
 // Load is the checkpoint SGLang loads at p's level: a published one, else
 // the float one for float levels (--dtype converts) and fp8 (quantized on
 // load).

@@ -144,6 +144,69 @@ func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return leve
 // note, quantArgs).
 func (vllm) CannotLoad(quant.Level) string { return "" }
 
+// vLLM's methods whose floors were read in vllm-project/vllm (paths under
+// vllm/model_executor/layers/quantization/):
+//   - fp8, the method of FP8 checkpoints and of --quantization fp8 on a
+//     16-bit one: 80 (Fp8Config, fp8.py at 1436674bcb3f46f4c960d09334cf7dd1534943ca);
+//     below 8.9 Fp8LinearMethod sets use_marlin and runs the weights
+//     weight-only through its Marlin FP8 kernel, so an A100 (8.0) runs fp8
+//     checkpoints though it has no FP8 tensor cores;
+//   - awq: 75, "The AWQ kernel only supports Turing or newer GPUs" (AWQConfig,
+//     awq.py at 92d756e9ccd74c7772d5d9936ac5631b811a961f); from 8.0 vLLM
+//     runs such a checkpoint with awq_marlin;
+//   - mxfp4 (gpt-oss): 80 (Mxfp4Config, mxfp4.py at 007d50058a06dec0f82472d63c819244d460c40d).
+//
+// GPTQ is left to the device's precision list: GPTQConfig returns 60 (gptq.py
+// at e5dd90be38faf08d3f841f7ef1f4d7e64a70147d, exllama kernels), but newer
+// vLLM loads GPTQ checkpoints as auto_gptq, whose linear method runs Marlin
+// only (AutoGPTQLinearMethod calls verify_marlin_supported, auto_gptq.py at
+// 055e47c28003156421365af985d676fc921cb075) and Marlin takes no type below
+// 75 (query_marlin_supported_quant_types, utils/marlin_utils.py), which is
+// the list's int4 floor. compressed-tensors and modelopt choose a kernel per
+// scheme; their floors are not read here either.
+var (
+	vllmFP8   = quantMethod{"fp8", 80, "Fp8Config.get_min_capability, vllm/model_executor/layers/quantization/fp8.py; weight-only through Marlin below 8.9"}
+	vllmAWQ   = quantMethod{"AWQ", 75, "AWQConfig.get_min_capability, vllm/model_executor/layers/quantization/awq.py"}
+	vllmMXFP4 = quantMethod{"MXFP4", 80, "Mxfp4Config.get_min_capability, vllm/model_executor/layers/quantization/mxfp4.py"}
+)
+
+// vllmMethodFor is the quantization method vLLM runs model m's weights at
+// level l with, among those whose floor is known: the method of the
+// published checkpoint the plan loads (checkpointFor, as Load picks it), fp8
+// or mxfp4 when none is published (vLLM quantizes a 16-bit checkpoint to fp8
+// on load, quantArgs); ok is false otherwise (float levels, GGUF types, an
+// int4/int8 level with no published checkpoint, GPTQ, compressed-tensors,
+// modelopt).
+func vllmMethodFor(m *model.Model, l quant.Level) (quantMethod, bool) {
+	method := publishedMethod(m, l)
+	switch {
+	case l == quant.FP8 && (method == "" || method == "fp8"):
+		return vllmFP8, true
+	case l == quant.MXFP4 && (method == "" || method == "mxfp4"):
+		return vllmMXFP4, true
+	case l == quant.INT4 && method == "awq":
+		return vllmAWQ, true
+	}
+	return quantMethod{}, false
+}
+
+// CannotRunLevel implements LevelRule for vLLM on CUDA: the level's
+// quantization method (vllmMethodFor) must meet its minimum compute
+// capability. Float levels and methods whose floor is not known are left to
+// the device's precision list (bf16 from 8.0 there). Other kinds have no
+// rule here.
+func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return "", false
+	}
+	q, ok := vllmMethodFor(m, l)
+	if !ok {
+		return "", false
+	}
+	return q.refusal("vLLM", d, cc), true
+}
+
 // Parallelism implements Engine: tensor and pipeline parallel.
 func (vllm) Parallelism() Parallelism { return Parallelism{Tensor: true} }
 
@@ -289,6 +352,9 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 		if !declared {
 			a = append(a, "--quantization", "fp8")
 		}
+		if n := vllmWeightOnlyFP8Note(p); n != "" {
+			notes = append(notes, n)
+		}
 	case quant.MXFP4:
 		if !declared {
 			notes = append(notes, "vLLM: mxfp4 needs a checkpoint published in MXFP4 (gpt-oss); vLLM reads the method from the checkpoint")
@@ -313,6 +379,28 @@ func (e vllm) quantArgs(p *Placement) ([]string, []string) {
 		notes = append(notes, missing)
 	}
 	return a, notes
+}
+
+// vllmWeightOnlyFP8Note says how vLLM runs an fp8 plan on a GPU without
+// FP8 tensor cores (compute capability 8.0 to 8.8, which vllmFP8 admits):
+// Fp8LinearMethod sets use_marlin below 8.9 and the Marlin kernel multiplies
+// 16-bit activations by the fp8 weights, dequantized in the kernel
+// (vllm/model_executor/layers/quantization/fp8.py at
+// 1436674bcb3f46f4c960d09334cf7dd1534943ca, "For GPUs that lack FP8 hardware
+// support, we can leverage the Marlin kernel for fast weight-only FP8
+// quantization"); "" when every GPU of p has FP8 tensor cores.
+func vllmWeightOnlyFP8Note(p *Placement) string {
+	for _, u := range p.Units() {
+		for _, s := range u {
+			for _, d := range s.Devices {
+				if cc, ok := cudaCapability(d.Dev); ok && cc < 89 {
+					return fmt.Sprintf("vLLM: %s (compute capability %s) has no FP8 tensor cores: vLLM runs fp8 weight-only through its Marlin kernel (Fp8LinearMethod, vllm/model_executor/layers/quantization/fp8.py): the weights take fp8's memory, the matrix products run on 16-bit activations",
+						deviceName(d.Dev), cc)
+				}
+			}
+		}
+	}
+	return ""
 }
 
 // torchDType is the --dtype value (vLLM and SGLang both take torch's

@@ -99,10 +99,7 @@ func unsupportedReason(req *planning, p *pool, l quant.Level) string {
 	if r := e.CannotLoad(l); r != "" {
 		return r
 	}
-	if !req.remembered().poolSupports(p, native) {
-		return fmt.Sprintf("%s devices do not support %s", p.label(), native)
-	}
-	return ""
+	return req.remembered().poolRefuses(p, req.Model, l)
 }
 
 // betterPlan reports whether a beats b (both for the same level): fits, then

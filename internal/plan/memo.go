@@ -7,6 +7,7 @@ package plan
 import (
 	"slices"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -57,28 +58,29 @@ func sameDevices(a, b [][]stage) bool {
 // never share one.
 type memo struct {
 	searches searches
-	// supports is poolSupports of a pool and a native type.
-	supports map[poolNative]bool
+	// refusals is poolRefuses of a pool and a level.
+	refusals map[poolLevel]string
 }
 
-type poolNative struct {
-	pool   *pool
-	native string
+type poolLevel struct {
+	pool  *pool
+	level quant.Level
 }
 
-// poolSupports is poolSupports(p, native), read through the memo: every
-// level of every pass asks it of every pool, and it reads every device.
-func (m *memo) poolSupports(p *pool, native string) bool {
-	k := poolNative{p, native}
-	ok, found := m.supports[k]
+// poolRefuses is poolRefuses(p, m, l), read through the memo: every level
+// of every pass asks it of every pool, and it reads every device. The
+// model is the request's, the same in every pass.
+func (m *memo) poolRefuses(p *pool, mod *model.Model, l quant.Level) string {
+	k := poolLevel{p, l}
+	why, found := m.refusals[k]
 	if !found {
-		if m.supports == nil {
-			m.supports = map[poolNative]bool{}
+		if m.refusals == nil {
+			m.refusals = map[poolLevel]string{}
 		}
-		ok = poolSupports(p, native)
-		m.supports[k] = ok
+		why = poolRefuses(p, mod, l)
+		m.refusals[k] = why
 	}
-	return ok
+	return why
 }
 
 // searches remembers maxFitting's answers: the second pass of

@@ -10,7 +10,9 @@ import (
 	"sync"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -447,6 +449,38 @@ func poolSupports(p *pool, native string) bool {
 		}
 	}
 	return len(p.Devices) > 0
+}
+
+// poolRefuses says why the pool's engine cannot run the weights of model m
+// at level l on every device of the pool, "" when it can (deviceRefuses).
+// An empty pool runs nothing.
+func poolRefuses(p *pool, m *model.Model, l quant.Level) string {
+	if len(p.Devices) == 0 {
+		return fmt.Sprintf("%s devices do not support %s", p.label(), l.Native())
+	}
+	for _, d := range p.Devices {
+		why, byList := deviceRefuses(p.Budget.Engine, &d.Dev, m, l)
+		if byList {
+			return fmt.Sprintf("%s devices do not support %s", p.label(), l.Native())
+		}
+		if why != "" {
+			return why
+		}
+	}
+	return ""
+}
+
+// deviceRefuses says why engine e cannot run the weights of model m at
+// level l on device d, "" when it can: the engine's own rule
+// (engine.LevelRule) where it has one, else the device's precision list
+// (supported), whose refusal is byList, worded by the caller.
+func deviceRefuses(e engine.Engine, d *registry.Device, m *model.Model, l quant.Level) (why string, byList bool) {
+	if rule, ok := e.(engine.LevelRule); ok {
+		if why, decided := rule.CannotRunLevel(d, m, l); decided {
+			return why, false
+		}
+	}
+	return "", !supported(d, l.Native())
 }
 
 // orderPools puts accelerators before the CPU, then the pool with the most

@@ -12,6 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -219,11 +220,16 @@ func TestPlanningProperties(t *testing.T) {
 		require.Equal(t, a.Fits, s.Fits, name)
 		if s.Fits {
 			require.Equal(t, a.Quant, s.Quant, name)
-			native := quant.Level(s.Quant).Native()
+			// (as the plan's engine answers it: its own rule where it has
+			// one, else the device's precision list)
+			e, ok := engine.Lookup(s.Budget.Engine)
+			require.True(t, ok, name)
+			m := planningOf(t, request(t, rc.body, rc.reg)).Model
 			for _, id := range s.Devices {
 				d := rc.reg.Find(id)
 				require.NotNil(t, d, name)
-				require.True(t, supported(d, native), "%s: %s cannot run %s", name, id, native)
+				why, byList := deviceRefuses(e, d, m, quant.Level(s.Quant))
+				require.True(t, why == "" && !byList, "%s: %s cannot run %s with %s: %s", name, id, s.Quant, e.Name(), why)
 			}
 		}
 	}

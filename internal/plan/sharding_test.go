@@ -227,9 +227,14 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8"}`, reg(t, []registry.Device{p100})))
 	assert.False(t, a.Fits)
 
-	// Explicit fp8 on an Ampere card does not fit anything.
+	// Explicit fp8 on an Ampere card: its precision list has no fp8, but
+	// vLLM (the default engine there) runs fp8 weight-only through Marlin
+	// from compute capability 8.0 (engine.LevelRule, internal/engine/vllm.go);
+	// llama.cpp has no fp8 type.
 	a100 := gpu(registry.KindCUDA, 0, "NVIDIA A100-SXM4-80GB", 80*gibBytes, "8.0")
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"fp8"}`, reg(t, []registry.Device{a100})))
+	assert.True(t, a.Fits)
+	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"fp8","engine":"llama.cpp"}`, reg(t, []registry.Device{a100})))
 	assert.False(t, a.Fits)
 
 	// The registry's list wins over inference.

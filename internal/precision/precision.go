@@ -68,6 +68,11 @@ func ccAtLeast(cc string, major, minor int) bool {
 	return ok && (ma > major || ma == major && mi >= minor)
 }
 
+// ComputeCapability reads a CUDA compute capability ("8.9") as its major
+// and minor numbers; ok is false when cc is not one (empty, "pci-id-table"
+// or malformed).
+func ComputeCapability(cc string) (major, minor int, ok bool) { return parseCC(cc) }
+
 func parseCC(cc string) (major, minor int, ok bool) {
 	a, b, found := strings.Cut(cc, ".")
 	if !found {

@@ -1,0 +1,163 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// detectedCUDA is an NVIDIA GPU as detection reports it: its precision list
+// filled from its compute capability (precision.CUDA of internal/precision), as
+// nvidia-smi's compute_cap or the PCI id table gives it.
+func detectedCUDA(name string, memBytes int64, cc string) registry.Device {
+	d := gpu(registry.KindCUDA, 0, name, memBytes, cc)
+	d.Vendor = "nvidia"
+	d.Quantizations = precision.CUDA(cc)
+	return d
+}
+
+// olderGPUs are GPUs whose precision list has no int4 (compute capability
+// below 7.5), on which llama.cpp's CUDA backend runs every GGUF type: Volta,
+// Pascal with dp4a (6.1) and the P100 (6.0, no dp4a: dequantize + cuBLAS).
+var olderGPUs = []registry.Device{
+	detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0"),
+	detectedCUDA("Tesla P40", 24<<30, "6.1"),
+	detectedCUDA("Tesla P100-PCIE-16GB", 16<<30, "6.0"),
+	detectedCUDA("NVIDIA GeForce GTX 1080", 8<<30, "6.1"),
+}
+
+// TestLlamaCPPRunsGGUFOnOlderGPUs: llama.cpp plans Q4_K_M on a V100, a P40,
+// a P100 and a GTX 1080, whose precision lists have no int4; the engine
+// answers from the compute capability, not from the list.
+func TestLlamaCPPRunsGGUFOnOlderGPUs(t *testing.T) {
+	for _, d := range olderGPUs {
+		t.Run(d.Name, func(t *testing.T) {
+			require.NotContains(t, d.Quantizations, "int4", "the fixture must be a GPU the list refuses int4 on")
+			for _, body := range []string{
+				`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"q4_k_m"}`,
+				`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"int4"}`,
+			} {
+				a := shard(t, request(t, body, reg(t, []registry.Device{d})))
+				require.True(t, a.Fits, "%s: %s", body, dump(t, a.Levels))
+				assert.Equal(t, "q4_k_m", a.Quant)
+				assert.Nil(t, a.Refusal)
+			}
+		})
+	}
+}
+
+// TestLlamaCPPRefusesKepler: below compute capability 5.0 (a Tesla K80,
+// 3.7) llama.cpp's CUDA builds have no kernels, whatever the level, and the
+// refusal says so.
+func TestLlamaCPPRefusesKepler(t *testing.T) {
+	k80 := detectedCUDA("Tesla K80", 12<<30, "3.7")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.2-1B"},"engine":"llama.cpp","quant":"fp16"}`, reg(t, []registry.Device{k80})))
+	require.False(t, a.Fits)
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "compute capability 5.0")
+	assert.Contains(t, a.Levels[0].Reason, "3.7")
+}
+
+// TestVLLMAWQNeedsTuring: vLLM's AWQ kernels need compute capability 7.5;
+// Llama-3.1-8B's published int4 checkpoint is AWQ, so a V100 (7.0) refuses it
+// with vLLM's reason, and a T4 (7.5) plans it.
+func TestVLLMAWQNeedsTuring(t *testing.T) {
+	body := `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"int4"}`
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a := shard(t, request(t, body, reg(t, []registry.Device{v100})))
+	require.False(t, a.Fits)
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "AWQ")
+	assert.Contains(t, a.Levels[0].Reason, "7.5")
+	assert.Contains(t, a.Levels[0].Reason, "awq.py")
+
+	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
+	a = shard(t, request(t, body, reg(t, []registry.Device{t4})))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+}
+
+// TestVLLMGPTQLeftToDeviceList: vLLM has no rule of its own for GPTQ (its
+// newer releases run GPTQ through Marlin, from 7.5), so a V100's precision
+// list, which has no int4, refuses Llama-3.1-70B's named GPTQ checkpoint
+// with the planner's sentence.
+func TestVLLMGPTQLeftToDeviceList(t *testing.T) {
+	v100 := func(i int) registry.Device {
+		d := detectedCUDA("Tesla V100-SXM2-32GB", 32<<30, "7.0")
+		d.ID, d.Index = registry.DeviceID(registry.KindCUDA, i), i
+		return d
+	}
+	body := `{"model":{"name":"hugging-quants/Meta-Llama-3.1-70B-Instruct-GPTQ-INT4"},"engine":"vllm","quant":"int4","context_length":4096}`
+	a := shard(t, request(t, body, reg(t, []registry.Device{v100(0), v100(1)})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Equal(t, "cuda_gpu (nvidia) devices do not support int4", a.Levels[0].Reason)
+}
+
+// TestVLLMFP8ByCapability: vLLM's fp8 method needs compute capability 8.0
+// and runs weights-only with its Marlin kernel below 8.9: an A100 (8.0),
+// whose precision list has no fp8, plans fp8 with vLLM; a V100 refuses it
+// with vLLM's reason; llama.cpp, which has no fp8 type, still refuses it on
+// the A100.
+func TestVLLMFP8ByCapability(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	require.NotContains(t, a100.Quantizations, "fp8")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{a100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Equal(t, "fp8", a.Quant)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM runs fp8 weight-only", "the plan says what vLLM does on a GPU without FP8 tensor cores")
+	h100 := detectedCUDA("NVIDIA H100 80GB HBM3", 80<<30, "9.0")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{h100})))
+	require.True(t, a.Fits)
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "weight-only")
+
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{v100})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "8.0")
+	assert.Contains(t, a.Levels[0].Reason, "fp8.py")
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"fp8"}`, reg(t, []registry.Device{a100})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "llama.cpp has no fp8")
+}
+
+// TestEngineWithoutRuleKeepsDeviceList: where an engine has no rule of its
+// own (vLLM's bf16 on CUDA), the device's precision list decides, with the
+// planner's sentence.
+func TestEngineWithoutRuleKeepsDeviceList(t *testing.T) {
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"bf16"}`, reg(t, []registry.Device{v100})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Equal(t, "cuda_gpu (nvidia) devices do not support bf16", a.Levels[0].Reason)
+}
+
+// TestSGLangQuantFloors: SGLang's fp8 needs compute capability 8.0 and its
+// AWQ kernels 7.5, as vLLM's: fp8 plans on an A100 and is refused on a
+// V100, Llama-3.1-8B's AWQ checkpoint is refused on a V100, each with
+// SGLang's reason.
+func TestSGLangQuantFloors(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{a100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+
+	for quant, want := range map[string]string{"fp8": "SGLang's fp8 kernels need compute capability 8.0", "int4": "SGLang's AWQ kernels need compute capability 7.5"} {
+		a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"`+quant+`"}`, reg(t, []registry.Device{v100})))
+		require.False(t, a.Fits, quant)
+		require.Len(t, a.Levels, 1)
+		assert.Contains(t, a.Levels[0].Reason, want)
+		assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
+	}
+}
