@@ -5,11 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // appleTodayRow is one row of data/apple_today.json: a llama-bench run of a
@@ -65,19 +61,10 @@ func loadAppleTodayDecode(dataDir string) ([]speedCase, error) {
 		if r.TG <= 0 {
 			continue
 		}
-		s, ok := specs.ByName(r.Hardware)
-		if !ok || s.BandwidthGBs <= 0 {
-			return nil, fmt.Errorf("apple_today.json: %s: no record with a datasheet bandwidth", r.name())
-		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		rp, err := appleTodayReplay(r, 0)
 		if err != nil {
-			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
+			return nil, err
 		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
-		}
-		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, 64)
 		cases = append(cases, speedCase{
 			row:    speedRow{Hardware: r.Hardware, DeviceCount: 1, Model: r.Model, Quant: r.Quant, Gen: 128, TG: r.TG, Source: r.Source},
 			replay: rp, class: rp.MemoryClass(), family: rp.WeightFamily(),
@@ -85,4 +72,15 @@ func loadAppleTodayDecode(dataDir string) ([]speedCase, error) {
 		})
 	}
 	return cases, nil
+}
+
+// appleTodayReplay is row r's run on its chip's record, with a prompt of
+// prompt tokens (0: decode only) and decode at the 64-token average
+// context of tg128 from an empty cache.
+func appleTodayReplay(r appleTodayRow, prompt int) (*plan.Replay, error) {
+	s, m, l, err := resolveRowOn("apple_today.json", r.name(), r.Hardware, r.Model, r.Quant)
+	if err != nil {
+		return nil, err
+	}
+	return plan.NewReplay(speedRowsEngine, m, l, s, 1, prompt, 64), nil
 }

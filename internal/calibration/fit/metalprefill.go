@@ -1,14 +1,8 @@
 package main
 
 import (
-	"fmt"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // The Metal prefill cell (calibration.Throughput.PrefillMFUMetal and
@@ -91,19 +85,10 @@ func loadAppleTodayPrefill(dataDir string) ([]speedCase, error) {
 		if r.PP <= 0 {
 			continue
 		}
-		s, ok := specs.ByName(r.Hardware)
-		if !ok || s.BandwidthGBs <= 0 {
-			return nil, fmt.Errorf("apple_today.json: %s: no record with a datasheet bandwidth", r.name())
-		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		rp, err := appleTodayReplay(r, 512)
 		if err != nil {
-			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
+			return nil, err
 		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("apple_today.json: %s: %w", r.name(), err)
-		}
-		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 512, 64)
 		if r.GPUCores > 0 {
 			rp.WithGPUCores(r.GPUCores)
 		}

@@ -266,17 +266,9 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		if !strings.HasPrefix(r.Source, "https://") || r.TG <= 0 {
 			return nil, fmt.Errorf("decode_published.json: %s: needs an https source and a speed", name)
 		}
-		s, ok := specs.ByName(r.Hardware)
-		if !ok || s.BandwidthGBs <= 0 {
-			return nil, fmt.Errorf("decode_published.json: %s: no datasheet bandwidth", name)
-		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		s, m, l, err := resolveRowOn("decode_published.json", name, r.Hardware, r.Model, r.Quant)
 		if err != nil {
-			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
-		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("decode_published.json: %s: %w", name, err)
+			return nil, err
 		}
 		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, r.Context)
 		if r.Date < todaysBuildsFrom {
@@ -293,6 +285,17 @@ func loadHeldOut(dataDir string) ([]speedCase, error) {
 		})
 	}
 	return cases, nil
+}
+
+// resolveRowOn is resolveRow with the record of hardware, which must
+// have a datasheet bandwidth.
+func resolveRowOn(file, name, hardware, catalogModel, level string) (specs.Spec, *model.Model, quant.Level, error) {
+	s, ok := specs.ByName(hardware)
+	if !ok || s.BandwidthGBs <= 0 {
+		return s, nil, "", fmt.Errorf("%s: %s: no record with a datasheet bandwidth", file, name)
+	}
+	m, l, err := resolveRow(file, name, catalogModel, level)
+	return s, m, l, err
 }
 
 // prefillTodayRow is one row of data/prefill_today.json.

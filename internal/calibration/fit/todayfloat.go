@@ -5,11 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
 
 // todayFloatRow is one row of data/decode_today_microbatch.json: a batch-1
@@ -62,17 +58,9 @@ func loadTodayFloat(dataDir string) ([]speedCase, error) {
 		if r.Use != useHeldOut && r.Use != useMethodCheck {
 			return nil, fmt.Errorf("decode_today_microbatch.json: %s: use %q is neither held_out nor method_check", name, r.Use)
 		}
-		s, ok := specs.ByName(r.Hardware)
-		if !ok || s.BandwidthGBs <= 0 {
-			return nil, fmt.Errorf("decode_today_microbatch.json: %s: no record with a datasheet bandwidth", name)
-		}
-		m, err := modelio.Resolve(model.Spec{Name: r.Model})
+		s, m, l, err := resolveRowOn("decode_today_microbatch.json", name, r.Hardware, r.Model, r.Quant)
 		if err != nil {
-			return nil, fmt.Errorf("decode_today_microbatch.json: %s: %w", name, err)
-		}
-		l, err := quant.Parse(r.Quant)
-		if err != nil {
-			return nil, fmt.Errorf("decode_today_microbatch.json: %s: %w", name, err)
+			return nil, err
 		}
 		rp := plan.NewReplay(speedRowsEngine, m, l, s, 1, 0, todayFloatContext).WithComputeCapability(r.ComputeCapability).WithoutOutputHead()
 		cases = append(cases, speedCase{
