@@ -109,16 +109,7 @@ func (r *Replay) WithoutOutputHead() *Replay {
 // reported (nvidia-smi's compute_cap), for a record that does not state
 // its architecture, and returns r.
 func (r *Replay) WithComputeCapability(cc string) *Replay {
-	for _, pl := range []*planned{r.decodePlan, r.prefillPlan} {
-		if pl == nil {
-			continue
-		}
-		for _, s := range pl.Stages {
-			for _, d := range s.Devices {
-				d.Dev.ComputeCapability = cc
-			}
-		}
-	}
+	r.eachDevice(func(d *registry.Device) { d.ComputeCapability = cc })
 	return r
 }
 
@@ -126,17 +117,23 @@ func (r *Replay) WithComputeCapability(cc string) *Replay {
 // chip name is sold with several; the source states which), as detection
 // reports it (registry.Device.Cores), and returns r.
 func (r *Replay) WithGPUCores(n int) *Replay {
+	r.eachDevice(func(d *registry.Device) { d.Cores = n })
+	return r
+}
+
+// eachDevice calls f on the registry device of every replayed GPU, in the
+// decode plan and the prompt plan.
+func (r *Replay) eachDevice(f func(*registry.Device)) {
 	for _, pl := range []*planned{r.decodePlan, r.prefillPlan} {
 		if pl == nil {
 			continue
 		}
 		for _, s := range pl.Stages {
 			for _, d := range s.Devices {
-				d.Dev.Cores = n
+				f(&d.Dev)
 			}
 		}
 	}
-	return r
 }
 
 // Decode is the decode tokens/s the speed model gives under the constants

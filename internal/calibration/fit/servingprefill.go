@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -104,11 +105,12 @@ const (
 	servingPromptRequestMax = 300
 )
 
-// promptFitRows is the fit rows of engine among cases.
-func promptFitRows(cases []servingPrefillCase, engine string) []servingPrefillCase {
+// promptFitRows is the fit rows of the engine named engineName among cases
+// (data selection by the name the rows carry).
+func promptFitRows(cases []servingPrefillCase, engineName string) []servingPrefillCase {
 	var fit []servingPrefillCase
 	for _, sc := range cases {
-		if sc.row.Use == useFit && sc.row.Engine == engine {
+		if sc.row.Use == useFit && sc.row.Engine == engineName {
 			fit = append(fit, sc)
 		}
 	}
@@ -123,7 +125,7 @@ func promptFitRows(cases []servingPrefillCase, engine string) []servingPrefillCa
 // prompt times are replayed once (request time zero) and the request time
 // added.
 func fitServingPrompt(cases []servingPrefillCase, c calibration.Throughput) (servingPromptFit, error) {
-	fit := promptFitRows(cases, "sglang")
+	fit := promptFitRows(cases, engine.NameSGLang)
 	if len(fit) == 0 {
 		return servingPromptFit{}, fmt.Errorf("serving_prefill.json: no SGLang fit rows")
 	}
@@ -131,26 +133,49 @@ func fitServingPrompt(cases []servingPrefillCase, c calibration.Throughput) (ser
 	for mfu := servingPromptMFUMin; mfu <= servingPromptMFUMax; mfu++ {
 		k := c
 		k.ServingPromptMFU, k.ServingPromptRequestSeconds = float64(mfu)/100, 0
-		prompt := make([]float64, len(fit))
-		for i, sc := range fit {
-			if prompt[i] = sc.plannedMS(k); prompt[i] <= 0 {
-				return servingPromptFit{}, fmt.Errorf("serving_prefill.json: %s / %s: no prefill figure", sc.row.Model, sc.row.GPU)
-			}
+		prompt, err := plannedPrompts(fit, k)
+		if err != nil {
+			return servingPromptFit{}, err
 		}
-		for req := 0; req <= servingPromptRequestMax; req++ {
-			var loss float64
-			errs := make([]float64, len(fit))
-			for i, sc := range fit {
-				errs[i] = math.Abs(math.Log((prompt[i] + float64(req)) / sc.row.TTFTms))
-				loss += errs[i] * errs[i]
-			}
-			if loss < bestLoss {
-				bestLoss = loss
-				best.mfuPercent, best.requestMS, best.median = mfu, req, quantile(errs, 0.5)
-			}
+		if req, loss, median := bestRequestTime(fit, prompt); loss < bestLoss {
+			bestLoss = loss
+			best.mfuPercent, best.requestMS, best.median = mfu, req, median
 		}
 	}
 	return best, nil
+}
+
+// plannedPrompts is each row's planned time to first token under c, in
+// milliseconds.
+func plannedPrompts(fit []servingPrefillCase, c calibration.Throughput) ([]float64, error) {
+	prompt := make([]float64, len(fit))
+	for i, sc := range fit {
+		if prompt[i] = sc.plannedMS(c); prompt[i] <= 0 {
+			return nil, fmt.Errorf("serving_prefill.json: %s / %s: no prefill figure", sc.row.Model, sc.row.GPU)
+		}
+	}
+	return prompt, nil
+}
+
+// bestRequestTime is the request time in whole milliseconds, 0 to
+// servingPromptRequestMax, that added to each row's planned prompt time
+// minimises the sum of squared log errors against its measured time to
+// first token (the first minimum), with that sum and the median |log
+// error|.
+func bestRequestTime(fit []servingPrefillCase, prompt []float64) (reqMS int, loss, median float64) {
+	loss = math.Inf(1)
+	errs := make([]float64, len(fit))
+	for req := 0; req <= servingPromptRequestMax; req++ {
+		var l float64
+		for i, sc := range fit {
+			errs[i] = math.Abs(math.Log((prompt[i] + float64(req)) / sc.row.TTFTms))
+			l += errs[i] * errs[i]
+		}
+		if l < loss {
+			reqMS, loss, median = req, l, quantile(errs, 0.5)
+		}
+	}
+	return reqMS, loss, median
 }
 
 // apply sets the fitted constants in c.
@@ -175,32 +200,18 @@ type vllmPromptFit struct {
 // fitServingPrompt does, over whole milliseconds up to
 // servingPromptRequestMax.
 func fitVLLMPromptRequest(cases []servingPrefillCase, c calibration.Throughput) (vllmPromptFit, error) {
-	fit := promptFitRows(cases, "vllm")
+	fit := promptFitRows(cases, engine.NameVLLM)
 	if len(fit) == 0 {
 		return vllmPromptFit{}, fmt.Errorf("serving_prefill.json: no vLLM fit rows")
 	}
 	k := c
 	k.VLLMPromptRequestSeconds = 0
-	prompt := make([]float64, len(fit))
-	for i, sc := range fit {
-		if prompt[i] = sc.plannedMS(k); prompt[i] <= 0 {
-			return vllmPromptFit{}, fmt.Errorf("serving_prefill.json: %s / %s: no prefill figure", sc.row.Model, sc.row.GPU)
-		}
+	prompt, err := plannedPrompts(fit, k)
+	if err != nil {
+		return vllmPromptFit{}, err
 	}
-	best, bestLoss := vllmPromptFit{n: len(fit)}, math.Inf(1)
-	for req := 0; req <= servingPromptRequestMax; req++ {
-		var loss float64
-		errs := make([]float64, len(fit))
-		for i, sc := range fit {
-			errs[i] = math.Abs(math.Log((prompt[i] + float64(req)) / sc.row.TTFTms))
-			loss += errs[i] * errs[i]
-		}
-		if loss < bestLoss {
-			bestLoss = loss
-			best.requestMS, best.median = req, quantile(errs, 0.5)
-		}
-	}
-	return best, nil
+	req, _, median := bestRequestTime(fit, prompt)
+	return vllmPromptFit{requestMS: req, n: len(fit), median: median}, nil
 }
 
 // apply sets the fitted request time in c.
