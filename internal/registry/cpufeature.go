@@ -86,16 +86,6 @@ func (f CPUFeature) Valid() bool { _, ok := cpuFeatureArch[f]; return ok }
 // vocabulary.
 func (f CPUFeature) Arch() CPUArch { return cpuFeatureArch[f] }
 
-// CPUFeatures returns the whole vocabulary, sorted.
-func CPUFeatures() []CPUFeature {
-	out := make([]CPUFeature, 0, len(cpuFeatureArch))
-	for f := range cpuFeatureArch {
-		out = append(out, f)
-	}
-	slices.Sort(out)
-	return out
-}
-
 // CPUFeaturesArch is the architecture a feature list is of: that of its
 // features when they agree, "" for an empty list or a mixed one.
 func CPUFeaturesArch(fs []CPUFeature) CPUArch {
