@@ -134,7 +134,7 @@ func TestFixtureDGXH100Visibility(t *testing.T) {
 	}{
 		{"indices reorder", "2,0", []string{dgxBuses[2], dgxBuses[0]}, []string{"cuda/hidden_by_env"}},
 		{"uuid prefix", "GPU-7c3cadbd", []string{dgxBuses[1]}, []string{"cuda/hidden_by_env"}},
-		{"full uuid", "GPU-62f5d283-a071-41b6-e354-8fb0c1d2e356", []string{dgxBuses[7]}, []string{"cuda/hidden_by_env"}},
+		{"full uuid", "GPU-33135771-a848-ece1-b61e-489e221d663c", []string{dgxBuses[7]}, []string{"cuda/hidden_by_env"}},
 		{"empty hides all", "", nil, []string{"cuda/hidden_by_env"}},
 		{"minus one hides all", "-1", nil, []string{"cuda/hidden_by_env"}},
 		{"none hides all", "none", nil, []string{"cuda/hidden_by_env"}},

@@ -26,7 +26,7 @@ func TestScrubNvidiaUUIDsKeepCrossReferences(t *testing.T) {
 	rec := NewRecorder(fixtureSource(t, "dgx-h100"), Options{Created: created})
 	recordTree(t, rec)
 	recordTools(t, rec, "dgx-h100", "nvidia-smi")
-	rec.RecordEnv("CUDA_VISIBLE_DEVICES", "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1,GPU-62f5d283-a071-41b6-e354-8fb0c1d2e356", true)
+	rec.RecordEnv("CUDA_VISIBLE_DEVICES", "GPU-b42dd28e-ffdd-8720-1df0-98bd8cdc05b1,GPU-33135771-a848-ece1-b61e-489e221d663c", true)
 	s, raw := writeAndRead(t, rec)
 
 	orig := uuidsIn(t, filepath.Join(machineDir("dgx-h100"), "bin", "nvidia-smi"))
