@@ -83,7 +83,8 @@ type budget struct {
 
 // budgetFor is the budget of a device's pool under rule e: the named
 // engine's, else the engine that claims the device (engine.Default: vLLM
-// on data-center accelerators, llama.cpp on Metal, Vulkan, the CPU, GPUs
+// on data-center accelerators (NVIDIA ones from its compute capability
+// floor), llama.cpp on older NVIDIA GPUs, Metal, Vulkan, the CPU, GPUs
 // that share host memory and for GGUF models, no engine where neither
 // runs). The host's memory is planned whole whatever the engine: engines
 // cap accelerators, not system memory.
@@ -93,7 +94,7 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Engine = eng
 	} else {
 		b.ByDefault = true
-		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
+		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability})
 	}
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
