@@ -90,12 +90,7 @@ type budget struct {
 // cap accelerators, not system memory.
 func (e engineRule) budgetFor(d *registry.Device) budget {
 	var b budget
-	if eng, ok := engine.Lookup(e.Engine); ok {
-		b.Engine = eng
-	} else {
-		b.ByDefault = true
-		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability})
-	}
+	b.Engine, b.ByDefault = e.engineOf(d)
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
 	b.Vision, b.VisionOff = m.VisionInProcess, m.VisionOff
@@ -116,6 +111,15 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Fraction = b.deviceFraction(d)
 	}
 	return b
+}
+
+// engineOf is the engine that plans device d under rule e: the named one,
+// else the one that claims d (engine.Default), byDefault then.
+func (e engineRule) engineOf(d *registry.Device) (eng engine.Engine, byDefault bool) {
+	if eng, ok := engine.Lookup(e.Engine); ok {
+		return eng, false
+	}
+	return engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability}), true
 }
 
 // deviceFraction is the engine's own fraction for d alone

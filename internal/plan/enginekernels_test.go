@@ -205,3 +205,19 @@ func TestDefaultEngineBelowVLLMFloor(t *testing.T) {
 	assert.Contains(t, a.Levels[0].Reason, "SGLang needs compute capability 7.5")
 	assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
 }
+
+// TestDefaultEngineSplitsMixedGPUs: on a machine with an A100 and a P40 and
+// no engine named, the two GPUs are claimed by different engines (vLLM,
+// llama.cpp below vLLM's floor), so they are planned as two pools: the
+// model fits on one of them with its own engine instead of the P40 refusing
+// vLLM's levels for both.
+func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{a100, p40})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, a.EngineArgs, "vllm", "the A100, with the most usable memory, is planned first")
+	require.Len(t, a.Shards, 1)
+	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
+}
