@@ -221,3 +221,19 @@ func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
 	require.Len(t, a.Shards, 1)
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
 }
+
+// TestNamedVLLMOnMixedGPUsNeedsDevices: vLLM named on an A100 and a P40
+// plans both as one pool, which the P40 refuses; the request's devices
+// leave the P40 out (docs/inference-servers.md).
+func TestNamedVLLMOnMixedGPUsNeedsDevices(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	r := reg(t, []registry.Device{a100, p40})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16"}`, r))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "Tesla P40 has 6.1")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16","devices":["cuda:0"]}`, r))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+}
