@@ -95,4 +95,5 @@ func TestPreferenceFollowsFloor(t *testing.T) {
 	assert.Equal(t, Primary, vllm{}.Preference(Device{Kind: registry.KindCUDA}))
 	assert.Equal(t, Primary, vllm{}.Preference(Device{Kind: registry.KindROCm, ComputeCapability: "6.1"}), "a capability is CUDA's only")
 	assert.Equal(t, Secondary, llamaCPP{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "6.1"}))
+	assert.Equal(t, Never, sglang{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "9.0"}))
 }

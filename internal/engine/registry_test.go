@@ -21,7 +21,8 @@ func TestBuiltinEngines(t *testing.T) {
 }
 
 // With no engine named: vLLM on the data-center accelerators it runs on
-// (on CUDA from compute capability 7.0), llama.cpp on older NVIDIA GPUs, Metal, Vulkan, the CPU, shared-memory GPUs and for GGUF
+// (on CUDA from compute capability 7.0), llama.cpp on older NVIDIA GPUs,
+// Metal, Vulkan, the CPU, shared-memory GPUs and for GGUF
 // models, no engine where neither runs (docs/requests.md, engine row).
 func TestDefaultEngine(t *testing.T) {
 	for _, c := range []struct {
