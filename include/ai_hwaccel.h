@@ -404,7 +404,8 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * total memory the engine may use, overriding its default (vLLM's
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center
- * accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and the CPU).
+ * accelerators, llama.cpp on NVIDIA GPUs below vLLM's compute capability
+ * 7.0, Metal, Vulkan, shared-memory GPUs and the CPU).
  * "engine_version" (vLLM only) is the vLLM release the plan's
  * "engine_expect.vllm" figures follow (what vLLM prints at start-up: its
  * batch defaults, profile and, from 0.21.0, CUDA graphs inside

@@ -155,7 +155,7 @@ func (t *trainFlags) register(f *flags) []string {
 func (a *app) plan(args []string) error {
 	f, p, d := newPlanFlags("plan",
 		"  ai-hwaccel plan --model MODEL [--quant QUANT] [--context N] [--batch N] [--devices IDS] [--engine ENGINE] [--replicas N] [--tensor-parallel-size N] [--placement MODE] [--memory-fraction F] [--engine-version V] [--json]",
-		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Without --engine the plan is made for the usual engine of the devices\n(vLLM on data-center GPUs and accelerators, llama.cpp on Metal, Vulkan, shared-memory GPUs and\nthe CPU) and within that engine's memory budget, which the answer states.")
+		"Plans how to run a model on the detected devices: the strategy (one device, tensor or pipeline\nparallel, CPU offload, data parallel replicas with --replicas), the shard of every device, the memory breakdown, the expected throughput\nand the arguments for the inference engine. A model that does not fit is an answer (it says so,\nand why), not an error. Without --engine the plan is made for the usual engine of the devices\n(vLLM on data-center GPUs and accelerators, llama.cpp on NVIDIA GPUs below vLLM's compute\ncapability 7.0, Metal, Vulkan, shared-memory GPUs and the CPU) and within that engine's memory budget, which the answer states.")
 	return a.planning(f, p, d, args, api.PlanSharding, cli.WritePlan)
 }
 

@@ -3,7 +3,9 @@
 // Engine, and a registry of them by name.
 //
 // An engine says which device kinds it runs on and which it claims when a
-// request names no engine (Preference, Default), its memory budget on a
+// request names no engine (Preference, Default; Device is what it sees of
+// the device: its kind, shared memory, a GGUF request and its compute
+// capability, which vLLM's floor reads), its memory budget on a
 // device (Memory: the fraction of total memory and the margin it keeps
 // free, whether it serves from a paged pool, charges a profiled start-up
 // inside its fraction or keeps its workspace outside it), its KV cache

@@ -149,6 +149,11 @@ type Device struct {
 	SharedMemory bool
 	// GGUF: the request points at a GGUF model file or a GGUF quant type.
 	GGUF bool
+	// ComputeCapability is a CUDA device's compute capability as the
+	// registry reports it ("6.1"); "" or a value that is not one (another
+	// kind, or detection could not read it) sets no floor: an engine then
+	// claims the device as if it met its own.
+	ComputeCapability string
 }
 
 // Preference is how strongly an engine claims a device when the request

@@ -20,14 +20,45 @@ func (c capability) String() string { return fmt.Sprintf("%d.%d", c/10, c%10) }
 // another kind or a device whose capability is not known (the engine then
 // has no rule, and the device's precision list decides).
 func cudaCapability(d *registry.Device) (capability, bool) {
-	if d.Kind != registry.KindCUDA {
+	return capabilityOf(d.Kind, d.ComputeCapability)
+}
+
+// capabilityOf is compute capability cc of a device of kind k, as
+// cudaCapability reads it.
+func capabilityOf(k registry.Kind, cc string) (capability, bool) {
+	if k != registry.KindCUDA {
 		return 0, false
 	}
-	major, minor, ok := precision.ComputeCapability(d.ComputeCapability)
+	major, minor, ok := precision.ComputeCapability(cc)
 	if !ok {
 		return 0, false
 	}
 	return capability(major*10 + minor), true
+}
+
+// cudaFloor is the lowest compute capability an engine runs on at all,
+// whatever the weights: below it the engine's published builds carry no
+// kernels for the GPU, or the engine stops at start-up.
+type cudaFloor struct {
+	title  string
+	floor  capability
+	source string
+}
+
+// refusal says why the engine cannot run on device d of compute capability
+// cc, "" when cc meets the floor.
+func (f cudaFloor) refusal(d *registry.Device, cc capability) string {
+	if cc >= f.floor {
+		return ""
+	}
+	return fmt.Sprintf("%s needs compute capability %s or higher (%s); %s has %s", f.title, f.floor, f.source, deviceName(d), cc)
+}
+
+// admits reports whether a device the engine is asked to claim by default
+// meets the floor; one whose capability is not known does.
+func (f cudaFloor) admits(d Device) bool {
+	cc, ok := capabilityOf(d.Kind, d.ComputeCapability)
+	return !ok || cc >= f.floor
 }
 
 // deviceName is how a refusal names a device: its name, else its id.

@@ -56,3 +56,44 @@ func TestLevelRulesDecideOnlyCUDAWithKnownCapability(t *testing.T) {
 	why, _ = vllm{}.CannotRunLevel(&t4, nil, quant.FP8)
 	assert.Contains(t, why, "T4 has 7.5")
 }
+
+// TestEngineCUDAFloors: below vLLM's compute capability floor (7.0) and
+// SGLang's (7.5) the engine refuses every level, whatever the weights, with
+// a reason naming its floor, its source and the device; at or above it the
+// float levels stay with the device's precision list.
+func TestEngineCUDAFloors(t *testing.T) {
+	p40 := registry.Device{Kind: registry.KindCUDA, Name: "Tesla P40", ComputeCapability: "6.1"}
+	v100 := registry.Device{Kind: registry.KindCUDA, Name: "Tesla V100", ComputeCapability: "7.0"}
+	t4 := registry.Device{Kind: registry.KindCUDA, Name: "Tesla T4", ComputeCapability: "7.5"}
+	for _, l := range []quant.Level{quant.FP16, quant.BF16, quant.INT8, quant.INT4, "q4_k_m"} {
+		why, decided := vllm{}.CannotRunLevel(&p40, nil, l)
+		assert.True(t, decided, l)
+		assert.Contains(t, why, "vLLM needs compute capability 7.0", l)
+		assert.Contains(t, why, "gpu.cuda.inc.md", l)
+		assert.Contains(t, why, "Tesla P40 has 6.1", l)
+
+		why, decided = sglang{}.CannotRunLevel(&v100, nil, l)
+		assert.True(t, decided, l)
+		assert.Contains(t, why, "SGLang needs compute capability 7.5", l)
+		assert.Contains(t, why, "model_runner.py", l)
+		assert.Contains(t, why, "Tesla V100 has 7.0", l)
+	}
+	for _, l := range []quant.Level{quant.FP16, quant.BF16} {
+		_, decided := vllm{}.CannotRunLevel(&v100, nil, l)
+		assert.False(t, decided, "vLLM on a V100 at %s: the precision list decides", l)
+		_, decided = sglang{}.CannotRunLevel(&t4, nil, l)
+		assert.False(t, decided, "SGLang on a T4 at %s: the precision list decides", l)
+	}
+}
+
+// TestPreferenceFollowsFloor: vLLM does not claim a CUDA GPU below its
+// floor, and claims one whose capability is not known; SGLang is never a
+// default.
+func TestPreferenceFollowsFloor(t *testing.T) {
+	assert.Equal(t, Never, vllm{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "6.1"}))
+	assert.Equal(t, Primary, vllm{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "7.0"}))
+	assert.Equal(t, Primary, vllm{}.Preference(Device{Kind: registry.KindCUDA}))
+	assert.Equal(t, Primary, vllm{}.Preference(Device{Kind: registry.KindROCm, ComputeCapability: "6.1"}), "a capability is CUDA's only")
+	assert.Equal(t, Secondary, llamaCPP{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "6.1"}))
+	assert.Equal(t, Never, sglang{}.Preference(Device{Kind: registry.KindCUDA, ComputeCapability: "9.0"}))
+}

@@ -20,8 +20,9 @@ func TestBuiltinEngines(t *testing.T) {
 	assert.False(t, ok, "auto is the request's, not a cache type")
 }
 
-// With no engine named: vLLM on the data-center accelerators it runs on,
-// llama.cpp on Metal, Vulkan, the CPU, shared-memory GPUs and for GGUF
+// With no engine named: vLLM on the data-center accelerators it runs on
+// (on CUDA from compute capability 7.0), llama.cpp on older NVIDIA GPUs,
+// Metal, Vulkan, the CPU, shared-memory GPUs and for GGUF
 // models, no engine where neither runs (docs/requests.md, engine row).
 func TestDefaultEngine(t *testing.T) {
 	for _, c := range []struct {
@@ -42,6 +43,14 @@ func TestDefaultEngine(t *testing.T) {
 		{Device{Kind: registry.KindTPU, GGUF: true}, NameVLLM},
 		{Device{Kind: registry.KindIntelNPU}, NameNone},
 		{Device{Kind: registry.KindCerebras, GGUF: true}, NameNone},
+		// vLLM needs compute capability 7.0 (vllmCUDAFloor): a V100 is
+		// vLLM's, a P40 (6.1), a P100 (6.0) or a K80 (3.7) llama.cpp's; a
+		// capability not known sets no floor.
+		{Device{Kind: registry.KindCUDA, ComputeCapability: "7.0"}, NameVLLM},
+		{Device{Kind: registry.KindCUDA, ComputeCapability: "6.1"}, NameLlamaCPP},
+		{Device{Kind: registry.KindCUDA, ComputeCapability: "6.0"}, NameLlamaCPP},
+		{Device{Kind: registry.KindCUDA, ComputeCapability: "3.7"}, NameLlamaCPP},
+		{Device{Kind: registry.KindCUDA, ComputeCapability: "pci-id-table"}, NameVLLM},
 	} {
 		assert.Equal(t, c.want, Default(c.d).Name(), "%+v", c.d)
 	}

@@ -303,13 +303,29 @@ var (
 	sglangAWQ = quantMethod{"AWQ", 75, "AWQConfig.get_min_capability, python/sglang/srt/layers/quantization/awq.py"}
 )
 
-// CannotRunLevel implements LevelRule for SGLang on CUDA: fp8 and AWQ int4
+// sglangCUDAFloor is the lowest compute capability SGLang runs on: below
+// compute capability 8.0 ModelRunner.load_model switches the weights to
+// float16 and, for a minor version below 5 (7.0, 6.x, 5.x), stops with
+// "SGLang only supports sm75 and above."
+// (python/sglang/srt/model_executor/model_runner.py at sgl-project/sglang
+// 01cc04e2b5b01ce379698a3fee1bd17706e1d0ec, the same check in later
+// releases), and sgl-kernel, whose kernels it calls, is compiled for sm_75
+// and up with no PTX for older GPUs (the -gencode list in
+// sgl-kernel/CMakeLists.txt at 3ec6e09487cbf7424f7875cb098860a2142666a3), so
+// a Kepler 3.7, which the check lets through, has no kernels either.
+var sglangCUDAFloor = cudaFloor{"SGLang", 75, "ModelRunner.load_model stops with \"SGLang only supports sm75 and above\", python/sglang/srt/model_executor/model_runner.py; sgl-kernel is built from sm_75, sgl-kernel/CMakeLists.txt"}
+
+// CannotRunLevel implements LevelRule for SGLang on CUDA: below SGLang's
+// floor (sglangCUDAFloor) no level runs; above it fp8 and AWQ int4
 // checkpoints must meet their method's minimum compute capability; other
 // levels and kinds follow the device's precision list.
 func (sglang) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
 	cc, ok := cudaCapability(d)
 	if !ok {
 		return "", false
+	}
+	if why := sglangCUDAFloor.refusal(d, cc); why != "" {
+		return why, true
 	}
 	method := publishedMethod(m, l)
 	switch {

@@ -33,10 +33,25 @@ var vllmKinds = map[registry.Kind]bool{
 // RunsOn implements Engine: vllmKinds.
 func (vllm) RunsOn(k registry.Kind) bool { return vllmKinds[k] }
 
+// vllmCUDAFloor is the lowest compute capability vLLM runs on: its
+// installation page for CUDA requires "compute capability 7.0 or higher
+// (e.g., V100, T4, RTX20xx, A100, L4, H100, etc.)"
+// (docs/getting_started/installation/gpu.cuda.inc.md at vllm-project/vllm
+// 8744bb0924a53c0d16867426b8b17428d41e4002,
+// https://github.com/vllm-project/vllm/blob/8744bb0924a53c0d16867426b8b17428d41e4002/docs/getting_started/installation/gpu.cuda.inc.md),
+// and its build compiles its kernels for CUDA_SUPPORTED_ARCHS, which start
+// at 7.0 with a CUDA 12 toolkit and at 7.5 with CUDA 13 (CMakeLists.txt at
+// bc390b9142e8399054bb81ebe739a23ae2cd5d86). The planner follows the CUDA
+// 12 wheels, vLLM's default ("compiled with CUDA 12.9", the same page): a
+// Pascal GPU (P40, P100, GTX 10xx: 6.x) or older has no vLLM.
+var vllmCUDAFloor = cudaFloor{"vLLM", 70, "vLLM's CUDA installation requirements, docs/getting_started/installation/gpu.cuda.inc.md; CUDA_SUPPORTED_ARCHS in its CMakeLists.txt start at 7.0, 7.5 with CUDA 13"}
+
 // Preference: vLLM is the server of the data-center accelerators it runs
-// on (llama.cpp claims shared-memory GPUs, the CPU and GGUF models first).
+// on (llama.cpp claims shared-memory GPUs, the CPU and GGUF models first),
+// but not of an NVIDIA GPU below its floor (vllmCUDAFloor), which llama.cpp
+// claims instead.
 func (vllm) Preference(d Device) Preference {
-	if vllmKinds[d.Kind] {
+	if vllmKinds[d.Kind] && vllmCUDAFloor.admits(d) {
 		return Primary
 	}
 	return Never
@@ -190,15 +205,18 @@ func vllmMethodFor(m *model.Model, l quant.Level) (quantMethod, bool) {
 	return quantMethod{}, false
 }
 
-// CannotRunLevel implements LevelRule for vLLM on CUDA: the level's
-// quantization method (vllmMethodFor) must meet its minimum compute
-// capability. Float levels and methods whose floor is not known are left to
-// the device's precision list (bf16 from 8.0 there). Other kinds have no
-// rule here.
+// CannotRunLevel implements LevelRule for vLLM on CUDA: below vLLM's floor
+// (vllmCUDAFloor) no level runs; above it the level's quantization method
+// (vllmMethodFor) must meet its minimum compute capability. Float levels
+// and methods whose floor is not known are left to the device's precision
+// list (bf16 from 8.0 there). Other kinds have no rule here.
 func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
 	cc, ok := cudaCapability(d)
 	if !ok {
 		return "", false
+	}
+	if why := vllmCUDAFloor.refusal(d, cc); why != "" {
+		return why, true
 	}
 	q, ok := vllmMethodFor(m, l)
 	if !ok {

@@ -83,18 +83,14 @@ type budget struct {
 
 // budgetFor is the budget of a device's pool under rule e: the named
 // engine's, else the engine that claims the device (engine.Default: vLLM
-// on data-center accelerators, llama.cpp on Metal, Vulkan, the CPU, GPUs
+// on data-center accelerators (NVIDIA ones from its compute capability
+// floor), llama.cpp on older NVIDIA GPUs, Metal, Vulkan, the CPU, GPUs
 // that share host memory and for GGUF models, no engine where neither
 // runs). The host's memory is planned whole whatever the engine: engines
 // cap accelerators, not system memory.
 func (e engineRule) budgetFor(d *registry.Device) budget {
 	var b budget
-	if eng, ok := engine.Lookup(e.Engine); ok {
-		b.Engine = eng
-	} else {
-		b.ByDefault = true
-		b.Engine = engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF})
-	}
+	b.Engine, b.ByDefault = e.engineOf(d)
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
 	b.Vision, b.VisionOff = m.VisionInProcess, m.VisionOff
@@ -115,6 +111,15 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Fraction = b.deviceFraction(d)
 	}
 	return b
+}
+
+// engineOf is the engine that plans device d under rule e: the named one,
+// else the one that claims d (engine.Default), byDefault then.
+func (e engineRule) engineOf(d *registry.Device) (eng engine.Engine, byDefault bool) {
+	if eng, ok := engine.Lookup(e.Engine); ok {
+		return eng, false
+	}
+	return engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability}), true
 }
 
 // deviceFraction is the engine's own fraction for d alone

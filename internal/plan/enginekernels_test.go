@@ -143,21 +143,97 @@ func TestEngineWithoutRuleKeepsDeviceList(t *testing.T) {
 	assert.Equal(t, "cuda_gpu (nvidia) devices do not support bf16", a.Levels[0].Reason)
 }
 
-// TestSGLangQuantFloors: SGLang's fp8 needs compute capability 8.0 and its
-// AWQ kernels 7.5, as vLLM's: fp8 plans on an A100 and is refused on a
-// V100, Llama-3.1-8B's AWQ checkpoint is refused on a V100, each with
-// SGLang's reason.
+// TestSGLangQuantFloors: SGLang's fp8 needs compute capability 8.0: fp8
+// plans on an A100 and is refused on a T4 (7.5) with SGLang's fp8 reason;
+// Llama-3.1-8B's AWQ checkpoint (AWQ kernels from 7.5, as vLLM's) plans on
+// the T4. A V100 (7.0) is below SGLang itself (7.5), which is the reason
+// its fp8 and AWQ rows give.
 func TestSGLangQuantFloors(t *testing.T) {
 	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{a100})))
 	require.True(t, a.Fits, dump(t, a.Levels))
 
-	for quant, want := range map[string]string{"fp8": "SGLang's fp8 kernels need compute capability 8.0", "int4": "SGLang's AWQ kernels need compute capability 7.5"} {
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{t4})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "SGLang's fp8 kernels need compute capability 8.0")
+	assert.Contains(t, a.Levels[0].Reason, "Tesla T4 has 7.5")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"int4"}`, reg(t, []registry.Device{t4})))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+
+	for _, quant := range []string{"fp8", "int4"} {
 		a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"`+quant+`"}`, reg(t, []registry.Device{v100})))
 		require.False(t, a.Fits, quant)
 		require.Len(t, a.Levels, 1)
-		assert.Contains(t, a.Levels[0].Reason, want)
+		assert.Contains(t, a.Levels[0].Reason, "SGLang needs compute capability 7.5")
 		assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
 	}
+}
+
+// TestDefaultEngineBelowVLLMFloor: with no engine named, a Pascal GPU (below
+// vLLM's compute capability 7.0) is planned with llama.cpp, a V100 (7.0)
+// with vLLM; vLLM named on the Pascal GPU is refused at every level with
+// vLLM's requirement, and SGLang named on the V100 (below its 7.5) with
+// SGLang's.
+func TestDefaultEngineBelowVLLMFloor(t *testing.T) {
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{p40})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, a.EngineArgs, "llama.cpp")
+	assert.NotContains(t, a.EngineArgs, "vllm")
+
+	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{v100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, a.EngineArgs, "vllm")
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, reg(t, []registry.Device{p40})))
+	require.False(t, a.Fits)
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
+	require.NotEmpty(t, a.Levels)
+	for _, l := range a.Levels {
+		assert.Contains(t, l.Reason, "vLLM needs compute capability 7.0", l.Quant)
+		assert.Contains(t, l.Reason, "Tesla P40 has 6.1", l.Quant)
+	}
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp16"}`, reg(t, []registry.Device{v100})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "SGLang needs compute capability 7.5")
+	assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
+}
+
+// TestDefaultEngineSplitsMixedGPUs: on a machine with an A100 and a P40 and
+// no engine named, the two GPUs are claimed by different engines (vLLM,
+// llama.cpp below vLLM's floor), so they are planned as two pools: the
+// model fits on one of them with its own engine instead of the P40 refusing
+// vLLM's levels for both.
+func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{a100, p40})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, a.EngineArgs, "vllm", "the A100, with the most usable memory, is planned first")
+	require.Len(t, a.Shards, 1)
+	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
+}
+
+// TestNamedVLLMOnMixedGPUsNeedsDevices: vLLM named on an A100 and a P40
+// plans both as one pool, which the P40 refuses; the request's devices
+// leave the P40 out (docs/inference-servers.md).
+func TestNamedVLLMOnMixedGPUsNeedsDevices(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	r := reg(t, []registry.Device{a100, p40})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16"}`, r))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "Tesla P40 has 6.1")
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16","devices":["cuda:0"]}`, r))
+	assert.True(t, a.Fits, dump(t, a.Levels))
 }

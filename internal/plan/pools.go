@@ -260,7 +260,8 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 		if wanted != nil && !wanted[id] {
 			continue
 		}
-		key := poolKey(&d, id)
+		eng, _ := rule.engineOf(&d)
+		key := poolKey(&d, id) + "|" + eng.Name()
 		p, ok := byKey[key]
 		if !ok {
 			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor), Budget: rule.budgetFor(&d)}
@@ -295,6 +296,10 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 //     unlike MIG slices, but a 24 GB CPX slice never joins whole GPUs;
 //   - a GPU whose memory is host RAM (iGPU, APU, unified memory), which never
 //     joins a split with discrete GPUs of its vendor.
+//
+// buildPools also keeps apart devices that different engines plan when the
+// request names none (engine.Default: an A100 is vLLM's, a P40, below vLLM's
+// compute capability 7.0, llama.cpp's), so neither refuses the other's.
 func poolKey(d *registry.Device, id string) string {
 	key := string(d.Kind) + "|" + strings.ToLower(d.Vendor)
 	switch {

@@ -221,10 +221,16 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	require.True(t, a.Fits)
 	assert.Equal(t, "fp16", a.Quant)
 
-	// Compute capability 6.0 (Tesla P100) has no int8 dot product
-	// (dp4a needs 6.1): an explicit int8 does not fit it.
+	// Compute capability 6.0 (Tesla P100) is below vLLM's 7.0: an explicit
+	// int8 is planned with llama.cpp, the default there, whose CUDA backend
+	// runs Q8_0 without the int8 dot product (dp4a needs 6.1) by
+	// dequantizing (engine.LevelRule, internal/engine/llamacpp.go); named,
+	// vLLM refuses it.
 	p100 := gpu(registry.KindCUDA, 0, "Tesla P100-PCIE-16GB", 16*gibBytes, "6.0")
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8"}`, reg(t, []registry.Device{p100})))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, a.EngineArgs, "llama.cpp")
+	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8","engine":"vllm"}`, reg(t, []registry.Device{p100})))
 	assert.False(t, a.Fits)
 
 	// Explicit fp8 on an Ampere card: its precision list has no fp8, but
