@@ -54,6 +54,14 @@ type Throughput struct {
 	// (data/host_harness.json).
 	HostWeightsPerCoreSecondQ8    float64
 	HostWeightsPerCoreSecondFloat float64
+	// HostCoreFactorNoAVX512 scales those three rates on an x86 CPU whose
+	// widest vector extension is below AVX-512 (specs.CPUVectorOf): the
+	// rates are fitted on an AVX-512 core (data/host_harness.json), and
+	// published llama-bench runs on AVX2 cores decode slower per core
+	// (data/cpu_published.json, kept by leave-one-source-out
+	// cross-validation: docs/accuracy.md, "CPU decode by instruction
+	// set"). 0 leaves the rates as they are.
+	HostCoreFactorNoAVX512 float64
 	// HostPrefillFLOPSPerCore is the matmul FLOP/s one CPU core reaches in
 	// a prompt pass over k-quant weights (llama.cpp's CPU backend), and
 	// the Q8 and Float fields that rate for Q8_0 and 16-bit weights: a CPU

@@ -33,6 +33,11 @@ var Fitted = Throughput{
 	HostWeightsPerCoreSecond:      312e8,
 	HostWeightsPerCoreSecondQ8:    142e8,
 	HostWeightsPerCoreSecondFloat: 101e8,
+	// The per-core rates' factor on an x86 CPU without AVX-512: the median
+	// measured / estimate of the 2 compute-bound AVX2 rows of
+	// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| 0.286
+	// against 0.468 without, p90 0.463 against 0.633).
+	HostCoreFactorNoAVX512: 0.70,
 	// CPU prefill: the matmul FLOP/s per core per family, from the same rows
 	// (means rounded to 1 G FLOP/s).
 	HostPrefillFLOPSPerCore:      143e9,

@@ -121,7 +121,15 @@ func (r *Replay) WithGPUCores(n int) *Replay {
 	return r
 }
 
-// eachDevice calls f on the registry device of every replayed GPU, in the
+// WithCPUFeatures sets the instruction-set extensions the replayed CPU
+// has (registry.Device.CPUFeatures, as detection reads them from
+// /proc/cpuinfo), for a row whose source names its CPU, and returns r.
+func (r *Replay) WithCPUFeatures(fs ...registry.CPUFeature) *Replay {
+	r.eachDevice(func(d *registry.Device) { d.CPUFeatures = fs })
+	return r
+}
+
+// eachDevice calls f on the registry device of every replayed device, in the
 // decode plan and the prompt plan.
 func (r *Replay) eachDevice(f func(*registry.Device)) {
 	for _, pl := range []*planned{r.decodePlan, r.prefillPlan} {

@@ -1113,7 +1113,7 @@ func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e ef
 		return 0
 	}
 	weights := weightBytes / (l.BitsPerWeight() / 8)
-	return weights / (float64(devs[0].Dev.Cores) * e.hostCoreRate(l))
+	return weights / (float64(devs[0].Dev.Cores) * e.hostCoreRate(l, devs[0].Dev))
 }
 
 // cpuOnly reports whether every device of the plan is a CPU and nothing
@@ -1151,10 +1151,44 @@ func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activePara
 	return flops / (float64(devs[0].Dev.Cores) * rate)
 }
 
-// hostCoreRate is the weights one CPU core multiplies per second at level
-// l: by its weight family (calibration.Throughput.HostWeightsPerCoreSecond*).
-// A family without a fitted rate takes the k-quant one.
-func (e efficiency) hostCoreRate(l quant.Level) float64 {
+// hostCoreRate is the weights one core of CPU d multiplies per second at
+// level l: by its weight family (calibration.Throughput.HostWeightsPerCoreSecond*),
+// times hostCoreFactor. A family without a fitted rate takes the k-quant
+// one.
+func (e efficiency) hostCoreRate(l quant.Level, d registry.Device) float64 {
+	return e.familyCoreRate(l) * e.hostCoreFactor(d)
+}
+
+// hostCoreFactor is calibration.Throughput.HostCoreFactorNoAVX512 on an
+// x86 CPU whose vector extensions are known (specs.CPUVectorOf: its
+// cpu_features, else its family's record) and lack AVX-512, else 1. The
+// factor is fitted on AVX2 cores; a narrower x86 vector (AVX, SSE4.2)
+// takes it too, as a core that lacks AVX2 is not faster than one that has
+// it (no row measures one). Arm CPUs and CPUs of unknown extensions keep
+// the fitted rates: the one published Arm row (an Apple core, Q4_0) ran
+// twice as fast per core as they say, and one source cannot be
+// cross-validated (docs/accuracy.md, "CPU decode by instruction set").
+func (e efficiency) hostCoreFactor(d registry.Device) float64 {
+	v, ok := specs.CPUVectorOf(d)
+	if !ok || v.Arch != registry.CPUArchX86 || v.AVX512 || e.HostCoreFactorNoAVX512 <= 0 {
+		return 1
+	}
+	return e.HostCoreFactorNoAVX512
+}
+
+// hostCoreFactorNote says, for decodeNote, where hostCoreFactor scales
+// the rate of CPU d; "" where it does not.
+func (e efficiency) hostCoreFactorNote(d registry.Device) string {
+	f := e.hostCoreFactor(d)
+	if f == 1 {
+		return ""
+	}
+	v, _ := specs.CPUVectorOf(d)
+	return fmt.Sprintf("; %.2f x the rate of an AVX-512 core: widest vector %s, per %s", f, v.Widest, v.Source)
+}
+
+// familyCoreRate is the fitted per-core rate of level l's weight family.
+func (e efficiency) familyCoreRate(l quant.Level) float64 {
 	r := e.HostWeightsPerCoreSecond
 	switch weightFamily(l) {
 	case WeightsFloat:
@@ -1220,8 +1254,8 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
 	case class == MemoryClassHost && d.Dev.Cores > 0:
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.1f G weights/s ("+familyNames[family]+"), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level)/1e9, kv, layer)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.1f G weights/s ("+familyNames[family]+"%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level, d.Dev)/1e9, e.hostCoreFactorNote(d.Dev), kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {

@@ -16,10 +16,15 @@ import (
 
 // result is everything the fit computes from the data.
 type result struct {
-	decode           decodeFit
-	prefill          prefillFit
-	host             hostFit
-	hostCores        hostCoreFit
+	decode    decodeFit
+	prefill   prefillFit
+	host      hostFit
+	hostCores hostCoreFit
+	// cpuISA is the host_harness.json fit rows and the held-out rows of
+	// data/cpu_published.json, each with its CPU's vector ISA (cpuisa.go).
+	cpuISA []cpuISACase
+	// cpuISAFit is HostCoreFactorNoAVX512 and its cross-validation.
+	cpuISAFit        cpuISAFit
 	attention        attentionFit
 	overhead         overheadFit
 	llamaOverhead    llamaOverheadFit
@@ -90,6 +95,14 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.hostCores, err = fitHostCores(harness, r.throughput()); err != nil {
+		return nil, err
+	}
+	_, published, err := loadCPUPublished(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	r.cpuISA = append(harnessISACases(harness), published...)
+	if r.cpuISAFit, err = fitCPUISA(r.cpuISA, r.throughput()); err != nil {
 		return nil, err
 	}
 	if r.decodeTodayRows, err = loadDecodeToday(dataDir); err != nil {
@@ -165,6 +178,7 @@ func (r *result) throughput() calibration.Throughput {
 		HostPrefillFLOPSPerCore:       r.hostCores.prefillRate(plan.WeightsKQuant),
 		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
 		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
+		HostCoreFactorNoAVX512:        float64(r.cpuISAFit.hundredths) / 100,
 		VLLM:                          r.servingFit.decode(),
 		SGLang:                        r.sglangFit.decode(),
 		SGLangROCm:                    r.sglangFit.decodeROCm(),
@@ -242,6 +256,11 @@ func constantsSource(r *result) ([]byte, error) {
 	p("HostWeightsPerCoreSecond: %de8,", r.hostCores.tenthsG[plan.WeightsKQuant])
 	p("HostWeightsPerCoreSecondQ8: %de8,", r.hostCores.tenthsG[plan.WeightsQ8])
 	p("HostWeightsPerCoreSecondFloat: %de8,", r.hostCores.tenthsG[plan.WeightsFloat])
+	p("// The per-core rates' factor on an x86 CPU without AVX-512: the median")
+	p("// measured / estimate of the %d compute-bound AVX2 rows of", len(r.cpuISAFit.rows))
+	p("// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| %.3f", quantile(r.cpuISAFit.cv.withFactor, 0.5))
+	p("// against %.3f without, p90 %.3f against %.3f).", quantile(r.cpuISAFit.cv.base, 0.5), quantile(r.cpuISAFit.cv.withFactor, 0.9), quantile(r.cpuISAFit.cv.base, 0.9))
+	p("HostCoreFactorNoAVX512: %s,", hundredths(r.cpuISAFit.hundredths))
 	p("// CPU prefill: the matmul FLOP/s per core per family, from the same rows")
 	p("// (means rounded to 1 G FLOP/s).")
 	p("HostPrefillFLOPSPerCore: %de9,", r.hostCores.prefillG[plan.WeightsKQuant])
@@ -398,6 +417,7 @@ func docSections(r *result) map[string]string {
 		"serving":           servingTable(r),
 		"offload":           offloadTable(r),
 		"host-harness":      harnessTable(r),
+		"cpu-isa":           cpuISATable(r),
 	}
 }
 
@@ -439,6 +459,8 @@ func fittedConstantsTable(r *result) string {
 		row("Fitted."+name, fmt.Sprintf("%.1f G weights/s", r.hostCores.rate(fam)/1e9),
 			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.fitRows[fam])), "mean, rounded to 0.1 G")
 	}
+	row("Fitted.HostCoreFactorNoAVX512", hundredths(r.cpuISAFit.hundredths), "`data/cpu_published.json` compute-bound AVX2 row(s): "+pctList(r.cpuISAFit.rows, 1),
+		"median, rounded to 0.01; kept by leave-one-source-out cross-validation (median falls, p90 does not rise)")
 	for _, fam := range decodeFamilies {
 		name := map[string]string{plan.WeightsFloat: "HostPrefillFLOPSPerCoreFloat", plan.WeightsQ8: "HostPrefillFLOPSPerCoreQ8", plan.WeightsKQuant: "HostPrefillFLOPSPerCore"}[fam]
 		row("Fitted."+name, fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[fam]),
