@@ -137,10 +137,11 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// one after another, as long as they only read what the kernel's core
 	// writes (machine/inline.go): no hand-off between threads at all on a
 	// machine without accelerators. The others (all of them without
-	// InlineKernelReads) run on workers, those refused something again from the start. Each writes
-	// its outcome into its own job and touches nothing else shared, so a
-	// backend that finishes after Detect returned writes into a job and a
-	// channel nobody reads and exits: no data race, no leak beyond it.
+	// InlineKernelReads) run on workers, those refused something again
+	// from the start. Each writes its outcome into its own job and touches
+	// nothing else shared, so a backend that finishes after Detect returned
+	// writes into a job and a channel nobody reads and exits: no data race,
+	// no leak beyond it.
 	out := &outcomes{all: make(chan struct{})}
 	jobs := make([]backendJob, len(list))
 	inline := opts.InlineKernelReads && m.BeginInline()
