@@ -467,8 +467,10 @@ HWACCEL_API char *hwaccel_suggest_quant(const char *request_json);
  *  total, when free is unknown); "fits" is false when no plan fits, null
  *  when no device's memory is known.
  *  throughput.validated_on names the measured set and device class behind
- *  the speed figures, or begins with "not validated" and says why; show a
- *  speed as a headline only when it does not. */
+ *  the decode figures, or begins with "not validated" and says why; show a
+ *  speed as a headline only when it does not.  throughput.prefill_validated_on
+ *  does the same for prefill_tokens_per_s (absent without one): the held-out
+ *  prompt rows that vouch for it within 20 % at the median, or why none do. */
 HWACCEL_API char *hwaccel_plan_sharding(const char *request_json);
 
 /*! hwaccel_estimate_training() :

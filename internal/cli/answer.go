@@ -703,8 +703,11 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	if d := t.DecodeTokensPerSTotal; d > 0 {
 		parts = append(parts, rate(d)+" tokens/s in all")
 	}
-	if p := t.PrefillTokensPerS; p > 0 {
-		parts = append(parts, "prefill "+rate(p)+" tokens/s")
+	// A prefill rate is shown only with what vouches for it
+	// (prefill_validated_on, issue 22): one without is not printed.
+	prefill := t.PrefillTokensPerS > 0 && t.PrefillValidatedOn != ""
+	if prefill {
+		parts = append(parts, "prefill "+rate(t.PrefillTokensPerS)+" tokens/s")
 	}
 	line := "Throughput: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
@@ -717,12 +720,15 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	if t.ValidatedOn != "" {
 		fmt.Fprintf(w, "  Validated on: %s\n", Text(t.ValidatedOn))
 	}
+	if prefill {
+		fmt.Fprintf(w, "  Prefill validated on: %s\n", Text(t.PrefillValidatedOn))
+	}
 	for _, s := range t.Assumptions {
 		// How a rate the answer omits would have been computed is not
 		// printed: under an empty or partial heading it read as if the
 		// rate were there (issue 24 item 5); its "omitted:" line says why.
 		if (t.DecodeTokensPerS <= 0 && strings.HasPrefix(s, "decode ") && !strings.HasPrefix(s, "decode omitted")) ||
-			(t.PrefillTokensPerS <= 0 && strings.HasPrefix(s, "prefill ") && !strings.HasPrefix(s, "prefill omitted")) {
+			(!prefill && strings.HasPrefix(s, "prefill ") && !strings.HasPrefix(s, "prefill omitted")) {
 			continue
 		}
 		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))

@@ -22,7 +22,7 @@ const planFits = `{"fits":true,"strategy":"tensor_parallel","quant":"bf16",
 "shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
           {"device_id":"cuda:1","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":1}],
 "tp_size":2,"pp_size":1,
-"throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
+"throughput":{"decode_tokens_per_s":28.49,"prefill_tokens_per_s":2791.2,"bound":"memory_bandwidth","validated_on":"not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it","prefill_validated_on":"not validated: tensor parallelism, which no prompt row measures","assumptions":["the KV cache of 4096 token(s) x 1 sequence(s)"]},
 "engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]},
 "engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},
 "max_context_length":80884,"max_batch_size":19,
@@ -47,6 +47,7 @@ Shards:
   cuda:1  NVIDIA H100 80GB HBM3  0-79    0      1        67.5 GiB  79.2 GiB
 Throughput: decode 28.5 tokens/s per sequence, prefill 2791 tokens/s (bound by memory bandwidth)
   Validated on: not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it
+  Prefill validated on: not validated: tensor parallelism, which no prompt row measures
   - the KV cache of 4096 tokens x 1 sequence
 Engine commands:
   vllm: vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 2 --max-model-len 4096
@@ -262,6 +263,28 @@ func TestThroughputWithoutRatesSaysNotEstimated(t *testing.T) {
 	}})
 	assert.Equal(t, "Throughput: decode 12.5 tokens/s per sequence (bound by memory bandwidth)\n"+
 		"  - decode streams weights at 61% of memory bandwidth\n  - prefill omitted: part of the model runs from host memory\n", b.String())
+}
+
+// TestThroughputPrefillOnlyWithItsStatement: a prefill rate is printed
+// with the statement of what vouches for it (prefill_validated_on, issue
+// 22), on its own line under decode's; a throughput that carries a prefill
+// rate without one (an answer of an older engine) prints neither the rate
+// nor how it was computed.
+func TestThroughputPrefillOnlyWithItsStatement(t *testing.T) {
+	var b strings.Builder
+	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 150, PrefillTokensPerS: 14084, Bound: "memory_bandwidth",
+		ValidatedOn: "llama.cpp CUDA scoreboard rows", PrefillValidatedOn: "llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)",
+		Assumptions: []string{"prefill matmuls run MMQ"}})
+	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence, prefill 14084 tokens/s (bound by memory bandwidth)\n"+
+		"  Validated on: llama.cpp CUDA scoreboard rows\n"+
+		"  Prefill validated on: llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)\n"+
+		"  - prefill matmuls run MMQ\n", b.String())
+
+	b.Reset()
+	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 150, PrefillTokensPerS: 14084, Bound: "memory_bandwidth",
+		ValidatedOn: "llama.cpp CUDA scoreboard rows", Assumptions: []string{"prefill matmuls run MMQ"}})
+	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence (bound by memory bandwidth)\n"+
+		"  Validated on: llama.cpp CUDA scoreboard rows\n", b.String())
 }
 
 // TestWritePlanHeadlineRoomIsTheCommands: the headline's room is what the

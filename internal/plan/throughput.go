@@ -41,10 +41,14 @@ type Throughput struct {
 	PrefillTokensPerS float64 `json:"prefill_tokens_per_s,omitempty"`
 	Bound             string  `json:"bound,omitempty"`
 	// ValidatedOn names the measured set and device class that vouch for
-	// the figures, or begins with NotValidated and says why none does
+	// the decode figures, or begins with NotValidated and says why none does
 	// (validatedOn).
-	ValidatedOn string   `json:"validated_on"`
-	Assumptions []string `json:"assumptions"`
+	ValidatedOn string `json:"validated_on"`
+	// PrefillValidatedOn names the held-out prompt rows and device class
+	// that vouch for PrefillTokensPerS, or begins with NotValidated and says
+	// why none do (prefillValidatedOn); absent without a prefill figure.
+	PrefillValidatedOn string   `json:"prefill_validated_on,omitempty"`
+	Assumptions        []string `json:"assumptions"`
 }
 
 // Bounds.
@@ -769,6 +773,9 @@ func (d *device) peakTFLOPS(precision string) float64 {
 // share nothing during a step).
 func estimateThroughput(pl *planned, req *planning, interStageGBs float64) Throughput {
 	t := estimateReplicas(pl, req, interStageGBs)
+	if t.PrefillTokensPerS > 0 {
+		t.PrefillValidatedOn = prefillValidatedOn(pl, req)
+	}
 	if t.DecodeTokensPerS <= 0 {
 		// Nothing to vouch for: a device class read from a missing record
 		// (a MIG slice, an unknown part) must not borrow another class's
