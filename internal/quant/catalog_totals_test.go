@@ -82,17 +82,6 @@ var withoutPublishedTotal = []string{
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
 	// KNOWN_MODELS or a copied model.safetensors.index.json.
 	"MiniCPM-MoE-8x2B",
-	// MiniMax-M3: NVIDIA-NeMo/Megatron-Bridge@067f987
-	// examples/model_verification_cards/minimax-m3/card.yaml counts
-	// 854,172,958,720 bytes of BF16 tensor payload in the checkpoint
-	// (revision 50942730), but for the whole VLM: language model, vision
-	// tower, both projectors and lightning indexer. The catalog's config
-	// has no vision_config, so the tower is not counted; the language
-	// model's shape at two bytes a weight is 0.27 % below the payload, a
-	// pass that would hide the tower, so the size is not taken. The same
-	// card says the index declares 869,157,697,024 bytes, 14,984,738,304
-	// more than the shards hold, which this file does not explain.
-	"MiniMax-M3",
 	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
 	// times the shape's 56.32 B and is not taken: it is not a Hub count of
 	// tensors but the estimate llmfit's scraper falls back on without
