@@ -334,6 +334,8 @@ func TestVisionTowerPerFamily(t *testing.T) {
 			"as Scout"},
 		{"Kimi-K2.5", 3*14*14*1152 + 1152 + 64*64*1152 + 27*vit(1152, 4304) + 2*1152 + 2*1152 + 4608*4608 + 4608 + 4608*7168 + 7168,
 			"patch Conv2d with bias, 64 x 64 x 1152 position table, 27 layers, final LayerNorm, projector LayerNorm, linear_1 4608 -> 4608 and linear_2 4608 -> 7168 with biases"},
+		{"MiniMax-M3", 3*2*14*14*1280 + 2*1280 + 32*vit(1280, 5120) + 1280*6144 + 6144 + 6144*6144 + 6144 + 4*6144*6144 + 6144 + 6144*6144 + 6144,
+			"Conv3d patch embedding (3 channels x 2 frames x 14 x 14, no bias), pre_layrnorm, 32 layers, multi_modal_projector 1280 -> 6144 -> 6144 and patch_merge 4 x 6144 -> 6144 -> 6144 with biases"},
 	} {
 		m := Lookup(c.name)
 		require.NotNil(t, m, c.name)
@@ -379,6 +381,18 @@ func TestVisionTowerAgainstHubCounts(t *testing.T) {
 		require.NoError(t, err, c.name)
 		assert.Equal(t, c.residual, e.HubParams-n, c.name)
 	}
+	// MiniMax-M3: the values the checkpoint holds beyond the derived count
+	// are the lightning indexer of the 57 sparse layers (index_q_proj 512 x
+	// 6144, index_k_proj 128 x 6144, index_q_norm and index_k_norm of 128),
+	// which the shape does not count for MiniMax's sparse_attention_config,
+	// the per-head q_norm and k_norm (128 each) of the 60 layers and the 57
+	// routers' e_score_correction_bias (128).
+	m3 := catalogEntry(t, "MiniMax-M3")
+	m3m, err := FromConfig(m3.Config)
+	require.NoError(t, err)
+	m3n, err := m3.CountedAs(m3m)
+	require.NoError(t, err)
+	assert.Equal(t, int64(57*(512*6144+128*6144+2*128)+60*2*128+57*128), m3.HubParams-m3n, "MiniMax-M3")
 	for _, name := range []string{"Kimi-K2.5", "Kimi-K2.6"} {
 		e := catalogEntry(t, name)
 		m, err := FromConfig(e.Config)

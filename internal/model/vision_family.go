@@ -77,6 +77,22 @@ type familyTower struct {
 //     at vllm-project/vllm fd849acb2cac883d1f76d7bc2ab6796e661ffda7).
 //     Whole: the position table (an nn.Parameter) and the projector (two
 //     ReplicatedLinear layers) beside the patch embedding and norms.
+//   - MiniMax-M3 (a CLIP-style tower, vision model_type
+//     clip_vision_model under minimax_m3 or minimax_m3_vl): the Conv3d
+//     patch embedding (channels × temporal_patch_size × patch² → hv, no
+//     bias), pre_layrnorm, per layer q, k, v, out_proj and fc1/fc2 with
+//     biases and two LayerNorms, no post-LayerNorm; then
+//     multi_modal_projector (linear_1 hv → projector_hidden_size, linear_2
+//     to the text width, both biased) and patch_merge (linear_1 from the
+//     text width × spatial_merge_size² to projector_hidden_size, linear_2
+//     to the text width, both biased) (MiniMaxM3VLVisionEmbeddings,
+//     MiniMaxM3VLVisionEncoderLayer, MiniMaxM3VLVisionTransformer,
+//     MiniMaxM3VLPatchMerger and MiniMaxM3VLMultiModalProjector in
+//     src/transformers/models/minimax_m3_vl/modeling_minimax_m3_vl.py at
+//     huggingface/transformers 0291279d953ec372229a7729eb1d653863101fa6).
+//     The merge and temporal sizes are img_token_compression_config's.
+//     Whole: the patch embedding and norms, as readVision's default
+//     (vLLM's and SGLang's layers for this tower were not read).
 func towerOf(cfg, v map[string]any, text float64) (familyTower, bool) {
 	c := configReader{cfg: v}
 	top := configReader{cfg: cfg}
@@ -120,6 +136,17 @@ func towerOf(cfg, v map[string]any, text float64) (familyTower, bool) {
 		pos := (side*side + 1) * H
 		total := depth*vitLayer(H, I) + conv + H + pos + 4*H + adapter + vout*text
 		return familyTower{total: total, whole: norms + pos + H, family: "Llama 4's tower, pixel-shuffle adapter and projector"}, true
+	case (family == "minimax_m3" || family == "minimax_m3_vl") && vt == "clip_vision_model":
+		merge, temporal := miniMaxCompression(cfg, v)
+		proj := float64(top.optInt("projector_hidden_size"))
+		if proj == 0 {
+			proj = text
+		}
+		embed := conv*temporal + 2*H // Conv3d without bias, pre_layrnorm
+		projector := H*proj + proj + proj*text + text
+		patchMerge := text*merge*merge*proj + proj + proj*text + text
+		return familyTower{total: embed + depth*vitLayer(H, I) + projector + patchMerge, whole: embed + norms,
+			family: "MiniMax-M3's CLIP-style tower, projector and patch merger"}, true
 	case c.optInt("vt_hidden_size") > 0:
 		k := kimiMergeArea(v)
 		posH, posW := float64(c.optInt("init_pos_emb_height")), float64(c.optInt("init_pos_emb_width"))
@@ -172,4 +199,22 @@ func kimiMergeArea(v map[string]any) float64 {
 		area *= f
 	}
 	return area
+}
+
+// miniMaxCompression is MiniMax-M3's spatial merge and temporal patch
+// sizes, from img_token_compression_config in the vision_config or at the
+// top level (both carry it in MiniMaxAI/MiniMax-M3's config.json); 1 for
+// a size neither gives.
+func miniMaxCompression(cfg, v map[string]any) (merge, temporal float64) {
+	merge, temporal = 1, 1
+	for _, src := range []map[string]any{cfg, v} {
+		cc, _ := src["img_token_compression_config"].(map[string]any)
+		if f, ok := number(cc["spatial_merge_size"]); ok && f > 0 {
+			merge = f
+		}
+		if f, ok := number(cc["temporal_patch_size"]); ok && f > 0 {
+			temporal = f
+		}
+	}
+	return merge, temporal
 }

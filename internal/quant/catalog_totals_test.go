@@ -80,19 +80,11 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 // debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
 var withoutPublishedTotal = []string{
 	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
-	// KNOWN_MODELS or a copied model.safetensors.index.json.
+	// KNOWN_MODELS or a copied model.safetensors.index.json; none either
+	// in NVIDIA-NeMo/Megatron-Bridge's model verification cards (no card
+	// for MiniCPM at 067f987) or in a text search of the stored repositories
+	// for the shape's 13,873,291,776.
 	"MiniCPM-MoE-8x2B",
-	// MiniMax-M3: NVIDIA-NeMo/Megatron-Bridge@067f987
-	// examples/model_verification_cards/minimax-m3/card.yaml counts
-	// 854,172,958,720 bytes of BF16 tensor payload in the checkpoint
-	// (revision 50942730), but for the whole VLM: language model, vision
-	// tower, both projectors and lightning indexer. The catalog's config
-	// has no vision_config, so the tower is not counted; the language
-	// model's shape at two bytes a weight is 0.27 % below the payload, a
-	// pass that would hide the tower, so the size is not taken. The same
-	// card says the index declares 869,157,697,024 bytes, 14,984,738,304
-	// more than the shards hold, which this file does not explain.
-	"MiniMax-M3",
 	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
 	// times the shape's 56.32 B and is not taken: it is not a Hub count of
 	// tensors but the estimate llmfit's scraper falls back on without
@@ -101,7 +93,10 @@ var withoutPublishedTotal = []string{
 	// _estimate_params_from_config), which costs each of the 118 blocks as
 	// attention plus MLP: 118 x 8,192^2 x 12 + 131,072 x 8,192 to the
 	// parameter. NVIDIA's model card says "56B model parameters", a
-	// nominal size.
+	// nominal size, as does Megatron-Bridge's docs/models/nemotron/nemotronh.md
+	// ("Parameters: 56B", 067f987), which has no verification card for the
+	// Nemotron-H models; no stored repository holds the shape's
+	// 56,323,244,544.
 	"Nemotron-H-56B-Base-8K",
 }
 
@@ -113,7 +108,9 @@ var withoutPublishedTotalSince95 = []string{
 	// llmfit has no moonshotai/Kimi-K2.7-Code). vLLM's recipe for the
 	// release, vllm-project/recipes@00a8aa9
 	// models/moonshotai/Kimi-K2.7-Code.yaml, gives "1T" parameters and
-	// "~595 GB on disk", rounded.
+	// "~595 GB on disk", rounded. Megatron-Bridge has no card for it (its
+	// kimi-k3 card is another model), and no stored source found states
+	// the exact size of the NVFP4 or the INT4 checkpoint.
 	"Kimi-K2.7-Code",
 	// Orion-14B-Chat: llmfit's 10,918,952,960 for OrionStarAI/Orion-14B-Chat
 	// is not a Hub count of tensors but the estimate its scraper falls back
@@ -126,6 +123,9 @@ var withoutPublishedTotalSince95 = []string{
 	// OrionStarAI/Orion@3b23aea) says "14.4 billion", to one decimal, 0.7 %
 	// below the shape's 14.50 B: no exact total.
 	"Orion-14B-Chat",
-	// No count found (llmfit has Laguna-XS.2 only).
+	// No count found (llmfit has Laguna-XS.2 only; no Megatron-Bridge
+	// card). The model card's "118B total parameters", as stored copies
+	// quote it, is nominal: the shape counts 116.87 B, read approximately
+	// (the entry's notes).
 	"Laguna-S-2.1",
 }
