@@ -434,7 +434,12 @@ func TestRunnerEscapedGrandchildIsReported(t *testing.T) {
 	dir := t.TempDir()
 	pidFile := filepath.Join(dir, "pids")
 	// env -i drops the run's marker, so sweepRun cannot find the child either.
-	detecttest.WriteTool(t, dir, "tool", "env -i "+setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & sleep 0.2; echo out")
+	// The tool prints only once the child has written its pid, i.e. after
+	// setsid took it out of the tool's process group: a fixed sleep let a
+	// loaded machine end the tool first, and the group's clean-up killed the
+	// child before it escaped (seen once at load 20 on 2 CPUs).
+	detecttest.WriteTool(t, dir, "tool", "n=$(cat "+pidFile+" 2>/dev/null | wc -l); env -i "+setsid+" sh -c 'echo $$ >>"+pidFile+"; exec sleep 1000' & "+
+		"while [ \"$(cat "+pidFile+" 2>/dev/null | wc -l)\" -le \"$n\" ]; do sleep 0.05; done; echo out")
 	r := NewExecRunner(dir, 10*time.Second)
 	require.Equal(t, defaultDrainTimeout, r.DrainTimeout)
 	r.DrainTimeout = 500 * time.Millisecond
