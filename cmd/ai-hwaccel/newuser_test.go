@@ -394,3 +394,17 @@ func TestTrainMemoryLineAndExplanationAgree(t *testing.T) {
 	assert.Contains(t, r.stdout, "per device: weights 14.9 GiB, gradients <0.1 GiB,")
 	assert.Contains(t, r.stdout, "frozen models 0.0 GiB", "a zero figure stays 0.0")
 }
+
+// A data-parallel vLLM headline whose replica holds one sequence of the
+// model's context says "1 sequence": Llama-3.1-8B on the two L40S of the
+// two-nvidia fixture read "(1 sequences of 131072 each, 2 in all)".
+func TestDataParallelHeadlineOneSequenceIsSingular(t *testing.T) {
+	args := withFixture(t, "two-nvidia", "plan", "--model", "Llama-3.1-8B")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	require.Equal(t, 1.0, math.Floor(obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)["max_concurrency"].(float64)), "the fixture's premise: one sequence per replica")
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.NotContains(t, headline, "1 sequences")
+	assert.Contains(t, headline, "tokens per replica (1 sequence of 131072 each, 2 in all)")
+}

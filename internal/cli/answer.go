@@ -404,9 +404,9 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 		case a.DPSize > 1 && n >= 1 && ctx > 0 && a.MaxBatchSize == n*a.DPSize:
 			// engine_expect is one replica's engine; the Room line
 			// (max_batch_size) counts every replica's sequences.
-			room += fmt.Sprintf(" per replica (%d sequences of %d each, %d in all)", n, ctx, a.MaxBatchSize)
+			room += Plurals(fmt.Sprintf(" per replica (%d sequence(s) of %d each, %d in all)", n, ctx, a.MaxBatchSize))
 		case a.DPSize > 1 && n >= 1 && ctx > 0:
-			room += fmt.Sprintf(" per replica (%d sequences of %d)", n, ctx)
+			room += Plurals(fmt.Sprintf(" per replica (%d sequence(s) of %d)", n, ctx))
 		case a.DPSize > 1:
 			room += " per replica"
 		case n > 1 && ctx > 0:
