@@ -408,3 +408,20 @@ func TestDataParallelHeadlineOneSequenceIsSingular(t *testing.T) {
 	assert.NotContains(t, headline, "1 sequences")
 	assert.Contains(t, headline, "tokens per replica (1 sequence of 131072 each, 2 in all)")
 }
+
+// throughput.bound says what limits decode (schema/plan.schema.json), and
+// the Throughput line says it beside the decode rate: after the prefill
+// rate ("prefill 25748 tokens/s (bound by memory bandwidth)" for
+// Llama-3.1-8B on the H200) it read as if the prompt, a compute-bound pass,
+// were limited by memory bandwidth.
+func TestBoundIsSaidOfDecode(t *testing.T) {
+	args := withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	require.Equal(t, "memory_bandwidth", tp["bound"])
+	require.NotEmpty(t, tp["prefill_validated_on"], "the fixture's premise: the prefill rate is printed")
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fmt.Sprintf("Throughput: decode %s tokens/s per sequence (bound by memory bandwidth), prefill %s tokens/s\n",
+		rateText(tp["decode_tokens_per_s"].(float64)), rateText(tp["prefill_tokens_per_s"].(float64))))
+}

@@ -700,6 +700,11 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	case d > 0:
 		parts = append(parts, "decode "+rate(d)+" tokens/s per sequence")
 	}
+	// bound is what limits decode (schema/plan.schema.json): said beside
+	// the decode rate, so that it is not read as the prompt's limit.
+	if b := t.Bound; b != "" && len(parts) > 0 {
+		parts[0] += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
+	}
 	if d := t.DecodeTokensPerSTotal; d > 0 {
 		parts = append(parts, rate(d)+" tokens/s in all")
 	}
@@ -712,9 +717,6 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	line := "Throughput: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		line = "Throughput: not estimated"
-	}
-	if b := t.Bound; b != "" && len(parts) > 0 {
-		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
 	if t.ValidatedOn != "" {
