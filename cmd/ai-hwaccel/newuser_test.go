@@ -425,3 +425,30 @@ func TestBoundIsSaidOfDecode(t *testing.T) {
 	assert.Contains(t, r.stdout, fmt.Sprintf("Throughput: decode %s tokens/s per sequence (bound by memory bandwidth), prefill %s tokens/s\n",
 		rateText(tp["decode_tokens_per_s"].(float64)), rateText(tp["prefill_tokens_per_s"].(float64))))
 }
+
+// A model refused on every level by the engine's compute-capability floor
+// says so in its headline: on the K80 of the nvidia-driver-no-tool fixture
+// (compute capability 3.7) the headline read "does not fit: no available
+// device supports int4", as if int4 were the trouble, while every row of
+// the Levels table named llama.cpp's floor (or vLLM's, SGLang's, when named).
+func TestFloorRefusalHeadlineNamesTheFloor(t *testing.T) {
+	for e, floor := range map[string]string{
+		"":       "llama.cpp's CUDA builds have no kernels below compute capability 5.0",
+		"vllm":   "vLLM needs compute capability 7.0 or higher",
+		"sglang": "SGLang needs compute capability 7.5 or higher",
+	} {
+		args := withFixture(t, "nvidia-driver-no-tool", "plan", "--model", "Llama-3.1-8B")
+		if e != "" {
+			args = append(args, "--engine", e)
+		}
+		obj, _ := runJSON(t, append(args, "--json")...)
+		text := obj["refusal"].(map[string]any)["text"].(string)
+		assert.Contains(t, text, floor, e)
+		assert.Contains(t, text, "Tesla K80 has 3.7", e)
+		r := runCLI(t, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		headline, _, _ := strings.Cut(r.stdout, "\n")
+		assert.Equal(t, "Llama-3.1-8B does not fit: "+text, headline, e)
+		assert.NotContains(t, headline, "no available device supports", e)
+	}
+}
