@@ -452,3 +452,18 @@ func TestFloorRefusalHeadlineNamesTheFloor(t *testing.T) {
 		assert.NotContains(t, headline, "no available device supports", e)
 	}
 }
+
+// A training run whose precision no accelerator runs, on a machine whose
+// host memory is unknown, says which precision and which devices: on the
+// K80 (no bf16) the headline read only "no available device with known
+// memory", though the K80's 11.2 GiB is known, and fp16 plans there.
+func TestTrainRefusalNamesThePrecisionNoDeviceRuns(t *testing.T) {
+	r := runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16)", headline)
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora", "--precision", "fp16")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "on its one device, which has 11.2 GiB")
+}

@@ -335,7 +335,7 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		return ans.refuse(RefusalNoDevice, "no available device with known memory"), nil
+		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)), nil
 	}
 	if n > len(devs) {
 		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
@@ -401,6 +401,18 @@ func (f *TrainingSuggestion) describe() string {
 		opts = append(opts, "zero_stage 3 (ZeRO-3/FSDP)")
 	}
 	return fmt.Sprintf("fits with %s: %s per device", strings.Join(opts, " and "), gib(f.PerDeviceBytes))
+}
+
+// noTrainingDevice is the refusal of a training run with no device to
+// plan on; where accelerators were skipped for the precision (why: a K80
+// runs no bf16), it names the precision and those devices, since their
+// memory is known.
+func noTrainingDevice(precision, why string) string {
+	skipped, found := strings.CutSuffix(why, ": skipped")
+	if !found {
+		return "no available device with known memory"
+	}
+	return fmt.Sprintf("no available device with known memory runs %s (%s)", precision, skipped)
 }
 
 // trainingDevices selects the devices to train on: the first accelerator
