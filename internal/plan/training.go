@@ -440,6 +440,14 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 			chosen = p
 			break
 		}
+		// A pool of GPUs of different generations (an A100 and a P40)
+		// trains on those that run the precision: skipping the pool for
+		// one that does not planned an A100's run on host RAM.
+		if runs, left := splitByPrecision(p, native); len(runs) > 0 {
+			chosen = &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: runs}
+			why = fmt.Sprintf("%s not run %s: left out", left, native)
+			break
+		}
 		why = fmt.Sprintf("%s devices do not run %s: skipped", p.label(), native)
 	}
 	if chosen == nil {
@@ -456,6 +464,25 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 	devs := append([]*device(nil), chosen.Devices...)
 	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Usable > devs[j].Usable })
 	return devs, why, nil
+}
+
+// splitByPrecision is the pool's devices that run precision native, and
+// the others named for the explanation ("cuda:1 (Tesla P40) does", "cuda:1
+// (Tesla P40), cuda:2 (Tesla P40) do").
+func splitByPrecision(p *pool, native string) (runs []*device, left string) {
+	var others []string
+	for _, d := range p.Devices {
+		if supported(&d.Dev, native) {
+			runs = append(runs, d)
+			continue
+		}
+		others = append(others, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	}
+	verb := "do"
+	if len(others) == 1 {
+		verb = "does"
+	}
+	return runs, strings.Join(others, ", ") + " " + verb
 }
 
 // maxMicroBatch is the largest micro-batch whose per-device memory fits in
