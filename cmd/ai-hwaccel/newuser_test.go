@@ -467,3 +467,12 @@ func TestTrainRefusalNamesThePrecisionNoDeviceRuns(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "on its one device, which has 11.2 GiB")
 }
+
+// The explanation of a training run moved to host RAM reads as two
+// statements: "metal_gpu (apple) devices do not run bf16: skipped no
+// accelerator runs bf16: estimating on host RAM" ran them together.
+func TestTrainOnHostRAMExplanationReads(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "macbook-m3-pro", "train", "--model", "1b", "--method", "lora", "--json")...)
+	why := fmt.Sprint(obj["explanation"])
+	assert.Contains(t, why, "metal_gpu (apple) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
+}

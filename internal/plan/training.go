@@ -454,7 +454,7 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 		for _, p := range pools {
 			if p.Kind == registry.KindCPU {
 				chosen = p
-				why = strings.TrimSpace(why + " no accelerator runs " + native + ": estimating on host RAM")
+				why = strings.TrimPrefix(why+"; no accelerator runs "+native+": estimating on host RAM", "; ")
 			}
 		}
 	}
