@@ -476,3 +476,23 @@ func TestTrainOnHostRAMExplanationReads(t *testing.T) {
 	why := fmt.Sprint(obj["explanation"])
 	assert.Contains(t, why, "metal_gpu (apple) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
 }
+
+// fit's TOKENS/S is plan's figure written as plan writes it: Llama-3.1-8B
+// at q4_k_m on the H200 read 261.7 in the fit table and "about 262
+// tokens/s" in plan's headline (one decimal below 100, none above).
+func TestFitRateIsWrittenAsPlanWritesIt(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m", "--json")...)
+	want := rateText(obj["throughput"].(map[string]any)["decode_tokens_per_s"].(float64))
+	r := runCLI(t, withFixture(t, "h200-vm", "fit", "--engine", "llama.cpp", "--quant", "q4_k_m", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var row []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "Llama-3.1-8B" {
+			row = f
+		}
+	}
+	require.NotNil(t, row, r.stdout)
+	assert.Equal(t, want, row[len(row)-1])
+	p := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m")...)
+	assert.Contains(t, p.stdout, "about "+want+" tokens/s")
+}
