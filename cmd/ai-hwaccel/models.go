@@ -243,7 +243,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 			ctx = cli.Tokens(float64(r.MaxContextLength))
 		}
 		if r.DecodeTokensPerS > 0 && cli.SpeedValidated(r.ValidatedOn) {
-			tps = fmt.Sprintf("%.1f", r.DecodeTokensPerS)
+			tps = cli.Rate(r.DecodeTokensPerS)
 		}
 		fmt.Fprintf(tw, "%s\t%s\tyes\t%s\t%d\t%s\t%s\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), cli.Text(r.Quant),
 			r.Devices, strategyWords(r.Strategy), ctx, tps)

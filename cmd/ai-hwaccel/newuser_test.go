@@ -394,3 +394,105 @@ func TestTrainMemoryLineAndExplanationAgree(t *testing.T) {
 	assert.Contains(t, r.stdout, "per device: weights 14.9 GiB, gradients <0.1 GiB,")
 	assert.Contains(t, r.stdout, "frozen models 0.0 GiB", "a zero figure stays 0.0")
 }
+
+// A data-parallel vLLM headline whose replica holds one sequence of the
+// model's context says "1 sequence": Llama-3.1-8B on the two L40S of the
+// two-nvidia fixture read "(1 sequences of 131072 each, 2 in all)".
+func TestDataParallelHeadlineOneSequenceIsSingular(t *testing.T) {
+	args := withFixture(t, "two-nvidia", "plan", "--model", "Llama-3.1-8B")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	require.Equal(t, 1.0, math.Floor(obj["engine_expect"].(map[string]any)["vllm"].(map[string]any)["max_concurrency"].(float64)), "the fixture's premise: one sequence per replica")
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.NotContains(t, headline, "1 sequences")
+	assert.Contains(t, headline, "tokens per replica (1 sequence of 131072 each, 2 in all)")
+}
+
+// throughput.bound says what limits decode (schema/plan.schema.json), and
+// the Throughput line says it beside the decode rate: after the prefill
+// rate ("prefill 25748 tokens/s (bound by memory bandwidth)" for
+// Llama-3.1-8B on the H200) it read as if the prompt, a compute-bound pass,
+// were limited by memory bandwidth.
+func TestBoundIsSaidOfDecode(t *testing.T) {
+	args := withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B")
+	obj, _ := runJSON(t, append(args, "--json")...)
+	tp := obj["throughput"].(map[string]any)
+	require.Equal(t, "memory_bandwidth", tp["bound"])
+	require.NotEmpty(t, tp["prefill_validated_on"], "the fixture's premise: the prefill rate is printed")
+	r := runCLI(t, args...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, fmt.Sprintf("Throughput: decode %s tokens/s per sequence (bound by memory bandwidth), prefill %s tokens/s\n",
+		rateText(tp["decode_tokens_per_s"].(float64)), rateText(tp["prefill_tokens_per_s"].(float64))))
+}
+
+// A model refused on every level by the engine's compute-capability floor
+// says so in its headline: on the K80 of the nvidia-driver-no-tool fixture
+// (compute capability 3.7) the headline read "does not fit: no available
+// device supports int4", as if int4 were the trouble, while every row of
+// the Levels table named llama.cpp's floor (or vLLM's, SGLang's, when named).
+func TestFloorRefusalHeadlineNamesTheFloor(t *testing.T) {
+	for e, floor := range map[string]string{
+		"":       "llama.cpp's CUDA builds have no kernels below compute capability 5.0",
+		"vllm":   "vLLM needs compute capability 7.0 or higher",
+		"sglang": "SGLang needs compute capability 7.5 or higher",
+	} {
+		args := withFixture(t, "nvidia-driver-no-tool", "plan", "--model", "Llama-3.1-8B")
+		if e != "" {
+			args = append(args, "--engine", e)
+		}
+		obj, _ := runJSON(t, append(args, "--json")...)
+		text := obj["refusal"].(map[string]any)["text"].(string)
+		assert.Contains(t, text, floor, e)
+		assert.Contains(t, text, "Tesla K80 has 3.7", e)
+		r := runCLI(t, args...)
+		require.Equal(t, 0, r.code, r.stderr)
+		headline, _, _ := strings.Cut(r.stdout, "\n")
+		assert.Equal(t, "Llama-3.1-8B does not fit: "+text, headline, e)
+		assert.NotContains(t, headline, "no available device supports", e)
+	}
+}
+
+// A training run whose precision no accelerator runs, on a machine whose
+// host memory is unknown, says which precision and which devices: on the
+// K80 (no bf16) the headline read only "no available device with known
+// memory", though the K80's 11.2 GiB is known, and fp16 plans there.
+func TestTrainRefusalNamesThePrecisionNoDeviceRuns(t *testing.T) {
+	r := runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	headline, _, _ := strings.Cut(r.stdout, "\n")
+	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16)", headline)
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora", "--precision", "fp16")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "on its one device, which has 11.2 GiB")
+}
+
+// The explanation of a training run moved to host RAM reads as two
+// statements: "metal_gpu (apple) devices do not run bf16: skipped no
+// accelerator runs bf16: estimating on host RAM" ran them together.
+func TestTrainOnHostRAMExplanationReads(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "macbook-m3-pro", "train", "--model", "1b", "--method", "lora", "--json")...)
+	why := fmt.Sprint(obj["explanation"])
+	assert.Contains(t, why, "metal_gpu (apple) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
+}
+
+// fit's TOKENS/S is plan's figure written as plan writes it: Llama-3.1-8B
+// at q4_k_m on the H200 read 261.7 in the fit table and "about 262
+// tokens/s" in plan's headline (one decimal below 100, none above).
+func TestFitRateIsWrittenAsPlanWritesIt(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m", "--json")...)
+	want := rateText(obj["throughput"].(map[string]any)["decode_tokens_per_s"].(float64))
+	r := runCLI(t, withFixture(t, "h200-vm", "fit", "--engine", "llama.cpp", "--quant", "q4_k_m", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var row []string
+	for _, l := range strings.Split(r.stdout, "\n") {
+		if f := strings.Fields(l); len(f) > 0 && f[0] == "Llama-3.1-8B" {
+			row = f
+		}
+	}
+	require.NotNil(t, row, r.stdout)
+	assert.Equal(t, want, row[len(row)-1])
+	p := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m")...)
+	assert.Contains(t, p.stdout, "about "+want+" tokens/s")
+}

@@ -246,23 +246,23 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 func speedWords(a *plan.ShardingAnswer) string {
 	tp := a.Throughput
 	if a.DPSize > 1 && tp.DecodeTokensPerSTotal > 0 {
-		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, replicaRate(a.DPSize, tp.DecodeTokensPerS, tp.DecodeTokensPerSTotal), rate(tp.DecodeTokensPerSTotal))
+		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, replicaRate(a.DPSize, tp.DecodeTokensPerS, tp.DecodeTokensPerSTotal), Rate(tp.DecodeTokensPerSTotal))
 	}
-	return rate(tp.DecodeTokensPerS) + " tokens/s"
+	return Rate(tp.DecodeTokensPerS) + " tokens/s"
 }
 
 // replicaRate is one replica's rate per, shown with the digits that make n
-// times the figure shown round to the total shown (rate(total)): each
+// times the figure shown round to the total shown (Rate(total)): each
 // rounded on its own, 4 x 160.8 read "4 x 161 = 643". The rate's own
 // rounding first, then one to three decimals; the engine rounds both
 // figures to three (throughput.go), where n times per is the total.
 func replicaRate(n int, per, total float64) string {
-	want := rate(total)
-	if s := rate(per); rate(float64(n)*mustFloat(s)) == want {
+	want := Rate(total)
+	if s := Rate(per); Rate(float64(n)*mustFloat(s)) == want {
 		return s
 	}
 	for d := 1; d <= 3; d++ {
-		if s := strconv.FormatFloat(per, 'f', d, 64); rate(float64(n)*mustFloat(s)) == want {
+		if s := strconv.FormatFloat(per, 'f', d, 64); Rate(float64(n)*mustFloat(s)) == want {
 			return s
 		}
 	}
@@ -404,9 +404,9 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 		case a.DPSize > 1 && n >= 1 && ctx > 0 && a.MaxBatchSize == n*a.DPSize:
 			// engine_expect is one replica's engine; the Room line
 			// (max_batch_size) counts every replica's sequences.
-			room += fmt.Sprintf(" per replica (%d sequences of %d each, %d in all)", n, ctx, a.MaxBatchSize)
+			room += Plurals(fmt.Sprintf(" per replica (%d sequence(s) of %d each, %d in all)", n, ctx, a.MaxBatchSize))
 		case a.DPSize > 1 && n >= 1 && ctx > 0:
-			room += fmt.Sprintf(" per replica (%d sequences of %d)", n, ctx)
+			room += Plurals(fmt.Sprintf(" per replica (%d sequence(s) of %d)", n, ctx))
 		case a.DPSize > 1:
 			room += " per replica"
 		case n > 1 && ctx > 0:
@@ -696,25 +696,27 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	switch d, n := t.DecodeTokensPerS, t.Sequences; {
 	case d > 0 && n > 1:
 		// The rate of n sequences decoding together, not of each.
-		parts = append(parts, fmt.Sprintf("decode %s tokens/s over %d sequences (%s per sequence)", rate(d), n, rate(d/float64(n))))
+		parts = append(parts, fmt.Sprintf("decode %s tokens/s over %d sequences (%s per sequence)", Rate(d), n, Rate(d/float64(n))))
 	case d > 0:
-		parts = append(parts, "decode "+rate(d)+" tokens/s per sequence")
+		parts = append(parts, "decode "+Rate(d)+" tokens/s per sequence")
+	}
+	// bound is what limits decode (schema/plan.schema.json): said beside
+	// the decode rate, so that it is not read as the prompt's limit.
+	if b := t.Bound; b != "" && len(parts) > 0 {
+		parts[0] += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	if d := t.DecodeTokensPerSTotal; d > 0 {
-		parts = append(parts, rate(d)+" tokens/s in all")
+		parts = append(parts, Rate(d)+" tokens/s in all")
 	}
 	// A prefill rate is shown only with what vouches for it
 	// (prefill_validated_on, issue 22): one without is not printed.
 	prefill := t.PrefillTokensPerS > 0 && t.PrefillValidatedOn != ""
 	if prefill {
-		parts = append(parts, "prefill "+rate(t.PrefillTokensPerS)+" tokens/s")
+		parts = append(parts, "prefill "+Rate(t.PrefillTokensPerS)+" tokens/s")
 	}
 	line := "Throughput: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {
 		line = "Throughput: not estimated"
-	}
-	if b := t.Bound; b != "" && len(parts) > 0 {
-		line += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
 	fmt.Fprintln(w, Text(line))
 	if t.ValidatedOn != "" {
@@ -910,8 +912,8 @@ func Tokens(n float64) string {
 
 func count(n float64) string { return strconv.FormatFloat(math.Round(n), 'f', -1, 64) }
 
-// rate formats tokens per second: one decimal below 100.
-func rate(f float64) string { return strconv.FormatFloat(round1(f), 'f', -1, 64) }
+// Rate formats tokens per second: one decimal below 100, none above.
+func Rate(f float64) string { return strconv.FormatFloat(round1(f), 'f', -1, 64) }
 
 // plural is "1 device", "2 devices".
 func plural(n int, noun string) string {

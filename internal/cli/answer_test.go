@@ -45,7 +45,7 @@ Shards:
   DEVICE  NAME                   LAYERS  STAGE  TP RANK  MEMORY    AVAILABLE
   cuda:0  NVIDIA H100 80GB HBM3  0-79    0      0        67.5 GiB  79.2 GiB
   cuda:1  NVIDIA H100 80GB HBM3  0-79    0      1        67.5 GiB  79.2 GiB
-Throughput: decode 28.5 tokens/s per sequence, prefill 2791 tokens/s (bound by memory bandwidth)
+Throughput: decode 28.5 tokens/s per sequence (bound by memory bandwidth), prefill 2791 tokens/s
   Validated on: not validated: the speed model is fitted on llama.cpp; no vllm measurement checks it
   Prefill validated on: not validated: tensor parallelism, which no prompt row measures
   - the KV cache of 4096 tokens x 1 sequence
@@ -275,7 +275,7 @@ func TestThroughputPrefillOnlyWithItsStatement(t *testing.T) {
 	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 150, PrefillTokensPerS: 14084, Bound: "memory_bandwidth",
 		ValidatedOn: "llama.cpp CUDA scoreboard rows", PrefillValidatedOn: "llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)",
 		Assumptions: []string{"prefill matmuls run MMQ"}})
-	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence, prefill 14084 tokens/s (bound by memory bandwidth)\n"+
+	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence (bound by memory bandwidth), prefill 14084 tokens/s\n"+
 		"  Validated on: llama.cpp CUDA scoreboard rows\n"+
 		"  Prefill validated on: llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)\n"+
 		"  - prefill matmuls run MMQ\n", b.String())

@@ -83,7 +83,7 @@ func rentFigures(c *rent.Choice) string {
 		// Rounded as plan's headline rounds a speed (rate): one decimal
 		// below 100 tokens/s. It rounded to whole tokens/s, 37 where
 		// plan's answer for the same machine read 37.4.
-		speed := "about " + rate(*c.DecodeTokensPerS) + " output tokens/s"
+		speed := "about " + Rate(*c.DecodeTokensPerS) + " output tokens/s"
 		if !SpeedValidated(c.SpeedValidatedOn) {
 			// Rent ranks by the model's figure either way; the text says
 			// when no measurement checks it (plan's headline omits it then).

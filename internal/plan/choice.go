@@ -342,6 +342,16 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 			}
 		}
 	}
+	// Else the first pool's own reason, as its Levels row states it: an
+	// engine's compute-capability floor (a K80 under llama.cpp) refuses
+	// every level, and "no device supports int4" read as if int4 were why.
+	for _, ps := range passes {
+		for _, p := range ps {
+			if r := unsupportedReason(req, p, l); r != "" {
+				return planned{Level: l, Code: RefusalUnsupported, Reason: r}
+			}
+		}
+	}
 	return planned{Level: l, Code: RefusalUnsupported, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 

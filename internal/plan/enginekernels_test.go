@@ -237,3 +237,49 @@ func TestNamedVLLMOnMixedGPUsNeedsDevices(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16","devices":["cuda:0"]}`, r))
 	assert.True(t, a.Fits, dump(t, a.Levels))
 }
+
+// TestTrainingOnMixedGPUsLeavesOutTheOlder: bf16 training on an A100 and a
+// P40 (no bf16: compute capability 6.1) trains on the A100 and says the P40
+// is left out. The two formed one pool, which the P40 made fail as a
+// whole, and the run was planned on host RAM ("cuda_gpu (nvidia) devices
+// do not run bf16: skipped no accelerator runs bf16: estimating on host
+// RAM"), with an A100 in the machine.
+func TestTrainingOnMixedGPUsLeavesOutTheOlder(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	r := trainGPUs(t, 0, 0)
+	r.Devices = append(r.Devices, a100, p40)
+	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora"}}`, r))
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.Len(t, a.Devices, 1)
+	assert.Equal(t, "cuda:0", a.Devices[0].DeviceID)
+	why := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, why, "cuda:1 (Tesla P40) does not run bf16: left out")
+	assert.NotContains(t, why, "host RAM")
+
+	// fp16, which both run, trains on both.
+	a = estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","precision":"fp16"}}`, r))
+	assert.Len(t, a.Devices, 2)
+}
+
+// TestMixedGPUsRefusalNamesTheDevice: where the default engines split one
+// kind of GPU into two pools (an A100 for vLLM, a P40 for llama.cpp), a
+// pool's refusal by the precision list names its devices: "cuda_gpu
+// (nvidia) devices do not support bf16" stood beside the A100's refusal
+// for memory, as if the A100 ran no bf16.
+func TestMixedGPUsRefusalNamesTheDevice(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16"}`, reg(t, []registry.Device{a100, p40})))
+	require.False(t, a.Fits)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "cuda:1 (Tesla P40) does not support bf16")
+	assert.NotContains(t, a.Levels[0].Reason, "cuda_gpu (nvidia) devices do not support bf16")
+
+	// One pool of one kind keeps the kind's wording.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16"}`, reg(t, []registry.Device{p40})))
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "cuda_gpu (nvidia) devices do not support bf16")
+}

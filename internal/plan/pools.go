@@ -63,6 +63,11 @@ type pool struct {
 	// root is the pool this one restricts to some of its devices
 	// (restrict); nil for a pool built from a registry or a cluster.
 	root *pool
+	// byEngine: devices of the same kind and vendor are in another pool,
+	// claimed by another default engine (an A100 for vLLM, a P40 for
+	// llama.cpp), so the kind alone does not say which devices a
+	// refusal is of.
+	byEngine bool
 }
 
 // origin is the pool built from the registry or cluster that p restricts,
@@ -155,6 +160,19 @@ func (p *pool) label() string {
 		return fmt.Sprintf("%s (%s)", p.Kind, p.Vendor)
 	}
 	return string(p.Kind)
+}
+
+// deviceNames names the pool's devices with the verb that follows them:
+// "cuda:1 (Tesla P40) does", "cuda:1 (Tesla P40), cuda:2 (Tesla P40) do".
+func (p *pool) deviceNames() string {
+	names := make([]string, 0, len(p.Devices))
+	for _, d := range p.Devices {
+		names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	}
+	if len(names) == 1 {
+		return names[0] + " does"
+	}
+	return strings.Join(names, ", ") + " do"
 }
 
 func (p *pool) usableTotal() int64 {
@@ -272,9 +290,14 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 		p.Devices = append(p.Devices, dv)
 		local[d.ID] = dv
 	}
+	kinds := map[string]int{}
+	for _, k := range order {
+		kinds[k[:strings.LastIndex(k, "|")]]++
+	}
 	var out []*pool
 	for _, k := range order {
 		p := byKey[k]
+		p.byEngine = kinds[k[:strings.LastIndex(k, "|")]] > 1
 		p.Domains = domains(reg, p, local)
 		p.setGroups()
 		p.setGPUs()
@@ -465,6 +488,9 @@ func poolRefuses(p *pool, m *model.Model, l quant.Level) string {
 	}
 	for _, d := range p.Devices {
 		why, byList := deviceRefuses(p.Budget.Engine, &d.Dev, m, l)
+		if byList && p.byEngine {
+			return fmt.Sprintf("%s not support %s", p.deviceNames(), l.Native())
+		}
 		if byList {
 			return fmt.Sprintf("%s devices do not support %s", p.label(), l.Native())
 		}

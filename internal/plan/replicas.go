@@ -260,7 +260,7 @@ func without(p *pool, used map[*device]bool) *pool {
 }
 
 func restrict(p *pool, in map[*device]bool, ds []*device) *pool {
-	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs, root: p.origin()}
+	out := &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: ds, InterNodeGBs: p.InterNodeGBs, root: p.origin(), byEngine: p.byEngine}
 	for _, dom := range p.Domains {
 		if kept := keptOf(dom, in); len(kept) > 1 {
 			out.Domains = append(out.Domains, kept)

@@ -335,7 +335,7 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		return ans.refuse(RefusalNoDevice, "no available device with known memory"), nil
+		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)), nil
 	}
 	if n > len(devs) {
 		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
@@ -403,6 +403,18 @@ func (f *TrainingSuggestion) describe() string {
 	return fmt.Sprintf("fits with %s: %s per device", strings.Join(opts, " and "), gib(f.PerDeviceBytes))
 }
 
+// noTrainingDevice is the refusal of a training run with no device to
+// plan on; where accelerators were skipped for the precision (why: a K80
+// runs no bf16), it names the precision and those devices, since their
+// memory is known.
+func noTrainingDevice(precision, why string) string {
+	skipped, found := strings.CutSuffix(why, ": skipped")
+	if !found {
+		return "no available device with known memory"
+	}
+	return fmt.Sprintf("no available device with known memory runs %s (%s)", precision, skipped)
+}
+
 // trainingDevices selects the devices to train on: the first accelerator
 // pool (one kind and vendor, most usable memory first) whose devices run the
 // training precision, else the host CPU; sorted by usable memory, largest
@@ -428,13 +440,21 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 			chosen = p
 			break
 		}
+		// A pool of GPUs of different generations (an A100 and a P40)
+		// trains on those that run the precision: skipping the pool for
+		// one that does not planned an A100's run on host RAM.
+		if runs, left := splitByPrecision(p, native); len(runs) > 0 {
+			chosen = &pool{Kind: p.Kind, Vendor: p.Vendor, Budget: p.Budget, Devices: runs}
+			why = fmt.Sprintf("%s not run %s: left out", left, native)
+			break
+		}
 		why = fmt.Sprintf("%s devices do not run %s: skipped", p.label(), native)
 	}
 	if chosen == nil {
 		for _, p := range pools {
 			if p.Kind == registry.KindCPU {
 				chosen = p
-				why = strings.TrimSpace(why + " no accelerator runs " + native + ": estimating on host RAM")
+				why = strings.TrimPrefix(why+"; no accelerator runs "+native+": estimating on host RAM", "; ")
 			}
 		}
 	}
@@ -444,6 +464,25 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 	devs := append([]*device(nil), chosen.Devices...)
 	sort.SliceStable(devs, func(i, j int) bool { return devs[i].Usable > devs[j].Usable })
 	return devs, why, nil
+}
+
+// splitByPrecision is the pool's devices that run precision native, and
+// the others named for the explanation ("cuda:1 (Tesla P40) does", "cuda:1
+// (Tesla P40), cuda:2 (Tesla P40) do").
+func splitByPrecision(p *pool, native string) (runs []*device, left string) {
+	var others []string
+	for _, d := range p.Devices {
+		if supported(&d.Dev, native) {
+			runs = append(runs, d)
+			continue
+		}
+		others = append(others, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	}
+	verb := "do"
+	if len(others) == 1 {
+		verb = "does"
+	}
+	return runs, strings.Join(others, ", ") + " " + verb
 }
 
 // maxMicroBatch is the largest micro-batch whose per-device memory fits in
