@@ -1191,7 +1191,11 @@ func (e efficiency) hostCoreFactorNote(d registry.Device) string {
 		return ""
 	}
 	v, _ := specs.CPUVectorOf(d)
-	return fmt.Sprintf("; %.2f x the rate of an AVX-512 core: widest vector %s, per %s", f, v.Widest, v.Source)
+	measured := "as measured on AVX2 cores"
+	if !v.AVX2 {
+		measured = "as measured on AVX2 cores, taken for this narrower vector unmeasured"
+	}
+	return fmt.Sprintf("; %.2f x the rate of an AVX-512 core, %s: widest vector %s, per %s", f, measured, v.Widest, v.Source)
 }
 
 // familyCoreRate is the fitted per-core rate of level l's weight family.
@@ -1254,6 +1258,9 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	f := e.decodeFraction(d, pl.Level, older)
 	kv := fmt.Sprintf("reads the KV cache of %d token(s) x %d sequence(s) at %.0f%%", context, batch, e.kvFraction(d)*100)
 	layer := fmt.Sprintf("plus %.0f us per layer per step (%s", e.layerLatency(d, older)*1e6, backendNames[class])
+	if e.layerLatency(d, older) == 0 {
+		layer = "no fixed time per layer (" + backendNames[class]
+	}
 	if e.todaysDecode(d, older) > 0 {
 		layer += ", " + todaysDecodeNote[decodeArchitecture(d)]
 	}

@@ -108,7 +108,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 				return fmt.Sprintf("%s: no measurement of a GPU that shares its %s memory with the CPU (the GDDR cell's rows ran on RTX and workstation boards); the GDDR boards' fractions are applied", NotValidated, mem), false
 			}
 			if (c == MemoryClassGDDR || c == MemoryClassHBM) && !nvidiaGPU(d) {
-				return fmt.Sprintf("%s: no measurement of a %s device other than NVIDIA's", NotValidated, c), false
+				return fmt.Sprintf("%s: no measurement of an %s device other than NVIDIA's", NotValidated, strings.ToUpper(c)), false
 			}
 			if c == MemoryClassHost && appleCPU(d) {
 				return NotValidated + ": the CPU rows are of x86 CPUs, none of an Apple SoC's CPU", false
