@@ -150,15 +150,16 @@ func (f *flags) printHelp(w io.Writer) {
 type detectFlags struct {
 	sysroot, path, timeout, backends, exclude string
 	snapshot                                  string
-	noExec                                    bool
+	noExec, inlineReads                       bool
 }
 
-var detectFlagNames = []string{"sysroot", "path", "no-exec", "timeout", "backends", "exclude", "snapshot"}
+var detectFlagNames = []string{"sysroot", "path", "no-exec", "inline-kernel-reads", "timeout", "backends", "exclude", "snapshot"}
 
 func (d *detectFlags) register(f *flags) {
 	f.StringVar(&d.sysroot, "sysroot", "", "read /sys, /proc and /dev under `DIR` (containers, fixture machines)")
 	f.StringVar(&d.path, "path", "", "search vendor tools on this `PATH` instead of $PATH (empty: run none)")
 	f.BoolVar(&d.noExec, "no-exec", false, "never run a vendor tool; sysfs and procfs only")
+	f.BoolVar(&d.inlineReads, "inline-kernel-reads", false, "read the kernel's own files (meminfo, cpuinfo, cgroup limits, PCI attributes) on the calling thread: faster repeated detection (--watch), but those reads are not bounded by --timeout")
 	f.StringVar(&d.timeout, "timeout", "", "bound each tool and the whole detection: a `DURATION` (500ms, 2s; a bare number is milliseconds; default 5s)")
 	f.StringVar(&d.backends, "backends", "", "run only these detection backends: a comma-separated `LIST` of "+strings.Join(detect.BackendNames(), ","))
 	f.StringVar(&d.exclude, "exclude", "", "skip these detection backends: a comma-separated `LIST`")
@@ -181,6 +182,9 @@ func (d *detectFlags) options(f *flags) (map[string]any, error) {
 	}
 	if d.noExec {
 		o["no_exec"] = true
+	}
+	if d.inlineReads {
+		o["inline_kernel_reads"] = true
 	}
 	if f.isSet("snapshot") {
 		if err := d.snapshotOption(f, o); err != nil {
