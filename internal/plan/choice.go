@@ -318,23 +318,29 @@ func pagedBytes(req *planning, ps []*pool, l quant.Level) int64 {
 }
 
 // lastFailure is the plan reported when nothing fits: the lowest level
-// tried, on the first pool that could run it.
+// tried that some pool runs, on the first pool that runs it. A lower level
+// no pool runs is passed over: on a TPU, where bf16 and int8 run but do
+// not fit and int4 does not run, the answer is int8's misfit, the nearest
+// the model came, not "int4 is not supported".
 func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned {
-	l := levels[len(levels)-1]
-	for _, ps := range passes {
-		for _, p := range ps {
-			if unsupportedReason(req, p, l) != "" {
-				continue
+	for i := len(levels) - 1; i >= 0; i-- {
+		l := levels[i]
+		for _, ps := range passes {
+			for _, p := range ps {
+				if unsupportedReason(req, p, l) != "" {
+					continue
+				}
+				b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
+				if !sane {
+					return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
+				}
+				return req.planOn(p, b, l)
 			}
-			b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
-			if !sane {
-				return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
-			}
-			return req.planOn(p, b, l)
 		}
 	}
-	// No pool can run the level: say why for the first (an engine that
-	// does not run on the devices says that, not "no device supports").
+	l := levels[len(levels)-1]
+	// No pool runs any level: say why for the first (an engine that does
+	// not run on the devices says that, not "no device supports").
 	for _, ps := range passes {
 		for _, p := range ps {
 			if r := engineCannotRunOn(p, req.requestEngine()); r != "" {
