@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -495,4 +496,30 @@ func TestFitRateIsWrittenAsPlanWritesIt(t *testing.T) {
 	assert.Equal(t, want, row[len(row)-1])
 	p := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m")...)
 	assert.Contains(t, p.stdout, "about "+want+" tokens/s")
+}
+
+// fit --all says why a model does not fit, not only the refusal's code:
+// on the cpu-only fixture vLLM refuses every model for the CPU's vector
+// width, and on nvidia-driver-no-tool llama.cpp for the K80's compute
+// capability. The table shortens the reason (its sources in parentheses
+// dropped); the JSON keeps the plan's whole refusal text.
+func TestFitAllSaysWhy(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--engine", "vllm", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "WHY")
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B .* unsupported .*vLLM's CPU backend needs AVX-512 or AVX2 on x86; .* has SSE4\.2 at most$`, r.stdout)
+	assert.NotContains(t, r.stdout, "cmake/cpu_extension.cmake", "the table drops the source")
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+	require.NotEmpty(t, rows)
+	assert.Equal(t, "unsupported", rows[0]["refusal"])
+	assert.Contains(t, rows[0]["refusal_text"], "no kernels below compute capability 5.0 (default CMAKE_CUDA_ARCHITECTURES")
+	assert.Contains(t, rows[0]["refusal_text"], "Tesla K80 has 3.7")
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama.cpp's CUDA builds have no kernels below compute capability 5.0; Tesla K80 has 3.7")
 }
