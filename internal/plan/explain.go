@@ -65,7 +65,7 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 	for _, r := range rows {
 		if chosen != "" && r.Quant == chosen {
 			if r.Fits {
-				out = append(out, fmt.Sprintf("%s fits (%s; %s as on one device)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+				out = append(out, fitsLine(r))
 			} else {
 				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s as on one device)", r.Quant, gib(r.TotalBytes)))
 			}
@@ -76,6 +76,16 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 		}
 	}
 	return out
+}
+
+// fitsLine is the chosen level's line: the strategy named as a name
+// ("strategy none" reads as "fits nothing" without it), and what "none"
+// means, one device.
+func fitsLine(r LevelRow) string {
+	if r.Strategy == StrategyNone {
+		return fmt.Sprintf("%s fits on one device (strategy none; %s)", r.Quant, gib(r.TotalBytes))
+	}
+	return fmt.Sprintf("%s fits (strategy %s; %s as on one device)", r.Quant, r.Strategy, gib(r.TotalBytes))
 }
 
 // describe explains the strategy of a fitting plan; placed says the
