@@ -523,3 +523,23 @@ func TestFitAllSaysWhy(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "llama.cpp's CUDA builds have no kernels below compute capability 5.0; Tesla K80 has 3.7")
 }
+
+// gpt-oss's mxfp4 on a TPU or Trainium is refused for the kernels it needs,
+// int4's; the refusal, its Levels row and its "rejected:" line name the
+// level the plan asked for, mxfp4, and why int4 is meant ("devices do not
+// support int4" read as if the plan had tried int4).
+func TestMXFP4RefusalNamesTheLevel(t *testing.T) {
+	for _, name := range []string{"tpu-v4", "trn1-2xlarge"} {
+		obj, _ := runJSON(t, withFixture(t, name, "plan", "--model", "gpt-oss-120b", "--json")...)
+		require.Equal(t, false, obj["fits"], name)
+		want := "devices do not support mxfp4, which needs int4 kernels"
+		assert.Contains(t, obj["refusal"].(map[string]any)["text"], want, name)
+		levels := obj["levels"].([]any)
+		require.NotEmpty(t, levels)
+		row := levels[0].(map[string]any)
+		require.Equal(t, "mxfp4", row["quant"])
+		assert.Contains(t, row["reason"], want, name)
+		assert.Contains(t, fmt.Sprint(obj["explanation"]), "mxfp4 rejected: ", name)
+		assert.NotContains(t, fmt.Sprint(obj["explanation"]), "support int4", name)
+	}
+}
