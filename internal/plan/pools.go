@@ -165,14 +165,10 @@ func (p *pool) label() string {
 // deviceNames names the pool's devices with the verb that follows them:
 // "cuda:1 (Tesla P40) does", "cuda:1 (Tesla P40), cuda:2 (Tesla P40) do".
 func (p *pool) deviceNames() string {
-	names := make([]string, 0, len(p.Devices))
-	for _, d := range p.Devices {
-		names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	if len(p.Devices) == 1 {
+		return poolDevices(p) + " does"
 	}
-	if len(names) == 1 {
-		return names[0] + " does"
-	}
-	return strings.Join(names, ", ") + " do"
+	return poolDevices(p) + " do"
 }
 
 func (p *pool) usableTotal() int64 {
