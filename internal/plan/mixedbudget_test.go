@@ -61,3 +61,23 @@ func TestMixedGPUsBudgetLinesNameTheirDevices(t *testing.T) {
 	}
 	assert.Equal(t, 1, n)
 }
+
+// TestMixedGPUsIdleHintStaysInItsPool: the H200's vLLM plan leaves the P40
+// idle, but no tensor_parallel_size or vLLM replica would use a P40 (below
+// vLLM's floor): the idle line says which engine the P40 is planned by,
+// not "tensor_parallel_size 2 or replicas would use them".
+func TestMixedGPUsIdleHintStaysInItsPool(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, h200WithP40(t)))
+	require.True(t, a.Fits)
+	require.Contains(t, a.EngineArgs, "vllm")
+	assert.Equal(t, []string{"cuda:1"}, a.IdleDevices)
+	var idle string
+	for _, l := range a.Explanation {
+		if strings.HasPrefix(l, "idle: ") {
+			idle = l
+		}
+	}
+	assert.NotContains(t, idle, "tensor_parallel_size")
+	assert.NotContains(t, idle, "replicas")
+	assert.Contains(t, idle, "cuda:1 (Tesla P40) is planned by llama.cpp, not vllm")
+}
