@@ -543,3 +543,13 @@ func TestMXFP4RefusalNamesTheLevel(t *testing.T) {
 		assert.NotContains(t, fmt.Sprint(obj["explanation"]), "support int4", name)
 	}
 }
+
+// The training explanation writes its two parameter counts alike, each in
+// its own unit: "8.03B parameters, 0.00682B trained" (LoRA) and "70.55B
+// parameters, 70.6B trained" (full) mixed two precisions in one unit.
+func TestTrainingExplanationCountsParametersAlike(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "train", "--model", "Llama-3.1-8B", "--method", "lora", "--json")...)
+	assert.Contains(t, obj["explanation"].([]any)[0], "(8.03B parameters, 6.82M trained)")
+	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-3.1-70B", "--method", "full", "--json")...)
+	assert.Contains(t, obj["explanation"].([]any)[0], "(70.6B parameters, 70.6B trained)")
+}
