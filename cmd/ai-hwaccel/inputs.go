@@ -177,9 +177,29 @@ func didYouMean(s string, known []string, prefix string) string {
 // flagUndefined is how the flag package reports an unknown flag.
 var flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`)
 
-// explain rewrites a flag package error for a person: an unknown flag gets
+// How the flag package reports a bad value (src/flag/flag.go of the Go
+// distribution, FlagSet.parseOne: "invalid value %q for flag -%s: %v",
+// "invalid boolean value %q for -%s: %v", "flag needs an argument: -%s"):
+// with one dash, where every flag of this CLI is written with two.
+var (
+	flagBadValue = regexp.MustCompile(`^invalid value "(?:[^"\\]|\\.)*" for flag -+([^:]+): (.*)$`)
+	flagBadBool  = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -+([^:]+): `)
+	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
+)
+
+// explain rewrites a flag package error for a person, in the CLI's own
+// form ("--name: why", as its other value errors): an unknown flag gets
 // the closest known flag.
 func (f *flags) explain(err error) string {
+	if m := flagBadValue.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("--%s: %s", m[1], m[2])
+	}
+	if m := flagBadBool.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("--%s: %s is not true or false", m[2], m[1])
+	}
+	if m := flagNoValue.FindStringSubmatch(err.Error()); m != nil {
+		return fmt.Sprintf("--%s needs a value", m[1])
+	}
 	m := flagUndefined.FindStringSubmatch(err.Error())
 	if m == nil {
 		return err.Error()

@@ -227,15 +227,22 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		return err
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S")
+	header := "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S"
+	if !rows[len(rows)-1].Fits {
+		// Refused rows come last (catalogq.Sort): the table has a WHY
+		// column only when it lists one.
+		header += "\tWHY"
+	}
+	fmt.Fprintln(tw, header)
 	for _, r := range rows {
 		if !r.Fits {
-			// The strategy column says why there is none: "insufficient memory".
-			why := cli.Unknown
+			// The strategy column says which refusal: "insufficient memory";
+			// WHY says why in words.
+			code := cli.Unknown
 			if r.Refusal != "" {
-				why = strings.ReplaceAll(r.Refusal, "_", " ")
+				code = strings.ReplaceAll(r.Refusal, "_", " ")
 			}
-			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\n", cli.Text(r.Model), cli.Params(float64(r.Params)), why)
+			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), code, cli.Text(shortReason(r.RefusalText)))
 			continue
 		}
 		ctx, tps := cli.Unknown, cli.Unknown
@@ -249,4 +256,46 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 			r.Devices, strategyWords(r.Strategy), ctx, tps)
 	}
 	return tw.Flush()
+}
+
+// shortReason is a refusal text for one table row: its parenthesised
+// asides of more than one word dropped (the sources it cites, the memory
+// broken down), which the JSON's refusal_text keeps; "(intel)" and
+// "device(s)" stay.
+func shortReason(text string) string {
+	var b strings.Builder
+	for {
+		open := strings.Index(text, " (")
+		if open < 0 {
+			break
+		}
+		end := closingParen(text, open+1)
+		if end < 0 || !strings.Contains(text[open+2:end], " ") {
+			b.WriteString(text[:open+2])
+			text = text[open+2:]
+			continue
+		}
+		b.WriteString(text[:open])
+		text = text[end+1:]
+	}
+	b.WriteString(text)
+	return b.String()
+}
+
+// closingParen is the index of the parenthesis closing the one at open in
+// s, or -1.
+func closingParen(s string, open int) int {
+	depth := 0
+	for i := open; i < len(s); i++ {
+		switch s[i] {
+		case '(':
+			depth++
+		case ')':
+			depth--
+			if depth == 0 {
+				return i
+			}
+		}
+	}
+	return -1
 }

@@ -87,14 +87,15 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 			fits++
 			continue
 		}
-		// A model that does not fit says why, by code.
+		// A model that does not fit says why, by code and in words.
 		assert.Contains(t, plan.RefusalCodes, r.Refusal, r.Model)
+		assert.NotEmpty(t, r.RefusalText, r.Model)
 		refused++
 	}
 	assert.Positive(t, fits)
 	assert.Positive(t, refused)
 	all := runCLI(t, withFixture(t, "cpu-only", "fit", "--all")...)
-	assert.Regexp(t, `(?m)^DeepSeek-V3 .* no +— +— +insufficient memory +— +—$`, all.stdout)
+	assert.Regexp(t, `(?m)^DeepSeek-V3 .* no +— +— +insufficient memory +— +— +int4 needs [0-9.]+ GiB on one device and does not fit split over the 1 cpu \(intel\) device\(s\)$`, all.stdout)
 
 	// Without --all only fitting models are listed; a larger context leaves
 	// less room.

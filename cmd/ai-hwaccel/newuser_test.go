@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -495,4 +496,60 @@ func TestFitRateIsWrittenAsPlanWritesIt(t *testing.T) {
 	assert.Equal(t, want, row[len(row)-1])
 	p := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--quant", "q4_k_m")...)
 	assert.Contains(t, p.stdout, "about "+want+" tokens/s")
+}
+
+// fit --all says why a model does not fit, not only the refusal's code:
+// on the cpu-only fixture vLLM refuses every model for the CPU's vector
+// width, and on nvidia-driver-no-tool llama.cpp for the K80's compute
+// capability. The table shortens the reason (its sources in parentheses
+// dropped); the JSON keeps the plan's whole refusal text.
+func TestFitAllSaysWhy(t *testing.T) {
+	r := runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--engine", "vllm", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "WHY")
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B .* unsupported .*vLLM's CPU backend needs AVX-512 or AVX2 on x86; .* has SSE4\.2 at most$`, r.stdout)
+	assert.NotContains(t, r.stdout, "cmake/cpu_extension.cmake", "the table drops the source")
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+	require.NotEmpty(t, rows)
+	assert.Equal(t, "unsupported", rows[0]["refusal"])
+	assert.Contains(t, rows[0]["refusal_text"], "no kernels below compute capability 5.0 (default CMAKE_CUDA_ARCHITECTURES")
+	assert.Contains(t, rows[0]["refusal_text"], "Tesla K80 has 3.7")
+
+	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama.cpp's CUDA builds have no kernels below compute capability 5.0; Tesla K80 has 3.7")
+}
+
+// gpt-oss's mxfp4 on a TPU or Trainium is refused for the kernels it needs,
+// int4's; the refusal, its Levels row and its "rejected:" line name the
+// level the plan asked for, mxfp4, and why int4 is meant ("devices do not
+// support int4" read as if the plan had tried int4).
+func TestMXFP4RefusalNamesTheLevel(t *testing.T) {
+	for _, name := range []string{"tpu-v4", "trn1-2xlarge"} {
+		obj, _ := runJSON(t, withFixture(t, name, "plan", "--model", "gpt-oss-120b", "--json")...)
+		require.Equal(t, false, obj["fits"], name)
+		want := "devices do not support mxfp4, which needs int4 kernels"
+		assert.Contains(t, obj["refusal"].(map[string]any)["text"], want, name)
+		levels := obj["levels"].([]any)
+		require.NotEmpty(t, levels)
+		row := levels[0].(map[string]any)
+		require.Equal(t, "mxfp4", row["quant"])
+		assert.Contains(t, row["reason"], want, name)
+		assert.Contains(t, fmt.Sprint(obj["explanation"]), "mxfp4 rejected: ", name)
+		assert.NotContains(t, fmt.Sprint(obj["explanation"]), "support int4", name)
+	}
+}
+
+// The training explanation writes its two parameter counts alike, each in
+// its own unit: "8.03B parameters, 0.00682B trained" (LoRA) and "70.55B
+// parameters, 70.6B trained" (full) mixed two precisions in one unit.
+func TestTrainingExplanationCountsParametersAlike(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "train", "--model", "Llama-3.1-8B", "--method", "lora", "--json")...)
+	assert.Contains(t, obj["explanation"].([]any)[0], "(8.03B parameters, 6.82M trained)")
+	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-3.1-70B", "--method", "full", "--json")...)
+	assert.Contains(t, obj["explanation"].([]any)[0], "(70.6B parameters, 70.6B trained)")
 }

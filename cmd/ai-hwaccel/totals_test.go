@@ -14,7 +14,7 @@ import (
 // printedFigures maps each memory quantity a plan's text names to every
 // value printed for it: "plan total" (the Memory line, and a levels column
 // headed TOTAL), "<quant> on one device" (a levels row under ON ONE DEVICE,
-// the explanation's "<quant> fits (...; N GiB as on one device)" and, for
+// the explanation's "<quant> fits (strategy ...; N GiB as on one device)" and, for
 // the chosen level, "N GiB does not fit on one device", "the model needs N
 // GiB" and the Memory line of a plan on one device).
 func printedFigures(t *testing.T, text string) map[string]map[string]bool {
@@ -62,7 +62,7 @@ func printedFigures(t *testing.T, text string) map[string]map[string]bool {
 			t.Fatalf("levels column %q names no quantity this test knows", header[1])
 		}
 	}
-	for _, m := range regexp.MustCompile(`(?m)^  - ([a-z0-9]+) fits \([a-z_]+; ([0-9.]+ GiB) as on one device\)$`).FindAllStringSubmatch(text, -1) {
+	for _, m := range regexp.MustCompile(`(?m)^  - ([a-z0-9]+) fits (?:on one device )?\(strategy [a-z_]+; ([0-9.]+ GiB)(?: as on one device)?\)$`).FindAllStringSubmatch(text, -1) {
 		add(m[1]+" on one device", m[2])
 	}
 	for _, m := range regexp.MustCompile(`(?m)^  - [a-z_]+: ([0-9.]+ GiB) does not fit on one device`).FindAllStringSubmatch(text, -1) {

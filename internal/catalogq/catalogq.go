@@ -91,6 +91,9 @@ type FitRow struct {
 	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
 	// Refusal is the code of why a model does not fit (plan.Refusal*).
 	Refusal string `json:"refusal,omitempty"`
+	// RefusalText is the plan's refusal text: why, in words (the fit
+	// table shows it shortened, the JSON whole).
+	RefusalText string `json:"refusal_text,omitempty"`
 	// ValidatedOn is the plan's throughput.validated_on: which
 	// measurements vouch for DecodeTokensPerS, or "not validated: ..."
 	// (the CLI's table then shows no speed).
@@ -120,7 +123,7 @@ func ContextFor(m Model, asked int) int {
 func Row(m Model, p *plan.ShardingAnswer) FitRow {
 	r := FitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
 	if p.Refusal != nil {
-		r.Refusal = p.Refusal.Code
+		r.Refusal, r.RefusalText = p.Refusal.Code, p.Refusal.Text
 	}
 	if !p.Fits {
 		return r

@@ -924,8 +924,9 @@ func plural(n int, noun string) string {
 }
 
 // pluralMark is a noun written "device(s)" by the engine, and the number
-// before it within a few words.
-var pluralMark = regexp.MustCompile(`\b(\d+)((?:\s+\S+){0,3}?\s+)([a-z]+)\(s\)`)
+// before it within a few words, none of them a number ("8672 bytes, 1
+// device(s)" counts 1 device).
+var pluralMark = regexp.MustCompile(`\b(\d+)((?:\s+[^\s\d]\S*){0,3}?\s+)([a-z]+)\(s\)`)
 
 // Plurals resolves the engine's "N noun(s)": "1 cuda_gpu (nvidia)
 // device(s)" reads "1 cuda_gpu (nvidia) device", "4096 token(s)" reads

@@ -182,6 +182,9 @@ func TestHumanUnits(t *testing.T) {
 	assert.Equal(t, "the 1 cuda_gpu (nvidia) device (79 GiB)", Plurals("the 1 cuda_gpu (nvidia) device(s) (79 GiB)"))
 	assert.Equal(t, "the 8 cuda_gpu (nvidia) devices", Plurals("the 8 cuda_gpu (nvidia) device(s)"))
 	assert.Equal(t, "some device(s)", Plurals("some device(s)"))
+	// The count is the nearest number before the noun: snapshot's summary
+	// read "8672 bytes, 1 devices detected", the 8672 taken for the count.
+	assert.Equal(t, "8672 bytes, 1 device detected, 0 tool runs", Plurals("8672 bytes, 1 device(s) detected, 0 tool run(s)"))
 }
 
 // Issue 14 item 16: what a directory name or a tool prints must not reach

@@ -246,10 +246,17 @@ func budgetOf(pl *planned) *Budget {
 // budgetSource explains a budget in one line: the engine's own sentence
 // (engine.Engine.BudgetSource), else the plain rule.
 func budgetSource(b budget, k registry.Kind) string {
+	return budgetSourceFor(b, k, string(k)+" devices")
+}
+
+// budgetSourceFor is budgetSource with the devices the default engine is
+// the default for named as given: "cuda_gpu devices", or, where the
+// default engines split one kind between them, the pool's own devices.
+func budgetSourceFor(b budget, k registry.Kind, devices string) string {
 	name := b.Engine.Name()
 	who := "engine " + name
 	if b.ByDefault {
-		who = fmt.Sprintf("no engine named: %s, the default for %s devices,", name, k)
+		who = fmt.Sprintf("no engine named: %s, the default for %s,", name, devices)
 	}
 	if k == registry.KindCPU {
 		return fmt.Sprintf("%s plans within the host's available memory", who)

@@ -15,9 +15,7 @@ import (
 // describeReplicas, engine notes) are added by each answer.
 func explainChoice(ch *choice) []string {
 	out := []string{ch.LevelsWhy}
-	if ch.Plan.Pool != nil {
-		out = append(out, "budget: "+budgetSource(planBudget(&ch.Plan), ch.Plan.Pool.Kind))
-	}
+	out = append(out, budgetLines(ch)...)
 	if ch.HostOnly {
 		out = append(out, "no available accelerator with known usable memory: planning on host RAM")
 	}
@@ -57,6 +55,41 @@ func explainChoice(ch *choice) []string {
 	return out
 }
 
+// budgetLines are the explanation's "budget:" lines: the chosen pool's
+// engine and memory budget, by device kind; where the default engines
+// split one kind between them (vLLM on an H200, llama.cpp on a P40 below
+// vLLM's floor) one line per pool of that kind, naming its devices, the
+// chosen pool's first, since the levels' rows were planned on each.
+func budgetLines(ch *choice) []string {
+	chosen := ch.Plan.Pool
+	if chosen == nil {
+		return nil
+	}
+	if !chosen.byEngine {
+		return []string{"budget: " + budgetSource(planBudget(&ch.Plan), chosen.Kind)}
+	}
+	out := []string{"budget: " + budgetSourceFor(planBudget(&ch.Plan), chosen.Kind, poolDevices(chosen.origin()))}
+	seen := map[*pool]bool{chosen.origin(): true}
+	for _, p := range ch.Pools {
+		p = p.origin()
+		if seen[p] || !p.byEngine || p.Kind != chosen.Kind {
+			continue
+		}
+		seen[p] = true
+		out = append(out, "budget: "+budgetSourceFor(p.Budget, p.Kind, poolDevices(p)))
+	}
+	return out
+}
+
+// poolDevices names a pool's devices: "cuda:1 (Tesla P40)".
+func poolDevices(p *pool) string {
+	names := make([]string, 0, len(p.Devices))
+	for _, d := range p.Devices {
+		names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	}
+	return strings.Join(names, ", ")
+}
+
 // explainRejected is one line per level better than the chosen one (all
 // levels when chosen is "") saying why it was not taken, and one for the
 // chosen level.
@@ -65,7 +98,7 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 	for _, r := range rows {
 		if chosen != "" && r.Quant == chosen {
 			if r.Fits {
-				out = append(out, fmt.Sprintf("%s fits (%s; %s as on one device)", r.Quant, r.Strategy, gib(r.TotalBytes)))
+				out = append(out, fitsLine(r))
 			} else {
 				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s as on one device)", r.Quant, gib(r.TotalBytes)))
 			}
@@ -76,6 +109,16 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 		}
 	}
 	return out
+}
+
+// fitsLine is the chosen level's line: the strategy named as a name
+// ("strategy none" reads as "fits nothing" without it), and what "none"
+// means, one device.
+func fitsLine(r LevelRow) string {
+	if r.Strategy == StrategyNone {
+		return fmt.Sprintf("%s fits on one device (strategy none; %s)", r.Quant, gib(r.TotalBytes))
+	}
+	return fmt.Sprintf("%s fits (strategy %s; %s as on one device)", r.Quant, r.Strategy, gib(r.TotalBytes))
 }
 
 // describe explains the strategy of a fitting plan; placed says the

@@ -17,8 +17,12 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 		{Quant: "int4", TotalBytes: 40 << 30, Fits: true, Strategy: StrategyNone},
 	}
 	fits := &choice{LevelsWhy: "auto", Rows: rows, Outcome: outcomeFits, Plan: planned{Fits: true, Level: quant.FP8}}
-	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (tensor_parallel; 75.0 GiB as on one device)"},
+	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (strategy tensor_parallel; 75.0 GiB as on one device)"},
 		explainChoice(fits))
+	// Strategy "none" is a name, not a word: the line says what it means
+	// (a new user read "int4 fits (none; ...)" as "fits nothing").
+	oneDevice := &choice{LevelsWhy: "auto", Rows: []LevelRow{rows[0], rows[2]}, Outcome: outcomeFits, Plan: planned{Fits: true, Level: quant.INT4}}
+	assert.Equal(t, "int4 fits on one device (strategy none; 40.0 GiB)", explainChoice(oneDevice)[2])
 
 	onHost := *fits
 	onHost.Outcome, onHost.HostOnly = outcomeFitsOnHost, false

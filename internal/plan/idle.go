@@ -36,7 +36,10 @@ func idleDevices(ch *choice) []string {
 	return idle
 }
 
-// explainIdle says which devices stay idle and what would use them.
+// explainIdle says which devices stay idle and what would use them: the
+// chosen engine's own devices with more tensor parallelism or replicas;
+// a device another default engine plans (a P40 below vLLM's floor, beside
+// an H200) only in a plan of its own.
 func explainIdle(ch *choice, idle []string) []string {
 	if len(idle) == 0 {
 		return nil
@@ -47,13 +50,41 @@ func explainIdle(ch *choice, idle []string) []string {
 	if ch.Devices != nil {
 		what = "named"
 	}
-	hint := "replicas (data parallel) would serve more sequences on them"
-	if pl.Pool.tensorParallel() && pl.DP == 0 {
-		hint = fmt.Sprintf("tensor_parallel_size %d or replicas would use them (more KV room and speed, or more sequences)", used+len(idle))
-		if !pl.Costs.validTP(used + len(idle)) {
-			hint = "replicas (data parallel) would serve more sequences on them"
+	same, others := splitByEngine(ch, idle)
+	var hints []string
+	if len(same) > 0 {
+		hint := "replicas (data parallel) would serve more sequences on them"
+		if pl.Pool.tensorParallel() && pl.DP == 0 && pl.Costs.validTP(used+len(same)) {
+			hint = fmt.Sprintf("tensor_parallel_size %d or replicas would use them (more KV room and speed, or more sequences)", used+len(same))
+		}
+		if len(others) > 0 {
+			hint = strings.Join(same, ", ") + ": " + hint
+		}
+		hints = append(hints, hint)
+	}
+	hints = append(hints, others...)
+	return []string{fmt.Sprintf("idle: %s of the %d %s %s device(s) stay unused: the plan needs %d; %s",
+		strings.Join(idle, ", "), used+len(idle), what, pl.Pool.label(), used, strings.Join(hints, "; "))}
+}
+
+// splitByEngine splits idle device ids into those the plan's engine plans
+// (same) and, for those another default engine plans, one phrase per
+// device saying which (others).
+func splitByEngine(ch *choice, idle []string) (same, others []string) {
+	mine := ch.Plan.Pool.Budget.Engine.Name()
+	byID := map[string]*device{}
+	engineOf := map[string]string{}
+	for _, p := range ch.Pools {
+		for _, d := range p.Devices {
+			byID[d.ID], engineOf[d.ID] = d, p.Budget.Engine.Name()
 		}
 	}
-	return []string{fmt.Sprintf("idle: %s of the %d %s %s device(s) stay unused: the plan needs %d; %s",
-		strings.Join(idle, ", "), used+len(idle), what, pl.Pool.label(), used, hint)}
+	for _, id := range idle {
+		if e := engineOf[id]; e != "" && e != mine {
+			others = append(others, fmt.Sprintf("%s (%s) is planned by %s, not %s: a plan of its own would use it", id, byID[id].Dev.Name, e, mine))
+			continue
+		}
+		same = append(same, id)
+	}
+	return same, others
 }

@@ -165,14 +165,10 @@ func (p *pool) label() string {
 // deviceNames names the pool's devices with the verb that follows them:
 // "cuda:1 (Tesla P40) does", "cuda:1 (Tesla P40), cuda:2 (Tesla P40) do".
 func (p *pool) deviceNames() string {
-	names := make([]string, 0, len(p.Devices))
-	for _, d := range p.Devices {
-		names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
+	if len(p.Devices) == 1 {
+		return poolDevices(p) + " does"
 	}
-	if len(names) == 1 {
-		return names[0] + " does"
-	}
-	return strings.Join(names, ", ") + " do"
+	return poolDevices(p) + " do"
 }
 
 func (p *pool) usableTotal() int64 {
@@ -484,21 +480,33 @@ func poolSupports(p *pool, native string) bool {
 // An empty pool runs nothing.
 func poolRefuses(p *pool, m *model.Model, l quant.Level) string {
 	if len(p.Devices) == 0 {
-		return fmt.Sprintf("%s devices do not support %s", p.label(), l.Native())
+		return fmt.Sprintf("%s devices do not support %s", p.label(), levelNeeds(l))
 	}
 	for _, d := range p.Devices {
 		why, byList := deviceRefuses(p.Budget.Engine, &d.Dev, m, l)
 		if byList && p.byEngine {
-			return fmt.Sprintf("%s not support %s", p.deviceNames(), l.Native())
+			return fmt.Sprintf("%s not support %s", p.deviceNames(), levelNeeds(l))
 		}
 		if byList {
-			return fmt.Sprintf("%s devices do not support %s", p.label(), l.Native())
+			return fmt.Sprintf("%s devices do not support %s", p.label(), levelNeeds(l))
 		}
 		if why != "" {
 			return why
 		}
 	}
 	return ""
+}
+
+// levelNeeds names level l in a refusal by the precision list: the level
+// itself, and the device precision its kernels are, where the two differ
+// (gpt-oss's mxfp4 and GGUF's 4-bit types run on int4 kernels, quant.MXFP4),
+// so the refusal names the level the plan asked for and not only int4.
+func levelNeeds(l quant.Level) string {
+	native := l.Native()
+	if native == "" || native == string(l) {
+		return string(l)
+	}
+	return fmt.Sprintf("%s, which needs %s kernels", l, native)
 }
 
 // deviceRefuses says why engine e cannot run the weights of model m at

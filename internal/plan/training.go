@@ -742,7 +742,7 @@ func activationBytes(m *model.Model, s *trainingSetup) int64 {
 
 // describeTraining explains the estimate.
 func describeTraining(m *model.Model, s *trainingSetup, n int, t TrainingMemory) []string {
-	out := []string{fmt.Sprintf("%s training of %s (%.2fB parameters, %.3gB trained) with %s in %s", s.Method, modelName(m), float64(m.Params)/1e9, float64(trainableParams(m, s))/1e9, s.Optimizer, precisionText(s.Precision))}
+	out := []string{fmt.Sprintf("%s training of %s (%s parameters, %s trained) with %s in %s", s.Method, modelName(m), paramCount(m.Params), paramCount(trainableParams(m, s)), s.Optimizer, precisionText(s.Precision))}
 	out = append(out, fmt.Sprintf("per device: weights %s, gradients %s, optimizer %s, activations %s, frozen models %s, runtime %s",
 		gib(t.WeightsBytes), gib(t.GradientsBytes), gib(t.OptimizerBytes), gib(t.ActivationsBytes), gib(t.FrozenModelsBytes), gib(t.OverheadBytes)))
 	if s.ZeROStage > 0 || s.TensorParallel > 1 {
@@ -780,4 +780,20 @@ func trainingRoom(need, budget int64, n int, fits bool) string {
 		return fmt.Sprintf("%s per device of the %s available on the smallest of %d devices", gib(need), gib(budget), n)
 	}
 	return fmt.Sprintf("%s per device, the smallest of %d devices has %s", gib(need), n, gib(budget))
+}
+
+// paramCount writes a parameter count to three significant digits in its
+// own unit ("8.03B", "6.82M"), so a model's size and the part trained read
+// alike (a LoRA's 6.8 million read "0.00682B").
+func paramCount(n int64) string {
+	v := float64(n)
+	for _, u := range []struct {
+		at   float64
+		unit string
+	}{{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}} {
+		if v >= u.at*0.9995 { // 999.6M rounds to 1B, not "1e+03M"
+			return fmt.Sprintf("%.3g%s", v/u.at, u.unit)
+		}
+	}
+	return fmt.Sprintf("%d", n)
 }

@@ -195,7 +195,7 @@ def fit(request=None, **kwargs) -> List[Dict[str, Any]]:
     """hwaccel_fit_json: every catalog model the filter keeps, planned on
     this machine (or on registry=...), as a list of dicts (model, params,
     fits, quant, strategy, devices, max_context_length,
-    decode_tokens_per_s, refusal): the models that fit first, larger first.
+    decode_tokens_per_s, refusal, refusal_text): the models that fit first, larger first.
     fit(filter="qwen", context_length=32768, engine="vllm")."""
     return json.loads(fit_json(request, **kwargs))["models"]
 
