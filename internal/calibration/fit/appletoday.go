@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
@@ -30,21 +29,16 @@ func (r appleTodayRow) name() string { return r.Hardware + " / " + r.Model + " /
 // readAppleToday reads the rows of data/apple_today.json, each with an
 // https source, the lines it was copied from and a speed.
 func readAppleToday(dataDir string) ([]appleTodayRow, error) {
-	var doc struct {
-		Rows []appleTodayRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "apple_today.json"), &doc); err != nil {
+	rows, err := readRows[appleTodayRow](dataDir, "apple_today.json")
+	if err != nil {
 		return nil, err
 	}
-	if len(doc.Rows) == 0 {
-		return nil, fmt.Errorf("apple_today.json: no rows")
-	}
-	for _, r := range doc.Rows {
+	for _, r := range rows {
 		if !strings.HasPrefix(r.Source, "https://") || len(r.Verbatim) == 0 || r.PP <= 0 && r.TG <= 0 {
 			return nil, fmt.Errorf("apple_today.json: %s: needs an https source, its verbatim lines and a speed", r.name())
 		}
 	}
-	return doc.Rows, nil
+	return rows, nil
 }
 
 // loadAppleTodayDecode replays the decode (tg128, from an empty cache: the

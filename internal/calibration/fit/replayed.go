@@ -12,14 +12,17 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
-// readRows reads the rows of data/serving_decode.json or
-// data/offload_decode.json (file, in dataDir).
+// readRows reads the "rows" of the data file file in dataDir (every data
+// file but inference.json keeps them so); a file without rows is an error.
 func readRows[R any](dataDir, file string) ([]R, error) {
 	var doc struct {
 		Rows []R `json:"rows"`
 	}
 	if err := readJSON(filepath.Join(dataDir, file), &doc); err != nil {
 		return nil, err
+	}
+	if len(doc.Rows) == 0 {
+		return nil, fmt.Errorf("%s: no rows", file)
 	}
 	return doc.Rows, nil
 }

@@ -251,17 +251,12 @@ const todaysBuildsFrom = "2024-06"
 // loadHeldOut maps every held-out row; a row that does not map is an error:
 // the file holds only rows the planner can replay.
 func loadHeldOut(dataDir string) ([]speedCase, error) {
-	var doc struct {
-		Rows []heldOutRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "decode_published.json"), &doc); err != nil {
+	rows, err := readRows[heldOutRow](dataDir, "decode_published.json")
+	if err != nil {
 		return nil, err
 	}
-	if len(doc.Rows) == 0 {
-		return nil, fmt.Errorf("decode_published.json: no rows")
-	}
 	var cases []speedCase
-	for _, r := range doc.Rows {
+	for _, r := range rows {
 		name := r.Hardware + " / " + r.Model + " / " + r.Quant
 		if !strings.HasPrefix(r.Source, "https://") || r.TG <= 0 {
 			return nil, fmt.Errorf("decode_published.json: %s: needs an https source and a speed", name)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
@@ -40,17 +39,12 @@ const useMethodCheck = "method_check"
 // capability the row names, decoding at todayFloatContext tokens without
 // reading the output head (plan.Replay.WithoutOutputHead).
 func loadTodayFloat(dataDir string) ([]speedCase, error) {
-	var doc struct {
-		Rows []todayFloatRow `json:"rows"`
-	}
-	if err := readJSON(filepath.Join(dataDir, "decode_today_microbatch.json"), &doc); err != nil {
+	rows, err := readRows[todayFloatRow](dataDir, "decode_today_microbatch.json")
+	if err != nil {
 		return nil, err
 	}
-	if len(doc.Rows) == 0 {
-		return nil, fmt.Errorf("decode_today_microbatch.json: no rows")
-	}
 	var cases []speedCase
-	for _, r := range doc.Rows {
+	for _, r := range rows {
 		name := r.SourceDevice + " / " + r.Model + " / " + r.Quant
 		if !strings.HasPrefix(r.Source, "https://") || r.Verbatim == "" || r.TokensPerS <= 0 {
 			return nil, fmt.Errorf("decode_today_microbatch.json: %s: needs an https source, its verbatim line and a speed", name)
