@@ -353,6 +353,12 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
+		} else if used[0].Dev.Kind != registry.KindCPU {
+			// Accelerators only: more of them is a cluster to rent or
+			// ask for; more host RAM is not counted in devices.
+			if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
+				ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with gradient_checkpointing and zero_stage 3 (ZeRO-3/FSDP); no setting fits %s", k, gib(need), theseDevices(n)))
+			}
 		}
 	}
 	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
@@ -389,6 +395,36 @@ func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *Tra
 		}
 	}
 	return nil
+}
+
+// maxDevicesSuggested bounds devicesThatWould's search: a run that needs
+// more devices than a large cluster has is not worth a number.
+const maxDevicesSuggested = 4096
+
+// devicesThatWould is the fewest devices of budget bytes each (a multiple
+// of the tensor-parallel degree) on which the run fits with gradient
+// checkpointing and ZeRO stage 3, and what each then holds; 0 when even
+// maxDevicesSuggested do not (what is not sharded, the activations, is
+// alone too large). The need only falls as devices are added, so the
+// first that fits is the fewest.
+func devicesThatWould(m *model.Model, s *trainingSetup, budget int64) (int, int64) {
+	t := *s
+	t.checkpointing, t.ZeROStage = true, 3
+	tp := max(t.TensorParallel, 1)
+	for k := 2 * tp; k <= maxDevicesSuggested; k += tp {
+		if need := trainingMemory(m, &t, k).TotalBytes; need <= budget {
+			return k, need
+		}
+	}
+	return 0, 0
+}
+
+// theseDevices names the n devices a run was planned on.
+func theseDevices(n int) string {
+	if n == 1 {
+		return "this one device"
+	}
+	return fmt.Sprintf("these %d devices", n)
 }
 
 // describe is the explanation line of a suggestion.

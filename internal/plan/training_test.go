@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"math"
 	"os"
 	"sort"
@@ -494,4 +495,31 @@ func TestLoRAWidthsUnderMLA(t *testing.T) {
 	llama := model.Lookup("Llama-3.1-8B")
 	require.NotNil(t, llama)
 	assert.Equal(t, int64(16*(8192+5120)*32), loraParams(llama, 16, []string{"q", "v"}))
+}
+
+// When nothing the run can turn on makes it fit its devices, the
+// explanation says how many devices of the same memory it would take with
+// gradient checkpointing and ZeRO stage 3: full fine-tuning of a 70B model
+// holds about 16 bytes per parameter of weights, gradients and optimizer
+// state (ZeRO paper §3.1), about 1.1 TB, more than 8 x 80 GiB.
+func TestTrainingSaysHowManyDevicesWouldDo(t *testing.T) {
+	h100x8 := trainGPUs(t, 8, 80<<30)
+	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full"}}`, h100x8))
+	require.False(t, a.Fits)
+	require.Nil(t, a.FitsWith)
+	line := ""
+	for _, l := range a.Explanation {
+		if strings.Contains(l, "such devices") {
+			line = l
+		}
+	}
+	require.NotEmpty(t, line, "%q", a.Explanation)
+	var n int
+	_, err := fmt.Sscanf(line[strings.Index(line, "on ")+3:], "%d", &n)
+	require.NoError(t, err, line)
+	assert.Greater(t, n, 8, line)
+	big := estimate(t, trainRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full","zero_stage":3,"gradient_checkpointing":true,"num_devices":%d}}`, n), trainGPUs(t, n, 80<<30)))
+	assert.True(t, big.Fits, "%d devices: %s", n, line)
+	small := estimate(t, trainRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full","zero_stage":3,"gradient_checkpointing":true,"num_devices":%d}}`, n-1), trainGPUs(t, n-1, 80<<30)))
+	assert.False(t, small.Fits, "%d devices are not enough", n-1)
 }
