@@ -25,12 +25,13 @@
 #                 warm and cold), before the build loads the CPUs     ~25 s
 #   2 build       llama.cpp CUDA sm_90 (build-llama.sh), the GGUFs written
 #                 alongside (make_gguf.py --sparse)                 <= 330 s
-#   3 moe         Qwen3-30B-A3B Q4_K_M: --fit on imitated 8-24 GiB cards,
+#   3 dense       prefill/decode and memory of dense models at F16,
+#                 Q8_0, Q4_K_M beside the recorded Llama rows (issue 22,
+#                 still open, so before the MoE)                       ~120 s
+#   4 moe         Qwen3-30B-A3B Q4_K_M: --fit on imitated 8-24 GiB cards,
 #                 memory with --n-cpu-moe 0/24/48 and -ot, then
-#                 prefill/decode of the same (issue 27)               ~100 s
-#   4 projector   not measured: make_gguf.py writes no mmproj GGUF     0 s
-#   5 dense       prefill/decode and memory of dense models at F16,
-#                 Q8_0, Q4_K_M beside the recorded Llama rows (issue 22)  rest
+#                 prefill/decode of the same (issue 27, resolved)      rest
+#   5 projector   not measured: make_gguf.py writes no mmproj GGUF     0 s
 set -uo pipefail
 
 mode=cuda
@@ -229,7 +230,19 @@ fit() {
     grep -v '^rc=' "$raw/fit/$name.log" | tail -2 >"$raw/fit/$name.txt"
 }
 
-# --- 3 MoE experts on the CPU (issue 27) --------------------------------------
+# --- 3 dense prefill/decode and memory (issue 22, open), before the MoE ----
+for d in $dense; do
+    name=${d%%:*} type=${d#*:}
+    quantize "$name" "$type" 60 || continue
+    speed "$name" "$type" "" 60 "${bench_args[@]}" -o json
+done
+for d in $dense; do
+    name=${d%%:*} type=${d#*:}
+    [[ -s $models/$name-$type.gguf ]] && memory "$name" "$type" ""
+done
+
+
+# --- 4 MoE experts on the CPU (issue 27, resolved: what the budget leaves) ---
 if quantize "$moe" Q4_K_M; then
     if [[ $mode == cuda ]]; then
         free=$(nvidia-smi --query-gpu=memory.free --format=csv,noheader,nounits | head -1)
@@ -252,19 +265,8 @@ if quantize "$moe" Q4_K_M; then
     speed "$moe" Q4_K_M -ot 60 "${moe_bench_args[@]}" -o json -ot "$ot"
 fi
 
-# --- 4 vision projector -------------------------------------------------------
+# --- 5 vision projector -------------------------------------------------------
 skip projector mmproj "make_gguf.py writes no projector (mmproj) GGUF; nothing to load"
-
-# --- 5 dense prefill/decode and memory (issue 22) ----------------------------
-for d in $dense; do
-    name=${d%%:*} type=${d#*:}
-    quantize "$name" "$type" 60 || continue
-    speed "$name" "$type" "" 60 "${bench_args[@]}" -o json
-done
-for d in $dense; do
-    name=${d%%:*} type=${d#*:}
-    [[ -s $models/$name-$type.gguf ]] && memory "$name" "$type" ""
-done
 
 pack
 echo "done in $((SECONDS - start))s; $(grep -c '"status": "ok"' "$OUT/results.jsonl") steps ok of $(wc -l <"$OUT/results.jsonl")"
