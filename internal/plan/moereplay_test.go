@@ -52,3 +52,38 @@ func TestMoEOffloadReplay(t *testing.T) {
 	t.Logf("Qwen3-30B-A3B Q4_K_M, RTX 2080 + i9-10900X, --n-cpu-moe 36: %.1f tok/s predicted, %.1f measured (%+.0f%%); the planner chose --n-cpu-moe %d", got, measured, rel*100, chosen)
 	assert.Less(t, math.Abs(rel), 0.25)
 }
+
+// Replays the H200 VM's --n-cpu-moe rows of
+// internal/calibration/data/offload_decode.json (this project's device run
+// of 2026-11-28, llama.cpp 34af94cd, llama-bench tg128 at 16 threads:
+// Qwen3-30B-A3B Q4_K_M, 71.5 tok/s with --n-cpu-moe 24, 40.3 with 48)
+// through the planner's own placement, as TestMoEOffloadReplay does: the
+// H200 as detected there (NVIDIA H200, 143771 MiB, compute capability 9.0,
+// PCIe 5.0 x16 at 63.02 GB/s per direction) with 12 GiB of it free, as
+// scripts/device/h200-run.sh imitated cards for llama-fit-params (a 17.5 GB
+// model does not make the planner offload on 140 GiB), and the VM's 16
+// cores; their memory bandwidth, which detection does not report there, is
+// the row's 358.4 GB/s: Emerald Rapids' 8 DDR5-5600 channels, the socket's
+// peak and so an upper bound on the VM's share (host_figures_source of the
+// row). The fit program replays the same rows (TestOffloadReplay): this
+// test checks that a plan the planner makes itself gives the same figure
+// within 25 %.
+func TestMoEOffloadReplayH200(t *testing.T) {
+	g := gpu(registry.KindCUDA, 0, "NVIDIA H200", 143771<<20, "9.0")
+	g.Vendor = "nvidia"
+	free := int64(12 << 30)
+	g.MemoryFreeBytes = &free
+	g.PCIe = &registry.PCIe{CurrentSpeedGTs: 32, CurrentWidth: 16, BandwidthGBs: 63.02}
+	h := host(128 << 30)
+	h.Name, h.MemoryBandwidthGBs, h.Cores = "Intel(R) Xeon(R) Processor", 358.4, 16
+	r := reg(t, []registry.Device{g, h})
+	for _, row := range []struct {
+		n        int
+		measured float64
+	}{{24, 71.461087}, {48, 40.347299}} {
+		got, chosen := moeDecodeAt(t, r, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q4_k_m","engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, row.n)
+		rel := got/row.measured - 1
+		t.Logf("Qwen3-30B-A3B Q4_K_M, H200 (12 GiB free) + 16 Xeon cores, --n-cpu-moe %d: %.1f tok/s predicted, %.1f measured (%+.0f%%); the planner chose --n-cpu-moe %d", row.n, got, row.measured, rel*100, chosen)
+		assert.Less(t, math.Abs(rel), 0.25)
+	}
+}

@@ -18,6 +18,7 @@ type offloadRow struct {
 	TokensPerS    float64 `json:"tokens_per_s"`
 	Quote         string  `json:"quote"`
 	Source        string  `json:"source"`
+	RecordedBy    string  `json:"recorded_by"`
 	Replayed      bool    `json:"replayed"`
 	WhyNot        string  `json:"why_not"`
 	Use           string  `json:"use"`
@@ -27,13 +28,21 @@ type offloadRow struct {
 	CPUMoE        int     `json:"n_cpu_moe"`
 	DecodeContext int     `json:"decode_context"`
 	GPUSpec       string  `json:"gpu_spec"`
+	GPUDatasheet  bool    `json:"gpu_datasheet"`
 	GPUBandwidth  float64 `json:"gpu_bandwidth_gb_s"`
 	GPUPCIe       float64 `json:"gpu_pcie_gb_s"`
 	GPUSource     string  `json:"gpu_figures_source"`
 	HostBandwidth float64 `json:"host_bandwidth_gb_s"`
 	HostCores     int     `json:"host_cores"`
 	HostSource    string  `json:"host_figures_source"`
+	GPUOnly       bool    `json:"gpu_only"`
 }
+
+// published reports whether the row is a public measurement (its source a
+// URL), not one this project recorded (recorded_by, its source a file of
+// data/): the recorded rows are the H200 VM's, whose host bandwidth is its
+// socket's peak, an upper bound on what the VM's 16 vCPUs get.
+func (r offloadRow) published() bool { return strings.HasPrefix(r.Source, "https://") }
 
 // offloadCase is a replayable offload row and its hand-overs per step.
 type offloadCase struct {
@@ -69,7 +78,10 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 		if err != nil {
 			return nil, nil, err
 		}
-		gpu := specs.Spec{Name: r.GPUSpec, Vendor: "NVIDIA", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6, BandwidthGBs: r.GPUBandwidth}
+		gpu, err := offloadGPU(r)
+		if err != nil {
+			return nil, nil, fmt.Errorf("offload_decode.json: %s: %w", name, err)
+		}
 		c := offloadCase{row: r, handovers: 1,
 			replay: plan.NewOffloadReplay(speedRowsEngine, m, l, gpu, r.GPUPCIe, plan.OffloadHost{BandwidthGBs: r.HostBandwidth, Cores: r.HostCores}, r.GPULayers, r.CPUMoE, r.DecodeContext)}
 		if r.CPUMoE > 0 {
@@ -78,6 +90,26 @@ func loadOffload(dataDir string) (rows []offloadRow, cases []offloadCase, err er
 		cases = append(cases, c)
 	}
 	return rows, cases, nil
+}
+
+// offloadGPU is the GPU of a replayed row: the datasheet record gpu_spec
+// names where the row says so (gpu_datasheet: an HBM part such as the
+// H200, whose decode fractions are not the GDDR ones), its bandwidth the
+// one the row states; else a record built from the row's figures (the GPUs
+// of the published rows are consumer and workstation GDDR parts the
+// datasheet table may lack).
+func offloadGPU(r offloadRow) (specs.Spec, error) {
+	if !r.GPUDatasheet {
+		return specs.Spec{Name: r.GPUSpec, Vendor: "NVIDIA", Category: specs.ConsumerGPU, Memory: specs.MemoryGDDR6, BandwidthGBs: r.GPUBandwidth}, nil
+	}
+	s, ok := specs.ByName(r.GPUSpec)
+	if !ok {
+		return specs.Spec{}, fmt.Errorf("gpu_spec %q is not a datasheet record", r.GPUSpec)
+	}
+	if s.BandwidthGBs != r.GPUBandwidth {
+		return specs.Spec{}, fmt.Errorf("gpu_bandwidth_gb_s %g is not the record's %g", r.GPUBandwidth, s.BandwidthGBs)
+	}
+	return s, nil
 }
 
 // offloadFit is OffloadHandoverSeconds in microseconds and how the rows
@@ -145,12 +177,34 @@ func offloadTable(r *result) string {
 		if ok {
 			host = fmt.Sprintf("%.1f GB/s, %d cores", row.HostBandwidth, row.HostCores)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.1f | %s | %s | %s | %s |\n", row.Model, row.GPU, host, row.Placement, row.TokensPerS, est, errText, use, row.Source)
+		// A '|' of an -ot pattern would end the cell, code span or not (GitHub's tables).
+		placement := strings.ReplaceAll(row.Placement, "|", `\|`)
+		fmt.Fprintf(&b, "| %s | %s | %s | `%s` | %.1f | %s | %s | %s | %s |\n", row.Model, row.GPU, host, placement, row.TokensPerS, est, errText, use, row.Source)
 	}
 	f := r.offloadFit
-	fmt.Fprintf(&b, "\nHand-over fitted on %d rows: %d us; fit rows median |error| %s, largest %s; %d held-out rows median %s, largest %s.\n",
+	fmt.Fprintf(&b, "\nHand-over fitted on %d rows: %d us; fit rows median |error| %s, largest %s; %d held-out rows median %s, largest %s",
 		f.n, f.handoverUS, pct(f.medianError), pct(f.maxError), f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax))
+	pub, own := offloadHeldOutErrors(r.offload, c)
+	fmt.Fprintf(&b, " (the %d published ones median %s; the %d this project recorded on the H200 VM, whose host bandwidth is an upper bound, median %s).\n",
+		len(pub), pct(quantile(pub, 0.5)), len(own), pct(quantile(own, 0.5)))
 	return b.String()
+}
+
+// offloadHeldOutErrors is |estimate/measured - 1| of the held-out cases
+// under c, the published rows' and the recorded ones' apart.
+func offloadHeldOutErrors(cases []offloadCase, c calibration.Throughput) (published, recorded []float64) {
+	for _, oc := range cases {
+		if oc.row.Use != useHeldOut {
+			continue
+		}
+		e := math.Abs(oc.replay.Decode(c)/oc.row.TokensPerS - 1)
+		if oc.row.published() {
+			published = append(published, e)
+		} else {
+			recorded = append(recorded, e)
+		}
+	}
+	return published, recorded
 }
 
 // offloadKey identifies a row of data/offload_decode.json.
