@@ -47,6 +47,8 @@ type PrefillCheck struct {
 
 // PrefillHeldOut is the held-out check of every cell that has held-out
 // prompt rows: the held-out pp512 rows of prefill_today.json, the pp512
+// records of h200-speed-34af94cd (an H200, llama.cpp 34af94cd; read at
+// llama-bench's avg_ts, as the fitted h200-speed records are), the pp512
 // rows of today's builds in apple_today.json, and the held_out rows of
 // host_harness.json, each keyed by the cell its replay falls in
 // (Replay.PrefillCell). TestPrefillHeldOutQuotesTheReplays
@@ -56,6 +58,9 @@ var PrefillHeldOut = map[PrefillCell]PrefillCheck{
 	{PrefillSetCUDAToday, archAda, WeightsKQuant}:           {Rows: 5, Median: 0.060},
 	{PrefillSetCUDAToday, archAmpere, WeightsKQuant}:        {Rows: 3, Median: 0.107},
 	{PrefillSetCUDAToday, archBlackwellGDDR, WeightsKQuant}: {Rows: 3, Median: 0.077},
+	{PrefillSetCUDAToday, archHopper, WeightsFloat}:         {Rows: 3, Median: 0.133},
+	{PrefillSetCUDAToday, archHopper, WeightsKQuant}:        {Rows: 2, Median: 0.071},
+	{PrefillSetCUDAToday, archHopper, WeightsQ8}:            {Rows: 2, Median: 0.031},
 	{PrefillSetMetal, prefillClassApple, WeightsFloat}:      {Rows: 1, Median: 0.050},
 	{PrefillSetMetal, prefillClassApple, WeightsKQuant}:     {Rows: 5, Median: 0.187},
 	{PrefillSetHost, prefillClassX86, WeightsFloat}:         {Rows: 1, Median: 0.036},
@@ -68,6 +73,20 @@ var prefillSetRows = map[string]string{
 	PrefillSetCUDAToday: "llama.cpp CUDA scoreboard pp512 rows of internal/calibration/data/prefill_today.json (docs/accuracy.md, \"Prefill by architecture\")",
 	PrefillSetMetal:     "llama.cpp Metal pp512 rows of today's builds in internal/calibration/data/apple_today.json (docs/accuracy.md, \"Prefill on Apple GPUs\")",
 	PrefillSetHost:      "llama.cpp CPU harness rows of internal/calibration/data/host_harness.json (docs/accuracy.md, CPU prefill)",
+}
+
+// prefillClassRows names, for a device class whose held-out rows are not
+// its set's (prefillSetRows), the rows they are.
+var prefillClassRows = map[string]string{
+	archHopper: "llama.cpp 34af94cd pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-34af94cd (docs/accuracy.md, \"held-out H200 records\")",
+}
+
+// heldOutRowsOf names the held-out rows of cell.
+func heldOutRowsOf(cell PrefillCell) string {
+	if r, ok := prefillClassRows[cell.Class]; ok && cell.Set == PrefillSetCUDAToday {
+		return r
+	}
+	return prefillSetRows[cell.Set]
 }
 
 // prefillClassNames names the device classes of the cells.
@@ -84,8 +103,6 @@ var prefillClassNames = map[string]string{
 // prefillNoHeldOut says, for a cell whose constants are fitted but that
 // has no held-out row, what they rest on.
 var prefillNoHeldOut = map[PrefillCell]string{
-	{PrefillSetCUDAToday, archHopper, WeightsKQuant}: "the two H200 Q4_K_M pp512 records fit Hopper's fraction (a fit, not a check)",
-	{PrefillSetCUDAToday, archHopper, WeightsQ8}:     "the one H200 Q8_0 pp512 record fits Hopper's Q8_0 fraction (a fit, not a check)",
 	{PrefillSetCUDAToday, archGA100, WeightsKQuant}:  "the GA100 fraction is fitted on one A30 row and no A100 row of today's build checks it",
 	{PrefillSetHost, prefillClassX86, WeightsKQuant}: "the one other k-quant run (Qwen2.5-0.5B Q4_K_M, whose tensors mix types) is not a held-out row of the cell",
 }
@@ -108,10 +125,10 @@ func prefillValidatedOn(pl *planned, req *planning) string {
 		return fmt.Sprintf("%s: no held-out prompt row of %s", NotValidated, what)
 	case check.Median > PrefillBound:
 		return fmt.Sprintf("%s: %s: the %s of %s miss by %.1f%% at the median, past the %.0f%% a validated prefill figure meets",
-			NotValidated, what, heldOutRows(check.Rows), prefillSetRows[cell.Set], 100*check.Median, 100*PrefillBound)
+			NotValidated, what, heldOutRows(check.Rows), heldOutRowsOf(cell), 100*check.Median, 100*PrefillBound)
 	}
 	return fmt.Sprintf("%s: %s, %s weights; %s, median |error| %.1f%% (within %.0f%%)",
-		prefillSetRows[cell.Set], prefillClassNames[cell.Class], cell.Family, heldOutRows(check.Rows), 100*check.Median, 100*PrefillBound)
+		heldOutRowsOf(cell), prefillClassNames[cell.Class], cell.Family, heldOutRows(check.Rows), 100*check.Median, 100*PrefillBound)
 }
 
 // heldOutRows is "n held-out row(s)" in words.

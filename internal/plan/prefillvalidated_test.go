@@ -14,10 +14,10 @@ import (
 // statement, apart from the decode figure's: validated only in a cell whose
 // held-out prompt rows meet PrefillBound at the median (PrefillHeldOut:
 // today's CUDA build on Blackwell 12.0 with integer weights of the k-quant
-// family, Apple GPUs, an x86 CPU with 16-bit weights), else "not
-// validated" and why: Q8_0 (RTX 5090) and 16-bit weights (RTX 4090) on today's CUDA
-// build, whose rows are Q4_0; Hopper, whose H200 records are fit rows (its decode is
-// validated all the same); a layer split; vLLM, whose held-out rows miss
+// family, Hopper with k-quant, Q8_0 and 16-bit weights (the held-out H200
+// records of llama.cpp 34af94cd), Apple GPUs, an x86 CPU with 16-bit
+// weights), else "not validated" and why: Q8_0 (RTX 5090) and 16-bit
+// weights (RTX 4090) on today's CUDA build, whose rows are Q4_0; a layer split; vLLM, whose held-out rows miss
 // by a factor of 1.47; SGLang, fitted only; a GPU on the May 2024
 // constants (AMD); k-quants on a CPU. A plan without a prefill figure has
 // no statement.
@@ -53,7 +53,15 @@ func TestPrefillValidatedOn(t *testing.T) {
 			[]string{"apple_today.json", "float weights"}},
 		"cpu bf16": {throughput(`{"model":{"name":"llama-3.2-1b"},"quant":"bf16","engine":"llama.cpp"}`, cpu),
 			[]string{"host_harness.json", "x86 CPUs", "float weights"}},
+		"h100 q4_k_m": {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, h100(0)),
+			[]string{"h200-speed-34af94cd", "Hopper", "kquant weights", "2 held-out rows, median |error| 7.1%"}},
+		"h100 q8_0": {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q8_0","engine":"llama.cpp"}`, h100(0)),
+			[]string{"h200-speed-34af94cd", "Hopper", "q8 weights", "2 held-out rows, median |error| 3.1%"}},
+		"h100 fp16": {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"fp16","engine":"llama.cpp"}`, h100(0)),
+			[]string{"h200-speed-34af94cd", "Hopper", "float weights", "3 held-out rows, median |error| 13.3%"}},
 	}
+	h100q4 := validated["h100 q4_k_m"].t
+	assert.False(t, strings.HasPrefix(h100q4.ValidatedOn, NotValidated), "decode on an H100 is validated: %s", h100q4.ValidatedOn)
 	for name, c := range validated {
 		v := c.t.PrefillValidatedOn
 		assert.False(t, strings.HasPrefix(v, NotValidated), "%s: %s", name, v)
@@ -62,8 +70,6 @@ func TestPrefillValidatedOn(t *testing.T) {
 		}
 	}
 
-	h100q4 := throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, h100(0))
-	assert.False(t, strings.HasPrefix(h100q4.ValidatedOn, NotValidated), "decode on an H100 is validated: %s", h100q4.ValidatedOn)
 	notValidated := map[string]struct {
 		t   *Throughput
 		why string
@@ -71,7 +77,6 @@ func TestPrefillValidatedOn(t *testing.T) {
 		"rtx 5090 q8_0":    {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q8_0","engine":"llama.cpp"}`, rtx5090(0)), "no held-out prompt row of q8 weights"},
 		"rtx 4090 fp16":    {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"fp16","engine":"llama.cpp"}`, rtx4090), "no held-out prompt row of float weights"},
 		"rtx 5090 x2":      {throughput(`{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0), rtx5090(1)), "none splits the layers"},
-		"h100 q4_k_m":      {h100q4, "a fit, not a check"},
 		"m2 ultra q8_0":    {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q8_0","engine":"llama.cpp"}`, m2Ultra), "no held-out prompt row of q8 weights on Apple GPUs"},
 		"cpu q4_k_m":       {throughput(`{"model":{"name":"llama-3.2-1b"},"quant":"q4_k_m","engine":"llama.cpp"}`, cpu), "mix types"},
 		"mi300x llama.cpp": {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, mi300x(0)), "May 2024 build's constants"},

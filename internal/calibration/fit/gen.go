@@ -34,7 +34,10 @@ type result struct {
 	unmapped         []string
 	heldOut          []speedCase
 	bench            []speedCase // the H200 llama-bench records (data/h200-speed)
-	prefillToday     []speedCase // today's builds' pp512 rows on Ada, Ampere GA10x, GDDR Blackwell and GA100 (data/prefill_today.json)
+	// benchHeldOut is the H200 llama-bench records of llama.cpp 34af94cd
+	// (data/h200-speed-34af94cd): held out, replayed only.
+	benchHeldOut []speedCase
+	prefillToday []speedCase // today's builds' pp512 rows on Ada, Ampere GA10x, GDDR Blackwell and GA100 (data/prefill_today.json)
 	// decodeTodayRows are the tg128 rows of data/prefill_today.json
 	// (loadDecodeToday), decodeToday today's CUDA build's decode constants
 	// fitted on their fit half.
@@ -82,6 +85,9 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.bench, err = loadBench(dataDir); err != nil {
+		return nil, err
+	}
+	if r.benchHeldOut, err = loadBenchDir(dataDir, benchHeldOutDir); err != nil {
 		return nil, err
 	}
 	if r.decode, err = fitDecode(decodeFitSet(r.replayed, r.bench), depthRows(r.bench)); err != nil {
@@ -413,6 +419,7 @@ func docSections(r *result) map[string]string {
 		"apple-today":       checkTable(r.appleToday, r.throughput(), "tg128"),
 		"apple-prefill":     metalPrefillTable(r),
 		"h200":              benchTable(r),
+		"h200-held-out":     benchHeldOutTable(r),
 		"throughput-replay": replayTable(r),
 		"serving":           servingTable(r),
 		"offload":           offloadTable(r),
@@ -595,6 +602,35 @@ func benchTable(r *result) string {
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %.1f | %.1f | %s | `%s` |\n", sc.row.Model, sc.row.Quant, test, meas, est, signedPct(est/meas-1), sc.row.Source)
 	}
+	return b.String()
+}
+
+// benchHeldOutTable is the held-out H200 records
+// (data/h200-speed-34af94cd) under the constants in use: each record's
+// avg_ts (what the checks read), for pp512 also its steady rate (the
+// median of its samples) and the error against it, then the medians and
+// p90s of decode and prefill.
+func benchHeldOutTable(r *result) string {
+	c := r.throughput()
+	var b strings.Builder
+	b.WriteString("| model | type | test | measured (avg_ts) | steady (median sample) | estimate | error | error vs steady | file |\n|---|---|---|---|---|---|---|---|---|\n")
+	var dec, pre, steady []float64
+	for _, sc := range r.benchHeldOut {
+		if sc.row.TG > 0 {
+			est := sc.replay.Decode(c)
+			dec = append(dec, math.Abs(est/sc.row.TG-1))
+			fmt.Fprintf(&b, "| %s | %s | tg%d | %.1f | | %.1f | %s | | `%s` |\n", sc.row.Model, sc.row.Quant, sc.row.Gen, sc.row.TG, est, signedPct(est/sc.row.TG-1), sc.row.Source)
+			continue
+		}
+		est := sc.replay.Prefill(c)
+		pre, steady = append(pre, math.Abs(est/sc.row.PP-1)), append(steady, math.Abs(est/sc.steady-1))
+		fmt.Fprintf(&b, "| %s | %s | pp%d | %.1f | %.1f | %.1f | %s | %s | `%s` |\n", sc.row.Model, sc.row.Quant, sc.row.Prompt, sc.row.PP, sc.steady, est,
+			signedPct(est/sc.row.PP-1), signedPct(est/sc.steady-1), sc.row.Source)
+	}
+	fmt.Fprintf(&b, "\n| held-out H200 records | n | median \\|error\\| | p90 |\n|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| decode tg128 | %d | %s | %s |\n", len(dec), pct(quantile(dec, 0.5)), pct(quantile(dec, 0.9)))
+	fmt.Fprintf(&b, "| prefill pp512 (avg_ts) | %d | %s | %s |\n", len(pre), pct(quantile(pre, 0.5)), pct(quantile(pre, 0.9)))
+	fmt.Fprintf(&b, "| prefill pp512 (steady) | %d | %s | %s |\n", len(steady), pct(quantile(steady, 0.5)), pct(quantile(steady, 0.9)))
 	return b.String()
 }
 

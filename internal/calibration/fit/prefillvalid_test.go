@@ -15,8 +15,10 @@ import (
 // TestPrefillHeldOutQuotesTheReplays recomputes plan.PrefillHeldOut, which
 // a plan's prefill_validated_on quotes and decides by: every held-out
 // prompt row of today's builds (the held-out pp512 rows of
-// data/prefill_today.json and every pp512 row of data/apple_today.json)
-// and every held_out row of data/host_harness.json, replayed under the
+// data/prefill_today.json, every pp512 record of
+// data/h200-speed-34af94cd at avg_ts, and every pp512 row of
+// data/apple_today.json) and every held_out row of data/host_harness.json,
+// replayed under the
 // shipped constants and keyed by the cell its replay falls in
 // (Replay.PrefillCell, the function plans use), with each cell's row count
 // and median |error| rounded to 0.001. A row no cell takes fails: it
@@ -33,6 +35,13 @@ func TestPrefillHeldOutQuotesTheReplays(t *testing.T) {
 	for _, sc := range today {
 		if sc.use == useHeldOut {
 			rows = append(rows, heldRow{sc.row.Hardware + " " + sc.row.Model, sc.replay, sc.row.PP})
+		}
+	}
+	h200, err := loadBenchDir(testData, benchHeldOutDir)
+	require.NoError(t, err)
+	for _, sc := range h200 {
+		if sc.row.PP > 0 {
+			rows = append(rows, heldRow{sc.row.Hardware + " " + sc.row.Model + " " + sc.row.Quant, sc.replay, sc.row.PP})
 		}
 	}
 	apple, err := loadAppleTodayPrefill(testData)

@@ -72,6 +72,10 @@ type speedCase struct {
 	label  string // held-out and llama-bench rows: the engine, backend and year; prefill_today rows: the build
 	arch   string // prefill_today rows: the GPU architecture (archOf)
 	use    string // prefill_today rows: useFit or useHeldOut
+
+	// steady is, for a llama-bench record, the median of its samples
+	// (benchRecord.Samples), NaN where it has none.
+	steady float64
 }
 
 // single reports whether the row was measured on one device.
