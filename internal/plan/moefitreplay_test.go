@@ -97,7 +97,7 @@ func splitArgs(line string) []string {
 
 // moeFitMaxExtraTensors is how many routed-expert tensors more than
 // llama.cpp's --fit the plan may keep on the CPU (a layer has three).
-const moeFitMaxExtraTensors = 2
+const moeFitMaxExtraTensors = 1
 
 // TestLlamaCPPFitMoEReplay plans every Qwen3-30B-A3B Q4_K_M row of
 // llama.cpp's own --fit (llama-fit-params -fitt MARGIN on a real H200, as
@@ -189,4 +189,43 @@ func fitRowKey(path string) string {
 		return path
 	}
 	return fmt.Sprintf("%08s-%08s", m[2], m[3])
+}
+
+// TestMoEExpertBytesAgainstLlamaCPP plans Qwen3-30B-A3B Q4_K_M at 4096
+// tokens with the experts of the first 0, 24 and 48 layers on the host
+// (--n-cpu-moe N) and checks the GPU's weights, KV cache and compute
+// buffer against llama.cpp's own memory table of the same runs: llama.cpp
+// 34af94cd on the H200 of 2026-11-28, `llama-completion -ngl 99 -c 4096
+// -fa on -ctk f16 -ctv f16 -fit off --n-cpu-moe N` on the GGUF of
+// scripts/llamacpp-measure/make_gguf.py --sparse (scripts/device/h200-run.sh,
+// its MoE stage; lines quoted verbatim below). Before each layer's experts
+// were sized at their tensors' types the planner charged the GPU 287 MiB
+// too much with every expert on the host (1047 MiB against 760).
+func TestMoEExpertBytesAgainstLlamaCPP(t *testing.T) {
+	logs := map[int]string{
+		0:  "|   - CUDA0 (H200)       | 143155 = 124291 + (18185 = 17500 +     384 +     300) +         679 |",
+		24: "|   - CUDA0 (H200)       | 143155 = 132657 + (9815 =  9130 +     384 +     300) +         683 |",
+		48: "|   - CUDA0 (H200)       | 143155 = 141031 + ( 1445 =   760 +     384 +     300) +         679 |",
+	}
+	// The model buffers to the hundredth of a MiB, from the same logs'
+	// load_tensors lines ("CUDA0 model buffer size = 17500.43 MiB").
+	model := map[int]float64{0: 17500.43, 24: 9130.43, 48: 760.42}
+	cell := regexp.MustCompile(`\(\s*\d+ =\s*(\d+) \+\s*(\d+) \+\s*(\d+)\)`)
+	d := gpu(registry.KindCUDA, 0, "NVIDIA H200", 143771<<20, "9.0")
+	req := planningOf(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q4_k_m","engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, reg(t, []registry.Device{d, host(128 << 30)})))
+	ch, err := choose(req)
+	require.NoError(t, err)
+	c := ch.Plan.Costs
+	const mib = 1 << 20
+	for _, n := range []int{0, 24, 48} {
+		m := cell.FindStringSubmatch(logs[n])
+		require.NotNil(t, m, logs[n])
+		g, _ := moeSplitParts(c, n)
+		weights := float64(g.Weights) / mib
+		t.Logf("--n-cpu-moe %d: GPU weights %.2f MiB planned, %.2f llama.cpp (%+.2f); KV %.2f / %s; compute %.2f / %s",
+			n, weights, model[n], weights-model[n], float64(g.KV)/mib, m[2], float64(g.Activations)/mib, m[3])
+		assert.InDelta(t, model[n], weights, 16, "--n-cpu-moe %d: GPU weights, MiB", n)
+		assert.InDelta(t, float64(atoi(m[2])), float64(g.KV)/mib, 1, "--n-cpu-moe %d: KV, MiB", n)
+		assert.InDelta(t, float64(atoi(m[3])), float64(g.Activations)/mib, 1, "--n-cpu-moe %d: compute, MiB", n)
+	}
 }
