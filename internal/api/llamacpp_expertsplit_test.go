@@ -31,15 +31,17 @@ func checkMoEOffload(t *testing.T, a plan.ShardingAnswer) []string {
 	return args
 }
 
-// Qwen3-235B-A22B Q4_K_M at its 40960-token context on the H200 machine
-// (one H200, 125 GiB of host RAM) misses a few GiB: llama.cpp's --fit order
-// moves the experts of layer 0 and then single expert tensors of layer 1
-// (ffn_down first) rather than all of layer 1's, so the plan is
-// --n-cpu-moe 1 with -ot for the rest, the host shard holds layers 0-1, and
-// the Q4_K experts kept on the CPU are repacked into CPU_REPACK beside the
-// mapped file, which the host shard counts.
+// Qwen3-235B-A22B Q4_K_M with two sequences of 22016 tokens (44032 in
+// all) on the H200 machine (one H200, 125 GiB of host RAM) misses a few
+// GiB: llama.cpp's --fit order moves the experts of layer 0 and then single
+// expert tensors of layer 1 (ffn_down first) rather than all of layer 1's,
+// so the plan is --n-cpu-moe 1 with -ot for the rest, the host shard holds
+// layers 0-1, and the Q4_K experts kept on the CPU are repacked into
+// CPU_REPACK beside the mapped file, which the host shard counts. (One
+// sequence of the trained 40960 tokens needs layer 0's experts only: its
+// ffn_down_exps are Q6_K, larger than the average layer's.)
 func TestExpertSplitMovesPartOfALayerOnH200(t *testing.T) {
-	a, _ := fixtureShardingAnswer(t, "h200-vm", `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":40960}`)
+	a, _ := fixtureShardingAnswer(t, "h200-vm", `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":22016,"batch_size":2}`)
 	args := checkMoEOffload(t, a)
 	n, err := strconv.Atoi(flagValue(args, "--n-cpu-moe"))
 	require.NoError(t, err, "%v", args)

@@ -130,6 +130,13 @@ type costs struct {
 	// backend copies into CPU_REPACK when they stay on the host.
 	ExpertShares   [3]float64
 	ExpertRepacked float64
+	// ExpertPrefix and ExpertTensors, where every layer holds routed
+	// experts whose tensors' types are known (setExpertsByLayer), are the
+	// routed-expert bytes of the first i layers at index i and each
+	// layer's expert tensors' bytes in ExpertShares' order; nil otherwise,
+	// when every MoE layer holds ExpertLayerWeights in ExpertShares.
+	ExpertPrefix  []float64
+	ExpertTensors [][3]float64
 	// Latent: the model caches an MLA latent (kv_lora_rank), which SGLang's
 	// default fraction reserves more for (engine.Memory.FractionAt).
 	Latent bool

@@ -35,7 +35,7 @@ var llamaFitArgs = regexp.MustCompile(`-c (\d+) -ngl (-?\d+)`)
 // GPU; with -c given, -ngl within one layer of llama.cpp's (issue 27).
 func TestLlamaCPPFitReplay(t *testing.T) {
 	dir := filepath.Join("..", "calibration", "data", "llamacpp-cuda-h200-fit")
-	paths, err := filepath.Glob(filepath.Join(dir, "*card*.txt"))
+	paths, err := filepath.Glob(filepath.Join(dir, "Llama-3.1-8B*card*.txt"))
 	require.NoError(t, err)
 	require.Len(t, paths, 11)
 	var rows []string

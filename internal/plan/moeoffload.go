@@ -42,7 +42,45 @@ func (c *costs) setExperts(m *model.Model, l quant.Level) {
 		t := e.Total()
 		c.ExpertShares = [3]float64{e.Down / t, e.Gate / t, e.Up / t}
 		c.ExpertRepacked = e.Repacked / t
+		c.setExpertsByLayer(e)
 	}
+}
+
+// setExpertsByLayer sizes each layer's routed experts at the types
+// llama-quant gives its tensors (e.ByLayer), where every layer holds
+// routed experts: there the average layer is a MoE layer and the experts
+// leave it exactly its attention, norms and router, so the 0.95 guard of
+// the level's bits per weight is not needed. Routed experts are 97 % of a
+// Qwen3-30B-A3B Q4_K_M layer, 348.75 MiB on average beside about 10.5 MiB
+// (llama.cpp 34af94cd's CUDA0 model buffer on an H200 is 17500.43 MiB with
+// --n-cpu-moe 0, 9130.43 with 24 and 760.42 with 48: the H200 run of
+// 2026-11-28, TestMoEExpertBytesAgainstLlamaCPP), so the guard cut them to
+// 342.6 MiB and charged the GPU 287 MiB of experts as weights --n-cpu-moe
+// cannot move; and its ffn_down_exps are Q6_K in 24 of the 48 layers, six
+// of them the first six, so the first N layers are not N times the
+// average. Both made the plan keep one or two expert tensors more on the
+// CPU than llama.cpp's --fit (TestLlamaCPPFitMoEReplay). With leading
+// dense layers (DeepSeek-V3) the average layer understates a MoE layer,
+// whose experts alone can exceed it, and the average under the guard
+// stays.
+func (c *costs) setExpertsByLayer(e quant.RoutedExperts) {
+	if len(e.ByLayer) != c.Layers || c.DenseLayers > 0 {
+		return
+	}
+	prefix := make([]float64, c.Layers+1)
+	tensors := make([][3]float64, c.Layers)
+	for i, l := range e.ByLayer {
+		if l.Total() <= 0 {
+			return // a layer without routed experts
+		}
+		prefix[i+1] = prefix[i] + l.Total()
+		tensors[i] = [3]float64{l.Down, l.Gate, l.Up}
+	}
+	avg := prefix[c.Layers] / float64(c.Layers)
+	if avg > c.LayerWeights {
+		return
+	}
+	c.ExpertLayerWeights, c.ExpertPrefix, c.ExpertTensors = avg, prefix, tensors
 }
 
 // llama.cpp's --fit moves the expert tensors of a partly offloaded layer in
@@ -79,6 +117,12 @@ func (c *costs) partBytes(h moeHost) float64 {
 		return 0
 	}
 	var s float64
+	if c.ExpertTensors != nil {
+		for _, x := range c.ExpertTensors[h.Layers][:h.Part] {
+			s += x
+		}
+		return s
+	}
 	for _, x := range c.ExpertShares[:h.Part] {
 		s += x
 	}
@@ -94,7 +138,7 @@ func (c *costs) hostExperts(h moeHost) float64 {
 // host memory.
 func (c *costs) hostExpertsIn(h moeHost, start, end int) float64 {
 	lo, hi := max(start, c.DenseLayers), min(end, h.Layers, c.Layers)
-	b := float64(max(0, hi-lo)) * c.ExpertLayerWeights
+	b := c.expertsIn(lo, hi)
 	if h.partial(c) && h.Layers >= start && h.Layers < end {
 		b += c.partBytes(h)
 	}
@@ -118,7 +162,20 @@ func (c *costs) expertLayers(n int) int {
 
 // expertBytes is the routed-expert weights of the first n layers.
 func (c *costs) expertBytes(n int) float64 {
-	return float64(c.expertLayers(n)) * c.ExpertLayerWeights
+	return c.expertsIn(0, n)
+}
+
+// expertsIn is the routed-expert weights of layers [a, b): each layer's
+// own where known (ExpertPrefix), else ExpertLayerWeights a MoE layer.
+func (c *costs) expertsIn(a, b int) float64 {
+	a, b = max(a, 0), min(b, c.Layers)
+	if b <= a {
+		return 0
+	}
+	if c.ExpertPrefix != nil {
+		return c.ExpertPrefix[b] - c.ExpertPrefix[a]
+	}
+	return float64(c.expertLayers(b)-c.expertLayers(a)) * c.ExpertLayerWeights
 }
 
 // moeOffloadable reports whether pool p's engine places MoE experts in
@@ -133,6 +190,11 @@ func moeOffloadable(p *pool, c costs) bool {
 // experts under h are in host memory.
 func moeGPUPart(c costs, h moeHost, start, end int) part {
 	p := c.stagePart(start, end, 1)
+	if c.ExpertPrefix != nil {
+		// stagePart charges each layer the average layer: the layers'
+		// own experts differ from the average by their tensors' types.
+		p.Weights += int64(math.Round(c.expertsIn(start, end) - float64(c.expertLayers(end)-c.expertLayers(start))*c.ExpertLayerWeights))
+	}
 	p.Weights -= int64(math.Ceil(c.hostExpertsIn(h, start, end)))
 	return p
 }

@@ -16,7 +16,19 @@ type RoutedExperts struct {
 	// Repacked is the part of them llama.cpp's CPU backend copies into its
 	// CPU_REPACK buffer when they stay on the CPU (RepacksOnCPU).
 	Repacked float64
+	// ByLayer is each layer's share, indexed by layer (zero for a layer
+	// without routed experts): llama-quant's types vary by layer (a
+	// Q4_K_M file keeps ffn_down_exps in Q6_K in the first and last
+	// eighth of the layers and every third one between), so the experts
+	// --n-cpu-moe N moves are not N times the average.
+	ByLayer []LayerExperts
 }
+
+// LayerExperts is one layer's routed-expert bytes, tensor by tensor.
+type LayerExperts struct{ Gate, Up, Down float64 }
+
+// Total is the layer's routed-expert bytes.
+func (l LayerExperts) Total() float64 { return l.Gate + l.Up + l.Down }
 
 // Total is the routed experts' bytes.
 func (r RoutedExperts) Total() float64 { return r.Gate + r.Up + r.Down }
@@ -38,17 +50,22 @@ func RoutedExpertBytes(m *model.Model, l Level) (RoutedExperts, bool) {
 	}
 	in, inter := routedDims(m)
 	e, h, I := float64(m.Experts), float64(in), float64(inter)
+	r.ByLayer = make([]LayerExperts, m.Layers)
 	for i := max(m.DenseLayers, 0); i < m.Layers; i++ {
 		if m.LayerAt(i).FFN == model.FFNNone || m.LayerAt(i).FFN == model.FFNDense {
 			continue
 		}
 		up := tensor{catFFNUp, i, e * h * I, in}
 		down := tensor{catFFNDown, i, e * I * h, inter}
-		r.Up += expertBytes(m, info, up, inter, &r.Repacked)
-		r.Down += expertBytes(m, info, down, in, &r.Repacked)
+		l := &r.ByLayer[i]
+		l.Up = expertBytes(m, info, up, inter, &r.Repacked)
+		l.Down = expertBytes(m, info, down, in, &r.Repacked)
 		if !plainMLP(m) {
-			r.Gate += expertBytes(m, info, tensor{catFFNGate, i, e * h * I, in}, inter, &r.Repacked)
+			l.Gate = expertBytes(m, info, tensor{catFFNGate, i, e * h * I, in}, inter, &r.Repacked)
 		}
+		r.Up += l.Up
+		r.Down += l.Down
+		r.Gate += l.Gate
 	}
 	return r, r.Total() > 0
 }
