@@ -50,7 +50,12 @@ def parse_bench(text):
 
 
 # common_memory_breakdown_print: |   - CUDA0 (H200)       | 143155 = 137373 + (5173 =  4403 +     512 +     258) +         608 |
-_DEVICE_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) = (\d+) \+ \((\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\) \+\s+(\d+) \|")
+# common_memory_breakdown_print: |   - CUDA0 (H200)       | 143155 = 141031 + ( 1445 =   760 +     384 +     300) +         679 |
+# llama.cpp pads every column to its widest figure over all rows, the host's
+# included, so a GPU's self can follow "(" after spaces (the second line: 17435
+# MiB on the host, --n-cpu-moe 48); unaccounted is signed (total - free - self).
+# common_memory_breakdown_print in common/fit.cpp of ggml-org/llama.cpp @ 34af94cd.
+_DEVICE_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) =\s+(\d+) \+ \(\s*(\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\) \+\s+(-?\d+) \|")
 # common_memory_breakdown_print: |   - Host               |                     301 =   281 +       0 +      20                |
 _HOST_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\s+\|")
 # load_tensors:        CUDA0 model buffer size =  4403.49 MiB
