@@ -78,8 +78,8 @@ var Fitted = Throughput{
 	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
-	// 0.062; the 4 held-out rows: median 0.136, largest 0.230).
-	OffloadHandoverSeconds: 287e-6,
+	// 0.056; the 4 held-out rows: median 0.132, largest 0.229).
+	OffloadHandoverSeconds: 303e-6,
 	VLLM:                   ServingDecode{BandwidthFraction: 0.87, StepSeconds: 0e-6, PartSeconds: 59e-6, PartSecondsLater: 36e-6, AllReduceSeconds: 8e-6, MoELayerSeconds: 18e-6, MLALayerSeconds: 293e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
 	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.184, largest 0.651;

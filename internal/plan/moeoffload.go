@@ -42,6 +42,18 @@ func (c *costs) setExperts(m *model.Model, l quant.Level) {
 		t := e.Total()
 		c.ExpertShares = [3]float64{e.Down / t, e.Gate / t, e.Up / t}
 		c.ExpertRepacked = e.Repacked / t
+		if e.Layers == c.Layers {
+			// Every layer a MoE layer, so LayerWeights is a MoE layer's:
+			// its experts at their tensors' own types, at most the layer.
+			// A Q4_K_M file keeps gate and up in Q4_K and half the
+			// ffn_down_exps in Q6_K: 348.75 MiB per layer of Qwen3-30B-A3B,
+			// 97 % of the layer, where the 95 % guard above gave 342.6 (the
+			// H200 logs of --n-cpu-moe 24 and 48 move 8370 and 16740 MiB:
+			// TestLlamaCPPCUDAExpertOffloadReplay). With dense layers
+			// among them (DeepSeek-V3's first 3) LayerWeights is an average
+			// below a MoE layer, and the guard stays.
+			c.ExpertLayerWeights = math.Min(t/float64(e.Layers), c.LayerWeights)
+		}
 	}
 }
 

@@ -16,6 +16,8 @@ type RoutedExperts struct {
 	// Repacked is the part of them llama.cpp's CPU backend copies into its
 	// CPU_REPACK buffer when they stay on the CPU (RepacksOnCPU).
 	Repacked float64
+	// Layers is the number of MoE layers they are summed over.
+	Layers int
 }
 
 // Total is the routed experts' bytes.
@@ -42,6 +44,7 @@ func RoutedExpertBytes(m *model.Model, l Level) (RoutedExperts, bool) {
 		if m.LayerAt(i).FFN == model.FFNNone || m.LayerAt(i).FFN == model.FFNDense {
 			continue
 		}
+		r.Layers++
 		up := tensor{catFFNUp, i, e * h * I, in}
 		down := tensor{catFFNDown, i, e * I * h, inter}
 		r.Up += expertBytes(m, info, up, inter, &r.Repacked)
