@@ -137,10 +137,8 @@ type costs struct {
 	DenseLayers        int
 	// ExpertShares is the share of a layer's routed experts in each of its
 	// expert tensors, in the order llama.cpp's --fit moves them (down, gate,
-	// up; expertTensorNames), and ExpertRepacked the share llama.cpp's CPU
-	// backend copies into CPU_REPACK when they stay on the host.
-	ExpertShares   [3]float64
-	ExpertRepacked float64
+	// up; expertTensorNames).
+	ExpertShares [3]float64
 	// Latent: the model caches an MLA latent (kv_lora_rank), which SGLang's
 	// default fraction reserves more for (engine.Memory.FractionAt).
 	Latent bool

@@ -57,6 +57,8 @@ func h200MoELog(t *testing.T, suffix string) (gpu, host calibration.LlamaCPPMemo
 //     expert on the CPU, GPU tensors in between included: 17424 MiB for
 //     both --n-cpu-moe 48 and -ot of layers 24-47, which move 16740 and
 //     8370 MiB), within 1 %;
+//   - the host holds the experts once: llama.cpp's table has no CPU_REPACK
+//     row (moeHostPart charges none);
 //   - the -ot run (the experts of layers 24-47, the last 24, where
 //     --n-cpu-moe 24 moves the first 24) holds what --n-cpu-moe 24 holds on
 //     the GPU: all MoE layers of Qwen3-30B-A3B are of one size.
@@ -102,6 +104,7 @@ func TestLlamaCPPCUDAExpertOffloadReplay(t *testing.T) {
 			assert.InEpsilon(t, moved, planned, 0.01, "%s: experts on the host", run.log)
 		}
 		assert.Equal(t, []string{"CUDA0 (H200)", "Host"}, rows, "%s: no other buffer type (no CPU_REPACK copy)", run.log)
+		assert.Equal(t, int64(quant.HostOverheadBytes), hp.Overhead, "%s: no CPU_REPACK copy charged", run.log)
 		assert.Equal(t, 12, h.Compute, run.log)
 		out = append(out, fmt.Sprintf("| %s | %d | %.0f / %.0f | %+.1f %% | %.0f / %d | %.0f / %d | %.0f / %d | %.0f / %d | %.0f / %.0f |", run.log, run.n,
 			mib(gp.total()), theirs, 100*e, mib(gp.Weights), g.Model, mib(gp.KV), g.Context, mib(gp.Activations), g.Compute,
