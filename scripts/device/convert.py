@@ -165,7 +165,9 @@ def line(a):
 
 
 def read_out(out_dir):
-    """results.jsonl's records and {raw path: text} from raw.tar.gz or raw/."""
+    """results.jsonl's records and {raw path: bytes} from raw.tar.gz or raw/
+    (bytes, so rows() copies a capture byte for byte: a log's generated text
+    may hold bytes that are not UTF-8)."""
     results = []
     path = os.path.join(out_dir, "results.jsonl")
     if os.path.exists(path):
@@ -183,13 +185,13 @@ def read_out(out_dir):
         with tarfile.open(tgz) as t:
             for m in t.getmembers():
                 if m.isfile():
-                    files[os.path.relpath(m.name, "raw")] = t.extractfile(m).read().decode(errors="replace")
+                    files[os.path.relpath(m.name, "raw")] = t.extractfile(m).read()
     else:
         root = os.path.join(out_dir, "raw")
         for d, _, names in os.walk(root):
             for n in names:
                 p = os.path.join(d, n)
-                with open(p, errors="replace") as f:
+                with open(p, "rb") as f:
                     files[os.path.relpath(p, root)] = f.read()
     return results, files
 
@@ -229,7 +231,7 @@ def rows(out_dir, dest, any_backend=False):
         kind = kind_of(rel)
         if kind is None:
             continue
-        parsed, err = parse_file(kind, files[rel])
+        parsed, err = parse_file(kind, files[rel].decode(errors="replace"))
         if not err and not any_backend:
             err = not_on_gpu(kind, parsed)
             if kind == "fit" and "fit/free.txt" not in files:
@@ -243,12 +245,12 @@ def rows(out_dir, dest, any_backend=False):
         if kind in DEST:
             d = os.path.join(dest, DEST[kind])
             os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, os.path.basename(rel)), "w") as f:
+            with open(os.path.join(d, os.path.basename(rel)), "wb") as f:
                 f.write(files[rel])
     if "fit/free.txt" in files:
         d = os.path.join(dest, DEST["fit"])
         os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "free.txt"), "w") as f:
+        with open(os.path.join(d, "free.txt"), "wb") as f:
             f.write(files["fit/free.txt"])
     os.makedirs(dest, exist_ok=True)
     with open(os.path.join(dest, "summary.json"), "w") as f:

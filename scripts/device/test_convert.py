@@ -219,6 +219,30 @@ class Rows(unittest.TestCase):
             s = convert.rows(out, self.dest)
         self.assertEqual(s["rejected"], {"fit/Llama-3.1-8B-card8192.txt": "not a GPU run (no fit/free.txt)"})
 
+    def test_rows_copy_bytes_that_are_not_utf8(self):
+        # the Qwen3-0.6B logs of the H200 (2026-11-28) hold non-UTF-8 bytes
+        # in their generated text; rows() must copy them byte for byte, from
+        # raw.tar.gz and from an unpacked raw/
+        name = "Qwen3-0.6B-F16-c4096-faon-f16.log"
+        with open(os.path.join(MEMORY, name), "rb") as f:
+            want = f.read()
+        with self.assertRaises(UnicodeDecodeError):
+            want.decode()
+        tgz, plain = os.path.join(self.tmp.name, "tgz"), os.path.join(self.tmp.name, "plain")
+        os.makedirs(tgz)
+        with tarfile.open(os.path.join(tgz, "raw.tar.gz"), "w:gz") as t:
+            t.add(os.path.join(MEMORY, name), arcname="raw/memory/" + name)
+        os.makedirs(os.path.join(plain, "raw", "memory"))
+        with open(os.path.join(plain, "raw", "memory", name), "wb") as f:
+            f.write(want)
+        for out in (tgz, plain):
+            dest = os.path.join(out, "dest")
+            with redirect_stdout(io.StringIO()):
+                s = convert.rows(out, dest)
+            self.assertEqual(list(s["rows"]), ["memory/" + name], out)
+            with open(os.path.join(dest, "llamacpp-cuda-h200-memory", name), "rb") as f:
+                self.assertEqual(f.read(), want, out)
+
     def test_any_backend_keeps_the_dry_run(self):
         with redirect_stdout(io.StringIO()):
             s = convert.rows(self.out, self.dest, any_backend=True)
