@@ -116,8 +116,8 @@ const GPURuntimeOverheadBytes = 768 << 20
 // LlamaCPPCUDAOverheadBytes is what a llama.cpp process holds on a CUDA
 // GPU beyond its model, KV and compute buffers (CUDA context, cuBLAS
 // workspace, driver reservations: "unaccounted" in llama.cpp's memory
-// table): the largest of the 8 GPU rows of data/llamacpp-cuda-h200-memory
-// (681, 608, 608, 608, 685, 608, 608, 608 MiB) rounded up to 16 MiB.
+// table): the largest of the 19 GPU rows of data/llamacpp-cuda-h200-memory
+// (681, 608, 608, 608, 685, 608, 608, 608, 673, 611, 683, 611, 611, 673, 607, 679, 683, 679, 677 MiB) rounded up to 16 MiB.
 const LlamaCPPCUDAOverheadBytes = 688 << 20
 
 // LlamaCPPCUDAFitOverheadBytes is the part of it llama.cpp's --fit finds

@@ -96,6 +96,17 @@ type costs struct {
 	// engine.Memory.HostTokenEmbeddings); no stage on an accelerator holds
 	// it.
 	HostEmbedIn bool
+	// TiedOut: the output head is the token embedding (tied). llama.cpp
+	// then creates the output layer's weight as a second copy of
+	// token_embd in the output layer's buffer (create_tensor(token_embd,
+	// TENSOR_DUPLICATED) when the file has no output tensor:
+	// src/models/llama.cpp, qwen3.cpp, ... of ggml-org/llama.cpp @
+	// 34af94cd), so an engine keeping the
+	// embedding in host memory (HostEmbedIn) holds it again on the device
+	// of the last layer: the H200 logs of Llama-3.2-1B and Qwen3-0.6B
+	// (internal/calibration/data/llamacpp-cuda-h200-memory, 34af94cd)
+	// list the whole file on CUDA0 and token_embd once more on the host.
+	TiedOut bool
 	// Vision is the vision tower every stage holds, split over its
 	// tensor-parallel ranks, when the pool's engine loads it beside the
 	// language model (budget.Vision; costs.on); 0 otherwise. visionBytes
@@ -126,10 +137,8 @@ type costs struct {
 	DenseLayers        int
 	// ExpertShares is the share of a layer's routed experts in each of its
 	// expert tensors, in the order llama.cpp's --fit moves them (down, gate,
-	// up; expertTensorNames), and ExpertRepacked the share llama.cpp's CPU
-	// backend copies into CPU_REPACK when they stay on the host.
-	ExpertShares   [3]float64
-	ExpertRepacked float64
+	// up; expertTensorNames).
+	ExpertShares [3]float64
 	// ExpertPrefix and ExpertTensors, where every layer holds routed
 	// experts whose tensors' types are known (setExpertsByLayer), are the
 	// routed-expert bytes of the first i layers at index i and each
@@ -187,6 +196,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 		if c.EmbedIn+c.EmbedOut > w/3 {
 			c.EmbedIn, c.EmbedOut = 0, 0
 		}
+		c.TiedOut = m.TieEmbeddings && c.EmbedIn > 0
 	}
 	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
 	c.setExperts(m, l)
@@ -280,6 +290,9 @@ func (c *costs) stagePart(start, end, tp int) part {
 	}
 	if end == c.Layers {
 		w += c.EmbedOut
+		if c.TiedOut && c.HostEmbedIn {
+			w += c.EmbedIn
+		}
 	}
 	if end > start {
 		// Every stage builds the tower (vLLM and SGLang construct it

@@ -22,10 +22,9 @@ import (
 
 // setExperts sizes the routed experts of one MoE layer at level l (at the
 // level's bits per weight, kept below the layer's weights so a shape that
-// disagrees with the count cannot make the rest negative), the share of
-// each expert tensor and the share llama.cpp's CPU backend repacks, from
-// the tensors' own types where the model has a shape (quant.RoutedExpertBytes
-// at the GGUF type llama.cpp runs for l).
+// disagrees with the count cannot make the rest negative) and the share of
+// each expert tensor, from the tensors' own types where the model has a
+// shape (quant.RoutedExpertBytes at the GGUF type llama.cpp runs for l).
 func (c *costs) setExperts(m *model.Model, l quant.Level) {
 	p := m.RoutedExpertParams()
 	if p <= 0 || l.BitsPerWeight() <= 0 || m.Experts <= 0 {
@@ -41,7 +40,6 @@ func (c *costs) setExperts(m *model.Model, l quant.Level) {
 	if e, ok := quant.RoutedExpertBytes(m, l.LlamaCPPLevel()); ok {
 		t := e.Total()
 		c.ExpertShares = [3]float64{e.Down / t, e.Gate / t, e.Up / t}
-		c.ExpertRepacked = e.Repacked / t
 		c.setExpertsByLayer(e)
 	}
 }
@@ -200,19 +198,22 @@ func moeGPUPart(c costs, h moeHost, start, end int) part {
 }
 
 // moeHostPart is the host memory of h: the experts (mapped from the GGUF
-// file), the anonymous CPU_REPACK copy llama.cpp's CPU backend makes of
-// those of a repacked type (quant.RepacksOnCPU; charged as overhead, since
-// it is a buffer beside the weights, not more weights), its compute buffer
-// and runtime overhead.
+// file), its compute buffer and runtime overhead. No CPU_REPACK copy: with
+// a GPU backend llama.cpp stores the weights it keeps on the CPU in that
+// GPU's host buffer type, which comes before the CPU's extra (repack)
+// types in the CPU's list ("CPU: ACCEL -> GPU host -> CPU extra -> CPU",
+// make_cpu_buft_list in src/llama-model.cpp of ggml-org/llama.cpp @
+// 34af94cd; an override to the CPU picks from that list,
+// src/llama-model-loader.cpp), unless --no-host ("bypass host buffer
+// allowing extra buffers to be used", common/arg.cpp), which these plans
+// do not pass. The H200 logs of Qwen3-30B-A3B Q4_K_M with --n-cpu-moe 24
+// and 48 and -ot (data/llamacpp-cuda-h200-memory) list only CUDA0 and
+// Host, no CPU_REPACK row. A CPU-only build does repack them
+// (quant.RoutedExperts.Repacked).
 func moeHostPart(c costs, h moeHost) part {
 	w := c.hostExperts(h)
 	return part{Weights: int64(math.Ceil(w)), Activations: c.Breakdown.ActivationsBytes,
-		Overhead: quant.HostOverheadBytes + c.repackBytes(h)}
-}
-
-// repackBytes is the CPU_REPACK copy of the experts h keeps on the host.
-func (c *costs) repackBytes(h moeHost) int64 {
-	return int64(math.Ceil(c.hostExperts(h) * c.ExpertRepacked))
+		Overhead: quant.HostOverheadBytes}
 }
 
 // moeSplitParts is the memory of one GPU (every layer, less the experts of
@@ -366,8 +367,7 @@ func moeHostNote(pl *planned, bw float64, e efficiency) string {
 func (pl *planned) moeOffload() bool { return pl.CPUMoE > 0 || pl.CPUMoEPart > 0 }
 
 // moeExplanation is the placement line of a MoE offload whose host stage
-// is h: what stays on the GPUs, which experts stay in host RAM, and the
-// CPU_REPACK copy charged beside them.
+// is h: what stays on the GPUs and which experts stay in host RAM.
 func moeExplanation(pl *planned, h stage) string {
 	c := &pl.Costs
 	mh := pl.moeHost()
@@ -389,11 +389,7 @@ func moeExplanation(pl *planned, h stage) string {
 	if mh.partial(c) {
 		what += fmt.Sprintf(" and the ffn_%s_exps tensors of layer %d (part of a layer frees the bytes still missing with less CPU work than a whole one)", strings.Join(expertTensorNames[:mh.Part], "_exps and ffn_"), mh.Layers)
 	}
-	line := fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on %s; %s (%s) stay in host RAM and run on the CPU (llama.cpp %s)", gpus, what, gib(h.Part.Weights), moeFlags(pl))
-	if r := c.repackBytes(mh); r > 0 {
-		line += fmt.Sprintf("; llama.cpp's CPU backend repacks %s of them into a CPU_REPACK copy in anonymous memory beside the mapped file, counted in host RAM", gib(r))
-	}
-	return line
+	return fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on %s; %s (%s) stay in host RAM and run on the CPU (llama.cpp %s)", gpus, what, gib(h.Part.Weights), moeFlags(pl))
 }
 
 // moeUnknownHostNote is the assumption of a MoE offload's host stage when

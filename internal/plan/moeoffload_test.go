@@ -57,11 +57,11 @@ func TestMoEOffloadKeepsExpertsOfFirstLayersOnHost(t *testing.T) {
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "bound by PCIe")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), `ffn_(up|down|gate)_exps=CPU`, "the -ot form for builds without the flag")
 	// 24 GiB leave the experts of 24 layers and two tensors of the 25th on
-	// the host (--fit's order), and the MXFP4 experts the CPU keeps are
-	// repacked into CPU_REPACK: a second copy, charged to host RAM.
+	// the host (--fit's order), in the GPU's host buffer: no CPU_REPACK
+	// copy of them is made (moeHostPart), none is charged.
 	assert.Equal(t, `blk\.`+n+`\.ffn_(gate|down)_exps=CPU`, argValue(args, "-ot"), "%v", args)
-	assert.Contains(t, strings.Join(a.Explanation, "\n"), "CPU_REPACK")
-	assert.Greater(t, hostShard.MemoryBytes, int64(70<<30), "the experts and their repacked copy")
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "CPU_REPACK")
+	assert.Less(t, hostShard.MemoryBytes, int64(70<<30), "the experts once, not a repacked copy beside them")
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
 	assert.Contains(t, a.Throughput.ValidatedOn, "--n-cpu-moe row")
 }
@@ -102,10 +102,9 @@ func TestMoESplitTakesSmallestN(t *testing.T) {
 // than a fourth whole layer, so the split is --n-cpu-moe 5 and -ot for
 // layer 5's ffn_down and ffn_gate; one tensor (26.7) would not do. The
 // memory is exact: the GPU holds 120 - ceil(29.3) bytes, the host those
-// 30, and the CPU_REPACK copy of the repacked share beside them.
+// 30 and its runtime overhead.
 func TestMoESplitMovesPartOfALayer(t *testing.T) {
 	c := moeTestCosts()
-	c.ExpertRepacked = 0.5
 	g, h := &device{ID: "cuda:0", Usable: 92}, &device{ID: "cpu:0", Usable: 1 << 40}
 	stages, mh, ok := moeSplit(c, []*device{g}, h)
 	require.True(t, ok)
@@ -115,7 +114,7 @@ func TestMoESplitMovesPartOfALayer(t *testing.T) {
 	assert.Equal(t, int64(30), stages[1].Part.Weights)
 	assert.Equal(t, 0, stages[1].Start)
 	assert.Equal(t, 6, stages[1].End, "the host holds part of layer 5")
-	assert.Equal(t, quant.HostOverheadBytes+int64(15), stages[1].Part.Overhead, "ceil(29.3 / 2) bytes repacked")
+	assert.Equal(t, int64(quant.HostOverheadBytes), stages[1].Part.Overhead, "no CPU_REPACK copy")
 	assert.Equal(t, 4, c.offloadedLayers(mh), "three whole layers and the partial one hand over")
 	one := moeGPUPart(c, moeHost{Layers: 5, Part: 1}, 0, c.Layers)
 	assert.Greater(t, one.total(), g.Usable, "one tensor of layer 5 is not enough")

@@ -34,13 +34,12 @@ func step3GPUPart(c costs, k, s, e int) part {
 }
 
 // step3HostPart is the host memory of a dense-only offload with k layers on
-// the GPUs: the first L-k layers whole (and the output layer), the routed
-// experts of the GPUs' layers, and the CPU_REPACK copy llama.cpp's CPU
-// backend makes of every expert of a repacked type (as moeHostPart).
+// the GPUs: the first L-k layers whole (and the output layer) and the
+// routed experts of the GPUs' layers, in the GPU's host buffer, not
+// repacked (as moeHostPart).
 func step3HostPart(c costs, k int) part {
 	p := c.stagePart(k, c.Layers, 1)
 	p.Weights += int64(math.Ceil(float64(c.step3ExpertLayersIn(c.Layers-k, c.Layers)) * c.ExpertLayerWeights))
-	p.Overhead += int64(math.Ceil(c.expertBytes(c.Layers) * c.ExpertRepacked))
 	return p
 }
 
@@ -150,12 +149,8 @@ func step3Explanation(pl *planned) string {
 	if len(pl.Stages) > 2 {
 		where = "the GPUs"
 	}
-	line := fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (llama.cpp %s; builds without --cpu-moe take -ot \"exps=CPU\")",
+	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (llama.cpp %s; builds without --cpu-moe take -ot \"exps=CPU\")",
 		where, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), step3Flags(pl))
-	if r := int64(math.Ceil(c.expertBytes(c.Layers) * c.ExpertRepacked)); r > 0 {
-		line += fmt.Sprintf("; llama.cpp's CPU backend repacks %s of the experts into a CPU_REPACK copy in anonymous memory beside the mapped file, counted in host RAM", gib(r))
-	}
-	return line
 }
 
 // layerRange names layers [a, b): "layer 0" or "layers 0-4".

@@ -50,7 +50,12 @@ def parse_bench(text):
 
 
 # common_memory_breakdown_print: |   - CUDA0 (H200)       | 143155 = 137373 + (5173 =  4403 +     512 +     258) +         608 |
-_DEVICE_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) = (\d+) \+ \((\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\) \+\s+(\d+) \|")
+# common_memory_breakdown_print: |   - CUDA0 (H200)       | 143155 = 141031 + ( 1445 =   760 +     384 +     300) +         679 |
+# llama.cpp pads every column to its widest figure over all rows, the host's
+# included, so a GPU's self can follow "(" after spaces (the second line: 17435
+# MiB on the host, --n-cpu-moe 48); unaccounted is signed (total - free - self).
+# common_memory_breakdown_print in common/fit.cpp of ggml-org/llama.cpp @ 34af94cd.
+_DEVICE_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) =\s+(\d+) \+ \(\s*(\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\) \+\s+(-?\d+) \|")
 # common_memory_breakdown_print: |   - Host               |                     301 =   281 +       0 +      20                |
 _HOST_ROW = re.compile(r"common_memory_breakdown_print: \|\s+- (.+?)\s+\|\s+(\d+) =\s+(\d+) \+\s+(\d+) \+\s+(\d+)\s+\|")
 # load_tensors:        CUDA0 model buffer size =  4403.49 MiB
@@ -160,7 +165,9 @@ def line(a):
 
 
 def read_out(out_dir):
-    """results.jsonl's records and {raw path: text} from raw.tar.gz or raw/."""
+    """results.jsonl's records and {raw path: bytes} from raw.tar.gz or raw/
+    (bytes, so rows() copies a capture byte for byte: a log's generated text
+    may hold bytes that are not UTF-8)."""
     results = []
     path = os.path.join(out_dir, "results.jsonl")
     if os.path.exists(path):
@@ -178,13 +185,13 @@ def read_out(out_dir):
         with tarfile.open(tgz) as t:
             for m in t.getmembers():
                 if m.isfile():
-                    files[os.path.relpath(m.name, "raw")] = t.extractfile(m).read().decode(errors="replace")
+                    files[os.path.relpath(m.name, "raw")] = t.extractfile(m).read()
     else:
         root = os.path.join(out_dir, "raw")
         for d, _, names in os.walk(root):
             for n in names:
                 p = os.path.join(d, n)
-                with open(p, errors="replace") as f:
+                with open(p, "rb") as f:
                     files[os.path.relpath(p, root)] = f.read()
     return results, files
 
@@ -224,7 +231,7 @@ def rows(out_dir, dest, any_backend=False):
         kind = kind_of(rel)
         if kind is None:
             continue
-        parsed, err = parse_file(kind, files[rel])
+        parsed, err = parse_file(kind, files[rel].decode(errors="replace"))
         if not err and not any_backend:
             err = not_on_gpu(kind, parsed)
             if kind == "fit" and "fit/free.txt" not in files:
@@ -238,12 +245,12 @@ def rows(out_dir, dest, any_backend=False):
         if kind in DEST:
             d = os.path.join(dest, DEST[kind])
             os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, os.path.basename(rel)), "w") as f:
+            with open(os.path.join(d, os.path.basename(rel)), "wb") as f:
                 f.write(files[rel])
     if "fit/free.txt" in files:
         d = os.path.join(dest, DEST["fit"])
         os.makedirs(d, exist_ok=True)
-        with open(os.path.join(d, "free.txt"), "w") as f:
+        with open(os.path.join(d, "free.txt"), "wb") as f:
             f.write(files["fit/free.txt"])
     os.makedirs(dest, exist_ok=True)
     with open(os.path.join(dest, "summary.json"), "w") as f:

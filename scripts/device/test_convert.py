@@ -30,7 +30,9 @@ CPU_BENCH = os.path.join(HERE, "testdata", "cpu-Qwen3-30B-A3B-2layers-Q4_K_M-ot.
 
 
 def read(path):
-    with open(path) as f:
+    # as convert.read_out reads captures: a log's generated text may hold
+    # bytes that are not UTF-8 (the Qwen3-0.6B logs of 2026-11-28)
+    with open(path, errors="replace") as f:
         return f.read()
 
 
@@ -55,10 +57,31 @@ class Parsers(unittest.TestCase):
         self.assertEqual(cuda["self"], cuda["model"] + cuda["context"] + cuda["compute"])
 
     def test_every_recorded_memory_log_parses(self):
-        for name in sorted(os.listdir(MEMORY)):
+        names = sorted(n for n in os.listdir(MEMORY) if n.endswith(".log"))  # README.md beside them
+        self.assertEqual(len(names), 19)
+        for name in names:
             p = convert.parse_memory(read(os.path.join(MEMORY, name)))
+            self.assertEqual(convert.not_on_gpu("memory", p), "", name)
             for dev, v in p["devices"].items():
-                self.assertEqual(v["self"], v["model"] + v["context"] + v["compute"], f"{name} {dev}")
+                # each figure is its bytes floored to MiB (common/fit.cpp), so self
+                # may exceed the sum of the three floored parts by up to 2
+                # (Phi-3-mini F16: 8721 = 7100 + 1536 + 84)
+                parts = v["model"] + v["context"] + v["compute"]
+                self.assertTrue(parts <= v["self"] <= parts + 2, f"{name} {dev}: {v}")
+
+    def test_device_row_padded_to_a_wider_host_row(self):
+        # llama.cpp pads the "self" column to its widest figure: with 17435 MiB
+        # on the host the GPU's 1445 is printed "( 1445 =" (run2 of the
+        # H200 of 2026-11-28, llama.cpp 34af94cd, --n-cpu-moe 48 and -ot)
+        cases = {"Qwen3-30B-A3B-Q4_K_M-c4096-faon-f16-ncmoe48.log": (141031, 1445, 760, 384, 300, 679, 17435, 17423),
+                 "Qwen3-30B-A3B-Q4_K_M-c4096-faon-f16-ot.log": (132663, 9815, 9130, 384, 300, 677, 17435, 17423),
+                 "Qwen3-30B-A3B-Q4_K_M-c4096-faon-f16-ncmoe24.log": (132657, 9815, 9130, 384, 300, 683, 8807, 8795)}
+        for name, (free, self_, model, ctx, compute, unacc, host_self, host_model) in cases.items():
+            p = convert.parse_memory(read(os.path.join(MEMORY, name)))
+            self.assertEqual(p["devices"]["CUDA0 (H200)"], {"total": 143155, "free": free, "self": self_, "model": model,
+                                                            "context": ctx, "compute": compute, "unaccounted": unacc}, name)
+            self.assertEqual(p["devices"]["Host"], {"self": host_self, "model": host_model, "context": 0, "compute": 12}, name)
+            self.assertEqual(convert.not_on_gpu("memory", p), "", name)
 
     def test_cut_log_is_rejected(self):
         # a run killed at its deadline leaves a log without the table at exit
@@ -195,6 +218,30 @@ class Rows(unittest.TestCase):
         with redirect_stdout(io.StringIO()):
             s = convert.rows(out, self.dest)
         self.assertEqual(s["rejected"], {"fit/Llama-3.1-8B-card8192.txt": "not a GPU run (no fit/free.txt)"})
+
+    def test_rows_copy_bytes_that_are_not_utf8(self):
+        # the Qwen3-0.6B logs of the H200 (2026-11-28) hold non-UTF-8 bytes
+        # in their generated text; rows() must copy them byte for byte, from
+        # raw.tar.gz and from an unpacked raw/
+        name = "Qwen3-0.6B-F16-c4096-faon-f16.log"
+        with open(os.path.join(MEMORY, name), "rb") as f:
+            want = f.read()
+        with self.assertRaises(UnicodeDecodeError):
+            want.decode()
+        tgz, plain = os.path.join(self.tmp.name, "tgz"), os.path.join(self.tmp.name, "plain")
+        os.makedirs(tgz)
+        with tarfile.open(os.path.join(tgz, "raw.tar.gz"), "w:gz") as t:
+            t.add(os.path.join(MEMORY, name), arcname="raw/memory/" + name)
+        os.makedirs(os.path.join(plain, "raw", "memory"))
+        with open(os.path.join(plain, "raw", "memory", name), "wb") as f:
+            f.write(want)
+        for out in (tgz, plain):
+            dest = os.path.join(out, "dest")
+            with redirect_stdout(io.StringIO()):
+                s = convert.rows(out, dest)
+            self.assertEqual(list(s["rows"]), ["memory/" + name], out)
+            with open(os.path.join(dest, "llamacpp-cuda-h200-memory", name), "rb") as f:
+                self.assertEqual(f.read(), want, out)
 
     def test_any_backend_keeps_the_dry_run(self):
         with redirect_stdout(io.StringIO()):
