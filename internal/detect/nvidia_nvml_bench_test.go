@@ -22,6 +22,19 @@ func BenchmarkDetectH200NVML(b *testing.B) {
 	benchDetectH200(b, nvmltest.Build(b))
 }
 
+// The same, the fake NVML taking as long for each call as the real H200's
+// driver took at the median (nvmltest.H200Latency: 1.72 ms for each
+// nvmlDeviceGetMaxClockInfo, 0.16 ms for the MIG and ECC modes, a few µs
+// for most), so that the benchmark shows what a steady-state detection
+// pays the driver (docs/performance.md, "NVML in-process").
+//
+//	go test -run xxx -bench 'DetectH200NVMLDriverLatency' -benchtime=2s ./internal/detect/
+func BenchmarkDetectH200NVMLDriverLatency(b *testing.B) {
+	m := nvmltest.H200(b)
+	m.Latency = nvmltest.H200Latency(b)
+	benchDetectH200(b, nvmltest.BuildMachine(b, m))
+}
+
 func BenchmarkDetectH200NvidiaSMI(b *testing.B) {
 	benchDetectH200(b, NVMLOff)
 }

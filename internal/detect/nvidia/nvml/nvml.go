@@ -12,6 +12,11 @@
 // blocked in the driver, the library is marked hung, and every later Read
 // fails at once with ErrHung, so a broken driver costs at most one detection
 // timeout and one thread per process.
+//
+// What a GPU cannot change while it exists (its maximum clocks, maximum PCIe
+// link and MIG device count) is read once per library and GPU, the GPU known
+// by its UUID and PCI bus id, and reused by later Reads; everything else is
+// read on every Read (fixed.go says which facts and why).
 package nvml
 
 import (

@@ -123,11 +123,13 @@ var symbols = map[string][]string{
 // that lacks one is an unsupported version (nvidia-smi is asked instead).
 var required = []string{"init", "count", "handle", "name", "uuid", "pci"}
 
-// cLib is one dlopen'ed libnvidia-ml with its resolved entry points.
+// cLib is one dlopen'ed libnvidia-ml with its resolved entry points and
+// the fixed facts of its GPUs read so far (fixed.go).
 type cLib struct {
 	handle unsafe.Pointer
 	fn     map[string]unsafe.Pointer
 	names  map[string]string // group -> the symbol resolved
+	fixed  fixedCache
 }
 
 // openC loads the library at path and resolves its entry points.
@@ -449,13 +451,16 @@ func (l *cLib) topology(handles map[int]C.nvmlDevice_t, refused *[]string) map[[
 }
 
 // migDevices reads the MIG devices of a GPU in MIG mode: index 0 to
-// nvmlDeviceGetMaxMigDeviceCount-1, skipping the indices with no device
-// (NotFound).
-func (l *cLib) migDevices(d C.nvmlDevice_t) ([]MIGDevice, Return) {
+// nvmlDeviceGetMaxMigDeviceCount-1 (cached per GPU k), skipping the indices
+// with no device (NotFound).
+func (l *cLib) migDevices(d C.nvmlDevice_t, k deviceKey) ([]MIGDevice, Return) {
 	if !l.has("migMaxCount") || !l.has("migHandle") {
 		return nil, ErrorFunctionNotFound
 	}
-	n, r := l.devUint("migMaxCount", d)
+	n, r := l.fixed.maxMIG(k, func() (uint32, Return) {
+		v, r := l.devUint("migMaxCount", d)
+		return uint32(v), r
+	})
 	if r != Success {
 		return nil, r
 	}
@@ -502,6 +507,7 @@ func (l *cLib) readAll() (*Snapshot, error) {
 		return nil, r.Err("nvmlDeviceGetCount")
 	}
 	handles := map[int]C.nvmlDevice_t{}
+	seen := map[deviceKey]bool{}
 	for i := 0; i < n && i < maxDevices; i++ {
 		d, r := l.device(i)
 		if r != Success {
@@ -509,8 +515,11 @@ func (l *cLib) readAll() (*Snapshot, error) {
 			continue
 		}
 		handles[i] = d
-		s.Devices = append(s.Devices, l.readDevice(i, d, &s.Refused))
+		dev, key := l.readDevice(i, d, &s.Refused)
+		seen[key] = true
+		s.Devices = append(s.Devices, dev)
 	}
+	l.fixed.keep(seen)
 	s.Topology = l.topology(handles, &s.Refused)
 	return s, nil
 }
@@ -518,7 +527,9 @@ func (l *cLib) readAll() (*Snapshot, error) {
 // maxDevices bounds the devices read.
 const maxDevices = 256
 
-func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
+// readDevice reads GPU i, whose handle is d, and says who it is (its UUID
+// and bus id; zero when NVML did not give both).
+func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) (Device, deviceKey) {
 	dev := Device{Index: i}
 	note := func(call string, r Return) bool {
 		if r != Success && r != ErrorNotSupported && r != ErrorFunctionNotFound {
@@ -529,10 +540,13 @@ func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
 	var r Return
 	dev.Name, r = l.devString("name", d)
 	note("nvmlDeviceGetName", r)
+	var key deviceKey // the GPU's identity, for its fixed facts; unknown unless both reads answered
 	dev.UUID, r = l.devString("uuid", d)
-	note("nvmlDeviceGetUUID", r)
+	uuidOK := note("nvmlDeviceGetUUID", r)
 	dev.PCI, r = l.pci(d)
-	note(l.names["pci"], r)
+	if note(l.names["pci"], r) && uuidOK {
+		key = deviceKey{UUID: dev.UUID, BusID: dev.PCI.BusID}
+	}
 	if m, r := l.memory(d); note("nvmlDeviceGetMemoryInfo", r) {
 		dev.Memory = &m
 	}
@@ -574,17 +588,18 @@ func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
 	if v, r := l.devUint64("throttle", d); note(l.names["throttle"], r) {
 		dev.ClocksEventReasons = &v
 	}
-	if v, r := l.devArgUint("maxClock", d, 1); note("nvmlDeviceGetMaxClockInfo", r) { // NVML_CLOCK_SM
-		dev.MaxClockSMMHz = uint32(v)
+	fixed := l.fixed.facts(key, func() fixedFacts { return l.readFixed(d) })
+	if note("nvmlDeviceGetMaxClockInfo", fixed.MaxClockSM.Code) {
+		dev.MaxClockSMMHz = fixed.MaxClockSM.Value
 	}
-	if v, r := l.devArgUint("maxClock", d, 2); note("nvmlDeviceGetMaxClockInfo", r) { // NVML_CLOCK_MEM
-		dev.MaxClockMemoryMHz = uint32(v)
+	if note("nvmlDeviceGetMaxClockInfo", fixed.MaxClockMemory.Code) {
+		dev.MaxClockMemoryMHz = fixed.MaxClockMemory.Value
 	}
-	if v, r := l.devUint("pcieGenMax", d); note("nvmlDeviceGetMaxPcieLinkGeneration", r) {
-		dev.PCIeGenMax = uint32(v)
+	if note("nvmlDeviceGetMaxPcieLinkGeneration", fixed.PCIeGenMax.Code) {
+		dev.PCIeGenMax = fixed.PCIeGenMax.Value
 	}
-	if v, r := l.devUint("pcieWidthMax", d); note("nvmlDeviceGetMaxPcieLinkWidth", r) {
-		dev.PCIeWidthMax = uint32(v)
+	if note("nvmlDeviceGetMaxPcieLinkWidth", fixed.PCIeWidthMax.Code) {
+		dev.PCIeWidthMax = fixed.PCIeWidthMax.Value
 	}
 	if v, r := l.devUint("pcieGen", d); note("nvmlDeviceGetCurrPcieLinkGeneration", r) {
 		dev.PCIeGen = uint32(v)
@@ -606,9 +621,20 @@ func (l *cLib) readDevice(i int, d C.nvmlDevice_t, refused *[]string) Device {
 		}
 	}
 	if dev.MIG != nil && dev.MIG.Current {
-		if migs, r := l.migDevices(d); note("nvmlDeviceGetMigDeviceHandleByIndex", r) {
+		if migs, r := l.migDevices(d, key); note("nvmlDeviceGetMigDeviceHandleByIndex", r) {
 			dev.MIGDevices, dev.MIGDevicesKnown = migs, true
 		}
 	}
-	return dev
+	return dev, key
+}
+
+// readFixed asks NVML for the facts a GPU cannot change (fixed.go).
+func (l *cLib) readFixed(d C.nvmlDevice_t) fixedFacts {
+	read := func(v uint64, r Return) fixedRead { return fixedRead{Value: uint32(v), Code: r} }
+	return fixedFacts{
+		MaxClockSM:     read(l.devArgUint("maxClock", d, 1)), // NVML_CLOCK_SM
+		MaxClockMemory: read(l.devArgUint("maxClock", d, 2)), // NVML_CLOCK_MEM
+		PCIeGenMax:     read(l.devUint("pcieGenMax", d)),
+		PCIeWidthMax:   read(l.devUint("pcieWidthMax", d)),
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,4 +217,117 @@ func TestReadNVLinkSpeed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, s.Devices[0].NVLinks, 12)
 	assert.Equal(t, uint32(25000), s.Devices[0].NVLinkSpeedMBps)
+}
+
+// readTwice opens the fake library at path and reads it twice, returning
+// both snapshots.
+func readTwice(t *testing.T, path string) (first, second *nvml.Snapshot) {
+	t.Helper()
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	require.NoError(t, err)
+	first, err = lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	second, err = lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	return first, second
+}
+
+// A second read in the same process does not ask again what the GPU cannot
+// change (maximum clocks, maximum PCIe link), and still asks everything
+// that can (memory, processes, MIG and ECC mode, power limit, current
+// link): the fake counts each call. The two reads answer the same.
+func TestFixedFactsReadOncePerGPU(t *testing.T) {
+	path := nvmltest.Build(t)
+	first, second := readTwice(t, path)
+	assert.Equal(t, first, second, "the cached facts are the ones read")
+	assert.Equal(t, uint32(1980), second.Devices[0].MaxClockSMMHz)
+	assert.Equal(t, uint32(3201), second.Devices[0].MaxClockMemoryMHz)
+	for call, want := range map[string]uint64{
+		"MaxClockInfo": 2, "MaxPcieLinkGeneration": 1, "MaxPcieLinkWidth": 1, // once: SM and memory clocks
+		"MemoryInfo_v2": 2, "ComputeRunningProcesses": 2, "MigMode": 2, "EccMode": 2, "TotalEccErrors": 2,
+		"EnforcedPowerLimit": 2, "ClocksEventReasons": 2, "CurrPcieLinkGeneration": 2, "CurrPcieLinkWidth": 2,
+		"Temperature": 2, "UUID": 2, "PciInfo": 2,
+	} {
+		assert.Equal(t, want, nvmltest.Calls(t, path, call), call)
+	}
+}
+
+// Another GPU in the same PCI slot (a new UUID) has its fixed facts read
+// again; so does the first GPU when it comes back, since the cache keeps
+// only the GPUs the last read saw.
+func TestSwappedGPUReadsItsFixedFactsAgain(t *testing.T) {
+	path := nvmltest.Build(t)
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	require.NoError(t, err)
+	read := func() nvml.Device {
+		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		require.NoError(t, err)
+		require.Len(t, s.Devices, 1)
+		return s.Devices[0]
+	}
+	own := read()
+	assert.Equal(t, uint64(2), nvmltest.Calls(t, path, "MaxClockInfo"))
+
+	nvmltest.SwapUUID(t, path, "GPU-11111111-1111-1111-1111-111111111111")
+	t.Cleanup(func() { nvmltest.SwapUUID(t, path, "") })
+	swapped := read()
+	assert.Equal(t, "GPU-11111111-1111-1111-1111-111111111111", swapped.UUID)
+	assert.Equal(t, uint64(4), nvmltest.Calls(t, path, "MaxClockInfo"), "a new UUID: read again")
+	assert.Equal(t, uint64(2), nvmltest.Calls(t, path, "MaxPcieLinkGeneration"))
+	read()
+	assert.Equal(t, uint64(4), nvmltest.Calls(t, path, "MaxClockInfo"), "then cached")
+
+	nvmltest.SwapUUID(t, path, "")
+	back := read()
+	assert.Equal(t, own, back)
+	assert.Equal(t, uint64(6), nvmltest.Calls(t, path, "MaxClockInfo"), "the first GPU back: read again")
+}
+
+// The cache belongs to one loaded library: another library serving the
+// same GPU (same UUID and bus id) is asked itself.
+func TestFixedFactsCachedPerLibrary(t *testing.T) {
+	a, b := nvmltest.Build(t), nvmltest.Build(t)
+	readTwice(t, a)
+	assert.Equal(t, uint64(0), nvmltest.Calls(t, b, "MaxClockInfo"))
+	first, _ := readTwice(t, b)
+	assert.Equal(t, uint64(2), nvmltest.Calls(t, b, "MaxClockInfo"))
+	assert.Equal(t, uint32(1980), first.Devices[0].MaxClockSMMHz)
+}
+
+// A fixed fact the driver refuses (no permission) is not cached: every read
+// asks again and reports the refusal, and has no value.
+func TestRefusedFixedFactIsAskedAgain(t *testing.T) {
+	path := nvmltest.Build(t, "-DFAKE_MAX_CLOCK_RETURN=4") // NVML_ERROR_NO_PERMISSION
+	first, second := readTwice(t, path)
+	assert.Equal(t, uint64(4), nvmltest.Calls(t, path, "MaxClockInfo"))
+	assert.Equal(t, uint64(2), nvmltest.Calls(t, path, "MaxPcieLinkGeneration"), "read with the clocks until all are settled")
+	for _, s := range []*nvml.Snapshot{first, second} {
+		assert.Zero(t, s.Devices[0].MaxClockSMMHz)
+		assert.Equal(t, []string{"device 0: nvmlDeviceGetMaxClockInfo: Insufficient Permissions",
+			"device 0: nvmlDeviceGetMaxClockInfo: Insufficient Permissions"}, s.Refused)
+	}
+}
+
+// Reads from many goroutines at once (the C ABI is called from any thread)
+// all answer the same, and the fixed facts are read once (run with -race).
+func TestConcurrentReadsShareTheCache(t *testing.T) {
+	path := nvmltest.Build(t)
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	require.NoError(t, err)
+	want, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	const readers = 8
+	got := make([]*nvml.Snapshot, readers)
+	errs := make([]error, readers)
+	var wg sync.WaitGroup
+	for i := range readers {
+		wg.Go(func() { got[i], errs[i] = lib.Read(ctxFor(t, 5*time.Second)) })
+	}
+	wg.Wait()
+	for i := range readers {
+		require.NoError(t, errs[i])
+		assert.Equal(t, want, got[i])
+	}
+	assert.Equal(t, uint64(2), nvmltest.Calls(t, path, "MaxClockInfo"))
+	assert.Equal(t, uint64(1+readers), nvmltest.Calls(t, path, "MemoryInfo_v2"))
 }

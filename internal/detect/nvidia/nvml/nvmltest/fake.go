@@ -7,12 +7,15 @@ package nvmltest
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	json "github.com/goccy/go-json"
 
@@ -74,12 +77,15 @@ func CapturePath() string {
 
 // Machine is what the fake library answers: the system's versions, its
 // GPUs in NVML index order, and the common PCIe ancestor of each pair
-// (Ancestor[a][b], an nvmlGpuTopologyLevel_t; nil for none).
+// (Ancestor[a][b], an nvmlGpuTopologyLevel_t; nil for none). Latency is
+// what each call costs before it answers, by the call's name in the fake
+// (fake_nvml.c, FAKE_CALLS); none when nil (see H200Latency).
 type Machine struct {
 	Driver, NVML string
 	CUDA         int
 	GPUs         []GPU
 	Ancestor     [][]int
+	Latency      map[string]time.Duration
 }
 
 // GPU is one GPU of a fake Machine. Links nil means the driver answers
@@ -217,6 +223,19 @@ func (m Machine) header() string {
 		b.WriteString("},\n")
 	}
 	b.WriteString("};\n")
+	b.WriteString(m.latencyTable())
+	return b.String()
+}
+
+// latencyTable is m.Latency as fake_data.h's fake_latency, in name order
+// (ending with an empty entry, so that the array is never empty).
+func (m Machine) latencyTable() string {
+	var b strings.Builder
+	b.WriteString("static const struct fake_latency fake_latency[] = {\n")
+	for _, call := range slices.Sorted(maps.Keys(m.Latency)) {
+		fmt.Fprintf(&b, "\t{%s, %dLL},\n", strconv.Quote(call), m.Latency[call].Nanoseconds())
+	}
+	b.WriteString("\t{0, 0},\n};\n")
 	return b.String()
 }
 

@@ -21,8 +21,21 @@
  *                       no NVLink detail, topology or MIG devices)
  *   FAKE_NO_MIG_DEVICES no MIG device entry points (MIG mode is still read)
  *   FAKE_PROC_PID, FAKE_PROC_BYTES  one compute process holding memory
+ *   FAKE_MAX_CLOCK_RETURN=n  nvmlDeviceGetMaxClockInfo returns n (4: no
+ *                       permission)
+ *
+ * Each entry point counts its calls in fake_calls_<Call> (exported, so that
+ * a test reads the count through dlsym: package nvmltest, Calls) and, where
+ * fake_data.h's fake_latency table names its call, spins that many
+ * nanoseconds before it answers, imitating what the call cost on a real
+ * driver (nvmltest.H200Latency: the medians of testdata/nvmlcalls-h200-2026-11-28.json).
+ * <Call> is the name the timing script gave the call
+ * (scripts/device/nvml-calls.py), without its link or field argument.
+ * fake_uuid_gpu0, when not empty, is the UUID GPU 0 answers instead of its
+ * own (a GPU swapped in the same PCI slot).
  */
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int nvmlReturn_t;
@@ -88,7 +101,51 @@ struct fake_gpu {
 	unsigned int link_speed_mbps; /* 0: field value NotSupported */
 };
 
+
+/* The calls counted (and delayed); see the comment at the top. */
+#define FAKE_CALLS(X) X(GetCount) X(GetHandleByIndex) X(DriverVersion) X(NVMLVersion) \
+	X(CudaDriverVersion) X(Name) X(UUID) X(MemoryInfo) X(MemoryInfo_v2) X(PciInfo) \
+	X(CudaComputeCapability) X(NumaNodeId) X(MigMode) X(MaxMigDeviceCount) X(UtilizationRates) \
+	X(Temperature) X(PowerUsage) X(EnforcedPowerLimit) X(EccMode) X(TotalEccErrors) \
+	X(RemappedRows) X(MaxClockInfo) X(ClocksEventReasons) X(CurrPcieLinkGeneration) \
+	X(CurrPcieLinkWidth) X(MaxPcieLinkGeneration) X(MaxPcieLinkWidth) X(ComputeRunningProcesses) \
+	X(NvLinkState) X(NvLinkVersion) X(NvLinkRemotePciInfo) X(NvLinkRemoteDeviceType) \
+	X(TopologyCommonAncestor) X(FieldValues) X(MigDeviceHandleByIndex) X(GpuInstanceId) \
+	X(ComputeInstanceId)
+#define FAKE_COUNTER(c) unsigned long long fake_calls_##c;
+FAKE_CALLS(FAKE_COUNTER)
+
+char fake_uuid_gpu0[96];
+
+struct fake_latency { const char *call; long long ns; };
+
 #include "fake_data.h"
+
+/* latency_of is the nanoseconds fake_latency gives call, 0 for none. */
+static long long latency_of(const char *call) {
+	for (unsigned i = 0; i < sizeof fake_latency / sizeof fake_latency[0]; i++)
+		if (fake_latency[i].call && strcmp(fake_latency[i].call, call) == 0) return fake_latency[i].ns;
+	return 0;
+}
+
+/* spin busy-waits ns nanoseconds: a sleep would add the timer's slack
+ * (50 us by default on Linux) to calls that cost 2 us on the driver. */
+static void spin(long long ns) {
+	struct timespec t0, t;
+	if (ns <= 0) return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do clock_gettime(CLOCK_MONOTONIC, &t);
+	while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
+}
+
+/* ENTER counts a call of c and imitates its latency (looked up once). */
+#define ENTER(c) do { \
+	static long long ns_ = -1; \
+	long long d_ = __atomic_load_n(&ns_, __ATOMIC_RELAXED); \
+	__atomic_add_fetch(&fake_calls_##c, 1, __ATOMIC_RELAXED); \
+	if (d_ < 0) { d_ = latency_of(#c); __atomic_store_n(&ns_, d_, __ATOMIC_RELAXED); } \
+	spin(d_); \
+} while (0)
 
 static int inited;
 
@@ -111,23 +168,28 @@ static struct fake_mig *mig(nvmlDevice_t d) {
 nvmlReturn_t nvmlInit(void) { inited = FAKE_INIT_RETURN == 0; return FAKE_INIT_RETURN; }
 nvmlReturn_t nvmlShutdown(void) { inited = 0; return NVML_SUCCESS; }
 const char *nvmlErrorString(nvmlReturn_t r) { (void)r; return "fake"; }
-nvmlReturn_t nvmlSystemGetDriverVersion(char *b, unsigned int n) { return copy(b, n, FAKE_DRIVER); }
-nvmlReturn_t nvmlSystemGetNVMLVersion(char *b, unsigned int n) { return copy(b, n, FAKE_NVML); }
-nvmlReturn_t nvmlDeviceGetCount(unsigned int *n) { *n = FAKE_NGPUS; return NVML_SUCCESS; }
+nvmlReturn_t nvmlSystemGetDriverVersion(char *b, unsigned int n) { ENTER(DriverVersion); return copy(b, n, FAKE_DRIVER); }
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *b, unsigned int n) { ENTER(NVMLVersion); return copy(b, n, FAKE_NVML); }
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *n) { ENTER(GetCount); *n = FAKE_NGPUS; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int i, nvmlDevice_t *d) {
+	ENTER(GetHandleByIndex);
 	if (i >= FAKE_NGPUS) return NVML_ERROR_INVALID_ARGUMENT;
 	*d = &fake_gpus[i];
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t d, char *b, unsigned int n) {
+	ENTER(Name);
 	if (mig(d)) return copy(b, n, mig(d)->name);
 	return gpu(d) ? copy(b, n, gpu(d)->name) : NVML_ERROR_INVALID_ARGUMENT;
 }
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t d, char *b, unsigned int n) {
+	ENTER(UUID);
 	if (mig(d)) return copy(b, n, mig(d)->uuid);
+	if (gpu(d) == &fake_gpus[0] && fake_uuid_gpu0[0]) return copy(b, n, fake_uuid_gpu0);
 	return gpu(d) ? copy(b, n, gpu(d)->uuid) : NVML_ERROR_INVALID_ARGUMENT;
 }
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p) {
+	ENTER(PciInfo);
 	struct fake_gpu *g = gpu(d);
 	if (!g) return NVML_ERROR_NOT_SUPPORTED;
 	memset(p, 0, sizeof *p);
@@ -138,6 +200,7 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t d, nvmlPciInfo_t *p) {
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
+	ENTER(MemoryInfo);
 #ifdef FAKE_HANG
 	for (;;) pause();
 #endif
@@ -150,6 +213,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t d, nvmlMemory_t *m) {
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_v1_t *p) {
+	ENTER(ComputeRunningProcesses);
 	if (!gpu(d)) return NVML_ERROR_NOT_SUPPORTED;
 #ifdef FAKE_PROC_PID
 	if (*n < 1) { *n = 1; return NVML_ERROR_INSUFFICIENT_SIZE; }
@@ -162,12 +226,13 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t d, unsigned int *
 
 #ifndef FAKE_OLD
 nvmlReturn_t nvmlInit_v2(void) { return nvmlInit(); }
-nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { *v = FAKE_CUDA; return NVML_SUCCESS; }
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *v) { ENTER(CudaDriverVersion); *v = FAKE_CUDA; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *n) { return nvmlDeviceGetCount(n); }
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int i, nvmlDevice_t *d) { return nvmlDeviceGetHandleByIndex(i, d); }
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p) { return nvmlDeviceGetPciInfo_v2(d, p); }
 /* A MIG device's memory is read through the first entry point here. */
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
+	ENTER(MemoryInfo_v2);
 	struct fake_gpu *g = gpu(d);
 #ifdef FAKE_HANG
 	for (;;) pause();
@@ -178,18 +243,20 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
 	return NVML_SUCCESS;
 }
 #define GPU_OR_NS(d) struct fake_gpu *g = gpu(d); if (!g) return NVML_ERROR_NOT_SUPPORTED
-nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *a, int *b) { GPU_OR_NS(d); *a = g->cc_major; *b = g->cc_minor; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { GPU_OR_NS(d); *c = g->mig_current; *p = g->mig_pending; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) { GPU_OR_NS(d); u->gpu = g->util_gpu; u->memory = g->util_mem; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->power_mw; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->power_limit_mw; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t d, int *a, int *b) { ENTER(CudaComputeCapability); GPU_OR_NS(d); *a = g->cc_major; *b = g->cc_minor; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { ENTER(MigMode); GPU_OR_NS(d); *c = g->mig_current; *p = g->mig_pending; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t d, nvmlUtilization_t *u) { ENTER(UtilizationRates); GPU_OR_NS(d); u->gpu = g->util_gpu; u->memory = g->util_mem; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t d, unsigned int *v) { ENTER(PowerUsage); GPU_OR_NS(d); *v = g->power_mw; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t d, unsigned int *v) { ENTER(EnforcedPowerLimit); GPU_OR_NS(d); *v = g->power_limit_mw; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t d, int sensor, unsigned int *v) {
+	ENTER(Temperature);
 	GPU_OR_NS(d);
 	if (sensor != 0) return NVML_ERROR_NOT_SUPPORTED;
 	*v = g->temp_c;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned int *n, nvmlProcessInfo_t *p) {
+	ENTER(ComputeRunningProcesses);
 	if (!gpu(d)) return NVML_ERROR_NOT_SUPPORTED;
 #ifdef FAKE_PROC_PID
 	if (*n < 1) { *n = 1; return NVML_ERROR_INSUFFICIENT_SIZE; }
@@ -200,33 +267,40 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t d, unsigned in
 #endif
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { GPU_OR_NS(d); *c = g->ecc_current; *p = g->ecc_pending; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t d, unsigned int *c, unsigned int *p) { ENTER(EccMode); GPU_OR_NS(d); *c = g->ecc_current; *p = g->ecc_pending; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t d, int et, int ct, unsigned long long *v) {
+	ENTER(TotalEccErrors);
 	GPU_OR_NS(d);
 	if (et != 1 || ct != 0) return NVML_ERROR_NOT_SUPPORTED;
 	*v = g->ecc_uncorrected_volatile;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *c, unsigned int *u, unsigned int *p, unsigned int *f) {
+	ENTER(RemappedRows);
 	GPU_OR_NS(d);
 	*c = g->remap_corr; *u = g->remap_unc; *p = g->remap_pending; *f = g->remap_failure;
 	return NVML_SUCCESS;
 }
-nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *v) { GPU_OR_NS(d); *v = g->throttle; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrentClocksEventReasons(nvmlDevice_t d, unsigned long long *v) { ENTER(ClocksEventReasons); GPU_OR_NS(d); *v = g->throttle; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t d, int type, unsigned int *v) {
+	ENTER(MaxClockInfo);
 	GPU_OR_NS(d);
+#ifdef FAKE_MAX_CLOCK_RETURN
+	(void)type; (void)v;
+	return FAKE_MAX_CLOCK_RETURN;
+#endif
 	switch (type) {
 	case 1: *v = g->max_clock_sm; return NVML_SUCCESS;
 	case 2: *v = g->max_clock_mem; return NVML_SUCCESS;
 	}
 	return NVML_ERROR_NOT_SUPPORTED;
 }
-nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_gen_max; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_width_max; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_gen; return NVML_SUCCESS; }
-nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { GPU_OR_NS(d); *v = g->pcie_width; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { ENTER(MaxPcieLinkGeneration); GPU_OR_NS(d); *v = g->pcie_gen_max; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMaxPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { ENTER(MaxPcieLinkWidth); GPU_OR_NS(d); *v = g->pcie_width_max; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkGeneration(nvmlDevice_t d, unsigned int *v) { ENTER(CurrPcieLinkGeneration); GPU_OR_NS(d); *v = g->pcie_gen; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetCurrPcieLinkWidth(nvmlDevice_t d, unsigned int *v) { ENTER(CurrPcieLinkWidth); GPU_OR_NS(d); *v = g->pcie_width; return NVML_SUCCESS; }
 /* The H200 VM's driver refused this one (nvml.json: NotSupported). */
-nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int *v) { (void)d; (void)v; return NVML_ERROR_NOT_SUPPORTED; }
+nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int *v) { ENTER(NumaNodeId); (void)d; (void)v; return NVML_ERROR_NOT_SUPPORTED; }
 
 /* NVLink: link < nlinks answers; a GPU without NVLink (nlinks -1) says
  * NotSupported; links past the last are invalid arguments. */
@@ -238,16 +312,19 @@ static nvmlReturn_t link_of(nvmlDevice_t d, unsigned int link, struct fake_link 
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t d, unsigned int link, int *v) {
+	ENTER(NvLinkState);
 	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
 	if (r == NVML_SUCCESS) *v = l->active;
 	return r;
 }
 nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t d, unsigned int link, unsigned int *v) {
+	ENTER(NvLinkVersion);
 	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
 	if (r == NVML_SUCCESS) *v = l->version;
 	return r;
 }
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int link, nvmlPciInfo_t *p) {
+	ENTER(NvLinkRemotePciInfo);
 	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
 	if (r != NVML_SUCCESS) return r;
 	if (!l->active) return NVML_ERROR_NOT_SUPPORTED;
@@ -256,6 +333,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t d, unsigned int li
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int link, int *t) {
+	ENTER(NvLinkRemoteDeviceType);
 	struct fake_link *l; nvmlReturn_t r = link_of(d, link, &l);
 	if (r == NVML_SUCCESS) *t = l->remote_type;
 	return r;
@@ -263,6 +341,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t d, unsigned int li
 /* Field values: only NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON (90), as an
  * unsigned int (NVML_VALUE_TYPE_UNSIGNED_INT). */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v) {
+	ENTER(FieldValues);
 	GPU_OR_NS(d);
 	for (int i = 0; i < n; i++) {
 		v[i].nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
@@ -275,6 +354,7 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t d, int n, nvmlFieldValue_t *v
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b, int *level) {
+	ENTER(TopologyCommonAncestor);
 	struct fake_gpu *x = gpu(a), *y = gpu(b);
 	if (!x || !y) return NVML_ERROR_INVALID_ARGUMENT;
 	int v = fake_ancestor[x - fake_gpus][y - fake_gpus];
@@ -285,8 +365,9 @@ nvmlReturn_t nvmlDeviceGetTopologyCommonAncestor(nvmlDevice_t a, nvmlDevice_t b,
 
 /* MIG */
 #ifndef FAKE_NO_MIG_DEVICES
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n) { GPU_OR_NS(d); *n = g->max_mig; return NVML_SUCCESS; }
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t d, unsigned int *n) { ENTER(MaxMigDeviceCount); GPU_OR_NS(d); *n = g->max_mig; return NVML_SUCCESS; }
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i, nvmlDevice_t *out) {
+	ENTER(MigDeviceHandleByIndex);
 	GPU_OR_NS(d);
 	if (!g->mig_current) return NVML_ERROR_NOT_SUPPORTED;
 	if (i >= g->max_mig) return NVML_ERROR_INVALID_ARGUMENT;
@@ -295,11 +376,13 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t d, unsigned int i,
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t d, unsigned int *id) {
+	ENTER(GpuInstanceId);
 	if (!mig(d)) return NVML_ERROR_NOT_SUPPORTED;
 	*id = mig(d)->gi;
 	return NVML_SUCCESS;
 }
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t d, unsigned int *id) {
+	ENTER(ComputeInstanceId);
 	if (!mig(d)) return NVML_ERROR_NOT_SUPPORTED;
 	*id = mig(d)->ci;
 	return NVML_SUCCESS;
