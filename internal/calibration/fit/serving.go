@@ -103,15 +103,16 @@ func loadServing(dataDir string) (rows []servingRow, cases []servingCase, err er
 }
 
 // servingFit is the fitted vLLM overhead: the constants fitted on every
-// vLLM row under the terms the cross-validation keeps, that
-// cross-validation (cv; tried and kept: every variant tried, servingVariants)
+// vLLM row under the terms the cross-validation chooses, that
+// cross-validation (cv; tried and accepted: every candidate term set,
+// servingVariants)
 // and, for continuity, the same terms fitted on the "fit" rows alone
 // (split) and how they do on those and on the held-out rows (fitErrors).
 type servingFit struct {
 	constants servingConstants
 	cv        servingCV
 	tried     []servingCV
-	kept      []bool
+	accepted  []bool
 	split     servingConstants
 	all       int // the vLLM rows the shipped constants are fitted on
 	fitErrors
@@ -170,13 +171,32 @@ func fitServing(cases []servingCase, c calibration.Throughput) (servingFit, erro
 		return servingFit{}, fmt.Errorf("serving_decode.json: no vLLM row to fit on")
 	}
 	var f servingFit
-	f.tried, f.kept, f.cv = servingVariants(cases)
+	f.tried, f.accepted, f.cv = servingVariants(cases)
+	if err := plannerCharges(f.cv.terms); err != nil {
+		return servingFit{}, err
+	}
 	f.constants = fitConstants(vllm, f.cv.terms)
 	f.all = len(vllm)
 	f.split = fitConstants(fitCases, f.cv.terms)
 	f.fitErrors = scoreSplit(fitCases, heldCases, f.split, f.cv.terms)
 	f.baseSplit = scoreSplit(fitCases, heldCases, fitConstants(fitCases, servingTerms{}), servingTerms{})
 	return f, nil
+}
+
+// plannerCharges is nil where the planner applies constants fitted under
+// terms t as the fitter fitted them, and the reason otherwise. The
+// planner charges the fixed time per part of a layer
+// (plan.CountServingBlocks; calibration.ServingDecode.PartSeconds): a
+// set without the per-part time is fitted per layer, and its constants,
+// shipped, would be charged per part, twice per transformer layer, and
+// the planner's replay would no longer be the fitter's arithmetic
+// (TestServingReplayMatchesFit). The generator stops rather than ship
+// them.
+func plannerCharges(t servingTerms) error {
+	if !t.parts {
+		return fmt.Errorf("serving_decode.json: the vLLM rows choose the terms %q, without the per-part time the planner charges; the planner would apply the per-layer constants per part: change the planner or the candidate terms, not the constants", servingTermsText(t))
+	}
+	return nil
 }
 
 // scoreSplit is fitErrors of the constants k under terms t on fitCases
@@ -230,20 +250,20 @@ func servingTable(r *result) string {
 	fmt.Fprintf(&b, "\nFixed split, for continuity: the same terms fitted on the %d `fit` rows alone: median |error| %s, largest %s; the %d held-out vLLM rows median %s, largest %s. The base terms alone on the same split: fit rows median %s, largest %s; held-out median %s, largest %s.\n",
 		f.n, pct(f.medianError), pct(f.maxError), f.heldOut, pct(f.heldOutMedian), pct(f.heldOutMax),
 		pct(f.baseSplit.medianError), pct(f.baseSplit.maxError), pct(f.baseSplit.heldOutMedian), pct(f.baseSplit.heldOutMax))
-	b.WriteString("\n| terms tried (leave-one-source-out) | median | p90 | kept |\n|---|---|---|---|\n")
+	b.WriteString("\n| terms (leave-one-source-out) | median | p90 | accepted | shipped |\n|---|---|---|---|---|\n")
 	for i, cv := range f.tried {
-		kept := "no"
-		if f.kept[i] {
-			kept = "yes"
-		}
-		name := "base: per-layer time, all-reduce, MoE, MLA"
-		if i > 0 {
-			name = "+ " + servingTermOrder[i-1].name
-		}
-		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", name, pct(cv.median()), pct(cv.p90()), kept)
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", servingTermsText(cv.terms), pct(cv.median()), pct(cv.p90()), yesNo(f.accepted[i]), yesNo(cv.terms == f.cv.terms))
 	}
 	b.WriteString("\n" + sglangSummary(r.sglangFit))
 	return b.String()
+}
+
+// yesNo is "yes" or "no".
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
 }
 
 // within is how many of errs are at most bound.
