@@ -40,8 +40,10 @@ const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLL
 // (the rows ran llama.cpp's CUDA backend).
 var validatedCells = map[string]map[string]string{
 	MemoryClassGDDR: {WeightsFloat: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)", WeightsKQuant: "NVIDIA GDDR GPUs (RTX 30/40, RTX A6000/6000 Ada, A40, L40S)"},
+	// HBM Q8_0 is not among them: its held-out H200 records miss
+	// (HBMQ8Check).
 	MemoryClassHBM: {WeightsFloat: "NVIDIA H200 only (the May 2024 A100/H100 F16 rows replay 54-99 % too fast: older kernels)",
-		WeightsQ8: "NVIDIA H200", WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
+		WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
 	MemoryClassUnified: {WeightsFloat: "Apple M1-M4 GPUs (Metal)", WeightsKQuant: "Apple M1-M4 GPUs (Metal)"},
 	// CPU cells: the per-core rates per family rest on the one-thread runs
 	// of data/host_harness.json (AMD EPYC Zen 4 vCPU; fit and held-out
@@ -118,6 +120,9 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	family := weightFamily(pl.Level)
 	if arch := todaysDecodeArchitecture(pl, req); arch != "" {
 		return todaysValidatedOn(arch, family, pl.batchOf(req), len(pl.Stages))
+	}
+	if class == MemoryClassHBM && family == WeightsQ8 {
+		return NotValidated + ": Q8_0 weights on HBM GPUs: the fitted H200 record (Llama-3.1-8B) replays within 12%, but the " + HBMQ8Check + " (internal/calibration/data/h200-speed-34af94cd), past the 15% a held-out check meets", false
 	}
 	devices, ok := validatedCells[class][family]
 	if !ok {
@@ -202,6 +207,13 @@ func todaysDecodeArchitecture(pl *planned, req *planning) string {
 // with today's per-layer time. TestTodayFloatCheckQuotesTheReplay
 // (internal/calibration/fit) checks these figures against the replay.
 const TodayFloatCheck = "3 BF16 rows, one GPU per architecture (RTX 3090, RTX 4090, RTX 5090), replay 7-19% too slow, median 11%"
+
+// HBMQ8Check is what the held-out H200 Q8_0 records (llama.cpp 34af94cd,
+// internal/calibration/data/h200-speed-34af94cd) give under the shipped
+// constants; Phi-3-mini's miss is investigated, not explained
+// (docs/accuracy.md). TestHBMQ8CheckQuotesTheReplay
+// (internal/calibration/fit) checks these figures against the replay.
+const HBMQ8Check = "2 held-out H200 Q8_0 records of llama.cpp 34af94cd (Llama-3.2-1B +7%, Phi-3-mini-4k-instruct +26%) replay with a median error of 17%"
 
 // todaysValidatedOn is validatedOn for a plan whose decode takes today's
 // constants on arch: the scoreboard rows vouch for integer weights of the

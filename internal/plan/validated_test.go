@@ -36,3 +36,21 @@ func TestVLLMValidatedOnNamesItsRows(t *testing.T) {
 	assert.Contains(t, v, VLLMOutOfSample)
 	assert.NotContains(t, v, "fitted on llama.cpp")
 }
+
+// TestHBMQ8IsNotValidated: a llama.cpp plan of Q8_0 weights on one H200
+// is not validated and quotes the held-out H200 Q8_0 records that miss
+// (HBMQ8Check), while the k-quant plan on the same GPU stays validated.
+func TestHBMQ8IsNotValidated(t *testing.T) {
+	m, err := modelio.Resolve(model.Spec{Name: "Llama-3.1-8B"})
+	require.NoError(t, err)
+	s, ok := specs.ByName("NVIDIA H200 SXM 141GB")
+	require.True(t, ok)
+	q8 := NewReplay(engine.NameLlamaCPP, m, quant.Level("q8_0"), s, 1, 0, 64)
+	v, ok := validatedOn(q8.decodePlan, q8.decodeReq)
+	assert.False(t, ok)
+	assert.True(t, strings.HasPrefix(v, NotValidated), v)
+	assert.Contains(t, v, HBMQ8Check)
+	k := NewReplay(engine.NameLlamaCPP, m, quant.Level("q4_k_m"), s, 1, 0, 64)
+	v, ok = validatedOn(k.decodePlan, k.decodeReq)
+	assert.True(t, ok, v)
+}
