@@ -443,6 +443,27 @@ func VLLMDeepstackBytes(m *model.Model, maxNumBatchedTokens, valueBytes int) int
 	return int64(m.VisionDeepstack) * int64(maxNumBatchedTokens) * int64(m.Hidden) * int64(valueBytes)
 }
 
+// VLLMRopeCacheBytes is the rotary table vLLM builds for model m, whose
+// values are valueBytes wide, where its family's table is read
+// (model.Arch.VLLMRotaryCache): max_position_embeddings (Model.MaxContext,
+// not --max-model-len) × head_dim values, cos and sin halves, whole on
+// each rank and built with the model, so "Model loading took" counts it.
+// 0 for other families or without a known length.
+//
+// Llama 4 Scout's 10,485,760 positions × 128 × 2 bytes are 2.5 GiB a rank:
+// with them the plan meets the "Model loading took 53.12 GiB" of the
+// llm-d-planner v0.19.0 log at TP 4 (row
+// llmd-meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192 of
+// internal/calibration/data/vllm_startup.json), 2.53 GiB above the weights
+// alone; Llama 3.1 8B's 32 MiB is the 0.03 GiB its rows print above the
+// weights at TP 1, 2 and 4 (0.06 at fp32).
+func VLLMRopeCacheBytes(m *model.Model, valueBytes int) int64 {
+	if m == nil || !m.Arch().VLLMRotaryCache || m.MaxContext <= 0 {
+		return 0
+	}
+	return int64(m.MaxContext) * int64(m.EffectiveHeadDim()) * int64(valueBytes)
+}
+
 // VLLMServeChunkTokens is the --max-num-batched-tokens `vllm serve` (the
 // V1 engine, 0.8.0 on) takes when not given, on a GPU of totalBytes named
 // name (vllmBatchDefaults): the most tokens one engine step schedules, so
