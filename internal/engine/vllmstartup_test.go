@@ -230,6 +230,16 @@ func TestVLLMRopeCacheBytes(t *testing.T) {
 	require.NotNil(t, llama)
 	assert.Equal(t, int64(32<<20), VLLMRopeCacheBytes(llama, 2))
 	assert.Equal(t, int64(64<<20), VLLMRopeCacheBytes(llama, 4))
+	// Gemma 3 4B: a default table for its sliding layers and the global
+	// layers' table of linear scaling factor 8 (8 × 131,072 positions),
+	// × 256 values × 2 bytes: 64 + 512 MiB, the 0.57 GiB its row prints
+	// above the weights; the 27B's head_dim of 128 halves it.
+	gemma := model.Lookup("Gemma-3-4B")
+	require.NotNil(t, gemma)
+	assert.Equal(t, int64((131_072+8*131_072)*256*2), VLLMRopeCacheBytes(gemma, 2))
+	gemma27 := model.Lookup("Gemma-3-27B")
+	require.NotNil(t, gemma27)
+	assert.Equal(t, int64((131_072+8*131_072)*128*2), VLLMRopeCacheBytes(gemma27, 2))
 	qwen := model.Lookup("Qwen2.5-7B")
 	require.NotNil(t, qwen)
 	assert.Zero(t, VLLMRopeCacheBytes(qwen, 2), "a family whose rotary cache is not read")

@@ -70,12 +70,19 @@ type Arch struct {
 	// rotary_dim=head_dim, max_position=max_position_embeddings) in
 	// vllm/model_executor/models/llama.py at
 	// 0035bdf2b1ac243ef6f31eef27411b022461df8e) and Llama4Attention (the same
-	// call in llama4.py at 0121c95efe85a732d1f5c1ade6c5434152b76276).
-	// engine.VLLMRopeCacheBytes charges it. Other families build such tables
-	// too, with their own variants (a partial rotary dimension, Gemma 3's
-	// two tables, gpt-oss's float32 one, YaRN's lengths) that are not read
-	// here: they are charged none.
+	// call in llama4.py at 0121c95efe85a732d1f5c1ade6c5434152b76276) and
+	// Gemma3Attention (VLLMLocalRotary). engine.VLLMRopeCacheBytes charges
+	// it. Other families build such tables too, with their own variants (a
+	// partial rotary dimension, gpt-oss's float32 one, YaRN's lengths) that
+	// are not read here: they are charged none.
 	VLLMRotaryCache bool
+	// VLLMLocalRotary: the sliding-window layers build a second table of
+	// the default kind beside the global layers' (Gemma3Attention in
+	// vllm/model_executor/models/gemma3.py at vllm-project/vllm
+	// 004dc924965cf24a4ade341394c45290169dd2ba: rope_local_base_freq and
+	// {"rope_type": "default"} on sliding layers, the config's rope_theta
+	// and rope_scaling on global ones, both at max_position_embeddings).
+	VLLMLocalRotary bool
 }
 
 // arches is every architecture quirk planning knows, keyed by Hugging Face
@@ -94,7 +101,7 @@ var arches = map[string]Arch{
 	"t5":          {PlainMLP: true},
 	"gemma":       {TiedByDefault: true},
 	"gemma2":      {TiedByDefault: true, GlobalEvery: 2, GGUFGlobalEvery: 2},
-	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3"},
+	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3", VLLMRotaryCache: true, VLLMLocalRotary: true},
 	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss"},
 	"phi3":        {LlamaCPPFullWindow: true},
 	"qwen3_moe":   {GGUF: "qwen3moe"},
