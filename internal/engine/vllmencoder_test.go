@@ -106,3 +106,21 @@ func TestVLLMEncoderPassPixtral(t *testing.T) {
 	assert.Equal(t, model.VisionItem{Patches: 12100, Tokens: 3080, PatchValues: 588, Hidden: 1024, Intermediate: 4096, GatedMLP: true}, *m.VisionItem)
 	assert.Equal(t, VLLMEncoderPass{BudgetTokens: 8192, Items: 2, ActivationBytes: 849_904_000, CacheBytes: 83_886_080}, VLLMEncoderPassOf(m, 8192, 2, 1))
 }
+
+// Llama 4 Scout's tower: vLLM's dummy image is max_patches (16) tiles of
+// 336 pixels tall and one wide, which the processor cuts into 16 tiles and
+// adds a global one, 17 tiles of (336 / 14)² = 576 patches and a class
+// token, 9,809 patches of 3 × 14 × 14 = 588 values; the pixel shuffle
+// (ratio 0.5) leaves 144 tokens a tile, 2,448 an image. The budget of
+// 8192 holds 3 (vLLM 0.19.0 prints "profiled with 3 image items"), 29,427
+// patches; live per patch at TP 4 its plain MLP's 4 × 1408 + 2 × 5632 / 4
+// = 8,448 values (attention 3 × 1408 + 6 × 1408 / 4 = 6,336): 29,427 ×
+// (8,448 × 2 + 588 × 4) = 566,410,896 B; cache 8192 × 5120 × 2 =
+// 83,886,080 B.
+func TestVLLMEncoderPassLlama4(t *testing.T) {
+	m := model.Lookup("Llama-4-Scout-17B-16E-Instruct")
+	require.NotNil(t, m)
+	require.NotNil(t, m.VisionItem)
+	assert.Equal(t, model.VisionItem{Patches: 9809, Tokens: 2448, PatchValues: 588, Hidden: 1408, Intermediate: 5632}, *m.VisionItem)
+	assert.Equal(t, VLLMEncoderPass{BudgetTokens: 8192, Items: 3, ActivationBytes: 566_410_896, CacheBytes: 83_886_080}, VLLMEncoderPassOf(m, 8192, 2, 4))
+}

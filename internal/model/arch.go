@@ -60,6 +60,29 @@ type Arch struct {
 	// vllm/model_executor/models/step3p5_mtp.py and Step3p5DecoderLayer in
 	// step3p5.py of vllm-project/vllm).
 	DenseMTPWithHead bool
+	// VLLMRotaryCache: vLLM builds one rotary table for the model's
+	// attention, max_position_embeddings positions of head_dim cos and sin
+	// values in the model's dtype, on every rank (RotaryEmbedding.__init__
+	// registers cos_sin_cache from _compute_cos_sin_cache in
+	// vllm/model_executor/layers/rotary_embedding/base.py at vllm-project/vllm
+	// 04458da08417899fc04046216c986d28abeb85af; the layers share it through
+	// get_rope's cache), read for LlamaAttention (get_rope(head_dim,
+	// rotary_dim=head_dim, max_position=max_position_embeddings) in
+	// vllm/model_executor/models/llama.py at
+	// 0035bdf2b1ac243ef6f31eef27411b022461df8e) and Llama4Attention (the same
+	// call in llama4.py at 0121c95efe85a732d1f5c1ade6c5434152b76276) and
+	// Gemma3Attention (VLLMLocalRotary). engine.VLLMRopeCacheBytes charges
+	// it. Other families build such tables too, with their own variants (a
+	// partial rotary dimension, gpt-oss's float32 one, YaRN's lengths) that
+	// are not read here: they are charged none.
+	VLLMRotaryCache bool
+	// VLLMLocalRotary: the sliding-window layers build a second table of
+	// the default kind beside the global layers' (Gemma3Attention in
+	// vllm/model_executor/models/gemma3.py at vllm-project/vllm
+	// 004dc924965cf24a4ade341394c45290169dd2ba: rope_local_base_freq and
+	// {"rope_type": "default"} on sliding layers, the config's rope_theta
+	// and rope_scaling on global ones, both at max_position_embeddings).
+	VLLMLocalRotary bool
 }
 
 // arches is every architecture quirk planning knows, keyed by Hugging Face
@@ -67,7 +90,7 @@ type Arch struct {
 // without one) is planned as llama.
 var arches = map[string]Arch{
 	"":            {Llama70B: true},
-	"llama":       {Llama70B: true},
+	"llama":       {Llama70B: true, VLLMRotaryCache: true},
 	"falcon":      {PlainMLP: true, Falcon: true, TiedByDefault: true},
 	"gpt2":        {PlainMLP: true, TiedByDefault: true},
 	"gpt_neox":    {PlainMLP: true},
@@ -78,7 +101,7 @@ var arches = map[string]Arch{
 	"t5":          {PlainMLP: true},
 	"gemma":       {TiedByDefault: true},
 	"gemma2":      {TiedByDefault: true, GlobalEvery: 2, GGUFGlobalEvery: 2},
-	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3"},
+	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3", VLLMRotaryCache: true, VLLMLocalRotary: true},
 	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss"},
 	"phi3":        {LlamaCPPFullWindow: true},
 	"qwen3_moe":   {GGUF: "qwen3moe"},
@@ -126,6 +149,10 @@ var arches = map[string]Arch{
 	// examples/models/stepfun/step37/README.md).
 	"step3p5": {DenseMTPWithHead: true},
 	"step3p7": {DenseMTPWithHead: true},
+	// Llama 4's text model (Scout, Maverick): max_position_embeddings
+	// 10,485,760 and 1,048,576 make vLLM's rotary table 2.5 GiB and
+	// 256 MiB a rank (VLLMRotaryCache).
+	"llama4_text": {VLLMRotaryCache: true},
 }
 
 // archFamilies are model_type prefixes whose unlisted members share the

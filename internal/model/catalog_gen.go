@@ -1363,9 +1363,13 @@ var catalogEntries = []CatalogEntry{
 				"num_attention_heads":     8.0,
 				"num_hidden_layers":       34.0,
 				"num_key_value_heads":     4.0,
-				"sliding_window":          1024.0,
-				"sliding_window_pattern":  6.0,
-				"vocab_size":              262208.0,
+				"rope_scaling": map[string]any{
+					"factor":    8.0,
+					"rope_type": "linear",
+				},
+				"sliding_window":         1024.0,
+				"sliding_window_pattern": 6.0,
+				"vocab_size":             262208.0,
 			},
 			"torch_dtype": "bfloat16",
 			"vision_config": map[string]any{
@@ -1380,7 +1384,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://huggingface.co/google/gemma-3-4b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys), the same tower for every Gemma 3 size above 1B: the gemma3_4b_config of https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py gives these values (and transformers' defaults for the keys Google leaves out) for the 4B, 12B and 27B models alike",
-		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 419,816,304).",
+		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 419,816,304). rope_scaling {\"factor\": 8.0, \"rope_type\": \"linear\"} is the global layers' positional interpolation of Google's config.json (the Gemma 3 report, arXiv 2503.19786 §2.3: the global layers' RoPE base raised to 1M and positions interpolated by a factor of 8 for the 128k context; verbatim in MedGemma 27B's config.json, fine-tuned from gemma-3-27b-pt, https://github.com/Ibtasam-98/medgemma-27b-it/blob/248890241658b01897602b12d3b9fc920ecb4676/config.json), kept because vLLM's rotary table spans max_position_embeddings times it (engine.VLLMRopeCacheBytes).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -1421,9 +1425,13 @@ var catalogEntries = []CatalogEntry{
 				"num_attention_heads":     16.0,
 				"num_hidden_layers":       48.0,
 				"num_key_value_heads":     8.0,
-				"sliding_window":          1024.0,
-				"sliding_window_pattern":  6.0,
-				"vocab_size":              262208.0,
+				"rope_scaling": map[string]any{
+					"factor":    8.0,
+					"rope_type": "linear",
+				},
+				"sliding_window":         1024.0,
+				"sliding_window_pattern": 6.0,
+				"vocab_size":             262208.0,
 			},
 			"torch_dtype": "bfloat16",
 			"vision_config": map[string]any{
@@ -1438,7 +1446,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://huggingface.co/google/gemma-3-12b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys), the same tower for every Gemma 3 size above 1B: the gemma3_12b_config of https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py gives these values (and transformers' defaults for the keys Google leaves out) for the 4B, 12B and 27B models alike",
-		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 421,290,864).",
+		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 421,290,864). rope_scaling {\"factor\": 8.0, \"rope_type\": \"linear\"} is the global layers' positional interpolation of Google's config.json (the Gemma 3 report, arXiv 2503.19786 §2.3: the global layers' RoPE base raised to 1M and positions interpolated by a factor of 8 for the 128k context; verbatim in MedGemma 27B's config.json, fine-tuned from gemma-3-27b-pt, https://github.com/Ibtasam-98/medgemma-27b-it/blob/248890241658b01897602b12d3b9fc920ecb4676/config.json), kept because vLLM's rotary table spans max_position_embeddings times it (engine.VLLMRopeCacheBytes).",
 		Instruct: InstructRelease{
 			Repo:   "google/gemma-3-12b-it",
 			Source: "https://ollama.com/library/gemma3 (ollama's library: the family's tags are the instruction-tuned release's, 12b is 12b-it-q4_K_M; every tag is an -it one)",
@@ -1461,9 +1469,13 @@ var catalogEntries = []CatalogEntry{
 				"num_attention_heads":     32.0,
 				"num_hidden_layers":       62.0,
 				"num_key_value_heads":     16.0,
-				"sliding_window":          1024.0,
-				"sliding_window_pattern":  6.0,
-				"vocab_size":              262208.0,
+				"rope_scaling": map[string]any{
+					"factor":    8.0,
+					"rope_type": "linear",
+				},
+				"sliding_window":         1024.0,
+				"sliding_window_pattern": 6.0,
+				"vocab_size":             262208.0,
 			},
 			"torch_dtype": "bfloat16",
 			"vision_config": map[string]any{
@@ -1478,7 +1490,7 @@ var catalogEntries = []CatalogEntry{
 			},
 		},
 		Source: "https://huggingface.co/google/gemma-3-27b-pt/blob/main/config.json (text_config); vision_config: GEMMA3_SIGLIP_CONFIG in https://github.com/NVIDIA/TensorRT-LLM/blob/89fd9b74ab7ae753b4c6b3db25a400dca7ea54a0/tests/unittest/_torch/modeling/test_modeling_siglip.py (\"Comes from https://huggingface.co/google/gemma-3-27b-it/blob/main/config.json\": Google's vision_config verbatim, all eight keys)",
-		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 423,060,336).",
+		Notes:  "Gemma config classes default tie_word_embeddings to true (transformers Gemma2Config/Gemma3TextConfig). The SigLIP vision tower and projector of vision_config are counted apart from the language model (Model.VisionParams, counted tensor by tensor at 423,060,336). rope_scaling {\"factor\": 8.0, \"rope_type\": \"linear\"} is the global layers' positional interpolation of Google's config.json (the Gemma 3 report, arXiv 2503.19786 §2.3: the global layers' RoPE base raised to 1M and positions interpolated by a factor of 8 for the 128k context; verbatim in MedGemma 27B's config.json, fine-tuned from gemma-3-27b-pt, https://github.com/Ibtasam-98/medgemma-27b-it/blob/248890241658b01897602b12d3b9fc920ecb4676/config.json), kept because vLLM's rotary table spans max_position_embeddings times it (engine.VLLMRopeCacheBytes).",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -6443,10 +6455,14 @@ var catalogEntries = []CatalogEntry{
 				"query_pre_attn_scalar":   168.0,
 				"rms_norm_eps":            1e-06,
 				"rope_local_base_freq":    10000.0,
-				"rope_theta":              1e+06,
-				"sliding_window":          1024.0,
-				"torch_dtype":             "bfloat16",
-				"vocab_size":              262208.0,
+				"rope_scaling": map[string]any{
+					"factor":    8.0,
+					"rope_type": "linear",
+				},
+				"rope_theta":     1e+06,
+				"sliding_window": 1024.0,
+				"torch_dtype":    "bfloat16",
+				"vocab_size":     262208.0,
 			},
 			"torch_dtype": "bfloat16",
 			"vision_config": map[string]any{

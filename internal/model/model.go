@@ -55,6 +55,11 @@ type Model struct {
 	Vocab         int  `json:"vocab,omitempty"`
 	TieEmbeddings bool `json:"tie_embeddings,omitempty"`
 	MaxContext    int  `json:"max_context,omitempty"`
+	// RopeLinearFactor is the factor of a linear rope_scaling (positional
+	// interpolation: Gemma 3's global layers, 8), 0 for another or none;
+	// vLLM's rotary table spans MaxContext times it
+	// (engine.VLLMRopeCacheBytes).
+	RopeLinearFactor float64 `json:"rope_linear_factor,omitempty"`
 
 	Experts         int `json:"experts,omitempty"`
 	ExpertsPerToken int `json:"experts_per_token,omitempty"`

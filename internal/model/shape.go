@@ -315,6 +315,9 @@ func readVision(cfg, v map[string]any, m *Model) {
 	if m.VisionItem == nil {
 		m.VisionItem = pixtralItem(cfg, v)
 	}
+	if m.VisionItem == nil {
+		m.VisionItem = llama4Item(v)
+	}
 	// SGLang builds no tower for some families unless --enable-multimodal
 	// (Llama 4: engine.Memory.VisionOff, internal/engine/sglang.go), so the
 	// note does not say it loads every tower; the plan's own note says so.

@@ -118,3 +118,44 @@ func pixtralItem(cfg, v map[string]any) *VisionItem {
 	return &VisionItem{Patches: side * side, Tokens: (rows + 1) * rows, PatchValues: channels * patch * patch,
 		Hidden: hv, Intermediate: iv, GatedMLP: act == "silu"}
 }
+
+// llama4MaxTiles is the tiles Llama 4's image processor cuts an image into
+// at most, beside the global one it adds (max_patches, 16 by default:
+// Llama4ImageProcessorFast in
+// src/transformers/models/llama4/image_processing_llama4_fast.py at
+// huggingface/transformers 0331fb368bad57dab00bf78d52d077ef6115ed27).
+const llama4MaxTiles = 16
+
+// llama4Item is the largest image of a Llama 4 tower (vision_config
+// model_type llama4_vision_model: Scout and Maverick), which vLLM's profile
+// run encodes: its dummy image is llama4MaxTiles tiles tall and one wide
+// (Mllama4ProcessingInfo.get_image_size_with_most_features in
+// vllm/model_executor/models/mllama4.py at vllm-project/vllm
+// 00dd54939bec83c9db7221c28d22060999edff4f), which the processor cuts into
+// that many tiles and a global one. Each tile is (image_size /
+// patch_size)² patches and a class token through the tower, and
+// pixel_shuffle_ratio² of the patches as tokens after the pixel shuffle
+// (get_patch_per_chunk there): 17 tiles of 577 patches and 144 tokens,
+// 2,448 tokens, of which vLLM 0.19.0's budget of 8192 holds 3 ("profiled
+// with 3 image items", row llmd-meta-llama-llama-4-scout of
+// internal/calibration/data/vllm_startup.json). The processor hands the
+// pixels over in bfloat16, not float32 as VLLMEncoderPassOf counts them
+// (35 MB more on that row). nil for other towers.
+func llama4Item(v map[string]any) *VisionItem {
+	if t, _ := v["model_type"].(string); t != "llama4_vision_model" {
+		return nil
+	}
+	c := configReader{cfg: v}
+	img, patch := c.optInt("image_size"), c.optInt("patch_size")
+	hv, iv := c.optInt("hidden_size"), c.optInt("intermediate_size")
+	ratio, ok := number(v["pixel_shuffle_ratio"])
+	if img <= 0 || patch <= 0 || img%patch != 0 || img/patch > MaxPatchSide || hv <= 0 || iv <= 0 || !ok || ratio <= 0 || ratio > 1 {
+		return nil
+	}
+	side := img / patch
+	tokens := int(math.Round(float64(side*side) * ratio * ratio))
+	tiles := llama4MaxTiles + 1
+	channels := max(c.optInt("num_channels"), 3)
+	return &VisionItem{Patches: tiles * (side*side + 1), Tokens: tiles * tokens, PatchValues: channels * patch * patch,
+		Hidden: hv, Intermediate: iv}
+}

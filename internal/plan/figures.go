@@ -309,7 +309,7 @@ func (c *costs) stagePart(start, end, tp int) part {
 		// experts ("Model loading took" counts the padding).
 		p.Weights += c.VLLM.moePadding(start, end, tp)
 		if end > start {
-			p.Weights += c.vllmVisionBuffers(tp)
+			p.Weights += c.vllmVisionBuffers(tp) + c.vllmRopeCache()
 		}
 		st, charge, _ := c.VLLM.chargeWith(tp, p.Weights)
 		p.Activations, p.Overhead = st.ActivationBytes, charge-st.ActivationBytes
@@ -345,6 +345,18 @@ func estimateSaneOn(req *planning, p *pool, l quant.Level, ctx, batch int) (quan
 		}
 	}
 	return b, true
+}
+
+// vllmRopeCache is the rotary table vLLM's GPU worker builds on each
+// device of every stage on NVIDIA and AMD GPUs (engine.VLLMRopeCacheBytes):
+// 0 for other engines and on other accelerators, whose workers' tables no
+// row shows (the TPU row of vllm_startup.json prints none).
+func (c *costs) vllmRopeCache() int64 {
+	v := c.VLLM
+	if v == nil || len(v.GPUs) == 0 || v.pool == nil || (v.pool.Kind != registry.KindCUDA && v.pool.Kind != registry.KindROCm) {
+		return 0
+	}
+	return engine.VLLMRopeCacheBytes(c.VLLM.Model, c.VLLM.ValueBytes)
 }
 
 // vllmVisionBuffers is what vLLM keeps beside the tower on each device of

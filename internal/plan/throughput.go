@@ -917,6 +917,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		if s.Start == 0 {
 			weights -= c.EmbedIn / float64(tp) // the input embedding is a lookup, not read
 		}
+		// vLLM's rotary table is looked up at the step's positions, not
+		// read whole (costs.vllmRopeCache).
+		weights -= float64(c.vllmRopeCache())
 		if s.End == c.Layers && m.TieEmbeddings && !req.noLogits {
 			// Tied embeddings: the output head is the embedding matrix, and
 			// the last stage reads all of it every token (Qwen2.5-0.5B fp16:
