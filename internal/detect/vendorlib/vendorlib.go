@@ -40,20 +40,7 @@ type loadResult[L any] struct {
 // Open of path fail with Hung.
 func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 	var none L
-	if path == "" {
-		path = ld.Default
-	}
-	ld.mu.Lock()
-	if ld.libs == nil {
-		ld.libs = map[string]*loadResult[L]{}
-	}
-	lr := ld.libs[path]
-	if lr == nil {
-		lr = &loadResult[L]{}
-		ld.libs[path] = lr
-	}
-	hung := lr.hung
-	ld.mu.Unlock()
+	path, lr, hung := ld.result(path)
 	if hung {
 		return none, fmt.Errorf("%w (loading %s)", ld.Hung, path)
 	}
@@ -71,6 +58,38 @@ func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 		ld.mu.Unlock()
 		return none, fmt.Errorf("%w (loading %s: %v)", ld.Hung, path, ctx.Err())
 	}
+}
+
+// Start begins the load of path that Open would run, without waiting for
+// it, unless it began already or hung: a later Open of path waits for that
+// load, bounded by its own context as always, and it is that Open which
+// marks a load hung. A load nobody opens keeps its goroutine (and, when it
+// hangs, its thread) as an abandoned one would.
+func (ld *Loader[L]) Start(path string) {
+	path, lr, hung := ld.result(path)
+	if hung {
+		return
+	}
+	go lr.once.Do(func() { lr.lib, lr.err = ld.Load(path) })
+}
+
+// result is the load of path ("" for Default) under its full name, made
+// if missing, and whether it hung.
+func (ld *Loader[L]) result(path string) (string, *loadResult[L], bool) {
+	if path == "" {
+		path = ld.Default
+	}
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	if ld.libs == nil {
+		ld.libs = map[string]*loadResult[L]{}
+	}
+	lr := ld.libs[path]
+	if lr == nil {
+		lr = &loadResult[L]{}
+		ld.libs[path] = lr
+	}
+	return path, lr, lr.hung
 }
 
 // Thread is an OS thread that belongs to one loaded library: it ran the

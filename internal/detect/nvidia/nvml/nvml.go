@@ -275,6 +275,13 @@ func Open(ctx context.Context, path string) (*Library, error) {
 	return libs.Open(ctx, path)
 }
 
+// Start begins loading and initialising the NVML at path ("" for
+// DefaultLibrary) in the background, as Open would, and returns at once: a
+// caller that knows early that it will Open path starts the load there, so
+// that nvmlInit (12.5 ms on an H200) runs while it does other work. The
+// later Open waits for that load, bounded by its context as always.
+func Start(path string) { libs.Start(path) }
+
 // load dlopens path, resolves its symbols and runs nvmlInit, on a thread
 // that then serves every read of the library.
 func load(path string) (*Library, error) {
