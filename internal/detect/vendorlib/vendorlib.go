@@ -28,10 +28,11 @@ type Loader[L any] struct {
 }
 
 type loadResult[L any] struct {
-	once sync.Once
-	lib  L
-	err  error
-	hung bool // the load never returned
+	once  sync.Once
+	lib   L
+	err   error
+	hung  bool // the load never returned
+	begun bool // an Open or Start asked for it
 }
 
 // Open returns Load(path), running it only on the first Open of path and
@@ -40,7 +41,7 @@ type loadResult[L any] struct {
 // Open of path fail with Hung.
 func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 	var none L
-	path, lr, hung := ld.result(path)
+	path, lr, hung, _ := ld.result(path)
 	if hung {
 		return none, fmt.Errorf("%w (loading %s)", ld.Hung, path)
 	}
@@ -66,16 +67,17 @@ func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 // marks a load hung. A load nobody opens keeps its goroutine (and, when it
 // hangs, its thread) as an abandoned one would.
 func (ld *Loader[L]) Start(path string) {
-	path, lr, hung := ld.result(path)
-	if hung {
+	path, lr, hung, begun := ld.result(path)
+	if hung || begun {
 		return
 	}
 	go lr.once.Do(func() { lr.lib, lr.err = ld.Load(path) })
 }
 
 // result is the load of path ("" for Default) under its full name, made
-// if missing, and whether it hung.
-func (ld *Loader[L]) result(path string) (string, *loadResult[L], bool) {
+// if missing, whether it hung, and whether it was asked for before (it is
+// now).
+func (ld *Loader[L]) result(path string) (string, *loadResult[L], bool, bool) {
 	if path == "" {
 		path = ld.Default
 	}
@@ -89,7 +91,9 @@ func (ld *Loader[L]) result(path string) (string, *loadResult[L], bool) {
 		lr = &loadResult[L]{}
 		ld.libs[path] = lr
 	}
-	return path, lr, lr.hung
+	begun := lr.begun
+	lr.begun = true
+	return path, lr, lr.hung, begun
 }
 
 // Thread is an OS thread that belongs to one loaded library: it ran the
