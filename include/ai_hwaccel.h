@@ -73,13 +73,16 @@ extern "C" {
  * cannot be interrupted; signals are handled when it returns.
  *
  * NVML.  Detecting this machine itself ("sysroot" "/", no "snapshot" nor
- * "snapshot_out", "no_exec" false) with an NVIDIA GPU in sysfs loads
- * libnvidia-ml.so.1 with dlopen() on first use and calls nvmlInit() once per
- * process (never nvmlShutdown()); nvidia-smi is run instead when the library
+ * "snapshot_out", "no_exec" false) with an NVIDIA GPU in sysfs, or the
+ * driver's nodes /dev/nvidiactl and /dev/nvidiaN, loads libnvidia-ml.so.1
+ * with dlopen() on first use and calls nvmlInit() once per process (never
+ * nvmlShutdown()); nvidia-smi is run instead when the library
  * is absent, fails to initialise or lacks an entry point (a "fallback"
- * warning says which).  NVML calls run on one dedicated thread; a call that
- * never returns (a hung driver) keeps that thread, costs that one detection
- * its "timeout_ms", and NVML is not used again in the process.  A child
+ * warning says which).  NVML calls run on one dedicated thread, helped by
+ * at most seven more while several GPUs are read at once (NVML is
+ * thread-safe); a call that never returns (a hung driver) keeps its thread,
+ * costs that one detection its "timeout_ms", and NVML is not used again in
+ * the process, so a hung driver keeps at most eight threads.  A child
  * forked after NVML was loaded follows the fork() rule below.
  *
  * fork().  The library runs a Go runtime, which does not survive fork() in

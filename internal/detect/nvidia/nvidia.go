@@ -55,6 +55,7 @@ type topoResult struct {
 
 func detectNVIDIA(ctx context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
+	startNVML(m)
 	fabric := ReadNvidiaFabric(m)
 
 	// NVML first: when it answers, no tool runs at all (devices, MIG

@@ -3,6 +3,7 @@ package nvidia
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"strconv"
 	"strings"
 
@@ -43,6 +44,42 @@ func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings
 	}
 	f.Warn(BackendCUDA, registry.WarnFallback, "NVML (%s) not used: %v; asking nvidia-smi", path, err)
 	return nil, nil, false
+}
+
+// startNVML begins loading and initialising NVML (nvml.Start) before the
+// backend reads sysfs, when /dev holds the NVIDIA driver's device nodes
+// (nvidiactl and one nvidia<N> per GPU: CUDA Installation Guide for Linux,
+// "Device Node Verification",
+// https://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html#runfile-verifications):
+// nvmlInit (12.5 ms on an H200) then runs while sysfs is read, where
+// before it started only after. nvidiaFromNVML's Open later waits for that
+// same load, bounded by the detection's deadline as before, and decides as
+// before whether NVML is used. The listing of /dev is the one
+// ReadNvidiaFabric reads next (one reading per detection), so a machine
+// without those nodes pays nothing more; there NVML, if asked at all, is
+// loaded where it always was.
+func startNVML(m *machine.Machine) {
+	if !driverNodes(m.ReadDir("dev")) {
+		return
+	}
+	if path := m.NVMLLibrary(); path != "" {
+		nvml.Start(path)
+	}
+}
+
+// driverNodes reports whether a /dev listing holds nvidiactl and at least
+// one nvidia<N>.
+func driverNodes(dev []fs.DirEntry) bool {
+	ctl, gpu := false, false
+	for _, e := range dev {
+		name := e.Name()
+		if name == "nvidiactl" {
+			ctl = true
+		} else if n, ok := strings.CutPrefix(name, "nvidia"); ok && n != "" && strings.Trim(n, "0123456789") == "" {
+			gpu = true
+		}
+	}
+	return ctl && gpu
 }
 
 // nvmlMIGInstances lists the MIG instances NVML read (name, UUID, memory,

@@ -28,10 +28,11 @@ type Loader[L any] struct {
 }
 
 type loadResult[L any] struct {
-	once sync.Once
-	lib  L
-	err  error
-	hung bool // the load never returned
+	once  sync.Once
+	lib   L
+	err   error
+	hung  bool // the load never returned
+	begun bool // an Open or Start asked for it
 }
 
 // Open returns Load(path), running it only on the first Open of path and
@@ -40,20 +41,7 @@ type loadResult[L any] struct {
 // Open of path fail with Hung.
 func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 	var none L
-	if path == "" {
-		path = ld.Default
-	}
-	ld.mu.Lock()
-	if ld.libs == nil {
-		ld.libs = map[string]*loadResult[L]{}
-	}
-	lr := ld.libs[path]
-	if lr == nil {
-		lr = &loadResult[L]{}
-		ld.libs[path] = lr
-	}
-	hung := lr.hung
-	ld.mu.Unlock()
+	path, lr, hung, _ := ld.result(path)
 	if hung {
 		return none, fmt.Errorf("%w (loading %s)", ld.Hung, path)
 	}
@@ -71,6 +59,41 @@ func (ld *Loader[L]) Open(ctx context.Context, path string) (L, error) {
 		ld.mu.Unlock()
 		return none, fmt.Errorf("%w (loading %s: %v)", ld.Hung, path, ctx.Err())
 	}
+}
+
+// Start begins the load of path that Open would run, without waiting for
+// it, unless it began already or hung: a later Open of path waits for that
+// load, bounded by its own context as always, and it is that Open which
+// marks a load hung. A load nobody opens keeps its goroutine (and, when it
+// hangs, its thread) as an abandoned one would.
+func (ld *Loader[L]) Start(path string) {
+	path, lr, hung, begun := ld.result(path)
+	if hung || begun {
+		return
+	}
+	go lr.once.Do(func() { lr.lib, lr.err = ld.Load(path) })
+}
+
+// result is the load of path ("" for Default) under its full name, made
+// if missing, whether it hung, and whether it was asked for before (it is
+// now).
+func (ld *Loader[L]) result(path string) (string, *loadResult[L], bool, bool) {
+	if path == "" {
+		path = ld.Default
+	}
+	ld.mu.Lock()
+	defer ld.mu.Unlock()
+	if ld.libs == nil {
+		ld.libs = map[string]*loadResult[L]{}
+	}
+	lr := ld.libs[path]
+	if lr == nil {
+		lr = &loadResult[L]{}
+		ld.libs[path] = lr
+	}
+	begun := lr.begun
+	lr.begun = true
+	return path, lr, lr.hung, begun
 }
 
 // Thread is an OS thread that belongs to one loaded library: it ran the

@@ -3,6 +3,7 @@ package vendorlib
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,4 +95,46 @@ func TestCallHungRead(t *testing.T) {
 	_, err = th.Call(ctxFor(t, time.Second))
 	assert.Equal(t, errHung, err)
 	assert.Less(t, time.Since(start), 100*time.Millisecond)
+}
+
+// Start begins the load and returns before it ends; the Open after it
+// waits for that same load (Load runs once) and gets its library.
+func TestLoaderStartThenOpen(t *testing.T) {
+	release := make(chan struct{})
+	calls := 0
+	ld := Loader[string]{Default: "lib", Hung: errHung, Load: func(p string) (string, error) {
+		<-release
+		calls++
+		return "lib at " + p, nil
+	}}
+	ld.Start("") // returns although the load waits for release
+	ld.Start("lib")
+	close(release)
+	l, err := ld.Open(ctxFor(t, time.Second), "lib")
+	require.NoError(t, err)
+	assert.Equal(t, "lib at lib", l)
+	assert.Equal(t, 1, calls)
+}
+
+// A load begun by Start that never returns is marked hung by the Open that
+// waits for it, at that Open's deadline; Start of a hung path begins
+// nothing.
+func TestLoaderStartHungLoad(t *testing.T) {
+	block := make(chan struct{})
+	t.Cleanup(func() { close(block) })
+	var loads atomic.Int32
+	ld := Loader[string]{Hung: errHung, Load: func(p string) (string, error) {
+		loads.Add(1)
+		<-block
+		return p, nil
+	}}
+	ld.Start("stuck")
+	start := time.Now()
+	_, err := ld.Open(ctxFor(t, 50*time.Millisecond), "stuck")
+	assert.ErrorIs(t, err, errHung)
+	assert.Less(t, time.Since(start), time.Second)
+	ld.Start("stuck")
+	_, err = ld.Open(ctxFor(t, time.Second), "stuck")
+	assert.ErrorIs(t, err, errHung)
+	assert.Equal(t, int32(1), loads.Load())
 }

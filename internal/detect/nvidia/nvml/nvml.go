@@ -5,13 +5,16 @@
 //
 // The library is loaded and nvmlInit'ed once per process and path, and never
 // shut down (nvmlShutdown would cost the next detection another init,
-// 13.8 ms on an H200: shared/machines/h200-vm/nvml.json). Every NVML call
-// runs on one worker goroutine locked to its OS thread, one read at a time;
-// the caller waits for it only until its context ends. A read still running
-// then (a driver that hangs in an NVML call) is abandoned: its thread stays
-// blocked in the driver, the library is marked hung, and every later Read
-// fails at once with ErrHung, so a broken driver costs at most one detection
-// timeout and one thread per process.
+// 13.8 ms on an H200: shared/machines/h200-vm/nvml.json). Reads run one at
+// a time on a worker goroutine locked to its OS thread (the one that loaded
+// the library); a read of several GPUs reads up to eight of them at once,
+// from that thread and helper goroutines (readDevices: NVML is thread-safe),
+// each GPU's calls one after another. The caller waits for a read only
+// until its context ends. A read still running then (a driver that hangs in
+// an NVML call) is abandoned: its threads stay blocked in the driver, the
+// library is marked hung, and every later Read fails at once with ErrHung,
+// so a broken driver costs at most one detection timeout and eight threads
+// per process.
 //
 // What a GPU cannot change while it exists (its maximum clocks, maximum PCIe
 // link and MIG device count) is read once per library and GPU, the GPU known
@@ -271,6 +274,13 @@ var libs = vendorlib.Loader[*Library]{Default: DefaultLibrary, Load: load, Hung:
 func Open(ctx context.Context, path string) (*Library, error) {
 	return libs.Open(ctx, path)
 }
+
+// Start begins loading and initialising the NVML at path ("" for
+// DefaultLibrary) in the background, as Open would, and returns at once: a
+// caller that knows early that it will Open path starts the load there, so
+// that nvmlInit (12.5 ms on an H200) runs while it does other work. The
+// later Open waits for that load, bounded by its context as always.
+func Start(path string) { libs.Start(path) }
 
 // load dlopens path, resolves its symbols and runs nvmlInit, on a thread
 // that then serves every read of the library.

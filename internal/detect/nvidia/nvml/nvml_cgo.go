@@ -63,6 +63,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/vendorlib/dl"
@@ -495,8 +497,9 @@ func (l *cLib) migDevices(d C.nvmlDevice_t, k deviceKey) ([]MIGDevice, Return) {
 // of one compute slice each on today's parts).
 const maxMIGDevices = 64
 
-// readAll reads the system and every device. It runs on the worker
-// goroutine only (see Library.Read).
+// readAll reads the system and every device, the devices in parallel
+// (readDevices). It runs on the library's thread only (see Library.Read),
+// one read at a time.
 func (l *cLib) readAll() (*Snapshot, error) {
 	s := &Snapshot{}
 	s.DriverVersion, _ = l.sysString("driverVersion")
@@ -506,18 +509,17 @@ func (l *cLib) readAll() (*Snapshot, error) {
 	if r != Success {
 		return nil, r.Err("nvmlDeviceGetCount")
 	}
+	reads := l.readDevices(min(n, maxDevices))
 	handles := map[int]C.nvmlDevice_t{}
 	seen := map[deviceKey]bool{}
-	for i := 0; i < n && i < maxDevices; i++ {
-		d, r := l.device(i)
-		if r != Success {
-			s.Refused = append(s.Refused, fmt.Sprintf("device %d: nvmlDeviceGetHandleByIndex: %v", i, r))
+	for i, rd := range reads { // index order, as one read after another
+		s.Refused = append(s.Refused, rd.refused...)
+		if !rd.ok {
 			continue
 		}
-		handles[i] = d
-		dev, key := l.readDevice(i, d, &s.Refused)
-		seen[key] = true
-		s.Devices = append(s.Devices, dev)
+		handles[i] = rd.handle
+		seen[rd.key] = true
+		s.Devices = append(s.Devices, rd.dev)
 	}
 	l.fixed.keep(seen)
 	s.Topology = l.topology(handles, &s.Refused)
@@ -526,6 +528,66 @@ func (l *cLib) readAll() (*Snapshot, error) {
 
 // maxDevices bounds the devices read.
 const maxDevices = 256
+
+// maxParallelReads bounds the GPUs read at once, so the threads a read
+// occupies in the driver: eight, the GPUs of one HGX/DGX baseboard (a
+// machine with more is read in rounds). A driver that hangs keeps at most
+// that many threads, the library's own among them.
+const maxParallelReads = 8
+
+// deviceRead is what the read of one GPU gave: its handle (ok false when
+// nvmlDeviceGetHandleByIndex refused it), the device and its identity, and
+// the calls the driver refused.
+type deviceRead struct {
+	handle  C.nvmlDevice_t
+	ok      bool
+	dev     Device
+	key     deviceKey
+	refused []string
+}
+
+// readDevices reads GPUs 0 to n-1, at most maxParallelReads at once: the
+// calling goroutine and helpers take the next unread index until none is
+// left. NVML allows it: "NVML is thread-safe so it is safe to make
+// simultaneous NVML calls from multiple threads" (NVML API Reference,
+// https://docs.nvidia.com/deploy/nvml-api/nvml-api-reference.html; the same
+// words head nvml.h, https://github.com/NVIDIA/go-nvml/blob/main/pkg/nvml/nvml.h).
+// Each GPU's calls stay one after another on one goroutine, and a GPU's
+// read touches no other GPU's state but the fixed-fact cache, which is
+// locked. The result is in index order, whichever read ends first. A call
+// that never returns keeps its helper and readDevices from returning: the
+// caller's deadline (Library.Read) bounds the detection as before.
+func (l *cLib) readDevices(n int) []deviceRead {
+	reads := make([]deviceRead, n)
+	var next atomic.Int64
+	work := func() {
+		for {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			reads[i] = l.readOne(i)
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(n, maxParallelReads) - 1 {
+		wg.Go(work)
+	}
+	work()
+	wg.Wait()
+	return reads
+}
+
+// readOne reads GPU i: its handle, then the device.
+func (l *cLib) readOne(i int) deviceRead {
+	d, r := l.device(i)
+	if r != Success {
+		return deviceRead{refused: []string{fmt.Sprintf("device %d: nvmlDeviceGetHandleByIndex: %v", i, r)}}
+	}
+	rd := deviceRead{handle: d, ok: true}
+	rd.dev, rd.key = l.readDevice(i, d, &rd.refused)
+	return rd
+}
 
 // readDevice reads GPU i, whose handle is d, and says who it is (its UUID
 // and bus id; zero when NVML did not give both).

@@ -5,6 +5,7 @@ package nvml_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -330,4 +331,76 @@ func TestConcurrentReadsShareTheCache(t *testing.T) {
 	}
 	assert.Equal(t, uint64(2), nvmltest.Calls(t, path, "MaxClockInfo"))
 	assert.Equal(t, uint64(1+readers), nvmltest.Calls(t, path, "MemoryInfo_v2"))
+}
+
+// h200s is a machine of n GPUs, each answering what the H200 of the capture
+// answered, under its own UUID and PCI bus id (for the tests of reads of
+// many GPUs; the values of one GPU are the capture's).
+func h200s(t *testing.T, n int) nvmltest.Machine {
+	m := nvmltest.H200(t)
+	gpu := m.GPUs[0]
+	m.GPUs = nil
+	for i := range n {
+		g := gpu
+		g.UUID = fmt.Sprintf("GPU-00000000-0000-0000-0000-%012d", i)
+		g.Bus = fmt.Sprintf("00000000:%02X:00.0", 0x10+i)
+		g.BusLegacy = g.Bus[4:]
+		g.BusNo = uint32(0x10 + i)
+		m.GPUs = append(m.GPUs, g)
+	}
+	return m
+}
+
+// The GPUs are read in parallel, at most eight at once: twelve GPUs whose
+// memory call waits until eight are in flight (FAKE_BARRIER) all pass
+// (read one after another, each would wait its second and the most in
+// flight would be 1), and never more than eight are. The devices still
+// come back in NVML's index order, each with its own values.
+func TestReadsGPUsInParallelBounded(t *testing.T) {
+	m := h200s(t, 12)
+	path := nvmltest.BuildMachine(t, m, "-DFAKE_BARRIER=8")
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 30*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(8), nvmltest.MaxInFlight(t, path))
+	require.Len(t, s.Devices, 12)
+	for i, d := range s.Devices {
+		assert.Equal(t, i, d.Index)
+		assert.Equal(t, m.GPUs[i].UUID, d.UUID)
+		assert.Equal(t, m.GPUs[i].Bus, d.PCI.BusID)
+		assert.Equal(t, uint32(1980), d.MaxClockSMMHz)
+		require.NotNil(t, d.Memory)
+		assert.Equal(t, uint64(150754820096), d.Memory.Total)
+	}
+	assert.Empty(t, s.Refused)
+	assert.Equal(t, uint64(24), nvmltest.Calls(t, path, "MaxClockInfo"), "SM and memory clock of each GPU, once")
+}
+
+// Refusals come back in device order, as one read after another gave them,
+// whichever GPU's read ended first.
+func TestParallelRefusalsInDeviceOrder(t *testing.T) {
+	path := nvmltest.BuildMachine(t, h200s(t, 8), "-DFAKE_MAX_CLOCK_RETURN=4") // NVML_ERROR_NO_PERMISSION
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	require.NoError(t, err)
+	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	require.NoError(t, err)
+	var want []string
+	for i := range 8 {
+		for range 2 {
+			want = append(want, fmt.Sprintf("device %d: nvmlDeviceGetMaxClockInfo: Insufficient Permissions", i))
+		}
+	}
+	assert.Equal(t, want, s.Refused)
+}
+
+// A driver that hangs while several GPUs are read at once still costs the
+// caller its deadline only, and NVML is not asked again.
+func TestHangingCallIsBoundedWithManyGPUs(t *testing.T) {
+	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, h200s(t, 8), "-DFAKE_HANG"))
+	require.NoError(t, err)
+	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
+		_, err := lib.Read(ctx)
+		return err
+	}, nvml.ErrHung, 2*time.Second)
 }

@@ -46,3 +46,13 @@ func SwapUUID(t testing.TB, lib, uuid string) {
 	clear(buf[:])
 	copy(buf[:], uuid)
 }
+
+// MaxInFlight is the most calls of a GPU's memory (nvmlDeviceGetMemoryInfo_v2)
+// that the fake library at lib, built with -DFAKE_BARRIER=n, has seen in
+// flight at once: n or more when that many GPUs were read in parallel, 1
+// when they were read one after another (each then waited a second at the
+// barrier).
+func MaxInFlight(t testing.TB, lib string) uint64 {
+	t.Helper()
+	return atomic.LoadUint64((*uint64)(symbol(t, lib, "fake_max_in_flight")))
+}

@@ -28,8 +28,10 @@ var timedCalls = map[string]string{
 // H200Latency is the median cost of each call on that H200, by the fake's
 // call name, for Machine.Latency: a benchmark on the fake then pays what
 // the driver made the detection pay per call (MaxClockInfo 1.72 ms, the
-// name 3 µs). The medians include pynvml's own few microseconds per call.
-// Calls the script did not time cost nothing.
+// name 3 µs), and nvmlInit what it took once there ("Init", 12.5 ms:
+// pynvml's nvmlInit, which loads the library too). The medians include
+// pynvml's own few microseconds per call. Calls the script did not time
+// cost nothing.
 func H200Latency(t testing.TB) map[string]time.Duration {
 	t.Helper()
 	b, err := os.ReadFile(LatencyPath())
@@ -37,14 +39,15 @@ func H200Latency(t testing.TB) map[string]time.Duration {
 		t.Fatalf("nvml timing: %v", err)
 	}
 	var timing struct {
-		Calls map[string]struct {
+		InitMS float64 `json:"init_ms"`
+		Calls  map[string]struct {
 			MedianMS float64 `json:"median_ms"`
 		} `json:"calls"`
 	}
-	if err := json.Unmarshal(b, &timing); err != nil || len(timing.Calls) == 0 {
-		t.Fatalf("nvml timing: %v (%d calls)", err, len(timing.Calls))
+	if err := json.Unmarshal(b, &timing); err != nil || len(timing.Calls) == 0 || timing.InitMS <= 0 {
+		t.Fatalf("nvml timing: %v (%d calls, init %v ms)", err, len(timing.Calls), timing.InitMS)
 	}
-	out := map[string]time.Duration{}
+	out := map[string]time.Duration{"Init": time.Duration(timing.InitMS * float64(time.Millisecond))}
 	for name, c := range timing.Calls {
 		if fake, ok := timedCalls[name]; ok {
 			name = fake

@@ -23,14 +23,19 @@
  *   FAKE_PROC_PID, FAKE_PROC_BYTES  one compute process holding memory
  *   FAKE_MAX_CLOCK_RETURN=n  nvmlDeviceGetMaxClockInfo returns n (4: no
  *                       permission)
+ *   FAKE_BARRIER=n      a GPU's nvmlDeviceGetMemoryInfo_v2 waits, at most
+ *                       one second, until n such calls are in flight at
+ *                       once (once n were, none waits again);
+ *                       fake_max_in_flight is the most that were
  *
  * Each entry point counts its calls in fake_calls_<Call> (exported, so that
  * a test reads the count through dlsym: package nvmltest, Calls) and, where
- * fake_data.h's fake_latency table names its call, spins that many
+ * fake_data.h's fake_latency table names its call, takes that many
  * nanoseconds before it answers, imitating what the call cost on a real
- * driver (nvmltest.H200Latency: the medians of testdata/nvmlcalls-h200-2026-11-28.json).
- * <Call> is the name the timing script gave the call
- * (scripts/device/nvml-calls.py), without its link or field argument.
+ * driver (nvmltest.H200Latency: the medians of testdata/nvmlcalls-h200-2026-11-28.json,
+ * and nvmlInit's time as "Init"). <Call> is the name the timing script gave
+ * the call (scripts/device/nvml-calls.py), without its link or field
+ * argument.
  * fake_uuid_gpu0, when not empty, is the UUID GPU 0 answers instead of its
  * own (a GPU swapped in the same PCI slot).
  */
@@ -103,7 +108,7 @@ struct fake_gpu {
 
 
 /* The calls counted (and delayed); see the comment at the top. */
-#define FAKE_CALLS(X) X(GetCount) X(GetHandleByIndex) X(DriverVersion) X(NVMLVersion) \
+#define FAKE_CALLS(X) X(Init) X(GetCount) X(GetHandleByIndex) X(DriverVersion) X(NVMLVersion) \
 	X(CudaDriverVersion) X(Name) X(UUID) X(MemoryInfo) X(MemoryInfo_v2) X(PciInfo) \
 	X(CudaComputeCapability) X(NumaNodeId) X(MigMode) X(MaxMigDeviceCount) X(UtilizationRates) \
 	X(Temperature) X(PowerUsage) X(EnforcedPowerLimit) X(EccMode) X(TotalEccErrors) \
@@ -128,14 +133,35 @@ static long long latency_of(const char *call) {
 	return 0;
 }
 
-/* spin busy-waits ns nanoseconds: a sleep would add the timer's slack
- * (50 us by default on Linux) to calls that cost 2 us on the driver. */
-static void spin(long long ns) {
-	struct timespec t0, t;
+static long long now_ns(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Calls longer than SLEEP_ABOVE_NS sleep until SPIN_TAIL_NS before their
+ * end and busy-wait the rest; shorter ones busy-wait throughout. A sleep
+ * alone would add the timer's slack (50 us by default on Linux) to calls
+ * that cost 2 us on the driver; busy-waiting alone would make calls in
+ * flight on several threads at once (GPUs read in parallel) compete for the
+ * CPUs of the machine running the test, which a driver waiting on its GPUs
+ * need not do. */
+#define SLEEP_ABOVE_NS 200000LL
+#define SPIN_TAIL_NS 100000LL
+
+/* take spends ns nanoseconds before returning (see above). */
+static void take(long long ns) {
+	long long end;
 	if (ns <= 0) return;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	do clock_gettime(CLOCK_MONOTONIC, &t);
-	while ((t.tv_sec - t0.tv_sec) * 1000000000LL + (t.tv_nsec - t0.tv_nsec) < ns);
+	end = now_ns() + ns;
+	if (ns > SLEEP_ABOVE_NS) {
+		long long wake = end - SPIN_TAIL_NS;
+		struct timespec at = {wake / 1000000000LL, wake % 1000000000LL};
+		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &at, 0) != 0) {
+		}
+	}
+	while (now_ns() < end) {
+	}
 }
 
 /* ENTER counts a call of c and imitates its latency (looked up once). */
@@ -144,8 +170,33 @@ static void spin(long long ns) {
 	long long d_ = __atomic_load_n(&ns_, __ATOMIC_RELAXED); \
 	__atomic_add_fetch(&fake_calls_##c, 1, __ATOMIC_RELAXED); \
 	if (d_ < 0) { d_ = latency_of(#c); __atomic_store_n(&ns_, d_, __ATOMIC_RELAXED); } \
-	spin(d_); \
+	take(d_); \
 } while (0)
+
+#ifdef FAKE_BARRIER
+unsigned long long fake_max_in_flight;
+static unsigned long long in_flight;
+static int barrier_met;
+
+/* barrier holds a call until FAKE_BARRIER calls are in flight at once, or
+ * a second has passed, and records the most that were. */
+static void barrier(void) {
+	unsigned long long n = __atomic_add_fetch(&in_flight, 1, __ATOMIC_SEQ_CST);
+	unsigned long long max = __atomic_load_n(&fake_max_in_flight, __ATOMIC_SEQ_CST);
+	while (n > max && !__atomic_compare_exchange_n(&fake_max_in_flight, &max, n, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
+	}
+	if (n >= FAKE_BARRIER) __atomic_store_n(&barrier_met, 1, __ATOMIC_SEQ_CST);
+	long long end = now_ns() + 1000000000LL;
+	while (!__atomic_load_n(&barrier_met, __ATOMIC_SEQ_CST) && now_ns() < end) {
+		struct timespec nap = {0, 100000};
+		nanosleep(&nap, 0);
+	}
+	__atomic_sub_fetch(&in_flight, 1, __ATOMIC_SEQ_CST);
+}
+#define BARRIER() barrier()
+#else
+#define BARRIER() do { } while (0)
+#endif
 
 static int inited;
 
@@ -165,7 +216,7 @@ static struct fake_mig *mig(nvmlDevice_t d) {
 	return m && m->kind == KIND_MIG ? m : 0;
 }
 
-nvmlReturn_t nvmlInit(void) { inited = FAKE_INIT_RETURN == 0; return FAKE_INIT_RETURN; }
+nvmlReturn_t nvmlInit(void) { ENTER(Init); inited = FAKE_INIT_RETURN == 0; return FAKE_INIT_RETURN; }
 nvmlReturn_t nvmlShutdown(void) { inited = 0; return NVML_SUCCESS; }
 const char *nvmlErrorString(nvmlReturn_t r) { (void)r; return "fake"; }
 nvmlReturn_t nvmlSystemGetDriverVersion(char *b, unsigned int n) { ENTER(DriverVersion); return copy(b, n, FAKE_DRIVER); }
@@ -238,6 +289,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t d, nvmlMemory_v2_t *m) {
 	for (;;) pause();
 #endif
 	if (!g) return NVML_ERROR_NOT_SUPPORTED;
+	BARRIER();
 	if (m->version != (unsigned int)(sizeof(nvmlMemory_v2_t) | (2 << 24))) return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
 	m->total = g->mem2_total; m->reserved = g->mem2_reserved; m->free = g->mem2_free; m->used = g->mem2_used;
 	return NVML_SUCCESS;
