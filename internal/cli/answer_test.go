@@ -327,3 +327,21 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 	none := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`, `"engine_args":{}`)
 	assert.Equal(t, "Llama-3.3-70B-Instruct fits 2x H100 (cuda:0-1): tensor parallel 2, bf16, context up to 79k tokens", headline(none))
 }
+
+// The level an offload plan is made at does not fit on the accelerators
+// alone, so its row's fits is false; the table printed "no" for the very
+// level the headline said fits (gpt-oss-20b on a 12 GiB RTX 3060 with
+// --cpu-offload: "mxfp4 ... no —"). That row now reads "offload", with the
+// plan's strategy; its reason still says why the accelerators alone do not
+// hold it. Other levels keep their "no".
+func TestWritePlanLevelsMarkTheOffloadedLevel(t *testing.T) {
+	ans := strings.Replace(planFits, `"strategy":"tensor_parallel","quant":"bf16"`, `"strategy":"cpu_offload","quant":"bf16"`, 1)
+	ans = strings.Replace(ans, `{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"}`,
+		`{"quant":"bf16","total_bytes":143666585600,"fits":false,"reason":"doesn't fit: bf16 needs 133.8 GiB on one device"}`, 1)
+	require.NotEqual(t, planFits, ans)
+	var b bytes.Buffer
+	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "llama-3.3-70b"}))
+	out := b.String()
+	assert.Regexp(t, `\n  bf16 +133\.8 GiB +offload +CPU offload +bf16 needs 133\.8 GiB on one device\n`, out)
+	assert.Regexp(t, `\n  fp32 +267\.6 GiB +no +— +`, out)
+}
