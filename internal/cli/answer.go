@@ -295,13 +295,34 @@ func parallelWords(a *plan.ShardingAnswer) string {
 	if a.TPSize > 1 {
 		out = append(out, fmt.Sprintf("tensor parallel %d", a.TPSize))
 	}
-	if a.PPSize > 1 {
-		out = append(out, fmt.Sprintf("pipeline parallel %d", a.PPSize))
+	pp := a.PPSize
+	if a.Strategy == plan.StrategyOffload {
+		pp = acceleratorStages(a.Shards)
+	}
+	if pp > 1 {
+		out = append(out, fmt.Sprintf("pipeline parallel %d", pp))
 	}
 	if a.Strategy == plan.StrategyOffload {
 		out = append(out, "CPU offload")
 	}
 	return strings.Join(out, ", ")
+}
+
+// acceleratorStages counts the pipeline stages of shards held by
+// accelerators: an offload plan's host RAM is a stage of the answer
+// (pp_size counts it) but no pipeline parallelism a user sets up.
+func acceleratorStages(shards []plan.Shard) int {
+	stages := map[int]bool{}
+	for _, s := range shards {
+		id := s.DeviceID
+		if i := strings.LastIndexByte(id, '/'); i >= 0 {
+			id = id[i+1:] // a cluster's "node1/cpu:0"
+		}
+		if !strings.HasPrefix(id, "cpu:") {
+			stages[s.Stage] = true
+		}
+	}
+	return len(stages)
 }
 
 // strategyWords is a strategy name in words.
