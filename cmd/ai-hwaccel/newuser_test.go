@@ -298,14 +298,16 @@ func TestVLLMNeedsAVX2OnX86CPU(t *testing.T) {
 // 27B at int4 on one RTX 4090: the catalog knows no AWQ/GPTQ release) says
 // so under the headline, as plan's headline does ("no command: needs
 // ..."), where it printed nothing: the recommendation stood without a way
-// to run it.
+// to run it. Under quant auto rent now ranks only choices a command runs
+// (internal/rent TestEveryChoiceHasACommand: llama.cpp's Q4_K_M there), so
+// the level and engine are named here, as a user asking for them would.
 func TestRentSaysWhyTheBestChoiceHasNoCommand(t *testing.T) {
-	obj, _ := runJSON(t, "rent", "--model", "Gemma-3-27B", "--json")
+	obj, _ := runJSON(t, "rent", "--model", "Gemma-3-27B", "--quant", "int4", "--engine", "vllm", "--json")
 	best := obj["choices"].([]any)[0].(map[string]any)
 	needs, _ := best["load"].(map[string]any)["needs"].(string)
 	require.NotEmpty(t, needs, "the fixture's premise: the best choice needs an unpublished checkpoint")
 
-	r := runCLI(t, "rent", "--model", "Gemma-3-27B")
+	r := runCLI(t, "rent", "--model", "Gemma-3-27B", "--quant", "int4", "--engine", "vllm")
 	require.Equal(t, 0, r.code, r.stderr)
 	lines := strings.Split(r.stdout, "\n")
 	require.Greater(t, len(lines), 3)

@@ -75,9 +75,19 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeThroughput(w, a.Throughput)
 		writeEngineArgs(w, a, info)
 	}
-	writeLevels(w, a.Levels, seen)
+	writeLevels(w, a.Levels, seen, offloadedLevel(a))
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
+}
+
+// offloadedLevel is the level a fitting plan keeps partly in host RAM, whose
+// row of the levels table says it does not fit on the accelerators alone
+// (fits false), or "".
+func offloadedLevel(a *plan.ShardingAnswer) string {
+	if a.Fits && a.Strategy == "cpu_offload" {
+		return a.Quant
+	}
+	return ""
 }
 
 // WriteSuggestion prints a suggest_quant answer.
@@ -93,7 +103,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory)
 		writeBudget(w, a.Budget)
 	}
-	writeLevels(w, a.Levels, seen)
+	writeLevels(w, a.Levels, seen, "")
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
@@ -285,13 +295,34 @@ func parallelWords(a *plan.ShardingAnswer) string {
 	if a.TPSize > 1 {
 		out = append(out, fmt.Sprintf("tensor parallel %d", a.TPSize))
 	}
-	if a.PPSize > 1 {
-		out = append(out, fmt.Sprintf("pipeline parallel %d", a.PPSize))
+	pp := a.PPSize
+	if a.Strategy == plan.StrategyOffload {
+		pp = acceleratorStages(a.Shards)
+	}
+	if pp > 1 {
+		out = append(out, fmt.Sprintf("pipeline parallel %d", pp))
 	}
 	if a.Strategy == plan.StrategyOffload {
 		out = append(out, "CPU offload")
 	}
 	return strings.Join(out, ", ")
+}
+
+// acceleratorStages counts the pipeline stages of shards held by
+// accelerators: an offload plan's host RAM is a stage of the answer
+// (pp_size counts it) but no pipeline parallelism a user sets up.
+func acceleratorStages(shards []plan.Shard) int {
+	stages := map[int]bool{}
+	for _, s := range shards {
+		id := s.DeviceID
+		if i := strings.LastIndexByte(id, '/'); i >= 0 {
+			id = id[i+1:] // a cluster's "node1/cpu:0"
+		}
+		if !strings.HasPrefix(id, "cpu:") {
+			stages[s.Stage] = true
+		}
+	}
+	return len(stages)
 }
 
 // strategyWords is a strategy name in words.
@@ -757,8 +788,11 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 // ON ONE DEVICE is the row's total_bytes, the level's need counting one
 // device's runtime overhead and activations (one replica's for data
 // parallel): it is not the plan's total, which the Memory line sums over
-// every device the plan uses, so it is not headed TOTAL (issue 24).
-func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons) {
+// every device the plan uses, so it is not headed TOTAL (issue 24). The
+// row of offloaded, the level an offload plan was made at, reads
+// "offload" and CPU offload rather than "no": it fits, with part of the
+// model in host RAM.
+func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string) {
 	if len(levels) == 0 {
 		return
 	}
@@ -786,8 +820,11 @@ func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons) {
 			strategy = strategyWords(l.Strategy)
 		}
 		fits := "no"
-		if l.Fits {
+		switch {
+		case l.Fits:
 			fits = "yes"
+		case l.Quant == offloaded:
+			fits, strategy = "offload", strategyWords("cpu_offload")
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(l.Quant), GiB(l.TotalBytes), fits,
 			strategy, Text(reason))

@@ -327,3 +327,53 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 	none := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`, `"engine_args":{}`)
 	assert.Equal(t, "Llama-3.3-70B-Instruct fits 2x H100 (cuda:0-1): tensor parallel 2, bf16, context up to 79k tokens", headline(none))
 }
+
+// The level an offload plan is made at does not fit on the accelerators
+// alone, so its row's fits is false; the table printed "no" for the very
+// level the headline said fits (gpt-oss-20b on a 12 GiB RTX 3060 with
+// --cpu-offload: "mxfp4 ... no —"). That row now reads "offload", with the
+// plan's strategy; its reason still says why the accelerators alone do not
+// hold it. Other levels keep their "no".
+func TestWritePlanLevelsMarkTheOffloadedLevel(t *testing.T) {
+	ans := strings.Replace(planFits, `"strategy":"tensor_parallel","quant":"bf16"`, `"strategy":"cpu_offload","quant":"bf16"`, 1)
+	ans = strings.Replace(ans, `{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"}`,
+		`{"quant":"bf16","total_bytes":143666585600,"fits":false,"reason":"doesn't fit: bf16 needs 133.8 GiB on one device"}`, 1)
+	require.NotEqual(t, planFits, ans)
+	var b bytes.Buffer
+	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "llama-3.3-70b"}))
+	out := b.String()
+	assert.Regexp(t, `\n  bf16 +133\.8 GiB +offload +CPU offload +bf16 needs 133\.8 GiB on one device\n`, out)
+	assert.Regexp(t, `\n  fp32 +267\.6 GiB +no +— +`, out)
+}
+
+// An offload plan's host RAM is the answer's last pipeline stage (pp_size
+// counts it), and the headline printed it as one: "fits NVIDIA H200
+// (cuda:0) + Intel(R) Xeon(R) Processor (cpu:0): pipeline parallel 2, CPU
+// offload" for Qwen3-30B-A3B with --n-cpu-moe on one GPU, where nothing is
+// pipelined over two accelerators. Only accelerator stages count as
+// pipeline parallelism; "CPU offload" says the rest.
+func TestWritePlanHeadlineOffloadIsNotAPipelineStage(t *testing.T) {
+	shards := `"shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
+          {"device_id":"cuda:1","layer_start":0,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":1}],
+"tp_size":2,"pp_size":1,`
+	require.Contains(t, planFits, shards)
+	headline := func(sh string) string {
+		ans := strings.Replace(planFits, shards, sh, 1)
+		ans = strings.Replace(ans, `"strategy":"tensor_parallel","quant":"bf16"`, `"strategy":"cpu_offload","quant":"bf16"`, 1)
+		var b bytes.Buffer
+		require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "llama-3.3-70b"}))
+		return strings.SplitN(b.String(), "\n", 2)[0]
+	}
+	oneGPU := `"shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":60,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
+          {"device_id":"cpu:0","layer_start":60,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":185045805056,"stage":1,"tp_rank":0}],
+"tp_size":1,"pp_size":2,`
+	h := headline(oneGPU)
+	assert.Contains(t, h, ": CPU offload, bf16, ")
+	assert.NotContains(t, h, "pipeline parallel")
+
+	twoGPUs := `"shards":[{"device_id":"cuda:0","layer_start":0,"layer_end":30,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":0,"tp_rank":0},
+          {"device_id":"cuda:1","layer_start":30,"layer_end":60,"memory_bytes":72479598233,"memory_available_bytes":85045805056,"stage":1,"tp_rank":0},
+          {"device_id":"cpu:0","layer_start":60,"layer_end":80,"memory_bytes":72479598233,"memory_available_bytes":185045805056,"stage":2,"tp_rank":0}],
+"tp_size":1,"pp_size":3,`
+	assert.Contains(t, headline(twoGPUs), ": pipeline parallel 2, CPU offload, bf16, ")
+}

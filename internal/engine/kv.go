@@ -52,3 +52,53 @@ func dsaIndexerKeyBytes(m *model.Model) float64 {
 	d := m.IndexerHeadDim
 	return float64(d + d/128*4)
 }
+
+// TakesCacheType reports whether engine e takes the (lower-case) cache type
+// name: a common one, or one e adds itself (its CacheTypes). A type another
+// engine adds (llama.cpp's q8_0) has no flag in e's command, so a plan sized
+// with it would not be the plan e runs. Engine none writes no command and
+// sizes every known type.
+func TakesCacheType(e Engine, name string) bool {
+	if IsCommonCacheType(name) {
+		return true
+	}
+	if e.Name() == NameNone {
+		_, ok := LookupCacheType(name)
+		return ok
+	}
+	return addsCacheType(e, name)
+}
+
+// addsCacheType reports whether name is one of e's own CacheTypes.
+func addsCacheType(e Engine, name string) bool {
+	for _, t := range e.CacheTypes() {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// CacheTypeEngines are the names of the registered engines that add the
+// (lower-case) cache type name to the common ones (their CacheTypes), in
+// registration order: none for a common or unknown type.
+func CacheTypeEngines(name string) []string {
+	var out []string
+	for _, e := range current.Load().list {
+		if addsCacheType(e, name) {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+// IsCommonCacheType reports whether every engine takes the cache type name
+// (CommonCacheTypes).
+func IsCommonCacheType(name string) bool {
+	for _, t := range CommonCacheTypes {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}

@@ -482,11 +482,15 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// https://github.com/ggml-org/llama.cpp/blob/145b6280d6aa1890e22457143dad0badb3fd6820/common/arg.cpp
 		a = append(a, "-fa", "off")
 	}
-	switch p.KVCacheDType {
-	case "int8":
+	switch k := p.KVCacheDType; {
+	case k == "int8":
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
-	case "fp8":
+	case k == "fp8":
 		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+	case slices.Contains(llamaCacheTypes, k):
+		// The plan sized its cache at this type (CacheTypes); without the
+		// flags llama-server allocates f16, its default.
+		a = append(a, "--cache-type-k", k, "--cache-type-v", k)
 	}
 	if n := lowQualityNote(p.Level); n != "" {
 		notes = append(notes, n)

@@ -130,6 +130,21 @@ func All() []Engine {
 	return append([]Engine(nil), current.Load().list...)
 }
 
+// Alternatives are the engines other than Default(d) that would also plan
+// device d as a default (a Preference above Fallback: llama.cpp beside vLLM
+// on a CUDA GPU, not engine none), in registration order: what a request
+// naming no engine may try when the default does not hold the model.
+func Alternatives(d Device) []Engine {
+	def := Default(d)
+	var out []Engine
+	for _, e := range current.Load().list {
+		if e != def && e.Preference(d) > Fallback {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Default is the engine that claims device d when the request names none:
 // the highest Preference, the first registered of equal ones.
 func Default(d Device) Engine {

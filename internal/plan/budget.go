@@ -31,7 +31,11 @@ func (r *planning) engineRule() engineRule {
 	if r.training {
 		return engineRule{Engine: engine.NameNone, Fraction: r.MemoryFraction}
 	}
-	gguf := quant.Level(r.Quant).IsGGUF() || (r.Model != nil && r.Model.Source == "gguf header")
+	// A cache type only some engines add (llama.cpp's q8_0) chooses the
+	// engine as a GGUF quant does (checkCacheTypeEngine refuses it with
+	// another engine named).
+	gguf := quant.Level(r.Quant).IsGGUF() || (r.Model != nil && r.Model.Source == "gguf header") ||
+		(r.KVCacheDType != "" && !engine.IsCommonCacheType(r.KVCacheDType))
 	return engineRule{Engine: r.Engine, Fraction: r.MemoryFraction, GGUF: gguf}
 }
 

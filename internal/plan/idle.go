@@ -14,10 +14,14 @@ func idleDevices(ch *choice) []string {
 		return nil
 	}
 	used := map[string]bool{}
+	usedMIG := map[string]bool{} // MIG instance UUIDs of the used devices
 	for _, r := range pl.replicas() {
 		for _, s := range r {
 			for _, d := range s.Devices {
 				used[d.ID] = true
+				if m := d.Dev.MIG; m != nil && m.Instance != "" {
+					usedMIG[m.Instance] = true
+				}
 			}
 		}
 	}
@@ -28,12 +32,26 @@ func idleDevices(ch *choice) []string {
 			continue
 		}
 		for _, d := range p.Devices {
-			if !used[d.ID] && d.Dev.MemoryShared == first.MemoryShared {
+			if !used[d.ID] && d.Dev.MemoryShared == first.MemoryShared && !sharesUsedMemory(d, usedMIG) {
 				idle = append(idle, d.ID)
 			}
 		}
 	}
 	return idle
+}
+
+// sharesUsedMemory reports whether d is a MIG compute instance whose GPU
+// instance's memory a used device holds (registry.MIG.SharesMemoryWith):
+// the plan already fills that memory, so d is not idle room.
+func sharesUsedMemory(d *device, usedMIG map[string]bool) bool {
+	if m := d.Dev.MIG; m != nil {
+		for _, u := range m.SharesMemoryWith {
+			if usedMIG[u] {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // explainIdle says which devices stay idle and what would use them: the
@@ -54,7 +72,7 @@ func explainIdle(ch *choice, idle []string) []string {
 	var hints []string
 	if len(same) > 0 {
 		hint := "replicas (data parallel) would serve more sequences on them"
-		if pl.Pool.tensorParallel() && pl.DP == 0 && pl.Costs.validTP(used+len(same)) {
+		if pl.Pool.tensorParallel() && pl.DP == 0 && pl.Costs.validTP(used+len(same)) && inPlanDomain(ch, same) {
 			hint = fmt.Sprintf("tensor_parallel_size %d or replicas would use them (more KV room and speed, or more sequences)", used+len(same))
 		}
 		if len(others) > 0 {
@@ -87,4 +105,27 @@ func splitByEngine(ch *choice, idle []string) (same, others []string) {
 		same = append(same, id)
 	}
 	return same, others
+}
+
+// inPlanDomain reports whether every device of ids is in the high-bandwidth
+// domain of the plan's first device, so that a larger tensor-parallel group
+// could take them: MIG slices (no domain) and devices beyond the link
+// cannot.
+func inPlanDomain(ch *choice, ids []string) bool {
+	dom := ch.Plan.Stages[0].Devices[0].Domain
+	if dom < 0 {
+		return false
+	}
+	want := map[string]bool{}
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, p := range ch.Pools {
+		for _, d := range p.Devices {
+			if want[d.ID] && d.Domain != dom {
+				return false
+			}
+		}
+	}
+	return true
 }

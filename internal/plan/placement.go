@@ -290,6 +290,13 @@ func explainPlacement(req *planning, chosen, fewest *layout, all []layout) strin
 		what, unit = "the decode tokens/s in all", "tokens/s in all"
 		x, y = chosen.Total, fewest.Total
 	}
+	if req.ContextLength > chosenSpeedDepth {
+		// The layouts are compared at the plan's context, a deeper KV cache
+		// than the chosenSpeedDepth a chosen context's throughput is stated
+		// at: say so, or the chosen layout's figure reads as a second,
+		// different speed beside the Throughput line.
+		unit += fmt.Sprintf(", at a KV depth of %d tokens per sequence", req.ContextLength)
+	}
 	speed := fmt.Sprintf("the speed model cannot compare the layouts (%s), so the most devices and the largest tensor-parallel size are taken", "no decode speed is estimated for these devices")
 	switch {
 	case x > 0 && y > 0 && x-y <= relTie*x && pl.DP > 1:

@@ -117,14 +117,40 @@ func Validate(r *Request) error {
 		}
 	}
 	if r.Engine != "" {
-		if _, ok := engine.Lookup(r.Engine); !ok {
+		e, ok := engine.Lookup(r.Engine)
+		if !ok {
 			return errs.New(errs.InvalidArgument, "request: engine %q is not one of %s", r.Engine, strings.Join(engine.Names(), ", "))
+		}
+		if err := checkCacheTypeEngine(r.KVCacheDType, e); err != nil {
+			return err
 		}
 	}
 	if err := checkEngineVersion(r); err != nil {
 		return err
 	}
 	return checkBudget(r)
+}
+
+// checkCacheTypeEngine refuses a KV cache type another engine adds (llama.cpp's
+// q8_0, q4_0, ...) with engine e named: e's command has no flag for it, so
+// the plan would be sized on a cache the printed command does not allocate
+// (vLLM's --kv-cache-dtype takes auto, bfloat16 and fp8 variants:
+// https://docs.vllm.ai/en/latest/configuration/engine_args/).
+func checkCacheTypeEngine(k string, e engine.Engine) error {
+	if k == "" || engine.TakesCacheType(e, k) {
+		return nil
+	}
+	return errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is a cache type of %s, not of engine %s, which takes %s",
+		k, strings.Join(engine.CacheTypeEngines(k), ", "), e.Name(), strings.Join(commonCacheNames(), ", "))
+}
+
+// commonCacheNames are the names of engine.CommonCacheTypes.
+func commonCacheNames() []string {
+	var out []string
+	for _, t := range engine.CommonCacheTypes {
+		out = append(out, t.Name)
+	}
+	return out
 }
 
 // checkEngineVersion checks engine_version: a release number, read by the

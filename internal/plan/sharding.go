@@ -116,6 +116,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
+		if line, ok := otherEngineFits(r, ch); ok {
+			ans.Explanation = append(ans.Explanation, line)
+		}
 		return ans, nil
 	}
 	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)

@@ -62,6 +62,9 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
+		if line, ok := otherEngineFits(r, ch); ok {
+			ans.Explanation = append(ans.Explanation, line)
+		}
 	}
 	return ans, nil
 }

@@ -291,11 +291,48 @@ func planOn(m *Machine, r *Request) (*Choice, string, error) {
 			return nil, errs.MessageOf(err), nil
 		}
 		if a.Fits {
-			return choiceOf(m, n, a, r.Plan.Engine), "", nil
+			return runnableChoice(m, n, &req, a, r.Plan.Engine)
 		}
 		why = refusalText(a)
 	}
 	return nil, why, nil
+}
+
+// runnableChoice is the choice of a fitting plan a on m when a command runs
+// it. When the level was the planner's (quant auto), a plan whose weights
+// no published checkpoint holds (a vLLM int4 plan of a model without an
+// AWQ/GPTQ repository: load.needs, no repo) is not a machine to rent for
+// the model: with no engine asked it is planned again with llama.cpp at the
+// same level (int4 is Q4_K_M there), which loads a GGUF; else the type does
+// not fit, and the reason says why. A level the request named is kept: its
+// line says which checkpoint it needs.
+func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.ShardingAnswer, engine string) (*Choice, string, error) {
+	c := choiceOf(m, nodes, a, engine)
+	if runnable(c) || (req.Quant != "" && req.Quant != "auto") {
+		return c, "", nil
+	}
+	if engine == "" && c.Engine != engineLlamaCPP {
+		again := *req
+		again.Engine, again.Quant = engineLlamaCPP, a.Quant
+		if b, err := plan.PlanSharding(&again); err == nil && b.Fits {
+			if lc := choiceOf(m, nodes, b, engineLlamaCPP); runnable(lc) {
+				return lc, "", nil
+			}
+		}
+	}
+	return nil, fmt.Sprintf("fits at %s with %s, but no command runs it: needs %s", a.Quant, c.Engine, c.Load.Needs), nil
+}
+
+// engineLlamaCPP is llama.cpp's engine name, the engine a plan without a
+// published checkpoint is tried again with (it loads GGUF files, published
+// for the catalog's models at the common types).
+const engineLlamaCPP = "llama.cpp"
+
+// runnable reports whether a command runs choice c: it has engine
+// arguments and its weights are a published checkpoint (plan.Load: with
+// Needs and no Repo no command can run the plan).
+func runnable(c *Choice) bool {
+	return c.Engine != "" && (c.Load == nil || c.Load.Needs == "" || c.Load.Repo != "")
 }
 
 // refusalText is the planner's reason a plan does not fit.

@@ -323,3 +323,38 @@ func TestEverySpeedSaysWhatValidatesIt(t *testing.T) {
 	}
 	assert.Positive(t, validated, "llama.cpp q4_k_m on NVIDIA GPUs is covered by measured rows")
 }
+
+// ai-hwaccel rent --model Qwen3-30B-A3B ranked first "runpod 1x RTX 4090 ...
+// $1.84 per million output tokens" with "no command: needs a checkpoint of
+// Qwen3-30B-A3B stored at int4 (AWQ, GPTQ or compressed-tensors); the
+// catalog knows none published": the cheapest machine to rent was one no
+// command could run the model on. A choice is now one a command runs: with
+// no engine asked, a vLLM plan without a checkpoint is planned again with
+// llama.cpp at the same level (int4 is its Q4_K_M, published as a GGUF);
+// where nothing runs it the type is listed among those that do not fit,
+// saying why. A level the request names is its own (a bf16 DeepSeek-V3,
+// TestMultiNodeOnlyWithNetwork, stays listed with what it needs).
+func TestEveryChoiceHasACommand(t *testing.T) {
+	cat := builtin(t)
+	for _, js := range []string{
+		`{"model":{"name":"Qwen3-30B-A3B"}}`,
+		`{"model":{"name":"Qwen3-30B-A3B"},"engine":"vllm"}`,
+	} {
+		a, err := Rank(cat, &Request{Plan: planRequest(t, js), Now: readDay})
+		require.NoError(t, err)
+		require.NotEmpty(t, a.Choices, js)
+		assert.Equal(t, len(cat.Machines), len(a.Choices)+len(a.NotFit), js)
+		for _, c := range a.Choices {
+			require.NotEmpty(t, c.Engine, "%s %s/%s", js, c.Provider, c.Type)
+			require.NotEmpty(t, c.EngineArgs, "%s %s/%s", js, c.Provider, c.Type)
+			if c.Load != nil {
+				assert.True(t, c.Load.Needs == "" || c.Load.Repo != "", "%s %s/%s: %s at %s needs %s", js, c.Provider, c.Type, c.Engine, c.Quant, c.Load.Needs)
+			}
+		}
+		for _, c := range a.Choices {
+			if c.Provider == "runpod" && strings.Contains(c.Type, "RTX 4090") && !strings.Contains(js, "vllm") {
+				assert.Equal(t, "llama.cpp", c.Engine, "no int4 vLLM checkpoint: llama.cpp runs Q4_K_M")
+			}
+		}
+	}
+}

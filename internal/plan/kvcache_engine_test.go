@@ -1,0 +1,67 @@
+package plan
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// A llama.cpp plan sized at one of llama.cpp's quantized cache types
+// (kv_cache_dtype q4_0: 18 bytes per 32 values) must pass the type to
+// llama-server: without --cache-type-k/-v it allocates f16, its default
+// (common/arg.cpp of ggml-org/llama.cpp), 3.6 times the cache the plan
+// counted (Llama-3.1-8B at 131072 tokens: 16.0 GiB, not 4.5).
+func TestLlamaCPPCommandCarriesItsCacheType(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	for _, kv := range []string{"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "f32"} {
+		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":4096,"kv_cache_dtype":"`+kv+`"}`, r))
+		require.True(t, a.Fits, kv)
+		args := a.EngineArgs["llama.cpp"]
+		assert.Equal(t, kv, argValue(args, "--cache-type-k"), "%s: %v", kv, args)
+		assert.Equal(t, kv, argValue(args, "--cache-type-v"), "%s: %v", kv, args)
+	}
+	// int8 is written as llama.cpp's q8_0, as before; the 16-bit default
+	// needs no flag.
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":4096,"kv_cache_dtype":"int8"}`, r))
+	assert.Equal(t, "q8_0", argValue(a.EngineArgs["llama.cpp"], "--cache-type-k"))
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":4096}`, r))
+	assert.NotContains(t, a.EngineArgs["llama.cpp"], "--cache-type-k")
+}
+
+// llama.cpp's quantized cache types (q8_0, q4_0, ...) are its own
+// --cache-type-k/-v values: vLLM's --kv-cache-dtype takes auto, bfloat16 and
+// fp8 variants (https://docs.vllm.ai/en/latest/configuration/engine_args/),
+// SGLang's auto and fp8 variants. A vLLM plan sized at q4_0 printed a KV room
+// 3.6 times what the printed command, which carries no cache flag, gets
+// (Llama-3.1-8B on an H200: 3084k tokens against 867k). Named with such an
+// engine the type is refused; with no engine named it chooses llama.cpp, as
+// a GGUF quant does.
+func TestLlamaCPPCacheTypesAreLlamaCPPs(t *testing.T) {
+	for _, eng := range []string{"vllm", "sglang"} {
+		for _, kv := range []string{"q8_0", "q4_0", "iq4_nl", "f32"} {
+			_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"engine":"` + eng + `","kv_cache_dtype":"` + kv + `"}`))
+			require.Error(t, err, "%s %s", eng, kv)
+			assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), "%s %s", eng, kv)
+			assert.Contains(t, err.Error(), "llama.cpp", "%s %s: the message names the engine whose type it is", eng, kv)
+		}
+		for _, kv := range []string{"fp16", "bf16", "fp8", "int8"} {
+			_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"engine":"` + eng + `","kv_cache_dtype":"` + kv + `"}`))
+			assert.NoError(t, err, "%s %s: a common cache type", eng, kv)
+		}
+	}
+	_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"engine":"none","kv_cache_dtype":"q4_0"}`))
+	assert.NoError(t, err, "engine none writes no command and sizes any type")
+
+	r := reg(t, []registry.Device{h100(0)})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"kv_cache_dtype":"q4_0","context_length":4096}`, r))
+	require.True(t, a.Fits, dump(t, a.Explanation))
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, "llama.cpp", a.Budget.Engine, "no engine named: a llama.cpp cache type chooses llama.cpp")
+	assert.True(t, a.Budget.EngineDefault)
+	assert.Equal(t, "q4_0", argValue(a.EngineArgs["llama.cpp"], "--cache-type-k"))
+	assert.NotContains(t, a.EngineArgs, "vllm")
+}

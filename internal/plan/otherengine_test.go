@@ -1,0 +1,63 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// otherEngineLine is the explanation's line that names another engine
+// fitting the model, or "".
+func otherEngineLine(lines []string) string {
+	for _, l := range lines {
+		if strings.HasPrefix(l, "engine llama.cpp") || strings.HasPrefix(l, "engine vllm") {
+			return l
+		}
+	}
+	return ""
+}
+
+// On an 8 GiB laptop GPU (the slimbook-hero-rtx4060-igpu fixture's RTX 4060
+// Laptop GPU, 8188 MiB) a request naming no engine is planned for vLLM,
+// the default for CUDA GPUs, where Llama-3.1-8B does not fit even at int4
+// (vLLM's start-up charge); llama.cpp, which also runs there, holds it in a
+// 4-bit GGUF. The refusal said nothing of it: a user with such a card read
+// "does not fit" for a model llama.cpp runs. It now names the engine that
+// fits, and what it would plan.
+func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
+	d := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4060 Laptop GPU", 8188<<20, "8.9")
+	free := int64(7800 << 20)
+	d.Vendor, d.MemoryFreeBytes = "nvidia", &free
+	r := reg(t, []registry.Device{d})
+
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
+	require.False(t, a.Fits, "vLLM does not hold it: %s", dump(t, a.Explanation))
+	line := otherEngineLine(a.Explanation)
+	require.NotEmpty(t, line, dump(t, a.Explanation))
+	// The level is the last one vLLM was refused at, int4, which llama.cpp
+	// plans as Q4_K_M; the request with the engine named fits there too.
+	named := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"int4"}`, r))
+	require.True(t, named.Fits)
+	assert.Contains(t, line, "engine llama.cpp fits it: "+named.Quant+" on cuda:0")
+	assert.Contains(t, line, `"engine": "llama.cpp"`)
+
+	// suggest says the same.
+	sg, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
+	require.NoError(t, err)
+	require.False(t, sg.Fits)
+	assert.Equal(t, line, otherEngineLine(sg.Explanation))
+
+	// An engine the request named is its answer: no other engine is tried.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, r))
+	require.False(t, a.Fits)
+	assert.Empty(t, otherEngineLine(a.Explanation))
+
+	// Nor is a line written when the other engine does not fit either.
+	a = shard(t, request(t, `{"model":{"name":"gpt-oss-120b"}}`, r))
+	require.False(t, a.Fits)
+	assert.Empty(t, otherEngineLine(a.Explanation))
+}
