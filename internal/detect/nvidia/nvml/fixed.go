@@ -64,8 +64,8 @@ type fixedEntry struct {
 }
 
 // fixedCache holds the fixed facts of the GPUs of one library. Its methods
-// are safe for concurrent use: reads run one at a time on the library's
-// thread today, but the lock keeps the cache correct whoever calls it.
+// are safe for concurrent use: a Read reads up to 8 GPUs at once, each
+// asking for its own key.
 type fixedCache struct {
 	mu sync.Mutex
 	m  map[deviceKey]*fixedEntry
