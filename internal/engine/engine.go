@@ -68,6 +68,26 @@ type Versioned interface {
 	DefaultVersion() string
 }
 
+// WeightsSizer is implemented by an engine that loads a contract level as
+// a file type of its own, of another size than the level's generic bits:
+// llama.cpp loads int8 and int4 as the GGUF types Q8_0 and Q4_K_M
+// (quant.Level.LlamaCPPLevel). The planner sizes a level's weights at
+// WeightsLevel on that engine's pools, named or the default, and keeps the
+// contract level as the answer's level.
+type WeightsSizer interface {
+	// WeightsLevel is the level whose bytes the engine loads for l.
+	WeightsLevel(l quant.Level) quant.Level
+}
+
+// WeightsLevel is the level whose bytes engine e loads for level l: its
+// own (WeightsSizer), else l; l when e is nil.
+func WeightsLevel(e Engine, l quant.Level) quant.Level {
+	if s, ok := e.(WeightsSizer); ok {
+		return s.WeightsLevel(l)
+	}
+	return l
+}
+
 // LevelRule is implemented by an engine whose kernels, not a device's
 // precision list (registry quantizations, internal/precision), decide which
 // weights it runs on a device: llama.cpp's CUDA backend runs every GGUF type

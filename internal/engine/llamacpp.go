@@ -247,6 +247,11 @@ func joinLevels(ls []quant.Level) string {
 	return strings.Join(s, " > ")
 }
 
+// WeightsLevel: llama.cpp loads int8 and int4 as the GGUF files Q8_0 and
+// Q4_K_M (quant.Level.LlamaCPPLevel, the types its command's -hf tag
+// names), so a level is sized as that file.
+func (llamaCPP) WeightsLevel(l quant.Level) quant.Level { return l.LlamaCPPLevel() }
+
 // mapLevels is Levels without the ladder.
 func (llamaCPP) mapLevels(levels []quant.Level) ([]quant.Level, []string) {
 	var out []quant.Level

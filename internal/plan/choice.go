@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -156,6 +157,8 @@ func choose(req *planning) (*choice, error) {
 		var notes []string
 		levels, notes = e.Levels(levels)
 		why = strings.Join(append([]string{why}, notes...), "; ")
+	} else if notes := sizedAsNotes(plannedPools(req, accel, host), levels); len(notes) > 0 {
+		why = strings.Join(append([]string{why}, notes...), "; ")
 	}
 	req.weights = weightsAt(req.Model, levels)
 	if len(levels) > 1 {
@@ -215,6 +218,16 @@ func choose(req *planning) (*choice, error) {
 	return ch, nil
 }
 
+// plannedPools is the pools a request's levels are planned on: the
+// accelerators, and host RAM where there are none or include_cpu asks
+// (choose's passes).
+func plannedPools(req *planning, accel, host []*pool) []*pool {
+	if len(accel) == 0 || req.IncludeCPU {
+		return append(slices.Clone(accel), host...)
+	}
+	return accel
+}
+
 // planLevels plans every level on every pool; it returns the table rows and
 // the best plan of each level that fits, best quality first (none when no
 // level fits).
@@ -242,9 +255,10 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 				continue
 			}
 			bp := b
-			if req.kvOptionsFor(p.Budget.Engine) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() {
-				// The pool's engine has other KV cache rules, or serves
-				// the batch from one paged pool.
+			if req.kvOptionsFor(p.Budget.Engine) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() || p.sizedAs(l) != engine.WeightsLevel(req.requestEngine(), l) {
+				// The pool's engine has other KV cache rules, serves
+				// the batch from one paged pool, or loads the level as
+				// a file of another size (llama.cpp's GGUF types).
 				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
 			}
 			pl := req.planOn(p, bp, l)

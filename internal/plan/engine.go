@@ -2,8 +2,11 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
 )
@@ -47,6 +50,56 @@ func engineCannotRunOn(p *pool, e engine.Engine) string {
 func (r *planning) requestEngine() engine.Engine {
 	e, _ := engine.Lookup(r.Engine)
 	return e
+}
+
+// engine is the engine pool p is planned for, nil for no pool.
+func (p *pool) engine() engine.Engine {
+	if p == nil {
+		return nil
+	}
+	return p.Budget.Engine
+}
+
+// sizedAs is the level whose bytes a plan at level l on pool p loads: the
+// file type its engine loads for l (engine.WeightsLevel: llama.cpp's Q4_K_M
+// for int4), else l. The plan keeps l as its level.
+func (p *pool) sizedAs(l quant.Level) quant.Level {
+	return engine.WeightsLevel(p.engine(), l)
+}
+
+// sizedAsNotes says, for a request that names no engine, which levels the
+// pools' default engines size as a file type of their own (sizedAs), and
+// on which kinds of device: "int4 is sized as the GGUF type Q4_K_M, the
+// file llama.cpp loads for it on cuda_gpu devices", once per level and
+// engine.
+func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
+	var notes []string
+	for _, l := range levels {
+		var engines []engine.Engine
+		kinds := map[string][]string{}
+		for _, p := range pools {
+			e, s := p.engine(), p.sizedAs(l)
+			if s == l {
+				continue
+			}
+			if _, seen := kinds[e.Name()]; !seen {
+				engines = append(engines, e)
+			}
+			if k := string(p.Kind); !slices.Contains(kinds[e.Name()], k) {
+				kinds[e.Name()] = append(kinds[e.Name()], k)
+			}
+		}
+		for _, e := range engines {
+			s := engine.WeightsLevel(e, l)
+			what := s.GGUFType()
+			if what == "" {
+				what = string(s)
+			}
+			notes = append(notes, fmt.Sprintf("%s is sized as the GGUF type %s, the file %s loads for it on %s devices (%.2f bits per weight on the reference model), not as generic %s weights",
+				l, what, e.Title(), strings.Join(kinds[e.Name()], " and "), s.BitsPerWeight(), l))
+		}
+	}
+	return notes
 }
 
 // tensorParallel reports whether the pool's engine splits tensors over

@@ -687,7 +687,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (plan
 				continue
 			}
 			b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
-			c := newCosts(req.Model, b, l).on(p)
+			c := newCosts(req.Model, b, p.sizedAs(l)).on(p)
 			if moeOffloadable(p, c) {
 				// Experts to the host before whole layers, as llama.cpp's
 				// --fit does: every layer keeps its attention and KV

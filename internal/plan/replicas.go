@@ -47,7 +47,7 @@ func (r *planning) rowBatch() int {
 // with them.
 func (r *planning) planOn(p *pool, b quant.Breakdown, l quant.Level) planned {
 	if !r.dataParallel() {
-		return planPool(p, r.costsOf(b, l, r.ContextLength, r.BatchSize), l, r.TensorParallel)
+		return planPool(p, r.costsOf(b, p.sizedAs(l), r.ContextLength, r.BatchSize), l, r.TensorParallel)
 	}
 	return planReplicas(r, p, l)
 }
@@ -110,7 +110,7 @@ func single(req *planning, p *pool, l quant.Level) planned {
 	if !sane {
 		return planned{Level: l, Pool: p, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 	}
-	pl := planPool(p, req.costsOf(b, l, req.ContextLength, req.BatchSize), l, req.TensorParallel)
+	pl := planPool(p, req.costsOf(b, p.sizedAs(l), req.ContextLength, req.BatchSize), l, req.TensorParallel)
 	pl.DP = 1
 	if pl.Fits {
 		pl.Unit = pl.Strategy
@@ -142,7 +142,7 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 		if !sane {
 			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 		}
-		c := req.costsOf(b, l, req.ContextLength, batch)
+		c := req.costsOf(b, sub.sizedAs(l), req.ContextLength, batch)
 		c.VLLM = c.VLLM.onPool(sub) // the plan's Costs charge what its parts do
 		first := planPool(sub, c, l, req.TensorParallel)
 		if !first.Fits {

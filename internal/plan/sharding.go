@@ -113,7 +113,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, line)
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
+		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		if line, ok := otherEngineFits(r, ch); ok {
@@ -239,7 +239,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 		// vLLM's pool is sized at start-up with the plan's --max-num-seqs,
 		// whatever the number of sequences asked of it.
-		c := req.costsOf(b, pl.Level, ctx, pl.batchOf(req))
+		c := req.costsOf(b, pl.Pool.sizedAs(pl.Level), ctx, pl.batchOf(req))
 		if pl.Offloaded {
 			// The offload plan was made without the engines' own start-up
 			// rules (planOffloadLevels): neither vLLM's charge nor

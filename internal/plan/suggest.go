@@ -59,7 +59,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 			}
 		}
 	} else {
-		ans.Memory = memoryOf(req.estimate(pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
+		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		if line, ok := otherEngineFits(r, ch); ok {

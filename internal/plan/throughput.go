@@ -985,7 +985,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			in := decodeInputs{WeightBytes: readWeights, KVBytes: kvRead, WeightGBs: reached, KVGBs: kvReached,
 				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduces: 2 * layers, AllReduceBytes: msg, LinkGBs: link,
-				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, pl.Level, e)}
+				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, engine.WeightsLevel(planEngine(pl, req), pl.Level), e)}
 			if isServing {
 				b := CountServingBlocks(m, s.Start, s.End)
 				in.Layers, in.AllReduces = b.Parts, b.Parts
