@@ -389,7 +389,9 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * llama.cpp's only (with "engine" vllm or sglang: invalid_argument) and,
  * with no engine named, choose llama.cpp.
  * "flash_attention": false sizes the working buffer for attention without
- * flash attention (llama.cpp -fa off: fp32 scores of a micro-batch).
+ * flash attention (llama.cpp -fa off: fp32 scores of a micro-batch); with a
+ * quantized cache type under llama.cpp it is invalid_argument (llama.cpp
+ * refuses a quantized V cache without flash attention).
  * "cpu_offload" allows layers in host memory when the accelerators are too
  * small; "include_cpu" considers the CPU beside the accelerators.
  * "training" is read by hwaccel_estimate_training only (defaults: full,

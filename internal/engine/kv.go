@@ -102,3 +102,19 @@ func IsCommonCacheType(name string) bool {
 	}
 	return false
 }
+
+// FlashAttentionCache is implemented by an engine that cannot hold some KV
+// cache types without flash attention.
+type FlashAttentionCache interface {
+	// NeedsFlashAttention reports whether the engine refuses the
+	// (lower-case) cache type name with flash attention off.
+	NeedsFlashAttention(name string) bool
+}
+
+// NeedsFlashAttention reports whether engine e refuses cache type name
+// with flash attention off (FlashAttentionCache); false for an engine
+// without that rule.
+func NeedsFlashAttention(e Engine, name string) bool {
+	f, ok := e.(FlashAttentionCache)
+	return ok && f.NeedsFlashAttention(name)
+}

@@ -135,6 +135,15 @@ func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 // quantized cache is stored in ggml blocks, q8_0 34 bytes per 32 values.
 var llamaCacheTypes = []string{"f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl"}
 
+// NeedsFlashAttention: llama.cpp refuses a quantized V cache without flash
+// attention ("quantized V cache requires flash_attn to be enabled",
+// src/llama-context.cpp of ggml-org/llama.cpp @ 34af94cd; with -fa auto it
+// turns flash attention on instead). Its quantized types are every one of
+// llamaCacheTypes but f32, and int8, which its command writes as q8_0.
+func (llamaCPP) NeedsFlashAttention(name string) bool {
+	return name == "int8" || (name != "f32" && slices.Contains(llamaCacheTypes, name))
+}
+
 // CacheTypes are llamaCacheTypes, sized by their ggml blocks.
 func (llamaCPP) CacheTypes() []CacheType {
 	out := make([]CacheType, 0, len(llamaCacheTypes))

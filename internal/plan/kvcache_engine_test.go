@@ -65,3 +65,33 @@ func TestLlamaCPPCacheTypesAreLlamaCPPs(t *testing.T) {
 	assert.Equal(t, "q4_0", argValue(a.EngineArgs["llama.cpp"], "--cache-type-k"))
 	assert.NotContains(t, a.EngineArgs, "vllm")
 }
+
+// llama.cpp cannot hold a quantized V cache without flash attention: it
+// refuses to create the context ("quantized V cache requires flash_attn to
+// be enabled", src/llama-context.cpp of ggml-org/llama.cpp @ 34af94cd), so
+// `-fa off --cache-type-v q4_0` is a command it rejects. flash_attention
+// false with such a cache is invalid_argument where the plan's engine is
+// llama.cpp: named, or chosen by one of its own cache types; f32 (not
+// quantized) and the 16-bit default pass, and so does an engine that takes
+// the type without that rule.
+func TestQuantizedVCacheNeedsFlashAttentionInLlamaCPP(t *testing.T) {
+	for _, body := range []string{
+		`{"model":{"name":"Llama-3.1-8B"},"flash_attention":false,"kv_cache_dtype":"q4_0"}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","flash_attention":false,"kv_cache_dtype":"q8_0"}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","flash_attention":false,"kv_cache_dtype":"int8"}`,
+	} {
+		_, err := decode([]byte(body))
+		require.Error(t, err, body)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), body)
+		assert.Contains(t, err.Error(), "flash attention", body)
+	}
+	for _, body := range []string{
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","flash_attention":false,"kv_cache_dtype":"f32"}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","flash_attention":false}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","kv_cache_dtype":"q4_0"}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","flash_attention":false,"kv_cache_dtype":"int8"}`,
+	} {
+		_, err := decode([]byte(body))
+		assert.NoError(t, err, body)
+	}
+}

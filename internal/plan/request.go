@@ -125,10 +125,37 @@ func Validate(r *Request) error {
 			return err
 		}
 	}
+	if err := checkCacheFlashAttention(r); err != nil {
+		return err
+	}
 	if err := checkEngineVersion(r); err != nil {
 		return err
 	}
 	return checkBudget(r)
+}
+
+// checkCacheFlashAttention refuses flash_attention false with a KV cache
+// type the plan's engine holds only with flash attention on
+// (engine.NeedsFlashAttention: llama.cpp's quantized V cache), since the
+// printed command would be one the engine rejects. The plan's engine is the
+// one named, or, with none named, the engines whose own cache type it is
+// (they are chosen for it: engine.Default); a common type (int8) under a
+// default engine is not judged here.
+func checkCacheFlashAttention(r *Request) error {
+	k := r.KVCacheDType
+	if !r.NoFlashAttention || k == "" {
+		return nil
+	}
+	names := engine.CacheTypeEngines(k)
+	if r.Engine != "" {
+		names = []string{r.Engine}
+	}
+	for _, n := range names {
+		if e, ok := engine.Lookup(n); ok && engine.NeedsFlashAttention(e, k) {
+			return errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q needs flash attention in engine %s, which refuses a quantized V cache with it off; drop flash_attention false or choose a 16-bit or f32 cache", k, n)
+		}
+	}
+	return nil
 }
 
 // checkCacheTypeEngine refuses a KV cache type another engine adds (llama.cpp's
