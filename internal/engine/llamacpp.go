@@ -490,7 +490,16 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	// one. All at ggml-org/llama.cpp 81ff7abe50b9 and 34af94cd, the builds
 	// this library is calibrated on.
 	a = append(a, "-c", strconv.Itoa(p.Context*p.Batch), "-np", strconv.Itoa(max(p.Batch, 1)))
-	if p.NoFlashAttention {
+	switch {
+	case p.NoFlashAttention && (llamaCPP{}).NeedsFlashAttention(p.KVCacheDType):
+		// -fa off would be refused beside a quantized V cache
+		// (NeedsFlashAttention); a request naming llama.cpp or its
+		// cache types is refused before (plan.Validate), this is int8
+		// under llama.cpp as the default engine. Its default, auto,
+		// turns flash attention on instead (src/llama-context.cpp @
+		// 34af94cd); the buffer stays sized without it, the larger.
+		notes = append(notes, "llama.cpp: a quantized V cache needs flash attention, so -fa is left at auto, which turns it on (-fa off would be refused)")
+	case p.NoFlashAttention:
 		// -fa/--flash-attn takes on, off or auto (the default):
 		// common/arg.cpp @ 145b6280,
 		// https://github.com/ggml-org/llama.cpp/blob/145b6280d6aa1890e22457143dad0badb3fd6820/common/arg.cpp

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -94,4 +95,25 @@ func TestQuantizedVCacheNeedsFlashAttentionInLlamaCPP(t *testing.T) {
 		_, err := decode([]byte(body))
 		assert.NoError(t, err, body)
 	}
+}
+
+// Where llama.cpp is the default engine (a CPU-only machine) and a common
+// cache type it quantizes (int8, written as q8_0) comes with
+// flash_attention false, Validate cannot know the engine yet; the command
+// must still be one llama.cpp accepts: no `-fa off` beside a quantized V
+// cache. llama.cpp's default, -fa auto, turns flash attention on for it
+// ("enabling flash_attn since it is required for quantized V cache",
+// src/llama-context.cpp @ 34af94cd), and the explanation says so; the
+// working buffer stays sized without flash attention (the larger).
+func TestDefaultLlamaCPPQuantizedVCacheLeavesFlashAttentionToLlamaCPP(t *testing.T) {
+	r := reg(t, []registry.Device{host(64 << 30)})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"kv_cache_dtype":"int8","flash_attention":false}`, r))
+	args := a.EngineArgs["llama.cpp"]
+	require.NotEmpty(t, args, "%v", a.EngineArgs)
+	assert.Equal(t, "q8_0", argValue(args, "--cache-type-v"), "%v", args)
+	assert.NotEqual(t, "off", argValue(args, "-fa"), "%v", args)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "quantized V cache", "%v", a.Explanation)
+	// A 16-bit cache keeps -fa off as asked.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"flash_attention":false}`, r))
+	assert.Equal(t, "off", argValue(a.EngineArgs["llama.cpp"], "-fa"))
 }
