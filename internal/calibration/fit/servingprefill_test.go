@@ -17,13 +17,13 @@ import (
 const servingPrefillInput = 2048
 
 // servingPrefillHeldOutLogCeiling bounds the median |log(planned /
-// measured)| of the held-out rows: 0.39, the figure this test printed once
-// vLLM's request time was fitted on its own fit rows (0.386, rounded up;
-// a 47 % error); with SGLang's 76 ms it was 0.549, main's llama.cpp-pass
-// figure gave 1.00 (planned 2.7 times the measured time), the unfitted
-// serving model 1.13 (three times too fast). Issue 22 asks for a median
-// error of 20 %: not met.
-const servingPrefillHeldOutLogCeiling = 0.39
+// measured)| of the held-out rows: 0.35, the figure this test printed once
+// vLLM's request time was fitted on its three fit rows (0.344, rounded up;
+// a 41 % error); on the one GPUStack fit row it was 0.386 (47 %), with
+// SGLang's 76 ms 0.549, main's llama.cpp-pass figure gave 1.00 (planned
+// 2.7 times the measured time), the unfitted serving model 1.13 (three
+// times too fast). Issue 22 asks for a median error of 20 %: not met.
+const servingPrefillHeldOutLogCeiling = 0.35
 
 // servingPrefillHeldOutSources are the sources of the held-out vLLM rows:
 // the split is by source, so no vLLM fit row comes from one of them.
@@ -102,7 +102,7 @@ func TestServingPromptFitRows(t *testing.T) {
 			assert.False(t, heldOutSource(sc.row.Source), sc.row.Source)
 		}
 	}
-	assert.Equal(t, map[string]int{"sglang": 11, "vllm": 1}, n)
+	assert.Equal(t, map[string]int{"sglang": 11, "vllm": 3}, n)
 	f, err := fitServingPrompt(cases, calibration.Fitted)
 	require.NoError(t, err)
 	assert.InDelta(t, calibration.Fitted.ServingPromptMFU, float64(f.mfuPercent)/100, 1e-9)
