@@ -226,7 +226,7 @@ func sglangConstant(f sglangFit) string {
 	fmt.Fprintf(&b, "// SGLang batch-1 decode, fitted on the %d SGLang rows of data/serving_decode.json\n", f.n)
 	fmt.Fprintf(&b, "// marked \"fit\" (NVIDIA B200 and AMD MI300X; median |error| %.3f, largest %.3f;\n", f.medianError, f.maxError)
 	fmt.Fprintf(&b, "// the %d held-out SGLang rows, other GPUs: median %.3f, largest %.3f): the\n", f.heldOut, f.heldOutMedian, f.heldOutMax)
-	b.WriteString("// MoE layer on 5 us, MLA layer on 10 us, on AMD GPUs the fixed times x\n")
+	b.WriteString("// MoE-layer time on a 5 us grid, MLA-layer time on a 10 us grid, on AMD GPUs the fixed times x\n")
 	fmt.Fprintf(&b, "// %s (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and\n", hundredths(f.rocmPct))
 	b.WriteString("// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).\n")
 	b.WriteString(servingLiteral("SGLang", f.decode()) + "\n")
