@@ -55,8 +55,9 @@ func TestVLLMRopeCacheBytes(t *testing.T) {
 // positions of its 64 rotated values), and per-layer-type tables (Laguna:
 // YaRN global layers on half of each 128-wide head, default sliding ones
 // on all of it; Gemma 4: proportional global layers on a quarter of their
-// 512-wide heads, default sliding ones on the 256-wide). Nemotron-H's
-// attention has none.
+// 512-wide heads, default sliding ones on the 256-wide), MRoPE's four
+// times the positions (Qwen3.6: 262,144 × 4 on a quarter of 256).
+// Nemotron-H's attention has none.
 func TestVLLMRopeCacheBytesByConfiguration(t *testing.T) {
 	for name, want := range map[string]int64{
 		"Qwen2.5-7B":                  131_072 * 128 * 2,
@@ -69,6 +70,7 @@ func TestVLLMRopeCacheBytesByConfiguration(t *testing.T) {
 		"Laguna-XS.2":                 4096*64*64*2 + 262_144*128*2,
 		"Gemma-4-31B-IT":              262_144*128*2 + 262_144*256*2,
 		"NVIDIA-Nemotron-Nano-9B-v2":  0,
+		"Qwen3.6-27B":                 262_144 * 4 * 64 * 2,
 	} {
 		assert.Equal(t, want, ropeBytes(t, name), name)
 	}

@@ -60,6 +60,13 @@ func TestRopeFromRopeParameters(t *testing.T) {
 	full, sliding := lookupRope(t, "Qwen3.8-2.4T-A95B")
 	assert.Equal(t, Rope{Type: "default", Theta: 1e7, PartialFactor: 0.25}, full)
 	assert.Zero(t, sliding)
+	// Flat, with the MRoPE sections (Qwen3.5's and Qwen3.6's published
+	// text_config.rope_parameters, the aiconfigurator copies the catalog
+	// cites).
+	for _, name := range []string{"Qwen3.5-27B", "Qwen3.5-397B-A17B", "Qwen3.6-27B"} {
+		full, _ = lookupRope(t, name)
+		assert.Equal(t, Rope{Type: "default", Theta: 1e7, PartialFactor: 0.25, MRoPE: true}, full, name)
+	}
 	// Flat YaRN under multi-head latent attention.
 	full, _ = lookupRope(t, "Kimi-K2.7-Code")
 	assert.Equal(t, Rope{Type: "yarn", Theta: 50000, Factor: 64, OriginalMaxPositions: 4096}, full)
