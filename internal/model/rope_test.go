@@ -35,6 +35,10 @@ func TestRopeFromOlderKeys(t *testing.T) {
 	assert.Equal(t, Rope{Theta: 10000, PartialFactor: 0.75, OriginalMaxPositions: 4096}, full)
 	full, _ = lookupRope(t, "Qwen3-Next-80B-A3B-Instruct")
 	assert.Equal(t, Rope{Theta: 1e7, PartialFactor: 0.25}, full)
+	// GLM-4.7 rotates half of each head (its config.json at tt-metal's
+	// copy, the catalog's source; rope_scaling null).
+	full, _ = lookupRope(t, "GLM-4.7")
+	assert.Equal(t, Rope{Theta: 1e6, PartialFactor: 0.5}, full)
 	full, _ = lookupRope(t, "stablelm-2-zephyr-1_6b")
 	assert.Equal(t, 0.25, full.PartialFactor)
 	full, _ = lookupRope(t, "MiniMax-M2.5")
