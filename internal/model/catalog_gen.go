@@ -12120,11 +12120,19 @@ var catalogEntries = []CatalogEntry{
 			"num_hidden_layers":       28.0,
 			"num_key_value_heads":     4.0,
 			"rms_norm_eps":            1e-06,
-			"rope_theta":              1e+06,
-			"sliding_window":          32768.0,
-			"tie_word_embeddings":     false,
-			"torch_dtype":             "bfloat16",
-			"use_sliding_window":      false,
+			"rope_scaling": map[string]any{
+				"mrope_section": []any{
+					16.0,
+					24.0,
+					24.0,
+				},
+				"type": "mrope",
+			},
+			"rope_theta":          1e+06,
+			"sliding_window":      32768.0,
+			"tie_word_embeddings": false,
+			"torch_dtype":         "bfloat16",
+			"use_sliding_window":  false,
 			"vision_config": map[string]any{
 				"depth": 32.0,
 				"fullatt_block_indexes": []any{
@@ -12145,7 +12153,7 @@ var catalogEntries = []CatalogEntry{
 			},
 			"vocab_size": 152064.0,
 		},
-		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_qwen_qwen2_5_vl_7b_instruct, \"Qwen/Qwen2.5-VL-7B-Instruct\": the model's config.json as a Python dict; values verbatim, token ids, rope scaling and keys planning never reads left out)",
+		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_qwen_qwen2_5_vl_7b_instruct, \"Qwen/Qwen2.5-VL-7B-Instruct\": the model's config.json as a Python dict; values verbatim, token ids and keys planning never reads left out)",
 		Notes:  "Qwen2.5-VL 7B (January 2025; its card: \"three models with 3, 7 and 72 billion parameters\", https://github.com/ZHUI/paddlenlp_model_readme/blob/40a7101e89dcf9a0dedb0e0d48c8c357fcc95996/Qwen/Qwen2.5-VL-7B-Instruct/index.md): Qwen2.5-7B's language model (28 layers of 3584, 28 query and 4 KV heads) and a 32-block vision transformer of 1280 with window attention (full attention in blocks 7, 15, 23 and 31) merging 2 x 2 patches into the language model. The published count holds the tower: 7,615,487,488 + 676,116,480 (vision, estimated) is 0.01 % under the Hub's 8,292,166,656 (llmfit's MODELS.md rounds it to 8.3B). It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower being planned apart (vision_params).",
 		Preprocessor: map[string]any{
 			"max_pixels":          1.2845056e+07,

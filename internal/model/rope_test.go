@@ -46,6 +46,12 @@ func TestRopeFromOlderKeys(t *testing.T) {
 	full, _ = lookupRope(t, "Reka-Flash-3")
 	assert.Equal(t, Rope{Theta: 8e6}, full, "rope_scaling null is the default kind")
 
+	// Qwen2.5-VL's rope_scaling {"type": "mrope", "mrope_section": [16,
+	// 24, 24]} (onnx-diagnostic's copy of its config.json, the catalog's
+	// source): the default kind with MRoPE sections.
+	full, _ = lookupRope(t, "Qwen2.5-VL-7B-Instruct")
+	assert.Equal(t, Rope{Type: "default", Theta: 1e6, MRoPE: true}, full)
+
 	// "type" of older configs, and the names vLLM normalises ("mrope" is
 	// the default kind with sections, "su" LongRoPE's first name).
 	assert.Equal(t, Rope{Type: "linear", Factor: 4}, ropeFrom(map[string]any{"factor": 4.0, "type": "linear"}))
