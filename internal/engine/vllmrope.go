@@ -39,6 +39,17 @@ import (
 //     17d618b0f944610b73e79e6726983fbe7679f613); MRoPE four times the
 //     length it is given, for video positions, before a YaRN factor
 //     (mrope.py at 055e47c28003156421365af985d676fc921cb075).
+//   - The models pass max_position_embeddings as max_position:
+//     LlamaAttention (get_rope(head_dim, rotary_dim=head_dim,
+//     max_position=max_position_embeddings) in
+//     vllm/model_executor/models/llama.py at
+//     0035bdf2b1ac243ef6f31eef27411b022461df8e), Llama4Attention (the same
+//     call in llama4.py at 0121c95efe85a732d1f5c1ade6c5434152b76276),
+//     Gemma3Attention (gemma3.py at
+//     004dc924965cf24a4ade341394c45290169dd2ba: a default table from
+//     rope_local_base_freq on the sliding layers, the config's on the
+//     global ones), OAIAttention (gpt_oss.py at
+//     0025d69bcf08bb1b135103167f0bbc82b9af6e69: YaRN, in float32).
 //   - Multi-head latent attention rotates only the qk_rope_head_dim part
 //     of each head: DeepseekV2MLAAttention calls get_rope(qk_rope_head_dim,
 //     max_position=max_position_embeddings, rope_parameters, ...) and

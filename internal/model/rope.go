@@ -13,8 +13,9 @@ import "math"
 type Rope struct {
 	// Type is rope_type ("type" in older configs): "default", "linear",
 	// "dynamic", "yarn", "llama3", "longrope"…; "" where none is given.
-	// "mrope" is read as "default" with MRoPE set, "su" as "longrope"
-	// (the names transformers and vLLM normalise them to).
+	// "mrope" is read as "default" with MRoPE set, "su" as "longrope", as
+	// vLLM renames them (patch_rope_scaling_dict in
+	// vllm/transformers_utils/config.py of vllm-project/vllm).
 	Type string `json:"type,omitempty"`
 	// Theta is rope_theta (the base), 0 where not given.
 	Theta float64 `json:"theta,omitempty"`
