@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -442,45 +441,6 @@ func VLLMDeepstackBytes(m *model.Model, maxNumBatchedTokens, valueBytes int) int
 		return 0
 	}
 	return int64(m.VisionDeepstack) * int64(maxNumBatchedTokens) * int64(m.Hidden) * int64(valueBytes)
-}
-
-// VLLMRopeCacheBytes is the rotary table vLLM builds for model m, whose
-// values are valueBytes wide, where its family's table is read
-// (model.Arch.VLLMRotaryCache): max_position_embeddings (Model.MaxContext,
-// not --max-model-len) × head_dim values, cos and sin halves, whole on
-// each rank and built with the model, so "Model loading took" counts it;
-// times the factor of a linear rope_scaling (Model.RopeLinearFactor), and
-// with a second, default table of max_position_embeddings for the
-// sliding-window layers where the family builds one
-// (model.Arch.VLLMLocalRotary). 0 for other families or without a known
-// length.
-//
-// Llama 4 Scout's 10,485,760 positions × 128 × 2 bytes are 2.5 GiB a rank:
-// with them the plan meets the "Model loading took 53.12 GiB" of the
-// llm-d-planner v0.19.0 log at TP 4 (row
-// llmd-meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192 of
-// internal/calibration/data/vllm_startup.json), 2.53 GiB above the weights
-// alone; Llama 3.1 8B's 32 MiB is the 0.03 GiB its rows print above the
-// weights at TP 1, 2 and 4 (0.06 at fp32). Gemma 3 4B's tables, 131,072
-// and 8 × 131,072 positions × 256 × 2 bytes, are 0.5625 GiB: the 0.57 GiB
-// its llm-d-planner row printed beyond its language model and tower (the
-// 12B 0.61 GiB for the same 0.5625, the 27B 0.35 for 0.28).
-func VLLMRopeCacheBytes(m *model.Model, valueBytes int) int64 {
-	if m == nil || !m.Arch().VLLMRotaryCache || m.MaxContext <= 0 {
-		return 0
-	}
-	positions := int64(m.MaxContext)
-	if m.RopeLinearFactor > 1 {
-		// LinearScalingRotaryEmbedding spans max_position_embeddings x
-		// factor positions
-		// (vllm/model_executor/layers/rotary_embedding/linear_scaling_rope.py
-		// at vllm-project/vllm 0f17ee061e413bf8ab7927f926f69cdff24dc63e).
-		positions = int64(math.Ceil(float64(m.MaxContext) * m.RopeLinearFactor))
-	}
-	if m.Arch().VLLMLocalRotary {
-		positions += int64(m.MaxContext)
-	}
-	return positions * int64(m.EffectiveHeadDim()) * int64(valueBytes)
 }
 
 // VLLMServeChunkTokens is the --max-num-batched-tokens `vllm serve` (the

@@ -212,41 +212,6 @@ func TestVLLMDeepstackBytes(t *testing.T) {
 	assert.Zero(t, VLLMDeepstackBytes(nil, 8192, 2))
 }
 
-// The rotary cache vLLM builds for a Llama or Llama 4 model: its
-// max_position_embeddings positions of head_dim cos and sin values in the
-// model's dtype, whole on each rank. Llama 4 Scout's 10,485,760 positions
-// make it 2.5 GiB, which the "Model loading took 53.12 GiB" of row
-// llmd-meta-llama-llama-4-scout--h100-80gb--tp4pp1dp1--8192
-// (internal/calibration/data/vllm_startup.json) holds beside the 50.59 GiB
-// of weights a rank; Llama 3.1 8B's 131,072 positions make 32 MiB (its
-// rows print 0.03 GiB above the weights at TP 1, 2 and 4), 64 MiB at fp32.
-// Families whose rotary cache is not read are charged none.
-func TestVLLMRopeCacheBytes(t *testing.T) {
-	scout := model.Lookup("Llama-4-Scout-17B-16E-Instruct")
-	require.NotNil(t, scout)
-	assert.Equal(t, int64(10_485_760*128*2), VLLMRopeCacheBytes(scout, 2))
-	assert.Equal(t, int64(5<<29), VLLMRopeCacheBytes(scout, 2), "2.5 GiB")
-	llama := model.Lookup("Llama-3.1-8B")
-	require.NotNil(t, llama)
-	assert.Equal(t, int64(32<<20), VLLMRopeCacheBytes(llama, 2))
-	assert.Equal(t, int64(64<<20), VLLMRopeCacheBytes(llama, 4))
-	// Gemma 3 4B: a default table for its sliding layers and the global
-	// layers' table of linear scaling factor 8 (8 × 131,072 positions),
-	// × 256 values × 2 bytes: 64 + 512 MiB, the 0.57 GiB its row prints
-	// above the weights; the 27B's head_dim of 128 halves it.
-	gemma := model.Lookup("Gemma-3-4B")
-	require.NotNil(t, gemma)
-	assert.Equal(t, int64((131_072+8*131_072)*256*2), VLLMRopeCacheBytes(gemma, 2))
-	gemma27 := model.Lookup("Gemma-3-27B")
-	require.NotNil(t, gemma27)
-	assert.Equal(t, int64((131_072+8*131_072)*128*2), VLLMRopeCacheBytes(gemma27, 2))
-	qwen := model.Lookup("Qwen2.5-7B")
-	require.NotNil(t, qwen)
-	assert.Zero(t, VLLMRopeCacheBytes(qwen, 2), "a family whose rotary cache is not read")
-	assert.Zero(t, VLLMRopeCacheBytes(&model.Model{Architecture: "llama", HeadDim: 128}, 2), "no max_position_embeddings")
-	assert.Zero(t, VLLMRopeCacheBytes(nil, 2))
-}
-
 // A prompt's chunk under `vllm serve` is V1's default
 // --max-num-batched-tokens (EngineArgs.get_batch_defaults in
 // vllm/engine/arg_utils.py, vllm-project/vllm at 99d7eb5d): 8192 on a GPU

@@ -60,24 +60,23 @@ type Arch struct {
 	// vllm/model_executor/models/step3p5_mtp.py and Step3p5DecoderLayer in
 	// step3p5.py of vllm-project/vllm).
 	DenseMTPWithHead bool
-	// VLLMRotaryCache: vLLM builds one rotary table for the model's
-	// attention, max_position_embeddings positions of head_dim cos and sin
-	// values in the model's dtype, on every rank (RotaryEmbedding.__init__
-	// registers cos_sin_cache from _compute_cos_sin_cache in
-	// vllm/model_executor/layers/rotary_embedding/base.py at vllm-project/vllm
-	// 04458da08417899fc04046216c986d28abeb85af; the layers share it through
-	// get_rope's cache), read for LlamaAttention (get_rope(head_dim,
-	// rotary_dim=head_dim, max_position=max_position_embeddings) in
-	// vllm/model_executor/models/llama.py at
-	// 0035bdf2b1ac243ef6f31eef27411b022461df8e) and Llama4Attention (the same
-	// call in llama4.py at 0121c95efe85a732d1f5c1ade6c5434152b76276) and
-	// Gemma3Attention (VLLMLocalRotary). engine.VLLMRopeCacheBytes charges
-	// it. Other families build such tables too, with their own variants (a
-	// partial rotary dimension, gpt-oss's float32 one, YaRN's lengths) that
-	// are not read here: they are charged none.
-	VLLMRotaryCache bool
+	// NoRotary: the family's attention layers have no rotary embedding,
+	// so vLLM builds no rotary table for them (engine.VLLMRopeCacheBytes):
+	// learned or ALiBi positions (GPT-2's wpe, BLOOM's ALiBi,
+	// OPT's learned positions, StarCoder's wpe), or none at all
+	// (NemotronHAttention in vllm/model_executor/models/nemotron_h.py at
+	// vllm-project/vllm 00b08dc44519a82cbdd9061d92d1226985094622 builds no
+	// rotary_emb and takes no positions).
+	NoRotary bool
+	// VLLMRotaryFloat32: vLLM builds the family's rotary table in float32
+	// whatever the model's dtype (OAIAttention passes dtype=torch.float32
+	// to get_rope in vllm/model_executor/models/gpt_oss.py at
+	// vllm-project/vllm 0025d69bcf08bb1b135103167f0bbc82b9af6e69).
+	VLLMRotaryFloat32 bool
 	// VLLMLocalRotary: the sliding-window layers build a second table of
-	// the default kind beside the global layers' (Gemma3Attention in
+	// the default kind beside the global layers', where the config gives
+	// them no rotary configuration of their own (Model.SlidingRope;
+	// Gemma3Attention in
 	// vllm/model_executor/models/gemma3.py at vllm-project/vllm
 	// 004dc924965cf24a4ade341394c45290169dd2ba: rope_local_base_freq and
 	// {"rope_type": "default"} on sliding layers, the config's rope_theta
@@ -90,19 +89,19 @@ type Arch struct {
 // without one) is planned as llama.
 var arches = map[string]Arch{
 	"":            {Llama70B: true},
-	"llama":       {Llama70B: true, VLLMRotaryCache: true},
+	"llama":       {Llama70B: true},
 	"falcon":      {PlainMLP: true, Falcon: true, TiedByDefault: true},
-	"gpt2":        {PlainMLP: true, TiedByDefault: true},
+	"gpt2":        {PlainMLP: true, TiedByDefault: true, NoRotary: true},
 	"gpt_neox":    {PlainMLP: true},
 	"gptj":        {PlainMLP: true},
-	"bloom":       {PlainMLP: true},
-	"opt":         {PlainMLP: true},
-	"starcoder":   {PlainMLP: true},
+	"bloom":       {PlainMLP: true, NoRotary: true},
+	"opt":         {PlainMLP: true, NoRotary: true},
+	"starcoder":   {PlainMLP: true, NoRotary: true},
 	"t5":          {PlainMLP: true},
 	"gemma":       {TiedByDefault: true},
 	"gemma2":      {TiedByDefault: true, GlobalEvery: 2, GGUFGlobalEvery: 2},
-	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3", VLLMRotaryCache: true, VLLMLocalRotary: true},
-	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss"},
+	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3", VLLMLocalRotary: true},
+	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss", VLLMRotaryFloat32: true},
 	"phi3":        {LlamaCPPFullWindow: true},
 	"qwen3_moe":   {GGUF: "qwen3moe"},
 	"qwen2_moe":   {GGUF: "qwen2moe"},
@@ -114,7 +113,7 @@ var arches = map[string]Arch{
 	// Nemotron-H's MLP and experts are up and down projections with a
 	// squared ReLU (mlp_hidden_act "relu2"; transformers
 	// src/transformers/models/nemotron_h/modeling_nemotron_h.py, NemotronHMLP).
-	"nemotron_h": {PlainMLP: true},
+	"nemotron_h": {PlainMLP: true, NoRotary: true},
 	// Cohere (Command R, Aya 23) ties its embeddings unless told otherwise
 	// (CohereConfig's tie_word_embeddings defaults to True: transformers
 	// src/transformers/models/cohere/configuration_cohere.py).
@@ -149,10 +148,6 @@ var arches = map[string]Arch{
 	// examples/models/stepfun/step37/README.md).
 	"step3p5": {DenseMTPWithHead: true},
 	"step3p7": {DenseMTPWithHead: true},
-	// Llama 4's text model (Scout, Maverick): max_position_embeddings
-	// 10,485,760 and 1,048,576 make vLLM's rotary table 2.5 GiB and
-	// 256 MiB a rank (VLLMRotaryCache).
-	"llama4_text": {VLLMRotaryCache: true},
 }
 
 // archFamilies are model_type prefixes whose unlisted members share the

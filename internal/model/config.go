@@ -44,27 +44,6 @@ var configKeys = struct {
 	mtp:           []string{"num_nextn_predict_layers", "mtp_num_hidden_layers"},
 }
 
-// linearRopeFactor is the factor of cfg's rope_scaling when its type
-// ("rope_type", or "type" in older configs) is "linear" (Gemma 3:
-// {"factor": 8.0, "rope_type": "linear"}), else 0. The transformers v5
-// form, rope_parameters keyed by layer type, is not read.
-func linearRopeFactor(cfg map[string]any) float64 {
-	rs, _ := cfg["rope_scaling"].(map[string]any)
-	kind, _ := rs["rope_type"].(string)
-	if kind == "" {
-		kind, _ = rs["type"].(string)
-	}
-	f, ok := number(rs["factor"])
-	if kind != "linear" || !ok || f <= 1 || f > maxRopeLinearFactor {
-		return 0
-	}
-	return f
-}
-
-// maxRopeLinearFactor bounds a linear rope_scaling factor read from a
-// config: above it the table it implies is not a real model's.
-const maxRopeLinearFactor = 1024
-
 // FromConfig builds a Model from Hugging Face config.json fields. A
 // multimodal config's language model is read from its nested text_config.
 // The parameter count is computed from the shape (ShapeParams) unless the
@@ -107,7 +86,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	m.Intermediate = c.int(configKeys.inter)
 	m.Vocab = c.int(configKeys.vocab)
 	m.MaxContext = c.int(configKeys.maxCtx)
-	m.RopeLinearFactor = linearRopeFactor(c.cfg)
+	m.Rope, m.SlidingRope = readRope(c.cfg)
 	m.Experts = c.int(configKeys.experts)
 	m.ExpertsPerToken = c.int(configKeys.expertsPerTok)
 	m.SharedExperts = c.int(configKeys.shared)

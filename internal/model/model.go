@@ -55,11 +55,13 @@ type Model struct {
 	Vocab         int  `json:"vocab,omitempty"`
 	TieEmbeddings bool `json:"tie_embeddings,omitempty"`
 	MaxContext    int  `json:"max_context,omitempty"`
-	// RopeLinearFactor is the factor of a linear rope_scaling (positional
-	// interpolation: Gemma 3's global layers, 8), 0 for another or none;
-	// vLLM's rotary table spans MaxContext times it
-	// (engine.VLLMRopeCacheBytes).
-	RopeLinearFactor float64 `json:"rope_linear_factor,omitempty"`
+	// Rope is the rotary configuration of the attention layers (of the
+	// global ones where SlidingRope is set), SlidingRope the
+	// sliding-window layers' own where the config gives them one
+	// (rope_parameters keyed by layer type), else the zero Rope; vLLM's
+	// rotary tables follow them (engine.VLLMRopeCacheBytes).
+	Rope        Rope `json:"rope,omitempty"`
+	SlidingRope Rope `json:"sliding_rope,omitempty"`
 
 	Experts         int `json:"experts,omitempty"`
 	ExpertsPerToken int `json:"experts_per_token,omitempty"`

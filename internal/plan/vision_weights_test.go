@@ -35,13 +35,16 @@ func visionPlan(t *testing.T, e, q string, n, tp int) (*ShardingAnswer, *model.M
 // vLLM builds the vision tower in its own process beside the language
 // model (Qwen2_5_VLForConditionalGeneration.__init__ in
 // vllm/model_executor/models/qwen2_5_vl.py): a plan for vLLM counts it in
-// the weights, at 16 bits.
+// the weights, at 16 bits, beside the text model and the rotary table
+// each GPU holds (engine.VLLMRopeCacheBytes).
 func TestVLLMCountsTheVisionTower(t *testing.T) {
 	ans, m := visionPlan(t, engineVLLM, "bf16", 1, 1)
 	text := quant.WeightsBytes(m, quant.BF16)
-	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64,
-		"text model %d + tower %d x 2 bytes", text, m.VisionParams)
-	assert.InDelta(t, float64(text+2*m.VisionParams)/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01)
+	rope := engine.VLLMRopeCacheBytes(m, 2)
+	require.Positive(t, rope)
+	assert.InDelta(t, float64(text+2*m.VisionParams+rope), float64(ans.Memory.WeightsBytes), 64,
+		"text model %d + tower %d x 2 bytes + rotary table %d", text, m.VisionParams, rope)
+	assert.InDelta(t, float64(text+2*m.VisionParams+rope)/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01)
 }
 
 // The tower's linear layers are Column/RowParallelLinear in vLLM (sharded
@@ -54,9 +57,10 @@ func TestVLLMShardsTheVisionTowerOverTP(t *testing.T) {
 	text := quant.WeightsBytes(m, quant.BF16)
 	whole := 2 * m.VisionWholeParams
 	require.Positive(t, whole)
-	assert.InDelta(t, float64(text+2*m.VisionParams+whole), float64(ans.Memory.WeightsBytes), 64,
-		"the group holds one tower and a second copy of its whole part")
-	assert.InDelta(t, float64(text+2*m.VisionParams+whole)/2/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01,
+	rope := engine.VLLMRopeCacheBytes(m, 2)
+	assert.InDelta(t, float64(text+2*m.VisionParams+whole+2*rope), float64(ans.Memory.WeightsBytes), 64,
+		"the group holds one tower, a second copy of its whole part and a rotary table a rank")
+	assert.InDelta(t, float64(text+2*m.VisionParams+whole+2*rope)/2/float64(gibBytes), ans.EngineExpect[engineVLLM].ModelLoadingGiB, 0.01,
 		"each rank half of the tower's split part")
 }
 
@@ -172,7 +176,7 @@ func TestSGLangVisionTowerPerRank(t *testing.T) {
 func TestVLLMKeepsTheVisionTowerAt16Bits(t *testing.T) {
 	ans, m := visionPlan(t, engineVLLM, "fp8", 1, 1)
 	text := quant.WeightsBytes(m, quant.FP8)
-	assert.InDelta(t, float64(text+2*m.VisionParams), float64(ans.Memory.WeightsBytes), 64)
+	assert.InDelta(t, float64(text+2*m.VisionParams+engine.VLLMRopeCacheBytes(m, 2)), float64(ans.Memory.WeightsBytes), 64)
 }
 
 // SGLang builds the tower beside the language model too

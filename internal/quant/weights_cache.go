@@ -24,7 +24,7 @@ type shapeKey struct {
 	Layers, Hidden, Heads, KVHeads, HeadDim, Intermediate, Vocab int
 	TieEmbeddings                                                bool
 	MaxContext                                                   int
-	RopeLinearFactor                                             float64
+	Rope, SlidingRope                                            model.Rope
 	Experts, ExpertsPerToken, SharedExperts                      int
 	MoEIntermediate, DenseLayers, SharedIntermediate             int
 	MoELatent                                                    int
@@ -59,8 +59,8 @@ func shapeOf(m *model.Model) shapeKey {
 		Params: m.Params, ActiveParams: m.ActiveParams,
 		Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, KVHeads: m.KVHeads, HeadDim: m.HeadDim,
 		Intermediate: m.Intermediate, Vocab: m.Vocab, TieEmbeddings: m.TieEmbeddings, MaxContext: m.MaxContext,
-		RopeLinearFactor: m.RopeLinearFactor,
-		Experts:          m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
+		Rope: m.Rope, SlidingRope: m.SlidingRope,
+		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
 		MoELatent:  m.MoELatent,
 		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
