@@ -202,8 +202,8 @@ func choose(req *planning) (*choice, error) {
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
-		if off, ok := planOffloadLevels(req, accel, levels); ok {
-			ch.Plan = off
+		if off, why, ok := planOffloadLevels(req, accel, levels); ok {
+			ch.Plan, ch.SpeedWhy = off, why
 			ch.Outcome = outcomeFitsOffloaded
 			return ch, nil
 		}
