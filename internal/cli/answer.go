@@ -420,10 +420,9 @@ var contextFlags = map[string]string{"llama.cpp": "-c", "vllm": "--max-model-len
 //     it will allocate and how many requests of its context fit at once;
 //   - otherwise the context the command runs, "context <c>" (llama.cpp:
 //     "shared by <n> sequences" when -np splits it), and when the same
-//     devices hold a longer one (max_context_length), "up to <n> fits", or
-//     for a plan that keeps part of the model in host RAM, whose longer
-//     context exists only with more of the model there (max_context_length
-//     re-splits the layers), "longer needs more in host RAM";
+//     devices hold a longer one (max_context_length), "up to <n> fits"
+//     (for a plan that keeps part of the model in host RAM, with the same
+//     placement: plan.printedSplitHolds);
 //   - with no command, the plan's own "context up to <n> tokens".
 func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	e, args := shownEngine(a, info)
@@ -463,9 +462,6 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	// longer context.
 	if longest-longest%engine.LlamaFitContextStep <= perSequence {
 		return room
-	}
-	if a.Strategy == plan.StrategyOffload {
-		return room + " (longer needs more in host RAM)"
 	}
 	return room + " (up to " + Tokens(float64(longest)) + each + " fits)"
 }
@@ -657,14 +653,9 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	if len(parts) == 0 {
 		return
 	}
-	label := "Room"
-	if a.Strategy == plan.StrategyOffload {
-		// The maxima re-split the layers (plan.maxFitting): beyond an
-		// offloaded plan's context, the GPUs being full, more of the
-		// model moves to host RAM than the printed command keeps there.
-		label = "Room (with more of the model in host RAM)"
-	}
-	fmt.Fprintf(w, "%s: %s\n", label, strings.Join(parts, "; "))
+	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds),
+	// as every other plan's do.
+	fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
 }
 
 func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {

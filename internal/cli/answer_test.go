@@ -311,10 +311,12 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 	noPool := edit(planFits, `"engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},`, "")
 	assert.Contains(t, headline(noPool), ", bf16, context 4096 (up to 79k fits); run: ")
 	offloaded := edit(noPool, `"strategy":"tensor_parallel"`, `"strategy":"cpu_offload"`)
-	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (longer needs more in host RAM); run: ")
+	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds):
+	// said as any other plan's.
+	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (up to 79k fits); run: ")
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(offloaded), info))
-	assert.Contains(t, b.String(), "\nRoom (with more of the model in host RAM): context up to 80884 tokens; up to 19 sequences at once\n")
+	assert.Contains(t, b.String(), "\nRoom: context up to 80884 tokens; up to 19 sequences at once\n")
 	// A chosen context is the longest that fits rounded down to --fit's
 	// 256-token step: 80884 tokens is no longer context than 80640.
 	chosen := edit(noPool, `"--max-model-len","4096"`, `"--max-model-len","80640"`)

@@ -84,3 +84,47 @@ func explanationWith(lines []string, prefix string) string {
 	}
 	return ""
 }
+
+// The Room of a llama.cpp plan with experts in host RAM counted host RAM
+// as room for the KV cache: Qwen3-30B-A3B at q4_k_m on the 8 GiB laptop
+// GPU said "up to 134 sequences at once", which the printed command
+// (-ngl 49 --n-cpu-moe N: every layer on the GPU) cannot hold, since
+// llama.cpp allocates each layer's KV cache on the layer's device
+// (llama_kv_cache in src/llama-kv-cache.cpp of ggml-org/llama.cpp): the
+// host's free RAM holds none of it. The room is now what the printed
+// placement holds, each layer's cache where llama.cpp puts it: the GPU's
+// free memory over one sequence's cache, at most.
+func TestOffloadRoomCountsTheCacheWhereLlamaCPPAllocatesIt(t *testing.T) {
+	r := laptop4060(t)
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":4096}`, r))
+	require.True(t, a.Fits)
+	require.Equal(t, StrategyOffload, a.Strategy)
+	require.Len(t, a.Shards, 2)
+	gpuShard := a.Shards[0]
+	require.Equal(t, "cuda:0", gpuShard.DeviceID)
+	require.Equal(t, 0, gpuShard.LayerStart, "every layer on the GPU, experts in host RAM: %q", a.Explanation)
+	kv := a.Memory.KVCacheBytes
+	require.Greater(t, kv, int64(0))
+	free := gpuShard.MemoryAvailableBytes - gpuShard.MemoryBytes
+	// Every sequence's cache is on the GPU: the room holds the plan's
+	// sequence and as many more as the GPU's free memory holds.
+	assert.GreaterOrEqual(t, a.MaxBatchSize, 1)
+	assert.LessOrEqual(t, int64(a.MaxBatchSize-1)*kv, free, "room %d sequences: their cache does not fit the GPU", a.MaxBatchSize)
+	assert.LessOrEqual(t, int64(a.MaxContextLength-4096)*kv/4096, free, "context %d: its cache does not fit the GPU", a.MaxContextLength)
+
+	// A dense plan with whole layers in host RAM (-ngl): the cache of the
+	// GPU's layers is on the GPU, so the GPU's free memory bounds the room
+	// as well.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":4096}`, r))
+	require.True(t, a.Fits)
+	require.Equal(t, StrategyOffload, a.Strategy)
+	var gpuKV, gpuFree int64
+	for _, s := range a.Shards {
+		if s.DeviceID == "cuda:0" {
+			gpuFree = s.MemoryAvailableBytes - s.MemoryBytes
+			gpuKV = a.Memory.KVCacheBytes * int64(s.LayerEnd-s.LayerStart) / int64(a.Model.Layers)
+		}
+	}
+	require.Greater(t, gpuKV, int64(0))
+	assert.LessOrEqual(t, int64(a.MaxBatchSize-1)*gpuKV, gpuFree+gpuKV/10, "room %d sequences: the GPU layers' cache does not fit the GPU", a.MaxBatchSize)
+}
