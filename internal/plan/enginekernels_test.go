@@ -283,3 +283,31 @@ func TestMixedGPUsRefusalNamesTheDevice(t *testing.T) {
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "cuda_gpu (nvidia) devices do not support bf16")
 }
+
+// TestSGLangRunsFloat16BelowAmpere: below compute capability 8.0 SGLang's
+// ModelRunner.load_model sets the dtype to float16 whatever --dtype says
+// ("Compute capability below sm80. Use float16 due to lack of bfloat16
+// support.", python/sglang/srt/model_executor/model_runner.py). A T4 plan
+// at fp32 printed --dtype float32 and sized 4-byte weights SGLang never
+// loads; it is refused with SGLang's reason, fp16 plans, and so does fp32
+// on an A100.
+func TestSGLangRunsFloat16BelowAmpere(t *testing.T) {
+	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{t4})))
+	require.False(t, a.Fits, "%s", dump(t, a.EngineArgs))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "float16")
+	assert.Contains(t, a.Levels[0].Reason, "model_runner.py")
+	assert.Contains(t, a.Levels[0].Reason, "7.5")
+
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp16"}`, reg(t, []registry.Device{t4})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float16")
+
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{a100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float32")
+}
