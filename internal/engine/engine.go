@@ -88,6 +88,26 @@ func WeightsLevel(e Engine, l quant.Level) quant.Level {
 	return l
 }
 
+// DeviceFloor is implemented by an engine that runs nothing, at any level,
+// on some devices of a kind it runs on (vLLM and SGLang below their CUDA
+// compute capability floors). The planner keeps such a device out of the
+// pool of the devices the engine runs on, so that a P40 does not refuse
+// vLLM the A100 beside it.
+type DeviceFloor interface {
+	// CannotRunDevice says why the engine runs nothing on d, "" when it
+	// runs (or d's capability is not known).
+	CannotRunDevice(d *registry.Device) string
+}
+
+// CannotRunDevice is e's DeviceFloor answer for d, "" for an engine without
+// one.
+func CannotRunDevice(e Engine, d *registry.Device) string {
+	if f, ok := e.(DeviceFloor); ok {
+		return f.CannotRunDevice(d)
+	}
+	return ""
+}
+
 // LowerLevel is a level of an engine's own quality ladder below a refused
 // one, with what it costs in quality, in words ("mean KL divergence ...").
 type LowerLevel struct {

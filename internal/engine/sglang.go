@@ -315,6 +315,16 @@ var (
 // a Kepler 3.7, which the check lets through, has no kernels either.
 var sglangCUDAFloor = cudaFloor{"SGLang", 75, "ModelRunner.load_model stops with \"SGLang only supports sm75 and above\", python/sglang/srt/model_executor/model_runner.py; sgl-kernel is built from sm_75, sgl-kernel/CMakeLists.txt"}
 
+// CannotRunDevice implements DeviceFloor: nothing runs below
+// sglangCUDAFloor.
+func (sglang) CannotRunDevice(d *registry.Device) string {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return ""
+	}
+	return sglangCUDAFloor.refusal(d, cc)
+}
+
 // sglangHalfBelow is the compute capability below which SGLang runs float16
 // weights only: ModelRunner.load_model sets server_args.dtype to "float16"
 // there, whatever --dtype asked ("Compute capability below sm80. Use

@@ -222,22 +222,6 @@ func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
 }
 
-// TestNamedVLLMOnMixedGPUsNeedsDevices: vLLM named on an A100 and a P40
-// plans both as one pool, which the P40 refuses; the request's devices
-// leave the P40 out (docs/inference-servers.md).
-func TestNamedVLLMOnMixedGPUsNeedsDevices(t *testing.T) {
-	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
-	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
-	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
-	r := reg(t, []registry.Device{a100, p40})
-	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16"}`, r))
-	require.False(t, a.Fits)
-	require.Len(t, a.Levels, 1)
-	assert.Contains(t, a.Levels[0].Reason, "Tesla P40 has 6.1")
-	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16","devices":["cuda:0"]}`, r))
-	assert.True(t, a.Fits, dump(t, a.Levels))
-}
-
 // TestTrainingOnMixedGPUsLeavesOutTheOlder: bf16 training on an A100 and a
 // P40 (no bf16: compute capability 6.1) trains on the A100 and says the P40
 // is left out. The two formed one pool, which the P40 made fail as a
@@ -310,4 +294,37 @@ func TestSGLangRunsFloat16BelowAmpere(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{a100})))
 	require.True(t, a.Fits, dump(t, a.Levels))
 	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float32")
+}
+
+// TestNamedVLLMLeavesOutGPUsBelowItsFloor: on a machine with an A100 and a
+// P40, "engine": "vllm" put both GPUs in one pool (one kind, one vendor,
+// one engine), and vLLM's floor (compute capability 7.0) refused the pool at
+// every level for the P40: "does not fit: vLLM needs compute capability 7.0
+// or higher ...; Tesla P40 has 6.1", an answer that sends the user away from
+// an A100 vLLM runs on. As with no engine named (the P40 is llama.cpp's
+// then) and as training does, a GPU the named engine runs nothing on is a
+// pool of its own: the plan is the A100's and the P40 is named as left out.
+func TestNamedVLLMLeavesOutGPUsBelowItsFloor(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-PCIE-40GB", 40<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	r := reg(t, []registry.Device{a100, p40})
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm"}`, r))
+	require.True(t, a.Fits, "%s", dump(t, a.Explanation))
+	require.Len(t, a.Shards, 1)
+	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
+	assert.Equal(t, "bf16", a.Quant)
+	idle := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, idle, "cuda:1 (Tesla P40) runs nothing under vllm: vLLM needs compute capability 7.0", "the idle line says why the P40 is left out")
+	assert.NotContains(t, idle, "replicas (data parallel) would serve more sequences on them", "no layout of vLLM uses the P40")
+
+	// Naming the A100 plans the same (what the docs told users to do).
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:0"]}`, r))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+
+	// Asked for the P40 alone, vLLM still refuses it with its reason.
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:1"]}`, r))
+	require.False(t, a.Fits)
+	require.NotNil(t, a.Refusal)
+	assert.Contains(t, a.Refusal.Text, "vLLM needs compute capability 7.0")
 }
