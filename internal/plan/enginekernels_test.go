@@ -328,3 +328,36 @@ func TestNamedVLLMLeavesOutGPUsBelowItsFloor(t *testing.T) {
 	require.NotNil(t, a.Refusal)
 	assert.Contains(t, a.Refusal.Text, "vLLM needs compute capability 7.0")
 }
+
+// TestRejectedLineNamesEachPool: with no engine named, an A100 (vLLM's) and
+// a P40 (llama.cpp's) are two pools, and a level neither holds was rejected
+// with both pools' reasons joined, "fp16 needs 134.3 GiB on one device (...;
+// largest 36.0 GiB free) and does not fit split over the 1 cuda_gpu (nvidia)
+// device (36.0 GiB in all); doesn't fit: fp16 needs 131.6 GiB ... (23.1 GiB
+// in all)": two figures for one level and no word of which GPU or engine
+// each is. Where pools give different reasons, each is now named by its
+// GPUs and engine.
+func TestRejectedLineNamesEachPool(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-PCIE-40GB", 40<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"}}`, reg(t, []registry.Device{a100, p40})))
+	require.False(t, a.Fits)
+	var fp16 LevelRow
+	for _, r := range a.Levels {
+		if r.Quant == "fp16" {
+			fp16 = r
+		}
+	}
+	require.NotEmpty(t, fp16.Reason)
+	assert.True(t, strings.HasPrefix(fp16.Reason, "cuda:0 (NVIDIA A100-PCIE-40GB) under vLLM: fp16 needs "), fp16.Reason)
+	assert.Contains(t, fp16.Reason, "; cuda:1 (Tesla P40) under llama.cpp: fp16 needs ")
+	assert.NotContains(t, fp16.Reason, LevelMisfitPrefix)
+	assert.Contains(t, a.Explanation, RejectedLine("fp16", fp16.Reason))
+
+	// One pool, or pools giving the same reason: the reason alone.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"devices":["cuda:0"]}`, reg(t, []registry.Device{a100, p40})))
+	for _, r := range a.Levels {
+		assert.NotContains(t, r.Reason, " under vLLM: ", r.Quant)
+	}
+}
