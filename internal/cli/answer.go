@@ -113,7 +113,7 @@ func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen r
 		if a.FitsUnknown() {
 			return name + notFitVerdict(true) + notFitReason(a.Refusal, seen)
 		}
-		return name + " does not fit at any precision" + notFitReason(a.Refusal, seen)
+		return name + " does not fit" + levelsTried(a.Levels) + notFitReason(a.Refusal, seen)
 	}
 	line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.Devices, info.DeviceNames),
 		a.Quant, GiB(a.Memory.TotalBytes))
@@ -127,6 +127,20 @@ func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen r
 		line += "; plan it: " + info.PlanCommand + " --quant " + a.Quant
 	}
 	return line
+}
+
+// levelsTried is " at <first> to <last>" of the levels a refusal tried (" at
+// <level>" for one), "" for none: "at any precision" said nothing fits
+// where a lower level than the request's levels does (a llama.cpp GGUF type
+// below int4, which the explanation names).
+func levelsTried(levels []plan.LevelRow) string {
+	switch len(levels) {
+	case 0:
+		return ""
+	case 1:
+		return " at " + levels[0].Quant
+	}
+	return " at " + levels[0].Quant + " to " + levels[len(levels)-1].Quant
 }
 
 // WriteTraining prints an estimate_training answer.

@@ -120,6 +120,18 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 		"70b fits NVIDIA H100 80GB HBM3 (cuda:0) at fp8: 70.1 GiB, one device; plan it: ai-hwaccel plan --model 70b --quant fp8\n\n"), b.String())
 	assert.Equal(t, 1, strings.Count(b.String(), "too big"))
 
+	// A refusal names the levels it tried, not "any precision": on a DGX
+	// Spark Qwen3-235B-A22B refused bf16 to int4 while llama.cpp's lower
+	// GGUF types (q3_k_m) fit, which the explanation's last line names.
+	noFit := `{"fits":false,"devices":[],"memory":{"total_bytes":1},
+	"levels":[{"quant":"bf16","total_bytes":150000000000,"fits":false,"reason":"doesn't fit: too big"},
+	          {"quant":"int4","total_bytes":75268195123,"fits":false,"reason":"doesn't fit: still too big"}],
+	"refusal":{"code":"insufficient_memory","text":"still too big"},
+	"explanation":["does not fit: still too big"],"warnings":[]}`
+	b.Reset()
+	require.NoError(t, WriteSuggestion(&b, []byte(noFit), AnswerInfo{Model: "70b", DeviceNames: names}))
+	assert.True(t, strings.HasPrefix(b.String(), "70b does not fit at bf16 to int4: still too big\n"), b.String())
+
 	train := `{"fits":true,"method":"lora","optimizer":"adamw","precision":"bf16","seq_len":4096,"micro_batch":1,
 	"gradient_checkpointing":true,"zero_stage":2,"num_devices":1,"tensor_parallel":1,"params":8030261248,"trainable_params":3407872,
 	"per_device":{"weights_bytes":16060522496,"gradients_bytes":6815744,"optimizer_bytes":27262976,"activations_bytes":1073741824,
