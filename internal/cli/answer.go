@@ -113,7 +113,7 @@ func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen r
 		if a.FitsUnknown() {
 			return name + notFitVerdict(true) + notFitReason(a.Refusal, seen)
 		}
-		return name + " does not fit at any precision" + notFitReason(a.Refusal, seen)
+		return name + " does not fit" + levelsTried(a.Levels) + notFitReason(a.Refusal, seen)
 	}
 	line := fmt.Sprintf("%s fits %s at %s: %s", name, deviceGroups(a.Devices, info.DeviceNames),
 		a.Quant, GiB(a.Memory.TotalBytes))
@@ -127,6 +127,20 @@ func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen r
 		line += "; plan it: " + info.PlanCommand + " --quant " + a.Quant
 	}
 	return line
+}
+
+// levelsTried is " at <first> to <last>" of the levels a refusal tried (" at
+// <level>" for one), "" for none: "at any precision" said nothing fits
+// where a lower level than the request's levels does (a llama.cpp GGUF type
+// below int4, which the explanation names).
+func levelsTried(levels []plan.LevelRow) string {
+	switch len(levels) {
+	case 0:
+		return ""
+	case 1:
+		return " at " + levels[0].Quant
+	}
+	return " at " + levels[0].Quant + " to " + levels[len(levels)-1].Quant
 }
 
 // WriteTraining prints an estimate_training answer.
@@ -420,10 +434,9 @@ var contextFlags = map[string]string{"llama.cpp": "-c", "vllm": "--max-model-len
 //     it will allocate and how many requests of its context fit at once;
 //   - otherwise the context the command runs, "context <c>" (llama.cpp:
 //     "shared by <n> sequences" when -np splits it), and when the same
-//     devices hold a longer one (max_context_length), "up to <n> fits", or
-//     for a plan that keeps part of the model in host RAM, whose longer
-//     context exists only with more of the model there (max_context_length
-//     re-splits the layers), "longer needs more in host RAM";
+//     devices hold a longer one (max_context_length), "up to <n> fits"
+//     (for a plan that keeps part of the model in host RAM, with the same
+//     placement: plan.printedSplitHolds);
 //   - with no command, the plan's own "context up to <n> tokens".
 func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	e, args := shownEngine(a, info)
@@ -463,9 +476,6 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	// longer context.
 	if longest-longest%engine.LlamaFitContextStep <= perSequence {
 		return room
-	}
-	if a.Strategy == plan.StrategyOffload {
-		return room + " (longer needs more in host RAM)"
 	}
 	return room + " (up to " + Tokens(float64(longest)) + each + " fits)"
 }
@@ -657,14 +667,9 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	if len(parts) == 0 {
 		return
 	}
-	label := "Room"
-	if a.Strategy == plan.StrategyOffload {
-		// The maxima re-split the layers (plan.maxFitting): beyond an
-		// offloaded plan's context, the GPUs being full, more of the
-		// model moves to host RAM than the printed command keeps there.
-		label = "Room (with more of the model in host RAM)"
-	}
-	fmt.Fprintf(w, "%s: %s\n", label, strings.Join(parts, "; "))
+	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds),
+	// as every other plan's do.
+	fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
 }
 
 func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {

@@ -120,6 +120,18 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 		"70b fits NVIDIA H100 80GB HBM3 (cuda:0) at fp8: 70.1 GiB, one device; plan it: ai-hwaccel plan --model 70b --quant fp8\n\n"), b.String())
 	assert.Equal(t, 1, strings.Count(b.String(), "too big"))
 
+	// A refusal names the levels it tried, not "any precision": on a DGX
+	// Spark Qwen3-235B-A22B refused bf16 to int4 while llama.cpp's lower
+	// GGUF types (q3_k_m) fit, which the explanation's last line names.
+	noFit := `{"fits":false,"devices":[],"memory":{"total_bytes":1},
+	"levels":[{"quant":"bf16","total_bytes":150000000000,"fits":false,"reason":"doesn't fit: too big"},
+	          {"quant":"int4","total_bytes":75268195123,"fits":false,"reason":"doesn't fit: still too big"}],
+	"refusal":{"code":"insufficient_memory","text":"still too big"},
+	"explanation":["does not fit: still too big"],"warnings":[]}`
+	b.Reset()
+	require.NoError(t, WriteSuggestion(&b, []byte(noFit), AnswerInfo{Model: "70b", DeviceNames: names}))
+	assert.True(t, strings.HasPrefix(b.String(), "70b does not fit at bf16 to int4: still too big\n"), b.String())
+
 	train := `{"fits":true,"method":"lora","optimizer":"adamw","precision":"bf16","seq_len":4096,"micro_batch":1,
 	"gradient_checkpointing":true,"zero_stage":2,"num_devices":1,"tensor_parallel":1,"params":8030261248,"trainable_params":3407872,
 	"per_device":{"weights_bytes":16060522496,"gradients_bytes":6815744,"optimizer_bytes":27262976,"activations_bytes":1073741824,
@@ -311,10 +323,12 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 	noPool := edit(planFits, `"engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},`, "")
 	assert.Contains(t, headline(noPool), ", bf16, context 4096 (up to 79k fits); run: ")
 	offloaded := edit(noPool, `"strategy":"tensor_parallel"`, `"strategy":"cpu_offload"`)
-	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (longer needs more in host RAM); run: ")
+	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds):
+	// said as any other plan's.
+	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (up to 79k fits); run: ")
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(offloaded), info))
-	assert.Contains(t, b.String(), "\nRoom (with more of the model in host RAM): context up to 80884 tokens; up to 19 sequences at once\n")
+	assert.Contains(t, b.String(), "\nRoom: context up to 80884 tokens; up to 19 sequences at once\n")
 	// A chosen context is the longest that fits rounded down to --fit's
 	// 256-token step: 80884 tokens is no longer context than 80640.
 	chosen := edit(noPool, `"--max-model-len","4096"`, `"--max-model-len","80640"`)

@@ -88,6 +88,50 @@ func WeightsLevel(e Engine, l quant.Level) quant.Level {
 	return l
 }
 
+// DeviceFloor is implemented by an engine that runs nothing, at any level,
+// on some devices of a kind it runs on (vLLM and SGLang below their CUDA
+// compute capability floors). The planner keeps such a device out of the
+// pool of the devices the engine runs on, so that a P40 does not refuse
+// vLLM the A100 beside it.
+type DeviceFloor interface {
+	// CannotRunDevice says why the engine runs nothing on d, "" when it
+	// runs (or d's capability is not known).
+	CannotRunDevice(d *registry.Device) string
+}
+
+// CannotRunDevice is e's DeviceFloor answer for d, "" for an engine without
+// one.
+func CannotRunDevice(e Engine, d *registry.Device) string {
+	if f, ok := e.(DeviceFloor); ok {
+		return f.CannotRunDevice(d)
+	}
+	return ""
+}
+
+// LowerLevel is a level of an engine's own quality ladder below a refused
+// one, with what it costs in quality, in words ("mean KL divergence ...").
+type LowerLevel struct {
+	Level   quant.Level
+	Quality string
+}
+
+// Ladder is implemented by an engine whose quant auto walks levels of its
+// own below int4 (llama.cpp's GGUF types, down to IQ1_S): a refusal at a
+// level may then point to a lower one that fits.
+type Ladder interface {
+	// LevelsBelow lists the levels below l (as the engine loads l,
+	// WeightsLevel) that a refusal may point to, best first.
+	LevelsBelow(l quant.Level) []LowerLevel
+}
+
+// LevelsBelow is e's Ladder below l, nil for an engine without one.
+func LevelsBelow(e Engine, l quant.Level) []LowerLevel {
+	if s, ok := e.(Ladder); ok {
+		return s.LevelsBelow(l)
+	}
+	return nil
+}
+
 // LevelRule is implemented by an engine whose kernels, not a device's
 // precision list (registry quantizations, internal/precision), decide which
 // weights it runs on a device: llama.cpp's CUDA backend runs every GGUF type

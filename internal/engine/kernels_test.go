@@ -81,8 +81,16 @@ func TestEngineCUDAFloors(t *testing.T) {
 	for _, l := range []quant.Level{quant.FP16, quant.BF16} {
 		_, decided := vllm{}.CannotRunLevel(&v100, nil, l)
 		assert.False(t, decided, "vLLM on a V100 at %s: the precision list decides", l)
-		_, decided = sglang{}.CannotRunLevel(&t4, nil, l)
-		assert.False(t, decided, "SGLang on a T4 at %s: the precision list decides", l)
+	}
+	_, decided := sglang{}.CannotRunLevel(&t4, nil, quant.FP16)
+	assert.False(t, decided, "SGLang on a T4 at fp16: the precision list decides")
+	// Below 8.0 SGLang loads float16 whatever --dtype asks
+	// (sglangHalfBelow): bf16 and fp32 are its own refusal.
+	for _, l := range []quant.Level{quant.BF16, quant.FP32} {
+		why, decided := sglang{}.CannotRunLevel(&t4, nil, l)
+		assert.True(t, decided, l)
+		assert.Contains(t, why, "SGLang runs float16 weights below compute capability 8.0", l)
+		assert.Contains(t, why, "Tesla T4 has 7.5", l)
 	}
 }
 

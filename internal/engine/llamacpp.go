@@ -239,6 +239,27 @@ func lowQualityNote(l quant.Level) string {
 	return ""
 }
 
+// LevelsBelow: the rungs of llamaRungs below the GGUF type l is loaded
+// as, down to the last better than llamaLowQualityKLD. A refusal points to
+// the first that fits and says its divergence beside l's; it stops above
+// the rungs whose loss lowQualityNote warns of (IQ2_M, Q2_K and below),
+// which are no answer to "what fits" a user should be sent to unasked
+// (quant auto with llama.cpp named still plans them, with that warning).
+func (e llamaCPP) LevelsBelow(l quant.Level) []LowerLevel {
+	from := slices.IndexFunc(llamaRungs, func(r llamaRung) bool { return r.level == e.WeightsLevel(l) })
+	if from < 0 {
+		return nil
+	}
+	var out []LowerLevel
+	for _, r := range llamaRungs[from+1:] {
+		if r.kld >= llamaLowQualityKLD {
+			break
+		}
+		out = append(out, LowerLevel{Level: r.level, Quality: fmt.Sprintf("mean KL divergence %.3g to FP16 on Llama-3-8B, against %.3g for %s, llama.cpp's perplexity scoreboard", r.kld, llamaRungs[from].kld, llamaRungs[from].level)})
+	}
+	return out
+}
+
 // rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
 func rungKLD(rs []llamaRung) string {
 	s := make([]string, len(rs))

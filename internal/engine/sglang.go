@@ -315,8 +315,28 @@ var (
 // a Kepler 3.7, which the check lets through, has no kernels either.
 var sglangCUDAFloor = cudaFloor{"SGLang", 75, "ModelRunner.load_model stops with \"SGLang only supports sm75 and above\", python/sglang/srt/model_executor/model_runner.py; sgl-kernel is built from sm_75, sgl-kernel/CMakeLists.txt"}
 
+// CannotRunDevice implements DeviceFloor: nothing runs below
+// sglangCUDAFloor.
+func (sglang) CannotRunDevice(d *registry.Device) string {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return ""
+	}
+	return sglangCUDAFloor.refusal(d, cc)
+}
+
+// sglangHalfBelow is the compute capability below which SGLang runs float16
+// weights only: ModelRunner.load_model sets server_args.dtype to "float16"
+// there, whatever --dtype asked ("Compute capability below sm80. Use
+// float16 due to lack of bfloat16 support.", the check of sglangCUDAFloor,
+// python/sglang/srt/model_executor/model_runner.py, read at
+// 677b66af805d93f7a26e9cf96b7b243eb1beaee1), so fp32 and bf16 weights are
+// never what it loads on a T4 or an RTX 20xx.
+const sglangHalfBelow capability = 80
+
 // CannotRunLevel implements LevelRule for SGLang on CUDA: below SGLang's
-// floor (sglangCUDAFloor) no level runs; above it fp8 and AWQ int4
+// floor (sglangCUDAFloor) no level runs; below 8.0 no 16- or 32-bit float
+// level but fp16 (sglangHalfBelow); above it fp8 and AWQ int4
 // checkpoints must meet their method's minimum compute capability; other
 // levels and kinds follow the device's precision list.
 func (sglang) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (string, bool) {
@@ -326,6 +346,9 @@ func (sglang) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) 
 	}
 	if why := sglangCUDAFloor.refusal(d, cc); why != "" {
 		return why, true
+	}
+	if cc < sglangHalfBelow && (l == quant.FP32 || l == quant.BF16) {
+		return fmt.Sprintf("SGLang runs float16 weights below compute capability %s (ModelRunner.load_model sets --dtype float16 there, python/sglang/srt/model_executor/model_runner.py); %s has %s: plan fp16", sglangHalfBelow, deviceName(d), cc), true
 	}
 	method := publishedMethod(m, l)
 	switch {

@@ -205,6 +205,15 @@ func vllmMethodFor(m *model.Model, l quant.Level) (quantMethod, bool) {
 	return quantMethod{}, false
 }
 
+// CannotRunDevice implements DeviceFloor: nothing runs below vllmCUDAFloor.
+func (vllm) CannotRunDevice(d *registry.Device) string {
+	cc, ok := cudaCapability(d)
+	if !ok {
+		return ""
+	}
+	return vllmCUDAFloor.refusal(d, cc)
+}
+
 // CannotRunLevel implements LevelRule for vLLM on CUDA: below vLLM's floor
 // (vllmCUDAFloor) no level runs; above it the level's quantization method
 // (vllmMethodFor) must meet its minimum compute capability. Float levels

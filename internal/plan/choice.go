@@ -202,8 +202,8 @@ func choose(req *planning) (*choice, error) {
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
-		if off, ok := planOffloadLevels(req, accel, levels); ok {
-			ch.Plan = off
+		if off, why, ok := planOffloadLevels(req, accel, levels); ok {
+			ch.Plan, ch.SpeedWhy = off, why
 			ch.Outcome = outcomeFitsOffloaded
 			return ch, nil
 		}
@@ -239,7 +239,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
 		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
 		var best *planned
-		var reasons []string
+		var reasons poolReasons
 		if !sane {
 			row.TotalBytes = 0
 			row.Reason = "needs more than 1 EiB"
@@ -251,7 +251,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		var refusedOn *pool
 		for _, p := range ps {
 			if r := unsupportedReason(req, p, l); r != "" {
-				reasons = appendNew(reasons, r)
+				reasons.add(r, p)
 				continue
 			}
 			bp := b
@@ -263,7 +263,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			}
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
-				reasons = appendNew(reasons, LevelMisfitPrefix+pl.Reason)
+				reasons.add(LevelMisfitPrefix+pl.Reason, p)
 				if pl.Code == RefusalMemory && refused == 0 {
 					refused, refusedOn = pl.oneDeviceBytes(), p
 				}
@@ -279,7 +279,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
 			fits = append(fits, best)
 		} else {
-			row.Reason = strings.Join(reasons, "; ")
+			row.Reason = reasons.String()
 			switch {
 			case refused > 0:
 				// The figure its reason states (notFitting), counted as
@@ -295,6 +295,76 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 	return rows, fits
 }
 
+// poolReasons is why each pool refused a level, each reason once with the
+// pools that gave it (pools of identical devices, MIG slices of one
+// profile, refuse for the same reason).
+type poolReasons struct {
+	reasons []string
+	pools   [][]*pool
+}
+
+// add records pool p's reason r.
+func (pr *poolReasons) add(r string, p *pool) {
+	if i := slices.Index(pr.reasons, r); i >= 0 {
+		pr.pools[i] = append(pr.pools[i], p)
+		return
+	}
+	pr.reasons = append(pr.reasons, r)
+	pr.pools = append(pr.pools, []*pool{p})
+}
+
+// String is the level row's reason: the one reason all pools gave, or,
+// where they differ (an A100 under vLLM and a P40 under llama.cpp, MIG
+// slices of two sizes), each named by its pools' devices and engine, "cuda:0
+// (NVIDIA A100-PCIE-40GB) under vLLM: fp16 needs ...; cuda:1 (Tesla P40)
+// under llama.cpp: fp16 needs ...": two figures for one level read as one
+// contradicting the other without it. A reason that starts with its pool's
+// devices (a precision list's refusal) is not named twice.
+func (pr *poolReasons) String() string {
+	if len(pr.reasons) < 2 {
+		return strings.Join(pr.reasons, "; ")
+	}
+	out := make([]string, len(pr.reasons))
+	for i, r := range pr.reasons {
+		r = strings.TrimPrefix(r, LevelMisfitPrefix)
+		if strings.HasPrefix(r, poolDevices(pr.pools[i][0])) {
+			out[i] = r
+			continue
+		}
+		who := devicesByName(pr.pools[i])
+		if e := pr.pools[i][0].engine(); e != nil {
+			who += " under " + e.Title()
+		}
+		out[i] = who + ": " + r
+	}
+	return strings.Join(out, "; ")
+}
+
+// devicesByName names the devices of pools, each run of one name once:
+// "cuda:1, cuda:2 (NVIDIA A100-SXM4-80GB MIG 1g.20gb), cuda:5 (NVIDIA
+// A100-SXM4-80GB)".
+func devicesByName(pools []*pool) string {
+	var groups []string
+	var ids []string
+	name := ""
+	flush := func() {
+		if len(ids) > 0 {
+			groups = append(groups, fmt.Sprintf("%s (%s)", strings.Join(ids, ", "), name))
+		}
+	}
+	for _, p := range pools {
+		for _, d := range p.Devices {
+			if len(ids) > 0 && d.Dev.Name != name {
+				flush()
+				ids = nil
+			}
+			ids, name = append(ids, d.ID), d.Dev.Name
+		}
+	}
+	flush()
+	return strings.Join(groups, ", ")
+}
+
 // oneDeviceBytes is what the plan's model (one replica, at its share of the
 // batch, for data parallel) needs as on one device, counted as the plan
 // counts each device (the engine's activations and overhead, the token
@@ -305,16 +375,6 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 // same figure (notFitting), and so does its level's row.
 func (pl *planned) oneDeviceBytes() int64 {
 	return pl.Costs.stagePart(0, pl.Costs.Layers, 1).total()
-}
-
-// appendNew appends r unless list holds it: pools of identical devices
-// (MIG slices of one profile, each a pool of its own) refuse a level for the
-// same reason, which a row says once.
-func appendNew(list []string, r string) []string {
-	if slices.Contains(list, r) {
-		return list
-	}
-	return append(list, r)
 }
 
 // pagedBytes is the estimate at level l when every pool's engine serves

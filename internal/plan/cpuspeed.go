@@ -118,3 +118,54 @@ func emptyCacheDecode(pl *planned, req *planning) float64 {
 	cp.Replicas = nil
 	return estimateNoted(&cp, req, 0, fitted, false).DecodeTokensPerS
 }
+
+// offloadBySpeed is chooseBySpeed's rule for cpu_offload plans under quant
+// auto: the part of the model in host RAM is read at host (or PCIe)
+// bandwidth every token, as on a CPU, so the highest level that fits
+// offloaded can decode several times slower than a smaller one that keeps
+// more on the GPU (Qwen3-30B-A3B on an 8 GiB GPU: bf16 with 51 GiB of
+// experts in host RAM at about a quarter of q4_k_m's speed, by the plans'
+// own figures). fits are the offload plans of the levels that fit, best
+// quality first. It returns the highest-quality one, down to q4_k_m (int4),
+// whose empty-cache decode is at least cpuSpeedFraction of the fastest
+// such plan's, with a line saying so; ok is false, with a line saying why
+// where one is due, when the plans' speeds are not all known or fewer than
+// two levels are weighed (planOffloadLevels' layer rule decides then).
+func offloadBySpeed(req *planning, levels []quant.Level, fits []*planned) (*planned, string, bool) {
+	if len(levels) < 2 {
+		return nil, "", false
+	}
+	cands := speedCandidates(levels, fits)
+	if len(cands) < 2 {
+		return nil, "", false
+	}
+	speeds := make([]float64, len(cands))
+	fastest := 0
+	for i, pl := range cands {
+		speeds[i] = emptyCacheDecode(pl, req)
+		if speeds[i] <= 0 {
+			return nil, "speed not weighed: no decode speed is estimated for the cpu_offload plans (the throughput says why), so auto keeps the highest-quality level that keeps at least half of the layers on the accelerators (a MoE model: the first level whose experts split between them and host RAM)", false
+		}
+		if speeds[i] > speeds[fastest] {
+			fastest = i
+		}
+	}
+	pick := 0
+	for i := range cands {
+		if speeds[i] >= cpuSpeedFraction*speeds[fastest] {
+			pick = i
+			break
+		}
+	}
+	rule := fmt.Sprintf("with cpu_offload auto takes the highest-quality level, down to %s (%s in GGUF), whose decode is at least %.0f%% of the fastest fitting level's (empty cache, the speed model's figures), as on a CPU: what stays in host RAM is read at host or PCIe bandwidth every token",
+		quant.INT4, quant.INT4.LlamaCPPLevel(), cpuSpeedFraction*100)
+	if pick == 0 {
+		if fastest == 0 {
+			return cands[0], fmt.Sprintf("speed: %s is also the fastest level with cpu_offload (%.1f tokens/s); %s", cands[0].Level, speeds[0], rule), true
+		}
+		return cands[0], fmt.Sprintf("speed: %s kept: %.0f%% of the decode speed of %s, the fastest level with cpu_offload (%.1f against %.1f tokens/s); %s",
+			cands[0].Level, 100*speeds[0]/speeds[fastest], cands[fastest].Level, speeds[0], speeds[fastest], rule), true
+	}
+	return cands[pick], fmt.Sprintf("speed: %s: %.1fx the decode speed of %s with cpu_offload (%.1f against %.1f tokens/s), so auto takes it over %s, which fits offloaded; %s",
+		cands[pick].Level, speeds[pick]/speeds[0], cands[0].Level, speeds[pick], speeds[0], cands[0].Level, rule), true
+}

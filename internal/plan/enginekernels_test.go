@@ -222,22 +222,6 @@ func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
 }
 
-// TestNamedVLLMOnMixedGPUsNeedsDevices: vLLM named on an A100 and a P40
-// plans both as one pool, which the P40 refuses; the request's devices
-// leave the P40 out (docs/inference-servers.md).
-func TestNamedVLLMOnMixedGPUsNeedsDevices(t *testing.T) {
-	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
-	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
-	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
-	r := reg(t, []registry.Device{a100, p40})
-	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16"}`, r))
-	require.False(t, a.Fits)
-	require.Len(t, a.Levels, 1)
-	assert.Contains(t, a.Levels[0].Reason, "Tesla P40 has 6.1")
-	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp16","devices":["cuda:0"]}`, r))
-	assert.True(t, a.Fits, dump(t, a.Levels))
-}
-
 // TestTrainingOnMixedGPUsLeavesOutTheOlder: bf16 training on an A100 and a
 // P40 (no bf16: compute capability 6.1) trains on the A100 and says the P40
 // is left out. The two formed one pool, which the P40 made fail as a
@@ -282,4 +266,98 @@ func TestMixedGPUsRefusalNamesTheDevice(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16"}`, reg(t, []registry.Device{p40})))
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "cuda_gpu (nvidia) devices do not support bf16")
+}
+
+// TestSGLangRunsFloat16BelowAmpere: below compute capability 8.0 SGLang's
+// ModelRunner.load_model sets the dtype to float16 whatever --dtype says
+// ("Compute capability below sm80. Use float16 due to lack of bfloat16
+// support.", python/sglang/srt/model_executor/model_runner.py). A T4 plan
+// at fp32 printed --dtype float32 and sized 4-byte weights SGLang never
+// loads; it is refused with SGLang's reason, fp16 plans, and so does fp32
+// on an A100.
+func TestSGLangRunsFloat16BelowAmpere(t *testing.T) {
+	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{t4})))
+	require.False(t, a.Fits, "%s", dump(t, a.EngineArgs))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
+	require.Len(t, a.Levels, 1)
+	assert.Contains(t, a.Levels[0].Reason, "float16")
+	assert.Contains(t, a.Levels[0].Reason, "model_runner.py")
+	assert.Contains(t, a.Levels[0].Reason, "7.5")
+
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp16"}`, reg(t, []registry.Device{t4})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float16")
+
+	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{a100})))
+	require.True(t, a.Fits, dump(t, a.Levels))
+	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float32")
+}
+
+// TestNamedVLLMLeavesOutGPUsBelowItsFloor: on a machine with an A100 and a
+// P40, "engine": "vllm" put both GPUs in one pool (one kind, one vendor,
+// one engine), and vLLM's floor (compute capability 7.0) refused the pool at
+// every level for the P40: "does not fit: vLLM needs compute capability 7.0
+// or higher ...; Tesla P40 has 6.1", an answer that sends the user away from
+// an A100 vLLM runs on. As with no engine named (the P40 is llama.cpp's
+// then) and as training does, a GPU the named engine runs nothing on is a
+// pool of its own: the plan is the A100's and the P40 is named as left out.
+func TestNamedVLLMLeavesOutGPUsBelowItsFloor(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-PCIE-40GB", 40<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	r := reg(t, []registry.Device{a100, p40})
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm"}`, r))
+	require.True(t, a.Fits, "%s", dump(t, a.Explanation))
+	require.Len(t, a.Shards, 1)
+	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
+	assert.Equal(t, "bf16", a.Quant)
+	idle := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, idle, "cuda:1 (Tesla P40) runs nothing under vllm: vLLM needs compute capability 7.0", "the idle line says why the P40 is left out")
+	assert.NotContains(t, idle, "replicas (data parallel) would serve more sequences on them", "no layout of vLLM uses the P40")
+
+	// Naming the A100 plans the same (what the docs told users to do).
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:0"]}`, r))
+	assert.True(t, a.Fits, dump(t, a.Levels))
+
+	// Asked for the P40 alone, vLLM still refuses it with its reason.
+	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:1"]}`, r))
+	require.False(t, a.Fits)
+	require.NotNil(t, a.Refusal)
+	assert.Contains(t, a.Refusal.Text, "vLLM needs compute capability 7.0")
+}
+
+// TestRejectedLineNamesEachPool: with no engine named, an A100 (vLLM's) and
+// a P40 (llama.cpp's) are two pools, and a level neither holds was rejected
+// with both pools' reasons joined, "fp16 needs 134.3 GiB on one device (...;
+// largest 36.0 GiB free) and does not fit split over the 1 cuda_gpu (nvidia)
+// device (36.0 GiB in all); doesn't fit: fp16 needs 131.6 GiB ... (23.1 GiB
+// in all)": two figures for one level and no word of which GPU or engine
+// each is. Where pools give different reasons, each is now named by its
+// GPUs and engine.
+func TestRejectedLineNamesEachPool(t *testing.T) {
+	a100 := detectedCUDA("NVIDIA A100-PCIE-40GB", 40<<30, "8.0")
+	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
+	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"}}`, reg(t, []registry.Device{a100, p40})))
+	require.False(t, a.Fits)
+	var fp16 LevelRow
+	for _, r := range a.Levels {
+		if r.Quant == "fp16" {
+			fp16 = r
+		}
+	}
+	require.NotEmpty(t, fp16.Reason)
+	assert.True(t, strings.HasPrefix(fp16.Reason, "cuda:0 (NVIDIA A100-PCIE-40GB) under vLLM: fp16 needs "), fp16.Reason)
+	assert.Contains(t, fp16.Reason, "; cuda:1 (Tesla P40) under llama.cpp: fp16 needs ")
+	assert.NotContains(t, fp16.Reason, LevelMisfitPrefix)
+	assert.Contains(t, a.Explanation, RejectedLine("fp16", fp16.Reason))
+
+	// One pool, or pools giving the same reason: the reason alone.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"devices":["cuda:0"]}`, reg(t, []registry.Device{a100, p40})))
+	for _, r := range a.Levels {
+		assert.NotContains(t, r.Reason, " under vLLM: ", r.Quant)
+	}
 }

@@ -37,6 +37,9 @@ func explainChoice(ch *choice) []string {
 	}
 	if ch.Outcome == outcomeFitsOffloaded {
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
+		if ch.SpeedWhy != "" {
+			out = append(out, ch.SpeedWhy)
+		}
 		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
 			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}

@@ -139,7 +139,7 @@ func floorContextLine(req *planning, ch *choice) (string, bool) {
 	} else {
 		line += fmt.Sprintf(": it fills %s with whole layers from the back (its step 3), the last %d here (-ngl %d), the first ones staying in host RAM", where, gpuLayers, gpuLayers)
 	}
-	return line + "; a longer -c fits only with more of the model in host RAM", true
+	return line + "; a longer -c than the room's (this placement, each layer's KV cache on its layer's device) fits only with more of the model in host RAM", true
 }
 
 // wholeBytes is what the chosen level of ch needs with the whole model on

@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // idleDevices lists the devices of the chosen plan's pool (the devices the
@@ -101,6 +103,14 @@ func splitByEngine(ch *choice, idle []string) (same, others []string) {
 		if e := engineOf[id]; e != "" && e != mine {
 			others = append(others, fmt.Sprintf("%s (%s) is planned by %s, not %s: a plan of its own would use it", id, byID[id].Dev.Name, e, mine))
 			continue
+		}
+		if d := byID[id]; d != nil {
+			if why := engine.CannotRunDevice(ch.Plan.Pool.Budget.Engine, &d.Dev); why != "" {
+				// A GPU below the named engine's floor: no layout of
+				// this engine uses it (buildPools keeps it apart).
+				others = append(others, fmt.Sprintf("%s (%s) runs nothing under %s: %s", id, d.Dev.Name, mine, why))
+				continue
+			}
 		}
 		same = append(same, id)
 	}

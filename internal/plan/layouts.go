@@ -663,66 +663,101 @@ func hostDevice(req *planning, want map[string]bool) *device {
 // planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
 // many whole layers as fits (filled in order), the rest stay in host RAM as
 // the last stage; a llama.cpp MoE plan moves experts first (moeSplit, else
-// step3Split), as llama.cpp's --fit does. Among the levels that fit this way, the highest-quality
-// one that keeps at least half of the layers on accelerators wins (offloaded
-// layers cost PCIe time every token); when none does, the level keeping the
-// most layers on accelerators.
-func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (planned, bool) {
+// step3Split), as llama.cpp's --fit does. Each level that fits this way
+// gets its plan (offloadAt); offloadBySpeed then weighs their decode
+// speeds, and where it cannot, the highest-quality level that keeps at
+// least half of the layers on accelerators wins (offloaded layers cost
+// PCIe time every token), a MoE plan at the first level it splits, and
+// when none does, the level keeping the most layers on accelerators. why
+// is offloadBySpeed's line, "" where it did not decide.
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl planned, why string, ok bool) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
+		return planned{}, "", false
+	}
+	var fits []*planned
+	for _, l := range levels {
+		if p, ok := offloadAt(req, accel, host, l); ok {
+			fits = append(fits, &p)
+		}
+	}
+	if len(fits) == 0 {
+		return planned{}, "", false
+	}
+	best, why, ok := offloadBySpeed(req, levels, fits)
+	if ok {
+		return *best, why, true
+	}
+	bestOn := -1
+	for _, p := range fits {
+		if p.moeOffload() || p.AllExpertsOnHost {
+			return *p, why, true
+		}
+		on := p.Stages[len(p.Stages)-1].Start
+		if 2*on >= p.Costs.Layers {
+			return *p, why, true
+		}
+		if on > bestOn {
+			best, bestOn = p, on
+		}
+	}
+	return *best, why, true
+}
+
+// offloadAt is the cpu_offload plan of level l on the first pool that
+// holds it with host RAM: a MoE split where the pool's engine moves experts
+// (moeOffloadable), else whole layers; of dense plans, the first keeping at
+// least half of the layers on the pool, else the one keeping the most.
+func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (planned, bool) {
+	if !supported(&host.Dev, l.Native()) {
+		return planned{}, false
+	}
+	if _, sane := estimateSane(req, l, req.ContextLength, req.BatchSize); !sane {
 		return planned{}, false
 	}
 	var best *planned
 	bestOn := -1
-	for _, l := range levels {
-		if !supported(&host.Dev, l.Native()) {
+	for _, p := range accel {
+		if unsupportedReason(req, p, l) != "" {
 			continue
 		}
-		if _, sane := estimateSane(req, l, req.ContextLength, req.BatchSize); !sane {
+		b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
+		c := newCosts(req.Model, b, p.sizedAs(l)).on(p)
+		if moeOffloadable(p, c) {
+			// Experts to the host before whole layers, as llama.cpp's
+			// --fit does: every layer keeps its attention and KV
+			// cache on a GPU.
+			if stages, h, ok := moeSplit(c, p.Devices, host); ok {
+				return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, CPUMoE: h.Layers, CPUMoEPart: h.Part}, true
+			}
+			// Not every layer's dense weights fit: --fit's step 3
+			// keeps the dense weights of the last layers that fit on
+			// the GPUs, every expert in host memory.
+			if stages, ok := step3Split(c, p.Devices, host); ok {
+				return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, AllExpertsOnHost: true}, true
+			}
+		}
+		var stages []stage
+		for _, d := range p.Devices {
+			if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {
+				stages = append(stages, stage{Devices: []*device{d}})
+			}
+		}
+		if len(stages) == 0 {
 			continue
 		}
-		for _, p := range accel {
-			if unsupportedReason(req, p, l) != "" {
-				continue
-			}
-			b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
-			c := newCosts(req.Model, b, p.sizedAs(l)).on(p)
-			if moeOffloadable(p, c) {
-				// Experts to the host before whole layers, as llama.cpp's
-				// --fit does: every layer keeps its attention and KV
-				// cache on a GPU.
-				if stages, h, ok := moeSplit(c, p.Devices, host); ok {
-					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, CPUMoE: h.Layers, CPUMoEPart: h.Part}, true
-				}
-				// Not every layer's dense weights fit: --fit's step 3
-				// keeps the dense weights of the last layers that fit on
-				// the GPUs, every expert in host memory.
-				if stages, ok := step3Split(c, p.Devices, host); ok {
-					return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true, AllExpertsOnHost: true}, true
-				}
-			}
-			var stages []stage
-			for _, d := range p.Devices {
-				if maxLayers(&stage{Devices: []*device{d}}, 1, 3, c) >= 1 {
-					stages = append(stages, stage{Devices: []*device{d}})
-				}
-			}
-			if len(stages) == 0 {
-				continue
-			}
-			stages = append(stages, stage{Devices: []*device{host}})
-			if len(stages) > c.Layers || !assignLayers(stages, c, true) {
-				continue
-			}
-			pl := planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}
-			on := stages[len(stages)-1].Start
-			if 2*on >= c.Layers {
-				return pl, true
-			}
-			if on > bestOn {
-				best, bestOn = &pl, on
-			}
+		stages = append(stages, stage{Devices: []*device{host}})
+		if len(stages) > c.Layers || !assignLayers(stages, c, true) {
+			continue
+		}
+		pl := planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}
+		on := stages[len(stages)-1].Start
+		if 2*on >= c.Layers {
+			return pl, true
+		}
+		if on > bestOn {
+			best, bestOn = &pl, on
 		}
 	}
 	if best == nil {

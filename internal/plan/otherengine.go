@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // otherEngineFits is the explanation's line for a refused request that named
@@ -17,6 +18,12 @@ import (
 // published format), one level rather than the other engine's whole ladder:
 // llama.cpp's reaches iq1_s, a quality nobody should be pointed to, and
 // walking it on a hostile shape takes minutes (TestHostileShapesAreBounded).
+//
+// Where no engine fits at that level and the request asked for quant auto,
+// the line names the best level of an engine's own ladder below it that
+// fits (lowerLevelFits): on a DGX Spark, where llama.cpp is the default,
+// Qwen3-235B-A22B's Q4_K_M file outweighs the GPU and Q3_K_M fits, which
+// "engine": "llama.cpp" with quant auto plans.
 func otherEngineFits(r *Request, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if r.Engine != "" || pl.Pool == nil || len(pl.Pool.Devices) == 0 || !pl.Pool.Budget.ByDefault || len(ch.Rows) == 0 {
@@ -24,23 +31,62 @@ func otherEngineFits(r *Request, ch *choice) (string, bool) {
 	}
 	d := pl.Pool.Devices[0].Dev
 	dev := engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, ComputeCapability: d.ComputeCapability}
-	for _, e := range engine.Alternatives(dev) {
-		named := *r
-		named.Engine, named.Quant = e.Name(), ch.Rows[len(ch.Rows)-1].Quant
-		a, err := PlanSharding(&named)
-		if err != nil || !a.Fits {
+	last := quant.Level(ch.Rows[len(ch.Rows)-1].Quant)
+	alternatives := engine.Alternatives(dev)
+	for _, e := range alternatives {
+		a, ok := fitsNamed(r, e, last)
+		if !ok {
 			continue
 		}
-		var ids []string
-		for _, s := range a.Shards {
-			ids = append(ids, s.DeviceID)
+		return fmt.Sprintf("engine %s fits it: %s on %s; plan it with \"engine\": %q (ai-hwaccel: --engine %s)",
+			e.Name(), a.Quant, whereFits(a), e.Name(), e.Name()), true
+	}
+	return lowerLevelFits(r, ch, last, append([]engine.Engine{pl.Pool.engine()}, alternatives...))
+}
+
+// lowerLevelFits is otherEngineFits's line for a level below the last
+// refused one, tried on engines in order (the default first) down their
+// own ladders (engine.LevelsBelow), best first. Only under quant auto over
+// several levels: a level the request named (or a model file's own type)
+// is the answer asked for, and a refusal of it says so.
+func lowerLevelFits(r *Request, ch *choice, last quant.Level, engines []engine.Engine) (string, bool) {
+	if r.Quant != "auto" || len(ch.Rows) < 2 {
+		return "", false
+	}
+	for _, e := range engines {
+		for _, lo := range engine.LevelsBelow(e, last) {
+			a, ok := fitsNamed(r, e, lo.Level)
+			if !ok {
+				continue
+			}
+			return fmt.Sprintf("engine %s fits it at a lower level: %s on %s (%s); plan it with \"engine\": %q, \"quant\": %q (ai-hwaccel: --engine %s --quant %s)",
+				e.Name(), a.Quant, whereFits(a), lo.Quality, e.Name(), a.Quant, e.Name(), a.Quant), true
 		}
-		how := ""
-		if a.Strategy != "" && a.Strategy != "none" {
-			how = ", " + strings.ReplaceAll(a.Strategy, "_", " ")
-		}
-		return fmt.Sprintf("engine %s fits it: %s on %s%s; plan it with \"engine\": %q (ai-hwaccel: --engine %s)",
-			e.Name(), a.Quant, strings.Join(ids, ", "), how, e.Name(), e.Name()), true
 	}
 	return "", false
+}
+
+// fitsNamed plans r with engine e named at level l; ok when it fits.
+func fitsNamed(r *Request, e engine.Engine, l quant.Level) (*ShardingAnswer, bool) {
+	named := *r
+	named.Engine, named.Quant = e.Name(), string(l)
+	a, err := PlanSharding(&named)
+	if err != nil || !a.Fits {
+		return nil, false
+	}
+	return a, true
+}
+
+// whereFits is the devices of a fitting answer and its strategy when it has
+// one: "cuda:0", "cuda:0, cuda:1, pipeline parallel".
+func whereFits(a *ShardingAnswer) string {
+	var ids []string
+	for _, s := range a.Shards {
+		ids = append(ids, s.DeviceID)
+	}
+	how := ""
+	if a.Strategy != "" && a.Strategy != "none" {
+		how = ", " + strings.ReplaceAll(a.Strategy, "_", " ")
+	}
+	return strings.Join(ids, ", ") + how
 }

@@ -275,7 +275,15 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 			continue
 		}
 		eng, _ := rule.engineOf(&d)
-		key := poolKey(&d, id) + "|" + eng.Name()
+		key := poolKey(&d, id)
+		if engine.CannotRunDevice(eng, &d) != "" {
+			// A GPU the engine runs nothing on (a P40 under a
+			// named vLLM) is a pool of its own, whose every level
+			// the engine refuses, not a member that refuses the
+			// others' pool.
+			key += "|below-floor"
+		}
+		key += "|" + eng.Name()
 		p, ok := byKey[key]
 		if !ok {
 			p = &pool{Kind: d.Kind, Vendor: strings.ToLower(d.Vendor), Budget: rule.budgetFor(&d)}

@@ -247,6 +247,9 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 			c.VLLM, c.Context = nil, 0
 		}
 		c = c.on(pl.Pool)
+		if pl.Offloaded {
+			return printedSplitHolds(pl, c)
+		}
 		if !context && c.Static != nil {
 			// SGLang sizes its pool at start-up whatever the number of
 			// sequences (--mem-fraction-static less the weights:
@@ -274,6 +277,50 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		n = min(n*pl.DP, MaxBatchSize)
 	}
 	return n
+}
+
+// printedSplitHolds reports whether costs c (a longer context or more
+// sequences) fit the devices of pl, a plan with part of the model in host
+// RAM, placed as its command places it: the same layers on each GPU and
+// the same experts in host RAM. llama.cpp allocates each layer's KV cache
+// on that layer's device (llama_kv_cache in src/llama-kv-cache.cpp of
+// ggml-org/llama.cpp), so the cache of the GPUs' layers grows on the GPUs
+// and the host's free RAM holds only its own layers' share: under
+// --n-cpu-moe, with every layer on a GPU, none. The room re-split the
+// layers instead, counting host RAM the printed command's cache never
+// uses (Qwen3-30B-A3B at q4_k_m on an 8 GiB GPU: 134 sequences where the
+// command holds 1).
+func printedSplitHolds(pl *planned, c costs) bool {
+	gpus := pl.Stages[:len(pl.Stages)-1]
+	host := pl.Stages[len(pl.Stages)-1]
+	var hostPart part
+	switch {
+	case pl.moeOffload():
+		h := pl.moeHost()
+		for _, s := range gpus {
+			if moeGPUPart(c, h, s.Start, s.End).total() > s.Devices[0].Usable {
+				return false
+			}
+		}
+		hostPart = moeHostPart(c, h)
+	case pl.AllExpertsOnHost:
+		k := host.Start
+		for _, s := range gpus {
+			if step3GPUPart(c, k, s.Start, s.End).total() > s.Devices[0].Usable {
+				return false
+			}
+		}
+		hostPart = step3HostPart(c, k)
+	default:
+		for _, s := range pl.Stages {
+			s.Part = c.stagePart(s.Start, s.End, len(s.Devices))
+			if !c.stageFits(s, len(pl.Stages)) {
+				return false
+			}
+		}
+		return true
+	}
+	return hostPart.total() <= host.Devices[0].Usable
 }
 
 // distinctUnits is the replicas whose memory differs: of replicas of one

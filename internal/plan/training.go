@@ -3,12 +3,14 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/precision"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -472,7 +474,7 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 		if p.Kind == registry.KindCPU && chosen == nil {
 			continue
 		}
-		if poolSupports(p, native) {
+		if poolTrains(p, native) {
 			chosen = p
 			break
 		}
@@ -502,13 +504,34 @@ func trainingDevices(req *planning, s *trainingSetup) ([]*device, string, error)
 	return devs, why, nil
 }
 
+// trains reports whether training frameworks run precision native on d:
+// an Apple GPU's training list (precision.MetalTraining: PyTorch's MPS
+// backend runs bf16, which the Metal inference list leaves out), else the
+// device's list.
+func trains(d *registry.Device, native string) bool {
+	if d.Kind == registry.KindMetal {
+		return slices.Contains(precision.MetalTraining(), native)
+	}
+	return supported(d, native)
+}
+
+// poolTrains reports whether every device of the pool trains in native.
+func poolTrains(p *pool, native string) bool {
+	for _, d := range p.Devices {
+		if !trains(&d.Dev, native) {
+			return false
+		}
+	}
+	return len(p.Devices) > 0
+}
+
 // splitByPrecision is the pool's devices that run precision native, and
 // the others named for the explanation ("cuda:1 (Tesla P40) does", "cuda:1
 // (Tesla P40), cuda:2 (Tesla P40) do").
 func splitByPrecision(p *pool, native string) (runs []*device, left string) {
 	var others []string
 	for _, d := range p.Devices {
-		if supported(&d.Dev, native) {
+		if trains(&d.Dev, native) {
 			runs = append(runs, d)
 			continue
 		}

@@ -523,3 +523,15 @@ func TestTrainingSaysHowManyDevicesWouldDo(t *testing.T) {
 	small := estimate(t, trainRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full","zero_stage":3,"gradient_checkpointing":true,"num_devices":%d}}`, n-1), trainGPUs(t, n-1, 80<<30)))
 	assert.False(t, small.Fits, "%d devices are not enough", n-1)
 }
+
+// TestTrainOnHostRAMExplanationReadsAsTwoStatements: a GPU without bf16 (a
+// V100, compute capability 7.0) beside host RAM: the explanation says the
+// GPU is skipped and the estimate is on host RAM as two statements, not run
+// together ("skipped no accelerator runs bf16").
+func TestTrainOnHostRAMExplanationReadsAsTwoStatements(t *testing.T) {
+	r := trainGPUs(t, 0, 0)
+	r.Devices = append(r.Devices, detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0"))
+	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.2-1B"},"training":{"method":"lora"}}`, r))
+	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda_gpu (nvidia) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
+}

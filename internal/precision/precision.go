@@ -127,6 +127,16 @@ func IntelGPU(deviceID, class int) []string {
 // ggml/CMakeLists.txt at https://github.com/ggml-org/llama.cpp/tree/c392e5094deaf2d1a7c18683214f007fad3fe42b).
 func Metal() []string { return list(FP32, FP16, INT8, INT4) }
 
+// MetalTraining: the precisions training frameworks run on an Apple GPU,
+// Metal's and bf16: PyTorch's MPS backend, through which a Mac trains, runs
+// bf16 from macOS 14 (https://github.com/pytorch/pytorch/pull/119641) and
+// autocasts to it (https://github.com/pytorch/pytorch/issues/139386), and
+// Hugging Face's Trainer accepts bf16 there
+// (https://github.com/huggingface/transformers/pull/40458, which notes that
+// M1 and M2 emulate it: the memory is bf16's, the speed no better than
+// fp32's). Inference lists (Metal) keep llama.cpp's rule.
+func MetalTraining() []string { return list(FP32, FP16, BF16) }
+
 // AppleNeuralEngine: Core ML runs the Neural Engine in fp16 and int8 weights.
 func AppleNeuralEngine() []string { return list(FP16, INT8) }
 

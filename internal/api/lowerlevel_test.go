@@ -1,0 +1,87 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fixtureAnswer asks entry (PlanSharding or SuggestQuant) on a fixture
+// machine and decodes the answer's fits, quant and explanation.
+func fixtureAnswer(t *testing.T, entry func(context.Context, []byte, Env) []byte, machine, request string) (fits bool, quant string, explanation []string) {
+	t.Helper()
+	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
+	require.NoError(t, err)
+	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	out := entry(context.Background(), []byte(request[:len(request)-1]+`,"detect":`+detect+`}`), NoEnv)
+	var a struct {
+		Fits        bool     `json:"fits"`
+		Quant       string   `json:"quant"`
+		Explanation []string `json:"explanation"`
+	}
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	return a.Fits, a.Quant, a.Explanation
+}
+
+// lowerLevelLine is the explanation's line naming a lower GGUF type that
+// fits, or "".
+func lowerLevelLine(lines []string) string {
+	for _, l := range lines {
+		if strings.Contains(l, "fits it at a lower level") {
+			return l
+		}
+	}
+	return ""
+}
+
+// On a DGX Spark llama.cpp is the default engine and int4 is sized as the
+// Q4_K_M file (132.3 GiB for Qwen3-235B-A22B), which the 118.8 GiB GPU does
+// not hold: the answer was a bare refusal, while the same request with
+// "engine": "llama.cpp" (quant auto walks the GGUF ladder) fits at q3_k_m.
+// A user asking "what fits" was told nothing does. The refusal now names
+// the highest lower GGUF type that fits, as a refusal names another engine
+// that fits (otherengine.go), and the named request plans that type.
+func TestDefaultLlamaCPPRefusalNamesLowerGGUFThatFits(t *testing.T) {
+	const machine = "dgx-spark-gb10"
+	fits, _, expl := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"}}`)
+	require.False(t, fits, "Q4_K_M does not fit: %q", expl)
+	line := lowerLevelLine(expl)
+	require.NotEmpty(t, line, "%q", expl)
+
+	namedFits, namedQuant, _ := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`)
+	require.True(t, namedFits)
+	assert.Equal(t, "q3_k_m", namedQuant, "llama.cpp's own auto")
+	assert.Contains(t, line, "engine llama.cpp fits it at a lower level: "+namedQuant+" on cuda:0")
+	assert.Contains(t, line, `"quant": "`+namedQuant+`"`)
+	assert.Contains(t, line, "--quant "+namedQuant)
+	assert.Contains(t, line, "mean KL divergence", "the line says what the lower type costs in quality")
+
+	// The level the line names, asked with no engine, fits as it says.
+	lowFits, lowQuant, _ := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"quant":"`+namedQuant+`"}`)
+	assert.True(t, lowFits)
+	assert.Equal(t, namedQuant, lowQuant)
+
+	// suggest says the same.
+	sFits, _, sExpl := fixtureAnswer(t, SuggestQuant, machine, `{"model":{"name":"Qwen3-235B-A22B"}}`)
+	require.False(t, sFits)
+	assert.Equal(t, line, lowerLevelLine(sExpl))
+
+	// A level the request named is its answer: no lower one is offered.
+	_, _, expl = fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"quant":"int4"}`)
+	assert.Empty(t, lowerLevelLine(expl))
+
+	// Llama-3.1-405B fits there only at iq2_xs, a type whose quality loss
+	// the plan itself warns of (lowQualityNote): the refusal does not
+	// point to it.
+	_, namedQuant, _ = fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`)
+	require.Equal(t, "iq2_xs", namedQuant)
+	fits, _, expl = fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Llama-3.1-405B"}}`)
+	require.False(t, fits)
+	assert.Empty(t, lowerLevelLine(expl), "%q", expl)
+}
