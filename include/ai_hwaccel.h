@@ -304,9 +304,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *        vocabulary ("avx2", "avx512f", "amx_int8", "asimddp", "sve", ...;
  *        docs/detection.md), absent when unknown.  Unknown values are
  *        omitted, never guessed.  Read through NVML, an NVIDIA GPU also has
- *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}])
- *        and "health" (ECC, remapped rows, clocks event reasons); see
- *        schema/registry.schema.json.  A tool that fails or times out is a
+ *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}];
+ *        absent when no process holds memory, "sources" then still names
+ *        "nvml" for it) and "health" (ECC, remapped rows, clocks event
+ *        reasons, maximum clocks, NVLinks); see schema/registry.schema.json.  A tool that fails or times out is a
  *        warning, not an error;
  *        a tool that exited while a process it left behind still holds its
  *        output pipe has its output used, with a "tool_left_process" warning.
