@@ -581,8 +581,10 @@ HWACCEL_API char *hwaccel_fit_json(const char *request_json);
  *  "invalid_argument" (schema/rent-request.schema.json; the answer:
  *  schema/rent.schema.json).  "prices" replaces built-in prices type by
  *  type.  A choice whose speed is unknown has no cost per token and sorts
- *  last.  It never detects this machine, reads no file and uses no network;
- *  it returns in milliseconds.  Ownership, NULL input, errors and panics as
+ *  last.  It never detects this machine and uses no network; the only
+ *  files it reads are the model files a "model":{"path":...} names, as
+ *  planning reads them (see "Model files" above); otherwise it returns in
+ *  milliseconds.  Ownership, NULL input, errors and panics as
  *  for the functions above: the caller frees the answer with
  *  hwaccel_free_string(); failures are an {"error":{...}} object. */
 HWACCEL_API char *hwaccel_rent_json(const char *request);
