@@ -85,6 +85,16 @@ extern "C" {
  * the process, so a hung driver keeps at most eight threads.  A child
  * forked after NVML was loaded follows the fork() rule below.
  *
+ * AMD SMI.  Likewise, detecting this machine itself with an amdgpu card in
+ * sysfs (or /dev/kfd, in a container without /sys) loads libamd_smi.so with
+ * dlopen() on first use and calls amdsmi_init() once per process (never
+ * amdsmi_shut_down(), except right after amdsmi_init() for a library whose
+ * version this build does not read); rocm-smi is run instead when the library is absent, of another
+ * version, fails to initialise, lacks an entry point or lists no GPU (a
+ * "fallback" warning says which).  Its calls run on one dedicated thread; a
+ * call that never returns keeps that thread, costs that one detection its
+ * "timeout_ms", and AMD SMI is not used again in the process.
+ *
  * fork().  The library runs a Go runtime, which does not survive fork() in
  * the child.  In a child forked after the library was loaded, every `char *`
  * function returns the error "forked_child" at once (it never hangs); load the
