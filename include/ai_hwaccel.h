@@ -89,9 +89,9 @@ extern "C" {
  * sysfs (or /dev/kfd, in a container without /sys) loads libamd_smi.so with
  * dlopen() on first use and calls amdsmi_init() once per process (never
  * amdsmi_shut_down(), except right after amdsmi_init() for a library whose
- * version this build does not read); rocm-smi is run instead when the library is absent, of another
- * version, fails to initialise, lacks an entry point or lists no GPU (a
- * "fallback" warning says which).  Its calls run on one dedicated thread; a
+ * version this build does not read); rocm-smi is run instead when the
+ * library is absent, of another version, fails to initialise, lacks an
+ * entry point or lists no GPU (a "fallback" warning says which).  Its calls run on one dedicated thread; a
  * call that never returns keeps that thread, costs that one detection its
  * "timeout_ms", and AMD SMI is not used again in the process.
  *
