@@ -331,8 +331,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      or an error object with code "invalid_json", "invalid_argument",
  *        "too_large", "detection_failed", "forked_child" or "internal";
  *      or NULL when malloc() fails.
- *  Thread-safe.  Blocks up to "timeout_ms" (plus process clean-up); leaves no
- *  child process behind.  Since ABI 1. */
+ *  Thread-safe.  Blocks up to "timeout_ms" plus 0.5 s: a backend still
+ *  running then is dropped with a "backend_timeout" warning (plus process
+ *  clean-up, and the reads "inline_kernel_reads" asks for); leaves no child
+ *  process behind.  Since ABI 1. */
 HWACCEL_API char *hwaccel_detect_json(const char *options_json);
 
 /* ===========================================================================
