@@ -285,8 +285,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             "sysroot", "path" and "snapshot_out".  An
  *                             archive that is missing, malformed or crafted
  *                             (".." names, absolute links, members over
- *                             8 MiB, over 64 MiB unpacked) is
- *                             "invalid_argument".
+ *                             8 MiB, over 64 MiB unpacked, over 100 000
+ *                             members) is "invalid_argument".
  *      "snapshot_out" string  absolute path: detect this machine (never from
  *                             the cache) and write what the detection read
  *                             to this file (mode 0600), a gzip-compressed
