@@ -274,7 +274,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             default 5000, range (0, 600000]; fractions
  *                             are honoured (rounded up to 1 ns).
  *      "cache_ttl_ms" number  reuse a registry detected with the same options
- *                             no older than this; default 0 (always detect).
+ *                             no older than this; default 0 (always detect),
+ *                             range [0, 86400000].
  *      "env"          object  overrides for visibility variables such as
  *                             CUDA_VISIBLE_DEVICES; otherwise getenv() now.
  *      "snapshot"     string  absolute path of a snapshot archive (below) to
