@@ -123,9 +123,19 @@ func cGetenv(name string) (string, bool) {
 }
 
 // cBytes returns b as a NUL-terminated string in C malloc memory, which the
-// host frees with hwaccel_free_string or free.
+// host frees with hwaccel_free_string or free; nil when malloc fails, as
+// include/ai_hwaccel.h promises. Not C.CString: its allocation aborts the
+// process when malloc returns NULL ("runtime: C malloc failed", _cgo_cmalloc
+// in cmd/cgo/out.go).
 func cBytes(b []byte) *C.char {
-	return C.CString(string(b))
+	p := C.aihw_answer_alloc(C.size_t(len(b) + 1))
+	if p == nil {
+		return nil
+	}
+	dst := unsafe.Slice((*byte)(p), len(b)+1)
+	copy(dst, b)
+	dst[len(b)] = 0
+	return (*C.char)(p)
 }
 
 func main() {}

@@ -44,6 +44,21 @@ char *aihw_forked_error(const char *fn) {
     return s;
 }
 
+static int aihw_fail_allocs; /* set by the test library only */
+
+void aihw_testhook_fail_allocs(int n) { __atomic_store_n(&aihw_fail_allocs, n, __ATOMIC_SEQ_CST); }
+
+void *aihw_answer_alloc(size_t n) {
+    int left = __atomic_load_n(&aihw_fail_allocs, __ATOMIC_SEQ_CST);
+    while (left > 0) {
+        if (__atomic_compare_exchange_n(&aihw_fail_allocs, &left, left - 1, 0, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST)) {
+            return NULL;
+        }
+    }
+    return malloc(n);
+}
+
 /* Descriptors 0-2 during a call (issue 23 item 2). A host that closed any
  * of them after loading (a daemon) would otherwise find the library's own
  * descriptors there after a call: the Go runtime and the library open files

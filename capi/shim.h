@@ -19,6 +19,15 @@ extern volatile int aihw_internal_forked __attribute__((visibility("hidden")));
  * built in C only (the Go runtime must not run in a forked child). */
 char *aihw_forked_error(const char *fn) __attribute__((visibility("hidden")));
 
+/* aihw_answer_alloc returns n bytes of C malloc memory for an answer, or
+ * NULL when malloc fails: the header promises NULL then, while cgo's
+ * C.CString and C.malloc abort the process ("runtime: C malloc failed",
+ * _cgo_cmalloc in cmd/cgo/out.go). aihw_testhook_fail_allocs(n), called only
+ * by the test library's hwaccel_testhook_fail_alloc, makes the next n calls
+ * fail as malloc would. */
+void *aihw_answer_alloc(size_t n) __attribute__((visibility("hidden")));
+void aihw_testhook_fail_allocs(int n) __attribute__((visibility("hidden")));
+
 /* aihw_stdio_enter and aihw_stdio_leave bracket each call into Go: while
  * any call runs, each of descriptors 0-2 that the host left closed holds a
  * /dev/null placeholder (shim.c). Each returns the number of calls in the

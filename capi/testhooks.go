@@ -38,3 +38,13 @@ func hwaccel_testhook_panic(kind *C.hwaccel_cchar) *C.char {
 		}
 	})
 }
+
+// hwaccel_testhook_fail_alloc exists only in the test library: the next n
+// answer allocations (aihw_answer_alloc, shim.c) fail as malloc() would, so
+// tests/c/test_alloc_fail.c can prove that an export then returns NULL, as
+// include/ai_hwaccel.h promises, instead of aborting the host.
+//
+//export hwaccel_testhook_fail_alloc
+func hwaccel_testhook_fail_alloc(n C.int) {
+	C.aihw_testhook_fail_allocs(n)
+}

@@ -85,6 +85,16 @@ extern "C" {
  * the process, so a hung driver keeps at most eight threads.  A child
  * forked after NVML was loaded follows the fork() rule below.
  *
+ * AMD SMI.  Likewise, detecting this machine itself with an amdgpu card in
+ * sysfs (or /dev/kfd, in a container without /sys) loads libamd_smi.so with
+ * dlopen() on first use and calls amdsmi_init() once per process (never
+ * amdsmi_shut_down(), except right after amdsmi_init() for a library whose
+ * version this build does not read); rocm-smi is run instead when the
+ * library is absent, of another version, fails to initialise, lacks an
+ * entry point or lists no GPU (a "fallback" warning says which).  Its calls run on one dedicated thread; a
+ * call that never returns keeps that thread, costs that one detection its
+ * "timeout_ms", and AMD SMI is not used again in the process.
+ *
  * fork().  The library runs a Go runtime, which does not survive fork() in
  * the child.  In a child forked after the library was loaded, every `char *`
  * function returns the error "forked_child" at once (it never hangs); load the
@@ -264,7 +274,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             default 5000, range (0, 600000]; fractions
  *                             are honoured (rounded up to 1 ns).
  *      "cache_ttl_ms" number  reuse a registry detected with the same options
- *                             no older than this; default 0 (always detect).
+ *                             no older than this; default 0 (always detect),
+ *                             range [0, 86400000].
  *      "env"          object  overrides for visibility variables such as
  *                             CUDA_VISIBLE_DEVICES; otherwise getenv() now.
  *      "snapshot"     string  absolute path of a snapshot archive (below) to
@@ -275,8 +286,8 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             "sysroot", "path" and "snapshot_out".  An
  *                             archive that is missing, malformed or crafted
  *                             (".." names, absolute links, members over
- *                             8 MiB, over 64 MiB unpacked) is
- *                             "invalid_argument".
+ *                             8 MiB, over 64 MiB unpacked, over 100 000
+ *                             members) is "invalid_argument".
  *      "snapshot_out" string  absolute path: detect this machine (never from
  *                             the cache) and write what the detection read
  *                             to this file (mode 0600), a gzip-compressed
@@ -304,9 +315,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *        vocabulary ("avx2", "avx512f", "amx_int8", "asimddp", "sve", ...;
  *        docs/detection.md), absent when unknown.  Unknown values are
  *        omitted, never guessed.  Read through NVML, an NVIDIA GPU also has
- *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}])
- *        and "health" (ECC, remapped rows, clocks event reasons); see
- *        schema/registry.schema.json.  A tool that fails or times out is a
+ *        "memory_reserved_bytes", "processes" ([{"pid":..,"memory_bytes":..}];
+ *        absent when no process holds memory, "sources" then still names
+ *        "nvml" for it) and "health" (ECC, remapped rows, clocks event
+ *        reasons, maximum clocks, NVLinks); see schema/registry.schema.json.  A tool that fails or times out is a
  *        warning, not an error;
  *        a tool that exited while a process it left behind still holds its
  *        output pipe has its output used, with a "tool_left_process" warning.
@@ -320,8 +332,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *      or an error object with code "invalid_json", "invalid_argument",
  *        "too_large", "detection_failed", "forked_child" or "internal";
  *      or NULL when malloc() fails.
- *  Thread-safe.  Blocks up to "timeout_ms" (plus process clean-up); leaves no
- *  child process behind.  Since ABI 1. */
+ *  Thread-safe.  Blocks up to "timeout_ms" plus 0.5 s: a backend still
+ *  running then is dropped with a "backend_timeout" warning (plus process
+ *  clean-up, and the reads "inline_kernel_reads" asks for); leaves no child
+ *  process behind.  Since ABI 1. */
 HWACCEL_API char *hwaccel_detect_json(const char *options_json);
 
 /* ===========================================================================
@@ -580,8 +594,10 @@ HWACCEL_API char *hwaccel_fit_json(const char *request_json);
  *  "invalid_argument" (schema/rent-request.schema.json; the answer:
  *  schema/rent.schema.json).  "prices" replaces built-in prices type by
  *  type.  A choice whose speed is unknown has no cost per token and sorts
- *  last.  It never detects this machine, reads no file and uses no network;
- *  it returns in milliseconds.  Ownership, NULL input, errors and panics as
+ *  last.  It never detects this machine and uses no network; the only
+ *  files it reads are the model files a "model":{"path":...} names, as
+ *  planning reads them (see "Model files" above); otherwise it returns in
+ *  milliseconds.  Ownership, NULL input, errors and panics as
  *  for the functions above: the caller frees the answer with
  *  hwaccel_free_string(); failures are an {"error":{...}} object. */
 HWACCEL_API char *hwaccel_rent_json(const char *request);

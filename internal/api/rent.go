@@ -17,8 +17,9 @@ import (
 // Rent answers hwaccel_rent_json: a planning request (model, context_length,
 // batch_size, engine, quant; no registry: the machines are the catalog's)
 // with a "rent" object of filters (schema/rent-request.schema.json). It
-// never detects this machine and never reads a file or the network; a price
-// file is given inline as "rent": {"prices": {...}}.
+// never detects this machine and never uses the network; the only files it
+// reads are the model files a "model": {"path": ...} names, as planning does
+// (wire.DecodeRequest); a price file is given inline as "rent": {"prices": {...}}.
 func Rent(ctx context.Context, input []byte, getenv Env) []byte {
 	return RentAt(ctx, input, time.Now())
 }
