@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -589,8 +590,11 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	// cgroup file is read to the empty read, as a procfs one: some list
 	// many records (cgroup.procs).
 	var r io.Reader = fdReader(fd)
-	if base == k.sys {
+	switch {
+	case base == k.sys:
 		r = sysfsReader(fd)
+	case singleRecord(base == k.proc, rel):
+		r = singleRecordReader(fd)
 	}
 	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
@@ -636,6 +640,63 @@ func (r sysfsReader) Read(b []byte) (int, error) {
 		return n, io.EOF
 	}
 	return n, err
+}
+
+// singleRecordReader reads a procfs or cgroupfs file that the kernel
+// writes as one seq_file record (singleRecord): the first read returns the
+// whole record, or as much of it as the buffer holds (fs/seq_file.c
+// seq_read_iter: the record is formatted into a buffer grown until it fits,
+// then copied out). A read shorter than the buffer is therefore the end of
+// the file, and the read that would return 0 is not made: one system call
+// fewer for each of the 5 such files a detection reads (docs/performance.md,
+// "Sixth pass").
+type singleRecordReader int
+
+func (r singleRecordReader) Read(b []byte) (int, error) {
+	n, err := fdReader(r).Read(b)
+	if err == nil && n > 0 && n < len(b) {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// singleRecord reports whether rel, a path below the kernel's procfs
+// (inProc) or below a cgroup filesystem, is a file the kernel shows as one
+// seq_file record, so that singleRecordReader may read it:
+//   - proc/meminfo (fs/proc/meminfo.c: proc_create_single) and a process's
+//     cgroup file (fs/proc/base.c: ONE("cgroup", ...), proc_single_open),
+//     both single_open(), one show() of the whole text;
+//   - the cgroup limits detection reads, in any cgroup (memory.max, cpu.max,
+//     memory.limit_in_bytes, cpu.cfs_quota_us, cpu.cfs_period_us): their
+//     cftypes have no seq_start, so kernel/cgroup/cgroup.c
+//     cgroup_init_cftypes gives them cgroup_kf_single_ops, which kernfs
+//     reads as single_open() does (fs/kernfs/file.c kernfs_seq_start).
+//
+// Files of many records (/proc/cpuinfo, cgroup.procs) can return a short
+// read before their end and are read to the empty read as before.
+func singleRecord(inProc bool, rel string) bool {
+	if inProc {
+		if rel == "meminfo" {
+			return true
+		}
+		pid, file, ok := strings.Cut(rel, "/")
+		return ok && file == "cgroup" && (pid == "self" || isDecimal(pid))
+	}
+	switch path.Base(rel) {
+	case "memory.max", "cpu.max", "memory.limit_in_bytes", "cpu.cfs_quota_us", "cpu.cfs_period_us":
+		return true
+	}
+	return false
+}
+
+// isDecimal reports whether s is a non-empty run of ASCII digits.
+func isDecimal(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // pageSize is the kernel's page size, the most a sysfs read returns.
