@@ -448,6 +448,9 @@ const resolveNoXdev = 0x01
 type kernelMounts struct {
 	once      sync.Once
 	sys, proc *pathFD // nil when not a sysfs / procfs
+	// held keeps sys and proc across detections (held_linux.go); nil when
+	// the sysroot has no memo, and they are opened for this view only.
+	held *heldDirs
 
 	// cgroups are the cgroup mounts below the kernel's sys/fs/cgroup that
 	// this detection looked for (cgroupMount), by sysroot path.
@@ -463,16 +466,22 @@ type cgroupDir struct {
 	missing bool
 }
 
-func newKernelMounts(dir *pathFD) *kernelMounts {
+func newKernelMounts(dir *pathFD, held *heldDirs) *kernelMounts {
 	if dir == nil {
 		return nil
 	}
-	return &kernelMounts{}
+	return &kernelMounts{held: held}
 }
 
-// open opens sys/ and proc/ below dir and keeps those of the right kind.
+// open opens sys/ and proc/ below dir and keeps those of the right kind,
+// or takes those the sysroot's memo holds.
 func (k *kernelMounts) open(dir *pathFD) {
 	defer runtime.KeepAlive(dir)
+	if k.held != nil {
+		k.sys = k.held.mount(dir, "sys", sysfsMagic)
+		k.proc = k.held.mount(dir, "proc", procMagic)
+		return
+	}
 	k.sys = openMountOfKind(int(dir.Fd()), "sys", sysfsMagic)
 	k.proc = openMountOfKind(int(dir.Fd()), "proc", procMagic)
 }

@@ -1,0 +1,156 @@
+package machine
+
+import (
+	"io/fs"
+	"runtime"
+	"sync"
+	"syscall"
+	"unsafe"
+)
+
+// heldDirs are the O_PATH descriptors of one sysroot that its detections
+// share: the sysroot itself and its sys/ and proc/ when they are the
+// kernel's sysfs and procfs. Opening them anew for every detection cost 8
+// system calls (an openat of the sysroot, an openat2 and an fstatfs for each
+// of sys/ and proc/, and the three closes the garbage collector made later);
+// holding them costs one fstatat of each mount per detection, the witness
+// that the name still leads to the directory held (docs/performance.md,
+// "Sixth pass"). The memo keeps them (sysrootMemo.held), so they live as
+// long as the sysroot's memo.
+//
+// Confinement is unchanged: each descriptor was opened inside the sysroot
+// (openat2 RESOLVE_BENEATH for sys/ and proc/), and is used again only
+// while the sysroot's own stat (taken by every detection, statSysroot)
+// shows the device and inode the held root was opened on, and while sys
+// and proc, names of one component looked up in the held root without
+// following a link (fstatat AT_SYMLINK_NOFOLLOW, as statName), show the
+// device and inode of the mounts held. Anything else (a sysroot re-created
+// at its path, a sys/ unmounted and another mounted there, a link put in
+// its place) opens afresh, as a detection did before.
+//
+// Release: a descriptor is a pathFD, closed by the garbage collector once
+// neither the memo nor a detection in flight refers to it: when the witness
+// replaces it, when the memo drops the sysroot (the least recently used
+// beyond MaxMemoSysroots, a sysroot re-created, ForgetAllMemos), so at most
+// 3 descriptors per remembered sysroot stay open between calls. All are
+// opened O_CLOEXEC: a tool the library starts, or a host's exec, does not
+// inherit them. A child forked without exec inherits them with every other
+// descriptor of the runtime, and cannot use them: there every call answers
+// "forked_child" (include/ai_hwaccel.h, fork()).
+type heldDirs struct {
+	mu              sync.Mutex
+	root, sys, proc heldDir
+}
+
+// heldDir is one held descriptor and the identity (st_dev, st_ino) it had
+// when opened; fd is nil when none is held.
+type heldDir struct {
+	fd       *pathFD
+	dev, ino uint64
+}
+
+// identityOf is the device and inode of st.
+func identityOf(st *syscall.Stat_t) (dev, ino uint64) { return uint64(st.Dev), uint64(st.Ino) }
+
+// rootFor returns the held descriptor of the sysroot at path when st, the
+// stat of path this detection took, shows the directory it was opened on;
+// otherwise it opens path (openBeneathDir) and holds the new descriptor
+// when its fstat agrees with st (a directory swapped in between is used for
+// this detection only). nil where openat2 is unusable.
+func (h *heldDirs) rootFor(path string, st fs.FileInfo) *pathFD {
+	sys, _ := st.Sys().(*syscall.Stat_t)
+	if sys == nil {
+		return openBeneathDir(path)
+	}
+	dev, ino := identityOf(sys)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.root.fd != nil && h.root.dev == dev && h.root.ino == ino {
+		return h.root.fd
+	}
+	dir := openBeneathDir(path)
+	if dir == nil {
+		return nil
+	}
+	var got syscall.Stat_t
+	if err := fstatRetry(dir.fd, &got); err != nil {
+		return dir
+	}
+	if d, i := identityOf(&got); d == dev && i == ino {
+		// The mounts held were looked up in the root replaced: they must
+		// be found again below the new one.
+		h.root, h.sys, h.proc = heldDir{fd: dir, dev: dev, ino: ino}, heldDir{}, heldDir{}
+	}
+	return dir
+}
+
+// mount returns the descriptor of name ("sys" or "proc") below root when it
+// is a filesystem of kind magic: the held one while the witness holds (root
+// is the held root, and name, looked up in it without following a link,
+// shows the held device and inode), else one opened afresh as
+// openMountOfKind does, held when root is the held root.
+func (h *heldDirs) mount(root *pathFD, name string, magic int64) *pathFD {
+	defer runtime.KeepAlive(root)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	slot := &h.sys
+	if name == "proc" {
+		slot = &h.proc
+	}
+	isHeldRoot := root != nil && root == h.root.fd
+	if isHeldRoot && slot.fd != nil {
+		var st syscall.Stat_t
+		if fstatatNoFollowOne(root.fd, name, &st) == nil {
+			if dev, ino := identityOf(&st); dev == slot.dev && ino == slot.ino {
+				return slot.fd
+			}
+		}
+		*slot = heldDir{} // replaced or gone: the collector closes it once unused
+	}
+	dir := openMountOfKind(root.fd, name, magic)
+	if dir == nil || !isHeldRoot {
+		return dir
+	}
+	var st syscall.Stat_t
+	if fstatRetry(dir.fd, &st) == nil {
+		dev, ino := identityOf(&st)
+		*slot = heldDir{fd: dir, dev: dev, ino: ino}
+	}
+	return dir
+}
+
+// fstatRetry is fstat(2), retried on EINTR.
+func fstatRetry(fd int, st *syscall.Stat_t) error {
+	for {
+		err := syscall.Fstat(fd, st)
+		if err != syscall.EINTR {
+			return err
+		}
+	}
+}
+
+// fstatatNoFollowOne is fstatat(dirfd, name, AT_SYMLINK_NOFOLLOW) of a name
+// of one component: it cannot leave the directory (no "/", no "..", no link
+// followed). Where the architecture's fstatat is not package syscall's
+// Stat_t (haveFstatat false), it is the O_PATH open beneath dirfd and fstat
+// (fstatatNoFollow).
+func fstatatNoFollowOne(dirfd int, name string, st *syscall.Stat_t) error {
+	if !haveFstatat {
+		return fstatatNoFollow(dirfd, name, st)
+	}
+	p, err := syscall.BytePtrFromString(name)
+	if err != nil {
+		return err
+	}
+	for {
+		_, _, e := syscall.Syscall6(uintptr(sysFstatat), uintptr(dirfd), uintptr(unsafe.Pointer(p)),
+			uintptr(unsafe.Pointer(st)), atSymlinkNoFollow, 0, 0)
+		switch e {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		}
+		return e
+	}
+}

@@ -1,0 +1,186 @@
+package machine
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// identityOfFD is the device and inode of the descriptor p.
+func identityOfFD(t *testing.T, p *pathFD) (dev, ino uint64) {
+	t.Helper()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Fstat(p.fd, &st))
+	return identityOf(&st)
+}
+
+// identityOfPath is the device and inode of the host path name (links
+// not followed).
+func identityOfPath(t *testing.T, name string) (dev, ino uint64) {
+	t.Helper()
+	var st syscall.Stat_t
+	require.NoError(t, syscall.Lstat(name, &st))
+	return identityOf(&st)
+}
+
+// kernelOf is the view's kernel mounts, opened.
+func kernelOf(t *testing.T, m *Machine) *kernelMounts {
+	t.Helper()
+	ds := m.src.(dirSource)
+	require.NotNil(t, ds.kernel)
+	require.True(t, ds.kernel.isSysfsAndProcfs(ds.dir), "/sys and /proc are the kernel's")
+	return ds.kernel
+}
+
+// Detections of one sysroot share its descriptors: the second view of "/"
+// reads through the sysroot, sysfs and procfs descriptors the first opened,
+// and the memo holds them.
+func TestHeldDirsSharedByDetections(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	first := liveMachine(t)
+	require.NotNil(t, first.memo, "the live root has a memo")
+	k1 := kernelOf(t, first)
+	second := liveMachine(t)
+	k2 := kernelOf(t, second)
+	assert.Same(t, first.src.(dirSource).dir, second.src.(dirSource).dir, "the sysroot's descriptor")
+	assert.Same(t, k1.sys, k2.sys, "the sysfs descriptor")
+	assert.Same(t, k1.proc, k2.proc, "the procfs descriptor")
+	assert.Same(t, first.memo.held.sys.fd, k2.sys)
+
+	want, err := os.ReadFile("/sys/devices/system/cpu/present")
+	require.NoError(t, err)
+	got, err := second.ReadFile("sys/devices/system/cpu/present")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+}
+
+// A held descriptor is used only while its witness holds. Here the memo
+// holds, as sysroot, sys and proc, descriptors of a directory that is not
+// what the names lead to now (as after a sysroot re-created at its path, or
+// a mount replaced): the next view opens "/", /sys and /proc afresh and
+// reads the kernel's files, never the stale directory's.
+func TestHeldDirsReopenedWhenTheWitnessFails(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	m := liveMachine(t)
+	kernelOf(t, m)
+	stale := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "devices/system/cpu"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "devices/system/cpu/present"), []byte("stale\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "meminfo"), []byte("stale\n"), 0o644))
+	staleDir := openBeneathDir(stale)
+	require.NotNil(t, staleDir)
+	dev, ino := identityOfFD(t, staleDir)
+	held := &m.memo.held
+	held.mu.Lock()
+	held.root = heldDir{fd: staleDir, dev: dev, ino: ino}
+	held.mu.Unlock()
+
+	next := liveMachine(t)
+	dir := next.src.(dirSource).dir
+	assert.NotSame(t, staleDir, dir, "the sysroot's stat does not show the held directory")
+	rd, ri := identityOfFD(t, dir)
+	wd, wi := identityOfPath(t, "/")
+	assert.Equal(t, [2]uint64{wd, wi}, [2]uint64{rd, ri}, "the view reads below /")
+	assert.Same(t, dir, held.root.fd, "and the memo holds the new descriptor")
+
+	// Now sys and proc: the held root is right, the mounts held are not.
+	held.mu.Lock()
+	held.sys = heldDir{fd: staleDir, dev: dev, ino: ino}
+	held.proc = heldDir{fd: staleDir, dev: dev, ino: ino}
+	held.mu.Unlock()
+	next = liveMachine(t)
+	k := kernelOf(t, next)
+	assert.NotSame(t, staleDir, k.sys)
+	assert.NotSame(t, staleDir, k.proc)
+	got, err := next.ReadString("sys/devices/system/cpu/present")
+	require.NoError(t, err)
+	assert.NotEqual(t, "stale", got)
+	got, err = next.ReadString(PathMemInfo)
+	require.NoError(t, err)
+	assert.Contains(t, got, "MemTotal:")
+	sd, si := identityOfFD(t, k.sys)
+	wd, wi = identityOfPath(t, "/sys")
+	assert.Equal(t, [2]uint64{wd, wi}, [2]uint64{sd, si})
+	assert.Same(t, k.sys, held.sys.fd, "the memo holds the new sysfs descriptor")
+}
+
+// A sysroot re-created at the same path is read afresh: the view of the new
+// directory never reads through the descriptor of the old one, which is no
+// longer below that path.
+func TestHeldRootOfARecreatedSysroot(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	parent := t.TempDir()
+	root := filepath.Join(parent, "root")
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sys/x"), []byte("old\n"), 0o644))
+	m, err := New(Config{Sysroot: root, NoExec: true})
+	require.NoError(t, err)
+	require.NotNil(t, m.memo)
+	old := m.src.(dirSource).dir
+	require.NotNil(t, old, "openat2 is usable")
+	got, err := m.ReadString("sys/x")
+	require.NoError(t, err)
+	assert.Equal(t, "old", got)
+	again, err := New(Config{Sysroot: root, NoExec: true})
+	require.NoError(t, err)
+	assert.Same(t, old, again.src.(dirSource).dir, "the same directory: the held descriptor")
+
+	require.NoError(t, os.Rename(root, filepath.Join(parent, "moved")))
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "sys"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "sys/x"), []byte("new\n"), 0o644))
+	fresh, err := New(Config{Sysroot: root, NoExec: true})
+	require.NoError(t, err)
+	assert.NotSame(t, old, fresh.src.(dirSource).dir)
+	got, err = fresh.ReadString("sys/x")
+	require.NoError(t, err)
+	assert.Equal(t, "new", got, "read below the directory now at the path")
+
+	// The held struct on its own, with a stat of the new directory and the
+	// old descriptor held: it opens the path afresh.
+	var h heldDirs
+	st, err := os.Stat(filepath.Join(parent, "moved"))
+	require.NoError(t, err)
+	movedDir := h.rootFor(filepath.Join(parent, "moved"), st)
+	require.NotNil(t, movedDir)
+	st, err = os.Stat(root)
+	require.NoError(t, err)
+	assert.NotSame(t, movedDir, h.rootFor(root, st))
+}
+
+// Where sys or proc of a sysroot is a link to the host's own (absolute or
+// climbing out), the held way refuses it as the per-view way does: no
+// descriptor is held and no file of the host is read, detection after
+// detection.
+func TestHeldMountsStayInsideSysroot(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	parent := t.TempDir()
+	root := filepath.Join(parent, "root")
+	require.NoError(t, os.MkdirAll(root, 0o755))
+	require.NoError(t, os.Symlink("/sys", filepath.Join(root, "sys")))
+	rel, err := filepath.Rel(root, "/proc")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(rel, filepath.Join(root, "proc")))
+	for range 2 {
+		m, err := New(Config{Sysroot: root, NoExec: true})
+		require.NoError(t, err)
+		require.NotNil(t, m.memo)
+		ds := m.src.(dirSource)
+		require.NotNil(t, ds.kernel)
+		assert.False(t, ds.kernel.isSysfs(ds.dir), "the link to /sys is refused")
+		assert.Nil(t, ds.kernel.proc, "the link to /proc is refused")
+		assert.Nil(t, m.memo.held.sys.fd)
+		assert.Nil(t, m.memo.held.proc.fd)
+		_, err = m.ReadFile("sys/devices/system/cpu/present")
+		assert.Error(t, err)
+		_, err = m.ReadFile(PathMemInfo)
+		assert.Error(t, err)
+	}
+}
