@@ -3,6 +3,7 @@ package machine
 import (
 	"io/fs"
 	"runtime"
+	"strings"
 	"sync"
 	"syscall"
 	"unsafe"
@@ -40,6 +41,142 @@ import (
 type heldDirs struct {
 	mu              sync.Mutex
 	root, sys, proc heldDir
+	// files are open files below the held sys and proc, by sysroot path
+	// (heldFile).
+	files map[string]heldFile
+}
+
+// heldFile is a file of the kernel's sysfs or procfs kept open across
+// detections and read again with one pread at offset 0 (readHeld), instead
+// of an openat2, a read and a close each time: 2 system calls fewer per file,
+// and no path walk (docs/performance.md, "Sixth pass"). Only the files
+// holdable names are kept, below the held mount they were opened in
+// (under); they go when that mount is replaced, and when a read fails.
+type heldFile struct {
+	fd    *pathFD // an O_RDONLY descriptor; pathFD for its close by the collector
+	under *pathFD
+}
+
+// maxHeldFiles bounds the open files kept per sysroot: the 7 a detection of
+// a one-node machine reads, and two per further NUMA node.
+const maxHeldFiles = 32
+
+// holdable reports whether name, a path of the sysroot, is a file that may
+// be kept open and re-read: a one-record seq_file (a read at offset 0 shows
+// it afresh: fs/seq_file.c seq_read_iter resets the iterator for a read from
+// offset 0) of a kernel object that is never renamed or moved, only removed,
+// so that an open file of it reads what its path names now, or fails:
+//   - sys/devices/system/cpu/online and present, sys/devices/system/node/online
+//     (drivers/base/cpu.c, drivers/base/node.c: attributes of the subsystems'
+//     roots, there while the kernel runs);
+//   - sys/devices/system/node/node<N>/cpulist and meminfo (drivers/base/node.c:
+//     a node's device is registered when the node comes online and
+//     unregistered when it goes, never renamed); a read of the open file of a
+//     removed kernfs node fails with ENODEV (fs/kernfs/file.c
+//     kernfs_seq_start: kernfs_get_active), and a node registered again is
+//     a new kernfs node, so the old file fails and the path is opened afresh;
+//   - proc/meminfo (fs/proc/meminfo.c), and proc/<pid>/cgroup (fs/proc/base.c
+//     proc_single_show: ESRCH once the process is gone, so a pid used again
+//     is opened afresh).
+//
+// Not kept: files of devices that can be renamed or moved (a PCI function,
+// a block device, a network device), cgroup files (a v1 cgroup can be
+// renamed), /proc/cpuinfo (many records; the memo keeps its parsed facts).
+func holdable(name string) bool {
+	switch name {
+	case PathCPUOnline, PathCPUPresent, pathNodeOnline, PathMemInfo:
+		return true
+	}
+	if rest, ok := strings.CutPrefix(name, PathNodes+"/node"); ok {
+		n, file, ok := strings.Cut(rest, "/")
+		return ok && isDecimal(n) && (file == "cpulist" || file == "meminfo")
+	}
+	if rest, ok := strings.CutPrefix(name, "proc/"); ok {
+		pid, file, ok := strings.Cut(rest, "/")
+		return ok && isDecimal(pid) && file == "cgroup"
+	}
+	return false
+}
+
+// pathNodeOnline lists the online NUMA nodes
+// (Documentation/ABI/stable/sysfs-devices-node).
+const pathNodeOnline = PathNodes + "/online"
+
+// heldFileOf returns the held open file name when it was opened below
+// under, the mount this view reads name below; nil otherwise.
+func (h *heldDirs) heldFileOf(name string, under *pathFD) *pathFD {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f, ok := h.files[name]; ok && f.under == under {
+		return f.fd
+	}
+	return nil
+}
+
+// dropFile forgets the held file name when it is fd (a read of it failed);
+// the collector closes it once no view uses it.
+func (h *heldDirs) dropFile(name string, fd *pathFD) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if f, ok := h.files[name]; ok && f.fd == fd {
+		delete(h.files, name)
+	}
+}
+
+// keepFile holds fd, a file of name just opened and read below under, when
+// under is a held mount and there is room; it reports whether it did (the
+// caller closes fd otherwise).
+func (h *heldDirs) keepFile(name string, fd int, under *pathFD) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if under == nil || (under != h.sys.fd && under != h.proc.fd) {
+		return false
+	}
+	if _, ok := h.files[name]; !ok && len(h.files) >= maxHeldFiles {
+		return false
+	}
+	if h.files == nil {
+		h.files = make(map[string]heldFile, 8)
+	}
+	h.files[name] = heldFile{fd: newPathFD(fd), under: under}
+	return true
+}
+
+// dropFilesUnder forgets the files held below the mount under; h.mu is held.
+func (h *heldDirs) dropFilesUnder(under *pathFD) {
+	for name, f := range h.files {
+		if f.under == under {
+			delete(h.files, name)
+		}
+	}
+}
+
+// readHeld reads the held file fd with one pread at offset 0 and hands its
+// content to use; ok is false when the caller must open name afresh: the
+// read failed (a removed node: the file is dropped), or the file is longer
+// than limit (read the general way, which answers as for any file).
+func (h *heldDirs) readHeld(fd *pathFD, name string, limit int, head bool, use func([]byte)) (ok bool) {
+	defer runtime.KeepAlive(fd)
+	pooled := readBufs.Get().(*[]byte)
+	defer readBufs.Put(pooled)
+	b := (*pooled)[:min(cap(*pooled), limit+1)]
+	var n int
+	var err error
+	for {
+		n, err = syscall.Pread(fd.fd, b, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		h.dropFile(name, fd)
+		return false
+	}
+	if n > limit || n == len(b) {
+		return false
+	}
+	use(b[:n])
+	return true
 }
 
 // heldDir is one held descriptor and the identity (st_dev, st_ino) it had
@@ -79,7 +216,7 @@ func (h *heldDirs) rootFor(path string, st fs.FileInfo) *pathFD {
 	if d, i := identityOf(&got); d == dev && i == ino {
 		// The mounts held were looked up in the root replaced: they must
 		// be found again below the new one.
-		h.root, h.sys, h.proc = heldDir{fd: dir, dev: dev, ino: ino}, heldDir{}, heldDir{}
+		h.root, h.sys, h.proc, h.files = heldDir{fd: dir, dev: dev, ino: ino}, heldDir{}, heldDir{}, nil
 	}
 	return dir
 }
@@ -105,6 +242,7 @@ func (h *heldDirs) mount(root *pathFD, name string, magic int64) *pathFD {
 				return slot.fd
 			}
 		}
+		h.dropFilesUnder(slot.fd)
 		*slot = heldDir{} // replaced or gone: the collector closes it once unused
 	}
 	dir := openMountOfKind(root.fd, name, magic)

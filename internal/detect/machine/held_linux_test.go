@@ -184,3 +184,135 @@ func TestHeldMountsStayInsideSysroot(t *testing.T) {
 		assert.Error(t, err)
 	}
 }
+
+// The files a detection reads every time, below the kernel's sysfs and
+// procfs, stay open and are read again with one pread: the second view
+// reads the same open file (the held entry is not replaced), and what it
+// reads is the file as it is now.
+func TestHeldFilesReadAgain(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	first := liveMachine(t)
+	names := []string{PathCPUPresent, PathCPUOnline, PathMemInfo, "proc/1/cgroup"}
+	for _, name := range names {
+		_, err := first.ReadFile(name)
+		require.NoError(t, err, name)
+	}
+	held := &first.memo.held
+	kept := map[string]*pathFD{}
+	held.mu.Lock()
+	for _, name := range names {
+		f, ok := held.files[name]
+		require.True(t, ok, "%s is held", name)
+		kept[name] = f.fd
+	}
+	held.mu.Unlock()
+
+	second := liveMachine(t)
+	for _, name := range []string{PathCPUPresent, "proc/1/cgroup"} {
+		want, err := os.ReadFile("/" + name)
+		require.NoError(t, err)
+		got, err := second.ReadFile(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, string(want), string(got), name)
+	}
+	got, err := second.ReadString(PathMemInfo)
+	require.NoError(t, err)
+	assert.Contains(t, got, "MemTotal:")
+	held.mu.Lock()
+	for _, name := range names {
+		assert.Same(t, kept[name], held.files[name].fd, "%s read through the same open file", name)
+	}
+	held.mu.Unlock()
+
+	// Files of objects that can be renamed or moved, and files of many
+	// records, are opened and closed each time.
+	for _, name := range []string{"sys/devices/system/cpu/possible", "proc/cpuinfo", "proc/sys/kernel/ostype"} {
+		_, err := second.ReadFile(name)
+		require.NoError(t, err, name)
+		held.mu.Lock()
+		_, ok := held.files[name]
+		held.mu.Unlock()
+		assert.False(t, ok, "%s is not held", name)
+	}
+}
+
+// A held file whose read fails (as the open file of a removed sysfs node
+// fails with ENODEV) is dropped and its path opened afresh; here the held
+// descriptor is an O_PATH one, which pread refuses.
+func TestHeldFileThatFailsIsOpenedAfresh(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	m := liveMachine(t)
+	_, err := m.ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	held := &m.memo.held
+	fd, err := openBeneath(held.sys.fd.fd, "devices/system/cpu/present", oPath)
+	require.NoError(t, err)
+	broken := newPathFD(fd)
+	held.mu.Lock()
+	held.files[PathCPUPresent] = heldFile{fd: broken, under: held.sys.fd}
+	held.mu.Unlock()
+
+	want, err := os.ReadFile("/" + PathCPUPresent)
+	require.NoError(t, err)
+	got, err := liveMachine(t).ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	require.Contains(t, held.files, PathCPUPresent, "held again")
+	assert.NotSame(t, broken, held.files[PathCPUPresent].fd, "a new open file")
+}
+
+// The files held below a mount go with it: once the witness replaces the
+// held sysfs descriptor, no file opened below the old one is read, and none
+// stays held.
+func TestHeldFilesGoWithTheirMount(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	m := liveMachine(t)
+	_, err := m.ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	held := &m.memo.held
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "present"), []byte("stale\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "online"), []byte("stale\n"), 0o644))
+	stale := openBeneathDir(dir)
+	require.NotNil(t, stale)
+	dev, ino := identityOfFD(t, stale)
+	held.mu.Lock()
+	for _, name := range []string{PathCPUPresent, PathCPUOnline} {
+		fd, err := openBeneath(stale.fd, filepath.Base(name), syscall.O_RDONLY)
+		require.NoError(t, err)
+		held.files[name] = heldFile{fd: newPathFD(fd), under: stale}
+	}
+	held.sys = heldDir{fd: stale, dev: dev, ino: ino}
+	held.mu.Unlock()
+
+	next := liveMachine(t)
+	got, err := next.ReadString(PathCPUPresent)
+	require.NoError(t, err)
+	assert.NotEqual(t, "stale", got, "not read below the replaced mount")
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	for name, f := range held.files {
+		assert.NotSame(t, stale, f.under, "%s is held below the replaced mount", name)
+	}
+}
+
+// Only files of kernel objects that are never renamed or moved, shown as
+// one record, are held.
+func TestHoldable(t *testing.T) {
+	for name, want := range map[string]bool{
+		PathCPUOnline: true, PathCPUPresent: true, "sys/devices/system/node/online": true, PathMemInfo: true,
+		"sys/devices/system/node/node0/cpulist": true, "sys/devices/system/node/node12/meminfo": true,
+		"proc/1/cgroup": true, "proc/4242/cgroup": true,
+		"sys/devices/system/node/node0/distance": false, "sys/devices/system/node/nodeX/meminfo": false,
+		"sys/devices/system/node/node0/cpulist/x": false, "proc/self/cgroup": false, "proc/cpuinfo": false,
+		"proc/1/mountinfo": false, "sys/block/vda/size": false, "sys/bus/pci/devices/0000:00:02.0/numa_node": false,
+		"sys/fs/cgroup/memory/memory.limit_in_bytes": false, "sys/devices/system/cpu/possible": false,
+	} {
+		assert.Equal(t, want, holdable(name), name)
+	}
+}

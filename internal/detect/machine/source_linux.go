@@ -580,6 +580,12 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		return false, nil
 	}
 	defer runtime.KeepAlive(base)
+	hold := k.held != nil && (base == k.sys || base == k.proc) && holdable(name)
+	if hold {
+		if f := k.held.heldFileOf(name, base); f != nil && k.held.readHeld(f, name, limit, head, use) {
+			return true, nil
+		}
+	}
 	fd, err := openBeneathHow(int(base.Fd()), rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY,
 		resolveBeneath|resolveNoMagiclinks|resolveNoXdev)
 	switch err {
@@ -589,7 +595,12 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	default:
 		return true, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer syscall.Close(fd)
+	kept := false
+	defer func() {
+		if !kept {
+			syscall.Close(fd)
+		}
+	}()
 	// No fstat: sysfs, procfs and cgroupfs hold directories, symbolic links
 	// (followed within the mount, magic ones refused) and regular files
 	// only, no device node, FIFO or socket, and a directory opened for
@@ -608,6 +619,10 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
 		return true, checkRegular(name, fs.ModeDir)
+	}
+	if err == nil && hold {
+		// Kept open for the next detections (held_linux.go, holdable).
+		kept = k.held.keepFile(name, fd, base)
 	}
 	return true, err
 }
