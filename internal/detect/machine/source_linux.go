@@ -71,7 +71,8 @@ var nameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 
 // openBeneathDir opens the sysroot for openBeneath; nil when openat2 is
 // unusable. Like the os.Root beside it, the garbage collector closes it
-// after the view's one detection.
+// after the view's one detection, or, when the sysroot's memo holds it
+// (held_linux.go), once the memo has dropped it.
 func openBeneathDir(dir string) *pathFD {
 	var dfd int
 	var err error
