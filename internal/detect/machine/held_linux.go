@@ -3,6 +3,7 @@ package machine
 import (
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,9 +42,20 @@ import (
 type heldDirs struct {
 	mu              sync.Mutex
 	root, sys, proc heldDir
-	// files are open files below the held sys and proc, by sysroot path
-	// (heldFile).
+	// files are open files below the held sys and proc, and below the held
+	// cgroup directories, by sysroot path (heldFile).
 	files map[string]heldFile
+	// subs are directories below the held sys (sys/fs, sys/fs/cgroup and
+	// the cgroup directories below it), by sysroot path (cgroupDir).
+	subs map[string]heldSub
+}
+
+// heldSub is a directory held below another held directory, parent, in
+// which its name is one component.
+type heldSub struct {
+	heldDir
+	parent *pathFD
+	cgroup bool // a cgroup filesystem's directory: its limit files may be held
 }
 
 // heldFile is a file of the kernel's sysfs or procfs kept open across
@@ -129,7 +141,7 @@ func (h *heldDirs) dropFile(name string, fd *pathFD) {
 func (h *heldDirs) keepFile(name string, fd int, under *pathFD) bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	if under == nil || (under != h.sys.fd && under != h.proc.fd) {
+	if under == nil || (under != h.sys.fd && under != h.proc.fd && !h.isCgroupSub(under)) {
 		return false
 	}
 	if _, ok := h.files[name]; !ok && len(h.files) >= maxHeldFiles {
@@ -216,7 +228,7 @@ func (h *heldDirs) rootFor(path string, st fs.FileInfo) *pathFD {
 	if d, i := identityOf(&got); d == dev && i == ino {
 		// The mounts held were looked up in the root replaced: they must
 		// be found again below the new one.
-		h.root, h.sys, h.proc, h.files = heldDir{fd: dir, dev: dev, ino: ino}, heldDir{}, heldDir{}, nil
+		h.root, h.sys, h.proc, h.files, h.subs = heldDir{fd: dir, dev: dev, ino: ino}, heldDir{}, heldDir{}, nil, nil
 	}
 	return dir
 }
@@ -243,6 +255,9 @@ func (h *heldDirs) mount(root *pathFD, name string, magic int64) *pathFD {
 			}
 		}
 		h.dropFilesUnder(slot.fd)
+		if name == "sys" {
+			h.dropSubs("")
+		}
 		*slot = heldDir{} // replaced or gone: the collector closes it once unused
 	}
 	dir := openMountOfKind(root.fd, name, magic)
@@ -291,4 +306,113 @@ func fstatatNoFollowOne(dirfd int, name string, st *syscall.Stat_t) error {
 		}
 		return e
 	}
+}
+
+// isCgroupSub reports whether fd is a held cgroup directory; h.mu is held.
+func (h *heldDirs) isCgroupSub(fd *pathFD) bool {
+	for _, sub := range h.subs {
+		if sub.fd == fd {
+			return sub.cgroup
+		}
+	}
+	return false
+}
+
+// dropSubs forgets the held directory key and everything held below it
+// ("" for all of them), files included; h.mu is held.
+func (h *heldDirs) dropSubs(key string) {
+	for k, sub := range h.subs {
+		if key == "" || k == key || strings.HasPrefix(k, key+"/") {
+			h.dropFilesUnder(sub.fd)
+			delete(h.subs, k)
+		}
+	}
+}
+
+// sub returns the directory name, one component below the held directory
+// parent, held as key: the held one while its witness holds (name, looked
+// up in parent without following a link, shows the held device and inode),
+// else opened afresh (openat2 RESOLVE_BENEATH, O_NOFOLLOW: a link is not
+// held, and the caller takes the general way) and held. With magics, only a
+// directory on one of those filesystems is held (fstatfs); nil, nil
+// otherwise. h.mu is held.
+func (h *heldDirs) sub(parent *pathFD, key, name string, magics ...int64) (*pathFD, error) {
+	defer runtime.KeepAlive(parent)
+	if s, ok := h.subs[key]; ok {
+		var st syscall.Stat_t
+		if s.parent == parent && fstatatNoFollowOne(parent.fd, name, &st) == nil {
+			if dev, ino := identityOf(&st); dev == s.dev && ino == s.ino {
+				return s.fd, nil
+			}
+		}
+		h.dropSubs(key)
+	}
+	fd, err := openBeneath(parent.fd, name, oPath|syscall.O_DIRECTORY|syscall.O_NOFOLLOW)
+	if err != nil {
+		return nil, err
+	}
+	if len(magics) > 0 {
+		var fst syscall.Statfs_t
+		if err := syscall.Fstatfs(fd, &fst); err != nil || !slices.Contains(magics, int64(fst.Type)) {
+			syscall.Close(fd)
+			return nil, nil
+		}
+	}
+	var st syscall.Stat_t
+	if err := fstatRetry(fd, &st); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	dir := newPathFD(fd)
+	dev, ino := identityOf(&st)
+	if h.subs == nil {
+		h.subs = make(map[string]heldSub, 4)
+	}
+	h.subs[key] = heldSub{heldDir: heldDir{fd: dir, dev: dev, ino: ino}, parent: parent, cgroup: len(magics) > 0}
+	return dir, nil
+}
+
+// cgroupRoot returns sys/fs/cgroup below sys, the held sysfs, through
+// held directories each witnessed in its parent (sub): 2 fstatat calls per
+// detection. ok is false when sys is not the held sysfs or either is not a
+// plain directory, and the caller takes the general way.
+func (h *heldDirs) cgroupRoot(sys *pathFD) (dir *pathFD, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if sys == nil || sys != h.sys.fd {
+		return nil, false
+	}
+	fsDir, err := h.sub(sys, "sys/fs", "fs")
+	if err != nil || fsDir == nil {
+		return nil, false
+	}
+	dir, err = h.sub(fsDir, pathCgroup, "cgroup")
+	return dir, err == nil && dir != nil
+}
+
+// cgroupDir returns the directory sys/fs/cgroup/<first> below the held
+// cgroupRoot root when it is a cgroup filesystem's (one fstatat per
+// detection), with missing when it does not exist; ok is false when the
+// caller must take the general way (a link, another filesystem).
+func (h *heldDirs) cgroupDir(root *pathFD, first string) (dir *pathFD, missing, ok bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	dir, err := h.sub(root, pathCgroup+"/"+first, first, cgroupMagic, cgroup2Magic)
+	switch {
+	case err == syscall.ENOENT:
+		return nil, true, true
+	case err != nil || dir == nil:
+		return nil, false, false
+	}
+	return dir, false, true
+}
+
+// holdableCgroup reports whether rest, a path below a held cgroup
+// directory, is one of the limit files a detection reads every time: one
+// record each (singleRecord), files of a cgroup that are never renamed, and
+// removed only with their cgroup or controller (their open file then fails
+// with ENODEV, fs/kernfs/file.c kernfs_seq_start); the cgroup itself is
+// witnessed by name every detection (cgroupDir).
+func holdableCgroup(rest string) bool {
+	return !strings.Contains(rest, "/") && singleRecord(false, rest)
 }

@@ -316,3 +316,125 @@ func TestHoldable(t *testing.T) {
 		assert.Equal(t, want, holdable(name), name)
 	}
 }
+
+// hostCgroupLimit is a cgroup limit file of this host below a cgroup
+// filesystem mounted at /sys/fs/cgroup/<dir> (cgroup v1), skipped where
+// there is none.
+func hostCgroupLimit(t *testing.T) (name, mount string) {
+	t.Helper()
+	for _, c := range []struct{ dir, file string }{{"memory", "memory.limit_in_bytes"}, {"cpu", "cpu.cfs_period_us"}} {
+		dir := "/sys/fs/cgroup/" + c.dir
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() || !isCgroupFS(dir) {
+			continue
+		}
+		if _, err := os.Stat(dir + "/" + c.file); err == nil {
+			return dir[1:] + "/" + c.file, dir[1:]
+		}
+	}
+	t.Skip("no cgroup v1 controller directory below /sys/fs/cgroup here")
+	return "", ""
+}
+
+// A cgroup limit file below a cgroup directory of the kernel's sysfs is
+// kept open with its directory, which every detection witnesses by name
+// (sys/fs, sys/fs/cgroup and the controller's directory, one component
+// each): the second view reads the same open file, and gets the file's text.
+func TestHeldCgroupLimitFiles(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	name, mount := hostCgroupLimit(t)
+	first := liveMachine(t)
+	_, err := first.ReadFile(name)
+	require.NoError(t, err)
+	held := &first.memo.held
+	held.mu.Lock()
+	sub, ok := held.subs[mount]
+	f, fok := held.files[name]
+	held.mu.Unlock()
+	require.True(t, ok, "%s is held", mount)
+	assert.True(t, sub.cgroup)
+	require.True(t, fok, "%s is held", name)
+	assert.Same(t, sub.fd, f.under)
+
+	want, err := os.ReadFile("/" + name)
+	require.NoError(t, err)
+	got, err := liveMachine(t).ReadFile(name)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	assert.Same(t, f.fd, held.files[name].fd, "read through the same open file")
+}
+
+// A held cgroup directory whose witness fails (the name no longer leads to
+// it: a cgroup renamed, a controller mounted elsewhere) is dropped with the
+// files held below it, and the path is opened afresh: the file read is the
+// one the name leads to now.
+func TestHeldCgroupDirReplacedWhenTheWitnessFails(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	name, mount := hostCgroupLimit(t)
+	m := liveMachine(t)
+	_, err := m.ReadFile(name)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, filepath.Base(name)), []byte("stale\n"), 0o644))
+	stale := openBeneathDir(dir)
+	require.NotNil(t, stale)
+	dev, ino := identityOfFD(t, stale)
+	fd, err := openBeneath(stale.fd, filepath.Base(name), syscall.O_RDONLY)
+	require.NoError(t, err)
+	held := &m.memo.held
+	held.mu.Lock()
+	sub := held.subs[mount]
+	sub.heldDir = heldDir{fd: stale, dev: dev, ino: ino}
+	held.subs[mount] = sub
+	held.files[name] = heldFile{fd: newPathFD(fd), under: stale}
+	held.mu.Unlock()
+
+	got, err := liveMachine(t).ReadString(name)
+	require.NoError(t, err)
+	assert.NotEqual(t, "stale", got)
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	assert.NotSame(t, stale, held.subs[mount].fd, "opened afresh")
+	for n, f := range held.files {
+		assert.NotSame(t, stale, f.under, "%s still held below the replaced directory", n)
+	}
+}
+
+// A held directory below another is one component opened beneath it
+// without following a link: a link (leading out or not) and ".." are
+// refused, a plain directory is held and found again by its witness.
+func TestHeldSubStaysBelowItsParent(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "parent/plain"), 0o755))
+	require.NoError(t, os.Symlink("/", filepath.Join(root, "parent/out")))
+	require.NoError(t, os.Symlink("plain", filepath.Join(root, "parent/in")))
+	parent := openBeneathDir(filepath.Join(root, "parent"))
+	require.NotNil(t, parent)
+	var h heldDirs
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, name := range []string{"out", "in", ".."} {
+		dir, err := h.sub(parent, "k/"+name, name)
+		assert.Error(t, err, name)
+		assert.Nil(t, dir, name)
+	}
+	assert.Empty(t, h.subs)
+	dir, err := h.sub(parent, "k/plain", "plain")
+	require.NoError(t, err)
+	require.NotNil(t, dir)
+	again, err := h.sub(parent, "k/plain", "plain")
+	require.NoError(t, err)
+	assert.Same(t, dir, again, "the witness holds")
+	require.NoError(t, os.Rename(filepath.Join(root, "parent/plain"), filepath.Join(root, "parent/moved")))
+	require.NoError(t, os.Mkdir(filepath.Join(root, "parent/plain"), 0o755))
+	fresh, err := h.sub(parent, "k/plain", "plain")
+	require.NoError(t, err)
+	assert.NotSame(t, dir, fresh, "another directory at the name")
+	// With a filesystem kind, a directory of another kind is not held.
+	none, err := h.sub(parent, "k/moved", "moved", cgroupMagic, cgroup2Magic)
+	assert.NoError(t, err)
+	assert.Nil(t, none)
+}

@@ -457,14 +457,20 @@ type kernelMounts struct {
 	// this detection looked for (cgroupMount), by sysroot path.
 	cgroupsMu sync.Mutex
 	cgroups   map[string]cgroupDir
+	// cgroupRoot is sys/fs/cgroup as held (heldDirs.cgroupRoot), looked
+	// for once per detection (cgroupRootDone).
+	cgroupRoot     *pathFD
+	cgroupRootDone bool
 }
 
 // cgroupDir is one directory below sys/fs/cgroup as cgroupMount found it:
 // open when it is a cgroup filesystem, missing when it does not exist, and
-// neither otherwise (another filesystem, a link leaving the sysroot).
+// neither otherwise (another filesystem, a link leaving the sysroot); held
+// when the sysroot's memo holds it (held_linux.go).
 type cgroupDir struct {
 	fd      *pathFD
 	missing bool
+	held    bool
 }
 
 func newKernelMounts(dir *pathFD, held *heldDirs) *kernelMounts {
@@ -542,6 +548,20 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 	k.cgroupsMu.Lock()
 	defer k.cgroupsMu.Unlock()
 	d, seen := k.cgroups[mount]
+	if !seen && k.held != nil {
+		if !k.cgroupRootDone {
+			k.cgroupRoot, _ = k.held.cgroupRoot(k.sys)
+			k.cgroupRootDone = true
+		}
+		if k.cgroupRoot != nil {
+			d.fd, d.missing, d.held = k.held.cgroupDir(k.cgroupRoot, first)
+			seen = d.held
+		}
+		if seen {
+			d.held = d.fd != nil
+			k.keepCgroupDir(mount, d)
+		}
+	}
 	if !seen {
 		defer runtime.KeepAlive(dir)
 		var err error
@@ -549,12 +569,17 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 		// Absent (a v1 controller on a v2 host): so is every file below
 		// it, and the general way would only fail the same way again.
 		d.missing = err == syscall.ENOENT
-		if k.cgroups == nil {
-			k.cgroups = make(map[string]cgroupDir, 4)
-		}
-		k.cgroups[mount] = d
+		k.keepCgroupDir(mount, d)
 	}
 	return d, rest
+}
+
+// keepCgroupDir remembers d for this detection; k.cgroupsMu is held.
+func (k *kernelMounts) keepCgroupDir(mount string, d cgroupDir) {
+	if k.cgroups == nil {
+		k.cgroups = make(map[string]cgroupDir, 4)
+	}
+	k.cgroups[mount] = d
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
@@ -562,6 +587,7 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
 	var base *pathFD
 	var rel string
+	var heldCgroup bool // base is a cgroup directory the memo holds
 	k.once.Do(func() { k.open(dir) })
 	switch {
 	case k.sys != nil && strings.HasPrefix(name, "sys/") && !underMountpoints(name):
@@ -576,12 +602,12 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		case d.fd == nil:
 			return false, nil
 		}
-		base = d.fd
+		base, heldCgroup = d.fd, d.held
 	default:
 		return false, nil
 	}
 	defer runtime.KeepAlive(base)
-	hold := k.held != nil && (base == k.sys || base == k.proc) && holdable(name)
+	hold := k.held != nil && ((base == k.sys || base == k.proc) && holdable(name) || heldCgroup && holdableCgroup(rel))
 	if hold {
 		if f := k.held.heldFileOf(name, base); f != nil && k.held.readHeld(f, name, limit, head, use) {
 			return true, nil
