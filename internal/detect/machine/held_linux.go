@@ -34,7 +34,8 @@ import (
 // neither the memo nor a detection in flight refers to it: when the witness
 // replaces it, when the memo drops the sysroot (the least recently used
 // beyond MaxMemoSysroots, a sysroot re-created, ForgetAllMemos), so at most
-// 3 descriptors per remembered sysroot stay open between calls. All are
+// 3 + maxHeldSubs directories and maxHeldFiles files per remembered sysroot
+// stay open between calls. All are
 // opened O_CLOEXEC: a tool the library starts, or a host's exec, does not
 // inherit them. A child forked without exec inherits them with every other
 // descriptor of the runtime, and cannot use them: there every call answers
@@ -68,6 +69,11 @@ type heldFile struct {
 	fd    *pathFD // an O_RDONLY descriptor; pathFD for its close by the collector
 	under *pathFD
 }
+
+// maxHeldSubs bounds the directories held below sys per sysroot: sys/fs,
+// sys/fs/cgroup and the cgroup directories a detection reads (2 on a cgroup
+// v1 host: memory and cpu).
+const maxHeldSubs = 8
 
 // maxHeldFiles bounds the open files kept per sysroot: the 7 a detection of
 // a one-node machine reads, and two per further NUMA node.
@@ -365,6 +371,9 @@ func (h *heldDirs) sub(parent *pathFD, key, name string, magics ...int64) (*path
 	}
 	dir := newPathFD(fd)
 	dev, ino := identityOf(&st)
+	if len(h.subs) >= maxHeldSubs {
+		return dir, nil // used by this view only
+	}
 	if h.subs == nil {
 		h.subs = make(map[string]heldSub, 4)
 	}

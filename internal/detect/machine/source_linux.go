@@ -528,7 +528,9 @@ const (
 const pathCgroup = "sys/fs/cgroup"
 
 // cgroupMount returns the directory a file below sys/fs/cgroup/<dir>/ lies
-// in, looked for once per detection, and the file's path relative to it.
+// in, looked for once per detection (through the directories the sysroot's
+// memo holds, where it holds them: held_linux.go, cgroupDir), and the
+// file's path relative to it.
 // That first directory is a cgroup v1 controller's mount, or a cgroup of v2
 // (a directory of cgroupfs is cgroupfs). cgroupfs is kernfs
 // (kernel/cgroup/cgroup.c creates its hierarchies with kernfs_create_root):
