@@ -28,7 +28,8 @@
 # unless CRATE_OPT_LEVEL overrides opt-level.
 #
 # Environment: CRATE_BUILD (default ${TMPDIR:-/tmp}/ai-hwaccel-crate-build),
-# CARGO (default cargo), CC (default cc), CMP_ROUNDS, CMP_BLOCK, CMP_WARMUP
+# CARGO (default cargo), CC (default cc), CMP_ROUNDS, CMP_BLOCK, CMP_WARMUP,
+# CMP_OURS_OPTIONS
 # (crate_compare.c).
 set -eu
 

@@ -10,7 +10,8 @@
  * vendor tool: ours runs none for an empty PATH (include/ai_hwaccel.h,
  * "path"); the crate's tool lookup (src/detect/command.rs `which`) then
  * tries each tool name relative to the current directory and finds none.
- * Ours detects with NULL options: sysroot "/", no cache.
+ * Ours detects with NULL options: sysroot "/", no cache; CMP_OURS_OPTIONS,
+ * when set, is passed instead (e.g. {"inline_kernel_reads":true}).
  *
  * One call of a side is one whole detection answered as JSON and freed:
  *   ours:  hwaccel_detect_json(NULL), hwaccel_free_string()
@@ -107,10 +108,12 @@ static void print_loadavg(const char *when) {
 
 /* detect_once makes one whole detection of side s, its answer freed; it
  * returns the answer's length, or -1 for an error answer. */
+static const char *ours_options; /* CMP_OURS_OPTIONS, NULL when unset */
+
 static long detect_once(enum side s, int print) {
     long n;
     if (s == OURS) {
-        char *j = ours.detect_json(NULL);
+        char *j = ours.detect_json(ours_options);
         n = (j == NULL || strncmp(j, "{\"error\"", 8) == 0) ? -1 : (long)strlen(j);
         if (print) printf("%s\n", j ? j : "NULL");
         ours.free_string(j);
@@ -191,6 +194,8 @@ int main(int argc, char **argv) {
     /* Before loading: neither library may see a PATH with tools on it. */
     if (setenv("PATH", "", 1) != 0) die("setenv PATH", NULL);
     bind(want, argv[1], argv[2]);
+    ours_options = getenv("CMP_OURS_OPTIONS");
+    if (ours_options != NULL && *ours_options == '\0') ours_options = NULL;
 
     if (strcmp(mode, "show") == 0) {
         for (int s = 0; s < SIDES; s++) {

@@ -137,7 +137,12 @@ extern "C" {
  * a call they are as the host left them and no library descriptor is there;
  * tools always get /dev/null as stdin.  Close them before loading or after
  * the first call has returned: until then the Go runtime may still be
- * starting on its own thread and open its files there.
+ * starting on its own thread and open its files there.  Between calls the
+ * library keeps a few descriptors of its own open, all close-on-exec: for
+ * each sysroot it has detected (16 at most), up to 11 directories (O_PATH:
+ * the sysroot, its sys/ and proc/, and the cgroup directories read) and up
+ * to 32 sysfs, procfs and cgroup files that every detection reads again
+ * (docs/detection.md, "Descriptors kept across detections").  A host must not close descriptors it did not open.
  *
  * Loading.  glibc Linux only (not musl).  dlclose() is a no-op: the library
  * stays loaded until the process exits.  Load costs a few ms, a few MB of RSS

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -37,7 +38,8 @@ func TestKernelMountsReadAsTheGeneralWay(t *testing.T) {
 		err := readFromRoot(t, "/", name, MaxFileBytes, func(b []byte) { out = append([]byte{}, b...) })
 		return out, err
 	}
-	for _, name := range []string{"sys/devices/system/cpu/present", "proc/sys/kernel/ostype", "sys/kernel/mm/transparent_hugepage/enabled"} {
+	for _, name := range []string{"sys/devices/system/cpu/present", "proc/sys/kernel/ostype", "sys/kernel/mm/transparent_hugepage/enabled",
+		"proc/1/cgroup", "proc/self/cgroup"} {
 		want, werr := general(name)
 		got, err := m.ReadFile(name)
 		if werr != nil {
@@ -282,6 +284,45 @@ func TestSysfsReaderStopsAfterAShortRead(t *testing.T) {
 	n, err = r.Read(make([]byte, 2*pageSize))
 	assert.NoError(t, err, "a whole page is read on")
 	assert.Equal(t, pageSize, n)
+}
+
+// A read of a one-record procfs or cgroup file shorter than the buffer is
+// the whole file: the reader answers end of file with it, so no other read
+// is made (here a pipe, whose next read would block); a full buffer reads
+// on. Only the files the kernel shows as one record are read so.
+func TestSingleRecordReaderStopsAfterAShortRead(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	r := singleRecordReader(pr.Fd())
+	require.NoError(t, syscall.SetNonblock(int(r), true)) // a read too many fails (EAGAIN) instead of blocking
+	text := strings.Repeat("x", 2*pageSize) + "\n"        // longer than a page: not sysfsReader's bound
+	_, err = pw.Write([]byte(text))
+	require.NoError(t, err)
+	var got []byte
+	require.NoError(t, readLimited(r, "meminfo", 0, MaxFileBytes, false, func(b []byte) { got = append(got, b...) }))
+	assert.Equal(t, text, string(got), "read whole, and no read after it (it would fail with EAGAIN)")
+
+	_, err = pw.Write([]byte("abcdef"))
+	require.NoError(t, err)
+	b := make([]byte, 100)
+	n, err := r.Read(b[:3])
+	require.NoError(t, err, "a full buffer may not be the end")
+	assert.Equal(t, "abc", string(b[:n]))
+
+	for rel, want := range map[string]bool{
+		"meminfo": true, "1/cgroup": true, "self/cgroup": true, "cpuinfo": false, "1/mountinfo": false,
+		"x1/cgroup": false, "/cgroup": false, "1/cgroup/x": false,
+	} {
+		assert.Equal(t, want, singleRecord(true, rel), "proc/%s", rel)
+	}
+	for rel, want := range map[string]bool{
+		"memory.limit_in_bytes": true, "cpu.cfs_quota_us": true, "cpu.cfs_period_us": true, "memory.max": true,
+		"user.slice/cpu.max": true, "cgroup.procs": false, "tasks": false, "meminfo": false,
+	} {
+		assert.Equal(t, want, singleRecord(false, rel), "cgroup %s", rel)
+	}
 }
 
 // Binary sysfs attributes (a PCI function's configuration space: 256 bytes,

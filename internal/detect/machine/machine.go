@@ -132,13 +132,23 @@ func New(cfg Config) (*Machine, error) {
 	if err != nil {
 		return nil, err
 	}
-	src := dirSource{dir: openBeneathDir(cfg.Sysroot), path: cfg.Sysroot}
+	m.memo = memoFor(cfg.Sysroot, st)
+	src := dirSource{path: cfg.Sysroot}
+	var held *heldDirs
+	if m.memo != nil {
+		// The sysroot's descriptors are kept across its detections
+		// (held_linux.go): the memo's root stamp and st are the witness.
+		held = &m.memo.held
+		src.dir = held.rootFor(cfg.Sysroot, st)
+	} else {
+		src.dir = openBeneathDir(cfg.Sysroot)
+	}
 	if src.dir != nil {
-		src.kernel, src.lazy = newKernelMounts(src.dir), &lazyRoot{path: cfg.Sysroot}
+		src.kernel, src.lazy = newKernelMounts(src.dir, held), &lazyRoot{path: cfg.Sysroot}
 	} else if src.root, err = openSysroot(cfg.Sysroot); err != nil {
 		return nil, err
 	}
-	m.src, m.root, m.memo = src, cfg.Sysroot, memoFor(cfg.Sysroot, st)
+	m.src, m.root = src, cfg.Sysroot
 	return m, nil
 }
 

@@ -83,6 +83,9 @@ type sysrootMemo struct {
 	constants map[fileKey]constantFile
 	// listings are directories of /dev by path (listingStamp).
 	listings map[string]listingFacts
+	// held are the sysroot's directory descriptors its detections share
+	// (held_linux.go).
+	held heldDirs
 }
 
 // listingFacts is a directory listing and the stamp of the directory

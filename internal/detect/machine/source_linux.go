@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -70,7 +71,8 @@ var nameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b 
 
 // openBeneathDir opens the sysroot for openBeneath; nil when openat2 is
 // unusable. Like the os.Root beside it, the garbage collector closes it
-// after the view's one detection.
+// after the view's one detection, or, when the sysroot's memo holds it
+// (held_linux.go), once the memo has dropped it.
 func openBeneathDir(dir string) *pathFD {
 	var dfd int
 	var err error
@@ -447,31 +449,46 @@ const resolveNoXdev = 0x01
 type kernelMounts struct {
 	once      sync.Once
 	sys, proc *pathFD // nil when not a sysfs / procfs
+	// held keeps sys and proc across detections (held_linux.go); nil when
+	// the sysroot has no memo, and they are opened for this view only.
+	held *heldDirs
 
 	// cgroups are the cgroup mounts below the kernel's sys/fs/cgroup that
 	// this detection looked for (cgroupMount), by sysroot path.
 	cgroupsMu sync.Mutex
 	cgroups   map[string]cgroupDir
+	// cgroupRoot is sys/fs/cgroup as held (heldDirs.cgroupRoot), looked
+	// for once per detection (cgroupRootDone).
+	cgroupRoot     *pathFD
+	cgroupRootDone bool
 }
 
 // cgroupDir is one directory below sys/fs/cgroup as cgroupMount found it:
 // open when it is a cgroup filesystem, missing when it does not exist, and
-// neither otherwise (another filesystem, a link leaving the sysroot).
+// neither otherwise (another filesystem, a link leaving the sysroot); held
+// when the sysroot's memo holds it (held_linux.go).
 type cgroupDir struct {
 	fd      *pathFD
 	missing bool
+	held    bool
 }
 
-func newKernelMounts(dir *pathFD) *kernelMounts {
+func newKernelMounts(dir *pathFD, held *heldDirs) *kernelMounts {
 	if dir == nil {
 		return nil
 	}
-	return &kernelMounts{}
+	return &kernelMounts{held: held}
 }
 
-// open opens sys/ and proc/ below dir and keeps those of the right kind.
+// open opens sys/ and proc/ below dir and keeps those of the right kind,
+// or takes those the sysroot's memo holds.
 func (k *kernelMounts) open(dir *pathFD) {
 	defer runtime.KeepAlive(dir)
+	if k.held != nil {
+		k.sys = k.held.mount(dir, "sys", sysfsMagic)
+		k.proc = k.held.mount(dir, "proc", procMagic)
+		return
+	}
 	k.sys = openMountOfKind(int(dir.Fd()), "sys", sysfsMagic)
 	k.proc = openMountOfKind(int(dir.Fd()), "proc", procMagic)
 }
@@ -511,7 +528,9 @@ const (
 const pathCgroup = "sys/fs/cgroup"
 
 // cgroupMount returns the directory a file below sys/fs/cgroup/<dir>/ lies
-// in, looked for once per detection, and the file's path relative to it.
+// in, looked for once per detection (through the directories the sysroot's
+// memo holds, where it holds them: held_linux.go, cgroupDir), and the
+// file's path relative to it.
 // That first directory is a cgroup v1 controller's mount, or a cgroup of v2
 // (a directory of cgroupfs is cgroupfs). cgroupfs is kernfs
 // (kernel/cgroup/cgroup.c creates its hierarchies with kernfs_create_root):
@@ -531,6 +550,20 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 	k.cgroupsMu.Lock()
 	defer k.cgroupsMu.Unlock()
 	d, seen := k.cgroups[mount]
+	if !seen && k.held != nil {
+		if !k.cgroupRootDone {
+			k.cgroupRoot, _ = k.held.cgroupRoot(k.sys)
+			k.cgroupRootDone = true
+		}
+		if k.cgroupRoot != nil {
+			d.fd, d.missing, d.held = k.held.cgroupDir(k.cgroupRoot, first)
+			seen = d.held
+		}
+		if seen {
+			d.held = d.fd != nil
+			k.keepCgroupDir(mount, d)
+		}
+	}
 	if !seen {
 		defer runtime.KeepAlive(dir)
 		var err error
@@ -538,12 +571,17 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 		// Absent (a v1 controller on a v2 host): so is every file below
 		// it, and the general way would only fail the same way again.
 		d.missing = err == syscall.ENOENT
-		if k.cgroups == nil {
-			k.cgroups = make(map[string]cgroupDir, 4)
-		}
-		k.cgroups[mount] = d
+		k.keepCgroupDir(mount, d)
 	}
 	return d, rest
+}
+
+// keepCgroupDir remembers d for this detection; k.cgroupsMu is held.
+func (k *kernelMounts) keepCgroupDir(mount string, d cgroupDir) {
+	if k.cgroups == nil {
+		k.cgroups = make(map[string]cgroupDir, 4)
+	}
+	k.cgroups[mount] = d
 }
 
 // readFile reads name in one open when it lies in the kernel's sysfs or
@@ -551,6 +589,7 @@ func (k *kernelMounts) cgroupMount(dir *pathFD, name string) (cgroupDir, string)
 func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, use func([]byte)) (ok bool, err error) {
 	var base *pathFD
 	var rel string
+	var heldCgroup bool // base is a cgroup directory the memo holds
 	k.once.Do(func() { k.open(dir) })
 	switch {
 	case k.sys != nil && strings.HasPrefix(name, "sys/") && !underMountpoints(name):
@@ -565,11 +604,17 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 		case d.fd == nil:
 			return false, nil
 		}
-		base = d.fd
+		base, heldCgroup = d.fd, d.held
 	default:
 		return false, nil
 	}
 	defer runtime.KeepAlive(base)
+	hold := k.held != nil && ((base == k.sys || base == k.proc) && holdable(name) || heldCgroup && holdableCgroup(rel))
+	if hold {
+		if f := k.held.heldFileOf(name, base); f != nil && k.held.readHeld(f, name, limit, head, use) {
+			return true, nil
+		}
+	}
 	fd, err := openBeneathHow(int(base.Fd()), rel, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY,
 		resolveBeneath|resolveNoMagiclinks|resolveNoXdev)
 	switch err {
@@ -579,7 +624,12 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	default:
 		return true, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
-	defer syscall.Close(fd)
+	kept := false
+	defer func() {
+		if !kept {
+			syscall.Close(fd)
+		}
+	}()
 	// No fstat: sysfs, procfs and cgroupfs hold directories, symbolic links
 	// (followed within the mount, magic ones refused) and regular files
 	// only, no device node, FIFO or socket, and a directory opened for
@@ -589,12 +639,19 @@ func (k *kernelMounts) readFile(dir *pathFD, name string, limit int, head bool, 
 	// cgroup file is read to the empty read, as a procfs one: some list
 	// many records (cgroup.procs).
 	var r io.Reader = fdReader(fd)
-	if base == k.sys {
+	switch {
+	case base == k.sys:
 		r = sysfsReader(fd)
+	case singleRecord(base == k.proc, rel):
+		r = singleRecordReader(fd)
 	}
 	err = readLimited(r, name, 0, limit, head, use)
 	if errors.Is(err, syscall.EISDIR) {
 		return true, checkRegular(name, fs.ModeDir)
+	}
+	if err == nil && hold {
+		// Kept open for the next detections (held_linux.go, holdable).
+		kept = k.held.keepFile(name, fd, base)
 	}
 	return true, err
 }
@@ -636,6 +693,63 @@ func (r sysfsReader) Read(b []byte) (int, error) {
 		return n, io.EOF
 	}
 	return n, err
+}
+
+// singleRecordReader reads a procfs or cgroupfs file that the kernel
+// writes as one seq_file record (singleRecord): the first read returns the
+// whole record, or as much of it as the buffer holds (fs/seq_file.c
+// seq_read_iter: the record is formatted into a buffer grown until it fits,
+// then copied out). A read shorter than the buffer is therefore the end of
+// the file, and the read that would return 0 is not made: one system call
+// fewer for each of the 5 such files a detection reads (docs/performance.md,
+// "Sixth pass").
+type singleRecordReader int
+
+func (r singleRecordReader) Read(b []byte) (int, error) {
+	n, err := fdReader(r).Read(b)
+	if err == nil && n > 0 && n < len(b) {
+		return n, io.EOF
+	}
+	return n, err
+}
+
+// singleRecord reports whether rel, a path below the kernel's procfs
+// (inProc) or below a cgroup filesystem, is a file the kernel shows as one
+// seq_file record, so that singleRecordReader may read it:
+//   - proc/meminfo (fs/proc/meminfo.c: proc_create_single) and a process's
+//     cgroup file (fs/proc/base.c: ONE("cgroup", ...), proc_single_open),
+//     both single_open(), one show() of the whole text;
+//   - the cgroup limits detection reads, in any cgroup (memory.max, cpu.max,
+//     memory.limit_in_bytes, cpu.cfs_quota_us, cpu.cfs_period_us): their
+//     cftypes have no seq_start, so kernel/cgroup/cgroup.c
+//     cgroup_init_cftypes gives them cgroup_kf_single_ops, which kernfs
+//     reads as single_open() does (fs/kernfs/file.c kernfs_seq_start).
+//
+// Files of many records (/proc/cpuinfo, cgroup.procs) can return a short
+// read before their end and are read to the empty read as before.
+func singleRecord(inProc bool, rel string) bool {
+	if inProc {
+		if rel == "meminfo" {
+			return true
+		}
+		pid, file, ok := strings.Cut(rel, "/")
+		return ok && file == "cgroup" && (pid == "self" || isDecimal(pid))
+	}
+	switch path.Base(rel) {
+	case "memory.max", "cpu.max", "memory.limit_in_bytes", "cpu.cfs_quota_us", "cpu.cfs_period_us":
+		return true
+	}
+	return false
+}
+
+// isDecimal reports whether s is a non-empty run of ASCII digits.
+func isDecimal(s string) bool {
+	for i := range len(s) {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // pageSize is the kernel's page size, the most a sysfs read returns.

@@ -20,7 +20,12 @@ func readLinkBeneath(*pathFD, string) (bool, string, error) { return false, "", 
 // kernelMounts: no sysfs or procfs to read faster.
 type kernelMounts struct{}
 
-func newKernelMounts(*pathFD) *kernelMounts { return nil }
+func newKernelMounts(*pathFD, *heldDirs) *kernelMounts { return nil }
+
+// heldDirs: no descriptors to keep across detections.
+type heldDirs struct{}
+
+func (*heldDirs) rootFor(string, fs.FileInfo) *pathFD { return nil }
 
 func (*kernelMounts) readFile(*pathFD, string, int, bool, func([]byte)) (bool, error) {
 	return false, nil
