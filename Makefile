@@ -114,10 +114,15 @@ test: check-tools all testlibs test-packaging
 # is 32 bits wide and statfs's f_type an int32: vet there too (cgo is off
 # when cross-compiling, so capi's cgo glue is left out).
 VET_32BIT_ARCHS := 386 arm
+# The engine and CLI also build on macOS (the apple backend; docs/comparison.md):
+# vet there too, so a Linux-only name in a file every GOOS builds is caught here
+# (inline.go's pathCgroup broke the darwin build unnoticed).
+VET_OTHER_OS := darwin/arm64 darwin/amd64
 
 go-test:
 	$(GO) vet ./...
 	$(foreach a,$(VET_32BIT_ARCHS),GOARCH=$(a) $(GO) vet ./... &&) true
+	$(foreach p,$(VET_OTHER_OS),GOOS=$(word 1,$(subst /, ,$(p))) GOARCH=$(word 2,$(subst /, ,$(p))) $(GO) vet ./... &&) true
 	$(GO) test ./...
 
 c-test: all testlibs

@@ -179,6 +179,12 @@ func pathError(op, name string, err error) error {
 // of small sysfs files and each needs one only while it is read.
 var readBufs = sync.Pool{New: func() any { b := make([]byte, MaxFileBytes+1); return &b }}
 
+// pathCgroup is where the cgroup filesystems are mounted below sysfs
+// (Documentation/admin-guide/cgroup-v2.rst; v1 mounts one per controller
+// below it, Documentation/admin-guide/cgroup-v1/cgroups.rst). Named here,
+// not in source_linux.go, since inline.go builds on every GOOS.
+const pathCgroup = "sys/fs/cgroup"
+
 // maxPooledRead bounds the read buffers kept for reuse: /proc/cpuinfo of a
 // few hundred CPUs fits; a larger buffer is left to the garbage collector.
 const maxPooledRead = 1 << 20

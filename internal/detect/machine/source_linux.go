@@ -522,11 +522,6 @@ const (
 	cgroup2Magic = 0x63677270
 )
 
-// pathCgroup is where the cgroup filesystems are mounted below sysfs
-// (Documentation/admin-guide/cgroup-v2.rst; v1 mounts one per controller
-// below it, Documentation/admin-guide/cgroup-v1/cgroups.rst).
-const pathCgroup = "sys/fs/cgroup"
-
 // cgroupMount returns the directory a file below sys/fs/cgroup/<dir>/ lies
 // in, looked for once per detection (through the directories the sysroot's
 // memo holds, where it holds them: held_linux.go, cgroupDir), and the
