@@ -83,8 +83,10 @@ func (a *app) root(args []string) error {
 		return err
 	}
 	if f.isSet("watch") {
-		if o.watchCount < 0 {
-			return usagef("", "--watch-count must be >= 0")
+		// Leaving the flag out runs until Ctrl-C; a count of 0 refreshes
+		// is refused, as --watch 0 is, rather than taken for that.
+		if f.isSet("watch-count") && o.watchCount < 1 {
+			return usagef("", "--watch-count: %d is not a number of refreshes >= 1", o.watchCount)
 		}
 		return a.watchLoop(optsJSON, o)
 	}
