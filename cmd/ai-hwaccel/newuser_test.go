@@ -555,3 +555,44 @@ func TestTrainingExplanationCountsParametersAlike(t *testing.T) {
 	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-3.1-70B", "--method", "full", "--json")...)
 	assert.Contains(t, obj["explanation"].([]any)[0], "(70.6B parameters, 70.6B trained)")
 }
+
+// A hint names the option as the user types it where they read it: the CLI
+// prints --cpu-offload, --include-cpu, --engine X, --placement fewest,
+// --gradient-checkpointing and --zero 3, where the library's answer (and
+// --json) keeps the request's spelling. The CLI printed "cpu_offload:
+// true would keep ..." to a user who has no such thing to type.
+func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		args    []string
+		want    []string
+		wire    []string
+	}{
+		{"h200-vm", []string{"plan", "--model", "Llama-3.1-405B"},
+			[]string{"--cpu-offload would keep the layers", "--include-cpu would plan on host RAM"},
+			[]string{"cpu_offload: true", "include_cpu: true"}},
+		{"slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "qwen2.5-7b"},
+			[]string{"engine llama.cpp fits it: q4_k_m on cuda:0; plan it with --engine llama.cpp\n"},
+			[]string{`"engine": "llama.cpp"`}},
+		{"dgx-h100", []string{"plan", "--model", "qwen2.5-7b"},
+			[]string{"; --placement fewest plans the fewest devices instead"},
+			[]string{`"placement": "fewest"`}},
+		{"h200-vm", []string{"train", "--model", "Llama-3.1-405B", "--method", "full"},
+			[]string{"with --gradient-checkpointing and --zero 3 (ZeRO-3/FSDP)"},
+			[]string{"gradient_checkpointing and zero_stage 3"}},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		for _, w := range c.want {
+			assert.Contains(t, r.stdout, w, c.args)
+		}
+		for _, w := range c.wire {
+			assert.NotContains(t, r.stdout, w, c.args)
+		}
+		j := runCLI(t, withFixture(t, c.fixture, append(c.args, "--json")...)...)
+		require.Equal(t, 0, j.code, j.stderr)
+		for _, w := range c.wire {
+			assert.Contains(t, strings.ReplaceAll(j.stdout, `\"`, `"`), w, "the library's answer keeps the request's spelling")
+		}
+	}
+}

@@ -39,8 +39,8 @@ func otherEngineFits(r *Request, ch *choice) (string, bool) {
 		if a.Strategy != "" && a.Strategy != "none" {
 			how = ", " + strings.ReplaceAll(a.Strategy, "_", " ")
 		}
-		return fmt.Sprintf("engine %s fits it: %s on %s%s; plan it with \"engine\": %q (ai-hwaccel: --engine %s)",
-			e.Name(), a.Quant, strings.Join(ids, ", "), how, e.Name(), e.Name()), true
+		return fmt.Sprintf("engine %s fits it: %s on %s%s; plan it with %s",
+			e.Name(), a.Quant, strings.Join(ids, ", "), how, HintEngine(e.Name())), true
 	}
 	return "", false
 }
