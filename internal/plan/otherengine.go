@@ -3,8 +3,6 @@ package plan
 import (
 	"fmt"
 	"strings"
-
-	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // otherEngineFits is the explanation's line for a refused request that named
@@ -17,15 +15,13 @@ import (
 // published format), one level rather than the other engine's whole ladder:
 // llama.cpp's reaches iq1_s, a quality nobody should be pointed to, and
 // walking it on a hostile shape takes minutes (TestHostileShapesAreBounded).
-func otherEngineFits(r *Request, ch *choice) (string, bool) {
+func otherEngineFits(r *planning, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if r.Engine != "" || pl.Pool == nil || len(pl.Pool.Devices) == 0 || !pl.Pool.Budget.ByDefault || len(ch.Rows) == 0 {
 		return "", false
 	}
-	d := pl.Pool.Devices[0].Dev
-	dev := engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, ComputeCapability: d.ComputeCapability}
-	for _, e := range engine.Alternatives(dev) {
-		named := *r
+	for _, e := range otherEngines(r.engineRule(), &pl.Pool.Devices[0].Dev) {
+		named := *r.Request
 		named.Engine, named.Quant = e.Name(), ch.Rows[len(ch.Rows)-1].Quant
 		a, err := PlanSharding(&named)
 		if err != nil || !a.Fits {
