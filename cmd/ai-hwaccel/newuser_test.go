@@ -596,3 +596,13 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 		}
 	}
 }
+
+// rent's ranked lines name a plan's strategy as plan does: "one device",
+// not the answer's "none" (read as "no strategy", or "no engine"), and
+// "CPU offload" for cpu_offload.
+func TestRentSaysOneDeviceNotNone(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, " per million output tokens; bf16, one device\n")
+	assert.NotContains(t, r.stdout, ", none\n")
+}
