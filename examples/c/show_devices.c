@@ -3,8 +3,10 @@
  *
  *   show_devices [OPTIONS_JSON]
  *
- * OPTIONS_JSON are detection options (see include/ai_hwaccel.h), e.g.
- *   show_devices '{"sysroot":"testdata/machines/dgx-h100/root","path":"testdata/machines/dgx-h100/bin"}'
+ * OPTIONS_JSON are detection options (see include/ai_hwaccel.h), e.g. from the
+ * repository root (path entries must be absolute: a relative one is
+ * invalid_argument):
+ *   show_devices "{\"sysroot\":\"$PWD/testdata/machines/dgx-h100/root\",\"path\":\"$PWD/testdata/machines/dgx-h100/bin\"}"
  *
  * The example pulls a few fields out of the registry with strstr to stay
  * dependency-free; a real program would use a JSON library (cJSON, jansson,
