@@ -606,3 +606,22 @@ func TestRentSaysOneDeviceNotNone(t *testing.T) {
 	assert.Contains(t, r.stdout, " per million output tokens; bf16, one device\n")
 	assert.NotContains(t, r.stdout, ", none\n")
 }
+
+// An engine error about a request field names the flag the user typed:
+// "--context 1048576 is more than ...", not "request: context_length ...";
+// --json and the library keep the field's name.
+func TestEngineErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--model", "llama3.1:8b", "--context", "1m"}, "ai-hwaccel: invalid_argument: --context 1048576 is more than Llama-3.1-8B's maximum context"},
+		{[]string{"plan", "--model", "llama3.1:8b", "--kv-cache", "q8_0", "--engine", "vllm"}, `ai-hwaccel: invalid_argument: --kv-cache "q8_0" is a cache type of llama.cpp, not of engine vllm`},
+		{[]string{"plan", "--model", "llama3.1:8b", "--devices", "cuda:5"}, `ai-hwaccel: invalid_argument: --devices: unknown device "cuda:5"`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 1, r.code, c.args)
+		assert.Contains(t, r.stderr, c.want, c.args)
+		assert.NotContains(t, r.stderr, "request: ", c.args)
+	}
+}
