@@ -132,10 +132,11 @@ func TestBudgetFlagsReachTheEngine(t *testing.T) {
 		assert.Equal(t, 2, r.code, "%v", bad)
 		assert.Contains(t, r.stderr, bad[0], "%v", bad)
 	}
-	// A size the model cannot be split into is the engine's invalid_argument.
+	// A size the model cannot be split into is the engine's invalid_argument,
+	// naming the flag (TestEngineErrorsNameTheFlag).
 	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "llama-3.3-70b-instruct", "--tensor-parallel-size", "3")...)
 	assert.NotEqual(t, 0, r.code)
-	assert.Contains(t, r.stderr, "tensor_parallel_size 3")
+	assert.Contains(t, r.stderr, "invalid_argument: --tensor-parallel-size 3 does not divide")
 }
 
 func TestPlanFlagsReachTheEngine(t *testing.T) {

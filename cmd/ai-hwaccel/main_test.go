@@ -309,6 +309,13 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--watch"}, "--watch needs a value"},
 		{[]string{"plan", "--model"}, "--model needs a value"},
 		{[]string{"--watch-count", "2"}, "--watch-count needs --watch"},
+		// 0 refreshes: refused, as --watch 0 is, rather than run until Ctrl-C
+		// (what leaving the flag out does), which hung a script passing 0.
+		// The request contract allows ZeRO stages 0-3 (schema/request.schema.json);
+		// --zero 4 was sent and answered "request: training.zero_stage 4".
+		{[]string{"train", "--model", "70b", "--method", "lora", "--zero", "4"}, "--zero must be 0-3, got 4"},
+		{[]string{"--watch", "1", "--watch-count", "0"}, "--watch-count: 0 is not a number of refreshes >= 1"},
+		{[]string{"--watch", "1", "--watch-count", "-2"}, "--watch-count: -2 is not a number of refreshes >= 1"},
 		{[]string{"--table", "--summary"}, "exclude each other"},
 		{[]string{"--watch", "1", "--table"}, "exclude each other"},
 		{[]string{"--table", "--pretty"}, "--pretty applies to JSON output"},

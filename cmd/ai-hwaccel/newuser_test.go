@@ -560,3 +560,76 @@ func TestTrainingExplanationCountsParametersAlike(t *testing.T) {
 	obj, _ = runJSON(t, withFixture(t, "dgx-h100", "train", "--model", "Llama-3.1-70B", "--method", "full", "--json")...)
 	assert.Contains(t, obj["explanation"].([]any)[0], "(70.6B parameters, 70.6B trained)")
 }
+
+// A hint names the option as the user types it where they read it: the CLI
+// prints --cpu-offload, --include-cpu, --engine X, --placement fewest,
+// --gradient-checkpointing and --zero 3, where the library's answer (and
+// --json) keeps the request's spelling. The CLI printed "cpu_offload:
+// true would keep ..." to a user who has no such thing to type.
+func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		args    []string
+		want    []string
+		wire    []string
+	}{
+		{"h200-vm", []string{"plan", "--model", "Llama-3.1-405B"},
+			[]string{"--cpu-offload would keep the layers", "--include-cpu would plan on host RAM"},
+			[]string{"cpu_offload: true", "include_cpu: true"}},
+		{"slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "qwen2.5-7b"},
+			[]string{"engine llama.cpp fits it: q4_k_m on cuda:0; plan it with --engine llama.cpp\n"},
+			[]string{`"engine": "llama.cpp"`}},
+		{"dgx-h100", []string{"plan", "--model", "qwen2.5-7b"},
+			[]string{"; --placement fewest plans the fewest devices instead"},
+			[]string{`"placement": "fewest"`}},
+		{"h200-vm", []string{"train", "--model", "Llama-3.1-405B", "--method", "full"},
+			[]string{"with --gradient-checkpointing and --zero 3 (ZeRO-3/FSDP)"},
+			[]string{"gradient_checkpointing and zero_stage 3"}},
+		{"dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B"},
+			[]string{"plan it with --engine llama.cpp and --quant q3_k_m"},
+			[]string{`"quant": "q3_k_m"`}},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		for _, w := range c.want {
+			assert.Contains(t, r.stdout, w, c.args)
+		}
+		for _, w := range c.wire {
+			assert.NotContains(t, r.stdout, w, c.args)
+		}
+		j := runCLI(t, withFixture(t, c.fixture, append(c.args, "--json")...)...)
+		require.Equal(t, 0, j.code, j.stderr)
+		for _, w := range c.wire {
+			assert.Contains(t, strings.ReplaceAll(j.stdout, `\"`, `"`), w, "the library's answer keeps the request's spelling")
+		}
+	}
+}
+
+// rent's ranked lines name a plan's strategy as plan does: "one device",
+// not the answer's "none" (read as "no strategy", or "no engine"), and
+// "CPU offload" for cpu_offload.
+func TestRentSaysOneDeviceNotNone(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, " per million output tokens; bf16, one device\n")
+	assert.NotContains(t, r.stdout, ", none\n")
+}
+
+// An engine error about a request field names the flag the user typed:
+// "--context 1048576 is more than ...", not "request: context_length ...";
+// --json and the library keep the field's name.
+func TestEngineErrorsNameTheFlag(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--model", "llama3.1:8b", "--context", "1m"}, "ai-hwaccel: invalid_argument: --context 1048576 is more than Llama-3.1-8B's maximum context"},
+		{[]string{"plan", "--model", "llama3.1:8b", "--kv-cache", "q8_0", "--engine", "vllm"}, `ai-hwaccel: invalid_argument: --kv-cache "q8_0" is a cache type of llama.cpp, not of engine vllm`},
+		{[]string{"plan", "--model", "llama3.1:8b", "--devices", "cuda:5"}, `ai-hwaccel: invalid_argument: --devices: unknown device "cuda:5"`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 1, r.code, c.args)
+		assert.Contains(t, r.stderr, c.want, c.args)
+		assert.NotContains(t, r.stderr, "request: ", c.args)
+	}
+}

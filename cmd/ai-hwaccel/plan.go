@@ -416,11 +416,15 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 	for _, x := range []struct {
 		flag, key string
 		v, min    int
-	}{{"zero", "zero_stage", t.zeroStage, 0}, {"num-devices", "num_devices", t.numDevices, 1},
-		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1}, {"lora-rank", "lora_rank", t.loraRank, 1}} {
+		max       int // 0: none
+	}{{"zero", "zero_stage", t.zeroStage, 0, 3}, {"num-devices", "num_devices", t.numDevices, 1, 0},
+		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1, 0}, {"lora-rank", "lora_rank", t.loraRank, 1, 0}} {
 		if f.isSet(x.flag) {
 			if x.v < x.min {
 				return nil, usagef(f.cmd, "--%s must be >= %d, got %d", x.flag, x.min, x.v)
+			}
+			if x.max > 0 && x.v > x.max {
+				return nil, usagef(f.cmd, "--%s must be %d-%d, got %d", x.flag, x.min, x.max, x.v)
 			}
 			o[x.key] = x.v
 		}

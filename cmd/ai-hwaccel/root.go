@@ -6,6 +6,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -83,8 +84,10 @@ func (a *app) root(args []string) error {
 		return err
 	}
 	if f.isSet("watch") {
-		if o.watchCount < 0 {
-			return usagef("", "--watch-count must be >= 0")
+		// Leaving the flag out runs until Ctrl-C; a count of 0 refreshes
+		// is refused, as --watch 0 is, rather than taken for that.
+		if f.isSet("watch-count") && o.watchCount < 1 {
+			return usagef("", "--watch-count: %d is not a number of refreshes >= 1", o.watchCount)
 		}
 		return a.watchLoop(optsJSON, o)
 	}
@@ -179,7 +182,38 @@ func answerError(out []byte) error {
 	if err := json.Unmarshal(out, &e); err != nil || e.Error == nil {
 		return nil
 	}
-	return &engineError{code: e.Error.Code, message: e.Error.Message}
+	return &engineError{code: e.Error.Code, message: flagWords(e.Error.Message)}
+}
+
+// requestFlags are the request fields the commands set from a flag of
+// their own, by the field's name in the engine's errors ("request:
+// training.zero_stage 4 is outside 0..3").
+var requestFlags = map[string]string{
+	"context_length": "--context", "batch_size": "--batch", "kv_cache_dtype": "--kv-cache",
+	"devices": "--devices", "engine": "--engine", "quant": "--quant", "replicas": "--replicas",
+	"tensor_parallel_size": "--tensor-parallel-size", "memory_fraction": "--memory-fraction",
+	"engine_version": "--engine-version", "placement": "--placement", "draft_model": "--draft-model",
+	"training.zero_stage": "--zero", "training.method": "--method", "training.precision": "--precision",
+	"training.optimizer": "--optimizer", "training.num_devices": "--num-devices",
+	"training.lora_targets": "--lora-targets", "training.base_quant": "--base-quant", "training.fsdp": "--fsdp",
+}
+
+// requestField is the field an engine error's "request: FIELD ..." names.
+var requestField = regexp.MustCompile(`^request: ([a-z_]+(?:\.[a-z_]+)?)`)
+
+// flagWords names, in an engine error about a request field the user set
+// with a flag, the flag instead of the field: "--zero 4 is outside 0..3".
+// The library's answer (--json) keeps the field's name.
+func flagWords(msg string) string {
+	m := requestField.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	flag, ok := requestFlags[msg[m[2]:m[3]]]
+	if !ok {
+		return msg
+	}
+	return flag + msg[m[3]:]
 }
 
 func decodeRegistry(out []byte) (*registry.Registry, error) {

@@ -3,8 +3,10 @@
  *
  *   show_devices [OPTIONS_JSON]
  *
- * OPTIONS_JSON are detection options (see include/ai_hwaccel.h), e.g.
- *   show_devices '{"sysroot":"testdata/machines/dgx-h100/root","path":"testdata/machines/dgx-h100/bin"}'
+ * OPTIONS_JSON are detection options (see include/ai_hwaccel.h), e.g. from the
+ * repository root (path entries must be absolute: a relative one is
+ * invalid_argument):
+ *   show_devices "{\"sysroot\":\"$PWD/testdata/machines/dgx-h100/root\",\"path\":\"$PWD/testdata/machines/dgx-h100/bin\"}"
  *
  * The example pulls a few fields out of the registry with strstr to stay
  * dependency-free; a real program would use a JSON library (cJSON, jansson,
@@ -32,7 +34,13 @@ static const char *field(const char *obj, const char *end, const char *key, char
     return buf;
 }
 
-static double gib(const char *bytes) { return strcmp(bytes, "-") == 0 ? 0 : atof(bytes) / (1u << 30); }
+/* gib writes a byte count in GiB into buf; "-" where the registry leaves the
+ * value out, which means unknown (README: never guessed), not 0. */
+static const char *gib(const char *bytes, char *buf, size_t size) {
+    if (strcmp(bytes, "-") == 0) return "-";
+    snprintf(buf, size, "%.1f", atof(bytes) / (1u << 30));
+    return buf;
+}
 
 /* print_devices prints one line per device object of the registry. */
 static void print_devices(const char *registry) {
@@ -44,12 +52,12 @@ static void print_devices(const char *registry) {
     while (p != NULL && (p = strstr(p, "{\"id\":\"")) != NULL && p < stop) {
         const char *next = strstr(p + 1, "{\"id\":\"");
         const char *end = (next != NULL && next < stop) ? next : stop;
-        char id[64], name[128], mem[32], fre[32], bw[32], bus[32], numa[16];
+        char id[64], name[128], mem[32], fre[32], bw[32], bus[32], numa[16], memg[32], freg[32];
         field(p, end, "id", id, sizeof id);
         field(p, end, "name", name, sizeof name);
         const char *m = field(p, end, "memory_bytes", mem, sizeof mem);
         const char *f = field(p, end, "memory_free_bytes", fre, sizeof fre);
-        printf("%-8s %-36.36s %10.1f %10.1f %9s %-14s %4s\n", id, name, gib(m), gib(f),
+        printf("%-8s %-36.36s %10s %10s %9s %-14s %4s\n", id, name, gib(m, memg, sizeof memg), gib(f, freg, sizeof freg),
                field(p, end, "memory_bandwidth_gb_s", bw, sizeof bw),
                field(p, end, "pci_bus_id", bus, sizeof bus), field(p, end, "numa_node", numa, sizeof numa));
         p = end;

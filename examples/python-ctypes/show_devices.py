@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Print the accelerators of this machine and a plan for a 70B model.
+r"""Print the accelerators of this machine and a plan for a 70B model.
 
     make && python3 examples/python-ctypes/show_devices.py [OPTIONS_JSON]
 
-OPTIONS_JSON are detection options, e.g. '{"sysroot": "testdata/machines/dgx-h100/root",
-"path": "testdata/machines/dgx-h100/bin"}'.
+OPTIONS_JSON are detection options, e.g. from the repository root (path
+entries must be absolute: a relative one is invalid_argument):
+"{\"sysroot\": \"$PWD/testdata/machines/dgx-h100/root\", \"path\": \"$PWD/testdata/machines/dgx-h100/bin\"}".
 
 It uses the repository's Python package, python/ai_hwaccel (docs/python.md),
 straight from the checkout: no install, and the library of build/ unless

@@ -769,7 +769,7 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 			(!prefill && strings.HasPrefix(s, "prefill ") && !strings.HasPrefix(s, "prefill omitted")) {
 			continue
 		}
-		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
+		fmt.Fprintf(w, "  - %s\n", Text(Plurals(OptionWords.Replace(s))))
 	}
 }
 
@@ -916,7 +916,7 @@ func writeBullets(w io.Writer, title string, items []string, restated map[string
 	}
 	fmt.Fprintf(w, "%s:\n", title)
 	for _, s := range out {
-		fmt.Fprintf(w, "  - %s\n", Text(Plurals(s)))
+		fmt.Fprintf(w, "  - %s\n", Text(Plurals(OptionWords.Replace(s))))
 	}
 }
 
@@ -985,4 +985,35 @@ func Plurals(s string) string {
 		}
 		return g[1] + g[2] + noun
 	})
+}
+
+// OptionWords rewrites the request options an answer's hints name
+// (plan.Hint*) into the flags a CLI user types: "cpu_offload: true would
+// keep ..." reads "--cpu-offload would keep ..." here, while the library's
+// answer, read by programs that set the request's fields, keeps the wire
+// spelling. A level (plan.HintQuant) is any of the quant names, so it is
+// matched by its phrase's form rather than listed.
+var OptionWords = optionWords{fixed: func() *strings.Replacer {
+	pairs := []string{
+		plan.HintCPUOffload, "--cpu-offload",
+		plan.HintIncludeCPU, "--include-cpu",
+		plan.HintPlacementFewest, "--placement fewest",
+		plan.HintCheckpointing, "--gradient-checkpointing",
+		plan.HintZeRO3, "--zero 3",
+	}
+	for _, e := range engine.Names() {
+		pairs = append(pairs, plan.HintEngine(e), "--engine "+e)
+	}
+	return strings.NewReplacer(pairs...)
+}()}
+
+// optionWords is OptionWords: the fixed phrases, then the levels.
+type optionWords struct{ fixed *strings.Replacer }
+
+// quantHint matches plan.HintQuant's phrase; its group is the level.
+var quantHint = regexp.MustCompile(regexp.QuoteMeta(strings.TrimSuffix(plan.HintQuant(""), `""`)) + `"([a-z0-9_]+)"`)
+
+// Replace returns s with every hint phrase spelled as the CLI's flag.
+func (o optionWords) Replace(s string) string {
+	return quantHint.ReplaceAllString(o.fixed.Replace(s), "--quant $1")
 }

@@ -100,7 +100,7 @@ func rentFigures(c *rent.Choice) string {
 }
 
 func planWords(c *rent.Choice) string {
-	return fmt.Sprintf("%s, %s", c.Quant, strings.ReplaceAll(c.Strategy, "_", " "))
+	return fmt.Sprintf("%s, %s", c.Quant, strategyWords(c.Strategy))
 }
 
 func priceWords(c *rent.Choice) string {

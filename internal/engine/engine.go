@@ -77,6 +77,20 @@ type Versioned interface {
 type WeightsSizer interface {
 	// WeightsLevel is the level whose bytes the engine loads for l.
 	WeightsLevel(l quant.Level) quant.Level
+	// SizedAsNote is the explanation's note that l, on devices of kinds
+	// ("cuda_gpu and cpu"), is sized as WeightsLevel(l), in the engine's
+	// own words (llama.cpp: "the GGUF type Q4_K_M").
+	SizedAsNote(l quant.Level, kinds string) string
+}
+
+// SizedAsNote is engine e's note that level l is sized as another level on
+// devices of kinds (WeightsSizer), "" where e sizes l as l.
+func SizedAsNote(e Engine, l quant.Level, kinds string) string {
+	s, ok := e.(WeightsSizer)
+	if !ok || s.WeightsLevel(l) == l {
+		return ""
+	}
+	return s.SizedAsNote(l, kinds)
 }
 
 // WeightsLevel is the level whose bytes engine e loads for level l: its

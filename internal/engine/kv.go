@@ -1,6 +1,10 @@
 package engine
 
-import "github.com/ai-hwaccel/ai-hwaccel/internal/model"
+import (
+	"slices"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+)
 
 // CacheType is a KV cache type a request may ask for (kv_cache_dtype).
 type CacheType struct {
@@ -93,14 +97,18 @@ func CacheTypeEngines(name string) []string {
 }
 
 // IsCommonCacheType reports whether every engine takes the cache type name
-// (CommonCacheTypes).
+// (CommonCacheNames).
 func IsCommonCacheType(name string) bool {
+	return slices.Contains(CommonCacheNames(), name)
+}
+
+// CommonCacheNames are the names of CommonCacheTypes, in order.
+func CommonCacheNames() []string {
+	out := make([]string, 0, len(CommonCacheTypes))
 	for _, t := range CommonCacheTypes {
-		if t.Name == name {
-			return true
-		}
+		out = append(out, t.Name)
 	}
-	return false
+	return out
 }
 
 // FlashAttentionCache is implemented by an engine that cannot hold some KV

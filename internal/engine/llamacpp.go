@@ -282,6 +282,17 @@ func joinLevels(ls []quant.Level) string {
 // names), so a level is sized as that file.
 func (llamaCPP) WeightsLevel(l quant.Level) quant.Level { return l.LlamaCPPLevel() }
 
+// SizedAsNote: the GGUF type llama.cpp loads for l, as WeightsLevel says.
+func (e llamaCPP) SizedAsNote(l quant.Level, kinds string) string {
+	s := e.WeightsLevel(l)
+	what := s.GGUFType()
+	if what == "" {
+		what = string(s)
+	}
+	return fmt.Sprintf("%s is sized as the GGUF type %s, the file %s loads for it on %s devices (%.2f bits per weight on the reference model), not as generic %s weights",
+		l, what, e.Title(), kinds, s.BitsPerWeight(), l)
+}
+
 // mapLevels is Levels without the ladder.
 func (llamaCPP) mapLevels(levels []quant.Level) ([]quant.Level, []string) {
 	var out []quant.Level

@@ -123,7 +123,20 @@ func (e engineRule) engineOf(d *registry.Device) (eng engine.Engine, byDefault b
 	if eng, ok := engine.Lookup(e.Engine); ok {
 		return eng, false
 	}
-	return engine.Default(engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability}), true
+	return engine.Default(e.device(d)), true
+}
+
+// device is what the engine registry is asked about registry device d
+// under rule e (engine.Default, engine.Alternatives): one function, so the
+// request's GGUF flag reaches every question.
+func (e engineRule) device(d *registry.Device) engine.Device {
+	return engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, GGUF: e.GGUF, ComputeCapability: d.ComputeCapability}
+}
+
+// otherEngines are the engines besides the one rule e defaults to on d that
+// would also plan it (engine.Alternatives).
+func otherEngines(e engineRule, d *registry.Device) []engine.Engine {
+	return engine.Alternatives(e.device(d))
 }
 
 // deviceFraction is the engine's own fraction for d alone

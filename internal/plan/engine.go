@@ -69,9 +69,9 @@ func (p *pool) sizedAs(l quant.Level) quant.Level {
 
 // sizedAsNotes says, for a request that names no engine, which levels the
 // pools' default engines size as a file type of their own (sizedAs), and
-// on which kinds of device: "int4 is sized as the GGUF type Q4_K_M, the
-// file llama.cpp loads for it on cuda_gpu devices", once per level and
-// engine.
+// on which kinds of device, in the engine's words (engine.SizedAsNote:
+// "int4 is sized as the GGUF type Q4_K_M, the file llama.cpp loads for it
+// on cuda_gpu devices"), once per level and engine.
 func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
 	var notes []string
 	for _, l := range levels {
@@ -90,13 +90,9 @@ func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
 			}
 		}
 		for _, e := range engines {
-			s := engine.WeightsLevel(e, l)
-			what := s.GGUFType()
-			if what == "" {
-				what = string(s)
+			if n := engine.SizedAsNote(e, l, strings.Join(kinds[e.Name()], " and ")); n != "" {
+				notes = append(notes, n)
 			}
-			notes = append(notes, fmt.Sprintf("%s is sized as the GGUF type %s, the file %s loads for it on %s devices (%.2f bits per weight on the reference model), not as generic %s weights",
-				l, what, e.Title(), strings.Join(kinds[e.Name()], " and "), s.BitsPerWeight(), l))
 		}
 	}
 	return notes

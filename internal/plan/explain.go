@@ -50,10 +50,10 @@ func explainChoice(ch *choice) []string {
 		out = append(out, ch.NoHostForOffload)
 	}
 	if ch.CouldOffload {
-		out = append(out, "cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed")
+		out = append(out, HintCPUOffload+" would keep the layers that do not fit in host RAM, at PCIe speed")
 	}
 	if ch.CouldIncludeCPU {
-		out = append(out, "include_cpu: true would plan on host RAM (the CPU) when no accelerator has room")
+		out = append(out, HintIncludeCPU+" would plan on host RAM (the CPU) when no accelerator has room")
 	}
 	return out
 }

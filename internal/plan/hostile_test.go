@@ -36,6 +36,9 @@ func TestHostileShapesAreBounded(t *testing.T) {
 	r := reg(t, devs, link(registry.LinkNVSwitch, 900, all...))
 	bodies := []string{
 		`{"model":{"config":{"num_hidden_layers":60000,"hidden_size":8192,"num_attention_heads":64,"vocab_size":32000,"intermediate_size":28672}}}`,
+		// llama.cpp's ladder reaches the 1-2-bit i-quant mixes, whose
+		// ffn_down rule counted tensors per tensor: minutes at this depth.
+		`{"model":{"config":{"num_hidden_layers":60000,"hidden_size":8192,"num_attention_heads":64,"vocab_size":32000,"intermediate_size":28672}},"engine":"llama.cpp"}`,
 		`{"model":{"config":{"num_hidden_layers":4000,"hidden_size":1024,"num_attention_heads":16,"vocab_size":32000,"intermediate_size":4096}}}`,
 		`{"model":{"params":1e14},"context_length":16777216}`,
 		`{"model":{"name":"llama-3.1-8b"},"context_length":131072,"batch_size":1048576}`,

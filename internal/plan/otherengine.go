@@ -24,24 +24,22 @@ import (
 // fits (lowerLevelFits): on a DGX Spark, where llama.cpp is the default,
 // Qwen3-235B-A22B's Q4_K_M file outweighs the GPU and Q3_K_M fits, which
 // "engine": "llama.cpp" with quant auto plans.
-func otherEngineFits(r *Request, ch *choice) (string, bool) {
+func otherEngineFits(r *planning, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if r.Engine != "" || pl.Pool == nil || len(pl.Pool.Devices) == 0 || !pl.Pool.Budget.ByDefault || len(ch.Rows) == 0 {
 		return "", false
 	}
-	d := pl.Pool.Devices[0].Dev
-	dev := engine.Device{Kind: d.Kind, SharedMemory: d.MemoryShared, ComputeCapability: d.ComputeCapability}
 	last := quant.Level(ch.Rows[len(ch.Rows)-1].Quant)
-	alternatives := engine.Alternatives(dev)
+	alternatives := otherEngines(r.engineRule(), &pl.Pool.Devices[0].Dev)
 	for _, e := range alternatives {
-		a, ok := fitsNamed(r, e, last)
+		a, ok := fitsNamed(r.Request, e, last)
 		if !ok {
 			continue
 		}
-		return fmt.Sprintf("engine %s fits it: %s on %s; plan it with \"engine\": %q (ai-hwaccel: --engine %s)",
-			e.Name(), a.Quant, whereFits(a), e.Name(), e.Name()), true
+		return fmt.Sprintf("engine %s fits it: %s on %s; plan it with %s",
+			e.Name(), a.Quant, whereFits(a), HintEngine(e.Name())), true
 	}
-	return lowerLevelFits(r, ch, last, append([]engine.Engine{pl.Pool.engine()}, alternatives...))
+	return lowerLevelFits(r.Request, ch, last, append([]engine.Engine{pl.Pool.engine()}, alternatives...))
 }
 
 // lowerLevelFits is otherEngineFits's line for a level below the last
@@ -59,8 +57,8 @@ func lowerLevelFits(r *Request, ch *choice, last quant.Level, engines []engine.E
 			if !ok {
 				continue
 			}
-			return fmt.Sprintf("engine %s fits it at a lower level: %s on %s (%s); plan it with \"engine\": %q, \"quant\": %q (ai-hwaccel: --engine %s --quant %s)",
-				e.Name(), a.Quant, whereFits(a), lo.Quality, e.Name(), a.Quant, e.Name(), a.Quant), true
+			return fmt.Sprintf("engine %s fits it at a lower level: %s on %s (%s); plan it with %s and %s",
+				e.Name(), a.Quant, whereFits(a), lo.Quality, HintEngine(e.Name()), HintQuant(a.Quant)), true
 		}
 	}
 	return "", false

@@ -61,3 +61,29 @@ func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
 	require.False(t, a.Fits)
 	assert.Empty(t, otherEngineLine(a.Explanation))
 }
+
+// A request for a GGUF quant naming no engine is llama.cpp's on a CUDA GPU
+// (engine.Default with Device.GGUF): when llama.cpp refuses it, the other
+// engines tried are asked about the same device, GGUF flag included, so
+// llama.cpp is not replanned as "another engine". The device was built
+// twice (engineOf and otherEngineFits) and the second left the flag out:
+// vLLM was then the default and llama.cpp the alternative, planned again
+// at the level it had just refused.
+func TestGGUFRequestDoesNotReplanTheRefusedEngine(t *testing.T) {
+	d := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4060 Laptop GPU", 8188<<20, "8.9")
+	r := reg(t, []registry.Device{d})
+	p, err := newPlanning(request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"q4_k_m"}`, r))
+	require.NoError(t, err)
+	rule := p.engineRule()
+	require.True(t, rule.GGUF)
+	refused, byDefault := rule.engineOf(&r.Devices[0])
+	require.True(t, byDefault)
+	require.Equal(t, "llama.cpp", refused.Name())
+	for _, e := range otherEngines(rule, &r.Devices[0]) {
+		assert.NotEqual(t, refused.Name(), e.Name(), "the refused default is not another engine")
+	}
+
+	a := shard(t, p.Request)
+	require.False(t, a.Fits)
+	assert.Empty(t, otherEngineLine(a.Explanation))
+}

@@ -318,8 +318,8 @@ func explainPlacement(req *planning, chosen, fewest *layout, all []layout) strin
 			cmp = append(cmp, layoutName(&all[i].Plan)+" unknown")
 		}
 	}
-	return fmt.Sprintf("placement: %s %s: %s; layouts of the %d identical devices compared (%s): %s; \"placement\": \"fewest\" plans the fewest devices instead",
-		layoutName(pl), where, speed, len(pl.Pool.Devices), unit, strings.Join(cmp, ", "))
+	return fmt.Sprintf("placement: %s %s: %s; layouts of the %d identical devices compared (%s): %s; %s plans the fewest devices instead",
+		layoutName(pl), where, speed, len(pl.Pool.Devices), unit, strings.Join(cmp, ", "), HintPlacementFewest)
 }
 
 // linkName says what joins a layout's devices: the high-bandwidth link of

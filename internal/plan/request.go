@@ -168,16 +168,7 @@ func checkCacheTypeEngine(k string, e engine.Engine) error {
 		return nil
 	}
 	return errs.New(errs.InvalidArgument, "request: kv_cache_dtype %q is a cache type of %s, not of engine %s, which takes %s",
-		k, strings.Join(engine.CacheTypeEngines(k), ", "), e.Name(), strings.Join(commonCacheNames(), ", "))
-}
-
-// commonCacheNames are the names of engine.CommonCacheTypes.
-func commonCacheNames() []string {
-	var out []string
-	for _, t := range engine.CommonCacheTypes {
-		out = append(out, t.Name)
-	}
-	return out
+		k, strings.Join(engine.CacheTypeEngines(k), ", "), e.Name(), strings.Join(engine.CommonCacheNames(), ", "))
 }
 
 // checkEngineVersion checks engine_version: a release number, read by the

@@ -116,7 +116,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
-		if line, ok := otherEngineFits(r, ch); ok {
+		if line, ok := otherEngineFits(req, ch); ok {
 			ans.Explanation = append(ans.Explanation, line)
 		}
 		return ans, nil

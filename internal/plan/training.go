@@ -359,7 +359,7 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 			// Accelerators only: more of them is a cluster to rent or
 			// ask for; more host RAM is not counted in devices.
 			if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
-				ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with gradient_checkpointing and zero_stage 3 (ZeRO-3/FSDP); no setting fits %s", k, gib(need), theseDevices(n)))
+				ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with %s and %s (ZeRO-3/FSDP); no setting fits %s", k, gib(need), HintCheckpointing, HintZeRO3, theseDevices(n)))
 			}
 		}
 	}
@@ -433,10 +433,10 @@ func theseDevices(n int) string {
 func (f *TrainingSuggestion) describe() string {
 	var opts []string
 	if f.GradientCheckpointing {
-		opts = append(opts, "gradient_checkpointing")
+		opts = append(opts, HintCheckpointing)
 	}
 	if f.ZeROStage == 3 {
-		opts = append(opts, "zero_stage 3 (ZeRO-3/FSDP)")
+		opts = append(opts, HintZeRO3+" (ZeRO-3/FSDP)")
 	}
 	return fmt.Sprintf("fits with %s: %s per device", strings.Join(opts, " and "), gib(f.PerDeviceBytes))
 }

@@ -44,7 +44,7 @@ func RoutedExpertBytes(m *model.Model, l Level) (RoutedExperts, bool) {
 	if m == nil || !m.IsMoE() || m.Hidden <= 0 || m.Layers <= 0 || m.ShapeEstimated {
 		return r, false
 	}
-	info, ok := lookup(l)
+	info, ok := levelFor(m, l)
 	if !ok || l.IsContract() {
 		return r, false
 	}

@@ -41,7 +41,7 @@ var repackBuffer = regexp.MustCompile(`CPU_REPACK=([0-9.]+)MiB`)
 // matrix a MUL_MAT reads (all but the token embedding, which GET_ROWS
 // reads) whose type RepacksOnCPU takes.
 func repackedOnCPU(t *testing.T, m *model.Model, l Level) float64 {
-	info, ok := lookup(l)
+	info, ok := levelFor(m, l)
 	require.True(t, ok)
 	ts, ok := tensors(m)
 	require.True(t, ok)

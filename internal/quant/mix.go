@@ -280,8 +280,9 @@ func lowBitIQType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 		}
 	case catFFNDown:
 		// llama-quant counts ffn_down tensors here, not layers: the first
-		// n_layer/8 of them in load order (ffnDownBefore).
-		if ffnDownBefore(m, t.layer) < m.Layers/8 {
+		// n_layer/8 of them in load order (ffnDownBefore), which are those
+		// of the first info.raisedDown layers (levelFor).
+		if t.layer < info.raisedDown {
 			return step
 		}
 	case catAttnOutput:
@@ -314,16 +315,36 @@ func gqaOf(m *model.Model) int {
 func ffnDownBefore(m *model.Model, i int) int {
 	n := 0
 	for j := 0; j < i; j++ {
-		l := m.LayerAt(j)
-		switch {
-		case l.FFN == model.FFNNone:
-		case m.IsMoE() && j >= m.DenseLayers && l.FFN != model.FFNDense && (m.SharedExperts > 0 || m.SharedIntermediate > 0):
-			n += 2
-		default:
-			n++
-		}
+		n += ffnDownTensors(m, j)
 	}
 	return n
+}
+
+// ffnDownTensors is how many ffn_down tensors layer j holds (ffnDownBefore).
+func ffnDownTensors(m *model.Model, j int) int {
+	l := m.LayerAt(j)
+	switch {
+	case l.FFN == model.FFNNone:
+		return 0
+	case m.IsMoE() && j >= m.DenseLayers && l.FFN != model.FFNDense && (m.SharedExperts > 0 || m.SharedIntermediate > 0):
+		return 2
+	}
+	return 1
+}
+
+// raisedFFNDownLayers is how many leading layers a lowBitIQ mix raises the
+// ffn_down of: layer i is raised when ffnDownBefore(m, i) < n_layer/8, and
+// that count only grows with i, so the raised layers are a prefix, found in
+// one pass.
+func raisedFFNDownLayers(m *model.Model) int {
+	limit, n := m.Layers/8, 0
+	for j := 0; j < m.Layers; j++ {
+		if n >= limit {
+			return j
+		}
+		n += ffnDownTensors(m, j)
+	}
+	return m.Layers
 }
 
 // outputType: the output head (and a tied token table) goes to Q8_0 for

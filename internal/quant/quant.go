@@ -56,6 +56,10 @@ type levelInfo struct {
 	// format: a checkpoint format (MXFP4) with its own per-tensor rule
 	// (tensorBits), neither a contract level nor a llama.cpp mix.
 	format bool
+	// raisedDown, set by levelFor for one model, is how many leading
+	// layers have their ffn_down raised by a lowBitIQ mix
+	// (raisedFFNDownLayers); lookup leaves it 0.
+	raisedDown int
 }
 
 // Contract levels store every weight at the level's width. int4 is the
@@ -135,6 +139,18 @@ func lookup(l Level) (levelInfo, bool) {
 		return levelInfo{bits: b, native: nativeForBits(b), typ: t}, true
 	}
 	return levelInfo{}, false
+}
+
+// levelFor is lookup(l) with the model-specific part of a lowBitIQ mix
+// filled in (raisedDown), computed once per model and level rather than per
+// tensor: per tensor it was quadratic in the depth, minutes for a hostile
+// 60000-layer request (TestHostileShapesAreBounded in internal/plan).
+func levelFor(m *model.Model, l Level) (levelInfo, bool) {
+	info, ok := lookup(l)
+	if ok && info.isMix && lowBitIQ(info.mix) {
+		info.raisedDown = raisedFFNDownLayers(m)
+	}
+	return info, ok
 }
 
 // nativeForBits maps a GGUF block type to the device precision its kernels

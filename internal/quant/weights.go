@@ -302,7 +302,7 @@ func (w *Weights) compute(l Level) int64 {
 	if m.FileWeightBytes > 0 && fileLevel(m) == l {
 		return m.FileWeightBytes
 	}
-	info, ok := lookup(l)
+	info, ok := levelFor(m, l)
 	if !ok {
 		return 0
 	}

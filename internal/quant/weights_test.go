@@ -351,6 +351,22 @@ func TestFFNDownBeforeCountsSharedExperts(t *testing.T) {
 	assert.Equal(t, 1+2*3, ffnDownBefore(moe, 4))
 }
 
+// The raised ffn_down tensors are a prefix of the layers, found once per
+// model (raisedFFNDownLayers) and the same as counting before every
+// tensor (ffnDownBefore), dense, MoE with shared experts and hybrid alike.
+func TestRaisedFFNDownLayersIsTheCountedPrefix(t *testing.T) {
+	for _, name := range []string{"Llama-3.1-8B", "DeepSeek-V2-Lite", "Qwen3-Next-80B-A3B-Instruct", "gpt-oss-20b", "Nemotron-H-56B-Base-8K", "NVIDIA-Nemotron-3-Nano-30B-A3B"} {
+		m := model.Lookup(name)
+		require.NotNil(t, m, name)
+		k := raisedFFNDownLayers(m)
+		for i := 0; i < m.Layers; i++ {
+			assert.Equal(t, ffnDownBefore(m, i) < m.Layers/8, i < k, "%s layer %d", name, i)
+		}
+	}
+	assert.Equal(t, 4, raisedFFNDownLayers(model.Lookup("Llama-3.1-8B")))
+	assert.Equal(t, 2, raisedFFNDownLayers(model.Lookup("DeepSeek-V2-Lite")))
+}
+
 // DeepSeek-V4's attention (grouped low-rank output, model.Model.OGroups)
 // is enumerated tensor by tensor as its shape counts it.
 func TestGroupedOutputAttentionTensors(t *testing.T) {

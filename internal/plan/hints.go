@@ -1,0 +1,27 @@
+package plan
+
+import "fmt"
+
+// The request options an answer's hints tell the caller to set, spelled as
+// the request names them (docs/requests.md). Each is one constant so that a
+// front end with spellings of its own (the CLI's flags: internal/cli
+// OptionWords) rewrites exactly these phrases, and the planner knows
+// nothing of it.
+const (
+	HintCPUOffload      = "cpu_offload: true"
+	HintIncludeCPU      = "include_cpu: true"
+	HintPlacementFewest = `"placement": "fewest"`
+	HintCheckpointing   = "gradient_checkpointing"
+	HintZeRO3           = "zero_stage 3"
+)
+
+// HintEngine is the phrase that names engine e in a hint: "engine":
+// "llama.cpp".
+func HintEngine(e string) string {
+	return fmt.Sprintf("%q: %q", "engine", e)
+}
+
+// HintQuant is the phrase that names level q in a hint: "quant": "q3_k_m".
+func HintQuant(q string) string {
+	return fmt.Sprintf("%q: %q", "quant", q)
+}
