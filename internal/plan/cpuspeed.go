@@ -52,13 +52,7 @@ func chooseBySpeed(req *planning, levels []quant.Level, fits []*planned) (*plann
 			fastest = i
 		}
 	}
-	pick := 0
-	for i := range cands {
-		if speeds[i] >= cpuSpeedFraction*speeds[fastest] {
-			pick = i
-			break
-		}
-	}
+	pick := firstNearFastest(speeds, fastest)
 	rule := fmt.Sprintf("on a CPU auto takes the highest-quality level, down to %s, whose decode is at least %.0f%% of the fastest fitting level's (empty cache, the speed model's figures)",
 		quant.INT4.LlamaCPPLevel(), cpuSpeedFraction*100)
 	if pick == 0 {
@@ -150,13 +144,7 @@ func offloadBySpeed(req *planning, levels []quant.Level, fits []*planned) (*plan
 			fastest = i
 		}
 	}
-	pick := 0
-	for i := range cands {
-		if speeds[i] >= cpuSpeedFraction*speeds[fastest] {
-			pick = i
-			break
-		}
-	}
+	pick := firstNearFastest(speeds, fastest)
 	rule := fmt.Sprintf("with cpu_offload auto takes the highest-quality level, down to %s (%s in GGUF), whose decode is at least %.0f%% of the fastest fitting level's (empty cache, the speed model's figures), as on a CPU: what stays in host RAM is read at host or PCIe bandwidth every token",
 		quant.INT4, quant.INT4.LlamaCPPLevel(), cpuSpeedFraction*100)
 	if pick == 0 {
@@ -168,4 +156,16 @@ func offloadBySpeed(req *planning, levels []quant.Level, fits []*planned) (*plan
 	}
 	return cands[pick], fmt.Sprintf("speed: %s: %.1fx the decode speed of %s with cpu_offload (%.1f against %.1f tokens/s), so auto takes it over %s, which fits offloaded; %s",
 		cands[pick].Level, speeds[pick]/speeds[0], cands[0].Level, speeds[pick], speeds[0], cands[0].Level, rule), true
+}
+
+// firstNearFastest is the index of the first (highest-quality) speed at
+// least cpuSpeedFraction of speeds[fastest]: the level chooseBySpeed and
+// offloadBySpeed take.
+func firstNearFastest(speeds []float64, fastest int) int {
+	for i, v := range speeds {
+		if v >= cpuSpeedFraction*speeds[fastest] {
+			return i
+		}
+	}
+	return 0
 }
