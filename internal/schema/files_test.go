@@ -82,11 +82,23 @@ func enumAt(t *testing.T, name string, path ...string) []string {
 }
 
 // constants returns the string constants of a Go file whose names start
-// with prefix, so a code added in Go without the schema fails here.
+// with prefix, sorted, so a code added in Go without the schema fails here.
 func constants(t *testing.T, file, prefix string) []string {
+	var out []string
+	for _, v := range namedConstants(t, file, prefix) {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// namedConstants maps each string constant of a Go file whose name starts
+// with prefix to its value.
+func namedConstants(t *testing.T, file, prefix string) map[string]string {
+	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), repoPath(t, file), nil, 0)
 	require.NoError(t, err)
-	var out []string
+	out := map[string]string{}
 	for _, decl := range f.Decls {
 		gd, ok := decl.(*ast.GenDecl)
 		if !ok || gd.Tok != token.CONST {
@@ -101,12 +113,11 @@ func constants(t *testing.T, file, prefix string) []string {
 				if lit, ok := vs.Values[i].(*ast.BasicLit); ok && lit.Kind == token.STRING {
 					v, err := strconv.Unquote(lit.Value)
 					require.NoError(t, err)
-					out = append(out, v)
+					out[n.Name] = v
 				}
 			}
 		}
 	}
-	sort.Strings(out)
 	require.NotEmpty(t, out, "%s constants in %s", prefix, file)
 	return out
 }

@@ -1,15 +1,11 @@
 package schema
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -39,28 +35,7 @@ func headerComment(t *testing.T) string {
 
 // errorCodes maps each constant of internal/errs/errs.go to its code.
 func errorCodes(t *testing.T) map[string]string {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), repoPath(t, "internal", "errs", "errs.go"), nil, 0)
-	require.NoError(t, err)
-	out := map[string]string{}
-	for _, decl := range f.Decls {
-		gd, ok := decl.(*ast.GenDecl)
-		if !ok || gd.Tok != token.CONST {
-			continue
-		}
-		for _, spec := range gd.Specs {
-			vs := spec.(*ast.ValueSpec)
-			for i, n := range vs.Names {
-				lit, ok := vs.Values[i].(*ast.BasicLit)
-				require.True(t, ok, "errs.%s is a string literal", n.Name)
-				v, err := strconv.Unquote(lit.Value)
-				require.NoError(t, err)
-				out[n.Name] = v
-			}
-		}
-	}
-	require.NotEmpty(t, out, "internal/errs/errs.go: the stable codes")
-	return out
+	return namedConstants(t, "internal/errs/errs.go", "")
 }
 
 func sortedValues(m map[string]string) []string {
