@@ -473,16 +473,6 @@ func supported(d *registry.Device, native string) bool {
 	return slices.Contains(precision.Of(d), native)
 }
 
-// poolSupports reports whether every device of the pool runs native.
-func poolSupports(p *pool, native string) bool {
-	for _, d := range p.Devices {
-		if !supported(&d.Dev, native) {
-			return false
-		}
-	}
-	return len(p.Devices) > 0
-}
-
 // poolRefuses says why the pool's engine cannot run the weights of model m
 // at level l on every device of the pool, "" when it can (deviceRefuses).
 // An empty pool runs nothing.
