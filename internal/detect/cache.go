@@ -113,7 +113,12 @@ func (c *Cache) fresh(ctx context.Context, key string, opts Options) (*registry.
 			c.fly(flyCtx, key, opts, f)
 			return f.reg, f.err
 		}
-		go c.fly(flyCtx, key, opts, f)
+		// On a reused worker, not a new goroutine: a new one grew its stack
+		// on every detection and woke an idle P to start it
+		// (docs/performance.md, "Seventh pass"). It is still not the
+		// caller's goroutine: a read that hangs holds a worker, never the
+		// caller past the deadline.
+		runOnWorker(flightJob{c: c, ctx: flyCtx, key: key, opts: opts, f: f})
 	}
 	f.waiters++
 	c.mu.Unlock()
@@ -177,6 +182,17 @@ func (c *Cache) DetectJSON(ctx context.Context, opts Options, encode func(*regis
 	}
 	return encode(reg)
 }
+
+// flightJob is a flight run on a worker (workers.go).
+type flightJob struct {
+	c    *Cache
+	ctx  context.Context
+	key  string
+	opts Options
+	f    *flight
+}
+
+func (j flightJob) run() { j.c.fly(j.ctx, j.key, j.opts, j.f) }
 
 // fly runs the detection of one flight, stores a successful result and
 // releases every waiter. A panic becomes an internal error for the waiters:

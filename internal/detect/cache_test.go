@@ -520,3 +520,32 @@ func goroutineID() string {
 	id, _, _ := strings.Cut(strings.TrimPrefix(string(b), "goroutine "), " ")
 	return id
 }
+
+// TestCacheFlightRunsOnAWorker: without inline runs, the flight runs on a
+// reused worker goroutine (worker.loop), not on the caller's goroutine and
+// not on a goroutine started for it, whose stack grew anew every detection
+// (docs/performance.md, "Seventh pass"). A second flight reuses a worker
+// the first left idle.
+func TestCacheFlightRunsOnAWorker(t *testing.T) {
+	var runs atomic.Int32
+	c := countingCache(&runs, nil)
+	var stacks []string
+	inner := c.run
+	c.run = func(ctx context.Context, o Options) (*registry.Registry, error) {
+		b := make([]byte, 8<<10)
+		stacks = append(stacks, string(b[:runtime.Stack(b, false)]))
+		return inner(ctx, o)
+	}
+	opts := cacheOptions(0, nil)
+	caller := goroutineID()
+	for range 2 {
+		_, err := c.Detect(context.Background(), opts)
+		require.NoError(t, err)
+	}
+	require.Len(t, stacks, 2)
+	for _, s := range stacks {
+		assert.Contains(t, s, "detect.worker.loop", "the flight runs on a worker")
+		assert.NotContains(t, s, "detect.(*Cache).fresh.gowrap", "not on a goroutine started for it")
+		assert.False(t, strings.HasPrefix(s, "goroutine "+caller+" "), "not on the caller's goroutine")
+	}
+}
