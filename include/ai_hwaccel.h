@@ -153,7 +153,7 @@ extern "C" {
  * sysroot; when it does not (closed, or its number now another file), every
  * descriptor held for that sysroot is forgotten and opened afresh, and the
  * library never closes those numbers, which may be the host's own files by
- * then.  A held file whose number alone was closed fails its read (EBADF)
+ * then (those the host left open stay open: at most 43, once).  A held file whose number alone was closed fails its read (EBADF)
  * and is opened afresh, its number likewise left alone.  Not noticed: a held
  * file or sys/, proc/ or cgroup directory whose number alone the host
  * closed and then opened a file of its own on, while the sysroot's number
