@@ -71,10 +71,11 @@ func aihw_go_rent_json(in *C.hwaccel_cchar) *C.char {
 // through it (docs/abi.md, "Guarantees").
 func guard(export string, in *C.hwaccel_cchar, entry func(context.Context, []byte, api.Env) []byte) (out *C.char) {
 	if C.aihw_internal_forked != 0 {
-		// shim.c already answered; this is the last line of defence.
-		cname := C.CString(export)
-		defer C.free(unsafe.Pointer(cname))
-		return C.aihw_forked_error(cname)
+		// shim.c already answered; this is the last line of defence. The
+		// name's bytes are passed, not copied: C.CString's malloc would
+		// abort the host when it fails (as cBytes explains), and the answer
+		// itself is NULL then (aihw_answer_alloc).
+		return C.aihw_forked_error_n((*C.char)(unsafe.Pointer(unsafe.StringData(export))), C.int(len(export)))
 	}
 	// Descriptors 0-2 the host closed hold placeholders during the call,
 	// so nothing the call opens lands there (shim.c).

@@ -136,6 +136,27 @@ func TestForkedChildFlag(t *testing.T) {
 	assert.Equal(t, "forked_child", checkEnvelope(t, answer))
 }
 
+// A forked child's answer whose allocation fails is NULL, as the header
+// promises for any answer, and the host is not aborted: guard's own check
+// and shim.c's both allocate with aihw_answer_alloc, never C.CString, whose
+// malloc failure aborts the process.
+func TestForkedChildAnswerAllocFails(t *testing.T) {
+	setForked(true)
+	defer setForked(false)
+	defer failAllocs(0)
+	failAllocs(1)
+	_, ok := callGoDetectRaw("{}")
+	assert.False(t, ok, "guard's forked answer with its allocation failing is NULL")
+	failAllocs(1)
+	_, ok = callExport(0, []byte("{}"))
+	assert.False(t, ok, "shim.c's forked answer with its allocation failing is NULL")
+	failAllocs(0)
+	// The next allocations succeed again.
+	answer, ok := callGoDetectRaw("{}")
+	require.True(t, ok)
+	assert.Equal(t, "forked_child", checkEnvelope(t, answer))
+}
+
 func TestGuardRecoversPanics(t *testing.T) {
 	answer := fmt.Sprint(goString(guard("hwaccel_test", nil, func(context.Context, []byte, api.Env) []byte {
 		panic("boom")

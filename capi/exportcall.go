@@ -64,6 +64,22 @@ func callGoDetect(in string) string {
 	return C.GoString(out)
 }
 
+// callGoDetectRaw is callGoDetect that reports a NULL answer: ok is false.
+func callGoDetectRaw(in string) (answer string, ok bool) {
+	cin := C.CString(in)
+	defer C.free(unsafe.Pointer(cin))
+	out := C.aihw_go_detect_json(cin)
+	if out == nil {
+		return "", false
+	}
+	defer C.hwaccel_free_string(out)
+	return C.GoString(out), true
+}
+
+// failAllocs makes the next n answer allocations (aihw_answer_alloc,
+// shim.c) fail as malloc() would; 0 ends that.
+func failAllocs(n int) { C.aihw_testhook_fail_allocs(C.int(n)) }
+
 // goString copies an answer of guard and frees it.
 func goString(out *C.char) string {
 	defer C.hwaccel_free_string(out)

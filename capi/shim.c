@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -32,17 +33,19 @@ __attribute__((constructor)) static void aihw_register_atfork(void) {
     pthread_atfork(NULL, NULL, aihw_atfork_child);
 }
 
-char *aihw_forked_error(const char *fn) {
+char *aihw_forked_error_n(const char *fn, int len) {
     static const char fmt[] =
-        "{\"error\":{\"code\":\"forked_child\",\"message\":\"%s called in a child "
+        "{\"error\":{\"code\":\"forked_child\",\"message\":\"%.*s called in a child "
         "process forked after libai_hwaccel was loaded; the Go runtime does not "
         "survive fork(): load the library in the child (or use spawn/forkserver)\"}}";
-    int n = snprintf(NULL, 0, fmt, fn);
+    int n = snprintf(NULL, 0, fmt, len, fn);
     if (n < 0) return NULL;
-    char *s = malloc((size_t)n + 1);
-    if (s != NULL) snprintf(s, (size_t)n + 1, fmt, fn);
+    char *s = aihw_answer_alloc((size_t)n + 1);
+    if (s != NULL) snprintf(s, (size_t)n + 1, fmt, len, fn);
     return s;
 }
+
+char *aihw_forked_error(const char *fn) { return aihw_forked_error_n(fn, (int)strlen(fn)); }
 
 static int aihw_fail_allocs; /* set by the test library only */
 

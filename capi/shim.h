@@ -15,9 +15,13 @@ typedef const char hwaccel_cchar;
  * namespace and hidden, so it can never leak into the exported surface. */
 extern volatile int aihw_internal_forked __attribute__((visibility("hidden")));
 
-/* aihw_forked_error returns a malloc'ed forked_child error object naming fn,
- * built in C only (the Go runtime must not run in a forked child). */
+/* aihw_forked_error returns a forked_child error object naming fn, built in
+ * C only (the Go runtime must not run in a forked child), in memory from
+ * aihw_answer_alloc: NULL when malloc fails. aihw_forked_error_n names the
+ * len bytes at fn (a Go string's bytes, not NUL-terminated: guard's name is
+ * not copied, so no allocation but the answer's can fail). */
 char *aihw_forked_error(const char *fn) __attribute__((visibility("hidden")));
+char *aihw_forked_error_n(const char *fn, int len) __attribute__((visibility("hidden")));
 
 /* aihw_answer_alloc returns n bytes of C malloc memory for an answer, or
  * NULL when malloc fails: the header promises NULL then, while cgo's

@@ -88,8 +88,17 @@ test-packaging: test-install test-cpp test-pypkg test-rust
 
 # -o: the library is up to date (built by `all`); the nested `make install`
 # must not rebuild it under tests that are running beside it (make -j).
+# The recipe does not name $(MAKE) itself: make runs a line that does even
+# under `make -n` ("How the MAKE Variable Works" in the GNU make manual), and
+# this one installs and builds for real, so `make -n test` ran it
+# (TestMakeDryRunRunsNoScript in internal/repocheck). The nested make is
+# then not a recursive make of this one: it gets the flags without -j and
+# the jobserver, whose descriptors it would not inherit ("jobserver
+# unavailable" warning), and installs serially.
+test_install_make = $(MAKE)
 test-install: all
-	MAKE="$(MAKE) -o $(LIB) -o cli" packaging/test-install.sh
+	MAKEFLAGS="$(filter-out -j% --jobserver-auth=% --jobserver-fds=%,$(MAKEFLAGS))" \
+	  MAKE="$(test_install_make) -o $(LIB) -o cli" packaging/test-install.sh
 
 test-cpp: all
 	@mkdir -p $(CPP_BUILD)

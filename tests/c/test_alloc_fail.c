@@ -3,8 +3,11 @@
  * except when malloc() itself fails"). Uses the test-only
  * build/test/libai_hwaccel_testhooks.so, whose hwaccel_testhook_fail_alloc
  * makes the next answer allocations fail as malloc() would; the shipped
- * library has no such export (c_dlopen and scripts/check-symbols.sh). */
+ * library has no such export (c_dlopen and scripts/check-symbols.sh). Also
+ * a child forked after load: its forked_child answer is NULL then too. */
 #include <dlfcn.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check.h"
 
@@ -41,5 +44,23 @@ int main(void) {
         CHECK(contains(s, "{\"models\":[{"), "round %d: models after a failed allocation: %.200s", round, s);
         free_string(s);
     }
+    /* A child forked after load gets shim.c's forked_child answer, built in
+     * C (no Go in the child) with the same allocator: NULL when it fails.
+     * The failure is armed before fork (the hook is a Go export, which a
+     * forked child cannot call); alarm(5) is the hang detector. */
+    fflush(stdout);
+    fflush(stderr);
+    fail_alloc(1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        alarm(5);
+        char *c = detect("{}");
+        _exit(c == NULL ? 0 : 1);
+    }
+    fail_alloc(0);
+    int status = 0;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork/waitpid");
+    CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+          "forked child: with malloc failing the answer is NULL (status %#x)", status);
     return check_summary();
 }

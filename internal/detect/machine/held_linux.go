@@ -187,6 +187,11 @@ func (h *heldDirs) readHeld(fd *pathFD, name string, limit int, head bool, use f
 		}
 	}
 	if err != nil {
+		if notOurs(err) {
+			// The host closed this number: never close it (it may be
+			// one of the host's files by then); the rest is ours still.
+			fd.disown()
+		}
 		h.dropFile(name, fd)
 		return false
 	}
@@ -195,6 +200,56 @@ func (h *heldDirs) readHeld(fd *pathFD, name string, limit int, head bool, use f
 	}
 	use(b[:n])
 	return true
+}
+
+// rootStillOurs reports whether the held root's number still names the
+// directory it was opened on (one fstat per detection): a host that closed
+// descriptors it did not open (include/ai_hwaccel.h, "Host process state"),
+// closefrom(3) or a loop over /proc/self/fd, closed the held root with the
+// rest, and may have opened a file of its own on the number since. h.mu is
+// held.
+func (h *heldDirs) rootStillOurs() bool {
+	var st syscall.Stat_t
+	if fstatRetry(h.root.fd.fd, &st) != nil {
+		return false
+	}
+	dev, ino := identityOf(&st)
+	return dev == h.root.dev && ino == h.root.ino
+}
+
+// notOurs reports whether err, from a read of a held file, says that the
+// number no longer names the file opened (closed: EBADF; reused by a pipe,
+// socket or directory: ESPIPE, EISDIR; by an O_PATH or write-only
+// descriptor: EBADF; by an object unsuitable for reading: EINVAL, read(2))
+// rather than that its kernel object is gone (ENODEV, ESRCH: dropFile).
+// Disowning a number that was still ours costs one descriptor left open.
+func notOurs(err error) bool {
+	switch err {
+	case syscall.EBADF, syscall.ESPIPE, syscall.EISDIR, syscall.EINVAL:
+		return true
+	}
+	return false
+}
+
+// disownAllLocked forgets every held descriptor without ever closing its
+// number: the host closed the held root, most likely with the others
+// (closefrom), and a number the host closed may be one of its own files by
+// the time the collector would close ours. Everything is opened afresh;
+// those the host did not close stay open (at most 11 directories and 32
+// files, once per sysroot each time a host does this). h.mu is held.
+func (h *heldDirs) disownAllLocked() {
+	for _, d := range []*pathFD{h.root.fd, h.sys.fd, h.proc.fd} {
+		if d != nil {
+			d.disown()
+		}
+	}
+	for _, sub := range h.subs {
+		sub.fd.disown()
+	}
+	for _, f := range h.files {
+		f.fd.disown()
+	}
+	h.root, h.sys, h.proc, h.files, h.subs = heldDir{}, heldDir{}, heldDir{}, nil, nil
 }
 
 // heldDir is one held descriptor and the identity (st_dev, st_ino) it had
@@ -221,7 +276,10 @@ func (h *heldDirs) rootFor(path string, st fs.FileInfo) *pathFD {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.root.fd != nil && h.root.dev == dev && h.root.ino == ino {
-		return h.root.fd
+		if h.rootStillOurs() {
+			return h.root.fd
+		}
+		h.disownAllLocked()
 	}
 	dir := openBeneathDir(path)
 	if dir == nil {

@@ -3,8 +3,10 @@ package machine
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -437,4 +439,104 @@ func TestHeldSubStaysBelowItsParent(t *testing.T) {
 	none, err := h.sub(parent, "k/moved", "moved", cgroupMagic, cgroup2Magic)
 	assert.NoError(t, err)
 	assert.Nil(t, none)
+}
+
+// stillOpen reports whether the descriptor number fd is open, after the
+// collector has had its chances to run cleanups.
+func stillOpen(fd int) bool {
+	for range 5 {
+		runtime.GC()
+		time.Sleep(5 * time.Millisecond)
+	}
+	var st syscall.Stat_t
+	return syscall.Fstat(fd, &st) == nil
+}
+
+// A host that closes the library's descriptors (which the header says it
+// must not), closefrom(3) style, and opens files of its own on the numbers:
+// the next detection sees the held root's number no longer names the
+// sysroot (one fstat), reads the kernel's files afresh, never the host's,
+// and never closes the numbers it held, which are the host's now.
+func TestHeldRootClosedByTheHost(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	held := heldAfterOneDetection(t)
+	held.mu.Lock()
+	nums := []int{held.root.fd.fd, held.sys.fd.fd, held.proc.fd.fd, held.files[PathCPUPresent].fd.fd}
+	held.mu.Unlock()
+	stale := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(stale, "sys/devices/system/cpu"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(stale, "sys/devices/system/cpu/present"), []byte("stale\n"), 0o644))
+	hostDir, err := syscall.Open(stale, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer syscall.Close(hostDir)
+	for _, n := range nums {
+		require.NoError(t, syscall.Close(n))
+		require.NoError(t, syscall.Dup3(hostDir, n, syscall.O_CLOEXEC), "the host's file on number %d", n)
+	}
+	defer func() {
+		for _, n := range nums {
+			syscall.Close(n)
+		}
+	}()
+
+	want, err := os.ReadFile("/" + PathCPUPresent)
+	require.NoError(t, err)
+	got, err := liveMachine(t).ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "the kernel's file, not the host's")
+	held.mu.Lock()
+	assert.NotContains(t, nums, held.root.fd.fd, "a new root descriptor is held")
+	held.mu.Unlock()
+	for _, n := range nums {
+		assert.True(t, stillOpen(n), "the host's descriptor %d stays open", n)
+	}
+}
+
+// A held file whose number the host closed (the root left alone) fails its
+// pread with EBADF: it is opened afresh, and the collector never closes the
+// number, which may be one of the host's files by then.
+func TestHeldFileClosedByTheHost(t *testing.T) {
+	ForgetAllMemos()
+	defer ForgetAllMemos()
+	held := heldAfterOneDetection(t)
+	held.mu.Lock()
+	old := held.files[PathCPUPresent].fd
+	n := old.fd
+	held.mu.Unlock()
+	require.NoError(t, syscall.Close(n))
+
+	want, err := os.ReadFile("/" + PathCPUPresent)
+	require.NoError(t, err)
+	got, err := liveMachine(t).ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	held.mu.Lock()
+	require.Contains(t, held.files, PathCPUPresent, "held again")
+	assert.NotSame(t, old, held.files[PathCPUPresent].fd)
+	held.mu.Unlock()
+	old = nil
+	hostFile, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer syscall.Close(hostFile)
+	require.NoError(t, syscall.Dup3(hostFile, n, syscall.O_CLOEXEC))
+	defer syscall.Close(n)
+	assert.True(t, stillOpen(n), "the host's descriptor %d stays open", n)
+}
+
+// heldAfterOneDetection is the memo of "/" after a detection that read and
+// held sys/devices/system/cpu/present; the views are gone.
+func heldAfterOneDetection(t *testing.T) *heldDirs {
+	t.Helper()
+	m := liveMachine(t)
+	_, err := m.ReadFile(PathCPUPresent)
+	require.NoError(t, err)
+	held := &m.memo.held
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	require.NotNil(t, held.root.fd)
+	require.NotNil(t, held.sys.fd)
+	require.NotNil(t, held.proc.fd)
+	require.Contains(t, held.files, PathCPUPresent)
+	return held
 }

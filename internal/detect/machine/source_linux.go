@@ -103,12 +103,23 @@ func openBeneathDir(dir string) *pathFD {
 // would cost the detection three fcntl calls per descriptor (its poller
 // checks, which an O_PATH descriptor refuses) for nothing
 // (docs/performance.md, "Detection without tools").
-type pathFD struct{ fd int }
+type pathFD struct {
+	fd      int
+	cleanup runtime.Cleanup
+}
 
 func newPathFD(fd int) *pathFD {
 	p := &pathFD{fd: fd}
-	runtime.AddCleanup(p, func(fd int) { syscall.Close(fd) }, fd)
+	p.cleanup = runtime.AddCleanup(p, func(fd int) { syscall.Close(fd) }, fd)
 	return p
+}
+
+// disown stops the collector from closing p's number: the host closed it,
+// and the number may be one of the host's own files by then (held_linux.go:
+// rootStillOurs, readHeld).
+func (p *pathFD) disown() {
+	p.cleanup.Stop()
+	runtime.KeepAlive(p)
 }
 
 // Fd is the descriptor; the caller keeps p alive while using it
