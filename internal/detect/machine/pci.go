@@ -241,7 +241,7 @@ func (m *Machine) scanPCI() *pciScan {
 }
 
 func readPCITree(m *Machine) pciScan {
-	ents := m.ReadDir(PathPCIDevices)
+	ents := m.sharedListing(PathPCIDevices) // read only
 	s := pciScan{entries: len(ents), byDir: map[string]*pciFunction{}}
 	for _, e := range ents {
 		addr := e.Name()
