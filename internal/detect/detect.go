@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -143,7 +144,8 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// writes into a job and a channel nobody reads and exits: no data race,
 	// no leak beyond it.
 	out := &outcomes{all: make(chan struct{})}
-	jobs := make([]backendJob, len(list))
+	jobs := takeJobs(len(list))
+	allFinished := true
 	inline := opts.InlineKernelReads && m.BeginInline()
 	pending := 0
 	for i, b := range list {
@@ -165,12 +167,12 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 				runOnWorker(&jobs[i])
 			}
 		}
-		waitOutcomes(ctx, out.all)
+		allFinished = waitOutcomes(ctx, out.all)
 	}
 
 	reg := registry.New()
 	timing := &registry.Timing{Backends: make(map[string]float64, len(list))}
-	dropped := make(map[string]int, len(list)) // warnings each backend's Findings already dropped
+	var dropped map[string]int // warnings each backend's Findings already dropped; made when one did
 	for i, b := range list {
 		if !opts.enabled(b.Name) {
 			continue
@@ -185,7 +187,12 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 		o := &jobs[i] // its worker wrote it before reporting
 		timing.Backends[b.Name] = ms(o.took)
 		addFindings(reg, b.Name, o.findings)
-		dropped[b.Name] += o.findings.DroppedWarnings
+		if n := o.findings.DroppedWarnings; n > 0 {
+			if dropped == nil {
+				dropped = map[string]int{}
+			}
+			dropped[b.Name] += n
+		}
 	}
 	reg.Warnings = append(reg.Warnings, m.Notes()...)
 	reg.Warnings = capWarnings(reg.Warnings, dropped)
@@ -197,25 +204,52 @@ func detectWith(ctx context.Context, opts Options, list []machine.Backend) (*reg
 	// Names and messages come from the machine: no control or bidirectional
 	// formatting character may reach a host that prints them (issue 23 item 11).
 	registry.ScrubText(reg)
+	if allFinished {
+		giveBackJobs(jobs)
+	}
 	timing.TotalMs = ms(time.Since(start))
 	reg.Timing = timing
 	return reg, nil
 }
 
+// jobSlices holds the jobs slices of finished detections for the next: some
+// 4 KB a detection (docs/performance.md, "Eighth pass").
+var jobSlices sync.Pool
+
+// takeJobs returns n zero jobs, from jobSlices when it has a slice big enough.
+func takeJobs(n int) []backendJob {
+	if p, ok := jobSlices.Get().(*[]backendJob); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]backendJob, n)
+}
+
+// giveBackJobs clears the jobs and keeps them for takeJobs. Only a detection
+// whose every worker finished may give them back: a worker touches its job
+// until it reports (backendJob.run), an abandoned one after the detection
+// returned.
+func giveBackJobs(jobs []backendJob) {
+	clear(jobs)
+	jobSlices.Put(&jobs)
+}
+
 // waitOutcomes waits until all is closed (every backend handed to a worker
-// has finished) or backendGrace has passed since ctx ended. Backends whose
-// jobs are not marked finished then are the ones abandoned.
-func waitOutcomes(ctx context.Context, all <-chan struct{}) {
+// has finished) or backendGrace has passed since ctx ended, and reports
+// whether all was closed. Backends whose jobs are not marked finished then
+// are the ones abandoned.
+func waitOutcomes(ctx context.Context, all <-chan struct{}) bool {
 	select {
 	case <-all:
-		return
+		return true
 	case <-ctx.Done():
 	}
 	t := time.NewTimer(backendGrace)
 	defer t.Stop()
 	select {
 	case <-all:
+		return true
 	case <-t.C:
+		return false
 	}
 }
 
@@ -277,7 +311,7 @@ func addFindings(reg *registry.Registry, backend string, f machine.Findings) {
 // capWarnings keeps the first machine.MaxWarningsPerBackend warnings of each
 // backend, in order, and adds for each backend that had more one
 // warnings_dropped warning with the count (dropped adds what the backend's
-// Findings dropped already). Backends that append to Findings.Warnings
+// Findings dropped already; nil when none did). Backends that append to Findings.Warnings
 // directly are capped here.
 func capWarnings(ws []registry.Warning, dropped map[string]int) []registry.Warning {
 	kept := map[string]int{}
@@ -285,6 +319,9 @@ func capWarnings(ws []registry.Warning, dropped map[string]int) []registry.Warni
 	var order []string
 	for _, w := range ws {
 		if kept[w.Backend] >= machine.MaxWarningsPerBackend {
+			if dropped == nil {
+				dropped = map[string]int{}
+			}
 			dropped[w.Backend]++
 			continue
 		}

@@ -510,3 +510,41 @@ func TestDetectScrubsUnsafeText(t *testing.T) {
 	assert.Contains(t, string(b), "NVIDIA \uFFFDH100")
 	assert.Contains(t, string(b), "/sys/x\uFFFD[2J\uFFFDnext line")
 }
+
+// A detection gives its jobs back for the next only when every worker
+// reported (waitOutcomes true): an abandoned backend's worker still writes
+// into its job after the detection returned.
+func TestWaitOutcomesTellsWhetherAllFinished(t *testing.T) {
+	closed := make(chan struct{})
+	close(closed)
+	assert.True(t, waitOutcomes(context.Background(), closed), "every worker reported")
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	start := time.Now()
+	assert.False(t, waitOutcomes(ctx, make(chan struct{})), "a worker is still running at the grace's end")
+	assert.GreaterOrEqual(t, time.Since(start), backendGrace)
+}
+
+// The jobs of a detection that abandoned a backend are not handed to the
+// next: the late backend writes into its own job while later detections run
+// (the race detector watches both).
+func TestAbandonedJobsAreNotReused(t *testing.T) {
+	release := make(chan struct{})
+	stuck := machine.Backend{Name: "stuck", Detect: func(ctx context.Context, m *machine.Machine) machine.Findings {
+		<-release
+		return machine.Findings{Devices: []registry.Device{{ID: "0", Kind: registry.KindCUDA, Name: "late"}}}
+	}}
+	list := []machine.Backend{deviceBackend("good"), stuck}
+	reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", 50*time.Millisecond), list)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"good"}, deviceNames(reg))
+
+	close(release) // the abandoned worker now writes its outcome
+	quick := []machine.Backend{deviceBackend("a"), deviceBackend("b")}
+	for range 20 {
+		reg, err := detectWith(context.Background(), emptyMachineOptions(t, "", time.Minute), quick)
+		require.NoError(t, err)
+		assert.Equal(t, []string{"a", "b"}, deviceNames(reg))
+	}
+}

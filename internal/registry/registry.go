@@ -404,10 +404,7 @@ func (p *Partition) Renamed(rename func(id string) string) *Partition {
 // contract order, then by PCI bus id (devices without one keep their relative
 // order after those with one).
 func (r *Registry) SortDevices() {
-	rank := map[Kind]int{}
-	for i, k := range Kinds() {
-		rank[k] = i
-	}
+	rank := kindRank
 	sort.SliceStable(r.Devices, func(i, j int) bool {
 		a, b := r.Devices[i], r.Devices[j]
 		if rank[a.Kind] != rank[b.Kind] {
@@ -424,6 +421,16 @@ func (r *Registry) SortDevices() {
 		return a.PCIBusID < b.PCIBusID
 	})
 }
+
+// kindRank is each kind's place in Kinds, for SortDevices: made once, not
+// on every detection (docs/performance.md, "Eighth pass").
+var kindRank = func() map[Kind]int {
+	rank := map[Kind]int{}
+	for i, k := range Kinds() {
+		rank[k] = i
+	}
+	return rank
+}()
 
 // visibleOrdinal returns d.VisibleAs as a number, or -1 when it is not set.
 func visibleOrdinal(d Device) int {

@@ -333,7 +333,7 @@ func neuronSysfsIndices(m *machine.Machine) []int {
 
 func neuronNumbered(m *machine.Machine, dir string) []int {
 	var out []int
-	for _, e := range m.ReadDir(dir) {
+	for e := range m.DirEntries(dir) {
 		n, ok := strings.CutPrefix(e.Name(), "neuron")
 		if !ok {
 			continue

@@ -62,7 +62,9 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 		}
 	}
 	if text, ok := readProcText(m, &f, BackendCPU, machine.PathMemInfo); ok {
-		total, free, issues := hostMemory(ParseMemInfo(text))
+		mi := make(map[string]int64, len(hostMemoryKeys)) // small: it stays on the stack
+		parseMemInfoInto(mi, text, hostMemoryKeys)
+		total, free, issues := hostMemory(mi)
 		for _, is := range issues {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: is.Code,
 				Message: is.Message, Path: "/" + machine.PathMemInfo})
@@ -99,7 +101,10 @@ func applyCgroupMemoryLimit(m *machine.Machine, d *registry.Device) {
 // sysroot without /proc, a kernel without the feature); any other read error
 // is a sysfs_read warning.
 func readProcText(m *machine.Machine, f *machine.Findings, backend, name string) (string, bool) {
-	b, err := m.ReadFile(name)
+	// WithFile, not ReadFile: the text is a copy already, ReadFile's copy of
+	// the bytes would be a second (docs/performance.md, "Eighth pass").
+	var text string
+	err := m.WithFile(name, machine.MaxFileBytes, func(b []byte) { text = string(b) })
 	if err != nil {
 		if !machine.IsMissing(err) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: registry.WarnSysfsRead,
@@ -107,7 +112,7 @@ func readProcText(m *machine.Machine, f *machine.Findings, backend, name string)
 		}
 		return "", false
 	}
-	return string(b), true
+	return text, true
 }
 
 // hostCPUInfo is the parsed /proc/cpuinfo, read once per detection for the
@@ -312,6 +317,17 @@ func armVendor(code string) string {
 // beyond int64) as memInfoAbsurd.
 func ParseMemInfo(text string) map[string]int64 {
 	out := make(map[string]int64, 64)
+	parseMemInfoInto(out, text, nil)
+	return out
+}
+
+// hostMemoryKeys are the /proc/meminfo keys hostMemory reads. The whole
+// file's map is some 3 KB of heap per detection; these two fit on the stack.
+var hostMemoryKeys = []string{"MemTotal", "MemAvailable"}
+
+// parseMemInfoInto is ParseMemInfo writing into out, and only the keys in
+// only when only is not nil.
+func parseMemInfoInto(out map[string]int64, text string, only []string) {
 	// Line by line and field by field without splitting the text: a
 	// detection parses /proc/meminfo (about 55 lines) every time.
 	for rest := text; rest != ""; {
@@ -321,10 +337,14 @@ func ParseMemInfo(text string) map[string]int64 {
 		if !ok {
 			continue
 		}
+		key = strings.TrimSpace(key)
+		if only != nil && !slices.Contains(only, key) {
+			continue
+		}
 		number, unit, count := firstTwoFields(val)
 		if count != 2 || unit != "kB" {
-			if count > 0 && strings.HasPrefix(strings.TrimSpace(key), "Mem") {
-				out[strings.TrimSpace(key)] = -1
+			if count > 0 && strings.HasPrefix(key, "Mem") {
+				out[key] = -1
 			}
 			continue
 		}
@@ -335,9 +355,8 @@ func ParseMemInfo(text string) map[string]int64 {
 		case v != machine.MemOK || strings.ContainsAny(number, ".eE"):
 			n = -1 // kB are whole numbers
 		}
-		out[strings.TrimSpace(key)] = n
+		out[key] = n
 	}
-	return out
 }
 
 // firstTwoFields returns the first two space-separated fields of s (as

@@ -110,6 +110,7 @@ func TestHostMemoryIssues(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			total, free, issues := hostMemory(ParseMemInfo(tc.in))
+			assertHostMemoryKeysSuffice(t, tc.in)
 			assert.Equal(t, tc.wantTotal, total)
 			assert.Equal(t, tc.wantFree, free != nil)
 			var codes []string
@@ -179,6 +180,7 @@ func FuzzParseMemInfo(f *testing.F) {
 	f.Add("HugePages_Total:       0\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		total, free, _ := hostMemory(ParseMemInfo(in))
+		assertHostMemoryKeysSuffice(t, in)
 		if total < 0 || total > machine.MaxHostMemory {
 			t.Fatalf("total %d kept", total)
 		}
@@ -346,4 +348,17 @@ func FuzzFirstTwoFields(f *testing.F) {
 			assert.Equal(t, fields[1], second)
 		}
 	})
+}
+
+// assertHostMemoryKeysSuffice checks that the CPU backend's meminfo map of
+// hostMemoryKeys only gives hostMemory the answer of the whole map.
+func assertHostMemoryKeysSuffice(t *testing.T, text string) {
+	t.Helper()
+	total, free, issues := hostMemory(ParseMemInfo(text))
+	only := map[string]int64{}
+	parseMemInfoInto(only, text, hostMemoryKeys)
+	total2, free2, issues2 := hostMemory(only)
+	assert.Equal(t, total, total2, "total")
+	assert.Equal(t, free, free2, "free")
+	assert.Equal(t, issues, issues2, "issues")
 }

@@ -52,7 +52,7 @@ var Storage = machine.Backend{Name: BackendStorage, Detect: DetectStorage}
 func DetectStorage(_ context.Context, m *machine.Machine) machine.Findings {
 	var f machine.Findings
 	var names []string
-	for _, e := range m.ReadDir(PathBlock) {
+	for e := range m.DirEntries(PathBlock) {
 		if n := e.Name(); storageIsDisk(n) {
 			names = append(names, n)
 		}

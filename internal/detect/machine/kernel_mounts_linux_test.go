@@ -421,3 +421,26 @@ func TestStatBelowKernelProcfs(t *testing.T) {
 	assert.True(t, ok)
 	assert.True(t, IsMissing(err), "%v", err)
 }
+
+// The getdents64 listing (readDirBeneath: entries pointing into one slice,
+// names cut from one string per buffer) names and types the entries of a
+// directory as os.ReadDir does, in the same order, for directories of a
+// few entries and of more than one getdents buffer.
+func TestListingBeneathIsOsReadDirs(t *testing.T) {
+	m := liveMachine(t)
+	dirs := []string{"dev", "sys/bus/pci/devices", "sys/class", "proc/self", "usr/bin", "usr/lib"}
+	for _, dir := range dirs {
+		want, err := os.ReadDir("/" + dir)
+		if err != nil {
+			continue
+		}
+		ok, got, err := readDirBeneath(m.src.(dirSource).dir, "/", dir)
+		require.True(t, ok, dir)
+		require.NoError(t, err, dir)
+		require.Len(t, got, len(want), dir)
+		for i := range want {
+			assert.Equal(t, want[i].Name(), got[i].Name(), dir)
+			assert.Equal(t, want[i].Type(), got[i].Type(), "%s/%s", dir, want[i].Name())
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"iter"
 	"os"
 	"path"
 	"strconv"
@@ -298,6 +299,30 @@ func (m *Machine) stat(name string) (fs.FileInfo, error) {
 // ReadDir lists a directory; a missing directory is an empty list.
 func (m *Machine) ReadDir(name string) []fs.DirEntry {
 	es, err := m.seen.dir(name, func() ([]fs.DirEntry, error) { return m.readDirOnce(name) })
+	if err != nil {
+		return nil
+	}
+	return es
+}
+
+// DirEntries yields the entries of a directory, as ReadDir lists them (a
+// missing directory yields none), without copying the listing: for a caller
+// that only looks at each entry. A listing of /dev is some 2 KB, and three
+// backends read it in every detection (docs/performance.md, "Eighth pass").
+func (m *Machine) DirEntries(name string) iter.Seq[fs.DirEntry] {
+	return func(yield func(fs.DirEntry) bool) {
+		for _, e := range m.sharedListing(name) {
+			if !yield(e) {
+				return
+			}
+		}
+	}
+}
+
+// sharedListing is ReadDir's listing itself, not a copy: the caller only
+// reads it.
+func (m *Machine) sharedListing(name string) []fs.DirEntry {
+	es, err := m.seen.sharedDir(name, func() ([]fs.DirEntry, error) { return m.readDirOnce(name) })
 	if err != nil {
 		return nil
 	}

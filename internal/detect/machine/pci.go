@@ -241,7 +241,7 @@ func (m *Machine) scanPCI() *pciScan {
 }
 
 func readPCITree(m *Machine) pciScan {
-	ents := m.ReadDir(PathPCIDevices)
+	ents := m.sharedListing(PathPCIDevices) // read only
 	s := pciScan{entries: len(ents), byDir: map[string]*pciFunction{}}
 	for _, e := range ents {
 		addr := e.Name()
@@ -482,7 +482,11 @@ func PCIFunctionsIn[V any](m *Machine, vendor int, ids map[int]V) []PCIDevice {
 // (trimmed, lower case) but otherwise unchanged.
 func NormalizeBusID(s string) string {
 	if a, ok := ParsePCIAddress(s); ok {
-		return a.String()
+		var buf [16]byte
+		if b := a.appendTo(buf[:0]); string(b) != s {
+			return string(b)
+		}
+		return s // already in sysfs form, as every sysfs name is: no copy
 	}
 	return strings.ToLower(strings.TrimSpace(s))
 }

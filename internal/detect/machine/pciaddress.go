@@ -1,7 +1,6 @@
 package machine
 
 import (
-	"fmt"
 	"strconv"
 	"strings"
 )
@@ -49,5 +48,38 @@ func ParsePCIAddress(s string) (a PCIAddress, ok bool) {
 // String is the address as sysfs names the function: "0000:18:00.0",
 // lower-case hex, the domain at least 4 digits.
 func (a PCIAddress) String() string {
-	return fmt.Sprintf("%04x:%02x:%02x.%x", a.Domain, a.Bus, a.Device, a.Function)
+	var buf [16]byte
+	return string(a.appendTo(buf[:0]))
+}
+
+// appendTo appends what String returns to dst, as
+// fmt.Sprintf("%04x:%02x:%02x.%x") writes it, without fmt: a detection
+// normalises every PCI function's address (docs/performance.md, "Eighth
+// pass").
+func (a PCIAddress) appendTo(dst []byte) []byte {
+	dst = appendHexPadded(dst, uint64(a.Domain), 4)
+	dst = append(dst, ':')
+	dst = appendHexPadded(dst, uint64(a.Bus), 2)
+	dst = append(dst, ':')
+	dst = appendHexPadded(dst, uint64(a.Device), 2)
+	dst = append(dst, '.')
+	return strconv.AppendUint(dst, uint64(a.Function), 16)
+}
+
+// appendHexPadded appends v in lower-case hex, padded with zeros to width.
+func appendHexPadded(dst []byte, v uint64, width int) []byte {
+	for n := hexDigits(v); n < width; n++ {
+		dst = append(dst, '0')
+	}
+	return strconv.AppendUint(dst, v, 16)
+}
+
+// hexDigits is how many hex digits v has (1 for 0).
+func hexDigits(v uint64) int {
+	n := 1
+	for v >= 16 {
+		v >>= 4
+		n++
+	}
+	return n
 }

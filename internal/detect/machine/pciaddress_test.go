@@ -1,6 +1,7 @@
 package machine
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,4 +59,30 @@ func TestPCIAddressString(t *testing.T) {
 	}
 	assert.Equal(t, "0000:18:00.0", PCIAddress{Bus: 0x18}.String())
 	assert.Equal(t, "10000:e1:1f.7", PCIAddress{Domain: 0x10000, Bus: 0xe1, Device: 31, Function: 7}.String())
+}
+
+// String writes what fmt's "%04x:%02x:%02x.%x" writes (its format before
+// the eighth pass of docs/performance.md), for every bus, device and
+// function and domains of 1 to 8 digits; NormalizeBusID of either form of
+// an address is that string.
+func TestPCIAddressStringIsTheSysfsFormat(t *testing.T) {
+	for _, dom := range []uint32{0, 1, 0xf, 0x10, 0xfff, 0x1000, 0xffff, 0x10000, 0xabcde, 0xffffffff} {
+		for bus := range 256 {
+			for dev := range 32 {
+				for fn := range 8 {
+					a := PCIAddress{Domain: dom, Bus: uint8(bus), Device: uint8(dev), Function: uint8(fn)}
+					want := fmt.Sprintf("%04x:%02x:%02x.%x", a.Domain, a.Bus, a.Device, a.Function)
+					if got := a.String(); got != want {
+						t.Fatalf("%+v: String %q, want %q", a, got, want)
+					}
+					if got := NormalizeBusID(want); got != want {
+						t.Fatalf("NormalizeBusID(%q) = %q", want, got)
+					}
+					if got := NormalizeBusID(fmt.Sprintf("%08X:%02X:%02X.%x", a.Domain, a.Bus, a.Device, a.Function)); got != want {
+						t.Fatalf("NormalizeBusID of nvidia-smi's form = %q, want %q", got, want)
+					}
+				}
+			}
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 )
@@ -76,11 +77,26 @@ func NewOnceRunner(inner Runner) *onceRunner {
 	return &onceRunner{inner: inner, calls: map[string]*onceCall{}, hung: map[string]bool{}}
 }
 
-func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Result {
-	key := tool
+// runKey is the key of a run: tool, then each argument after a NUL, built
+// in one allocation: adding each argument to the key made one string
+// per argument, some 1 KB a detection (docs/performance.md, "Eighth pass").
+func runKey(tool string, args []string) string {
+	n := len(tool)
 	for _, a := range args {
-		key += "\x00" + a
+		n += 1 + len(a)
 	}
+	var b strings.Builder
+	b.Grow(n)
+	b.WriteString(tool)
+	for _, a := range args {
+		b.WriteByte(0)
+		b.WriteString(a)
+	}
+	return b.String()
+}
+
+func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Result {
+	key := runKey(tool, args)
 	o.mu.Lock()
 	c, ok := o.calls[key]
 	if !ok {

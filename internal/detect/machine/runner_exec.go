@@ -148,6 +148,17 @@ func newRunToken() string {
 	return hex.EncodeToString(b[:])
 }
 
+// toolMissingError is ErrToolMissing for one tool ("nvidia-smi: tool not
+// found", as fmt.Errorf("%s: %w") wrote it), made without fmt: a detection on
+// a machine without the vendors' tools makes several (docs/performance.md,
+// "Eighth pass").
+type toolMissingError string
+
+func (e toolMissingError) Error() string { return string(e) + ": " + ErrToolMissing.Error() }
+
+// Unwrap makes errors.Is(err, ErrToolMissing) hold.
+func (e toolMissingError) Unwrap() error { return ErrToolMissing }
+
 // Run runs tool with args. It never panics and always returns, at the latest
 // killedDrainTimeout after the earlier of ctx's deadline and the runner's
 // timeout (unless the kernel cannot kill the tool: a process in an
@@ -156,7 +167,7 @@ func (r *ExecRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	start := time.Now()
 	p := r.Resolve(tool)
 	if p == "" {
-		return Result{Err: fmt.Errorf("%s: %w", tool, ErrToolMissing)}
+		return Result{Err: toolMissingError(tool)}
 	}
 	if ctx.Err() != nil {
 		// The detection is over; starting a process now would only be killed.

@@ -794,3 +794,13 @@ func notOursChild(t *testing.T, dirs string) {
 	assert.Equal(t, "b\n", string(res.Stdout), "the second, executable tool ran")
 	fmt.Println("not executable for us: checked")
 }
+
+// A tool that is not on the PATH fails with ErrToolMissing and its name,
+// in the words fmt.Errorf("%s: %w") gave it before the eighth pass.
+func TestExecRunnerMissingTool(t *testing.T) {
+	res := NewExecRunner(t.TempDir(), time.Second).Run(context.Background(), "nvidia-smi", "-L")
+	require.Error(t, res.Err)
+	assert.ErrorIs(t, res.Err, ErrToolMissing)
+	assert.Equal(t, "nvidia-smi: tool not found", res.Err.Error())
+	assert.Empty(t, res.Path)
+}

@@ -84,9 +84,16 @@ func (s *seenReads) file(k fileKey, read func() ([]byte, error)) ([]byte, error)
 
 // dir returns a copy of the listing of name (a caller may reorder its own).
 func (s *seenReads) dir(name string, read func() ([]fs.DirEntry, error)) ([]fs.DirEntry, error) {
+	es, err := s.sharedDir(name, read)
+	return slices.Clone(es), err
+}
+
+// sharedDir is dir without the copy: the detection's one listing of name,
+// for a caller that only reads it and never changes or keeps it.
+func (s *seenReads) sharedDir(name string, read func() ([]fs.DirEntry, error)) ([]fs.DirEntry, error) {
 	e := entry(&s.mu, &s.dirs, name)
 	e.once.Do(func() { e.entries, e.err = read() })
-	return slices.Clone(e.entries), e.err
+	return e.entries, e.err
 }
 
 func (s *seenReads) link(name string, read func() (string, error)) (string, error) {

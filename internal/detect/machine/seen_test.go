@@ -2,6 +2,7 @@ package machine
 
 import (
 	"io/fs"
+	"slices"
 	"sync"
 	"testing"
 	"testing/fstest"
@@ -77,6 +78,15 @@ func TestMachineReadsEachPathOncePerDetection(t *testing.T) {
 	second := m.ReadDir("sys/class/drm")
 	require.Len(t, second, 2)
 	assert.Equal(t, "card0", second[0].Name())
+	var yielded []string
+	for e := range m.DirEntries("sys/class/drm") {
+		yielded = append(yielded, e.Name())
+	}
+	assert.Equal(t, []string{"card0", "renderD128"}, yielded, "DirEntries yields ReadDir's listing")
+	for range m.DirEntries("sys/class/drm") {
+		break // a caller may stop early
+	}
+	assert.Empty(t, slices.Collect(m.DirEntries("sys/class/none")), "a missing directory yields nothing")
 	assert.Equal(t, 1, fsys.count("sys/class/drm"))
 
 	// A head read is not a whole read: each is made once.

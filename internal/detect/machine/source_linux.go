@@ -230,22 +230,36 @@ func readDirBeneath(dir *pathFD, sysroot, name string) (ok bool, entries []fs.Di
 	pooled := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(pooled)
 	buf := *pooled
+	vals := make([]linuxDirEntry, 0, 16)
 	for {
 		n, err := syscall.Getdents(fd, buf)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			slices.SortFunc(entries, compareEntries)
-			return true, entries, &fs.PathError{Op: "readdir", Path: name, Err: err}
+			return true, sortedEntries(vals), &fs.PathError{Op: "readdir", Path: name, Err: err}
 		}
 		if n <= 0 {
 			break
 		}
-		entries = appendDirents(entries, buf[:n], fd, parent)
+		vals = appendDirents(vals, buf[:n], fd, parent)
+	}
+	return true, sortedEntries(vals), nil
+}
+
+// sortedEntries is the listing of vals by name, each entry a pointer into
+// vals: boxing each entry on its own was one allocation per entry
+// (docs/performance.md, "Eighth pass"). nil when vals is empty.
+func sortedEntries(vals []linuxDirEntry) []fs.DirEntry {
+	if len(vals) == 0 {
+		return nil
+	}
+	entries := make([]fs.DirEntry, len(vals))
+	for i := range vals {
+		entries[i] = &vals[i]
 	}
 	slices.SortFunc(entries, compareEntries)
-	return true, entries, nil
+	return entries
 }
 
 // direntBufs holds getdents64 buffers: a buffer on the goroutine's stack
@@ -259,19 +273,16 @@ func compareEntries(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.N
 // getdents(2)), "." and ".." left out. An entry of unknown type
 // (DT_UNKNOWN: some filesystems) is typed by an lstat relative to the
 // directory's descriptor, as os.File.ReadDir does.
-func appendDirents(entries []fs.DirEntry, buf []byte, dirfd int, parent string) []fs.DirEntry {
-	for len(buf) >= 19 {
-		reclen := int(*(*uint16)(unsafe.Pointer(&buf[16])))
-		if reclen < 19 || reclen > len(buf) {
+func appendDirents(entries []linuxDirEntry, buf []byte, dirfd int, parent string) []linuxDirEntry {
+	names := direntNames(buf)
+	for {
+		rec, nameBytes, rest, ok := nextDirent(buf)
+		if !ok {
 			break
 		}
-		rec := buf[:reclen]
-		buf = buf[reclen:]
-		nameBytes := rec[19:]
-		if i := slices.Index(nameBytes, 0); i >= 0 {
-			nameBytes = nameBytes[:i]
-		}
-		name := string(nameBytes)
+		buf = rest
+		name := names[:len(nameBytes)]
+		names = names[len(nameBytes):]
 		if name == "" || name == "." || name == ".." {
 			continue
 		}
@@ -301,6 +312,51 @@ func appendDirents(entries []fs.DirEntry, buf []byte, dirfd int, parent string) 
 		entries = append(entries, e)
 	}
 	return entries
+}
+
+// nextDirent splits the first record off a getdents64 buffer: the record,
+// its name (up to the first NUL) and the rest; ok is false at the end or at
+// a malformed record.
+func nextDirent(buf []byte) (rec, name, rest []byte, ok bool) {
+	if len(buf) < 19 {
+		return nil, nil, nil, false
+	}
+	reclen := int(*(*uint16)(unsafe.Pointer(&buf[16])))
+	if reclen < 19 || reclen > len(buf) {
+		return nil, nil, nil, false
+	}
+	rec = buf[:reclen]
+	name = rec[19:]
+	if i := slices.Index(name, 0); i >= 0 {
+		name = name[:i]
+	}
+	return rec, name, buf[reclen:], true
+}
+
+// direntNames is the names of buf's records (nextDirent), one after
+// another, in one string: appendDirents cuts each entry's name from it, one
+// allocation per buffer instead of one per entry (docs/performance.md,
+// "Eighth pass"). The bytes are never changed after the string is made.
+func direntNames(buf []byte) string {
+	total := 0
+	for b := buf; ; {
+		_, name, rest, ok := nextDirent(b)
+		if !ok {
+			break
+		}
+		total += len(name)
+		b = rest
+	}
+	all := make([]byte, 0, total)
+	for b := buf; ; {
+		_, name, rest, ok := nextDirent(b)
+		if !ok {
+			break
+		}
+		all = append(all, name...)
+		b = rest
+	}
+	return unsafe.String(unsafe.SliceData(all), len(all))
 }
 
 // fstatatNoFollow is lstat of the plain entry name of the directory

@@ -143,7 +143,7 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 			fab.NVSwitch = true
 		}
 	}
-	for _, e := range m.ReadDir("dev") {
+	for e := range m.DirEntries("dev") {
 		if rest, ok := strings.CutPrefix(e.Name(), "nvidia-nvswitch"); ok {
 			if _, err := strconv.Atoi(rest); err == nil {
 				fab.NVSwitch = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"iter"
 	"strconv"
 	"strings"
 
@@ -59,7 +60,7 @@ func nvidiaFromNVML(ctx context.Context, m *machine.Machine, f *machine.Findings
 // without those nodes pays nothing more; there NVML, if asked at all, is
 // loaded where it always was.
 func startNVML(m *machine.Machine) {
-	if !driverNodes(m.ReadDir("dev")) {
+	if !driverNodes(m.DirEntries("dev")) {
 		return
 	}
 	if path := m.NVMLLibrary(); path != "" {
@@ -69,9 +70,9 @@ func startNVML(m *machine.Machine) {
 
 // driverNodes reports whether a /dev listing holds nvidiactl and at least
 // one nvidia<N>.
-func driverNodes(dev []fs.DirEntry) bool {
+func driverNodes(dev iter.Seq[fs.DirEntry]) bool {
 	ctl, gpu := false, false
-	for _, e := range dev {
+	for e := range dev {
 		name := e.Name()
 		if name == "nvidiactl" {
 			ctl = true

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,7 +37,7 @@ func fixtureMachine(t *testing.T, fixture, nvmlLib string) *machine.Machine {
 func TestDriverNodes(t *testing.T) {
 	for fixture, want := range map[string]bool{"h200-vm": true, "dgx-h100": true, "nvidia-tool-fails": false} {
 		m := fixtureMachine(t, fixture, "")
-		assert.Equal(t, want, driverNodes(m.ReadDir("dev")), fixture)
+		assert.Equal(t, want, driverNodes(m.DirEntries("dev")), fixture)
 	}
 	dev := fixtureMachine(t, "dgx-h100", "").ReadDir("dev")
 	var noGPU []fs.DirEntry
@@ -46,7 +47,7 @@ func TestDriverNodes(t *testing.T) {
 		}
 	}
 	require.Less(t, len(noGPU), len(dev))
-	assert.False(t, driverNodes(noGPU), "no nvidia<N>")
+	assert.False(t, driverNodes(slices.Values(noGPU)), "no nvidia<N>")
 }
 
 // With the driver's nodes in /dev, startNVML begins loading and
