@@ -36,3 +36,20 @@ func benchmarkDetectLive(b *testing.B, inline bool) {
 		}
 	}
 }
+
+// BenchmarkDetectLiveHostPath is steady-state detection of this machine with
+// the process's own PATH, as a host that sets none detects: every tool-based
+// backend looks its tools up on it (ExecRunner.Resolve; the absences it
+// remembers, path_absent.go).
+func BenchmarkDetectLiveHostPath(b *testing.B) {
+	opts := Options{Sysroot: "/"}
+	if _, err := Detect(context.Background(), opts); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Detect(context.Background(), opts); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -66,6 +67,9 @@ type ExecRunner struct {
 	// its group was killed, waiting for end-of-file (defaultDrainTimeout).
 	// Past it the run fails with ErrOutputIncomplete.
 	DrainTimeout time.Duration
+
+	dirsMu sync.Mutex
+	dirs   map[string]pathDirSeen // PATH directories as first seen (dirWitness)
 }
 
 var _ Runner = (*ExecRunner)(nil)
@@ -103,13 +107,44 @@ func (r *ExecRunner) Resolve(tool string) string {
 		return ""
 	}
 	for _, d := range r.path {
+		w, ok := r.dirWitness(d)
+		if !ok || absentOnPath.absent(d, w, tool) {
+			continue
+		}
 		p := filepath.Join(d, tool)
 		st, err := os.Stat(p)
 		if err == nil && st.Mode().IsRegular() && st.Mode()&0o111 != 0 && executable(p) {
 			return p
 		}
+		if errors.Is(err, fs.ErrNotExist) {
+			absentOnPath.remember(d, w, tool, p)
+		}
 	}
 	return ""
+}
+
+// dirWitness is directory d's state as this runner first saw it: one stat
+// per directory per runner (a runner serves one detection), then tools known
+// absent from it are not looked up again (pathAbsences).
+func (r *ExecRunner) dirWitness(d string) (dirWitness, bool) {
+	r.dirsMu.Lock()
+	defer r.dirsMu.Unlock()
+	if w, ok := r.dirs[d]; ok {
+		return w.w, w.ok
+	}
+	w, ok := witnessOf(d)
+	if r.dirs == nil {
+		r.dirs = map[string]pathDirSeen{}
+	}
+	r.dirs[d] = pathDirSeen{w: w, ok: ok}
+	return w, ok
+}
+
+// pathDirSeen is a PATH directory as a runner saw it; ok is false when it is
+// not a directory.
+type pathDirSeen struct {
+	w  dirWitness
+	ok bool
 }
 
 // Has reports whether tool resolves (so a missing tool costs no process).
