@@ -64,8 +64,8 @@ var Fitted = Throughput{
 	// llama.cpp Metal on Apple GPUs: the fraction of the GPU's FP32 peak
 	// (0.002 grid) for 16-bit and integer weights on the 4 and 7 May 2024
 	// llama-bench pp512 rows of Apple GPUs in data/inference.json (median
-	// |error| 0.060; held out: the 35 2023 ./main rows, median 0.124, and the 6
-	// pp512 rows of today's builds in data/apple_today.json, median 0.151).
+	// |error| 0.060; held out: the 35 2023 ./main rows, median 0.124, and the 7
+	// pp512 rows of today's builds in data/apple_today.json, median 0.187).
 	PrefillMFUMetal:           0.800,
 	PrefillMFUMetalQuant:      0.600,
 	PrefillLayerLatency:       390e-6,

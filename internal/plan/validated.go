@@ -207,7 +207,7 @@ func todaysDecodeArchitecture(pl *planned, req *planning) string {
 // give under the shipped constants: the May 2024 builds' 16-bit fraction
 // with today's per-layer time. TestTodayFloatCheckQuotesTheReplay
 // (internal/calibration/fit) checks these figures against the replay.
-const TodayFloatCheck = "3 BF16 rows, one GPU per architecture (RTX 3090, RTX 4090, RTX 5090), replay 7-19% too slow, median 11%"
+const TodayFloatCheck = "4 16-bit rows (3 BF16, 1 F16), one GPU per architecture (RTX 3090, RTX 4090, RTX 5090), replay 7-19% too slow, median 11%"
 
 // HBMQ8Check is what the held-out H200 Q8_0 records (llama.cpp 34af94cd,
 // internal/calibration/data/h200-speed-34af94cd) give under the shipped

@@ -248,3 +248,24 @@ func TestNVIDIARecordsNameTheirComputeCapability(t *testing.T) {
 		assert.NotEmpty(t, r.Arch, "%s (%v) has no compute capability", r.Name, r.PCIIDs)
 	}
 }
+
+// TestAppleRecordsStateFP32Peak: every Apple record carries the GPU's FP32
+// peak (the Metal prompt model's compute figure) with the core count it is
+// of and the page it comes from, and the peak is cores x 128 ALUs x 2
+// FLOPs at an Apple GPU clock: 1.27 GHz (M1, from its 2.6 TFLOPS over 8
+// cores) to 1.68 GHz (the 32-core M4 Max on hmc-tech.com), so a mistyped
+// figure or core count fails.
+func TestAppleRecordsStateFP32Peak(t *testing.T) {
+	n := 0
+	for _, s := range records {
+		if s.Category != AppleSoC {
+			continue
+		}
+		n++
+		require.Positive(t, s.GPUCores, s.Name)
+		assert.Contains(t, s.FigureSources["GPUFP32TFLOPS"], "https://", s.Name)
+		ghz := s.GPUFP32TFLOPS * 1000 / float64(s.GPUCores*128*2)
+		assert.InDelta(t, 1.475, ghz, 0.21, "%s: %.2f TFLOPS over %d cores is %.3f GHz", s.Name, s.GPUFP32TFLOPS, s.GPUCores, ghz)
+	}
+	assert.Equal(t, 17, n)
+}

@@ -110,7 +110,11 @@ var appleRecords = []Spec{
 		Aliases:     []string{"Apple M3 Ultra"},
 		MemoryBytes: 512000000000, MemoryUnit: "GB", MemoryIsMaximum: true,
 		BandwidthGBs: 819,
-		Source:       "https://techpowerup.com/news-tags/Mac%20Studio",
+		// GPUFP32TFLOPS: derived: 80 cores x 128 ALUs x 2 x 1.398 GHz, the clock of the 60-core M3 Ultra on the page (7680 ALUs, 21.47 TFLOPS; FP16 listed equal).
+		// 80 cores: the top configuration, "up to 80 graphics cores" in Apple's announcement as quoted by https://mjtsai.com/blog/2025/03/05/apple-m3-ultra/.
+		GPUFP32TFLOPS: 28.63, GPUCores: 80,
+		Source:        "https://techpowerup.com/news-tags/Mac%20Studio",
+		FigureSources: map[string]string{"GPUFP32TFLOPS": "https://hmc-tech.com/gpu/apple-60-core-m3-ultra-vs-nvidia-geforce-rtx-3060"},
 	},
 	{Name: "Apple M4", Vendor: "Apple", Category: AppleSoC, Memory: MemoryUnified,
 		Aliases:     []string{"Apple M4"},
@@ -124,9 +128,12 @@ var appleRecords = []Spec{
 		Aliases:     []string{"Apple M4 Pro"},
 		MemoryBytes: 64000000000, MemoryUnit: "GB", MemoryIsMaximum: true,
 		BandwidthGBs: 273,
-		Source:       "https://mactrast.com/?p=168123",
+		// GPUFP32TFLOPS: the 20-core M4 Pro on the page (2560 ALUs at 1.470 GHz, 7.53 TFLOPS; FP16 listed equal).
+		GPUFP32TFLOPS: 7.53, GPUCores: 20,
+		Source: "https://mactrast.com/?p=168123",
 		FigureSources: map[string]string{
-			"MemoryBytes": "https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1",
+			"GPUFP32TFLOPS": "https://hmc-tech.com/gpu/apple-20-core-m4-pro-vs-intel-hd-620-1000mhz",
+			"MemoryBytes":   "https://techmoran.com/2024/10/31/apple-unveils-its-most-powerful-chips-the-m4-pro-and-m4-max/?amp=1",
 		},
 	},
 	{Name: "Apple M4 Max (lower-end bin)", Vendor: "Apple", Category: AppleSoC, Memory: MemoryUnified,

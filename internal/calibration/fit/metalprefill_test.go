@@ -37,10 +37,14 @@ func TestMetalPrefill(t *testing.T) {
 		// The fit set's largest is the M1 Max's Llama 3 70B Q4_K_M (+26 %);
 		// the 2023 set's the M3 Max (48 GB) at LLaMA 65B Q4_0 (9.91
 		// tokens/s measured, +553 %: a 37 GB model on a 48 GB machine);
-		// today's the M4 at Llama 3.1 8B Q4_K_M (-35 %).
+		// today's the M4 at Llama 3.1 8B Q4_K_M (-35 %). Today's median was
+		// 15.2 % on the first 6 rows; the M3 Ultra row's pp512 (replayed
+		// since its record gained an FP32 figure on 2026-11-29, held out by
+		// the file's rule) is 26 % too slow, like the other M3/M4 rows, and
+		// moves it to 18.7 %.
 		{"fit (May 2024 llama-bench)", fit, 11, 0.061, 0.264},
 		{"held out (2023 ./main)", main2023, 35, 0.125, 5.54},
-		{"held out (today's builds)", today, 6, 0.152, 0.348},
+		{"held out (today's builds)", today, 7, 0.187, 0.348},
 	}
 	for _, s := range sets {
 		var errs []float64
