@@ -617,6 +617,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-7B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 7b is 7b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "Qwen/Qwen2.5-7B-Instruct's config.json as two public copies print it: https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/hf_qwen2/qwen2_rope.py (qwen_cfg_str, \"_name_or_path\": \"Qwen/Qwen2.5-7B-Instruct\") and https://github.com/g0t4/examples/blob/347e05d41a9fe62d66a44e89cbc13ef744b706ef/5090/try-vllm/check-model-config.py (vLLM's hf_config of Qwen/Qwen2.5-7B-Instruct): \"max_position_embeddings\": 32768 with no rope_scaling (\"rope_scaling\": null), where the base model's config says 131072; hidden_size 3584, intermediate_size 18944, 28 layers, 28 heads, 4 KV heads, vocab_size 152064, tie_word_embeddings false and torch_dtype bfloat16 equal the entry's. The model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-7B-Instruct/index.md, 'Processing Long Texts') says the same: \"The current config.json is set for context length up to 32,768 tokens\", beyond which one adds YaRN rope_scaling (factor 4.0, original_max_position_embeddings 32768) to the config",
 		},
 	},
 	{
