@@ -375,6 +375,28 @@ func (e *indexedEntry) servesRelease(m *Model) bool {
 	return e.release != nil && ck != nil && strings.EqualFold(ck.Repo, e.Instruct.Repo)
 }
 
+// releaseModel is m, a model of entry e that serves e's instruction-tuned
+// release (servesRelease), planned from the release's own config
+// (e.release): the checkpoints m serves and the notes its name added stay,
+// and a note names the values that differ from the entry's.
+func (e *indexedEntry) releaseModel(m *Model) *Model {
+	r := *e.release
+	keys := make([]string, 0, len(e.Instruct.Config))
+	for k := range e.Instruct.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values := make([]string, len(keys))
+	for j, k := range keys {
+		values[j] = fmt.Sprintf("%s %v", k, e.Instruct.Config[k])
+	}
+	added := m.Notes[min(len(e.model.Notes), len(m.Notes)):]
+	r.Notes = append(append(append([]string(nil), e.release.Notes...), added...),
+		fmt.Sprintf("config: %s publishes its own %s over the catalog's %s config", e.Instruct.Repo, strings.Join(values, ", "), e.Name))
+	r.Checkpoints, r.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
+	return &r
+}
+
 // Lookup returns the catalog model for a name, or nil.
 func Lookup(name string) *Model {
 	i, ok := lookupIndex(name)
@@ -468,13 +490,21 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 			namedVariant(m, name)
 		}
 	}
+	// The release served publishes its own config where the catalog
+	// records one (Qwen/Qwen2.5-7B-Instruct: 32768 positions where the
+	// base model has 131072): plan that one, whose limits engines read.
+	i, _ := lookupIndex(name)
+	e := &catalog.entries[i]
+	config := e.Config
+	if e.servesRelease(m) {
+		m, config = e.releaseModel(m), e.releaseConfig
+	}
 	if cfg == nil {
 		return m, nil
 	}
 	// Config fields override the catalog's: merge and recompute.
-	i, _ := lookupIndex(name)
 	merged := map[string]any{}
-	for k, v := range catalog.entries[i].Config {
+	for k, v := range config {
 		merged[k] = v
 	}
 	for k, v := range cfg {

@@ -601,6 +601,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152064.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara tests/model/hf_compatibility/testdata/qwen2.5-7b_config.json @ 5e71f0aa (copy of the HF config.json)",
+		Notes:  "Qwen/Qwen2.5-7B-Instruct's config.json (instruct.config_source) holds this config's hidden_size 3584, intermediate_size 18944, 28 layers, 28 heads, 4 KV heads, vocab_size 152064, tie_word_embeddings false and torch_dtype bfloat16, and max_position_embeddings 32768 where this (base) config says 131072. Its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-7B-Instruct/index.md, 'Processing Long Texts') says the same: \"The current config.json is set for context length up to 32,768 tokens\"; beyond that one adds YaRN rope_scaling (factor 4.0, original_max_position_embeddings 32768) to the config, which the published config does not hold, so neither does instruct.config.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -620,7 +621,7 @@ var catalogEntries = []CatalogEntry{
 			Config: map[string]any{
 				"max_position_embeddings": 32768.0,
 			},
-			ConfigSource: "Qwen/Qwen2.5-7B-Instruct's config.json as two public copies print it: https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/hf_qwen2/qwen2_rope.py (qwen_cfg_str, \"_name_or_path\": \"Qwen/Qwen2.5-7B-Instruct\") and https://github.com/g0t4/examples/blob/347e05d41a9fe62d66a44e89cbc13ef744b706ef/5090/try-vllm/check-model-config.py (vLLM's hf_config of Qwen/Qwen2.5-7B-Instruct): \"max_position_embeddings\": 32768 with no rope_scaling (\"rope_scaling\": null), where the base model's config says 131072; hidden_size 3584, intermediate_size 18944, 28 layers, 28 heads, 4 KV heads, vocab_size 152064, tie_word_embeddings false and torch_dtype bfloat16 equal the entry's. The model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-7B-Instruct/index.md, 'Processing Long Texts') says the same: \"The current config.json is set for context length up to 32,768 tokens\", beyond which one adds YaRN rope_scaling (factor 4.0, original_max_position_embeddings 32768) to the config",
+			ConfigSource: "https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/hf_qwen2/qwen2_rope.py (qwen_cfg_str, \"_name_or_path\": \"Qwen/Qwen2.5-7B-Instruct\") and https://github.com/g0t4/examples/blob/347e05d41a9fe62d66a44e89cbc13ef744b706ef/5090/try-vllm/check-model-config.py (vLLM's hf_config of Qwen/Qwen2.5-7B-Instruct), two copies of its config.json: \"max_position_embeddings\": 32768, \"rope_scaling\": null",
 		},
 	},
 	{

@@ -51,3 +51,28 @@ func TestInstructEntryRefusesRepeatsAndUnsourcedValues(t *testing.T) {
 	_, err = unsourced.instructEntry()
 	require.Error(t, err)
 }
+
+// A request that serves the instruct release plans its own config: its
+// repository, its name and the ollama tag built from it get 32768
+// positions and keep the checkpoint they serve; the base model's names
+// keep 131072; config overrides apply over the release's config.
+func TestFromNamePlansTheInstructReleaseConfig(t *testing.T) {
+	for _, name := range []string{"Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct", "qwen2.5:7b"} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, 32768, m.MaxContext, name)
+		assert.Equal(t, "Qwen/Qwen2.5-7B-Instruct", m.NativeCheckpoint().Repo, name)
+		assert.Equal(t, Lookup("Qwen2.5-7B").Params, m.Params, name)
+		assert.Contains(t, m.Notes, "config: Qwen/Qwen2.5-7B-Instruct publishes its own max_position_embeddings 32768 over the catalog's Qwen2.5-7B config", name)
+	}
+	for _, name := range []string{"Qwen/Qwen2.5-7B", "Qwen2.5-7B"} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, 131072, m.MaxContext, name)
+	}
+	m, err := FromName("Qwen/Qwen2.5-7B-Instruct", map[string]any{"num_hidden_layers": 14.0})
+	require.NoError(t, err)
+	assert.Equal(t, 14, m.Layers)
+	assert.Equal(t, 32768, m.MaxContext, "overrides apply over the release's config")
+	assert.Equal(t, 131072, Lookup("Qwen2.5-7B").MaxContext, "the entry's model is shared, never changed")
+}
