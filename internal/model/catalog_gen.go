@@ -528,7 +528,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              151936.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara tests/model/hf_compatibility/testdata/qwen2.5-1.5b_config.json @ 5e71f0aa (copy of the HF config.json)",
-		Notes:  "Instruct model card states context \"Full 32,768 tokens\".",
+		Notes:  "Instruct model card states context \"Full 32,768 tokens\". Qwen/Qwen2.5-1.5B-Instruct's config (instruct.config_source, re-saved by transformers 5.1.0, whose \"dtype\": \"float16\" is that save's, not the release's) holds this config's hidden_size 1536, intermediate_size 8960, 28 layers, 12 heads, 2 KV heads, vocab_size 151936 and tie_word_embeddings true, and max_position_embeddings 32768 where this (base) config says 131072.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -545,6 +545,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-1.5B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 1.5b is 1.5b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "https://github.com/ilyassLambardi/Bilingual-Voice-Ai-Application-/blob/82a39dd22509eabb74e90dd6698dad78fd3db332/models/Qwen2.5-1.5B-Instruct/config.json (the release's config.json as transformers 5.1.0 saved it again: \"max_position_embeddings\": 32768, \"max_window_layers\": 21, no rope scaling, \"rope_type\": \"default\") and the model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-1.5B-Instruct/index.md): \"Context Length: Full 32,768 tokens\"",
 		},
 	},
 	{

@@ -76,3 +76,14 @@ func TestFromNamePlansTheInstructReleaseConfig(t *testing.T) {
 	assert.Equal(t, 32768, m.MaxContext, "overrides apply over the release's config")
 	assert.Equal(t, 131072, Lookup("Qwen2.5-7B").MaxContext, "the entry's model is shared, never changed")
 }
+
+// Qwen/Qwen2.5-1.5B-Instruct's config says 32768 positions where the base
+// Qwen2.5-1.5B's says 131072 (the entry's instruct.config_source and
+// notes): its id and name plan 32768, the base's 131072.
+func TestQwen25OnePointFiveInstructPositions(t *testing.T) {
+	for name, want := range map[string]int{"Qwen/Qwen2.5-1.5B-Instruct": 32768, "Qwen2.5-1.5B-Instruct": 32768, "Qwen/Qwen2.5-1.5B": 131072} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.MaxContext, name)
+	}
+}
