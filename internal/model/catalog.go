@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"reflect"
 	"regexp"
 	"sort"
 	"strconv"
@@ -97,6 +98,14 @@ type InstructRelease struct {
 	// Source is the page of ollama's library that shows its tags are the
 	// tuned release (the tag names, template or parameters).
 	Source string `json:"source"`
+	// Config holds the keys of the release's own config.json whose values
+	// differ from the entry's config, values verbatim: Qwen2.5-7B-Instruct
+	// publishes max_position_embeddings 32768 where the base model's
+	// config says 131072. The entry's config keeps every fact the two
+	// share, so a key equal to the entry's value is refused (instructEntry).
+	Config map[string]any `json:"config,omitempty"`
+	// ConfigSource is where Config's values were read; required with it.
+	ConfigSource string `json:"config_source,omitempty"`
 }
 
 // CountedAs is m's parameter count as the entry's published count
@@ -207,6 +216,11 @@ type catalogIndexed struct {
 type indexedEntry struct {
 	CatalogEntry
 	model Model
+	// release is the model of the entry's instruction-tuned release when
+	// its config differs from the entry's (InstructRelease.Config), with
+	// releaseConfig that config; nil otherwise.
+	release       *Model
+	releaseConfig map[string]any
 }
 
 var catalog = loadCatalog()
@@ -220,8 +234,19 @@ func loadCatalog() catalogIndexed {
 		if err != nil {
 			panic(fmt.Sprintf("model: catalog entry %s: %v", e.Name, err))
 		}
+		ie := indexedEntry{CatalogEntry: e, model: *m}
+		if len(e.Instruct.Config) > 0 {
+			re, err := e.instructEntry()
+			if err == nil {
+				ie.release, err = entryModel(re)
+			}
+			if err != nil {
+				panic(fmt.Sprintf("model: catalog entry %s: instruct release: %v", e.Name, err))
+			}
+			ie.releaseConfig = re.Config
+		}
 		i := len(c.entries)
-		c.entries = append(c.entries, indexedEntry{CatalogEntry: e, model: *m})
+		c.entries = append(c.entries, ie)
 		keys := append([]string{e.Name, e.HFID, baseName(e.HFID)}, e.Aliases...)
 		// A checkpoint's repository names the model too (a user copies
 		// "Qwen/Qwen3-32B-AWQ" from Hugging Face).
@@ -261,6 +286,30 @@ func entryModel(e CatalogEntry) (*Model, error) {
 	return m, nil
 }
 
+// instructEntry is e as its instruction-tuned release publishes it: the
+// entry's config with the release's own values (Instruct.Config) over it,
+// cited by Instruct.ConfigSource. A value equal to the entry's is an
+// error: that fact's home is the entry's config.
+func (e CatalogEntry) instructEntry() (CatalogEntry, error) {
+	r := e.Instruct
+	if r.Repo == "" || r.ConfigSource == "" {
+		return e, fmt.Errorf("config without a repo and config_source")
+	}
+	cfg := make(map[string]any, len(e.Config)+len(r.Config))
+	for k, v := range e.Config {
+		cfg[k] = v
+	}
+	for k, v := range r.Config {
+		if old, ok := e.Config[k]; ok && reflect.DeepEqual(old, v) {
+			return e, fmt.Errorf("config key %s repeats the entry's value %v", k, v)
+		}
+		cfg[k] = v
+	}
+	e.Config = cfg
+	e.Source = fmt.Sprintf("%s, with %s's own config values (%s)", e.Source, r.Repo, r.ConfigSource)
+	return e, nil
+}
+
 // defaultCheckpoint is the publisher's checkpoint of an entry that lists
 // none: its Hugging Face repository, in the config's torch_dtype (16-bit:
 // float16, else bfloat16, the dtype of every such entry's release).
@@ -298,6 +347,54 @@ func Catalog() []CatalogEntry {
 		out[i] = e.CatalogEntry
 	}
 	return out
+}
+
+// ReleaseConfig is the config.json the catalog holds for the release a
+// name serves (FromName's checkpoint): the entry's config, or, for its
+// instruction-tuned release, the entry's config with the release's own
+// values over it (InstructRelease.Config). Shared: callers must not change
+// it.
+func ReleaseConfig(name string) (map[string]any, error) {
+	m, err := FromName(name, nil)
+	if err != nil {
+		return nil, err
+	}
+	i, _ := lookupIndex(name)
+	e := &catalog.entries[i]
+	if e.servesRelease(m) {
+		return e.releaseConfig, nil
+	}
+	return e.Config, nil
+}
+
+// servesRelease reports whether m, a model of entry e, serves e's
+// instruction-tuned release and that release publishes a config of its own
+// (InstructRelease.Config).
+func (e *indexedEntry) servesRelease(m *Model) bool {
+	ck := m.NativeCheckpoint()
+	return e.release != nil && ck != nil && strings.EqualFold(ck.Repo, e.Instruct.Repo)
+}
+
+// releaseModel is m, a model of entry e that serves e's instruction-tuned
+// release (servesRelease), planned from the release's own config
+// (e.release): the checkpoints m serves and the notes its name added stay,
+// and a note names the values that differ from the entry's.
+func (e *indexedEntry) releaseModel(m *Model) *Model {
+	r := *e.release
+	keys := make([]string, 0, len(e.Instruct.Config))
+	for k := range e.Instruct.Config {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	values := make([]string, len(keys))
+	for j, k := range keys {
+		values[j] = fmt.Sprintf("%s %v", k, e.Instruct.Config[k])
+	}
+	added := m.Notes[min(len(e.model.Notes), len(m.Notes)):]
+	r.Notes = append(append(append([]string(nil), e.release.Notes...), added...),
+		fmt.Sprintf("config: %s publishes its own %s over the catalog's %s config", e.Instruct.Repo, strings.Join(values, ", "), e.Name))
+	r.Checkpoints, r.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
+	return &r
 }
 
 // Lookup returns the catalog model for a name, or nil.
@@ -393,13 +490,21 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 			namedVariant(m, name)
 		}
 	}
+	// The release served publishes its own config where the catalog
+	// records one (Qwen/Qwen2.5-7B-Instruct: 32768 positions where the
+	// base model has 131072): plan that one, whose limits engines read.
+	i, _ := lookupIndex(name)
+	e := &catalog.entries[i]
+	config := e.Config
+	if e.servesRelease(m) {
+		m, config = e.releaseModel(m), e.releaseConfig
+	}
 	if cfg == nil {
 		return m, nil
 	}
 	// Config fields override the catalog's: merge and recompute.
-	i, _ := lookupIndex(name)
 	merged := map[string]any{}
-	for k, v := range catalog.entries[i].Config {
+	for k, v := range config {
 		merged[k] = v
 	}
 	for k, v := range cfg {

@@ -528,7 +528,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              151936.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara tests/model/hf_compatibility/testdata/qwen2.5-1.5b_config.json @ 5e71f0aa (copy of the HF config.json)",
-		Notes:  "Instruct model card states context \"Full 32,768 tokens\".",
+		Notes:  "Instruct model card states context \"Full 32,768 tokens\". Qwen/Qwen2.5-1.5B-Instruct's config (instruct.config_source, re-saved by transformers 5.1.0, whose \"dtype\": \"float16\" is that save's, not the release's) holds this config's hidden_size 1536, intermediate_size 8960, 28 layers, 12 heads, 2 KV heads, vocab_size 151936 and tie_word_embeddings true, and max_position_embeddings 32768 where this (base) config says 131072.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -545,6 +545,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-1.5B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 1.5b is 1.5b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "https://github.com/ilyassLambardi/Bilingual-Voice-Ai-Application-/blob/82a39dd22509eabb74e90dd6698dad78fd3db332/models/Qwen2.5-1.5B-Instruct/config.json (the release's config.json as transformers 5.1.0 saved it again: \"max_position_embeddings\": 32768, \"max_window_layers\": 21, no rope scaling, \"rope_type\": \"default\") and the model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-1.5B-Instruct/index.md): \"Context Length: Full 32,768 tokens\"",
 		},
 	},
 	{
@@ -601,6 +605,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152064.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara tests/model/hf_compatibility/testdata/qwen2.5-7b_config.json @ 5e71f0aa (copy of the HF config.json)",
+		Notes:  "Qwen/Qwen2.5-7B-Instruct's config.json (instruct.config_source) holds this config's hidden_size 3584, intermediate_size 18944, 28 layers, 28 heads, 4 KV heads, vocab_size 152064, tie_word_embeddings false and torch_dtype bfloat16, and max_position_embeddings 32768 where this (base) config says 131072. Its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-7B-Instruct/index.md, 'Processing Long Texts') says the same: \"The current config.json is set for context length up to 32,768 tokens\"; beyond that one adds YaRN rope_scaling (factor 4.0, original_max_position_embeddings 32768) to the config, which the published config does not hold, so neither does instruct.config.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -617,6 +622,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-7B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 7b is 7b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "https://github.com/kevinstephano/thunder_model_blocks/blob/d84dd5ccba375ee539abc702629d048f56c3852b/hf_qwen2/qwen2_rope.py (qwen_cfg_str, \"_name_or_path\": \"Qwen/Qwen2.5-7B-Instruct\") and https://github.com/g0t4/examples/blob/347e05d41a9fe62d66a44e89cbc13ef744b706ef/5090/try-vllm/check-model-config.py (vLLM's hf_config of Qwen/Qwen2.5-7B-Instruct), two copies of its config.json: \"max_position_embeddings\": 32768, \"rope_scaling\": null",
 		},
 	},
 	{
@@ -850,18 +859,23 @@ var catalogEntries = []CatalogEntry{
 		ParamsB:      3.821079552,
 		ParamsSource: "'microsoft/Phi-3.5-mini-instruct': 3821079552 in https://github.com/HBX814/AmazonMLChallenge/blob/8f86b1665c306067767b1b7e32e3ce96a9d3f2f2/.claude/skills/er-compliance-licensing/audit_compliance.py (KNOWN_MODELS: \"HF Hub API 2026-09-25: tags license:* and safetensors.total\")",
 		Config: map[string]any{
-			"hidden_size":             3072.0,
-			"intermediate_size":       8192.0,
-			"max_position_embeddings": 131072.0,
-			"model_type":              "phi3",
-			"num_attention_heads":     32.0,
-			"num_hidden_layers":       32.0,
-			"num_key_value_heads":     32.0,
-			"tie_word_embeddings":     false,
-			"torch_dtype":             "bfloat16",
-			"vocab_size":              32064.0,
+			"hidden_size":                      3072.0,
+			"intermediate_size":                8192.0,
+			"max_position_embeddings":          131072.0,
+			"model_type":                       "phi3",
+			"num_attention_heads":              32.0,
+			"num_hidden_layers":                32.0,
+			"num_key_value_heads":              32.0,
+			"original_max_position_embeddings": 4096.0,
+			"rope_scaling": map[string]any{
+				"type": "longrope",
+			},
+			"tie_word_embeddings": false,
+			"torch_dtype":         "bfloat16",
+			"vocab_size":          32064.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm python/mlc_llm/model/model_preset.py @ 01ced331 (verbatim copies of HF config.json, preset key \"phi-3_5\")",
+		Notes:  "rope_scaling is the preset's LongRoPE object, \"type\": \"longrope\", with its long_factor and short_factor lists (48 values each) left out: planning reads the kind and original_max_position_embeddings (4096), from which vLLM builds a short table of 4096 positions beside the long one of max_position_embeddings (engine.VLLMRopeCacheBytes); the lists change the frequencies only. The same rope_scaling (\"type\": \"longrope\") and original_max_position_embeddings 4096 in https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi_35_mini_instruct, \"microsoft/Phi-3.5-mini-instruct\").",
 	},
 	{
 		Name:            "Falcon-40B",

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// An instruction-tuned release's own config values sit over the entry's:
+// Qwen/Qwen2.5-7B-Instruct's config.json says max_position_embeddings
+// 32768 where Qwen/Qwen2.5-7B's says 131072 (the entry's instruct.config
+// and its config_source); every other key is the entry's, held once.
+func TestReleaseConfigOfTheInstructRelease(t *testing.T) {
+	base, err := ReleaseConfig("Qwen/Qwen2.5-7B")
+	require.NoError(t, err)
+	assert.InDelta(t, 131072, base["max_position_embeddings"], 0)
+	for _, name := range []string{"Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct", "qwen2.5:7b"} {
+		cfg, err := ReleaseConfig(name)
+		require.NoError(t, err, name)
+		assert.InDelta(t, 32768, cfg["max_position_embeddings"], 0, name)
+		for k, v := range base {
+			if k != "max_position_embeddings" {
+				assert.Equal(t, v, cfg[k], "%s: %s", name, k)
+			}
+		}
+	}
+	_, err = ReleaseConfig("no-such-model-anywhere")
+	require.Error(t, err)
+}
+
+// A release value equal to the entry's, or one without its source, is
+// refused: the fact would have two homes, or none a reader can open.
+func TestInstructEntryRefusesRepeatsAndUnsourcedValues(t *testing.T) {
+	e := CatalogEntry{Name: "x", Config: map[string]any{"max_position_embeddings": 131072.0, "hidden_size": 3584.0},
+		Instruct: InstructRelease{Repo: "org/x-Instruct", Source: "s", ConfigSource: "c",
+			Config: map[string]any{"max_position_embeddings": 32768.0}}}
+	r, err := e.instructEntry()
+	require.NoError(t, err)
+	assert.InDelta(t, 32768, r.Config["max_position_embeddings"], 0)
+	assert.InDelta(t, 131072, e.Config["max_position_embeddings"], 0, "the entry's own config is not changed")
+	assert.Contains(t, r.Source, "org/x-Instruct's own config values (c)")
+
+	repeat := e
+	repeat.Instruct.Config = map[string]any{"hidden_size": 3584.0}
+	_, err = repeat.instructEntry()
+	require.ErrorContains(t, err, "repeats the entry's value")
+
+	unsourced := e
+	unsourced.Instruct.ConfigSource = ""
+	_, err = unsourced.instructEntry()
+	require.Error(t, err)
+}
+
+// A request that serves the instruct release plans its own config: its
+// repository, its name and the ollama tag built from it get 32768
+// positions and keep the checkpoint they serve; the base model's names
+// keep 131072; config overrides apply over the release's config.
+func TestFromNamePlansTheInstructReleaseConfig(t *testing.T) {
+	for _, name := range []string{"Qwen/Qwen2.5-7B-Instruct", "Qwen2.5-7B-Instruct", "qwen2.5:7b"} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, 32768, m.MaxContext, name)
+		assert.Equal(t, "Qwen/Qwen2.5-7B-Instruct", m.NativeCheckpoint().Repo, name)
+		assert.Equal(t, Lookup("Qwen2.5-7B").Params, m.Params, name)
+		assert.Contains(t, m.Notes, "config: Qwen/Qwen2.5-7B-Instruct publishes its own max_position_embeddings 32768 over the catalog's Qwen2.5-7B config", name)
+	}
+	for _, name := range []string{"Qwen/Qwen2.5-7B", "Qwen2.5-7B"} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, 131072, m.MaxContext, name)
+	}
+	m, err := FromName("Qwen/Qwen2.5-7B-Instruct", map[string]any{"num_hidden_layers": 14.0})
+	require.NoError(t, err)
+	assert.Equal(t, 14, m.Layers)
+	assert.Equal(t, 32768, m.MaxContext, "overrides apply over the release's config")
+	assert.Equal(t, 131072, Lookup("Qwen2.5-7B").MaxContext, "the entry's model is shared, never changed")
+}
+
+// Qwen/Qwen2.5-1.5B-Instruct's config says 32768 positions where the base
+// Qwen2.5-1.5B's says 131072 (the entry's instruct.config_source and
+// notes): its id and name plan 32768, the base's 131072.
+func TestQwen25OnePointFiveInstructPositions(t *testing.T) {
+	for name, want := range map[string]int{"Qwen/Qwen2.5-1.5B-Instruct": 32768, "Qwen2.5-1.5B-Instruct": 32768, "Qwen/Qwen2.5-1.5B": 131072} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.MaxContext, name)
+	}
+}
