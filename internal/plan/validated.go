@@ -70,7 +70,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		return sglangValidatedOn(pl), false
 	}
 	if speed == engine.SpeedServing && pl.streamed() {
-		return NotValidated + ": the weights vLLM's --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, a term no measured vLLM run checks; the GPU's part is vLLM's batch-1 fit (internal/calibration/data/serving_decode.json)", false
+		return streamedValidatedOn(efficiency(fitted).servingUsed(e, pl)), false
 	}
 	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
 		return vllmValidatedOn, false

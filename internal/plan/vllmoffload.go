@@ -139,8 +139,19 @@ func streamedStepSeconds(pl *planned) (seconds float64, note string, ok bool) {
 	}
 	host := float64(pl.Stages[1].Part.Weights)
 	read := host * pl.Costs.ActiveRatio
-	return read / (pcie * 1e9), fmt.Sprintf("vLLM --cpu-offload-gb: %s of layer weights stay in pinned host memory and the GPU reads them across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there",
+	return read / (pcie * 1e9), fmt.Sprintf("vLLM --cpu-offload-gb: %s of layer weights stay in pinned host memory and the GPU reads them across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
 		gib(int64(host)), pcie, read/(pcie*1e9)*1e3), true
+}
+
+// streamedValidatedOn is validated_on of a streamed vLLM plan: nothing
+// measured checks the PCIe term; serving says the GPU's part is vLLM's
+// fitted decode (servingDecode), else the generic estimate.
+func streamedValidatedOn(serving bool) string {
+	gpu := "the generic estimate (no vLLM row on this device)"
+	if serving {
+		gpu = "vLLM's batch-1 fit (internal/calibration/data/serving_decode.json)"
+	}
+	return NotValidated + ": the weights vLLM's --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
 }
 
 // streamedExplanation is the cpu_offload line of streamed plan pl whose

@@ -100,6 +100,8 @@ func TestVLLMOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 	assert.Contains(t, notes, "--cpu-offload-gb")
 	assert.Contains(t, notes, "vLLM batch-1 decode", "the GPU part is vLLM's decode, not llama.cpp's")
 	assert.NotContains(t, notes, "pipeline stages run one after another", "one GPU runs every layer")
+	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
+	assert.Contains(t, a.Throughput.ValidatedOn, "--cpu-offload-gb", "not vLLM's own validation line: the PCIe term is unchecked")
 
 	// The room is what the GPU holds with the command's offload: a plan at
 	// that context offloads the same, one 1024 tokens longer more.
