@@ -40,7 +40,7 @@ func (pl *planned) streamed() bool {
 // determine_available_memory): the offloaded weights are already in host
 // memory then, so they count for nothing.
 //
-// The plan is one GPU, p's first device: the flag is per GPU
+// The plan is one GPU, p's largest (largestDevice): the flag is per GPU
 // (OffloadConfig.cpu_offload_gb, vllm/config/offload.py at 00593fa7), and
 // tensor or pipeline parallelism with it is not planned. The GPU holds
 // streamedGPUPart; the host the fewest tenths of a GiB of layer weights
@@ -55,7 +55,7 @@ func streamedOffloadAt(req *planning, p *pool, l quant.Level, host *device) (pla
 		return planned{}, false
 	}
 	c := req.costsOf(b, p.sizedAs(l), req.ContextLength, req.BatchSize).on(p)
-	gpu := p.Devices[0]
+	gpu := largestDevice(p)
 	off, ok := streamedOffload(c, gpu.Usable)
 	if !ok || off > host.Usable {
 		return planned{}, false
@@ -68,6 +68,18 @@ func streamedOffloadAt(req *planning, p *pool, l quant.Level, host *device) (pla
 		{Devices: []*device{host}, Start: c.Layers - k, End: c.Layers, Part: part{Weights: off}},
 	}
 	return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}, true
+}
+
+// largestDevice is the device of p with the most usable memory, the first
+// of those.
+func largestDevice(p *pool) *device {
+	best := p.Devices[0]
+	for _, d := range p.Devices[1:] {
+		if d.Usable > best.Usable {
+			best = d
+		}
+	}
+	return best
 }
 
 // streamedOffload is the fewest bytes of layer weights, in the steps of

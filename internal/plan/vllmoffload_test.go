@@ -170,3 +170,21 @@ func TestVLLMOffloadDoesNotNeedTheCPUToComputeTheLevel(t *testing.T) {
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	assert.InDelta(t, vllmOffloadFlag(t, a), shardOf(t, a, "cpu:0").MemoryBytes, 1)
 }
+
+// Of unlike GPUs a vLLM offload plan takes the one with the most memory,
+// which offloads least: a 12 GiB RTX 3060 as cuda:0 beside the RTX 4090,
+// Qwen2.5-32B at bf16 (61 GiB), which both do not hold.
+func TestVLLMOffloadTakesTheLargestGPU(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	small := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 3060", 12288<<20, "8.6")
+	small.Vendor, small.MemoryBandwidthGBs = "nvidia", 360
+	big := r.Devices[1]
+	big.ID, big.Index = "cuda:1", 1
+	r = reg(t, []registry.Device{r.Devices[0], small, big})
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+	require.True(t, a.Fits, dump(t, a))
+	require.Equal(t, StrategyOffload, a.Strategy)
+	require.Len(t, a.Shards, 2)
+	assert.Equal(t, "cuda:1", a.Shards[1].DeviceID)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "uses one GPU")
+}
