@@ -55,6 +55,9 @@ func streamedOffloadAt(req *planning, p *pool, l quant.Level, host *device) (pla
 		return planned{}, false
 	}
 	c := req.costsOf(b, p.sizedAs(l), req.ContextLength, req.BatchSize).on(p)
+	if c.LayerWeights <= 0 {
+		return planned{}, false // no layer weights to offload
+	}
 	gpu := largestDevice(p)
 	off, ok := streamedOffload(c, gpu.Usable)
 	if !ok || off > host.Usable {
