@@ -358,6 +358,13 @@ type Parallelism struct {
 	// it offloaded weights cross PCIe to the GPU every step (vLLM's
 	// --cpu-offload-gb).
 	OffloadOnHost bool
+	// StreamsOffloadedWeights: the engine keeps the weights it offloads in
+	// pinned host memory and the accelerator reads them over PCIe in every
+	// forward pass, every layer still running on the accelerator, whose
+	// KV cache stays there whole (vLLM's --cpu-offload-gb: UVAOffloader,
+	// vllm/model_executor/offloader/uva.py at vllm-project/vllm 00593fa7).
+	// Its plans offload only the bytes the accelerator cannot hold.
+	StreamsOffloadedWeights bool
 	// HostLayersFirst: with layers in host memory the engine keeps the
 	// first layers on the host and the last ones on the accelerators
 	// (llama.cpp: i_gpu_start = n_layer - n_gpu_layers in load_tensors,

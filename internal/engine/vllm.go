@@ -234,8 +234,33 @@ func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (s
 	return q.refusal("vLLM", d, cc), true
 }
 
-// Parallelism implements Engine: tensor and pipeline parallel.
-func (vllm) Parallelism() Parallelism { return Parallelism{Tensor: true} }
+// Parallelism implements Engine: tensor and pipeline parallel; weights
+// offloaded with --cpu-offload-gb are read from host memory by the GPU
+// (StreamsOffloadedWeights).
+func (vllm) Parallelism() Parallelism {
+	return Parallelism{Tensor: true, StreamsOffloadedWeights: true}
+}
+
+// cpuOffloadStep is the step in which vllm.Args writes --cpu-offload-gb: a
+// tenth of a GiB. vLLM takes a float number of GiB ("The space in GiB to
+// offload to CPU, per GPU", OffloadConfig.cpu_offload_gb in
+// vllm/config/offload.py at vllm-project/vllm 00593fa7) and offloads
+// int(cpu_offload_gb * 1024**3) bytes (create_offloader,
+// vllm/model_executor/offloader/base.py at 03584c33).
+const cpuOffloadStep = float64(1<<30) / 10
+
+// cpuOffloadSteps is bytes in steps of cpuOffloadStep, rounded up (the
+// small slack absorbs the float error of a figure CPUOffloadBytes made).
+func cpuOffloadSteps(bytes int64) float64 {
+	return math.Ceil(float64(bytes)/cpuOffloadStep - 1e-9)
+}
+
+// CPUOffloadBytes is bytes rounded up to what vLLM offloads under the
+// --cpu-offload-gb vllm.Args writes for them: a plan that keeps this many
+// bytes in host memory is the command's.
+func CPUOffloadBytes(bytes int64) int64 {
+	return int64(cpuOffloadSteps(bytes) * cpuOffloadStep)
+}
 
 // Load is what vLLM loads for a plan at level l, with a note when no
 // checkpoint at that level is published. Float levels load the float
@@ -315,8 +340,8 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")
 	}
 	if p.Offloaded {
-		gb := int(math.Ceil(float64(p.OffloadedWeightBytes) / (1 << 30)))
-		a = append(a, "--cpu-offload-gb", strconv.Itoa(gb))
+		// Per GPU; a plan offloads on one GPU (OffloadedWeightBytes).
+		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(cpuOffloadSteps(p.OffloadedWeightBytes)/10, 'f', 1, 64))
 	}
 	if p.MultiNode {
 		a = append(a, "--distributed-executor-backend", "ray")

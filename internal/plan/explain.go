@@ -43,6 +43,9 @@ func explainChoice(ch *choice) []string {
 		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
 			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}
+		if ch.Plan.streamed() {
+			return append(out, "cpu_offload: no level fits on the accelerators alone, so the weights that do not fit stay in host RAM; decode is bound by PCIe")
+		}
 		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
@@ -169,6 +172,10 @@ func describe(pl *planned, placed bool) []string {
 			break
 		}
 		start, end := pl.layerSpan(h)
+		if pl.streamed() {
+			out = append(out, streamedExplanation(pl, start, end))
+			break
+		}
 		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", start, end-1, gib(h.Part.Weights)))
 	}
 	return out

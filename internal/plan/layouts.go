@@ -706,20 +706,32 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl p
 }
 
 // offloadAt is the cpu_offload plan of level l on the first pool that
-// holds it with host RAM: a MoE split where the pool's engine moves experts
-// (moeOffloadable), else whole layers; of dense plans, the first keeping at
-// least half of the layers on the pool, else the one keeping the most.
+// holds it with host RAM: weights read across PCIe where the pool's engine
+// streams them (streamedOffloadAt, vLLM), a MoE split where it moves
+// experts (moeOffloadable), else whole layers; of dense plans, the first
+// keeping at least half of the layers on the pool, else the one keeping
+// the most.
 func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (planned, bool) {
-	if !supported(&host.Dev, l.Native()) {
-		return planned{}, false
-	}
 	if _, sane := estimateSane(req, l, req.ContextLength, req.BatchSize); !sane {
 		return planned{}, false
 	}
+	// The host computes what it holds, except under an engine that only
+	// stores weights there.
+	hostComputes := supported(&host.Dev, l.Native())
 	var best *planned
 	bestOn := -1
 	for _, p := range accel {
 		if unsupportedReason(req, p, l) != "" {
+			continue
+		}
+		if streamsWeights(p) {
+			// vLLM: weights to host memory, every layer on the GPU.
+			if pl, ok := streamedOffloadAt(req, p, l, host); ok {
+				return pl, true
+			}
+			continue
+		}
+		if !hostComputes {
 			continue
 		}
 		b, _ := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
@@ -768,7 +780,9 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 
 // hostFirst reports whether pl is a dense plan with layers in host memory
 // whose engine keeps the first layers on the host (engine.Parallelism
-// HostLayersFirst: llama.cpp). It is planned with the GPUs first, but
+// HostLayersFirst: llama.cpp; a streamed plan, whose engine offloads the
+// first layers' weights: vLLM, streamedOffloadAt, whose parts are its
+// own). It is planned with the GPUs first, but
 // llama.cpp puts the last -ngl layers on the GPUs and the first ones on
 // the CPU (i_gpu_start = n_layer - n_gpu_layers in load_tensors,
 // src/llama-model.cpp of ggml-org/llama.cpp). The memory is the same, as every layer is costed
@@ -778,7 +792,7 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 // [L-n, L) in their order (layerSpan, inLayerOrder).
 func (pl *planned) hostFirst() bool {
 	if !pl.Offloaded || pl.moeOffload() || len(pl.Stages) < 2 || pl.Pool == nil ||
-		pl.Pool.Budget.Engine == nil || !pl.Pool.Budget.Engine.Parallelism().HostLayersFirst {
+		pl.Pool.Budget.Engine == nil || !pl.Pool.Budget.Engine.Parallelism().HostLayersFirst && !pl.streamed() {
 		return false
 	}
 	return pl.Stages[len(pl.Stages)-1].End == pl.Costs.Layers

@@ -240,10 +240,15 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		// vLLM's pool is sized at start-up with the plan's --max-num-seqs,
 		// whatever the number of sequences asked of it.
 		c := req.costsOf(b, pl.Pool.sizedAs(pl.Level), ctx, pl.batchOf(req))
+		if pl.streamed() {
+			// vLLM's offload is fixed by its command; its GPU, charged
+			// vLLM's start-up, holds every layer's KV cache.
+			return streamedHolds(pl, c.on(pl.Pool))
+		}
 		if pl.Offloaded {
-			// The offload plan was made without the engines' own start-up
-			// rules (planOffloadLevels): neither vLLM's charge nor
-			// SGLang's pool check.
+			// The other offload plans were made without the engines' own
+			// start-up rules (planOffloadLevels): neither vLLM's charge
+			// nor SGLang's pool check.
 			c.VLLM, c.Context = nil, 0
 		}
 		c = c.on(pl.Pool)

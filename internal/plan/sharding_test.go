@@ -123,13 +123,17 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 	assert.Equal(t, "int4", a.Quant)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "x the decode speed of bf16 on this CPU")
 
-	// cpu_offload keeps the layers that do not fit in host RAM.
+	// cpu_offload keeps the weights that do not fit in host RAM: under
+	// vLLM, the default engine here, the first layers' (its offloader
+	// takes them from the first layer, vllmoffload_test.go).
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"cpu_offload":true}`, r))
 	checkInvariants(t, a)
 	require.True(t, a.Fits)
 	assert.Equal(t, StrategyOffload, a.Strategy)
-	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
-	assert.Equal(t, "cpu:0", a.Shards[len(a.Shards)-1].DeviceID)
+	require.Len(t, a.Shards, 2)
+	assert.Equal(t, "cpu:0", a.Shards[0].DeviceID)
+	assert.Zero(t, a.Shards[0].LayerStart)
+	assert.Equal(t, "cuda:0", a.Shards[1].DeviceID)
 	require.NotNil(t, a.Throughput)
 	assert.Contains(t, strings.Join(a.Throughput.Assumptions, "\n"), "PCIe")
 }

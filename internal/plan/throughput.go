@@ -893,8 +893,22 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	if active <= 0 {
 		active = float64(m.Params)
 	}
+	streamed := pl.streamed()
 	for i, s := range pl.Stages {
 		tp := len(s.Devices)
+		if streamed && i == len(pl.Stages)-1 {
+			// vLLM --cpu-offload-gb: the host stores weights the GPU
+			// reads across PCIe; its layers run on the GPU (below).
+			seconds, note, ok := streamedStepSeconds(pl)
+			step += seconds
+			decodeKnown = decodeKnown && ok
+			prefillKnown = false
+			t.Assumptions = append(t.Assumptions, note)
+			continue
+		}
+		if streamed {
+			s.Start, s.End = 0, c.Layers // the GPU runs every layer
+		}
 		layers := s.End - s.Start
 		bw, reached, kvReached, link := math.Inf(1), math.Inf(1), math.Inf(1), math.Inf(1)
 		layerSeconds, partSeconds := 0.0, 0.0
@@ -1043,7 +1057,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	} else {
 		t.Assumptions = append(t.Assumptions, "prefill omitted: no peak tensor throughput or memory bandwidth known for the device (datasheet table) or part of the model runs from host memory")
 	}
-	if len(pl.Stages) > 1 {
+	if len(pl.Stages) > 1 && !streamed {
 		t.Assumptions = append(t.Assumptions, "pipeline stages run one after another within a decode step (sum of stage times)")
 	}
 	return t
@@ -1061,7 +1075,10 @@ func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.Se
 	if speed != engine.SpeedServing && speed != engine.SpeedServingOwn || len(pl.Stages) == 0 {
 		return calibration.ServingDecode{}, false
 	}
-	for _, s := range pl.Stages {
+	for i, s := range pl.Stages {
+		if pl.streamed() && i == len(pl.Stages)-1 {
+			continue // host memory the GPU reads: no device of its own
+		}
 		for _, d := range s.Devices {
 			if !nvidiaGPU(d) && !amdGPU(d) {
 				return calibration.ServingDecode{}, false

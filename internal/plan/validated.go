@@ -69,6 +69,9 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	if speed == engine.SpeedServingOwn && efficiency(fitted).servingUsed(e, pl) {
 		return sglangValidatedOn(pl), false
 	}
+	if speed == engine.SpeedServing && pl.streamed() {
+		return streamedValidatedOn(efficiency(fitted).servingUsed(e, pl)), false
+	}
 	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
 		return vllmValidatedOn, false
 	}
