@@ -211,6 +211,11 @@ type catalogIndexed struct {
 	// byTag maps the ollama tags InstructRelease.Ollama lists (lower
 	// case) to their entries.
 	byTag map[string]int
+	// byRelease maps the normalized name of an entry's instruction-tuned
+	// release (InstructRelease.Repo) to the entry, for a release that is
+	// not a name, alias or checkpoint of an entry already and whose name
+	// does not end in a tuned ending ("Mistral-7B-Instruct-v0.3").
+	byRelease map[string]int
 }
 
 type indexedEntry struct {
@@ -228,7 +233,7 @@ var catalog = loadCatalog()
 // loadCatalog indexes the compiled-in catalog. A broken catalog is a build
 // defect, caught by the tests, so it panics at init.
 func loadCatalog() catalogIndexed {
-	c := catalogIndexed{byKey: map[string]int{}, byTag: map[string]int{}}
+	c := catalogIndexed{byKey: map[string]int{}, byTag: map[string]int{}, byRelease: map[string]int{}}
 	for _, e := range catalogEntries {
 		m, err := entryModel(e)
 		if err != nil {
@@ -263,6 +268,16 @@ func loadCatalog() catalogIndexed {
 		}
 		for _, tag := range e.Instruct.Ollama {
 			c.byTag[strings.ToLower(tag)] = i
+		}
+		if n := normalize(baseName(e.Instruct.Repo)); n != "" {
+			c.byRelease[n] = i
+		}
+	}
+	// A release with an entry of its own (Mixtral-8x7B-Instruct-v0.1) is
+	// that entry.
+	for n := range c.byRelease {
+		if _, own := c.byKey[n]; own {
+			delete(c.byRelease, n)
 		}
 	}
 	return c
@@ -458,6 +473,9 @@ func lookupTrimmed(name string) (i int, tuned, ok bool) {
 	for {
 		if i, ok := catalog.byKey[key]; ok {
 			return i, tuned, true
+		}
+		if i, ok := catalog.byRelease[key]; ok {
+			return i, true, true
 		}
 		trimmed := false
 		for _, s := range variantSuffixes {

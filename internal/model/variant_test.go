@@ -35,3 +35,24 @@ func TestTunedReleaseIsTheCheckpointServed(t *testing.T) {
 	assert.Len(t, m.Checkpoints, len(Lookup("Gemma-3-27B").Checkpoints)+1)
 	assert.Equal(t, Lookup("Gemma-3-27B").Checkpoints, Lookup("gemma-3-27b-it").Checkpoints, "the catalog's checkpoints are shared, never changed")
 }
+
+// Every instruction-tuned release the catalog names (InstructRelease.Repo)
+// is a model a request can name, by its id or its bare name, and is the
+// checkpoint served, also when its name does not end in the tuned ending
+// ("Mistral-7B-Instruct-v0.3", whose version follows "Instruct"). Before,
+// that id answered unknown_model though the catalog lists it.
+func TestEveryInstructReleaseIsNamedAndServed(t *testing.T) {
+	for _, e := range catalog.entries {
+		repo := e.Instruct.Repo
+		if repo == "" {
+			continue
+		}
+		for _, name := range []string{repo, baseName(repo)} {
+			m, err := FromName(name, nil)
+			require.NoError(t, err, name)
+			ck := m.NativeCheckpoint()
+			require.NotNil(t, ck, name)
+			assert.True(t, ck.Repo == repo, "%s serves %s, not the release %s", name, ck.Repo, repo)
+		}
+	}
+}
