@@ -179,3 +179,28 @@ func TestSGLangOffloadOnHBMUsesSGLangConstants(t *testing.T) {
 	assert.NotContains(t, notes, sglangFallback)
 	assert.Positive(t, a.Throughput.DecodeTokensPerS)
 }
+
+// An offload plan whose prefill is omitted lists no prefill model beside
+// the omission, and the omission says why: part of the weights is in host
+// memory. (Offload plans used to list "prefill: ..." or "prefill matmuls
+// ..." next to "prefill omitted".)
+func TestOffloadPlansStatePrefillOnce(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	for _, e := range []string{"sglang", "vllm", "llama.cpp"} {
+		a := shard(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"`+e+`","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+		require.True(t, a.Fits, e)
+		require.Equal(t, StrategyOffload, a.Strategy, e)
+		require.NotNil(t, a.Throughput, e)
+		assert.Zero(t, a.Throughput.PrefillTokensPerS, e)
+		var prefill []string
+		for _, n := range a.Throughput.Assumptions {
+			if strings.HasPrefix(n, "prefill") {
+				prefill = append(prefill, n)
+			}
+		}
+		require.Len(t, prefill, 1, "%s: %q", e, prefill)
+		assert.True(t, strings.HasPrefix(prefill[0], "prefill omitted: "), "%s: %q", e, prefill[0])
+		assert.Contains(t, prefill[0], "host memory", e)
+		assert.NotContains(t, prefill[0], "datasheet", "%s: the device's figures are known", e)
+	}
+}
