@@ -363,8 +363,24 @@ type Parallelism struct {
 	// forward pass, every layer still running on the accelerator, whose
 	// KV cache stays there whole (vLLM's --cpu-offload-gb: UVAOffloader,
 	// vllm/model_executor/offloader/uva.py at vllm-project/vllm 00593fa7).
-	// Its plans offload only the bytes the accelerator cannot hold.
+	// SGLang's --cpu-offload-gb keeps them in host memory too, copying
+	// each offloaded layer's to the accelerator in its forward pass
+	// (OffloadCopiedPerPass). Its plans offload only the bytes the
+	// accelerator cannot hold.
 	StreamsOffloadedWeights bool
+	// OffloadStep is the step, in bytes, of the flag that sets how much a
+	// StreamsOffloadedWeights engine offloads: a tenth of a GiB for vLLM,
+	// whose --cpu-offload-gb is a float, a GiB for SGLang, whose is an
+	// integer (OffloadBytes).
+	OffloadStep float64
+	// OffloadCopiedPerPass: the engine copies an offloaded layer's weights
+	// to the accelerator in the layer's forward pass, all of them whatever
+	// a mixture-of-experts router picks, and holds that copy while the
+	// layer runs (SGLang: OffloaderV1.maybe_offload_to_cpu in
+	// python/sglang/srt/utils/offloader.py at sgl-project/sglang
+	// 046a9e40); without it the accelerator reads them in place, only the
+	// bytes a step touches (vLLM's UVA).
+	OffloadCopiedPerPass bool
 	// HostLayersFirst: with layers in host memory the engine keeps the
 	// first layers on the host and the last ones on the accelerators
 	// (llama.cpp: i_gpu_start = n_layer - n_gpu_layers in load_tensors,

@@ -388,6 +388,26 @@ func (sglang) Load(p *Placement) (*Load, string) {
 	return unpublishedNeed(m, l), fmt.Sprintf("SGLang: no %s checkpoint of %s is published in the catalog; SGLang reads the quantization method from a pre-quantized checkpoint (AWQ, GPTQ, compressed-tensors)", l, m.Name)
 }
 
+// Parallelism implements Engine: tensor and pipeline parallel; weights
+// offloaded with --cpu-offload-gb stay in host memory and each offloaded
+// layer's are copied to the GPU in its forward pass, every layer running on
+// the GPU (StreamsOffloadedWeights, OffloadCopiedPerPass): OffloaderV1 in
+// python/sglang/srt/utils/offloader.py at sgl-project/sglang 046a9e40
+// moves the parameters of the layers make_layers hands it, in order, to
+// (pinned, where available) CPU tensors until int(cpu_offload_gb *
+// 1024**3) bytes are taken, and wraps each such layer's forward to move its
+// state_dict .to(device) before running it.
+func (sglang) Parallelism() Parallelism {
+	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: sglangOffloadStep, OffloadCopiedPerPass: true}
+}
+
+// sglangOffloadStep is the step of SGLang's --cpu-offload-gb: a GiB, the
+// flag being an integer ("cpu_offload_gb: A[int, \"How many GBs of RAM to
+// reserve for CPU offloading.\"]" in python/sglang/srt/server_args.py at
+// sgl-project/sglang 001067ff) that create_offloader turns into
+// int(cpu_offload_gb * 1024**3) bytes (offloader.py at 046a9e40).
+const sglangOffloadStep = float64(1 << 30)
+
 // Args are sglang.launch_server's flags for p
 // (https://docs.sglang.ai/advanced_features/server_arguments.html): --tp,
 // --pp-size, --dp-size, --mem-fraction-static, --context-length,
@@ -431,7 +451,9 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		a = append(a, "--kv-cache-dtype", "fp8_e5m2")
 	}
 	if p.Offloaded {
-		a = append(a, "--cpu-offload-gb", strconv.Itoa(int(math.Ceil(float64(p.OffloadedWeightBytes)/(1<<30)))))
+		// Whole GiB, per GPU; a plan offloads on one GPU
+		// (OffloadedWeightBytes, sglangOffloadStep).
+		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, sglangOffloadStep), 'f', 0, 64))
 	}
 	if n := sglangTextOnlyNote(p); n != "" {
 		notes = append(notes, n)

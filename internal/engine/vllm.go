@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -236,9 +235,9 @@ func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (s
 
 // Parallelism implements Engine: tensor and pipeline parallel; weights
 // offloaded with --cpu-offload-gb are read from host memory by the GPU
-// (StreamsOffloadedWeights).
+// (StreamsOffloadedWeights), the flag in tenths of a GiB.
 func (vllm) Parallelism() Parallelism {
-	return Parallelism{Tensor: true, StreamsOffloadedWeights: true}
+	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: cpuOffloadStep}
 }
 
 // cpuOffloadStep is the step in which vllm.Args writes --cpu-offload-gb: a
@@ -249,17 +248,10 @@ func (vllm) Parallelism() Parallelism {
 // vllm/model_executor/offloader/base.py at 03584c33).
 const cpuOffloadStep = float64(1<<30) / 10
 
-// cpuOffloadSteps is bytes in steps of cpuOffloadStep, rounded up (the
-// small slack absorbs the float error of a figure CPUOffloadBytes made).
-func cpuOffloadSteps(bytes int64) float64 {
-	return math.Ceil(float64(bytes)/cpuOffloadStep - 1e-9)
-}
-
 // CPUOffloadBytes is bytes rounded up to what vLLM offloads under the
-// --cpu-offload-gb vllm.Args writes for them: a plan that keeps this many
-// bytes in host memory is the command's.
+// --cpu-offload-gb vllm.Args writes for them (Parallelism.OffloadBytes).
 func CPUOffloadBytes(bytes int64) int64 {
-	return int64(cpuOffloadSteps(bytes) * cpuOffloadStep)
+	return vllm{}.Parallelism().OffloadBytes(bytes)
 }
 
 // Load is what vLLM loads for a plan at level l, with a note when no
@@ -341,7 +333,7 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if p.Offloaded {
 		// Per GPU; a plan offloads on one GPU (OffloadedWeightBytes).
-		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(cpuOffloadSteps(p.OffloadedWeightBytes)/10, 'f', 1, 64))
+		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, cpuOffloadStep)/10, 'f', 1, 64))
 	}
 	if p.MultiNode {
 		a = append(a, "--distributed-executor-backend", "ray")

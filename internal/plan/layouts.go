@@ -707,7 +707,7 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl p
 
 // offloadAt is the cpu_offload plan of level l on the first pool that
 // holds it with host RAM: weights read across PCIe where the pool's engine
-// streams them (streamedOffloadAt, vLLM), a MoE split where it moves
+// streams them (streamedOffloadAt, vLLM and SGLang), a MoE split where it moves
 // experts (moeOffloadable), else whole layers; of dense plans, the first
 // keeping at least half of the layers on the pool, else the one keeping
 // the most.
@@ -725,7 +725,8 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 			continue
 		}
 		if streamsWeights(p) {
-			// vLLM: weights to host memory, every layer on the GPU.
+			// vLLM, SGLang: weights to host memory, every layer on
+			// the GPU.
 			if pl, ok := streamedOffloadAt(req, p, l, host); ok {
 				return pl, true
 			}
@@ -781,7 +782,7 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 // hostFirst reports whether pl is a dense plan with layers in host memory
 // whose engine keeps the first layers on the host (engine.Parallelism
 // HostLayersFirst: llama.cpp; a streamed plan, whose engine offloads the
-// first layers' weights: vLLM, streamedOffloadAt, whose parts are its
+// first layers' weights: vLLM, SGLang, streamedOffloadAt, whose parts are its
 // own). It is planned with the GPUs first, but
 // llama.cpp puts the last -ngl layers on the GPUs and the first ones on
 // the CPU (i_gpu_start = n_layer - n_gpu_layers in load_tensors,

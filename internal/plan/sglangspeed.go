@@ -24,7 +24,7 @@ func (e efficiency) sglangDecode(pl *planned) (calibration.ServingDecode, bool) 
 	if e.SGLang.BandwidthFraction <= 0 || !sglangMeasured(pl) {
 		return e.VLLM, false
 	}
-	for _, s := range pl.Stages {
+	for _, s := range pl.computeStages() {
 		for _, d := range s.Devices {
 			if amdGPU(d) {
 				return e.SGLangROCm, true
@@ -35,9 +35,10 @@ func (e efficiency) sglangDecode(pl *planned) (calibration.ServingDecode, bool) 
 }
 
 // sglangMeasured reports whether every device of the plan is of the memory
-// class SGLang's rows ran on (HBM).
+// class SGLang's rows ran on (HBM); a streamed offload plan's host memory
+// is not one of its devices (its bytes cross PCIe: computeStages).
 func sglangMeasured(pl *planned) bool {
-	for _, s := range pl.Stages {
+	for _, s := range pl.computeStages() {
 		for _, d := range s.Devices {
 			if memoryClass(d) != MemoryClassHBM {
 				return false
@@ -91,4 +92,32 @@ func sglangValidatedOn(pl *planned) string {
 func (e efficiency) servingUsed(en engine.Engine, pl *planned) bool {
 	_, ok := e.servingDecode(en, pl)
 	return ok
+}
+
+// computeStages are the stages of pl whose devices run layers: all of them
+// but a streamed offload plan's host stage, which only stores weights the
+// GPU uses (streamed).
+func (pl *planned) computeStages() []stage {
+	if pl.streamed() {
+		return pl.Stages[:len(pl.Stages)-1]
+	}
+	return pl.Stages
+}
+
+// streamedGPUFigure says what the GPU's part of streamed plan pl's decode
+// is under engine en: the engine's fitted batch-1 decode (SGLang's own on
+// HBM GPUs, else vLLM's), or the generic estimate where no serving row
+// covers the device (streamedValidatedOn).
+func streamedGPUFigure(en engine.Engine, pl *planned) string {
+	e := efficiency(fitted)
+	if !e.servingUsed(en, pl) {
+		return "the generic estimate (no " + en.Title() + " row on this device)"
+	}
+	if engine.SpeedModelOf(en) == engine.SpeedServingOwn {
+		if _, own := e.sglangDecode(pl); own {
+			return "SGLang's batch-1 fit (" + sglangRows + ")"
+		}
+		return "vLLM's batch-1 fit, which SGLang pays off HBM GPUs (internal/calibration/data/serving_decode.json)"
+	}
+	return "vLLM's batch-1 fit (internal/calibration/data/serving_decode.json)"
 }

@@ -241,8 +241,9 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		// whatever the number of sequences asked of it.
 		c := req.costsOf(b, pl.Pool.sizedAs(pl.Level), ctx, pl.batchOf(req))
 		if pl.streamed() {
-			// vLLM's offload is fixed by its command; its GPU, charged
-			// vLLM's start-up, holds every layer's KV cache.
+			// vLLM's and SGLang's offload is fixed by the command; the
+			// GPU (charged vLLM's start-up, or within SGLang's pool
+			// rule) holds every layer's KV cache.
 			return streamedHolds(pl, c.on(pl.Pool))
 		}
 		if pl.Offloaded {

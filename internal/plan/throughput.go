@@ -5,6 +5,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"iter"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
@@ -856,6 +857,11 @@ func estimateWith(pl *planned, req *planning, interStageGBs float64, e efficienc
 	return estimateNoted(pl, req, interStageGBs, e, true)
 }
 
+// offloadPrefillOmitted is why a plan with part of the model in host
+// memory (cpu_offload) states no prefill: no prefill model covers weights
+// read from, or layers run in, host memory.
+const offloadPrefillOmitted = "prefill omitted: part of the model's weights is in host memory (cpu_offload), and prefill with weights in host memory is not modelled"
+
 // estimateNoted is estimateWith; notes false leaves out the assumptions
 // every estimate writes (the placement compares layouts by their figures
 // alone, placement.go, and formatting them was most of its cost).
@@ -897,8 +903,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	for i, s := range pl.Stages {
 		tp := len(s.Devices)
 		if streamed && i == len(pl.Stages)-1 {
-			// vLLM --cpu-offload-gb: the host stores weights the GPU
-			// reads across PCIe; its layers run on the GPU (below).
+			// vLLM's or SGLang's --cpu-offload-gb: the host stores
+			// weights that cross PCIe to the GPU; its layers run on the
+			// GPU (below).
 			seconds, note, ok := streamedStepSeconds(pl)
 			step += seconds
 			decodeKnown = decodeKnown && ok
@@ -1054,6 +1061,13 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	}
 	if prefillKnown && prefill > 0 {
 		t.PrefillTokensPerS = round3(1 / prefill)
+	} else if pl.Offloaded {
+		if notes {
+			// The prefill model written first does not apply: say only
+			// why prefill is omitted.
+			t.Assumptions = slices.Delete(t.Assumptions, 1, 2)
+		}
+		t.Assumptions = append(t.Assumptions, offloadPrefillOmitted)
 	} else {
 		t.Assumptions = append(t.Assumptions, "prefill omitted: no peak tensor throughput or memory bandwidth known for the device (datasheet table) or part of the model runs from host memory")
 	}

@@ -66,11 +66,11 @@ const hostRows = "AMD EPYC Zen 4 vCPU, one thread per core measured (host_harnes
 func validatedOn(pl *planned, req *planning) (string, bool) {
 	e := planEngine(pl, req)
 	speed := engine.SpeedModelOf(e)
+	if (speed == engine.SpeedServing || speed == engine.SpeedServingOwn) && pl.streamed() {
+		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
+	}
 	if speed == engine.SpeedServingOwn && efficiency(fitted).servingUsed(e, pl) {
 		return sglangValidatedOn(pl), false
-	}
-	if speed == engine.SpeedServing && pl.streamed() {
-		return streamedValidatedOn(efficiency(fitted).servingUsed(e, pl)), false
 	}
 	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
 		return vllmValidatedOn, false

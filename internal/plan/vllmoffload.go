@@ -1,6 +1,8 @@
-// cpu_offload for an engine that streams offloaded weights to the GPU
-// (vLLM's --cpu-offload-gb), as opposed to llama.cpp's layers run on the
-// CPU (layouts.go offloadAt).
+// cpu_offload for an engine that keeps offloaded weights in host memory
+// and runs every layer on the GPU (vLLM's and SGLang's --cpu-offload-gb),
+// as opposed to llama.cpp's layers run on the CPU (layouts.go offloadAt).
+// The two engines share the plan; where they differ (the flag's step, a
+// per-pass copy on the GPU, SGLang's pool) engine.Parallelism says so.
 
 package plan
 
@@ -13,8 +15,8 @@ import (
 )
 
 // streamsWeights reports whether pool p's engine keeps offloaded weights in
-// host memory for the GPU to read in every forward pass
-// (engine.Parallelism StreamsOffloadedWeights: vLLM).
+// host memory for the GPU to use in every forward pass
+// (engine.Parallelism StreamsOffloadedWeights: vLLM, SGLang).
 func streamsWeights(p *pool) bool {
 	return p != nil && p.Budget.Engine != nil && p.Budget.Engine.Parallelism().StreamsOffloadedWeights
 }
@@ -26,26 +28,42 @@ func (pl *planned) streamed() bool {
 	return pl.Offloaded && len(pl.Stages) == 2 && streamsWeights(pl.Pool)
 }
 
+// offloadOf is how the engine of pl's pool offloads (engine.Parallelism).
+func offloadOf(pl *planned) engine.Parallelism {
+	return pl.Pool.Budget.Engine.Parallelism()
+}
+
 // streamedOffloadAt is the cpu_offload plan of level l on pool p for an
-// engine that streams offloaded weights, as vLLM's --cpu-offload-gb N does:
-// while the model is built, UVAOffloader takes the decoder layers'
-// parameters in order, from the first layer, into pinned host memory until
-// N GiB are taken, one parameter past at most (make_layers calls
-// wrap_modules; _maybe_offload_to_cpu in
-// vllm/model_executor/offloader/uva.py at vllm-project/vllm 00593fa7), and
-// the GPU reads them there through UVA views "at the cost of PCIe
-// bandwidth". The embeddings and the output head are not in the layer stack
-// and stay on the GPU, as do every layer's KV cache, which vLLM sizes from
-// the GPU memory its profile leaves (gpu_worker.py
-// determine_available_memory): the offloaded weights are already in host
-// memory then, so they count for nothing.
+// engine that streams offloaded weights, as --cpu-offload-gb N does:
+//   - vLLM: while the model is built, UVAOffloader takes the decoder
+//     layers' parameters in order, from the first layer, into pinned host
+//     memory until N GiB are taken, one parameter past at most
+//     (make_layers calls wrap_modules; _maybe_offload_to_cpu in
+//     vllm/model_executor/offloader/uva.py at vllm-project/vllm 00593fa7),
+//     and the GPU reads them there through UVA views "at the cost of PCIe
+//     bandwidth".
+//   - SGLang: OffloaderV1 does the same from the first layer, parameter by
+//     parameter, into pinned CPU tensors, and copies each offloaded layer's
+//     state_dict to the GPU in that layer's forward pass
+//     (python/sglang/srt/utils/offloader.py at sgl-project/sglang
+//     046a9e40): the GPU holds one layer's copy while it runs
+//     (streamedGPUPart).
+//
+// The embeddings and the output head are not in the layer stack and stay
+// on the GPU, as do every layer's KV cache, which vLLM sizes from the GPU
+// memory its profile leaves (gpu_worker.py determine_available_memory) and
+// SGLang from what --mem-fraction-static leaves once the weights are
+// loaded (staticPool): the offloaded weights are already in host memory
+// then, so they count for nothing.
 //
 // The plan is one GPU, p's largest (largestDevice): the flag is per GPU
-// (OffloadConfig.cpu_offload_gb, vllm/config/offload.py at 00593fa7), and
-// tensor or pipeline parallelism with it is not planned. The GPU holds
-// streamedGPUPart; the host the fewest tenths of a GiB of layer weights
-// that make it fit (engine.CPUOffloadBytes, the command's flag). Its stages
-// are the GPU's and the host's, the host's the layers those bytes cover,
+// (OffloadConfig.cpu_offload_gb, vllm/config/offload.py at 00593fa7;
+// SGLang's offloader is a module singleton of each rank's process, counting
+// that rank's parameters), and tensor or pipeline parallelism with it is
+// not planned. The GPU holds streamedGPUPart; the host the fewest steps of
+// the flag (engine.Parallelism OffloadBytes: tenths of a GiB for vLLM,
+// whole GiB for SGLang) of layer weights that make it fit. Its stages are
+// the GPU's and the host's, the host's the layers those bytes cover,
 // numbered from the first (hostFirst). false when the GPU holds the model
 // without offload, or not even with every layer's weights in host memory,
 // or the host cannot hold them.
@@ -59,7 +77,7 @@ func streamedOffloadAt(req *planning, p *pool, l quant.Level, host *device) (pla
 		return planned{}, false // no layer weights to offload
 	}
 	gpu := largestDevice(p)
-	off, ok := streamedOffload(c, gpu.Usable)
+	off, ok := streamedOffload(c, gpu, p.Budget.Engine.Parallelism())
 	if !ok || off > host.Usable {
 		return planned{}, false
 	}
@@ -67,7 +85,7 @@ func streamedOffloadAt(req *planning, p *pool, l quant.Level, host *device) (pla
 	// GPU keeps at least one of its own.
 	k := min(int(math.Ceil(float64(off)/c.LayerWeights)), c.Layers-1)
 	stages := []stage{
-		{Devices: []*device{gpu}, Start: 0, End: c.Layers - k, Part: streamedGPUPart(c, off)},
+		{Devices: []*device{gpu}, Start: 0, End: c.Layers - k, Part: streamedGPUPart(c, off, p.Budget.Engine.Parallelism())},
 		{Devices: []*device{host}, Start: c.Layers - k, End: c.Layers, Part: part{Weights: off}},
 	}
 	return planned{Fits: true, Strategy: StrategyOffload, Level: l, Pool: p, Stages: stages, TP: 1, Costs: c, Offloaded: true}, true
@@ -86,37 +104,52 @@ func largestDevice(p *pool) *device {
 }
 
 // streamedOffload is the fewest bytes of layer weights, in the steps of
-// engine.CPUOffloadBytes, whose offload makes the GPU part fit budget;
-// false when the GPU part fits without offload or does not fit with every
-// layer's weights offloaded.
-func streamedOffload(c costs, budget int64) (int64, bool) {
-	need := streamedGPUPart(c, 0).total() - budget
-	if need <= 0 {
+// the engine's flag (par.OffloadBytes), whose offload makes the GPU part
+// fit gpu (streamedFits); false when the GPU part fits without offload or
+// does not fit with every layer's weights offloaded.
+func streamedOffload(c costs, gpu *device, par engine.Parallelism) (int64, bool) {
+	if streamedFits(c, gpu, 0, par) {
 		return 0, false
 	}
+	need := max(streamedGPUPart(c, 0, par).total()-gpu.Usable, 1)
 	stack := int64(float64(c.Layers) * c.LayerWeights)
-	for off := engine.CPUOffloadBytes(need); off <= stack; {
-		over := streamedGPUPart(c, off).total() - budget
-		if over <= 0 {
+	for off := par.OffloadBytes(need); off <= stack; {
+		if streamedFits(c, gpu, off, par) {
 			return off, true
 		}
-		// vLLM's charge follows the weights it loads: offload the excess.
-		off = engine.CPUOffloadBytes(off + over)
+		// The engine's charge follows the weights it loads: offload the
+		// excess, at least one step more (SGLang's pool may be short
+		// while the part fits).
+		over := streamedGPUPart(c, off, par).total() - gpu.Usable
+		off = par.OffloadBytes(off + max(over, 1))
 	}
 	return 0, false
+}
+
+// streamedFits reports whether the GPU gpu holds its part of a streamed
+// plan under c with off bytes offloaded: the part within its budget and,
+// for SGLang, its pool holding one sequence (staticHolds).
+func streamedFits(c costs, gpu *device, off int64, par engine.Parallelism) bool {
+	s := stage{Devices: []*device{gpu}, Start: 0, End: c.Layers, Part: streamedGPUPart(c, off, par)}
+	return s.Part.total() <= s.budget() && c.staticHolds(s, 1)
 }
 
 // streamedGPUPart is the memory of the GPU of a streamed plan under c with
 // off bytes of layer weights in host memory: every layer's KV cache, the
 // embeddings and output head, the weights less off, and vLLM's start-up
 // charge on the weights it loads on the GPU (its profile counts only
-// those).
-func streamedGPUPart(c costs, off int64) part {
+// those). An engine that copies an offloaded layer to the GPU in its
+// forward pass (par.OffloadCopiedPerPass: SGLang) holds that copy of one
+// layer, up to off, beside its working memory.
+func streamedGPUPart(c costs, off int64, par engine.Parallelism) part {
 	p := c.stagePart(0, c.Layers, 1)
 	p.Weights -= off
 	if c.VLLM != nil && len(c.VLLM.GPUs) > 0 {
 		st, charge, _ := c.VLLM.chargeWith(1, p.Weights)
 		p.Activations, p.Overhead = st.ActivationBytes, charge-st.ActivationBytes
+	}
+	if par.OffloadCopiedPerPass {
+		p.Activations += min(off, int64(c.LayerWeights))
 	}
 	return p
 }
@@ -126,7 +159,7 @@ func streamedGPUPart(c costs, off int64) part {
 // the host's bytes are fixed by --cpu-offload-gb, so only the GPU's KV
 // cache grows.
 func streamedHolds(pl *planned, c costs) bool {
-	return streamedGPUPart(c, pl.Stages[1].Part.Weights).total() <= pl.Stages[0].budget()
+	return streamedFits(c, pl.Stages[0].Devices[0], pl.Stages[1].Part.Weights, offloadOf(pl))
 }
 
 // offloadPCIeGBs is the PCIe bandwidth of a plan's offloading GPUs (the
@@ -143,37 +176,49 @@ func offloadPCIeGBs(pl *planned) float64 {
 
 // streamedStepSeconds is what a decode step of streamed plan pl pays for
 // its offloaded weights, with the assumption saying so; ok false when the
-// GPU's PCIe bandwidth is unknown. The GPU reads the weights a token uses
-// (a mixture-of-experts model's active share) across the link every step:
-// the link's bandwidth bounds the read, which UVA's zero-copy accesses do
-// not exceed.
+// GPU's PCIe bandwidth is unknown. Under vLLM the GPU reads the weights a
+// token uses (a mixture-of-experts model's active share) across the link
+// every step: the link's bandwidth bounds the read, which UVA's zero-copy
+// accesses do not exceed. SGLang copies every offloaded byte to the GPU in
+// each forward pass (OffloadCopiedPerPass), whatever experts a token uses,
+// at most at the link's bandwidth.
 func streamedStepSeconds(pl *planned) (seconds float64, note string, ok bool) {
 	pcie := offloadPCIeGBs(pl)
 	if pcie <= 0 {
 		return 0, "decode omitted: the PCIe bandwidth of the offloading device is unknown", false
 	}
 	host := float64(pl.Stages[1].Part.Weights)
+	name := pl.Pool.Budget.Engine.Title()
+	if offloadOf(pl).OffloadCopiedPerPass {
+		return host / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in host memory and SGLang copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
+			name, gib(int64(host)), pcie, host/(pcie*1e9)*1e3), true
+	}
 	read := host * pl.Costs.ActiveRatio
-	return read / (pcie * 1e9), fmt.Sprintf("vLLM --cpu-offload-gb: %s of layer weights stay in pinned host memory and the GPU reads them across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-		gib(int64(host)), pcie, read/(pcie*1e9)*1e3), true
+	return read / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in pinned host memory and the GPU reads them across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
+		name, gib(int64(host)), pcie, read/(pcie*1e9)*1e3), true
 }
 
-// streamedValidatedOn is validated_on of a streamed vLLM plan: nothing
-// measured checks the PCIe term; serving says the GPU's part is vLLM's
-// fitted decode (servingDecode), else the generic estimate.
-func streamedValidatedOn(serving bool) string {
-	gpu := "the generic estimate (no vLLM row on this device)"
-	if serving {
-		gpu = "vLLM's batch-1 fit (internal/calibration/data/serving_decode.json)"
+// streamedValidatedOn is validated_on of a streamed plan: nothing measured
+// checks the PCIe term; gpu says what the GPU's part is (the engine's
+// fitted decode, else the generic estimate).
+func streamedValidatedOn(pl *planned, gpu string) string {
+	name := pl.Pool.Budget.Engine.Title()
+	if offloadOf(pl).OffloadCopiedPerPass {
+		return NotValidated + ": the weights " + name + "'s --cpu-offload-gb keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (Aphrodite's port of vLLM's former copying offload decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
 	}
-	return NotValidated + ": the weights vLLM's --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
+	return NotValidated + ": the weights " + name + "'s --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
 }
 
 // streamedExplanation is the cpu_offload line of streamed plan pl whose
-// host stage covers layers [start, end) as vLLM numbers them.
+// host stage covers layers [start, end) as the engine numbers them.
 func streamedExplanation(pl *planned, start, end int) string {
-	line := fmt.Sprintf("cpu_offload: vLLM's --cpu-offload-gb keeps %s of layer weights, layers %d-%d's (the last maybe in part: vLLM offloads parameter by parameter from the first layer), in pinned host memory, the fewest tenths of a GiB with which %s holds the rest, the embeddings, every layer's KV cache and vLLM's start-up charge; the GPU runs every layer and reads the offloaded weights across PCIe in every forward pass",
-		gib(pl.Stages[1].Part.Weights), start, end-1, pl.Stages[0].Devices[0].ID)
+	name, gpu := pl.Pool.Budget.Engine.Title(), pl.Stages[0].Devices[0].ID
+	line := fmt.Sprintf("cpu_offload: %s's --cpu-offload-gb keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in pinned host memory, the fewest tenths of a GiB with which %s holds the rest, the embeddings, every layer's KV cache and vLLM's start-up charge; the GPU runs every layer and reads the offloaded weights across PCIe in every forward pass",
+		name, gib(pl.Stages[1].Part.Weights), start, end-1, name, gpu)
+	if offloadOf(pl).OffloadCopiedPerPass {
+		line = fmt.Sprintf("cpu_offload: %s's --cpu-offload-gb keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in host memory, the fewest whole GiB (the flag is an integer) with which %s holds the rest, the embeddings, a copy of one offloaded layer and a KV pool of at least one sequence within --mem-fraction-static; the GPU runs every layer, %s copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
+			name, gib(pl.Stages[1].Part.Weights), start, end-1, name, gpu, name)
+	}
 	if len(pl.Pool.Devices) > 1 {
 		line += "; the flag is per GPU, and this plan does not combine it with tensor or pipeline parallelism, so it uses one GPU"
 	}

@@ -150,8 +150,8 @@ func TestVLLMOffloadReplay(t *testing.T) {
 	require.True(t, pl.Fits)
 	require.True(t, pl.streamed())
 	const off = 5 * gibBytes // the row's offload
-	require.LessOrEqual(t, streamedGPUPart(pl.Costs, off).total(), pl.Stages[0].budget(), "5 GiB offloaded fits the GPU at 1024 tokens")
-	pl.Stages[0].Part, pl.Stages[1].Part = streamedGPUPart(pl.Costs, off), part{Weights: off}
+	require.LessOrEqual(t, streamedGPUPart(pl.Costs, off, offloadOf(&pl)).total(), pl.Stages[0].budget(), "5 GiB offloaded fits the GPU at 1024 tokens")
+	pl.Stages[0].Part, pl.Stages[1].Part = streamedGPUPart(pl.Costs, off, offloadOf(&pl)), part{Weights: off}
 	got := estimateThroughput(&pl, req, 0).DecodeTokensPerS
 	const measured = 2.4
 	ratio := got / measured

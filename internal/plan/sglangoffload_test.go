@@ -1,0 +1,206 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// sglangOffloadFlag is the --cpu-offload-gb of a plan's SGLang command, in
+// bytes as SGLang counts them (int(cpu_offload_gb * 1024**3)); the flag
+// must be an integer, as SGLang's argument parser takes it.
+func sglangOffloadFlag(t *testing.T, a *ShardingAnswer) int64 {
+	t.Helper()
+	args := a.EngineArgs["sglang"]
+	i := slices.Index(args, "--cpu-offload-gb")
+	require.GreaterOrEqual(t, i, 0, "%v", args)
+	gb, err := strconv.Atoi(args[i+1])
+	require.NoError(t, err, "SGLang's --cpu-offload-gb is an int")
+	return int64(gb) * gibBytes
+}
+
+// Qwen2.5-14B at bf16 (27.4 GiB of weights) on a 24 GiB RTX 4090 with
+// SGLang and cpu_offload. SGLang's --cpu-offload-gb N (an integer number of
+// GiB) moves the decoder layers' parameters, from the first layer, into
+// (pinned) host memory until N GiB are taken, and copies each offloaded
+// layer's weights to the GPU in its forward pass (OffloaderV1 in
+// python/sglang/srt/utils/offloader.py at sgl-project/sglang 046a9e40): the
+// GPU runs every layer and holds every layer's KV cache, its pool sized
+// from what the weights left on it leave of --mem-fraction-static. The plan
+// used to split whole layers as llama.cpp does: the host shard held the
+// last 15 layers' KV cache beside their weights, the GPU ran only 33
+// layers, the flag (10) was not the host shard (10.5 GiB) and decode was
+// llama.cpp's.
+func TestSGLangOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	const body = `{"model":{"name":"Qwen2.5-14B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":%d}`
+	a := shard(t, request(t, fmt.Sprintf(body, 4096), r))
+	require.True(t, a.Fits, dump(t, a))
+	require.Equal(t, StrategyOffload, a.Strategy)
+	checkInvariants(t, a)
+	require.Len(t, a.Shards, 2)
+	flag := sglangOffloadFlag(t, a)
+	gpu, hostShard := shardOf(t, a, "cuda:0"), shardOf(t, a, "cpu:0")
+
+	// The host holds the command's offload and nothing else.
+	assert.Equal(t, flag, hostShard.MemoryBytes, "host shard = --cpu-offload-gb")
+	// SGLang offloads from the first decoder layer; the GPU runs every layer.
+	assert.Equal(t, 0, hostShard.LayerStart)
+	assert.Equal(t, 48, gpu.LayerEnd)
+	// Every layer's KV cache, on the GPU: 48 layers x 8 KV heads x 128 x
+	// (K, V) x 2 bytes x 4096 tokens at least.
+	assert.GreaterOrEqual(t, a.Memory.KVCacheBytes, int64(48*8*128*2*2*4096))
+	assert.Equal(t, a.Memory.TotalBytes-flag, gpu.MemoryBytes, "the GPU holds everything but the offloaded weights")
+	assert.LessOrEqual(t, gpu.MemoryBytes, gpu.MemoryAvailableBytes)
+
+	// The offload is the fewest whole GiB that fit: a GiB less does not.
+	req := planningOf(t, request(t, fmt.Sprintf(body, 4096), r))
+	ch, err := choose(req)
+	require.NoError(t, err)
+	pl := ch.Plan
+	require.True(t, pl.streamed())
+	par := pl.Pool.Budget.Engine.Parallelism()
+	less := stage{Devices: pl.Stages[0].Devices, Part: streamedGPUPart(pl.Costs, flag-gibBytes, par)}
+	assert.False(t, less.Part.total() <= less.budget() && pl.Costs.staticHolds(less, 1), "%d GiB would do", flag/gibBytes-1)
+
+	// Decode pays the offloaded bytes over PCIe every step, on top of
+	// SGLang's decode of the GPU part (vLLM's constants off HBM GPUs).
+	require.NotNil(t, a.Throughput)
+	d := a.Throughput.DecodeTokensPerS
+	require.Positive(t, d)
+	assert.GreaterOrEqual(t, 1/d, float64(flag)/31.51e9)
+	assert.Equal(t, BoundPCIe, a.Throughput.Bound)
+	notes := strings.Join(a.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "SGLang --cpu-offload-gb")
+	assert.NotContains(t, notes, "vLLM --cpu-offload-gb")
+	assert.Contains(t, notes, "SGLang batch-1 decode", "the GPU part is a serving decode, not llama.cpp's")
+	assert.NotContains(t, notes, "pipeline stages run one after another", "one GPU runs every layer")
+	assert.NotContains(t, notes, "offloaded layers cross PCIe", "not the whole-layer split's note")
+	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
+	assert.Contains(t, a.Throughput.ValidatedOn, "SGLang's --cpu-offload-gb")
+
+	expl := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, expl, "SGLang's --cpu-offload-gb")
+	assert.Contains(t, expl, "whole GiB")
+
+	// The room is what the GPU holds with the command's offload: a plan at
+	// that context offloads the same, one 1024 tokens longer more.
+	require.GreaterOrEqual(t, a.MaxContextLength, 4096)
+	at := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength), r))
+	require.True(t, at.Fits)
+	assert.Equal(t, flag, sglangOffloadFlag(t, at), "room %d", a.MaxContextLength)
+	past := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength+1024), r))
+	require.True(t, past.Fits)
+	assert.Greater(t, sglangOffloadFlag(t, past), flag, "room %d", a.MaxContextLength)
+}
+
+// SGLang's forward pass of an offloaded layer copies its weights to the GPU
+// (module.state_dict() moved .to(device) before functional_call, in
+// OffloaderV1.maybe_offload_to_cpu): the GPU holds that copy of one layer
+// while the layer runs, beyond its own weights, so the plan counts one
+// layer's weights in the GPU's working memory. vLLM's UVA reads them in
+// place and counts none.
+func TestSGLangOffloadCountsOneLayersCopyOnTheGPU(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	for _, e := range []string{"sglang", "vllm"} {
+		req := planningOf(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"`+e+`","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+		ch, err := choose(req)
+		require.NoError(t, err)
+		pl := ch.Plan
+		require.True(t, pl.streamed(), e)
+		par := pl.Pool.Budget.Engine.Parallelism()
+		off := pl.Stages[1].Part.Weights
+		require.Greater(t, off, int64(pl.Costs.LayerWeights))
+		with, without := streamedGPUPart(pl.Costs, off, par), streamedGPUPart(pl.Costs, 0, par)
+		if e == "sglang" {
+			assert.Equal(t, int64(pl.Costs.LayerWeights), with.Activations-without.Activations, "one layer's copy")
+		} else {
+			assert.LessOrEqual(t, with.Activations, without.Activations, "vLLM reads the offloaded weights in place")
+		}
+	}
+}
+
+// A mixture-of-experts layer offloaded by SGLang is copied whole in every
+// forward pass, whatever experts its router picks (the module's whole
+// state_dict moves to the GPU), so decode pays every offloaded byte over
+// PCIe; under vLLM's UVA the GPU reads only what the step touches, the
+// active share. Qwen3-30B-A3B at bf16 (57 GiB) on the 24 GiB RTX 4090.
+func TestSGLangOffloadCopiesWholeMoELayers(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	step := map[string]float64{}
+	for _, e := range []string{"sglang", "vllm"} {
+		req := planningOf(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"`+e+`","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+		ch, err := choose(req)
+		require.NoError(t, err)
+		pl := ch.Plan
+		require.True(t, pl.streamed(), e)
+		s, note, ok := streamedStepSeconds(&pl)
+		require.True(t, ok, note)
+		host := float64(pl.Stages[1].Part.Weights)
+		step[e] = s / host // seconds per offloaded byte
+		if e == "sglang" {
+			assert.InDelta(t, host/31.51e9, s, 1e-9, "every offloaded byte crosses the link")
+			assert.Contains(t, note, "copies")
+		} else {
+			assert.InDelta(t, host*pl.Costs.ActiveRatio/31.51e9, s, 1e-9, "the active share")
+		}
+	}
+	assert.Greater(t, step["sglang"], 5*step["vllm"], "Qwen3-30B-A3B activates about a tenth of its weights")
+}
+
+// h100Offload is one 80 GiB H100 (HBM3) on a PCIe 5.0 x16 link (63.02 GB/s)
+// beside 512 GiB of host RAM.
+func h100Offload(t *testing.T) *registry.Registry {
+	g := h100(0)
+	g.MemoryBandwidthGBs = 3350
+	g.PCIe = &registry.PCIe{CurrentSpeedGTs: 32, CurrentWidth: 16, MaxSpeedGTs: 32, MaxWidth: 16, BandwidthGBs: 63.02}
+	return reg(t, []registry.Device{host(512 * gibBytes), g})
+}
+
+// On an HBM GPU, where SGLang's own decode constants apply, an offload plan
+// pays them for the GPU's part: host memory is not a device of the plan's
+// decode (its bytes cross PCIe), so it does not send the plan to vLLM's
+// constants. Qwen2.5-72B at bf16 (135 GiB) on one 80 GiB H100.
+func TestSGLangOffloadOnHBMUsesSGLangConstants(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-72B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":4096}`, h100Offload(t)))
+	require.True(t, a.Fits, dump(t, a))
+	require.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, sglangOffloadFlag(t, a), shardOf(t, a, "cpu:0").MemoryBytes)
+	require.NotNil(t, a.Throughput)
+	notes := strings.Join(a.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "SGLang batch-1 decode")
+	assert.NotContains(t, notes, sglangFallback)
+	assert.Positive(t, a.Throughput.DecodeTokensPerS)
+}
+
+// An offload plan whose prefill is omitted lists no prefill model beside
+// the omission, and the omission says why: part of the weights is in host
+// memory. (Offload plans used to list "prefill: ..." or "prefill matmuls
+// ..." next to "prefill omitted".)
+func TestOffloadPlansStatePrefillOnce(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	for _, e := range []string{"sglang", "vllm", "llama.cpp"} {
+		a := shard(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"`+e+`","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+		require.True(t, a.Fits, e)
+		require.Equal(t, StrategyOffload, a.Strategy, e)
+		require.NotNil(t, a.Throughput, e)
+		assert.Zero(t, a.Throughput.PrefillTokensPerS, e)
+		var prefill []string
+		for _, n := range a.Throughput.Assumptions {
+			if strings.HasPrefix(n, "prefill") {
+				prefill = append(prefill, n)
+			}
+		}
+		require.Len(t, prefill, 1, "%s: %q", e, prefill)
+		assert.True(t, strings.HasPrefix(prefill[0], "prefill omitted: "), "%s: %q", e, prefill[0])
+		assert.Contains(t, prefill[0], "host memory", e)
+		assert.NotContains(t, prefill[0], "datasheet", "%s: the device's figures are known", e)
+	}
+}
