@@ -124,6 +124,10 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
+	if pl.streamed() {
+		// The host stage stores weights the one GPU runs: one stage.
+		ans.PPSize = 1
+	}
 	ans.DPSize = pl.DP
 	for ri, stages := range pl.replicas() {
 		for si, s := range pl.inLayerOrder(stages) {
@@ -131,6 +135,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 				start, end := pl.layerSpan(s)
 				sh := Shard{DeviceID: d.ID, LayerStart: start, LayerEnd: end,
 					MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r}
+				if pl.streamed() {
+					sh.Stage = 0
+				}
 				if pl.DP > 0 {
 					sh.Replica = &ri
 				}

@@ -188,3 +188,23 @@ func TestVLLMOffloadTakesTheLargestGPU(t *testing.T) {
 	assert.Equal(t, "cuda:1", a.Shards[1].DeviceID)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "uses one GPU")
 }
+
+// A streamed offload (vLLM's and SGLang's --cpu-offload-gb) runs every layer
+// on the one GPU: the host shard only stores weights, so the plan is one
+// pipeline stage, as the command (no --pipeline-parallel-size) is. It used
+// to answer pp_size 2 with the host shard as stage 0, which a launcher
+// reading pp_size would take for two pipeline ranks.
+func TestStreamedOffloadIsOneStage(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	for _, eng := range []string{"vllm", "sglang"} {
+		body := fmt.Sprintf(`{"model":{"name":"Qwen2.5-14B"},"engine":%q,"quant":"bf16","cpu_offload":true,"context_length":4096}`, eng)
+		a := shard(t, request(t, body, r))
+		require.True(t, a.Fits, dump(t, a))
+		require.Equal(t, StrategyOffload, a.Strategy, eng)
+		assert.Equal(t, 1, a.PPSize, eng)
+		for _, s := range a.Shards {
+			assert.Equal(t, 0, s.Stage, "%s %s", eng, s.DeviceID)
+		}
+		assert.NotContains(t, strings.Join(a.EngineArgs[eng], " "), "pipeline-parallel", eng)
+	}
+}
