@@ -730,11 +730,12 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct",
 			},
 			{
-				Quant:  "int4",
-				Repo:   "Qwen/Qwen2.5-72B-Instruct-AWQ",
-				Method: "awq",
-				Source: "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct-AWQ",
-				Notes:  "Qwen's own AWQ release",
+				Quant:     "int4",
+				Repo:      "Qwen/Qwen2.5-72B-Instruct-AWQ",
+				Method:    "awq",
+				Source:    "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct-AWQ",
+				BaseModel: "Qwen/Qwen2.5-72B-Instruct",
+				Notes:     "Qwen's own AWQ release, quantized from the instruct release: its model card (mirrored in https://github.com/YinanWusoymilk/hf-readme/blob/1ab39f24f8f9548593ac6304367f31ae3ff45178/training_and_application/readme_files/Qwen_Qwen2.5-72B-Instruct-AWQ.md) gives \"base_model: Qwen/Qwen2.5-72B-Instruct\" and \"The current config.json is set for context length up to 32,768 tokens\", so it plans the release's config (instruct.config)",
 			},
 			{
 				Quant:  "int8",

@@ -101,3 +101,30 @@ func TestQwen25SeventyTwoInstructPositions(t *testing.T) {
 		assert.Equal(t, want, m.MaxContext, name)
 	}
 }
+
+// A checkpoint quantized from the instruction-tuned release is built from
+// that release's config.json, not the base model's: Qwen's AWQ checkpoint
+// of Qwen2.5-72B-Instruct names it as its base_model and says "The current
+// config.json is set for context length up to 32,768 tokens" (its model
+// card, mirrored in YinanWusoymilk/hf-readme
+// training_and_application/readme_files/Qwen_Qwen2.5-72B-Instruct-AWQ.md @
+// 1ab39f24), so its id plans the release's 32768 positions and still
+// serves the AWQ checkpoint at int4, as vLLM loads that config.
+func TestCheckpointOfTheInstructReleasePlansItsConfig(t *testing.T) {
+	const awq = "Qwen/Qwen2.5-72B-Instruct-AWQ"
+	m, err := FromName(awq, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 32768, m.MaxContext)
+	ck := m.NativeCheckpoint()
+	require.NotNil(t, ck)
+	assert.Equal(t, awq, ck.Repo)
+	assert.Equal(t, "int4", ck.Quant)
+	assert.Contains(t, m.Notes, "config: Qwen/Qwen2.5-72B-Instruct publishes its own max_position_embeddings 32768 over the catalog's Qwen2.5-72B config")
+	cfg, err := ReleaseConfig(awq)
+	require.NoError(t, err)
+	assert.InDelta(t, 32768, cfg["max_position_embeddings"], 0)
+	// The base model's own checkpoint keeps the base config.
+	base, err := FromName("Qwen/Qwen2.5-72B", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 131072, base.MaxContext)
+}
