@@ -3802,6 +3802,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              100352.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"olmo2_13b\") (a copy of https://huggingface.co/allenai/OLMo-2-1124-13B/blob/main/config.json; keys planning never reads left out)",
+		Notes:  "allenai/OLMo-2-1124-13B-Instruct's config (instruct.config_source) holds this config's hidden_size 5120, intermediate_size 13824, 40 layers, 40 heads, 40 KV heads, max_position_embeddings 4096, rope_theta 500000 and vocab_size 100352, and torch_dtype bfloat16 where this (base) config says float32.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp32",
@@ -3812,6 +3813,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "allenai/OLMo-2-1124-13B-Instruct",
 			Source: "https://ollama.com/library/olmo2 (ollama's library: the family's tags are the instruction-tuned release's, 13b is built from OLMo-2-1124-13B-Instruct)",
+			Config: map[string]any{
+				"torch_dtype": "bfloat16",
+			},
+			ConfigSource: "https://github.com/mauer4/Attention-From-Scratch/blob/7b2eb9540b3955e12c8645aa55cb131d38223f01/weights/allenai/OLMo-2-1124-13B-Instruct/config.json (the release's config.json, its \"_name_or_path\" AI2's training path: \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.47.0.dev0\"; the same repository's copy of the base model's, weights/allenai/OLMo-2-1124-13B/config.json @ 381a295f, says \"float32\" as this entry's does)",
 		},
 	},
 	{

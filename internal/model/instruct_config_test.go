@@ -128,3 +128,25 @@ func TestCheckpointOfTheInstructReleasePlansItsConfig(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 131072, base.MaxContext)
 }
+
+// allenai/OLMo-2-1124-13B-Instruct publishes its weights in bfloat16
+// ("torch_dtype": "bfloat16" in its config.json, copied verbatim in
+// mauer4/Attention-From-Scratch weights/allenai/OLMo-2-1124-13B-Instruct/
+// config.json @ 7b2eb954, the entry's instruct.config_source) where the
+// pretrained allenai/OLMo-2-1124-13B publishes float32: the config a
+// request for the release (its id or ollama's olmo2:13b) plans says so,
+// and its plan names the value; the base model's id keeps float32.
+func TestOLMo2InstructReleaseConfigIsBF16(t *testing.T) {
+	for _, name := range []string{"allenai/OLMo-2-1124-13B-Instruct", "OLMo-2-1124-13B-Instruct", "olmo2:13b"} {
+		cfg, err := ReleaseConfig(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, "bfloat16", cfg["torch_dtype"], name)
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, "allenai/OLMo-2-1124-13B-Instruct", m.NativeCheckpoint().Repo, name)
+		assert.Contains(t, m.Notes, "config: allenai/OLMo-2-1124-13B-Instruct publishes its own torch_dtype bfloat16 over the catalog's OLMo-2-1124-13B config", name)
+	}
+	cfg, err := ReleaseConfig("allenai/OLMo-2-1124-13B")
+	require.NoError(t, err)
+	assert.Equal(t, "float32", cfg["torch_dtype"])
+}
