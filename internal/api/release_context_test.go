@@ -47,6 +47,21 @@ func TestQwen25InstructVLLMContextWithinItsConfig(t *testing.T) {
 	assert.Contains(t, e["message"], "maximum context of 32768 tokens")
 }
 
+// Qwen/Qwen2.5-72B-Instruct-AWQ is quantized from Qwen2.5-72B-Instruct
+// and carries its config.json (its model card: base_model
+// Qwen/Qwen2.5-72B-Instruct, "The current config.json is set for context
+// length up to 32,768 tokens"; the catalog checkpoint's base_model), so
+// vLLM refuses the base model's 131072 for it as for the release: the
+// plan's --max-model-len stays within 32768.
+func TestQwen25InstructAWQVLLMContextWithinItsConfig(t *testing.T) {
+	for _, machine := range []string{"gh200-480gb", "dgx-h100"} {
+		a := fullPlan(t, machine, `{"model":{"name":"Qwen/Qwen2.5-72B-Instruct-AWQ"},"engine":"vllm"}`)
+		n := contextFlag(argsOf(a, "vllm"), "--max-model-len")
+		require.Positive(t, n, "%s: %v", machine, a["engine_args"])
+		assert.LessOrEqual(t, n, 32768, machine)
+	}
+}
+
 // TestEveryCatalogIDContextWithinItsConfig: for every id the catalog
 // answers to (each entry's Hugging Face id, its instruct release and its
 // non-GGUF checkpoints), the context each engine's command is given with

@@ -63,7 +63,7 @@ func TestVLLMRopeCacheBytes(t *testing.T) {
 func TestVLLMRopeCacheBytesByConfiguration(t *testing.T) {
 	for name, want := range map[string]int64{
 		"Qwen2.5-7B":                  131_072 * 128 * 2,
-		"Phi-4-mini-instruct":         131_072 * 96 * 2,
+		"Phi-4-mini-instruct":         (4096 + 131_072) * 96 * 2,
 		"Qwen3-Next-80B-A3B-Instruct": 262_144 * 64 * 2,
 		"MiniMax-M2.5":                196_608 * 64 * 2,
 		"DeepSeek-V2-Lite":            163_840 * 64 * 2,

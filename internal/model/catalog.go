@@ -199,7 +199,15 @@ type Checkpoint struct {
 	// states it (SizeSource).
 	SizeBytes  int64  `json:"size_bytes,omitempty"`
 	SizeSource string `json:"size_source,omitempty"`
-	Notes      string `json:"notes,omitempty"`
+	// BaseModel is the repository the checkpoint was made from, as its
+	// model card's base_model names it, where that is not the entry's own
+	// checkpoint: a quantization of the entry's instruction-tuned release
+	// (InstructRelease.Repo) carries that release's config.json, with its
+	// own values (Qwen/Qwen2.5-72B-Instruct-AWQ: its card says "The current
+	// config.json is set for context length up to 32,768 tokens", as the
+	// release's does), so it is planned with them (servesRelease).
+	BaseModel string `json:"base_model,omitempty"`
+	Notes     string `json:"notes,omitempty"`
 }
 
 // IsGGUF reports whether the checkpoint is a GGUF file (for llama.cpp).
@@ -383,11 +391,13 @@ func ReleaseConfig(name string) (map[string]any, error) {
 }
 
 // servesRelease reports whether m, a model of entry e, serves e's
-// instruction-tuned release and that release publishes a config of its own
+// instruction-tuned release, or a checkpoint made from it
+// (Checkpoint.BaseModel), and that release publishes a config of its own
 // (InstructRelease.Config).
 func (e *indexedEntry) servesRelease(m *Model) bool {
 	ck := m.NativeCheckpoint()
-	return e.release != nil && ck != nil && strings.EqualFold(ck.Repo, e.Instruct.Repo)
+	return e.release != nil && ck != nil &&
+		(strings.EqualFold(ck.Repo, e.Instruct.Repo) || strings.EqualFold(ck.BaseModel, e.Instruct.Repo))
 }
 
 // releaseModel is m, a model of entry e that serves e's instruction-tuned

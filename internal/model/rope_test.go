@@ -32,7 +32,7 @@ func TestRopeFromOlderKeys(t *testing.T) {
 	assert.Zero(t, full.Factor, "the 1B's 32k context is not interpolated")
 
 	full, _ = lookupRope(t, "Phi-4-mini-instruct")
-	assert.Equal(t, Rope{Theta: 10000, PartialFactor: 0.75, OriginalMaxPositions: 4096}, full)
+	assert.Equal(t, Rope{Type: "longrope", Theta: 10000, PartialFactor: 0.75, OriginalMaxPositions: 4096}, full)
 	full, _ = lookupRope(t, "Qwen3-Next-80B-A3B-Instruct")
 	assert.Equal(t, Rope{Theta: 1e7, PartialFactor: 0.25}, full)
 	// GLM-4.7 rotates half of each head (its config.json at tt-metal's
