@@ -662,6 +662,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-14B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 14b is 14b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "the model card of Qwen/Qwen2.5-14B-Instruct (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-14B-Instruct/index.md, section Processing Long Texts): \"The current `config.json` is set for context length up to 32,768 tokens\", with YaRN rope_scaling to be added for longer inputs; no verbatim copy of the release's config.json was found, so only its position count is taken",
 		},
 	},
 	{
@@ -698,6 +702,10 @@ var catalogEntries = []CatalogEntry{
 		Instruct: InstructRelease{
 			Repo:   "Qwen/Qwen2.5-32B-Instruct",
 			Source: "https://ollama.com/library/qwen2.5 (ollama's library: the family's tags are the instruction-tuned release's, 32b is 32b-instruct; the base model is the -base tags)",
+			Config: map[string]any{
+				"max_position_embeddings": 32768.0,
+			},
+			ConfigSource: "the model card of Qwen/Qwen2.5-32B-Instruct (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/99910a83950ba1390a0953075b13b0059f9dcf54/Qwen/Qwen2.5-32B-Instruct/index.md, section Processing Long Texts): \"The current `config.json` is set for context length up to 32,768 tokens\", with YaRN rope_scaling to be added for longer inputs; no verbatim copy of the release's config.json was found, so only its position count is taken",
 		},
 	},
 	{

@@ -150,3 +150,20 @@ func TestOLMo2InstructReleaseConfigIsBF16(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "float32", cfg["torch_dtype"])
 }
+
+// Qwen/Qwen2.5-14B-Instruct and Qwen/Qwen2.5-32B-Instruct: Qwen's model
+// cards say "The current config.json is set for context length up to
+// 32,768 tokens" (and tell users to add YaRN rope_scaling to go beyond),
+// where the base models' configs give 131072 positions; no verbatim copy of
+// the two config.json files was found (instruct.config_source says so), so
+// the position count is the one fact taken, from the publisher's card.
+func TestQwen25FourteenAndThirtyTwoInstructPositions(t *testing.T) {
+	for name, want := range map[string]int{
+		"Qwen/Qwen2.5-14B-Instruct": 32768, "qwen2.5:14b": 32768, "Qwen/Qwen2.5-14B": 131072,
+		"Qwen/Qwen2.5-32B-Instruct": 32768, "qwen2.5:32b": 32768, "Qwen/Qwen2.5-32B": 131072,
+	} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.MaxContext, name)
+	}
+}
