@@ -454,7 +454,7 @@ func IsControl(r rune) bool { return r < 0x20 && r != '\t' || r >= 0x7f && r <= 
 // a missing tool gives ok false and no warning (absence is not a problem).
 // With NoExec nothing runs.
 func (m *Machine) Tool(ctx context.Context, backend, tool string, args ...string) (out []byte, w *registry.Warning, ok bool) {
-	if m.noExec || m.inline.on.Load() && m.refuseInline(m.inlineTool(tool)) {
+	if m.noExec || m.inline.on.Load() && m.refuseInline(m.inlineTool(tool)) || m.LacksTool(tool) {
 		return nil, nil, false
 	}
 	res := m.runner.Run(ctx, tool, args...)
@@ -533,6 +533,17 @@ func (m *Machine) HasTool(tool string) bool {
 		return l.Has(tool)
 	}
 	return true
+}
+
+// LacksTool reports whether the runner knows, without running anything or
+// recording a lookup in a capture, that tool is not there: a run would fail
+// as missing. Tool then answers that at once, without the per-detection
+// bookkeeping of a shared run (onceRunner: a key, a call and its channel,
+// some 0.6 KB each time on a machine without tools; docs/performance.md,
+// "Tenth pass"). A runner that cannot tell (a test's) lacks nothing.
+func (m *Machine) LacksTool(tool string) bool {
+	l, ok := m.runner.(interface{ Lacks(string) bool })
+	return ok && l.Lacks(tool)
 }
 
 // ToolWarning converts a failed run into the warning the registry reports.

@@ -137,6 +137,12 @@ func (o *onceRunner) Run(ctx context.Context, tool string, args ...string) Resul
 	return c.res
 }
 
+// Lacks forwards to the inner runner when it can tell (Machine.LacksTool).
+func (o *onceRunner) Lacks(tool string) bool {
+	l, ok := o.inner.(interface{ Lacks(string) bool })
+	return ok && l.Lacks(tool)
+}
+
 // Has forwards tool resolution to the inner runner when it can answer.
 func (o *onceRunner) Has(tool string) bool {
 	if l, ok := o.inner.(interface{ Has(string) bool }); ok {

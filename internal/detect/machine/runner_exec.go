@@ -150,6 +150,10 @@ type pathDirSeen struct {
 // Has reports whether tool resolves (so a missing tool costs no process).
 func (r *ExecRunner) Has(tool string) bool { return r.Resolve(tool) != "" }
 
+// Lacks reports that tool does not resolve on the runner's PATH: a run would
+// fail as missing (Machine.LacksTool).
+func (r *ExecRunner) Lacks(tool string) bool { return r.Resolve(tool) == "" }
+
 // systemPath is appended to the PATH a tool sees (never to the PATH tools are
 // resolved on): vendor tools are scripts too (rocm-smi starts with
 // "#!/usr/bin/env python3") and need the system's programs, which live in

@@ -95,6 +95,13 @@ func (r recordingRunner) Run(ctx context.Context, tool string, args ...string) R
 	return res
 }
 
+// Lacks asks the inner runner and records nothing: a tool that is not
+// there is not recorded either way (Recorder.RecordTool).
+func (r recordingRunner) Lacks(tool string) bool {
+	l, ok := r.inner.(interface{ Lacks(string) bool })
+	return ok && l.Lacks(tool)
+}
+
 func (r recordingRunner) Has(tool string) bool {
 	has := true
 	if l, ok := r.inner.(interface{ Has(string) bool }); ok {
@@ -146,6 +153,10 @@ func (r snapshotRunner) Run(_ context.Context, tool string, args ...string) Resu
 }
 
 func (r snapshotRunner) Has(tool string) bool { return r.s.HasTool(tool) }
+
+// Lacks: the capture neither found tool on PATH nor ran it, so every run of
+// it replays as missing.
+func (r snapshotRunner) Lacks(tool string) bool { return !r.s.HasTool(tool) }
 
 // replayedSentinels are the kinds of failure a Runner reports, most specific
 // first; a recorded failure text ends with the kind it wrapped.

@@ -158,6 +158,12 @@ func ReadNvidiaFabric(m *machine.Machine) nvFabric {
 // sysfs. A driver that rejects an optional field is asked again without it.
 // failure is the failed run's message, for brokenDriverReason.
 func nvidiaFromTool(ctx context.Context, m *machine.Machine, f *machine.Findings, fab nvFabric) (devs []nvDevice, fromTool bool, failure string) {
+	if m.LacksTool(ToolNvidiaSMI) {
+		// What both queries below would answer, without building them: on
+		// a machine without the tool that was 2 KB every detection
+		// (docs/performance.md, "Tenth pass").
+		return nil, false, ""
+	}
 	fields := append([]string(nil), NVQueryFields...)
 	var dropped []string
 	for {
