@@ -146,8 +146,8 @@ extern "C" {
  * stops holding (a sysroot beyond the 16 most recently detected, one
  * re-created at its path, a file whose read failed) are closed when the Go
  * garbage collector next runs, so between calls a few more may be open for a
- * while (tests/c/test_held_fds.c: 74 to 135 in all after 572 detections of
- * 143 sysroots).  A host must not close descriptors it did not open.  One
+ * while (tests/c/test_held_fds.c: 27 to 135 in all after 572 detections of
+ * 143 sysroots, by when the collector last ran).  A host must not close descriptors it did not open.  One
  * that does anyway (closefrom(3), a loop over /proc/self/fd): each detection
  * checks, with one fstat, that the held sysroot descriptor still names the
  * sysroot; when it does not (closed, or its number now another file), every
