@@ -9,39 +9,99 @@ import (
 
 // checkpointFor is the published checkpoint of m that stores level l for
 // an engine: a GGUF repository for a GGUF engine (llama.cpp), another for
-// the rest (vLLM); the one the request named first. nil when none is
+// the rest (vLLM): the one the request named, else the first of the
+// release it named (model.Model.Releases), else the first of the
+// entry's other release, which the Load serves only with its warning
+// (releaseSwitch): Llama-3.1-405B-Instruct at fp8 loads
+// meta-llama/Llama-3.1-405B-Instruct-FP8, not the pretrained
+// meta-llama/Llama-3.1-405B-FP8 listed before it. nil when none is
 // published.
 func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
-	var found *model.Checkpoint
+	return pickCheckpoint(m, func(ck *model.Checkpoint) bool {
+		return ck.IsGGUF() == gguf && storesLevel(ck, l)
+	})
+}
+
+// pickCheckpoint is the checkpoint of m that match accepts: the named one,
+// else the first of the named release, else the first of the other.
+func pickCheckpoint(m *model.Model, match func(*model.Checkpoint) bool) *model.Checkpoint {
+	if i := m.NamedCheckpoint; i >= 0 && i < len(m.Checkpoints) && match(&m.Checkpoints[i]) {
+		return &m.Checkpoints[i]
+	}
+	var other *model.Checkpoint
 	for i := range m.Checkpoints {
 		ck := &m.Checkpoints[i]
-		if ck.IsGGUF() != gguf {
-			continue
-		}
-		if cl, err := quant.Parse(ck.Quant); err != nil || cl != l {
-			continue
-		}
-		if i == m.NamedCheckpoint {
+		switch {
+		case !match(ck):
+		case ck.Release == m.Releases.Named:
 			return ck
-		}
-		if found == nil {
-			found = ck
+		case other == nil:
+			other = ck
 		}
 	}
-	return found
+	return other
 }
+
+// storesLevel reports whether ck stores level l.
+func storesLevel(ck *model.Checkpoint, l quant.Level) bool {
+	cl, err := quant.Parse(ck.Quant)
+	return err == nil && cl == l
+}
+
+// floatLevels are the float levels a Hugging Face engine converts between
+// on load, in the order floatCheckpoint prefers them.
+var floatLevels = []quant.Level{quant.BF16, quant.FP16, quant.FP32}
 
 // floatCheckpoint is the published 16- or 32-bit float checkpoint of m a
 // Hugging Face engine converts on load to another float level (--dtype) or
-// quantizes to fp8: bf16 first, then fp16 (Llama 2's and other float16
-// releases), then fp32; nil when none is published.
+// quantizes to fp8: of the release the request named first (its
+// repository is listed, model.nameRelease), then of the other; bf16
+// first, then fp16 (Llama 2's and other float16 releases), then fp32; nil
+// when none is published.
 func floatCheckpoint(m *model.Model) *model.Checkpoint {
-	for _, l := range []quant.Level{quant.BF16, quant.FP16, quant.FP32} {
-		if ck := checkpointFor(m, l, false); ck != nil {
-			return ck
+	for _, own := range []bool{true, false} {
+		for _, l := range floatLevels {
+			ck := pickCheckpoint(m, func(ck *model.Checkpoint) bool {
+				return !ck.IsGGUF() && storesLevel(ck, l) && (ck.Release == m.Releases.Named) == own
+			})
+			if ck != nil {
+				return ck
+			}
 		}
 	}
 	return nil
+}
+
+// preferNamed is, for a level a Hugging Face engine also reaches on load
+// from a float checkpoint (the float levels by --dtype, fp8 by quantizing),
+// the checkpoint it serves: the one stored at the level (atLevel), unless
+// it is of the other release than the request named and the float one is
+// of the named release (meta-llama/Llama-3.1-8B-Instruct, not the
+// pretrained model's FP8, for the instruct release at fp8).
+func preferNamed(m *model.Model, atLevel, float *model.Checkpoint) *model.Checkpoint {
+	if atLevel == nil || (float != nil && float.Release == m.Releases.Named) {
+		return float
+	}
+	return atLevel
+}
+
+// releaseSwitch is the warning of a Load that serves ck, a checkpoint of
+// the other release of m's entry than the request named, at level l
+// (model.Model.ReleaseSwitch); "" when ck is of the named release. An
+// instruction-tuned release and its pretrained model share the
+// architecture, so the plan's memory holds; unlike unpublishedNeed's level
+// that no checkpoint stores, a command can serve this one, and the answer
+// says whose weights they are.
+func releaseSwitch(m *model.Model, ck *model.Checkpoint, l quant.Level, gguf bool) string {
+	what := fmt.Sprintf("%s checkpoint", l)
+	switch {
+	case gguf:
+		what = fmt.Sprintf("%s GGUF", l)
+	case ck != nil && !storesLevel(ck, l):
+		// Served by converting on load (--dtype, fp8).
+		what = fmt.Sprintf("%s or 16- or 32-bit float checkpoint", l)
+	}
+	return m.ReleaseSwitch(ck, what)
 }
 
 // givenWeightsNeed is, for a Hugging Face engine (vLLM, SGLang), the

@@ -410,6 +410,10 @@ type Load struct {
 	// (givenWeightsNeed); "" otherwise. A command then serves Repo, or is
 	// withheld when Repo is "".
 	Needs string
+	// Switch is the warning that Repo is a checkpoint of another release
+	// of the catalog entry than the request named, the only one published
+	// at the level (releaseSwitch); "" otherwise.
+	Switch string
 }
 
 // Served is the model a command line serves: what the user gave and what

@@ -398,6 +398,7 @@ func (llamaCPP) Load(p *Placement) (*Load, string) {
 	ck := checkpointFor(p.Model, p.Level.LlamaCPPLevel(), true)
 	if ck != nil {
 		ld.Repo, ld.File, ld.Source = ck.Repo, ck.File, ck.Source
+		ld.Switch = releaseSwitch(p.Model, ck, p.Level.LlamaCPPLevel(), true)
 	}
 	// llama.cpp runs a GGUF file at the type it is stored in (no
 	// conversion on load: llama-quantize writes another file), so given

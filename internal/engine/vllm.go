@@ -267,15 +267,15 @@ func (vllm) Load(p *Placement) (*Load, string) {
 	if need := givenWeightsNeed(m, l, l == quant.FP8 || (l == quant.INT8 && p.Kind == registry.KindTPU), ck); need != "" {
 		ld := &Load{Quant: string(l), Needs: need}
 		if ck != nil {
-			ld.Repo, ld.Method, ld.Source = ck.Repo, ck.Method, ck.Source
+			ld.Repo, ld.Method, ld.Source, ld.Switch = ck.Repo, ck.Method, ck.Source, releaseSwitch(m, ck, l, false)
 		}
 		return ld, "vLLM: needs " + need + "; serving the given weights would run them as stored"
 	}
-	if ck == nil && onLoad {
-		ck = floatCheckpoint(m)
+	if onLoad && (ck == nil || ck.Release != m.Releases.Named) {
+		ck = preferNamed(m, ck, floatCheckpoint(m))
 	}
 	if ck != nil {
-		return &Load{Quant: string(l), Repo: ck.Repo, Method: ck.Method, Source: ck.Source}, ""
+		return &Load{Quant: string(l), Repo: ck.Repo, Method: ck.Method, Source: ck.Source, Switch: releaseSwitch(m, ck, l, false)}, ""
 	}
 	if len(m.Checkpoints) == 0 {
 		return nil, ""

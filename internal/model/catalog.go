@@ -208,6 +208,9 @@ type Checkpoint struct {
 	// release's does), so it is planned with them (servesRelease).
 	BaseModel string `json:"base_model,omitempty"`
 	Notes     string `json:"notes,omitempty"`
+	// Release is the release of its entry the checkpoint stores
+	// (checkpointRelease), set when the catalog is loaded.
+	Release Release `json:"-"`
 }
 
 // IsGGUF reports whether the checkpoint is a GGUF file (for llama.cpp).
@@ -243,7 +246,15 @@ var catalog = loadCatalog()
 func loadCatalog() catalogIndexed {
 	c := catalogIndexed{byKey: map[string]int{}, byTag: map[string]int{}, byRelease: map[string]int{}}
 	for _, e := range catalogEntries {
-		m, err := entryModel(e)
+		// The model's checkpoints carry their releases; the entry, as
+		// Catalog lists it, stays catalog.json's.
+		cks, err := e.withReleases()
+		if err != nil {
+			panic(fmt.Sprintf("model: catalog entry %s: %v", e.Name, err))
+		}
+		withReleases := e
+		withReleases.Checkpoints = cks
+		m, err := entryModel(withReleases)
 		if err != nil {
 			panic(fmt.Sprintf("model: catalog entry %s: %v", e.Name, err))
 		}
@@ -419,6 +430,7 @@ func (e *indexedEntry) releaseModel(m *Model) *Model {
 	r.Notes = append(append(append([]string(nil), e.release.Notes...), added...),
 		fmt.Sprintf("config: %s publishes its own %s over the catalog's %s config", e.Instruct.Repo, strings.Join(values, ", "), e.Name))
 	r.Checkpoints, r.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
+	r.Releases = m.Releases
 	return &r
 }
 
@@ -512,17 +524,19 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 	}
 	// An ollama tag names ollama's build of a release, never a Hugging
 	// Face repository, though its key may equal one ("llama3.1:8b").
-	if !instructVariant(m, name) {
+	tag, tunedRepo := instructVariant(m, name), ""
+	if !tag {
 		m.NamedCheckpoint = namedCheckpoint(m.Checkpoints, name)
 		if m.NamedCheckpoint < 0 {
-			namedVariant(m, name)
+			tunedRepo = namedVariant(m, name)
 		}
 	}
+	i, _ := lookupIndex(name)
+	e := &catalog.entries[i]
+	e.nameRelease(m, name, tag, tunedRepo)
 	// The release served publishes its own config where the catalog
 	// records one (Qwen/Qwen2.5-7B-Instruct: 32768 positions where the
 	// base model has 131072): plan that one, whose limits engines read.
-	i, _ := lookupIndex(name)
-	e := &catalog.entries[i]
 	config := e.Config
 	if e.servesRelease(m) {
 		m, config = e.releaseModel(m), e.releaseConfig
@@ -544,6 +558,7 @@ func FromName(name string, cfg map[string]any) (*Model, error) {
 	}
 	o.Name = m.Name
 	o.Checkpoints, o.NamedCheckpoint = m.Checkpoints, m.NamedCheckpoint
+	o.Releases = m.Releases
 	o.Source = m.Source + " with config overrides"
 	return o, nil
 }
@@ -585,7 +600,7 @@ func instructVariant(m *Model, name string) bool {
 	}
 	own := m.Checkpoints[0]
 	cks := append(append([]Checkpoint(nil), m.Checkpoints...), Checkpoint{
-		Quant: own.Quant, Repo: e.Instruct.Repo, Source: "https://huggingface.co/" + e.Instruct.Repo,
+		Quant: own.Quant, Repo: e.Instruct.Repo, Source: "https://huggingface.co/" + e.Instruct.Repo, Release: TunedRelease,
 		Notes: fmt.Sprintf("the instruction-tuned release ollama's %s is built from (%s); the catalog's config is %s's, the same architecture", name, e.Instruct.Source, own.Repo),
 	})
 	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
@@ -596,27 +611,29 @@ func instructVariant(m *Model, name string) bool {
 // namedVariant makes the tuned release a request named (variantRepo) the
 // checkpoint a Hugging Face engine serves at the float level of m's own
 // release, so that "gemma-3-27b-it" serves google/gemma-3-27b-it, not the
-// pretrained google/gemma-3-27b-pt whose config the catalog holds.
-func namedVariant(m *Model, name string) {
+// pretrained google/gemma-3-27b-pt whose config the catalog holds, and
+// returns that release's repository; "" when it served none.
+func namedVariant(m *Model, name string) string {
 	i, tuned, ok := lookupTrimmed(name)
 	if !ok {
-		return
+		return ""
 	}
 	e := catalog.entries[i].CatalogEntry
 	repo := variantRepo(name, e, tuned)
 	if repo == "" || len(m.Checkpoints) == 0 || m.Checkpoints[0].IsGGUF() {
-		return
+		return ""
 	}
 	own := m.Checkpoints[0]
-	if own.Quant != "bf16" && own.Quant != "fp16" && own.Quant != "fp32" {
-		return
+	if !floatQuant(own.Quant) {
+		return ""
 	}
 	cks := append(append([]Checkpoint(nil), m.Checkpoints...), Checkpoint{
-		Quant: own.Quant, Repo: repo, Source: "https://huggingface.co/" + repo,
+		Quant: own.Quant, Repo: repo, Source: "https://huggingface.co/" + repo, Release: TunedRelease,
 		Notes: fmt.Sprintf("the tuned release the request named; the catalog's config is %s's, the same architecture", own.Repo),
 	})
 	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
 	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the release named; its shape is the catalog's %s (%s)", repo, m.Name, own.Repo))
+	return repo
 }
 
 func unknownModel(name string) error {

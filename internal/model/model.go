@@ -208,6 +208,11 @@ type Model struct {
 	// named by its repository ("meta-llama/Llama-3.1-405B-Instruct-FP8"),
 	// -1 (or no checkpoints) when the model was named.
 	NamedCheckpoint int `json:"-"`
+	// Releases are the releases of the catalog entry and the one the
+	// request named (nameRelease), whose checkpoint an engine serves at
+	// every level it publishes (engine.checkpointFor); zero for a model
+	// the catalog did not give.
+	Releases Releases `json:"-"`
 }
 
 // NativeCheckpoint is the checkpoint that fixes the model's native format:

@@ -143,13 +143,15 @@ func placedStages(stages []stage) []engine.Stage {
 // engineAnswer is what a fitting plan's engine says about running it: its
 // flags (under its name, absent when it cannot express the plan), what it
 // loads, its environment, and notes for the explanation, start-up notes
-// last. Flags of one engine never describe a plan made on another
-// engine's budget.
+// last, and warnings (a checkpoint of another release than the request
+// named: engine.Load.Switch). Flags of one engine never describe a plan
+// made on another engine's budget.
 type engineAnswer struct {
-	Args  map[string][]string
-	Load  map[string]Load
-	Env   map[string]map[string]string
-	Notes []string
+	Args     map[string][]string
+	Load     map[string]Load
+	Env      map[string]map[string]string
+	Notes    []string
+	Warnings []string
 }
 
 func engineAnswerOf(pl *planned, req *planning, cluster bool) engineAnswer {
@@ -170,6 +172,9 @@ func engineAnswerOf(pl *planned, req *planning, cluster bool) engineAnswer {
 			out.Args[name] = args
 			if ld, _ := e.Load(v); ld != nil {
 				out.Load[name] = loadOf(ld)
+				if ld.Switch != "" {
+					out.Warnings = append(out.Warnings, e.Title()+": "+ld.Switch)
+				}
 			}
 			if env := e.Env(v); env != nil {
 				out.Env[name] = env

@@ -159,6 +159,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	run := engineAnswerOf(pl, req, ch.Cluster)
 	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env
 	ans.Explanation = append(ans.Explanation, run.Notes...)
+	ans.Warnings = append(ans.Warnings, run.Warnings...)
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)

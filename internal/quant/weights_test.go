@@ -187,7 +187,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	// Labels do not change the weights: names, sources, and the published
 	// checkpoints (which repository to load). LayerKinds is keyed by a
 	// fingerprint (checked below).
-	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true}
+	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true, "Releases": true}
 	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true, "VisionItem": true} // VisionEncoder, VisionItem: by value
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})

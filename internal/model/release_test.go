@@ -1,0 +1,130 @@
+package model
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Every checkpoint of the catalog has one release (checkpointRelease
+// returns no error), and one whose base_model the catalog records has the
+// release that base_model names: the entry's hf_id its own, the instruct
+// repository the tuned one. The name rule agrees with the catalog's
+// releases themselves: each instruct repository reads as tuned, each
+// hf_id of an entry with one as its own, so that a checkpoint named after
+// either is given its release.
+func TestEveryCheckpointHasItsRelease(t *testing.T) {
+	checked, withBase := 0, 0
+	for _, e := range Catalog() {
+		if r := e.Instruct.Repo; r != "" {
+			assert.True(t, tunedName(r), "%s: instruct repo %s has no instruct, chat or it word", e.Name, r)
+			assert.False(t, tunedName(e.HFID), "%s: hf_id %s reads as a tuned release", e.Name, e.HFID)
+		}
+		for _, ck := range e.Checkpoints {
+			r, err := e.checkpointRelease(ck)
+			require.NoError(t, err, e.Name)
+			checked++
+			switch {
+			case ck.BaseModel == "":
+			case strings.EqualFold(ck.BaseModel, e.Instruct.Repo):
+				withBase++
+				assert.Equal(t, TunedRelease, r, "%s %s", e.Name, ck.Repo)
+			default:
+				withBase++
+				assert.Equal(t, e.HFID, ck.BaseModel, "%s %s: base_model names neither release", e.Name, ck.Repo)
+				assert.Equal(t, OwnRelease, r, "%s %s", e.Name, ck.Repo)
+			}
+			if e.Instruct.Repo == "" {
+				assert.Equal(t, OwnRelease, r, "%s has one release: %s", e.Name, ck.Repo)
+			}
+		}
+	}
+	assert.Positive(t, checked)
+	assert.Positive(t, withBase, "Qwen/Qwen2.5-72B-Instruct-AWQ records its base_model")
+}
+
+// The releases of the checkpoints the lead's probe served across
+// releases, read from catalog.json.
+func TestCheckpointReleasesOfTheProbe(t *testing.T) {
+	want := map[string]Release{
+		"meta-llama/Llama-3.1-405B":                            OwnRelease,
+		"meta-llama/Llama-3.1-405B-FP8":                        OwnRelease,
+		"meta-llama/Llama-3.1-405B-Instruct":                   TunedRelease,
+		"meta-llama/Llama-3.1-405B-Instruct-FP8":               TunedRelease,
+		"hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4":   TunedRelease,
+		"hugging-quants/Meta-Llama-3.1-70B-Instruct-GPTQ-INT4": TunedRelease,
+		"Qwen/Qwen2.5-72B-Instruct-AWQ":                        TunedRelease,
+		"Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8":                  TunedRelease,
+		"ggml-org/gemma-3-27b-it-GGUF":                         TunedRelease,
+		"google/gemma-3-27b-pt":                                OwnRelease,
+		"deepseek-ai/DeepSeek-V2-Lite":                         OwnRelease,
+		// One release only: the entry is the instruct model.
+		"bartowski/Llama-3.3-70B-Instruct-GGUF": OwnRelease,
+	}
+	found := 0
+	for _, e := range Catalog() {
+		for _, ck := range e.Checkpoints {
+			w, ok := want[ck.Repo]
+			if !ok {
+				continue
+			}
+			found++
+			r, err := e.checkpointRelease(ck)
+			require.NoError(t, err, ck.Repo)
+			assert.Equal(t, w, r, ck.Repo)
+		}
+	}
+	assert.GreaterOrEqual(t, found, len(want))
+}
+
+// A base_model that names neither release, or contradicts the
+// repository's name, is an error: the catalog cannot give a checkpoint two
+// releases.
+func TestCheckpointReleaseRefusesAContradiction(t *testing.T) {
+	e := CatalogEntry{Name: "X-7B", HFID: "org/X-7B", Instruct: InstructRelease{Repo: "org/X-7B-Instruct"}}
+	_, err := e.checkpointRelease(Checkpoint{Repo: "q/X-7B-AWQ", BaseModel: "org/X-7B-Instruct"})
+	assert.ErrorContains(t, err, "names the instruction-tuned release, the repository's name the entry's own release")
+	_, err = e.checkpointRelease(Checkpoint{Repo: "q/X-7B-Instruct-AWQ", BaseModel: "other/Y"})
+	assert.ErrorContains(t, err, "neither the entry's hf_id nor its instruct repo")
+	r, err := e.checkpointRelease(Checkpoint{Repo: "q/X-7B-Instruct-AWQ", BaseModel: "org/X-7B-Instruct"})
+	require.NoError(t, err)
+	assert.Equal(t, TunedRelease, r)
+}
+
+// The release a request names: an ollama tag, the instruct id, a tuned
+// name and a tuned checkpoint name the tuned release; the catalog name,
+// hf_id and a checkpoint of the pretrained model the entry's own. A tuned
+// request whose release lists no float checkpoint is given its
+// repository at the entry's float level.
+func TestRequestNamesARelease(t *testing.T) {
+	for name, want := range map[string]Release{
+		"Llama-3.1-8B":                        OwnRelease,
+		"meta-llama/Llama-3.1-8B":             OwnRelease,
+		"meta-llama-3.1-8b":                   OwnRelease,
+		"llama3.1:8b":                         TunedRelease,
+		"meta-llama/Llama-3.1-8B-Instruct":    TunedRelease,
+		"Meta-Llama-3.1-8B-Instruct-AWQ-INT4": TunedRelease,
+		"meta-llama/Llama-3.1-405B-FP8":       OwnRelease,
+		"gemma-3-27b-it":                      TunedRelease,
+		"ggml-org/gemma-3-27b-it-GGUF":        TunedRelease,
+		"Qwen/Qwen2.5-72B-Instruct-AWQ":       TunedRelease,
+		"Qwen3-8B":                            OwnRelease,
+		"Qwen/Qwen3-8B-GGUF":                  OwnRelease,
+	} {
+		m, err := FromName(name, nil)
+		require.NoError(t, err, name)
+		assert.Equal(t, want, m.Releases.Named, name)
+	}
+	m, err := FromName("ggml-org/gemma-3-27b-it-GGUF", nil)
+	require.NoError(t, err)
+	var floats []string
+	for _, ck := range m.Checkpoints {
+		if ck.Release == TunedRelease && floatQuant(ck.Quant) {
+			floats = append(floats, ck.Repo)
+		}
+	}
+	assert.Equal(t, []string{"google/gemma-3-27b-it"}, floats)
+	assert.Equal(t, "ggml-org/gemma-3-27b-it-GGUF", m.NativeCheckpoint().Repo, "the named checkpoint stays the native one")
+}
