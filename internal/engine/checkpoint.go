@@ -23,7 +23,10 @@ func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
 }
 
 // pickCheckpoint is the checkpoint of m that match accepts: the named one,
-// else the first of the named release, else the first of the other.
+// else the first of the named release, else the first of the other when
+// the two releases share their config (model.Releases.ConfigsDiffer: the
+// command of a base Qwen2.5-72B plan at 131072 tokens must not load the
+// instruct AWQ, whose config.json allows 32768, which vLLM would refuse).
 func pickCheckpoint(m *model.Model, match func(*model.Checkpoint) bool) *model.Checkpoint {
 	if i := m.NamedCheckpoint; i >= 0 && i < len(m.Checkpoints) && match(&m.Checkpoints[i]) {
 		return &m.Checkpoints[i]
@@ -35,7 +38,7 @@ func pickCheckpoint(m *model.Model, match func(*model.Checkpoint) bool) *model.C
 		case !match(ck):
 		case ck.Release == m.Releases.Named:
 			return ck
-		case other == nil:
+		case other == nil && !m.Releases.ConfigsDiffer:
 			other = ck
 		}
 	}
@@ -138,7 +141,28 @@ func givenWeightsNeed(m *model.Model, l quant.Level, onLoad bool, ck *model.Chec
 // load: the answer names that checkpoint (Load.Needs) instead of a command
 // that would load the wrong weights or a placeholder.
 func unpublishedNeed(m *model.Model, l quant.Level) *Load {
-	return &Load{Quant: string(l), Needs: fmt.Sprintf("a checkpoint of %s stored at %s%s; the catalog knows none published", m.Name, l, formatsOf[l])}
+	none := "the catalog knows none published"
+	if ck := otherReleaseAt(m, l); ck != nil {
+		none = fmt.Sprintf("the catalog knows %s, a checkpoint of the other release, whose config differs (name that release to plan it)", ck.Repo)
+	}
+	return &Load{Quant: string(l), Needs: fmt.Sprintf("a checkpoint of %s stored at %s%s; %s", m.Name, l, formatsOf[l], none)}
+}
+
+// otherReleaseAt is the first Hugging Face checkpoint of the other release
+// of m's entry than the request named that stores level l, which
+// pickCheckpoint does not serve because the releases' configs differ
+// (model.Releases.ConfigsDiffer); nil otherwise.
+func otherReleaseAt(m *model.Model, l quant.Level) *model.Checkpoint {
+	if !m.Releases.ConfigsDiffer {
+		return nil
+	}
+	for i := range m.Checkpoints {
+		ck := &m.Checkpoints[i]
+		if !ck.IsGGUF() && storesLevel(ck, l) && ck.Release != m.Releases.Named {
+			return ck
+		}
+	}
+	return nil
 }
 
 // formatsOf names the published formats that store a level, for Needs.

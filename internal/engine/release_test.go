@@ -74,7 +74,6 @@ func TestNamedReleaseCases(t *testing.T) {
 		{"Llama-3.1-405B", quant.FP8, vllm{}, "meta-llama/Llama-3.1-405B-FP8", ""},
 		{"meta-llama/Llama-3.1-8B", quant.INT4, vllm{}, "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4", "serves hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4, the instruction-tuned release's"},
 		{"Llama-3.1-8B", quant.INT4, sglang{}, "hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4", "serves hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4, the instruction-tuned release's"},
-		{"Qwen2.5-72B", quant.INT8, vllm{}, "Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8", "serves Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8, the instruction-tuned release's"},
 		{"Qwen/Qwen2.5-72B-Instruct", quant.INT4, vllm{}, "Qwen/Qwen2.5-72B-Instruct-AWQ", ""},
 		{"hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4", quant.BF16, vllm{}, "meta-llama/Llama-3.1-8B-Instruct", ""},
 		{"hugging-quants/Meta-Llama-3.1-8B-Instruct-AWQ-INT4", quant.FP8, vllm{}, "meta-llama/Llama-3.1-8B-Instruct", ""},
@@ -100,6 +99,19 @@ func TestNamedReleaseCases(t *testing.T) {
 		} else {
 			assert.Contains(t, ld.Switch, c.warns, at)
 		}
+	}
+	// Qwen2.5-72B-Instruct publishes its own config (32768 positions, the
+	// base model 131072): its GPTQ and AWQ checkpoints do not stand in for
+	// the base model, whose plan may exceed what their config.json allows;
+	// the Load names the checkpoint the base model would need instead.
+	for _, l := range []quant.Level{quant.INT8, quant.INT4} {
+		m, err := model.FromName("Qwen2.5-72B", nil)
+		require.NoError(t, err)
+		ld, _ := vllm{}.Load(&Placement{Model: m, Level: l, Kind: registry.KindCUDA})
+		require.NotNil(t, ld, l)
+		assert.Empty(t, ld.Repo, l)
+		assert.Contains(t, ld.Needs, string(l), l)
+		assert.Contains(t, ld.Needs, "the catalog knows Qwen/Qwen2.5-72B-Instruct-", l)
 	}
 	m, err := model.FromName("meta-llama/Llama-3.1-8B", nil)
 	require.NoError(t, err)

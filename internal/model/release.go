@@ -31,6 +31,13 @@ type Releases struct {
 	// OwnPretrained says the entry's own release is the pretrained model
 	// of an instruction-tuned release (Instruct).
 	OwnPretrained bool
+	// ConfigsDiffer says the instruction-tuned release publishes config
+	// values of its own (InstructRelease.Config: Qwen2.5-72B-Instruct's
+	// 32768 positions beside the base model's 131072), so a checkpoint of
+	// one release cannot stand in for the other's: an engine loads the
+	// config of the checkpoint it serves, and the plan was made on the
+	// named release's.
+	ConfigsDiffer bool
 }
 
 // checkpointRelease is the release of e that ck stores. Its base_model
@@ -158,6 +165,7 @@ func (e CatalogEntry) nameRelease(m *Model, name string, tag bool, tunedRepo str
 		m.Releases.Repos[OwnRelease] = e.Checkpoints[0].Repo
 	}
 	m.Releases.OwnPretrained = e.Instruct.Repo != ""
+	m.Releases.ConfigsDiffer = len(e.Instruct.Config) > 0
 	switch {
 	case tag:
 		m.Releases.Named = TunedRelease
