@@ -401,14 +401,13 @@ func ReleaseConfig(name string) (map[string]any, error) {
 	return e.Config, nil
 }
 
-// servesRelease reports whether m, a model of entry e, serves e's
-// instruction-tuned release, or a checkpoint made from it
-// (Checkpoint.BaseModel), and that release publishes a config of its own
+// servesRelease reports whether m, a model of entry e, names e's
+// instruction-tuned release (Releases.Named, set by nameRelease: the
+// release's repository, a checkpoint of it by its base_model or its name,
+// an ollama tag), and that release publishes a config of its own
 // (InstructRelease.Config).
 func (e *indexedEntry) servesRelease(m *Model) bool {
-	ck := m.NativeCheckpoint()
-	return e.release != nil && ck != nil &&
-		(strings.EqualFold(ck.Repo, e.Instruct.Repo) || strings.EqualFold(ck.BaseModel, e.Instruct.Repo))
+	return e.release != nil && m.Releases.Named == TunedRelease
 }
 
 // releaseModel is m, a model of entry e that serves e's instruction-tuned

@@ -167,3 +167,26 @@ func TestQwen25FourteenAndThirtyTwoInstructPositions(t *testing.T) {
 		assert.Equal(t, want, m.MaxContext, name)
 	}
 }
+
+// Every checkpoint of the instruction-tuned release (Checkpoint.Release:
+// by its base_model or, without one, its name) plans the release's own
+// config, not only those with a base_model: Qwen/Qwen2.5-72B-Instruct-
+// GPTQ-Int8, quantized from Qwen2.5-72B-Instruct as its name says, planned
+// the base model's 131072 positions, a --max-model-len its config.json
+// does not allow.
+func TestEveryTunedCheckpointPlansTheReleaseConfig(t *testing.T) {
+	for _, e := range catalog.entries {
+		if e.release == nil {
+			continue
+		}
+		for _, ck := range e.model.Checkpoints {
+			m, err := FromName(ck.Repo, nil)
+			require.NoError(t, err, ck.Repo)
+			want := e.model.MaxContext
+			if ck.Release == TunedRelease {
+				want = e.release.MaxContext
+			}
+			assert.Equal(t, want, m.MaxContext, "%s (%s)", ck.Repo, ck.Release)
+		}
+	}
+}
