@@ -82,11 +82,12 @@ func TestNamedReleaseCases(t *testing.T) {
 		{"gemma3:27b", quant.INT4, llamaCPP{}, "ggml-org/gemma-3-27b-it-GGUF", ""},
 		{"Gemma-3-27B", quant.INT4, llamaCPP{}, "ggml-org/gemma-3-27b-it-GGUF", "serves ggml-org/gemma-3-27b-it-GGUF, the instruction-tuned release's"},
 		{"Gemma-3-27B", quant.BF16, vllm{}, "google/gemma-3-27b-pt", ""},
-		// A tuned name of an entry without an instruct release is served
-		// as that name (namedVariant) at the float levels, and quantized
-		// on load to fp8; at int4 only the entry's own AWQ is published.
-		{"Qwen3-8B-Instruct", quant.FP8, vllm{}, "Qwen/Qwen3-8B-Instruct", ""},
-		{"Qwen3-8B-Instruct", quant.INT4, vllm{}, "Qwen/Qwen3-8B-AWQ", "no int4 checkpoint of Qwen/Qwen3-8B-Instruct is published; serves Qwen/Qwen3-8B-AWQ, the catalog entry's own release's (Qwen/Qwen3-8B)"},
+		// A bare tuned name of an entry without an instruct release is
+		// the entry's own release (no repository is made up from the
+		// name: variantRepo); its id (org/name) is served as given.
+		{"Qwen3-8B-Instruct", quant.FP8, vllm{}, "Qwen/Qwen3-8B-FP8", ""},
+		{"Qwen3-8B-Instruct", quant.INT4, vllm{}, "Qwen/Qwen3-8B-AWQ", ""},
+		{"someorg/Qwen3-8B-Instruct", quant.BF16, vllm{}, "someorg/Qwen3-8B-Instruct", ""},
 	} {
 		at := c.name + " " + string(c.level) + " " + c.engine.Name()
 		m, err := model.FromName(c.name, nil)

@@ -570,17 +570,26 @@ var modelVariants = map[string]bool{"instruct": true, "chat": true, "it": true}
 
 // variantRepo is the Hugging Face repository of the tuned release a name
 // means when it reached entry e only by dropping a modelVariants ending
-// (tuned): the name itself when it is an id (org/name), else the name
-// under the entry's organisation; "" otherwise.
+// (tuned): the name itself when it is an id (org/name, the user's own);
+// for a bare name, the entry's instruction-tuned release (Llama-2-7b-chat
+// serves meta-llama/Llama-2-7b-chat-hf), never a repository made up from
+// the name (Qwen3-8B-Instruct is no repository: Qwen3-8B is itself the
+// post-trained model); "" otherwise.
 func variantRepo(name string, e CatalogEntry, tuned bool) string {
-	org, _, ok := strings.Cut(e.HFID, "/")
 	switch {
-	case !tuned || !ok:
+	case !tuned:
 		return ""
 	case strings.Contains(name, "/"):
 		return name
 	}
-	return org + "/" + name
+	return e.Instruct.Repo
+}
+
+// untunedNote is the note of a request that named a tuned release of
+// entry e by a bare name when e lists none (variantRepo ""): the plan
+// serves the entry's own checkpoints and says so.
+func untunedNote(name string, e CatalogEntry, served string) string {
+	return fmt.Sprintf("%s: the catalog knows no instruction-tuned release of %s apart from %s, which is served; give a Hugging Face id (org/name) to serve another repository", name, e.Name, served)
 }
 
 // instructVariant makes the instruction-tuned release of m's entry the
@@ -619,6 +628,9 @@ func namedVariant(m *Model, name string) string {
 	}
 	e := catalog.entries[i].CatalogEntry
 	repo := variantRepo(name, e, tuned)
+	if tuned && repo == "" && len(m.Checkpoints) > 0 {
+		m.Notes = append(m.Notes, untunedNote(name, e, m.Checkpoints[0].Repo))
+	}
 	if repo == "" || len(m.Checkpoints) == 0 || m.Checkpoints[0].IsGGUF() {
 		return ""
 	}

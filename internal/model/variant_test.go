@@ -21,6 +21,11 @@ func TestTunedReleaseIsTheCheckpointServed(t *testing.T) {
 		"google/gemma-3-27b-pt": "google/gemma-3-27b-pt",
 		"Llama-2-7B":            "meta-llama/Llama-2-7b-hf",
 		"Qwen2.5-7B-Instruct":   "Qwen/Qwen2.5-7B-Instruct",
+		// A bare tuned name serves the entry's tuned release, not a
+		// repository made from the name (meta-llama/Llama-2-7b-chat is
+		// none), and the entry's own where it lists none.
+		"Llama-2-7b-chat":   "meta-llama/Llama-2-7b-chat-hf",
+		"Qwen3-8B-Instruct": "Qwen/Qwen3-8B",
 	} {
 		m, err := FromName(name, nil)
 		require.NoError(t, err, name)
@@ -55,4 +60,12 @@ func TestEveryInstructReleaseIsNamedAndServed(t *testing.T) {
 			assert.True(t, ck.Repo == repo, "%s serves %s, not the release %s", name, ck.Repo, repo)
 		}
 	}
+}
+
+// A bare tuned name of an entry that lists no instruction-tuned release
+// says that the entry's own checkpoint is served and how to name another.
+func TestBareTunedNameWithoutReleaseSaysWhatIsServed(t *testing.T) {
+	m, err := FromName("Qwen3-8B-Instruct", nil)
+	require.NoError(t, err)
+	assert.Contains(t, m.Notes, "Qwen3-8B-Instruct: the catalog knows no instruction-tuned release of Qwen3-8B apart from Qwen/Qwen3-8B, which is served; give a Hugging Face id (org/name) to serve another repository")
 }
