@@ -1013,7 +1013,21 @@ type optionWords struct{ fixed *strings.Replacer }
 // quantHint matches plan.HintQuant's phrase; its group is the level.
 var quantHint = regexp.MustCompile(regexp.QuoteMeta(strings.TrimSuffix(plan.HintQuant(""), `""`)) + `"([a-z0-9_]+)"`)
 
+// trainingHint matches the training hints with a value (plan.HintMethod,
+// HintLoRARank, HintMicroBatch, HintSeqLen); its groups are the field and
+// the value.
+var trainingHint = regexp.MustCompile(`"(method|lora_rank|micro_batch|seq_len)": "?([a-z0-9_]+)"?`)
+
+// trainingFlags is the flag of each field trainingHint matches.
+var trainingFlags = map[string]string{
+	"method": "--method", "lora_rank": "--lora-rank", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
+}
+
 // Replace returns s with every hint phrase spelled as the CLI's flag.
 func (o optionWords) Replace(s string) string {
-	return quantHint.ReplaceAllString(o.fixed.Replace(s), "--quant $1")
+	s = quantHint.ReplaceAllString(o.fixed.Replace(s), "--quant $1")
+	return trainingHint.ReplaceAllStringFunc(s, func(m string) string {
+		g := trainingHint.FindStringSubmatch(m)
+		return trainingFlags[g[1]] + " " + g[2]
+	})
 }

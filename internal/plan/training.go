@@ -355,6 +355,11 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
+		} else if n == 1 && used[0].Dev.MemoryShared {
+			// A unified-memory GPU (a Mac, a DGX Spark, a Strix Halo)
+			// comes one to a machine: a count of such devices is not
+			// something its user can add, so say what needs less.
+			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget))
 		} else if used[0].Dev.Kind != registry.KindCPU {
 			// Accelerators only: more of them is a cluster to rent or
 			// ask for; more host RAM is not counted in devices.
@@ -397,6 +402,125 @@ func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *Tra
 		}
 	}
 	return nil
+}
+
+// lighterTraining says what makes a run fit one device whose count cannot
+// grow: the lightest change of, in order, the method (full to LoRA to
+// QLoRA; dpo, rlhf and distillation to LoRA adapters, lora_rank), gradient
+// checkpointing, micro-batch 1 and a shorter sequence, each figure the
+// estimate of that setting; else that only a smaller model would fit.
+func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget int64) string {
+	var tries []lighter
+	for _, c := range lighterOptions(o, s) {
+		if t, err := validateTraining(c.opts, req); err == nil {
+			c.setup = t
+			tries = append(tries, c)
+		}
+	}
+	if len(tries) == 0 {
+		return "only a smaller model fits it"
+	}
+	need := func(t *trainingSetup) int64 { return trainingMemory(req.Model, t, 1).TotalBytes }
+	for _, c := range tries {
+		if b := need(c.setup); b <= budget {
+			return fmt.Sprintf("it fits with %s (%s)", c.hints(s, nil), gib(b))
+		}
+	}
+	lightest := *tries[len(tries)-1].setup
+	if lightest.MicroBatch > 1 {
+		for _, c := range tries {
+			t := *c.setup
+			t.MicroBatch = 1
+			if b := need(&t); b <= budget {
+				return fmt.Sprintf("it fits with %s (%s)", c.hints(s, &t), gib(b))
+			}
+		}
+		lightest.MicroBatch = 1
+	}
+	// The sequence is shortened in steps of 256 tokens, the granularity
+	// of a chosen context (docs/requests.md, context_length "auto"); a run
+	// shorter than minTrainingSeq is not offered as a fix.
+	const step, minTrainingSeq = 256, 512
+	fits := func(k int) bool {
+		t := lightest
+		t.SeqLen = k * step
+		return need(&t) <= budget
+	}
+	last := tries[len(tries)-1]
+	if k := quant.Largest((lightest.SeqLen-1)/step, fits); k*step >= minTrainingSeq {
+		t := lightest
+		t.SeqLen = k * step
+		return fmt.Sprintf("it fits with %s (%s)", last.hints(s, &t), gib(need(&t)))
+	}
+	return fmt.Sprintf("only a smaller model fits it: even %s needs %s", last.hints(s, &lightest), gib(need(&lightest)))
+}
+
+// lighter is one lighter training setup lighterTraining tries: the
+// request's options changed, and that setup validated.
+type lighter struct {
+	opts  TrainingOptions
+	setup *trainingSetup
+}
+
+// lighterOptions is the request's options with gradient checkpointing on,
+// then with each lighter method: from full, LoRA then QLoRA; from lora or
+// prefix, QLoRA; dpo, rlhf and distillation train LoRA adapters.
+func lighterOptions(o TrainingOptions, s *trainingSetup) []lighter {
+	on := true
+	with := func(f func(*TrainingOptions)) lighter {
+		c := o
+		c.GradientCheckpointing = &on
+		f(&c)
+		return lighter{opts: c}
+	}
+	out := []lighter{with(func(*TrainingOptions) {})}
+	method := func(m string) lighter {
+		return with(func(c *TrainingOptions) {
+			c.Method, c.LoRARank, c.BaseQuant = m, 0, ""
+		})
+	}
+	switch s.Method {
+	case MethodFull:
+		out = append(out, method(MethodLoRA), method(MethodQLoRA))
+	case MethodLoRA, MethodPrefix:
+		out = append(out, method(MethodQLoRA))
+	case MethodDPO, MethodRLHF, MethodDistillation:
+		if !s.adapters {
+			out = append(out, with(func(c *TrainingOptions) { c.LoRARank = defaultLoRARank }))
+		}
+	}
+	return out
+}
+
+// hints names what the lighter setting (as t, when set, else as tried)
+// changes from the request's setup s, in the request's words (Hint*).
+func (c lighter) hints(s, t *trainingSetup) string {
+	if t == nil {
+		t = c.setup
+	}
+	var out []string
+	if t.Method != s.Method {
+		out = append(out, HintMethod(t.Method))
+	}
+	if t.LoRARank != s.LoRARank && t.Method == s.Method {
+		out = append(out, HintLoRARank(t.LoRARank))
+	}
+	if t.checkpointing && !s.checkpointing {
+		out = append(out, HintCheckpointing)
+	}
+	if t.MicroBatch != s.MicroBatch {
+		out = append(out, HintMicroBatch(t.MicroBatch))
+	}
+	if t.SeqLen != s.SeqLen {
+		out = append(out, HintSeqLen(t.SeqLen))
+	}
+	if len(out) == 0 {
+		return "these settings"
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // maxDevicesSuggested bounds devicesThatWould's search: a run that needs
