@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,6 +13,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 )
 
 // A device id the machine does not have is an error that says which ids
@@ -638,4 +642,71 @@ func TestEngineErrorsNameTheFlag(t *testing.T) {
 		assert.Contains(t, r.stderr, c.want, c.args)
 		assert.NotContains(t, r.stderr, "request: ", c.args)
 	}
+}
+
+// An engine error names the flags of the fields it mentions anywhere in
+// its text, not only the field it starts with: "--fsdp shards like ZeRO
+// stage 3; --zero 2 contradicts it" read "...; zero_stage 2 contradicts
+// it", "--teacher: model ... is not in the catalog" read "request:
+// training.teacher: ...", and a fix it names is the flag to type
+// ("use 1 or --engine vllm"). The library's message keeps the request's
+// field paths (wire), which a program sending JSON reads.
+func TestEngineErrorsNameEveryFlagTheyMention(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		want, wire string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "full", "--fsdp", "--zero", "2"},
+			"invalid_argument: --fsdp shards like ZeRO stage 3; --zero 2 contradicts it",
+			"request: training.fsdp shards like ZeRO stage 3; training.zero_stage 2 contradicts it"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "3", "--tensor-parallel", "2"},
+			"invalid_argument: --num-devices 3 is not a multiple of --tensor-parallel 2",
+			"request: training.num_devices 3 is not a multiple of training.tensor_parallel 2"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--base-quant", "q4_k_m"},
+			"invalid_argument: --base-quant applies to --method qlora, not full",
+			`request: training.base_quant applies to "method": "qlora", not full`},
+		{[]string{"train", "--model", "8b", "--method", "distillation", "--teacher", "no-such-model-1"},
+			`unknown_model: --teacher: model "no-such-model-1" is not in the catalog`,
+			`request: training.teacher: model "no-such-model-1" is not in the catalog`},
+		{[]string{"plan", "--model", "8b", "--context", "16m", "--batch", "1000000"},
+			"invalid_argument: --context 16777216 x --batch 1000000 needs about",
+			"request: context_length 16777216 x batch_size 1000000 needs about"},
+		{[]string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--tensor-parallel-size", "2"},
+			`llama.cpp splits layers, not tensors, across devices; use 1 or --engine vllm`,
+			`llama.cpp splits layers, not tensors, across devices; use 1 or "engine": "vllm"`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 1, r.code, c.args)
+		assert.Contains(t, r.stderr, c.want, c.args)
+		for _, wire := range []string{"request: ", "training.", "zero_stage", "_size", "batch_size", `"engine"`, `"method"`} {
+			assert.NotContains(t, r.stderr, wire, c.args)
+		}
+		j := runCLI(t, withFixture(t, "h200-vm", append(c.args, "--json")...)...)
+		assert.Equal(t, 1, j.code, c.args)
+		assert.Contains(t, libraryMessage(t, c.args), c.wire, "the library's message keeps the request's field paths")
+	}
+}
+
+// libraryMessage is the error message the library answers to the request
+// the command sends for args (on the h200-vm fixture).
+func libraryMessage(t *testing.T, args []string) string {
+	t.Helper()
+	var body []byte
+	var out, errOut bytes.Buffer
+	a := testApp(&out, &errOut)
+	a.sent = func(kind string, b []byte) {
+		if kind == "planning" {
+			body = b
+		}
+	}
+	a.run(withFixture(t, "h200-vm", args...))
+	require.NotNil(t, body, "%v sent no planning request: %s", args, errOut.String())
+	entry := map[string]func(context.Context, []byte, api.Env) []byte{"plan": api.PlanSharding, "train": api.EstimateTraining}[args[0]]
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(entry(context.Background(), body, api.NoEnv), &e))
+	return e.Error.Message
 }

@@ -63,7 +63,7 @@ func (s *trainingSetup) decodeBaseQuant() error {
 	b := strings.ToLower(strings.TrimSpace(s.BaseQuant))
 	if s.Method != MethodQLoRA {
 		if b != "" {
-			return errs.New(errs.InvalidArgument, "request: training.base_quant applies to method qlora, not %s", s.Method)
+			return errs.New(errs.InvalidArgument, "request: training.base_quant applies to %s, not %s", HintMethod(MethodQLoRA), s.Method)
 		}
 		return nil
 	}
@@ -115,7 +115,7 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 	}
 	if s.FSDP {
 		if s.ZeROStage != 0 && s.ZeROStage != 3 {
-			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; zero_stage %d contradicts it", s.ZeROStage)
+			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; training.zero_stage %d contradicts it", s.ZeROStage)
 		}
 		s.ZeROStage = 3
 	}
@@ -141,7 +141,7 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		}
 	}
 	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {
-		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of tensor_parallel %d", s.NumDevices, s.TensorParallel)
+		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of training.tensor_parallel %d", s.NumDevices, s.TensorParallel)
 	}
 	switch s.Method {
 	case MethodLoRA, MethodQLoRA, MethodPrefix:
