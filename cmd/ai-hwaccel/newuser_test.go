@@ -710,3 +710,28 @@ func libraryMessage(t *testing.T, args []string) string {
 	require.NoError(t, json.Unmarshal(entry(context.Background(), body, api.NoEnv), &e))
 	return e.Error.Message
 }
+
+// A count above what the request contract allows (schema/request.schema.json
+// maxima: training.micro_batch, lora_rank, num_devices and tensor_parallel
+// 65536, seq_len and context_length 16 Mi, batch_size 1 Mi) is a usage
+// error naming the flag and its largest value, like --zero 4; the command
+// sent such requests, which the library answered "request:
+// training.micro_batch 100000000 is outside [1, 65536]".
+func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "full", "--micro-batch", "100000000"}, "--micro-batch must be 1-65536, got 100000000"},
+		{[]string{"train", "--model", "8b", "--method", "lora", "--lora-rank", "100000"}, "--lora-rank must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "100000"}, "--num-devices must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--tensor-parallel", "100000"}, "--tensor-parallel must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "32m"}, "--seq-len must be 1-16777216, got 33554432"},
+		{[]string{"plan", "--model", "8b", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
+		{[]string{"plan", "--model", "8b", "--batch", "2m"}, "--batch must be 1-1048576, got 2097152"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/hub"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h),
@@ -246,6 +247,9 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		if err != nil {
 			return nil, usagef(f.cmd, "--%s: %v", x.name, err)
 		}
+		if limit := map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name]; n > limit {
+			return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.name, limit, n)
+		}
 		req[x.key] = n
 	}
 	if f.isSet("devices") {
@@ -404,11 +408,17 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 			o[x.key] = strings.TrimSpace(x.val)
 		}
 	}
-	for _, x := range []struct{ flag, key, val string }{{"seq-len", "seq_len", t.seqLen}, {"micro-batch", "micro_batch", t.microBatch}} {
+	for _, x := range []struct {
+		flag, key, val string
+		max            int
+	}{{"seq-len", "seq_len", t.seqLen, planreq.MaxContextLength}, {"micro-batch", "micro_batch", t.microBatch, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
 			n, err := parseCount(x.val)
 			if err != nil {
 				return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
+			}
+			if n > x.max {
+				return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.flag, x.max, n)
 			}
 			o[x.key] = n
 		}
@@ -416,14 +426,14 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 	for _, x := range []struct {
 		flag, key string
 		v, min    int
-		max       int // 0: none
-	}{{"zero", "zero_stage", t.zeroStage, 0, 3}, {"num-devices", "num_devices", t.numDevices, 1, 0},
-		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1, 0}, {"lora-rank", "lora_rank", t.loraRank, 1, 0}} {
+		max       int // the request contract's (schema/request.schema.json)
+	}{{"zero", "zero_stage", t.zeroStage, 0, 3}, {"num-devices", "num_devices", t.numDevices, 1, planreq.MaxTrainingCount},
+		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1, planreq.MaxTrainingCount}, {"lora-rank", "lora_rank", t.loraRank, 1, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
 			if x.v < x.min {
 				return nil, usagef(f.cmd, "--%s must be >= %d, got %d", x.flag, x.min, x.v)
 			}
-			if x.max > 0 && x.v > x.max {
+			if x.v > x.max {
 				return nil, usagef(f.cmd, "--%s must be %d-%d, got %d", x.flag, x.min, x.max, x.v)
 			}
 			o[x.key] = x.v

@@ -35,9 +35,9 @@ const (
 const (
 	defaultLoRARank      = 16
 	defaultPrefixTokens  = 20 // PEFT PrefixTuningConfig examples
-	maxLoRARank          = 1 << 16
-	maxTrainingDevices   = 1 << 16
-	maxTrainingMicroBtch = 1 << 16
+	maxLoRARank          = planreq.MaxTrainingCount
+	maxTrainingDevices   = planreq.MaxTrainingCount
+	maxTrainingMicroBtch = planreq.MaxTrainingCount
 )
 
 // TrainingOptions is the "training" object of an estimate_training request
