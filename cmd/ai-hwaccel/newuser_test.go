@@ -735,3 +735,34 @@ func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
 		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
 	}
 }
+
+// The Room line gives the exact longest context the devices hold
+// (max_context_length, kept exact in --json), and where the command runs a
+// chosen context below it, says why the two numbers differ: a chosen
+// context is that maximum rounded down to a multiple of 256 (llama.cpp's
+// --fit step, internal/plan/fitcontext.go). A user saw "context up to
+// 57671 tokens" beside "-c 57600" with nothing joining them.
+func TestRoomSaysWhyTheCommandsContextIsShorter(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		args    []string
+		room    string
+		max     float64
+	}{
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B"},
+			"Room: context up to 57671 tokens (the command's -c 57600 is that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 1 sequence at once\n", 57671},
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--batch", "4"},
+			"Room: context up to 14417 tokens (the command's -c 57344 gives each of its 4 sequences 14336: that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 4 sequences at once\n", 14417},
+		{"nvidia-mig", []string{"plan", "--model", "google/gemma-3-27b-it", "--engine", "vllm"},
+			"Room: context up to 59280 tokens (the command's --max-model-len 59136 is that rounded down to a multiple of 256); up to 1 sequence at once\n", 59280},
+		// A context the user gave is theirs: the maximum is room beyond it.
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--context", "8k"},
+			"Room: context up to 57671 tokens; up to 7 sequences at once\n", 57671},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, c.room, c.args)
+		obj, _ := runJSON(t, withFixture(t, c.fixture, append(c.args, "--json")...)...)
+		assert.Equal(t, c.max, obj["max_context_length"], c.args)
+	}
+}

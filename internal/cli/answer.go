@@ -67,7 +67,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	if a.Fits {
 		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory)
 		writeBudget(w, a.Budget)
-		writeRoom(w, a)
+		writeRoom(w, a, info)
 		if len(a.IdleDevices) > 0 {
 			fmt.Fprintf(w, "Idle: %s\n", strings.Join(a.IdleDevices, ", "))
 		}
@@ -655,11 +655,13 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 }
 
 // writeRoom prints the plan's maxima: the longest context and the largest
-// batch on the same devices (max_context_length, max_batch_size).
-func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
+// batch on the same devices (max_context_length, max_batch_size), the
+// context exact, with what the printed command runs where that is the
+// maximum rounded down (commandContextNote).
+func writeRoom(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 	var parts []string
 	if c := a.MaxContextLength; c > 0 {
-		parts = append(parts, fmt.Sprintf("context up to %d tokens", c))
+		parts = append(parts, fmt.Sprintf("context up to %d tokens", c)+commandContextNote(a, info))
 	}
 	if b := a.MaxBatchSize; b > 0 {
 		parts = append(parts, "up to "+plural(b, "sequence")+" at once")
@@ -670,6 +672,39 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds),
 	// as every other plan's do.
 	fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
+}
+
+// commandContextNote says, when the printed command's context per
+// sequence is the plan's maximum rounded down to a multiple of
+// engine.LlamaFitContextStep (a chosen context: internal/plan/fitcontext.go),
+// that it is, so that the Room line's exact figure and the command's do not
+// read as two answers: " (the command's -c 57600 is that rounded down to a
+// multiple of 256, as llama.cpp's --fit rounds)". "" otherwise.
+func commandContextNote(a *plan.ShardingAnswer, info AnswerInfo) string {
+	e, args := shownEngine(a, info)
+	flag := contextFlags[e]
+	ctx, _ := strconv.Atoi(flagValue(args, flag))
+	longest := a.MaxContextLength
+	if ctx <= 0 || longest <= 0 {
+		return ""
+	}
+	perSequence, n := ctx, 1
+	if np, _ := strconv.Atoi(flagValue(args, "-np")); e == "llama.cpp" && np > 1 {
+		perSequence, n = ctx/np, np
+	}
+	const step = engine.LlamaFitContextStep
+	if longest == perSequence || longest-longest%step != perSequence {
+		return ""
+	}
+	what := fmt.Sprintf("the command's %s %d is that", flag, ctx)
+	if n > 1 {
+		what = fmt.Sprintf("the command's %s %d gives each of its %d sequences %d: that", flag, ctx, n, perSequence)
+	}
+	why := ""
+	if e == "llama.cpp" {
+		why = ", as llama.cpp's --fit rounds"
+	}
+	return fmt.Sprintf(" (%s rounded down to a multiple of %d%s)", what, step, why)
 }
 
 func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {
