@@ -766,3 +766,24 @@ func TestRoomSaysWhyTheCommandsContextIsShorter(t *testing.T) {
 		assert.Equal(t, c.max, obj["max_context_length"], c.args)
 	}
 }
+
+// A --draft-model the catalog does not know is that flag's error: the
+// command blamed the plan's own model ("--model "llama-3.1-8b" is not a
+// size like 70b, not a model the catalog knows ... (model "llama-3.2-1x"
+// is not in the catalog; did you mean Llama-3.2-1B ...)"), a catalog name
+// it had just resolved, because the library's message did not say which
+// member it was about; it now reads "request: draft_model: model ...", as
+// training.teacher's does.
+func TestUnknownDraftModelIsTheDraftsError(t *testing.T) {
+	args := []string{"plan", "--model", "llama-3.1-8b", "--draft-model", "llama-3.2-1x"}
+	r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `ai-hwaccel: unknown_model: --draft-model: model "llama-3.2-1x" is not in the catalog; did you mean Llama-3.2-1B`)
+	assert.NotContains(t, r.stderr, `--model "llama-3.1-8b"`)
+	assert.Contains(t, libraryMessage(t, args), `request: draft_model: model "llama-3.2-1x" is not in the catalog`)
+
+	// The plan's own unknown model is still --model's usage error.
+	r = runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "llama-3.1-8x", "--draft-model", "llama-3.2-1b")...)
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `ai-hwaccel: usage: --model "llama-3.1-8x" is not a size like 70b`)
+}

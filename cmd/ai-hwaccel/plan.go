@@ -557,7 +557,7 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 	}
 	out, err := ask(m)
 	var ee *engineError
-	if m.key == "name" && errors.As(err, &ee) && ee.code == errs.UnknownModel {
+	if m.key == "name" && errors.As(err, &ee) && ee.code == errs.UnknownModel && (ee.field == "" || ee.field == "model") {
 		if exists(raw) {
 			m = pathArg(raw)
 			out, err = ask(m)

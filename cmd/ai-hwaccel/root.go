@@ -182,7 +182,11 @@ func answerError(out []byte) error {
 	if err := json.Unmarshal(out, &e); err != nil || e.Error == nil {
 		return nil
 	}
-	return &engineError{code: e.Error.Code, message: flagWords(e.Error.Message)}
+	ee := &engineError{code: e.Error.Code, message: flagWords(e.Error.Message)}
+	if m := requestField.FindStringSubmatch(e.Error.Message); m != nil {
+		ee.field = m[1]
+	}
+	return ee
 }
 
 // requestFlags are the request fields the commands set from a flag of

@@ -209,6 +209,12 @@ func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProject
 		var spec model.Spec
 		m, err := decodeModelValue(draft, "request: draft_model", &spec)
 		if err != nil {
+			// A model the catalog or the file system does not give is
+			// the draft's, not the plan's model: say which member, as
+			// training.teacher does.
+			if msg := errs.MessageOf(err); !strings.HasPrefix(msg, "request: draft_model") {
+				return errs.New(errs.CodeOf(err), "request: draft_model: %s", msg)
+			}
 			return err
 		}
 		if m.Layers > planreq.MaxLayers {
