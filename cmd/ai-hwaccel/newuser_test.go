@@ -787,3 +787,24 @@ func TestUnknownDraftModelIsTheDraftsError(t *testing.T) {
 	assert.Equal(t, 2, r.code, r.stderr)
 	assert.Contains(t, r.stderr, `ai-hwaccel: usage: --model "llama-3.1-8x" is not a size like 70b`)
 }
+
+// --table marks a device that cannot be used "(unavailable)" and says why
+// (the registry's unavailable_reason), devices with one reason together:
+// the MIG fixture's parent H100 and the ZimaOS Arc Pro B70 with no driver
+// bound printed "(unavailable)" above "Warnings: none", with no reason
+// anywhere in the text.
+func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
+	for _, c := range []struct{ fixture, want string }{
+		{"nvidia-mig", "\nUnavailable:\n  cuda:0: MIG mode enabled: work runs on its MIG instances, listed as devices\n"},
+		{"zimaos-arc-pro-b70-unbound", "\nUnavailable:\n  intel_gpu:0: no kernel driver bound\n"},
+		{"mi300x-8-cpx", "\nUnavailable:\n  rocm:0-6: compute partition mode CPX: work runs on its 8 partitions, listed as devices\n" +
+			"  rocm:7: compute partition mode CPX: work runs on its 7 partitions, listed as devices\n"},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, "--table")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, c.want, c.fixture)
+	}
+	r := runCLI(t, withFixture(t, "h200-vm", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "Unavailable", "no section when every device is available")
+}
