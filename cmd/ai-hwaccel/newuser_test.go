@@ -808,3 +808,12 @@ func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.NotContains(t, r.stdout, "Unavailable", "no section when every device is available")
 }
+
+// fit --all's WHY column writes the engine's "N device(s)" as plan's text
+// does ("the 1 metal_gpu (apple) device"); it printed "device(s)".
+func TestFitWhySaysOneDevice(t *testing.T) {
+	r := runCLI(t, withFixture(t, "macbook-m3-pro", "fit", "--all", "--filter", "falcon-40b")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "does not fit split over the 1 metal_gpu (apple) device\n")
+	assert.NotContains(t, r.stdout, "(s)")
+}
