@@ -159,6 +159,11 @@ func (a *app) fit(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 && filter != "" && !asJSON {
+		// Nothing matched: not a machine too small for what did.
+		_, err := fmt.Fprintf(a.stdout, "No catalog model matches %q (ai-hwaccel models lists the catalog).\n", filter)
+		return err
+	}
 	if !all {
 		kept := rows[:0]
 		for _, r := range rows {

@@ -817,3 +817,18 @@ func TestFitWhySaysOneDevice(t *testing.T) {
 	assert.Contains(t, r.stdout, "does not fit split over the 1 metal_gpu (apple) device\n")
 	assert.NotContains(t, r.stdout, "(s)")
 }
+
+// fit with a --filter no catalog model matches says so, as models does,
+// instead of "No catalog model fits (ai-hwaccel fit --all lists them ...)",
+// which even --all printed, listing nothing.
+func TestFitFilterMatchingNothingSaysSo(t *testing.T) {
+	for _, args := range [][]string{{"fit", "--filter", "zzz"}, {"fit", "--all", "--filter", "zzz"}} {
+		r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "No catalog model matches \"zzz\" (ai-hwaccel models lists the catalog).\n", r.stdout, args)
+	}
+	// A filter that matches only models too large still points at --all.
+	r := runCLI(t, withFixture(t, "cpu-only", "fit", "--filter", "Kimi-K2-Instruct")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "No catalog model fits (ai-hwaccel fit --all lists them")
+}
