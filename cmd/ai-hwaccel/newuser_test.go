@@ -832,3 +832,17 @@ func TestFitFilterMatchingNothingSaysSo(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "No catalog model fits (ai-hwaccel fit --all lists them")
 }
+
+// --engine takes its name in any case (the engine's rule), and the text
+// then prints that engine's command: "--engine LLAMA.CPP" planned for
+// llama.cpp but printed no "run:" and no Engine commands, looking its
+// arguments up under "LLAMA.CPP".
+func TestEngineNameInAnyCasePrintsItsCommand(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--engine", "LLAMA.CPP")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0 llama-server ")
+	assert.Contains(t, r.stdout, "\nEngine commands:\n  llama.cpp: ")
+	r = runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda", "--engine", "VLLM")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "vllm serve ")
+}

@@ -343,6 +343,9 @@ func (p *planFlags) choices(f *flags, req map[string]any) error {
 		}
 		req[x.key] = v
 	}
+	// The engine's name as its answer keys engine_args (any case is
+	// accepted): the text looks the command up under it.
+	p.engine = strings.ToLower(strings.TrimSpace(p.engine))
 	return nil
 }
 
