@@ -846,3 +846,24 @@ func TestEngineNameInAnyCasePrintsItsCommand(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "vllm serve ")
 }
+
+// A flag given without its value takes the next flag as its value; the
+// command then said "unexpected argument "8k"" of 'plan --model --context
+// 8k', pointing at the wrong word. It now names the flag that has no value.
+func TestFlagWithoutValueSaysSo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--model", "--context", "8k"}, `--model has no value: it took the flag "--context" as its value`},
+		{[]string{"train", "--model", "8b", "--method", "--zero", "3"}, `--method has no value: it took the flag "--zero" as its value`},
+		{[]string{"plan", "--model", "8b", "--devices", "--json"}, `--devices has no value: it took the flag "--json" as its value`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, c.args)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+	// A value that only starts with a dash is a value.
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--context", "-5")...)
+	assert.Contains(t, r.stderr, `--context: "-5" is not a count`)
+}
