@@ -5,6 +5,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -866,4 +868,25 @@ func TestFlagWithoutValueSaysSo(t *testing.T) {
 	// A value that only starts with a dash is a value.
 	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--context", "-5")...)
 	assert.Contains(t, r.stderr, `--context: "-5" is not a count`)
+}
+
+// A registry written by hand for a machine the user does not have, with
+// no "available" member (the schema requires it; absent, it reads false),
+// planned as "cannot tell whether it fits: no available device with known
+// memory" beside an 80 GiB GPU; the refusal now names the devices with
+// memory it left out as unavailable and why.
+func TestNoDeviceRefusalNamesTheUnavailableDevices(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	r := runCLI(t, "plan", "--model", "8b", "--registry", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false or missing, and it gives no unavailable_reason)`)
+	r = runCLI(t, "train", "--model", "8b", "--method", "lora", "--registry", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false`)
+
+	// A detected machine's reason is the detection's.
+	r = runCLI(t, withFixture(t, "v100-pcie-nouveau-era-no-driver", "plan", "--model", "8b")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "no available device with known memory; left out as unavailable: cuda:0, cuda:1 (no driver bound)")
 }
