@@ -92,6 +92,9 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 		w.Auto = true
 		return nil
 	}
+	if s := bytes.TrimSpace(b); len(s) > 0 && s[0] == '"' {
+		return errs.New(errs.InvalidArgument, `expected an integer or "auto", got %s`, clip(string(s)))
+	}
 	return w.wireInt.UnmarshalJSON(b)
 }
 
