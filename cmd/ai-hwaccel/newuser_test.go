@@ -890,3 +890,20 @@ func TestNoDeviceRefusalNamesTheUnavailableDevices(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "no available device with known memory; left out as unavailable: cuda:0, cuda:1 (no driver bound)")
 }
+
+// An unknown model's message tells a CLI user what to type: the library's
+// "give params, config or path instead" names request members, which the
+// command has none of; the CLI reads "give a size (70b), a catalog name
+// (ai-hwaccel models) or a model file instead", and --model's own usage
+// error, which says as much before it, drops it.
+func TestUnknownModelHintNamesWhatToType(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "distillation", "--teacher", "no-such-1")...)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `--teacher: model "no-such-1" is not in the catalog; give a size (70b), a catalog name (ai-hwaccel models) or a model file instead`)
+	r = runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "nosuchmodel")...)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `(model "nosuchmodel" is not in the catalog)`)
+	for _, r := range []result{r, runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "./nope.gguf")...)} {
+		assert.NotContains(t, r.stderr, "params, config or path")
+	}
+}

@@ -574,10 +574,12 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 			out, err = ask(m)
 			return out, m, err
 		}
+		// The sentence says what --model takes: the hint would repeat it.
+		why := strings.TrimSuffix(ee.message, "; "+cli.GiveModel)
 		if model.LooksLikePath(raw) {
-			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, ee.message)
+			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, why)
 		}
-		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)
+		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, why)
 	}
 	return out, m, err
 }

@@ -14,6 +14,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
@@ -1035,12 +1036,17 @@ var OptionWords = optionWords{fixed: func() *strings.Replacer {
 		plan.HintPlacementFewest, "--placement fewest",
 		plan.HintCheckpointing, "--gradient-checkpointing",
 		plan.HintZeRO3, "--zero 3",
+		model.HintGiveModel, GiveModel,
 	}
 	for _, e := range engine.Names() {
 		pairs = append(pairs, plan.HintEngine(e), "--engine "+e)
 	}
 	return strings.NewReplacer(pairs...)
 }()}
+
+// GiveModel is model.HintGiveModel in the CLI's words: what a model flag
+// takes.
+const GiveModel = "give a size (70b), a catalog name (ai-hwaccel models) or a model file instead"
 
 // optionWords is OptionWords: the fixed phrases, then the levels.
 type optionWords struct{ fixed *strings.Replacer }

@@ -487,13 +487,18 @@ func namedVariant(m *Model, name string) {
 	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the release named; its shape is the catalog's %s (%s)", repo, m.Name, own.Repo))
 }
 
+// HintGiveModel is what an unknown model's message asks for instead, in
+// the request's members; a front end with other words for them rewrites
+// exactly this phrase (internal/cli OptionWords).
+const HintGiveModel = "give params, config or path instead"
+
 func unknownModel(name string) error {
 	if tags := ollamaFamilyTags(name); len(tags) > 0 {
 		return errs.New(errs.UnknownModel, "model %q is not in the catalog; an ollama name takes its size tag: %s", name, strings.Join(tags, ", "))
 	}
 	s := Suggest(name, 3)
 	if len(s) == 0 {
-		return errs.New(errs.UnknownModel, "model %q is not in the catalog; give params, config or path instead", name)
+		return errs.New(errs.UnknownModel, "model %q is not in the catalog; %s", name, HintGiveModel)
 	}
 	return errs.New(errs.UnknownModel, "model %q is not in the catalog; did you mean %s?", name, strings.Join(s, ", "))
 }
