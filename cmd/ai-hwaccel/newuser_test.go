@@ -907,3 +907,18 @@ func TestUnknownModelHintNamesWhatToType(t *testing.T) {
 		assert.NotContains(t, r.stderr, "params, config or path")
 	}
 }
+
+// rent with a --max-price no machine type meets said "No catalog machine
+// runs 8b within the filters (0 types left out; --json lists why)": the
+// types dropped by the price and provider filters are not planned, so
+// "0 left out" read as if every type had been tried, and --json listed
+// nothing. The headline now says that no type is within those filters.
+func TestRentWithNoTypeWithinTheFiltersSaysSo(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "8b", "--max-price", "0.1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "No catalog machine type is within --max-price and --provider, so none was planned for 8b.\n\n", r.stdout)
+	// Types planned and refused are still counted.
+	r = runCLI(t, "rent", "--model", "Kimi-K2-Instruct", "--provider", "lambda", "--max-price", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^No catalog machine runs Kimi-K2-Instruct within the filters \([1-9][0-9]* types? left out; --json lists why\)\.\n`, r.stdout)
+}
