@@ -80,3 +80,12 @@ func trainingExplanation(t *testing.T, machine, request string) []string {
 	require.False(t, a.Fits, "%s: %s", machine, out)
 	return a.Explanation
 }
+
+// On host RAM (no accelerator, or none that runs the precision) a refused
+// run said nothing of what would fit: host RAM is not counted in devices,
+// so no count was given, and no lighter setting either. It now gets the
+// same search as a unified-memory GPU.
+func TestTrainingRefusalOnHostRAMSaysWhatNeedsLess(t *testing.T) {
+	lines := trainingExplanation(t, "cpu-only", `{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full"}}`)
+	assert.Contains(t, strings.Join(lines, "\n"), `host RAM: it fits with "method": "qlora" and gradient_checkpointing (49.1 GiB)`, "%q", lines)
+}

@@ -360,7 +360,10 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 			// comes one to a machine: a count of such devices is not
 			// something its user can add, so say what needs less.
 			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget))
-		} else if used[0].Dev.Kind != registry.KindCPU {
+		} else if used[0].Dev.Kind == registry.KindCPU {
+			// Host RAM is not counted in devices either.
+			ans.Explanation = append(ans.Explanation, "host RAM: "+lighterTraining(req, opts, s, budget))
+		} else {
 			// Accelerators only: more of them is a cluster to rent or
 			// ask for; more host RAM is not counted in devices.
 			if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
