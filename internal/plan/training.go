@@ -161,6 +161,9 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		return nil, err
 	}
 	s.targets = targets
+	if err := companionsApply(s); err != nil {
+		return nil, err
+	}
 	// The extra models were resolved when the request was decoded; each
 	// defaults to the trained model.
 	orTrained := func(m *model.Model) *model.Model {
@@ -179,6 +182,32 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		s.reward, s.critic = orTrained(s.Reward), orTrained(s.Critic)
 	}
 	return s, nil
+}
+
+// companionsApply refuses a companion model the method does not train
+// with, as base_quant outside qlora is: dropped without a word, "lora"
+// with a teacher was answered as plain LoRA.
+func companionsApply(s *trainingSetup) error {
+	for _, c := range []struct {
+		name    string
+		given   bool
+		methods []string
+	}{
+		{"teacher", s.Teacher != nil, []string{MethodDistillation}},
+		{"reference", s.Reference != nil, []string{MethodDPO, MethodRLHF}},
+		{"reward", s.Reward != nil, []string{MethodRLHF}},
+		{"critic", s.Critic != nil, []string{MethodRLHF}},
+	} {
+		if !c.given || slices.Contains(c.methods, s.Method) {
+			continue
+		}
+		hints := make([]string, len(c.methods))
+		for i, m := range c.methods {
+			hints[i] = HintMethod(m)
+		}
+		return errs.New(errs.InvalidArgument, "request: training.%s applies to %s, not %s", c.name, strings.Join(hints, " or "), s.Method)
+	}
+	return nil
 }
 
 // loraTargetNames maps accepted target names to the projection they mean.
