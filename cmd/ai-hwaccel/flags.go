@@ -89,6 +89,9 @@ func (f *flags) parse(a *app, args []string) error {
 	if err != nil {
 		return usagef(f.cmd, "%s", f.explain(err))
 	}
+	if err := f.flagAsValue(); err != nil {
+		return err
+	}
 	if f.NArg() > 0 {
 		extra := f.Arg(0)
 		if f.cmd == "" {
@@ -100,6 +103,25 @@ func (f *flags) parse(a *app, args []string) error {
 		return usagef(f.cmd, "unexpected argument %q (flags take the form --name value)", extra)
 	}
 	return nil
+}
+
+// flagAsValue is the usage error of a flag given without its value, which
+// then took the next flag as its value ('--model --context 8k' reads
+// --model "--context" and leaves "8k" over): a flag taking a value whose
+// value is "-name" or "--name" of a flag of the command.
+func (f *flags) flagAsValue() error {
+	var err error
+	f.Visit(func(fl *flag.Flag) {
+		if b, ok := fl.Value.(interface{ IsBoolFlag() bool }); err != nil || ok && b.IsBoolFlag() {
+			return
+		}
+		v := fl.Value.String()
+		name, _, _ := strings.Cut(strings.TrimLeft(v, "-"), "=")
+		if strings.HasPrefix(v, "-") && name != "" && f.Lookup(name) != nil {
+			err = usagef(f.cmd, "--%s has no value: it took the flag %q as its value", fl.Name, v)
+		}
+	})
+	return err
 }
 
 // errHelp ends a command after its help was printed: exit status 0.

@@ -109,7 +109,12 @@ func usagef(cmd, format string, args ...any) error {
 }
 
 // engineError is an error object answered by the engine (exit 1).
-type engineError struct{ code, message string }
+type engineError struct {
+	code, message string
+	// field is the request member the library's message is about ("request:
+	// draft_model: ..."), "" when it names none (the plan's own model).
+	field string
+}
 
 func (e *engineError) Error() string { return e.code + ": " + e.message }
 

@@ -258,8 +258,8 @@ func mustGetwd(t *testing.T) string {
 
 // cpuOnlyTable is the exact table of the cpu-only fixture (a two-socket Xeon
 // L5640 with no accelerator and no vendor tool): its figures are all static.
-const cpuOnlyTable = `ID     KIND  NAME                                             MEMORY    FREE      BW  BUS  NUMA
-cpu:0  cpu   Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz  62.9 GiB  60.9 GiB  —   —    —
+const cpuOnlyTable = `ID     KIND  NAME                                  MEMORY    FREE      BW  BUS  NUMA
+cpu:0  cpu   Intel(R) Xeon(R) CPU L5640 @ 2.27GHz  62.9 GiB  60.9 GiB  —   —    —
 Total: 1 device, 0 accelerators, 0.0 GiB accelerator memory, 62.9 GiB host memory
 
 Interconnects: none

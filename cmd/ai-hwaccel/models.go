@@ -159,6 +159,11 @@ func (a *app) fit(args []string) error {
 	if err != nil {
 		return err
 	}
+	if len(rows) == 0 && filter != "" && !asJSON {
+		// Nothing matched: not a machine too small for what did.
+		_, err := fmt.Fprintf(a.stdout, "No catalog model matches %q (ai-hwaccel models lists the catalog).\n", filter)
+		return err
+	}
 	if !all {
 		kept := rows[:0]
 		for _, r := range rows {
@@ -242,7 +247,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 			if r.Refusal != "" {
 				code = strings.ReplaceAll(r.Refusal, "_", " ")
 			}
-			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), code, cli.Text(shortReason(r.RefusalText)))
+			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), code, cli.Text(cli.Plurals(shortReason(r.RefusalText))))
 			continue
 		}
 		ctx, tps := cli.Unknown, cli.Unknown
@@ -261,7 +266,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 // shortReason is a refusal text for one table row: its parenthesised
 // asides of more than one word dropped (the sources it cites, the memory
 // broken down), which the JSON's refusal_text keeps; "(intel)" and
-// "device(s)" stay.
+// "device(s)" stay (the row then resolves "N device(s)", cli.Plurals).
 func shortReason(text string) string {
 	var b strings.Builder
 	for {

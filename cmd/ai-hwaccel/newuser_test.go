@@ -1,8 +1,12 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -11,6 +15,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 )
 
 // A device id the machine does not have is an error that says which ids
@@ -585,6 +591,12 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 		{"h200-vm", []string{"train", "--model", "Llama-3.1-405B", "--method", "full"},
 			[]string{"with --gradient-checkpointing and --zero 3 (ZeRO-3/FSDP)"},
 			[]string{"gradient_checkpointing and zero_stage 3"}},
+		{"macbook-m3-pro", []string{"train", "--model", "Qwen2.5-7B", "--method", "full", "--micro-batch", "8", "--seq-len", "32k"},
+			[]string{"it fits with --method qlora, --gradient-checkpointing, --micro-batch 1 and --seq-len "},
+			[]string{`"method": "qlora"`, `"micro_batch": 1`, `"seq_len": `}},
+		{"dgx-spark-gb10", []string{"train", "--model", "Llama-3.1-70B", "--method", "full"},
+			[]string{"it fits with --method qlora and --gradient-checkpointing ("},
+			[]string{`"method": "qlora"`}},
 		{"dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B"},
 			[]string{"plan it with --engine llama.cpp and --quant q3_k_m"},
 			[]string{`"quant": "q3_k_m"`}},
@@ -632,4 +644,281 @@ func TestEngineErrorsNameTheFlag(t *testing.T) {
 		assert.Contains(t, r.stderr, c.want, c.args)
 		assert.NotContains(t, r.stderr, "request: ", c.args)
 	}
+}
+
+// An engine error names the flags of the fields it mentions anywhere in
+// its text, not only the field it starts with: "--fsdp shards like ZeRO
+// stage 3; --zero 2 contradicts it" read "...; zero_stage 2 contradicts
+// it", "--teacher: model ... is not in the catalog" read "request:
+// training.teacher: ...", and a fix it names is the flag to type
+// ("use 1 or --engine vllm"). The library's message keeps the request's
+// field paths (wire), which a program sending JSON reads.
+func TestEngineErrorsNameEveryFlagTheyMention(t *testing.T) {
+	for _, c := range []struct {
+		args       []string
+		want, wire string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "full", "--fsdp", "--zero", "2"},
+			"invalid_argument: --fsdp shards like ZeRO stage 3; --zero 2 contradicts it",
+			"request: training.fsdp shards like ZeRO stage 3; training.zero_stage 2 contradicts it"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "3", "--tensor-parallel", "2"},
+			"invalid_argument: --num-devices 3 is not a multiple of --tensor-parallel 2",
+			"request: training.num_devices 3 is not a multiple of training.tensor_parallel 2"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--base-quant", "q4_k_m"},
+			"invalid_argument: --base-quant applies to --method qlora, not full",
+			`request: training.base_quant applies to "method": "qlora", not full`},
+		{[]string{"train", "--model", "8b", "--method", "distillation", "--teacher", "no-such-model-1"},
+			`unknown_model: --teacher: model "no-such-model-1" is not in the catalog`,
+			`request: training.teacher: model "no-such-model-1" is not in the catalog`},
+		{[]string{"plan", "--model", "8b", "--context", "16m", "--batch", "1000000"},
+			"invalid_argument: --context 16777216 x --batch 1000000 needs about",
+			"request: context_length 16777216 x batch_size 1000000 needs about"},
+		{[]string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--tensor-parallel-size", "2"},
+			`llama.cpp splits layers, not tensors, across devices; use 1 or --engine vllm`,
+			`llama.cpp splits layers, not tensors, across devices; use 1 or "engine": "vllm"`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 1, r.code, c.args)
+		assert.Contains(t, r.stderr, c.want, c.args)
+		for _, wire := range []string{"request: ", "training.", "zero_stage", "_size", "batch_size", `"engine"`, `"method"`} {
+			assert.NotContains(t, r.stderr, wire, c.args)
+		}
+		j := runCLI(t, withFixture(t, "h200-vm", append(c.args, "--json")...)...)
+		assert.Equal(t, 1, j.code, c.args)
+		assert.Contains(t, libraryMessage(t, c.args), c.wire, "the library's message keeps the request's field paths")
+	}
+}
+
+// libraryMessage is the error message the library answers to the request
+// the command sends for args (on the h200-vm fixture).
+func libraryMessage(t *testing.T, args []string) string {
+	t.Helper()
+	var body []byte
+	var out, errOut bytes.Buffer
+	a := testApp(&out, &errOut)
+	a.sent = func(kind string, b []byte) {
+		if kind == "planning" {
+			body = b
+		}
+	}
+	a.run(withFixture(t, "h200-vm", args...))
+	require.NotNil(t, body, "%v sent no planning request: %s", args, errOut.String())
+	entry := map[string]func(context.Context, []byte, api.Env) []byte{"plan": api.PlanSharding, "train": api.EstimateTraining}[args[0]]
+	var e struct {
+		Error struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	require.NoError(t, json.Unmarshal(entry(context.Background(), body, api.NoEnv), &e))
+	return e.Error.Message
+}
+
+// A count above what the request contract allows (schema/request.schema.json
+// maxima: training.micro_batch, lora_rank, num_devices and tensor_parallel
+// 65536, seq_len and context_length 16 Mi, batch_size 1 Mi) is a usage
+// error naming the flag and its largest value, like --zero 4; the command
+// sent such requests, which the library answered "request:
+// training.micro_batch 100000000 is outside [1, 65536]".
+func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "full", "--micro-batch", "100000000"}, "--micro-batch must be 1-65536, got 100000000"},
+		{[]string{"train", "--model", "8b", "--method", "lora", "--lora-rank", "100000"}, "--lora-rank must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "100000"}, "--num-devices must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--tensor-parallel", "100000"}, "--tensor-parallel must be 1-65536, got 100000"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "32m"}, "--seq-len must be 1-16777216, got 33554432"},
+		{[]string{"plan", "--model", "8b", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
+		{[]string{"plan", "--model", "8b", "--batch", "2m"}, "--batch must be 1-1048576, got 2097152"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+}
+
+// The Room line gives the exact longest context the devices hold
+// (max_context_length, kept exact in --json), and where the command runs a
+// chosen context below it, says why the two numbers differ: a chosen
+// context is that maximum rounded down to a multiple of 256 (llama.cpp's
+// --fit step, internal/plan/fitcontext.go). A user saw "context up to
+// 57671 tokens" beside "-c 57600" with nothing joining them.
+func TestRoomSaysWhyTheCommandsContextIsShorter(t *testing.T) {
+	for _, c := range []struct {
+		fixture string
+		args    []string
+		room    string
+		max     float64
+	}{
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B"},
+			"Room: context up to 57671 tokens (the command's -c 57600 is that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 1 sequence at once\n", 57671},
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--batch", "4"},
+			"Room: context up to 14417 tokens (the command's -c 57344 gives each of its 4 sequences 14336: that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 4 sequences at once\n", 14417},
+		{"nvidia-mig", []string{"plan", "--model", "google/gemma-3-27b-it", "--engine", "vllm"},
+			"Room: context up to 59280 tokens (the command's --max-model-len 59136 is that rounded down to a multiple of 256); up to 1 sequence at once\n", 59280},
+		// A context the user gave is theirs: the maximum is room beyond it.
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--context", "8k"},
+			"Room: context up to 57671 tokens; up to 7 sequences at once\n", 57671},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, c.room, c.args)
+		obj, _ := runJSON(t, withFixture(t, c.fixture, append(c.args, "--json")...)...)
+		assert.Equal(t, c.max, obj["max_context_length"], c.args)
+	}
+}
+
+// A --draft-model the catalog does not know is that flag's error: the
+// command blamed the plan's own model ("--model "llama-3.1-8b" is not a
+// size like 70b, not a model the catalog knows ... (model "llama-3.2-1x"
+// is not in the catalog; did you mean Llama-3.2-1B ...)"), a catalog name
+// it had just resolved, because the library's message did not say which
+// member it was about; it now reads "request: draft_model: model ...", as
+// training.teacher's does.
+func TestUnknownDraftModelIsTheDraftsError(t *testing.T) {
+	args := []string{"plan", "--model", "llama-3.1-8b", "--draft-model", "llama-3.2-1x"}
+	r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+	assert.Equal(t, 1, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `ai-hwaccel: unknown_model: --draft-model: model "llama-3.2-1x" is not in the catalog; did you mean Llama-3.2-1B`)
+	assert.NotContains(t, r.stderr, `--model "llama-3.1-8b"`)
+	assert.Contains(t, libraryMessage(t, args), `request: draft_model: model "llama-3.2-1x" is not in the catalog`)
+
+	// The plan's own unknown model is still --model's usage error.
+	r = runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "llama-3.1-8x", "--draft-model", "llama-3.2-1b")...)
+	assert.Equal(t, 2, r.code, r.stderr)
+	assert.Contains(t, r.stderr, `ai-hwaccel: usage: --model "llama-3.1-8x" is not a size like 70b`)
+}
+
+// --table marks a device that cannot be used "(unavailable)" and says why
+// (the registry's unavailable_reason), devices with one reason together:
+// the MIG fixture's parent H100 and the ZimaOS Arc Pro B70 with no driver
+// bound printed "(unavailable)" above "Warnings: none", with no reason
+// anywhere in the text.
+func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
+	for _, c := range []struct{ fixture, want string }{
+		{"nvidia-mig", "\nUnavailable:\n  cuda:0: MIG mode enabled: work runs on its MIG instances, listed as devices\n"},
+		{"zimaos-arc-pro-b70-unbound", "\nUnavailable:\n  intel_gpu:0: no kernel driver bound\n"},
+		{"mi300x-8-cpx", "\nUnavailable:\n  rocm:0-6: compute partition mode CPX: work runs on its 8 partitions, listed as devices\n" +
+			"  rocm:7: compute partition mode CPX: work runs on its 7 partitions, listed as devices\n"},
+	} {
+		r := runCLI(t, withFixture(t, c.fixture, "--table")...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, c.want, c.fixture)
+	}
+	r := runCLI(t, withFixture(t, "h200-vm", "--table")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "Unavailable", "no section when every device is available")
+}
+
+// fit --all's WHY column writes the engine's "N device(s)" as plan's text
+// does ("the 1 metal_gpu (apple) device"); it printed "device(s)".
+func TestFitWhySaysOneDevice(t *testing.T) {
+	r := runCLI(t, withFixture(t, "macbook-m3-pro", "fit", "--all", "--filter", "falcon-40b")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "does not fit split over the 1 metal_gpu (apple) device\n")
+	assert.NotContains(t, r.stdout, "(s)")
+}
+
+// fit with a --filter no catalog model matches says so, as models does,
+// instead of "No catalog model fits (ai-hwaccel fit --all lists them ...)",
+// which even --all printed, listing nothing.
+func TestFitFilterMatchingNothingSaysSo(t *testing.T) {
+	for _, args := range [][]string{{"fit", "--filter", "zzz"}, {"fit", "--all", "--filter", "zzz"}} {
+		r := runCLI(t, withFixture(t, "h200-vm", args...)...)
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Equal(t, "No catalog model matches \"zzz\" (ai-hwaccel models lists the catalog).\n", r.stdout, args)
+	}
+	// A filter that matches only models too large still points at --all.
+	r := runCLI(t, withFixture(t, "cpu-only", "fit", "--filter", "Kimi-K2-Instruct")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "No catalog model fits (ai-hwaccel fit --all lists them")
+}
+
+// --engine takes its name in any case (the engine's rule), and the text
+// then prints that engine's command: "--engine LLAMA.CPP" planned for
+// llama.cpp but printed no "run:" and no Engine commands, looking its
+// arguments up under "LLAMA.CPP".
+func TestEngineNameInAnyCasePrintsItsCommand(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--engine", "LLAMA.CPP")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0 llama-server ")
+	assert.Contains(t, r.stdout, "\nEngine commands:\n  llama.cpp: ")
+	r = runCLI(t, "rent", "--model", "Llama-3.1-8B", "--provider", "lambda", "--engine", "VLLM")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "vllm serve ")
+}
+
+// A flag given without its value takes the next flag as its value; the
+// command then said "unexpected argument "8k"" of 'plan --model --context
+// 8k', pointing at the wrong word. It now names the flag that has no value.
+func TestFlagWithoutValueSaysSo(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "--model", "--context", "8k"}, `--model has no value: it took the flag "--context" as its value`},
+		{[]string{"train", "--model", "8b", "--method", "--zero", "3"}, `--method has no value: it took the flag "--zero" as its value`},
+		{[]string{"plan", "--model", "8b", "--devices", "--json"}, `--devices has no value: it took the flag "--json" as its value`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, c.args)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+	// A value that only starts with a dash is a value.
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "8b", "--context", "-5")...)
+	assert.Contains(t, r.stderr, `--context: "-5" is not a count`)
+}
+
+// A registry written by hand for a machine the user does not have, with
+// no "available" member (the schema requires it; absent, it reads false),
+// planned as "cannot tell whether it fits: no available device with known
+// memory" beside an 80 GiB GPU; the refusal now names the devices with
+// memory it left out as unavailable and why.
+func TestNoDeviceRefusalNamesTheUnavailableDevices(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	r := runCLI(t, "plan", "--model", "8b", "--registry", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false or missing, and it gives no unavailable_reason)`)
+	r = runCLI(t, "train", "--model", "8b", "--method", "lora", "--registry", file)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false`)
+
+	// A detected machine's reason is the detection's.
+	r = runCLI(t, withFixture(t, "v100-pcie-nouveau-era-no-driver", "plan", "--model", "8b")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "no available device with known memory; left out as unavailable: cuda:0, cuda:1 (no driver bound)")
+}
+
+// An unknown model's message tells a CLI user what to type: the library's
+// "give params, config or path instead" names request members, which the
+// command has none of; the CLI reads "give a size (70b), a catalog name
+// (ai-hwaccel models) or a model file instead", and --model's own usage
+// error, which says as much before it, drops it.
+func TestUnknownModelHintNamesWhatToType(t *testing.T) {
+	r := runCLI(t, withFixture(t, "h200-vm", "train", "--model", "8b", "--method", "distillation", "--teacher", "no-such-1")...)
+	assert.Equal(t, 1, r.code)
+	assert.Contains(t, r.stderr, `--teacher: model "no-such-1" is not in the catalog; give a size (70b), a catalog name (ai-hwaccel models) or a model file instead`)
+	r = runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "nosuchmodel")...)
+	assert.Equal(t, 2, r.code)
+	assert.Contains(t, r.stderr, `(model "nosuchmodel" is not in the catalog)`)
+	for _, r := range []result{r, runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "./nope.gguf")...)} {
+		assert.NotContains(t, r.stderr, "params, config or path")
+	}
+}
+
+// rent with a --max-price no machine type meets said "No catalog machine
+// runs 8b within the filters (0 types left out; --json lists why)": the
+// types dropped by the price and provider filters are not planned, so
+// "0 left out" read as if every type had been tried, and --json listed
+// nothing. The headline now says that no type is within those filters.
+func TestRentWithNoTypeWithinTheFiltersSaysSo(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "8b", "--max-price", "0.1")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, "No catalog machine type is within --max-price and --provider, so none was planned for 8b.\n\n", r.stdout)
+	// Types planned and refused are still counted.
+	r = runCLI(t, "rent", "--model", "Kimi-K2-Instruct", "--provider", "lambda", "--max-price", "2")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^No catalog machine runs Kimi-K2-Instruct within the filters \([1-9][0-9]* types? left out; --json lists why\)\.\n`, r.stdout)
 }

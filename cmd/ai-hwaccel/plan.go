@@ -18,6 +18,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/hub"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 )
 
 // The engines and KV-cache types of the wire contract (include/ai_hwaccel.h),
@@ -246,6 +247,9 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 		if err != nil {
 			return nil, usagef(f.cmd, "--%s: %v", x.name, err)
 		}
+		if limit := map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name]; n > limit {
+			return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.name, limit, n)
+		}
 		req[x.key] = n
 	}
 	if f.isSet("devices") {
@@ -339,6 +343,9 @@ func (p *planFlags) choices(f *flags, req map[string]any) error {
 		}
 		req[x.key] = v
 	}
+	// The engine's name as its answer keys engine_args (any case is
+	// accepted): the text looks the command up under it.
+	p.engine = strings.ToLower(strings.TrimSpace(p.engine))
 	return nil
 }
 
@@ -404,11 +411,17 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 			o[x.key] = strings.TrimSpace(x.val)
 		}
 	}
-	for _, x := range []struct{ flag, key, val string }{{"seq-len", "seq_len", t.seqLen}, {"micro-batch", "micro_batch", t.microBatch}} {
+	for _, x := range []struct {
+		flag, key, val string
+		max            int
+	}{{"seq-len", "seq_len", t.seqLen, planreq.MaxContextLength}, {"micro-batch", "micro_batch", t.microBatch, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
 			n, err := parseCount(x.val)
 			if err != nil {
 				return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
+			}
+			if n > x.max {
+				return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.flag, x.max, n)
 			}
 			o[x.key] = n
 		}
@@ -416,14 +429,14 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 	for _, x := range []struct {
 		flag, key string
 		v, min    int
-		max       int // 0: none
-	}{{"zero", "zero_stage", t.zeroStage, 0, 3}, {"num-devices", "num_devices", t.numDevices, 1, 0},
-		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1, 0}, {"lora-rank", "lora_rank", t.loraRank, 1, 0}} {
+		max       int // the request contract's (schema/request.schema.json)
+	}{{"zero", "zero_stage", t.zeroStage, 0, 3}, {"num-devices", "num_devices", t.numDevices, 1, planreq.MaxTrainingCount},
+		{"tensor-parallel", "tensor_parallel", t.tensorPar, 1, planreq.MaxTrainingCount}, {"lora-rank", "lora_rank", t.loraRank, 1, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
 			if x.v < x.min {
 				return nil, usagef(f.cmd, "--%s must be >= %d, got %d", x.flag, x.min, x.v)
 			}
-			if x.max > 0 && x.v > x.max {
+			if x.v > x.max {
 				return nil, usagef(f.cmd, "--%s must be %d-%d, got %d", x.flag, x.min, x.max, x.v)
 			}
 			o[x.key] = x.v
@@ -547,7 +560,7 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 	}
 	out, err := ask(m)
 	var ee *engineError
-	if m.key == "name" && errors.As(err, &ee) && ee.code == errs.UnknownModel {
+	if m.key == "name" && errors.As(err, &ee) && ee.code == errs.UnknownModel && (ee.field == "" || ee.field == "model") {
 		if exists(raw) {
 			m = pathArg(raw)
 			out, err = ask(m)
@@ -561,10 +574,12 @@ func (a *app) callWithModel(cmd string, req map[string]any, m modelArg, raw stri
 			out, err = ask(m)
 			return out, m, err
 		}
+		// The sentence says what --model takes: the hint would repeat it.
+		why := strings.TrimSuffix(ee.message, "; "+cli.GiveModel)
 		if model.LooksLikePath(raw) {
-			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, ee.message)
+			return nil, m, usagef(cmd, "--model %q: file not found (nor a catalog name: %s)", raw, why)
 		}
-		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, ee.message)
+		return nil, m, usagef(cmd, "--model %q is not a size like 70b, not a model the catalog knows and not an existing file (%s)", raw, why)
 	}
 	return out, m, err
 }

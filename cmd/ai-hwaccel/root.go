@@ -182,7 +182,11 @@ func answerError(out []byte) error {
 	if err := json.Unmarshal(out, &e); err != nil || e.Error == nil {
 		return nil
 	}
-	return &engineError{code: e.Error.Code, message: flagWords(e.Error.Message)}
+	ee := &engineError{code: e.Error.Code, message: flagWords(e.Error.Message)}
+	if m := requestField.FindStringSubmatch(e.Error.Message); m != nil {
+		ee.field = m[1]
+	}
+	return ee
 }
 
 // requestFlags are the request fields the commands set from a flag of
@@ -196,24 +200,38 @@ var requestFlags = map[string]string{
 	"training.zero_stage": "--zero", "training.method": "--method", "training.precision": "--precision",
 	"training.optimizer": "--optimizer", "training.num_devices": "--num-devices",
 	"training.lora_targets": "--lora-targets", "training.base_quant": "--base-quant", "training.fsdp": "--fsdp",
+	"training.seq_len": "--seq-len", "training.micro_batch": "--micro-batch", "training.tensor_parallel": "--tensor-parallel",
+	"training.lora_rank": "--lora-rank", "training.teacher": "--teacher", "training.reference": "--reference",
+	"training.reward": "--reward", "training.critic": "--critic",
 }
 
 // requestField is the field an engine error's "request: FIELD ..." names.
 var requestField = regexp.MustCompile(`^request: ([a-z_]+(?:\.[a-z_]+)?)`)
 
+// fieldPath is a field named inside an error's text: a member path
+// ("training.zero_stage") or a top-level member with an underscore
+// ("batch_size"); a bare word ("devices", "engine") is prose there.
+var fieldPath = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)*(?:\.[a-z_]+)?\b`)
+
 // flagWords names, in an engine error about a request field the user set
-// with a flag, the flag instead of the field: "--zero 4 is outside 0..3".
-// The library's answer (--json) keeps the field's name.
+// with a flag, the flag instead of the field: "--zero 4 is outside 0..3";
+// so too the fields named further in ("--fsdp shards like ZeRO stage 3;
+// --zero 2 contradicts it") and a fix it names (plan.Hint*: "use 1 or
+// --engine vllm", cli.OptionWords). The library's answer keeps the
+// field's name.
 func flagWords(msg string) string {
-	m := requestField.FindStringSubmatchIndex(msg)
-	if m == nil {
-		return msg
+	if m := requestField.FindStringSubmatchIndex(msg); m != nil {
+		if flag, ok := requestFlags[msg[m[2]:m[3]]]; ok {
+			msg = flag + msg[m[3]:]
+		}
 	}
-	flag, ok := requestFlags[msg[m[2]:m[3]]]
-	if !ok {
-		return msg
-	}
-	return flag + msg[m[3]:]
+	msg = fieldPath.ReplaceAllStringFunc(msg, func(w string) string {
+		if flag, ok := requestFlags[w]; ok && strings.ContainsAny(w, "._") {
+			return flag
+		}
+		return w
+	})
+	return cli.OptionWords.Replace(msg)
 }
 
 func decodeRegistry(out []byte) (*registry.Registry, error) {

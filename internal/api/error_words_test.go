@@ -88,3 +88,25 @@ func quote(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
 }
+
+// A member whose own decoder refuses its value (an integer, context_length's
+// integer or "auto") is named, as a wrong JSON type is: context_length
+// "8k" answered "request: expected an integer, got "8k"".
+func TestIntegerMembersNameThemselves(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":"8b","context_length":"8k"}`:                      `request: context_length: expected an integer or "auto", got "8k"`,
+		`{"model":"8b","batch_size":1.5}`:                           `request: batch_size: expected an integer of reasonable size, got 1.5`,
+		`{"model":"8b","mmproj":{"size_bytes":"1G"}}`:               `request: mmproj.size_bytes: expected an integer, got "1G"`,
+		`{"model":"8b","training":{"method":"lora","seq_len":"x"}}`: `request: training: seq_len: expected an integer`,
+	} {
+		var e struct {
+			Error struct {
+				Code    string `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		require.NoError(t, json.Unmarshal(PlanSharding(context.Background(), []byte(in), NoEnv), &e), in)
+		assert.Equal(t, "invalid_argument", e.Error.Code, in)
+		assert.Contains(t, e.Error.Message, want, in)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
@@ -67,7 +68,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	if a.Fits {
 		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory)
 		writeBudget(w, a.Budget)
-		writeRoom(w, a)
+		writeRoom(w, a, info)
 		if len(a.IdleDevices) > 0 {
 			fmt.Fprintf(w, "Idle: %s\n", strings.Join(a.IdleDevices, ", "))
 		}
@@ -655,11 +656,13 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 }
 
 // writeRoom prints the plan's maxima: the longest context and the largest
-// batch on the same devices (max_context_length, max_batch_size).
-func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
+// batch on the same devices (max_context_length, max_batch_size), the
+// context exact, with what the printed command runs where that is the
+// maximum rounded down (commandContextNote).
+func writeRoom(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 	var parts []string
 	if c := a.MaxContextLength; c > 0 {
-		parts = append(parts, fmt.Sprintf("context up to %d tokens", c))
+		parts = append(parts, fmt.Sprintf("context up to %d tokens", c)+commandContextNote(a, info))
 	}
 	if b := a.MaxBatchSize; b > 0 {
 		parts = append(parts, "up to "+plural(b, "sequence")+" at once")
@@ -670,6 +673,39 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer) {
 	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds),
 	// as every other plan's do.
 	fmt.Fprintf(w, "Room: %s\n", strings.Join(parts, "; "))
+}
+
+// commandContextNote says, when the printed command's context per
+// sequence is the plan's maximum rounded down to a multiple of
+// engine.LlamaFitContextStep (a chosen context: internal/plan/fitcontext.go),
+// that it is, so that the Room line's exact figure and the command's do not
+// read as two answers: " (the command's -c 57600 is that rounded down to a
+// multiple of 256, as llama.cpp's --fit rounds)". "" otherwise.
+func commandContextNote(a *plan.ShardingAnswer, info AnswerInfo) string {
+	e, args := shownEngine(a, info)
+	flag := contextFlags[e]
+	ctx, _ := strconv.Atoi(flagValue(args, flag))
+	longest := a.MaxContextLength
+	if ctx <= 0 || longest <= 0 {
+		return ""
+	}
+	perSequence, n := ctx, 1
+	if np, _ := strconv.Atoi(flagValue(args, "-np")); e == "llama.cpp" && np > 1 {
+		perSequence, n = ctx/np, np
+	}
+	const step = engine.LlamaFitContextStep
+	if longest == perSequence || longest-longest%step != perSequence {
+		return ""
+	}
+	what := fmt.Sprintf("the command's %s %d is that", flag, ctx)
+	if n > 1 {
+		what = fmt.Sprintf("the command's %s %d gives each of its %d sequences %d: that", flag, ctx, n, perSequence)
+	}
+	why := ""
+	if e == "llama.cpp" {
+		why = ", as llama.cpp's --fit rounds"
+	}
+	return fmt.Sprintf(" (%s rounded down to a multiple of %d%s)", what, step, why)
 }
 
 func writeShards(w io.Writer, shards []plan.Shard, names map[string]string) {
@@ -1000,6 +1036,7 @@ var OptionWords = optionWords{fixed: func() *strings.Replacer {
 		plan.HintPlacementFewest, "--placement fewest",
 		plan.HintCheckpointing, "--gradient-checkpointing",
 		plan.HintZeRO3, "--zero 3",
+		model.HintGiveModel, GiveModel,
 	}
 	for _, e := range engine.Names() {
 		pairs = append(pairs, plan.HintEngine(e), "--engine "+e)
@@ -1007,13 +1044,31 @@ var OptionWords = optionWords{fixed: func() *strings.Replacer {
 	return strings.NewReplacer(pairs...)
 }()}
 
+// GiveModel is model.HintGiveModel in the CLI's words: what a model flag
+// takes.
+const GiveModel = "give a size (70b), a catalog name (ai-hwaccel models) or a model file instead"
+
 // optionWords is OptionWords: the fixed phrases, then the levels.
 type optionWords struct{ fixed *strings.Replacer }
 
 // quantHint matches plan.HintQuant's phrase; its group is the level.
 var quantHint = regexp.MustCompile(regexp.QuoteMeta(strings.TrimSuffix(plan.HintQuant(""), `""`)) + `"([a-z0-9_]+)"`)
 
+// trainingHint matches the training hints with a value (plan.HintMethod,
+// HintLoRARank, HintMicroBatch, HintSeqLen); its groups are the field and
+// the value.
+var trainingHint = regexp.MustCompile(`"(method|lora_rank|micro_batch|seq_len)": "?([a-z0-9_]+)"?`)
+
+// trainingFlags is the flag of each field trainingHint matches.
+var trainingFlags = map[string]string{
+	"method": "--method", "lora_rank": "--lora-rank", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
+}
+
 // Replace returns s with every hint phrase spelled as the CLI's flag.
 func (o optionWords) Replace(s string) string {
-	return quantHint.ReplaceAllString(o.fixed.Replace(s), "--quant $1")
+	s = quantHint.ReplaceAllString(o.fixed.Replace(s), "--quant $1")
+	return trainingHint.ReplaceAllStringFunc(s, func(m string) string {
+		g := trainingHint.FindStringSubmatch(m)
+		return trainingFlags[g[1]] + " " + g[2]
+	})
 }

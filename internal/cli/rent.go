@@ -24,8 +24,14 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 	if name == "" {
 		name = a.Model
 	}
+	if len(a.Choices) == 0 && len(a.NotFit) == 0 {
+		// The price and provider filters drop types before any plan
+		// (internal/rent wanted): nothing was tried, nothing left out.
+		writeHeadline(w, fmt.Sprintf("No catalog machine type is within --max-price and --provider, so none was planned for %s.", name))
+		return nil
+	}
 	if len(a.Choices) == 0 {
-		writeHeadline(w, fmt.Sprintf("No catalog machine runs %s within the filters (%d types left out; --json lists why).", name, len(a.NotFit)))
+		writeHeadline(w, Plurals(fmt.Sprintf("No catalog machine runs %s within the filters (%d type(s) left out; --json lists why).", name, len(a.NotFit))))
 		return nil
 	}
 	best := &a.Choices[0]

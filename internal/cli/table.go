@@ -65,9 +65,39 @@ func writeTable(w io.Writer, reg *registry.Registry, prev FreeMemory, live bool)
 		return err
 	}
 	fmt.Fprintln(w, totalLine(reg))
+	writeUnavailable(w, reg.Devices)
 	writeInterconnects(w, reg.SystemIO.Interconnects)
 	writeNUMA(w, reg.SystemIO.NUMANodes)
 	return writeWarnings(w, reg.Warnings)
+}
+
+// writeUnavailable says why each device marked "(unavailable)" cannot be
+// used (unavailable_reason: a GPU split into MIG instances or compute
+// partitions, a function no driver is bound to), the devices of one reason
+// on one line; nothing when every device is available.
+func writeUnavailable(w io.Writer, devs []registry.Device) {
+	var reasons []string
+	ids := map[string][]string{}
+	for _, d := range devs {
+		if d.Available {
+			continue
+		}
+		why := d.UnavailableReason
+		if why == "" {
+			why = "no reason reported"
+		}
+		if _, seen := ids[why]; !seen {
+			reasons = append(reasons, why)
+		}
+		ids[why] = append(ids[why], d.ID)
+	}
+	if len(reasons) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\nUnavailable:")
+	for _, why := range reasons {
+		fmt.Fprintf(w, "  %s: %s\n", cell(CompactIDs(ids[why])), cell(why))
+	}
 }
 
 func nameCell(d registry.Device) string {

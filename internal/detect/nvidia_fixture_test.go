@@ -308,8 +308,9 @@ func TestFixtureCPUOnly(t *testing.T) {
 	cpu := reg.Devices[0]
 	assert.Equal(t, "cpu:0", cpu.ID)
 	assert.Equal(t, registry.KindCPU, cpu.Kind)
-	// The ghw snapshot's /proc/cpuinfo, verbatim (its padding included).
-	assert.Equal(t, "Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz", cpu.Name)
+	// The ghw snapshot's /proc/cpuinfo model name, its runs of spaces
+	// collapsed (host.ParseCPUInfo).
+	assert.Equal(t, "Intel(R) Xeon(R) CPU L5640 @ 2.27GHz", cpu.Name)
 	assert.Equal(t, 12, cpu.Cores)
 	assert.Equal(t, 24, cpu.Threads)
 	assert.Equal(t, int64(65921280)*1024, cpu.MemoryBytes)

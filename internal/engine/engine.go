@@ -351,8 +351,10 @@ type Parallelism struct {
 	Tensor bool
 	// NoTensorWhy says why tensor parallelism is refused ("llama.cpp
 	// splits layers, not tensors, across devices"), and Instead what to
-	// ask for instead ("engine vllm"); both "" when Tensor.
-	NoTensorWhy, Instead string
+	// ask for instead ("engine vllm"); both "" when Tensor. InsteadEngine
+	// is the engine Instead names, if it names one ("vllm"), so that an
+	// error can name it as the request's option (plan.HintEngine).
+	NoTensorWhy, Instead, InsteadEngine string
 	// OffloadOnHost: layers kept in host memory run on the CPU (llama.cpp
 	// computes the layers -ngl leaves out with its CPU backend); without
 	// it offloaded weights cross PCIe to the GPU every step (vLLM's

@@ -381,7 +381,7 @@ func (llamaCPP) CannotRunLevel(d *registry.Device, _ *model.Model, l quant.Level
 // the first layers there (HostLayersFirst) and can keep only the routed
 // experts there (--n-cpu-moe, --cpu-moe).
 func (llamaCPP) Parallelism() Parallelism {
-	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM,
+	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM, InsteadEngine: NameVLLM,
 		OffloadOnHost: true, HostLayersFirst: true, ExpertsOnHost: true}
 }
 

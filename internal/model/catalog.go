@@ -5,6 +5,7 @@ import (
 	"math"
 	"reflect"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -647,12 +648,79 @@ func namedVariant(m *Model, name string) string {
 	return repo
 }
 
+// HintGiveModel is what an unknown model's message asks for instead, in
+// the request's members; a front end with other words for them rewrites
+// exactly this phrase (internal/cli OptionWords).
+const HintGiveModel = "give params, config or path instead"
+
 func unknownModel(name string) error {
+	if tags := ollamaFamilyTags(name); len(tags) > 0 {
+		return errs.New(errs.UnknownModel, "model %q is not in the catalog; an ollama name takes its size tag: %s", name, strings.Join(tags, ", "))
+	}
 	s := Suggest(name, 3)
 	if len(s) == 0 {
-		return errs.New(errs.UnknownModel, "model %q is not in the catalog; give params, config or path instead", name)
+		return errs.New(errs.UnknownModel, "model %q is not in the catalog; %s", name, HintGiveModel)
 	}
 	return errs.New(errs.UnknownModel, "model %q is not in the catalog; did you mean %s?", name, strings.Join(s, ", "))
+}
+
+// ollamaSize is the size part of a catalog name after its family ("8B",
+// "0.5B"): what an ollama tag writes after the colon, lower case.
+var ollamaSize = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?[bmBM]$`)
+
+// ollamaFamilyTags is, for an ollama family written without its size
+// ("llama3.1", or "llama3.1:latest", the tag ollama runs for it), the
+// family's tags that resolve to catalog entries ("llama3.1:8b",
+// "llama3.1:70b", ...), smallest first: an entry whose name is the family
+// then a bare size (Llama-3.1-8B; not Qwen2.5-VL-7B-Instruct). Which
+// size :latest is, ollama's library says, not the catalog; nil when name
+// is no such family.
+func ollamaFamilyTags(name string) []string {
+	family := strings.TrimSuffix(strings.ToLower(name), ":latest")
+	key := normalize(family)
+	if strings.ContainsAny(family, ":/") || len(key) < 3 {
+		return nil
+	}
+	type tag struct {
+		name   string
+		params int64
+	}
+	var tags []tag
+	for _, e := range catalog.entries {
+		size, ok := afterFamily(e.Name, key)
+		if !ok || !ollamaSize.MatchString(size) {
+			continue
+		}
+		t := family + ":" + strings.ToLower(size)
+		if _, ok := ollamaEntry(t); ok && !slices.ContainsFunc(tags, func(x tag) bool { return x.name == t }) {
+			tags = append(tags, tag{t, e.model.Params})
+		}
+	}
+	sort.SliceStable(tags, func(a, b int) bool { return tags[a].params < tags[b].params })
+	out := make([]string, len(tags))
+	for i, t := range tags {
+		out[i] = t.name
+	}
+	return out
+}
+
+// afterFamily is what follows, in name, the characters whose normalized
+// form is key, with the separator after them dropped ("Llama-3.1-8B",
+// "llama31" -> "8B"); ok is false when name does not start with key.
+func afterFamily(name, key string) (string, bool) {
+	seen := 0
+	for i, r := range name {
+		if seen == len(key) {
+			return strings.TrimLeft(name[i:], "-_ "), true
+		}
+		if n := normalize(string(r)); n != "" {
+			if key[seen] != n[0] {
+				return "", false
+			}
+			seen++
+		}
+	}
+	return "", false
 }
 
 // Suggest returns up to n catalog names closest to name (edit distance over

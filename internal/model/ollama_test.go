@@ -49,3 +49,29 @@ func TestOllamaTagServesTheInstructRelease(t *testing.T) {
 		assert.Equal(t, repo, m.Checkpoints[max(m.NamedCheckpoint, 0)].Repo, name)
 	}
 }
+
+// ollama's own names come without a size as often as with one ("ollama run
+// llama3.1" is its :latest tag); the catalog cannot know which size
+// :latest is, so the answer names the family's tags it does know, each of
+// which resolves. Tried as a new user, "llama3.1" suggested
+// "Llama-3.3-70B-Instruct, Llama-3.2-1B, Llama-3.2-3B" and "qwen2.5:latest"
+// gave only "give params, config or path instead".
+func TestOllamaFamilyWithoutSizeNamesItsTags(t *testing.T) {
+	for typed, want := range map[string]string{
+		"llama3.1":        "llama3.1:8b, llama3.1:70b, llama3.1:405b",
+		"llama3.1:latest": "llama3.1:8b, llama3.1:70b, llama3.1:405b",
+		"qwen2.5":         "qwen2.5:0.5b, qwen2.5:1.5b, qwen2.5:3b, qwen2.5:7b, qwen2.5:14b, qwen2.5:32b",
+	} {
+		_, err := FromName(typed, nil)
+		require.Error(t, err, typed)
+		assert.Contains(t, err.Error(), "an ollama name takes its size tag: "+want, typed)
+	}
+	for _, tag := range []string{"llama3.1:8b", "llama3.1:70b", "llama3.1:405b", "qwen2.5:0.5b", "qwen2.5:1.5b", "qwen2.5:32b"} {
+		_, err := FromName(tag, nil)
+		assert.NoError(t, err, "every tag named resolves: %s", tag)
+	}
+	// Not a family: the usual suggestions.
+	_, err := FromName("mistrall-7b", nil)
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "ollama")
+}

@@ -175,7 +175,7 @@ func choose(req *planning) (*choice, error) {
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory"}
+		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory" + leftOutUnavailable(req)}
 		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
@@ -472,4 +472,44 @@ func hostMissing(req *planning, want map[string]bool) string {
 		}
 	}
 	return "cpu_offload: the registry has no cpu device, so no host RAM can hold the layers that do not fit"
+}
+
+// leftOutUnavailable names, for a request left with no device, the devices
+// with known memory it left out as unavailable, by reason: a registry
+// written by hand without "available" (it reads false) planned as if the
+// machine had no memory at all. "" when there are none.
+func leftOutUnavailable(req *planning) string {
+	regs := req.Cluster
+	if len(regs) == 0 && req.Registry != nil {
+		regs = []*registry.Registry{req.Registry}
+	}
+	var reasons []string
+	ids := map[string][]string{}
+	for i, reg := range regs {
+		for _, d := range reg.Devices {
+			id := d.ID
+			if len(req.Cluster) > 0 {
+				id = nodePrefix(i) + id
+			}
+			if d.Available || d.MemoryBytes <= 0 && d.MemoryUsableBytes <= 0 || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) {
+				continue
+			}
+			why := d.UnavailableReason
+			if why == "" {
+				why = `the registry's "available" is false or missing, and it gives no unavailable_reason`
+			}
+			if _, ok := ids[why]; !ok {
+				reasons = append(reasons, why)
+			}
+			ids[why] = append(ids[why], id)
+		}
+	}
+	if len(reasons) == 0 {
+		return ""
+	}
+	parts := make([]string, len(reasons))
+	for i, why := range reasons {
+		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(ids[why], ", "), why)
+	}
+	return "; left out as unavailable: " + strings.Join(parts, "; ")
 }

@@ -25,3 +25,27 @@ func HintEngine(e string) string {
 func HintQuant(q string) string {
 	return fmt.Sprintf("%q: %q", "quant", q)
 }
+
+// HintMethod is the phrase that names training method m in a hint:
+// "method": "qlora".
+func HintMethod(m string) string {
+	return fmt.Sprintf("%q: %q", "method", m)
+}
+
+// HintLoRARank is the phrase that names LoRA rank r in a hint:
+// "lora_rank": 16.
+func HintLoRARank(r int) string {
+	return fmt.Sprintf("%q: %d", "lora_rank", r)
+}
+
+// HintMicroBatch is the phrase that names micro-batch b in a hint:
+// "micro_batch": 1.
+func HintMicroBatch(b int) string {
+	return fmt.Sprintf("%q: %d", "micro_batch", b)
+}
+
+// HintSeqLen is the phrase that names training sequence length n in a
+// hint: "seq_len": 2048.
+func HintSeqLen(n int) string {
+	return fmt.Sprintf("%q: %d", "seq_len", n)
+}

@@ -207,7 +207,11 @@ func checkBudget(r *Request) error {
 		}
 		if e, ok := engine.Lookup(r.Engine); ok && n > 1 && !e.Parallelism().Tensor {
 			par := e.Parallelism()
-			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine %s: %s; use 1 or %s", n, e.Name(), par.NoTensorWhy, par.Instead)
+			instead := par.Instead
+			if par.InsteadEngine != "" {
+				instead = HintEngine(par.InsteadEngine)
+			}
+			return errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d with engine %s: %s; use 1 or %s", n, e.Name(), par.NoTensorWhy, instead)
 		}
 	}
 	if f := r.MemoryFraction; f != 0 && !(f > 0 && f <= 1) {

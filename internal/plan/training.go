@@ -35,9 +35,9 @@ const (
 const (
 	defaultLoRARank      = 16
 	defaultPrefixTokens  = 20 // PEFT PrefixTuningConfig examples
-	maxLoRARank          = 1 << 16
-	maxTrainingDevices   = 1 << 16
-	maxTrainingMicroBtch = 1 << 16
+	maxLoRARank          = planreq.MaxTrainingCount
+	maxTrainingDevices   = planreq.MaxTrainingCount
+	maxTrainingMicroBtch = planreq.MaxTrainingCount
 )
 
 // TrainingOptions is the "training" object of an estimate_training request
@@ -63,7 +63,7 @@ func (s *trainingSetup) decodeBaseQuant() error {
 	b := strings.ToLower(strings.TrimSpace(s.BaseQuant))
 	if s.Method != MethodQLoRA {
 		if b != "" {
-			return errs.New(errs.InvalidArgument, "request: training.base_quant applies to method qlora, not %s", s.Method)
+			return errs.New(errs.InvalidArgument, "request: training.base_quant applies to %s, not %s", HintMethod(MethodQLoRA), s.Method)
 		}
 		return nil
 	}
@@ -115,7 +115,7 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 	}
 	if s.FSDP {
 		if s.ZeROStage != 0 && s.ZeROStage != 3 {
-			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; zero_stage %d contradicts it", s.ZeROStage)
+			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; training.zero_stage %d contradicts it", s.ZeROStage)
 		}
 		s.ZeROStage = 3
 	}
@@ -141,7 +141,7 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		}
 	}
 	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {
-		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of tensor_parallel %d", s.NumDevices, s.TensorParallel)
+		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of training.tensor_parallel %d", s.NumDevices, s.TensorParallel)
 	}
 	switch s.Method {
 	case MethodLoRA, MethodQLoRA, MethodPrefix:
@@ -161,6 +161,9 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		return nil, err
 	}
 	s.targets = targets
+	if err := companionsApply(s); err != nil {
+		return nil, err
+	}
 	// The extra models were resolved when the request was decoded; each
 	// defaults to the trained model.
 	orTrained := func(m *model.Model) *model.Model {
@@ -179,6 +182,32 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		s.reward, s.critic = orTrained(s.Reward), orTrained(s.Critic)
 	}
 	return s, nil
+}
+
+// companionsApply refuses a companion model the method does not train
+// with, as base_quant outside qlora is: dropped without a word, "lora"
+// with a teacher was answered as plain LoRA.
+func companionsApply(s *trainingSetup) error {
+	for _, c := range []struct {
+		name    string
+		given   bool
+		methods []string
+	}{
+		{"teacher", s.Teacher != nil, []string{MethodDistillation}},
+		{"reference", s.Reference != nil, []string{MethodDPO, MethodRLHF}},
+		{"reward", s.Reward != nil, []string{MethodRLHF}},
+		{"critic", s.Critic != nil, []string{MethodRLHF}},
+	} {
+		if !c.given || slices.Contains(c.methods, s.Method) {
+			continue
+		}
+		hints := make([]string, len(c.methods))
+		for i, m := range c.methods {
+			hints[i] = HintMethod(m)
+		}
+		return errs.New(errs.InvalidArgument, "request: training.%s applies to %s, not %s", c.name, strings.Join(hints, " or "), s.Method)
+	}
+	return nil
 }
 
 // loraTargetNames maps accepted target names to the projection they mean.
@@ -337,7 +366,7 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)), nil
+		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)+leftOutUnavailable(req)), nil
 	}
 	if n > len(devs) {
 		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
@@ -355,7 +384,15 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
-		} else if used[0].Dev.Kind != registry.KindCPU {
+		} else if n == 1 && used[0].Dev.MemoryShared {
+			// A unified-memory GPU (a Mac, a DGX Spark, a Strix Halo)
+			// comes one to a machine: a count of such devices is not
+			// something its user can add, so say what needs less.
+			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget))
+		} else if used[0].Dev.Kind == registry.KindCPU {
+			// Host RAM is not counted in devices either.
+			ans.Explanation = append(ans.Explanation, "host RAM: "+lighterTraining(req, opts, s, budget))
+		} else {
 			// Accelerators only: more of them is a cluster to rent or
 			// ask for; more host RAM is not counted in devices.
 			if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
@@ -397,6 +434,125 @@ func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *Tra
 		}
 	}
 	return nil
+}
+
+// lighterTraining says what makes a run fit one device whose count cannot
+// grow: the lightest change of, in order, the method (full to LoRA to
+// QLoRA; dpo, rlhf and distillation to LoRA adapters, lora_rank), gradient
+// checkpointing, micro-batch 1 and a shorter sequence, each figure the
+// estimate of that setting; else that only a smaller model would fit.
+func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget int64) string {
+	var tries []lighter
+	for _, c := range lighterOptions(o, s) {
+		if t, err := validateTraining(c.opts, req); err == nil {
+			c.setup = t
+			tries = append(tries, c)
+		}
+	}
+	if len(tries) == 0 {
+		return "only a smaller model fits it"
+	}
+	need := func(t *trainingSetup) int64 { return trainingMemory(req.Model, t, 1).TotalBytes }
+	for _, c := range tries {
+		if b := need(c.setup); b <= budget {
+			return fmt.Sprintf("it fits with %s (%s)", c.hints(s, nil), gib(b))
+		}
+	}
+	lightest := *tries[len(tries)-1].setup
+	if lightest.MicroBatch > 1 {
+		for _, c := range tries {
+			t := *c.setup
+			t.MicroBatch = 1
+			if b := need(&t); b <= budget {
+				return fmt.Sprintf("it fits with %s (%s)", c.hints(s, &t), gib(b))
+			}
+		}
+		lightest.MicroBatch = 1
+	}
+	// The sequence is shortened in steps of 256 tokens, the granularity
+	// of a chosen context (docs/requests.md, context_length "auto"); a run
+	// shorter than minTrainingSeq is not offered as a fix.
+	const step, minTrainingSeq = 256, 512
+	fits := func(k int) bool {
+		t := lightest
+		t.SeqLen = k * step
+		return need(&t) <= budget
+	}
+	last := tries[len(tries)-1]
+	if k := quant.Largest((lightest.SeqLen-1)/step, fits); k*step >= minTrainingSeq {
+		t := lightest
+		t.SeqLen = k * step
+		return fmt.Sprintf("it fits with %s (%s)", last.hints(s, &t), gib(need(&t)))
+	}
+	return fmt.Sprintf("only a smaller model fits it: even %s needs %s", last.hints(s, &lightest), gib(need(&lightest)))
+}
+
+// lighter is one lighter training setup lighterTraining tries: the
+// request's options changed, and that setup validated.
+type lighter struct {
+	opts  TrainingOptions
+	setup *trainingSetup
+}
+
+// lighterOptions is the request's options with gradient checkpointing on,
+// then with each lighter method: from full, LoRA then QLoRA; from lora or
+// prefix, QLoRA; dpo, rlhf and distillation train LoRA adapters.
+func lighterOptions(o TrainingOptions, s *trainingSetup) []lighter {
+	on := true
+	with := func(f func(*TrainingOptions)) lighter {
+		c := o
+		c.GradientCheckpointing = &on
+		f(&c)
+		return lighter{opts: c}
+	}
+	out := []lighter{with(func(*TrainingOptions) {})}
+	method := func(m string) lighter {
+		return with(func(c *TrainingOptions) {
+			c.Method, c.LoRARank, c.BaseQuant = m, 0, ""
+		})
+	}
+	switch s.Method {
+	case MethodFull:
+		out = append(out, method(MethodLoRA), method(MethodQLoRA))
+	case MethodLoRA, MethodPrefix:
+		out = append(out, method(MethodQLoRA))
+	case MethodDPO, MethodRLHF, MethodDistillation:
+		if !s.adapters {
+			out = append(out, with(func(c *TrainingOptions) { c.LoRARank = defaultLoRARank }))
+		}
+	}
+	return out
+}
+
+// hints names what the lighter setting (as t, when set, else as tried)
+// changes from the request's setup s, in the request's words (Hint*).
+func (c lighter) hints(s, t *trainingSetup) string {
+	if t == nil {
+		t = c.setup
+	}
+	var out []string
+	if t.Method != s.Method {
+		out = append(out, HintMethod(t.Method))
+	}
+	if t.LoRARank != s.LoRARank && t.Method == s.Method {
+		out = append(out, HintLoRARank(t.LoRARank))
+	}
+	if t.checkpointing && !s.checkpointing {
+		out = append(out, HintCheckpointing)
+	}
+	if t.MicroBatch != s.MicroBatch {
+		out = append(out, HintMicroBatch(t.MicroBatch))
+	}
+	if t.SeqLen != s.SeqLen {
+		out = append(out, HintSeqLen(t.SeqLen))
+	}
+	if len(out) == 0 {
+		return "these settings"
+	}
+	if len(out) == 1 {
+		return out[0]
+	}
+	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
 // maxDevicesSuggested bounds devicesThatWould's search: a run that needs

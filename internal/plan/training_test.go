@@ -535,3 +535,26 @@ func TestTrainOnHostRAMExplanationReadsAsTwoStatements(t *testing.T) {
 	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda_gpu (nvidia) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
 }
+
+// A companion model the method does not use is refused, as base_quant
+// outside qlora is: "--method lora --teacher 70b --reward 7b" was answered
+// as plain LoRA, the two models dropped without a word.
+func TestTrainingCompanionOutsideItsMethodIsRefused(t *testing.T) {
+	h200 := trainGPUs(t, 1, 143771<<20)
+	for _, c := range []struct{ training, want string }{
+		{`{"method":"lora","teacher":"70b"}`, `request: training.teacher applies to "method": "distillation", not lora`},
+		{`{"method":"distillation","reward":"7b"}`, `request: training.reward applies to "method": "rlhf", not distillation`},
+		{`{"method":"full","critic":"7b"}`, `request: training.critic applies to "method": "rlhf", not full`},
+		{`{"method":"qlora","reference":"8b"}`, `request: training.reference applies to "method": "dpo" or "method": "rlhf", not qlora`},
+	} {
+		_, err := EstimateTraining(trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":`+c.training+`}`, h200))
+		require.Error(t, err, c.training)
+		assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err), c.training)
+		assert.Equal(t, c.want, errs.MessageOf(err), c.training)
+	}
+	for _, ok := range []string{`{"method":"distillation","teacher":"70b"}`, `{"method":"dpo","reference":"8b"}`,
+		`{"method":"rlhf","reference":"8b","reward":"7b","critic":"7b"}`, `{"method":"ppo","reward":"7b"}`} {
+		_, err := EstimateTraining(trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":`+ok+`}`, h200))
+		assert.NoError(t, err, ok)
+	}
+}

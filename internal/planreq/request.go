@@ -15,7 +15,10 @@ const (
 	DefaultBatchSize     = 1
 	MaxContextLength     = 1 << 24 // 16 Mi tokens
 	MaxBatchSize         = 1 << 20
-	MaxClusterNodes      = 1024
+	// MaxTrainingCount bounds training.micro_batch, lora_rank,
+	// num_devices and tensor_parallel.
+	MaxTrainingCount = 1 << 16
+	MaxClusterNodes  = 1024
 	// MaxLayers bounds a model's layer count (the largest published models
 	// have a few hundred): planning walks layers.
 	MaxLayers         = 1 << 16

@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
 // What check can find wrong. Syntax problems are only detected as far as
@@ -84,6 +86,39 @@ type scanner struct {
 	data   []byte
 	pos    int
 	strict bool
+	// unmarshal runs each value's own UnmarshalJSON (locate): off on the
+	// way in, where the decoder runs them once.
+	unmarshal bool
+}
+
+// locate is where in data a type's own UnmarshalJSON refuses its value,
+// as a shapeError whose message is that error's; nil when none does. It
+// walks only after the decoder failed, to say where.
+func locate(data []byte, t reflect.Type, strict bool) *shapeError {
+	s := scanner{data: data, strict: strict, unmarshal: true}
+	var se *shapeError
+	if errors.As(s.value(t, 0), &se) {
+		return se
+	}
+	return nil
+}
+
+// ownUnmarshal runs t's UnmarshalJSON on the value at the scanner, a
+// shapeError with its message when it refuses it.
+func (s *scanner) ownUnmarshal(t reflect.Type) error {
+	start := s.pos
+	if err := s.skip(); err != nil {
+		return err
+	}
+	u, ok := reflect.New(t).Interface().(json.Unmarshaler)
+	if !ok {
+		return nil
+	}
+	var e *errs.Error
+	if err := u.UnmarshalJSON(s.data[start:s.pos]); errors.As(err, &e) {
+		return &shapeError{msg: e.Message}
+	}
+	return nil
 }
 
 var (
@@ -152,6 +187,9 @@ func (s *scanner) value(t reflect.Type, depth int) error {
 	t, sh := shapeOf(t)
 	if sh == shapeRaw {
 		return s.skip()
+	}
+	if s.unmarshal && sh == shapeAny && t != nil && t.Kind() != reflect.Interface {
+		return s.ownUnmarshal(t)
 	}
 	if err := s.kindCheck(t, sh); err != nil {
 		return err

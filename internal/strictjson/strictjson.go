@@ -68,6 +68,14 @@ func decode(data []byte, v any, what string, strict bool) error {
 		return errs.New(errs.InvalidArgument, "%s: %s", what, shape.Error())
 	}
 	if err != nil {
+		// A type's own UnmarshalJSON (an integer check) said what is
+		// wrong but not where: find where.
+		var e *errs.Error
+		if errors.As(err, &e) {
+			if at := locate(data, rv.Type().Elem(), strict); at != nil {
+				return errs.New(e.Code, "%s: %s", what, at.Error())
+			}
+		}
 		return classify(what, err)
 	}
 	if errors.Is(problem, errTrailing) {

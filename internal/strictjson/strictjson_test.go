@@ -215,3 +215,37 @@ func TestClosestNameIsNearOrNothing(t *testing.T) {
 	assert.Equal(t, "", closest("zzz", known))
 	assert.Equal(t, "", closest("x", known))
 }
+
+// evenInt is a type with its own UnmarshalJSON that refuses odd numbers
+// with an errs error, as the request's integer and context types do.
+type evenInt struct{ V int }
+
+func (e *evenInt) UnmarshalJSON(b []byte) error {
+	var v int
+	if err := json.Unmarshal(b, &v); err != nil || v%2 != 0 {
+		return errs.New(errs.InvalidArgument, "expected an even integer, got %s", b)
+	}
+	e.V = v
+	return nil
+}
+
+// An error a type's own UnmarshalJSON returns says where the value is, as
+// a wrong JSON type does: the request's context_length "8k" answered
+// "request: expected an integer, got "8k"", naming no member.
+func TestDecodeUnmarshalerErrorNamesThePath(t *testing.T) {
+	var v struct {
+		N    evenInt `json:"n"`
+		List []struct {
+			M *evenInt `json:"m"`
+		} `json:"list"`
+	}
+	err := Decode([]byte(`{"n": 3}`), &v, "request")
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	assert.Equal(t, "request: n: expected an even integer, got 3", errs.MessageOf(err))
+	err = Decode([]byte(`{"n": 2, "list": [{"m": 4}, {"m": 5}]}`), &v, "request")
+	require.Error(t, err)
+	assert.Equal(t, "request: list[1].m: expected an even integer, got 5", errs.MessageOf(err))
+	require.NoError(t, Decode([]byte(`{"n": 2, "list": [{"m": 4}]}`), &v, "request"))
+	assert.Equal(t, 4, v.List[0].M.V)
+}

@@ -125,7 +125,7 @@ class ApiTests:
         self.assertEqual([d.id for d in devs], ["cpu:0"])
         cpu = devs[0]
         self.assertEqual((cpu.kind, cpu.family, cpu.vendor), ("cpu", "cpu", "intel"))
-        self.assertEqual(cpu.name, "Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz")
+        self.assertEqual(cpu.name, "Intel(R) Xeon(R) CPU L5640 @ 2.27GHz")
         self.assertEqual(cpu.memory_bytes, CPU_ONLY_MEMORY)
         self.assertIsNone(cpu.memory_bandwidth_gb_s, "unknown values stay unknown")
         self.assertEqual(cpu.raw["cores"], 12)

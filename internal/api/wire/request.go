@@ -92,6 +92,9 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 		w.Auto = true
 		return nil
 	}
+	if s := bytes.TrimSpace(b); len(s) > 0 && s[0] == '"' {
+		return errs.New(errs.InvalidArgument, `expected an integer or "auto", got %s`, clip(string(s)))
+	}
 	return w.wireInt.UnmarshalJSON(b)
 }
 
@@ -209,6 +212,12 @@ func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProject
 		var spec model.Spec
 		m, err := decodeModelValue(draft, "request: draft_model", &spec)
 		if err != nil {
+			// A model the catalog or the file system does not give is
+			// the draft's, not the plan's model: say which member, as
+			// training.teacher does.
+			if msg := errs.MessageOf(err); !strings.HasPrefix(msg, "request: draft_model") {
+				return errs.New(errs.CodeOf(err), "request: draft_model: %s", msg)
+			}
 			return err
 		}
 		if m.Layers > planreq.MaxLayers {

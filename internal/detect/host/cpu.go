@@ -211,7 +211,11 @@ func ParseCPUInfo(text string) machine.CPUInfo {
 			info.Logical++
 		case "model name":
 			if info.Name == "" {
-				info.Name = machine.CleanText(val)
+				// Runs of spaces inside the CPUID brand string (an old
+				// Xeon's "CPU           L5640  @ 2.27GHz"; the kernel
+				// trims only its ends) collapse to one, as VyOS's
+				// vyos/vyos-1x src/op_mode/cpu_summary.py does.
+				info.Name = strings.Join(strings.Fields(machine.CleanText(val)), " ")
 			}
 		case "vendor_id":
 			if info.Vendor == "" {

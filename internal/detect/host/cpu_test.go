@@ -362,3 +362,18 @@ func assertHostMemoryKeysSuffice(t *testing.T, text string) {
 	assert.Equal(t, free, free2, "free")
 	assert.Equal(t, issues, issues2, "issues")
 }
+
+// The x86 brand string is 48 bytes of CPUID padded with spaces, and older
+// Intel parts pad inside it: the cpu-only fixture's Xeon (ghw's snapshot,
+// verbatim) reads "Intel(R) Xeon(R) CPU           L5640  @ 2.27GHz" in
+// /proc/cpuinfo, which the kernel trims only at the ends
+// (arch/x86/kernel/cpu/common.c get_model_name). The registry's name
+// collapses each run of spaces to one, as VyOS's CPU summary does
+// ("Strip extra whitespace from CPU model names, /proc/cpuinfo is prone
+// to that", vyos/vyos-1x src/op_mode/cpu_summary.py); lscpu and ghw pass
+// the runs through, and a table column or a log line then shows them.
+func TestCPUNameCollapsesSpaceRuns(t *testing.T) {
+	assert.Equal(t, "Intel(R) Xeon(R) CPU L5640 @ 2.27GHz", fixtureCPU(t, "cpu-only").Name)
+	x86 := "processor\t: 0\nvendor_id\t: GenuineIntel\nmodel name\t:   Intel(R) Core(TM)2 Duo CPU     E8400  @ 3.00GHz \t\n"
+	assert.Equal(t, "Intel(R) Core(TM)2 Duo CPU E8400 @ 3.00GHz", ParseCPUInfo(x86).Name)
+}
