@@ -90,15 +90,7 @@ func TestSGLangOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 	assert.Contains(t, expl, "SGLang's --cpu-offload-gb")
 	assert.Contains(t, expl, "whole GiB")
 
-	// The room is what the GPU holds with the command's offload: a plan at
-	// that context offloads the same, one 1024 tokens longer more.
-	require.GreaterOrEqual(t, a.MaxContextLength, 4096)
-	at := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength), r))
-	require.True(t, at.Fits)
-	assert.Equal(t, flag, sglangOffloadFlag(t, at), "room %d", a.MaxContextLength)
-	past := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength+1024), r))
-	require.True(t, past.Fits)
-	assert.Greater(t, sglangOffloadFlag(t, past), flag, "room %d", a.MaxContextLength)
+	checkRoomIsTheCommandsOffload(t, a, body, r, sglangOffloadFlag)
 }
 
 // SGLang's forward pass of an offloaded layer copies its weights to the GPU

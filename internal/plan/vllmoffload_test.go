@@ -39,6 +39,22 @@ func vllmOffloadFlag(t *testing.T, a *ShardingAnswer) int64 {
 	return int64(gb * float64(gibBytes))
 }
 
+// checkRoomIsTheCommandsOffload checks that the room of a streamed
+// offload plan a (body: its request with a %d for the context) is what the
+// GPU holds with the command's offload: a plan at that context offloads
+// the same (flagOf reads the command's flag), one 1024 tokens longer more.
+func checkRoomIsTheCommandsOffload(t *testing.T, a *ShardingAnswer, body string, r *registry.Registry, flagOf func(*testing.T, *ShardingAnswer) int64) {
+	t.Helper()
+	flag := flagOf(t, a)
+	require.GreaterOrEqual(t, a.MaxContextLength, 4096)
+	at := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength), r))
+	require.True(t, at.Fits)
+	assert.Equal(t, flag, flagOf(t, at), "room %d", a.MaxContextLength)
+	past := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength+1024), r))
+	require.True(t, past.Fits)
+	assert.Greater(t, flagOf(t, past), flag, "room %d", a.MaxContextLength)
+}
+
 // shardOf is the shard of device id.
 func shardOf(t *testing.T, a *ShardingAnswer, id string) Shard {
 	t.Helper()
@@ -103,15 +119,7 @@ func TestVLLMOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)
 	assert.Contains(t, a.Throughput.ValidatedOn, "--cpu-offload-gb", "not vLLM's own validation line: the PCIe term is unchecked")
 
-	// The room is what the GPU holds with the command's offload: a plan at
-	// that context offloads the same, one 1024 tokens longer more.
-	require.GreaterOrEqual(t, a.MaxContextLength, 4096)
-	at := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength), r))
-	require.True(t, at.Fits)
-	assert.Equal(t, flag, vllmOffloadFlag(t, at), "room %d", a.MaxContextLength)
-	past := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength+1024), r))
-	require.True(t, past.Fits)
-	assert.Greater(t, vllmOffloadFlag(t, past), flag, "room %d", a.MaxContextLength)
+	checkRoomIsTheCommandsOffload(t, a, body, r, vllmOffloadFlag)
 }
 
 // Without the GPU's PCIe bandwidth a vLLM offload plan states no decode
