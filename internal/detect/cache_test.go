@@ -549,3 +549,54 @@ func TestCacheFlightRunsOnAWorker(t *testing.T) {
 		assert.False(t, strings.HasPrefix(s, "goroutine "+caller+" "), "not on the caller's goroutine")
 	}
 }
+
+// TestCacheMergesOffTheCallersGoroutine: without inline runs, the answer of
+// a flight is merged on a worker, never on the caller's goroutine, whose
+// thread is a C host's and must run no read (the merge reads sysfs:
+// machine.EnrichPCI, EnrichNICAffinity); and a backend that hangs past the
+// deadline, ignoring its context as a read of a hung file would, does not
+// hold the caller's answer beyond backendGrace after the deadline
+// (include/ai_hwaccel.h, "Blocking"; docs/performance.md, "Eleventh pass").
+func TestCacheMergesOffTheCallersGoroutine(t *testing.T) {
+	var mu sync.Mutex
+	var mergers []string
+	c := NewCache()
+	c.landed = func() {
+		b := make([]byte, 8<<10)
+		mu.Lock()
+		mergers = append(mergers, string(b[:runtime.Stack(b, false)]))
+		mu.Unlock()
+	}
+	c.list = []machine.Backend{deviceBackend("a"), deviceBackend("b")}
+	caller := goroutineID()
+	reg, err := c.Detect(context.Background(), emptyMachineOptions(t, "", 5*time.Second))
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "b"}, deviceNames(reg))
+
+	release := make(chan struct{})
+	defer close(release)
+	hung := machine.Backend{Name: "hung", Detect: func(context.Context, *machine.Machine) machine.Findings {
+		<-release
+		return machine.Findings{}
+	}}
+	c.list = []machine.Backend{deviceBackend("a"), hung}
+	opts := emptyMachineOptions(t, "", 200*time.Millisecond)
+	start := time.Now()
+	reg, err = c.Detect(context.Background(), opts)
+	took := time.Since(start)
+	require.NoError(t, err)
+	assert.Less(t, took, opts.Timeout+backendGrace+300*time.Millisecond, "answered soon after the deadline")
+	assert.Equal(t, []string{"a"}, deviceNames(reg))
+	timeouts := warningsOf(reg, registry.WarnBackendTimeout)
+	require.Len(t, timeouts, 1)
+	assert.Equal(t, "hung", timeouts[0].Backend)
+	assert.Empty(t, c.inflight)
+
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, mergers, 2)
+	for _, s := range mergers {
+		assert.False(t, strings.HasPrefix(s, "goroutine "+caller+" "), "not merged on the caller's goroutine")
+		assert.Contains(t, s, "detect.worker.loop", "merged on a worker")
+	}
+}

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"context"
 	"slices"
 	"strconv"
@@ -61,9 +62,10 @@ func detectCPU(ctx context.Context, m *machine.Machine) machine.Findings {
 			d.SetSource("cpu_features", "procfs")
 		}
 	}
-	if text, ok := readProcText(m, &f, BackendCPU, machine.PathMemInfo); ok {
-		mi := make(map[string]int64, len(hostMemoryKeys)) // small: it stays on the stack
-		parseMemInfoInto(mi, text, hostMemoryKeys)
+	mi := make(map[string]int64, len(hostMemoryKeys)) // small: it stays on the stack
+	// Parsed in the read's callback: only the values of hostMemoryKeys
+	// become strings, not the whole file (some 1.5 KB a detection).
+	if readProc(m, &f, BackendCPU, machine.PathMemInfo, func(b []byte) { parseMemInfoLines(mi, b, hostMemoryKeys) }) {
 		total, free, issues := hostMemory(mi)
 		for _, is := range issues {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: BackendCPU, Code: is.Code,
@@ -104,15 +106,23 @@ func readProcText(m *machine.Machine, f *machine.Findings, backend, name string)
 	// WithFile, not ReadFile: the text is a copy already, ReadFile's copy of
 	// the bytes would be a second (docs/performance.md, "Eighth pass").
 	var text string
-	err := m.WithFile(name, machine.MaxFileBytes, func(b []byte) { text = string(b) })
+	ok := readProc(m, f, backend, name, func(b []byte) { text = string(b) })
+	return text, ok
+}
+
+// readProc hands the bytes of a procfs or sysfs file to use, which must not
+// keep them, and reports whether it could; a read error other than absence
+// is a sysfs_read warning of backend.
+func readProc(m *machine.Machine, f *machine.Findings, backend, name string, use func([]byte)) bool {
+	err := m.WithFile(name, machine.MaxFileBytes, use)
 	if err != nil {
 		if !machine.IsMissing(err) {
 			f.Warnings = append(f.Warnings, registry.Warning{Backend: backend, Code: registry.WarnSysfsRead,
 				Message: err.Error(), Path: "/" + name})
 		}
-		return "", false
+		return false
 	}
-	return text, true
+	return true
 }
 
 // hostCPUInfo is the parsed /proc/cpuinfo, read once per detection for the
@@ -345,21 +355,52 @@ func parseMemInfoInto(out map[string]int64, text string, only []string) {
 		if only != nil && !slices.Contains(only, key) {
 			continue
 		}
-		number, unit, count := firstTwoFields(val)
-		if count != 2 || unit != "kB" {
-			if count > 0 && strings.HasPrefix(key, "Mem") {
-				out[key] = -1
-			}
+		if n, ok := memInfoValue(key, val); ok {
+			out[key] = n
+		}
+	}
+}
+
+// memInfoValue is the value of one meminfo line in bytes, -1 when it does
+// not parse (kept only for the Mem keys), memInfoAbsurd when it is absurd;
+// ok is false for a line to leave out.
+func memInfoValue(key, val string) (n int64, ok bool) {
+	number, unit, count := firstTwoFields(val)
+	if count != 2 || unit != "kB" {
+		return -1, count > 0 && strings.HasPrefix(key, "Mem")
+	}
+	n, v := machine.ParseMemory(number, 1024)
+	switch {
+	case v == machine.MemAbsurd:
+		n = memInfoAbsurd
+	case v != machine.MemOK || strings.ContainsAny(number, ".eE"):
+		n = -1 // kB are whole numbers
+	}
+	return n, true
+}
+
+// parseMemInfoLines is parseMemInfoInto over the bytes of /proc/meminfo,
+// only for the keys in only: a value is made a string only when its key is
+// one of them, and out keeps only's strings, none of b's bytes.
+func parseMemInfoLines(out map[string]int64, b []byte, only []string) {
+	for rest := b; len(rest) > 0; {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte("\n"))
+		key, val, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
 			continue
 		}
-		n, v := machine.ParseMemory(number, 1024)
-		switch {
-		case v == machine.MemAbsurd:
-			n = memInfoAbsurd
-		case v != machine.MemOK || strings.ContainsAny(number, ".eE"):
-			n = -1 // kB are whole numbers
+		key = bytes.TrimSpace(key)
+		for _, k := range only {
+			if string(key) == k {
+				// only's string is the map's key; the value's string
+				// does not outlive the call.
+				if n, ok := memInfoValue(k, string(val)); ok {
+					out[k] = n
+				}
+				break
+			}
 		}
-		out[key] = n
 	}
 }
 

@@ -361,6 +361,28 @@ func assertHostMemoryKeysSuffice(t *testing.T, text string) {
 	assert.Equal(t, total, total2, "total")
 	assert.Equal(t, free, free2, "free")
 	assert.Equal(t, issues, issues2, "issues")
+	lines := map[string]int64{}
+	parseMemInfoLines(lines, []byte(text), hostMemoryKeys)
+	assert.Equal(t, only, lines, "parsed from the bytes, line by line")
+}
+
+// The CPU backend parses /proc/meminfo in the read's callback
+// (parseMemInfoLines): on the machines' verbatim captures it gives what the
+// whole file's map gives, and makes no string of the file (the two lines it
+// keeps fit the conversion's stack buffer).
+func TestParseMemInfoLinesOfCaptures(t *testing.T) {
+	for _, name := range []string{"cpu-only", "dgx-h100", "h200-vm", "mi300x-8", "docker-cgroup-v1-128m"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "machines", name, "root", "proc", "meminfo"))
+		require.NoError(t, err, name)
+		assertHostMemoryKeysSuffice(t, string(b))
+		whole := ParseMemInfo(string(b))
+		require.Positive(t, whole["MemTotal"], name)
+		mi := make(map[string]int64, len(hostMemoryKeys))
+		allocs := testing.AllocsPerRun(20, func() { parseMemInfoLines(mi, b, hostMemoryKeys) })
+		assert.Zero(t, allocs, name)
+		assert.Equal(t, whole["MemTotal"], mi["MemTotal"], name)
+		assert.Equal(t, whole["MemAvailable"], mi["MemAvailable"], name)
+	}
 }
 
 // The x86 brand string is 48 bytes of CPUID padded with spaces, and older
