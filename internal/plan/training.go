@@ -360,7 +360,9 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
 	}
 	ans.PerDevice = trainingMemory(req.Model, s, n)
-	ans.Warnings = append(ans.Warnings, req.Model.Notes...)
+	for _, note := range req.Model.Notes {
+		ans.Warnings = append(ans.Warnings, model.TrainingNote(note))
+	}
 	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
 	if why != "" {
 		ans.Explanation = append(ans.Explanation, why)
