@@ -345,6 +345,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"plan", "--model", "70b", "--context", "0.3k"}, `--context: "0.3k" must be a whole number`},
 		{[]string{"plan", "--model", "70b", "--devices", "cuda"}, `--devices: "cuda" is not a device id`},
 		{[]string{"plan", "--model", "70b", "--devices", "cuda:0,,cuda:1"}, `--devices: "" is not a device id`},
+		{[]string{"plan", "--model", "70b", "--devices", "cuda:0,cuda:0"}, `--devices: cuda:0 is named twice`},
+		{[]string{"train", "--model", "7b", "--method", "lora", "--devices", "cuda:0-2,cuda:1"}, `--devices: cuda:1 is named twice`},
 		{[]string{"plan", "--model", "70b", "--pretty"}, "--pretty applies to --json output"},
 		{[]string{"suggest", "--model", "70b", "--quant", "bf16"}, "unknown flag --quant"},
 		{[]string{"train", "--model", "7b", "--method", "lora", "--zero", "-1"}, "--zero must be >= 0"},
