@@ -470,7 +470,7 @@ func TestTrainRefusalNamesThePrecisionNoDeviceRuns(t *testing.T) {
 	r := runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16)", headline)
+	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16); available but their memory is unknown: cpu:0 (host RAM: /proc/meminfo was not readable); a registry with their memory_bytes plans on them", headline)
 
 	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora", "--precision", "fp16")...)
 	require.Equal(t, 0, r.code, r.stderr)
