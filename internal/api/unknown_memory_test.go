@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -44,5 +45,27 @@ func TestNoDeviceRefusalNamesDevicesWithUnknownMemory(t *testing.T) {
 				assert.Contains(t, a.Refusal.Text, w, "%s %s", c.machine, name)
 			}
 		}
+	}
+}
+
+// A plan or suggest answer with no device said "does not fit" twice, once
+// with an empty "(requested devices: )" when no devices were requested.
+// It says it once; the devices, when requested, are named.
+func TestNoDeviceExplanationSaysDoesNotFitOnce(t *testing.T) {
+	detect := fixtureDetect(t, "graviton3-c7g")
+	for name, call := range map[string]func(context.Context, []byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant} {
+		var a struct {
+			Explanation []string `json:"explanation"`
+		}
+		out := call(context.Background(), []byte(`{"model":{"name":"Qwen2.5-7B"},"detect":`+detect+`}`), NoEnv)
+		require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+		n := 0
+		for _, l := range a.Explanation {
+			if strings.HasPrefix(l, "does not fit:") {
+				n++
+			}
+			assert.NotContains(t, l, "requested devices: )", name)
+		}
+		assert.Equal(t, 1, n, "%s: %q", name, a.Explanation)
 	}
 }
