@@ -393,6 +393,10 @@ func TestHelp(t *testing.T) {
 		assert.Contains(t, root.stdout, fl)
 	}
 	assert.NotContains(t, root.stdout, "watch-count", "hidden flag")
+	// The table's Unavailable: section (each unavailable device and why)
+	// is named where --table is, not left to be found.
+	assert.Contains(t, root.stdout, "ai-hwaccel --table                 the devices as a table, why any is unavailable, then interconnects, NUMA nodes, warnings\n")
+	assert.Contains(t, root.stdout, "print a table for humans instead of JSON: devices, an Unavailable: section with each unavailable device and why")
 	assert.Contains(t, root.stdout, "Exit status: 0 success, 1 error")
 	assert.Equal(t, root, runCLI(t, "-h"))
 	assert.Equal(t, root, runCLI(t, "help"))
