@@ -619,6 +619,19 @@ func TestNFDOutputFile(t *testing.T) {
 	r = runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", filepath.Join(dir, "no", "such", "dir"))...)
 	assert.Equal(t, 1, r.code)
 	assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: error: "), r.stderr)
+	// The error named the temporary dot-file ("open .../.dir.tmp-3830708757:
+	// no such file or directory") or, for a directory, the rename ("rename
+	// /tmp/.nu10.tmp-2525450270 /tmp/nu10: file exists"): it names the flag,
+	// the path given and what is wrong with it.
+	assert.Equal(t, "ai-hwaccel: error: --output "+filepath.Join(dir, "no", "such", "dir")+": the directory "+filepath.Join(dir, "no", "such")+" does not exist\n", r.stderr)
+	r = runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", dir)...)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ai-hwaccel: error: --output "+dir+": is a directory; give the file to write, e.g. "+filepath.Join(dir, "ai-hwaccel")+"\n", r.stderr)
+	entries, err = os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file left behind")
+	}
 }
 
 func TestParseModel(t *testing.T) {
