@@ -202,7 +202,7 @@ var requestFlags = map[string]string{
 	"training.lora_targets": "--lora-targets", "training.base_quant": "--base-quant", "training.fsdp": "--fsdp",
 	"training.seq_len": "--seq-len", "training.micro_batch": "--micro-batch", "training.tensor_parallel": "--tensor-parallel",
 	"training.lora_rank": "--lora-rank", "training.teacher": "--teacher", "training.reference": "--reference",
-	"training.reward": "--reward", "training.critic": "--critic",
+	"training.reward": "--reward", "training.critic": "--critic", "rent.providers": "--provider",
 }
 
 // requestField is the field an engine error's "request: FIELD ..." names.
