@@ -69,9 +69,11 @@ var deviceIDPattern = regexp.MustCompile(`^((?:node[0-9]+/)?[a-z][a-z0-9_]*):([0
 // maxRange bounds one range so a typo cannot expand to millions of ids.
 const maxRange = 4096
 
-// deviceList reads --devices: ids and ranges, comma-separated.
+// deviceList reads --devices: ids and ranges, comma-separated, no id named
+// twice.
 func deviceList(cmd, s string) ([]string, error) {
 	var out []string
+	named := map[string]bool{}
 	for _, id := range strings.Split(s, ",") {
 		id = strings.TrimSpace(id)
 		m := deviceIDPattern.FindStringSubmatch(id)
@@ -88,7 +90,15 @@ func deviceList(cmd, s string) ([]string, error) {
 			return nil, usagef(cmd, "--devices: %q is not a range from a lower to a higher index", id)
 		}
 		for i := lo; i <= hi; i++ {
-			out = append(out, m[1]+":"+strconv.Itoa(i))
+			// A device named twice is wrong on every machine, so it is
+			// a usage error here; whether an id exists depends on the
+			// machine detected, which the engine checks (status 1).
+			d := m[1] + ":" + strconv.Itoa(i)
+			if named[d] {
+				return nil, usagef(cmd, "--devices: %s is named twice", d)
+			}
+			named[d] = true
+			out = append(out, d)
 		}
 	}
 	return out, nil

@@ -27,7 +27,7 @@ func TestDeviceListRanges(t *testing.T) {
 	ids, err := deviceList("plan", "cuda:0-3,rocm:7,node1/cuda:2-3")
 	require.NoError(t, err)
 	assert.Equal(t, []string{"cuda:0", "cuda:1", "cuda:2", "cuda:3", "rocm:7", "node1/cuda:2", "node1/cuda:3"}, ids)
-	for _, bad := range []string{"cuda", "cuda:3-1", "cuda:0-99999", "CUDA:0", "cuda:0,,cuda:1", "cuda:-1"} {
+	for _, bad := range []string{"cuda", "cuda:3-1", "cuda:0-99999", "CUDA:0", "cuda:0,,cuda:1", "cuda:-1", "cuda:0,cuda:0", "cuda:0-3,cuda:2"} {
 		_, err := deviceList("plan", bad)
 		assert.Error(t, err, bad)
 	}

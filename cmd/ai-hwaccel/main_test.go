@@ -345,6 +345,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"plan", "--model", "70b", "--context", "0.3k"}, `--context: "0.3k" must be a whole number`},
 		{[]string{"plan", "--model", "70b", "--devices", "cuda"}, `--devices: "cuda" is not a device id`},
 		{[]string{"plan", "--model", "70b", "--devices", "cuda:0,,cuda:1"}, `--devices: "" is not a device id`},
+		{[]string{"plan", "--model", "70b", "--devices", "cuda:0,cuda:0"}, `--devices: cuda:0 is named twice`},
+		{[]string{"train", "--model", "7b", "--method", "lora", "--devices", "cuda:0-2,cuda:1"}, `--devices: cuda:1 is named twice`},
 		{[]string{"plan", "--model", "70b", "--pretty"}, "--pretty applies to --json output"},
 		{[]string{"suggest", "--model", "70b", "--quant", "bf16"}, "unknown flag --quant"},
 		{[]string{"train", "--model", "7b", "--method", "lora", "--zero", "-1"}, "--zero must be >= 0"},
@@ -391,6 +393,10 @@ func TestHelp(t *testing.T) {
 		assert.Contains(t, root.stdout, fl)
 	}
 	assert.NotContains(t, root.stdout, "watch-count", "hidden flag")
+	// The table's Unavailable: section (each unavailable device and why)
+	// is named where --table is, not left to be found.
+	assert.Contains(t, root.stdout, "ai-hwaccel --table                 the devices as a table, why any is unavailable, then interconnects, NUMA nodes, warnings\n")
+	assert.Contains(t, root.stdout, "print a table for humans instead of JSON: devices, an Unavailable: section with each unavailable device and why")
 	assert.Contains(t, root.stdout, "Exit status: 0 success, 1 error")
 	assert.Equal(t, root, runCLI(t, "-h"))
 	assert.Equal(t, root, runCLI(t, "help"))
@@ -613,6 +619,19 @@ func TestNFDOutputFile(t *testing.T) {
 	r = runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", filepath.Join(dir, "no", "such", "dir"))...)
 	assert.Equal(t, 1, r.code)
 	assert.True(t, strings.HasPrefix(r.stderr, "ai-hwaccel: error: "), r.stderr)
+	// The error named the temporary dot-file ("open .../.dir.tmp-3830708757:
+	// no such file or directory") or, for a directory, the rename ("rename
+	// /tmp/.nu10.tmp-2525450270 /tmp/nu10: file exists"): it names the flag,
+	// the path given and what is wrong with it.
+	assert.Equal(t, "ai-hwaccel: error: --output "+filepath.Join(dir, "no", "such", "dir")+": the directory "+filepath.Join(dir, "no", "such")+" does not exist\n", r.stderr)
+	r = runCLI(t, withFixture(t, "cpu-only", "nfd", "--output", dir)...)
+	assert.Equal(t, 1, r.code)
+	assert.Equal(t, "ai-hwaccel: error: --output "+dir+": is a directory; give the file to write, e.g. "+filepath.Join(dir, "ai-hwaccel")+"\n", r.stderr)
+	entries, err = os.ReadDir(filepath.Dir(dir))
+	require.NoError(t, err)
+	for _, e := range entries {
+		assert.NotContains(t, e.Name(), ".tmp-", "no temporary file left behind")
+	}
 }
 
 func TestParseModel(t *testing.T) {

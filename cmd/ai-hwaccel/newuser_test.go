@@ -470,7 +470,7 @@ func TestTrainRefusalNamesThePrecisionNoDeviceRuns(t *testing.T) {
 	r := runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16)", headline)
+	assert.Equal(t, "8b lora training: cannot tell whether it fits: no available device with known memory runs bf16 (cuda_gpu (nvidia) devices do not run bf16); available but their memory is unknown: cpu:0 (host RAM: /proc/meminfo was not readable); a registry with their memory_bytes plans on them", headline)
 
 	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "train", "--model", "8b", "--method", "lora", "--precision", "fp16")...)
 	require.Equal(t, 0, r.code, r.stderr)
@@ -588,8 +588,11 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 		{"dgx-h100", []string{"plan", "--model", "qwen2.5-7b"},
 			[]string{"; --placement fewest plans the fewest devices instead"},
 			[]string{`"placement": "fewest"`}},
-		{"h200-vm", []string{"train", "--model", "Llama-3.1-405B", "--method", "full"},
+		{"h200-vm", []string{"train", "--model", "Llama-3.1-70B", "--method", "full"},
 			[]string{"with --gradient-checkpointing and --zero 3 (ZeRO-3/FSDP)"},
+			[]string{"gradient_checkpointing and zero_stage 3"}},
+		{"h200-vm", []string{"train", "--model", "Llama-3.1-405B", "--method", "full"},
+			[]string{"even with --gradient-checkpointing and --zero 3 it needs more than 16 devices", "only a smaller model fits it: even --method qlora and --gradient-checkpointing needs"},
 			[]string{"gradient_checkpointing and zero_stage 3"}},
 		{"macbook-m3-pro", []string{"train", "--model", "Qwen2.5-7B", "--method", "full", "--micro-batch", "8", "--seq-len", "32k"},
 			[]string{"it fits with --method qlora, --gradient-checkpointing, --micro-batch 1 and --seq-len "},

@@ -1,6 +1,11 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
@@ -37,8 +42,30 @@ func (a *app) nfd(args []string) error {
 	}
 	data := cli.FeatureFile(cli.Labels(reg), until)
 	if output != "" {
-		return cli.WriteFileAtomic(output, data)
+		return writeOutput(output, data)
 	}
 	_, err = a.stdout.Write(data)
 	return err
+}
+
+// writeOutput writes --output FILE atomically; an error names the flag,
+// the path given and what is wrong with it, not the temporary dot-file
+// cli.WriteFileAtomic writes first or its rename.
+func writeOutput(path string, data []byte) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("--output %s: is a directory; give the file to write, e.g. %s", path, filepath.Join(path, "ai-hwaccel"))
+	}
+	err := cli.WriteFileAtomic(path, data)
+	if err == nil {
+		return nil
+	}
+	dir := filepath.Dir(path)
+	if _, statErr := os.Stat(dir); errors.Is(statErr, fs.ErrNotExist) {
+		return fmt.Errorf("--output %s: the directory %s does not exist", path, dir)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("--output %s: %w", path, err)
 }

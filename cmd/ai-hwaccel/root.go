@@ -17,7 +17,7 @@ import (
 )
 
 const rootUsage = `  ai-hwaccel [--pretty]              the device registry as JSON (what hwaccel_detect_json returns)
-  ai-hwaccel --table                 the devices as a table, then interconnects, NUMA nodes, warnings
+  ai-hwaccel --table                 the devices as a table, why any is unavailable, then interconnects, NUMA nodes, warnings
   ai-hwaccel --summary [--pretty]    counts, accelerator memory, best device, as JSON
   ai-hwaccel --watch N               the table every N seconds (or 500ms, 1m) with free-memory changes and utilisation, power, temperature, until Ctrl-C
   ai-hwaccel <command> [flags]`
@@ -36,7 +36,7 @@ func rootFlags() (*flags, *rootOptions, *detectFlags) {
 	f := newFlags("", rootUsage, rootAbout())
 	o := &rootOptions{}
 	f.BoolVar(&o.pretty, "pretty", false, "indent the JSON")
-	f.BoolVar(&o.table, "table", false, "print a table for humans instead of JSON")
+	f.BoolVar(&o.table, "table", false, "print a table for humans instead of JSON: devices, an Unavailable: section with each unavailable device and why, interconnects, NUMA nodes, warnings")
 	f.BoolVar(&o.summary, "summary", false, "print a short JSON summary (see docs/cli.md)")
 	o.watch.bare = time.Second
 	f.Var(&o.watch, "watch", "refresh the table every `N` seconds (or a duration: 2s, 500ms, 1m) until interrupted")
@@ -202,7 +202,7 @@ var requestFlags = map[string]string{
 	"training.lora_targets": "--lora-targets", "training.base_quant": "--base-quant", "training.fsdp": "--fsdp",
 	"training.seq_len": "--seq-len", "training.micro_batch": "--micro-batch", "training.tensor_parallel": "--tensor-parallel",
 	"training.lora_rank": "--lora-rank", "training.teacher": "--teacher", "training.reference": "--reference",
-	"training.reward": "--reward", "training.critic": "--critic",
+	"training.reward": "--reward", "training.critic": "--critic", "rent.providers": "--provider",
 }
 
 // requestField is the field an engine error's "request: FIELD ..." names.

@@ -449,6 +449,9 @@ type Placement struct {
 	// OffloadedWeightBytes of weights.
 	Offloaded            bool
 	OffloadedWeightBytes int64
+	// OffloadAsked: the request allowed cpu_offload, whether or not this
+	// plan offloads; a hint does not tell the caller to ask for it again.
+	OffloadAsked bool
 	// CPUMoE > 0: the host holds only the routed experts of the first
 	// CPUMoE layers and the accelerators every layer's other weights
 	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many

@@ -229,11 +229,16 @@ func (e llamaCPP) Levels(levels []quant.Level) ([]quant.Level, []string) {
 const llamaLowQualityKLD = 0.3
 
 // lowQualityNote warns about a plan at a rung of the ladder whose quality
-// loss is large, "" otherwise.
-func lowQualityNote(l quant.Level) string {
+// loss is large, "" otherwise; where the request already allowed
+// cpu_offload (offloadAsked) it names only the quant to ask for.
+func lowQualityNote(l quant.Level, offloadAsked bool) string {
+	fix := "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it"
+	if offloadAsked {
+		fix = fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed", "quant", quant.Level("q4_k_m"))
+	}
 	for _, r := range llamaRungs {
 		if r.level == l && r.kld >= llamaLowQualityKLD {
-			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it", l, r.kld)
+			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); %s", l, r.kld, fix)
 		}
 	}
 	return ""
@@ -548,7 +553,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// flags llama-server allocates f16, its default.
 		a = append(a, "--cache-type-k", k, "--cache-type-v", k)
 	}
-	if n := lowQualityNote(p.Level); n != "" {
+	if n := lowQualityNote(p.Level, p.OffloadAsked); n != "" {
 		notes = append(notes, n)
 	}
 	ca, cn := companionArgs(p)

@@ -590,7 +590,31 @@ func variantRepo(name string, e CatalogEntry, tuned bool) string {
 // entry e by a bare name when e lists none (variantRepo ""): the plan
 // serves the entry's own checkpoints and says so.
 func untunedNote(name string, e CatalogEntry, served string) string {
-	return fmt.Sprintf("%s: the catalog knows no instruction-tuned release of %s apart from %s, which is served; give a Hugging Face id (org/name) to serve another repository", name, e.Name, served)
+	return fmt.Sprintf("%s: the catalog knows no instruction-tuned release of %s apart from %s"+untunedServed, name, e.Name, served)
+}
+
+// The words of the notes that say which release an engine serves
+// (instructVariant, namedVariant, untunedNote), and what a training
+// answer says in their place (TrainingNote): a training run serves
+// nothing, it trains that release.
+const (
+	servesWord     = "serves "
+	trainsWord     = "trains "
+	untunedServed  = ", which is served; give a Hugging Face id (org/name) to serve another repository"
+	untunedTrained = ", which is trained; give a Hugging Face id (org/name) to train another repository"
+)
+
+// TrainingNote is note, one of a model's Notes, as a training answer says
+// it: "serves google/gemma-3-27b-it, ..." becomes "trains
+// google/gemma-3-27b-it, ..."; any other note unchanged.
+func TrainingNote(note string) string {
+	if rest, ok := strings.CutPrefix(note, servesWord); ok {
+		return trainsWord + rest
+	}
+	if head, ok := strings.CutSuffix(note, untunedServed); ok {
+		return head + untunedTrained
+	}
+	return note
 }
 
 // instructVariant makes the instruction-tuned release of m's entry the
@@ -613,7 +637,7 @@ func instructVariant(m *Model, name string) bool {
 		Notes: fmt.Sprintf("the instruction-tuned release ollama's %s is built from (%s); the catalog's config is %s's, the same architecture", name, e.Instruct.Source, own.Repo),
 	})
 	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
-	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the instruction-tuned release ollama's %s names; its shape is the catalog's %s (%s)", e.Instruct.Repo, name, m.Name, own.Repo))
+	m.Notes = append(m.Notes, fmt.Sprintf(servesWord+"%s, the instruction-tuned release ollama's %s names; its shape is the catalog's %s (%s)", e.Instruct.Repo, name, m.Name, own.Repo))
 	return true
 }
 
@@ -644,7 +668,7 @@ func namedVariant(m *Model, name string) string {
 		Notes: fmt.Sprintf("the tuned release the request named; the catalog's config is %s's, the same architecture", own.Repo),
 	})
 	m.Checkpoints, m.NamedCheckpoint = cks, len(cks)-1
-	m.Notes = append(m.Notes, fmt.Sprintf("serves %s, the release named; its shape is the catalog's %s (%s)", repo, m.Name, own.Repo))
+	m.Notes = append(m.Notes, fmt.Sprintf(servesWord+"%s, the release named; its shape is the catalog's %s (%s)", repo, m.Name, own.Repo))
 	return repo
 }
 

@@ -128,3 +128,13 @@ func TestRequestNamesARelease(t *testing.T) {
 	assert.Equal(t, []string{"google/gemma-3-27b-it"}, floats)
 	assert.Equal(t, "ggml-org/gemma-3-27b-it-GGUF", m.NativeCheckpoint().Repo, "the named checkpoint stays the native one")
 }
+
+// TrainingNote turns the note that says which release is served when the
+// catalog knows no other tuned release into what a training run trains.
+func TestTrainingNoteOfTheUntunedNote(t *testing.T) {
+	e := CatalogEntry{Name: "Llama-3.1-8B"}
+	note := untunedNote("llama-3.1-8b-chat", e, "meta-llama/Llama-3.1-8B")
+	require.Contains(t, note, "which is served")
+	assert.Equal(t, "llama-3.1-8b-chat: the catalog knows no instruction-tuned release of Llama-3.1-8B apart from meta-llama/Llama-3.1-8B, which is trained; give a Hugging Face id (org/name) to train another repository", TrainingNote(note))
+	assert.Equal(t, "vision tower", TrainingNote("vision tower"))
+}

@@ -175,7 +175,7 @@ func choose(req *planning) (*choice, error) {
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory" + leftOutUnavailable(req)}
+		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory" + leftOutUnavailable(req) + memoryUnknown(req)}
 		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
@@ -472,6 +472,46 @@ func hostMissing(req *planning, want map[string]bool) string {
 		}
 	}
 	return "cpu_offload: the registry has no cpu device, so no host RAM can hold the layers that do not fit"
+}
+
+// memoryUnknown names, for a request left with no device, the available
+// devices it could not plan on because the registry gives no memory size
+// for them (an RX 7900 XT seen through amdgpu sysfs without
+// mem_info_vram_total, a host whose /proc/meminfo was not readable), so
+// that "no available device with known memory" does not read as a machine
+// without devices. "" when there are none.
+func memoryUnknown(req *planning) string {
+	regs := req.Cluster
+	if len(regs) == 0 && req.Registry != nil {
+		regs = []*registry.Registry{req.Registry}
+	}
+	var named []string
+	for i, reg := range regs {
+		for _, d := range reg.Devices {
+			id := d.ID
+			if len(req.Cluster) > 0 {
+				id = nodePrefix(i) + id
+			}
+			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) {
+				continue
+			}
+			why := "no memory size was detected: no vendor tool or driver file gave one"
+			switch {
+			case d.Kind == registry.KindCPU:
+				why = "host RAM: /proc/meminfo was not readable"
+			case d.MemoryShared:
+				why = "it shares host RAM, whose size is unknown"
+			}
+			if d.Kind != registry.KindCPU && d.Name != "" {
+				why = d.Name + ": " + why
+			}
+			named = append(named, fmt.Sprintf("%s (%s)", id, why))
+		}
+	}
+	if len(named) == 0 {
+		return ""
+	}
+	return "; available but their memory is unknown: " + strings.Join(named, ", ") + "; a registry with their memory_bytes plans on them"
 }
 
 // leftOutUnavailable names, for a request left with no device, the devices

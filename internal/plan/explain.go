@@ -21,7 +21,11 @@ func explainChoice(ch *choice) []string {
 	}
 	switch ch.Outcome {
 	case outcomeNoDevices:
-		return append(out, "does not fit: no available device with known memory (requested devices: "+strings.Join(ch.Devices, ", ")+")")
+		// The answer adds the refusal's own "does not fit:" line.
+		if len(ch.Devices) > 0 {
+			out = append(out, "requested devices: "+strings.Join(ch.Devices, ", "))
+		}
+		return out
 	case outcomeFits, outcomeFitsOnHost:
 		if ch.Outcome == outcomeFitsOnHost {
 			out = append(out, "include_cpu: no accelerator plan fits, so host RAM is used")

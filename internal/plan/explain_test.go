@@ -34,8 +34,9 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 		"include_cpu: true would plan on host RAM (the CPU) when no accelerator has room"}, explainChoice(none))
 
 	noDevices := &choice{LevelsWhy: "quant int8 was requested", Outcome: outcomeNoDevices, Devices: []string{"cuda:3"}}
-	assert.Equal(t, []string{"quant int8 was requested",
-		"does not fit: no available device with known memory (requested devices: cuda:3)"}, explainChoice(noDevices))
+	assert.Equal(t, []string{"quant int8 was requested", "requested devices: cuda:3"}, explainChoice(noDevices))
+	noDevices.Devices = nil
+	assert.Equal(t, []string{"quant int8 was requested"}, explainChoice(noDevices), "the answer adds the refusal's does-not-fit line")
 
 	offload := &choice{LevelsWhy: "auto", Outcome: outcomeFitsOffloaded, OffloadWithReplicas: false,
 		Rows: []LevelRow{{Quant: "bf16", TotalBytes: 150 << 30}}, Plan: planned{Level: quant.BF16}}

@@ -455,3 +455,23 @@ func TestFitOrderMoEDenseWeightsOfLastLayersIsStep3(t *testing.T) {
 	assert.Contains(t, line, "-ngl "+itoa(ngl)+" --cpu-moe")
 	assert.NotContains(t, line, "it fills the GPU with whole layers from the back")
 }
+
+// With cpu_offload asked for, the low-quality note of a llama.cpp plan
+// said "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of
+// it": the request already had cpu_offload. It says what to change: the
+// quant, the layers that do not fit then in host RAM at PCIe speed.
+func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
+	host := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
+		MemoryBytes: 128 * gibBytes, Cores: 16}
+	r := reg(t, []registry.Device{host, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Regexp(t, `^iq[12]_`, a.Quant, "auto weighs decode speed and keeps the 70B on the GPU")
+	text := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, text, a.Quant+" loses much quality (mean KL divergence")
+	assert.NotContains(t, text, "with cpu_offload, keeps more of it")
+	assert.Contains(t, text, `; "quant": "q4_k_m" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed`)
+	q4 := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, r))
+	assert.True(t, q4.Fits, "what the note names fits: %q", q4.Explanation)
+	assert.Equal(t, "q4_k_m", q4.Quant)
+}

@@ -360,13 +360,15 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
 	}
 	ans.PerDevice = trainingMemory(req.Model, s, n)
-	ans.Warnings = append(ans.Warnings, req.Model.Notes...)
+	for _, note := range req.Model.Notes {
+		ans.Warnings = append(ans.Warnings, model.TrainingNote(note))
+	}
 	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
 	if why != "" {
 		ans.Explanation = append(ans.Explanation, why)
 	}
 	if len(devs) == 0 {
-		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)+leftOutUnavailable(req)), nil
+		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)+leftOutUnavailable(req)+memoryUnknown(req)), nil
 	}
 	if n > len(devs) {
 		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
@@ -388,16 +390,18 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 			// A unified-memory GPU (a Mac, a DGX Spark, a Strix Halo)
 			// comes one to a machine: a count of such devices is not
 			// something its user can add, so say what needs less.
-			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget))
+			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget, 1))
 		} else if used[0].Dev.Kind == registry.KindCPU {
 			// Host RAM is not counted in devices either.
-			ans.Explanation = append(ans.Explanation, "host RAM: "+lighterTraining(req, opts, s, budget))
-		} else {
-			// Accelerators only: more of them is a cluster to rent or
+			ans.Explanation = append(ans.Explanation, "host RAM: "+lighterTraining(req, opts, s, budget, n))
+		} else if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
+			// Accelerators: a few more of them is a server to rent or
 			// ask for; more host RAM is not counted in devices.
-			if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
-				ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with %s and %s (ZeRO-3/FSDP); no setting fits %s", k, gib(need), HintCheckpointing, HintZeRO3, theseDevices(n)))
-			}
+			ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with %s and %s (ZeRO-3/FSDP); no setting fits %s", k, gib(need), HintCheckpointing, HintZeRO3, theseDevices(n)))
+		} else {
+			// More than maxDevicesSuggested of them (90 laptop GPUs) is
+			// not a machine anyone has: say what needs less memory.
+			ans.Explanation = append(ans.Explanation, fmt.Sprintf("even with %s and %s it needs more than %d devices of this memory; on %s %s", HintCheckpointing, HintZeRO3, maxDevicesSuggested, theseDevices(n), lighterTraining(req, opts, s, budget, n)))
 		}
 	}
 	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
@@ -436,12 +440,12 @@ func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *Tra
 	return nil
 }
 
-// lighterTraining says what makes a run fit one device whose count cannot
-// grow: the lightest change of, in order, the method (full to LoRA to
+// lighterTraining says what makes a run fit the n devices it has when their
+// count cannot grow (or not within maxDevicesSuggested): the lightest change of, in order, the method (full to LoRA to
 // QLoRA; dpo, rlhf and distillation to LoRA adapters, lora_rank), gradient
 // checkpointing, micro-batch 1 and a shorter sequence, each figure the
 // estimate of that setting; else that only a smaller model would fit.
-func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget int64) string {
+func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget int64, n int) string {
 	var tries []lighter
 	for _, c := range lighterOptions(o, s) {
 		if t, err := validateTraining(c.opts, req); err == nil {
@@ -452,7 +456,7 @@ func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget 
 	if len(tries) == 0 {
 		return "only a smaller model fits it"
 	}
-	need := func(t *trainingSetup) int64 { return trainingMemory(req.Model, t, 1).TotalBytes }
+	need := func(t *trainingSetup) int64 { return trainingMemory(req.Model, t, n).TotalBytes }
 	for _, c := range tries {
 		if b := need(c.setup); b <= budget {
 			return fmt.Sprintf("it fits with %s (%s)", c.hints(s, nil), gib(b))
@@ -555,15 +559,20 @@ func (c lighter) hints(s, t *trainingSetup) string {
 	return strings.Join(out[:len(out)-1], ", ") + " and " + out[len(out)-1]
 }
 
-// maxDevicesSuggested bounds devicesThatWould's search: a run that needs
-// more devices than a large cluster has is not worth a number.
-const maxDevicesSuggested = 4096
+// maxDevicesSuggested bounds devicesThatWould's search: a count is worth
+// giving only where it is a machine people have or rent. 16 is two 8-GPU
+// servers (a DGX H100 has 8 GPUs:
+// https://docs.nvidia.com/dgx/dgxh100-user-guide/introduction-to-dgxh100.html),
+// one trn1.32xlarge (16 Trainium chips:
+// https://aws.amazon.com/ec2/instance-types/trn1/) or a TPU v5e-16 slice
+// (https://cloud.google.com/tpu/docs/v5e). A laptop GPU's "90 such
+// devices" is past it, and the answer says what needs less memory instead.
+const maxDevicesSuggested = 16
 
 // devicesThatWould is the fewest devices of budget bytes each (a multiple
 // of the tensor-parallel degree) on which the run fits with gradient
 // checkpointing and ZeRO stage 3, and what each then holds; 0 when even
-// maxDevicesSuggested do not (what is not sharded, the activations, is
-// alone too large). The need only falls as devices are added, so the
+// maxDevicesSuggested do not. The need only falls as devices are added, so the
 // first that fits is the fewest.
 func devicesThatWould(m *model.Model, s *trainingSetup, budget int64) (int, int64) {
 	t := *s

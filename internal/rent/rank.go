@@ -233,7 +233,7 @@ func checkProviders(cat *Catalog, want []string) error {
 				ks = append(ks, k)
 			}
 			sort.Strings(ks)
-			return errs.New(errs.InvalidArgument, "rent: unknown provider %q (known: %s)", p, strings.Join(ks, ", "))
+			return errs.New(errs.InvalidArgument, "request: rent.providers holds an unknown provider %q (known: %s)", p, strings.Join(ks, ", "))
 		}
 	}
 	return nil

@@ -1,0 +1,71 @@
+package api
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// On a machine whose devices are available but report no memory size (an
+// RX 7900 XT from amdgpu sysfs without mem_info_vram_*, a Graviton3 whose
+// capture has no /proc/meminfo) every answer was "no available device with
+// known memory", which reads as if the machine had none. It names the
+// available devices whose memory is unknown, and why, in plan, suggest and
+// train alike.
+func TestNoDeviceRefusalNamesDevicesWithUnknownMemory(t *testing.T) {
+	for _, c := range []struct {
+		machine string
+		want    []string
+	}{
+		{"rx7900xt-amdgpu-sysfs", []string{"available but their memory is unknown: ", "rocm:0 (AMD Navi 31", "no memory size was detected", "cpu:0 (host RAM: /proc/meminfo was not readable)"}},
+		{"graviton3-c7g", []string{"available but their memory is unknown: cpu:0 (host RAM: /proc/meminfo was not readable)"}},
+	} {
+		detect := fixtureDetect(t, c.machine)
+		for name, call := range map[string]func(context.Context, []byte, Env) []byte{
+			"plan": PlanSharding, "suggest": SuggestQuant, "train": EstimateTraining,
+		} {
+			var a struct {
+				Refusal *struct {
+					Code string `json:"code"`
+					Text string `json:"text"`
+				} `json:"refusal"`
+			}
+			out := call(context.Background(), []byte(`{"model":{"name":"Qwen2.5-7B"},"training":{"method":"lora"},"detect":`+detect+`}`), NoEnv)
+			if name != "train" {
+				out = call(context.Background(), []byte(`{"model":{"name":"Qwen2.5-7B"},"detect":`+detect+`}`), NoEnv)
+			}
+			require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+			require.NotNil(t, a.Refusal, "%s %s: %s", c.machine, name, out)
+			assert.Equal(t, "no_device", a.Refusal.Code, "%s %s", c.machine, name)
+			for _, w := range c.want {
+				assert.Contains(t, a.Refusal.Text, w, "%s %s", c.machine, name)
+			}
+		}
+	}
+}
+
+// A plan or suggest answer with no device said "does not fit" twice, once
+// with an empty "(requested devices: )" when no devices were requested.
+// It says it once; the devices, when requested, are named.
+func TestNoDeviceExplanationSaysDoesNotFitOnce(t *testing.T) {
+	detect := fixtureDetect(t, "graviton3-c7g")
+	for name, call := range map[string]func(context.Context, []byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant} {
+		var a struct {
+			Explanation []string `json:"explanation"`
+		}
+		out := call(context.Background(), []byte(`{"model":{"name":"Qwen2.5-7B"},"detect":`+detect+`}`), NoEnv)
+		require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+		n := 0
+		for _, l := range a.Explanation {
+			if strings.HasPrefix(l, "does not fit:") {
+				n++
+			}
+			assert.NotContains(t, l, "requested devices: )", name)
+		}
+		assert.Equal(t, 1, n, "%s: %q", name, a.Explanation)
+	}
+}
