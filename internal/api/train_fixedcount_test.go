@@ -17,7 +17,8 @@ import (
 // a machine, so the count is not something its user can add. The answer
 // says instead what needs less memory on this device: a lighter method,
 // a shorter micro-batch or sequence, else a smaller model. A discrete
-// GPU keeps the count (more of them is a server to rent).
+// GPU keeps the count up to 16 devices (more of them is a server to
+// rent; beyond, the same search, as the slimbook row below shows).
 func TestTrainingRefusalOnUnifiedMemorySaysWhatNeedsLess(t *testing.T) {
 	for _, c := range []struct {
 		machine, model, training string
