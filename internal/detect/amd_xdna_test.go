@@ -39,6 +39,10 @@ func TestXDNAFixtureThinkPadP16sKrackan(t *testing.T) {
 	require.Len(t, reg.Warnings, 1)
 	assert.Equal(t, registry.WarnDeviceUnusable, reg.Warnings[0].Code)
 	assert.Contains(t, reg.Warnings[0].Message, "driver amdxdna not bound")
+	// The registry says why beside the device, as for an unbound GPU, so
+	// that a table's Unavailable section and a scheduler need not match
+	// warnings to devices.
+	assert.Equal(t, "driver amdxdna not bound", n.UnavailableReason)
 }
 
 // The same NPU bound to amdxdna with its /dev/accel node (what Linux 6.14+,
@@ -64,6 +68,7 @@ func TestXDNADriverBound(t *testing.T) {
 	assert.False(t, f.Devices[0].Available)
 	require.Len(t, f.Warnings, 1)
 	assert.Contains(t, f.Warnings[0].Message, "no /dev/accel node")
+	assert.Equal(t, "no /dev/accel node", f.Devices[0].UnavailableReason)
 
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "dev/accel"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "dev/accel/accel0"), nil, 0o644))

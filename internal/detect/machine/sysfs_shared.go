@@ -142,7 +142,8 @@ func (spec PCINPUSpec) isNPU(p PCIDevice) bool {
 // DetectPCINPUs finds the NPUs of one family: a PCI function of the vendor
 // that has a known id or is bound to the family's driver. An NPU is available
 // when its driver is bound and its /dev/accel node exists; otherwise it is
-// listed as unavailable with a device_unusable warning saying why.
+// listed as unavailable with a device_unusable warning saying why, and the
+// same why as its UnavailableReason.
 func DetectPCINPUs(m *Machine, spec PCINPUSpec) Findings {
 	var f Findings
 	var accel map[string]string // read when the first NPU is found: most machines have none
@@ -159,9 +160,11 @@ func DetectPCINPUs(m *Machine, spec PCINPUSpec) Findings {
 		node := accel[p.Address]
 		switch {
 		case p.Driver != spec.Driver:
-			f.Warn(spec.Backend, registry.WarnDeviceUnusable, "%s (%s) at %s: driver %s not bound", d.Name, p.PCIID(), p.Address, spec.Driver)
+			d.UnavailableReason = "driver " + spec.Driver + " not bound"
+			f.Warn(spec.Backend, registry.WarnDeviceUnusable, "%s (%s) at %s: %s", d.Name, p.PCIID(), p.Address, d.UnavailableReason)
 		case node == "" || !m.Exists(path.Join("dev", "accel", node)):
-			f.Warn(spec.Backend, registry.WarnDeviceUnusable, "%s at %s: no /dev/accel node", d.Name, p.Address)
+			d.UnavailableReason = "no /dev/accel node"
+			f.Warn(spec.Backend, registry.WarnDeviceUnusable, "%s at %s: %s", d.Name, p.Address, d.UnavailableReason)
 		default:
 			d.Available = true
 		}
