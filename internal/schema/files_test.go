@@ -369,3 +369,26 @@ func TestCatalogAnswersValidate(t *testing.T) {
 		assert.Error(t, fitReq.Validate([]byte(bad)), bad)
 	}
 }
+
+// Every device a fixture machine lists as unavailable says why
+// (unavailable_reason), so that a table's Unavailable section and a
+// scheduler never have to match warnings to devices (the XDNA NPU of
+// thinkpad-p16s-krackan said so only in a warning).
+func TestEveryUnavailableFixtureDeviceSaysWhy(t *testing.T) {
+	for _, name := range fixtureMachines(t) {
+		out := api.Detect(context.Background(), mustJSON(t, fixtureOptions(t, name, map[string]string{})), noEnv)
+		var reg struct {
+			Devices []struct {
+				ID                string `json:"id"`
+				Available         bool   `json:"available"`
+				UnavailableReason string `json:"unavailable_reason"`
+			} `json:"devices"`
+		}
+		require.NoError(t, json.Unmarshal(out, &reg), name)
+		for _, d := range reg.Devices {
+			if !d.Available {
+				assert.NotEmpty(t, d.UnavailableReason, "%s %s", name, d.ID)
+			}
+		}
+	}
+}
