@@ -265,8 +265,8 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 
 // shortReason is a refusal text for one table row: its parenthesised
 // asides of more than one word dropped (the sources it cites, the memory
-// broken down), which the JSON's refusal_text keeps; "(intel)" and
-// "device(s)" stay (the row then resolves "N device(s)", cli.Plurals).
+// broken down), which the JSON's refusal_text keeps; a one-word aside
+// such as "(intel)" stays.
 func shortReason(text string) string {
 	var b strings.Builder
 	for {

@@ -814,13 +814,15 @@ func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
 	assert.NotContains(t, r.stdout, "Unavailable", "no section when every device is available")
 }
 
-// fit --all's WHY column writes the engine's "N device(s)" as plan's text
-// does ("the 1 metal_gpu (apple) device"); it printed "device(s)".
+// fit --all's WHY column printed "device(s)", then "does not fit split
+// over the 1 metal_gpu (apple) device"; on one device the engine's refusal
+// now says what that device has free.
 func TestFitWhySaysOneDevice(t *testing.T) {
 	r := runCLI(t, withFixture(t, "macbook-m3-pro", "fit", "--all", "--filter", "falcon-40b")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "does not fit split over the 1 metal_gpu (apple) device\n")
+	assert.Regexp(t, `int4 needs [0-9.]+ GiB on one device and the one metal_gpu \(apple\) device has [0-9.]+ GiB free\n`, r.stdout)
 	assert.NotContains(t, r.stdout, "(s)")
+	assert.NotContains(t, r.stdout, "split over the 1 ")
 }
 
 // fit with a --filter no catalog model matches says so, as models does,

@@ -138,7 +138,7 @@ func TestServingPlacementAtBatch64(t *testing.T) {
 	// Their speed is that of 2, and an assumption says so.
 	f := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"batch_size":64,"context_length":4096,"placement":"fewest"}`)
 	assert.Contains(t, strings.Join(stringsOf(f["throughput"].(map[string]any)["assumptions"]), "\n"),
-		"holds 2 sequence(s) of 4096 tokens per replica: 2 of the 64 run at once")
+		"holds 2 sequences of 4096 tokens per replica: 2 of the 64 run at once")
 }
 
 func stringsOf(v any) []string {

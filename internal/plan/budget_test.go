@@ -83,7 +83,7 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 	next := at(a.MaxBatchSize + 1)
 	require.True(t, next.Fits, next.Explanation)
 	assert.Equal(t, a.MaxBatchSize, next.MaxBatchSize, "the pool holds as many full-length sequences as before")
-	assert.Contains(t, strings.Join(next.Explanation, "\n"), "which holds "+itoa(a.MaxBatchSize)+" sequence(s) of 32768 tokens at once")
+	assert.Contains(t, strings.Join(next.Explanation, "\n"), "which holds "+counted(a.MaxBatchSize, "sequence")+" of 32768 tokens at once")
 }
 
 // An explicit engine gets its own budget: llama.cpp keeps its --fit margin

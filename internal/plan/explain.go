@@ -206,11 +206,11 @@ func describeReplicas(pl *planned, req *planning, placed bool) []string {
 		how = "replicas max: as many as the group of identical devices holds"
 	}
 	if placed {
-		return []string{fmt.Sprintf("data_parallel: the serving placement (the placement line says why); %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d), the batch of %d split over them, %d sequence(s) each at most (%s)",
-			pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), req.BatchSize, pl.batchOf(req), strings.Join(lists, "; "))}
+		return []string{fmt.Sprintf("data_parallel: the serving placement (the placement line says why); %d copies of the model, each %s over %s (tp_size %d, pp_size %d), the batch of %d split over them, %s each at most (%s)",
+			pl.DP, pl.Unit, counted(len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), "device"), pl.TP, len(pl.Stages), req.BatchSize, counted(pl.batchOf(req), "sequence"), strings.Join(lists, "; "))}
 	}
-	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %d device(s) (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
-		how, pl.DP, pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
+	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %s (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
+		how, pl.DP, pl.Unit, counted(len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), "device"), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
 }
 
 // modelWarnings turns what the model resolution noted into warnings.

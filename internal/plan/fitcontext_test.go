@@ -164,7 +164,7 @@ func TestChosenContextSpeedDepth(t *testing.T) {
 	assert.Equal(t, at4k.Throughput.PrefillTokensPerS, chosen.Throughput.PrefillTokensPerS)
 	assert.Less(t, full.Throughput.DecodeTokensPerS, chosen.Throughput.DecodeTokensPerS, "a 128k cache is slower to read")
 	notes := strings.Join(chosen.Throughput.Assumptions, "\n")
-	assert.Contains(t, notes, "the KV cache of 4096 token(s) x 1 sequence(s)")
+	assert.Contains(t, notes, "the KV cache of 4096 tokens x 1 sequence at")
 	assert.Contains(t, notes, fmt.Sprintf("speeds are stated at a KV depth of 4096 tokens per sequence, not at the chosen context of 131072: at that full depth decode is %.1f tokens/s", full.Throughput.DecodeTokensPerS))
 	// llama.cpp's chosen context is stated the same way.
 	ll := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp"}`, r))

@@ -83,8 +83,17 @@ func explainIdle(ch *choice, idle []string) []string {
 		hints = append(hints, hint)
 	}
 	hints = append(hints, others...)
-	return []string{fmt.Sprintf("idle: %s of the %d %s %s device(s) stay unused: the plan needs %d; %s",
-		strings.Join(idle, ", "), used+len(idle), what, pl.Pool.label(), used, strings.Join(hints, "; "))}
+	return []string{fmt.Sprintf("idle: %s of the %d %s %s %s %s unused: the plan needs %d; %s",
+		strings.Join(idle, ", "), used+len(idle), what, pl.Pool.label(), nounOf(used+len(idle), "device"), stayOrStays(len(idle)), used, strings.Join(hints, "; "))}
+}
+
+// stayOrStays is the verb after a list of n idle devices: "cuda:1
+// stays", "cuda:1, cuda:2 stay".
+func stayOrStays(n int) string {
+	if n == 1 {
+		return "stays"
+	}
+	return "stay"
 }
 
 // splitByEngine splits idle device ids into those the plan's engine plans

@@ -141,8 +141,15 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 		}
 	}
 	pl := planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory}
+	if len(p.Devices) == 1 {
+		// One device: there is no largest among several and nothing to
+		// split over; say what it has free.
+		pl.Reason = fmt.Sprintf("%s needs %s on one device (%s) and the one %s device has %s free",
+			l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.label(), gib(largest))
+		return pl
+	}
 	pl.Reason = fmt.Sprintf(
-		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s device(s) (%s in all)",
+		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s devices (%s in all)",
 		l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))
 	return pl
 }

@@ -162,8 +162,8 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 		}
 		if !req.ReplicasMax {
 			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
-				"%d replicas do not fit: one replica (batch %d) is %s over %d device(s), and the %d identical %s devices (%s) hold only %d such replica(s)",
-				want, batch, first.Strategy, first.devices(), n, sub.label(), groupName(sub), len(units))}
+				"%d replicas do not fit: one replica (batch %d) is %s over %s, and the %d identical %s %s (%s) hold only %d such %s",
+				want, batch, first.Strategy, counted(first.devices(), "device"), n, sub.label(), nounOf(n, "device"), groupName(sub), len(units), nounOf(len(units), "replica"))}
 		}
 		want = min(want-1, len(units))
 	}

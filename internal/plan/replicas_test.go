@@ -121,7 +121,7 @@ func TestTooManyReplicas(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":5}`, eightH100(t, true)))
 	checkInvariants(t, a)
 	assert.False(t, a.Fits)
-	assert.Contains(t, strings.Join(a.Explanation, "\n"), "hold only 4 such replica(s)")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "is tensor_parallel over 2 devices, and the 8 identical cuda_gpu (nvidia) devices (NVIDIA H100 80GB HBM3, 79.6 GiB) hold only 4 such replicas")
 
 	// Replicas never mix device models: 4 H100 + 4 A100 hold 4 replicas, not 8.
 	var devs []registry.Device

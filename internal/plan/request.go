@@ -21,6 +21,7 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
@@ -340,4 +341,19 @@ func gib(b int64) string {
 		return "<0.1 GiB"
 	}
 	return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+}
+
+// nounOf is noun in the number n asks for: "device" for 1, "devices"
+// otherwise, so that a text with a known count never writes "device(s)".
+// Every noun it is given takes a plain "s".
+func nounOf(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}
+
+// counted is n and its noun: "1 device", "4096 tokens".
+func counted(n int, noun string) string {
+	return strconv.Itoa(n) + " " + nounOf(n, noun)
 }

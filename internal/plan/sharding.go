@@ -191,8 +191,8 @@ func throughputAt(pl *planned, req *planning, inter float64, maxBatch int) Throu
 	}
 	t := estimateThroughput(pl, req, inter)
 	if capped {
-		t.Assumptions = append(t.Assumptions, fmt.Sprintf("%s's paged KV cache holds %d sequence(s) of %d tokens per replica: %d of the %d run at once at full context, and the figures are of %d",
-			pl.Pool.Budget.Engine.Title(), perReplica, req.ContextLength, perReplica, share, perReplica))
+		t.Assumptions = append(t.Assumptions, fmt.Sprintf("%s's paged KV cache holds %s of %d tokens per replica: %d of the %d run at once at full context, and the figures are of %d",
+			pl.Pool.Budget.Engine.Title(), counted(perReplica, "sequence"), req.ContextLength, perReplica, share, perReplica))
 	}
 	return t
 }
@@ -213,8 +213,8 @@ func explainPaged(pl *planned, req *planning, maxBatch int) []string {
 		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)",
 			e, batch, req.ContextLength, maxBatch)}
 	}
-	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %d sequence(s) of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full",
-		e, maxBatch, req.ContextLength, e, batch)}
+	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %s of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full",
+		e, counted(maxBatch, "sequence"), req.ContextLength, e, batch)}
 }
 
 // maxFitting answers the inverse question for a fitting plan: the longest

@@ -816,8 +816,8 @@ func estimateReplicas(pl *planned, req *planning, interStageGBs float64) Through
 		t.DecodeTokensPerSTotal = round3(t.DecodeTokensPerS * float64(pl.DP))
 	}
 	t.Assumptions = append(t.Assumptions, fmt.Sprintf(
-		"data_parallel: decode_tokens_per_s and prefill_tokens_per_s are one replica's (the slowest), serving %d sequence(s); decode_tokens_per_s_total = %d replicas x decode_tokens_per_s, assuming independent requests keep every replica busy with %d sequence(s) (%d in flight in all)",
-		pl.runningOf(req), pl.DP, pl.runningOf(req), pl.DP*pl.runningOf(req)))
+		"data_parallel: decode_tokens_per_s and prefill_tokens_per_s are one replica's (the slowest), serving %s; decode_tokens_per_s_total = %d replicas x decode_tokens_per_s, assuming independent requests keep every replica busy with %s (%d in flight in all)",
+		counted(pl.runningOf(req), "sequence"), pl.DP, counted(pl.runningOf(req), "sequence"), pl.DP*pl.runningOf(req)))
 	return t
 }
 
@@ -1290,7 +1290,7 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	d := pl.Stages[0].Devices[0]
 	class, family := memoryClass(d), weightFamily(pl.Level)
 	f := e.decodeFraction(d, pl.Level, older)
-	kv := fmt.Sprintf("reads the KV cache of %d token(s) x %d sequence(s) at %.0f%%", context, batch, e.kvFraction(d)*100)
+	kv := fmt.Sprintf("reads the KV cache of %s x %s at %.0f%%", counted(context, "token"), counted(batch, "sequence"), e.kvFraction(d)*100)
 	layer := fmt.Sprintf("plus %.0f us per layer per step (%s", e.layerLatency(d, older)*1e6, backendNames[class])
 	if e.layerLatency(d, older) == 0 {
 		layer = "no fixed time per layer (" + backendNames[class]
@@ -1302,16 +1302,16 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
 	case class == MemoryClassHost && d.Dev.Cores > 0:
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %d core(s) x %.1f G weights/s ("+familyNames[family]+"%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, d.Dev.Cores, e.hostCoreRate(pl.Level, d.Dev)/1e9, e.hostCoreFactorNote(d.Dev), kv, layer)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %s x %.1f G weights/s ("+familyNames[family]+"%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, counted(d.Dev.Cores, "core"), e.hostCoreRate(pl.Level, d.Dev)/1e9, e.hostCoreFactorNote(d.Dev), kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {
 		where = "a GPU sharing " + mem + " memory with the CPU, at the GDDR GPUs' fractions"
 	}
 	if serving != "" {
-		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %d token(s) x %d sequence(s) at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
-			where, servingWeightsName(pl.Level), context, batch, serving)
+		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %s x %s at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
+			where, servingWeightsName(pl.Level), counted(context, "token"), counted(batch, "sequence"), serving)
 	}
 	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
 		f*100, where, familyNames[family], kv, layer)

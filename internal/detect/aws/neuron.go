@@ -318,7 +318,7 @@ func neuronFallback(m *machine.Machine, f *machine.Findings, pci []machine.PCIDe
 		}
 	}
 	f.Devices = devs
-	f.Warn(BackendNeuron, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron device(s) from sysfs (memory from the datasheet, no NeuronLink)", len(devs))
+	f.Warn(BackendNeuron, registry.WarnFallback, "neuron-ls gave no usable answer; %d Neuron %s from sysfs (memory from the datasheet, no NeuronLink)", len(devs), machine.NounOf(len(devs), "device"))
 }
 
 // neuronSysfsIndices lists N of every neuronN under the neuron sysfs root,

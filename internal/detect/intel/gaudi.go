@@ -120,13 +120,13 @@ func detectGaudi(ctx context.Context, m *machine.Machine) machine.Findings {
 			return f
 		}
 		if len(errs) == 0 && len(pci) > 0 {
-			f.Warn(BackendGaudi, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana device(s)", len(pci))
+			f.Warn(BackendGaudi, registry.WarnToolFailed, "hl-smi listed no device while sysfs shows %d Habana %s", len(pci), machine.NounOf(len(pci), "device"))
 		}
 	}
 	if len(pci) == 0 {
 		return f
 	}
-	f.Warn(BackendGaudi, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi device(s) from sysfs (no free memory, driver version or uuid)", len(pci))
+	f.Warn(BackendGaudi, registry.WarnFallback, "hl-smi gave no usable answer; %d Gaudi %s from sysfs (no free memory, driver version or uuid)", len(pci), machine.NounOf(len(pci), "device"))
 	accel := machine.AccelNodesByBus(m)
 	for _, p := range pci {
 		d := gaudiFromPCI(p)

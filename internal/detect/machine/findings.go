@@ -58,3 +58,14 @@ type Backend struct {
 	Name   string
 	Detect func(ctx context.Context, m *Machine) Findings
 }
+
+// NounOf is noun in the number n asks for, "device" for 1 and "devices"
+// otherwise, for a warning that counts things ("8 Gaudi devices", "1
+// NVIDIA GPU") rather than writing "device(s)". Every noun given takes a
+// plain "s".
+func NounOf(n int, noun string) string {
+	if n == 1 {
+		return noun
+	}
+	return noun + "s"
+}

@@ -334,9 +334,9 @@ func nvidiaFromSysfs(m *machine.Machine, f *machine.Findings, fab nvFabric, brok
 		if m.NoExec() {
 			why = "was not run (no_exec)"
 		}
-		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA GPU(s) read from sysfs and "+
+		f.Warn(BackendCUDA, registry.WarnFallback, "nvidia-smi %s: %d NVIDIA %s read from sysfs and "+
 			"/proc/driver/nvidia; name and memory are the part table's where the PCI id is known, free memory is unknown",
-			why, len(devs))
+			why, len(devs), machine.NounOf(len(devs), "GPU"))
 	}
 	return devs
 }
@@ -651,8 +651,8 @@ func applyCUDAVisibility(m *machine.Machine, f *machine.Findings, devs []nvDevic
 		visible = append(visible, d)
 	}
 	if hidden > 0 {
-		f.Warn(BackendCUDA, registry.WarnHiddenByEnv, "%d of %d NVIDIA GPU(s) hidden by %s=%q",
-			hidden, total, EnvCUDAVis, val)
+		f.Warn(BackendCUDA, registry.WarnHiddenByEnv, "%d of %d NVIDIA %s hidden by %s=%q",
+			hidden, total, machine.NounOf(total, "GPU"), EnvCUDAVis, val)
 	}
 	return visible
 }
