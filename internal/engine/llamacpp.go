@@ -755,8 +755,9 @@ func (llamaCPP) Env(p *Placement) map[string]string {
 func (llamaCPP) StartNotes(*Placement) []string { return nil }
 
 // Command is `llama-server -m FILE` for the file the user gave, else
-// `llama-server -hf REPO[:TYPE]` for a published GGUF, else a placeholder
-// file named by its type (llama.cpp tools/server/README.md).
+// `llama-server -hf REPO[:TYPE]` for a published GGUF (llama.cpp
+// tools/server/README.md); nil when neither is known: no placeholder file
+// a user would copy.
 func (llamaCPP) Command(s Served) []string {
 	switch {
 	case s.Load.Needs != "" && s.Load.Repo == "":
@@ -766,11 +767,7 @@ func (llamaCPP) Command(s Served) []string {
 	case s.Load.Repo != "":
 		return []string{"llama-server", "-hf", hfTag(s.Load)}
 	}
-	file := "MODEL.gguf"
-	if t := s.Load.GGUFType; t != "" {
-		file = "MODEL-" + t + ".gguf"
-	}
-	return []string{"llama-server", "-m", file}
+	return nil
 }
 
 // hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
