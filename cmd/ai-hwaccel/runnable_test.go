@@ -103,3 +103,24 @@ func TestGGUFLevelNamesLlamaCppForHuggingFaceEngines(t *testing.T) {
 		}
 	}
 }
+
+// A Hugging Face checkpoint named for llama.cpp is not what llama.cpp
+// loads: the answer says so and which GGUF it loads instead, or that none
+// is published (Qwen2.5-72B-Instruct-AWQ: the catalog lists no GGUF of
+// Qwen2.5-72B; openai/gpt-oss-20b: ggml-org/gpt-oss-20b-GGUF).
+func TestNamedCheckpointLlamaCppDoesNotLoadSaysWhatItLoads(t *testing.T) {
+	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen/Qwen2.5-72B-Instruct-AWQ", "--engine", "llama.cpp", "--json")...)
+	expl := strings.Join(toStrings(obj["explanation"]), "\n")
+	assert.Contains(t, expl, "llama.cpp: Qwen/Qwen2.5-72B-Instruct-AWQ, the checkpoint named, is a Hugging Face AWQ checkpoint, which llama.cpp does not load: it loads a Q4_K_M GGUF file, and the catalog knows none published of Qwen2.5-72B")
+
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "openai/gpt-oss-20b", "--engine", "llama.cpp", "--json")...)
+	expl = strings.Join(toStrings(obj["explanation"]), "\n")
+	assert.Contains(t, expl, "llama.cpp: openai/gpt-oss-20b, the checkpoint named, is a Hugging Face MXFP4 checkpoint, which llama.cpp does not load: it loads the MXFP4_MOE GGUF of ggml-org/gpt-oss-20b-GGUF instead")
+
+	// A 16-bit release (what a catalog name resolves to) gets no such note.
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen/Qwen3-30B-A3B", "--engine", "llama.cpp", "--quant", "q8_0", "--json")...)
+	assert.NotContains(t, strings.Join(toStrings(obj["explanation"]), "\n"), "which llama.cpp does not load")
+
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--engine", "llama.cpp", "--json")...)
+	assert.NotContains(t, strings.Join(toStrings(obj["explanation"]), "\n"), "which llama.cpp does not load", "a named GGUF repository is what llama.cpp loads")
+}
