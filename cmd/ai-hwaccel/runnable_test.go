@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -123,4 +124,36 @@ func TestNamedCheckpointLlamaCppDoesNotLoadSaysWhatItLoads(t *testing.T) {
 
 	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--engine", "llama.cpp", "--json")...)
 	assert.NotContains(t, strings.Join(toStrings(obj["explanation"]), "\n"), "which llama.cpp does not load", "a named GGUF repository is what llama.cpp loads")
+}
+
+// The fit table does not present as runnable a plan that prints no command:
+// Mistral-7B-v0.3 fits the Slimbook's 8 GB RTX 4060 under vLLM only at int4,
+// of which no checkpoint is published, so its row says "no checkpoint" and
+// the JSON row says what the plan needs (no_command); a row whose plan
+// loads a published checkpoint has none.
+func TestFitMarksRowsWithNoCommand(t *testing.T) {
+	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "fit", "--engine", "vllm", "--json")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	var rows []map[string]any
+	require.NoError(t, json.Unmarshal([]byte(r.stdout), &rows))
+	marked, clean := 0, 0
+	for _, row := range rows {
+		why, _ := row["no_command"].(string)
+		if row["model"] == "Mistral-7B-v0.3" {
+			assert.Equal(t, "int4", row["quant"])
+			assert.Contains(t, why, "needs a checkpoint of Mistral-7B-v0.3 stored at int4")
+		}
+		if why != "" {
+			marked++
+		} else if row["fits"] == true {
+			clean++
+		}
+	}
+	require.Positive(t, marked)
+	require.Positive(t, clean, "rows with a published checkpoint carry no mark")
+
+	r = runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "fit", "--engine", "vllm", "--filter", "Mistral-7B-v0.3")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `(?m)^Mistral-7B-v0\.3 +7\.2B +yes +int4 \(no checkpoint\) `, r.stdout)
+	assert.Contains(t, r.stdout, "(no checkpoint): ")
 }
