@@ -512,7 +512,15 @@ func withheldLine(f facts) string {
 	switch {
 	case f.load.Needs != "":
 	case f.load.GGUFType != "":
-		return fmt.Sprintf("no command: no published %s GGUF of this model is known; give its file (--model FILE.gguf; llama-quantize writes one from a 16-bit GGUF) to get the command", f.load.GGUFType)
+		// The float types are converted from the Hugging Face checkpoint,
+		// the others quantized from a 16-bit GGUF (tools/quantize/README.md
+		// of ggml-org/llama.cpp).
+		maker := "llama-quantize writes one from a 16-bit GGUF"
+		switch f.load.GGUFType {
+		case "F32", "F16", "BF16":
+			maker = "convert_hf_to_gguf.py writes one from the Hugging Face checkpoint"
+		}
+		return fmt.Sprintf("no command: no published %s GGUF of this model is known; give its file (--model FILE.gguf; %s) to get the command", f.load.GGUFType, maker)
 	default:
 		return "no command: no published checkpoint of this model is known; name one (--model with a Hugging Face id or a folder) to get the command"
 	}

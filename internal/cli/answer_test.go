@@ -185,6 +185,7 @@ func TestEngineLineWithNothingToServeIsWithheld(t *testing.T) {
 	gguf := facts{load: plan.Load{GGUFType: "Q8_0"}}
 	assert.Equal(t, "", engineLine("llama.cpp", []string{"-ngl", "33"}, gguf, AnswerInfo{}))
 	assert.Equal(t, "no command: no published Q8_0 GGUF of this model is known; give its file (--model FILE.gguf; llama-quantize writes one from a 16-bit GGUF) to get the command", withheldLine(gguf))
+	assert.Contains(t, withheldLine(facts{load: plan.Load{GGUFType: "BF16"}}), "no published BF16 GGUF of this model is known; give its file (--model FILE.gguf; convert_hf_to_gguf.py writes one from the Hugging Face checkpoint)")
 	for _, e := range []string{"vllm", "sglang"} {
 		assert.Equal(t, "", engineLine(e, []string{"--max-model-len", "4096"}, facts{}, AnswerInfo{}), e)
 	}
