@@ -709,16 +709,19 @@ func TestPlanTextOnDGX(t *testing.T) {
 	r := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "bf16", "--context", "8192", "--engine", "vllm", "--placement", "fewest")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
-	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens( \([0-9]+ sequences of 8192\))?; run: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --`, headline)
+	assert.Regexp(t, `^70b fits 2x NVIDIA H100 80GB HBM3 \(cuda:0-1\): (tensor|pipeline) parallel 2, bf16, KV room about [0-9]+k tokens( \([0-9]+ sequences of 8192\))?; no command: no published checkpoint of this model is known; name one `, headline)
 	for _, want := range []string{"\nMemory (bf16, 2 devices): ", " GiB = weights ", "\nShards:\n  DEVICE  NAME ",
-		"\nThroughput: decode ", " tokens/s per sequence", "\n  Validated on: not validated: ", "\nEngine commands:\n  vllm: CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1 vllm serve MODEL --",
+		"\nThroughput: decode ", " tokens/s per sequence", "\n  Validated on: not validated: ", "\nEngine commands:\n  vllm: no command: ",
 		"\nLevels:\n  QUANT  ON ONE DEVICE  ", "\nExplanation:\n  - "} {
 		assert.Contains(t, r.stdout, want)
 	}
 	for _, raw := range []string{"_bytes", "params:", "device(s)", "token(s)", "fits: yes"} {
 		assert.NotContains(t, r.stdout, raw, "no raw keys or counts")
 	}
-	assert.Contains(t, r.stdout, "--max-model-len 8192", "the context reaches the engine")
+	// A size names no weights, so no command is printed (withheldLine); the
+	// context still reaches the engine's arguments.
+	obj, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "bf16", "--context", "8192", "--engine", "vllm", "--placement", "fewest", "--json")...)
+	assert.Contains(t, toStrings(obj["engine_args"].(map[string]any)["vllm"]), "8192", "the context reaches the engine")
 }
 
 func TestPlanDoesNotFitIsAnAnswer(t *testing.T) {

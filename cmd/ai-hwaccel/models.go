@@ -239,6 +239,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		header += "\tWHY"
 	}
 	fmt.Fprintln(tw, header)
+	marked := false
 	for _, r := range rows {
 		if !r.Fits {
 			// The strategy column says which refusal: "insufficient memory";
@@ -257,11 +258,27 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		if r.DecodeTokensPerS > 0 && cli.SpeedValidated(r.ValidatedOn) {
 			tps = cli.Rate(r.DecodeTokensPerS)
 		}
-		fmt.Fprintf(tw, "%s\t%s\tyes\t%s\t%d\t%s\t%s\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), cli.Text(r.Quant),
+		quant := cli.Text(r.Quant)
+		if r.NoCommand != "" {
+			quant += noCheckpointMark
+			marked = true
+		}
+		fmt.Fprintf(tw, "%s\t%s\tyes\t%s\t%d\t%s\t%s\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), quant,
 			r.Devices, strategyWords(r.Strategy), ctx, tps)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if marked {
+		_, err := fmt.Fprintln(w, "\n(no checkpoint): fits, but nothing published at that precision runs it with this engine, so its plan withholds the command (ai-hwaccel plan --model NAME says what it needs; no_command in --json).")
+		return err
+	}
+	return nil
 }
+
+// noCheckpointMark follows the precision of a row that fits but whose plan
+// prints no command (catalogq.FitRow.NoCommand).
+const noCheckpointMark = " (no checkpoint)"
 
 // shortReason is a refusal text for one table row: its parenthesised
 // asides of more than one word dropped (the sources it cites, the memory

@@ -147,7 +147,7 @@ func flagValue(args []string, flag string) string {
 // does not fit with the KV cache) prints the checkpoint it needs, not
 // `vllm serve MODEL` (issue 21 item 5); one with such a checkpoint
 // (DeepSeek-V3: the community AWQ the catalog lists) is served from it; a
-// size alone still gets the placeholder, since there is no model to name.
+// size alone names no model, and gets no command (no MODEL placeholder).
 func TestPlanNamesTheCheckpointItNeeds(t *testing.T) {
 	text := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "DeepSeek-R1")...)
 	require.Equal(t, 0, text.code, text.stderr)
@@ -162,5 +162,6 @@ func TestPlanNamesTheCheckpointItNeeds(t *testing.T) {
 
 	size := runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "70b", "--quant", "int4")...)
 	require.Equal(t, 0, size.code, size.stderr)
-	assert.Contains(t, strings.SplitN(size.stdout, "\n", 2)[0], "vllm serve MODEL")
+	assert.Contains(t, strings.SplitN(size.stdout, "\n", 2)[0], "; no command: no published checkpoint of this model is known")
+	assert.NotContains(t, size.stdout, "vllm serve")
 }

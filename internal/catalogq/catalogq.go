@@ -98,6 +98,13 @@ type FitRow struct {
 	// measurements vouch for DecodeTokensPerS, or "not validated: ..."
 	// (the CLI's table then shows no speed).
 	ValidatedOn string `json:"validated_on,omitempty"`
+	// NoCommand says why the plan of a fitting row prints no engine
+	// command: what it needs (the load's needs: a vLLM int4 plan of a model
+	// with no int4 checkpoint published), or that no GGUF of its type is
+	// published (llama.cpp); "" when its command loads a published
+	// checkpoint. The table marks such a row "(no checkpoint)": it fits,
+	// but nothing published runs it as planned.
+	NoCommand string `json:"no_command,omitempty"`
 }
 
 // FitAnswer is the answer of hwaccel_fit_json: every model asked about,
@@ -140,7 +147,28 @@ func Row(m Model, p *plan.ShardingAnswer) FitRow {
 	if p.Throughput != nil {
 		r.DecodeTokensPerS, r.ValidatedOn = p.Throughput.DecodeTokensPerS, p.Throughput.ValidatedOn
 	}
+	r.NoCommand = noCommand(p)
 	return r
+}
+
+// noCommand is why the plan's engine command is withheld (FitRow.NoCommand),
+// from the load of the engine the plan was made for: one with no published
+// repository serves nothing the plan names. "" when the plan loads a
+// published checkpoint, or lists no load for its engine.
+func noCommand(p *plan.ShardingAnswer) string {
+	if p.Budget == nil {
+		return ""
+	}
+	ld, ok := p.Load[p.Budget.Engine]
+	switch {
+	case !ok || ld.Repo != "":
+		return ""
+	case ld.Needs != "":
+		return "needs " + ld.Needs
+	case ld.GGUFType != "":
+		return "no published " + ld.GGUFType + " GGUF of this model is known"
+	}
+	return ""
 }
 
 // Sort orders rows: fitting models first, larger models first, then faster.

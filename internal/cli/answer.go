@@ -28,9 +28,9 @@ type AnswerInfo struct {
 	// H100 80GB HBM3"), from the registry planned on; may be nil.
 	DeviceNames map[string]string
 	// ServeModel is what `vllm serve` takes (a Hugging Face id or a path);
-	// "" prints a MODEL placeholder.
+	// "" when the user gave none.
 	ServeModel string
-	// ModelFile is a .gguf file for llama.cpp; "" prints a placeholder.
+	// ModelFile is a .gguf file for llama.cpp; "" when the user gave none.
 	ModelFile string
 	// Engine is the engine asked for (--engine), "" when none.
 	Engine string
@@ -504,8 +504,26 @@ func engineFacts(a *plan.ShardingAnswer, engine string) facts {
 
 // withheldLine is what stands instead of an engine's command when the plan
 // needs a checkpoint that is not published (load.needs without a repo):
-// serving the weights the user gave would run their level, not the plan's.
+// serving the weights the user gave would run their level, not the plan's;
+// or when nothing names weights the engine loads (a model given by its
+// size or config, with no published checkpoint for the engine), where a
+// placeholder such as MODEL would be a command that does not run.
 func withheldLine(f facts) string {
+	switch {
+	case f.load.Needs != "":
+	case f.load.GGUFType != "":
+		// The float types are converted from the Hugging Face checkpoint,
+		// the others quantized from a 16-bit GGUF (tools/quantize/README.md
+		// of ggml-org/llama.cpp).
+		maker := "llama-quantize writes one from a 16-bit GGUF"
+		switch f.load.GGUFType {
+		case "F32", "F16", "BF16":
+			maker = "convert_hf_to_gguf.py writes one from the Hugging Face checkpoint"
+		}
+		return fmt.Sprintf("no command: no published %s GGUF of this model is known; give its file (--model FILE.gguf; %s) to get the command", f.load.GGUFType, maker)
+	default:
+		return "no command: no published checkpoint of this model is known; name one (--model with a Hugging Face id or a folder) to get the command"
+	}
 	return "no command: needs " + f.load.Needs
 }
 
@@ -513,7 +531,8 @@ func withheldLine(f facts) string {
 // program and the model, as the engine writes them (engine.Engine.Command:
 // `vllm serve MODEL ...`, `llama-server -m FILE ...`, `llama-server -hf
 // REPO[:TYPE] ...`). The model is the file or directory the user gave,
-// else the checkpoint the answer loads, else a placeholder.
+// else the checkpoint the answer loads; with neither the line is "" and
+// withheldLine stands instead.
 func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 	var head []string
 	for _, k := range sortedKeys(f.env) {
@@ -523,8 +542,8 @@ func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 	if e, ok := engine.Lookup(name); ok {
 		program = e.Command(engine.Served{Dir: info.ServeModel, File: info.ModelFile, Load: engine.Load{
 			Repo: f.load.Repo, File: f.load.File, GGUFType: f.load.GGUFType, Needs: f.load.Needs}})
-		if program == nil && f.load.Needs != "" {
-			return "" // no published checkpoint runs the plan (withheldLine)
+		if program == nil && (f.load.Needs != "" || servesModels(e)) {
+			return "" // no published checkpoint runs the plan, or none is named (withheldLine)
 		}
 	}
 	if len(program) == 0 {
@@ -536,6 +555,13 @@ func engineLine(name string, args []string, f facts, info AnswerInfo) string {
 		all[i] = ShellWord(s)
 	}
 	return strings.Join(all, " ")
+}
+
+// servesModels reports whether e's command names the model it serves (vLLM,
+// SGLang, llama.cpp), so that no command from it means nothing to serve,
+// not an engine without a program of its own (engine.Base).
+func servesModels(e engine.Engine) bool {
+	return e.Command(engine.Served{Dir: "m", File: "m.gguf"}) != nil
 }
 
 // shellSafe matches words a POSIX shell reads as themselves.

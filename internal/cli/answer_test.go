@@ -161,7 +161,7 @@ func TestWriteSuggestionAndTraining(t *testing.T) {
 func TestEngineLineQuotesForTheShell(t *testing.T) {
 	assert.Equal(t, "llama-server -m '/models/my model.gguf' -ngl 81 --tensor-split 40,41",
 		engineLine("llama.cpp", []string{"-ngl", "81", "--tensor-split", "40,41"}, facts{}, AnswerInfo{ModelFile: "/models/my model.gguf"}))
-	assert.Equal(t, "vllm serve MODEL", engineLine("vllm", nil, facts{}, AnswerInfo{}))
+	assert.Equal(t, "vllm serve '/models/my model'", engineLine("vllm", nil, facts{}, AnswerInfo{ServeModel: "/models/my model"}))
 	assert.Equal(t, `'it'\''s'`, ShellWord("it's"))
 	assert.Equal(t, "''", ShellWord(""))
 }
@@ -175,8 +175,21 @@ func TestEngineLineLoadsTheCheckpoint(t *testing.T) {
 	assert.Equal(t, "llama-server -hf bartowski/Llama-3.3-70B-Instruct-GGUF:Q4_K_M -ngl 81",
 		engineLine("llama.cpp", []string{"-ngl", "81"}, facts{load: plan.Load{Repo: "bartowski/Llama-3.3-70B-Instruct-GGUF",
 			File: "Llama-3.3-70B-Instruct-Q4_K_M.gguf", GGUFType: "Q4_K_M"}}, AnswerInfo{}))
-	assert.Equal(t, "llama-server -m MODEL-Q8_0.gguf -ngl 33",
-		engineLine("llama.cpp", []string{"-ngl", "33"}, facts{load: plan.Load{GGUFType: "Q8_0"}}, AnswerInfo{}))
+}
+
+// With nothing to name (no file or folder given, no published checkpoint
+// for the engine) no command is printed: a placeholder such as MODEL or
+// MODEL-Q8_0.gguf reads as a command that does not run; the line that
+// stands instead says what to give.
+func TestEngineLineWithNothingToServeIsWithheld(t *testing.T) {
+	gguf := facts{load: plan.Load{GGUFType: "Q8_0"}}
+	assert.Equal(t, "", engineLine("llama.cpp", []string{"-ngl", "33"}, gguf, AnswerInfo{}))
+	assert.Equal(t, "no command: no published Q8_0 GGUF of this model is known; give its file (--model FILE.gguf; llama-quantize writes one from a 16-bit GGUF) to get the command", withheldLine(gguf))
+	assert.Contains(t, withheldLine(facts{load: plan.Load{GGUFType: "BF16"}}), "no published BF16 GGUF of this model is known; give its file (--model FILE.gguf; convert_hf_to_gguf.py writes one from the Hugging Face checkpoint)")
+	for _, e := range []string{"vllm", "sglang"} {
+		assert.Equal(t, "", engineLine(e, []string{"--max-model-len", "4096"}, facts{}, AnswerInfo{}), e)
+	}
+	assert.Equal(t, "no command: no published checkpoint of this model is known; name one (--model with a Hugging Face id or a folder) to get the command", withheldLine(facts{}))
 }
 
 func TestHumanUnits(t *testing.T) {
@@ -307,7 +320,8 @@ func TestThroughputPrefillOnlyWithItsStatement(t *testing.T) {
 // (engine_expect), else the command's context, with what a longer one
 // needs; with no command, the plan's longest context.
 func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
-	info := AnswerInfo{Model: "llama-3.3-70b", DeviceNames: map[string]string{"cuda:0": "H100", "cuda:1": "H100"}}
+	info := AnswerInfo{Model: "llama-3.3-70b", DeviceNames: map[string]string{"cuda:0": "H100", "cuda:1": "H100"},
+		ServeModel: "/models/llama-3.3-70b", ModelFile: "/models/llama-3.3-70b.gguf"}
 	headline := func(ans string) string {
 		var b bytes.Buffer
 		require.NoError(t, WritePlan(&b, []byte(ans), info))

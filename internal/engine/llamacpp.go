@@ -564,7 +564,11 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
-	if ld, need := e.Load(p); need != "" {
+	ld, need := e.Load(p)
+	if n := namedNotGGUFNote(p.Model, ld); n != "" {
+		notes = append(notes, n)
+	}
+	if need != "" {
 		notes = append(notes, need)
 	} else if ld != nil && ld.Repo == "" {
 		if n := unpublishedTypeNote(p.Model, ld.GGUFType); n != "" {
@@ -572,6 +576,37 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		}
 	}
 	return a, notes, true
+}
+
+// namedNotGGUFNote says, when the request named a quantized Hugging Face
+// checkpoint of m (Qwen/Qwen2.5-72B-Instruct-AWQ), that llama.cpp does not
+// load it (it reads GGUF files only, tools/server/README.md of
+// ggml-org/llama.cpp) and which GGUF the plan loads instead (ld), or that
+// the catalog knows none of its type. "" when nothing, a GGUF repository
+// or a 16-bit release was named: a catalog name resolves to its release
+// (meta-llama/Llama-3.1-8B), which no one expects llama.cpp to load as is.
+func namedNotGGUFNote(m *model.Model, ld *Load) string {
+	i := m.NamedCheckpoint
+	if ld == nil || i < 0 || i >= len(m.Checkpoints) || m.Checkpoints[i].IsGGUF() {
+		return ""
+	}
+	named := m.Checkpoints[i]
+	if l, err := quant.Parse(named.Quant); err != nil || isFloat(l) {
+		return ""
+	}
+	format := named.Quant
+	switch named.Method {
+	case "":
+	case "awq", "gptq", "fp8", "mxfp4":
+		format = strings.ToUpper(named.Method)
+	default:
+		format = named.Method
+	}
+	head := fmt.Sprintf("llama.cpp: %s, the checkpoint named, is a Hugging Face %s checkpoint, which llama.cpp does not load", named.Repo, format)
+	if ld.Repo != "" {
+		return fmt.Sprintf("%s: it loads the %s GGUF of %s instead", head, ld.GGUFType, ld.Repo)
+	}
+	return fmt.Sprintf("%s: it loads a %s GGUF file, and the catalog knows none published of %s", head, ld.GGUFType, m.Name)
 }
 
 // unpublishedTypeNote says, for a model whose catalog entry has GGUF
@@ -755,8 +790,9 @@ func (llamaCPP) Env(p *Placement) map[string]string {
 func (llamaCPP) StartNotes(*Placement) []string { return nil }
 
 // Command is `llama-server -m FILE` for the file the user gave, else
-// `llama-server -hf REPO[:TYPE]` for a published GGUF, else a placeholder
-// file named by its type (llama.cpp tools/server/README.md).
+// `llama-server -hf REPO[:TYPE]` for a published GGUF (llama.cpp
+// tools/server/README.md); nil when neither is known: no placeholder file
+// a user would copy.
 func (llamaCPP) Command(s Served) []string {
 	switch {
 	case s.Load.Needs != "" && s.Load.Repo == "":
@@ -766,11 +802,7 @@ func (llamaCPP) Command(s Served) []string {
 	case s.Load.Repo != "":
 		return []string{"llama-server", "-hf", hfTag(s.Load)}
 	}
-	file := "MODEL.gguf"
-	if t := s.Load.GGUFType; t != "" {
-		file = "MODEL-" + t + ".gguf"
-	}
-	return []string{"llama-server", "-m", file}
+	return nil
 }
 
 // hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its

@@ -284,7 +284,7 @@ func (sglang) BudgetSource(who string, m Memory) string {
 // CannotLoad: SGLang serves Hugging Face checkpoints, not GGUF files.
 func (sglang) CannotLoad(l quant.Level) string {
 	if l.IsGGUF() {
-		return fmt.Sprintf("SGLang does not plan GGUF types (%s); ask for a Hugging Face precision (int4, fp8...)", l)
+		return fmt.Sprintf("SGLang does not plan GGUF types (%s); plan it with engine %s, which loads GGUF files, or ask SGLang for a Hugging Face precision (int4, fp8...)", l, NameLlamaCPP)
 	}
 	return ""
 }
@@ -467,14 +467,12 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 // Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).
 func (sglang) Env(p *Placement) map[string]string { return visibleDevicesEnv(p) }
 
-// Command is `python3 -m sglang.launch_server --model-path MODEL`.
+// Command is `python3 -m sglang.launch_server --model-path MODEL` for the
+// model servedModel names; nil when it names none (vllm.Command).
 func (sglang) Command(s Served) []string {
 	m, ok := servedModel(s)
-	if !ok {
+	if !ok || m == "" {
 		return nil
-	}
-	if m == "" {
-		m = "MODEL"
 	}
 	return []string{"python3", "-m", "sglang.launch_server", "--model-path", m}
 }

@@ -154,9 +154,20 @@ func (vllm) CacheTypes() []CacheType { return nil }
 // Levels implements Engine: vLLM runs the planner's levels as they are.
 func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return levels, nil }
 
-// CannotLoad implements Engine: vLLM runs every level (GGUF ones with a
-// note, quantArgs).
-func (vllm) CannotLoad(quant.Level) string { return "" }
+// CannotLoad implements Engine: vLLM runs every level but the GGUF types.
+// Its GGUF loading is "highly experimental and under-optimized", has moved
+// out of tree to the vllm-gguf-plugin, takes a single-file GGUF and wants
+// the base model's tokenizer (docs/features/quantization/gguf.md of
+// vllm-project/vllm, https://docs.vllm.ai/en/latest/features/quantization/gguf.html);
+// the planner's vLLM memory and speed figures are not fitted on it, so a
+// GGUF type is planned with llama.cpp, which loads it, rather than printed
+// as a vllm serve line that may not start.
+func (vllm) CannotLoad(l quant.Level) string {
+	if l.IsGGUF() {
+		return fmt.Sprintf("vLLM does not plan GGUF types (%s): its GGUF loading is experimental and out of tree (vllm-gguf-plugin); plan it with engine %s, which loads GGUF files, or ask vLLM for a Hugging Face precision (int4, fp8...)", l, NameLlamaCPP)
+	}
+	return ""
+}
 
 // vLLM's methods whose floors were read in vllm-project/vllm (paths under
 // vllm/model_executor/layers/quantization/):
@@ -486,16 +497,14 @@ func (vllm) StartNotes(p *Placement) []string {
 }
 
 // Command is `vllm serve MODEL` (https://docs.vllm.ai/en/latest/cli/serve.html):
-// the directory or name the user gave, else the checkpoint the plan loads,
-// else a placeholder; the checkpoint the plan needs instead of the given
-// weights (Load.Needs), and nil when that one is not published.
+// the directory or name the user gave, else the checkpoint the plan loads;
+// the checkpoint the plan needs instead of the given weights (Load.Needs);
+// nil when that one is not published or there is nothing to name (a model
+// given by its size): never a placeholder a user would copy.
 func (vllm) Command(s Served) []string {
 	m, ok := servedModel(s)
-	if !ok {
+	if !ok || m == "" {
 		return nil
-	}
-	if m == "" {
-		m = "MODEL"
 	}
 	return []string{"vllm", "serve", m}
 }
