@@ -90,7 +90,7 @@ func TestNoPrintedCommandHasAPlaceholder(t *testing.T) {
 func TestGGUFLevelNamesLlamaCppForHuggingFaceEngines(t *testing.T) {
 	for _, e := range []string{"vllm", "sglang"} {
 		for _, args := range [][]string{
-			{"plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--engine", e},
+			{"plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--quant", "q4_k_m", "--engine", e},
 			{"plan", "--model", "google/gemma-3-27b-it", "--quant", "q8_0", "--engine", e},
 		} {
 			r := runCLI(t, withFixture(t, "h200-vm", args...)...)
@@ -156,4 +156,21 @@ func TestFitMarksRowsWithNoCommand(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `(?m)^Mistral-7B-v0\.3 +7\.2B +yes +int4 \(no checkpoint\) `, r.stdout)
 	assert.Contains(t, r.stdout, "(no checkpoint): ")
+}
+
+// A GGUF repository named with an engine that does not load GGUF and quant
+// auto plans the release's Hugging Face levels (google/gemma-3-27b-it, the
+// release ggml-org/gemma-3-27b-it-GGUF was converted from) and says so,
+// instead of refusing the GGUF type auto picked first and suggesting
+// --cpu-offload for it.
+func TestGGUFRepositoryUnderHuggingFaceEngineAutoPlansTheRelease(t *testing.T) {
+	for _, e := range []string{"vllm", "sglang"} {
+		obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--engine", e, "--json")...)
+		require.Equal(t, true, obj["fits"], e)
+		assert.Equal(t, "bf16", obj["quant"], e)
+		load := obj["load"].(map[string]any)[e].(map[string]any)
+		assert.Equal(t, "google/gemma-3-27b-it", load["repo"], e)
+		expl := strings.Join(toStrings(obj["explanation"]), "\n")
+		assert.Contains(t, expl, "auto: ggml-org/gemma-3-27b-it-GGUF is a GGUF repository, which "+map[string]string{"vllm": "vLLM", "sglang": "SGLang"}[e]+" does not load; auto plans the Hugging Face levels of its release", e)
+	}
 }

@@ -81,10 +81,32 @@ func levelsFor(req *planning) ([]quant.Level, string) {
 			return []quant.Level{l}, fmt.Sprintf("the model file stores its weights as %s; auto plans that type", fq)
 		}
 	}
+	if why, ok := ggufUnloaded(req); ok {
+		return autoLevels, why
+	}
 	if ls, why := nativeLevels(req.Model); ls != nil {
 		return ls, why
 	}
 	return autoLevels, "auto: the highest-quality level that fits (bf16 > fp16 > fp8 > int8 > int4; fp32 only when asked)"
+}
+
+// ggufUnloaded is auto's explanation, and true, when the request named a
+// GGUF repository (its native checkpoint) for an engine that does not load
+// GGUF types (vLLM, SGLang): auto then plans the Hugging Face levels of the
+// release the GGUF was converted from (model.Releases: the float checkpoint
+// of that release, google/gemma-3-27b-it for ggml-org/gemma-3-27b-it-GGUF),
+// instead of the GGUF type the engine refuses.
+func ggufUnloaded(req *planning) (string, bool) {
+	ck := req.Model.NativeCheckpoint()
+	if ck == nil || !ck.IsGGUF() || req.Engine == "" {
+		return "", false
+	}
+	e, ok := engine.Lookup(req.Engine)
+	native, err := quant.Parse(ck.Quant)
+	if !ok || err != nil || e.CannotLoad(native) == "" {
+		return "", false
+	}
+	return fmt.Sprintf("auto: %s is a GGUF repository, which %s does not load; auto plans the Hugging Face levels of its release (bf16 > fp16 > fp8 > int8 > int4)", ck.Repo, e.Title()), true
 }
 
 // unsupportedReason says why a pool cannot run a level, "" when it can.
