@@ -259,12 +259,6 @@ func (vllm) Parallelism() Parallelism {
 // vllm/model_executor/offloader/base.py at 03584c33).
 const cpuOffloadStep = float64(1<<30) / 10
 
-// CPUOffloadBytes is bytes rounded up to what vLLM offloads under the
-// --cpu-offload-gb vllm.Args writes for them (Parallelism.OffloadBytes).
-func CPUOffloadBytes(bytes int64) int64 {
-	return vllm{}.Parallelism().OffloadBytes(bytes)
-}
-
 // Load is what vLLM loads for a plan at level l, with a note when no
 // checkpoint at that level is published. Float levels load the float
 // checkpoint (--dtype converts between bf16, fp16 and fp32); fp8 without an FP8 release
