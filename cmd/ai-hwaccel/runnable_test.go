@@ -1,6 +1,9 @@
 package main
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -8,6 +11,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 )
 
 // placeholderWord matches the stand-in names a command line could carry
@@ -173,4 +178,35 @@ func TestGGUFRepositoryUnderHuggingFaceEngineAutoPlansTheRelease(t *testing.T) {
 		expl := strings.Join(toStrings(obj["explanation"]), "\n")
 		assert.Contains(t, expl, "auto: ggml-org/gemma-3-27b-it-GGUF is a GGUF repository, which "+map[string]string{"vllm": "vLLM", "sglang": "SGLang"}[e]+" does not load; auto plans the Hugging Face levels of its release", e)
 	}
+}
+
+// Every plan answer of the golden files (testdata/golden: each fixture
+// machine's answers to the golden requests), printed as the CLI prints it,
+// has no placeholder in its headline's command or its Engine commands.
+func TestGoldenPlansPrintNoPlaceholderCommand(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	commands := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var answers map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(b, &answers), file)
+		for name, ans := range answers {
+			if !strings.HasPrefix(name, "plan") {
+				continue
+			}
+			var out bytes.Buffer
+			if cli.WritePlan(&out, ans, cli.AnswerInfo{}) != nil {
+				continue // an error answer prints no plan
+			}
+			for _, c := range printedCommands(out.String()) {
+				commands++
+				assert.False(t, placeholderWord.MatchString(c), "%s %s: %s", filepath.Base(file), name, c)
+			}
+		}
+	}
+	require.Greater(t, commands, 50, "the golden answers printed too few commands to mean anything")
+	t.Logf("%d command lines checked", commands)
 }
