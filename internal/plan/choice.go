@@ -97,13 +97,12 @@ func levelsFor(req *planning) ([]quant.Level, string) {
 // of that release, google/gemma-3-27b-it for ggml-org/gemma-3-27b-it-GGUF),
 // instead of the GGUF type the engine refuses.
 func ggufUnloaded(req *planning) (string, bool) {
-	ck := req.Model.NativeCheckpoint()
-	if ck == nil || !ck.IsGGUF() || req.Engine == "" {
+	ck, e := req.Model.NativeCheckpoint(), req.requestEngine()
+	if ck == nil || !ck.IsGGUF() || e == nil {
 		return "", false
 	}
-	e, ok := engine.Lookup(req.Engine)
 	native, err := quant.Parse(ck.Quant)
-	if !ok || err != nil || e.CannotLoad(native) == "" {
+	if err != nil || e.CannotLoad(native) == "" {
 		return "", false
 	}
 	return fmt.Sprintf("auto: %s is a GGUF repository, which %s does not load; auto plans the Hugging Face levels of its release (bf16 > fp16 > fp8 > int8 > int4)", ck.Repo, e.Title()), true
