@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/detect/machine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -30,9 +29,6 @@ type Cache struct {
 	inflight map[string]*flight
 	// run performs a detection; nil means Detect (tests count runs with it).
 	run func(context.Context, Options) (*registry.Registry, error)
-	// list, when set (tests), is the backends a detection runs when run
-	// is nil, instead of all.
-	list []machine.Backend
 	// landed, when set (tests), is called on the goroutine that flew a
 	// flight, which merged its answer, as it releases the waiters.
 	landed func()
@@ -225,13 +221,7 @@ func (c *Cache) fly(ctx context.Context, key string, opts Options, f *flight) {
 		close(f.done)
 	}()
 	run := c.run
-	switch {
-	case run != nil:
-	case c.list != nil:
-		run = func(ctx context.Context, opts Options) (*registry.Registry, error) {
-			return detectWith(ctx, opts, c.list)
-		}
-	default:
+	if run == nil {
 		run = Detect
 	}
 	f.reg, f.err = run(ctx, opts)

@@ -567,7 +567,7 @@ func TestCacheMergesOffTheCallersGoroutine(t *testing.T) {
 		mergers = append(mergers, string(b[:runtime.Stack(b, false)]))
 		mu.Unlock()
 	}
-	c.list = []machine.Backend{deviceBackend("a"), deviceBackend("b")}
+	c.run = runBackends(deviceBackend("a"), deviceBackend("b"))
 	caller := goroutineID()
 	reg, err := c.Detect(context.Background(), emptyMachineOptions(t, "", 5*time.Second))
 	require.NoError(t, err)
@@ -579,7 +579,7 @@ func TestCacheMergesOffTheCallersGoroutine(t *testing.T) {
 		<-release
 		return machine.Findings{}
 	}}
-	c.list = []machine.Backend{deviceBackend("a"), hung}
+	c.run = runBackends(deviceBackend("a"), hung)
 	opts := emptyMachineOptions(t, "", 200*time.Millisecond)
 	start := time.Now()
 	reg, err = c.Detect(context.Background(), opts)
@@ -598,5 +598,12 @@ func TestCacheMergesOffTheCallersGoroutine(t *testing.T) {
 	for _, s := range mergers {
 		assert.False(t, strings.HasPrefix(s, "goroutine "+caller+" "), "not merged on the caller's goroutine")
 		assert.Contains(t, s, "detect.worker.loop", "merged on a worker")
+	}
+}
+
+// runBackends is a Cache.run that detects with the given backends only.
+func runBackends(list ...machine.Backend) func(context.Context, Options) (*registry.Registry, error) {
+	return func(ctx context.Context, opts Options) (*registry.Registry, error) {
+		return detectWith(ctx, opts, list)
 	}
 }
