@@ -70,6 +70,16 @@ func TestGoldenAnswers(t *testing.T) {
 	}
 }
 
+// goldenFiles are the golden answer files, one per fixture machine, for
+// the tests that check a property of every answer.
+func goldenFiles(t *testing.T) []string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	return files
+}
+
 // goldenAnswers returns the machine's answers as one indented JSON document
 // with the fixture directory written as $MACHINE.
 func goldenAnswers(t *testing.T, root, machine string) []byte {

@@ -2,7 +2,6 @@ package api
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -15,9 +14,7 @@ import (
 // (prefill_validated_on, issue 22), and one without a prefill figure
 // carries no such statement.
 func TestGoldenPrefillHasItsStatement(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := goldenFiles(t)
 	withPrefill := 0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)

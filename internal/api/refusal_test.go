@@ -17,10 +17,7 @@ import (
 // plan.RefusalCodes and whose text is the explanation's "does not fit:"
 // line; an answer that fits carries none.
 func TestGoldenRefusals(t *testing.T) {
-	root := filepath.Join("..", "..")
-	files, err := filepath.Glob(filepath.Join(root, "testdata", "golden", "*.json"))
-	require.NoError(t, err)
-	require.NotEmpty(t, files)
+	files := goldenFiles(t)
 	refused := map[string]int{}
 	for _, f := range files {
 		b, err := os.ReadFile(f)

@@ -40,8 +40,7 @@ type goldenPlan struct {
 // weights, else 16-bit) × the GPUs the plan runs on. The figure that
 // rose up to 30-fold under the unfitted model (issue 22) is held here.
 func TestGoldenServingPrefillWithinPeak(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "*.json"))
-	require.NoError(t, err)
+	files := goldenFiles(t)
 	checked, ratio := 0, 0.0
 	for _, f := range files {
 		raw, err := os.ReadFile(f)
