@@ -245,10 +245,7 @@ func TestHeldFilesReadAgain(t *testing.T) {
 func TestHeldFileThatFailsIsOpenedAfresh(t *testing.T) {
 	ForgetAllMemos()
 	defer ForgetAllMemos()
-	m := liveMachine(t)
-	_, err := m.ReadFile(PathCPUPresent)
-	require.NoError(t, err)
-	held := &m.memo.held
+	held := heldAfterOneDetection(t)
 	fd, err := openBeneath(held.sys.fd.fd, "devices/system/cpu/present", oPath)
 	require.NoError(t, err)
 	broken := newPathFD(fd)
@@ -273,10 +270,7 @@ func TestHeldFileThatFailsIsOpenedAfresh(t *testing.T) {
 func TestHeldFilesGoWithTheirMount(t *testing.T) {
 	ForgetAllMemos()
 	defer ForgetAllMemos()
-	m := liveMachine(t)
-	_, err := m.ReadFile(PathCPUPresent)
-	require.NoError(t, err)
-	held := &m.memo.held
+	held := heldAfterOneDetection(t)
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "present"), []byte("stale\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "online"), []byte("stale\n"), 0o644))
