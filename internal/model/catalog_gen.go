@@ -502,7 +502,7 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "Qwen/Qwen2.5-0.5B-Instruct",
 				Source: "https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct",
-				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-0.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
+				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-0.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads, and its config.json as Qwen uploaded it (https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/blob/refs%2Fpr%2F7/config.json, commit eaa56b5) holds every value of the entry's config: 24 layers, hidden_size 896, intermediate_size 4864, 14 heads, 2 KV heads, vocab_size 151936, max_position_embeddings 32768 and tie_word_embeddings true (torch_dtype bfloat16). Its sliding_window 32768 and max_window_layers 21 are not in the entry's config and need not be: use_sliding_window is false, so every layer attends in full (readSlidingWindow in internal/model/config.go)",
 			},
 		},
 		Instruct: InstructRelease{
