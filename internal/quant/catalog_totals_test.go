@@ -109,8 +109,9 @@ var withoutPublishedTotal = []string{
 // Orion-14B-Chat left it with its checkpoint's size (the Hub's file list);
 // the counts found before are still not taken: llmfit's 10,918,952,960 is
 // the estimate its scraper falls back on without safetensors metadata,
-// L x h^2 x (4 + 2 x intermediate / h) + V x h (AlexsJones/llmfit
-// scripts/scrape_hf_models.py, _estimate_params_from_config), the
+// L x h^2 x (4 + 2 x intermediate / h) + V x h
+// (AlexsJones/llmfit scripts/scrape_hf_models.py,
+// _estimate_params_from_config), the
 // Orion-14B report's "14.4 billion" (doc/Orion14B_v3.pdf of
 // OrionStarAI/Orion@3b23aea) and the Hub's "14.5B params" of
 // demonsu/orion-14b-chat-gguf are rounded.
