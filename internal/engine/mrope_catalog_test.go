@@ -22,6 +22,24 @@ import (
 // 262,144 positions (mrope.py, vllmrope.go) of all 128 values of each
 // head. Kept without their rope_scaling, the entries were charged the
 // default kind's table of 262,144 positions.
+//
+// Qwen3-VL-2B-, 8B-, 30B-A3B- and 235B-A22B-Instruct still are (and so is
+// 235B-A22B-Thinking, whose copy @ 72a46882 keeps only rope_theta): their
+// sources, aiconfigurator's copies @ 095f58a5, leave rope_scaling out (so
+// does every earlier version of those files in that repository's history),
+// and no verbatim copy of their config.json was found. Candidates not
+// taken: nikolay-grudanov/Team_5_AI_Tutor
+// models/Qwen3-VL-8B-Instruct/config.json @ ab9ec7bd holds the same
+// rope_scaling but max_position_embeddings 8192, not the release's 262144,
+// so it is an edited copy; CserDu123/CameraMovement's
+// sft-017-qwen3-vl-30b-a3b-full-tuning-8k-ckpt-296/config.json (Hub commit
+// 543cf19) is a fine-tuned checkpoint's config, not Qwen's file; the Hub's
+// tree page of Qwen/Qwen3-VL-2B-Instruct lists config.json (1.51 kB) but
+// not its text. The sections follow from the 128-wide heads all Qwen3-VL
+// text models share (24 + 20 + 20 = 64 frequencies), but a value inferred
+// from the family is not a cited one, so each of the five is charged the
+// default table, a quarter of the MRoPE one (201,326,592 bytes short in
+// bf16), until its config is found.
 func TestQwen3VLChargedItsMRoPETable(t *testing.T) {
 	for _, name := range []string{"Qwen3-VL-4B-Instruct", "Qwen3-VL-32B-Instruct", "Qwen3-VL-32B-Thinking", "Cosmos-Reason2-8B"} {
 		m := model.Lookup(name)

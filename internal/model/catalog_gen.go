@@ -502,7 +502,7 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "Qwen/Qwen2.5-0.5B-Instruct",
 				Source: "https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct",
-				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-0.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads",
+				Notes:  "the instruction-tuned release of the same shape: its model card (mirrored in https://github.com/ZHUI/paddlenlp_model_readme/blob/10d0a05fa8598301f2daaf815381315f6646d593/Qwen/Qwen2.5-0.5B-Instruct/index.md) states the base model's parameter count, layers and attention heads, and its config.json as Qwen uploaded it (https://huggingface.co/Qwen/Qwen2.5-0.5B-Instruct/blob/refs%2Fpr%2F7/config.json, commit eaa56b5) holds every value of the entry's config: 24 layers, hidden_size 896, intermediate_size 4864, 14 heads, 2 KV heads, vocab_size 151936, max_position_embeddings 32768 and tie_word_embeddings true (torch_dtype bfloat16). Its sliding_window 32768 and max_window_layers 21 are not in the entry's config and need not be: use_sliding_window is false, so every layer attends in full (readSlidingWindow in internal/model/config.go)",
 			},
 		},
 		Instruct: InstructRelease{
@@ -4049,9 +4049,11 @@ var catalogEntries = []CatalogEntry{
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"minicpm-moe-8x2b\") (a copy of https://huggingface.co/openbmb/MiniCPM-MoE-8x2B/blob/main/config.json; keys planning never reads left out)",
 		Checkpoints: []Checkpoint{
 			{
-				Quant:  "bf16",
-				Repo:   "openbmb/MiniCPM-MoE-8x2B",
-				Source: "https://huggingface.co/openbmb/MiniCPM-MoE-8x2B",
+				Quant:      "bf16",
+				Repo:       "openbmb/MiniCPM-MoE-8x2B",
+				Source:     "https://huggingface.co/openbmb/MiniCPM-MoE-8x2B",
+				SizeBytes:  27700000000,
+				SizeSource: "27.7 GB: pytorch_model.bin, the repository's one weights file (16-bit: 27.7 GB over the shape's 13.87 B parameters is two bytes each, the head tied to the embedding as the config says), in the repository's file list at https://huggingface.co/openbmb/MiniCPM-MoE-8x2B/tree/7495286593bc56a524a42e26eeaee5e185cb7f9c (the same 27.7 GB at the first upload, tree/7d01e839db0e0f53361a3f3a5494a576970cce03); the Hub shows three significant figures, so the file holds 27.65 to 27.75 GB, pickle framing included",
 			},
 		},
 	},
@@ -10490,9 +10492,11 @@ var catalogEntries = []CatalogEntry{
 		Source: "https://github.com/mlc-ai/mlc-llm/blob/79d603f085f50500e9509fa01785ffa7ecfaaa93/python/mlc_llm/model/model_preset.py (preset \"orion\": a copy of https://huggingface.co/OrionStarAI/Orion-14B-Chat/blob/main/config.json; keys planning never reads left out)",
 		Checkpoints: []Checkpoint{
 			{
-				Quant:  "bf16",
-				Repo:   "OrionStarAI/Orion-14B-Chat",
-				Source: "https://huggingface.co/OrionStarAI/Orion-14B-Chat",
+				Quant:      "bf16",
+				Repo:       "OrionStarAI/Orion-14B-Chat",
+				Source:     "https://huggingface.co/OrionStarAI/Orion-14B-Chat",
+				SizeBytes:  29000000000,
+				SizeSource: "29.0 GB, the sum of the three weights files the repository's file list gives at https://huggingface.co/OrionStarAI/Orion-14B-Chat/tree/276a17221ce42beb45f66fac657a41540e71f4f5 (\"add Orion-14B-Chat v2\"): pytorch_model-00001-of-00003.bin 9.94 GB, pytorch_model-00002-of-00003.bin 9.86 GB and pytorch_model-00003-of-00003.bin 9.2 GB (its page, https://huggingface.co/OrionStarAI/Orion-14B-Chat/blob/refs%2Fpr%2F15/pytorch_model-00003-of-00003.bin, SHA256 3fa739f3cdcce3963709e7a8d0a03e08119c9e0190523c3b09e2c50f86b3779f: \"Size of remote file: 9.2 GB\"), BFloat16 storage; the safetensors conversion of the same weights (tree/4fa4ecc9a6fb90d6e15f7391c419a42dc24db09c, model-0000N-of-00003.safetensors) lists the same three sizes. The Hub shows three significant figures, so the sum is known to about 0.06 GB (0.2 %)",
 			},
 		},
 	},

@@ -110,6 +110,19 @@ func TestQwen25SeventyTwoInstructPositions(t *testing.T) {
 // training_and_application/readme_files/Qwen_Qwen2.5-72B-Instruct-AWQ.md @
 // 1ab39f24), so its id plans the release's 32768 positions and still
 // serves the AWQ checkpoint at int4, as vLLM loads that config.
+//
+// Its config.json's own intermediate_size is not taken. Qwen pads the MLP
+// of its 72B quantized releases so that each of 8 tensor-parallel shards
+// holds whole 128-wide groups (29568 / 8 = 3696 is not a multiple of 128,
+// 29696 / 8 = 3712 is; QwenLM/Qwen3-VL issues 230 and 231 describe it, and
+// Qwen/Qwen2-VL-72B-Instruct-GPTQ-Int8's config.json holds 29696, its Hub
+// commit "fix(pad zero) pad intermediate_size to 29696"), but no verbatim
+// copy of Qwen2.5-72B-Instruct-AWQ's config.json was found (the Hub's tree
+// page of the repository lists the file, not its text), so the checkpoint
+// is planned at the release's 29568: 80 x 3 x 8192 x 128 = 251,658,240
+// weights (about 126 MB at 4 bits) fewer than 29696 would give.
+// Qwen2.5-72B-Instruct-GPTQ-Int8's model card was not found either, so its
+// base_model is not cited: it stays tied to the release by its name.
 func TestCheckpointOfTheInstructReleasePlansItsConfig(t *testing.T) {
 	const awq = "Qwen/Qwen2.5-72B-Instruct-AWQ"
 	m, err := FromName(awq, nil)
@@ -136,6 +149,16 @@ func TestCheckpointOfTheInstructReleasePlansItsConfig(t *testing.T) {
 // pretrained allenai/OLMo-2-1124-13B publishes float32: the config a
 // request for the release (its id or ollama's olmo2:13b) plans says so,
 // and its plan names the value; the base model's id keeps float32.
+//
+// allenai/OLMo-2-1124-7B-Instruct keeps the base's float32: no verbatim
+// copy of its config.json was found. The Hub's file list of the release
+// (tree @ b76b2b1) shows three shards, 4.97 + 4.98 + 4.65 GB = 14.60 GB,
+// two bytes for each of its 7,298,617,344 parameters (the base's six
+// float32 shards are 29.19 GB), so the release is stored in 16 bits; which
+// 16-bit type the file list does not say, and a torch_dtype inferred from
+// sizes is not a cited one, so it is not taken. Not taken either:
+// fbaldassarri/allenai_OLMo-2-1124-7B-Instruct-autoround-int4-gs128-asym's
+// config.json, a quantizer's output, not the release's file.
 func TestOLMo2InstructReleaseConfigIsBF16(t *testing.T) {
 	for _, name := range []string{"allenai/OLMo-2-1124-13B-Instruct", "OLMo-2-1124-13B-Instruct", "olmo2:13b"} {
 		cfg, err := ReleaseConfig(name)

@@ -77,14 +77,14 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 // a check only: a params_b would move the frozen fit's constants. Where a
 // count was found but not taken, the comment says why; "llmfit" is
 // AlexsJones/llmfit@5bdc9df llmfit-core/data/hf_models.json, "kvfit" is
-// debaditc/kvfit@bd4ccab src/kvfit/data/models.json.
+// debaditc/kvfit@bd4ccab src/kvfit/data/models.json. MiniCPM-MoE-8x2B
+// and Orion-14B-Chat left these lists when the Hub's own file lists were
+// found (their checkpoints' size_bytes): the 27.7 GB pytorch_model.bin and
+// the three shards of 29.0 GB. MiniCPM's "136.0亿" (13.6 B) of
+// https://www.datalearner.com/ai-models/pretrained-models/MiniCPM-MoE-8x2B
+// is, as that page says, the count without the embedding (the shape's
+// 13,590,468,864 without the 122,753 x 2,304 table), not a total.
 var withoutPublishedTotal = []string{
-	// No count found in llmfit, kvfit, HBX814/AmazonMLChallenge's
-	// KNOWN_MODELS or a copied model.safetensors.index.json; none either
-	// in NVIDIA-NeMo/Megatron-Bridge's model verification cards (no card
-	// for MiniCPM at 067f987) or in a text search of the stored repositories
-	// for the shape's 13,873,291,776.
-	"MiniCPM-MoE-8x2B",
 	// llmfit's 96,099,893,248 for nvidia/Nemotron-H-56B-Base-8K is 1.71
 	// times the shape's 56.32 B and is not taken: it is not a Hub count of
 	// tensors but the estimate llmfit's scraper falls back on without
@@ -96,36 +96,54 @@ var withoutPublishedTotal = []string{
 	// nominal size, as does Megatron-Bridge's docs/models/nemotron/nemotronh.md
 	// ("Parameters: 56B", 067f987), which has no verification card for the
 	// Nemotron-H models; no stored repository holds the shape's
-	// 56,323,244,544.
+	// 56,323,244,544. The stored Hugging Face pages (the model card, NGC's
+	// catalog page, discussion 2) give only the card's "56B"; neither the
+	// repository's file list nor its model.safetensors.index.json is
+	// stored (the 4B's is, nvidia/Nemotron-H-4B-Base-8K/tree/main).
 	"Nemotron-H-56B-Base-8K",
 }
 
 // withoutPublishedTotalSince95 are the models added after the catalog's
 // first 95 (issue 25, item 2) for which no source opened states an exact
 // count or checkpoint size, kept apart so that each list reads as it grew.
+// Orion-14B-Chat left it with its checkpoint's size (the Hub's file list);
+// the counts found before are still not taken: llmfit's 10,918,952,960 is
+// the estimate its scraper falls back on without safetensors metadata,
+// L x h^2 x (4 + 2 x intermediate / h) + V x h
+// (AlexsJones/llmfit scripts/scrape_hf_models.py,
+// _estimate_params_from_config), the
+// Orion-14B report's "14.4 billion" (doc/Orion14B_v3.pdf of
+// OrionStarAI/Orion@3b23aea) and the Hub's "14.5B params" of
+// demonsu/orion-14b-chat-gguf are rounded.
 var withoutPublishedTotalSince95 = []string{
-	// Kimi K2.7 Code: no count found (its config is NVIDIA's NVFP4 one;
+	// Kimi K2.7 Code: no count taken (its config is NVIDIA's NVFP4 one;
 	// llmfit has no moonshotai/Kimi-K2.7-Code). vLLM's recipe for the
 	// release, vllm-project/recipes@00a8aa9
 	// models/moonshotai/Kimi-K2.7-Code.yaml, gives "1T" parameters and
 	// "~595 GB on disk", rounded. Megatron-Bridge has no card for it (its
-	// kimi-k3 card is another model), and no stored source found states
-	// the exact size of the NVFP4 or the INT4 checkpoint.
+	// kimi-k3 card is another model). The INT4 checkpoint's size is
+	// stated, 595,177,988,208 bytes in 64 weights files of
+	// moonshotai/Kimi-K2.7-Code@74797c9c ("weights_not_copied" of
+	// https://huggingface.co/PYTHAI/Kimi-K2.7-Code-fork/raw/main/FORK.json),
+	// but not taken: the int4 level, every linear layer at 4.125 bits and
+	// only the embedding and head at 16, gives 532,974,887,936 bytes
+	// (-10.4 %), while the release packs the routed experts alone (60 x 384 x 3 x 7,168 x 2,048 = 1,014,686,023,680
+	// weights: 507.3 GB, plus a bf16 scale per 32 of them, 63.4 GB) and
+	// keeps the other 11,722,185,728 weights (23.4 GB) and the vision
+	// tower (471,143,920, 0.9 GB) in bf16 (Kimi-K2.5's quantization_config,
+	// its entry's hub_params_source): 595,147,547,616 bytes, 0.005 % below
+	// the files, headers aside. The same file's "parameters",
+	// 1,026,879,376,368, is not taken either: it is not the Hub's count
+	// (for this format the Hub counts the packed weights unpacked plus
+	// their scales, 1,058,589,420,528 for Kimi-K2.5 and K2.6) and the file
+	// does not say how it was counted; it is the shape's 1,026,408,209,408
+	// plus the tower and 23,040 (60 x 384 router biases).
 	"Kimi-K2.7-Code",
-	// Orion-14B-Chat: llmfit's 10,918,952,960 for OrionStarAI/Orion-14B-Chat
-	// is not a Hub count of tensors but the estimate its scraper falls back
-	// on for a repository without safetensors metadata, L x h^2 x (4 + 2 x
-	// intermediate / h) + V x h, in
-	// AlexsJones/llmfit scripts/scrape_hf_models.py
-	// (_estimate_params_from_config): 40 x 5,120^2 x 10 + 84,608 x 5,120
-	// to the parameter, without the untied output head, the third MLP
-	// matrix and the norms. The Orion-14B report (doc/Orion14B_v3.pdf of
-	// OrionStarAI/Orion@3b23aea) says "14.4 billion", to one decimal, 0.7 %
-	// below the shape's 14.50 B: no exact total.
-	"Orion-14B-Chat",
 	// No count found (llmfit has Laguna-XS.2 only; no Megatron-Bridge
 	// card). The model card's "118B total parameters", as stored copies
 	// quote it, is nominal: the shape counts 116.87 B, read approximately
-	// (the entry's notes).
+	// (the entry's notes). No file list or safetensors index of
+	// poolside/Laguna-S-2.1 or -FP8 is among the stored Hugging Face pages
+	// (only their discussions and configuration_laguna.py).
 	"Laguna-S-2.1",
 }
