@@ -146,3 +146,26 @@ func TestCPUSpeedChoiceWeighsOnlyPublishedLevels(t *testing.T) {
 	assert.Contains(t, []string{"q8_0", "q4_k_m"}, a.Quant, dump(t, a.Explanation))
 	assert.Equal(t, "Qwen/Qwen3-8B-GGUF", a.Load["llama.cpp"].Repo)
 }
+
+// vLLM: int8 and int4 need a quantized checkpoint. On a 16 GB T4
+// (compute capability 7.5: no fp8, AWQ's floor) Qwen3-8B fits at int8 and
+// int4, not at 16 bits; with only an int4 AWQ published, auto takes int4,
+// which the AWQ runs, and names int8 and what it needs.
+func TestVLLMAutoTakesTheQuantizedCheckpointPublished(t *testing.T) {
+	d := gpu(registry.KindCUDA, 0, "Tesla T4", 15360<<20, "7.5")
+	d.Vendor = "nvidia"
+	r := reg(t, []registry.Device{d})
+	awq := model.Checkpoint{Quant: "int4", Repo: "Qwen/Qwen3-8B-AWQ", Method: "awq", Source: "https://huggingface.co/Qwen/Qwen3-8B-AWQ"}
+	base := shard(t, qwen3With(t, `,"engine":"vllm"`, r, qwen3BF16))
+	require.True(t, base.Fits, dump(t, base))
+	require.Equal(t, "int8", base.Quant, "the premise: int8 is the best level that fits: %s", dump(t, base.Levels))
+	assert.NotEmpty(t, base.Load["vllm"].Needs, "no int8 checkpoint: no command")
+
+	a := shard(t, qwen3With(t, `,"engine":"vllm"`, r, qwen3BF16, awq))
+	require.True(t, a.Fits, dump(t, a))
+	assert.Equal(t, "int4", a.Quant, dump(t, a.Levels))
+	assert.Equal(t, "Qwen/Qwen3-8B-AWQ", a.Load["vllm"].Repo)
+	assert.Empty(t, a.Load["vllm"].Needs)
+	assert.Contains(t, alsoFitsLine(a.Explanation), "published: int8 (")
+	assert.Contains(t, alsoFitsLine(a.Explanation), "also fits but it needs a checkpoint of Qwen3-8B stored at int8")
+}
