@@ -652,6 +652,19 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 		head, name, name, t, t)
 }
 
+// GGUFFileMaker is the llama.cpp tool that writes a GGUF file of type t:
+// convert_hf_to_gguf.py for the float types (from the Hugging Face
+// checkpoint), llama-quantize for the others (from a 16-bit GGUF:
+// tools/quantize/README.md of ggml-org/llama.cpp), as
+// unpublishedTypeNote says.
+func GGUFFileMaker(t string) string {
+	switch t {
+	case "F32", "F16", "BF16":
+		return "convert_hf_to_gguf.py"
+	}
+	return "llama-quantize"
+}
+
 // companionArgs are llama-server's flags for the request's draft model and
 // projector (common/arg.cpp of ggml-org/llama.cpp): -md FILE (or -hfd
 // REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU

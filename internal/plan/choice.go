@@ -37,6 +37,10 @@ type choice struct {
 	// SpeedWhy says how decode speed weighed in the level of a CPU-only
 	// llama.cpp plan (cpuspeed.go); "" where it did not.
 	SpeedWhy string
+	// PublishedWhy names the better level that fits and that no
+	// published checkpoint runs, where auto passed it over
+	// (preferPublished, unpublishedLine); "" otherwise.
+	PublishedWhy string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -211,8 +215,9 @@ func choose(req *planning) (*choice, error) {
 			ch.Rows = rows
 		}
 		if len(fits) > 0 {
+			fits, skipped := preferPublished(req, levels, fits)
 			best, why := chooseBySpeed(req, levels, fits)
-			ch.Plan, ch.SpeedWhy = *best, why
+			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
 			ch.Outcome = outcomeFits
 			if pass == 1 {
 				ch.Outcome = outcomeFitsOnHost
@@ -223,8 +228,8 @@ func choose(req *planning) (*choice, error) {
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
-		if off, why, ok := planOffloadLevels(req, accel, levels); ok {
-			ch.Plan, ch.SpeedWhy = off, why
+		if off, why, skipped, ok := planOffloadLevels(req, accel, levels); ok {
+			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = off, why, unpublishedLine(req, skipped)
 			ch.Outcome = outcomeFitsOffloaded
 			return ch, nil
 		}

@@ -31,19 +31,14 @@ func explainChoice(ch *choice) []string {
 			out = append(out, "include_cpu: no accelerator plan fits, so host RAM is used")
 		}
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
-		if ch.SpeedWhy != "" {
-			out = append(out, ch.SpeedWhy)
-		}
-		return out
+		return append(out, choiceWhys(ch)...)
 	}
 	if ch.OffloadWithReplicas {
 		out = append(out, "cpu_offload is not combined with replicas: the replicas would share one host's RAM and PCIe")
 	}
 	if ch.Outcome == outcomeFitsOffloaded {
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
-		if ch.SpeedWhy != "" {
-			out = append(out, ch.SpeedWhy)
-		}
+		out = append(out, choiceWhys(ch)...)
 		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
 			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}
@@ -61,6 +56,19 @@ func explainChoice(ch *choice) []string {
 	}
 	if ch.CouldIncludeCPU {
 		out = append(out, HintIncludeCPU+" would plan on host RAM (the CPU) when no accelerator has room")
+	}
+	return out
+}
+
+// choiceWhys are the lines on how a fitting level was chosen among those
+// that fit: the better level passed over for one a published checkpoint
+// runs (PublishedWhy), then how decode speed weighed (SpeedWhy).
+func choiceWhys(ch *choice) []string {
+	var out []string
+	for _, s := range []string{ch.PublishedWhy, ch.SpeedWhy} {
+		if s != "" {
+			out = append(out, s)
+		}
 	}
 	return out
 }

@@ -671,17 +671,19 @@ func hostDevice(req *planning, want map[string]bool) *device {
 // many whole layers as fits (filled in order), the rest stay in host RAM as
 // the last stage; a llama.cpp MoE plan moves experts first (moeSplit, else
 // step3Split), as llama.cpp's --fit does. Each level that fits this way
-// gets its plan (offloadAt); offloadBySpeed then weighs their decode
-// speeds, and where it cannot, the highest-quality level that keeps at
-// least half of the layers on accelerators wins (offloaded layers cost
-// PCIe time every token), a MoE plan at the first level it splits, and
-// when none does, the level keeping the most layers on accelerators. why
-// is offloadBySpeed's line, "" where it did not decide.
-func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl planned, why string, ok bool) {
+// gets its plan (offloadAt); of those a published checkpoint runs where
+// one does (preferPublished, which returns the better level passed over
+// as skipped), offloadBySpeed then weighs their decode speeds, and where
+// it cannot, the highest-quality level that keeps at least half of the
+// layers on accelerators wins (offloaded layers cost PCIe time every
+// token), a MoE plan at the first level it splits, and when none does,
+// the level keeping the most layers on accelerators. why is
+// offloadBySpeed's line, "" where it did not decide.
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl planned, why string, skipped *planned, ok bool) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
-		return planned{}, "", false
+		return planned{}, "", nil, false
 	}
 	var fits []*planned
 	for _, l := range levels {
@@ -690,26 +692,27 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl p
 		}
 	}
 	if len(fits) == 0 {
-		return planned{}, "", false
+		return planned{}, "", nil, false
 	}
+	fits, skipped = preferPublished(req, levels, fits)
 	best, why, ok := offloadBySpeed(req, levels, fits)
 	if ok {
-		return *best, why, true
+		return *best, why, skipped, true
 	}
 	bestOn := -1
 	for _, p := range fits {
 		if p.moeOffload() || p.AllExpertsOnHost {
-			return *p, why, true
+			return *p, why, skipped, true
 		}
 		on := p.Stages[len(p.Stages)-1].Start
 		if 2*on >= p.Costs.Layers {
-			return *p, why, true
+			return *p, why, skipped, true
 		}
 		if on > bestOn {
 			best, bestOn = p, on
 		}
 	}
-	return *best, why, true
+	return *best, why, skipped, true
 }
 
 // offloadAt is the cpu_offload plan of level l on the first pool that

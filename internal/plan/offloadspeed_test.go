@@ -62,13 +62,18 @@ func TestOffloadAutoWeighsDecodeSpeed(t *testing.T) {
 
 	// Without the GPU's PCIe bandwidth and a host whose memory bandwidth
 	// is known (an unnamed CPU), no offload plan's decode is estimated:
-	// the layer rule stands (bf16, experts split) and says so.
+	// the layer rule stands (the first level whose experts split) and says
+	// so, among the levels a published GGUF runs (preferPublished): not
+	// bf16, of which the catalog knows no GGUF, which the explanation
+	// names.
 	r.Devices[1].PCIe = nil
 	r.Devices[0].Name, r.Devices[0].Vendor = "", ""
 	a = shard(t, request(t, body+`}`, r))
 	require.True(t, a.Fits)
-	assert.Equal(t, "bf16", a.Quant)
+	assert.NotEqual(t, "bf16", a.Quant)
+	assert.NotEmpty(t, a.Load["llama.cpp"].Repo, "the chosen level's GGUF is published")
 	assert.NotEmpty(t, explanationWith(a.Explanation, "speed not weighed"), "%q", a.Explanation)
+	assert.NotEmpty(t, explanationWith(a.Explanation, "published: bf16 ("), "%q", a.Explanation)
 
 	// A named level is planned as asked.
 	a = shard(t, request(t, body+`,"quant":"bf16"}`, r))

@@ -94,8 +94,15 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
 		req = &planning{Request: &r2, memo: req.remembered()}
+		passedOver := ch.PublishedWhy
 		if ch, err = chooseServing(req); err != nil {
 			return nil, err
+		}
+		if ch.PublishedWhy == "" {
+			// The level auto passed over for a published one fitted at
+			// the first context (its line says which), perhaps not at
+			// the one chosen for the published level.
+			ch.PublishedWhy = passedOver
 		}
 	}
 	pl := &ch.Plan

@@ -1,0 +1,97 @@
+// Under quant auto, the level choice prefers a level a published
+// checkpoint runs (docs/requests.md, quant): a plan is worth acting on
+// only when its command can run.
+
+package plan
+
+import (
+	"fmt"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// preferPublished is, of fits (the fitting plans of the levels tried, best
+// quality first), those a published checkpoint runs (runsPublished) when
+// the preference applies (prefersPublished) and at least one does; else
+// fits. skipped is fits[0] when it is left out: the best level that fits,
+// which nothing published runs (unpublishedLine names it); nil otherwise.
+// One rule for plan, suggest and fit, which all choose here (choose,
+// planOffloadLevels), before decode speed is weighed (chooseBySpeed,
+// offloadBySpeed), so that speed picks among runnable levels too.
+func preferPublished(req *planning, levels []quant.Level, fits []*planned) (kept []*planned, skipped *planned) {
+	if len(fits) == 0 || !prefersPublished(req, levels) {
+		return fits, nil
+	}
+	for _, pl := range fits {
+		if runsPublished(req, pl) {
+			kept = append(kept, pl)
+		}
+	}
+	if len(kept) == 0 {
+		return fits, nil
+	}
+	if kept[0] != fits[0] {
+		skipped = fits[0]
+	}
+	return kept, skipped
+}
+
+// prefersPublished reports whether the level choice prefers published
+// checkpoints: under quant auto with more than one level, for a model
+// whose weights the catalog gives (by name or Hugging Face id: its
+// checkpoints are listed). A model given as weights (a file, a folder, a
+// fetched repository: FileQuant) runs as given, and one given by its size
+// has no published checkpoint; both keep the best level that fits.
+func prefersPublished(req *planning, levels []quant.Level) bool {
+	m := req.Model
+	return req.Quant == "auto" && len(levels) > 1 && len(m.Checkpoints) > 0 && m.FileQuant == ""
+}
+
+// runsPublished reports whether a published checkpoint runs pl under its
+// engine: the test that decides whether the answer prints a command
+// (engine.Load with a repository and no Needs: a GGUF file of the type
+// for llama.cpp; for vLLM and SGLang a checkpoint at the level, or a float
+// one converted or quantized on load). A checkpoint of the other release
+// than the request named counts where the engine serves it (configs that
+// do not differ, engine.checkpointFor): its command runs the same
+// architecture at the planned memory, with the release-switch warning. A
+// plan whose engine loads nothing of its own (engine none) counts too.
+func runsPublished(req *planning, pl *planned) bool {
+	ld := planLoad(req, pl)
+	return ld == nil || ld.Needs == "" && ld.Repo != ""
+}
+
+// planLoad is what pl's engine loads to run it, nil when it names nothing.
+func planLoad(req *planning, pl *planned) *engine.Load {
+	e := pl.Pool.engine()
+	if e == nil {
+		return nil
+	}
+	ld, _ := e.Load(placementOf(pl, req, len(req.Cluster) > 0))
+	return ld
+}
+
+// unpublishedLine is the explanation's line for skipped, the best level
+// that fits, which no published checkpoint runs (preferPublished): its
+// memory at the context planned (a context chosen afterwards for the
+// published level may be longer: PlanSharding keeps this line), what is
+// missing and how to plan and get it. "" for nil.
+func unpublishedLine(req *planning, skipped *planned) string {
+	if skipped == nil {
+		return ""
+	}
+	l := skipped.Level
+	ld := planLoad(req, skipped)
+	what, how := "nothing published runs it", "without a command"
+	switch {
+	case ld == nil:
+	case ld.GGUFType != "" && ld.Needs == "":
+		what = fmt.Sprintf("no published %s GGUF of this model is known", ld.GGUFType)
+		how = engine.GGUFFileMaker(ld.GGUFType) + " writes the file"
+	case ld.Needs != "":
+		what = "it needs " + ld.Needs
+	}
+	return fmt.Sprintf("published: %s (%s at a context of %d tokens) also fits but %s; %s plans it (%s); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs",
+		l, gib(skipped.oneDeviceBytes()), req.ContextLength, what, HintQuant(string(l)), how)
+}
