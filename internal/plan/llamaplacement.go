@@ -35,8 +35,8 @@ import (
 // devices than the fewest that hold the model at the context floor.
 type llamaSpread struct {
 	// Fewest is the number of devices of the fewest plan; FewestContext the
-	// context per sequence they hold (rounded down to contextStep; 0 when
-	// not known).
+	// context per sequence they hold (maxFitting, rounded down to
+	// contextStep).
 	Fewest, FewestContext int
 	// Target is the context per sequence llama.cpp would run: the model's
 	// trained context (per sequence of the -np slots), rounded down to
@@ -73,66 +73,67 @@ func llamaTarget(req *planning, pl *planned) int {
 	return t - t%contextStep
 }
 
-// spreadLlama replaces the choice's llama.cpp plan (spreadsLlama) by a
-// layer split over the fewest devices of its group of identical devices
-// (groupOf) that hold the model at llama.cpp's context (llamaTarget), else
-// over all of them, planned at the request's context (PlanSharding then
-// chooses the context, fitContext). Devices join in order of most usable
-// memory (a busy GPU last) and split the layers in pool order, each in
-// proportion to what it holds, as llama.cpp's default split by free memory
-// does. A plan whose devices already hold the target, or with nothing
-// more to use, stays.
+// spreadLlama replaces the choice's llama.cpp plan (spreadsLlama) by
+// llamaSplit's, updates the chosen level's row and records the comparison
+// for the explanation. A plan llamaSplit leaves stays.
 func spreadLlama(req *planning, ch *choice) {
 	if !spreadsLlama(req, ch) {
 		return
 	}
-	pl := &ch.Plan
-	target := llamaTarget(req, pl)
-	if target <= req.ContextLength {
-		return
-	}
-	group := groupOf(pl)
-	if len(group) <= pl.devices() {
-		return
-	}
-	at, ok := costsAtContext(req, pl, target)
-	if !ok || unitFits(pl.Stages, at, false, false) {
-		return // the fewest devices hold llama.cpp's context already
-	}
-	chosen, holds := len(group), false
-	for k := pl.devices() + 1; k <= len(group); k++ {
-		if _, ok := layerSplit(joining(group, k), at); ok {
-			chosen, holds = k, true
-			break
-		}
-	}
-	stages, ok := layerSplit(joining(group, chosen), pl.Costs)
+	spread, why, ok := llamaSplit(req, &ch.Plan)
 	if !ok {
 		return
 	}
-	strategy := StrategyPipeline
-	if len(stages) == 1 {
-		strategy = StrategyNone
+	ch.Plan, ch.Llama = spread, why
+	for i := range ch.Rows {
+		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits {
+			ch.Rows[i].Strategy = ch.Plan.Strategy
+		}
 	}
-	spread := planned{Fits: true, Strategy: strategy, Level: pl.Level, Pool: pl.Pool, Stages: stages, TP: 1, Costs: pl.Costs}
+}
+
+// llamaSplit is a layer split of pl's level over the fewest devices of its
+// group of identical devices (groupOf) that hold the model at llama.cpp's
+// context (llamaTarget), else over all of them, planned at the request's
+// context (PlanSharding then chooses the context, fitContext), and what
+// was compared. Devices join in order of most usable memory (a busy GPU
+// last) and split the layers in pool order, each in proportion to what it
+// holds, as llama.cpp's default split by free memory does. ok is false
+// when pl's devices already hold the target, there is nothing more to
+// use, or the command could not name the devices.
+func llamaSplit(req *planning, pl *planned) (planned, *llamaSpread, bool) {
+	target := llamaTarget(req, pl)
+	group := groupOf(pl)
+	if target <= req.ContextLength || len(group) <= pl.devices() {
+		return planned{}, nil, false
+	}
+	at, ok := costsAtContext(req, pl, target)
+	if !ok || unitFits(pl.Stages, at, false, false) {
+		return planned{}, nil, false // the fewest devices hold llama.cpp's context already
+	}
+	why := &llamaSpread{Fewest: pl.devices(), Target: target, Chosen: len(group), Group: len(group)}
+	for k := pl.devices() + 1; k <= len(group); k++ {
+		if _, ok := layerSplit(joining(group, k), at); ok {
+			why.Chosen, why.Holds = k, true
+			break
+		}
+	}
+	stages, ok := layerSplit(joining(group, why.Chosen), pl.Costs)
+	if !ok {
+		return planned{}, nil, false
+	}
+	spread := planned{Fits: true, Strategy: StrategyPipeline, Level: pl.Level, Pool: pl.Pool, Stages: stages, TP: 1, Costs: pl.Costs}
 	if pl.Pool.Budget.Engine.Env(placementOf(&spread, req, false)) == nil {
 		// The command cannot make exactly these devices visible (no
 		// CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES: a compute
 		// partition, a GPU without a UUID, a backend without such a
 		// variable), and --tensor-split numbers the devices llama.cpp
 		// sees from 0: a split would land on other devices.
-		return
+		return planned{}, nil, false
 	}
-	fewestCtx := maxFitting(pl, req, true)
-	fewestCtx -= fewestCtx % contextStep
-	ch.Llama = &llamaSpread{Fewest: pl.devices(), FewestContext: min(fewestCtx, target), Target: target,
-		Chosen: chosen, Group: len(group), Holds: holds}
-	ch.Plan = spread
-	for i := range ch.Rows {
-		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits {
-			ch.Rows[i].Strategy = ch.Plan.Strategy
-		}
-	}
+	fewest := maxFitting(pl, req, true)
+	why.FewestContext = min(fewest-fewest%contextStep, target)
+	return spread, why, true
 }
 
 // costsAtContext is the costs of plan pl's level on its pool at ctx tokens
@@ -152,17 +153,13 @@ func costsAtContext(req *planning, pl *planned, ctx int) (costs, bool) {
 // one), pool order among equals (mostUsable).
 func joining(group []*device, k int) []*device { return mostUsable(group, k) }
 
-// layerSplit is one stage of whole layers per device of ds, in their
-// order, the layers in proportion to what each holds (assignLayers); false
-// when they do not hold the model under c.
+// layerSplit is one stage of whole layers per device of ds (two or more),
+// in their order, the layers in proportion to what each holds
+// (assignLayers); false when they do not hold the model under c.
 func layerSplit(ds []*device, c costs) ([]stage, bool) {
 	stages := make([]stage, len(ds))
 	for i, d := range ds {
 		stages[i] = stage{Devices: []*device{d}}
-	}
-	if len(stages) == 1 {
-		stages[0].Start, stages[0].End, stages[0].Part = 0, c.Layers, c.stagePart(0, c.Layers, 1)
-		return stages, c.stageFits(stages[0], 1)
 	}
 	return stages, assignLayers(stages, c, false)
 }
@@ -175,9 +172,6 @@ func (ch *choice) llamaPlacement() string {
 		return ""
 	}
 	fewest := fmt.Sprintf("%s %s %d tokens", counted(s.Fewest, "device"), holdOrHolds(s.Fewest), s.FewestContext)
-	if s.FewestContext <= 0 {
-		fewest = fmt.Sprintf("%s %s less", counted(s.Fewest, "device"), holdOrHolds(s.Fewest))
-	}
 	head := fmt.Sprintf("placement: %s of the %d identical ones hold the model's %d-token context per sequence, the fewest that do",
 		counted(s.Chosen, "device"), s.Group, s.Target)
 	if !s.Holds {
