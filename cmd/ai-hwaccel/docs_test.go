@@ -24,6 +24,7 @@ var docExamples = [][]string{
 	{"plan", "--model", "Llama-3.3-70B"},
 	{"plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3"},
 	{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--context", "128k", "--engine", "llama.cpp"},
+	{"plan", "--model", "Llama-3.3-70B-Instruct", "--engine", "llama.cpp", "--quant", "q8_0"}, // no context: the GPUs llama.cpp's --fit would keep the model's context on
 	{"suggest", "--model", "Qwen2.5-72B", "--context", "32k"},
 	{"train", "--model", "Llama-3.1-8B", "--method", "qlora", "--gradient-checkpointing"},
 	{"fit", "--filter", "llama"},

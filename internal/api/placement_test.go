@@ -160,12 +160,20 @@ func TestServingPlacementOverrides(t *testing.T) {
 	a = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"replicas":2}`)
 	assert.Len(t, shardIDs(a), 4)
 	assert.Equal(t, 2.0, a["dp_size"])
-	for _, m := range []string{"Llama-3.1-70B", "Llama-3.1-8B"} {
-		spread := fullPlan(t, "dgx-h100", `{"model":{"name":"`+m+`"},"engine":"llama.cpp"}`)
-		fewest := fullPlan(t, "dgx-h100", `{"model":{"name":"`+m+`"},"engine":"llama.cpp","placement":"fewest"}`)
-		assert.Equal(t, shardIDs(fewest), shardIDs(spread), m)
-		assert.NotContains(t, explanation(spread), "placement:", m)
-	}
+	// llama.cpp has no paged pool: its plan takes the fewest devices that
+	// hold the model's context (llamaplacement.go), which one H100 does
+	// for Llama-3.1-8B; Llama-3.1-70B in bf16 needs three for 131072
+	// tokens where two hold it at a shorter context.
+	spread := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`)
+	fewest := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","placement":"fewest"}`)
+	assert.Equal(t, shardIDs(fewest), shardIDs(spread))
+	assert.NotContains(t, explanation(spread), "placement:")
+	spread = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`)
+	fewest = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","placement":"fewest"}`)
+	assert.Equal(t, []string{"cuda:0", "cuda:1"}, shardIDs(fewest))
+	assert.Equal(t, []string{"cuda:0", "cuda:1", "cuda:2"}, shardIDs(spread))
+	assert.Contains(t, explanation(spread), "placement: 3 devices of the 8 identical ones hold the model's 131072-token context")
+	assert.NotContains(t, explanation(fewest), "placement:")
 }
 
 // SGLang serves from a paged pool too: its plan is spread, with --tp.

@@ -34,6 +34,10 @@ type choice struct {
 	// over more devices than the fewest that hold it (placement.go); nil
 	// when it did not. placement words it.
 	Spread *spread
+	// Llama is the llama.cpp placement's comparison when it used more
+	// devices than the fewest that hold the model (llamaplacement.go);
+	// nil when it did not. llamaPlacement words it.
+	Llama *llamaSpread
 	// SpeedWhy says how decode speed weighed in the level of a CPU-only
 	// llama.cpp plan (cpuspeed.go); "" where it did not.
 	SpeedWhy string

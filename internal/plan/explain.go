@@ -170,6 +170,8 @@ func describe(pl *planned, placed bool) []string {
 	case StrategyPipeline:
 		if pl.TP > 1 {
 			out = append(out, fmt.Sprintf("pipeline_parallel: %d stages of tensor_parallel %d (tensor parallel inside each high-bandwidth domain, pipeline across them)", len(pl.Stages), pl.TP))
+		} else if placed {
+			out = append(out, fmt.Sprintf("pipeline_parallel: the model needs %s; %d stages of whole layers, split in proportion to each device's usable memory (the placement line says why %d)", gib(need), len(pl.Stages), len(pl.Stages)))
 		} else {
 			out = append(out, fmt.Sprintf("pipeline_parallel: %s does not fit on one device and no high-bandwidth domain holds it; %d stages of whole layers, split in proportion to each device's usable memory", gib(need), len(pl.Stages)))
 		}

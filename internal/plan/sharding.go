@@ -94,7 +94,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		r2 := *req.Request
 		r2.ContextLength, fitLine = ctx, line
 		req = &planning{Request: &r2, memo: req.remembered()}
-		passedOver := ch.PublishedWhy
+		first := ch
 		if ch, err = chooseServing(req); err != nil {
 			return nil, err
 		}
@@ -102,7 +102,13 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 			// The level auto passed over for a published one fitted at
 			// the first context (its line says which), perhaps not at
 			// the one chosen for the published level.
-			ch.PublishedWhy = passedOver
+			ch.PublishedWhy = first.PublishedWhy
+		}
+		if first.Llama != nil {
+			// The llama.cpp placement compared the devices at the
+			// first pass's context: the fewest devices and what they
+			// hold are that pass's.
+			ch.Llama = first.Llama
 		}
 	}
 	pl := &ch.Plan
@@ -154,6 +160,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		}
 	}
 	placement := ch.placement()
+	if placement == "" {
+		placement = ch.llamaPlacement()
+	}
 	ans.Explanation = append(ans.Explanation, describe(pl, placement != "")...)
 	ans.Explanation = append(ans.Explanation, describeReplicas(pl, req, placement != "")...)
 	if placement != "" {
@@ -174,14 +183,16 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	return ans, nil
 }
 
-// chooseServing is choose with the serving placement (placement.go): a
-// plan of an engine with a paged KV pool spread over its devices.
+// chooseServing is choose with the serving placement: a plan of an engine
+// with a paged KV pool spread over its devices (placement.go), a llama.cpp
+// plan on the devices llama.cpp would use (llamaplacement.go).
 func chooseServing(req *planning) (*choice, error) {
 	ch, err := choose(req)
 	if err != nil {
 		return nil, err
 	}
 	spreadServing(req, ch)
+	spreadLlama(req, ch)
 	return ch, nil
 }
 
