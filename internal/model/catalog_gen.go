@@ -2431,6 +2431,13 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "Qwen/Qwen3-VL-2B-Instruct",
 				Source: "https://huggingface.co/Qwen/Qwen3-VL-2B-Instruct",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "ggml-org/Qwen3-VL-2B-Instruct-GGUF",
+				Method: "gguf",
+				Source: "https://github.com/ggml-org/llama.cpp/blob/49bb3afda72dfddf524f3eb4eec363229a65e693/tools/mtmd/tests.sh",
+				Notes:  "ggml-org's conversion; llama.cpp's multimodal test script runs llama-mtmd-cli -hf ggml-org/Qwen3-VL-2B-Instruct-GGUF:Q8_0; -hf also fetches the repository's mmproj projector, a separate file the catalog has no field for",
+			},
 		},
 	},
 	{
@@ -13890,6 +13897,21 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_qwen_qwen2_5_vl_7b_instruct, \"Qwen/Qwen2.5-VL-7B-Instruct\": the model's config.json as a Python dict; values verbatim, token ids and keys planning never reads left out)",
 		Notes:  "Qwen2.5-VL 7B (January 2025; its card: \"three models with 3, 7 and 72 billion parameters\", https://github.com/ZHUI/paddlenlp_model_readme/blob/40a7101e89dcf9a0dedb0e0d48c8c357fcc95996/Qwen/Qwen2.5-VL-7B-Instruct/index.md): Qwen2.5-7B's language model (28 layers of 3584, 28 query and 4 KV heads) and a 32-block vision transformer of 1280 with window attention (full attention in blocks 7, 15, 23 and 31) merging 2 x 2 patches into the language model. The published count holds the tower: 7,615,487,488 + 676,116,480 (vision, estimated) is 0.01 % under the Hub's 8,292,166,656 (llmfit's MODELS.md rounds it to 8.3B). It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower being planned apart (vision_params).",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "Qwen/Qwen2.5-VL-7B-Instruct",
+				Source: "https://huggingface.co/Qwen/Qwen2.5-VL-7B-Instruct",
+				Notes:  "the publisher's checkpoint, the one the catalog assumed while the entry listed none (model.defaultCheckpoint); listed now that the entry lists GGUF checkpoints beside it",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "ggml-org/Qwen2.5-VL-7B-Instruct-GGUF",
+				Method: "gguf",
+				Source: "https://github.com/ggml-org/llama.cpp/blob/49bb3afda72dfddf524f3eb4eec363229a65e693/tools/mtmd/tests.sh",
+				Notes:  "ggml-org's conversion (Qwen publishes no GGUF of Qwen2.5-VL); llama.cpp's multimodal test script runs llama-mtmd-cli -hf ggml-org/Qwen2.5-VL-7B-Instruct-GGUF:Q4_K_M, and docs/multimodal.md lists the repository among its pre-quantized models; -hf also fetches the repository's mmproj projector, a separate file the catalog has no field for",
+			},
+		},
 		Preprocessor: map[string]any{
 			"max_pixels":          1.2845056e+07,
 			"merge_size":          2.0,
