@@ -160,7 +160,7 @@ func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
 
 	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-32B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16, not IQ4_XS")
+	assert.Contains(t, r.stdout, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF publishes Q6_K, Q5_K_M, not IQ4_XS")
 	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
 }
 

@@ -112,12 +112,17 @@ func TestGGUFLevelNamesLlamaCppForHuggingFaceEngines(t *testing.T) {
 
 // A Hugging Face checkpoint named for llama.cpp is not what llama.cpp
 // loads: the answer says so and which GGUF it loads instead, or that none
-// is published (Qwen2.5-72B-Instruct-AWQ: the catalog lists no GGUF of
-// Qwen2.5-72B; openai/gpt-oss-20b: ggml-org/gpt-oss-20b-GGUF).
+// is published (poolside/Laguna-S-2.1-FP8: the catalog lists no GGUF of
+// Laguna-S-2.1; Qwen/Qwen2.5-72B-Instruct-AWQ: Qwen/Qwen2.5-72B-Instruct-GGUF,
+// a GGUF of the same release; openai/gpt-oss-20b: ggml-org/gpt-oss-20b-GGUF).
 func TestNamedCheckpointLlamaCppDoesNotLoadSaysWhatItLoads(t *testing.T) {
 	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen/Qwen2.5-72B-Instruct-AWQ", "--engine", "llama.cpp", "--json")...)
 	expl := strings.Join(toStrings(obj["explanation"]), "\n")
-	assert.Contains(t, expl, "llama.cpp: Qwen/Qwen2.5-72B-Instruct-AWQ, the checkpoint named, is a Hugging Face AWQ checkpoint, which llama.cpp does not load: it loads a Q4_K_M GGUF file, and the catalog knows none published of Qwen2.5-72B")
+	assert.Contains(t, expl, "llama.cpp: Qwen/Qwen2.5-72B-Instruct-AWQ, the checkpoint named, is a Hugging Face AWQ checkpoint, which llama.cpp does not load: it loads the Q4_K_M GGUF of Qwen/Qwen2.5-72B-Instruct-GGUF instead")
+
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "poolside/Laguna-S-2.1-FP8", "--engine", "llama.cpp", "--json")...)
+	expl = strings.Join(toStrings(obj["explanation"]), "\n")
+	assert.Contains(t, expl, "llama.cpp: poolside/Laguna-S-2.1-FP8, the checkpoint named, is a Hugging Face compressed-tensors checkpoint, which llama.cpp does not load: it loads a Q8_0 GGUF file, and the catalog knows none published of Laguna-S-2.1")
 
 	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "openai/gpt-oss-20b", "--engine", "llama.cpp", "--json")...)
 	expl = strings.Join(toStrings(obj["explanation"]), "\n")
