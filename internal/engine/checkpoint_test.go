@@ -137,6 +137,31 @@ func TestLlamaCPPTypeTheOfficialRepositoryLacks(t *testing.T) {
 	assert.NotContains(t, strings.Join(notes, "\n"), "publishes")
 }
 
+// A type missing from the GGUF repositories of the other release, whose
+// config differs, is not "a type the repository lacks": the base
+// Qwen2.5-32B (131072 positions) at Q4_K_M has no GGUF of its own, and
+// Qwen/Qwen2.5-32B-Instruct-GGUF, which publishes Q4_K_M, is the
+// instruction-tuned release's (32768 positions), which the plan does not
+// serve (pickCheckpoint). The note said "Qwen/Qwen2.5-32B-Instruct-GGUF
+// publishes Q8_0, ..., Q4_K_M, ..., not Q4_K_M".
+func TestLlamaCPPTypeOfTheOtherReleaseIsNotMissing(t *testing.T) {
+	m, err := model.FromName("Qwen2.5-32B", nil)
+	require.NoError(t, err)
+	require.True(t, m.Releases.ConfigsDiffer)
+	e := llamaCPP{}
+	p := &Placement{Model: m, Level: "q4_k_m", Kind: registry.KindCUDA, Layers: m.Layers,
+		Stages: []Stage{{Start: 0, End: m.Layers, Devices: []PlacedDevice{{ID: "cuda:0", Dev: &registry.Device{Kind: registry.KindCUDA}}}}}}
+	ld, _ := e.Load(p)
+	require.NotNil(t, ld)
+	require.Empty(t, ld.Repo, "the instruct release's GGUF does not stand in")
+	_, notes, ok := e.Args(p)
+	require.True(t, ok)
+	all := strings.Join(notes, "\n")
+	assert.NotContains(t, all, "not Q4_K_M")
+	assert.Contains(t, all, "the catalog knows no Q4_K_M GGUF of this release; it knows Qwen/Qwen2.5-32B-Instruct-GGUF, the GGUF repository of the other release, whose config differs (name that release to plan it)")
+	assert.Contains(t, all, "llama-quantize --imatrix")
+}
+
 // Every GGUF repository of the catalog names where its types were read (a
 // URL a reader can open) and lists at least one type llama.cpp's -hf
 // REPO:TYPE can pick; a listed file names its type, so the tag and the

@@ -614,12 +614,61 @@ func namedNotGGUFNote(m *model.Model, ld *Load) string {
 // and how to make t: a float type with convert_hf_to_gguf.py, a quantized
 // one with llama-quantize from the 16-bit GGUF and an importance matrix
 // (which the IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S mixes require and the others
-// gain from: tools/quantize/README.md of ggml-org/llama.cpp).
+// gain from: tools/quantize/README.md of ggml-org/llama.cpp). Only the
+// repositories a plan may load count (pickCheckpoint): those of the other
+// release, whose config differs, are named as such, since they may well
+// publish t (Qwen/Qwen2.5-32B-Instruct-GGUF for the base Qwen2.5-32B).
 // "" for a model with no GGUF repository.
 func unpublishedTypeNote(m *model.Model, t string) string {
-	var repos []string
-	types := map[string][]string{}
-	for _, ck := range m.Checkpoints {
+	own, other := ggufTypesByRepo(m)
+	var head string
+	switch {
+	case len(own) > 0:
+		var have []string
+		for _, r := range own {
+			have = append(have, fmt.Sprintf("%s publishes %s", r.repo, strings.Join(r.types, ", ")))
+		}
+		head = fmt.Sprintf("llama.cpp: %s, not %s", strings.Join(have, "; "), t)
+	case len(other) > 0:
+		var repos []string
+		for _, r := range other {
+			repos = append(repos, r.repo)
+		}
+		what := "the GGUF repository"
+		if len(repos) > 1 {
+			what = "the GGUF repositories"
+		}
+		head = fmt.Sprintf("llama.cpp: the catalog knows no %s GGUF of this release; it knows %s, %s of the other release, whose config differs (name that release to plan it)",
+			t, strings.Join(repos, ", "), what)
+	default:
+		return ""
+	}
+	name := m.Name
+	if name == "" {
+		name = "MODEL"
+	}
+	switch t {
+	case "F32", "F16", "BF16":
+		return fmt.Sprintf("%s: make the file with llama.cpp's convert_hf_to_gguf.py --outtype %s from the Hugging Face checkpoint and serve it with -m", head, strings.ToLower(t))
+	}
+	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
+		head, name, name, t, t)
+}
+
+// ggufRepo is a GGUF repository of a catalog entry and the GGUF types it
+// publishes, in catalog order.
+type ggufRepo struct {
+	repo  string
+	types []string
+}
+
+// ggufTypesByRepo lists m's GGUF repositories: own, those a plan may load
+// (the named checkpoint's, the named release's, the other release's when
+// the two share their config: pickCheckpoint's rule), and other, those of
+// the other release whose config differs.
+func ggufTypesByRepo(m *model.Model) (own, other []ggufRepo) {
+	for i := range m.Checkpoints {
+		ck := &m.Checkpoints[i]
 		if !ck.IsGGUF() {
 			continue
 		}
@@ -627,29 +676,24 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 		if err != nil {
 			continue
 		}
-		if _, seen := types[ck.Repo]; !seen {
-			repos = append(repos, ck.Repo)
+		list := &own
+		if m.Releases.ConfigsDiffer && ck.Release != m.Releases.Named && i != m.NamedCheckpoint {
+			list = &other
 		}
-		types[ck.Repo] = append(types[ck.Repo], l.GGUFType())
+		*list = addGGUFType(*list, ck.Repo, l.GGUFType())
 	}
-	if len(repos) == 0 {
-		return ""
+	return own, other
+}
+
+// addGGUFType adds type t of repo to list.
+func addGGUFType(list []ggufRepo, repo, t string) []ggufRepo {
+	for i := range list {
+		if list[i].repo == repo {
+			list[i].types = append(list[i].types, t)
+			return list
+		}
 	}
-	var have []string
-	for _, r := range repos {
-		have = append(have, fmt.Sprintf("%s publishes %s", r, strings.Join(types[r], ", ")))
-	}
-	name := m.Name
-	if name == "" {
-		name = "MODEL"
-	}
-	head := fmt.Sprintf("llama.cpp: %s, not %s", strings.Join(have, "; "), t)
-	switch t {
-	case "F32", "F16", "BF16":
-		return fmt.Sprintf("%s: make the file with llama.cpp's convert_hf_to_gguf.py --outtype %s from the Hugging Face checkpoint and serve it with -m", head, strings.ToLower(t))
-	}
-	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
-		head, name, name, t, t)
+	return append(list, ggufRepo{repo: repo, types: []string{t}})
 }
 
 // GGUFFileMaker is the llama.cpp tool that writes a GGUF file of type t:
