@@ -315,8 +315,10 @@ func entryModel(e CatalogEntry) (*Model, error) {
 	}
 	m.Source = "catalog: " + e.Source
 	m.Checkpoints = e.Checkpoints
-	if len(m.Checkpoints) == 0 && e.HFID != "" {
-		m.Checkpoints = []Checkpoint{defaultCheckpoint(e)}
+	if !hasHFCheckpoint(e.Checkpoints) && e.HFID != "" {
+		// An entry listing GGUF files only still has its publisher's
+		// checkpoint, which vLLM and SGLang serve.
+		m.Checkpoints = append([]Checkpoint{defaultCheckpoint(e)}, e.Checkpoints...)
 	}
 	return m, nil
 }
@@ -345,8 +347,19 @@ func (e CatalogEntry) instructEntry() (CatalogEntry, error) {
 	return e, nil
 }
 
+// hasHFCheckpoint reports whether cks lists a Hugging Face checkpoint (not
+// a GGUF file).
+func hasHFCheckpoint(cks []Checkpoint) bool {
+	for _, ck := range cks {
+		if !ck.IsGGUF() {
+			return true
+		}
+	}
+	return false
+}
+
 // defaultCheckpoint is the publisher's checkpoint of an entry that lists
-// none: its Hugging Face repository, in the config's torch_dtype (16-bit:
+// none but GGUF files: its Hugging Face repository, in the config's torch_dtype (16-bit:
 // float16, else bfloat16, the dtype of every such entry's release).
 func defaultCheckpoint(e CatalogEntry) Checkpoint {
 	q := "bf16"

@@ -138,3 +138,20 @@ func TestTrainingNoteOfTheUntunedNote(t *testing.T) {
 	assert.Equal(t, "llama-3.1-8b-chat: the catalog knows no instruction-tuned release of Llama-3.1-8B apart from meta-llama/Llama-3.1-8B, which is trained; give a Hugging Face id (org/name) to train another repository", TrainingNote(note))
 	assert.Equal(t, "vision tower", TrainingNote("vision tower"))
 }
+
+// An entry that lists only GGUF files keeps its publisher's checkpoint
+// (defaultCheckpoint), listed first: the GGUF files are llama.cpp's, and
+// vLLM and SGLang serve the Hugging Face repository. When a catalog
+// change gave four entries their first checkpoints as GGUF files, vLLM and
+// SGLang lost their command for them (Qwen2.5-VL-7B-Instruct, Qwen3.5-9B,
+// the two Qwen3-4B 2507 releases).
+func TestEntryOfGGUFFilesOnlyKeepsItsPublishersCheckpoint(t *testing.T) {
+	e := CatalogEntry{Name: "Probe", HFID: "org/Probe", Config: Catalog()[0].Config,
+		Checkpoints: []Checkpoint{{Quant: "q4_k_m", Repo: "org/Probe-GGUF", Method: "gguf", Source: "https://example.org"}}}
+	m, err := entryModel(e)
+	require.NoError(t, err)
+	require.Len(t, m.Checkpoints, 2)
+	assert.Equal(t, "org/Probe", m.Checkpoints[0].Repo)
+	assert.False(t, m.Checkpoints[0].IsGGUF())
+	assert.Equal(t, "org/Probe-GGUF", m.Checkpoints[1].Repo)
+}
