@@ -31,7 +31,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "fp16",
 				Repo:   "meta-llama/Llama-2-7b-hf",
 				Source: "https://huggingface.co/meta-llama/Llama-2-7b-hf",
-				Notes:  "the publisher's release, fp16 (the entry's config: torch_dtype float16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "fp16",
@@ -200,7 +199,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "meta-llama/Meta-Llama-3-8B",
 				Source: "https://huggingface.co/meta-llama/Meta-Llama-3-8B",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -942,7 +940,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "mistralai/Mistral-7B-v0.3",
 				Source: "https://huggingface.co/mistralai/Mistral-7B-v0.3",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -1132,7 +1129,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "mistralai/Mixtral-8x7B-v0.1",
 				Source: "https://huggingface.co/mistralai/Mixtral-8x7B-v0.1",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q5_k_m",
@@ -1562,7 +1558,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "google/gemma-2-2b",
 				Source: "https://huggingface.co/google/gemma-2-2b",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -1646,7 +1641,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "google/gemma-2-9b",
 				Source: "https://huggingface.co/google/gemma-2-9b",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:  "q8_0",
@@ -1804,7 +1798,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "google/gemma-2-27b",
 				Source: "https://huggingface.co/google/gemma-2-27b",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -1940,7 +1933,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "microsoft/Phi-3-mini-4k-instruct",
 				Source: "https://huggingface.co/microsoft/Phi-3-mini-4k-instruct",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "iq4_xs",
@@ -2067,7 +2059,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "microsoft/Phi-3.5-mini-instruct",
 				Source: "https://huggingface.co/microsoft/Phi-3.5-mini-instruct",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -2251,7 +2242,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
 				Source: "https://huggingface.co/TinyLlama/TinyLlama-1.1B-Chat-v1.0",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q6_k",
@@ -2768,7 +2758,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "google/gemma-3-1b-pt",
 				Source: "https://huggingface.co/google/gemma-3-1b-pt",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
@@ -13434,7 +13423,6 @@ var catalogEntries = []CatalogEntry{
 				Quant:  "bf16",
 				Repo:   "mistralai/Mistral-Nemo-Instruct-2407",
 				Source: "https://huggingface.co/mistralai/Mistral-Nemo-Instruct-2407",
-				Notes:  "the publisher's release, bf16 (the entry's config: torch_dtype bfloat16); listed before the GGUF files so that it stays the entry's native checkpoint",
 			},
 			{
 				Quant:      "q8_0",
