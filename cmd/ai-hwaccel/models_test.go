@@ -22,7 +22,7 @@ func TestModelsListsTheCatalog(t *testing.T) {
 	assert.Equal(t, "NAME", strings.Fields(lines[0])[0])
 	// One row per catalog entry, then a blank line and the count.
 	assert.Len(t, lines, len(model.Catalog())+3)
-	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B +bf16,int4$`, r.stdout)
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B +8B +— +32 +128k +meta-llama/Llama-3\.1-8B +bf16,int4,q8_0,q6_k,q5_k_m,q4_k_m,iq4_xs,q3_k_m,iq3_m,iq3_xs,iq2_m,q2_k$`, r.stdout)
 
 	var list []catalogq.Model
 	require.NoError(t, json.Unmarshal([]byte(runCLI(t, "models", "--filter", "LLAMA-3.1", "--json").stdout), &list))
