@@ -759,14 +759,16 @@ func TestRoomSaysWhyTheCommandsContextIsShorter(t *testing.T) {
 		room    string
 		max     float64
 	}{
-		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B"},
+		// --quant fp16: the level these figures were read at (quant auto
+		// now takes the published Q8_0 file).
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "fp16"},
 			"Room: context up to 57671 tokens (the command's -c 57600 is that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 1 sequence at once\n", 57671},
-		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--batch", "4"},
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "fp16", "--batch", "4"},
 			"Room: context up to 14417 tokens (the command's -c 57344 gives each of its 4 sequences 14336: that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 4 sequences at once\n", 14417},
 		{"nvidia-mig", []string{"plan", "--model", "google/gemma-3-27b-it", "--engine", "vllm"},
 			"Room: context up to 59280 tokens (the command's --max-model-len 59136 is that rounded down to a multiple of 256); up to 1 sequence at once\n", 59280},
 		// A context the user gave is theirs: the maximum is room beyond it.
-		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--context", "8k"},
+		{"macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "fp16", "--context", "8k"},
 			"Room: context up to 57671 tokens; up to 7 sequences at once\n", 57671},
 	} {
 		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
