@@ -160,7 +160,7 @@ func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
 
 	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-32B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF publishes Q6_K, Q5_K_M, not IQ4_XS")
+	assert.Contains(t, r.stdout, "the catalog knows ggml-org/Qwen3-32B-GGUF at Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF at Q6_K, Q5_K_M, not IQ4_XS")
 	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
 }
 
@@ -183,7 +183,7 @@ func TestLlamaCPPDefaultPlanLoadsNewlyListedGGUF(t *testing.T) {
 	// it does (the catalog's order) and how to make the planned one.
 	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "Qwen/Qwen3-235B-A22B-GGUF publishes Q8_0, Q4_K_M, not IQ4_XS")
+	assert.Contains(t, r.stdout, "the catalog knows Qwen/Qwen3-235B-A22B-GGUF at Q8_0, Q4_K_M, not IQ4_XS")
 	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-IQ4_XS.gguf IQ4_XS")
 }
 

@@ -129,7 +129,7 @@ func TestLlamaCPPTypeTheOfficialRepositoryLacks(t *testing.T) {
 	_, notes, ok := e.Args(p)
 	require.True(t, ok)
 	all := strings.Join(notes, "\n")
-	assert.Contains(t, all, "ggml-org/Qwen3-32B-GGUF publishes Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF publishes Q6_K, Q5_K_M, not IQ4_XS")
+	assert.Contains(t, all, "the catalog knows ggml-org/Qwen3-32B-GGUF at Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF at Q6_K, Q5_K_M, not IQ4_XS")
 	assert.Contains(t, all, "llama-quantize --imatrix")
 
 	p.Model = model.Lookup("Llama-3.1-8B")

@@ -609,9 +609,8 @@ func namedNotGGUFNote(m *model.Model, ld *Load) string {
 	return fmt.Sprintf("%s: it loads a %s GGUF file, and the catalog knows none published of %s", head, ld.GGUFType, m.Name)
 }
 
-// unpublishedTypeNote says, for a model whose catalog entry has GGUF
-// repositories none of which publishes type t, which types they do publish
-// and how to make t: a float type with convert_hf_to_gguf.py, a quantized
+// unpublishedTypeNote says, for a model whose catalog entry lists GGUF
+// repositories but none at type t, which types it lists and how to make t: a float type with convert_hf_to_gguf.py, a quantized
 // one with llama-quantize from the 16-bit GGUF and an importance matrix
 // (which the IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S mixes require and the others
 // gain from: tools/quantize/README.md of ggml-org/llama.cpp). Only the
@@ -624,11 +623,14 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 	var head string
 	switch {
 	case len(own) > 0:
+		// The catalog's list of a repository's types may be shorter
+		// than the repository's (a listing read in part), so the note
+		// says what the catalog knows, not what the repository lacks.
 		var have []string
 		for _, r := range own {
-			have = append(have, fmt.Sprintf("%s publishes %s", r.repo, strings.Join(r.types, ", ")))
+			have = append(have, fmt.Sprintf("%s at %s", r.repo, strings.Join(r.types, ", ")))
 		}
-		head = fmt.Sprintf("llama.cpp: %s, not %s", strings.Join(have, "; "), t)
+		head = fmt.Sprintf("llama.cpp: the catalog knows %s, not %s", strings.Join(have, "; "), t)
 	case len(other) > 0:
 		var repos []string
 		for _, r := range other {
