@@ -162,14 +162,15 @@ func TestServingPlacementOverrides(t *testing.T) {
 	assert.Equal(t, 2.0, a["dp_size"])
 	// llama.cpp has no paged pool: its plan takes the fewest devices that
 	// hold the model's context (llamaplacement.go), which one H100 does
-	// for Llama-3.1-8B; Llama-3.1-70B in bf16 needs three for 131072
-	// tokens where two hold it at a shorter context.
+	// for Llama-3.1-8B; Llama-3.1-70B in bf16 (asked: quant auto takes
+	// the published Q8_0 file) needs three for 131072 tokens where two
+	// hold it at a shorter context.
 	spread := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`)
 	fewest := fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","placement":"fewest"}`)
 	assert.Equal(t, shardIDs(fewest), shardIDs(spread))
 	assert.NotContains(t, explanation(spread), "placement:")
-	spread = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`)
-	fewest = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","placement":"fewest"}`)
+	spread = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"bf16"}`)
+	fewest = fullPlan(t, "dgx-h100", `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"bf16","placement":"fewest"}`)
 	assert.Equal(t, []string{"cuda:0", "cuda:1"}, shardIDs(fewest))
 	assert.Equal(t, []string{"cuda:0", "cuda:1", "cuda:2"}, shardIDs(spread))
 	assert.Contains(t, explanation(spread), "placement: 3 devices of the 8 identical ones hold the model's 131072-token context")
