@@ -21,7 +21,7 @@ type rentFlags struct {
 
 func (a *app) rent(args []string) error {
 	f := newFlags("rent",
-		"  ai-hwaccel rent --model MODEL [--context N] [--batch N] [--engine E] [--provider aws,gcp,...] [--target-tps N] [--max-price USD] [--max-nodes N] [--sort cost|price|speed] [--prices FILE] [--json]",
+		"  ai-hwaccel rent --model MODEL [--quant QUANT] [--context N] [--batch N] [--engine E] [--provider aws,gcp,...] [--target-tps N] [--max-price USD] [--max-nodes N] [--sort cost|price|speed] [--prices FILE] [--here] [--json]",
 		"Which machine to rent for a model: every machine type of the built-in catalog (AWS, Azure,\nGCP, Lambda, OCI, RunPod; docs/rent.md) is planned as `ai-hwaccel plan` would plan it, and the\ntypes where the model fits are ranked by cost per million output tokens. The first line is the\nbest choice and the next the command that runs it. Prices are on-demand, each with the date it\nwas seen and its page; --prices FILE replaces them (same shape as the catalog). Nothing is\ndetected and no network is used.")
 	p := &planFlags{}
 	r := &rentFlags{}
