@@ -97,7 +97,7 @@ func TestIntegerMembersNameThemselves(t *testing.T) {
 		`{"model":"8b","context_length":"8k"}`:                      `request: context_length: expected an integer or "auto", got "8k"`,
 		`{"model":"8b","batch_size":1.5}`:                           `request: batch_size: expected an integer of reasonable size, got 1.5`,
 		`{"model":"8b","mmproj":{"size_bytes":"1G"}}`:               `request: mmproj.size_bytes: expected an integer, got "1G"`,
-		`{"model":"8b","training":{"method":"lora","seq_len":"x"}}`: `request: training: seq_len: expected an integer`,
+		`{"model":"8b","training":{"method":"lora","seq_len":"x"}}`: `request: training.seq_len: expected an integer`,
 	} {
 		var e struct {
 			Error struct {
@@ -108,5 +108,25 @@ func TestIntegerMembersNameThemselves(t *testing.T) {
 		require.NoError(t, json.Unmarshal(PlanSharding(context.Background(), []byte(in), NoEnv), &e), in)
 		assert.Equal(t, "invalid_argument", e.Error.Code, in)
 		assert.Contains(t, e.Error.Message, want, in)
+	}
+}
+
+// TestTrainingMembersNameThemselves: a training member of the wrong JSON
+// type is named by its path, training.seq_len, as mmproj.size_bytes and
+// every other member is, not "training: seq_len" (the two-prefix form the
+// training object's own decoding gave). An unknown training key keeps the
+// object's name, as an unknown key of model does.
+func TestTrainingMembersNameThemselves(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":"8b","training":{"method":"lora","seq_len":"x"}}`:                `request: training.seq_len: expected an integer, got a string`,
+		`{"model":"8b","training":{"method":"lora","micro_batch":1.5}}`:            `request: training.micro_batch: expected an integer, got the number 1.5`,
+		`{"model":"8b","training":{"method":5}}`:                                   `request: training.method: expected a string, got the number 5`,
+		`{"model":"8b","training":{"method":"lora","lora_targets":"q"}}`:           `request: training.lora_targets: expected an array of strings, got a string`,
+		`{"model":"8b","training":{"method":"lora","gradient_checkpointing":"y"}}`: `request: training.gradient_checkpointing: expected true or false, got a string`,
+		`{"model":"8b","training":"lora"}`:                                         `request: training: expected an object, got a string`,
+		`{"model":"8b","training":{"metod":"lora"}}`:                               `request: training: unknown field "metod"; did you mean "method"?`,
+	} {
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`,
+			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
 	}
 }

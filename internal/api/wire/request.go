@@ -477,10 +477,18 @@ type wireTraining struct {
 // rejected, like every other part of a request) and resolves the extra
 // models it names; the planner checks the values (plan.EstimateTraining).
 func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
-	var w wireTraining
-	if err := strictjson.Decode(raw, &w, "request: training"); err != nil {
+	// Decoded where it sits in the request, so that a member of the wrong
+	// type is named by its path, "request: training.seq_len: expected an
+	// integer", as every other member is (docs/requests.md).
+	var at struct {
+		W wireTraining `json:"training"`
+	}
+	inRequest := make([]byte, 0, len(raw)+len(`{"training":}`))
+	inRequest = append(append(append(inRequest, `{"training":`...), raw...), '}')
+	if err := strictjson.Decode(inRequest, &at, "request"); err != nil {
 		return nil, err
 	}
+	w := at.W
 	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
 		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, GradientCheckpointing: w.GradientCheckpointing,
 		FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage, FSDP: w.FSDP, NumDevices: w.NumDevices,
