@@ -130,3 +130,20 @@ func TestTrainingMembersNameThemselves(t *testing.T) {
 			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
 	}
 }
+
+// TestTrainingModelsAreNamedOnce: an extra model of a training request
+// (teacher, reference, reward, critic) that is refused is named once,
+// whether its JSON was refused ("expected an object") or the model it
+// names ("not in the catalog"); the JSON errors read "request:
+// training.teacher: request: training.teacher: ..." before.
+func TestTrainingModelsAreNamedOnce(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":"8b","training":{"method":"lora","teacher":5}}`:                  `request: training.teacher: expected an object, got the number 5`,
+		`{"model":"8b","training":{"method":"lora","critic":{"nam":"x"}}}`:         `request: training.critic: unknown field "nam"; did you mean "name"?`,
+		`{"model":"8b","training":{"method":"lora","reward":"70"}}`:                `request: training.reward: model "70": a bare number is ambiguous; give a unit (70b for billions, 70m for millions)`,
+		`{"model":"8b","training":{"method":"lora","reference":{"params_b":"x"}}}`: `request: training.reference: params_b: expected a number, got a string`,
+	} {
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`,
+			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
+	}
+}

@@ -502,9 +502,15 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 		if len(x.raw) == 0 || isNull(x.raw) {
 			continue
 		}
-		m, err := decodeModelValue(x.raw, "request: training."+x.role, nil)
+		what := "request: training." + x.role
+		m, err := decodeModelValue(x.raw, what, nil)
 		if err != nil {
-			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
+			// The JSON's errors already start with what; the model's own
+			// (not in the catalog, a bare number) do not.
+			if msg := errs.MessageOf(err); !strings.HasPrefix(msg, what+": ") {
+				return nil, errs.New(errs.CodeOf(err), "%s: %s", what, msg)
+			}
+			return nil, err
 		}
 		*x.to = m
 	}
