@@ -878,19 +878,32 @@ func TestFlagWithoutValueSaysSo(t *testing.T) {
 }
 
 // A registry written by hand for a machine the user does not have, with
-// no "available" member (the schema requires it; absent, it reads false),
-// planned as "cannot tell whether it fits: no available device with known
-// memory" beside an 80 GiB GPU; the refusal now names the devices with
-// memory it left out as unavailable and why.
+// "available": false on an 80 GiB GPU, was planned as "cannot tell whether
+// it fits: no available device with known memory"; the refusal now names
+// the devices with memory it left out as unavailable and why. Without the
+// member, which the schema requires, the registry is refused with the
+// member named (it was read as false).
 func TestNoDeviceRefusalNamesTheUnavailableDevices(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "registry.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","available":false,"memory_bytes":85899345920}]}`), 0o600))
 	r := runCLI(t, "plan", "--model", "8b", "--registry", file)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false or missing, and it gives no unavailable_reason)`)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false, and it gives no unavailable_reason)`)
 	r = runCLI(t, "train", "--model", "8b", "--method", "lora", "--registry", file)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false`)
+
+	missing := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(missing, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	for _, cmd := range []string{"plan", "suggest", "fit"} {
+		args := []string{cmd, "--registry", missing}
+		if cmd != "fit" {
+			args = append(args, "--model", "8b")
+		}
+		r = runCLI(t, args...)
+		assert.Equal(t, 1, r.code, cmd)
+		assert.Contains(t, r.stderr, `invalid_argument: registry: devices[0].available is missing`, cmd)
+	}
 
 	// A detected machine's reason is the detection's.
 	r = runCLI(t, withFixture(t, "v100-pcie-nouveau-era-no-driver", "plan", "--model", "8b")...)

@@ -19,7 +19,7 @@ var goWords = regexp.MustCompile(`Go struct|Go value|json: |main\.|wire\.|api\.|
 // TestErrorMessagesSpeakTheContract sends bad requests of every shape to
 // every entry point and checks that no message names a Go type.
 func TestErrorMessagesSpeakTheContract(t *testing.T) {
-	reg := `{"schema_version":1,"devices":[{"id":"cpu:0","kind":"cpu","family":"cpu","memory_bytes":1000000000}]}`
+	reg := `{"schema_version":1,"devices":[{"id":"cpu:0","kind":"cpu","family":"cpu","available":true,"memory_bytes":1000000000}]}`
 	requests := []string{
 		`{"model":{"name":5}}`, `{"model":{"params_b":"7"}}`, `{"model":{"config":[1]}}`,
 		`{"model":5}`, `{"model":[]}`, `{"model":true}`,
