@@ -147,3 +147,25 @@ func TestTrainingModelsAreNamedOnce(t *testing.T) {
 			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
 	}
 }
+
+// TestTrainingCountsBelowOneAreRefused: the training counts are 1 or more
+// (schema/request.schema.json, "minimum": 1). Given below that they were
+// read as the default (0), passed as 1 (lora_rank -3: trainable_params
+// -1557504, negative gradient and optimizer bytes) or reached a slice
+// bound (num_devices -2: a panic, "internal" through the C ABI). Each is
+// refused with its name and range, as seq_len -1 was.
+func TestTrainingCountsBelowOneAreRefused(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"model":"8b","training":{"method":"lora","lora_rank":-3}}`:      `request: training.lora_rank -3 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"lora","lora_rank":0}}`:       `request: training.lora_rank 0 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"full","num_devices":-2}}`:    `request: training.num_devices -2 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"full","num_devices":0}}`:     `request: training.num_devices 0 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"full","tensor_parallel":0}}`: `request: training.tensor_parallel 0 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"full","micro_batch":0}}`:     `request: training.micro_batch 0 is outside [1, 65536]`,
+		`{"model":"8b","training":{"method":"full","seq_len":0}}`:         `request: training.seq_len 0 is outside [1, 16777216]`,
+		`{"model":"8b","training":{"method":"full","seq_len":-1}}`:        `request: training.seq_len -1 is outside [1, 16777216]`,
+	} {
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`,
+			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
+	}
+}

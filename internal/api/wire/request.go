@@ -456,15 +456,15 @@ type wireTraining struct {
 	Method                string          `json:"method,omitempty"`
 	Optimizer             string          `json:"optimizer,omitempty"`
 	Precision             string          `json:"precision,omitempty"`
-	SeqLen                int             `json:"seq_len,omitempty"`
-	MicroBatch            int             `json:"micro_batch,omitempty"`
+	SeqLen                *int            `json:"seq_len,omitempty"`
+	MicroBatch            *int            `json:"micro_batch,omitempty"`
 	GradientCheckpointing *bool           `json:"gradient_checkpointing,omitempty"`
 	FlashAttention        *bool           `json:"flash_attention,omitempty"`
 	ZeROStage             int             `json:"zero_stage,omitempty"`
 	FSDP                  bool            `json:"fsdp,omitempty"`
-	NumDevices            int             `json:"num_devices,omitempty"`
-	TensorParallel        int             `json:"tensor_parallel,omitempty"`
-	LoRARank              int             `json:"lora_rank,omitempty"`
+	NumDevices            *int            `json:"num_devices,omitempty"`
+	TensorParallel        *int            `json:"tensor_parallel,omitempty"`
+	LoRARank              *int            `json:"lora_rank,omitempty"`
 	LoRATargets           []string        `json:"lora_targets,omitempty"`
 	BaseQuant             string          `json:"base_quant,omitempty"`
 	Teacher               json.RawMessage `json:"teacher,omitempty"`
@@ -490,9 +490,28 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 	}
 	w := at.W
 	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
-		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, GradientCheckpointing: w.GradientCheckpointing,
-		FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage, FSDP: w.FSDP, NumDevices: w.NumDevices,
-		TensorParallel: w.TensorParallel, LoRARank: w.LoRARank, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+		GradientCheckpointing: w.GradientCheckpointing, FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage,
+		FSDP: w.FSDP, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+	// The counts are 1 or more (schema/request.schema.json); the planner
+	// reads 0 as "not given", so a 0 or a negative given here is refused
+	// rather than taken for the default or passed on (num_devices -2
+	// reached a slice bound).
+	for _, c := range []struct {
+		name  string
+		given *int
+		max   int
+		to    *int
+	}{{"seq_len", w.SeqLen, planreq.MaxContextLength, &o.SeqLen}, {"micro_batch", w.MicroBatch, planreq.MaxTrainingCount, &o.MicroBatch},
+		{"num_devices", w.NumDevices, planreq.MaxTrainingCount, &o.NumDevices}, {"tensor_parallel", w.TensorParallel, planreq.MaxTrainingCount, &o.TensorParallel},
+		{"lora_rank", w.LoRARank, planreq.MaxTrainingCount, &o.LoRARank}} {
+		if c.given == nil {
+			continue
+		}
+		if *c.given < 1 || *c.given > c.max {
+			return nil, errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", c.name, *c.given, c.max)
+		}
+		*c.to = *c.given
+	}
 	for _, x := range []struct {
 		role string
 		raw  json.RawMessage
