@@ -736,6 +736,12 @@ func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
 		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "32m"}, "--seq-len must be 1-16777216, got 33554432"},
 		{[]string{"plan", "--model", "8b", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
 		{[]string{"plan", "--model", "8b", "--batch", "2m"}, "--batch must be 1-1048576, got 2097152"},
+		// Above 2^31 the count read "must be a whole number >= 1", which it is.
+		{[]string{"plan", "--model", "8b", "--context", "99999999999"}, "--context must be 1-16777216, got 99999999999"},
+		{[]string{"suggest", "--model", "8b", "--batch", "99999999999"}, "--batch must be 1-1048576, got 99999999999"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "99999999999"}, "--seq-len must be 1-16777216, got 99999999999"},
+		{[]string{"fit", "--context", "99999999999"}, "--context must be 1-16777216, got 99999999999"},
+		{[]string{"fit", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
 	} {
 		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)

@@ -243,12 +243,9 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 			req[x.key] = "auto" // the context the engine would choose itself
 			continue
 		}
-		n, err := parseCount(x.val)
+		n, err := countFlag(f.cmd, x.name, x.val, map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name])
 		if err != nil {
-			return nil, usagef(f.cmd, "--%s: %v", x.name, err)
-		}
-		if limit := map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name]; n > limit {
-			return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.name, limit, n)
+			return nil, err
 		}
 		req[x.key] = n
 	}
@@ -416,12 +413,9 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 		max            int
 	}{{"seq-len", "seq_len", t.seqLen, planreq.MaxContextLength}, {"micro-batch", "micro_batch", t.microBatch, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
-			n, err := parseCount(x.val)
+			n, err := countFlag(f.cmd, x.flag, x.val, x.max)
 			if err != nil {
-				return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
-			}
-			if n > x.max {
-				return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.flag, x.max, n)
+				return nil, err
 			}
 			o[x.key] = n
 		}
