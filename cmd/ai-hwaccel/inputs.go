@@ -220,7 +220,7 @@ var flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`
 // "invalid boolean value %q for -%s: %v", "flag needs an argument: -%s"):
 // with one dash, where every flag of this CLI is written with two.
 var (
-	flagBadValue = regexp.MustCompile(`^invalid value "(?:[^"\\]|\\.)*" for flag -+([^:]+): (.*)$`)
+	flagBadValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -+([^:]+): (.*)$`)
 	flagBadBool  = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -+([^:]+): `)
 	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
@@ -230,7 +230,16 @@ var (
 // the closest known flag.
 func (f *flags) explain(err error) string {
 	if m := flagBadValue.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Sprintf("--%s: %s", m[1], m[2])
+		// An integer flag's value the flag package refuses is worded by
+		// strconv: "parse error", "value out of range" (flag.go's
+		// numError), which name neither the value nor what was wanted.
+		switch m[3] {
+		case "parse error":
+			return fmt.Sprintf("--%s: %s is not a whole number", m[2], m[1])
+		case "value out of range":
+			return fmt.Sprintf("--%s: %s is out of range", m[2], m[1])
+		}
+		return fmt.Sprintf("--%s: %s", m[2], m[3])
 	}
 	if m := flagBadBool.FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Sprintf("--%s: %s is not true or false", m[2], m[1])

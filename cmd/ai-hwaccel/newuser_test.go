@@ -749,6 +749,24 @@ func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
 	}
 }
 
+// A whole-number flag given something else said "parse error" (the flag
+// package's words), naming neither the value nor what was wanted.
+func TestWholeNumberFlagsSayWhatTheyWant(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "lora", "--lora-rank", "abc"}, `--lora-rank: "abc" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "1.5"}, `--num-devices: "1.5" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--zero", "two"}, `--zero: "two" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--tensor-parallel", "99999999999999999999"}, `--tensor-parallel: "99999999999999999999" is out of range`},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+}
+
 // The Room line gives the exact longest context the devices hold
 // (max_context_length, kept exact in --json), and where the command runs a
 // chosen context below it, says why the two numbers differ: a chosen
