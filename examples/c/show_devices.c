@@ -104,7 +104,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     int failed = strncmp(plan, "{\"error\":", 9) == 0;
-    const char *end = plan + strlen(plan);
+    /* "fits", "strategy" and "quant" come before "model" in the answer; a
+     * plan that does not fit has no strategy or quant, and the search must
+     * not run on into levels[], whose entries each have a "quant". */
+    const char *end = strstr(plan, ",\"model\":");
+    if (end == NULL) end = plan + strlen(plan);
     char fits[16], strategy[32], quant[16];
     if (failed) {
         printf("\nno plan for a 70B model: %s\n", plan);
