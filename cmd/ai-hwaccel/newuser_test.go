@@ -966,3 +966,21 @@ func TestRentWithNoTypeWithinTheFiltersSaysSo(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `^No catalog machine runs Kimi-K2-Instruct within the filters \([1-9][0-9]* types? left out; --json lists why\)\.\n`, r.stdout)
 }
+
+// --batch said "batch size", which a user reads as tokens, a vLLM
+// --max-num-seqs or a training batch alike; its help says what the engine
+// plans: sequences served at once, each as long as --context (train: the
+// sequences per device per step, the --micro-batch default).
+func TestBatchHelpSaysSequences(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"plan":    "sequences served at once, each up to --context tokens",
+		"suggest": "sequences served at once, each up to --context tokens",
+		"rent":    "sequences served at once, each up to --context tokens",
+		"train":   "sequences per device per step (the --micro-batch default)",
+	} {
+		r := runCLI(t, cmd, "--help")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, want, cmd)
+		assert.NotContains(t, r.stdout, "batch size, N", cmd)
+	}
+}

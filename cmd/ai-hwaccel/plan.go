@@ -100,7 +100,11 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		contextHelp = "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024), or auto: the model's trained context reduced to the longest that fits (default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)"
 	}
 	f.StringVar(&p.context, "context", "", contextHelp)
-	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
+	batchHelp := "sequences served at once, each up to --context tokens, `N` >= 1 (default 1)"
+	if cmd == "train" {
+		batchHelp = "sequences per device per step (the --micro-batch default), `N` >= 1 (default 1)"
+	}
+	f.StringVar(&p.batch, "batch", "", batchHelp)
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
 	names = append(names, p.hub.register(f)...)

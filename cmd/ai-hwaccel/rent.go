@@ -28,7 +28,7 @@ func (a *app) rent(args []string) error {
 	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b), a catalog name (Llama-3.1-70B) or a model file or directory")
 	f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: auto, fp16, bf16, fp8, int8, int4 or a GGUF type")
 	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k (default: as plan without --context, fits judged at 4096)")
-	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
+	f.StringVar(&p.batch, "batch", "", "sequences served at once, each up to --context tokens, `N` >= 1 (default 1)")
 	f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 	f.StringVar(&r.providers, "provider", "", "keep only these `PROVIDERS`, comma-separated: aws, azure, gcp, lambda, oci, runpod")
 	f.StringVar(&r.targetTPS, "target-tps", "", "keep only plans that decode at least `N` output tokens/s")
