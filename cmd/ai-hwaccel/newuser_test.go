@@ -984,3 +984,50 @@ func TestBatchHelpSaysSequences(t *testing.T) {
 		assert.NotContains(t, r.stdout, "batch size, N", cmd)
 	}
 }
+
+// A PATH entry that is not absolute is never searched for vendor tools
+// (internal/detect/machine/runner_exec.go: resolution must not depend on
+// the working directory), so PATH=testdata/machines/dgx-spark-gb10/bin:$PATH
+// detected the GB10 without its nvidia-smi, "nvidia-smi is not installed",
+// and no word said why. The command now says so on stderr and names
+// --path, which resolves such entries; nothing is said when --path,
+// --snapshot or --no-exec decides, when a registry is given instead of a
+// detection, or when every entry is absolute.
+func TestRelativePathEntriesAreNamed(t *testing.T) {
+	root := filepath.Join(machinesDir(t), "dgx-spark-gb10", "root")
+	run := func(path string, args ...string) result {
+		var out, errOut bytes.Buffer
+		a := testApp(&out, &errOut)
+		a.getenv = func(name string) (string, bool) {
+			if name == "PATH" {
+				return path, true
+			}
+			return "", false
+		}
+		code := a.run(args)
+		return result{code, out.String(), errOut.String()}
+	}
+	const note = "ai-hwaccel: note: PATH entries that are not absolute are not searched for vendor tools: testdata/machines/dgx-spark-gb10/bin, bin; give them with --path, which makes them absolute\n"
+	r := run("testdata/machines/dgx-spark-gb10/bin:/usr/bin:bin", "--table", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, note, r.stderr)
+	r = run("testdata/machines/dgx-spark-gb10/bin:/usr/bin:bin", "plan", "--model", "8b", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, note, r.stderr)
+
+	registry := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(registry, []byte(`{"devices":[{"kind":"cuda_gpu","available":true,"memory_bytes":85899345920}]}`), 0o600))
+	for _, args := range [][]string{
+		{"--table", "--sysroot", root, "--path", "/usr/bin"},
+		{"--table", "--sysroot", root, "--no-exec"},
+		{"plan", "--model", "8b", "--registry", registry},
+		{"rent", "--model", "8b", "--provider", "aws"},
+	} {
+		r = run("testdata/machines/dgx-spark-gb10/bin:/usr/bin", args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		assert.Empty(t, r.stderr, args)
+	}
+	r = run("/usr/local/bin:/usr/bin", "--table", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
+}
