@@ -169,3 +169,15 @@ func TestTrainingCountsBelowOneAreRefused(t *testing.T) {
 			string(EstimateTraining(context.Background(), []byte(in), NoEnv)), in)
 	}
 }
+
+// TestNullRequestIsWordedAlike: "null" is refused by every entry point
+// that takes a planning request in the same words; rent's lacked the
+// ", got null" the others say.
+func TestNullRequestIsWordedAlike(t *testing.T) {
+	for name, call := range map[string]func(context.Context, []byte, Env) []byte{
+		"suggest": SuggestQuant, "plan": PlanSharding, "train": EstimateTraining, "rent": Rent,
+	} {
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":"request: must be a JSON object, got null"}}`,
+			string(call(context.Background(), []byte(`null`), NoEnv)), name)
+	}
+}
