@@ -568,7 +568,7 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *  (schema/fit-request.schema.json; unknown keys are "invalid_argument"):
  *      "filter"          string  as for hwaccel_models_json().
  *      "quant"           string  plan every model at this precision.
- *      "engine"          string  "vllm", "llama.cpp" or "none".
+ *      "engine"          string  "vllm", "llama.cpp", "sglang" or "none".
  *      "context_length"  number  tokens (default: as a planning request
  *                                without it: fits judged at 4096); a model whose own
  *                                maximum is shorter is planned at it.

@@ -181,3 +181,21 @@ func TestNullRequestIsWordedAlike(t *testing.T) {
 			string(call(context.Background(), []byte(`null`), NoEnv)), name)
 	}
 }
+
+// TestFitTakesTheSGLangEngine: fit's "engine" takes sglang as the
+// planning request's does (include/ai_hwaccel.h and
+// schema/fit-request.schema.json listed vllm, llama.cpp and none only).
+func TestFitTakesTheSGLangEngine(t *testing.T) {
+	in := `{"engine":"sglang","filter":"qwen3-8b","registry":{"devices":[{"kind":"cuda_gpu","available":true,"memory_bytes":85899345920,"compute_capability":"9.0"}]}}`
+	var a struct {
+		Models []struct {
+			Model string `json:"model"`
+			Fits  *bool  `json:"fits"`
+		} `json:"models"`
+	}
+	out := Fit(context.Background(), []byte(in), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	require.NotEmpty(t, a.Models, "%s", out)
+	require.NotNil(t, a.Models[0].Fits)
+	assert.True(t, *a.Models[0].Fits, "%s", out)
+}
