@@ -113,13 +113,13 @@ func (f *flags) parse(a *app, args []string) error {
 // internal/detect/machine/runner_exec.go), so a tool found only there is
 // reported as not installed, with no word of why. Nothing is said where
 // the PATH is not searched: --path, --snapshot or --no-exec decide, a
-// registry replaces the detection (--registry, --cluster), or rent runs
-// without --here.
+// registry replaces the detection (--registry, --cluster), rent runs
+// without --here, or --version is all that is asked.
 func (a *app) noteRelativePath(f *flags) {
 	if f.Lookup("path") == nil || f.cmd == "rent" && !f.isSet("here") {
 		return
 	}
-	for _, name := range []string{"path", "snapshot", "no-exec", "registry", "cluster"} {
+	for _, name := range []string{"path", "snapshot", "no-exec", "registry", "cluster", "version"} {
 		if f.isSet(name) {
 			return
 		}

@@ -992,7 +992,7 @@ func TestBatchHelpSaysSequences(t *testing.T) {
 // and no word said why. The command now says so on stderr and names
 // --path, which resolves such entries; nothing is said when --path,
 // --snapshot or --no-exec decides, when a registry is given instead of a
-// detection, or when every entry is absolute.
+// detection, for --version, or when every entry is absolute.
 func TestRelativePathEntriesAreNamed(t *testing.T) {
 	root := filepath.Join(machinesDir(t), "dgx-spark-gb10", "root")
 	run := func(path string, args ...string) result {
@@ -1022,6 +1022,7 @@ func TestRelativePathEntriesAreNamed(t *testing.T) {
 		{"--table", "--sysroot", root, "--no-exec"},
 		{"plan", "--model", "8b", "--registry", registry},
 		{"rent", "--model", "8b", "--provider", "aws"},
+		{"--version"},
 	} {
 		r = run("testdata/machines/dgx-spark-gb10/bin:/usr/bin", args...)
 		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
