@@ -274,8 +274,9 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *  Detects the accelerators of this machine (or of the machine under
  *  "sysroot") and returns the registry.
  *
- *  options_json : NULL, "" or "{}" mean defaults.  Otherwise an object with
- *  any of (unknown keys are rejected with "invalid_argument"):
+ *  options_json : NULL, "" (or only whitespace), "null" or "{}" mean
+ *  defaults.  Otherwise an object with any of (unknown keys are rejected
+ *  with "invalid_argument"):
  *      "sysroot"      string  prefix for every /sys, /proc, /dev path read
  *                             (containers, test fixtures); default "/".
  *      "path"         string  PATH searched for vendor tools; default: the
@@ -411,7 +412,11 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * schema/detect-options.schema.json that of "detect").  Without "registry"
  * or "cluster" the function detects this machine first, reusing a detection
  * up to 30 s old unless "detect" says otherwise, and blocks like
- * hwaccel_detect_json().  "cluster" plans over several machines (device ids
+ * hwaccel_detect_json().  "registry" is a registry as hwaccel_detect_json()
+ * answers it; one written by hand must give each device's "kind" and
+ * "available" ("id" and "family" follow from "kind" and "index"): a device
+ * without "available" is "invalid_argument", not read as unavailable.
+ * "cluster" plans over several machines (device ids
  * become "node<i>/<id>"; it excludes "registry").  "devices" restricts the
  * plan to a subset.  "context_length" is planned as asked; "auto", and
  * its absence in a llama.cpp, vLLM or SGLang plan, chooses it: the model's
@@ -563,7 +568,7 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *  (schema/fit-request.schema.json; unknown keys are "invalid_argument"):
  *      "filter"          string  as for hwaccel_models_json().
  *      "quant"           string  plan every model at this precision.
- *      "engine"          string  "vllm", "llama.cpp" or "none".
+ *      "engine"          string  "vllm", "llama.cpp", "sglang" or "none".
  *      "context_length"  number  tokens (default: as a planning request
  *                                without it: fits judged at 4096); a model whose own
  *                                maximum is shorter is planned at it.

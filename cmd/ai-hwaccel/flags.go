@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/detect"
 )
 
@@ -102,7 +103,38 @@ func (f *flags) parse(a *app, args []string) error {
 		}
 		return usagef(f.cmd, "unexpected argument %q (flags take the form --name value)", extra)
 	}
+	a.noteRelativePath(f)
 	return nil
+}
+
+// noteRelativePath says on stderr which entries of the PATH a detection
+// will search are not absolute: the engine never searches them (tool
+// resolution must not depend on the working directory, NewExecRunner in
+// internal/detect/machine/runner_exec.go), so a tool found only there is
+// reported as not installed, with no word of why. Nothing is said where
+// the PATH is not searched: --path, --snapshot or --no-exec decide, a
+// registry replaces the detection (--registry, --cluster), rent runs
+// without --here, or --version is all that is asked.
+func (a *app) noteRelativePath(f *flags) {
+	if f.Lookup("path") == nil || f.cmd == "rent" && !f.isSet("here") {
+		return
+	}
+	for _, name := range []string{"path", "snapshot", "no-exec", "registry", "cluster", "version"} {
+		if f.isSet(name) {
+			return
+		}
+	}
+	path, _ := a.getenv("PATH")
+	var relative []string
+	for _, d := range filepath.SplitList(path) {
+		if d != "" && !filepath.IsAbs(d) {
+			relative = append(relative, d)
+		}
+	}
+	if len(relative) > 0 {
+		fmt.Fprintf(a.stderr, "ai-hwaccel: note: PATH entries that are not absolute are not searched for vendor tools: %s; give them with --path, which makes them absolute\n",
+			cli.Text(strings.Join(relative, ", ")))
+	}
 }
 
 // flagAsValue is the usage error of a flag given without its value, which

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -38,10 +39,37 @@ func parseCount(s string) (int, error) {
 	case "m":
 		v *= 1 << 20
 	}
-	if v != math.Trunc(v) || v < 1 || v > math.MaxInt32 {
+	if v != math.Trunc(v) || v < 1 {
 		return 0, fmt.Errorf("%q must be a whole number >= 1", s)
 	}
+	if v > math.MaxInt32 {
+		return 0, countTooLarge(strings.TrimSpace(s))
+	}
 	return int(v), nil
+}
+
+// countTooLarge is a whole count >= 1 above any count a flag takes; the
+// flag's own range is the usage error (countFlag).
+type countTooLarge string
+
+func (c countTooLarge) Error() string { return fmt.Sprintf("%q is too large", string(c)) }
+
+// countFlag reads the value of flag name as a count from 1 to max
+// (parseCount): the usage error names the flag and, for a count above
+// max, its range with the value given ("--context must be 1-16777216, got
+// 99999999999").
+func countFlag(cmd, name, val string, max int) (int, error) {
+	n, err := parseCount(val)
+	var big countTooLarge
+	switch {
+	case errors.As(err, &big):
+		return 0, usagef(cmd, "--%s must be 1-%d, got %s", name, max, string(big))
+	case err != nil:
+		return 0, usagef(cmd, "--%s: %v", name, err)
+	case n > max:
+		return 0, usagef(cmd, "--%s must be 1-%d, got %d", name, max, n)
+	}
+	return n, nil
 }
 
 // parseFraction reads a share of memory: 0.95, or 95% (a percentage).
@@ -192,7 +220,7 @@ var flagUndefined = regexp.MustCompile(`^flag provided but not defined: -+(.*)$`
 // "invalid boolean value %q for -%s: %v", "flag needs an argument: -%s"):
 // with one dash, where every flag of this CLI is written with two.
 var (
-	flagBadValue = regexp.MustCompile(`^invalid value "(?:[^"\\]|\\.)*" for flag -+([^:]+): (.*)$`)
+	flagBadValue = regexp.MustCompile(`^invalid value ("(?:[^"\\]|\\.)*") for flag -+([^:]+): (.*)$`)
 	flagBadBool  = regexp.MustCompile(`^invalid boolean value ("(?:[^"\\]|\\.)*") for -+([^:]+): `)
 	flagNoValue  = regexp.MustCompile(`^flag needs an argument: -+(.*)$`)
 )
@@ -202,7 +230,16 @@ var (
 // the closest known flag.
 func (f *flags) explain(err error) string {
 	if m := flagBadValue.FindStringSubmatch(err.Error()); m != nil {
-		return fmt.Sprintf("--%s: %s", m[1], m[2])
+		// An integer flag's value the flag package refuses is worded by
+		// strconv: "parse error", "value out of range" (flag.go's
+		// numError), which name neither the value nor what was wanted.
+		switch m[3] {
+		case "parse error":
+			return fmt.Sprintf("--%s: %s is not a whole number", m[2], m[1])
+		case "value out of range":
+			return fmt.Sprintf("--%s: %s is out of range", m[2], m[1])
+		}
+		return fmt.Sprintf("--%s: %s", m[2], m[3])
 	}
 	if m := flagBadBool.FindStringSubmatch(err.Error()); m != nil {
 		return fmt.Sprintf("--%s: %s is not true or false", m[2], m[1])

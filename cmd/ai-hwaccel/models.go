@@ -13,6 +13,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
@@ -144,9 +145,9 @@ func (a *app) fit(args []string) error {
 		req["engine"] = engine
 	}
 	if f.isSet("context") {
-		n, err := parseCount(context)
+		n, err := countFlag("fit", "context", context, planreq.MaxContextLength)
 		if err != nil {
-			return usagef("fit", "--context: %v", err)
+			return err
 		}
 		req["context_length"] = n
 	}

@@ -739,6 +739,30 @@ func TestCountFlagsAboveTheContractAreUsageErrors(t *testing.T) {
 		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "32m"}, "--seq-len must be 1-16777216, got 33554432"},
 		{[]string{"plan", "--model", "8b", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
 		{[]string{"plan", "--model", "8b", "--batch", "2m"}, "--batch must be 1-1048576, got 2097152"},
+		// Above 2^31 the count read "must be a whole number >= 1", which it is.
+		{[]string{"plan", "--model", "8b", "--context", "99999999999"}, "--context must be 1-16777216, got 99999999999"},
+		{[]string{"suggest", "--model", "8b", "--batch", "99999999999"}, "--batch must be 1-1048576, got 99999999999"},
+		{[]string{"train", "--model", "8b", "--method", "full", "--seq-len", "99999999999"}, "--seq-len must be 1-16777216, got 99999999999"},
+		{[]string{"fit", "--context", "99999999999"}, "--context must be 1-16777216, got 99999999999"},
+		{[]string{"fit", "--context", "32m"}, "--context must be 1-16777216, got 33554432"},
+	} {
+		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
+		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
+		assert.Contains(t, r.stderr, "ai-hwaccel: usage: "+c.want, c.args)
+	}
+}
+
+// A whole-number flag given something else said "parse error" (the flag
+// package's words), naming neither the value nor what was wanted.
+func TestWholeNumberFlagsSayWhatTheyWant(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"train", "--model", "8b", "--method", "lora", "--lora-rank", "abc"}, `--lora-rank: "abc" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--num-devices", "1.5"}, `--num-devices: "1.5" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--zero", "two"}, `--zero: "two" is not a whole number`},
+		{[]string{"train", "--model", "8b", "--method", "full", "--tensor-parallel", "99999999999999999999"}, `--tensor-parallel: "99999999999999999999" is out of range`},
 	} {
 		r := runCLI(t, withFixture(t, "h200-vm", c.args...)...)
 		assert.Equal(t, 2, r.code, "%v: %s", c.args, r.stderr)
@@ -883,19 +907,32 @@ func TestFlagWithoutValueSaysSo(t *testing.T) {
 }
 
 // A registry written by hand for a machine the user does not have, with
-// no "available" member (the schema requires it; absent, it reads false),
-// planned as "cannot tell whether it fits: no available device with known
-// memory" beside an 80 GiB GPU; the refusal now names the devices with
-// memory it left out as unavailable and why.
+// "available": false on an 80 GiB GPU, was planned as "cannot tell whether
+// it fits: no available device with known memory"; the refusal now names
+// the devices with memory it left out as unavailable and why. Without the
+// member, which the schema requires, the registry is refused with the
+// member named (it was read as false).
 func TestNoDeviceRefusalNamesTheUnavailableDevices(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "registry.json")
-	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	require.NoError(t, os.WriteFile(file, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","available":false,"memory_bytes":85899345920}]}`), 0o600))
 	r := runCLI(t, "plan", "--model", "8b", "--registry", file)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false or missing, and it gives no unavailable_reason)`)
+	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false, and it gives no unavailable_reason)`)
 	r = runCLI(t, "train", "--model", "8b", "--method", "lora", "--registry", file)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, `no available device with known memory; left out as unavailable: cuda:0 (the registry's "available" is false`)
+
+	missing := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(missing, []byte(`{"schema_version":1,"devices":[{"id":"cuda:0","kind":"cuda_gpu","name":"H100","memory_bytes":85899345920}]}`), 0o600))
+	for _, cmd := range []string{"plan", "suggest", "fit"} {
+		args := []string{cmd, "--registry", missing}
+		if cmd != "fit" {
+			args = append(args, "--model", "8b")
+		}
+		r = runCLI(t, args...)
+		assert.Equal(t, 1, r.code, cmd)
+		assert.Contains(t, r.stderr, `invalid_argument: registry: devices[0].available is missing`, cmd)
+	}
 
 	// A detected machine's reason is the detection's.
 	r = runCLI(t, withFixture(t, "v100-pcie-nouveau-era-no-driver", "plan", "--model", "8b")...)
@@ -933,4 +970,70 @@ func TestRentWithNoTypeWithinTheFiltersSaysSo(t *testing.T) {
 	r = runCLI(t, "rent", "--model", "Kimi-K2-Instruct", "--provider", "lambda", "--max-price", "2")
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Regexp(t, `^No catalog machine runs Kimi-K2-Instruct within the filters \([1-9][0-9]* types? left out; --json lists why\)\.\n`, r.stdout)
+}
+
+// --batch said "batch size", which a user reads as tokens, a vLLM
+// --max-num-seqs or a training batch alike; its help says what the engine
+// plans: sequences served at once, each as long as --context (train: the
+// sequences per device per step, the --micro-batch default).
+func TestBatchHelpSaysSequences(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"plan":    "sequences served at once, each up to --context tokens",
+		"suggest": "sequences served at once, each up to --context tokens",
+		"rent":    "sequences served at once, each up to --context tokens",
+		"train":   "sequences per device per step (the --micro-batch default)",
+	} {
+		r := runCLI(t, cmd, "--help")
+		require.Equal(t, 0, r.code, r.stderr)
+		assert.Contains(t, r.stdout, want, cmd)
+		assert.NotContains(t, r.stdout, "batch size, N", cmd)
+	}
+}
+
+// A PATH entry that is not absolute is never searched for vendor tools
+// (internal/detect/machine/runner_exec.go: resolution must not depend on
+// the working directory), so PATH=testdata/machines/dgx-spark-gb10/bin:$PATH
+// detected the GB10 without its nvidia-smi, "nvidia-smi is not installed",
+// and no word said why. The command now says so on stderr and names
+// --path, which resolves such entries; nothing is said when --path,
+// --snapshot or --no-exec decides, when a registry is given instead of a
+// detection, for --version, or when every entry is absolute.
+func TestRelativePathEntriesAreNamed(t *testing.T) {
+	root := filepath.Join(machinesDir(t), "dgx-spark-gb10", "root")
+	run := func(path string, args ...string) result {
+		var out, errOut bytes.Buffer
+		a := testApp(&out, &errOut)
+		a.getenv = func(name string) (string, bool) {
+			if name == "PATH" {
+				return path, true
+			}
+			return "", false
+		}
+		code := a.run(args)
+		return result{code, out.String(), errOut.String()}
+	}
+	const note = "ai-hwaccel: note: PATH entries that are not absolute are not searched for vendor tools: testdata/machines/dgx-spark-gb10/bin, bin; give them with --path, which makes them absolute\n"
+	r := run("testdata/machines/dgx-spark-gb10/bin:/usr/bin:bin", "--table", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, note, r.stderr)
+	r = run("testdata/machines/dgx-spark-gb10/bin:/usr/bin:bin", "plan", "--model", "8b", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Equal(t, note, r.stderr)
+
+	registry := filepath.Join(t.TempDir(), "registry.json")
+	require.NoError(t, os.WriteFile(registry, []byte(`{"devices":[{"kind":"cuda_gpu","available":true,"memory_bytes":85899345920}]}`), 0o600))
+	for _, args := range [][]string{
+		{"--table", "--sysroot", root, "--path", "/usr/bin"},
+		{"--table", "--sysroot", root, "--no-exec"},
+		{"plan", "--model", "8b", "--registry", registry},
+		{"rent", "--model", "8b", "--provider", "aws"},
+		{"--version"},
+	} {
+		r = run("testdata/machines/dgx-spark-gb10/bin:/usr/bin", args...)
+		require.Equal(t, 0, r.code, "%v: %s", args, r.stderr)
+		assert.Empty(t, r.stderr, args)
+	}
+	r = run("/usr/local/bin:/usr/bin", "--table", "--sysroot", root)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Empty(t, r.stderr)
 }

@@ -100,7 +100,11 @@ func newPlanFlags(cmd, usage, about string) (*flags, *planFlags, *detectFlags) {
 		contextHelp = "context length in tokens, `N` >= 1: 8192, 32k, 128k (k = 1024), or auto: the model's trained context reduced to the longest that fits (default: auto for llama.cpp, vLLM and SGLang plans, 4096 for --engine none)"
 	}
 	f.StringVar(&p.context, "context", "", contextHelp)
-	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
+	batchHelp := "sequences served at once, each up to --context tokens, `N` >= 1 (default 1)"
+	if cmd == "train" {
+		batchHelp = "sequences per device per step (the --micro-batch default), `N` >= 1 (default 1)"
+	}
+	f.StringVar(&p.batch, "batch", "", batchHelp)
 	f.StringVar(&p.devices, "devices", "", "use only these device `IDS`: cuda:0,cuda:1 or cuda:0-3")
 	names = append(names, "context", "batch", "devices")
 	names = append(names, p.hub.register(f)...)
@@ -243,12 +247,9 @@ func (p *planFlags) request(f *flags) (map[string]any, error) {
 			req[x.key] = "auto" // the context the engine would choose itself
 			continue
 		}
-		n, err := parseCount(x.val)
+		n, err := countFlag(f.cmd, x.name, x.val, map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name])
 		if err != nil {
-			return nil, usagef(f.cmd, "--%s: %v", x.name, err)
-		}
-		if limit := map[string]int{"context": planreq.MaxContextLength, "batch": planreq.MaxBatchSize}[x.name]; n > limit {
-			return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.name, limit, n)
+			return nil, err
 		}
 		req[x.key] = n
 	}
@@ -416,12 +417,9 @@ func (t *trainFlags) object(f *flags) (map[string]any, error) {
 		max            int
 	}{{"seq-len", "seq_len", t.seqLen, planreq.MaxContextLength}, {"micro-batch", "micro_batch", t.microBatch, planreq.MaxTrainingCount}} {
 		if f.isSet(x.flag) {
-			n, err := parseCount(x.val)
+			n, err := countFlag(f.cmd, x.flag, x.val, x.max)
 			if err != nil {
-				return nil, usagef(f.cmd, "--%s: %v", x.flag, err)
-			}
-			if n > x.max {
-				return nil, usagef(f.cmd, "--%s must be 1-%d, got %d", x.flag, x.max, n)
+				return nil, err
 			}
 			o[x.key] = n
 		}

@@ -21,14 +21,14 @@ type rentFlags struct {
 
 func (a *app) rent(args []string) error {
 	f := newFlags("rent",
-		"  ai-hwaccel rent --model MODEL [--context N] [--batch N] [--engine E] [--provider aws,gcp,...] [--target-tps N] [--max-price USD] [--max-nodes N] [--sort cost|price|speed] [--prices FILE] [--json]",
+		"  ai-hwaccel rent --model MODEL [--quant QUANT] [--context N] [--batch N] [--engine E] [--provider aws,gcp,...] [--target-tps N] [--max-price USD] [--max-nodes N] [--sort cost|price|speed] [--prices FILE] [--here] [--json]",
 		"Which machine to rent for a model: every machine type of the built-in catalog (AWS, Azure,\nGCP, Lambda, OCI, RunPod; docs/rent.md) is planned as `ai-hwaccel plan` would plan it, and the\ntypes where the model fits are ranked by cost per million output tokens. The first line is the\nbest choice and the next the command that runs it. Prices are on-demand, each with the date it\nwas seen and its page; --prices FILE replaces them (same shape as the catalog). Nothing is\ndetected and no network is used.")
 	p := &planFlags{}
 	r := &rentFlags{}
 	f.StringVar(&p.model, "model", "", "the `MODEL` (required): a size (70b), a catalog name (Llama-3.1-70B) or a model file or directory")
 	f.StringVar(&p.quant, "quant", "auto", "precision `QUANT`: auto, fp16, bf16, fp8, int8, int4 or a GGUF type")
 	f.StringVar(&p.context, "context", "", "context length in tokens, `N` >= 1: 8192, 32k (default: as plan without --context, fits judged at 4096)")
-	f.StringVar(&p.batch, "batch", "", "batch size, `N` >= 1 (default 1)")
+	f.StringVar(&p.batch, "batch", "", "sequences served at once, each up to --context tokens, `N` >= 1 (default 1)")
 	f.StringVar(&p.engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
 	f.StringVar(&r.providers, "provider", "", "keep only these `PROVIDERS`, comma-separated: aws, azure, gcp, lambda, oci, runpod")
 	f.StringVar(&r.targetTPS, "target-tps", "", "keep only plans that decode at least `N` output tokens/s")

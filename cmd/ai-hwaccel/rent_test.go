@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -114,4 +115,28 @@ func TestRentSpeedIsRoundedAsPlanRoundsIt(t *testing.T) {
 	require.Equal(t, 0, text.code, text.stderr)
 	headline, _, _ := strings.Cut(text.stdout, "\n")
 	assert.Contains(t, headline, "about "+rateText(speed)+" output tokens/s")
+}
+
+// TestRentUsageLineNamesItsFlags: the usage line of rent names every flag
+// of its own Flags group but --pretty (which only goes with --json), so a
+// user reading the line sees --quant and --here, which rent takes.
+func TestRentUsageLineNamesItsFlags(t *testing.T) {
+	r := runCLI(t, "rent", "--help")
+	require.Equal(t, 0, r.code, r.stderr)
+	lines := strings.Split(r.stdout, "\n")
+	require.Greater(t, len(lines), 1)
+	usage := lines[1]
+	_, flagsPart, ok := strings.Cut(r.stdout, "\nFlags:\n")
+	require.True(t, ok, r.stdout)
+	flagsPart, _, _ = strings.Cut(flagsPart, "\n\n")
+	named := 0
+	for _, line := range strings.Split(flagsPart, "\n") {
+		name, _, _ := strings.Cut(strings.TrimSpace(line), " ")
+		if !strings.HasPrefix(name, "--") || name == "--pretty" {
+			continue
+		}
+		named++
+		assert.Regexp(t, `\[?`+regexp.QuoteMeta(name)+`[ \]]`, usage, "the usage line lacks %s", name)
+	}
+	assert.Equal(t, 13, named, "every flag of the Flags group but --pretty")
 }

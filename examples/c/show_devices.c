@@ -53,11 +53,13 @@ static void print_devices(const char *registry) {
         const char *next = strstr(p + 1, "{\"id\":\"");
         const char *end = (next != NULL && next < stop) ? next : stop;
         char id[64], name[128], mem[32], fre[32], bw[32], bus[32], numa[16], memg[32], freg[32];
-        field(p, end, "id", id, sizeof id);
-        field(p, end, "name", name, sizeof name);
+        /* field's return value, not the buffer: a key the device leaves
+         * out (a CPU without a model name) returns "-" and fills nothing. */
+        const char *i = field(p, end, "id", id, sizeof id);
+        const char *n = field(p, end, "name", name, sizeof name);
         const char *m = field(p, end, "memory_bytes", mem, sizeof mem);
         const char *f = field(p, end, "memory_free_bytes", fre, sizeof fre);
-        printf("%-8s %-36.36s %10s %10s %9s %-14s %4s\n", id, name, gib(m, memg, sizeof memg), gib(f, freg, sizeof freg),
+        printf("%-8s %-36.36s %10s %10s %9s %-14s %4s\n", i, n, gib(m, memg, sizeof memg), gib(f, freg, sizeof freg),
                field(p, end, "memory_bandwidth_gb_s", bw, sizeof bw),
                field(p, end, "pci_bus_id", bus, sizeof bus), field(p, end, "numa_node", numa, sizeof numa));
         p = end;
@@ -102,7 +104,11 @@ int main(int argc, char **argv) {
         return 1;
     }
     int failed = strncmp(plan, "{\"error\":", 9) == 0;
-    const char *end = plan + strlen(plan);
+    /* "fits", "strategy" and "quant" come before "model" in the answer; a
+     * plan that does not fit has no strategy or quant, and the search must
+     * not run on into levels[], whose entries each have a "quant". */
+    const char *end = strstr(plan, ",\"model\":");
+    if (end == NULL) end = plan + strlen(plan);
     char fits[16], strategy[32], quant[16];
     if (failed) {
         printf("\nno plan for a 70B model: %s\n", plan);

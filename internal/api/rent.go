@@ -74,7 +74,9 @@ func rentRequest(input []byte) (*rent.Request, error) {
 	}
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(input, &fields); err != nil || fields == nil {
-		return nil, errs.New(errs.InvalidArgument, "request: must be a JSON object")
+		// What the planning entry points say (wire.DecodeRequest): the
+		// decode above took every other kind of value already.
+		return nil, errs.New(errs.InvalidArgument, "request: must be a JSON object, got null")
 	}
 	for _, k := range []string{"registry", "cluster", "detect"} {
 		if _, ok := fields[k]; ok {

@@ -327,7 +327,7 @@ func TestWatchDeltasMatchByID(t *testing.T) {
 	out := b.String()
 	parts := strings.Split(out, "ai-hwaccel watch: refresh ")
 	require.Len(t, parts, 4)
-	assert.Contains(t, parts[1], "1 at 12:00:01, every 2s")
+	assert.Contains(t, parts[1], "1 of 3 at 12:00:01, every 2s")
 	assert.NotContains(t, parts[1], "(+", "first refresh has no deltas")
 	assert.Regexp(t, `cuda:1 .* 58\.0 GiB \(-2\.0\)`, parts[2])
 	assert.Regexp(t, `cuda:0 .* 70\.0 GiB  `, parts[2], "unchanged device shows no delta")

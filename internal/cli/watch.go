@@ -52,8 +52,7 @@ func (wt Watch) Run(ctx context.Context, w io.Writer) error {
 		if wt.Clear {
 			fmt.Fprint(w, "\x1b[H\x1b[2J")
 		}
-		fmt.Fprintf(w, "ai-hwaccel watch: refresh %d at %s, every %s (Ctrl-C stops)\n\n",
-			n, now().Format("15:04:05"), wt.Interval)
+		fmt.Fprintf(w, "ai-hwaccel watch: %s\n\n", wt.header(n, now()))
 		if err := writeTable(w, reg, prev, true); err != nil {
 			return err
 		}
@@ -69,6 +68,15 @@ func (wt Watch) Run(ctx context.Context, w io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// header is the first line of refresh n: with a Count, which refresh of how
+// many (the loop then ends by itself); without, that Ctrl-C ends it.
+func (wt Watch) header(n int, at time.Time) string {
+	if wt.Count != 0 {
+		return fmt.Sprintf("refresh %d of %d at %s, every %s", n, wt.Count, at.Format("15:04:05"), wt.Interval)
+	}
+	return fmt.Sprintf("refresh %d at %s, every %s (Ctrl-C stops)", n, at.Format("15:04:05"), wt.Interval)
 }
 
 func sleepCtx(ctx context.Context, d time.Duration) error {

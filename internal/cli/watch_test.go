@@ -103,3 +103,21 @@ func TestTelemetryCells(t *testing.T) {
 		assert.Equal(t, tc.temper, tempCell(d))
 	}
 }
+
+// The header says how the loop ends: with a count, which refresh of how
+// many (the loop stops by itself, so "Ctrl-C stops" would be untrue); with
+// none, that Ctrl-C stops it.
+func TestWatchHeaderSaysHowTheLoopEnds(t *testing.T) {
+	reg := func(context.Context) (*registry.Registry, error) { return &registry.Registry{}, nil }
+	counted := strings.Split(watchOnce(t, reg, 2), "\n")
+	assert.Equal(t, "ai-hwaccel watch: refresh 1 of 2 at 12:00:00, every 1s", counted[0])
+	assert.Contains(t, counted, "ai-hwaccel watch: refresh 2 of 2 at 12:00:00, every 1s")
+
+	var b bytes.Buffer
+	ctx, cancel := context.WithCancel(context.Background())
+	w := Watch{Interval: time.Second, Detect: reg,
+		Sleep: func(context.Context, time.Duration) error { cancel(); return context.Canceled },
+		Now:   func() time.Time { return time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC) }}
+	require.NoError(t, w.Run(ctx, &b))
+	assert.True(t, strings.HasPrefix(b.String(), "ai-hwaccel watch: refresh 1 at 12:00:00, every 1s (Ctrl-C stops)\n"), b.String())
+}

@@ -566,7 +566,9 @@ func leftOutUnavailable(req *planning) string {
 			}
 			why := d.UnavailableReason
 			if why == "" {
-				why = `the registry's "available" is false or missing, and it gives no unavailable_reason`
+				// A given registry must say "available" (regjson refuses one
+				// without it), so only an explicit false gets here.
+				why = `the registry's "available" is false, and it gives no unavailable_reason`
 			}
 			if _, ok := ids[why]; !ok {
 				reasons = append(reasons, why)

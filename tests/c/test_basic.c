@@ -138,6 +138,11 @@ static void test_hostile_inputs(void) {
                "{\"model\":{\"params_b\":7},\"registry\":{\"schema_version\":1,\"devices\":[{\"id\":\"x:0\","
                "\"kind\":\"warp_drive\",\"index\":0,\"available\":true}]}}",
                "invalid_argument");
+        /* A hand-written registry must say "available" (include/ai_hwaccel.h). */
+        expect(&exports[i], "registry device without available",
+               "{\"model\":{\"params_b\":7},\"registry\":{\"schema_version\":1,\"devices\":[{\"id\":\"cuda:0\","
+               "\"kind\":\"cuda_gpu\",\"index\":0,\"memory_bytes\":85899345920}]}}",
+               "invalid_argument");
     }
     free(huge);
     free(deep);

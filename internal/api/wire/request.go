@@ -456,15 +456,15 @@ type wireTraining struct {
 	Method                string          `json:"method,omitempty"`
 	Optimizer             string          `json:"optimizer,omitempty"`
 	Precision             string          `json:"precision,omitempty"`
-	SeqLen                int             `json:"seq_len,omitempty"`
-	MicroBatch            int             `json:"micro_batch,omitempty"`
+	SeqLen                *int            `json:"seq_len,omitempty"`
+	MicroBatch            *int            `json:"micro_batch,omitempty"`
 	GradientCheckpointing *bool           `json:"gradient_checkpointing,omitempty"`
 	FlashAttention        *bool           `json:"flash_attention,omitempty"`
 	ZeROStage             int             `json:"zero_stage,omitempty"`
 	FSDP                  bool            `json:"fsdp,omitempty"`
-	NumDevices            int             `json:"num_devices,omitempty"`
-	TensorParallel        int             `json:"tensor_parallel,omitempty"`
-	LoRARank              int             `json:"lora_rank,omitempty"`
+	NumDevices            *int            `json:"num_devices,omitempty"`
+	TensorParallel        *int            `json:"tensor_parallel,omitempty"`
+	LoRARank              *int            `json:"lora_rank,omitempty"`
 	LoRATargets           []string        `json:"lora_targets,omitempty"`
 	BaseQuant             string          `json:"base_quant,omitempty"`
 	Teacher               json.RawMessage `json:"teacher,omitempty"`
@@ -477,14 +477,41 @@ type wireTraining struct {
 // rejected, like every other part of a request) and resolves the extra
 // models it names; the planner checks the values (plan.EstimateTraining).
 func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
-	var w wireTraining
-	if err := strictjson.Decode(raw, &w, "request: training"); err != nil {
+	// Decoded where it sits in the request, so that a member of the wrong
+	// type is named by its path, "request: training.seq_len: expected an
+	// integer", as every other member is (docs/requests.md).
+	var at struct {
+		W wireTraining `json:"training"`
+	}
+	inRequest := make([]byte, 0, len(raw)+len(`{"training":}`))
+	inRequest = append(append(append(inRequest, `{"training":`...), raw...), '}')
+	if err := strictjson.Decode(inRequest, &at, "request"); err != nil {
 		return nil, err
 	}
+	w := at.W
 	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
-		SeqLen: w.SeqLen, MicroBatch: w.MicroBatch, GradientCheckpointing: w.GradientCheckpointing,
-		FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage, FSDP: w.FSDP, NumDevices: w.NumDevices,
-		TensorParallel: w.TensorParallel, LoRARank: w.LoRARank, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+		GradientCheckpointing: w.GradientCheckpointing, FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage,
+		FSDP: w.FSDP, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
+	// The counts are 1 or more (schema/request.schema.json); the planner
+	// reads 0 as "not given", so a 0 or a negative given here is refused
+	// rather than taken for the default or passed on (num_devices -2
+	// reached a slice bound).
+	for _, c := range []struct {
+		name  string
+		given *int
+		max   int
+		to    *int
+	}{{"seq_len", w.SeqLen, planreq.MaxContextLength, &o.SeqLen}, {"micro_batch", w.MicroBatch, planreq.MaxTrainingCount, &o.MicroBatch},
+		{"num_devices", w.NumDevices, planreq.MaxTrainingCount, &o.NumDevices}, {"tensor_parallel", w.TensorParallel, planreq.MaxTrainingCount, &o.TensorParallel},
+		{"lora_rank", w.LoRARank, planreq.MaxTrainingCount, &o.LoRARank}} {
+		if c.given == nil {
+			continue
+		}
+		if *c.given < 1 || *c.given > c.max {
+			return nil, errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", c.name, *c.given, c.max)
+		}
+		*c.to = *c.given
+	}
 	for _, x := range []struct {
 		role string
 		raw  json.RawMessage
@@ -494,9 +521,15 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 		if len(x.raw) == 0 || isNull(x.raw) {
 			continue
 		}
-		m, err := decodeModelValue(x.raw, "request: training."+x.role, nil)
+		what := "request: training." + x.role
+		m, err := decodeModelValue(x.raw, what, nil)
 		if err != nil {
-			return nil, errs.New(errs.CodeOf(err), "request: training.%s: %s", x.role, errs.MessageOf(err))
+			// The JSON's errors already start with what; the model's own
+			// (not in the catalog, a bare number) do not.
+			if msg := errs.MessageOf(err); !strings.HasPrefix(msg, what+": ") {
+				return nil, errs.New(errs.CodeOf(err), "%s: %s", what, msg)
+			}
+			return nil, err
 		}
 		*x.to = m
 	}

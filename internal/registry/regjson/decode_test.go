@@ -72,7 +72,7 @@ func TestTelemetryZeroIsAFact(t *testing.T) {
 
 func TestDecodeAcceptsUnknownFieldsAndFillsIDs(t *testing.T) {
 	got, err := Decode([]byte(`{"schema_version":1,"future_field":{"x":1},
-		"devices":[{"kind":"cuda_gpu","index":2,"memory_bytes":1000,"new_field":"ignored"}]}`))
+		"devices":[{"kind":"cuda_gpu","index":2,"available":true,"memory_bytes":1000,"new_field":"ignored"}]}`))
 	require.NoError(t, err)
 	require.Len(t, got.Devices, 1)
 	assert.Equal(t, "cuda:2", got.Devices[0].ID)
@@ -133,4 +133,22 @@ func TestDecodeKeepsKnownCPUFeatures(t *testing.T) {
 	r, err = Decode([]byte(dev(``)))
 	require.NoError(t, err)
 	assert.Nil(t, r.Devices[0].CPUFeatures)
+}
+
+// TestDecodeRefusesADeviceWithoutAvailable: "available" is required by
+// schema/registry.schema.json and nothing else in a device says it, so a
+// hand-written registry that leaves it out is refused with the member
+// named, not read as unavailable (which answered "no available device").
+// Members that follow from others (id from kind and index, family from
+// kind) are still filled in.
+func TestDecodeRefusesADeviceWithoutAvailable(t *testing.T) {
+	_, err := Decode([]byte(`{"devices":[{"id":"cpu:0","kind":"cpu","available":true},{"id":"cuda:0","kind":"cuda_gpu","memory_bytes":85520809984}]}`))
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	assert.Equal(t, `registry: devices[1].available is missing: say whether the device can be used (true or false; the registry schema requires it)`, errs.MessageOf(err))
+
+	r, err := Decode([]byte(`{"devices":[{"kind":"cuda_gpu","available":false,"memory_bytes":85520809984}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, "cuda:0", r.Devices[0].ID)
+	assert.False(t, r.Devices[0].Available)
 }
