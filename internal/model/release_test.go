@@ -155,3 +155,32 @@ func TestEntryOfGGUFFilesOnlyKeepsItsPublishersCheckpoint(t *testing.T) {
 	assert.False(t, m.Checkpoints[0].IsGGUF())
 	assert.Equal(t, "org/Probe-GGUF", m.Checkpoints[1].Repo)
 }
+
+// A GGUF repository is listed as one checkpoint per type it holds; a
+// request that names it names all of them (Model.Named), its first listed
+// being NamedCheckpoint. Two repositories of one name, or a Hugging Face
+// repository listed twice, name no one checkpoint.
+func TestNamedGGUFRepositoryOfSeveralTypes(t *testing.T) {
+	cks := []Checkpoint{
+		{Quant: "bf16", Repo: "org/X-it"},
+		{Quant: "q4_k_m", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q8_0", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "fp16", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q6_k", Repo: "other/X-it-GGUF-imatrix", Method: "gguf"},
+	}
+	m := &Model{Checkpoints: cks, NamedCheckpoint: namedCheckpoint(cks, "gg/X-it-GGUF")}
+	assert.Equal(t, 1, m.NamedCheckpoint)
+	for i, want := range []bool{false, true, true, true, false} {
+		assert.Equal(t, want, m.Named(i), cks[i].Quant)
+	}
+	assert.Equal(t, 1, namedCheckpoint(cks, "X-it-GGUF"), "without its organisation")
+
+	twoRepos := append(append([]Checkpoint(nil), cks...), Checkpoint{Quant: "q5_k_m", Repo: "b/X-it-GGUF", Method: "gguf"})
+	assert.Equal(t, -1, namedCheckpoint(twoRepos, "X-it-GGUF"), "two repositories of one name")
+	hfTwice := []Checkpoint{{Quant: "bf16", Repo: "org/X"}, {Quant: "fp8", Repo: "org/X"}}
+	assert.Equal(t, -1, namedCheckpoint(hfTwice, "org/X"))
+	one := &Model{Checkpoints: hfTwice[:1], NamedCheckpoint: 0}
+	assert.True(t, one.Named(0))
+	none := &Model{Checkpoints: cks, NamedCheckpoint: -1}
+	assert.False(t, none.Named(1))
+}
