@@ -127,6 +127,16 @@ func TestRequestNamesARelease(t *testing.T) {
 	}
 	assert.Equal(t, []string{"google/gemma-3-27b-it"}, floats)
 	assert.Equal(t, "ggml-org/gemma-3-27b-it-GGUF", m.NativeCheckpoint().Repo, "the named checkpoint stays the native one")
+	// The repository holds several types, each listed: the request names
+	// every one of them.
+	var types []string
+	for i, ck := range m.Checkpoints {
+		if ck.Repo == "ggml-org/gemma-3-27b-it-GGUF" {
+			assert.True(t, m.Named(i), ck.Quant)
+			types = append(types, ck.Quant)
+		}
+	}
+	assert.GreaterOrEqual(t, len(types), 2, "the catalog lists several types of ggml-org/gemma-3-27b-it-GGUF: %v", types)
 }
 
 // TrainingNote turns the note that says which release is served when the

@@ -79,6 +79,21 @@ func TestNamedGGUFRepositoryAutoTriesItsTypes(t *testing.T) {
 	assert.Equal(t, []quant.Level{"q8_0", quant.INT4}, ls)
 }
 
+// ggml-org/gemma-3-27b-it-GGUF, listed at several types, named for
+// llama.cpp: auto tries those types, best first, down to Q4_K_M, below
+// which no auto level is narrower.
+func TestCatalogGGUFRepositoryAutoTriesItsTypes(t *testing.T) {
+	req := planningOf(t, request(t, `{"model":{"name":"ggml-org/gemma-3-27b-it-GGUF"},"engine":"llama.cpp"}`, nil))
+	ls, why := levelsFor(req)
+	require.GreaterOrEqual(t, len(ls), 2)
+	assert.Equal(t, quant.Level("q4_k_m"), ls[len(ls)-1])
+	for i := 1; i < len(ls); i++ {
+		assert.Greater(t, ls[i-1].BitsPerWeight(), ls[i].BitsPerWeight(), "best first: %v", ls)
+	}
+	assert.Contains(t, why, "auto: ggml-org/gemma-3-27b-it-GGUF, the GGUF repository named, holds ")
+	assert.NotContains(t, why, "then narrower levels")
+}
+
 func argAfter(args []string, flag string) string {
 	for i, s := range args {
 		if s == flag && i+1 < len(args) {
