@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/cli"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // placeholderWord matches the stand-in names a command line could carry
@@ -170,10 +173,12 @@ func TestFitMarksRowsWithNoCommand(t *testing.T) {
 
 // A GGUF repository named with an engine that does not load GGUF and quant
 // auto plans the release's Hugging Face levels (google/gemma-3-27b-it, the
-// release ggml-org/gemma-3-27b-it-GGUF was converted from) and says so,
+// release ggml-org/gemma-3-27b-it-GGUF, a repository of several types, was
+// converted from) and says so,
 // instead of refusing the GGUF type auto picked first and suggesting
 // --cpu-offload for it.
 func TestGGUFRepositoryUnderHuggingFaceEngineAutoPlansTheRelease(t *testing.T) {
+	catalogTypesOf(t, "ggml-org/gemma-3-27b-it-GGUF") // a repository of several types
 	for _, e := range []string{"vllm", "sglang"} {
 		obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "ggml-org/gemma-3-27b-it-GGUF", "--engine", e, "--json")...)
 		require.Equal(t, true, obj["fits"], e)
@@ -183,6 +188,68 @@ func TestGGUFRepositoryUnderHuggingFaceEngineAutoPlansTheRelease(t *testing.T) {
 		expl := strings.Join(toStrings(obj["explanation"]), "\n")
 		assert.Contains(t, expl, "auto: ggml-org/gemma-3-27b-it-GGUF is a GGUF repository, which "+map[string]string{"vllm": "vLLM", "sglang": "SGLang"}[e]+" does not load; auto plans the Hugging Face levels of its release", e)
 	}
+}
+
+// A named GGUF repository of several types planned with llama.cpp and
+// quant auto takes the best of its types that fits, from that repository:
+// its widest on the H200, and on the 32 GB M2 Max (20.3 GiB of Metal
+// working set) Q4_K_M, a lower type of the same repository, after the
+// wider ones were tried and did not fit.
+func TestGGUFRepositoryUnderLlamaCppAutoTakesTheBestOfItsTypesThatFits(t *testing.T) {
+	const repo = "ggml-org/gemma-3-27b-it-GGUF"
+	types := catalogTypesOf(t, repo)
+
+	loaded := func(fixture string) (map[string]any, map[string]any) {
+		obj, _ := runJSON(t, withFixture(t, fixture, "plan", "--model", repo, "--engine", "llama.cpp", "--json")...)
+		require.Equal(t, true, obj["fits"], fixture)
+		return obj, obj["load"].(map[string]any)["llama.cpp"].(map[string]any)
+	}
+	obj, load := loaded("h200-vm")
+	assert.Equal(t, string(types[0]), obj["quant"])
+	assert.Equal(t, repo, load["repo"])
+
+	obj, load = loaded("macbook-m2-max-32gb")
+	assert.Equal(t, "q4_k_m", obj["quant"])
+	assert.Equal(t, repo, load["repo"])
+	assert.Equal(t, "Q4_K_M", load["gguf_type"])
+	var tried []string
+	for _, row := range obj["levels"].([]any) {
+		r := row.(map[string]any)
+		tried = append(tried, r["quant"].(string))
+		if r["quant"] != "q4_k_m" {
+			assert.Equal(t, false, r["fits"], "%v", r)
+		}
+	}
+	var want []string
+	for _, l := range types {
+		want = append(want, string(l))
+	}
+	assert.Equal(t, want, tried, "auto tries the repository's types, best first")
+	assert.Contains(t, strings.Join(toStrings(obj["explanation"]), "\n"), "auto: "+repo+", the GGUF repository named, holds ")
+
+	// A type the repository lacks, asked for, says so and what it holds.
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", repo, "--engine", "llama.cpp", "--quant", "q6_k", "--json")...)
+	assert.Contains(t, strings.Join(toStrings(obj["explanation"]), "\n"), "llama.cpp: the catalog knows "+repo+", the repository named, at Q4_K_M, ")
+}
+
+// catalogTypesOf are the levels of the files the catalog lists in a GGUF
+// repository, best first; the test fails unless it lists several, the
+// case the callers are about.
+func catalogTypesOf(t *testing.T, repo string) []quant.Level {
+	t.Helper()
+	var types []quant.Level
+	for _, e := range model.Catalog() {
+		for _, ck := range e.Checkpoints {
+			if ck.Repo == repo {
+				l, err := quant.Parse(ck.Quant)
+				require.NoError(t, err, ck.Quant)
+				types = append(types, l)
+			}
+		}
+	}
+	sort.Slice(types, func(a, b int) bool { return types[a].BitsPerWeight() > types[b].BitsPerWeight() })
+	require.GreaterOrEqual(t, len(types), 2, "the catalog lists several types of %s", repo)
+	return types
 }
 
 // Every plan answer of the golden files (testdata/golden: each fixture

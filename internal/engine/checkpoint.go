@@ -22,14 +22,17 @@ func checkpointFor(m *model.Model, l quant.Level, gguf bool) *model.Checkpoint {
 	})
 }
 
-// pickCheckpoint is the checkpoint of m that match accepts: the named one,
-// else the first of the named release, else the first of the other when
+// pickCheckpoint is the checkpoint of m that match accepts: the named one
+// (any type's file of a named GGUF repository: model.Model.Named), else
+// the first of the named release, else the first of the other when
 // the two releases share their config (model.Releases.ConfigsDiffer: the
 // command of a base Qwen2.5-72B plan at 131072 tokens must not load the
 // instruct AWQ, whose config.json allows 32768, which vLLM would refuse).
 func pickCheckpoint(m *model.Model, match func(*model.Checkpoint) bool) *model.Checkpoint {
-	if i := m.NamedCheckpoint; i >= 0 && i < len(m.Checkpoints) && match(&m.Checkpoints[i]) {
-		return &m.Checkpoints[i]
+	for i := range m.Checkpoints {
+		if m.Named(i) && match(&m.Checkpoints[i]) {
+			return &m.Checkpoints[i]
+		}
 	}
 	var other *model.Checkpoint
 	for i := range m.Checkpoints {

@@ -211,3 +211,40 @@ func TestFloatReleaseServesTheOtherFloatLevels(t *testing.T) {
 		}
 	}
 }
+
+// A named GGUF repository of several types is what llama.cpp loads at
+// each of its types, before a file of another repository of the same
+// release listed earlier; at a type it lacks the plan loads the other
+// repository's file and says the one named lacks it and what it holds,
+// and with no file of the type at all the note names the repository.
+func TestNamedGGUFRepositoryServesEachOfItsTypes(t *testing.T) {
+	m := &model.Model{Name: "X", NamedCheckpoint: 3, Checkpoints: []model.Checkpoint{
+		{Quant: "bf16", Repo: "org/X"},
+		{Quant: "q8_0", Repo: "b/X-GGUF", Method: "gguf"},
+		{Quant: "q6_k", Repo: "b/X-GGUF", Method: "gguf"},
+		{Quant: "q4_k_m", Repo: "gg/X-GGUF", Method: "gguf"},
+		{Quant: "q8_0", Repo: "gg/X-GGUF", Method: "gguf"},
+	}}
+	for l, repo := range map[quant.Level]string{quant.Level("q8_0"): "gg/X-GGUF", quant.Level("q4_k_m"): "gg/X-GGUF", quant.Level("q6_k"): "b/X-GGUF"} {
+		ld, _ := llamaCPP{}.Load(&Placement{Model: m, Level: l, Kind: registry.KindCUDA})
+		require.NotNil(t, ld, l)
+		assert.Equal(t, repo, ld.Repo, l)
+		lacks := namedRepoLacksNote(m, ld)
+		if repo == "gg/X-GGUF" {
+			assert.Empty(t, lacks, l)
+			continue
+		}
+		assert.Equal(t, "llama.cpp: the catalog knows gg/X-GGUF, the repository named, at Q4_K_M, Q8_0, not Q6_K: the plan loads the Q6_K GGUF of b/X-GGUF instead", lacks)
+	}
+	ld, _ := llamaCPP{}.Load(&Placement{Model: m, Level: quant.Level("q5_k_m"), Kind: registry.KindCUDA})
+	require.NotNil(t, ld)
+	assert.Empty(t, ld.Repo)
+	assert.Empty(t, namedRepoLacksNote(m, ld), "unpublishedTypeNote says it")
+	assert.Contains(t, unpublishedTypeNote(m, "Q5_K_M"), "llama.cpp: the catalog knows b/X-GGUF at Q8_0, Q6_K; gg/X-GGUF, the repository named, at Q4_K_M, Q8_0, not Q5_K_M")
+
+	// Named as the model, the first repository listed at a type serves it.
+	m.NamedCheckpoint = -1
+	ld, _ = llamaCPP{}.Load(&Placement{Model: m, Level: quant.Level("q8_0"), Kind: registry.KindCUDA})
+	require.NotNil(t, ld)
+	assert.Equal(t, "b/X-GGUF", ld.Repo)
+}

@@ -568,6 +568,9 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if n := namedNotGGUFNote(p.Model, ld); n != "" {
 		notes = append(notes, n)
 	}
+	if n := namedRepoLacksNote(p.Model, ld); n != "" {
+		notes = append(notes, n)
+	}
 	if need != "" {
 		notes = append(notes, need)
 	} else if ld != nil && ld.Repo == "" {
@@ -609,6 +612,39 @@ func namedNotGGUFNote(m *model.Model, ld *Load) string {
 	return fmt.Sprintf("%s: it loads a %s GGUF file, and the catalog knows none published of %s", head, ld.GGUFType, m.Name)
 }
 
+// namedGGUFRepo is the GGUF repository the request named (its first
+// listed file, model.Model.NamedCheckpoint), nil when it named none.
+func namedGGUFRepo(m *model.Model) *model.Checkpoint {
+	i := m.NamedCheckpoint
+	if i < 0 || i >= len(m.Checkpoints) || !m.Checkpoints[i].IsGGUF() {
+		return nil
+	}
+	return &m.Checkpoints[i]
+}
+
+// namedRepoLacksNote says, when the request named a GGUF repository and
+// the plan loads a file of another repository (ld: the catalog lists no
+// file of the plan's type in the one named, and another repository of the
+// release has one), which types the catalog knows in the repository named
+// and whose file the plan loads instead. "" otherwise; a plan that finds
+// no file of its type at all gets unpublishedTypeNote, which names the
+// repository too.
+func namedRepoLacksNote(m *model.Model, ld *Load) string {
+	named := namedGGUFRepo(m)
+	if named == nil || ld == nil || ld.Repo == "" || ld.Repo == named.Repo {
+		return ""
+	}
+	own, _ := ggufTypesByRepo(m)
+	var types []string
+	for _, r := range own {
+		if r.repo == named.Repo {
+			types = r.types
+		}
+	}
+	return fmt.Sprintf("llama.cpp: the catalog knows %s, the repository named, at %s, not %s: the plan loads the %s GGUF of %s instead",
+		named.Repo, strings.Join(types, ", "), ld.GGUFType, ld.GGUFType, ld.Repo)
+}
+
 // unpublishedTypeNote says, for a model whose catalog entry lists GGUF
 // repositories but none at type t, which types it lists and how to make t: a float type with convert_hf_to_gguf.py, a quantized
 // one with llama-quantize from the 16-bit GGUF and an importance matrix
@@ -627,8 +663,13 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 		// than the repository's (a listing read in part), so the note
 		// says what the catalog knows, not what the repository lacks.
 		var have []string
+		named := namedGGUFRepo(m)
 		for _, r := range own {
-			have = append(have, fmt.Sprintf("%s at %s", r.repo, strings.Join(r.types, ", ")))
+			what := r.repo
+			if named != nil && r.repo == named.Repo {
+				what += ", the repository named,"
+			}
+			have = append(have, fmt.Sprintf("%s at %s", what, strings.Join(r.types, ", ")))
 		}
 		head = fmt.Sprintf("llama.cpp: the catalog knows %s, not %s", strings.Join(have, "; "), t)
 	case len(other) > 0:
@@ -679,7 +720,7 @@ func ggufTypesByRepo(m *model.Model) (own, other []ggufRepo) {
 			continue
 		}
 		list := &own
-		if m.Releases.ConfigsDiffer && ck.Release != m.Releases.Named && i != m.NamedCheckpoint {
+		if m.Releases.ConfigsDiffer && ck.Release != m.Releases.Named && !m.Named(i) {
 			list = &other
 		}
 		*list = addGGUFType(*list, ck.Repo, l.GGUFType())

@@ -371,8 +371,11 @@ func defaultCheckpoint(e CatalogEntry) Checkpoint {
 
 // namedCheckpoint is the index in cks of the checkpoint whose repository
 // the user named (with or without its organisation), -1 when the name is
-// the model's, not a checkpoint's. A repository holding several files
-// (GGUF) is not one checkpoint and is not matched.
+// the model's, not a checkpoint's. A GGUF repository is listed as one
+// checkpoint per type it holds, all of which the name names: the first
+// listed is returned, and Model.Named takes in the others. Two
+// repositories of one name, or a Hugging Face repository listed twice,
+// name no one checkpoint and are not matched.
 func namedCheckpoint(cks []Checkpoint, name string) int {
 	key := normalize(baseName(name))
 	found := -1
@@ -380,10 +383,12 @@ func namedCheckpoint(cks []Checkpoint, name string) int {
 		if normalize(baseName(ck.Repo)) != key {
 			continue
 		}
-		if found >= 0 {
+		switch {
+		case found < 0:
+			found = i
+		case ck.Repo != cks[found].Repo || !ck.IsGGUF() || !cks[found].IsGGUF():
 			return -1
 		}
-		found = i
 	}
 	return found
 }

@@ -3219,6 +3219,16 @@ var catalogEntries = []CatalogEntry{
 				SizeSource: "2,489,757,856 B, sha256 882e8d2db44dc554fb0ea5077cb7e4bc49e7342a1f0da57901c0802ea21a0863: the file at https://huggingface.co/ggml-org/gemma-3-4b-it-GGUF/resolve/main/gemma-3-4b-it-Q4_K_M.gguf (ggml-org's conversion of google/gemma-3-4b-it, listed for llama-server -hf in llama.cpp's docs/multimodal.md, https://github.com/ggml-org/llama.cpp/blob/master/docs/multimodal.md); the text model only, the vision projector being the repository's separate mmproj file",
 				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-4b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
 			},
+			{
+				Quant:      "q8_0",
+				Repo:       "ggml-org/gemma-3-4b-it-GGUF",
+				Method:     "gguf",
+				File:       "gemma-3-4b-it-Q8_0.gguf",
+				Source:     "https://github.com/zhouwg/kantv/blob/d25e75ab9f7565d6c363798483ffba82367ad64c/android/kantvplayer-lib/src/main/java/kantvai/ai/KANTVAIModelMgr.java",
+				SizeBytes:  4130226336,
+				SizeSource: "4,130,226,336 B: the size KanTV's model list gives for the file it downloads from https://huggingface.co/ggml-org/gemma-3-4b-it-GGUF/resolve/main/gemma-3-4b-it-Q8_0.gguf (\"size of the main model in bytes\"); the text model only, the vision projector being the repository's separate mmproj file",
+				Notes:      "official GGUF: ggml-org's Q8_0 file of the same repository (converted from google/gemma-3-4b-it); llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 		Instruct: InstructRelease{
 			Repo:   "google/gemma-3-4b-it",
@@ -3324,6 +3334,14 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  16546404736,
 				SizeSource: "16,546,404,736 B, sha256 edc9aff4d811a285b9157618130b08688b0768d94ee5355b02dc0cb713012e15: the file at https://huggingface.co/ggml-org/gemma-3-27b-it-GGUF/resolve/main/gemma-3-27b-it-Q4_K_M.gguf (ggml-org's conversion of google/gemma-3-27b-it, listed for llama-server -hf in llama.cpp's docs/multimodal.md, https://github.com/ggml-org/llama.cpp/blob/master/docs/multimodal.md); the text model only, the vision projector being the repository's separate mmproj file",
 				Notes:      "official GGUF: ggml-org, the organization of ggml.ai that maintains llama.cpp, converted from google/gemma-3-27b-it (the instruction-tuned release, the same architecture); llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q8_0",
+				Repo:   "ggml-org/gemma-3-27b-it-GGUF",
+				Method: "gguf",
+				File:   "gemma-3-27b-it-Q8_0.gguf",
+				Source: "https://github.com/DarkStar1997/llamacpp-dockerfiles/blob/d71f0886400024231b4878f9def84bb8b5b730cc/download-models.sh",
+				Notes:  "official GGUF: ggml-org's Q8_0 file of the same repository (converted from google/gemma-3-27b-it); the script downloads https://huggingface.co/ggml-org/gemma-3-27b-it-GGUF/resolve/main/gemma-3-27b-it-Q8_0.gguf (its commit 'Move models to mounted volume' switched it from the Q4_K_M file); no stored source states its size; llama-server -hf REPO:TYPE picks the file",
 			},
 		},
 		Instruct: InstructRelease{

@@ -206,7 +206,9 @@ type Model struct {
 	Checkpoints []Checkpoint `json:"-"`
 	// NamedCheckpoint is the index in Checkpoints of the one the request
 	// named by its repository ("meta-llama/Llama-3.1-405B-Instruct-FP8"),
-	// -1 (or no checkpoints) when the model was named.
+	// -1 (or no checkpoints) when the model was named. A GGUF repository
+	// holds a file per type, each listed as a checkpoint: this is the
+	// first listed, and Named reports the others too.
 	NamedCheckpoint int `json:"-"`
 	// Releases are the releases of the catalog entry and the one the
 	// request named (nameRelease), whose checkpoint an engine serves at
@@ -226,6 +228,23 @@ func (m *Model) NativeCheckpoint() *Checkpoint {
 		return &m.Checkpoints[i]
 	}
 	return &m.Checkpoints[0]
+}
+
+// Named reports whether Checkpoints[i] is what the request named: the
+// named checkpoint (NamedCheckpoint), or, where that is a GGUF
+// repository, the file of another type in the same repository. A user
+// who names ggml-org/gemma-3-27b-it-GGUF means its files, any of its
+// types, not only the one the catalog lists first.
+func (m *Model) Named(i int) bool {
+	n := m.NamedCheckpoint
+	if n < 0 || n >= len(m.Checkpoints) || i < 0 || i >= len(m.Checkpoints) {
+		return false
+	}
+	if i == n {
+		return true
+	}
+	named, ck := &m.Checkpoints[n], &m.Checkpoints[i]
+	return named.IsGGUF() && ck.IsGGUF() && ck.Repo == named.Repo
 }
 
 // FromParams is the model of a request that gives a parameter count

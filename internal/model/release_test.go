@@ -127,6 +127,16 @@ func TestRequestNamesARelease(t *testing.T) {
 	}
 	assert.Equal(t, []string{"google/gemma-3-27b-it"}, floats)
 	assert.Equal(t, "ggml-org/gemma-3-27b-it-GGUF", m.NativeCheckpoint().Repo, "the named checkpoint stays the native one")
+	// The repository holds several types, each listed: the request names
+	// every one of them.
+	var types []string
+	for i, ck := range m.Checkpoints {
+		if ck.Repo == "ggml-org/gemma-3-27b-it-GGUF" {
+			assert.True(t, m.Named(i), ck.Quant)
+			types = append(types, ck.Quant)
+		}
+	}
+	assert.GreaterOrEqual(t, len(types), 2, "the catalog lists several types of ggml-org/gemma-3-27b-it-GGUF: %v", types)
 }
 
 // TrainingNote turns the note that says which release is served when the
@@ -154,4 +164,33 @@ func TestEntryOfGGUFFilesOnlyKeepsItsPublishersCheckpoint(t *testing.T) {
 	assert.Equal(t, "org/Probe", m.Checkpoints[0].Repo)
 	assert.False(t, m.Checkpoints[0].IsGGUF())
 	assert.Equal(t, "org/Probe-GGUF", m.Checkpoints[1].Repo)
+}
+
+// A GGUF repository is listed as one checkpoint per type it holds; a
+// request that names it names all of them (Model.Named), its first listed
+// being NamedCheckpoint. Two repositories of one name, or a Hugging Face
+// repository listed twice, name no one checkpoint.
+func TestNamedGGUFRepositoryOfSeveralTypes(t *testing.T) {
+	cks := []Checkpoint{
+		{Quant: "bf16", Repo: "org/X-it"},
+		{Quant: "q4_k_m", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q8_0", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "fp16", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q6_k", Repo: "other/X-it-GGUF-imatrix", Method: "gguf"},
+	}
+	m := &Model{Checkpoints: cks, NamedCheckpoint: namedCheckpoint(cks, "gg/X-it-GGUF")}
+	assert.Equal(t, 1, m.NamedCheckpoint)
+	for i, want := range []bool{false, true, true, true, false} {
+		assert.Equal(t, want, m.Named(i), cks[i].Quant)
+	}
+	assert.Equal(t, 1, namedCheckpoint(cks, "X-it-GGUF"), "without its organisation")
+
+	twoRepos := append(append([]Checkpoint(nil), cks...), Checkpoint{Quant: "q5_k_m", Repo: "b/X-it-GGUF", Method: "gguf"})
+	assert.Equal(t, -1, namedCheckpoint(twoRepos, "X-it-GGUF"), "two repositories of one name")
+	hfTwice := []Checkpoint{{Quant: "bf16", Repo: "org/X"}, {Quant: "fp8", Repo: "org/X"}}
+	assert.Equal(t, -1, namedCheckpoint(hfTwice, "org/X"))
+	one := &Model{Checkpoints: hfTwice[:1], NamedCheckpoint: 0}
+	assert.True(t, one.Named(0))
+	none := &Model{Checkpoints: cks, NamedCheckpoint: -1}
+	assert.False(t, none.Named(1))
 }

@@ -2,6 +2,9 @@ package plan
 
 import (
 	"fmt"
+	"slices"
+	"sort"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -44,6 +47,9 @@ func nativeLevels(m *model.Model) ([]quant.Level, string) {
 	if ck == nil {
 		return nil, ""
 	}
+	if types := namedGGUFTypes(m); len(types) > 1 {
+		return repositoryLevels(ck.Repo, types)
+	}
 	native, err := quant.Parse(ck.Quant)
 	if err != nil || native == quant.BF16 || native == quant.FP16 || native == quant.FP32 {
 		return nil, ""
@@ -56,6 +62,50 @@ func nativeLevels(m *model.Model) ([]quant.Level, string) {
 	}
 	why := fmt.Sprintf("auto: %s is published in %s (%s); auto plans that format first, then narrower levels (a 16-bit upcast holds no more information)",
 		m.Name, native, ck.Repo)
+	return levels, why
+}
+
+// namedGGUFTypes are the levels of the files the catalog lists in the
+// GGUF repository the request named (model.Model.Named), best first (most
+// bits per weight); nil when the request named no GGUF repository.
+func namedGGUFTypes(m *model.Model) []quant.Level {
+	var types []quant.Level
+	for i := range m.Checkpoints {
+		ck := &m.Checkpoints[i]
+		if !ck.IsGGUF() || !m.Named(i) {
+			continue
+		}
+		if l, err := quant.Parse(ck.Quant); err == nil && !slices.Contains(types, l) {
+			types = append(types, l)
+		}
+	}
+	sort.SliceStable(types, func(a, b int) bool { return types[a].BitsPerWeight() > types[b].BitsPerWeight() })
+	return types
+}
+
+// repositoryLevels is what auto tries for a named GGUF repository of
+// several types (namedGGUFTypes): its types, best first, so that the plan
+// takes the best of the files named that fits (a user who names
+// ggml-org/gemma-3-27b-it-GGUF means its files, any of its types), then,
+// as nativeLevels does for one type, the auto levels narrower than its
+// narrowest.
+func repositoryLevels(repo string, types []quant.Level) ([]quant.Level, string) {
+	levels := slices.Clone(types)
+	narrowest := types[len(types)-1]
+	for _, l := range autoLevels {
+		if width(l) < width(narrowest) {
+			levels = append(levels, l)
+		}
+	}
+	names := make([]string, len(types))
+	for i, l := range types {
+		names[i] = string(l)
+	}
+	why := fmt.Sprintf("auto: %s, the GGUF repository named, holds %s (the types the catalog lists of it); auto plans the best of them that fits",
+		repo, strings.Join(names, " > "))
+	if len(levels) > len(types) {
+		why += ", then narrower levels"
+	}
 	return levels, why
 }
 

@@ -109,8 +109,10 @@ func ggufUnloaded(req *planning) (string, bool) {
 	if ck == nil || !ck.IsGGUF() || e == nil {
 		return "", false
 	}
-	native, err := quant.Parse(ck.Quant)
-	if err != nil || e.CannotLoad(native) == "" {
+	// Any of the repository's types the engine refuses says it does not
+	// load GGUF files: it may well take a float type's level (F16) from
+	// the release's own checkpoint.
+	if !slices.ContainsFunc(namedGGUFTypes(req.Model), func(l quant.Level) bool { return e.CannotLoad(l) != "" }) {
 		return "", false
 	}
 	return fmt.Sprintf("auto: %s is a GGUF repository, which %s does not load; auto plans the Hugging Face levels of its release (bf16 > fp16 > fp8 > int8 > int4)", ck.Repo, e.Title()), true
