@@ -225,7 +225,17 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		ts = appendMLP(ts, m, i, float64(m.Experts), expert)
 		return appendMLP(ts, m, i, 1, m.SharedIntermediate)
 	}
-	return appendMLP(ts, m, i, float64(m.Experts+m.SharedExperts), expert)
+	ts = appendMLP(ts, m, i, float64(m.Experts), expert)
+	if m.SharedExperts > 0 {
+		// llama.cpp stores the shared experts as one FFN of
+		// n_expert_shared x n_ff_exp (ffn_*_shexp in
+		// src/models/deepseek2.cpp of ggml-org/llama.cpp), as the
+		// checkpoint does (DeepseekV2MoE's shared_experts MLP): its
+		// ffn_down rows are that wide, which decides the block fallback
+		// (DeepSeek-V2-Lite: 2 x 1,408 = 2,816 divides 256, 1,408 does not).
+		ts = appendMLP(ts, m, i, 1, m.SharedExperts*expert)
+	}
+	return ts
 }
 
 // appendMLP appends the gate, up and down matrices of n FFNs of width inter.
