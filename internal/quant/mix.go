@@ -89,17 +89,12 @@ func mixTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 			typ = ggml.IQ3_S
 		}
 	case catAttnV, catAttnQKV, catAttnKVB:
-		if t.cat == catAttnQKV {
-			switch ft {
-			case ggml.MostlyQ3_K_M, ggml.MostlyQ3_K_L, ggml.MostlyIQ3_M:
-				typ = ggml.Q4_K
-			case ggml.MostlyQ4_K_M:
-				typ = ggml.Q5_K
-			case ggml.MostlyQ5_K_M:
-				typ = ggml.Q6_K
-			}
-			break
-		}
+		// A fused attn_qkv takes attn_v's rules (category_is_attn_v).
+		// Before ggml-org/llama.cpp#19770 (1dab5f5a, March 2026) it had a
+		// rule of its own (Q3_K_M/Q3_K_L/IQ3_M to Q4_K, Q4_K_M to Q5_K,
+		// Q5_K_M to Q6_K, nothing else): that branch is still in
+		// src/llama-quant.cpp but no longer reached, and files made
+		// before it (the catalog's phi3 GGUF files) are typed by it.
 		switch {
 		case ft == ggml.MostlyQ2_K:
 			typ = ggml.Q3_K

@@ -129,7 +129,7 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		d := float64(m.EffectiveHeadDim())
 		K := float64(kvHeads)
 		qd := m.Heads * m.EffectiveHeadDim()
-		if m.Arch().Falcon {
+		if m.Arch().FusedQKV {
 			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
 		} else {
 			ts = append(ts,
@@ -248,6 +248,13 @@ func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int) []tenso
 // LatentMoE's latent).
 func appendMLPOf(ts []tensor, m *model.Model, i int, n float64, in, inter int) []tensor {
 	h, I := float64(in), float64(inter)
+	if m.Arch().FusedGateUp {
+		// One ffn_up holding gate and up (model.Arch.FusedGateUp), typed
+		// as an ffn_up.
+		return append(ts,
+			tensor{catFFNUp, i, 2 * n * h * I, in},
+			tensor{catFFNDown, i, n * I * h, inter})
+	}
 	if !plainMLP(m) {
 		ts = append(ts, tensor{catFFNGate, i, n * h * I, in})
 	}
