@@ -14,6 +14,17 @@ type Arch struct {
 	// tensor (attn_qkv) and the Falcon exceptions of its k-quant mixes
 	// (llama_tensor_get_type in src/llama-quant.cpp of ggml-org/llama.cpp).
 	Falcon bool
+	// FusedQKV: the GGUF file stores each layer's query, key and value
+	// projections as one attn_qkv tensor, which llama-quant types as a
+	// whole (Falcon's query_key_value; phi3's self_attn.qkv_proj, mapped
+	// to blk.N.attn_qkv by gguf-py/gguf/tensor_mapping.py and kept fused
+	// by Phi3MiniModel in conversion/phi.py of ggml-org/llama.cpp).
+	FusedQKV bool
+	// FusedGateUp: the GGUF file stores each layer's gate and up
+	// projections as one ffn_up tensor twice the intermediate width
+	// (phi3's mlp.gate_up_proj: tensor_mapping.py, and {n_embd, 2 * n_ff}
+	// in src/models/phi3.cpp of ggml-org/llama.cpp).
+	FusedGateUp bool
 	// Llama70B: llama.cpp types a model of this architecture with 80 layers
 	// as LLM_TYPE_70B, which its k-quant mixes treat apart (llama
 	// architecture; src/llama-model.cpp load_hparams).
@@ -90,7 +101,7 @@ type Arch struct {
 var arches = map[string]Arch{
 	"":            {Llama70B: true},
 	"llama":       {Llama70B: true},
-	"falcon":      {PlainMLP: true, Falcon: true, TiedByDefault: true},
+	"falcon":      {PlainMLP: true, Falcon: true, FusedQKV: true, TiedByDefault: true},
 	"gpt2":        {PlainMLP: true, TiedByDefault: true, NoRotary: true},
 	"gpt_neox":    {PlainMLP: true},
 	"gptj":        {PlainMLP: true},
@@ -102,7 +113,7 @@ var arches = map[string]Arch{
 	"gemma2":      {TiedByDefault: true, GlobalEvery: 2, GGUFGlobalEvery: 2},
 	"gemma3_text": {TiedByDefault: true, GGUFGlobalEvery: 6, GGUF: "gemma3", VLLMLocalRotary: true},
 	"gpt_oss":     {GGUFGlobalEvery: 2, GGUF: "gpt-oss", VLLMRotaryFloat32: true},
-	"phi3":        {LlamaCPPFullWindow: true},
+	"phi3":        {LlamaCPPFullWindow: true, FusedQKV: true, FusedGateUp: true},
 	"qwen3_moe":   {GGUF: "qwen3moe"},
 	"qwen2_moe":   {GGUF: "qwen2moe"},
 	"deepseek_v3": {GGUF: "deepseek2"},

@@ -52,6 +52,17 @@ var mixes = map[Level]ggml.FileType{
 // importance matrix (tensor_requires_imatrix), so IQ1_*, IQ2_*, IQ3_XXS,
 // IQ3_XS and Q2_K_S files all carry one. has_imatrix changes only IQ3_XXS
 // among those (attn_v stays IQ3_XXS, ffn_down is not raised).
+// Elsewhere an importance matrix changes two rules, which this function
+// leaves at their static form: IQ4_NL and IQ4_XS raise the first eighth of
+// the ffn_down tensors to Q5_K only without one (since the IQ4_XS mix
+// itself, ggml-org/llama.cpp#5747), and Q4_0/Q5_0 raise them to Q4_1/Q5_1
+// only with one. So an imatrix IQ4_XS file is smaller than derived here:
+// the catalog's bartowski and legraphista IQ4_XS files of models of 3.8 B
+// weights and more lie 0.60 to 0.97 % under the derived size and within
+// 0.4 % of what it would be without that rule, while mradermacher's static
+// files match it (TestCatalogAgainstPublishedTotals' log). A checkpoint
+// does not record whether it was made with an importance matrix, so the
+// static (larger) size is kept.
 // Plain ggml type levels ("q4_k") are "pure": no per-tensor changes.
 // info is the level's description (lookup).
 func ggufTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
@@ -89,17 +100,12 @@ func mixTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 			typ = ggml.IQ3_S
 		}
 	case catAttnV, catAttnQKV, catAttnKVB:
-		if t.cat == catAttnQKV {
-			switch ft {
-			case ggml.MostlyQ3_K_M, ggml.MostlyQ3_K_L, ggml.MostlyIQ3_M:
-				typ = ggml.Q4_K
-			case ggml.MostlyQ4_K_M:
-				typ = ggml.Q5_K
-			case ggml.MostlyQ5_K_M:
-				typ = ggml.Q6_K
-			}
-			break
-		}
+		// A fused attn_qkv takes attn_v's rules (category_is_attn_v).
+		// Before ggml-org/llama.cpp#19770 (1dab5f5a, March 2026) it had a
+		// rule of its own (Q3_K_M/Q3_K_L/IQ3_M to Q4_K, Q4_K_M to Q5_K,
+		// Q5_K_M to Q6_K, nothing else): that branch is still in
+		// src/llama-quant.cpp but no longer reached, and files made
+		// before it (the catalog's phi3 GGUF files) are typed by it.
 		switch {
 		case ft == ggml.MostlyQ2_K:
 			typ = ggml.Q3_K

@@ -129,7 +129,7 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		d := float64(m.EffectiveHeadDim())
 		K := float64(kvHeads)
 		qd := m.Heads * m.EffectiveHeadDim()
-		if m.Arch().Falcon {
+		if m.Arch().FusedQKV {
 			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
 		} else {
 			ts = append(ts,
@@ -225,7 +225,17 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		ts = appendMLP(ts, m, i, float64(m.Experts), expert)
 		return appendMLP(ts, m, i, 1, m.SharedIntermediate)
 	}
-	return appendMLP(ts, m, i, float64(m.Experts+m.SharedExperts), expert)
+	ts = appendMLP(ts, m, i, float64(m.Experts), expert)
+	if m.SharedExperts > 0 {
+		// llama.cpp stores the shared experts as one FFN of
+		// n_expert_shared x n_ff_exp (ffn_*_shexp in
+		// src/models/deepseek2.cpp of ggml-org/llama.cpp), as the
+		// checkpoint does (DeepseekV2MoE's shared_experts MLP): its
+		// ffn_down rows are that wide, which decides the block fallback
+		// (DeepSeek-V2-Lite: 2 x 1,408 = 2,816 divides 256, 1,408 does not).
+		ts = appendMLP(ts, m, i, 1, m.SharedExperts*expert)
+	}
+	return ts
 }
 
 // appendMLP appends the gate, up and down matrices of n FFNs of width inter.
@@ -238,6 +248,13 @@ func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int) []tenso
 // LatentMoE's latent).
 func appendMLPOf(ts []tensor, m *model.Model, i int, n float64, in, inter int) []tensor {
 	h, I := float64(in), float64(inter)
+	if m.Arch().FusedGateUp {
+		// One ffn_up holding gate and up (model.Arch.FusedGateUp), typed
+		// as an ffn_up.
+		return append(ts,
+			tensor{catFFNUp, i, 2 * n * h * I, in},
+			tensor{catFFNDown, i, n * I * h, inter})
+	}
 	if !plainMLP(m) {
 		ts = append(ts, tensor{catFFNGate, i, n * h * I, in})
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
@@ -376,4 +377,63 @@ func TestGroupedOutputAttentionTensors(t *testing.T) {
 		require.Positive(t, m.OLoRARank, name)
 		assertTensorsHoldParams(t, m)
 	}
+}
+
+// phi3's GGUF file holds one attn_qkv per layer and one ffn_up holding
+// gate and up (model.Arch.FusedQKV, FusedGateUp): Phi-3.5-mini lists
+// 3,072 x 3 x 3,072 attention inputs and 3,072 x 2 x 8,192 FFN inputs per
+// layer, and today's llama-quant types the fused attn_qkv by attn_v's
+// rules (category_is_attn_v, ggml-org/llama.cpp#19770): at Q4_K_M, Q6_K
+// in the layers use_more_bits picks, Q4_K elsewhere, never the Q5_K of
+// the rule before that change.
+func TestPhi3FusedTensors(t *testing.T) {
+	m := model.Lookup("Phi-3.5-mini-instruct")
+	require.NotNil(t, m)
+	ts, ok := tensors(m)
+	require.True(t, ok)
+	count := map[category]int{}
+	for _, x := range ts {
+		count[x.cat]++
+		switch x.cat {
+		case catAttnQKV:
+			assert.Equal(t, float64(3072*3*3072), x.elements)
+		case catFFNUp:
+			assert.Equal(t, float64(3072*2*8192), x.elements)
+		}
+	}
+	assert.Equal(t, m.Layers, count[catAttnQKV])
+	assert.Equal(t, m.Layers, count[catFFNUp])
+	assert.Zero(t, count[catAttnQ]+count[catAttnK]+count[catAttnV]+count[catFFNGate])
+	assertTensorsHoldParams(t, m)
+
+	info, ok := levelFor(m, "q4_k_m")
+	require.True(t, ok)
+	qkv := func(i int) ggml.Type { return ggufTensorType(m, info, tensor{catAttnQKV, i, 1, m.Hidden}) }
+	assert.Equal(t, ggml.Q6_K, qkv(0))
+	assert.Equal(t, ggml.Q4_K, qkv(4))
+	assert.Equal(t, ggml.Q6_K, qkv(6))
+}
+
+// The shared experts of a DeepSeek-style MoE layer are one FFN of
+// n_shared x moe_intermediate (ffn_*_shexp in llama.cpp's
+// src/models/deepseek2.cpp): DeepSeek-V2-Lite's shared ffn_down rows are
+// 2 x 1,408 = 2,816 long, which divides the 256-weight blocks, so at
+// IQ2_XXS past the raised first layers it stays IQ2_XXS, while the routed
+// experts' 1,408-long rows fall back to IQ4_NL.
+func TestSharedExpertsAreOneFFN(t *testing.T) {
+	m := model.Lookup("DeepSeek-V2-Lite")
+	require.NotNil(t, m)
+	ts, ok := tensors(m)
+	require.True(t, ok)
+	info, ok := levelFor(m, "iq2_xxs")
+	require.True(t, ok)
+	var downs []ggml.Type
+	for _, x := range ts {
+		if x.cat == catFFNDown && x.layer == 5 {
+			downs = append(downs, ggufTensorType(m, info, x))
+			assert.Contains(t, []int{1408, 2816}, x.cols)
+		}
+	}
+	assert.Equal(t, []ggml.Type{ggml.IQ4_NL, ggml.IQ2_XXS}, downs)
+	assertTensorsHoldParams(t, m)
 }
