@@ -6376,6 +6376,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "mistralai/Ministral-3-3B-Instruct-2512",
 				Source: "https://huggingface.co/mistralai/Ministral-3-3B-Instruct-2512",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "unsloth/Ministral-3-3B-Instruct-2512-GGUF",
+				Method: "gguf",
+				File:   "Ministral-3-3B-Instruct-2512-Q4_K_M.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L35547",
+				Notes:  "community GGUF: unsloth's llama.cpp quantization of mistralai/Ministral-3-3B-Instruct-2512, the entry's own release (text weights; the gallery pairs it with the repository's mmproj-F32.gguf vision tower); LocalAI's model gallery (gallery/index.yaml line 35547, a secondary source) downloads huggingface://unsloth/Ministral-3-3B-Instruct-2512-GGUF/Ministral-3-3B-Instruct-2512-Q4_K_M.gguf (sha256 fd46fc371ff0509bfa8657ac956b7de8534d7d9baaa4947975c0648c3aa397f4), the only quantization of this repository it names, so other types the repository may publish are not known here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
@@ -15714,6 +15722,21 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/kohya-ss/musubi-tuner/blob/5a626975e95539df7f3d4138c28e960cddd31f42/src/musubi_tuner/flux_2/flux2_utils.py (Mistral3Embedder.M3_CONFIG_JSON: the config of the Mistral Small 3.2 24B checkpoint FLUX.2-dev uses as its text encoder, written out as JSON; values verbatim, keys planning never reads left out)",
 		Notes:  "Mistral Small 3.2 (June 2025, the 2506 of its name): the 40-layer 24B text model of Mistral Small 3 with rope_theta 1e9 and 128K context, plus a 24-layer Pixtral vision tower (1024 wide, 16 heads, 14-pixel patches) and its projector. kvfit's trimmed copy of the Instruct-2506 config.json itself states the same text keys (head_dim 128, hidden 5120, intermediate 32768, 131072 positions, 32/8 heads, 40 layers, vocabulary 131072). The published count holds the vision tower: the text model's 23,572,403,200 (Devstral-Small-2507's published total) plus the tower and projector as model.readVision counts them from vision_config tensor by tensor, 438,958,080, is the count to the parameter (0.12 % under it when the tower was estimated from a generic shape, 409,595,904, without the projector's linear_2). It is recorded as hub_params, a check only: the planned weights are the text model's count derived from the config, the tower being planned apart (vision_params).",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+				Source: "https://huggingface.co/mistralai/Mistral-Small-3.2-24B-Instruct-2506",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/mistralai_Mistral-Small-3.2-24B-Instruct-2506-GGUF",
+				Method: "gguf",
+				File:   "mistralai_Mistral-Small-3.2-24B-Instruct-2506-Q4_K_M.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L34714",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantization of mistralai/Mistral-Small-3.2-24B-Instruct-2506, the entry's own release (text weights; the vision tower is a separate mmproj file); LocalAI's model gallery (gallery/index.yaml line 34714, a secondary source) downloads huggingface://bartowski/mistralai_Mistral-Small-3.2-24B-Instruct-2506-GGUF/mistralai_Mistral-Small-3.2-24B-Instruct-2506-Q4_K_M.gguf (sha256 80f5bda68f156f12650ca03a0a2dbfae06a215ac41caa773b8631a479f82415e), the only quantization of this repository it names, so other types the repository may publish are not known here; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Qwen3.5-9B",
