@@ -9888,6 +9888,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "google/medgemma-27b-it",
 				Source: "https://huggingface.co/google/medgemma-27b-it",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/google_medgemma-27b-it-GGUF",
+				Method: "gguf",
+				File:   "google_medgemma-27b-it-Q4_K_M.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L23302",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantization of google/medgemma-27b-it, the entry's own release (text weights; the vision tower is a separate mmproj file); LocalAI's model gallery (gallery/index.yaml line 23302, a secondary source) downloads huggingface://bartowski/google_medgemma-27b-it-GGUF/google_medgemma-27b-it-Q4_K_M.gguf (sha256 9daba2f7ef63524193f4bfa13ca2b5693e40ce840665eabcb949d61966b6f4af), the only quantization of this repository it names, so other types the repository may publish are not known here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
