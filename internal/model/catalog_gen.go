@@ -15535,6 +15535,21 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/debaditc/kvfit/blob/bd4ccabf914323ee9831bc4dfae6bff777aa7966/src/kvfit/data/models.json (entry \"Granite-4.0-H-Small\": kvfit's trimmed copy of the config.json of https://huggingface.co/ibm-granite/granite-4.0-h-small, the keys its resolver reads, values verbatim)",
 		Notes:  "Granite 4.0 H Small (October 2025): 40 layers, attention at 5, 15, 25 and 35 and Mamba2 elsewhere (128 heads of 64, d_state 128), every layer a MoE of 72 experts of 768, 10 routed, plus a shared expert of 1536. kvfit's copy leaves out torch_dtype (the release is bfloat16). The shape gives 32,207,033,856 parameters, 0.001 % under the published count.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "ibm-granite/granite-4.0-h-small",
+				Source: "https://huggingface.co/ibm-granite/granite-4.0-h-small",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/ibm-granite_granite-4.0-h-small-GGUF",
+				Method: "gguf",
+				File:   "ibm-granite_granite-4.0-h-small-Q4_K_M.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L14908",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantization of ibm-granite/granite-4.0-h-small, the entry's own release (IBM's own ibm-granite/granite-4.0-h-small-GGUF is named in ibm-granite/gguf's resources/json/latest/hf_collection_mapping_gguf.json, but no listing of its files was found); LocalAI's model gallery (gallery/index.yaml line 14908, a secondary source) downloads huggingface://bartowski/ibm-granite_granite-4.0-h-small-GGUF/ibm-granite_granite-4.0-h-small-Q4_K_M.gguf (sha256 c59ce76239bd5794acdbdf88616dfc296247f4e78792a9678d4b3e24966ead69), the only quantization of this repository it names, so other types the repository may publish are not known here; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Phi-4-mini-reasoning",
