@@ -9512,6 +9512,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/LiquidAI/LFM2-1.2B-GGUF/blob/main/LFM2-1.2B-Q8_0.gguf",
 				Notes:  "official GGUF: Liquid AI's own (the model card, mirrored at https://github.com/fetchwiki/LiquidAI-LFM2-1.2B/blob/60dc8602e06e43aec0e5cd5bb54fe7a7fedcdc81/README.md, points llama.cpp users to LiquidAI/LFM2-1.2B-GGUF); the file name is the one public llama.cpp set-ups load (node-llama-cpp's hf:LiquidAI/LFM2-1.2B-GGUF/LFM2-1.2B-Q8_0.gguf); llama-server -hf REPO:TYPE picks the file",
 			},
+			{
+				Quant:  "fp16",
+				Repo:   "LiquidAI/LFM2-1.2B-GGUF",
+				Method: "gguf",
+				File:   "LFM2-1.2B-F16.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L15504",
+				Notes:  "official GGUF: Liquid AI's own F16 conversion of LiquidAI/LFM2-1.2B, beside the Q4_K_M, Q4_0 and Q8_0 files the entry lists; LocalAI's model gallery (gallery/index.yaml line 15504, a secondary source) downloads huggingface://LiquidAI/LFM2-1.2B-GGUF/LFM2-1.2B-F16.gguf (sha256 0ddedfb8c5f7f73e77f19678bbc0f6ba2554d0534dd0feea65ea5bca2907d5f2), the only quantization of this repository it names; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
