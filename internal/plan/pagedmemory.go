@@ -5,8 +5,9 @@ package plan
 // refuses to start when one request of --max-model-len does not fit the
 // KV cache it leaves (docs/inference-servers.md). What the answer's memory
 // reports is the KV cache the asked batch holds at that context, as the
-// schema's memory.kv_cache_bytes says ("KV cache for context_length x
-// batch_size") and as a llama.cpp plan of the same request counts: every
+// schema's memory.kv_cache_bytes says (schema/plan.schema.json: context_length
+// x batch_size where they fit) and as a llama.cpp plan of the same request
+// counts: every
 // sequence where the pool holds them all, what the pool holds at once
 // where fewer fit (max_batch_size, the figure the throughput's assumption
 // states). The fit rule, the maxima and engine_expect are unchanged.

@@ -41,7 +41,7 @@ func checkMemorySums(t *testing.T, a *ShardingAnswer) {
 // A plan on a paged KV pool (vLLM, SGLang) fits when one full-context
 // sequence does (what vLLM needs to start), but its memory is the KV cache
 // the batch holds at that context: all 8 sequences of 32768 tokens, 32 GiB,
-// as the schema's "KV cache for context_length x batch_size" says and as a
+// as the schema's memory.kv_cache_bytes says (context_length x batch_size) and as a
 // llama.cpp plan of the same request counts. The fit rule, the pool's
 // figures (engine_expect) and max_batch_size do not change with it.
 func TestPagedPlanMemoryHoldsTheBatch(t *testing.T) {
