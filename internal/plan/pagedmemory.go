@@ -40,13 +40,15 @@ func heldSequences(pl *planned, req *planning, maxBatch int) []int {
 }
 
 // pagedHeld is heldSequences for a fitting plan whose maxima are not
-// computed (suggest_quant): its max_batch_size is searched only where the
-// plan is on a paged pool and asked more than one sequence.
-func pagedHeld(pl *planned, req *planning) []int {
+// computed (suggest_quant), with the max_batch_size it used: searched only
+// where the plan is on a paged pool and asked more than one sequence (0
+// otherwise).
+func pagedHeld(pl *planned, req *planning) ([]int, int) {
 	if !pl.Fits || heldSequences(pl, req, 1) == nil {
-		return nil
+		return nil, 0
 	}
-	return heldSequences(pl, req, maxFitting(pl, req, false))
+	maxBatch := maxFitting(pl, req, false)
+	return heldSequences(pl, req, maxBatch), maxBatch
 }
 
 // heldPart is stage part p of replica ri with the KV cache of the

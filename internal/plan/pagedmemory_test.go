@@ -116,6 +116,8 @@ func TestPagedSuggestMemoryIsThePlans(t *testing.T) {
 			require.True(t, s.Fits)
 			p := pagedPlan(t, engine, 8)
 			assert.Equal(t, p.Memory, s.Memory)
+			// and says why its memory is above its row, as the plan does.
+			assert.Contains(t, joinLines(s.Explanation), "memory counts the 8 (KV cache 32.0 GiB), the levels table the one")
 		})
 	}
 }
