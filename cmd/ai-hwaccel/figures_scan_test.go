@@ -111,7 +111,7 @@ var (
 	decodeLine    = regexp.MustCompile(`(?m)^Throughput: decode ([0-9.]+) tokens/s`)
 	prefillLine   = regexp.MustCompile(`(?m)^Throughput: .*prefill ([0-9.]+) tokens/s`)
 	allLine       = regexp.MustCompile(`(?m)^Throughput: .*, ([0-9.]+) tokens/s in all`)
-	memoryLine    = regexp.MustCompile(`(?m)^Memory \([^)]*\): (\S+ GiB) = weights (\S+ GiB) \+ KV cache (\S+ GiB) \+ activations (\S+ GiB) \+ runtime overhead (\S+ GiB)`)
+	memoryLine    = regexp.MustCompile(`(?m)^Memory \([^)]*\): (\S+ GiB) = weights (\S+ GiB) \+ KV cache (\S+ GiB)(?: \([^)]*\))? \+ activations (\S+ GiB) \+ runtime overhead (\S+ GiB)`)
 	trainMemory   = regexp.MustCompile(`(?m)^Memory per device: (\S+ GiB) = weights (\S+ GiB) \+ gradients (\S+ GiB) \+ optimizer (\S+ GiB) \+ activations (\S+ GiB)(?: \+ frozen models (\S+ GiB))? \+ runtime overhead (\S+ GiB)`)
 	trainExplain  = regexp.MustCompile(`(?m)^  - per device: weights (\S+ GiB), gradients (\S+ GiB), optimizer (\S+ GiB), activations (\S+ GiB), frozen models (\S+ GiB), runtime (\S+ GiB)`)
 	rentLine      = regexp.MustCompile(`(?m)^(?:Rent |\s+\d+\. ).*?: \$([0-9.]+)/h, about ([0-9.]+) output tokens/s.*?, \$([0-9.]+) per million output tokens`)

@@ -66,7 +66,9 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	writeHeadline(w, headline)
 	writeModel(w, a.Model, name)
 	if a.Fits {
-		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory)
+		e, args := shownEngine(a, info)
+		ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
+		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory, pagedKVNote(a.Memory, a.Budget, ctx, a.MaxBatchSize, a.DPSize > 1))
 		writeBudget(w, a.Budget)
 		writeRoom(w, a, info)
 		if len(a.IdleDevices) > 0 {
@@ -101,7 +103,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 	seen := reasons{}
 	writeHeadline(w, suggestHeadline(a, name, info, seen))
 	if a.Fits {
-		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory)
+		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen, "")
@@ -641,8 +643,9 @@ func writeModel(w io.Writer, m plan.ModelSummary, name string) {
 // writeMemory prints "Memory (bf16, 2 devices): 135.0 GiB = weights ...,
 // KV cache ...": the plan's total, summed over the devices it uses, which
 // the title counts so that it is not read as the levels table's figure for
-// one device (issue 24).
-func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory) {
+// one device (issue 24). kvNote, when not "", follows the KV cache's
+// figure (pagedKVNote).
+func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory, kvNote string) {
 	var what []string
 	if quant != "" {
 		what = append(what, quant)
@@ -653,9 +656,49 @@ func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory) {
 	if len(what) > 0 {
 		title += " (" + strings.Join(what, ", ") + ")"
 	}
-	parts := []string{"weights " + GiB(m.WeightsBytes), "KV cache " + GiB(m.KVCacheBytes),
+	kv := "KV cache " + GiB(m.KVCacheBytes)
+	if kvNote != "" {
+		kv += " (" + kvNote + ")"
+	}
+	parts := []string{"weights " + GiB(m.WeightsBytes), kv,
 		"activations " + GiB(m.ActivationsBytes), "runtime overhead " + GiB(m.OverheadBytes)}
 	fmt.Fprintf(w, "%s: %s = %s\n", title, GiB(m.TotalBytes), strings.Join(parts, " + "))
+}
+
+// pagedKVNote says what the KV cache figure of a plan on a paged KV pool
+// (vLLM, SGLang) counts, so that it is not read as the engine's whole
+// allocation: the engine sizes its pool at start-up from what its budget
+// leaves, whatever the batch (docs/inference-servers.md), while the
+// memory counts the batch's sequences (memory.kv_cache_sequences):
+// "8 sequences of 32768; vLLM's pool takes the rest of its budget: up to
+// 27", or, where the pool holds fewer than the batch, "27 sequences of
+// 32768, all vLLM's pool holds at once". ctx (the command's context) and
+// maxBatch (max_batch_size) are left out where 0 (suggest's answer has
+// neither). With replicas (data parallel) each has its pool: "vLLM's
+// pools ... their budgets". "" where the memory carries no such count.
+func pagedKVNote(m plan.Memory, b *plan.Budget, ctx, maxBatch int, replicas bool) string {
+	if m.KVCacheSequences <= 0 || b == nil {
+		return ""
+	}
+	title := b.Engine
+	if e, ok := engine.Lookup(b.Engine); ok {
+		title = e.Title()
+	}
+	seqs := plural(m.KVCacheSequences, "sequence")
+	if ctx > 0 {
+		seqs += fmt.Sprintf(" of %d", ctx)
+	}
+	pool, holds, takes := title+"'s pool", "holds", "takes the rest of its budget"
+	if replicas {
+		pool, holds, takes = title+"'s pools", "hold", "take the rest of their budgets"
+	}
+	switch {
+	case maxBatch > 0 && m.KVCacheSequences >= maxBatch:
+		return seqs + ", all " + pool + " " + holds + " at once"
+	case maxBatch > 0:
+		return fmt.Sprintf("%s; %s %s: up to %d", seqs, pool, takes, maxBatch)
+	}
+	return seqs + "; " + pool + " " + takes
 }
 
 // writeBudget prints the memory budget in one line: the engine, the share

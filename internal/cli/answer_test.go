@@ -405,3 +405,19 @@ func TestWritePlanHeadlineOffloadIsNotAPipelineStage(t *testing.T) {
 "tp_size":1,"pp_size":3,`
 	assert.Contains(t, headline(twoGPUs), ": pipeline parallel 2, CPU offload, bf16, ")
 }
+
+// The Memory line's note on a paged pool's KV cache (pagedKVNote): none
+// without memory.kv_cache_sequences (llama.cpp, batch 1), the pool's room
+// where all fit, "all ... holds" where the pool holds fewer than the batch,
+// replicas' pools in the plural, and no context or room where the answer
+// has none (suggest).
+func TestPagedKVNote(t *testing.T) {
+	vllm := &plan.Budget{Engine: "vllm"}
+	m := plan.Memory{KVCacheSequences: 8}
+	assert.Empty(t, pagedKVNote(plan.Memory{}, vllm, 32768, 27, false))
+	assert.Equal(t, "8 sequences of 32768; vLLM's pool takes the rest of its budget: up to 27", pagedKVNote(m, vllm, 32768, 27, false))
+	assert.Equal(t, "8 sequences of 32768, all vLLM's pool holds at once", pagedKVNote(m, vllm, 32768, 8, false))
+	assert.Equal(t, "8 sequences of 32768; vLLM's pools take the rest of their budgets: up to 39", pagedKVNote(m, vllm, 32768, 39, true))
+	assert.Equal(t, "8 sequences; SGLang's pool takes the rest of its budget", pagedKVNote(m, &plan.Budget{Engine: "sglang"}, 0, 0, false))
+	assert.Equal(t, "1 sequence of 8192, all vLLM's pool holds at once", pagedKVNote(plan.Memory{KVCacheSequences: 1}, vllm, 8192, 1, false))
+}

@@ -316,6 +316,12 @@ type Memory struct {
 	ActivationsBytes int64 `json:"activations_bytes"`
 	OverheadBytes    int64 `json:"overhead_bytes"`
 	TotalBytes       int64 `json:"total_bytes"`
+	// KVCacheSequences is, for a plan on a paged KV pool (vLLM, SGLang:
+	// budget.Paged) asked more than one sequence, how many sequences of
+	// the context KVCacheBytes counts: the batch, or what the pool holds
+	// at once where that is fewer (heldSequences). 0 (absent) otherwise:
+	// KVCacheBytes then counts the batch, one sequence at batch 1.
+	KVCacheSequences int `json:"kv_cache_sequences,omitempty"`
 }
 
 func (m *Memory) add(p part) {

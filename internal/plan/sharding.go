@@ -142,12 +142,16 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.PPSize = 1
 	}
 	ans.DPSize = pl.DP
+	ans.MaxContextLength = maxFitting(pl, req, true)
+	ans.MaxBatchSize = maxFitting(pl, req, false)
+	held := heldSequences(pl, req, ans.MaxBatchSize)
 	for ri, stages := range pl.replicas() {
 		for si, s := range pl.inLayerOrder(stages) {
 			for r, d := range s.Devices {
 				start, end := pl.layerSpan(s)
+				p := heldPart(s.Part, held, ri)
 				sh := Shard{DeviceID: d.ID, LayerStart: start, LayerEnd: end,
-					MemoryBytes: s.Part.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r}
+					MemoryBytes: p.total(), MemoryAvailableBytes: d.Usable, Stage: si, TPRank: r}
 				if pl.streamed() {
 					sh.Stage = 0
 				}
@@ -155,10 +159,11 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 					sh.Replica = &ri
 				}
 				ans.Shards = append(ans.Shards, sh)
-				ans.Memory.add(s.Part)
+				ans.Memory.add(p)
 			}
 		}
 	}
+	ans.Memory.KVCacheSequences = sequencesIn(held)
 	placement := ch.placement()
 	if placement == "" {
 		placement = ch.llamaPlacement()
@@ -168,8 +173,6 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	if placement != "" {
 		ans.Explanation = append(ans.Explanation, placement)
 	}
-	ans.MaxContextLength = maxFitting(pl, req, true)
-	ans.MaxBatchSize = maxFitting(pl, req, false)
 	tp := throughputOf(pl, req, ch.InterStage, fitLine != "", ans.MaxBatchSize)
 	ans.Throughput = &tp
 	run := engineAnswerOf(pl, req, ch.Cluster)
@@ -178,7 +181,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Warnings = append(ans.Warnings, run.Warnings...)
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
-	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize)...)
+	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize, ans.Memory)...)
 	ans.EngineExpect = engineExpectOf(pl, req)
 	return ans, nil
 }
@@ -217,8 +220,9 @@ func throughputAt(pl *planned, req *planning, inter float64, maxBatch int) Throu
 
 // explainPaged says how an engine with a paged KV pool serves the asked
 // batch: the plan holds one full-context sequence, maxBatch of them fit at
-// once, and the engine queues the rest.
-func explainPaged(pl *planned, req *planning, maxBatch int) []string {
+// once, and the engine queues the rest; and what the plan's memory m
+// counts of them (heldSequences), beside the levels table's one.
+func explainPaged(pl *planned, req *planning, maxBatch int, m Memory) []string {
 	if pl.Pool == nil || !pl.Pool.Budget.Paged || req.training {
 		return nil
 	}
@@ -228,11 +232,23 @@ func explainPaged(pl *planned, req *planning, maxBatch int) []string {
 	case batch <= 1:
 		return nil
 	case maxBatch >= batch:
-		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)",
-			e, batch, req.ContextLength, maxBatch)}
+		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)%s",
+			e, batch, req.ContextLength, maxBatch, heldWords(m, "", e))}
 	}
-	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %s of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full",
-		e, counted(maxBatch, "sequence"), req.ContextLength, e, batch)}
+	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %s of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full%s",
+		e, counted(maxBatch, "sequence"), req.ContextLength, e, batch, heldWords(m, " it holds", e))}
+}
+
+// heldWords says what memory m counts of a paged plan's sequences and
+// what the levels table counts instead: "; memory counts the 8 (KV cache
+// 32.0 GiB), the levels table the one vLLM needs to start"; "" where m
+// counts none (Memory.KVCacheSequences absent).
+func heldWords(m Memory, which, engine string) string {
+	if m.KVCacheSequences <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("; memory counts the %d%s (KV cache %s), the levels table the one %s needs to start",
+		m.KVCacheSequences, which, gib(m.KVCacheBytes), engine)
 }
 
 // maxFitting answers the inverse question for a fitting plan: the longest

@@ -50,14 +50,19 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 	}
 	if pl.Fits {
 		ans.Quant = string(pl.Level)
-		for _, r := range pl.replicas() {
+		held, maxBatch := pagedHeld(pl, req)
+		for ri, r := range pl.replicas() {
 			for _, s := range r {
 				for _, d := range s.Devices {
 					ans.Devices = append(ans.Devices, d.ID)
-					ans.Memory.add(s.Part)
+					ans.Memory.add(heldPart(s.Part, held, ri))
 				}
 			}
 		}
+		ans.Memory.KVCacheSequences = sequencesIn(held)
+		// Why memory is above the levels table's row: the line a plan
+		// of the same request gives.
+		ans.Explanation = append(ans.Explanation, explainPaged(pl, req, maxBatch, ans.Memory)...)
 	} else {
 		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
