@@ -61,13 +61,3 @@ func heldPart(p part, held []int, ri int) part {
 	}
 	return p
 }
-
-// sequencesIn is the number of sequences held counts in all (0 for nil:
-// Memory.KVCacheSequences is then absent).
-func sequencesIn(held []int) int {
-	n := 0
-	for _, h := range held {
-		n += h
-	}
-	return n
-}

@@ -163,7 +163,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 			}
 		}
 	}
-	ans.Memory.KVCacheSequences = sequencesIn(held)
+	ans.Memory.KVCacheSequences = sumInts(held) // 0 for nil: absent
 	placement := ch.placement()
 	if placement == "" {
 		placement = ch.llamaPlacement()

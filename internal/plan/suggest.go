@@ -59,7 +59,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 				}
 			}
 		}
-		ans.Memory.KVCacheSequences = sequencesIn(held)
+		ans.Memory.KVCacheSequences = sumInts(held) // 0 for nil: absent
 		// Why memory is above the levels table's row: the line a plan
 		// of the same request gives.
 		ans.Explanation = append(ans.Explanation, explainPaged(pl, req, maxBatch, ans.Memory)...)
