@@ -110,13 +110,13 @@ func writeModelsTable(w io.Writer, list []catalogq.Model) error {
 // fit plans every catalog model on this machine (or a registry file).
 func (a *app) fit(args []string) error {
 	f := newFlags("fit", "  ai-hwaccel fit [--filter TEXT] [--quant QUANT] [--engine ENGINE] [--context N] [--registry FILE] [--all] [--json]",
-		"Plans every catalog model (ai-hwaccel models) on this machine, or on the registry in FILE, and\nprints one table sorted by size: the precision that fits, how the model is spread, the longest\ncontext the memory left holds (capped at the model's own) and the expected decode speed.\nModels that do not fit are listed after the others with --all.")
+		"Plans every catalog model (ai-hwaccel models) on this machine, or on the registry in FILE, and\nprints one table sorted by size: the precision that fits, how the model is spread over\nthe fewest devices that hold it (as plan --placement fewest), the longest context the memory\nleft holds (capped at the model's own) and the expected decode speed. plan's default placement\nmay use more devices (vLLM and SGLang serving layouts, llama.cpp GPUs for the trained context).\nModels that do not fit are listed after the others with --all.")
 	var filter, registryFile, context, q, engine string
 	var asJSON, pretty, all bool
 	f.StringVar(&filter, "filter", "", "only models whose name, Hugging Face id or alias contains `TEXT`")
 	f.StringVar(&q, "quant", "", "plan every model at precision `QUANT` (fp8, int4, or a GGUF type: q4_k_m, q8_0, iq4_xs; default auto)")
 	f.StringVar(&engine, "engine", "", "plan for inference `ENGINE`: "+strings.Join(engineNames, ", "))
-	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default: as plan without --context, fits judged at 4096)")
+	f.StringVar(&context, "context", "", "plan for a context of `N` tokens (4096, 32k; default: as plan --placement fewest without --context, fits judged at 4096)")
 	f.StringVar(&registryFile, "registry", "", "plan on the registry in `FILE` (ai-hwaccel > FILE on another machine)")
 	f.BoolVar(&all, "all", false, "also list the models that do not fit")
 	f.BoolVar(&asJSON, "json", false, "print JSON instead of a table")

@@ -1037,3 +1037,31 @@ func TestRelativePathEntriesAreNamed(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Empty(t, r.stderr)
 }
+
+// suggest plans the fewest devices that hold the model; its "plan it:"
+// command asks plan for the same (--placement fewest) where plan's default
+// would join idle identical devices, so the command plans what the line
+// says. Before, on dgx-h100 'suggest --model Llama-3.1-70B --engine
+// llama.cpp' said "fits NVIDIA H100 80GB HBM3 (cuda:0) at q8_0 ..., one
+// device; plan it: ai-hwaccel plan ... --quant q8_0", and that command
+// planned two H100s at 131072. A machine with one such device (an Apple
+// GPU, whose CPU shares its name) and a request naming devices keep the
+// command as it was.
+func TestSuggestPlanItCommandPlansTheSuggestedDevices(t *testing.T) {
+	r := runCLI(t, withFixture(t, "dgx-h100", "suggest", "--model", "Llama-3.1-70B", "--engine", "llama.cpp")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	head := strings.SplitN(r.stdout, "\n", 2)[0]
+	require.Contains(t, head, "fits NVIDIA H100 80GB HBM3 (cuda:0) at q8_0")
+	require.Contains(t, head, " --placement fewest --quant q8_0")
+	cmd := strings.Fields(head[strings.Index(head, "plan it: ai-hwaccel ")+len("plan it: ai-hwaccel "):])
+	p, _ := runJSON(t, append(cmd, "--json")...)
+	assert.Equal(t, "q8_0", p["quant"])
+	assert.Len(t, p["shards"], 1, "the command plans the one device the line names")
+
+	mac := runCLI(t, withFixture(t, "macbook-m3-pro", "suggest", "--model", "Llama-3.1-8B")...)
+	require.Equal(t, 0, mac.code, mac.stderr)
+	assert.NotContains(t, mac.stdout, "--placement")
+	named := runCLI(t, withFixture(t, "dgx-h100", "suggest", "--model", "70b", "--devices", "cuda:0-3")...)
+	require.Equal(t, 0, named.code, named.stderr)
+	assert.NotContains(t, named.stdout, "--placement")
+}

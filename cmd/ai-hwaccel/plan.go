@@ -215,6 +215,7 @@ func (a *app) planning(f *flags, p *planFlags, d *detectFlags, args []string,
 	info.ServeModel, info.ModelFile = engineModel(m)
 	if f.cmd == "suggest" {
 		info.PlanCommand = planCommandFor(args)
+		info.PlanPlacementOpen = !f.isSet("devices") && !f.isSet("tensor-parallel-size") && !f.isSet("replicas") && !f.isSet("cluster")
 	}
 	return write(a.stdout, out, info)
 }

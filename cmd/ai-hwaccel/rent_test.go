@@ -140,3 +140,27 @@ func TestRentUsageLineNamesItsFlags(t *testing.T) {
 	}
 	assert.Equal(t, 13, named, "every flag of the Flags group but --pretty")
 }
+
+// Where every machine type is left out for the same reason, the headline
+// says it rather than send the user to --json: vLLM asked for a GGUF type
+// is refused on every type. Before: "No catalog machine runs Llama-3.1-8B
+// within the filters (52 types left out; --json lists why)." A reason
+// shared by some types only still sends to --json.
+func TestRentNamesTheOneReasonEveryTypeIsLeftOut(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "vllm", "--provider", "aws")
+	require.Equal(t, 0, r.code, r.stderr)
+	head := strings.SplitN(r.stdout, "\n", 2)[0]
+	assert.Regexp(t, `^No catalog machine runs Llama-3\.1-8B: all \d+ types planned do not fit, each for the same reason: vLLM does not plan GGUF types \(q4_k_m\)`, head)
+	assert.NotContains(t, head, "--json lists why")
+
+	big := runCLI(t, "rent", "--model", "3t", "--provider", "aws")
+	require.Equal(t, 0, big.code, big.stderr)
+	assert.Contains(t, big.stdout, "--json lists why")
+}
+
+// One type left out names itself and its reason.
+func TestRentNamesTheOneTypeLeftOut(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "DeepSeek-R1", "--provider", "aws", "--max-price", "10")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Regexp(t, `^No catalog machine runs DeepSeek-R1: the one type planned \(aws \S+\) does not fit: int4 needs`, r.stdout)
+}

@@ -37,6 +37,10 @@ type AnswerInfo struct {
 	// PlanCommand is the ai-hwaccel command line that plans the suggested
 	// precision (suggest's headline), without --quant.
 	PlanCommand string
+	// PlanPlacementOpen says the suggest request named no devices,
+	// tensor-parallel size or replicas: suggest planned the fewest devices
+	// that hold the model, and plan's default placement may spread wider.
+	PlanPlacementOpen bool
 }
 
 // decode reads a planning answer into its type (internal/plan): the CLI
@@ -127,9 +131,38 @@ func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen r
 		}
 	}
 	if info.PlanCommand != "" {
-		line += "; plan it: " + info.PlanCommand + " --quant " + a.Quant
+		line += "; plan it: " + info.PlanCommand
+		if info.PlanPlacementOpen && spareIdentical(a.Devices, info.DeviceNames) {
+			// suggest planned the fewest devices (docs/requests.md,
+			// placement); plan's default would spread over the idle
+			// identical ones (vLLM serving layouts, llama.cpp for the
+			// trained context) and print another layout than this line's.
+			line += " --placement fewest"
+		}
+		line += " --quant " + a.Quant
 	}
 	return line
+}
+
+// spareIdentical says whether names lists a device of the same kind (id
+// prefix: cuda, rocm) and product as the first of ids that ids leave out:
+// one plan's default placement may join. An Apple CPU shares its GPU's
+// name ("Apple M3 Pro": cpu:0 and metal:0) and is no such device.
+func spareIdentical(ids []string, names map[string]string) bool {
+	if len(ids) == 0 || names[ids[0]] == "" {
+		return false
+	}
+	kind := func(id string) string { k, _, _ := strings.Cut(id, ":"); return k }
+	used := map[string]bool{}
+	for _, id := range ids {
+		used[id] = true
+	}
+	for id, n := range names {
+		if n == names[ids[0]] && kind(id) == kind(ids[0]) && !used[id] {
+			return true
+		}
+	}
+	return false
 }
 
 // levelsTried is " at <first> to <last>" of the levels a refusal tried (" at

@@ -31,6 +31,16 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 		return nil
 	}
 	if len(a.Choices) == 0 {
+		if why := sharedReason(a.NotFit); why != "" {
+			// One reason for every type (vLLM asked for a GGUF type):
+			// say it, rather than send the user to --json for it.
+			if len(a.NotFit) == 1 {
+				writeHeadline(w, fmt.Sprintf("No catalog machine runs %s: the one type planned (%s %s) does not fit: %s", name, Text(a.NotFit[0].Provider), Text(a.NotFit[0].Type), Text(why)))
+				return nil
+			}
+			writeHeadline(w, fmt.Sprintf("No catalog machine runs %s: all %d types planned do not fit, each for the same reason: %s", name, len(a.NotFit), Text(why)))
+			return nil
+		}
 		writeHeadline(w, Plurals(fmt.Sprintf("No catalog machine runs %s within the filters (%d type(s) left out; --json lists why).", name, len(a.NotFit))))
 		return nil
 	}
@@ -154,4 +164,19 @@ func writeThisMachine(w io.Writer, a *rent.Answer) {
 		}
 	}
 	fmt.Fprintf(w, "\nThis machine (%s): %s%s.\n", Text(name), rentFigures(tm.Choice), place)
+}
+
+// sharedReason is the reason every left-out type gives, without its "does
+// not fit: " lead (the headline says it), when they all give one; "" when
+// they differ.
+func sharedReason(out []rent.Rejected) string {
+	if len(out) == 0 {
+		return ""
+	}
+	for _, r := range out[1:] {
+		if r.Reason != out[0].Reason {
+			return ""
+		}
+	}
+	return strings.TrimPrefix(out[0].Reason, "does not fit: ")
 }

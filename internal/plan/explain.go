@@ -215,12 +215,28 @@ func describeReplicas(pl *planned, req *planning, placed bool) []string {
 	if req.ReplicasMax {
 		how = "replicas max: as many as the group of identical devices holds"
 	}
+	layout := replicaLayout(pl.Unit, len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]))
 	if placed {
-		return []string{fmt.Sprintf("data_parallel: the serving placement (the placement line says why); %d copies of the model, each %s over %s (tp_size %d, pp_size %d), the batch of %d split over them, %s each at most (%s)",
-			pl.DP, pl.Unit, counted(len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), "device"), pl.TP, len(pl.Stages), req.BatchSize, counted(pl.batchOf(req), "sequence"), strings.Join(lists, "; "))}
+		return []string{fmt.Sprintf("data_parallel: the serving placement (the placement line says why); %d copies of the model, each %s (tp_size %d, pp_size %d), the batch of %d split over them, %s each at most (%s)",
+			pl.DP, layout, pl.TP, len(pl.Stages), req.BatchSize, counted(pl.batchOf(req), "sequence"), strings.Join(lists, "; "))}
 	}
-	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s over %s (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
-		how, pl.DP, pl.Unit, counted(len(pl.Replicas[0][0].Devices)*len(pl.Replicas[0]), "device"), pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
+	return []string{fmt.Sprintf("data_parallel: %s; %d copies of the model, each %s (tp_size %d, pp_size %d) serving %d of the %d sequences (%s)",
+		how, pl.DP, layout, pl.TP, len(pl.Stages), pl.batchOf(req), req.BatchSize, strings.Join(lists, "; "))}
+}
+
+// replicaLayout says in words how one replica of strategy unit lies on its
+// n devices: "on 1 device", "tensor parallel over 2 devices", rather than
+// the strategy code ("none over 1 device" read as no replica at all).
+func replicaLayout(unit string, n int) string {
+	switch unit {
+	case StrategyNone:
+		return "on " + counted(n, "device")
+	case StrategyTensor:
+		return "tensor parallel over " + counted(n, "device")
+	case StrategyPipeline:
+		return "pipeline parallel over " + counted(n, "device")
+	}
+	return unit + " over " + counted(n, "device")
 }
 
 // modelWarnings turns what the model resolution noted into warnings.

@@ -59,7 +59,7 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	if n <= req.ContextLength {
 		return 0, "", false
 	}
-	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength), true
+	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength, req.Model.MaxContext, pl.batchOf(req)), true
 }
 
 // floorContextLine says, for a fitting llama.cpp plan that offloads to
@@ -154,17 +154,30 @@ func wholeBytes(ch *choice) int64 {
 	return ch.Plan.oneDeviceBytes()
 }
 
+// trainedShare names the context llama.cpp runs with no -c: the model's
+// trained context, perSeq tokens per sequence, which with seqs > 1 parallel
+// sequences (-np) is the whole shared among them, so that perSeq is not
+// read as the model's own context (Llama-3.1-70B at -np 4: 131072 tokens,
+// 32768 per sequence).
+func trainedShare(whole, seqs, perSeq int) string {
+	if seqs <= 1 {
+		return fmt.Sprintf("the model's trained context (%d per sequence)", perSeq)
+	}
+	return fmt.Sprintf("the model's trained context (%d tokens, shared by %d sequences: %d per sequence)", whole, seqs, perSeq)
+}
+
 // contextLine says how a context of n tokens per sequence was chosen from
 // the trained context (per sequence) for engine e, starting from the
-// planned floor.
-func contextLine(e engine.Engine, paged, shared bool, n, trained, floor int) string {
+// planned floor; whole is the model's trained context and seqs the
+// sequences a shared context (llama.cpp's -np) divides it among.
+func contextLine(e engine.Engine, paged, shared bool, n, trained, floor, whole, seqs int) string {
 	if shared {
 		how := "reduced to fit"
 		if n == trained {
 			how = "it fits whole"
 		}
-		return fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (%d per sequence), %s (a multiple of %d, at least %d)",
-			n, trained, how, contextStep, floor)
+		return fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: %s, %s (a multiple of %d, at least %d)",
+			n, trainedShare(whole, seqs, trained), how, contextStep, floor)
 	}
 	var how string
 	switch {

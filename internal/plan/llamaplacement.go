@@ -42,6 +42,9 @@ type llamaSpread struct {
 	// trained context (per sequence of the -np slots), rounded down to
 	// contextStep.
 	Target int
+	// Whole is the model's trained context and Seqs the -np slots that
+	// share it (Target is Whole / Seqs, rounded down).
+	Whole, Seqs int
 	// Chosen is the number of devices planned, of Group identical ones;
 	// Holds says whether they hold Target (else they are all of the group,
 	// and fitContext cuts the context to what they hold).
@@ -111,7 +114,8 @@ func llamaSplit(req *planning, pl *planned) (planned, *llamaSpread, bool) {
 	if !ok || unitFits(pl.Stages, at, false, false) {
 		return planned{}, nil, false // the fewest devices hold llama.cpp's context already
 	}
-	why := &llamaSpread{Fewest: pl.devices(), Target: target, Chosen: len(group), Group: len(group)}
+	why := &llamaSpread{Fewest: pl.devices(), Target: target, Whole: req.Model.MaxContext, Seqs: max(pl.batchOf(req), 1),
+		Chosen: len(group), Group: len(group)}
 	for k := pl.devices() + 1; k <= len(group); k++ {
 		if _, ok := layerSplit(joining(group, k), at); ok {
 			why.Chosen, why.Holds = k, true
@@ -172,11 +176,18 @@ func (ch *choice) llamaPlacement() string {
 		return ""
 	}
 	fewest := fmt.Sprintf("%s %s %d tokens", counted(s.Fewest, "device"), holdOrHolds(s.Fewest), s.FewestContext)
-	head := fmt.Sprintf("placement: %s of the %d identical ones hold the model's %d-token context per sequence, the fewest that do",
-		counted(s.Chosen, "device"), s.Group, s.Target)
+	held, short := fmt.Sprintf("the model's %d-token context per sequence", s.Target), fmt.Sprintf("the model's %d tokens per sequence", s.Target)
+	if s.Seqs > 1 {
+		// -np slots share the trained context: Target is a share of it.
+		fewest += " per sequence"
+		held = trainedShare(s.Whole, s.Seqs, s.Target)
+		short = held
+	}
+	head := fmt.Sprintf("placement: %s of the %d identical ones hold %s, the fewest that do",
+		counted(s.Chosen, "device"), s.Group, held)
 	if !s.Holds {
-		head = fmt.Sprintf("placement: all %d identical devices, which hold the most context, less than the model's %d tokens per sequence",
-			s.Group, s.Target)
+		head = fmt.Sprintf("placement: all %d identical devices, which hold the most context, less than %s",
+			s.Group, short)
 	}
 	return fmt.Sprintf("%s: llama.cpp shown every GPU splits the layers over all of them (--split-mode layer) and its --fit keeps the model's trained context when they hold it, else cuts it to what they hold; %s (%s plans that)",
 		head, fewest, HintPlacementFewest)

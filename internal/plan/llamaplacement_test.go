@@ -173,3 +173,27 @@ func TestLlamaCPPLayerSplitChargesOneHandOff(t *testing.T) {
 	step1, step2 := 1/t1.DecodeTokensPerS, 1/t2.DecodeTokensPerS
 	assert.InDelta(t, step1+hop, step2, step2*1e-3, "one step plus one hand-off: %g s against %g s + %g s", step2, step1, hop)
 }
+
+// With -np 4 llama.cpp shares the trained context among the sequences
+// (131072 tokens, 32768 each): the placement and context lines say so
+// rather than call 32768 the model's context, and what the fewest devices
+// hold is per sequence too. Before, a Llama-3.1-70B plan at batch 4 on a
+// DGX H100 said "hold the model's 32768-token context per sequence" and
+// "the model's trained context (32768 per sequence)".
+func TestLlamaCPPSharedTrainedContextIsNamedWhole(t *testing.T) {
+	const body = `{"model":{"name":"llama-3.1-8b"},"engine":"llama.cpp","quant":"q8_0","batch_size":4}`
+	four := shard(t, request(t, body, rtx3060s(t, 4)))
+	require.True(t, four.Fits, four.Explanation)
+	require.Equal(t, "131072", llamaFlag(four, "-c"))
+	require.Equal(t, "4", llamaFlag(four, "-np"))
+	line := placementLineOf(four)
+	assert.Contains(t, line, "hold the model's trained context (131072 tokens, shared by 4 sequences: 32768 per sequence), the fewest that do")
+	assert.NotContains(t, line, "model's 32768-token context")
+	assert.Regexp(t, `1 device holds \d+ tokens per sequence \(`, line)
+	assert.Contains(t, strings.Join(four.Explanation, "\n"),
+		"context: 32768 tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (131072 tokens, shared by 4 sequences: 32768 per sequence), it fits whole")
+
+	two := shard(t, request(t, body, rtx3060s(t, 2)))
+	require.True(t, two.Fits, two.Explanation)
+	assert.Contains(t, placementLineOf(two), "less than the model's trained context (131072 tokens, shared by 4 sequences: 32768 per sequence)")
+}

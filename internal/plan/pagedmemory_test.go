@@ -123,3 +123,20 @@ func TestPagedSuggestMemoryIsThePlans(t *testing.T) {
 }
 
 func joinLines(lines []string) string { return strings.Join(lines, "\n") }
+
+// Data-parallel replicas each hold their own paged KV pool: the paged line
+// says so instead of "one paged KV cache" (before: 4 replicas on four H200s,
+// 8 sequences of 32768, read "vLLM serves the batch from one paged KV
+// cache: all 8 sequences ... fit at once (up to N would)").
+func TestPagedLineUnderReplicasNamesEveryPool(t *testing.T) {
+	for _, batch := range []int{8, 400} {
+		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"bf16","context_length":32768,"replicas":4,"batch_size":`+itoa(batch)+`}`, h200s(t, 4)))
+		require.True(t, a.Fits, a.Explanation)
+		require.Equal(t, 4, a.DPSize)
+		why := strings.Join(a.Explanation, "\n")
+		assert.NotContains(t, why, "one paged KV cache", batch)
+		assert.Contains(t, why, "vLLM serves the batch from 4 paged KV caches, one per replica", batch)
+	}
+	one := pagedPlan(t, "vllm", 8)
+	assert.Contains(t, strings.Join(one.Explanation, "\n"), "vLLM serves the batch from one paged KV cache: all 8 sequences of 32768 tokens fit at once")
+}

@@ -92,6 +92,17 @@ func unpublishedLine(req *planning, skipped *planned) string {
 	case ld.Needs != "":
 		what = "it needs " + ld.Needs
 	}
-	return fmt.Sprintf("published: %s (%s at a context of %d tokens) also fits but %s; %s plans it (%s); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs",
-		l, gib(skipped.oneDeviceBytes()), req.ContextLength, what, HintQuant(string(l)), how)
+	return fmt.Sprintf("published: %s (%s at %s) also fits but %s; %s plans it (%s); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs",
+		l, gib(skipped.oneDeviceBytes()), sequencesHeld(req, skipped), what, HintQuant(string(l)), how)
+}
+
+// sequencesHeld says what KV cache pl's memory holds: "a context of 4096
+// tokens", or where an unpaged engine reserves every sequence's cache
+// (llama.cpp's -np slots) "4 sequences of 32768 tokens"; a paged pool's
+// figure counts the one sequence it needs to start.
+func sequencesHeld(req *planning, pl *planned) string {
+	if n := pl.batchOf(req); n > 1 && pl.Pool != nil && !pl.Pool.Budget.Paged {
+		return fmt.Sprintf("%d sequences of %d tokens", n, req.ContextLength)
+	}
+	return fmt.Sprintf("a context of %d tokens", req.ContextLength)
 }

@@ -169,3 +169,17 @@ func TestVLLMAutoTakesTheQuantizedCheckpointPublished(t *testing.T) {
 	assert.Contains(t, alsoFitsLine(a.Explanation), "published: int8 (")
 	assert.Contains(t, alsoFitsLine(a.Explanation), "also fits but it needs a checkpoint of Qwen3-8B stored at int8")
 }
+
+// The passed-over level's memory is that of the plan's sequences: under
+// llama.cpp with -np 2 both slots' caches, so the line says "2 sequences
+// of ..." rather than "a context of ...", which read as one sequence's
+// (before: Llama-3.1-70B at --batch 4 on dgx-h100 said "bf16 (170.4 GiB at
+// a context of 32768 tokens)", the memory of 4 such sequences).
+func TestPublishedLineNamesTheSequencesItsMemoryHolds(t *testing.T) {
+	r := rtx4060Laptop(t)
+	a := shard(t, qwen3With(t, `,"engine":"llama.cpp","context_length":2048,"batch_size":2`, r, qwen3BF16, qwen3Q4))
+	require.True(t, a.Fits, dump(t, a))
+	require.Equal(t, "q4_k_m", a.Quant, dump(t, a.Explanation))
+	line := alsoFitsLine(a.Explanation)
+	assert.Regexp(t, `^published: q5_k_m \([0-9.]+ GiB at 2 sequences of 2048 tokens\) also fits but`, line)
+}

@@ -341,3 +341,25 @@ func TestReplicasManyDevicesBounded(t *testing.T) {
 		t.Logf("%v fits=%v %s dp=%d tp=%d pp=%d", el, a.Fits, a.Strategy, a.DPSize, a.TPSize, a.PPSize)
 	}
 }
+
+// The data_parallel line says in words how each replica is laid out: "each
+// on 1 device", "each tensor parallel over 2 devices", not the strategy
+// codes ("each none over 1 device", which a user reads as no replica).
+func TestReplicasLineSaysEachReplicasLayoutInWords(t *testing.T) {
+	line := func(body string) string {
+		a := shard(t, request(t, body, eightH100(t, true)))
+		require.True(t, a.Fits, a.Explanation)
+		for _, l := range a.Explanation {
+			if strings.HasPrefix(l, "data_parallel:") {
+				return l
+			}
+		}
+		t.Fatalf("no data_parallel line: %v", a.Explanation)
+		return ""
+	}
+	one := line(`{"model":{"name":"llama-3.1-8b"},"replicas":"max"}`)
+	assert.Contains(t, one, "8 copies of the model, each on 1 device (tp_size 1, pp_size 1)")
+	assert.NotContains(t, one, "each none")
+	two := line(`{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":4}`)
+	assert.Contains(t, two, "4 copies of the model, each tensor parallel over 2 devices (tp_size 2, pp_size 1)")
+}

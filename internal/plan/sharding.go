@@ -228,15 +228,23 @@ func explainPaged(pl *planned, req *planning, maxBatch int, m Memory) []string {
 	}
 	e := pl.Pool.Budget.Engine.Title()
 	batch := req.BatchSize
+	// Data-parallel replicas each allocate their own pool (vLLM's
+	// --data-parallel-size runs one engine core per replica); maxBatch is
+	// theirs together.
+	pools, holds, all, needs, full := "one paged KV cache", "holds", "", "one", "the cache is"
+	if pl.DP >= 2 {
+		pools, holds, all = fmt.Sprintf("%d paged KV caches, one per replica", pl.DP), "hold", " in all"
+		needs, full = "one in each", "a replica's cache is"
+	}
 	switch {
 	case batch <= 1:
 		return nil
 	case maxBatch >= batch:
-		return []string{fmt.Sprintf("%s serves the batch from one paged KV cache: all %d sequences of %d tokens fit at once (up to %d would)%s",
-			e, batch, req.ContextLength, maxBatch, heldWords(m, "", e))}
+		return []string{fmt.Sprintf("%s serves the batch from %s: all %d sequences of %d tokens fit at once (up to %d would)%s",
+			e, pools, batch, req.ContextLength, maxBatch, heldWords(m, "", e))}
 	}
-	return []string{fmt.Sprintf("%s serves the batch from one paged KV cache, which holds %s of %d tokens at once: the plan needs one, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when the cache is full%s",
-		e, counted(maxBatch, "sequence"), req.ContextLength, e, batch, heldWords(m, " it holds", e))}
+	return []string{fmt.Sprintf("%s serves the batch from %s, which %s %s of %d tokens at once%s: the plan needs %s, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when %s full%s",
+		e, pools, holds, counted(maxBatch, "sequence"), req.ContextLength, all, needs, e, batch, full, heldWords(m, " it holds", e))}
 }
 
 // heldWords says what memory m counts of a paged plan's sequences and
