@@ -588,7 +588,7 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 			[]string{"--cpu-offload would keep the layers", "--include-cpu would plan on host RAM"},
 			[]string{"cpu_offload: true", "include_cpu: true"}},
 		{"slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "qwen2.5-7b"},
-			[]string{"engine llama.cpp fits it: q4_k_m on cuda:0; plan it with --engine llama.cpp\n"},
+			[]string{"engine llama.cpp fits it: q5_k_m on cuda:0; plan it with --engine llama.cpp\n"},
 			[]string{`"engine": "llama.cpp"`}},
 		{"dgx-h100", []string{"plan", "--model", "qwen2.5-7b"},
 			[]string{"; --placement fewest plans the fewest devices instead"},

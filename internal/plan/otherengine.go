@@ -15,7 +15,8 @@ import (
 // 8 GiB GPU that an 8B model does not fit, where llama.cpp runs it in a
 // 4-bit GGUF. The other engine's plan is the request with that engine named
 // and the last level the default engine was refused at (int4, or a model's
-// published format), one level rather than the other engine's whole ladder:
+// published format), one level rather than the other engine's whole ladder
+// (then, under quant auto, named as the hint's command plans it):
 // llama.cpp's reaches iq1_s, a quality nobody should be pointed to, and
 // each level walked is one more plan of the request. (Walking it is no
 // longer slow on a hostile shape: the i-quant levels' raised ffn_down layers
@@ -39,6 +40,15 @@ func otherEngineFits(r *planning, ch *choice) (string, bool) {
 		a, ok := fitsNamed(r.Request, e, last)
 		if !ok {
 			continue
+		}
+		if r.Quant == "auto" {
+			// The hint's command names the engine only, so quant auto:
+			// the line names what that plans (Llama-3.1-8B on an 8 GiB
+			// laptop GPU: llama.cpp's published Q5_K_M, not the Q4_K_M
+			// of int4), which fits since the level refused last does.
+			if b, ok := fitsNamed(r.Request, e, "auto"); ok {
+				a = b
+			}
 		}
 		return fmt.Sprintf("engine %s fits it: %s on %s; plan it with %s",
 			e.Name(), a.Quant, whereFits(a), HintEngine(e.Name())), true

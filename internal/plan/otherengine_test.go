@@ -38,10 +38,13 @@ func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
 	require.False(t, a.Fits, "vLLM does not hold it: %s", dump(t, a.Explanation))
 	line := otherEngineLine(a.Explanation)
 	require.NotEmpty(t, line, dump(t, a.Explanation))
-	// The level is the last one vLLM was refused at, int4, which llama.cpp
-	// plans as Q4_K_M; the request with the engine named fits there too.
-	named := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"int4"}`, r))
+	// llama.cpp fits it at the last level vLLM was refused at, int4
+	// (Q4_K_M); the line names what its command, the engine named with
+	// quant auto, plans: Q5_K_M, a published file that fits. It named
+	// q4_k_m, and that command planned q5_k_m.
+	named := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`, r))
 	require.True(t, named.Fits)
+	assert.Equal(t, "q5_k_m", named.Quant)
 	assert.Contains(t, line, "engine llama.cpp fits it: "+named.Quant+" on cuda:0")
 	assert.Contains(t, line, `"engine": "llama.cpp"`)
 
