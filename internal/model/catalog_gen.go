@@ -3891,6 +3891,16 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/mradermacher/phi-4-GGUF/tree/main",
 				Notes:  "community GGUF: mradermacher's static llama.cpp quantizations of microsoft/phi-4, the entry's own release (no stored page lists the files of microsoft's or bartowski's Phi-4 GGUF repositories); llama-server -hf REPO:TYPE picks the file; size_bytes left out: the weights derived for this type by today's llama.cpp rules, 5.912 GB, are +6.53 % from the file listing's 5.55 GB, past the check's 1 % bound: the phi3 architecture's GGUF file stores one attn_qkv tensor per layer (and one ffn_up holding gate and up: Phi3MiniModel in conversion/phi.py and src/models/phi3.cpp of ggml-org/llama.cpp), which today's llama-quant types by attn_v's rules (category_is_attn_v in src/llama-quant.cpp, since ggml-org/llama.cpp#19770 of March 2026); before that change attn_qkv had a rule of its own (Q3_K_M, Q3_K_L and IQ3_M to Q4_K, Q4_K_M to Q5_K, Q5_K_M to Q6_K, none in the 1- and 2-bit i-quant branch), by which the derived size is 5.544 GB (-0.11 %): the file was made before the change, and the planner keeps today's rules",
 			},
+			{
+				Quant:      "fp16",
+				Repo:       "bartowski/phi-4-GGUF",
+				Method:     "gguf",
+				File:       "phi-4-f16.gguf",
+				Source:     "https://huggingface.yyhnxgf.workers.dev/bartowski/phi-4-GGUF",
+				SizeBytes:  29320000000,
+				SizeSource: "29.32 GB as the model card's file table states (rounded to 10 MB) (phi-4-f16.gguf in bartowski/phi-4-GGUF's card, stored copy at https://huggingface.yyhnxgf.workers.dev/bartowski/phi-4-GGUF)",
+				Notes:      "community GGUF: bartowski's llama.cpp quantizations of microsoft/phi-4 (llama.cpp b4456), the entry's own release; its model card's file table lists phi-4-f32.gguf (split), phi-4-f16.gguf and Q8_0 .. down; the F16 file is taken from this repository because mradermacher/phi-4-GGUF's stored listing shows no 16-bit file; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
