@@ -8991,6 +8991,16 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/TheBloke/Mixtral-8x7B-Instruct-v0.1-GGUF/tree/4f4d25a02a9834d56c711864dd37e75a6e8c1d2b",
 				Notes:  "community GGUF: TheBloke's llama.cpp quantizations of mistralai/Mixtral-8x7B-Instruct-v0.1, the entry's own release, made with llama.cpp commit 8a7b2fa of December 2023 (the listing's commit message); llama-server -hf REPO:TYPE picks the file; size_bytes left out: the listing's 15.6 GB is 9.9 % below the 17.31 GB of weights derived for this type: the file was made with llama.cpp commit 8a7b2fa of December 2023 (the listing's commit message), whose mix for Mixtral's expert tensors gave smaller files (its Q4_K_M, 26.4 GB, is the size of its Q4_0, 26.4 GB; mradermacher's later Q4_K_M of the base model, 28.4 GB, matches the derived 28.45 GB)",
 			},
+			{
+				Quant:      "q8_0",
+				Repo:       "TheBloke/Mixtral-8x7B-Instruct-v0.1-GGUF",
+				Method:     "gguf",
+				File:       "mixtral-8x7b-instruct-v0.1.Q8_0.gguf",
+				Source:     "https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/TheBloke_Mixtral-8x7B-Instruct-v0.1-GGUF.md",
+				SizeBytes:  49620000000,
+				SizeSource: "49.62 GB as the model card's \"Provided files\" table states (rounded to 10 MB) (mixtral-8x7b-instruct-v0.1.Q8_0.gguf in TheBloke/Mixtral-8x7B-Instruct-v0.1-GGUF's README, copied at https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/TheBloke_Mixtral-8x7B-Instruct-v0.1-GGUF.md)",
+				Notes:      "community GGUF: TheBloke's llama.cpp quantizations of mistralai/Mixtral-8x7B-Instruct-v0.1, the entry's own release; its model card's \"Provided files\" table lists Q2_K, Q3_K_M, Q4_0, Q4_K_M, Q5_0, Q5_K_M, Q6_K and Q8_0 (the Q8_0 file is the one the other entries' listing did not show); llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
