@@ -3003,6 +3003,16 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/nitsuai/TinyLlama-1.1B-Chat-v1.0-GGUF/tree/main",
 				Notes:  "community GGUF: TheBloke's llama.cpp quantizations of TinyLlama/TinyLlama-1.1B-Chat-v1.0, the entry's own release, made with llama.cpp commit e39106c (its commit messages); llama-server -hf REPO:TYPE picks the file; the file and its size as listed in nitsuai/TinyLlama-1.1B-Chat-v1.0-GGUF, made with Hugging Face's duplicate function from this repository (its only commit: Duplicate from TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF, co-authored by TheBloke); size_bytes left out: the listing's 483 MB is 10.7 % above the 431 MB of weights derived for Q2_K: the file was made with llama.cpp commit e39106c of December 2023, before llama.cpp changed the Q2_K mix (RichardErkhov's later Q2_K of the same model, 432 MB in https://huggingface.co/RichardErkhov/TinyLlama_-_TinyLlama-1.1B-Chat-v1.0-gguf/tree/main, matches the derived size)",
 			},
+			{
+				Quant:      "q8_0",
+				Repo:       "TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF",
+				Method:     "gguf",
+				File:       "tinyllama-1.1b-chat-v1.0.Q8_0.gguf",
+				Source:     "https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/TheBloke_TinyLlama-1.1B-Chat-v1.0-GGUF.md",
+				SizeBytes:  1170000000,
+				SizeSource: "1.17 GB as the model card's \"Provided files\" table states (rounded to 10 MB) (tinyllama-1.1b-chat-v1.0.Q8_0.gguf in TheBloke/TinyLlama-1.1B-Chat-v1.0-GGUF's README, copied at https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/TheBloke_TinyLlama-1.1B-Chat-v1.0-GGUF.md)",
+				Notes:      "community GGUF: TheBloke's llama.cpp quantizations of TinyLlama/TinyLlama-1.1B-Chat-v1.0, the entry's own release; its model card's \"Provided files\" table lists Q2_K .. Q6_K and Q8_0; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
