@@ -181,10 +181,10 @@ func TestLlamaCPPDefaultPlanLoadsNewlyListedGGUF(t *testing.T) {
 
 	// A type the repository does not publish: the answer names the types
 	// it does (the catalog's order) and how to make the planned one.
-	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
+	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp", "--quant", "q3_k_m")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "the catalog knows Qwen/Qwen3-235B-A22B-GGUF at Q8_0, Q4_K_M, not IQ4_XS")
-	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-IQ4_XS.gguf IQ4_XS")
+	assert.Contains(t, r.stdout, "the catalog knows Qwen/Qwen3-235B-A22B-GGUF at Q8_0, Q4_K_M; unsloth/Qwen3-235B-A22B-GGUF at Q6_K, Q5_K_M, IQ4_XS, Q2_K, BF16, not Q3_K_M")
+	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-Q3_K_M.gguf Q3_K_M")
 }
 
 // --draft-model and --mmproj put a draft model and a projector in the plan

@@ -119,9 +119,12 @@ func TestRequestNamesARelease(t *testing.T) {
 	}
 	m, err := FromName("ggml-org/gemma-3-27b-it-GGUF", nil)
 	require.NoError(t, err)
+	// The float checkpoint given is a safetensors repository; a 16-bit
+	// GGUF of the release (bartowski's BF16 file) does not count, as in
+	// tunedFloat.
 	var floats []string
 	for _, ck := range m.Checkpoints {
-		if ck.Release == TunedRelease && floatQuant(ck.Quant) {
+		if ck.Release == TunedRelease && !ck.IsGGUF() && floatQuant(ck.Quant) {
 			floats = append(floats, ck.Repo)
 		}
 	}
