@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -767,7 +768,7 @@ func companionArgs(p *Placement) ([]string, []string) {
 		case d.File != "":
 			a = append(a, "-md", d.File)
 		case ck != nil:
-			a = append(a, "-hfd", hfTag(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}))
+			a = append(a, hfArgs(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}, "-hfd", "-md")...)
 		default:
 			name := d.Model.Name
 			if name == "" {
@@ -900,22 +901,56 @@ func (llamaCPP) Command(s Served) []string {
 	case s.File != "" && s.Load.Needs == "":
 		return []string{"llama-server", "-m", s.File}
 	case s.Load.Repo != "":
-		return []string{"llama-server", "-hf", hfTag(s.Load)}
+		return append([]string{"llama-server"}, hfArgs(s.Load, "-hf", "--hf-file")...)
 	}
 	return nil
 }
 
-// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type or the catalog names no file (a repository holding
-// one file per type, from which llama.cpp picks the file of that
-// quantization: "-hf <user>/<model>[:quant] ... quant is optional,
-// case-insensitive, default to Q4_K_M", common/arg.cpp of ggml-org/llama.cpp,
-// listed in tools/server/README.md).
-func hfTag(ld Load) string {
-	if t := ld.GGUFType; t != "" && (ld.File == "" || strings.Contains(strings.ToUpper(ld.File), t)) {
-		return ld.Repo + ":" + t
+// hfArgs are llama.cpp's flags that download ld's GGUF file: repo, the
+// -hf (or -hfd) flag, with ":TYPE" when that type picks the file
+// (typePicksFile) or the catalog names no file (a repository of one file
+// per type); else the repository with file, the flag that names the file
+// (--hf-file; -md for the draft, which names the file to fetch from
+// -hfd's repository: "will be used if --spec-draft-hf is set", common/arg.cpp).
+// -hf REPO:TYPE picks the first model file whose path matches TYPE
+// followed by "." or "-", case-insensitive, and a bare -hf REPO fetches
+// Q4_K_M, else Q8_0, else the first file (find_best_model in
+// common/download.cpp), so a file named without its type
+// (Phi-3-mini-4k-instruct-q4.gguf) needs its name. Sources:
+// common/arg.cpp and common/download.cpp of ggml-org/llama.cpp as synced
+// at 82bb48500 (https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp),
+// the same rule at ggml-org/llama.cpp@ec026579.
+func hfArgs(ld Load, repo, file string) []string {
+	if t := ld.GGUFType; t != "" && (ld.File == "" || typePicksFile(t, ld.File)) {
+		return []string{repo, ld.Repo + ":" + t}
 	}
-	return ld.Repo
+	if ld.File == "" {
+		return []string{repo, ld.Repo}
+	}
+	return []string{repo, ld.Repo, file, ld.File}
+}
+
+// typeSuffixOf maps a GGUF type name to the one that ends with it: a
+// "-hf REPO:F16" also matches "...-BF16.gguf" (its pattern is not
+// anchored), which sorts before "...-F16.gguf". No other pair of
+// llama.cpp's file type names (llama_ftype_name, src/llama-model-loader.cpp)
+// is so related.
+var typeSuffixOf = map[string]string{"F16": "BF16"}
+
+// typePicksFile reports whether "-hf REPO:t" picks file (a file name, or
+// the folder of a split file, which llama.cpp's listing shows with its
+// path): the name holds t where a type name starts (not the tail of a
+// longer type) followed by ".", "-" or the end of a folder name, and no
+// other type's files can match t too (typeSuffixOf).
+func typePicksFile(t, file string) bool {
+	if _, ok := typeSuffixOf[t]; ok {
+		return false
+	}
+	end := `[.-]`
+	if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
+		end = `(?:[.-]|$)`
+	}
+	return regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + regexp.QuoteMeta(t) + end).MatchString(file)
 }
 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
