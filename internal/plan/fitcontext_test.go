@@ -274,8 +274,11 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	got := with.Shards[0].MemoryBytes - plain.Shards[0].MemoryBytes
 	assert.Equal(t, want, got, "draft weights + draft KV + projector on the first GPU")
 
+	// unsloth/Qwen3-0.6B-GGUF publishes the draft's Q4_K_M (catalog.json):
+	// -hfd downloads it, as -hf does the main model.
 	args := with.EngineArgs["llama.cpp"]
-	assert.Equal(t, "Qwen3-0.6B-Q4_K_M.gguf", flagAfter(args, "-md"))
+	assert.Equal(t, "unsloth/Qwen3-0.6B-GGUF:Q4_K_M", flagAfter(args, "-hfd"))
+	assert.NotContains(t, args, "-md")
 	assert.Equal(t, strconv.Itoa(draft.Layers+1), flagAfter(args, "-ngld"))
 	assert.Equal(t, "MMPROJ.gguf", flagAfter(args, "--mmproj"))
 	assert.NotContains(t, args, "--no-mmproj-offload")
@@ -285,6 +288,14 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	assert.Equal(t, plain.Shards[0].MemoryBytes, host.Shards[0].MemoryBytes, "a projector in host memory adds nothing on the GPU")
 	assert.Equal(t, plain.Budget.HostBytes+1e9, host.Budget.HostBytes)
 	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
+
+	// No GGUF of the draft at Q5_0 is known: -md names the file to make,
+	// and a note says so.
+	q50 := shard(t, request(t, `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q5_0","context_length":8192,"draft_model":{"name":"Qwen3-0.6B"}}`, r))
+	require.True(t, q50.Fits, q50.Explanation)
+	assert.Equal(t, "Qwen3-0.6B-Q5_0.gguf", flagAfter(q50.EngineArgs["llama.cpp"], "-md"))
+	assert.NotContains(t, q50.EngineArgs["llama.cpp"], "-hfd")
+	assert.Contains(t, q50.Explanation, "llama.cpp: no published GGUF of the draft model at Q5_0 is known; -md Qwen3-0.6B-Q5_0.gguf stands for one")
 }
 
 // A projector's image encoder reserves a compute buffer beside the
