@@ -557,7 +557,8 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if n := lowQualityNote(p.Level, p.OffloadAsked); n != "" {
 		notes = append(notes, n)
 	}
-	ca, cn := companionArgs(p)
+	ld, need := e.Load(p)
+	ca, cn := companionArgs(p, ld)
 	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
 		notes = append(notes, fitHandOff(p))
@@ -565,7 +566,6 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
-	ld, need := e.Load(p)
 	if n := namedNotGGUFNote(p.Model, ld); n != "" {
 		notes = append(notes, n)
 	}
@@ -758,9 +758,10 @@ func GGUFFileMaker(t string) string {
 // REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU
 // (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
 // the projector stays in host memory, or --no-mmproj for a multimodal model
-// planned without one. A companion with no file gets a placeholder and a
-// note.
-func companionArgs(p *Placement) ([]string, []string) {
+// planned without one. A projector given by size is the one -hf downloads
+// where the catalog knows the loaded repository's (hfProjector); another
+// companion with no file gets a placeholder and a note.
+func companionArgs(p *Placement, ld *Load) ([]string, []string) {
 	var a, notes []string
 	if d := p.Draft; d != nil {
 		t := d.Level.GGUFType()
@@ -798,17 +799,42 @@ func companionArgs(p *Placement) ([]string, []string) {
 		notes = append(notes, "llama.cpp: --no-mmproj keeps the server text-only: -hf would also load the repository's vision projector (mmproj), which this plan does not count; plan with --mmproj FILE to count it and serve images")
 	}
 	if pr := p.Projector; pr != nil {
-		file := pr.File
-		if file == "" {
-			file = "MMPROJ.gguf"
+		switch mm := hfProjector(p.Model, ld); {
+		case pr.File != "":
+			a = append(a, "--mmproj", pr.File)
+		case mm != "":
+			notes = append(notes, fmt.Sprintf("llama.cpp: -hf also downloads the repository's vision projector and loads it (%s, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given", mm))
+		default:
 			notes = append(notes, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
+			a = append(a, "--mmproj", "MMPROJ.gguf")
 		}
-		a = append(a, "--mmproj", file)
 		if pr.OnHost {
 			a = append(a, "--no-mmproj-offload")
 		}
 	}
 	return a, notes
+}
+
+// hfProjector is the vision projector file (mmproj) of the GGUF
+// repository the command downloads with -hf, as the catalog names it
+// (model.Checkpoint.MMProj); "" when the plan loads given weights (-m FILE)
+// or another repository, or the catalog names none. -hf fetches and loads
+// a repository's mmproj by itself unless --no-mmproj, --mmproj or
+// --mmproj-url is given: common_download_get_hf_plan (find_best_mmproj, the
+// mmproj file in the weights' folder nearest their type) in
+// common/download.cpp and opts.download_mmproj in common/arg.cpp,
+// https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp
+// (synced from ggml-org/llama.cpp 82bb48500).
+func hfProjector(m *model.Model, ld *Load) string {
+	if m == nil || ld == nil || ld.Repo == "" || ld.Needs != "" || m.FileQuant != "" {
+		return ""
+	}
+	for _, ck := range m.Checkpoints {
+		if ck.IsGGUF() && ck.Repo == ld.Repo && ck.MMProj != "" {
+			return ck.MMProj
+		}
+	}
+	return ""
 }
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for

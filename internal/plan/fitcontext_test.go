@@ -486,3 +486,30 @@ func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 	assert.True(t, q4.Fits, "what the note names fits: %q", q4.Explanation)
 	assert.Equal(t, "q4_k_m", q4.Quant)
 }
+
+// A projector given by size for a catalog VLM whose GGUF repository's
+// mmproj file the catalog names (Qwen/Qwen3-VL-8B-Instruct-GGUF) is the one
+// llama-server -hf downloads and loads itself: no --mmproj stand-in, a line
+// naming the file, the size counted. Where the catalog names none
+// (ggml-org/Qwen2.5-VL-7B-Instruct-GGUF), MMPROJ.gguf stands for it.
+func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Qwen3-VL-8B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
+	plain := shard(t, request(t, body+`}`, r))
+	with := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000}}`, r))
+	require.True(t, with.Fits, with.Explanation)
+	assert.Greater(t, with.Shards[0].MemoryBytes-plain.Shards[0].MemoryBytes, int64(1e9-1), "the projector's size is counted")
+	args := with.EngineArgs["llama.cpp"]
+	assert.NotContains(t, args, "--mmproj")
+	assert.NotContains(t, args, "--no-mmproj")
+	assert.Contains(t, with.Explanation, "llama.cpp: -hf also downloads the repository's vision projector and loads it (mmproj-Qwen3VL-8B-Instruct-F16.gguf, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given")
+
+	host := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000,"offload":false}}`, r))
+	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
+	assert.NotContains(t, host.EngineArgs["llama.cpp"], "--mmproj")
+
+	other := shard(t, request(t, `{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192,"mmproj":{"size_bytes":1000000000}}`, r))
+	require.True(t, other.Fits, other.Explanation)
+	assert.Equal(t, "MMPROJ.gguf", flagAfter(other.EngineArgs["llama.cpp"], "--mmproj"))
+	assert.Contains(t, other.Explanation, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
+}
