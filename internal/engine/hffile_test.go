@@ -105,8 +105,9 @@ func TestLlamaCommandFetchesCatalogFile(t *testing.T) {
 // TestHFArgsNameFilesWithoutTheirType pins the forms: the type when it
 // picks the file, the file when it does not (Microsoft's
 // Phi-3-mini-4k-instruct-q4.gguf: a bare -hf would fetch Q4_K_M or the
-// first file), the F16 file named (":F16" also matches "-BF16."), and the
-// draft's file given to -md beside -hfd.
+// first file), the F16 and Q2_0 files named (":F16" also matches
+// "-BF16.", ":Q2_0" "-TQ2_0."), and the draft's file given to -md beside
+// -hfd.
 func TestHFArgsNameFilesWithoutTheirType(t *testing.T) {
 	for _, c := range []struct {
 		ld   Load
@@ -121,6 +122,8 @@ func TestHFArgsNameFilesWithoutTheirType(t *testing.T) {
 		{Load{Repo: "r/A-GGUF", File: "A-f16.gguf", GGUFType: "F16"}, []string{"-hf", "r/A-GGUF", "--hf-file", "A-f16.gguf"}},
 		{Load{Repo: "r/A-GGUF", File: "A-IQ4_XS.gguf", GGUFType: "Q4_XS"}, []string{"-hf", "r/A-GGUF", "--hf-file", "A-IQ4_XS.gguf"}},
 		{Load{Repo: "r/A-GGUF", File: "A-bf16.gguf", GGUFType: "BF16"}, []string{"-hf", "r/A-GGUF:BF16"}},
+		{Load{Repo: "r/A-GGUF", File: "A-Q2_0.gguf", GGUFType: "Q2_0"}, []string{"-hf", "r/A-GGUF", "--hf-file", "A-Q2_0.gguf"}},
+		{Load{Repo: "r/A-GGUF", File: "A-TQ2_0.gguf", GGUFType: "TQ2_0"}, []string{"-hf", "r/A-GGUF:TQ2_0"}},
 	} {
 		assert.Equal(t, c.want, hfArgs(c.ld, "-hf", "--hf-file"), "%+v", c.ld)
 	}

@@ -958,10 +958,10 @@ func hfArgs(ld Load, repo, file string) []string {
 
 // typeSuffixOf maps a GGUF type name to the one that ends with it: a
 // "-hf REPO:F16" also matches "...-BF16.gguf" (its pattern is not
-// anchored), which sorts before "...-F16.gguf". No other pair of
-// llama.cpp's file type names (llama_ftype_name, src/llama-model-loader.cpp)
-// is so related.
-var typeSuffixOf = map[string]string{"F16": "BF16"}
+// anchored), which sorts before "...-F16.gguf". These are the pairs among
+// the type names llama-quantize writes (QUANT_OPTIONS in
+// tools/quantize/quantize.cpp of llama.cpp, at the commit hfArgs cites).
+var typeSuffixOf = map[string]string{"F16": "BF16", "Q1_0": "TQ1_0", "Q2_0": "TQ2_0"}
 
 // typePicksFile reports whether "-hf REPO:t" picks file (a file name, or
 // the folder of a split file, which llama.cpp's listing shows with its
