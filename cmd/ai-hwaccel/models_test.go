@@ -196,7 +196,17 @@ func TestPlanWithDraftModelAndProjector(t *testing.T) {
 		"--draft-model", "Qwen3-0.6B", "--mmproj", mm, "--no-mmproj-offload")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "llama-server -hf Qwen/Qwen3-8B-GGUF:Q4_K_M ")
-	assert.Contains(t, r.stdout, "-md Qwen3-0.6B-Q4_K_M.gguf -ngld 29 --mmproj "+mm+" --no-mmproj-offload")
+	// The draft's Q4_K_M is published (unsloth/Qwen3-0.6B-GGUF): -hfd fetches it.
+	assert.Contains(t, r.stdout, "-hfd unsloth/Qwen3-0.6B-GGUF:Q4_K_M -ngld 29 --mmproj "+mm+" --no-mmproj-offload")
+	assert.NotContains(t, r.stdout, " -md ")
+
+	// No Q5_0 of the draft is known: -md names the file to make, and a note says so.
+	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-14B", "--engine", "llama.cpp", "--quant", "q5_0",
+		"--draft-model", "Qwen3-0.6B")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "llama-server -hf Qwen/Qwen3-14B-GGUF:Q5_0 ")
+	assert.Contains(t, r.stdout, "-md Qwen3-0.6B-Q5_0.gguf -ngld 29")
+	assert.Contains(t, r.stdout, "no published GGUF of the draft model at Q5_0 is known; -md Qwen3-0.6B-Q5_0.gguf stands for one")
 
 	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-8B", "--no-mmproj-offload")...)
 	assert.Equal(t, 2, r.code)

@@ -92,7 +92,8 @@ func TestLlamaCPPLoadsTheOfficialGGUFRepository(t *testing.T) {
 		{"Qwen3-32B", quant.INT4, "ggml-org/Qwen3-32B-GGUF:Q4_K_M"},
 		{"Qwen3-8B", "q4_k_m", "Qwen/Qwen3-8B-GGUF:Q4_K_M"},
 		{"Qwen3-30B-A3B", "q8_0", "Qwen/Qwen3-30B-A3B-GGUF:Q8_0"},
-		{"gpt-oss-20b", quant.MXFP4, "ggml-org/gpt-oss-20b-GGUF"},
+		// The file's name says mxfp4, its type MXFP4_MOE: named whole.
+		{"gpt-oss-20b", quant.MXFP4, "ggml-org/gpt-oss-20b-GGUF --hf-file gpt-oss-20b-mxfp4.gguf"},
 		// Repositories and types added from cited listings (catalog.json).
 		{"Qwen3-235B-A22B", "q4_k_m", "Qwen/Qwen3-235B-A22B-GGUF:Q4_K_M"},
 		{"Qwen3-Next-80B-A3B-Instruct", "q8_0", "Qwen/Qwen3-Next-80B-A3B-Instruct-GGUF:Q8_0"},
@@ -112,7 +113,7 @@ func TestLlamaCPPLoadsTheOfficialGGUFRepository(t *testing.T) {
 		ld, note := e.Load(&Placement{Model: m, Level: c.level, Kind: registry.KindCUDA})
 		require.NotNil(t, ld, "%s %s", c.model, c.level)
 		assert.Empty(t, note)
-		assert.Equal(t, []string{"llama-server", "-hf", c.want}, e.Command(Served{Load: *ld}), "%s %s", c.model, c.level)
+		assert.Equal(t, append([]string{"llama-server", "-hf"}, strings.Fields(c.want)...), e.Command(Served{Load: *ld}), "%s %s", c.model, c.level)
 	}
 }
 

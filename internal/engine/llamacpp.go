@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -556,7 +557,8 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if n := lowQualityNote(p.Level, p.OffloadAsked); n != "" {
 		notes = append(notes, n)
 	}
-	ca, cn := companionArgs(p)
+	ld, need := e.Load(p)
+	ca, cn := companionArgs(p, ld)
 	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
 		notes = append(notes, fitHandOff(p))
@@ -564,7 +566,6 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
 	}
-	ld, need := e.Load(p)
 	if n := namedNotGGUFNote(p.Model, ld); n != "" {
 		notes = append(notes, n)
 	}
@@ -757,9 +758,10 @@ func GGUFFileMaker(t string) string {
 // REPO:TYPE for a published GGUF) with -ngld all of its layers on the GPU
 // (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
 // the projector stays in host memory, or --no-mmproj for a multimodal model
-// planned without one. A companion with no file gets a placeholder and a
-// note.
-func companionArgs(p *Placement) ([]string, []string) {
+// planned without one. A projector given by size is the one -hf downloads
+// where the catalog knows the loaded repository's (hfProjector); another
+// companion with no file gets a placeholder and a note.
+func companionArgs(p *Placement, ld *Load) ([]string, []string) {
 	var a, notes []string
 	if d := p.Draft; d != nil {
 		t := d.Level.GGUFType()
@@ -767,7 +769,7 @@ func companionArgs(p *Placement) ([]string, []string) {
 		case d.File != "":
 			a = append(a, "-md", d.File)
 		case ck != nil:
-			a = append(a, "-hfd", hfTag(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}))
+			a = append(a, hfArgs(Load{Repo: ck.Repo, File: ck.File, GGUFType: t}, "-hfd", "-md")...)
 		default:
 			name := d.Model.Name
 			if name == "" {
@@ -797,17 +799,42 @@ func companionArgs(p *Placement) ([]string, []string) {
 		notes = append(notes, "llama.cpp: --no-mmproj keeps the server text-only: -hf would also load the repository's vision projector (mmproj), which this plan does not count; plan with --mmproj FILE to count it and serve images")
 	}
 	if pr := p.Projector; pr != nil {
-		file := pr.File
-		if file == "" {
-			file = "MMPROJ.gguf"
+		switch mm := hfProjector(p.Model, ld); {
+		case pr.File != "":
+			a = append(a, "--mmproj", pr.File)
+		case mm != "":
+			notes = append(notes, fmt.Sprintf("llama.cpp: -hf also downloads the repository's vision projector and loads it (%s, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given", mm))
+		default:
 			notes = append(notes, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
+			a = append(a, "--mmproj", "MMPROJ.gguf")
 		}
-		a = append(a, "--mmproj", file)
 		if pr.OnHost {
 			a = append(a, "--no-mmproj-offload")
 		}
 	}
 	return a, notes
+}
+
+// hfProjector is the vision projector file (mmproj) of the GGUF
+// repository the command downloads with -hf, as the catalog names it
+// (model.Checkpoint.MMProj); "" when the plan loads given weights (-m FILE)
+// or another repository, or the catalog names none. -hf fetches and loads
+// a repository's mmproj by itself unless --no-mmproj, --mmproj or
+// --mmproj-url is given: common_download_get_hf_plan (find_best_mmproj, the
+// mmproj file in the weights' folder nearest their type) in
+// common/download.cpp and opts.download_mmproj in common/arg.cpp,
+// https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp
+// (synced from ggml-org/llama.cpp 82bb48500).
+func hfProjector(m *model.Model, ld *Load) string {
+	if m == nil || ld == nil || ld.Repo == "" || ld.Needs != "" || m.FileQuant != "" {
+		return ""
+	}
+	for _, ck := range m.Checkpoints {
+		if ck.IsGGUF() && ck.Repo == ld.Repo && ck.MMProj != "" {
+			return ck.MMProj
+		}
+	}
+	return ""
 }
 
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
@@ -900,22 +927,56 @@ func (llamaCPP) Command(s Served) []string {
 	case s.File != "" && s.Load.Needs == "":
 		return []string{"llama-server", "-m", s.File}
 	case s.Load.Repo != "":
-		return []string{"llama-server", "-hf", hfTag(s.Load)}
+		return append([]string{"llama-server"}, hfArgs(s.Load, "-hf", "--hf-file")...)
 	}
 	return nil
 }
 
-// hfTag is llama.cpp's -hf argument: the repository, with ":TYPE" when its
-// file names the type or the catalog names no file (a repository holding
-// one file per type, from which llama.cpp picks the file of that
-// quantization: "-hf <user>/<model>[:quant] ... quant is optional,
-// case-insensitive, default to Q4_K_M", common/arg.cpp of ggml-org/llama.cpp,
-// listed in tools/server/README.md).
-func hfTag(ld Load) string {
-	if t := ld.GGUFType; t != "" && (ld.File == "" || strings.Contains(strings.ToUpper(ld.File), t)) {
-		return ld.Repo + ":" + t
+// hfArgs are llama.cpp's flags that download ld's GGUF file: repo, the
+// -hf (or -hfd) flag, with ":TYPE" when that type picks the file
+// (typePicksFile) or the catalog names no file (a repository of one file
+// per type); else the repository with file, the flag that names the file
+// (--hf-file; -md for the draft, which names the file to fetch from
+// -hfd's repository: "will be used if --spec-draft-hf is set", common/arg.cpp).
+// -hf REPO:TYPE picks the first model file whose path matches TYPE
+// followed by "." or "-", case-insensitive, and a bare -hf REPO fetches
+// Q4_K_M, else Q8_0, else the first file (find_best_model in
+// common/download.cpp), so a file named without its type
+// (Phi-3-mini-4k-instruct-q4.gguf) needs its name. Sources:
+// common/arg.cpp and common/download.cpp of ggml-org/llama.cpp as synced
+// at 82bb48500 (https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp),
+// the same rule at ggml-org/llama.cpp@ec026579.
+func hfArgs(ld Load, repo, file string) []string {
+	if t := ld.GGUFType; t != "" && (ld.File == "" || typePicksFile(t, ld.File)) {
+		return []string{repo, ld.Repo + ":" + t}
 	}
-	return ld.Repo
+	if ld.File == "" {
+		return []string{repo, ld.Repo}
+	}
+	return []string{repo, ld.Repo, file, ld.File}
+}
+
+// typeSuffixOf maps a GGUF type name to the one that ends with it: a
+// "-hf REPO:F16" also matches "...-BF16.gguf" (its pattern is not
+// anchored), which sorts before "...-F16.gguf". These are the pairs among
+// the type names llama-quantize writes (QUANT_OPTIONS in
+// tools/quantize/quantize.cpp of llama.cpp, at the commit hfArgs cites).
+var typeSuffixOf = map[string]string{"F16": "BF16", "Q1_0": "TQ1_0", "Q2_0": "TQ2_0"}
+
+// typePicksFile reports whether "-hf REPO:t" picks file (a file name, or
+// the folder of a split file, which llama.cpp's listing shows with its
+// path): the name holds t where a type name starts (not the tail of a
+// longer type) followed by ".", "-" or the end of a folder name, and no
+// other type's files can match t too (typeSuffixOf).
+func typePicksFile(t, file string) bool {
+	if _, ok := typeSuffixOf[t]; ok {
+		return false
+	}
+	end := `[.-]`
+	if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
+		end = `(?:[.-]|$)`
+	}
+	return regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + regexp.QuoteMeta(t) + end).MatchString(file)
 }
 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed

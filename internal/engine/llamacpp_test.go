@@ -95,15 +95,15 @@ func TestPartialExpertOverrideMatchesOneLayer(t *testing.T) {
 // the plan counts it and --mmproj loads it; a text model gets neither flag.
 func TestProjectorFlags(t *testing.T) {
 	vlm := &model.Model{Name: "vlm", Layers: 4, VisionParams: 400_000_000}
-	a, notes := companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA})
+	a, notes := companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA}, nil)
 	assert.Equal(t, []string{"--no-mmproj"}, a)
 	require.Len(t, notes, 1)
 	assert.Contains(t, notes[0], "-hf would also load the repository's vision projector")
 
-	a, _ = companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA, Projector: &ProjectorFile{File: "mmproj.gguf", OnHost: true}})
+	a, _ = companionArgs(&Placement{Model: vlm, Kind: registry.KindCUDA, Projector: &ProjectorFile{File: "mmproj.gguf", OnHost: true}}, nil)
 	assert.Equal(t, []string{"--mmproj", "mmproj.gguf", "--no-mmproj-offload"}, a)
 
-	a, notes = companionArgs(&Placement{Model: &model.Model{Name: "text", Layers: 4}, Kind: registry.KindCUDA})
+	a, notes = companionArgs(&Placement{Model: &model.Model{Name: "text", Layers: 4}, Kind: registry.KindCUDA}, nil)
 	assert.Empty(t, a)
 	assert.Empty(t, notes)
 }

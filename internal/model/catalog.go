@@ -194,7 +194,11 @@ type Checkpoint struct {
 	// File is the GGUF file to load from a GGUF repository; "" for a
 	// repository of one file per type, from which llama.cpp's -hf REPO:TYPE
 	// picks the file of Quant.
-	File   string `json:"file,omitempty"`
+	File string `json:"file,omitempty"`
+	// MMProj is the vision projector file a GGUF repository publishes
+	// beside the weights (mmproj-...gguf), where a source names it: the
+	// file llama-server -hf downloads and loads with them.
+	MMProj string `json:"mmproj,omitempty"`
 	Source string `json:"source"`
 	// SizeBytes is the published size of the weights, where a source
 	// states it (SizeSource).

@@ -274,8 +274,11 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	got := with.Shards[0].MemoryBytes - plain.Shards[0].MemoryBytes
 	assert.Equal(t, want, got, "draft weights + draft KV + projector on the first GPU")
 
+	// unsloth/Qwen3-0.6B-GGUF publishes the draft's Q4_K_M (catalog.json):
+	// -hfd downloads it, as -hf does the main model.
 	args := with.EngineArgs["llama.cpp"]
-	assert.Equal(t, "Qwen3-0.6B-Q4_K_M.gguf", flagAfter(args, "-md"))
+	assert.Equal(t, "unsloth/Qwen3-0.6B-GGUF:Q4_K_M", flagAfter(args, "-hfd"))
+	assert.NotContains(t, args, "-md")
 	assert.Equal(t, strconv.Itoa(draft.Layers+1), flagAfter(args, "-ngld"))
 	assert.Equal(t, "MMPROJ.gguf", flagAfter(args, "--mmproj"))
 	assert.NotContains(t, args, "--no-mmproj-offload")
@@ -285,6 +288,14 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	assert.Equal(t, plain.Shards[0].MemoryBytes, host.Shards[0].MemoryBytes, "a projector in host memory adds nothing on the GPU")
 	assert.Equal(t, plain.Budget.HostBytes+1e9, host.Budget.HostBytes)
 	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
+
+	// No GGUF of the draft at Q5_0 is known: -md names the file to make,
+	// and a note says so.
+	q50 := shard(t, request(t, `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q5_0","context_length":8192,"draft_model":{"name":"Qwen3-0.6B"}}`, r))
+	require.True(t, q50.Fits, q50.Explanation)
+	assert.Equal(t, "Qwen3-0.6B-Q5_0.gguf", flagAfter(q50.EngineArgs["llama.cpp"], "-md"))
+	assert.NotContains(t, q50.EngineArgs["llama.cpp"], "-hfd")
+	assert.Contains(t, q50.Explanation, "llama.cpp: no published GGUF of the draft model at Q5_0 is known; -md Qwen3-0.6B-Q5_0.gguf stands for one")
 }
 
 // A projector's image encoder reserves a compute buffer beside the
@@ -474,4 +485,31 @@ func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 	q4 := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, r))
 	assert.True(t, q4.Fits, "what the note names fits: %q", q4.Explanation)
 	assert.Equal(t, "q4_k_m", q4.Quant)
+}
+
+// A projector given by size for a catalog VLM whose GGUF repository's
+// mmproj file the catalog names (Qwen/Qwen3-VL-8B-Instruct-GGUF) is the one
+// llama-server -hf downloads and loads itself: no --mmproj stand-in, a line
+// naming the file, the size counted. Where the catalog names none
+// (ggml-org/Qwen2.5-VL-7B-Instruct-GGUF), MMPROJ.gguf stands for it.
+func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
+	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	body := `{"model":{"name":"Qwen3-VL-8B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
+	plain := shard(t, request(t, body+`}`, r))
+	with := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000}}`, r))
+	require.True(t, with.Fits, with.Explanation)
+	assert.Greater(t, with.Shards[0].MemoryBytes-plain.Shards[0].MemoryBytes, int64(1e9-1), "the projector's size is counted")
+	args := with.EngineArgs["llama.cpp"]
+	assert.NotContains(t, args, "--mmproj")
+	assert.NotContains(t, args, "--no-mmproj")
+	assert.Contains(t, with.Explanation, "llama.cpp: -hf also downloads the repository's vision projector and loads it (mmproj-Qwen3VL-8B-Instruct-F16.gguf, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given")
+
+	host := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000,"offload":false}}`, r))
+	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
+	assert.NotContains(t, host.EngineArgs["llama.cpp"], "--mmproj")
+
+	other := shard(t, request(t, `{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192,"mmproj":{"size_bytes":1000000000}}`, r))
+	require.True(t, other.Fits, other.Explanation)
+	assert.Equal(t, "MMPROJ.gguf", flagAfter(other.EngineArgs["llama.cpp"], "--mmproj"))
+	assert.Contains(t, other.Explanation, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
 }
