@@ -33,7 +33,7 @@ func TestPagedMemoryLineCountsTheBatch(t *testing.T) {
 		ans, _ := runJSON(t, withFixture(t, "h200-vm", append(args, "--json")...)...)
 		require.Equal(t, true, ans["fits"], eng)
 		mem := ans["memory"].(map[string]any)
-		assert.EqualValues(t, 32<<30, mem["kv_cache_bytes"], eng)
+		assert.EqualValues(t, int64(32<<30), mem["kv_cache_bytes"], eng)
 		assert.EqualValues(t, 8, mem["kv_cache_sequences"], eng)
 		up := int(ans["max_batch_size"].(float64))
 		require.Greater(t, up, 8, eng)

@@ -22,7 +22,7 @@ func pagedPlan(t *testing.T, engine string, batch int) *ShardingAnswer {
 // tokens at 16 bits: 32 layers x 8 KV heads x 128 (head_dim) x 2 (K and V)
 // x 2 bytes = 131072 bytes a token (config.json of meta-llama/Llama-3.1-8B),
 // 4 GiB.
-const oneSequenceKV = 32 * 8 * 128 * 2 * 2 * 32768
+const oneSequenceKV int64 = 32 * 8 * 128 * 2 * 2 * 32768
 
 // checkMemorySums checks that memory is the sum of its parts and of the
 // shards, and that no shard is over its device.
