@@ -193,8 +193,15 @@ func choose(req *planning) (*choice, error) {
 		var notes []string
 		levels, notes = e.Levels(levels)
 		why = strings.Join(append([]string{why}, notes...), "; ")
-	} else if notes := sizedAsNotes(plannedPools(req, accel, host), levels); len(notes) > 0 {
-		why = strings.Join(append([]string{why}, notes...), "; ")
+	} else {
+		planned := plannedPools(req, accel, host)
+		notes := sizedAsNotes(planned, levels)
+		if n := ownLadderNote(req, planned, levels); n != "" {
+			notes = append(notes, n)
+		}
+		if len(notes) > 0 {
+			why = strings.Join(append([]string{why}, notes...), "; ")
+		}
 	}
 	req.weights = weightsAt(req.Model, levels)
 	tried := levels
