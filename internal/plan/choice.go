@@ -45,6 +45,11 @@ type choice struct {
 	// published checkpoint runs, where auto passed it over
 	// (preferPublished, unpublishedLine); "" otherwise.
 	PublishedWhy string
+	// DroppedWhy says why a level the ladder leaves out (a worse level
+	// that is not smaller than a better one) was planned: a published file
+	// runs it and none runs the better, smaller level (droppedLine); ""
+	// otherwise.
+	DroppedWhy string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -188,13 +193,24 @@ func choose(req *planning) (*choice, error) {
 		var notes []string
 		levels, notes = e.Levels(levels)
 		why = strings.Join(append([]string{why}, notes...), "; ")
-	} else if notes := sizedAsNotes(plannedPools(req, accel, host), levels); len(notes) > 0 {
-		why = strings.Join(append([]string{why}, notes...), "; ")
+	} else {
+		planned := plannedPools(req, accel, host)
+		notes := sizedAsNotes(planned, levels)
+		if n := ownLadderNote(req, planned, levels); n != "" {
+			notes = append(notes, n)
+		}
+		if len(notes) > 0 {
+			why = strings.Join(append([]string{why}, notes...), "; ")
+		}
 	}
 	req.weights = weightsAt(req.Model, levels)
+	tried := levels
 	if len(levels) > 1 {
-		req.weights = req.weights.monotone()
-		levels = req.weights.levels
+		// req.weights keeps every level's size: a level the ladder leaves
+		// out is still planned where a published file may run it
+		// (ladderFor).
+		levels = req.weights.monotone().levels
+		tried = ladderFor(req, levels)
 	}
 	ch.LevelsWhy = why
 	passes := [][]*pool{accel}
@@ -216,7 +232,8 @@ func choose(req *planning) (*choice, error) {
 			continue
 		}
 		orderPools(ps)
-		rows, fits := planLevels(req, ps, levels)
+		rows, fits := planLevels(req, ps, tried)
+		rows, fits, dropped := keepPublishedDropped(req, levels, rows, fits)
 		if pass == 0 || len(fits) > 0 {
 			ch.Rows = rows
 		}
@@ -224,6 +241,7 @@ func choose(req *planning) (*choice, error) {
 			fits, skipped := preferPublished(req, levels, fits)
 			best, why := chooseBySpeed(req, levels, fits)
 			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
+			ch.DroppedWhy = droppedLine(req, best, dropped)
 			ch.Outcome = outcomeFits
 			if pass == 1 {
 				ch.Outcome = outcomeFitsOnHost

@@ -203,3 +203,35 @@ func multiNode(pl *planned) bool {
 	}
 	return false
 }
+
+// ownLadderNote says, for a request that names no engine under quant auto,
+// that a default engine of the pools walks a ladder of its own when named:
+// llama.cpp by default plans the wire contract's levels (int8 and int4
+// sized as Q8_0 and Q4_K_M files, /work/shared/contract.md's quant
+// names), while "engine": "llama.cpp" walks the GGUF types, q5_k_m and
+// q6_k between them included, so the same engine gives two answers
+// (docs/requests.md, quant). "" where no pool's default engine has one.
+func ownLadderNote(req *planning, pools []*pool, levels []quant.Level) string {
+	if req.Quant != "auto" || len(levels) < 2 {
+		return ""
+	}
+	for _, p := range pools {
+		e := p.engine()
+		if e == nil || !p.Budget.ByDefault {
+			continue
+		}
+		ladder, _ := e.Levels(levels)
+		var own []quant.Level // the engine's levels the contract's do not name
+		for _, l := range ladder {
+			if !slices.Contains(levels, l) {
+				own = append(own, l)
+			}
+		}
+		if len(own) < 4 {
+			continue
+		}
+		return fmt.Sprintf("with %s named, auto walks %s's GGUF ladder instead (%s > %s > %s > ... > %s); a request naming no engine keeps the levels above, the quant names of the wire contract",
+			HintEngine(e.Name()), e.Title(), own[0], own[1], own[2], own[len(own)-1])
+	}
+	return ""
+}

@@ -65,7 +65,7 @@ func explainChoice(ch *choice) []string {
 // runs (PublishedWhy), then how decode speed weighed (SpeedWhy).
 func choiceWhys(ch *choice) []string {
 	var out []string
-	for _, s := range []string{ch.PublishedWhy, ch.SpeedWhy} {
+	for _, s := range []string{ch.PublishedWhy, ch.DroppedWhy, ch.SpeedWhy} {
 		if s != "" {
 			out = append(out, s)
 		}

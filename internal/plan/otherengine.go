@@ -102,3 +102,48 @@ func whereFits(a *ShardingAnswer) string {
 	}
 	return strings.Join(ids, ", ") + how
 }
+
+// publishedElsewhere is the explanation's line for a fitting plan that no
+// published checkpoint runs under the default engine, where the request
+// named no engine and asked for quant auto, when another engine on the
+// plan's devices (engine.Alternatives) plans it, named with quant auto, at
+// a level a published checkpoint runs: on a DGX H100 vLLM fits DeepSeek-R1
+// only at int4, of which nothing is published (its FP8 release needs more
+// than the 8 GPUs), while llama.cpp runs unsloth's Q6_K GGUF. The line
+// names what the hint's command plans, as otherEngineFits does for a
+// refusal.
+func publishedElsewhere(r *planning, ch *choice) (string, bool) {
+	pl := &ch.Plan
+	if r.Engine != "" || !pl.Fits || pl.Pool == nil || len(pl.Pool.Devices) == 0 || !pl.Pool.Budget.ByDefault {
+		return "", false
+	}
+	if !prefersPublished(r, rowLevels(ch.Rows)) || runsPublished(r, pl) {
+		return "", false
+	}
+	for _, e := range otherEngines(r.engineRule(), &pl.Pool.Devices[0].Dev) {
+		a, ok := fitsNamed(r.Request, e, "auto")
+		if !ok {
+			continue
+		}
+		ld, ok := a.Load[e.Name()]
+		if !ok || ld.Repo == "" || ld.Needs != "" {
+			continue
+		}
+		ref := ld.Repo
+		if ld.GGUFType != "" {
+			ref += ":" + ld.GGUFType
+		}
+		return fmt.Sprintf("no published checkpoint runs it under %s; engine %s runs %s on %s; plan it with %s",
+			pl.Pool.engine().Title(), e.Name(), ref, whereFits(a), HintEngine(e.Name())), true
+	}
+	return "", false
+}
+
+// rowLevels is the levels of the levels table's rows.
+func rowLevels(rows []LevelRow) []quant.Level {
+	out := make([]quant.Level, len(rows))
+	for i, row := range rows {
+		out[i] = quant.Level(row.Quant)
+	}
+	return out
+}

@@ -6,6 +6,7 @@ package plan
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
@@ -105,4 +106,87 @@ func sequencesHeld(req *planning, pl *planned) string {
 		return fmt.Sprintf("%d sequences of %d tokens", n, req.ContextLength)
 	}
 	return fmt.Sprintf("a context of %d tokens", req.ContextLength)
+}
+
+// ladderFor is the levels a request plans: levels (the ladder without the
+// worse levels that are not smaller, levelWeights.monotone) and, where the
+// level choice prefers published checkpoints, the levels monotone left out
+// too, in ladder order: a worse, larger level is still the answer when a
+// published file runs it and none runs the better, smaller ones
+// (Qwen3-235B-A22B's Q2_K, larger than IQ2_M, is the one low GGUF type
+// unsloth publishes; https://huggingface.co/unsloth/Qwen3-235B-A22B-GGUF).
+// keepPublishedDropped decides which of them stay, once their plans are
+// known.
+func ladderFor(req *planning, levels []quant.Level) []quant.Level {
+	if len(req.weights.levels) == len(levels) || !prefersPublished(req, levels) {
+		return levels
+	}
+	return req.weights.levels
+}
+
+// keepPublishedDropped is rows and fits without the levels planned beyond
+// levels (ladderFor) that are not the answer: kept is such a level that
+// fits, that a published checkpoint runs and that no better fitting level
+// a published checkpoint runs comes before, so the filter of the ladder
+// and the preference for published levels agree. dropped is the fitting
+// plans of the levels kept that way.
+func keepPublishedDropped(req *planning, levels []quant.Level, rows []LevelRow, fits []*planned) ([]LevelRow, []*planned, []*planned) {
+	if len(rows) == len(levels) {
+		return rows, fits, nil
+	}
+	onLadder := map[quant.Level]bool{}
+	for _, l := range levels {
+		onLadder[l] = true
+	}
+	keep := map[quant.Level]bool{}
+	var keptFits, dropped []*planned
+	published := false // a better fitting level a published checkpoint runs
+	for _, pl := range fits {
+		runs := runsPublished(req, pl)
+		switch {
+		case onLadder[pl.Level]:
+			keptFits = append(keptFits, pl)
+		case runs && !published:
+			keep[pl.Level] = true
+			keptFits = append(keptFits, pl)
+			dropped = append(dropped, pl)
+		}
+		published = published || runs
+	}
+	var keptRows []LevelRow
+	for _, r := range rows {
+		if l := quant.Level(r.Quant); onLadder[l] || keep[l] {
+			keptRows = append(keptRows, r)
+		}
+	}
+	return keptRows, keptFits, dropped
+}
+
+// droppedLine is the explanation's line for a plan at a level the ladder
+// leaves out (keepPublishedDropped): the better level before it that is
+// not larger, which no published file runs. "" when best is not one of
+// dropped.
+func droppedLine(req *planning, best *planned, dropped []*planned) string {
+	if !slices.Contains(dropped, best) {
+		return ""
+	}
+	better := smallerBetter(req, best.Level)
+	return fmt.Sprintf("%s: %s would be smaller and better but no published file runs it; the ladder leaves out a worse level that is not smaller, except where a published file runs it and none runs the better, smaller levels that fit",
+		best.Level, better)
+}
+
+// smallerBetter is the last level before l in the request's ladder whose
+// weights are not larger than l's: the one monotone left l out for.
+func smallerBetter(req *planning, l quant.Level) quant.Level {
+	w := req.weights
+	var out quant.Level
+	for i, x := range w.levels {
+		if x == l {
+			break
+		}
+		if w.bytes[i] <= w.at(req.Model, l) {
+			out = x
+		}
+	}
+	return out
 }

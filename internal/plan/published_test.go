@@ -183,3 +183,63 @@ func TestPublishedLineNamesTheSequencesItsMemoryHolds(t *testing.T) {
 	line := alsoFitsLine(a.Explanation)
 	assert.Regexp(t, `^published: q5_k_m \([0-9.]+ GiB at 2 sequences of 2048 tokens\) also fits but`, line)
 }
+
+// qwen3MoEQ2K is unsloth's Q2_K GGUF of Qwen3-235B-A22B (catalog).
+var qwen3MoEQ2K = model.Checkpoint{Quant: "q2_k", Repo: "unsloth/Qwen3-235B-A22B-GGUF", Method: "gguf", Source: "https://huggingface.co/unsloth/Qwen3-235B-A22B-GGUF"}
+
+// qwen3MoEWith is a llama.cpp request for Qwen3-235B-A22B on one GPU of
+// 96 GiB whose catalog entry lists cks.
+func qwen3MoEWith(t *testing.T, cks ...model.Checkpoint) *Request {
+	d := gpu(registry.KindCUDA, 0, "test GPU", 96<<30, "8.9")
+	req := request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`, reg(t, []registry.Device{d}))
+	m := *req.Model
+	m.Checkpoints, m.NamedCheckpoint = cks, -1
+	req.Model = &m
+	return req
+}
+
+// rowOf is the row of level l, nil when it was not planned.
+func rowOf(rows []LevelRow, l string) *LevelRow {
+	for i := range rows {
+		if rows[i].Quant == l {
+			return &rows[i]
+		}
+	}
+	return nil
+}
+
+// On Qwen3-235B-A22B llama.cpp's Q2_K outweighs IQ2_M (the ladder leaves
+// it out: a worse level that is not smaller), but where Q2_K is the one
+// low level with a published file (unsloth's, as on strix-halo-128gb) and
+// no better level that fits has one, quant auto plans q2_k, whose command
+// runs, and says why a larger, worse level was taken.
+func TestAutoTakesAPublishedLevelTheLadderLeftOut(t *testing.T) {
+	a := shard(t, qwen3MoEWith(t, qwen3BF16, qwen3MoEQ2K))
+	require.True(t, a.Fits, dump(t, a))
+	assert.Equal(t, "q2_k", a.Quant, dump(t, a.Explanation))
+	assert.Equal(t, qwen3MoEQ2K.Repo, a.Load["llama.cpp"].Repo)
+	q2k, iq2m := rowOf(a.Levels, "q2_k"), rowOf(a.Levels, "iq2_m")
+	require.NotNil(t, q2k, "the planned level has its row")
+	require.NotNil(t, iq2m)
+	assert.Greater(t, q2k.TotalBytes, iq2m.TotalBytes, "q2_k is larger than iq2_m on this shape")
+	assert.Contains(t, dump(t, a.Explanation), "q2_k: iq2_m would be smaller and better but no published file runs it")
+
+	sg, err := SuggestQuant(qwen3MoEWith(t, qwen3BF16, qwen3MoEQ2K))
+	require.NoError(t, err)
+	assert.Equal(t, a.Quant, sg.Quant)
+
+	// Where IQ2_M is published too, the smaller, better level is planned
+	// and q2_k stays off the ladder.
+	iq2 := qwen3MoEQ2K
+	iq2.Quant = "iq2_m"
+	a = shard(t, qwen3MoEWith(t, qwen3BF16, qwen3MoEQ2K, iq2))
+	assert.Equal(t, "iq2_m", a.Quant)
+	assert.Nil(t, rowOf(a.Levels, "q2_k"))
+
+	// With no low level published the best level that fits is planned,
+	// without a command, and q2_k stays off the ladder.
+	a = shard(t, qwen3MoEWith(t, qwen3BF16))
+	assert.NotEqual(t, "q2_k", a.Quant)
+	assert.Nil(t, rowOf(a.Levels, "q2_k"))
+	assert.NotContains(t, dump(t, a.Explanation), "would be smaller and better")
+}

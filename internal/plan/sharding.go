@@ -178,6 +178,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	run := engineAnswerOf(pl, req, ch.Cluster)
 	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env
 	ans.Explanation = append(ans.Explanation, run.Notes...)
+	if line, ok := publishedElsewhere(req, ch); ok {
+		ans.Explanation = append(ans.Explanation, line)
+	}
 	ans.Warnings = append(ans.Warnings, run.Warnings...)
 	ans.IdleDevices = idleDevices(ch)
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)

@@ -63,6 +63,9 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		// Why memory is above the levels table's row: the line a plan
 		// of the same request gives.
 		ans.Explanation = append(ans.Explanation, explainPaged(pl, req, maxBatch, ans.Memory)...)
+		if line, ok := publishedElsewhere(req, ch); ok {
+			ans.Explanation = append(ans.Explanation, line)
+		}
 	} else {
 		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 		ans.Refusal = refusalOf(pl)
