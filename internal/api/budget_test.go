@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"slices"
 	"testing"
 
@@ -18,9 +16,7 @@ import (
 // the whole answer, with the machine's detected total memory per device.
 func fixtureShardingAnswer(t *testing.T, machine, request string) (plan.ShardingAnswer, map[string]int64) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
-	require.NoError(t, err)
-	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	detect := fixtureDetect(t, machine)
 	var reg struct {
 		Devices []struct {
 			ID          string `json:"id"`

@@ -17,9 +17,7 @@ import (
 // fullPlan plans request on a fixture machine and returns the whole answer.
 func fullPlan(t *testing.T, machine, request string) map[string]any {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
-	require.NoError(t, err)
-	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	detect := fixtureDetect(t, machine)
 	req := request[:len(request)-1] + `,"detect":` + detect + `}`
 	out := PlanSharding(context.Background(), []byte(req), NoEnv)
 	var a map[string]any

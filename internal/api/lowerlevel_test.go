@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,9 +14,7 @@ import (
 // machine and decodes the answer's fits, quant and explanation.
 func fixtureAnswer(t *testing.T, entry func(context.Context, []byte, Env) []byte, machine, request string) (fits bool, quant string, explanation []string) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
-	require.NoError(t, err)
-	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	detect := fixtureDetect(t, machine)
 	out := entry(context.Background(), []byte(request[:len(request)-1]+`,"detect":`+detect+`}`), NoEnv)
 	var a struct {
 		Fits        bool     `json:"fits"`

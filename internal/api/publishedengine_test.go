@@ -2,8 +2,6 @@ package api
 
 import (
 	"context"
-	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -16,9 +14,7 @@ import (
 // names for engine.
 func fixtureLoad(t *testing.T, machine, request, engine string) (repo, ggufType, needs string) {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
-	require.NoError(t, err)
-	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	detect := fixtureDetect(t, machine)
 	out := PlanSharding(context.Background(), []byte(request[:len(request)-1]+`,"detect":`+detect+`}`), NoEnv)
 	var a struct {
 		Load map[string]struct {

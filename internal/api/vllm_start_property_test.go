@@ -69,9 +69,7 @@ func TestFittingVLLMPlansStart(t *testing.T) {
 // invalid (a context past a sample model's maximum).
 func servingPlan(t *testing.T, machine, request string) map[string]any {
 	t.Helper()
-	dir, err := filepath.Abs(filepath.Join("..", "..", "testdata", "machines", machine))
-	require.NoError(t, err)
-	detect := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))
+	detect := fixtureDetect(t, machine)
 	out := PlanSharding(context.Background(), []byte(request[:len(request)-1]+`,"detect":`+detect+`}`), NoEnv)
 	var a map[string]any
 	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
