@@ -27,9 +27,12 @@ func fixtureAnswer(t *testing.T, entry func(context.Context, []byte, Env) []byte
 
 // lowerLevelLine is the explanation's line naming a lower GGUF type that
 // fits, or "".
-func lowerLevelLine(lines []string) string {
+func lowerLevelLine(lines []string) string { return lineWith(lines, "fits it at a lower level") }
+
+// lineWith is the first of lines that holds part, or "".
+func lineWith(lines []string, part string) string {
 	for _, l := range lines {
-		if strings.Contains(l, "fits it at a lower level") {
+		if strings.Contains(l, part) {
 			return l
 		}
 	}

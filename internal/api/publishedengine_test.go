@@ -31,12 +31,7 @@ func fixtureLoad(t *testing.T, machine, request, engine string) (repo, ggufType,
 // publishedEngineLine is the explanation's line naming another engine that
 // runs a published checkpoint, or "".
 func publishedEngineLine(lines []string) string {
-	for _, l := range lines {
-		if strings.HasPrefix(l, "no published checkpoint runs it under ") {
-			return l
-		}
-	}
-	return ""
+	return lineWith(lines, "no published checkpoint runs it under ")
 }
 
 // On a DGX H100 DeepSeek-R1 fits vLLM (the default engine) only at int4,

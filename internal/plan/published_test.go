@@ -40,15 +40,9 @@ func qwen3With(t *testing.T, body string, r *registry.Registry, cks ...model.Che
 }
 
 // alsoFitsLine is the explanation's line naming a better level that
-// fits and that nothing published runs, "" when there is none.
-func alsoFitsLine(lines []string) string {
-	for _, l := range lines {
-		if strings.Contains(l, " also fits but ") {
-			return l
-		}
-	}
-	return ""
-}
+// fits and that nothing published runs (unpublishedLine), "" when there is
+// none.
+func alsoFitsLine(lines []string) string { return explanationWith(lines, "published: ") }
 
 // Under quant auto a level a published checkpoint runs is preferred: with
 // only a Q4_K_M GGUF published, the RTX 4060 plan takes q4_k_m, whose
