@@ -99,8 +99,10 @@ func mixTensorType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 		case ft == ggml.MostlyIQ3_XXS:
 			typ = ggml.IQ3_S
 		}
-	case catAttnV, catAttnQKV, catAttnKVB:
-		// A fused attn_qkv takes attn_v's rules (category_is_attn_v).
+	case catAttnV, catAttnQKV:
+		// A fused attn_qkv takes attn_v's rules (category_is_attn_v; so
+		// would a 2-D attn_kv_b, which no file converted since April 2025
+		// holds: appendMLAKVB).
 		// Before ggml-org/llama.cpp#19770 (1dab5f5a, March 2026) it had a
 		// rule of its own (Q3_K_M/Q3_K_L/IQ3_M to Q4_K, Q4_K_M to Q5_K,
 		// Q5_K_M to Q6_K, nothing else): that branch is still in
@@ -275,7 +277,7 @@ func lowBitIQType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 			return outputType(info.typ, ft, m.Arch().Falcon, t.cols)
 		}
 		return step
-	case catAttnV, catAttnQKV, catAttnKVB:
+	case catAttnV, catAttnQKV:
 		if gqaOf(m) >= 4 || m.Experts >= 4 {
 			return ggml.Q4_K
 		}

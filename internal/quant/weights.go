@@ -36,12 +36,11 @@ const (
 	catAttnK
 	catAttnV
 	catAttnQKV
-	catAttnKVB
 	catAttnOutput
 	catFFNUp
 	catFFNGate
 	catFFNDown
-	catOther2D // MLA down-projections (attn_q_a, attn_q_b, attn_kv_a_mqa)
+	catOther2D // MLA projections (attn_q_a, attn_q_b, attn_kv_a_mqa, attn_k_b, attn_v_b)
 	catF32     // norms, router: never quantized
 )
 
@@ -117,9 +116,9 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		}
 		ts = append(ts,
 			tensor{catOther2D, i, h * (r + dr), m.Hidden},
-			tensor{catF32, i, r, 0},
-			tensor{catAttnKVB, i, r * H * (dn + dv), m.KVLoRARank},
-			tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
+			tensor{catF32, i, r, 0})
+		ts = appendMLAKVB(ts, m, i)
+		ts = append(ts, tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
 		if i < m.IndexerLayers {
 			ts = appendIndexerTensors(ts, m, i)
 		}
@@ -140,6 +139,34 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
 	}
 	return ts
+}
+
+// appendMLAKVB appends layer i's kv_b_proj as llama.cpp's GGUF holds it
+// since ggml-org/llama.cpp#12801 (daa4228, April 2025): split per head
+// into attn_k_b, transposed to rows of qk_nope_head_dim ({qk_nope,
+// kv_lora_rank, n_head}), and attn_v_b, rows of kv_lora_rank ({kv_lora_rank,
+// v_head_dim, n_head}) (DeepseekV2Model.modify_tensors in
+// conversion/deepseek.py, inherited by GLM-4.7-Flash's and GLM-5's
+// converters in conversion/glm.py). llama-quant's tensor_get_category
+// (src/llama-quant.cpp) matches "attn_kv_b.weight", "attn_k.weight" and
+// "attn_v.weight", none of which these names contain, so both are "other"
+// tensors at the mix's base type, and a row of 192 or 128 (GLM's, DeepSeek's
+// qk_nope_head_dim) takes tensor_type_fallback's 32-block type under the
+// k-quants (Q4_K to Q5_0, Q6_K to Q8_0). Files converted before the split
+// hold one 2-D attn_kv_b (rows of kv_lora_rank) instead: the catalog's
+// DeepSeek-V2-Lite (legraphista, llama.cpp PR 7519, May 2024) and
+// DeepSeek-V3-0324 (bartowski, release b4944, March 2025) files, told apart
+// by the build their cards name. Those builds typed it at the base type
+// too (only attn_v.weight matched the attn_v rule before
+// ggml-org/llama.cpp#19770), so today's list differs for them only by
+// attn_k_b's row fallback: 28.3 M weights of DeepSeek-V2-Lite and 512 M of
+// DeepSeek-V3, at most 0.2 % of a file (IQ1_S); the checks of
+// TestCatalogAgainstPublishedTotals keep them within 1 % with today's list.
+func appendMLAKVB(ts []tensor, m *model.Model, i int) []tensor {
+	r, H := float64(m.KVLoRARank), float64(m.Heads)
+	return append(ts,
+		tensor{catOther2D, i, r * H * float64(m.QKNopeHeadDim), m.QKNopeHeadDim},
+		tensor{catOther2D, i, r * H * float64(m.VHeadDim), m.KVLoRARank})
 }
 
 // appendGroupedOutputAttention appends layer i's DeepSeek-V4 attention
@@ -389,7 +416,7 @@ func formatBits(m *model.Model, info levelInfo, t tensor) float64 {
 		if !m.IsMoE() || t.layer >= m.DenseLayers {
 			return info.bits
 		}
-	case catAttnQ, catAttnK, catAttnV, catAttnQKV, catAttnKVB, catAttnOutput, catOther2D:
+	case catAttnQ, catAttnK, catAttnV, catAttnQKV, catAttnOutput, catOther2D:
 		if !m.IsMoE() {
 			return info.bits
 		}
