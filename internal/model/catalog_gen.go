@@ -15749,6 +15749,22 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/poolside/Laguna-S-2.1-FP8",
 				Notes:  "compressed-tensors FP8 (128x128 weight blocks) of the experts and dense MLPs; the attention projections, router and lm_head stay 16-bit (quantization_config ignore list), which the fp8 level counts as FP8",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "poolside/Laguna-S-2.1-GGUF",
+				Method: "gguf",
+				File:   "laguna-s-2.1-Q8_0.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L4667",
+				Notes:  "official GGUF: Poolside's own (poolside/Laguna-S-2.1-GGUF) of poolside/Laguna-S-2.1, the release whose FP8 checkpoint the entry lists; LocalAI's model gallery (gallery/index.yaml, a secondary source) downloads laguna-s-2.1-Q8_0.gguf (line 4667, sha256 d946b221d69f2c5f87a986952bcd3cfb75831e5a6a2184e626e361663e1bfe2b; \"the 129 GB Q8_0 build, with routed experts quantized to Q8_0 and the signal path kept in BF16\") and laguna-s-2.1-Q4_K_M.gguf (line 4695, sha256 a8b55c75714ea73fd90ec85de5defdc0b8d88ca0ad2108343cdd8fc22f7583e4; \"the current 96 GB Q4_K_M artifact, with imatrix-quantized routed experts and a Q8_0 signal path\"); both keep more tensors wider than llama.cpp's standard mixes, so no size is recorded: the planner's figures for the standard mixes are 124.29 GB at Q8_0 (the gallery's 129 GB: -3.7 %) and 70.77 GB at Q4_K_M (the gallery's 96 GB: -26 %); llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "poolside/Laguna-S-2.1-GGUF",
+				Method: "gguf",
+				File:   "laguna-s-2.1-Q4_K_M.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L4695",
+				Notes:  "official GGUF: Poolside's own (poolside/Laguna-S-2.1-GGUF) of poolside/Laguna-S-2.1, the release whose FP8 checkpoint the entry lists; LocalAI's model gallery (gallery/index.yaml, a secondary source) downloads laguna-s-2.1-Q8_0.gguf (line 4667, sha256 d946b221d69f2c5f87a986952bcd3cfb75831e5a6a2184e626e361663e1bfe2b; \"the 129 GB Q8_0 build, with routed experts quantized to Q8_0 and the signal path kept in BF16\") and laguna-s-2.1-Q4_K_M.gguf (line 4695, sha256 a8b55c75714ea73fd90ec85de5defdc0b8d88ca0ad2108343cdd8fc22f7583e4; \"the current 96 GB Q4_K_M artifact, with imatrix-quantized routed experts and a Q8_0 signal path\"); both keep more tensors wider than llama.cpp's standard mixes, so no size is recorded: the planner's figures for the standard mixes are 124.29 GB at Q8_0 (the gallery's 129 GB: -3.7 %) and 70.77 GB at Q4_K_M (the gallery's 96 GB: -26 %); llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
