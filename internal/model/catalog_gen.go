@@ -15039,6 +15039,36 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/0b077da5e017cb8ceac1ad14e91eb6e26c40207a/aic-core/src/aiconfigurator_core/model_configs/google--gemma-4-26B-A4B_config.json (a copy of https://huggingface.co/google/gemma-4-26B-A4B/blob/main/config.json; keys planning never reads left out)",
 		Notes:  "A mixture of experts with a dense MLP in every layer (enable_moe_block). As Gemma-4-31B-IT, the global layers have their own shape (global_head_dim 512, keys equal to values: num_global_key_value_heads 2, no value projection), the sliding layers 8 key/value heads of 256; the audio_config is not counted.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "google/gemma-4-26B-A4B",
+				Source: "https://huggingface.co/google/gemma-4-26B-A4B",
+				Notes:  "Google's pretrained release, bfloat16 (the config's torch_dtype); the entry's config is its",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "ggml-org/gemma-4-26B-A4B-it-GGUF",
+				Method: "gguf",
+				File:   "gemma-4-26B-A4B-it-Q4_K_M.gguf",
+				MMProj: "mmproj-gemma-4-26B-A4B-it-bf16.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L8456",
+				Notes:  "official GGUF: ggml-org's conversion of google/gemma-4-26B-A4B-it, the instruction-tuned release of Gemma 4 26B-A4B (April 2026), not Google's QAT release (google/gemma-4-26B-A4B-it-qat-q4_0-gguf); llama.cpp's docs/multimodal.md (https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/docs/multimodal.md#L101) runs -hf ggml-org/gemma-4-26B-A4B-it-GGUF; LocalAI's model gallery (gallery/index.yaml line 8456, a secondary source) downloads huggingface://ggml-org/gemma-4-26B-A4B-it-GGUF/gemma-4-26B-A4B-it-Q4_K_M.gguf (sha256 88f4a13b0bb95f031a7fad973e10854122fb67ebc34d214d39a2f65053046abc) with the repository's mmproj-gemma-4-26B-A4B-it-bf16.gguf vision tower; the file holds the text weights; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q8_0",
+				Repo:   "unsloth/gemma-4-26B-A4B-it-GGUF",
+				Method: "gguf",
+				File:   "gemma-4-26B-A4B-it-Q8_0.gguf",
+				MMProj: "mmproj-BF16.gguf",
+				Source: "https://github.com/xorbitsai/inference/blob/7ecec16b63383e18e4af790c4b522fb7d79f7e77/xinference/model/llm/llm_family.json#L29963",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of google/gemma-4-26B-A4B-it, the instruction-tuned release; xinference's model registry (gemma-4, ggufv2, 26B; a secondary source) downloads unsloth/gemma-4-26B-A4B-it-GGUF at MXFP4_MOE, Q8_0 and unsloth's dynamic UD-* mixes (not listed: not llama.cpp's standard mixes; MXFP4_MOE is no level of llama.cpp's ladder) (file template gemma-4-26B-A4B-it-{quantization}.gguf); LocalAI's model gallery (https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L51838) downloads the Q8_0 file (sha256 5f7cbd0f4564e84342fc34321a09acb54b1a3da9215124e5bf444baa6dda152c) with the repository's mmproj-BF16.gguf; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
+		Instruct: InstructRelease{
+			Repo:   "google/gemma-4-26B-A4B-it",
+			Source: "https://ollama.com/library/gemma4:26b-a4b-it-q8_0 (ollama's library: the family's 26b tags are the instruction-tuned release's, as the tag name 26b-a4b-it-q8_0 says)",
+		},
 	},
 	{
 		Name: "Muse-Glimmer-30B",
