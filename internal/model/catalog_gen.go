@@ -12092,6 +12092,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "HuggingFaceTB/SmolLM2-135M-Instruct",
 				Source: "https://huggingface.co/HuggingFaceTB/SmolLM2-135M-Instruct",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "unsloth/SmolLM2-135M-Instruct-GGUF",
+				Method: "gguf",
+				File:   "SmolLM2-135M-Instruct-Q8_0.gguf",
+				Source: "https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/docs/backend/ET.md#L38",
+				Notes:  "community GGUF: unsloth's llama.cpp quantization of HuggingFaceTB/SmolLM2-135M-Instruct, the entry's own release; llama.cpp's docs/backend/ET.md names unsloth/SmolLM2-135M-Instruct-GGUF:q8_0 (the file SmolLM2-135M-Instruct-Q8_0.gguf) among the models the ET-SoC backend runs; no other type of the repository is known here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
