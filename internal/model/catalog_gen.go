@@ -16540,6 +16540,36 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi4_reasoning, \"microsoft/Phi-4-mini-reasoning\": the model's config.json as a Python dict; values verbatim, rope_scaling kept as its \"type\": \"longrope\" without the long_factor and short_factor lists (48 values each; they change the frequencies only), keys planning never reads left out)",
 		Notes:  "Phi-4-mini-reasoning (April 2025): Phi-4-mini-instruct's 3.8B shape (32 layers of 3072, 24 query and 8 KV heads, 200064-token vocabulary, tied embeddings) fine-tuned for math reasoning; the same count, 3,836,021,760, as the Hub gives for Phi-4-mini-instruct. The sliding_window of 262144 exceeds the context: no layer is windowed in practice.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "bf16",
+				Repo:   "microsoft/Phi-4-mini-reasoning",
+				Source: "https://huggingface.co/microsoft/Phi-4-mini-reasoning",
+				Notes:  "Microsoft's release, bfloat16 (the config's torch_dtype)",
+			},
+			{
+				Quant:  "bf16",
+				Repo:   "bartowski/microsoft_Phi-4-mini-reasoning-GGUF",
+				Method: "gguf",
+				Source: "https://model.aibase.com/tw/models/details/1938445174913110016",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5228) of microsoft/Phi-4-mini-reasoning, the entry's own release (Microsoft publishes no GGUF of it); the repository's model card, as https://model.aibase.com/tw/models/details/1938445174913110016 copies it, downloads microsoft_Phi-4-mini-reasoning-Q4_K_M.gguf from bartowski/microsoft_Phi-4-mini-reasoning-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is cut off in the stored copy, so no sizes and no other types are listed); llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q8_0",
+				Repo:   "bartowski/microsoft_Phi-4-mini-reasoning-GGUF",
+				Method: "gguf",
+				Source: "https://model.aibase.com/tw/models/details/1938445174913110016",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5228) of microsoft/Phi-4-mini-reasoning, the entry's own release (Microsoft publishes no GGUF of it); the repository's model card, as https://model.aibase.com/tw/models/details/1938445174913110016 copies it, downloads microsoft_Phi-4-mini-reasoning-Q4_K_M.gguf from bartowski/microsoft_Phi-4-mini-reasoning-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is cut off in the stored copy, so no sizes and no other types are listed); llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/microsoft_Phi-4-mini-reasoning-GGUF",
+				Method: "gguf",
+				File:   "microsoft_Phi-4-mini-reasoning-Q4_K_M.gguf",
+				Source: "https://model.aibase.com/tw/models/details/1938445174913110016",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5228) of microsoft/Phi-4-mini-reasoning, the entry's own release (Microsoft publishes no GGUF of it); the repository's model card, as https://model.aibase.com/tw/models/details/1938445174913110016 copies it, downloads microsoft_Phi-4-mini-reasoning-Q4_K_M.gguf from bartowski/microsoft_Phi-4-mini-reasoning-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is cut off in the stored copy, so no sizes and no other types are listed); llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name:         "Qwen3-4B-Instruct-2507",
