@@ -16240,6 +16240,28 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  41810964480,
 				SizeSource: "model.safetensors.index.json metadata.total_size 41810964480 in https://github.com/OpenMOSE/RWKV-Infer/blob/5baa49050cb0696f2a280ae1740e8abf11a83c11/rwkvengine/rekaflash31/model.safetensors.index.json (the repository's index, copied)",
 			},
+			{
+				Quant:  "bf16",
+				Repo:   "bartowski/RekaAI_reka-flash-3.1-GGUF",
+				Method: "gguf",
+				Source: "https://model.aibase.com/ja/models/details/1944967340227825664",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5856) of RekaAI/reka-flash-3.1, the entry's own release (the card's base_model); the repository's model card, as https://model.aibase.com/ja/models/details/1944967340227825664 copies it, downloads RekaAI_reka-flash-3.1-Q4_K_M.gguf from bartowski/RekaAI_reka-flash-3.1-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is not in the stored copy, so no sizes and no other types are listed); Reka's own GGUF, RekaAI/reka-flash-3.1-rekaquant-q3_k_s, is a Q3_K_S file, no level of llama.cpp's ladder; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q8_0",
+				Repo:   "bartowski/RekaAI_reka-flash-3.1-GGUF",
+				Method: "gguf",
+				Source: "https://model.aibase.com/ja/models/details/1944967340227825664",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5856) of RekaAI/reka-flash-3.1, the entry's own release (the card's base_model); the repository's model card, as https://model.aibase.com/ja/models/details/1944967340227825664 copies it, downloads RekaAI_reka-flash-3.1-Q4_K_M.gguf from bartowski/RekaAI_reka-flash-3.1-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is not in the stored copy, so no sizes and no other types are listed); Reka's own GGUF, RekaAI/reka-flash-3.1-rekaquant-q3_k_s, is a Q3_K_S file, no level of llama.cpp's ladder; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/RekaAI_reka-flash-3.1-GGUF",
+				Method: "gguf",
+				File:   "RekaAI_reka-flash-3.1-Q4_K_M.gguf",
+				Source: "https://model.aibase.com/ja/models/details/1944967340227825664",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations (release b5856) of RekaAI/reka-flash-3.1, the entry's own release (the card's base_model); the repository's model card, as https://model.aibase.com/ja/models/details/1944967340227825664 copies it, downloads RekaAI_reka-flash-3.1-Q4_K_M.gguf from bartowski/RekaAI_reka-flash-3.1-GGUF and names bf16, Q8_0 and Q6_K_L among its types (the file table is not in the stored copy, so no sizes and no other types are listed); Reka's own GGUF, RekaAI/reka-flash-3.1-rekaquant-q3_k_s, is a Q3_K_S file, no level of llama.cpp's ladder; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
