@@ -115,9 +115,11 @@ func TestGGUFLevelNamesLlamaCppForHuggingFaceEngines(t *testing.T) {
 
 // A Hugging Face checkpoint named for llama.cpp is not what llama.cpp
 // loads: the answer says so and which GGUF it loads instead, or that none
-// is published (poolside/Laguna-S-2.1-FP8: the catalog lists no GGUF of
-// Laguna-S-2.1; Qwen/Qwen2.5-72B-Instruct-AWQ: Qwen/Qwen2.5-72B-Instruct-GGUF,
-// a GGUF of the same release; openai/gpt-oss-20b: ggml-org/gpt-oss-20b-GGUF).
+// is published (deepseek-ai/DeepSeek-V4-Flash: the catalog lists no GGUF of
+// DeepSeek-V4-Flash; poolside/Laguna-S-2.1-FP8: Poolside's own
+// poolside/Laguna-S-2.1-GGUF; Qwen/Qwen2.5-72B-Instruct-AWQ:
+// Qwen/Qwen2.5-72B-Instruct-GGUF, a GGUF of the same release;
+// openai/gpt-oss-20b: ggml-org/gpt-oss-20b-GGUF).
 func TestNamedCheckpointLlamaCppDoesNotLoadSaysWhatItLoads(t *testing.T) {
 	obj, _ := runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen/Qwen2.5-72B-Instruct-AWQ", "--engine", "llama.cpp", "--json")...)
 	expl := strings.Join(toStrings(obj["explanation"]), "\n")
@@ -125,7 +127,11 @@ func TestNamedCheckpointLlamaCppDoesNotLoadSaysWhatItLoads(t *testing.T) {
 
 	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "poolside/Laguna-S-2.1-FP8", "--engine", "llama.cpp", "--json")...)
 	expl = strings.Join(toStrings(obj["explanation"]), "\n")
-	assert.Contains(t, expl, "llama.cpp: poolside/Laguna-S-2.1-FP8, the checkpoint named, is a Hugging Face compressed-tensors checkpoint, which llama.cpp does not load: it loads a Q8_0 GGUF file, and the catalog knows none published of Laguna-S-2.1")
+	assert.Contains(t, expl, "llama.cpp: poolside/Laguna-S-2.1-FP8, the checkpoint named, is a Hugging Face compressed-tensors checkpoint, which llama.cpp does not load: it loads the Q8_0 GGUF of poolside/Laguna-S-2.1-GGUF instead")
+
+	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "deepseek-ai/DeepSeek-V4-Flash", "--engine", "llama.cpp", "--json")...)
+	expl = strings.Join(toStrings(obj["explanation"]), "\n")
+	assert.Contains(t, expl, "llama.cpp: deepseek-ai/DeepSeek-V4-Flash, the checkpoint named, is a Hugging Face FP8 checkpoint, which llama.cpp does not load: it loads a Q3_K_M GGUF file, and the catalog knows none published of DeepSeek-V4-Flash")
 
 	obj, _ = runJSON(t, withFixture(t, "h200-vm", "plan", "--model", "openai/gpt-oss-20b", "--engine", "llama.cpp", "--json")...)
 	expl = strings.Join(toStrings(obj["explanation"]), "\n")
