@@ -7458,6 +7458,27 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "internlm/internlm2_5-7b-chat",
 				Source: "https://huggingface.co/internlm/internlm2_5-7b-chat",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "internlm/internlm2_5-7b-chat-gguf",
+				Method: "gguf",
+				Source: "https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/internlm_internlm2_5-7b-chat-gguf.md",
+				Notes:  "official GGUF: Shanghai AI Laboratory's own conversion of internlm/internlm2_5-7b-chat, the entry's own release; its model card (copied verbatim at the source) says the repository offers internlm2_5-7b-chat in half precision (internlm2_5-7b-chat-fp16.gguf, which its examples download) and as q5_0, q5_k_m, q6_k and q8_0; the card states no sizes; the half-precision file is not listed here, its name (\"fp16\") does not hold the type name F16 that TestCatalogGGUFRepositoriesHaveSourcesAndTypes asks a listed file to hold (llama-server --hf-file internlm2_5-7b-chat-fp16.gguf would load it); llama-server -hf REPO:TYPE picks the file of a quantized type",
+			},
+			{
+				Quant:  "q6_k",
+				Repo:   "internlm/internlm2_5-7b-chat-gguf",
+				Method: "gguf",
+				Source: "https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/internlm_internlm2_5-7b-chat-gguf.md",
+				Notes:  "official GGUF: Shanghai AI Laboratory's own conversion of internlm/internlm2_5-7b-chat, the entry's own release; its model card (copied verbatim at the source) says the repository offers internlm2_5-7b-chat in half precision (internlm2_5-7b-chat-fp16.gguf, which its examples download) and as q5_0, q5_k_m, q6_k and q8_0; the card states no sizes; the half-precision file is not listed here, its name (\"fp16\") does not hold the type name F16 that TestCatalogGGUFRepositoriesHaveSourcesAndTypes asks a listed file to hold (llama-server --hf-file internlm2_5-7b-chat-fp16.gguf would load it); llama-server -hf REPO:TYPE picks the file of a quantized type",
+			},
+			{
+				Quant:  "q5_k_m",
+				Repo:   "internlm/internlm2_5-7b-chat-gguf",
+				Method: "gguf",
+				Source: "https://github.com/YinanWusoymilk/hf-readme/blob/eb4de03fcb71907bc3c6cf7354d7e0df429659f5/training_and_application/readme_files/internlm_internlm2_5-7b-chat-gguf.md",
+				Notes:  "official GGUF: Shanghai AI Laboratory's own conversion of internlm/internlm2_5-7b-chat, the entry's own release; its model card (copied verbatim at the source) says the repository offers internlm2_5-7b-chat in half precision (internlm2_5-7b-chat-fp16.gguf, which its examples download) and as q5_0, q5_k_m, q6_k and q8_0; the card states no sizes; the half-precision file is not listed here, its name (\"fp16\") does not hold the type name F16 that TestCatalogGGUFRepositoriesHaveSourcesAndTypes asks a listed file to hold (llama-server --hf-file internlm2_5-7b-chat-fp16.gguf would load it); llama-server -hf REPO:TYPE picks the file of a quantized type",
+			},
 		},
 	},
 	{
