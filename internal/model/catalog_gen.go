@@ -6237,6 +6237,14 @@ var catalogEntries = []CatalogEntry{
 				Method: "fp8",
 				Source: "https://huggingface.co/moonshotai/Kimi-K2-Instruct",
 			},
+			{
+				Quant:  "bf16",
+				Repo:   "unsloth/Kimi-K2-Instruct-GGUF",
+				Method: "gguf",
+				File:   "BF16",
+				Source: "https://huggingface.co/unsloth/Kimi-K2-Instruct-GGUF/commit/23bf90d8196ddfcb3328a6f60c99a9bdb5c1dadf",
+				Notes:  "community GGUF: unsloth's conversion of moonshotai/Kimi-K2-Instruct (Moonshot publishes no GGUF); the repository's Hugging Face page at commit 23bf90d8 (its llama-cpp-python example) names BF16/Kimi-K2-Instruct-BF16-00001-of-00045.gguf, BF16 in a folder of 45 split files, and its UD-IQ1_S and UD-Q4_K_XL folders are unsloth's dynamic mixes (not on llama.cpp's auto ladder); the repository's other standard types are not known here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
