@@ -7749,6 +7749,13 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "Qwen/Qwen3.6-27B",
 				Source: "https://huggingface.co/Qwen/Qwen3.6-27B",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "ggml-org/Qwen3.6-27B-GGUF",
+				Method: "gguf",
+				Source: "https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/tests/test-quant-type-selection.cpp#L230",
+				Notes:  "official GGUF: ggml-org's conversion of Qwen/Qwen3.6-27B (the llama.cpp project's own organisation); llama.cpp's test of quantization type selection (tests/test-quant-type-selection.cpp, model_specs) fetches the metadata of ggml-org/Qwen3.6-27B-GGUF at Q8_0 (gguf_fetch_model_meta(repo, quant)), and its model-resolution test (tests/test-model-resolution.cpp) describes the repository's layout as full-model BF16, Q4_K_M and Q8_0 files beside MTP and DFlash draft sidecars, with placeholder names; only Q8_0 is listed here, the one type a source shows by the repository's name; no size is stated; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
