@@ -165,7 +165,7 @@ func (e CatalogEntry) nameRelease(m *Model, name string, tag bool, tunedRepo str
 		m.Releases.Repos[OwnRelease] = e.Checkpoints[0].Repo
 	}
 	m.Releases.OwnPretrained = e.Instruct.Repo != ""
-	m.Releases.ConfigsDiffer = len(e.Instruct.Config) > 0
+	m.Releases.ConfigsDiffer = shapesDiffer(e.Instruct.Config)
 	switch {
 	case tag:
 		m.Releases.Named = TunedRelease
@@ -179,6 +179,22 @@ func (e CatalogEntry) nameRelease(m *Model, name string, tag bool, tunedRepo str
 	if m.Releases.Named == TunedRelease {
 		e.tunedFloat(m)
 	}
+}
+
+// shapesDiffer reports whether a release's own config values (cfg, over
+// the entry's) change what a checkpoint of the other release holds or
+// serves. torch_dtype alone does not: it is the dtype of that release's
+// float files, and every checkpoint records the level it stores (Quant),
+// so a GGUF or a bf16 repository of one release holds the tensors of the
+// other's shapes (allenai/OLMo-2-1124-13B float32, its -Instruct
+// bfloat16).
+func shapesDiffer(cfg map[string]any) bool {
+	for k := range cfg {
+		if k != "torch_dtype" {
+			return true
+		}
+	}
+	return false
 }
 
 // repoNamed is the first of cks whose repository name is name (with or

@@ -197,3 +197,18 @@ func TestNamedGGUFRepositoryOfSeveralTypes(t *testing.T) {
 	none := &Model{Checkpoints: cks, NamedCheckpoint: -1}
 	assert.False(t, none.Named(1))
 }
+
+// A release whose config differs from the entry's only in torch_dtype
+// shares the entry's shapes and positions: its checkpoints stand in for the
+// named release's (allenai/OLMo-2-1124-13B is float32, its -Instruct
+// bfloat16; Ai2's -Instruct-GGUF files are the only OLMo-2 13B GGUFs the
+// catalog knows). A config that differs in positions does not (the base
+// Qwen2.5-32B's 131072 against the instruct release's 32768).
+func TestReleasesDifferingInDtypeAloneShareCheckpoints(t *testing.T) {
+	m, err := FromName("OLMo-2-1124-13B", nil)
+	require.NoError(t, err)
+	assert.False(t, m.Releases.ConfigsDiffer, "torch_dtype alone")
+	m, err = FromName("Qwen2.5-32B", nil)
+	require.NoError(t, err)
+	assert.True(t, m.Releases.ConfigsDiffer, "max_position_embeddings")
+}
