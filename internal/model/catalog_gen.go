@@ -457,6 +457,22 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://github.com/xorbitsai/inference/blob/7ecec16b63383e18e4af790c4b522fb7d79f7e77/xinference/model/llm/llm_family.json",
 				Notes:  "community GGUF: lmstudio-community's llama.cpp quantizations of meta-llama/Meta-Llama-3-70B-Instruct, the instruction-tuned release; xinference's model registry (llama-3-instruct, ggufv2, 70B; a secondary source) downloads lmstudio-community/Meta-Llama-3-70B-Instruct-GGUF at IQ1_M, IQ2_XS and Q4_K_M only (file template Meta-Llama-3-70B-Instruct-{quantization}.gguf): higher types the repository may publish are not known here; llama-server -hf REPO:TYPE picks the file",
 			},
+			{
+				Quant:  "q5_k_m",
+				Repo:   "bartowski/Meta-Llama-3-70B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Meta-Llama-3-70B-Instruct-Q5_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF/resolve/main/Meta-Llama-3-70B-Instruct-Q5_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp quantizations of meta-llama/Meta-Llama-3-70B-Instruct, the instruction-tuned release, a repository that holds each type lmstudio-community's (also bartowski's upload) lacks here; the file's address in the repository; public code names it as one file (download scripts and configs fetching https://huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF/resolve/main/Meta-Llama-3-70B-Instruct-Q5_K_M.gguf, found by exact file name in the code search's index, whose repositories it does not name); the repository's Q8_0 and Q6_K are split files whose names no source read here gives, so they are not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "iq4_xs",
+				Repo:   "bartowski/Meta-Llama-3-70B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Meta-Llama-3-70B-Instruct-IQ4_XS.gguf",
+				Source: "https://huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF/resolve/main/Meta-Llama-3-70B-Instruct-IQ4_XS.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp quantizations of meta-llama/Meta-Llama-3-70B-Instruct, the instruction-tuned release, a repository that holds each type lmstudio-community's (also bartowski's upload) lacks here; the file's address in the repository; GLaDOS's README (dnhkng/GLaDOS, an earlier version than the one stored) linked https://huggingface.co/bartowski/Meta-Llama-3-70B-Instruct-GGUF/resolve/main/Meta-Llama-3-70B-Instruct-IQ4_XS.gguf as its Llama-3 70B download (found by exact file name in the code search's index); no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 		Instruct: InstructRelease{
 			Repo:   "meta-llama/Meta-Llama-3-70B-Instruct",
