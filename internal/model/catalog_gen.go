@@ -7961,6 +7961,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://github.com/xorbitsai/inference/blob/7ecec16b63383e18e4af790c4b522fb7d79f7e77/xinference/model/llm/llm_family.json",
 				Notes:  "unsloth's conversion (Qwen publishes no GGUF repository of this model that a source shows); xinference's model registry (qwen3.6, ggufv2, 35) downloads unsloth/Qwen3.6-35B-A3B-GGUF, BF16 in 2 split files (Qwen3.6-35B-A3B-BF16-00001-of-00002.gguf ... as the registry lists them); llama-server -hf REPO:TYPE picks the file",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/Qwen_Qwen3.6-35B-A3B-GGUF",
+				Method: "gguf",
+				File:   "Qwen_Qwen3.6-35B-A3B-Q4_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/Qwen_Qwen3.6-35B-A3B-GGUF/resolve/main/Qwen_Qwen3.6-35B-A3B-Q4_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantization of Qwen/Qwen3.6-35B-A3B (unsloth's repository lists, besides its Q8_0, BF16 and MXFP4_MOE, only \"UD-\" dynamic files, which the ladder skips); the file's address in the repository; a public download script fetches https://huggingface.co/bartowski/Qwen_Qwen3.6-35B-A3B-GGUF/resolve/main/Qwen_Qwen3.6-35B-A3B-Q4_K_M.gguf, \"Q4_K_M (20.75 GB, single file)\" as it says (found by exact file name in the code search's index, which does not name the repositories holding it), so no size is recorded; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
@@ -17272,6 +17280,14 @@ var catalogEntries = []CatalogEntry{
 				Method: "gguf",
 				Source: "https://github.com/ggml-org/llama.cpp/blob/49bb3afda72dfddf524f3eb4eec363229a65e693/tools/mtmd/tests.sh",
 				Notes:  "ggml-org's conversion (Qwen publishes no GGUF of Qwen2.5-VL); llama.cpp's multimodal test script runs llama-mtmd-cli -hf ggml-org/Qwen2.5-VL-7B-Instruct-GGUF:Q4_K_M, and docs/multimodal.md lists the repository among its pre-quantized models; -hf also fetches the repository's mmproj projector, a separate file the catalog has no field for",
+			},
+			{
+				Quant:  "q8_0",
+				Repo:   "ggml-org/Qwen2.5-VL-7B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Qwen2.5-VL-7B-Instruct-Q8_0.gguf",
+				Source: "https://huggingface.co/ggml-org/Qwen2.5-VL-7B-Instruct-GGUF/resolve/main/Qwen2.5-VL-7B-Instruct-Q8_0.gguf",
+				Notes:  "ggml-org's conversion (Qwen publishes no GGUF of Qwen2.5-VL), the repository of the Q4_K_M entry; the file's address in the repository; public setup guides download it with hf download ggml-org/Qwen2.5-VL-7B-Instruct-GGUF Qwen2.5-VL-7B-Instruct-Q8_0.gguf mmproj-Qwen2.5-VL-7B-Instruct-f16.gguf and run llama-mtmd-cli -hf ggml-org/Qwen2.5-VL-7B-Instruct-GGUF:Q8_0 (found by exact file name in the code search's index, which does not name the repositories holding it); -hf also fetches the repository's mmproj projector; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
 			},
 		},
 		Preprocessor: map[string]any{
