@@ -16362,6 +16362,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/tiiuae/Falcon-H1-0.5B-Instruct-GGUF",
 				Notes:  "TII's own GGUF; the file name is the one llama-bench ran in https://github.com/AlexsJones/llmfit/blob/3f44fd30a43d2619146f7bc0aa66c90aa54d78e6/llmfit-core/data/benchmark_cache.json",
 			},
+			{
+				Quant:  "bf16",
+				Repo:   "unsloth/Falcon-H1-0.5B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Falcon-H1-0.5B-Instruct-BF16.gguf",
+				Source: "https://huggingface.co/unsloth/Falcon-H1-0.5B-Instruct-GGUF/resolve/main/Falcon-H1-0.5B-Instruct-BF16.gguf",
+				Notes:  "community GGUF: unsloth's BF16 conversion of tiiuae/Falcon-H1-0.5B-Instruct, the entry's own release (TII's own tiiuae/Falcon-H1-0.5B-Instruct-GGUF is known here at Q8_0, Q4_K_M and Q3_K_M, no 16-bit file); the file's address in the repository; public model lists link https://huggingface.co/unsloth/Falcon-H1-0.5B-Instruct-GGUF?show_file_info=Falcon-H1-0.5B-Instruct-BF16.gguf and load {\"repo_id\": \"unsloth/Falcon-H1-0.5B-Instruct-GGUF\", \"filename\": \"Falcon-H1-0.5B-Instruct-BF16.gguf\"} (found by exact file name in the code search's index, which does not name the repositories holding them); no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
