@@ -3,12 +3,12 @@ package engine
 import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/llamahf"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -965,19 +965,39 @@ var typeSuffixOf = map[string]string{"F16": "BF16", "Q1_0": "TQ1_0", "Q2_0": "TQ
 
 // typePicksFile reports whether "-hf REPO:t" picks file (a file name, or
 // the folder of a split file, which llama.cpp's listing shows with its
-// path): the name holds t where a type name starts (not the tail of a
-// longer type) followed by ".", "-" or the end of a folder name, and no
-// other type's files can match t too (typeSuffixOf).
+// path, its parts named with "-" after the type) whatever other files the
+// repository holds: file matches t by llama.cpp's rule (llamahf.Matches),
+// t stands there as a type name of its own (not the tail of a longer one,
+// as Q4_XS in IQ4_XS), and no other type's files can match t too
+// (typeSuffixOf).
 func typePicksFile(t, file string) bool {
 	if _, ok := typeSuffixOf[t]; ok {
 		return false
 	}
-	end := `[.-]`
 	if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
-		end = `(?:[.-]|$)`
+		file += "-"
 	}
-	return regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + regexp.QuoteMeta(t) + end).MatchString(file)
+	return llamahf.Matches(t, file) && startsTypeName(t, file)
 }
+
+// startsTypeName reports whether t occurs in name at its start or after a
+// character that is neither a letter nor a digit, in any case.
+func startsTypeName(t, name string) bool {
+	lt, ln := strings.ToLower(t), strings.ToLower(name)
+	for i := strings.Index(ln, lt); i >= 0; {
+		if i == 0 || !isAlnum(ln[i-1]) {
+			return true
+		}
+		j := strings.Index(ln[i+1:], lt)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
 // rows.
