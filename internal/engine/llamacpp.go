@@ -261,9 +261,27 @@ func (e llamaCPP) LevelsBelow(l quant.Level) []LowerLevel {
 		if r.kld >= llamaLowQualityKLD {
 			break
 		}
-		out = append(out, LowerLevel{Level: r.level, Quality: fmt.Sprintf("mean KL divergence %.3g to FP16 on Llama-3-8B, against %.3g for %s, llama.cpp's perplexity scoreboard", r.kld, llamaRungs[from].kld, llamaRungs[from].level)})
+		out = append(out, LowerLevel{Level: r.level, Quality: rungQuality(r, llamaRungs[from])})
 	}
 	return out
+}
+
+// QualityBelow: the divergence of lo's rung beside l's (as l is loaded,
+// WeightsLevel); "" when either is not a rung.
+func (e llamaCPP) QualityBelow(lo, l quant.Level) string {
+	at := func(x quant.Level) int {
+		return slices.IndexFunc(llamaRungs, func(r llamaRung) bool { return r.level == e.WeightsLevel(x) })
+	}
+	i, from := at(lo), at(l)
+	if i < 0 || from < 0 {
+		return ""
+	}
+	return rungQuality(llamaRungs[i], llamaRungs[from])
+}
+
+// rungQuality says what r costs against the refused rung from.
+func rungQuality(r, from llamaRung) string {
+	return fmt.Sprintf("mean KL divergence %.3g to FP16 on Llama-3-8B, against %.3g for %s, llama.cpp's perplexity scoreboard", r.kld, from.kld, from.level)
 }
 
 // rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
