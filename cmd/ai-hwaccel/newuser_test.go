@@ -606,8 +606,8 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 			[]string{"it fits with --method qlora and --gradient-checkpointing ("},
 			[]string{`"method": "qlora"`}},
 		{"dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B"},
-			[]string{"plan it with --engine llama.cpp and --quant q3_k_m"},
-			[]string{`"quant": "q3_k_m"`}},
+			[]string{"plan it with --engine llama.cpp and --quant q2_k"},
+			[]string{`"quant": "q2_k"`}},
 	} {
 		r := runCLI(t, withFixture(t, c.fixture, c.args...)...)
 		require.Equal(t, 0, r.code, r.stderr)

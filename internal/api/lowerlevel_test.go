@@ -42,10 +42,11 @@ func lineWith(lines []string, part string) string {
 // On a DGX Spark llama.cpp is the default engine and int4 is sized as the
 // Q4_K_M file (132.3 GiB for Qwen3-235B-A22B), which the 118.8 GiB GPU does
 // not hold: the answer was a bare refusal, while the same request with
-// "engine": "llama.cpp" (quant auto walks the GGUF ladder) fits at q3_k_m.
-// A user asking "what fits" was told nothing does. The refusal now names
-// the highest lower GGUF type that fits, as a refusal names another engine
-// that fits (otherengine.go), and the named request plans that type.
+// "engine": "llama.cpp" (quant auto walks the GGUF ladder) fits. A user
+// asking "what fits" was told nothing does. The refusal now names a lower
+// GGUF type that fits, as a refusal names another engine that fits
+// (otherengine.go): the one that engine's own plan under quant auto
+// chooses, so the line and the plan it points to agree.
 func TestDefaultLlamaCPPRefusalNamesLowerGGUFThatFits(t *testing.T) {
 	const machine = "dgx-spark-gb10"
 	fits, _, expl := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"}}`)
@@ -53,20 +54,22 @@ func TestDefaultLlamaCPPRefusalNamesLowerGGUFThatFits(t *testing.T) {
 	line := lowerLevelLine(expl)
 	require.NotEmpty(t, line, "%q", expl)
 
-	// The line names the highest lower type that fits, q3_k_m, and its
-	// command names that type: llama.cpp's own auto plans q2_k, the best
-	// type that fits with a published file (unsloth's Q2_K; no Q3_K_M is
-	// published), which the ladder otherwise leaves out (larger than
-	// iq2_m on this shape, keepPublishedDropped).
+	// llama.cpp's own auto plans q2_k, the best type that fits with a
+	// published file (unsloth's Q2_K; no Q3_K_M is published), which the
+	// ladder otherwise leaves out (larger than iq2_m on this shape,
+	// keepPublishedDropped). The line named q3_k_m, the highest lower type
+	// that fits, whose plan has no command; it names q2_k now, and says
+	// q3_k_m fits without a published file.
 	namedFits, autoQuant, _ := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`)
 	require.True(t, namedFits)
 	assert.Equal(t, "q2_k", autoQuant, "llama.cpp's own auto")
-	namedQuant := "q3_k_m"
+	namedQuant := autoQuant
 	assert.Contains(t, line, "engine llama.cpp fits it at a lower level: "+namedQuant+" on cuda:0")
 	assert.Contains(t, line, `"quant": "`+namedQuant+`"`)
 	assert.Contains(t, line, `plan it with "engine": "llama.cpp" and "quant": "`+namedQuant+`"`, "the library's answer keeps the request's spelling; the CLI rewrites it (internal/cli OptionWords)")
 	assert.NotContains(t, line, "--quant")
-	assert.Contains(t, line, "mean KL divergence", "the line says what the lower type costs in quality")
+	assert.Contains(t, line, "mean KL divergence 0.332 to FP16 on Llama-3-8B, against 0.0282 for q4_k_m", "the line says what the lower type costs in quality")
+	assert.Contains(t, line, "; q3_k_m also fits but no published file runs it;")
 
 	// The level the line names, asked with no engine, fits as it says.
 	lowFits, lowQuant, _ := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"quant":"`+namedQuant+`"}`)

@@ -50,6 +50,7 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 		fmt.Fprintf(w, "  %s\n", Text(cmd))
 	} else if withheld != "" {
 		fmt.Fprintf(w, "  %s\n", Text(withheld))
+		writeFirstRunnable(w, a.Choices, info)
 	}
 	fmt.Fprintf(w, "\nRanked by %s (%d of %d types fit):\n", sortWords(a.Sort), len(a.Choices), len(a.Choices)+len(a.NotFit))
 	for i, c := range a.Choices {
@@ -57,7 +58,13 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 			fmt.Fprintf(w, "  ... %d more (--json lists all)\n", len(a.Choices)-rentRows)
 			break
 		}
-		fmt.Fprintf(w, "  %2d. %s: %s; %s\n", i+1, Text(machineWords(&c)), rentFigures(&c), Text(planWords(&c)))
+		line := fmt.Sprintf("  %2d. %s: %s; %s", i+1, Text(machineWords(&c)), rentFigures(&c), Text(planWords(&c)))
+		if c.NoCommand != "" {
+			// Listed, since it fits, but its command needs weights no
+			// one publishes (rent.Choice.NoCommand).
+			line += "; no command: " + Text(c.NoCommand)
+		}
+		fmt.Fprintln(w, line)
 	}
 	writeThisMachine(w, a)
 	fmt.Fprintf(w, "\nPrices: %s.\n", Text(priceWords(best)))
@@ -65,6 +72,22 @@ func WriteRent(w io.Writer, b []byte, info AnswerInfo) error {
 		fmt.Fprintf(w, "warning: %s\n", Text(warn))
 	}
 	return nil
+}
+
+// writeFirstRunnable names, under a best choice whose command cannot run
+// as printed, the first ranked choice whose command does, with that
+// command; nothing when there is none.
+func writeFirstRunnable(w io.Writer, choices []rent.Choice, info AnswerInfo) {
+	for i := range choices {
+		c := &choices[i]
+		if c.NoCommand != "" {
+			continue
+		}
+		if cmd, _ := rentCommand(c, info); cmd != "" {
+			fmt.Fprintf(w, "  The best choice whose command runs as printed: %d. %s, %s:\n  %s\n", i+1, Text(machineWords(c)), Text(c.Quant), Text(cmd))
+			return
+		}
+	}
 }
 
 func sortWords(s string) string {

@@ -136,6 +136,10 @@ type Ladder interface {
 	// LevelsBelow lists the levels below l (as the engine loads l,
 	// WeightsLevel) that a refusal may point to, best first.
 	LevelsBelow(l quant.Level) []LowerLevel
+	// QualityBelow is what level lo of the ladder costs in quality against
+	// l, in the words of LevelsBelow, whether or not LevelsBelow lists it;
+	// "" for a level not on the ladder.
+	QualityBelow(lo, l quant.Level) string
 }
 
 // LevelsBelow is e's Ladder below l, nil for an engine without one.
@@ -144,6 +148,15 @@ func LevelsBelow(e Engine, l quant.Level) []LowerLevel {
 		return s.LevelsBelow(l)
 	}
 	return nil
+}
+
+// QualityBelow is e's Ladder's quality of lo against l, "" for an engine
+// without one.
+func QualityBelow(e Engine, lo, l quant.Level) string {
+	if s, ok := e.(Ladder); ok {
+		return s.QualityBelow(lo, l)
+	}
+	return ""
 }
 
 // LevelRule is implemented by an engine whose kernels, not a device's

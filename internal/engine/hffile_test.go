@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -9,20 +8,20 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/llamahf"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // llamaPick is the file llama-server fetches for args (-hf REPO[:TAG]
 // [--hf-file FILE]) from a repository listing files (sorted, as the Hub
-// lists them): the file --hf-file names exactly, else the first model file
-// whose path matches TAG followed by "." or "-", case-insensitive, else
-// (no tag) Q4_K_M, then Q8_0, then the first file: find_best_model and
+// lists them): the file --hf-file names exactly, else llamahf.Pick of TAG,
+// else (no tag) Q4_K_M, then Q8_0, then the first file: find_best_model and
 // common_download_get_hf_plan in common/download.cpp of ggml-org/llama.cpp
 // (https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp,
 // synced from ggml-org 82bb48500). A folder of split files (a catalog
-// File without .gguf) is listed as its path with the "-" its split file
-// names follow the type with (Q6_K/...-Q6_K-00001-of-00004.gguf).
+// File without .gguf) stands for its first part, whose name follows the
+// type with "-" (Q6_K/...-Q6_K-00001-of-00004.gguf): FOLDER/FOLDER-00001-of-00002.gguf.
 func llamaPick(args []string, files []string) string {
 	var repoTag, file string
 	for i := 0; i+1 < len(args); i++ {
@@ -39,22 +38,23 @@ func llamaPick(args []string, files []string) string {
 		}
 		return ""
 	}
-	path := func(f string) string {
-		if strings.HasSuffix(strings.ToLower(f), ".gguf") {
-			return f
+	listed := map[string]string{}
+	var paths []string
+	for _, f := range files {
+		p := f
+		if !strings.HasSuffix(strings.ToLower(f), ".gguf") {
+			p = f + "/" + f + "-00001-of-00002.gguf"
 		}
-		return f + "-"
+		listed[p] = f
+		paths = append(paths, p)
 	}
 	tags := []string{"Q4_K_M", "Q8_0"}
 	if i := strings.LastIndex(repoTag, ":"); i >= 0 {
 		tags = []string{repoTag[i+1:]}
 	}
 	for _, t := range tags {
-		re := regexp.MustCompile("(?i)" + t + "[.-]")
-		for _, f := range files {
-			if re.MatchString(path(f)) {
-				return f
-			}
+		if p := llamahf.Pick(t, paths); p != "" {
+			return listed[p]
 		}
 	}
 	if len(tags) == 2 && len(files) > 0 {

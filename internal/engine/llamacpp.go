@@ -3,12 +3,12 @@ package engine
 import (
 	"fmt"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/llamahf"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -261,9 +261,27 @@ func (e llamaCPP) LevelsBelow(l quant.Level) []LowerLevel {
 		if r.kld >= llamaLowQualityKLD {
 			break
 		}
-		out = append(out, LowerLevel{Level: r.level, Quality: fmt.Sprintf("mean KL divergence %.3g to FP16 on Llama-3-8B, against %.3g for %s, llama.cpp's perplexity scoreboard", r.kld, llamaRungs[from].kld, llamaRungs[from].level)})
+		out = append(out, LowerLevel{Level: r.level, Quality: rungQuality(r, llamaRungs[from])})
 	}
 	return out
+}
+
+// QualityBelow: the divergence of lo's rung beside l's (as l is loaded,
+// WeightsLevel); "" when either is not a rung.
+func (e llamaCPP) QualityBelow(lo, l quant.Level) string {
+	at := func(x quant.Level) int {
+		return slices.IndexFunc(llamaRungs, func(r llamaRung) bool { return r.level == e.WeightsLevel(x) })
+	}
+	i, from := at(lo), at(l)
+	if i < 0 || from < 0 {
+		return ""
+	}
+	return rungQuality(llamaRungs[i], llamaRungs[from])
+}
+
+// rungQuality says what r costs against the refused rung from.
+func rungQuality(r, from llamaRung) string {
+	return fmt.Sprintf("mean KL divergence %.3g to FP16 on Llama-3-8B, against %.3g for %s, llama.cpp's perplexity scoreboard", r.kld, from.kld, from.level)
 }
 
 // rungKLD lists the rungs' divergences, "q8_0 0.0014, ...".
@@ -965,19 +983,39 @@ var typeSuffixOf = map[string]string{"F16": "BF16", "Q1_0": "TQ1_0", "Q2_0": "TQ
 
 // typePicksFile reports whether "-hf REPO:t" picks file (a file name, or
 // the folder of a split file, which llama.cpp's listing shows with its
-// path): the name holds t where a type name starts (not the tail of a
-// longer type) followed by ".", "-" or the end of a folder name, and no
-// other type's files can match t too (typeSuffixOf).
+// path, its parts named with "-" after the type) whatever other files the
+// repository holds: file matches t by llama.cpp's rule (llamahf.Matches),
+// t stands there as a type name of its own (not the tail of a longer one,
+// as Q4_XS in IQ4_XS), and no other type's files can match t too
+// (typeSuffixOf).
 func typePicksFile(t, file string) bool {
 	if _, ok := typeSuffixOf[t]; ok {
 		return false
 	}
-	end := `[.-]`
 	if !strings.HasSuffix(strings.ToLower(file), ".gguf") {
-		end = `(?:[.-]|$)`
+		file += "-"
 	}
-	return regexp.MustCompile(`(?i)(?:^|[^a-z0-9])` + regexp.QuoteMeta(t) + end).MatchString(file)
+	return llamahf.Matches(t, file) && startsTypeName(t, file)
 }
+
+// startsTypeName reports whether t occurs in name at its start or after a
+// character that is neither a letter nor a digit, in any case.
+func startsTypeName(t, name string) bool {
+	lt, ln := strings.ToLower(t), strings.ToLower(name)
+	for i := strings.Index(ln, lt); i >= 0; {
+		if i == 0 || !isAlnum(ln[i-1]) {
+			return true
+		}
+		j := strings.Index(ln[i+1:], lt)
+		if j < 0 {
+			break
+		}
+		i += 1 + j
+	}
+	return false
+}
+
+func isAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
 // rows.

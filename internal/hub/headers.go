@@ -12,6 +12,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/llamahf"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
 )
 
@@ -53,7 +54,7 @@ func (f *fetch) safetensorsHeader(name string) ([]byte, error) {
 }
 
 // gguf returns the model object of a GGUF file of the repository: the one
-// whose name holds quant (Q4_K_M), else the only one.
+// llama-server's -hf REPO:quant loads (pickGGUF), else the only one.
 func (f *fetch) gguf(quant string) (map[string]any, error) {
 	name, err := f.ggufFile(quant)
 	if err != nil {
@@ -101,34 +102,28 @@ func (f *fetch) ggufFile(quant string) (string, error) {
 	return pickGGUF(f.repo, quant, info)
 }
 
-// pickGGUF chooses the GGUF file to read: the one whose name holds quant
-// (the first part of a split file, "-00001-of-0000N.gguf", whose header
-// lists the tensors of that part; llama.cpp's gguf-split writes the
-// split.count key llama.cpp uses to find the others), or the only one.
+// pickGGUF chooses the GGUF file to read: with quant, the file
+// `llama-server -hf repo:quant` loads (llamahf.Pick: the first model file
+// whose path has quant followed by "." or "-"; for a split file its first
+// part, "-00001-of-0000N.gguf", whose header lists the tensors of that
+// part, and llama.cpp's gguf-split writes the split.count key llama.cpp
+// uses to find the others); without, the only model file.
 func pickGGUF(repo, quant string, info repoInfo) (string, error) {
-	var all, match []string
+	var all []string
 	for _, s := range info.Siblings {
-		n := s.Name
-		if !strings.HasSuffix(strings.ToLower(n), ".gguf") || strings.Contains(strings.ToLower(filepath.Base(n)), "mmproj") {
-			continue
-		}
-		if strings.Contains(n, "-of-") && !strings.Contains(n, "-00001-of-") {
-			continue
-		}
-		all = append(all, n)
-		if quant != "" && strings.Contains(strings.ToUpper(n), strings.ToUpper(quant)) {
-			match = append(match, n)
+		if llamahf.IsModel(s.Name) && !llamahf.IsLaterPart(s.Name) {
+			all = append(all, s.Name)
 		}
 	}
 	sort.Strings(all)
-	sort.Strings(match)
 	switch {
 	case len(all) == 0:
 		return "", fmt.Errorf("%s has neither config.json nor a .gguf file: not a model repository planning can read", repo)
-	case quant != "" && len(match) == 0:
-		return "", fmt.Errorf("%s has no .gguf file of type %s (it has %s)", repo, quant, strings.Join(all, ", "))
 	case quant != "":
-		return match[0], nil
+		if name := llamahf.Pick(quant, all); name != "" {
+			return name, nil
+		}
+		return "", fmt.Errorf("%s has no .gguf file of type %s: no file name has %s followed by \".\" or \"-\", as llama-server -hf %s:%s needs (it has %s)", repo, quant, quant, repo, quant, strings.Join(all, ", "))
 	case len(all) > 1:
 		return "", fmt.Errorf("%s has %d .gguf files; name one type as %s:TYPE (files: %s)", repo, len(all), repo, strings.Join(all, ", "))
 	}

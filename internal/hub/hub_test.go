@@ -317,3 +317,39 @@ func TestLibraryOpensNoSocket(t *testing.T) {
 	assert.NotContains(t, deps, "github.com/ai-hwaccel/ai-hwaccel/internal/hub")
 	assert.Contains(t, deps, "github.com/ai-hwaccel/ai-hwaccel/internal/model", "the list is the library's")
 }
+
+// TestPickGGUFIsTheFileLlamaServerLoads: repo:TYPE reads the header of
+// the file `llama-server -hf repo:TYPE` downloads (llamahf.Pick): TYPE
+// followed by "." or "-", so Q4_K is not read as Q4_K_M and Q3_K not as
+// Q3_K_M (llama.cpp finds no file for them), and F16 takes the first file
+// it matches, the BF16 one where no F16 file is listed. The listing is
+// bartowski/google_gemma-3-12b-it-GGUF's files as the catalog records them.
+func TestPickGGUFIsTheFileLlamaServerLoads(t *testing.T) {
+	var info repoInfo
+	for _, n := range []string{
+		"google_gemma-3-12b-it-Q8_0.gguf", "google_gemma-3-12b-it-Q4_K_M.gguf", "google_gemma-3-12b-it-bf16.gguf",
+		"google_gemma-3-12b-it-Q3_K_M.gguf", "google_gemma-3-12b-it-IQ3_XXS.gguf", "google_gemma-3-12b-it-IQ3_XS.gguf",
+		"README.md",
+	} {
+		info.Siblings = append(info.Siblings, struct {
+			Name string `json:"rfilename"`
+		}{n})
+	}
+	const repo = "bartowski/google_gemma-3-12b-it-GGUF"
+	for quant, want := range map[string]string{
+		"Q4_K_M": "google_gemma-3-12b-it-Q4_K_M.gguf",
+		"iq3_xs": "google_gemma-3-12b-it-IQ3_XS.gguf",
+		"F16":    "google_gemma-3-12b-it-bf16.gguf",
+		"BF16":   "google_gemma-3-12b-it-bf16.gguf",
+	} {
+		got, err := pickGGUF(repo, quant, info)
+		require.NoError(t, err, quant)
+		assert.Equal(t, want, got, quant)
+	}
+	for _, quant := range []string{"Q4_K", "Q3_K", "Q8"} {
+		got, err := pickGGUF(repo, quant, info)
+		require.Error(t, err, "%s picked %s", quant, got)
+		assert.Contains(t, err.Error(), "no .gguf file of type "+quant)
+		assert.Contains(t, err.Error(), "followed by")
+	}
+}

@@ -227,18 +227,22 @@ func choose(req *planning) (*choice, error) {
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
 	}
+	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {
 		if len(ps) == 0 {
 			continue
 		}
 		orderPools(ps)
-		rows, fits := planLevels(req, ps, tried)
-		rows, fits, dropped := keepPublishedDropped(req, levels, rows, fits)
+		allRows, fits := planLevels(req, ps, tried)
+		fits, skipped, dropped := publishedFits(req, levels, fits)
+		rows := keptRows(levels, allRows, dropped)
+		if pass == 0 {
+			deviceRows = allRows
+		}
 		if pass == 0 || len(fits) > 0 {
 			ch.Rows = rows
 		}
 		if len(fits) > 0 {
-			fits, skipped := preferPublished(req, levels, fits)
 			best, why := chooseBySpeed(req, levels, fits)
 			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
 			ch.DroppedWhy = droppedLine(req, best, dropped)
@@ -252,8 +256,14 @@ func choose(req *planning) (*choice, error) {
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
-		if off, why, skipped, ok := planOffloadLevels(req, accel, levels); ok {
-			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = off, why, unpublishedLine(req, skipped)
+		if off, why, skipped, dropped := planOffloadLevels(req, accel, levels); off != nil {
+			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, why, unpublishedLine(req, skipped)
+			ch.DroppedWhy = droppedLine(req, off, dropped)
+			if len(dropped) > 0 {
+				// The table shows why the left-out level kept offloaded
+				// does not fit on the accelerators alone.
+				ch.Rows = keptRows(levels, deviceRows, dropped)
+			}
 			ch.Outcome = outcomeFitsOffloaded
 			return ch, nil
 		}

@@ -670,49 +670,51 @@ func hostDevice(req *planning, want map[string]bool) *device {
 // planOffloadLevels plans cpu_offload: every accelerator of a pool holds as
 // many whole layers as fits (filled in order), the rest stay in host RAM as
 // the last stage; a llama.cpp MoE plan moves experts first (moeSplit, else
-// step3Split), as llama.cpp's --fit does. Each level that fits this way
-// gets its plan (offloadAt); of those a published checkpoint runs where
-// one does (preferPublished, which returns the better level passed over
-// as skipped), offloadBySpeed then weighs their decode speeds, and where
-// it cannot, the highest-quality level that keeps at least half of the
-// layers on accelerators wins (offloaded layers cost PCIe time every
-// token), a MoE plan at the first level it splits, and when none does,
-// the level keeping the most layers on accelerators. why is
-// offloadBySpeed's line, "" where it did not decide.
-func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (pl planned, why string, skipped *planned, ok bool) {
+// step3Split), as llama.cpp's --fit does. Each level tried (ladderFor:
+// levels and, where a published file may run them, the levels the ladder
+// leaves out) that fits this way gets its plan (offloadAt); publishedFits
+// narrows them as it does the plans on the devices alone (skipped the
+// better level passed over, dropped the left-out levels kept),
+// offloadBySpeed then weighs their decode speeds, and where it cannot, the
+// highest-quality level that keeps at least half of the layers on
+// accelerators wins (offloaded layers cost PCIe time every token), a MoE
+// plan at the first level it splits, and when none does, the level
+// keeping the most layers on accelerators. why is offloadBySpeed's line,
+// "" where it did not decide; best is nil when no level fits.
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (best *planned, why string, skipped *planned, dropped []*planned) {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
-		return planned{}, "", nil, false
+		return nil, "", nil, nil
 	}
 	var fits []*planned
-	for _, l := range levels {
+	for _, l := range ladderFor(req, levels) {
 		if p, ok := offloadAt(req, accel, host, l); ok {
 			fits = append(fits, &p)
 		}
 	}
 	if len(fits) == 0 {
-		return planned{}, "", nil, false
+		return nil, "", nil, nil
 	}
-	fits, skipped = preferPublished(req, levels, fits)
+	fits, skipped, dropped = publishedFits(req, levels, fits)
 	best, why, ok := offloadBySpeed(req, levels, fits)
 	if ok {
-		return *best, why, skipped, true
+		return best, why, skipped, dropped
 	}
 	bestOn := -1
 	for _, p := range fits {
 		if p.moeOffload() || p.AllExpertsOnHost {
-			return *p, why, skipped, true
+			return p, why, skipped, dropped
 		}
 		on := p.Stages[len(p.Stages)-1].Start
 		if 2*on >= p.Costs.Layers {
-			return *p, why, skipped, true
+			return p, why, skipped, dropped
 		}
 		if on > bestOn {
 			best, bestOn = p, on
 		}
 	}
-	return *best, why, skipped, true
+	return best, why, skipped, dropped
 }
 
 // offloadAt is the cpu_offload plan of level l on the first pool that

@@ -27,8 +27,9 @@ import (
 // Where no engine fits at that level and the request asked for quant auto,
 // the line names the best level of an engine's own ladder below it that
 // fits (lowerLevelFits): on a DGX Spark, where llama.cpp is the default,
-// Qwen3-235B-A22B's Q4_K_M file outweighs the GPU and Q3_K_M fits, which
-// "engine": "llama.cpp" with quant auto plans.
+// Qwen3-235B-A22B's Q4_K_M file outweighs the GPU and Q3_K_M fits; the
+// line names what "engine": "llama.cpp" with quant auto plans there, the
+// published Q2_K where no Q3_K_M file is published.
 func otherEngineFits(r *planning, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if r.Engine != "" || pl.Pool == nil || len(pl.Pool.Devices) == 0 || !pl.Pool.Budget.ByDefault || len(ch.Rows) == 0 {
@@ -60,7 +61,9 @@ func otherEngineFits(r *planning, ch *choice) (string, bool) {
 // refused one, tried on engines in order (the default first) down their
 // own ladders (engine.LevelsBelow), best first. Only under quant auto over
 // several levels: a level the request named (or a model file's own type)
-// is the answer asked for, and a refusal of it says so.
+// is the answer asked for, and a refusal of it says so. Where one fits,
+// the line names what the engine's own plan under quant auto chooses
+// (autoBelow), so the line and that plan agree.
 func lowerLevelFits(r *Request, ch *choice, last quant.Level, engines []engine.Engine) (string, bool) {
 	if r.Quant != "auto" || len(ch.Rows) < 2 {
 		return "", false
@@ -71,11 +74,35 @@ func lowerLevelFits(r *Request, ch *choice, last quant.Level, engines []engine.E
 			if !ok {
 				continue
 			}
-			return fmt.Sprintf("engine %s fits it at a lower level: %s on %s (%s); plan it with %s and %s",
-				e.Name(), a.Quant, whereFits(a), lo.Quality, HintEngine(e.Name()), HintQuant(a.Quant)), true
+			a, quality, also := autoBelow(r, e, last, lo, a)
+			return fmt.Sprintf("engine %s fits it at a lower level: %s on %s (%s)%s; plan it with %s and %s",
+				e.Name(), a.Quant, whereFits(a), quality, also, HintEngine(e.Name()), HintQuant(a.Quant)), true
 		}
 	}
 	return "", false
+}
+
+// autoBelow is the plan of r with engine e named under quant auto, which
+// fits where lo (a level below last) does, with its level's quality
+// against last, where it chooses another level than lo because no
+// published file runs lo (quant auto prefers a level a published file
+// runs, preferPublished): Qwen3-235B-A22B on a DGX Spark fits q3_k_m, of
+// which no GGUF is published, and llama.cpp plans unsloth's Q2_K. also
+// then says that lo fits without one. Else a (lo's plan) with lo's
+// quality.
+func autoBelow(r *Request, e engine.Engine, last quant.Level, lo engine.LowerLevel, a *ShardingAnswer) (*ShardingAnswer, string, string) {
+	if ld, ok := a.Load[e.Name()]; ok && ld.Repo != "" && ld.Needs == "" {
+		return a, lo.Quality, ""
+	}
+	b, ok := fitsNamed(r, e, "auto")
+	if !ok || b.Quant == a.Quant {
+		return a, lo.Quality, ""
+	}
+	quality := engine.QualityBelow(e, quant.Level(b.Quant), last)
+	if quality == "" {
+		return a, lo.Quality, ""
+	}
+	return b, quality, fmt.Sprintf("; %s also fits but no published file runs it", a.Quant)
 }
 
 // fitsNamed plans r with engine e named at level l; ok when it fits.

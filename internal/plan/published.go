@@ -17,8 +17,8 @@ import (
 // the preference applies (prefersPublished) and at least one does; else
 // fits. skipped is fits[0] when it is left out: the best level that fits,
 // which nothing published runs (unpublishedLine names it); nil otherwise.
-// One rule for plan, suggest and fit, which all choose here (choose,
-// planOffloadLevels), before decode speed is weighed (chooseBySpeed,
+// One rule for plan, suggest and fit, which all choose here
+// (publishedFits, from choose and planOffloadLevels), before decode speed is weighed (chooseBySpeed,
 // offloadBySpeed), so that speed picks among runnable levels too.
 func preferPublished(req *planning, levels []quant.Level, fits []*planned) (kept []*planned, skipped *planned) {
 	if len(fits) == 0 || !prefersPublished(req, levels) {
@@ -115,8 +115,7 @@ func sequencesHeld(req *planning, pl *planned) string {
 // published file runs it and none runs the better, smaller ones
 // (Qwen3-235B-A22B's Q2_K, larger than IQ2_M, is the one low GGUF type
 // unsloth publishes; https://huggingface.co/unsloth/Qwen3-235B-A22B-GGUF).
-// keepPublishedDropped decides which of them stay, once their plans are
-// known.
+// publishedFits decides which of them stay, once their plans are known.
 func ladderFor(req *planning, levels []quant.Level) []quant.Level {
 	if len(req.weights.levels) == len(levels) || !prefersPublished(req, levels) {
 		return levels
@@ -124,46 +123,67 @@ func ladderFor(req *planning, levels []quant.Level) []quant.Level {
 	return req.weights.levels
 }
 
-// keepPublishedDropped is rows and fits without the levels planned beyond
-// levels (ladderFor) that are not the answer: kept is such a level that
-// fits, that a published checkpoint runs and that no better fitting level
-// a published checkpoint runs comes before, so the filter of the ladder
-// and the preference for published levels agree. dropped is the fitting
-// plans of the levels kept that way.
-func keepPublishedDropped(req *planning, levels []quant.Level, rows []LevelRow, fits []*planned) ([]LevelRow, []*planned, []*planned) {
-	if len(rows) == len(levels) {
-		return rows, fits, nil
-	}
+// publishedFits is the one place the level choice narrows fits, the
+// fitting plans of the levels a request tried (ladderFor), best quality
+// first, for the plans on the devices alone (choose) and the cpu_offload
+// plans (planOffloadLevels) alike: a level the ladder leaves out stays only
+// where a published checkpoint runs it and no better fitting level a
+// published checkpoint runs comes before (keepDropped; dropped is the
+// plans kept that way); of what stays, those a published checkpoint runs
+// where one does (preferPublished, skipped the best level passed over).
+func publishedFits(req *planning, levels []quant.Level, fits []*planned) (kept []*planned, skipped *planned, dropped []*planned) {
+	fits, dropped = keepDropped(req, levels, fits)
+	kept, skipped = preferPublished(req, levels, fits)
+	return kept, skipped, dropped
+}
+
+// keepDropped is fits without the plans of levels beyond levels
+// (ladderFor) that are not the answer: kept is such a level that fits,
+// that a published checkpoint runs and that no better fitting level a
+// published checkpoint runs comes before, so the filter of the ladder and
+// the preference for published levels agree. dropped is the fitting plans
+// of the levels kept that way.
+func keepDropped(req *planning, levels []quant.Level, fits []*planned) (kept, dropped []*planned) {
 	onLadder := map[quant.Level]bool{}
 	for _, l := range levels {
 		onLadder[l] = true
 	}
-	keep := map[quant.Level]bool{}
-	var keptFits, dropped []*planned
 	published := false // a better fitting level a published checkpoint runs
 	for _, pl := range fits {
 		runs := runsPublished(req, pl)
 		switch {
 		case onLadder[pl.Level]:
-			keptFits = append(keptFits, pl)
+			kept = append(kept, pl)
 		case runs && !published:
-			keep[pl.Level] = true
-			keptFits = append(keptFits, pl)
+			kept = append(kept, pl)
 			dropped = append(dropped, pl)
 		}
 		published = published || runs
 	}
-	var keptRows []LevelRow
+	return kept, dropped
+}
+
+// keptRows is rows without those of the levels planned beyond levels
+// (ladderFor) but the ones of dropped (keepDropped).
+func keptRows(levels []quant.Level, rows []LevelRow, dropped []*planned) []LevelRow {
+	keep := map[quant.Level]bool{}
+	for _, l := range levels {
+		keep[l] = true
+	}
+	for _, pl := range dropped {
+		keep[pl.Level] = true
+	}
+	var out []LevelRow
 	for _, r := range rows {
-		if l := quant.Level(r.Quant); onLadder[l] || keep[l] {
-			keptRows = append(keptRows, r)
+		if keep[quant.Level(r.Quant)] {
+			out = append(out, r)
 		}
 	}
-	return keptRows, keptFits, dropped
+	return out
 }
 
 // droppedLine is the explanation's line for a plan at a level the ladder
-// leaves out (keepPublishedDropped): the better level before it that is
+// leaves out (keepDropped): the better level before it that is
 // not larger, which no published file runs. "" when best is not one of
 // dropped.
 func droppedLine(req *planning, best *planned, dropped []*planned) string {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -124,6 +125,10 @@ type Choice struct {
 	EngineArgs []string          `json:"engine_args,omitempty"`
 	EngineEnv  map[string]string `json:"engine_env,omitempty"`
 	Load       *plan.Load        `json:"load,omitempty"`
+	// NoCommand says why the engine's command cannot run the choice as
+	// printed, "" when it can: no published checkpoint holds the weights
+	// the plan loads and the request gave none (commandGap).
+	NoCommand string `json:"no_command,omitempty"`
 }
 
 // Rank plans the model on every type of cat that passes the filters and
@@ -309,6 +314,7 @@ func planOn(m *Machine, r *Request) (*Choice, string, error) {
 func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.ShardingAnswer, engine string) (*Choice, string, error) {
 	c := choiceOf(m, nodes, a, engine)
 	if runnable(c) || (req.Quant != "" && req.Quant != "auto") {
+		c.NoCommand = commandGap(c, req.Model)
 		return c, "", nil
 	}
 	if engine == "" && c.Engine != engineLlamaCPP {
@@ -316,6 +322,7 @@ func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.Shardin
 		again.Engine, again.Quant = engineLlamaCPP, a.Quant
 		if b, err := plan.PlanSharding(&again); err == nil && b.Fits {
 			if lc := choiceOf(m, nodes, b, engineLlamaCPP); runnable(lc) {
+				lc.NoCommand = commandGap(lc, req.Model)
 				return lc, "", nil
 			}
 		}
@@ -328,11 +335,40 @@ func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.Shardin
 // for the catalog's models at the common types).
 const engineLlamaCPP = "llama.cpp"
 
-// runnable reports whether a command runs choice c: it has engine
-// arguments and its weights are a published checkpoint (plan.Load: with
-// Needs and no Repo no command can run the plan).
+// runnable reports whether choice c is a machine to rent for the model:
+// it has engine arguments and its plan does not need a checkpoint of
+// another kind than is published (plan.Load: with Needs and no Repo, a
+// vLLM int4 plan of a model without an AWQ/GPTQ repository, no command
+// can run it, and llama.cpp is tried instead). A load without Needs or a
+// repository is runnable: the engine loads weights of the planned kind
+// that nobody publishes for this model (a llama.cpp GGUF type) or the
+// model names no checkpoint at all (a model given by its size or config,
+// whose every plan is such a load, so that requiring a repository would
+// rent nothing for "70b"); the user supplies the file, and the choice
+// says so (commandGap).
 func runnable(c *Choice) bool {
 	return c.Engine != "" && (c.Load == nil || c.Load.Needs == "" || c.Load.Repo != "")
+}
+
+// commandGap says why the command of c, on model m, cannot run as
+// printed, "" when it can: its load names no published checkpoint
+// (plan.Load without Repo) and the request gave no weights of its own (m
+// has no FileQuant: a model given as a file, a folder or a fetched
+// repository is served from them). The words follow the CLI's "no
+// command: ..." line of a plan (internal/cli withheldLine).
+func commandGap(c *Choice, m *model.Model) string {
+	ld := c.Load
+	switch {
+	case ld == nil || ld.Repo != "":
+		return ""
+	case ld.Needs != "":
+		return "needs " + ld.Needs
+	case m != nil && m.FileQuant != "":
+		return ""
+	case ld.GGUFType != "":
+		return fmt.Sprintf("no published %s GGUF of this model is known; give its file to get the command", ld.GGUFType)
+	}
+	return "no published checkpoint of this model is known; name one to get the command"
 }
 
 // refusalText is the planner's reason a plan does not fit.

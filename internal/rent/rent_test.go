@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api/wire"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -357,4 +358,43 @@ func TestEveryChoiceHasACommand(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A choice whose command cannot run as printed says so (no_command) and
+// stays listed: a model given by its size has no published checkpoint
+// (runnable keeps such plans, or a bare size would rent nothing), and a
+// catalog model's plan at a GGUF type nobody publishes (where no published
+// type fits the machine) names no file. Built here: Qwen3-235B-A22B with
+// one published GGUF type, Q4_K_M, so the choices that fit only lower are
+// the ones without a command.
+func TestChoicesSayWhenTheirCommandCannotRun(t *testing.T) {
+	cat := builtin(t)
+	a, err := Rank(cat, &Request{Plan: planRequest(t, `{"model":"70b","engine":"llama.cpp"}`), Now: readDay})
+	require.NoError(t, err)
+	require.NotEmpty(t, a.Choices)
+	for _, c := range a.Choices {
+		assert.Equal(t, "no published "+c.Load.GGUFType+" GGUF of this model is known; give its file to get the command", c.NoCommand, "%s/%s", c.Provider, c.Type)
+	}
+
+	req := planRequest(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`)
+	m := *req.Model
+	m.Checkpoints = []model.Checkpoint{{Quant: "bf16", Repo: "Qwen/Qwen3-235B-A22B"}, {Quant: "q4_k_m", Repo: "r/Qwen3-235B-A22B-GGUF", Method: "gguf", File: "Q4_K_M"}}
+	req.Model = &m
+	a, err = Rank(cat, &Request{Plan: req, Now: readDay})
+	require.NoError(t, err)
+	runs, not := 0, 0
+	for _, c := range a.Choices {
+		require.NotNil(t, c.Load, "%s/%s", c.Provider, c.Type)
+		if c.Quant == "q4_k_m" {
+			runs++
+			assert.Equal(t, "r/Qwen3-235B-A22B-GGUF", c.Load.Repo)
+			assert.Empty(t, c.NoCommand, "%s/%s", c.Provider, c.Type)
+			continue
+		}
+		not++
+		assert.Empty(t, c.Load.Repo)
+		assert.Contains(t, c.NoCommand, "no published "+strings.ToUpper(c.Quant)+" GGUF of this model is known", "%s/%s", c.Provider, c.Type)
+	}
+	assert.Positive(t, runs, "types where the published Q4_K_M fits")
+	assert.Positive(t, not, "types where only an unpublished level fits, kept")
 }

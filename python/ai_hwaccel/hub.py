@@ -288,18 +288,48 @@ class _Fetch:
             n *= 4
 
 
+# llama.cpp's rule for the file of `llama-server -hf REPO:TYPE`, as
+# internal/llamahf states it (find_best_model and gguf_filename_is_model in
+# common/download.cpp,
+# https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp).
+_SPLIT_PART = re.compile(r"-([0-9]{5})-of-([0-9]{5})\.gguf$", re.IGNORECASE)
+
+
+def _is_model_file(path):
+    """A .gguf file whose name holds neither "mmproj" nor "imatrix"."""
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(".gguf") and "mmproj" not in name and "imatrix" not in name
+
+
+def _is_later_part(path):
+    """A part of a split file other than its first."""
+    m = _SPLIT_PART.search(path)
+    return m is not None and int(m.group(2)) > 1 and int(m.group(1)) != 1
+
+
+def _llama_pick(tag, paths):
+    """The first path matching tag followed by "." or "-", in any case,
+    unanchored; None when none does."""
+    pattern = re.compile(re.escape(tag) + "[.-]", re.IGNORECASE)
+    for p in paths:
+        if _is_model_file(p) and not _is_later_part(p) and pattern.search(p):
+            return p
+    return None
+
+
 def _pick_gguf(repo, quant, names):
-    """The GGUF file to read: the one whose name holds quant (the first part
-    of a split file), else the only one; projectors (mmproj) are not models."""
-    files = sorted(n for n in names if n.lower().endswith(".gguf") and "mmproj" not in os.path.basename(n).lower()
-                   and ("-of-" not in n or "-00001-of-" in n))
+    """The GGUF file to read: with quant, the one `llama-server -hf
+    repo:quant` loads (for a split file its first part); else the only
+    model file."""
+    files = sorted(n for n in names if _is_model_file(n) and not _is_later_part(n))
     if not files:
         raise FetchError("not_found", "%s has neither config.json nor a .gguf file: not a model repository planning can read" % repo)
     if quant:
-        match = [n for n in files if quant.upper() in n.upper()]
-        if not match:
-            raise FetchError("not_found", "%s has no .gguf file of type %s (it has %s)" % (repo, quant, ", ".join(files)))
-        return match[0]
+        name = _llama_pick(quant, files)
+        if name is None:
+            raise FetchError("not_found", "%s has no .gguf file of type %s: no file name has %s followed by \".\" or \"-\", "
+                             "as llama-server -hf %s:%s needs (it has %s)" % (repo, quant, quant, repo, quant, ", ".join(files)))
+        return name
     if len(files) > 1:
         raise FetchError("invalid", "%s has %d .gguf files; name one type as %s:TYPE (files: %s)" % (repo, len(files), repo, ", ".join(files)))
     return files[0]

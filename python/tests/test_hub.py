@@ -206,5 +206,40 @@ class FetchModel(unittest.TestCase):
         self.assertIn("metadata.total_size", json.dumps(answer))
 
 
+class PickGGUF(unittest.TestCase):
+    """_pick_gguf mirrors internal/llamahf: the file `llama-server -hf
+    REPO:TYPE` downloads (find_best_model in llama.cpp's
+    common/download.cpp): the first model file whose path has TYPE followed
+    by "." or "-", in any case, unanchored; later parts of a split file and
+    projectors are never picked.  The listing is
+    bartowski/google_gemma-3-12b-it-GGUF's files as the catalog records them
+    (internal/model/catalog.json)."""
+
+    REPO = "bartowski/google_gemma-3-12b-it-GGUF"
+    FILES = ["google_gemma-3-12b-it-Q8_0.gguf", "google_gemma-3-12b-it-Q4_K_M.gguf", "google_gemma-3-12b-it-bf16.gguf",
+             "google_gemma-3-12b-it-Q3_K_M.gguf", "google_gemma-3-12b-it-IQ3_XXS.gguf",
+             "google_gemma-3-12b-it-IQ3_XS.gguf", "mmproj-google_gemma-3-12b-it-f16.gguf", "README.md"]
+
+    def test_type_followed_by_dot_or_dash(self):
+        for quant, want in [("Q4_K_M", "google_gemma-3-12b-it-Q4_K_M.gguf"),
+                            ("iq3_xs", "google_gemma-3-12b-it-IQ3_XS.gguf"),
+                            ("IQ3_XXS", "google_gemma-3-12b-it-IQ3_XXS.gguf"),
+                            ("BF16", "google_gemma-3-12b-it-bf16.gguf"),
+                            ("F16", "google_gemma-3-12b-it-bf16.gguf")]:
+            self.assertEqual(hub._pick_gguf(self.REPO, quant, self.FILES), want, quant)
+
+    def test_start_of_a_longer_type_picks_nothing(self):
+        for quant in ["Q4_K", "Q3_K", "Q8"]:
+            with self.assertRaises(ai_hwaccel.FetchError) as e:
+                hub._pick_gguf(self.REPO, quant, self.FILES)
+            self.assertIn("no .gguf file of type " + quant, str(e.exception))
+            self.assertIn("followed by", str(e.exception))
+
+    def test_first_part_of_a_split_file(self):
+        parts = ["Q2_K/Model-Q2_K-00002-of-00002.gguf", "Q2_K/Model-Q2_K-00001-of-00002.gguf"]
+        self.assertEqual(hub._pick_gguf("r/M-GGUF", "Q2_K", parts), parts[1])
+        self.assertEqual(hub._pick_gguf("r/M-GGUF", "", parts), parts[1])
+
+
 if __name__ == "__main__":
     unittest.main()
