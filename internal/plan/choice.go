@@ -272,8 +272,11 @@ func choose(req *planning) (*choice, error) {
 	ch.Outcome = outcomeNothingFits
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
 		ch.NoHostForOffload = hostMissing(req, want)
+		if ch.NoHostForOffload == "" {
+			ch.NoHostForOffload = hostShared(req, accel, want)
+		}
 	}
-	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0
+	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == ""
 	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
 	return ch, nil
 }
@@ -532,6 +535,26 @@ func hostMissing(req *planning, want map[string]bool) string {
 		}
 	}
 	return "cpu_offload: the registry has no cpu device, so no host RAM can hold the layers that do not fit"
+}
+
+// hostShared says why cpu_offload adds no memory where there is host RAM:
+// every accelerator pool shares it (hostBeside leaves nothing beside it);
+// "" otherwise.
+func hostShared(req *planning, accel []*pool, want map[string]bool) string {
+	h := hostDevice(req, want)
+	if h == nil || len(accel) == 0 {
+		return ""
+	}
+	var ids []string
+	for _, p := range accel {
+		if hostBeside(h, p) != nil {
+			return ""
+		}
+		for _, d := range p.Devices {
+			ids = append(ids, d.ID)
+		}
+	}
+	return fmt.Sprintf("cpu_offload: %s uses %s's memory (unified memory), so host RAM holds nothing beyond what it can already use", strings.Join(ids, ", "), h.ID)
 }
 
 // memoryUnknown names, for a request left with no device, the available

@@ -717,6 +717,31 @@ func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (best
 	return best, why, skipped, dropped
 }
 
+// hostBeside is host as a cpu_offload plan on pool p may use it: its
+// memory less what p's devices may use of it where they share it (a DGX
+// Spark's GB10, an Apple GPU, an APU: MemoryShared), nil when nothing is
+// left. Such a GPU's part of the plan lives in the same RAM the host's
+// part would, so moving layers or experts to the host frees none of it:
+// counted twice, DeepSeek-R1 "fit" a 128 GB DGX Spark offloaded at q2_k,
+// 117.7 GiB on cuda:0 beside 111.2 GiB on cpu:0.
+func hostBeside(host *device, p *pool) *device {
+	var shared int64
+	for _, d := range p.Devices {
+		if d.Dev.MemoryShared {
+			shared += d.Dev.SharedUsableMemory()
+		}
+	}
+	if shared == 0 {
+		return host
+	}
+	if host.Usable <= shared {
+		return nil
+	}
+	h := *host
+	h.Usable -= shared
+	return &h
+}
+
 // offloadAt is the cpu_offload plan of level l on the first pool that
 // holds it with host RAM: weights read across PCIe where the pool's engine
 // streams them (streamedOffloadAt, vLLM and SGLang), a MoE split where it moves
@@ -732,8 +757,12 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 	hostComputes := supported(&host.Dev, l.Native())
 	var best *planned
 	bestOn := -1
+	all := host
 	for _, p := range accel {
 		if unsupportedReason(req, p, l) != "" {
+			continue
+		}
+		if host = hostBeside(all, p); host == nil {
 			continue
 		}
 		if streamsWeights(p) {
