@@ -212,7 +212,20 @@ type Checkpoint struct {
 	// config.json is set for context length up to 32,768 tokens", as the
 	// release's does), so it is planned with them (servesRelease).
 	BaseModel string `json:"base_model,omitempty"`
-	Notes     string `json:"notes,omitempty"`
+	// FileMTP is what a GGUF file holds of the model's MTP (nextn) layers
+	// beside the model, as the converter that made it writes them: ""
+	// nothing; "layer": each MTP layer as blk.N past num_hidden_layers
+	// (its attention and FFN, nextn.eh_proj, nextn.enorm, nextn.hnorm,
+	// nextn.shared_head_norm); "layer+embed-head": with the layer's own
+	// copies of the embedding and output head (nextn.embed_tokens,
+	// nextn.shared_head_head), where the checkpoint stores them (the
+	// entry's params_include mtp-embed-head). FileMTPSource says which
+	// converter made the file and where it writes them. The file's size
+	// counts them (quant.GGUFFileBytes); device memory does not, as
+	// llama.cpp skips them at load unless MTP is on.
+	FileMTP       string `json:"file_mtp,omitempty"`
+	FileMTPSource string `json:"file_mtp_source,omitempty"`
+	Notes         string `json:"notes,omitempty"`
 	// Release is the release of its entry the checkpoint stores
 	// (checkpointRelease), set when the catalog is loaded.
 	Release Release `json:"-"`

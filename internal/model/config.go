@@ -141,7 +141,10 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 		return m, nil
 	}
 	m.Params, m.ActiveParams = total, active
-	m.MTPParams = mtpParams(m, c.int(configKeys.mtp))
+	if n := c.int(configKeys.mtp); n > 0 {
+		m.MTPLayers = n
+		m.MTPParams = mtpParams(m, n)
+	}
 	readVision(wrapper, cfgVision, m)
 	return m, nil
 }

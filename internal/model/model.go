@@ -152,6 +152,9 @@ type Model struct {
 	// Qwen3-Next, Qwen3.5), stored in the checkpoint beside the model but
 	// not part of Params: engines load them only for speculative decoding.
 	MTPParams int64 `json:"mtp_params,omitempty"`
+	// MTPLayers is how many MTP layers MTPParams counts (the config's
+	// num_nextn_predict_layers or mtp_num_hidden_layers; 0 without).
+	MTPLayers int `json:"mtp_layers,omitempty"`
 	// VisionParams is the weights of a multimodal model's vision tower and
 	// projector from its vision_config, counted tensor by tensor for the
 	// families whose modeling code was read (Gemma 3, Mistral 3, Llama 4,

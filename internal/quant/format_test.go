@@ -68,7 +68,7 @@ func TestPublishedCheckpointSizes(t *testing.T) {
 			assert.NotEmpty(t, ck.SizeSource, ck.Repo)
 			l, err := Parse(ck.Quant)
 			require.NoError(t, err, ck.Repo)
-			got := WeightsBytes(m, l)
+			got := GGUFFileBytes(m, l, ck)
 			assert.InEpsilon(t, float64(ck.SizeBytes), float64(got), 0.02, "%s %s: %d bytes, published %d", ck.Repo, ck.Quant, got, ck.SizeBytes)
 		}
 	}

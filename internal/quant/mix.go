@@ -278,6 +278,12 @@ func lowBitIQType(m *model.Model, info levelInfo, t tensor) ggml.Type {
 		}
 		return step
 	case catAttnV, catAttnQKV:
+		// A fused attn_qkv takes attn_v's rule here since
+		// ggml-org/llama.cpp#19770 (1dab5f5a, March 2026); this branch
+		// matched attn_v.weight only before it, so an older file keeps
+		// attn_qkv at the base type (Phi-4-mini-instruct's IQ2_M file,
+		// 2.9 % under today's figure, and its Q2_K file by the rule of
+		// mixTensorType's attn_qkv before that change: their notes).
 		if gqaOf(m) >= 4 || m.Experts >= 4 {
 			return ggml.Q4_K
 		}

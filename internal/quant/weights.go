@@ -56,7 +56,7 @@ type tensor struct {
 // order llama.cpp stores them. ok is false when the shape is too incomplete
 // to enumerate (layers, hidden, heads, vocab are needed).
 func tensors(m *model.Model) ([]tensor, bool) {
-	if m == nil || m.Layers <= 0 || m.Hidden <= 0 || m.Heads <= 0 || m.Vocab <= 0 || m.ShapeEstimated {
+	if !hasShape(m) {
 		return nil, false
 	}
 	h := float64(m.Hidden)
@@ -78,6 +78,12 @@ func tensors(m *model.Model) ([]tensor, bool) {
 		ts = append(ts, tensor{catOutput, -1, V * h, m.Hidden})
 	}
 	return ts, true
+}
+
+// hasShape reports whether m's shape is complete enough to enumerate its
+// tensors (layers, hidden, heads, vocab, not estimated).
+func hasShape(m *model.Model) bool {
+	return m != nil && m.Layers > 0 && m.Hidden > 0 && m.Heads > 0 && m.Vocab > 0 && !m.ShapeEstimated
 }
 
 // appendLayerTensors appends the tensors of layer i to ts.

@@ -31,6 +31,7 @@ type shapeKey struct {
 	LayerKinds                                                   uint64
 	SSMStateBytes                                                int
 	MTPParams, VisionParams, VisionWholeParams                   int64
+	MTPLayers                                                    int
 	VisionDeepstack                                              int
 	KVLoRARank, QLoRARank, QKRopeHeadDim, QKNopeHeadDim          int
 	VHeadDim                                                     int
@@ -63,7 +64,7 @@ func shapeOf(m *model.Model) shapeKey {
 		Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken, SharedExperts: m.SharedExperts,
 		MoEIntermediate: m.MoEIntermediate, DenseLayers: m.DenseLayers, SharedIntermediate: m.SharedIntermediate,
 		MoELatent:  m.MoELatent,
-		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, VisionParams: m.VisionParams,
+		LayerKinds: kindsFingerprint(m.LayerKinds), SSMStateBytes: m.SSMStateBytes, MTPParams: m.MTPParams, MTPLayers: m.MTPLayers, VisionParams: m.VisionParams,
 		VisionWholeParams: m.VisionWholeParams, VisionDeepstack: m.VisionDeepstack,
 		KVLoRARank: m.KVLoRARank, QLoRARank: m.QLoRARank, QKRopeHeadDim: m.QKRopeHeadDim, QKNopeHeadDim: m.QKNopeHeadDim,
 		VHeadDim: m.VHeadDim, OGroups: m.OGroups, OLoRARank: m.OLoRARank,
