@@ -582,6 +582,8 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *                  "refusal":"insufficient_memory"}, ...]}
  *      (schema/fit.schema.json): models that fit first, larger first, then
  *      faster; "max_context_length" is capped at the model's own maximum.
+ *      "fits" is null, as the plan's is, when no available device's
+ *      memory is known (refusal "no_device"): unknown, not no.
  *      Or an error object with code "invalid_json", "invalid_argument",
  *      "too_large", "detection_failed", "forked_child" or "internal"; NULL
  *      only when malloc() fails.

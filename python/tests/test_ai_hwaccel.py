@@ -292,6 +292,9 @@ class ApiTests:
         p = ai_hwaccel.plan(model={"params_b": 8}, registry=reg)
         self.assertIsNone(p.fits, p.explanation)
         self.assertEqual(p.raw["refusal"]["code"], "no_device")
+        # fit plans each model as plan does, and says the same: unknown.
+        rows = ai_hwaccel.fit(registry=reg, filter="Llama-3.1-8B")
+        self.assertEqual([(r["fits"], r["refusal"]) for r in rows], [(None, "no_device")], rows)
 
     def test_suggest_and_training(self):
         req = {"model": {"params_b": 8}, "registry": self.fixture()}
