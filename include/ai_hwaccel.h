@@ -437,7 +437,13 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * "cpu_offload" allows layers in host memory when the accelerators are too
  * small; "include_cpu" considers the CPU beside the accelerators.
  * "training" is read by hwaccel_estimate_training only (defaults: full,
- * adamw, bf16, seq_len = context_length, micro_batch = batch_size).  "replicas" (optional; plan and suggest only) asks for data
+ * adamw, bf16, seq_len = context_length, micro_batch = batch_size).
+ * hwaccel_estimate_training checks but does not read the inference members
+ * "quant", "engine", "engine_version", "kv_cache_dtype", "flash_attention"
+ * (training.flash_attention is its own), "cpu_offload", "include_cpu",
+ * "placement", "draft_model" and "mmproj", so that one request serves all
+ * three functions; "replicas" and "tensor_parallel_size" are
+ * "invalid_argument" there (training.tensor_parallel).  "replicas" (optional; plan and suggest only) asks for data
  * parallelism: that many copies of the model on disjoint identical devices,
  * each serving ceil(batch_size / replicas) sequences ("max": as many as one
  * group of identical devices holds); absent, no plan uses it.
