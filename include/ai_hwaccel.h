@@ -279,6 +279,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *  with "invalid_argument"):
  *      "sysroot"      string  prefix for every /sys, /proc, /dev path read
  *                             (containers, test fixtures); default "/".
+ *                             Vendor tools still run from "path": for a
+ *                             fixture or another machine's files, give
+ *                             "path" or "no_exec" too, or this host's
+ *                             tools add this host's GPUs.
  *      "path"         string  PATH searched for vendor tools; default: the
  *                             process PATH at call time; "" runs no tool;
  *                             a relative entry is "invalid_argument".
