@@ -465,7 +465,9 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center
  * accelerators, llama.cpp on NVIDIA GPUs below vLLM's compute capability
- * 7.0, Metal, Vulkan, shared-memory GPUs and the CPU).
+ * 7.0, Metal, Vulkan, shared-memory GPUs and the CPU, and for a GGUF
+ * model, quant or cache type: a .gguf file, a GGUF header, a catalog GGUF
+ * repository named as the model such as ggml-org/gemma-3-27b-it-GGUF).
  * "engine_version" (vLLM only) is the vLLM release the plan's
  * "engine_expect.vllm" figures follow (what vLLM prints at start-up: its
  * batch defaults, profile and, from 0.21.0, CUDA graphs inside

@@ -51,3 +51,28 @@ func TestGGUFRepositoryNamedIsLoaded(t *testing.T) {
 		assert.Equal(t, c.model, repo, "%s on %s loads the repository named", c.model, c.machine)
 	}
 }
+
+// TestGGUFRepositoryNamedChoosesLlamaCPP: with no engine named, a GGUF
+// repository named as the model is planned for llama.cpp, as a GGUF file or
+// quant is (docs/requests.md, engine: "llama.cpp ... for any GGUF model or
+// quant"). The default engine of an H200, vLLM, loads no GGUF type: the
+// answer was "fits": false, "vLLM does not plan GGUF types", for a model
+// llama.cpp holds at Q8_0 with 100 GiB to spare.
+func TestGGUFRepositoryNamedChoosesLlamaCPP(t *testing.T) {
+	for _, model := range []string{"ggml-org/gemma-3-27b-it-GGUF", "Qwen/Qwen3-8B-GGUF"} {
+		named, namedQuant, _, namedRepo := namedRepoPlan(t, "h200-vm", model, "llama.cpp")
+		fits, quant, eng, repo := namedRepoPlan(t, "h200-vm", model, "")
+		require.True(t, named, model)
+		assert.True(t, fits, model)
+		assert.Equal(t, "llama.cpp", eng, model)
+		assert.Equal(t, namedQuant, quant, model)
+		assert.Equal(t, namedRepo, repo, model)
+	}
+	// Named with vLLM, the repository still plans its release's Hugging
+	// Face checkpoint (docs/requests.md, quant).
+	fits, quant, eng, repo := namedRepoPlan(t, "h200-vm", "ggml-org/gemma-3-27b-it-GGUF", "vllm")
+	assert.True(t, fits)
+	assert.Equal(t, "bf16", quant)
+	assert.Equal(t, "vllm", eng)
+	assert.Equal(t, "google/gemma-3-27b-it", repo)
+}
