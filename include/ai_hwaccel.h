@@ -279,6 +279,10 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *  with "invalid_argument"):
  *      "sysroot"      string  prefix for every /sys, /proc, /dev path read
  *                             (containers, test fixtures); default "/".
+ *                             Vendor tools still run from "path": for a
+ *                             fixture or another machine's files, give
+ *                             "path" or "no_exec" too, or this host's
+ *                             tools add this host's GPUs.
  *      "path"         string  PATH searched for vendor tools; default: the
  *                             process PATH at call time; "" runs no tool;
  *                             a relative entry is "invalid_argument".
@@ -437,7 +441,13 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * "cpu_offload" allows layers in host memory when the accelerators are too
  * small; "include_cpu" considers the CPU beside the accelerators.
  * "training" is read by hwaccel_estimate_training only (defaults: full,
- * adamw, bf16, seq_len = context_length, micro_batch = batch_size).  "replicas" (optional; plan and suggest only) asks for data
+ * adamw, bf16, seq_len = context_length, micro_batch = batch_size).
+ * hwaccel_estimate_training checks but does not read the inference members
+ * "quant", "engine", "engine_version", "kv_cache_dtype", "flash_attention"
+ * (training.flash_attention is its own), "cpu_offload", "include_cpu",
+ * "placement", "draft_model" and "mmproj", so that one request serves all
+ * three functions; "replicas" and "tensor_parallel_size" are
+ * "invalid_argument" there (training.tensor_parallel).  "replicas" (optional; plan and suggest only) asks for data
  * parallelism: that many copies of the model on disjoint identical devices,
  * each serving ceil(batch_size / replicas) sequences ("max": as many as one
  * group of identical devices holds); absent, no plan uses it.
@@ -455,7 +465,9 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * --gpu-memory-utilization 0.9); the answer's "budget" says which engine and
  * budget the plan was made for (without "engine": vLLM on data-center
  * accelerators, llama.cpp on NVIDIA GPUs below vLLM's compute capability
- * 7.0, Metal, Vulkan, shared-memory GPUs and the CPU).
+ * 7.0, Metal, Vulkan, shared-memory GPUs and the CPU, and for a GGUF
+ * model, quant or cache type: a .gguf file, a GGUF header, a catalog GGUF
+ * repository named as the model such as ggml-org/gemma-3-27b-it-GGUF).
  * "engine_version" (vLLM only) is the vLLM release the plan's
  * "engine_expect.vllm" figures follow (what vLLM prints at start-up: its
  * batch defaults, profile and, from 0.21.0, CUDA graphs inside
@@ -582,6 +594,8 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *                  "refusal":"insufficient_memory"}, ...]}
  *      (schema/fit.schema.json): models that fit first, larger first, then
  *      faster; "max_context_length" is capped at the model's own maximum.
+ *      "fits" is null, as the plan's is, when no available device's
+ *      memory is known (refusal "no_device"): unknown, not no.
  *      Or an error object with code "invalid_json", "invalid_argument",
  *      "too_large", "detection_failed", "forked_child" or "internal"; NULL
  *      only when malloc() fails.

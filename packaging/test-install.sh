@@ -102,6 +102,12 @@ consume() {
     $CXX -std=c++17 -Wall -Wextra -Werror -o "$tmp/$n-plan-pc" examples/cpp/plan_model.cpp $(pkg-config --cflags --libs ai_hwaccel)
     LD_LIBRARY_PATH=$libdir "$tmp/$n-plan-pc" --sysroot "$fixture" --params-b 8 --engine llama.cpp >"$tmp/plan.json" 2>/dev/null
     grep -q '"fits":true' "$tmp/plan.json" || fail "$n: C++ example via pkg-config: $(head -c 300 "$tmp/plan.json")"
+    # A --sysroot machine is that machine: a vendor tool on this process's
+    # PATH (here the dgx-h100 fixture's fake nvidia-smi) must not add this
+    # host's GPUs to the CPU-only fixture's devices.
+    PATH=$root/testdata/machines/dgx-h100/bin:$PATH LD_LIBRARY_PATH=$libdir "$tmp/$n-plan-pc" --sysroot "$fixture" \
+        --params-b 8 --engine llama.cpp 2>"$tmp/devices.txt" >/dev/null
+    [[ $(cat "$tmp/devices.txt") == "device cpu:0" ]] || fail "$n: C++ example ran a tool on PATH for --sysroot: $(tr '\n' ' ' <"$tmp/devices.txt")"
 
     step "$n: CMake find_package consumers"
     cmake_q -S packaging/tests/cmake-consumer -B "$tmp/$n-cb" -DCMAKE_PREFIX_PATH="$p" || fail "$n: configure"

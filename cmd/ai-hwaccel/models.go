@@ -168,7 +168,7 @@ func (a *app) fit(args []string) error {
 	if !all {
 		kept := rows[:0]
 		for _, r := range rows {
-			if r.Fits {
+			if r.Fit() {
 				kept = append(kept, r)
 			}
 		}
@@ -234,7 +234,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S"
-	if !rows[len(rows)-1].Fits {
+	if !rows[len(rows)-1].Fit() {
 		// Refused rows come last (catalogq.Sort): the table has a WHY
 		// column only when it lists one.
 		header += "\tWHY"
@@ -242,14 +242,19 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 	fmt.Fprintln(tw, header)
 	marked := false
 	for _, r := range rows {
-		if !r.Fits {
+		if !r.Fit() {
 			// The strategy column says which refusal: "insufficient memory";
-			// WHY says why in words.
+			// WHY says why in words. FITS is "unknown", not "no", where no
+			// device's memory is known (JSON fits null), as plan says.
 			code := cli.Unknown
 			if r.Refusal != "" {
 				code = strings.ReplaceAll(r.Refusal, "_", " ")
 			}
-			fmt.Fprintf(tw, "%s\t%s\tno\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), code, cli.Text(cli.Plurals(shortReason(r.RefusalText))))
+			fits := "no"
+			if r.Fits == nil {
+				fits = "unknown"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), fits, code, cli.Text(cli.Plurals(shortReason(r.RefusalText))))
 			continue
 		}
 		ctx, tps := cli.Unknown, cli.Unknown

@@ -53,13 +53,13 @@ func TestFitOnDGX(t *testing.T) {
 	require.Len(t, rows, len(model.Catalog()))
 	for i := 1; i < len(rows); i++ {
 		a, b := rows[i-1], rows[i]
-		assert.True(t, a.Fits || !b.Fits, "fitting models first")
-		if a.Fits == b.Fits {
+		assert.True(t, a.Fit() || !b.Fit(), "fitting models first")
+		if a.Fit() == b.Fit() {
 			assert.GreaterOrEqual(t, a.Params, b.Params, "then larger models first: %s before %s", a.Model, b.Model)
 		}
 	}
 	for _, row := range rows {
-		if row.Fits {
+		if row.Fit() {
 			assert.Empty(t, row.Refusal, row.Model)
 			assert.Positive(t, row.DecodeTokensPerS, row.Model)
 			assert.NotEmpty(t, row.ValidatedOn, row.Model)
@@ -83,7 +83,7 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 	assert.Equal(t, detected, fromFile, "a registry file plans like the machine it came from")
 	fits, refused := 0, 0
 	for _, r := range fromFile {
-		if r.Fits {
+		if r.Fit() {
 			fits++
 			continue
 		}
@@ -230,4 +230,29 @@ func TestFitSaysItPlansTheFewestDevices(t *testing.T) {
 	text := help.stdout + help.stderr
 	assert.Contains(t, text, "the fewest devices that hold it (as plan --placement fewest)")
 	assert.NotContains(t, text, "as plan without --context")
+}
+
+// TestFitSaysUnknownWhereNoMemoryIsKnown: on a registry whose only device
+// has no known memory, plan says "cannot tell whether it fits"; fit --all
+// said FITS "no" and --json "fits": false. Both now say unknown.
+func TestFitSaysUnknownWhereNoMemoryIsKnown(t *testing.T) {
+	file := t.TempDir() + "/nomem.json"
+	require.NoError(t, os.WriteFile(file, []byte(`{"devices":[{"kind":"cuda_gpu","index":0,"available":true,"name":"X"}]}`), 0o644))
+	plan := runCLI(t, "plan", "--model", "Llama-3.1-8B", "--registry", file)
+	require.Equal(t, 0, plan.code, plan.stderr)
+	assert.Contains(t, plan.stdout, "cannot tell whether it fits")
+
+	table := runCLI(t, "fit", "--all", "--filter", "Llama-3.1-8B", "--registry", file)
+	require.Equal(t, 0, table.code, table.stderr)
+	lines := strings.Split(strings.TrimSpace(table.stdout), "\n")
+	require.Len(t, lines, 2, table.stdout)
+	assert.Regexp(t, `^Llama-3\.1-8B\s+8B\s+unknown\s+—\s+—\s+no device\s`, lines[1])
+
+	var rows []map[string]any
+	out := runCLI(t, "fit", "--all", "--json", "--filter", "Llama-3.1-8B", "--registry", file)
+	require.NoError(t, json.Unmarshal([]byte(out.stdout), &rows), out.stdout)
+	require.Len(t, rows, 1)
+	fits, ok := rows[0]["fits"]
+	assert.True(t, ok, "fits is present")
+	assert.Nil(t, fits, out.stdout)
 }

@@ -3,7 +3,10 @@
 //   plan_model [--sysroot DIR] [--params-b N | --model NAME] [--engine vllm|llama.cpp]
 //
 // Prints the devices found (one line each, to stderr) and the sharding plan
-// (JSON, to stdout).  Build against an installed library:
+// (JSON, to stdout).  --sysroot DIR reads the machine under DIR (a fixture,
+// a container's view of the host) with "no_exec": vendor tools are looked up
+// on this process's PATH, and they would report this host's GPUs.
+// Build against an installed library:
 //   c++ -std=c++17 plan_model.cpp $(pkg-config --cflags --libs ai_hwaccel)
 // or with CMake: examples/cpp/CMakeLists.txt (find_package(ai_hwaccel)).
 #include <ai_hwaccel.hpp>
@@ -53,7 +56,8 @@ int main(int argc, char **argv) {
     }
     try {
         hwaccel::require_compatible_abi();
-        std::string options = sysroot.empty() ? "{}" : "{\"sysroot\":" + json_quote(sysroot) + "}";
+        std::string options =
+            sysroot.empty() ? "{}" : "{\"sysroot\":" + json_quote(sysroot) + ",\"no_exec\":true}";
         std::string registry = hwaccel::detect(options);
         print_device_ids(registry);
         std::string request = "{\"model\":" + model + ",\"engine\":" + json_quote(engine) +

@@ -11,6 +11,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -308,14 +309,14 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	if w.TimeoutMs != nil {
 		t := *w.TimeoutMs
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %v is outside (0, %d]", t, detect.MaxTimeout/time.Millisecond)
+			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %s is outside (0, %d]", asWritten(t), detect.MaxTimeout/time.Millisecond)
 		}
 		opts.Timeout = millis(t)
 	}
 	if w.CacheTTLMs != nil {
 		t := *w.CacheTTLMs
 		if !(t >= 0 && t <= 86400e3) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %v is outside [0, 86400000]", t)
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", asWritten(t))
 		}
 		opts.CacheTTL = millis(t)
 		ttlGiven = true
@@ -326,6 +327,10 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	}
 	return opts, ttlGiven, nil
 }
+
+// asWritten is a JSON number as a request writes it (86400001, 0.5), not
+// in Go's %v exponent form (8.6400001e+07), for error messages.
+func asWritten(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 // millis converts a non-negative number of milliseconds to a Duration,
 // rounding up to the nanosecond: truncating made timeout_ms 1e-7 a zero

@@ -64,13 +64,13 @@ func TestFitPlansEachModelAsPlanShardingDoes(t *testing.T) {
 	fits := 0
 	for i, row := range ans.Models {
 		if i > 0 {
-			assert.True(t, ans.Models[i-1].Fits || !row.Fits, "fitting models first")
+			assert.True(t, ans.Models[i-1].Fit() || !row.Fit(), "fitting models first")
 		}
 		var p plan.ShardingAnswer
 		require.NoError(t, json.Unmarshal(PlanSharding(context.Background(),
 			[]byte(`{"model":{"name":"`+row.Model+`"},"registry":`+reg+`}`), NoEnv), &p), row.Model)
-		assert.Equal(t, p.Fits, row.Fits, row.Model)
-		if row.Fits {
+		assert.Equal(t, p.Fits, row.Fit(), row.Model)
+		if row.Fit() {
 			fits++
 			assert.Equal(t, p.Quant, row.Quant, row.Model)
 			assert.Equal(t, p.Strategy, row.Strategy, row.Model)
@@ -88,4 +88,36 @@ func TestFitPlansEachModelAsPlanShardingDoes(t *testing.T) {
 	} {
 		assert.Equal(t, code, errorCode(t, Fit(context.Background(), []byte(in), NoEnv)), in)
 	}
+}
+
+// TestFitRowIsUnknownWhereThePlanIs: on a registry whose only device has no
+// known memory, hwaccel_plan_sharding answers "fits": null (unknown, not no:
+// include/ai_hwaccel.h), and a fit row of the same model on the same
+// registry, planned as hwaccel_plan_sharding plans it, says the same; it
+// said false, so a host reading fit took "cannot tell" for "does not fit".
+func TestFitRowIsUnknownWhereThePlanIs(t *testing.T) {
+	reg := `{"devices":[{"kind":"cuda_gpu","index":0,"available":true,"name":"X"}]}`
+	type fits struct {
+		Fits    *bool           `json:"fits"`
+		Refusal json.RawMessage `json:"refusal"`
+	}
+	var p fits
+	out := PlanSharding(context.Background(), []byte(`{"model":"Llama-3.1-8B","placement":"fewest","registry":`+reg+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &p), "%s", out)
+	require.Nil(t, p.Fits, "the plan's fits is unknown: %s", out)
+	var a struct {
+		Models []struct {
+			Model   string `json:"model"`
+			Fits    *bool  `json:"fits"`
+			Refusal string `json:"refusal"`
+		} `json:"models"`
+	}
+	out = Fit(context.Background(), []byte(`{"filter":"Llama-3.1-8B","registry":`+reg+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	require.NotEmpty(t, a.Models, "%s", out)
+	for _, r := range a.Models {
+		assert.Nil(t, r.Fits, "%s: %s", r.Model, out)
+		assert.Equal(t, plan.RefusalNoDevice, r.Refusal, r.Model)
+	}
+	assert.Contains(t, string(out), `"fits":null`)
 }

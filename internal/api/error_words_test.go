@@ -199,3 +199,18 @@ func TestFitTakesTheSGLangEngine(t *testing.T) {
 	require.NotNil(t, a.Models[0].Fits)
 	assert.True(t, *a.Models[0].Fits, "%s", out)
 }
+
+// TestDetectionRangesEchoTheNumberAsWritten: an out-of-range timeout_ms or
+// cache_ttl_ms is echoed as the request wrote it; Go's %v printed
+// 86400001 as 8.6400001e+07 and 1000000 as 1e+06.
+func TestDetectionRangesEchoTheNumberAsWritten(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"cache_ttl_ms":86400001}`: "cache_ttl_ms 86400001 is outside",
+		`{"timeout_ms":1000000}`:    "timeout_ms 1000000 is outside",
+		`{"timeout_ms":-0.5}`:       "timeout_ms -0.5 is outside",
+	} {
+		out := string(Detect(context.Background(), []byte(in), NoEnv))
+		assert.Contains(t, out, want, in)
+		assert.NotContains(t, out, "e+", in)
+	}
+}

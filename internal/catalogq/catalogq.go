@@ -81,9 +81,12 @@ func matches(filter string, names []string) bool {
 
 // FitRow is one catalog model planned on the machine.
 type FitRow struct {
-	Model            string  `json:"model"`
-	Params           int64   `json:"params"`
-	Fits             bool    `json:"fits"`
+	Model  string `json:"model"`
+	Params int64  `json:"params"`
+	// Fits is whether the plan fits; nil (null in JSON) where it cannot
+	// tell, no available device's memory being known (refusal no_device),
+	// as the plan's own fits is (plan.ShardingAnswer.FitsUnknown).
+	Fits             *bool   `json:"fits"`
 	Quant            string  `json:"quant,omitempty"`
 	Strategy         string  `json:"strategy,omitempty"`
 	Devices          int     `json:"devices,omitempty"`
@@ -124,11 +127,19 @@ func ContextFor(m Model, asked int) int {
 	return asked
 }
 
+// Fit reports whether the row's model fits: false when it does not or
+// when that is unknown.
+func (r FitRow) Fit() bool { return r.Fits != nil && *r.Fits }
+
 // Row turns the plan of m into its row: the precision, strategy and number
 // of devices of the plan, the longest context it holds capped at the
 // model's own, and the decode speed; or why it does not fit.
 func Row(m Model, p *plan.ShardingAnswer) FitRow {
-	r := FitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
+	r := FitRow{Model: m.Name, Params: m.Params}
+	if !p.FitsUnknown() {
+		fits := p.Fits
+		r.Fits = &fits
+	}
 	if p.Refusal != nil {
 		r.Refusal, r.RefusalText = p.Refusal.Code, p.Refusal.Text
 	}
@@ -175,8 +186,8 @@ func noCommand(p *plan.ShardingAnswer) string {
 func Sort(rows []FitRow) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		x, y := rows[i], rows[j]
-		if x.Fits != y.Fits {
-			return x.Fits
+		if x.Fit() != y.Fit() {
+			return x.Fit()
 		}
 		if x.Params != y.Params {
 			return x.Params > y.Params

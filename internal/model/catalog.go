@@ -390,24 +390,40 @@ func defaultCheckpoint(e CatalogEntry) Checkpoint {
 // the user named (with or without its organisation), -1 when the name is
 // the model's, not a checkpoint's. A GGUF repository is listed as one
 // checkpoint per type it holds, all of which the name names: the first
-// listed is returned, and Model.Named takes in the others. Two
-// repositories of one name, or a Hugging Face repository listed twice,
-// name no one checkpoint and are not matched.
+// listed is returned, and Model.Named takes in the others. A name with its
+// organisation is first matched whole, so that of two publishers'
+// repositories of one name (Qwen/Qwen3-8B-GGUF, unsloth/Qwen3-8B-GGUF)
+// each names its own; without one, or of an organisation no checkpoint
+// has, two repositories of one name, like a Hugging Face repository
+// listed twice, name no one checkpoint and are not matched.
 func namedCheckpoint(cks []Checkpoint, name string) int {
-	key := normalize(baseName(name))
+	if strings.Contains(name, "/") {
+		if i, listed := checkpointNamed(cks, normalize(name), func(repo string) string { return normalize(repo) }); listed {
+			return i
+		}
+	}
+	i, _ := checkpointNamed(cks, normalize(baseName(name)), func(repo string) string { return normalize(baseName(repo)) })
+	return i
+}
+
+// checkpointNamed is namedCheckpoint's match of key against each
+// checkpoint's repository as keyOf reads it: the index (-1 when the key
+// matches two repositories, or one non-GGUF repository twice), and
+// whether any checkpoint matched.
+func checkpointNamed(cks []Checkpoint, key string, keyOf func(repo string) string) (int, bool) {
 	found := -1
 	for i, ck := range cks {
-		if normalize(baseName(ck.Repo)) != key {
+		if keyOf(ck.Repo) != key {
 			continue
 		}
 		switch {
 		case found < 0:
 			found = i
 		case ck.Repo != cks[found].Repo || !ck.IsGGUF() || !cks[found].IsGGUF():
-			return -1
+			return -1, true
 		}
 	}
-	return found
+	return found, found >= 0
 }
 
 // Catalog lists the embedded models, for docs and the CLI.

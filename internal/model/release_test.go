@@ -212,3 +212,29 @@ func TestReleasesDifferingInDtypeAloneShareCheckpoints(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, m.Releases.ConfigsDiffer, "max_position_embeddings")
 }
+
+// A GGUF repository named with its organisation is that repository, where
+// another publisher's has the same name: Qwen/Qwen3-8B-GGUF and
+// unsloth/Qwen3-8B-GGUF are both Qwen3-8B checkpoints, and naming either
+// named none, so a llama.cpp plan of Qwen/Qwen3-8B-GGUF loaded
+// unsloth/Qwen3-8B-GGUF's BF16 file.
+func TestNamedRepositoryWithItsOrganisation(t *testing.T) {
+	cks := []Checkpoint{
+		{Quant: "bf16", Repo: "org/X-it"},
+		{Quant: "q4_k_m", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q8_0", Repo: "gg/X-it-GGUF", Method: "gguf"},
+		{Quant: "q5_k_m", Repo: "b/X-it-GGUF", Method: "gguf"},
+	}
+	assert.Equal(t, 1, namedCheckpoint(cks, "gg/X-it-GGUF"))
+	assert.Equal(t, 1, namedCheckpoint(cks, "GG/x-it-gguf"), "in any case, as every catalog name")
+	assert.Equal(t, 3, namedCheckpoint(cks, "b/X-it-GGUF"))
+	assert.Equal(t, -1, namedCheckpoint(cks, "X-it-GGUF"), "without an organisation it is still two repositories")
+	assert.Equal(t, -1, namedCheckpoint(cks, "c/X-it-GGUF"), "an organisation the catalog does not list")
+
+	for _, repo := range []string{"Qwen/Qwen3-8B-GGUF", "unsloth/Qwen3-8B-GGUF"} {
+		m, err := FromName(repo, nil)
+		require.NoError(t, err)
+		require.GreaterOrEqual(t, m.NamedCheckpoint, 0, repo)
+		assert.Equal(t, repo, m.NativeCheckpoint().Repo)
+	}
+}

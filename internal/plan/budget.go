@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -35,8 +36,20 @@ func (r *planning) engineRule() engineRule {
 	// engine as a GGUF quant does (checkCacheTypeEngine refuses it with
 	// another engine named).
 	gguf := quant.Level(r.Quant).IsGGUF() || (r.Model != nil && r.Model.Source == "gguf header") ||
-		(r.KVCacheDType != "" && !engine.IsCommonCacheType(r.KVCacheDType))
+		namesGGUFRepository(r.Model) || (r.KVCacheDType != "" && !engine.IsCommonCacheType(r.KVCacheDType))
 	return engineRule{Engine: r.Engine, Fraction: r.MemoryFraction, GGUF: gguf}
+}
+
+// namesGGUFRepository reports whether the request named a catalog GGUF
+// repository as the model (ggml-org/gemma-3-27b-it-GGUF): a GGUF model, as
+// a .gguf file is, which chooses llama.cpp where no engine is named
+// (docs/requests.md, engine). vLLM, the default on data-center GPUs, loads
+// none of its types: the plan was a refusal.
+func namesGGUFRepository(m *model.Model) bool {
+	if m == nil || m.NamedCheckpoint < 0 || m.NamedCheckpoint >= len(m.Checkpoints) {
+		return false
+	}
+	return m.Checkpoints[m.NamedCheckpoint].IsGGUF()
 }
 
 // budget is the memory rule of one pool: the engine its plans are made for

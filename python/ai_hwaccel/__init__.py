@@ -195,7 +195,9 @@ def fit(request=None, **kwargs) -> List[Dict[str, Any]]:
     """hwaccel_fit_json: every catalog model the filter keeps, planned on
     this machine (or on registry=...), as a list of dicts (model, params,
     fits, quant, strategy, devices, max_context_length,
-    decode_tokens_per_s, refusal, refusal_text): the models that fit first, larger first.
+    decode_tokens_per_s, validated_on, refusal, refusal_text, no_command):
+    the models that fit first, larger first.  fits is None, as a plan's
+    is, when no device's memory is known (refusal "no_device").
     fit(filter="qwen", context_length=32768, engine="vllm")."""
     return json.loads(fit_json(request, **kwargs))["models"]
 

@@ -292,6 +292,14 @@ class ApiTests:
         p = ai_hwaccel.plan(model={"params_b": 8}, registry=reg)
         self.assertIsNone(p.fits, p.explanation)
         self.assertEqual(p.raw["refusal"]["code"], "no_device")
+        # docs/python.md: these four are None when the answer has none;
+        # raw is the whole answer, never None.
+        self.assertEqual((p.budget, p.idle_devices, p.load, p.engine_env), (None, None, None, None))
+        self.assertEqual(p.raw["fits"], None)
+        self.assertIn("refusal", p.raw)
+        # fit plans each model as plan does, and says the same: unknown.
+        rows = ai_hwaccel.fit(registry=reg, filter="Llama-3.1-8B")
+        self.assertEqual([(r["fits"], r["refusal"]) for r in rows], [(None, "no_device")], rows)
 
     def test_suggest_and_training(self):
         req = {"model": {"params_b": 8}, "registry": self.fixture()}
