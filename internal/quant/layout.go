@@ -77,3 +77,42 @@ func layoutBits(k layoutKey, t tensor) float64 {
 	}
 	return b
 }
+
+// ActiveShare is the share of m's weight bytes at level l, the input
+// embedding aside, that one decode step reads when they are stored in a
+// checkpoint's layout (storedLayout): every tensor but the routed experts
+// whole, and ExpertsPerToken of the Experts routed experts. With the
+// layout's bits differing by part the parameter share misstates it:
+// Kimi-K2.5's INT4 release reads its bf16 attention, shared experts and
+// dense MLP (23.4 GB) and eight of 384 experts at 4.5 bits (11.9 GB), 35.3
+// GB a token, where 3.1 % of the parameters' share of 595 GB is 18.3 GB.
+// False without a stored layout at l, a shape or routed experts: the
+// parameter share stands.
+func ActiveShare(m *model.Model, l Level) (float64, bool) {
+	lay, ok := storedLayout(m, l)
+	if !ok || !m.IsMoE() || m.Experts <= 0 || m.ExpertsPerToken <= 0 {
+		return 0, false
+	}
+	ts, shaped := tensors(m)
+	if !shaped {
+		return 0, false
+	}
+	k := keyOf(lay, true)
+	frac := float64(m.ExpertsPerToken) / float64(m.Experts)
+	var all, read float64
+	for _, t := range ts {
+		if t.part == partEmbedding {
+			continue
+		}
+		b := t.elements * layoutBits(k, t)
+		all += b
+		if t.part == partRoutedExperts {
+			b *= frac
+		}
+		read += b
+	}
+	if all <= 0 {
+		return 0, false
+	}
+	return read / all, true
+}

@@ -88,3 +88,24 @@ func TestStoredLayoutPicksTheLoadedCheckpoint(t *testing.T) {
 	assert.NotEqual(t, keyOf(int4, true), keyOf(fp8, true))
 	assert.Equal(t, layoutKey{}, keyOf(int4, false))
 }
+
+// TestActiveShareReadsTheLayoutsBytes: a decode step of Kimi-K2.5's INT4
+// release reads its bf16 parts whole and 8 of its 384 routed experts at
+// 4.5 bits; the input embedding (a lookup) is left out of both sides. A
+// level no checkpoint's layout covers keeps the parameter share (false).
+func TestActiveShareReadsTheLayoutsBytes(t *testing.T) {
+	m := model.Lookup("Kimi-K2.5")
+	require.NotNil(t, m)
+	routed := float64(m.RoutedExpertParams() * int64(m.MoELayers()))
+	embed := float64(m.Vocab) * float64(m.Hidden)
+	other := float64(m.Params) - routed - embed
+	want := (other*2 + routed*8/384*4.5/8) / (other*2 + routed*4.5/8)
+	got, ok := ActiveShare(m, INT4)
+	require.True(t, ok)
+	assert.InDelta(t, want, got, 1e-9)
+	assert.InDelta(t, 0.0557, got, 0.0005, "33.0 GB of 591.9 GB, the 2.3 GB embedding aside")
+	_, ok = ActiveShare(m, FP8)
+	assert.False(t, ok)
+	_, ok = ActiveShare(model.Lookup("Llama-3.1-8B"), INT4)
+	assert.False(t, ok)
+}
