@@ -83,7 +83,7 @@ var Fitted = Throughput{
 	VLLM:                   ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 19e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
 	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.187, largest 0.551;
-	// the 4 held-out SGLang rows, other GPUs: median 0.115, largest 0.257): the
+	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.257): the
 	// MoE-layer time on a 5 us grid, MLA-layer time on a 10 us grid, on AMD GPUs the fixed times x
 	// 1.82 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).

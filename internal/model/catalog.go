@@ -200,6 +200,11 @@ type Checkpoint struct {
 	// file llama-server -hf downloads and loads with them.
 	MMProj string `json:"mmproj,omitempty"`
 	Source string `json:"source"`
+	// Layout is how the checkpoint stores its weights where the entry's
+	// config copy lacks its quantization_config (which parts are quantized,
+	// bits, scales), with the source it was read from; its Quant is the
+	// checkpoint's. Zero: the weights follow the level alone.
+	Layout WeightLayout `json:"layout,omitzero"`
 	// SizeBytes is the published size of the weights, where a source
 	// states it (SizeSource).
 	SizeBytes  int64  `json:"size_bytes,omitempty"`

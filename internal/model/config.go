@@ -109,6 +109,7 @@ func FromConfig(cfg map[string]any) (*Model, error) {
 	readLayerKinds(&c, m)
 	readGlobalAttention(&c, m)
 	m.SSMStateBytes = dtypeBytes(c.str("mamba_ssm_dtype") + c.str("mamba_ssm_cache_dtype"))
+	m.Layout = readLayout(c.cfg)
 	if n, ok := c.name(); ok {
 		m.Name = n
 	}

@@ -189,6 +189,11 @@ type Model struct {
 	// (engine.VLLMEncoderPassOf); nil where neither says it.
 	VisionItem *VisionItem `json:"vision_item,omitempty"`
 
+	// Layout is how the checkpoint a config describes stores its weights,
+	// from its quantization_config (readLayout); zero without one. A
+	// catalog checkpoint records its own (Checkpoint.Layout).
+	Layout WeightLayout `json:"layout,omitzero"`
+
 	// FileQuant is the dominant tensor type of a model file ("Q4_K_M").
 	FileQuant string `json:"file_quant,omitempty"`
 	// FileWeightBytes is the exact size of the tensor data of a model file,

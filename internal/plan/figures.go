@@ -132,7 +132,7 @@ type costs struct {
 	Heads                 int
 	KVHeads               int
 	Breakdown             quant.Breakdown // the single-replica estimate
-	ActiveRatio           float64         // active / total parameters (MoE < 1)
+	ActiveRatio           float64         // the weights' share a decode step reads: active / total parameters (MoE < 1), or bytes in a stored layout (quant.ActiveShare)
 	// ExpertLayerWeights is the bytes of one MoE layer's routed experts
 	// (0 for a dense model), ExpertActive the share of them a token reads
 	// (experts per token / experts) and DenseLayers the leading layers
@@ -191,6 +191,12 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	}
 	if m.Params > 0 && m.ActiveParams > 0 && m.ActiveParams < m.Params {
 		c.ActiveRatio = float64(m.ActiveParams) / float64(m.Params)
+	}
+	if r, ok := quant.ActiveShare(m, l); ok {
+		// A checkpoint's stored layout gives its parts different widths
+		// (Kimi's bf16 attention beside int4 experts): the bytes a step
+		// reads, not the parameters' share of them.
+		c.ActiveRatio = r
 	}
 	w := float64(b.WeightsBytes)
 	if m.Vocab > 0 && m.Hidden > 0 {

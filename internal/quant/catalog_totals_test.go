@@ -66,7 +66,7 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 			checked = true
 			l, err := Parse(ck.Quant)
 			require.NoError(t, err, ck.Repo)
-			got := float64(GGUFFileBytes(m, l, ck))
+			got := float64(checkpointBytes(m, ck, l))
 			rel := got/float64(ck.SizeBytes) - 1
 			t.Logf("%-36s %-8s %8.2f GB published %8.2f GB %+6.2f%%  %s", e.Name, ck.Quant, got/1e9, float64(ck.SizeBytes)/1e9, 100*rel, ck.Repo)
 			assert.LessOrEqual(t, math.Abs(rel), publishedTotalBound, "%s %s: %.4g bytes, published %d (%s)", e.Name, ck.Repo, got, ck.SizeBytes, ck.SizeSource)
@@ -79,6 +79,19 @@ func TestCatalogAgainstPublishedTotals(t *testing.T) {
 	want := append(append([]string(nil), withoutPublishedTotal...), withoutPublishedTotalSince95...)
 	sort.Strings(want)
 	assert.Equal(t, want, unpublished, "catalog models without a published total")
+}
+
+// checkpointBytes is what a checkpoint's files hold of m at level l: the
+// weights as WeightsBytes costs them (in the checkpoint's stored layout,
+// model.Checkpoint.Layout, where it records one) and, but in a GGUF
+// repository, whose projector is a separate mmproj file, the vision tower
+// and projector at 16 bits (VisionBytes): a Hugging Face checkpoint of a
+// multimodal model stores them beside the language model.
+func checkpointBytes(m *model.Model, ck model.Checkpoint, l Level) int64 {
+	if ck.IsGGUF() {
+		return GGUFFileBytes(m, l, ck)
+	}
+	return WeightsBytes(m, l) + VisionBytes(m, l)
 }
 
 // withoutPublishedTotal are the catalog models for which no source opened
@@ -118,7 +131,20 @@ var withoutPublishedTotal = []string{
 // withoutPublishedTotalSince95 are the models added after the catalog's
 // first 95 (issue 25, item 2) for which no source opened states an exact
 // count or checkpoint size, kept apart so that each list reads as it grew.
-// Orion-14B-Chat left it with its checkpoint's size (the Hub's file list);
+// Orion-14B-Chat left it with its checkpoint's size (the Hub's file list),
+// Kimi-K2.7-Code with its INT4 release's, 595,177,988,208 bytes in 64
+// weights files of moonshotai/Kimi-K2.7-Code@74797c9c ("weights_not_copied"
+// of https://huggingface.co/PYTHAI/Kimi-K2.7-Code-fork/raw/main/FORK.json),
+// once its weights followed the release's stored layout (the routed
+// experts alone in int4 with a bf16 scale per 32: model.Checkpoint.Layout);
+// the int4 level's every linear layer at 4.125 bits had given 532,974,887,936
+// bytes, -10.4 %. Its vLLM recipe's "1T" parameters and "~595 GB on disk"
+// (vllm-project/recipes@00a8aa9 models/moonshotai/Kimi-K2.7-Code.yaml) are
+// rounded; the fork file's "parameters", 1,026,879,376,368, is not the
+// Hub's count (for this format the Hub counts the packed weights unpacked
+// plus their scales, 1,058,589,420,528 for Kimi-K2.5 and K2.6) and the file
+// does not say how it was counted: it is the shape's 1,026,408,209,408 plus
+// the tower and 23,040 (60 x 384 router biases).
 // the counts found before are still not taken: llmfit's 10,918,952,960 is
 // the estimate its scraper falls back on without safetensors metadata,
 // L x h^2 x (4 + 2 x intermediate / h) + V x h
@@ -128,29 +154,6 @@ var withoutPublishedTotal = []string{
 // OrionStarAI/Orion@3b23aea) and the Hub's "14.5B params" of
 // demonsu/orion-14b-chat-gguf are rounded.
 var withoutPublishedTotalSince95 = []string{
-	// Kimi K2.7 Code: no count taken (its config is NVIDIA's NVFP4 one;
-	// llmfit has no moonshotai/Kimi-K2.7-Code). vLLM's recipe for the
-	// release, vllm-project/recipes@00a8aa9
-	// models/moonshotai/Kimi-K2.7-Code.yaml, gives "1T" parameters and
-	// "~595 GB on disk", rounded. Megatron-Bridge has no card for it (its
-	// kimi-k3 card is another model). The INT4 checkpoint's size is
-	// stated, 595,177,988,208 bytes in 64 weights files of
-	// moonshotai/Kimi-K2.7-Code@74797c9c ("weights_not_copied" of
-	// https://huggingface.co/PYTHAI/Kimi-K2.7-Code-fork/raw/main/FORK.json),
-	// but not taken: the int4 level, every linear layer at 4.125 bits and
-	// only the embedding and head at 16, gives 532,974,887,936 bytes
-	// (-10.4 %), while the release packs the routed experts alone (60 x 384 x 3 x 7,168 x 2,048 = 1,014,686,023,680
-	// weights: 507.3 GB, plus a bf16 scale per 32 of them, 63.4 GB) and
-	// keeps the other 11,722,185,728 weights (23.4 GB) and the vision
-	// tower (471,143,920, 0.9 GB) in bf16 (Kimi-K2.5's quantization_config,
-	// its entry's hub_params_source): 595,147,547,616 bytes, 0.005 % below
-	// the files, headers aside. The same file's "parameters",
-	// 1,026,879,376,368, is not taken either: it is not the Hub's count
-	// (for this format the Hub counts the packed weights unpacked plus
-	// their scales, 1,058,589,420,528 for Kimi-K2.5 and K2.6) and the file
-	// does not say how it was counted; it is the shape's 1,026,408,209,408
-	// plus the tower and 23,040 (60 x 384 router biases).
-	"Kimi-K2.7-Code",
 	// No count found (llmfit has Laguna-XS.2 only; no Megatron-Bridge
 	// card). The model card's "118B total parameters", as stored copies
 	// quote it, is nominal: the shape counts 116.87 B, read approximately

@@ -55,13 +55,13 @@ func RoutedExpertBytes(m *model.Model, l Level) (RoutedExperts, bool) {
 		if m.LayerAt(i).FFN == model.FFNNone || m.LayerAt(i).FFN == model.FFNDense {
 			continue
 		}
-		up := tensor{catFFNUp, i, e * h * I, in}
-		down := tensor{catFFNDown, i, e * I * h, inter}
+		up := tensor{catFFNUp, i, e * h * I, in, partRoutedExperts}
+		down := tensor{catFFNDown, i, e * I * h, inter, partRoutedExperts}
 		l := &r.ByLayer[i]
 		l.Up = expertBytes(m, info, up, inter, &r.Repacked)
 		l.Down = expertBytes(m, info, down, in, &r.Repacked)
 		if !plainMLP(m) {
-			l.Gate = expertBytes(m, info, tensor{catFFNGate, i, e * h * I, in}, inter, &r.Repacked)
+			l.Gate = expertBytes(m, info, tensor{catFFNGate, i, e * h * I, in, partRoutedExperts}, inter, &r.Repacked)
 		}
 		r.Up += l.Up
 		r.Down += l.Down

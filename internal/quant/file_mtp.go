@@ -70,12 +70,12 @@ func FileMTPBytes(m *model.Model, l Level, embedHead bool) int64 {
 	for i := m.Layers; i < file.Layers; i++ {
 		ts := appendLayerTensors(nil, &file, i)
 		ts = append(ts,
-			tensor{catOther2D, i, 2 * h * h, 2 * m.Hidden}, // nextn.eh_proj
-			tensor{catF32, i, 3 * h, 0})                    // nextn.enorm, hnorm, shared_head_norm
+			tensor{catOther2D, i, 2 * h * h, 2 * m.Hidden, partNone}, // nextn.eh_proj
+			tensor{catF32, i, 3 * h, 0, partNone})                    // nextn.enorm, hnorm, shared_head_norm
 		if embedHead {
 			ts = append(ts,
-				tensor{catOther2D, i, V * h, m.Hidden}, // nextn.embed_tokens
-				tensor{catOther2D, i, V * h, m.Hidden}) // nextn.shared_head_head
+				tensor{catOther2D, i, V * h, m.Hidden, partNone}, // nextn.embed_tokens
+				tensor{catOther2D, i, V * h, m.Hidden, partNone}) // nextn.shared_head_head
 		}
 		for _, t := range ts {
 			bits += t.elements * tensorBits(&file, l, contract, info, t)

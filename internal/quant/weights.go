@@ -44,12 +44,35 @@ const (
 	catF32     // norms, router: never quantized
 )
 
+// part is what a tensor does in the model, as a checkpoint's quantization
+// config selects tensors (model.WeightLayout.Quantized): llama-quant's
+// categories do not tell a routed expert from a shared one.
+type part uint8
+
+const (
+	partNone part = iota // norms, router, biases: never quantized
+	partEmbedding
+	partHead
+	partAttention
+	partDenseMLP
+	partSharedExperts
+	partRoutedExperts
+	partMixer
+)
+
+// layoutParts names each part as model.WeightLayout does.
+var layoutParts = [...]string{
+	partHead: model.PartHead, partAttention: model.PartAttention, partDenseMLP: model.PartDenseMLP,
+	partSharedExperts: model.PartSharedExperts, partRoutedExperts: model.PartRoutedExperts, partMixer: model.PartMixer,
+}
+
 // tensor is one weight tensor (or a group of identical ones in one layer).
 type tensor struct {
 	cat      category
 	layer    int     // -1 outside the layer stack
 	elements float64 // number of weights
 	cols     int     // ne[0], the row length that must divide the block size
+	part     part
 }
 
 // tensors enumerates the weight tensors of a model from its shape, in the
@@ -69,13 +92,13 @@ func tensors(m *model.Model) ([]tensor, bool) {
 		per = 16
 	}
 	ts := make([]tensor, 0, per*m.Layers+3)
-	ts = append(ts, tensor{catTokenEmbd, -1, V * h, m.Hidden})
+	ts = append(ts, tensor{catTokenEmbd, -1, V * h, m.Hidden, partEmbedding})
 	for i := 0; i < m.Layers; i++ {
 		ts = appendLayerTensors(ts, m, i)
 	}
-	ts = append(ts, tensor{catF32, -1, h, 0})
+	ts = append(ts, tensor{catF32, -1, h, 0, partNone})
 	if !m.TieEmbeddings {
-		ts = append(ts, tensor{catOutput, -1, V * h, m.Hidden})
+		ts = append(ts, tensor{catOutput, -1, V * h, m.Hidden, partHead})
 	}
 	return ts, true
 }
@@ -94,7 +117,7 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 		// A recurrent mixer (Mamba's ssm_in/ssm_out, LFM2's shortconv
 		// projections...): quantized as the other 2-D tensors; its
 		// convolution and per-head vectors are a small part of it.
-		ts = append(ts, tensor{catF32, i, h, 0}, tensor{catOther2D, i, float64(l.MixerParams), m.Hidden})
+		ts = append(ts, tensor{catF32, i, h, 0, partNone}, tensor{catOther2D, i, float64(l.MixerParams), m.Hidden, partMixer})
 	}
 	if l.HasAttention() {
 		ts = appendAttentionTensors(ts, m, i, m.LayerKVHeads(l))
@@ -105,26 +128,36 @@ func appendLayerTensors(ts []tensor, m *model.Model, i int) []tensor {
 // appendAttentionTensors appends the attention tensors of layer i, of
 // kvHeads key/value heads, and its norm.
 func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tensor {
+	start := len(ts)
+	ts = appendAttentionOf(ts, m, i, kvHeads)
+	for k := start; k < len(ts); k++ {
+		ts[k].part = partAttention
+	}
+	return ts
+}
+
+// appendAttentionOf is appendAttentionTensors without the tensors' part.
+func appendAttentionOf(ts []tensor, m *model.Model, i, kvHeads int) []tensor {
 	h := float64(m.Hidden)
 	H := float64(m.Heads)
-	ts = append(ts, tensor{catF32, i, h, 0}) // attn_norm
+	ts = append(ts, tensor{catF32, i, h, 0, partNone}) // attn_norm
 	if m.KVLoRARank > 0 {
 		dn, dr, dv := float64(m.QKNopeHeadDim), float64(m.QKRopeHeadDim), float64(m.VHeadDim)
 		r := float64(m.KVLoRARank)
 		if m.QLoRARank > 0 {
 			ql := float64(m.QLoRARank)
 			ts = append(ts,
-				tensor{catOther2D, i, h * ql, m.Hidden},
-				tensor{catF32, i, ql, 0},
-				tensor{catOther2D, i, ql * H * (dn + dr), m.QLoRARank})
+				tensor{catOther2D, i, h * ql, m.Hidden, partNone},
+				tensor{catF32, i, ql, 0, partNone},
+				tensor{catOther2D, i, ql * H * (dn + dr), m.QLoRARank, partNone})
 		} else {
-			ts = append(ts, tensor{catAttnQ, i, h * H * (dn + dr), m.Hidden})
+			ts = append(ts, tensor{catAttnQ, i, h * H * (dn + dr), m.Hidden, partNone})
 		}
 		ts = append(ts,
-			tensor{catOther2D, i, h * (r + dr), m.Hidden},
-			tensor{catF32, i, r, 0})
+			tensor{catOther2D, i, h * (r + dr), m.Hidden, partNone},
+			tensor{catF32, i, r, 0, partNone})
 		ts = appendMLAKVB(ts, m, i)
-		ts = append(ts, tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim})
+		ts = append(ts, tensor{catAttnOutput, i, H * dv * h, m.Heads * m.VHeadDim, partNone})
 		if i < m.IndexerLayers {
 			ts = appendIndexerTensors(ts, m, i)
 		}
@@ -135,14 +168,14 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 		K := float64(kvHeads)
 		qd := m.Heads * m.EffectiveHeadDim()
 		if m.Arch().FusedQKV {
-			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden})
+			ts = append(ts, tensor{catAttnQKV, i, h * (H + 2*K) * d, m.Hidden, partNone})
 		} else {
 			ts = append(ts,
-				tensor{catAttnQ, i, qGate(m) * h * H * d, m.Hidden},
-				tensor{catAttnK, i, h * K * d, m.Hidden},
-				tensor{catAttnV, i, h * K * d, m.Hidden})
+				tensor{catAttnQ, i, qGate(m) * h * H * d, m.Hidden, partNone},
+				tensor{catAttnK, i, h * K * d, m.Hidden, partNone},
+				tensor{catAttnV, i, h * K * d, m.Hidden, partNone})
 		}
-		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd})
+		ts = append(ts, tensor{catAttnOutput, i, H * d * h, qd, partNone})
 	}
 	return ts
 }
@@ -171,8 +204,8 @@ func appendAttentionTensors(ts []tensor, m *model.Model, i, kvHeads int) []tenso
 func appendMLAKVB(ts []tensor, m *model.Model, i int) []tensor {
 	r, H := float64(m.KVLoRARank), float64(m.Heads)
 	return append(ts,
-		tensor{catOther2D, i, r * H * float64(m.QKNopeHeadDim), m.QKNopeHeadDim},
-		tensor{catOther2D, i, r * H * float64(m.VHeadDim), m.KVLoRARank})
+		tensor{catOther2D, i, r * H * float64(m.QKNopeHeadDim), m.QKNopeHeadDim, partNone},
+		tensor{catOther2D, i, r * H * float64(m.VHeadDim), m.KVLoRARank, partNone})
 }
 
 // appendGroupedOutputAttention appends layer i's DeepSeek-V4 attention
@@ -186,18 +219,18 @@ func appendGroupedOutputAttention(ts []tensor, m *model.Model, i, kvHeads int) [
 	if m.QLoRARank > 0 {
 		ql := float64(m.QLoRARank)
 		ts = append(ts,
-			tensor{catOther2D, i, h * ql, m.Hidden},
-			tensor{catF32, i, ql, 0},
-			tensor{catAttnQ, i, ql * H * d, m.QLoRARank})
+			tensor{catOther2D, i, h * ql, m.Hidden, partNone},
+			tensor{catF32, i, ql, 0, partNone},
+			tensor{catAttnQ, i, ql * H * d, m.QLoRARank, partNone})
 	} else {
-		ts = append(ts, tensor{catAttnQ, i, h * H * d, m.Hidden})
+		ts = append(ts, tensor{catAttnQ, i, h * H * d, m.Hidden, partNone})
 	}
 	r, g := float64(m.OLoRARank), float64(m.OGroups)
 	return append(ts,
-		tensor{catOther2D, i, h * K * d, m.Hidden},
-		tensor{catF32, i, K * d, 0},
-		tensor{catOther2D, i, H * d * r, qd / m.OGroups},
-		tensor{catAttnOutput, i, g * r * h, m.OGroups * m.OLoRARank})
+		tensor{catOther2D, i, h * K * d, m.Hidden, partNone},
+		tensor{catF32, i, K * d, 0, partNone},
+		tensor{catOther2D, i, H * d * r, qd / m.OGroups, partNone},
+		tensor{catAttnOutput, i, g * r * h, m.OGroups * m.OLoRARank, partNone})
 }
 
 // appendIndexerTensors appends layer i's lightning indexer (model.Model.
@@ -214,10 +247,10 @@ func appendIndexerTensors(ts []tensor, m *model.Model, i int) []tensor {
 		q, qCols = h, m.Hidden
 	}
 	return append(ts,
-		tensor{catOther2D, i, q * hi * di, qCols},
-		tensor{catOther2D, i, h * di, m.Hidden},
-		tensor{catF32, i, 2 * di, 0},
-		tensor{catOther2D, i, h * hi, m.Hidden})
+		tensor{catOther2D, i, q * hi * di, qCols, partNone},
+		tensor{catOther2D, i, h * di, m.Hidden, partNone},
+		tensor{catF32, i, 2 * di, 0, partNone},
+		tensor{catOther2D, i, h * hi, m.Hidden, partNone})
 }
 
 // appendFFNTensors appends the FFN tensors of layer i (of kind l) and its
@@ -227,7 +260,7 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		return ts
 	}
 	h := float64(m.Hidden)
-	ts = append(ts, tensor{catF32, i, h, 0}) // ffn_norm
+	ts = append(ts, tensor{catF32, i, h, 0, partNone}) // ffn_norm
 	inter := m.Intermediate
 	if inter == 0 {
 		inter = 4 * m.Hidden
@@ -236,9 +269,9 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		if l.Intermediate > 0 {
 			inter = l.Intermediate // a Nemotron-NAS block's own width
 		}
-		return appendMLP(ts, m, i, 1, inter)
+		return appendMLP(ts, m, i, 1, inter, partDenseMLP)
 	}
-	ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0}) // router
+	ts = append(ts, tensor{catF32, i, h * float64(m.Experts), 0, partNone}) // router
 	expert := inter
 	if m.MoEIntermediate > 0 {
 		expert = m.MoEIntermediate
@@ -247,18 +280,18 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		// LatentMoE: the experts work in the latent width, between the
 		// projections to it and back (model.Model.MoELatent).
 		l := float64(m.MoELatent)
-		ts = append(ts, tensor{catOther2D, i, h * l, m.Hidden}, tensor{catOther2D, i, l * h, m.MoELatent})
-		ts = appendMLPOf(ts, m, i, float64(m.Experts), m.MoELatent, expert)
+		ts = append(ts, tensor{catOther2D, i, h * l, m.Hidden, partRoutedExperts}, tensor{catOther2D, i, l * h, m.MoELatent, partRoutedExperts})
+		ts = appendMLPOf(ts, m, i, float64(m.Experts), m.MoELatent, expert, partRoutedExperts)
 		if m.SharedIntermediate > 0 {
-			return appendMLP(ts, m, i, 1, m.SharedIntermediate)
+			return appendMLP(ts, m, i, 1, m.SharedIntermediate, partSharedExperts)
 		}
-		return appendMLP(ts, m, i, float64(m.SharedExperts), expert)
+		return appendMLP(ts, m, i, float64(m.SharedExperts), expert, partSharedExperts)
 	}
 	if m.SharedIntermediate > 0 {
-		ts = appendMLP(ts, m, i, float64(m.Experts), expert)
-		return appendMLP(ts, m, i, 1, m.SharedIntermediate)
+		ts = appendMLP(ts, m, i, float64(m.Experts), expert, partRoutedExperts)
+		return appendMLP(ts, m, i, 1, m.SharedIntermediate, partSharedExperts)
 	}
-	ts = appendMLP(ts, m, i, float64(m.Experts), expert)
+	ts = appendMLP(ts, m, i, float64(m.Experts), expert, partRoutedExperts)
 	if m.SharedExperts > 0 {
 		// llama.cpp stores the shared experts as one FFN of
 		// n_expert_shared x n_ff_exp (ffn_*_shexp in
@@ -266,34 +299,35 @@ func appendFFNTensors(ts []tensor, m *model.Model, i int, l model.Layer) []tenso
 		// checkpoint does (DeepseekV2MoE's shared_experts MLP): its
 		// ffn_down rows are that wide, which decides the block fallback
 		// (DeepSeek-V2-Lite: 2 x 1,408 = 2,816 divides 256, 1,408 does not).
-		ts = appendMLP(ts, m, i, 1, m.SharedExperts*expert)
+		ts = appendMLP(ts, m, i, 1, m.SharedExperts*expert, partSharedExperts)
 	}
 	return ts
 }
 
-// appendMLP appends the gate, up and down matrices of n FFNs of width inter.
-func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int) []tensor {
-	return appendMLPOf(ts, m, i, n, m.Hidden, inter)
+// appendMLP appends the gate, up and down matrices of n FFNs of width
+// inter, of part p.
+func appendMLP(ts []tensor, m *model.Model, i int, n float64, inter int, p part) []tensor {
+	return appendMLPOf(ts, m, i, n, m.Hidden, inter, p)
 }
 
 // appendMLPOf appends the gate, up and down matrices of n FFNs of width
 // inter that read and write vectors of width in (the hidden size, or a
-// LatentMoE's latent).
-func appendMLPOf(ts []tensor, m *model.Model, i int, n float64, in, inter int) []tensor {
+// LatentMoE's latent), of part p.
+func appendMLPOf(ts []tensor, m *model.Model, i int, n float64, in, inter int, p part) []tensor {
 	h, I := float64(in), float64(inter)
 	if m.Arch().FusedGateUp {
 		// One ffn_up holding gate and up (model.Arch.FusedGateUp), typed
 		// as an ffn_up.
 		return append(ts,
-			tensor{catFFNUp, i, 2 * n * h * I, in},
-			tensor{catFFNDown, i, n * I * h, inter})
+			tensor{catFFNUp, i, 2 * n * h * I, in, p},
+			tensor{catFFNDown, i, n * I * h, inter, p})
 	}
 	if !plainMLP(m) {
-		ts = append(ts, tensor{catFFNGate, i, n * h * I, in})
+		ts = append(ts, tensor{catFFNGate, i, n * h * I, in, p})
 	}
 	return append(ts,
-		tensor{catFFNUp, i, n * h * I, in},
-		tensor{catFFNDown, i, n * I * h, inter})
+		tensor{catFFNUp, i, n * h * I, in, p},
+		tensor{catFFNDown, i, n * I * h, inter, p})
 }
 
 // plainMLP mirrors model's FFN projection count: falcon and GPT-2 style
@@ -337,17 +371,19 @@ func (w *Weights) Bytes(l Level) int64 {
 	if m == nil || m.Params <= 0 {
 		return 0
 	}
-	k := weightsKey{w.key, l}
+	lk := keyOf(storedLayout(m, l))
+	k := weightsKey{w.key, l, lk}
 	if v, ok := recall(k); ok {
 		return v
 	}
-	v := w.compute(l)
+	v := w.compute(l, lk)
 	remember(k, v)
 	return v
 }
 
-// compute is WeightsBytes without the memo.
-func (w *Weights) compute(l Level) int64 {
+// compute is WeightsBytes without the memo, for weights stored in layout
+// lk (the zero key: the level's rule).
+func (w *Weights) compute(l Level, lk layoutKey) int64 {
 	m := w.m
 	if m.FileWeightBytes > 0 && fileLevel(m) == l {
 		return m.FileWeightBytes
@@ -368,8 +404,14 @@ func (w *Weights) compute(l Level) int64 {
 	}
 	contract := l.IsContract()
 	var bits float64
-	for _, t := range w.ts {
-		bits += t.elements * tensorBits(m, l, contract, info, t)
+	if lk.bits > 0 {
+		for _, t := range w.ts {
+			bits += t.elements * layoutBits(lk, t)
+		}
+	} else {
+		for _, t := range w.ts {
+			bits += t.elements * tensorBits(m, l, contract, info, t)
+		}
 	}
 	// The enumeration covers the shape; scale it to the model's stated
 	// total so a published count (which may include biases or extra

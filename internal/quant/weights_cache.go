@@ -38,10 +38,12 @@ type shapeKey struct {
 	OGroups, OLoRARank                                           int
 	IndexerHeads, IndexerHeadDim, IndexerTopK, IndexerLayers     int
 	UncachedLayers                                               int
-	FileQuant                                                    string
-	FileWeightBytes                                              int64
-	Architecture                                                 string
-	ShapeEstimated                                               bool
+	// Layout is m.Layout as layoutKey keys it (a slice is not comparable).
+	Layout          layoutKey
+	FileQuant       string
+	FileWeightBytes int64
+	Architecture    string
+	ShapeEstimated  bool
 	// VisionEncoder is the value m.VisionEncoder points to (zero for nil),
 	// comparable where the pointer would compare addresses.
 	VisionEncoder model.VisionEncoder
@@ -70,6 +72,7 @@ func shapeOf(m *model.Model) shapeKey {
 		VHeadDim: m.VHeadDim, OGroups: m.OGroups, OLoRARank: m.OLoRARank,
 		IndexerHeads: m.IndexerHeads, IndexerHeadDim: m.IndexerHeadDim, IndexerTopK: m.IndexerTopK, IndexerLayers: m.IndexerLayers,
 		UncachedLayers: m.UncachedLayers,
+		Layout:         keyOf(m.Layout, !m.Layout.IsZero()),
 		FileQuant:      m.FileQuant, FileWeightBytes: m.FileWeightBytes, Architecture: m.Architecture,
 		ShapeEstimated: m.ShapeEstimated, VisionEncoder: visionEncoderOf(m), VisionItem: visionItemOf(m),
 	}
@@ -119,6 +122,9 @@ func kindsFingerprint(kinds []model.Layer) uint64 {
 type weightsKey struct {
 	shape shapeKey
 	level Level
+	// layout is the stored layout of the weights at level (storedLayout):
+	// it follows the model's checkpoints, which shapeKey leaves out.
+	layout layoutKey
 }
 
 // maxRemembered bounds the memo: models given as configs can have any

@@ -189,7 +189,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 	// checkpoints (which repository to load). LayerKinds is keyed by a
 	// fingerprint (checked below).
 	labels := map[string]bool{"Name": true, "Source": true, "Notes": true, "Checkpoints": true, "NamedCheckpoint": true, "Releases": true}
-	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true, "VisionItem": true} // VisionEncoder, VisionItem: by value
+	fingerprinted := map[string]bool{"LayerKinds": true, "VisionEncoder": true, "VisionItem": true, "Layout": true} // VisionEncoder, VisionItem: by value; Layout as layoutKey
 	key := reflect.TypeOf(shapeKey{})
 	mt := reflect.TypeOf(model.Model{})
 	for i := 0; i < mt.NumField(); i++ {
@@ -257,7 +257,7 @@ func TestShapeKeyCoversModel(t *testing.T) {
 // TestWeightsMemoMatchesCompute: the memo answers what a fresh computation
 // does, for every level, on shaped, shapeless and file models, twice.
 func TestWeightsMemoMatchesCompute(t *testing.T) {
-	models := []*model.Model{model.Lookup("Llama-3.1-70B"), model.Lookup("Llama-3.1-8B"), {Params: 7e9}}
+	models := []*model.Model{model.Lookup("Llama-3.1-70B"), model.Lookup("Llama-3.1-8B"), {Params: 7e9}, model.Lookup("Kimi-K2.5")}
 	gguf := *model.Lookup("Llama-3.1-8B")
 	gguf.FileQuant, gguf.FileWeightBytes = "Q4_K_M", 4_920_000_000
 	models = append(models, &gguf)
@@ -265,7 +265,7 @@ func TestWeightsMemoMatchesCompute(t *testing.T) {
 	for _, m := range models {
 		for round := 0; round < 2; round++ {
 			for _, l := range levels {
-				fresh := (&Weights{m: m}).compute(l)
+				fresh := (&Weights{m: m}).compute(l, keyOf(storedLayout(m, l)))
 				assert.Equal(t, fresh, WeightsBytes(m, l), "%s %s round %d", m.Name, l, round)
 			}
 		}
@@ -288,7 +288,7 @@ func TestWeightsMemoConcurrent(t *testing.T) {
 		m.Layers = layers
 		want[layers] = map[Level]int64{}
 		for _, l := range levels {
-			want[layers][l] = (&Weights{m: &m}).compute(l)
+			want[layers][l] = (&Weights{m: &m}).compute(l, keyOf(storedLayout(&m, l)))
 		}
 	}
 	done := make(chan map[string]int64)
@@ -408,7 +408,9 @@ func TestPhi3FusedTensors(t *testing.T) {
 
 	info, ok := levelFor(m, "q4_k_m")
 	require.True(t, ok)
-	qkv := func(i int) ggml.Type { return ggufTensorType(m, info, tensor{catAttnQKV, i, 1, m.Hidden}) }
+	qkv := func(i int) ggml.Type {
+		return ggufTensorType(m, info, tensor{catAttnQKV, i, 1, m.Hidden, partAttention})
+	}
 	assert.Equal(t, ggml.Q6_K, qkv(0))
 	assert.Equal(t, ggml.Q4_K, qkv(4))
 	assert.Equal(t, ggml.Q6_K, qkv(6))

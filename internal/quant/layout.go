@@ -1,0 +1,118 @@
+package quant
+
+import "github.com/ai-hwaccel/ai-hwaccel/internal/model"
+
+// A checkpoint's stored layout (model.WeightLayout): where its config says
+// which parts are quantized and how, the weights at its level follow it
+// rather than the level's rule of every linear layer at the level's width.
+// Moonshot's INT4 releases (Kimi-K2-Thinking, K2.5, K2.6, K2.7-Code)
+// quantize the routed experts alone, 4 bits with a bf16 scale per 32
+// weights, and keep attention, shared experts, the dense MLP and the head
+// in bf16: costed by the int4 level, Kimi-K2.7-Code's weights came to
+// 533.0 GB against its 595.2 GB of files (catalog_totals_test.go).
+
+// layoutKey is a layout as the WeightsBytes memo keys it (comparable).
+type layoutKey struct {
+	bits, group, block, scale, zero int
+	strategy                        string
+	quantized                       [len(layoutParts)]bool
+}
+
+// storedLayout is the layout m's weights are stored in at level l: that of
+// the checkpoint a plan at l loads (the one the request named when it
+// stores l, else the first non-GGUF one listed at l), else the config's
+// (model.Model.Layout); false at another level, for a checkpoint that
+// records none, or for a level that is not fp8, int8 or int4.
+func storedLayout(m *model.Model, l Level) (model.WeightLayout, bool) {
+	if l != FP8 && l != INT8 && l != INT4 {
+		return model.WeightLayout{}, false
+	}
+	if ck := m.NativeCheckpoint(); ck != nil && ck.Quant == string(l) {
+		return ck.Layout, !ck.Layout.IsZero()
+	}
+	for _, ck := range m.Checkpoints {
+		if ck.Quant == string(l) && !ck.IsGGUF() {
+			return ck.Layout, !ck.Layout.IsZero()
+		}
+	}
+	return m.Layout, m.Layout.Quant == string(l) && !m.Layout.IsZero()
+}
+
+// keyOf is w's memo key (the zero key for no layout).
+func keyOf(w model.WeightLayout, ok bool) layoutKey {
+	if !ok {
+		return layoutKey{}
+	}
+	k := layoutKey{bits: w.Bits, group: w.GroupSize, block: w.BlockSize, scale: w.ScaleBits, zero: w.ZeroBits, strategy: w.Strategy}
+	for p, name := range layoutParts {
+		k.quantized[p] = name != "" && w.Quantizes(name)
+	}
+	return k
+}
+
+// layoutBits is the bits per weight of tensor t stored in layout k: a
+// quantized part's bits plus its scales and zero points (one of each per
+// group of a row, per block x block tile, or per output row), 16 for
+// every other tensor (the checkpoint's dtype: norms, router, embedding
+// and the parts the quantization ignores).
+func layoutBits(k layoutKey, t tensor) float64 {
+	if t.cat == catF32 || !k.quantized[t.part] {
+		return 16
+	}
+	b := float64(k.bits)
+	perScale := float64(k.scale + k.zero)
+	switch k.strategy {
+	case "group":
+		if k.group > 0 {
+			b += perScale / float64(k.group)
+		}
+	case "block":
+		if k.block > 0 {
+			b += perScale / float64(k.block*k.block)
+		}
+	case "channel":
+		if t.cols > 0 {
+			b += perScale / float64(t.cols)
+		}
+	}
+	return b
+}
+
+// ActiveShare is the share of m's weight bytes at level l, the input
+// embedding aside, that one decode step reads when they are stored in a
+// checkpoint's layout (storedLayout): every tensor but the routed experts
+// whole, and ExpertsPerToken of the Experts routed experts. With the
+// layout's bits differing by part the parameter share misstates it:
+// Kimi-K2.5's INT4 release reads its bf16 attention, shared experts and
+// dense MLP (23.4 GB) and eight of 384 experts at 4.5 bits (11.9 GB), 35.3
+// GB a token, where 3.1 % of the parameters' share of 595 GB is 18.3 GB.
+// False without a stored layout at l, a shape or routed experts: the
+// parameter share stands.
+func ActiveShare(m *model.Model, l Level) (float64, bool) {
+	lay, ok := storedLayout(m, l)
+	if !ok || !m.IsMoE() || m.Experts <= 0 || m.ExpertsPerToken <= 0 {
+		return 0, false
+	}
+	ts, shaped := tensors(m)
+	if !shaped {
+		return 0, false
+	}
+	k := keyOf(lay, true)
+	frac := float64(m.ExpertsPerToken) / float64(m.Experts)
+	var all, read float64
+	for _, t := range ts {
+		if t.part == partEmbedding {
+			continue
+		}
+		b := t.elements * layoutBits(k, t)
+		all += b
+		if t.part == partRoutedExperts {
+			b *= frac
+		}
+		read += b
+	}
+	if all <= 0 {
+		return 0, false
+	}
+	return read / all, true
+}
