@@ -192,3 +192,22 @@ func servedModel(s Served) (m string, ok bool) {
 	}
 	return s.Load.Repo, s.Load.Repo != ""
 }
+
+// FileLoader is implemented by an engine that loads a published GGUF file
+// by itself (llama.cpp's -hf REPO:TYPE), so that the planner can charge what
+// that file holds (model.Checkpoint.SizeMix) without naming the engine.
+type FileLoader interface {
+	// LoadedFile is the published GGUF checkpoint the engine loads to run
+	// m at level l, nil when none is published.
+	LoadedFile(m *model.Model, l quant.Level) *model.Checkpoint
+}
+
+// LoadedFile is the published GGUF checkpoint llama.cpp's command loads
+// to run m at level l (Load: the file of the GGUF type l means there,
+// Q4_K_M for int4), nil when none is published.
+func (llamaCPP) LoadedFile(m *model.Model, l quant.Level) *model.Checkpoint {
+	if m == nil {
+		return nil
+	}
+	return checkpointFor(m, l.LlamaCPPLevel(), true)
+}

@@ -230,6 +230,18 @@ type Checkpoint struct {
 	// llama.cpp skips them at load unless MTP is on.
 	FileMTP       string `json:"file_mtp,omitempty"`
 	FileMTPSource string `json:"file_mtp_source,omitempty"`
+	// SizeMix names the quantization rules that made a GGUF file where
+	// they are not mainline llama.cpp's (the mix of Quant that
+	// quant.WeightsBytes replays from src/llama-quant.cpp of
+	// ggml-org/llama.cpp) and make the file larger: a fork's per-tensor
+	// rules, a publisher's own mix. SizeMixSource says where those rules
+	// are. With it SizeBytes is the file's size, above the weights derived
+	// (the catalog totals test checks that it is above, not within 1 %),
+	// and a plan that loads the file charges the file's tensors
+	// (quant.FileExtraBytes). A file smaller than derived needs none: the
+	// derived figure is the conservative one.
+	SizeMix       string `json:"size_mix,omitempty"`
+	SizeMixSource string `json:"size_mix_source,omitempty"`
 	Notes         string `json:"notes,omitempty"`
 	// Release is the release of its entry the checkpoint stores
 	// (checkpointRelease), set when the catalog is loaded.

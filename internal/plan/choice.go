@@ -50,6 +50,11 @@ type choice struct {
 	// runs it and none runs the better, smaller level (droppedLine); ""
 	// otherwise.
 	DroppedWhy string
+	// FileWhy says what the published file the plan's engine loads holds
+	// beyond the weights derived from mainline llama.cpp's mix, where it
+	// was made by other rules and the plan charges it (fileLine); ""
+	// otherwise.
+	FileWhy string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -245,7 +250,7 @@ func choose(req *planning) (*choice, error) {
 		if len(fits) > 0 {
 			best, why := chooseBySpeed(req, levels, fits)
 			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
-			ch.DroppedWhy = droppedLine(req, best, dropped)
+			ch.DroppedWhy, ch.FileWhy = droppedLine(req, best, dropped), fileLine(req, best)
 			ch.Outcome = outcomeFits
 			if pass == 1 {
 				ch.Outcome = outcomeFitsOnHost
@@ -258,7 +263,7 @@ func choose(req *planning) (*choice, error) {
 	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
 		if off, why, skipped, dropped := planOffloadLevels(req, accel, levels); off != nil {
 			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, why, unpublishedLine(req, skipped)
-			ch.DroppedWhy = droppedLine(req, off, dropped)
+			ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, dropped), fileLine(req, off)
 			if len(dropped) > 0 {
 				// The table shows why the left-out level kept offloaded
 				// does not fit on the accelerators alone.

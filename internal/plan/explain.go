@@ -62,10 +62,11 @@ func explainChoice(ch *choice) []string {
 
 // choiceWhys are the lines on how a fitting level was chosen among those
 // that fit: the better level passed over for one a published checkpoint
-// runs (PublishedWhy), then how decode speed weighed (SpeedWhy).
+// runs (PublishedWhy), then how decode speed weighed (SpeedWhy), then what
+// the file loaded holds beyond the derived weights (FileWhy).
 func choiceWhys(ch *choice) []string {
 	var out []string
-	for _, s := range []string{ch.PublishedWhy, ch.DroppedWhy, ch.SpeedWhy} {
+	for _, s := range []string{ch.PublishedWhy, ch.DroppedWhy, ch.SpeedWhy, ch.FileWhy} {
 		if s != "" {
 			out = append(out, s)
 		}

@@ -74,12 +74,14 @@ func (r *planning) estimate(l quant.Level, ctx, batch int) quant.Breakdown {
 // request's), the engine a pool is planned for (budget.go), its weights
 // sized as that engine loads level l (engine.WeightsLevel: int4 as the
 // Q4_K_M file llama.cpp's command loads, where llama.cpp is the default
-// engine as where it is named).
+// engine as where it is named), plus what the published file it loads
+// holds beyond them (fileExtra).
 func (r *planning) estimateFor(e engine.Engine, l quant.Level, ctx, batch int) quant.Breakdown {
 	if e == nil {
 		e = r.requestEngine()
 	}
-	return quant.EstimateWith(r.Model, r.weights.at(r.Model, engine.WeightsLevel(e, l)), ctx, batch, r.kvOptionsFor(e))
+	wl := engine.WeightsLevel(e, l)
+	return quant.EstimateWith(r.Model, r.weights.at(r.Model, wl)+r.fileExtra(e, wl), ctx, batch, r.kvOptionsFor(e))
 }
 
 // costs is the memory model of one model at one level, split so that layers

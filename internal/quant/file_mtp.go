@@ -83,3 +83,24 @@ func FileMTPBytes(m *model.Model, l Level, embedHead bool) int64 {
 	}
 	return int64(math.Ceil(bits / 8))
 }
+
+// FileExtraBytes is what a GGUF checkpoint's tensors hold beyond the weights
+// derived at level l (WeightsBytes), where the file was made by rules other
+// than mainline llama.cpp's (ck.SizeMix) and its size is stated
+// (ck.SizeBytes): the size less GGUFFileBytes, the derived weights plus
+// the MTP layers the file holds that llama.cpp skips at load, so the extra
+// is device memory. The file's metadata (the tokenizer: some MB, its
+// strings and merges, which the config does not state) stays in it: a plan
+// that charges the extra is over by those MB, not under. 0 for a file of
+// mainline's rules, one without a stated size, or one not larger than
+// derived.
+func FileExtraBytes(m *model.Model, l Level, ck model.Checkpoint) int64 {
+	if ck.SizeMix == "" || ck.SizeBytes <= 0 {
+		return 0
+	}
+	derived := GGUFFileBytes(m, l, ck)
+	if derived <= 0 {
+		return 0
+	}
+	return max(ck.SizeBytes-derived, 0)
+}

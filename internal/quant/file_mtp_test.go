@@ -63,3 +63,29 @@ func TestGGUFFileBytesAddsOnlyWhatTheFileHolds(t *testing.T) {
 	require.NotNil(t, llama)
 	assert.Zero(t, FileMTPBytes(llama, "q8_0", true))
 }
+
+// TestFileExtraBytes: a file made by other rules than mainline llama.cpp's
+// (size_mix) holds its size less the derived weights beyond them, and its
+// MTP layers, which llama.cpp skips, are not part of that extra; a file of
+// mainline's rules, or one not larger than derived, holds nothing extra.
+func TestFileExtraBytes(t *testing.T) {
+	m := model.Lookup("MiniMax-M2.7")
+	require.NotNil(t, m)
+	derived := WeightsBytes(m, "q6_k")
+	ck := model.Checkpoint{Quant: "q6_k", Method: "gguf", SizeBytes: 197_050_000_000, SizeMix: "bartowski's quant_types rules"}
+	assert.Equal(t, ck.SizeBytes-derived, FileExtraBytes(m, "q6_k", ck))
+	assert.InDelta(t, 9.3e9, float64(FileExtraBytes(m, "q6_k", ck)), 0.05e9, "197.05 GB against mainline's 187.75 GB")
+
+	mainline := ck
+	mainline.SizeMix = ""
+	assert.Zero(t, FileExtraBytes(m, "q6_k", mainline), "a file of mainline's rules is charged as derived")
+	smaller := ck
+	smaller.SizeBytes = derived - 1e9
+	assert.Zero(t, FileExtraBytes(m, "q6_k", smaller), "a file smaller than derived: the derived figure stays")
+
+	glm := model.Lookup("GLM-4.7")
+	require.NotNil(t, glm)
+	withMTP := model.Checkpoint{Quant: "q4_k_m", Method: "gguf", FileMTP: FileMTPWithEmbedHead, SizeMix: "other rules"}
+	withMTP.SizeBytes = GGUFFileBytes(glm, "q4_k_m", withMTP) + 2e9
+	assert.Equal(t, int64(2e9), FileExtraBytes(glm, "q4_k_m", withMTP), "the MTP layers the file holds are no extra")
+}

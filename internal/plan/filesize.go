@@ -1,0 +1,72 @@
+// A published GGUF file made by rules other than mainline llama.cpp's
+// (model.Checkpoint.SizeMix) can be larger than the weights the planner
+// derives from mainline's mix: a plan that loads it charges the file.
+
+package plan
+
+import (
+	"fmt"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+)
+
+// loadedFile is the published GGUF checkpoint engine e loads to run level
+// l (engine.FileLoader: llama.cpp's -hf REPO:TYPE), nil for an engine that
+// loads no such file, a level no published file stores, or a model given
+// as weights (FileQuant: they are sized as given).
+func (r *planning) loadedFile(e engine.Engine, l quant.Level) *model.Checkpoint {
+	f, ok := e.(engine.FileLoader)
+	if !ok || r.Model.FileQuant != "" {
+		return nil
+	}
+	return f.LoadedFile(r.Model, l)
+}
+
+// fileExtra is what the file e loads at level l holds beyond the weights
+// derived from mainline llama.cpp's mix (quant.FileExtraBytes): a file
+// made by other rules (the checkpoint's size_mix) is charged as published,
+// the extra spread over the layers with the rest of their weights
+// (newCosts). 0 where the derived weights are what loads.
+func (r *planning) fileExtra(e engine.Engine, l quant.Level) int64 {
+	ck := r.loadedFile(e, l)
+	if ck == nil {
+		return 0
+	}
+	return quant.FileExtraBytes(r.Model, l.LlamaCPPLevel(), *ck)
+}
+
+// fileLine is the explanation's line for a plan whose engine loads a
+// published file larger than the weights derived (fileExtra): which file,
+// its size, how much more than mainline llama.cpp's mix of the type and
+// which rules made it. "" for any other plan.
+func fileLine(req *planning, pl *planned) string {
+	if pl == nil || pl.Pool == nil {
+		return ""
+	}
+	e := pl.Pool.engine()
+	l := engine.WeightsLevel(e, pl.Level)
+	extra := req.fileExtra(e, l)
+	if extra <= 0 {
+		return ""
+	}
+	ck := req.loadedFile(e, l)
+	t := l.LlamaCPPLevel().GGUFType()
+	name := ck.Repo + ":" + t
+	if ck.File != "" {
+		name = ck.Repo + " " + ck.File
+	}
+	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; the plan charges the file%s",
+		name, float64(ck.SizeBytes)/1e9, float64(extra)/1e9, t, ck.SizeMix, mtpLeftOut(ck))
+}
+
+// mtpLeftOut says that a file's MTP layers (model.Checkpoint.FileMTP),
+// which llama.cpp skips at load, are not charged: "" for a file without
+// them.
+func mtpLeftOut(ck *model.Checkpoint) string {
+	if ck.FileMTP == "" {
+		return ""
+	}
+	return ", less its MTP layers, which llama.cpp skips at load"
+}
