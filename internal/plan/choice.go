@@ -55,6 +55,11 @@ type choice struct {
 	// was made by other rules and the plan charges it (fileLine); ""
 	// otherwise.
 	FileWhy string
+	// OnDeviceWhy names the level that fits on the accelerators alone,
+	// which no published checkpoint runs, passed over for a cpu_offload
+	// plan a published checkpoint runs (offloadOverUnpublished,
+	// onDeviceLine); "" otherwise.
+	OnDeviceWhy string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -172,7 +177,9 @@ func (p *planned) rank() int {
 // choose plans the request: accelerator pools over every level first; host
 // RAM only when there is no accelerator, or include_cpu asks and no
 // accelerator plan fits at any level; cpu_offload (GPU + host RAM) only when
-// asked and nothing fits on the accelerators alone.
+// asked and nothing fits on the accelerators alone, or nothing published
+// does where an offloaded level a published checkpoint runs fits
+// (offloadOverUnpublished).
 func choose(req *planning) (*choice, error) {
 	if req.Model == nil {
 		return nil, errs.New(errs.InvalidArgument, "request: model is required")
@@ -249,6 +256,10 @@ func choose(req *planning) (*choice, error) {
 		}
 		if len(fits) > 0 {
 			best, why := chooseBySpeed(req, levels, fits)
+			if pass == 0 && plansOffload(req, accel) && ch.offloadOverUnpublished(req, accel, levels, fits, allRows, best) {
+				ch.OnDeviceWhy = onDeviceLine(req, best)
+				return ch, nil
+			}
 			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
 			ch.DroppedWhy, ch.FileWhy = droppedLine(req, best, dropped), fileLine(req, best)
 			ch.Outcome = outcomeFits
@@ -260,22 +271,15 @@ func choose(req *planning) (*choice, error) {
 	}
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
-	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
+	if plansOffload(req, accel) {
 		if off, why, skipped, dropped := planOffloadLevels(req, accel, levels); off != nil {
-			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, why, unpublishedLine(req, skipped)
-			ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, dropped), fileLine(req, off)
-			if len(dropped) > 0 {
-				// The table shows why the left-out level kept offloaded
-				// does not fit on the accelerators alone.
-				ch.Rows = keptRows(levels, deviceRows, dropped)
-			}
-			ch.Outcome = outcomeFitsOffloaded
+			ch.takeOffload(req, levels, deviceRows, off, why, skipped, dropped)
 			return ch, nil
 		}
 	}
 	ch.Plan = lastFailure(req, passes, levels)
 	ch.Outcome = outcomeNothingFits
-	if req.CPUOffload && len(accel) > 0 && !req.dataParallel() {
+	if plansOffload(req, accel) {
 		ch.NoHostForOffload = hostMissing(req, want)
 		if ch.NoHostForOffload == "" {
 			ch.NoHostForOffload = hostShared(req, accel, want)
@@ -284,6 +288,61 @@ func choose(req *planning) (*choice, error) {
 	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == ""
 	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
 	return ch, nil
+}
+
+// offloadFits reports whether the request plans cpu_offload on accel: it
+// asks for it, there are accelerators, and no replicas (which are not
+// combined with it).
+func plansOffload(req *planning, accel []*pool) bool {
+	return req.CPUOffload && len(accel) > 0 && !req.dataParallel()
+}
+
+// takeOffload makes off, the cpu_offload plan planOffloadLevels chose with
+// why, skipped and dropped, the choice's plan; deviceRows is the levels
+// table on the accelerators alone.
+func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []LevelRow, off *planned, why string, skipped *planned, dropped []*planned) {
+	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, why, unpublishedLine(req, skipped)
+	ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, dropped), fileLine(req, off)
+	if len(dropped) > 0 {
+		// The table shows why the left-out level kept offloaded does
+		// not fit on the accelerators alone.
+		ch.Rows = keptRows(levels, deviceRows, dropped)
+	}
+	ch.Outcome = outcomeFitsOffloaded
+}
+
+// offloadOverUnpublished plans cpu_offload where levels fit on the
+// accelerators alone (fits, their plans narrowed by publishedFits; rows
+// their table) but no published checkpoint runs any of them, under quant
+// auto's preference for published checkpoints (prefersPublished): the
+// offloaded plans are candidates too, and the plan planOffloadLevels
+// chooses among them (the best level a published checkpoint runs, as on
+// the devices alone) is taken, and true returned, when a published
+// checkpoint runs it, so that a request that asked for offload gets a
+// command. On the h200-vm fixture llama.cpp's auto planned DeepSeek-R1 at
+// iq1_s on the H200 alone (no published IQ1_S GGUF, mean KL divergence
+// 2.255) while unsloth's Q2_K
+// (https://huggingface.co/unsloth/DeepSeek-R1-GGUF) fits offloaded. It is
+// false, and ch unchanged, where a fit on the accelerators alone is
+// published (that fit stays the answer: offload is planned only when
+// nothing fits there) or no published level fits offloaded.
+//
+// The offloaded plan is taken only where it runs on as many accelerators as
+// the plan on the devices alone (onDevice): vLLM's and SGLang's offload runs
+// on one GPU, so on 8 H100s DeepSeek-R1 went from int4 over all eight (no
+// published checkpoint) to fp8 on one with 560 GiB in host RAM, 1.8 tokens/s,
+// seven GPUs idle; that answer stays the one on the devices alone, whose
+// explanation names the engine that runs a published checkpoint.
+func (ch *choice) offloadOverUnpublished(req *planning, accel []*pool, levels []quant.Level, fits []*planned, rows []LevelRow, onDevice *planned) bool {
+	if !prefersPublished(req, levels) || slices.ContainsFunc(fits, func(pl *planned) bool { return runsPublished(req, pl) }) {
+		return false
+	}
+	off, why, skipped, dropped := planOffloadLevels(req, accel, levels)
+	if off == nil || !runsPublished(req, off) || off.accelerators() < onDevice.accelerators() {
+		return false
+	}
+	ch.takeOffload(req, levels, rows, off, why, skipped, dropped)
+	return true
 }
 
 // plannedPools is the pools a request's levels are planned on: the

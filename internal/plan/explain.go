@@ -39,13 +39,17 @@ func explainChoice(ch *choice) []string {
 	if ch.Outcome == outcomeFitsOffloaded {
 		out = append(out, explainRejected(ch.Rows, string(ch.Plan.Level))...)
 		out = append(out, choiceWhys(ch)...)
+		why := "no level fits on the accelerators alone"
+		if ch.OnDeviceWhy != "" {
+			why = "no level a published checkpoint runs fits on the accelerators alone"
+		}
 		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
-			return append(out, "cpu_offload: no level fits on the accelerators alone, so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
+			return append(out, "cpu_offload: "+why+", so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
 		}
 		if ch.Plan.streamed() {
-			return append(out, "cpu_offload: no level fits on the accelerators alone, so the weights that do not fit stay in host RAM; decode is bound by PCIe")
+			return append(out, "cpu_offload: "+why+", so the weights that do not fit stay in host RAM; decode is bound by PCIe")
 		}
-		return append(out, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe")
+		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM; decode is bound by PCIe")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
 	if ch.NoHostForOffload != "" {
@@ -61,12 +65,14 @@ func explainChoice(ch *choice) []string {
 }
 
 // choiceWhys are the lines on how a fitting level was chosen among those
-// that fit: the better level passed over for one a published checkpoint
-// runs (PublishedWhy), then how decode speed weighed (SpeedWhy), then what
-// the file loaded holds beyond the derived weights (FileWhy).
+// that fit: the level on the accelerators alone passed over for an
+// offloaded one a published checkpoint runs (OnDeviceWhy), the better level
+// passed over for one a published checkpoint runs (PublishedWhy), then how
+// decode speed weighed (SpeedWhy), then what the file loaded holds beyond
+// the derived weights (FileWhy).
 func choiceWhys(ch *choice) []string {
 	var out []string
-	for _, s := range []string{ch.PublishedWhy, ch.DroppedWhy, ch.SpeedWhy, ch.FileWhy} {
+	for _, s := range []string{ch.OnDeviceWhy, ch.PublishedWhy, ch.DroppedWhy, ch.SpeedWhy, ch.FileWhy} {
 		if s != "" {
 			out = append(out, s)
 		}

@@ -82,6 +82,22 @@ func (p *planned) devices() int {
 	return n
 }
 
+// accelerators is the number of devices p places weights on other than
+// host RAM (the CPU).
+func (p *planned) accelerators() int {
+	n := 0
+	for _, r := range p.replicas() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				if d.Dev.Kind != registry.KindCPU {
+					n++
+				}
+			}
+		}
+	}
+	return n
+}
+
 // planPool finds the best plan for one level on one pool: one device, else
 // tensor parallel inside a high-bandwidth domain, else pipeline (with tensor
 // parallel stages where domains allow), else not fitting. tp > 0 is the

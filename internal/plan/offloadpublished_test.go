@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -15,7 +16,13 @@ import (
 // as unsloth/DeepSeek-R1-GGUF's), built here so the test does not move with
 // the catalog's list.
 func deepSeekR1WithGGUFs(t *testing.T, r *registry.Registry, types ...string) *Request {
-	req := request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, r)
+	return deepSeekR1Asking(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, r, types...)
+}
+
+// deepSeekR1Asking is the request body (DeepSeek-R1 by name) on r with
+// deepSeekR1WithGGUFs's checkpoints.
+func deepSeekR1Asking(t *testing.T, body string, r *registry.Registry, types ...string) *Request {
+	req := request(t, body, r)
 	m := *req.Model
 	m.Checkpoints = []model.Checkpoint{{Quant: "fp8", Repo: "deepseek-ai/DeepSeek-R1"}}
 	for _, ty := range types {
@@ -66,4 +73,76 @@ func lineOfLevel(rows []LevelRow, l string) *LevelRow {
 		}
 	}
 	return nil
+}
+
+// unslothR1Types is the GGUF types of unsloth/DeepSeek-R1-GGUF the catalog
+// lists (https://huggingface.co/unsloth/DeepSeek-R1-GGUF): no IQ1_S.
+var unslothR1Types = []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_k", "bf16"}
+
+// With cpu_offload asked, a level a published checkpoint runs offloaded
+// wins over an on-device level nothing published runs: on the h200-vm
+// fixture (one H200 beside 125.9 GiB of host RAM) llama.cpp's auto planned
+// iq1_s on the GPU alone (no published IQ1_S file: no command, mean KL
+// divergence 2.255), while offloaded q2_k, which unsloth publishes, fits
+// with the host's RAM.
+func TestOffloadPublishedBeatsUnpublishedOnDevice(t *testing.T) {
+	a := shard(t, deepSeekR1WithGGUFs(t, h200BesideHostRAM(t), unslothR1Types...))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, StrategyOffload, a.Strategy)
+	assert.Equal(t, "q2_k", a.Quant)
+	assert.Equal(t, "r/DeepSeek-R1-GGUF", a.Load[engineLlamaCPP].Repo, "its command runs the published file")
+	assert.NotEmpty(t, explanationWith(a.Explanation, "published: iq1_s ("), "the on-device level passed over is named: %q", a.Explanation)
+	assert.NotEmpty(t, lineOfLevel(a.Levels, "q2_k"), "the levels table lists the level planned")
+	assert.Empty(t, explanationWith(a.Explanation, "cpu_offload: no level fits on the accelerators alone"), "iq1_s fits there: %q", a.Explanation)
+
+	s, err := SuggestQuant(deepSeekR1WithGGUFs(t, h200BesideHostRAM(t), unslothR1Types...))
+	require.NoError(t, err)
+	assert.Equal(t, "q2_k", s.Quant, "suggest chooses as plan does")
+}
+
+// The rule is narrow: a published on-device fit keeps today's answer
+// (offload only when nothing fits), and without cpu_offload or with an
+// explicit quant nothing changes.
+func TestOffloadPublishedLeavesOtherAnswers(t *testing.T) {
+	withIQ1S := append(slices.Clone(unslothR1Types), "iq1_s")
+	a := shard(t, deepSeekR1WithGGUFs(t, h200BesideHostRAM(t), withIQ1S...))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, "iq1_s", a.Quant, "a published level fits on the GPU alone")
+	assert.NotEqual(t, StrategyOffload, a.Strategy)
+
+	a = shard(t, deepSeekR1Asking(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp"}`, h200BesideHostRAM(t), unslothR1Types...))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, "iq1_s", a.Quant, "without cpu_offload")
+	assert.NotEqual(t, StrategyOffload, a.Strategy)
+
+	a = shard(t, deepSeekR1Asking(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq1_s"}`, h200BesideHostRAM(t), unslothR1Types...))
+	require.True(t, a.Fits, a.Explanation)
+	assert.Equal(t, "iq1_s", a.Quant, "an explicit quant")
+	assert.NotEqual(t, StrategyOffload, a.Strategy)
+}
+
+// h200BesideHostRAM is the h200-vm fixture's devices
+// (testdata/machines/h200-vm): one H200 (143771 MiB) beside 131981020 kB
+// of host RAM.
+func h200BesideHostRAM(t *testing.T) *registry.Registry {
+	d := gpu(registry.KindCUDA, 0, "NVIDIA H200", 143771<<20, "9.0")
+	d.Vendor = "nvidia"
+	return reg(t, []registry.Device{host(131981020 << 10), d})
+}
+
+// The offloaded plan a published checkpoint runs is not taken over one on
+// the devices alone that uses more accelerators: vLLM offloads on one GPU,
+// and on eight H100s with 2 TiB of host RAM DeepSeek-R1 under vLLM with
+// cpu_offload went from int4 over all eight (no published int4
+// checkpoint) to its FP8 release on one GPU with about 560 GiB in host
+// RAM, seven GPUs idle.
+func TestOffloadPublishedKeepsTheAcceleratorsInUse(t *testing.T) {
+	req := request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"vllm","cpu_offload":true}`, eightH100(t, true))
+	m := *req.Model
+	m.Checkpoints = []model.Checkpoint{{Quant: "fp8", Repo: "deepseek-ai/DeepSeek-R1"}}
+	req.Model = &m
+	a := shard(t, req)
+	require.True(t, a.Fits, a.Explanation)
+	assert.NotEqual(t, StrategyOffload, a.Strategy, "%s on %d shards", a.Quant, len(a.Shards))
+	assert.Len(t, a.Shards, 8)
 }

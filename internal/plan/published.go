@@ -83,8 +83,17 @@ func unpublishedLine(req *planning, skipped *planned) string {
 		return ""
 	}
 	l := skipped.Level
-	ld := planLoad(req, skipped)
-	what, how := "nothing published runs it", "without a command"
+	what, how := unpublishedWhy(req, skipped)
+	return fmt.Sprintf("published: %s (%s at %s) also fits but %s; %s plans it (%s); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs",
+		l, gib(skipped.oneDeviceBytes()), sequencesHeld(req, skipped), what, HintQuant(string(l)), how)
+}
+
+// unpublishedWhy says of pl, which no published checkpoint runs, what is
+// missing and how its plan is had ("llama-quantize writes the file",
+// "without a command").
+func unpublishedWhy(req *planning, pl *planned) (what, how string) {
+	ld := planLoad(req, pl)
+	what, how = "nothing published runs it", "without a command"
 	switch {
 	case ld == nil:
 	case ld.GGUFType != "" && ld.Needs == "":
@@ -93,8 +102,18 @@ func unpublishedLine(req *planning, skipped *planned) string {
 	case ld.Needs != "":
 		what = "it needs " + ld.Needs
 	}
-	return fmt.Sprintf("published: %s (%s at %s) also fits but %s; %s plans it (%s); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs",
-		l, gib(skipped.oneDeviceBytes()), sequencesHeld(req, skipped), what, HintQuant(string(l)), how)
+	return what, how
+}
+
+// onDeviceLine is the explanation's line for passed, the plan on the
+// accelerators alone that cpu_offload passed over for an offloaded level a
+// published checkpoint runs (offloadOverUnpublished): its memory, what is
+// missing, how to plan it there, and the rule.
+func onDeviceLine(req *planning, passed *planned) string {
+	l := passed.Level
+	what, how := unpublishedWhy(req, passed)
+	return fmt.Sprintf("published: %s (%s at %s) fits on the accelerators alone but %s; %s plans it there (%s); under quant auto with cpu_offload, where no level that fits on the accelerators alone has a published checkpoint the engine runs, the offloaded levels are candidates too and one a published checkpoint runs is taken, so that its command runs",
+		l, gib(passed.oneDeviceBytes()), sequencesHeld(req, passed), what, HintQuant(string(l)), how)
 }
 
 // sequencesHeld says what KV cache pl's memory holds: "a context of 4096
