@@ -82,24 +82,32 @@ var lastField = regexp.MustCompile(`(?i)[-.]([A-Z0-9_]+)$`)
 // leadingDigits is what std::stoi reads from the tag's first digit on.
 var leadingDigits = regexp.MustCompile(`^[0-9]+`)
 
-// QuantBits is llama.cpp's extract_quant_bits: the number that begins at
-// the first digit of path's type tag (get_gguf_split_info: the last field
-// of the name without ".gguf" and a split suffix): Q4_K_M 4, Q8_0 8,
-// F16 and BF16 16, F32 32; 0 when path is no .gguf file or its tag holds
-// no digit, as "split" of "...-F16-split-00001-of-00002.gguf".
-func QuantBits(path string) int {
+// Tag is get_gguf_split_info's type tag of path, upper-cased: the last
+// field of the name without ".gguf" and a split suffix ("Q8_0" of
+// mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf, "BF16" of mmproj-...-bf16.gguf,
+// "SPLIT" of ...-F16-split-00001-of-00002.gguf); "" for no .gguf file.
+func Tag(path string) string {
 	prefix, ok := strings.CutSuffix(path, ".gguf")
 	if !ok {
-		return 0
+		return ""
 	}
 	if m := splitSuffix.FindStringSubmatch(prefix); m != nil {
 		prefix = m[1]
 	}
 	m := lastField.FindStringSubmatch(prefix)
 	if m == nil {
-		return 0
+		return ""
 	}
-	tag := m[1]
+	return strings.ToUpper(m[1])
+}
+
+// QuantBits is llama.cpp's extract_quant_bits: the number that begins at
+// the first digit of path's type tag (get_gguf_split_info: the last field
+// of the name without ".gguf" and a split suffix): Q4_K_M 4, Q8_0 8,
+// F16 and BF16 16, F32 32; 0 when path is no .gguf file or its tag holds
+// no digit, as "split" of "...-F16-split-00001-of-00002.gguf".
+func QuantBits(path string) int {
+	tag := Tag(path)
 	i := strings.IndexAny(tag, "0123456789")
 	if i < 0 {
 		return 0

@@ -123,6 +123,10 @@ func TestQuantBitsFollowsLlamaCPP(t *testing.T) {
 	} {
 		assert.Equal(t, want, QuantBits(path), path)
 	}
+	assert.Equal(t, "BF16", Tag("mmproj-gemma-4-26B-A4B-it-bf16.gguf"))
+	assert.Equal(t, "Q8_0", Tag("mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf"))
+	assert.Equal(t, "SPLIT", Tag("Qwen3VL-32B-Instruct-F16-split-00001-of-00002.gguf"))
+	assert.Equal(t, "", Tag("README.md"))
 }
 
 // TestPickProjectorNearestType: the projector whose type's bits are
