@@ -151,6 +151,21 @@ func TestPickProjectorNearestType(t *testing.T) {
 	assert.Equal(t, "", PickProjector(qwen3_4B[4], qwen3_4B))
 }
 
+// TestPickProjectorUnslothMinistral: unsloth/Ministral-3-3B-Instruct-2512-GGUF
+// holds mmproj-BF16.gguf (src/config/curated-models.ts of fogelt/react-llm
+// at 624e1dc2 pairs it with the Q4_K_M file) and mmproj-F32.gguf (LocalAI's
+// gallery/index.yaml at 82c191af, line 35547, pairs that one with it). The
+// BF16 projector, 16 bits, is nearer Q4_K_M (4) and Q8_0 (8) weights than
+// F32 (32): -hf loads it, half the F32 one's bytes.
+func TestPickProjectorUnslothMinistral(t *testing.T) {
+	files := []string{
+		"Ministral-3-3B-Instruct-2512-Q4_K_M.gguf", "Ministral-3-3B-Instruct-2512-Q8_0.gguf",
+		"mmproj-BF16.gguf", "mmproj-F32.gguf",
+	}
+	assert.Equal(t, "mmproj-BF16.gguf", PickProjector(files[0], files))
+	assert.Equal(t, "mmproj-BF16.gguf", PickProjector(files[1], files))
+}
+
 // TestPickProjectorTiesAndFolders: of projectors equally near, the first
 // listed (BF16 before F16, both 16 bits); one in the weights' folder before
 // one higher up; one in another folder never.
