@@ -777,7 +777,7 @@ func GGUFFileMaker(t string) string {
 // (-ngld 0 on a CPU plan), and --mmproj FILE, with --no-mmproj-offload when
 // the projector stays in host memory, or --no-mmproj for a multimodal model
 // planned without one. A projector given by size is the one -hf downloads
-// where the catalog knows the loaded repository's (hfProjector); another
+// where the catalog knows the loaded checkpoint's (hfProjector); another
 // companion with no file gets a placeholder and a note.
 func companionArgs(p *Placement, ld *Load) ([]string, []string) {
 	var a, notes []string
@@ -821,7 +821,7 @@ func companionArgs(p *Placement, ld *Load) ([]string, []string) {
 		case pr.File != "":
 			a = append(a, "--mmproj", pr.File)
 		case mm != "":
-			notes = append(notes, fmt.Sprintf("llama.cpp: -hf also downloads the repository's vision projector and loads it (%s, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given", mm))
+			notes = append(notes, fmt.Sprintf("llama.cpp: -hf also downloads the repository's vision projector and loads it (%s: llama.cpp takes the mmproj file whose type is nearest the weights', here %s beside %s weights), counted at the size given", mm, llamahf.Tag(mm), ld.GGUFType))
 		default:
 			notes = append(notes, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
 			a = append(a, "--mmproj", "MMPROJ.gguf")
@@ -833,14 +833,17 @@ func companionArgs(p *Placement, ld *Load) ([]string, []string) {
 	return a, notes
 }
 
-// hfProjector is the vision projector file (mmproj) of the GGUF
-// repository the command downloads with -hf, as the catalog names it
-// (model.Checkpoint.MMProj); "" when the plan loads given weights (-m FILE)
-// or another repository, or the catalog names none. -hf fetches and loads
-// a repository's mmproj by itself unless --no-mmproj, --mmproj or
-// --mmproj-url is given: common_download_get_hf_plan (find_best_mmproj, the
-// mmproj file in the weights' folder nearest their type) in
-// common/download.cpp and opts.download_mmproj in common/arg.cpp,
+// hfProjector is the vision projector file (mmproj) -hf downloads beside
+// the weights the command loads: the MMProj of their checkpoint (the same
+// repository and file, or type where the entry names no file), which the
+// catalog records as llama.cpp's find_best_mmproj takes it
+// (llamahf.PickProjector: the type nearest the weights', so a repository's
+// Q4_K_M and Q8_0 weights may share the Q8_0 projector and its F16 weights
+// take the F16 one); "" when the plan loads given weights (-m FILE) or the
+// checkpoint names none. -hf fetches and loads a repository's mmproj by
+// itself unless --no-mmproj, --mmproj or --mmproj-url is given:
+// common_download_get_hf_plan in common/download.cpp and
+// opts.download_mmproj in common/arg.cpp,
 // https://github.com/unslothai/llama.cpp/blob/d32676d77426540327835040d5d3279728f0b4c8/common/download.cpp
 // (synced from ggml-org/llama.cpp 82bb48500).
 func hfProjector(m *model.Model, ld *Load) string {
@@ -848,7 +851,7 @@ func hfProjector(m *model.Model, ld *Load) string {
 		return ""
 	}
 	for _, ck := range m.Checkpoints {
-		if ck.IsGGUF() && ck.Repo == ld.Repo && ck.MMProj != "" {
+		if ck.IsGGUF() && ck.Repo == ld.Repo && ck.File == ld.File && (ld.File != "" || strings.EqualFold(ck.Quant, ld.Quant)) {
 			return ck.MMProj
 		}
 	}

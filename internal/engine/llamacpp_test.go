@@ -107,3 +107,31 @@ func TestProjectorFlags(t *testing.T) {
 	assert.Empty(t, a)
 	assert.Empty(t, notes)
 }
+
+// TestHFProjectorIsTheLoadedCheckpoints: the projector -hf loads is the one
+// of the file the command loads (its checkpoint's MMProj, chosen by
+// llama.cpp's find_best_mmproj: PickProjector of internal/llamahf), not the
+// first the repository's entries name: Qwen/Qwen3-VL-8B-Instruct-GGUF's
+// Q4_K_M and Q8_0 weights take the Q8_0 projector, its F16 weights the F16
+// one. Weights of another repository, or given ones, name none.
+func TestHFProjectorIsTheLoadedCheckpoints(t *testing.T) {
+	m := model.Lookup("Qwen3-VL-8B-Instruct")
+	require.NotNil(t, m)
+	const repo = "Qwen/Qwen3-VL-8B-Instruct-GGUF"
+	for file, want := range map[string]string{
+		"Qwen3VL-8B-Instruct-Q4_K_M.gguf": "mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf",
+		"Qwen3VL-8B-Instruct-Q8_0.gguf":   "mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf",
+		"Qwen3VL-8B-Instruct-F16.gguf":    "mmproj-Qwen3VL-8B-Instruct-F16.gguf",
+	} {
+		assert.Equal(t, want, hfProjector(m, &Load{Repo: repo, File: file}), file)
+	}
+	assert.Equal(t, "", hfProjector(m, &Load{Repo: "ggml-org/Qwen2.5-VL-7B-Instruct-GGUF", File: "Qwen2.5-VL-7B-Instruct-Q8_0.gguf"}))
+	// Qwen3-VL-2B's Q4_K_M weights take the Q8_0 projector too; unsloth's
+	// Ministral 3 3B weights its BF16 one, not the F32 one.
+	assert.Equal(t, "mmproj-Qwen3VL-2B-Instruct-Q8_0.gguf", hfProjector(model.Lookup("Qwen3-VL-2B-Instruct"), &Load{Repo: "Qwen/Qwen3-VL-2B-Instruct-GGUF", File: "Qwen3VL-2B-Instruct-Q4_K_M.gguf"}))
+	ministral := model.Lookup("Ministral-3-3B-Instruct-2512")
+	for _, f := range []string{"Ministral-3-3B-Instruct-2512-Q4_K_M.gguf", "Ministral-3-3B-Instruct-2512-Q8_0.gguf"} {
+		assert.Equal(t, "mmproj-BF16.gguf", hfProjector(ministral, &Load{Repo: "unsloth/Ministral-3-3B-Instruct-2512-GGUF", File: f}), f)
+	}
+	assert.Equal(t, "", hfProjector(m, &Load{Repo: repo, File: "Qwen3VL-8B-Instruct-Q4_K_M.gguf", Needs: "a GGUF file"}))
+}

@@ -84,3 +84,97 @@ func TestPickSkipsProjectorsAndLaterParts(t *testing.T) {
 	assert.False(t, IsLaterPart("Qwen3-4B-Instruct-2507-Q2_K.gguf"))
 	assert.False(t, IsModel("Q2_K"), "a folder is no model file")
 }
+
+// Listings with vision projectors, in the Hub's order, each file named by a
+// cited source (the catalog's checkpoints, internal/model/catalog.json):
+// Qwen/Qwen3-VL-8B-Instruct-GGUF's model files Q4_K_M, Q8_0 and F16 with
+// mmproj-...-F16 (gguf_models.json of 1038lab/ComfyUI-QwenVL at 73abb8bb)
+// and mmproj-...-Q8_0 (LlamaBarn/Catalog/Catalog.swift of
+// shaneholloman/llama-barn at 4531c8f8); Qwen/Qwen3-VL-32B-Instruct-GGUF's
+// F16 in two parts named "-split-0000N-of-00002" (the catalog's fp16 entry).
+// Other files the repositories may hold (README, other projectors) are not
+// known here.
+var (
+	qwen3VL8B = []string{
+		"Qwen3VL-8B-Instruct-F16.gguf", "Qwen3VL-8B-Instruct-Q4_K_M.gguf", "Qwen3VL-8B-Instruct-Q8_0.gguf",
+		"mmproj-Qwen3VL-8B-Instruct-F16.gguf", "mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf",
+	}
+	qwen3VL32B = []string{
+		"Qwen3VL-32B-Instruct-F16-split-00001-of-00002.gguf", "Qwen3VL-32B-Instruct-F16-split-00002-of-00002.gguf",
+		"Qwen3VL-32B-Instruct-Q8_0.gguf",
+		"mmproj-Qwen3VL-32B-Instruct-F16.gguf", "mmproj-Qwen3VL-32B-Instruct-Q8_0.gguf",
+	}
+)
+
+// TestQuantBitsFollowsLlamaCPP: the first number of the name's last field
+// after "-" or ".", the split suffix removed (extract_quant_bits); 0 where
+// that field holds none, as "split" of Qwen's split F16 names.
+func TestQuantBitsFollowsLlamaCPP(t *testing.T) {
+	for path, want := range map[string]int{
+		"Qwen3VL-8B-Instruct-Q4_K_M.gguf":                    4,
+		"mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf":               8,
+		"mmproj-F16.gguf":                                    16,
+		"mmproj-gemma-4-26B-A4B-it-bf16.gguf":                16,
+		"mmproj-F32.gguf":                                    32,
+		"DeepSeek-V2-Lite.IQ2_XS.gguf":                       2,
+		"Q2_K/Model-Q2_K-00001-of-00002.gguf":                2,
+		"Qwen3VL-32B-Instruct-F16-split-00001-of-00002.gguf": 0,
+		"README.md": 0,
+	} {
+		assert.Equal(t, want, QuantBits(path), path)
+	}
+	assert.Equal(t, "BF16", Tag("mmproj-gemma-4-26B-A4B-it-bf16.gguf"))
+	assert.Equal(t, "Q8_0", Tag("mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf"))
+	assert.Equal(t, "SPLIT", Tag("Qwen3VL-32B-Instruct-F16-split-00001-of-00002.gguf"))
+	assert.Equal(t, "", Tag("README.md"))
+}
+
+// TestPickProjectorNearestType: the projector whose type's bits are
+// nearest the weights' (find_best_mmproj), not the first listed nor F16:
+// Q4_K_M weights (4) take the Q8_0 projector (8), not the F16 one (16);
+// Q8_0 and F16 weights their own type's. Qwen's split F16 names read as 0
+// bits, so they take the Q8_0 projector too.
+func TestPickProjectorNearestType(t *testing.T) {
+	for model, want := range map[string]string{
+		"Qwen3VL-8B-Instruct-Q4_K_M.gguf": "mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf",
+		"Qwen3VL-8B-Instruct-Q8_0.gguf":   "mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf",
+		"Qwen3VL-8B-Instruct-F16.gguf":    "mmproj-Qwen3VL-8B-Instruct-F16.gguf",
+	} {
+		assert.Equal(t, want, PickProjector(model, qwen3VL8B), model)
+	}
+	assert.Equal(t, "mmproj-Qwen3VL-32B-Instruct-Q8_0.gguf", PickProjector(qwen3VL32B[0], qwen3VL32B))
+	assert.Equal(t, "mmproj-Qwen3VL-32B-Instruct-Q8_0.gguf", PickProjector(qwen3VL32B[2], qwen3VL32B))
+	// A repository of one projector (unsloth/Qwen3-VL-4B-Instruct-GGUF as
+	// LocalAI's gallery names it) gives it whatever the weights' type.
+	assert.Equal(t, "mmproj-F16.gguf", PickProjector("Qwen3-VL-4B-Instruct-Q4_K_M.gguf", []string{"Qwen3-VL-4B-Instruct-Q4_K_M.gguf", "mmproj-F16.gguf"}))
+	// None: a repository without a projector.
+	assert.Equal(t, "", PickProjector(qwen3_4B[4], qwen3_4B))
+}
+
+// TestPickProjectorUnslothMinistral: unsloth/Ministral-3-3B-Instruct-2512-GGUF
+// holds mmproj-BF16.gguf (src/config/curated-models.ts of fogelt/react-llm
+// at 624e1dc2 pairs it with the Q4_K_M file) and mmproj-F32.gguf (LocalAI's
+// gallery/index.yaml at 82c191af, line 35547, pairs that one with it). The
+// BF16 projector, 16 bits, is nearer Q4_K_M (4) and Q8_0 (8) weights than
+// F32 (32): -hf loads it, half the F32 one's bytes.
+func TestPickProjectorUnslothMinistral(t *testing.T) {
+	files := []string{
+		"Ministral-3-3B-Instruct-2512-Q4_K_M.gguf", "Ministral-3-3B-Instruct-2512-Q8_0.gguf",
+		"mmproj-BF16.gguf", "mmproj-F32.gguf",
+	}
+	assert.Equal(t, "mmproj-BF16.gguf", PickProjector(files[0], files))
+	assert.Equal(t, "mmproj-BF16.gguf", PickProjector(files[1], files))
+}
+
+// TestPickProjectorTiesAndFolders: of projectors equally near, the first
+// listed (BF16 before F16, both 16 bits); one in the weights' folder before
+// one higher up; one in another folder never.
+func TestPickProjectorTiesAndFolders(t *testing.T) {
+	tied := []string{"Model-Q4_K_M.gguf", "mmproj-BF16.gguf", "mmproj-F16.gguf", "mmproj-F32.gguf"}
+	assert.Equal(t, "mmproj-BF16.gguf", PickProjector("Model-Q4_K_M.gguf", tied))
+	assert.Equal(t, "mmproj-F32.gguf", PickProjector("Model-F32.gguf", append(tied, "Model-F32.gguf")))
+	nested := []string{"Q4_K_M/Model-Q4_K_M.gguf", "Q4_K_M/mmproj-F16.gguf", "mmproj-Q4_K_M.gguf", "Q8_0/mmproj-Q4_K_M.gguf"}
+	assert.Equal(t, "Q4_K_M/mmproj-F16.gguf", PickProjector(nested[0], nested))
+	assert.Equal(t, "mmproj-Q4_K_M.gguf", PickProjector(nested[0], nested[2:]))
+	assert.Equal(t, "", PickProjector("Model-Q4_K_M.gguf", []string{"Q8_0/mmproj-Q4_K_M.gguf", "mmproj-F16.md"}))
+}

@@ -197,7 +197,11 @@ type Checkpoint struct {
 	File string `json:"file,omitempty"`
 	// MMProj is the vision projector file a GGUF repository publishes
 	// beside the weights (mmproj-...gguf), where a source names it: the
-	// file llama-server -hf downloads and loads with them.
+	// file llama-server -hf downloads and loads with this checkpoint's,
+	// which llama.cpp chooses by type (llamahf.PickProjector: the nearest
+	// the weights', so Q4_K_M weights take a Q8_0 projector before an F16
+	// one), here among the files the catalog's sources name in the
+	// repository (TestCatalogProjectorsFollowLlamaCPP).
 	MMProj string `json:"mmproj,omitempty"`
 	Source string `json:"source"`
 	// Layout is how the checkpoint stores its weights where the entry's

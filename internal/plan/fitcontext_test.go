@@ -490,7 +490,8 @@ func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 // A projector given by size for a catalog VLM whose GGUF repository's
 // mmproj file the catalog names (Qwen/Qwen3-VL-8B-Instruct-GGUF) is the one
 // llama-server -hf downloads and loads itself: no --mmproj stand-in, a line
-// naming the file, the size counted. Where the catalog names none
+// naming the file (the Q8_0 projector beside Q4_K_M weights, as llama.cpp's
+// find_best_mmproj takes it), the size counted. Where the catalog names none
 // (ggml-org/Qwen2.5-VL-7B-Instruct-GGUF), MMPROJ.gguf stands for it.
 func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
@@ -502,7 +503,7 @@ func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 	args := with.EngineArgs["llama.cpp"]
 	assert.NotContains(t, args, "--mmproj")
 	assert.NotContains(t, args, "--no-mmproj")
-	assert.Contains(t, with.Explanation, "llama.cpp: -hf also downloads the repository's vision projector and loads it (mmproj-Qwen3VL-8B-Instruct-F16.gguf, as the catalog's source names it; llama.cpp takes the mmproj file nearest the weights' type), counted at the size given")
+	assert.Contains(t, with.Explanation, "llama.cpp: -hf also downloads the repository's vision projector and loads it (mmproj-Qwen3VL-8B-Instruct-Q8_0.gguf: llama.cpp takes the mmproj file whose type is nearest the weights', here Q8_0 beside Q4_K_M weights), counted at the size given")
 
 	host := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000,"offload":false}}`, r))
 	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
