@@ -16,7 +16,9 @@ import (
 // ignore list (Kimi-K2.5's in its text_config; Laguna's FP8 blocks),
 // transformers' fp8 with modules_to_not_convert (Qwen3-30B-A3B-FP8, whose
 // list names norms and routers only: every linear layer but the head is
-// FP8).
+// FP8), and DeepSeek's fp8 (e4m3, weight_block_size [128, 128], no ignore
+// list: a float32 weight_scale_inv per 128x128 tile of every linear layer
+// but the head).
 func TestLayoutFromPublishedConfigs(t *testing.T) {
 	cases := []struct {
 		file string
@@ -29,6 +31,10 @@ func TestLayoutFromPublishedConfigs(t *testing.T) {
 		{"laguna-s-2.1-fp8.json", model.WeightLayout{Quant: "fp8", Bits: 8, Strategy: "block", BlockSize: 128, ScaleBits: 16,
 			Quantized: []string{model.PartRoutedExperts, model.PartMixer}}},
 		{"qwen3-30b-a3b-fp8.json", model.WeightLayout{Quant: "fp8", Bits: 8, Strategy: "block", BlockSize: 128, ScaleBits: 32,
+			Quantized: []string{model.PartAttention, model.PartDenseMLP, model.PartSharedExperts, model.PartRoutedExperts, model.PartMixer}}},
+		{"deepseek-v3.json", model.WeightLayout{Quant: "fp8", Bits: 8, Strategy: "block", BlockSize: 128, ScaleBits: 32,
+			Quantized: []string{model.PartAttention, model.PartDenseMLP, model.PartSharedExperts, model.PartRoutedExperts, model.PartMixer}}},
+		{"deepseek-r1.json", model.WeightLayout{Quant: "fp8", Bits: 8, Strategy: "block", BlockSize: 128, ScaleBits: 32,
 			Quantized: []string{model.PartAttention, model.PartDenseMLP, model.PartSharedExperts, model.PartRoutedExperts, model.PartMixer}}},
 	}
 	for _, c := range cases {
@@ -53,6 +59,8 @@ func TestCatalogLayoutsAreTheirConfigs(t *testing.T) {
 		"kimi-k2.5.json":        "Kimi-K2.5",
 		"laguna-xs.2-fp8.json":  "Laguna-XS.2",
 		"laguna-s-2.1-fp8.json": "Laguna-S-2.1",
+		"deepseek-v3.json":      "DeepSeek-V3",
+		"deepseek-r1.json":      "DeepSeek-R1",
 	} {
 		cfg, _ := loadFixtureConfig(t, file)
 		fromConfig, err := model.FromConfig(cfg)

@@ -180,9 +180,11 @@ type loadedWeights struct {
 }
 
 // newCosts splits a quant.Estimate over layers. Embedding and head are sized
-// at the level's bits per weight when the vocabulary and hidden size are
-// known (and are at most a third of the weights, a guard against a shape
-// that disagrees with the count); otherwise all weights are per layer.
+// as a checkpoint's stored layout at l keeps them (quant.StoredEmbeddingBytes:
+// 16-bit unless it quantizes the head), else at the level's bits per weight,
+// when the vocabulary and hidden size are known (and are at most a third of
+// the weights, a guard against a shape that disagrees with the count);
+// otherwise all weights are per layer.
 func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	c := costs{Layers: m.Layers, Activations: b.ActivationsBytes, Overhead: b.OverheadBytes, GPUActivations: b.GPUActivationsBytes,
 		Heads: m.Heads, KVHeads: m.EffectiveKVHeads(), Breakdown: b, ActiveRatio: 1, Latent: m.KVLoRARank > 0,
@@ -203,10 +205,13 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	w := float64(b.WeightsBytes)
 	if m.Vocab > 0 && m.Hidden > 0 {
 		e := float64(m.Vocab) * float64(m.Hidden) * l.BitsPerWeight() / 8
+		c.EmbedIn = e
 		if !m.TieEmbeddings {
 			c.EmbedOut = e
 		}
-		c.EmbedIn = e
+		if in, out, ok := quant.StoredEmbeddingBytes(m, l); ok {
+			c.EmbedIn, c.EmbedOut = in, out
+		}
 		if c.EmbedIn+c.EmbedOut > w/3 {
 			c.EmbedIn, c.EmbedOut = 0, 0
 		}

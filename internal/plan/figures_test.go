@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -131,4 +132,60 @@ func TestKVCacheFollowsLlamaCPPSlidingWindowRules(t *testing.T) {
 	p := perCell("Phi-3-mini-4k-instruct")
 	assert.Equal(t, p*32*4096, kvOf("Phi-3-mini-4k-instruct", "llama.cpp"))
 	assert.Equal(t, p*32*2047, kvOf("Phi-3-mini-4k-instruct", "vllm"))
+}
+
+// A checkpoint's stored layout keeps the token embedding and, where it
+// does not quantize it, the output head in the checkpoint's 16-bit dtype:
+// Kimi-K2.5's INT4 release quantizes the routed experts alone (its
+// quantization_config ignores lm_head), DeepSeek-V3's FP8 release every
+// linear layer but the head (transformers' fp8). The first pipeline stage
+// holds the embedding at 2 bytes a weight, not at int4's 4.125 bits, and
+// the layers hold the rest. A level the checkpoint does not store keeps the
+// level's width.
+func TestEmbeddingAndHeadFollowTheStoredLayout(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		l    quant.Level
+	}{{"Kimi-K2.5", quant.INT4}, {"DeepSeek-V3", quant.FP8}} {
+		m := model.Lookup(c.name)
+		require.NotNil(t, m, c.name)
+		b := quant.Estimate(m, c.l, 4096, 1, quant.KVOptions{})
+		cs := newCosts(m, b, c.l)
+		table := float64(m.Vocab) * float64(m.Hidden)
+		assert.Equal(t, 2*table, cs.EmbedIn, c.name)
+		assert.Equal(t, 2*table, cs.EmbedOut, c.name)
+		assert.InDelta(t, (float64(b.WeightsBytes)-4*table)/float64(m.Layers), cs.LayerWeights, 1, c.name)
+	}
+	// Kimi-K2.5 stores no int8 checkpoint: int8's width.
+	m := model.Lookup("Kimi-K2.5")
+	cs := newCosts(m, quant.Estimate(m, quant.INT8, 4096, 1, quant.KVOptions{}), quant.INT8)
+	assert.Equal(t, float64(m.Vocab)*float64(m.Hidden)*quant.INT8.BitsPerWeight()/8, cs.EmbedIn)
+}
+
+// llama.cpp's MoE expert offload (setExperts: --n-cpu-moe) sizes experts
+// at the level's bits per weight and at the GGUF types llama-quant gives
+// them, not at a stored layout, and needs none: llama.cpp plans size int4
+// and int8 as the GGUF files Q4_K_M and Q8_0 (engine.WeightsLevel), which
+// no Hugging Face checkpoint's layout applies to, and refuse fp8. So no
+// layout reaches the only plans that offload experts (ExpertsOnHost).
+func TestLlamaCPPLevelsCarryNoStoredLayout(t *testing.T) {
+	e, ok := engine.Lookup("llama.cpp")
+	require.True(t, ok)
+	require.True(t, e.Parallelism().ExpertsOnHost)
+	for _, name := range []string{"Kimi-K2.5", "DeepSeek-V3", "Laguna-S-2.1"} {
+		m := model.Lookup(name)
+		require.NotNil(t, m, name)
+		bare := *m
+		bare.Checkpoints, bare.Layout = nil, model.WeightLayout{}
+		for _, l := range []quant.Level{quant.INT4, quant.INT8, quant.FP8} {
+			if reason := e.CannotLoad(l); reason != "" {
+				assert.Equal(t, quant.FP8, l, "%s: %s", name, reason)
+				continue
+			}
+			wl := engine.WeightsLevel(e, l)
+			assert.Equal(t, quant.WeightsBytes(&bare, wl), quant.WeightsBytes(m, wl), "%s at %s (%s)", name, l, wl)
+			_, layered := quant.ActiveShare(m, wl)
+			assert.False(t, layered, "%s at %s", name, wl)
+		}
+	}
 }

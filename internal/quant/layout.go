@@ -116,3 +116,31 @@ func ActiveShare(m *model.Model, l Level) (float64, bool) {
 	}
 	return read / all, true
 }
+
+// StoredEmbeddingBytes are the bytes of m's token embedding and output head
+// (0 when tied to the embedding) at level l when its weights are stored in
+// a checkpoint's layout (storedLayout): the embedding in the checkpoint's
+// 16-bit dtype, the head at the layout's width where the layout quantizes
+// it, else 16-bit too. False without a stored layout at l or a shape: the
+// level's bits per weight stand. Kimi-K2.5's INT4 release keeps both in
+// bf16, 2.35 GB each, where int4's 4.125 bits would make them 0.61 GB.
+func StoredEmbeddingBytes(m *model.Model, l Level) (in, out float64, ok bool) {
+	lay, ok := storedLayout(m, l)
+	if !ok {
+		return 0, 0, false
+	}
+	ts, shaped := tensors(m)
+	if !shaped {
+		return 0, 0, false
+	}
+	k := keyOf(lay, true)
+	for _, t := range ts {
+		switch t.part {
+		case partEmbedding:
+			in += t.elements * layoutBits(k, t) / 8
+		case partHead:
+			out += t.elements * layoutBits(k, t) / 8
+		}
+	}
+	return in, out, true
+}
