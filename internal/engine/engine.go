@@ -465,6 +465,10 @@ type Placement struct {
 	// OffloadAsked: the request allowed cpu_offload, whether or not this
 	// plan offloads; a hint does not tell the caller to ask for it again.
 	OffloadAsked bool
+	// OffloadFits, where OffloadAsked, reports whether level l fits with
+	// cpu_offload on the plan's accelerators and the host (nil where not
+	// asked): a hint names only a level that does.
+	OffloadFits func(l quant.Level) bool
 	// CPUMoE > 0: the host holds only the routed experts of the first
 	// CPUMoE layers and the accelerators every layer's other weights
 	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many

@@ -102,6 +102,24 @@ func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
 // devices (llama.cpp splits whole layers only).
 func (p *pool) tensorParallel() bool { return p.Budget.Engine.Parallelism().Tensor }
 
+// offloadFitsOn reports whether a level fits with cpu_offload on pool p
+// (its origin, all the devices of its kind the request allows) and the
+// host, as planOffloadLevels plans it (offloadAt); false without a host.
+func offloadFitsOn(req *planning, p *pool) func(quant.Level) bool {
+	return func(l quant.Level) bool {
+		if p == nil || p.Kind == registry.KindCPU {
+			return false
+		}
+		want, _ := req.checkDevices()
+		host := hostDevice(req, want)
+		if host == nil {
+			return false
+		}
+		_, ok := offloadAt(req, []*pool{p.origin()}, host, l)
+		return ok
+	}
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
@@ -115,6 +133,9 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	}
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
+	}
+	if req.CPUOffload {
+		v.OffloadFits = offloadFitsOn(req, pl.Pool)
 	}
 	if d := req.Draft; d != nil {
 		v.Draft = &engine.Companion{Model: d.Model, File: d.File, Level: draftLevel(d.Model.FileQuant, pl.Level)}
