@@ -126,7 +126,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		Model: req.Model, Level: pl.Level, Kind: pl.Pool.Kind,
 		Memory: engine.Memory{Fraction: planFraction(pl), MarginBytes: pl.Pool.Budget.Margin},
 		Stages: placedStages(pl.Stages), TP: pl.TP, DP: pl.DP, Layers: pl.Costs.Layers,
-		Offloaded: pl.Offloaded, OffloadAsked: req.CPUOffload, Context: req.ContextLength, Batch: pl.batchOf(req),
+		Offloaded: pl.Offloaded, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,
 		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE, CPUMoEPart: pl.CPUMoEPart,
 		AllExpertsOnHost: pl.AllExpertsOnHost,
