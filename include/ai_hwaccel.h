@@ -587,11 +587,13 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *      "registry"        object  an answer of hwaccel_detect_json().
  *      "detect"          object  detection options, used without "registry".
  * @return : an owned string (free with hwaccel_free_string()):
- *      {"models":[{"model":"Llama-3.1-70B","params":70553706496,"fits":true,
- *                  "quant":"bf16","strategy":"tensor_parallel","devices":2,
- *                  "max_context_length":131072,"decode_tokens_per_s":38.2},
- *                 {"model":"DeepSeek-V3","params":...,"fits":false,
- *                  "refusal":"insufficient_memory"}, ...]}
+ *      {"models":[..., {"model":"Llama-3.1-70B","params":70553706496,
+ *                  "fits":true,"quant":"bf16","strategy":"tensor_parallel",
+ *                  "devices":2,"max_context_length":7328,...}, ...,
+ *                 {"model":"Kimi-K2.5","params":1026408209408,"fits":false,
+ *                  "refusal":"insufficient_memory",...}, ...]}
+ *      (rows of the answer on eight H100 80GB, the dgx-h100 fixture of
+ *      testdata/machines)
  *      (schema/fit.schema.json): models that fit first, larger first, then
  *      faster; "max_context_length" is capped at the model's own maximum.
  *      "fits" is null, as the plan's is, when no available device's

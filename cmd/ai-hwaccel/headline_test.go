@@ -114,3 +114,19 @@ func TestPlanHeadlinePagedRoomWithChosenContext(t *testing.T) {
 	require.GreaterOrEqual(t, pool, float64(n))
 	assert.Contains(t, headline, ", KV room about "+cli.Tokens(pool)+" tokens", headline)
 }
+
+// vLLM's and SGLang's offload plans list host RAM as their first shard
+// (the weights streamed from it), so the headline read "fits Intel(R)
+// Xeon(R) Processor (cpu:0) + NVIDIA H200 (cuda:0)"; it names the
+// accelerator first, as llama.cpp's offloaded headline does.
+func TestPlanHeadlineOffloadNamesTheAcceleratorFirst(t *testing.T) {
+	for _, args := range [][]string{
+		{"--model", "Llama-3.1-405B", "--engine", "vllm"},
+		{"--model", "Llama-3.1-405B", "--engine", "sglang"},
+		{"--model", "DeepSeek-R1", "--engine", "llama.cpp"},
+	} {
+		ans, headline := planBoth(t, "h200-vm", append(args, "--cpu-offload")...)
+		require.Equal(t, "cpu_offload", ans["strategy"], args)
+		assert.Contains(t, headline, "fits NVIDIA H200 (cuda:0) + Intel(R) Xeon(R) Processor (cpu:0): CPU offload", args)
+	}
+}

@@ -166,6 +166,10 @@ func (a *app) fit(args []string) error {
 		return err
 	}
 	if !all {
+		if line := noFitLine(rows); line != "" && !asJSON {
+			_, err := fmt.Fprintln(a.stdout, line)
+			return err
+		}
 		kept := rows[:0]
 		for _, r := range rows {
 			if r.Fit() {
@@ -225,6 +229,36 @@ func strategyWords(s string) string {
 		return "one device"
 	}
 	return strings.ReplaceAll(s, "_", " ")
+}
+
+// noFitLine is what fit without --all prints where none of rows fits, and
+// "" where one does. A row whose fits is null (no available device's
+// memory is known) is not a "no": where every row is such, it says it
+// cannot tell, with the engine's reason where the rows share one.
+func noFitLine(rows []catalogq.FitRow) string {
+	unknown := 0
+	for _, r := range rows {
+		if r.Fit() {
+			return ""
+		}
+		if r.Fits == nil {
+			unknown++
+		}
+	}
+	switch {
+	case unknown == 0:
+		return "No catalog model fits (ai-hwaccel fit --all lists them with the reason in plan)."
+	case unknown < len(rows):
+		return fmt.Sprintf("No catalog model is known to fit: %d of %d cannot be told (ai-hwaccel fit --all lists them with the reason in plan).", unknown, len(rows))
+	}
+	why := rows[0].RefusalText
+	for _, r := range rows[1:] {
+		if r.RefusalText != why {
+			why = "the memory of the devices is not known"
+			break
+		}
+	}
+	return fmt.Sprintf("Cannot tell which catalog models fit: %s (ai-hwaccel fit --all lists them).", shortReason(why))
 }
 
 func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/catalogq"
 )
 
 // A device id the machine does not have is an error that says which ids
@@ -1064,4 +1065,36 @@ func TestSuggestPlanItCommandPlansTheSuggestedDevices(t *testing.T) {
 	named := runCLI(t, withFixture(t, "dgx-h100", "suggest", "--model", "70b", "--devices", "cuda:0-3")...)
 	require.Equal(t, 0, named.code, named.stderr)
 	assert.NotContains(t, named.stdout, "--placement")
+}
+
+// fit without --all said "No catalog model fits" where no row could be told
+// (every row fits null: no available device's memory is known, as on a GCE
+// A100 whose driver is not loaded), which claims a "no" the engine never
+// gave. It says now that it cannot tell, and why.
+func TestFitWithNoDeviceMemorySaysItCannotTell(t *testing.T) {
+	r := runCLI(t, withFixture(t, "gce-a100-sxm4-no-driver", "fit")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "No catalog model fits")
+	assert.Contains(t, r.stdout, "Cannot tell which catalog models fit: no available device with known memory")
+	assert.Contains(t, r.stdout, "a registry with their memory_bytes plans on them")
+	assert.Contains(t, r.stdout, "ai-hwaccel fit --all lists them")
+	// --all still lists every row as unknown.
+	r = runCLI(t, withFixture(t, "gce-a100-sxm4-no-driver", "fit", "--all")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "unknown")
+	assert.NotContains(t, r.stdout, "Cannot tell")
+}
+
+// noFitLine says "No catalog model fits" only where some row was told
+// no; where some rows were told no and others could not be, it says how many
+// could not.
+func TestNoFitLineCountsTheRowsItCannotTell(t *testing.T) {
+	no, yes := false, true
+	unknown := catalogq.FitRow{Model: "a", RefusalText: "no available device with known memory"}
+	refused := catalogq.FitRow{Model: "b", Fits: &no, Refusal: "insufficient_memory", RefusalText: "too large"}
+	fits := catalogq.FitRow{Model: "c", Fits: &yes}
+	assert.Equal(t, "", noFitLine([]catalogq.FitRow{fits, unknown}))
+	assert.Equal(t, "No catalog model fits (ai-hwaccel fit --all lists them with the reason in plan).", noFitLine([]catalogq.FitRow{refused}))
+	assert.Equal(t, "Cannot tell which catalog models fit: no available device with known memory (ai-hwaccel fit --all lists them).", noFitLine([]catalogq.FitRow{unknown, unknown}))
+	assert.Equal(t, "No catalog model is known to fit: 1 of 2 cannot be told (ai-hwaccel fit --all lists them with the reason in plan).", noFitLine([]catalogq.FitRow{refused, unknown}))
 }

@@ -57,7 +57,7 @@ func TestDefaultLlamaCPPRefusalNamesLowerGGUFThatFits(t *testing.T) {
 	// llama.cpp's own auto plans q2_k, the best type that fits with a
 	// published file (unsloth's Q2_K; no Q3_K_M is published), which the
 	// ladder otherwise leaves out (larger than iq2_m on this shape,
-	// keepPublishedDropped). The line named q3_k_m, the highest lower type
+	// keepDropped). The line named q3_k_m, the highest lower type
 	// that fits, whose plan has no command; it names q2_k now, and says
 	// q3_k_m fits without a published file.
 	namedFits, autoQuant, _ := fixtureAnswer(t, PlanSharding, machine, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`)

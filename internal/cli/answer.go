@@ -278,6 +278,9 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 			ids = append(ids, id)
 		}
 	}
+	// Host RAM after the accelerators: vLLM's and SGLang's offload plans
+	// list it as their first shard, llama.cpp's as their last.
+	sort.SliceStable(ids, func(i, j int) bool { return !isHostID(ids[i]) && isHostID(ids[j]) })
 	parts := []string{}
 	if how := parallelWords(a); how != "" {
 		parts = append(parts, how)
@@ -364,15 +367,20 @@ func parallelWords(a *plan.ShardingAnswer) string {
 func acceleratorStages(shards []plan.Shard) int {
 	stages := map[int]bool{}
 	for _, s := range shards {
-		id := s.DeviceID
-		if i := strings.LastIndexByte(id, '/'); i >= 0 {
-			id = id[i+1:] // a cluster's "node1/cpu:0"
-		}
-		if !strings.HasPrefix(id, "cpu:") {
+		if !isHostID(s.DeviceID) {
 			stages[s.Stage] = true
 		}
 	}
 	return len(stages)
+}
+
+// isHostID reports whether a shard's device id is the host's memory
+// ("cpu:0", a cluster's "node1/cpu:0").
+func isHostID(id string) bool {
+	if i := strings.LastIndexByte(id, '/'); i >= 0 {
+		id = id[i+1:]
+	}
+	return strings.HasPrefix(id, "cpu:")
 }
 
 // strategyWords is a strategy name in words.

@@ -462,9 +462,12 @@ type Placement struct {
 	// OffloadedWeightBytes of weights.
 	Offloaded            bool
 	OffloadedWeightBytes int64
-	// OffloadAsked: the request allowed cpu_offload, whether or not this
-	// plan offloads; a hint does not tell the caller to ask for it again.
-	OffloadAsked bool
+	// OffloadFits, where the request allowed cpu_offload (whether or not
+	// this plan offloads), reports whether level l fits with it on the
+	// plan's accelerators and the host; nil where it did not. A hint then
+	// does not tell the caller to ask for cpu_offload again, and names
+	// only a level that fits.
+	OffloadFits func(l quant.Level) bool
 	// CPUMoE > 0: the host holds only the routed experts of the first
 	// CPUMoE layers and the accelerators every layer's other weights
 	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many

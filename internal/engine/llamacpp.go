@@ -231,18 +231,36 @@ const llamaLowQualityKLD = 0.3
 
 // lowQualityNote warns about a plan at a rung of the ladder whose quality
 // loss is large, "" otherwise; where the request already allowed
-// cpu_offload (offloadAsked) it names only the quant to ask for.
-func lowQualityNote(l quant.Level, offloadAsked bool) string {
-	fix := "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it"
-	if offloadAsked {
-		fix = fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed", "quant", quant.Level("q4_k_m"))
-	}
+// cpu_offload (offloadFits not nil) it names only the quant to ask for,
+// and only one that fits offloaded (offloadedFix).
+func lowQualityNote(l quant.Level, offloadFits func(quant.Level) bool) string {
 	for _, r := range llamaRungs {
 		if r.level == l && r.kld >= llamaLowQualityKLD {
+			fix := "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it"
+			if offloadFits != nil {
+				fix = offloadedFix(offloadFits)
+			}
 			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); %s", l, r.kld, fix)
 		}
 	}
 	return ""
+}
+
+// offloadedFix is the quality hint of a plan with cpu_offload asked for:
+// the best rung from q4_k_m down that this note does not warn of and that
+// fits offloaded, or that none does. On the h200-vm fixture DeepSeek-R1's
+// q4_k_m (377.4 GiB) is far beyond the H200 and the host together; the
+// hint named it all the same.
+func offloadedFix(fits func(quant.Level) bool) string {
+	from := slices.IndexFunc(llamaRungs, func(r llamaRung) bool { return r.level == "q4_k_m" })
+	last := from
+	for i := from; i < len(llamaRungs) && llamaRungs[i].kld < llamaLowQualityKLD; i++ {
+		if fits(llamaRungs[i].level) {
+			return fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed", "quant", llamaRungs[i].level)
+		}
+		last = i
+	}
+	return fmt.Sprintf("of the types not warned of (%s and better) none fits, even with the cpu_offload asked for", llamaRungs[last].level)
 }
 
 // LevelsBelow: the rungs of llamaRungs below the GGUF type l is loaded
@@ -572,7 +590,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// flags llama-server allocates f16, its default.
 		a = append(a, "--cache-type-k", k, "--cache-type-v", k)
 	}
-	if n := lowQualityNote(p.Level, p.OffloadAsked); n != "" {
+	if n := lowQualityNote(p.Level, p.OffloadFits); n != "" {
 		notes = append(notes, n)
 	}
 	ld, need := e.Load(p)

@@ -8,6 +8,7 @@ package plan
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
@@ -24,6 +25,9 @@ type engineRule struct {
 	Engine   string
 	Fraction float64
 	GGUF     bool
+	// GGUFBy names what in the request is GGUF (ggufChooser), for the
+	// budget line where that choice overrides the devices' default.
+	GGUFBy string
 }
 
 // engineRule is the request's rule: a training estimate is planned for no
@@ -35,9 +39,26 @@ func (r *planning) engineRule() engineRule {
 	// A cache type only some engines add (llama.cpp's q8_0) chooses the
 	// engine as a GGUF quant does (checkCacheTypeEngine refuses it with
 	// another engine named).
-	gguf := quant.Level(r.Quant).IsGGUF() || (r.Model != nil && r.Model.Source == "gguf header") ||
-		namesGGUFRepository(r.Model) || (r.KVCacheDType != "" && !engine.IsCommonCacheType(r.KVCacheDType))
-	return engineRule{Engine: r.Engine, Fraction: r.MemoryFraction, GGUF: gguf}
+	by := r.ggufChooser()
+	return engineRule{Engine: r.Engine, Fraction: r.MemoryFraction, GGUF: by != "", GGUFBy: by}
+}
+
+// ggufChooser is what in the request makes it a GGUF request, in words
+// ("the GGUF quant q4_k_m"), "" where nothing does: a GGUF quant type, a
+// .gguf model file, a GGUF repository named as the model, or a cache type
+// only some engines add.
+func (r *planning) ggufChooser() string {
+	switch {
+	case quant.Level(r.Quant).IsGGUF():
+		return "the GGUF quant " + strings.ToLower(r.Quant)
+	case r.Model != nil && r.Model.Source == "gguf header":
+		return "the .gguf model file"
+	case namesGGUFRepository(r.Model):
+		return "the GGUF repository " + r.Model.Checkpoints[r.Model.NamedCheckpoint].Repo
+	case r.KVCacheDType != "" && !engine.IsCommonCacheType(r.KVCacheDType):
+		return "the cache type " + r.KVCacheDType
+	}
+	return ""
 }
 
 // namesGGUFRepository reports whether the request named a catalog GGUF
@@ -96,6 +117,11 @@ type budget struct {
 	// VisionOff are the model types whose tower the engine's default
 	// launch does not build (engine.Memory.VisionOff).
 	VisionOff []string
+	// OverDefault is the engine the pool's devices default to where the
+	// request's GGUF chose Engine instead (GGUFBy says what), nil
+	// otherwise.
+	OverDefault engine.Engine
+	GGUFBy      string
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -108,6 +134,13 @@ type budget struct {
 func (e engineRule) budgetFor(d *registry.Device) budget {
 	var b budget
 	b.Engine, b.ByDefault = e.engineOf(d)
+	if b.ByDefault && e.GGUF {
+		plain := e
+		plain.GGUF = false
+		if def := engine.Default(plain.device(d)); def != b.Engine {
+			b.OverDefault, b.GGUFBy = def, e.GGUFBy
+		}
+	}
 	m := b.Engine.Memory(e.Fraction)
 	b.Paged, b.WorkspaceOutside, b.LinkedGroup = m.PagedKV, m.WorkspaceOutside, m.LinkedGroupBytes
 	b.Vision, b.VisionOff = m.VisionInProcess, m.VisionOff
@@ -285,7 +318,10 @@ func budgetSource(b budget, k registry.Kind) string {
 func budgetSourceFor(b budget, k registry.Kind, devices string) string {
 	name := b.Engine.Name()
 	who := "engine " + name
-	if b.ByDefault {
+	switch {
+	case b.OverDefault != nil:
+		who = fmt.Sprintf("no engine named: %s, chosen for %s over %s, the default for %s,", name, b.GGUFBy, b.OverDefault.Name(), devices)
+	case b.ByDefault:
 		who = fmt.Sprintf("no engine named: %s, the default for %s,", name, devices)
 	}
 	if k == registry.KindCPU {

@@ -102,19 +102,40 @@ func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
 // devices (llama.cpp splits whole layers only).
 func (p *pool) tensorParallel() bool { return p.Budget.Engine.Parallelism().Tensor }
 
+// offloadFitsOn reports whether a level fits with cpu_offload on pool p
+// (its origin, all the devices of its kind the request allows) and the
+// host, as planOffloadLevels plans it (offloadAt); false without a host.
+func offloadFitsOn(req *planning, p *pool) func(quant.Level) bool {
+	return func(l quant.Level) bool {
+		if p == nil || p.Kind == registry.KindCPU {
+			return false
+		}
+		want, _ := req.checkDevices()
+		host := hostDevice(req, want)
+		if host == nil {
+			return false
+		}
+		_, ok := offloadAt(req, []*pool{p.origin()}, host, l)
+		return ok
+	}
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
 		Model: req.Model, Level: pl.Level, Kind: pl.Pool.Kind,
 		Memory: engine.Memory{Fraction: planFraction(pl), MarginBytes: pl.Pool.Budget.Margin},
 		Stages: placedStages(pl.Stages), TP: pl.TP, DP: pl.DP, Layers: pl.Costs.Layers,
-		Offloaded: pl.Offloaded, OffloadAsked: req.CPUOffload, Context: req.ContextLength, Batch: pl.batchOf(req),
+		Offloaded: pl.Offloaded, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,
 		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE, CPUMoEPart: pl.CPUMoEPart,
 		AllExpertsOnHost: pl.AllExpertsOnHost,
 	}
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
+	}
+	if req.CPUOffload {
+		v.OffloadFits = offloadFitsOn(req, pl.Pool)
 	}
 	if d := req.Draft; d != nil {
 		v.Draft = &engine.Companion{Model: d.Model, File: d.File, Level: draftLevel(d.Model.FileQuant, pl.Level)}

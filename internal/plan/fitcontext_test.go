@@ -514,3 +514,43 @@ func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 	assert.Equal(t, "MMPROJ.gguf", flagAfter(other.EngineArgs["llama.cpp"], "--mmproj"))
 	assert.Contains(t, other.Explanation, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
 }
+
+// The note named q4_k_m with cpu_offload asked for where q4_k_m does not
+// fit even with host RAM: DeepSeek-R1 with llama.cpp offloaded on the
+// h200-vm fixture (one H200, 125 GiB of host RAM) plans unsloth's Q2_K;
+// q4_k_m is 377.4 GiB. It names the best type better than q2_k that fits
+// offloaded (iq3_xs, 254.9 GiB on one device; iq3_s, 270.1 GiB, does
+// not), and says so where none does.
+func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
+	r := h200Detected(t)
+	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Equal(t, "q2_k", a.Quant)
+	text := strings.Join(a.Explanation, "\n")
+	assert.Contains(t, text, "q2_k loses much quality")
+	assert.NotContains(t, text, `"quant": "q4_k_m" keeps more of it`)
+	assert.Contains(t, text, `; "quant": "iq3_xs" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed`)
+	better := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_xs"}`, r))
+	assert.True(t, better.Fits, "what the note names fits: %q", better.Explanation)
+	worse := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_s"}`, r))
+	assert.False(t, worse.Fits, "the next better type does not fit: %q", worse.Explanation)
+
+	// With half the host RAM no type better than the plan's fits.
+	small := *r
+	small.Devices = append([]registry.Device{}, r.Devices...)
+	for i := range small.Devices {
+		if small.Devices[i].Kind == registry.KindCPU {
+			small.Devices[i].MemoryBytes /= 2
+			if small.Devices[i].MemoryFreeBytes != nil {
+				half := *small.Devices[i].MemoryFreeBytes / 2
+				small.Devices[i].MemoryFreeBytes = &half
+			}
+		}
+	}
+	a = shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq2_xxs"}`, &small))
+	require.True(t, a.Fits, a.Explanation)
+	text = strings.Join(a.Explanation, "\n")
+	assert.Contains(t, text, "iq2_xxs loses much quality")
+	assert.NotContains(t, text, "keeps more of it")
+	assert.Contains(t, text, "of the types not warned of (iq3_xxs and better) none fits, even with the cpu_offload asked for")
+}

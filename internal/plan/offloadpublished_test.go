@@ -35,7 +35,7 @@ func deepSeekR1Asking(t *testing.T, body string, r *registry.Registry, types ...
 // The level the ladder leaves out (q2_k: worse than iq2_m and not smaller
 // on this shape) is planned with cpu_offload too where a published file
 // runs it and none runs the better, smaller levels that fit, as it is on
-// the devices alone (keepPublishedDropped): on one H100 with 200 GiB of
+// the devices alone (keepDropped): on one H100 with 200 GiB of
 // host RAM llama.cpp's auto with cpu_offload planned iq2_m, of which no
 // GGUF is published (no command), while unsloth publishes Q2_K, which fits
 // offloaded (q3_k_m, 298.5 GiB, does not). Without a Q2_K file no published
