@@ -465,6 +465,10 @@ type Placement struct {
 	// OffloadAsked: the request allowed cpu_offload, whether or not this
 	// plan offloads; a hint does not tell the caller to ask for it again.
 	OffloadAsked bool
+	// HostShared: the plan's accelerators share the host's memory (a DGX
+	// Spark's GB10, an Apple GPU, an APU), so cpu_offload would add none
+	// beside it; a hint does not name cpu_offload as a way to more room.
+	HostShared bool
 	// CPUMoE > 0: the host holds only the routed experts of the first
 	// CPUMoE layers and the accelerators every layer's other weights
 	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many

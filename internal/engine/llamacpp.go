@@ -231,10 +231,15 @@ const llamaLowQualityKLD = 0.3
 
 // lowQualityNote warns about a plan at a rung of the ladder whose quality
 // loss is large, "" otherwise; where the request already allowed
-// cpu_offload (offloadAsked) it names only the quant to ask for.
-func lowQualityNote(l quant.Level, offloadAsked bool) string {
+// cpu_offload (offloadAsked) it names only the quant to ask for, and where
+// the GPU shares the host's memory (hostShared) only a larger machine:
+// there q4_k_m with cpu_offload needs the same RAM the GPU already lacks.
+func lowQualityNote(l quant.Level, offloadAsked, hostShared bool) string {
 	fix := "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it"
-	if offloadAsked {
+	switch {
+	case hostShared:
+		fix = "a machine with more memory keeps more of it (cpu_offload adds no memory here: the GPU shares the host's)"
+	case offloadAsked:
 		fix = fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed", "quant", quant.Level("q4_k_m"))
 	}
 	for _, r := range llamaRungs {
@@ -572,7 +577,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// flags llama-server allocates f16, its default.
 		a = append(a, "--cache-type-k", k, "--cache-type-v", k)
 	}
-	if n := lowQualityNote(p.Level, p.OffloadAsked); n != "" {
+	if n := lowQualityNote(p.Level, p.OffloadAsked, p.HostShared); n != "" {
 		notes = append(notes, n)
 	}
 	ld, need := e.Load(p)

@@ -102,6 +102,13 @@ func sizedAsNotes(pools []*pool, levels []quant.Level) []string {
 // devices (llama.cpp splits whole layers only).
 func (p *pool) tensorParallel() bool { return p.Budget.Engine.Parallelism().Tensor }
 
+// sharesHost reports whether pool p's devices use the host RAM a
+// cpu_offload plan would (hostBeside leaves none beside them).
+func sharesHost(req *planning, p *pool) bool {
+	h := hostDevice(req, nil)
+	return h != nil && hostBeside(h, p) == nil
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
@@ -111,7 +118,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		Offloaded: pl.Offloaded, OffloadAsked: req.CPUOffload, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,
 		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE, CPUMoEPart: pl.CPUMoEPart,
-		AllExpertsOnHost: pl.AllExpertsOnHost,
+		AllExpertsOnHost: pl.AllExpertsOnHost, HostShared: sharesHost(req, pl.Pool),
 	}
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -53,4 +54,34 @@ func TestOffloadBesideUnifiedMemoryCountsItOnce(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, dgxSpark(t)))
 	require.NotNil(t, a)
 	assert.False(t, a.Fits && a.Strategy == StrategyOffload, "DeepSeek-R1 offloaded on a DGX Spark: %s %s", a.Quant, a.Explanation)
+}
+
+// A llama.cpp plan at a low-quality type beside a GPU that shares the
+// host's memory named cpu_offload as a way to keep more quality: MiniMax-M2.7
+// on a DGX Spark planned iq2_xxs and said "a larger GPU, or quant q4_k_m
+// with cpu_offload, keeps more of it", but with cpu_offload q4_k_m does not
+// fit there (the host RAM is the GPU's). The hint names only a larger
+// machine; a discrete GPU's keeps the cpu_offload advice.
+func TestLowQualityNoteBesideUnifiedMemoryLeavesOutCPUOffload(t *testing.T) {
+	for _, body := range []string{
+		`{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp"}`,
+		`{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","cpu_offload":true}`,
+	} {
+		a := shard(t, request(t, body, dgxSpark(t)))
+		require.True(t, a.Fits, body)
+		text := strings.Join(a.Explanation, "\n")
+		require.Contains(t, text, a.Quant+" loses much quality", body)
+		assert.NotContains(t, text, "cpu_offload, keeps more of it", body)
+		assert.NotContains(t, text, "the cpu_offload asked for", body)
+		assert.Contains(t, text, "cpu_offload adds no memory here", body)
+	}
+	q4 := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, dgxSpark(t)))
+	assert.False(t, q4.Fits, "the advice left out would not fit: %s", q4.Explanation)
+
+	host := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
+		MemoryBytes: 128 * gibBytes, Cores: 16}
+	r := reg(t, []registry.Device{host, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	d := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`, r))
+	require.True(t, d.Fits, d.Explanation)
+	assert.Contains(t, strings.Join(d.Explanation, "\n"), "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it")
 }
