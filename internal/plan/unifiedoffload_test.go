@@ -85,3 +85,39 @@ func TestLowQualityNoteBesideUnifiedMemoryLeavesOutCPUOffload(t *testing.T) {
 	require.True(t, d.Fits, d.Explanation)
 	assert.Contains(t, strings.Join(d.Explanation, "\n"), "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it")
 }
+
+// appleM2Max32 is testdata/machines/macbook-m2-max-32gb as ai-hwaccel
+// detects it: a GPU that may use 21.3 GiB of the host's 32 GiB (Metal's
+// working set), shared.
+func appleM2Max32(t *testing.T) *registry.Registry {
+	d := gpu(registry.KindMetal, 0, "Apple M2 Max", 32<<30, "")
+	d.Vendor, d.MemoryShared, d.MemoryUsableBytes, d.MemoryBandwidthGBs = "apple", true, 22906503168, 400
+	cpu := host(32 << 30)
+	cpu.Name, cpu.Vendor = "Apple M2 Max", "apple"
+	return reg(t, []registry.Device{cpu, d})
+}
+
+// A refusal hinted "cpu_offload would keep the layers that do not fit in
+// host RAM" wherever some host RAM lay beside the GPU, whether or not the
+// model then fit: Qwen3-30B-A3B at q8_0 on a 32 GB M2 Max (about 11 GiB
+// beside Metal's working set) gave the hint, and with cpu_offload it still
+// did not fit. The hint is given where an offloaded plan fits, as on an
+// RTX 4090 beside 128 GiB.
+func TestCPUOffloadHintOnlyWhereTheOffloadFits(t *testing.T) {
+	hint := "would keep the layers that do not fit in host RAM"
+	body := `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0"}`
+	a := shard(t, request(t, body, appleM2Max32(t)))
+	require.False(t, a.Fits, a.Explanation)
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), hint)
+	off := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
+	assert.False(t, off.Fits, "the hint left out would not help: %s", off.Explanation)
+
+	h := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
+		MemoryBytes: 128 * gibBytes, Cores: 16}
+	r := reg(t, []registry.Device{h, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
+	d := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"q8_0"}`, r))
+	require.False(t, d.Fits)
+	assert.Contains(t, strings.Join(d.Explanation, "\n"), hint)
+	on := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"q8_0","cpu_offload":true}`, r))
+	assert.True(t, on.Fits, on.Explanation)
+}
