@@ -468,6 +468,10 @@ type Placement struct {
 	// does not tell the caller to ask for cpu_offload again, and names
 	// only a level that fits.
 	OffloadFits func(l quant.Level) bool
+	// HostShared: the plan's accelerators share the host's memory (a DGX
+	// Spark's GB10, an Apple GPU, an APU), so cpu_offload would add none
+	// beside it; a hint does not name cpu_offload as a way to more room.
+	HostShared bool
 	// CPUMoE > 0: the host holds only the routed experts of the first
 	// CPUMoE layers and the accelerators every layer's other weights
 	// (llama.cpp --n-cpu-moe); CPUMoEPart > 0: it also holds that many

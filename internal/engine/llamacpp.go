@@ -232,12 +232,17 @@ const llamaLowQualityKLD = 0.3
 // lowQualityNote warns about a plan at a rung of the ladder whose quality
 // loss is large, "" otherwise; where the request already allowed
 // cpu_offload (offloadFits not nil) it names only the quant to ask for,
-// and only one that fits offloaded (offloadedFix).
-func lowQualityNote(l quant.Level, offloadFits func(quant.Level) bool) string {
+// and only one that fits offloaded (offloadedFix), and where the GPU
+// shares the host's memory (hostShared) only a larger machine: there
+// q4_k_m with cpu_offload needs the same RAM the GPU already lacks.
+func lowQualityNote(l quant.Level, offloadFits func(quant.Level) bool, hostShared bool) string {
 	for _, r := range llamaRungs {
 		if r.level == l && r.kld >= llamaLowQualityKLD {
 			fix := "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it"
-			if offloadFits != nil {
+			switch {
+			case hostShared:
+				fix = "a machine with more memory keeps more of it (cpu_offload adds no memory here: the GPU shares the host's)"
+			case offloadFits != nil:
 				fix = offloadedFix(offloadFits)
 			}
 			return fmt.Sprintf("llama.cpp: %s loses much quality (mean KL divergence %.3g to FP16 on Llama-3-8B, against 0.028 for q4_k_m); %s", l, r.kld, fix)
@@ -590,7 +595,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// flags llama-server allocates f16, its default.
 		a = append(a, "--cache-type-k", k, "--cache-type-v", k)
 	}
-	if n := lowQualityNote(p.Level, p.OffloadFits); n != "" {
+	if n := lowQualityNote(p.Level, p.OffloadFits, p.HostShared); n != "" {
 		notes = append(notes, n)
 	}
 	ld, need := e.Load(p)

@@ -285,12 +285,24 @@ func choose(req *planning) (*choice, error) {
 			ch.NoHostForOffload = hostShared(req, accel, want)
 		}
 	}
-	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == ""
+	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == "" &&
+		offloadWouldFit(req, accel, levels)
 	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
 	return ch, nil
 }
 
-// offloadFits reports whether the request plans cpu_offload on accel: it
+// offloadWouldFit reports whether cpu_offload, which req did not ask for,
+// would find a plan on accel at one of levels: the refusal's hint names it
+// only then (a 32 GB M2 Max keeps about 11 GiB beside Metal's working set,
+// too little for Qwen3-30B-A3B at q8_0).
+func offloadWouldFit(req *planning, accel []*pool, levels []quant.Level) bool {
+	req.CPUOffload = true
+	defer func() { req.CPUOffload = false }()
+	off, _, _, _ := planOffloadLevels(req, accel, levels)
+	return off != nil
+}
+
+// plansOffload reports whether the request plans cpu_offload on accel: it
 // asks for it, there are accelerators, and no replicas (which are not
 // combined with it).
 func plansOffload(req *planning, accel []*pool) bool {

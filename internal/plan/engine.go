@@ -120,6 +120,13 @@ func offloadFitsOn(req *planning, p *pool) func(quant.Level) bool {
 	}
 }
 
+// sharesHost reports whether pool p's devices use the host RAM a
+// cpu_offload plan would (hostBeside leaves none beside them).
+func sharesHost(req *planning, p *pool) bool {
+	h := hostDevice(req, nil)
+	return h != nil && hostBeside(h, p) == nil
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
@@ -129,7 +136,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		Offloaded: pl.Offloaded, Context: req.ContextLength, Batch: pl.batchOf(req),
 		KVCacheDType: req.KVCacheDType, NoFlashAttention: req.NoFlashAttention,
 		MultiNode: cluster && multiNode(pl), CPUMoE: pl.CPUMoE, CPUMoEPart: pl.CPUMoEPart,
-		AllExpertsOnHost: pl.AllExpertsOnHost,
+		AllExpertsOnHost: pl.AllExpertsOnHost, HostShared: sharesHost(req, pl.Pool),
 	}
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights

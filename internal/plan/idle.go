@@ -66,6 +66,10 @@ func explainIdle(ch *choice, idle []string) []string {
 	}
 	pl := &ch.Plan
 	used := pl.devices()
+	if pl.Offloaded {
+		// The host stage is no device of the pool's kind.
+		used = pl.accelerators()
+	}
 	what := "present"
 	if ch.Devices != nil {
 		what = "named"
@@ -74,7 +78,11 @@ func explainIdle(ch *choice, idle []string) []string {
 	var hints []string
 	if len(same) > 0 {
 		hint := "replicas (data parallel) would serve more sequences on them"
-		if pl.Pool.tensorParallel() && pl.DP == 0 && pl.Costs.validTP(used+len(same)) && inPlanDomain(ch, same) {
+		if pl.streamed() {
+			// streamedOffloadAt: the engine's weight offload is per
+			// GPU, planned without tensor parallelism or replicas.
+			hint = fmt.Sprintf("%s's cpu_offload runs on one GPU, combined here with neither tensor parallelism nor replicas", pl.Pool.Budget.Engine.Title())
+		} else if pl.Pool.tensorParallel() && pl.DP == 0 && pl.Costs.validTP(used+len(same)) && inPlanDomain(ch, same) {
 			hint = fmt.Sprintf("tensor_parallel_size %d or replicas would use them (more KV room and speed, or more sequences)", used+len(same))
 		}
 		if len(others) > 0 {

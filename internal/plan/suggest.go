@@ -1,5 +1,7 @@
 package plan
 
+import "fmt"
+
 // LevelRow is one line of the per-level table of an answer.
 type LevelRow struct {
 	Quant      string `json:"quant"`
@@ -65,6 +67,8 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		ans.Explanation = append(ans.Explanation, explainPaged(pl, req, maxBatch, ans.Memory)...)
 		if line, ok := publishedElsewhere(req, ch); ok {
 			ans.Explanation = append(ans.Explanation, line)
+		} else if line := noCommandLine(req, pl); line != "" {
+			ans.Explanation = append(ans.Explanation, line)
 		}
 	} else {
 		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
@@ -75,4 +79,24 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		}
 	}
 	return ans, nil
+}
+
+// noCommandLine says, for a fitting plan no published checkpoint runs
+// (runsPublished), that a plan of it prints no command and what it lacks,
+// as plan's headline does (engine.Load.Needs, a GGUF type no file is known
+// of): suggest names the level to plan, and fit marks such a row "(no
+// checkpoint)". "" where the plan's command runs.
+func noCommandLine(req *planning, pl *planned) string {
+	ld := planLoad(req, pl)
+	if ld == nil || ld.Needs == "" && ld.Repo != "" {
+		return ""
+	}
+	what := "no published checkpoint of this model is known"
+	switch {
+	case ld.Needs != "":
+		what = "it needs " + ld.Needs
+	case ld.GGUFType != "":
+		what = fmt.Sprintf("no published %s GGUF of this model is known", ld.GGUFType)
+	}
+	return fmt.Sprintf("no command: a plan at %s under %s prints none: %s", pl.Level, pl.Pool.engine().Title(), what)
 }
