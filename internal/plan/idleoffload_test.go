@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // A vLLM cpu_offload plan runs on one GPU (--cpu-offload-gb is per GPU and
@@ -19,11 +17,7 @@ import (
 // and --replicas 2 with --cpu-offload does not fit there. The line counts
 // the GPUs and says the offload keeps to one.
 func TestIdleLineOfAStreamedOffloadCountsTheGPUs(t *testing.T) {
-	devs := []registry.Device{host(2 << 40)}
-	for i := 0; i < 8; i++ {
-		devs = append(devs, h100(i))
-	}
-	r := reg(t, devs)
+	r := eightH100(t, true)
 	a := shard(t, request(t, `{"model":{"name":"Kimi-K2.5"},"engine":"vllm","cpu_offload":true}`, r))
 	require.True(t, a.Fits, a.Explanation)
 	require.Equal(t, StrategyOffload, a.Strategy)

@@ -1,11 +1,9 @@
 package plan
 
 import (
-	"os"
 	"strings"
 	"testing"
 
-	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,13 +14,7 @@ import (
 // detect answer) with a Tesla P40 added as cuda:1: vLLM claims the H200,
 // llama.cpp the P40, below vLLM's compute-capability floor of 7.0.
 func h200WithP40(t *testing.T) *registry.Registry {
-	b, err := os.ReadFile("../../testdata/golden/h200-vm.json")
-	require.NoError(t, err)
-	var golden struct {
-		Detect registry.Registry `json:"detect"`
-	}
-	require.NoError(t, json.Unmarshal(b, &golden))
-	r := golden.Detect
+	r := *h200Detected(t)
 	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
 	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
 	r.Devices = append(r.Devices, p40)

@@ -6,8 +6,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // suggest named a level whose plan prints no command without saying so:
@@ -18,11 +16,7 @@ import (
 // checkpoint)". suggest's explanation now has plan's reason; a level a
 // published checkpoint runs gets no such line.
 func TestSuggestSaysItsLevelHasNoCommand(t *testing.T) {
-	devs := []registry.Device{host(2 << 40)}
-	for i := 0; i < 8; i++ {
-		devs = append(devs, h100(i))
-	}
-	r := reg(t, devs)
+	r := eightH100(t, true)
 	body := `{"model":{"name":"DeepSeek-R1"},"engine":"sglang"}`
 	s, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
