@@ -586,8 +586,11 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 		wire    []string
 	}{
 		{"h200-vm", []string{"plan", "--model", "Llama-3.1-405B"},
-			[]string{"--cpu-offload would keep the layers", "--include-cpu would plan on host RAM"},
-			[]string{"cpu_offload: true", "include_cpu: true"}},
+			[]string{"--cpu-offload would keep the layers"},
+			[]string{"cpu_offload: true"}},
+		{"macbook-m2-max-32gb", []string{"plan", "--model", "Qwen3-30B-A3B", "--quant", "q8_0"},
+			[]string{"--include-cpu would plan on host RAM"},
+			[]string{"include_cpu: true"}},
 		{"slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "qwen2.5-7b"},
 			[]string{"engine llama.cpp fits it: q5_k_m on cuda:0; plan it with --engine llama.cpp\n"},
 			[]string{`"engine": "llama.cpp"`}},

@@ -284,11 +284,44 @@ func choose(req *planning) (*choice, error) {
 		if ch.NoHostForOffload == "" {
 			ch.NoHostForOffload = hostShared(req, accel, want)
 		}
+		if ch.NoHostForOffload == "" {
+			ch.NoHostForOffload = hostTooSmall(req, accel, want)
+		}
 	}
 	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == "" &&
 		offloadWouldFit(req, accel, levels)
-	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0
+	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0 && hostWouldFit(req, host, levels)
 	return ch, nil
+}
+
+// hostWouldFit reports whether a level of levels fits on host RAM alone
+// (the host pools), which include_cpu, not asked for, would plan: the
+// refusal's hint names it only then (Qwen3-30B-A3B at q8_0, 31.6 GiB, does
+// not fit a 32 GB Mac's RAM either).
+func hostWouldFit(req *planning, host []*pool, levels []quant.Level) bool {
+	_, fits := planLevels(req, host, levels)
+	return len(fits) > 0
+}
+
+// hostTooSmall says why cpu_offload, asked for, found no plan where host
+// RAM lies beside the accelerators: no level fits them and that RAM
+// together; "" where no pool has RAM beside it (hostMissing, hostShared
+// say why).
+func hostTooSmall(req *planning, accel []*pool, want map[string]bool) string {
+	h := hostDevice(req, want)
+	if h == nil {
+		return ""
+	}
+	for _, p := range accel {
+		if beside := hostBeside(h, p); beside != nil {
+			ids := make([]string, len(p.Devices))
+			for i, d := range p.Devices {
+				ids[i] = d.ID
+			}
+			return fmt.Sprintf("cpu_offload: no level tried fits %s and the host RAM beside it together (%s of %s)", strings.Join(ids, ", "), gib(beside.Usable), h.ID)
+		}
+	}
+	return ""
 }
 
 // offloadWouldFit reports whether cpu_offload, which req did not ask for,

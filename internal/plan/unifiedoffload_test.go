@@ -121,3 +121,30 @@ func TestCPUOffloadHintOnlyWhereTheOffloadFits(t *testing.T) {
 	on := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"q8_0","cpu_offload":true}`, r))
 	assert.True(t, on.Fits, on.Explanation)
 }
+
+// A refusal with cpu_offload asked says why the offload did not help where
+// there is host RAM beside the GPU but too little of it, and hints
+// include_cpu only where a plan on host RAM alone fits. On a 32 GB M2 Max
+// (testdata/machines/macbook-m2-max-32gb) Qwen3-30B-A3B at q8_0 (31.6 GiB)
+// does not fit the GPU (21.3 GiB of Metal's working set) with the 10.7 GiB
+// left beside it, and the refusal said nothing of the offload asked for;
+// the host alone holds it (include_cpu plans it at -c 15872), so that hint
+// stays. Llama-3.3-70B at q8_0 fits neither, and its refusal hinted
+// include_cpu all the same.
+func TestOffloadRefusalSaysTheHostIsTooSmall(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
+	require.False(t, a.Fits, a.Explanation)
+	line := explanationWith(a.Explanation, "cpu_offload: ")
+	require.NotEmpty(t, line, "%q", a.Explanation)
+	assert.Contains(t, line, "metal:0 and the host RAM beside it together (10.7 GiB of cpu:0)")
+	assert.NotEmpty(t, explanationWith(a.Explanation, "include_cpu: true would plan"), "the host alone holds it: %q", a.Explanation)
+	onHost := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","include_cpu":true}`, appleM2Max32(t)))
+	assert.True(t, onHost.Fits, onHost.Explanation)
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
+	require.False(t, a.Fits, a.Explanation)
+	assert.NotEmpty(t, explanationWith(a.Explanation, "cpu_offload: no level tried fits metal:0"), "%q", a.Explanation)
+	assert.Empty(t, explanationWith(a.Explanation, "include_cpu: true would plan"), "the host alone holds no level either: %q", a.Explanation)
+	onHost = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"q8_0","include_cpu":true}`, appleM2Max32(t)))
+	assert.False(t, onHost.Fits, onHost.Explanation)
+}
