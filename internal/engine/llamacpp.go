@@ -261,7 +261,7 @@ func offloadedFix(fits func(quant.Level) bool) string {
 	last := from
 	for i := from; i < len(llamaRungs) && llamaRungs[i].kld < llamaLowQualityKLD; i++ {
 		if fits(llamaRungs[i].level) {
-			return fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed", "quant", llamaRungs[i].level)
+			return fmt.Sprintf("%q: %q keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) running on the CPU", "quant", llamaRungs[i].level)
 		}
 		last = i
 	}

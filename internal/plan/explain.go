@@ -49,14 +49,18 @@ func explainChoice(ch *choice) []string {
 		if ch.Plan.streamed() {
 			return append(out, "cpu_offload: "+why+", so the weights that do not fit stay in host RAM; decode is bound by PCIe")
 		}
-		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM; decode is bound by PCIe")
+		// llama.cpp runs the layers it keeps in host RAM on the CPU
+		// (-ngl): they stream from host memory, not across PCIe; only a
+		// host whose bandwidth is unknown takes PCIe as the stand-in
+		// (throughput.go, hostRuns).
+		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
 	if ch.NoHostForOffload != "" {
 		out = append(out, ch.NoHostForOffload)
 	}
 	if ch.CouldOffload {
-		out = append(out, HintCPUOffload+" would keep the layers that do not fit in host RAM, at PCIe speed")
+		out = append(out, HintCPUOffload+" would keep the layers that do not fit in host RAM (llama.cpp runs them on the CPU; vLLM and SGLang read their weights across PCIe every step)")
 	}
 	if ch.CouldIncludeCPU {
 		out = append(out, HintIncludeCPU+" would plan on host RAM (the CPU) when no accelerator has room")

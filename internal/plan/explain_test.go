@@ -30,7 +30,7 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 
 	none := &choice{LevelsWhy: "auto", Rows: rows[:1], Outcome: outcomeNothingFits, CouldOffload: true, CouldIncludeCPU: true}
 	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big",
-		"cpu_offload: true would keep the layers that do not fit in host RAM, at PCIe speed",
+		"cpu_offload: true would keep the layers that do not fit in host RAM (llama.cpp runs them on the CPU; vLLM and SGLang read their weights across PCIe every step)",
 		"include_cpu: true would plan on host RAM (the CPU) when no accelerator has room"}, explainChoice(none))
 
 	noDevices := &choice{LevelsWhy: "quant int8 was requested", Outcome: outcomeNoDevices, Devices: []string{"cuda:3"}}
@@ -41,7 +41,7 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 	offload := &choice{LevelsWhy: "auto", Outcome: outcomeFitsOffloaded, OffloadWithReplicas: false,
 		Rows: []LevelRow{{Quant: "bf16", TotalBytes: 150 << 30}}, Plan: planned{Level: quant.BF16}}
 	assert.Equal(t, []string{"auto", "bf16 chosen with cpu_offload (150.0 GiB as on one device)",
-		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM; decode is bound by PCIe"},
+		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)"},
 		explainChoice(offload))
 
 	hostOnly := &choice{LevelsWhy: "auto", HostOnly: true, Outcome: outcomeNothingFits, OffloadWithReplicas: true}

@@ -470,7 +470,7 @@ func TestFitOrderMoEDenseWeightsOfLastLayersIsStep3(t *testing.T) {
 // With cpu_offload asked for, the low-quality note of a llama.cpp plan
 // said "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of
 // it": the request already had cpu_offload. It says what to change: the
-// quant, the layers that do not fit then in host RAM at PCIe speed.
+// quant, the layers that do not fit then in host RAM, run on the CPU.
 func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 	host := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
 		MemoryBytes: 128 * gibBytes, Cores: 16}
@@ -481,7 +481,7 @@ func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, a.Quant+" loses much quality (mean KL divergence")
 	assert.NotContains(t, text, "with cpu_offload, keeps more of it")
-	assert.Contains(t, text, `; "quant": "q4_k_m" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed`)
+	assert.Contains(t, text, `; "quant": "q4_k_m" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) running on the CPU`)
 	q4 := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, r))
 	assert.True(t, q4.Fits, "what the note names fits: %q", q4.Explanation)
 	assert.Equal(t, "q4_k_m", q4.Quant)
@@ -529,7 +529,7 @@ func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, "q2_k loses much quality")
 	assert.NotContains(t, text, `"quant": "q4_k_m" keeps more of it`)
-	assert.Contains(t, text, `; "quant": "iq3_xs" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) at PCIe speed`)
+	assert.Contains(t, text, `; "quant": "iq3_xs" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) running on the CPU`)
 	better := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_xs"}`, r))
 	assert.True(t, better.Fits, "what the note names fits: %q", better.Explanation)
 	worse := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_s"}`, r))
