@@ -126,6 +126,12 @@ func TestBudgetFlagsReachTheEngine(t *testing.T) {
 	assert.Contains(t, text.stdout, "Budget: vllm (default for these devices); 0.9 of each device's total memory")
 	assert.Contains(t, text.stdout, "Idle: cuda:2, cuda:3")
 
+	// A GGUF request chose llama.cpp over the H200's default, vLLM: the
+	// summary said "llama.cpp (default for these devices)".
+	gguf := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m")...)
+	require.Equal(t, 0, gguf.code, gguf.stderr)
+	assert.Contains(t, gguf.stdout, "Budget: llama.cpp (chosen for the GGUF quant q4_k_m over these devices' default); 1.0 GiB kept free per device")
+
 	for _, bad := range [][]string{{"--tensor-parallel-size", "two"}, {"--tensor-parallel-size", "0"},
 		{"--memory-fraction", "1.5"}, {"--memory-fraction", "0"}, {"--memory-fraction", "x"}} {
 		r := runCLI(t, append([]string{"plan", "--model", "70b"}, bad...)...)

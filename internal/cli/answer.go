@@ -749,7 +749,10 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 		return
 	}
 	engine := b.Engine
-	if b.EngineDefault {
+	switch {
+	case b.EngineChosenFor != "":
+		engine += " (chosen for " + b.EngineChosenFor + " over these devices' default)"
+	case b.EngineDefault:
 		engine += " (default for these devices)"
 	}
 	parts := []string{engine}

@@ -269,9 +269,16 @@ func (b budget) usable(d *registry.Device) int64 {
 type Budget struct {
 	// Engine is the engine's name (engine.Names).
 	Engine string `json:"engine"`
-	// EngineDefault is true when the request named no engine and Engine is
-	// the default for the chosen devices.
+	// EngineDefault is true when the request named no engine: Engine is
+	// the default for the chosen devices, or, where EngineChosenFor says
+	// so, the engine the request's GGUF weights or cache type chose over
+	// that default.
 	EngineDefault bool `json:"engine_default"`
+	// EngineChosenFor names what in a request that named no engine chose
+	// Engine over the devices' default ("the GGUF quant q4_k_m", "the GGUF
+	// repository ggml-org/gemma-3-27b-it-GGUF", "the cache type q8_0");
+	// "" where Engine is the devices' default or was named.
+	EngineChosenFor string `json:"engine_chosen_for,omitempty"`
 	// MemoryFraction is the fraction of each device's total memory the
 	// engine may use (vLLM's --gpu-memory-utilization; 1: no cap).
 	MemoryFraction float64 `json:"memory_fraction"`
@@ -299,6 +306,9 @@ func budgetOf(pl *planned) *Budget {
 	reserved := c.stagePart(0, 0, max(pl.TP, 1)) // vLLM's start-up charge at the plan's TP, else the estimate's
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
 		EngineReservedBytes: reserved.Activations + reserved.Overhead}
+	if b.OverDefault != nil {
+		out.EngineChosenFor = b.GGUFBy
+	}
 	if pl.Pool.Kind != registry.KindCPU {
 		out.HostBytes = c.hostBytes()
 	}

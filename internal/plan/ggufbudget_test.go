@@ -47,6 +47,7 @@ func TestGGUFRequestBudgetSaysWhatChoseLlamaCpp(t *testing.T) {
 		require.NotNil(t, a.Budget, body)
 		assert.Equal(t, "llama.cpp", a.Budget.Engine, body)
 		assert.True(t, a.Budget.EngineDefault, body)
+		assert.Equal(t, why[len("chosen for "):strings.Index(why, " over ")], a.Budget.EngineChosenFor, "the wire says what chose the engine, not only the text")
 		assert.Contains(t, a.Budget.Source, "no engine named: llama.cpp, "+why, body)
 		assert.NotContains(t, a.Budget.Source, "llama.cpp, the default for", body)
 		lines := explanationBudgetLines(a)
@@ -70,4 +71,5 @@ func TestGGUFRequestBudgetSaysWhatChoseLlamaCpp(t *testing.T) {
 	require.Len(t, lines, 1)
 	assert.Contains(t, lines[0], "no engine named: llama.cpp, the default for cuda_gpu devices,")
 	assert.NotContains(t, lines[0], "chosen for")
+	assert.Empty(t, a.Budget.EngineChosenFor)
 }
