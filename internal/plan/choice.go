@@ -329,8 +329,6 @@ func hostTooSmall(req *planning, accel []*pool, want map[string]bool) string {
 // only then (a 32 GB M2 Max keeps about 11 GiB beside Metal's working set,
 // too little for Qwen3-30B-A3B at q8_0).
 func offloadWouldFit(req *planning, accel []*pool, levels []quant.Level) bool {
-	req.CPUOffload = true
-	defer func() { req.CPUOffload = false }()
 	off, _, _, _ := planOffloadLevels(req, accel, levels)
 	return off != nil
 }
