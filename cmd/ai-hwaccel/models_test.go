@@ -161,7 +161,7 @@ func TestLlamaCPPCommandLoadsTheOfficialGGUF(t *testing.T) {
 	r = runCLI(t, withFixture(t, "two-nvidia", "plan", "--model", "Qwen3-32B", "--engine", "llama.cpp", "--quant", "iq4_xs")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "the catalog knows ggml-org/Qwen3-32B-GGUF at Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF at Q6_K, Q5_K_M, not IQ4_XS")
-	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS")
+	assert.Contains(t, r.stdout, "llama-quantize Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS (from a 16-bit GGUF; --imatrix IMATRIX.gguf")
 }
 
 // On the real H200 fixture, the default llama.cpp plans of Qwen3-235B-A22B
@@ -184,7 +184,7 @@ func TestLlamaCPPDefaultPlanLoadsNewlyListedGGUF(t *testing.T) {
 	r := runCLI(t, withFixture(t, "h200-vm", "plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp", "--quant", "q3_k_m")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "the catalog knows Qwen/Qwen3-235B-A22B-GGUF at Q8_0, Q4_K_M; unsloth/Qwen3-235B-A22B-GGUF at Q6_K, Q5_K_M, IQ4_XS, Q2_K, BF16, not Q3_K_M")
-	assert.Contains(t, r.stdout, "llama-quantize --imatrix IMATRIX.gguf Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-Q3_K_M.gguf Q3_K_M")
+	assert.Contains(t, r.stdout, "llama-quantize Qwen3-235B-A22B-F16.gguf Qwen3-235B-A22B-Q3_K_M.gguf Q3_K_M (from a 16-bit GGUF; --imatrix")
 }
 
 // --draft-model and --mmproj put a draft model and a projector in the plan

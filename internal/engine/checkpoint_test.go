@@ -131,7 +131,7 @@ func TestLlamaCPPTypeTheOfficialRepositoryLacks(t *testing.T) {
 	require.True(t, ok)
 	all := strings.Join(notes, "\n")
 	assert.Contains(t, all, "the catalog knows ggml-org/Qwen3-32B-GGUF at Q4_K_M, Q8_0, F16; Qwen/Qwen3-32B-GGUF at Q6_K, Q5_K_M, not IQ4_XS")
-	assert.Contains(t, all, "llama-quantize --imatrix")
+	assert.Contains(t, all, "make the file with llama-quantize Qwen3-32B-F16.gguf Qwen3-32B-IQ4_XS.gguf IQ4_XS (from a 16-bit GGUF; --imatrix IMATRIX.gguf")
 
 	p.Model = model.Lookup("Llama-3.1-8B")
 	_, notes, _ = e.Args(p)
@@ -160,7 +160,7 @@ func TestLlamaCPPTypeOfTheOtherReleaseIsNotMissing(t *testing.T) {
 	all := strings.Join(notes, "\n")
 	assert.NotContains(t, all, "not Q4_K_M")
 	assert.Contains(t, all, "the catalog knows no Q4_K_M GGUF of this release; it knows Qwen/Qwen2.5-32B-Instruct-GGUF, the GGUF repository of the other release, whose config differs (name that release to plan it)")
-	assert.Contains(t, all, "llama-quantize --imatrix")
+	assert.Contains(t, all, "llama-quantize Qwen2.5-32B-F16.gguf Qwen2.5-32B-Q4_K_M.gguf Q4_K_M")
 }
 
 // Every GGUF repository of the catalog names where its types were read (a
@@ -241,7 +241,7 @@ func TestNamedGGUFRepositoryServesEachOfItsTypes(t *testing.T) {
 	require.NotNil(t, ld)
 	assert.Empty(t, ld.Repo)
 	assert.Empty(t, namedRepoLacksNote(m, ld), "unpublishedTypeNote says it")
-	assert.Contains(t, unpublishedTypeNote(m, "Q5_K_M"), "llama.cpp: the catalog knows b/X-GGUF at Q8_0, Q6_K; gg/X-GGUF, the repository named, at Q4_K_M, Q8_0, not Q5_K_M")
+	assert.Contains(t, unpublishedTypeNote(m, "q5_k_m", "Q5_K_M"), "llama.cpp: the catalog knows b/X-GGUF at Q8_0, Q6_K; gg/X-GGUF, the repository named, at Q4_K_M, Q8_0, not Q5_K_M")
 
 	// Named as the model, the first repository listed at a type serves it.
 	m.NamedCheckpoint = -1

@@ -616,7 +616,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	if need != "" {
 		notes = append(notes, need)
 	} else if ld != nil && ld.Repo == "" {
-		if n := unpublishedTypeNote(p.Model, ld.GGUFType); n != "" {
+		if n := unpublishedTypeNote(p.Model, p.Level, ld.GGUFType); n != "" {
 			notes = append(notes, n)
 		}
 	}
@@ -689,14 +689,15 @@ func namedRepoLacksNote(m *model.Model, ld *Load) string {
 
 // unpublishedTypeNote says, for a model whose catalog entry lists GGUF
 // repositories but none at type t, which types it lists and how to make t: a float type with convert_hf_to_gguf.py, a quantized
-// one with llama-quantize from the 16-bit GGUF and an importance matrix
-// (which the IQ1/IQ2/IQ3_XXS/IQ3_XS and Q2_K_S mixes require and the others
-// gain from: tools/quantize/README.md of ggml-org/llama.cpp). Only the
+// one with llama-quantize from the 16-bit GGUF (quantizeCommand: an
+// importance matrix where the level requires one, offered where it only
+// improves the values, left out where it would change the file planned).
+// Only the
 // repositories a plan may load count (pickCheckpoint): those of the other
 // release, whose config differs, are named as such, since they may well
 // publish t (Qwen/Qwen2.5-32B-Instruct-GGUF for the base Qwen2.5-32B).
 // "" for a model with no GGUF repository.
-func unpublishedTypeNote(m *model.Model, t string) string {
+func unpublishedTypeNote(m *model.Model, l quant.Level, t string) string {
 	own, other := ggufTypesByRepo(m)
 	var head string
 	switch {
@@ -736,8 +737,29 @@ func unpublishedTypeNote(m *model.Model, t string) string {
 	case "F32", "F16", "BF16":
 		return fmt.Sprintf("%s: make the file with llama.cpp's convert_hf_to_gguf.py --outtype %s from the Hugging Face checkpoint and serve it with -m", head, strings.ToLower(t))
 	}
-	return fmt.Sprintf("%s: make the file with llama-quantize --imatrix IMATRIX.gguf %s-F16.gguf %s-%s.gguf %s (from a 16-bit GGUF; llama-imatrix computes the importance matrix) and serve it with -m",
-		head, name, name, t, t)
+	return fmt.Sprintf("%s: make the file with %s and serve it with -m", head, quantizeCommand(l, name, t))
+}
+
+// quantizeCommand is the llama-quantize line that writes level l (GGUF type
+// t) of the model called name from its 16-bit GGUF, the file the plan sized:
+// --pure for a plain type level (without it llama-quantize reads "Q4_K" as
+// its Q4_K_M mix: QUANT_OPTIONS in tools/quantize/quantize.cpp), and an
+// importance matrix as quant.ImatrixFor says it bears on the file.
+func quantizeCommand(l quant.Level, name, t string) string {
+	pure := ""
+	if quant.IsPureType(l) {
+		pure = "--pure "
+	}
+	cmd := fmt.Sprintf("llama-quantize %s%%s%s-F16.gguf %s-%s.gguf %s", pure, name, name, t, t)
+	switch quant.ImatrixFor(l) {
+	case quant.ImatrixRequired:
+		return fmt.Sprintf(cmd, "--imatrix IMATRIX.gguf ") + fmt.Sprintf(" (from a 16-bit GGUF; llama-quantize refuses %s without an importance matrix, which llama-imatrix computes)", t)
+	case quant.ImatrixOptional:
+		return fmt.Sprintf(cmd, "") + " (from a 16-bit GGUF; --imatrix IMATRIX.gguf, which llama-imatrix computes, improves its quality at no larger size)"
+	case quant.ImatrixGrows:
+		return fmt.Sprintf(cmd, "") + fmt.Sprintf(" (from a 16-bit GGUF, without --imatrix: with an importance matrix llama-quantize raises the first eighth of the ffn_down tensors of a %s file a type, a larger file than planned)", t)
+	}
+	return fmt.Sprintf(cmd, "") + " (from a 16-bit GGUF; an importance matrix would change nothing: the type does not read one)"
 }
 
 // ggufRepo is a GGUF repository of a catalog entry and the GGUF types it

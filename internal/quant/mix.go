@@ -441,3 +441,60 @@ func effectiveBits(l Level) float64 {
 	})
 	return effective[l]
 }
+
+// Imatrix says what an importance matrix (llama-quantize --imatrix) does to
+// the file of a GGUF level, read from llama-quant of ggml-org/llama.cpp @
+// 34af94cd and ggml/src/ggml-quants.c at the same commit.
+type Imatrix int
+
+const (
+	// ImatrixUnused: the level's types do not read one (quantize_q8_0 and
+	// quantize_mxfp4 ignore their quant_weights; float types are not
+	// quantized).
+	ImatrixUnused Imatrix = iota
+	// ImatrixOptional: the quantizers weigh the values by it, the tensor
+	// types stay as derived (IQ4_NL/IQ4_XS: one rule fewer raises
+	// ffn_down, so the file is no larger than derived).
+	ImatrixOptional
+	// ImatrixRequired: llama-quantize refuses to write the level without
+	// one (tensor_requires_imatrix: IQ1_*, IQ2_*, IQ3_XXS tensors, and the
+	// Q2_K tensors of a Q2_K_S file; the IQ3_XS mix writes IQ3_XXS ones).
+	ImatrixRequired
+	// ImatrixGrows: with one llama-quant raises the first eighth of the
+	// ffn_down tensors of a Q4_0 or Q5_0 file to Q4_1 or Q5_1 ("Guard
+	// against craziness in the first few ffn_down layers"), a larger file
+	// than the one derived without it.
+	ImatrixGrows
+)
+
+// ImatrixFor is what an importance matrix does to level l's file (see
+// Imatrix); ImatrixUnused for levels that are not GGUF types.
+func ImatrixFor(l Level) Imatrix {
+	info, ok := lookup(l.LlamaCPPLevel())
+	if !ok || !info.typ.IsWeightFormat() {
+		return ImatrixUnused
+	}
+	if info.isMix {
+		switch {
+		case lowBitIQ(info.mix), info.mix == ggml.MostlyIQ3_XXS, info.mix == ggml.MostlyIQ3_XS, info.mix == ggml.MostlyQ2_K_S:
+			return ImatrixRequired
+		case info.mix == ggml.MostlyQ4_0, info.mix == ggml.MostlyQ5_0:
+			return ImatrixGrows
+		}
+	}
+	switch info.typ {
+	case ggml.Q8_0, ggml.MXFP4: // quantize_q8_0, quantize_mxfp4: unused
+		return ImatrixUnused
+	case ggml.IQ1_S, ggml.IQ1_M, ggml.IQ2_XXS, ggml.IQ2_XS, ggml.IQ2_S, ggml.IQ3_XXS:
+		return ImatrixRequired
+	}
+	return ImatrixOptional
+}
+
+// IsPureType reports whether l is a plain ggml type level ("q4_k"), every
+// tensor in that one type, which llama-quantize writes only with --pure
+// (without it "Q4_K" is its alias of the Q4_K_M mix).
+func IsPureType(l Level) bool {
+	info, ok := lookup(l.LlamaCPPLevel())
+	return ok && !info.isMix && !info.format && !l.IsContract() && info.typ.IsWeightFormat()
+}
