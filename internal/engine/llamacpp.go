@@ -757,7 +757,8 @@ func quantizeCommand(l quant.Level, name, t string) string {
 	case quant.ImatrixOptional:
 		return fmt.Sprintf(cmd, "") + " (from a 16-bit GGUF; --imatrix IMATRIX.gguf, which llama-imatrix computes, improves its quality at no larger size)"
 	case quant.ImatrixGrows:
-		return fmt.Sprintf(cmd, "") + fmt.Sprintf(" (from a 16-bit GGUF, without --imatrix: with an importance matrix llama-quantize raises the first eighth of the ffn_down tensors of a %s file a type, a larger file than planned)", t)
+		raised := map[string]string{"Q4_0": "Q4_1", "Q5_0": "Q5_1"}[t]
+		return fmt.Sprintf(cmd, "") + fmt.Sprintf(" (from a 16-bit GGUF, without --imatrix: with an importance matrix llama-quantize stores the ffn_down tensors of the first eighth of the layers as %s, a larger file than planned)", raised)
 	}
 	return fmt.Sprintf(cmd, "") + " (from a 16-bit GGUF; an importance matrix would change nothing: the type does not read one)"
 }

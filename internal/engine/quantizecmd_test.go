@@ -25,7 +25,8 @@ func TestQuantizeCommandWritesTheFilePlanned(t *testing.T) {
 		{"q4_k_m", "llama-quantize M-F16.gguf M-Q4_K_M.gguf Q4_K_M (from a 16-bit GGUF; --imatrix IMATRIX.gguf, which llama-imatrix computes, improves its quality at no larger size)"},
 		{"int4", "llama-quantize M-F16.gguf M-Q4_K_M.gguf Q4_K_M (from a 16-bit GGUF; --imatrix"},
 		{"q8_0", "llama-quantize M-F16.gguf M-Q8_0.gguf Q8_0 (from a 16-bit GGUF; an importance matrix would change nothing"},
-		{"q4_0", "llama-quantize M-F16.gguf M-Q4_0.gguf Q4_0 (from a 16-bit GGUF, without --imatrix: with an importance matrix"},
+		{"q4_0", "llama-quantize M-F16.gguf M-Q4_0.gguf Q4_0 (from a 16-bit GGUF, without --imatrix: with an importance matrix llama-quantize stores the ffn_down tensors of the first eighth of the layers as Q4_1, a larger file than planned)"},
+		{"q5_0", "as Q5_1, a larger file"},
 		{"q4_k", "llama-quantize --pure M-F16.gguf M-Q4_K.gguf Q4_K (from a 16-bit GGUF; --imatrix"},
 	} {
 		assert.Contains(t, quantizeCommand(c.level, "M", c.level.GGUFType()), c.want, c.level)
