@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
+)
+
+// servingConcurrencyRow is one row of data/serving_concurrency.json: a
+// published vLLM or SGLang run of C sequences decoding at once, and the
+// per-sequence time per output token it measured.
+type servingConcurrencyRow struct {
+	Engine       string  `json:"engine"`
+	Version      string  `json:"engine_version"`
+	Model        string  `json:"model"`
+	Precision    string  `json:"precision"`
+	GPU          string  `json:"gpu"`
+	GPUs         int     `json:"gpus"`
+	TP           int     `json:"tp"`
+	Concurrency  int     `json:"concurrency"`
+	Input        int     `json:"input_tokens"`
+	Output       int     `json:"output_tokens"`
+	Figure       string  `json:"figure"`
+	TPOTms       float64 `json:"tpot_ms"`
+	MedianITLms  float64 `json:"median_itl_ms"`
+	Batch1TPOTms float64 `json:"batch1_tpot_ms"`
+	Replayed     bool    `json:"replayed"`
+	Use          string  `json:"use"`
+	WhyNot       string  `json:"why_not"`
+	Spec         string  `json:"spec"`
+	CatalogModel string  `json:"catalog_model"`
+	Quote        string  `json:"quote"`
+	Source       string  `json:"source"`
+}
+
+// The figures a row's tpot_ms is read from (the file's rule, point 4).
+var concurrencyFigures = map[string]bool{"median_tpot": true, "mean_tpot": true, "tpot": true, "latency": true}
+
+// servingConcurrencyCase is a replayed row laid out twice through the
+// planner: at its concurrency (batch) and, for the growth the plan
+// gives, at one sequence (one), both at the batch-1 replay's context.
+type servingConcurrencyCase struct {
+	row        servingConcurrencyRow
+	batch, one *plan.Replay
+}
+
+// plannedMS is the per-sequence time per token the planner gives the
+// case's concurrency under the constants c: the step time, batch over
+// the plan's decode tokens/s; 0 when no figure.
+func (sc servingConcurrencyCase) plannedMS(c calibration.Throughput) float64 {
+	return stepMS(sc.batch, sc.row.Concurrency, c)
+}
+
+// plannedBatch1MS is the same setup's planned step at one sequence.
+func (sc servingConcurrencyCase) plannedBatch1MS(c calibration.Throughput) float64 {
+	return stepMS(sc.one, 1, c)
+}
+
+// stepMS is the step time of a replay of n sequences in ms, 0 without a
+// decode figure.
+func stepMS(r *plan.Replay, n int, c calibration.Throughput) float64 {
+	d := r.Decode(c)
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d * 1000
+}
+
+// loadServingConcurrency reads data/serving_concurrency.json and lays out
+// its replayed rows at the batch-1 replay's context, input + output / 2
+// (loadServing).
+func loadServingConcurrency(dataDir string) ([]servingConcurrencyRow, []servingConcurrencyCase, error) {
+	const file = "serving_concurrency.json"
+	rows, err := readRows[servingConcurrencyRow](dataDir, file)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cases []servingConcurrencyCase
+	for _, r := range rows {
+		name := fmt.Sprintf("%s / %s at concurrency %d", r.Model, r.GPU, r.Concurrency)
+		if !strings.HasPrefix(r.Source, "https://") || r.TPOTms <= 0 || r.Quote == "" || r.Concurrency < 2 || !concurrencyFigures[r.Figure] {
+			return nil, nil, fmt.Errorf("%s: %s: needs an https source, a quote, a concurrency above 1 and a time per token from a named figure", file, name)
+		}
+		if !r.Replayed {
+			if err := whyNotError(file, name, r.WhyNot); err != nil {
+				return nil, nil, err
+			}
+			continue
+		}
+		if r.Use != useHeldOut || !servingEngines[r.Engine] {
+			return nil, nil, fmt.Errorf("%s: %s: a replayed row is a held-out vLLM or SGLang row (nothing is fitted on this file)", file, name)
+		}
+		s, ok := specs.ByName(r.Spec)
+		if !ok || s.BandwidthGBs <= 0 {
+			return nil, nil, fmt.Errorf("%s: %s: no datasheet bandwidth for %q", file, name, r.Spec)
+		}
+		m, l, err := resolveRow(file, name, r.CatalogModel, r.Precision)
+		if err != nil {
+			return nil, nil, err
+		}
+		context := r.Input + r.Output/2
+		cases = append(cases, servingConcurrencyCase{row: r,
+			batch: plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, r.Concurrency, context),
+			one:   plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, 1, context)})
+	}
+	return rows, cases, nil
+}
