@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
@@ -45,6 +46,23 @@ var concurrencyFigures = map[string]bool{"median_tpot": true, "mean_tpot": true,
 type servingConcurrencyCase struct {
 	row        servingConcurrencyRow
 	batch, one *plan.Replay
+	// experts and perToken are the model's routed experts and the experts
+	// each token routes to (0 for a dense model).
+	experts, perToken int
+}
+
+// expertsRead is how many times the routed-expert weights of one token a
+// step of the case's concurrency reads, if each token picked its experts
+// uniformly and independently: a layer's expected distinct experts,
+// E (1 - (1 - k/E)^C), over the k of one token; 0 for a dense model. The
+// planner reads one token's active weights a step whatever the batch; this
+// is the diagnostic of docs/accuracy.md, not a term of the planner.
+func (sc servingConcurrencyCase) expertsRead() float64 {
+	if sc.experts <= 1 || sc.perToken <= 0 {
+		return 0
+	}
+	e, k := float64(sc.experts), float64(sc.perToken)
+	return e * (1 - math.Pow(1-k/e, float64(sc.row.Concurrency))) / k
 }
 
 // plannedMS is the per-sequence time per token the planner gives the
@@ -104,7 +122,7 @@ func loadServingConcurrency(dataDir string) ([]servingConcurrencyRow, []servingC
 		context := r.Input + r.Output/2
 		cases = append(cases, servingConcurrencyCase{row: r,
 			batch: plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, r.Concurrency, context),
-			one:   plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, 1, context)})
+			one:   plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, 1, context), experts: m.Experts, perToken: m.ExpertsPerToken})
 	}
 	return rows, cases, nil
 }

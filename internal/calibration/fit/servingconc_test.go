@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // The ratchet on the concurrency replay (data/serving_concurrency.json),
@@ -66,7 +67,7 @@ func TestServingConcurrencyReplay(t *testing.T) {
 	c := calibration.Fitted
 	sources := map[string]bool{}
 	var b strings.Builder
-	b.WriteString("| engine | model | GPUs | C | in / out | measured ms/token (figure) | median ITL | measured at C=1 | planned step | error | planned at C=1 | growth measured | growth planned |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| engine | model | GPUs | C | in / out | measured ms/token (figure) | median ITL | measured at C=1 | planned step | error | planned at C=1 | growth measured | growth planned | experts read |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	byEngine := map[string][]servingConcurrencyCase{}
 	for _, sc := range cases {
 		r := sc.row
@@ -78,9 +79,13 @@ func TestServingConcurrencyReplay(t *testing.T) {
 		if r.MedianITLms > 0 {
 			itl = fmt.Sprintf("%.2f", r.MedianITLms)
 		}
-		fmt.Fprintf(&b, "| %s | %s | %d × %s, TP %d | %d | %d / %d | %.2f (%s) | %s | %.2f | %.2f | %s | %.2f | %.2f× | %.2f× |\n",
+		experts := "—"
+		if x := sc.expertsRead(); x > 0 {
+			experts = fmt.Sprintf("%.1f×", x)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %d × %s, TP %d | %d | %d / %d | %.2f (%s) | %s | %.2f | %.2f | %s | %.2f | %.2f× | %.2f× | %s |\n",
 			r.Engine, r.Model, r.GPUs, r.GPU, r.TP, r.Concurrency, r.Input, r.Output, r.TPOTms, r.Figure, itl, r.Batch1TPOTms,
-			p, signedPct(r.TPOTms/p-1), p1, r.TPOTms/r.Batch1TPOTms, p/p1)
+			p, signedPct(r.TPOTms/p-1), p1, r.TPOTms/r.Batch1TPOTms, p/p1, experts)
 	}
 	errs, itl := concurrencyErrors(cases, c)
 	fmt.Fprintf(&b, "\n%d rows of %d sources: median |error| %s, p90 %s (against the median ITL where printed, %d rows: median %s, p90 %s)",
@@ -94,4 +99,39 @@ func TestServingConcurrencyReplay(t *testing.T) {
 	assert.GreaterOrEqual(t, len(errs), 10)
 	assert.LessOrEqual(t, quantile(errs, 0.5), servingConcurrencyMedianCeiling)
 	assert.LessOrEqual(t, quantile(errs, 0.9), servingConcurrencyP90Ceiling)
+}
+
+// concurrencyCheck is the text plan.VLLMConcurrencyCheck and
+// plan.SGLangConcurrencyCheck quote for the cases of one engine: rows,
+// sources, the concurrency range and the median and p90 of the error.
+func concurrencyCheck(cases []servingConcurrencyCase, c calibration.Throughput) string {
+	sources := map[string]bool{}
+	lo, hi := 0, 0
+	for _, sc := range cases {
+		sources[concurrencySource(sc.row.Source)] = true
+		if lo == 0 || sc.row.Concurrency < lo {
+			lo = sc.row.Concurrency
+		}
+		hi = max(hi, sc.row.Concurrency)
+	}
+	noun := "sources"
+	if len(sources) == 1 {
+		noun = "source"
+	}
+	errs, _ := concurrencyErrors(cases, c)
+	return fmt.Sprintf("%d rows of %d %s at concurrency %d-%d: median error %s, p90 %s", len(errs), len(sources), noun, lo, hi, pct(quantile(errs, 0.5)), pct(quantile(errs, 0.9)))
+}
+
+// TestServingConcurrencyCheckQuotesTheReplay: the figures a serving plan
+// with batch_size above 1 quotes in validated_on are the concurrency
+// replay's under the shipped constants, per engine.
+func TestServingConcurrencyCheckQuotesTheReplay(t *testing.T) {
+	_, cases, err := loadServingConcurrency(testData)
+	require.NoError(t, err)
+	byEngine := map[string][]servingConcurrencyCase{}
+	for _, sc := range cases {
+		byEngine[sc.row.Engine] = append(byEngine[sc.row.Engine], sc)
+	}
+	assert.Equal(t, plan.VLLMConcurrencyCheck, concurrencyCheck(byEngine["vllm"], calibration.Fitted))
+	assert.Equal(t, plan.SGLangConcurrencyCheck, concurrencyCheck(byEngine["sglang"], calibration.Fitted))
 }
