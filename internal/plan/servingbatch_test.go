@@ -66,7 +66,7 @@ func TestServingValidatedOnSaysWhatChecksTheConcurrency(t *testing.T) {
 		v, ok := validatedOn(many.decodePlan, many.decodeReq)
 		assert.False(t, ok)
 		assert.True(t, strings.HasPrefix(v, v1), "%s: the batch-1 wording stays: %s", tc.engine, v)
-		assert.Contains(t, v, "at 16 sequences a step the figure is the batch-1 step plus their KV cache reads", tc.engine)
+		assert.Contains(t, v, "at 16 sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages and, for a MoE model, the experts they route to", tc.engine)
 		assert.Contains(t, v, "internal/calibration/data/serving_concurrency.json: "+tc.check, tc.engine)
 	}
 

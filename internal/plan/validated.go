@@ -40,22 +40,23 @@ const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLL
 // batch_size C against the measured one. TestServingConcurrencyCheckQuotesTheReplay
 // (internal/calibration/fit) checks these figures against the replay.
 const (
-	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 28.7 %, p90 129 %"
-	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 212 %, p90 389 %"
+	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 22.9 %, p90 79.6 %"
+	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 89.4 %, p90 253 %"
 )
 
 // servingConcurrencyNote is what a serving plan decoding running
 // sequences a step adds to its validated_on: nothing at one sequence (the
 // batch-1 rows check it); at more, that the constants are batch-1 fits
-// whose step grows only by the sequences' KV reads and all-reduce
-// messages, and what the published runs at a concurrency above 1 of the
-// engine whose constants the plan pays give (none for SGLang paying vLLM's
-// constants off HBM GPUs: no such run of either engine there).
+// whose step grows only by the sequences' KV reads, all-reduce messages
+// and a MoE model's expert reads (costs.batchExpertReads), and what the
+// published runs at a concurrency above 1 of the engine whose constants
+// the plan pays give (none for SGLang paying vLLM's constants off HBM
+// GPUs: no such run of either engine there).
 func servingConcurrencyNote(speed engine.SpeedModel, pl *planned, running int) string {
 	if running <= 1 {
 		return ""
 	}
-	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads and all-reduce messages", running)
+	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages and, for a MoE model, the experts they route to", running)
 	if speed == engine.SpeedServingOwn {
 		if _, own := efficiency(fitted).sglangDecode(pl); !own {
 			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
