@@ -182,15 +182,25 @@ func NewServingReplay(engineName string, m *model.Model, l quant.Level, s specs.
 // prefill of a prompt of that many tokens laid out the same way (the
 // time to first token of a single request is prompt / Prefill).
 func NewServingPromptReplay(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, prompt, decodeContext int) *Replay {
-	return newReplay(func(context int) (*planned, *planning) { return servingPlan(engineName, m, l, s, tp, context) }, prompt, decodeContext)
+	return newReplay(func(context int) (*planned, *planning) { return servingPlan(engineName, m, l, s, tp, 1, context) }, prompt, decodeContext)
+}
+
+// NewServingBatchReplay is NewServingReplay of a published run at a fixed
+// concurrency: batch sequences decoding together at decodeContext tokens
+// each, planned as a request of batch_size batch (every sequence's KV
+// cache held and read each step). Decode is then the plan's
+// decode_tokens_per_s, batch over the step time; a sequence's time per
+// token is the step time.
+func NewServingBatchReplay(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, batch, decodeContext int) *Replay {
+	return newReplay(func(context int) (*planned, *planning) { return servingPlan(engineName, m, l, s, tp, batch, context) }, 0, decodeContext)
 }
 
 // servingPlan is one stage of tp GPUs of the record s holding all of m,
 // tensor-parallel, planned for the engine named engineName at context
-// tokens.
-func servingPlan(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, context int) (*planned, *planning) {
-	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: 1, Engine: engineName}}
-	b := quant.Estimate(m, l, context, 1, req.kvOptions())
+// tokens for batch sequences.
+func servingPlan(engineName string, m *model.Model, l quant.Level, s specs.Spec, tp, batch, context int) (*planned, *planning) {
+	req := &planning{Request: &Request{Model: m, Quant: string(l), ContextLength: context, BatchSize: batch, Engine: engineName}}
+	b := quant.Estimate(m, l, context, batch, req.kvOptions())
 	cs := newCosts(m, b, l)
 	st := stage{Start: 0, End: cs.Layers}
 	for range tp {

@@ -893,6 +893,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	}
 	computeBound, hostStage := false, false
 	decodeKnown, prefillKnown := true, true
+	expertsNoted := false
 	var prefill float64
 	absorbed := llamaCPPKernels(pl, req)
 	active := float64(m.ActiveParams)
@@ -955,6 +956,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			readWeights = pl.moeRead(i, weights)
 		} else if pl.AllExpertsOnHost {
 			readWeights = pl.step3Read(i, weights)
+		} else if extra := c.batchExpertReads(s.Start, s.End, tp, batch); extra > 0 {
+			readWeights += extra
+			expertsNoted = true
 		}
 		kvRead := c.VLLM.readKV(float64(s.Part.KV), tp, c.kvSplit(tp)) * kvSeqs
 		read := readWeights + kvRead
@@ -1043,6 +1047,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		}
 	}
 	step += hop
+	if expertsNoted && notes {
+		t.Assumptions = append(t.Assumptions, c.batchExpertNote(batch))
+	}
 	if decodeKnown && step > 0 {
 		t.DecodeTokensPerS = round3(float64(batch) / step)
 		t.Bound = BoundBandwidth

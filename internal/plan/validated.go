@@ -33,6 +33,39 @@ const VLLMOutOfSample = "38 rows of 17 sources; out of sample median 9.2 %, p90 
 const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLLM batch-1 rows of internal/calibration/data/serving_decode.json (NVIDIA A100, H100, H20, B200, RTX 4090 and AMD MI300X; tensor parallelism 1-8) and checked by leave-one-source-out cross-validation (" +
 	VLLMOutOfSample + "; docs/accuracy.md); the out-of-sample p90 is above the 12% a validated figure meets"
 
+// VLLMConcurrencyCheck and SGLangConcurrencyCheck are what the published
+// runs at a concurrency above 1 of each engine
+// (internal/calibration/data/serving_concurrency.json, all held out) give
+// under the shipped constants: the per-sequence decode rate of a plan with
+// batch_size C against the measured one. TestServingConcurrencyCheckQuotesTheReplay
+// (internal/calibration/fit) checks these figures against the replay.
+const (
+	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 22.9 %, p90 79.6 %"
+	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 89.4 %, p90 253 %"
+)
+
+// servingConcurrencyNote is what a serving plan decoding running
+// sequences a step adds to its validated_on: nothing at one sequence (the
+// batch-1 rows check it); at more, that the constants are batch-1 fits
+// whose step grows only by the sequences' KV reads, all-reduce messages
+// and a MoE model's expert reads (costs.batchExpertReads), and what the
+// published runs at a concurrency above 1 of the engine whose constants
+// the plan pays give (none for SGLang paying vLLM's constants off HBM
+// GPUs: no such run of either engine there).
+func servingConcurrencyNote(speed engine.SpeedModel, pl *planned, running int) string {
+	if running <= 1 {
+		return ""
+	}
+	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages and, for a MoE model, the experts they route to", running)
+	if speed == engine.SpeedServingOwn {
+		if _, own := efficiency(fitted).sglangDecode(pl); !own {
+			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
+		}
+		return lead + "; published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") measure a step that grows faster with the concurrency than planned"
+	}
+	return lead + "; published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure a step that mostly grows faster with the concurrency than planned"
+}
+
 // validatedCells are the (memory class, weight family) pairs with measured
 // llama.cpp rows (internal/calibration/data: the decode fit set, the H200
 // records, the held-out rows and host_decode.json), with the devices they
@@ -70,10 +103,10 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
 	}
 	if speed == engine.SpeedServingOwn && efficiency(fitted).servingUsed(e, pl) {
-		return sglangValidatedOn(pl), false
+		return sglangValidatedOn(pl) + servingConcurrencyNote(speed, pl, pl.runningOf(req)), false
 	}
 	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
-		return vllmValidatedOn, false
+		return vllmValidatedOn + servingConcurrencyNote(speed, pl, pl.runningOf(req)), false
 	}
 	if speed != engine.SpeedKernels {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false

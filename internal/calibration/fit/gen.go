@@ -57,6 +57,9 @@ type result struct {
 	servingRows []servingRow
 	serving     []servingCase
 	servingFit  servingFit
+	// servingConc is the replayed rows of data/serving_concurrency.json
+	// (held out, nothing fitted).
+	servingConc []servingConcurrencyCase
 	// sglangFit is SGLang's constants, fitted on its rows of
 	// data/serving_decode.json (sglang.go).
 	sglangFit sglangFit
@@ -139,6 +142,9 @@ func fitAll(dataDir string) (*result, error) {
 		return nil, err
 	}
 	if r.servingPrompt, err = loadServingPrefill(dataDir); err != nil {
+		return nil, err
+	}
+	if _, r.servingConc, err = loadServingConcurrency(dataDir); err != nil {
 		return nil, err
 	}
 	if r.servingPromptFit, err = fitServingPrompt(r.servingPrompt, r.throughput()); err != nil {
@@ -410,21 +416,22 @@ func signedPct(x float64) string {
 // docSections are the generated parts of docs/accuracy.md.
 func docSections(r *result) map[string]string {
 	return map[string]string{
-		"fitted-constants":  fittedConstantsTable(r),
-		"throughput-fit":    throughputFit(r),
-		"held-out":          heldOutTable(r),
-		"prefill-today":     prefillTodayTable(r),
-		"decode-today":      decodeTodayTable(r),
-		"float-today":       checkTable(r.todayFloat, r.throughput(), "pp512 at micro-batch 1"),
-		"apple-today":       checkTable(r.appleToday, r.throughput(), "tg128"),
-		"apple-prefill":     metalPrefillTable(r),
-		"h200":              benchTable(r),
-		"h200-held-out":     benchHeldOutTable(r),
-		"throughput-replay": replayTable(r),
-		"serving":           servingTable(r),
-		"offload":           offloadTable(r),
-		"host-harness":      harnessTable(r),
-		"cpu-isa":           cpuISATable(r),
+		"fitted-constants":    fittedConstantsTable(r),
+		"throughput-fit":      throughputFit(r),
+		"held-out":            heldOutTable(r),
+		"prefill-today":       prefillTodayTable(r),
+		"decode-today":        decodeTodayTable(r),
+		"float-today":         checkTable(r.todayFloat, r.throughput(), "pp512 at micro-batch 1"),
+		"apple-today":         checkTable(r.appleToday, r.throughput(), "tg128"),
+		"apple-prefill":       metalPrefillTable(r),
+		"h200":                benchTable(r),
+		"h200-held-out":       benchHeldOutTable(r),
+		"throughput-replay":   replayTable(r),
+		"serving":             servingTable(r),
+		"serving-concurrency": servingConcurrencyTable(r.servingConc, r.throughput()),
+		"offload":             offloadTable(r),
+		"host-harness":        harnessTable(r),
+		"cpu-isa":             cpuISATable(r),
 	}
 }
 
