@@ -28,13 +28,30 @@ func (r *planning) loadedFile(e engine.Engine, l quant.Level) *model.Checkpoint 
 // derived from mainline llama.cpp's mix (quant.FileExtraBytes): a file
 // made by other rules (the checkpoint's size_mix) is charged as published,
 // the extra spread over the layers with the rest of their weights
-// (newCosts). 0 where the derived weights are what loads.
+// (newCosts), the routed experts' share of it in the experts (fileExperts).
+// 0 where the derived weights are what loads.
 func (r *planning) fileExtra(e engine.Engine, l quant.Level) int64 {
 	ck := r.loadedFile(e, l)
 	if ck == nil {
 		return 0
 	}
 	return quant.FileExtraBytes(r.Model, l.LlamaCPPLevel(), *ck)
+}
+
+// fileExperts is the routed experts of the file e loads at level l where
+// it holds more than the weights derived (quant.FileRoutedExperts: the
+// extra in the experts where the rules that made the file put it there),
+// nil where the level's mix is what loads or the model has no experts.
+func (r *planning) fileExperts(e engine.Engine, l quant.Level) *quant.RoutedExperts {
+	ck := r.loadedFile(e, l)
+	if ck == nil {
+		return nil
+	}
+	x, ok := quant.FileRoutedExperts(r.Model, l.LlamaCPPLevel(), *ck)
+	if !ok {
+		return nil
+	}
+	return &x
 }
 
 // fileLine is the explanation's line for a plan whose engine loads a
