@@ -56,6 +56,9 @@ func explainChoice(ch *choice) []string {
 		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
+	if ch.FileWhy != "" {
+		out = append(out, ch.FileWhy) // the file the refusal's level loads
+	}
 	if ch.NoHostForOffload != "" {
 		out = append(out, ch.NoHostForOffload)
 	}

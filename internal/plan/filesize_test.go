@@ -132,3 +132,19 @@ func TestMoEOffloadChargesTheFilesExpertsToTheHost(t *testing.T) {
 	assert.Less(t, hostShard.MemoryBytes, int64(onHost)+int64(2<<30), "and little beside them (compute buffer, overhead)")
 	assert.Equal(t, a.Shards[0].MemoryBytes+hostShard.MemoryBytes, a.Memory.TotalBytes)
 }
+
+// A refusal says which file it tried where that file is larger than
+// mainline's mix: Laguna-S-2.1's Q4_K_M file (96 GB) on one 80 GB H100
+// needs 90.4 GiB, about 25 GB above the type's usual size, and only the
+// file line says why (and that a Q4_K_M of mainline's mix is smaller).
+// Before, the refusal said "weights 89.2 GiB" and nothing of the file.
+func TestRefusalNamesTheLargerFileItTried(t *testing.T) {
+	h100 := gpu(registry.KindCUDA, 0, "NVIDIA H100 80GB HBM3", 80<<30, "9.0")
+	h100.Vendor = "nvidia"
+	a := shard(t, request(t, `{"model":{"name":"Laguna-S-2.1"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
+	require.False(t, a.Fits, a.Explanation)
+	assert.NotEmpty(t, explanationWith(a.Explanation, "weights: poolside/Laguna-S-2.1-GGUF laguna-s-2.1-Q4_K_M.gguf is 96.00 GB, 25.2 GB more than mainline llama.cpp's Q4_K_M mix of this shape: Poolside's own mix: imatrix-quantized routed experts, a Q8_0 signal path; the memory it needs counts the file"), "%q", a.Explanation)
+	b := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
+	require.False(t, b.Fits, b.Explanation)
+	assert.Empty(t, explanationWith(b.Explanation, "weights: "), "a file of mainline's mix gets no such line: %q", b.Explanation)
+}
