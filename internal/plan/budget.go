@@ -303,9 +303,8 @@ func budgetOf(pl *planned) *Budget {
 	}
 	b := planBudget(pl)
 	c := pl.Costs.on(pl.Pool)
-	reserved := c.stagePart(0, 0, max(pl.TP, 1)) // vLLM's start-up charge at the plan's TP, else the estimate's
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
-		EngineReservedBytes: reserved.Activations + reserved.Overhead}
+		EngineReservedBytes: engineReserved(pl, c)}
 	if b.OverDefault != nil {
 		out.EngineChosenFor = b.GGUFBy
 	}
@@ -314,6 +313,32 @@ func budgetOf(pl *planned) *Budget {
 	}
 	out.Source = budgetSource(b, pl.Pool.Kind)
 	return out
+}
+
+// engineReserved is what the engine holds on a device of plan pl beside
+// the weights and the KV cache (Budget.EngineReservedBytes): the
+// activations and overhead its shards are charged, the largest over the
+// accelerators of its stages. vLLM's charge on Gaudi depends on the
+// weights the device holds (engine.VLLMStartup.Charge: a share of what
+// they leave free), so it is taken from the stages as planned, not from an
+// empty stage, which held only the token embedding and read 9.1 GiB per
+// Gaudi 2 where the shards of Llama-3.3-70B at TP 8 hold 6.1. A plan
+// without stages (a refusal) reads the part of one device holding the
+// whole model at the plan's tensor-parallel size.
+func engineReserved(pl *planned, c costs) int64 {
+	var r int64
+	found := false
+	for _, s := range pl.Stages {
+		if len(s.Devices) == 0 || s.Devices[0].Dev.Kind == registry.KindCPU {
+			continue
+		}
+		r, found = max(r, s.Part.Activations+s.Part.Overhead), true
+	}
+	if !found {
+		p := c.stagePart(0, c.Layers, max(pl.TP, 1))
+		r = p.Activations + p.Overhead
+	}
+	return r
 }
 
 // budgetSource explains a budget in one line: the engine's own sentence
