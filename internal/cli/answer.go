@@ -750,6 +750,10 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 	}
 	engine := b.Engine
 	switch {
+	case b.EngineChosenFor != "" && len(b.EngineChosenOn) > 0:
+		// A pool whose devices default to different engines (an H200
+		// beside a P40): only some defaults were overridden.
+		engine += " (chosen for " + b.EngineChosenFor + " over the default of " + strings.Join(b.EngineChosenOn, ", ") + "; the other devices' default)"
 	case b.EngineChosenFor != "":
 		engine += " (chosen for " + b.EngineChosenFor + " over these devices' default)"
 	case b.EngineDefault:

@@ -421,3 +421,15 @@ func TestPagedKVNote(t *testing.T) {
 	assert.Equal(t, "8 sequences; SGLang's pool takes the rest of its budget", pagedKVNote(m, &plan.Budget{Engine: "sglang"}, 0, 0, false))
 	assert.Equal(t, "1 sequence of 8192, all vLLM's pool holds at once", pagedKVNote(plan.Memory{KVCacheSequences: 1}, vllm, 8192, 1, false))
 }
+
+// The Budget line of a pool whose devices default to different engines
+// (an H200 beside a Tesla P40 under a GGUF quant) says whose default was
+// overridden, not "these devices' default" for all.
+func TestWriteBudgetNamesTheDevicesWhoseDefaultWasOverridden(t *testing.T) {
+	var b bytes.Buffer
+	writeBudget(&b, &plan.Budget{Engine: "llama.cpp", EngineDefault: true, EngineChosenFor: "the GGUF quant q2_k", EngineChosenOn: []string{"cuda:0"}, MemoryFraction: 1, MarginBytes: 1 << 30})
+	assert.Equal(t, "Budget: llama.cpp (chosen for the GGUF quant q2_k over the default of cuda:0; the other devices' default); 1.0 GiB kept free per device\n", b.String())
+	b.Reset()
+	writeBudget(&b, &plan.Budget{Engine: "llama.cpp", EngineDefault: true, EngineChosenFor: "the GGUF quant q2_k", MemoryFraction: 1, MarginBytes: 1 << 30})
+	assert.Equal(t, "Budget: llama.cpp (chosen for the GGUF quant q2_k over these devices' default); 1.0 GiB kept free per device\n", b.String())
+}

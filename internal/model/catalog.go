@@ -246,7 +246,18 @@ type Checkpoint struct {
 	// derived figure is the conservative one.
 	SizeMix       string `json:"size_mix,omitempty"`
 	SizeMixSource string `json:"size_mix_source,omitempty"`
-	Notes         string `json:"notes,omitempty"`
+	// SizeMixExperts and SizeMixOther say where those rules put what the
+	// file holds beyond the derived weights, as the source states it:
+	// SizeMixExperts "mainline" (the routed experts typed as mainline's
+	// mix types them) or "quant_types" (bartowski's branch, whose rules
+	// the planner replays for them), SizeMixOther the type of every
+	// other tensor (a level: "bf16", "q8_0"). The plan keeps the routed
+	// experts' share in them, which llama.cpp's --n-cpu-moe moves to host
+	// memory (quant.FileRoutedExperts); with neither, the extra is spread
+	// in proportion to the derived bytes.
+	SizeMixExperts string `json:"size_mix_experts,omitempty"`
+	SizeMixOther   string `json:"size_mix_other,omitempty"`
+	Notes          string `json:"notes,omitempty"`
 	// Release is the release of its entry the checkpoint stores
 	// (checkpointRelease), set when the catalog is loaded.
 	Release Release `json:"-"`

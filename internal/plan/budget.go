@@ -122,6 +122,14 @@ type budget struct {
 	// otherwise.
 	OverDefault engine.Engine
 	GGUFBy      string
+	// DefaultOn and OverDefaultOn name the pool's devices ("cuda:1 (Tesla
+	// P40)") whose own default is Engine and those whose default
+	// (OverDefault) the request's GGUF overrode, where the pool holds both
+	// (an H200 beside a P40 under a GGUF quant: vLLM is the H200's
+	// default, llama.cpp the P40's); "" where one default holds for every
+	// device. OverDefaultIDs are the latter's ids (Budget.EngineChosenOn).
+	DefaultOn, OverDefaultOn string
+	OverDefaultIDs           []string
 }
 
 // budgetFor is the budget of a device's pool under rule e: the named
@@ -161,6 +169,43 @@ func (e engineRule) budgetFor(d *registry.Device) budget {
 		b.Fraction = b.deviceFraction(d)
 	}
 	return b
+}
+
+// setDefaults sets which of the pool's devices devs the request's GGUF
+// chose Engine over their own default on: budgetFor read the first device
+// only, so a pool of an H200 then a P40 said "over vllm, the default for
+// cuda_gpu devices" though llama.cpp is the P40's own default, and one of
+// the P40 then the H200 said llama.cpp was the default for all. Where the
+// devices' defaults differ the budget names them (DefaultOn,
+// OverDefaultOn); OverDefault is then the first overridden device's
+// default (one kind of device has two defaults at most: vLLM, and
+// llama.cpp below vLLM's compute-capability floor).
+func (b *budget) setDefaults(e engineRule, devs []*device) {
+	if !b.ByDefault || !e.GGUF {
+		return
+	}
+	plain := e
+	plain.GGUF = false
+	var own, over []*device
+	b.OverDefault, b.GGUFBy = nil, ""
+	for _, d := range devs {
+		def := engine.Default(plain.device(&d.Dev))
+		if def == b.Engine {
+			own = append(own, d)
+			continue
+		}
+		if b.OverDefault == nil {
+			b.OverDefault, b.GGUFBy = def, e.GGUFBy
+		}
+		over = append(over, d)
+	}
+	b.DefaultOn, b.OverDefaultOn, b.OverDefaultIDs = "", "", nil
+	if len(own) > 0 && len(over) > 0 {
+		b.DefaultOn, b.OverDefaultOn = devicesInWords(own), devicesInWords(over)
+		for _, d := range over {
+			b.OverDefaultIDs = append(b.OverDefaultIDs, d.ID)
+		}
+	}
 }
 
 // engineOf is the engine that plans device d under rule e: the named one,
@@ -279,6 +324,12 @@ type Budget struct {
 	// repository ggml-org/gemma-3-27b-it-GGUF", "the cache type q8_0");
 	// "" where Engine is the devices' default or was named.
 	EngineChosenFor string `json:"engine_chosen_for,omitempty"`
+	// EngineChosenOn are the devices whose default EngineChosenFor
+	// overrode, where the pool's other devices default to Engine (an H200
+	// beside a Tesla P40 under a GGUF quant: cuda:0, vLLM's; the P40's
+	// default is llama.cpp); nil where every device's default was
+	// overridden or none was.
+	EngineChosenOn []string `json:"engine_chosen_on,omitempty"`
 	// MemoryFraction is the fraction of each device's total memory the
 	// engine may use (vLLM's --gpu-memory-utilization; 1: no cap).
 	MemoryFraction float64 `json:"memory_fraction"`
@@ -303,17 +354,42 @@ func budgetOf(pl *planned) *Budget {
 	}
 	b := planBudget(pl)
 	c := pl.Costs.on(pl.Pool)
-	reserved := c.stagePart(0, 0, max(pl.TP, 1)) // vLLM's start-up charge at the plan's TP, else the estimate's
 	out := &Budget{Engine: b.Engine.Name(), EngineDefault: b.ByDefault, MemoryFraction: b.Fraction, MarginBytes: b.Margin,
-		EngineReservedBytes: reserved.Activations + reserved.Overhead}
+		EngineReservedBytes: engineReserved(pl, c)}
 	if b.OverDefault != nil {
-		out.EngineChosenFor = b.GGUFBy
+		out.EngineChosenFor, out.EngineChosenOn = b.GGUFBy, b.OverDefaultIDs
 	}
 	if pl.Pool.Kind != registry.KindCPU {
 		out.HostBytes = c.hostBytes()
 	}
 	out.Source = budgetSource(b, pl.Pool.Kind)
 	return out
+}
+
+// engineReserved is what the engine holds on a device of plan pl beside
+// the weights and the KV cache (Budget.EngineReservedBytes): the
+// activations and overhead its shards are charged, the largest over the
+// accelerators of its stages. vLLM's charge on Gaudi depends on the
+// weights the device holds (engine.VLLMStartup.Charge: a share of what
+// they leave free), so it is taken from the stages as planned, not from an
+// empty stage, which held only the token embedding and read 9.1 GiB per
+// Gaudi 2 where the shards of Llama-3.3-70B at TP 8 hold 6.1. A plan
+// without stages (a refusal) reads the part of one device holding the
+// whole model at the plan's tensor-parallel size.
+func engineReserved(pl *planned, c costs) int64 {
+	var r int64
+	found := false
+	for _, s := range pl.Stages {
+		if len(s.Devices) == 0 || s.Devices[0].Dev.Kind == registry.KindCPU {
+			continue
+		}
+		r, found = max(r, s.Part.Activations+s.Part.Overhead), true
+	}
+	if !found {
+		p := c.stagePart(0, c.Layers, max(pl.TP, 1))
+		r = p.Activations + p.Overhead
+	}
+	return r
 }
 
 // budgetSource explains a budget in one line: the engine's own sentence
@@ -329,6 +405,8 @@ func budgetSourceFor(b budget, k registry.Kind, devices string) string {
 	name := b.Engine.Name()
 	who := "engine " + name
 	switch {
+	case b.OverDefault != nil && b.DefaultOn != "":
+		who = fmt.Sprintf("no engine named: %s, the default for %s, chosen for %s over %s, the default for %s,", name, b.DefaultOn, b.GGUFBy, b.OverDefault.Name(), b.OverDefaultOn)
 	case b.OverDefault != nil:
 		who = fmt.Sprintf("no engine named: %s, chosen for %s over %s, the default for %s,", name, b.GGUFBy, b.OverDefault.Name(), devices)
 	case b.ByDefault:

@@ -504,3 +504,30 @@ func TestSGLangFitsItsOwnPool(t *testing.T) {
 	assert.GreaterOrEqual(t, edge.EngineExpect["sglang"].MaxTotalNumTokens, int64(a.MaxContextLength))
 	assert.False(t, at(`,"context_length":`+itoa(a.MaxContextLength+1)).Fits)
 }
+
+// budget.engine_reserved_bytes is what the engine holds on a device of the
+// plan: on Gaudi, vLLM's charge is a share of the memory the device's
+// weights leave free (engine.VLLMStartup.Charge), so it is the charge of
+// the plan's shards. It was that of an empty stage holding only the token
+// embedding: 9.8 GB per Gaudi 2 for Llama-3.3-70B at TP 8 where each
+// shard is charged 6.5 GB (the answer's activations and overhead over 8),
+// and 10.4 GB for Llama-3.1-405B at fp8, whose shards are charged 1.4 GB.
+func TestEngineReservedIsWhatTheShardsAreCharged(t *testing.T) {
+	var devs []registry.Device
+	for i := range 8 {
+		d := gpu(registry.KindGaudi, i, "Intel Gaudi 2", 96<<30, "")
+		d.Vendor = "intel"
+		devs = append(devs, d)
+	}
+	r := reg(t, devs, link(registry.LinkRoCE, 262.5, ids("gaudi", 8)...))
+	for _, name := range []string{"Llama-3.3-70B-Instruct", "Llama-3.1-405B"} {
+		a := shard(t, request(t, `{"model":{"name":"`+name+`"}}`, r))
+		require.True(t, a.Fits, a.Explanation)
+		require.NotNil(t, a.Budget)
+		require.Equal(t, "vllm", a.Budget.Engine)
+		n := int64(len(a.Shards))
+		require.Equal(t, int64(8), n, name)
+		perDevice := (a.Memory.ActivationsBytes + a.Memory.OverheadBytes) / n
+		assert.InDelta(t, perDevice, a.Budget.EngineReservedBytes, float64(n), "%s: the budget's reserve is each shard's", name)
+	}
+}

@@ -52,7 +52,8 @@ type choice struct {
 	DroppedWhy string
 	// FileWhy says what the published file the plan's engine loads holds
 	// beyond the weights derived from mainline llama.cpp's mix, where it
-	// was made by other rules and the plan charges it (fileLine); ""
+	// was made by other rules and the plan charges it (fileLine), or,
+	// where nothing fits, the file the refusal's level would load; ""
 	// otherwise.
 	FileWhy string
 	// OnDeviceWhy names the level that fits on the accelerators alone,
@@ -279,6 +280,7 @@ func choose(req *planning) (*choice, error) {
 	}
 	ch.Plan = lastFailure(req, passes, levels)
 	ch.Outcome = outcomeNothingFits
+	ch.FileWhy = fileLine(req, &ch.Plan)
 	if plansOffload(req, accel) {
 		ch.NoHostForOffload = hostMissing(req, want)
 		if ch.NoHostForOffload == "" {

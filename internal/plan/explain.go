@@ -56,6 +56,9 @@ func explainChoice(ch *choice) []string {
 		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)")
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
+	if ch.FileWhy != "" {
+		out = append(out, ch.FileWhy) // the file the refusal's level loads
+	}
 	if ch.NoHostForOffload != "" {
 		out = append(out, ch.NoHostForOffload)
 	}
@@ -111,9 +114,12 @@ func budgetLines(ch *choice) []string {
 }
 
 // poolDevices names a pool's devices: "cuda:1 (Tesla P40)".
-func poolDevices(p *pool) string {
-	names := make([]string, 0, len(p.Devices))
-	for _, d := range p.Devices {
+func poolDevices(p *pool) string { return devicesInWords(p.Devices) }
+
+// devicesInWords names devices by id and name: "cuda:1 (Tesla P40)".
+func devicesInWords(ds []*device) string {
+	names := make([]string, 0, len(ds))
+	for _, d := range ds {
 		names = append(names, fmt.Sprintf("%s (%s)", d.ID, d.Dev.Name))
 	}
 	return strings.Join(names, ", ")

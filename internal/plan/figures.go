@@ -81,7 +81,9 @@ func (r *planning) estimateFor(e engine.Engine, l quant.Level, ctx, batch int) q
 		e = r.requestEngine()
 	}
 	wl := engine.WeightsLevel(e, l)
-	return quant.EstimateWith(r.Model, r.weights.at(r.Model, wl)+r.fileExtra(e, wl), ctx, batch, r.kvOptionsFor(e))
+	b := quant.EstimateWith(r.Model, r.weights.at(r.Model, wl)+r.fileExtra(e, wl), ctx, batch, r.kvOptionsFor(e))
+	b.FileExperts = r.fileExperts(e, wl)
+	return b
 }
 
 // costs is the memory model of one model at one level, split so that layers
@@ -218,7 +220,7 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 		c.TiedOut = m.TieEmbeddings && c.EmbedIn > 0
 	}
 	c.LayerWeights = (w - c.EmbedIn - c.EmbedOut) / float64(c.Layers)
-	c.setExperts(m, l)
+	c.setExperts(m, l, b.FileExperts)
 	c.LayerKV = float64(b.KVCacheBytes) / float64(c.Layers)
 	return c
 }

@@ -28,7 +28,8 @@ func (r *planning) loadedFile(e engine.Engine, l quant.Level) *model.Checkpoint 
 // derived from mainline llama.cpp's mix (quant.FileExtraBytes): a file
 // made by other rules (the checkpoint's size_mix) is charged as published,
 // the extra spread over the layers with the rest of their weights
-// (newCosts). 0 where the derived weights are what loads.
+// (newCosts), the routed experts' share of it in the experts (fileExperts).
+// 0 where the derived weights are what loads.
 func (r *planning) fileExtra(e engine.Engine, l quant.Level) int64 {
 	ck := r.loadedFile(e, l)
 	if ck == nil {
@@ -37,10 +38,31 @@ func (r *planning) fileExtra(e engine.Engine, l quant.Level) int64 {
 	return quant.FileExtraBytes(r.Model, l.LlamaCPPLevel(), *ck)
 }
 
+// fileExperts is the routed experts of the file e loads at level l where
+// it holds more than the weights derived (quant.FileRoutedExperts: the
+// extra in the experts where the rules that made the file put it there),
+// nil where the level's mix is what loads or the model has no experts.
+func (r *planning) fileExperts(e engine.Engine, l quant.Level) *quant.RoutedExperts {
+	ck := r.loadedFile(e, l)
+	if ck == nil {
+		return nil
+	}
+	x, ok := quant.FileRoutedExperts(r.Model, l.LlamaCPPLevel(), *ck)
+	if !ok {
+		return nil
+	}
+	return &x
+}
+
 // fileLine is the explanation's line for a plan whose engine loads a
 // published file larger than the weights derived (fileExtra): which file,
 // its size, how much more than mainline llama.cpp's mix of the type and
-// which rules made it. "" for any other plan.
+// which rules made it. A refusal (pl does not fit) says the same of the
+// file it tried, whose size its "needs" figure counts: without it the
+// weights read tens of GB above the type's usual size with no cause
+// (Laguna-S-2.1's Q4_K_M, 96 GB where mainline's mix is 70.8 GB), and a
+// file of mainline's mix (llama-quantize's) may fit where this one does
+// not. "" for any other plan.
 func fileLine(req *planning, pl *planned) string {
 	if pl == nil || pl.Pool == nil {
 		return ""
@@ -57,8 +79,12 @@ func fileLine(req *planning, pl *planned) string {
 	if ck.File != "" {
 		name = ck.Repo + " " + ck.File
 	}
-	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; the plan charges the file%s",
-		name, float64(ck.SizeBytes)/1e9, float64(extra)/1e9, t, ck.SizeMix, mtpLeftOut(ck))
+	charged := "the plan charges the file"
+	if !pl.Fits {
+		charged = "the memory it needs counts the file"
+	}
+	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; %s%s",
+		name, float64(ck.SizeBytes)/1e9, float64(extra)/1e9, t, ck.SizeMix, charged, mtpLeftOut(ck))
 }
 
 // mtpLeftOut says that a file's MTP layers (model.Checkpoint.FileMTP),

@@ -84,3 +84,67 @@ func TestPlanLoadingLagunaQ4KMChargesPoolsidesFile(t *testing.T) {
 	assert.GreaterOrEqual(t, a.Memory.WeightsBytes, int64(96e9)-embd-fileMetadataAllowance)
 	assert.NotEmpty(t, explanationWith(a.Explanation, "weights: poolside/Laguna-S-2.1-GGUF laguna-s-2.1-Q4_K_M.gguf is 96.00 GB, 25.2 GB more than mainline llama.cpp's Q4_K_M mix of this shape: Poolside's own mix"), "%q", a.Explanation)
 }
+
+// Under llama.cpp's --n-cpu-moe the routed experts of the first N layers
+// stay in host RAM: bartowski's MiniMax-M2.7 Q6_K file holds most of its
+// 9.3 GB beyond mainline's mix in ffn_down_exps raised to Q8_0 (the
+// quant_types branch: use_more_bits tensors), so the host holds those
+// layers' experts at the file's types, not mainline's. The plan charged
+// the extra to every layer's part on the GPU: here its host shard said
+// 49.0 GB where the file's experts of the layers it moved are 51.5 GB.
+func TestMoEOffloadChargesTheFilesExpertsToTheHost(t *testing.T) {
+	h200 := gpu(registry.KindCUDA, 0, "NVIDIA H200", 141<<30, "9.0")
+	h200.Vendor = "nvidia"
+	req := request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q6_k","cpu_offload":true,"context_length":4096}`, reg(t, []registry.Device{h200, host(512 << 30)}))
+	a := shard(t, req)
+	require.True(t, a.Fits, a.Explanation)
+	n := atoi(argValue(a.EngineArgs["llama.cpp"], "--n-cpu-moe"))
+	require.Positive(t, n, "%v", a.EngineArgs["llama.cpp"])
+	require.Len(t, a.Shards, 2)
+	m := planningOf(t, req).Model
+	mainline, ok := quant.RoutedExpertBytes(m, "q6_k")
+	require.True(t, ok)
+	// The branch's raise, counted here from its rule: ffn_down_exps of
+	// 256 experts x 1536 x 3072 from Q6_K to Q8_0 in use_more_bits layers.
+	raise := 256.0 * 1536 * 3072 * (8.5 - 6.5625) / 8
+	down := func(i int) float64 {
+		if i < 62/8 || i >= 7*62/8 || (i-62/8)%3 == 2 {
+			return mainline.ByLayer[i].Down + raise
+		}
+		return mainline.ByLayer[i].Down
+	}
+	var onHost float64
+	for i := range n {
+		onHost += down(i) + mainline.ByLayer[i].Gate + mainline.ByLayer[i].Up
+	}
+	// --fit's order moves ffn_down of layer n first, then ffn_gate (-ot).
+	switch argValue(a.EngineArgs["llama.cpp"], "-ot") {
+	case "":
+	case `blk\.` + itoa(n) + `\.ffn_down_exps=CPU`:
+		onHost += down(n)
+	case `blk\.` + itoa(n) + `\.ffn_(gate|down)_exps=CPU`:
+		onHost += down(n) + mainline.ByLayer[n].Gate
+	default:
+		require.Fail(t, "unexpected -ot", "%v", a.EngineArgs["llama.cpp"])
+	}
+	hostShard := a.Shards[1]
+	assert.GreaterOrEqual(t, hostShard.MemoryBytes, int64(onHost), "the host holds the file's experts of layers 0-%d", n-1)
+	assert.Less(t, hostShard.MemoryBytes, int64(onHost)+int64(2<<30), "and little beside them (compute buffer, overhead)")
+	assert.Equal(t, a.Shards[0].MemoryBytes+hostShard.MemoryBytes, a.Memory.TotalBytes)
+}
+
+// A refusal says which file it tried where that file is larger than
+// mainline's mix: Laguna-S-2.1's Q4_K_M file (96 GB) on one 80 GB H100
+// needs 90.4 GiB, about 25 GB above the type's usual size, and only the
+// file line says why (and that a Q4_K_M of mainline's mix is smaller).
+// Before, the refusal said "weights 89.2 GiB" and nothing of the file.
+func TestRefusalNamesTheLargerFileItTried(t *testing.T) {
+	h100 := gpu(registry.KindCUDA, 0, "NVIDIA H100 80GB HBM3", 80<<30, "9.0")
+	h100.Vendor = "nvidia"
+	a := shard(t, request(t, `{"model":{"name":"Laguna-S-2.1"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
+	require.False(t, a.Fits, a.Explanation)
+	assert.NotEmpty(t, explanationWith(a.Explanation, "weights: poolside/Laguna-S-2.1-GGUF laguna-s-2.1-Q4_K_M.gguf is 96.00 GB, 25.2 GB more than mainline llama.cpp's Q4_K_M mix of this shape: Poolside's own mix: imatrix-quantized routed experts, a Q8_0 signal path; the memory it needs counts the file"), "%q", a.Explanation)
+	b := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
+	require.False(t, b.Fits, b.Explanation)
+	assert.Empty(t, explanationWith(b.Explanation, "weights: "), "a file of mainline's mix gets no such line: %q", b.Explanation)
+}

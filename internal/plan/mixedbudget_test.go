@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -72,4 +73,49 @@ func TestMixedGPUsIdleHintStaysInItsPool(t *testing.T) {
 	assert.NotContains(t, idle, "tensor_parallel_size")
 	assert.NotContains(t, idle, "replicas")
 	assert.Contains(t, idle, "cuda:1 (Tesla P40) is planned by llama.cpp, not vllm")
+}
+
+// TestMixedGPUsGGUFBudgetNamesEachDevicesDefault: with no engine named and
+// a GGUF quant, the H200 and the P40 form one llama.cpp pool, but only the
+// H200's default (vLLM) was overridden: the P40's own default is
+// llama.cpp. The budget followed the pool's first device: "chosen for the
+// GGUF quant q2_k over vllm, the default for cuda_gpu devices", and with
+// the P40 listed first, "llama.cpp, the default for cuda_gpu devices" with
+// no engine_chosen_for at all. Llama-3.1-405B at q2_k needs both GPUs.
+func TestMixedGPUsGGUFBudgetNamesEachDevicesDefault(t *testing.T) {
+	r := h200WithP40(t)
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"quant":"q2_k","context_length":4096}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Len(t, a.Shards, 2)
+	require.NotNil(t, a.Budget)
+	assert.Equal(t, "the GGUF quant q2_k", a.Budget.EngineChosenFor)
+	assert.Equal(t, []string{"cuda:0"}, a.Budget.EngineChosenOn)
+	want := "no engine named: llama.cpp, the default for cuda:1 (Tesla P40), chosen for the GGUF quant q2_k over vllm, the default for cuda:0 (NVIDIA H200),"
+	assert.Contains(t, a.Budget.Source, want)
+	assert.NotEmpty(t, explanationWith(a.Explanation, "budget: "+want), "%q", a.Explanation)
+
+	// The P40 first: the same budget, the devices named as they are.
+	swapped := *r
+	swapped.Devices = append([]registry.Device(nil), r.Devices...)
+	for i := range swapped.Devices {
+		switch swapped.Devices[i].Name {
+		case "Tesla P40":
+			swapped.Devices[i].ID, swapped.Devices[i].Index = registry.DeviceID(registry.KindCUDA, 0), 0
+		case "NVIDIA H200":
+			swapped.Devices[i].ID, swapped.Devices[i].Index = registry.DeviceID(registry.KindCUDA, 1), 1
+		}
+	}
+	slices.SortStableFunc(swapped.Devices, func(x, y registry.Device) int { return strings.Compare(x.ID, y.ID) })
+	b := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"quant":"q2_k","context_length":4096}`, &swapped))
+	require.True(t, b.Fits, b.Explanation)
+	require.NotNil(t, b.Budget)
+	assert.Equal(t, "the GGUF quant q2_k", b.Budget.EngineChosenFor)
+	assert.Equal(t, []string{"cuda:1"}, b.Budget.EngineChosenOn)
+	assert.Contains(t, b.Budget.Source, "no engine named: llama.cpp, the default for cuda:0 (Tesla P40), chosen for the GGUF quant q2_k over vllm, the default for cuda:1 (NVIDIA H200),")
+
+	// Named engine, or every device of one default: nothing changes.
+	c := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"quant":"q2_k","engine":"llama.cpp","context_length":4096}`, r))
+	require.NotNil(t, c.Budget)
+	assert.Empty(t, c.Budget.EngineChosenOn)
+	assert.Empty(t, c.Budget.EngineChosenFor)
 }

@@ -25,19 +25,32 @@ import (
 // disagrees with the count cannot make the rest negative) and the share of
 // each expert tensor, from the tensors' own types where the model has a
 // shape (quant.RoutedExpertBytes at the GGUF type llama.cpp runs for l).
-func (c *costs) setExperts(m *model.Model, l quant.Level) {
+// file is the routed experts of a published file larger than l's mix
+// (quant.FileRoutedExperts, estimateFor), nil for the mix's own: the
+// experts then hold their share of what the file holds beyond the mix, and
+// the rest of a layer (what stays on the GPU under --n-cpu-moe) the rest.
+func (c *costs) setExperts(m *model.Model, l quant.Level, file *quant.RoutedExperts) {
 	p := m.RoutedExpertParams()
 	if p <= 0 || l.BitsPerWeight() <= 0 || m.Experts <= 0 {
 		return
 	}
-	c.ExpertLayerWeights = math.Min(float64(p)*l.BitsPerWeight()/8, 0.95*c.LayerWeights)
+	e, ok := quant.RoutedExpertBytes(m, l.LlamaCPPLevel())
+	// A file larger than the mix derived (file) holds its experts'
+	// share of the extra in them: the experts are the file's, and the
+	// average of a layer's grows as they do.
+	grow := 1.0
+	if ok && file != nil && e.Total() > 0 {
+		grow = file.Total() / e.Total()
+		e = *file
+	}
+	c.ExpertLayerWeights = math.Min(float64(p)*l.BitsPerWeight()/8*grow, 0.95*c.LayerWeights)
 	c.ExpertActive = c.ActiveRatio
 	if m.ExpertsPerToken > 0 {
 		c.ExpertActive = float64(m.ExpertsPerToken) / float64(m.Experts)
 	}
 	c.DenseLayers = min(max(m.DenseLayers, 0), c.Layers)
 	c.ExpertShares = [3]float64{1.0 / 3, 1.0 / 3, 1.0 / 3}
-	if e, ok := quant.RoutedExpertBytes(m, l.LlamaCPPLevel()); ok {
+	if ok {
 		t := e.Total()
 		c.ExpertShares = [3]float64{e.Down / t, e.Gate / t, e.Up / t}
 		c.setExpertsByLayer(e)

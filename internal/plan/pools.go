@@ -302,6 +302,7 @@ func buildPools(reg *registry.Registry, node int, prefix string, rule engineRule
 	for _, k := range order {
 		p := byKey[k]
 		p.byEngine = kinds[k[:strings.LastIndex(k, "|")]] > 1
+		p.Budget.setDefaults(rule, p.Devices)
 		p.Domains = domains(reg, p, local)
 		p.setGroups()
 		p.setGPUs()

@@ -302,6 +302,32 @@ type TrainingAnswer struct {
 	Warnings    []string `json:"warnings"`
 }
 
+// seqPastTrainedContext is the warning for a training sequence longer than
+// the model's trained context (its config's max_position_embeddings or
+// equivalent, model.Model.MaxContext). Long-context fine-tuning is done,
+// so the estimate stands (memory does not depend on how positions are
+// encoded), but a rotary model uses positions past its context only with
+// its RoPE scaling extended by seq_len / context, set in the config before
+// training (rope_scaling: YaRN, linear, or a larger factor of the scaling
+// it has; a "yarn" or "linear" factor multiplies the positions). "" within
+// the context, or where the context is unknown.
+func seqPastTrainedContext(m *model.Model, seqLen int) string {
+	if m == nil || m.MaxContext <= 0 || seqLen <= m.MaxContext {
+		return ""
+	}
+	head := fmt.Sprintf("seq_len %d exceeds the model's trained context (%d positions in its config)", seqLen, m.MaxContext)
+	x := float64(seqLen) / float64(m.MaxContext)
+	r := m.Rope
+	how := "rope_scaling: YaRN, linear, or a larger factor of the scaling it has"
+	switch {
+	case r.None:
+		return head + ": its positions are not rotary (ALiBi or none), so no RoPE scaling extends them and past its context the model extrapolates; the memory estimate stands"
+	case r.Factor > 0 && r.Type != "" && r.Type != "default":
+		how = fmt.Sprintf("rope_scaling: the config's %s factor %g to %g, or YaRN", r.Type, r.Factor, r.Factor*x)
+	}
+	return fmt.Sprintf("%s: the model uses positions past it only with its RoPE scaling extended %.3gx (%s), as long-context fine-tuning sets it; the memory estimate does not depend on it", head, x, how)
+}
+
 // refuse records why the setup does not fit, in the answer's refusal and as
 // its "does not fit:" explanation line.
 func (a *TrainingAnswer) refuse(code, text string) *TrainingAnswer {
@@ -362,6 +388,9 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	ans.PerDevice = trainingMemory(req.Model, s, n)
 	for _, note := range req.Model.Notes {
 		ans.Warnings = append(ans.Warnings, model.TrainingNote(note))
+	}
+	if w := seqPastTrainedContext(req.Model, s.SeqLen); w != "" {
+		ans.Warnings = append(ans.Warnings, w)
 	}
 	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
 	if why != "" {

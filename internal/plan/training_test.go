@@ -558,3 +558,23 @@ func TestTrainingCompanionOutsideItsMethodIsRefused(t *testing.T) {
 		assert.NoError(t, err, ok)
 	}
 }
+
+// A training sequence longer than the model's trained context is estimated
+// (long-context fine-tuning is done) with a warning that says so and what
+// it takes: Llama-3.1-8B's config gives 131072 positions, so 262144 needs
+// its RoPE scaling extended 2x; Laguna-S-2.1's config scales with YaRN,
+// factor 32 over 8192 positions (262144), so 524288 needs factor 64. At or
+// within the context no such warning. Before, the estimate said nothing.
+func TestTrainingSeqLenPastTrainedContextWarns(t *testing.T) {
+	r := trainGPUs(t, 8, 80<<30)
+	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","seq_len":262144}}`, r))
+	assert.Equal(t, 262144, a.SeqLen)
+	assert.Contains(t, a.Warnings, "seq_len 262144 exceeds the model's trained context (131072 positions in its config): the model uses positions past it only with its RoPE scaling extended 2x (rope_scaling: YaRN, linear, or a larger factor of the scaling it has), as long-context fine-tuning sets it; the memory estimate does not depend on it")
+
+	b := estimate(t, trainRequest(t, `{"model":{"name":"Laguna-S-2.1"},"training":{"method":"qlora","seq_len":524288}}`, r))
+	assert.Contains(t, strings.Join(b.Warnings, "\n"), "seq_len 524288 exceeds the model's trained context (262144 positions in its config): the model uses positions past it only with its RoPE scaling extended 2x (rope_scaling: the config's yarn factor 32 to 64, or YaRN)")
+
+	c := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","seq_len":131072}}`, r))
+	assert.NotContains(t, strings.Join(c.Warnings, "\n"), "trained context")
+	assert.Equal(t, a.PerDevice.WeightsBytes, c.PerDevice.WeightsBytes, "the estimate is made the same way")
+}

@@ -112,6 +112,14 @@ func checkOtherMix(t *testing.T, name string, ck model.Checkpoint, got float64) 
 	assert.NotEmpty(t, ck.SizeMixSource, "%s %s: size_mix %q without its source", name, ck.Repo, ck.SizeMix)
 	assert.True(t, ck.IsGGUF(), "%s %s: size_mix names the rules of a GGUF file", name, ck.Repo)
 	assert.Greater(t, float64(ck.SizeBytes), got*(1+publishedTotalBound), "%s %s: size_mix records a file larger than the derived weights by more than the 1 %% check allows (%s)", name, ck.Repo, ck.SizeSource)
+	// Where the rules put the extra (FileRoutedExperts): a known rule set
+	// for the experts, a level for the rest (both may be recorded, as
+	// the source states them; the experts' rule is read first).
+	assert.Contains(t, []string{"", MixExpertsMainline, MixExpertsQuantTypes}, ck.SizeMixExperts, "%s %s: size_mix_experts", name, ck.Repo)
+	if o := Level(ck.SizeMixOther); o != "" {
+		_, ok := lookup(o)
+		assert.True(t, ok, "%s %s: size_mix_other %q is no level", name, ck.Repo, o)
+	}
 }
 
 // withoutPublishedTotal are the catalog models for which no source opened

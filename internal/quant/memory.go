@@ -117,6 +117,12 @@ type Breakdown struct {
 	// fills them, internal/plan companions.go): on the plan's first
 	// device, and in host memory.
 	CompanionGPUBytes, CompanionHostBytes int64 `json:"-"`
+	// FileExperts is the routed experts of the GGUF file the engine
+	// loads where it is larger than the weights derived and WeightsBytes
+	// charges it (FileRoutedExperts; planning fills it): what of the
+	// weights llama.cpp's --n-cpu-moe can move to host memory. nil: the
+	// experts of the level's mix (RoutedExpertBytes).
+	FileExperts *RoutedExperts `json:"-"`
 }
 
 // Estimate is the memory one replica of the model needs at level l for
