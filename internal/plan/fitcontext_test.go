@@ -554,3 +554,27 @@ func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
 	assert.NotContains(t, text, "keeps more of it")
 	assert.Contains(t, text, "of the types not warned of (iq3_xxs and better) none fits, even with the cpu_offload asked for")
 }
+
+// A chosen context's speed is stated at a depth of 4096 tokens per
+// sequence, and at that depth vLLM's pool runs every sequence of the batch
+// that fits there, not only the few that fit at full context. Before, the
+// full-context estimate's cap (10 sequences of 131072 for Llama-3.1-70B
+// bf16 on eight H100s at batch 64) was left on the plan and leaked into the
+// 4096-deep estimate: "decode ... over 10 sequences", "the KV cache of
+// 4096 tokens x 10 sequences", while 64 x 4096 tokens fit the pool many
+// times over.
+func TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth(t *testing.T) {
+	r := eightH100(t, false)
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64}`, r))
+	require.True(t, a.Fits, a.Explanation)
+	require.Equal(t, "131072", flagAfter(a.EngineArgs["vllm"], "--max-model-len"))
+	require.NotNil(t, a.Throughput)
+	require.Less(t, a.MaxBatchSize, 64, "the pool holds fewer than 64 full-length sequences")
+	assert.Equal(t, 64, a.Throughput.Sequences)
+	notes := strings.Join(a.Throughput.Assumptions, "\n")
+	assert.Contains(t, notes, "the KV cache of 4096 tokens x 64 sequences")
+	given := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64,"context_length":4096}`, r))
+	assert.Equal(t, given.Throughput.DecodeTokensPerS, a.Throughput.DecodeTokensPerS, "the same 64 sequences at the same depth")
+	full := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64,"context_length":131072}`, r))
+	assert.Equal(t, a.MaxBatchSize, full.Throughput.Sequences, "at full context the pool's count runs")
+}

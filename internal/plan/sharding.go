@@ -205,15 +205,20 @@ func chooseServing(req *planning) (*choice, error) {
 // throughputAt is the speed estimate of a fitting plan whose replicas hold
 // maxBatch full-context sequences in all (maxFitting): on a paged KV pool
 // each replica decodes its share of the batch, or as many sequences as its
-// pool holds where that is fewer, and an assumption says so.
+// pool holds where that is fewer, and an assumption says so. The cap is
+// set on a copy: throughputOf estimates the same plan at two depths, and a
+// cap left on pl by the full-context estimate ran the shallower one at the
+// full context's count (TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth).
 func throughputAt(pl *planned, req *planning, inter float64, maxBatch int) Throughput {
 	share := pl.batchOf(req)
 	perReplica := maxBatch / pl.replicaCount()
 	capped := pl.Pool.Budget.Paged && share > 1 && perReplica >= 1 && perReplica < share
+	at := *pl
+	at.Concurrent = 0
 	if capped {
-		pl.Concurrent = perReplica
+		at.Concurrent = perReplica
 	}
-	t := estimateThroughput(pl, req, inter)
+	t := estimateThroughput(&at, req, inter)
 	if capped {
 		t.Assumptions = append(t.Assumptions, fmt.Sprintf("%s's paged KV cache holds %s of %d tokens per replica: %d of the %d run at once at full context, and the figures are of %d",
 			pl.Pool.Budget.Engine.Title(), counted(perReplica, "sequence"), req.ContextLength, perReplica, share, perReplica))
