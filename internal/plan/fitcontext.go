@@ -234,6 +234,9 @@ func throughputOf(pl *planned, req *planning, interStageGBs float64, chosen bool
 	if full.DecodeTokensPerS > 0 {
 		note = fmt.Sprintf("speeds are stated at a KV depth of %d tokens per sequence, not at the chosen context of %d: at that full depth decode is %.1f tokens/s",
 			chosenSpeedDepth, req.ContextLength, full.DecodeTokensPerS)
+		if full.Sequences != t.Sequences && full.Sequences > 0 {
+			note += fmt.Sprintf(" over %s, all the KV pool holds at that depth", counted(full.Sequences, "sequence"))
+		}
 	}
 	t.Assumptions = append(t.Assumptions, note)
 	return t

@@ -577,4 +577,5 @@ func TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth(t *testing.T) {
 	assert.Equal(t, given.Throughput.DecodeTokensPerS, a.Throughput.DecodeTokensPerS, "the same 64 sequences at the same depth")
 	full := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64,"context_length":131072}`, r))
 	assert.Equal(t, a.MaxBatchSize, full.Throughput.Sequences, "at full context the pool's count runs")
+	assert.Contains(t, notes, fmt.Sprintf("at that full depth decode is %.1f tokens/s over %d sequences, all the KV pool holds at that depth", full.Throughput.DecodeTokensPerS, a.MaxBatchSize))
 }
