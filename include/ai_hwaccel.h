@@ -54,7 +54,8 @@ extern "C" {
  * "code" (no_device, unsupported, insufficient_memory, too_few_devices,
  * tensor_parallel, too_large; schema/plan.schema.json) and its "text", and
  * carries no "quant" or "strategy".  When no device's memory is known
- * (code no_device) "fits" is null: unknown, not no.
+ * (code no_device) "fits" is null: unknown, not no; so is each "levels"
+ * row's "fits" then.
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state
@@ -197,8 +198,8 @@ extern "C" {
  *   0.2.0  ABI 1: hwaccel_models_json, hwaccel_fit_json and
  *          hwaccel_rent_json added; "model" may be one string or what a
  *          host fetched from a model repository; error messages name JSON
- *          types and paths; "fits" is null when no device's memory is
- *          known.
+ *          types and paths; "fits" (and each "levels" row's) is null
+ *          when no device's memory is known.
  */
 #define HWACCEL_VERSION_MAJOR 0
 #define HWACCEL_VERSION_MINOR 2
