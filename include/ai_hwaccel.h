@@ -633,9 +633,9 @@ HWACCEL_API char *hwaccel_fit_json(const char *request_json);
  *                   "engine":"vllm","engine_args":[...]}],
  *       "not_fit":[{"provider":"...","type":"...","reason":"..."}],
  *       "warnings":["... price ... seen 2025-10-22, 402 days ago ..."]}
- *  The request is a planning request without "registry", "cluster" or
- *  "detect" (those are "invalid_argument": the machines are the
- *  catalog's), plus the optional "rent" object; unknown members are
+ *  The request is a planning request without "registry", "cluster",
+ *  "detect" or "devices" (those are "invalid_argument": the machines are
+ *  the catalog's), plus the optional "rent" object; unknown members are
  *  "invalid_argument" (schema/rent-request.schema.json; the answer:
  *  schema/rent.schema.json).  "prices" replaces built-in prices type by
  *  type.  A choice whose speed is unknown has no cost per token and sorts
