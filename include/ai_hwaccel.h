@@ -325,7 +325,9 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             environment variables consulted.  MAC and IP
  *                             addresses are replaced; so are serial numbers
  *                             and UUIDs unless "snapshot_keep_ids".  A file
- *                             that cannot be written is "invalid_argument".
+ *                             that cannot be written, or that exists and is
+ *                             not a regular file (a FIFO, a device), is
+ *                             "invalid_argument", at once.
  *      "snapshot_keep_ids" bool  keep serial numbers and UUIDs in the
  *                             "snapshot_out" archive (default false).
  *                             docs/snapshots.md describes the archive.
