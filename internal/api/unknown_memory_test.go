@@ -96,3 +96,30 @@ func TestUnknownFitLevelsSayUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A fit row whose plan estimates no decode speed (a Strix Halo, whose
+// memory bandwidth the datasheet table lacks) said validated_on "not
+// validated: no decode speed is estimated (the assumptions say why)", and a
+// fit row carries no assumptions. It says why itself, from the plan's
+// "decode omitted:" assumption.
+func TestFitRowSaysWhyNoSpeed(t *testing.T) {
+	detect := fixtureDetect(t, "strix-halo-128gb")
+	var a struct {
+		Models []struct {
+			Model       string  `json:"model"`
+			Fits        *bool   `json:"fits"`
+			TokensPerS  float64 `json:"decode_tokens_per_s"`
+			ValidatedOn string  `json:"validated_on"`
+		} `json:"models"`
+	}
+	out := Fit(context.Background(), []byte(`{"filter":"Qwen3-8B","detect":`+detect+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	require.NotEmpty(t, a.Models, "%s", out)
+	for _, m := range a.Models {
+		require.NotNil(t, m.Fits, m.Model)
+		require.True(t, *m.Fits, m.Model)
+		require.Zero(t, m.TokensPerS, m.Model)
+		assert.NotContains(t, m.ValidatedOn, "the assumptions say why", m.Model)
+		assert.Contains(t, m.ValidatedOn, "memory bandwidth unknown for rocm:0", m.Model)
+	}
+}
