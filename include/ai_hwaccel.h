@@ -54,7 +54,8 @@ extern "C" {
  * "code" (no_device, unsupported, insufficient_memory, too_few_devices,
  * tensor_parallel, too_large; schema/plan.schema.json) and its "text", and
  * carries no "quant" or "strategy".  When no device's memory is known
- * (code no_device) "fits" is null: unknown, not no.
+ * (code no_device) "fits" is null: unknown, not no; so is each "levels"
+ * row's "fits" then.
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state
@@ -197,8 +198,8 @@ extern "C" {
  *   0.2.0  ABI 1: hwaccel_models_json, hwaccel_fit_json and
  *          hwaccel_rent_json added; "model" may be one string or what a
  *          host fetched from a model repository; error messages name JSON
- *          types and paths; "fits" is null when no device's memory is
- *          known.
+ *          types and paths; "fits" (and each "levels" row's) is null
+ *          when no device's memory is known.
  */
 #define HWACCEL_VERSION_MAJOR 0
 #define HWACCEL_VERSION_MINOR 2
@@ -324,7 +325,9 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             environment variables consulted.  MAC and IP
  *                             addresses are replaced; so are serial numbers
  *                             and UUIDs unless "snapshot_keep_ids".  A file
- *                             that cannot be written is "invalid_argument".
+ *                             that cannot be written, or that exists and is
+ *                             not a regular file (a FIFO, a device), is
+ *                             "invalid_argument", at once.
  *      "snapshot_keep_ids" bool  keep serial numbers and UUIDs in the
  *                             "snapshot_out" archive (default false).
  *                             docs/snapshots.md describes the archive.
@@ -632,9 +635,9 @@ HWACCEL_API char *hwaccel_fit_json(const char *request_json);
  *                   "engine":"vllm","engine_args":[...]}],
  *       "not_fit":[{"provider":"...","type":"...","reason":"..."}],
  *       "warnings":["... price ... seen 2025-10-22, 402 days ago ..."]}
- *  The request is a planning request without "registry", "cluster" or
- *  "detect" (those are "invalid_argument": the machines are the
- *  catalog's), plus the optional "rent" object; unknown members are
+ *  The request is a planning request without "registry", "cluster",
+ *  "detect" or "devices" (those are "invalid_argument": the machines are
+ *  the catalog's), plus the optional "rent" object; unknown members are
  *  "invalid_argument" (schema/rent-request.schema.json; the answer:
  *  schema/rent.schema.json).  "prices" replaces built-in prices type by
  *  type.  A choice whose speed is unknown has no cost per token and sorts

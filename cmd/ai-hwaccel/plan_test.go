@@ -104,6 +104,17 @@ func TestPlanUnknownMemoryIsNotNo(t *testing.T) {
 	assert.Equal(t, "no_device", plan["refusal"].(map[string]any)["code"])
 	text := runCLI(t, withFixture(t, "jetson-agx-orin", "plan", "--model", "Llama-3.1-8B")...)
 	assert.Contains(t, text.stdout, "cannot tell whether it fits: no available device with known memory")
+	// The levels table below that headline said FITS "no" on every row
+	// ("no available device"): it says unknown, as fit --all does.
+	rows := 0
+	for _, line := range strings.Split(text.stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 4 && (f[0] == "bf16" || f[0] == "int4") {
+			rows++
+			assert.Equal(t, "unknown", f[3], line)
+		}
+	}
+	assert.Equal(t, 2, rows, text.stdout)
 }
 
 // With no --context, a vLLM or SGLang plan runs the context it chose (issue

@@ -53,7 +53,8 @@ def main(argv):
     print("\nplan for a 70B model: fits=%s strategy=%s quant=%s" % (
         plan.get("fits"), plan.get("strategy"), plan.get("quant")))
     for s in plan.get("shards", []):
-        print("  %-8s layers %s-%s  %s GiB" % (s.get("device_id"), s.get("layer_start"), s.get("layer_end"),
+        # layer_end is one past the shard's last layer: print first-last, as the CLI does.
+        print("  %-8s layers %s-%s  %s GiB" % (s.get("device_id"), s.get("layer_start"), s.get("layer_end") - 1,
                                                gib(s.get("memory_bytes"))))
     for line in plan.get("explanation", []):
         print("  - " + line)

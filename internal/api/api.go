@@ -151,11 +151,16 @@ var knownNo, unknown = []byte(`{"fits":false`), []byte(`{"fits":null`)
 
 // unknownFits is encoded answer b with fits null: "unknown" is not "no"
 // when no available device's memory is known (schema/plan.schema.json).
+// Nor can any level be told then (every row is the request's estimate,
+// plan.rowsWithoutDevices), so each levels row's fits is null too. A
+// "fits":false in the encoding is a key: inside a string its quotes are
+// escaped.
 func unknownFits(b []byte) []byte {
 	if !bytes.HasPrefix(b, knownNo) {
 		return ErrorJSON(errs.New(errs.Internal, "encode answer: fits is not the answer's first field"))
 	}
-	return append(append([]byte(nil), unknown...), b[len(knownNo):]...)
+	rest := bytes.ReplaceAll(b[len(knownNo):], []byte(`"fits":false`), []byte(`"fits":null`))
+	return append(append([]byte(nil), unknown...), rest...)
 }
 
 // planRequest decodes a planning request (internal/api/wire), checks it

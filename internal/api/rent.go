@@ -15,7 +15,8 @@ import (
 )
 
 // Rent answers hwaccel_rent_json: a planning request (model, context_length,
-// batch_size, engine, quant; no registry: the machines are the catalog's)
+// batch_size, engine, quant; no registry, cluster, detect or devices: the
+// machines are the catalog's)
 // with a "rent" object of filters (schema/rent-request.schema.json). It
 // never detects this machine and never uses the network; the only files it
 // reads are the model files a "model": {"path": ...} names, as planning does
@@ -78,7 +79,9 @@ func rentRequest(input []byte) (*rent.Request, error) {
 		// decode above took every other kind of value already.
 		return nil, errs.New(errs.InvalidArgument, "request: must be a JSON object, got null")
 	}
-	for _, k := range []string{"registry", "cluster", "detect"} {
+	// Each names a machine or its devices; devices would also plan part of
+	// every type while ranking the whole type's price.
+	for _, k := range []string{"registry", "cluster", "detect", "devices"} {
 		if _, ok := fields[k]; ok {
 			return nil, errs.New(errs.InvalidArgument, "request: %q has no place in a rent request: the machines are the catalog's", k)
 		}

@@ -69,3 +69,57 @@ func TestNoDeviceExplanationSaysDoesNotFitOnce(t *testing.T) {
 		assert.Equal(t, 1, n, "%s: %q", name, a.Explanation)
 	}
 }
+
+// Where no available device's memory is known the answer's fits is null
+// (unknown, not no), but every row of its levels said "fits": false with
+// the reason "no available device": a no, and untrue of a machine whose
+// RX 7900 XT and CPU are available with their memory unknown. The rows say
+// fits null, as the answer does, and the refusal's reason.
+func TestUnknownFitLevelsSayUnknown(t *testing.T) {
+	detect := fixtureDetect(t, "rx7900xt-amdgpu-sysfs")
+	for name, call := range map[string]func(context.Context, []byte, Env) []byte{"plan": PlanSharding, "suggest": SuggestQuant} {
+		var a struct {
+			Fits   *bool `json:"fits"`
+			Levels []struct {
+				Quant  string `json:"quant"`
+				Fits   *bool  `json:"fits"`
+				Reason string `json:"reason"`
+			} `json:"levels"`
+		}
+		out := call(context.Background(), []byte(`{"model":{"name":"Qwen2.5-7B"},"detect":`+detect+`}`), NoEnv)
+		require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+		require.Nil(t, a.Fits, "%s: %s", name, out)
+		require.NotEmpty(t, a.Levels, name)
+		for _, l := range a.Levels {
+			assert.Nil(t, l.Fits, "%s %s: %s", name, l.Quant, out)
+			assert.Equal(t, "no available device with known memory", l.Reason, "%s %s", name, l.Quant)
+		}
+	}
+}
+
+// A fit row whose plan estimates no decode speed (a Strix Halo, whose
+// memory bandwidth the datasheet table lacks) said validated_on "not
+// validated: no decode speed is estimated (the assumptions say why)", and a
+// fit row carries no assumptions. It says why itself, from the plan's
+// "decode omitted:" assumption.
+func TestFitRowSaysWhyNoSpeed(t *testing.T) {
+	detect := fixtureDetect(t, "strix-halo-128gb")
+	var a struct {
+		Models []struct {
+			Model       string  `json:"model"`
+			Fits        *bool   `json:"fits"`
+			TokensPerS  float64 `json:"decode_tokens_per_s"`
+			ValidatedOn string  `json:"validated_on"`
+		} `json:"models"`
+	}
+	out := Fit(context.Background(), []byte(`{"filter":"Qwen3-8B","detect":`+detect+`}`), NoEnv)
+	require.NoError(t, json.Unmarshal(out, &a), "%s", out)
+	require.NotEmpty(t, a.Models, "%s", out)
+	for _, m := range a.Models {
+		require.NotNil(t, m.Fits, m.Model)
+		require.True(t, *m.Fits, m.Model)
+		require.Zero(t, m.TokensPerS, m.Model)
+		assert.NotContains(t, m.ValidatedOn, "the assumptions say why", m.Model)
+		assert.Contains(t, m.ValidatedOn, "memory bandwidth unknown for rocm:0", m.Model)
+	}
+}

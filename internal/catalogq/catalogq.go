@@ -157,9 +157,27 @@ func Row(m Model, p *plan.ShardingAnswer) FitRow {
 	r.Devices = len(seen)
 	if p.Throughput != nil {
 		r.DecodeTokensPerS, r.ValidatedOn = p.Throughput.DecodeTokensPerS, p.Throughput.ValidatedOn
+		if r.DecodeTokensPerS <= 0 {
+			r.ValidatedOn = noSpeedWhy(p.Throughput.Assumptions)
+		}
 	}
 	r.NoCommand = noCommand(p)
 	return r
+}
+
+// noSpeedWhy is the validated_on of a row whose plan estimates no decode
+// speed: the plan's own says "the assumptions say why", and a row carries
+// no assumptions, so the row says why itself, from the plan's "decode
+// omitted:" assumption.
+func noSpeedWhy(assumptions []string) string {
+	const omitted = "decode omitted: "
+	why := plan.NotValidated + ": no decode speed is estimated"
+	for _, a := range assumptions {
+		if rest, ok := strings.CutPrefix(a, omitted); ok {
+			return why + ": " + rest
+		}
+	}
+	return why
 }
 
 // noCommand is why the plan's engine command is withheld (FitRow.NoCommand),

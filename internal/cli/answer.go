@@ -82,7 +82,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeThroughput(w, a.Throughput)
 		writeEngineArgs(w, a, info)
 	}
-	writeLevels(w, a.Levels, seen, offloadedLevel(a))
+	writeLevels(w, a.Levels, seen, offloadedLevel(a), a.FitsUnknown())
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
@@ -110,7 +110,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
 	}
-	writeLevels(w, a.Levels, seen, "")
+	writeLevels(w, a.Levels, seen, "", a.FitsUnknown())
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
@@ -949,8 +949,10 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 // every device the plan uses, so it is not headed TOTAL (issue 24). The
 // row of offloaded, the level an offload plan was made at, reads
 // "offload" and CPU offload rather than "no": it fits, with part of the
-// model in host RAM.
-func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string) {
+// model in host RAM. Where the answer cannot tell whether the model fits
+// (unknown: no available device's memory is known), FITS reads "unknown",
+// as the headline and fit --all say, not "no".
+func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string, unknown bool) {
 	if len(levels) == 0 {
 		return
 	}
@@ -983,6 +985,8 @@ func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded st
 			fits = "yes"
 		case l.Quant == offloaded:
 			fits, strategy = "offload", strategyWords("cpu_offload")
+		case unknown:
+			fits = "unknown"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(l.Quant), GiB(l.TotalBytes), fits,
 			strategy, Text(reason))

@@ -496,6 +496,12 @@ type Placement struct {
 	// none; Projector its multimodal projector (mmproj), nil when none.
 	Draft     *Companion
 	Projector *ProjectorFile
+	// FitTargetBytes are, per accelerator of Stages in their order, the
+	// bytes an engine that places the model itself (llama.cpp's --fit)
+	// must leave free on it for its placement to stay within the plan's
+	// budget: the engine's margin, or more where a memory fraction caps
+	// the device below its free memory. Empty: the margin on each.
+	FitTargetBytes []int64
 }
 
 // Companion is a draft model as an engine loads it: the model, its file

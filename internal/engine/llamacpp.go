@@ -939,8 +939,31 @@ func PartialExpertOverride(n, part int) string {
 // its allocator (flags --fit, --fit-target in MiB per device, --fit-ctx,
 // common/arg.cpp of https://github.com/ggml-org/llama.cpp).
 func fitHandOff(p *Placement) string {
-	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %d --fit-ctx %d",
-		p.Memory.MarginBytes>>20, fitContextFloor(p.Batch))
+	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %s --fit-ctx %d",
+		fitTarget(p), fitContextFloor(p.Batch))
+}
+
+// fitTarget is --fit-target for the hand-off, in MiB: the margin, or per
+// device (FitTargetBytes) what the plan leaves free of it, rounded up so
+// that --fit places no more than the plan did; one value where the devices
+// agree (llama.cpp broadcasts it), else one per device in the order of
+// --tensor-split ("MiB0,MiB1,...", common/arg.cpp of ggml-org/llama.cpp
+// @ 34af94cd). Without it, a plan made within a memory fraction handed
+// --fit the 1 GiB margin and so the whole device.
+func fitTarget(p *Placement) string {
+	if len(p.FitTargetBytes) == 0 {
+		return strconv.FormatInt(p.Memory.MarginBytes>>20, 10)
+	}
+	mib := make([]string, len(p.FitTargetBytes))
+	same := true
+	for i, b := range p.FitTargetBytes {
+		mib[i] = strconv.FormatInt((b+(1<<20)-1)>>20, 10)
+		same = same && mib[i] == mib[0]
+	}
+	if same {
+		return mib[0]
+	}
+	return strings.Join(mib, ",")
 }
 
 // fitContextFloor is the --fit-ctx that keeps llama.cpp's --fit from

@@ -235,7 +235,7 @@ func choose(req *planning) (*choice, error) {
 		passes = append(passes, host)
 	}
 	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: "no available device with known memory" + leftOutUnavailable(req) + memoryUnknown(req)}
+		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: noDeviceReason + leftOutUnavailable(req) + memoryUnknown(req)}
 		ch.Outcome = outcomeNoDevices
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
@@ -607,11 +607,19 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 	return planned{Level: l, Code: RefusalUnsupported, Reason: fmt.Sprintf("no available device supports %s", l)}
 }
 
+// noDeviceReason is why no level can be planned where no available
+// device's memory is known: the start of the no_device refusal and each
+// level row's reason (the devices may well be there, their memory unknown).
+const noDeviceReason = "no available device with known memory"
+
+// rowsWithoutDevices are the level rows where no available device's memory
+// is known: each level's estimate; whether it fits cannot be told, which
+// the answer's JSON says with fits null on every row (internal/api).
 func rowsWithoutDevices(req *planning, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
 		b := req.estimate(l, req.ContextLength, req.BatchSize)
-		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: "no available device"})
+		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: noDeviceReason})
 	}
 	return rows
 }

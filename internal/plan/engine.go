@@ -127,6 +127,26 @@ func sharesHost(req *planning, p *pool) bool {
 	return h != nil && hostBeside(h, p) == nil
 }
 
+// fitTargets are, per accelerator of the plan's stages in order, the bytes
+// the plan leaves free of what the engine measures as free there
+// (engine.Placement.FitTargetBytes): its usable memory and the margin's
+// part allocated later (MarginCredit) less the budget it planned within.
+// That is the margin alone unless a memory fraction caps the device lower.
+func fitTargets(pl *planned) []int64 {
+	b := planBudget(pl)
+	var out []int64
+	for _, s := range pl.Stages {
+		for i := range s.Devices {
+			d := &s.Devices[i].Dev
+			if d.Kind == registry.KindCPU {
+				continue
+			}
+			out = append(out, d.UsableMemory()+b.MarginCredit-b.usable(d))
+		}
+	}
+	return out
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
@@ -141,6 +161,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	if pl.Offloaded {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
 	}
+	v.FitTargetBytes = fitTargets(pl)
 	if req.CPUOffload {
 		v.OffloadFits = offloadFitsOn(req, pl.Pool)
 	}

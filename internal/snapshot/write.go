@@ -4,12 +4,14 @@ import (
 	"archive/tar"
 	"bufio"
 	"compress/gzip"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -35,9 +37,32 @@ func (r *Recorder) WriteTo(w io.Writer) (int64, error) {
 
 // WriteFile writes the archive to the file name (created with mode 0600: a
 // snapshot describes one user's machine).
+//
+// Only a regular file is written, as Read only reads one: the file is
+// opened without blocking and without truncating, checked with fstat, and
+// only then truncated. A blocking open of a FIFO waits for a reader, so a
+// FIFO named here held the caller's thread for good, past any timeout; a
+// device would take the archive's bytes.
 func (r *Recorder) WriteFile(name string) error {
-	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if errors.Is(err, syscall.ENXIO) {
+		// A FIFO without a reader (open(2): ENXIO with O_NONBLOCK).
+		if st, serr := os.Stat(name); serr == nil && !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is not a regular file", name)
+		}
+	}
 	if err != nil {
+		return err
+	}
+	if st, err := f.Stat(); err != nil || !st.Mode().IsRegular() {
+		f.Close()
+		if err != nil {
+			return err
+		}
+		return fmt.Errorf("%s is not a regular file", name)
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return err
 	}
 	bw := bufio.NewWriter(f)

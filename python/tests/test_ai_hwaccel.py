@@ -587,6 +587,29 @@ class Example(unittest.TestCase):
         self.assertIn("libai_hwaccel %s (ABI %d)" % (ai_hwaccel.__version__, _lib.ABI_VERSION), p.stdout)
         self.assertRegex(p.stdout, r"\ncuda:7 +NVIDIA H100 80GB HBM3 ")
         self.assertIn("plan for a 70B model: fits=True", p.stdout)
+        # layer_end is one past the last layer (schema/plan.schema.json): a
+        # 70-layer model on eight GPUs of tensor parallelism holds layers
+        # 0-69 on each, as the CLI's LAYERS column says; it printed 0-70.
+        self.assertRegex(p.stdout, r"\n  cuda:0 +layers 0-69 ")
+        self.assertNotIn("layers 0-70", p.stdout)
+
+    def test_python_md_example_runs_and_names_the_last_layer(self):
+        """docs/python.md's complete example, run as written on the dgx-h100
+        fixture (its detect() call given the fixture's options): it plans
+        Llama-3.1-8B for vLLM, and prints each shard's layers as the CLI
+        does, first to last (0-31 of 32), not first to layer_end (0-32)."""
+        with open(os.path.join(ROOT, "docs", "python.md")) as f:
+            doc = f.read()
+        code = re.search(r"```python\n(# plan\.py:.*?)```", doc, re.S).group(1)
+        call = "ai_hwaccel.detect(timeout_ms=10000)"
+        self.assertIn(call, code)
+        code = code.replace(call, "ai_hwaccel.detect(%r)" % dgx())
+        p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                           env=dict(os.environ, PYTHONPATH=PYDIR, AI_HWACCEL_LIB=LIB))  # fmt: skip
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("fits: True", p.stdout)
+        self.assertRegex(p.stdout, r"\n  cuda:0: layers 0-31, ")
+        self.assertNotIn("layers 0-32", p.stdout)
 
 
 class Packaging(unittest.TestCase):
