@@ -16179,6 +16179,26 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/ai-dynamo/aiconfigurator/blob/397b8ae4b05bd37f0b3a724d9a569947e48e8cad/aic-core/src/aiconfigurator_core/model_configs/meta-models--Muse-Glimmer-30B_config.json (a copy of https://huggingface.co/meta-models/Muse-Glimmer-30B/blob/main/config.json; keys planning never reads left out)",
 		Notes:  "A dense VLM: layer_types marks 39 of 52 layers sliding-window (2048 tokens). The language model counts 27.9 B from its shape, with the gate_proj of q_proj's shape that gates every attention output (model.Arch GatedAttention), and the vision tower about 1.9 B estimated from vision_config; the name says 30B.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:      "bf16",
+				Repo:       "unsloth/Muse-Glimmer-30B-GGUF",
+				Method:     "gguf",
+				Source:     "https://github.com/dreamingwell/apple-llm-performance/blob/2282d095fd2a12511e351c752fb274213a02cc39/data/models/glimmer.py",
+				SizeBytes:  55700000000,
+				SizeSource: "55.7 GB for Muse-Glimmer-30B-BF16, the tracker's sum of the repository's bytes for the type (LADDER of https://github.com/dreamingwell/apple-llm-performance/blob/2282d095fd2a12511e351c752fb274213a02cc39/data/models/glimmer.py)",
+				Notes:      "community GGUF: unsloth's llama.cpp quantizations of meta-models/Muse-Glimmer-30B, the entry's own release; apple-llm-performance's model record (data/models/glimmer.py, a secondary source whose tracker sums the repository's bytes per type) lists unsloth/Muse-Glimmer-30B-GGUF at BF16 (55.7 GB), Q8_0 (29.6 GB) and unsloth's dynamic UD-Q6_K_XL, UD-Q5_K_XL, UD-Q5_K_M, UD-IQ3_M, UD-Q3_K_XL, UD-Q2_K_XL and UD-IQ2_XXS (not listed: not llama.cpp's standard mixes, and no source here states their rules); the file names and the repository's vision projector (mmproj) are not read here, so no file or mmproj is recorded and llama-server -hf REPO:TYPE picks them; the size is the tracker's, the language model without the vision tower, which a GGUF repository keeps in its projector file. Meta's own meta-models/Muse-Glimmer-30B-GGUF (Muse-Glimmer-30B-KQuant-17GB-Q4_K_M.gguf, Muse-Glimmer-30B-KQuant-Dynamic-Q4_K_XL.gguf, mmproj-Muse-Glimmer-30B-Q4_K_M.gguf, as stored projects quote its card) is not listed: its K-quant files are Meta's own mixes, whose rules and sizes no source read here states beside the file names",
+			},
+			{
+				Quant:      "q8_0",
+				Repo:       "unsloth/Muse-Glimmer-30B-GGUF",
+				Method:     "gguf",
+				Source:     "https://github.com/dreamingwell/apple-llm-performance/blob/2282d095fd2a12511e351c752fb274213a02cc39/data/models/glimmer.py",
+				SizeBytes:  29600000000,
+				SizeSource: "29.6 GB for Muse-Glimmer-30B-Q8_0, the tracker's sum of the repository's bytes for the type (LADDER of https://github.com/dreamingwell/apple-llm-performance/blob/2282d095fd2a12511e351c752fb274213a02cc39/data/models/glimmer.py)",
+				Notes:      "community GGUF: unsloth's llama.cpp quantizations of meta-models/Muse-Glimmer-30B, the entry's own release; apple-llm-performance's model record (data/models/glimmer.py, a secondary source whose tracker sums the repository's bytes per type) lists unsloth/Muse-Glimmer-30B-GGUF at BF16 (55.7 GB), Q8_0 (29.6 GB) and unsloth's dynamic UD-Q6_K_XL, UD-Q5_K_XL, UD-Q5_K_M, UD-IQ3_M, UD-Q3_K_XL, UD-Q2_K_XL and UD-IQ2_XXS (not listed: not llama.cpp's standard mixes, and no source here states their rules); the file names and the repository's vision projector (mmproj) are not read here, so no file or mmproj is recorded and llama-server -hf REPO:TYPE picks them; the size is the tracker's, the language model without the vision tower, which a GGUF repository keeps in its projector file. Meta's own meta-models/Muse-Glimmer-30B-GGUF (Muse-Glimmer-30B-KQuant-17GB-Q4_K_M.gguf, Muse-Glimmer-30B-KQuant-Dynamic-Q4_K_XL.gguf, mmproj-Muse-Glimmer-30B-Q4_K_M.gguf, as stored projects quote its card) is not listed: its K-quant files are Meta's own mixes, whose rules and sizes no source read here states beside the file names",
+			},
+		},
 	},
 	{
 		Name: "Laguna-XS.2",
