@@ -4247,6 +4247,16 @@ var catalogEntries = []CatalogEntry{
 			"vocab_size":              32064.0,
 		},
 		Source: "https://huggingface.co/microsoft/Phi-3-medium-4k-instruct/blob/main/config.json",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/Phi-3-medium-4k-instruct-GGUF",
+				Method: "gguf",
+				File:   "Phi-3-medium-4k-instruct-Q4_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/Phi-3-medium-4k-instruct-GGUF/resolve/main/Phi-3-medium-4k-instruct-Q4_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of microsoft/Phi-3-medium-4k-instruct, the entry's own release (Microsoft publishes no GGUF of the medium model that a source shows); the file's address in the repository; public model lists and download scripts fetch https://huggingface.co/bartowski/Phi-3-medium-4k-instruct-GGUF/resolve/main/Phi-3-medium-4k-instruct-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there, so its other types are not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Phi-4",
