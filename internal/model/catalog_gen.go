@@ -18160,5 +18160,15 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/sdpython/onnx-diagnostic/blob/cc937c25e830a1195f73090ada9ea6bd8f670a57/onnx_diagnostic/torch_models/hghub/hub_data_cached_configs.py (_ccached_microsoft_phi3_mini_128k_instruct, \"microsoft/Phi-3-mini-128k-instruct\": the model's config.json as a Python dict; values verbatim, rope_scaling kept as its \"type\": \"longrope\" without the long_factor and short_factor lists (48 values each; they change the frequencies only), token ids and keys planning never reads left out)",
 		Notes:  "Phi-3-mini-128k-instruct (April 2024): Phi-3-mini-4k-instruct's shape (32 layers of 3072, 32 heads without GQA, 32064-token vocabulary) with LongRoPE scaling from 4096 to 131072 positions. The shape gives 3,821,079,552 parameters (+0.55 % on the published 3.8B), the Hub's count for the 4k model. The sliding_window of 262144 exceeds the context: no layer is windowed.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/Phi-3-mini-128k-instruct-GGUF",
+				Method: "gguf",
+				File:   "Phi-3-mini-128k-instruct-Q4_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/Phi-3-mini-128k-instruct-GGUF/resolve/main/Phi-3-mini-128k-instruct-Q4_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of microsoft/Phi-3-mini-128k-instruct, the entry's own release (microsoft/Phi-3-mini-4k-instruct-gguf is the 4k model's, not this one's); the file's address in the repository; public download scripts and setup guides fetch https://huggingface.co/bartowski/Phi-3-mini-128k-instruct-GGUF/resolve/main/Phi-3-mini-128k-instruct-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 }
