@@ -13253,6 +13253,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "bigcode/starcoder2-7b",
 				Source: "https://huggingface.co/bigcode/starcoder2-7b",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/starcoder2-7b-GGUF",
+				Method: "gguf",
+				File:   "starcoder2-7b-Q4_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/starcoder2-7b-GGUF/resolve/main/starcoder2-7b-Q4_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of bigcode/starcoder2-7b, the entry's own release (a base code model; BigCode publishes no GGUF that a source shows); the file's address in the repository; public model lists fetch https://huggingface.co/bartowski/starcoder2-7b-GGUF/resolve/main/starcoder2-7b-Q4_K_M.gguf and hf://bartowski/starcoder2-7b-GGUF/starcoder2-7b-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; the sizes they give are rounded (4.37 GB, 4.3 GB, 4.0 GB) and disagree, so none is recorded; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
