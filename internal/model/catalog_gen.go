@@ -9844,6 +9844,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "Qwen/Qwen3-30B-A3B-Base",
 				Source: "https://huggingface.co/Qwen/Qwen3-30B-A3B-Base",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "mradermacher/Qwen3-30B-A3B-Base-GGUF",
+				Method: "gguf",
+				File:   "Qwen3-30B-A3B-Base.Q4_K_M.gguf",
+				Source: "https://huggingface.co/mradermacher/Qwen3-30B-A3B-Base-GGUF/resolve/main/Qwen3-30B-A3B-Base.Q4_K_M.gguf",
+				Notes:  "community GGUF: mradermacher's static llama.cpp quantizations of Qwen/Qwen3-30B-A3B-Base, the entry's own (pretrained) release (Qwen's own Qwen/Qwen3-30B-A3B-GGUF is the post-trained model's); the file's address in the repository; a public app catalog downloads https://huggingface.co/mradermacher/Qwen3-30B-A3B-Base-GGUF/resolve/main/Qwen3-30B-A3B-Base.Q4_K_M.gguf (\"verified Content-Length (18.55 GB)\", 0.01 % above the weights derived) and experiment notes pull hf.co/mradermacher/Qwen3-30B-A3B-Base-GGUF:Q4_K_M with ollama (found by exact file name in the code search's index, which does not name the repositories holding it, so the size is not recorded); only this type of the repository is named there; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
