@@ -17889,6 +17889,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://github.com/modelscope/ms-swift/blob/24159dabf4617e821428b83ef972a4d5b977a000/swift/llm/model/model/mistral.py",
 				Notes:  "the re-upload of Microsoft's withdrawn release that ms-swift registers as WizardLM-2-8x22B's Hugging Face id (LLMModelType.wizardlm2_moe: Model('AI-ModelScope/WizardLM-2-8x22B', 'alpindale/WizardLM-2-8x22B')); the Hub counts its tensors at 140,620,634,112 parameters ('alpindale/WizardLM-2-8x22B' parameters_raw in https://github.com/AlexsJones/llmfit/blob/5bdc9df9d8e28168fdc4650741be71b715a11fc6/llmfit-core/data/hf_models.json), Microsoft's checkpoint's count to the parameter (params_source); no source states its size in bytes",
 			},
+			{
+				Quant:  "iq3_s",
+				Repo:   "bartowski/WizardLM-2-8x22B-GGUF",
+				Method: "gguf",
+				File:   "WizardLM-2-8x22B-IQ3_S.gguf/WizardLM-2-8x22B-IQ3_S-00001-of-00005.gguf",
+				Source: "https://huggingface.co/bartowski/WizardLM-2-8x22B-GGUF/tree/0e209c6d5f26385bd9584da7f1f8183532f86217/WizardLM-2-8x22B-IQ3_S.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of WizardLM-2-8x22B (April 2024, made from the release Microsoft withdrew); IQ3_S is split into five files in the folder WizardLM-2-8x22B-IQ3_S.gguf, file is the first, which -hf REPO:IQ3_S picks and downloads with the others; a public benchmark script downloads the folder at revision 0e209c6d (--include WizardLM-2-8x22B-IQ3_S.gguf/*.gguf) and checks the five parts sum to 61,498,188,480 bytes, 0.01 % under the weights mainline llama.cpp's IQ3_S mix gives this shape (found by exact file name in the code search's index, which does not name the repositories holding it, so the size is not recorded); the repository's other types (Q4_K_M and larger are split too) are not named by a source read here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
