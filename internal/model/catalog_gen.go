@@ -6342,6 +6342,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "meta-llama/Llama-4-Scout-17B-16E-Instruct",
 				Source: "https://huggingface.co/meta-llama/Llama-4-Scout-17B-16E-Instruct",
 			},
+			{
+				Quant:  "q3_k_s",
+				Repo:   "bartowski/meta-llama_Llama-4-Scout-17B-16E-Instruct-GGUF",
+				Method: "gguf",
+				File:   "meta-llama_Llama-4-Scout-17B-16E-Instruct-Q3_K_S.gguf",
+				Source: "https://github.com/mudler/LocalAI/blob/82c191afadf5f005281e798ccfa0ffd0d5805030/gallery/index.yaml#L23511",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of meta-llama/Llama-4-Scout-17B-16E-Instruct (its card's base_model), the entry's own release; Meta publishes no GGUF; LocalAI's model gallery (gallery/index.yaml line 23511, a secondary source) downloads huggingface://bartowski/meta-llama_Llama-4-Scout-17B-16E-Instruct-GGUF/meta-llama_Llama-4-Scout-17B-16E-Instruct-Q3_K_S.gguf (sha256 48dfc18d40691b4190b7fecf1f89b78cadc758c3a27a9e2a1cabd686fdb822e3), the only type of this repository it names, so others are not known here; text weights only: the gallery names no vision projector, so no mmproj is recorded; bartowski re-made this repository's files in April 2025 with his quant_types rules (the earlier uploads moved to meta-llama_Llama-4-Scout-17B-16E-Instruct-old-GGUF), which no source read here sizes for this type, so no size is recorded; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
