@@ -16792,6 +16792,16 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/AI-Hypercomputer/maxtext/blob/e591f30cbbf217ed67ef71263ec0538239f9c3b8/src/maxtext/checkpoint_conversion/utils/hf_model_configs.py (olmo3_32b_dict: the Olmo-3.1-32B-Instruct config as maxtext records it, \"from https://huggingface.co/allenai/Olmo-3.1-32B-Instruct/blob/main/config.json\", written as olmo3_7b_dict with the 32B sizes; keys planning never reads left out)",
 		Notes:  "maxtext leaves out rope_scaling, so max_position_embeddings is the 8192 of the base pattern, not the extended context of the release; no layer_types: Olmo3Config makes every 4th layer global.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q4_k_m",
+				Repo:   "unsloth/Olmo-3.1-32B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Olmo-3.1-32B-Instruct-Q4_K_M.gguf",
+				Source: "https://huggingface.co/unsloth/Olmo-3.1-32B-Instruct-GGUF/resolve/main/Olmo-3.1-32B-Instruct-Q4_K_M.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of allenai/Olmo-3.1-32B-Instruct, the entry's own release (Ai2 publishes no GGUF of it that a source shows); the file's address in the repository; a public llama-swap configuration serves it as hf-repo unsloth/Olmo-3.1-32B-Instruct-GGUF, hf-file Olmo-3.1-32B-Instruct-Q4_K_M.gguf, a setup note downloads it with hf_hub_download, and experiment notes pull hf.co/unsloth/Olmo-3.1-32B-Instruct-GGUF:Q4_K_M with ollama (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; bartowski/OLMo-3.1-32B-Instruct-GGUF (OLMo-3.1-32B-Instruct-Q4_K_M.gguf) is named by one public model map only and is not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Olmo-3-7B",
