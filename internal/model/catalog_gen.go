@@ -13995,6 +13995,16 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/RkFeeder/LG-AI-Research/blob/18383ab2f221b5fa46f6817f5bda0a84ebb9a621/exaone_baseline/config.json (the config.json of the EXAONE 4.0 1.2B baseline a participant of LG AI Research's quantization programme downloaded from https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-1.2B, as the repository's README says; keys planning never reads left out)",
 		Notes:  "The copy names dtype float16 and transformers 4.56.0, so it may have been saved again after loading; the shape keys are the model's. layer_types lists 30 full-attention layers; embeddings tied.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q4_k_m",
+				Repo:   "LGAI-EXAONE/EXAONE-4.0-1.2B-GGUF",
+				Method: "gguf",
+				File:   "EXAONE-4.0-1.2B-Q4_K_M.gguf",
+				Source: "https://huggingface.co/LGAI-EXAONE/EXAONE-4.0-1.2B-GGUF/resolve/main/EXAONE-4.0-1.2B-Q4_K_M.gguf",
+				Notes:  "official GGUF: LG AI Research's own repository of LGAI-EXAONE/EXAONE-4.0-1.2B; the file's address in the repository; public code loads it with llama-cpp-python as Llama.from_pretrained(repo_id=\"LGAI-EXAONE/EXAONE-4.0-1.2B-GGUF\", filename=\"EXAONE-4.0-1.2B-Q4_K_M.gguf\") and pulls hf.co/LGAI-EXAONE/EXAONE-4.0-1.2B-GGUF:Q4_K_M with ollama (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Phi-4-reasoning-vision-15B",
