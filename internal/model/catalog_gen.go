@@ -9975,6 +9975,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://github.com/ai-dynamo/aiconfigurator/blob/39033e8cd1f8aa03770a7820bce974ea9238eff9/src/aiconfigurator/model_configs/deepseek-ai--DeepSeek-V3.1_config.json",
 				Notes:  "quantization_config fp8 (e4m3, 128x128 weight blocks) in the config.json aiconfigurator copies",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "unsloth/DeepSeek-V3.1-GGUF",
+				Method: "gguf",
+				File:   "Q4_K_M/DeepSeek-V3.1-Q4_K_M-00001-of-00009.gguf",
+				Source: "https://huggingface.co/unsloth/DeepSeek-V3.1-GGUF/resolve/f938c2568d34511a0e9fb5d340c7050a9df3cb13/Q4_K_M/DeepSeek-V3.1-Q4_K_M-00001-of-00009.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of deepseek-ai/DeepSeek-V3.1, the entry's own release (DeepSeek publishes no GGUF); Q4_K_M is nine split files in the folder Q4_K_M, file is the first, which -hf REPO:Q4_K_M picks and downloads with the others; public code names it: a Hugging Face cache path models--unsloth--DeepSeek-V3.1-GGUF/snapshots/f938c2568d34511a0e9fb5d340c7050a9df3cb13/Q4_K_M/DeepSeek-V3.1-Q4_K_M-00001-of-00009.gguf (the repository's commit) and a planner run on https://huggingface.co/unsloth/DeepSeek-V3.1-GGUF/resolve/main/Q4_K_M/DeepSeek-V3.1-Q4_K_M-00001-of-00009.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); the repository's standard types besides it, and unsloth's UD- dynamic files (UD-Q2_K_XL, UD-TQ1_0, which unsloth's guide runs), are not listed: no source read here names the former, and the latter are not llama.cpp's standard mixes; llama.cpp's converter leaves DeepSeek-V3's MTP layer out (DeepseekV2Model in conversion/deepseek.py skips the layers past num_hidden_layers), so the file holds none; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
