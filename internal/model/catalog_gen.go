@@ -8610,6 +8610,22 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/deepseek-ai/DeepSeek-V3.2",
 				Notes:  "quantization_config fp8 (e4m3, 128x128 weight blocks, ue8m0 scales) in the config.json aiconfigurator copies",
 			},
+			{
+				Quant:  "q6_k",
+				Repo:   "unsloth/DeepSeek-V3.2-GGUF",
+				Method: "gguf",
+				File:   "Q6_K/DeepSeek-V3.2-Q6_K-00001-of-00012.gguf",
+				Source: "https://huggingface.co/unsloth/DeepSeek-V3.2-GGUF/resolve/main/Q6_K/DeepSeek-V3.2-Q6_K-00001-of-00012.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of deepseek-ai/DeepSeek-V3.2, the entry's own release (DeepSeek publishes no GGUF); each type is split into files in a folder of its name, file is the first, which -hf REPO:TYPE picks and downloads with the others; public code serves Q5_K_M/DeepSeek-V3.2-Q5_K_M-00001-of-00010.gguf and Q6_K/DeepSeek-V3.2-Q6_K-00001-of-00012.gguf from a local copy of the repository's folders, loads UD-IQ1_S/DeepSeek-V3.2-UD-IQ1_S-00001-of-00004.gguf from it with llama-cpp-python and measures downloads of its Q2_K shards (found by exact file name in the code search's index, which does not name the repositories holding it); the Q2_K file names are not given there, so that type is not listed, nor are unsloth's UD- dynamic files (not llama.cpp's standard mixes); whether the files hold the MTP layer (DeepseekV32Model in llama.cpp's conversion/deepseek.py writes it unless --no-mtp) is not known here, so no file_mtp is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q5_k_m",
+				Repo:   "unsloth/DeepSeek-V3.2-GGUF",
+				Method: "gguf",
+				File:   "Q5_K_M/DeepSeek-V3.2-Q5_K_M-00001-of-00010.gguf",
+				Source: "https://huggingface.co/unsloth/DeepSeek-V3.2-GGUF/resolve/main/Q5_K_M/DeepSeek-V3.2-Q5_K_M-00001-of-00010.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of deepseek-ai/DeepSeek-V3.2, the entry's own release (DeepSeek publishes no GGUF); each type is split into files in a folder of its name, file is the first, which -hf REPO:TYPE picks and downloads with the others; public code serves Q5_K_M/DeepSeek-V3.2-Q5_K_M-00001-of-00010.gguf and Q6_K/DeepSeek-V3.2-Q6_K-00001-of-00012.gguf from a local copy of the repository's folders, loads UD-IQ1_S/DeepSeek-V3.2-UD-IQ1_S-00001-of-00004.gguf from it with llama-cpp-python and measures downloads of its Q2_K shards (found by exact file name in the code search's index, which does not name the repositories holding it); the Q2_K file names are not given there, so that type is not listed, nor are unsloth's UD- dynamic files (not llama.cpp's standard mixes); whether the files hold the MTP layer (DeepseekV32Model in llama.cpp's conversion/deepseek.py writes it unless --no-mtp) is not known here, so no file_mtp is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
