@@ -12264,6 +12264,13 @@ var catalogEntries = []CatalogEntry{
 				},
 				Notes: "the release itself: native INT4 (QAT) routed experts, as the recipe and the model card say",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "unsloth/Kimi-K2-Thinking-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/unsloth/Kimi-K2-Thinking-GGUF/tree/7e4f5d413a9bb469174b2cc9e47d457d16bc6702",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of moonshotai/Kimi-K2-Thinking, the entry's own release (Moonshot publishes no GGUF); the repository at the commit a public benchmark registry fetches its Q4_K_M shards from (resolve/7e4f5d41, \"Q4_K_M GGUF, 578.6 GiB\", checked against its own list of sha256 sums; found by exact file name in the code search's index, which does not name the repositories holding it); the shard names are not in the text read, so no file is recorded and -hf REPO:Q4_K_M picks the first part; the registry's 578.6 GiB (621.3 GB) is 0.1 % above the weights mainline llama.cpp's Q4_K_M mix gives this shape with the routed experts unpacked from INT4 (620.6 GB), but the registry marks itself written and never run, so no size is recorded; unsloth's UD- dynamic files (UD-TQ1_0, UD-Q2_K_XL, ...) are not listed, not being llama.cpp's standard mixes; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
