@@ -12846,6 +12846,22 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "HuggingFaceTB/SmolLM-135M-Instruct",
 				Source: "https://huggingface.co/HuggingFaceTB/SmolLM-135M-Instruct",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "HuggingFaceTB/SmolLM-135M-Instruct-GGUF",
+				Method: "gguf",
+				File:   "smollm-135m-instruct-q8_0.gguf",
+				Source: "https://huggingface.co/HuggingFaceTB/SmolLM-135M-Instruct-GGUF/resolve/main/smollm-135m-instruct-q8_0.gguf",
+				Notes:  "official GGUF: Hugging Face's own (HuggingFaceTB, the publisher of SmolLM) repository of HuggingFaceTB/SmolLM-135M-Instruct; the file's address in the repository; public apps and setup guides download https://huggingface.co/HuggingFaceTB/SmolLM-135M-Instruct-GGUF/resolve/main/smollm-135m-instruct-q8_0.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); the repository's other types are not named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "HuggingFaceTB/SmolLM-135M-Instruct-GGUF",
+				Method: "gguf",
+				File:   "smollm-135m-instruct-q4_k_m.gguf",
+				Source: "https://huggingface.co/HuggingFaceTB/SmolLM-135M-Instruct-GGUF/resolve/main/smollm-135m-instruct-q4_k_m.gguf",
+				Notes:  "official GGUF: Hugging Face's own (HuggingFaceTB, the publisher of SmolLM) repository of HuggingFaceTB/SmolLM-135M-Instruct; the file's address in the repository; a public model registry downloads https://huggingface.co/HuggingFaceTB/SmolLM-135M-Instruct-GGUF/resolve/main/smollm-135m-instruct-q4_k_m.gguf (\"size_mb\": 85.0, rounded, not recorded) (found by exact file name in the code search's index, which does not name the repositories holding it); the repository's other types are not named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
