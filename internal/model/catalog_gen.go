@@ -12909,6 +12909,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "HuggingFaceTB/SmolLM-360M-Instruct",
 				Source: "https://huggingface.co/HuggingFaceTB/SmolLM-360M-Instruct",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "HuggingFaceTB/SmolLM-360M-Instruct-GGUF",
+				Method: "gguf",
+				File:   "smollm-360m-instruct-q4_k_m.gguf",
+				Source: "https://huggingface.co/HuggingFaceTB/SmolLM-360M-Instruct-GGUF/resolve/main/smollm-360m-instruct-q4_k_m.gguf",
+				Notes:  "official GGUF: Hugging Face's own (HuggingFaceTB, the publisher of SmolLM) repository of HuggingFaceTB/SmolLM-360M-Instruct; the file's address in the repository; public apps download https://huggingface.co/HuggingFaceTB/SmolLM-360M-Instruct-GGUF/resolve/main/smollm-360m-instruct-q4_k_m.gguf (found by exact file name in the code search's index, which does not name the repositories holding it; one setup guide names smollm-360m-q4_k_m.gguf instead, which the others contradict); the repository's other types are not named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
