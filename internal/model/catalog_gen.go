@@ -11096,6 +11096,14 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  29531895808,
 				SizeSource: "model.safetensors.index.json metadata.total_size in https://github.com/fetchwiki/deepcogito-cogito-v1-preview-qwen-14B/blob/3ebd2c06f46640dc97c0fa6e3cd59da9944c3be0/model.safetensors.index.json",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/deepcogito_cogito-v1-preview-qwen-14B-GGUF",
+				Method: "gguf",
+				File:   "deepcogito_cogito-v1-preview-qwen-14B-Q4_K_M.gguf",
+				Source: "https://huggingface.co/bartowski/deepcogito_cogito-v1-preview-qwen-14B-GGUF/resolve/main/deepcogito_cogito-v1-preview-qwen-14B-Q4_K_M.gguf",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of deepcogito/cogito-v1-preview-qwen-14B, the entry's own release (Deep Cogito publishes no GGUF that a source shows); the file's address in the repository; public apps and model maps download https://huggingface.co/bartowski/deepcogito_cogito-v1-preview-qwen-14B-GGUF/resolve/main/deepcogito_cogito-v1-preview-qwen-14B-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it; their 8.99 GB is rounded, not recorded); only this type of the repository is named there; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
