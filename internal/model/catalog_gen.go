@@ -11308,6 +11308,14 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  6965007360,
 				SizeSource: "model.safetensors.index.json metadata.total_size in https://github.com/ashishn-08/granite-3b-code-instruct-128k/blob/6c2060816a990f5e7f85ea034fbe17deca0b9ba3/model.safetensors.index.json",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "mradermacher/granite-3b-code-instruct-128k-GGUF",
+				Method: "gguf",
+				File:   "granite-3b-code-instruct-128k.Q4_K_M.gguf",
+				Source: "https://huggingface.co/mradermacher/granite-3b-code-instruct-128k-GGUF/resolve/main/granite-3b-code-instruct-128k.Q4_K_M.gguf",
+				Notes:  "community GGUF: mradermacher's static llama.cpp quantizations of ibm-granite/granite-3b-code-instruct-128k, the entry's own release; the file's address in the repository; a public app and its setup scripts download https://huggingface.co/mradermacher/granite-3b-code-instruct-128k-GGUF/resolve/main/granite-3b-code-instruct-128k.Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; bartowski/granite-3b-code-instruct-128k-GGUF, which public model lists name without a file, and the ibm-granite/granite-3b-code-instruct-128k-GGUF one comment names, are not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
