@@ -17101,6 +17101,13 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  41810964480,
 				SizeSource: "model.safetensors.index.json metadata.total_size 41810964480 in https://github.com/OpenMOSE/RWKV-LM-RLHF/blob/af6af7e532db5003dd0dda1467358d34fb91c711/main/tokenizer/rekaflash3/model.safetensors.index.json (the repository's index, copied)",
 			},
+			{
+				Quant:  "q5_k_m",
+				Repo:   "bartowski/RekaAI_reka-flash-3-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/bartowski/RekaAI_reka-flash-3-GGUF/tree/02951df8711b30e85faaa672a4ec4c3c3c6c0e37",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of RekaAI/reka-flash-3, the entry's own release (Reka publishes no GGUF that a source shows); the repository at the commit a public model catalogue pins; public code lists the model hf.co/bartowski/RekaAI_reka-flash-3-GGUF:Q5_K_M as an ollama installation holds it (ollama resolves the type as -hf does; found by exact file name in the code search's index, which does not name the repositories holding it); no file name is given, so none is recorded; the catalogue's one file of this repository, 13.61 GB, is within 0.1 % of the weights mainline llama.cpp's Q4_K_M mix gives this shape but the catalogue does not name its type, so Q4_K_M is not listed; no source read here states its size at Q5_K_M; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
