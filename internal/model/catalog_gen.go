@@ -11404,6 +11404,15 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "nvidia/Cosmos-Reason2-8B",
 				Source: "https://huggingface.co/nvidia/Cosmos-Reason2-8B",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "mradermacher/Cosmos-Reason2-8B-GGUF",
+				Method: "gguf",
+				File:   "Cosmos-Reason2-8B.Q4_K_M.gguf",
+				MMProj: "Cosmos-Reason2-8B.mmproj-f16.gguf",
+				Source: "https://huggingface.co/mradermacher/Cosmos-Reason2-8B-GGUF/resolve/main/Cosmos-Reason2-8B.Q4_K_M.gguf",
+				Notes:  "community GGUF: mradermacher's static llama.cpp quantizations of nvidia/Cosmos-Reason2-8B, the entry's own release (NVIDIA publishes no GGUF that a source shows); the file's address in the repository; public setup guides download https://huggingface.co/mradermacher/Cosmos-Reason2-8B-GGUF/resolve/main/Cosmos-Reason2-8B.Q4_K_M.gguf and its vision projector Cosmos-Reason2-8B.mmproj-f16.gguf from the same folder (\"5.0 GB\" and \"1.2 GB\", rounded, not recorded) and pull hf.co/mradermacher/Cosmos-Reason2-8B-GGUF:Q4_K_M with ollama (found by exact file name in the code search's index, which does not name the repositories holding it); the projector is the only one of the repository a source names, the one -hf loads beside these weights (find_best_mmproj in common/download.cpp: nearest bits); prithivMLmods/Cosmos-Reason2-8B-GGUF (Q8_0) and Kbenkhaled/Cosmos-Reason2-8B-GGUF (-hf ...:Q8_0 in a Jetson guide) are named by one source each and are not listed; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
