@@ -15877,6 +15877,13 @@ var catalogEntries = []CatalogEntry{
 				SizeBytes:  29000000000,
 				SizeSource: "29.0 GB, the sum of the three weights files the repository's file list gives at https://huggingface.co/OrionStarAI/Orion-14B-Chat/tree/276a17221ce42beb45f66fac657a41540e71f4f5 (\"add Orion-14B-Chat v2\"): pytorch_model-00001-of-00003.bin 9.94 GB, pytorch_model-00002-of-00003.bin 9.86 GB and pytorch_model-00003-of-00003.bin 9.2 GB (its page, https://huggingface.co/OrionStarAI/Orion-14B-Chat/blob/refs%2Fpr%2F15/pytorch_model-00003-of-00003.bin, SHA256 3fa739f3cdcce3963709e7a8d0a03e08119c9e0190523c3b09e2c50f86b3779f: \"Size of remote file: 9.2 GB\"), BFloat16 storage; the safetensors conversion of the same weights (tree/4fa4ecc9a6fb90d6e15f7391c419a42dc24db09c, model-0000N-of-00003.safetensors) lists the same three sizes. The Hub shows three significant figures, so the sum is known to about 0.06 GB (0.2 %)",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "demonsu/orion-14b-chat-gguf",
+				Method: "gguf",
+				Source: "https://huggingface.co/demonsu/orion-14b-chat-gguf/tree/main",
+				Notes:  "community GGUF: demonsu's llama.cpp quantizations of OrionStarAI/Orion-14B-Chat, the entry's own release (OrionStar publishes no GGUF that a source shows); the repository's file listing; public code records a verified run of OrionStarAI/Orion-14B-Chat \"via demonsu/orion-14b-chat-gguf, Q4_K_M (8.81 GB)\" and a guide links the listing (found by exact file name in the code search's index, which does not name the repositories holding it); the file name is not given there, so none is recorded and -hf REPO:Q4_K_M picks it; the 8.81 GB is 0.01 % above the weights mainline llama.cpp's Q4_K_M mix gives this shape, but its source is not named, so it is not recorded; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
