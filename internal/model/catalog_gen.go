@@ -15936,6 +15936,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "deepseek-ai/deepseek-moe-16b-chat",
 				Source: "https://huggingface.co/deepseek-ai/deepseek-moe-16b-chat",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "mradermacher/deepseek-moe-16b-chat-GGUF",
+				Method: "gguf",
+				File:   "deepseek-moe-16b-chat.Q4_K_M.gguf",
+				Source: "https://huggingface.co/mradermacher/deepseek-moe-16b-chat-GGUF/resolve/main/deepseek-moe-16b-chat.Q4_K_M.gguf",
+				Notes:  "community GGUF: mradermacher's static llama.cpp quantizations of deepseek-ai/deepseek-moe-16b-chat, the entry's own release (DeepSeek publishes no GGUF); the file's address in the repository; a public app's model list downloads https://huggingface.co/mradermacher/deepseek-moe-16b-chat-GGUF/resolve/main/deepseek-moe-16b-chat.Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
