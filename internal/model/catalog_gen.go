@@ -7947,6 +7947,22 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "google/gemma-2-2b-jpn-it",
 				Source: "https://huggingface.co/google/gemma-2-2b-jpn-it",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "alfredplpl/gemma-2-2b-jpn-it-gguf",
+				Method: "gguf",
+				File:   "gemma-2-2b-jpn-it-Q8_0.gguf",
+				Source: "https://huggingface.co/alfredplpl/gemma-2-2b-jpn-it-gguf/resolve/main/gemma-2-2b-jpn-it-Q8_0.gguf",
+				Notes:  "community GGUF: alfredplpl's llama.cpp quantizations of google/gemma-2-2b-jpn-it, the entry's own release (Google publishes no GGUF of it that a source shows); the file's address in the repository; public scripts download https://huggingface.co/alfredplpl/gemma-2-2b-jpn-it-gguf/resolve/main/gemma-2-2b-jpn-it-Q8_0.gguf and pull hf.co/alfredplpl/gemma-2-2b-jpn-it-gguf with ollama (found by exact file name in the code search's index, which does not name the repositories holding it); no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "iq4_xs",
+				Repo:   "alfredplpl/gemma-2-2b-jpn-it-gguf",
+				Method: "gguf",
+				File:   "gemma-2-2b-jpn-it-IQ4_XS.gguf",
+				Source: "https://huggingface.co/alfredplpl/gemma-2-2b-jpn-it-gguf/resolve/main/gemma-2-2b-jpn-it-IQ4_XS.gguf",
+				Notes:  "community GGUF: alfredplpl's llama.cpp quantizations of google/gemma-2-2b-jpn-it, the entry's own release; the file's address in the repository; public code downloads it with hf_hub_download(repo_id=\"alfredplpl/gemma-2-2b-jpn-it-gguf\", filename=\"gemma-2-2b-jpn-it-IQ4_XS.gguf\") (found by exact file name in the code search's index, which does not name the repositories holding it); no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
