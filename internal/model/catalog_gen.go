@@ -12524,6 +12524,14 @@ var catalogEntries = []CatalogEntry{
 				},
 				Notes: "Moonshot's own release; stored as Kimi-K2.5's INT4 release is (routed experts in 4 bits with group scales, compressed-tensors), inferred from its Hub count, 1,058,589,420,528, equal to Kimi-K2.5's to the parameter, scales included (hub_params_source); vLLM reads the method from its config",
 			},
+			{
+				Quant:  "bf16",
+				Repo:   "unsloth/Kimi-K2.6-GGUF",
+				Method: "gguf",
+				File:   "BF16/Kimi-K2.6-BF16-00001-of-00046.gguf",
+				Source: "https://huggingface.co/unsloth/Kimi-K2.6-GGUF/resolve/main/BF16/Kimi-K2.6-BF16-00001-of-00046.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp conversion of moonshotai/Kimi-K2.6, the entry's own release (text weights; Moonshot publishes no GGUF); BF16 is 46 split files in the folder BF16, file is the first, which -hf REPO:BF16 picks and downloads with the others; public test code names BF16/Kimi-K2.6-BF16-00001-of-00046.gguf in this repository, beside GLM-5.1's BF16/GLM-5.1-BF16-00001-of-00033.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); the routed experts are the release's INT4 unpacked to BF16; other standard types of the repository are not named by a source read here, and its UD-Q2_K_XL, UD-Q4_K_XL and UD-Q8_K_XL (named by public playbooks) are not llama.cpp's standard mixes; the vision projector's name is not read here, so no mmproj is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
