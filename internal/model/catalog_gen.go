@@ -13609,6 +13609,21 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/XiaomiMiMo/MiMo-V2-Flash",
 				Notes:  "quantization_config fp8 (e4m3, 128x128 weight blocks) in config.json",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "unsloth/MiMo-V2-Flash-GGUF",
+				Method: "gguf",
+				File:   "Q8_0/MiMo-V2-Flash-Q8_0-00001-of-00007.gguf",
+				Source: "https://huggingface.co/unsloth/MiMo-V2-Flash-GGUF/resolve/main/Q8_0/MiMo-V2-Flash-Q8_0-00001-of-00007.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp quantizations of XiaomiMiMo/MiMo-V2-Flash, the entry's own release (Xiaomi publishes no GGUF that a source shows); Q8_0 is seven split files in the folder Q8_0, file is the first, which -hf REPO:Q8_0 picks and downloads with the others; public test code names Q8_0/MiMo-V2-Flash-Q8_0-00001-of-00007.gguf in this repository (found by exact file name in the code search's index, which does not name the repositories holding it); unsloth's UD- dynamic files are not listed, not being llama.cpp's standard mixes (UD-Q6_K_XL, UD-TQ1_0, which public code runs); whether the files hold the MTP layers is not known here, so no file_mtp is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q5_k_m",
+				Repo:   "bartowski/XiaomiMiMo_MiMo-V2-Flash-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/bartowski/XiaomiMiMo_MiMo-V2-Flash-GGUF/tree/6b8a0ba",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of XiaomiMiMo/MiMo-V2-Flash; the repository at the commit a public download manifest pins (6b8a0ba), which selects the folder XiaomiMiMo_MiMo-V2-Flash-Q5_K_M of six split files and records the LFS sha256 and size of XiaomiMiMo_MiMo-V2-Flash-Q5_K_M-00002-of-00006.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); the first part's name is not given there, so no file is recorded and -hf REPO:Q5_K_M picks it; bartowski's files for MoE models are made with his quant_types rules, which no source read here sizes for this shape, so no size is recorded; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
