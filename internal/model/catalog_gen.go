@@ -16651,6 +16651,22 @@ var catalogEntries = []CatalogEntry{
 				},
 				Notes: "compressed-tensors FP8 (128x128 weight blocks); which tensors it covers is the quantization_config's ignore list (layout)",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "Lucebox/Laguna-XS.2-GGUF",
+				Method: "gguf",
+				File:   "laguna-xs2-Q4_K_M.gguf",
+				Source: "https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-Q4_K_M.gguf",
+				Notes:  "community GGUF: Lucebox's llama.cpp conversion of poolside/Laguna-XS.2, the BF16 release of the entry's model (poolside publishes no GGUF; public notes say poolside/Laguna-XS.2-GGUF does not exist); llama.cpp implements the laguna architecture (conversion/laguna.py and src/llama-model.cpp of https://github.com/unslothai/llama.cpp at d32676d77426540327835040d5d3279728f0b4c8); the file's address in the repository; a public model card sidecar (verified 2026-05-24) lists download URLs https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-Q4_K_M.gguf and https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-bf16.gguf, and build notes download laguna-xs2-Q4_K_M.gguf from Lucebox/Laguna-XS.2-GGUF (found by exact file name in the code search's index, which does not name the repositories holding it); their \"19 GB\" is rounded, not recorded; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "bf16",
+				Repo:   "Lucebox/Laguna-XS.2-GGUF",
+				Method: "gguf",
+				File:   "laguna-xs2-bf16.gguf",
+				Source: "https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-bf16.gguf",
+				Notes:  "community GGUF: Lucebox's llama.cpp conversion of poolside/Laguna-XS.2, the BF16 release of the entry's model (poolside publishes no GGUF; public notes say poolside/Laguna-XS.2-GGUF does not exist); llama.cpp implements the laguna architecture (conversion/laguna.py and src/llama-model.cpp of https://github.com/unslothai/llama.cpp at d32676d77426540327835040d5d3279728f0b4c8); the file's address in the repository; a public model card sidecar (verified 2026-05-24) lists download URLs https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-Q4_K_M.gguf and https://huggingface.co/Lucebox/Laguna-XS.2-GGUF/resolve/main/laguna-xs2-bf16.gguf, and build notes download laguna-xs2-Q4_K_M.gguf from Lucebox/Laguna-XS.2-GGUF (found by exact file name in the code search's index, which does not name the repositories holding it); no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
