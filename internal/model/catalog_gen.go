@@ -15840,6 +15840,14 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "google/gemma-2b",
 				Source: "https://huggingface.co/google/gemma-2b",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "second-state/Gemma-2b-it-GGUF",
+				Method: "gguf",
+				File:   "gemma-2b-it-Q4_K_M.gguf",
+				Source: "https://huggingface.co/second-state/Gemma-2b-it-GGUF/resolve/main/gemma-2b-it-Q4_K_M.gguf",
+				Notes:  "community GGUF: Second State's (LlamaEdge) llama.cpp quantizations of google/gemma-2b-it, the instruction-tuned release (instruct.repo); the file's address in the repository; a public WasmEdge example downloads https://huggingface.co/second-state/Gemma-2b-it-GGUF/resolve/main/gemma-2b-it-Q4_K_M.gguf and a preset list fetches the repository's gemma-2b-it-Q4_0.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); lmstudio-community/gemma-2b-it-GGUF (gemma-2b-it-Q4_K_M.gguf) is named by one script only and is not listed, nor is google/gemma-2b-it-GGUF, whose file names the code that cites it does not agree on; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 		Instruct: InstructRelease{
 			Repo:   "google/gemma-2b-it",
