@@ -15896,6 +15896,22 @@ var catalogEntries = []CatalogEntry{
 				Repo:   "internlm/internlm2-chat-7b",
 				Source: "https://huggingface.co/internlm/internlm2-chat-7b",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "izumi04/InternLM2-Chat-7B-GGUF",
+				Method: "gguf",
+				File:   "internlm2-chat-7b-Q4_K_M.gguf",
+				Source: "https://huggingface.co/izumi04/InternLM2-Chat-7B-GGUF/resolve/main/internlm2-chat-7b-Q4_K_M.gguf",
+				Notes:  "community GGUF: izumi04's llama.cpp quantizations of internlm/internlm2-chat-7b, the entry's own release; the file's address in the repository; a public download script fetches it with huggingface-cli download izumi04/InternLM2-Chat-7B-GGUF internlm2-chat-7b-Q3_K_M.gguf and internlm2-chat-7b-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); other repositories public lists name (bartowski/internlm2-chat-7b-GGUF, TheBloke/, QuantFactory/ and internlm/internlm2-chat-7b-gguf through a mirror) are named once each, not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q3_k_m",
+				Repo:   "izumi04/InternLM2-Chat-7B-GGUF",
+				Method: "gguf",
+				File:   "internlm2-chat-7b-Q3_K_M.gguf",
+				Source: "https://huggingface.co/izumi04/InternLM2-Chat-7B-GGUF/resolve/main/internlm2-chat-7b-Q3_K_M.gguf",
+				Notes:  "community GGUF: izumi04's llama.cpp quantizations of internlm/internlm2-chat-7b, the entry's own release; the file's address in the repository; a public download script fetches it with huggingface-cli download izumi04/InternLM2-Chat-7B-GGUF internlm2-chat-7b-Q3_K_M.gguf and internlm2-chat-7b-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); other repositories public lists name (bartowski/internlm2-chat-7b-GGUF, TheBloke/, QuantFactory/ and internlm/internlm2-chat-7b-gguf through a mirror) are named once each, not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
