@@ -883,6 +883,14 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/hugging-quants/Meta-Llama-3.1-405B-Instruct-AWQ-INT4",
 				Notes:  "community AWQ, 4-bit, group size 128",
 			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "bartowski/Meta-Llama-3.1-405B-Instruct-GGUF",
+				Method: "gguf",
+				File:   "Meta-Llama-3.1-405B-Instruct-Q4_K_M",
+				Source: "https://huggingface.co/bartowski/Meta-Llama-3.1-405B-Instruct-GGUF/tree/main/Meta-Llama-3.1-405B-Instruct-Q4_K_M",
+				Notes:  "community GGUF: bartowski's llama.cpp imatrix quantizations of meta-llama/Meta-Llama-3.1-405B-Instruct, the instruction-tuned release (Meta publishes no GGUF); Q4_K_M is a folder of split files, as the Llama-3.1-70B entries' larger types are; file is the folder, from which -hf REPO:Q4_K_M picks the first part and downloads the others; a public design note downloads it with huggingface-cli download bartowski/Meta-Llama-3.1-405B-Instruct-GGUF --include \"Meta-Llama-3.1-405B-Instruct-Q4_K_M/*.gguf\" (found by exact file name in the code search's index, which does not name the repositories holding it); the repository is gated behind Meta's licence (a public survey of 2026-10-08 got HTTP 401 for it anonymously); the part names, its other types and its size are not read here; the earliest 405B GGUFs (bullerwins/Meta-Llama-3.1-405B-Instruct-GGUF@ad731614, 16 key-value heads, six Q4_K_M parts per that survey) were made from Meta's first upload, before its config moved to the 8 key-value heads the entry plans, and are not listed; whether bartowski's files have 8 or 16 key-value heads is not stated by a source read here (16 would add about 4.2 B weights, 1 %); mradermacher's 405B files are byte-split .partXofY files that -hf cannot load, and are not listed; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 		Instruct: InstructRelease{
 			Repo:   "meta-llama/Llama-3.1-405B-Instruct",
