@@ -11904,6 +11904,14 @@ var catalogEntries = []CatalogEntry{
 				Method: "modelopt",
 				Source: "https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-FP8_hf_quant_config.json (copy of its hf_quant_config.json)",
 			},
+			{
+				Quant:  "mxfp4",
+				Repo:   "unsloth/NVIDIA-Nemotron-3-Ultra-550B-A55B-GGUF",
+				Method: "gguf",
+				File:   "MXFP4_MOE/NVIDIA-Nemotron-3-Ultra-550B-A55B-MXFP4_MOE-00001-of-00009.gguf",
+				Source: "https://huggingface.co/unsloth/NVIDIA-Nemotron-3-Ultra-550B-A55B-GGUF/resolve/2fb7d5b3f4eae7aedb18b4839b6a6300111e46f6/MXFP4_MOE/NVIDIA-Nemotron-3-Ultra-550B-A55B-MXFP4_MOE-00001-of-00009.gguf",
+				Notes:  "community GGUF: unsloth's llama.cpp conversion of nvidia/NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16, the entry's own release, GGUF type MXFP4_MOE (llama.cpp's ftype for MXFP4 routed experts); nine split files in the folder MXFP4_MOE at commit 2fb7d5b3, file is the first (7,872,128 bytes of metadata), which -hf REPO:MXFP4_MOE picks and downloads with the others; a public local-model catalogue pins the repository at that commit and lists the nine parts with their sizes and sha256 (found by exact file name in the code search's index, which does not name the repositories holding it); their sum, 352,271,286,208 bytes, is 6.4 % above the weights the mxfp4 level derives for this shape (329.80 GB; 330.91 GB with the MTP layer), so the file's mix is not the one derived and no size is recorded (both figures are here); the repository's other types (unsloth's guide gives UD-IQ3_XXS, Q4_K_M and 8-bit RAM tiers) are not named with files by a source read here; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
