@@ -14265,6 +14265,22 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/microsoft/Phi-4-reasoning-vision-15B/blob/8ff8a460565e6effa8f2531670548a83f7389d29/huggingface-transformers/config.json (Microsoft's repository of the model, the config.json of its transformers release; keys planning never reads left out)",
 		Notes:  "A Phi-4 language model (40 layers, 5120 wide) with a SigLIP2 so400m vision tower (vision_config: 27 layers, 1152 wide) and an mlp2x_gelu projector; the config gives no patch size, so the tower is estimated from its layers.",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q8_0",
+				Repo:   "jamesburton/Phi-4-reasoning-vision-15B-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/jamesburton/Phi-4-reasoning-vision-15B-GGUF",
+				Notes:  "community GGUF: jamesburton's llama.cpp quantizations of microsoft/Phi-4-reasoning-vision-15B, the entry's own release (Microsoft publishes no GGUF of it that a source shows); the repository's page; a public benchmark script runs hf.co/jamesburton/Phi-4-reasoning-vision-15B-GGUF:Q8_0 with ollama, which resolves the type as -hf does, and benchmark tables list hf.co/jamesburton/Phi-4-reasoning-vision-15B-GGUF:latest (found by exact file name in the code search's index, which does not name the repositories holding it); the public lists disagree on the Q4_K_M file's name (Phi-4-reasoning-vision-15B-Q4_K_M.gguf in two, with 9,059,696,640 bytes; phi-4-reasoning-vision-q4_K_M.gguf in a third), so no file is recorded and -hf REPO:Q8_0 picks it; those bytes are 1.9 % above the text weights mainline llama.cpp's Q4_K_M mix gives this shape (8.89 GB), so no size is recorded (both figures are here); no vision projector is named, so no mmproj is recorded; DevQuasar/microsoft.Phi-4-reasoning-vision-15B-GGUF (named by two configurations, with a file named ...f16.gguf.Q4_K_M.gguf) and bartowski/Phi-4-reasoning-vision-15B-GGUF (one setup note) are not listed; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "q4_k_m",
+				Repo:   "jamesburton/Phi-4-reasoning-vision-15B-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/jamesburton/Phi-4-reasoning-vision-15B-GGUF",
+				Notes:  "community GGUF: jamesburton's llama.cpp quantizations of microsoft/Phi-4-reasoning-vision-15B, the entry's own release (Microsoft publishes no GGUF of it that a source shows); the repository's page; public app catalogs (JavaScript and Rust) download its Q4_K_M (found by exact file name in the code search's index, which does not name the repositories holding it); the public lists disagree on the Q4_K_M file's name (Phi-4-reasoning-vision-15B-Q4_K_M.gguf in two, with 9,059,696,640 bytes; phi-4-reasoning-vision-q4_K_M.gguf in a third), so no file is recorded and -hf REPO:Q4_K_M picks it; those bytes are 1.9 % above the text weights mainline llama.cpp's Q4_K_M mix gives this shape (8.89 GB), so no size is recorded (both figures are here); no vision projector is named, so no mmproj is recorded; DevQuasar/microsoft.Phi-4-reasoning-vision-15B-GGUF (named by two configurations, with a file named ...f16.gguf.Q4_K_M.gguf) and bartowski/Phi-4-reasoning-vision-15B-GGUF (one setup note) are not listed; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name: "Llama-3_3-Nemotron-Super-49B-v1",
