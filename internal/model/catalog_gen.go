@@ -2839,6 +2839,16 @@ var catalogEntries = []CatalogEntry{
 		},
 		Source: "https://github.com/Cerebras/modelzoo src/cerebras/modelzoo/models/nlp/falcon/configs/params_falcon_40b.yaml @ 244523ac (states \"Based on: https://huggingface.co/tiiuae/falcon-40b/tree/main\"; Cerebras key names)",
 		Notes:  "FFN is GELU (not gated), filter_size 4x hidden; KV groups = 8 (multi-query/grouped); share_embedding_weights True per Cerebras comment \"HF uses tie_weights as default\".",
+		Checkpoints: []Checkpoint{
+			{
+				Quant:  "q4_k_m",
+				Repo:   "YokaiKoibito/falcon-40b-GGUF",
+				Method: "gguf",
+				File:   "falcon-40b-Q4_K_M.gguf",
+				Source: "https://huggingface.co/YokaiKoibito/falcon-40b-GGUF/resolve/main/falcon-40b-Q4_K_M.gguf",
+				Notes:  "community GGUF: YokaiKoibito's llama.cpp quantizations of tiiuae/falcon-40b, the entry's own (pretrained) release (TII publishes no GGUF of it that a source shows); the file's address in the repository; a public script downloads it with huggingface-cli download YokaiKoibito/falcon-40b-GGUF falcon-40b-Q4_K_M.gguf and another loads a local falcon-40b-Q4_K_M.gguf (found by exact file name in the code search's index, which does not name the repositories holding it); only this type of the repository is named there; maddes8cht/tiiuae-falcon-40b-gguf, which a paper's model list links without its files, is not listed; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+		},
 	},
 	{
 		Name:            "Falcon-180B",
