@@ -7238,6 +7238,20 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/stepfun-ai/Step-3.7-Flash-FP8",
 				Notes:  "config: https://github.com/ai-dynamo/aiconfigurator/blob/095f58a51c4ca8e61b66ec108d86f223f8d559ce/aic-core/src/aiconfigurator_core/model_configs/stepfun-ai--Step-3.7-Flash-FP8_config.json",
 			},
+			{
+				Quant:  "q8_0",
+				Repo:   "stepfun-ai/Step-3.7-Flash-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/stepfun-ai/Step-3.7-Flash-GGUF/tree/713961b",
+				Notes:  "official GGUF: StepFun's own repository of stepfun-ai/Step-3.7-Flash (text weights; the vision tower is the repository's mmproj file); the repository at the commit a public download manifest pins (713961b), which selects its Q8_0, five split files (found by exact file name in the code search's index, which does not name the repositories holding it); the split files' names are not given there, so no file is recorded and -hf REPO:Q8_0 picks the first part; the repository keeps the MTP layers in separate sidecar files at its root (Step3.7-flash-mtp-Q8_0.gguf, 3,707,276,416 bytes at commit 0b69336d, as a public report links it), which llama.cpp's -hf does not take as the model (gguf_filename_is_model in common/download.cpp of https://github.com/unslothai/llama.cpp at d32676d77426540327835040d5d3279728f0b4c8 skips names holding mtp-; its tests/test-model-resolution.cpp models this repository's layout: quants in folders of split files, sidecars at the root), so the model files hold no MTP layer and no file_mtp is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
+			{
+				Quant:  "iq4_xs",
+				Repo:   "stepfun-ai/Step-3.7-Flash-GGUF",
+				Method: "gguf",
+				Source: "https://huggingface.co/stepfun-ai/Step-3.7-Flash-GGUF",
+				Notes:  "official GGUF: StepFun's own repository of stepfun-ai/Step-3.7-Flash (text weights; the vision tower is the repository's mmproj file); a public DGX Spark model guide runs -hf stepfun-ai/Step-3.7-Flash-GGUF:IQ4_XS (\"about 105 GB\"), and a ROCm benchmark names the official Q8_0 GGUF its source (found by exact file name in the code search's index, which does not name the repositories holding it); the split files' names are not given there, so no file is recorded and -hf REPO:IQ4_XS picks the first part; the repository keeps the MTP layers in separate sidecar files at its root (Step3.7-flash-mtp-Q8_0.gguf, 3,707,276,416 bytes at commit 0b69336d, as a public report links it), which llama.cpp's -hf does not take as the model (gguf_filename_is_model in common/download.cpp of https://github.com/unslothai/llama.cpp at d32676d77426540327835040d5d3279728f0b4c8 skips names holding mtp-; its tests/test-model-resolution.cpp models this repository's layout: quants in folders of split files, sidecars at the root), so the model files hold no MTP layer and no file_mtp is recorded; no source read here states its size; llama-server -hf REPO:TYPE picks the file",
+			},
 		},
 	},
 	{
