@@ -30,15 +30,29 @@ func Matches(tag, path string) bool {
 	return regexp.MustCompile(`(?i)` + regexp.QuoteMeta(tag) + `[.-]`).MatchString(path)
 }
 
+// notModel are the parts of a file name that make a .gguf file no model
+// file to llama.cpp's -hf (gguf_filename_is_model in common/download.cpp
+// of ggml-org/llama.cpp as synced at unslothai/llama.cpp d32676d7): a
+// vision projector, an importance matrix, and the speculative-decoding
+// sidecars published beside the weights (MTP heads, EAGLE-3, DFlash and
+// DSpark drafters: stepfun-ai/Step-3.7-Flash-GGUF keeps model-mtp-Q8_0.gguf
+// at the top of the repository beside Q8_0/model-Q8_0-00001-of-00002.gguf).
+// The match is case-sensitive, as llama.cpp's std::string::find is.
+var notModel = []string{"mmproj", "imatrix", "mtp-", "eagle3-", "dflash-", "dspark-"}
+
 // IsModel reports whether path is a model file to llama.cpp: a .gguf
-// file whose name holds neither "mmproj" (a vision projector) nor
-// "imatrix" (an importance matrix).
+// file whose name holds none of notModel.
 func IsModel(path string) bool {
 	if !strings.HasSuffix(path, ".gguf") {
 		return false
 	}
 	name := path[strings.LastIndex(path, "/")+1:]
-	return !strings.Contains(name, "mmproj") && !strings.Contains(name, "imatrix")
+	for _, s := range notModel {
+		if strings.Contains(name, s) {
+			return false
+		}
+	}
+	return true
 }
 
 // splitPart matches the name of one part of a split file, as llama.cpp's

@@ -178,3 +178,32 @@ func TestPickProjectorTiesAndFolders(t *testing.T) {
 	assert.Equal(t, "mmproj-Q4_K_M.gguf", PickProjector(nested[0], nested[2:]))
 	assert.Equal(t, "", PickProjector("Model-Q4_K_M.gguf", []string{"Q8_0/mmproj-Q4_K_M.gguf", "mmproj-F16.md"}))
 }
+
+// -hf skips the speculative-decoding sidecars a repository publishes beside
+// the weights (gguf_filename_is_model, common/download.cpp of llama.cpp as
+// synced at unslothai/llama.cpp d32676d7). The listings are those of that
+// commit's tests/test-model-resolution.cpp: "subdir", in the style of
+// stepfun-ai/Step-3.7-Flash-GGUF (MTP files at the top, the weights in
+// per-type folders of split files), and "flat", in the style of
+// ggml-org/gemma-4-31B-it-GGUF. Before, Pick("Q8_0") answered the MTP head
+// model-mtp-Q8_0.gguf, which comes first in the listing.
+func TestPickSkipsSpeculativeSidecars(t *testing.T) {
+	subdir := []string{
+		"mmproj-model-f16.gguf", "model-mtp-BF16.gguf", "model-mtp-Q8_0.gguf",
+		"Q3_K_M/model-Q3_K_M-00001-of-00003.gguf", "Q3_K_M/model-Q3_K_M-00002-of-00003.gguf", "Q3_K_M/model-Q3_K_M-00003-of-00003.gguf",
+		"Q8_0/model-Q8_0-00001-of-00002.gguf", "Q8_0/model-Q8_0-00002-of-00002.gguf",
+	}
+	assert.Equal(t, "Q8_0/model-Q8_0-00001-of-00002.gguf", Pick("Q8_0", subdir))
+	assert.Equal(t, "", Pick("BF16", subdir), "the only BF16 file is the MTP head")
+	flat := []string{
+		"README.md", "model-BF16.gguf", "model-Q4_K_M.gguf", "model-Q8_0.gguf",
+		"mmproj-model-BF16.gguf", "mmproj-model-Q8_0.gguf",
+		"mtp-model-BF16.gguf", "mtp-model-Q4_0.gguf", "mtp-model-Q8_0.gguf",
+		"dflash-model-BF16.gguf", "dflash-model-Q8_0.gguf",
+	}
+	assert.Equal(t, "", Pick("Q4_0", flat), "only the MTP head is Q4_0")
+	for _, p := range []string{"eagle3-model-Q8_0.gguf", "dspark-model-Q8_0.gguf", "dflash-model-Q8_0.gguf", "mtp-model-Q8_0.gguf"} {
+		assert.False(t, IsModel(p), p)
+	}
+	assert.True(t, IsModel("model-MTP-BF16.gguf"), "llama.cpp's match is case-sensitive: unsloth's suffix MTP file is not skipped")
+}
