@@ -85,6 +85,10 @@ var proseFigures = []proseFigure{
 		"Gemma 3 27B on the gaudi2-8 fixture holds 9 sequences of 131072", `"max_batch_size":9,`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "gpt-oss-120b", "--placement", "fewest"},
 		"gpt-oss-120b is 60.7 GiB and runs on one H100", "gpt-oss-120b fits NVIDIA H100 80GB HBM3 (cuda:0): mxfp4"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
+		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "Throughput: decode 205 tokens/s per sequence"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
+		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "not at the chosen context of 131072: at that full depth decode is 68.0 tokens/s"},
 }
 
 // oneSpace is s with every run of white space read as one space.
