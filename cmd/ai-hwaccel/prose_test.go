@@ -96,6 +96,10 @@ var proseFigures = []proseFigure{
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":1.89,`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B", "--placement", "fewest", "--json"},
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":2.24,`},
+	// The launcher's dry run prints the command the plan's load and
+	// engine_args make; the CLI's headline is the same command.
+	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--context", "8192"},
+		"llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q5_K_M -ngl 0 -c 8192 -np 1", ""},
 	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
 		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "Throughput: decode 205 tokens/s per sequence"},
 	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
