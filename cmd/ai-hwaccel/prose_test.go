@@ -1,0 +1,138 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// proseFigure is a figure the prose of a doc quotes from one command's
+// answer on a fixture machine, outside any generated block: the quote must
+// be in the doc and in the command's output (text, or --json where args
+// ask for it), both read with runs of white space as one space, since the
+// doc wraps its lines.
+type proseFigure struct {
+	doc     string   // path from the repository root
+	fixture string   // testdata/machines/<fixture>; "" for a command that reads no machine
+	args    []string // the command, without the fixture's flags
+	quote   string
+	said    string // what the output holds where it words the figure otherwise than the doc; empty: quote
+}
+
+// proseFigures are the figures hand-written sentences quote (docs audit of
+// session 12: before it, docs/cli.md quoted a 57671-token room and a
+// 942 tokens/s batch rate that the answers no longer gave).
+var proseFigures = []proseFigure{
+	{"docs/cli.md", "macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B"},
+		"Room: context up to 115102 tokens (the command's -c 114944 is that rounded down to a multiple of 256, as llama.cpp's --fit rounds); up to 1 sequence at once", ""},
+	{"docs/cli.md", "macbook-m3-pro", []string{"plan", "--model", "Llama-3.1-8B", "--batch", "4"},
+		"the command's -c 114688 gives each of its 4 sequences 28672: that rounded down", ""},
+	{"docs/cli.md", "h200-vm", []string{"plan", "--model", "qwen3:30b-a3b", "--batch", "64", "--context", "32k"},
+		"decode 650 tokens/s over 22 sequences (29.5 per sequence)", ""},
+	{"docs/cli.md", "slimbook-hero-rtx4060-igpu", []string{"suggest", "--model", "DeepSeek-V3"},
+		"int4 needs 327.2 GiB on one device", ""},
+	{"docs/cli.md", "slimbook-hero-rtx4060-igpu", []string{"suggest", "--model", "DeepSeek-V3"},
+		"int4 327.2 GiB no", ""},
+	{"docs/cli.md", "", []string{"models"}, "The catalog holds 162 models", " 162 models. Sources of every figure"},
+	{"docs/requests.md", "h200-vm", []string{"plan", "--model", "ggml-org/gemma-3-27b-it-GGUF"},
+		"ggml-org/gemma-3-27b-it-GGUF: Q8_0 on an H200, Q4_K_M on a 32 GB M2 Max", "llama-server -hf ggml-org/gemma-3-27b-it-GGUF:Q8_0"},
+	{"docs/requests.md", "macbook-m2-max-32gb", []string{"plan", "--model", "ggml-org/gemma-3-27b-it-GGUF"},
+		"ggml-org/gemma-3-27b-it-GGUF: Q8_0 on an H200, Q4_K_M on a 32 GB M2 Max", "llama-server -hf ggml-org/gemma-3-27b-it-GGUF:Q4_K_M"},
+	{"docs/requests.md", "h200-vm", []string{"plan", "--model", "Llama-3.1-8B", "--engine", "llama.cpp", "--batch", "4"},
+		"emitted as `-c 131072 -np 4`", "-c 131072 -np 4"},
+	{"docs/requests.md", "slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "Llama-3.1-8B"},
+		"engine llama.cpp fits it: q5_k_m on cuda:0; plan it with", ""},
+	{"docs/requests.md", "slimbook-hero-rtx4060-igpu", []string{"plan", "--model", "Qwen3-VL-8B-Instruct", "--engine", "llama.cpp"},
+		"published: q5_k_m (6.6 GiB at a context of 4096 tokens) also fits but no published Q5_K_M GGUF of this model is known;", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-70B"},
+		"TP8 over nvswitch: 1.5x the decode speed per sequence of TP4, the fewest devices that hold the model", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "70b", "--quant", "bf16", "--placement", "fewest"},
+		"Memory (bf16, 2 devices): 139.8 GiB", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "70b", "--quant", "bf16", "--placement", "fewest"},
+		"bf16 134.5 GiB yes", ""},
+	{"docs/requests.md", "h200-vm", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "bf16", "--batch", "8", "--context", "32k"},
+		"KV cache 32.0 GiB (8 sequences of 32768; vLLM's pool takes the rest of its budget: up to 27)", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.3-70B", "--engine", "llama.cpp", "--quant", "q8_0"},
+		"CUDA_VISIBLE_DEVICES=0,1", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.3-70B", "--engine", "llama.cpp", "--quant", "q8_0"},
+		"layer --tensor-split 40,41 -c 131072", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.3-70B", "--engine", "llama.cpp", "--quant", "q8_0"},
+		"devices of the 8 identical ones hold the model's 131072-token context per sequence, the fewest that do:", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.3-70B", "--engine", "llama.cpp", "--quant", "q8_0"},
+		"25.5 tokens/s", ""},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-R1"},
+		"no published checkpoint runs it under vLLM; engine llama.cpp runs unsloth/DeepSeek-R1-GGUF:Q6_K on cuda:0,", ""},
+	{"docs/requests.md", "dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B-Thinking-2507"},
+		"engine llama.cpp fits it at a lower level: q3_k_m on cuda:0 (mean KL divergence 0.0844", ""},
+	{"docs/requests.md", "dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B"},
+		"engine llama.cpp fits it at a lower level: q2_k on cuda:0 (mean KL divergence 0.332", ""},
+	{"docs/requests.md", "h200-vm", []string{"plan", "--model", "DeepSeek-R1", "--engine", "llama.cpp", "--cpu-offload"},
+		"published: iq1_s (125.5 GiB at a context of 4096 tokens) fits on the accelerators alone but no published IQ1_S GGUF of this model is known;", ""},
+	{"docs/requests.md", "macbook-m2-max-32gb", []string{"plan", "--model", "Qwen3-30B-A3B", "--quant", "q8_0", "--cpu-offload"},
+		"cpu_offload: no level tried fits metal:0 and the host RAM beside it together (10.7 GiB of cpu:0)", ""},
+	{"docs/requests.md", "strix-halo-128gb", []string{"plan", "--model", "Qwen3-235B-A22B", "--engine", "llama.cpp"},
+		"q2_k: iq2_m would be smaller and better but no published file runs it", ""},
+	{"docs/requests.md", "h200-vm", []string{"train", "--model", "Llama-3.1-8B", "--method", "lora", "--seq-len", "262144"},
+		"seq_len 262144 exceeds the model's trained context (131072 positions in its config): the model uses positions past it only with its RoPE scaling extended 2x", ""},
+	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "Llama-3.1-8B"},
+		"speed: int4: 3.3x the decode speed of bf16 on this CPU (4.7 against 1.4 tokens/s), so auto takes it over bf16, which fits", ""},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-V3.2", "--context", "32k", "--json"},
+		"24.40 GiB of pool per GPU over 78,324 bytes is 334,544 tokens", `"kv_cache_gib":24.4,"kv_cache_tokens":334544,"max_concurrency":10.21`},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-70B", "--quant", "bf16", "--tensor-parallel-size", "2", "--devices", "cuda:0-1", "--context", "16384"},
+		"in bf16 at tensor parallel 2 on two H100s fits a 4k context but not 16k", "Llama-3.1-70B does not fit: tensor_parallel_size 2: bf16 needs"},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-70B", "--quant", "bf16", "--tensor-parallel-size", "2", "--devices", "cuda:0-1", "--context", "4096"},
+		"in bf16 at tensor parallel 2 on two H100s fits a 4k context but not 16k", "Llama-3.1-70B fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): tensor parallel 2, bf16"},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "granite-4.0-h-small", "--json"},
+		"granite-4.0-h-small on the dgx-h100 fixture at 218 sequences beside 225", `"max_batch_size":225,`},
+	{"docs/inference-servers.md", "gaudi2-8", []string{"plan", "--model", "Gemma-3-27B", "--context", "131072", "--json"},
+		"Gemma 3 27B on the gaudi2-8 fixture holds 9 sequences of 131072", `"max_batch_size":9,`},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "gpt-oss-120b", "--placement", "fewest"},
+		"gpt-oss-120b is 60.7 GiB and runs on one H100", "gpt-oss-120b fits NVIDIA H100 80GB HBM3 (cuda:0): mxfp4"},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--placement", "fewest", "--json"},
+		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":1.89,`},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B", "--placement", "fewest", "--json"},
+		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":2.24,`},
+	// The launcher's dry run prints the command the plan's load and
+	// engine_args make; the CLI's headline is the same command.
+	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--context", "8192"},
+		"llama-server -hf bartowski/Meta-Llama-3.1-8B-Instruct-GGUF:Q5_K_M -ngl 0 -c 8192 -np 1", ""},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
+		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "Throughput: decode 205 tokens/s per sequence"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
+		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "not at the chosen context of 131072: at that full depth decode is 68.0 tokens/s"},
+}
+
+// oneSpace is s with every run of white space read as one space.
+func oneSpace(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// TestDocsProseFigures: every figure of proseFigures is what its command
+// answers today and what its doc says, so a change of the answer fails
+// here until the sentence is rewritten.
+func TestDocsProseFigures(t *testing.T) {
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	require.NoError(t, err)
+	docs := map[string]string{}
+	for _, f := range proseFigures {
+		if _, ok := docs[f.doc]; !ok {
+			b, err := os.ReadFile(filepath.Join(root, f.doc))
+			require.NoError(t, err)
+			docs[f.doc] = oneSpace(string(b))
+		}
+		assert.True(t, strings.Contains(docs[f.doc], f.quote), "%s no longer quotes %q", f.doc, f.quote)
+		args := f.args
+		if f.fixture != "" {
+			args = withFixture(t, f.fixture, args...)
+		}
+		r := runCLI(t, args...)
+		require.Equal(t, 0, r.code, "%s %v: %s", f.fixture, f.args, r.stderr)
+		said := f.said
+		if said == "" {
+			said = f.quote
+		}
+		assert.True(t, strings.Contains(oneSpace(r.stdout), said), "%s %v no longer answers %q: rewrite the sentence of %s that quotes %q", f.fixture, f.args, said, f.doc, f.quote)
+	}
+}
