@@ -294,7 +294,7 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 	}
 	line := fmt.Sprintf("%s fits %s: %s", name, deviceGroups(ids, info.DeviceNames), strings.Join(parts, ", "))
 	if cmd, withheld := engineCommand(a, info); cmd != "" {
-		line += "; run: " + cmd
+		line += "; " + runWords(a, info) + cmd
 	} else if withheld != "" {
 		line += "; " + withheld
 	}
@@ -447,6 +447,21 @@ func engineCommand(a *plan.ShardingAnswer, info AnswerInfo) (cmd, withheld strin
 		return "", withheldLine(f)
 	}
 	return "", ""
+}
+
+// runWords introduces the headline's command: "run: ", or, for replicas of
+// an engine with no data-parallel mode (engine.Parallelism's
+// ProcessPerReplica), that the command is one of a process per replica:
+// run as printed it serves one replica's devices.
+func runWords(a *plan.ShardingAnswer, info AnswerInfo) string {
+	if a.DPSize > 1 {
+		if name, _ := shownEngine(a, info); name != "" {
+			if e, ok := engine.Lookup(name); ok && e.Parallelism().ProcessPerReplica {
+				return fmt.Sprintf("run one process per replica (%d, each seeing only its replica's devices; the explanation lists them), replica 0's: ", a.DPSize)
+			}
+		}
+	}
+	return "run: "
 }
 
 // shownEngine is the engine whose command a plan's headline prints, with

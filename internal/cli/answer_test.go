@@ -433,3 +433,25 @@ func TestWriteBudgetNamesTheDevicesWhoseDefaultWasOverridden(t *testing.T) {
 	writeBudget(&b, &plan.Budget{Engine: "llama.cpp", EngineDefault: true, EngineChosenFor: "the GGUF quant q2_k", MemoryFraction: 1, MarginBytes: 1 << 30})
 	assert.Equal(t, "Budget: llama.cpp (chosen for the GGUF quant q2_k over these devices' default); 1.0 GiB kept free per device\n", b.String())
 }
+
+// A llama.cpp plan of replicas prints one replica's command (llama.cpp has
+// no data-parallel mode: engine.Parallelism's ProcessPerReplica), and the
+// headline says so; before it said "run: llama-server ...", which run as
+// printed serves one replica's GPU. vLLM's one command serves them all.
+func TestWritePlanHeadlineSaysOneProcessPerReplica(t *testing.T) {
+	info := AnswerInfo{Model: "llama-3.3-70b", DeviceNames: map[string]string{"cuda:0": "H100", "cuda:1": "H100"}, ModelFile: "/m.gguf", ServeModel: "/models/m"}
+	headline := func(ans string) string {
+		var b bytes.Buffer
+		require.NoError(t, WritePlan(&b, []byte(ans), info))
+		return strings.SplitN(b.String(), "\n", 2)[0]
+	}
+	dp := strings.Replace(planFits, `"tp_size":2,`, `"tp_size":1,"dp_size":2,`, 1)
+	require.NotEqual(t, planFits, dp)
+	llama := strings.Replace(dp, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`,
+		`"engine_args":{"llama.cpp":["-ngl","81","--split-mode","none","--main-gpu","0","-c","4096","-np","1"]}`, 1)
+	require.NotEqual(t, dp, llama)
+	assert.Contains(t, headline(llama), "; run one process per replica (2, each seeing only its replica's devices; the explanation lists them), replica 0's: llama-server -m /m.gguf -ngl 81")
+	vllm := strings.Replace(dp, `"--tensor-parallel-size","2"`, `"--data-parallel-size","2"`, 1)
+	assert.Contains(t, headline(vllm), "; run: vllm serve")
+	assert.Contains(t, headline(strings.Replace(llama, `"dp_size":2,`, ``, 1)), "; run: llama-server")
+}

@@ -407,6 +407,12 @@ type Parallelism struct {
 	// accelerators (llama.cpp's --n-cpu-moe and --cpu-moe), so the planner
 	// tries that placement before offloading whole layers.
 	ExpertsOnHost bool
+	// ProcessPerReplica: the engine has no data-parallel mode, so a plan
+	// of replicas runs one process per replica, each seeing only its
+	// replica's devices (llama.cpp), and the command printed is one
+	// replica's; without it one command serves every replica (vLLM's
+	// --data-parallel-size, SGLang's --dp-size).
+	ProcessPerReplica bool
 }
 
 // Load is what an engine loads to run a plan: a Hugging Face repository

@@ -429,7 +429,7 @@ func (llamaCPP) CannotRunLevel(d *registry.Device, _ *model.Model, l quant.Level
 // experts there (--n-cpu-moe, --cpu-moe).
 func (llamaCPP) Parallelism() Parallelism {
 	return Parallelism{NoTensorWhy: "llama.cpp splits layers, not tensors, across devices", Instead: "engine " + NameVLLM, InsteadEngine: NameVLLM,
-		OffloadOnHost: true, HostLayersFirst: true, ExpertsOnHost: true}
+		OffloadOnHost: true, HostLayersFirst: true, ExpertsOnHost: true, ProcessPerReplica: true}
 }
 
 // Load is what llama.cpp loads: the GGUF type of the level, with the
