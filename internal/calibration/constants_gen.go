@@ -41,6 +41,7 @@ var Fitted = Throughput{
 		ggml.Q4_K: 359e8, // 1 row(s)
 		ggml.Q5_K: 157e8, // 1 row(s)
 		ggml.Q6_K: 199e8, // 1 row(s)
+		ggml.BF16: 96e8,  // 1 row(s)
 	},
 	// The per-core rates' factor on an x86 CPU without AVX-512: the median
 	// measured / estimate of the 3 compute-bound AVX2 rows of
@@ -57,6 +58,7 @@ var Fitted = Throughput{
 		ggml.Q4_K: 212e9,
 		ggml.Q5_K: 65e9,
 		ggml.Q6_K: 85e9,
+		ggml.BF16: 219e9,
 	},
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
 	// (median |error| 0.077; the 34 held-out multi-GPU llama-bench rows: median
