@@ -7,9 +7,12 @@
 // would change either. Values that no fit in this repository reproduces are
 // hand-set in this file, each with its reason.
 //
-// The package is a leaf: it imports nothing of the planner, so the model,
-// quant and plan packages all read their constants from it.
+// The package is a leaf: it imports nothing of the planner (only ggml's
+// type table, itself a leaf), so the model, quant and plan packages all
+// read their constants from it.
 package calibration
+
+import "github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
 
 //go:generate go run ./fit -constants constants_gen.go -docs ../../docs/accuracy.md
 
@@ -40,21 +43,19 @@ type Throughput struct {
 	// DecodeBandwidthHost is that fraction on a CPU's host memory (its
 	// family's datasheet figure, specs.HostMemoryByCPUName), any weight type.
 	DecodeBandwidthHost float64
-	// HostWeightsPerCoreSecond is how many weights one CPU core multiplies
-	// per second in a decode step's matrix-vector products, for k-quant and
-	// other sub-8-bit integer weights (dequantizing them): with few cores a
-	// CPU decode is bound by this, not by memory.
-	HostWeightsPerCoreSecond float64
-	// HostWeightsPerCoreSecondQ8 is that rate for Q8_0 weights and
-	// HostWeightsPerCoreSecondFloat for 16-bit ones. Per core, llama.cpp's
-	// CPU kernels stream 16-bit and Q8_0 weights at about the same bytes
-	// per second (one core's share of the memory system), while a k-quant
-	// costs more ALU work per weight than its bytes take to arrive: on two
-	// cores Q8_0 decodes as fast as Q4_K_M and 16-bit about half as fast
-	// (data/host_harness.json).
-	HostWeightsPerCoreSecondQ8    float64
-	HostWeightsPerCoreSecondFloat float64
-	// HostCoreFactorNoAVX512 scales those three rates on an x86 CPU whose
+	// HostWeightsPerCore is how many weights one CPU core multiplies per
+	// second in a decode step's matrix-vector products, per ggml type the
+	// weights are stored in: with few cores a CPU decode is bound by this,
+	// not by memory. llama.cpp's CPU backend has a kernel per type (vec_dot
+	// and the repacked AVX-512 paths), and a file of one mix holds several
+	// types (Q4_K_M: Q4_K and Q6_K, and Q5_0/Q8_0 where a row is not a
+	// multiple of 256), so a decode's time is the sum over its types of
+	// their weights / (cores x the type's rate). A type without a rate here
+	// takes the rate of the measured type of its kernel family
+	// (internal/plan, hostRateType). Fitted per type on one-thread runs of
+	// single-type GGUFs (data/host_harness.json).
+	HostWeightsPerCore map[ggml.Type]float64
+	// HostCoreFactorNoAVX512 scales those rates (every type) on an x86 CPU whose
 	// widest vector extension is below AVX-512 (specs.CPUVectorOf): the
 	// rates are fitted on an AVX-512 core (data/host_harness.json), and
 	// published llama-bench runs on AVX2 cores decode slower per core
@@ -63,13 +64,11 @@ type Throughput struct {
 	// set"). 0 leaves the rates as they are.
 	HostCoreFactorNoAVX512 float64
 	// HostPrefillFLOPSPerCore is the matmul FLOP/s one CPU core reaches in
-	// a prompt pass over k-quant weights (llama.cpp's CPU backend), and
-	// the Q8 and Float fields that rate for Q8_0 and 16-bit weights: a CPU
-	// plan's prefill is its FLOPs over cores x this rate
-	// (data/host_harness.json).
-	HostPrefillFLOPSPerCore      float64
-	HostPrefillFLOPSPerCoreQ8    float64
-	HostPrefillFLOPSPerCoreFloat float64
+	// a prompt pass (llama.cpp's CPU backend), per ggml type the weights are
+	// stored in: a CPU plan's prefill is the sum over the types of their
+	// share of the FLOPs over cores x the type's rate
+	// (data/host_harness.json; unmeasured types as HostWeightsPerCore).
+	HostPrefillFLOPSPerCore map[ggml.Type]float64
 	// KVReadRatio is the rate at which a decode step reads the KV cache
 	// (llama.cpp's flash-attention kernel over the cached tokens) relative
 	// to the rate the class's 16-bit matrix-vector kernel streams weights:

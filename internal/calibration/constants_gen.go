@@ -2,6 +2,8 @@
 
 package calibration
 
+import "github.com/ai-hwaccel/ai-hwaccel/internal/ggml"
+
 // Fitted is the speed model's constants in use (docs/accuracy.md,
 // "Throughput (decode and prefill)").
 var Fitted = Throughput{
@@ -27,22 +29,37 @@ var Fitted = Throughput{
 	LayerLatencyHost:      0,      // the host fit has none
 	// CPU decode: the bandwidth fraction from the bandwidth row(s) of
 	// data/host_decode.json (mean, rounded to 0.01); the per-core rates per
-	// weight family from the "fit" rows of data/host_harness.json (one
-	// thread, tokens per CPU-second; means rounded to 0.1 G weights/s).
-	DecodeBandwidthHost:           0.68,
-	HostWeightsPerCoreSecond:      312e8,
-	HostWeightsPerCoreSecondQ8:    142e8,
-	HostWeightsPerCoreSecondFloat: 101e8,
+	// stored type from the "fit" rows of data/host_harness.json (one
+	// thread, tokens per CPU-second, a GGUF of one type each; means rounded
+	// to 0.1 G weights/s).
+	DecodeBandwidthHost: 0.68,
+	HostWeightsPerCore: map[ggml.Type]float64{
+		ggml.F16:  94e8,  // 1 row(s)
+		ggml.Q4_0: 257e8, // 1 row(s)
+		ggml.Q5_0: 119e8, // 1 row(s)
+		ggml.Q8_0: 144e8, // 1 row(s)
+		ggml.Q4_K: 359e8, // 1 row(s)
+		ggml.Q5_K: 157e8, // 1 row(s)
+		ggml.Q6_K: 199e8, // 1 row(s)
+		ggml.BF16: 96e8,  // 1 row(s)
+	},
 	// The per-core rates' factor on an x86 CPU without AVX-512: the median
-	// measured / estimate of the 2 compute-bound AVX2 rows of
-	// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| 0.286
-	// against 0.468 without, p90 0.463 against 0.633).
-	HostCoreFactorNoAVX512: 0.70,
-	// CPU prefill: the matmul FLOP/s per core per family, from the same rows
-	// (means rounded to 1 G FLOP/s).
-	HostPrefillFLOPSPerCore:      143e9,
-	HostPrefillFLOPSPerCoreQ8:    134e9,
-	HostPrefillFLOPSPerCoreFloat: 112e9,
+	// measured / estimate of the 3 compute-bound AVX2 rows of
+	// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| 0.140
+	// against 0.228 without, p90 0.506 against 0.650).
+	HostCoreFactorNoAVX512: 0.81,
+	// CPU prefill: the matmul FLOP/s per core per stored type, from the same
+	// rows (means rounded to 1 G FLOP/s).
+	HostPrefillFLOPSPerCore: map[ggml.Type]float64{
+		ggml.F16:  154e9,
+		ggml.Q4_0: 213e9,
+		ggml.Q5_0: 97e9,
+		ggml.Q8_0: 135e9,
+		ggml.Q4_K: 212e9,
+		ggml.Q5_K: 65e9,
+		ggml.Q6_K: 85e9,
+		ggml.BF16: 219e9,
+	},
 	// Prefill, fitted on the 54 single-device rows with a prompt figure
 	// (median |error| 0.077; the 34 held-out multi-GPU llama-bench rows: median
 	// 0.135): the cuBLAS MFU (0.01 grid) and the May 2024 pass time (20 us

@@ -873,11 +873,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	var t Throughput
 	if notes {
 		t.Assumptions = []string{
-			e.decodeNote(pl, req.ContextLength, batch, e.servingFractionOf(isServing, planEngine(pl, req), pl), !req.todaysCUDA()),
+			e.decodeNote(pl, req, batch, e.servingFractionOf(isServing, planEngine(pl, req), pl), !req.todaysCUDA()),
 			e.prefillNote(pl, req),
 		}
 		if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
-			t.Assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for the weight type (fitted on llama.cpp CPU runs, internal/calibration/data/host_harness.json)"
+			t.Assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for each type the weights are stored in, by its share of the weights (fitted on llama.cpp CPU runs, internal/calibration/data/host_harness.json)"
 		}
 	}
 	c := pl.Costs
@@ -1010,7 +1010,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			in := decodeInputs{WeightBytes: readWeights, KVBytes: kvRead, WeightGBs: reached, KVGBs: kvReached,
 				Layers: layers, LayerSeconds: layerSeconds, TP: tp, AllReduces: 2 * layers, AllReduceBytes: msg, LinkGBs: link,
-				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, engine.WeightsLevel(planEngine(pl, req), pl.Level), e)}
+				ComputeSeconds: hostComputeSeconds(s.Devices, readWeights, stageHostMix(pl, req, s, s.End == c.Layers && !req.noLogits), e)}
 			if isServing {
 				b := CountServingBlocks(m, s.Start, s.End)
 				in.Layers, in.AllReduces = b.Parts, b.Parts
@@ -1027,7 +1027,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		}
 		frac := float64(layers) / float64(c.Layers)
 		attention := promptAttentionFLOPs(m, absorbed, s.Start, s.End, req.ContextLength)
-		if hp := e.hostPrefillSeconds(s.Devices, pl.Level, active*frac, attention); hp > 0 && !pl.Offloaded {
+		if hp := e.hostPrefillSeconds(s.Devices, stageHostMix(pl, req, s, false), active*frac, attention); hp > 0 && !pl.Offloaded {
 			prefill += hp
 		} else if path := e.requestPrefillPath(s.Devices, pl, req); path.PeakTFLOPS <= 0 || math.IsInf(path.PeakTFLOPS, 1) || bw <= 0 || hostStage {
 			prefillKnown = false
@@ -1152,16 +1152,33 @@ func planEngine(pl *planned, req *planning) engine.Engine {
 	return req.requestEngine()
 }
 
+// stageHostMix is the stored types of what stage s of pl multiplies per
+// token where it runs on one CPU (hostMix: its share of the layers, and
+// the output head where it holds it and head is true), at the level its
+// engine loads (engine.WeightsLevel: llama.cpp's int4 is Q4_K_M); the
+// zero mix on any other stage, which the host terms do not read.
+func stageHostMix(pl *planned, req *planning, s stage, head bool) hostMix {
+	if len(s.Devices) != 1 || s.Devices[0].Dev.Kind != registry.KindCPU || pl.Costs.Layers <= 0 {
+		return hostMix{}
+	}
+	mix, _ := newHostMix(req.Model, engine.WeightsLevel(planEngine(pl, req), pl.Level), float64(s.End-s.Start)/float64(pl.Costs.Layers), head)
+	return mix
+}
+
 // hostComputeSeconds is a CPU stage's matrix-vector time per decode step:
-// the weights it reads (weightBytes at the level's bits per weight) over its
-// cores × the per-core rate of the level's weight family. 0 for other
-// devices or unknown cores.
-func hostComputeSeconds(devs []*device, weightBytes float64, l quant.Level, e efficiency) float64 {
-	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || l.BitsPerWeight() <= 0 {
+// the weights it reads (weightBytes at the mean bytes per weight of the
+// types they are stored in, mix) over its cores × the per-core rate of
+// each type (calibration.Throughput.HostWeightsPerCore), type by type.
+// 0 for other devices, unknown cores or a type without a rate.
+func hostComputeSeconds(devs []*device, weightBytes float64, mix hostMix, e efficiency) float64 {
+	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 {
 		return 0
 	}
-	weights := weightBytes / (l.BitsPerWeight() / 8)
-	return weights / (float64(devs[0].Dev.Cores) * e.hostCoreRate(l, devs[0].Dev))
+	perWeight, bytes := mix.secondsPerWeight(e.HostWeightsPerCore), mix.bytesPerWeight()
+	if perWeight <= 0 || bytes <= 0 {
+		return 0
+	}
+	return weightBytes / bytes * perWeight / (float64(devs[0].Dev.Cores) * e.hostCoreFactor(devs[0].Dev))
 }
 
 // cpuOnly reports whether every device of the plan is a CPU and nothing
@@ -1182,29 +1199,30 @@ func cpuOnly(pl *planned) bool {
 
 // hostPrefillSeconds is a CPU stage's prompt time per token: the matmul
 // FLOPs of prefillSeconds over its cores × the per-core FLOP/s of the
-// level's weight family (calibration.Throughput.HostPrefillFLOPSPerCore*).
-// 0 for other devices, unknown cores or no fitted rate.
-func (e efficiency) hostPrefillSeconds(devs []*device, l quant.Level, activeParams, attention float64) float64 {
-	rate := e.HostPrefillFLOPSPerCore
-	switch weightFamily(l) {
-	case WeightsFloat:
-		rate = e.HostPrefillFLOPSPerCoreFloat
-	case WeightsQ8:
-		rate = e.HostPrefillFLOPSPerCoreQ8
+// types its layers' weights are stored in (mix; calibration.Throughput.
+// HostPrefillFLOPSPerCore), each type's share of the weights at its rate.
+// 0 for other devices, unknown cores or a type without a rate.
+func (e efficiency) hostPrefillSeconds(devs []*device, mix hostMix, activeParams, attention float64) float64 {
+	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 {
+		return 0
 	}
-	if len(devs) != 1 || devs[0].Dev.Kind != registry.KindCPU || devs[0].Dev.Cores <= 0 || rate <= 0 {
+	perFLOP := mix.secondsPerWeight(e.HostPrefillFLOPSPerCore)
+	if perFLOP <= 0 {
 		return 0
 	}
 	flops := 2*activeParams + attention
-	return flops / (float64(devs[0].Dev.Cores) * rate)
+	return flops * perFLOP / float64(devs[0].Dev.Cores)
 }
 
-// hostCoreRate is the weights one core of CPU d multiplies per second at
-// level l: by its weight family (calibration.Throughput.HostWeightsPerCoreSecond*),
-// times hostCoreFactor. A family without a fitted rate takes the k-quant
-// one.
-func (e efficiency) hostCoreRate(l quant.Level, d registry.Device) float64 {
-	return e.familyCoreRate(l) * e.hostCoreFactor(d)
+// hostCoreRate is the weights one core of CPU d multiplies per second in
+// mix: the per-type rates' mean (weights over the time they take), times
+// hostCoreFactor.
+func (e efficiency) hostCoreRate(mix hostMix, d registry.Device) float64 {
+	perWeight := mix.secondsPerWeight(e.HostWeightsPerCore)
+	if perWeight <= 0 {
+		return 0
+	}
+	return e.hostCoreFactor(d) / perWeight
 }
 
 // hostCoreFactor is calibration.Throughput.HostCoreFactorNoAVX512 on an
@@ -1237,22 +1255,6 @@ func (e efficiency) hostCoreFactorNote(d registry.Device) string {
 		measured = "as measured on AVX2 cores, taken for this narrower vector unmeasured"
 	}
 	return fmt.Sprintf("; %.2f x the rate of an AVX-512 core, %s: widest vector %s, per %s", f, measured, v.Widest, v.Source)
-}
-
-// familyCoreRate is the fitted per-core rate of level l's weight family.
-func (e efficiency) familyCoreRate(l quant.Level) float64 {
-	r := e.HostWeightsPerCoreSecond
-	switch weightFamily(l) {
-	case WeightsFloat:
-		if e.HostWeightsPerCoreSecondFloat > 0 {
-			r = e.HostWeightsPerCoreSecondFloat
-		}
-	case WeightsQ8:
-		if e.HostWeightsPerCoreSecondQ8 > 0 {
-			r = e.HostWeightsPerCoreSecondQ8
-		}
-	}
-	return r
 }
 
 // familyNames are the weight type families as the assumptions name them.
@@ -1290,7 +1292,8 @@ var backendNames = map[string]string{MemoryClassGDDR: "GPU backend", MemoryClass
 // memory class and the weights' family), and the per-layer time (for a
 // serving engine, named by serving, a pointer to its fixed costs instead;
 // serving is "" for llama.cpp).
-func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, older bool) string {
+func (e efficiency) decodeNote(pl *planned, req *planning, batch int, serving string, older bool) string {
+	context := req.ContextLength
 	if len(pl.Stages) == 0 || len(pl.Stages[0].Devices) == 0 {
 		return "decode streams the weights and the KV cache at a fraction of memory bandwidth"
 	}
@@ -1309,8 +1312,10 @@ func (e efficiency) decodeNote(pl *planned, context, batch int, serving string, 
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
 		return "decode streams the weights at a fraction of host memory bandwidth (unknown for this CPU)"
 	case class == MemoryClassHost && d.Dev.Cores > 0:
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %s x %.1f G weights/s ("+familyNames[family]+"%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, counted(d.Dev.Cores, "core"), e.hostCoreRate(pl.Level, d.Dev)/1e9, e.hostCoreFactorNote(d.Dev), kv, layer)
+		s := pl.Stages[0]
+		mix := stageHostMix(pl, req, s, s.End == pl.Costs.Layers && !req.noLogits)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %s x %.1f G weights/s (per core, by the types the weights are stored in: %s%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
+			f*100, d.BandwidthSource, counted(d.Dev.Cores, "core"), e.hostCoreRate(mix, d.Dev)/1e9, mix.describe(e.HostWeightsPerCore), e.hostCoreFactorNote(d.Dev), kv, layer)
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {

@@ -306,9 +306,12 @@ func TestCPUDecode(t *testing.T) {
 	two := cpu("AMD EPYC 9354 32-Core Processor", 2)
 	require.NotNil(t, two.Throughput)
 	assert.Equal(t, BoundCompute, two.Throughput.Bound, dump(t, two))
-	// 2 cores x 23e9 weights/s over 7.5e9 weights read (the input
-	// embedding is a lookup): about 6.1 tokens/s, less the per-layer time.
-	assert.InDelta(t, 2*fitted.HostWeightsPerCoreSecond/7.5e9, two.Throughput.DecodeTokensPerS, 1)
+	// 2 cores x the per-core rate of Q4_K_M's stored types (Q4_K and
+	// Q6_K) over 7.5e9 weights read (the input embedding is a lookup),
+	// less the per-layer time.
+	mix, ok := newHostMix(model.Lookup("Llama-3.1-8B"), "q4_k_m", 1, true)
+	require.True(t, ok)
+	assert.InDelta(t, 2*fitted.hostCoreRate(mix, registry.Device{Kind: registry.KindCPU})/7.5e9, two.Throughput.DecodeTokensPerS, 1)
 	assert.Less(t, two.Throughput.DecodeTokensPerS, many.Throughput.DecodeTokensPerS)
 
 	unknown := cpu("AMD EPYC", 32)

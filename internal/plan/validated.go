@@ -78,14 +78,14 @@ var validatedCells = map[string]map[string]string{
 	MemoryClassHBM: {WeightsFloat: "NVIDIA H200 only (the May 2024 A100/H100 F16 rows replay 54-99 % too fast: older kernels)",
 		WeightsKQuant: "NVIDIA HBM GPUs (A100, H100 PCIe, H200)"},
 	MemoryClassUnified: {WeightsFloat: "Apple M1-M4 GPUs (Metal)", WeightsKQuant: "Apple M1-M4 GPUs (Metal)"},
-	// CPU cells: the per-core rates per family rest on the one-thread runs
-	// of data/host_harness.json (AMD EPYC Zen 4 vCPU; fit and held-out
+	// CPU cells: the per-core rates per stored type rest on the one-thread runs
+	// of data/host_harness.json (AMD EPYC Zen 5 vCPU; fit and held-out
 	// models); the bandwidth bound on the i9-13900K row of host_decode.json.
 	MemoryClassHost: {WeightsFloat: hostRows, WeightsQ8: hostRows, WeightsKQuant: "x86 CPUs (i9-13900K, i5-4278U; " + hostRows + ")"},
 }
 
 // hostRows names the CPU runs behind the per-core rates.
-const hostRows = "AMD EPYC Zen 4 vCPU, one thread per core measured (host_harness.json)"
+const hostRows = "AMD EPYC Zen 5 vCPU, one thread per core measured (host_harness.json)"
 
 // validatedOn says which measured set and device class vouch for a plan's
 // speed, or why none does: the rows are batch-1 llama.cpp runs of one

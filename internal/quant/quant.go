@@ -121,7 +121,8 @@ func closestName(typed string, known []string) string {
 }
 
 // lookup returns the description of a level: contract levels, mixes, then
-// plain ggml types that store weights.
+// plain ggml types that store weights (by the lowercase name where no mix
+// has it, "q4_k", or by the ggml name, "Q5_0": PureLevel).
 func lookup(l Level) (levelInfo, bool) {
 	if i, ok := levels[l]; ok {
 		return i, true

@@ -9,7 +9,7 @@
 // commit measured): n_batch 2048, n_ubatch 512, one sequence, swa_full off.
 //
 //   measure load  MODEL CTX FA(0|1) CTK CTV THREADS [PP TG REPS]
-//   measure quant IN OUT TYPE(q8_0|q4_k_m|q6_k|iq4_xs) THREADS
+//   measure quant IN OUT TYPE THREADS [pure]   (TYPE: quant_types below)
 //
 // Two settings of `load` come from the environment so that the argument list
 // stays that of the recorded runs:
@@ -258,16 +258,38 @@ static int cmd_load(int argc, char ** argv) {
     return 0;
 }
 
+// quant_types are the file types `measure quant` accepts, named as
+// llama-quantize names them (tools/quantize/quantize.cpp's QUANT_OPTIONS).
+static const struct { const char * name; llama_ftype ftype; } quant_types[] = {
+    {"f16", LLAMA_FTYPE_MOSTLY_F16},       {"bf16", LLAMA_FTYPE_MOSTLY_BF16},
+    {"q8_0", LLAMA_FTYPE_MOSTLY_Q8_0},     {"q6_k", LLAMA_FTYPE_MOSTLY_Q6_K},
+    {"q5_k_m", LLAMA_FTYPE_MOSTLY_Q5_K_M}, {"q4_k_m", LLAMA_FTYPE_MOSTLY_Q4_K_M},
+    {"q3_k_m", LLAMA_FTYPE_MOSTLY_Q3_K_M}, {"q2_k", LLAMA_FTYPE_MOSTLY_Q2_K},
+    {"q5_0", LLAMA_FTYPE_MOSTLY_Q5_0},     {"q5_1", LLAMA_FTYPE_MOSTLY_Q5_1},
+    {"q4_0", LLAMA_FTYPE_MOSTLY_Q4_0},     {"q4_1", LLAMA_FTYPE_MOSTLY_Q4_1},
+    {"iq4_nl", LLAMA_FTYPE_MOSTLY_IQ4_NL}, {"iq4_xs", LLAMA_FTYPE_MOSTLY_IQ4_XS},
+};
+
+// cmd_quant is llama-quantize IN OUT TYPE THREADS; with a fifth argument
+// "pure" it is llama-quantize --pure: every quantizable tensor (2-D and
+// up, token embedding and output included) at the type's base type
+// (q4_k_m: Q4_K, q5_k_m: Q5_K, q3_k_m: Q3_K), without the mix's per-tensor
+// rules (llama_model_quantize_params.pure; tensor_type_fallback still
+// applies to rows the type's block does not divide).
 static int cmd_quant(int argc, char ** argv) {
-    if (argc != 6) { fprintf(stderr, "usage: measure quant IN OUT TYPE THREADS\n"); return 2; }
+    if (argc != 6 && !(argc == 7 && !strcmp(argv[6], "pure"))) {
+        fprintf(stderr, "usage: measure quant IN OUT TYPE THREADS [pure]\n");
+        return 2;
+    }
     llama_model_quantize_params qp = llama_model_quantize_default_params();
     const char * t = argv[4];
-    if (!strcmp(t, "q8_0")) qp.ftype = LLAMA_FTYPE_MOSTLY_Q8_0;
-    else if (!strcmp(t, "q4_k_m")) qp.ftype = LLAMA_FTYPE_MOSTLY_Q4_K_M;
-    else if (!strcmp(t, "q6_k")) qp.ftype = LLAMA_FTYPE_MOSTLY_Q6_K;
-    else if (!strcmp(t, "iq4_xs")) qp.ftype = LLAMA_FTYPE_MOSTLY_IQ4_XS;
-    else { fprintf(stderr, "unknown type %s\n", t); return 2; }
+    bool known = false;
+    for (const auto & q : quant_types) {
+        if (!strcmp(t, q.name)) { qp.ftype = q.ftype; known = true; }
+    }
+    if (!known) { fprintf(stderr, "unknown type %s\n", t); return 2; }
     qp.nthread = atoi(argv[5]);
+    qp.pure = argc == 7;
     return llama_model_quantize(argv[2], argv[3], &qp) == 0 ? 0 : 1;
 }
 

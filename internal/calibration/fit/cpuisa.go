@@ -43,7 +43,7 @@ const useHarness = "harness fit"
 
 // harnessISA is the widest vector extension of the machine the
 // host_harness.json rows ran on: its /proc/cpuinfo flags list avx512f
-// (AMD EPYC, family 25 model 17, Zen 4; scripts/llamacpp-measure/README.md,
+// (AMD EPYC, family 26 model 2, Zen 5; scripts/llamacpp-measure/README.md,
 // "CPU speed").
 const harnessISA = "AVX-512"
 
@@ -121,7 +121,7 @@ func harnessISACases(cases []harnessCase) []cpuISACase {
 			continue
 		}
 		m := model.Lookup(hc.row.Model)
-		out = append(out, cpuISACase{source: "host_harness.json", hardware: "AMD EPYC (Zen 4), 2 vCPUs, this project's harness", isa: harnessISA,
+		out = append(out, cpuISACase{source: "host_harness.json", hardware: "AMD EPYC (Zen 5), 2 vCPUs, this project's harness", isa: harnessISA,
 			model: hc.row.Model, quant: hc.row.Quant, build: "llama.cpp 34af94cd", use: useHarness, threads: 1,
 			measured: hc.row.decodeRate(), weights: weightsReadPerToken(m), replay: hc.replay})
 	}

@@ -36,15 +36,20 @@ func TestCPUISAFactorCrossValidated(t *testing.T) {
 	r := fitted(t)
 	cv := r.cpuISAFit.cv
 	require.True(t, cv.keep(), "kept by the rule: median %.3f → %.3f, p90 %.3f → %.3f", quantile(cv.base, 0.5), quantile(cv.withFactor, 0.5), quantile(cv.base, 0.9), quantile(cv.withFactor, 0.9))
-	assert.LessOrEqual(t, quantile(cv.withFactor, 0.5), 0.29)
-	assert.LessOrEqual(t, quantile(cv.withFactor, 0.9), 0.47)
+	// Since the rates are per stored type (2026-11-29): median 0.228 to
+	// 0.140, p90 0.650 to 0.506, three compute-bound AVX2 rows (the
+	// i9-13900K's Q4_0 now among them).
+	assert.LessOrEqual(t, quantile(cv.withFactor, 0.5), 0.15)
+	assert.LessOrEqual(t, quantile(cv.withFactor, 0.9), 0.51)
 	c := r.throughput()
-	assert.InDelta(t, 0.70, c.HostCoreFactorNoAVX512, 0.005)
+	assert.InDelta(t, 0.81, c.HostCoreFactorNoAVX512, 0.005)
 	var avx2 []float64
 	for _, hc := range r.cpuISA {
 		if hc.published() && hc.isa == factorISA {
 			avx2 = append(avx2, hc.replay.Decode(c)/hc.measured-1)
-			assert.InDelta(t, 0, hc.replay.Decode(c)/hc.measured-1, 0.21, hc.hardware)
+			// The i3-1315U row (two threads of a 2 P-core + 4 E-core
+			// part) is the worst, +37 %.
+			assert.InDelta(t, 0, hc.replay.Decode(c)/hc.measured-1, 0.37, hc.hardware)
 		}
 	}
 	assert.LessOrEqual(t, quantile(avx2, 0.5), 0.11, "AVX2 rows, median error")

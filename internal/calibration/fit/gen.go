@@ -180,21 +180,17 @@ func fitAll(dataDir string) (*result, error) {
 // throughput is the constant set the generated file holds.
 func (r *result) throughput() calibration.Throughput {
 	c := calibration.Throughput{
-		KVReadRatio:                   float64(r.decode.kvRatio) / 100,
-		LayerLatencyCUDA:              float64(r.decode.latencyUS["cuda"]) / 1e6,
-		LayerLatencyMetal:             float64(r.decode.latencyUS["metal"]) / 1e6,
-		DecodeBandwidthHost:           float64(r.host.bandwidth) / 100,
-		HostWeightsPerCoreSecond:      r.hostCores.rate(plan.WeightsKQuant),
-		HostWeightsPerCoreSecondQ8:    r.hostCores.rate(plan.WeightsQ8),
-		HostWeightsPerCoreSecondFloat: r.hostCores.rate(plan.WeightsFloat),
-		HostPrefillFLOPSPerCore:       r.hostCores.prefillRate(plan.WeightsKQuant),
-		HostPrefillFLOPSPerCoreQ8:     r.hostCores.prefillRate(plan.WeightsQ8),
-		HostPrefillFLOPSPerCoreFloat:  r.hostCores.prefillRate(plan.WeightsFloat),
-		HostCoreFactorNoAVX512:        float64(r.cpuISAFit.hundredths) / 100,
-		VLLM:                          r.servingFit.decode(),
-		SGLang:                        r.sglangFit.decode(),
-		SGLangROCm:                    r.sglangFit.decodeROCm(),
-		OffloadHandoverSeconds:        float64(r.offloadFit.handoverUS) / 1e6,
+		KVReadRatio:             float64(r.decode.kvRatio) / 100,
+		LayerLatencyCUDA:        float64(r.decode.latencyUS["cuda"]) / 1e6,
+		LayerLatencyMetal:       float64(r.decode.latencyUS["metal"]) / 1e6,
+		DecodeBandwidthHost:     float64(r.host.bandwidth) / 100,
+		HostWeightsPerCore:      r.hostCores.rates(),
+		HostPrefillFLOPSPerCore: r.hostCores.prefillRates(),
+		HostCoreFactorNoAVX512:  float64(r.cpuISAFit.hundredths) / 100,
+		VLLM:                    r.servingFit.decode(),
+		SGLang:                  r.sglangFit.decode(),
+		SGLangROCm:              r.sglangFit.decodeROCm(),
+		OffloadHandoverSeconds:  float64(r.offloadFit.handoverUS) / 1e6,
 	}
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
@@ -236,6 +232,8 @@ func constantsSource(r *result) ([]byte, error) {
 	p("")
 	p("package calibration")
 	p("")
+	p("import \"github.com/ai-hwaccel/ai-hwaccel/internal/ggml\"")
+	p("")
 	p("// Fitted is the speed model's constants in use (docs/accuracy.md,")
 	p("// \"Throughput (decode and prefill)\").")
 	p("var Fitted = Throughput{")
@@ -262,22 +260,27 @@ func constantsSource(r *result) ([]byte, error) {
 	p("LayerLatencyHost: 0, // the host fit has none")
 	p("// CPU decode: the bandwidth fraction from the bandwidth row(s) of")
 	p("// data/host_decode.json (mean, rounded to 0.01); the per-core rates per")
-	p("// weight family from the \"fit\" rows of data/host_harness.json (one")
-	p("// thread, tokens per CPU-second; means rounded to 0.1 G weights/s).")
+	p("// stored type from the \"fit\" rows of data/host_harness.json (one")
+	p("// thread, tokens per CPU-second, a GGUF of one type each; means rounded")
+	p("// to 0.1 G weights/s).")
 	p("DecodeBandwidthHost: %s,", hundredths(r.host.bandwidth))
-	p("HostWeightsPerCoreSecond: %de8,", r.hostCores.tenthsG[plan.WeightsKQuant])
-	p("HostWeightsPerCoreSecondQ8: %de8,", r.hostCores.tenthsG[plan.WeightsQ8])
-	p("HostWeightsPerCoreSecondFloat: %de8,", r.hostCores.tenthsG[plan.WeightsFloat])
+	p("HostWeightsPerCore: map[ggml.Type]float64{")
+	for _, t := range r.hostCores.types() {
+		p("ggml.%s: %de8, // %d row(s)", t, r.hostCores.tenthsG[t], len(r.hostCores.fitRows[t]))
+	}
+	p("},")
 	p("// The per-core rates' factor on an x86 CPU without AVX-512: the median")
 	p("// measured / estimate of the %d compute-bound AVX2 rows of", len(r.cpuISAFit.rows))
 	p("// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| %.3f", quantile(r.cpuISAFit.cv.withFactor, 0.5))
 	p("// against %.3f without, p90 %.3f against %.3f).", quantile(r.cpuISAFit.cv.base, 0.5), quantile(r.cpuISAFit.cv.withFactor, 0.9), quantile(r.cpuISAFit.cv.base, 0.9))
 	p("HostCoreFactorNoAVX512: %s,", hundredths(r.cpuISAFit.hundredths))
-	p("// CPU prefill: the matmul FLOP/s per core per family, from the same rows")
-	p("// (means rounded to 1 G FLOP/s).")
-	p("HostPrefillFLOPSPerCore: %de9,", r.hostCores.prefillG[plan.WeightsKQuant])
-	p("HostPrefillFLOPSPerCoreQ8: %de9,", r.hostCores.prefillG[plan.WeightsQ8])
-	p("HostPrefillFLOPSPerCoreFloat: %de9,", r.hostCores.prefillG[plan.WeightsFloat])
+	p("// CPU prefill: the matmul FLOP/s per core per stored type, from the same")
+	p("// rows (means rounded to 1 G FLOP/s).")
+	p("HostPrefillFLOPSPerCore: map[ggml.Type]float64{")
+	for _, t := range r.hostCores.types() {
+		p("ggml.%s: %de9,", t, r.hostCores.prefillG[t])
+	}
+	p("},")
 	pf := r.prefill
 	p("// Prefill, fitted on the %d single-device rows with a prompt figure", pf.n)
 	p("// (median |error| %.3f; the %d held-out multi-GPU llama-bench rows: median", pf.medianError, pf.heldOut)
@@ -468,17 +471,15 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.LayerLatencyMetal", fmt.Sprintf("%d µs", d.latencyUS["metal"]), fmt.Sprintf("the %d Apple rows of the decode fit set", d.backendRows["metal"]), "decode fit")
 	row("Fitted.LayerLatencyHost", "0 µs", "—", "not fitted: the host constants are derived without one")
 	row("Fitted.DecodeBandwidthHost", exact(c.DecodeBandwidthHost), "`data/host_decode.json` bandwidth row(s): "+pctList(r.host.bandwidthRows, 1), "mean, rounded to 0.01")
-	for _, fam := range decodeFamilies {
-		name := map[string]string{plan.WeightsFloat: "HostWeightsPerCoreSecondFloat", plan.WeightsQ8: "HostWeightsPerCoreSecondQ8", plan.WeightsKQuant: "HostWeightsPerCoreSecond"}[fam]
-		row("Fitted."+name, fmt.Sprintf("%.1f G weights/s", r.hostCores.rate(fam)/1e9),
-			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.fitRows[fam])), "mean, rounded to 0.1 G")
+	for _, t := range r.hostCores.types() {
+		row(fmt.Sprintf("Fitted.HostWeightsPerCore[%s]", t), fmt.Sprintf("%.1f G weights/s", float64(r.hostCores.tenthsG[t])/10),
+			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", t, gList(r.hostCores.fitRows[t])), "mean, rounded to 0.1 G")
 	}
 	row("Fitted.HostCoreFactorNoAVX512", hundredths(r.cpuISAFit.hundredths), "`data/cpu_published.json` compute-bound AVX2 row(s): "+pctList(r.cpuISAFit.rows, 1),
 		"median, rounded to 0.01; kept by leave-one-source-out cross-validation (median falls, p90 does not rise)")
-	for _, fam := range decodeFamilies {
-		name := map[string]string{plan.WeightsFloat: "HostPrefillFLOPSPerCoreFloat", plan.WeightsQ8: "HostPrefillFLOPSPerCoreQ8", plan.WeightsKQuant: "HostPrefillFLOPSPerCore"}[fam]
-		row("Fitted."+name, fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[fam]),
-			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", fam, gList(r.hostCores.prefillRows[fam])), "mean, rounded to 1 G")
+	for _, t := range r.hostCores.types() {
+		row(fmt.Sprintf("Fitted.HostPrefillFLOPSPerCore[%s]", t), fmt.Sprintf("%d G FLOP/s", r.hostCores.prefillG[t]),
+			fmt.Sprintf("`data/host_harness.json` %s fit row(s): %s", t, gList(r.hostCores.prefillRows[t])), "mean, rounded to 1 G")
 	}
 	pf := r.prefill
 	row("Fitted.PrefillMFU", hundredths(pf.mfu), fmt.Sprintf("the %d single-device llama-bench rows of May 2024 in `inference.json` (build before MMQ)", pf.n2024), "prefill fit, first stage (cuBLAS: 16-bit weights, and integer weights dequantized)")
