@@ -182,7 +182,7 @@ func TestPickProjectorTiesAndFolders(t *testing.T) {
 // -hf skips the speculative-decoding sidecars a repository publishes beside
 // the weights (gguf_filename_is_model, common/download.cpp of llama.cpp as
 // synced at unslothai/llama.cpp d32676d7). The listings are those of that
-// commit's tests/test-model-resolution.cpp: "subdir", in the style of
+// commit's llama.cpp tests/test-model-resolution.cpp: "subdir", in the style of
 // stepfun-ai/Step-3.7-Flash-GGUF (MTP files at the top, the weights in
 // per-type folders of split files), and "flat", in the style of
 // ggml-org/gemma-4-31B-it-GGUF. Before, Pick("Q8_0") answered the MTP head
