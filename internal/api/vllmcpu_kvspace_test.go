@@ -80,3 +80,32 @@ func TestVLLMCPURoomIsTheNamedPool(t *testing.T) {
 	assert.Equal(t, (g<<30)/perToken, p.MaxContext, "the tokens 25 GiB hold")
 	assert.Equal(t, (g<<30)/p.Memory.KV, p.MaxBatch)
 }
+
+// A context whose KV cache fits the host's remainder but not its whole
+// GiB is refused for vLLM on the CPU, with the reason: Qwen2.5-32B in bf16
+// at 102700 tokens (25.07 GiB of KV cache) on thinkpad-p16s-krackan leaves
+// 25.1 GiB, which VLLM_CPU_KVCACHE_SPACE can name only as 25, so vLLM would
+// refuse --max-model-len 102700; the plan that fits is 102400 tokens.
+func TestVLLMCPURefusesAPoolShortOfOneSequence(t *testing.T) {
+	plan := func(ctx string) []byte {
+		out := PlanSharding(context.Background(),
+			[]byte(`{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"bf16","context_length":`+ctx+`,`+detectSource("thinkpad-p16s-krackan")+`}`), NoEnv)
+		require.Equal(t, "", errorCode(t, out), string(out))
+		return out
+	}
+	var p struct {
+		Fits   bool `json:"fits"`
+		Levels []struct {
+			Reason string `json:"reason"`
+		} `json:"levels"`
+		Env map[string]map[string]string `json:"engine_env"`
+	}
+	require.NoError(t, json.Unmarshal(plan("102700"), &p))
+	assert.False(t, p.Fits)
+	require.NotEmpty(t, p.Levels)
+	assert.Contains(t, p.Levels[0].Reason, "the 25.1 GiB left beside the weights and activations give 25 GiB, less than the KV cache's 25.1 GiB")
+	p.Fits = false
+	require.NoError(t, json.Unmarshal(plan("102400"), &p))
+	assert.True(t, p.Fits)
+	assert.Equal(t, "25", p.Env["vllm"]["VLLM_CPU_KVCACHE_SPACE"])
+}
