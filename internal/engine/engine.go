@@ -500,9 +500,8 @@ type Placement struct {
 	// registry.KindCPU, one device), is the room it leaves for the KV cache
 	// there: the host's usable memory less the weights, activations and
 	// overhead it places on it (vLLM's VLLM_CPU_KVCACHE_SPACE, vllmcpu.go);
-	// HostKVNeedBytes is what one sequence of Context takes of it. Both 0
-	// elsewhere.
-	HostKVSpaceBytes, HostKVNeedBytes int64
+	// 0 elsewhere.
+	HostKVSpaceBytes int64
 	// FitTargetBytes are, per accelerator of Stages in their order, the
 	// bytes an engine that places the model itself (llama.cpp's --fit)
 	// must leave free on it for its placement to stay within the plan's

@@ -472,7 +472,7 @@ func (vllm) Env(p *Placement) map[string]string {
 // above). The plan itself fits the free memory; the flag must be lowered.
 func (vllm) StartNotes(p *Placement) []string {
 	if p.Kind == registry.KindCPU {
-		return cpuKVCacheNotes(p)
+		return nil
 	}
 	f := p.Memory.Fraction
 	var short []string

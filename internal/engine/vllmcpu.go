@@ -1,9 +1,6 @@
 package engine
 
-import (
-	"fmt"
-	"strconv"
-)
+import "strconv"
 
 // vLLM's CPU backend does not size its KV cache from free memory the way
 // its GPU workers do (no --gpu-memory-utilization, no profiling run): the
@@ -29,9 +26,9 @@ import (
 
 // HostKVPooler is implemented by an engine whose KV cache on a plan on
 // host memory alone is a pool of the size its command names, not whatever
-// the host has left: the planner searches the plan's max_context_length
-// and max_batch_size within HostKVPoolBytes of the room the plan leaves
-// (Placement.HostKVSpaceBytes).
+// the host has left: the planner fits the KV cache, and searches
+// max_context_length and max_batch_size, within HostKVPoolBytes of the
+// room the plan leaves (Placement.HostKVSpaceBytes).
 type HostKVPooler interface {
 	HostKVPoolBytes(room int64) int64
 }
@@ -43,34 +40,13 @@ func (vllm) HostKVPoolBytes(room int64) int64 { return room >> 30 << 30 }
 // cpuKVCacheEnv is VLLM_CPU_KVCACHE_SPACE for a plan on the host alone: the
 // whole GiB of the room the plan left for the KV cache
 // (Placement.HostKVSpaceBytes), rounded down so that vLLM's pool is never
-// larger than what the plan counted beside the weights. nil under one GiB:
-// 0 would mean vLLM's default, which the plan did not leave
-// (cpuKVCacheNotes says so).
+// larger than what the plan counted beside the weights. nil under one GiB,
+// where 0 would mean vLLM's 4 GiB default: the planner refuses such a plan
+// (its KV cache must fit the named pool: hostKVHolds in internal/plan).
 func cpuKVCacheEnv(p *Placement) map[string]string {
 	g := p.HostKVSpaceBytes >> 30
 	if g < 1 {
 		return nil
 	}
 	return map[string]string{"VLLM_CPU_KVCACHE_SPACE": strconv.FormatInt(g, 10)}
-}
-
-// cpuKVCacheNotes warn where the KV cache space a CPU plan can name does not
-// run it as planned: less than one GiB left (no value to name, and vLLM's
-// default 4 GiB would not fit beside the weights), or a rounded pool that
-// does not hold one sequence of the plan's context, which vLLM refuses.
-// nil where HostKVSpaceBytes is not known.
-func cpuKVCacheNotes(p *Placement) []string {
-	if p.HostKVSpaceBytes <= 0 {
-		return nil
-	}
-	g := p.HostKVSpaceBytes >> 30
-	switch {
-	case g < 1:
-		return []string{fmt.Sprintf("vLLM on the CPU: the plan leaves %s of host memory for the KV cache, under the 1 GiB step of VLLM_CPU_KVCACHE_SPACE; unset, vLLM takes 4 GiB (vllm/platforms/cpu.py), more than the plan leaves beside the weights: lower the context or the level",
-			gib(p.HostKVSpaceBytes))}
-	case g<<30 < p.HostKVNeedBytes:
-		return []string{fmt.Sprintf("vLLM on the CPU: VLLM_CPU_KVCACHE_SPACE=%d (the whole GiB of the %s the plan leaves) holds less than one sequence of %d tokens (%s), so vLLM refuses to start; lower --max-model-len",
-			g, gib(p.HostKVSpaceBytes), p.Context, gib(p.HostKVNeedBytes))}
-	}
-	return nil
 }

@@ -148,18 +148,17 @@ func fitTargets(pl *planned) []int64 {
 }
 
 // hostKVRoom is, for a plan on host memory alone (one CPU device), the
-// room it leaves there for the KV cache (the device's usable memory less
-// the weights, activations and overhead placed on it: the room its
-// max_batch_size and max_context_length are searched in) and what one
-// sequence of its context takes of it (a paged pool's plan holds one,
-// fitBatch); 0, 0 for any other plan (engine.Placement.HostKVSpaceBytes).
-func hostKVRoom(pl *planned) (room, need int64) {
+// room it leaves there for the KV cache: the device's usable memory less
+// the weights, activations and overhead placed on it (the room its
+// max_batch_size and max_context_length are searched in); 0 for any other
+// plan (engine.Placement.HostKVSpaceBytes).
+func hostKVRoom(pl *planned) int64 {
 	if pl.Pool.Kind != registry.KindCPU || pl.Offloaded || len(pl.Replicas) > 0 || len(pl.Stages) != 1 || len(pl.Stages[0].Devices) != 1 {
-		return 0, 0
+		return 0
 	}
 	s := pl.Stages[0]
 	p := s.Part
-	return max(s.Devices[0].Usable-p.Weights-p.Activations-p.Overhead, 0), p.KV
+	return max(s.Devices[0].Usable-p.Weights-p.Activations-p.Overhead, 0)
 }
 
 // hostKVPool is the KV pool the engine of a plan on host memory alone
@@ -170,7 +169,7 @@ func hostKVPool(pl *planned) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	room, _ := hostKVRoom(pl)
+	room := hostKVRoom(pl)
 	if room <= 0 {
 		return 0, false
 	}
@@ -192,7 +191,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
 	}
 	v.FitTargetBytes = fitTargets(pl)
-	v.HostKVSpaceBytes, v.HostKVNeedBytes = hostKVRoom(pl)
+	v.HostKVSpaceBytes = hostKVRoom(pl)
 	if req.CPUOffload {
 		v.OffloadFits = offloadFitsOn(req, pl.Pool)
 	}
