@@ -72,8 +72,14 @@ func TestVLLMCPUFloorReadsDetectedFlags(t *testing.T) {
 		require.Contains(t, cpu["cpu_features"], "sve")
 		cpu["memory_bytes"] = int64(16 << 30)
 	})
+	// The qemu-q35-vm has 1.4 GiB available: under the whole GiB of
+	// VLLM_CPU_KVCACHE_SPACE beside the weights (internal/engine/vllmcpu.go),
+	// so it is given 16 GiB for the floor alone to decide.
+	qemu := detectedRegistry(t, "qemu-q35-vm", func(cpu map[string]any) {
+		cpu["memory_bytes"], cpu["memory_free_bytes"] = int64(16<<30), int64(16<<30)
+	})
 	for name, source := range map[string]string{"h200-vm": detectSource("h200-vm"),
-		"qemu-q35-vm": detectSource("qemu-q35-vm"), "graviton3-c7g": graviton3} {
+		"qemu-q35-vm": qemu, "graviton3-c7g": graviton3} {
 		fits, reasons = vllmCPUPlan(t, source)
 		assert.True(t, fits, "%s: %v", name, reasons)
 		for _, r := range reasons {
@@ -113,11 +119,18 @@ func TestRegistryWithoutCPUFeaturesStillPlans(t *testing.T) {
 	require.NotEmpty(t, reasons)
 	assert.Contains(t, reasons[0], "Intel Xeon L5640/X5600 (Westmere-EP) has SSE4.2 at most")
 
-	fits, reasons = vllmCPUPlan(t, detectedRegistry(t, "qemu-q35-vm", drop))
+	// 16 GiB for the qemu-q35-vm, whose 1.4 GiB available hold no whole
+	// GiB of vLLM's CPU KV cache beside the weights
+	// (TestVLLMCPUFloorReadsDetectedFlags).
+	roomy := func(cpu map[string]any) {
+		cpu["memory_bytes"], cpu["memory_free_bytes"] = int64(16<<30), int64(16<<30)
+	}
+	fits, reasons = vllmCPUPlan(t, detectedRegistry(t, "qemu-q35-vm", func(cpu map[string]any) { drop(cpu); roomy(cpu) }))
 	assert.True(t, fits, "%v", reasons)
 
 	fits, reasons = vllmCPUPlan(t, detectedRegistry(t, "qemu-q35-vm", func(cpu map[string]any) {
 		cpu["cpu_features"] = []any{"a_future_extension"}
+		roomy(cpu)
 	}))
 	assert.True(t, fits, "%v", reasons)
 }

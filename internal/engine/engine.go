@@ -502,6 +502,12 @@ type Placement struct {
 	// none; Projector its multimodal projector (mmproj), nil when none.
 	Draft     *Companion
 	Projector *ProjectorFile
+	// HostKVSpaceBytes, on a plan on host memory alone (Kind
+	// registry.KindCPU, one device), is the room it leaves for the KV cache
+	// there: the host's usable memory less the weights, activations and
+	// overhead it places on it (vLLM's VLLM_CPU_KVCACHE_SPACE, vllmcpu.go);
+	// 0 elsewhere.
+	HostKVSpaceBytes int64
 	// FitTargetBytes are, per accelerator of Stages in their order, the
 	// bytes an engine that places the model itself (llama.cpp's --fit)
 	// must leave free on it for its placement to stay within the plan's

@@ -456,8 +456,14 @@ func vllmWeightOnlyFP8Note(p *Placement) string {
 // names) that loads a checkpoint at a 16- or 32-bit float level.
 var torchDType = map[quant.Level]string{quant.BF16: "bfloat16", quant.FP16: "float16", quant.FP32: "float32"}
 
-// Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).
-func (vllm) Env(p *Placement) map[string]string { return visibleDevicesEnv(p) }
+// Env: the plan's GPUs made visible in placement order (visibleDevicesEnv);
+// on the CPU the KV cache space the plan left (cpuKVCacheEnv).
+func (vllm) Env(p *Placement) map[string]string {
+	if p.Kind == registry.KindCPU {
+		return cpuKVCacheEnv(p)
+	}
+	return visibleDevicesEnv(p)
+}
 
 // StartNotes warn when a device of a plan has less free memory than
 // memory_fraction of its total: vLLM's worker refuses to start then ("Free

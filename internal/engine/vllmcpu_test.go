@@ -26,3 +26,22 @@ func TestVLLMCannotRunOnCPU(t *testing.T) {
 	assert.Empty(t, floor.CannotRunOnCPU(cpu("sse2 sse4_2 avx avx512f")))
 	assert.Empty(t, floor.CannotRunOnCPU(cpu("asimd asimddp sve")), "arm64")
 }
+
+// vLLM's CPU backend takes its KV cache from VLLM_CPU_KVCACHE_SPACE, whole
+// GiB (int() of the variable; 0 or unset: 4 GiB), so a plan on host memory
+// alone names the whole GiB of the room it left for the cache, rounded
+// down: 20.7 GiB left gives 20, never 21; exactly 20 GiB gives 20. Under
+// one GiB there is no value to name (0 would mean the 4 GiB default).
+// Accelerator plans get none.
+func TestVLLMCPUKVCacheSpace(t *testing.T) {
+	const gib = int64(1) << 30
+	e := vllm{}
+	cpu := func(space int64) *Placement { return &Placement{Kind: registry.KindCPU, HostKVSpaceBytes: space} }
+	// thinkpad-p16s-krackan, plan-70b-vllm: 86.1 GiB available less 65.2 GiB of weights and 0.2 of activations
+	assert.Equal(t, map[string]string{"VLLM_CPU_KVCACHE_SPACE": "20"}, e.Env(cpu(22232249344)))
+	assert.Equal(t, map[string]string{"VLLM_CPU_KVCACHE_SPACE": "20"}, e.Env(cpu(20*gib)))
+	assert.Equal(t, map[string]string{"VLLM_CPU_KVCACHE_SPACE": "8"}, e.Env(cpu(9*gib-1)))
+	assert.Nil(t, e.Env(cpu(gib-1)), "under one GiB: no variable")
+	assert.Equal(t, 20*gib, e.HostKVPoolBytes(22232249344))
+	assert.Nil(t, e.Env(&Placement{Kind: registry.KindTPU, HostKVSpaceBytes: 20 * gib}))
+}

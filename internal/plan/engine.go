@@ -147,6 +147,35 @@ func fitTargets(pl *planned) []int64 {
 	return out
 }
 
+// hostKVRoom is, for a plan on host memory alone (one CPU device), the
+// room it leaves there for the KV cache: the device's usable memory less
+// the weights, activations and overhead placed on it (the room its
+// max_batch_size and max_context_length are searched in); 0 for any other
+// plan (engine.Placement.HostKVSpaceBytes).
+func hostKVRoom(pl *planned) int64 {
+	if pl.Pool.Kind != registry.KindCPU || pl.Offloaded || len(pl.Replicas) > 0 || len(pl.Stages) != 1 || len(pl.Stages[0].Devices) != 1 {
+		return 0
+	}
+	s := pl.Stages[0]
+	p := s.Part
+	return max(s.Devices[0].Usable-p.Weights-p.Activations-p.Overhead, 0)
+}
+
+// hostKVPool is the KV pool the engine of a plan on host memory alone
+// names for it (engine.HostKVPooler, vLLM's VLLM_CPU_KVCACHE_SPACE): false
+// where the engine sizes no such pool or the plan is not on the host alone.
+func hostKVPool(pl *planned) (int64, bool) {
+	k, ok := pl.Pool.Budget.Engine.(engine.HostKVPooler)
+	if !ok {
+		return 0, false
+	}
+	room := hostKVRoom(pl)
+	if room <= 0 {
+		return 0, false
+	}
+	return k.HostKVPoolBytes(room), true
+}
+
 // placementOf is a fitting plan as its engine sees it.
 func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 	v := &engine.Placement{
@@ -162,6 +191,7 @@ func placementOf(pl *planned, req *planning, cluster bool) *engine.Placement {
 		v.OffloadedWeightBytes = pl.Stages[len(pl.Stages)-1].Part.Weights
 	}
 	v.FitTargetBytes = fitTargets(pl)
+	v.HostKVSpaceBytes = hostKVRoom(pl)
 	if req.CPUOffload {
 		v.OffloadFits = offloadFitsOn(req, pl.Pool)
 	}

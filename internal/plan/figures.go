@@ -169,6 +169,11 @@ type costs struct {
 	// (costs.on, sglangfit.go).
 	Context int
 	Static  *staticRule
+	// HostKVPool, on a host-memory pool whose engine names its KV pool
+	// (engine.HostKVPooler, vLLM's VLLM_CPU_KVCACHE_SPACE; costs.on), is
+	// that pool for the room a stage leaves: the stage's KV cache must fit
+	// it, not only the room (stageFits).
+	HostKVPool func(room int64) int64
 	// Loaded is the model and the bits of its stored values (costsOf),
 	// for the weights as SGLang measures them (stagePart).
 	Loaded loadedWeights
@@ -241,6 +246,9 @@ func (c costs) on(p *pool) costs {
 	}
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
+		if k, ok := p.Budget.Engine.(engine.HostKVPooler); ok {
+			c.HostKVPool = k.HostKVPoolBytes
+		}
 		return c
 	}
 	if p.Budget.Overhead > 0 {

@@ -162,6 +162,9 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 		// split over; say what it has free.
 		pl.Reason = fmt.Sprintf("%s needs %s on one device (%s) and the one %s device has %s free",
 			l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.label(), gib(largest))
+		if line := hostKVShortLine(p.Devices[0], c, need); line != "" {
+			pl.Reason += "; " + line
+		}
 		return pl
 	}
 	pl.Reason = fmt.Sprintf(

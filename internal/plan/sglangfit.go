@@ -82,7 +82,18 @@ func staticTokens(s stage, fraction float64, linked int64, ctx int) int64 {
 // stageFits is the fit of stage s of a layout of pp stages: its part
 // within its budget and, for SGLang, its pool holding one sequence.
 func (c *costs) stageFits(s stage, pp int) bool {
-	return s.Part.total() <= s.budget() && c.staticHolds(s, pp)
+	return s.Part.total() <= s.budget() && c.staticHolds(s, pp) && c.hostKVHolds(s)
+}
+
+// hostKVHolds reports whether the KV pool a host-memory plan's engine
+// names for the room stage s leaves (costs.HostKVPool: vLLM on the CPU
+// rounds it down to whole GiB) holds the stage's KV cache; true where the
+// engine names none.
+func (c *costs) hostKVHolds(s stage) bool {
+	if c.HostKVPool == nil {
+		return true
+	}
+	return s.Part.KV <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
 }
 
 // staticShortLine says, for a refused tensor-parallel group of SGLang,
@@ -100,4 +111,21 @@ func staticShortLine(g []*device, c costs) string {
 	f := r.fraction(s, 1, c.Latent)
 	return fmt.Sprintf("SGLang's --mem-fraction-static %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
 		fmtFraction(f), len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, r.Context), 0), r.Context)
+}
+
+// hostKVShortLine says, for a refused plan on one host device whose whole
+// need fits the device but whose KV cache does not fit the pool its engine
+// names (hostKVHolds), what that pool holds: vLLM's VLLM_CPU_KVCACHE_SPACE
+// in whole GiB. "" otherwise.
+func hostKVShortLine(d *device, c costs, need part) string {
+	if c.HostKVPool == nil || need.total() > d.Usable {
+		return ""
+	}
+	room := d.Usable - need.total() + need.KV
+	pool := c.HostKVPool(room)
+	if need.KV <= pool {
+		return ""
+	}
+	return fmt.Sprintf("vLLM's CPU KV cache is VLLM_CPU_KVCACHE_SPACE in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
+		gib(room), pool>>30, gib(need.KV))
 }

@@ -284,6 +284,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		}
 	}
 	units := distinctUnits(pl.replicas())
+	hostKV, hostKVOK := hostKVPool(pl)
 	fits := func(n int) bool {
 		ctx, batch := req.ContextLength, fitBatch(pl.Pool, pl.batchOf(req))
 		if context {
@@ -313,6 +314,11 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		c = c.on(pl.Pool)
 		if pl.Offloaded {
 			return printedSplitHolds(pl, c)
+		}
+		if hostKVOK && c.stagePart(0, c.Layers, 1).KV > hostKV {
+			// The pool the command names (vLLM on the CPU:
+			// VLLM_CPU_KVCACHE_SPACE), not the host's remainder.
+			return false
 		}
 		if !context && c.Static != nil {
 			// SGLang sizes its pool at start-up whatever the number of

@@ -1,0 +1,111 @@
+package api
+
+import (
+	"context"
+	"strconv"
+	"testing"
+
+	json "github.com/goccy/go-json"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A vLLM plan on the CPU alone names the KV cache space it sized
+// (VLLM_CPU_KVCACHE_SPACE, whole GiB, rounded down), so that vLLM's pool is
+// the plan's and not its own default (4 GiB in the releases read,
+// internal/engine/vllmcpu.go): on the thinkpad-p16s-krackan fixture (a
+// Ryzen with 86.1 GiB available), Llama-shaped 70B at int8 leaves 20.7
+// GiB beside its weights and activations, so 20; the weights, that pool
+// and the activations fit the host's available memory, and the pool holds
+// the one full-context sequence vLLM checks at start-up.
+func TestVLLMCPUPlanNamesKVCacheSpace(t *testing.T) {
+	out := PlanSharding(context.Background(),
+		[]byte(`{"model":{"params_b":70},"engine":"vllm","context_length":32768,`+detectSource("thinkpad-p16s-krackan")+`}`), NoEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	var p struct {
+		Fits   bool `json:"fits"`
+		Memory struct {
+			Weights     int64 `json:"weights_bytes"`
+			KV          int64 `json:"kv_cache_bytes"`
+			Activations int64 `json:"activations_bytes"`
+			Overhead    int64 `json:"overhead_bytes"`
+		} `json:"memory"`
+		Shards []struct {
+			Available int64 `json:"memory_available_bytes"`
+		} `json:"shards"`
+		Env        map[string]map[string]string `json:"engine_env"`
+		MaxContext int64                        `json:"max_context_length"`
+		MaxBatch   int64                        `json:"max_batch_size"`
+	}
+	require.NoError(t, json.Unmarshal(out, &p))
+	require.True(t, p.Fits, string(out))
+	require.Len(t, p.Shards, 1)
+	g, err := strconv.ParseInt(p.Env["vllm"]["VLLM_CPU_KVCACHE_SPACE"], 10, 64)
+	require.NoError(t, err, string(out))
+	assert.Equal(t, int64(20), g)
+	pool := g << 30
+	assert.LessOrEqual(t, p.Memory.Weights+pool+p.Memory.Activations+p.Memory.Overhead, p.Shards[0].Available)
+	assert.GreaterOrEqual(t, pool, p.Memory.KV, "the pool holds one sequence of the context")
+	assert.Greater(t, p.Memory.Weights+pool+(1<<30)+p.Memory.Activations+p.Memory.Overhead, p.Shards[0].Available, "rounded down, not a GiB short")
+}
+
+// The room a vLLM CPU plan reports (max_context_length, max_batch_size) is
+// what the pool it names holds, not the host's unrounded remainder: vLLM
+// gets VLLM_CPU_KVCACHE_SPACE GiB and no more. Qwen2.5-32B (catalog
+// shape, 256 KiB of KV cache per token in bf16) at bf16 on the
+// thinkpad-p16s-krackan fixture leaves 25.2 GiB; the pool is 25 GiB,
+// 102400 tokens, where the remainder would give 102818.
+func TestVLLMCPURoomIsTheNamedPool(t *testing.T) {
+	out := PlanSharding(context.Background(),
+		[]byte(`{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","context_length":32768,`+detectSource("thinkpad-p16s-krackan")+`}`), NoEnv)
+	require.Equal(t, "", errorCode(t, out), string(out))
+	var p struct {
+		Fits   bool   `json:"fits"`
+		Quant  string `json:"quant"`
+		Memory struct {
+			KV int64 `json:"kv_cache_bytes"`
+		} `json:"memory"`
+		Env        map[string]map[string]string `json:"engine_env"`
+		MaxContext int64                        `json:"max_context_length"`
+		MaxBatch   int64                        `json:"max_batch_size"`
+	}
+	require.NoError(t, json.Unmarshal(out, &p))
+	require.True(t, p.Fits, string(out))
+	require.Equal(t, "bf16", p.Quant)
+	g, err := strconv.ParseInt(p.Env["vllm"]["VLLM_CPU_KVCACHE_SPACE"], 10, 64)
+	require.NoError(t, err, string(out))
+	assert.Equal(t, int64(25), g)
+	perToken := p.Memory.KV / 32768
+	assert.Equal(t, int64(256<<10), perToken)
+	assert.Equal(t, (g<<30)/perToken, p.MaxContext, "the tokens 25 GiB hold")
+	assert.Equal(t, (g<<30)/p.Memory.KV, p.MaxBatch)
+}
+
+// A context whose KV cache fits the host's remainder but not its whole
+// GiB is refused for vLLM on the CPU, with the reason: Qwen2.5-32B in bf16
+// at 102700 tokens (25.07 GiB of KV cache) on thinkpad-p16s-krackan leaves
+// 25.1 GiB, which VLLM_CPU_KVCACHE_SPACE can name only as 25, so vLLM would
+// refuse --max-model-len 102700; the plan that fits is 102400 tokens.
+func TestVLLMCPURefusesAPoolShortOfOneSequence(t *testing.T) {
+	plan := func(ctx string) []byte {
+		out := PlanSharding(context.Background(),
+			[]byte(`{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"bf16","context_length":`+ctx+`,`+detectSource("thinkpad-p16s-krackan")+`}`), NoEnv)
+		require.Equal(t, "", errorCode(t, out), string(out))
+		return out
+	}
+	var p struct {
+		Fits   bool `json:"fits"`
+		Levels []struct {
+			Reason string `json:"reason"`
+		} `json:"levels"`
+		Env map[string]map[string]string `json:"engine_env"`
+	}
+	require.NoError(t, json.Unmarshal(plan("102700"), &p))
+	assert.False(t, p.Fits)
+	require.NotEmpty(t, p.Levels)
+	assert.Contains(t, p.Levels[0].Reason, "the 25.1 GiB left beside the weights and activations give 25 GiB, less than the KV cache's 25.1 GiB")
+	p.Fits = false
+	require.NoError(t, json.Unmarshal(plan("102400"), &p))
+	assert.True(t, p.Fits)
+	assert.Equal(t, "25", p.Env["vllm"]["VLLM_CPU_KVCACHE_SPACE"])
+}
