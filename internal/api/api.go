@@ -54,7 +54,7 @@ func NoEnv(string) (string, bool) { return "", false }
 func Detect(ctx context.Context, input []byte, getenv Env) []byte {
 	opts, err := DecodeOptions(input, getenv)
 	if err != nil {
-		return ErrorJSON(err)
+		return ErrorJSON(syntaxFirst(input, "options", err))
 	}
 	return detectAnswer(ctx, opts)
 }
@@ -76,7 +76,7 @@ func detectAnswer(ctx context.Context, opts detect.Options) []byte {
 
 // SuggestQuant answers hwaccel_suggest_quant.
 func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -87,7 +87,7 @@ func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
 
 // PlanSharding answers hwaccel_plan_sharding.
 func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -98,7 +98,7 @@ func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
 
 // EstimateTraining answers hwaccel_estimate_training.
 func EstimateTraining(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -125,6 +125,35 @@ func ErrorJSONCode(code, message string) []byte {
 		return []byte(`{"error":{"code":"internal","message":"cannot encode error"}}`)
 	}
 	return b
+}
+
+// answerTo is answer for a request: when f refuses input for its shape or
+// a value, a syntax problem anywhere in input is the error instead.
+func answerTo(input []byte, f func() (any, error)) []byte {
+	return answer(func() (any, error) {
+		v, err := f()
+		return v, syntaxFirst(input, "request", err)
+	})
+}
+
+// syntaxFirst is err, unless err refuses input for its shape or a value
+// and input is not one well-formed JSON value without repeated keys: then
+// that invalid_json error. Every export applies this order, whichever
+// member it decoded or checked first (include/ai_hwaccel.h, "Error
+// codes"); it runs only on the way out of a refusal.
+func syntaxFirst(input []byte, what string, err error) error {
+	switch errs.CodeOf(err) {
+	case errs.InvalidArgument, errs.UnknownModel, errs.ModelFile:
+	default:
+		return err
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		return err // NULL or empty: not JSON, but the contract says invalid_argument
+	}
+	if e := strictjson.WellFormed(input, what); e != nil {
+		return e
+	}
+	return err
 }
 
 func answer(f func() (any, error)) []byte {
