@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -272,8 +273,8 @@ type wireOptions struct {
 	Exclude    []string          `json:"exclude"`
 	NoExec     bool              `json:"no_exec"`
 	Inline     bool              `json:"inline_kernel_reads"`
-	TimeoutMs  *float64          `json:"timeout_ms"`
-	CacheTTLMs *float64          `json:"cache_ttl_ms"`
+	TimeoutMs  *wireMillis       `json:"timeout_ms"`
+	CacheTTLMs *wireMillis       `json:"cache_ttl_ms"`
 	Env        map[string]string `json:"env"`
 
 	Snapshot        *string `json:"snapshot"`
@@ -341,16 +342,16 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	opts.NoExec = opts.NoExec || w.NoExec
 	opts.InlineKernelReads = w.Inline
 	if w.TimeoutMs != nil {
-		t := *w.TimeoutMs
+		t := w.TimeoutMs.ms
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %s is outside (0, %d]", asWritten(t), detect.MaxTimeout/time.Millisecond)
+			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %s is outside (0, %d]", w.TimeoutMs.asWritten(), detect.MaxTimeout/time.Millisecond)
 		}
 		opts.Timeout = millis(t)
 	}
 	if w.CacheTTLMs != nil {
-		t := *w.CacheTTLMs
+		t := w.CacheTTLMs.ms
 		if !(t >= 0 && t <= 86400e3) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", asWritten(t))
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", w.CacheTTLMs.asWritten())
 		}
 		opts.CacheTTL = millis(t)
 		ttlGiven = true
@@ -360,6 +361,56 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		return opts, false, err
 	}
 	return opts, ttlGiven, nil
+}
+
+// wireMillis is a number of milliseconds as a request gives it. A number
+// too large for a float (1e400) is kept as an infinity with its text, so
+// that the member's range check refuses it in its own words rather than the
+// decoder calling it a value of the wrong type.
+type wireMillis struct {
+	ms       float64
+	overflow string // the text of a number that overflowed
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireMillis) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return errs.New(errs.InvalidArgument, "expected a number, got %s", jsonWords(s))
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return errs.New(errs.InvalidArgument, "expected a number, got %s", jsonWords(s))
+	}
+	w.ms = f
+	if math.IsInf(f, 0) {
+		w.overflow = s
+	}
+	return nil
+}
+
+// asWritten is the number as the request wrote it, for error messages.
+func (w wireMillis) asWritten() string {
+	if w.overflow != "" {
+		return w.overflow
+	}
+	return asWritten(w.ms)
+}
+
+// jsonWords names a JSON value that is not a number, in the words of
+// strictjson's messages.
+func jsonWords(s string) string {
+	switch {
+	case strings.HasPrefix(s, `"`):
+		return "a string"
+	case strings.HasPrefix(s, "["):
+		return "an array"
+	case strings.HasPrefix(s, "{"):
+		return "an object"
+	case s == "true" || s == "false":
+		return "a boolean"
+	}
+	return "a value that is not a number"
 }
 
 // asWritten is a JSON number as a request writes it (86400001, 0.5), not

@@ -304,3 +304,15 @@ func TestWellFormedKnowsNoType(t *testing.T) {
 		assert.Contains(t, errs.MessageOf(err), "request: ", in)
 	}
 }
+
+func TestDecodeOverflowingNumberIsOutOfRange(t *testing.T) {
+	for _, in := range []string{`{"params_b":1e400}`, `{"params_b":-1E+999}`, `{"params_b":1` + fmt.Sprintf("%0400d", 0) + `}`} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		assert.Equal(t, errs.InvalidArgument, codeOf(t, err), in)
+		assert.Contains(t, errs.MessageOf(err), "is outside the range of a number (at most 1.8e+308 in magnitude)", in)
+	}
+	var v target
+	require.NoError(t, Decode([]byte(`{"params_b":1e308}`), &v, "request"))
+	require.NoError(t, Decode([]byte(`{"params_b":1e-400}`), &v, "request"), "underflow is 0, as the decoder reads it")
+}
