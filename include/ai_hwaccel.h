@@ -218,7 +218,11 @@ extern "C" {
  *
  *   "invalid_json"       stable  The input is not JSON (syntax error,
  *                                truncated, invalid UTF-8 outside strings,
- *                                nested deeper than 128 levels).
+ *                                nested deeper than 128 levels), has data
+ *                                after the value, or names a key twice in
+ *                                one object.  Every function checks these
+ *                                first: input that also has an unknown key
+ *                                or a wrong value is "invalid_json".
  *   "invalid_argument"   stable  Well-formed JSON with a wrong shape or value:
  *                                NULL or empty request to a planning function,
  *                                unknown key, wrong type, unknown backend or

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -54,7 +55,7 @@ func NoEnv(string) (string, bool) { return "", false }
 func Detect(ctx context.Context, input []byte, getenv Env) []byte {
 	opts, err := DecodeOptions(input, getenv)
 	if err != nil {
-		return ErrorJSON(err)
+		return ErrorJSON(syntaxFirst(input, "options", err))
 	}
 	return detectAnswer(ctx, opts)
 }
@@ -76,7 +77,7 @@ func detectAnswer(ctx context.Context, opts detect.Options) []byte {
 
 // SuggestQuant answers hwaccel_suggest_quant.
 func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -87,7 +88,7 @@ func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
 
 // PlanSharding answers hwaccel_plan_sharding.
 func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -98,7 +99,7 @@ func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
 
 // EstimateTraining answers hwaccel_estimate_training.
 func EstimateTraining(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -125,6 +126,35 @@ func ErrorJSONCode(code, message string) []byte {
 		return []byte(`{"error":{"code":"internal","message":"cannot encode error"}}`)
 	}
 	return b
+}
+
+// answerTo is answer for a request: when f refuses input for its shape or
+// a value, a syntax problem anywhere in input is the error instead.
+func answerTo(input []byte, f func() (any, error)) []byte {
+	return answer(func() (any, error) {
+		v, err := f()
+		return v, syntaxFirst(input, "request", err)
+	})
+}
+
+// syntaxFirst is err, unless err refuses input for its shape or a value
+// and input is not one well-formed JSON value without repeated keys: then
+// that invalid_json error. Every export applies this order, whichever
+// member it decoded or checked first (include/ai_hwaccel.h, "Error
+// codes"); it runs only on the way out of a refusal.
+func syntaxFirst(input []byte, what string, err error) error {
+	switch errs.CodeOf(err) {
+	case errs.InvalidArgument, errs.UnknownModel, errs.ModelFile:
+	default:
+		return err
+	}
+	if len(bytes.TrimSpace(input)) == 0 {
+		return err // NULL or empty: not JSON, but the contract says invalid_argument
+	}
+	if e := strictjson.WellFormed(input, what); e != nil {
+		return e
+	}
+	return err
 }
 
 func answer(f func() (any, error)) []byte {
@@ -243,8 +273,8 @@ type wireOptions struct {
 	Exclude    []string          `json:"exclude"`
 	NoExec     bool              `json:"no_exec"`
 	Inline     bool              `json:"inline_kernel_reads"`
-	TimeoutMs  *float64          `json:"timeout_ms"`
-	CacheTTLMs *float64          `json:"cache_ttl_ms"`
+	TimeoutMs  *wireMillis       `json:"timeout_ms"`
+	CacheTTLMs *wireMillis       `json:"cache_ttl_ms"`
 	Env        map[string]string `json:"env"`
 
 	Snapshot        *string `json:"snapshot"`
@@ -312,16 +342,16 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	opts.NoExec = opts.NoExec || w.NoExec
 	opts.InlineKernelReads = w.Inline
 	if w.TimeoutMs != nil {
-		t := *w.TimeoutMs
+		t := w.TimeoutMs.ms
 		if !(t > 0 && t <= float64(detect.MaxTimeout/time.Millisecond)) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %s is outside (0, %d]", asWritten(t), detect.MaxTimeout/time.Millisecond)
+			return opts, false, errs.New(errs.InvalidArgument, "options: timeout_ms %s is outside (0, %d]", w.TimeoutMs.asWritten(), detect.MaxTimeout/time.Millisecond)
 		}
 		opts.Timeout = millis(t)
 	}
 	if w.CacheTTLMs != nil {
-		t := *w.CacheTTLMs
+		t := w.CacheTTLMs.ms
 		if !(t >= 0 && t <= 86400e3) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", asWritten(t))
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", w.CacheTTLMs.asWritten())
 		}
 		opts.CacheTTL = millis(t)
 		ttlGiven = true
@@ -331,6 +361,56 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 		return opts, false, err
 	}
 	return opts, ttlGiven, nil
+}
+
+// wireMillis is a number of milliseconds as a request gives it. A number
+// too large for a float (1e400) is kept as an infinity with its text, so
+// that the member's range check refuses it in its own words rather than the
+// decoder calling it a value of the wrong type.
+type wireMillis struct {
+	ms       float64
+	overflow string // the text of a number that overflowed
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *wireMillis) UnmarshalJSON(b []byte) error {
+	s := string(bytes.TrimSpace(b))
+	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return errs.New(errs.InvalidArgument, "expected a number, got %s", jsonWords(s))
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return errs.New(errs.InvalidArgument, "expected a number, got %s", jsonWords(s))
+	}
+	w.ms = f
+	if math.IsInf(f, 0) {
+		w.overflow = s
+	}
+	return nil
+}
+
+// asWritten is the number as the request wrote it, for error messages.
+func (w wireMillis) asWritten() string {
+	if w.overflow != "" {
+		return w.overflow
+	}
+	return asWritten(w.ms)
+}
+
+// jsonWords names a JSON value that is not a number, in the words of
+// strictjson's messages.
+func jsonWords(s string) string {
+	switch {
+	case strings.HasPrefix(s, `"`):
+		return "a string"
+	case strings.HasPrefix(s, "["):
+		return "an array"
+	case strings.HasPrefix(s, "{"):
+		return "an object"
+	case s == "true" || s == "false":
+		return "a boolean"
+	}
+	return "a value that is not a number"
 }
 
 // asWritten is a JSON number as a request writes it (86400001, 0.5), not

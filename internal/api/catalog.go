@@ -37,7 +37,7 @@ type wireFitRequest struct {
 // Models answers hwaccel_models_json: the catalog, filtered. input nil,
 // empty or null means the whole catalog.
 func Models(_ context.Context, input []byte, _ Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		var w wireModelsRequest
 		if err := decodeOptional(input, &w, "request"); err != nil {
 			return nil, err
@@ -57,7 +57,7 @@ func Models(_ context.Context, input []byte, _ Env) []byte {
 // detected once for all of them (through the cache, like planning). Those
 // that fit come first, larger ones first.
 func Fit(ctx context.Context, input []byte, getenv Env) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		var w wireFitRequest
 		if err := decodeOptional(input, &w, "request"); err != nil {
 			return nil, err

@@ -28,7 +28,7 @@ func Rent(ctx context.Context, input []byte, getenv Env) []byte {
 // RentAt is Rent with prices aged against now: the CLI passes its own clock,
 // which tests fix.
 func RentAt(_ context.Context, input []byte, now time.Time) []byte {
-	return answer(func() (any, error) {
+	return answerTo(input, func() (any, error) {
 		req, err := rentRequest(input)
 		if err != nil {
 			return nil, err

@@ -426,11 +426,15 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 		} else if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
 			// Accelerators: a few more of them is a server to rent or
 			// ask for; more host RAM is not counted in devices.
-			ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) with %s and %s (ZeRO-3/FSDP); no setting fits %s", k, gib(need), HintCheckpointing, HintZeRO3, theseDevices(n)))
+			ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) %s; no setting fits %s", k, gib(need), withLacking(s, " (ZeRO-3/FSDP)"), theseDevices(n)))
 		} else {
 			// More than maxDevicesSuggested of them (90 laptop GPUs) is
 			// not a machine anyone has: say what needs less memory.
-			ans.Explanation = append(ans.Explanation, fmt.Sprintf("even with %s and %s it needs more than %d devices of this memory; on %s %s", HintCheckpointing, HintZeRO3, maxDevicesSuggested, theseDevices(n), lighterTraining(req, opts, s, budget, n)))
+			even := "as set"
+			if w := withLacking(s, ""); w != even {
+				even = "even " + w
+			}
+			ans.Explanation = append(ans.Explanation, fmt.Sprintf("%s it needs more than %d devices of this memory; on %s %s", even, maxDevicesSuggested, theseDevices(n), lighterTraining(req, opts, s, budget, n)))
 		}
 	}
 	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
@@ -613,6 +617,24 @@ func devicesThatWould(m *model.Model, s *trainingSetup, budget int64) (int, int6
 		}
 	}
 	return 0, 0
+}
+
+// withLacking names what devicesThatWould turns on that setup s lacks:
+// "with gradient_checkpointing and zero_stage 3" (zero3Note after the
+// latter), only one of them when the request set the other (FSDP is ZeRO
+// stage 3), "as set" when it set both.
+func withLacking(s *trainingSetup, zero3Note string) string {
+	var lacking []string
+	if !s.checkpointing {
+		lacking = append(lacking, HintCheckpointing)
+	}
+	if s.ZeROStage < 3 {
+		lacking = append(lacking, HintZeRO3+zero3Note)
+	}
+	if len(lacking) == 0 {
+		return "as set"
+	}
+	return "with " + strings.Join(lacking, " and ")
 }
 
 // theseDevices names the n devices a run was planned on.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -155,7 +156,7 @@ func Rank(cat *Catalog, r *Request) (*Answer, error) {
 	if err := checkProviders(cat, r.Providers); err != nil {
 		return nil, err
 	}
-	ans := &Answer{Model: r.Plan.Model.Name, Sort: order, Choices: []Choice{}, NotFit: []Rejected{}, Warnings: []string{}}
+	ans := &Answer{Model: modelName(r.Plan.Model), Sort: order, Choices: []Choice{}, NotFit: []Rejected{}, Warnings: []string{}}
 	for i := range cat.Machines {
 		m := &cat.Machines[i]
 		if !wanted(m, r) {
@@ -495,4 +496,16 @@ func sortChoices(cs []Choice, order string) {
 		}
 		return oki && ki < kj && !math.IsNaN(ki)
 	})
+}
+
+// modelName is what the answer calls the model: its name, or for a model
+// given by its size alone ({"params_b":70}, "70b"), which has none, that
+// size in billions ("70B"), as the CLI's text names it by what was typed.
+// The plan answer leaves the name out there and gives "params"; a rent
+// answer's "model" is a required string.
+func modelName(m *model.Model) string {
+	if m.Name != "" {
+		return m.Name
+	}
+	return strconv.FormatFloat(float64(m.Params)/1e9, 'f', -1, 64) + "B"
 }

@@ -49,6 +49,20 @@ func decode(data []byte, v any, what string, strict bool) error {
 		return errs.New(errs.Internal, "%s: decode target is not a pointer", what)
 	}
 	problem := check(data, rv.Type().Elem(), strict)
+	var shape *shapeError
+	if errors.As(problem, &shape) {
+		// A shape problem met first may hide a syntax problem later in
+		// the text, which outranks it.
+		switch p := syntaxProblem(data, rv.Type().Elem()); {
+		case p == nil:
+		case errors.Is(p, errSyntax):
+			return malformed(data, what)
+		case errors.Is(p, errTrailing):
+			return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+		default:
+			problem = p
+		}
+	}
 	var dup *duplicateKey
 	if errors.As(problem, &dup) {
 		return errs.New(errs.InvalidJSON, "%s: key %q appears more than once in one object", what, dup.key)
@@ -61,7 +75,6 @@ func decode(data []byte, v any, what string, strict bool) error {
 	rv.Elem().SetZero()
 	err := streamDecode(data, v, strict)
 	rv.Elem().SetZero()
-	var shape *shapeError
 	if errors.As(problem, &shape) && !isSyntax(err) {
 		// The value is well-formed but does not fit: say where and why in
 		// the contract's words (the decoder's message names Go types).
@@ -84,6 +97,37 @@ func decode(data []byte, v any, what string, strict bool) error {
 	// The check refused what the streaming decoder accepts: say what the
 	// check found.
 	return errs.New(errs.InvalidJSON, "%s: %v", what, problem)
+}
+
+// WellFormed is the invalid_json error for data that is not one JSON value
+// or that repeats a key (compared exactly) in any object, nil otherwise. It
+// knows no target type: an entry point that refused a request for its shape
+// or a value (invalid_argument and the like) asks it, so that a syntax
+// problem anywhere, in a member it had not decoded yet too, outranks
+// what it found.
+func WellFormed(data []byte, what string) error {
+	switch p := syntaxProblem(data, nil); {
+	case p == nil:
+		return nil
+	case errors.Is(p, errTrailing):
+		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
+	case errors.As(p, new(*duplicateKey)):
+		return errs.New(errs.InvalidJSON, "%s: key %q appears more than once in one object", what, p.(*duplicateKey).key)
+	}
+	return malformed(data, what)
+}
+
+// malformed is the invalid_json error for data the scanner found malformed,
+// in the decoder's words when it has them: decoding into an interface
+// meets no shape problem first.
+func malformed(data []byte, what string) error {
+	var v any
+	if err := streamDecode(data, &v, false); err != nil {
+		if e := classify(what, err); errs.CodeOf(e) == errs.InvalidJSON {
+			return e
+		}
+	}
+	return errs.New(errs.InvalidJSON, "%s: %v", what, errSyntax)
 }
 
 // isSyntax reports whether the decoder found the text malformed (or cut

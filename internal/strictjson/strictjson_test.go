@@ -249,3 +249,70 @@ func TestDecodeUnmarshalerErrorNamesThePath(t *testing.T) {
 	require.NoError(t, Decode([]byte(`{"n": 2, "list": [{"m": 4}]}`), &v, "request"))
 	assert.Equal(t, 4, v.List[0].M.V)
 }
+
+// Malformed text, trailing data and a repeated key are invalid_json even
+// when an unknown key or a value of the wrong type comes first in the text:
+// which code a host gets must not depend on where in the request the two
+// problems sit (brief smallfix item 1; before, the first problem met won).
+func TestDecodeSyntaxOutranksShapeWhereverItIs(t *testing.T) {
+	for _, in := range []string{
+		`{"bogus":1} x`,                                // unknown key, then trailing data
+		`{"bogus":1,"name":"a","name":"b"}`,            // unknown key, then a repeated key
+		`{"bogus":1,"bogus":2}`,                        // the unknown key itself repeated
+		`{"name":1} x`,                                 // wrong type, then trailing data
+		`{"name":1,"in":{"a":1,"a":2}}`,                // wrong type, then a nested repeat
+		`{"in":{"a":"x"},"params_b":7,"PARAMS_B":700}`, // wrong type, then a repeat by case
+		`{"bogus":1,"raw":{"z":1,"z":2}}`,              // unknown key, then a repeat in a raw value
+		`{"bogus":{"x":1,"x":2}}`,                      // a repeat inside the unknown key's value
+		`{"name":[1,{"k":1,"k":2}]}`,                   // a repeat inside a value of the wrong type
+		`{"bogus":1,"name":"a",}`,                      // unknown key, then malformed text
+	} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		assert.Equal(t, errs.InvalidJSON, codeOf(t, err), "%s: %v", in, err)
+	}
+	// Alone, the same shape problems stay invalid_argument.
+	for _, in := range []string{`{"bogus":1}`, `{"name":1}`, `{"bogus":{"x":1,"y":2}}`} {
+		var v target
+		assert.Equal(t, errs.InvalidArgument, codeOf(t, Decode([]byte(in), &v, "request")), in)
+	}
+}
+
+func TestDecodeMalformedAfterShapeSaysWhere(t *testing.T) {
+	var v target
+	err := Decode([]byte(`{"bogus":1,"name":"a",}`), &v, "request")
+	assert.Equal(t, errs.InvalidJSON, codeOf(t, err))
+	assert.NotContains(t, errs.MessageOf(err), "unknown field", "the syntax problem is the one named")
+	assert.Contains(t, errs.MessageOf(err), "request: ")
+}
+
+func TestWellFormedKnowsNoType(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"a":1,"b":[{"c":1}]}`: "",
+		`{"a":1,"A":2}`:         "", // case matters only for a struct's fields
+		`[1,2]`:                 "",
+		`{"a":1} x`:             errs.InvalidJSON,
+		`{"a":{"b":1,"b":2}}`:   errs.InvalidJSON,
+		`{"a":1,}`:              errs.InvalidJSON,
+	} {
+		err := WellFormed([]byte(in), "request")
+		if want == "" {
+			assert.NoError(t, err, in)
+			continue
+		}
+		assert.Equal(t, want, codeOf(t, err), in)
+		assert.Contains(t, errs.MessageOf(err), "request: ", in)
+	}
+}
+
+func TestDecodeOverflowingNumberIsOutOfRange(t *testing.T) {
+	for _, in := range []string{`{"params_b":1e400}`, `{"params_b":-1E+999}`, `{"params_b":1` + fmt.Sprintf("%0400d", 0) + `}`} {
+		var v target
+		err := Decode([]byte(in), &v, "request")
+		assert.Equal(t, errs.InvalidArgument, codeOf(t, err), in)
+		assert.Contains(t, errs.MessageOf(err), "is outside the range of a number (at most 1.8e+308 in magnitude)", in)
+	}
+	var v target
+	require.NoError(t, Decode([]byte(`{"params_b":1e308}`), &v, "request"))
+	require.NoError(t, Decode([]byte(`{"params_b":1e-400}`), &v, "request"), "underflow is 0, as the decoder reads it")
+}

@@ -2,7 +2,9 @@ package strictjson
 
 import (
 	"errors"
+	"math"
 	"reflect"
+	"strconv"
 	"strings"
 
 	json "github.com/goccy/go-json"
@@ -38,8 +40,48 @@ func (s *scanner) kindCheck(t reflect.Type, sh shape) error {
 		if !takes(t.Kind(), s.data[s.pos:]) {
 			return &shapeError{msg: "expected " + wantWords(t) + ", got " + got}
 		}
+		if n := overflows(t.Kind(), s.data[s.pos:]); n != "" {
+			return &shapeError{msg: n + " is outside the range of a number (at most " +
+				strconv.FormatFloat(maxOf(t.Kind()), 'g', 2, 64) + " in magnitude)"}
+		}
 	}
 	return nil
+}
+
+// overflows is the text of the float number at the start of b when it is
+// too large for kind k (1e400 in a float64): the decoder would call it a
+// value of the wrong type. "" when it fits or k is no float. Only a
+// number with an exponent or over 38 digits can overflow, so others are
+// not parsed.
+func overflows(k reflect.Kind, b []byte) string {
+	if k != reflect.Float32 && k != reflect.Float64 {
+		return ""
+	}
+	end := 0
+	exp := false
+	for end < len(b) && strings.IndexByte("+-.0123456789eE", b[end]) >= 0 {
+		exp = exp || b[end] == 'e' || b[end] == 'E'
+		end++
+	}
+	if !exp && end <= 38 {
+		return ""
+	}
+	bits := 64
+	if k == reflect.Float32 {
+		bits = 32
+	}
+	if f, err := strconv.ParseFloat(string(b[:end]), bits); err != nil && math.IsInf(f, 0) {
+		return string(b[:end])
+	}
+	return ""
+}
+
+// maxOf is the largest magnitude a float of kind k holds.
+func maxOf(k reflect.Kind) float64 {
+	if k == reflect.Float32 {
+		return math.MaxFloat32
+	}
+	return math.MaxFloat64
 }
 
 // takes reports whether a scalar of kind k can hold the JSON value at the

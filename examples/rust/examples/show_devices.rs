@@ -4,9 +4,12 @@
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
-    let options = std::env::args()
-        .nth(1)
-        .map(|root| format!(r#"{{"sysroot":{:?},"no_exec":true}}"#, root));
+    let options = std::env::args().nth(1).map(|root| {
+        format!(
+            r#"{{"sysroot":{},"no_exec":true}}"#,
+            ai_hwaccel::json_string(&root)
+        )
+    });
     let run = || -> Result<(), ai_hwaccel::HwaccelError> {
         ai_hwaccel::check_abi()?;
         let registry = ai_hwaccel::detect(options.as_deref())?;

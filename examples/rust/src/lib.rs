@@ -189,6 +189,29 @@ fn c_arg(s: &str) -> Result<CString, HwaccelError> {
     })
 }
 
+/// `s` as a JSON string, quotes included, for building a request by hand:
+/// `"`, `\` and the control characters U+0000 to U+001F escaped, as RFC 8259
+/// section 7 requires (<https://www.rfc-editor.org/rfc/rfc8259#section-7>);
+/// everything else as it is, since a request is UTF-8. Rust's `{:?}` is not
+/// this: it writes `\0` and `\u{1b}`, which are not JSON.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
 /// Turns an answer into its text, or the error it holds.
 pub fn take(answer: Option<OwnedJson>) -> Result<String, HwaccelError> {
     let answer =
@@ -424,6 +447,31 @@ impl Reader<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_string_round_trips() {
+        for s in [
+            "/plain/root",
+            r#"/a "quoted" dir"#,
+            r"C:\sys\root",
+            "tab\there\nnewline\rcr",
+            "nul\0esc\u{1b}del\u{7f}bell\u{7}",
+            "combining \u{300} and \u{2028} é 日本",
+        ] {
+            let j = json_string(s);
+            let mut r = Reader {
+                s: j.as_bytes(),
+                i: 0,
+            };
+            assert_eq!(r.string().as_deref(), Some(s), "{j}");
+            assert_eq!(r.i, j.len(), "{j}: one string, nothing after it");
+            assert!(
+                !j[1..j.len() - 1].bytes().any(|b| b < 0x20),
+                "{j}: a raw control byte"
+            );
+        }
+        assert_eq!(json_string("a\"b\\c\u{1}"), r#""a\"b\\c\u0001""#);
+    }
 
     #[test]
     fn parse_error_table() {

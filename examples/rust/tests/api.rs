@@ -14,7 +14,14 @@ fn repo() -> PathBuf {
 
 fn fixture_options(machine: &str) -> String {
     let root = repo().join("testdata/machines").join(machine).join("root");
-    format!(r#"{{"sysroot":"{}","no_exec":true}}"#, root.display())
+    options_for(&root.display().to_string())
+}
+
+fn options_for(sysroot: &str) -> String {
+    format!(
+        r#"{{"sysroot":{},"no_exec":true}}"#,
+        ai_hwaccel::json_string(sysroot)
+    )
 }
 
 fn header_define(name: &str) -> String {
@@ -52,6 +59,37 @@ fn detect_cpu_only_fixture() {
     assert!(reg.contains(r#""id":"cpu:0","kind":"cpu""#), "{reg}");
     // MemTotal 65921280 kB in the fixture's /proc/meminfo.
     assert!(reg.contains(r#""memory_bytes":67503390720"#), "{reg}");
+}
+
+// A sysroot whose path holds a quote, a backslash and a control character
+// reaches the library intact through json_string: the same machine is
+// detected through it as through the plain path. (Rust's {:?} wrote the
+// ESC as \u{1b}, which the library refuses as invalid_json.)
+#[test]
+fn unusual_sysroot_path_is_escaped() {
+    let root = repo().join("testdata/machines/cpu-only/root");
+    let odd = std::env::temp_dir().join(format!(
+        "ai-hwaccel \"q\" back\\slash \u{1b}esc {}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_file(&odd);
+    std::os::unix::fs::symlink(&root, &odd).unwrap();
+    let odd_str = odd.to_str().unwrap().to_string();
+    let via_odd = ai_hwaccel::detect(Some(&options_for(&odd_str)));
+    let debug = format!(r#"{{"sysroot":{:?},"no_exec":true}}"#, odd_str);
+    let via_debug = ai_hwaccel::detect(Some(&debug));
+    std::fs::remove_file(&odd).unwrap();
+    let plain = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
+    let via_odd = via_odd.unwrap();
+    assert!(
+        via_odd.contains(r#""memory_bytes":67503390720"#),
+        "{via_odd}"
+    );
+    assert_eq!(
+        via_odd.matches(r#"{"id":""#).count(),
+        plain.matches(r#"{"id":""#).count()
+    );
+    assert_eq!(via_debug.unwrap_err().code, "invalid_json");
 }
 
 #[test]
@@ -103,8 +141,12 @@ fn planning_on_a_registry() {
     let train = ai_hwaccel::estimate_training(&req).unwrap();
     assert!(ai_hwaccel::parse_error(&train).is_none(), "{train}");
     // rent (issue 26): the catalog's machines, not this registry.
-    let rent = ai_hwaccel::rent(r#"{"model":{"params_b":8},"rent":{"providers":["aws"]}}"#).unwrap();
-    assert!(rent.contains(r#""cost_per_million_output_tokens":"#), "{rent}");
+    let rent =
+        ai_hwaccel::rent(r#"{"model":{"params_b":8},"rent":{"providers":["aws"]}}"#).unwrap();
+    assert!(
+        rent.contains(r#""cost_per_million_output_tokens":"#),
+        "{rent}"
+    );
     let refused = ai_hwaccel::rent(&req).unwrap_err();
     assert_eq!(refused.code, "invalid_argument");
 }
@@ -139,10 +181,18 @@ fn catalog_and_fit() {
     let models = ai_hwaccel::models(Some(r#"{"filter":"llama-3.1-8b"}"#)).unwrap();
     assert!(models.contains(r#""name":"Llama-3.1-8B""#), "{models}");
     let reg = ai_hwaccel::detect(Some(&fixture_options("cpu-only"))).unwrap();
-    let fit = ai_hwaccel::fit(Some(&format!(r#"{{"filter":"Llama-3.1","registry":{reg}}}"#))).unwrap();
-    assert!(fit.contains(r#""model":"Llama-3.1-8B""#) && fit.contains(r#""fits":true"#), "{fit}");
+    let fit = ai_hwaccel::fit(Some(&format!(
+        r#"{{"filter":"Llama-3.1","registry":{reg}}}"#
+    )))
+    .unwrap();
+    assert!(
+        fit.contains(r#""model":"Llama-3.1-8B""#) && fit.contains(r#""fits":true"#),
+        "{fit}"
+    );
     let err = ai_hwaccel::fit(Some(r#"{"filtr":"x"}"#)).unwrap_err();
     assert_eq!(err.code, "invalid_argument");
-    let plan = ai_hwaccel::plan_sharding(&format!(r#"{{"model":"Llama-3.1-8B","registry":{reg}}}"#)).unwrap();
+    let plan =
+        ai_hwaccel::plan_sharding(&format!(r#"{{"model":"Llama-3.1-8B","registry":{reg}}}"#))
+            .unwrap();
     assert!(plan.contains(r#""fits":true"#), "{plan}");
 }
