@@ -106,13 +106,14 @@ func decode(data []byte, v any, what string, strict bool) error {
 // problem anywhere, in a member it had not decoded yet too, outranks
 // what it found.
 func WellFormed(data []byte, what string) error {
+	var dup *duplicateKey
 	switch p := syntaxProblem(data, nil); {
 	case p == nil:
 		return nil
 	case errors.Is(p, errTrailing):
 		return errs.New(errs.InvalidJSON, "%s: trailing data after the JSON value", what)
-	case errors.As(p, new(*duplicateKey)):
-		return errs.New(errs.InvalidJSON, "%s: key %q appears more than once in one object", what, p.(*duplicateKey).key)
+	case errors.As(p, &dup):
+		return errs.New(errs.InvalidJSON, "%s: key %q appears more than once in one object", what, dup.key)
 	}
 	return malformed(data, what)
 }
