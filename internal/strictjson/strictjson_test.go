@@ -3,6 +3,7 @@ package strictjson
 import (
 	"fmt"
 	"reflect"
+	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -214,6 +215,14 @@ func TestClosestNameIsNearOrNothing(t *testing.T) {
 	assert.Equal(t, "quant", closest("qunat", known))
 	assert.Equal(t, "", closest("zzz", known))
 	assert.Equal(t, "", closest("x", known))
+	// A key whose length alone puts it past the limit is not measured:
+	// the distance table of a 4000-byte key against every known key cost
+	// 10-15 ms an error answer (python's test_answers_are_freed makes
+	// 44000 of them), and one of megabytes would cost gigabytes.
+	long := strings.Repeat("k", 4000)
+	assert.Equal(t, "", closest(long, known))
+	assert.Zero(t, testing.AllocsPerRun(10, func() { closest(long, known) }))
+	assert.Equal(t, "context_length", closest("context_lengths", known), "one longer is still near")
 }
 
 // evenInt is a type with its own UnmarshalJSON that refuses odd numbers

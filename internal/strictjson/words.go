@@ -199,11 +199,25 @@ func closest(key string, known []string) string {
 	}
 	best, bestD := "", limit+1
 	for _, k := range known {
+		// The distance is at least the difference in length: a key too
+		// long or short to come within the limit is not measured (an
+		// unknown key of megabytes would cost a table of its length
+		// times each known key's).
+		if abs(len(key)-len(k)) > limit {
+			continue
+		}
 		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestD {
 			best, bestD = k, d
 		}
 	}
 	return best
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // editDistance is the optimal-string-alignment distance of a and b in
