@@ -15,7 +15,7 @@ import (
 func TestTrainingRefusalNamesOnlyWhatTheRequestLacks(t *testing.T) {
 	for _, c := range []struct {
 		model, training string
-		want, not      []string
+		want, not       []string
 	}{
 		{"Llama-3.1-70B", `{"method":"full"}`,
 			[]string{"such devices (", "each) with gradient_checkpointing and zero_stage 3 (ZeRO-3/FSDP); no setting fits"}, nil},
