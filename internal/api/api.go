@@ -166,31 +166,7 @@ func answer(f func() (any, error)) []byte {
 	if err != nil {
 		return ErrorJSON(errs.Wrap(errs.Internal, err, "encode answer"))
 	}
-	if u, ok := v.(fitsUnknown); ok && u.FitsUnknown() {
-		return unknownFits(b)
-	}
 	return b
-}
-
-// fitsUnknown is a planning answer that can say its fits is unknown.
-type fitsUnknown interface{ FitsUnknown() bool }
-
-// knownNo and unknown are the start of a planning answer whose fits is
-// false, and of one whose fits is unknown: fits is the answers' first field.
-var knownNo, unknown = []byte(`{"fits":false`), []byte(`{"fits":null`)
-
-// unknownFits is encoded answer b with fits null: "unknown" is not "no"
-// when no available device's memory is known (schema/plan.schema.json).
-// Nor can any level be told then (every row is the request's estimate,
-// plan.rowsWithoutDevices), so each levels row's fits is null too. A
-// "fits":false in the encoding is a key: inside a string its quotes are
-// escaped.
-func unknownFits(b []byte) []byte {
-	if !bytes.HasPrefix(b, knownNo) {
-		return ErrorJSON(errs.New(errs.Internal, "encode answer: fits is not the answer's first field"))
-	}
-	rest := bytes.ReplaceAll(b[len(knownNo):], []byte(`"fits":false`), []byte(`"fits":null`))
-	return append(append([]byte(nil), unknown...), rest...)
 }
 
 // planRequest decodes a planning request (internal/api/wire), checks it
