@@ -329,8 +329,8 @@ func checkSuggestAnswer(t testing.TB, answer string, usable map[string]int64) {
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
 	checkMemory(t, a.Memory, "memory")
 	checkLevels(t, a.Levels)
-	checkRefusal(t, a.Fits, a.Refusal, answer)
-	if a.Fits {
+	checkRefusal(t, a.Fits.Yes(), a.Refusal, answer)
+	if a.Fits.Yes() {
 		require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
 		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
 	}
@@ -345,8 +345,8 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
 	checkMemory(t, a.Memory, "memory")
 	checkLevels(t, a.Levels)
-	checkRefusal(t, a.Fits, a.Refusal, answer)
-	if !a.Fits {
+	checkRefusal(t, a.Fits.Yes(), a.Refusal, answer)
+	if !a.Fits.Yes() {
 		require.Empty(t, a.Shards, "a plan that does not fit has shards: %.300s", answer)
 		require.Empty(t, a.Strategy+a.Quant, "a refusal carries no strategy or quant: %.300s", answer)
 		return
@@ -396,7 +396,7 @@ func checkTrainingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	t.Helper()
 	var a plan.TrainingAnswer
 	require.NoError(t, json.Unmarshal([]byte(answer), &a))
-	checkRefusal(t, a.Fits, a.Refusal, answer)
+	checkRefusal(t, a.Fits.Yes(), a.Refusal, answer)
 	p := a.PerDevice
 	for name, v := range map[string]int64{"weights": p.WeightsBytes, "gradients": p.GradientsBytes, "optimizer": p.OptimizerBytes,
 		"activations": p.ActivationsBytes, "frozen_models": p.FrozenModelsBytes, "overhead": p.OverheadBytes, "total": p.TotalBytes} {
@@ -405,7 +405,7 @@ func checkTrainingAnswer(t testing.TB, answer string, usable map[string]int64) {
 	require.Equal(t, p.WeightsBytes+p.GradientsBytes+p.OptimizerBytes+p.ActivationsBytes+p.FrozenModelsBytes+p.OverheadBytes,
 		p.TotalBytes, "per_device: total is not the sum of its parts")
 	require.GreaterOrEqual(t, a.MaxMicroBatch, 0)
-	if a.Fits {
+	if a.Fits.Yes() {
 		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
 		require.Len(t, a.Devices, a.NumDevices)
 		for _, d := range a.Devices {

@@ -55,7 +55,7 @@ func NoEnv(string) (string, bool) { return "", false }
 func Detect(ctx context.Context, input []byte, getenv Env) []byte {
 	opts, err := DecodeOptions(input, getenv)
 	if err != nil {
-		return ErrorJSON(syntaxFirst(input, "options", err))
+		return ErrorJSON(syntaxFirst(input, &wireOptions{}, "options", err))
 	}
 	return detectAnswer(ctx, opts)
 }
@@ -77,7 +77,7 @@ func detectAnswer(ctx context.Context, opts detect.Options) []byte {
 
 // SuggestQuant answers hwaccel_suggest_quant.
 func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &planShape{}, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -88,7 +88,7 @@ func SuggestQuant(ctx context.Context, input []byte, getenv Env) []byte {
 
 // PlanSharding answers hwaccel_plan_sharding.
 func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &planShape{}, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -99,7 +99,7 @@ func PlanSharding(ctx context.Context, input []byte, getenv Env) []byte {
 
 // EstimateTraining answers hwaccel_estimate_training.
 func EstimateTraining(ctx context.Context, input []byte, getenv Env) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &planShape{}, func() (any, error) {
 		req, err := planRequest(ctx, input, getenv)
 		if err != nil {
 			return nil, err
@@ -129,20 +129,31 @@ func ErrorJSONCode(code, message string) []byte {
 }
 
 // answerTo is answer for a request: when f refuses input for its shape or
-// a value, a syntax problem anywhere in input is the error instead.
-func answerTo(input []byte, f func() (any, error)) []byte {
+// a value, a syntax problem anywhere in input is the error instead. shape
+// is the request's type as syntaxFirst walks it.
+func answerTo(input []byte, shape any, f func() (any, error)) []byte {
 	return answer(func() (any, error) {
 		v, err := f()
-		return v, syntaxFirst(input, "request", err)
+		return v, syntaxFirst(input, shape, "request", err)
 	})
+}
+
+// planShape is a planning request as syntaxFirst walks it: wire's, with
+// detect typed as the options it holds.
+type planShape struct {
+	Detect *wireOptions `json:"detect"`
+	wire.RequestShape
 }
 
 // syntaxFirst is err, unless err refuses input for its shape or a value
 // and input is not one well-formed JSON value without repeated keys: then
 // that invalid_json error. Every export applies this order, whichever
 // member it decoded or checked first (include/ai_hwaccel.h, "Error
-// codes"); it runs only on the way out of a refusal.
-func syntaxFirst(input []byte, what string, err error) error {
+// codes"); it runs only on the way out of a refusal. shape (a pointer) is
+// the request's type with every member typed as it is decoded, so that a
+// key repeated by letter case in a member not decoded yet is found as its
+// decoding would find it (strictjson.WellFormedAs).
+func syntaxFirst(input []byte, shape any, what string, err error) error {
 	switch errs.CodeOf(err) {
 	case errs.InvalidArgument, errs.UnknownModel, errs.ModelFile:
 	default:
@@ -151,7 +162,7 @@ func syntaxFirst(input []byte, what string, err error) error {
 	if len(bytes.TrimSpace(input)) == 0 {
 		return err // NULL or empty: not JSON, but the contract says invalid_argument
 	}
-	if e := strictjson.WellFormed(input, what); e != nil {
+	if e := strictjson.WellFormedAs(input, shape, what); e != nil {
 		return e
 	}
 	return err
@@ -166,31 +177,7 @@ func answer(f func() (any, error)) []byte {
 	if err != nil {
 		return ErrorJSON(errs.Wrap(errs.Internal, err, "encode answer"))
 	}
-	if u, ok := v.(fitsUnknown); ok && u.FitsUnknown() {
-		return unknownFits(b)
-	}
 	return b
-}
-
-// fitsUnknown is a planning answer that can say its fits is unknown.
-type fitsUnknown interface{ FitsUnknown() bool }
-
-// knownNo and unknown are the start of a planning answer whose fits is
-// false, and of one whose fits is unknown: fits is the answers' first field.
-var knownNo, unknown = []byte(`{"fits":false`), []byte(`{"fits":null`)
-
-// unknownFits is encoded answer b with fits null: "unknown" is not "no"
-// when no available device's memory is known (schema/plan.schema.json).
-// Nor can any level be told then (every row is the request's estimate,
-// plan.rowsWithoutDevices), so each levels row's fits is null too. A
-// "fits":false in the encoding is a key: inside a string its quotes are
-// escaped.
-func unknownFits(b []byte) []byte {
-	if !bytes.HasPrefix(b, knownNo) {
-		return ErrorJSON(errs.New(errs.Internal, "encode answer: fits is not the answer's first field"))
-	}
-	rest := bytes.ReplaceAll(b[len(knownNo):], []byte(`"fits":false`), []byte(`"fits":null`))
-	return append(append([]byte(nil), unknown...), rest...)
 }
 
 // planRequest decodes a planning request (internal/api/wire), checks it

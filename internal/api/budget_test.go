@@ -40,7 +40,7 @@ func fixtureShardingAnswer(t *testing.T, machine, request string) (plan.Sharding
 // GiB and printed --gpu-memory-utilization 1; issue 12 item 1).
 func TestMI300X405BWithoutEngineFitsVLLMBudget(t *testing.T) {
 	a, total := fixtureShardingAnswer(t, "mi300x-8", `{"model":{"name":"Llama-3.1-405B"}}`)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "vllm", a.Budget.Engine)
 	assert.True(t, a.Budget.EngineDefault)
@@ -58,7 +58,7 @@ func TestMI300X405BWithoutEngineFitsVLLMBudget(t *testing.T) {
 // item 6), and says the other four stay idle.
 func TestDGXH100TensorParallelSize4(t *testing.T) {
 	a, _ := fixtureShardingAnswer(t, "dgx-h100", `{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":4}`)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, 4, a.TPSize)
 	assert.Len(t, a.Shards, 4)
 	assert.Contains(t, a.EngineArgs["vllm"], "--tensor-parallel-size")

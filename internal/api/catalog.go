@@ -11,6 +11,7 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/strictjson"
 )
@@ -34,10 +35,18 @@ type wireFitRequest struct {
 	Detect        json.RawMessage `json:"detect"`
 }
 
+// fitShape is a fit request as syntaxFirst walks it: registry and detect
+// typed as fitRegistry decodes them.
+type fitShape struct {
+	Registry *registry.Registry `json:"registry"`
+	Detect   *wireOptions       `json:"detect"`
+	wireFitRequest
+}
+
 // Models answers hwaccel_models_json: the catalog, filtered. input nil,
 // empty or null means the whole catalog.
 func Models(_ context.Context, input []byte, _ Env) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &wireModelsRequest{}, func() (any, error) {
 		var w wireModelsRequest
 		if err := decodeOptional(input, &w, "request"); err != nil {
 			return nil, err
@@ -57,7 +66,7 @@ func Models(_ context.Context, input []byte, _ Env) []byte {
 // detected once for all of them (through the cache, like planning). Those
 // that fit come first, larger ones first.
 func Fit(ctx context.Context, input []byte, getenv Env) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &fitShape{}, func() (any, error) {
 		var w wireFitRequest
 		if err := decodeOptional(input, &w, "request"); err != nil {
 			return nil, err

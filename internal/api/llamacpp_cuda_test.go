@@ -84,7 +84,7 @@ func TestLlamaCPPCUDAMemoryReplay(t *testing.T) {
 			req += fmt.Sprintf(`,"kv_cache_dtype":%q`, m[5])
 		}
 		a, _ := fixtureShardingAnswer(t, "h200-vm", req+"}")
-		require.True(t, a.Fits, "%s: %v", name, a.Explanation)
+		require.True(t, a.Fits.Yes(), "%s: %v", name, a.Explanation)
 		require.Len(t, a.Shards, 1, name)
 		ours := float64(a.Shards[0].MemoryBytes) / (1 << 20)
 		theirs := float64(gpu.Self + gpu.Unaccounted)

@@ -17,7 +17,7 @@ import (
 // validated_on that says why it is not validated.
 func checkMoEOffload(t *testing.T, a plan.ShardingAnswer) []string {
 	t.Helper()
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	assert.Equal(t, plan.StrategyOffload, a.Strategy)
 	args := a.EngineArgs["llama.cpp"]
 	assert.Equal(t, strconv.Itoa(a.Model.Layers+1), flagValue(args, "-ngl"), "%v", args)
@@ -114,7 +114,7 @@ func contextLine(a plan.ShardingAnswer) string {
 // and 4). -c is the chosen context either way.
 func TestFitOrderQwen3_235BOnH200(t *testing.T) {
 	a, _ := fixtureShardingAnswer(t, "h200-vm", `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`)
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	args := a.EngineArgs["llama.cpp"]
 	assert.Equal(t, plan.StrategyNone, a.Strategy)
 	assert.Empty(t, flagValue(args, "--n-cpu-moe"), "%v", args)

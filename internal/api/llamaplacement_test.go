@@ -21,7 +21,7 @@ type llamaRun struct {
 
 func llamaRunOf(t *testing.T, a plan.ShardingAnswer) llamaRun {
 	t.Helper()
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	var r llamaRun
 	for _, s := range a.Shards {
 		r.Devices = append(r.Devices, s.DeviceID)
@@ -77,7 +77,7 @@ func TestDGXH100LlamaCPPHoldsTheModelsContext(t *testing.T) {
 // its whole 32768 tokens.
 func TestDGXH100LlamaCPPQwen72BKeepsItsContext(t *testing.T) {
 	a, _ := fixtureShardingAnswer(t, "dgx-h100", `{"model":{"name":"Qwen/Qwen2.5-72B-Instruct-AWQ"},"engine":"llama.cpp","quant":"int8"}`)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, []string{"cuda:0", "cuda:1"}, llamaRunOf(t, a).Devices)
 	assert.Equal(t, 32768, a.MaxContextLength)
 	assert.Contains(t, placementLine(a), "1 device holds 21760 tokens")

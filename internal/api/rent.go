@@ -28,7 +28,7 @@ func Rent(ctx context.Context, input []byte, getenv Env) []byte {
 // RentAt is Rent with prices aged against now: the CLI passes its own clock,
 // which tests fix.
 func RentAt(_ context.Context, input []byte, now time.Time) []byte {
-	return answerTo(input, func() (any, error) {
+	return answerTo(input, &rentShape{}, func() (any, error) {
 		req, err := rentRequest(input)
 		if err != nil {
 			return nil, err
@@ -40,6 +40,20 @@ func RentAt(_ context.Context, input []byte, now time.Time) []byte {
 		}
 		return rent.Rank(cat, req)
 	})
+}
+
+// rentShape is a rent request as syntaxFirst walks it: the planning
+// request's (detect, which a rent request refuses, left untyped), with its
+// rent object typed. prices stays raw: rent.ParsePrices reads it.
+type rentShape struct {
+	Rent *wireRent `json:"rent"`
+	rentTop
+	wire.RequestShape
+}
+
+// rentTop is what a rent request holds besides a planning request.
+type rentTop struct {
+	Rent json.RawMessage `json:"rent"`
 }
 
 // wireRent is the "rent" object of a rent request.
@@ -67,9 +81,7 @@ func rentRequest(input []byte) (*rent.Request, error) {
 	if len(bytes.TrimSpace(input)) == 0 {
 		return nil, errs.New(errs.InvalidArgument, "request is empty")
 	}
-	var top struct {
-		Rent json.RawMessage `json:"rent"`
-	}
+	var top rentTop
 	if err := strictjson.DecodeIgnoringUnknown(input, &top, "request"); err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // On a machine whose devices are available but report no memory size (an
@@ -95,6 +97,61 @@ func TestUnknownFitLevelsSayUnknown(t *testing.T) {
 			assert.Equal(t, "no available device with known memory", l.Reason, "%s %s", name, l.Quant)
 		}
 	}
+}
+
+// fits null was written over the encoded answer (a byte rewrite of
+// "fits":false in internal/api), so the typed answer said false: a no to
+// the Go callers of the planner (the fit table, rent) and in its own
+// encoding. The typed answer says unknown, on the answer and on every
+// levels row, and its own encoding is the export's answer.
+func TestUnknownFitIsTheTypedAnswers(t *testing.T) {
+	for _, machine := range []string{"rx7900xt-amdgpu-sysfs", "graviton3-c7g"} {
+		detect := fixtureDetect(t, machine)
+		serve := `{"model":{"name":"Qwen2.5-7B"},"detect":` + detect + `}`
+		train := `{"model":{"name":"Qwen2.5-7B"},"training":{"method":"lora"},"detect":` + detect + `}`
+
+		p, err := plan.PlanSharding(typedRequest(t, serve))
+		require.NoError(t, err, machine)
+		assert.Equal(t, plan.FitUnknown, p.Fits, machine)
+		assertLevelsUnknown(t, machine+" plan", p.Levels)
+		assertEncodesAsExport(t, p, PlanSharding, serve)
+
+		s, err := plan.SuggestQuant(typedRequest(t, serve))
+		require.NoError(t, err, machine)
+		assert.Equal(t, plan.FitUnknown, s.Fits, machine)
+		assertLevelsUnknown(t, machine+" suggest", s.Levels)
+		assertEncodesAsExport(t, s, SuggestQuant, serve)
+
+		tr, err := plan.EstimateTraining(typedRequest(t, train))
+		require.NoError(t, err, machine)
+		assert.Equal(t, plan.FitUnknown, tr.Fits, machine)
+		assertEncodesAsExport(t, tr, EstimateTraining, train)
+	}
+}
+
+// typedRequest is body as the exports hand it to the planner.
+func typedRequest(t *testing.T, body string) *plan.Request {
+	t.Helper()
+	req, err := planRequest(context.Background(), []byte(body), NoEnv)
+	require.NoError(t, err, body)
+	return req
+}
+
+func assertLevelsUnknown(t *testing.T, what string, levels []plan.LevelRow) {
+	t.Helper()
+	require.NotEmpty(t, levels, what)
+	for _, l := range levels {
+		assert.Equal(t, plan.FitUnknown, l.Fits, "%s %s", what, l.Quant)
+	}
+}
+
+// assertEncodesAsExport: the typed answer v, encoded, is what export
+// answers for body.
+func assertEncodesAsExport(t *testing.T, v any, export func(context.Context, []byte, Env) []byte, body string) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	assert.JSONEq(t, string(export(context.Background(), []byte(body), NoEnv)), string(b))
 }
 
 // A fit row whose plan estimates no decode speed (a Strix Halo, whose

@@ -85,7 +85,7 @@ type FitRow struct {
 	Params int64  `json:"params"`
 	// Fits is whether the plan fits; nil (null in JSON) where it cannot
 	// tell, no available device's memory being known (refusal no_device),
-	// as the plan's own fits is (plan.ShardingAnswer.FitsUnknown).
+	// as the plan's own fits is (plan.FitUnknown).
 	Fits             *bool   `json:"fits"`
 	Quant            string  `json:"quant,omitempty"`
 	Strategy         string  `json:"strategy,omitempty"`
@@ -136,14 +136,14 @@ func (r FitRow) Fit() bool { return r.Fits != nil && *r.Fits }
 // model's own, and the decode speed; or why it does not fit.
 func Row(m Model, p *plan.ShardingAnswer) FitRow {
 	r := FitRow{Model: m.Name, Params: m.Params}
-	if !p.FitsUnknown() {
-		fits := p.Fits
+	if !p.Fits.Unknown() {
+		fits := p.Fits.Yes()
 		r.Fits = &fits
 	}
 	if p.Refusal != nil {
 		r.Refusal, r.RefusalText = p.Refusal.Code, p.Refusal.Text
 	}
-	if !p.Fits {
+	if !p.Fits.Yes() {
 		return r
 	}
 	r.Quant, r.Strategy, r.MaxContextLength = p.Quant, p.Strategy, p.MaxContextLength

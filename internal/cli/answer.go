@@ -63,13 +63,13 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	}
 	name := modelName(a.Model.Name, info)
 	seen := reasons{}
-	headline := name + notFitVerdict(a.FitsUnknown()) + notFitReason(a.Refusal, seen)
-	if a.Fits {
+	headline := name + notFitVerdict(a.Fits.Unknown()) + notFitReason(a.Refusal, seen)
+	if a.Fits.Yes() {
 		headline = planHeadline(a, name, info)
 	}
 	writeHeadline(w, headline)
 	writeModel(w, a.Model, name)
-	if a.Fits {
+	if a.Fits.Yes() {
 		e, args := shownEngine(a, info)
 		ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
 		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory, pagedKVNote(a.Memory, a.Budget, ctx, a.MaxBatchSize, a.DPSize > 1))
@@ -82,7 +82,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeThroughput(w, a.Throughput)
 		writeEngineArgs(w, a, info)
 	}
-	writeLevels(w, a.Levels, seen, offloadedLevel(a), a.FitsUnknown())
+	writeLevels(w, a.Levels, seen, offloadedLevel(a))
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
@@ -91,7 +91,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 // row of the levels table says it does not fit on the accelerators alone
 // (fits false), or "".
 func offloadedLevel(a *plan.ShardingAnswer) string {
-	if a.Fits && a.Strategy == "cpu_offload" {
+	if a.Fits.Yes() && a.Strategy == "cpu_offload" {
 		return a.Quant
 	}
 	return ""
@@ -106,18 +106,18 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 	name := modelName("", info)
 	seen := reasons{}
 	writeHeadline(w, suggestHeadline(a, name, info, seen))
-	if a.Fits {
+	if a.Fits.Yes() {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
 	}
-	writeLevels(w, a.Levels, seen, "", a.FitsUnknown())
+	writeLevels(w, a.Levels, seen, "")
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
 
 func suggestHeadline(a *plan.SuggestAnswer, name string, info AnswerInfo, seen reasons) string {
-	if !a.Fits {
-		if a.FitsUnknown() {
+	if !a.Fits.Yes() {
+		if a.Fits.Unknown() {
 			return name + notFitVerdict(true) + notFitReason(a.Refusal, seen)
 		}
 		return name + " does not fit" + levelsTried(a.Levels) + notFitReason(a.Refusal, seen)
@@ -188,8 +188,8 @@ func WriteTraining(w io.Writer, b []byte, info AnswerInfo) error {
 	name := modelName("", info)
 	seen := reasons{}
 	setup := fmt.Sprintf("%s %s training", name, a.Method)
-	headline := setup + notFitVerdict(a.FitsUnknown()) + notFitReason(a.Refusal, seen)
-	if a.Fits {
+	headline := setup + notFitVerdict(a.Fits.Unknown()) + notFitReason(a.Refusal, seen)
+	if a.Fits.Yes() {
 		headline = fmt.Sprintf("%s fits %s: %s per device", setup, deviceGroups(trainingDevices(a), info.DeviceNames),
 			GiB(a.PerDevice.TotalBytes))
 		if a.MaxMicroBatch > 0 {
@@ -964,10 +964,10 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 // every device the plan uses, so it is not headed TOTAL (issue 24). The
 // row of offloaded, the level an offload plan was made at, reads
 // "offload" and CPU offload rather than "no": it fits, with part of the
-// model in host RAM. Where the answer cannot tell whether the model fits
-// (unknown: no available device's memory is known), FITS reads "unknown",
-// as the headline and fit --all say, not "no".
-func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string, unknown bool) {
+// model in host RAM. Where the row cannot tell whether the level fits
+// (fits null: no available device's memory is known), FITS reads
+// "unknown", as the headline and fit --all say, not "no".
+func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string) {
 	if len(levels) == 0 {
 		return
 	}
@@ -996,11 +996,11 @@ func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded st
 		}
 		fits := "no"
 		switch {
-		case l.Fits:
+		case l.Fits.Yes():
 			fits = "yes"
 		case l.Quant == offloaded:
 			fits, strategy = "offload", strategyWords("cpu_offload")
-		case unknown:
+		case l.Fits.Unknown():
 			fits = "unknown"
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", cell(l.Quant), GiB(l.TotalBytes), fits,

@@ -39,7 +39,7 @@ func TestFixtureDGXSparkWithoutMeminfoUsesDatasheet(t *testing.T) {
 	req.Registry = reg
 	ans, err := plan.PlanSharding(req)
 	require.NoError(t, err)
-	assert.True(t, ans.Fits, "an 8B model fits in 128 GB")
+	assert.True(t, ans.Fits.Yes(), "an 8B model fits in 128 GB")
 
 	require.Len(t, reg.Warnings, 1)
 	assert.Equal(t, registry.WarnFallback, reg.Warnings[0].Code)

@@ -42,7 +42,7 @@ func TestNoEngineCUDAPlanIsVLLMWithinItsBudget(t *testing.T) {
 	r := nvlinked(8)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"}}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, engineVLLM, a.Budget.Engine)
 	assert.True(t, a.Budget.EngineDefault)
@@ -64,7 +64,7 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 	r := nvlinked(2)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"context_length":32768,"quant":"fp8"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, 2, a.TPSize)
 	require.Greater(t, a.MaxBatchSize, 1)
 	at := func(batch int) *ShardingAnswer {
@@ -72,7 +72,7 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 		return shard(t, request(t, body, r))
 	}
 	top := at(a.MaxBatchSize)
-	require.True(t, top.Fits, top.Explanation)
+	require.True(t, top.Fits.Yes(), top.Explanation)
 	assert.Equal(t, "0.9", argValue(top.EngineArgs[engineVLLM], "--gpu-memory-utilization"))
 	for _, s := range top.Shards {
 		assert.LessOrEqual(t, s.MemoryBytes, h100Budget(0.9), "the largest batch fits vLLM's 0.9")
@@ -81,7 +81,7 @@ func TestMaximaOnTheSameBudgetAsTheArgs(t *testing.T) {
 	// fit at once still plans (one full-length sequence must fit), with
 	// the same maximum, and the explanation says the rest wait.
 	next := at(a.MaxBatchSize + 1)
-	require.True(t, next.Fits, next.Explanation)
+	require.True(t, next.Fits.Yes(), next.Explanation)
 	assert.Equal(t, a.MaxBatchSize, next.MaxBatchSize, "the pool holds as many full-length sequences as before")
 	assert.Contains(t, strings.Join(next.Explanation, "\n"), "which holds "+counted(a.MaxBatchSize, "sequence")+" of 32768 tokens at once")
 }
@@ -92,7 +92,7 @@ func TestLlamaCPPBudgetKeepsFitMargin(t *testing.T) {
 	r := nvlinked(1)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, engineLlamaCPP, a.Budget.Engine)
 	assert.False(t, a.Budget.EngineDefault)
@@ -114,9 +114,9 @@ func TestMetalIsBudgetedForLlamaCPPWithinTheWorkingSetCap(t *testing.T) {
 		Vendor: "apple", Available: true, MemoryBytes: 36 << 30, MemoryUsableBytes: 27 << 30, MemoryShared: true}
 	r := reg(t, []registry.Device{d})
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"quant":"int8"}`, r))
-	assert.False(t, a.Fits, "33.9 GiB of int8 weights do not fit a 27 GiB working set")
+	assert.False(t, a.Fits.Yes(), "33.9 GiB of int8 weights do not fit a 27 GiB working set")
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"}}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, engineLlamaCPP, a.Budget.Engine)
 	assert.True(t, a.Budget.EngineDefault)
@@ -130,7 +130,7 @@ func TestMemoryFraction(t *testing.T) {
 	r := nvlinked(2)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"memory_fraction":0.95}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, 0.95, a.Budget.MemoryFraction)
 	assert.Equal(t, "0.95", argValue(a.EngineArgs[engineVLLM], "--gpu-memory-utilization"))
 	for _, s := range a.Shards {
@@ -155,17 +155,17 @@ func TestTensorParallelSize(t *testing.T) {
 	r := nvlinked(8)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":4}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, 4, a.TPSize)
 	assert.Len(t, a.Shards, 4)
 	assert.Equal(t, "4", argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"tensor_parallel_size":1}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, 1, a.TPSize)
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"tensor_parallel_size":16,"quant":"bf16"}`, r))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "tensor_parallel_size 16")
 
 	for _, body := range []string{
@@ -185,14 +185,14 @@ func TestIdleNamedDevicesAreSaid(t *testing.T) {
 	r := nvlinked(8)
 	require.NoError(t, r.Validate())
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"devices":["cuda:0","cuda:1","cuda:2","cuda:3"]}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, 2, a.TPSize)
 	assert.Equal(t, []string{"cuda:2", "cuda:3"}, a.IdleDevices)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "idle: cuda:2, cuda:3 of the 4 named")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "tensor_parallel_size 4")
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"devices":["cuda:0","cuda:1","cuda:2","cuda:3"],"tensor_parallel_size":4}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Empty(t, a.IdleDevices, "tensor_parallel_size 4 uses them all")
 }
 
@@ -221,7 +221,7 @@ func TestVLLMStartCheckOnABusyGPU(t *testing.T) {
 	d.MemoryFreeBytes = &free
 	r := reg(t, []registry.Device{d})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, free, a.Shards[0].MemoryAvailableBytes, "the plan fits the free memory")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda:0 has 40.0 GiB free of 79.6 GiB; free those devices, or ask memory_fraction 0.5")
 }
@@ -234,8 +234,8 @@ func TestDefaultLlamaCPPPoolUsesLlamaCPPKVRules(t *testing.T) {
 	r := reg(t, []registry.Device{host(256 << 30)})
 	asked := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192}`, r))
 	named := shard(t, request(t, `{"model":{"name":"gpt-oss-20b"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
-	require.True(t, asked.Fits)
-	require.True(t, named.Fits)
+	require.True(t, asked.Fits.Yes())
+	require.True(t, named.Fits.Yes())
 	assert.Equal(t, engineLlamaCPP, asked.Budget.Engine)
 	assert.Equal(t, named.Memory, asked.Memory)
 	assert.Equal(t, named.MaxBatchSize, asked.MaxBatchSize)
@@ -250,14 +250,14 @@ func TestPagedBatchIsConcurrency(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
 	body := `{"model":{"name":"Llama-3.1-8B"},"kv_cache_dtype":"fp8","context_length":131072,"batch_size":8%s}`
 	a := shard(t, request(t, fmt.Sprintf(body, ""), r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "8", argValue(a.EngineArgs[engineVLLM], "--max-num-seqs"))
 	assert.Equal(t, "131072", argValue(a.EngineArgs[engineVLLM], "--max-model-len"))
 	assert.GreaterOrEqual(t, a.MaxBatchSize, 1)
 	assert.Less(t, a.MaxBatchSize, 8, "eight 128k sequences do not all fit at once")
 
 	l := shard(t, request(t, fmt.Sprintf(body, `,"engine":"llama.cpp"`), r))
-	require.False(t, l.Fits)
+	require.False(t, l.Fits.Yes())
 	assert.Contains(t, l.Refusal.Text, "(KV cache ", "the refusal names the KV cache first")
 }
 
@@ -268,7 +268,7 @@ func TestParamsOnlyTakesTensorParallel(t *testing.T) {
 	r := nvlinked(8)
 	for _, tp := range []int{2, 4, 8} {
 		a := shard(t, request(t, `{"model":{"params_b":70},"tensor_parallel_size":`+itoa(tp)+`}`, r))
-		require.True(t, a.Fits, "tp %d: %v", tp, a.Explanation)
+		require.True(t, a.Fits.Yes(), "tp %d: %v", tp, a.Explanation)
 		assert.Equal(t, tp, a.TPSize)
 		assert.Equal(t, itoa(tp), argValue(a.EngineArgs[engineVLLM], "--tensor-parallel-size"))
 	}
@@ -287,7 +287,7 @@ func TestParamsOnlyTakesTensorParallel(t *testing.T) {
 func TestEngineExpectOfAVLLMPlan(t *testing.T) {
 	r := nvlinked(1)
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	x, ok := a.EngineExpect[engineVLLM]
 	require.True(t, ok, "a vLLM plan carries engine_expect.vllm")
 	assert.Equal(t, engine.VLLMDefaultVersion, x.EngineVersion)
@@ -308,7 +308,7 @@ func TestEngineExpectOfAVLLMPlan(t *testing.T) {
 	assert.Equal(t, x.MaxConcurrency >= 1, a.MaxBatchSize >= 1)
 
 	l := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192,"engine":"llama.cpp"}`, r))
-	require.True(t, l.Fits, l.Explanation)
+	require.True(t, l.Fits.Yes(), l.Explanation)
 	assert.Empty(t, l.EngineExpect)
 }
 
@@ -324,7 +324,7 @@ func TestEngineExpectByVLLMVersion(t *testing.T) {
 	expect := func(extra string) EngineExpect {
 		t.Helper()
 		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","context_length":8192`+extra+`}`, r))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		return a.EngineExpect[engineVLLM]
 	}
 	now, before := expect(`,"engine_version":"0.21.0"`), expect(`,"engine_version":"v0.20.2"`)
@@ -364,7 +364,7 @@ func TestEngineExpectByVLLMVersion(t *testing.T) {
 func TestSGLangPlan(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24*gibBytes, "8.9")})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","kv_cache_dtype":"fp8","context_length":131072,"batch_size":8,"quant":"fp8"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "sglang", a.Budget.Engine)
 	assert.Equal(t, "fp8", a.Quant)
@@ -383,7 +383,7 @@ func TestSGLangPlan(t *testing.T) {
 	assert.Equal(t, x.MaxTotalNumTokens, x.KVCacheTokens)
 
 	tp := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"sglang","quant":"fp8"}`, nvlinked(2)))
-	require.True(t, tp.Fits, tp.Explanation)
+	require.True(t, tp.Fits.Yes(), tp.Explanation)
 	assert.Equal(t, "2", argValue(tp.EngineArgs["sglang"], "--tp"))
 	// H100 (81559 MiB) at TP 2: 512 + 1.5 x 8192 + 2 x 128 + 2 x 256 + 8 x 58 = 14032 MiB.
 	assert.Equal(t, "0.828", argValue(tp.EngineArgs["sglang"], "--mem-fraction-static"))
@@ -404,7 +404,7 @@ func TestSGLangMLAPool(t *testing.T) {
 	}
 	r := reg(t, devs, link(registry.LinkNVSwitch, 900, ids("cuda", 8)...))
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"sglang","quant":"fp8","tensor_parallel_size":8,"context_length":32768}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	args := a.EngineArgs["sglang"]
 	assert.Equal(t, "0.886", argValue(args, "--mem-fraction-static"))
 	x := a.EngineExpect["sglang"]
@@ -429,13 +429,13 @@ func TestVLLMFitsAsVLLMStarts(t *testing.T) {
 		return shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","tensor_parallel_size":2,"context_length":`+itoa(ctx)+`}`, r))
 	}
 	long := at(16384)
-	require.False(t, long.Fits, long.Explanation)
+	require.False(t, long.Fits.Yes(), long.Explanation)
 	require.NotNil(t, long.Refusal)
 	assert.Contains(t, long.Refusal.Text, "vLLM 0.21.0's start-up charge")
 	assert.Contains(t, long.Refusal.Text, "split 2 ways each device needs")
 
 	short := at(4096)
-	require.True(t, short.Fits, short.Explanation)
+	require.True(t, short.Fits.Yes(), short.Explanation)
 	x := short.EngineExpect[engineVLLM]
 	assert.Empty(t, x.Warning)
 	assert.GreaterOrEqual(t, x.KVCacheTokens, int64(4096))
@@ -447,9 +447,9 @@ func TestVLLMFitsAsVLLMStarts(t *testing.T) {
 	// The longest context is the longest vLLM starts with.
 	assert.Less(t, short.MaxContextLength, 16384)
 	edge := at(short.MaxContextLength)
-	require.True(t, edge.Fits, edge.Explanation)
+	require.True(t, edge.Fits.Yes(), edge.Explanation)
 	assert.Empty(t, edge.EngineExpect[engineVLLM].Warning)
-	assert.False(t, at(short.MaxContextLength+1).Fits)
+	assert.False(t, at(short.MaxContextLength+1).Fits.Yes())
 }
 
 // The golden question plan-70b-vllm (a 70B by size at 32k on two NVLinked
@@ -459,13 +459,13 @@ func TestVLLMFitsAsVLLMStarts(t *testing.T) {
 func TestVLLM70BAt32kOnTwoH100(t *testing.T) {
 	r := nvlinked(2)
 	a := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16","context_length":32768}`, r))
-	require.False(t, a.Fits, a.Explanation)
+	require.False(t, a.Fits.Yes(), a.Explanation)
 	assert.Contains(t, a.Refusal.Text, "start-up charge")
 	assert.Contains(t, a.Refusal.Text, "split 2 ways (the largest tensor-parallel group) each device needs")
 	assert.Contains(t, a.Refusal.Text, "non-torch memory 2.1 GiB", "the TP-2 group's charge")
 
 	c := shard(t, request(t, `{"model":{"params_b":70},"engine":"vllm","quant":"bf16"}`, r))
-	require.True(t, c.Fits, c.Explanation)
+	require.True(t, c.Fits.Yes(), c.Explanation)
 	x := c.EngineExpect[engineVLLM]
 	ctx, err := strconv.Atoi(argValue(c.EngineArgs["vllm"], "--max-model-len"))
 	require.NoError(t, err)
@@ -482,7 +482,7 @@ func TestVLLM70BAt32kOnTwoH100(t *testing.T) {
 // that fits holds its context, up to max_context_length and not past it.
 func TestSGLangFitsItsOwnPool(t *testing.T) {
 	k := shard(t, request(t, `{"model":{"name":"Kimi-K2-Instruct"},"engine":"sglang","quant":"int4","tensor_parallel_size":8,"context_length":32768}`, nvlinked(8)))
-	require.False(t, k.Fits, k.Explanation)
+	require.False(t, k.Fits.Yes(), k.Explanation)
 	assert.Contains(t, k.Refusal.Text, "SGLang's --mem-fraction-static 0.799 at TP 8 leaves each device -0.6 GiB of KV pool", "the figure docs/inference-servers.md quotes")
 	assert.Contains(t, k.Refusal.Text, "fewer than one sequence of 32768")
 
@@ -492,17 +492,17 @@ func TestSGLangFitsItsOwnPool(t *testing.T) {
 		return shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"bf16"`+ctx+`}`, r))
 	}
 	chosen := at("")
-	require.True(t, chosen.Fits, chosen.Explanation)
+	require.True(t, chosen.Fits.Yes(), chosen.Explanation)
 	ctx, err := strconv.Atoi(argValue(chosen.EngineArgs["sglang"], "--context-length"))
 	require.NoError(t, err)
 	require.Less(t, ctx, 131072, "the pool, not the model, limits the context")
 	assert.GreaterOrEqual(t, chosen.EngineExpect["sglang"].MaxTotalNumTokens, int64(ctx))
 	a := at(`,"context_length":4096`)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	edge := at(`,"context_length":` + itoa(a.MaxContextLength))
-	require.True(t, edge.Fits, edge.Explanation)
+	require.True(t, edge.Fits.Yes(), edge.Explanation)
 	assert.GreaterOrEqual(t, edge.EngineExpect["sglang"].MaxTotalNumTokens, int64(a.MaxContextLength))
-	assert.False(t, at(`,"context_length":`+itoa(a.MaxContextLength+1)).Fits)
+	assert.False(t, at(`,"context_length":`+itoa(a.MaxContextLength+1)).Fits.Yes())
 }
 
 // budget.engine_reserved_bytes is what the engine holds on a device of the
@@ -522,7 +522,7 @@ func TestEngineReservedIsWhatTheShardsAreCharged(t *testing.T) {
 	r := reg(t, devs, link(registry.LinkRoCE, 262.5, ids("gaudi", 8)...))
 	for _, name := range []string{"Llama-3.3-70B-Instruct", "Llama-3.1-405B"} {
 		a := shard(t, request(t, `{"model":{"name":"`+name+`"}}`, r))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		require.NotNil(t, a.Budget)
 		require.Equal(t, "vllm", a.Budget.Engine)
 		n := int64(len(a.Shards))

@@ -20,7 +20,7 @@ func TestVLLMNeuronCoresByGeneration(t *testing.T) {
 		d.Vendor, d.Architecture = "amazon", arch
 		d.Quantizations = []string{"fp32", "bf16", "fp16", "fp8", "int8"}
 		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, reg(t, []registry.Device{d})))
-		require.True(t, a.Fits, arch)
+		require.True(t, a.Fits.Yes(), arch)
 		args := a.EngineArgs[engineVLLM]
 		assert.Equal(t, itoa(cores), argAfter(args, "--tensor-parallel-size"), arch)
 		assert.NotContains(t, args, "--gpu-memory-utilization", arch)

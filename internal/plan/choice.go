@@ -447,7 +447,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			}
 		}
 		if best != nil {
-			row.Fits, row.Strategy = true, best.Strategy
+			row.Fits, row.Strategy = FitYes, best.Strategy
 			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
 			fits = append(fits, best)
 		} else {
@@ -613,13 +613,13 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 const noDeviceReason = "no available device with known memory"
 
 // rowsWithoutDevices are the level rows where no available device's memory
-// is known: each level's estimate; whether it fits cannot be told, which
-// the answer's JSON says with fits null on every row (internal/api).
+// is known: each level's estimate; whether it fits cannot be told
+// (FitUnknown, null in JSON).
 func rowsWithoutDevices(req *planning, levels []quant.Level) []LevelRow {
 	var rows []LevelRow
 	for _, l := range levels {
 		b := req.estimate(l, req.ContextLength, req.BatchSize)
-		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Reason: noDeviceReason})
+		rows = append(rows, LevelRow{Quant: string(l), TotalBytes: b.TotalBytes, Fits: FitUnknown, Reason: noDeviceReason})
 	}
 	return rows
 }

@@ -23,7 +23,7 @@ func TestLevelRowSaysAReasonOnce(t *testing.T) {
 		devs = append(devs, d)
 	}
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm"}`, reg(t, devs)))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	reason := a.Levels[0].Reason
 	assert.Equal(t, 1, strings.Count(reason, LevelMisfitPrefix), reason)

@@ -22,7 +22,7 @@ func cpuHost(t *testing.T, name string, cores int) *registry.Registry {
 // asked explicitly on r.
 func levelDecode(t *testing.T, body, level string, r *registry.Registry) float64 {
 	a := shard(t, request(t, `{`+body+`,"quant":"`+level+`"}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	req := planningOf(t, request(t, `{`+body+`,"quant":"`+level+`"}`, r))
 	ch, err := choose(req)
 	require.NoError(t, err)
@@ -47,7 +47,7 @@ func TestCPUChoosesLevelBySpeed(t *testing.T) {
 func checkSpeedRule(t *testing.T, r *registry.Registry) {
 	body := `"model":{"name":"llama-3.1-8b"},"context_length":4096`
 	a := shard(t, request(t, `{`+body+`}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.NotEqual(t, "bf16", a.Quant, "bf16 fits but decodes about half as fast or slower than int8 and int4 on this CPU")
 
 	// The rule, recomputed from each level asked on its own.
@@ -80,7 +80,7 @@ func checkSpeedRule(t *testing.T, r *registry.Registry) {
 func TestCPUSpeedRuleNamedLlamaCPP(t *testing.T) {
 	r := cpuHost(t, "AMD EPYC 9354 32-Core Processor", 32)
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":4096,"engine":"llama.cpp"}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.NotEqual(t, "bf16", a.Quant)
 	ladder := []string{"bf16", "fp16", "q8_0", "q6_k", "q5_k_m", "q4_k_m"}
 	assert.Contains(t, ladder, a.Quant, "the rule never goes below q4_k_m when q4_k_m fits")
@@ -92,7 +92,7 @@ func TestCPUSpeedRuleNamedLlamaCPP(t *testing.T) {
 func TestCPUSpeedUnknownKeepsQuality(t *testing.T) {
 	r := cpuHost(t, "AMD EPYC", 2)
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":4096}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "bf16", a.Quant)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "speed not weighed")
 }
@@ -100,7 +100,7 @@ func TestCPUSpeedUnknownKeepsQuality(t *testing.T) {
 // TestGPUChoiceIgnoresSpeedRule: accelerator plans keep the fit rule.
 func TestGPUChoiceIgnoresSpeedRule(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":4096}`, reg(t, []registry.Device{h100(0)})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "bf16", a.Quant)
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "decode speed of bf16 on this CPU")
 }
@@ -110,7 +110,7 @@ func TestGPUChoiceIgnoresSpeedRule(t *testing.T) {
 func TestCPUAskedLevelIsKept(t *testing.T) {
 	r := cpuHost(t, "AMD EPYC 9354 32-Core Processor", 32)
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":4096,"quant":"bf16"}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "bf16", a.Quant)
 	// Its speed rests on the one-core 16-bit runs of host_harness.json.
 	require.NotNil(t, a.Throughput)

@@ -143,7 +143,7 @@ func TestRegisteredEnginePlansEndToEnd(t *testing.T) {
 	// Llama-3.1-70B in bf16 (~141 GB of weights) needs two H100s; an
 	// engine without tensor parallelism gets a layer split.
 	a := planWith(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"layerserve","registry":`+reg+`}`)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, plan.StrategyPipeline, a.Strategy)
 	assert.Equal(t, 1, a.TPSize)
 	require.NotNil(t, a.Budget)
@@ -171,12 +171,12 @@ func TestRegisteredEnginePlansEndToEnd(t *testing.T) {
 	body := `{"model":{"name":"Llama-3.1-8B"},"engine":"layerserve","context_length":32768,"registry":` + reg
 	f16 := planWith(t, body+`}`)
 	half := planWith(t, body+`,"kv_cache_dtype":"half4"}`)
-	require.True(t, f16.Fits && half.Fits)
+	require.True(t, f16.Fits.Yes() && half.Fits.Yes())
 	assert.InDelta(t, 0.25, float64(half.Memory.KVCacheBytes)/float64(f16.Memory.KVCacheBytes), 0.001)
 
 	// Its levels and parallelism are its own.
 	fp8 := planWith(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp8","engine":"layerserve","registry":`+reg+`}`)
-	assert.False(t, fp8.Fits)
+	assert.False(t, fp8.Fits.Yes())
 	assert.Contains(t, fp8.Levels[0].Reason, "LayerServe has no fp8 weights")
 	_, err := decode(`{"model":{"name":"Llama-3.1-8B"},"engine":"layerserve","tensor_parallel_size":2}`)
 	require.Error(t, err)
@@ -206,7 +206,7 @@ func TestRegisteredEngineAsDefault(t *testing.T) {
 	engine.Register(claimingServer{})
 	a := planWith(t, body)
 	engine.Unregister("claimserve")
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "claimserve", a.Budget.Engine)
 	assert.True(t, a.Budget.EngineDefault)
 	assert.Equal(t, []string{"claimserve"}, keys(a.EngineArgs))
@@ -223,7 +223,7 @@ func TestRegisteredEngineThatCannotRun(t *testing.T) {
 	b, err := json.Marshal(r)
 	require.NoError(t, err)
 	a := planWith(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"layerserve","registry":`+string(b)+`}`)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "does not fit: LayerServe does not run on "+string(registry.KindROCm)+" devices")
 }
 

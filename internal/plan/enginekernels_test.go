@@ -43,7 +43,7 @@ func TestLlamaCPPRunsGGUFOnOlderGPUs(t *testing.T) {
 				`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"int4"}`,
 			} {
 				a := shard(t, request(t, body, reg(t, []registry.Device{d})))
-				require.True(t, a.Fits, "%s: %s", body, dump(t, a.Levels))
+				require.True(t, a.Fits.Yes(), "%s: %s", body, dump(t, a.Levels))
 				assert.Equal(t, "q4_k_m", a.Quant)
 				assert.Nil(t, a.Refusal)
 			}
@@ -57,7 +57,7 @@ func TestLlamaCPPRunsGGUFOnOlderGPUs(t *testing.T) {
 func TestLlamaCPPRefusesKepler(t *testing.T) {
 	k80 := detectedCUDA("Tesla K80", 12<<30, "3.7")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.2-1B"},"engine":"llama.cpp","quant":"fp16"}`, reg(t, []registry.Device{k80})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.NotNil(t, a.Refusal)
 	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
 	require.Len(t, a.Levels, 1)
@@ -72,7 +72,7 @@ func TestVLLMAWQNeedsTuring(t *testing.T) {
 	body := `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"int4"}`
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a := shard(t, request(t, body, reg(t, []registry.Device{v100})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.NotNil(t, a.Refusal)
 	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
 	require.Len(t, a.Levels, 1)
@@ -82,7 +82,7 @@ func TestVLLMAWQNeedsTuring(t *testing.T) {
 
 	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
 	a = shard(t, request(t, body, reg(t, []registry.Device{t4})))
-	assert.True(t, a.Fits, dump(t, a.Levels))
+	assert.True(t, a.Fits.Yes(), dump(t, a.Levels))
 }
 
 // TestVLLMGPTQLeftToDeviceList: vLLM has no rule of its own for GPTQ (its
@@ -97,7 +97,7 @@ func TestVLLMGPTQLeftToDeviceList(t *testing.T) {
 	}
 	body := `{"model":{"name":"hugging-quants/Meta-Llama-3.1-70B-Instruct-GPTQ-INT4"},"engine":"vllm","quant":"int4","context_length":4096}`
 	a := shard(t, request(t, body, reg(t, []registry.Device{v100(0), v100(1)})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Equal(t, "cuda_gpu (nvidia) devices do not support int4", a.Levels[0].Reason)
 }
@@ -111,23 +111,23 @@ func TestVLLMFP8ByCapability(t *testing.T) {
 	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
 	require.NotContains(t, a100.Quantizations, "fp8")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{a100})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Equal(t, "fp8", a.Quant)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM runs fp8 weight-only", "the plan says what vLLM does on a GPU without FP8 tensor cores")
 	h100 := detectedCUDA("NVIDIA H100 80GB HBM3", 80<<30, "9.0")
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{h100})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "weight-only")
 
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"fp8"}`, reg(t, []registry.Device{v100})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "8.0")
 	assert.Contains(t, a.Levels[0].Reason, "fp8.py")
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","quant":"fp8"}`, reg(t, []registry.Device{a100})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "llama.cpp has no fp8")
 }
@@ -138,7 +138,7 @@ func TestVLLMFP8ByCapability(t *testing.T) {
 func TestEngineWithoutRuleKeepsDeviceList(t *testing.T) {
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"bf16"}`, reg(t, []registry.Device{v100})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Equal(t, "cuda_gpu (nvidia) devices do not support bf16", a.Levels[0].Reason)
 }
@@ -153,19 +153,19 @@ func TestSGLangQuantFloors(t *testing.T) {
 	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{a100})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp8"}`, reg(t, []registry.Device{t4})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "SGLang's fp8 kernels need compute capability 8.0")
 	assert.Contains(t, a.Levels[0].Reason, "Tesla T4 has 7.5")
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"int4"}`, reg(t, []registry.Device{t4})))
-	assert.True(t, a.Fits, dump(t, a.Levels))
+	assert.True(t, a.Fits.Yes(), dump(t, a.Levels))
 
 	for _, quant := range []string{"fp8", "int4"} {
 		a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"`+quant+`"}`, reg(t, []registry.Device{v100})))
-		require.False(t, a.Fits, quant)
+		require.False(t, a.Fits.Yes(), quant)
 		require.Len(t, a.Levels, 1)
 		assert.Contains(t, a.Levels[0].Reason, "SGLang needs compute capability 7.5")
 		assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
@@ -180,17 +180,17 @@ func TestSGLangQuantFloors(t *testing.T) {
 func TestDefaultEngineBelowVLLMFloor(t *testing.T) {
 	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{p40})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, a.EngineArgs, "llama.cpp")
 	assert.NotContains(t, a.EngineArgs, "vllm")
 
 	v100 := detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0")
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{v100})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, a.EngineArgs, "vllm")
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, reg(t, []registry.Device{p40})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.NotNil(t, a.Refusal)
 	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
 	require.NotEmpty(t, a.Levels)
@@ -200,7 +200,7 @@ func TestDefaultEngineBelowVLLMFloor(t *testing.T) {
 	}
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","quant":"fp16"}`, reg(t, []registry.Device{v100})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "SGLang needs compute capability 7.5")
 	assert.Contains(t, a.Levels[0].Reason, "Tesla V100-PCIE-32GB has 7.0")
@@ -216,7 +216,7 @@ func TestDefaultEngineSplitsMixedGPUs(t *testing.T) {
 	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
 	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, reg(t, []registry.Device{a100, p40})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, a.EngineArgs, "vllm", "the A100, with the most usable memory, is planned first")
 	require.Len(t, a.Shards, 1)
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
@@ -235,7 +235,7 @@ func TestTrainingOnMixedGPUsLeavesOutTheOlder(t *testing.T) {
 	r := trainGPUs(t, 0, 0)
 	r.Devices = append(r.Devices, a100, p40)
 	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora"}}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	require.Len(t, a.Devices, 1)
 	assert.Equal(t, "cuda:0", a.Devices[0].DeviceID)
 	why := strings.Join(a.Explanation, "\n")
@@ -257,7 +257,7 @@ func TestMixedGPUsRefusalNamesTheDevice(t *testing.T) {
 	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
 	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16"}`, reg(t, []registry.Device{a100, p40})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Len(t, a.Levels, 1)
 	assert.Contains(t, a.Levels[0].Reason, "cuda:1 (Tesla P40) does not support bf16")
 	assert.NotContains(t, a.Levels[0].Reason, "cuda_gpu (nvidia) devices do not support bf16")
@@ -278,7 +278,7 @@ func TestMixedGPUsRefusalNamesTheDevice(t *testing.T) {
 func TestSGLangRunsFloat16BelowAmpere(t *testing.T) {
 	t4 := detectedCUDA("Tesla T4", 15<<30, "7.5")
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{t4})))
-	require.False(t, a.Fits, "%s", dump(t, a.EngineArgs))
+	require.False(t, a.Fits.Yes(), "%s", dump(t, a.EngineArgs))
 	require.NotNil(t, a.Refusal)
 	assert.Equal(t, RefusalUnsupported, a.Refusal.Code)
 	require.Len(t, a.Levels, 1)
@@ -287,12 +287,12 @@ func TestSGLangRunsFloat16BelowAmpere(t *testing.T) {
 	assert.Contains(t, a.Levels[0].Reason, "7.5")
 
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp16"}`, reg(t, []registry.Device{t4})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float16")
 
 	a100 := detectedCUDA("NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-1.5B"},"engine":"sglang","quant":"fp32"}`, reg(t, []registry.Device{a100})))
-	require.True(t, a.Fits, dump(t, a.Levels))
+	require.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, strings.Join(a.EngineArgs["sglang"], " "), "--dtype float32")
 }
 
@@ -310,7 +310,7 @@ func TestNamedVLLMLeavesOutGPUsBelowItsFloor(t *testing.T) {
 	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
 	r := reg(t, []registry.Device{a100, p40})
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm"}`, r))
-	require.True(t, a.Fits, "%s", dump(t, a.Explanation))
+	require.True(t, a.Fits.Yes(), "%s", dump(t, a.Explanation))
 	require.Len(t, a.Shards, 1)
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
 	assert.Equal(t, "bf16", a.Quant)
@@ -320,11 +320,11 @@ func TestNamedVLLMLeavesOutGPUsBelowItsFloor(t *testing.T) {
 
 	// Naming the A100 plans the same (what the docs told users to do).
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:0"]}`, r))
-	assert.True(t, a.Fits, dump(t, a.Levels))
+	assert.True(t, a.Fits.Yes(), dump(t, a.Levels))
 
 	// Asked for the P40 alone, vLLM still refuses it with its reason.
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-7B"},"engine":"vllm","devices":["cuda:1"]}`, r))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.NotNil(t, a.Refusal)
 	assert.Contains(t, a.Refusal.Text, "vLLM needs compute capability 7.0")
 }
@@ -342,7 +342,7 @@ func TestRejectedLineNamesEachPool(t *testing.T) {
 	p40 := detectedCUDA("Tesla P40", 24<<30, "6.1")
 	p40.ID, p40.Index = registry.DeviceID(registry.KindCUDA, 1), 1
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"}}`, reg(t, []registry.Device{a100, p40})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	var fp16 LevelRow
 	for _, r := range a.Levels {
 		if r.Quant == "fp16" {

@@ -132,14 +132,14 @@ func explainRejected(rows []LevelRow, chosen string) []string {
 	var out []string
 	for _, r := range rows {
 		if chosen != "" && r.Quant == chosen {
-			if r.Fits {
+			if r.Fits.Yes() {
 				out = append(out, fitsLine(r))
 			} else {
 				out = append(out, fmt.Sprintf("%s chosen with cpu_offload (%s as on one device)", r.Quant, gib(r.TotalBytes)))
 			}
 			return out
 		}
-		if !r.Fits {
+		if !r.Fits.Yes() {
 			out = append(out, RejectedLine(r.Quant, r.Reason))
 		}
 	}

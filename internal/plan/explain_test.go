@@ -13,8 +13,8 @@ import (
 func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 	rows := []LevelRow{
 		{Quant: "bf16", TotalBytes: 150 << 30, Reason: "doesn't fit: too big"},
-		{Quant: "fp8", TotalBytes: 75 << 30, Fits: true, Strategy: StrategyTensor},
-		{Quant: "int4", TotalBytes: 40 << 30, Fits: true, Strategy: StrategyNone},
+		{Quant: "fp8", TotalBytes: 75 << 30, Fits: FitYes, Strategy: StrategyTensor},
+		{Quant: "int4", TotalBytes: 40 << 30, Fits: FitYes, Strategy: StrategyNone},
 	}
 	fits := &choice{LevelsWhy: "auto", Rows: rows, Outcome: outcomeFits, Plan: planned{Fits: true, Level: quant.FP8}}
 	assert.Equal(t, []string{"auto", "bf16 rejected: doesn't fit: too big", "fp8 fits (strategy tensor_parallel; 75.0 GiB as on one device)"},

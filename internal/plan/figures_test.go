@@ -52,10 +52,10 @@ func TestChooseSizesTheRequestsLevelsOnce(t *testing.T) {
 func TestOverheadIsChargedOnAcceleratorsOnly(t *testing.T) {
 	body := `{"model":{"name":"Llama-3.2-1B"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
 	cpu := shard(t, request(t, body, reg(t, []registry.Device{host(64 << 30)})))
-	require.True(t, cpu.Fits, dump(t, cpu))
+	require.True(t, cpu.Fits.Yes(), dump(t, cpu))
 	assert.Equal(t, int64(0), cpu.Memory.OverheadBytes, "CPU plan")
 	gpuPlan := shard(t, request(t, body, reg(t, []registry.Device{h100(0)})))
-	require.True(t, gpuPlan.Fits, dump(t, gpuPlan))
+	require.True(t, gpuPlan.Fits.Yes(), dump(t, gpuPlan))
 	assert.Equal(t, int64(calibration.LlamaCPPCUDAOverheadBytes), gpuPlan.Memory.OverheadBytes, "GPU plan")
 	assert.Equal(t, cpu.Memory.KVCacheBytes, gpuPlan.Memory.KVCacheBytes)
 	require.NotNil(t, gpuPlan.Budget)
@@ -80,7 +80,7 @@ func TestTiedEmbeddingsAreOnTheGPUAndTheHost(t *testing.T) {
 		body := `{"model":{"name":"` + model + `"},"quant":"f16","context_length":4096,"engine":"llama.cpp"}`
 		cpu := shard(t, request(t, body, reg(t, []registry.Device{host(64 << 30)})))
 		gpu := shard(t, request(t, body, reg(t, []registry.Device{h100(0)})))
-		require.True(t, cpu.Fits && gpu.Fits, model)
+		require.True(t, cpu.Fits.Yes() && gpu.Fits.Yes(), model)
 		require.NotNil(t, gpu.Budget, model)
 		embed := gpu.Budget.HostBytes
 		assert.Positive(t, embed, model)

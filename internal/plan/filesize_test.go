@@ -40,7 +40,7 @@ func TestPlanLoadingABiggerFileChargesTheFile(t *testing.T) {
 	body := `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q6_k","context_length":4096}`
 	req := request(t, body, twoH200(t))
 	a := shard(t, req)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, "bartowski/MiniMaxAI_MiniMax-M2.7-GGUF", a.Load[engineLlamaCPP].Repo)
 	// llama.cpp keeps token_embd in host memory (its budget's
 	// HostEmbeddings), so the devices hold the file less that tensor
@@ -66,7 +66,7 @@ func TestPlanLoadingABiggerFileChargesTheFile(t *testing.T) {
 // charges the derived weights and prints no such line.
 func TestPlanLoadingAMainlineFileChargesTheDerivedWeights(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, twoH200(t)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Empty(t, explanationWith(a.Explanation, "more than mainline llama.cpp's"), "%q", a.Explanation)
 	assert.Less(t, a.Memory.WeightsBytes, int64(140e9))
 }
@@ -78,7 +78,7 @@ func TestPlanLoadingAMainlineFileChargesTheDerivedWeights(t *testing.T) {
 func TestPlanLoadingLagunaQ4KMChargesPoolsidesFile(t *testing.T) {
 	req := request(t, `{"model":{"name":"Laguna-S-2.1"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, twoH200(t))
 	a := shard(t, req)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	m := planningOf(t, req).Model
 	embd := int64(float64(m.Vocab) * float64(m.Hidden) * 8.5 / 8) // token_embd: Q8_0 at most
 	assert.GreaterOrEqual(t, a.Memory.WeightsBytes, int64(96e9)-embd-fileMetadataAllowance)
@@ -97,7 +97,7 @@ func TestMoEOffloadChargesTheFilesExpertsToTheHost(t *testing.T) {
 	h200.Vendor = "nvidia"
 	req := request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q6_k","cpu_offload":true,"context_length":4096}`, reg(t, []registry.Device{h200, host(512 << 30)}))
 	a := shard(t, req)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	n := atoi(argValue(a.EngineArgs["llama.cpp"], "--n-cpu-moe"))
 	require.Positive(t, n, "%v", a.EngineArgs["llama.cpp"])
 	require.Len(t, a.Shards, 2)
@@ -142,9 +142,9 @@ func TestRefusalNamesTheLargerFileItTried(t *testing.T) {
 	h100 := gpu(registry.KindCUDA, 0, "NVIDIA H100 80GB HBM3", 80<<30, "9.0")
 	h100.Vendor = "nvidia"
 	a := shard(t, request(t, `{"model":{"name":"Laguna-S-2.1"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
-	require.False(t, a.Fits, a.Explanation)
+	require.False(t, a.Fits.Yes(), a.Explanation)
 	assert.NotEmpty(t, explanationWith(a.Explanation, "weights: poolside/Laguna-S-2.1-GGUF laguna-s-2.1-Q4_K_M.gguf is 96.00 GB, 25.2 GB more than mainline llama.cpp's Q4_K_M mix of this shape: Poolside's own mix: imatrix-quantized routed experts, a Q8_0 signal path; the memory it needs counts the file"), "%q", a.Explanation)
 	b := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","quant":"q4_k_m","context_length":4096}`, reg(t, []registry.Device{h100})))
-	require.False(t, b.Fits, b.Explanation)
+	require.False(t, b.Fits.Yes(), b.Explanation)
 	assert.Empty(t, explanationWith(b.Explanation, "weights: "), "a file of mainline's mix gets no such line: %q", b.Explanation)
 }

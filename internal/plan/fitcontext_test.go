@@ -61,7 +61,7 @@ func TestLlamaCPPFitReplay(t *testing.T) {
 		}
 		d := gpu(registry.KindCUDA, 0, "imitated card", (card+1024)<<20, "9.0")
 		a := shard(t, request(t, body+"}", reg(t, []registry.Device{d, host(256 << 30)})))
-		require.True(t, a.Fits, "%s: %s", name, dump(t, a.Explanation))
+		require.True(t, a.Fits.Yes(), "%s: %s", name, dump(t, a.Explanation))
 		args := a.EngineArgs["llama.cpp"]
 		ourNGL, _ := strconv.Atoi(flagAfter(args, "-ngl"))
 		ourCtx, _ := strconv.Atoi(flagAfter(args, "-c"))
@@ -96,7 +96,7 @@ func flagAfter(args []string, flag string) string {
 func TestContextAutoOnAnyEngine(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	auto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm","context_length":"auto"}`, r))
-	require.True(t, auto.Fits, auto.Explanation)
+	require.True(t, auto.Fits.Yes(), auto.Explanation)
 	assert.Equal(t, "131072", flagAfter(auto.EngineArgs["vllm"], "--max-model-len"))
 	assert.Contains(t, strings.Join(auto.Explanation, "\n"), "context: 131072 tokens per sequence, chosen: the model's trained context, which fits whole")
 	plain := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"fp16","engine":"vllm"}`, r))
@@ -125,7 +125,7 @@ func TestServingContextChosenWhenNoneAsked(t *testing.T) {
 	for eng, flag := range servingContextFlags {
 		t.Run(eng, func(t *testing.T) {
 			a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`"}`, card))
-			require.True(t, a.Fits, a.Explanation)
+			require.True(t, a.Fits.Yes(), a.Explanation)
 			c, err := strconv.Atoi(flagAfter(a.EngineArgs[eng], flag))
 			require.NoError(t, err)
 			assert.Greater(t, c, 4096)
@@ -137,14 +137,14 @@ func TestServingContextChosenWhenNoneAsked(t *testing.T) {
 			assert.Contains(t, why, fmt.Sprintf("context: %d tokens per sequence, chosen: the model's trained context (131072), reduced to the largest multiple of 256 with which one full-length sequence fits", c))
 
 			whole := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`"}`, big))
-			require.True(t, whole.Fits, whole.Explanation)
+			require.True(t, whole.Fits.Yes(), whole.Explanation)
 			assert.Equal(t, "131072", flagAfter(whole.EngineArgs[eng], flag))
 
 			given := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`","context_length":4096}`, card))
 			assert.Equal(t, "4096", flagAfter(given.EngineArgs[eng], flag))
 			assert.NotContains(t, strings.Join(given.Explanation, "\n"), "context: ")
 			tooLong := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16","engine":"`+eng+`","context_length":131072}`, card))
-			assert.False(t, tooLong.Fits, "an explicit context is planned as asked")
+			assert.False(t, tooLong.Fits.Yes(), "an explicit context is planned as asked")
 		})
 	}
 }
@@ -181,7 +181,7 @@ func TestLlamaCPPContextLikeFit(t *testing.T) {
 	d := gpu(registry.KindCUDA, 0, "GPU", 24<<30, "8.9")
 	r := reg(t, []registry.Device{d})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	c, err := strconv.Atoi(flagAfter(a.EngineArgs["llama.cpp"], "-c"))
 	require.NoError(t, err)
 	assert.Greater(t, c, 4096)
@@ -194,7 +194,7 @@ func TestLlamaCPPContextLikeFit(t *testing.T) {
 	// all, as -c 0 -np 4 gives.
 	big := reg(t, []registry.Device{h100(0)})
 	four := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q8_0","engine":"llama.cpp","batch_size":4}`, big))
-	require.True(t, four.Fits, four.Explanation)
+	require.True(t, four.Fits.Yes(), four.Explanation)
 	assert.Equal(t, "131072", flagAfter(four.EngineArgs["llama.cpp"], "-c"))
 	assert.Equal(t, "4", flagAfter(four.EngineArgs["llama.cpp"], "-np"))
 }
@@ -207,7 +207,7 @@ func TestLlamaCPPAutoWalksTheGGUFLadder(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	body := `{"model":{"name":"Qwen3-32B"},"engine":"llama.cpp","context_length":32768,"kv_cache_dtype":"q8_0"}`
 	a := shard(t, request(t, body, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Contains(t, []string{"iq4_xs", "q3_k_m"}, a.Quant)
 	s, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
@@ -226,7 +226,7 @@ func TestLlamaCPPAutoOffersIQ2For70BOn24GB(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	body := `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`
 	a := shard(t, request(t, body, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Regexp(t, `^iq[23]_`, a.Quant)
 	s, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
@@ -235,7 +235,7 @@ func TestLlamaCPPAutoOffersIQ2For70BOn24GB(t *testing.T) {
 		if row.Quant == a.Quant {
 			break
 		}
-		assert.False(t, row.Fits, "%s is better than the choice and fits", row.Quant)
+		assert.False(t, row.Fits.Yes(), "%s is better than the choice and fits", row.Quant)
 	}
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), a.Quant+" loses much quality (mean KL divergence")
 	t.Logf("chosen %s, -c %s", a.Quant, flagAfter(a.EngineArgs["llama.cpp"], "-c"))
@@ -247,7 +247,7 @@ func TestLlamaCPPRefusalTriesEveryRung(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	s, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`, r))
 	require.NoError(t, err)
-	require.False(t, s.Fits)
+	require.False(t, s.Fits.Yes())
 	var tried []string
 	for _, row := range s.Levels {
 		tried = append(tried, row.Quant)
@@ -264,9 +264,9 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	r := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	base := `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
 	plain := shard(t, request(t, base+`}`, r))
-	require.True(t, plain.Fits, plain.Explanation)
+	require.True(t, plain.Fits.Yes(), plain.Explanation)
 	with := shard(t, request(t, base+`,"draft_model":{"name":"Qwen3-0.6B"},"mmproj":{"size_bytes":1000000000}}`, r))
-	require.True(t, with.Fits, with.Explanation)
+	require.True(t, with.Fits.Yes(), with.Explanation)
 
 	draft := model.Lookup("Qwen3-0.6B")
 	require.NotNil(t, draft)
@@ -284,7 +284,7 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	assert.NotContains(t, args, "--no-mmproj-offload")
 
 	host := shard(t, request(t, base+`,"mmproj":{"size_bytes":1000000000,"offload":false}}`, r))
-	require.True(t, host.Fits)
+	require.True(t, host.Fits.Yes())
 	assert.Equal(t, plain.Shards[0].MemoryBytes, host.Shards[0].MemoryBytes, "a projector in host memory adds nothing on the GPU")
 	assert.Equal(t, plain.Budget.HostBytes+1e9, host.Budget.HostBytes)
 	assert.Contains(t, host.EngineArgs["llama.cpp"], "--no-mmproj-offload")
@@ -292,7 +292,7 @@ func TestLlamaCPPDraftAndProjectorAreCounted(t *testing.T) {
 	// No GGUF of the draft at Q5_0 is known: -md names the file to make,
 	// and a note says so.
 	q50 := shard(t, request(t, `{"model":{"name":"Qwen3-8B"},"engine":"llama.cpp","quant":"q5_0","context_length":8192,"draft_model":{"name":"Qwen3-0.6B"}}`, r))
-	require.True(t, q50.Fits, q50.Explanation)
+	require.True(t, q50.Fits.Yes(), q50.Explanation)
 	assert.Equal(t, "Qwen3-0.6B-Q5_0.gguf", flagAfter(q50.EngineArgs["llama.cpp"], "-md"))
 	assert.NotContains(t, q50.EngineArgs["llama.cpp"], "-hfd")
 	assert.Contains(t, q50.Explanation, "llama.cpp: no published GGUF of the draft model at Q5_0 is known; -md Qwen3-0.6B-Q5_0.gguf stands for one")
@@ -311,7 +311,7 @@ func TestLlamaCPPProjectorComputeBuffer(t *testing.T) {
 		req := request(t, body+`,"mmproj":{"size_bytes":800000000}}`, r)
 		req.Projector.Encoder = enc
 		with := shard(t, req)
-		require.True(t, with.Fits, with.Explanation)
+		require.True(t, with.Fits.Yes(), with.Explanation)
 		return with.Shards[0].MemoryBytes - plain.Shards[0].MemoryBytes
 	}
 	siglip := &model.VisionEncoder{ImageSize: 896, PatchSize: 14, Hidden: 1152, Intermediate: 4304, Heads: 16, Layers: 27}
@@ -337,7 +337,7 @@ func fitOrderAnswer(t *testing.T, model, q string, hostGiB int64) (*ShardingAnsw
 		body += `,"quant":"` + q + `"`
 	}
 	a := shard(t, request(t, body+`}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	var line string
 	for _, l := range a.Explanation {
 		if strings.HasPrefix(l, "context: ") {
@@ -420,7 +420,7 @@ func TestFitOrderDenseKeepsTheFloorThenMovesLayers(t *testing.T) {
 func TestFitOrderGivenContextHasNoFloorLine(t *testing.T) {
 	r := reg(t, []registry.Device{rtx3090(), host(64 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0","context_length":4096}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	for _, l := range a.Explanation {
 		assert.False(t, strings.HasPrefix(l, "context: "), l)
 	}
@@ -446,7 +446,7 @@ func TestFitOrderMoEDenseWeightsOfLastLayersIsStep3(t *testing.T) {
 	d.Vendor = "nvidia"
 	r := reg(t, []registry.Device{d, host(512 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0"}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	args := a.EngineArgs["llama.cpp"]
 	require.Empty(t, argValue(args, "--n-cpu-moe"), "%v", args)
 	require.Contains(t, args, "--cpu-moe", "every expert in host RAM: %v", args)
@@ -476,14 +476,14 @@ func TestLowQualityNoteWithCPUOffloadAskedNamesTheQuant(t *testing.T) {
 		MemoryBytes: 128 * gibBytes, Cores: 16}
 	r := reg(t, []registry.Device{host, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Regexp(t, `^iq[12]_`, a.Quant, "auto weighs decode speed and keeps the 70B on the GPU")
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, a.Quant+" loses much quality (mean KL divergence")
 	assert.NotContains(t, text, "with cpu_offload, keeps more of it")
 	assert.Contains(t, text, `; "quant": "q4_k_m" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) running on the CPU`)
 	q4 := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, r))
-	assert.True(t, q4.Fits, "what the note names fits: %q", q4.Explanation)
+	assert.True(t, q4.Fits.Yes(), "what the note names fits: %q", q4.Explanation)
 	assert.Equal(t, "q4_k_m", q4.Quant)
 }
 
@@ -498,7 +498,7 @@ func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 	body := `{"model":{"name":"Qwen3-VL-8B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192`
 	plain := shard(t, request(t, body+`}`, r))
 	with := shard(t, request(t, body+`,"mmproj":{"size_bytes":1000000000}}`, r))
-	require.True(t, with.Fits, with.Explanation)
+	require.True(t, with.Fits.Yes(), with.Explanation)
 	assert.Greater(t, with.Shards[0].MemoryBytes-plain.Shards[0].MemoryBytes, int64(1e9-1), "the projector's size is counted")
 	args := with.EngineArgs["llama.cpp"]
 	assert.NotContains(t, args, "--mmproj")
@@ -510,7 +510,7 @@ func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 	assert.NotContains(t, host.EngineArgs["llama.cpp"], "--mmproj")
 
 	other := shard(t, request(t, `{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":"llama.cpp","quant":"q4_k_m","context_length":8192,"mmproj":{"size_bytes":1000000000}}`, r))
-	require.True(t, other.Fits, other.Explanation)
+	require.True(t, other.Fits.Yes(), other.Explanation)
 	assert.Equal(t, "MMPROJ.gguf", flagAfter(other.EngineArgs["llama.cpp"], "--mmproj"))
 	assert.Contains(t, other.Explanation, "llama.cpp: the projector was given by size; --mmproj MMPROJ.gguf stands for its file")
 }
@@ -524,16 +524,16 @@ func TestLlamaCPPProjectorByHFRepository(t *testing.T) {
 func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
 	r := h200Detected(t)
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, "q2_k", a.Quant)
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, "q2_k loses much quality")
 	assert.NotContains(t, text, `"quant": "q4_k_m" keeps more of it`)
 	assert.Contains(t, text, `; "quant": "iq3_xs" keeps more of it, the layers that do not fit in host RAM (the cpu_offload asked for) running on the CPU`)
 	better := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_xs"}`, r))
-	assert.True(t, better.Fits, "what the note names fits: %q", better.Explanation)
+	assert.True(t, better.Fits.Yes(), "what the note names fits: %q", better.Explanation)
 	worse := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq3_s"}`, r))
-	assert.False(t, worse.Fits, "the next better type does not fit: %q", worse.Explanation)
+	assert.False(t, worse.Fits.Yes(), "the next better type does not fit: %q", worse.Explanation)
 
 	// With half the host RAM no type better than the plan's fits.
 	small := *r
@@ -548,7 +548,7 @@ func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
 		}
 	}
 	a = shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq2_xxs"}`, &small))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	text = strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, "iq2_xxs loses much quality")
 	assert.NotContains(t, text, "keeps more of it")
@@ -566,7 +566,7 @@ func TestLowQualityNoteNamesOnlyATypeThatFitsOffloaded(t *testing.T) {
 func TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth(t *testing.T) {
 	r := eightH100(t, false)
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, "131072", flagAfter(a.EngineArgs["vllm"], "--max-model-len"))
 	require.NotNil(t, a.Throughput)
 	require.Less(t, a.MaxBatchSize, 64, "the pool holds fewer than 64 full-length sequences")

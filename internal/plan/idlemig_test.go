@@ -30,7 +30,7 @@ func TestIdleLeavesOutMIGSiblingsSharingMemory(t *testing.T) {
 		mig(3, "1g.18gb", "MIG-c", 17179869184),
 	})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"quant":"fp8","context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a.Explanation))
+	require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
 	require.Len(t, a.Shards, 1)
 	used := a.Shards[0].DeviceID
 	sibling := map[string]string{"cuda:1": "cuda:2", "cuda:2": "cuda:1"}[used]
@@ -48,7 +48,7 @@ func TestIdleLeavesOutMIGSiblingsSharingMemory(t *testing.T) {
 	}
 	two := reg(t, []registry.Device{mig(1, "3g.40gb", "MIG-d", 40000000000), mig(2, "3g.40gb", "MIG-e", 40000000000)})
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"context_length":4096}`, two))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.Equal(t, []string{"cuda:2"}, a.IdleDevices)
 	for _, l := range a.Explanation {
 		if strings.HasPrefix(l, "idle: ") {

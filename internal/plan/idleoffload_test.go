@@ -19,7 +19,7 @@ import (
 func TestIdleLineOfAStreamedOffloadCountsTheGPUs(t *testing.T) {
 	r := eightH100(t, true)
 	a := shard(t, request(t, `{"model":{"name":"Kimi-K2.5"},"engine":"vllm","cpu_offload":true}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Equal(t, StrategyOffload, a.Strategy)
 	var line string
 	for _, l := range a.Explanation {
@@ -34,5 +34,5 @@ func TestIdleLineOfAStreamedOffloadCountsTheGPUs(t *testing.T) {
 	assert.Contains(t, line, "cpu_offload")
 
 	two := shard(t, request(t, `{"model":{"name":"Kimi-K2.5"},"engine":"vllm","cpu_offload":true,"replicas":2}`, r))
-	assert.False(t, two.Fits, "replicas with the offload would be a hint: %s", two.Explanation)
+	assert.False(t, two.Fits.Yes(), "replicas with the offload would be a hint: %s", two.Explanation)
 }

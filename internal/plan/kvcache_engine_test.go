@@ -20,7 +20,7 @@ func TestLlamaCPPCommandCarriesItsCacheType(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	for _, kv := range []string{"q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "iq4_nl", "f32"} {
 		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":4096,"kv_cache_dtype":"`+kv+`"}`, r))
-		require.True(t, a.Fits, kv)
+		require.True(t, a.Fits.Yes(), kv)
 		args := a.EngineArgs["llama.cpp"]
 		assert.Equal(t, kv, argValue(args, "--cache-type-k"), "%s: %v", kv, args)
 		assert.Equal(t, kv, argValue(args, "--cache-type-v"), "%s: %v", kv, args)
@@ -59,7 +59,7 @@ func TestLlamaCPPCacheTypesAreLlamaCPPs(t *testing.T) {
 
 	r := reg(t, []registry.Device{h100(0)})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"kv_cache_dtype":"q4_0","context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a.Explanation))
+	require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "llama.cpp", a.Budget.Engine, "no engine named: a llama.cpp cache type chooses llama.cpp")
 	assert.True(t, a.Budget.EngineDefault)

@@ -89,7 +89,7 @@ func spreadLlama(req *planning, ch *choice) {
 	}
 	ch.Plan, ch.Llama = spread, why
 	for i := range ch.Rows {
-		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits {
+		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits.Yes() {
 			ch.Rows[i].Strategy = ch.Plan.Strategy
 		}
 	}

@@ -58,11 +58,11 @@ func rtx3060s(t *testing.T, n int) *registry.Registry {
 func TestLlamaCPPFewestDevicesForTheModelsContext(t *testing.T) {
 	const body = `{"model":{"name":"llama-3.1-8b"},"engine":"llama.cpp","quant":"q8_0"`
 	one := shard(t, request(t, body+`}`, rtx3060s(t, 1)))
-	require.True(t, one.Fits, one.Explanation)
+	require.True(t, one.Fits.Yes(), one.Explanation)
 	require.Less(t, one.MaxContextLength, 131072)
 
 	four := shard(t, request(t, body+`}`, rtx3060s(t, 4)))
-	require.True(t, four.Fits, four.Explanation)
+	require.True(t, four.Fits.Yes(), four.Explanation)
 	assert.Equal(t, []string{"cuda:0", "cuda:1", "cuda:2"}, shardDevices(four))
 	assert.Equal(t, "131072", llamaFlag(four, "-c"))
 	assert.Equal(t, "layer", llamaFlag(four, "--split-mode"))
@@ -71,7 +71,7 @@ func TestLlamaCPPFewestDevicesForTheModelsContext(t *testing.T) {
 	assert.Contains(t, placementLineOf(four), "3 devices of the 4 identical ones hold the model's 131072-token context per sequence")
 
 	two := shard(t, request(t, body+`}`, rtx3060s(t, 2)))
-	require.True(t, two.Fits, two.Explanation)
+	require.True(t, two.Fits.Yes(), two.Explanation)
 	assert.Equal(t, []string{"cuda:0", "cuda:1"}, shardDevices(two))
 	ctx := two.MaxContextLength
 	assert.Greater(t, ctx, one.MaxContextLength, "two GPUs hold more context than one")
@@ -95,7 +95,7 @@ func TestLlamaCPPBusyGPUJoinsLast(t *testing.T) {
 	devs[0].MemoryFreeBytes = &free
 	r := reg(t, devs, link(registry.LinkNVSwitch, 900, ids("cuda", 3)...))
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"llama.cpp","quant":"q8_0"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, []string{"cuda:1", "cuda:2"}, shardDevices(a))
 	assert.Equal(t, "131072", llamaFlag(a, "-c"))
 	assert.Equal(t, "1,2", a.EngineEnv["llama.cpp"]["CUDA_VISIBLE_DEVICES"])
@@ -109,7 +109,7 @@ func TestLlamaCPPDifferentGPUsDoNotJoin(t *testing.T) {
 	a100.Vendor = "nvidia"
 	r := reg(t, []registry.Device{h100(0), a100})
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"llama.cpp","quant":"q8_0"}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, []string{"cuda:0"}, shardDevices(a))
 	assert.Less(t, a.MaxContextLength, 131072)
 	assert.Empty(t, placementLineOf(a))
@@ -134,7 +134,7 @@ func TestLlamaCPPROCmSplitsForTheContext(t *testing.T) {
 	}
 	const body = `{"model":{"name":"llama-3.1-8b"},"engine":"llama.cpp","quant":"bf16"`
 	a := shard(t, request(t, body+`}`, radeons(true)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, []string{"rocm:0", "rocm:1"}, shardDevices(a))
 	assert.Equal(t, "131072", llamaFlag(a, "-c"))
 	assert.Equal(t, "GPU-000000005a1e0000,GPU-000000005a1e0001", a.EngineEnv["llama.cpp"]["ROCR_VISIBLE_DEVICES"])
@@ -183,7 +183,7 @@ func TestLlamaCPPLayerSplitChargesOneHandOff(t *testing.T) {
 func TestLlamaCPPSharedTrainedContextIsNamedWhole(t *testing.T) {
 	const body = `{"model":{"name":"llama-3.1-8b"},"engine":"llama.cpp","quant":"q8_0","batch_size":4}`
 	four := shard(t, request(t, body, rtx3060s(t, 4)))
-	require.True(t, four.Fits, four.Explanation)
+	require.True(t, four.Fits.Yes(), four.Explanation)
 	require.Equal(t, "131072", llamaFlag(four, "-c"))
 	require.Equal(t, "4", llamaFlag(four, "-np"))
 	line := placementLineOf(four)
@@ -194,6 +194,6 @@ func TestLlamaCPPSharedTrainedContextIsNamedWhole(t *testing.T) {
 		"context: 32768 tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: the model's trained context (131072 tokens, shared by 4 sequences: 32768 per sequence), it fits whole")
 
 	two := shard(t, request(t, body, rtx3060s(t, 2)))
-	require.True(t, two.Fits, two.Explanation)
+	require.True(t, two.Fits.Yes(), two.Explanation)
 	assert.Contains(t, placementLineOf(two), "less than the model's trained context (131072 tokens, shared by 4 sequences: 32768 per sequence)")
 }

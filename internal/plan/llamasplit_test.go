@@ -55,7 +55,7 @@ func TestLlamaCPPTensorSplitGivesEachGPUItsLayers(t *testing.T) {
 		devs = append(devs, gpu(registry.KindCUDA, i, "NVIDIA GeForce RTX 3090", 24*gibBytes, "8.6"))
 	}
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp","context_length":8192}`, reg(t, devs)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assertLlamaCPPSplit(t, a)
 }
 
@@ -66,7 +66,7 @@ func TestLlamaCPPTensorSplitWithCPULayers(t *testing.T) {
 	second.ID, second.Index = "cuda:1", 1
 	r := reg(t, []registry.Device{rtx3090(), second, host(256 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q8_0","engine":"llama.cpp","cpu_offload":true,"context_length":8192}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	args := a.EngineArgs["llama.cpp"]
 	ngl, err := strconv.Atoi(argValue(args, "-ngl"))
 	require.NoError(t, err, "%v", args)

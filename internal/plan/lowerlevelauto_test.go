@@ -50,14 +50,14 @@ func TestLowerLevelLineNamesTheEnginesAutoPlan(t *testing.T) {
 		{[]string{"q2_k", "q3_k_m", "iq4_xs", "q5_k_m", "q6_k"}, "q3_k_m", false},
 	} {
 		a := shard(t, qwen3_235BWithGGUFs(t, c.types...))
-		require.False(t, a.Fits, a.Explanation)
+		require.False(t, a.Fits.Yes(), a.Explanation)
 		line := explanationWith(a.Explanation, "engine llama.cpp fits it at a lower level")
 		require.NotEmpty(t, line, "%q", a.Explanation)
 
 		named := qwen3_235BWithGGUFs(t, c.types...)
 		named.Engine = engineLlamaCPP
 		auto := shard(t, named)
-		require.True(t, auto.Fits, auto.Explanation)
+		require.True(t, auto.Fits.Yes(), auto.Explanation)
 		assert.Equal(t, c.want, auto.Quant, "llama.cpp's own auto")
 		assert.Contains(t, line, "engine llama.cpp fits it at a lower level: "+c.want+" on cuda:0 (mean KL divergence")
 		assert.Contains(t, line, `plan it with "engine": "llama.cpp" and "quant": "`+c.want+`"`)

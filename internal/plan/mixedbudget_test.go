@@ -61,7 +61,7 @@ func TestMixedGPUsBudgetLinesNameTheirDevices(t *testing.T) {
 // not "tensor_parallel_size 2 or replicas would use them".
 func TestMixedGPUsIdleHintStaysInItsPool(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, h200WithP40(t)))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.Contains(t, a.EngineArgs, "vllm")
 	assert.Equal(t, []string{"cuda:1"}, a.IdleDevices)
 	var idle string
@@ -85,7 +85,7 @@ func TestMixedGPUsIdleHintStaysInItsPool(t *testing.T) {
 func TestMixedGPUsGGUFBudgetNamesEachDevicesDefault(t *testing.T) {
 	r := h200WithP40(t)
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"quant":"q2_k","context_length":4096}`, r))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Len(t, a.Shards, 2)
 	require.NotNil(t, a.Budget)
 	assert.Equal(t, "the GGUF quant q2_k", a.Budget.EngineChosenFor)
@@ -107,7 +107,7 @@ func TestMixedGPUsGGUFBudgetNamesEachDevicesDefault(t *testing.T) {
 	}
 	slices.SortStableFunc(swapped.Devices, func(x, y registry.Device) int { return strings.Compare(x.ID, y.ID) })
 	b := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"quant":"q2_k","context_length":4096}`, &swapped))
-	require.True(t, b.Fits, b.Explanation)
+	require.True(t, b.Fits.Yes(), b.Explanation)
 	require.NotNil(t, b.Budget)
 	assert.Equal(t, "the GGUF quant q2_k", b.Budget.EngineChosenFor)
 	assert.Equal(t, []string{"cuda:1"}, b.Budget.EngineChosenOn)

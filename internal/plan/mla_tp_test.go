@@ -44,7 +44,7 @@ func TestMLACacheWholeOnEveryTPRank(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := shard(t, request(t, `{"model":{"name":"`+c.model+`"},"engine":"vllm","quant":"`+c.quant+`","tensor_parallel_size":8,"context_length":`+itoa(ctx)+`}`, c.r))
-			require.True(t, a.Fits, a.Explanation)
+			require.True(t, a.Fits.Yes(), a.Explanation)
 			require.Equal(t, 8, a.TPSize)
 			require.Len(t, a.Shards, 8)
 			// One sequence of the context on each GPU, whole.

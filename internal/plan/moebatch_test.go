@@ -58,7 +58,7 @@ func TestBatchExpertReads(t *testing.T) {
 func TestBatchExpertNoteOnlyAboveOneSequence(t *testing.T) {
 	note := func(batch string) bool {
 		a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"vllm","quant":"bf16","context_length":1024,"batch_size":`+batch+`}`, eightH100(t, false)))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		for _, s := range a.Throughput.Assumptions {
 			if strings.HasPrefix(s, "MoE at ") {
 				assert.Contains(t, s, "sequences a step: each layer reads the routed experts any of them routes to")

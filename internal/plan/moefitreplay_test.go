@@ -134,7 +134,7 @@ func TestLlamaCPPFitMoEReplay(t *testing.T) {
 		}
 		d := gpu(registry.KindCUDA, 0, "imitated card", (card+1024)<<20, "9.0")
 		a := shard(t, request(t, body+"}", reg(t, []registry.Device{d, host(256 << 30)})))
-		require.True(t, a.Fits, "%s: %s", name, dump(t, a.Explanation))
+		require.True(t, a.Fits.Yes(), "%s: %s", name, dump(t, a.Explanation))
 		ours := a.EngineArgs["llama.cpp"]
 		layers := a.Model.Layers
 

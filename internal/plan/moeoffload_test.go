@@ -27,7 +27,7 @@ func rtx3090() registry.Device {
 func TestMoEOffloadKeepsExpertsOfFirstLayersOnHost(t *testing.T) {
 	r := reg(t, []registry.Device{rtx3090(), host(128 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"gpt-oss-120b"},"engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	args := a.EngineArgs["llama.cpp"]
 	require.NotEmpty(t, args)
@@ -171,7 +171,7 @@ func TestMoEOffloadOverTwoConsumerGPUs(t *testing.T) {
 	second.ID, second.Index = "cuda:1", 1
 	r := reg(t, []registry.Device{rtx3090(), second, host(256 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":8192}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	args := a.EngineArgs["llama.cpp"]
 	assert.Equal(t, itoa(a.Model.Layers+1), argValue(args, "-ngl"), "%v", args)
 	require.Len(t, a.Shards, 3)
@@ -196,7 +196,7 @@ func TestMoEOffloadOverTwoConsumerGPUs(t *testing.T) {
 func TestDenseOffloadStaysWholeLayers(t *testing.T) {
 	r := reg(t, []registry.Device{rtx3090(), host(128 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	checkInvariants(t, a)
 	assert.Empty(t, argValue(a.EngineArgs["llama.cpp"], "--n-cpu-moe"))
 }

@@ -19,7 +19,7 @@ import (
 func TestStep3DeepSeekV3DenseWeightsOfLastLayersOnGPU(t *testing.T) {
 	r := reg(t, []registry.Device{rtx3090(), host(512 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"llama.cpp","cpu_offload":true,"quant":"q2_k","context_length":4096}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	args := a.EngineArgs["llama.cpp"]
 	ngl := atoi(argValue(args, "-ngl"))

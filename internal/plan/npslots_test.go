@@ -23,8 +23,8 @@ func TestLlamaCPPSlotsMatchThePlan(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	one := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp","context_length":8192}`, r))
 	four := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","engine":"llama.cpp","context_length":8192,"batch_size":4}`, r))
-	require.True(t, one.Fits, one.Explanation)
-	require.True(t, four.Fits, four.Explanation)
+	require.True(t, one.Fits.Yes(), one.Explanation)
+	require.True(t, four.Fits.Yes(), four.Explanation)
 
 	a1, a4 := one.EngineArgs["llama.cpp"], four.EngineArgs["llama.cpp"]
 	assert.Equal(t, "8192", flagAfter(a1, "-c"))
@@ -51,7 +51,7 @@ func TestLlamaCPPSlotsMatchThePlan(t *testing.T) {
 func TestLlamaCPPFloorLineCountsTheSlots(t *testing.T) {
 	r := reg(t, []registry.Device{rtx3090(), host(64 << 30)})
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0","batch_size":4}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	args := a.EngineArgs["llama.cpp"]
 	assert.Equal(t, "16384", flagAfter(args, "-c"), "%v", args)
 	assert.Equal(t, "4", flagAfter(args, "-np"), "%v", args)

@@ -44,7 +44,7 @@ func deepSeekR1Asking(t *testing.T, body string, r *registry.Registry, types ...
 // GB10's memory twice: TestOffloadBesideUnifiedMemoryCountsItOnce.)
 func TestOffloadPlansALeftOutLevelOnlyAPublishedFileRuns(t *testing.T) {
 	a := shard(t, deepSeekR1WithGGUFs(t, h100Beside200GiB(t), "q2_k", "q3_k_m", "q4_k_m", "q5_k_m", "q6_k", "q8_0", "bf16"))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	assert.Equal(t, "q2_k", a.Quant)
 	assert.Equal(t, "r/DeepSeek-R1-GGUF", a.Load[engineLlamaCPP].Repo, "its command runs the published file")
@@ -52,7 +52,7 @@ func TestOffloadPlansALeftOutLevelOnlyAPublishedFileRuns(t *testing.T) {
 	assert.NotEmpty(t, lineOfLevel(a.Levels, "q2_k"), "the levels table lists the level planned")
 
 	a = shard(t, deepSeekR1WithGGUFs(t, h100Beside200GiB(t), "q3_k_m", "q4_k_m", "bf16"))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	assert.Equal(t, "iq3_m", a.Quant)
 	assert.Empty(t, lineOfLevel(a.Levels, "q2_k"), "a left-out level no published file runs is not listed")
@@ -87,7 +87,7 @@ var unslothR1Types = []string{"q8_0", "q6_k", "q5_k_m", "q4_k_m", "q3_k_m", "q2_
 // with the host's RAM.
 func TestOffloadPublishedBeatsUnpublishedOnDevice(t *testing.T) {
 	a := shard(t, deepSeekR1WithGGUFs(t, h200BesideHostRAM(t), unslothR1Types...))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	assert.Equal(t, "q2_k", a.Quant)
 	assert.Equal(t, "r/DeepSeek-R1-GGUF", a.Load[engineLlamaCPP].Repo, "its command runs the published file")
@@ -106,17 +106,17 @@ func TestOffloadPublishedBeatsUnpublishedOnDevice(t *testing.T) {
 func TestOffloadPublishedLeavesOtherAnswers(t *testing.T) {
 	withIQ1S := append(slices.Clone(unslothR1Types), "iq1_s")
 	a := shard(t, deepSeekR1WithGGUFs(t, h200BesideHostRAM(t), withIQ1S...))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "iq1_s", a.Quant, "a published level fits on the GPU alone")
 	assert.NotEqual(t, StrategyOffload, a.Strategy)
 
 	a = shard(t, deepSeekR1Asking(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp"}`, h200BesideHostRAM(t), unslothR1Types...))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "iq1_s", a.Quant, "without cpu_offload")
 	assert.NotEqual(t, StrategyOffload, a.Strategy)
 
 	a = shard(t, deepSeekR1Asking(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true,"quant":"iq1_s"}`, h200BesideHostRAM(t), unslothR1Types...))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "iq1_s", a.Quant, "an explicit quant")
 	assert.NotEqual(t, StrategyOffload, a.Strategy)
 }
@@ -142,7 +142,7 @@ func TestOffloadPublishedKeepsTheAcceleratorsInUse(t *testing.T) {
 	m.Checkpoints = []model.Checkpoint{{Quant: "fp8", Repo: "deepseek-ai/DeepSeek-R1"}}
 	req.Model = &m
 	a := shard(t, req)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.NotEqual(t, StrategyOffload, a.Strategy, "%s on %d shards", a.Quant, len(a.Shards))
 	assert.Len(t, a.Shards, 8)
 }

@@ -34,7 +34,7 @@ func TestOffloadAutoWeighsDecodeSpeed(t *testing.T) {
 	decodeAt := map[string]float64{}
 	for _, q := range []string{"bf16", "q8_0", "q6_k", "q5_k_m", "q4_k_m"} {
 		a := shard(t, request(t, body+`,"quant":"`+q+`"}`, r))
-		require.True(t, a.Fits, q)
+		require.True(t, a.Fits.Yes(), q)
 		require.Equal(t, StrategyOffload, a.Strategy, q)
 		require.NotNil(t, a.Throughput, q)
 		require.Greater(t, a.Throughput.DecodeTokensPerS, 0.0, q)
@@ -43,7 +43,7 @@ func TestOffloadAutoWeighsDecodeSpeed(t *testing.T) {
 	require.Greater(t, decodeAt["q4_k_m"], 2*decodeAt["bf16"], "the premise: bf16 in host RAM decodes far slower")
 
 	a := shard(t, request(t, body+`}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.NotEqual(t, "bf16", a.Quant, "%q", a.Explanation)
 	fastest := 0.0
 	for _, v := range decodeAt {
@@ -73,7 +73,7 @@ func TestOffloadAutoWeighsDecodeSpeed(t *testing.T) {
 	r.Devices[1].PCIe = nil
 	r.Devices[0].Name, r.Devices[0].Vendor = "", ""
 	a = shard(t, request(t, body+`}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.NotEqual(t, "bf16", a.Quant)
 	assert.NotEmpty(t, a.Load["llama.cpp"].Repo, "the chosen level's GGUF is published")
 	assert.NotEmpty(t, explanationWith(a.Explanation, "speed not weighed"), "%q", a.Explanation)
@@ -106,7 +106,7 @@ func explanationWith(lines []string, prefix string) string {
 func TestOffloadRoomCountsTheCacheWhereLlamaCPPAllocatesIt(t *testing.T) {
 	r := laptop4060(t)
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":4096}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.Equal(t, StrategyOffload, a.Strategy)
 	require.Len(t, a.Shards, 2)
 	gpuShard := a.Shards[0]
@@ -125,7 +125,7 @@ func TestOffloadRoomCountsTheCacheWhereLlamaCPPAllocatesIt(t *testing.T) {
 	// GPU's layers is on the GPU, so the GPU's free memory bounds the room
 	// as well.
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m","context_length":4096}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.Equal(t, StrategyOffload, a.Strategy)
 	var gpuKV, gpuFree int64
 	for _, s := range a.Shards {

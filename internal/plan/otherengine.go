@@ -110,7 +110,7 @@ func fitsNamed(r *Request, e engine.Engine, l quant.Level) (*ShardingAnswer, boo
 	named := *r
 	named.Engine, named.Quant = e.Name(), string(l)
 	a, err := PlanSharding(&named)
-	if err != nil || !a.Fits {
+	if err != nil || !a.Fits.Yes() {
 		return nil, false
 	}
 	return a, true

@@ -35,7 +35,7 @@ func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
 	r := reg(t, []registry.Device{d})
 
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
-	require.False(t, a.Fits, "vLLM does not hold it: %s", dump(t, a.Explanation))
+	require.False(t, a.Fits.Yes(), "vLLM does not hold it: %s", dump(t, a.Explanation))
 	line := otherEngineLine(a.Explanation)
 	require.NotEmpty(t, line, dump(t, a.Explanation))
 	// llama.cpp fits it at the last level vLLM was refused at, int4
@@ -43,7 +43,7 @@ func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
 	// quant auto, plans: Q5_K_M, a published file that fits. It named
 	// q4_k_m, and that command planned q5_k_m.
 	named := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp"}`, r))
-	require.True(t, named.Fits)
+	require.True(t, named.Fits.Yes())
 	assert.Equal(t, "q5_k_m", named.Quant)
 	assert.Contains(t, line, "engine llama.cpp fits it: "+named.Quant+" on cuda:0")
 	assert.Contains(t, line, `"engine": "llama.cpp"`)
@@ -51,17 +51,17 @@ func TestRefusalNamesAnotherEngineThatFits(t *testing.T) {
 	// suggest says the same.
 	sg, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
 	require.NoError(t, err)
-	require.False(t, sg.Fits)
+	require.False(t, sg.Fits.Yes())
 	assert.Equal(t, line, otherEngineLine(sg.Explanation))
 
 	// An engine the request named is its answer: no other engine is tried.
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm"}`, r))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	assert.Empty(t, otherEngineLine(a.Explanation))
 
 	// Nor is a line written when the other engine does not fit either.
 	a = shard(t, request(t, `{"model":{"name":"gpt-oss-120b"}}`, r))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	assert.Empty(t, otherEngineLine(a.Explanation))
 }
 
@@ -87,6 +87,6 @@ func TestGGUFRequestDoesNotReplanTheRefusedEngine(t *testing.T) {
 	}
 
 	a := shard(t, p.Request)
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	assert.Empty(t, otherEngineLine(a.Explanation))
 }

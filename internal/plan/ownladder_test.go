@@ -21,7 +21,7 @@ func TestDefaultLlamaCPPPlanSaysTheNamedEngineWalksTheGGUFLadder(t *testing.T) {
 	r := reg(t, []registry.Device{mac})
 
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-8B"}}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.NotEmpty(t, a.Explanation)
 	assert.Contains(t, a.Explanation[0], said)
 	sg, err := SuggestQuant(request(t, `{"model":{"name":"Qwen3-8B"}}`, r))
@@ -36,7 +36,7 @@ func TestDefaultLlamaCPPPlanSaysTheNamedEngineWalksTheGGUFLadder(t *testing.T) {
 	h100 := gpu(registry.KindCUDA, 0, "NVIDIA H100 80GB HBM3", 80<<30, "9.0")
 	h100.Vendor = "nvidia"
 	a = shard(t, request(t, `{"model":{"name":"Qwen3-8B"}}`, reg(t, []registry.Device{h100})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, engineVLLM, a.Budget.Engine)
 	assert.NotContains(t, dump(t, a.Explanation), "named, auto walks")
 }

@@ -14,7 +14,7 @@ import (
 func pagedPlan(t *testing.T, engine string, batch int) *ShardingAnswer {
 	t.Helper()
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"`+engine+`","quant":"bf16","context_length":32768,"batch_size":`+itoa(batch)+`}`, h200s(t, 1)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	return a
 }
 
@@ -113,7 +113,7 @@ func TestPagedSuggestMemoryIsThePlans(t *testing.T) {
 			body := `{"model":{"name":"Llama-3.1-8B"},"engine":"` + engine + `","quant":"bf16","context_length":32768,"batch_size":8}`
 			s, err := SuggestQuant(request(t, body, h200s(t, 1)))
 			require.NoError(t, err)
-			require.True(t, s.Fits)
+			require.True(t, s.Fits.Yes())
 			p := pagedPlan(t, engine, 8)
 			assert.Equal(t, p.Memory, s.Memory)
 			// and says why its memory is above its row, as the plan does.
@@ -131,7 +131,7 @@ func joinLines(lines []string) string { return strings.Join(lines, "\n") }
 func TestPagedLineUnderReplicasNamesEveryPool(t *testing.T) {
 	for _, batch := range []int{8, 400} {
 		a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","quant":"bf16","context_length":32768,"replicas":4,"batch_size":`+itoa(batch)+`}`, h200s(t, 4)))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		require.Equal(t, 4, a.DPSize)
 		why := strings.Join(a.Explanation, "\n")
 		assert.NotContains(t, why, "one paged KV cache", batch)

@@ -68,7 +68,7 @@ func spreadServing(req *planning, ch *choice) {
 	ch.Plan = chosen.Plan
 	ch.Plan.Pool = pl.Pool
 	for i := range ch.Rows {
-		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits {
+		if ch.Rows[i].Quant == string(ch.Plan.Level) && ch.Rows[i].Fits.Yes() {
 			ch.Rows[i].Strategy = ch.Plan.Strategy
 		}
 	}

@@ -16,8 +16,8 @@ func TestPagedDecodeReadsEveryRunningSequence(t *testing.T) {
 	body := `{"model":{"name":"llama-3.1-70b"},"context_length":32768,"placement":"fewest","batch_size":`
 	one := shard(t, request(t, body+`1}`, eightH100(t, true)))
 	four := shard(t, request(t, body+`4}`, eightH100(t, true)))
-	require.True(t, one.Fits)
-	require.True(t, four.Fits)
+	require.True(t, one.Fits.Yes())
+	require.True(t, four.Fits.Yes())
 	// The same devices and layers: one sequence of 32k is what the pool
 	// must hold. Each device's bytes differ by vLLM's sampler warm-up,
 	// which --max-num-seqs 4 makes smaller than vLLM's default 1024.

@@ -20,7 +20,7 @@ import (
 // give.
 func TestPlacementLineSaysItsDepth(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"}}`, eightH100(t, false)))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.NotNil(t, a.Throughput)
 	var placement, full string
 	for _, l := range a.Explanation {

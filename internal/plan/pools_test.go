@@ -74,9 +74,9 @@ func TestMIGSlicesAreNeverCombined(t *testing.T) {
 		assert.Len(t, p.Devices, 1)
 	}
 	ans := shard(t, request(t, `{"model":{"params_b":50},"quant":"int8"}`, r))
-	assert.False(t, ans.Fits, "50B int8 (~52 GB) fits no single slice, only slices 0 and 1 together: %s", dump(t, ans))
+	assert.False(t, ans.Fits.Yes(), "50B int8 (~52 GB) fits no single slice, only slices 0 and 1 together: %s", dump(t, ans))
 	ans = shard(t, request(t, `{"model":{"params_b":8},"quant":"bf16"}`, r))
-	require.True(t, ans.Fits, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), dump(t, ans))
 	require.Len(t, ans.Shards, 1)
 	assert.Equal(t, "cuda:0", ans.Shards[0].DeviceID, "on the largest slice")
 }
@@ -93,7 +93,7 @@ func TestSharedMemoryGPUIsNotASplitPartnerOfADiscreteOne(t *testing.T) {
 	pools := buildPools(r, 0, "", engineRule{}, nil)
 	require.Len(t, pools, 2)
 	ans := shard(t, request(t, `{"model":{"params_b":14},"quant":"bf16"}`, r))
-	assert.False(t, ans.Fits, "28 GB of bf16 would need the discrete GPU and the iGPU together: %s", dump(t, ans))
+	assert.False(t, ans.Fits.Yes(), "28 GB of bf16 would need the discrete GPU and the iGPU together: %s", dump(t, ans))
 }
 
 // AMD compute partitions are HIP devices RCCL runs collectives over, so

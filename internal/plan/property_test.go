@@ -172,7 +172,7 @@ func TestPlanningProperties(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("%s\n%s", name, dump(t, a))
 		}
-		if a.Fits {
+		if a.Fits.Yes() {
 			fitting++
 		}
 
@@ -202,8 +202,8 @@ func TestPlanningProperties(t *testing.T) {
 		// (A plan on accelerators beats one offloaded to host RAM, which
 		// beats one in host RAM, whatever the precision: include_cpu and
 		// cpu_offload only fall back to host RAM.)
-		if a.Fits {
-			require.True(t, b.Fits, "%s: fits with less memory, not with more", name)
+		if a.Fits.Yes() {
+			require.True(t, b.Fits.Yes(), "%s: fits with less memory, not with more", name)
 			require.LessOrEqual(t, onHost(b), onHost(a), "%s: moved to host RAM with more memory", name)
 			if onHost(b) == onHost(a) {
 				require.LessOrEqual(t, levelRank(b.Quant), levelRank(a.Quant), "%s: lower precision with more memory", name)
@@ -218,7 +218,7 @@ func TestPlanningProperties(t *testing.T) {
 		require.NoError(t, err)
 		s := v
 		require.Equal(t, a.Fits, s.Fits, name)
-		if s.Fits {
+		if s.Fits.Yes() {
 			require.Equal(t, a.Quant, s.Quant, name)
 			// (as the plan's engine answers it: its own rule where it has
 			// one, else the device's precision list)

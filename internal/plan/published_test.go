@@ -51,7 +51,7 @@ func alsoFitsLine(lines []string) string { return explanationWith(lines, "publis
 func TestAutoTakesTheBestLevelAPublishedGGUFRuns(t *testing.T) {
 	r := rtx4060Laptop(t)
 	a := shard(t, qwen3With(t, `,"engine":"llama.cpp"`, r, qwen3BF16, qwen3Q4))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "q4_k_m", a.Quant, dump(t, a.Explanation))
 	assert.Equal(t, "Qwen/Qwen3-8B-GGUF", a.Load["llama.cpp"].Repo)
 	assert.Equal(t, `published: q5_k_m (6.6 GiB at a context of 4096 tokens) also fits but no published Q5_K_M GGUF of this model is known; "quant": "q5_k_m" plans it (llama-quantize writes the file); under quant auto a plan takes a level a published checkpoint runs where one fits, so that its command runs`,
@@ -67,7 +67,7 @@ func TestAutoTakesTheBestLevelAPublishedGGUFRuns(t *testing.T) {
 // firstFittingRow is the level of the first row that fits.
 func firstFittingRow(rows []LevelRow) string {
 	for _, r := range rows {
-		if r.Fits {
+		if r.Fits.Yes() {
 			return r.Quant
 		}
 	}
@@ -78,7 +78,7 @@ func firstFittingRow(rows []LevelRow) string {
 // that fits, without a command, as before.
 func TestAutoKeepsTheBestLevelWhenNothingPublishedRunsIt(t *testing.T) {
 	a := shard(t, qwen3With(t, `,"engine":"llama.cpp"`, rtx4060Laptop(t), qwen3BF16))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "q5_k_m", a.Quant)
 	assert.Empty(t, a.Load["llama.cpp"].Repo)
 	assert.Empty(t, alsoFitsLine(a.Explanation))
@@ -87,7 +87,7 @@ func TestAutoKeepsTheBestLevelWhenNothingPublishedRunsIt(t *testing.T) {
 // A level the request names is its answer, published or not.
 func TestExplicitQuantIsNotMovedToAPublishedLevel(t *testing.T) {
 	a := shard(t, qwen3With(t, `,"engine":"llama.cpp","quant":"q5_k_m"`, rtx4060Laptop(t), qwen3BF16, qwen3Q4))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "q5_k_m", a.Quant)
 	assert.Empty(t, a.Load["llama.cpp"].Repo)
 	assert.Empty(t, alsoFitsLine(a.Explanation))
@@ -105,7 +105,7 @@ func TestOtherReleaseGGUFCountsAsPublishedWhereItServes(t *testing.T) {
 		req.Model.Releases = model.Releases{Named: model.OwnRelease, Repos: [2]string{"Qwen/Qwen3-8B-Base", "Qwen/Qwen3-8B"},
 			OwnPretrained: true, ConfigsDiffer: differ}
 		a := shard(t, req)
-		require.True(t, a.Fits, dump(t, a))
+		require.True(t, a.Fits.Yes(), dump(t, a))
 		if differ {
 			assert.Equal(t, "q5_k_m", a.Quant)
 			assert.Empty(t, a.Load["llama.cpp"].Repo)
@@ -126,17 +126,17 @@ func TestCPUSpeedChoiceWeighsOnlyPublishedLevels(t *testing.T) {
 	r := cpuHost(t, "AMD EPYC 9354 32-Core Processor", 32)
 	body := `,"engine":"llama.cpp","context_length":4096`
 	all := shard(t, qwen3With(t, body, r, qwen3BF16))
-	require.True(t, all.Fits, dump(t, all))
+	require.True(t, all.Fits.Yes(), dump(t, all))
 	require.NotEqual(t, "q8_0", all.Quant, "the speed rule alone takes a smaller level than q8_0 here: %s", dump(t, all.Explanation))
 
 	a := shard(t, qwen3With(t, body, r, qwen3BF16, qwen3Q8))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "q8_0", a.Quant, dump(t, a.Explanation))
 	assert.Equal(t, "Qwen/Qwen3-8B-GGUF", a.Load["llama.cpp"].Repo)
 
 	// With Q8_0 and Q4_K_M published the rule weighs those two.
 	a = shard(t, qwen3With(t, body, r, qwen3BF16, qwen3Q8, qwen3Q4))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Contains(t, []string{"q8_0", "q4_k_m"}, a.Quant, dump(t, a.Explanation))
 	assert.Equal(t, "Qwen/Qwen3-8B-GGUF", a.Load["llama.cpp"].Repo)
 }
@@ -151,12 +151,12 @@ func TestVLLMAutoTakesTheQuantizedCheckpointPublished(t *testing.T) {
 	r := reg(t, []registry.Device{d})
 	awq := model.Checkpoint{Quant: "int4", Repo: "Qwen/Qwen3-8B-AWQ", Method: "awq", Source: "https://huggingface.co/Qwen/Qwen3-8B-AWQ"}
 	base := shard(t, qwen3With(t, `,"engine":"vllm"`, r, qwen3BF16))
-	require.True(t, base.Fits, dump(t, base))
+	require.True(t, base.Fits.Yes(), dump(t, base))
 	require.Equal(t, "int8", base.Quant, "the premise: int8 is the best level that fits: %s", dump(t, base.Levels))
 	assert.NotEmpty(t, base.Load["vllm"].Needs, "no int8 checkpoint: no command")
 
 	a := shard(t, qwen3With(t, `,"engine":"vllm"`, r, qwen3BF16, awq))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "int4", a.Quant, dump(t, a.Levels))
 	assert.Equal(t, "Qwen/Qwen3-8B-AWQ", a.Load["vllm"].Repo)
 	assert.Empty(t, a.Load["vllm"].Needs)
@@ -172,7 +172,7 @@ func TestVLLMAutoTakesTheQuantizedCheckpointPublished(t *testing.T) {
 func TestPublishedLineNamesTheSequencesItsMemoryHolds(t *testing.T) {
 	r := rtx4060Laptop(t)
 	a := shard(t, qwen3With(t, `,"engine":"llama.cpp","context_length":2048,"batch_size":2`, r, qwen3BF16, qwen3Q4))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, "q4_k_m", a.Quant, dump(t, a.Explanation))
 	line := alsoFitsLine(a.Explanation)
 	assert.Regexp(t, `^published: q5_k_m \([0-9.]+ GiB at 2 sequences of 2048 tokens\) also fits but`, line)
@@ -209,7 +209,7 @@ func rowOf(rows []LevelRow, l string) *LevelRow {
 // runs, and says why a larger, worse level was taken.
 func TestAutoTakesAPublishedLevelTheLadderLeftOut(t *testing.T) {
 	a := shard(t, qwen3MoEWith(t, qwen3BF16, qwen3MoEQ2K))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "q2_k", a.Quant, dump(t, a.Explanation))
 	assert.Equal(t, qwen3MoEQ2K.Repo, a.Load["llama.cpp"].Repo)
 	q2k, iq2m := rowOf(a.Levels, "q2_k"), rowOf(a.Levels, "iq2_m")

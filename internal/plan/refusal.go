@@ -34,21 +34,6 @@ const (
 var RefusalCodes = []string{RefusalNoDevice, RefusalUnsupported, RefusalMemory, RefusalTooFewDevices,
 	RefusalTensorParallel, RefusalTooLarge}
 
-// unknownFit reports whether a refusal means that whether the model fits is
-// unknown rather than no: no available device's memory is known
-// (RefusalNoDevice). The answers' JSON then says fits null (internal/api).
-func unknownFit(r *Refusal) bool { return r != nil && r.Code == RefusalNoDevice }
-
-// FitsUnknown reports whether the answer's fits is unknown (null in JSON):
-// no available device's memory is known, so the planner cannot say no.
-func (a *ShardingAnswer) FitsUnknown() bool { return !a.Fits && unknownFit(a.Refusal) }
-
-// FitsUnknown reports whether the answer's fits is unknown (null in JSON).
-func (a *SuggestAnswer) FitsUnknown() bool { return !a.Fits && unknownFit(a.Refusal) }
-
-// FitsUnknown reports whether the answer's fits is unknown (null in JSON).
-func (a *TrainingAnswer) FitsUnknown() bool { return !a.Fits && unknownFit(a.Refusal) }
-
 // refusalOf is the refusal of a plan that does not fit (nil when it fits).
 func refusalOf(pl *planned) *Refusal {
 	if pl.Fits {

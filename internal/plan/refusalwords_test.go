@@ -30,7 +30,7 @@ func levelReason(t *testing.T, a *ShardingAnswer, quant string) string {
 // device has free, with the same figures.
 func TestOneDeviceRefusalSaysWhatTheDeviceHasFree(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`, reg(t, []registry.Device{h100(0)})))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	reason := levelReason(t, a, "q4_k_m")
 	assert.Regexp(t, `^q4_k_m needs [0-9.]+ GiB on one device \(weights [0-9.]+ GiB[^;]*\) and the one cuda_gpu \(nvidia\) device has [0-9.]+ GiB free$`, reason)
 	for _, wrong := range []string{"(s)", "largest", "split over", "in all"} {

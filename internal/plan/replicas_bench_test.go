@@ -29,7 +29,7 @@ func BenchmarkReplicasMax(b *testing.B) {
 			b.Run(fmt.Sprintf("%s/devices=%d", m, n), func(b *testing.B) {
 				req := request(b, `{"model":{"name":"`+m+`"},"replicas":"max"}`, r)
 				a := shard(b, req)
-				require.True(b, a.Fits)
+				require.True(b, a.Fits.Yes())
 				require.Greater(b, a.DPSize, n/4)
 				b.ReportAllocs()
 				for b.Loop() {

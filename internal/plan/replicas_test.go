@@ -55,7 +55,7 @@ func TestReplicas(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			a := shard(t, request(t, c.body, eightH100(t, true)))
 			checkInvariants(t, a)
-			require.True(t, a.Fits, a.Explanation)
+			require.True(t, a.Fits.Yes(), a.Explanation)
 			assert.Equal(t, c.quant, a.Quant)
 			assert.Equal(t, c.strategy, a.Strategy)
 			assert.Equal(t, c.dp, a.DPSize)
@@ -92,7 +92,7 @@ func TestOneReplicaIsTodaysPlan(t *testing.T) {
 		`{"model":{"name":"llama-3.1-8b"},"batch_size":32`} {
 		plain := shard(t, request(t, body+`,"placement":"fewest"}`, eightH100(t, true)))
 		one := shard(t, request(t, body+`,"replicas":1}`, eightH100(t, true)))
-		require.True(t, one.Fits)
+		require.True(t, one.Fits.Yes())
 		assert.Equal(t, 1, one.DPSize)
 		assert.Zero(t, plain.DPSize)
 		require.Len(t, one.Shards, len(plain.Shards))
@@ -112,7 +112,7 @@ func TestOneReplicaIsTodaysPlan(t *testing.T) {
 func TestTooManyReplicas(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":16}`, eightH100(t, true)))
 	checkInvariants(t, a)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, "16 replicas need at least 16 devices")
 	assert.Contains(t, text, "has 8")
@@ -120,7 +120,7 @@ func TestTooManyReplicas(t *testing.T) {
 	// 5 replicas of bf16 70B need 10 H100s (TP 2 each): only 4 fit.
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"bf16","replicas":5}`, eightH100(t, true)))
 	checkInvariants(t, a)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "is tensor_parallel over 2 devices, and the 8 identical cuda_gpu (nvidia) devices (NVIDIA H100 80GB HBM3, 79.6 GiB) hold only 4 such replicas")
 
 	// Replicas never mix device models: 4 H100 + 4 A100 hold 4 replicas, not 8.
@@ -133,11 +133,11 @@ func TestTooManyReplicas(t *testing.T) {
 	}
 	mixed := reg(t, devs)
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"replicas":8}`, mixed))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "8 replicas need at least 8 devices")
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"replicas":"max"}`, mixed))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, 4, a.DPSize)
 	name := ""
 	for _, s := range a.Shards {
@@ -155,10 +155,10 @@ func TestReplicasSplitTheBatch(t *testing.T) {
 	body := `{"model":{"name":"llama-3.1-8b"},"context_length":32768,"batch_size":%d%s}`
 	split := shard(t, request(t, fmt.Sprintf(body, 64, `,"replicas":4`), eightH100(t, false)))
 	checkInvariants(t, split)
-	require.True(t, split.Fits, split.Explanation)
+	require.True(t, split.Fits.Yes(), split.Explanation)
 	require.Equal(t, 4, split.DPSize)
 	alone := shard(t, request(t, fmt.Sprintf(body, 16, `,"placement":"fewest"`), eightH100(t, false)))
-	require.True(t, alone.Fits)
+	require.True(t, alone.Fits.Yes())
 	assert.Equal(t, alone.TPSize, split.TPSize, "a replica is the unit a batch of 16 needs")
 	assert.Equal(t, alone.Shards[0].MemoryBytes, split.Shards[0].MemoryBytes, "a replica holds the KV cache of 16 sequences")
 	assert.Equal(t, alone.Throughput.DecodeTokensPerS, split.Throughput.DecodeTokensPerS)
@@ -171,7 +171,7 @@ func TestReplicasSplitTheBatch(t *testing.T) {
 
 	// An uneven split rounds up: 10 sequences over 4 replicas is 3 each.
 	odd := shard(t, request(t, fmt.Sprintf(body, 10, `,"replicas":4,"engine":"llama.cpp"`), eightH100(t, false)))
-	require.True(t, odd.Fits)
+	require.True(t, odd.Fits.Yes())
 	args := odd.EngineArgs["llama.cpp"]
 	assert.Contains(t, strings.Join(args, " "), "-c 98304 -np 3")
 	assert.Contains(t, strings.Join(args, " "), "--main-gpu 0")
@@ -230,7 +230,7 @@ func TestReplicaProperties(t *testing.T) {
 		if t.Failed() {
 			t.Fatalf("%s\n%s", name, dump(t, a))
 		}
-		if !a.Fits {
+		if !a.Fits.Yes() {
 			continue
 		}
 		fitting++
@@ -263,7 +263,7 @@ func TestReplicaProperties(t *testing.T) {
 		}
 		b := shard(t, request(t, body, scaled(t, rc.reg, 2)))
 		checkInvariants(t, b)
-		assert.True(t, b.Fits, "%s: fits with less memory, not with more", name)
+		assert.True(t, b.Fits.Yes(), "%s: fits with less memory, not with more", name)
 		if t.Failed() {
 			t.Fatalf("%s\n%s", name, dump(t, a))
 		}
@@ -307,7 +307,7 @@ func identicalMachine(rng *rand.Rand) *registry.Registry {
 // answer says the plan's full replicas are an upper bound.
 func TestReplicasMoENote(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"mixtral-8x7b-v0.1"},"replicas":2,"engine":"vllm"}`, eightH100(t, false)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, 2, a.DPSize)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "mixture-of-experts")
 	b := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"replicas":2,"engine":"vllm"}`, eightH100(t, false)))
@@ -348,7 +348,7 @@ func TestReplicasManyDevicesBounded(t *testing.T) {
 func TestReplicasLineSaysEachReplicasLayoutInWords(t *testing.T) {
 	line := func(body string) string {
 		a := shard(t, request(t, body, eightH100(t, true)))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		for _, l := range a.Explanation {
 			if strings.HasPrefix(l, "data_parallel:") {
 				return l

@@ -36,7 +36,7 @@ func TestContextBeyondTheModel(t *testing.T) {
 
 	r := reg(t, []registry.Device{h100(0)})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"context_length":131072,"engine":"vllm"}`, r))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.EngineArgs[engineVLLM], " "), "--max-model-len 131072")
 
 	small := request(t, `{"model":{"name":"TinyLlama-1.1B-Chat-v1.0"},"engine":"vllm"}`, r)
@@ -44,7 +44,7 @@ func TestContextBeyondTheModel(t *testing.T) {
 	require.Less(t, small.Model.MaxContext, DefaultContextLength, "the catalog's TinyLlama-1.1B (2048 tokens) is shorter than the default context")
 	assert.Equal(t, small.Model.MaxContext, small.ContextLength)
 	a = shard(t, small)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	args := a.EngineArgs[engineVLLM]
 	i := slices.Index(args, "--max-model-len")
 	require.GreaterOrEqual(t, i, 0)

@@ -24,7 +24,7 @@ import (
 // replay's.
 func TestServingBatchReplayIsThePlannersFigure(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"vllm","quant":"bf16","context_length":1024,"batch_size":16}`, eightH100(t, false)))
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	require.Positive(t, a.Throughput.DecodeTokensPerS)
 	tp := len(a.Shards)
 	require.Equal(t, StrategyTensor, a.Strategy)

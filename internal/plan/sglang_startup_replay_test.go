@@ -147,7 +147,7 @@ func TestSGLangStartupReplay(t *testing.T) {
 		}
 		tokens, kvGiB := r.measured(t)
 		a := shard(t, request(t, r.request(), r.registry(t)))
-		require.True(t, a.Fits, "%s: %v", r.ID, a.Explanation)
+		require.True(t, a.Fits.Yes(), "%s: %v", r.ID, a.Explanation)
 		x, ok := a.EngineExpect["sglang"]
 		require.True(t, ok, r.ID)
 		args := a.EngineArgs["sglang"]

@@ -42,7 +42,7 @@ func TestSGLangOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 	r := rtx4090Offload(t, true)
 	const body = `{"model":{"name":"Qwen2.5-14B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":%d}`
 	a := shard(t, request(t, fmt.Sprintf(body, 4096), r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	checkInvariants(t, a)
 	require.Len(t, a.Shards, 2)
@@ -162,7 +162,7 @@ func h100Offload(t *testing.T) *registry.Registry {
 // constants. Qwen2.5-72B at bf16 (135 GiB) on one 80 GiB H100.
 func TestSGLangOffloadOnHBMUsesSGLangConstants(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-72B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":4096}`, h100Offload(t)))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	assert.Equal(t, sglangOffloadFlag(t, a), shardOf(t, a, "cpu:0").MemoryBytes)
 	require.NotNil(t, a.Throughput)
@@ -180,7 +180,7 @@ func TestOffloadPlansStatePrefillOnce(t *testing.T) {
 	r := rtx4090Offload(t, true)
 	for _, e := range []string{"sglang", "vllm", "llama.cpp"} {
 		a := shard(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"`+e+`","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
-		require.True(t, a.Fits, e)
+		require.True(t, a.Fits.Yes(), e)
 		require.Equal(t, StrategyOffload, a.Strategy, e)
 		require.NotNil(t, a.Throughput, e)
 		assert.Zero(t, a.Throughput.PrefillTokensPerS, e)

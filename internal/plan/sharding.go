@@ -41,10 +41,9 @@ type ModelSummary struct {
 
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
-	// Fits is whether a plan fits; null in JSON when no device's memory is
-	// known (FitsUnknown). It stays the first field: internal/api writes
-	// the null over its encoding.
-	Fits bool `json:"fits"`
+	// Fits is whether a plan fits: FitUnknown (null in JSON) when no
+	// available device's memory is known.
+	Fits Fit `json:"fits"`
 	// Strategy and Quant are the plan's; a refusal has neither.
 	Strategy   string              `json:"strategy,omitempty"`
 	Quant      string              `json:"quant,omitempty"`
@@ -113,7 +112,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	pl := &ch.Plan
 	m := req.Model
-	ans := &ShardingAnswer{Fits: pl.Fits, Shards: []Shard{},
+	ans := &ShardingAnswer{Fits: fitOf(pl.Fits, pl.Code), Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
 		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
 		Budget: budgetOf(pl)}

@@ -17,7 +17,7 @@ import (
 // rank, fits false with an empty shard list.
 func checkInvariants(t testing.TB, a *ShardingAnswer) {
 	t.Helper()
-	if !a.Fits {
+	if !a.Fits.Yes() {
 		assert.Empty(t, a.Shards)
 		assert.NotEmpty(t, a.Explanation)
 		return
@@ -79,14 +79,14 @@ func TestHeterogeneousGPUsNotOverfilled(t *testing.T) {
 	r := reg(t, []registry.Device{big, small})
 	a := shard(t, request(t, `{"model":{"params_b":30},"quant":"fp16"}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, StrategyNone, a.Strategy, "60 GB of weights fit the 80 GB card alone")
 	assert.Equal(t, "cuda:0", a.Shards[0].DeviceID)
 
 	// 45B fp16 (90 GB of weights) needs both: the split follows capacity.
 	a = shard(t, request(t, `{"model":{"params_b":45},"quant":"fp16"}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, StrategyPipeline, a.Strategy)
 	require.Len(t, a.Shards, 2)
 	l0 := a.Shards[0].LayerEnd - a.Shards[0].LayerStart
@@ -102,7 +102,7 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 	v, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
 	s := v
-	assert.False(t, s.Fits, "70B does not fit a 24 GB GPU at any level")
+	assert.False(t, s.Fits.Yes(), "70B does not fit a 24 GB GPU at any level")
 	for _, d := range s.Devices {
 		assert.NotEqual(t, "cpu:0", d)
 	}
@@ -110,12 +110,12 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 
 	a := shard(t, request(t, body, r))
 	checkInvariants(t, a)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 
 	// include_cpu allows host RAM, only because no GPU plan fits.
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"include_cpu":true}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "cpu:0", a.Shards[0].DeviceID)
 	// bf16 fits the 512 GB host, but no published GGUF of Llama-3.1-70B
 	// holds it (published.go); of the published levels, on a CPU the
@@ -129,7 +129,7 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 	// takes them from the first layer, vllmoffload_test.go).
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"cpu_offload":true}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	require.Len(t, a.Shards, 2)
 	assert.Equal(t, "cpu:0", a.Shards[0].DeviceID)
@@ -145,7 +145,7 @@ func TestHostRAMDoesNotPickPrecision(t *testing.T) {
 func TestLlama70BOnEightH100(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"placement":"fewest"}`, eightH100(t, true)))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "bf16", a.Quant)
 	assert.Equal(t, StrategyTensor, a.Strategy)
 	assert.Equal(t, 2, a.TPSize)
@@ -160,7 +160,7 @@ func TestLlama70BOnEightH100(t *testing.T) {
 	// A long context needs more KV cache: more GPUs, still tensor parallel.
 	a = shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"context_length":131072,"batch_size":8,"placement":"fewest"}`, eightH100(t, true)))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Greater(t, a.TPSize, 2)
 	assert.Equal(t, StrategyTensor, a.Strategy)
 }
@@ -175,7 +175,7 @@ func TestLlama405BOnEightMI300X(t *testing.T) {
 	r := reg(t, devs, link(registry.LinkXGMI, 896, ids("rocm", 8)...))
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-405b"},"engine":"vllm"}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "bf16", a.Quant)
 	assert.Equal(t, StrategyTensor, a.Strategy)
 	assert.Equal(t, 8, a.TPSize, "bf16 405B needs 8 MI300X within vLLM's 0.9 cap")
@@ -195,7 +195,7 @@ func TestFitsNowhere(t *testing.T) {
 	r := reg(t, []registry.Device{card})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-405b"}}`, r))
 	checkInvariants(t, a)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	text := strings.Join(a.Explanation, "\n")
 	assert.Contains(t, text, "does not fit")
 	assert.Contains(t, text, "GiB")
@@ -203,14 +203,14 @@ func TestFitsNowhere(t *testing.T) {
 
 	// No device at all.
 	a = shard(t, request(t, `{"model":{"params_b":1}}`, reg(t, nil)))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 }
 
 func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	// A T4 (compute capability 7.5) has no bf16: auto picks fp16.
 	t4 := gpu(registry.KindCUDA, 0, "Tesla T4", 15360<<20, "7.5")
 	a := shard(t, request(t, `{"model":{"params_b":3}}`, reg(t, []registry.Device{t4})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "fp16", a.Quant)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "do not support bf16")
 
@@ -219,11 +219,11 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	// fp16 there.
 	xdna := registry.Device{ID: "amd_xdna_npu:0", Kind: registry.KindAMDXDNA, PCIID: "1022:1502", Available: true, MemoryBytes: 16 * gibBytes}
 	a = shard(t, request(t, `{"model":{"params_b":3}}`, reg(t, []registry.Device{xdna})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "int8", a.Quant)
 	npu := registry.Device{ID: "intel_npu:0", Kind: registry.KindIntelNPU, Available: true, MemoryBytes: 16 * gibBytes}
 	a = shard(t, request(t, `{"model":{"params_b":3}}`, reg(t, []registry.Device{npu})))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, "fp16", a.Quant)
 
 	// Compute capability 6.0 (Tesla P100) is below vLLM's 7.0: an explicit
@@ -233,10 +233,10 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	// vLLM refuses it.
 	p100 := gpu(registry.KindCUDA, 0, "Tesla P100-PCIE-16GB", 16*gibBytes, "6.0")
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8"}`, reg(t, []registry.Device{p100})))
-	assert.True(t, a.Fits, dump(t, a.Levels))
+	assert.True(t, a.Fits.Yes(), dump(t, a.Levels))
 	assert.Contains(t, a.EngineArgs, "llama.cpp")
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"int8","engine":"vllm"}`, reg(t, []registry.Device{p100})))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 
 	// Explicit fp8 on an Ampere card: its precision list has no fp8, but
 	// vLLM (the default engine there) runs fp8 weight-only through Marlin
@@ -244,9 +244,9 @@ func TestPrecisionOnlyWhereSupported(t *testing.T) {
 	// llama.cpp has no fp8 type.
 	a100 := gpu(registry.KindCUDA, 0, "NVIDIA A100-SXM4-80GB", 80*gibBytes, "8.0")
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"fp8"}`, reg(t, []registry.Device{a100})))
-	assert.True(t, a.Fits)
+	assert.True(t, a.Fits.Yes())
 	a = shard(t, request(t, `{"model":{"params_b":3},"quant":"fp8","engine":"llama.cpp"}`, reg(t, []registry.Device{a100})))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 
 	// The registry's list wins over inference.
 	listed := h100(0)
@@ -264,7 +264,7 @@ func TestLlamaCPPEngineUsesLayerSplit(t *testing.T) {
 	r := reg(t, devs)
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp","context_length":8192}`, r))
 	checkInvariants(t, a)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, StrategyPipeline, a.Strategy)
 	assert.Equal(t, 1, a.TPSize)
 	args := a.EngineArgs["llama.cpp"]
@@ -284,7 +284,7 @@ func TestLlamaCPPEngineUsesLayerSplit(t *testing.T) {
 
 func TestVLLMArgs(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"fp8","kv_cache_dtype":"fp8","engine":"vllm","batch_size":16,"context_length":4096,"placement":"fewest"}`, eightH100(t, false)))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	args := strings.Join(a.EngineArgs["vllm"], " ")
 	assert.Contains(t, args, "--quantization fp8")
 	assert.Contains(t, args, "--kv-cache-dtype fp8")
@@ -296,13 +296,13 @@ func TestVLLMArgs(t *testing.T) {
 
 func TestInverseQuestions(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"placement":"fewest"}`, eightH100(t, false)))
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.GreaterOrEqual(t, a.MaxContextLength, 4096)
 	assert.Greater(t, a.MaxBatchSize, 1)
 	// A plan at the reported maximum context still fits; one beyond does not.
 	body := `{"model":{"name":"llama-3.1-8b"},"placement":"fewest","batch_size":` + itoa(a.MaxBatchSize) + `}`
 	b := shard(t, request(t, body, eightH100(t, false)))
-	assert.True(t, b.Fits)
+	assert.True(t, b.Fits.Yes())
 	assert.Equal(t, StrategyNone, b.Strategy)
 }
 
@@ -319,7 +319,7 @@ func TestMultiNodeCluster(t *testing.T) {
 	req.Registry = registry.New()
 	a := shard(t, req)
 	checkInvariants(t, a)
-	require.True(t, a.Fits, a.Explanation)
+	require.True(t, a.Fits.Yes(), a.Explanation)
 	assert.Equal(t, "bf16", a.Quant)
 	assert.Equal(t, StrategyPipeline, a.Strategy)
 	assert.Equal(t, 8, a.TPSize)
@@ -340,7 +340,7 @@ func TestMultiNodeCluster(t *testing.T) {
 	req.Cluster = []*registry.Registry{node(), node()}
 	req.Registry = registry.New()
 	a = shard(t, req)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	for _, s := range a.Shards {
 		assert.True(t, strings.HasPrefix(s.DeviceID, "node0/"))
 	}
@@ -349,7 +349,7 @@ func TestMultiNodeCluster(t *testing.T) {
 	req.Registry = registry.New()
 	a = shard(t, req)
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.Equal(t, StrategyData, a.Strategy)
 	assert.Equal(t, 8, a.TPSize)
 	assert.Equal(t, 2, a.DPSize)
@@ -363,7 +363,7 @@ func TestMultiNodeCluster(t *testing.T) {
 func TestDevicesSubset(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"devices":["cuda:4","cuda:5","cuda:6","cuda:7"]}`, eightH100(t, true)))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	for _, s := range a.Shards {
 		assert.Contains(t, []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"}, s.DeviceID)
 	}
@@ -375,7 +375,7 @@ func TestFreeMemoryIsRespected(t *testing.T) {
 	d.MemoryFreeBytes = &free
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"}}`, reg(t, []registry.Device{d})))
 	checkInvariants(t, a)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	assert.NotEqual(t, "bf16", a.Quant, "16 GB of bf16 weights do not fit 10 GiB free")
 	assert.Equal(t, free, a.Shards[0].MemoryAvailableBytes)
 }
@@ -407,7 +407,7 @@ func TestAssignLayersCoversExactlyOnce(t *testing.T) {
 func TestAllReduceUsesLinkBandwidth(t *testing.T) {
 	body := `{"model":{"name":"llama-3.1-70b"},"batch_size":64,"context_length":1024,"placement":"fewest"}`
 	fast := shard(t, request(t, body, eightH100(t, false)))
-	require.True(t, fast.Fits)
+	require.True(t, fast.Fits.Yes())
 	require.Greater(t, fast.TPSize, 1)
 	// The same link without a reported rate falls back to the datasheet's
 	// 900 GB/s: the same estimate.
@@ -436,7 +436,7 @@ func TestLlamaCPPTensorSplitWithinLlamaMaxDevices(t *testing.T) {
 			devs = append(devs, gpu(registry.KindCUDA, i, "GPU", memory, "8.6"))
 		}
 		a := shard(t, request(t, `{"model":{"name":"llama-3.1-405b"},"quant":"int8","engine":"llama.cpp","context_length":512}`, reg(t, devs)))
-		require.True(t, a.Fits, a.Explanation)
+		require.True(t, a.Fits.Yes(), a.Explanation)
 		require.Equal(t, n, a.PPSize, "one stage per GPU")
 		args, ok := a.EngineArgs["llama.cpp"]
 		if n == 15 {

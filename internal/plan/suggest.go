@@ -6,9 +6,11 @@ import "fmt"
 type LevelRow struct {
 	Quant      string `json:"quant"`
 	TotalBytes int64  `json:"total_bytes"`
-	Fits       bool   `json:"fits"`
-	Strategy   string `json:"strategy,omitempty"`
-	Reason     string `json:"reason,omitempty"`
+	// Fits is whether the level fits: FitUnknown (null in JSON) on every
+	// row when no available device's memory is known (rowsWithoutDevices).
+	Fits     Fit    `json:"fits"`
+	Strategy string `json:"strategy,omitempty"`
+	Reason   string `json:"reason,omitempty"`
 	// pool is the pool a fitting row is planned on (nil otherwise), whose
 	// engine counts the row's overhead and activations: TotalBytes grows
 	// with precision among rows of one pool (TestPlanningProperties).
@@ -19,9 +21,9 @@ type LevelRow struct {
 type SuggestAnswer struct {
 	// Quant is the level chosen; a refusal has none.
 	Quant string `json:"quant,omitempty"`
-	// Fits is whether a level fits; null in JSON when no device's memory
-	// is known (FitsUnknown).
-	Fits    bool       `json:"fits"`
+	// Fits is whether a level fits: FitUnknown (null in JSON) when no
+	// available device's memory is known.
+	Fits    Fit        `json:"fits"`
 	Devices []string   `json:"devices"`
 	Memory  Memory     `json:"memory"`
 	Levels  []LevelRow `json:"levels"`
@@ -45,7 +47,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		return nil, err
 	}
 	pl := &ch.Plan
-	ans := &SuggestAnswer{Fits: pl.Fits, Devices: []string{}, Levels: ch.Rows,
+	ans := &SuggestAnswer{Fits: fitOf(pl.Fits, pl.Code), Devices: []string{}, Levels: ch.Rows,
 		Explanation: explainChoice(ch), Warnings: modelWarnings(req), Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}

@@ -20,7 +20,7 @@ func TestSuggestSaysItsLevelHasNoCommand(t *testing.T) {
 	body := `{"model":{"name":"DeepSeek-R1"},"engine":"sglang"}`
 	s, err := SuggestQuant(request(t, body, r))
 	require.NoError(t, err)
-	require.True(t, s.Fits, s.Explanation)
+	require.True(t, s.Fits.Yes(), s.Explanation)
 	p := shard(t, request(t, body, r))
 	require.Equal(t, p.Quant, s.Quant)
 	require.NotEmpty(t, p.Load["sglang"].Needs, "the plan withholds the command")
@@ -29,6 +29,6 @@ func TestSuggestSaysItsLevelHasNoCommand(t *testing.T) {
 
 	ok, err := SuggestQuant(request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"sglang"}`, r))
 	require.NoError(t, err)
-	require.True(t, ok.Fits)
+	require.True(t, ok.Fits.Yes())
 	assert.NotContains(t, strings.Join(ok.Explanation, "\n"), "no command:")
 }

@@ -199,7 +199,7 @@ func TestDecodeScalesWithBandwidthAndBytes(t *testing.T) {
 
 	// Unknown device: no bandwidth, no figure, and the reason.
 	u := one("Some Future GPU", "9.0", `{"model":{"name":"llama-3.1-8b"}}`)
-	require.True(t, u.Fits)
+	require.True(t, u.Fits.Yes())
 	assert.Zero(t, u.Throughput.DecodeTokensPerS)
 	assert.Zero(t, u.Throughput.PrefillTokensPerS)
 	assert.Contains(t, u.Throughput.Assumptions[len(u.Throughput.Assumptions)-2], "not in the datasheet table")
@@ -430,7 +430,7 @@ func TestLlamaCPPOffloadRunsOnHost(t *testing.T) {
 		Vendor: "amd", Available: true, MemoryBytes: 256 * gibBytes, Cores: 96}
 	r := reg(t, []registry.Device{g, cpu})
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp","cpu_offload":true,"context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	require.NotNil(t, a.Throughput)
 	notes := strings.Join(a.Throughput.Assumptions, "\n")
@@ -456,7 +456,7 @@ func TestNoDecodeFigureIsNotValidated(t *testing.T) {
 	g := gpu(registry.KindCUDA, 0, "NVIDIA H200 MIG 1c.3g.71gb", 70*gibBytes, "9.0")
 	g.Vendor = "nvidia"
 	a := shard(t, request(t, `{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, reg(t, []registry.Device{g})))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.NotNil(t, a.Throughput)
 	assert.Zero(t, a.Throughput.DecodeTokensPerS)
 	assert.True(t, strings.HasPrefix(a.Throughput.ValidatedOn, NotValidated), a.Throughput.ValidatedOn)

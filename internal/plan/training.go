@@ -274,7 +274,9 @@ type TrainingDevice struct {
 
 // TrainingAnswer is the answer of hwaccel_estimate_training.
 type TrainingAnswer struct {
-	Fits      bool   `json:"fits"`
+	// Fits is whether the setup fits: FitUnknown (null in JSON) when no
+	// available device's memory is known.
+	Fits      Fit    `json:"fits"`
 	Method    string `json:"method"`
 	Optimizer string `json:"optimizer"`
 	Precision string `json:"precision"`
@@ -331,7 +333,7 @@ func seqPastTrainedContext(m *model.Model, seqLen int) string {
 // refuse records why the setup does not fit, in the answer's refusal and as
 // its "does not fit:" explanation line.
 func (a *TrainingAnswer) refuse(code, text string) *TrainingAnswer {
-	a.Refusal = &Refusal{Code: code, Text: text}
+	a.Fits, a.Refusal = fitOf(false, code), &Refusal{Code: code, Text: text}
 	a.Explanation = append(a.Explanation, NotFitLine(text))
 	return a
 }
@@ -407,9 +409,10 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	for _, d := range used {
 		ans.Devices = append(ans.Devices, TrainingDevice{DeviceID: d.ID, MemoryAvailableBytes: d.Usable})
 	}
-	ans.Fits = ans.PerDevice.TotalBytes <= budget
+	fits := ans.PerDevice.TotalBytes <= budget
 	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
-	if ans.Fits {
+	if fits {
+		ans.Fits = FitYes
 		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
 	} else {
 		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))

@@ -79,7 +79,7 @@ func TestTrainingFullMixedPrecision(t *testing.T) {
 	assert.Equal(t, int64(14e9), pd.GradientsBytes)
 	assert.Equal(t, int64(84e9), pd.OptimizerBytes)
 	assert.Equal(t, pd.WeightsBytes+pd.GradientsBytes+pd.OptimizerBytes+pd.ActivationsBytes+pd.FrozenModelsBytes+pd.OverheadBytes, pd.TotalBytes)
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Zero(t, a.MaxMicroBatch)
 	assert.Equal(t, "full", a.Method)
 	assert.Equal(t, int64(7e9), a.TrainableParams)
@@ -104,7 +104,7 @@ func TestTrainingZeROStages(t *testing.T) {
 			assert.InDelta(t, P*2, float64(a.PerDevice.GradientsBytes), 1e6)
 		case 3:
 			assert.InDelta(t, P*2/8, float64(a.PerDevice.WeightsBytes), 1e6)
-			assert.True(t, a.Fits)
+			assert.True(t, a.Fits.Yes())
 		}
 	}
 	// fsdp is stage 3.
@@ -175,9 +175,9 @@ func TestTrainingMethods(t *testing.T) {
 	assert.Zero(t, dpoLoRA.PerDevice.FrozenModelsBytes)             // reference = base without adapters
 	assert.Greater(t, rlhf.PerDevice.TotalBytes, dpo.PerDevice.TotalBytes)
 	assert.Greater(t, distill.PerDevice.FrozenModelsBytes, int64(140e9)) // 70B teacher in bf16
-	assert.True(t, lora.Fits)
-	assert.True(t, qlora.Fits)
-	assert.False(t, full.Fits)
+	assert.True(t, lora.Fits.Yes())
+	assert.True(t, qlora.Fits.Yes())
+	assert.False(t, full.Fits.Yes())
 	assert.Greater(t, qlora.MaxMicroBatch, lora.MaxMicroBatch-1)
 	for _, a := range []*TrainingAnswer{lora, qlora, prefix, dpoLoRA} {
 		assert.Positive(t, a.MaxMicroBatch, a.Method)
@@ -196,7 +196,7 @@ func TestTrainingMethods(t *testing.T) {
 func TestTrainingLargestMicroBatch(t *testing.T) {
 	req := trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","seq_len":4096,"micro_batch":1}}`, trainGPUs(t, 1, 80<<30))
 	a := estimate(t, req)
-	require.True(t, a.Fits)
+	require.True(t, a.Fits.Yes())
 	require.Positive(t, a.MaxMicroBatch)
 	s, err := validateTraining(*req.Training, planningOf(t, req))
 	require.NoError(t, err)
@@ -215,7 +215,7 @@ func TestTrainingDeviceSelection(t *testing.T) {
 	require.Len(t, a.Devices, 2)
 	// More devices asked than present: does not fit, says why.
 	a = estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"num_devices":16}}`, r))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Contains(t, strings.Join(a.Explanation, " "), "16 devices requested")
 	// No accelerator: host RAM.
 	cpu := trainGPUs(t, 0, 0)
@@ -224,7 +224,7 @@ func TestTrainingDeviceSelection(t *testing.T) {
 	assert.Equal(t, "cpu:0", a.Devices[0].DeviceID)
 	// No device at all.
 	a = estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.2-1B"}}`, registry.New()))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.NotNil(t, a.Devices)
 	assert.Empty(t, a.Devices)
 	// A GPU without bf16 is skipped for bf16 training.
@@ -364,7 +364,7 @@ func TestTrainingAgainstMeasurements(t *testing.T) {
 		got := float64(a.PerDevice.TotalBytes) / (1 << 30)
 		if r.Kind == "finetune_fits" {
 			t.Logf("%-22s %-44s fits in %.0f GiB: estimate %.1f GiB, fits=%v  (%s)", r.Model, clipText(r.Method, 44), r.UpperBound, got, a.Fits, rp.assume)
-			assert.True(t, a.Fits, r.Model)
+			assert.True(t, a.Fits.Yes(), r.Model)
 			continue
 		}
 		e := (got - r.GPUMemoryGB) / r.GPUMemoryGB
@@ -404,13 +404,13 @@ func TestTrainingAdaptersCheckpointByDefault(t *testing.T) {
 		a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"`+method+`"}}`, rtx4090))
 		assert.True(t, a.GradientCheckpointing, method)
 		if method == "qlora" {
-			assert.True(t, a.Fits, "%s: %d bytes", method, a.PerDevice.TotalBytes)
+			assert.True(t, a.Fits.Yes(), "%s: %d bytes", method, a.PerDevice.TotalBytes)
 		}
 	}
 	// An explicit false is honoured, and the answer says checkpointing fits.
 	off := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"qlora","gradient_checkpointing":false}}`, rtx4090))
 	assert.False(t, off.GradientCheckpointing)
-	assert.False(t, off.Fits)
+	assert.False(t, off.Fits.Yes())
 	require.NotNil(t, off.FitsWith)
 	assert.True(t, off.FitsWith.GradientCheckpointing)
 	assert.Equal(t, 0, off.FitsWith.ZeROStage)
@@ -428,19 +428,19 @@ func TestTrainingAdaptersCheckpointByDefault(t *testing.T) {
 func TestTrainingSuggestsZeRO3(t *testing.T) {
 	h100x8 := trainGPUs(t, 8, 80<<30)
 	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full"}}`, h100x8))
-	assert.False(t, a.Fits)
+	assert.False(t, a.Fits.Yes())
 	assert.Equal(t, 0, a.ZeROStage)
 	require.NotNil(t, a.FitsWith)
 	assert.Equal(t, 3, a.FitsWith.ZeROStage)
 	assert.False(t, a.FitsWith.GradientCheckpointing)
 	z3 := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full","zero_stage":3}}`, h100x8))
-	assert.True(t, z3.Fits)
+	assert.True(t, z3.Fits.Yes())
 	assert.Nil(t, z3.FitsWith)
 	assert.Equal(t, z3.PerDevice.TotalBytes, a.FitsWith.PerDeviceBytes)
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "fits with zero_stage 3 (ZeRO-3/FSDP): "+gib(z3.PerDevice.TotalBytes)+" per device")
 	// One device: sharding cannot help, so nothing is suggested but what does.
 	one := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"full"}}`, trainGPUs(t, 1, 80<<30)))
-	assert.False(t, one.Fits)
+	assert.False(t, one.Fits.Yes())
 	assert.Nil(t, one.FitsWith)
 }
 
@@ -505,7 +505,7 @@ func TestLoRAWidthsUnderMLA(t *testing.T) {
 func TestTrainingSaysHowManyDevicesWouldDo(t *testing.T) {
 	h100x8 := trainGPUs(t, 8, 80<<30)
 	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full"}}`, h100x8))
-	require.False(t, a.Fits)
+	require.False(t, a.Fits.Yes())
 	require.Nil(t, a.FitsWith)
 	line := ""
 	for _, l := range a.Explanation {
@@ -519,9 +519,9 @@ func TestTrainingSaysHowManyDevicesWouldDo(t *testing.T) {
 	require.NoError(t, err, line)
 	assert.Greater(t, n, 8, line)
 	big := estimate(t, trainRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full","zero_stage":3,"gradient_checkpointing":true,"num_devices":%d}}`, n), trainGPUs(t, n, 80<<30)))
-	assert.True(t, big.Fits, "%d devices: %s", n, line)
+	assert.True(t, big.Fits.Yes(), "%d devices: %s", n, line)
 	small := estimate(t, trainRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-70B"},"training":{"method":"full","zero_stage":3,"gradient_checkpointing":true,"num_devices":%d}}`, n-1), trainGPUs(t, n-1, 80<<30)))
-	assert.False(t, small.Fits, "%d devices are not enough", n-1)
+	assert.False(t, small.Fits.Yes(), "%d devices are not enough", n-1)
 }
 
 // TestTrainOnHostRAMExplanationReadsAsTwoStatements: a GPU without bf16 (a
@@ -532,7 +532,7 @@ func TestTrainOnHostRAMExplanationReadsAsTwoStatements(t *testing.T) {
 	r := trainGPUs(t, 0, 0)
 	r.Devices = append(r.Devices, detectedCUDA("Tesla V100-PCIE-32GB", 32<<30, "7.0"))
 	a := estimate(t, trainRequest(t, `{"model":{"name":"Llama-3.2-1B"},"training":{"method":"lora"}}`, r))
-	require.True(t, a.Fits, strings.Join(a.Explanation, "\n"))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "cuda_gpu (nvidia) devices do not run bf16: skipped; no accelerator runs bf16: estimating on host RAM")
 }
 

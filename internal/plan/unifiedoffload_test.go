@@ -41,7 +41,7 @@ func TestOffloadBesideUnifiedMemoryCountsItOnce(t *testing.T) {
 			`{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"bf16"}`,
 		} {
 			a := shard(t, request(t, body, c.r))
-			if !a.Fits {
+			if !a.Fits.Yes() {
 				continue
 			}
 			var total int64
@@ -53,7 +53,7 @@ func TestOffloadBesideUnifiedMemoryCountsItOnce(t *testing.T) {
 	}
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"},"engine":"llama.cpp","cpu_offload":true}`, dgxSpark(t)))
 	require.NotNil(t, a)
-	assert.False(t, a.Fits && a.Strategy == StrategyOffload, "DeepSeek-R1 offloaded on a DGX Spark: %s %s", a.Quant, a.Explanation)
+	assert.False(t, a.Fits.Yes() && a.Strategy == StrategyOffload, "DeepSeek-R1 offloaded on a DGX Spark: %s %s", a.Quant, a.Explanation)
 }
 
 // A llama.cpp plan at a low-quality type beside a GPU that shares the
@@ -68,7 +68,7 @@ func TestLowQualityNoteBesideUnifiedMemoryLeavesOutCPUOffload(t *testing.T) {
 		`{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","cpu_offload":true}`,
 	} {
 		a := shard(t, request(t, body, dgxSpark(t)))
-		require.True(t, a.Fits, body)
+		require.True(t, a.Fits.Yes(), body)
 		text := strings.Join(a.Explanation, "\n")
 		require.Contains(t, text, a.Quant+" loses much quality", body)
 		assert.NotContains(t, text, "cpu_offload, keeps more of it", body)
@@ -76,13 +76,13 @@ func TestLowQualityNoteBesideUnifiedMemoryLeavesOutCPUOffload(t *testing.T) {
 		assert.Contains(t, text, "cpu_offload adds no memory here", body)
 	}
 	q4 := shard(t, request(t, `{"model":{"name":"MiniMax-M2.7"},"engine":"llama.cpp","cpu_offload":true,"quant":"q4_k_m"}`, dgxSpark(t)))
-	assert.False(t, q4.Fits, "the advice left out would not fit: %s", q4.Explanation)
+	assert.False(t, q4.Fits.Yes(), "the advice left out would not fit: %s", q4.Explanation)
 
 	host := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
 		MemoryBytes: 128 * gibBytes, Cores: 16}
 	r := reg(t, []registry.Device{host, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	d := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp"}`, r))
-	require.True(t, d.Fits, d.Explanation)
+	require.True(t, d.Fits.Yes(), d.Explanation)
 	assert.Contains(t, strings.Join(d.Explanation, "\n"), "a larger GPU, or quant q4_k_m with cpu_offload, keeps more of it")
 }
 
@@ -107,19 +107,19 @@ func TestCPUOffloadHintOnlyWhereTheOffloadFits(t *testing.T) {
 	hint := "would keep the layers that do not fit in host RAM"
 	body := `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0"}`
 	a := shard(t, request(t, body, appleM2Max32(t)))
-	require.False(t, a.Fits, a.Explanation)
+	require.False(t, a.Fits.Yes(), a.Explanation)
 	assert.NotContains(t, strings.Join(a.Explanation, "\n"), hint)
 	off := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
-	assert.False(t, off.Fits, "the hint left out would not help: %s", off.Explanation)
+	assert.False(t, off.Fits.Yes(), "the hint left out would not help: %s", off.Explanation)
 
 	h := registry.Device{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "host", Available: true,
 		MemoryBytes: 128 * gibBytes, Cores: 16}
 	r := reg(t, []registry.Device{h, gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 4090", 24<<30, "8.9")})
 	d := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"q8_0"}`, r))
-	require.False(t, d.Fits)
+	require.False(t, d.Fits.Yes())
 	assert.Contains(t, strings.Join(d.Explanation, "\n"), hint)
 	on := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"llama.cpp","quant":"q8_0","cpu_offload":true}`, r))
-	assert.True(t, on.Fits, on.Explanation)
+	assert.True(t, on.Fits.Yes(), on.Explanation)
 }
 
 // A refusal with cpu_offload asked says why the offload did not help where
@@ -133,18 +133,18 @@ func TestCPUOffloadHintOnlyWhereTheOffloadFits(t *testing.T) {
 // include_cpu all the same.
 func TestOffloadRefusalSaysTheHostIsTooSmall(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
-	require.False(t, a.Fits, a.Explanation)
+	require.False(t, a.Fits.Yes(), a.Explanation)
 	line := explanationWith(a.Explanation, "cpu_offload: ")
 	require.NotEmpty(t, line, "%q", a.Explanation)
 	assert.Contains(t, line, "metal:0 and the host RAM beside it together (10.7 GiB of cpu:0)")
 	assert.NotEmpty(t, explanationWith(a.Explanation, "include_cpu: true would plan"), "the host alone holds it: %q", a.Explanation)
 	onHost := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"quant":"q8_0","include_cpu":true}`, appleM2Max32(t)))
-	assert.True(t, onHost.Fits, onHost.Explanation)
+	assert.True(t, onHost.Fits.Yes(), onHost.Explanation)
 
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"q8_0","cpu_offload":true}`, appleM2Max32(t)))
-	require.False(t, a.Fits, a.Explanation)
+	require.False(t, a.Fits.Yes(), a.Explanation)
 	assert.NotEmpty(t, explanationWith(a.Explanation, "cpu_offload: no level tried fits metal:0"), "%q", a.Explanation)
 	assert.Empty(t, explanationWith(a.Explanation, "include_cpu: true would plan"), "the host alone holds no level either: %q", a.Explanation)
 	onHost = shard(t, request(t, `{"model":{"name":"Llama-3.3-70B-Instruct"},"quant":"q8_0","include_cpu":true}`, appleM2Max32(t)))
-	assert.False(t, onHost.Fits, onHost.Explanation)
+	assert.False(t, onHost.Fits.Yes(), onHost.Explanation)
 }

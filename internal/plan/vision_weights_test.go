@@ -28,7 +28,7 @@ func visionPlan(t *testing.T, e, q string, n, tp int) (*ShardingAnswer, *model.M
 	}
 	body := fmt.Sprintf(`{"model":{"name":"Qwen2.5-VL-7B-Instruct"},"engine":%q,"quant":%q,"context_length":8192,"tensor_parallel_size":%d}`, e, q, tp)
 	ans := shard(t, request(t, body, reg(t, devs)))
-	require.True(t, ans.Fits, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), dump(t, ans))
 	return ans, m
 }
 
@@ -120,7 +120,7 @@ func TestVLLMVisionTowerPerRankPR26000(t *testing.T) {
 	assert.InEpsilon(t, whole, all, pr26000Target)
 
 	ans := shard(t, q)
-	require.True(t, ans.Fits, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), dump(t, ans))
 	t.Logf("Model loading took: %.4f GiB planned, %.4f printed", ans.EngineExpect[engineVLLM].ModelLoadingGiB, pr26000SplitGiB)
 	assert.InEpsilon(t, pr26000SplitGiB, ans.EngineExpect[engineVLLM].ModelLoadingGiB, pr26000Target)
 }
@@ -286,7 +286,7 @@ func towerPlan(t *testing.T, name, e string, tp int) (costs, *ShardingAnswer) {
 	b, ok := estimateSaneOn(req, ps[0], quant.BF16, 8192, 1)
 	require.True(t, ok, name)
 	ans := shard(t, q)
-	require.True(t, ans.Fits, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), dump(t, ans))
 	return req.costsOf(b, quant.BF16, 8192, 1).on(ps[0]), ans
 }
 

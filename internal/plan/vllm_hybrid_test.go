@@ -22,7 +22,7 @@ func TestVLLMHybridConcurrencyCap(t *testing.T) {
 	d.Vendor = "nvidia"
 	ans := shard(t, request(t, `{"model":{"name":"NVIDIA-Nemotron-3-Nano-30B-A3B"},"quant":"bf16","engine":"vllm","engine_version":"0.24.0","context_length":4096}`,
 		reg(t, []registry.Device{d})))
-	require.True(t, ans.Fits, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), dump(t, ans))
 	ex, ok := ans.EngineExpect[engineVLLM]
 	require.True(t, ok)
 	t.Logf("kv %.2f GiB, %d tokens, %.2fx", ex.KVCacheGiB, ex.KVCacheTokens, ex.MaxConcurrency)

@@ -105,14 +105,14 @@ func vllmStartupExpect(t *testing.T, r vllmStartupRow) EngineExpect {
 		// must refuse it too,
 		// naming vLLM's charge, and say what vLLM printed of the layout
 		// vLLM tried.
-		require.False(t, ans.Fits, "%s: vLLM refused to start it; the plan fits: %s", r.ID, dump(t, ans))
+		require.False(t, ans.Fits.Yes(), "%s: vLLM refused to start it; the plan fits: %s", r.ID, dump(t, ans))
 		require.NotNil(t, ans.Refusal, r.ID)
 		assert.Contains(t, ans.Refusal.Text, "start-up charge", r.ID)
 		ex := refusedVLLMExpect(t, q, r.TensorParallel)
 		assert.NotEmpty(t, ex.Warning, r.ID)
 		return ex
 	}
-	require.True(t, ans.Fits, "%s: %s", r.ID, dump(t, ans))
+	require.True(t, ans.Fits.Yes(), "%s: %s", r.ID, dump(t, ans))
 	ex, ok := ans.EngineExpect[engineVLLM]
 	require.True(t, ok, "%s: no engine_expect.vllm", r.ID)
 	return ex
@@ -396,7 +396,7 @@ func TestOldVLLMReleaseWarns(t *testing.T) {
 		warns   bool
 	}{{"0.2.5", true}, {"0.6.3", true}, {"0.6.4", false}, {"0.21.0", false}} {
 		ans := shard(t, request(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","engine_version":%q,"context_length":8192}`, c.version), reg(t, devs)))
-		require.True(t, ans.Fits, c.version)
+		require.True(t, ans.Fits.Yes(), c.version)
 		joined := strings.Join(ans.Warnings, "\n")
 		if c.warns {
 			assert.Contains(t, joined, "older than 0.6.4", c.version)

@@ -48,10 +48,10 @@ func checkRoomIsTheCommandsOffload(t *testing.T, a *ShardingAnswer, body string,
 	flag := flagOf(t, a)
 	require.GreaterOrEqual(t, a.MaxContextLength, 4096)
 	at := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength), r))
-	require.True(t, at.Fits)
+	require.True(t, at.Fits.Yes())
 	assert.Equal(t, flag, flagOf(t, at), "room %d", a.MaxContextLength)
 	past := shard(t, request(t, fmt.Sprintf(body, a.MaxContextLength+1024), r))
-	require.True(t, past.Fits)
+	require.True(t, past.Fits.Yes())
 	assert.Greater(t, flagOf(t, past), flag, "room %d", a.MaxContextLength)
 }
 
@@ -82,7 +82,7 @@ func TestVLLMOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 	r := rtx4090Offload(t, true)
 	const body = `{"model":{"name":"Qwen2.5-14B"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":%d}`
 	a := shard(t, request(t, fmt.Sprintf(body, 4096), r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	checkInvariants(t, a)
 	require.Len(t, a.Shards, 2)
@@ -127,13 +127,13 @@ func TestVLLMOffloadKeepsTheKVCacheOnTheGPU(t *testing.T) {
 func TestVLLMOffloadWithoutPCIeStatesNoSpeed(t *testing.T) {
 	r := rtx4090Offload(t, false)
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.NotNil(t, a.Throughput)
 	assert.Zero(t, a.Throughput.DecodeTokensPerS)
 	assert.Contains(t, strings.Join(a.Throughput.Assumptions, "\n"), "PCIe bandwidth of the offloading device is unknown")
 
 	a = shard(t, request(t, `{"model":{"name":"Qwen2.5-72B"},"engine":"vllm","cpu_offload":true,"context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	assert.NotEmpty(t, explanationWith(a.Explanation, "speed not weighed"), "%q", a.Explanation)
 }
@@ -173,7 +173,7 @@ func TestVLLMOffloadReplay(t *testing.T) {
 // Qwen2.5-32B at fp8 (about 31 GiB) on the 24 GiB RTX 4090.
 func TestVLLMOffloadDoesNotNeedTheCPUToComputeTheLevel(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"fp8","cpu_offload":true,"context_length":4096}`, rtx4090Offload(t, true)))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	assert.Equal(t, "fp8", a.Quant)
 	assert.Equal(t, StrategyOffload, a.Strategy)
 	assert.InDelta(t, vllmOffloadFlag(t, a), shardOf(t, a, "cpu:0").MemoryBytes, 1)
@@ -190,7 +190,7 @@ func TestVLLMOffloadTakesTheLargestGPU(t *testing.T) {
 	big.ID, big.Index = "cuda:1", 1
 	r = reg(t, []registry.Device{r.Devices[0], small, big})
 	a := shard(t, request(t, `{"model":{"name":"Qwen2.5-32B"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
-	require.True(t, a.Fits, dump(t, a))
+	require.True(t, a.Fits.Yes(), dump(t, a))
 	require.Equal(t, StrategyOffload, a.Strategy)
 	require.Len(t, a.Shards, 2)
 	assert.Equal(t, "cuda:1", a.Shards[1].DeviceID)
@@ -207,7 +207,7 @@ func TestStreamedOffloadIsOneStage(t *testing.T) {
 	for _, eng := range []string{"vllm", "sglang"} {
 		body := fmt.Sprintf(`{"model":{"name":"Qwen2.5-14B"},"engine":%q,"quant":"bf16","cpu_offload":true,"context_length":4096}`, eng)
 		a := shard(t, request(t, body, r))
-		require.True(t, a.Fits, dump(t, a))
+		require.True(t, a.Fits.Yes(), dump(t, a))
 		require.Equal(t, StrategyOffload, a.Strategy, eng)
 		assert.Equal(t, 1, a.PPSize, eng)
 		for _, s := range a.Shards {

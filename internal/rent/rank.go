@@ -296,7 +296,7 @@ func planOn(m *Machine, r *Request) (*Choice, string, error) {
 		if err != nil {
 			return nil, errs.MessageOf(err), nil
 		}
-		if a.Fits {
+		if a.Fits.Yes() {
 			return runnableChoice(m, n, &req, a, r.Plan.Engine)
 		}
 		why = refusalText(a)
@@ -321,7 +321,7 @@ func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.Shardin
 	if engine == "" && c.Engine != engineLlamaCPP {
 		again := *req
 		again.Engine, again.Quant = engineLlamaCPP, a.Quant
-		if b, err := plan.PlanSharding(&again); err == nil && b.Fits {
+		if b, err := plan.PlanSharding(&again); err == nil && b.Fits.Yes() {
 			if lc := choiceOf(m, nodes, b, engineLlamaCPP); runnable(lc) {
 				lc.NoCommand = commandGap(lc, req.Model)
 				return lc, "", nil

@@ -125,7 +125,7 @@ func TestNoAnswerListsATypeThatDoesNotFit(t *testing.T) {
 			req.Registry = reg
 			p, err := plan.PlanSharding(&req)
 			require.NoError(t, err)
-			assert.True(t, p.Fits, "%s listed for %s but its plan does not fit", m.Key(), js)
+			assert.True(t, p.Fits.Yes(), "%s listed for %s but its plan does not fit", m.Key(), js)
 		}
 	}
 }

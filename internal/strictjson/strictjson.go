@@ -101,13 +101,31 @@ func decode(data []byte, v any, what string, strict bool) error {
 
 // WellFormed is the invalid_json error for data that is not one JSON value
 // or that repeats a key (compared exactly) in any object, nil otherwise. It
-// knows no target type: an entry point that refused a request for its shape
-// or a value (invalid_argument and the like) asks it, so that a syntax
-// problem anywhere, in a member it had not decoded yet too, outranks
-// what it found.
+// knows no target type (WellFormedAs does).
 func WellFormed(data []byte, what string) error {
+	return wellFormed(data, nil, what)
+}
+
+// WellFormedAs is WellFormed for data decoded into shape's type (shape is
+// a pointer, as Decode's v): in an object decoded into a struct a key names
+// a field as the decoder matches it, exactly else ignoring case, so "Quant"
+// after "quant" is a repeat there, as Decode finds it. An entry point that
+// refused a request for its shape or a value (invalid_argument and the
+// like) asks it, so that a syntax problem anywhere, in a member it had not
+// decoded yet too, outranks what it found; shape types such members as
+// they are decoded later (a json.RawMessage in it is walked as any JSON,
+// keys compared exactly).
+func WellFormedAs(data []byte, shape any, what string) error {
+	t := reflect.TypeOf(shape)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return errs.New(errs.Internal, "%s: shape is not a pointer", what)
+	}
+	return wellFormed(data, t.Elem(), what)
+}
+
+func wellFormed(data []byte, t reflect.Type, what string) error {
 	var dup *duplicateKey
-	switch p := syntaxProblem(data, nil); {
+	switch p := syntaxProblem(data, t); {
 	case p == nil:
 		return nil
 	case errors.Is(p, errTrailing):

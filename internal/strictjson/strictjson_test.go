@@ -325,3 +325,32 @@ func TestDecodeOverflowingNumberIsOutOfRange(t *testing.T) {
 	require.NoError(t, Decode([]byte(`{"params_b":1e308}`), &v, "request"))
 	require.NoError(t, Decode([]byte(`{"params_b":1e-400}`), &v, "request"), "underflow is 0, as the decoder reads it")
 }
+
+// WellFormedAs knows the target type: a struct's field named twice, the
+// second time in other letter case, is a repeat as Decode finds it; a map's
+// keys that differ in case stay different keys; a raw value is walked as
+// any JSON. WellFormed, knowing no type, finds none of the case repeats.
+func TestWellFormedAsFindsCaseRepeatsOfFields(t *testing.T) {
+	for in, want := range map[string]string{
+		`{"name":"a","NAME":"b"}`:                   errs.InvalidJSON,
+		`{"params_b":7,"in":{"a":1,"A":2}}`:         errs.InvalidJSON, // in a nested struct
+		`{"list":[{},{"a":1,"A":1}]}`:               errs.InvalidJSON, // in a list's struct
+		`{"list":[{},{"a":1}],"any":{"a":1,"A":2}}`: "",
+		`{"env":{"a":"1","A":"2"}}`:                 "", // map keys: case matters
+		`{"raw":{"z":1,"Z":2}}`:                     "", // raw: any JSON
+		`{"raw":{"z":1,"z":2}}`:                     errs.InvalidJSON,
+		`{"name":1,"Name":2}`:                       errs.InvalidJSON, // the wrong type does not hide it
+	} {
+		var v target
+		err := WellFormedAs([]byte(in), &v, "request")
+		if want == "" {
+			assert.NoError(t, err, in)
+		} else {
+			assert.Equal(t, want, codeOf(t, err), "%s: %v", in, err)
+		}
+		if want != "" && !strings.Contains(in, `"z":1,"z"`) {
+			assert.NoError(t, WellFormed([]byte(in), "request"), "WellFormed knows no type: %s", in)
+		}
+	}
+	assert.Equal(t, errs.Internal, codeOf(t, WellFormedAs([]byte(`{}`), target{}, "request")), "a shape that is not a pointer")
+}

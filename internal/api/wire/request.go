@@ -53,6 +53,35 @@ type wireRequest struct {
 	MMProj         *wireProjector    `json:"mmproj"`
 }
 
+// RequestShape is a planning request as a syntax check walks it
+// (strictjson.WellFormedAs, from internal/api when a value check refused
+// the request): wireRequest, with each member DecodeRequest decodes later
+// from its raw text typed as it decodes it, so that a key repeated by
+// letter case inside one ("Method" after "method" in training) is a
+// repeat, as its own decoding finds, whichever value check stopped the
+// decoding first. A field here shadows wireRequest's of the same JSON name
+// (the shallower field wins, as in encoding/json); replicas stays raw (a
+// number or "max"), and detect is typed by internal/api, whose options
+// it holds.
+type RequestShape struct {
+	Model      *model.Spec         `json:"model"`
+	Registry   *registry.Registry  `json:"registry"`
+	Cluster    []registry.Registry `json:"cluster"`
+	Training   *trainingShape      `json:"training"`
+	DraftModel *model.Spec         `json:"draft_model"`
+	wireRequest
+}
+
+// trainingShape is wireTraining with its model values typed as
+// decodeModelValue decodes an object (RequestShape).
+type trainingShape struct {
+	Teacher   *model.Spec `json:"teacher"`
+	Reference *model.Spec `json:"reference"`
+	Reward    *model.Spec `json:"reward"`
+	Critic    *model.Spec `json:"critic"`
+	wireTraining
+}
+
 // wireProjector is mmproj: a projector file, or its size when there is no
 // file yet; "offload" false keeps it in host memory.
 type wireProjector struct {
