@@ -711,42 +711,59 @@ func hostDevice(req *planning, want map[string]bool) *device {
 // highest-quality level that keeps at least half of the layers on
 // accelerators wins (offloaded layers cost PCIe time every token), a MoE
 // plan at the first level it splits, and when none does, the level
-// keeping the most layers on accelerators. why is offloadBySpeed's line,
-// "" where it did not decide; best is nil when no level fits.
-func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (best *planned, why string, skipped *planned, dropped []*planned) {
+// keeping the most layers on accelerators. Why is offloadBySpeed's line,
+// "" where it did not decide; Best is nil when no level fits.
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) offloadChoice {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
-		return nil, "", nil, nil
+		return offloadChoice{}
 	}
 	var fits []*planned
+	var oc offloadChoice
 	for _, l := range ladderFor(req, levels) {
 		if p, ok := offloadAt(req, accel, host, l); ok {
 			fits = append(fits, &p)
+			oc.Fitting = append(oc.Fitting, l)
 		}
 	}
 	if len(fits) == 0 {
-		return nil, "", nil, nil
+		return offloadChoice{}
 	}
-	fits, skipped, dropped = publishedFits(req, levels, fits)
-	best, why, ok := offloadBySpeed(req, levels, fits)
-	if ok {
-		return best, why, skipped, dropped
+	fits, oc.Skipped, oc.Dropped = publishedFits(req, levels, fits)
+	var ok bool
+	if oc.Best, oc.Why, ok = offloadBySpeed(req, levels, fits); ok {
+		return oc
 	}
 	bestOn := -1
 	for _, p := range fits {
 		if p.moeOffload() || p.AllExpertsOnHost {
-			return p, why, skipped, dropped
+			oc.Best = p
+			return oc
 		}
 		on := p.Stages[len(p.Stages)-1].Start
 		if 2*on >= p.Costs.Layers {
-			return p, why, skipped, dropped
+			oc.Best = p
+			return oc
 		}
 		if on > bestOn {
-			best, bestOn = p, on
+			oc.Best, bestOn = p, on
 		}
 	}
-	return best, why, skipped, dropped
+	return oc
+}
+
+// offloadChoice is what planOffloadLevels found: the plan chosen (Best, nil
+// where no level fits offloaded), offloadBySpeed's line (Why), the better
+// level publishedFits passed over (Skipped) and the left-out levels it kept
+// (Dropped), and every level tried that fits offloaded (Fitting, best
+// quality first), which the levels table marks as such.
+type offloadChoice struct {
+	Best    *planned
+	Why     string
+	Skipped *planned
+	Dropped []*planned
+	Fitting []quant.Level
 }
 
 // hostBeside is host as a cpu_offload plan on pool p may use it: its
