@@ -468,6 +468,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		if best != nil {
 			row.Fits, row.Strategy = true, best.Strategy
 			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
+			row.Reason = fileRowNote(req, best)
 			fits = append(fits, best)
 		} else {
 			row.Reason = reasons.String()
