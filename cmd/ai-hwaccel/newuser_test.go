@@ -851,11 +851,11 @@ func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
 
 // fit --all's WHY column printed "device(s)", then "does not fit split
 // over the 1 metal_gpu (apple) device"; on one device the engine's refusal
-// now says what that device has free.
+// now says what that device has and what the engine may use of it.
 func TestFitWhySaysOneDevice(t *testing.T) {
 	r := runCLI(t, withFixture(t, "macbook-m3-pro", "fit", "--all", "--filter", "falcon-40b")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `int4 needs [0-9.]+ GiB on one device and the one metal_gpu \(apple\) device has [0-9.]+ GiB free\n`, r.stdout)
+	assert.Regexp(t, `int4 needs [0-9.]+ GiB on one device and the one metal_gpu \(apple\) device has [0-9.]+ GiB usable, of which llama.cpp may use [0-9.]+ GiB under --fit-target 1024\n`, r.stdout)
 	assert.NotContains(t, r.stdout, "(s)")
 	assert.NotContains(t, r.stdout, "split over the 1 ")
 }

@@ -82,19 +82,9 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeThroughput(w, a.Throughput)
 		writeEngineArgs(w, a, info)
 	}
-	writeLevels(w, a.Levels, seen, offloadedLevel(a))
+	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
-}
-
-// offloadedLevel is the level a fitting plan keeps partly in host RAM, whose
-// row of the levels table says it does not fit on the accelerators alone
-// (fits false), or "".
-func offloadedLevel(a *plan.ShardingAnswer) string {
-	if a.Fits.Yes() && a.Strategy == "cpu_offload" {
-		return a.Quant
-	}
-	return ""
 }
 
 // WriteSuggestion prints a suggest_quant answer.
@@ -110,7 +100,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
 	}
-	writeLevels(w, a.Levels, seen, "")
+	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
 	return nil
 }
@@ -961,13 +951,14 @@ func writeEngineArgs(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 // ON ONE DEVICE is the row's total_bytes, the level's need counting one
 // device's runtime overhead and activations (one replica's for data
 // parallel): it is not the plan's total, which the Memory line sums over
-// every device the plan uses, so it is not headed TOTAL (issue 24). The
-// row of offloaded, the level an offload plan was made at, reads
+// every device the plan uses, so it is not headed TOTAL (issue 24). A
+// row whose strategy is cpu_offload (the level an offload plan was made
+// at, and every other level that fits offloaded: plan.markOffloaded) reads
 // "offload" and CPU offload rather than "no": it fits, with part of the
 // model in host RAM. Where the row cannot tell whether the level fits
 // (fits null: no available device's memory is known), FITS reads
 // "unknown", as the headline and fit --all say, not "no".
-func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded string) {
+func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons) {
 	if len(levels) == 0 {
 		return
 	}
@@ -998,8 +989,11 @@ func writeLevels(w io.Writer, levels []plan.LevelRow, seen reasons, offloaded st
 		switch {
 		case l.Fits.Yes():
 			fits = "yes"
-		case l.Quant == offloaded:
-			fits, strategy = "offload", strategyWords("cpu_offload")
+		case l.Strategy == plan.StrategyOffload:
+			// Fits with cpu_offload, not on the accelerators alone
+			// (its reason says why): every such level, not only the
+			// one chosen, as the explanation's lines count them.
+			fits = "offload"
 		case l.Fits.Unknown():
 			fits = "unknown"
 		}

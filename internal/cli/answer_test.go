@@ -361,17 +361,27 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 // level the headline said fits (gpt-oss-20b on a 12 GiB RTX 3060 with
 // --cpu-offload: "mxfp4 ... no —"). That row now reads "offload", with the
 // plan's strategy; its reason still says why the accelerators alone do not
-// hold it. Other levels keep their "no".
+// hold it. Other levels keep their "no". The mark is the row's strategy
+// cpu_offload, which the planner gives every level that fits offloaded
+// (the explanation's published: line may name another one that "also
+// fits"), so such a level's row reads "offload" too.
 func TestWritePlanLevelsMarkTheOffloadedLevel(t *testing.T) {
 	ans := strings.Replace(planFits, `"strategy":"tensor_parallel","quant":"bf16"`, `"strategy":"cpu_offload","quant":"bf16"`, 1)
 	ans = strings.Replace(ans, `{"quant":"bf16","total_bytes":143666585600,"fits":true,"strategy":"tensor_parallel"}`,
-		`{"quant":"bf16","total_bytes":143666585600,"fits":false,"reason":"doesn't fit: bf16 needs 133.8 GiB on one device"}`, 1)
+		`{"quant":"bf16","total_bytes":143666585600,"fits":false,"strategy":"cpu_offload","reason":"doesn't fit: bf16 needs 133.8 GiB on one device"}`, 1)
 	require.NotEqual(t, planFits, ans)
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "llama-3.3-70b"}))
 	out := b.String()
 	assert.Regexp(t, `\n  bf16 +133\.8 GiB +offload +CPU offload +bf16 needs 133\.8 GiB on one device\n`, out)
 	assert.Regexp(t, `\n  fp32 +267\.6 GiB +no +— +`, out)
+
+	another := strings.Replace(ans, `{"quant":"fp32","total_bytes":287333171200,"fits":false,`,
+		`{"quant":"fp32","total_bytes":287333171200,"fits":false,"strategy":"cpu_offload",`, 1)
+	require.NotEqual(t, ans, another)
+	b.Reset()
+	require.NoError(t, WritePlan(&b, []byte(another), AnswerInfo{Model: "llama-3.3-70b"}))
+	assert.Regexp(t, `\n  fp32 +267\.6 GiB +offload +CPU offload +fp32 needs 267\.6 GiB\n`, b.String(), "a level that fits offloaded but was not chosen")
 }
 
 // An offload plan's host RAM is the answer's last pipeline stage (pp_size

@@ -173,6 +173,27 @@ type LevelRule interface {
 	CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (why string, decided bool)
 }
 
+// BudgetNamer is implemented by an engine whose share of a device's memory
+// is set by a setting of its own (vLLM's --gpu-memory-utilization, SGLang's
+// --mem-fraction-static, llama.cpp's --fit-target): a refusal names that
+// share by it, beside the device's free memory, rather than calling the
+// share free memory.
+type BudgetNamer interface {
+	// BudgetSetting is the setting, with its value, that sets the engine's
+	// share of a device under rule m (m.Fraction the device's own
+	// fraction): "--mem-fraction-static 0.897".
+	BudgetSetting(m Memory) string
+}
+
+// BudgetSetting is e's BudgetNamer answer under m, "" for an engine
+// without one.
+func BudgetSetting(e Engine, m Memory) string {
+	if n, ok := e.(BudgetNamer); ok {
+		return n.BudgetSetting(m)
+	}
+	return ""
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

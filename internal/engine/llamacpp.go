@@ -112,6 +112,17 @@ func (llamaCPP) BudgetSource(who string, m Memory) string {
 	return fmt.Sprintf("%s plans each device within its free memory (Metal: the GPU working-set limit) less the %s llama.cpp's --fit keeps free per device; its context and compute buffers are charged inside", who, gib(m.MarginBytes))
 }
 
+// BudgetSetting: llama.cpp's share of a device is its free memory less
+// --fit-target (MiB per device, common/arg.cpp), within the fraction a
+// request asks for, which llama.cpp has no flag for (BudgetSource).
+func (llamaCPP) BudgetSetting(m Memory) string {
+	s := fmt.Sprintf("--fit-target %d", m.MarginBytes>>20)
+	if m.Fraction < 1 {
+		s = fmt.Sprintf("memory_fraction %s and %s", fmtFraction(m.Fraction), s)
+	}
+	return s
+}
+
 // KVRules are llama.cpp's sliding-window cache rules: a window layer's
 // cache holds n_swa + n_ubatch cells padded to 256, at most the context
 // (size_swa in src/llama-kv-cache-iswa.cpp,

@@ -281,6 +281,12 @@ func (sglang) BudgetSource(who string, m Memory) string {
 		who, fmtFraction(m.Fraction))
 }
 
+// BudgetSetting: SGLang's share of a device is --mem-fraction-static of
+// its total memory.
+func (sglang) BudgetSetting(m Memory) string {
+	return "--mem-fraction-static " + fmtFraction(m.Fraction)
+}
+
 // CannotLoad: SGLang serves Hugging Face checkpoints, not GGUF files.
 func (sglang) CannotLoad(l quant.Level) string {
 	if l.IsGGUF() {

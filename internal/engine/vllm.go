@@ -116,6 +116,12 @@ func (vllm) BudgetSource(who string, m Memory) string {
 		who, fmtFraction(m.Fraction))
 }
 
+// BudgetSetting: vLLM's share of a device is --gpu-memory-utilization of
+// its total memory.
+func (vllm) BudgetSetting(m Memory) string {
+	return "--gpu-memory-utilization " + fmtFraction(m.Fraction)
+}
+
 // ContextFitNote: vLLM >= 0.12 chooses the context the same way itself
 // (https://github.com/vllm-project/vllm/pull/29431): with --max-model-len
 // auto (or -1) _auto_fit_max_model_len in vllm/v1/core/kv_cache_utils.py

@@ -299,14 +299,68 @@ func (b budget) usable(d *registry.Device) int64 {
 		return u
 	}
 	u = max(u-b.Margin+b.MarginCredit, 0)
-	f := b.Fraction
-	if b.FractionOf != nil && d.MemoryBytes > 0 {
-		f = b.deviceFraction(d)
-	}
-	if f < 1 && d.MemoryBytes > 0 {
+	if f := b.fractionOn(d); f < 1 && d.MemoryBytes > 0 {
 		u = min(u, int64(float64(d.MemoryBytes)*f))
 	}
 	return u
+}
+
+// fractionOn is the fraction of d's total memory the engine may use under
+// b: its own for d (deviceFraction) where it depends on the device, else
+// b's.
+func (b budget) fractionOn(d *registry.Device) float64 {
+	if b.FractionOf != nil && d.MemoryBytes > 0 {
+		return b.deviceFraction(d)
+	}
+	return b.Fraction
+}
+
+// room says what device d offers a plan under b: its free memory and,
+// where the engine's share keeps a plan below that, what the engine may
+// use of it and the engine's setting that sets the share
+// (engine.BudgetSetting): "139.8 GiB free, of which SGLang may use 126.8
+// GiB under --mem-fraction-static 0.903". A refusal called that share
+// "free", which on an H200 with 139.8 GiB free read 126.8.
+func (b budget) room(d *device) string {
+	free := d.Dev.UsableMemory()
+	s := gib(free) + " " + memoryWord(&d.Dev)
+	if d.Usable >= free {
+		return s
+	}
+	s += ", of which " + b.Engine.Title() + " may use " + gib(d.Usable)
+	if set := engine.BudgetSetting(b.Engine, engine.Memory{Fraction: b.fractionOn(&d.Dev), MarginBytes: b.Margin}); set != "" {
+		s += " under " + set
+	}
+	return s
+}
+
+// roomInAll says what the devices of pool p offer a plan together: what
+// the engine may use of them ("253.6 GiB SGLang may use in all") where its
+// share keeps a plan below their memory, else that memory ("279.6 GiB free
+// in all").
+func (b budget) roomInAll(p *pool) string {
+	var free int64
+	for _, d := range p.Devices {
+		free += d.Dev.UsableMemory()
+	}
+	if t := p.usableTotal(); t < free {
+		return gib(t) + " " + b.Engine.Title() + " may use in all"
+	}
+	return gib(free) + " " + memoryWord(&p.Devices[0].Dev) + " in all"
+}
+
+// memoryWord names what registry.Device.UsableMemory read of d: its free
+// memory, else its runtime's limit (Metal's working set), else its total
+// memory, where no free figure was detected.
+func memoryWord(d *registry.Device) string {
+	limit, word := d.MemoryBytes, "total"
+	if d.MemoryUsableBytes > 0 {
+		limit, word = d.MemoryUsableBytes, "usable"
+	}
+	if d.MemoryFreeBytes != nil && (limit == 0 || *d.MemoryFreeBytes <= limit) {
+		return "free"
+	}
+	return word
 }
 
 // Budget is the memory budget of an answer: the engine the plan was made

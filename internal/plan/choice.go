@@ -273,8 +273,8 @@ func choose(req *planning) (*choice, error) {
 	// Nothing fits on devices alone.
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if plansOffload(req, accel) {
-		if off, why, skipped, dropped := planOffloadLevels(req, accel, levels); off != nil {
-			ch.takeOffload(req, levels, deviceRows, off, why, skipped, dropped)
+		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {
+			ch.takeOffload(req, levels, deviceRows, oc)
 			return ch, nil
 		}
 	}
@@ -331,8 +331,7 @@ func hostTooSmall(req *planning, accel []*pool, want map[string]bool) string {
 // only then (a 32 GB M2 Max keeps about 11 GiB beside Metal's working set,
 // too little for Qwen3-30B-A3B at q8_0).
 func offloadWouldFit(req *planning, accel []*pool, levels []quant.Level) bool {
-	off, _, _, _ := planOffloadLevels(req, accel, levels)
-	return off != nil
+	return planOffloadLevels(req, accel, levels).Best != nil
 }
 
 // plansOffload reports whether the request plans cpu_offload on accel: it
@@ -342,18 +341,38 @@ func plansOffload(req *planning, accel []*pool) bool {
 	return req.CPUOffload && len(accel) > 0 && !req.dataParallel()
 }
 
-// takeOffload makes off, the cpu_offload plan planOffloadLevels chose with
-// why, skipped and dropped, the choice's plan; deviceRows is the levels
-// table on the accelerators alone.
-func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []LevelRow, off *planned, why string, skipped *planned, dropped []*planned) {
-	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, why, unpublishedLine(req, skipped)
-	ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, dropped), fileLine(req, off)
-	if len(dropped) > 0 {
+// takeOffload makes oc.Best, the cpu_offload plan planOffloadLevels chose,
+// the choice's plan; deviceRows is the levels table on the accelerators
+// alone.
+func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []LevelRow, oc offloadChoice) {
+	off := oc.Best
+	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, oc.Why, unpublishedLine(req, oc.Skipped)
+	ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, oc.Dropped), fileLine(req, off)
+	if len(oc.Dropped) > 0 {
 		// The table shows why the left-out level kept offloaded does
 		// not fit on the accelerators alone.
-		ch.Rows = keptRows(levels, deviceRows, dropped)
+		ch.Rows = keptRows(levels, deviceRows, oc.Dropped)
 	}
+	ch.Rows = markOffloaded(ch.Rows, oc.Fitting)
 	ch.Outcome = outcomeFitsOffloaded
+}
+
+// markOffloaded gives each row of rows that does not fit on the
+// accelerators alone but whose level fits offloaded (fitting) the strategy
+// cpu_offload, keeping the reason it does not fit without: the table
+// marked only the level chosen, while the explanation's published: line
+// said another one "also fits" (DeepSeek-R1 under llama.cpp with
+// cpu_offload on the h200-vm fixture: q2_k chosen, iq3_xs "also fits",
+// its row plain "no"). rows is copied, not changed in place: the rows on
+// the accelerators alone are shared with the choice's other passes.
+func markOffloaded(rows []LevelRow, fitting []quant.Level) []LevelRow {
+	out := slices.Clone(rows)
+	for i := range out {
+		if !out[i].Fits.Yes() && slices.Contains(fitting, quant.Level(out[i].Quant)) {
+			out[i].Strategy = StrategyOffload
+		}
+	}
+	return out
 }
 
 // offloadOverUnpublished plans cpu_offload where levels fit on the
@@ -382,11 +401,11 @@ func (ch *choice) offloadOverUnpublished(req *planning, accel []*pool, levels []
 	if !prefersPublished(req, levels) || slices.ContainsFunc(fits, func(pl *planned) bool { return runsPublished(req, pl) }) {
 		return false
 	}
-	off, why, skipped, dropped := planOffloadLevels(req, accel, levels)
-	if off == nil || !runsPublished(req, off) || off.accelerators() < onDevice.accelerators() {
+	oc := planOffloadLevels(req, accel, levels)
+	if oc.Best == nil || !runsPublished(req, oc.Best) || oc.Best.accelerators() < onDevice.accelerators() {
 		return false
 	}
-	ch.takeOffload(req, levels, rows, off, why, skipped, dropped)
+	ch.takeOffload(req, levels, rows, oc)
 	return true
 }
 
@@ -449,6 +468,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		if best != nil {
 			row.Fits, row.Strategy = FitYes, best.Strategy
 			row.TotalBytes, row.pool = best.oneDeviceBytes(), best.Pool
+			row.Reason = fileRowNote(req, best)
 			fits = append(fits, best)
 		} else {
 			row.Reason = reasons.String()

@@ -64,14 +64,55 @@ func (r *planning) fileExperts(e engine.Engine, l quant.Level) *quant.RoutedExpe
 // file of mainline's mix (llama-quantize's) may fit where this one does
 // not. "" for any other plan.
 func fileLine(req *planning, pl *planned) string {
-	if pl == nil || pl.Pool == nil {
+	f, ok := fileOf(req, pl)
+	if !ok {
 		return ""
+	}
+	charged := "the plan charges the file"
+	if !pl.Fits {
+		charged = "the memory it needs counts the file"
+	}
+	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; %s%s",
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, charged, mtpLeftOut(f.ck))
+}
+
+// fileRowNote is the levels table's reason for a fitting row whose plan pl
+// loads a published file larger than mainline llama.cpp's mix of its type
+// (fileExtra): its figure counts the file, so it may exceed a better
+// level's. Laguna-S-2.1 on dgx-h100 under llama.cpp listed q4_k_m at 102.2
+// GiB beside q5_k_m at 90.1 GiB with no word why (Poolside's Q4_K_M keeps
+// its signal path at Q8_0: 96 GB); fileLine said so only of the level
+// chosen. "" for any other plan.
+func fileRowNote(req *planning, pl *planned) string {
+	f, ok := fileOf(req, pl)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("sized as the published %s (%.2f GB, %.1f GB more than mainline llama.cpp's %s mix: %s)%s",
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, mtpLeftOut(f.ck))
+}
+
+// publishedFile is the published GGUF file a plan loads where it holds
+// more than mainline llama.cpp's mix of its type: the checkpoint, its name
+// in words (repository and file), the bytes beyond the mix and the type.
+type publishedFile struct {
+	ck       *model.Checkpoint
+	name     string
+	extra    int64
+	ggufType string
+}
+
+// fileOf is the published file pl's engine loads where it is larger than
+// the weights derived (fileExtra); ok false for any other plan.
+func fileOf(req *planning, pl *planned) (publishedFile, bool) {
+	if pl == nil || pl.Pool == nil {
+		return publishedFile{}, false
 	}
 	e := pl.Pool.engine()
 	l := engine.WeightsLevel(e, pl.Level)
 	extra := req.fileExtra(e, l)
 	if extra <= 0 {
-		return ""
+		return publishedFile{}, false
 	}
 	ck := req.loadedFile(e, l)
 	t := l.LlamaCPPLevel().GGUFType()
@@ -79,12 +120,7 @@ func fileLine(req *planning, pl *planned) string {
 	if ck.File != "" {
 		name = ck.Repo + " " + ck.File
 	}
-	charged := "the plan charges the file"
-	if !pl.Fits {
-		charged = "the memory it needs counts the file"
-	}
-	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; %s%s",
-		name, float64(ck.SizeBytes)/1e9, float64(extra)/1e9, t, ck.SizeMix, charged, mtpLeftOut(ck))
+	return publishedFile{ck: ck, name: name, extra: extra, ggufType: t}, true
 }
 
 // mtpLeftOut says that a file's MTP layers (model.Checkpoint.FileMTP),

@@ -147,40 +147,53 @@ func largestTP(p *pool, c costs) int {
 	return best
 }
 
-// notFitting is the failed plan of a level on a pool, with the reason.
+// notFitting is the failed plan of a level on a pool, with the reason: what
+// the level needs, part by part, against what the devices offer it (the
+// engine's share of their free memory, budget.room).
 func notFitting(p *pool, c costs, l quant.Level) planned {
 	need := c.stagePart(0, c.Layers, 1)
-	var largest int64
+	largest := p.Devices[0]
 	for _, d := range p.Devices {
-		if d.Usable > largest {
-			largest = d.Usable
+		if d.Usable > largest.Usable {
+			largest = d
 		}
 	}
 	pl := planned{Level: l, Pool: p, Costs: c, Code: RefusalMemory}
 	if len(p.Devices) == 1 {
 		// One device: there is no largest among several and nothing to
-		// split over; say what it has free.
-		pl.Reason = fmt.Sprintf("%s needs %s on one device (%s) and the one %s device has %s free",
-			l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.label(), gib(largest))
+		// split over; say what it offers.
+		pl.Reason = fmt.Sprintf("%s needs %s on one device (%s) and the one %s device has %s",
+			l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.label(), p.Budget.room(largest))
 		if line := hostKVShortLine(p.Devices[0], c, need); line != "" {
 			pl.Reason += "; " + line
 		}
 		return pl
 	}
 	pl.Reason = fmt.Sprintf(
-		"%s needs %s on one device (%s; largest %s free) and does not fit split over the %d %s devices (%s in all)",
-		l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), gib(largest), len(p.Devices), p.label(), gib(p.usableTotal()))
+		"%s needs %s on one device (%s; the largest device has %s) and does not fit split over the %d %s devices (%s)",
+		l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.Budget.room(largest), len(p.Devices), p.label(), p.Budget.roomInAll(p))
 	return pl
 }
 
-// needSplitCharged is needSplit with vLLM's start-up charge on each
-// device of a group of tp named, where the plan is made for vLLM
-// (vllmcharge.go): a refusal then says what vLLM itself takes.
+// needSplitCharged is needSplit with what the engine itself is charged on
+// each device of a group of tp: vLLM's start-up charge where the plan is
+// made for vLLM (vllmcharge.go), which is the part's activations and
+// overhead, else the estimate's activations and runtime overhead, named
+// as the answer's memory breakdown names them. The parts then add up to
+// the need a refusal states: one said "needs 204.0 GiB (weights 200.7
+// GiB, KV cache 2.0 GiB)".
 func needSplitCharged(need part, c costs, tp int) string {
 	if line := vllmChargeLine(c, tp); line != "" {
 		return needSplit(need) + ", " + line
 	}
-	return needSplit(need)
+	s := needSplit(need)
+	if need.Activations > 0 {
+		s += ", activations " + gib(need.Activations)
+	}
+	if need.Overhead > 0 {
+		s += ", runtime overhead " + gib(need.Overhead)
+	}
+	return s
 }
 
 // needSplit says what a refused plan needs memory for, the larger of the
@@ -698,42 +711,59 @@ func hostDevice(req *planning, want map[string]bool) *device {
 // highest-quality level that keeps at least half of the layers on
 // accelerators wins (offloaded layers cost PCIe time every token), a MoE
 // plan at the first level it splits, and when none does, the level
-// keeping the most layers on accelerators. why is offloadBySpeed's line,
-// "" where it did not decide; best is nil when no level fits.
-func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) (best *planned, why string, skipped *planned, dropped []*planned) {
+// keeping the most layers on accelerators. Why is offloadBySpeed's line,
+// "" where it did not decide; Best is nil when no level fits.
+func planOffloadLevels(req *planning, accel []*pool, levels []quant.Level) offloadChoice {
 	want, _ := req.checkDevices()
 	host := hostDevice(req, want)
 	if host == nil {
-		return nil, "", nil, nil
+		return offloadChoice{}
 	}
 	var fits []*planned
+	var oc offloadChoice
 	for _, l := range ladderFor(req, levels) {
 		if p, ok := offloadAt(req, accel, host, l); ok {
 			fits = append(fits, &p)
+			oc.Fitting = append(oc.Fitting, l)
 		}
 	}
 	if len(fits) == 0 {
-		return nil, "", nil, nil
+		return offloadChoice{}
 	}
-	fits, skipped, dropped = publishedFits(req, levels, fits)
-	best, why, ok := offloadBySpeed(req, levels, fits)
-	if ok {
-		return best, why, skipped, dropped
+	fits, oc.Skipped, oc.Dropped = publishedFits(req, levels, fits)
+	var ok bool
+	if oc.Best, oc.Why, ok = offloadBySpeed(req, levels, fits); ok {
+		return oc
 	}
 	bestOn := -1
 	for _, p := range fits {
 		if p.moeOffload() || p.AllExpertsOnHost {
-			return p, why, skipped, dropped
+			oc.Best = p
+			return oc
 		}
 		on := p.Stages[len(p.Stages)-1].Start
 		if 2*on >= p.Costs.Layers {
-			return p, why, skipped, dropped
+			oc.Best = p
+			return oc
 		}
 		if on > bestOn {
-			best, bestOn = p, on
+			oc.Best, bestOn = p, on
 		}
 	}
-	return best, why, skipped, dropped
+	return oc
+}
+
+// offloadChoice is what planOffloadLevels found: the plan chosen (Best, nil
+// where no level fits offloaded), offloadBySpeed's line (Why), the better
+// level publishedFits passed over (Skipped) and the left-out levels it kept
+// (Dropped), and every level tried that fits offloaded (Fitting, best
+// quality first), which the levels table marks as such.
+type offloadChoice struct {
+	Best    *planned
+	Why     string
+	Skipped *planned
+	Dropped []*planned
+	Fitting []quant.Level
 }
 
 // hostBeside is host as a cpu_offload plan on pool p may use it: its

@@ -27,12 +27,13 @@ func levelReason(t *testing.T, a *ShardingAnswer, quant string) string {
 // device (...; largest 79.2 GiB free) and does not fit split over the 1
 // cuda_gpu (nvidia) device(s) (79.2 GiB in all)": "largest", "split over
 // the 1" and "device(s)" do not fit one device. It now says what that one
-// device has free, with the same figures.
+// device has (its total: this registry read no free memory) and what the
+// engine may use of it.
 func TestOneDeviceRefusalSaysWhatTheDeviceHasFree(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"},"engine":"llama.cpp"}`, reg(t, []registry.Device{h100(0)})))
 	require.False(t, a.Fits.Yes())
 	reason := levelReason(t, a, "q4_k_m")
-	assert.Regexp(t, `^q4_k_m needs [0-9.]+ GiB on one device \(weights [0-9.]+ GiB[^;]*\) and the one cuda_gpu \(nvidia\) device has [0-9.]+ GiB free$`, reason)
+	assert.Regexp(t, `^q4_k_m needs [0-9.]+ GiB on one device \(weights [0-9.]+ GiB[^;]*\) and the one cuda_gpu \(nvidia\) device has [0-9.]+ GiB total, of which llama.cpp may use [0-9.]+ GiB under --fit-target 1024$`, reason)
 	for _, wrong := range []string{"(s)", "largest", "split over", "in all"} {
 		assert.NotContains(t, reason, wrong)
 	}
@@ -43,7 +44,7 @@ func TestOneDeviceRefusalSaysWhatTheDeviceHasFree(t *testing.T) {
 func TestSeveralDeviceRefusalCountsTheDevices(t *testing.T) {
 	a := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"llama.cpp"}`, reg(t, []registry.Device{h100(0), h100(1)})))
 	reason := levelReason(t, a, "q4_k_m")
-	assert.Regexp(t, `^q4_k_m needs [0-9.]+ GiB on one device \(weights [0-9.]+ GiB[^;]*; largest [0-9.]+ GiB free\) and does not fit split over the 2 cuda_gpu \(nvidia\) devices \([0-9.]+ GiB in all\)$`, reason)
+	assert.Regexp(t, `^q4_k_m needs [0-9.]+ GiB on one device \(weights [0-9.]+ GiB[^;]*; the largest device has [0-9.]+ GiB total, of which llama.cpp may use [0-9.]+ GiB under --fit-target 1024\) and does not fit split over the 2 cuda_gpu \(nvidia\) devices \([0-9.]+ GiB llama.cpp may use in all\)$`, reason)
 	assert.NotContains(t, reason, "(s)")
 }
 
