@@ -113,10 +113,10 @@ var Fitted = Throughput{
 	// |log error| 0.336.
 	ServingPromptMFU:            0.64,
 	ServingPromptRequestSeconds: 76e-3,
-	// vLLM's fixed time per request, fitted on the 4 vLLM fit rows of
+	// vLLM's fixed time per request, fitted on the 3 vLLM fit rows of
 	// data/serving_prefill.json under that efficiency on a 1 ms grid (fit rows'
-	// median |log error| 0.410); the held-out vLLM rows check it.
-	VLLMPromptRequestSeconds: 84e-3,
+	// median |log error| 0.203); the held-out vLLM rows check it.
+	VLLMPromptRequestSeconds: 50e-3,
 }
 
 // AttentionHiddenRows is the number of hidden-sized fp32 rows per token

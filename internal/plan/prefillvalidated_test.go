@@ -18,7 +18,7 @@ import (
 // records of llama.cpp 34af94cd), Apple GPUs, an x86 CPU with 16-bit
 // weights), else "not validated" and why: Q8_0 (RTX 5090) and 16-bit
 // weights (RTX 4090) on today's CUDA build, whose rows are Q4_0; a layer split; vLLM, whose held-out rows miss
-// by a factor of 1.83; SGLang, fitted only; a GPU on the May 2024
+// by a factor of 1.41; SGLang, fitted only; a GPU on the May 2024
 // constants (AMD); k-quants on a CPU. A plan without a prefill figure has
 // no statement.
 func TestPrefillValidatedOn(t *testing.T) {

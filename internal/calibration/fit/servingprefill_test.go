@@ -17,16 +17,16 @@ import (
 const servingPrefillInput = 2048
 
 // servingPrefillHeldOutLogCeiling bounds the median |log(planned /
-// measured)| of the held-out rows: 0.61, the figure this test printed once
-// vLLM's request time was fitted on its four fit rows (0.604, rounded up;
-// an 83 % error: the fourth, pavanyellow/vllm's Qwen3.6-35B-A3B run on an
-// H100, implies a request time of 173 ms and moved the fit from 50 to
-// 84 ms). On the three earlier fit rows it was 0.344 (41 %), on the one
-// GPUStack fit row 0.386 (47 %), with SGLang's 76 ms 0.549, main's
-// llama.cpp-pass figure gave 1.00 (planned 2.7 times the measured time),
-// the unfitted serving model 1.13 (three times too fast). Issue 22 asks
-// for a median error of 20 %: not met.
-const servingPrefillHeldOutLogCeiling = 0.61
+// measured)| of the held-out rows: 0.35, the figure this test printed once
+// vLLM's request time was fitted on its three fit rows (0.344, rounded up;
+// a 41 % error; with pavanyellow/vllm's Qwen3.6-35B-A3B run as a fourth
+// fit row it was 0.604, 83 %, and that row is kept not as a fit row: its
+// time is eager dispatch and a two-pass prefill the prompt model lacks,
+// docs/accuracy.md); on the one GPUStack fit row it was 0.386 (47 %), with
+// SGLang's 76 ms 0.549, main's llama.cpp-pass figure gave 1.00 (planned
+// 2.7 times the measured time), the unfitted serving model 1.13 (three
+// times too fast). Issue 22 asks for a median error of 20 %: not met.
+const servingPrefillHeldOutLogCeiling = 0.35
 
 // servingPrefillHeldOutSources are the sources of the held-out vLLM rows:
 // the split is by source, so no vLLM fit row comes from one of them.
@@ -105,7 +105,7 @@ func TestServingPromptFitRows(t *testing.T) {
 			assert.False(t, heldOutSource(sc.row.Source), sc.row.Source)
 		}
 	}
-	assert.Equal(t, map[string]int{"sglang": 11, "vllm": 4}, n)
+	assert.Equal(t, map[string]int{"sglang": 11, "vllm": 3}, n)
 	f, err := fitServingPrompt(cases, calibration.Fitted)
 	require.NoError(t, err)
 	assert.InDelta(t, calibration.Fitted.ServingPromptMFU, float64(f.mfuPercent)/100, 1e-9)
