@@ -91,7 +91,7 @@ var Fitted = Throughput{
 	// vLLM batch-1 decode, fitted on all 38 vLLM rows of data/serving_decode.json,
 	// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)
 	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 17 sources:
-	// out-of-sample median |error| 0.092, p90 0.348. The bandwidth fraction in
+	// out-of-sample median |error| 0.091, p90 0.348. The bandwidth fraction in
 	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
@@ -110,12 +110,12 @@ var Fitted = Throughput{
 	// request (SGLang's), fitted on the 11 SGLang fit rows of
 	// data/serving_prefill.json (SGLang cookbook TTFT at concurrency 1) on a grid
 	// of 1 % and 1 ms, least squares of log(planned/measured); fit rows' median
-	// |log error| 0.336.
-	ServingPromptMFU:            0.64,
-	ServingPromptRequestSeconds: 76e-3,
+	// |log error| 0.332.
+	ServingPromptMFU:            0.62,
+	ServingPromptRequestSeconds: 75e-3,
 	// vLLM's fixed time per request, fitted on the 3 vLLM fit rows of
 	// data/serving_prefill.json under that efficiency on a 1 ms grid (fit rows'
-	// median |log error| 0.203); the held-out vLLM rows check it.
+	// median |log error| 0.172); the held-out vLLM rows check it.
 	VLLMPromptRequestSeconds: 50e-3,
 }
 
