@@ -91,7 +91,7 @@ var Fitted = Throughput{
 	// vLLM batch-1 decode, fitted on all 38 vLLM rows of data/serving_decode.json,
 	// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)
 	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 17 sources:
-	// out-of-sample median |error| 0.092, p90 0.345. The bandwidth fraction in
+	// out-of-sample median |error| 0.091, p90 0.348. The bandwidth fraction in
 	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
@@ -99,7 +99,7 @@ var Fitted = Throughput{
 	OffloadHandoverSeconds: 305e-6,
 	VLLM:                   ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 19e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
-	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.187, largest 0.551;
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.186, largest 0.551;
 	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.257): the
 	// MoE-layer time on a 5 us grid, MLA-layer time on a 10 us grid, on AMD GPUs the fixed times x
 	// 1.82 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
@@ -110,12 +110,12 @@ var Fitted = Throughput{
 	// request (SGLang's), fitted on the 11 SGLang fit rows of
 	// data/serving_prefill.json (SGLang cookbook TTFT at concurrency 1) on a grid
 	// of 1 % and 1 ms, least squares of log(planned/measured); fit rows' median
-	// |log error| 0.336.
-	ServingPromptMFU:            0.64,
-	ServingPromptRequestSeconds: 76e-3,
+	// |log error| 0.332.
+	ServingPromptMFU:            0.62,
+	ServingPromptRequestSeconds: 75e-3,
 	// vLLM's fixed time per request, fitted on the 3 vLLM fit rows of
 	// data/serving_prefill.json under that efficiency on a 1 ms grid (fit rows'
-	// median |log error| 0.203); the held-out vLLM rows check it.
+	// median |log error| 0.172); the held-out vLLM rows check it.
 	VLLMPromptRequestSeconds: 50e-3,
 }
 

@@ -33,6 +33,11 @@ type device struct {
 	// link's kind as the registry names it ("nvswitch"), "" for none.
 	LinkGBs  float64
 	LinkKind string
+	// MeshLinkGBs is, on a fully connected mesh without a switch (XGMI:
+	// one Infinity Fabric link between each pair of GPUs), the
+	// per-direction bandwidth of one link, which is all one peer gets; 0
+	// otherwise (tpLinkGBs reads it).
+	MeshLinkGBs float64
 	// PCIeGBs is the one-direction bandwidth of its PCIe link, 0 unknown.
 	PCIeGBs float64
 }
@@ -404,6 +409,7 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 		return d
 	}
 	linkGBs := map[*device]float64{}
+	meshGBs := map[*device]float64{} // 0: on no mesh; -1: on one of unreported rate
 	for _, ic := range reg.SystemIO.Interconnects {
 		if !highBandwidth(&ic) {
 			continue
@@ -421,6 +427,9 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 		for i, d := range members {
 			if d.LinkKind == "" {
 				d.LinkKind = ic.Kind
+			}
+			if ic.Kind == registry.LinkXGMI {
+				meshGBs[d] = slowerMeshLink(meshGBs[d], ic.LinkBandwidthGBs)
 			}
 			if per > 0 && (linkGBs[d] == 0 || per < linkGBs[d]) {
 				linkGBs[d] = per
@@ -457,10 +466,66 @@ func domains(reg *registry.Registry, p *pool, local map[string]*device) [][]*dev
 				// datasheet's per-device figure (a bidirectional aggregate).
 				d.LinkGBs = d.Spec.InterconnectGBs / 2
 			}
+			d.MeshLinkGBs = meshLinkGBs(d, meshGBs[d])
 		}
 		out = append(out, g)
 	}
 	return out
+}
+
+// slowerMeshLink folds one XGMI interconnect's per-link rate (its
+// LinkBandwidthGBs, per direction; 0 when not reported) into what a device
+// has so far (0: no XGMI yet; -1: XGMI of unreported rate): the slowest
+// reported rate, -1 while none is.
+func slowerMeshLink(have, rate float64) float64 {
+	switch {
+	case rate <= 0 && have == 0:
+		return -1
+	case rate <= 0:
+		return have
+	case have <= 0 || rate < have:
+		return rate
+	}
+	return have
+}
+
+// meshLinkGBs is a domain device's MeshLinkGBs: the per-link rate its XGMI
+// interconnects report (seen is slowerMeshLink's fold), else its part's
+// (specs.XGMIPerLinkGBs, halved: the datasheet figure is both directions);
+// 0 for a device on no XGMI link or of unknown rate. XGMI hives are taken
+// as one link between each pair: the MI300X and MI325X 8-GPU platforms are
+// wired so (specs' xgmiMeshLinks), and four GPUs of one are still a mesh of
+// single links. MI300A nodes join each pair of APUs by two links (AMD CDNA 3
+// white paper, Figure 10), which this counts as one: an under-estimate there.
+func meshLinkGBs(d *device, seen float64) float64 {
+	if seen > 0 {
+		return seen
+	}
+	if seen < 0 && d.Spec != nil {
+		return specs.XGMIPerLinkGBs(*d.Spec) / 2
+	}
+	return 0
+}
+
+// tpLinkGBs is the per-direction bandwidth device d's all-reduces have in a
+// tensor-parallel group of tp devices. Through a switch (NVSwitch) or over
+// a link of its own rate the group's ring runs at d's link figure
+// (LinkGBs). On a fully connected mesh (MeshLinkGBs) d reaches each of its
+// tp-1 peers over its own link and the collective drives them all at once
+// (RCCL runs its rings over every link; AMD quotes the 8-GPU platform's
+// "P2P ring peak aggregate I/O bandwidth" as 896 GB/s, the sum over the seven
+// links: specs' cdna3InfinityFabric): tp-1 links, and no more than LinkGBs
+// where that is known. A ring of 8 MI300X gets 7 x 64 = 448 GB/s each way,
+// of 2 gets the one link between them, 64.
+func (d *device) tpLinkGBs(tp int) float64 {
+	if d.MeshLinkGBs <= 0 || tp < 2 {
+		return d.LinkGBs
+	}
+	mesh := d.MeshLinkGBs * float64(tp-1)
+	if d.LinkGBs > 0 && d.LinkGBs < mesh {
+		return d.LinkGBs
+	}
+	return mesh
 }
 
 // supported returns whether a device can run a native precision ("fp16",

@@ -139,3 +139,42 @@ func TestAcceleratorRoCEIsADomainNICRoCEIsNot(t *testing.T) {
 	nicOnly := reg(t, []registry.Device{gaudi(0), gaudi(1)}, nic)
 	assert.Empty(t, buildPools(nicOnly, 0, "", engineRule{}, nil)[0].Domains)
 }
+
+// An XGMI hive is a fully connected mesh of single links (AMD CDNA 3 white
+// paper: seven links join an 8-GPU MI300X platform): a device's one-peer
+// rate is the link detection reports (64 GB/s each way on CDNA 3), else its
+// part's (896 GB/s over seven links, halved), and the aggregate cap the
+// datasheet's 896 GB/s halved. A tensor-parallel group of tp reaches its
+// peers over tp-1 links: 64 GB/s for two, 192 for four, 448 for eight.
+func TestXGMIHiveIsAMeshOfSingleLinks(t *testing.T) {
+	devs := make([]registry.Device, 8)
+	for i := range devs {
+		devs[i] = mi300x(i)
+	}
+	reported := registry.Interconnect{Kind: registry.LinkXGMI, Devices: ids("rocm", 8), LinkBandwidthGBs: 64}
+	unreported := registry.Interconnect{Kind: registry.LinkXGMI, Devices: ids("rocm", 8)}
+	for name, ic := range map[string]registry.Interconnect{"detected rate": reported, "part's rate": unreported} {
+		pools := buildPools(reg(t, devs, ic), 0, "", engineRule{}, nil)
+		require.Len(t, pools, 1, name)
+		require.Len(t, pools[0].Domains, 1, name)
+		d := pools[0].Domains[0][0]
+		assert.Equal(t, 448.0, d.LinkGBs, name)
+		assert.Equal(t, 64.0, d.MeshLinkGBs, name)
+		for tp, want := range map[int]float64{1: 448, 2: 64, 4: 192, 8: 448} {
+			assert.Equal(t, want, d.tpLinkGBs(tp), "%s: TP %d", name, tp)
+		}
+	}
+
+	mi308x := make([]registry.Device, 2)
+	for i := range mi308x {
+		mi308x[i] = gpu(registry.KindROCm, i, "AMD Instinct MI308X", 192<<30, "")
+		mi308x[i].Vendor, mi308x[i].PCIID = "amd", "1002:74a2"
+	}
+	d := buildPools(reg(t, mi308x, registry.Interconnect{Kind: registry.LinkXGMI, Devices: ids("rocm", 2)}), 0, "", engineRule{}, nil)[0].Domains[0][0]
+	assert.Zero(t, d.MeshLinkGBs, "no rate reported and none sourced for the part")
+	assert.Zero(t, d.tpLinkGBs(2))
+
+	nv := buildPools(reg(t, []registry.Device{h100(0), h100(1)}, link(registry.LinkNVSwitch, 900, "cuda:0", "cuda:1")), 0, "", engineRule{}, nil)[0].Domains[0][0]
+	assert.Zero(t, nv.MeshLinkGBs, "a switch gives each GPU its whole link")
+	assert.Equal(t, 450.0, nv.tpLinkGBs(2))
+}

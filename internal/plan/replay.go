@@ -204,7 +204,8 @@ func servingPlan(engineName string, m *model.Model, l quant.Level, s specs.Spec,
 	cs := newCosts(m, b, l)
 	st := stage{Start: 0, End: cs.Layers}
 	for range tp {
-		st.Devices = append(st.Devices, &device{ID: "gpu", Dev: registry.Device{Name: s.Name}, BandwidthGBs: s.BandwidthGBs, LinkGBs: s.InterconnectGBs / 2, Spec: &s})
+		st.Devices = append(st.Devices, &device{ID: "gpu", Dev: registry.Device{Name: s.Name}, BandwidthGBs: s.BandwidthGBs, LinkGBs: s.InterconnectGBs / 2,
+			MeshLinkGBs: specs.XGMIPerLinkGBs(s) / 2, Spec: &s})
 	}
 	st.Part = cs.stagePart(0, cs.Layers, tp)
 	return &planned{Fits: true, Strategy: StrategyTensor, Level: l, Stages: []stage{st}, TP: tp, Costs: cs}, req

@@ -930,7 +930,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			kvReached = math.Min(kvReached, d.BandwidthGBs*kvFrac)
 			layerSeconds = math.Max(layerSeconds, e.layerLatency(d, !req.todaysCUDA()))
 			partSeconds = math.Max(partSeconds, servingPartSeconds(serving, d))
-			link = math.Min(link, d.LinkGBs)
+			link = math.Min(link, d.tpLinkGBs(tp))
 		}
 		if isServing {
 			layerSeconds = partSeconds

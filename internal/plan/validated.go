@@ -24,7 +24,7 @@ const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.
 // (servingcv.go in internal/calibration/fit;
 // TestVLLMValidatedOnQuotesTheCrossValidation there checks these figures
 // against the fit's).
-const VLLMOutOfSample = "38 rows of 17 sources; out of sample median 9.2 %, p90 34.5 %"
+const VLLMOutOfSample = "38 rows of 17 sources; out of sample median 9.1 %, p90 34.8 %"
 
 // vllmValidatedOn is the validated_on of a vLLM plan that pays vLLM's
 // constants: what they are fitted on and checked by, and why the figure
@@ -40,8 +40,8 @@ const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLL
 // batch_size C against the measured one. TestServingConcurrencyCheckQuotesTheReplay
 // (internal/calibration/fit) checks these figures against the replay.
 const (
-	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 22.9 %, p90 79.6 %"
-	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 89.4 %, p90 253 %"
+	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 21.5 %, p90 68.2 %"
+	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 89.4 %, p90 252 %"
 )
 
 // servingConcurrencyNote is what a serving plan decoding running

@@ -84,6 +84,31 @@ func NVLinkPerLinkGBs(cc string) float64 {
 	return s.InterconnectGBs / float64(g.Links)
 }
 
+// xgmiMeshLinks are the parts whose platform joins its GPUs in a fully
+// connected Infinity Fabric mesh with one link between each pair, by record
+// name, with the GPU-to-GPU links of one GPU: the MI300X and MI325X 8-GPU
+// platforms, "seven ... AMD Infinity Fabric links to form a fully connected
+// 8-GPU system" (AMD CDNA 3 white paper, cdna3InfinityFabric). A mesh has no
+// switch: traffic between two GPUs crosses their one link, and a GPU
+// reaches k peers over k links (NVSwitch gives every GPU its whole NVLink
+// bandwidth to any peer).
+var xgmiMeshLinks = map[string]int{
+	"AMD Instinct MI300X": 7,
+	"AMD Instinct MI325X": 7,
+}
+
+// XGMIPerLinkGBs is the bidirectional bandwidth of one Infinity Fabric link
+// of a part whose platform is a fully connected mesh (its InterconnectGBs
+// over its GPU-to-GPU links: 896 / 7 = 128 GB/s, 64 each way, for the
+// MI300X), GB/s; 0 for any other part or an unsourced figure.
+func XGMIPerLinkGBs(s Spec) float64 {
+	links, ok := xgmiMeshLinks[s.Name]
+	if !ok || s.InterconnectGBs <= 0 {
+		return 0
+	}
+	return s.InterconnectGBs / float64(links)
+}
+
 // ByPCIIDMemory finds the record of a "vvvv:dddd" PCI id on a device whose
 // memory is memBytes: among the boards sharing the id (SharedPCIIDs), the
 // one whose memory agrees, else ByPCIID's record (the id's own, named as

@@ -114,6 +114,25 @@ func TestNVLinkPerLinkGBs(t *testing.T) {
 	assert.Zero(t, NVLinkPerLinkGBs(""))
 }
 
+// TestXGMIPerLinkGBs: the MI300X's and MI325X's 896 GB/s over their seven
+// links is 128 GB/s a link both ways, the white paper's 16 lanes at 32 Gbps
+// each way (x16 x 32 / 8 = 64 GB/s, internal/detect/amd's cdna3XGMILinkGBs);
+// parts without a sourced mesh give 0.
+func TestXGMIPerLinkGBs(t *testing.T) {
+	for _, name := range []string{"AMD Instinct MI300X", "AMD Instinct MI325X"} {
+		s, ok := ByName(name)
+		require.True(t, ok, name)
+		assert.Equal(t, 896.0, s.InterconnectGBs, name)
+		assert.Contains(t, s.FigureSources["InterconnectGBs"], "amd-cdna-3-white-paper.pdf", name)
+		assert.Equal(t, 2*16*32/8.0, XGMIPerLinkGBs(s), name)
+	}
+	for _, name := range []string{"AMD Instinct MI250X", "AMD Instinct MI308X", "NVIDIA H100 SXM5 80GB"} {
+		s, ok := ByName(name)
+		require.True(t, ok, name)
+		assert.Zero(t, XGMIPerLinkGBs(s), name)
+	}
+}
+
 // TestAPUIdentities: the APU ids issue 13 names are in the table, from the PCI
 // ID repository, as integrated GPUs without figures (no datasheet lookup
 // finds them), each with its gfx target (LLVM AMDGPU processor table), which

@@ -25,6 +25,23 @@ const (
 		"citing https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html)"
 )
 
+// cdna3InfinityFabric cites the Infinity Fabric figures of the MI300X and
+// MI325X: AMD's CDNA 3 white paper, Table 2 ("AMD Instinct MI300 Series
+// accelerators specifications and features"), whose MI300X and MI325X
+// columns read "DEVICE I/O CONNECTIONS 7 x16 AMD Infinity Fabric links, 1x16
+// PCIe Gen 5 to host CPU" and "P2P RING PEAK AGGREGATE I/O BANDWIDTH 896
+// GB/s (8 GPUs)"; its "Communication and scaling" section: the links
+// "operate at up to 32Gbps" and "these seven ... links ... form a fully
+// connected 8-GPU system". 896 GB/s is 7 links x 16 lanes x 32 Gbps / 8 x 2
+// directions: the bidirectional sum over the GPU's seven GPU-to-GPU links,
+// the convention of NVIDIA's "900 GB/s" NVLink per H100 (18 links x 25 GB/s
+// x 2). AMD's product pages list the same link as "Peak Infinity Fabric
+// Link Bandwidth 128 GB/s" (both directions; secondary copies, no AMD page
+// opened here).
+const cdna3InfinityFabric = "https://www.amd.com/content/dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf " +
+	"(PID#2258402-B, read via a stored copy; Table 2: \"7 x16 AMD Infinity Fabric links\", \"P2P RING PEAK AGGREGATE I/O BANDWIDTH ... 896 GB/s (8 GPUs)\"; " +
+	"\"Communication and scaling\": links \"up to 32Gbps\", seven links \"form a fully connected 8-GPU system\")"
+
 var amdRecords = []Spec{
 	{Name: "AMD Instinct MI300X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM3,
 		PCIIDs: []string{"1002:74a1"},
@@ -33,10 +50,12 @@ var amdRecords = []Spec{
 		MemoryBytes: 206158430208, MemoryUnit: "GiB",
 		BandwidthGBs: 5300,
 		BF16TFLOPS:   1307.4, FP16TFLOPS: 1307.4, FP8TFLOPS: 2614.9, INT8TOPS: 2614.9,
-		Interconnect: "AMD Infinity Fabric (XGMI)", InterconnectGBs: 0,
+		Interconnect: "AMD Infinity Fabric (XGMI), 7 links", InterconnectGBs: 896,
 		Source: "https://github.com/ROCm/ROCm docs/conceptual/gpu-arch/mi300.md @ e396b489 (table \"Peak-performance capabilities of the MI300X\")",
 		FigureSources: map[string]string{
-			"MemoryBytes": "https://github.com/ROCm/ROCm docs/reference/gpu-arch-specs.rst @ e396b489 (column \"VRAM (GiB)\", \"Compute Units\")",
+			"MemoryBytes":     "https://github.com/ROCm/ROCm docs/reference/gpu-arch-specs.rst @ e396b489 (column \"VRAM (GiB)\", \"Compute Units\")",
+			"Interconnect":    cdna3InfinityFabric,
+			"InterconnectGBs": cdna3InfinityFabric,
 		},
 	},
 	{Name: "AMD Instinct MI250X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM2e,
@@ -136,8 +155,10 @@ var amdRecords = []Spec{
 			"bandwidth 6 TB/s from a secondary table (no vendor page opened states it): https://github.com/stas00/ml-engineering/blob/master/compute/accelerator/README.md#accelerator-memory-size-and-speed (table \"Generally available\", revision of 2026-07-29)",
 		BandwidthGBs: 6000,
 		BF16TFLOPS:   1300, FP16TFLOPS: 1300, FP8TFLOPS: 2610, INT8TOPS: 2600,
+		Interconnect: "AMD Infinity Fabric (XGMI), 7 links", InterconnectGBs: 896,
 		FigureSources: map[string]string{
 			"BF16TFLOPS": mi325xPeaks, "FP16TFLOPS": mi325xPeaks, "FP8TFLOPS": mi325xPeaks, "INT8TOPS": mi325xPeaks,
+			"Interconnect": cdna3InfinityFabric, "InterconnectGBs": cdna3InfinityFabric,
 		},
 	},
 	{Name: "AMD Instinct MI355X", Vendor: "AMD", Category: DatacenterGPU, Memory: MemoryHBM3e,

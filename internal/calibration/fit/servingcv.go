@@ -352,7 +352,7 @@ func servingVariants(cases []servingCase) (tried []servingCV, accepted []bool, c
 // per-part time alone no longer lowered the median (13.5 -> 13.7 %, p90
 // 46.5 -> 37.0 %), so it was dropped, and the generation split, which
 // only exists on top of it, was never tried with it, though the two
-// together lower both (9.2 %, 34.5 %). Evaluating every allowed set finds
+// together lower both (9.1 %, 34.8 %). Evaluating every allowed set finds
 // such a joint set while keeping the rule's bar: a set is accepted only
 // where it improves on every smaller accepted set.
 func chooseTerms(cv func(servingTerms) servingCV) (tried []servingCV, accepted []bool, chosen servingCV) {

@@ -473,10 +473,11 @@ func normAMDUUID(s string) (string, bool) {
 
 // xgmiInterconnects groups the visible GPUs into XGMI hives: by sysfs
 // xgmi_hive_id when the driver exposes it, else by rocm-smi's link-type
-// matrix ("XGMI" cells). No bandwidth is given: no source of the part
-// table (internal/specs) gives a per-device Infinity Fabric figure for
-// these parts. Links counts the GPU pairs rocm-smi reports as directly XGMI-linked
-// (one hop), when rocm-smi ran.
+// matrix ("XGMI" cells). LinkBandwidthGBs is one link's rate on CDNA 3
+// (xgmiLinkGBs); BandwidthGBs, a GPU's aggregate, is left to the part table
+// (internal/specs: 896 GB/s both ways for the MI300X and MI325X), which the
+// planner reads by record; nothing here measures it. Links counts the GPU
+// pairs rocm-smi reports as directly XGMI-linked (one hop), when rocm-smi ran.
 func xgmiInterconnects(gpus []AMDGPU, smi *ROCmSMIReport) []registry.Interconnect {
 	groups := map[string][]int{}
 	var order []string
