@@ -11,6 +11,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -93,7 +94,20 @@ func (c *costs) hostKVHolds(s stage) bool {
 	if c.HostKVPool == nil {
 		return true
 	}
-	return s.Part.KV <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
+	return c.hostKVNeed(s.Part.KV) <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
+}
+
+// hostKVNeed is a KV cache of kv bytes (sequences of c.Context tokens) as
+// a host pool of c.HostKVBlock-token blocks holds it: each sequence in
+// whole blocks, as vLLM checks --max-model-len against its pool
+// (engine.HostKVPooler); kv where the block or the context is unknown.
+func (c *costs) hostKVNeed(kv int64) int64 {
+	b := c.HostKVBlock
+	if b <= 1 || c.Context <= 0 {
+		return kv
+	}
+	blocks := (c.Context + b - 1) / b * b
+	return int64(math.Ceil(float64(kv) * float64(blocks) / float64(c.Context)))
 }
 
 // staticShortLine says, for a refused tensor-parallel group of SGLang,
@@ -123,9 +137,10 @@ func hostKVShortLine(d *device, c costs, need part) string {
 	}
 	room := d.Usable - need.total() + need.KV
 	pool := c.HostKVPool(room)
-	if need.KV <= pool {
+	kv := c.hostKVNeed(need.KV)
+	if kv <= pool {
 		return ""
 	}
 	return fmt.Sprintf("vLLM's CPU KV cache is VLLM_CPU_KVCACHE_SPACE in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
-		gib(room), pool>>30, gib(need.KV))
+		gib(room), pool>>30, gib(kv))
 }
