@@ -100,6 +100,8 @@ var proseFigures = []proseFigure{
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":1.89,`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B", "--placement", "fewest", "--json"},
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":2.24,`},
+	{"docs/inference-servers.md", "thinkpad-p16s-krackan", []string{"plan", "--model", "70b", "--engine", "vllm", "--context", "32768", "--json"},
+		"74880 tokens, not 74898, for that 70B's 20 GiB", `"kv_cache_gib":20,"kv_cache_tokens":74880,`},
 	// The launcher's dry run prints the command the plan's load and
 	// engine_args make; the CLI's headline is the same command.
 	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--context", "8192"},
