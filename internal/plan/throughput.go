@@ -907,7 +907,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			// vLLM's or SGLang's --cpu-offload-gb: the host stores
 			// weights that cross PCIe to the GPU; its layers run on the
 			// GPU (below).
-			seconds, note, ok := streamedStepSeconds(pl)
+			seconds, note, ok := streamedStepSeconds(pl, batch)
 			step += seconds
 			decodeKnown = decodeKnown && ok
 			prefillKnown = false
@@ -957,6 +957,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		} else if pl.AllExpertsOnHost {
 			readWeights = pl.step3Read(i, weights)
 		} else if extra := c.batchExpertReads(s.Start, s.End, tp, batch); extra > 0 {
+			if streamed {
+				// The offloaded experts' reads cross PCIe in the host's
+				// term (streamedStepSeconds), not here.
+				extra = streamedGPUExpertReads(pl, batch)
+			}
 			readWeights += extra
 			expertsNoted = true
 		}
