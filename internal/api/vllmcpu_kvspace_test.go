@@ -126,8 +126,9 @@ func TestVLLMCPURefusesAPoolShortOfOneSequence(t *testing.T) {
 }
 
 // cpuOnlyCluster is a cluster of n copies of the fixture's registry kept to
-// its CPU device: n hosts planned on host memory alone.
-func cpuOnlyCluster(t *testing.T, name string, n int) string {
+// its CPU device: n hosts planned on host memory alone; memory, where
+// given, is each host's memory_bytes.
+func cpuOnlyCluster(t *testing.T, name string, n int, memory ...int64) string {
 	t.Helper()
 	dir := fixture(name)
 	out := Detect(context.Background(), []byte(`{"sysroot":"`+dir+`/root","path":"`+dir+`/bin","cache_ttl_ms":0}`), NoEnv)
@@ -144,6 +145,14 @@ func cpuOnlyCluster(t *testing.T, name string, n int) string {
 	nodes := make([]any, n)
 	for i := range nodes {
 		nodes[i] = r
+		if i < len(memory) {
+			b, err := json.Marshal(r)
+			require.NoError(t, err)
+			var node map[string]any
+			require.NoError(t, json.Unmarshal(b, &node))
+			node["devices"].([]any)[0].(map[string]any)["memory_bytes"] = memory[i]
+			nodes[i] = node
+		}
 	}
 	b, err := json.Marshal(nodes)
 	require.NoError(t, err)
@@ -205,4 +214,38 @@ func TestVLLMCPUClusterNamesKVCacheSpace(t *testing.T) {
 			assert.GreaterOrEqual(t, e.MaxConcurrency, 1.0)
 		})
 	}
+}
+
+// Hosts of unequal memory get the one pool the least room gives, so the
+// pipeline split must hold each stage's KV cache in it, not in its own
+// host's room: two thinkpad-p16s-krackan hosts, the second given 70 GiB,
+// split Llama-3.3-70B at bf16 44 layers to 36 and leave 10 GiB on the
+// second; at a context of 65536 the first stage's 11 GiB of KV cache fits
+// its own host's room but not that pool, and vLLM, given 10 GiB on every
+// rank, would refuse --max-model-len 65536 (a plan said it fits, with
+// engine_expect's 59520 tokens under its context). At 57344 it fits, and
+// its room is the pool's.
+func TestVLLMCPUUnequalHostsShareTheLeastPool(t *testing.T) {
+	plan := func(ctx string) (bool, map[string]string, int64, int64) {
+		out := PlanSharding(context.Background(), []byte(`{"model":{"name":"Llama-3.3-70B-Instruct"},"engine":"vllm","quant":"bf16","context_length":`+ctx+`,`+
+			cpuOnlyCluster(t, "thinkpad-p16s-krackan", 2, 92413652992, 70<<30)+`}`), NoEnv)
+		require.Equal(t, "", errorCode(t, out), string(out))
+		var p struct {
+			Fits   bool                         `json:"fits"`
+			Env    map[string]map[string]string `json:"engine_env"`
+			Expect map[string]struct {
+				KVCacheTokens int64 `json:"kv_cache_tokens"`
+			} `json:"engine_expect"`
+			MaxContext int64 `json:"max_context_length"`
+		}
+		require.NoError(t, json.Unmarshal(out, &p))
+		return p.Fits, p.Env["vllm"], p.Expect["vllm"].KVCacheTokens, p.MaxContext
+	}
+	fits, env, tokens, room := plan("57344")
+	require.True(t, fits)
+	assert.Equal(t, "10", env["VLLM_CPU_KVCACHE_SPACE"])
+	assert.GreaterOrEqual(t, tokens, int64(57344))
+	assert.Equal(t, tokens, room, "the room is what the named pool holds on the costliest stage")
+	fits, _, _, _ = plan("65536")
+	assert.False(t, fits, "the first stage's KV cache does not fit the pool every rank gets")
 }

@@ -97,6 +97,31 @@ func (c *costs) hostKVHolds(s stage) bool {
 	return c.hostKVNeed(s.Part.KV) <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
 }
 
+// hostKVHoldsTogether reports whether the one KV pool a host-memory plan's
+// engine names for all of stages holds each stage's KV cache: vLLM's
+// VLLM_CPU_KVCACHE_SPACE is one value for every rank (engine/vllmcpu.go),
+// the whole GiB of the least room any stage leaves (hostKVRoom), so a
+// stage with more room than another cannot use it. true where the engine
+// names no pool or there is one stage (hostKVHolds checks it).
+func (c *costs) hostKVHoldsTogether(stages []stage) bool {
+	if c.HostKVPool == nil || len(stages) < 2 {
+		return true
+	}
+	room := int64(-1)
+	for _, s := range stages {
+		if r := s.budget() - s.Part.total() + s.Part.KV; room < 0 || r < room {
+			room = r
+		}
+	}
+	pool := c.HostKVPool(room)
+	for _, s := range stages {
+		if c.hostKVNeed(s.Part.KV) > pool {
+			return false
+		}
+	}
+	return true
+}
+
 // hostKVNeed is a KV cache of kv bytes (sequences of c.Context tokens) as
 // a host pool of c.HostKVBlock-token blocks holds it: each sequence in
 // whole blocks, as vLLM checks --max-model-len against its pool
