@@ -107,7 +107,7 @@ var (
 	rateFigure    = regexp.MustCompile(`(?:^|[ (])(\d+(?:\.\d+)?) (?:output )?tokens/s`)
 	levelRow      = regexp.MustCompile(`(?m)^  (\S+) +(\S+ GiB|—) +(yes|no|unknown)\b`)
 	needsOnOne    = regexp.MustCompile(`^(?:doesn't fit: )?(\S+) needs (\d+\.\d GiB) on one device`)
-	headlineSpeed = regexp.MustCompile(`, about (?:(\d+) replicas x )?([0-9.]+) tokens/s(?: = ([0-9.]+) tokens/s)?`)
+	headlineSpeed = regexp.MustCompile(`, about ([0-9.]+) tokens/s(?: per replica \((\d+) x [0-9.]+ = ([0-9.]+) tokens/s when all)?`)
 	decodeLine    = regexp.MustCompile(`(?m)^Throughput: decode ([0-9.]+) tokens/s`)
 	prefillLine   = regexp.MustCompile(`(?m)^Throughput: .*prefill ([0-9.]+) tokens/s`)
 	allLine       = regexp.MustCompile(`(?m)^Throughput: .*, ([0-9.]+) tokens/s in all`)
@@ -194,16 +194,16 @@ func speedDisagreements(text string, obj map[string]any) []string {
 	headline, _, _ := strings.Cut(text, "\n")
 	var out []string
 	if m := headlineSpeed.FindStringSubmatch(headline); m != nil {
-		if m[1] == "" {
+		if m[2] == "" {
 			checked["headline speed"]++
 		}
-		if m[1] == "" && m[2] != rateText(one) {
-			out = append(out, fmt.Sprintf("headline %s tokens/s, decode_tokens_per_s %s", m[2], rateText(one)))
+		if m[2] == "" && m[1] != rateText(one) {
+			out = append(out, fmt.Sprintf("headline %s tokens/s, decode_tokens_per_s %s", m[1], rateText(one)))
 		}
-		if m[1] != "" {
+		if m[2] != "" {
 			checked["data-parallel headline"]++
-			n, _ := strconv.Atoi(m[1])
-			shown, _ := strconv.ParseFloat(m[2], 64)
+			n, _ := strconv.Atoi(m[2])
+			shown, _ := strconv.ParseFloat(m[1], 64)
 			if m[3] != rateText(total) || rateText(float64(n)*shown) != m[3] {
 				out = append(out, fmt.Sprintf("headline %s, decode_tokens_per_s_total %s", m[0], rateText(total)))
 			}

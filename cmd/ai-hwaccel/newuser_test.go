@@ -253,7 +253,12 @@ func TestTrainAndSuggestNameTheModelAsPlanDoes(t *testing.T) {
 // room and the speed of one replica, and the whole machine's as the Room
 // line and decode_tokens_per_s_total state it. It said "KV room about 430k
 // tokens per replica (3 sequences of 131072)" above "up to 24 sequences at
-// once", and "about 161 tokens/s" for 8 replicas serving 1286.
+// once", and "about 161 tokens/s" for 8 replicas serving 1286. Then it
+// said "about 8 replicas x 161 tokens/s = 1286 tokens/s" for a batch of
+// one, whose one request one replica serves at 161: the total is the rate
+// when every replica has a request (decode_tokens_per_s_total's
+// assumption), and the headline and the Throughput line say so, with the
+// requests it takes.
 func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
 	args := withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "llama.cpp")
 	obj, _ := runJSON(t, append(args, "--json")...)
@@ -263,7 +268,19 @@ func TestDataParallelHeadlineSaysPerReplicaAndTotal(t *testing.T) {
 	require.Equal(t, 0, r.code, r.stderr)
 	headline, _, _ := strings.Cut(r.stdout, "\n")
 	// The per-replica figure's digits: TestDataParallelHeadlineFiguresMultiply.
-	assert.Regexp(t, fmt.Sprintf(`about 8 replicas x %s(\.[0-9]+)? tokens/s = %s tokens/s`, regexp.QuoteMeta(strconv.FormatFloat(math.Floor(one), 'f', 0, 64)), rateText(total)), headline)
+	per := regexp.QuoteMeta(strconv.FormatFloat(math.Floor(one), 'f', 0, 64)) + `(\.[0-9]+)?`
+	assert.Regexp(t, fmt.Sprintf(`about %s tokens/s per replica \(8 x %s = %s tokens/s when all 8 replicas are busy, 8 requests at once\)`, per, per, rateText(total)), headline)
+	assert.NotContains(t, headline, "about 8 replicas x", "not the machine's rate for a batch of one")
+	assert.Contains(t, r.stdout, "(8 in flight in all); the batch of 1 keeps 1 of the 8 replicas busy")
+	assert.Regexp(t, fmt.Sprintf(`(?m)^Throughput: decode %s tokens/s per sequence \(bound by [a-z ]+\) on each replica, %s tokens/s in all when all 8 replicas are busy \(8 sequences at once\), prefill [0-9.]+ tokens/s on each replica$`,
+		regexp.QuoteMeta(rateText(one)), regexp.QuoteMeta(rateText(total))), r.stdout)
+
+	// 8 sequences a replica (--batch 64): 64 keep them busy (the headline
+	// states no rate: llama.cpp's decode of a batch is not validated).
+	r = runCLI(t, append(args, "--batch", "64")...)
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.NotContains(t, r.stdout, "replicas busy\n", "a batch of 64 keeps all 8 busy")
+	assert.Regexp(t, `(?m)^Throughput: decode [0-9.]+ tokens/s over 8 sequences \([0-9.]+ per sequence\) \(bound by [a-z ]+\) on each replica, [0-9.]+ tokens/s in all when all 8 replicas are busy \(64 sequences at once\)`, r.stdout)
 
 	args = withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-8B", "--replicas", "8", "--engine", "vllm")
 	obj, _ = runJSON(t, append(args, "--json")...)
@@ -346,12 +363,13 @@ func TestRefusedLevelRowIsTheRefusalsFigure(t *testing.T) {
 }
 
 // A data-parallel headline's figures multiply: "4 replicas x 161 tokens/s
-// = 643 tokens/s" rounded the per-replica rate (160.8) and the total
+// = 643 tokens/s" (now "161 tokens/s per replica (4 x 161 = 643 tokens/s
+// when all 4 replicas are busy, ...)") rounded the per-replica rate (160.8) and the total
 // (643.2) each on its own, so 4 x 161 read 643. The per-replica figure is
 // shown with the digits that make n times it round to the total shown,
 // and both are decode_tokens_per_s and decode_tokens_per_s_total rounded.
 func TestDataParallelHeadlineFiguresMultiply(t *testing.T) {
-	headline := regexp.MustCompile(`about (\d+) replicas x ([0-9.]+) tokens/s = ([0-9.]+) tokens/s`)
+	headline := regexp.MustCompile(`about ([0-9.]+) tokens/s per replica \((\d+) x ([0-9.]+) = ([0-9.]+) tokens/s when all (\d+) replicas are busy`)
 	// Qwen3-30B-A3B is asked at bf16: auto takes Q8_0 there, the best
 	// level a published GGUF runs, whose decode on an H100 is not
 	// validated, so its headline states no rate.
@@ -367,16 +385,18 @@ func TestDataParallelHeadlineFiguresMultiply(t *testing.T) {
 		require.Equal(t, 0, r.code, r.stderr)
 		m := headline.FindStringSubmatch(r.stdout)
 		require.NotNil(t, m, r.stdout)
-		n, _ := strconv.Atoi(m[1])
-		shown, _ := strconv.ParseFloat(m[2], 64)
-		assert.Equal(t, c.replicas, m[1])
-		assert.Equal(t, rateText(total), m[3], "%s x%s: the total is decode_tokens_per_s_total", c.model, c.replicas)
-		assert.Equal(t, m[3], rateText(float64(n)*shown), "%s: %s", c.model, m[0])
+		n, _ := strconv.Atoi(m[2])
+		shown, _ := strconv.ParseFloat(m[3], 64)
+		assert.Equal(t, m[1], m[3], "one per-replica figure")
+		assert.Equal(t, c.replicas, m[2])
+		assert.Equal(t, c.replicas, m[5])
+		assert.Equal(t, rateText(total), m[4], "%s x%s: the total is decode_tokens_per_s_total", c.model, c.replicas)
+		assert.Equal(t, m[4], rateText(float64(n)*shown), "%s: %s", c.model, m[0])
 		decimals := 0
-		if _, frac, ok := strings.Cut(m[2], "."); ok {
+		if _, frac, ok := strings.Cut(m[3], "."); ok {
 			decimals = len(frac)
 		}
-		assert.Equal(t, m[2], strconv.FormatFloat(one, 'f', decimals, 64), "%s x%s: the per-replica figure is decode_tokens_per_s", c.model, c.replicas)
+		assert.Equal(t, m[3], strconv.FormatFloat(one, 'f', decimals, 64), "%s x%s: the per-replica figure is decode_tokens_per_s", c.model, c.replicas)
 	}
 }
 

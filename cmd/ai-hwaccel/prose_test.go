@@ -100,6 +100,16 @@ var proseFigures = []proseFigure{
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":1.89,`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B", "--placement", "fewest", "--json"},
 		"1.89 GiB for Llama-3.1-8B, 2.24 GiB for Qwen2.5-7B", `"peak_activation_gib":2.24,`},
+	{"docs/inference-servers.md", "thinkpad-p16s-krackan", []string{"plan", "--model", "70b", "--engine", "vllm", "--context", "32768", "--json"},
+		"74880 tokens, not 74898, for that 70B's 20 GiB", `"kv_cache_gib":20,"kv_cache_tokens":74880,`},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Mixtral-8x7B-v0.1", "--engine", "vllm", "--cpu-offload", "--devices", "cuda:0,cpu:0", "--quant", "bf16", "--context", "256", "--batch", "1"},
+		"18.3 GiB offloaded: 85 ms a step for one sequence, 141 ms for the two its cache holds", "18.3 GiB of layer weights stay in pinned host memory and the GPU reads them across PCIe at 63 GB/s, the link's bandwidth, every step (85.1 ms)"},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Mixtral-8x7B-v0.1", "--engine", "vllm", "--cpu-offload", "--devices", "cuda:0,cpu:0", "--quant", "bf16", "--context", "256", "--batch", "8"},
+		"18.3 GiB offloaded: 85 ms a step for one sequence, 141 ms for the two its cache holds", "(at 2 sequences a step, 44% of each offloaded layer's experts under uniform routing, as in GPU memory) across PCIe at 63 GB/s, the link's bandwidth, every step (140.7 ms)"},
+	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "gpt-oss-20b", "--engine", "llama.cpp", "--replicas", "max"},
+		"358 tokens/s per replica (8 x 358 = 2864 tokens/s when all 8 replicas are busy, 8 requests at once)", ""},
+	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "gpt-oss-20b", "--engine", "llama.cpp", "--replicas", "max"},
+		"the batch of 1 keeps 1 of the 8 replicas busy", ""},
 	// The launcher's dry run prints the command the plan's load and
 	// engine_args make; the CLI's headline is the same command.
 	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "llama-3.1-8b", "--engine", "llama.cpp", "--context", "8192"},

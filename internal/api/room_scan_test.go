@@ -82,7 +82,8 @@ func TestHeadlineConcurrencyIsTheRoom(t *testing.T) {
 }
 
 // roomScanRegistry is fixture machine name's detected registry, nil when
-// it has no accelerator (a paged engine's pool is on accelerators only).
+// it has no accelerator (vLLM's plans on a CPU beside one, such as
+// thinkpad-p16s-krackan's, are compared too: engine_expect's CPU pool).
 func roomScanRegistry(t *testing.T, root, name string) json.RawMessage {
 	dir := filepath.Join(root, "testdata", "machines", name)
 	opts := fmt.Sprintf(`{"sysroot":%q,"path":%q,"env":{},"cache_ttl_ms":0}`, filepath.Join(dir, "root"), filepath.Join(dir, "bin"))

@@ -79,7 +79,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 			fmt.Fprintf(w, "Idle: %s\n", strings.Join(a.IdleDevices, ", "))
 		}
 		writeShards(w, a.Shards, info.DeviceNames)
-		writeThroughput(w, a.Throughput)
+		writeThroughput(w, a.Throughput, a.DPSize)
 		writeEngineArgs(w, a, info)
 	}
 	writeLevels(w, a.Levels, seen)
@@ -292,16 +292,27 @@ func planHeadline(a *plan.ShardingAnswer, name string, info AnswerInfo) string {
 }
 
 // speedWords is the headline's decode rate: "<r> tokens/s", or for data
-// parallel replicas, whose decode_tokens_per_s is one replica's,
-// "<n> replicas x <r> tokens/s = <total> tokens/s"
-// (decode_tokens_per_s_total), so that the figure is not read as the
-// machine's.
+// parallel replicas, whose decode_tokens_per_s is one replica's, "<r>
+// tokens/s per replica (<n> x <r> = <total> tokens/s when all <n> replicas
+// are busy, <k> requests at once)": decode_tokens_per_s_total is the rate
+// of every replica serving its share of sequences, which a batch smaller
+// than that does not reach (one request is served at <r>), so the total is
+// said with what it takes, not read as the machine's rate for the batch.
 func speedWords(a *plan.ShardingAnswer) string {
 	tp := a.Throughput
 	if a.DPSize > 1 && tp.DecodeTokensPerSTotal > 0 {
-		return fmt.Sprintf("%d replicas x %s tokens/s = %s tokens/s", a.DPSize, replicaRate(a.DPSize, tp.DecodeTokensPerS, tp.DecodeTokensPerSTotal), Rate(tp.DecodeTokensPerSTotal))
+		per := replicaRate(a.DPSize, tp.DecodeTokensPerS, tp.DecodeTokensPerSTotal)
+		return fmt.Sprintf("%s tokens/s per replica (%d x %s = %s tokens/s when all %d replicas are busy, %d requests at once)",
+			per, a.DPSize, per, Rate(tp.DecodeTokensPerSTotal), a.DPSize, busyRequests(a.DPSize, tp))
 	}
 	return Rate(tp.DecodeTokensPerS) + " tokens/s"
+}
+
+// busyRequests is the sequences dp replicas decode at once when each has
+// its share (throughput.sequences, one when absent): what
+// decode_tokens_per_s_total assumes in flight.
+func busyRequests(dp int, tp *plan.Throughput) int {
+	return dp * max(tp.Sequences, 1)
 }
 
 // replicaRate is one replica's rate per, shown with the digits that make n
@@ -882,9 +893,17 @@ func SpeedValidated(validatedOn string) bool {
 	return validatedOn != "" && !strings.HasPrefix(validatedOn, plan.NotValidated)
 }
 
-func writeThroughput(w io.Writer, t *plan.Throughput) {
+// writeThroughput prints the Throughput line of an answer of dp replicas
+// (1: none): a data-parallel plan's decode and prefill rates are one
+// replica's, and its decode_tokens_per_s_total the rate when every replica
+// is busy (busyRequests), as the line says.
+func writeThroughput(w io.Writer, t *plan.Throughput, dp int) {
 	if t == nil {
 		return
+	}
+	each := ""
+	if dp > 1 {
+		each = " on each replica"
 	}
 	var parts []string
 	switch d, n := t.DecodeTokensPerS, t.Sequences; {
@@ -899,14 +918,19 @@ func writeThroughput(w io.Writer, t *plan.Throughput) {
 	if b := t.Bound; b != "" && len(parts) > 0 {
 		parts[0] += " (bound by " + strings.ReplaceAll(b, "_", " ") + ")"
 	}
-	if d := t.DecodeTokensPerSTotal; d > 0 {
+	if len(parts) > 0 {
+		parts[0] += each
+	}
+	if d := t.DecodeTokensPerSTotal; d > 0 && dp > 1 {
+		parts = append(parts, fmt.Sprintf("%s tokens/s in all when all %d replicas are busy (%d sequences at once)", Rate(d), dp, busyRequests(dp, t)))
+	} else if d > 0 {
 		parts = append(parts, Rate(d)+" tokens/s in all")
 	}
 	// A prefill rate is shown only with what vouches for it
 	// (prefill_validated_on, issue 22): one without is not printed.
 	prefill := t.PrefillTokensPerS > 0 && t.PrefillValidatedOn != ""
 	if prefill {
-		parts = append(parts, "prefill "+Rate(t.PrefillTokensPerS)+" tokens/s")
+		parts = append(parts, "prefill "+Rate(t.PrefillTokensPerS)+" tokens/s"+each)
 	}
 	line := "Throughput: " + strings.Join(parts, ", ")
 	if len(parts) == 0 {

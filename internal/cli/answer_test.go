@@ -281,14 +281,14 @@ func TestThroughputWithoutRatesSaysNotEstimated(t *testing.T) {
 		"prefill matmuls run at 77% of the dense bf16 peak",
 		"decode omitted: memory bandwidth unknown for cpu:0",
 		"prefill omitted: no peak tensor throughput known",
-	}})
+	}}, 1)
 	assert.Equal(t, "Throughput: not estimated\n  - decode omitted: memory bandwidth unknown for cpu:0\n  - prefill omitted: no peak tensor throughput known\n", b.String())
 
 	b.Reset()
 	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 12.5, Bound: "memory_bandwidth", Assumptions: []string{
 		"decode streams weights at 61% of memory bandwidth", "prefill matmuls run at 77% of the dense bf16 peak",
 		"prefill omitted: part of the model runs from host memory",
-	}})
+	}}, 1)
 	assert.Equal(t, "Throughput: decode 12.5 tokens/s per sequence (bound by memory bandwidth)\n"+
 		"  - decode streams weights at 61% of memory bandwidth\n  - prefill omitted: part of the model runs from host memory\n", b.String())
 }
@@ -302,7 +302,7 @@ func TestThroughputPrefillOnlyWithItsStatement(t *testing.T) {
 	var b strings.Builder
 	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 150, PrefillTokensPerS: 14084, Bound: "memory_bandwidth",
 		ValidatedOn: "llama.cpp CUDA scoreboard rows", PrefillValidatedOn: "llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)",
-		Assumptions: []string{"prefill matmuls run MMQ"}})
+		Assumptions: []string{"prefill matmuls run MMQ"}}, 1)
 	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence (bound by memory bandwidth), prefill 14084 tokens/s\n"+
 		"  Validated on: llama.cpp CUDA scoreboard rows\n"+
 		"  Prefill validated on: llama.cpp CUDA scoreboard pp512 rows; 3 held-out rows, median |error| 7.7% (within 20%)\n"+
@@ -310,7 +310,7 @@ func TestThroughputPrefillOnlyWithItsStatement(t *testing.T) {
 
 	b.Reset()
 	writeThroughput(&b, &plan.Throughput{DecodeTokensPerS: 150, PrefillTokensPerS: 14084, Bound: "memory_bandwidth",
-		ValidatedOn: "llama.cpp CUDA scoreboard rows", Assumptions: []string{"prefill matmuls run MMQ"}})
+		ValidatedOn: "llama.cpp CUDA scoreboard rows", Assumptions: []string{"prefill matmuls run MMQ"}}, 1)
 	assert.Equal(t, "Throughput: decode 150 tokens/s per sequence (bound by memory bandwidth)\n"+
 		"  Validated on: llama.cpp CUDA scoreboard rows\n", b.String())
 }

@@ -524,10 +524,11 @@ type Placement struct {
 	Draft     *Companion
 	Projector *ProjectorFile
 	// HostKVSpaceBytes, on a plan on host memory alone (Kind
-	// registry.KindCPU, one device), is the room it leaves for the KV cache
-	// there: the host's usable memory less the weights, activations and
-	// overhead it places on it (vLLM's VLLM_CPU_KVCACHE_SPACE, vllmcpu.go);
-	// 0 elsewhere.
+	// registry.KindCPU: one host, or one per pipeline stage or replica of a
+	// cluster), is the room it leaves for the KV cache on the host with the
+	// least: a host's usable memory less the weights, activations and
+	// overhead it places on it (vLLM's VLLM_CPU_KVCACHE_SPACE, one figure
+	// for every rank: vllmcpu.go); 0 elsewhere.
 	HostKVSpaceBytes int64
 	// FitTargetBytes are, per accelerator of Stages in their order, the
 	// bytes an engine that places the model itself (llama.cpp's --fit)

@@ -147,18 +147,37 @@ func fitTargets(pl *planned) []int64 {
 	return out
 }
 
-// hostKVRoom is, for a plan on host memory alone (one CPU device), the
-// room it leaves there for the KV cache: the device's usable memory less
-// the weights, activations and overhead placed on it (the room its
-// max_batch_size and max_context_length are searched in); 0 for any other
-// plan (engine.Placement.HostKVSpaceBytes).
+// hostKVRoom is, for a plan on host memory alone (every device a CPU: one,
+// or one per host of a cluster's pipeline stages or replicas), the room
+// it leaves there for the KV cache, the least over its devices: a
+// device's usable memory less the weights, activations and overhead
+// placed on it (the room its max_batch_size and max_context_length are
+// searched in); 0 for any other plan (engine.Placement.HostKVSpaceBytes).
+// The least, because the engine's pool is one figure for every rank:
+// vLLM's CPU worker reports VLLM_CPU_KVCACHE_SPACE GiB as each rank's
+// KV memory (CPUWorker.determine_available_memory returns
+// cache_config.cpu_kvcache_space_bytes, vllm/v1/worker/cpu_worker.py of
+// the v0.9.2 tag) and its engine core sizes the cache with the fewest
+// blocks any worker holds (vllm/v1/core/kv_cache_utils.py).
 func hostKVRoom(pl *planned) int64 {
-	if pl.Pool.Kind != registry.KindCPU || pl.Offloaded || len(pl.Replicas) > 0 || len(pl.Stages) != 1 || len(pl.Stages[0].Devices) != 1 {
+	if pl.Pool.Kind != registry.KindCPU || pl.Offloaded {
 		return 0
 	}
-	s := pl.Stages[0]
-	p := s.Part
-	return max(s.Devices[0].Usable-p.Weights-p.Activations-p.Overhead, 0)
+	room := int64(-1)
+	for _, r := range pl.replicas() {
+		for _, s := range r {
+			p := s.Part
+			for _, d := range s.Devices {
+				if d.Dev.Kind != registry.KindCPU {
+					return 0
+				}
+				if left := max(d.Usable-p.Weights-p.Activations-p.Overhead, 0); room < 0 || left < room {
+					room = left
+				}
+			}
+		}
+	}
+	return max(room, 0)
 }
 
 // hostKVPool is the KV pool the engine of a plan on host memory alone

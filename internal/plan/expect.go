@@ -7,6 +7,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
 // EngineExpect is what an engine that sizes its own paged KV pool at
@@ -15,7 +16,9 @@ import (
 // "Available KV cache memory: X GiB", "GPU KV cache size: N tokens" and
 // "Maximum concurrency for L tokens per request: Cx"
 // (determine_available_memory in vllm/v1/worker/gpu_worker.py,
-// _report_kv_cache_config in vllm/v1/core/kv_cache_utils.py).
+// _report_kv_cache_config in vllm/v1/core/kv_cache_utils.py). On host
+// memory alone vLLM's pool is the VLLM_CPU_KVCACHE_SPACE the command names
+// (engineExpectCPU).
 type EngineExpect struct {
 	// ModelLoadingGiB is the weights one device holds.
 	ModelLoadingGiB float64 `json:"model_loading_gib"`
@@ -115,10 +118,14 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	b := pl.Pool.Budget
+	if pl.Pool.Kind == registry.KindCPU {
+		// vLLM's CPU backend takes VLLM_CPU_KVCACHE_SPACE, which the
+		// command names (vllm/v1/worker/cpu_worker.py).
+		return engineExpectCPU(pl, req)
+	}
 	if !b.WorkspaceOutside && (pl.Costs.VLLM == nil || len(pl.Costs.VLLM.GPUs) == 0) {
 		// vLLM's start-up profile sizes the cache on accelerators only (the
-		// plan was fitted with it: vllmcharge.go); its CPU backend takes
-		// VLLM_CPU_KVCACHE_SPACE instead (vllm/v1/worker/cpu_worker.py).
+		// plan was fitted with it: vllmcharge.go).
 		return nil
 	}
 	fraction := planFraction(pl)

@@ -172,8 +172,10 @@ type costs struct {
 	// HostKVPool, on a host-memory pool whose engine names its KV pool
 	// (engine.HostKVPooler, vLLM's VLLM_CPU_KVCACHE_SPACE; costs.on), is
 	// that pool for the room a stage leaves: the stage's KV cache must fit
-	// it, not only the room (stageFits).
-	HostKVPool func(room int64) int64
+	// it, not only the room (stageFits), in whole blocks of HostKVBlock
+	// tokens a sequence (hostKVNeed).
+	HostKVPool  func(room int64) int64
+	HostKVBlock int
 	// Loaded is the model and the bits of its stored values (costsOf),
 	// for the weights as SGLang measures them (stagePart).
 	Loaded loadedWeights
@@ -247,7 +249,7 @@ func (c costs) on(p *pool) costs {
 	if p.Kind == registry.KindCPU {
 		c.Overhead = quant.HostOverheadBytes
 		if k, ok := p.Budget.Engine.(engine.HostKVPooler); ok {
-			c.HostKVPool = k.HostKVPoolBytes
+			c.HostKVPool, c.HostKVBlock = k.HostKVPoolBytes, k.HostKVBlockTokens()
 		}
 		return c
 	}

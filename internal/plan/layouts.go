@@ -484,7 +484,9 @@ func fewestStages(groups [][]*device, c costs) ([]stage, bool) {
 		for i, g := range pick {
 			stages[i] = stage{Devices: groups[g]}
 		}
-		if assignLayers(stages, c, false) {
+		// One KV pool for every stage where the engine names it on host
+		// memory (costs.hostKVHoldsTogether).
+		if assignLayers(stages, c, false) && c.hostKVHoldsTogether(stages) {
 			return stages, true
 		}
 	}

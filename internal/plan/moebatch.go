@@ -29,14 +29,24 @@ func (c *costs) batchExpertShare(batch int) float64 {
 // internal/calibration/data/serving_concurrency.json (point 5 of its
 // description; docs/accuracy.md, "Serving engines at concurrency above 1").
 func (c *costs) batchExpertReads(start, end, tp, batch int) float64 {
-	if batch <= 1 || tp < 1 {
+	if tp < 1 {
+		return 0
+	}
+	return c.expertsIn(start, end) / float64(tp) * c.batchExtraShare(batch)
+}
+
+// batchExtraShare is the share of a MoE layer's routed experts a decode
+// step of batch tokens reads beyond one token's (batchExpertShare less
+// ExpertActive); 0 at one token and for a dense model.
+func (c *costs) batchExtraShare(batch int) float64 {
+	if batch <= 1 {
 		return 0
 	}
 	share := c.batchExpertShare(batch)
 	if share <= c.ExpertActive {
 		return 0
 	}
-	return c.expertsIn(start, end) / float64(tp) * (share - c.ExpertActive)
+	return share - c.ExpertActive
 }
 
 // batchExpertNote is the assumption of a MoE plan decoding batch sequences

@@ -11,6 +11,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -93,7 +94,45 @@ func (c *costs) hostKVHolds(s stage) bool {
 	if c.HostKVPool == nil {
 		return true
 	}
-	return s.Part.KV <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
+	return c.hostKVNeed(s.Part.KV) <= c.HostKVPool(s.budget()-s.Part.total()+s.Part.KV)
+}
+
+// hostKVHoldsTogether reports whether the one KV pool a host-memory plan's
+// engine names for all of stages holds each stage's KV cache: vLLM's
+// VLLM_CPU_KVCACHE_SPACE is one value for every rank (engine/vllmcpu.go),
+// the whole GiB of the least room any stage leaves (hostKVRoom), so a
+// stage with more room than another cannot use it. true where the engine
+// names no pool or there is one stage (hostKVHolds checks it).
+func (c *costs) hostKVHoldsTogether(stages []stage) bool {
+	if c.HostKVPool == nil || len(stages) < 2 {
+		return true
+	}
+	room := int64(-1)
+	for _, s := range stages {
+		if r := s.budget() - s.Part.total() + s.Part.KV; room < 0 || r < room {
+			room = r
+		}
+	}
+	pool := c.HostKVPool(room)
+	for _, s := range stages {
+		if c.hostKVNeed(s.Part.KV) > pool {
+			return false
+		}
+	}
+	return true
+}
+
+// hostKVNeed is a KV cache of kv bytes (sequences of c.Context tokens) as
+// a host pool of c.HostKVBlock-token blocks holds it: each sequence in
+// whole blocks, as vLLM checks --max-model-len against its pool
+// (engine.HostKVPooler); kv where the block or the context is unknown.
+func (c *costs) hostKVNeed(kv int64) int64 {
+	b := c.HostKVBlock
+	if b <= 1 || c.Context <= 0 {
+		return kv
+	}
+	blocks := (c.Context + b - 1) / b * b
+	return int64(math.Ceil(float64(kv) * float64(blocks) / float64(c.Context)))
 }
 
 // staticShortLine says, for a refused tensor-parallel group of SGLang,
@@ -123,9 +162,10 @@ func hostKVShortLine(d *device, c costs, need part) string {
 	}
 	room := d.Usable - need.total() + need.KV
 	pool := c.HostKVPool(room)
-	if need.KV <= pool {
+	kv := c.hostKVNeed(need.KV)
+	if kv <= pool {
 		return ""
 	}
 	return fmt.Sprintf("vLLM's CPU KV cache is VLLM_CPU_KVCACHE_SPACE in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
-		gib(room), pool>>30, gib(need.KV))
+		gib(room), pool>>30, gib(kv))
 }

@@ -314,7 +314,7 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		if pl.Offloaded {
 			return printedSplitHolds(pl, c)
 		}
-		if hostKVOK && c.stagePart(0, c.Layers, 1).KV > hostKV {
+		if hostKVOK && !hostKVHoldsUnits(units, c, hostKV) {
 			// The pool the command names (vLLM on the CPU:
 			// VLLM_CPU_KVCACHE_SPACE), not the host's remainder.
 			return false
@@ -390,6 +390,21 @@ func printedSplitHolds(pl *planned, c costs) bool {
 		return true
 	}
 	return hostPart.total() <= host.Devices[0].Usable
+}
+
+// hostKVHoldsUnits reports whether the one KV pool a plan on host memory
+// alone names for every rank (hostKVPool) holds the KV cache of each
+// device of each unit, its stage's layers at costs c, in whole blocks
+// (costs.hostKVNeed).
+func hostKVHoldsUnits(units [][]stage, c costs, pool int64) bool {
+	for _, r := range units {
+		for _, s := range r {
+			if c.hostKVNeed(c.stagePart(s.Start, s.End, len(s.Devices)).KV) > pool {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // distinctUnits is the replicas whose memory differs: of replicas of one

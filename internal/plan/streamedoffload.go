@@ -174,15 +174,22 @@ func offloadPCIeGBs(pl *planned) float64 {
 	return pcie
 }
 
-// streamedStepSeconds is what a decode step of streamed plan pl pays for
-// its offloaded weights, with the assumption saying so; ok false when the
-// GPU's PCIe bandwidth is unknown. Under vLLM the GPU reads the weights a
-// token uses (a mixture-of-experts model's active share) across the link
-// every step: the link's bandwidth bounds the read, which UVA's zero-copy
-// accesses do not exceed. SGLang copies every offloaded byte to the GPU in
-// each forward pass (OffloadCopiedPerPass), whatever experts a token uses,
-// at most at the link's bandwidth.
-func streamedStepSeconds(pl *planned) (seconds float64, note string, ok bool) {
+// streamedStepSeconds is what a decode step of batch sequences of streamed
+// plan pl pays for its offloaded weights, with the assumption saying so;
+// ok false when the GPU's PCIe bandwidth is unknown. Under vLLM the GPU's
+// kernels read the offloaded parameters in host memory through UVA views
+// (UVAOffloader, the offloader --cpu-offload-gb gets: create_offloader in
+// vllm/model_executor/offloader/base.py at vllm-project/vllm 03584c33,
+// _maybe_offload_to_cpu in offloader/uva.py at 00593fa7), so the link
+// carries what they touch: a token's active share, and of a MoE model's
+// offloaded experts those any of the step's sequences route to
+// (streamedHostExpertReads), as in GPU memory (costs.batchExpertReads).
+// The link's bandwidth bounds the read, which UVA's zero-copy accesses do
+// not exceed. SGLang copies every offloaded byte to the GPU in each forward
+// pass (OffloadCopiedPerPass), whatever experts the tokens use, at most at
+// the link's bandwidth (as does vLLM's offloader with UVA disabled,
+// VLLM_WEIGHT_OFFLOADING_DISABLE_UVA, which the plan does not set).
+func streamedStepSeconds(pl *planned, batch int) (seconds float64, note string, ok bool) {
 	pcie := offloadPCIeGBs(pl)
 	if pcie <= 0 {
 		return 0, "decode omitted: the PCIe bandwidth of the offloading device is unknown", false
@@ -193,9 +200,49 @@ func streamedStepSeconds(pl *planned) (seconds float64, note string, ok bool) {
 		return host / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in host memory and SGLang copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
 			name, gib(int64(host)), pcie, host/(pcie*1e9)*1e3), true
 	}
-	read := host * pl.Costs.ActiveRatio
-	return read / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in pinned host memory and the GPU reads them across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-		name, gib(int64(host)), pcie, read/(pcie*1e9)*1e3), true
+	read := host*pl.Costs.ActiveRatio + streamedHostExpertReads(pl, batch)
+	what := "the GPU reads them"
+	if share := pl.Costs.batchExpertShare(batch); streamedHostExpertReads(pl, batch) > 0 {
+		what = fmt.Sprintf("the GPU reads what its kernels touch of them (at %d sequences a step, %.0f%% of each offloaded layer's experts under uniform routing, as in GPU memory)", batch, share*100)
+	}
+	return read / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
+		name, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3), true
+}
+
+// streamedHostExperts is the routed-expert bytes among the weights streamed
+// plan pl keeps in host memory: the experts of the layers the offload
+// covers (the first ones as the engine numbers them, costs.expertsIn), in
+// proportion to the host's bytes where the last of them is offloaded in
+// part; 0 for a dense model.
+func streamedHostExperts(pl *planned) float64 {
+	c := &pl.Costs
+	k := pl.Stages[1].End - pl.Stages[1].Start
+	span := c.expertsIn(0, k)
+	if span <= 0 || k <= 0 || c.LayerWeights <= 0 {
+		return 0
+	}
+	return min(span, float64(pl.Stages[1].Part.Weights)*span/(float64(k)*c.LayerWeights))
+}
+
+// streamedHostExpertReads is the offloaded expert bytes a decode step of
+// batch sequences reads beyond one token's share (in host memory's part of
+// ActiveRatio): batchExpertReads's rule on the host's experts. 0 for a
+// dense model, one sequence, or SGLang's copy of every byte.
+func streamedHostExpertReads(pl *planned, batch int) float64 {
+	if offloadOf(pl).OffloadCopiedPerPass {
+		return 0
+	}
+	return streamedHostExperts(pl) * pl.Costs.batchExtraShare(batch)
+}
+
+// streamedGPUExpertReads is the extra expert bytes (batchExpertReads) the
+// GPU of streamed plan pl reads in its own memory in a decode step of
+// batch sequences: every layer's runs there, but under vLLM the offloaded
+// experts are read in host memory (streamedHostExpertReads), not here;
+// SGLang reads its per-pass copies in GPU memory.
+func streamedGPUExpertReads(pl *planned, batch int) float64 {
+	c := &pl.Costs
+	return max(c.batchExpertReads(0, c.Layers, 1, batch)-streamedHostExpertReads(pl, batch), 0)
 }
 
 // streamedValidatedOn is validated_on of a streamed plan: nothing measured

@@ -815,9 +815,16 @@ func estimateReplicas(pl *planned, req *planning, interStageGBs float64) Through
 	if t.DecodeTokensPerS > 0 {
 		t.DecodeTokensPerSTotal = round3(t.DecodeTokensPerS * float64(pl.DP))
 	}
-	t.Assumptions = append(t.Assumptions, fmt.Sprintf(
+	running := pl.runningOf(req)
+	note := fmt.Sprintf(
 		"data_parallel: decode_tokens_per_s and prefill_tokens_per_s are one replica's (the slowest), serving %s; decode_tokens_per_s_total = %d replicas x decode_tokens_per_s, assuming independent requests keep every replica busy with %s (%d in flight in all)",
-		counted(pl.runningOf(req), "sequence"), pl.DP, counted(pl.runningOf(req), "sequence"), pl.DP*pl.runningOf(req)))
+		counted(running, "sequence"), pl.DP, counted(running, "sequence"), pl.DP*running)
+	if b := req.BatchSize; b > 0 && b < pl.DP*running {
+		// A batch smaller than that leaves replicas idle: the total is the
+		// plan's capacity, not the batch's rate.
+		note += fmt.Sprintf("; the batch of %d keeps %d of the %d replicas busy", b, (b+running-1)/running, pl.DP)
+	}
+	t.Assumptions = append(t.Assumptions, note)
 	return t
 }
 
@@ -907,7 +914,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			// vLLM's or SGLang's --cpu-offload-gb: the host stores
 			// weights that cross PCIe to the GPU; its layers run on the
 			// GPU (below).
-			seconds, note, ok := streamedStepSeconds(pl)
+			seconds, note, ok := streamedStepSeconds(pl, batch)
 			step += seconds
 			decodeKnown = decodeKnown && ok
 			prefillKnown = false
@@ -957,6 +964,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 		} else if pl.AllExpertsOnHost {
 			readWeights = pl.step3Read(i, weights)
 		} else if extra := c.batchExpertReads(s.Start, s.End, tp, batch); extra > 0 {
+			if streamed {
+				// The offloaded experts' reads cross PCIe in the host's
+				// term (streamedStepSeconds), not here.
+				extra = streamedGPUExpertReads(pl, batch)
+			}
 			readWeights += extra
 			expertsNoted = true
 		}

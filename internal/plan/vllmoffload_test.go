@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -215,4 +216,52 @@ func TestStreamedOffloadIsOneStage(t *testing.T) {
 		}
 		assert.NotContains(t, strings.Join(a.EngineArgs[eng], " "), "pipeline-parallel", eng)
 	}
+}
+
+// vLLM's --cpu-offload-gb keeps the offloaded parameters in pinned host
+// memory behind UVA views (UVAOffloader, vllm/model_executor/offloader/
+// uva.py at vllm-project/vllm 00593fa7, create_offloader's default for
+// --cpu-offload-gb in offloader/base.py at 03584c33): the GPU's kernels
+// read them where they lie, so a decode step reads across PCIe what its
+// kernels touch, and a fused MoE layer touches the experts the step's
+// tokens route to, as it does in GPU memory (costs.batchExpertReads).
+// Mixtral-8x7B at bf16 (8 experts, 2 a token) on the 24 GiB RTX 4090
+// offloads most of its layers; at 8 sequences a step a layer reads
+// 1 - (6/8)^8 = 90% of its experts under uniform routing, not the 25% one
+// token reads, and the offloaded share of that extra crosses the link:
+// the host term grows by the offloaded experts x 65% over 31.51 GB/s. The
+// GPU keeps the extra reads of its own experts only: the two extras add up
+// to the whole model's (every expert counted once, where it lies).
+func TestVLLMOffloadOfMoEReadsTheBatchsExperts(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	req := planningOf(t, request(t, `{"model":{"name":"Mixtral-8x7B-v0.1"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":4096,"batch_size":8}`, r))
+	ch, err := choose(req)
+	require.NoError(t, err)
+	pl := &ch.Plan
+	require.True(t, pl.Fits)
+	require.True(t, pl.streamed())
+	c := pl.Costs
+	require.InDelta(t, 0.25, c.ExpertActive, 1e-9)
+
+	host := float64(pl.Stages[1].Part.Weights)
+	experts := streamedHostExperts(pl)
+	// Mixtral's experts are 97.1% of a decoder layer's weights (3 x 4096 x
+	// 14336 x 8 of the layer's 1.451 G parameters), which the planner caps
+	// at 95% (setExperts); the offload covers whole layers but the last.
+	assert.GreaterOrEqual(t, experts/host, 0.95-1e-6)
+	assert.LessOrEqual(t, experts/host, 0.971)
+
+	one, _, ok := streamedStepSeconds(pl, 1)
+	require.True(t, ok)
+	eight, note, ok := streamedStepSeconds(pl, 8)
+	require.True(t, ok)
+	assert.InDelta(t, host*c.ActiveRatio/31.51e9, one, 1e-9, "one sequence: the active share")
+	share := 1 - math.Pow(0.75, 8)
+	assert.InDelta(t, experts*(share-0.25)/31.51e9, eight-one, 1e-9, "eight: the experts they route to")
+	assert.Contains(t, note, "90% of each offloaded layer's experts")
+
+	whole := c.batchExpertReads(0, c.Layers, 1, 8)
+	require.Positive(t, whole)
+	assert.InDelta(t, whole, streamedGPUExpertReads(pl, 8)+experts*(share-0.25), 1, "every expert's extra read counted once")
+	assert.Less(t, streamedGPUExpertReads(pl, 8), whole/2, "most experts are in host memory")
 }

@@ -1,0 +1,60 @@
+package plan
+
+import (
+	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// expectSourceCPU says what EngineExpect's figures rest on for vLLM on
+// host memory alone.
+const expectSourceCPU = "vLLM's CPU backend for the release (engine_version): no profile run; every rank's KV cache is VLLM_CPU_KVCACHE_SPACE GiB as the command names it (CpuPlatform.check_and_update_config in vllm/platforms/cpu.py, CPUWorker.determine_available_memory in vllm/v1/worker/cpu_worker.py), the fewest blocks of 128 tokens over the ranks (--block-size 128 where none is given); kv_cache_tokens counts every attention layer at the whole context, as vLLM prints them, max_concurrency the full-length sequences of the plan's KV cache (sliding-window layers at their window) that pool holds in whole blocks, as max_batch_size. Not replayed against a start-up log"
+
+// engineExpectCPU is what vLLM will report at start-up for a fitting plan
+// on host memory alone (hostKVPool): the weights of the first stage's
+// device, the pool the command names for every rank (VLLM_CPU_KVCACHE_SPACE,
+// engine/vllmcpu.go) and the tokens it holds, in whole blocks, on the rank
+// whose layers cost the most per token, as vLLM prints them (every
+// attention layer at the whole context: vllmTokenScale); max_concurrency
+// is the full-context sequences of the plan's own KV cache that pool holds
+// (the rule of its max_batch_size: hostKVHoldsUnits), rounded down. nil
+// where the engine names no such pool.
+func engineExpectCPU(pl *planned, req *planning) map[string]EngineExpect {
+	pool, ok := hostKVPool(pl)
+	if !ok || pool <= 0 {
+		return nil
+	}
+	block := int64(max(pl.Costs.HostKVBlock, 1))
+	tokens, concurrency := int64(-1), -1.0
+	var out EngineExpect
+	for _, r := range pl.replicas() {
+		for _, s := range r {
+			if len(s.Devices) == 0 || s.Part.KV <= 0 || s.Devices[0].Dev.Kind != registry.KindCPU {
+				return nil
+			}
+			// Part.KV is one full-context sequence (fitBatch) on one device.
+			perToken := float64(s.Part.KV) / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req))) * vllmTokenScale(pl, req)
+			n := int64(float64(pool)/perToken) / block * block
+			if tokens < 0 || n < tokens {
+				tokens = n
+			}
+			// The sequences of the plan's own KV cache the pool holds, in
+			// whole blocks: max_batch_size's rule (hostKVHoldsUnits).
+			if c := float64(pool) / float64(pl.Costs.hostKVNeed(s.Part.KV)); concurrency < 0 || c < concurrency {
+				concurrency = c
+			}
+			if out.ModelLoadingGiB == 0 {
+				out.ModelLoadingGiB = gibFloat(s.Part.Weights)
+			}
+		}
+	}
+	out.KVCacheGiB = gibFloat(pool)
+	out.KVCacheTokens = max(tokens, 0)
+	out.MaxConcurrency = math.Floor(max(concurrency, 0)*100) / 100
+	out.Source = expectSourceCPU
+	out.EngineVersion = vllmVersion(req).String()
+	if w := vllmOldVersionWarning(vllmVersion(req)); w != "" {
+		out.Warning = w
+	}
+	return map[string]EngineExpect{pl.Pool.Budget.Engine.Name(): out}
+}
