@@ -39,25 +39,25 @@ var Fitted = Throughput{
 		ggml.Q5_0: 119e8, // 1 row(s)
 		ggml.Q8_0: 144e8, // 1 row(s)
 		ggml.Q4_K: 359e8, // 1 row(s)
-		ggml.Q5_K: 157e8, // 1 row(s)
-		ggml.Q6_K: 199e8, // 1 row(s)
+		ggml.Q5_K: 159e8, // 1 row(s)
+		ggml.Q6_K: 219e8, // 1 row(s)
 		ggml.BF16: 96e8,  // 1 row(s)
 	},
 	// The per-core rates' factor on an x86 CPU without AVX-512: the median
 	// measured / estimate of the 3 compute-bound AVX2 rows of
-	// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| 0.140
-	// against 0.228 without, p90 0.506 against 0.650).
-	HostCoreFactorNoAVX512: 0.81,
+	// data/cpu_published.json (0.01 grid; leave-one-source-out median |error| 0.163
+	// against 0.261 without, p90 0.511 against 0.682).
+	HostCoreFactorNoAVX512: 0.79,
 	// CPU prefill: the matmul FLOP/s per core per stored type, from the same
 	// rows (means rounded to 1 G FLOP/s).
 	HostPrefillFLOPSPerCore: map[ggml.Type]float64{
 		ggml.F16:  154e9,
 		ggml.Q4_0: 213e9,
-		ggml.Q5_0: 97e9,
+		ggml.Q5_0: 102e9,
 		ggml.Q8_0: 135e9,
 		ggml.Q4_K: 212e9,
 		ggml.Q5_K: 65e9,
-		ggml.Q6_K: 85e9,
+		ggml.Q6_K: 94e9,
 		ggml.BF16: 219e9,
 	},
 	// Prefill, fitted on the 54 single-device rows with a prompt figure

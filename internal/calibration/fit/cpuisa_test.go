@@ -38,18 +38,21 @@ func TestCPUISAFactorCrossValidated(t *testing.T) {
 	require.True(t, cv.keep(), "kept by the rule: median %.3f → %.3f, p90 %.3f → %.3f", quantile(cv.base, 0.5), quantile(cv.withFactor, 0.5), quantile(cv.base, 0.9), quantile(cv.withFactor, 0.9))
 	// Since the rates are per stored type (2026-11-29): median 0.228 to
 	// 0.140, p90 0.650 to 0.506, three compute-bound AVX2 rows (the
-	// i9-13900K's Q4_0 now among them).
-	assert.LessOrEqual(t, quantile(cv.withFactor, 0.5), 0.15)
-	assert.LessOrEqual(t, quantile(cv.withFactor, 0.9), 0.51)
+	// i9-13900K's Q4_0 now among them). Session 13's harness runs raised
+	// the Q6_K rate 19.9 -> 21.9 G weights/s (a faster run of the pure
+	// file), which the published Q4_K_M rows' Q6_K tensors take: 0.261 to
+	// 0.163, p90 0.682 to 0.511, the factor 0.81 -> 0.79.
+	assert.LessOrEqual(t, quantile(cv.withFactor, 0.5), 0.17)
+	assert.LessOrEqual(t, quantile(cv.withFactor, 0.9), 0.52)
 	c := r.throughput()
-	assert.InDelta(t, 0.81, c.HostCoreFactorNoAVX512, 0.005)
+	assert.InDelta(t, 0.79, c.HostCoreFactorNoAVX512, 0.005)
 	var avx2 []float64
 	for _, hc := range r.cpuISA {
 		if hc.published() && hc.isa == factorISA {
 			avx2 = append(avx2, hc.replay.Decode(c)/hc.measured-1)
 			// The i3-1315U row (two threads of a 2 P-core + 4 E-core
-			// part) is the worst, +37 %.
-			assert.InDelta(t, 0, hc.replay.Decode(c)/hc.measured-1, 0.37, hc.hardware)
+			// part) is the worst, +38 %.
+			assert.InDelta(t, 0, hc.replay.Decode(c)/hc.measured-1, 0.39, hc.hardware)
 		}
 	}
 	assert.LessOrEqual(t, quantile(avx2, 0.5), 0.11, "AVX2 rows, median error")

@@ -653,10 +653,12 @@ func TestH200OffloadBaseline(t *testing.T) {
 // planner's CPU speed model, each file at the types its matrices are stored
 // in: every fit row (Llama-3.2-1B, one pure GGUF per type) and every
 // held-out row of Qwen2.5-0.5B (which the fit never sees; its Q4_K_M file
-// mostly Q5_0 and Q8_0 by llama-quantize's fallback) within 20 %, decode
-// and prefill; Llama-3.2-1B's Q4_K_M mix, held out too, decodes 22 % slower
-// than its pure types say and is held to 25 %. Rows of the other machine
-// (other_machine, why) are shown in docs/accuracy.md, not held.
+// mostly Q5_0 and Q8_0 by llama-quantize's fallback) and of Llama-3.2-1B's
+// Q4_K_M mix within 20 %, decode and prefill: issue 22's bound for this
+// harness. (The mix was held to 25 % while its fastest run, 18.9 tokens per
+// CPU-second, replayed +22 %; session 13's runs of it spread 2.1 to 25.1,
+// docs/accuracy.md "CPU decode".) Rows of the other machine (other_machine,
+// why) are shown in docs/accuracy.md, not held.
 func TestHostHarnessWithin20Percent(t *testing.T) {
 	r := fitted(t)
 	c := r.throughput()
@@ -670,14 +672,7 @@ func TestHostHarnessWithin20Percent(t *testing.T) {
 		if hc.row.Use == useOtherMachine {
 			continue
 		}
-		bound := 0.20
-		if hc.row.Use == useHeldOut && hc.row.Model == "Llama-3.2-1B" && hc.row.Quant == "q4_k_m" {
-			// The one miss: the Q4_K_M mix replays +22 % from its pure
-			// Q4_K and Q6_K rows (its four runs spread 3.8-18.9 tokens
-			// per CPU-second with the load), docs/accuracy.md "CPU decode".
-			bound = 0.25
-		}
-		assert.LessOrEqual(t, math.Abs(rel), bound, "%s %s", hc.row.Model, hc.row.Quant)
+		assert.LessOrEqual(t, math.Abs(rel), 0.20, "%s %s", hc.row.Model, hc.row.Quant)
 		assert.InDelta(t, 0, p/hc.row.prefillRate()-1, 0.20, "prefill %s %s", hc.row.Model, hc.row.Quant)
 		if hc.row.Use == useHeldOut {
 			held[hc.row.Model+" "+hc.row.Quant] = true
