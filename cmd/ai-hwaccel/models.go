@@ -172,7 +172,7 @@ func (a *app) fit(args []string) error {
 		}
 		kept := rows[:0]
 		for _, r := range rows {
-			if r.Fit() {
+			if r.Fits.Yes() {
 				kept = append(kept, r)
 			}
 		}
@@ -238,10 +238,10 @@ func strategyWords(s string) string {
 func noFitLine(rows []catalogq.FitRow) string {
 	unknown := 0
 	for _, r := range rows {
-		if r.Fit() {
+		if r.Fits.Yes() {
 			return ""
 		}
-		if r.Fits == nil {
+		if r.Fits.Unknown() {
 			unknown++
 		}
 	}
@@ -268,7 +268,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	header := "MODEL\tPARAMS\tFITS\tQUANT\tDEVICES\tSTRATEGY\tCONTEXT\tTOKENS/S"
-	if !rows[len(rows)-1].Fit() {
+	if !rows[len(rows)-1].Fits.Yes() {
 		// Refused rows come last (catalogq.Sort): the table has a WHY
 		// column only when it lists one.
 		header += "\tWHY"
@@ -276,7 +276,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 	fmt.Fprintln(tw, header)
 	marked := false
 	for _, r := range rows {
-		if !r.Fit() {
+		if !r.Fits.Yes() {
 			// The strategy column says which refusal: "insufficient memory";
 			// WHY says why in words. FITS is "unknown", not "no", where no
 			// device's memory is known (JSON fits null), as plan says.
@@ -285,7 +285,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 				code = strings.ReplaceAll(r.Refusal, "_", " ")
 			}
 			fits := "no"
-			if r.Fits == nil {
+			if r.Fits.Unknown() {
 				fits = "unknown"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), fits, code, cli.Text(cli.Plurals(shortReason(r.RefusalText))))

@@ -53,13 +53,13 @@ func TestFitOnDGX(t *testing.T) {
 	require.Len(t, rows, len(model.Catalog()))
 	for i := 1; i < len(rows); i++ {
 		a, b := rows[i-1], rows[i]
-		assert.True(t, a.Fit() || !b.Fit(), "fitting models first")
-		if a.Fit() == b.Fit() {
+		assert.True(t, a.Fits.Yes() || !b.Fits.Yes(), "fitting models first")
+		if a.Fits.Yes() == b.Fits.Yes() {
 			assert.GreaterOrEqual(t, a.Params, b.Params, "then larger models first: %s before %s", a.Model, b.Model)
 		}
 	}
 	for _, row := range rows {
-		if row.Fit() {
+		if row.Fits.Yes() {
 			assert.Empty(t, row.Refusal, row.Model)
 			assert.Positive(t, row.DecodeTokensPerS, row.Model)
 			assert.NotEmpty(t, row.ValidatedOn, row.Model)
@@ -83,7 +83,7 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 	assert.Equal(t, detected, fromFile, "a registry file plans like the machine it came from")
 	fits, refused := 0, 0
 	for _, r := range fromFile {
-		if r.Fit() {
+		if r.Fits.Yes() {
 			fits++
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/catalogq"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // A device id the machine does not have is an error that says which ids
@@ -1112,10 +1113,9 @@ func TestFitWithNoDeviceMemorySaysItCannotTell(t *testing.T) {
 // no; where some rows were told no and others could not be, it says how many
 // could not.
 func TestNoFitLineCountsTheRowsItCannotTell(t *testing.T) {
-	no, yes := false, true
-	unknown := catalogq.FitRow{Model: "a", RefusalText: "no available device with known memory"}
-	refused := catalogq.FitRow{Model: "b", Fits: &no, Refusal: "insufficient_memory", RefusalText: "too large"}
-	fits := catalogq.FitRow{Model: "c", Fits: &yes}
+	unknown := catalogq.FitRow{Model: "a", Fits: plan.FitUnknown, RefusalText: "no available device with known memory"}
+	refused := catalogq.FitRow{Model: "b", Fits: plan.FitNo, Refusal: "insufficient_memory", RefusalText: "too large"}
+	fits := catalogq.FitRow{Model: "c", Fits: plan.FitYes}
 	assert.Equal(t, "", noFitLine([]catalogq.FitRow{fits, unknown}))
 	assert.Equal(t, "No catalog model fits (ai-hwaccel fit --all lists them with the reason in plan).", noFitLine([]catalogq.FitRow{refused}))
 	assert.Equal(t, "Cannot tell which catalog models fit: no available device with known memory (ai-hwaccel fit --all lists them).", noFitLine([]catalogq.FitRow{unknown, unknown}))

@@ -64,13 +64,13 @@ func TestFitPlansEachModelAsPlanShardingDoes(t *testing.T) {
 	fits := 0
 	for i, row := range ans.Models {
 		if i > 0 {
-			assert.True(t, ans.Models[i-1].Fit() || !row.Fit(), "fitting models first")
+			assert.True(t, ans.Models[i-1].Fits.Yes() || !row.Fits.Yes(), "fitting models first")
 		}
 		var p plan.ShardingAnswer
 		require.NoError(t, json.Unmarshal(PlanSharding(context.Background(),
 			[]byte(`{"model":{"name":"`+row.Model+`"},"registry":`+reg+`}`), NoEnv), &p), row.Model)
-		assert.Equal(t, p.Fits.Yes(), row.Fit(), row.Model)
-		if row.Fit() {
+		assert.Equal(t, p.Fits, row.Fits, row.Model)
+		if row.Fits.Yes() {
 			fits++
 			assert.Equal(t, p.Quant, row.Quant, row.Model)
 			assert.Equal(t, p.Strategy, row.Strategy, row.Model)

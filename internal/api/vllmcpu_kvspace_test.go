@@ -118,7 +118,7 @@ func TestVLLMCPURefusesAPoolShortOfOneSequence(t *testing.T) {
 	require.NoError(t, json.Unmarshal(plan("102700"), &p))
 	assert.False(t, p.Fits)
 	require.NotEmpty(t, p.Levels)
-	assert.Contains(t, p.Levels[0].Reason, "the 25.1 GiB left beside the weights and activations give 25 GiB, less than the KV cache's 25.1 GiB")
+	assert.Contains(t, p.Levels[0].Reason, "vLLM's CPU KV cache is VLLM_CPU_KVCACHE_SPACE in whole GiB: the 25.1 GiB left beside the weights and activations give 25 GiB, less than the KV cache's 25.1 GiB")
 	p.Fits = false
 	require.NoError(t, json.Unmarshal(plan("102400"), &p))
 	assert.True(t, p.Fits)

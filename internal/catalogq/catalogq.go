@@ -83,15 +83,15 @@ func matches(filter string, names []string) bool {
 type FitRow struct {
 	Model  string `json:"model"`
 	Params int64  `json:"params"`
-	// Fits is whether the plan fits; nil (null in JSON) where it cannot
-	// tell, no available device's memory being known (refusal no_device),
-	// as the plan's own fits is (plan.FitUnknown).
-	Fits             *bool   `json:"fits"`
-	Quant            string  `json:"quant,omitempty"`
-	Strategy         string  `json:"strategy,omitempty"`
-	Devices          int     `json:"devices,omitempty"`
-	MaxContextLength int     `json:"max_context_length,omitempty"`
-	DecodeTokensPerS float64 `json:"decode_tokens_per_s,omitempty"`
+	// Fits is the plan's fits: plan.FitUnknown (null in JSON) where it
+	// cannot tell, no available device's memory being known (refusal
+	// no_device).
+	Fits             plan.Fit `json:"fits"`
+	Quant            string   `json:"quant,omitempty"`
+	Strategy         string   `json:"strategy,omitempty"`
+	Devices          int      `json:"devices,omitempty"`
+	MaxContextLength int      `json:"max_context_length,omitempty"`
+	DecodeTokensPerS float64  `json:"decode_tokens_per_s,omitempty"`
 	// Refusal is the code of why a model does not fit (plan.Refusal*).
 	Refusal string `json:"refusal,omitempty"`
 	// RefusalText is the plan's refusal text: why, in words (the fit
@@ -127,19 +127,11 @@ func ContextFor(m Model, asked int) int {
 	return asked
 }
 
-// Fit reports whether the row's model fits: false when it does not or
-// when that is unknown.
-func (r FitRow) Fit() bool { return r.Fits != nil && *r.Fits }
-
 // Row turns the plan of m into its row: the precision, strategy and number
 // of devices of the plan, the longest context it holds capped at the
 // model's own, and the decode speed; or why it does not fit.
 func Row(m Model, p *plan.ShardingAnswer) FitRow {
-	r := FitRow{Model: m.Name, Params: m.Params}
-	if !p.Fits.Unknown() {
-		fits := p.Fits.Yes()
-		r.Fits = &fits
-	}
+	r := FitRow{Model: m.Name, Params: m.Params, Fits: p.Fits}
 	if p.Refusal != nil {
 		r.Refusal, r.RefusalText = p.Refusal.Code, p.Refusal.Text
 	}
@@ -204,8 +196,8 @@ func noCommand(p *plan.ShardingAnswer) string {
 func Sort(rows []FitRow) {
 	sort.SliceStable(rows, func(i, j int) bool {
 		x, y := rows[i], rows[j]
-		if x.Fit() != y.Fit() {
-			return x.Fit()
+		if x.Fits.Yes() != y.Fits.Yes() {
+			return x.Fits.Yes()
 		}
 		if x.Params != y.Params {
 			return x.Params > y.Params

@@ -58,10 +58,22 @@ const vllmCPUBlockTokens = 128
 // max_context_length and max_batch_size, within HostKVPoolBytes of the
 // room the plan leaves (Placement.HostKVSpaceBytes), each sequence
 // holding whole blocks of HostKVBlockTokens.
+//
+// HostKVPoolSetting is the setting the command sizes that pool with, in
+// whole GiB, which a refusal names ("VLLM_CPU_KVCACHE_SPACE").
 type HostKVPooler interface {
 	HostKVPoolBytes(room int64) int64
 	HostKVBlockTokens() int
+	HostKVPoolSetting() string
 }
+
+// vllmCPUKVSpaceEnv is the variable vLLM's CPU backend sizes its KV cache
+// by, in GiB (vllm/envs.py, above).
+const vllmCPUKVSpaceEnv = "VLLM_CPU_KVCACHE_SPACE"
+
+// HostKVPoolSetting: vLLM's CPU pool is VLLM_CPU_KVCACHE_SPACE
+// (cpuKVCacheEnv).
+func (vllm) HostKVPoolSetting() string { return vllmCPUKVSpaceEnv }
 
 // HostKVPoolBytes: vLLM's CPU pool is the whole GiB of the room
 // (cpuKVCacheEnv).
@@ -83,5 +95,5 @@ func cpuKVCacheEnv(p *Placement) map[string]string {
 	if g < 1 {
 		return nil
 	}
-	return map[string]string{"VLLM_CPU_KVCACHE_SPACE": strconv.FormatInt(g, 10)}
+	return map[string]string{vllmCPUKVSpaceEnv: strconv.FormatInt(g, 10)}
 }

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/specs"
@@ -44,4 +46,18 @@ func TestVLLMCPUKVCacheSpace(t *testing.T) {
 	assert.Nil(t, e.Env(cpu(gib-1)), "under one GiB: no variable")
 	assert.Equal(t, 20*gib, e.HostKVPoolBytes(22232249344))
 	assert.Nil(t, e.Env(&Placement{Kind: registry.KindTPU, HostKVSpaceBytes: 20 * gib}))
+}
+
+// A refusal says which setting sizes vLLM's CPU KV pool by asking the
+// engine (HostKVPooler.HostKVPoolSetting): it is the variable the plan's
+// environment sets, and the pool the planner fits is its value in GiB.
+func TestVLLMHostKVPoolSettingIsTheVariableItSets(t *testing.T) {
+	e := vllm{}
+	var k HostKVPooler = e
+	for _, room := range []int64{22232249344, 20 << 30, 9<<30 - 1} {
+		env := e.Env(&Placement{Kind: registry.KindCPU, HostKVSpaceBytes: room})
+		v, ok := env[k.HostKVPoolSetting()]
+		require.True(t, ok, "%v has no %s", env, k.HostKVPoolSetting())
+		assert.Equal(t, strconv.FormatInt(k.HostKVPoolBytes(room)>>30, 10), v, room)
+	}
 }

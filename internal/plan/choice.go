@@ -455,8 +455,8 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons.add(LevelMisfitPrefix+pl.Reason, p)
-				if pl.Code == RefusalMemory && refused == 0 {
-					refused, refusedOn = pl.oneDeviceBytes(), p
+				if need, ok := pl.memoryRefusal(); ok && refused == 0 {
+					refused, refusedOn = need.total(), p
 				}
 				continue
 			}
@@ -566,7 +566,42 @@ func devicesByName(pools []*pool) string {
 // overhead and activations (issue 24). A refused plan's reason states the
 // same figure (notFitting), and so does its level's row.
 func (pl *planned) oneDeviceBytes() int64 {
-	return pl.Costs.stagePart(0, pl.Costs.Layers, 1).total()
+	return pl.oneDevicePart().total()
+}
+
+// oneDevicePart is oneDeviceBytes by component: under vLLM its start-up
+// charge as the activations (the profile's peak) and the overhead (the
+// rest), as a fitting plan's parts count it (costs.stagePart).
+func (pl *planned) oneDevicePart() part {
+	return pl.Costs.stagePart(0, pl.Costs.Layers, 1)
+}
+
+// memoryRefusal is what a plan refused for memory says it needs
+// (oneDevicePart), and whether it was: false for a refusal of another
+// code and for one made on no costs (a replica layout restates its unit's
+// reason and keeps none), whose need has no parts.
+func (pl *planned) memoryRefusal() (part, bool) {
+	if pl.Fits || pl.Code != RefusalMemory || pl.Costs.Layers <= 0 {
+		return part{}, false
+	}
+	need := pl.oneDevicePart()
+	return need, need.total() > 0
+}
+
+// refusedMemory is the memory breakdown of an answer nothing fits: what
+// the plan reported (lastFailure) needs as on one device where it was
+// refused for memory, the figure its refusal text and its level's row
+// state, in the parts the pool's engine charges (a vLLM refusal's
+// memory.total_bytes was the plain estimate, 3 GiB under the start-up
+// charge its text and row stated); else the request's estimate at the
+// plan's level on its pool's engine.
+func refusedMemory(req *planning, pl *planned) Memory {
+	if need, ok := pl.memoryRefusal(); ok {
+		var m Memory
+		m.add(need)
+		return m
+	}
+	return memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
 }
 
 // pagedBytes is the estimate at level l when every pool's engine serves

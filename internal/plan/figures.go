@@ -176,6 +176,10 @@ type costs struct {
 	// tokens a sequence (hostKVNeed).
 	HostKVPool  func(room int64) int64
 	HostKVBlock int
+	// HostKVEngine and HostKVSetting name the engine and the setting
+	// that sizes that pool (engine.HostKVPooler.HostKVPoolSetting), for
+	// a refusal (hostKVShortLine).
+	HostKVEngine, HostKVSetting string
 	// Loaded is the model and the bits of its stored values (costsOf),
 	// for the weights as SGLang measures them (stagePart).
 	Loaded loadedWeights
@@ -250,6 +254,7 @@ func (c costs) on(p *pool) costs {
 		c.Overhead = quant.HostOverheadBytes
 		if k, ok := p.Budget.Engine.(engine.HostKVPooler); ok {
 			c.HostKVPool, c.HostKVBlock = k.HostKVPoolBytes, k.HostKVBlockTokens()
+			c.HostKVEngine, c.HostKVSetting = p.Budget.Engine.Title(), k.HostKVPoolSetting()
 		}
 		return c
 	}

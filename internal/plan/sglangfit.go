@@ -19,8 +19,11 @@ import (
 
 // staticRule is what SGLang's pool on a stage depends on beside the
 // stage: the pool's fraction rule, the process-group memory and the
-// context one sequence must reach.
+// context one sequence must reach. Engine is the pool's engine, which
+// names itself and the setting of its fraction in a refusal
+// (staticShortLine).
 type staticRule struct {
+	Engine     engine.Engine
 	Fraction   float64
 	FractionAt func(engine.Layout) float64
 	Linked     int64
@@ -36,7 +39,7 @@ func staticRuleOn(p *pool, ctx int) *staticRule {
 	if ctx <= 0 || p.Kind == registry.KindCPU || !p.Budget.WorkspaceOutside {
 		return nil
 	}
-	return &staticRule{Fraction: p.Budget.Fraction, FractionAt: p.Budget.FractionAt, Linked: p.Budget.LinkedGroup,
+	return &staticRule{Engine: p.Budget.Engine, Fraction: p.Budget.Fraction, FractionAt: p.Budget.FractionAt, Linked: p.Budget.LinkedGroup,
 		Context: ctx, Kind: p.Kind}
 }
 
@@ -137,7 +140,8 @@ func (c *costs) hostKVNeed(kv int64) int64 {
 
 // staticShortLine says, for a refused tensor-parallel group of SGLang,
 // what SGLang's own pool on it would hold against one sequence, when the
-// plan's split fits but the pool does not ("" otherwise).
+// plan's split fits but the pool does not ("" otherwise), in the engine's
+// words for itself and its fraction (engine.BudgetSetting).
 func staticShortLine(g []*device, c costs) string {
 	r := c.Static
 	if r == nil || len(g) == 0 {
@@ -148,14 +152,16 @@ func staticShortLine(g []*device, c costs) string {
 		return ""
 	}
 	f := r.fraction(s, 1, c.Latent)
-	return fmt.Sprintf("SGLang's --mem-fraction-static %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
-		fmtFraction(f), len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, r.Context), 0), r.Context)
+	setting := engine.BudgetSetting(r.Engine, engine.Memory{Fraction: f})
+	return fmt.Sprintf("%s's %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
+		r.Engine.Title(), setting, len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, r.Context), 0), r.Context)
 }
 
 // hostKVShortLine says, for a refused plan on one host device whose whole
 // need fits the device but whose KV cache does not fit the pool its engine
-// names (hostKVHolds), what that pool holds: vLLM's VLLM_CPU_KVCACHE_SPACE
-// in whole GiB. "" otherwise.
+// names (hostKVHolds), what that pool holds, named as the engine names it
+// (costs.HostKVEngine, HostKVSetting: vLLM's VLLM_CPU_KVCACHE_SPACE), in
+// whole GiB. "" otherwise.
 func hostKVShortLine(d *device, c costs, need part) string {
 	if c.HostKVPool == nil || need.total() > d.Usable {
 		return ""
@@ -166,6 +172,6 @@ func hostKVShortLine(d *device, c costs, need part) string {
 	if kv <= pool {
 		return ""
 	}
-	return fmt.Sprintf("vLLM's CPU KV cache is VLLM_CPU_KVCACHE_SPACE in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
-		gib(room), pool>>30, gib(kv))
+	return fmt.Sprintf("%s's CPU KV cache is %s in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
+		c.HostKVEngine, c.HostKVSetting, gib(room), pool>>30, gib(kv))
 }

@@ -125,7 +125,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, line)
 	}
 	if !pl.Fits {
-		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
+		ans.Memory = refusedMemory(req, pl)
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		if line, ok := otherEngineFits(req, ch); ok {

@@ -73,7 +73,7 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 			ans.Explanation = append(ans.Explanation, line)
 		}
 	} else {
-		ans.Memory = memoryOf(req.estimateFor(pl.Pool.engine(), pl.Level, req.ContextLength, fitBatch(pl.Pool, req.rowBatch())))
+		ans.Memory = refusedMemory(req, pl)
 		ans.Refusal = refusalOf(pl)
 		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
 		if line, ok := otherEngineFits(req, ch); ok {
