@@ -346,6 +346,10 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 		// Per GPU; a plan offloads on one GPU (OffloadedWeightBytes).
 		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, cpuOffloadStep)/10, 'f', 1, 64))
 	}
+	if p.MultiNode && p.Kind == registry.KindCPU {
+		ca, cn, ok := cpuMultiHostArgs(p)
+		return append(a, ca...), append(notes, cn...), ok
+	}
 	if p.MultiNode {
 		a = append(a, "--distributed-executor-backend", "ray")
 		if p.DP > 1 {

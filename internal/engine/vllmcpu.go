@@ -1,6 +1,9 @@
 package engine
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // vLLM's CPU backend does not size its KV cache from free memory the way
 // its GPU workers do (no --gpu-memory-utilization, no profiling run): the
@@ -96,4 +99,69 @@ func cpuKVCacheEnv(p *Placement) map[string]string {
 		return nil
 	}
 	return map[string]string{vllmCPUKVSpaceEnv: strconv.FormatInt(g, 10)}
+}
+
+// vLLM on the CPUs of several hosts runs its multiprocessing executor, never
+// Ray. CpuPlatform.check_and_update_config replaces any
+// distributed_executor_backend other than "mp" with "mp" ("%s is not
+// supported on CPU, fallback to mp distributed executor backend";
+// vllm/platforms/cpu.py of vllm-project/vllm at 0031bf29e940 always, at
+// f6ff3f0f903e where the world size, TP x PP, is above 1), and the CPU
+// platform sets no ray_device_key, on which vLLM's Ray code stops with
+// "current platform cpu does not support ray" (vllm-project/vllm issue
+// 21602; pull 25386, Ray executor and Ray data parallel for the CPU
+// backend, was closed unmerged). Across hosts the mp executor takes
+// --nnodes, --node-rank and --master-addr, one vllm serve per host and
+// --headless on all but the head ("Running vLLM with MultiProcessing",
+// docs/serving/parallelism_scaling.md at 096bd6a4a109; ParallelConfig's
+// nnodes, node_rank, master_addr in vllm/config/parallel.py: "To use "mp"
+// you must also set nnodes"). That came with vllm-project/vllm pull 23691;
+// before it the executor was single-host ("Multiprocessing-based executor
+// does not support multi-node setting", vllm/v1/executor/multiproc_executor.py
+// at 00f6c9bf92aa), so an older release cannot run a CPU pipeline over
+// hosts. vLLM's CPU guide (docs/getting_started/installation/cpu.md at
+// 3ff2de9c9635) speaks of DP, TP and PP over sockets and NUMA nodes and
+// documents no multi-host deployment: the notes say so.
+//
+// Replicas, one rank each, need no executor (world size 1): a data-parallel
+// deployment over hosts is one vllm serve per host, --data-parallel-size-local
+// the ranks each starts, the others --headless with --data-parallel-start-rank
+// and the head's --data-parallel-address and --data-parallel-rpc-port
+// (docs/serving/data_parallel_deployment.md at 624b7aff3e99).
+
+// cpuMultiHostArgs are the flags a vLLM plan on the CPUs of several hosts
+// adds for host 0 (the first host of the plan), and notes that say how the
+// others start. A plan of replicas of multi-host pipelines gets none: vLLM
+// documents no launch of data parallelism over mp-executor pipelines that
+// span hosts.
+func cpuMultiHostArgs(p *Placement) ([]string, []string, bool) {
+	hosts := strconv.Itoa(hostsOf(p))
+	const unsupported = "vLLM's CPU guide documents no deployment over several hosts, so this launch is vLLM's general multi-node one, untested upstream on CPUs"
+	switch {
+	case p.DP > 1 && len(p.Stages) > 1:
+		return nil, []string{"vLLM: replicas of a pipeline over several hosts' CPUs need the mp executor across hosts inside each data-parallel rank, which vLLM does not document; no flags are given"}, false
+	case p.DP > 1:
+		// One CPU device per host: one replica per host.
+		return []string{"--data-parallel-size-local", "1"}, []string{
+			"vLLM: replicas on " + hosts + " hosts' CPUs run one vllm serve per host; this command is host 0's: add --data-parallel-address <host 0's address> and --data-parallel-rpc-port <port>, and start host R (1.." + strconv.Itoa(hostsOf(p)-1) + ") with the same command, address and port plus --headless --data-parallel-start-rank R (vLLM's data parallel deployment guide); Ray is no option, vLLM has no Ray support on CPUs; " + unsupported,
+		}, true
+	}
+	return []string{"--distributed-executor-backend", "mp", "--nnodes", hosts, "--node-rank", "0"}, []string{
+		"vLLM: on CPUs vLLM runs only its multiprocessing executor (its CPU platform replaces ray with mp); this command is host 0's: add --master-addr <host 0's address>, and start host R (1.." + strconv.Itoa(hostsOf(p)-1) + ") with the same command, --node-rank R and --headless; vLLM releases before pull 23691 (multi-node mp executor) run every rank on one host; " + unsupported,
+	}, true
+}
+
+// hostsOf is the number of hosts a cluster plan places on: the distinct
+// node prefixes of its device ids ("node1/cpu").
+func hostsOf(p *Placement) int {
+	seen := map[string]bool{}
+	for _, u := range p.Units() {
+		for _, s := range u {
+			for _, d := range s.Devices {
+				host, _, _ := strings.Cut(d.ID, "/")
+				seen[host] = true
+			}
+		}
+	}
+	return len(seen)
 }

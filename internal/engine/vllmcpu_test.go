@@ -61,3 +61,23 @@ func TestVLLMHostKVPoolSettingIsTheVariableItSets(t *testing.T) {
 		assert.Equal(t, strconv.FormatInt(k.HostKVPoolBytes(room)>>30, 10), v, room)
 	}
 }
+
+// Replicas of pipelines that themselves span hosts' CPUs get no vLLM flags
+// (cpuMultiHostArgs: vLLM documents no such launch), and a pipeline over
+// three hosts names three nodes, this one rank 0, never Ray.
+func TestVLLMCPUMultiHostArgs(t *testing.T) {
+	cpu := &registry.Device{Kind: registry.KindCPU}
+	stage := func(host string) Stage { return Stage{Devices: []PlacedDevice{{ID: host + "/cpu", Dev: cpu}}} }
+	pipe := &Placement{Kind: registry.KindCPU, MultiNode: true, Stages: []Stage{stage("node0"), stage("node1"), stage("node2")}}
+	args, notes, ok := cpuMultiHostArgs(pipe)
+	assert.True(t, ok)
+	assert.Equal(t, []string{"--distributed-executor-backend", "mp", "--nnodes", "3", "--node-rank", "0"}, args)
+	assert.Contains(t, strings.Join(notes, " "), "(1..2)")
+	both := &Placement{Kind: registry.KindCPU, MultiNode: true, DP: 2,
+		Stages:   []Stage{stage("node0"), stage("node1")},
+		Replicas: [][]Stage{{stage("node0"), stage("node1")}, {stage("node2"), stage("node3")}}}
+	args, notes, ok = cpuMultiHostArgs(both)
+	assert.False(t, ok)
+	assert.Nil(t, args)
+	assert.Contains(t, strings.Join(notes, " "), "no flags are given")
+}
