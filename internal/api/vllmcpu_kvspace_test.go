@@ -36,11 +36,7 @@ func TestVLLMCPUPlanNamesKVCacheSpace(t *testing.T) {
 		Env        map[string]map[string]string `json:"engine_env"`
 		MaxContext int64                        `json:"max_context_length"`
 		MaxBatch   int64                        `json:"max_batch_size"`
-		Expect     map[string]struct {
-			KVCacheGiB     float64 `json:"kv_cache_gib"`
-			KVCacheTokens  int64   `json:"kv_cache_tokens"`
-			MaxConcurrency float64 `json:"max_concurrency"`
-		} `json:"engine_expect"`
+		Expect     map[string]vllmCPUExpect     `json:"engine_expect"`
 	}
 	require.NoError(t, json.Unmarshal(out, &p))
 	require.True(t, p.Fits, string(out))
@@ -188,11 +184,7 @@ func TestVLLMCPUClusterNamesKVCacheSpace(t *testing.T) {
 					Available int64 `json:"memory_available_bytes"`
 				} `json:"shards"`
 				Env    map[string]map[string]string `json:"engine_env"`
-				Expect map[string]struct {
-					KVCacheGiB     float64 `json:"kv_cache_gib"`
-					KVCacheTokens  int64   `json:"kv_cache_tokens"`
-					MaxConcurrency float64 `json:"max_concurrency"`
-				} `json:"engine_expect"`
+				Expect map[string]vllmCPUExpect     `json:"engine_expect"`
 			}
 			require.NoError(t, json.Unmarshal(out, &p))
 			require.True(t, p.Fits, string(out))
@@ -248,4 +240,12 @@ func TestVLLMCPUUnequalHostsShareTheLeastPool(t *testing.T) {
 	assert.Equal(t, tokens, room, "the room is what the named pool holds on the costliest stage")
 	fits, _, _, _ = plan("65536")
 	assert.False(t, fits, "the first stage's KV cache does not fit the pool every rank gets")
+}
+
+// vllmCPUExpect is the part of a CPU vLLM plan's engine_expect these tests
+// read: the KV pool vLLM will report at start-up.
+type vllmCPUExpect struct {
+	KVCacheGiB     float64 `json:"kv_cache_gib"`
+	KVCacheTokens  int64   `json:"kv_cache_tokens"`
+	MaxConcurrency float64 `json:"max_concurrency"`
 }
