@@ -322,8 +322,8 @@ func (b budget) fractionOn(d *registry.Device) float64 {
 // GiB under --mem-fraction-static 0.903". A refusal called that share
 // "free", which on an H200 with 139.8 GiB free read 126.8.
 func (b budget) room(d *device) string {
-	free := d.Dev.UsableMemory()
-	s := gib(free) + " " + memoryWord(&d.Dev)
+	free, word := d.Dev.UsableMemoryOf()
+	s := gib(free) + " " + word
 	if d.Usable >= free {
 		return s
 	}
@@ -346,21 +346,8 @@ func (b budget) roomInAll(p *pool) string {
 	if t := p.usableTotal(); t < free {
 		return gib(t) + " " + b.Engine.Title() + " may use in all"
 	}
-	return gib(free) + " " + memoryWord(&p.Devices[0].Dev) + " in all"
-}
-
-// memoryWord names what registry.Device.UsableMemory read of d: its free
-// memory, else its runtime's limit (Metal's working set), else its total
-// memory, where no free figure was detected.
-func memoryWord(d *registry.Device) string {
-	limit, word := d.MemoryBytes, "total"
-	if d.MemoryUsableBytes > 0 {
-		limit, word = d.MemoryUsableBytes, "usable"
-	}
-	if d.MemoryFreeBytes != nil && (limit == 0 || *d.MemoryFreeBytes <= limit) {
-		return "free"
-	}
-	return word
+	_, word := p.Devices[0].Dev.UsableMemoryOf()
+	return gib(free) + " " + word + " in all"
 }
 
 // Budget is the memory budget of an answer: the engine the plan was made

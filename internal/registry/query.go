@@ -49,14 +49,22 @@ func (r *Registry) Accelerators() []Device {
 // known, else what the runtime can allocate (MemoryUsableBytes), else total;
 // free memory never counts above the usable figure. Zero means unknown.
 func (d *Device) UsableMemory() int64 {
-	limit := d.MemoryBytes
+	b, _ := d.UsableMemoryOf()
+	return b
+}
+
+// UsableMemoryOf is UsableMemory and the figure it read, in a word a
+// sentence can use: "free" (the detected free memory), "usable" (the
+// runtime's limit, MemoryUsableBytes) or "total".
+func (d *Device) UsableMemoryOf() (int64, string) {
+	limit, word := d.MemoryBytes, "total"
 	if d.MemoryUsableBytes > 0 {
-		limit = d.MemoryUsableBytes
+		limit, word = d.MemoryUsableBytes, "usable"
 	}
-	if d.MemoryFreeBytes != nil && (limit == 0 || *d.MemoryFreeBytes < limit) {
-		return *d.MemoryFreeBytes
+	if d.MemoryFreeBytes != nil && (limit == 0 || *d.MemoryFreeBytes <= limit) {
+		return *d.MemoryFreeBytes, "free"
 	}
-	return limit
+	return limit, word
 }
 
 // SharedUsableMemory is, for a device whose memory is host RAM

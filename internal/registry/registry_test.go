@@ -94,3 +94,28 @@ func TestNormalizeRewritesMIGParent(t *testing.T) {
 	r.Normalize()
 	assert.Equal(t, "cuda:0", r.Devices[1].MIG.Parent)
 }
+
+// UsableMemoryOf names the figure UsableMemory reads, so a sentence can
+// say "free" only of detected free memory (a plan's refusal calls an
+// engine's share of it by the engine's setting, never "free").
+func TestUsableMemoryOfNamesItsFigure(t *testing.T) {
+	free := func(v int64) *int64 { return &v }
+	for _, c := range []struct {
+		d     Device
+		bytes int64
+		word  string
+	}{
+		{Device{MemoryBytes: 100}, 100, "total"},
+		{Device{MemoryBytes: 100, MemoryFreeBytes: free(70)}, 70, "free"},
+		{Device{MemoryBytes: 100, MemoryFreeBytes: free(100)}, 100, "free"},
+		{Device{MemoryBytes: 100, MemoryUsableBytes: 75}, 75, "usable"},
+		{Device{MemoryBytes: 100, MemoryUsableBytes: 75, MemoryFreeBytes: free(90)}, 75, "usable"},
+		{Device{MemoryBytes: 100, MemoryUsableBytes: 75, MemoryFreeBytes: free(60)}, 60, "free"},
+		{Device{MemoryFreeBytes: free(8)}, 8, "free"},
+	} {
+		b, w := c.d.UsableMemoryOf()
+		assert.Equal(t, c.bytes, b)
+		assert.Equal(t, c.word, w)
+		assert.Equal(t, b, c.d.UsableMemory())
+	}
+}
