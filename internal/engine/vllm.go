@@ -353,10 +353,51 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	if p.MultiNode {
 		a = append(a, "--distributed-executor-backend", "ray")
 		if p.DP > 1 {
-			notes = append(notes, "vLLM: replicas on several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address) or --data-parallel-backend ray; see vLLM's data parallel deployment guide")
+			if local, ok := replicasOnHead(p); ok {
+				// Run as printed on the head node without
+				// --data-parallel-size-local, vLLM would start every
+				// rank there ("Local DP size defaults to global DP size
+				// if not set", EngineArgs.create_engine_config in
+				// vllm/engine/arg_utils.py); the Ray data-parallel
+				// backend starts the other ranks on the Ray cluster's
+				// nodes from this one command, a rank's GPUs packed on
+				// one node (CoreEngineActorManager's placement groups,
+				// vllm/v1/engine/utils.py; both read at ROCm/vllm
+				// f8c9a3852, a fork of vllm-project/vllm, and its
+				// docs/serving/data_parallel_deployment.md).
+				a = append(a, "--data-parallel-size-local", strconv.Itoa(local), "--data-parallel-backend", "ray")
+			} else {
+				notes = append(notes, "vLLM: replicas that each span several nodes need one vllm serve per node (--data-parallel-size-local, --data-parallel-start-rank, --data-parallel-address); vLLM's Ray data-parallel backend places each replica on one node; see vLLM's data parallel deployment guide")
+			}
 		}
 	}
 	return a, notes, true
+}
+
+// replicasOnHead is how many of a multi-node plan's replicas sit on the
+// node of its first device (the head, where the command runs), and
+// whether every replica sits on one node.
+func replicasOnHead(p *Placement) (int, bool) {
+	head, local := "", 0
+	for i, u := range p.Units() {
+		hosts := map[string]bool{}
+		for _, s := range u {
+			for _, d := range s.Devices {
+				h, _, _ := strings.Cut(d.ID, "/")
+				hosts[h] = true
+				if i == 0 && head == "" {
+					head = h
+				}
+			}
+		}
+		if len(hosts) != 1 {
+			return 0, false
+		}
+		if hosts[head] {
+			local++
+		}
+	}
+	return local, true
 }
 
 // tensorParallelSize is vLLM's --tensor-parallel-size for a plan: the TP
