@@ -148,3 +148,16 @@ func TestStreamedOffloadSentencesUnchangedForVLLMAndSGLang(t *testing.T) {
 		}
 	}
 }
+
+// The cpu_offload hint of a refused plan said how "llama.cpp" and "vLLM and
+// SGLang" offload in the planner's own words; it now asks each registered
+// engine how it offloads (engine.Parallelism OffloadOnHost,
+// StreamsOffloadedWeights) and names it by its title: the built-in
+// engines' sentence is the one the answers had, and an engine registered
+// beside them joins its group.
+func TestCPUOffloadHintAsksTheEngines(t *testing.T) {
+	assert.Equal(t, "llama.cpp runs them on the CPU; vLLM and SGLang read their weights across PCIe every step", offloadHintWhy())
+	engine.Register(streamServer{})
+	defer engine.Unregister(streamServer{}.Name())
+	assert.Equal(t, "llama.cpp runs them on the CPU; vLLM, SGLang and StreamServe read their weights across PCIe every step", offloadHintWhy())
+}
