@@ -161,3 +161,19 @@ func TestCPUOffloadHintAsksTheEngines(t *testing.T) {
 	defer engine.Unregister(streamServer{}.Name())
 	assert.Equal(t, "llama.cpp runs them on the CPU; vLLM, SGLang and StreamServe read their weights across PCIe every step", offloadHintWhy())
 }
+
+// The serving prefill note fell back to vLLM's words for an engine that
+// states no prompt chunk or request time of its own ("vLLM",
+// "--max-num-batched-tokens", "passes of up to 0 tokens", "0 ms per
+// request ... on vLLM's own rows"); such an engine runs the prompt in one
+// pass (servingPromptSeconds) and pays no request time, and the note now
+// says so in its title. vLLM's note is unchanged.
+func TestServingPrefillNoteWithoutTheEnginesChunk(t *testing.T) {
+	note := servingPrefillNote(streamServer{}, 0, 0.62, "bf16", 4e-6, 0)
+	assert.Equal(t, "prefill: StreamServe runs the prompt in one pass, as long as its matmuls at 62% of the dense bf16 peak or one read of the weights, whichever is longer, plus attention at the same rate and 4 us per all-reduce of the prompt's activations under tensor parallelism (the efficiency fitted on SGLang cookbook time-to-first-token rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy", note)
+
+	vllm, ok := engine.Lookup("vllm")
+	require.True(t, ok)
+	assert.Equal(t, "prefill: vLLM runs the prompt in passes of up to 8192 tokens (its default --max-num-batched-tokens for this GPU), each as long as its matmuls at 62% of the dense fp8 peak or one read of the weights, whichever is longer, plus attention at the same rate and 4 us per all-reduce of the chunk's activations under tensor parallelism, and 50 ms per request (the efficiency fitted on SGLang cookbook time-to-first-token rows, the request time on vLLM's own rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
+		servingPrefillNote(vllm, 8192, 0.62, "fp8", 4e-6, 0.05), "the note of docs/cli.md's vLLM plan")
+}
