@@ -258,7 +258,7 @@ func noFitLine(rows []catalogq.FitRow) string {
 			break
 		}
 	}
-	return fmt.Sprintf("Cannot tell which catalog models fit: %s (ai-hwaccel fit --all lists them).", shortReason(why))
+	return fmt.Sprintf("Cannot tell which catalog models fit: %s (ai-hwaccel fit --all lists them).", why)
 }
 
 func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
@@ -274,7 +274,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		header += "\tWHY"
 	}
 	fmt.Fprintln(tw, header)
-	marked := false
+	marked, elided := false, false
 	for _, r := range rows {
 		if !r.Fits.Yes() {
 			// The strategy column says which refusal: "insufficient memory";
@@ -288,7 +288,9 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 			if r.Fits.Unknown() {
 				fits = "unknown"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), fits, code, cli.Text(cli.Plurals(shortReason(r.RefusalText))))
+			why, cut := shortReason(r.RefusalText)
+			elided = elided || cut
+			fmt.Fprintf(tw, "%s\t%s\t%s\t—\t—\t%s\t—\t—\t%s\n", cli.Text(r.Model), cli.Params(float64(r.Params)), fits, code, cli.Text(cli.Plurals(why)))
 			continue
 		}
 		ctx, tps := cli.Unknown, cli.Unknown
@@ -310,22 +312,39 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		return err
 	}
 	if marked {
-		_, err := fmt.Fprintln(w, "\n(no checkpoint): fits, but nothing published at that precision runs it with this engine, so its plan withholds the command (ai-hwaccel plan --model NAME says what it needs; no_command in --json).")
-		return err
+		if _, err := fmt.Fprintln(w, "\n(no checkpoint): fits, but nothing published at that precision runs it with this engine, so its plan withholds the command (ai-hwaccel plan --model NAME says what it needs; no_command in --json)."); err != nil {
+			return err
+		}
+	}
+	if elided {
+		if _, err := fmt.Fprintln(w, "\n"+elidedNote); err != nil {
+			return err
+		}
 	}
 	return nil
 }
+
+// elidedNote follows a fit table whose WHY column left out an aside of a
+// reason (shortReason): the row reads "(…)" where it was, and the whole
+// reason is one flag away.
+const elidedNote = elidedMark + ": a parenthesised part of the reason left out here (the memory broken down, a source, what the devices may use); --json gives the whole reason (refusal_text), as ai-hwaccel plan --model NAME does."
+
+// elidedMark stands in a WHY cell for each aside shortReason left out.
+const elidedMark = "(…)"
 
 // noCheckpointMark follows the precision of a row that fits but whose plan
 // prints no command (catalogq.FitRow.NoCommand).
 const noCheckpointMark = " (no checkpoint)"
 
-// shortReason is a refusal text for one table row: its parenthesised
-// asides of more than one word dropped (the sources it cites, the memory
-// broken down), which the JSON's refusal_text keeps; a one-word aside
-// such as "(intel)" stays.
-func shortReason(text string) string {
+// shortReason is a refusal text for one table row: each parenthesised
+// aside of more than one word (the sources it cites, the memory broken
+// down, what the devices may use, a qualification) replaced by elidedMark,
+// so that the row does not read as the whole sentence, and whether one
+// was; the JSON's refusal_text keeps them. A one-word aside such as
+// "(intel)" stays.
+func shortReason(text string) (string, bool) {
 	var b strings.Builder
+	elided := false
 	for {
 		open := strings.Index(text, " (")
 		if open < 0 {
@@ -337,11 +356,12 @@ func shortReason(text string) string {
 			text = text[open+2:]
 			continue
 		}
-		b.WriteString(text[:open])
+		b.WriteString(text[:open+1] + elidedMark)
 		text = text[end+1:]
+		elided = true
 	}
 	b.WriteString(text)
-	return b.String()
+	return b.String(), elided
 }
 
 // closingParen is the index of the parenthesis closing the one at open in

@@ -95,7 +95,7 @@ func TestFitOnASmallMachineAndARegistryFile(t *testing.T) {
 	assert.Positive(t, fits)
 	assert.Positive(t, refused)
 	all := runCLI(t, withFixture(t, "cpu-only", "fit", "--all")...)
-	assert.Regexp(t, `(?m)^DeepSeek-V3 .* no +— +— +insufficient memory +— +— +int4 needs [0-9.]+ GiB on one device and the one cpu \(intel\) device has [0-9.]+ GiB free$`, all.stdout)
+	assert.Regexp(t, `(?m)^DeepSeek-V3 .* no +— +— +insufficient memory +— +— +int4 needs [0-9.]+ GiB on one device \(…\) and the one cpu \(intel\) device has [0-9.]+ GiB free$`, all.stdout)
 
 	// Without --all only fitting models are listed; a larger context leaves
 	// less room.
@@ -245,7 +245,8 @@ func TestFitSaysUnknownWhereNoMemoryIsKnown(t *testing.T) {
 	table := runCLI(t, "fit", "--all", "--filter", "Llama-3.1-8B", "--registry", file)
 	require.Equal(t, 0, table.code, table.stderr)
 	lines := strings.Split(strings.TrimSpace(table.stdout), "\n")
-	require.Len(t, lines, 2, table.stdout)
+	require.Len(t, lines, 4, table.stdout) // the header, the row, a blank line and elidedNote
+	assert.Equal(t, elidedNote, lines[3])
 	assert.Regexp(t, `^Llama-3\.1-8B\s+8B\s+unknown\s+—\s+—\s+no device\s`, lines[1])
 
 	var rows []map[string]any

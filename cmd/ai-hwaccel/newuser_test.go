@@ -542,12 +542,13 @@ func TestFitRateIsWrittenAsPlanWritesIt(t *testing.T) {
 // on the cpu-only fixture vLLM refuses every model for the CPU's vector
 // width, and on nvidia-driver-no-tool llama.cpp for the K80's compute
 // capability. The table shortens the reason (its sources in parentheses
-// dropped); the JSON keeps the plan's whole refusal text.
+// marked "(…)", the note under it says so); the JSON keeps the plan's
+// whole refusal text.
 func TestFitAllSaysWhy(t *testing.T) {
 	r := runCLI(t, withFixture(t, "cpu-only", "fit", "--all", "--engine", "vllm", "--filter", "Llama-3.1-8B")...)
 	require.Equal(t, 0, r.code, r.stderr)
 	assert.Contains(t, r.stdout, "WHY")
-	assert.Regexp(t, `(?m)^Llama-3\.1-8B .* unsupported .*vLLM's CPU backend needs AVX-512 or AVX2 on x86; .* has SSE4\.2 at most$`, r.stdout)
+	assert.Regexp(t, `(?m)^Llama-3\.1-8B .* unsupported .*vLLM's CPU backend needs AVX-512 or AVX2 on x86 \(…\); .* has SSE4\.2 at most$`, r.stdout)
 	assert.NotContains(t, r.stdout, "cmake/cpu_extension.cmake", "the table drops the source")
 
 	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B", "--json")...)
@@ -561,7 +562,8 @@ func TestFitAllSaysWhy(t *testing.T) {
 
 	r = runCLI(t, withFixture(t, "nvidia-driver-no-tool", "fit", "--all", "--filter", "Llama-3.1-8B")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "llama.cpp's CUDA builds have no kernels below compute capability 5.0; Tesla K80 has 3.7")
+	assert.Contains(t, r.stdout, "llama.cpp's CUDA builds have no kernels below compute capability 5.0 (…); Tesla K80 has 3.7")
+	assert.Contains(t, r.stdout, "\n"+elidedNote+"\n")
 }
 
 // gpt-oss's mxfp4 on a TPU or Trainium is refused for the kernels it needs,
@@ -876,7 +878,7 @@ func TestTableSaysWhyADeviceIsUnavailable(t *testing.T) {
 func TestFitWhySaysOneDevice(t *testing.T) {
 	r := runCLI(t, withFixture(t, "macbook-m3-pro", "fit", "--all", "--filter", "falcon-40b")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `int4 needs [0-9.]+ GiB on one device and the one metal_gpu \(apple\) device has [0-9.]+ GiB usable, of which llama.cpp may use [0-9.]+ GiB under --fit-target 1024\n`, r.stdout)
+	assert.Regexp(t, `int4 needs [0-9.]+ GiB on one device \(…\) and the one metal_gpu \(apple\) device has [0-9.]+ GiB usable, of which llama.cpp may use [0-9.]+ GiB under --fit-target 1024\n`, r.stdout)
 	assert.NotContains(t, r.stdout, "(s)")
 	assert.NotContains(t, r.stdout, "split over the 1 ")
 }

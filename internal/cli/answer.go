@@ -81,6 +81,8 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeShards(w, a.Shards, info.DeviceNames)
 		writeThroughput(w, a.Throughput, a.DPSize)
 		writeEngineArgs(w, a, info)
+	} else {
+		writeRefusedMemory(w, a.Fits, a.Memory, a.Levels, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
@@ -99,6 +101,8 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 	if a.Fits.Yes() {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
+	} else {
+		writeRefusedMemory(w, a.Fits, a.Memory, a.Levels, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
@@ -720,6 +724,37 @@ func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory, k
 	parts := []string{"weights " + GiB(m.WeightsBytes), kv,
 		"activations " + GiB(m.ActivationsBytes), "runtime overhead " + GiB(m.OverheadBytes)}
 	fmt.Fprintf(w, "%s: %s = %s\n", title, GiB(m.TotalBytes), strings.Join(parts, " + "))
+}
+
+// writeRefusedMemory prints, for an answer nothing fits, what its memory
+// states (schema/plan.schema.json, memory.total_bytes): the need of the
+// level tried last as on one device, the figure its refusal states, in its
+// parts, as "Memory needed (int4, as on one device): 207.2 GiB = ...", and
+// the budget it was judged against. It is not a plan's memory (there is no
+// plan), hence not the Memory line's title. Nothing where the answer
+// cannot tell (fits null) or states no need (no device's memory known).
+func writeRefusedMemory(w io.Writer, fits plan.Fit, m plan.Memory, levels []plan.LevelRow, b *plan.Budget) {
+	if fits.Unknown() || m.TotalBytes <= 0 {
+		return
+	}
+	title := "Memory needed (as on one device)"
+	if q := refusedLevel(m, levels); q != "" {
+		title = "Memory needed (" + q + ", as on one device)"
+	}
+	writeMemory(w, title, "", 0, m, "")
+	writeBudget(w, b)
+}
+
+// refusedLevel is the precision whose need a refused answer's memory
+// states: the lowest level row that fits nowhere and states the same
+// total (the answer names no quant: there is no plan), "" where none does.
+func refusedLevel(m plan.Memory, levels []plan.LevelRow) string {
+	for i := len(levels) - 1; i >= 0; i-- {
+		if l := levels[i]; !l.Fits.Yes() && l.TotalBytes == m.TotalBytes {
+			return l.Quant
+		}
+	}
+	return ""
 }
 
 // pagedKVNote says what the KV cache figure of a plan on a paged KV pool

@@ -83,7 +83,7 @@ func TestWritePlanHeadlineSpeedOnlyWhenValidated(t *testing.T) {
 
 func TestWritePlanThatDoesNotFit(t *testing.T) {
 	ans := `{"fits":false,"strategy":"none","quant":"int4","model":{"params":700000000000,"layers":130,"source":"params only"},
-	"memory":{"weights_bytes":1,"total_bytes":1},"shards":[],"tp_size":0,"pp_size":0,"engine_args":{},
+	"memory":{"weights_bytes":360000000000,"kv_cache_bytes":2147483648,"activations_bytes":1000000000,"overhead_bytes":1278852608,"total_bytes":364426336256},"shards":[],"tp_size":0,"pp_size":0,"engine_args":{},
 	"levels":[{"quant":"int4","total_bytes":364426336256,"fits":false,"reason":"doesn't fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device(s)"},
 	          {"quant":"int8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"},
 	          {"quant":"fp8","total_bytes":764426336256,"fits":false,"reason":"doesn't fit: int8 needs 711.9 GiB"}],
@@ -94,10 +94,12 @@ func TestWritePlanThatDoesNotFit(t *testing.T) {
 	require.NoError(t, WritePlan(&b, []byte(ans), AnswerInfo{Model: "700b"}))
 	out := b.String()
 	assert.True(t, strings.HasPrefix(out, "700b does not fit: int4 needs 339.4 GiB over the 1 cuda_gpu (nvidia) device\n"), out)
-	// No fake quant, strategy or memory of a plan that does not exist.
-	for _, fake := range []string{"Memory", "Shards", "tensor parallel", "strategy", "Engine"} {
+	// No fake quant, strategy or memory of a plan that does not exist;
+	// the memory the answer states is what the refused level needs.
+	for _, fake := range []string{"Memory (", "Shards", "tensor parallel", "strategy", "Engine"} {
 		assert.NotContains(t, out, fake)
 	}
+	assert.Contains(t, out, "\nMemory needed (int4, as on one device): 339.4 GiB = weights 335.3 GiB + KV cache 2.0 GiB + activations 0.9 GiB + runtime overhead 1.2 GiB\nLevels:\n")
 	// Each reason once: the headline's is "see above" in the table, a
 	// repeated one is "same as", the explanation drops both.
 	assert.Contains(t, out, "  int4   339.4 GiB      no    —         see above\n")

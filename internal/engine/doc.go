@@ -22,8 +22,11 @@
 // and its fixed time per request (PromptRequestTimer), which levels its
 // kernels run on a GPU of a given compute capability where a device's
 // precision list should not decide (LevelRule), whether it fits its own
-// context at launch when told to (ContextFitter) and whether it is planned
-// by release (Versioned, engine_version).
+// context at launch when told to (ContextFitter), whether it is planned
+// by release (Versioned, engine_version), and the words of its own the
+// planner's sentences use: the setting of its share of a device
+// (BudgetNamer), its start-up charge and its parts (StartupChargeNamer) and
+// the settings of a streamed offload (OffloadNamer).
 //
 // The planner (internal/plan) looks engines up by name and asks them; it
 // never compares engine names, so engine name literals live here only

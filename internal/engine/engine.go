@@ -194,6 +194,31 @@ func BudgetSetting(e Engine, m Memory) string {
 	return ""
 }
 
+// StartupChargeNamer is implemented by an engine whose start-up profile
+// charges each device memory beside the weights and the KV cache
+// (Memory.ProfiledStartup: vLLM, VLLMStartup): a refusal names that charge
+// and its parts in the engine's words.
+type StartupChargeNamer interface {
+	// StartupChargeLine names the charge of start-up profile s under
+	// backend rule b on one device: charge bytes in all, graphs bytes of
+	// them kept for graphs (VLLMStartup.Charge).
+	StartupChargeLine(s VLLMStartup, b VLLMBackend, charge, graphs int64) string
+}
+
+// OffloadNamer is implemented by an engine that streams the weights it
+// offloads (Parallelism.StreamsOffloadedWeights): a streamed plan's
+// sentences name its settings as the engine's command writes them.
+type OffloadNamer interface {
+	// OffloadSetting is the flag that sets how much the engine offloads
+	// ("--cpu-offload-gb").
+	OffloadSetting() string
+	// PoolSetting is the setting, without its value, of the share of each
+	// device within which the engine holds the weights it keeps and sizes
+	// its KV pool ("--mem-fraction-static"; BudgetNamer names it with its
+	// value).
+	PoolSetting() string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

@@ -284,8 +284,22 @@ func (sglang) BudgetSource(who string, m Memory) string {
 // BudgetSetting: SGLang's share of a device is --mem-fraction-static of
 // its total memory.
 func (sglang) BudgetSetting(m Memory) string {
-	return "--mem-fraction-static " + fmtFraction(m.Fraction)
+	return sglangShareFlag + " " + fmtFraction(m.Fraction)
 }
+
+// sglangShareFlag sets SGLang's share of each device for the weights and
+// its KV pool; sglangOffloadFlag how much of the layer weights it keeps in
+// host memory, in whole GiB per GPU (sglangOffloadStep).
+const (
+	sglangShareFlag   = "--mem-fraction-static"
+	sglangOffloadFlag = "--cpu-offload-gb"
+)
+
+// OffloadSetting implements OffloadNamer: --cpu-offload-gb.
+func (sglang) OffloadSetting() string { return sglangOffloadFlag }
+
+// PoolSetting implements OffloadNamer: --mem-fraction-static.
+func (sglang) PoolSetting() string { return sglangShareFlag }
 
 // CannotLoad: SGLang serves Hugging Face checkpoints, not GGUF files.
 func (sglang) CannotLoad(l quant.Level) string {
@@ -434,7 +448,7 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	if p.DP > 1 {
 		a = append(a, "--dp-size", strconv.Itoa(p.DP))
 	}
-	a = append(a, "--mem-fraction-static", strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64),
+	a = append(a, sglangShareFlag, strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64),
 		"--context-length", strconv.Itoa(p.Context))
 	if p.Batch > 1 {
 		a = append(a, "--max-running-requests", strconv.Itoa(p.Batch))
@@ -459,7 +473,7 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU
 		// (OffloadedWeightBytes, sglangOffloadStep).
-		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, sglangOffloadStep), 'f', 0, 64))
+		a = append(a, sglangOffloadFlag, strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, sglangOffloadStep), 'f', 0, 64))
 	}
 	if n := sglangTextOnlyNote(p); n != "" {
 		notes = append(notes, n)

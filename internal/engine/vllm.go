@@ -119,8 +119,22 @@ func (vllm) BudgetSource(who string, m Memory) string {
 // BudgetSetting: vLLM's share of a device is --gpu-memory-utilization of
 // its total memory.
 func (vllm) BudgetSetting(m Memory) string {
-	return "--gpu-memory-utilization " + fmtFraction(m.Fraction)
+	return vllmShareFlag + " " + fmtFraction(m.Fraction)
 }
+
+// vllmShareFlag sets vLLM's share of each device's total memory;
+// vllmOffloadFlag how much of the layer weights it keeps in host memory,
+// in GiB per GPU (cpuOffloadStep).
+const (
+	vllmShareFlag   = "--gpu-memory-utilization"
+	vllmOffloadFlag = "--cpu-offload-gb"
+)
+
+// OffloadSetting implements OffloadNamer: --cpu-offload-gb.
+func (vllm) OffloadSetting() string { return vllmOffloadFlag }
+
+// PoolSetting implements OffloadNamer: --gpu-memory-utilization.
+func (vllm) PoolSetting() string { return vllmShareFlag }
 
 // ContextFitNote: vLLM >= 0.12 chooses the context the same way itself
 // (https://github.com/vllm-project/vllm/pull/29431): with --max-model-len
@@ -328,7 +342,7 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	}
 	a = append(a, "--max-model-len", strconv.Itoa(p.Context))
 	if p.Kind != registry.KindCPU && p.Kind != registry.KindNeuron { // Neuron: no such flag (tensorParallelSize)
-		a = append(a, "--gpu-memory-utilization", strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64))
+		a = append(a, vllmShareFlag, strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64))
 	}
 	if p.Batch > 1 {
 		a = append(a, "--max-num-seqs", strconv.Itoa(p.Batch))
@@ -344,7 +358,7 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if p.Offloaded {
 		// Per GPU; a plan offloads on one GPU (OffloadedWeightBytes).
-		a = append(a, "--cpu-offload-gb", strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, cpuOffloadStep)/10, 'f', 1, 64))
+		a = append(a, vllmOffloadFlag, strconv.FormatFloat(offloadSteps(p.OffloadedWeightBytes, cpuOffloadStep)/10, 'f', 1, 64))
 	}
 	if p.MultiNode && p.Kind == registry.KindCPU {
 		ca, cn, ok := cpuMultiHostArgs(p)

@@ -467,3 +467,29 @@ func (vllm) PromptChunkSetting() string { return "--max-num-batched-tokens" }
 func (vllm) PromptRequestSeconds(c calibration.Throughput) float64 {
 	return c.VLLMPromptRequestSeconds
 }
+
+// StartupChargeLine implements StartupChargeNamer: "vLLM 0.21.0's start-up
+// charge 4.5 GiB (peak activation 3.4 GiB, non-torch memory 0.2 GiB, CUDA
+// graphs 0.8 GiB)", a Gaudi worker's graphs its HPU graph reserve
+// (VLLM_GRAPH_RESERVED_MEM), and tpu-inference's worker, which charges
+// nothing (VLLMStartupOf), saying so.
+func (v vllm) StartupChargeLine(s VLLMStartup, b VLLMBackend, charge, graphs int64) string {
+	if charge == 0 && b == VLLMBackendTPU {
+		return fmt.Sprintf("%s %s's TPU backend charges nothing beside the weights and the KV cache", v.Title(), s.Version)
+	}
+	kind := "CUDA graphs"
+	if s.OfFree {
+		kind = "HPU graph reserve"
+	}
+	return fmt.Sprintf("%s %s's start-up charge %s (peak activation %s, non-torch memory %s, %s %s)",
+		v.Title(), s.Version, sizeWord(charge), sizeWord(s.ActivationBytes), sizeWord(s.NonTorchBytes), kind, sizeWord(graphs))
+}
+
+// sizeWord writes bytes as the planner's sentences write a size (plan's
+// gib): GiB to a tenth, "<0.1 GiB" for a positive size that would read 0.0.
+func sizeWord(b int64) string {
+	if b > 0 && float64(b)/(1<<30) < 0.05 {
+		return "<0.1 GiB"
+	}
+	return gib(b)
+}

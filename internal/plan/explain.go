@@ -6,6 +6,8 @@ package plan
 import (
 	"fmt"
 	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // explainChoice is the explanation of a choice, written from what the
@@ -63,7 +65,7 @@ func explainChoice(ch *choice) []string {
 		out = append(out, ch.NoHostForOffload)
 	}
 	if ch.CouldOffload {
-		out = append(out, HintCPUOffload+" would keep the layers that do not fit in host RAM (llama.cpp runs them on the CPU; vLLM and SGLang read their weights across PCIe every step)")
+		out = append(out, HintCPUOffload+" would keep the layers that do not fit in host RAM ("+offloadHintWhy()+")")
 	}
 	if ch.CouldIncludeCPU {
 		out = append(out, HintIncludeCPU+" would plan on host RAM (the CPU) when no accelerator has room")
@@ -280,4 +282,45 @@ func replicaDeviceIDs(r []stage) string {
 		}
 	}
 	return strings.Join(ids, ",")
+}
+
+// offloadHintWhy says how the registered engines offload, each named by
+// its title in its group (engine.Parallelism): "llama.cpp runs them on the
+// CPU; vLLM and SGLang read their weights across PCIe every step". An
+// engine that offloads neither way (none) is left out.
+func offloadHintWhy() string {
+	var onHost, streams []string
+	for _, e := range engine.All() {
+		switch par := e.Parallelism(); {
+		case par.OffloadOnHost:
+			onHost = append(onHost, e.Title())
+		case par.StreamsOffloadedWeights:
+			streams = append(streams, e.Title())
+		}
+	}
+	var parts []string
+	if len(onHost) > 0 {
+		parts = append(parts, wordList(onHost)+pluralVerb(len(onHost), " runs", " run")+" them on the CPU")
+	}
+	if len(streams) > 0 {
+		parts = append(parts, wordList(streams)+pluralVerb(len(streams), " reads", " read")+" their weights across PCIe every step")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// wordList joins words as a sentence lists them: "a", "a and b", "a, b
+// and c".
+func wordList(words []string) string {
+	if len(words) <= 1 {
+		return strings.Join(words, "")
+	}
+	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
+}
+
+// pluralVerb is one when n is 1, else many.
+func pluralVerb(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -140,17 +140,28 @@ func servingChunkTokens(en engine.Engine, devs []*device) int {
 	return chunk
 }
 
-// servingPrefillNote is the prefill assumption of a serving plan.
+// servingPrefillNote is the prefill assumption of a serving plan on engine
+// en, in its words: its prompt chunk and the setting of it
+// (engine.PromptChunker), its time per request (engine.PromptRequestTimer).
+// An engine without a chunk runs the prompt in one pass
+// (servingPromptSeconds), one without a request time pays none.
 func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision string, allReduceSeconds, requestSeconds float64) string {
-	name, setting := "vLLM", "--max-num-batched-tokens"
-	if c := promptChunker(en); c != nil {
-		setting = c.PromptChunkSetting()
-	}
+	name := "the engine"
 	if en != nil {
 		name = en.Title()
 	}
-	return fmt.Sprintf("prefill: %s runs the prompt in passes of up to %d tokens (its default %s for this GPU), each as long as its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of the chunk's activations under tensor parallelism, and %.0f ms per request (the efficiency fitted on SGLang cookbook time-to-first-token rows, the request time on %s's own rows, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
-		name, chunk, setting, mfu*100, precision, allReduceSeconds*1e6, requestSeconds*1e3, name)
+	passes, of := "in one pass, as long as", "the prompt's"
+	if c := promptChunker(en); c != nil && chunk > 0 {
+		passes = fmt.Sprintf("in passes of up to %d tokens (its default %s for this GPU), each as long as", chunk, c.PromptChunkSetting())
+		of = "the chunk's"
+	}
+	request, source := "", ""
+	if _, ok := en.(engine.PromptRequestTimer); ok {
+		request = fmt.Sprintf(", and %.0f ms per request", requestSeconds*1e3)
+		source = ", the request time on " + name + "'s own rows"
+	}
+	return fmt.Sprintf("prefill: %s runs the prompt %s its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of %s activations under tensor parallelism%s (the efficiency fitted on SGLang cookbook time-to-first-token rows%s, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
+		name, passes, mfu*100, precision, allReduceSeconds*1e6, of, request, source)
 }
 
 // servingPrefillNoteOf is servingPrefillNote for the first stage of pl.

@@ -2,7 +2,8 @@
 // and runs every layer on the GPU (vLLM's and SGLang's --cpu-offload-gb),
 // as opposed to llama.cpp's layers run on the CPU (layouts.go offloadAt).
 // The two engines share the plan; where they differ (the flag's step, a
-// per-pass copy on the GPU, SGLang's pool) engine.Parallelism says so.
+// per-pass copy on the GPU, SGLang's pool) engine.Parallelism says so, and
+// the engine names its settings (engine.OffloadNamer, offloadWords).
 
 package plan
 
@@ -31,6 +32,40 @@ func (pl *planned) streamed() bool {
 // offloadOf is how the engine of pl's pool offloads (engine.Parallelism).
 func offloadOf(pl *planned) engine.Parallelism {
 	return pl.Pool.Budget.Engine.Parallelism()
+}
+
+// offloadWords are the words of a streamed plan's sentences that belong to
+// its engine: its title, the flag that sets the offload and the setting of
+// the share its KV pool is sized within (engine.OffloadNamer), as the
+// engine's command writes them.
+type offloadWords struct {
+	Engine, Flag, Share string
+}
+
+// offloadWordsOf are the words of pl's engine; an engine that names no
+// settings gets plain words for them.
+func offloadWordsOf(pl *planned) offloadWords {
+	e := pl.Pool.Budget.Engine
+	w := offloadWords{Engine: e.Title(), Flag: "offload setting", Share: "its share of the GPU"}
+	if n, ok := e.(engine.OffloadNamer); ok {
+		w.Flag, w.Share = n.OffloadSetting(), n.PoolSetting()
+	}
+	return w
+}
+
+// offloadStepWords says in what steps the engine's flag offloads
+// (engine.Parallelism OffloadStep): "the fewest tenths of a GiB" (vLLM's
+// float), "the fewest whole GiB (the flag is an integer)" (SGLang's).
+func offloadStepWords(step float64) string {
+	switch step {
+	case 1 << 30:
+		return "the fewest whole GiB (the flag is an integer)"
+	case (1 << 30) / 10.0:
+		return "the fewest tenths of a GiB"
+	case 0:
+		return "the fewest bytes"
+	}
+	return fmt.Sprintf("the fewest steps of %.2f GiB", step/(1<<30))
 }
 
 // streamedOffloadAt is the cpu_offload plan of level l on pool p for an
@@ -195,18 +230,18 @@ func streamedStepSeconds(pl *planned, batch int) (seconds float64, note string, 
 		return 0, "decode omitted: the PCIe bandwidth of the offloading device is unknown", false
 	}
 	host := float64(pl.Stages[1].Part.Weights)
-	name := pl.Pool.Budget.Engine.Title()
+	w := offloadWordsOf(pl)
 	if offloadOf(pl).OffloadCopiedPerPass {
-		return host / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in host memory and SGLang copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-			name, gib(int64(host)), pcie, host/(pcie*1e9)*1e3), true
+		return host / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in host memory and %s copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
+			w.Engine, w.Flag, gib(int64(host)), w.Engine, pcie, host/(pcie*1e9)*1e3), true
 	}
 	read := host*pl.Costs.ActiveRatio + streamedHostExpertReads(pl, batch)
 	what := "the GPU reads them"
 	if share := pl.Costs.batchExpertShare(batch); streamedHostExpertReads(pl, batch) > 0 {
 		what = fmt.Sprintf("the GPU reads what its kernels touch of them (at %d sequences a step, %.0f%% of each offloaded layer's experts under uniform routing, as in GPU memory)", batch, share*100)
 	}
-	return read / (pcie * 1e9), fmt.Sprintf("%s --cpu-offload-gb: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-		name, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3), true
+	return read / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
+		w.Engine, w.Flag, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3), true
 }
 
 // streamedHostExperts is the routed-expert bytes among the weights streamed
@@ -249,22 +284,26 @@ func streamedGPUExpertReads(pl *planned, batch int) float64 {
 // checks the PCIe term; gpu says what the GPU's part is (the engine's
 // fitted decode, else the generic estimate).
 func streamedValidatedOn(pl *planned, gpu string) string {
-	name := pl.Pool.Budget.Engine.Title()
+	w := offloadWordsOf(pl)
 	if offloadOf(pl).OffloadCopiedPerPass {
-		return NotValidated + ": the weights " + name + "'s --cpu-offload-gb keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (Aphrodite's port of vLLM's former copying offload decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
+		return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (Aphrodite's port of vLLM's former copying offload decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
 	}
-	return NotValidated + ": the weights " + name + "'s --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
+	return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
 }
 
 // streamedExplanation is the cpu_offload line of streamed plan pl whose
 // host stage covers layers [start, end) as the engine numbers them.
 func streamedExplanation(pl *planned, start, end int) string {
-	name, gpu := pl.Pool.Budget.Engine.Title(), pl.Stages[0].Devices[0].ID
-	line := fmt.Sprintf("cpu_offload: %s's --cpu-offload-gb keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in pinned host memory, the fewest tenths of a GiB with which %s holds the rest, the embeddings, every layer's KV cache and vLLM's start-up charge; the GPU runs every layer and reads the offloaded weights across PCIe in every forward pass",
-		name, gib(pl.Stages[1].Part.Weights), start, end-1, name, gpu)
-	if offloadOf(pl).OffloadCopiedPerPass {
-		line = fmt.Sprintf("cpu_offload: %s's --cpu-offload-gb keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in host memory, the fewest whole GiB (the flag is an integer) with which %s holds the rest, the embeddings, a copy of one offloaded layer and a KV pool of at least one sequence within --mem-fraction-static; the GPU runs every layer, %s copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
-			name, gib(pl.Stages[1].Part.Weights), start, end-1, name, gpu, name)
+	w, gpu, par := offloadWordsOf(pl), pl.Stages[0].Devices[0].ID, offloadOf(pl)
+	rest := "the embeddings and every layer's KV cache"
+	if pl.Pool.Budget.ProfiledStartup {
+		rest = "the embeddings, every layer's KV cache and " + w.Engine + "'s start-up charge"
+	}
+	line := fmt.Sprintf("cpu_offload: %s's %s keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in pinned host memory, %s with which %s holds the rest, %s; the GPU runs every layer and reads the offloaded weights across PCIe in every forward pass",
+		w.Engine, w.Flag, gib(pl.Stages[1].Part.Weights), start, end-1, w.Engine, offloadStepWords(par.OffloadStep), gpu, rest)
+	if par.OffloadCopiedPerPass {
+		line = fmt.Sprintf("cpu_offload: %s's %s keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in host memory, %s with which %s holds the rest, the embeddings, a copy of one offloaded layer and a KV pool of at least one sequence within %s; the GPU runs every layer, %s copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
+			w.Engine, w.Flag, gib(pl.Stages[1].Part.Weights), start, end-1, w.Engine, offloadStepWords(par.OffloadStep), gpu, w.Share, w.Engine)
 	}
 	if len(pl.Pool.Devices) > 1 {
 		line += "; the flag is per GPU, and this plan does not combine it with tensor or pipeline parallelism, so it uses one GPU"

@@ -397,22 +397,21 @@ func (v *vllmCharge) chargeWith(tp int, weights int64) (st engine.VLLMStartup, c
 	return st, charge, graphs
 }
 
-// vllmChargeLine names vLLM's start-up charge in a refusal: what each
-// device of a group of tp holds beside the weights and the KV cache.
+// vllmChargeLine names the start-up charge of the pool's engine in a
+// refusal: what each device of a group of tp holds beside the weights and
+// the KV cache, in the engine's words (engine.StartupChargeNamer: "vLLM
+// 0.21.0's start-up charge 4.5 GiB (peak activation ...)"), else as its
+// title's start-up charge.
 func vllmChargeLine(c costs, tp int) string {
-	if c.VLLM == nil || len(c.VLLM.GPUs) == 0 {
+	if c.VLLM == nil || len(c.VLLM.GPUs) == 0 || c.VLLM.pool == nil {
 		return ""
 	}
 	st, charge, graphs := c.VLLM.chargeWith(tp, c.stagePart(0, c.Layers, tp).Weights)
-	if charge == 0 && c.VLLM.rule() == engine.VLLMBackendTPU {
-		return fmt.Sprintf("vLLM %s's TPU backend charges nothing beside the weights and the KV cache", st.Version)
+	e := c.VLLM.pool.Budget.Engine
+	if n, ok := e.(engine.StartupChargeNamer); ok {
+		return n.StartupChargeLine(st, c.VLLM.rule(), charge, graphs)
 	}
-	kind := "CUDA graphs"
-	if st.OfFree {
-		kind = "HPU graph reserve"
-	}
-	return fmt.Sprintf("vLLM %s's start-up charge %s (peak activation %s, non-torch memory %s, %s %s)",
-		st.Version, gib(charge), gib(st.ActivationBytes), gib(st.NonTorchBytes), kind, gib(graphs))
+	return fmt.Sprintf("%s's start-up charge %s", e.Title(), gib(charge))
 }
 
 // scaledKV is kv bytes of KV cache, the planner's estimate on one of tp

@@ -1,0 +1,54 @@
+package engine
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// The planner's refusals named vLLM's start-up charge in words of its own
+// (plan.vllmChargeLine wrote "vLLM %s's start-up charge"); vLLM now names
+// it (StartupChargeNamer), in the words the answers had: the figures of
+// testdata/golden/h200-vm.json's refusal of Llama-3.1-405B (a 3.4 GiB
+// profile peak, 0.2 GiB outside torch, 0.8 GiB of CUDA graphs), a Gaudi
+// worker's graph reserve, and tpu-inference's charge of nothing.
+func TestVLLMNamesItsStartupCharge(t *testing.T) {
+	var n StartupChargeNamer = vllm{}
+	gpu := VLLMStartup{Version: Version{0, 21, 0}, ActivationBytes: gibOf(3.4), NonTorchBytes: gibOf(0.2), CUDAGraphBytes: gibOf(0.8)}
+	assert.Equal(t, "vLLM 0.21.0's start-up charge 4.4 GiB (peak activation 3.4 GiB, non-torch memory 0.2 GiB, CUDA graphs 0.8 GiB)",
+		n.StartupChargeLine(gpu, VLLMBackendGPU, gpu.Bytes(), gpu.CUDAGraphBytes))
+	gaudi := VLLMStartup{Version: Version{0, 21, 0}, ActivationBytes: gibOf(1.3), OfFree: true}
+	assert.Equal(t, "vLLM 0.21.0's start-up charge 1.3 GiB (peak activation 1.3 GiB, non-torch memory 0.0 GiB, HPU graph reserve 0.0 GiB)",
+		n.StartupChargeLine(gaudi, VLLMBackendGaudi, gaudi.Bytes(), 0))
+	assert.Equal(t, "vLLM 0.21.0's TPU backend charges nothing beside the weights and the KV cache",
+		n.StartupChargeLine(VLLMStartup{Version: Version{0, 21, 0}}, VLLMBackendTPU, 0, 0))
+	// A part under 0.05 GiB reads as the planner writes sizes.
+	small := VLLMStartup{Version: Version{0, 21, 0}, ActivationBytes: gibOf(0.5), NonTorchBytes: 1 << 20}
+	assert.Equal(t, "vLLM 0.21.0's start-up charge 0.5 GiB (peak activation 0.5 GiB, non-torch memory <0.1 GiB, CUDA graphs 0.0 GiB)",
+		n.StartupChargeLine(small, VLLMBackendGPU, small.Bytes(), 0))
+}
+
+// A streamed plan's sentences name the flag that sets the offload and the
+// share its KV pool is sized within by asking the engine (OffloadNamer):
+// each is the flag the engine's own command writes for it.
+func TestOffloadNamersNameTheFlagsTheirCommandsWrite(t *testing.T) {
+	m := model.Lookup("Llama-3.1-70B")
+	require.NotNil(t, m)
+	for _, e := range []Engine{vllm{}, sglang{}} {
+		n, ok := e.(OffloadNamer)
+		require.True(t, ok, e.Name())
+		require.True(t, e.Parallelism().StreamsOffloadedWeights, e.Name())
+		p := &Placement{Model: m, Level: quant.BF16, Kind: registry.KindCUDA, Memory: Memory{Fraction: 0.9}, Context: 4096, Batch: 1,
+			TP: 1, Stages: []Stage{{Start: 0, End: 40}, {Start: 40, End: 80}}, Offloaded: true, OffloadedWeightBytes: 60 << 30}
+		args, _, ok := e.Args(p)
+		require.True(t, ok, e.Name())
+		assert.True(t, slices.Contains(args, n.OffloadSetting()), "%s: %v has no %s", e.Name(), args, n.OffloadSetting())
+		assert.True(t, slices.Contains(args, n.PoolSetting()), "%s: %v has no %s", e.Name(), args, n.PoolSetting())
+	}
+}
