@@ -193,6 +193,19 @@ type Throughput struct {
 	// under the ServingPromptMFU the SGLang rows give; the other vLLM rows
 	// are held out.
 	VLLMPromptRequestSeconds float64
+	// ServingBatchLayerSeconds and ServingBatchMFU are what a vLLM or
+	// SGLang decode step of C sequences adds for each sequence beyond the
+	// first (servingBatchSeconds in internal/plan), besides its KV cache
+	// reads and all-reduce bytes: ServingBatchLayerSeconds per layer (the
+	// attention kernel's blocks and reduction per sequence, the per-token
+	// norm, rotary, activation and quantisation kernels) and the matrix
+	// products of one more token at ServingBatchMFU of the dense peak, on
+	// top of the weight stream (vLLM runs a skinny GEMV at one token and a
+	// GEMM of M = the step's tokens above it). Fitted on the MI300X
+	// benchmark_latency rows of data/serving_concurrency.json (its rule 6);
+	// 0 and 0 add nothing. Neither moves a step of one sequence.
+	ServingBatchLayerSeconds float64
+	ServingBatchMFU          float64
 	// VLLM is the batch-1 decode overhead of vLLM (CUDA/HIP graphs, its
 	// fused MoE and all-reduce kernels), fitted on data/serving_decode.json;
 	// a vLLM plan pays it instead of LayerLatencyCUDA.

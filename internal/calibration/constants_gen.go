@@ -106,6 +106,14 @@ var Fitted = Throughput{
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
 	SGLang:     ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
 	SGLangROCm: ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 106e-6, PartSecondsLater: 71e-6, AllReduceSeconds: 7e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 146e-6, IndexerSeconds: 0e-6},
+	// What a vLLM or SGLang decode step adds per sequence beyond the first:
+	// a time per layer (0.01 us grid) and an efficiency of the dense peak for
+	// one more token's matrix products (0.01 grid), fitted on the 14 rows of
+	// data/serving_concurrency.json marked "fit" (vLLM benchmark_latency on 8
+	// MI300X), least squares of log(planned/measured); adopted by its rule 6
+	// (the 32 held-out rows' median and p90 both fell).
+	ServingBatchLayerSeconds: 0.77e-6,
+	ServingBatchMFU:          0.24,
 	// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per
 	// request (SGLang's), fitted on the 11 SGLang fit rows of
 	// data/serving_prefill.json (SGLang cookbook TTFT at concurrency 1) on a grid

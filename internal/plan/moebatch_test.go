@@ -31,6 +31,9 @@ func TestBatchExpertReads(t *testing.T) {
 	require.True(t, ok)
 	stream := calibration.Fitted
 	stream.VLLM = calibration.ServingDecode{BandwidthFraction: 1}
+	// Without the per-sequence term (TestServingStepAddsTheBatchTerm): the
+	// growth here is the bytes alone.
+	stream.ServingBatchLayerSeconds, stream.ServingBatchMFU = 0, 0
 
 	one := NewServingBatchReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 1, 1, 1024)
 	many := NewServingBatchReplay(engine.NameVLLM, m, quant.Level("bf16"), s, 1, 16, 1024)

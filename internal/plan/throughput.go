@@ -1032,6 +1032,10 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			st, ar := stageDecodeSeconds(in)
 			step += st
+			if isServing {
+				step += e.servingBatchSeconds(batch, layers, 2*matmulParams(m, active)*float64(layers)/float64(c.Layers)/float64(tp),
+					e.requestPrefillPath(s.Devices, pl, req).PeakTFLOPS)
+			}
 			arTotal += ar
 			if in.ComputeSeconds > in.streamingSeconds() {
 				computeBound = true
@@ -1061,6 +1065,9 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 	step += hop
 	if expertsNoted && notes {
 		t.Assumptions = append(t.Assumptions, c.batchExpertNote(batch))
+	}
+	if note := e.servingBatchNote(batch); isServing && notes && note != "" {
+		t.Assumptions = append(t.Assumptions, note)
 	}
 	if decodeKnown && step > 0 {
 		t.DecodeTokensPerS = round3(float64(batch) / step)

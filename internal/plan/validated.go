@@ -35,20 +35,24 @@ const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLL
 
 // VLLMConcurrencyCheck and SGLangConcurrencyCheck are what the published
 // runs at a concurrency above 1 of each engine
-// (internal/calibration/data/serving_concurrency.json, all held out) give
-// under the shipped constants: the per-sequence decode rate of a plan with
-// batch_size C against the measured one. TestServingConcurrencyCheckQuotesTheReplay
-// (internal/calibration/fit) checks these figures against the replay.
+// (internal/calibration/data/serving_concurrency.json) give under the
+// shipped constants: the per-sequence decode rate of a plan with
+// batch_size C against the measured one, on the rows held out from the
+// per-sequence term's fit (vLLM's MI300X benchmark_latency rows fit it).
+// TestServingConcurrencyCheckQuotesTheReplay (internal/calibration/fit)
+// checks these figures against the replay.
 const (
-	VLLMConcurrencyCheck   = "24 rows of 2 sources at concurrency 2-128: median error 21.5 %, p90 68.2 %"
-	SGLangConcurrencyCheck = "22 rows of 1 source at concurrency 16-100: median error 89.4 %, p90 252 %"
+	VLLMConcurrencyCheck   = "10 held-out rows of 1 source at concurrency 8-128: median error 24.7 %, p90 54.1 %; 14 rows of 1 source fit its per-sequence term"
+	SGLangConcurrencyCheck = "22 held-out rows of 1 source at concurrency 16-100: median error 32.2 %, p90 223 %"
 )
 
 // servingConcurrencyNote is what a serving plan decoding running
 // sequences a step adds to its validated_on: nothing at one sequence (the
 // batch-1 rows check it); at more, that the constants are batch-1 fits
-// whose step grows only by the sequences' KV reads, all-reduce messages
-// and a MoE model's expert reads (costs.batchExpertReads), and what the
+// whose step grows by the sequences' KV reads, all-reduce messages, the
+// per-sequence term (efficiency.servingBatchSeconds: a time per layer and
+// the matrix products at a fitted efficiency) and a MoE model's expert
+// reads (costs.batchExpertReads), and what the
 // published runs at a concurrency above 1 of the engine whose constants
 // the plan pays give (none for SGLang paying vLLM's constants off HBM
 // GPUs: no such run of either engine there).
@@ -56,14 +60,14 @@ func servingConcurrencyNote(speed engine.SpeedModel, pl *planned, running int) s
 	if running <= 1 {
 		return ""
 	}
-	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages and, for a MoE model, the experts they route to", running)
+	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages, a time per layer and their matrix products at a fitted efficiency for each sequence beyond the first and, for a MoE model, the experts they route to", running)
 	if speed == engine.SpeedServingOwn {
 		if _, own := efficiency(fitted).sglangDecode(pl); !own {
 			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
 		}
-		return lead + "; published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") measure a step that grows faster with the concurrency than planned"
+		return lead + "; published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") mostly measure a step that grows faster with the concurrency than planned"
 	}
-	return lead + "; published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure a step that mostly grows faster with the concurrency than planned"
+	return lead + "; published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure steps that grow both faster and slower with the concurrency than planned"
 }
 
 // validatedCells are the (memory class, weight family) pairs with measured

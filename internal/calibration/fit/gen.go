@@ -60,6 +60,9 @@ type result struct {
 	// servingConc is the replayed rows of data/serving_concurrency.json
 	// (held out, nothing fitted).
 	servingConc []servingConcurrencyCase
+	// servingBatch is the per-sequence term of a serving step, fitted on
+	// the fit rows of data/serving_concurrency.json (its rule 6).
+	servingBatch servingBatchFit
 	// sglangFit is SGLang's constants, fitted on its rows of
 	// data/serving_decode.json (sglang.go).
 	sglangFit sglangFit
@@ -147,6 +150,9 @@ func fitAll(dataDir string) (*result, error) {
 	if _, r.servingConc, err = loadServingConcurrency(dataDir); err != nil {
 		return nil, err
 	}
+	if r.servingBatch, err = fitServingBatch(r.servingConc, r.throughput()); err != nil {
+		return nil, err
+	}
 	if r.servingPromptFit, err = fitServingPrompt(r.servingPrompt, r.throughput()); err != nil {
 		return nil, err
 	}
@@ -192,6 +198,7 @@ func (r *result) throughput() calibration.Throughput {
 		SGLangROCm:              r.sglangFit.decodeROCm(),
 		OffloadHandoverSeconds:  float64(r.offloadFit.handoverUS) / 1e6,
 	}
+	c = withServingBatch(c, r.servingBatch.layerCentiUS, r.servingBatch.mfuPercent)
 	for k, v := range r.decode.fractions {
 		*familyFraction(classFractions(&c, k.class), k.family) = float64(v) / 100
 	}
@@ -325,6 +332,15 @@ func constantsSource(r *result) ([]byte, error) {
 	p("VLLM: ServingDecode{BandwidthFraction: %s, StepSeconds: %.0fe-6, PartSeconds: %.0fe-6, PartSecondsLater: %.0fe-6, AllReduceSeconds: %.0fe-6, MoELayerSeconds: %.0fe-6, MLALayerSeconds: %.0fe-6, IndexerSeconds: %.0fe-6},",
 		hundredths(int(math.Round(v.BandwidthFraction*100))), v.StepSeconds*1e6, v.PartSeconds*1e6, v.PartSecondsLater*1e6, v.AllReduceSeconds*1e6, v.MoELayerSeconds*1e6, v.MLALayerSeconds*1e6, v.IndexerSeconds*1e6)
 	p("%s", sglangConstant(r.sglangFit))
+	sb := r.servingBatch
+	p("// What a vLLM or SGLang decode step adds per sequence beyond the first:")
+	p("// a time per layer (0.01 us grid) and an efficiency of the dense peak for")
+	p("// one more token's matrix products (0.01 grid), fitted on the %d rows of", len(sb.fit))
+	p("// data/serving_concurrency.json marked \"fit\" (vLLM benchmark_latency on 8")
+	p("// MI300X), least squares of log(planned/measured); adopted by its rule 6")
+	p("// (the %d held-out rows' median and p90 both fell).", len(sb.held))
+	p("ServingBatchLayerSeconds: %s,", servingBatchSecondsLiteral(sb.layerCentiUS))
+	p("ServingBatchMFU: %s,", hundredths(sb.mfuPercent))
 	sp := r.servingPromptFit
 	p("// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per")
 	p("// request (SGLang's), fitted on the %d SGLang fit rows of", sp.n)
@@ -431,7 +447,7 @@ func docSections(r *result) map[string]string {
 		"h200-held-out":       benchHeldOutTable(r),
 		"throughput-replay":   replayTable(r),
 		"serving":             servingTable(r),
-		"serving-concurrency": servingConcurrencyTable(r.servingConc, r.throughput()),
+		"serving-concurrency": servingConcurrencyTable(r.servingConc, r.throughput()) + "\n" + servingBatchOutcome(r.servingBatch, r.throughput()),
 		"offload":             offloadTable(r),
 		"host-harness":        harnessTable(r),
 		"cpu-isa":             cpuISATable(r),
@@ -504,6 +520,10 @@ func fittedConstantsTable(r *result) string {
 	gv := gf.decode()
 	row("Fitted.SGLang, Fitted.SGLangROCm", fmt.Sprintf("MoE layer %.0f, MLA layer %.0f µs; fixed times x %s on AMD GPUs; f %.2f, step %.0f, part %.0f (Hopper/Blackwell/CDNA3: %.0f), all-reduce %.0f, indexer %.0f µs: vLLM's", gv.MoELayerSeconds*1e6, gv.MLALayerSeconds*1e6, hundredths(gf.rocmPct), gv.BandwidthFraction, gv.StepSeconds*1e6, gv.PartSeconds*1e6, gv.PartSecondsLater*1e6, gv.AllReduceSeconds*1e6, gv.IndexerSeconds*1e6),
 		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_decode.json`: NVIDIA B200 and AMD MI300X (%d held out: other GPUs)", gf.n, gf.heldOut), "grid, least squares of the log error; the rest taken from `Fitted.VLLM` (too few dense rows)")
+	sb := r.servingBatch
+	row("Fitted.ServingBatchLayerSeconds, Fitted.ServingBatchMFU", fmt.Sprintf("%.2f µs per layer, %s of the dense peak (per sequence beyond the first)", float64(sb.layerCentiUS)/100, hundredths(sb.mfuPercent)),
+		fmt.Sprintf("the %d `fit` rows of `data/serving_concurrency.json`: vLLM `benchmark_latency --batch-size` 2-128, Llama-3.1-70B and 405B FP8 on 8 MI300X (%d held out: Vultr's vLLM rows, the SGLang cookbook's)", len(sb.fit), len(sb.held)),
+		"grid (0.01 µs, 0.01), least squares of the log error; rule 6 of the file, adopted because the held-out rows' median and p90 both fell")
 	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
 		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")

@@ -109,8 +109,8 @@ func loadServingConcurrency(dataDir string) ([]servingConcurrencyRow, []servingC
 			}
 			continue
 		}
-		if r.Use != useHeldOut || !servingEngines[r.Engine] {
-			return nil, nil, fmt.Errorf("%s: %s: a replayed row is a held-out vLLM or SGLang row (nothing is fitted on this file)", file, name)
+		if r.Use != useHeldOut && r.Use != useFit || !servingEngines[r.Engine] {
+			return nil, nil, fmt.Errorf("%s: %s: a replayed row is a vLLM or SGLang row, held out or (rule 6) fitting the per-sequence term", file, name)
 		}
 		s, ok := specs.ByName(r.Spec)
 		if !ok || s.BandwidthGBs <= 0 {

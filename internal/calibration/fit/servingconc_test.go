@@ -13,17 +13,20 @@ import (
 
 // The ratchet on the concurrency replay (data/serving_concurrency.json),
 // set at what TestServingConcurrencyReplay printed under the shipped
-// constants (nothing fitted on these rows), rounded up to the next point:
-// the median (34.5 %) and p90 (140 %) of |measured ms / planned ms - 1|,
-// the per-sequence decode rate's error. First replayed without the MoE
-// expert reads at concurrency above 1 (costs.batchExpertReads; point 5 of
-// the file's description): 69.9 % and 298 % (the 23 MoE rows 197 % and
-// 386 %, now 65.8 % and 247 %). Not a target: the planned step still grows
-// less with the concurrency than the measured one (docs/accuracy.md,
-// "Serving engines at concurrency above 1").
+// constants, rounded up to the next point: the median (13.6 %) and p90
+// (71.5 %) of |measured ms / planned ms - 1|, the per-sequence decode
+// rate's error, over all 46 rows (14 of them, the MI300X benchmark_latency
+// rows, fit the per-sequence term of rule 6; TestServingBatchRule holds
+// the 32 others). First replayed without the MoE expert reads at
+// concurrency above 1 (costs.batchExpertReads; point 5 of the file's
+// description): 69.9 % and 298 %; with them 34.5 % and 140 %; with the
+// per-sequence term (Fitted.ServingBatchLayerSeconds and ServingBatchMFU)
+// 13.6 % and 71.5 %. Not a target: the SGLang rows' steps still mostly
+// grow faster than planned (docs/accuracy.md, "Serving engines at
+// concurrency above 1").
 const (
-	servingConcurrencyMedianCeiling = 0.35
-	servingConcurrencyP90Ceiling    = 1.41
+	servingConcurrencyMedianCeiling = 0.14
+	servingConcurrencyP90Ceiling    = 0.72
 )
 
 // TestServingConcurrencyReplay replays every row of
@@ -53,9 +56,30 @@ func TestServingConcurrencyReplay(t *testing.T) {
 }
 
 // concurrencyCheck is the text plan.VLLMConcurrencyCheck and
-// plan.SGLangConcurrencyCheck quote for the cases of one engine: rows,
-// sources, the concurrency range and the median and p90 of the error.
+// plan.SGLangConcurrencyCheck quote for the cases of one engine: the
+// held-out rows, their sources, concurrency range and the median and p90
+// of their error, then how many rows of the engine fitted the per-sequence
+// term (rule 6), if any.
 func concurrencyCheck(cases []servingConcurrencyCase, c calibration.Throughput) string {
+	var held []servingConcurrencyCase
+	fitSources := map[string]bool{}
+	for _, sc := range cases {
+		if sc.row.Use == useFit {
+			fitSources[concurrencySource(sc.row.Source)] = true
+			continue
+		}
+		held = append(held, sc)
+	}
+	text := rowsCheck(held, c)
+	if n := len(cases) - len(held); n > 0 {
+		text += fmt.Sprintf("; %d rows of %d %s fit its per-sequence term", n, len(fitSources), sourceNoun(len(fitSources)))
+	}
+	return text
+}
+
+// rowsCheck is "N held-out rows of S sources at concurrency lo-hi: median
+// error x, p90 y" for the cases.
+func rowsCheck(cases []servingConcurrencyCase, c calibration.Throughput) string {
 	sources := map[string]bool{}
 	lo, hi := 0, 0
 	for _, sc := range cases {
@@ -65,12 +89,15 @@ func concurrencyCheck(cases []servingConcurrencyCase, c calibration.Throughput) 
 		}
 		hi = max(hi, sc.row.Concurrency)
 	}
-	noun := "sources"
-	if len(sources) == 1 {
-		noun = "source"
-	}
 	errs, _ := concurrencyErrors(cases, c)
-	return fmt.Sprintf("%d rows of %d %s at concurrency %d-%d: median error %s, p90 %s", len(errs), len(sources), noun, lo, hi, pct(quantile(errs, 0.5)), pct(quantile(errs, 0.9)))
+	return fmt.Sprintf("%d held-out rows of %d %s at concurrency %d-%d: median error %s, p90 %s", len(errs), len(sources), sourceNoun(len(sources)), lo, hi, pct(quantile(errs, 0.5)), pct(quantile(errs, 0.9)))
+}
+
+func sourceNoun(n int) string {
+	if n == 1 {
+		return "source"
+	}
+	return "sources"
 }
 
 // TestServingConcurrencyCheckQuotesTheReplay: the figures a serving plan
