@@ -31,24 +31,99 @@ type servingPrefillRow struct {
 	CatalogModel string  `json:"catalog_model"`
 	Quote        string  `json:"quote"`
 	Source       string  `json:"source"`
+	// What a row whose requests hit vLLM's prefix cache measured (the
+	// sixth rule of the file's description): the TTFT is the mean over
+	// Requests timed requests of the prompt of PromptTokens tokens, request
+	// k finding CachedPrefix[k] of them cached, as CachedDerivation says.
+	// A row without them computed every one of its Input tokens.
+	Requests         int    `json:"requests"`
+	PromptTokens     int    `json:"prompt_tokens"`
+	CachedPrefix     []int  `json:"cached_prefix_tokens"`
+	CachedDerivation string `json:"cached_prefix_derivation"`
 }
 
+// vllmCacheBlock is the token count of a block of vLLM's KV cache
+// (--block-size, 16 by default on GPUs): prefix caching hits whole blocks.
+const vllmCacheBlock = 16
+
 // servingPrefillCase is a replayed row of data/serving_prefill.json laid
-// out: its prompt under its engine on its GPUs.
+// out: its prompt under its engine on its GPUs, one replay per timed
+// request of a row whose requests hit cached prefixes.
 type servingPrefillCase struct {
-	row    servingPrefillRow
-	replay *plan.Replay
+	row      servingPrefillRow
+	replay   *plan.Replay
+	requests []servingPrefillRequest
+}
+
+// servingPrefillRequest is one timed request of a row that states its
+// cached prefixes: the tokens vLLM computed and their replay.
+type servingPrefillRequest struct {
+	uncached int
+	replay   *plan.Replay
 }
 
 // plannedMS is the time to first token the planner gives the case under
 // the constants c: the prompt at the plan's prefill tokens/s (which
-// carries c.ServingPromptRequestSeconds once); 0 when no figure.
+// carries the request time once); for a row with cached prefixes the mean
+// over its timed requests of each one's uncached tokens so planned, as
+// the row's TTFT is their mean. 0 when no figure.
 func (sc servingPrefillCase) plannedMS(c calibration.Throughput) float64 {
-	p := sc.replay.Prefill(c)
+	if len(sc.requests) == 0 {
+		return promptMS(sc.replay, sc.row.Input, c)
+	}
+	var sum float64
+	for _, rq := range sc.requests {
+		ms := promptMS(rq.replay, rq.uncached, c)
+		if ms <= 0 {
+			return 0
+		}
+		sum += ms
+	}
+	return sum / float64(len(sc.requests))
+}
+
+// promptMS is the time in milliseconds replay r plans for its prompt of
+// tokens tokens under c, 0 when no figure.
+func promptMS(r *plan.Replay, tokens int, c calibration.Throughput) float64 {
+	p := r.Prefill(c)
 	if p <= 0 {
 		return 0
 	}
-	return float64(sc.row.Input) / p * 1000
+	return float64(tokens) / p * 1000
+}
+
+// cachedPrefixError checks the cached-prefix members of the row name of
+// file: none, or a derivation, the prompt's length, and one block-aligned
+// cached length short of the whole prompt per timed request.
+func cachedPrefixError(file, name string, r servingPrefillRow) error {
+	if len(r.CachedPrefix) == 0 && r.Requests == 0 && r.PromptTokens == 0 && r.CachedDerivation == "" {
+		return nil
+	}
+	if r.CachedDerivation == "" || r.PromptTokens <= 0 || r.PromptTokens > r.Input || r.Requests != len(r.CachedPrefix) {
+		return fmt.Errorf("%s: %s: cached prefixes need a derivation, prompt_tokens up to input_tokens and one cached_prefix_tokens entry per timed request", file, name)
+	}
+	for _, c := range r.CachedPrefix {
+		if c < 0 || c%vllmCacheBlock != 0 || c >= r.PromptTokens {
+			return fmt.Errorf("%s: %s: cached prefix %d is not whole %d-token blocks short of the %d-token prompt", file, name, c, vllmCacheBlock, r.PromptTokens)
+		}
+	}
+	return nil
+}
+
+// requestReplays lays out each timed request of the row r (its uncached
+// tokens) with replay, which builds the replay of a prompt of n tokens;
+// requests alike share one.
+func requestReplays(r servingPrefillRow, replay func(n int) *plan.Replay) []servingPrefillRequest {
+	byTokens := map[int]*plan.Replay{}
+	var out []servingPrefillRequest
+	for _, c := range r.CachedPrefix {
+		n := r.PromptTokens - c
+		if byTokens[n] == nil {
+			byTokens[n] = replay(n)
+		}
+		out = append(out, servingPrefillRequest{uncached: n, replay: byTokens[n]})
+	}
+	return out
 }
 
 // loadServingPrefill reads data/serving_prefill.json and lays out its
@@ -78,11 +153,17 @@ func loadServingPrefill(dataDir string) ([]servingPrefillCase, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s: %s: no datasheet record %q", file, name, r.Spec)
 		}
+		if err := cachedPrefixError(file, name, r); err != nil {
+			return nil, err
+		}
 		m, l, err := resolveRow(file, name, r.CatalogModel, r.Precision)
 		if err != nil {
 			return nil, err
 		}
-		cases = append(cases, servingPrefillCase{row: r, replay: plan.NewServingPromptReplay(r.Engine, m, l, s, r.TP, r.Input, r.Input+r.Output/2)})
+		replay := func(prompt int) *plan.Replay {
+			return plan.NewServingPromptReplay(r.Engine, m, l, s, r.TP, prompt, r.Input+r.Output/2)
+		}
+		cases = append(cases, servingPrefillCase{row: r, replay: replay(r.Input), requests: requestReplays(r, replay)})
 	}
 	return cases, nil
 }

@@ -17,24 +17,30 @@ import (
 const servingPrefillInput = 2048
 
 // servingPrefillHeldOutLogCeiling bounds the median |log(planned /
-// measured)| of the held-out rows: 0.37. It was 0.35, the figure this test
-// printed once vLLM's request time was fitted on its three fit rows (0.344,
-// rounded up; a 41 % error; with pavanyellow/vllm's Qwen3.6-35B-A3B run as a
-// fourth fit row it was 0.604, 83 %, and that row is kept not as a fit row:
-// its time is eager dispatch and a two-pass prefill the prompt model lacks,
-// docs/accuracy.md); raised when the MI300X's Infinity Fabric figure
-// (internal/specs) made the planner charge the all-reduces of the SGLang fit
-// rows on 8 MI300X, which it had left out: the shared prompt efficiency
-// refitted on those rows fell from 64 % to 62 % (SGLang fit rows 0.336 ->
-// 0.332, vLLM fit rows 0.203 -> 0.172) and the held-out median, the A100
-// Qwen3-30B-A3B row, went from +41 % to +44 % (0.362), no held-out row or
-// source changed. On the one GPUStack fit row it was 0.386 (47 %), with
-// SGLang's 76 ms 0.549, with the eager launch floor (issue 22, the fifth rule
-// of data/serving_prefill.json, not adopted) and the constants refitted with
-// it 0.656, main's llama.cpp-pass figure gave 1.00 (planned
-// 2.7 times the measured time), the unfitted serving model 1.13 (three
-// times too fast). Issue 22 asks for a median error of 20 %: not met.
-const servingPrefillHeldOutLogCeiling = 0.37
+// measured)| of the held-out rows: 0.46. It was 0.37 (0.362 on the first 5
+// rows, +44 % on the median row, the A100 Qwen3-30B-A3B row, at the 62 %
+// the shared prompt efficiency took once the MI300X's Infinity Fabric
+// figure made the planner charge the SGLang fit rows' all-reduces; 0.35
+// before, 0.344 when vLLM's request time was first fitted on its three fit
+// rows). Then, for issue 22 (2026-11-29): the tenstorrent/tt-inference-server
+// rows were replayed as what their harness ran (the sixth rule of
+// data/serving_prefill.json: each timed request's uncached tokens, the row
+// the mean of its requests), which took the 5 rows' median to 0.325
+// (Qwen2.5-72B +99 % -> +11 %, Qwen3-30B-A3B +44 % -> +8 %,
+// DeepSeek-R1-0528-AWQ -25 % -> -44 %), and three more rows of that source
+// at 2,048 tokens were added under the first rule (Qwen3-14B on the A100
+// -40 %, Qwen3-1.7B on the A100 +110 %, Qwen3-4B on an RTX 4090 +49 %):
+// 8 rows, median 0.459 (0.539 replayed as whole prompts). Raised from 0.37
+// to 0.46 for those rows, not for a change of the model. The eager launch
+// floor (issue 22, the fifth rule of data/serving_prefill.json, not
+// adopted) with the constants refitted with it gave 0.656 on the first 5
+// rows. Issue 22 asks for
+// a median error of 20 %: not met.
+const servingPrefillHeldOutLogCeiling = 0.46
+
+// servingPrefillHeldOutRows is the number of held-out rows docs/accuracy.md
+// and plan.ServingPromptHeldOut state ("8 held-out vLLM rows").
+const servingPrefillHeldOutRows = 8
 
 // servingPrefillHeldOutSources are the sources of the held-out vLLM rows:
 // the split is by source, so no vLLM fit row comes from one of them.
@@ -60,9 +66,21 @@ func heldOutSource(source string) bool {
 // servingPromptSeconds of internal/plan) under the shipped constants, none
 // fitted on these rows, and compares the prompt time with the measured
 // time to first token. vLLM emits the first token from the prompt's
-// forward pass, so no decode step is added. Every row must get a prefill
-// figure: the NVIDIA B200 rows need the record's tensor peaks.
+// forward pass, so no decode step is added. A row whose requests hit
+// cached prefixes is planned as the mean of its requests' uncached
+// prompts. The held-out set is every row the file marks use: held_out,
+// each of which must be replayed; every row must get a prefill figure
+// (the NVIDIA B200 rows need the record's tensor peaks).
 func TestServingPrefillHeldOut(t *testing.T) {
+	rows, err := readRows[servingPrefillRow](testData, "serving_prefill.json")
+	require.NoError(t, err)
+	heldOut := map[string]bool{}
+	for _, r := range rows {
+		if r.Use == useHeldOut {
+			assert.True(t, r.Replayed, "%s / %s: a held-out row is replayed", r.Model, r.GPU)
+			heldOut[r.Model+" / "+r.GPU] = true
+		}
+	}
 	cases, err := loadServingPrefill(testData)
 	require.NoError(t, err)
 	setups := map[string]bool{}
@@ -74,8 +92,9 @@ func TestServingPrefillHeldOut(t *testing.T) {
 			assert.False(t, heldOutSource(r.Source), "%s: a fit row from a held-out source", name)
 			continue
 		}
+		assert.True(t, heldOut[name], "%s: replayed as held out, marked so in the file", name)
+		delete(heldOut, name)
 		assert.Equal(t, "vllm", r.Engine, name)
-		assert.Equal(t, useHeldOut, r.Use, "%s: no constant is fitted on these rows", name)
 		assert.True(t, heldOutSource(r.Source), "%s: a held-out row from another source", name)
 		assert.Equal(t, servingPrefillInput, r.Input, name)
 		setup := r.CatalogModel + "|" + r.Spec + "|" + r.Precision
@@ -87,11 +106,49 @@ func TestServingPrefillHeldOut(t *testing.T) {
 		}
 		logs = append(logs, math.Abs(math.Log(ms/r.TTFTms)))
 		t.Logf("%s, TP %d, %d tokens: planned %.1f ms, measured TTFT %.1f ms (%+.0f %%)", name, r.TP, r.Input, ms, r.TTFTms, (ms/r.TTFTms-1)*100)
+		for k, rq := range sc.requests {
+			t.Logf("    request %d: %d of %d tokens cached, %d computed: planned %.1f ms", k, r.CachedPrefix[k], r.PromptTokens, rq.uncached, promptMS(rq.replay, rq.uncached, calibration.Fitted))
+		}
 	}
-	require.Len(t, logs, 5)
+	assert.Empty(t, heldOut, "held-out rows the replay left out")
+	require.Len(t, logs, servingPrefillHeldOutRows, "the held-out rows docs/accuracy.md and plan.ServingPromptHeldOut count")
 	median := quantile(logs, 0.5)
 	t.Logf("%d held-out rows, median |log(planned/measured)| %.3f", len(logs), median)
 	assert.LessOrEqual(t, median, servingPrefillHeldOutLogCeiling)
+}
+
+// The rows of data/serving_prefill.json that state cached prefixes are
+// the tenstorrent/tt-inference-server rows, every one of them (the fifth
+// rule: the whole source alike), and each timed request is replayed as its
+// uncached tokens.
+func TestServingPrefillCachedPrefixes(t *testing.T) {
+	cases, err := loadServingPrefill(testData)
+	require.NoError(t, err)
+	n := 0
+	for _, sc := range cases {
+		r := sc.row
+		tt := strings.HasPrefix(r.Source, "https://github.com/tenstorrent/tt-inference-server/")
+		assert.Equal(t, tt, len(r.CachedPrefix) > 0, "%s / %s: cached prefixes are stated for tt-inference-server rows and only those", r.Model, r.GPU)
+		if !tt {
+			continue
+		}
+		n++
+		require.Len(t, sc.requests, r.Requests)
+		for k, rq := range sc.requests {
+			assert.Equal(t, r.PromptTokens-r.CachedPrefix[k], rq.uncached)
+		}
+		assert.Less(t, sc.plannedMS(calibration.Fitted), promptMS(sc.replay, r.Input, calibration.Fitted),
+			"%s: cached prefixes plan less than the whole prompt", r.Model)
+	}
+	assert.Equal(t, 6, n, "issue 143's, 356's, 340's three and 394's rows")
+	bad := servingPrefillRow{Input: 2048, PromptTokens: 2048, Requests: 1, CachedPrefix: []int{1000}, CachedDerivation: "x"}
+	assert.Error(t, cachedPrefixError("f", "n", bad), "a cached prefix is whole blocks")
+	bad.CachedPrefix = []int{2048}
+	assert.Error(t, cachedPrefixError("f", "n", bad), "at least the last token is computed")
+	bad.CachedPrefix, bad.Requests = []int{1008}, 2
+	assert.Error(t, cachedPrefixError("f", "n", bad), "one entry per timed request")
+	bad.Requests = 1
+	assert.NoError(t, cachedPrefixError("f", "n", bad))
 }
 
 // The SGLang fit rows of data/serving_prefill.json are the SGLang
