@@ -613,7 +613,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	ca, cn := companionArgs(p, ld)
 	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
-		notes = append(notes, fitHandOff(p))
+		notes = append(notes, fitHandOff(p, a))
 	}
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
@@ -945,14 +945,33 @@ func PartialExpertOverride(n, part int) string {
 	return fmt.Sprintf(`blk\.%d\.ffn_%s_exps=CPU`, n, t)
 }
 
-// fitHandOff is the hand-off form of a GPU plan: the same launch with
-// llama.cpp's own --fit placing the layers and choosing the context from
-// its allocator (flags --fit, --fit-target in MiB per device, --fit-ctx,
-// common/arg.cpp of https://github.com/ggml-org/llama.cpp).
-func fitHandOff(p *Placement) string {
-	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %s --fit-ctx %d",
-		fitTarget(p), fitContextFloor(p.Batch))
+// fitHandOff is the hand-off form of a GPU plan whose command is args: the
+// same launch with llama.cpp's own --fit placing the layers and choosing
+// the context from its allocator (flags --fit, --fit-target in MiB per
+// device, --fit-ctx, common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+// It names every flag to drop with which --fit gives up instead
+// (common_params_fit_impl in common/fit.cpp of unslothai/llama.cpp at
+// 34af94cd: "n_gpu_layers already set by user", "tensor_split already set
+// by user", "tensor_buft_overrides already set by user", each "abort"):
+// -ngl, --tensor-split, and of a MoE offload plan the overrides that keep
+// experts on the host (fitOverrideFlags), which --fit writes itself.
+func fitHandOff(p *Placement, args []string) string {
+	drop := []string{"-ngl"}
+	for _, f := range fitOverrideFlags {
+		if slices.Contains(args, f) {
+			drop = append(drop, f)
+		}
+	}
+	drop = append(drop, "--tensor-split")
+	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace %s and -c with --fit on --fit-target %s --fit-ctx %d",
+		strings.Join(drop, ", "), fitTarget(p), fitContextFloor(p.Batch))
 }
+
+// fitOverrideFlags are llama-server's flags that add to its tensor buffer
+// overrides (params.tensor_buft_overrides: --n-cpu-moe, --cpu-moe and
+// -ot/--override-tensor in common/arg.cpp of unslothai/llama.cpp at
+// 34af94cd), with which --fit aborts.
+var fitOverrideFlags = []string{"--n-cpu-moe", "--cpu-moe", "-ot"}
 
 // fitTarget is --fit-target for the hand-off, in MiB: the margin, or per
 // device (FitTargetBytes) what the plan leaves free of it, rounded up so
