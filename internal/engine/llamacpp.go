@@ -151,9 +151,10 @@ var llamaCacheTypes = []string{"f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "i
 // attention ("quantized V cache requires flash_attn to be enabled",
 // src/llama-context.cpp of ggml-org/llama.cpp @ 34af94cd; with -fa auto it
 // turns flash attention on instead). Its quantized types are every one of
-// llamaCacheTypes but f32, and int8, which its command writes as q8_0.
+// llamaCacheTypes but f32, and int8 and fp8, which its command writes as
+// q8_0.
 func (llamaCPP) NeedsFlashAttention(name string) bool {
-	return name == "int8" || (name != "f32" && slices.Contains(llamaCacheTypes, name))
+	return name == "int8" || name == "fp8" || (name != "f32" && slices.Contains(llamaCacheTypes, name))
 }
 
 // CacheTypes are llamaCacheTypes, sized by their ggml blocks.
@@ -600,7 +601,11 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case k == "int8":
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
 	case k == "fp8":
-		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+		// llama.cpp has no fp8 cache type (kv_cache_types in
+		// common/arg.cpp); without a flag it allocates f16, twice the
+		// one-byte cache the plan sized, so it runs q8_0, as int8 does.
+		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
+		notes = append(notes, "llama.cpp has no fp8 KV cache: the command stores it as q8_0 (--cache-type-k q8_0 --cache-type-v q8_0), the nearest, one byte an element as the plan sized it")
 	case slices.Contains(llamaCacheTypes, k):
 		// The plan sized its cache at this type (CacheTypes); without the
 		// flags llama-server allocates f16, its default.
