@@ -1015,17 +1015,47 @@ func fitContextFloor(batch int) int {
 // has no data-parallel mode: one server per replica.
 func replicasNote(p *Placement) string {
 	var per []string
+	named := true
 	for i, r := range p.Replicas {
 		var ids []string
+		var devs []*registry.Device
 		for _, s := range r {
 			for _, d := range s.Devices {
 				ids = append(ids, d.ID)
+				if d.Dev != nil && d.Dev.Kind == p.Kind {
+					devs = append(devs, d.Dev)
+				}
 			}
 		}
-		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+		line := fmt.Sprintf("%d on %s", i, strings.Join(ids, ","))
+		if env := replicaEnv(p.Kind, devs); env != nil {
+			line += " (" + envWords(env) + ")"
+		} else {
+			named = false
+		}
+		per = append(per, line)
 	}
-	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
-		p.DP, strings.Join(per, "; "))
+	how := "each seeing only its replica's devices (its visibility variable, e.g. CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES)"
+	if named {
+		// The variables of the plan's own single-process command
+		// (visibleDevicesEnv), one replica's devices each.
+		how = "each seeing only its replica's devices (the variables given)"
+	}
+	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), %s with these flags, behind a load balancer",
+		p.DP, strings.Join(per, "; "), how)
+}
+
+// replicaEnv is the visibility variables of one replica's devices, by the
+// rules of visibleDevicesEnv (cudaEnv, rocmEnv); nil where they cannot be
+// named or the kind has none.
+func replicaEnv(kind registry.Kind, devs []*registry.Device) map[string]string {
+	switch kind {
+	case registry.KindCUDA:
+		return cudaEnvOf(devs)
+	case registry.KindROCm:
+		return rocmEnvOf(devs)
+	}
+	return nil
 }
 
 // Env: the plan's GPUs made visible in placement order
