@@ -103,7 +103,7 @@ var proseFigures = []proseFigure{
 	{"docs/inference-servers.md", "thinkpad-p16s-krackan", []string{"plan", "--model", "70b", "--engine", "vllm", "--context", "32768", "--json"},
 		"74880 tokens, not 74898, for that 70B's 20 GiB", `"kv_cache_gib":20,"kv_cache_tokens":74880,`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Mixtral-8x7B-v0.1", "--engine", "vllm", "--cpu-offload", "--devices", "cuda:0,cpu:0", "--quant", "bf16", "--context", "256", "--batch", "1"},
-		"18.3 GiB offloaded: 85 ms a step for one sequence, 141 ms for the two its cache holds", "18.3 GiB of layer weights stay in pinned host memory and the GPU reads them across PCIe at 63 GB/s, the link's bandwidth, every step (85.1 ms)"},
+		"18.3 GiB offloaded: 85 ms a step for one sequence, 141 ms for the two its cache holds", "18.3 GiB of layer weights stay in pinned host memory and the GPU reads what its kernels touch of them (at 1 sequence a step, 25% of each offloaded layer's experts under uniform routing, as in GPU memory) across PCIe at 63 GB/s, the link's bandwidth, every step (85.1 ms)"},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Mixtral-8x7B-v0.1", "--engine", "vllm", "--cpu-offload", "--devices", "cuda:0,cpu:0", "--quant", "bf16", "--context", "256", "--batch", "8"},
 		"18.3 GiB offloaded: 85 ms a step for one sequence, 141 ms for the two its cache holds", "(at 2 sequences a step, 44% of each offloaded layer's experts under uniform routing, as in GPU memory) across PCIe at 63 GB/s, the link's bandwidth, every step (140.7 ms)"},
 	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "gpt-oss-20b", "--engine", "llama.cpp", "--replicas", "max"},

@@ -77,7 +77,7 @@ func groupLabels(l map[string]string, p string, devs []registry.Device) {
 	if v := uniform(devs, func(d registry.Device) string { return d.Architecture }); v != "" {
 		l[p+".family"] = v
 	}
-	if v := uniform(devs, func(d registry.Device) string { return d.Name }); v != "" {
+	if v := uniform(devs, productName); v != "" {
 		l[p+".product"] = productLabel(v)
 	}
 	if v := uniform(devs, func(d registry.Device) string { return d.Vendor }); v != "" {
@@ -89,6 +89,20 @@ func groupLabels(l map[string]string, p string, devs []registry.Device) {
 			l[p+".memory.shared"] = "true"
 		}
 	}
+}
+
+// productName is the product a device is of: its name, less a compute
+// partition's index ("AMD Instinct MI300X OAM (CPX partition 3)" ->
+// "AMD Instinct MI300X OAM (CPX partition)"), so that identical partitions
+// share one product, as identical MIG slices do, and a node of them is not
+// "mixed".
+func productName(d registry.Device) string {
+	if p := d.Partition; p != nil && p.Parent != "" && p.Index != nil {
+		if base, ok := strings.CutSuffix(d.Name, fmt.Sprintf(" partition %d)", *p.Index)); ok {
+			return base + " partition)"
+		}
+	}
+	return d.Name
 }
 
 // uniform returns the value every device shares, "mixed" when they differ,

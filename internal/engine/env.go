@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -40,9 +41,14 @@ func visibleDevicesEnv(p *Placement) map[string]string {
 // indices, is then not needed. The planner never joins slices (each is a
 // pool of its own, internal/plan/pools.go), so a MIG plan names one.
 func cudaEnv(p *Placement) map[string]string {
+	return cudaEnvOf(devicesOf(p, registry.KindCUDA))
+}
+
+// cudaEnvOf is cudaEnv's variables for the CUDA devices devs, in order.
+func cudaEnvOf(devs []*registry.Device) map[string]string {
 	var ids []string
 	indexed := false
-	for _, d := range devicesOf(p, registry.KindCUDA) {
+	for _, d := range devs {
 		if d.MIG != nil && d.MIG.Parent != "" {
 			if d.MIG.Instance == "" {
 				return nil
@@ -77,8 +83,13 @@ func cudaEnv(p *Placement) map[string]string {
 // (indices would have to be the runtime's, which the registry does not
 // know) or is a compute partition (its parent's unique_id is not its own).
 func rocmEnv(p *Placement) map[string]string {
+	return rocmEnvOf(devicesOf(p, registry.KindROCm))
+}
+
+// rocmEnvOf is rocmEnv's variable for the ROCm devices devs, in order.
+func rocmEnvOf(devs []*registry.Device) map[string]string {
 	var ids []string
-	for _, d := range devicesOf(p, registry.KindROCm) {
+	for _, d := range devs {
 		u, err := strconv.ParseUint(strings.TrimPrefix(strings.ToLower(d.UUID), "0x"), 16, 64)
 		if err != nil || d.Partition != nil && d.Partition.Parent != "" {
 			return nil
@@ -89,6 +100,69 @@ func rocmEnv(p *Placement) map[string]string {
 		return nil
 	}
 	return map[string]string{"ROCR_VISIBLE_DEVICES": strings.Join(ids, ",")}
+}
+
+// nodeVisibleDevices is, for a plan over the nodes of a cluster, each
+// node's visibility variables for the plan's GPUs on it ("node0:
+// CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=4,5,6,7; node1: ..."),
+// which one environment cannot carry (visibleDevicesEnv gives none); ""
+// when a node's GPUs cannot be named (cudaEnv, rocmEnv) or the plan is on
+// one machine. Nodes in placement order, the devices of each as
+// visibleDevicesEnv orders them.
+func nodeVisibleDevices(p *Placement) string {
+	if !p.MultiNode || (p.Kind != registry.KindCUDA && p.Kind != registry.KindROCm) {
+		return ""
+	}
+	var nodes []string
+	byNode := map[string][]*registry.Device{}
+	seen := map[string]bool{}
+	for _, r := range p.Units() {
+		for _, s := range r {
+			for _, d := range s.Devices {
+				node, _, ok := strings.Cut(d.ID, "/")
+				if !ok || d.Dev == nil || d.Dev.Kind != p.Kind || seen[d.ID] {
+					continue
+				}
+				seen[d.ID] = true
+				if _, ok := byNode[node]; !ok {
+					nodes = append(nodes, node)
+				}
+				byNode[node] = append(byNode[node], d.Dev)
+			}
+		}
+	}
+	var out []string
+	for _, n := range nodes {
+		env := cudaEnvOf(byNode[n])
+		if p.Kind == registry.KindROCm {
+			env = rocmEnvOf(byNode[n])
+		}
+		if env == nil {
+			return ""
+		}
+		out = append(out, n+": "+envWords(env))
+	}
+	return strings.Join(out, "; ")
+}
+
+// envWords writes variables as a shell prefix, CUDA_DEVICE_ORDER before
+// the variable it orders, the others by name.
+func envWords(env map[string]string) string {
+	keys := make([]string, 0, len(env))
+	for k := range env {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var w []string
+	if v, ok := env["CUDA_DEVICE_ORDER"]; ok {
+		w = append(w, "CUDA_DEVICE_ORDER="+v)
+	}
+	for _, k := range keys {
+		if k != "CUDA_DEVICE_ORDER" {
+			w = append(w, k+"="+env[k])
+		}
+	}
+	return strings.Join(w, " ")
 }
 
 // devicesOf is the plan's devices of one kind in placement order (stage

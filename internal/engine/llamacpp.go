@@ -151,9 +151,10 @@ var llamaCacheTypes = []string{"f32", "q8_0", "q4_0", "q4_1", "q5_0", "q5_1", "i
 // attention ("quantized V cache requires flash_attn to be enabled",
 // src/llama-context.cpp of ggml-org/llama.cpp @ 34af94cd; with -fa auto it
 // turns flash attention on instead). Its quantized types are every one of
-// llamaCacheTypes but f32, and int8, which its command writes as q8_0.
+// llamaCacheTypes but f32, and int8 and fp8, which its command writes as
+// q8_0.
 func (llamaCPP) NeedsFlashAttention(name string) bool {
-	return name == "int8" || (name != "f32" && slices.Contains(llamaCacheTypes, name))
+	return name == "int8" || name == "fp8" || (name != "f32" && slices.Contains(llamaCacheTypes, name))
 }
 
 // CacheTypes are llamaCacheTypes, sized by their ggml blocks.
@@ -600,7 +601,11 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	case k == "int8":
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
 	case k == "fp8":
-		notes = append(notes, "llama.cpp: no fp8 KV cache; q8_0 (--cache-type-k q8_0 --cache-type-v q8_0) is the nearest")
+		// llama.cpp has no fp8 cache type (kv_cache_types in
+		// common/arg.cpp); without a flag it allocates f16, twice the
+		// one-byte cache the plan sized, so it runs q8_0, as int8 does.
+		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
+		notes = append(notes, "llama.cpp has no fp8 KV cache: the command stores it as q8_0 (--cache-type-k q8_0 --cache-type-v q8_0), the nearest, one byte an element as the plan sized it")
 	case slices.Contains(llamaCacheTypes, k):
 		// The plan sized its cache at this type (CacheTypes); without the
 		// flags llama-server allocates f16, its default.
@@ -613,7 +618,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	ca, cn := companionArgs(p, ld)
 	a, notes = append(a, ca...), append(notes, cn...)
 	if p.Kind != registry.KindCPU {
-		notes = append(notes, fitHandOff(p))
+		notes = append(notes, fitHandOff(p, a))
 	}
 	if l := p.Level; l.IsContract() && l != quant.FP16 && l != quant.BF16 && l != quant.FP32 {
 		notes = append(notes, fmt.Sprintf("llama.cpp: %s means a GGUF of that width (int8 ~ Q8_0, int4 ~ Q4_K_M/Q4_0)", l))
@@ -945,14 +950,33 @@ func PartialExpertOverride(n, part int) string {
 	return fmt.Sprintf(`blk\.%d\.ffn_%s_exps=CPU`, n, t)
 }
 
-// fitHandOff is the hand-off form of a GPU plan: the same launch with
-// llama.cpp's own --fit placing the layers and choosing the context from
-// its allocator (flags --fit, --fit-target in MiB per device, --fit-ctx,
-// common/arg.cpp of https://github.com/ggml-org/llama.cpp).
-func fitHandOff(p *Placement) string {
-	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace -ngl, --tensor-split and -c with --fit on --fit-target %s --fit-ctx %d",
-		fitTarget(p), fitContextFloor(p.Batch))
+// fitHandOff is the hand-off form of a GPU plan whose command is args: the
+// same launch with llama.cpp's own --fit placing the layers and choosing
+// the context from its allocator (flags --fit, --fit-target in MiB per
+// device, --fit-ctx, common/arg.cpp of https://github.com/ggml-org/llama.cpp).
+// It names every flag to drop with which --fit gives up instead
+// (common_params_fit_impl in common/fit.cpp of unslothai/llama.cpp at
+// 34af94cd: "n_gpu_layers already set by user", "tensor_split already set
+// by user", "tensor_buft_overrides already set by user", each "abort"):
+// -ngl, --tensor-split, and of a MoE offload plan the overrides that keep
+// experts on the host (fitOverrideFlags), which --fit writes itself.
+func fitHandOff(p *Placement, args []string) string {
+	drop := []string{"-ngl"}
+	for _, f := range fitOverrideFlags {
+		if slices.Contains(args, f) {
+			drop = append(drop, f)
+		}
+	}
+	drop = append(drop, "--tensor-split")
+	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace %s and -c with --fit on --fit-target %s --fit-ctx %d",
+		strings.Join(drop, ", "), fitTarget(p), fitContextFloor(p.Batch))
 }
+
+// fitOverrideFlags are llama-server's flags that add to its tensor buffer
+// overrides (params.tensor_buft_overrides: --n-cpu-moe, --cpu-moe and
+// -ot/--override-tensor in common/arg.cpp of unslothai/llama.cpp at
+// 34af94cd), with which --fit aborts.
+var fitOverrideFlags = []string{"--n-cpu-moe", "--cpu-moe", "-ot"}
 
 // fitTarget is --fit-target for the hand-off, in MiB: the margin, or per
 // device (FitTargetBytes) what the plan leaves free of it, rounded up so
@@ -991,17 +1015,47 @@ func fitContextFloor(batch int) int {
 // has no data-parallel mode: one server per replica.
 func replicasNote(p *Placement) string {
 	var per []string
+	named := true
 	for i, r := range p.Replicas {
 		var ids []string
+		var devs []*registry.Device
 		for _, s := range r {
 			for _, d := range s.Devices {
 				ids = append(ids, d.ID)
+				if d.Dev != nil && d.Dev.Kind == p.Kind {
+					devs = append(devs, d.Dev)
+				}
 			}
 		}
-		per = append(per, fmt.Sprintf("%d on %s", i, strings.Join(ids, ",")))
+		line := fmt.Sprintf("%d on %s", i, strings.Join(ids, ","))
+		if env := replicaEnv(p.Kind, devs); env != nil {
+			line += " (" + envWords(env) + ")"
+		} else {
+			named = false
+		}
+		per = append(per, line)
 	}
-	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), each seeing only its replica's devices (e.g. CUDA_VISIBLE_DEVICES) with these flags, behind a load balancer",
-		p.DP, strings.Join(per, "; "))
+	how := "each seeing only its replica's devices (its visibility variable, e.g. CUDA_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES)"
+	if named {
+		// The variables of the plan's own single-process command
+		// (visibleDevicesEnv), one replica's devices each.
+		how = "each seeing only its replica's devices (the variables given)"
+	}
+	return fmt.Sprintf("llama.cpp has no data-parallel mode: run %d llama-server processes, one per replica (%s), %s with these flags, behind a load balancer",
+		p.DP, strings.Join(per, "; "), how)
+}
+
+// replicaEnv is the visibility variables of one replica's devices, by the
+// rules of visibleDevicesEnv (cudaEnv, rocmEnv); nil where they cannot be
+// named or the kind has none.
+func replicaEnv(kind registry.Kind, devs []*registry.Device) map[string]string {
+	switch kind {
+	case registry.KindCUDA:
+		return cudaEnvOf(devs)
+	case registry.KindROCm:
+		return rocmEnvOf(devs)
+	}
+	return nil
 }
 
 // Env: the plan's GPUs made visible in placement order

@@ -479,7 +479,13 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, n)
 	}
 	if p.MultiNode {
-		notes = append(notes, "SGLang: a plan over several nodes runs one launch_server per node with --nnodes, --node-rank and --dist-init-addr")
+		n := "SGLang: a plan over several nodes runs one launch_server per node with --nnodes, --node-rank and --dist-init-addr"
+		if nodes := nodeVisibleDevices(p); nodes != "" {
+			// One environment cannot name two machines' GPUs
+			// (visibleDevicesEnv), so each node's command takes its own.
+			n += ", each with the plan's GPUs on its node visible (" + nodes + ")"
+		}
+		notes = append(notes, n)
 	}
 	return a, notes, true
 }

@@ -366,6 +366,15 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if p.MultiNode {
 		a = append(a, "--distributed-executor-backend", "ray")
+		if nodes := nodeVisibleDevices(p); nodes != "" {
+			// Ray places the ranks on the GPUs each node's Ray
+			// exposes, every one it has unless the variable limits
+			// them where that node's Ray starts ("set the
+			// CUDA_VISIBLE_DEVICES environment variable before starting
+			// a Ray node", ROCR_VISIBLE_DEVICES for AMD GPUs:
+			// https://docs.ray.io/en/latest/ray-core/scheduling/accelerators.html).
+			notes = append(notes, "vLLM: Ray runs this plan's ranks on the GPUs each node's Ray exposes, all of the node's unless limited where Ray starts there; start Ray on each node with the plan's GPUs visible (set before ray start: "+nodes+")")
+		}
 		if p.DP > 1 {
 			if local, ok := replicasOnHead(p); ok {
 				// Run as printed on the head node without

@@ -540,7 +540,12 @@ func devicesByName(pools []*pool) string {
 	var ids []string
 	name := ""
 	flush := func() {
-		if len(ids) > 0 {
+		switch {
+		case len(ids) > 0 && name == "":
+			// A device with no name in the registry (a CPU whose model
+			// name was not read) is its id alone.
+			groups = append(groups, strings.Join(ids, ", "))
+		case len(ids) > 0:
 			groups = append(groups, fmt.Sprintf("%s (%s)", strings.Join(ids, ", "), name))
 		}
 	}

@@ -117,3 +117,30 @@ func TestDefaultLlamaCPPQuantizedVCacheLeavesFlashAttentionToLlamaCPP(t *testing
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"flash_attention":false}`, r))
 	assert.Equal(t, "off", argValue(a.EngineArgs["llama.cpp"], "-fa"))
 }
+
+// llama.cpp has no fp8 KV cache (its --cache-type-k/-v values are the
+// kv_cache_types of common/arg.cpp: f32, f16, bf16 and ggml's quantized
+// types). A llama.cpp plan with kv_cache_dtype fp8 was sized at one byte an
+// element (0.5 GiB for Llama-3.1-8B at 8192 tokens) while its command
+// carried no cache flag, so llama-server allocated its f16 default, twice
+// that (1.0 GiB; 16 GiB at the model's 131072), with a note calling q8_0
+// the nearest. The command now stores it as q8_0, as it does int8, the
+// one-byte cache the plan sized, and says so.
+func TestLlamaCPPStoresAnFP8CacheAsQ8_0(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	fp8 := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":8192,"kv_cache_dtype":"fp8"}`, r))
+	f16 := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":8192}`, r))
+	require.True(t, fp8.Fits.Yes(), dump(t, fp8.Explanation))
+	require.True(t, f16.Fits.Yes(), dump(t, f16.Explanation))
+	require.Less(t, fp8.Memory.KVCacheBytes, f16.Memory.KVCacheBytes*3/4, "the plan sizes a one-byte cache")
+	args := fp8.EngineArgs["llama.cpp"]
+	assert.Equal(t, "q8_0", argValue(args, "--cache-type-k"), "%v", args)
+	assert.Equal(t, "q8_0", argValue(args, "--cache-type-v"), "%v", args)
+	assert.Contains(t, dump(t, fp8.Explanation), "llama.cpp has no fp8 KV cache: the command stores it as q8_0")
+
+	// Like int8, fp8 is then a quantized V cache: refused with flash
+	// attention off where llama.cpp is named.
+	_, err := decode([]byte(`{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","flash_attention":false,"kv_cache_dtype":"fp8"}`))
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+}

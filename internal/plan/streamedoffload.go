@@ -236,9 +236,12 @@ func streamedStepSeconds(pl *planned, batch int) (seconds float64, note string, 
 			w.Engine, w.Flag, gib(int64(host)), w.Engine, pcie, host/(pcie*1e9)*1e3), true
 	}
 	read := host*pl.Costs.ActiveRatio + streamedHostExpertReads(pl, batch)
+	// A MoE model's offloaded experts are read as the step's tokens route
+	// (one sequence: a token's share), so the time is of that share, not
+	// of the bytes the note names; a dense model's are all read.
 	what := "the GPU reads them"
-	if share := pl.Costs.batchExpertShare(batch); streamedHostExpertReads(pl, batch) > 0 {
-		what = fmt.Sprintf("the GPU reads what its kernels touch of them (at %d sequences a step, %.0f%% of each offloaded layer's experts under uniform routing, as in GPU memory)", batch, share*100)
+	if share := pl.Costs.batchExpertShare(batch); streamedHostExperts(pl) > 0 && share > 0 {
+		what = fmt.Sprintf("the GPU reads what its kernels touch of them (at %s a step, %.0f%% of each offloaded layer's experts under uniform routing, as in GPU memory)", counted(batch, "sequence"), share*100)
 	}
 	return read / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
 		w.Engine, w.Flag, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3), true

@@ -991,9 +991,10 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 			}
 			prefillKnown = false
 		} else if cpuStage {
-			// Offloaded layers: their weights cross PCIe every step (vLLM
-			// --cpu-offload-gb); llama.cpp instead runs them on the CPU at
-			// host memory bandwidth, usually of the same order.
+			// Offloaded layers with the host's memory bandwidth unknown:
+			// llama.cpp runs them on the CPU at host memory bandwidth,
+			// usually of the same order as the GPU's PCIe link, whose
+			// figure times them instead.
 			pcie := 0.0
 			for _, g := range pl.Stages[0].Devices {
 				if g.PCIeGBs > 0 && (pcie == 0 || g.PCIeGBs < pcie) {
@@ -1005,7 +1006,11 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 				if pl.moeOffload() || pl.AllExpertsOnHost {
 					t.Assumptions = append(t.Assumptions, moeUnknownHostNote(pl, pcie))
 				} else {
-					t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers cross PCIe at %.0f GB/s every step", pcie))
+					// The layers run on the CPU where they lie (the
+					// explanation's cpu_offload line): PCIe is only the
+					// figure their reads are timed at, as moeUnknownHostNote
+					// says of a MoE split's experts.
+					t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU, but the host's memory bandwidth is unknown: what they read a step, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead", read/1e9, pcie))
 				}
 			} else {
 				decodeKnown = false

@@ -265,3 +265,36 @@ func TestVLLMOffloadOfMoEReadsTheBatchsExperts(t *testing.T) {
 	assert.InDelta(t, whole, streamedGPUExpertReads(pl, 8)+experts*(share-0.25), 1, "every expert's extra read counted once")
 	assert.Less(t, streamedGPUExpertReads(pl, 8), whole/2, "most experts are in host memory")
 }
+
+// The offload note says what crosses PCIe in the time it states. For a
+// MoE model at one sequence a step the time is the active share of the
+// offloaded weights (a quarter of Mixtral's experts), and the note said
+// "18.x GiB of layer weights stay in pinned host memory and the GPU reads
+// them across PCIe ... every step (N ms)", N a quarter of what reading
+// them would take; it now says the GPU reads what its kernels touch, and
+// which share of the experts. A dense model's note still says the GPU
+// reads them all, which its time is.
+func TestVLLMOffloadNoteOfMoEAtOneSequenceSaysTheShareItTimes(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	for _, c := range []struct {
+		model string
+		moe   bool
+	}{{"Mixtral-8x7B-v0.1", true}, {"Qwen3-32B", false}} {
+		req := planningOf(t, request(t, `{"model":{"name":"`+c.model+`"},"engine":"vllm","quant":"bf16","cpu_offload":true,"context_length":4096}`, r))
+		ch, err := choose(req)
+		require.NoError(t, err)
+		pl := &ch.Plan
+		require.True(t, pl.streamed(), c.model)
+		s, note, ok := streamedStepSeconds(pl, 1)
+		require.True(t, ok)
+		host := float64(pl.Stages[1].Part.Weights)
+		if !c.moe {
+			assert.InDelta(t, host/31.51e9, s, 1e-9, c.model)
+			assert.Contains(t, note, "and the GPU reads them across PCIe", c.model)
+			continue
+		}
+		assert.Less(t, s, host/31.51e9/2, "%s: the time is a share of the offloaded bytes", c.model)
+		assert.NotContains(t, note, "the GPU reads them across PCIe", "%s: %s", c.model, note)
+		assert.Contains(t, note, "the GPU reads what its kernels touch of them (at 1 sequence a step, 25% of each offloaded layer's experts", c.model)
+	}
+}
