@@ -118,20 +118,30 @@ func splitByEngine(ch *choice, idle []string) (same, others []string) {
 	}
 	for _, id := range idle {
 		if e := engineOf[id]; e != "" && e != mine {
-			others = append(others, fmt.Sprintf("%s (%s) is planned by %s, not %s: a plan of its own would use it", id, byID[id].Dev.Name, e, mine))
+			others = append(others, fmt.Sprintf("%s is planned by %s, not %s: a plan of its own would use it", idWithName(id, byID[id]), e, mine))
 			continue
 		}
 		if d := byID[id]; d != nil {
 			if why := engine.CannotRunDevice(ch.Plan.Pool.Budget.Engine, &d.Dev); why != "" {
 				// A GPU below the named engine's floor: no layout of
 				// this engine uses it (buildPools keeps it apart).
-				others = append(others, fmt.Sprintf("%s (%s) runs nothing under %s: %s", id, d.Dev.Name, mine, why))
+				others = append(others, fmt.Sprintf("%s runs nothing under %s: %s", idWithName(id, d), mine, why))
 				continue
 			}
 		}
 		same = append(same, id)
 	}
 	return same, others
+}
+
+// idWithName is a device's id with its registry name in parentheses, or
+// the id alone where the registry gives no name (a CPU whose model name was
+// not read), as devicesByName writes it.
+func idWithName(id string, d *device) string {
+	if d == nil || d.Dev.Name == "" {
+		return id
+	}
+	return fmt.Sprintf("%s (%s)", id, d.Dev.Name)
 }
 
 // inPlanDomain reports whether every device of ids is in the high-bandwidth
