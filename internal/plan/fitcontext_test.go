@@ -14,6 +14,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -578,4 +579,24 @@ func TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth(t *testing.T) {
 	full := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","engine":"vllm","batch_size":64,"context_length":131072}`, r))
 	assert.Equal(t, a.MaxBatchSize, full.Throughput.Sequences, "at full context the pool's count runs")
 	assert.Contains(t, notes, fmt.Sprintf("at that full depth decode is %.1f tokens/s over %d sequences, all the KV pool holds at that depth", full.Throughput.DecodeTokensPerS, a.MaxBatchSize))
+}
+
+// A paged engine that sizes its own pool at start-up from other figures
+// than the plan's budget (SGLang: --mem-fraction-static of the memory free
+// once its CUDA context exists, engine_expect) is not said to be the
+// limit the chosen context meets: Qwen3-32B under SGLang at 0.5 on the
+// h200-vm fixture chose 32256 tokens "with which one full-length sequence
+// fits SGLang's KV pool" while its engine_expect pool held 34529. The line
+// names the plan's budget, and vLLM, whose pool is the plan's budget
+// (--max-model-len auto chooses the same), keeps its words.
+func TestContextLineNamesTheLimitItMeets(t *testing.T) {
+	sglang, ok := engine.Lookup("sglang")
+	require.True(t, ok)
+	vllm, ok := engine.Lookup("vllm")
+	require.True(t, ok)
+	line := contextLine(sglang, true, false, 32256, 40960, 4096, 40960, 1)
+	assert.NotContains(t, line, "fits SGLang's KV pool")
+	assert.Contains(t, line, "fits the KV cache this plan's budget leaves SGLang")
+	assert.Contains(t, line, "engine_expect")
+	assert.Contains(t, contextLine(vllm, true, false, 32256, 40960, 4096, 40960, 1), "fits vLLM's KV pool")
 }
