@@ -3,6 +3,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // servingBatchSeconds is what a vLLM or SGLang decode step of batch
@@ -44,4 +46,29 @@ func (e efficiency) servingBatchNote(batch int) string {
 	}
 	return fmt.Sprintf("%d sequences a step: each one beyond the first adds %.2f us per layer (attention and the per-token kernels) and one token's matrix products at %.0f%% of the dense peak (fitted on vLLM runs of 2-128 sequences on 8 MI300X, internal/calibration/data/serving_concurrency.json)",
 		batch, e.ServingBatchLayerSeconds*1e6, e.ServingBatchMFU*100)
+}
+
+// ServingBatchRoutedShare is the share of one token's matrix products
+// (matmulParams) that its routed experts take in m, the k of E experts'
+// weights of the MoE layers; 0 for a dense model. Rule 7 of
+// internal/calibration/data/serving_concurrency.json, tried and not
+// adopted (docs/accuracy.md, "Serving engines at concurrency above 1"),
+// kept the routed experts' part of servingBatchSeconds's FLOPs at small M
+// (their GEMMs have about C·k/E rows) and capped the rest at the step's
+// tokens at the prompt's efficiency; internal/calibration/fit replays it
+// with this share.
+func ServingBatchRoutedShare(m *model.Model) float64 {
+	if !m.IsMoE() || m.ExpertsPerToken <= 0 {
+		return 0
+	}
+	active := float64(m.ActiveParams)
+	if active <= 0 {
+		active = float64(m.Params)
+	}
+	total := matmulParams(m, active)
+	if total <= 0 {
+		return 0
+	}
+	routed := float64(m.RoutedExpertParams()) * float64(m.MoELayers()) * float64(m.ExpertsPerToken) / float64(m.Experts)
+	return min(routed/total, 1)
 }

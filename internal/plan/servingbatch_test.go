@@ -147,3 +147,21 @@ func TestServingBatchNoteOnlyAboveOneSequence(t *testing.T) {
 		assert.NotContains(t, n, "beyond the first", n)
 	}
 }
+
+// TestServingBatchRoutedShare: a dense model has no routed share; a MoE
+// model's is k / E of its routed experts' weights in its MoE layers over
+// one token's matrix-product weights, between 0 and 1.
+func TestServingBatchRoutedShare(t *testing.T) {
+	dense := model.Lookup("Llama-3.1-70B")
+	require.NotNil(t, dense)
+	assert.Zero(t, ServingBatchRoutedShare(dense))
+
+	moe := model.Lookup("Qwen3-30B-A3B")
+	require.NotNil(t, moe)
+	require.True(t, moe.IsMoE())
+	routed := float64(moe.RoutedExpertParams()) * float64(moe.MoELayers()) * float64(moe.ExpertsPerToken) / float64(moe.Experts)
+	share := ServingBatchRoutedShare(moe)
+	assert.InDelta(t, routed/matmulParams(moe, float64(moe.ActiveParams)), share, 1e-12)
+	assert.Greater(t, share, 0.5, "most of a sparse MoE's active weights are its routed experts")
+	assert.Less(t, share, 1.0)
+}

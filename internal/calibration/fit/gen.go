@@ -150,13 +150,15 @@ func fitAll(dataDir string) (*result, error) {
 	if _, r.servingConc, err = loadServingConcurrency(dataDir); err != nil {
 		return nil, err
 	}
-	if r.servingBatch, err = fitServingBatch(r.servingConc, r.throughput()); err != nil {
-		return nil, err
-	}
 	if r.servingPromptFit, err = fitServingPrompt(r.servingPrompt, r.throughput()); err != nil {
 		return nil, err
 	}
 	if r.vllmPromptFit, err = fitVLLMPromptRequest(r.servingPrompt, r.throughput()); err != nil {
+		return nil, err
+	}
+	// After the prompt's fit: rule 7's cap is the step's tokens' matrix
+	// products at ServingPromptMFU.
+	if r.servingBatch, err = fitServingBatch(r.servingConc, r.throughput()); err != nil {
 		return nil, err
 	}
 	if r.offloadRows, r.offload, err = loadOffload(dataDir); err != nil {
@@ -447,7 +449,7 @@ func docSections(r *result) map[string]string {
 		"h200-held-out":       benchHeldOutTable(r),
 		"throughput-replay":   replayTable(r),
 		"serving":             servingTable(r),
-		"serving-concurrency": servingConcurrencyTable(r.servingConc, r.throughput()) + "\n" + servingBatchOutcome(r.servingBatch, r.throughput()),
+		"serving-concurrency": servingConcurrencyTable(r.servingConc, r.throughput()) + "\n" + servingBatchOutcome(r.servingBatch),
 		"offload":             offloadTable(r),
 		"host-harness":        harnessTable(r),
 		"cpu-isa":             cpuISATable(r),

@@ -50,6 +50,9 @@ type servingConcurrencyCase struct {
 	// experts and perToken are the model's routed experts and the experts
 	// each token routes to (0 for a dense model).
 	experts, perToken int
+	// routedShare is the share of one token's matrix products its routed
+	// experts take (plan.ServingBatchRoutedShare; rule 7).
+	routedShare float64
 }
 
 // expertsRead is how many times the routed-expert weights of one token a
@@ -123,7 +126,8 @@ func loadServingConcurrency(dataDir string) ([]servingConcurrencyRow, []servingC
 		context := r.Input + r.Output/2
 		cases = append(cases, servingConcurrencyCase{row: r,
 			batch: plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, r.Concurrency, context),
-			one:   plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, 1, context), experts: m.Experts, perToken: m.ExpertsPerToken})
+			one:   plan.NewServingBatchReplay(r.Engine, m, l, s, r.TP, 1, context), experts: m.Experts, perToken: m.ExpertsPerToken,
+			routedShare: plan.ServingBatchRoutedShare(m)})
 	}
 	return rows, cases, nil
 }
