@@ -118,7 +118,7 @@ func TestServingPrefillHeldOut(t *testing.T) {
 }
 
 // The rows of data/serving_prefill.json that state cached prefixes are
-// the tenstorrent/tt-inference-server rows, every one of them (the fifth
+// the tenstorrent/tt-inference-server rows, every one of them (the sixth
 // rule: the whole source alike), and each timed request is replayed as its
 // uncached tokens.
 func TestServingPrefillCachedPrefixes(t *testing.T) {
