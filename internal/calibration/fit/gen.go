@@ -526,6 +526,13 @@ func fittedConstantsTable(r *result) string {
 	row("Fitted.ServingBatchLayerSeconds, Fitted.ServingBatchMFU", fmt.Sprintf("%.2f µs per layer, %s of the dense peak (per sequence beyond the first)", float64(sb.layerCentiUS)/100, hundredths(sb.mfuPercent)),
 		fmt.Sprintf("the %d `fit` rows of `data/serving_concurrency.json`: vLLM `benchmark_latency --batch-size` 2-128, Llama-3.1-70B and 405B FP8 on 8 MI300X (%d held out: Vultr's vLLM rows, the SGLang cookbook's)", len(sb.fit), len(sb.held)),
 		"grid (0.01 µs, 0.01), least squares of the log error; rule 6 of the file, adopted because the held-out rows' median and p90 both fell")
+	sp, vp := r.servingPromptFit, r.vllmPromptFit
+	row("Fitted.ServingPromptMFU, Fitted.ServingPromptRequestSeconds", fmt.Sprintf("%s of the dense peak, %d ms per request", hundredths(sp.mfuPercent), sp.requestMS),
+		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_prefill.json`: the SGLang cookbook's concurrency-1 Median TTFT (the file's vLLM fit rows fit only vLLM's request time, its held-out vLLM rows nothing)", sp.n),
+		fmt.Sprintf("grid (1 %%, 1 ms), least squares of log(planned / measured); fit rows' median absolute log error %.3f (Serving prefill)", sp.median))
+	row("Fitted.VLLMPromptRequestSeconds", fmt.Sprintf("%d ms", vp.requestMS),
+		fmt.Sprintf("the %d `fit` vLLM rows of `data/serving_prefill.json` (sources other than the held-out rows'), at `ServingPromptMFU`", vp.n),
+		fmt.Sprintf("1 ms grid, least squares of log(planned / measured); fit rows' median absolute log error %.3f (Serving prefill)", vp.median))
 	row("Fitted.OffloadHandoverSeconds", fmt.Sprintf("%d µs", r.offloadFit.handoverUS),
 		fmt.Sprintf("the %d `fit` rows of `data/offload_decode.json` (%d held out)", r.offloadFit.n, r.offloadFit.heldOut), "1 µs grid, least squares of the log error")
 	row("AttentionHiddenRows", fmt.Sprintf("%d.%d", r.attention.tenths/10, r.attention.tenths%10), "`data/llamacpp_measurements.json`, attention-bound `-fa off` runs: "+attentionList(r.attention), "largest, rounded to 0.1")

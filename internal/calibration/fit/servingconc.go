@@ -58,9 +58,11 @@ type servingConcurrencyCase struct {
 // expertsRead is how many times the routed-expert weights of one token a
 // step of the case's concurrency reads, if each token picked its experts
 // uniformly and independently: a layer's expected distinct experts,
-// E (1 - (1 - k/E)^C), over the k of one token; 0 for a dense model. The
-// planner reads one token's active weights a step whatever the batch; this
-// is the diagnostic of docs/accuracy.md, not a term of the planner.
+// E (1 - (1 - k/E)^C), over the k of one token; 0 for a dense model. It is
+// the "experts read" column of docs/accuracy.md's table and picks the MoE
+// rows the expert-read rule (point 5 of the file's description) is judged
+// on; the planner charges the same reads itself (costs.batchExpertReads of
+// internal/plan), so this figure is the table's, not the planner's.
 func (sc servingConcurrencyCase) expertsRead() float64 {
 	if sc.experts <= 1 || sc.perToken <= 0 {
 		return 0
