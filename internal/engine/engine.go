@@ -219,6 +219,39 @@ type OffloadNamer interface {
 	PoolSetting() string
 }
 
+// HostOffload is a plan's placement of weights in host memory that the
+// engine runs on the CPU (Parallelism.OffloadOnHost), for a
+// HostOffloadNamer to name. The zero value places nothing.
+type HostOffload struct {
+	// WholeLayers: whole layers stay in host memory (the first ones where
+	// Parallelism.HostLayersFirst), named by their setting without a count.
+	WholeLayers bool
+	// ExpertLayers > 0: the routed experts of the first ExpertLayers
+	// layers stay in host memory, every other weight on the accelerators.
+	ExpertLayers int
+	// PartTensors > 0: so do that many expert tensors of layer PartLayer,
+	// down first, then gate (PartialExpertOverride).
+	PartLayer, PartTensors int
+	// AllExperts: every layer's routed experts stay in host memory, and
+	// the accelerators hold the other weights of the last GPULayers layers
+	// only, the first ones staying whole in host memory.
+	AllExperts bool
+	GPULayers  int
+}
+
+// HostOffloadNamer is implemented by an engine that runs what it offloads
+// on the CPU (Parallelism.OffloadOnHost): a plan's sentences name its host
+// placement by the settings the engine's command writes for it.
+type HostOffloadNamer interface {
+	// HostOffloadSettings names o as the engine's command sets it
+	// ("--n-cpu-moe 24", "-ngl 60 --cpu-moe", "-ngl" for whole layers); ""
+	// for a placement it has no setting for.
+	HostOffloadSettings(o HostOffload) string
+	// HostOffloadAside is what builds of the engine without those settings
+	// take instead, "" when nothing.
+	HostOffloadAside(o HostOffload) string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

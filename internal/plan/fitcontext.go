@@ -128,14 +128,14 @@ func floorContextLine(req *planning, ch *choice) (string, bool) {
 		if pl.moeHost().partial(&pl.Costs) {
 			line += ", and part of one more layer"
 		}
-		line += fmt.Sprintf(" (its steps 3 and 4), which leaves the experts of this plan's llama.cpp %s in host RAM; --fit names the last layers in -ot patterns where --n-cpu-moe names the first, the same memory for layers of one size", moeFlags(pl))
+		line += fmt.Sprintf(" (its steps 3 and 4), which leaves the experts of this plan's %s in host RAM; --fit names the last layers in -ot patterns where --n-cpu-moe names the first, the same memory for layers of one size", hostOffloadWords(pl))
 	} else if pl.AllExpertsOnHost {
 		// Not every layer's dense weights fit the GPUs: --fit's step 3
 		// gives them the dense weights of the last layers only, their
 		// experts in host memory (n_part = n_layer, the output layer
 		// whole), and stops (global_surplus_cpu_moe <= 0); so does this
 		// plan (moestep3.go).
-		line += fmt.Sprintf(": not every layer's dense weights fit %s with all routed experts in host RAM, so it fills %s from the back with the dense weights and KV cache of as many layers as fit, the last %d here, keeps the first ones whole and every routed expert in host RAM, and stops there (its step 3; llama.cpp %s)", where, where, gpuLayers, step3Flags(pl))
+		line += fmt.Sprintf(": not every layer's dense weights fit %s with all routed experts in host RAM, so it fills %s from the back with the dense weights and KV cache of as many layers as fit, the last %d here, keeps the first ones whole and every routed expert in host RAM, and stops there (its step 3; %s)", where, where, gpuLayers, hostOffloadWords(pl))
 	} else {
 		line += fmt.Sprintf(": it fills %s with whole layers from the back (its step 3), the last %d here (-ngl %d), the first ones staying in host RAM", where, gpuLayers, gpuLayers)
 	}
