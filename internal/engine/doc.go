@@ -26,8 +26,9 @@
 // by release (Versioned, engine_version), and the words of its own the
 // planner's sentences use: the setting of its share of a device
 // (BudgetNamer), its start-up charge and its parts (StartupChargeNamer),
-// the settings of a streamed offload (OffloadNamer) and those of a
-// placement in host memory it runs on the CPU (HostOffloadNamer).
+// the settings of a streamed offload (OffloadNamer), those of a placement
+// in host memory it runs on the CPU (HostOffloadNamer) and the steps of
+// the fit by which it chooses its own context and devices (FitNamer).
 //
 // The planner (internal/plan) looks engines up by name and asks them; it
 // never compares engine names, so engine name literals live here only

@@ -252,6 +252,52 @@ type HostOffloadNamer interface {
 	HostOffloadAside(o HostOffload) string
 }
 
+// FitFloor is a plan whose context is the floor of the context an engine
+// chooses itself (Memory.ContextFloor) and that keeps weights in host
+// memory, as the planner found it, for the engine to tell
+// (FitNamer.FitFloorLine).
+type FitFloor struct {
+	// Context is the tokens a sequence the plan runs, Floor the engine's
+	// floor a sequence and Seqs the sequences that share the context (1:
+	// one).
+	Context, Floor, Seqs int
+	// Trained is the model's trained context a sequence, negative when
+	// unknown.
+	Trained int
+	// NeedBytes is what the plan's level needs with every tensor on the
+	// accelerators, UsableBytes what they have.
+	NeedBytes, UsableBytes int64
+	// GPUs is the accelerators' stages, Where names them ("the GPU",
+	// "the 2 GPUs"); GPULayers is the layers (whole, or their dense
+	// weights) on them.
+	GPUs      int
+	Where     string
+	GPULayers int
+	// Host is what stays in host memory.
+	Host HostOffload
+}
+
+// FitNamer is implemented by an engine that chooses its own context and
+// placement at launch (Memory.ContextFloor: llama.cpp's --fit), which the
+// planner follows: the sentences that say how a plan's context and devices
+// were chosen tell the engine's own steps in its words.
+type FitNamer interface {
+	// FitChoice is how the engine chooses a context when given none, for
+	// "chosen as ...": "llama.cpp's --fit chooses with no -c".
+	FitChoice() string
+	// FitFloorLine says why f's context is the floor and where the
+	// engine's fit puts the rest (the answer's context line).
+	FitFloorLine(f FitFloor) string
+	// FitSpread is what the engine does shown every GPU of a machine, for
+	// a placement line: "llama.cpp shown every GPU splits ...".
+	FitSpread() string
+	// FitDenseOnly names the step of the engine's fit that keeps the
+	// dense weights of the last layers on the accelerators and every
+	// routed expert in host memory: "as llama.cpp's --fit does (its step
+	// 3)".
+	FitDenseOnly() string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

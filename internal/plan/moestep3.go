@@ -14,6 +14,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // step3ExpertLayersIn is how many of layers [a, b), numbered as llama.cpp
@@ -143,8 +145,12 @@ func step3Explanation(pl *planned) string {
 	if len(pl.Stages) > 2 {
 		where = "the GPUs"
 	}
-	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (%s%s)",
-		where, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), hostOffloadWords(pl), hostOffloadAside(pl))
+	so := "so"
+	if n, ok := pl.Pool.Budget.Engine.(engine.FitNamer); ok {
+		so = "so, " + n.FitDenseOnly() + ","
+	}
+	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, %s %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (%s%s)",
+		where, so, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), hostOffloadWords(pl), hostOffloadAside(pl))
 }
 
 // layerRange names layers [a, b): "layer 0" or "layers 0-4".
