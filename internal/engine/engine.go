@@ -298,6 +298,48 @@ type FitNamer interface {
 	FitDenseOnly() string
 }
 
+// ReportLayout is the layout of the KV pool whose start-up report the
+// answer's engine_expect foretells (StartupReportNamer).
+type ReportLayout int
+
+const (
+	// ReportPaged: one block pool over every attention layer at the whole
+	// context, sized by the start-up profile inside the engine's fraction.
+	ReportPaged ReportLayout = iota
+	// ReportWindow: sliding-window layers in groups of their own.
+	ReportWindow
+	// ReportHybrid: recurrent layers beside attention.
+	ReportHybrid
+	// ReportStatic: a fraction that holds the weights and the pool only
+	// (Memory.WorkspaceOutside).
+	ReportStatic
+	// ReportHost: a pool in host memory the command names.
+	ReportHost
+)
+
+// StartupReportNamer is implemented by an engine whose start-up report the
+// answer's engine_expect foretells (Memory.PagedKV: vLLM, SGLang): what
+// those figures rest on, and the warning that the engine will refuse to
+// start, are in its words.
+type StartupReportNamer interface {
+	// ReportSource says what the figures rest on for a pool of layout l
+	// on backend b (VLLMBackend: the worker that sizes the pool).
+	ReportSource(l ReportLayout, b VLLMBackend) string
+	// ShortPoolWarning says that by the engine's own accounting, release
+	// release, one sequence of context tokens does not fit the tokens
+	// its KV pool holds, so that it refuses to start; "" where the
+	// engine does not check.
+	ShortPoolWarning(release string, context int, tokens int64) string
+}
+
+// ReleaseWarner is implemented by a Versioned engine whose rules the
+// planner follows from a release on (vLLM: VLLMOldestVersion).
+type ReleaseWarner interface {
+	// ReleaseWarning says that release v is older than the rules the
+	// planner follows; "" for a release in their range.
+	ReleaseWarning(v Version) string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

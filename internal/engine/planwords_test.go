@@ -83,3 +83,18 @@ func TestLlamaCPPNamesItsHostOffloadByItsFlags(t *testing.T) {
 	assert.Equal(t, `builds without --cpu-moe take -ot "exps=CPU"`, n.HostOffloadAside(HostOffload{AllExperts: true, GPULayers: 30}))
 	assert.Empty(t, n.HostOffloadAside(HostOffload{ExpertLayers: 3}))
 }
+
+// vLLM's refusal to start, which engine_expect warns of, in the words the
+// planner wrote it in before vLLM named it (plan/expect.go's format; no
+// golden holds one: a fitting plan leaves a sequence's room by the same
+// accounting), and SGLang, whose start-up check the planner does not
+// model, warns of none.
+func TestShortPoolWarningIsTheEngines(t *testing.T) {
+	var v StartupReportNamer = vllm{}
+	assert.Equal(t, "by vLLM 0.21.0's own start-up accounting one sequence of 8192 tokens does not fit the KV cache it leaves (4096 tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length 4096 or less, a larger memory_fraction or more devices",
+		v.ShortPoolWarning("0.21.0", 8192, 4096))
+	var s StartupReportNamer = sglang{}
+	assert.Empty(t, s.ShortPoolWarning("", 8192, 4096))
+	assert.Equal(t, expectSourceOutside, s.ReportSource(ReportPaged, VLLMBackendGPU))
+	assert.Empty(t, vllm{}.ReleaseWarning(VLLMOldestVersion))
+}
