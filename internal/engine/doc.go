@@ -25,8 +25,13 @@
 // context at launch when told to (ContextFitter), whether it is planned
 // by release (Versioned, engine_version), and the words of its own the
 // planner's sentences use: the setting of its share of a device
-// (BudgetNamer), its start-up charge and its parts (StartupChargeNamer) and
-// the settings of a streamed offload (OffloadNamer).
+// (BudgetNamer), its start-up charge and its parts (StartupChargeNamer),
+// the settings of a streamed offload (OffloadNamer), those of a placement
+// in host memory it runs on the CPU (HostOffloadNamer) and the steps of
+// the fit by which it chooses its own context and devices (FitNamer), what
+// the figures of its start-up report rest on and the refusal to start it
+// warns of (StartupReportNamer), and the releases older than the rules
+// the planner follows (ReleaseWarner).
 //
 // The planner (internal/plan) looks engines up by name and asks them; it
 // never compares engine names, so engine name literals live here only

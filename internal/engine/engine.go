@@ -219,6 +219,127 @@ type OffloadNamer interface {
 	PoolSetting() string
 }
 
+// HostOffload is a plan's placement of weights in host memory that the
+// engine runs on the CPU (Parallelism.OffloadOnHost), for a
+// HostOffloadNamer to name. The zero value places nothing.
+type HostOffload struct {
+	// WholeLayers: whole layers stay in host memory (the first ones where
+	// Parallelism.HostLayersFirst), named by their setting without a count.
+	WholeLayers bool
+	// ExpertLayers > 0: the routed experts of the first ExpertLayers
+	// layers stay in host memory, every other weight on the accelerators.
+	ExpertLayers int
+	// PartTensors > 0: so do that many expert tensors of layer PartLayer,
+	// down first, then gate (PartialExpertOverride).
+	PartLayer, PartTensors int
+	// AllExperts: every layer's routed experts stay in host memory, and
+	// the accelerators hold the other weights of the last GPULayers layers
+	// only, the first ones staying whole in host memory.
+	AllExperts bool
+	GPULayers  int
+}
+
+// HostOffloadNamer is implemented by an engine that runs what it offloads
+// on the CPU (Parallelism.OffloadOnHost): a plan's sentences name its host
+// placement by the settings the engine's command writes for it.
+type HostOffloadNamer interface {
+	// HostOffloadSettings names o as the engine's command sets it
+	// ("--n-cpu-moe 24", "-ngl 60 --cpu-moe", "-ngl" for whole layers); ""
+	// for a placement it has no setting for.
+	HostOffloadSettings(o HostOffload) string
+	// HostOffloadAside is what builds of the engine without those settings
+	// take instead, "" when nothing.
+	HostOffloadAside(o HostOffload) string
+}
+
+// FitFloor is a plan whose context is the floor of the context an engine
+// chooses itself (Memory.ContextFloor) and that keeps weights in host
+// memory, as the planner found it, for the engine to tell
+// (FitNamer.FitFloorLine).
+type FitFloor struct {
+	// Context is the tokens a sequence the plan runs, Floor the engine's
+	// floor a sequence and Seqs the sequences that share the context (1:
+	// one).
+	Context, Floor, Seqs int
+	// Trained is the model's trained context a sequence, negative when
+	// unknown.
+	Trained int
+	// NeedBytes is what the plan's level needs with every tensor on the
+	// accelerators, UsableBytes what they have.
+	NeedBytes, UsableBytes int64
+	// GPUs is the accelerators' stages, Where names them ("the GPU",
+	// "the 2 GPUs"); GPULayers is the layers (whole, or their dense
+	// weights) on them.
+	GPUs      int
+	Where     string
+	GPULayers int
+	// Host is what stays in host memory.
+	Host HostOffload
+}
+
+// FitNamer is implemented by an engine that chooses its own context and
+// placement at launch (Memory.ContextFloor: llama.cpp's --fit), which the
+// planner follows: the sentences that say how a plan's context and devices
+// were chosen tell the engine's own steps in its words.
+type FitNamer interface {
+	// FitChoice is how the engine chooses a context when given none, for
+	// "chosen as ...": "llama.cpp's --fit chooses with no -c".
+	FitChoice() string
+	// FitFloorLine says why f's context is the floor and where the
+	// engine's fit puts the rest (the answer's context line).
+	FitFloorLine(f FitFloor) string
+	// FitSpread is what the engine does shown every GPU of a machine, for
+	// a placement line: "llama.cpp shown every GPU splits ...".
+	FitSpread() string
+	// FitDenseOnly names the step of the engine's fit that keeps the
+	// dense weights of the last layers on the accelerators and every
+	// routed expert in host memory: "as llama.cpp's --fit does (its step
+	// 3)".
+	FitDenseOnly() string
+}
+
+// ReportLayout is the layout of the KV pool whose start-up report the
+// answer's engine_expect foretells (StartupReportNamer).
+type ReportLayout int
+
+const (
+	// ReportPaged: one block pool over every attention layer at the whole
+	// context, sized by the start-up profile inside the engine's fraction.
+	ReportPaged ReportLayout = iota
+	// ReportWindow: sliding-window layers in groups of their own.
+	ReportWindow
+	// ReportHybrid: recurrent layers beside attention.
+	ReportHybrid
+	// ReportStatic: a fraction that holds the weights and the pool only
+	// (Memory.WorkspaceOutside).
+	ReportStatic
+	// ReportHost: a pool in host memory the command names.
+	ReportHost
+)
+
+// StartupReportNamer is implemented by an engine whose start-up report the
+// answer's engine_expect foretells (Memory.PagedKV: vLLM, SGLang): what
+// those figures rest on, and the warning that the engine will refuse to
+// start, are in its words.
+type StartupReportNamer interface {
+	// ReportSource says what the figures rest on for a pool of layout l
+	// on backend b (VLLMBackend: the worker that sizes the pool).
+	ReportSource(l ReportLayout, b VLLMBackend) string
+	// ShortPoolWarning says that by the engine's own accounting, release
+	// release, one sequence of context tokens does not fit the tokens
+	// its KV pool holds, so that it refuses to start; "" where the
+	// engine does not check.
+	ShortPoolWarning(release string, context int, tokens int64) string
+}
+
+// ReleaseWarner is implemented by a Versioned engine whose rules the
+// planner follows from a release on (vLLM: VLLMOldestVersion).
+type ReleaseWarner interface {
+	// ReleaseWarning says that release v is older than the rules the
+	// planner follows; "" for a release in their range.
+	ReleaseWarning(v Version) string
+}
+
 // Engine is everything the planner knows about one inference engine. The
 // planner asks it, never compares engine names.
 type Engine interface {

@@ -920,6 +920,35 @@ func hfProjector(m *model.Model, ld *Load) string {
 	return ""
 }
 
+// HostOffloadSettings implements HostOffloadNamer: -ngl for whole layers,
+// -ngl K --cpu-moe for every expert, --n-cpu-moe N and -ot for the first
+// layers' experts, the flags Args writes for them.
+func (llamaCPP) HostOffloadSettings(o HostOffload) string {
+	switch {
+	case o.WholeLayers:
+		return "-ngl"
+	case o.AllExperts:
+		return fmt.Sprintf("-ngl %d --cpu-moe", o.GPULayers)
+	}
+	var f []string
+	if o.ExpertLayers > 0 {
+		f = append(f, fmt.Sprintf("--n-cpu-moe %d", o.ExpertLayers))
+	}
+	if o.PartTensors > 0 {
+		f = append(f, "-ot "+PartialExpertOverride(o.PartLayer, o.PartTensors))
+	}
+	return strings.Join(f, " ")
+}
+
+// HostOffloadAside implements HostOffloadNamer: --cpu-moe is -ot
+// "exps=CPU" (common/arg.cpp, https://github.com/ggml-org/llama.cpp/pull/15077).
+func (llamaCPP) HostOffloadAside(o HostOffload) string {
+	if o.AllExperts {
+		return `builds without --cpu-moe take -ot "exps=CPU"`
+	}
+	return ""
+}
+
 // cpuMoEOverride is the --override-tensor (-ot) form of --n-cpu-moe n, for
 // llama.cpp builds older than the flag: the expert tensors of layers 0 to
 // n-1 (blk.I.ffn_{up,down,gate}_exps) kept on the CPU buffer, and the part

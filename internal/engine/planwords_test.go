@@ -2,6 +2,7 @@ package engine
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -51,4 +52,49 @@ func TestOffloadNamersNameTheFlagsTheirCommandsWrite(t *testing.T) {
 		assert.True(t, slices.Contains(args, n.OffloadSetting()), "%s: %v has no %s", e.Name(), args, n.OffloadSetting())
 		assert.True(t, slices.Contains(args, n.PoolSetting()), "%s: %v has no %s", e.Name(), args, n.PoolSetting())
 	}
+}
+
+// llama.cpp names a host placement (HostOffloadNamer) by the flags its own
+// command writes for it: --n-cpu-moe and -ot for the first layers' experts,
+// -ngl K --cpu-moe for every expert (gpt-oss-120b, 36 layers, on one GPU
+// and the host).
+func TestLlamaCPPNamesItsHostOffloadByItsFlags(t *testing.T) {
+	m := model.Lookup("gpt-oss-120b")
+	require.NotNil(t, m)
+	gpu := PlacedDevice{ID: "cuda:0", Dev: &registry.Device{Kind: registry.KindCUDA}}
+	cpu := PlacedDevice{ID: "cpu:0", Dev: &registry.Device{Kind: registry.KindCPU}}
+	var n HostOffloadNamer = llamaCPP{}
+	for _, c := range []struct {
+		p *Placement
+		o HostOffload
+	}{
+		{&Placement{CPUMoE: 24, CPUMoEPart: 2, Stages: []Stage{{Start: 0, End: 36, Devices: []PlacedDevice{gpu}}, {Start: 0, End: 25, Devices: []PlacedDevice{cpu}}}},
+			HostOffload{ExpertLayers: 24, PartLayer: 24, PartTensors: 2}},
+		{&Placement{AllExpertsOnHost: true, Stages: []Stage{{Start: 0, End: 6, Devices: []PlacedDevice{cpu}}, {Start: 6, End: 36, Devices: []PlacedDevice{gpu}}}},
+			HostOffload{AllExperts: true, GPULayers: 30}},
+	} {
+		c.p.Model, c.p.Level, c.p.Kind, c.p.Layers, c.p.Context, c.p.Batch, c.p.Offloaded = m, "q4_k_m", registry.KindCUDA, 36, 4096, 1, true
+		args, _, ok := llamaCPP{}.Args(c.p)
+		require.True(t, ok)
+		line := " " + strings.Join(args, " ") + " "
+		assert.Contains(t, line, " "+n.HostOffloadSettings(c.o)+" ", "%v", c.o)
+	}
+	assert.Equal(t, "-ngl", n.HostOffloadSettings(HostOffload{WholeLayers: true}))
+	assert.Equal(t, `builds without --cpu-moe take -ot "exps=CPU"`, n.HostOffloadAside(HostOffload{AllExperts: true, GPULayers: 30}))
+	assert.Empty(t, n.HostOffloadAside(HostOffload{ExpertLayers: 3}))
+}
+
+// vLLM's refusal to start, which engine_expect warns of, in the words the
+// planner wrote it in before vLLM named it (plan/expect.go's format; no
+// golden holds one: a fitting plan leaves a sequence's room by the same
+// accounting), and SGLang, whose start-up check the planner does not
+// model, warns of none.
+func TestShortPoolWarningIsTheEngines(t *testing.T) {
+	var v StartupReportNamer = vllm{}
+	assert.Equal(t, "by vLLM 0.21.0's own start-up accounting one sequence of 8192 tokens does not fit the KV cache it leaves (4096 tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length 4096 or less, a larger memory_fraction or more devices",
+		v.ShortPoolWarning("0.21.0", 8192, 4096))
+	var s StartupReportNamer = sglang{}
+	assert.Empty(t, s.ShortPoolWarning("", 8192, 4096))
+	assert.Equal(t, expectSourceOutside, s.ReportSource(ReportPaged, VLLMBackendGPU))
+	assert.Empty(t, vllm{}.ReleaseWarning(VLLMOldestVersion))
 }

@@ -528,3 +528,15 @@ func (sglang) PromptRequestSeconds(c calibration.Throughput) float64 {
 // SpeedModel implements SpeedModeled: SGLang's rows fit its own MoE, MLA
 // and AMD constants over the serving model.
 func (sglang) SpeedModel() SpeedModel { return SpeedServingOwn }
+
+// expectSourceOutside says what EngineExpect's figures rest on for an
+// engine that reserves its workspace outside its fraction (SGLang).
+const expectSourceOutside = "SGLang's own sizing (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py): --mem-fraction-static of the memory free once its CUDA context exists, less the weights, over one token's cache (page size 1); replayed against public SGLang start-up logs in docs/accuracy.md; the memory its process groups take at TP > 1 and the weights as SGLang loads them are the plan's estimates"
+
+// ReportSource implements StartupReportNamer: SGLang's static pool
+// (Memory.WorkspaceOutside), whatever the layout.
+func (sglang) ReportSource(ReportLayout, VLLMBackend) string { return expectSourceOutside }
+
+// ShortPoolWarning implements StartupReportNamer: the planner checks no
+// start-up refusal of SGLang's.
+func (sglang) ShortPoolWarning(string, int, int64) string { return "" }

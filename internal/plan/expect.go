@@ -86,29 +86,6 @@ const vllmBlockTokens = 16
 // at 00db483642505ddfde2d446bef6b3eaf94b1f16d).
 const vllmGaudiBlockTokens = 128
 
-// expectSource says what EngineExpect's figures rest on for vLLM.
-const expectSource = "vLLM's start-up accounting for the release (engine_version): total x --gpu-memory-utilization less the weights, the activation peak of the profile run at max_num_batched_tokens and of the sampler warm-up at max_num_seqs, the memory allocated outside torch and, from 0.21.0 on NVIDIA and AMD GPUs, the estimated CUDA graphs; tokens count every attention layer at the whole context, as vLLM prints them. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
-
-// expectSourceHybrid says what EngineExpect's figures rest on for vLLM
-// and a model with recurrent layers beside attention.
-const expectSourceHybrid = expectSource + "; for a model with recurrent (Mamba, gated DeltaNet) layers beside attention, vLLM's hybrid layout (vllm/v1/core/kv_cache_utils.py): the attention block raised to hold one sequence's state, layers in groups of equal size drawing from one block pool, and a request at max_model_len holding its attention blocks and one state block per state group (two in prefix caching's align mode, seen from 0.24.0); max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
-
-// expectSourceWindow says what EngineExpect's figures rest on for vLLM
-// and a model with sliding-window layers.
-const expectSourceWindow = expectSource + "; for a model with sliding-window layers, vLLM's layout of them (vllm/v1/core/kv_cache_utils.py, SlidingWindowSpec in vllm/v1/kv_cache_interface.py): layers in groups of equal size drawing from one block pool, and a request at max_model_len holding whole-length blocks in each full-attention group but only its window plus one --max-num-batched-tokens step in each window group; max_concurrency is the pool's blocks over a request's, and kv_cache_tokens as the release prints it (the blocks shared over the groups times the block before 0.20.2, max_concurrency x max_model_len since)"
-
-// expectSourceTPU and expectSourceGaudi say what EngineExpect's figures
-// rest on for vLLM on a TPU and on Gaudi, whose workers size the cache by
-// their own rules (engine.VLLMBackend).
-const (
-	expectSourceTPU   = "vLLM's TPU backend (tpu-inference, tpu_inference/worker/tpu_worker.py determine_available_memory, tags v0.12.0 to v0.27.0) for the release (engine_version): total HBM x --gpu-memory-utilization less the HBM in use once the weights are loaded, over the chips of the mesh; no profile pass and no CUDA graphs are charged (XLA programs are compiled after the cache is sized). Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
-	expectSourceGaudi = "vLLM's Gaudi backend (HabanaAI/vllm-fork habana_worker.py/hpu_worker.py, vllm-project/vllm-gaudi hpu_worker.py determine_available_memory): --gpu-memory-utilization of the memory free after the weights and the profile run (a forward pass at max_num_batched_tokens), less VLLM_GRAPH_RESERVED_MEM (0.1) of it for HPU graphs, reported as cuda_graph_gib. Replayed against real start-up logs (internal/calibration/data/vllm_startup.json; errors in docs/accuracy.md)"
-)
-
-// expectSourceOutside says what EngineExpect's figures rest on for an
-// engine that reserves its workspace outside its fraction (SGLang).
-const expectSourceOutside = "SGLang's own sizing (profile_max_num_token in python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py): --mem-fraction-static of the memory free once its CUDA context exists, less the weights, over one token's cache (page size 1); replayed against public SGLang start-up logs in docs/accuracy.md; the memory its process groups take at TP > 1 and the weights as SGLang loads them are the plan's estimates"
-
 // engineExpectOf is what the engine of a fitting plan on a paged pool will
 // report at start-up, keyed by the engine's name; nil for other plans
 // (offloaded ones included: the host stage holds no KV pool the engine
@@ -191,42 +168,37 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	}
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
-	out.Source = expectSource
+	layout, backend := engine.ReportPaged, engine.VLLMBackendGPU
 	if !b.WorkspaceOutside {
-		switch pl.Costs.VLLM.rule() {
-		case engine.VLLMBackendTPU:
-			out.Source = expectSourceTPU
-		case engine.VLLMBackendGaudi:
-			out.Source = expectSourceGaudi
-		}
+		backend = pl.Costs.VLLM.rule()
 	}
 	if windowConcurrency >= 0 {
 		// A window layer holds its window, not the whole length, in each
 		// request's blocks (engine.VLLMWindowLayout).
 		out.MaxConcurrency = roundHundredth(windowConcurrency)
-		out.Source = expectSourceWindow
+		layout = engine.ReportWindow
 		short = short || windowConcurrency < 1
 	}
 	if hybridConcurrency >= 0 {
 		// A hybrid's tokens are not its concurrency: each request also
 		// holds state blocks (engine.VLLMHybridLayout).
 		out.MaxConcurrency = roundHundredth(max(hybridConcurrency, 0))
-		out.Source = expectSourceHybrid
+		layout = engine.ReportHybrid
 		short = short || hybridConcurrency < 1
 	}
 	if !b.WorkspaceOutside && short {
-		out.Warning = fmt.Sprintf("by vLLM %s's own start-up accounting one sequence of %d tokens does not fit the KV cache it leaves (%d tokens): vLLM refuses to start (\"To serve at least one request with the model's max seq len ...\"); ask context_length %d or less, a larger memory_fraction or more devices",
-			out.EngineVersion, req.ContextLength, out.KVCacheTokens, out.KVCacheTokens)
+		out.Warning = shortPoolWarning(b.Engine, out.EngineVersion, req.ContextLength, out.KVCacheTokens)
 	}
 	if !b.WorkspaceOutside {
-		if w := vllmOldVersionWarning(vllmStartupOf(pl).Version); w != "" {
+		if w := releaseWarning(b.Engine, vllmStartupOf(pl).Version); w != "" {
 			out.Warning = strings.TrimPrefix(out.Warning+"; "+w, "; ")
 		}
 	}
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
-		out.Source = expectSourceOutside
+		layout = engine.ReportStatic
 	}
+	out.Source = reportSource(b.Engine, layout, backend)
 	return map[string]EngineExpect{b.Engine.Name(): out}
 }
 
@@ -264,29 +236,59 @@ func oneDomain(ds []*device) bool {
 	return true
 }
 
-// vllmOldVersionWarning says, for a vLLM release before
-// engine.VLLMOldestVersion, that the figures are those of the oldest
-// release the accounting covers; "" for a release in the range.
-func vllmOldVersionWarning(v engine.Version) string {
-	if !v.Before(engine.VLLMOldestVersion) {
-		return ""
+// releaseWarning is engine e's warning that release v is older than the
+// rules the planner follows (engine.ReleaseWarner), "" for none.
+func releaseWarning(e engine.Engine, v engine.Version) string {
+	if w, ok := e.(engine.ReleaseWarner); ok {
+		return w.ReleaseWarning(v)
 	}
-	return fmt.Sprintf("vLLM %s is older than %s, the oldest release whose start-up accounting this planner models (replayed against real start-up logs, docs/accuracy.md): these figures follow %s's rules and may be far off (0.2.5 counted every byte in use on the device after its profile run as the model's, vllm issue 2248)",
-		v, engine.VLLMOldestVersion, engine.VLLMOldestVersion)
+	return ""
+}
+
+// reportSource says what engine e's engine_expect figures rest on for a
+// pool of layout l on backend b, in its words (engine.StartupReportNamer),
+// else the planner's.
+func reportSource(e engine.Engine, l engine.ReportLayout, b engine.VLLMBackend) string {
+	if n, ok := e.(engine.StartupReportNamer); ok {
+		return n.ReportSource(l, b)
+	}
+	return fmt.Sprintf("the planner's figures for %s's KV pool, as the plan sizes it (the answer's budget); not replayed against a start-up log of %s", e.Title(), e.Title())
+}
+
+// shortPoolWarning says that one sequence of context tokens does not fit
+// the tokens engine e's pool holds, by e's own accounting, release release
+// (engine.StartupReportNamer), else the planner's.
+func shortPoolWarning(e engine.Engine, release string, context int, tokens int64) string {
+	if n, ok := e.(engine.StartupReportNamer); ok {
+		return n.ShortPoolWarning(release, context, tokens)
+	}
+	return fmt.Sprintf("by the plan's accounting one sequence of %d tokens does not fit the KV cache %s is left (%d tokens); ask context_length %d or less, a larger memory_fraction or more devices",
+		context, e.Title(), tokens, tokens)
 }
 
 // engineVersionWarnings is the answer's warning for a request whose
-// engine_version is a vLLM release before the supported range
-// (vllmOldVersionWarning); none otherwise. Validate admits engine_version
-// for vLLM only.
+// engine_version is a release older than the rules the planner follows
+// for the engine it is read for (engine.ReleaseWarner): the engine named,
+// else each engine that reads engine_version (checkEngineVersion); none
+// otherwise.
 func engineVersionWarnings(req *planning) []string {
 	if req.EngineVersion == "" {
 		return nil
 	}
-	if w := vllmOldVersionWarning(vllmVersion(req)); w != "" {
-		return []string{w}
+	engines := engine.All()
+	if e := req.requestEngine(); e != nil {
+		engines = []engine.Engine{e}
 	}
-	return nil
+	var out []string
+	for _, e := range engines {
+		if !isVersioned(e) {
+			continue
+		}
+		if w := releaseWarning(e, vllmVersion(req)); w != "" {
+			out = append(out, w)
+		}
+	}
+	return out
 }
 
 // vllmStartupOf is vLLM's start-up charge on each device of plan pl: the

@@ -3,12 +3,9 @@ package plan
 import (
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
-
-// expectSourceCPU says what EngineExpect's figures rest on for vLLM on
-// host memory alone.
-const expectSourceCPU = "vLLM's CPU backend for the release (engine_version): no profile run; every rank's KV cache is VLLM_CPU_KVCACHE_SPACE GiB as the command names it (CpuPlatform.check_and_update_config in vllm/platforms/cpu.py, CPUWorker.determine_available_memory in vllm/v1/worker/cpu_worker.py), the fewest blocks of 128 tokens over the ranks (--block-size 128 where none is given); kv_cache_tokens counts every attention layer at the whole context, as vLLM prints them, max_concurrency the full-length sequences of the plan's KV cache (sliding-window layers at their window) that pool holds in whole blocks, as max_batch_size. Not replayed against a start-up log"
 
 // engineExpectCPU is what vLLM will report at start-up for a fitting plan
 // on host memory alone (hostKVPool): the weights of the first stage's
@@ -51,9 +48,9 @@ func engineExpectCPU(pl *planned, req *planning) map[string]EngineExpect {
 	out.KVCacheGiB = gibFloat(pool)
 	out.KVCacheTokens = max(tokens, 0)
 	out.MaxConcurrency = math.Floor(max(concurrency, 0)*100) / 100
-	out.Source = expectSourceCPU
+	out.Source = reportSource(pl.Pool.Budget.Engine, engine.ReportHost, engine.VLLMBackendGPU)
 	out.EngineVersion = vllmVersion(req).String()
-	if w := vllmOldVersionWarning(vllmVersion(req)); w != "" {
+	if w := releaseWarning(pl.Pool.Budget.Engine, vllmVersion(req)); w != "" {
 		out.Warning = w
 	}
 	return map[string]EngineExpect{pl.Pool.Budget.Engine.Name(): out}

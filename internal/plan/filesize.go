@@ -73,7 +73,7 @@ func fileLine(req *planning, pl *planned) string {
 		charged = "the memory it needs counts the file"
 	}
 	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; %s%s",
-		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, charged, mtpLeftOut(f.ck))
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, charged, mtpLeftOut(pl.Pool.engine(), f.ck))
 }
 
 // fileRowNote is the levels table's reason for a fitting row whose plan pl
@@ -89,7 +89,7 @@ func fileRowNote(req *planning, pl *planned) string {
 		return ""
 	}
 	return fmt.Sprintf("sized as the published %s (%.2f GB, %.1f GB more than mainline llama.cpp's %s mix: %s)%s",
-		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, mtpLeftOut(f.ck))
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, mtpLeftOut(pl.Pool.engine(), f.ck))
 }
 
 // publishedFile is the published GGUF file a plan loads where it holds
@@ -124,11 +124,12 @@ func fileOf(req *planning, pl *planned) (publishedFile, bool) {
 }
 
 // mtpLeftOut says that a file's MTP layers (model.Checkpoint.FileMTP),
-// which llama.cpp skips at load, are not charged: "" for a file without
-// them.
-func mtpLeftOut(ck *model.Checkpoint) string {
+// which engine e, loading the file, skips at load (llama.cpp does;
+// quant.FileExtraBytes leaves them out for every engine that loads a
+// file), are not charged: "" for a file without them.
+func mtpLeftOut(e engine.Engine, ck *model.Checkpoint) string {
 	if ck.FileMTP == "" {
 		return ""
 	}
-	return ", less its MTP layers, which llama.cpp skips at load"
+	return ", less its MTP layers, which " + e.Title() + " skips at load"
 }

@@ -62,23 +62,14 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength, req.Model.MaxContext, pl.batchOf(req)), true
 }
 
-// floorContextLine says, for a fitting llama.cpp plan that offloads to
+// floorContextLine says, for a fitting plan of an engine that chooses its
+// own context (engine.Memory.ContextFloor: llama.cpp) that offloads to
 // host RAM with no context asked, why its context is the floor and which
-// step of llama.cpp's --fit placed the rest, in --fit's own order
-// (common_params_fit_impl in common/fit.cpp,
-// https://github.com/ggml-org/llama.cpp/blob/master/common/fit.cpp): with
-// no -c it starts from the trained context (step 1: no change when that
-// fits); step 2 reduces the context, and returns when the whole model fits
-// the GPUs at a context between the floor (--fit-ctx) and the trained one,
-// which fitContext plans; otherwise the context stays at the floor and only
-// then does step 3 move weights, filling each GPU with whole layers from
-// the back (a MoE model: every layer's dense weights with all experts in
-// host memory), and for a MoE model whose dense weights all fit, step 4
-// brings whole layers' experts back onto the GPUs until they are full, and
-// part of one more layer (its LAYER_FRACTION_UP / _GATE overflow: ffn_gate
-// and ffn_down, or ffn_down, to the CPU). A MoE model whose dense weights
-// do not all fit stops after step 3 with dense-only layers on the GPUs, as
-// the plan does (AllExpertsOnHost). ok is false for any other plan.
+// step of the engine's fit placed the rest, in the engine's words
+// (engine.FitNamer; llama.cpp's order of --fit's steps is told in
+// internal/engine/llamafit.go). A MoE model whose dense weights do not all
+// fit keeps dense-only layers on the GPUs (AllExpertsOnHost). ok is false
+// for any other plan.
 func floorContextLine(req *planning, ch *choice) (string, bool) {
 	pl := &ch.Plan
 	if req.ContextGiven || !pl.Fits || !pl.Offloaded || pl.Pool == nil || len(pl.Stages) < 2 {
@@ -101,45 +92,28 @@ func floorContextLine(req *planning, ch *choice) (string, bool) {
 	if n := len(gpus); n > 1 {
 		where = fmt.Sprintf("the %d GPUs", n)
 	}
-	ctx := req.ContextLength
-	batch := max(pl.batchOf(req), 1)
-	trained := req.Model.MaxContext / batch
-	// --fit-ctx bounds the total context, which the -np slots divide
-	// (engine.llamaCPP.Args): the floor a sequence times the slots.
-	fitCtx := fmt.Sprintf("--fit-ctx %d", floor*batch)
-	if batch > 1 {
-		fitCtx += fmt.Sprintf(" over -np %d", batch)
+	trained := -1
+	if req.Model.MaxContext > 0 {
+		trained = req.Model.MaxContext / max(pl.batchOf(req), 1)
 	}
-	head := fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (%s): with no -c --fit reduces the model's trained context (%d per sequence) toward the floor (its step 2)", ctx, fitCtx, trained)
-	switch {
-	case req.Model.MaxContext <= 0:
-		head = fmt.Sprintf("context: %d tokens per sequence, llama.cpp --fit's floor (%s): with no -c --fit reduces the model's trained context (unknown here) toward the floor (its step 2)", ctx, fitCtx)
-	case trained <= ctx:
-		head = fmt.Sprintf("context: %d tokens per sequence, the model's trained context, which is not above llama.cpp --fit's floor (%s), so --fit keeps it (its step 2 changes nothing)", ctx, fitCtx)
+	f := engine.FitFloor{Context: req.ContextLength, Floor: floor, Seqs: max(pl.batchOf(req), 1), Trained: trained,
+		NeedBytes: wholeBytes(ch), UsableBytes: usable, GPUs: len(gpus), Where: where, GPULayers: gpuLayers, Host: hostOffloadOf(pl)}
+	if n, ok := pl.Pool.Budget.Engine.(engine.FitNamer); ok {
+		return n.FitFloorLine(f), true
 	}
-	line := fmt.Sprintf("%s, but at %d the model still needs %s with every tensor on %s against %s usable, so --fit keeps this context and moves weights to the CPU instead",
-		head, ctx, gib(wholeBytes(ch)), where, gib(usable))
-	if pl.moeOffload() {
-		full := "it is"
-		if len(gpus) > 1 {
-			full = "they are"
-		}
-		line += fmt.Sprintf(": every layer's dense weights on %s with all routed experts in host RAM, then whole layers' experts back onto %s until %s full", where, where, full)
-		if pl.moeHost().partial(&pl.Costs) {
-			line += ", and part of one more layer"
-		}
-		line += fmt.Sprintf(" (its steps 3 and 4), which leaves the experts of this plan's llama.cpp %s in host RAM; --fit names the last layers in -ot patterns where --n-cpu-moe names the first, the same memory for layers of one size", moeFlags(pl))
-	} else if pl.AllExpertsOnHost {
-		// Not every layer's dense weights fit the GPUs: --fit's step 3
-		// gives them the dense weights of the last layers only, their
-		// experts in host memory (n_part = n_layer, the output layer
-		// whole), and stops (global_surplus_cpu_moe <= 0); so does this
-		// plan (moestep3.go).
-		line += fmt.Sprintf(": not every layer's dense weights fit %s with all routed experts in host RAM, so it fills %s from the back with the dense weights and KV cache of as many layers as fit, the last %d here, keeps the first ones whole and every routed expert in host RAM, and stops there (its step 3; llama.cpp %s)", where, where, gpuLayers, step3Flags(pl))
-	} else {
-		line += fmt.Sprintf(": it fills %s with whole layers from the back (its step 3), the last %d here (-ngl %d), the first ones staying in host RAM", where, gpuLayers, gpuLayers)
+	return neutralFloorLine(pl.Pool.Budget.Engine, f), true
+}
+
+// neutralFloorLine is floorContextLine for an engine that does not tell
+// its own fit (engine.FitNamer): the facts the planner found, in its own
+// words.
+func neutralFloorLine(e engine.Engine, f engine.FitFloor) string {
+	head := fmt.Sprintf("context: %d tokens per sequence, the floor of the context %s chooses itself", f.Context, e.Title())
+	if f.Trained >= 0 && f.Trained <= f.Context {
+		head = fmt.Sprintf("context: %d tokens per sequence, the model's trained context, which is not above the floor of the context %s chooses itself", f.Context, e.Title())
 	}
-	return line + "; a longer -c than the room's (this placement, each layer's KV cache on its layer's device) fits only with more of the model in host RAM", true
+	return fmt.Sprintf("%s; at %d the model still needs %s with every tensor on %s against %s usable, so the plan keeps this context and keeps weights in host RAM instead",
+		head, f.Context, gib(f.NeedBytes), f.Where, gib(f.UsableBytes))
 }
 
 // wholeBytes is what the chosen level of ch needs with the whole model on
@@ -152,6 +126,15 @@ func wholeBytes(ch *choice) int64 {
 		}
 	}
 	return ch.Plan.oneDeviceBytes()
+}
+
+// fitChoice is how engine e chooses a context when given none, in its
+// words (engine.FitNamer), else the planner's.
+func fitChoice(e engine.Engine) string {
+	if n, ok := e.(engine.FitNamer); ok {
+		return n.FitChoice()
+	}
+	return e.Title() + " chooses it with none asked"
 }
 
 // trainedShare names the context llama.cpp runs with no -c: the model's
@@ -176,8 +159,8 @@ func contextLine(e engine.Engine, paged, shared bool, n, trained, floor, whole, 
 		if n == trained {
 			how = "it fits whole"
 		}
-		return fmt.Sprintf("context: %d tokens per sequence, chosen as llama.cpp's --fit chooses with no -c: %s, %s (a multiple of %d, at least %d)",
-			n, trainedShare(whole, seqs, trained), how, contextStep, floor)
+		return fmt.Sprintf("context: %d tokens per sequence, chosen as %s: %s, %s (a multiple of %d, at least %d)",
+			n, fitChoice(e), trainedShare(whole, seqs, trained), how, contextStep, floor)
 	}
 	// The pool a paged engine sizes is the plan's budget only where the
 	// engine chooses the same context itself (vLLM's --max-model-len

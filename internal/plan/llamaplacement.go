@@ -27,6 +27,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/planreq"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -189,8 +190,16 @@ func (ch *choice) llamaPlacement() string {
 		head = fmt.Sprintf("placement: all %d identical devices, which hold the most context, less than %s",
 			s.Group, short)
 	}
-	return fmt.Sprintf("%s: llama.cpp shown every GPU splits the layers over all of them (--split-mode layer) and its --fit keeps the model's trained context when they hold it, else cuts it to what they hold; %s (%s plans that)",
-		head, fewest, HintPlacementFewest)
+	return fmt.Sprintf("%s: %s; %s (%s plans that)", head, fitSpread(ch.Plan.Pool.Budget.Engine), fewest, HintPlacementFewest)
+}
+
+// fitSpread is what engine e does shown every GPU of a machine, in its
+// words (engine.FitNamer), else the planner's.
+func fitSpread(e engine.Engine) string {
+	if n, ok := e.(engine.FitNamer); ok {
+		return n.FitSpread()
+	}
+	return e.Title() + " shown every GPU uses all of them and keeps the model's trained context when they hold it, else cuts it to what they hold"
 }
 
 // holdOrHolds is the verb for n devices.

@@ -346,21 +346,59 @@ func (pl *planned) handovers() int {
 	return 1
 }
 
-// moeFlags is the llama.cpp form of the plan's host placement, for notes:
-// --n-cpu-moe N and the -ot pattern of a partial layer.
-func moeFlags(pl *planned) string {
-	if pl.AllExpertsOnHost {
-		return step3Flags(pl)
+// hostOffloadOf is the plan's host placement, for its engine to name
+// (engine.HostOffloadNamer): the routed experts of the first layers and
+// part of one more, every layer's experts (moestep3.go), or whole layers.
+func hostOffloadOf(pl *planned) engine.HostOffload {
+	switch {
+	case pl.AllExpertsOnHost:
+		return engine.HostOffload{AllExperts: true, GPULayers: pl.step3GPULayers()}
+	case !pl.moeOffload():
+		return engine.HostOffload{WholeLayers: true}
 	}
 	h := pl.moeHost()
-	var f []string
+	var o engine.HostOffload
 	if pl.Costs.expertLayers(h.Layers) > 0 {
-		f = append(f, fmt.Sprintf("--n-cpu-moe %d", h.Layers))
+		o.ExpertLayers = h.Layers
 	}
 	if h.partial(&pl.Costs) {
-		f = append(f, "-ot "+engine.PartialExpertOverride(h.Layers, h.Part))
+		o.PartLayer, o.PartTensors = h.Layers, h.Part
 	}
-	return strings.Join(f, " ")
+	return o
+}
+
+// hostOffloadWords names the plan's host placement in its engine's words,
+// for notes: the engine's title and the settings it names the placement
+// by ("llama.cpp --n-cpu-moe 24"), its title alone for an engine that
+// names none (engine.HostOffloadNamer).
+func hostOffloadWords(pl *planned) string {
+	if pl.Pool == nil || pl.Pool.Budget.Engine == nil {
+		return "the engine"
+	}
+	e := pl.Pool.Budget.Engine
+	n, ok := e.(engine.HostOffloadNamer)
+	if !ok {
+		return e.Title()
+	}
+	if f := n.HostOffloadSettings(hostOffloadOf(pl)); f != "" {
+		return e.Title() + " " + f
+	}
+	return e.Title()
+}
+
+// hostOffloadAside is what builds of the plan's engine without the
+// settings hostOffloadWords names take instead, "; " and the engine's
+// words, "" when it says nothing (engine.HostOffloadNamer).
+func hostOffloadAside(pl *planned) string {
+	if pl.Pool == nil {
+		return ""
+	}
+	if n, ok := pl.Pool.Budget.Engine.(engine.HostOffloadNamer); ok {
+		if a := n.HostOffloadAside(hostOffloadOf(pl)); a != "" {
+			return "; " + a
+		}
+	}
+	return ""
 }
 
 // moeHostNote is the assumption of a MoE offload's host stage.
@@ -371,8 +409,8 @@ func moeHostNote(pl *planned, bw float64, e efficiency) string {
 	if h.partial(&c) {
 		what += fmt.Sprintf(" and the %s expert tensors of layer %d", strings.Join(expertTensorNames[:h.Part], " and "), h.Layers)
 	}
-	return fmt.Sprintf("%s run on the CPU (llama.cpp %s): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other experts stream from the GPUs, one after another; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
-		what, moeFlags(pl), c.ExpertActive*100, c.hostExperts(h)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
+	return fmt.Sprintf("%s run on the CPU (%s): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other experts stream from the GPUs, one after another; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
+		what, hostOffloadWords(pl), c.ExpertActive*100, c.hostExperts(h)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
 }
 
 // moeOffload reports whether the plan keeps MoE experts, and only them, in
@@ -402,7 +440,7 @@ func moeExplanation(pl *planned, h stage) string {
 	if mh.partial(c) {
 		what += fmt.Sprintf(" and the ffn_%s_exps tensors of layer %d (part of a layer frees the bytes still missing with less CPU work than a whole one)", strings.Join(expertTensorNames[:mh.Part], "_exps and ffn_"), mh.Layers)
 	}
-	return fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on %s; %s (%s) stay in host RAM and run on the CPU (llama.cpp %s)", gpus, what, gib(h.Part.Weights), moeFlags(pl))
+	return fmt.Sprintf("cpu_offload: every layer's attention, shared weights and KV cache stay on %s; %s (%s) stay in host RAM and run on the CPU (%s)", gpus, what, gib(h.Part.Weights), hostOffloadWords(pl))
 }
 
 // moeUnknownHostNote is the assumption of a MoE offload's host stage when
@@ -415,6 +453,6 @@ func moeUnknownHostNote(pl *planned, pcie float64) string {
 	if pl.AllExpertsOnHost {
 		active = pl.step3Read(len(pl.Stages)-1, float64(pl.Stages[len(pl.Stages)-1].Part.Weights))
 	}
-	return fmt.Sprintf("the experts kept in host memory run on the CPU (llama.cpp %s), but the host's memory bandwidth is unknown: the share a token reads, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead",
-		moeFlags(pl), active/1e9, pcie)
+	return fmt.Sprintf("the experts kept in host memory run on the CPU (%s), but the host's memory bandwidth is unknown: the share a token reads, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead",
+		hostOffloadWords(pl), active/1e9, pcie)
 }

@@ -14,6 +14,8 @@ package plan
 import (
 	"fmt"
 	"math"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // step3ExpertLayersIn is how many of layers [a, b), numbered as llama.cpp
@@ -126,18 +128,12 @@ func step3TransferSeconds(pl *planned, msg float64) float64 {
 	return 2 * float64(pl.step3Handovers()) * msg / (pcie * 1e9)
 }
 
-// step3Flags is the llama.cpp form of a dense-only offload's expert
-// placement, for notes.
-func step3Flags(pl *planned) string {
-	return fmt.Sprintf("-ngl %d --cpu-moe", pl.step3GPULayers())
-}
-
 // step3HostNote is the assumption of a dense-only offload's host stage.
 func step3HostNote(pl *planned, bw float64, e efficiency) string {
 	c := &pl.Costs
 	k := pl.step3GPULayers()
-	return fmt.Sprintf("%s and every layer's routed experts run on the CPU (llama.cpp %s): a token reads their dense weights and %.1f%% of the experts (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the dense weights and KV cache of the last %d layers stream from the GPU; the step hands the hidden state between the GPU and the CPU %d times (%.0f us each, fitted on llama.cpp offload measurements)",
-		layerRange(0, c.Layers-k), step3Flags(pl), c.ExpertActive*100, c.expertBytes(c.Layers)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, k, pl.step3Handovers(), e.OffloadHandoverSeconds*1e6)
+	return fmt.Sprintf("%s and every layer's routed experts run on the CPU (%s): a token reads their dense weights and %.1f%% of the experts (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the dense weights and KV cache of the last %d layers stream from the GPU; the step hands the hidden state between the GPU and the CPU %d times (%.0f us each, fitted on llama.cpp offload measurements)",
+		layerRange(0, c.Layers-k), hostOffloadWords(pl), c.ExpertActive*100, c.expertBytes(c.Layers)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, k, pl.step3Handovers(), e.OffloadHandoverSeconds*1e6)
 }
 
 // step3Explanation is the placement line of a dense-only offload.
@@ -149,8 +145,12 @@ func step3Explanation(pl *planned) string {
 	if len(pl.Stages) > 2 {
 		where = "the GPUs"
 	}
-	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (llama.cpp %s; builds without --cpu-moe take -ot \"exps=CPU\")",
-		where, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), step3Flags(pl))
+	so := "so"
+	if n, ok := pl.Pool.Budget.Engine.(engine.FitNamer); ok {
+		so = "so, " + n.FitDenseOnly() + ","
+	}
+	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, %s %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (%s%s)",
+		where, so, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), hostOffloadWords(pl), hostOffloadAside(pl))
 }
 
 // layerRange names layers [a, b): "layer 0" or "layers 0-4".

@@ -987,7 +987,7 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 				step += step3TransferSeconds(pl, msg)
 				t.Assumptions = append(t.Assumptions, step3HostNote(pl, bw, e))
 			} else {
-				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (%.0f us)", bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6))
+				t.Assumptions = append(t.Assumptions, fmt.Sprintf("offloaded layers run on the CPU (%s): their weights and KV cache stream from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (%.0f us)", hostOffloadWords(pl), bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6))
 			}
 			prefillKnown = false
 		} else if cpuStage {
