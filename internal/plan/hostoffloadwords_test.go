@@ -94,7 +94,7 @@ func TestHostOffloadSentencesUnchangedForLlamaCPP(t *testing.T) {
 			"offloaded layers run on the CPU (llama.cpp -ngl): their weights and KV cache stream from host memory (307 GB/s) at 68%, or their matrix-vector work bounds them; the step hands over from the GPU to the CPU once (305 us)",
 		}},
 		{`{"model":{"name":"DeepSeek-V3"},"engine":"llama.cpp","cpu_offload":true,"quant":"q2_k","context_length":4096}`, 512 << 30, []string{
-			"cpu_offload: not every layer's dense weights fit the GPU with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), layer 0 stay whole in host RAM, the attention, shared weights and KV cache of layers 1-60 are on the GPU, and every layer's routed experts (208.8 GiB in all in host RAM) run on the CPU (llama.cpp -ngl 60 --cpu-moe; builds without --cpu-moe take -ot \"exps=CPU\")",
+			"cpu_offload: not every layer's dense weights fit the GPU with all routed experts in host RAM, so, as llama.cpp's --fit does (its step 3), layer 0 stays whole in host RAM, the attention, shared weights and KV cache of layers 1-60 are on the GPU, and every layer's routed experts (208.8 GiB in all in host RAM) run on the CPU (llama.cpp -ngl 60 --cpu-moe; builds without --cpu-moe take -ot \"exps=CPU\")",
 			"layer 0 and every layer's routed experts run on the CPU (llama.cpp -ngl 60 --cpu-moe): a token reads their dense weights and 3.1% of the experts (experts per token / experts), 6.87 GB, from host memory (307 GB/s) at 68%, or their matrix-vector work bounds them; the dense weights and KV cache of the last 60 layers stream from the GPU; the step hands the hidden state between the GPU and the CPU 59 times (305 us each, fitted on llama.cpp offload measurements)",
 		}},
 	} {

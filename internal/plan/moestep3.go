@@ -149,8 +149,8 @@ func step3Explanation(pl *planned) string {
 	if n, ok := pl.Pool.Budget.Engine.(engine.FitNamer); ok {
 		so = "so, " + n.FitDenseOnly() + ","
 	}
-	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, %s %s stay whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (%s%s)",
-		where, so, layerRange(0, c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), hostOffloadWords(pl), hostOffloadAside(pl))
+	return fmt.Sprintf("cpu_offload: not every layer's dense weights fit %s with all routed experts in host RAM, %s %s %s whole in host RAM, the attention, shared weights and KV cache of %s are on %s, and every layer's routed experts (%s in all in host RAM) run on the CPU (%s%s)",
+		where, so, layerRange(0, c.Layers-k), stayOrStays(c.Layers-k), layerRange(c.Layers-k, c.Layers), where, gib(h.Part.Weights), hostOffloadWords(pl), hostOffloadAside(pl))
 }
 
 // layerRange names layers [a, b): "layer 0" or "layers 0-4".
