@@ -368,8 +368,10 @@ type Memory struct {
 	// WorkspaceOutside: the engine reserves its activations and CUDA
 	// graphs outside Fraction, which holds the weights and the KV pool
 	// only (SGLang's --mem-fraction-static); without it they sit inside
-	// (vLLM's --gpu-memory-utilization). The planner still charges them
-	// inside the budget, so its plans for such an engine are conservative.
+	// (vLLM's --gpu-memory-utilization). The planner then fits a plan as
+	// the engine divides the device: the weights and the KV cache within
+	// Fraction of the memory free after its CUDA context, the activations
+	// within the rest (internal/plan's staticPool and restHolds).
 	WorkspaceOutside bool
 	// VisionInProcess: the engine builds a multimodal model's vision tower
 	// and projector (model.VisionParams) in its own process, beside the

@@ -277,7 +277,7 @@ func sglangTextOnlyNote(p *Placement) string {
 
 // BudgetSource explains SGLang's budget as SGLang states it.
 func (sglang) BudgetSource(who string, m Memory) string {
-	return fmt.Sprintf("%s starts SGLang with --mem-fraction-static %s: SGLang keeps the weights and its KV pool within that share of each GPU's memory free once its CUDA context and process groups exist, and the rest for prefill activations and CUDA graphs (ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py, which picks the value itself from the GPU's memory and the tensor- and pipeline-parallel degrees when no flag is given); the plan is fitted within SGLang's single-GPU share of each device's total memory, its runtime overhead and activations counted inside",
+	return fmt.Sprintf("%s starts SGLang with --mem-fraction-static %s: SGLang keeps the weights and its KV pool within that share of each GPU's memory free once its CUDA context and process groups exist, and the rest for prefill activations and CUDA graphs (ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py, which picks the value itself from the GPU's memory and the tensor- and pipeline-parallel degrees when no flag is given); the plan is fitted as SGLang divides each device: its weights and one full-context sequence within that pool (its context and batch are the pool's, engine_expect.sglang.max_total_num_tokens) and its activations within the rest",
 		who, fmtFraction(m.Fraction))
 }
 

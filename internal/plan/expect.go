@@ -238,12 +238,27 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 // sgl-project/sglang at commit 001ccef0072a4537d4ec6bdd50a73e6feb2c907d:
 // rest = available after loading - total x (1 - mem_fraction_static), total
 // being what ModelRunner measured free after creating its CUDA context and
-// process groups, the minimum over the ranks). The memory free before the
-// weights is the device's usable memory (free, else total) less the
-// plan's per-device runtime overhead (its CUDA context) and, on a tensor-
-// parallel stage inside one high-bandwidth domain, linkedGroup for the
-// engine's process groups.
+// process groups, the minimum over the ranks: staticFree). It is both
+// engine_expect's figure and the room a plan's KV cache is fitted in
+// (staticHolds), so a plan's context and batch are SGLang's own.
 func staticPool(s stage, fraction float64, linkedGroup int64) int64 {
+	return staticShare(s, fraction, linkedGroup) - s.Part.Weights
+}
+
+// staticShare is what --mem-fraction-static gives the weights and the KV
+// pool on each device of stage s: fraction of the memory free before the
+// weights load (staticFree), as SGLang rounds it to bytes.
+func staticShare(s stage, fraction float64, linkedGroup int64) int64 {
+	return int64(fraction * float64(staticFree(s, linkedGroup)))
+}
+
+// staticFree is the memory SGLang measures free on each device of stage s
+// before it loads the weights (total_gpu_memory in ModelRunner): the
+// device's usable memory (free, else total) less the plan's per-device
+// runtime overhead (its CUDA context) and, on a tensor-parallel stage
+// inside one high-bandwidth domain, linkedGroup for the engine's process
+// groups, on the device with the least.
+func staticFree(s stage, linkedGroup int64) int64 {
 	before := int64(math.MaxInt64)
 	for _, d := range s.Devices {
 		before = min(before, d.Dev.UsableMemory()-s.Part.Overhead)
@@ -251,7 +266,7 @@ func staticPool(s stage, fraction float64, linkedGroup int64) int64 {
 	if len(s.Devices) > 1 && oneDomain(s.Devices) {
 		before -= linkedGroup
 	}
-	return int64(fraction*float64(before)) - s.Part.Weights
+	return before
 }
 
 // oneDomain reports whether the devices share one high-bandwidth domain.
