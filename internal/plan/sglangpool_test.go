@@ -62,3 +62,21 @@ func TestSGLangContextAndBatchAreItsPool(t *testing.T) {
 		})
 	}
 }
+
+// What SGLang leaves outside --mem-fraction-static, (1 - fraction) of the
+// memory free once its CUDA context exists, is where it runs its forward
+// passes and captures its CUDA graphs: a fraction that leaves less than the
+// plan's activations is refused, the refusal saying how SGLang divides the
+// device. Before, nothing checked the rest: Qwen3-32B at 0.999 on an H200
+// was a fit (0.1 GiB left beside the pool).
+func TestSGLangRestHoldsTheActivations(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"engine":"sglang","quant":"bf16","memory_fraction":0.999}`, h200s(t, 1)))
+	require.False(t, a.Fits.Yes(), a.Explanation)
+	reason := levelReason(t, a, "bf16")
+	assert.Regexp(t, `SGLang's --mem-fraction-static 0\.999 gives the weights and its KV pool [0-9.]+ GiB of it once its CUDA context is in, and leaves the rest \(0\.1 GiB\) to its activations and CUDA graphs`, reason)
+	assert.Contains(t, reason, "activations 0.4 GiB", "the activations the rest does not hold")
+
+	ok := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"engine":"sglang","quant":"bf16","memory_fraction":0.99}`, h200s(t, 1)))
+	require.True(t, ok.Fits.Yes(), "1.4 GiB left holds 0.4 GiB of activations: %v", ok.Explanation)
+	assert.Greater(t, ok.Memory.ActivationsBytes, int64(0))
+}
