@@ -251,6 +251,18 @@ func planFraction(pl *planned) float64 {
 	if b.FractionAt == nil {
 		return b.Fraction
 	}
+	l, ok := planLayout(pl)
+	if !ok {
+		return b.Fraction
+	}
+	return b.FractionAt(l)
+}
+
+// planLayout is what an engine's own fraction for plan pl depends on
+// (engine.Layout): its smallest accelerator, its tensor- and pipeline-
+// parallel degrees and whether the model caches an MLA latent; false when
+// no accelerator's memory is known.
+func planLayout(pl *planned) (engine.Layout, bool) {
 	var smallest int64
 	pp := 0
 	for _, s := range pl.Stages {
@@ -265,9 +277,9 @@ func planFraction(pl *planned) float64 {
 		}
 	}
 	if smallest == 0 {
-		return b.Fraction
+		return engine.Layout{}, false
 	}
-	return b.FractionAt(engine.Layout{TotalBytes: smallest, Kind: pl.Pool.Kind, TP: max(pl.TP, 1), PP: max(pp, 1), Latent: pl.Costs.Latent})
+	return engine.Layout{TotalBytes: smallest, Kind: pl.Pool.Kind, TP: max(pl.TP, 1), PP: max(pp, 1), Latent: pl.Costs.Latent}, true
 }
 
 // planBudget is the plan's pool budget with the fraction the plan is

@@ -66,7 +66,9 @@ type EngineExpect struct {
 	PeakActivationGiB float64 `json:"peak_activation_gib,omitempty"`
 	NonTorchGiB       float64 `json:"non_torch_gib,omitempty"`
 	CUDAGraphGiB      float64 `json:"cuda_graph_gib,omitempty"`
-	// Warning says when by this accounting vLLM will refuse to start the
+	// Warning says, for SGLang, when the fraction asked is above SGLang's
+	// own default for the GPU and layout (staticReserveWarning); for vLLM,
+	// when by this accounting vLLM will refuse to start the
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
 	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
@@ -226,8 +228,38 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
 		out.Source = expectSourceOutside
+		out.Warning = staticReserveWarning(pl)
 	}
 	return map[string]EngineExpect{b.Engine.Name(): out}
+}
+
+// staticReserveWarning says, for a plan of an engine whose fraction holds
+// the weights and the KV pool only (SGLang) started with a fraction asked
+// above the engine's own default for the plan's GPU and layout
+// (engine.Memory.FractionAt), that the rest is then smaller than the
+// reserve that default keeps for prefill activations, CUDA graphs and
+// metadata (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings,
+// python/sglang/srt/server_args.py at sgl-project/sglang 001067ff): the
+// plan checks its activations there (restHolds) but does not estimate
+// SGLang's CUDA graphs. "" at or below the default, or without one.
+func staticReserveWarning(pl *planned) string {
+	b := pl.Pool.Budget
+	own := b.Engine.Memory(0).FractionAt
+	if b.FractionAt != nil || own == nil {
+		return "" // the engine's own default, or no default rule
+	}
+	l, ok := planLayout(pl)
+	if !ok {
+		return ""
+	}
+	asked, def := planFraction(pl), own(l)
+	if asked <= def {
+		return ""
+	}
+	total := float64(l.TotalBytes)
+	return fmt.Sprintf("%s is above %s's own default for this GPU and layout (%s), which keeps %s of each GPU outside its pool for prefill activations, CUDA graphs and metadata (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings, python/sglang/srt/server_args.py); %s keeps %s: the plan's activations fit there, but %s's CUDA graphs, which the plan does not estimate, may not, and it can then fail at CUDA-graph capture or run out of memory on a long prompt (a lower fraction, or a smaller --cuda-graph-max-bs, leaves them room)",
+		engine.BudgetSetting(b.Engine, engine.Memory{Fraction: asked}), b.Engine.Title(), fmtFraction(def), gib(int64((1-def)*total)),
+		fmtFraction(asked), gib(int64((1-asked)*total)), b.Engine.Title())
 }
 
 // staticPool is the KV pool an engine whose fraction holds the weights and

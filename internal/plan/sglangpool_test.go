@@ -80,3 +80,29 @@ func TestSGLangRestHoldsTheActivations(t *testing.T) {
 	require.True(t, ok.Fits.Yes(), "1.4 GiB left holds 0.4 GiB of activations: %v", ok.Explanation)
 	assert.Greater(t, ok.Memory.ActivationsBytes, int64(0))
 }
+
+// SGLang's own default --mem-fraction-static keeps outside its pool what it
+// reckons its prefill activations, CUDA graphs and metadata need on the GPU
+// and layout (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings,
+// python/sglang/srt/server_args.py at 001067ff: 0.903 on one H200). A
+// larger fraction asked still fits when the rest holds the plan's
+// activations (restHolds), but leaves less than SGLang's reserve for its
+// CUDA graphs, which the plan does not estimate: engine_expect.sglang
+// warns, naming both fractions; a fraction at or below the default does not.
+func TestSGLangWarnsAboveItsOwnReserve(t *testing.T) {
+	above := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"engine":"sglang","quant":"bf16","memory_fraction":0.95}`, h200s(t, 1)))
+	require.True(t, above.Fits.Yes(), above.Explanation)
+	w := above.EngineExpect["sglang"].Warning
+	assert.Contains(t, w, "--mem-fraction-static 0.95 is above SGLang's own default for this GPU and layout (0.903)")
+	assert.Contains(t, w, "CUDA graphs")
+	assert.Contains(t, above.Warnings, w, "the answer's warnings carry it")
+	for _, body := range []string{
+		`{"model":{"name":"Qwen3-32B"},"engine":"sglang","quant":"bf16"}`,
+		`{"model":{"name":"Qwen3-32B"},"engine":"sglang","quant":"bf16","memory_fraction":0.5}`,
+	} {
+		a := shard(t, request(t, body, h200s(t, 1)))
+		require.True(t, a.Fits.Yes(), a.Explanation)
+		assert.Empty(t, a.EngineExpect["sglang"].Warning, body)
+		assert.Empty(t, a.Warnings, body)
+	}
+}
