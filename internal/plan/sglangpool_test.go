@@ -18,14 +18,15 @@ import (
 // reports as max_total_num_tokens: with no context asked, the chosen
 // context is the largest multiple of 256 with which one full-length
 // sequence fits that pool (SGLang's scheduler caps a request at
-// max_total_num_tokens - 1, Scheduler.max_req_len), max_context_length
+// max_total_num_tokens - 1, max_req_len in TpModelWorker, python/sglang/
+// srt/managers/tp_worker.py at 0045f98e), max_context_length
 // is the pool's tokens where the trained context is longer, and
-// max_batch_size the full-length sequences the pool holds at once (SGLang
-// admits a request while the pool has room for it). Before, the plan's
+// max_batch_size the full-length sequences the pool holds at once (as
+// poolsHold already counted it). Before, the plan's
 // context was fitted within the single-GPU share of each device's total
 // memory with the activations and CUDA context inside, up to 12 % short of
-// SGLang's pool (Qwen3-32B at --mem-fraction-static 0.5 on an H200: 32256
-// tokens where SGLang's pool held 34529).
+// SGLang's pool (Qwen3-32B at --mem-fraction-static 0.5 on the h200-vm
+// fixture: 32256 tokens where SGLang's pool held 34529).
 func TestSGLangContextAndBatchAreItsPool(t *testing.T) {
 	a100 := reg(t, []registry.Device{gpu(registry.KindCUDA, 0, "NVIDIA A100-SXM4-80GB", 81920<<20, "8.0")})
 	cases := []struct {
