@@ -17,9 +17,9 @@ import (
 // less the weights, over one token's cache), the figure engine_expect
 // reports as max_total_num_tokens: with no context asked, the chosen
 // context is the largest multiple of 256 with which one full-length
-// sequence fits that pool (SGLang's scheduler caps a request at
-// max_total_num_tokens - 1, max_req_len in TpModelWorker, python/sglang/
-// srt/managers/tp_worker.py at 0045f98e), max_context_length
+// sequence fits that pool (SGLang caps a request at max_total_num_tokens
+// - 1: max_req_len in TpModelWorker,
+// python/sglang/srt/managers/tp_worker.py at 0045f98e), max_context_length
 // is the pool's tokens where the trained context is longer, and
 // max_batch_size the full-length sequences the pool holds at once (as
 // poolsHold already counted it). Before, the plan's
