@@ -118,6 +118,11 @@ var proseFigures = []proseFigure{
 		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "Throughput: decode 205 tokens/s per sequence"},
 	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-8B", "--quant", "q4_k_m", "--engine", "llama.cpp", "--placement", "fewest"},
 		"this model gives about 205 tokens/s at 4096 and 68 at 131072", "not at the chosen context of 131072: at that full depth decode is 68.0 tokens/s"},
+	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
+	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
+		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
+	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.95"},
+		"0.95 on one H200: 7.0 GiB against 13.6 GiB at SGLang's 0.903", "(0.903), which keeps 13.6 GiB of each GPU outside its pool for prefill activations, CUDA graphs and metadata (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings, python/sglang/srt/server_args.py); 0.95 keeps 7.0 GiB"},
 }
 
 // oneSpace is s with every run of white space read as one space.

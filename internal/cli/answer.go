@@ -799,26 +799,33 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 	if b == nil || b.Engine == "" {
 		return
 	}
-	engine := b.Engine
+	who := b.Engine
 	switch {
 	case b.EngineChosenFor != "" && len(b.EngineChosenOn) > 0:
 		// A pool whose devices default to different engines (an H200
 		// beside a P40): only some defaults were overridden.
-		engine += " (chosen for " + b.EngineChosenFor + " over the default of " + strings.Join(b.EngineChosenOn, ", ") + "; the other devices' default)"
+		who += " (chosen for " + b.EngineChosenFor + " over the default of " + strings.Join(b.EngineChosenOn, ", ") + "; the other devices' default)"
 	case b.EngineChosenFor != "":
-		engine += " (chosen for " + b.EngineChosenFor + " over these devices' default)"
+		who += " (chosen for " + b.EngineChosenFor + " over these devices' default)"
 	case b.EngineDefault:
-		engine += " (default for these devices)"
+		who += " (default for these devices)"
 	}
-	parts := []string{engine}
+	parts := []string{who}
+	// SGLang's --mem-fraction-static is of the memory free once its CUDA
+	// context exists and holds the weights and its KV pool only; what the
+	// engine holds itself sits beside it (engine.Memory.WorkspaceOutside).
+	share, reserved := "%g of each device's total memory", "the engine holds %s per device of it"
+	if b.Engine == engine.NameSGLang {
+		share, reserved = "%g of each device's memory free once its CUDA context exists, for the weights and its KV pool", "the engine holds %s per device beside it"
+	}
 	if f := b.MemoryFraction; f > 0 && f < 1 {
-		parts = append(parts, fmt.Sprintf("%g of each device's total memory", f))
+		parts = append(parts, fmt.Sprintf(share, f))
 	}
 	if m := b.MarginBytes; m > 0 {
 		parts = append(parts, GiB(m)+" kept free per device")
 	}
 	if r := b.EngineReservedBytes; r > 0 {
-		parts = append(parts, "the engine holds "+GiB(r)+" per device of it")
+		parts = append(parts, fmt.Sprintf(reserved, GiB(r)))
 	}
 	fmt.Fprintf(w, "Budget: %s\n", strings.Join(parts, "; "))
 }

@@ -446,6 +446,18 @@ func TestWriteBudgetNamesTheDevicesWhoseDefaultWasOverridden(t *testing.T) {
 	assert.Equal(t, "Budget: llama.cpp (chosen for the GGUF quant q2_k over these devices' default); 1.0 GiB kept free per device\n", b.String())
 }
 
+// SGLang's fraction is not a share of each device's total memory that
+// holds what the engine keeps itself: --mem-fraction-static of the memory
+// free once its CUDA context exists holds the weights and its KV pool, the
+// activations and the context beside it (plan's budget for SGLang). The
+// Budget line said "0.5 of each device's total memory; the engine holds
+// 1.2 GiB per device of it".
+func TestWriteBudgetSaysWhatSGLangsFractionHolds(t *testing.T) {
+	var b bytes.Buffer
+	writeBudget(&b, &plan.Budget{Engine: "sglang", MemoryFraction: 0.5, EngineReservedBytes: 1263271936})
+	assert.Equal(t, "Budget: sglang; 0.5 of each device's memory free once its CUDA context exists, for the weights and its KV pool; the engine holds 1.2 GiB per device beside it\n", b.String())
+}
+
 // A llama.cpp plan of replicas prints one replica's command (llama.cpp has
 // no data-parallel mode: engine.Parallelism's ProcessPerReplica), and the
 // headline says so; before it said "run: llama-server ...", which run as

@@ -332,6 +332,17 @@ type StartupReportNamer interface {
 	ShortPoolWarning(release string, context int, tokens int64) string
 }
 
+// ReserveWarner is implemented by an engine whose memory fraction holds
+// the weights and its KV pool only, leaving the rest of each GPU to what
+// the plan does not estimate (SGLang's CUDA graphs): it warns when the
+// fraction asked leaves less of a GPU of totalBytes outside the pool than
+// its own default would.
+type ReserveWarner interface {
+	// ReserveWarning says that fraction asked is above the engine's own
+	// default def for this GPU and layout, and what that risks.
+	ReserveWarning(asked, def float64, totalBytes int64) string
+}
+
 // ReleaseWarner is implemented by a Versioned engine whose rules the
 // planner follows from a release on (vLLM: VLLMOldestVersion).
 type ReleaseWarner interface {
@@ -489,8 +500,10 @@ type Memory struct {
 	// WorkspaceOutside: the engine reserves its activations and CUDA
 	// graphs outside Fraction, which holds the weights and the KV pool
 	// only (SGLang's --mem-fraction-static); without it they sit inside
-	// (vLLM's --gpu-memory-utilization). The planner still charges them
-	// inside the budget, so its plans for such an engine are conservative.
+	// (vLLM's --gpu-memory-utilization). The planner then fits a plan as
+	// the engine divides the device: the weights and the KV cache within
+	// Fraction of the memory free after its CUDA context, the activations
+	// within the rest (internal/plan's staticPool and restHolds).
 	WorkspaceOutside bool
 	// VisionInProcess: the engine builds a multimodal model's vision tower
 	// and projector (model.VisionParams) in its own process, beside the

@@ -143,3 +143,20 @@ func TestPromptRequestTimers(t *testing.T) {
 	_, ok = llama.(PromptRequestTimer)
 	assert.False(t, ok)
 }
+
+// SGLang words its own reserve warning (the planner asks through
+// ReserveWarner and never spells SGLang's sources): the fraction as its
+// flag, its default and what each leaves outside the pool.
+func TestSGLangWordsItsReserveWarning(t *testing.T) {
+	e, ok := Lookup("sglang")
+	require.True(t, ok)
+	w, ok := e.(ReserveWarner)
+	require.True(t, ok)
+	got := w.ReserveWarning(0.95, 0.903, 141<<30)
+	assert.Contains(t, got, "--mem-fraction-static 0.95 is above SGLang's own default for this GPU and layout (0.903), which keeps 13.7 GiB")
+	assert.Contains(t, got, "0.95 keeps 7.0 GiB")
+	v, ok := Lookup("vllm")
+	require.True(t, ok)
+	_, vllmWarns := v.(ReserveWarner)
+	assert.False(t, vllmWarns, "vLLM's fraction holds its activations too")
+}

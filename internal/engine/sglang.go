@@ -275,9 +275,21 @@ func sglangTextOnlyNote(p *Placement) string {
 	return fmt.Sprintf("SGLang loads %s as text-only by default (mm_disabled_models): this plan counts no vision tower; pass --enable-multimodal to serve images (adds %.2f GiB a rank)", f.Family, perRank/(1<<30))
 }
 
+// ReserveWarning says what a --mem-fraction-static above SGLang's own
+// default leaves its CUDA graphs: SGLang's default keeps reserve_for_graph_mb
+// and more of each GPU outside the pool (ServerArgs._handle_gpu_memory_settings
+// in python/sglang/srt/server_args.py), and the plan estimates the
+// activations, not the graphs.
+func (sglang) ReserveWarning(asked, def float64, totalBytes int64) string {
+	total := float64(totalBytes)
+	return fmt.Sprintf("%s is above SGLang's own default for this GPU and layout (%s), which keeps %s of each GPU outside its pool for prefill activations, CUDA graphs and metadata (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings, python/sglang/srt/server_args.py); %s keeps %s: the plan's activations fit there, but SGLang's CUDA graphs, which the plan does not estimate, may not, and it can then fail at CUDA-graph capture or run out of memory on a long prompt (a lower fraction, or a smaller --cuda-graph-max-bs, leaves them room)",
+		BudgetSetting(sglang{}, Memory{Fraction: asked}), fmtFraction(def), gib(int64((1-def)*total)),
+		fmtFraction(asked), gib(int64((1-asked)*total)))
+}
+
 // BudgetSource explains SGLang's budget as SGLang states it.
 func (sglang) BudgetSource(who string, m Memory) string {
-	return fmt.Sprintf("%s starts SGLang with --mem-fraction-static %s: SGLang keeps the weights and its KV pool within that share of each GPU's memory free once its CUDA context and process groups exist, and the rest for prefill activations and CUDA graphs (ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py, which picks the value itself from the GPU's memory and the tensor- and pipeline-parallel degrees when no flag is given); the plan is fitted within SGLang's single-GPU share of each device's total memory, its runtime overhead and activations counted inside",
+	return fmt.Sprintf("%s starts SGLang with --mem-fraction-static %s: SGLang keeps the weights and its KV pool within that share of each GPU's memory free once its CUDA context and process groups exist, and the rest for prefill activations and CUDA graphs (ServerArgs._handle_gpu_memory_settings in python/sglang/srt/server_args.py, which picks the value itself from the GPU's memory and the tensor- and pipeline-parallel degrees when no flag is given); the plan is fitted as SGLang divides each device: its weights and one full-context sequence within that pool (its context and batch are the pool's, engine_expect.sglang.max_total_num_tokens) and its activations within the rest",
 		who, fmtFraction(m.Fraction))
 }
 

@@ -251,6 +251,18 @@ func planFraction(pl *planned) float64 {
 	if b.FractionAt == nil {
 		return b.Fraction
 	}
+	l, ok := planLayout(pl)
+	if !ok {
+		return b.Fraction
+	}
+	return b.FractionAt(l)
+}
+
+// planLayout is what an engine's own fraction for plan pl depends on
+// (engine.Layout): its smallest accelerator, its tensor- and pipeline-
+// parallel degrees and whether the model caches an MLA latent; false when
+// no accelerator's memory is known.
+func planLayout(pl *planned) (engine.Layout, bool) {
 	var smallest int64
 	pp := 0
 	for _, s := range pl.Stages {
@@ -265,9 +277,9 @@ func planFraction(pl *planned) float64 {
 		}
 	}
 	if smallest == 0 {
-		return b.Fraction
+		return engine.Layout{}, false
 	}
-	return b.FractionAt(engine.Layout{TotalBytes: smallest, Kind: pl.Pool.Kind, TP: max(pl.TP, 1), PP: max(pp, 1), Latent: pl.Costs.Latent})
+	return engine.Layout{TotalBytes: smallest, Kind: pl.Pool.Kind, TP: max(pl.TP, 1), PP: max(pp, 1), Latent: pl.Costs.Latent}, true
 }
 
 // planBudget is the plan's pool budget with the fraction the plan is
@@ -292,14 +304,17 @@ func fitBatch(p *pool, batch int) int {
 // usable is the bytes a plan may place on d under b: its usable memory
 // (free, else the runtime's limit such as Metal's working-set cap, else
 // total; registry.Device.UsableMemory) less the engine's margin, at most
-// the fraction of its total memory.
+// the fraction of its total memory. An engine whose fraction holds the
+// weights and its KV pool only (WorkspaceOutside: SGLang) uses the whole
+// device, the fraction dividing it between that pool and the rest, which
+// stageFits checks by SGLang's own rule (staticHolds, restHolds).
 func (b budget) usable(d *registry.Device) int64 {
 	u := d.UsableMemory()
 	if d.Kind == registry.KindCPU {
 		return u
 	}
 	u = max(u-b.Margin+b.MarginCredit, 0)
-	if f := b.fractionOn(d); f < 1 && d.MemoryBytes > 0 {
+	if f := b.fractionOn(d); f < 1 && d.MemoryBytes > 0 && !b.WorkspaceOutside {
 		u = min(u, int64(float64(d.MemoryBytes)*f))
 	}
 	return u
@@ -318,9 +333,10 @@ func (b budget) fractionOn(d *registry.Device) float64 {
 // room says what device d offers a plan under b: its free memory and,
 // where the engine's share keeps a plan below that, what the engine may
 // use of it and the engine's setting that sets the share
-// (engine.BudgetSetting): "139.8 GiB free, of which SGLang may use 126.8
-// GiB under --mem-fraction-static 0.903". A refusal called that share
-// "free", which on an H200 with 139.8 GiB free read 126.8.
+// (engine.BudgetSetting): "79.2 GiB free, of which vLLM may use 71.7 GiB
+// under --gpu-memory-utilization 0.9" (docs/cli.md). A refusal called that share
+// "free", which on an H200 with 139.8 GiB free read 126.8 under SGLang
+// (whose plans now use the whole device: budget.usable, staticShareLine).
 func (b budget) room(d *device) string {
 	free, word := d.Dev.UsableMemoryOf()
 	s := gib(free) + " " + word
@@ -335,7 +351,7 @@ func (b budget) room(d *device) string {
 }
 
 // roomInAll says what the devices of pool p offer a plan together: what
-// the engine may use of them ("253.6 GiB SGLang may use in all") where its
+// the engine may use of them ("286.7 GiB vLLM may use in all") where its
 // share keeps a plan below their memory, else that memory ("279.6 GiB free
 // in all").
 func (b budget) roomInAll(p *pool) string {

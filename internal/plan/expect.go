@@ -66,7 +66,9 @@ type EngineExpect struct {
 	PeakActivationGiB float64 `json:"peak_activation_gib,omitempty"`
 	NonTorchGiB       float64 `json:"non_torch_gib,omitempty"`
 	CUDAGraphGiB      float64 `json:"cuda_graph_gib,omitempty"`
-	// Warning says when by this accounting vLLM will refuse to start the
+	// Warning says, for SGLang, when the fraction asked is above SGLang's
+	// own default for the GPU and layout (staticReserveWarning); for vLLM,
+	// when by this accounting vLLM will refuse to start the
 	// plan: one sequence of --max-model-len tokens does not fit the KV
 	// cache it leaves (_check_enough_kv_cache_memory in
 	// vllm/v1/core/kv_cache_utils.py). The fit is this accounting
@@ -197,9 +199,42 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
 		layout = engine.ReportStatic
+		out.Warning = staticReserveWarning(pl)
 	}
 	out.Source = reportSource(b.Engine, layout, backend)
 	return map[string]EngineExpect{b.Engine.Name(): out}
+}
+
+// staticReserveWarning says, for a plan of an engine whose fraction holds
+// the weights and the KV pool only (SGLang) started with a fraction asked
+// above the engine's own default for the plan's GPU and layout
+// (engine.Memory.FractionAt), that the rest is then smaller than the
+// reserve that default keeps for prefill activations, CUDA graphs and
+// metadata (reserve_for_graph_mb in ServerArgs._handle_gpu_memory_settings,
+// python/sglang/srt/server_args.py at sgl-project/sglang 001067ff): the
+// plan checks its activations there (restHolds) but does not estimate
+// SGLang's CUDA graphs. "" at or below the default, or without one.
+func staticReserveWarning(pl *planned) string {
+	b := pl.Pool.Budget
+	own := b.Engine.Memory(0).FractionAt
+	if b.FractionAt != nil || own == nil {
+		return "" // the engine's own default, or no default rule
+	}
+	l, ok := planLayout(pl)
+	if !ok {
+		return ""
+	}
+	asked, def := planFraction(pl), own(l)
+	if asked <= def {
+		return ""
+	}
+	if w, ok := b.Engine.(engine.ReserveWarner); ok {
+		return w.ReserveWarning(asked, def, l.TotalBytes)
+	}
+	total := float64(l.TotalBytes)
+	return fmt.Sprintf("%s is above %s's own default for this GPU and layout (%s), which keeps %s of each GPU outside its pool; %s keeps %s, and the plan estimates only its activations there",
+		engine.BudgetSetting(b.Engine, engine.Memory{Fraction: asked}), b.Engine.Title(), fmtFraction(def), gib(int64((1-def)*total)),
+		fmtFraction(asked), gib(int64((1-asked)*total)))
 }
 
 // staticPool is the KV pool an engine whose fraction holds the weights and
@@ -210,12 +245,27 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 // sgl-project/sglang at commit 001ccef0072a4537d4ec6bdd50a73e6feb2c907d:
 // rest = available after loading - total x (1 - mem_fraction_static), total
 // being what ModelRunner measured free after creating its CUDA context and
-// process groups, the minimum over the ranks). The memory free before the
-// weights is the device's usable memory (free, else total) less the
-// plan's per-device runtime overhead (its CUDA context) and, on a tensor-
-// parallel stage inside one high-bandwidth domain, linkedGroup for the
-// engine's process groups.
+// process groups, the minimum over the ranks: staticFree). It is both
+// engine_expect's figure and the room a plan's KV cache is fitted in
+// (staticHolds), so a plan's context and batch are SGLang's own.
 func staticPool(s stage, fraction float64, linkedGroup int64) int64 {
+	return staticShare(s, fraction, linkedGroup) - s.Part.Weights
+}
+
+// staticShare is what --mem-fraction-static gives the weights and the KV
+// pool on each device of stage s: fraction of the memory free before the
+// weights load (staticFree), as SGLang rounds it to bytes.
+func staticShare(s stage, fraction float64, linkedGroup int64) int64 {
+	return int64(fraction * float64(staticFree(s, linkedGroup)))
+}
+
+// staticFree is the memory SGLang measures free on each device of stage s
+// before it loads the weights (total_gpu_memory in ModelRunner): the
+// device's usable memory (free, else total) less the plan's per-device
+// runtime overhead (its CUDA context) and, on a tensor-parallel stage
+// inside one high-bandwidth domain, linkedGroup for the engine's process
+// groups, on the device with the least.
+func staticFree(s stage, linkedGroup int64) int64 {
 	before := int64(math.MaxInt64)
 	for _, d := range s.Devices {
 		before = min(before, d.Dev.UsableMemory()-s.Part.Overhead)
@@ -223,7 +273,7 @@ func staticPool(s stage, fraction float64, linkedGroup int64) int64 {
 	if len(s.Devices) > 1 && oneDomain(s.Devices) {
 		before -= linkedGroup
 	}
-	return int64(fraction*float64(before)) - s.Part.Weights
+	return before
 }
 
 // oneDomain reports whether the devices share one high-bandwidth domain.

@@ -162,16 +162,11 @@ func contextLine(e engine.Engine, paged, shared bool, n, trained, floor, whole, 
 		return fmt.Sprintf("context: %d tokens per sequence, chosen as %s: %s, %s (a multiple of %d, at least %d)",
 			n, fitChoice(e), trainedShare(whole, seqs, trained), how, contextStep, floor)
 	}
-	// The pool a paged engine sizes is the plan's budget only where the
-	// engine chooses the same context itself (vLLM's --max-model-len
-	// auto); another (SGLang) sizes its own at start-up from the memory
-	// free once its CUDA context exists, which engine_expect replays, so
-	// the line names the limit the plan met: its budget.
-	_, ownPool := e.(engine.ContextFitter)
+	// A paged engine's plan is fitted in the pool the engine itself sizes
+	// at start-up: vLLM's start-up accounting (vllmcharge.go), SGLang's
+	// --mem-fraction-static of the memory free less the weights
+	// (staticPool), the figures engine_expect reports.
 	pool := fmt.Sprintf("%s's KV pool", e.Title())
-	if !ownPool {
-		pool = fmt.Sprintf("the KV cache this plan's budget leaves %s (%s sizes its own pool at start-up: engine_expect gives it)", e.Title(), e.Title())
-	}
 	var how string
 	switch {
 	case paged && n == trained:

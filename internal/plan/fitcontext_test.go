@@ -12,9 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -581,22 +581,20 @@ func TestChosenContextSpeedRunsTheBatchThatFitsAtItsDepth(t *testing.T) {
 	assert.Contains(t, notes, fmt.Sprintf("at that full depth decode is %.1f tokens/s over %d sequences, all the KV pool holds at that depth", full.Throughput.DecodeTokensPerS, a.MaxBatchSize))
 }
 
-// A paged engine that sizes its own pool at start-up from other figures
-// than the plan's budget (SGLang: --mem-fraction-static of the memory free
-// once its CUDA context exists, engine_expect) is not said to be the
-// limit the chosen context meets: Qwen3-32B under SGLang at 0.5 on the
-// h200-vm fixture chose 32256 tokens "with which one full-length sequence
-// fits SGLang's KV pool" while its engine_expect pool held 34529. The line
-// names the plan's budget, and vLLM, whose pool is the plan's budget
-// (--max-model-len auto chooses the same), keeps its words.
+// The line of a chosen context names the limit it meets: for both paged
+// engines their own KV pool, which the plan is fitted in (vLLM's start-up
+// accounting; SGLang's pool as profile_max_num_token sizes it, staticPool:
+// TestSGLangContextAndBatchAreItsPool). Between 9bd51277 and the fit in
+// SGLang's pool, an SGLang plan's line named "the KV cache this plan's
+// budget leaves SGLang", the budget then being smaller than SGLang's pool
+// (Qwen3-32B at 0.5 on the h200-vm fixture: 32256 tokens against 34529).
 func TestContextLineNamesTheLimitItMeets(t *testing.T) {
 	sglang, ok := engine.Lookup("sglang")
 	require.True(t, ok)
 	vllm, ok := engine.Lookup("vllm")
 	require.True(t, ok)
-	line := contextLine(sglang, true, false, 32256, 40960, 4096, 40960, 1)
-	assert.NotContains(t, line, "fits SGLang's KV pool")
-	assert.Contains(t, line, "fits the KV cache this plan's budget leaves SGLang")
-	assert.Contains(t, line, "engine_expect")
+	line := contextLine(sglang, true, false, 34304, 40960, 4096, 40960, 1)
+	assert.Contains(t, line, "reduced to the largest multiple of 256 with which one full-length sequence fits SGLang's KV pool")
+	assert.NotContains(t, line, "budget leaves")
 	assert.Contains(t, contextLine(vllm, true, false, 32256, 40960, 4096, 40960, 1), "fits vLLM's KV pool")
 }

@@ -167,11 +167,17 @@ func notFitting(p *pool, c costs, l quant.Level) planned {
 		if line := hostKVShortLine(p.Devices[0], c, need); line != "" {
 			pl.Reason += "; " + line
 		}
+		if line := staticShareLine(largest, c, need); line != "" {
+			pl.Reason += "; " + line
+		}
 		return pl
 	}
 	pl.Reason = fmt.Sprintf(
 		"%s needs %s on one device (%s; the largest device has %s) and does not fit split over the %d %s devices (%s)",
 		l, gib(pl.oneDeviceBytes()), needSplitCharged(need, c, 1), p.Budget.room(largest), len(p.Devices), p.label(), p.Budget.roomInAll(p))
+	if line := staticShareLine(largest, c, need); line != "" {
+		pl.Reason += "; on the largest device " + line
+	}
 	return pl
 }
 

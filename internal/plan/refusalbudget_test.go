@@ -92,7 +92,9 @@ func needFigures(t *testing.T, reason string) []needFigure {
 // --mem-fraction-static share) was called free memory. Every part the
 // estimate charges is now named, with the names of the answer's memory
 // breakdown, so the parts add up to the need to the rounding shown, and
-// the budget is named as the engine's share of the free memory.
+// the budget is named as the engine's share of the free memory (for
+// SGLang, which uses the whole device, the share its fraction gives the
+// weights and its KV pool, and the rest).
 func TestRefusalPartsSumAndBudgetIsNotCalledFree(t *testing.T) {
 	free := gib(143156 << 20)
 	for _, tc := range []struct {
@@ -126,6 +128,18 @@ func TestRefusalPartsSumAndBudgetIsNotCalledFree(t *testing.T) {
 				// Each part and the total are rounded to 0.1 GiB.
 				assert.InDelta(t, f.total, sum, 0.05*float64(len(f.parts)+1)+1e-9, "parts %v of %q", f.parts, reason)
 				assert.Contains(t, f.parts, "weights", reason)
+			}
+			if tc.engine == "sglang" {
+				// SGLang uses the whole device and divides it: its
+				// fraction's share for the weights and its KV pool, the
+				// rest for activations and CUDA graphs (staticShareLine);
+				// the devices' free memory is what it uses.
+				assert.Contains(t, reason, free+" free", reason)
+				if len(tc.devices) > 1 {
+					assert.Contains(t, reason, "(279.6 GiB free in all)", reason)
+				}
+				assert.Regexp(t, `SGLang's --mem-fraction-static 0\.[0-9]+ gives the weights and its KV pool [0-9.]+ GiB of it once its CUDA context is in, and leaves the rest \([0-9.]+ GiB\) to its activations and CUDA graphs`, reason)
+				return
 			}
 			for _, m := range regexp.MustCompile(`([0-9.]+ GiB) free`).FindAllStringSubmatch(reason, -1) {
 				assert.Equal(t, free, m[1], "only the device's free memory is called free: %q", reason)

@@ -1,11 +1,13 @@
-// SGLang's own pool in the fit: a plan for SGLang fits when, besides the
-// plan's own split, the KV pool SGLang sizes on each device at the
-// layout's own --mem-fraction-static (lower at TP > 1 and PP > 1 than the
-// single-GPU share the pool's budget is made of: engine.Memory.FractionAt)
-// and after its process groups (about 2 GiB per rank of an NVLinked
-// group: engine.Memory.LinkedGroupBytes) holds one full-context sequence
-// (staticPool, expect.go): engine_expect.sglang.max_total_num_tokens is
-// then at least the context.
+// SGLang's own pool in the fit: a plan for SGLang fits when the KV pool
+// SGLang sizes on each device at the layout's own --mem-fraction-static
+// (lower at TP > 1 and PP > 1: engine.Memory.FractionAt) and after its
+// process groups (about 2 GiB per rank of an NVLinked group:
+// engine.Memory.LinkedGroupBytes) holds one full-context sequence
+// (staticPool, expect.go), and the rest of the device the activations
+// (restHolds): engine_expect.sglang.max_total_num_tokens is then at least
+// the context, and the plan's context and batch are that pool's. The
+// device's budget is its whole usable memory (budget.usable), which
+// SGLang divides between the two.
 
 package plan
 
@@ -83,10 +85,35 @@ func staticTokens(s stage, fraction float64, linked int64, ctx int) int64 {
 	return int64(float64(staticPool(s, fraction, linked)) / perToken)
 }
 
+// restHolds reports whether what SGLang leaves outside its fraction on
+// stage s of a layout of pp stages, (1 - --mem-fraction-static) of the
+// memory free before the weights (staticFree less staticShare), holds the
+// plan's activations: SGLang runs its forward passes and captures its CUDA
+// graphs there, and stops with an out-of-memory error at graph capture or
+// on a long prompt when it cannot (the "Not enough memory" and capture
+// failures its ModelRunner asks to lower --mem-fraction-static for). The
+// plan refuses such a layout. True without SGLang's rule.
+func (c *costs) restHolds(s stage, pp int) bool {
+	r := c.Static
+	if r == nil || len(s.Devices) == 0 {
+		return true
+	}
+	return s.Part.Activations <= staticRest(s, r.fraction(s, pp, c.Latent), r.Linked)
+}
+
+// staticRest is what SGLang keeps outside --mem-fraction-static on each
+// device of stage s: the memory free before the weights less their and the
+// KV pool's share.
+func staticRest(s stage, fraction float64, linked int64) int64 {
+	return staticFree(s, linked) - staticShare(s, fraction, linked)
+}
+
 // stageFits is the fit of stage s of a layout of pp stages: its part
-// within its budget and, for SGLang, its pool holding one sequence.
+// within its budget and, for SGLang (whose budget is the whole device),
+// SGLang's own division of it: its pool holding one sequence and the rest
+// the activations.
 func (c *costs) stageFits(s stage, pp int) bool {
-	return s.Part.total() <= s.budget() && c.staticHolds(s, pp) && c.hostKVHolds(s)
+	return s.Part.total() <= s.budget() && c.staticHolds(s, pp) && c.restHolds(s, pp) && c.hostKVHolds(s)
 }
 
 // hostKVHolds reports whether the KV pool a host-memory plan's engine
@@ -155,6 +182,27 @@ func staticShortLine(g []*device, c costs) string {
 	setting := engine.BudgetSetting(r.Engine, engine.Memory{Fraction: f})
 	return fmt.Sprintf("%s's %s at TP %d leaves each device %s of KV pool once its CUDA context, process groups and weights are in: %d tokens, fewer than one sequence of %d",
 		r.Engine.Title(), setting, len(g), gib(staticPool(s, f, r.Linked)), max(staticTokens(s, f, r.Linked, r.Context), 0), r.Context)
+}
+
+// staticShareLine says, for a refused plan of SGLang, how SGLang divides
+// device d (the largest of the pool) with need on it: the share its
+// --mem-fraction-static gives the weights and its KV pool once its CUDA
+// context is in (staticShare), and the rest it leaves its activations and
+// CUDA graphs (staticRest), in the engine's words for itself and its
+// fraction (engine.BudgetSetting); "" without SGLang's rule. The need
+// counts all four parts against the device's free memory, which SGLang
+// uses whole (budget.usable), so without this line a model whose weights
+// fill SGLang's share read as fitting the free memory.
+func staticShareLine(d *device, c costs, need part) string {
+	r := c.Static
+	if r == nil {
+		return ""
+	}
+	s := stage{Devices: []*device{d}, Start: 0, End: c.Layers, Part: need}
+	f := r.fraction(s, 1, c.Latent)
+	setting := engine.BudgetSetting(r.Engine, engine.Memory{Fraction: f})
+	return fmt.Sprintf("%s's %s gives the weights and its KV pool %s of it once its CUDA context is in, and leaves the rest (%s) to its activations and CUDA graphs",
+		r.Engine.Title(), setting, gib(staticShare(s, f, r.Linked)), gib(staticRest(s, f, r.Linked)))
 }
 
 // hostKVShortLine says, for a refused plan on one host device whose whole

@@ -163,10 +163,11 @@ func streamedOffload(c costs, gpu *device, par engine.Parallelism) (int64, bool)
 
 // streamedFits reports whether the GPU gpu holds its part of a streamed
 // plan under c with off bytes offloaded: the part within its budget and,
-// for SGLang, its pool holding one sequence (staticHolds).
+// for SGLang, its pool holding one sequence and the rest the activations
+// (stageFits).
 func streamedFits(c costs, gpu *device, off int64, par engine.Parallelism) bool {
 	s := stage{Devices: []*device{gpu}, Start: 0, End: c.Layers, Part: streamedGPUPart(c, off, par)}
-	return s.Part.total() <= s.budget() && c.staticHolds(s, 1)
+	return c.stageFits(s, 1)
 }
 
 // streamedGPUPart is the memory of the GPU of a streamed plan under c with
