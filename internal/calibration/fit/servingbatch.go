@@ -44,11 +44,6 @@ func withServingBatch(c calibration.Throughput, layerCentiUS, mfuPercent int) ca
 	return c
 }
 
-// constants is c with the fitted term.
-func (f servingBatchFit) constants(c calibration.Throughput) calibration.Throughput {
-	return withServingBatch(c, f.layerCentiUS, f.mfuPercent)
-}
-
 // batchStep is a case's planned step (ms) as the term's two constants
 // move: base + perUS × t (µs) + the FLOPs part, routed / mfu plus, in
 // rule 7's form, min(other / mfu, capped), in rule 6's other / mfu (the
