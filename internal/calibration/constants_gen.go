@@ -88,31 +88,31 @@ var Fitted = Throughput{
 	PrefillLayerLatency:       390e-6,
 	PrefillLayerLatencyPreMMQ: 920e-6,
 	PrefillLayerLatency2023:   1780e-6,
-	// vLLM batch-1 decode, fitted on all 38 vLLM rows of data/serving_decode.json,
+	// vLLM batch-1 decode, fitted on all 39 vLLM rows of data/serving_decode.json,
 	// each setup weighing one row (setupWeights in internal/calibration/fit/servingcv.go)
-	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 17 sources:
-	// out-of-sample median |error| 0.091, p90 0.348. The bandwidth fraction in
+	// (per-part time, by GPU generation, all-reduce, MoE, MLA); leave-one-source-out cross-validation over 18 sources:
+	// out-of-sample median |error| 0.094, p90 0.342. The bandwidth fraction in
 	// hundredths, the fixed costs in whole microseconds.
 	// The GPU-CPU hand-over of an offloaded llama.cpp step, fitted on the 2
 	// rows of data/offload_decode.json marked "fit" on a 1 us grid (median |error|
 	// 0.055; the 7 held-out rows: median 0.134, largest 0.229).
 	OffloadHandoverSeconds: 305e-6,
-	VLLM:                   ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 19e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
+	VLLM:                   ServingDecode{BandwidthFraction: 0.84, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 38e-6, AllReduceSeconds: 5e-6, MoELayerSeconds: 19e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
-	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.186, largest 0.551;
-	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.257): the
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.181, largest 0.571;
+	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.281): the
 	// MoE-layer time on a 5 us grid, MLA-layer time on a 10 us grid, on AMD GPUs the fixed times x
-	// 1.82 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
+	// 1.84 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).
-	SGLang:     ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 39e-6, AllReduceSeconds: 4e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
-	SGLangROCm: ServingDecode{BandwidthFraction: 0.83, StepSeconds: 0e-6, PartSeconds: 106e-6, PartSecondsLater: 71e-6, AllReduceSeconds: 7e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 146e-6, IndexerSeconds: 0e-6},
+	SGLang:     ServingDecode{BandwidthFraction: 0.84, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 38e-6, AllReduceSeconds: 5e-6, MoELayerSeconds: 5e-6, MLALayerSeconds: 80e-6, IndexerSeconds: 0e-6},
+	SGLangROCm: ServingDecode{BandwidthFraction: 0.84, StepSeconds: 0e-6, PartSeconds: 107e-6, PartSecondsLater: 70e-6, AllReduceSeconds: 9e-6, MoELayerSeconds: 9e-6, MLALayerSeconds: 147e-6, IndexerSeconds: 0e-6},
 	// What a vLLM or SGLang decode step adds per sequence beyond the first:
 	// a time per layer (0.01 us grid) and an efficiency of the dense peak for
 	// one more token's matrix products (0.01 grid), fitted on the 14 rows of
 	// data/serving_concurrency.json marked "fit" (vLLM benchmark_latency on 8
 	// MI300X), least squares of log(planned/measured); adopted by its rule 6
 	// (the 32 held-out rows' median and p90 both fell).
-	ServingBatchLayerSeconds: 0.77e-6,
+	ServingBatchLayerSeconds: 0.78e-6,
 	ServingBatchMFU:          0.24,
 	// A vLLM or SGLang prompt's efficiency of the dense peak and fixed time per
 	// request (SGLang's), fitted on the 11 SGLang fit rows of

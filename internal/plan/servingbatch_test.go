@@ -141,7 +141,7 @@ func TestServingBatchNoteOnlyAboveOneSequence(t *testing.T) {
 	}
 	want := efficiency(calibration.Fitted).servingBatchNote(16)
 	require.NotEmpty(t, want)
-	assert.Contains(t, want, "16 sequences a step: each one beyond the first adds 0.77 us per layer")
+	assert.Contains(t, want, "16 sequences a step: each one beyond the first adds 0.78 us per layer")
 	assert.Contains(t, notes("16"), want)
 	for _, n := range notes("1") {
 		assert.NotContains(t, n, "beyond the first", n)

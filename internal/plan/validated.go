@@ -24,7 +24,7 @@ const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.
 // (servingcv.go in internal/calibration/fit;
 // TestVLLMValidatedOnQuotesTheCrossValidation there checks these figures
 // against the fit's).
-const VLLMOutOfSample = "38 rows of 17 sources; out of sample median 9.1 %, p90 34.8 %"
+const VLLMOutOfSample = "39 rows of 18 sources; out of sample median 9.4 %, p90 34.2 %"
 
 // vllmValidatedOn is the validated_on of a vLLM plan that pays vLLM's
 // constants: what they are fitted on and checked by, and why the figure
@@ -42,8 +42,8 @@ const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLL
 // TestServingConcurrencyCheckQuotesTheReplay (internal/calibration/fit)
 // checks these figures against the replay.
 const (
-	VLLMConcurrencyCheck   = "10 held-out rows of 1 source at concurrency 8-128: median error 24.7 %, p90 54.1 %; 14 rows of 1 source fit its per-sequence term"
-	SGLangConcurrencyCheck = "22 held-out rows of 1 source at concurrency 16-100: median error 32.2 %, p90 223 %"
+	VLLMConcurrencyCheck   = "13 held-out rows of 2 sources at concurrency 2-128: median error 15.4 %, p90 49.8 %; 14 rows of 1 source fit its per-sequence term"
+	SGLangConcurrencyCheck = "22 held-out rows of 1 source at concurrency 16-100: median error 32.7 %, p90 224 %"
 )
 
 // servingConcurrencyNote is what a serving plan decoding running

@@ -320,8 +320,10 @@ func TestServingFitBeatsBorrowedConstants(t *testing.T) {
 // by the new rows from 32 % to 35 %, issue 22's figure and never above
 // it, the median bound tightened from 12 % to 10 %. Recording the FP8
 // layout of DeepSeek-V3.1 and V3.2 took the p90 to 34.8 %, and the MI300X's
-// Infinity Fabric figure the median to 9.1 %. Tighten them when the
-// model improves; the test fails when it gets worse.
+// Infinity Fabric figure the median to 9.1 %. GPUStack's Qwen3-8B bf16
+// row on one H100 SXM (vLLM v0.11.0, 39 rows of 18 sources; -13 % out of
+// sample) took them to 9.4 % and 34.2 %. Tighten them when the model
+// improves; the test fails when it gets worse.
 const (
 	servingCVMedianMax = 0.10
 	servingCVP90Max    = 0.35
@@ -360,7 +362,7 @@ const a100TP8Gap = "tensor parallelism over 8 A100s: the same table gives 36.2 t
 
 // rtx4090Gap is why Qwen3-4B on an RTX 4090 is predicted too slow out of
 // sample.
-const rtx4090Gap = "the one vLLM row on a GDDR GPU: the per-part time of Ampere and Ada GPUs is fitted on the A100 rows, and a 4B model's 72 parts at it add about 4 ms to a weight stream of about 10 ms. It was -25 % out of sample until Red Hat's three H100 rows lowered the bandwidth fraction the fit finds (0.87 to 0.83 in the shipped fit), which every row's weight stream pays"
+const rtx4090Gap = "the one vLLM row on a GDDR GPU: the per-part time of Ampere and Ada GPUs is fitted on the A100 rows, and a 4B model's 72 parts at it add about 4 ms to a weight stream of about 10 ms. It was -25 % out of sample until Red Hat's three H100 rows lowered the bandwidth fraction the fit finds (0.87 to 0.83; 0.84 in the shipped fit since GPUStack's Qwen3-8B row), which every row's weight stream pays"
 
 // w4a16Gap is why the w4a16 DeepSeek-R1-Distill-Llama-70B row on one H100 is
 // predicted too fast.
@@ -390,8 +392,8 @@ const oracle405BGap = "an earlier ROCm build (blog of 2024) at 36 tokens/s; the 
 func TestServingCrossValidation(t *testing.T) {
 	r := fitted(t)
 	cv := r.servingFit.cv
-	require.Len(t, cv.errors, 38)
-	assert.Equal(t, 17, cv.groups)
+	require.Len(t, cv.errors, 39)
+	assert.Equal(t, 18, cv.groups)
 	family := 0
 	for i, sc := range r.serving {
 		if sc.row.Engine != "vllm" {

@@ -340,7 +340,7 @@ func constantsSource(r *result) ([]byte, error) {
 	p("// one more token's matrix products (0.01 grid), fitted on the %d rows of", len(sb.fit))
 	p("// data/serving_concurrency.json marked \"fit\" (vLLM benchmark_latency on 8")
 	p("// MI300X), least squares of log(planned/measured); adopted by its rule 6")
-	p("// (the %d held-out rows' median and p90 both fell).", len(sb.held))
+	p("// (the %d held-out rows' median and p90 both fell).", len(sb.judgedHeld(6)))
 	p("ServingBatchLayerSeconds: %s,", servingBatchSecondsLiteral(sb.layerCentiUS))
 	p("ServingBatchMFU: %s,", hundredths(sb.mfuPercent))
 	sp := r.servingPromptFit
@@ -524,7 +524,7 @@ func fittedConstantsTable(r *result) string {
 		fmt.Sprintf("the %d `fit` SGLang rows of `data/serving_decode.json`: NVIDIA B200 and AMD MI300X (%d held out: other GPUs)", gf.n, gf.heldOut), "grid, least squares of the log error; the rest taken from `Fitted.VLLM` (too few dense rows)")
 	sb := r.servingBatch
 	row("Fitted.ServingBatchLayerSeconds, Fitted.ServingBatchMFU", fmt.Sprintf("%.2f µs per layer, %s of the dense peak (per sequence beyond the first)", float64(sb.layerCentiUS)/100, hundredths(sb.mfuPercent)),
-		fmt.Sprintf("the %d `fit` rows of `data/serving_concurrency.json`: vLLM `benchmark_latency --batch-size` 2-128, Llama-3.1-70B and 405B FP8 on 8 MI300X (%d held out: Vultr's vLLM rows, the SGLang cookbook's)", len(sb.fit), len(sb.held)),
+		fmt.Sprintf("the %d `fit` rows of `data/serving_concurrency.json`: vLLM `benchmark_latency --batch-size` 2-128, Llama-3.1-70B and 405B FP8 on 8 MI300X (%d held out: Vultr's and GPUStack's vLLM rows, the SGLang cookbook's)", len(sb.fit), len(sb.held)),
 		"grid (0.01 µs, 0.01), least squares of the log error; rule 6 of the file, adopted because the held-out rows' median and p90 both fell")
 	sp, vp := r.servingPromptFit, r.vllmPromptFit
 	row("Fitted.ServingPromptMFU, Fitted.ServingPromptRequestSeconds", fmt.Sprintf("%s of the dense peak, %d ms per request", hundredths(sp.mfuPercent), sp.requestMS),

@@ -26,7 +26,7 @@ func TestServingBatchRule(t *testing.T) {
 	f, err := fitServingBatch(cases, c)
 	require.NoError(t, err)
 	require.Len(t, f.fit, 14)
-	require.Len(t, f.held, 32)
+	require.Len(t, f.held, 35)
 	for _, sc := range f.fit {
 		assert.Equal(t, "github.com/ROCm/vllm", concurrencySource(sc.row.Source), sc.row.Model)
 		assert.Equal(t, "latency", sc.row.Figure, "%s: a benchmark_latency row", sc.row.Model)
@@ -44,8 +44,12 @@ func TestServingBatchRule(t *testing.T) {
 
 	none := withServingBatch(c, 0, 0)
 	t.Log(servingBatchOutcome(f))
-	m0, p0 := servingBatchErrors(f.held, none)
-	m1, p1 := servingBatchErrors(f.held, c)
+	// Rule 6 was judged on the 32 held-out rows of its time; the 3 added
+	// after rule 7 (GPUStack's Qwen3-8B on one H100, after_rule 7) do not
+	// re-decide it.
+	require.Len(t, f.judgedHeld(6), 32)
+	m0, p0 := servingBatchErrors(f.judgedHeld(6), none)
+	m1, p1 := servingBatchErrors(f.judgedHeld(6), c)
 	assert.Less(t, m1, m0, "held-out median")
 	assert.Less(t, p1, p0, "held-out p90")
 	for _, sc := range cases {
@@ -56,16 +60,24 @@ func TestServingBatchRule(t *testing.T) {
 	// one B200 at 5 levels, the cookbook's Llama-3.1-70B on 8 A100 at 2,
 	// gemma-4-31B on 2 H200 at 1); their median does not fall, so it is
 	// not adopted.
-	_, _, n := batchErrors(f.heldSteps, 0, 100, true, nvidiaDense)
+	_, _, n := batchErrors(f.heldSteps, 0, 100, true, ruleSevenDense)
 	assert.Equal(t, 8, n)
-	d6, _, _ := batchErrors(f.heldSteps, f.layerCentiUS, f.mfuPercent, true, nvidiaDense)
-	d7, _, _ := batchErrors(f.heldSteps, f.rule7CentiUS, f.rule7Percent, false, nvidiaDense)
+	d6, _, _ := batchErrors(f.heldSteps, f.layerCentiUS, f.mfuPercent, true, ruleSevenDense)
+	d7, _, _ := batchErrors(f.heldSteps, f.rule7CentiUS, f.rule7Percent, false, ruleSevenDense)
 	assert.GreaterOrEqual(t, d7, d6, "rule 7 would be adopted: put its form in the planner")
 	assert.False(t, f.adopted())
 	for _, s := range f.heldSteps {
 		if nvidiaDense(s) {
-			t.Logf("NVIDIA dense: measured %.2f ms, planned %.2f without the term, %.2f rule 6, %.2f rule 7", s.measured, s.base,
+			t.Logf("NVIDIA dense (after rule %d): measured %.2f ms, planned %.2f without the term, %.2f rule 6, %.2f rule 7", s.afterRule, s.measured, s.base,
 				s.planned(f.layerCentiUS, f.mfuPercent, true), s.planned(f.rule7CentiUS, f.rule7Percent, false))
 		}
+	}
+
+	// The rows added after rule 7: GPUStack's Qwen3-8B bf16 on one H100
+	// SXM at C = 2, 4 and 8, held out, fitting nothing.
+	_, _, n = batchErrors(f.heldSteps, 0, 100, true, addedAfterRules)
+	assert.Equal(t, 3, n)
+	for _, s := range f.fitSteps {
+		assert.True(t, s.judgedBy(7), "a row added after rule 7 fits the term")
 	}
 }

@@ -31,11 +31,15 @@ type servingConcurrencyRow struct {
 	Batch1TPOTms float64 `json:"batch1_tpot_ms"`
 	Replayed     bool    `json:"replayed"`
 	Use          string  `json:"use"`
-	WhyNot       string  `json:"why_not"`
-	Spec         string  `json:"spec"`
-	CatalogModel string  `json:"catalog_model"`
-	Quote        string  `json:"quote"`
-	Source       string  `json:"source"`
+	// AfterRule is the last numbered rule of the file's description that
+	// had been judged when the row was added (0: a row from the start); a
+	// rule's criterion counts only the rows it was judged on (judgedBy).
+	AfterRule    int    `json:"after_rule"`
+	WhyNot       string `json:"why_not"`
+	Spec         string `json:"spec"`
+	CatalogModel string `json:"catalog_model"`
+	Quote        string `json:"quote"`
+	Source       string `json:"source"`
 }
 
 // The figures a row's tpot_ms is read from (the file's rule, point 4).
@@ -133,6 +137,11 @@ func loadServingConcurrency(dataDir string) ([]servingConcurrencyRow, []servingC
 	}
 	return rows, cases, nil
 }
+
+// judgedBy says whether rule n of the file's description counted the row:
+// a row added after the rule was judged (after_rule n or above) is held
+// out and replayed like any other, but cannot re-decide the rule.
+func (r servingConcurrencyRow) judgedBy(n int) bool { return r.AfterRule < n }
 
 // concurrencyErrors is the |error| of each case's planned per-sequence
 // decode rate against the measured one, |measured ms / planned ms - 1|
