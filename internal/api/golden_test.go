@@ -38,6 +38,11 @@ var goldenRequests = []struct{ name, entry, body string }{
 	{"plan-32b-llamacpp", "plan", `{"model":{"name":"Qwen2.5-32B"},"engine":"llama.cpp","quant":"int4"}`},
 	{"plan-mixtral-cpu", "plan", `{"model":{"name":"Mixtral-8x7B-v0.1"},"include_cpu":true}`},
 	{"plan-gptoss-replicas", "plan", `{"model":{"name":"gpt-oss-20b"},"replicas":"max"}`},
+	// SGLang's own pool sizing (context, batch, engine_expect) and a serving
+	// batch (the per-sequence decode term, the concurrency checks), which
+	// no request above plans.
+	{"plan-32b-sglang", "plan", `{"model":{"name":"Qwen3-32B"},"engine":"sglang"}`},
+	{"plan-8b-batch64", "plan", `{"model":{"name":"Qwen3-8B"},"batch_size":64,"context_length":8192}`},
 	{"suggest-70b", "suggest", `{"model":{"params_b":70}}`},
 	{"suggest-deepseek", "suggest", `{"model":{"name":"DeepSeek-V3"}}`},
 	{"train-8b-lora", "train", `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora"}}`},
