@@ -135,7 +135,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		return v, false
 	}
 	if pl.AllExpertsOnHost {
-		return NotValidated + ": the first layers and every routed expert run from host memory (llama.cpp -ngl with --cpu-moe); the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
+		return NotValidated + ": the first layers and every routed expert run from host memory (" + hostOffloadWords(pl) + "); the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
 	}
 	if pl.Offloaded {
 		return NotValidated + ": part of the model runs from host memory; the published -ngl rows (internal/calibration/data/offload_decode.json, one machine) replay within 25%, not the 12% a validated figure meets", false
