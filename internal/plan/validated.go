@@ -105,7 +105,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	e := planEngine(pl, req)
 	speed, fit := engine.SpeedModelOf(e), servingFitOf(e)
 	if speed == engine.SpeedServing && fit == "" {
-		return fmt.Sprintf("%s: %s names no calibration set fitted on its own runs (engine.ServingFitted), so its plans pay no serving engine's fitted constants: the speed is the generic per-layer estimate, fitted on llama.cpp, which no %s measurement checks", NotValidated, e.Title(), e.Title()), false
+		return fmt.Sprintf("%s: %s names no calibration set fitted on its own runs that the planner holds constants for (engine.ServingFitted), so its plans pay no serving engine's fitted constants: the speed is the generic per-layer estimate, fitted on llama.cpp, which no %s measurement checks", NotValidated, e.Title(), e.Title()), false
 	}
 	if pl.streamed() && speed == engine.SpeedServing {
 		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
