@@ -5,6 +5,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 )
 
 // Each built-in engine answers the planner's optional questions as its
@@ -21,10 +23,16 @@ func TestOptionalQuestions(t *testing.T) {
 	v, l, s, n := lookup(NameVLLM), lookup(NameLlamaCPP), lookup(NameSGLang), lookup(NameNone)
 	assert.Equal(t, SpeedServing, SpeedModelOf(v))
 	assert.Equal(t, SpeedKernels, SpeedModelOf(l))
-	assert.Equal(t, SpeedServingOwn, SpeedModelOf(s))
+	assert.Equal(t, SpeedServing, SpeedModelOf(s))
 	assert.Equal(t, SpeedUnmeasured, SpeedModelOf(n))
 	assert.Equal(t, SpeedUnmeasured, SpeedModelOf(nil))
 	assert.Equal(t, SpeedUnmeasured, SpeedModelOf(named{name: "extra"}), "Base answers nothing")
+	// Each serving engine names the calibration set of its own runs.
+	assert.Equal(t, calibration.ServingFitVLLM, ServingFitOf(v))
+	assert.Equal(t, calibration.ServingFitSGLang, ServingFitOf(s))
+	assert.Equal(t, calibration.ServingFit(""), ServingFitOf(l))
+	assert.Equal(t, calibration.ServingFit(""), ServingFitOf(nil))
+	assert.Equal(t, calibration.ServingFit(""), ServingFitOf(named{name: "extra"}), "Base names none")
 
 	for _, e := range []Engine{v, l, s, n} {
 		_, fits := e.(ContextFitter)

@@ -537,9 +537,14 @@ func (sglang) PromptRequestSeconds(c calibration.Throughput) float64 {
 	return c.ServingPromptRequestSeconds
 }
 
-// SpeedModel implements SpeedModeled: SGLang's rows fit its own MoE, MLA
-// and AMD constants over the serving model.
-func (sglang) SpeedModel() SpeedModel { return SpeedServingOwn }
+// SpeedModel implements SpeedModeled: SGLang's plans take the serving
+// model.
+func (sglang) SpeedModel() SpeedModel { return SpeedServing }
+
+// ServingFit implements ServingFitted: SGLang's rows fit its own MoE, MLA
+// and AMD constants over the serving model (calibration.Throughput.SGLang
+// and SGLangROCm, HBM GPUs).
+func (sglang) ServingFit() calibration.ServingFit { return calibration.ServingFitSGLang }
 
 // expectSourceOutside says what EngineExpect's figures rest on for an
 // engine that reserves its workspace outside its fraction (SGLang).

@@ -1,5 +1,7 @@
 package engine
 
+import "github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+
 // SpeedModel is which of the planner's fitted speed models an engine's
 // plans are estimated and checked with. The models' constants are fitted
 // on published runs of particular engines (internal/calibration/data), so
@@ -19,18 +21,13 @@ const (
 	// a level by speed there), and a plan is validated where rows of its
 	// device class and weight family exist.
 	SpeedKernels
-	// SpeedServing: a serving engine's batch-1 step model, with the
-	// per-step, per-layer and per-all-reduce times and the bandwidth
-	// fraction fitted on vLLM's rows (calibration.Throughput.VLLM,
-	// data/serving_decode.json), and the serving prompt model
-	// (data/serving_prefill.json); checked by cross-validation, not
-	// validated.
+	// SpeedServing: a serving engine's batch-1 step model (per-step,
+	// per-layer and per-all-reduce times and a bandwidth fraction) and the
+	// serving prompt model (data/serving_prefill.json), with the constants
+	// of the calibration set the engine names as its own (ServingFitted:
+	// vLLM's rows, SGLang's); an engine that names none pays no engine's
+	// constants and takes the generic per-layer figures, not validated.
 	SpeedServing
-	// SpeedServingOwn: SpeedServing with the engine's own fitted MoE, MLA
-	// and AMD constants where its rows ran (SGLang's:
-	// calibration.Throughput.SGLang and SGLangROCm, HBM GPUs), the shared
-	// serving ones elsewhere.
-	SpeedServingOwn
 )
 
 // SpeedModeled is implemented by an engine whose plans take one of the
@@ -47,4 +44,22 @@ func SpeedModelOf(e Engine) SpeedModel {
 		return s.SpeedModel()
 	}
 	return SpeedUnmeasured
+}
+
+// ServingFitted is implemented by a serving engine whose batch-1 decode
+// constants were fitted on its own published runs: it names that
+// calibration set, so its plans pay its constants and speak of its rows,
+// never another engine's.
+type ServingFitted interface {
+	// ServingFit is the calibration set fitted on the engine's runs.
+	ServingFit() calibration.ServingFit
+}
+
+// ServingFitOf is the calibration set e names (ServingFitted), "" for an
+// engine that names none and for nil.
+func ServingFitOf(e Engine) calibration.ServingFit {
+	if f, ok := e.(ServingFitted); ok {
+		return f.ServingFit()
+	}
+	return ""
 }

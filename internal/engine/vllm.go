@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
@@ -598,6 +599,9 @@ func (vllm) CannotRunOnCPU(v specs.CPUVector) string {
 	return fmt.Sprintf("vLLM's CPU backend needs AVX-512 or AVX2 on x86 (vllm-project/vllm cmake/cpu_extension.cmake); %s has %s at most", v.Family, v.Widest)
 }
 
-// SpeedModel implements SpeedModeled: vLLM's batch-1 rows fit the serving
-// model.
+// SpeedModel implements SpeedModeled: vLLM's plans take the serving model.
 func (vllm) SpeedModel() SpeedModel { return SpeedServing }
+
+// ServingFit implements ServingFitted: vLLM's batch-1 rows fit the serving
+// model's constants (calibration.Throughput.VLLM).
+func (vllm) ServingFit() calibration.ServingFit { return calibration.ServingFitVLLM }

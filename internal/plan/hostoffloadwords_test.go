@@ -106,3 +106,30 @@ func TestHostOffloadSentencesUnchangedForLlamaCPP(t *testing.T) {
 		}
 	}
 }
+
+// kernelHostServer is hostServer declaring llama.cpp's speed model
+// (engine.SpeedKernels), so its plans are checked against the speed rows.
+type kernelHostServer struct{ hostServer }
+
+func (kernelHostServer) SpeedModel() engine.SpeedModel { return engine.SpeedKernels }
+
+// validated_on of a plan with every routed expert in host RAM spelled
+// "(llama.cpp -ngl with --cpu-moe)" whatever the engine: it now names the
+// placement in the engine's words (engine.HostOffloadNamer), as the plan's
+// other sentences do, and by the engine's title alone for one that names
+// no settings.
+func TestAllExpertsValidatedOnIsTheEngines(t *testing.T) {
+	l, ok := engine.Lookup("llama.cpp")
+	require.True(t, ok)
+	engine.Register(kernelHostServer{hostServer{l}})
+	t.Cleanup(func() { engine.Unregister(kernelHostServer{}.Name()) })
+	const body = `{"model":{"name":"DeepSeek-V3"},"engine":"%s","cpu_offload":true,"quant":"q2_k","context_length":4096}`
+	for name, want := range map[string]string{
+		"llama.cpp": "(llama.cpp -ngl 60 --cpu-moe)",
+		"hostserve": "(HostServe)",
+	} {
+		a := shard(t, request(t, strings.Replace(body, "%s", name, 1), reg(t, []registry.Device{rtx3090(), host(512 << 30)})))
+		require.NotNil(t, a.Throughput, dump(t, a))
+		assert.Equal(t, NotValidated+": the first layers and every routed expert run from host memory "+want+"; the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", a.Throughput.ValidatedOn, name)
+	}
+}

@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -148,10 +149,8 @@ func heldOutRows(n int) string {
 func prefillCellOf(pl *planned, req *planning) (PrefillCell, string) {
 	e := planEngine(pl, req)
 	speed := engine.SpeedModelOf(e)
-	if speed == engine.SpeedServing || speed == engine.SpeedServingOwn {
-		if efficiency(fitted).servingUsed(e, pl) {
-			return PrefillCell{}, servingPromptNotValidated(speed)
-		}
+	if fit := servingFitOf(e); fit != "" && efficiency(fitted).servingUsed(e, pl) {
+		return PrefillCell{}, servingPromptNotValidated(fit)
 	}
 	if speed != engine.SpeedKernels {
 		return PrefillCell{}, fmt.Sprintf("the prompt model is fitted on llama.cpp; no %s prompt measurement checks it", orUnspecified(e))
@@ -198,8 +197,8 @@ const ServingPromptHeldOut = "8 held-out vLLM rows, median |log(planned/measured
 // servingPromptNotValidated is why a serving engine's prefill figure is
 // not validated: vLLM's held-out rows miss issue 22's bound; SGLang's
 // prompt constants are fitted on its rows and no held-out row checks them.
-func servingPromptNotValidated(speed engine.SpeedModel) string {
-	if speed == engine.SpeedServingOwn {
+func servingPromptNotValidated(fit calibration.ServingFit) string {
+	if fit == calibration.ServingFitSGLang {
 		return "SGLang's prompt constants are fitted on the SGLang cookbook's rows of internal/calibration/data/serving_prefill.json and no held-out SGLang row checks them (docs/accuracy.md, \"Serving prefill\")"
 	}
 	return fmt.Sprintf("vLLM's prompt model is checked on internal/calibration/data/serving_prefill.json (%s; docs/accuracy.md, \"Serving prefill\"), past the %.0f%% a validated prefill figure meets", ServingPromptHeldOut, 100*PrefillBound)

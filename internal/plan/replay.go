@@ -170,7 +170,7 @@ func (r *Replay) MemoryClass() string {
 func (r *Replay) WeightFamily() string { return weightFamily(r.decodePlan.Level) }
 
 // NewServingReplay lays out a published batch-1 run of the serving engine
-// named engineName (vLLM, SGLang: its constants, engine.SpeedModelOf): the
+// named engineName (vLLM, SGLang: its constants, engine.ServingFitOf): the
 // model tensor-parallel over tp GPUs of one datasheet record (one stage;
 // the link is the record's interconnect, per direction), decoding one
 // sequence at decodeContext tokens.

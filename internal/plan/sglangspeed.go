@@ -48,11 +48,27 @@ func sglangMeasured(pl *planned) bool {
 	return len(pl.Stages) > 0
 }
 
+// servingFitOf is the calibration set whose constants a plan for engine en
+// pays: the one the engine names as fitted on its own runs
+// (engine.ServingFitted), where the engine takes the serving speed model
+// and the set is one this planner holds constants for; "" otherwise, and
+// such an engine pays no engine's fitted constants (servingDecode).
+func servingFitOf(en engine.Engine) calibration.ServingFit {
+	if engine.SpeedModelOf(en) != engine.SpeedServing {
+		return ""
+	}
+	switch f := engine.ServingFitOf(en); f {
+	case calibration.ServingFitVLLM, calibration.ServingFitSGLang:
+		return f
+	}
+	return ""
+}
+
 // servingNoteOf is the assumption naming the fixed costs s a serving
 // engine's plan pays: vLLM's (servingNote), or SGLang's own or, off HBM,
 // vLLM's in their place.
 func (e efficiency) servingNoteOf(en engine.Engine, pl *planned, s calibration.ServingDecode) string {
-	if engine.SpeedModelOf(en) != engine.SpeedServingOwn {
+	if servingFitOf(en) != calibration.ServingFitSGLang {
 		return servingNote(s)
 	}
 	if _, own := e.sglangDecode(pl); !own {
@@ -69,7 +85,7 @@ func (e efficiency) servingFractionOf(serving bool, en engine.Engine, pl *planne
 	if !serving {
 		return ""
 	}
-	if engine.SpeedModelOf(en) == engine.SpeedServingOwn {
+	if servingFitOf(en) == calibration.ServingFitSGLang {
 		if _, own := e.sglangDecode(pl); own {
 			return "SGLang"
 		}
@@ -113,7 +129,7 @@ func streamedGPUFigure(en engine.Engine, pl *planned) string {
 	if !e.servingUsed(en, pl) {
 		return "the generic estimate (no " + en.Title() + " row on this device)"
 	}
-	if engine.SpeedModelOf(en) == engine.SpeedServingOwn {
+	if servingFitOf(en) == calibration.ServingFitSGLang {
 		if _, own := e.sglangDecode(pl); own {
 			return "SGLang's batch-1 fit (" + sglangRows + ")"
 		}

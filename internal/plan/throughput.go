@@ -1109,15 +1109,15 @@ func estimateNoted(pl *planned, req *planning, interStageGBs float64, e efficien
 }
 
 // servingDecode is the fitted batch-1 overhead of a serving engine
-// (engine.SpeedServing, vLLM: calibration.Throughput.VLLM;
-// engine.SpeedServingOwn, SGLang: its own, sglangDecode) and true, or
-// false for llama.cpp, engines without fitted figures, and plans on
+// of the calibration set the engine names (servingFitOf; vLLM's:
+// calibration.Throughput.VLLM; SGLang's: its own, sglangDecode) and true,
+// or false for llama.cpp, engines that name no fitted set, and plans on
 // devices other than NVIDIA and AMD GPUs (the rows of
 // data/serving_decode.json ran CUDA and ROCm builds; vLLM on a TPU, Gaudi
 // or Trainium keeps the generic per-layer time).
 func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.ServingDecode, bool) {
-	speed := engine.SpeedModelOf(en)
-	if speed != engine.SpeedServing && speed != engine.SpeedServingOwn || len(pl.Stages) == 0 {
+	fit := servingFitOf(en)
+	if fit == "" || len(pl.Stages) == 0 {
 		return calibration.ServingDecode{}, false
 	}
 	for i, s := range pl.Stages {
@@ -1130,7 +1130,7 @@ func (e efficiency) servingDecode(en engine.Engine, pl *planned) (calibration.Se
 			}
 		}
 	}
-	if speed == engine.SpeedServingOwn {
+	if fit == calibration.ServingFitSGLang {
 		s, _ := e.sglangDecode(pl)
 		return s, true
 	}

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"strings"
 
@@ -56,12 +57,12 @@ const (
 // published runs at a concurrency above 1 of the engine whose constants
 // the plan pays give (none for SGLang paying vLLM's constants off HBM
 // GPUs: no such run of either engine there).
-func servingConcurrencyNote(speed engine.SpeedModel, pl *planned, running int) string {
+func servingConcurrencyNote(fit calibration.ServingFit, pl *planned, running int) string {
 	if running <= 1 {
 		return ""
 	}
 	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages, a time per layer and their matrix products at a fitted efficiency for each sequence beyond the first and, for a MoE model, the experts they route to", running)
-	if speed == engine.SpeedServingOwn {
+	if fit == calibration.ServingFitSGLang {
 		if _, own := efficiency(fitted).sglangDecode(pl); !own {
 			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
 		}
@@ -102,15 +103,18 @@ const hostRows = "AMD EPYC Zen 5 vCPU, one thread per core measured (host_harnes
 // engine borrows figures no row checks.
 func validatedOn(pl *planned, req *planning) (string, bool) {
 	e := planEngine(pl, req)
-	speed := engine.SpeedModelOf(e)
-	if (speed == engine.SpeedServing || speed == engine.SpeedServingOwn) && pl.streamed() {
+	speed, fit := engine.SpeedModelOf(e), servingFitOf(e)
+	if speed == engine.SpeedServing && fit == "" {
+		return fmt.Sprintf("%s: %s names no calibration set fitted on its own runs that the planner holds constants for (engine.ServingFitted), so its plans pay no serving engine's fitted constants: the speed is the generic per-layer estimate, fitted on llama.cpp, which no %s measurement checks", NotValidated, e.Title(), e.Title()), false
+	}
+	if pl.streamed() && speed == engine.SpeedServing {
 		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
 	}
-	if speed == engine.SpeedServingOwn && efficiency(fitted).servingUsed(e, pl) {
-		return sglangValidatedOn(pl) + servingConcurrencyNote(speed, pl, pl.runningOf(req)), false
+	if fit == calibration.ServingFitSGLang && efficiency(fitted).servingUsed(e, pl) {
+		return sglangValidatedOn(pl) + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
 	}
-	if speed == engine.SpeedServing && efficiency(fitted).servingUsed(e, pl) {
-		return vllmValidatedOn + servingConcurrencyNote(speed, pl, pl.runningOf(req)), false
+	if fit == calibration.ServingFitVLLM && efficiency(fitted).servingUsed(e, pl) {
+		return vllmValidatedOn + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
 	}
 	if speed != engine.SpeedKernels {
 		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
@@ -131,7 +135,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		return v, false
 	}
 	if pl.AllExpertsOnHost {
-		return NotValidated + ": the first layers and every routed expert run from host memory (llama.cpp -ngl with --cpu-moe); the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
+		return NotValidated + ": the first layers and every routed expert run from host memory (" + hostOffloadWords(pl) + "); the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
 	}
 	if pl.Offloaded {
 		return NotValidated + ": part of the model runs from host memory; the published -ngl rows (internal/calibration/data/offload_decode.json, one machine) replay within 25%, not the 12% a validated figure meets", false

@@ -17,7 +17,7 @@ import (
 // field) here and in serving.go, servingcv.go and servingprefill.go: which
 // rows fit which engine's constants is data selection, not a planning
 // rule, so these compare engine names; the planner asks the engine instead
-// (engine.SpeedModelOf, internal/engine/doc.go).
+// (engine.ServingFitOf, internal/engine/doc.go).
 var servingEngines = map[string]bool{engine.NameVLLM: true, engine.NameSGLang: true}
 
 // SGLang's split of data/serving_decode.json, fixed before any SGLang row
