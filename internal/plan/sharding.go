@@ -112,9 +112,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	pl := &ch.Plan
 	m := req.Model
-	ans := &ShardingAnswer{Fits: fitOf(pl.Fits, pl.Code), Shards: []Shard{},
+	ans := &ShardingAnswer{Fits: ch.fit(), Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
+		EngineArgs: map[string][]string{}, Levels: ch.levelRows(), Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
 		Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
@@ -134,6 +134,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		return ans, nil
 	}
 	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
+	if w := unknownMemoryWarning(ch); w != "" {
+		ans.Warnings = append(ans.Warnings, w)
+	}
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
 	if pl.streamed() {

@@ -47,13 +47,16 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		return nil, err
 	}
 	pl := &ch.Plan
-	ans := &SuggestAnswer{Fits: fitOf(pl.Fits, pl.Code), Devices: []string{}, Levels: ch.Rows,
+	ans := &SuggestAnswer{Fits: ch.fit(), Devices: []string{}, Levels: ch.levelRows(),
 		Explanation: explainChoice(ch), Warnings: modelWarnings(req), Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}
 	if pl.Fits {
 		ans.Quant = string(pl.Level)
+		if w := unknownMemoryWarning(ch); w != "" {
+			ans.Warnings = append(ans.Warnings, w)
+		}
 		held, maxBatch := pagedHeld(pl, req)
 		for ri, r := range pl.replicas() {
 			for _, s := range r {
