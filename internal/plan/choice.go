@@ -254,7 +254,8 @@ func choose(req *planning) (*choice, error) {
 	// a Neural Engine beside a discrete GPU or a Mac's GPU
 	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
 	// refusal there unknown. The CPU counts where host RAM is the plan's
-	// only pool; with include_cpu beside accelerators, not (yet).
+	// only pool; beside accelerators (include_cpu), not: the two-nvidia
+	// fixture's CPU has no /proc/meminfo, and whether it should is open.
 	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
 	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {

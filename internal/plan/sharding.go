@@ -42,7 +42,8 @@ type ModelSummary struct {
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
 	// Fits is whether a plan fits: FitUnknown (null in JSON) when no
-	// available device's memory is known.
+	// available device's memory is known, or devices of unknown memory
+	// were left out of a refusal for memory (choice.fit).
 	Fits Fit `json:"fits"`
 	// Strategy and Quant are the plan's; a refusal has neither.
 	Strategy   string              `json:"strategy,omitempty"`
