@@ -786,7 +786,7 @@ func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
 			if len(req.Cluster) > 0 {
 				id = nodePrefix(i) + id
 			}
-			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) ||
+			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || d.MemoryFreeBytes != nil || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) ||
 				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared {
 				continue
 			}

@@ -88,3 +88,23 @@ func TestPlanOnKnownGPUsNamesTheUnknownOnes(t *testing.T) {
 	k := shard(t, request(t, body, h100sSomeUnknown(t, 0)))
 	assert.NotContains(t, strings.Join(k.Warnings, "\n"), "memory is unknown")
 }
+
+// A GPU whose total memory is unknown but whose free memory was read is
+// planned on within its free memory (registry.Device.UsableMemoryOf): it is
+// not left out, and the answer must not call it unknown. The first cut of
+// the rule above named such GPUs as left out while the plan used them (the
+// dgx-h100 fixture's registry with memory_bytes removed from cuda:4-7).
+func TestGPUWithOnlyFreeMemoryIsNotUnknown(t *testing.T) {
+	r := h100sSomeUnknown(t, 4)
+	for i := 4; i < 8; i++ {
+		free := int64(85045805056) // an H100's memory_free_bytes in the dgx-h100 fixture (nvidia-smi)
+		r.Devices[i].MemoryFreeBytes = &free
+	}
+	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"}}`, r))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.Len(t, a.Shards, 8)
+	assert.NotContains(t, strings.Join(a.Warnings, "\n"), "memory is unknown")
+	for _, row := range a.Levels {
+		assert.NotEqual(t, FitUnknown, row.Fits, row.Quant)
+	}
+}
