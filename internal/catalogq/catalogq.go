@@ -85,7 +85,8 @@ type FitRow struct {
 	Params int64  `json:"params"`
 	// Fits is the plan's fits: plan.FitUnknown (null in JSON) where it
 	// cannot tell, no available device's memory being known (refusal
-	// no_device).
+	// no_device) or devices of unknown memory left out of a refusal for
+	// memory (plan's choice.fit).
 	Fits             plan.Fit `json:"fits"`
 	Quant            string   `json:"quant,omitempty"`
 	Strategy         string   `json:"strategy,omitempty"`

@@ -62,6 +62,15 @@ type choice struct {
 	// onDeviceLine); "" otherwise.
 	OnDeviceWhy string
 
+	// UnknownMemory names, each with why, the available accelerators of
+	// their own memory (and the CPU where host RAM is the only pool) the
+	// planner left out because
+	// their memory is unknown, beside devices whose memory is known
+	// (unknownMemoryDevices); nil when there are none. Counted, they might
+	// hold what the others do not: a refusal for memory is then unknown,
+	// not no (fit), and a plan names them (unknownMemoryWarning).
+	UnknownMemory []string
+
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
 	// Devices is the devices the request restricted planning to.
@@ -240,6 +249,14 @@ func choose(req *planning) (*choice, error) {
 		ch.Rows = rowsWithoutDevices(req, levels)
 		return ch, nil
 	}
+	// A device that shares host RAM is not counted: its memory is the
+	// host's, not a size of its own that detection missed, and an iGPU or
+	// a Neural Engine beside a discrete GPU or a Mac's GPU
+	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
+	// refusal there unknown. The CPU counts where host RAM is the plan's
+	// only pool; beside accelerators (include_cpu), not: the two-nvidia
+	// fixture's CPU has no /proc/meminfo, and whether it should is open.
+	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
 	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {
 		if len(ps) == 0 {
@@ -279,6 +296,10 @@ func choose(req *planning) (*choice, error) {
 		}
 	}
 	ch.Plan = lastFailure(req, passes, levels)
+	if ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
+		ch.Plan.Reason += "; left out because their memory is unknown (counted, they might hold it): " +
+			strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
+	}
 	ch.Outcome = outcomeNothingFits
 	ch.FileWhy = fileLine(req, &ch.Plan)
 	if plansOffload(req, accel) {
@@ -741,6 +762,19 @@ func hostShared(req *planning, accel []*pool, want map[string]bool) string {
 // that "no available device with known memory" does not read as a machine
 // without devices. "" when there are none.
 func memoryUnknown(req *planning) string {
+	named := unknownMemoryDevices(req, true, true)
+	if len(named) == 0 {
+		return ""
+	}
+	return "; available but their memory is unknown: " + strings.Join(named, ", ") + "; a registry with their memory_bytes plans on them"
+}
+
+// unknownMemoryDevices names, each with why, the available devices of the
+// request (its devices list, when it has one) whose memory the registry
+// does not give, so the planner left them out; the CPU among them only
+// withCPU, and devices that share host RAM (an iGPU, an APU, a Neural
+// Engine) only withShared.
+func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
 	regs := req.Cluster
 	if len(regs) == 0 && req.Registry != nil {
 		regs = []*registry.Registry{req.Registry}
@@ -752,7 +786,8 @@ func memoryUnknown(req *planning) string {
 			if len(req.Cluster) > 0 {
 				id = nodePrefix(i) + id
 			}
-			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) {
+			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || d.MemoryFreeBytes != nil || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) ||
+				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared {
 				continue
 			}
 			why := "no memory size was detected: no vendor tool or driver file gave one"
@@ -768,10 +803,7 @@ func memoryUnknown(req *planning) string {
 			named = append(named, fmt.Sprintf("%s (%s)", id, why))
 		}
 	}
-	if len(named) == 0 {
-		return ""
-	}
-	return "; available but their memory is unknown: " + strings.Join(named, ", ") + "; a registry with their memory_bytes plans on them"
+	return named
 }
 
 // leftOutUnavailable names, for a request left with no device, the devices
@@ -814,4 +846,44 @@ func leftOutUnavailable(req *planning) string {
 		parts[i] = fmt.Sprintf("%s (%s)", strings.Join(ids[why], ", "), why)
 	}
 	return "; left out as unavailable: " + strings.Join(parts, "; ")
+}
+
+// fit is the answer's fits: fitOf the plan, except that a refusal for memory
+// is unknown (null), not no, where available devices of unknown memory were
+// left out (UnknownMemory): the devices of known memory do not hold the
+// model, and whether all of them do cannot be told. The refusal keeps its
+// code, insufficient_memory, and its text names them.
+func (ch *choice) fit() Fit {
+	if !ch.Plan.Fits && ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
+		return FitUnknown
+	}
+	return fitOf(ch.Plan.Fits, ch.Plan.Code)
+}
+
+// levelRows are the answer's level rows: ch.Rows, where a row refused for
+// memory says fits unknown (null) when devices of unknown memory were left
+// out, as fit says of the answer.
+func (ch *choice) levelRows() []LevelRow {
+	if len(ch.UnknownMemory) == 0 {
+		return ch.Rows
+	}
+	rows := slices.Clone(ch.Rows)
+	for i := range rows {
+		if rows[i].Fits == FitNo && strings.Contains(rows[i].Reason, LevelMisfitPrefix) {
+			rows[i].Fits = FitUnknown
+		}
+	}
+	return rows
+}
+
+// unknownMemoryWarning is the warning of a plan made on the devices of known
+// memory beside available devices of unknown memory, which it names: the
+// plan does not use them, and a machine of 8 GPUs planned on 4 should say
+// why. "" when there are none.
+func unknownMemoryWarning(ch *choice) string {
+	if !ch.Plan.Fits || len(ch.UnknownMemory) == 0 {
+		return ""
+	}
+	return "planned on the devices whose memory is known; left out because their memory is unknown: " +
+		strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
 }

@@ -8,7 +8,9 @@ import (
 // Fit is whether a plan, or a level row of one, fits the devices: yes, no,
 // or unknown. Unknown is not no: where no available device's memory is
 // known (refusal no_device) nothing can be said either way, and the answers
-// say fits null (schema/plan.schema.json, fits). The zero value is FitNo,
+// say fits null (schema/plan.schema.json, fits); so too where the devices of
+// known memory do not hold it and devices of unknown memory were left out
+// (choice.fit). The zero value is FitNo,
 // as a bool's is false: a row is a misfit until a plan for it fits.
 type Fit int8
 
@@ -16,7 +18,7 @@ type Fit int8
 const (
 	FitNo      Fit = iota // the devices do not hold it
 	FitYes                // a plan fits
-	FitUnknown            // no available device's memory is known
+	FitUnknown            // it cannot be told: devices' memory unknown
 )
 
 // fitOf is the Fit of a planned outcome: FitYes when it fits, FitUnknown

@@ -42,7 +42,8 @@ type ModelSummary struct {
 // ShardingAnswer is the answer of hwaccel_plan_sharding.
 type ShardingAnswer struct {
 	// Fits is whether a plan fits: FitUnknown (null in JSON) when no
-	// available device's memory is known.
+	// available device's memory is known, or devices of unknown memory
+	// were left out of a refusal for memory (choice.fit).
 	Fits Fit `json:"fits"`
 	// Strategy and Quant are the plan's; a refusal has neither.
 	Strategy   string              `json:"strategy,omitempty"`
@@ -112,9 +113,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	}
 	pl := &ch.Plan
 	m := req.Model
-	ans := &ShardingAnswer{Fits: fitOf(pl.Fits, pl.Code), Shards: []Shard{},
+	ans := &ShardingAnswer{Fits: ch.fit(), Shards: []Shard{},
 		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.Rows, Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
+		EngineArgs: map[string][]string{}, Levels: ch.levelRows(), Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
 		Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
@@ -134,6 +135,9 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		return ans, nil
 	}
 	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
+	if w := unknownMemoryWarning(ch); w != "" {
+		ans.Warnings = append(ans.Warnings, w)
+	}
 	ans.TPSize = pl.TP
 	ans.PPSize = len(pl.Stages)
 	if pl.streamed() {

@@ -7,7 +7,9 @@ type LevelRow struct {
 	Quant      string `json:"quant"`
 	TotalBytes int64  `json:"total_bytes"`
 	// Fits is whether the level fits: FitUnknown (null in JSON) on every
-	// row when no available device's memory is known (rowsWithoutDevices).
+	// row when no available device's memory is known (rowsWithoutDevices),
+	// and on a row refused for memory beside devices of unknown memory
+	// (choice.levelRows).
 	Fits     Fit    `json:"fits"`
 	Strategy string `json:"strategy,omitempty"`
 	Reason   string `json:"reason,omitempty"`
@@ -22,7 +24,8 @@ type SuggestAnswer struct {
 	// Quant is the level chosen; a refusal has none.
 	Quant string `json:"quant,omitempty"`
 	// Fits is whether a level fits: FitUnknown (null in JSON) when no
-	// available device's memory is known.
+	// available device's memory is known, or devices of unknown memory
+	// were left out of a refusal for memory (choice.fit).
 	Fits    Fit        `json:"fits"`
 	Devices []string   `json:"devices"`
 	Memory  Memory     `json:"memory"`
@@ -47,13 +50,16 @@ func SuggestQuant(r *Request) (*SuggestAnswer, error) {
 		return nil, err
 	}
 	pl := &ch.Plan
-	ans := &SuggestAnswer{Fits: fitOf(pl.Fits, pl.Code), Devices: []string{}, Levels: ch.Rows,
+	ans := &SuggestAnswer{Fits: ch.fit(), Devices: []string{}, Levels: ch.levelRows(),
 		Explanation: explainChoice(ch), Warnings: modelWarnings(req), Budget: budgetOf(pl)}
 	if ans.Levels == nil {
 		ans.Levels = []LevelRow{}
 	}
 	if pl.Fits {
 		ans.Quant = string(pl.Level)
+		if w := unknownMemoryWarning(ch); w != "" {
+			ans.Warnings = append(ans.Warnings, w)
+		}
 		held, maxBatch := pagedHeld(pl, req)
 		for ri, r := range pl.replicas() {
 			for _, s := range r {

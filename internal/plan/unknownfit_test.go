@@ -1,0 +1,110 @@
+package plan
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
+)
+
+// h100sSomeUnknown is an HGX H100 node of 8 GPUs, all available, whose last
+// unknown GPUs the registry gives no memory size for (a driver that did not
+// answer, a passthrough device whose memory was not read); unknown 0 is the
+// whole node known.
+func h100sSomeUnknown(t *testing.T, unknown int) *registry.Registry {
+	var devs []registry.Device
+	for i := 0; i < 8; i++ {
+		d := h100(i)
+		if i >= 8-unknown {
+			d.MemoryBytes = 0
+		}
+		devs = append(devs, d)
+	}
+	return reg(t, devs, link("nvlink", 450, ids("cuda", 8)...))
+}
+
+// DeepSeek-R1 does not fit 4 H100s at any level vLLM runs and fits 8 at
+// int4. With 4 of the 8 of unknown memory the answer was a flat fits false
+// whose refusal spoke of "the 4 cuda_gpu (nvidia) devices" and never named
+// the other four: a no that counting them could turn into a yes. It is
+// unknown (null), the refusal and the memory-refused rows name them.
+func TestUnknownMemoryGPUsMakeAMisfitUnknown(t *testing.T) {
+	const body = `{"model":{"name":"DeepSeek-R1"}}`
+	// The premise: all 8 known, it fits; the 4 known alone, it does not.
+	require.Equal(t, FitYes, shard(t, request(t, body, h100sSomeUnknown(t, 0))).Fits)
+	four := reg(t, []registry.Device{h100(0), h100(1), h100(2), h100(3)}, link("nvlink", 450, ids("cuda", 4)...))
+	require.Equal(t, FitNo, shard(t, request(t, body, four)).Fits, "4 GPUs and no others: a plain no")
+
+	r := h100sSomeUnknown(t, 4)
+	a := shard(t, request(t, body, r))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code, "the known devices do not hold it")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, a.Refusal.Text, id)
+	}
+	assert.Contains(t, a.Refusal.Text, "memory is unknown")
+	assert.NotContains(t, a.Refusal.Text, "cuda:0 (", "a GPU of known memory is not named as unknown")
+	memoryRows := 0
+	for _, row := range a.Levels {
+		if strings.Contains(row.Reason, LevelMisfitPrefix) {
+			memoryRows++
+			assert.Equal(t, FitUnknown, row.Fits, "%s: refused for memory on the known GPUs only", row.Quant)
+		}
+	}
+	assert.Positive(t, memoryRows)
+
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, FitUnknown, s.Fits)
+	require.NotNil(t, s.Refusal)
+	assert.Contains(t, s.Refusal.Text, "cuda:7")
+}
+
+// Qwen3-32B fits 4 H100s: with 4 known and 4 of unknown memory the plan
+// uses the known ones and says which it left out and why; before, nothing
+// named them, as if the node had 4 GPUs.
+func TestPlanOnKnownGPUsNamesTheUnknownOnes(t *testing.T) {
+	const body = `{"model":{"name":"Qwen3-32B"}}`
+	a := shard(t, request(t, body, h100sSomeUnknown(t, 4)))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	for _, sh := range a.Shards {
+		assert.Contains(t, []string{"cuda:0", "cuda:1", "cuda:2", "cuda:3"}, sh.DeviceID)
+	}
+	w := strings.Join(a.Warnings, "\n")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, w, id)
+	}
+	assert.Contains(t, w, "memory is unknown")
+
+	s, err := SuggestQuant(request(t, body, h100sSomeUnknown(t, 4)))
+	require.NoError(t, err)
+	assert.Contains(t, strings.Join(s.Warnings, "\n"), "cuda:7")
+
+	// All known: no such warning.
+	k := shard(t, request(t, body, h100sSomeUnknown(t, 0)))
+	assert.NotContains(t, strings.Join(k.Warnings, "\n"), "memory is unknown")
+}
+
+// A GPU whose total memory is unknown but whose free memory was read is
+// planned on within its free memory (registry.Device.UsableMemoryOf): it is
+// not left out, and the answer must not call it unknown. The first cut of
+// the rule above named such GPUs as left out while the plan used them (the
+// dgx-h100 fixture's registry with memory_bytes removed from cuda:4-7).
+func TestGPUWithOnlyFreeMemoryIsNotUnknown(t *testing.T) {
+	r := h100sSomeUnknown(t, 4)
+	for i := 4; i < 8; i++ {
+		free := int64(85045805056) // an H100's memory_free_bytes in the dgx-h100 fixture (nvidia-smi)
+		r.Devices[i].MemoryFreeBytes = &free
+	}
+	a := shard(t, request(t, `{"model":{"name":"DeepSeek-R1"}}`, r))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.Len(t, a.Shards, 8)
+	assert.NotContains(t, strings.Join(a.Warnings, "\n"), "memory is unknown")
+	for _, row := range a.Levels {
+		assert.NotEqual(t, FitUnknown, row.Fits, row.Quant)
+	}
+}
