@@ -487,9 +487,15 @@ func TestHeldRootClosedByTheHost(t *testing.T) {
 	}
 }
 
-// A held file whose number the host closed (the root left alone) fails its
-// pread with EBADF: it is opened afresh, and the collector never closes the
-// number, which may be one of the host's files by then.
+// A held file whose number the host closed (the root left alone), and on
+// which the host opened an O_PATH file of its own, fails its pread with
+// EBADF: it is opened afresh, and the collector never closes the number,
+// which is one of the host's files. The host's file holds the number
+// through the detection: with the number free, the file opened afresh could
+// take it, and the host's dup3 below would then close the library's own
+// descriptor (which the collector closes later, a second time: the double
+// close a clean-clone CI run showed as an EBADF in a later test's TempDir
+// cleanup, traced with strace -k to two pathFD cleanups of one number).
 func TestHeldFileClosedByTheHost(t *testing.T) {
 	ForgetAllMemos()
 	defer ForgetAllMemos()
@@ -499,6 +505,12 @@ func TestHeldFileClosedByTheHost(t *testing.T) {
 	n := old.fd
 	held.mu.Unlock()
 	require.NoError(t, syscall.Close(n))
+	hostPath, err := syscall.Open("/", oPath|syscall.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	if hostPath != n {
+		require.NoError(t, syscall.Dup3(hostPath, n, syscall.O_CLOEXEC), "the host's O_PATH file on number %d", n)
+		require.NoError(t, syscall.Close(hostPath))
+	}
 
 	want, err := os.ReadFile("/" + PathCPUPresent)
 	require.NoError(t, err)
@@ -508,6 +520,7 @@ func TestHeldFileClosedByTheHost(t *testing.T) {
 	held.mu.Lock()
 	require.Contains(t, held.files, PathCPUPresent, "held again")
 	assert.NotSame(t, old, held.files[PathCPUPresent].fd)
+	require.NotEqual(t, n, held.files[PathCPUPresent].fd.fd, "the host's file holds number %d", n)
 	held.mu.Unlock()
 	old = nil
 	hostFile, err := syscall.Open("/dev/null", syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
