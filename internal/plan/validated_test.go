@@ -49,7 +49,7 @@ func TestHBMQ8IsNotValidated(t *testing.T) {
 	v, ok := validatedOn(q8.decodePlan, q8.decodeReq)
 	assert.False(t, ok)
 	assert.True(t, strings.HasPrefix(v, NotValidated), v)
-	assert.Contains(t, v, HBMQ8Check)
+	assert.Contains(t, v, HBMQ8Records+" of llama.cpp 34af94cd "+HBMQ8Check)
 	k := NewReplay(engine.NameLlamaCPP, m, quant.Level("q4_k_m"), s, 1, 0, 64)
 	v, ok = validatedOn(k.decodePlan, k.decodeReq)
 	assert.True(t, ok, v)
