@@ -84,36 +84,6 @@ func fittedOn() string {
 	return "another engine's runs"
 }
 
-// VLLMOutOfSample is the check of vLLM's constants
-// (calibration.Fitted.VLLM): how many vLLM rows of
-// internal/calibration/data/serving_decode.json they are fitted on, of how
-// many sources, and the median and p90 of the out-of-sample |error| when
-// each source's rows are predicted by constants fitted on the others
-// (servingcv.go in internal/calibration/fit;
-// TestVLLMValidatedOnQuotesTheCrossValidation there checks these figures
-// against the fit's).
-const VLLMOutOfSample = "39 rows of 18 sources; out of sample median 9.4 %, p90 34.2 %"
-
-// vllmValidatedOn is the validated_on of a vLLM plan that pays vLLM's
-// constants: what they are fitted on and checked by, and why the figure
-// is not validated (the out-of-sample p90 is above the 12 % a validated
-// figure meets; docs/accuracy.md, "Serving engines").
-const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLLM batch-1 rows of internal/calibration/data/serving_decode.json (NVIDIA A100, H100, H20, B200, RTX 4090 and AMD MI300X; tensor parallelism 1-8) and checked by leave-one-source-out cross-validation (" +
-	VLLMOutOfSample + "; docs/accuracy.md); the out-of-sample p90 is above the 12% a validated figure meets"
-
-// VLLMConcurrencyCheck and SGLangConcurrencyCheck are what the published
-// runs at a concurrency above 1 of each engine
-// (internal/calibration/data/serving_concurrency.json) give under the
-// shipped constants: the per-sequence decode rate of a plan with
-// batch_size C against the measured one, on the rows held out from the
-// per-sequence term's fit (vLLM's MI300X benchmark_latency rows fit it).
-// TestServingConcurrencyCheckQuotesTheReplay (internal/calibration/fit)
-// checks these figures against the replay.
-const (
-	VLLMConcurrencyCheck   = "13 held-out rows of 2 sources at concurrency 2-128: median error 15.4 %, p90 49.8 %; 14 rows of 1 source fit its per-sequence term"
-	SGLangConcurrencyCheck = "22 held-out rows of 1 source at concurrency 16-100: median error 32.7 %, p90 224 %"
-)
-
 // servingConcurrencyNote is what a serving plan decoding running
 // sequences a step adds to its validated_on: nothing at one sequence (the
 // batch-1 rows check it); at more, that the constants are batch-1 fits
@@ -122,20 +92,56 @@ const (
 // the matrix products at a fitted efficiency) and a MoE model's expert
 // reads (costs.batchExpertReads), and what the
 // published runs at a concurrency above 1 of the engine whose constants
-// the plan pays give (none for SGLang paying vLLM's constants off HBM
-// GPUs: no such run of either engine there).
+// the plan pays give, in the words of the set's rows
+// (calibration.ServingFit.ConcurrencyRuns; none for SGLang's set paying
+// vLLM's constants off HBM GPUs: no such run of either engine there).
 func servingConcurrencyNote(fit calibration.ServingFit, pl *planned, running int) string {
 	if running <= 1 {
 		return ""
 	}
 	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages, a time per layer and their matrix products at a fitted efficiency for each sequence beyond the first and, for a MoE model, the experts they route to", running)
-	if fit == calibration.ServingFitSGLang {
-		if _, own := efficiency(fitted).sglangDecode(pl); !own {
-			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
-		}
-		return lead + "; published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") mostly measure a step that grows faster with the concurrency than planned"
+	if !servingOwn(fit, pl) {
+		return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
 	}
-	return lead + "; published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure steps that grow both faster and slower with the concurrency than planned"
+	return lead + "; " + fit.ConcurrencyRuns()
+}
+
+// servingOwn reports whether a plan paying serving set fit pays the set's
+// own constants: all but SGLang's set off HBM GPUs, which pays vLLM's
+// (sglangDecode).
+func servingOwn(fit calibration.ServingFit, pl *planned) bool {
+	if fit != calibration.ServingFitSGLang {
+		return true
+	}
+	_, own := efficiency(fitted).sglangDecode(pl)
+	return own
+}
+
+// servingValidatedOn is the validated_on of a plan paying the constants of
+// serving set fit: why they do not validate it, in the words of the set's
+// rows (calibration.ServingFit.NotValidatedWhy), or that SGLang's set pays
+// vLLM's constants on these GPUs (calibration.SGLangOffHBM).
+func servingValidatedOn(fit calibration.ServingFit, pl *planned) string {
+	if !servingOwn(fit, pl) {
+		return NotValidated + ": " + calibration.SGLangOffHBM
+	}
+	return NotValidated + ": " + fit.NotValidatedWhy()
+}
+
+// streamedGPUFigure says what the GPU's part of streamed plan pl's decode
+// is under engine en: the batch-1 fit of the serving set it pays, in the
+// words of the set's rows (calibration.ServingFit.BatchFit; SGLang's set
+// off HBM GPUs pays vLLM's, calibration.SGLangPaysVLLMFit), or the generic
+// estimate where no serving row covers the device (streamedValidatedOn).
+func streamedGPUFigure(en engine.Engine, pl *planned) string {
+	if !efficiency(fitted).servingUsed(en, pl) {
+		return "the generic estimate (no " + en.Title() + " row on this device)"
+	}
+	fit := servingFitOf(en)
+	if !servingOwn(fit, pl) {
+		return calibration.SGLangPaysVLLMFit
+	}
+	return fit.BatchFit()
 }
 
 // validatedCells are the (memory class, weight family) pairs with measured
@@ -177,11 +183,8 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	if pl.streamed() && speed == engine.SpeedServing {
 		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
 	}
-	if fit == calibration.ServingFitSGLang && efficiency(fitted).servingUsed(e, pl) {
-		return sglangValidatedOn(pl) + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
-	}
-	if fit == calibration.ServingFitVLLM && efficiency(fitted).servingUsed(e, pl) {
-		return vllmValidatedOn + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
+	if fit != "" && efficiency(fitted).servingUsed(e, pl) {
+		return servingValidatedOn(fit, pl) + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
 	}
 	if speed != engine.SpeedKernels {
 		return fmt.Sprintf("%s: the speed model is fitted on %s; no %s measurement checks it", NotValidated, fittedOn(), orUnspecified(e)), false

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
@@ -33,7 +34,7 @@ func TestVLLMValidatedOnNamesItsRows(t *testing.T) {
 	assert.Contains(t, v, "vLLM's constants")
 	assert.Contains(t, v, "serving_decode.json")
 	assert.Contains(t, v, "leave-one-source-out")
-	assert.Contains(t, v, VLLMOutOfSample)
+	assert.Contains(t, v, calibration.VLLMOutOfSample)
 	assert.NotContains(t, v, "fitted on llama.cpp")
 }
 

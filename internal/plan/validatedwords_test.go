@@ -1,6 +1,11 @@
 package plan
 
 import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -160,4 +165,51 @@ func TestValidatedOnOfAnUnmeasuredEngineNamesTheRowsEngine(t *testing.T) {
 			assert.NotContains(t, a.Throughput.ValidatedOn, w, c.e.Name())
 		}
 	}
+}
+
+// enginePhrases lists, as "file:line: phrase", every string literal of the
+// Go source src that spells one of phrases.
+func enginePhrases(t *testing.T, file string, src []byte, phrases []string) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, file, src, 0)
+	require.NoError(t, err, file)
+	var out []string
+	ast.Inspect(f, func(n ast.Node) bool {
+		if x, ok := n.(*ast.BasicLit); ok && x.Kind == token.STRING {
+			s, err := strconv.Unquote(x.Value)
+			require.NoError(t, err)
+			for _, p := range phrases {
+				if strings.Contains(s, p) {
+					out = append(out, file+":"+strconv.Itoa(fset.Position(x.Pos()).Line)+": "+p)
+				}
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// validated.go, which writes validated_on, spelled llama.cpp's rows and
+// flags and vLLM's and SGLang's rows in its own literals: no string of it
+// now names a registered engine, by name or title, nor a setting the speed
+// rows ran with. The engines name their settings
+// (engine.SpeedRowsNamer), internal/calibration the serving sets' rows
+// (calibration.ServingFit), as their homes.
+func TestValidatedOnWordsSpellNoEngine(t *testing.T) {
+	var phrases []string
+	for _, e := range engine.All() {
+		if e.Name() != engine.NameNone {
+			phrases = append(phrases, e.Name(), e.Title())
+		}
+		if r, ok := engine.SpeedRowsOf(e); ok {
+			phrases = append(phrases, r.ExpertsOnHost, r.LayersOnHost, r.PartOfLayerExperts)
+		}
+	}
+	require.Contains(t, phrases, "--n-cpu-moe")
+	src, err := os.ReadFile("validated.go")
+	require.NoError(t, err)
+	assert.Empty(t, enginePhrases(t, "validated.go", src, phrases))
+	// The check finds a phrase.
+	assert.Equal(t, []string{"f.go:2: vLLM"}, enginePhrases(t, "f.go", []byte("package plan\nconst x = \"vLLM's rows\"\n"), phrases))
 }
