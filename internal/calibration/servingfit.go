@@ -1,5 +1,7 @@
 package calibration
 
+import "fmt"
+
 // ServingFit names a serving engine's fitted batch-1 decode set: the rows
 // of data/serving_decode.json its constants were fitted on (fit/), and so
 // which of Throughput's sets a plan for the engine pays. An engine names
@@ -114,6 +116,28 @@ func (f ServingFit) ConcurrencyRuns() string {
 		return "published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure steps that grow both faster and slower with the concurrency than planned"
 	case ServingFitSGLang:
 		return "published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") mostly measure a step that grows faster with the concurrency than planned"
+	}
+	return ""
+}
+
+// ServingPromptHeldOut is the check of the serving prompt model on the
+// held-out vLLM rows of data/serving_prefill.json (time to first token at
+// 2,048 input tokens): how many, and their median |log(planned/measured)|
+// as a factor. TestServingPromptQuoteIsTheReplay (fit/) checks it against
+// the replay.
+const ServingPromptHeldOut = "8 held-out vLLM rows, median |log(planned/measured)| 0.459 (a factor of 1.58)"
+
+// PromptNotValidatedWhy is why the prefill figure of a plan paying f's
+// constants is not validated, bound being the median error a validated
+// prefill figure meets: vLLM's held-out rows miss it; SGLang's prompt
+// constants are fitted on its rows and no held-out row checks them; "" for
+// a set without rows here.
+func (f ServingFit) PromptNotValidatedWhy(bound float64) string {
+	switch f {
+	case ServingFitVLLM:
+		return fmt.Sprintf("vLLM's prompt model is checked on internal/calibration/data/serving_prefill.json (%s; docs/accuracy.md, \"Serving prefill\"), past the %.0f%% a validated prefill figure meets", ServingPromptHeldOut, 100*bound)
+	case ServingFitSGLang:
+		return "SGLang's prompt constants are fitted on the SGLang cookbook's rows of internal/calibration/data/serving_prefill.json and no held-out SGLang row checks them (docs/accuracy.md, \"Serving prefill\")"
 	}
 	return ""
 }

@@ -239,7 +239,11 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 		return todaysValidatedOn(rows, arch, family, pl.batchOf(req), len(pl.Stages))
 	}
 	if class == MemoryClassHBM && family == WeightsQ8 {
-		return NotValidated + ": Q8_0 weights on HBM GPUs: the fitted H200 record (Llama-3.1-8B) replays within 12%, but the " + HBMQ8Records + rows.build(hbmQ8Build) + " " + HBMQ8Check + " (internal/calibration/data/h200-speed-" + hbmQ8Build + "), past the 15% a held-out check meets", false
+		records := HBMQ8Records
+		if b := rows.build(h200Build); b != "" {
+			records += " of " + b
+		}
+		return NotValidated + ": Q8_0 weights on HBM GPUs: the fitted H200 record (Llama-3.1-8B) replays within 12%, but the " + records + " " + HBMQ8Check + " (internal/calibration/data/h200-speed-" + h200Build + "), past the 15% a held-out check meets", false
 	}
 	devices, ok := validatedCells[class][family]
 	if !ok {
@@ -326,7 +330,7 @@ func todaysDecodeArchitecture(pl *planned, req *planning) string {
 const TodayFloatCheck = "4 16-bit rows (3 BF16, 1 F16), one GPU per architecture (RTX 3090, RTX 4090, RTX 5090), replay 7-19% too slow, median 11%"
 
 // HBMQ8Records and HBMQ8Check are the held-out H200 Q8_0 records
-// (internal/calibration/data/h200-speed-34af94cd, of build hbmQ8Build)
+// (internal/calibration/data/h200-speed-34af94cd, of build h200Build)
 // and what they give under the shipped constants; Phi-3-mini's miss is
 // investigated, not explained (docs/accuracy.md).
 // TestHBMQ8CheckQuotesTheReplay (internal/calibration/fit) checks these
@@ -336,18 +340,19 @@ const (
 	HBMQ8Check   = "(Llama-3.2-1B +7%, Phi-3-mini-4k-instruct +26%) replay with a median error of 17%"
 )
 
-// hbmQ8Build is the commit of the build the held-out H200 records ran, as
-// their directory of internal/calibration/data names it.
-const hbmQ8Build = "34af94cd"
+// h200Build is the commit of the llama.cpp build the held-out H200
+// records ran, as their directory of internal/calibration/data names it
+// (h200-speed-34af94cd).
+const h200Build = "34af94cd"
 
-// build names the build of the engine's rows at commit c, as an aside
-// after the rows: " of llama.cpp 34af94cd"; "" where the engine does not
-// name the rows (the rows' directory names the commit).
+// build names the build of the engine's rows at commit c: "llama.cpp
+// 34af94cd"; "" where the engine does not name the rows (the rows'
+// directory names the commit).
 func (w speedRows) build(c string) string {
 	if !w.named {
 		return ""
 	}
-	return " of " + w.engine + c
+	return w.engine + c
 }
 
 // todaysValidatedOn is validatedOn for a plan whose decode takes today's

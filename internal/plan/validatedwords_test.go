@@ -5,6 +5,7 @@ import (
 	"go/parser"
 	"go/token"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -190,10 +191,11 @@ func enginePhrases(t *testing.T, file string, src []byte, phrases []string) []st
 	return out
 }
 
-// validated.go, which writes validated_on, spelled llama.cpp's rows and
-// flags and vLLM's and SGLang's rows in its own literals: no string of it
-// now names a registered engine, by name or title, nor a setting the speed
-// rows ran with. The engines name their settings
+// validated.go and prefillvalidated.go, which write validated_on and
+// prefill_validated_on, spelled llama.cpp's rows and flags and vLLM's and
+// SGLang's rows in their own literals: no string of them now names a
+// registered engine, by name or title, nor a setting the speed rows ran
+// with. The engines name their settings
 // (engine.SpeedRowsNamer), internal/calibration the serving sets' rows
 // (calibration.ServingFit), as their homes.
 func TestValidatedOnWordsSpellNoEngine(t *testing.T) {
@@ -206,10 +208,87 @@ func TestValidatedOnWordsSpellNoEngine(t *testing.T) {
 			phrases = append(phrases, r.ExpertsOnHost, r.LayersOnHost, r.PartOfLayerExperts)
 		}
 	}
+	slices.Sort(phrases)
+	phrases = slices.Compact(phrases)
 	require.Contains(t, phrases, "--n-cpu-moe")
-	src, err := os.ReadFile("validated.go")
-	require.NoError(t, err)
-	assert.Empty(t, enginePhrases(t, "validated.go", src, phrases))
+	for _, file := range []string{"validated.go", "prefillvalidated.go"} {
+		src, err := os.ReadFile(file)
+		require.NoError(t, err)
+		assert.Empty(t, enginePhrases(t, file, src, phrases))
+	}
 	// The check finds a phrase.
 	assert.Equal(t, []string{"f.go:2: vLLM"}, enginePhrases(t, "f.go", []byte("package plan\nconst x = \"vLLM's rows\"\n"), phrases))
+}
+
+// prefillRowsCases cover every sentence of prefillValidatedOn that names
+// the prompt rows of a SpeedKernels engine: today's CUDA scoreboard rows
+// (an RTX 5090), the held-out H200 records (an H100), a cell without a
+// held-out row (an A100), Apple GPUs validated and without a held-out row
+// of q8 weights, an x86 CPU, and a GPU of no architecture today's build
+// measured (an MI300X). The llama.cpp sentences were captured from the code
+// before the engine's title qualified them (prefillvalidated.go spelled
+// them); the goldens hold some of them too.
+func prefillRowsCases() []speedRowsCase {
+	rtx5090 := func() []registry.Device {
+		d := gpu(registry.KindCUDA, 0, "NVIDIA GeForce RTX 5090", 32607<<20, "12.0")
+		d.Vendor = "nvidia"
+		return []registry.Device{d}
+	}
+	a100 := func() []registry.Device {
+		d := gpu(registry.KindCUDA, 0, "NVIDIA A100-SXM4-80GB", 80<<30, "8.0")
+		d.Vendor = "nvidia"
+		return []registry.Device{d}
+	}
+	m2Ultra := func() []registry.Device {
+		return []registry.Device{{ID: "metal:0", Kind: registry.KindMetal, Family: registry.KindMetal.Family(), Name: "Apple M2 Ultra",
+			Vendor: "apple", Available: true, MemoryBytes: 192 << 30, MemoryUsableBytes: 144 << 30, MemoryShared: true, Cores: 76}}
+	}
+	epyc := func() []registry.Device {
+		return []registry.Device{{ID: "cpu:0", Kind: registry.KindCPU, Family: registry.FamilyCPU, Name: "AMD EPYC 9654 96-Core Processor",
+			Vendor: "amd", Available: true, MemoryBytes: 256 * gibBytes, Cores: 16}}
+	}
+	const q4 = `{"model":{"name":"Llama-3.1-8B"},"engine":"%s","quant":"q4_k_m"}`
+	return []speedRowsCase{
+		{q4, rtx5090,
+			`llama.cpp CUDA scoreboard pp512 rows of internal/calibration/data/prefill_today.json (docs/accuracy.md, "Prefill by architecture"): NVIDIA GeForce Blackwell GPUs (12.0), kquant weights; 3 held-out rows, median |error| 7.7% (within 20%)`,
+			`CUDA scoreboard pp512 rows of internal/calibration/data/prefill_today.json (docs/accuracy.md, "Prefill by architecture"): NVIDIA GeForce Blackwell GPUs (12.0), kquant weights; 3 held-out rows, median |error| 7.7% (within 20%)`},
+		{q4, func() []registry.Device { return []registry.Device{h100(0)} },
+			`llama.cpp 34af94cd pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-34af94cd (docs/accuracy.md, "held-out H200 records"): NVIDIA Hopper GPUs (9.x), kquant weights; 2 held-out rows, median |error| 7.1% (within 20%)`,
+			`pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-34af94cd (docs/accuracy.md, "held-out H200 records"): NVIDIA Hopper GPUs (9.x), kquant weights; 2 held-out rows, median |error| 7.1% (within 20%)`},
+		{q4, a100,
+			"not validated: no held-out prompt row of kquant weights on NVIDIA GA100 GPUs (8.0: A100, A30) under llama.cpp CUDA, today's build: the GA100 fraction is fitted on one A30 row and no A100 row of today's build checks it",
+			"not validated: no held-out prompt row of kquant weights on NVIDIA GA100 GPUs (8.0: A100, A30) under CUDA, today's build: the GA100 fraction is fitted on one A30 row and no A100 row of today's build checks it"},
+		{q4, m2Ultra,
+			`llama.cpp Metal pp512 rows of today's builds in internal/calibration/data/apple_today.json (docs/accuracy.md, "Prefill on Apple GPUs"): Apple GPUs, kquant weights; 6 held-out rows, median |error| 18.7% (within 20%)`,
+			`Metal pp512 rows of today's builds in internal/calibration/data/apple_today.json (docs/accuracy.md, "Prefill on Apple GPUs"): Apple GPUs, kquant weights; 6 held-out rows, median |error| 18.7% (within 20%)`},
+		{`{"model":{"name":"Llama-3.1-8B"},"engine":"%s","quant":"q8_0"}`, m2Ultra,
+			"not validated: no held-out prompt row of q8 weights on Apple GPUs under llama.cpp Metal",
+			"not validated: no held-out prompt row of q8 weights on Apple GPUs under Metal"},
+		{`{"model":{"name":"Llama-3.2-1B"},"engine":"%s","quant":"q4_k_m"}`, epyc,
+			"llama.cpp CPU harness rows of internal/calibration/data/host_harness.json (docs/accuracy.md, CPU prefill): x86 CPUs (the rows: one AMD EPYC Zen 5 vCPU, one thread), kquant weights; 2 held-out rows, median |error| 7.3% (within 20%)",
+			"CPU harness rows of internal/calibration/data/host_harness.json (docs/accuracy.md, CPU prefill): x86 CPUs (the rows: one AMD EPYC Zen 5 vCPU, one thread), kquant weights; 2 held-out rows, median |error| 7.3% (within 20%)"},
+		{q4, func() []registry.Device { return []registry.Device{mi300x(0)} },
+			"not validated: no prompt row of today's llama.cpp build measures this GPU's architecture; the May 2024 build's constants, fitted on NVIDIA rows, are applied",
+			"not validated: no prompt row of today's build measures this GPU's architecture; the May 2024 build's constants, fitted on NVIDIA rows, are applied"},
+	}
+}
+
+// prefill_validated_on spelled llama.cpp's rows whatever the engine, as
+// validated_on did: a SpeedKernels engine that does not name the rows as
+// its runs (kernelHostServer) now reads them named by their backend and
+// file, llama.cpp's words unchanged.
+func TestPrefillValidatedOnOfAKernelsEngineNamesNoOtherEnginesRows(t *testing.T) {
+	l, ok := engine.Lookup("llama.cpp")
+	require.True(t, ok)
+	e := kernelHostServer{hostServer{l}}
+	engine.Register(e)
+	t.Cleanup(func() { engine.Unregister(e.Name()) })
+	for _, c := range prefillRowsCases() {
+		assert.Equal(t, c.llamaCPP, speedRowsAnswer(t, c, "llama.cpp").Throughput.PrefillValidatedOn, c.body)
+		v := speedRowsAnswer(t, c, e.Name()).Throughput.PrefillValidatedOn
+		assert.Equal(t, c.neutral, v, c.body)
+		for _, w := range append(llamaCPPWords, "vLLM", "SGLang") {
+			assert.NotContains(t, v, w, c.body)
+		}
+	}
 }
