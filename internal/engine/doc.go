@@ -30,7 +30,10 @@
 // (BudgetNamer), its start-up charge and its parts (StartupChargeNamer),
 // the settings of a streamed offload (OffloadNamer), those of a placement
 // in host memory it runs on the CPU (HostOffloadNamer) and the steps of
-// the fit by which it chooses its own context and devices (FitNamer), what
+// the fit by which it chooses its own context and devices (FitNamer), the
+// settings its speed rows ran with where it is the engine whose runs they
+// are (SpeedRowsNamer; SpeedRowsEngine names it where another engine's
+// plans borrow figures fitted on them), what
 // the figures of its start-up report rest on and the refusal to start it
 // warns of (StartupReportNamer), and the releases older than the rules
 // the planner follows (ReleaseWarner).

@@ -1186,3 +1186,13 @@ func isAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
 // rows.
 func (llamaCPP) SpeedModel() SpeedModel { return SpeedKernels }
+
+// SpeedRows implements SpeedRowsNamer: the rows of
+// internal/calibration/data/offload_decode.json ran llama-server and
+// llama-bench with -ngl below the layer count (whole layers on the CPU)
+// and --n-cpu-moe (the first layers' routed experts), the flags Args
+// writes for those placements; none keeps part of one layer's experts on
+// the CPU, which Args writes as -ot (PartialExpertOverride).
+func (llamaCPP) SpeedRows() SpeedRows {
+	return SpeedRows{ExpertsOnHost: "--n-cpu-moe", LayersOnHost: "-ngl", PartOfLayerExperts: "-ot"}
+}

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -97,4 +99,55 @@ func TestShortPoolWarningIsTheEngines(t *testing.T) {
 	assert.Empty(t, s.ShortPoolWarning("", 8192, 4096))
 	assert.Equal(t, expectSourceOutside, s.ReportSource(ReportPaged, VLLMBackendGPU))
 	assert.Empty(t, vllm{}.ReleaseWarning(VLLMOldestVersion))
+}
+
+// llama.cpp names its speed rows (SpeedRowsNamer) by flags its own command
+// writes for those placements (the first layers' experts and part of one
+// more layer's on the CPU; whole layers on the CPU) and that the rows of
+// internal/calibration/data/offload_decode.json ran, each quoting its
+// source's placement verbatim: every row names the experts' or the
+// layers' flag, and the rows that name the part-of-layer flag keep every
+// expert tensor of their layers on the CPU (whole layers' experts, no
+// part of one).
+func TestLlamaCPPNamesItsSpeedRowsByItsFlags(t *testing.T) {
+	rows, ok := SpeedRowsOf(llamaCPP{})
+	require.True(t, ok)
+	assert.Equal(t, "llama.cpp", SpeedRowsEngine().Title())
+	m := model.Lookup("gpt-oss-120b")
+	require.NotNil(t, m)
+	gpu := PlacedDevice{ID: "cuda:0", Dev: &registry.Device{Kind: registry.KindCUDA}}
+	cpu := PlacedDevice{ID: "cpu:0", Dev: &registry.Device{Kind: registry.KindCPU}}
+	for _, c := range []struct {
+		p     *Placement
+		flags []string
+	}{
+		{&Placement{CPUMoE: 24, CPUMoEPart: 2, Stages: []Stage{{Start: 0, End: 36, Devices: []PlacedDevice{gpu}}, {Start: 0, End: 25, Devices: []PlacedDevice{cpu}}}},
+			[]string{rows.ExpertsOnHost, rows.PartOfLayerExperts}},
+		{&Placement{Stages: []Stage{{Start: 0, End: 10, Devices: []PlacedDevice{cpu}}, {Start: 10, End: 36, Devices: []PlacedDevice{gpu}}}},
+			[]string{rows.LayersOnHost}},
+	} {
+		c.p.Model, c.p.Level, c.p.Kind, c.p.Layers, c.p.Context, c.p.Batch, c.p.Offloaded = m, "q4_k_m", registry.KindCUDA, 36, 4096, 1, true
+		args, _, ok := llamaCPP{}.Args(c.p)
+		require.True(t, ok)
+		for _, f := range c.flags {
+			assert.Contains(t, args, f, "%v", args)
+		}
+	}
+
+	raw, err := os.ReadFile("../calibration/data/offload_decode.json")
+	require.NoError(t, err)
+	var data struct {
+		Rows []struct {
+			Placement string `json:"placement"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &data))
+	require.NotEmpty(t, data.Rows)
+	flagged := func(placement, flag string) bool { return slices.Contains(strings.Fields(placement), flag) }
+	for _, r := range data.Rows {
+		assert.True(t, flagged(r.Placement, rows.ExpertsOnHost) || flagged(r.Placement, rows.LayersOnHost) || flagged(r.Placement, "--n-gpu-layers"), r.Placement)
+		if flagged(r.Placement, rows.PartOfLayerExperts) {
+			assert.Contains(t, r.Placement, "ffn_(up|down|gate)_exps=CPU", "a row moving part of a layer's experts: the words 'no row moves part of a layer's experts' are wrong")
+		}
+	}
 }

@@ -63,3 +63,53 @@ func ServingFitOf(e Engine) calibration.ServingFit {
 	}
 	return ""
 }
+
+// SpeedRowsNamer is implemented by the engine whose runs the speed rows of
+// internal/calibration/data are (SpeedKernels: llama.cpp's): it names them
+// in its own words, by its title and the settings they ran with. A plan of
+// that engine speaks of the rows that check it in those words; a plan of
+// an engine whose runs no row measured names it (SpeedRowsEngine) as what
+// the figures it borrows are fitted on. An engine that declares
+// SpeedKernels without naming the rows has them named by what they
+// measured, never in another engine's words.
+type SpeedRowsNamer interface {
+	// SpeedRows names the speed rows by the settings they ran with.
+	SpeedRows() SpeedRows
+}
+
+// SpeedRows are an engine's names for the settings its speed rows ran
+// with where they kept part of the model in host memory
+// (internal/calibration/data/offload_decode.json), as its command writes
+// them.
+type SpeedRows struct {
+	// ExpertsOnHost is the setting of the rows that run the routed
+	// experts of the first layers on the CPU ("--n-cpu-moe").
+	ExpertsOnHost string
+	// LayersOnHost is the setting of the rows that run whole layers on
+	// the CPU ("-ngl").
+	LayersOnHost string
+	// PartOfLayerExperts is the setting that keeps part of one layer's
+	// experts on the CPU, which no row ran ("-ot").
+	PartOfLayerExperts string
+}
+
+// SpeedRowsOf is e's SpeedRowsNamer answer; false for an engine that does
+// not name the speed rows, and for nil.
+func SpeedRowsOf(e Engine) (SpeedRows, bool) {
+	if n, ok := e.(SpeedRowsNamer); ok {
+		return n.SpeedRows(), true
+	}
+	return SpeedRows{}, false
+}
+
+// SpeedRowsEngine is the first registered engine that names the speed
+// rows as its runs (SpeedKernels and SpeedRowsNamer), nil when none is
+// registered.
+func SpeedRowsEngine() Engine {
+	for _, e := range All() {
+		if _, ok := SpeedRowsOf(e); ok && SpeedModelOf(e) == SpeedKernels {
+			return e
+		}
+	}
+	return nil
+}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 
-	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -17,11 +16,13 @@ const PrefillBound = 0.20
 // prefill figure (PrefillCell.Set): today's llama.cpp CUDA build
 // (internal/calibration/data/prefill_today.json), llama.cpp's Metal
 // backend in today's builds (data/apple_today.json), and llama.cpp on a
-// CPU (data/host_harness.json).
+// CPU (data/host_harness.json). Each is named by its backend and build;
+// prose puts the engine whose runs they are before it where that engine
+// names the rows as its own (speedRows: "llama.cpp Metal").
 const (
-	PrefillSetCUDAToday = "llama.cpp CUDA, today's build"
-	PrefillSetMetal     = "llama.cpp Metal"
-	PrefillSetHost      = "llama.cpp CPU"
+	PrefillSetCUDAToday = "CUDA, today's build"
+	PrefillSetMetal     = "Metal"
+	PrefillSetHost      = "CPU"
 )
 
 // Device classes of PrefillCell.Class besides today's CUDA architectures
@@ -70,25 +71,30 @@ var PrefillHeldOut = map[PrefillCell]PrefillCheck{
 }
 
 // prefillSetRows names, per measured set, the rows its held-out checks are
-// of (docs/accuracy.md has their tables).
+// of (docs/accuracy.md has their tables), after the engine's name
+// (heldOutRowsOf).
 var prefillSetRows = map[string]string{
-	PrefillSetCUDAToday: "llama.cpp CUDA scoreboard pp512 rows of internal/calibration/data/prefill_today.json (docs/accuracy.md, \"Prefill by architecture\")",
-	PrefillSetMetal:     "llama.cpp Metal pp512 rows of today's builds in internal/calibration/data/apple_today.json (docs/accuracy.md, \"Prefill on Apple GPUs\")",
-	PrefillSetHost:      "llama.cpp CPU harness rows of internal/calibration/data/host_harness.json (docs/accuracy.md, CPU prefill)",
+	PrefillSetCUDAToday: "CUDA scoreboard pp512 rows of internal/calibration/data/prefill_today.json (docs/accuracy.md, \"Prefill by architecture\")",
+	PrefillSetMetal:     "Metal pp512 rows of today's builds in internal/calibration/data/apple_today.json (docs/accuracy.md, \"Prefill on Apple GPUs\")",
+	PrefillSetHost:      "CPU harness rows of internal/calibration/data/host_harness.json (docs/accuracy.md, CPU prefill)",
 }
 
 // prefillClassRows names, for a device class whose held-out rows are not
-// its set's (prefillSetRows), the rows they are.
+// its set's (prefillSetRows), the rows they are, after their build
+// (heldOutRowsOf).
 var prefillClassRows = map[string]string{
-	archHopper: "llama.cpp 34af94cd pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-34af94cd (docs/accuracy.md, \"held-out H200 records\")",
+	archHopper: "pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-" + h200Build + " (docs/accuracy.md, \"held-out H200 records\")",
 }
 
-// heldOutRowsOf names the held-out rows of cell.
-func heldOutRowsOf(cell PrefillCell) string {
+// heldOutRowsOf names the held-out rows of cell in the words of rows.
+func heldOutRowsOf(rows speedRows, cell PrefillCell) string {
 	if r, ok := prefillClassRows[cell.Class]; ok && cell.Set == PrefillSetCUDAToday {
+		if b := rows.build(h200Build); b != "" {
+			return b + " " + r
+		}
 		return r
 	}
-	return prefillSetRows[cell.Set]
+	return rows.engine + prefillSetRows[cell.Set]
 }
 
 // prefillClassNames names the device classes of the cells.
@@ -117,8 +123,9 @@ func prefillValidatedOn(pl *planned, req *planning) string {
 	if why != "" {
 		return NotValidated + ": " + why
 	}
+	rows := speedRowsOf(planEngine(pl, req))
 	check, ok := PrefillHeldOut[cell]
-	what := fmt.Sprintf("%s weights on %s under %s", cell.Family, prefillClassNames[cell.Class], cell.Set)
+	what := fmt.Sprintf("%s weights on %s under %s%s", cell.Family, prefillClassNames[cell.Class], rows.engine, cell.Set)
 	switch {
 	case !ok && prefillNoHeldOut[cell] != "":
 		return fmt.Sprintf("%s: no held-out prompt row of %s: %s", NotValidated, what, prefillNoHeldOut[cell])
@@ -126,10 +133,10 @@ func prefillValidatedOn(pl *planned, req *planning) string {
 		return fmt.Sprintf("%s: no held-out prompt row of %s", NotValidated, what)
 	case check.Median > PrefillBound:
 		return fmt.Sprintf("%s: %s: the %s of %s miss by %.1f%% at the median, past the %.0f%% a validated prefill figure meets",
-			NotValidated, what, heldOutRows(check.Rows), heldOutRowsOf(cell), 100*check.Median, 100*PrefillBound)
+			NotValidated, what, heldOutRows(check.Rows), heldOutRowsOf(rows, cell), 100*check.Median, 100*PrefillBound)
 	}
 	return fmt.Sprintf("%s: %s, %s weights; %s, median |error| %.1f%% (within %.0f%%)",
-		heldOutRowsOf(cell), prefillClassNames[cell.Class], cell.Family, heldOutRows(check.Rows), 100*check.Median, 100*PrefillBound)
+		heldOutRowsOf(rows, cell), prefillClassNames[cell.Class], cell.Family, heldOutRows(check.Rows), 100*check.Median, 100*PrefillBound)
 }
 
 // heldOutRows is "n held-out row(s)" in words.
@@ -150,10 +157,10 @@ func prefillCellOf(pl *planned, req *planning) (PrefillCell, string) {
 	e := planEngine(pl, req)
 	speed := engine.SpeedModelOf(e)
 	if fit := servingFitOf(e); fit != "" && efficiency(fitted).servingUsed(e, pl) {
-		return PrefillCell{}, servingPromptNotValidated(fit)
+		return PrefillCell{}, fit.PromptNotValidatedWhy(PrefillBound)
 	}
 	if speed != engine.SpeedKernels {
-		return PrefillCell{}, fmt.Sprintf("the prompt model is fitted on llama.cpp; no %s prompt measurement checks it", orUnspecified(e))
+		return PrefillCell{}, fmt.Sprintf("the prompt model is fitted on %s; no %s prompt measurement checks it", fittedOn(), orUnspecified(e))
 	}
 	if pl.Offloaded || pl.AllExpertsOnHost || pl.moeOffload() {
 		return PrefillCell{}, "part of the model runs from host memory, which no prompt row measures"
@@ -182,26 +189,9 @@ func prefillCellOf(pl *planned, req *planning) (PrefillCell, string) {
 	}
 	path := efficiency(fitted).requestPrefillPath(devs, pl, req)
 	if !path.TodaysBuild {
-		return PrefillCell{}, "no prompt row of today's llama.cpp build measures this GPU's architecture; the May 2024 build's constants, fitted on NVIDIA rows, are applied"
+		return PrefillCell{}, "no prompt row of today's " + speedRowsOf(e).engine + "build measures this GPU's architecture; the May 2024 build's constants, fitted on NVIDIA rows, are applied"
 	}
 	return PrefillCell{PrefillSetCUDAToday, path.Arch, family}, ""
-}
-
-// ServingPromptHeldOut is the check of the serving prompt model on the
-// held-out vLLM rows of internal/calibration/data/serving_prefill.json
-// (time to first token at 2,048 input tokens): how many, and their median
-// |log(planned/measured)| as a factor. TestServingPromptQuoteIsTheReplay
-// (internal/calibration/fit) checks it against the replay.
-const ServingPromptHeldOut = "8 held-out vLLM rows, median |log(planned/measured)| 0.459 (a factor of 1.58)"
-
-// servingPromptNotValidated is why a serving engine's prefill figure is
-// not validated: vLLM's held-out rows miss issue 22's bound; SGLang's
-// prompt constants are fitted on its rows and no held-out row checks them.
-func servingPromptNotValidated(fit calibration.ServingFit) string {
-	if fit == calibration.ServingFitSGLang {
-		return "SGLang's prompt constants are fitted on the SGLang cookbook's rows of internal/calibration/data/serving_prefill.json and no held-out SGLang row checks them (docs/accuracy.md, \"Serving prefill\")"
-	}
-	return fmt.Sprintf("vLLM's prompt model is checked on internal/calibration/data/serving_prefill.json (%s; docs/accuracy.md, \"Serving prefill\"), past the %.0f%% a validated prefill figure meets", ServingPromptHeldOut, 100*PrefillBound)
 }
 
 // PrefillCell is the cell the replayed prompt falls in (prefillCellOf) and

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -83,7 +84,7 @@ func TestPrefillValidatedOn(t *testing.T) {
 		"rtx 5090 x2":      {throughput(`{"model":{"name":"llama-3.1-70b"},"quant":"q4_k_m","engine":"llama.cpp"}`, rtx5090(0), rtx5090(1)), "none splits the layers"},
 		"m2 ultra q8_0":    {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q8_0","engine":"llama.cpp"}`, m2Ultra), "no held-out prompt row of q8 weights on Apple GPUs"},
 		"mi300x llama.cpp": {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"q4_k_m","engine":"llama.cpp"}`, mi300x(0)), "May 2024 build's constants"},
-		"vllm":             {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"bf16","engine":"vllm"}`, h100(0)), ServingPromptHeldOut},
+		"vllm":             {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"bf16","engine":"vllm"}`, h100(0)), calibration.ServingPromptHeldOut},
 		"sglang":           {throughput(`{"model":{"name":"llama-3.1-8b"},"quant":"bf16","engine":"sglang"}`, h100(0)), "no held-out SGLang row"},
 	}
 	for name, c := range validated {

@@ -48,15 +48,15 @@ func TestServingBatchReplayIsThePlannersFigure(t *testing.T) {
 // plan decoding several sequences a step says in validated_on that its
 // constants are batch-1 fits, how many sequences the step holds, and what
 // the published runs at a concurrency above 1 give
-// (VLLMConcurrencyCheck, SGLangConcurrencyCheck); at one sequence it says
-// nothing of concurrency. An SGLang plan paying vLLM's constants off HBM
+// (calibration.VLLMConcurrencyCheck, calibration.SGLangConcurrencyCheck);
+// at one sequence it says nothing of concurrency. An SGLang plan paying vLLM's constants off HBM
 // GPUs says no run checks it.
 func TestServingValidatedOnSaysWhatChecksTheConcurrency(t *testing.T) {
 	m, err := modelio.Resolve(model.Spec{Name: "Llama-3.1-70B"})
 	require.NoError(t, err)
 	h100, ok := specs.ByName("NVIDIA H100 SXM5 80GB")
 	require.True(t, ok)
-	for _, tc := range []struct{ engine, check string }{{engine.NameVLLM, VLLMConcurrencyCheck}, {engine.NameSGLang, SGLangConcurrencyCheck}} {
+	for _, tc := range []struct{ engine, check string }{{engine.NameVLLM, calibration.VLLMConcurrencyCheck}, {engine.NameSGLang, calibration.SGLangConcurrencyCheck}} {
 		one := NewServingBatchReplay(tc.engine, m, quant.Level("bf16"), h100, 4, 1, 1024)
 		v1, ok := validatedOn(one.decodePlan, one.decodeReq)
 		assert.False(t, ok)
@@ -77,13 +77,13 @@ func TestServingValidatedOnSaysWhatChecksTheConcurrency(t *testing.T) {
 	require.NoError(t, err)
 	r := NewServingBatchReplay(engine.NameSGLang, small, quant.Level("bf16"), rtx, 1, 8, 1024)
 	v, _ := validatedOn(r.decodePlan, r.decodeReq)
-	assert.Contains(t, v, sglangFallback)
+	assert.Contains(t, v, calibration.SGLangOffHBM)
 	assert.Contains(t, v, "at 8 sequences a step")
 	assert.Contains(t, v, "no published run at a concurrency above 1 on these GPUs checks it")
-	assert.NotContains(t, v, SGLangConcurrencyCheck)
+	assert.NotContains(t, v, calibration.SGLangConcurrencyCheck)
 
 	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"engine":"vllm","quant":"bf16","context_length":1024,"batch_size":16}`, eightH100(t, false)))
-	assert.Contains(t, a.Throughput.ValidatedOn, VLLMConcurrencyCheck, "the answer carries it")
+	assert.Contains(t, a.Throughput.ValidatedOn, calibration.VLLMConcurrencyCheck, "the answer carries it")
 }
 
 // TestServingBatchSecondsPerSequenceBeyondTheFirst: the per-sequence term

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -169,7 +170,7 @@ func TestSGLangOffloadOnHBMUsesSGLangConstants(t *testing.T) {
 	require.NotNil(t, a.Throughput)
 	notes := strings.Join(a.Throughput.Assumptions, "\n")
 	assert.Contains(t, notes, "SGLang batch-1 decode")
-	assert.NotContains(t, notes, sglangFallback)
+	assert.NotContains(t, notes, calibration.SGLangOffHBM)
 	assert.Positive(t, a.Throughput.DecodeTokensPerS)
 }
 

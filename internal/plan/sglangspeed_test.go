@@ -50,7 +50,7 @@ func TestSGLangPlanPaysSGLangConstants(t *testing.T) {
 	notes := strings.Join(estimateWith(r.decodePlan, r.decodeReq, 0, efficiency(charged)).Assumptions, "\n")
 	assert.Contains(t, notes, "SGLang batch-1 decode streams")
 	assert.NotContains(t, notes, "vLLM batch-1 decode", "vLLM's note is not an SGLang plan's")
-	assert.NotContains(t, notes, sglangFallback)
+	assert.NotContains(t, notes, calibration.SGLangOffHBM)
 }
 
 // TestSGLangFallsBackToVLLMOffHBM: SGLang's rows are all of HBM GPUs, so an

@@ -14,38 +14,75 @@ import (
 // calibration set covers the plan; a headline shows no speed then.
 const NotValidated = "not validated"
 
-// measuredSet names the measurements the speed model is checked on.
-const measuredSet = "llama.cpp rows of internal/calibration/data (docs/accuracy.md)"
+// measuredSet names the measurements the speed model is checked on, after
+// the name of the engine whose runs they are (speedRows.engine).
+const measuredSet = "rows of internal/calibration/data (docs/accuracy.md)"
 
-// VLLMOutOfSample is the check of vLLM's constants
-// (calibration.Fitted.VLLM): how many vLLM rows of
-// internal/calibration/data/serving_decode.json they are fitted on, of how
-// many sources, and the median and p90 of the out-of-sample |error| when
-// each source's rows are predicted by constants fitted on the others
-// (servingcv.go in internal/calibration/fit;
-// TestVLLMValidatedOnQuotesTheCrossValidation there checks these figures
-// against the fit's).
-const VLLMOutOfSample = "39 rows of 18 sources; out of sample median 9.4 %, p90 34.2 %"
+// speedRows are the words validated_on names the speed rows of
+// internal/calibration/data by in a plan of a SpeedKernels engine: the
+// engine's own where it names the rows as its runs
+// (engine.SpeedRowsNamer: its title, the settings they ran with), else
+// words naming the rows by what they measured, none of another engine's.
+type speedRows struct {
+	// engine is the engine's title and a space, or "".
+	engine string
+	// settings are the engine's names for the settings the rows ran with.
+	settings engine.SpeedRows
+	named    bool
+}
 
-// vllmValidatedOn is the validated_on of a vLLM plan that pays vLLM's
-// constants: what they are fitted on and checked by, and why the figure
-// is not validated (the out-of-sample p90 is above the 12 % a validated
-// figure meets; docs/accuracy.md, "Serving engines").
-const vllmValidatedOn = NotValidated + ": vLLM's constants are fitted on the vLLM batch-1 rows of internal/calibration/data/serving_decode.json (NVIDIA A100, H100, H20, B200, RTX 4090 and AMD MI300X; tensor parallelism 1-8) and checked by leave-one-source-out cross-validation (" +
-	VLLMOutOfSample + "; docs/accuracy.md); the out-of-sample p90 is above the 12% a validated figure meets"
+// speedRowsOf is the words of engine e's plans for the speed rows.
+func speedRowsOf(e engine.Engine) speedRows {
+	s, ok := engine.SpeedRowsOf(e)
+	if !ok {
+		return speedRows{}
+	}
+	return speedRows{engine: e.Title() + " ", settings: s, named: true}
+}
 
-// VLLMConcurrencyCheck and SGLangConcurrencyCheck are what the published
-// runs at a concurrency above 1 of each engine
-// (internal/calibration/data/serving_concurrency.json) give under the
-// shipped constants: the per-sequence decode rate of a plan with
-// batch_size C against the measured one, on the rows held out from the
-// per-sequence term's fit (vLLM's MI300X benchmark_latency rows fit it).
-// TestServingConcurrencyCheckQuotesTheReplay (internal/calibration/fit)
-// checks these figures against the replay.
-const (
-	VLLMConcurrencyCheck   = "13 held-out rows of 2 sources at concurrency 2-128: median error 15.4 %, p90 49.8 %; 14 rows of 1 source fit its per-sequence term"
-	SGLangConcurrencyCheck = "22 held-out rows of 1 source at concurrency 16-100: median error 32.7 %, p90 224 %"
-)
+// expertRows names the rows that run the first layers' routed experts on
+// the CPU: "--n-cpu-moe rows".
+func (w speedRows) expertRows() string {
+	if !w.named {
+		return "rows of routed experts on the CPU"
+	}
+	return w.settings.ExpertsOnHost + " rows"
+}
+
+// layerRows names the rows that run whole layers on the CPU: "-ngl rows".
+func (w speedRows) layerRows() string {
+	if !w.named {
+		return "rows of layers on the CPU"
+	}
+	return w.settings.LayersOnHost + " rows"
+}
+
+// layerAndExpertRows names the rows of both: "-ngl and --n-cpu-moe rows".
+func (w speedRows) layerAndExpertRows() string {
+	if !w.named {
+		return "rows of layers and of routed experts on the CPU"
+	}
+	return w.settings.LayersOnHost + " and " + w.settings.ExpertsOnHost + " rows"
+}
+
+// partOfLayer is the setting that moves part of a layer's experts, as an
+// aside: " (-ot)", "" where the engine names none.
+func (w speedRows) partOfLayer() string {
+	if !w.named || w.settings.PartOfLayerExperts == "" {
+		return ""
+	}
+	return " (" + w.settings.PartOfLayerExperts + ")"
+}
+
+// fittedOn names what the figures of an engine whose runs no row measured
+// are fitted on: the engine whose runs the speed rows are
+// (engine.SpeedRowsEngine), by its title.
+func fittedOn() string {
+	if e := engine.SpeedRowsEngine(); e != nil {
+		return e.Title()
+	}
+	return "another engine's runs"
+}
 
 // servingConcurrencyNote is what a serving plan decoding running
 // sequences a step adds to its validated_on: nothing at one sequence (the
@@ -55,20 +92,56 @@ const (
 // the matrix products at a fitted efficiency) and a MoE model's expert
 // reads (costs.batchExpertReads), and what the
 // published runs at a concurrency above 1 of the engine whose constants
-// the plan pays give (none for SGLang paying vLLM's constants off HBM
-// GPUs: no such run of either engine there).
+// the plan pays give, in the words of the set's rows
+// (calibration.ServingFit.ConcurrencyRuns; none for SGLang's set paying
+// vLLM's constants off HBM GPUs: no such run of either engine there).
 func servingConcurrencyNote(fit calibration.ServingFit, pl *planned, running int) string {
 	if running <= 1 {
 		return ""
 	}
 	lead := fmt.Sprintf("; at %d sequences a step the figure is the batch-1 step plus their KV cache reads, all-reduce messages, a time per layer and their matrix products at a fitted efficiency for each sequence beyond the first and, for a MoE model, the experts they route to", running)
-	if fit == calibration.ServingFitSGLang {
-		if _, own := efficiency(fitted).sglangDecode(pl); !own {
-			return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
-		}
-		return lead + "; published SGLang runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + SGLangConcurrencyCheck + ") mostly measure a step that grows faster with the concurrency than planned"
+	if !servingOwn(fit, pl) {
+		return lead + ", and no published run at a concurrency above 1 on these GPUs checks it"
 	}
-	return lead + "; published vLLM runs at a concurrency above 1 (internal/calibration/data/serving_concurrency.json: " + VLLMConcurrencyCheck + ") measure steps that grow both faster and slower with the concurrency than planned"
+	return lead + "; " + fit.ConcurrencyRuns()
+}
+
+// servingOwn reports whether a plan paying serving set fit pays the set's
+// own constants: all but SGLang's set off HBM GPUs, which pays vLLM's
+// (sglangDecode).
+func servingOwn(fit calibration.ServingFit, pl *planned) bool {
+	if fit != calibration.ServingFitSGLang {
+		return true
+	}
+	_, own := efficiency(fitted).sglangDecode(pl)
+	return own
+}
+
+// servingValidatedOn is the validated_on of a plan paying the constants of
+// serving set fit: why they do not validate it, in the words of the set's
+// rows (calibration.ServingFit.NotValidatedWhy), or that SGLang's set pays
+// vLLM's constants on these GPUs (calibration.SGLangOffHBM).
+func servingValidatedOn(fit calibration.ServingFit, pl *planned) string {
+	if !servingOwn(fit, pl) {
+		return NotValidated + ": " + calibration.SGLangOffHBM
+	}
+	return NotValidated + ": " + fit.NotValidatedWhy()
+}
+
+// streamedGPUFigure says what the GPU's part of streamed plan pl's decode
+// is under engine en: the batch-1 fit of the serving set it pays, in the
+// words of the set's rows (calibration.ServingFit.BatchFit; SGLang's set
+// off HBM GPUs pays vLLM's, calibration.SGLangPaysVLLMFit), or the generic
+// estimate where no serving row covers the device (streamedValidatedOn).
+func streamedGPUFigure(en engine.Engine, pl *planned) string {
+	if !efficiency(fitted).servingUsed(en, pl) {
+		return "the generic estimate (no " + en.Title() + " row on this device)"
+	}
+	fit := servingFitOf(en)
+	if !servingOwn(fit, pl) {
+		return calibration.SGLangPaysVLLMFit
+	}
+	return fit.BatchFit()
 }
 
 // validatedCells are the (memory class, weight family) pairs with measured
@@ -105,40 +178,39 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	e := planEngine(pl, req)
 	speed, fit := engine.SpeedModelOf(e), servingFitOf(e)
 	if speed == engine.SpeedServing && fit == "" {
-		return fmt.Sprintf("%s: %s names no calibration set fitted on its own runs that the planner holds constants for (engine.ServingFitted), so its plans pay no serving engine's fitted constants: the speed is the generic per-layer estimate, fitted on llama.cpp, which no %s measurement checks", NotValidated, e.Title(), e.Title()), false
+		return fmt.Sprintf("%s: %s names no calibration set fitted on its own runs that the planner holds constants for (engine.ServingFitted), so its plans pay no serving engine's fitted constants: the speed is the generic per-layer estimate, fitted on %s, which no %s measurement checks", NotValidated, e.Title(), fittedOn(), e.Title()), false
 	}
 	if pl.streamed() && speed == engine.SpeedServing {
 		return streamedValidatedOn(pl, streamedGPUFigure(e, pl)), false
 	}
-	if fit == calibration.ServingFitSGLang && efficiency(fitted).servingUsed(e, pl) {
-		return sglangValidatedOn(pl) + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
-	}
-	if fit == calibration.ServingFitVLLM && efficiency(fitted).servingUsed(e, pl) {
-		return vllmValidatedOn + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
+	if fit != "" && efficiency(fitted).servingUsed(e, pl) {
+		return servingValidatedOn(fit, pl) + servingConcurrencyNote(fit, pl, pl.runningOf(req)), false
 	}
 	if speed != engine.SpeedKernels {
-		return fmt.Sprintf("%s: the speed model is fitted on llama.cpp; no %s measurement checks it", NotValidated, orUnspecified(e)), false
+		return fmt.Sprintf("%s: the speed model is fitted on %s; no %s measurement checks it", NotValidated, fittedOn(), orUnspecified(e)), false
 	}
+	rows := speedRowsOf(e)
 	if pl.moeOffload() {
-		// TestOffloadReplay (internal/calibration/fit): the --n-cpu-moe
-		// rows replay within 25 %, on two published machines and this
-		// project's H200 VM, not within the 12 % of the cells below.
-		// Every row is one GPU; the H200 VM's -ot row moves whole layers'
-		// experts too.
-		v := NotValidated + ": the experts run from host memory; the --n-cpu-moe rows (internal/calibration/data/offload_decode.json: two published machines and a recorded H200 VM) replay within 25%, not the 12% a validated figure meets"
+		// TestOffloadReplay (internal/calibration/fit): the rows of
+		// routed experts on the CPU replay within 25 %, on two published
+		// machines and this project's H200 VM, not within the 12 % of the
+		// cells below. Every row is one GPU; the H200 VM's row of tensor
+		// overrides moves whole layers' experts too
+		// (TestLlamaCPPNamesItsSpeedRowsByItsFlags, internal/engine).
+		v := NotValidated + ": the experts run from host memory; the " + rows.expertRows() + " (internal/calibration/data/offload_decode.json: two published machines and a recorded H200 VM) replay within 25%, not the 12% a validated figure meets"
 		if n := len(pl.Stages) - 1; n > 1 {
 			v += fmt.Sprintf("; those rows are one GPU each, and no measurement checks this split over %d GPUs", n)
 		}
 		if pl.moeHost().partial(&pl.Costs) {
-			v += "; no row moves part of a layer's experts (-ot)"
+			v += "; no row moves part of a layer's experts" + rows.partOfLayer()
 		}
 		return v, false
 	}
 	if pl.AllExpertsOnHost {
-		return NotValidated + ": the first layers and every routed expert run from host memory (" + hostOffloadWords(pl) + "); the published -ngl and --n-cpu-moe rows (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
+		return NotValidated + ": the first layers and every routed expert run from host memory (" + hostOffloadWords(pl) + "); the published " + rows.layerAndExpertRows() + " (internal/calibration/data/offload_decode.json) replay within 25%, not the 12% a validated figure meets, and no row keeps only the dense weights of some layers on the GPU", false
 	}
 	if pl.Offloaded {
-		return NotValidated + ": part of the model runs from host memory; the published -ngl rows (internal/calibration/data/offload_decode.json, one machine) replay within 25%, not the 12% a validated figure meets", false
+		return NotValidated + ": part of the model runs from host memory; the published " + rows.layerRows() + " (internal/calibration/data/offload_decode.json, one machine) replay within 25%, not the 12% a validated figure meets", false
 	}
 	var class string
 	for _, s := range pl.Stages {
@@ -164,10 +236,14 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	}
 	family := weightFamily(pl.Level)
 	if arch := todaysDecodeArchitecture(pl, req); arch != "" {
-		return todaysValidatedOn(arch, family, pl.batchOf(req), len(pl.Stages))
+		return todaysValidatedOn(rows, arch, family, pl.batchOf(req), len(pl.Stages))
 	}
 	if class == MemoryClassHBM && family == WeightsQ8 {
-		return NotValidated + ": Q8_0 weights on HBM GPUs: the fitted H200 record (Llama-3.1-8B) replays within 12%, but the " + HBMQ8Check + " (internal/calibration/data/h200-speed-34af94cd), past the 15% a held-out check meets", false
+		records := HBMQ8Records
+		if b := rows.build(h200Build); b != "" {
+			records += " of " + b
+		}
+		return NotValidated + ": Q8_0 weights on HBM GPUs: the fitted H200 record (Llama-3.1-8B) replays within 12%, but the " + records + " " + HBMQ8Check + " (internal/calibration/data/h200-speed-" + h200Build + "), past the 15% a held-out check meets", false
 	}
 	devices, ok := validatedCells[class][family]
 	if !ok {
@@ -176,7 +252,7 @@ func validatedOn(pl *planned, req *planning) (string, bool) {
 	if pl.batchOf(req) > 1 {
 		return NotValidated + ": the measurements decode one sequence at a time", false
 	}
-	return fmt.Sprintf("%s: %s, %s weights", measuredSet, devices, family), true
+	return fmt.Sprintf("%s%s: %s, %s weights", rows.engine, measuredSet, devices, family), true
 }
 
 // nvidiaGPU reports whether d is an NVIDIA GPU (detected or by its record).
@@ -253,12 +329,31 @@ func todaysDecodeArchitecture(pl *planned, req *planning) string {
 // (internal/calibration/fit) checks these figures against the replay.
 const TodayFloatCheck = "4 16-bit rows (3 BF16, 1 F16), one GPU per architecture (RTX 3090, RTX 4090, RTX 5090), replay 7-19% too slow, median 11%"
 
-// HBMQ8Check is what the held-out H200 Q8_0 records (llama.cpp 34af94cd,
-// internal/calibration/data/h200-speed-34af94cd) give under the shipped
-// constants; Phi-3-mini's miss is investigated, not explained
-// (docs/accuracy.md). TestHBMQ8CheckQuotesTheReplay
-// (internal/calibration/fit) checks these figures against the replay.
-const HBMQ8Check = "2 held-out H200 Q8_0 records of llama.cpp 34af94cd (Llama-3.2-1B +7%, Phi-3-mini-4k-instruct +26%) replay with a median error of 17%"
+// HBMQ8Records and HBMQ8Check are the held-out H200 Q8_0 records
+// (internal/calibration/data/h200-speed-34af94cd, of build h200Build)
+// and what they give under the shipped constants; Phi-3-mini's miss is
+// investigated, not explained (docs/accuracy.md).
+// TestHBMQ8CheckQuotesTheReplay (internal/calibration/fit) checks these
+// figures against the replay.
+const (
+	HBMQ8Records = "2 held-out H200 Q8_0 records"
+	HBMQ8Check   = "(Llama-3.2-1B +7%, Phi-3-mini-4k-instruct +26%) replay with a median error of 17%"
+)
+
+// h200Build is the commit of the llama.cpp build the held-out H200
+// records ran, as their directory of internal/calibration/data names it
+// (h200-speed-34af94cd).
+const h200Build = "34af94cd"
+
+// build names the build of the engine's rows at commit c: "llama.cpp
+// 34af94cd"; "" where the engine does not name the rows (the rows'
+// directory names the commit).
+func (w speedRows) build(c string) string {
+	if !w.named {
+		return ""
+	}
+	return w.engine + c
+}
 
 // todaysValidatedOn is validatedOn for a plan whose decode takes today's
 // constants on arch: the scoreboard rows vouch for integer weights of the
@@ -267,18 +362,18 @@ const HBMQ8Check = "2 held-out H200 Q8_0 records of llama.cpp 34af94cd (Llama-3.
 // validated figure may, and Q8_0 weights take the Q4_0 fraction no row of
 // today's build measures, so neither is validated, nor is a split over
 // several GPUs.
-func todaysValidatedOn(arch, family string, batch, stages int) (string, bool) {
+func todaysValidatedOn(rows speedRows, arch, family string, batch, stages int) (string, bool) {
 	switch family {
 	case WeightsFloat:
-		return NotValidated + ": 16-bit weights on today's llama.cpp CUDA build on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_microbatch.json: " + TodayFloatCheck + " under the May 2024 builds' 16-bit fraction), past the 12% a validated figure meets", false
+		return NotValidated + ": 16-bit weights on today's " + rows.engine + "CUDA build on GDDR NVIDIA GPUs (internal/calibration/data/decode_today_microbatch.json: " + TodayFloatCheck + " under the May 2024 builds' 16-bit fraction), past the 12% a validated figure meets", false
 	case WeightsQ8:
-		return NotValidated + ": no measurement of Q8_0 weights on today's llama.cpp CUDA build on this GPU architecture (the scoreboard rows are Q4_0, whose fraction Q8_0 takes); not validated until measured", false
+		return NotValidated + ": no measurement of Q8_0 weights on today's " + rows.engine + "CUDA build on this GPU architecture (the scoreboard rows are Q4_0, whose fraction Q8_0 takes); not validated until measured", false
 	}
 	if batch > 1 {
 		return NotValidated + ": the measurements decode one sequence at a time", false
 	}
 	if stages > 1 {
-		return NotValidated + ": the scoreboard rows of today's llama.cpp CUDA build are one GPU each; none splits the layers over several GPUs", false
+		return NotValidated + ": the scoreboard rows of today's " + rows.engine + "CUDA build are one GPU each; none splits the layers over several GPUs", false
 	}
-	return fmt.Sprintf("llama.cpp CUDA scoreboard rows of internal/calibration/data/prefill_today.json (docs/accuracy.md): %s, kquant weights", todaysDecodeRows[arch]), true
+	return fmt.Sprintf("%sCUDA scoreboard rows of internal/calibration/data/prefill_today.json (docs/accuracy.md): %s, kquant weights", rows.engine, todaysDecodeRows[arch]), true
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/modelio"
@@ -33,7 +34,7 @@ func TestVLLMValidatedOnNamesItsRows(t *testing.T) {
 	assert.Contains(t, v, "vLLM's constants")
 	assert.Contains(t, v, "serving_decode.json")
 	assert.Contains(t, v, "leave-one-source-out")
-	assert.Contains(t, v, VLLMOutOfSample)
+	assert.Contains(t, v, calibration.VLLMOutOfSample)
 	assert.NotContains(t, v, "fitted on llama.cpp")
 }
 
@@ -49,7 +50,7 @@ func TestHBMQ8IsNotValidated(t *testing.T) {
 	v, ok := validatedOn(q8.decodePlan, q8.decodeReq)
 	assert.False(t, ok)
 	assert.True(t, strings.HasPrefix(v, NotValidated), v)
-	assert.Contains(t, v, HBMQ8Check)
+	assert.Contains(t, v, HBMQ8Records+" of llama.cpp 34af94cd "+HBMQ8Check)
 	k := NewReplay(engine.NameLlamaCPP, m, quant.Level("q4_k_m"), s, 1, 0, 64)
 	v, ok = validatedOn(k.decodePlan, k.decodeReq)
 	assert.True(t, ok, v)

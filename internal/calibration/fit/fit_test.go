@@ -910,11 +910,11 @@ func TestSetupWeights(t *testing.T) {
 }
 
 // TestVLLMValidatedOnQuotesTheCrossValidation: the figures a vLLM plan's
-// validated_on quotes (plan.VLLMOutOfSample) are the fit's: the vLLM rows
+// validated_on quotes (calibration.VLLMOutOfSample) are the fit's: the vLLM rows
 // and sources of the leave-one-source-out cross-validation and its
 // out-of-sample median and p90.
 func TestVLLMValidatedOnQuotesTheCrossValidation(t *testing.T) {
 	cv := fitted(t).servingFit.cv
 	want := fmt.Sprintf("%d rows of %d sources; out of sample median %s, p90 %s", len(cv.errors), cv.groups, pct(cv.median()), pct(cv.p90()))
-	assert.Equal(t, want, plan.VLLMOutOfSample)
+	assert.Equal(t, want, calibration.VLLMOutOfSample)
 }

@@ -74,7 +74,7 @@ func TestPrefillHeldOutQuotesTheReplays(t *testing.T) {
 }
 
 // TestServingPromptQuoteIsTheReplay checks the figures
-// plan.ServingPromptHeldOut quotes in a vLLM plan's prefill_validated_on:
+// calibration.ServingPromptHeldOut quotes in a vLLM plan's prefill_validated_on:
 // the held-out vLLM rows of data/serving_prefill.json and the median
 // |log(planned/measured)| of TestServingPrefillHeldOut, with its factor.
 func TestServingPromptQuoteIsTheReplay(t *testing.T) {
@@ -91,6 +91,6 @@ func TestServingPromptQuoteIsTheReplay(t *testing.T) {
 	}
 	m := quantile(logs, 0.5)
 	want := fmt.Sprintf("%d held-out vLLM rows, median |log(planned/measured)| %.3f (a factor of %.2f)", len(logs), m, math.Exp(m))
-	assert.Equal(t, want, plan.ServingPromptHeldOut)
+	assert.Equal(t, want, calibration.ServingPromptHeldOut)
 	assert.Greater(t, math.Exp(m)-1, plan.PrefillBound, "the quote says the vLLM prompt rows miss issue 22's bound")
 }

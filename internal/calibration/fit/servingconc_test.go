@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
-	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
 )
 
 // The ratchet on the concurrency replay (data/serving_concurrency.json),
@@ -57,8 +56,8 @@ func TestServingConcurrencyReplay(t *testing.T) {
 	assert.LessOrEqual(t, quantile(errs, 0.9), servingConcurrencyP90Ceiling)
 }
 
-// concurrencyCheck is the text plan.VLLMConcurrencyCheck and
-// plan.SGLangConcurrencyCheck quote for the cases of one engine: the
+// concurrencyCheck is the text calibration.VLLMConcurrencyCheck and
+// calibration.SGLangConcurrencyCheck quote for the cases of one engine: the
 // held-out rows, their sources, concurrency range and the median and p90
 // of their error, then how many rows of the engine fitted the per-sequence
 // term (rule 6), if any.
@@ -112,6 +111,6 @@ func TestServingConcurrencyCheckQuotesTheReplay(t *testing.T) {
 	for _, sc := range cases {
 		byEngine[sc.row.Engine] = append(byEngine[sc.row.Engine], sc)
 	}
-	assert.Equal(t, plan.VLLMConcurrencyCheck, concurrencyCheck(byEngine["vllm"], calibration.Fitted))
-	assert.Equal(t, plan.SGLangConcurrencyCheck, concurrencyCheck(byEngine["sglang"], calibration.Fitted))
+	assert.Equal(t, calibration.VLLMConcurrencyCheck, concurrencyCheck(byEngine["vllm"], calibration.Fitted))
+	assert.Equal(t, calibration.SGLangConcurrencyCheck, concurrencyCheck(byEngine["sglang"], calibration.Fitted))
 }

@@ -41,7 +41,7 @@ const servingPrefillInput = 2048
 const servingPrefillHeldOutLogCeiling = 0.46
 
 // servingPrefillHeldOutRows is the number of held-out rows docs/accuracy.md
-// and plan.ServingPromptHeldOut state ("8 held-out vLLM rows").
+// and calibration.ServingPromptHeldOut state ("8 held-out vLLM rows").
 const servingPrefillHeldOutRows = 8
 
 // servingPrefillHeldOutSources are the sources of the held-out vLLM rows:
@@ -113,7 +113,7 @@ func TestServingPrefillHeldOut(t *testing.T) {
 		}
 	}
 	assert.Empty(t, heldOut, "held-out rows the replay left out")
-	require.Len(t, logs, servingPrefillHeldOutRows, "the held-out rows docs/accuracy.md and plan.ServingPromptHeldOut count")
+	require.Len(t, logs, servingPrefillHeldOutRows, "the held-out rows docs/accuracy.md and calibration.ServingPromptHeldOut count")
 	median := quantile(logs, 0.5)
 	t.Logf("%d held-out rows, median |log(planned/measured)| %.3f", len(logs), median)
 	assert.LessOrEqual(t, median, servingPrefillHeldOutLogCeiling)
