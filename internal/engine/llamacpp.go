@@ -606,6 +606,20 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		// one-byte cache the plan sized, so it runs q8_0, as int8 does.
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
 		notes = append(notes, "llama.cpp has no fp8 KV cache: the command stores it as q8_0 (--cache-type-k q8_0 --cache-type-v q8_0), the nearest, one byte an element as the plan sized it")
+	case k == "bf16":
+		// bf16 is one of llama.cpp's cache types (kv_cache_types in
+		// common/arg.cpp @ 34af94cd); without the flags it allocates
+		// f16, the same size but not the type the plan says. It is not a
+		// quantized ggml type (ggml/src/ggml.c: is_quantized false), so
+		// it needs no flash attention (src/llama-context.cpp checks
+		// ggml_is_quantized(type_v)). The flash-attention kernels take
+		// it (ggml-cuda/fattn.cu: ggml_cuda_fattn_kv_type_supported;
+		// ggml-metal-device.m: on a GPU with bfloat; ggml-cpu/ops.cpp
+		// through its bf16 vec_dot); where one does not, -fa auto turns
+		// flash attention off (resolve_fused_ops, src/llama-context.cpp)
+		// and the plain path's matrix products take bf16 (ggml-cuda.cu:
+		// supports_op, GGML_OP_MUL_MAT).
+		a = append(a, "--cache-type-k", "bf16", "--cache-type-v", "bf16")
 	case slices.Contains(llamaCacheTypes, k):
 		// The plan sized its cache at this type (CacheTypes); without the
 		// flags llama-server allocates f16, its default.

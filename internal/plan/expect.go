@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
@@ -76,6 +77,41 @@ type EngineExpect struct {
 	// engine_version is before engine.VLLMOldestVersion, the oldest release
 	// the accounting covers.
 	Warning string `json:"warning,omitempty"`
+	// warnings are the caveats Warning joins, each of which the answer's
+	// warnings carry too (addExpectWarnings).
+	warnings []string
+}
+
+// warn adds caveat w ("" adds none) to x's warnings and to Warning, which
+// joins them with "; ".
+func (x *EngineExpect) warn(w string) {
+	if w == "" {
+		return
+	}
+	x.warnings = append(x.warnings, w)
+	x.Warning = strings.Join(x.warnings, "; ")
+}
+
+// addExpectWarnings adds to warnings each caveat of the engines' expected
+// start-up figures (EngineExpect.warn) it lacks, in engine-name order: a
+// caveat of the plan is one of its warnings, which the CLI's text plan
+// prints (engine_expect it does not), whatever the engine. vLLM's release
+// warning is among them already (engineVersionWarnings) and is not
+// repeated.
+func addExpectWarnings(warnings []string, expect map[string]EngineExpect) []string {
+	names := make([]string, 0, len(expect))
+	for n := range expect {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		for _, w := range expect[n].warnings {
+			if !slices.Contains(warnings, w) {
+				warnings = append(warnings, w)
+			}
+		}
+	}
+	return warnings
 }
 
 // vllmBlockTokens is vLLM's default --block-size on CUDA: the KV cache is
@@ -189,17 +225,15 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		short = short || hybridConcurrency < 1
 	}
 	if !b.WorkspaceOutside && short {
-		out.Warning = shortPoolWarning(b.Engine, out.EngineVersion, req.ContextLength, out.KVCacheTokens)
+		out.warn(shortPoolWarning(b.Engine, out.EngineVersion, req.ContextLength, out.KVCacheTokens))
 	}
 	if !b.WorkspaceOutside {
-		if w := releaseWarning(b.Engine, vllmStartupOf(pl).Version); w != "" {
-			out.Warning = strings.TrimPrefix(out.Warning+"; "+w, "; ")
-		}
+		out.warn(releaseWarning(b.Engine, vllmStartupOf(pl).Version))
 	}
 	if b.WorkspaceOutside {
 		out.MaxTotalNumTokens = out.KVCacheTokens
 		layout = engine.ReportStatic
-		out.Warning = staticReserveWarning(pl)
+		out.warn(staticReserveWarning(pl))
 	}
 	out.Source = reportSource(b.Engine, layout, backend)
 	return map[string]EngineExpect{b.Engine.Name(): out}

@@ -50,8 +50,6 @@ func engineExpectCPU(pl *planned, req *planning) map[string]EngineExpect {
 	out.MaxConcurrency = math.Floor(max(concurrency, 0)*100) / 100
 	out.Source = reportSource(pl.Pool.Budget.Engine, engine.ReportHost, engine.VLLMBackendGPU)
 	out.EngineVersion = vllmVersion(req).String()
-	if w := releaseWarning(pl.Pool.Budget.Engine, vllmVersion(req)); w != "" {
-		out.Warning = w
-	}
+	out.warn(releaseWarning(pl.Pool.Budget.Engine, vllmVersion(req)))
 	return map[string]EngineExpect{pl.Pool.Budget.Engine.Name(): out}
 }

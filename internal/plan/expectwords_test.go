@@ -67,3 +67,59 @@ func TestEngineExpectWordsUnchangedForVLLMAndSGLang(t *testing.T) {
 		assert.Equal(t, old, a.EngineExpect["vllm"].Warning, body)
 	}
 }
+
+// oldServer is a made-up engine like profileServer that reads
+// engine_version (engine.Versioned) and warns of every release
+// (engine.ReleaseWarner): its engine_expect carries a warning whether or
+// not the request names a release.
+type oldServer struct{ profileServer }
+
+func (oldServer) Name() string           { return "oldserve" }
+func (oldServer) Title() string          { return "OldServe" }
+func (oldServer) DefaultVersion() string { return "0.21.0" }
+func (oldServer) ReleaseWarning(v engine.Version) string {
+	return "OldServe " + v.String() + " is older than the rules this planner follows"
+}
+
+// A warning of engine_expect is a caveat of the plan: the answer's
+// warnings carry it, once, whatever the engine, so that the CLI's text
+// plan, which prints the warnings and not engine_expect, hides none. Only
+// SGLang's was copied there (its budget's WorkspaceOutside); an engine
+// warning of its release with no engine_version asked (engineVersionWarnings
+// reads only a release asked) had its warning in engine_expect alone.
+// vLLM's release warning, already among the warnings, is not repeated, nor
+// is SGLang's fraction warning.
+func TestEngineExpectWarningsAreTheAnswers(t *testing.T) {
+	engine.Register(oldServer{})
+	defer engine.Unregister(oldServer{}.Name())
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"oldserve","context_length":8192}`, h100Expect(t)))
+	require.True(t, a.Fits.Yes(), dump(t, a))
+	x, ok := a.EngineExpect["oldserve"]
+	require.True(t, ok, dump(t, a))
+	require.Equal(t, "OldServe 0.21.0 is older than the rules this planner follows", x.Warning)
+	assert.Equal(t, 1, countOf(a.Warnings, x.Warning), "%q", a.Warnings)
+
+	for _, body := range []string{
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","engine_version":"0.2.5","context_length":8192}`,
+		`{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","memory_fraction":0.95,"context_length":8192}`,
+	} {
+		a := shard(t, request(t, body, h100Expect(t)))
+		require.True(t, a.Fits.Yes(), body)
+		require.Len(t, a.EngineExpect, 1, body)
+		for _, x := range a.EngineExpect {
+			require.NotEmpty(t, x.Warning, body)
+			assert.Equal(t, 1, countOf(a.Warnings, x.Warning), "%s: %q", body, a.Warnings)
+		}
+	}
+}
+
+// countOf is how many times s occurs in ss.
+func countOf(ss []string, s string) int {
+	n := 0
+	for _, v := range ss {
+		if v == s {
+			n++
+		}
+	}
+	return n
+}

@@ -144,3 +144,34 @@ func TestLlamaCPPStoresAnFP8CacheAsQ8_0(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
 }
+
+// llama.cpp takes bf16 as a cache type (kv_cache_types in common/arg.cpp of
+// ggml-org/llama.cpp @ 34af94cd: f32, f16, bf16, q8_0, q4_0, q4_1, iq4_nl,
+// q5_0, q5_1) and allocates f16 without a flag (its default). A llama.cpp
+// plan with kv_cache_dtype bf16 printed no cache flag, so the command ran
+// an f16 cache where the plan said bf16: the same size, another type. The
+// command now passes bf16 on. bf16 is not a quantized ggml type
+// (is_quantized false in ggml/src/ggml.c), so llama.cpp's "quantized V
+// cache requires flash_attn" check (src/llama-context.cpp) does not apply:
+// flash_attention false is accepted and keeps -fa off. fp16 is llama.cpp's
+// default and needs no flag.
+func TestLlamaCPPCommandCarriesABF16Cache(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":8192,"kv_cache_dtype":"bf16"}`, r))
+	f16 := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":8192,"kv_cache_dtype":"fp16"}`, r))
+	require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+	require.True(t, f16.Fits.Yes(), dump(t, f16.Explanation))
+	assert.Equal(t, f16.Memory.KVCacheBytes, a.Memory.KVCacheBytes, "bf16 and f16 are both two bytes an element")
+	args := a.EngineArgs["llama.cpp"]
+	assert.Equal(t, "bf16", argValue(args, "--cache-type-k"), "%v", args)
+	assert.Equal(t, "bf16", argValue(args, "--cache-type-v"), "%v", args)
+	assert.NotContains(t, f16.EngineArgs["llama.cpp"], "--cache-type-k", "f16 is llama.cpp's default")
+
+	body := `{"model":{"name":"Llama-3.1-8B"},"engine":"llama.cpp","context_length":8192,"kv_cache_dtype":"bf16","flash_attention":false}`
+	_, err := decode([]byte(body))
+	require.NoError(t, err, "a bf16 V cache is not quantized: llama.cpp holds it without flash attention")
+	off := shard(t, request(t, body, r))
+	args = off.EngineArgs["llama.cpp"]
+	assert.Equal(t, "off", argValue(args, "-fa"), "%v", args)
+	assert.Equal(t, "bf16", argValue(args, "--cache-type-v"), "%v", args)
+}

@@ -128,7 +128,9 @@ func TestStartupChargeIsNamedByTheEngine(t *testing.T) {
 // the planner wrote when it spelled them itself, captured from that code;
 // SGLang's offload then moved from 10 GiB to 9 when its fit became
 // SGLang's own division of the GPU (the activations and CUDA context
-// outside --mem-fraction-static: TestSGLangContextAndBatchAreItsPool).
+// outside --mem-fraction-static: TestSGLangContextAndBatchAreItsPool), and
+// its cpu_offload line now says the copy of one offloaded layer is outside
+// that share, where the plan counts it (TestSGLangOffloadCopyIsOutsideThePool).
 func TestStreamedOffloadSentencesUnchangedForVLLMAndSGLang(t *testing.T) {
 	want := map[string][]string{
 		"vllm": {
@@ -137,7 +139,7 @@ func TestStreamedOffloadSentencesUnchangedForVLLMAndSGLang(t *testing.T) {
 			"not validated: the weights vLLM's --cpu-offload-gb keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is vLLM's batch-1 fit (internal/calibration/data/serving_decode.json)",
 		},
 		"sglang": {
-			"cpu_offload: SGLang's --cpu-offload-gb keeps 9.0 GiB of layer weights, layers 0-17's (the last maybe in part: SGLang offloads parameter by parameter from the first layer), in host memory, the fewest whole GiB (the flag is an integer) with which cuda:0 holds the rest, the embeddings, a copy of one offloaded layer and a KV pool of at least one sequence within --mem-fraction-static; the GPU runs every layer, SGLang copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
+			"cpu_offload: SGLang's --cpu-offload-gb keeps 9.0 GiB of layer weights, layers 0-17's (the last maybe in part: SGLang offloads parameter by parameter from the first layer), in host memory, the fewest whole GiB (the flag is an integer) with which cuda:0 holds the rest and the embeddings with a KV pool of at least one sequence within --mem-fraction-static, and a copy of one offloaded layer beside the activations outside it; the GPU runs every layer, SGLang copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
 			"SGLang --cpu-offload-gb: 9.0 GiB of layer weights stay in host memory and SGLang copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at 32 GB/s, the link's bandwidth, every step (306.7 ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
 			"not validated: the weights SGLang's --cpu-offload-gb keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (Aphrodite's port of vLLM's former copying offload decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is vLLM's batch-1 fit, which SGLang pays off HBM GPUs (internal/calibration/data/serving_decode.json)",
 		},

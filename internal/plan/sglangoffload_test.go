@@ -198,3 +198,68 @@ func TestOffloadPlansStatePrefillOnce(t *testing.T) {
 		assert.NotContains(t, prefill[0], "datasheet", "%s: the device's figures are known", e)
 	}
 }
+
+// SGLang sizes its KV pool before any forward pass: ModelRunner loads the
+// model (the offloaded layers already in pinned host memory), snapshots
+// the free memory (post_model_load_memory) and sizes the pool from it,
+// --mem-fraction-static of the memory free before loading less what the
+// weights left on the GPU take (profile_max_num_token in
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0), and only then captures its CUDA graphs
+// (init_backends in python/sglang/srt/model_executor/model_runner.py at
+// 0005834c). The copy an offloaded layer's forward pass makes
+// (OffloaderV1's state_dict .to(device), python/sglang/srt/utils/
+// offloader.py at 046a9e40) is allocated in those passes, from what the
+// pool leaves: the rest outside --mem-fraction-static, beside the
+// activations and the CUDA graphs, not the pool's share. The plan counts
+// it there (restHolds): Qwen2.5-14B at bf16 on a 24 GiB RTX 4090 (rest
+// 3.9 GiB at SGLang's own 0.833, activations 0.4 GiB and one layer's copy
+// 0.5 GiB) fits with --mem-fraction-static 0.95 (rest 1.2 GiB) and is
+// refused at 0.974 (rest 0.6 GiB: the activations fit, not with the copy;
+// in the pool's share it would fit). The explanation said the GPU held
+// "a copy of one offloaded layer and a KV pool of at least one sequence
+// within --mem-fraction-static"; it now says where the copy is.
+func TestSGLangOffloadCopyIsOutsideThePool(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	const body = `{"model":{"name":"Qwen2.5-14B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":4096%s}`
+	req := planningOf(t, request(t, fmt.Sprintf(body, ""), r))
+	ch, err := choose(req)
+	require.NoError(t, err)
+	pl := ch.Plan
+	require.True(t, pl.streamed())
+	g, st, off := pl.Stages[0], pl.Costs.Static, pl.Stages[1].Part.Weights
+	require.NotNil(t, st)
+	f := st.fraction(g, 1, pl.Costs.Latent)
+	par := offloadOf(&pl)
+	copied := min(off, int64(pl.Costs.LayerWeights))
+	require.Positive(t, copied)
+	par.OffloadCopiedPerPass = false
+	noCopy := stage{Devices: g.Devices, Part: streamedGPUPart(pl.Costs, off, par)}
+	assert.Equal(t, staticPool(noCopy, f, st.Linked), staticPool(g, f, st.Linked), "the copy takes nothing of the pool")
+	assert.Equal(t, copied, g.Part.Activations-noCopy.Part.Activations, "the copy is in the GPU's working memory")
+	assert.LessOrEqual(t, g.Part.Activations, staticRest(g, f, st.Linked), "the rest holds the activations and the copy")
+	// The figures the comment and docs/inference-servers.md quote.
+	const gib = float64(gibBytes)
+	assert.InDelta(t, 0.833, f, 0.0005)
+	assert.InDelta(t, 3.9, float64(staticRest(g, f, st.Linked))/gib, 0.05)
+	assert.InDelta(t, 0.4, float64(noCopy.Part.Activations)/gib, 0.05)
+	assert.InDelta(t, 0.5, float64(copied)/gib, 0.05)
+	assert.InDelta(t, 1.2, float64(staticRest(g, 0.95, st.Linked))/gib, 0.05)
+
+	fits := shard(t, request(t, fmt.Sprintf(body, `,"memory_fraction":0.95`), r))
+	require.True(t, fits.Fits.Yes(), dump(t, fits))
+	assert.Equal(t, StrategyOffload, fits.Strategy)
+	short := shard(t, request(t, fmt.Sprintf(body, `,"memory_fraction":0.974`), r))
+	require.False(t, short.Fits.Yes(), dump(t, short))
+	require.NotNil(t, short.Refusal)
+	assert.Contains(t, short.Refusal.Text, "leaves the rest (0.6 GiB) to its activations and CUDA graphs")
+
+	line := ""
+	for _, e := range fits.Explanation {
+		if strings.HasPrefix(e, "cpu_offload: ") {
+			line = e
+		}
+	}
+	assert.Contains(t, line, "holds the rest and the embeddings with a KV pool of at least one sequence within --mem-fraction-static, and a copy of one offloaded layer beside the activations outside it")
+	assert.NotContains(t, line, "a copy of one offloaded layer and a KV pool")
+}

@@ -189,15 +189,7 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
 	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize, ans.Memory)...)
 	ans.EngineExpect = engineExpectOf(pl, req)
-	if pl.Pool != nil && pl.Pool.Budget.WorkspaceOutside {
-		// SGLang's warning is about the command the plan emits (its
-		// fraction asked above SGLang's own): the answer's too.
-		for _, x := range ans.EngineExpect {
-			if x.Warning != "" {
-				ans.Warnings = append(ans.Warnings, x.Warning)
-			}
-		}
-	}
+	ans.Warnings = addExpectWarnings(ans.Warnings, ans.EngineExpect)
 	return ans, nil
 }
 

@@ -176,7 +176,13 @@ func streamedFits(c costs, gpu *device, off int64, par engine.Parallelism) bool 
 // charge on the weights it loads on the GPU (its profile counts only
 // those). An engine that copies an offloaded layer to the GPU in its
 // forward pass (par.OffloadCopiedPerPass: SGLang) holds that copy of one
-// layer, up to off, beside its working memory.
+// layer, up to off, beside its working memory: counted with the
+// activations, outside SGLang's KV pool, which SGLang sizes from the
+// memory free once the model is loaded, before any forward pass makes a
+// copy (post_model_load_memory and init_backends in
+// python/sglang/srt/model_executor/model_runner.py at sgl-project/sglang
+// 0005834c), so the copy comes from the rest outside
+// --mem-fraction-static, with the activations and CUDA graphs (restHolds).
 func streamedGPUPart(c costs, off int64, par engine.Parallelism) part {
 	p := c.stagePart(0, c.Layers, 1)
 	p.Weights -= off
@@ -306,7 +312,10 @@ func streamedExplanation(pl *planned, start, end int) string {
 	line := fmt.Sprintf("cpu_offload: %s's %s keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in pinned host memory, %s with which %s holds the rest, %s; the GPU runs every layer and reads the offloaded weights across PCIe in every forward pass",
 		w.Engine, w.Flag, gib(pl.Stages[1].Part.Weights), start, end-1, w.Engine, offloadStepWords(par.OffloadStep), gpu, rest)
 	if par.OffloadCopiedPerPass {
-		line = fmt.Sprintf("cpu_offload: %s's %s keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in host memory, %s with which %s holds the rest, the embeddings, a copy of one offloaded layer and a KV pool of at least one sequence within %s; the GPU runs every layer, %s copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
+		// The engine sizes its pool before any forward pass, so the copy
+		// a pass makes comes from what the pool leaves (streamedGPUPart
+		// counts it with the activations, restHolds checks it there).
+		line = fmt.Sprintf("cpu_offload: %s's %s keeps %s of layer weights, layers %d-%d's (the last maybe in part: %s offloads parameter by parameter from the first layer), in host memory, %s with which %s holds the rest and the embeddings with a KV pool of at least one sequence within %s, and a copy of one offloaded layer beside the activations outside it; the GPU runs every layer, %s copying each offloaded layer's weights to it across PCIe in that layer's forward pass",
 			w.Engine, w.Flag, gib(pl.Stages[1].Part.Weights), start, end-1, w.Engine, offloadStepWords(par.OffloadStep), gpu, w.Share, w.Engine)
 	}
 	if len(pl.Pool.Devices) > 1 {
