@@ -149,6 +149,10 @@ var proseFigures = []proseFigure{
 		"so the model number stays (`AMD-Strix-Halo-Radeon-Graphics-8050S-8060S`)", "ai-hwaccel.io/gpu.product=AMD-Strix-Halo-Radeon-Graphics-8050S-8060S"},
 	{"docs/comparison.md", "", []string{"models"}, "a catalog name (162 models)", " 162 models. Sources of every figure"},
 	{"docs/comparison.md", "", []string{"rent", "--model", "Llama-3.1-8B"}, "`ai-hwaccel rent`: 52 types of six providers", "(52 of 52 types fit)"},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-R1", "--engine", "vllm", "--cpu-offload"},
+		"on 8 H100s DeepSeek-R1 under vLLM stays at `int4` over all eight", "DeepSeek-R1 fits 8x NVIDIA H100 80GB HBM3 (cuda:0-7): tensor parallel 8, int4,"},
+	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-R1", "--engine", "vllm", "--cpu-offload", "--quant", "fp8"},
+		"not its FP8 release on one GPU with 560 GiB in host RAM", "CUDA_VISIBLE_DEVICES=0 vllm serve deepseek-ai/DeepSeek-R1 --max-model-len 4096 --gpu-memory-utilization 0.9 --cpu-offload-gb 560.3"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
