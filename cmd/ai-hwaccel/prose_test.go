@@ -153,6 +153,10 @@ var proseFigures = []proseFigure{
 		"on 8 H100s DeepSeek-R1 under vLLM stays at `int4` over all eight", "DeepSeek-R1 fits 8x NVIDIA H100 80GB HBM3 (cuda:0-7): tensor parallel 8, int4,"},
 	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-R1", "--engine", "vllm", "--cpu-offload", "--quant", "fp8"},
 		"not its FP8 release on one GPU with 560 GiB in host RAM", "CUDA_VISIBLE_DEVICES=0 vllm serve deepseek-ai/DeepSeek-R1 --max-model-len 4096 --gpu-memory-utilization 0.9 --cpu-offload-gb 560.3"},
+	{"docs/detection.md", "hgx-h100-nccl-topo-no-tools", nil,
+		"(hgx-h100-nccl-topo-no-tools: GPU d9 and mlx5_5 PIX)", `"pci_bus_id":"0000:d9:00.0","pci_id":"10de:2330","pcie":{"current_speed_gt_s":32,"current_width":16},"nics":[{"name":"mlx5_5","path":"PIX"}]`},
+	{"docs/detection.md", "gaudi2-8", nil,
+		"ports × rate ÷ 8: 262.5 (Gaudi 2)", `"kind":"roce","name":"Intel Gaudi 2 scale-up","devices":["gaudi:0","gaudi:1","gaudi:2","gaudi:3","gaudi:4","gaudi:5","gaudi:6","gaudi:7"],"bandwidth_gb_s":262.5,"links":21,"link_bandwidth_gb_s":12.5,`},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
