@@ -157,6 +157,13 @@ var proseFigures = []proseFigure{
 		"(hgx-h100-nccl-topo-no-tools: GPU d9 and mlx5_5 PIX)", `"pci_bus_id":"0000:d9:00.0","pci_id":"10de:2330","pcie":{"current_speed_gt_s":32,"current_width":16},"nics":[{"name":"mlx5_5","path":"PIX"}]`},
 	{"docs/detection.md", "gaudi2-8", nil,
 		"ports × rate ÷ 8: 262.5 (Gaudi 2)", `"kind":"roce","name":"Intel Gaudi 2 scale-up","devices":["gaudi:0","gaudi:1","gaudi:2","gaudi:3","gaudi:4","gaudi:5","gaudi:6","gaudi:7"],"bandwidth_gb_s":262.5,"links":21,"link_bandwidth_gb_s":12.5,`},
+	// README's abridged answer is the dgx-h100 fixture's registry.
+	{"README.md", "dgx-h100", nil,
+		`"memory_bytes": 85520809984, "memory_free_bytes": 85045805056`, `"memory_bytes":85520809984,"memory_free_bytes":85045805056`},
+	{"README.md", "dgx-h100", nil,
+		`"memory_bytes": 2164152250368, "cores": 112`, `"memory_bytes":2164152250368,"memory_free_bytes":2100000000000,"cores":112`},
+	{"README.md", "dgx-h100", nil,
+		`{"id": 0, "memory_bytes": 1082076125184, "cpus": "0-55,112-167"}`, `{"id":0,"memory_bytes":1082076125184,"cpus":"0-55,112-167"}`},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
