@@ -164,6 +164,8 @@ var proseFigures = []proseFigure{
 		`"memory_bytes": 2164152250368, "cores": 112`, `"memory_bytes":2164152250368,"memory_free_bytes":2100000000000,"cores":112`},
 	{"README.md", "dgx-h100", nil,
 		`{"id": 0, "memory_bytes": 1082076125184, "cpus": "0-55,112-167"}`, `{"id":0,"memory_bytes":1082076125184,"cpus":"0-55,112-167"}`},
+	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B"},
+		"Qwen2.5-7B on the `dgx-h100` fixture is TP 4 x 2 replicas", "Qwen2.5-7B fits 8x NVIDIA H100 80GB HBM3 (cuda:0-7): 2 replicas, tensor parallel 4, bf16,"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
