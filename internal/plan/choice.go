@@ -200,7 +200,42 @@ func choose(req *planning) (*choice, error) {
 	}
 	pools, inter := requestPools(req, want)
 	ch := &choice{InterStage: inter, Cluster: len(req.Cluster) > 0, Devices: req.Devices, Pools: pools}
-	var accel, host []*pool
+	accel, host := splitHostPools(pools)
+	levels, tried, why := levelsToTry(req, accel, host)
+	ch.LevelsWhy = why
+	passes := poolPasses(req, accel, host)
+	ch.HostOnly = len(accel) == 0 && len(host) > 0
+	if len(pools) == 0 {
+		ch.refuseWithoutDevices(req, levels)
+		return ch, nil
+	}
+	// A device that shares host RAM is not counted: its memory is the
+	// host's, not a size of its own that detection missed, and an iGPU or
+	// a Neural Engine beside a discrete GPU or a Mac's GPU
+	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
+	// refusal there unknown. The CPU counts where host RAM is the plan's
+	// only pool; beside accelerators (include_cpu), not: the two-nvidia
+	// fixture's CPU has no /proc/meminfo, and whether it should is open.
+	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
+	deviceRows, found := ch.planOnDevices(req, passes, accel, levels, tried)
+	if found {
+		return ch, nil
+	}
+	// Nothing fits on devices alone.
+	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
+	if plansOffload(req, accel) {
+		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {
+			ch.takeOffload(req, levels, deviceRows, oc)
+			return ch, nil
+		}
+	}
+	ch.refuseNothingFits(req, passes, accel, host, levels, want)
+	return ch, nil
+}
+
+// splitHostPools parts pools into the accelerators' and host RAM's, each
+// in pool order.
+func splitHostPools(pools []*pool) (accel, host []*pool) {
 	for _, p := range pools {
 		if p.Kind == registry.KindCPU {
 			host = append(host, p)
@@ -208,7 +243,16 @@ func choose(req *planning) (*choice, error) {
 			accel = append(accel, p)
 		}
 	}
-	levels, why := levelsFor(req)
+	return accel, host
+}
+
+// levelsToTry is the levels choose plans (levelsFor, as the request's
+// engine runs them, or with the notes of how the pools size them), the
+// ladder it tries of them (ladderFor; all of them for one level), and why
+// those levels. It sets req.weights, every level's size, which every
+// estimate after it reads.
+func levelsToTry(req *planning, accel, host []*pool) (levels, tried []quant.Level, why string) {
+	levels, why = levelsFor(req)
 	if e := req.requestEngine(); e != nil {
 		// The named engine runs its own levels (llama.cpp: int8 and int4
 		// are GGUF types).
@@ -226,7 +270,7 @@ func choose(req *planning) (*choice, error) {
 		}
 	}
 	req.weights = weightsAt(req.Model, levels)
-	tried := levels
+	tried = levels
 	if len(levels) > 1 {
 		// req.weights keeps every level's size: a level the ladder leaves
 		// out is still planned where a published file may run it
@@ -234,29 +278,36 @@ func choose(req *planning) (*choice, error) {
 		levels = req.weights.monotone().levels
 		tried = ladderFor(req, levels)
 	}
-	ch.LevelsWhy = why
-	passes := [][]*pool{accel}
+	return levels, tried, why
+}
+
+// poolPasses is the pools choose plans on, pass after pass: the
+// accelerators; host RAM where there is no accelerator, or after them
+// where include_cpu asks.
+func poolPasses(req *planning, accel, host []*pool) [][]*pool {
 	switch {
 	case len(accel) == 0:
-		passes = [][]*pool{host}
-		ch.HostOnly = len(host) > 0
+		return [][]*pool{host}
 	case req.IncludeCPU:
-		passes = append(passes, host)
+		return [][]*pool{accel, host}
 	}
-	if len(pools) == 0 {
-		ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: noDeviceReason + leftOutUnavailable(req) + memoryUnknown(req)}
-		ch.Outcome = outcomeNoDevices
-		ch.Rows = rowsWithoutDevices(req, levels)
-		return ch, nil
-	}
-	// A device that shares host RAM is not counted: its memory is the
-	// host's, not a size of its own that detection missed, and an iGPU or
-	// a Neural Engine beside a discrete GPU or a Mac's GPU
-	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
-	// refusal there unknown. The CPU counts where host RAM is the plan's
-	// only pool; beside accelerators (include_cpu), not: the two-nvidia
-	// fixture's CPU has no /proc/meminfo, and whether it should is open.
-	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
+	return [][]*pool{accel}
+}
+
+// refuseWithoutDevices is the choice where no device is usable: the
+// lowest level refused for want of a device, every level's row sized
+// without one.
+func (ch *choice) refuseWithoutDevices(req *planning, levels []quant.Level) {
+	ch.Plan = planned{Level: levels[len(levels)-1], Code: RefusalNoDevice, Reason: noDeviceReason + leftOutUnavailable(req) + memoryUnknown(req)}
+	ch.Outcome = outcomeNoDevices
+	ch.Rows = rowsWithoutDevices(req, levels)
+}
+
+// planOnDevices plans the levels tried on each pass of pools in turn and
+// takes the first pass's plans where a level fits (takeFitting); it
+// returns the accelerators' rows of every level tried and whether it took
+// a plan.
+func (ch *choice) planOnDevices(req *planning, passes [][]*pool, accel []*pool, levels, tried []quant.Level) ([]LevelRow, bool) {
 	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {
 		if len(ps) == 0 {
@@ -273,28 +324,47 @@ func choose(req *planning) (*choice, error) {
 			ch.Rows = rows
 		}
 		if len(fits) > 0 {
-			best, why := chooseBySpeed(req, levels, fits)
-			if pass == 0 && plansOffload(req, accel) && ch.offloadOverUnpublished(req, accel, levels, fits, allRows, best) {
-				ch.OnDeviceWhy = onDeviceLine(req, best)
-				return ch, nil
-			}
-			ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, skipped)
-			ch.DroppedWhy, ch.FileWhy = droppedLine(req, best, dropped), fileLine(req, best)
-			ch.Outcome = outcomeFits
-			if pass == 1 {
-				ch.Outcome = outcomeFitsOnHost
-			}
-			return ch, nil
+			ch.takeFitting(req, pass, accel, levels, fitting{Plans: fits, Rows: allRows, Skipped: skipped, Dropped: dropped})
+			return deviceRows, true
 		}
 	}
-	// Nothing fits on devices alone.
-	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
-	if plansOffload(req, accel) {
-		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {
-			ch.takeOffload(req, levels, deviceRows, oc)
-			return ch, nil
-		}
+	return deviceRows, false
+}
+
+// fitting is what a pass of planOnDevices found: the plans that fit (of
+// levels a published checkpoint runs, publishedFits), every level's row,
+// the better level passed over as unpublished and the levels the ladder
+// left out that were planned.
+type fitting struct {
+	Plans   []*planned
+	Rows    []LevelRow
+	Skipped *planned
+	Dropped []*planned
+}
+
+// takeFitting takes the fastest plan of f (chooseBySpeed), found on pass
+// (0: the accelerators; 1: host RAM, include_cpu), with the lines that say
+// why; on the accelerators, an offloaded level a published checkpoint runs
+// may be taken over it (offloadOverUnpublished).
+func (ch *choice) takeFitting(req *planning, pass int, accel []*pool, levels []quant.Level, f fitting) {
+	best, why := chooseBySpeed(req, levels, f.Plans)
+	if pass == 0 && plansOffload(req, accel) && ch.offloadOverUnpublished(req, accel, levels, f.Plans, f.Rows, best) {
+		ch.OnDeviceWhy = onDeviceLine(req, best)
+		return
 	}
+	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, f.Skipped)
+	ch.DroppedWhy, ch.FileWhy = droppedLine(req, best, f.Dropped), fileLine(req, best)
+	ch.Outcome = outcomeFits
+	if pass == 1 {
+		ch.Outcome = outcomeFitsOnHost
+	}
+}
+
+// refuseNothingFits is the choice where nothing fits: the last level's
+// failure (naming the devices of unknown memory it left out), and the
+// hints of the refusal: why cpu_offload, asked, found no host, and
+// whether cpu_offload or include_cpu, not asked, would fit.
+func (ch *choice) refuseNothingFits(req *planning, passes [][]*pool, accel, host []*pool, levels []quant.Level, want map[string]bool) {
 	ch.Plan = lastFailure(req, passes, levels)
 	if ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
 		ch.Plan.Reason += "; left out because their memory is unknown (counted, they might hold it): " +
@@ -303,18 +373,24 @@ func choose(req *planning) (*choice, error) {
 	ch.Outcome = outcomeNothingFits
 	ch.FileWhy = fileLine(req, &ch.Plan)
 	if plansOffload(req, accel) {
-		ch.NoHostForOffload = hostMissing(req, want)
-		if ch.NoHostForOffload == "" {
-			ch.NoHostForOffload = hostShared(req, accel, want)
-		}
-		if ch.NoHostForOffload == "" {
-			ch.NoHostForOffload = hostTooSmall(req, accel, want)
-		}
+		ch.NoHostForOffload = noHostForOffload(req, accel, want)
 	}
 	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == "" &&
 		offloadWouldFit(req, accel, levels)
 	ch.CouldIncludeCPU = !req.IncludeCPU && len(accel) > 0 && len(host) > 0 && hostWouldFit(req, host, levels)
-	return ch, nil
+}
+
+// noHostForOffload says why cpu_offload, asked for, found no host RAM to
+// offload to (hostMissing, hostShared, hostTooSmall, the first that says);
+// "" when none does.
+func noHostForOffload(req *planning, accel []*pool, want map[string]bool) string {
+	if why := hostMissing(req, want); why != "" {
+		return why
+	}
+	if why := hostShared(req, accel, want); why != "" {
+		return why
+	}
+	return hostTooSmall(req, accel, want)
 }
 
 // hostWouldFit reports whether a level of levels fits on host RAM alone

@@ -144,87 +144,129 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		return nil
 	}
 	fraction := planFraction(pl)
-	var out EngineExpect
-	tokens := int64(-1)
-	hybridConcurrency := -1.0 // the fewest over the stages; < 0: not a hybrid layout
-	windowConcurrency := -1.0 // the same for a sliding-window layout (vllmWindowLayout)
-	short := false            // one sequence does not fit a device's pool as vLLM checks it
+	x := expectSum{tokens: -1, hybridConcurrency: -1, windowConcurrency: -1}
 	for _, r := range pl.replicas() {
 		for i, s := range r {
 			if len(s.Devices) == 0 || s.Part.KV <= 0 {
 				return nil
 			}
-			pool := s.budget() - s.Part.Weights
-			block := int64(1) // SGLang's default --page-size
-			var st engine.VLLMStartup
-			var graphs int64
-			if !b.WorkspaceOutside {
-				var charge int64
-				st, charge, graphs = pl.Costs.VLLM.chargeWith(max(pl.TP, 1), s.Part.Weights)
-				pool -= charge
-				block = int64(pl.Costs.VLLM.blockTokens())
-			} else {
-				pool = staticPool(s, fraction, b.LinkedGroup)
-			}
-			// Part.KV is one full-context sequence (fitBatch) on one device,
-			// for vLLM as its start-up check counts it (vllmCharge.KVScale).
-			if !b.WorkspaceOutside && pool < s.Part.KV {
-				short = true
-			}
-			perToken := float64(s.Part.KV) / pl.Costs.VLLM.kvScale() / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
-			if !b.WorkspaceOutside {
-				perToken *= vllmTokenScale(pl, req)
-			}
-			n := int64(float64(pool)/perToken) / block * block
-			if l, ok := vllmHybridLayout(pl, req, &s, st.Version); ok && !b.WorkspaceOutside {
-				blocks := l.Blocks(pool)
-				n = l.Tokens(blocks)
-				if c := l.MaxConcurrency(blocks); hybridConcurrency < 0 || c < hybridConcurrency {
-					hybridConcurrency = c
-				}
-			} else if l, ok := vllmWindowLayout(pl, req, &s, st); ok {
-				blocks := l.Blocks(pool)
-				n = l.Tokens(blocks)
-				if c := l.MaxConcurrency(blocks); windowConcurrency < 0 || c < windowConcurrency {
-					windowConcurrency = c
-				}
-			}
-			if tokens < 0 || n < tokens {
-				tokens = n
-			}
-			if i == 0 && out.ModelLoadingGiB == 0 {
-				out.ModelLoadingGiB = gibFloat(s.Part.Weights)
-				out.KVCacheGiB = gibFloat(pool)
-				if !b.WorkspaceOutside {
-					out.EngineVersion = st.Version.String()
-					out.MaxNumBatchedTokens, out.MaxNumSeqs = st.MaxNumBatchedTokens, st.MaxNumSeqs
-					out.PeakActivationGiB, out.NonTorchGiB = gibFloat(st.ActivationBytes), gibFloat(st.NonTorchBytes)
-					out.CUDAGraphGiB = gibFloat(graphs)
-				}
-			}
+			x.addStage(pl, req, i, s, fraction)
 		}
 	}
-	out.KVCacheTokens = max(tokens, 0)
+	return map[string]EngineExpect{b.Engine.Name(): x.expect(pl, req)}
+}
+
+// expectSum is engineExpectOf's running figures over the stages of every
+// replica.
+type expectSum struct {
+	out               EngineExpect // the first stage's start-up figures
+	tokens            int64        // the fewest KV tokens of a stage's pool; < 0: none yet
+	hybridConcurrency float64      // the fewest over the stages; < 0: not a hybrid layout
+	windowConcurrency float64      // the same for a sliding-window layout (vllmWindowLayout)
+	short             bool         // one sequence does not fit a device's pool as vLLM checks it
+}
+
+// stageKVPool is what one device of a stage gives its engine's paged KV
+// pool: vLLM's, its budget less the weights and vLLM's start-up charge
+// (chargeWith, with the start-up it profiles and its CUDA graphs' memory),
+// in vLLM's blocks; an engine whose fraction holds the weights and the
+// pool only (SGLang), the static pool of its fraction, in pages of one
+// token.
+type stageKVPool struct {
+	Bytes   int64
+	Block   int64 // tokens a block (page) holds
+	Startup engine.VLLMStartup
+	Graphs  int64
+}
+
+func kvPoolOf(pl *planned, s stage, fraction float64) stageKVPool {
+	b := pl.Pool.Budget
+	p := stageKVPool{Bytes: s.budget() - s.Part.Weights, Block: 1} // SGLang's default --page-size
+	if !b.WorkspaceOutside {
+		var charge int64
+		p.Startup, charge, p.Graphs = pl.Costs.VLLM.chargeWith(max(pl.TP, 1), s.Part.Weights)
+		p.Bytes -= charge
+		p.Block = int64(pl.Costs.VLLM.blockTokens())
+	} else {
+		p.Bytes = staticPool(s, fraction, b.LinkedGroup)
+	}
+	return p
+}
+
+// addStage adds stage s (the i-th of its replica): the tokens its pool
+// holds, whether one sequence fits it, and the first stage's start-up
+// figures.
+func (x *expectSum) addStage(pl *planned, req *planning, i int, s stage, fraction float64) {
+	b := pl.Pool.Budget
+	p := kvPoolOf(pl, s, fraction)
+	// Part.KV is one full-context sequence (fitBatch) on one device,
+	// for vLLM as its start-up check counts it (vllmCharge.KVScale).
+	if !b.WorkspaceOutside && p.Bytes < s.Part.KV {
+		x.short = true
+	}
+	if n := x.poolTokens(pl, req, s, p); x.tokens < 0 || n < x.tokens {
+		x.tokens = n
+	}
+	if i == 0 && x.out.ModelLoadingGiB == 0 {
+		x.setStartup(pl, s, p)
+	}
+}
+
+// poolTokens is the KV tokens pool p of stage s holds: whole blocks of
+// its bytes over a token's, or as vLLM's hybrid or sliding-window layout
+// lays them out (whose fewest concurrency over the stages it keeps).
+func (x *expectSum) poolTokens(pl *planned, req *planning, s stage, p stageKVPool) int64 {
+	b := pl.Pool.Budget
+	perToken := float64(s.Part.KV) / pl.Costs.VLLM.kvScale() / float64(req.ContextLength*fitBatch(pl.Pool, pl.batchOf(req)))
+	if !b.WorkspaceOutside {
+		perToken *= vllmTokenScale(pl, req)
+	}
+	n := int64(float64(p.Bytes)/perToken) / p.Block * p.Block
+	if l, ok := vllmHybridLayout(pl, req, &s, p.Startup.Version); ok && !b.WorkspaceOutside {
+		blocks := l.Blocks(p.Bytes)
+		n = l.Tokens(blocks)
+		if c := l.MaxConcurrency(blocks); x.hybridConcurrency < 0 || c < x.hybridConcurrency {
+			x.hybridConcurrency = c
+		}
+	} else if l, ok := vllmWindowLayout(pl, req, &s, p.Startup); ok {
+		blocks := l.Blocks(p.Bytes)
+		n = l.Tokens(blocks)
+		if c := l.MaxConcurrency(blocks); x.windowConcurrency < 0 || c < x.windowConcurrency {
+			x.windowConcurrency = c
+		}
+	}
+	return n
+}
+
+// setStartup sets the start-up figures the engine reports of its first
+// stage: the weights it loads and its KV pool, and vLLM's version,
+// scheduler limits, profiled activations, non-torch memory and CUDA
+// graphs.
+func (x *expectSum) setStartup(pl *planned, s stage, p stageKVPool) {
+	x.out.ModelLoadingGiB = gibFloat(s.Part.Weights)
+	x.out.KVCacheGiB = gibFloat(p.Bytes)
+	if !pl.Pool.Budget.WorkspaceOutside {
+		st := p.Startup
+		x.out.EngineVersion = st.Version.String()
+		x.out.MaxNumBatchedTokens, x.out.MaxNumSeqs = st.MaxNumBatchedTokens, st.MaxNumSeqs
+		x.out.PeakActivationGiB, x.out.NonTorchGiB = gibFloat(st.ActivationBytes), gibFloat(st.NonTorchBytes)
+		x.out.CUDAGraphGiB = gibFloat(p.Graphs)
+	}
+}
+
+// expect is the report of the stages summed: the pool's tokens and
+// concurrency (by the layout vLLM reports them in), its warnings and the
+// source of the report's words.
+func (x *expectSum) expect(pl *planned, req *planning) EngineExpect {
+	b := pl.Pool.Budget
+	out := x.out
+	out.KVCacheTokens = max(x.tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
-	layout, backend := engine.ReportPaged, engine.VLLMBackendGPU
+	layout, backend := x.layout(&out), engine.VLLMBackendGPU
 	if !b.WorkspaceOutside {
 		backend = pl.Costs.VLLM.rule()
 	}
-	if windowConcurrency >= 0 {
-		// A window layer holds its window, not the whole length, in each
-		// request's blocks (engine.VLLMWindowLayout).
-		out.MaxConcurrency = roundHundredth(windowConcurrency)
-		layout = engine.ReportWindow
-		short = short || windowConcurrency < 1
-	}
-	if hybridConcurrency >= 0 {
-		// A hybrid's tokens are not its concurrency: each request also
-		// holds state blocks (engine.VLLMHybridLayout).
-		out.MaxConcurrency = roundHundredth(max(hybridConcurrency, 0))
-		layout = engine.ReportHybrid
-		short = short || hybridConcurrency < 1
-	}
-	if !b.WorkspaceOutside && short {
+	if !b.WorkspaceOutside && x.short {
 		out.warn(shortPoolWarning(b.Engine, out.EngineVersion, req.ContextLength, out.KVCacheTokens))
 	}
 	if !b.WorkspaceOutside {
@@ -236,7 +278,29 @@ func engineExpectOf(pl *planned, req *planning) map[string]EngineExpect {
 		out.warn(staticReserveWarning(pl))
 	}
 	out.Source = reportSource(b.Engine, layout, backend)
-	return map[string]EngineExpect{b.Engine.Name(): out}
+	return out
+}
+
+// layout is the layout the engine reports its pool in, with the
+// concurrency of a sliding-window or hybrid layout set in out (where one
+// sequence's blocks do not fit, the pool is short).
+func (x *expectSum) layout(out *EngineExpect) engine.ReportLayout {
+	layout := engine.ReportPaged
+	if x.windowConcurrency >= 0 {
+		// A window layer holds its window, not the whole length, in each
+		// request's blocks (engine.VLLMWindowLayout).
+		out.MaxConcurrency = roundHundredth(x.windowConcurrency)
+		layout = engine.ReportWindow
+		x.short = x.short || x.windowConcurrency < 1
+	}
+	if x.hybridConcurrency >= 0 {
+		// A hybrid's tokens are not its concurrency: each request also
+		// holds state blocks (engine.VLLMHybridLayout).
+		out.MaxConcurrency = roundHundredth(max(x.hybridConcurrency, 0))
+		layout = engine.ReportHybrid
+		x.short = x.short || x.hybridConcurrency < 1
+	}
+	return layout
 }
 
 // staticReserveWarning says, for a plan of an engine whose fraction holds

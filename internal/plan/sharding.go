@@ -83,57 +83,103 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	ch, err := chooseServing(req)
+	req, ch, fitLine, err := chooseAtFitContext(req)
 	if err != nil {
 		return nil, err
 	}
-	var fitLine string
-	if ctx, line, ok := fitContext(req, ch); ok {
-		// Plan again at the chosen context, on a copy: the caller's
-		// request keeps what it asked.
-		r2 := *req.Request
-		r2.ContextLength, fitLine = ctx, line
-		req = &planning{Request: &r2, memo: req.remembered()}
-		first := ch
-		if ch, err = chooseServing(req); err != nil {
-			return nil, err
-		}
-		if ch.PublishedWhy == "" {
-			// The level auto passed over for a published one fitted at
-			// the first context (its line says which), perhaps not at
-			// the one chosen for the published level.
-			ch.PublishedWhy = first.PublishedWhy
-		}
-		if first.Llama != nil {
-			// The llama.cpp placement compared the devices at the
-			// first pass's context: the fewest devices and what they
-			// hold are that pass's.
-			ch.Llama = first.Llama
-		}
-	}
-	pl := &ch.Plan
-	m := req.Model
-	ans := &ShardingAnswer{Fits: ch.fit(), Shards: []Shard{},
-		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
-		EngineArgs: map[string][]string{}, Levels: ch.levelRows(), Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
-		Budget: budgetOf(pl)}
-	if ans.Levels == nil {
-		ans.Levels = []LevelRow{}
-	}
+	ans := newShardingAnswer(req, ch)
 	if fitLine != "" {
 		ans.Explanation = append(ans.Explanation, fitLine)
 	} else if line, ok := floorContextLine(req, ch); ok {
 		ans.Explanation = append(ans.Explanation, line)
 	}
+	pl := &ch.Plan
 	if !pl.Fits {
-		ans.Memory = refusedMemory(req, pl)
-		ans.Refusal = refusalOf(pl)
-		ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
-		if line, ok := otherEngineFits(req, ch); ok {
-			ans.Explanation = append(ans.Explanation, line)
-		}
+		ans.refuse(req, ch)
 		return ans, nil
 	}
+	ans.setShape(req, ch)
+	ans.addShards(pl, heldSequences(pl, req, ans.MaxBatchSize))
+	ans.explainPlacement(pl, req, ch)
+	tp := throughputOf(pl, req, ch.InterStage, fitLine != "", ans.MaxBatchSize)
+	ans.Throughput = &tp
+	ans.addEngineRun(pl, req, ch)
+	ans.IdleDevices = idleDevices(ch)
+	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
+	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize, ans.Memory)...)
+	ans.addEngineExpect(pl, req)
+	return ans, nil
+}
+
+// chooseAtFitContext is chooseServing's choice, planned again at the
+// context fitContext chooses where it chooses one (with the line that says
+// so, and the planning of that context); else the first choice and "".
+func chooseAtFitContext(req *planning) (*planning, *choice, string, error) {
+	ch, err := chooseServing(req)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	ctx, fitLine, ok := fitContext(req, ch)
+	if !ok {
+		return req, ch, "", nil
+	}
+	// Plan again at the chosen context, on a copy: the caller's
+	// request keeps what it asked.
+	r2 := *req.Request
+	r2.ContextLength = ctx
+	req = &planning{Request: &r2, memo: req.remembered()}
+	first := ch
+	if ch, err = chooseServing(req); err != nil {
+		return nil, nil, "", err
+	}
+	if ch.PublishedWhy == "" {
+		// The level auto passed over for a published one fitted at
+		// the first context (its line says which), perhaps not at
+		// the one chosen for the published level.
+		ch.PublishedWhy = first.PublishedWhy
+	}
+	if first.Llama != nil {
+		// The llama.cpp placement compared the devices at the
+		// first pass's context: the fewest devices and what they
+		// hold are that pass's.
+		ch.Llama = first.Llama
+	}
+	return req, ch, fitLine, nil
+}
+
+// newShardingAnswer is the answer's parts every answer has, fitting or
+// not: the model, the level rows, the explanation of the choice, the
+// warnings of the model and engine version, the budget.
+func newShardingAnswer(req *planning, ch *choice) *ShardingAnswer {
+	m := req.Model
+	ans := &ShardingAnswer{Fits: ch.fit(), Shards: []Shard{},
+		Model:      ModelSummary{Name: m.Name, Params: m.Params, ActiveParams: m.ActiveParams, Layers: m.Layers, Source: m.Source},
+		EngineArgs: map[string][]string{}, Levels: ch.levelRows(), Explanation: explainChoice(ch), Warnings: append(modelWarnings(req), engineVersionWarnings(req)...),
+		Budget: budgetOf(&ch.Plan)}
+	if ans.Levels == nil {
+		ans.Levels = []LevelRow{}
+	}
+	return ans
+}
+
+// refuse completes the answer of a plan that does not fit: the memory it
+// would need, the refusal, and another engine that fits where one does.
+func (ans *ShardingAnswer) refuse(req *planning, ch *choice) {
+	pl := &ch.Plan
+	ans.Memory = refusedMemory(req, pl)
+	ans.Refusal = refusalOf(pl)
+	ans.Explanation = append(ans.Explanation, NotFitLine(pl.Reason))
+	if line, ok := otherEngineFits(req, ch); ok {
+		ans.Explanation = append(ans.Explanation, line)
+	}
+}
+
+// setShape sets a fitting plan's level and strategy, its parallel sizes
+// (a streamed offload's host stage is no stage of its own) and its
+// maximum context and batch, and warns of devices of unknown memory it
+// left out.
+func (ans *ShardingAnswer) setShape(req *planning, ch *choice) {
+	pl := &ch.Plan
 	ans.Strategy, ans.Quant = pl.Strategy, string(pl.Level)
 	if w := unknownMemoryWarning(ch); w != "" {
 		ans.Warnings = append(ans.Warnings, w)
@@ -147,7 +193,12 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	ans.DPSize = pl.DP
 	ans.MaxContextLength = maxFitting(pl, req, true)
 	ans.MaxBatchSize = maxFitting(pl, req, false)
-	held := heldSequences(pl, req, ans.MaxBatchSize)
+}
+
+// addShards lists every device's shard, replica by replica and stage by
+// stage in layer order, with the memory it holds for the sequences held
+// (heldSequences), and sums the memory.
+func (ans *ShardingAnswer) addShards(pl *planned, held []int) {
 	for ri, stages := range pl.replicas() {
 		for si, s := range pl.inLayerOrder(stages) {
 			for r, d := range s.Devices {
@@ -167,6 +218,11 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		}
 	}
 	ans.Memory.KVCacheSequences = sumInts(held) // 0 for nil: absent
+}
+
+// explainPlacement explains the plan's layout, its replicas and the
+// placement that chose its devices (the serving or the llama.cpp one).
+func (ans *ShardingAnswer) explainPlacement(pl *planned, req *planning, ch *choice) {
 	placement := ch.placement()
 	if placement == "" {
 		placement = ch.llamaPlacement()
@@ -176,8 +232,12 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 	if placement != "" {
 		ans.Explanation = append(ans.Explanation, placement)
 	}
-	tp := throughputOf(pl, req, ch.InterStage, fitLine != "", ans.MaxBatchSize)
-	ans.Throughput = &tp
+}
+
+// addEngineRun adds how each engine runs the plan: its command line, what
+// it loads, its environment, notes and warnings, and a published file
+// elsewhere where one names it.
+func (ans *ShardingAnswer) addEngineRun(pl *planned, req *planning, ch *choice) {
 	run := engineAnswerOf(pl, req, ch.Cluster)
 	ans.EngineArgs, ans.Load, ans.EngineEnv = run.Args, run.Load, run.Env
 	ans.Explanation = append(ans.Explanation, run.Notes...)
@@ -185,12 +245,14 @@ func PlanSharding(r *Request) (*ShardingAnswer, error) {
 		ans.Explanation = append(ans.Explanation, line)
 	}
 	ans.Warnings = append(ans.Warnings, run.Warnings...)
-	ans.IdleDevices = idleDevices(ch)
-	ans.Explanation = append(ans.Explanation, explainIdle(ch, ans.IdleDevices)...)
-	ans.Explanation = append(ans.Explanation, explainPaged(pl, req, ans.MaxBatchSize, ans.Memory)...)
+}
+
+// addEngineExpect adds what each engine that sizes its own KV pool will
+// report at start-up, and its warnings where the budget leaves the
+// engine's workspace outside the fraction asked.
+func (ans *ShardingAnswer) addEngineExpect(pl *planned, req *planning) {
 	ans.EngineExpect = engineExpectOf(pl, req)
 	ans.Warnings = addExpectWarnings(ans.Warnings, ans.EngineExpect)
-	return ans, nil
 }
 
 // chooseServing is choose with the serving placement: a plan of an engine

@@ -82,6 +82,32 @@ func (s *trainingSetup) decodeBaseQuant() error {
 // validate normalises the options and resolves the auxiliary models.
 func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) {
 	s := &trainingSetup{TrainingOptions: o}
+	for _, step := range []func() error{s.normaliseMethod, s.normaliseOptimizer, s.decodeBaseQuant, s.normalisePrecision, s.normaliseZeRO} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	s.defaultShape(req)
+	if err := s.checkBounds(); err != nil {
+		return nil, err
+	}
+	s.setAdapters()
+	targets, err := loraTargets(s.LoRATargets)
+	if err != nil {
+		return nil, err
+	}
+	s.targets = targets
+	if err := companionsApply(s); err != nil {
+		return nil, err
+	}
+	s.resolveCompanions(req)
+	return s, nil
+}
+
+// normaliseMethod lower-cases the method, full by default, ppo read as
+// rlhf; an unknown one is refused.
+func (s *trainingSetup) normaliseMethod() error {
+	given := s.Method
 	s.Method = strings.ToLower(s.Method)
 	switch s.Method {
 	case "":
@@ -90,8 +116,16 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		s.Method = MethodRLHF
 	case MethodFull, MethodLoRA, MethodQLoRA, MethodPrefix, MethodDPO, MethodRLHF, MethodDistillation:
 	default:
-		return nil, errs.New(errs.InvalidArgument, "request: training.method %q is not one of full, lora, qlora, prefix, dpo, rlhf, ppo, distillation", o.Method)
+		return errs.New(errs.InvalidArgument, "request: training.method %q is not one of full, lora, qlora, prefix, dpo, rlhf, ppo, distillation", given)
 	}
+	return nil
+}
+
+// normaliseOptimizer lower-cases the optimizer, adamw by default (adam read
+// as it), bitsandbytes' 8-bit AdamW names read as adamw_8bit; an unknown
+// one is refused.
+func (s *trainingSetup) normaliseOptimizer() error {
+	given := s.Optimizer
 	s.Optimizer = strings.ToLower(s.Optimizer)
 	switch s.Optimizer {
 	case "", "adam":
@@ -100,28 +134,44 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 		s.Optimizer = OptAdamW8bit
 	case OptAdamW, OptAdamW8bit, OptSGD, OptAdafactor:
 	default:
-		return nil, errs.New(errs.InvalidArgument, "request: training.optimizer %q is not one of adamw, adamw_8bit, sgd, adafactor", o.Optimizer)
+		return errs.New(errs.InvalidArgument, "request: training.optimizer %q is not one of adamw, adamw_8bit, sgd, adafactor", given)
 	}
-	if err := s.decodeBaseQuant(); err != nil {
-		return nil, err
-	}
+	return nil
+}
+
+// normalisePrecision lower-cases the precision, bf16 by default; another
+// than bf16, fp16 or fp32 is refused.
+func (s *trainingSetup) normalisePrecision() error {
+	given := s.Precision
 	s.Precision = strings.ToLower(s.Precision)
 	switch s.Precision {
 	case "":
 		s.Precision = "bf16"
 	case "bf16", "fp16", "fp32":
 	default:
-		return nil, errs.New(errs.InvalidArgument, "request: training.precision %q is not one of bf16, fp16, fp32", o.Precision)
+		return errs.New(errs.InvalidArgument, "request: training.precision %q is not one of bf16, fp16, fp32", given)
 	}
+	return nil
+}
+
+// normaliseZeRO sets ZeRO stage 3 under FSDP (which shards as it does;
+// another stage contradicts it) and refuses a stage outside 0..3.
+func (s *trainingSetup) normaliseZeRO() error {
 	if s.FSDP {
 		if s.ZeROStage != 0 && s.ZeROStage != 3 {
-			return nil, errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; training.zero_stage %d contradicts it", s.ZeROStage)
+			return errs.New(errs.InvalidArgument, "request: training.fsdp shards like ZeRO stage 3; training.zero_stage %d contradicts it", s.ZeROStage)
 		}
 		s.ZeROStage = 3
 	}
 	if s.ZeROStage < 0 || s.ZeROStage > 3 {
-		return nil, errs.New(errs.InvalidArgument, "request: training.zero_stage %d is outside 0..3", s.ZeROStage)
+		return errs.New(errs.InvalidArgument, "request: training.zero_stage %d is outside 0..3", s.ZeROStage)
 	}
+	return nil
+}
+
+// defaultShape takes the sequence length and micro-batch the options leave
+// out from the request's context and batch, and tensor parallel 1.
+func (s *trainingSetup) defaultShape(req *planning) {
 	if s.SeqLen == 0 {
 		s.SeqLen = req.ContextLength
 	}
@@ -131,18 +181,31 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 	if s.TensorParallel == 0 {
 		s.TensorParallel = 1
 	}
+}
+
+// checkBounds refuses a count outside its bounds, and a device count that
+// tensor parallelism does not divide.
+func (s *trainingSetup) checkBounds() error {
 	for name, v := range map[string][2]int{
 		"seq_len": {s.SeqLen, MaxContextLength}, "micro_batch": {s.MicroBatch, maxTrainingMicroBtch},
 		"tensor_parallel": {s.TensorParallel, maxTrainingDevices}, "num_devices": {max(s.NumDevices, 1), maxTrainingDevices},
 		"lora_rank": {max(s.LoRARank, 1), maxLoRARank},
 	} {
 		if v[0] < 1 || v[0] > v[1] {
-			return nil, errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", name, v[0], v[1])
+			return errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", name, v[0], v[1])
 		}
 	}
 	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {
-		return nil, errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of training.tensor_parallel %d", s.NumDevices, s.TensorParallel)
+		return errs.New(errs.InvalidArgument, "request: training.num_devices %d is not a multiple of training.tensor_parallel %d", s.NumDevices, s.TensorParallel)
 	}
+	return nil
+}
+
+// setAdapters says whether the method trains adapters (LoRA, QLoRA,
+// prefix; DPO, RLHF and distillation where a LoRA rank is given, at the
+// default rank where LoRA's is not) and whether it checkpoints gradients
+// (LoRA and QLoRA by default; as the options say where they do).
+func (s *trainingSetup) setAdapters() {
 	switch s.Method {
 	case MethodLoRA, MethodQLoRA, MethodPrefix:
 		s.adapters = true
@@ -156,16 +219,13 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 	if s.adapters && s.Method != MethodPrefix && s.LoRARank == 0 {
 		s.LoRARank = defaultLoRARank
 	}
-	targets, err := loraTargets(s.LoRATargets)
-	if err != nil {
-		return nil, err
-	}
-	s.targets = targets
-	if err := companionsApply(s); err != nil {
-		return nil, err
-	}
-	// The extra models were resolved when the request was decoded; each
-	// defaults to the trained model.
+}
+
+// resolveCompanions sets the models the method trains with: a
+// distillation's teacher, DPO's and RLHF's reference, RLHF's reward and
+// critic. The extra models were resolved when the request was decoded;
+// each defaults to the trained model.
+func (s *trainingSetup) resolveCompanions(req *planning) {
 	orTrained := func(m *model.Model) *model.Model {
 		if m == nil {
 			return req.Model
@@ -181,7 +241,6 @@ func validateTraining(o TrainingOptions, req *planning) (*trainingSetup, error) 
 	if s.Method == MethodRLHF {
 		s.reward, s.critic = orTrained(s.Reward), orTrained(s.Critic)
 	}
-	return s, nil
 }
 
 // companionsApply refuses a companion model the method does not train
