@@ -222,7 +222,7 @@ func TestPlanWithDraftModelAndProjector(t *testing.T) {
 func TestFitSaysItPlansTheFewestDevices(t *testing.T) {
 	r := runCLI(t, withFixture(t, "dgx-h100", "fit", "--filter", "Llama-3.1-70B", "--engine", "llama.cpp")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +q8_0 +1 +one device +28k`, r.stdout)
+	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +q8_0 +1 +one device +27k`, r.stdout)
 	fewest, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--engine", "llama.cpp", "--placement", "fewest", "--json")...)
 	assert.Len(t, fewest["shards"], 1, "plan --placement fewest agrees with the row")
 

@@ -527,7 +527,7 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 		if longest <= 0 {
 			return ""
 		}
-		return "context up to " + Tokens(float64(longest)) + " tokens"
+		return "context up to " + TokensAtMost(float64(longest)) + " tokens"
 	}
 	room := fmt.Sprintf("context %d", ctx)
 	perSequence, each := ctx, ""
@@ -541,7 +541,7 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	if longest-longest%engine.LlamaFitContextStep <= perSequence {
 		return room
 	}
-	return room + " (up to " + Tokens(float64(longest)) + each + " fits)"
+	return room + " (up to " + TokensAtMost(float64(longest)) + each + " fits)"
 }
 
 // flagValue is the argument after flag in args, "" when absent.
@@ -1182,6 +1182,16 @@ func Params(n float64) string {
 func Tokens(n float64) string {
 	if n >= 1024 {
 		return strconv.FormatFloat(math.Round(n/1024), 'f', -1, 64) + "k"
+	}
+	return count(n)
+}
+
+// TokensAtMost formats a maximum token count as Tokens does, rounded down
+// rather than to the nearest k: read back as --context, "6k" of 6667
+// tokens fits where "7k" (7168) would not.
+func TokensAtMost(n float64) string {
+	if n >= 1024 {
+		return strconv.FormatFloat(math.Floor(n/1024), 'f', -1, 64) + "k"
 	}
 	return count(n)
 }
