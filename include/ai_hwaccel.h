@@ -437,7 +437,8 @@ HWACCEL_API char *hwaccel_detect_json(const char *options_json);
  * explanation, with the speed stated at a KV depth of 4096; absent
  * elsewhere (engine "none", suggest, training) it is 4096
  * (docs/requests.md).  "kv_cache_dtype" sets the KV-cache storage (fp8 and
- * int8: one byte per element; default the model's 16-bit type); llama.cpp's
+ * int8: one byte per element, run and sized as q8_0 under llama.cpp;
+ * default the model's 16-bit type); llama.cpp's
  * own cache types (q8_0, q4_0, ...) are passed on as --cache-type-k/-v, are
  * llama.cpp's only (with "engine" vllm or sglang: invalid_argument) and,
  * with no engine named, choose llama.cpp.

@@ -44,7 +44,7 @@ func TestPlanHeadlineOffloadedLlamaCppStatesItsContext(t *testing.T) {
 		require.Greater(t, room, 4096.0, "%s: the placement has slack beyond -c", c.model)
 		require.Less(t, room, 16384.0, "%s: the GPU is full; only its slack is room", c.model)
 
-		assert.Contains(t, headline, ", "+c.quant+", context 4096 (up to "+cli.Tokens(room)+" fits)", c.model)
+		assert.Contains(t, headline, ", "+c.quant+", context 4096 (up to "+cli.TokensAtMost(room)+" fits)", c.model)
 		if _, run, ok := strings.Cut(headline, "; run: "); ok {
 			assert.Contains(t, run, " -c 4096", c.model)
 		} else { // no published GGUF of Llama-3.1-405B: no command (withheldLine)
@@ -70,7 +70,7 @@ func TestPlanHeadlineLlamaCppContextIsItsC(t *testing.T) {
 	require.Equal(t, "4096", flagValue(toStrings(given["engine_args"].(map[string]any)["llama.cpp"]), "-c"))
 	room := given["max_context_length"].(float64)
 	require.Greater(t, room, 8192.0)
-	assert.Regexp(t, `, context 4096 \(up to `+cli.Tokens(room)+` fits\)[,;]`, headline)
+	assert.Regexp(t, `, context 4096 \(up to `+cli.TokensAtMost(room)+` fits\)[,;]`, headline)
 }
 
 // llama.cpp's -c is shared by its -np sequences (src/llama-context.cpp:

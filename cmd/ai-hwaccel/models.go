@@ -92,7 +92,7 @@ func writeModelsTable(w io.Writer, list []catalogq.Model) error {
 		}
 		ctx := cli.Unknown
 		if m.MaxContext > 0 {
-			ctx = cli.Tokens(float64(m.MaxContext))
+			ctx = cli.TokensAtMost(float64(m.MaxContext))
 		}
 		hf := m.HFID
 		if hf == "" {
@@ -295,7 +295,7 @@ func writeFitTable(w io.Writer, rows []catalogq.FitRow) error {
 		}
 		ctx, tps := cli.Unknown, cli.Unknown
 		if r.MaxContextLength > 0 {
-			ctx = cli.Tokens(float64(r.MaxContextLength))
+			ctx = cli.TokensAtMost(float64(r.MaxContextLength))
 		}
 		if r.DecodeTokensPerS > 0 && cli.SpeedValidated(r.ValidatedOn) {
 			tps = cli.Rate(r.DecodeTokensPerS)

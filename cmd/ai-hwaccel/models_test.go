@@ -215,14 +215,14 @@ func TestPlanWithDraftModelAndProjector(t *testing.T) {
 
 // fit plans each model on the fewest devices that hold it, as plan
 // --placement fewest does, and its help says so: on the DGX H100 a
-// llama.cpp row of Llama-3.1-70B is one GPU at 28k, where plan's default
+// llama.cpp row of Llama-3.1-70B is one GPU at 27k, where plan's default
 // spreads it over two for the trained context. Before, the help said
 // "default: as plan without --context", which a user checked against plan
 // and found two answers.
 func TestFitSaysItPlansTheFewestDevices(t *testing.T) {
 	r := runCLI(t, withFixture(t, "dgx-h100", "fit", "--filter", "Llama-3.1-70B", "--engine", "llama.cpp")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +q8_0 +1 +one device +28k`, r.stdout)
+	assert.Regexp(t, `(?m)^Llama-3\.1-70B +70\.6B +yes +q8_0 +1 +one device +27k`, r.stdout)
 	fewest, _ := runJSON(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-70B", "--engine", "llama.cpp", "--placement", "fewest", "--json")...)
 	assert.Len(t, fewest["shards"], 1, "plan --placement fewest agrees with the row")
 

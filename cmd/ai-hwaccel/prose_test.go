@@ -126,7 +126,7 @@ var proseFigures = []proseFigure{
 	{"docs/requests.md", "dgx-h100", []string{"plan", "--model", "Llama-3.3-70B", "--engine", "llama.cpp", "--quant", "q8_0"},
 		`1 device holds 28160 tokens ("placement": "fewest" plans that)`, "1 device holds 28160 tokens (--placement fewest plans that)"},
 	{"docs/cli.md", "dgx-h100", []string{"fit", "--engine", "llama.cpp", "--filter", "Llama-3.1-70B"},
-		"Llama-3.1-70B under llama.cpp on a DGX H100 is one GPU at 28k in `fit --engine llama.cpp`", "Llama-3.1-70B 70.6B yes q8_0 1 one device 28k"},
+		"Llama-3.1-70B under llama.cpp on a DGX H100 is one GPU at 27k in `fit --engine llama.cpp`", "Llama-3.1-70B 70.6B yes q8_0 1 one device 27k"},
 	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-70B", "--engine", "llama.cpp"},
 		"two at 131072 in `plan --engine llama.cpp`", "fits 2x NVIDIA H100 80GB HBM3 (cuda:0-1): pipeline parallel 2, q8_0, context 131072;"},
 	{"docs/inference-servers.md", "thinkpad-p16s-krackan", []string{"plan", "--model", "Qwen2.5-32B", "--engine", "vllm", "--quant", "bf16", "--context", "102700"},

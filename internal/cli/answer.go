@@ -82,7 +82,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 		writeThroughput(w, a.Throughput, a.DPSize)
 		writeEngineArgs(w, a, info)
 	} else {
-		writeRefusedMemory(w, a.Fits, a.Memory, a.Levels, a.Budget)
+		writeRefusedMemory(w, a.Memory, a.Levels, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
@@ -102,7 +102,7 @@ func WriteSuggestion(w io.Writer, b []byte, info AnswerInfo) error {
 		writeMemory(w, "Memory", a.Quant, len(a.Devices), a.Memory, pagedKVNote(a.Memory, a.Budget, 0, 0, false))
 		writeBudget(w, a.Budget)
 	} else {
-		writeRefusedMemory(w, a.Fits, a.Memory, a.Levels, a.Budget)
+		writeRefusedMemory(w, a.Memory, a.Levels, a.Budget)
 	}
 	writeLevels(w, a.Levels, seen)
 	writeExplanation(w, a.Explanation, a.Warnings, restated(a.Refusal, a.Levels), seen)
@@ -527,7 +527,7 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 		if longest <= 0 {
 			return ""
 		}
-		return "context up to " + Tokens(float64(longest)) + " tokens"
+		return "context up to " + TokensAtMost(float64(longest)) + " tokens"
 	}
 	room := fmt.Sprintf("context %d", ctx)
 	perSequence, each := ctx, ""
@@ -541,7 +541,7 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	if longest-longest%engine.LlamaFitContextStep <= perSequence {
 		return room
 	}
-	return room + " (up to " + Tokens(float64(longest)) + each + " fits)"
+	return room + " (up to " + TokensAtMost(float64(longest)) + each + " fits)"
 }
 
 // flagValue is the argument after flag in args, "" when absent.
@@ -731,10 +731,12 @@ func writeMemory(w io.Writer, title, quant string, devices int, m plan.Memory, k
 // level tried last as on one device, the figure its refusal states, in its
 // parts, as "Memory needed (int4, as on one device): 207.2 GiB = ...", and
 // the budget it was judged against. It is not a plan's memory (there is no
-// plan), hence not the Memory line's title. Nothing where the answer
-// cannot tell (fits null) or states no need (no device's memory known).
-func writeRefusedMemory(w io.Writer, fits plan.Fit, m plan.Memory, levels []plan.LevelRow, b *plan.Budget) {
-	if fits.Unknown() || m.TotalBytes <= 0 {
+// plan), hence not the Memory line's title. An answer that cannot tell
+// (fits null) because GPUs of unknown memory were left out of a refusal for
+// memory states the same need, and gets the same lines; nothing where the
+// answer states no need (no device's memory known).
+func writeRefusedMemory(w io.Writer, m plan.Memory, levels []plan.LevelRow, b *plan.Budget) {
+	if m.TotalBytes <= 0 {
 		return
 	}
 	title := "Memory needed (as on one device)"
@@ -1180,6 +1182,16 @@ func Params(n float64) string {
 func Tokens(n float64) string {
 	if n >= 1024 {
 		return strconv.FormatFloat(math.Round(n/1024), 'f', -1, 64) + "k"
+	}
+	return count(n)
+}
+
+// TokensAtMost formats a maximum token count as Tokens does, rounded down
+// rather than to the nearest k: read back as --context, "6k" of 6667
+// tokens fits where "7k" (7168) would not.
+func TokensAtMost(n float64) string {
+	if n >= 1024 {
+		return strconv.FormatFloat(math.Floor(n/1024), 'f', -1, 64) + "k"
 	}
 	return count(n)
 }

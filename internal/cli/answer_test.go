@@ -203,6 +203,11 @@ func TestHumanUnits(t *testing.T) {
 	assert.Equal(t, "128k", Tokens(131072))
 	assert.Equal(t, "79k", Tokens(80884))
 	assert.Equal(t, "512", Tokens(512))
+	// A maximum rounds down: 6667 tokens hold "6k", not "7k" (7168).
+	assert.Equal(t, "6k", TokensAtMost(6667))
+	assert.Equal(t, "128k", TokensAtMost(131072))
+	assert.Equal(t, "39k", TokensAtMost(40624))
+	assert.Equal(t, "512", TokensAtMost(512))
 	assert.Equal(t, "1 device", plural(1, "device"))
 	assert.Equal(t, "0 devices", plural(0, "device"))
 	assert.Equal(t, "4096 tokens x 1 sequence", Plurals("4096 token(s) x 1 sequence(s)"))
@@ -336,12 +341,14 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 	}
 	assert.Contains(t, headline(planFits), ", bf16, KV room about 79k tokens (19 sequences of 4096); run: ")
 
+	// A maximum rounds down (TokensAtMost): 80884 tokens hold 78k, not
+	// 79k (80896).
 	noPool := edit(planFits, `"engine_expect":{"vllm":{"model_loading_gib":65.71,"kv_cache_gib":12.34,"kv_cache_tokens":80880,"max_concurrency":19.75,"source":"x"}},`, "")
-	assert.Contains(t, headline(noPool), ", bf16, context 4096 (up to 79k fits); run: ")
+	assert.Contains(t, headline(noPool), ", bf16, context 4096 (up to 78k fits); run: ")
 	offloaded := edit(noPool, `"strategy":"tensor_parallel"`, `"strategy":"cpu_offload"`)
 	// An offloaded plan's maxima keep its placement (plan.printedSplitHolds):
 	// said as any other plan's.
-	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (up to 79k fits); run: ")
+	assert.Contains(t, headline(offloaded), ", CPU offload, bf16, context 4096 (up to 78k fits); run: ")
 	var b bytes.Buffer
 	require.NoError(t, WritePlan(&b, []byte(offloaded), info))
 	assert.Contains(t, b.String(), "\nRoom: context up to 80884 tokens; up to 19 sequences at once\n")
@@ -352,10 +359,10 @@ func TestWritePlanHeadlineRoomIsTheCommands(t *testing.T) {
 
 	llama := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`,
 		`"engine_args":{"llama.cpp":["-ngl","81","-c","16384","-np","4"]}`)
-	assert.Contains(t, headline(llama), ", bf16, context 16384 shared by 4 sequences (up to 79k each fits); run: llama-server ")
+	assert.Contains(t, headline(llama), ", bf16, context 16384 shared by 4 sequences (up to 78k each fits); run: llama-server ")
 
 	none := edit(noPool, `"engine_args":{"vllm":["--tensor-parallel-size","2","--max-model-len","4096"]}`, `"engine_args":{}`)
-	assert.Equal(t, "Llama-3.3-70B-Instruct fits 2x H100 (cuda:0-1): tensor parallel 2, bf16, context up to 79k tokens", headline(none))
+	assert.Equal(t, "Llama-3.3-70B-Instruct fits 2x H100 (cuda:0-1): tensor parallel 2, bf16, context up to 78k tokens", headline(none))
 }
 
 // The level an offload plan is made at does not fit on the accelerators

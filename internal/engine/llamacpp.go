@@ -132,7 +132,16 @@ func (llamaCPP) BudgetSetting(m Memory) string {
 // https://github.com/ggml-org/llama.cpp/pull/13676; measured: full context
 // in all 32 layers of Phi-3-mini: model.Arch LlamaCPPFullWindow).
 // Measurements: internal/calibration/data/llamacpp_measurements.json.
+//
+// A one-byte cache (kv_cache_dtype int8 or fp8, CommonCacheTypes) is run as
+// q8_0, llama.cpp's only one-byte type (Args), and sized as it: ggml's
+// block_q8_0 holds 32 values in 34 bytes, an fp16 scale beside them
+// (ggml/src/ggml-common.h), so a q8_0 cache is 1/16 larger than one byte
+// an element.
 func (llamaCPP) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
+	if o.Bytes == 1 {
+		o.Bytes = llamaQ8_0Bytes
+	}
 	o.SlidingExtra, o.SlidingPad = calibration.MicroBatchTokens, 256
 	o.NoSlidingWindow = m != nil && m.Arch().LlamaCPPFullWindow
 	// Its CUDA compute buffer is the allocator's peak (measured on an H200,
@@ -161,13 +170,22 @@ func (llamaCPP) NeedsFlashAttention(name string) bool {
 func (llamaCPP) CacheTypes() []CacheType {
 	out := make([]CacheType, 0, len(llamaCacheTypes))
 	for _, name := range llamaCacheTypes {
-		t, ok := ggml.ParseType(name)
-		if !ok {
-			panic("engine: unknown ggml type " + name)
-		}
-		out = append(out, CacheType{Name: name, BytesPerElement: float64(t.BlockBytes()) / float64(t.BlockSize())})
+		out = append(out, CacheType{Name: name, BytesPerElement: ggmlBytesPerElement(name)})
 	}
 	return out
+}
+
+// llamaQ8_0Bytes is what one value of a q8_0 cache takes: 34 bytes per 32.
+var llamaQ8_0Bytes = ggmlBytesPerElement("q8_0")
+
+// ggmlBytesPerElement is one value's storage in ggml type name, its block's
+// scales included.
+func ggmlBytesPerElement(name string) float64 {
+	t, ok := ggml.ParseType(name)
+	if !ok {
+		panic("engine: unknown ggml type " + name)
+	}
+	return float64(t.BlockBytes()) / float64(t.BlockSize())
 }
 
 // llamaRung is one GGUF type of the auto ladder with its mean KL divergence
@@ -602,10 +620,11 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
 	case k == "fp8":
 		// llama.cpp has no fp8 cache type (kv_cache_types in
-		// common/arg.cpp); without a flag it allocates f16, twice the
-		// one-byte cache the plan sized, so it runs q8_0, as int8 does.
+		// common/arg.cpp); without a flag it allocates f16, nearly twice
+		// the q8_0 cache the plan sized (KVRules), so it runs q8_0, as
+		// int8 does.
 		a = append(a, "--cache-type-k", "q8_0", "--cache-type-v", "q8_0")
-		notes = append(notes, "llama.cpp has no fp8 KV cache: the command stores it as q8_0 (--cache-type-k q8_0 --cache-type-v q8_0), the nearest, one byte an element as the plan sized it")
+		notes = append(notes, "llama.cpp has no fp8 KV cache: the command stores it as q8_0 (--cache-type-k q8_0 --cache-type-v q8_0), the nearest, and the plan sizes it so (34 bytes per 32 values)")
 	case k == "bf16":
 		// bf16 is one of llama.cpp's cache types (kv_cache_types in
 		// common/arg.cpp @ 34af94cd); without the flags it allocates

@@ -94,7 +94,8 @@ func TestTiedEmbeddingsAreOnTheGPUAndTheHost(t *testing.T) {
 
 // llama.cpp's quantized cache types (--cache-type-k/-v) are sized by their
 // ggml blocks: q8_0 is 34 bytes per 32 values (block_q8_0, internal/ggml),
-// q4_0 18 per 32; fp8/int8 stay one byte per value.
+// q4_0 18 per 32. fp8/int8 are one byte per value, but llama.cpp runs them
+// as q8_0 (--cache-type-k q8_0), so its plans size them so.
 func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 	r := reg(t, []registry.Device{h100(0)})
 	base := `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"engine":"llama.cpp","kv_cache_dtype":`
@@ -105,7 +106,10 @@ func TestKVCacheDTypeGGMLTypesAreSizedByBlock(t *testing.T) {
 	assert.Equal(t, f16*34/64, kvOf("q8_0"))
 	assert.Equal(t, f16*34/64, kvOf("Q8_0"))
 	assert.Equal(t, f16*18/64, kvOf("q4_0"))
-	assert.Equal(t, f16/2, kvOf("int8"))
+	assert.Equal(t, f16*34/64, kvOf("int8"))
+	assert.Equal(t, f16*34/64, kvOf("fp8"))
+	noEngine := `{"model":{"name":"Llama-3.2-1B"},"context_length":4096,"engine":"none","kv_cache_dtype":"int8"}`
+	assert.Equal(t, f16/2, planningOf(t, request(t, noEngine, r)).estimate(quant.FP16, 4096, 1).KVCacheBytes)
 	_, err := decode([]byte(base + `"q4_k"}`))
 	require.Error(t, err, "k-quants are not cache types in llama.cpp")
 }

@@ -25,8 +25,9 @@ const contextStep = engine.LlamaFitContextStep
 // the request did not ask for "auto"), the plan does not fit or already
 // offloads to host memory at the floor (--fit then keeps the floor and
 // moves layers instead), or the model's trained context is unknown or no
-// longer than the context already planned.
-func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
+// longer than the context already planned. floor is the context the first
+// pass was planned at (the request's), which the line names.
+func fitContext(req *planning, ch *choice, floor int) (ctx int, line string, ok bool) {
 	pl := &ch.Plan
 	if req.ContextGiven || !pl.Fits || pl.Offloaded || pl.Pool == nil {
 		return 0, "", false
@@ -59,7 +60,7 @@ func fitContext(req *planning, ch *choice) (ctx int, line string, ok bool) {
 	if n <= req.ContextLength {
 		return 0, "", false
 	}
-	return n, contextLine(eng, paged, shared, n, trained, req.ContextLength, req.Model.MaxContext, pl.batchOf(req)), true
+	return n, contextLine(eng, paged, shared, n, trained, floor, req.Model.MaxContext, pl.batchOf(req)), true
 }
 
 // floorContextLine says, for a fitting plan of an engine that chooses its

@@ -175,3 +175,35 @@ func TestLlamaCPPCommandCarriesABF16Cache(t *testing.T) {
 	assert.Equal(t, "off", argValue(args, "-fa"), "%v", args)
 	assert.Equal(t, "bf16", argValue(args, "--cache-type-v"), "%v", args)
 }
+
+// A llama.cpp plan with kv_cache_dtype int8 or fp8 runs llama-server with
+// --cache-type-k q8_0 --cache-type-v q8_0 (llama.cpp has no other one-byte
+// cache type), and llama.cpp stores q8_0 in ggml blocks of 34 bytes per 32
+// values (block_q8_0: an fp16 scale and 32 int8, ggml/src/ggml-common.h).
+// The plan sized those caches at one byte an element, 6 % less than the
+// q8_0 cache its own command allocates, and so answered another memory and
+// room than the same request naming q8_0, whose command is the same
+// (Qwen3-32B on an H200 at 40960 tokens: KV cache 5.0 GiB and 15 sequences
+// against 5.3 GiB and 14). They are now the same plan.
+func TestLlamaCPPOneByteCacheIsSizedAsTheQ8_0ItRuns(t *testing.T) {
+	// llama.cpp named on an H100, and llama.cpp as the default engine of
+	// a Mac (no engine named).
+	mac := gpu(registry.KindMetal, 0, "Apple M3 Pro", 38654705664, "")
+	for _, c := range []struct {
+		devs  []registry.Device
+		field string
+	}{{[]registry.Device{h100(0)}, `"engine":"llama.cpp",`}, {[]registry.Device{mac}, ``}} {
+		r := reg(t, c.devs)
+		q8 := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},`+c.field+`"context_length":8192,"kv_cache_dtype":"q8_0"}`, r))
+		require.True(t, q8.Fits.Yes(), dump(t, q8.Explanation))
+		for _, kv := range []string{"int8", "fp8"} {
+			a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},`+c.field+`"context_length":8192,"kv_cache_dtype":"`+kv+`"}`, r))
+			require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+			require.Contains(t, a.EngineArgs, "llama.cpp", "%s %s", c.field, kv)
+			assert.Equal(t, "q8_0", argValue(a.EngineArgs["llama.cpp"], "--cache-type-k"), "%s %s", c.field, kv)
+			assert.Equal(t, q8.Memory.KVCacheBytes, a.Memory.KVCacheBytes, "%s %s: sized as the q8_0 cache its command allocates", c.field, kv)
+			assert.Equal(t, q8.MaxContextLength, a.MaxContextLength, "%s %s", c.field, kv)
+			assert.Equal(t, q8.MaxBatchSize, a.MaxBatchSize, "%s %s", c.field, kv)
+		}
+	}
+}

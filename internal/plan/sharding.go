@@ -119,32 +119,7 @@ func chooseAtFitContext(req *planning) (*planning, *choice, string, error) {
 	if err != nil {
 		return nil, nil, "", err
 	}
-	ctx, fitLine, ok := fitContext(req, ch)
-	if !ok {
-		return req, ch, "", nil
-	}
-	// Plan again at the chosen context, on a copy: the caller's
-	// request keeps what it asked.
-	r2 := *req.Request
-	r2.ContextLength = ctx
-	req = &planning{Request: &r2, memo: req.remembered()}
-	first := ch
-	if ch, err = chooseServing(req); err != nil {
-		return nil, nil, "", err
-	}
-	if ch.PublishedWhy == "" {
-		// The level auto passed over for a published one fitted at
-		// the first context (its line says which), perhaps not at
-		// the one chosen for the published level.
-		ch.PublishedWhy = first.PublishedWhy
-	}
-	if first.Llama != nil {
-		// The llama.cpp placement compared the devices at the
-		// first pass's context: the fewest devices and what they
-		// hold are that pass's.
-		ch.Llama = first.Llama
-	}
-	return req, ch, fitLine, nil
+	return planAtChosenContext(req, ch)
 }
 
 // newShardingAnswer is the answer's parts every answer has, fitting or
@@ -535,4 +510,60 @@ func unitFits(r []stage, c costs, offloaded, keepSplit bool) bool {
 		stages[i] = stage{Devices: s.Devices}
 	}
 	return assignLayers(stages, c, offloaded)
+}
+
+// maxContextPasses bounds how many times a chosen context is planned
+// again (planAtChosenContext): each pass only lengthens it, up to the
+// model's trained context.
+const maxContextPasses = 4
+
+// planAtChosenContext plans again, on a copy of the request (the caller's
+// keeps what it asked), at the context the engine would choose for the
+// first pass's choice ch (fitContext), and returns the request and choice
+// of the last pass with the context line; req and ch themselves where the
+// request's context stands. Planning at a longer context may choose
+// another layout (vLLM and SGLang compare layouts at the planned context:
+// more GPUs a replica at a long one), whose pool may hold a longer context
+// still; the context is then chosen again for that layout, until a pass
+// chooses none longer, so that the command's context is what its own
+// layout holds, as the context line says.
+func planAtChosenContext(req *planning, ch *choice) (*planning, *choice, string, error) {
+	first, floor := ch, req.ContextLength
+	var fitLine string
+	for range maxContextPasses {
+		ctx, line, ok := fitContext(req, ch, floor)
+		if !ok {
+			break
+		}
+		r2 := *req.Request
+		r2.ContextLength = ctx
+		next := &planning{Request: &r2, memo: req.remembered()}
+		nch, err := chooseServing(next)
+		if err != nil {
+			return nil, nil, "", err
+		}
+		if !nch.Plan.Fits {
+			// Not expected (the layout the context was chosen for
+			// holds it), but a pass that does not fit keeps the last
+			// that does.
+			break
+		}
+		req, ch, fitLine = next, nch, line
+	}
+	if ch == first {
+		return req, ch, "", nil
+	}
+	if ch.PublishedWhy == "" {
+		// The level auto passed over for a published one fitted at the
+		// first context (its line says which), perhaps not at the one
+		// chosen for the published level.
+		ch.PublishedWhy = first.PublishedWhy
+	}
+	if first.Llama != nil {
+		// The llama.cpp placement compared the devices at the first
+		// pass's context: the fewest devices and what they hold are that
+		// pass's.
+		ch.Llama = first.Llama
+	}
+	return req, ch, fitLine, nil
 }
