@@ -256,7 +256,7 @@ func choose(req *planning) (*choice, error) {
 	// refusal there unknown. The CPU counts where host RAM is the plan's
 	// only pool; beside accelerators (include_cpu), not: the two-nvidia
 	// fixture's CPU has no /proc/meminfo, and whether it should is open.
-	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
+	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
 	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {
 		if len(ps) == 0 {
@@ -297,8 +297,7 @@ func choose(req *planning) (*choice, error) {
 	}
 	ch.Plan = lastFailure(req, passes, levels)
 	if ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
-		ch.Plan.Reason += "; left out because their memory is unknown (counted, they might hold it): " +
-			strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
+		ch.Plan.Reason += leftOutUnknown(ch.UnknownMemory, mightHoldIt)
 	}
 	ch.Outcome = outcomeNothingFits
 	ch.FileWhy = fileLine(req, &ch.Plan)
@@ -762,7 +761,7 @@ func hostShared(req *planning, accel []*pool, want map[string]bool) string {
 // that "no available device with known memory" does not read as a machine
 // without devices. "" when there are none.
 func memoryUnknown(req *planning) string {
-	named := unknownMemoryDevices(req, true, true)
+	named := unknownMemoryDevices(req, true, true, nil)
 	if len(named) == 0 {
 		return ""
 	}
@@ -772,9 +771,10 @@ func memoryUnknown(req *planning) string {
 // unknownMemoryDevices names, each with why, the available devices of the
 // request (its devices list, when it has one) whose memory the registry
 // does not give, so the planner left them out; the CPU among them only
-// withCPU, and devices that share host RAM (an iGPU, an APU, a Neural
-// Engine) only withShared.
-func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
+// withCPU, devices that share host RAM (an iGPU, an APU, a Neural Engine)
+// only withShared, and only those keep accepts where it is not nil (a
+// training run counts only devices that run its precision).
+func unknownMemoryDevices(req *planning, withCPU, withShared bool, keep func(*registry.Device) bool) []string {
 	regs := req.Cluster
 	if len(regs) == 0 && req.Registry != nil {
 		regs = []*registry.Registry{req.Registry}
@@ -787,7 +787,7 @@ func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
 				id = nodePrefix(i) + id
 			}
 			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || d.MemoryFreeBytes != nil || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) ||
-				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared {
+				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared || keep != nil && !keep(&d) {
 				continue
 			}
 			why := "no memory size was detected: no vendor tool or driver file gave one"
@@ -884,6 +884,25 @@ func unknownMemoryWarning(ch *choice) string {
 	if !ch.Plan.Fits || len(ch.UnknownMemory) == 0 {
 		return ""
 	}
-	return "planned on the devices whose memory is known; left out because their memory is unknown: " +
-		strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
+	return leftOutWarning("planned", ch.UnknownMemory)
+}
+
+// mightHoldIt is what counting the devices of unknown memory a refusal
+// for memory names might do (leftOutUnknown).
+const mightHoldIt = "counted, they might hold it"
+
+// leftOutUnknown is the clause a refusal adds that names the available
+// devices of unknown memory left out (unknownMemoryDevices) and what
+// counting them might do: it is why its fits is null, not false.
+func leftOutUnknown(named []string, counted string) string {
+	return "; left out because their memory is unknown (" + counted + "): " + strings.Join(named, ", ") +
+		"; a registry with their memory_bytes plans on them"
+}
+
+// leftOutWarning is the warning of an answer made (done: "planned",
+// "estimated") on the devices of known memory that fits, naming the
+// devices of unknown memory it left out.
+func leftOutWarning(done string, named []string) string {
+	return done + " on the devices whose memory is known; left out because their memory is unknown: " +
+		strings.Join(named, ", ") + "; a registry with their memory_bytes plans on them"
 }

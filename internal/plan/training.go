@@ -275,7 +275,9 @@ type TrainingDevice struct {
 // TrainingAnswer is the answer of hwaccel_estimate_training.
 type TrainingAnswer struct {
 	// Fits is whether the setup fits: FitUnknown (null in JSON) when no
-	// available device's memory is known.
+	// available device's memory is known, or when the devices of known
+	// memory do not hold it and accelerators of unknown memory that run
+	// its precision were left out (trainingUnknownMemory).
 	Fits      Fit    `json:"fits"`
 	Method    string `json:"method"`
 	Optimizer string `json:"optimizer"`
@@ -411,11 +413,25 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	}
 	fits := ans.PerDevice.TotalBytes <= budget
 	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
+	unknown := trainingUnknownMemory(req, s)
 	if fits {
 		ans.Fits = FitYes
 		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
+		if len(unknown) > 0 {
+			ans.Warnings = append(ans.Warnings, leftOutWarning("estimated", unknown))
+		}
 	} else {
-		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
+		text := trainingRoom(ans.PerDevice.TotalBytes, budget, n, false)
+		if len(unknown) > 0 {
+			// Counted, they might hold it: more devices shard a ZeRO run
+			// finer, and one of them may have more memory than the
+			// smallest used.
+			text += leftOutUnknown(unknown, mightHoldIt)
+		}
+		ans.refuse(RefusalMemory, text)
+		if len(unknown) > 0 {
+			ans.Fits = FitUnknown
+		}
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
 		} else if n == 1 && used[0].Dev.MemoryShared {
@@ -670,6 +686,15 @@ func noTrainingDevice(precision, why string) string {
 		return "no available device with known memory"
 	}
 	return fmt.Sprintf("no available device with known memory runs %s (%s)", precision, skipped)
+}
+
+// trainingUnknownMemory names, as choose does for inference
+// (unknownMemoryDevices), the available accelerators of their own memory
+// that trainingDevices left out because their memory is unknown, of those
+// that run the training precision: one that does not (a K80 under bf16)
+// would not be trained on whatever its memory.
+func trainingUnknownMemory(req *planning, s *trainingSetup) []string {
+	return unknownMemoryDevices(req, false, false, func(d *registry.Device) bool { return trains(d, s.Precision) })
 }
 
 // trainingDevices selects the devices to train on: the first accelerator

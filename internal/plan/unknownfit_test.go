@@ -108,3 +108,66 @@ func TestGPUWithOnlyFreeMemoryIsNotUnknown(t *testing.T) {
 		assert.NotEqual(t, FitUnknown, row.Fits, row.Quant)
 	}
 }
+
+// trainQwen32BFSDP is a full fine-tune of Qwen3-32B sharded by FSDP with
+// gradient checkpointing: 71 GiB per device over 8 H100s, 132 GiB over 4.
+const trainQwen32BFSDP = `{"model":{"name":"Qwen3-32B"},"training":{"method":"full","fsdp":true,"gradient_checkpointing":true}}`
+
+func train(t *testing.T, body string, r *registry.Registry) *TrainingAnswer {
+	t.Helper()
+	a, err := EstimateTraining(request(t, body, r))
+	require.NoError(t, err)
+	return a
+}
+
+// A training run is planned, as inference is, on the devices of known
+// memory: with cuda:4-7 of unknown memory Qwen3-32B's FSDP run was a flat
+// fits false on "the smallest of 4 devices", though over all 8 it fits
+// (ZeRO-3 shards it 8 ways, not 4). It is unknown, and the refusal names
+// the four left out.
+func TestTrainingBesideUnknownGPUsIsUnknown(t *testing.T) {
+	require.Equal(t, FitYes, train(t, trainQwen32BFSDP, h100sSomeUnknown(t, 0)).Fits, "the premise: all 8 known, it fits")
+	four := reg(t, []registry.Device{h100(0), h100(1), h100(2), h100(3)}, link("nvlink", 450, ids("cuda", 4)...))
+	require.Equal(t, FitNo, train(t, trainQwen32BFSDP, four).Fits, "4 GPUs and no others: a plain no")
+
+	a := train(t, trainQwen32BFSDP, h100sSomeUnknown(t, 4))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code, "the known devices do not hold it")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, a.Refusal.Text, id)
+	}
+	assert.Contains(t, a.Refusal.Text, "memory is unknown")
+	assert.NotContains(t, a.Refusal.Text, "cuda:0 (", "a GPU of known memory is not named as unknown")
+	assert.Contains(t, a.Explanation, NotFitLine(a.Refusal.Text))
+}
+
+// A run that fits the GPUs of known memory is estimated on them, and says
+// which it left out: num_devices 4 on an 8-GPU node, without a word, read
+// as if the node had 4.
+func TestTrainingOnKnownGPUsNamesTheUnknownOnes(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora"}}`
+	a := train(t, body, h100sSomeUnknown(t, 4))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.Equal(t, 4, a.NumDevices)
+	w := strings.Join(a.Warnings, "\n")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, w, id)
+	}
+	assert.Contains(t, w, "memory is unknown")
+	assert.NotContains(t, strings.Join(train(t, body, h100sSomeUnknown(t, 0)).Warnings, "\n"), "memory is unknown")
+}
+
+// A GPU of unknown memory that does not run the training precision (a
+// Tesla K80, compute capability 3.7, has no bf16) would not be trained on
+// whatever its memory: it leaves a refusal for memory a plain no.
+func TestTrainingLeavesOutUnknownGPUsOfAnotherPrecision(t *testing.T) {
+	devs := []registry.Device{h100(0), h100(1), h100(2), h100(3)}
+	k80 := gpu(registry.KindCUDA, 4, "Tesla K80", 0, "3.7")
+	k80.Vendor = "nvidia"
+	r := reg(t, append(devs, k80), link("nvlink", 450, ids("cuda", 4)...))
+	a := train(t, trainQwen32BFSDP, r)
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.NotContains(t, a.Refusal.Text, "cuda:4")
+}
