@@ -70,6 +70,11 @@ type choice struct {
 	// hold what the others do not: a refusal for memory is then unknown,
 	// not no (fit), and a plan names them (unknownMemoryWarning).
 	UnknownMemory []string
+	// Known is the number of devices of known memory planned on (the
+	// passes' pools): with UnknownMemory, the devices there are in all,
+	// which a too_few_devices refusal's Needs is weighed against
+	// (unknownCouldChange).
+	Known int
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -257,6 +262,9 @@ func choose(req *planning) (*choice, error) {
 	// only pool; beside accelerators (include_cpu), not: the two-nvidia
 	// fixture's CPU has no /proc/meminfo, and whether it should is open.
 	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
+	for _, p := range plannedPools(req, accel, host) {
+		ch.Known += len(p.Devices)
+	}
 	var deviceRows []LevelRow // the accelerators' rows of every level tried
 	for pass, ps := range passes {
 		if len(ps) == 0 {
@@ -296,8 +304,8 @@ func choose(req *planning) (*choice, error) {
 		}
 	}
 	ch.Plan = lastFailure(req, passes, levels)
-	if ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
-		ch.Plan.Reason += leftOutUnknown(ch.UnknownMemory, mightHoldIt)
+	if len(ch.UnknownMemory) > 0 {
+		ch.Plan.Reason += ch.leftOutClause()
 	}
 	ch.Outcome = outcomeNothingFits
 	ch.FileWhy = fileLine(req, &ch.Plan)
@@ -475,6 +483,9 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons.add(LevelMisfitPrefix+pl.Reason, p)
+				if w := pl.devicesWanted(); w > 0 && (row.wants == 0 || w < row.wants) {
+					row.wants = w
+				}
 				if need, ok := pl.memoryRefusal(); ok && refused == 0 {
 					refused, refusedOn = need.total(), p
 				}
@@ -848,28 +859,71 @@ func leftOutUnavailable(req *planning) string {
 	return "; left out as unavailable: " + strings.Join(parts, "; ")
 }
 
-// fit is the answer's fits: fitOf the plan, except that a refusal for memory
-// is unknown (null), not no, where available devices of unknown memory were
-// left out (UnknownMemory): the devices of known memory do not hold the
-// model, and whether all of them do cannot be told. The refusal keeps its
-// code, insufficient_memory, and its text names them.
+// devicesWanted is the fewest devices in all with which a refusal might be
+// lifted by devices of unknown memory left out: 1 for a refusal for memory
+// (any of them might hold it), the layout's Needs for too_few_devices; 0
+// for a refusal that no count of devices lifts (unsupported, a tensor
+// parallel size that does not divide the heads, too_large).
+func (pl *planned) devicesWanted() int {
+	switch {
+	case pl.Fits:
+		return 0
+	case pl.Code == RefusalMemory || pl.Code == "":
+		return 1 // refusalOf reads no code as insufficient_memory
+	case pl.Code == RefusalTooFewDevices:
+		return max(pl.Needs, 1)
+	}
+	return 0
+}
+
+// unknownCouldChange reports whether a refusal that wants (devicesWanted)
+// devices might be lifted by counting the devices of unknown memory left
+// out (UnknownMemory): there are some, and enough of them and the known
+// ones together.
+func (ch *choice) unknownCouldChange(wants int) bool {
+	return len(ch.UnknownMemory) > 0 && wants > 0 && ch.Known+len(ch.UnknownMemory) >= wants
+}
+
+// leftOutClause is what a refusal adds beside devices of unknown memory
+// (leftOutUnknown): what counting them might do, or, for too_few_devices
+// where even all the devices are too few, that they do not make up the
+// number; "" for a refusal no count of devices lifts.
+func (ch *choice) leftOutClause() string {
+	wants := ch.Plan.devicesWanted()
+	switch {
+	case wants == 0:
+		return ""
+	case ch.Plan.Code == RefusalTooFewDevices && ch.unknownCouldChange(wants):
+		return leftOutUnknown(ch.UnknownMemory, mightMakeUpTheNumber)
+	case ch.Plan.Code == RefusalTooFewDevices:
+		return leftOutUnknown(ch.UnknownMemory, tooFewEvenCounted(ch.Known+len(ch.UnknownMemory), wants))
+	}
+	return leftOutUnknown(ch.UnknownMemory, mightHoldIt)
+}
+
+// fit is the answer's fits: fitOf the plan, except that a refusal counting
+// the devices of unknown memory left out might lift (unknownCouldChange) is
+// unknown (null), not no: one for memory (the devices of known memory do
+// not hold the model, and whether all of them do cannot be told), or
+// too_few_devices where they would make up the number. The refusal keeps
+// its code, and its text names them (leftOutClause).
 func (ch *choice) fit() Fit {
-	if !ch.Plan.Fits && ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
+	if ch.unknownCouldChange(ch.Plan.devicesWanted()) {
 		return FitUnknown
 	}
 	return fitOf(ch.Plan.Fits, ch.Plan.Code)
 }
 
-// levelRows are the answer's level rows: ch.Rows, where a row refused for
-// memory says fits unknown (null) when devices of unknown memory were left
-// out, as fit says of the answer.
+// levelRows are the answer's level rows: ch.Rows, where a row whose
+// refusal counting the devices of unknown memory might lift (its wants,
+// unknownCouldChange) says fits unknown (null), as fit says of the answer.
 func (ch *choice) levelRows() []LevelRow {
 	if len(ch.UnknownMemory) == 0 {
 		return ch.Rows
 	}
 	rows := slices.Clone(ch.Rows)
 	for i := range rows {
-		if rows[i].Fits == FitNo && strings.Contains(rows[i].Reason, LevelMisfitPrefix) {
+		if rows[i].Fits == FitNo && ch.unknownCouldChange(rows[i].wants) {
 			rows[i].Fits = FitUnknown
 		}
 	}
@@ -890,6 +944,16 @@ func unknownMemoryWarning(ch *choice) string {
 // mightHoldIt is what counting the devices of unknown memory a refusal
 // for memory names might do (leftOutUnknown).
 const mightHoldIt = "counted, they might hold it"
+
+// mightMakeUpTheNumber is what counting them might do for a too_few_devices
+// refusal where there are enough devices in all.
+const mightMakeUpTheNumber = "counted, they might make up the number"
+
+// tooFewEvenCounted says that all n devices, those of unknown memory
+// counted, are fewer than the wants a too_few_devices refusal needs.
+func tooFewEvenCounted(n, wants int) string {
+	return fmt.Sprintf("even counted, the %d devices in all are fewer than %d", n, wants)
+}
 
 // leftOutUnknown is the clause a refusal adds that names the available
 // devices of unknown memory left out (unknownMemoryDevices) and what

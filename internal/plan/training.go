@@ -403,8 +403,9 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	if len(devs) == 0 {
 		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)+leftOutUnavailable(req)+memoryUnknown(req)), nil
 	}
+	unknown := trainingUnknownMemory(req, s)
 	if n > len(devs) {
-		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
+		return tooFewTrainingDevices(ans, n, len(devs), unknown), nil
 	}
 	used := devs[:n]
 	budget := used[n-1].Usable // devices are sorted by usable memory, largest first
@@ -413,7 +414,6 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	}
 	fits := ans.PerDevice.TotalBytes <= budget
 	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
-	unknown := trainingUnknownMemory(req, s)
 	if fits {
 		ans.Fits = FitYes
 		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
@@ -686,6 +686,26 @@ func noTrainingDevice(precision, why string) string {
 		return "no available device with known memory"
 	}
 	return fmt.Sprintf("no available device with known memory runs %s (%s)", precision, skipped)
+}
+
+// tooFewTrainingDevices refuses a run on n devices where known of known
+// memory were found, naming the devices of unknown memory left out
+// (unknown): fits is null where counted they make up n, as choice.fit
+// says of a plan; no where even counted they are too few.
+func tooFewTrainingDevices(ans *TrainingAnswer, n, known int, unknown []string) *TrainingAnswer {
+	text := fmt.Sprintf("%d devices requested, %d available", n, known)
+	could := len(unknown) > 0 && known+len(unknown) >= n
+	switch {
+	case could:
+		text += leftOutUnknown(unknown, mightMakeUpTheNumber)
+	case len(unknown) > 0:
+		text += leftOutUnknown(unknown, tooFewEvenCounted(known+len(unknown), n))
+	}
+	ans.refuse(RefusalTooFewDevices, text)
+	if could {
+		ans.Fits = FitUnknown
+	}
+	return ans
 }
 
 // trainingUnknownMemory names, as choose does for inference

@@ -171,3 +171,77 @@ func TestTrainingLeavesOutUnknownGPUsOfAnotherPrecision(t *testing.T) {
 	require.NotNil(t, a.Refusal)
 	assert.NotContains(t, a.Refusal.Text, "cuda:4")
 }
+
+// h100sSixOf is 4 H100s of known memory and 2 of unknown: 6 in all.
+func h100sSixOf(t *testing.T) *registry.Registry {
+	var devs []registry.Device
+	for i := 0; i < 6; i++ {
+		d := h100(i)
+		if i >= 4 {
+			d.MemoryBytes = 0
+		}
+		devs = append(devs, d)
+	}
+	return reg(t, devs, link("nvlink", 450, ids("cuda", 6)...))
+}
+
+// A request for more devices than have known memory (tensor_parallel_size
+// 8, replicas 8 on an 8-GPU node with 4 of unknown memory) was refused
+// too_few_devices, "the pool has 4", fits false, naming none of the other
+// four, while its levels rows said null. Counted, the four might make up
+// the number: fits null, the code stays too_few_devices, the text names
+// them, and the rows agree.
+func TestTooFewDevicesBesideUnknownGPUsIsUnknown(t *testing.T) {
+	for _, body := range []string{
+		`{"model":{"name":"Qwen3-32B"},"tensor_parallel_size":8}`,
+		`{"model":{"name":"Qwen3-32B"},"replicas":8}`,
+	} {
+		require.Equal(t, FitYes, shard(t, request(t, body, h100sSomeUnknown(t, 0))).Fits, "the premise: all 8 known, %s fits", body)
+		a := shard(t, request(t, body, h100sSomeUnknown(t, 4)))
+		assert.Equal(t, FitUnknown, a.Fits, "%s: %s", body, dump(t, a))
+		require.NotNil(t, a.Refusal, body)
+		assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code, body)
+		for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+			assert.Contains(t, a.Refusal.Text, id, body)
+		}
+		assert.Contains(t, a.Refusal.Text, "memory is unknown", body)
+		for _, row := range a.Levels {
+			assert.Equal(t, FitUnknown, row.Fits, "%s %s", body, row.Quant)
+		}
+	}
+}
+
+// Where even counting the devices of unknown memory leaves too few (6 H100s,
+// 2 of unknown memory, for tensor_parallel_size 8), the answer is no, and
+// its rows too (they said null); the text still names the two, so that "the
+// pool has 4" does not read as a machine of 4.
+func TestTooFewDevicesEvenCountedIsNo(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"tensor_parallel_size":8}`, h100sSixOf(t)))
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cuda:4")
+	assert.Contains(t, a.Refusal.Text, "cuda:5")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitNo, row.Fits, row.Quant)
+	}
+}
+
+// Training alike: num_devices 8 on 4 known and 4 of unknown memory is
+// unknown; on 4 known and 2 unknown, no. Both name the GPUs left out.
+func TestTrainingTooFewDevicesBesideUnknownGPUs(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","num_devices":8}}`
+	require.Equal(t, FitYes, train(t, body, h100sSomeUnknown(t, 0)).Fits, "the premise: all 8 known, it fits")
+	a := train(t, body, h100sSomeUnknown(t, 4))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cuda:7")
+	assert.Contains(t, a.Explanation, NotFitLine(a.Refusal.Text))
+
+	b := train(t, body, h100sSixOf(t))
+	assert.Equal(t, FitNo, b.Fits, "%s", dump(t, b))
+	require.NotNil(t, b.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, b.Refusal.Code)
+	assert.Contains(t, b.Refusal.Text, "cuda:5")
+}
