@@ -63,7 +63,8 @@ type choice struct {
 	OnDeviceWhy string
 
 	// UnknownMemory names, each with why, the available accelerators of
-	// their own memory (and the CPU where host RAM is the only pool) the
+	// their own memory (and the CPU where host RAM is the only pool, or
+	// include_cpu planned it once nothing fit the accelerators) the
 	// planner left out because
 	// their memory is unknown, beside devices whose memory is known
 	// (unknownMemoryDevices); nil when there are none. Counted, they might
@@ -259,8 +260,8 @@ func choose(req *planning) (*choice, error) {
 	// a Neural Engine beside a discrete GPU or a Mac's GPU
 	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
 	// refusal there unknown. The CPU counts where host RAM is the plan's
-	// only pool; beside accelerators (include_cpu), not: the two-nvidia
-	// fixture's CPU has no /proc/meminfo, and whether it should is open.
+	// only pool here, and with include_cpu once nothing fits the
+	// accelerators (below).
 	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
 	for _, p := range plannedPools(req, accel, host) {
 		ch.Known += len(p.Devices)
@@ -296,6 +297,14 @@ func choose(req *planning) (*choice, error) {
 		}
 	}
 	// Nothing fits on devices alone.
+	if req.IncludeCPU && len(accel) > 0 {
+		// include_cpu planned host RAM after the accelerators: a CPU
+		// whose RAM is unknown (no /proc/meminfo: the two-nvidia,
+		// tpu-v5e and slimbook-hero-rtx4060-igpu fixtures) might hold
+		// what they do not. Where they hold it, host RAM is not planned
+		// whatever its size, and the CPU is not named.
+		ch.UnknownMemory = unknownMemoryDevices(req, true, false, nil)
+	}
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if plansOffload(req, accel) {
 		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {

@@ -245,3 +245,45 @@ func TestTrainingTooFewDevicesBesideUnknownGPUs(t *testing.T) {
 	assert.Equal(t, RefusalTooFewDevices, b.Refusal.Code)
 	assert.Contains(t, b.Refusal.Text, "cuda:5")
 }
+
+// h100AndHost is one H100 beside the host CPU with hostBytes of RAM, 0
+// when /proc/meminfo was not read (the two-nvidia, tpu-v5e and
+// slimbook-hero-rtx4060-igpu fixtures have none).
+func h100AndHost(t *testing.T, hostBytes int64) *registry.Registry {
+	return reg(t, []registry.Device{host(hostBytes), h100(0)})
+}
+
+// include_cpu plans host RAM where nothing fits the accelerators: with the
+// CPU's RAM unknown, Llama-3.1-405B on one H100 was a flat fits false that
+// never named the CPU, though 1 TiB of host RAM holds it. It is unknown,
+// and the refusal names cpu:0. Without include_cpu host RAM is not
+// planned, and the CPU is neither counted nor named.
+func TestIncludeCPUOfUnknownRAMIsUnknown(t *testing.T) {
+	const asked = `{"model":{"name":"Llama-3.1-405B"},"include_cpu":true}`
+	require.Equal(t, FitYes, shard(t, request(t, asked, h100AndHost(t, 1<<40))).Fits, "the premise: 1 TiB of host RAM holds it")
+
+	a := shard(t, request(t, asked, h100AndHost(t, 0)))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cpu:0 (host RAM: /proc/meminfo was not readable)")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitUnknown, row.Fits, row.Quant)
+	}
+	s, err := SuggestQuant(request(t, asked, h100AndHost(t, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, FitUnknown, s.Fits)
+
+	b := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"}}`, h100AndHost(t, 0)))
+	assert.Equal(t, FitNo, b.Fits, "without include_cpu host RAM is not planned")
+	require.NotNil(t, b.Refusal)
+	assert.NotContains(t, b.Refusal.Text, "cpu:0")
+}
+
+// Where the accelerators hold the model, include_cpu plans no host RAM,
+// known or not: no warning names the CPU.
+func TestIncludeCPUOfUnknownRAMBesideAFitIsNotNamed(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"include_cpu":true}`, h100AndHost(t, 0)))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.NotContains(t, strings.Join(a.Warnings, "\n"), "cpu:0")
+}
