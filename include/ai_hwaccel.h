@@ -55,7 +55,10 @@ extern "C" {
  * tensor_parallel, too_large; schema/plan.schema.json) and its "text", and
  * carries no "quant" or "strategy".  When no device's memory is known
  * (code no_device) "fits" is null: unknown, not no; so is each "levels"
- * row's "fits" then.
+ * row's "fits" then.  So too where devices of unknown memory were left out
+ * that, counted, might lift the refusal (insufficient_memory, or
+ * too_few_devices where they make up the number; a CPU of unknown RAM
+ * under "include_cpu"): the refusal's text names them (docs/requests.md).
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state
@@ -535,7 +538,8 @@ HWACCEL_API char *hwaccel_suggest_quant(const char *request_json);
  *  Strategies: none, tensor_parallel, pipeline_parallel, data_parallel,
  *  cpu_offload.  No shard is given more memory than its device has free (or
  *  total, when free is unknown); "fits" is false when no plan fits, null
- *  when no device's memory is known.
+ *  when no device's memory is known or devices of unknown memory left out
+ *  might lift the refusal (see above).
  *  throughput.validated_on names the measured set and device class behind
  *  the decode figures, or begins with "not validated" and says why; show a
  *  speed as a headline only when it does not.  throughput.prefill_validated_on

@@ -63,13 +63,19 @@ type choice struct {
 	OnDeviceWhy string
 
 	// UnknownMemory names, each with why, the available accelerators of
-	// their own memory (and the CPU where host RAM is the only pool) the
+	// their own memory (and the CPU where host RAM is the only pool, or
+	// include_cpu planned it once nothing fit the accelerators) the
 	// planner left out because
 	// their memory is unknown, beside devices whose memory is known
 	// (unknownMemoryDevices); nil when there are none. Counted, they might
 	// hold what the others do not: a refusal for memory is then unknown,
 	// not no (fit), and a plan names them (unknownMemoryWarning).
 	UnknownMemory []string
+	// Known is the number of devices of known memory planned on (the
+	// passes' pools): with UnknownMemory, the devices there are in all,
+	// which a too_few_devices refusal's Needs is weighed against
+	// (unknownCouldChange).
+	Known int
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -214,14 +220,25 @@ func choose(req *planning) (*choice, error) {
 	// a Neural Engine beside a discrete GPU or a Mac's GPU
 	// (slimbook-hero-rtx4060-igpu, macbook-m3-pro) would make every
 	// refusal there unknown. The CPU counts where host RAM is the plan's
-	// only pool; beside accelerators (include_cpu), not: the two-nvidia
-	// fixture's CPU has no /proc/meminfo, and whether it should is open.
-	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false)
+	// only pool here, and with include_cpu once nothing fits the
+	// accelerators (below).
+	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
+	for _, p := range plannedPools(req, accel, host) {
+		ch.Known += len(p.Devices)
+	}
 	deviceRows, found := ch.planOnDevices(req, passes, accel, levels, tried)
 	if found {
 		return ch, nil
 	}
 	// Nothing fits on devices alone.
+	if req.IncludeCPU && len(accel) > 0 {
+		// include_cpu planned host RAM after the accelerators: a CPU
+		// whose RAM is unknown (no /proc/meminfo: the two-nvidia,
+		// tpu-v5e and slimbook-hero-rtx4060-igpu fixtures) might hold
+		// what they do not. Where they hold it, host RAM is not planned
+		// whatever its size, and the CPU is not named.
+		ch.UnknownMemory = unknownMemoryDevices(req, true, false, nil)
+	}
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if plansOffload(req, accel) {
 		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {
@@ -366,9 +383,8 @@ func (ch *choice) takeFitting(req *planning, pass int, accel []*pool, levels []q
 // whether cpu_offload or include_cpu, not asked, would fit.
 func (ch *choice) refuseNothingFits(req *planning, passes [][]*pool, accel, host []*pool, levels []quant.Level, want map[string]bool) {
 	ch.Plan = lastFailure(req, passes, levels)
-	if ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
-		ch.Plan.Reason += "; left out because their memory is unknown (counted, they might hold it): " +
-			strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
+	if len(ch.UnknownMemory) > 0 {
+		ch.Plan.Reason += ch.leftOutClause()
 	}
 	ch.Outcome = outcomeNothingFits
 	ch.FileWhy = fileLine(req, &ch.Plan)
@@ -552,6 +568,9 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 			pl := req.planOn(p, bp, l)
 			if !pl.Fits {
 				reasons.add(LevelMisfitPrefix+pl.Reason, p)
+				if w := pl.devicesWanted(); w > 0 && (row.wants == 0 || w < row.wants) {
+					row.wants = w
+				}
 				if need, ok := pl.memoryRefusal(); ok && refused == 0 {
 					refused, refusedOn = need.total(), p
 				}
@@ -838,7 +857,7 @@ func hostShared(req *planning, accel []*pool, want map[string]bool) string {
 // that "no available device with known memory" does not read as a machine
 // without devices. "" when there are none.
 func memoryUnknown(req *planning) string {
-	named := unknownMemoryDevices(req, true, true)
+	named := unknownMemoryDevices(req, true, true, nil)
 	if len(named) == 0 {
 		return ""
 	}
@@ -848,9 +867,10 @@ func memoryUnknown(req *planning) string {
 // unknownMemoryDevices names, each with why, the available devices of the
 // request (its devices list, when it has one) whose memory the registry
 // does not give, so the planner left them out; the CPU among them only
-// withCPU, and devices that share host RAM (an iGPU, an APU, a Neural
-// Engine) only withShared.
-func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
+// withCPU, devices that share host RAM (an iGPU, an APU, a Neural Engine)
+// only withShared, and only those keep accepts where it is not nil (a
+// training run counts only devices that run its precision).
+func unknownMemoryDevices(req *planning, withCPU, withShared bool, keep func(*registry.Device) bool) []string {
 	regs := req.Cluster
 	if len(regs) == 0 && req.Registry != nil {
 		regs = []*registry.Registry{req.Registry}
@@ -863,7 +883,7 @@ func unknownMemoryDevices(req *planning, withCPU, withShared bool) []string {
 				id = nodePrefix(i) + id
 			}
 			if !d.Available || d.MemoryBytes > 0 || d.MemoryUsableBytes > 0 || d.MemoryFreeBytes != nil || len(req.Devices) > 0 && !slices.Contains(req.Devices, id) ||
-				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared {
+				!withCPU && d.Kind == registry.KindCPU || !withShared && d.MemoryShared || keep != nil && !keep(&d) {
 				continue
 			}
 			why := "no memory size was detected: no vendor tool or driver file gave one"
@@ -924,28 +944,71 @@ func leftOutUnavailable(req *planning) string {
 	return "; left out as unavailable: " + strings.Join(parts, "; ")
 }
 
-// fit is the answer's fits: fitOf the plan, except that a refusal for memory
-// is unknown (null), not no, where available devices of unknown memory were
-// left out (UnknownMemory): the devices of known memory do not hold the
-// model, and whether all of them do cannot be told. The refusal keeps its
-// code, insufficient_memory, and its text names them.
+// devicesWanted is the fewest devices in all with which a refusal might be
+// lifted by devices of unknown memory left out: 1 for a refusal for memory
+// (any of them might hold it), the layout's Needs for too_few_devices; 0
+// for a refusal that no count of devices lifts (unsupported, a tensor
+// parallel size that does not divide the heads, too_large).
+func (pl *planned) devicesWanted() int {
+	switch {
+	case pl.Fits:
+		return 0
+	case pl.Code == RefusalMemory || pl.Code == "":
+		return 1 // refusalOf reads no code as insufficient_memory
+	case pl.Code == RefusalTooFewDevices:
+		return max(pl.Needs, 1)
+	}
+	return 0
+}
+
+// unknownCouldChange reports whether a refusal that wants (devicesWanted)
+// devices might be lifted by counting the devices of unknown memory left
+// out (UnknownMemory): there are some, and enough of them and the known
+// ones together.
+func (ch *choice) unknownCouldChange(wants int) bool {
+	return len(ch.UnknownMemory) > 0 && wants > 0 && ch.Known+len(ch.UnknownMemory) >= wants
+}
+
+// leftOutClause is what a refusal adds beside devices of unknown memory
+// (leftOutUnknown): what counting them might do, or, for too_few_devices
+// where even all the devices are too few, that they do not make up the
+// number; "" for a refusal no count of devices lifts.
+func (ch *choice) leftOutClause() string {
+	wants := ch.Plan.devicesWanted()
+	switch {
+	case wants == 0:
+		return ""
+	case ch.Plan.Code == RefusalTooFewDevices && ch.unknownCouldChange(wants):
+		return leftOutUnknown(ch.UnknownMemory, mightMakeUpTheNumber)
+	case ch.Plan.Code == RefusalTooFewDevices:
+		return leftOutUnknown(ch.UnknownMemory, tooFewEvenCounted(ch.Known+len(ch.UnknownMemory), wants))
+	}
+	return leftOutUnknown(ch.UnknownMemory, mightHoldIt)
+}
+
+// fit is the answer's fits: fitOf the plan, except that a refusal counting
+// the devices of unknown memory left out might lift (unknownCouldChange) is
+// unknown (null), not no: one for memory (the devices of known memory do
+// not hold the model, and whether all of them do cannot be told), or
+// too_few_devices where they would make up the number. The refusal keeps
+// its code, and its text names them (leftOutClause).
 func (ch *choice) fit() Fit {
-	if !ch.Plan.Fits && ch.Plan.Code == RefusalMemory && len(ch.UnknownMemory) > 0 {
+	if ch.unknownCouldChange(ch.Plan.devicesWanted()) {
 		return FitUnknown
 	}
 	return fitOf(ch.Plan.Fits, ch.Plan.Code)
 }
 
-// levelRows are the answer's level rows: ch.Rows, where a row refused for
-// memory says fits unknown (null) when devices of unknown memory were left
-// out, as fit says of the answer.
+// levelRows are the answer's level rows: ch.Rows, where a row whose
+// refusal counting the devices of unknown memory might lift (its wants,
+// unknownCouldChange) says fits unknown (null), as fit says of the answer.
 func (ch *choice) levelRows() []LevelRow {
 	if len(ch.UnknownMemory) == 0 {
 		return ch.Rows
 	}
 	rows := slices.Clone(ch.Rows)
 	for i := range rows {
-		if rows[i].Fits == FitNo && strings.Contains(rows[i].Reason, LevelMisfitPrefix) {
+		if rows[i].Fits == FitNo && ch.unknownCouldChange(rows[i].wants) {
 			rows[i].Fits = FitUnknown
 		}
 	}
@@ -960,6 +1023,35 @@ func unknownMemoryWarning(ch *choice) string {
 	if !ch.Plan.Fits || len(ch.UnknownMemory) == 0 {
 		return ""
 	}
-	return "planned on the devices whose memory is known; left out because their memory is unknown: " +
-		strings.Join(ch.UnknownMemory, ", ") + "; a registry with their memory_bytes plans on them"
+	return leftOutWarning("planned", ch.UnknownMemory)
+}
+
+// mightHoldIt is what counting the devices of unknown memory a refusal
+// for memory names might do (leftOutUnknown).
+const mightHoldIt = "counted, they might hold it"
+
+// mightMakeUpTheNumber is what counting them might do for a too_few_devices
+// refusal where there are enough devices in all.
+const mightMakeUpTheNumber = "counted, they might make up the number"
+
+// tooFewEvenCounted says that all n devices, those of unknown memory
+// counted, are fewer than the wants a too_few_devices refusal needs.
+func tooFewEvenCounted(n, wants int) string {
+	return fmt.Sprintf("even counted, the %d devices in all are fewer than %d", n, wants)
+}
+
+// leftOutUnknown is the clause a refusal adds that names the available
+// devices of unknown memory left out (unknownMemoryDevices) and what
+// counting them might do: it is why its fits is null, not false.
+func leftOutUnknown(named []string, counted string) string {
+	return "; left out because their memory is unknown (" + counted + "): " + strings.Join(named, ", ") +
+		"; a registry with their memory_bytes plans on them"
+}
+
+// leftOutWarning is the warning of an answer made (done: "planned",
+// "estimated") on the devices of known memory that fits, naming the
+// devices of unknown memory it left out.
+func leftOutWarning(done string, named []string) string {
+	return done + " on the devices whose memory is known; left out because their memory is unknown: " +
+		strings.Join(named, ", ") + "; a registry with their memory_bytes plans on them"
 }

@@ -47,6 +47,11 @@ type planned struct {
 	Reason   string // why it does not fit
 	Code     string // the Refusal* code of Reason
 	Costs    costs
+	// Needs is, for a too_few_devices refusal, the number of devices the
+	// layout asked for needs (tensor_parallel_size, replicas times a
+	// replica's devices): devices of unknown memory left out could make
+	// it up only where there are that many in all (devicesWanted).
+	Needs int
 	// Offloaded is true when the last stage is host RAM (cpu_offload).
 	Offloaded bool
 	// CPUMoE > 0: the last stage holds only the routed experts of the
@@ -248,7 +253,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 		}
 	}
 	if len(groups) == 0 {
-		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTooFewDevices, Needs: tp, Reason: fmt.Sprintf(
 			"tensor_parallel_size %d needs %d identical %s devices; the pool has %d", tp, tp, p.label(), len(p.Devices))}
 	}
 	for _, g := range groups {

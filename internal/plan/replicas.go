@@ -80,12 +80,12 @@ func planReplicas(req *planning, p *pool, l quant.Level) planned {
 	}
 	var best *planned
 	var reasons []string
-	code := RefusalTooFewDevices // no group of identical devices
+	code, needs := RefusalTooFewDevices, req.Replicas // no group of identical devices
 	for _, g := range identicalGroups(p.Devices) {
 		pl := replicasOn(req, subPool(p, g), l)
 		if !pl.Fits {
 			if len(reasons) == 0 {
-				code = pl.Code
+				code, needs = pl.Code, pl.Needs
 			}
 			reasons = append(reasons, pl.Reason)
 			continue
@@ -101,7 +101,7 @@ func planReplicas(req *planning, p *pool, l quant.Level) planned {
 	if req.ReplicasMax {
 		return single(req, p, l)
 	}
-	return planned{Level: l, Pool: p, DP: req.Replicas, Code: code, Reason: strings.Join(dedupe(reasons), "; ")}
+	return planned{Level: l, Pool: p, DP: req.Replicas, Code: code, Needs: needs, Reason: strings.Join(dedupe(reasons), "; ")}
 }
 
 // single is the one-replica plan: planPool at the whole batch.
@@ -132,7 +132,7 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 		want = n
 	}
 	if want > n {
-		return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
+		return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Needs: want, Reason: fmt.Sprintf(
 			"%d replicas need at least %d devices; the group of identical %s devices (%s) has %d",
 			want, want, sub.label(), groupName(sub), n)}
 	}
@@ -161,7 +161,7 @@ func replicasOn(req *planning, sub *pool, l quant.Level) planned {
 				Stages: units[0], TP: first.TP, Costs: c, DP: want, Batch: batch, Replicas: units}
 		}
 		if !req.ReplicasMax {
-			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Reason: fmt.Sprintf(
+			return planned{Level: l, Pool: sub, DP: want, Code: RefusalTooFewDevices, Needs: want * first.devices(), Reason: fmt.Sprintf(
 				"%d replicas do not fit: one replica (batch %d) is %s over %s, and the %d identical %s %s (%s) hold only %d such %s",
 				want, batch, first.Strategy, counted(first.devices(), "device"), n, sub.label(), nounOf(n, "device"), groupName(sub), len(units), nounOf(len(units), "replica"))}
 		}

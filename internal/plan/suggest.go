@@ -8,8 +8,8 @@ type LevelRow struct {
 	TotalBytes int64  `json:"total_bytes"`
 	// Fits is whether the level fits: FitUnknown (null in JSON) on every
 	// row when no available device's memory is known (rowsWithoutDevices),
-	// and on a row refused for memory beside devices of unknown memory
-	// (choice.levelRows).
+	// and on a row refused for memory, or too_few_devices where they make
+	// up the number, beside devices of unknown memory (choice.levelRows).
 	Fits     Fit    `json:"fits"`
 	Strategy string `json:"strategy,omitempty"`
 	Reason   string `json:"reason,omitempty"`
@@ -17,6 +17,10 @@ type LevelRow struct {
 	// engine counts the row's overhead and activations: TotalBytes grows
 	// with precision among rows of one pool (TestPlanningProperties).
 	pool *pool
+	// wants is, for a row no pool fits, the fewest devices in all with
+	// which one of its pools' refusals might be lifted (planned's
+	// devicesWanted); 0 where no count of devices lifts any.
+	wants int
 }
 
 // SuggestAnswer is the answer of hwaccel_suggest_quant.

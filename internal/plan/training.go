@@ -334,7 +334,9 @@ type TrainingDevice struct {
 // TrainingAnswer is the answer of hwaccel_estimate_training.
 type TrainingAnswer struct {
 	// Fits is whether the setup fits: FitUnknown (null in JSON) when no
-	// available device's memory is known.
+	// available device's memory is known, or when the devices of known
+	// memory do not hold it and accelerators of unknown memory that run
+	// its precision were left out (trainingUnknownMemory).
 	Fits      Fit    `json:"fits"`
 	Method    string `json:"method"`
 	Optimizer string `json:"optimizer"`
@@ -460,8 +462,9 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	if len(devs) == 0 {
 		return ans.refuse(RefusalNoDevice, noTrainingDevice(s.Precision, why)+leftOutUnavailable(req)+memoryUnknown(req)), nil
 	}
+	unknown := trainingUnknownMemory(req, s)
 	if n > len(devs) {
-		return ans.refuse(RefusalTooFewDevices, fmt.Sprintf("%d devices requested, %d available", n, len(devs))), nil
+		return tooFewTrainingDevices(ans, n, len(devs), unknown), nil
 	}
 	used := devs[:n]
 	budget := used[n-1].Usable // devices are sorted by usable memory, largest first
@@ -473,8 +476,21 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	if fits {
 		ans.Fits = FitYes
 		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
+		if len(unknown) > 0 {
+			ans.Warnings = append(ans.Warnings, leftOutWarning("estimated", unknown))
+		}
 	} else {
-		ans.refuse(RefusalMemory, trainingRoom(ans.PerDevice.TotalBytes, budget, n, false))
+		text := trainingRoom(ans.PerDevice.TotalBytes, budget, n, false)
+		if len(unknown) > 0 {
+			// Counted, they might hold it: more devices shard a ZeRO run
+			// finer, and one of them may have more memory than the
+			// smallest used.
+			text += leftOutUnknown(unknown, mightHoldIt)
+		}
+		ans.refuse(RefusalMemory, text)
+		if len(unknown) > 0 {
+			ans.Fits = FitUnknown
+		}
 		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
 			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
 		} else if n == 1 && used[0].Dev.MemoryShared {
@@ -729,6 +745,35 @@ func noTrainingDevice(precision, why string) string {
 		return "no available device with known memory"
 	}
 	return fmt.Sprintf("no available device with known memory runs %s (%s)", precision, skipped)
+}
+
+// tooFewTrainingDevices refuses a run on n devices where known of known
+// memory were found, naming the devices of unknown memory left out
+// (unknown): fits is null where counted they make up n, as choice.fit
+// says of a plan; no where even counted they are too few.
+func tooFewTrainingDevices(ans *TrainingAnswer, n, known int, unknown []string) *TrainingAnswer {
+	text := fmt.Sprintf("%d devices requested, %d available", n, known)
+	could := len(unknown) > 0 && known+len(unknown) >= n
+	switch {
+	case could:
+		text += leftOutUnknown(unknown, mightMakeUpTheNumber)
+	case len(unknown) > 0:
+		text += leftOutUnknown(unknown, tooFewEvenCounted(known+len(unknown), n))
+	}
+	ans.refuse(RefusalTooFewDevices, text)
+	if could {
+		ans.Fits = FitUnknown
+	}
+	return ans
+}
+
+// trainingUnknownMemory names, as choose does for inference
+// (unknownMemoryDevices), the available accelerators of their own memory
+// that trainingDevices left out because their memory is unknown, of those
+// that run the training precision: one that does not (a K80 under bf16)
+// would not be trained on whatever its memory.
+func trainingUnknownMemory(req *planning, s *trainingSetup) []string {
+	return unknownMemoryDevices(req, false, false, func(d *registry.Device) bool { return trains(d, s.Precision) })
 }
 
 // trainingDevices selects the devices to train on: the first accelerator

@@ -108,3 +108,182 @@ func TestGPUWithOnlyFreeMemoryIsNotUnknown(t *testing.T) {
 		assert.NotEqual(t, FitUnknown, row.Fits, row.Quant)
 	}
 }
+
+// trainQwen32BFSDP is a full fine-tune of Qwen3-32B sharded by FSDP with
+// gradient checkpointing: 71 GiB per device over 8 H100s, 132 GiB over 4.
+const trainQwen32BFSDP = `{"model":{"name":"Qwen3-32B"},"training":{"method":"full","fsdp":true,"gradient_checkpointing":true}}`
+
+func train(t *testing.T, body string, r *registry.Registry) *TrainingAnswer {
+	t.Helper()
+	a, err := EstimateTraining(request(t, body, r))
+	require.NoError(t, err)
+	return a
+}
+
+// A training run is planned, as inference is, on the devices of known
+// memory: with cuda:4-7 of unknown memory Qwen3-32B's FSDP run was a flat
+// fits false on "the smallest of 4 devices", though over all 8 it fits
+// (ZeRO-3 shards it 8 ways, not 4). It is unknown, and the refusal names
+// the four left out.
+func TestTrainingBesideUnknownGPUsIsUnknown(t *testing.T) {
+	require.Equal(t, FitYes, train(t, trainQwen32BFSDP, h100sSomeUnknown(t, 0)).Fits, "the premise: all 8 known, it fits")
+	four := reg(t, []registry.Device{h100(0), h100(1), h100(2), h100(3)}, link("nvlink", 450, ids("cuda", 4)...))
+	require.Equal(t, FitNo, train(t, trainQwen32BFSDP, four).Fits, "4 GPUs and no others: a plain no")
+
+	a := train(t, trainQwen32BFSDP, h100sSomeUnknown(t, 4))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code, "the known devices do not hold it")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, a.Refusal.Text, id)
+	}
+	assert.Contains(t, a.Refusal.Text, "memory is unknown")
+	assert.NotContains(t, a.Refusal.Text, "cuda:0 (", "a GPU of known memory is not named as unknown")
+	assert.Contains(t, a.Explanation, NotFitLine(a.Refusal.Text))
+}
+
+// A run that fits the GPUs of known memory is estimated on them, and says
+// which it left out: num_devices 4 on an 8-GPU node, without a word, read
+// as if the node had 4.
+func TestTrainingOnKnownGPUsNamesTheUnknownOnes(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora"}}`
+	a := train(t, body, h100sSomeUnknown(t, 4))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.Equal(t, 4, a.NumDevices)
+	w := strings.Join(a.Warnings, "\n")
+	for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+		assert.Contains(t, w, id)
+	}
+	assert.Contains(t, w, "memory is unknown")
+	assert.NotContains(t, strings.Join(train(t, body, h100sSomeUnknown(t, 0)).Warnings, "\n"), "memory is unknown")
+}
+
+// A GPU of unknown memory that does not run the training precision (a
+// Tesla K80, compute capability 3.7, has no bf16) would not be trained on
+// whatever its memory: it leaves a refusal for memory a plain no.
+func TestTrainingLeavesOutUnknownGPUsOfAnotherPrecision(t *testing.T) {
+	devs := []registry.Device{h100(0), h100(1), h100(2), h100(3)}
+	k80 := gpu(registry.KindCUDA, 4, "Tesla K80", 0, "3.7")
+	k80.Vendor = "nvidia"
+	r := reg(t, append(devs, k80), link("nvlink", 450, ids("cuda", 4)...))
+	a := train(t, trainQwen32BFSDP, r)
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.NotContains(t, a.Refusal.Text, "cuda:4")
+}
+
+// h100sSixOf is 4 H100s of known memory and 2 of unknown: 6 in all.
+func h100sSixOf(t *testing.T) *registry.Registry {
+	var devs []registry.Device
+	for i := 0; i < 6; i++ {
+		d := h100(i)
+		if i >= 4 {
+			d.MemoryBytes = 0
+		}
+		devs = append(devs, d)
+	}
+	return reg(t, devs, link("nvlink", 450, ids("cuda", 6)...))
+}
+
+// A request for more devices than have known memory (tensor_parallel_size
+// 8, replicas 8 on an 8-GPU node with 4 of unknown memory) was refused
+// too_few_devices, "the pool has 4", fits false, naming none of the other
+// four, while its levels rows said null. Counted, the four might make up
+// the number: fits null, the code stays too_few_devices, the text names
+// them, and the rows agree.
+func TestTooFewDevicesBesideUnknownGPUsIsUnknown(t *testing.T) {
+	for _, body := range []string{
+		`{"model":{"name":"Qwen3-32B"},"tensor_parallel_size":8}`,
+		`{"model":{"name":"Qwen3-32B"},"replicas":8}`,
+	} {
+		require.Equal(t, FitYes, shard(t, request(t, body, h100sSomeUnknown(t, 0))).Fits, "the premise: all 8 known, %s fits", body)
+		a := shard(t, request(t, body, h100sSomeUnknown(t, 4)))
+		assert.Equal(t, FitUnknown, a.Fits, "%s: %s", body, dump(t, a))
+		require.NotNil(t, a.Refusal, body)
+		assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code, body)
+		for _, id := range []string{"cuda:4", "cuda:5", "cuda:6", "cuda:7"} {
+			assert.Contains(t, a.Refusal.Text, id, body)
+		}
+		assert.Contains(t, a.Refusal.Text, "memory is unknown", body)
+		for _, row := range a.Levels {
+			assert.Equal(t, FitUnknown, row.Fits, "%s %s", body, row.Quant)
+		}
+	}
+}
+
+// Where even counting the devices of unknown memory leaves too few (6 H100s,
+// 2 of unknown memory, for tensor_parallel_size 8), the answer is no, and
+// its rows too (they said null); the text still names the two, so that "the
+// pool has 4" does not read as a machine of 4.
+func TestTooFewDevicesEvenCountedIsNo(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-32B"},"tensor_parallel_size":8}`, h100sSixOf(t)))
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cuda:4")
+	assert.Contains(t, a.Refusal.Text, "cuda:5")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitNo, row.Fits, row.Quant)
+	}
+}
+
+// Training alike: num_devices 8 on 4 known and 4 of unknown memory is
+// unknown; on 4 known and 2 unknown, no. Both name the GPUs left out.
+func TestTrainingTooFewDevicesBesideUnknownGPUs(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"lora","num_devices":8}}`
+	require.Equal(t, FitYes, train(t, body, h100sSomeUnknown(t, 0)).Fits, "the premise: all 8 known, it fits")
+	a := train(t, body, h100sSomeUnknown(t, 4))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cuda:7")
+	assert.Contains(t, a.Explanation, NotFitLine(a.Refusal.Text))
+
+	b := train(t, body, h100sSixOf(t))
+	assert.Equal(t, FitNo, b.Fits, "%s", dump(t, b))
+	require.NotNil(t, b.Refusal)
+	assert.Equal(t, RefusalTooFewDevices, b.Refusal.Code)
+	assert.Contains(t, b.Refusal.Text, "cuda:5")
+}
+
+// h100AndHost is one H100 beside the host CPU with hostBytes of RAM, 0
+// when /proc/meminfo was not read (the two-nvidia, tpu-v5e and
+// slimbook-hero-rtx4060-igpu fixtures have none).
+func h100AndHost(t *testing.T, hostBytes int64) *registry.Registry {
+	return reg(t, []registry.Device{host(hostBytes), h100(0)})
+}
+
+// include_cpu plans host RAM where nothing fits the accelerators: with the
+// CPU's RAM unknown, Llama-3.1-405B on one H100 was a flat fits false that
+// never named the CPU, though 1 TiB of host RAM holds it. It is unknown,
+// and the refusal names cpu:0. Without include_cpu host RAM is not
+// planned, and the CPU is neither counted nor named.
+func TestIncludeCPUOfUnknownRAMIsUnknown(t *testing.T) {
+	const asked = `{"model":{"name":"Llama-3.1-405B"},"include_cpu":true}`
+	require.Equal(t, FitYes, shard(t, request(t, asked, h100AndHost(t, 1<<40))).Fits, "the premise: 1 TiB of host RAM holds it")
+
+	a := shard(t, request(t, asked, h100AndHost(t, 0)))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cpu:0 (host RAM: /proc/meminfo was not readable)")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitUnknown, row.Fits, row.Quant)
+	}
+	s, err := SuggestQuant(request(t, asked, h100AndHost(t, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, FitUnknown, s.Fits)
+
+	b := shard(t, request(t, `{"model":{"name":"Llama-3.1-405B"}}`, h100AndHost(t, 0)))
+	assert.Equal(t, FitNo, b.Fits, "without include_cpu host RAM is not planned")
+	require.NotNil(t, b.Refusal)
+	assert.NotContains(t, b.Refusal.Text, "cpu:0")
+}
+
+// Where the accelerators hold the model, include_cpu plans no host RAM,
+// known or not: no warning names the CPU.
+func TestIncludeCPUOfUnknownRAMBesideAFitIsNotNamed(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"include_cpu":true}`, h100AndHost(t, 0)))
+	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
+	assert.NotContains(t, strings.Join(a.Warnings, "\n"), "cpu:0")
+}
