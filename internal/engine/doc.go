@@ -33,7 +33,8 @@
 // the fit by which it chooses its own context and devices and what rounds
 // the context it chooses (FitNamer), the settings its command gives its
 // context and the sequences sharing it with (CommandContextNamer, which
-// the CLI reads a command's context by), the
+// the CLI reads a command's context by), the mix of a GGUF type a
+// published file is measured against (FileLoader.MainlineMix), the
 // settings its speed rows ran with where it is the engine whose runs they
 // are (SpeedRowsNamer; SpeedRowsEngine names it where another engine's
 // plans borrow figures fitted on them), what
