@@ -141,3 +141,33 @@ func (f ServingFit) PromptNotValidatedWhy(bound float64) string {
 	}
 	return ""
 }
+
+// DecodeNote is the assumption a plan paying f's batch-1 constants states,
+// costs naming what a step streams at and pays (internal/plan's
+// servingCostsText); "" for a set without rows here.
+func (f ServingFit) DecodeNote(costs string) string {
+	switch f {
+	case ServingFitVLLM:
+		return "vLLM batch-1 decode " + costs + " (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)"
+	case ServingFitSGLang:
+		return "SGLang batch-1 decode " + costs + " (the MoE and MLA times, and on AMD GPUs a factor on every fixed time, fitted on " + f.Rows() + "; the bandwidth fraction and the step, per-part, all-reduce and indexer times are vLLM's, which those mostly multi-GPU MoE rows do not separate)"
+	}
+	return ""
+}
+
+// ServingBatchRows are the runs the per-sequence term of a serving step
+// (Throughput.ServingBatchLayerSeconds and ServingBatchMFU) is fitted on.
+const ServingBatchRows = "vLLM runs of 2-128 sequences on 8 MI300X, internal/calibration/data/serving_concurrency.json"
+
+// ServingPromptRows are the rows the serving prompt model's efficiency
+// (Throughput.ServingPrefillMFU) is fitted on.
+const ServingPromptRows = "SGLang cookbook time-to-first-token rows"
+
+// WeightOffloadRun is where the one published run of a weight offload
+// that streams layers from host memory to the GPU each step is described
+// (docs/accuracy.md), and WeightOffloadCopyRun what that run was: a
+// per-pass copy, as SGLang's offload and vLLM's former one make.
+const (
+	WeightOffloadRun     = "docs/accuracy.md, \"vLLM weight offload\""
+	WeightOffloadCopyRun = "Aphrodite's port of vLLM's former copying offload"
+)

@@ -71,7 +71,7 @@ func WritePlan(w io.Writer, b []byte, info AnswerInfo) error {
 	writeModel(w, a.Model, name)
 	if a.Fits.Yes() {
 		e, args := shownEngine(a, info)
-		ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
+		_, ctx, _ := commandContext(e, args)
 		writeMemory(w, "Memory", a.Quant, len(a.Shards), a.Memory, pagedKVNote(a.Memory, a.Budget, ctx, a.MaxBatchSize, a.DPSize > 1))
 		writeBudget(w, a.Budget)
 		writeRoom(w, a, info)
@@ -485,11 +485,26 @@ func shownEngine(a *plan.ShardingAnswer, info AnswerInfo) (string, []string) {
 	return "", nil
 }
 
-// contextFlags is the flag each engine's command gives its context with
-// (internal/engine: llamacpp.go writes -c, the context shared by its -np
-// sequences; vllm.go --max-model-len and sglang.go --context-length, the
-// longest one request may be).
-var contextFlags = map[string]string{"llama.cpp": "-c", "vllm": "--max-model-len", "sglang": "--context-length"}
+// commandContext is the context engine e's command args run, as the
+// engine names its flags (engine.CommandContextNamer): the flag and its
+// value, and the sequences that share it (1 where the context is each
+// request's). 0 where the engine names no flag or the command has none.
+func commandContext(e string, args []string) (flag string, ctx, seqs int) {
+	en, _ := engine.Lookup(e)
+	n, ok := en.(engine.CommandContextNamer)
+	if !ok {
+		return "", 0, 1
+	}
+	flag = n.ContextSetting()
+	ctx, _ = strconv.Atoi(flagValue(args, flag))
+	seqs = 1
+	if s := n.SequencesSetting(); s != "" {
+		if v, _ := strconv.Atoi(flagValue(args, s)); v > 1 {
+			seqs = v
+		}
+	}
+	return flag, ctx, seqs
+}
 
 // roomWords is the headline's statement of the tokens the printed command
 // holds, so that no figure contradicts it (issue 27):
@@ -504,7 +519,7 @@ var contextFlags = map[string]string{"llama.cpp": "-c", "vllm": "--max-model-len
 //   - with no command, the plan's own "context up to <n> tokens".
 func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	e, args := shownEngine(a, info)
-	ctx, _ := strconv.Atoi(flagValue(args, contextFlags[e]))
+	_, ctx, seqs := commandContext(e, args)
 	if x, ok := a.EngineExpect[e]; ok && x.KVCacheTokens > 0 {
 		room := "KV room about " + Tokens(float64(x.KVCacheTokens)) + " tokens"
 		n := int(x.MaxConcurrency)
@@ -531,9 +546,9 @@ func roomWords(a *plan.ShardingAnswer, info AnswerInfo) string {
 	}
 	room := fmt.Sprintf("context %d", ctx)
 	perSequence, each := ctx, ""
-	if n, _ := strconv.Atoi(flagValue(args, "-np")); e == "llama.cpp" && n > 1 {
-		room += fmt.Sprintf(" shared by %d sequences", n)
-		perSequence, each = ctx/n, " each"
+	if seqs > 1 {
+		room += fmt.Sprintf(" shared by %d sequences", seqs)
+		perSequence, each = ctx/seqs, " each"
 	}
 	// A chosen context is the longest that fits rounded down to --fit's
 	// step (internal/plan/fitcontext.go): less than a step more is no
@@ -813,11 +828,12 @@ func writeBudget(w io.Writer, b *plan.Budget) {
 		who += " (default for these devices)"
 	}
 	parts := []string{who}
-	// SGLang's --mem-fraction-static is of the memory free once its CUDA
-	// context exists and holds the weights and its KV pool only; what the
+	// An engine that keeps its workspace outside its fraction (SGLang's
+	// --mem-fraction-static) takes the fraction of the memory free once its
+	// CUDA context exists, for the weights and its KV pool only; what the
 	// engine holds itself sits beside it (engine.Memory.WorkspaceOutside).
 	share, reserved := "%g of each device's total memory", "the engine holds %s per device of it"
-	if b.Engine == engine.NameSGLang {
+	if en, ok := engine.Lookup(b.Engine); ok && en.Memory(0).WorkspaceOutside {
 		share, reserved = "%g of each device's memory free once its CUDA context exists, for the weights and its KV pool", "the engine holds %s per device beside it"
 	}
 	if f := b.MemoryFraction; f > 0 && f < 1 {
@@ -860,16 +876,12 @@ func writeRoom(w io.Writer, a *plan.ShardingAnswer, info AnswerInfo) {
 // multiple of 256, as llama.cpp's --fit rounds)". "" otherwise.
 func commandContextNote(a *plan.ShardingAnswer, info AnswerInfo) string {
 	e, args := shownEngine(a, info)
-	flag := contextFlags[e]
-	ctx, _ := strconv.Atoi(flagValue(args, flag))
+	flag, ctx, n := commandContext(e, args)
 	longest := a.MaxContextLength
 	if ctx <= 0 || longest <= 0 {
 		return ""
 	}
-	perSequence, n := ctx, 1
-	if np, _ := strconv.Atoi(flagValue(args, "-np")); e == "llama.cpp" && np > 1 {
-		perSequence, n = ctx/np, np
-	}
+	perSequence := ctx / n
 	const step = engine.LlamaFitContextStep
 	if longest == perSequence || longest-longest%step != perSequence {
 		return ""
@@ -879,8 +891,10 @@ func commandContextNote(a *plan.ShardingAnswer, info AnswerInfo) string {
 		what = fmt.Sprintf("the command's %s %d gives each of its %d sequences %d: that", flag, ctx, n, perSequence)
 	}
 	why := ""
-	if e == "llama.cpp" {
-		why = ", as llama.cpp's --fit rounds"
+	if en, _ := engine.Lookup(e); en != nil {
+		if f, ok := en.(engine.FitNamer); ok {
+			why = ", as " + f.FitRounding() + " rounds"
+		}
 	}
 	return fmt.Sprintf(" (%s rounded down to a multiple of %d%s)", what, step, why)
 }

@@ -200,7 +200,16 @@ type FileLoader interface {
 	// LoadedFile is the published GGUF checkpoint the engine loads to run
 	// m at level l, nil when none is published.
 	LoadedFile(m *model.Model, l quant.Level) *model.Checkpoint
+	// MainlineMix names the mix of GGUF type t that the weights the
+	// planner derives follow (quant.FileExtraBytes), against which a
+	// published file of other rules is larger: "mainline llama.cpp's
+	// Q4_K_M mix".
+	MainlineMix(t string) string
 }
+
+// MainlineMix implements FileLoader: the planner's GGUF sizes follow the
+// mix llama-quantize of mainline llama.cpp writes for each type.
+func (llamaCPP) MainlineMix(t string) string { return "mainline llama.cpp's " + t + " mix" }
 
 // LoadedFile is the published GGUF checkpoint llama.cpp's command loads
 // to run m at level l (Load: the file of the GGUF type l means there,

@@ -30,7 +30,11 @@
 // (BudgetNamer), its start-up charge and its parts (StartupChargeNamer),
 // the settings of a streamed offload (OffloadNamer), those of a placement
 // in host memory it runs on the CPU (HostOffloadNamer) and the steps of
-// the fit by which it chooses its own context and devices (FitNamer), the
+// the fit by which it chooses its own context and devices and what rounds
+// the context it chooses (FitNamer), the settings its command gives its
+// context and the sequences sharing it with (CommandContextNamer, which
+// the CLI reads a command's context by), the mix of a GGUF type a
+// published file is measured against (FileLoader.MainlineMix), the
 // settings its speed rows ran with where it is the engine whose runs they
 // are (SpeedRowsNamer; SpeedRowsEngine names it where another engine's
 // plans borrow figures fitted on them), what

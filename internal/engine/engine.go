@@ -60,6 +60,20 @@ type ContextFitter interface {
 	ContextFitNote() string
 }
 
+// CommandContextNamer is implemented by an engine whose command gives the
+// context it runs as a setting of its own: a reader of the command (the
+// CLI's headline and Room line) finds the context there by asking the
+// engine for the setting, not by knowing each engine's flags.
+type CommandContextNamer interface {
+	// ContextSetting is the flag, without its value, the engine's command
+	// gives its context with ("--max-model-len").
+	ContextSetting() string
+	// SequencesSetting is the flag of the number of sequences that share
+	// that context, each holding its share ("-np": llama.cpp's -c is
+	// split over its -np slots); "" where the context is each request's.
+	SequencesSetting() string
+}
+
 // Versioned is implemented by an engine whose rules the planner follows
 // by release, so that a request may name the release (engine_version).
 type Versioned interface {
@@ -296,6 +310,10 @@ type FitNamer interface {
 	// routed expert in host memory: "as llama.cpp's --fit does (its step
 	// 3)".
 	FitDenseOnly() string
+	// FitRounding names what rounds the context the engine's fit chooses
+	// down to a multiple of LlamaFitContextStep, for "as ... rounds":
+	// "llama.cpp's --fit".
+	FitRounding() string
 }
 
 // ReportLayout is the layout of the KV pool whose start-up report the

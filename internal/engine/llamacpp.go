@@ -599,7 +599,7 @@ func (e llamaCPP) Args(p *Placement) ([]string, []string, bool) {
 	// (src/llama-model.cpp: recurrent_rs_size = n_seq_max), not the plan's
 	// one. All at ggml-org/llama.cpp 81ff7abe50b9 and 34af94cd, the builds
 	// this library is calibrated on.
-	a = append(a, "-c", strconv.Itoa(p.Context*p.Batch), "-np", strconv.Itoa(max(p.Batch, 1)))
+	a = append(a, e.ContextSetting(), strconv.Itoa(p.Context*p.Batch), e.SequencesSetting(), strconv.Itoa(max(p.Batch, 1)))
 	switch {
 	case p.NoFlashAttention && (llamaCPP{}).NeedsFlashAttention(p.KVCacheDType):
 		// -fa off would be refused beside a quantized V cache
@@ -1219,6 +1219,14 @@ func isAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' 
 // SpeedModel implements SpeedModeled: llama.cpp's runs are the speed
 // rows.
 func (llamaCPP) SpeedModel() SpeedModel { return SpeedKernels }
+
+// ContextSetting implements CommandContextNamer: -c, the context every
+// -np slot shares (Args).
+func (llamaCPP) ContextSetting() string { return "-c" }
+
+// SequencesSetting implements CommandContextNamer: -np, the slots -c is
+// split over.
+func (llamaCPP) SequencesSetting() string { return "-np" }
 
 // SpeedRows implements SpeedRowsNamer: the rows of
 // internal/calibration/data/offload_decode.json ran llama-server and

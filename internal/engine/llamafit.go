@@ -29,6 +29,10 @@ func (llamaCPP) FitSpread() string {
 // FitDenseOnly implements FitNamer: --fit's step 3 for a MoE model.
 func (llamaCPP) FitDenseOnly() string { return "as llama.cpp's --fit does (its step 3)" }
 
+// FitRounding implements FitNamer: --fit reduces a context to a multiple
+// of LlamaFitContextStep.
+func (llamaCPP) FitRounding() string { return "llama.cpp's --fit" }
+
 // FitFloorLine implements FitNamer: why the context is --fit's floor
 // (--fit-ctx, a total over the -np slots: Args) and which step of --fit
 // placed the rest.

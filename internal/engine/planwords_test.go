@@ -151,3 +151,44 @@ func TestLlamaCPPNamesItsSpeedRowsByItsFlags(t *testing.T) {
 		}
 	}
 }
+
+// argValue is the argument after flag in args, "" when absent.
+func argValue(args []string, flag string) string {
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
+	}
+	return ""
+}
+
+// The CLI read a command's context by a table of the engines' flags of its
+// own (contextFlags) and llama.cpp's -np by name; each engine now names
+// them (CommandContextNamer), and they are the flags its own command
+// writes: the plan's context, times the sequences where the engine's
+// context is shared by them (llama.cpp: -c 8192 for 2 sequences of 4096).
+func TestCommandContextNamersNameTheFlagsTheirCommandsWrite(t *testing.T) {
+	m := model.Lookup("Llama-3.1-8B")
+	require.NotNil(t, m)
+	want := map[string][2]string{"llama.cpp": {"-c", "-np"}, "vllm": {"--max-model-len", ""}, "sglang": {"--context-length", ""}}
+	for _, name := range []string{"llama.cpp", "vllm", "sglang"} {
+		e, ok := Lookup(name)
+		require.True(t, ok, name)
+		n, ok := e.(CommandContextNamer)
+		require.True(t, ok, name)
+		assert.Equal(t, want[name], [2]string{n.ContextSetting(), n.SequencesSetting()}, name)
+		level := quant.BF16
+		if name == "llama.cpp" {
+			level = "q4_k_m"
+		}
+		p := &Placement{Model: m, Level: level, Kind: registry.KindCUDA, Memory: e.Memory(0), Context: 4096, Batch: 2,
+			TP: 1, Layers: m.Layers, Stages: []Stage{{Start: 0, End: m.Layers,
+				Devices: []PlacedDevice{{ID: "cuda:0", Dev: &registry.Device{Kind: registry.KindCUDA, MemoryBytes: 80 << 30}}}}}}
+		args, _, ok := e.Args(p)
+		require.True(t, ok, name)
+		ctx := "4096"
+		if n.SequencesSetting() != "" {
+			ctx = "8192"
+			assert.Equal(t, "2", argValue(args, n.SequencesSetting()), "%s: %v", name, args)
+		}
+		assert.Equal(t, ctx, argValue(args, n.ContextSetting()), "%s: %v", name, args)
+	}
+}

@@ -557,3 +557,11 @@ func (sglang) ReportSource(ReportLayout, VLLMBackend) string { return expectSour
 // ShortPoolWarning implements StartupReportNamer: the planner checks no
 // start-up refusal of SGLang's.
 func (sglang) ShortPoolWarning(string, int, int64) string { return "" }
+
+// ContextSetting implements CommandContextNamer: --context-length, the
+// longest one request may be (Args).
+func (sglang) ContextSetting() string { return "--context-length" }
+
+// SequencesSetting implements CommandContextNamer: the context is each
+// request's own.
+func (sglang) SequencesSetting() string { return "" }

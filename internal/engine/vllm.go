@@ -341,7 +341,7 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 			notes = append(notes, "vLLM: for a mixture-of-experts model --data-parallel-size makes the expert layers one group across all replicas (dp_size x tp_size devices, synchronised every step); this plan counts full independent replicas, so its memory is an upper bound and decode_tokens_per_s_total an optimistic figure")
 		}
 	}
-	a = append(a, "--max-model-len", strconv.Itoa(p.Context))
+	a = append(a, e.ContextSetting(), strconv.Itoa(p.Context))
 	if p.Kind != registry.KindCPU && p.Kind != registry.KindNeuron { // Neuron: no such flag (tensorParallelSize)
 		a = append(a, vllmShareFlag, strconv.FormatFloat(p.Memory.Fraction, 'f', -1, 64))
 	}
@@ -605,3 +605,11 @@ func (vllm) SpeedModel() SpeedModel { return SpeedServing }
 // ServingFit implements ServingFitted: vLLM's batch-1 rows fit the serving
 // model's constants (calibration.Throughput.VLLM).
 func (vllm) ServingFit() calibration.ServingFit { return calibration.ServingFitVLLM }
+
+// ContextSetting implements CommandContextNamer: --max-model-len, the
+// longest one request may be (Args).
+func (vllm) ContextSetting() string { return "--max-model-len" }
+
+// SequencesSetting implements CommandContextNamer: the context is each
+// request's own.
+func (vllm) SequencesSetting() string { return "" }

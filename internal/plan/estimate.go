@@ -97,7 +97,7 @@ func (x *estimator) noteSpeedModels() {
 		e.prefillNote(pl, req),
 	}
 	if cpuOnly(pl) && pl.Stages[0].Devices[0].Dev.Cores > 0 {
-		x.assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for each type the weights are stored in, by its share of the weights (fitted on llama.cpp CPU runs, internal/calibration/data/host_harness.json)"
+		x.assumptions[1] = "prefill runs the matmul FLOPs on the CPU cores at a per-core rate for each type the weights are stored in, by its share of the weights (fitted on " + ofRuns(runsEngine(planEngine(pl, req)), "CPU runs") + ", internal/calibration/data/host_harness.json)"
 	}
 }
 

@@ -72,8 +72,8 @@ func fileLine(req *planning, pl *planned) string {
 	if !pl.Fits {
 		charged = "the memory it needs counts the file"
 	}
-	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than mainline llama.cpp's %s mix of this shape: %s; %s%s",
-		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, charged, mtpLeftOut(pl.Pool.engine(), f.ck))
+	return fmt.Sprintf("weights: %s is %.2f GB, %.1f GB more than %s of this shape: %s; %s%s",
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.mix, f.ck.SizeMix, charged, mtpLeftOut(pl.Pool.engine(), f.ck))
 }
 
 // fileRowNote is the levels table's reason for a fitting row whose plan pl
@@ -88,18 +88,20 @@ func fileRowNote(req *planning, pl *planned) string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("sized as the published %s (%.2f GB, %.1f GB more than mainline llama.cpp's %s mix: %s)%s",
-		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.ggufType, f.ck.SizeMix, mtpLeftOut(pl.Pool.engine(), f.ck))
+	return fmt.Sprintf("sized as the published %s (%.2f GB, %.1f GB more than %s: %s)%s",
+		f.name, float64(f.ck.SizeBytes)/1e9, float64(f.extra)/1e9, f.mix, f.ck.SizeMix, mtpLeftOut(pl.Pool.engine(), f.ck))
 }
 
 // publishedFile is the published GGUF file a plan loads where it holds
 // more than mainline llama.cpp's mix of its type: the checkpoint, its name
 // in words (repository and file), the bytes beyond the mix and the type.
 type publishedFile struct {
-	ck       *model.Checkpoint
-	name     string
-	extra    int64
-	ggufType string
+	ck    *model.Checkpoint
+	name  string
+	extra int64
+	// mix names the mix of the file's type the derived weights follow, in
+	// the engine's words (engine.FileLoader.MainlineMix).
+	mix string
 }
 
 // fileOf is the published file pl's engine loads where it is larger than
@@ -120,7 +122,8 @@ func fileOf(req *planning, pl *planned) (publishedFile, bool) {
 	if ck.File != "" {
 		name = ck.Repo + " " + ck.File
 	}
-	return publishedFile{ck: ck, name: name, extra: extra, ggufType: t}, true
+	// loadedFile found ck through the engine's FileLoader.
+	return publishedFile{ck: ck, name: name, extra: extra, mix: e.(engine.FileLoader).MainlineMix(t)}, true
 }
 
 // mtpLeftOut says that a file's MTP layers (model.Checkpoint.FileMTP),

@@ -409,8 +409,9 @@ func moeHostNote(pl *planned, bw float64, e efficiency) string {
 	if h.partial(&c) {
 		what += fmt.Sprintf(" and the %s expert tensors of layer %d", strings.Join(expertTensorNames[:h.Part], " and "), h.Layers)
 	}
-	return fmt.Sprintf("%s run on the CPU (%s): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other experts stream from the GPUs, one after another; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on llama.cpp offload measurements)",
-		what, hostOffloadWords(pl), c.ExpertActive*100, c.hostExperts(h)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6)
+	return fmt.Sprintf("%s run on the CPU (%s): a token reads %.1f%% of them (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; attention, shared weights, the KV cache and the other experts stream from the GPUs, one after another; each offloaded layer hands the hidden state to the CPU and back (%.0f us, fitted on %s)",
+		what, hostOffloadWords(pl), c.ExpertActive*100, c.hostExperts(h)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, e.OffloadHandoverSeconds*1e6,
+		ofRuns(runsEngine(pl.Pool.engine()), "offload measurements"))
 }
 
 // moeOffload reports whether the plan keeps MoE experts, and only them, in

@@ -132,8 +132,9 @@ func step3TransferSeconds(pl *planned, msg float64) float64 {
 func step3HostNote(pl *planned, bw float64, e efficiency) string {
 	c := &pl.Costs
 	k := pl.step3GPULayers()
-	return fmt.Sprintf("%s and every layer's routed experts run on the CPU (%s): a token reads their dense weights and %.1f%% of the experts (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the dense weights and KV cache of the last %d layers stream from the GPU; the step hands the hidden state between the GPU and the CPU %d times (%.0f us each, fitted on llama.cpp offload measurements)",
-		layerRange(0, c.Layers-k), hostOffloadWords(pl), c.ExpertActive*100, c.expertBytes(c.Layers)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, k, pl.step3Handovers(), e.OffloadHandoverSeconds*1e6)
+	return fmt.Sprintf("%s and every layer's routed experts run on the CPU (%s): a token reads their dense weights and %.1f%% of the experts (experts per token / experts), %.2f GB, from host memory (%.0f GB/s) at %.0f%%, or their matrix-vector work bounds them; the dense weights and KV cache of the last %d layers stream from the GPU; the step hands the hidden state between the GPU and the CPU %d times (%.0f us each, fitted on %s)",
+		layerRange(0, c.Layers-k), hostOffloadWords(pl), c.ExpertActive*100, c.expertBytes(c.Layers)*c.ExpertActive/1e9, bw, e.DecodeBandwidthHost*100, k, pl.step3Handovers(), e.OffloadHandoverSeconds*1e6,
+		ofRuns(runsEngine(pl.Pool.engine()), "offload measurements"))
 }
 
 // step3Explanation is the placement line of a dense-only offload.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
@@ -44,8 +45,8 @@ func (e efficiency) servingBatchNote(batch int) string {
 	if batch <= 1 || e.ServingBatchLayerSeconds <= 0 && e.ServingBatchMFU <= 0 {
 		return ""
 	}
-	return fmt.Sprintf("%d sequences a step: each one beyond the first adds %.2f us per layer (attention and the per-token kernels) and one token's matrix products at %.0f%% of the dense peak (fitted on vLLM runs of 2-128 sequences on 8 MI300X, internal/calibration/data/serving_concurrency.json)",
-		batch, e.ServingBatchLayerSeconds*1e6, e.ServingBatchMFU*100)
+	return fmt.Sprintf("%d sequences a step: each one beyond the first adds %.2f us per layer (attention and the per-token kernels) and one token's matrix products at %.0f%% of the dense peak (fitted on %s)",
+		batch, e.ServingBatchLayerSeconds*1e6, e.ServingBatchMFU*100, calibration.ServingBatchRows)
 }
 
 // ServingBatchRoutedShare is the share of one token's matrix products

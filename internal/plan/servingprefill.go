@@ -160,8 +160,8 @@ func servingPrefillNote(en engine.Engine, chunk int, mfu float64, precision stri
 		request = fmt.Sprintf(", and %.0f ms per request", requestSeconds*1e3)
 		source = ", the request time on " + name + "'s own rows"
 	}
-	return fmt.Sprintf("prefill: %s runs the prompt %s its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of %s activations under tensor parallelism%s (the efficiency fitted on SGLang cookbook time-to-first-token rows%s, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
-		name, passes, mfu*100, precision, allReduceSeconds*1e6, of, request, source)
+	return fmt.Sprintf("prefill: %s runs the prompt %s its matmuls at %.0f%% of the dense %s peak or one read of the weights, whichever is longer, plus attention at the same rate and %.0f us per all-reduce of %s activations under tensor parallelism%s (the efficiency fitted on %s%s, internal/calibration/data/serving_prefill.json); FP8 and int4 (Marlin) weights are not dequantized to a copy",
+		name, passes, mfu*100, precision, allReduceSeconds*1e6, of, request, calibration.ServingPromptRows, source)
 }
 
 // servingPrefillNoteOf is servingPrefillNote for the first stage of pl.

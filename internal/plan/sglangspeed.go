@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"fmt"
-
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
@@ -65,23 +63,23 @@ func (e efficiency) servingNoteOf(en engine.Engine, pl *planned, s calibration.S
 	if _, own := e.sglangDecode(pl); !own {
 		return calibration.SGLangOffHBM + "; " + servingNote(s)
 	}
-	return fmt.Sprintf("SGLang batch-1 decode %s (the MoE and MLA times, and on AMD GPUs a factor on every fixed time, fitted on %s; the bandwidth fraction and the step, per-part, all-reduce and indexer times are vLLM's, which those mostly multi-GPU MoE rows do not separate)",
-		servingCostsText(s), calibration.ServingFitSGLang.Rows())
+	return calibration.ServingFitSGLang.DecodeNote(servingCostsText(s))
 }
 
 // servingFractionOf is the engine whose bandwidth fraction a serving
-// plan's decode streams at (decodeNote): SGLang where its own constants
-// apply, else vLLM; "" when the plan is not a serving one.
+// plan's decode streams at (decodeNote), as the set's rows name it: SGLang
+// where its own constants apply, else vLLM; "" when the plan is not a
+// serving one.
 func (e efficiency) servingFractionOf(serving bool, en engine.Engine, pl *planned) string {
 	if !serving {
 		return ""
 	}
 	if servingFitOf(en) == calibration.ServingFitSGLang {
 		if _, own := e.sglangDecode(pl); own {
-			return "SGLang"
+			return calibration.ServingFitSGLang.Title()
 		}
 	}
-	return "vLLM"
+	return calibration.ServingFitVLLM.Title()
 }
 
 // servingUsed reports whether a plan for the engine en pays a serving

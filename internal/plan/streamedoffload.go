@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
@@ -239,8 +240,8 @@ func streamedStepSeconds(pl *planned, batch int) (seconds float64, note string, 
 	host := float64(pl.Stages[1].Part.Weights)
 	w := offloadWordsOf(pl)
 	if offloadOf(pl).OffloadCopiedPerPass {
-		return host / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in host memory and %s copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-			w.Engine, w.Flag, gib(int64(host)), w.Engine, pcie, host/(pcie*1e9)*1e3), true
+		return host / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in host memory and %s copies each offloaded layer's to the GPU in its forward pass, all of it whatever experts a token uses, across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside the GPU's own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of a per-pass copy of this kind decodes about half as fast (%s)",
+			w.Engine, w.Flag, gib(int64(host)), w.Engine, pcie, host/(pcie*1e9)*1e3, calibration.WeightOffloadRun), true
 	}
 	read := host*pl.Costs.ActiveRatio + streamedHostExpertReads(pl, batch)
 	// A MoE model's offloaded experts are read as the step's tokens route
@@ -250,8 +251,8 @@ func streamedStepSeconds(pl *planned, batch int) (seconds float64, note string, 
 	if share := pl.Costs.batchExpertShare(batch); streamedHostExperts(pl) > 0 && share > 0 {
 		what = fmt.Sprintf("the GPU reads what its kernels touch of them (at %s a step, %.0f%% of each offloaded layer's experts under uniform routing, as in GPU memory)", counted(batch, "sequence"), share*100)
 	}
-	return read / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (docs/accuracy.md, \"vLLM weight offload\")",
-		w.Engine, w.Flag, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3), true
+	return read / (pcie * 1e9), fmt.Sprintf("%s %s: %s of layer weights stay in pinned host memory and %s across PCIe at %.0f GB/s, the link's bandwidth, every step (%.1f ms), beside its own part; every layer runs on the GPU and its KV cache stays there. The link's bandwidth is an upper bound: the one published run of this offload decodes about half as fast (%s)",
+		w.Engine, w.Flag, gib(int64(host)), what, pcie, read/(pcie*1e9)*1e3, calibration.WeightOffloadRun), true
 }
 
 // streamedHostExperts is the routed-expert bytes among the weights streamed
@@ -296,9 +297,9 @@ func streamedGPUExpertReads(pl *planned, batch int) float64 {
 func streamedValidatedOn(pl *planned, gpu string) string {
 	w := offloadWordsOf(pl)
 	if offloadOf(pl).OffloadCopiedPerPass {
-		return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (Aphrodite's port of vLLM's former copying offload decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
+		return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory are copied across PCIe at the link's bandwidth every step, which the one published run of such per-pass copies does not reach (" + calibration.WeightOffloadCopyRun + " decodes about half as fast: " + calibration.WeightOffloadRun + "); the GPU's part is " + gpu
 	}
-	return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: docs/accuracy.md, \"vLLM weight offload\"); the GPU's part is " + gpu
+	return NotValidated + ": the weights " + w.Engine + "'s " + w.Flag + " keeps in host memory cross PCIe at the link's bandwidth every step, which the one published run of this offload does not reach (it decodes about half as fast: " + calibration.WeightOffloadRun + "); the GPU's part is " + gpu
 }
 
 // streamedExplanation is the cpu_offload line of streamed plan pl whose

@@ -902,9 +902,10 @@ func amdGPU(d *device) bool {
 	return d.Dev.Kind != registry.KindCPU && (strings.EqualFold(d.Dev.Vendor, "amd") || d.Spec != nil && d.Spec.Vendor == "AMD")
 }
 
-// servingNote is the assumption naming a serving engine's fixed costs.
+// servingNote is the assumption naming the fixed costs s of vLLM's set a
+// serving engine's plan pays, in the words of its rows.
 func servingNote(s calibration.ServingDecode) string {
-	return fmt.Sprintf("vLLM batch-1 decode %s (fitted on public single-request vLLM figures, internal/calibration/data/serving_decode.json)", servingCostsText(s))
+	return calibration.ServingFitVLLM.DecodeNote(servingCostsText(s))
 }
 
 // servingCostsText names what a batch-1 decode step under s streams at and
@@ -1089,8 +1090,9 @@ func (e efficiency) decodeNote(pl *planned, req *planning, batch int, serving st
 	if e.layerLatency(d, older) == 0 {
 		layer = "no fixed time per layer (" + backendNames[class]
 	}
+	runs := runsEngine(planEngine(pl, req))
 	if e.todaysDecode(d, older) > 0 {
-		layer += ", " + todaysDecodeNote[decodeArchitecture(d)]
+		layer += ", today's " + ofRuns(runs, todaysDecodeNote[decodeArchitecture(d)])
 	}
 	switch {
 	case class == MemoryClassHost && d.BandwidthGBs <= 0:
@@ -1098,8 +1100,8 @@ func (e efficiency) decodeNote(pl *planned, req *planning, batch int, serving st
 	case class == MemoryClassHost && d.Dev.Cores > 0:
 		s := pl.Stages[0]
 		mix := stageHostMix(pl, req, s, s.End == pl.Costs.Layers && !req.noLogits)
-		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %s x %.1f G weights/s (per core, by the types the weights are stored in: %s%s), whichever is slower, %s, %s; fitted on llama.cpp measurements)",
-			f*100, d.BandwidthSource, counted(d.Dev.Cores, "core"), e.hostCoreRate(mix, d.Dev)/1e9, mix.describe(e.HostWeightsPerCore), e.hostCoreFactorNote(d.Dev), kv, layer)
+		return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (host memory, %s) or multiplies them at %s x %.1f G weights/s (per core, by the types the weights are stored in: %s%s), whichever is slower, %s, %s; fitted on %s)",
+			f*100, d.BandwidthSource, counted(d.Dev.Cores, "core"), e.hostCoreRate(mix, d.Dev)/1e9, mix.describe(e.HostWeightsPerCore), e.hostCoreFactorNote(d.Dev), kv, layer, ofRuns(runs, "measurements"))
 	}
 	where := map[string]string{MemoryClassGDDR: "GDDR GPU", MemoryClassHBM: "HBM part", MemoryClassUnified: "Apple unified memory", MemoryClassHost: "host memory"}[class]
 	if mem, shared := sharedMemoryGPU(d); class == MemoryClassGDDR && shared {
@@ -1109,8 +1111,8 @@ func (e efficiency) decodeNote(pl *planned, req *planning, batch int, serving st
 		return fmt.Sprintf("decode reads the weights (%s, %s) and the KV cache of %s x %s at %s's fraction of memory bandwidth, plus its fixed costs (both listed below)",
 			where, servingWeightsName(pl.Level), counted(context, "token"), counted(batch, "sequence"), serving)
 	}
-	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on llama.cpp measurements)",
-		f*100, where, familyNames[family], kv, layer)
+	return fmt.Sprintf("decode streams the weights at %.0f%% of memory bandwidth (%s, %s), %s, %s; fitted on %s)",
+		f*100, where, familyNames[family], kv, layer, ofRuns(runs, "measurements"))
 }
 
 // prefillNote is the prefill assumption: the kernel the first stage's
@@ -1122,47 +1124,50 @@ func (e efficiency) prefillNote(pl *planned, req *planning) string {
 		devs = pl.Stages[0].Devices
 	}
 	path := e.requestPrefillPath(devs, pl, req)
+	runs := runsEngine(planEngine(pl, req))
 	kernel := "GEMM"
 	switch path.Kernel {
 	case KernelMMQ:
-		kernel = "llama.cpp's quantized MMQ kernels on int8 tensor cores"
+		kernel = runsOwn(runs, "quantized MMQ kernels on int8 tensor cores")
 	case KernelMetal:
-		return fmt.Sprintf("prefill matmuls run at %.0f%% of the GPU's FP32 peak (llama.cpp's Metal kernels; Apple GPUs state no tensor figure); each pass of up to %d prompt tokens re-reads the weights and costs %.0f us per layer (the fraction fitted on llama.cpp Metal prompt processing of May 2024, the time per layer Metal's decode time)",
-			path.MFU*100, calibration.MicroBatchTokens, path.LayerSeconds*1e6)
+		return fmt.Sprintf("prefill matmuls run at %.0f%% of the GPU's FP32 peak (%s; Apple GPUs state no tensor figure); each pass of up to %d prompt tokens re-reads the weights and costs %.0f us per layer (the fraction fitted on %s of May 2024, the time per layer Metal's decode time)",
+			path.MFU*100, runsOwn(runs, "Metal kernels"), calibration.MicroBatchTokens, path.LayerSeconds*1e6, ofRuns(runs, "Metal prompt processing"))
 	}
 	copyNote := ""
 	if path.Dequantized {
 		copyNote = " (and writes and reads their 16-bit dequantized copy)"
 	}
-	build := "the May 2024 llama.cpp build's constants, the newest measured on this device class"
+	build := "the May 2024 " + ofRuns(runs, "build's constants, the newest measured on this device class")
 	if path.TodaysBuild {
-		build = todaysBuildNote[path.Arch]
+		build = "today's " + ofRuns(runs, todaysBuildNote[path.Arch])
 	}
 	precision := path.Precision
 	if path.FP16Accumulate {
 		precision = "fp16 (FP16-accumulate)"
 	}
-	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on llama.cpp prompt processing: %s)",
-		path.MFU*100, precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, build)
+	return fmt.Sprintf("prefill matmuls run at %.0f%% of the dense %s peak (%s); each pass of up to %d prompt tokens re-reads the weights%s and costs %.0f us per layer (fitted on %s: %s)",
+		path.MFU*100, precision, kernel, calibration.MicroBatchTokens, copyNote, path.LayerSeconds*1e6, ofRuns(runs, "prompt processing"), build)
 }
 
 // todaysDecodeNote says, per architecture, which rows today's decode
-// constants come from (data/prefill_today.json of internal/calibration).
+// constants come from (data/prefill_today.json of internal/calibration),
+// after "today's" and the engine of the runs (runsEngine).
 var todaysDecodeNote = map[string]string{
-	archAmpere:        "today's llama.cpp CUDA build, measured on NVIDIA Ampere GA10x GPUs",
-	archAda:           "today's llama.cpp CUDA build, measured on NVIDIA Ada GPUs",
-	archBlackwellGDDR: "today's llama.cpp CUDA build, measured on NVIDIA GeForce Blackwell GPUs",
+	archAmpere:        "CUDA build, measured on NVIDIA Ampere GA10x GPUs",
+	archAda:           "CUDA build, measured on NVIDIA Ada GPUs",
+	archBlackwellGDDR: "CUDA build, measured on NVIDIA GeForce Blackwell GPUs",
 }
 
 // todaysBuildNote says, per architecture, what today's build's prefill
 // constants were measured on (internal/calibration/data: h200-speed and
-// prefill_today.json).
+// prefill_today.json), after "today's" and the engine of the runs
+// (runsEngine).
 var todaysBuildNote = map[string]string{
-	archHopper:        "today's llama.cpp build, measured on an NVIDIA H200",
-	archAda:           "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ada GPU (RTX 4090), the time per layer on an NVIDIA H200",
-	archAmpere:        "today's llama.cpp build: the MMQ fraction measured on an NVIDIA Ampere GA102 GPU (A40), the time per layer on an NVIDIA H200",
-	archBlackwellGDDR: "today's llama.cpp build: the MMQ fraction measured on an NVIDIA GeForce Blackwell GPU (RTX 5090), the time per layer on an NVIDIA H200",
-	archGA100:         "today's llama.cpp build: the MMQ fraction measured on one NVIDIA GA100 GPU (A30; no A100 row checks it), the time per layer on an NVIDIA H200",
+	archHopper:        "build, measured on an NVIDIA H200",
+	archAda:           "build: the MMQ fraction measured on an NVIDIA Ada GPU (RTX 4090), the time per layer on an NVIDIA H200",
+	archAmpere:        "build: the MMQ fraction measured on an NVIDIA Ampere GA102 GPU (A40), the time per layer on an NVIDIA H200",
+	archBlackwellGDDR: "build: the MMQ fraction measured on an NVIDIA GeForce Blackwell GPU (RTX 5090), the time per layer on an NVIDIA H200",
+	archGA100:         "build: the MMQ fraction measured on one NVIDIA GA100 GPU (A30; no A100 row checks it), the time per layer on an NVIDIA H200",
 }
 
 func unknownBandwidth(pl *planned) string {

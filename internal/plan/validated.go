@@ -84,6 +84,42 @@ func fittedOn() string {
 	return "another engine's runs"
 }
 
+// runsEngine is the engine whose runs the speed rows are, as engine e's
+// assumptions name what their figures are fitted on ("fitted on
+// llama.cpp measurements"): e's own title where it names the rows as its
+// runs (engine.SpeedRowsNamer); "" for a SpeedKernels engine that does not,
+// whose sentences then name the rows by what they measured, none of
+// another engine's words; else, for an engine whose runs no row measured
+// and whose plans borrow their figures, the engine that names them
+// (fittedOn).
+func runsEngine(e engine.Engine) string {
+	switch {
+	case speedRowsOf(e).named:
+		return e.Title()
+	case engine.SpeedModelOf(e) == engine.SpeedKernels:
+		return ""
+	}
+	return fittedOn()
+}
+
+// ofRuns qualifies what by the engine of the runs, runs (runsEngine):
+// "llama.cpp measurements", or "measurements" where runs is "".
+func ofRuns(runs, what string) string {
+	if runs == "" {
+		return what
+	}
+	return runs + " " + what
+}
+
+// runsOwn is what of the engine of the runs, runs (runsEngine), in the
+// possessive: "llama.cpp's Metal kernels", or "the Metal kernels".
+func runsOwn(runs, what string) string {
+	if runs == "" {
+		return "the " + what
+	}
+	return runs + "'s " + what
+}
+
 // servingConcurrencyNote is what a serving plan decoding running
 // sequences a step adds to its validated_on: nothing at one sequence (the
 // batch-1 rows check it); at more, that the constants are batch-1 fits
