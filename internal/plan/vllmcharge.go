@@ -112,6 +112,23 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	return c
 }
 
+// windowReadShare is the share of one sequence's KV cache under o that a
+// decode step reads where the engine keeps window layers at more than
+// their window (quant.KVOptions.WindowTokensRatio: SGLang's pools), the
+// window layers attending to their window only; 1 otherwise.
+func windowReadShare(m *model.Model, ctx int, o quant.KVOptions) float64 {
+	if o.WindowTokensRatio <= 0 {
+		return 1
+	}
+	kept := quant.KVCacheBytes(m, ctx, 1, o)
+	o.WindowTokensRatio = 0
+	read := quant.KVCacheBytes(m, ctx, 1, o)
+	if kept <= 0 || read <= 0 || read >= kept {
+		return 1
+	}
+	return float64(read) / float64(kept)
+}
+
 // cacheDTypeScale is the KV cache of one sequence vLLM allocates for v's
 // model over the planner's estimate of it under v.kvOptions: a cache of
 // 4-byte values for fp32 weights with no --kv-cache-dtype (fp32Cache),
