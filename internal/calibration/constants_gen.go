@@ -99,8 +99,8 @@ var Fitted = Throughput{
 	OffloadHandoverSeconds: 305e-6,
 	VLLM:                   ServingDecode{BandwidthFraction: 0.84, StepSeconds: 0e-6, PartSeconds: 58e-6, PartSecondsLater: 38e-6, AllReduceSeconds: 5e-6, MoELayerSeconds: 19e-6, MLALayerSeconds: 292e-6, IndexerSeconds: 0e-6},
 	// SGLang batch-1 decode, fitted on the 10 SGLang rows of data/serving_decode.json
-	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.181, largest 0.572;
-	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.283): the
+	// marked "fit" (NVIDIA B200 and AMD MI300X; median |error| 0.181, largest 0.571;
+	// the 4 held-out SGLang rows, other GPUs: median 0.134, largest 0.281): the
 	// MoE-layer time on a 5 us grid, MLA-layer time on a 10 us grid, on AMD GPUs the fixed times x
 	// 1.84 (0.02 grid); the bandwidth fraction, step, per-part, all-reduce and
 	// indexer times are vLLM's (fitSGLang in internal/calibration/fit/sglang.go says why).

@@ -47,8 +47,27 @@ func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 		o.ScaledFP8Latent = true
 	}
 	o.WindowTokensRatio = SGLangWindowTokensRatio(m)
+	if m != nil && m.RecurrentStateElements() > 0 {
+		o.StatePoolRatio = SGLangMambaFullMemoryRatio
+	}
 	return o
 }
+
+// SGLangMambaFullMemoryRatio is SGLang's default --mamba-full-memory-ratio
+// (python/sglang/srt/server_args.py: 0.9 in the versions read). For a
+// model with recurrent layers beside attention (its mambaish_config:
+// Mamba2, gated DeltaNet, Kimi linear and lightning attention hybrids),
+// profile_max_num_token counts only the full-attention layers in a token's
+// cell and handle_max_mamba_cache gives the mamba state pool ratio / (1 +
+// ratio) of the rest, in whole states of mamba_cache_per_req, before the
+// KV pool takes what is left
+// (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d): a KV
+// token costs (1 + ratio) times its bytes of the rest
+// (quant.KVOptions.StatePoolRatio). Not modelled: init_memory's cap of
+// --max-running-requests at max_mamba_cache_size / 3 (calculate_mamba_ratio),
+// which binds only at short contexts.
+const SGLangMambaFullMemoryRatio = 0.9
 
 // SGLangSWAFullTokensRatio is SGLang's default --swa-full-tokens-ratio,
 // "the ratio of SWA layer KV tokens / full layer KV tokens, regardless of

@@ -247,15 +247,15 @@ type stageReads struct {
 func (r stageReads) total() float64 { return r.Weights + r.KV }
 
 // kvReadShare is the share of a stage's KV cache a decode step reads at
-// the request's context (windowReadShare: below 1 where the pool's engine
-// keeps window layers beyond their window, SGLang), on the plan's pool's
+// the request's context (poolReadShare: where the pool's engine sizes its
+// pools by its own rules, SGLang), on the plan's pool's
 // engine (the request's engine where the plan names no pool: a replay).
 func (x *estimator) kvReadShare() float64 {
 	var e engine.Engine
 	if x.pl.Pool != nil {
 		e = x.pl.Pool.Budget.Engine
 	}
-	return windowReadShare(x.req.Model, x.req.ContextLength, x.req.kvOptionsFor(e))
+	return poolReadShare(x.req.Model, x.req.ContextLength, x.req.kvOptionsFor(e))
 }
 
 // addHostRunStep adds the hand-over to the CPU of layers llama.cpp does not

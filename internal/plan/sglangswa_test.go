@@ -88,3 +88,35 @@ func TestSGLangPoolTokensAsSGLangSizesWindowLayers(t *testing.T) {
 		})
 	}
 }
+
+// A model with recurrent (Mamba, gated DeltaNet) layers beside attention
+// is, for SGLang, a "mambaish" model: profile_max_num_token counts only its
+// full-attention layers in a token's cell and hands the rest to
+// handle_max_mamba_cache first, which gives the mamba state pool
+// mamba_full_memory_ratio / (1 + mamba_full_memory_ratio) of it (0.9 by
+// default in python/sglang/srt/server_args.py; the pool rounded down to
+// whole states of mamba_cache_per_req), so the KV pool holds rest / 1.9
+// over the attention layers' bytes a token
+// (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// 001ccef0). Qwen3-Next-80B-A3B (config.json: 48 layers,
+// full_attention_interval 4, so 12 full-attention layers, 2 KV heads of
+// head_dim 256): 12 x 2 x (256 + 256) x 2 bytes = 24,576 bytes a token
+// in a KV pool of rest / 1.9. Before, the planner counted each
+// sequence's recurrent state beside its tokens in the whole rest (about
+// 1.9x SGLang's tokens at long contexts).
+func TestSGLangPoolTokensOfAMambaHybrid(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-Next-80B-A3B-Instruct"},"engine":"sglang","quant":"fp8"}`, h200s(t, 1)))
+	require.True(t, a.Fits.Yes(), a.Explanation)
+	e, ok := a.EngineExpect["sglang"]
+	require.True(t, ok, "engine_expect.sglang")
+	const cell = 12 * 2 * (256 + 256) * 2
+	rest := e.KVCacheGiB * (1 << 30)
+	// One state rounded off the mamba pool (74 MiB of tens of GiB) and
+	// kv_cache_gib's hundredths: 0.5 %.
+	assert.InEpsilon(t, rest/1.9/cell, float64(e.MaxTotalNumTokens), 0.005, "SGLang's KV pool of %.2f GiB / 1.9", e.KVCacheGiB)
+	ctx, err := strconv.Atoi(flagAfter(a.EngineArgs["sglang"], "--context-length"))
+	require.NoError(t, err)
+	assert.LessOrEqual(t, ctx, int(e.MaxTotalNumTokens), "one sequence fits the pool")
+	assert.Equal(t, int(e.MaxTotalNumTokens)/ctx, a.MaxBatchSize, "the batch is the pool's")
+	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
+}

@@ -112,18 +112,19 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	return c
 }
 
-// windowReadShare is the share of one sequence's KV cache under o that a
-// decode step reads where the engine keeps window layers at more than
-// their window (quant.KVOptions.WindowTokensRatio: SGLang's pools), the
-// window layers attending to their window only; 1 otherwise.
-func windowReadShare(m *model.Model, ctx int, o quant.KVOptions) float64 {
-	if o.WindowTokensRatio <= 0 {
+// poolReadShare is what a decode step reads of one sequence over its KV
+// cache under o where the engine sizes its pools by its own rules
+// (quant.KVOptions.WindowTokensRatio and StatePoolRatio: SGLang's): the
+// window layers' windows, the attention layers' tokens and the sequence's
+// recurrent state, as the planner's cache counts them; 1 otherwise.
+func poolReadShare(m *model.Model, ctx int, o quant.KVOptions) float64 {
+	if o.WindowTokensRatio <= 0 && o.StatePoolRatio <= 0 {
 		return 1
 	}
 	kept := quant.KVCacheBytes(m, ctx, 1, o)
-	o.WindowTokensRatio = 0
+	o.WindowTokensRatio, o.StatePoolRatio = 0, 0
 	read := quant.KVCacheBytes(m, ctx, 1, o)
-	if kept <= 0 || read <= 0 || read >= kept {
+	if kept <= 0 || read <= 0 {
 		return 1
 	}
 	return float64(read) / float64(kept)

@@ -33,6 +33,14 @@ type KVOptions struct {
 	// hybrid-SWA pool) or, for a model outside its hybrid-SWA list, the
 	// whole context on every layer (1) (engine.SGLangWindowTokensRatio).
 	WindowTokensRatio float64
+	// StatePoolRatio, when above 0, is the memory the engine gives a
+	// hybrid model's recurrent states for each byte of its attention cache,
+	// in a pool of its own sized by that ratio rather than per sequence:
+	// each attention token is charged (1 + StatePoolRatio) times its bytes
+	// and no state per sequence (SGLang's --mamba-full-memory-ratio,
+	// engine.SGLangMambaFullMemoryRatio). A model without both kinds of
+	// layers is charged as without it.
+	StatePoolRatio float64
 	// NoFlashAttention: attention is computed without flash attention
 	// (llama.cpp -fa off), so the working buffer holds a micro-batch's
 	// scores over the whole cache (ActivationsBytes).
@@ -185,7 +193,9 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 //	                       as the engine stores it (dsaBytesPerToken)
 //	shared KV              nothing (it reads another layer's cache)
 //	recurrent              conv + SSM state per sequence, whatever the context,
-//	                       at kv.StateBytes per element
+//	                       at kv.StateBytes per element; under
+//	                       kv.StatePoolRatio none, the attention tokens
+//	                       charged (1 + ratio) times instead
 //
 // A model without a known shape gives 0 (the caller reports it unknown).
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
@@ -195,6 +205,9 @@ func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	perSeq, state := kvElementsPerSequence(m, contextLen, kv)
 	if perSeq == 0 && state == 0 {
 		return 0
+	}
+	if kv.StatePoolRatio > 0 && perSeq > 0 && state > 0 {
+		perSeq, state = perSeq*(1+kv.StatePoolRatio), 0
 	}
 	dsa := dsaBytesPerToken(m, kv) * float64(contextLen)
 	return int64(math.Ceil((perSeq*kv.bytes()+dsa)*float64(batch) + state*float64(batch)*kv.stateBytes()))
