@@ -39,12 +39,96 @@ func (sglang) Title() string { return "SGLang" }
 // to bfloat16 below (_set_default_nsa_kv_cache_dtype in
 // python/sglang/srt/server_args.py); a plan without kv_cache_dtype is one
 // of 16-bit values on every GPU.
+//
+// Its window layers it keeps by its own rule (SGLangWindowTokensRatio).
 func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 	if m != nil && m.IndexerLayers > 0 {
 		o.IndexerKeyBytes = dsaIndexerKeyBytes(m)
 		o.ScaledFP8Latent = true
 	}
+	o.WindowTokensRatio = SGLangWindowTokensRatio(m)
+	if m != nil && m.RecurrentStateElements() > 0 {
+		o.StatePoolRatio = SGLangMambaFullMemoryRatio
+	}
 	return o
+}
+
+// SGLangMambaFullMemoryRatio is SGLang's default --mamba-full-memory-ratio
+// (python/sglang/srt/server_args.py: 0.9 in the versions read). For a
+// model with recurrent layers beside attention (its mambaish_config:
+// Mamba2, gated DeltaNet, Kimi linear and lightning attention hybrids),
+// profile_max_num_token counts only the full-attention layers in a token's
+// cell and handle_max_mamba_cache gives the mamba state pool ratio / (1 +
+// ratio) of the rest, in whole states of mamba_cache_per_req, before the
+// KV pool takes what is left
+// (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d): a KV
+// token costs (1 + ratio) times its bytes of the rest
+// (quant.KVOptions.StatePoolRatio). Not modelled: init_memory's cap of
+// --max-running-requests at max_mamba_cache_size / 3 (calculate_mamba_ratio),
+// which binds only at short contexts.
+const SGLangMambaFullMemoryRatio = 0.9
+
+// SGLangSWAFullTokensRatio is SGLang's default --swa-full-tokens-ratio,
+// "the ratio of SWA layer KV tokens / full layer KV tokens, regardless of
+// the number of swa:full layers" (python/sglang/srt/server_args.py at
+// sgl-project/sglang 001067ff).
+const SGLangSWAFullTokensRatio = 0.8
+
+// sglangHybridSWATypes are the Hugging Face model_types of the
+// architectures SGLang keeps in its hybrid SWA pool: is_hybrid_swa_model
+// in python/sglang/srt/configs/model_config.py at sgl-project/sglang
+// 001adf564fd332c285397a46a034ee2f93ba7515 lists GptOssForCausalLM,
+// Llama4ForConditionalGeneration, MiMoV2ForCausalLM and
+// MiMoV2FlashForCausalLM, Step3p5ForCausalLM,
+// Step3p7ForConditionalGeneration, Gemma4ForCausalLM and
+// Gemma4ForConditionalGeneration and LagunaForCausalLM (and
+// DeepseekV4ForCausalLM, whose compressed pool is its own: deepseek_v4 is
+// left to the planner's window). The catalog's Llama 4 entries carry the
+// text_config of their Llama4ForConditionalGeneration release
+// (llama4_text).
+var sglangHybridSWATypes = map[string]bool{
+	"gpt_oss": true, "llama4": true, "llama4_text": true, "mimo_v2": true, "mimo_v2_flash": true,
+	"step3p5": true, "step3p7": true, "gemma4": true, "gemma4_text": true, "laguna": true,
+}
+
+// SGLangHybridSWA reports whether SGLang keeps model m's window layers in
+// its hybrid SWA pool (sglangHybridSWATypes), m having some.
+func SGLangHybridSWA(m *model.Model) bool {
+	if m == nil || !sglangHybridSWATypes[m.Architecture] {
+		return false
+	}
+	_, swa := m.SlidingLayers()
+	return swa+m.CountLayers(model.ChunkedAttention) > 0
+}
+
+// SGLangWindowTokensRatio is what SGLang's pool keeps of a window layer
+// (sliding or chunked) per token of the full layers' pool
+// (quant.KVOptions.WindowTokensRatio), from
+// python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d:
+//   - a hybrid-SWA model (SGLangHybridSWA): set_num_tokens_hybrid_swa
+//     gives the full layers full_tokens = rest / (F x n_full + r x S x
+//     n_swa) and the window layers r x full_tokens, r being
+//     --swa-full-tokens-ratio (SGLangSWAFullTokensRatio), whatever the
+//     window; max_total_num_tokens is full_tokens;
+//   - any other model: get_cell_size_per_token counts every layer at the
+//     whole context (KV heads x (head_dim + v_head_dim) x num_layers),
+//     whatever its sliding_window (Mistral, Gemma 2 and 3, whose
+//     model_overrides/gemma2_gemma3.py also sets disable_hybrid_swa_memory);
+//   - DeepSeek-V4, in the hybrid list but sized by its own compressed pool,
+//     and a model without window layers: 0 (the planner's cells).
+func SGLangWindowTokensRatio(m *model.Model) float64 {
+	if m == nil || m.Architecture == "deepseek_v4" {
+		return 0
+	}
+	if SGLangHybridSWA(m) {
+		return SGLangSWAFullTokensRatio
+	}
+	if _, swa := m.SlidingLayers(); swa+m.CountLayers(model.ChunkedAttention) > 0 {
+		return 1
+	}
+	return 0
 }
 
 // RunsOn implements Engine: NVIDIA and AMD GPUs.
@@ -443,8 +527,8 @@ const sglangOffloadStep = float64(1 << 30)
 // Args are sglang.launch_server's flags for p
 // (https://docs.sglang.ai/advanced_features/server_arguments.html): --tp,
 // --pp-size, --dp-size, --mem-fraction-static, --context-length,
-// --max-running-requests, --dtype or --quantization fp8, --kv-cache-dtype,
-// --cpu-offload-gb.
+// --max-running-requests, --swa-full-tokens-ratio, --dtype or
+// --quantization fp8, --kv-cache-dtype, --cpu-offload-gb.
 func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	var a, notes []string
 	pp := len(p.Stages)
@@ -464,6 +548,11 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		"--context-length", strconv.Itoa(p.Context))
 	if p.Batch > 1 {
 		a = append(a, "--max-running-requests", strconv.Itoa(p.Batch))
+	}
+	if SGLangHybridSWA(p.Model) {
+		// The pool the plan sized (SGLangWindowTokensRatio), pinned: the
+		// default is one SGLang may resolve per model.
+		a = append(a, "--swa-full-tokens-ratio", strconv.FormatFloat(SGLangSWAFullTokensRatio, 'f', -1, 64))
 	}
 	ld, missing := e.Load(p)
 	switch p.Level {

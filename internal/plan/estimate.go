@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
@@ -125,7 +126,7 @@ func (x *estimator) addStage(i int, s stage, interStageGBs float64) {
 	tp := len(s.Devices)
 	r := x.stageRates(s.Devices)
 	weights := x.stageWeightBytes(s, tp)
-	reads := stageReads{Weights: x.stageWeightReads(i, s, tp, weights), KV: c.VLLM.readKV(float64(s.Part.KV), tp, c.kvSplit(tp)) * x.kvSeqs}
+	reads := stageReads{Weights: x.stageWeightReads(i, s, tp, weights), KV: c.VLLM.readKV(float64(s.Part.KV), tp, c.kvSplit(tp)) * x.kvReadShare() * x.kvSeqs}
 	cpuStage := pl.Offloaded && last
 	if cpuStage && hostRuns(pl, x.req, r.Bandwidth) {
 		x.addHostRunStep(r.Bandwidth)
@@ -244,6 +245,18 @@ type stageReads struct {
 }
 
 func (r stageReads) total() float64 { return r.Weights + r.KV }
+
+// kvReadShare is the share of a stage's KV cache a decode step reads at
+// the request's context (poolReadShare: where the pool's engine sizes its
+// pools by its own rules, SGLang), on the plan's pool's
+// engine (the request's engine where the plan names no pool: a replay).
+func (x *estimator) kvReadShare() float64 {
+	var e engine.Engine
+	if x.pl.Pool != nil {
+		e = x.pl.Pool.Budget.Engine
+	}
+	return poolReadShare(x.req.Model, x.req.ContextLength, x.req.kvOptionsFor(e))
+}
 
 // addHostRunStep adds the hand-over to the CPU of layers llama.cpp does not
 // offload (-ngl), which run on the CPU and stream from host memory (bw

@@ -112,6 +112,24 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	return c
 }
 
+// poolReadShare is what a decode step reads of one sequence over its KV
+// cache under o where the engine sizes its pools by its own rules
+// (quant.KVOptions.WindowTokensRatio and StatePoolRatio: SGLang's): the
+// window layers' windows, the attention layers' tokens and the sequence's
+// recurrent state, as the planner's cache counts them; 1 otherwise.
+func poolReadShare(m *model.Model, ctx int, o quant.KVOptions) float64 {
+	if o.WindowTokensRatio <= 0 && o.StatePoolRatio <= 0 {
+		return 1
+	}
+	kept := quant.KVCacheBytes(m, ctx, 1, o)
+	o.WindowTokensRatio, o.StatePoolRatio = 0, 0
+	read := quant.KVCacheBytes(m, ctx, 1, o)
+	if kept <= 0 || read <= 0 {
+		return 1
+	}
+	return float64(read) / float64(kept)
+}
+
 // cacheDTypeScale is the KV cache of one sequence vLLM allocates for v's
 // model over the planner's estimate of it under v.kvOptions: a cache of
 // 4-byte values for fp32 weights with no --kv-cache-dtype (fp32Cache),

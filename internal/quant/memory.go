@@ -26,6 +26,21 @@ type KVOptions struct {
 	// NoSlidingWindow: the engine caches the whole context on every layer
 	// (llama.cpp for Phi-3).
 	NoSlidingWindow bool
+	// WindowTokensRatio, when above 0, is what the engine keeps in a
+	// sliding-window or chunked layer's cache per token of the context,
+	// whatever the window: SGLang keeps those layers in a pool of
+	// --swa-full-tokens-ratio times the full layers' tokens (0.8, its
+	// hybrid-SWA pool) or, for a model outside its hybrid-SWA list, the
+	// whole context on every layer (1) (engine.SGLangWindowTokensRatio).
+	WindowTokensRatio float64
+	// StatePoolRatio, when above 0, is the memory the engine gives a
+	// hybrid model's recurrent states for each byte of its attention cache,
+	// in a pool of its own sized by that ratio rather than per sequence:
+	// each attention token is charged (1 + StatePoolRatio) times its bytes
+	// and no state per sequence (SGLang's --mamba-full-memory-ratio,
+	// engine.SGLangMambaFullMemoryRatio). A model without both kinds of
+	// layers is charged as without it.
+	StatePoolRatio float64
 	// NoFlashAttention: attention is computed without flash attention
 	// (llama.cpp -fa off), so the working buffer holds a micro-batch's
 	// scores over the whole cache (ActivationsBytes).
@@ -83,6 +98,16 @@ func (o KVOptions) cells(l model.Layer, contextLen int) int {
 		return o.slidingCells(l.Window, contextLen)
 	}
 	return 0
+}
+
+// cachedTokens is the tokens per sequence layer l's cache is charged at
+// contextLen tokens: its cells, or for a window layer the context times
+// WindowTokensRatio where the engine sets one.
+func (o KVOptions) cachedTokens(l model.Layer, contextLen int) float64 {
+	if o.WindowTokensRatio > 0 && (l.Kind == model.SlidingWindow || l.Kind == model.ChunkedAttention) {
+		return o.WindowTokensRatio * float64(contextLen)
+	}
+	return float64(o.cells(l, contextLen))
 }
 
 func (o KVOptions) stateBytes() float64 {
@@ -161,13 +186,16 @@ func EstimateWith(m *model.Model, weightsBytes int64, contextLen, batch int, kv 
 //	full / GQA / MQA       2 (K and V) × kv_heads × head_dim elements per token
 //	sliding window         the same, for at most window tokens per sequence
 //	                       plus what the engine keeps beyond the window
-//	                       (kv.SlidingExtra); chunked: one chunk
+//	                       (kv.SlidingExtra); chunked: one chunk; both
+//	                       at kv.WindowTokensRatio of the context where set
 //	MLA (DeepSeek V2/V3)   kv_lora_rank + qk_rope_head_dim elements per token
 //	DSA indexer (V3.2)     the indexer's key per token in each indexer layer,
 //	                       as the engine stores it (dsaBytesPerToken)
 //	shared KV              nothing (it reads another layer's cache)
 //	recurrent              conv + SSM state per sequence, whatever the context,
-//	                       at kv.StateBytes per element
+//	                       at kv.StateBytes per element; under
+//	                       kv.StatePoolRatio none, the attention tokens
+//	                       charged (1 + ratio) times instead
 //
 // A model without a known shape gives 0 (the caller reports it unknown).
 func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
@@ -177,6 +205,9 @@ func KVCacheBytes(m *model.Model, contextLen, batch int, kv KVOptions) int64 {
 	perSeq, state := kvElementsPerSequence(m, contextLen, kv)
 	if perSeq == 0 && state == 0 {
 		return 0
+	}
+	if kv.StatePoolRatio > 0 && perSeq > 0 && state > 0 {
+		perSeq, state = perSeq*(1+kv.StatePoolRatio), 0
 	}
 	dsa := dsaBytesPerToken(m, kv) * float64(contextLen)
 	return int64(math.Ceil((perSeq*kv.bytes()+dsa)*float64(batch) + state*float64(batch)*kv.stateBytes()))
@@ -214,7 +245,7 @@ func dsaBytesPerToken(m *model.Model, kv KVOptions) float64 {
 func kvElementsPerSequence(m *model.Model, contextLen int, kv KVOptions) (cached, state float64) {
 	for l, n := range m.CachedLayerCounts() {
 		if l.CachesPerToken() {
-			cached += layerElementsPerToken(m, l) * float64(n) * float64(kv.cells(l, contextLen))
+			cached += layerElementsPerToken(m, l) * float64(n) * kv.cachedTokens(l, contextLen)
 		}
 	}
 	return cached, m.RecurrentStateElements()

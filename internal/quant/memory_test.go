@@ -333,3 +333,36 @@ func TestHybridKVFollowsLayerKinds(t *testing.T) {
 		assert.Equal(t, int64(tc.want), KVCacheBytes(m, ctx, 1, KVOptions{}), tc.name)
 	}
 }
+
+// A window layer under WindowTokensRatio is charged that share of the
+// context whatever its window, as SGLang's pools hold it
+// (engine.SGLangWindowTokensRatio): gpt-oss-120b's 18 sliding layers at
+// 0.8 of the context beside its 18 full ones (8 KV heads of 64, bf16:
+// 2048 bytes a layer a token), Llama 4 Scout's 36 chunked layers the same,
+// and at 1 every layer holds the whole context.
+func TestKVCacheWindowTokensRatio(t *testing.T) {
+	const ctx = 10000
+	oss := catalogModel(t, "gpt-oss-120b")
+	perLayer := 2.0 * 8 * 64 * 2
+	assert.Equal(t, int64(math.Ceil(perLayer*ctx*(18+0.8*18))), KVCacheBytes(oss, ctx, 1, KVOptions{Bytes: 2, WindowTokensRatio: 0.8}))
+	assert.Equal(t, int64(perLayer*ctx*36), KVCacheBytes(oss, ctx, 1, KVOptions{Bytes: 2, WindowTokensRatio: 1}))
+	assert.Equal(t, int64(perLayer*(ctx*18+128*18)), KVCacheBytes(oss, ctx, 1, KVOptions{Bytes: 2}), "without it, the window")
+	scout := catalogModel(t, "Llama-4-Scout-17B-16E-Instruct")
+	perLayer = 2.0 * 8 * 128 * 2
+	assert.Equal(t, int64(math.Ceil(perLayer*ctx*(12+0.8*36))), KVCacheBytes(scout, ctx, 1, KVOptions{Bytes: 2, WindowTokensRatio: 0.8}))
+}
+
+// Under StatePoolRatio a hybrid's recurrent states are not charged per
+// sequence; its attention tokens are charged (1 + ratio) times instead, as
+// SGLang splits its pool (engine.SGLangMambaFullMemoryRatio):
+// Qwen3-Next-80B-A3B's 12 full-attention layers of 2 KV heads of 256, bf16,
+// 24,576 bytes a token, at 1.9. A model without recurrent layers is
+// charged as without the option.
+func TestKVCacheStatePoolRatio(t *testing.T) {
+	const ctx = 10000
+	next := catalogModel(t, "Qwen3-Next-80B-A3B-Instruct")
+	assert.Equal(t, int64(math.Ceil(24576*ctx*1.9)), KVCacheBytes(next, ctx, 1, KVOptions{Bytes: 2, StatePoolRatio: 0.9}))
+	assert.Greater(t, KVCacheBytes(next, ctx, 1, KVOptions{Bytes: 2}), int64(24576*ctx), "without it, the states beside the tokens")
+	llama := catalogModel(t, "Llama-3.1-8B")
+	assert.Equal(t, KVCacheBytes(llama, ctx, 1, KVOptions{Bytes: 2}), KVCacheBytes(llama, ctx, 1, KVOptions{Bytes: 2, StatePoolRatio: 0.9}))
+}
