@@ -47,3 +47,24 @@ func TestDeepMoEIsBounded(t *testing.T) {
 		}
 	}
 }
+
+// moeHostAt numbers exactly the placements moeSplit tried one after the
+// other before it bisected: from {DenseLayers, 1} by moeHost.next, those
+// that are partial or whole layers, up to every layer on the host.
+func TestMoEHostAtIsTheSequenceOfNext(t *testing.T) {
+	for _, lc := range []struct{ layers, dense int }{{1, 0}, {2, 1}, {5, 0}, {5, 3}, {48, 1}, {61, 3}, {3, 3}, {2, 4}} {
+		c := costs{Layers: lc.layers, DenseLayers: lc.dense}
+		var want []moeHost
+		for h := (moeHost{Layers: c.DenseLayers, Part: 1}); h.Layers <= c.Layers; h = h.next() {
+			if h.Part > 0 && !h.partial(&c) {
+				continue
+			}
+			want = append(want, h)
+		}
+		var got []moeHost
+		for k := 0; k < moeHostCount(c); k++ {
+			got = append(got, moeHostAt(c, k))
+		}
+		require.Equal(t, want, got, "%+v", lc)
+	}
+}
