@@ -18,6 +18,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/api"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/plan"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry/regjson"
 )
 
@@ -231,7 +232,14 @@ var answerKeys = [][]string{
 	{"fits", "method", "per_device", "devices", "num_devices", "explanation", "warnings"},
 }
 
-var quantNames = map[string]bool{"fp32": true, "fp16": true, "bf16": true, "fp8": true, "int8": true, "int4": true}
+// knownLevel reports whether q names a level as an answer spells it: the
+// contract levels, and, where the request names llama.cpp, a GGUF type or a
+// checkpoint's own format (mxfp4), the names docs/requests.md gives under
+// "quant", in the lowercase quant.Parse keeps.
+func knownLevel(q string) bool {
+	l, err := quant.Parse(q)
+	return err == nil && string(l) == q
+}
 
 func checkMemory(t testing.TB, m plan.Memory, what string) {
 	t.Helper()
@@ -245,7 +253,7 @@ func checkMemory(t testing.TB, m plan.Memory, what string) {
 func checkLevels(t testing.TB, levels []plan.LevelRow) {
 	t.Helper()
 	for _, row := range levels {
-		require.True(t, quantNames[row.Quant], "level %q", row.Quant)
+		require.True(t, knownLevel(row.Quant), "level %q", row.Quant)
 		require.GreaterOrEqual(t, row.TotalBytes, int64(0), "level %s: negative total", row.Quant)
 	}
 }
@@ -331,7 +339,7 @@ func checkSuggestAnswer(t testing.TB, answer string, usable map[string]int64) {
 	checkLevels(t, a.Levels)
 	checkRefusal(t, a.Fits.Yes(), a.Refusal, answer)
 	if a.Fits.Yes() {
-		require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
+		require.True(t, knownLevel(a.Quant), "quant %q", a.Quant)
 		require.NotEmpty(t, a.Devices, "fits on no device: %.300s", answer)
 	}
 	for _, id := range a.Devices {
@@ -352,7 +360,7 @@ func checkShardingAnswer(t testing.TB, answer string, usable map[string]int64) {
 		return
 	}
 	require.Contains(t, []string{"none", "tensor_parallel", "pipeline_parallel", "data_parallel", "cpu_offload"}, a.Strategy)
-	require.True(t, quantNames[a.Quant], "quant %q", a.Quant)
+	require.True(t, knownLevel(a.Quant), "quant %q", a.Quant)
 	require.NotEmpty(t, a.Shards, "fits without shards: %.300s", answer)
 	var total int64
 	// (replica, tensor-parallel rank) -> the next layer it must hold: every

@@ -320,10 +320,11 @@ HWACCEL_API void hwaccel_free_string(char *s);
  *                             program runs, a tool run it lacks is a tool
  *                             absent; "env" still overrides.  Excludes
  *                             "sysroot", "path" and "snapshot_out".  An
- *                             archive that is missing, malformed or crafted
+ *                             archive that is missing, not a regular file
+ *                             (a FIFO, a device), malformed or crafted
  *                             (".." names, absolute links, members over
  *                             8 MiB, over 64 MiB unpacked, over 100 000
- *                             members) is "invalid_argument".
+ *                             members) is "invalid_argument", at once.
  *      "snapshot_out" string  absolute path: detect this machine (never from
  *                             the cache) and write what the detection read
  *                             to this file (mode 0600), a gzip-compressed

@@ -13,6 +13,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
@@ -244,18 +245,24 @@ func moeSplitParts(c costs, n int) (gpu, host part) {
 // last, holding the experts of layers [0, Layers) and the partial layer;
 // false when even all experts on the host leave a GPU too full, or the host
 // cannot hold them.
+//
+// More experts on the host never make a GPU fuller, so whether the split
+// fits only turns from false to true along the placements: the first that
+// fits is found by bisection over them (moeHostAt), not by trying each, which
+// for a model of many layers was three placements a layer, each a split of
+// its own (minutes at 16384 layers, TestDeepMoEIsBounded).
 func moeSplit(c costs, gpus []*device, host *device) ([]stage, moeHost, bool) {
 	if len(gpus) == 0 || len(gpus) > c.Layers {
 		return nil, moeHost{}, false
 	}
-	for h := (moeHost{Layers: c.DenseLayers, Part: 1}); h.Layers <= c.Layers; h = h.next() {
-		if h.Part > 0 && !h.partial(&c) {
-			continue
-		}
-		stages, ok := moeLayerSplit(c, h, gpus)
-		if !ok {
-			continue
-		}
+	n := moeHostCount(c)
+	first := sort.Search(n, func(k int) bool {
+		_, ok := moeLayerSplit(c, moeHostAt(c, k), gpus)
+		return ok
+	})
+	if first < n {
+		h := moeHostAt(c, first)
+		stages, _ := moeLayerSplit(c, h, gpus)
 		hp := moeHostPart(c, h)
 		if hp.total() > host.Usable {
 			return nil, moeHost{}, false
@@ -269,6 +276,22 @@ func moeSplit(c costs, gpus []*device, host *device) ([]stage, moeHost, bool) {
 	return nil, moeHost{}, false
 }
 
+// moeHostCount is how many host placements moeSplit tries: from the first
+// expert tensor of the first MoE layer, one tensor at a time (moeHost.next),
+// to every expert on the host. A placement naming tensors of a layer that
+// has no experts, or of one past the last, is not one.
+func moeHostCount(c costs) int {
+	return 3 * max(c.Layers-c.DenseLayers, 0)
+}
+
+// moeHostAt is the k-th placement moeHostCount counts: the sequence
+// moeHost{DenseLayers, 1}.next().next()... without the placements that are
+// not partial, i.e. {D, 1}, {D, 2}, {D+1, 0}, {D+1, 1}, ..., {Layers, 0}.
+func moeHostAt(c costs, k int) moeHost {
+	k++
+	return moeHost{Layers: c.DenseLayers + k/3, Part: k % 3}
+}
+
 // moeLayerSplit splits the layers over gpus in order under host placement
 // h, each GPU taking as many as fit and the last the rest; false when one
 // cannot take a layer or the last cannot take the rest.
@@ -279,10 +302,12 @@ func moeLayerSplit(c costs, h moeHost, gpus []*device) ([]stage, bool) {
 		left := len(gpus) - 1 - i
 		end := c.Layers
 		if left > 0 {
-			end = start
-			for end < c.Layers-left && moeGPUPart(c, h, start, end+1).total() <= g.Usable {
-				end++
-			}
+			// A GPU's part only grows with its layers, so the most it
+			// takes is found by bisection (a layer at a time was
+			// quadratic in the layers, TestDeepMoEIsBounded).
+			end = start + sort.Search(c.Layers-left-start, func(k int) bool {
+				return moeGPUPart(c, h, start, start+k+1).total() > g.Usable
+			})
 			if end == start {
 				return nil, false
 			}

@@ -12,6 +12,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"syscall"
 
 	json "github.com/goccy/go-json"
 
@@ -77,8 +78,14 @@ const (
 )
 
 // Open reads the archive file name under DefaultLimits.
+//
+// The open does not block and takes no controlling terminal: a blocking
+// open of a FIFO waits for a writer, which held the caller's thread for
+// good, past any timeout, before the regular-file check below could refuse
+// it (open(2): O_NONBLOCK, O_NOCTTY). The check is on the opened
+// descriptor, so a name swapped in between is checked as read.
 func Open(name string) (*Snapshot, error) {
-	f, err := os.Open(name)
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
 	if err != nil {
 		return nil, errs.Wrap(errs.InvalidArgument, err, "snapshot")
 	}
