@@ -491,7 +491,7 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if p.KVCacheDType == "fp16" {
 		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
-			fp32: "twice the 2 this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
+			fp32: "twice the 2 bytes this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
 	}
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU

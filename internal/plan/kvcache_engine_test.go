@@ -278,4 +278,10 @@ func TestSGLangBF16CacheIsCarried(t *testing.T) {
 	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"bf16","kv_cache_dtype":"fp16"}`, r))
 	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's bfloat16 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: the same 2 bytes a value", dump(t, a.Explanation))
+
+	// fp32 weights: auto is float32, and SGLang's plan counts 2 bytes a
+	// value (as it does with no type asked), which the note says.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp32","kv_cache_dtype":"fp16"}`, r))
+	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, twice the 2 bytes this plan counts", dump(t, a.Explanation))
 }
