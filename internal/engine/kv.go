@@ -1,9 +1,11 @@
 package engine
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 )
 
 // CacheType is a KV cache type a request may ask for (kv_cache_dtype).
@@ -125,4 +127,44 @@ type FlashAttentionCache interface {
 func NeedsFlashAttention(e Engine, name string) bool {
 	f, ok := e.(FlashAttentionCache)
 	return ok && f.NeedsFlashAttention(name)
+}
+
+// cacheTorchDType is the torch name of a 16-bit common cache type.
+var cacheTorchDType = map[string]string{"fp16": "float16", "bf16": "bfloat16"}
+
+// autoCache is how an engine's command runs a 16-bit cache type it leaves
+// to --kv-cache-dtype auto (vLLM: VLLMAutoCache; SGLang: fp16, which it has
+// no value for), for modelCacheNote: the engine's title, why it is auto
+// (added after "--kv-cache-dtype auto") and what the plan counts of a
+// 4-byte cache beside fp32 weights.
+type autoCache struct{ title, why, fp32 string }
+
+// modelCacheNote says which KV cache an engine allocates where its command
+// leaves the 16-bit type p asks for to auto (a): the model's dtype, which
+// --dtype pins at a 16-bit or fp32 level and the checkpoint sets at a
+// quantized one. "" where p asks no 16-bit type or --dtype pins the one
+// asked.
+func modelCacheNote(a autoCache, p *Placement) string {
+	k := p.KVCacheDType
+	if !isSixteenBitCache(k) {
+		return ""
+	}
+	served, pinned := torchDType[p.Level]
+	switch {
+	case served == cacheTorchDType[k]:
+		return ""
+	case p.Level == quant.FP32:
+		return fmt.Sprintf("%s: the KV cache is the model's float32 (--kv-cache-dtype auto%s), not the %s asked: 4 bytes a value, %s", a.title, a.why, k, a.fp32)
+	case pinned:
+		return fmt.Sprintf("%s: the KV cache is the model's %s (--kv-cache-dtype auto%s), not the %s asked: the same 2 bytes a value", a.title, served, a.why, k)
+	}
+	return fmt.Sprintf("%s: the KV cache is the model's 16-bit type (--kv-cache-dtype auto%s), %s only if the checkpoint's is: the same 2 bytes a value", a.title, a.why, k)
+}
+
+// appendNonEmpty is notes with n added unless n is "".
+func appendNonEmpty(notes []string, n string) []string {
+	if n == "" {
+		return notes
+	}
+	return append(notes, n)
 }

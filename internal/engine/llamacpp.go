@@ -1020,25 +1020,28 @@ func PartialExpertOverride(n, part int) string {
 // (common_params_fit_impl in common/fit.cpp of unslothai/llama.cpp at
 // 34af94cd: "n_gpu_layers already set by user", "tensor_split already set
 // by user", "tensor_buft_overrides already set by user", each "abort"):
-// -ngl, --tensor-split, and of a MoE offload plan the overrides that keep
-// experts on the host (fitOverrideFlags), which --fit writes itself.
+// -ngl, of a MoE offload plan the overrides that keep experts on the host
+// (fitAbortFlags), which --fit writes itself, and --tensor-split where
+// the command has it: --fit checks the split only with more than one
+// device ("if (nd > 1)", lines 380-394 there), and a one-GPU command has
+// --split-mode none and no split to replace.
 func fitHandOff(p *Placement, args []string) string {
 	drop := []string{"-ngl"}
-	for _, f := range fitOverrideFlags {
+	for _, f := range fitAbortFlags {
 		if slices.Contains(args, f) {
 			drop = append(drop, f)
 		}
 	}
-	drop = append(drop, "--tensor-split")
 	return fmt.Sprintf("llama.cpp can finish this placement with its own allocator: replace %s and -c with --fit on --fit-target %s --fit-ctx %d",
 		strings.Join(drop, ", "), fitTarget(p), fitContextFloor(p.Batch))
 }
 
-// fitOverrideFlags are llama-server's flags that add to its tensor buffer
+// fitAbortFlags are llama-server's flags beside -ngl with which --fit
+// aborts where the command has them: those that add to its tensor buffer
 // overrides (params.tensor_buft_overrides: --n-cpu-moe, --cpu-moe and
 // -ot/--override-tensor in common/arg.cpp of unslothai/llama.cpp at
-// 34af94cd), with which --fit aborts.
-var fitOverrideFlags = []string{"--n-cpu-moe", "--cpu-moe", "-ot"}
+// 34af94cd) and --tensor-split.
+var fitAbortFlags = []string{"--n-cpu-moe", "--cpu-moe", "-ot", "--tensor-split"}
 
 // fitTarget is --fit-target for the hand-off, in MiB: the margin, or per
 // device (FitTargetBytes) what the plan leaves free of it, rounded up so

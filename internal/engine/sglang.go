@@ -571,6 +571,17 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		// needs no scales from the checkpoint.
 		a = append(a, "--kv-cache-dtype", "fp8_e5m2")
 	}
+	if p.KVCacheDType == "bf16" {
+		// One of --kv-cache-dtype's choices (auto, fp8_e5m2, fp8_e4m3,
+		// bf16, bfloat16, fp4_e2m1: "bf16" or "bfloat16" for BF16 KV
+		// cache, python/sglang/srt/server_args.py of sgl-project/sglang);
+		// it has no float16, so an fp16 cache is auto (modelCacheNote).
+		a = append(a, "--kv-cache-dtype", "bf16")
+	}
+	if p.KVCacheDType == "fp16" {
+		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
+			fp32: "twice the 2 bytes this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
+	}
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU
 		// (OffloadedWeightBytes, sglangOffloadStep).

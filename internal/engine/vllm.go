@@ -172,6 +172,24 @@ func (vllm) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 // CacheTypes: vLLM takes the common ones (--kv-cache-dtype fp8).
 func (vllm) CacheTypes() []CacheType { return nil }
 
+// VLLMAutoCache reports whether vLLM runs a plan's KV cache type kv as
+// --kv-cache-dtype auto, a cache in the model's dtype: no type asked, or a
+// 16-bit one. vLLM's explicit "bfloat16" and "float16" are no conversion:
+// its cache update copies the model dtype's bits into a cache of the other
+// name, so an fp16 model with --kv-cache-dtype bfloat16 answers
+// "Parislocklock..." (https://github.com/vllm-project/vllm/pull/54338,
+// open), and CacheConfig.cache_dtype documents bfloat16 as the override of
+// DeepSeek-V3.2's fp8 default, "an invalid option for models that do not
+// default to fp8" (vllm/config/cache.py at vllm-project/vllm
+// 002f10e0cfa1373a19a0d2756598a34b700d20e5); float16 is a value only since
+// https://github.com/vllm-project/vllm/pull/37199 (2026-03). Beside fp32
+// weights auto is a cache of 4-byte values, which the planner counts.
+func VLLMAutoCache(kv string) bool { return kv == "" || isSixteenBitCache(kv) }
+
+// isSixteenBitCache reports whether kv is one of the 16-bit common cache
+// types (fp16, bf16).
+func isSixteenBitCache(kv string) bool { return kv == "fp16" || kv == "bf16" }
+
 // Levels implements Engine: vLLM runs the planner's levels as they are.
 func (vllm) Levels(levels []quant.Level) ([]quant.Level, []string) { return levels, nil }
 
@@ -353,6 +371,9 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	notes = append(notes, qn...)
 	if p.KVCacheDType == "fp8" || p.KVCacheDType == "int8" {
 		a = append(a, "--kv-cache-dtype", "fp8")
+	}
+	if VLLMAutoCache(p.KVCacheDType) {
+		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "vLLM", fp32: "which this plan counts"}, p))
 	}
 	if p.NoFlashAttention {
 		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")

@@ -390,6 +390,7 @@ func (ch *choice) refuseNothingFits(req *planning, passes [][]*pool, accel, host
 	ch.FileWhy = fileLine(req, &ch.Plan)
 	if plansOffload(req, accel) {
 		ch.NoHostForOffload = noHostForOffload(req, accel, want)
+		ch.Plan.Reason += offloadCopyShortClause(req, accel, ch.Plan.Level)
 	}
 	ch.CouldOffload = !req.CPUOffload && !req.dataParallel() && len(accel) > 0 && len(host) > 0 && hostShared(req, accel, want) == "" &&
 		offloadWouldFit(req, accel, levels)

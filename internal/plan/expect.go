@@ -463,7 +463,7 @@ func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (e
 	modelBytes := 2.0
 	if pl.Level == quant.FP32 {
 		modelBytes = 4
-		if req.KVCacheDType == "" {
+		if engine.VLLMAutoCache(req.KVCacheDType) {
 			o.Bytes = 4
 		}
 	}
@@ -485,7 +485,7 @@ func vllmWindowLayout(pl *planned, req *planning, s *stage, st engine.VLLMStartu
 		return engine.VLLMWindowLayout{}, false
 	}
 	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
-	if pl.Level == quant.FP32 && req.KVCacheDType == "" {
+	if pl.Level == quant.FP32 && engine.VLLMAutoCache(req.KVCacheDType) {
 		o.Bytes = 4
 	}
 	return engine.VLLMWindowLayoutOf(req.Model, engine.VLLMWindowSetup{Version: st.Version, TP: max(pl.TP, 1),
@@ -498,7 +498,8 @@ func vllmWindowLayout(pl *planned, req *planning, s *stage, st engine.VLLMStartu
 // gpt-oss rows of vllm_startup.json print the pool over all layers' full
 // cost: 33 % and 97 % fewer tokens than window-sized layers give), and
 // caches in the model's dtype when --kv-cache-dtype is auto, 4 bytes for
-// fp32 weights (the fp32 row prints half the tokens of the bf16 one).
+// fp32 weights (the fp32 row prints half the tokens of the bf16 one),
+// a 16-bit type asked included (engine.VLLMAutoCache).
 func vllmTokenScale(pl *planned, req *planning) float64 {
 	m, ctx := req.Model, req.ContextLength
 	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
@@ -506,7 +507,7 @@ func vllmTokenScale(pl *planned, req *planning) float64 {
 	if plan <= 0 {
 		return 1
 	}
-	if req.KVCacheDType == "" && pl.Level == quant.FP32 {
+	if engine.VLLMAutoCache(req.KVCacheDType) && pl.Level == quant.FP32 {
 		o.Bytes = 4
 	}
 	return fullLengthScale(m, ctx, o) * float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)

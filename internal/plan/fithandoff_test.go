@@ -58,3 +58,26 @@ func TestFitHandOffNamesEveryFlagFitRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestFitHandOffNamesOnlyFlagsTheCommandHas: the hand-off named
+// --tensor-split whatever the command, so a one-GPU plan's line (its
+// command has --split-mode none and no --tensor-split) told the user to
+// replace a flag that is not there. common_params_fit_impl checks the
+// tensor split only with more than one device ("if (nd > 1)", common/fit.cpp
+// of unslothai/llama.cpp at 34af94cd, lines 380-394), so the flag is named
+// only where the command has it; -ngl and -c are always there.
+func TestFitHandOffNamesOnlyFlagsTheCommandHas(t *testing.T) {
+	a := shard(t, request(t, `{"model":{"name":"Qwen3-30B-A3B"},"engine":"llama.cpp","cpu_offload":true,"quant":"q8_0"}`, reg(t, []registry.Device{rtx3090(), host(64 << 30)})))
+	require.True(t, a.Fits.Yes(), strings.Join(a.Explanation, "\n"))
+	args := a.EngineArgs["llama.cpp"]
+	require.Equal(t, "none", argValue(args, "--split-mode"), "%v", args)
+	require.NotContains(t, args, "--tensor-split")
+	line := explanationWith(a.Explanation, "llama.cpp can finish this placement")
+	require.NotEmpty(t, line, strings.Join(a.Explanation, "\n"))
+	replaced, _, ok := strings.Cut(strings.TrimPrefix(line, "llama.cpp can finish this placement with its own allocator: replace "), " with --fit on")
+	require.True(t, ok, line)
+	named := strings.FieldsFunc(strings.ReplaceAll(replaced, " and ", ","), func(r rune) bool { return r == ',' || r == ' ' })
+	for _, f := range named {
+		assert.Contains(t, args, f, "the hand-off names %s, which the command does not have: %q (command %v)", f, line, args)
+	}
+}

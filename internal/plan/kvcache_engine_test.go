@@ -36,7 +36,7 @@ func TestLlamaCPPCommandCarriesItsCacheType(t *testing.T) {
 // llama.cpp's quantized cache types (q8_0, q4_0, ...) are its own
 // --cache-type-k/-v values: vLLM's --kv-cache-dtype takes auto, bfloat16 and
 // fp8 variants (https://docs.vllm.ai/en/latest/configuration/engine_args/),
-// SGLang's auto and fp8 variants. A vLLM plan sized at q4_0 printed a KV room
+// SGLang's auto, bf16 and fp8 variants. A vLLM plan sized at q4_0 printed a KV room
 // 3.6 times what the printed command, which carries no cache flag, gets
 // (Llama-3.1-8B on an H200: 3084k tokens against 867k). Named with such an
 // engine the type is refused; with no engine named it chooses llama.cpp, as
@@ -206,4 +206,82 @@ func TestLlamaCPPOneByteCacheIsSizedAsTheQ8_0ItRuns(t *testing.T) {
 			assert.Equal(t, q8.MaxBatchSize, a.MaxBatchSize, "%s %s", c.field, kv)
 		}
 	}
+}
+
+// A 16-bit KV cache type asked of vLLM (kv_cache_dtype bf16 or fp16) prints
+// no --kv-cache-dtype: vLLM's auto caches in the model's dtype, and its
+// explicit "bfloat16"/"float16" values are not a conversion: the cache
+// update copies the model dtype's bits into a cache of the other name, so an
+// fp16 model with --kv-cache-dtype bfloat16 answers "Parislocklock..."
+// (https://github.com/vllm-project/vllm/pull/54338), and vLLM's CacheConfig
+// documents bfloat16 as the override of DeepSeek-V3.2's fp8 default,
+// "an invalid option for models that do not default to fp8"
+// (vllm/config/cache.py at vllm-project/vllm 002f10e0cfa1373a19a0d2756598a34b700d20e5).
+// The plan must then be what vLLM allocates and say so: the model's type
+// where it differs from the one asked (an fp16 plan: the same 2 bytes), and
+// 4-byte values beside fp32 weights, where a bf16 plan was sized at half
+// the cache vLLM allocates.
+func TestVLLMSixteenBitCacheIsTheModels(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	plan := func(quant, kv string) *ShardingAnswer {
+		body := `{"model":{"name":"Llama-3.1-8B"},"engine":"vllm","context_length":8192,"quant":"` + quant + `"`
+		if kv != "" {
+			body += `,"kv_cache_dtype":"` + kv + `"`
+		}
+		a := shard(t, request(t, body+`}`, r))
+		require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+		return a
+	}
+	// bf16 weights and a bf16 cache: auto is bfloat16; nothing to say.
+	a := plan("bf16", "bf16")
+	assert.Equal(t, "bfloat16", argValue(a.EngineArgs["vllm"], "--dtype"))
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "cache is the model's")
+
+	// fp16 weights, bf16 asked: the cache is float16, and the explanation
+	// says so, with why the flag is not printed.
+	a = plan("fp16", "bf16")
+	assert.Equal(t, "float16", argValue(a.EngineArgs["vllm"], "--dtype"))
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM: the KV cache is the model's float16 (--kv-cache-dtype auto), not the bf16 asked: the same 2 bytes a value", dump(t, a.Explanation))
+	assert.Equal(t, plan("fp16", "").Memory.KVCacheBytes, a.Memory.KVCacheBytes)
+
+	// int4 weights: the activations' 16-bit type is the checkpoint's.
+	a = plan("int4", "fp16")
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM: the KV cache is the model's 16-bit type (--kv-cache-dtype auto), fp16 only if the checkpoint's is", dump(t, a.Explanation))
+
+	// fp32 weights: vLLM's cache is 4 bytes a value whatever 16-bit type
+	// was asked, and the plan counts that.
+	a = plan("fp32", "bf16")
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.Equal(t, plan("fp32", "").Memory.KVCacheBytes, a.Memory.KVCacheBytes)
+	assert.Equal(t, 2*plan("fp16", "").Memory.KVCacheBytes, a.Memory.KVCacheBytes)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM: the KV cache is the model's float32 (--kv-cache-dtype auto), not the bf16 asked: 4 bytes a value, which this plan counts", dump(t, a.Explanation))
+}
+
+// SGLang's --kv-cache-dtype takes "bf16" (choices auto, fp8_e5m2, fp8_e4m3,
+// bf16, bfloat16, fp4_e2m1; "bf16" or "bfloat16" for BF16 KV cache:
+// python/sglang/srt/server_args.py of sgl-project/sglang), so a plan with a
+// bf16 cache carries it; it has no float16 value, so an fp16 cache is auto,
+// the model's type, which the plan says where --dtype does not pin it.
+func TestSGLangBF16CacheIsCarried(t *testing.T) {
+	r := reg(t, []registry.Device{h100(0)})
+	a := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp16","kv_cache_dtype":"bf16"}`, r))
+	require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+	assert.Equal(t, "bf16", argValue(a.EngineArgs["sglang"], "--kv-cache-dtype"))
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp16","kv_cache_dtype":"fp16"}`, r))
+	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "cache is the model's")
+
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"bf16","kv_cache_dtype":"fp16"}`, r))
+	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's bfloat16 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: the same 2 bytes a value", dump(t, a.Explanation))
+
+	// fp32 weights: auto is float32, and SGLang's plan counts 2 bytes a
+	// value (as it does with no type asked), which the note says.
+	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp32","kv_cache_dtype":"fp16"}`, r))
+	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, twice the 2 bytes this plan counts", dump(t, a.Explanation))
 }

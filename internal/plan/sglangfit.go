@@ -16,6 +16,7 @@ import (
 	"math"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
 
@@ -222,4 +223,50 @@ func hostKVShortLine(d *device, c costs, need part) string {
 	}
 	return fmt.Sprintf("%s's CPU KV cache is %s in whole GiB: the %s left beside the weights and activations give %d GiB, less than the KV cache's %s",
 		c.HostKVEngine, c.HostKVSetting, gib(room), pool>>30, gib(kv))
+}
+
+// offloadCopyShortClause says, for a refused cpu_offload request at level
+// l, when the copy of one offloaded layer is why offloading did not help
+// on a pool of accel: its engine copies an offloaded layer to the GPU in
+// that layer's forward pass (par.OffloadCopiedPerPass: SGLang) and keeps
+// it beside the activations outside its KV pool (streamedGPUPart), and
+// with every layer but one offloaded, the most the GPU can shed, the rest
+// holds the activations but not them and the copy. The refusal's own
+// figures are of the plan without offload, whose activations fit that
+// rest (Qwen2.5-14B at bf16 on an RTX 4090 at --mem-fraction-static 0.974:
+// activations 0.4 GiB, rest 0.6 GiB, copy 0.5 GiB), so without this clause
+// nothing said why. "" otherwise.
+func offloadCopyShortClause(req *planning, accel []*pool, l quant.Level) string {
+	for _, p := range accel {
+		if line := offloadCopyShortOn(req, p, l); line != "" {
+			return line
+		}
+	}
+	return ""
+}
+
+// offloadCopyShortOn is offloadCopyShortClause on pool p.
+func offloadCopyShortOn(req *planning, p *pool, l quant.Level) string {
+	if p.Budget.Engine == nil || !p.Budget.Engine.Parallelism().OffloadCopiedPerPass || len(p.Devices) == 0 || req.Model.Layers < 2 {
+		return ""
+	}
+	b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.BatchSize))
+	if !sane {
+		return ""
+	}
+	c := req.costsOf(b, p.sizedAs(l), req.ContextLength, req.BatchSize).on(p)
+	if c.Static == nil || c.LayerWeights <= 0 {
+		return ""
+	}
+	off := int64(float64(c.Layers-1) * c.LayerWeights)
+	s := stage{Devices: []*device{largestDevice(p)}, Start: 0, End: c.Layers, Part: streamedGPUPart(c, off, p.Budget.Engine.Parallelism())}
+	copied := min(off, int64(c.LayerWeights))
+	without := s
+	without.Part.Activations -= copied
+	if c.restHolds(s, 1) || !c.restHolds(without, 1) {
+		return ""
+	}
+	f := c.Static.fraction(s, 1, c.Latent)
+	return fmt.Sprintf("; offloaded, %s's %s leaves %s outside its KV pool, less than the activations (%s) and the copy of one offloaded layer (%s) its forward pass makes there",
+		c.Static.Engine.Title(), engine.BudgetSetting(c.Static.Engine, engine.Memory{Fraction: f}), gib(staticRest(s, f, c.Static.Linked)), gib(without.Part.Activations), gib(copied))
 }

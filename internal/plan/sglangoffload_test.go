@@ -263,3 +263,20 @@ func TestSGLangOffloadCopyIsOutsideThePool(t *testing.T) {
 	assert.Contains(t, line, "holds the rest and the embeddings with a KV pool of at least one sequence within --mem-fraction-static, and a copy of one offloaded layer beside the activations outside it")
 	assert.NotContains(t, line, "a copy of one offloaded layer and a KV pool")
 }
+
+// The refusal of that plan at --mem-fraction-static 0.974 listed the
+// activations (0.4 GiB) against a rest of 0.6 GiB and said only that no
+// level fits the GPU and the host RAM together: nothing a user could read
+// said that offloading failed on the 0.5 GiB copy of one offloaded layer
+// SGLang makes in that rest. The refusal now names the copy with its size.
+func TestSGLangOffloadRefusalNamesTheCopy(t *testing.T) {
+	r := rtx4090Offload(t, true)
+	short := shard(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":4096,"memory_fraction":0.974}`, r))
+	require.False(t, short.Fits.Yes(), dump(t, short))
+	require.NotNil(t, short.Refusal)
+	assert.Contains(t, short.Refusal.Text, "; offloaded, SGLang's --mem-fraction-static 0.974 leaves 0.6 GiB outside its KV pool, less than the activations (0.4 GiB) and the copy of one offloaded layer (0.5 GiB) its forward pass makes there", dump(t, short.Explanation))
+
+	// Where the copy is not why (0.95 fits), no such clause.
+	fits := shard(t, request(t, `{"model":{"name":"Qwen2.5-14B"},"engine":"sglang","quant":"bf16","cpu_offload":true,"context_length":4096,"memory_fraction":0.95}`, r))
+	assert.NotContains(t, strings.Join(fits.Explanation, "\n"), "less than the activations")
+}

@@ -39,7 +39,7 @@ type vllmCharge struct {
 	MaxNumSeqs int
 	// KVScale is one sequence's KV cache as vLLM checks it over the
 	// planner's estimate of it: --max-model-len rounded up to whole blocks
-	// and, for fp32 weights with no --kv-cache-dtype, a cache of 4-byte
+	// and, for fp32 weights with --kv-cache-dtype auto (engine.VLLMAutoCache), a cache of 4-byte
 	// values (vllmTokenScale); on a pool of GPUs, for a model with
 	// sliding-window layers, vLLM's layout of them (onPool, windowKVScale).
 	KVScale float64
@@ -51,7 +51,7 @@ type vllmCharge struct {
 	// planner's estimate is of (both for windowKVScale), under the rules
 	// of the pool's engine (onPool): kvFor is the request's cache under an
 	// engine's rules (planning.kvOptionsFor), fp32Cache a cache of 4-byte
-	// values (fp32 weights, no --kv-cache-dtype).
+	// values (fp32 weights, --kv-cache-dtype auto: engine.VLLMAutoCache).
 	dtypeScale float64
 	kvOptions  quant.KVOptions
 	kvFor      func(engine.Engine) quant.KVOptions
@@ -101,7 +101,7 @@ func (r *planning) costsOf(b quant.Breakdown, l quant.Level, ctx, seqs int) cost
 	c.Context = ctx
 	c.Loaded = loadedWeights{Model: r.Model, ValueBits: math.Floor(l.BitsPerWeight())}
 	v := &vllmCharge{Model: r.Model, Version: vllmVersion(r), MaxModelLen: ctx, KVScale: 1, MXFP4: l == quant.MXFP4, ValueBytes: 2,
-		kvFor: r.kvOptionsFor, fp32Cache: r.KVCacheDType == "" && l == quant.FP32}
+		kvFor: r.kvOptionsFor, fp32Cache: engine.VLLMAutoCache(r.KVCacheDType) && l == quant.FP32}
 	if l == quant.FP32 {
 		v.ValueBytes = 4
 	}
@@ -132,7 +132,7 @@ func poolReadShare(m *model.Model, ctx int, o quant.KVOptions) float64 {
 
 // cacheDTypeScale is the KV cache of one sequence vLLM allocates for v's
 // model over the planner's estimate of it under v.kvOptions: a cache of
-// 4-byte values for fp32 weights with no --kv-cache-dtype (fp32Cache),
+// 4-byte values for fp32 weights with --kv-cache-dtype auto (fp32Cache),
 // else 1.
 func (v *vllmCharge) cacheDTypeScale() float64 {
 	if !v.fp32Cache {
