@@ -184,15 +184,25 @@ func (s *trainingSetup) defaultShape(req *planning) {
 }
 
 // checkBounds refuses a count outside its bounds, and a device count that
-// tensor parallelism does not divide.
+// tensor parallelism does not divide. The counts are checked in the order
+// docs/requests.md lists them (seq_len, micro_batch, num_devices,
+// tensor_parallel, lora_rank), so that with several out of range the error
+// names the first of them, the same one every time (the wire decoder,
+// internal/api/wire decodeTraining, checks them in this order too). A count left out
+// (num_devices, lora_rank 0) is checked as 1.
 func (s *trainingSetup) checkBounds() error {
-	for name, v := range map[string][2]int{
-		"seq_len": {s.SeqLen, MaxContextLength}, "micro_batch": {s.MicroBatch, maxTrainingMicroBtch},
-		"tensor_parallel": {s.TensorParallel, maxTrainingDevices}, "num_devices": {max(s.NumDevices, 1), maxTrainingDevices},
-		"lora_rank": {max(s.LoRARank, 1), maxLoRARank},
+	for _, c := range []struct {
+		name   string
+		v, max int
+	}{
+		{"seq_len", s.SeqLen, MaxContextLength},
+		{"micro_batch", s.MicroBatch, maxTrainingMicroBtch},
+		{"num_devices", max(s.NumDevices, 1), maxTrainingDevices},
+		{"tensor_parallel", s.TensorParallel, maxTrainingDevices},
+		{"lora_rank", max(s.LoRARank, 1), maxLoRARank},
 	} {
-		if v[0] < 1 || v[0] > v[1] {
-			return errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", name, v[0], v[1])
+		if c.v < 1 || c.v > c.max {
+			return errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", c.name, c.v, c.max)
 		}
 	}
 	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {

@@ -34,6 +34,38 @@ func TestTrainingOptionOutsideItsBoundsIsNamed(t *testing.T) {
 	}
 }
 
+// With several counts out of range the error names the first in the
+// documented order (seq_len, micro_batch, num_devices, tensor_parallel,
+// lora_rank: docs/requests.md, training), the same every time: checkBounds
+// walked a map, so which one it named was Go's map order.
+func TestTrainingBoundsNameTheFirstOutOfRangeEveryTime(t *testing.T) {
+	req := planningOf(t, request(t, `{"model":{"params_b":7}}`, trainGPUs(t, 1, 80<<30)))
+	for _, c := range []struct {
+		opts TrainingOptions
+		want string
+	}{
+		{TrainingOptions{SeqLen: -1, MicroBatch: -1, NumDevices: maxTrainingDevices + 1, TensorParallel: -1, LoRARank: maxLoRARank + 1},
+			"request: training.seq_len -1 is outside [1, "},
+		{TrainingOptions{MicroBatch: -1, NumDevices: maxTrainingDevices + 1, TensorParallel: -1, LoRARank: maxLoRARank + 1},
+			"request: training.micro_batch -1 is outside [1, "},
+		{TrainingOptions{NumDevices: maxTrainingDevices + 1, TensorParallel: -1, LoRARank: maxLoRARank + 1},
+			fmt.Sprintf("request: training.num_devices %d is outside [1, ", maxTrainingDevices+1)},
+		{TrainingOptions{TensorParallel: -1, LoRARank: maxLoRARank + 1},
+			"request: training.tensor_parallel -1 is outside [1, "},
+	} {
+		seen := map[string]bool{}
+		for range 50 {
+			_, err := validateTraining(c.opts, req)
+			require.Error(t, err)
+			seen[err.Error()] = true
+		}
+		require.Len(t, seen, 1, "one input, one message: %v", seen)
+		for msg := range seen {
+			assert.Contains(t, msg, c.want)
+		}
+	}
+}
+
 // The optimizers' own names are taken as given, as their aliases are
 // taken as them (adam: adamw; paged_adamw_8bit: adamw_8bit).
 func TestTrainingOptimizerNamesAreKept(t *testing.T) {
