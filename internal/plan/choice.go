@@ -479,6 +479,10 @@ func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []
 	ch.HostAtPCIe = hostAtPCIe(req, off)
 }
 
+// hostBandwidthUnknown is hostAtPCIe's reason where the host stage's
+// memory bandwidth is unknown.
+const hostBandwidthUnknown = "the host's memory bandwidth is not known"
+
 // hostAtPCIe says why the host part of offloaded plan pl is timed at PCIe
 // rather than at the host's memory bandwidth (hostRuns): that bandwidth is
 // not known, or the plan's engine does not run that part on the CPU; ""
@@ -490,12 +494,12 @@ func hostAtPCIe(req *planning, pl *planned) string {
 	case pl.streamed() || hostRuns(pl, req, bw):
 		return ""
 	case bw <= 0 || math.IsInf(bw, 1):
-		return "the host's memory bandwidth is not known"
+		return hostBandwidthUnknown
 	}
 	if e := planEngine(pl, req); e != nil {
-		return "engine " + e.Name() + " is not taken to run it on the CPU"
+		return "engine " + e.Name() + " is not taken to run the host part on the CPU"
 	}
-	return "no engine that runs it on the CPU is named"
+	return "no engine that runs the host part on the CPU is named"
 }
 
 // hostStageBandwidth is the memory bandwidth of an offloaded plan's host

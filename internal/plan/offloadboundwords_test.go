@@ -47,7 +47,7 @@ func TestOffloadLineSaysWhatDecodeIsBoundBy(t *testing.T) {
 		{"Llama-3.1-70B", "none", unknown, BoundPCIe, "decode is bound by PCIe: the host's memory bandwidth is not known"},
 		// The engine-less estimate runs no layer on the CPU (engine.Base
 		// has no OffloadOnHost): PCIe even beside a known host.
-		{"Llama-3.1-70B", "none", known, BoundPCIe, "decode is bound by PCIe: engine none is not taken to run it on the CPU"},
+		{"Llama-3.1-70B", "none", known, BoundPCIe, "decode is bound by PCIe: engine none is not taken to run the host part on the CPU"},
 	} {
 		name := c.model + " " + c.engine + " " + c.cpu.Name
 		a := shard(t, request(t, `{"model":{"name":"`+c.model+`"},"engine":"`+c.engine+`","quant":"int4","cpu_offload":true,"context_length":4096}`,
@@ -56,6 +56,11 @@ func TestOffloadLineSaysWhatDecodeIsBoundBy(t *testing.T) {
 		require.NotNil(t, a.Throughput, name)
 		line := offloadLine(t, a)
 		assert.Contains(t, line, c.words, name)
+		notes := strings.Join(a.Throughput.Assumptions, "\n")
+		if c.cpu.Name == known.Name {
+			// The throughput's note said the known bandwidth was unknown.
+			assert.NotContains(t, notes, "memory bandwidth is unknown", name)
+		}
 		if c.bound == BoundPCIe {
 			assert.Equal(t, BoundPCIe, a.Throughput.Bound, name)
 			assert.NotContains(t, line, "bound by host memory bandwidth", name)
