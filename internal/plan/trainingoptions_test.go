@@ -79,3 +79,24 @@ func TestTrainingOptimizerNamesAreKept(t *testing.T) {
 		assert.Equal(t, want, s.Optimizer, given)
 	}
 }
+
+// estimate_training refuses tensor_parallel_size, which splits an
+// inference plan: a training run's is training.tensor_parallel.
+func TestTrainingRefusesInferenceTensorParallel(t *testing.T) {
+	_, err := EstimateTraining(request(t, `{"model":{"params_b":7},"tensor_parallel_size":2,"training":{"method":"lora"}}`, trainGPUs(t, 2, 80<<30)))
+	require.Error(t, err)
+	assert.Equal(t, errs.InvalidArgument, errs.CodeOf(err))
+	assert.Contains(t, err.Error(), "estimate_training takes training.tensor_parallel")
+}
+
+// The devices trained on: num_devices as given, else every device found
+// (at least tensor_parallel), rounded down to a multiple of
+// tensor_parallel.
+func TestTrainingDeviceCount(t *testing.T) {
+	for _, c := range []struct{ numDevices, tp, found, want int }{
+		{0, 1, 3, 3}, {0, 2, 5, 4}, {0, 2, 0, 2}, {0, 4, 2, 4}, {3, 1, 8, 3}, {6, 2, 1, 6},
+	} {
+		s := &trainingSetup{TrainingOptions: TrainingOptions{NumDevices: c.numDevices, TensorParallel: c.tp}}
+		assert.Equal(t, c.want, trainingDeviceCount(s, c.found), "%+v", c)
+	}
+}
