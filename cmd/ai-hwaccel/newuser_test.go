@@ -1123,3 +1123,27 @@ func TestNoFitLineCountsTheRowsItCannotTell(t *testing.T) {
 	assert.Equal(t, "Cannot tell which catalog models fit: no available device with known memory (ai-hwaccel fit --all lists them).", noFitLine([]catalogq.FitRow{unknown, unknown}))
 	assert.Equal(t, "No catalog model is known to fit: 1 of 2 cannot be told (ai-hwaccel fit --all lists them with the reason in plan).", noFitLine([]catalogq.FitRow{refused, unknown}))
 }
+
+// A model given by its size names no checkpoint, so no command runs any
+// choice: the headline said "no command: ..." while the JSON choices had no
+// no_command and the ranked lines said nothing (schema/rent.schema.json and
+// docs/rent.md say a choice whose command cannot run as printed says so).
+func TestRentBySizeSaysNoCommandInEveryChoice(t *testing.T) {
+	r := runCLI(t, "rent", "--model", "70b", "--provider", "lambda")
+	require.Equal(t, 0, r.code, r.stderr)
+	assert.Contains(t, r.stdout, "\n  no command: no published checkpoint of this model is known")
+	ranked := 0
+	for _, line := range strings.Split(r.stdout, "\n") {
+		if len(line) > 4 && strings.HasPrefix(strings.TrimSpace(line), fmt.Sprint(ranked+1)+". ") {
+			ranked++
+			assert.True(t, strings.HasSuffix(line, "; no command: no published checkpoint of this model is known; name one to get the command"), line)
+		}
+	}
+	assert.Positive(t, ranked, r.stdout)
+	obj, _ := runJSON(t, "rent", "--model", "70b", "--provider", "lambda", "--json")
+	choices, _ := obj["choices"].([]any)
+	require.NotEmpty(t, choices)
+	for _, c := range choices {
+		assert.Equal(t, "no published checkpoint of this model is known; name one to get the command", c.(map[string]any)["no_command"], c)
+	}
+}

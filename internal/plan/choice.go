@@ -5,6 +5,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -93,6 +94,13 @@ type choice struct {
 	// CouldOffload and CouldIncludeCPU: nothing fits, and the request did
 	// not ask for cpu_offload or include_cpu, which the machine allows.
 	CouldOffload, CouldIncludeCPU bool
+	// HostAtPCIe says, for a fitting offloaded plan, not streamed, whose
+	// host part (the layers or experts left in host RAM) does not run at
+	// a known host memory bandwidth (hostRuns false), why: the decode step
+	// then times what it reads at the GPU's PCIe bandwidth
+	// (addUnknownHostStep) and throughput.bound is pcie, which the
+	// explanation's cpu_offload: line says (hostBoundWords). "" otherwise.
+	HostAtPCIe string
 	// NoHostForOffload says why cpu_offload was asked and nothing fits, but
 	// no host RAM could be planned on (hostMissing); "" otherwise.
 	NoHostForOffload string
@@ -469,6 +477,44 @@ func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []
 	}
 	ch.Rows = markOffloaded(ch.Rows, oc.Fitting)
 	ch.Outcome = outcomeFitsOffloaded
+	ch.HostAtPCIe = hostAtPCIe(req, off)
+}
+
+// hostBandwidthUnknown is hostAtPCIe's reason where the host stage's
+// memory bandwidth is unknown.
+const hostBandwidthUnknown = "the host's memory bandwidth is not known"
+
+// hostAtPCIe says why the host part of offloaded plan pl is timed at PCIe
+// rather than at the host's memory bandwidth (hostRuns): that bandwidth is
+// not known, or the plan's engine does not run that part on the CPU; ""
+// where it runs at the host's bandwidth, or the plan streams its weights
+// across PCIe by design (streamed).
+func hostAtPCIe(req *planning, pl *planned) string {
+	bw := hostStageBandwidth(pl)
+	switch {
+	case pl.streamed() || hostRuns(pl, req, bw):
+		return ""
+	case bw <= 0 || math.IsInf(bw, 1):
+		return hostBandwidthUnknown
+	}
+	if e := planEngine(pl, req); e != nil {
+		return "engine " + e.Name() + " is not taken to run the host part on the CPU"
+	}
+	return "no engine that runs the host part on the CPU is named"
+}
+
+// hostStageBandwidth is the memory bandwidth of an offloaded plan's host
+// stage, its last (the slowest device's, as stageRates takes it); 0 where
+// unknown.
+func hostStageBandwidth(pl *planned) float64 {
+	if len(pl.Stages) == 0 {
+		return 0
+	}
+	bw := math.Inf(1)
+	for _, d := range pl.Stages[len(pl.Stages)-1].Devices {
+		bw = math.Min(bw, d.BandwidthGBs)
+	}
+	return bw
 }
 
 // markOffloaded gives each row of rows that does not fit on the

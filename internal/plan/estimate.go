@@ -302,7 +302,13 @@ func (x *estimator) addUnknownHostStep(read float64) {
 	}
 	// The layers run on the CPU where they lie (the explanation's
 	// cpu_offload line): PCIe is only the figure their reads are timed
-	// at, as moeUnknownHostNote says of a MoE split's experts.
+	// at, as moeUnknownHostNote says of a MoE split's experts. Beside a
+	// host of known bandwidth the reason is the engine's (hostAtPCIe:
+	// engine none runs nothing on the CPU), not an unknown bandwidth.
+	if why := hostAtPCIe(x.req, pl); why != "" && why != hostBandwidthUnknown {
+		x.note(fmt.Sprintf("offloaded layers stay in host RAM, and %s: what they read a step, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s)", why, read/1e9, pcie))
+		return
+	}
 	x.note(fmt.Sprintf("offloaded layers run on the CPU, but the host's memory bandwidth is unknown: what they read a step, %.2f GB, is timed at the GPU's PCIe bandwidth (%.0f GB/s) instead", read/1e9, pcie))
 }
 

@@ -45,17 +45,19 @@ func explainChoice(ch *choice) []string {
 		if ch.OnDeviceWhy != "" {
 			why = "no level a published checkpoint runs fits on the accelerators alone"
 		}
-		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
-			return append(out, "cpu_offload: "+why+", so the experts that do not fit stay in host RAM; decode is bound by host memory bandwidth")
-		}
 		if ch.Plan.streamed() {
 			return append(out, "cpu_offload: "+why+", so the weights that do not fit stay in host RAM; decode is bound by PCIe")
 		}
-		// llama.cpp runs the layers it keeps in host RAM on the CPU
-		// (-ngl): they stream from host memory, not across PCIe; only a
-		// host whose bandwidth is unknown takes PCIe as the stand-in
-		// (throughput.go, hostRuns).
-		return append(out, "cpu_offload: "+why+", so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)")
+		// llama.cpp runs the layers (or experts) it keeps in host RAM on
+		// the CPU (-ngl, --n-cpu-moe): they stream from host memory, not
+		// across PCIe; where they do not run at a known host bandwidth
+		// (hostRuns), their reads are timed at PCIe and the throughput's
+		// bound is pcie, which the line says, with why (choice.HostAtPCIe).
+		part := "the layers that do not fit stay in host RAM and run on the CPU"
+		if ch.Plan.moeOffload() || ch.Plan.AllExpertsOnHost {
+			part = "the experts that do not fit stay in host RAM"
+		}
+		return append(out, "cpu_offload: "+why+", so "+part+"; "+hostBoundWords(ch.HostAtPCIe))
 	}
 	out = append(out, explainRejected(ch.Rows, "")...)
 	if ch.FileWhy != "" {
@@ -323,4 +325,15 @@ func pluralVerb(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// hostBoundWords says what bounds the decode of an offloaded plan whose
+// host part stays in host RAM: host memory bandwidth, or PCIe where that
+// part is timed at the GPU's PCIe bandwidth instead (atPCIe says why:
+// choice.HostAtPCIe), as throughput.bound says.
+func hostBoundWords(atPCIe string) string {
+	if atPCIe != "" {
+		return "decode is bound by PCIe: " + atPCIe + ", so what the host part reads a step is timed at the GPU's PCIe bandwidth"
+	}
+	return "decode is bound by host memory bandwidth"
 }

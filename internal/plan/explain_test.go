@@ -41,8 +41,11 @@ func TestExplainChoiceFromRecordedFacts(t *testing.T) {
 	offload := &choice{LevelsWhy: "auto", Outcome: outcomeFitsOffloaded, OffloadWithReplicas: false,
 		Rows: []LevelRow{{Quant: "bf16", TotalBytes: 150 << 30}}, Plan: planned{Level: quant.BF16}}
 	assert.Equal(t, []string{"auto", "bf16 chosen with cpu_offload (150.0 GiB as on one device)",
-		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth (PCIe where the host's is unknown)"},
+		"cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by host memory bandwidth"},
 		explainChoice(offload))
+	offload.HostAtPCIe = "the host's memory bandwidth is not known"
+	assert.Equal(t, "cpu_offload: no level fits on the accelerators alone, so the layers that do not fit stay in host RAM and run on the CPU; decode is bound by PCIe: the host's memory bandwidth is not known, so what the host part reads a step is timed at the GPU's PCIe bandwidth",
+		explainChoice(offload)[2])
 
 	hostOnly := &choice{LevelsWhy: "auto", HostOnly: true, Outcome: outcomeNothingFits, OffloadWithReplicas: true}
 	assert.Equal(t, []string{"auto", "no available accelerator with known usable memory: planning on host RAM",

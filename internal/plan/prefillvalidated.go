@@ -83,7 +83,7 @@ var prefillSetRows = map[string]string{
 // its set's (prefillSetRows), the rows they are, after their build
 // (heldOutRowsOf).
 var prefillClassRows = map[string]string{
-	archHopper: "pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-" + h200Build + " (docs/accuracy.md, \"held-out H200 records\")",
+	archHopper: "pp512 records of an NVIDIA H200 in internal/calibration/data/h200-speed-" + h200Build + " (docs/accuracy.md, \"Fit set and held-out set\")",
 }
 
 // heldOutRowsOf names the held-out rows of cell in the words of rows.

@@ -184,15 +184,25 @@ func (s *trainingSetup) defaultShape(req *planning) {
 }
 
 // checkBounds refuses a count outside its bounds, and a device count that
-// tensor parallelism does not divide.
+// tensor parallelism does not divide. The counts are checked in the order
+// docs/requests.md lists them (seq_len, micro_batch, num_devices,
+// tensor_parallel, lora_rank), so that with several out of range the error
+// names the first of them, the same one every time (the wire decoder,
+// internal/api/wire decodeTraining, checks them in this order too). A count left out
+// (num_devices, lora_rank 0) is checked as 1.
 func (s *trainingSetup) checkBounds() error {
-	for name, v := range map[string][2]int{
-		"seq_len": {s.SeqLen, MaxContextLength}, "micro_batch": {s.MicroBatch, maxTrainingMicroBtch},
-		"tensor_parallel": {s.TensorParallel, maxTrainingDevices}, "num_devices": {max(s.NumDevices, 1), maxTrainingDevices},
-		"lora_rank": {max(s.LoRARank, 1), maxLoRARank},
+	for _, c := range []struct {
+		name   string
+		v, max int
+	}{
+		{"seq_len", s.SeqLen, MaxContextLength},
+		{"micro_batch", s.MicroBatch, maxTrainingMicroBtch},
+		{"num_devices", max(s.NumDevices, 1), maxTrainingDevices},
+		{"tensor_parallel", s.TensorParallel, maxTrainingDevices},
+		{"lora_rank", max(s.LoRARank, 1), maxLoRARank},
 	} {
-		if v[0] < 1 || v[0] > v[1] {
-			return errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", name, v[0], v[1])
+		if c.v < 1 || c.v > c.max {
+			return errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", c.name, c.v, c.max)
 		}
 	}
 	if s.NumDevices > 0 && s.NumDevices%s.TensorParallel != 0 {
@@ -411,24 +421,7 @@ type TrainingSuggestion struct {
 // the requested training setup, whether it fits the selected devices, and
 // the largest micro-batch that does.
 func EstimateTraining(r *Request) (*TrainingAnswer, error) {
-	req, err := newPlanning(r)
-	if err != nil {
-		return nil, err
-	}
-	if req.dataParallel() {
-		return nil, errs.New(errs.InvalidArgument, "request: replicas applies to plan_sharding and suggest_quant, not to estimate_training")
-	}
-	if req.TensorParallel > 0 {
-		return nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size applies to plan_sharding and suggest_quant; estimate_training takes training.tensor_parallel")
-	}
-	// Training runs no inference engine: devices are budgeted whole (or at
-	// memory_fraction), not at vLLM's or llama.cpp's rule.
-	req.training = true
-	opts := TrainingOptions{}
-	if req.Training != nil {
-		opts = *req.Training
-	}
-	s, err := validateTraining(opts, req)
+	req, opts, s, err := trainingRequest(r)
 	if err != nil {
 		return nil, err
 	}
@@ -436,26 +429,8 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := s.NumDevices
-	if n == 0 {
-		n = max(len(devs), s.TensorParallel)
-		n -= n % s.TensorParallel
-	}
-	ans := &TrainingAnswer{
-		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision, BaseQuant: s.baseQuantName,
-		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.checkpointing,
-		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
-		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
-		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
-	}
-	ans.PerDevice = trainingMemory(req.Model, s, n)
-	for _, note := range req.Model.Notes {
-		ans.Warnings = append(ans.Warnings, model.TrainingNote(note))
-	}
-	if w := seqPastTrainedContext(req.Model, s.SeqLen); w != "" {
-		ans.Warnings = append(ans.Warnings, w)
-	}
-	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
+	n := trainingDeviceCount(s, len(devs))
+	ans := newTrainingAnswer(req, s, n)
 	if why != "" {
 		ans.Explanation = append(ans.Explanation, why)
 	}
@@ -471,54 +446,141 @@ func EstimateTraining(r *Request) (*TrainingAnswer, error) {
 	for _, d := range used {
 		ans.Devices = append(ans.Devices, TrainingDevice{DeviceID: d.ID, MemoryAvailableBytes: d.Usable})
 	}
-	fits := ans.PerDevice.TotalBytes <= budget
 	ans.MaxMicroBatch = maxMicroBatch(req.Model, s, n, budget)
-	if fits {
-		ans.Fits = FitYes
-		ans.Explanation = append(ans.Explanation, "fits: "+trainingRoom(ans.PerDevice.TotalBytes, budget, n, true))
-		if len(unknown) > 0 {
-			ans.Warnings = append(ans.Warnings, leftOutWarning("estimated", unknown))
-		}
+	if ans.PerDevice.TotalBytes <= budget {
+		ans.fitOn(budget, n, unknown)
 	} else {
-		text := trainingRoom(ans.PerDevice.TotalBytes, budget, n, false)
-		if len(unknown) > 0 {
-			// Counted, they might hold it: more devices shard a ZeRO run
-			// finer, and one of them may have more memory than the
-			// smallest used.
-			text += leftOutUnknown(unknown, mightHoldIt)
-		}
-		ans.refuse(RefusalMemory, text)
-		if len(unknown) > 0 {
-			ans.Fits = FitUnknown
-		}
-		if ans.FitsWith = suggestTraining(req.Model, s, n, budget); ans.FitsWith != nil {
-			ans.Explanation = append(ans.Explanation, ans.FitsWith.describe())
-		} else if n == 1 && used[0].Dev.MemoryShared {
-			// A unified-memory GPU (a Mac, a DGX Spark, a Strix Halo)
-			// comes one to a machine: a count of such devices is not
-			// something its user can add, so say what needs less.
-			ans.Explanation = append(ans.Explanation, "unified memory: its memory is the host's, so more of it is another machine; "+lighterTraining(req, opts, s, budget, 1))
-		} else if used[0].Dev.Kind == registry.KindCPU {
-			// Host RAM is not counted in devices either.
-			ans.Explanation = append(ans.Explanation, "host RAM: "+lighterTraining(req, opts, s, budget, n))
-		} else if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
-			// Accelerators: a few more of them is a server to rent or
-			// ask for; more host RAM is not counted in devices.
-			ans.Explanation = append(ans.Explanation, fmt.Sprintf("would fit on %d such devices (%s each) %s; no setting fits %s", k, gib(need), withLacking(s, " (ZeRO-3/FSDP)"), theseDevices(n)))
-		} else {
-			// More than maxDevicesSuggested of them (90 laptop GPUs) is
-			// not a machine anyone has: say what needs less memory.
-			even := "as set"
-			if w := withLacking(s, ""); w != even {
-				even = "even " + w
-			}
-			ans.Explanation = append(ans.Explanation, fmt.Sprintf("%s it needs more than %d devices of this memory; on %s %s", even, maxDevicesSuggested, theseDevices(n), lighterTraining(req, opts, s, budget, n)))
-		}
+		ans.refuseForMemory(req, opts, s, used, budget, unknown)
 	}
 	if ans.MaxMicroBatch > 0 && ans.MaxMicroBatch != s.MicroBatch {
 		ans.Explanation = append(ans.Explanation, fmt.Sprintf("the largest micro-batch that fits is %d", ans.MaxMicroBatch))
 	}
 	return ans, nil
+}
+
+// trainingRequest is the planning request of a training estimate, its
+// training options as given and as validated; a request member that
+// applies to inference plans only (replicas, tensor_parallel_size) is
+// refused.
+func trainingRequest(r *Request) (*planning, TrainingOptions, *trainingSetup, error) {
+	req, err := newPlanning(r)
+	if err != nil {
+		return nil, TrainingOptions{}, nil, err
+	}
+	if req.dataParallel() {
+		return nil, TrainingOptions{}, nil, errs.New(errs.InvalidArgument, "request: replicas applies to plan_sharding and suggest_quant, not to estimate_training")
+	}
+	if req.TensorParallel > 0 {
+		return nil, TrainingOptions{}, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size applies to plan_sharding and suggest_quant; estimate_training takes training.tensor_parallel")
+	}
+	// Training runs no inference engine: devices are budgeted whole (or at
+	// memory_fraction), not at vLLM's or llama.cpp's rule.
+	req.training = true
+	opts := TrainingOptions{}
+	if req.Training != nil {
+		opts = *req.Training
+	}
+	s, err := validateTraining(opts, req)
+	if err != nil {
+		return nil, TrainingOptions{}, nil, err
+	}
+	return req, opts, s, nil
+}
+
+// trainingDeviceCount is the number of devices trained on: num_devices as
+// given, else every device found (at least tensor_parallel), rounded down
+// to a multiple of tensor_parallel.
+func trainingDeviceCount(s *trainingSetup, found int) int {
+	if s.NumDevices != 0 {
+		return s.NumDevices
+	}
+	n := max(found, s.TensorParallel)
+	return n - n%s.TensorParallel
+}
+
+// newTrainingAnswer is the answer's setup on n devices, fitting or not:
+// the options as read, the memory per device, the model's warnings and the
+// explanation of the estimate.
+func newTrainingAnswer(req *planning, s *trainingSetup, n int) *TrainingAnswer {
+	ans := &TrainingAnswer{
+		Method: s.Method, Optimizer: s.Optimizer, Precision: s.Precision, BaseQuant: s.baseQuantName,
+		SeqLen: s.SeqLen, MicroBatch: s.MicroBatch, GradientCheckpointing: s.checkpointing,
+		ZeROStage: s.ZeROStage, NumDevices: n, TensorParallel: s.TensorParallel,
+		Params: req.Model.Params, TrainableParams: trainableParams(req.Model, s),
+		Explanation: []string{}, Warnings: []string{}, Devices: []TrainingDevice{},
+	}
+	ans.PerDevice = trainingMemory(req.Model, s, n)
+	for _, note := range req.Model.Notes {
+		ans.Warnings = append(ans.Warnings, model.TrainingNote(note))
+	}
+	if w := seqPastTrainedContext(req.Model, s.SeqLen); w != "" {
+		ans.Warnings = append(ans.Warnings, w)
+	}
+	ans.Explanation = append(ans.Explanation, describeTraining(req.Model, s, n, ans.PerDevice)...)
+	return ans
+}
+
+// fitOn records that the setup fits n devices of budget bytes each, with a
+// warning naming the devices of unknown memory left out.
+func (a *TrainingAnswer) fitOn(budget int64, n int, unknown []string) {
+	a.Fits = FitYes
+	a.Explanation = append(a.Explanation, "fits: "+trainingRoom(a.PerDevice.TotalBytes, budget, n, true))
+	if len(unknown) > 0 {
+		a.Warnings = append(a.Warnings, leftOutWarning("estimated", unknown))
+	}
+}
+
+// refuseForMemory records that the setup does not fit the used devices of
+// budget bytes each (unknown, not no, where devices of unknown memory were
+// left out), and what would fit (lackingMemoryLine).
+func (a *TrainingAnswer) refuseForMemory(req *planning, opts TrainingOptions, s *trainingSetup, used []*device, budget int64, unknown []string) {
+	n := len(used)
+	text := trainingRoom(a.PerDevice.TotalBytes, budget, n, false)
+	if len(unknown) > 0 {
+		// Counted, they might hold it: more devices shard a ZeRO run
+		// finer, and one of them may have more memory than the
+		// smallest used.
+		text += leftOutUnknown(unknown, mightHoldIt)
+	}
+	a.refuse(RefusalMemory, text)
+	if len(unknown) > 0 {
+		a.Fits = FitUnknown
+	}
+	if a.FitsWith = suggestTraining(req.Model, s, n, budget); a.FitsWith != nil {
+		a.Explanation = append(a.Explanation, a.FitsWith.describe())
+		return
+	}
+	a.Explanation = append(a.Explanation, lackingMemoryLine(req, opts, s, used, budget))
+}
+
+// lackingMemoryLine says, where no setting fits the used devices of budget
+// bytes each, what would: on a unified-memory GPU or host RAM, a lighter
+// setup; on accelerators, how many such devices, or, past
+// maxDevicesSuggested of them, a lighter setup.
+func lackingMemoryLine(req *planning, opts TrainingOptions, s *trainingSetup, used []*device, budget int64) string {
+	n := len(used)
+	if n == 1 && used[0].Dev.MemoryShared {
+		// A unified-memory GPU (a Mac, a DGX Spark, a Strix Halo)
+		// comes one to a machine: a count of such devices is not
+		// something its user can add, so say what needs less.
+		return "unified memory: its memory is the host's, so more of it is another machine; " + lighterTraining(req, opts, s, budget, 1)
+	}
+	if used[0].Dev.Kind == registry.KindCPU {
+		// Host RAM is not counted in devices either.
+		return "host RAM: " + lighterTraining(req, opts, s, budget, n)
+	}
+	if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
+		// Accelerators: a few more of them is a server to rent or
+		// ask for; more host RAM is not counted in devices.
+		return fmt.Sprintf("would fit on %d such devices (%s each) %s; no setting fits %s", k, gib(need), withLacking(s, " (ZeRO-3/FSDP)"), theseDevices(n))
+	}
+	// More than maxDevicesSuggested of them (90 laptop GPUs) is not a
+	// machine anyone has: say what needs less memory.
+	even := "as set"
+	if w := withLacking(s, ""); w != even {
+		even = "even " + w
+	}
+	return fmt.Sprintf("%s it needs more than %d devices of this memory; on %s %s", even, maxDevicesSuggested, theseDevices(n), lighterTraining(req, opts, s, budget, n))
 }
 
 // suggestTraining tries what practitioners turn on when a setup does not fit, in

@@ -353,14 +353,20 @@ func runnable(c *Choice) bool {
 
 // commandGap says why the command of c, on model m, cannot run as
 // printed, "" when it can: its load names no published checkpoint
-// (plan.Load without Repo) and the request gave no weights of its own (m
-// has no FileQuant: a model given as a file, a folder or a fetched
-// repository is served from them). The words follow the CLI's "no
-// command: ..." line of a plan (internal/cli withheldLine).
+// (plan.Load without Repo, or no load at all: a model given by its size
+// names nothing the engine loads) and the request gave no weights of its
+// own (m has no FileQuant: a model given as a file, a folder or a fetched
+// repository is served from them). c has engine arguments (runnable), so
+// its engine is one whose command names the model it serves. The words
+// follow the CLI's "no command: ..." line of a plan (internal/cli
+// withheldLine), which stands for a missing load too.
 func commandGap(c *Choice, m *model.Model) string {
 	ld := c.Load
+	if ld == nil {
+		ld = &plan.Load{}
+	}
 	switch {
-	case ld == nil || ld.Repo != "":
+	case ld.Repo != "":
 		return ""
 	case ld.Needs != "":
 		return "needs " + ld.Needs

@@ -376,6 +376,29 @@ func TestChoicesSayWhenTheirCommandCannotRun(t *testing.T) {
 		assert.Equal(t, "no published "+c.Load.GGUFType+" GGUF of this model is known; give its file to get the command", c.NoCommand, "%s/%s", c.Provider, c.Type)
 	}
 
+	// With no engine named, the planner's engines load nothing for a bare
+	// size (plan.Load absent): no command runs, and the choices say so as
+	// the headline of the text answer does (internal/cli withheldLine).
+	a, err = Rank(cat, &Request{Plan: planRequest(t, `{"model":"70b"}`), Now: readDay})
+	require.NoError(t, err)
+	require.NotEmpty(t, a.Choices)
+	for _, c := range a.Choices {
+		assert.Nil(t, c.Load, "%s/%s", c.Provider, c.Type)
+		assert.Equal(t, "no published checkpoint of this model is known; name one to get the command", c.NoCommand, "%s/%s %s", c.Provider, c.Type, c.Engine)
+	}
+	// The same model served from weights the request gave (a folder's
+	// safetensors set FileQuant) runs from them: no gap.
+	given := planRequest(t, `{"model":"70b"}`)
+	gm := *given.Model
+	gm.FileQuant = "bf16"
+	given.Model = &gm
+	a, err = Rank(cat, &Request{Plan: given, Now: readDay})
+	require.NoError(t, err)
+	require.NotEmpty(t, a.Choices)
+	for _, c := range a.Choices {
+		assert.Empty(t, c.NoCommand, "%s/%s %s", c.Provider, c.Type, c.Engine)
+	}
+
 	req := planRequest(t, `{"model":{"name":"Qwen3-235B-A22B"},"engine":"llama.cpp"}`)
 	m := *req.Model
 	m.Checkpoints = []model.Checkpoint{{Quant: "bf16", Repo: "Qwen/Qwen3-235B-A22B"}, {Quant: "q4_k_m", Repo: "r/Qwen3-235B-A22B-GGUF", Method: "gguf", File: "Q4_K_M"}}

@@ -197,7 +197,10 @@ def fit(request=None, **kwargs) -> List[Dict[str, Any]]:
     fits, quant, strategy, devices, max_context_length,
     decode_tokens_per_s, validated_on, refusal, refusal_text, no_command):
     the models that fit first, larger first.  fits is None, as a plan's
-    is, when no device's memory is known (refusal "no_device").
+    is, where memory that is not known decides: no device's memory is
+    known (refusal "no_device"), or GPUs whose memory is unknown were left
+    out and, counted, might hold the model or make up the devices asked
+    (refusal "insufficient_memory" or "too_few_devices"; docs/requests.md).
     fit(filter="qwen", context_length=32768, engine="vllm")."""
     return json.loads(fit_json(request, **kwargs))["models"]
 
@@ -281,8 +284,12 @@ class Shard:
 @dataclass
 class Plan:
     """A sharding plan.  `fits` False is an answer, not an error: the
-    explanation says why; None when no device's memory is known (unknown,
-    not no; refusal code no_device).  `raw` has every field of the answer."""
+    explanation says why; None where memory that is not known decides
+    (unknown, not no): no device's memory is known (refusal code
+    no_device), or GPUs whose memory is unknown were left out and, counted,
+    might hold the model or make up the devices asked (insufficient_memory
+    or too_few_devices; docs/requests.md).  `raw` has every field of the
+    answer."""
 
     fits: Optional[bool]
     strategy: Optional[str] = None

@@ -301,6 +301,28 @@ class ApiTests:
         rows = ai_hwaccel.fit(registry=reg, filter="Llama-3.1-8B")
         self.assertEqual([(r["fits"], r["refusal"]) for r in rows], [(None, "no_device")], rows)
 
+    def test_unknown_memory_left_out_is_not_no(self):
+        # docs/requests.md (fits): a GPU of unknown memory is left out, and
+        # where the GPUs of known memory do not hold the model the answer is
+        # fits None, not False, with its refusal code insufficient_memory:
+        # counted, the one left out might hold it. The docstrings of fit()
+        # and Plan said None meant only that no device's memory is known.
+        gpu = {"kind": "cuda_gpu", "family": "gpu", "available": True}
+        reg = {"schema_version": 1, "devices": [
+                   dict(gpu, id="cuda:0", index=0, memory_bytes=8 << 30),
+                   dict(gpu, id="cuda:1", index=1)],
+               "system_io": {"interconnects": [], "numa_nodes": []}, "warnings": []}
+        p = ai_hwaccel.plan(model={"params_b": 70}, registry=reg)
+        self.assertIsNone(p.fits, p.explanation)
+        self.assertEqual(p.raw["refusal"]["code"], "insufficient_memory")
+        self.assertIn("left out because their memory is unknown", p.raw["refusal"]["text"])
+        rows = ai_hwaccel.fit(registry=reg, filter="Llama-3.1-70B")
+        self.assertEqual([(r["model"], r["fits"], r["refusal"]) for r in rows],
+                         [("Llama-3.1-70B", None, "insufficient_memory")], rows)
+        for doc in (ai_hwaccel.fit.__doc__, ai_hwaccel.Plan.__doc__):
+            self.assertIn("memory is unknown", doc)
+            self.assertIn("insufficient_memory", doc)
+
     def test_suggest_and_training(self):
         req = {"model": {"params_b": 8}, "registry": self.fixture()}
         self.assertIn(ai_hwaccel.suggest_quant(req)["quant"], ("fp32", "fp16", "bf16", "fp8", "int8", "int4"))

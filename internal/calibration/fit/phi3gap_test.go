@@ -71,7 +71,7 @@ func h200DecodeSteps(t *testing.T) map[[2]string]decodeStep {
 }
 
 // TestPhi3PaysACostLlamaDoesNot backs the analysis of Phi-3-mini-4k-instruct's
-// slow decode in docs/accuracy.md ("H200 held-out"). Llama-3.1-8B and
+// slow decode in docs/accuracy.md ("Why Phi-3-mini decodes slower"). Llama-3.1-8B and
 // Phi-3-mini both have 32 layers and about 1.05 M matrix-vector rows per
 // token (Llama: 32 x (4096 + 1024 + 1024 + 4096 + 14336 fused gate/up +
 // 4096) + 128256; Phi-3: 32 x (9216 + 3072 + 16384 + 3072) + 32064), so a
