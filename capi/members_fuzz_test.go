@@ -96,8 +96,9 @@ func FuzzRequestMembers(f *testing.F) {
 const memberAnswerBound = 90 * time.Second
 
 // fuzzAnswerBound is the bound while fuzzing: the fuzzing worker kills
-// itself, saying nothing of why, when one input takes 10 s
-// (internal/fuzz.RunFuzzWorker), so a slow input fails here first, named.
+// itself, saying nothing of why, when one input takes 10 s (RunFuzzWorker
+// in the Go toolchain's src/internal/fuzz), so a slow input fails here
+// first, named.
 // A second call is made only when the first took under a quarter of it.
 const fuzzAnswerBound = 8 * time.Second
 

@@ -23,6 +23,14 @@ import (
 
 var ctxFor = vendorlibtest.Context
 
+// callDeadline bounds a test's load of, or call into, its fake library,
+// which answers in milliseconds: the deadline only stops a broken test.
+// It was 5 s, which a clean-clone CI run on a loaded 2-core machine
+// exceeded loading one (TestReadProcesses: "context deadline exceeded",
+// 2026-11-29). The tests of a hung call bound the caller's wait with
+// their own, shorter deadline (AssertHungBounded).
+const callDeadline = 30 * time.Second
+
 // mi300x8 is the fake machine of the mi300x-8 fixture's rocm-smi output.
 func mi300x8(t *testing.T) amdsmitest.Machine {
 	out, err := exec.Command(filepath.Join(detecttest.MachineDir(t, "mi300x-8"), "bin", "rocm-smi"), amd.ROCmSMIArgs...).Output()
@@ -50,11 +58,11 @@ func TestReadMI300X8(t *testing.T) {
 			amdsmi.Version{Major: 25, Minor: 5, Release: 1}, "25.5.1"},
 		{[]string{amdsmitest.V26}, amdsmi.Version{Major: 26, Minor: 5}, "26.5.0"},
 	} {
-		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), c.flags...))
+		lib, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, mi300x8(t), c.flags...))
 		require.NoError(t, err, c.text)
 		assert.Equal(t, c.version, lib.Version())
 		assert.Equal(t, c.text, lib.Version().String())
-		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		s, err := lib.Read(ctxFor(t, callDeadline))
 		require.NoError(t, err, c.text)
 		require.Len(t, s.Processors, 8, c.text)
 		p := s.Processors[5]
@@ -93,10 +101,10 @@ func TestReadPartitions(t *testing.T) {
 		"26.2.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=2"},
 		"26.5.0":   {amdsmitest.V26, "-DFAKE_V26_MINOR=5"},
 	} {
-		lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, flags...))
+		lib, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, m, flags...))
 		require.NoError(t, err, version)
 		assert.Equal(t, version, lib.Version().String())
-		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		s, err := lib.Read(ctxFor(t, callDeadline))
 		require.NoError(t, err, version)
 		require.Len(t, s.Processors, 63, version)
 		p := s.Processors[3]
@@ -114,9 +122,9 @@ func TestReadPartitions(t *testing.T) {
 // its amdsmi_asic_info_t does not have.
 func TestRead24Dot6(t *testing.T) {
 	m := amdsmitest.FromSysfs(t, filepath.Join(detecttest.MachineDir(t, "mi300x-8-cpx"), "root"))
-	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, m, "-DFAKE_MAJOR=6"))
+	lib, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, m, "-DFAKE_MAJOR=6"))
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Zero(t, s.Processors[0].TargetGfxVersion)
 }
@@ -137,14 +145,14 @@ func TestUnknownVersionRefused(t *testing.T) {
 	} {
 		mark := filepath.Join(t.TempDir(), "shut-down")
 		flags := append(strings.Fields(v.flags), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`)
-		_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), flags...))
+		_, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, mi300x8(t), flags...))
 		require.ErrorIs(t, err, amdsmi.ErrUnsupported, v.flags)
 		assert.Contains(t, err.Error(), "is version "+v.version+"; this build reads 24.6, 24.7, 25.3, 25.4, 25.5, 26.x")
 		assert.FileExists(t, mark, "the refused library was shut down again")
 	}
 	// A supported one stays initialised.
 	mark := filepath.Join(t.TempDir(), "shut-down")
-	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
+	_, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, mi300x8(t), `-DFAKE_SHUTDOWN_MARK="`+mark+`"`))
 	require.NoError(t, err)
 	assert.NoFileExists(t, mark)
 }
@@ -153,12 +161,12 @@ func TestUnknownVersionRefused(t *testing.T) {
 // process.
 func TestInitFailure(t *testing.T) {
 	path := amdsmitest.Build(t, mi300x8(t), "-DFAKE_INIT_RETURN=34")
-	_, err := amdsmi.Open(ctxFor(t, 5*time.Second), path)
+	_, err := amdsmi.Open(ctxFor(t, callDeadline), path)
 	var ce *amdsmi.CallError
 	require.True(t, errors.As(err, &ce), "%v", err)
 	assert.Equal(t, amdsmi.StatusDriverNotLoaded, ce.Code)
 	assert.Equal(t, "amdsmi_init", ce.Call)
-	_, again := amdsmi.Open(ctxFor(t, 5*time.Second), path)
+	_, again := amdsmi.Open(ctxFor(t, callDeadline), path)
 	assert.Equal(t, err, again, "the failure is remembered")
 }
 
@@ -184,7 +192,7 @@ func TestInitHangBounded(t *testing.T) {
 // A read that never returns (a call hung in the driver) costs Read its
 // deadline; every later Read fails at once.
 func TestReadHangBounded(t *testing.T) {
-	lib, err := amdsmi.Open(ctxFor(t, 5*time.Second), amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG"))
+	lib, err := amdsmi.Open(ctxFor(t, callDeadline), amdsmitest.Build(t, mi300x8(t), "-DFAKE_HANG"))
 	require.NoError(t, err)
 	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
 		_, err := lib.Read(ctx)

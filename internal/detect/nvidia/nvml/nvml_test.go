@@ -23,14 +23,22 @@ import (
 
 var ctxFor = vendorlibtest.Context
 
+// callDeadline bounds a test's load of, or call into, its fake library,
+// which answers in milliseconds: the deadline only stops a broken test.
+// It was 5 s, which a clean-clone CI run on a loaded 2-core machine
+// exceeded loading one (TestReadProcesses: "context deadline exceeded",
+// 2026-11-29). The tests of a hung call bound the caller's wait with
+// their own, shorter deadline (AssertHungBounded).
+const callDeadline = 30 * time.Second
+
 // The fake library answers what NVML answered on the real H200 VM
 // (captures/nvml.json): read through the same path as the driver's library.
 func TestReadH200Capture(t *testing.T) {
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.Build(t))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.Build(t))
 	require.NoError(t, err)
 	assert.Equal(t, "nvmlInit_v2", lib.Symbol("init"))
 	assert.Equal(t, "nvmlDeviceGetMemoryInfo_v2", lib.Symbol("memoryV2"))
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Equal(t, "580.159.04", s.DriverVersion)
 	assert.Equal(t, "13.580.159.04", s.NVMLVersion)
@@ -68,12 +76,12 @@ func TestReadH200Capture(t *testing.T) {
 // versioned names are missing and the old ones answer; memory then has no
 // reserved share and the v1 process list is read.
 func TestReadOldEntryPoints(t *testing.T) {
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.Build(t, "-DFAKE_OLD", "-DFAKE_PROC_PID=4242", "-DFAKE_PROC_BYTES=651165696ULL"))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.Build(t, "-DFAKE_OLD", "-DFAKE_PROC_PID=4242", "-DFAKE_PROC_BYTES=651165696ULL"))
 	require.NoError(t, err)
 	assert.Equal(t, "nvmlInit", lib.Symbol("init"))
 	assert.Equal(t, "nvmlDeviceGetPciInfo_v2", lib.Symbol("pci"))
 	assert.Empty(t, lib.Symbol("memoryV2"))
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	require.Len(t, s.Devices, 1)
 	d := s.Devices[0]
@@ -86,9 +94,9 @@ func TestReadOldEntryPoints(t *testing.T) {
 // The processes holding memory come back with their pid and bytes (621 MiB:
 // a process holding only a CUDA context on that H200, captures/cuda-context.txt).
 func TestReadProcesses(t *testing.T) {
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.Build(t, "-DFAKE_PROC_PID=31337", "-DFAKE_PROC_BYTES=651165696ULL"))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.Build(t, "-DFAKE_PROC_PID=31337", "-DFAKE_PROC_BYTES=651165696ULL"))
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Equal(t, []nvml.Process{{PID: 31337, UsedBytes: 621 << 20}}, s.Devices[0].Processes)
 }
@@ -98,12 +106,12 @@ func TestReadProcesses(t *testing.T) {
 func TestInitFailures(t *testing.T) {
 	for code, want := range map[string]nvml.Return{"9": nvml.ErrorDriverNotLoaded, "18": nvml.ErrorLibRMVersionMismatch} {
 		path := nvmltest.Build(t, "-DFAKE_INIT_RETURN="+code)
-		_, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+		_, err := nvml.Open(ctxFor(t, callDeadline), path)
 		var ce *nvml.CallError
 		require.True(t, errors.As(err, &ce), "%v", err)
 		assert.Equal(t, want, ce.Code)
 		assert.Equal(t, "nvmlInit_v2", ce.Call)
-		_, again := nvml.Open(ctxFor(t, 5*time.Second), path)
+		_, again := nvml.Open(ctxFor(t, callDeadline), path)
 		assert.Equal(t, err, again, "the failure is remembered")
 	}
 }
@@ -120,7 +128,7 @@ func TestOpenMissingOrForeign(t *testing.T) {
 // A driver that hangs in an NVML call costs the caller its deadline, not
 // more, and NVML is not asked again in this process.
 func TestHangingCallIsBounded(t *testing.T) {
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.Build(t, "-DFAKE_HANG"))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.Build(t, "-DFAKE_HANG"))
 	require.NoError(t, err)
 	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
 		_, err := lib.Read(ctx)
@@ -158,9 +166,9 @@ func TestReadNVLinksToNVSwitches(t *testing.T) {
 	for _, r := range remotes {
 		m.GPUs[0].Links = append(m.GPUs[0].Links, nvmltest.Link{Active: true, Version: 6, RemoteBus: r, RemoteType: 2})
 	}
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.BuildMachine(t, m))
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	links := s.Devices[0].NVLinks
 	require.Len(t, links, 18)
@@ -179,16 +187,16 @@ func TestReadNVLinksToNVSwitches(t *testing.T) {
 func TestReadInactiveNVLinkAndOldLibrary(t *testing.T) {
 	m := nvmltest.H200(t)
 	m.GPUs[0].Links = []nvmltest.Link{{Active: true, Version: 6, RemoteBus: "00000000:05:00.0", RemoteType: 2}, {Version: 6}}
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.BuildMachine(t, m))
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Equal(t, nvml.NVLink{Link: 1, Version: nvml.NVLinkVersion4_0, RemoteType: nvml.NVLinkRemoteUnknown}, s.Devices[0].NVLinks[1])
 	assert.Zero(t, s.Devices[0].NVLinkSpeedMBps, "the fake gives no speed field here")
 
-	old, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m, "-DFAKE_OLD"))
+	old, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.BuildMachine(t, m, "-DFAKE_OLD"))
 	require.NoError(t, err)
-	s, err = old.Read(ctxFor(t, 5*time.Second))
+	s, err = old.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Empty(t, s.Devices[0].NVLinks)
 	assert.Nil(t, s.Topology)
@@ -212,9 +220,9 @@ func TestReadNVLinkSpeed(t *testing.T) {
 	}
 	require.Len(t, m.GPUs[0].Links, 12)
 	m.GPUs[0].LinkSpeedMBps = 25000
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, m))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.BuildMachine(t, m))
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	assert.Len(t, s.Devices[0].NVLinks, 12)
 	assert.Equal(t, uint32(25000), s.Devices[0].NVLinkSpeedMBps)
@@ -224,11 +232,11 @@ func TestReadNVLinkSpeed(t *testing.T) {
 // both snapshots.
 func readTwice(t *testing.T, path string) (first, second *nvml.Snapshot) {
 	t.Helper()
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	lib, err := nvml.Open(ctxFor(t, callDeadline), path)
 	require.NoError(t, err)
-	first, err = lib.Read(ctxFor(t, 5*time.Second))
+	first, err = lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
-	second, err = lib.Read(ctxFor(t, 5*time.Second))
+	second, err = lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	return first, second
 }
@@ -258,10 +266,10 @@ func TestFixedFactsReadOncePerGPU(t *testing.T) {
 // only the GPUs the last read saw.
 func TestSwappedGPUReadsItsFixedFactsAgain(t *testing.T) {
 	path := nvmltest.Build(t)
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	lib, err := nvml.Open(ctxFor(t, callDeadline), path)
 	require.NoError(t, err)
 	read := func() nvml.Device {
-		s, err := lib.Read(ctxFor(t, 5*time.Second))
+		s, err := lib.Read(ctxFor(t, callDeadline))
 		require.NoError(t, err)
 		require.Len(t, s.Devices, 1)
 		return s.Devices[0]
@@ -313,16 +321,16 @@ func TestRefusedFixedFactIsAskedAgain(t *testing.T) {
 // all answer the same, and the fixed facts are read once (run with -race).
 func TestConcurrentReadsShareTheCache(t *testing.T) {
 	path := nvmltest.Build(t)
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	lib, err := nvml.Open(ctxFor(t, callDeadline), path)
 	require.NoError(t, err)
-	want, err := lib.Read(ctxFor(t, 5*time.Second))
+	want, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	const readers = 8
 	got := make([]*nvml.Snapshot, readers)
 	errs := make([]error, readers)
 	var wg sync.WaitGroup
 	for i := range readers {
-		wg.Go(func() { got[i], errs[i] = lib.Read(ctxFor(t, 5*time.Second)) })
+		wg.Go(func() { got[i], errs[i] = lib.Read(ctxFor(t, callDeadline)) })
 	}
 	wg.Wait()
 	for i := range readers {
@@ -359,7 +367,7 @@ func h200s(t *testing.T, n int) nvmltest.Machine {
 func TestReadsGPUsInParallelBounded(t *testing.T) {
 	m := h200s(t, 12)
 	path := nvmltest.BuildMachine(t, m, "-DFAKE_BARRIER=8")
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	lib, err := nvml.Open(ctxFor(t, callDeadline), path)
 	require.NoError(t, err)
 	s, err := lib.Read(ctxFor(t, 30*time.Second))
 	require.NoError(t, err)
@@ -381,9 +389,9 @@ func TestReadsGPUsInParallelBounded(t *testing.T) {
 // whichever GPU's read ended first.
 func TestParallelRefusalsInDeviceOrder(t *testing.T) {
 	path := nvmltest.BuildMachine(t, h200s(t, 8), "-DFAKE_MAX_CLOCK_RETURN=4") // NVML_ERROR_NO_PERMISSION
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), path)
+	lib, err := nvml.Open(ctxFor(t, callDeadline), path)
 	require.NoError(t, err)
-	s, err := lib.Read(ctxFor(t, 5*time.Second))
+	s, err := lib.Read(ctxFor(t, callDeadline))
 	require.NoError(t, err)
 	var want []string
 	for i := range 8 {
@@ -397,7 +405,7 @@ func TestParallelRefusalsInDeviceOrder(t *testing.T) {
 // A driver that hangs while several GPUs are read at once still costs the
 // caller its deadline only, and NVML is not asked again.
 func TestHangingCallIsBoundedWithManyGPUs(t *testing.T) {
-	lib, err := nvml.Open(ctxFor(t, 5*time.Second), nvmltest.BuildMachine(t, h200s(t, 8), "-DFAKE_HANG"))
+	lib, err := nvml.Open(ctxFor(t, callDeadline), nvmltest.BuildMachine(t, h200s(t, 8), "-DFAKE_HANG"))
 	require.NoError(t, err)
 	vendorlibtest.AssertHungBounded(t, func(ctx context.Context) error {
 		_, err := lib.Read(ctx)
