@@ -41,8 +41,7 @@ func enginePhrasesOfAll(t *testing.T) []string {
 // internal/plan now names a registered engine, nor a setting its speed
 // rows ran with: the engine (internal/engine), the calibration set
 // (calibration.ServingFit) or the evidence (internal/calibration) says
-// them. validated.go and prefillvalidated.go were held to it already
-// (TestValidatedOnWordsSpellNoEngine).
+// them; validated.go and prefillvalidated.go among them.
 func TestPlannerProseSpellsNoEngine(t *testing.T) {
 	phrases := enginePhrasesOfAll(t)
 	require.Contains(t, phrases, "llama.cpp")
@@ -58,6 +57,14 @@ func TestPlannerProseSpellsNoEngine(t *testing.T) {
 		uses = append(uses, enginePhrases(t, file, src, phrases)...)
 	}
 	assert.Empty(t, uses)
+	// validated.go and prefillvalidated.go, which write validated_on and
+	// prefill_validated_on, are among the files (they spelled llama.cpp's
+	// rows and flags and vLLM's and SGLang's rows), and the check finds a
+	// phrase, a flag included.
+	assert.Contains(t, files, "validated.go")
+	assert.Contains(t, files, "prefillvalidated.go")
+	require.Contains(t, phrases, "--n-cpu-moe")
+	assert.Equal(t, []string{"f.go:2: vLLM"}, enginePhrases(t, "f.go", []byte("package plan\nconst x = \"vLLM's rows\"\n"), phrases))
 }
 
 // assumptionsOf plans c under the engine named and joins its assumptions.

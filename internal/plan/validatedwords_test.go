@@ -4,8 +4,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -189,35 +187,6 @@ func enginePhrases(t *testing.T, file string, src []byte, phrases []string) []st
 		return true
 	})
 	return out
-}
-
-// validated.go and prefillvalidated.go, which write validated_on and
-// prefill_validated_on, spelled llama.cpp's rows and flags and vLLM's and
-// SGLang's rows in their own literals: no string of them now names a
-// registered engine, by name or title, nor a setting the speed rows ran
-// with. The engines name their settings
-// (engine.SpeedRowsNamer), internal/calibration the serving sets' rows
-// (calibration.ServingFit), as their homes.
-func TestValidatedOnWordsSpellNoEngine(t *testing.T) {
-	var phrases []string
-	for _, e := range engine.All() {
-		if e.Name() != engine.NameNone {
-			phrases = append(phrases, e.Name(), e.Title())
-		}
-		if r, ok := engine.SpeedRowsOf(e); ok {
-			phrases = append(phrases, r.ExpertsOnHost, r.LayersOnHost, r.PartOfLayerExperts)
-		}
-	}
-	slices.Sort(phrases)
-	phrases = slices.Compact(phrases)
-	require.Contains(t, phrases, "--n-cpu-moe")
-	for _, file := range []string{"validated.go", "prefillvalidated.go"} {
-		src, err := os.ReadFile(file)
-		require.NoError(t, err)
-		assert.Empty(t, enginePhrases(t, file, src, phrases))
-	}
-	// The check finds a phrase.
-	assert.Equal(t, []string{"f.go:2: vLLM"}, enginePhrases(t, "f.go", []byte("package plan\nconst x = \"vLLM's rows\"\n"), phrases))
 }
 
 // prefillRowsCases cover every sentence of prefillValidatedOn that names
