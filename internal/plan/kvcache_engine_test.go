@@ -279,9 +279,29 @@ func TestSGLangBF16CacheIsCarried(t *testing.T) {
 	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's bfloat16 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: the same 2 bytes a value", dump(t, a.Explanation))
 
-	// fp32 weights: auto is float32, and SGLang's plan counts 2 bytes a
-	// value (as it does with no type asked), which the note says.
-	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp32","kv_cache_dtype":"fp16"}`, r))
+	// fp32 weights: auto is float32 (configure_kv_cache_dtype sets
+	// kv_cache_dtype to the model's dtype, and the pool's cell is
+	// element_size(kv_cache_dtype): sgl-project/sglang
+	// python/sglang/srt/model_executor/model_runner.py @ 0005834c,
+	// model_runner_kv_cache_mixin.py @ 001ccef0), so SGLang's plan counts 4
+	// bytes a value, with no type asked as with fp16 asked; a bf16 cache
+	// asked is --kv-cache-dtype bf16, 2 bytes.
+	sg := func(quant, kv string) *ShardingAnswer {
+		body := `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"` + quant + `"`
+		if kv != "" {
+			body += `,"kv_cache_dtype":"` + kv + `"`
+		}
+		a := shard(t, request(t, body+`}`, r))
+		require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+		return a
+	}
+	a = sg("fp32", "fp16")
 	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
-	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, twice the 2 bytes this plan counts", dump(t, a.Explanation))
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, which this plan counts", dump(t, a.Explanation))
+	half := sg("fp16", "").Memory.KVCacheBytes
+	assert.Equal(t, 2*half, a.Memory.KVCacheBytes)
+	assert.Equal(t, 2*half, sg("fp32", "").Memory.KVCacheBytes)
+	b := sg("fp32", "bf16")
+	assert.Equal(t, "bf16", argValue(b.EngineArgs["sglang"], "--kv-cache-dtype"))
+	assert.Equal(t, half, b.Memory.KVCacheBytes)
 }
