@@ -305,3 +305,39 @@ func TestSGLangBF16CacheIsCarried(t *testing.T) {
 	assert.Equal(t, "bf16", argValue(b.EngineArgs["sglang"], "--kv-cache-dtype"))
 	assert.Equal(t, half, b.Memory.KVCacheBytes)
 }
+
+// vLLM's CacheConfig.cache_dtype documents DeepSeek-V3.2 as defaulting to
+// fp8 (vllm/config/cache.py at vllm-project/vllm 002f10e0), but its code
+// turns only an fp8 type asked into fp8_ds_mla and bfloat16 into auto
+// (DeepseekV32ForCausalLM.verify_and_update_config,
+// vllm/model_executor/models/config.py at 1936cf38); auto became fp8_ds_mla
+// on main with PR 25988 (2025-09-30) and stopped with PR 27121
+// (2025-10-17), and no stored source pins the release that carried it. So
+// a plan with no cache type keeps vLLM's 16-bit auto cache and says so; one
+// asking fp8 gets fp8_ds_mla with no such line.
+func TestVLLMDeepSeekV32CacheDefaultIsNamed(t *testing.T) {
+	const ctx = 32768
+	plan := func(kv string) *ShardingAnswer {
+		body := `{"model":{"name":"DeepSeek-V3.2"},"engine":"vllm","quant":"int4","tensor_parallel_size":8,"context_length":` + itoa(ctx)
+		if kv != "" {
+			body += `,"kv_cache_dtype":"` + kv + `"`
+		}
+		a := shard(t, request(t, body+`}`, nvlinked(8)))
+		require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+		return a
+	}
+	a := plan("")
+	// The 16-bit latent and the indexer keys, as before.
+	assert.InEpsilon(t, float64(61*((512+64)*2+132)*ctx), float64(a.Memory.KVCacheBytes/8), 0.01)
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM: DeepSeek-V3.2's KV cache under --kv-cache-dtype auto is counted in the model's 16-bit type", dump(t, a.Explanation))
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "PR 25988", dump(t, a.Explanation))
+
+	a = plan("fp8")
+	assert.Equal(t, "fp8", argValue(a.EngineArgs["vllm"], "--kv-cache-dtype"))
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "DeepSeek-V3.2's KV cache under --kv-cache-dtype auto")
+
+	// A model without the rule gets no such line.
+	b := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"vllm","quant":"int4","tensor_parallel_size":8,"context_length":8192}`, nvlinked(8)))
+	assert.NotContains(t, strings.Join(b.Explanation, "\n"), "KV cache under --kv-cache-dtype auto is counted")
+}
