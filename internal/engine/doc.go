@@ -9,7 +9,8 @@
 // device (Memory: the fraction of total memory and the margin it keeps
 // free, whether it serves from a paged pool, charges a profiled start-up
 // inside its fraction or keeps its workspace outside it), its KV cache
-// rules and the cache types it adds (KVRules, CacheTypes), which precision
+// rules and the cache types it adds (KVRules, CacheTypes; LevelCacheRules
+// where its cache depends on the weights' level), which precision
 // levels it runs and what it loads for them (Levels, CannotLoad, Load),
 // whether it splits tensors or only layers and where it keeps what it
 // offloads to the host (Parallelism), and how a plan is started with it

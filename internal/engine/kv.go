@@ -113,6 +113,26 @@ func CommonCacheNames() []string {
 	return out
 }
 
+// LevelCacheRules is implemented by an engine whose KV cache depends on
+// the weights' level the planner must size: a cache type it runs as
+// --kv-cache-dtype auto is the model's dtype, 4-byte values beside fp32
+// weights (SGLang: SGLangAutoCache). vLLM's is counted in its start-up
+// charge instead (VLLMAutoCache, vllmCharge in internal/plan).
+type LevelCacheRules interface {
+	// KVRulesAt is o, the engine's cache for the cache type kv asked
+	// ("" none), for weights at level l.
+	KVRulesAt(o quant.KVOptions, kv string, l quant.Level) quant.KVOptions
+}
+
+// KVRulesAt is o under engine e's rules for weights at level l and the
+// cache type kv asked (LevelCacheRules); o where e has none.
+func KVRulesAt(e Engine, o quant.KVOptions, kv string, l quant.Level) quant.KVOptions {
+	if r, ok := e.(LevelCacheRules); ok {
+		return r.KVRulesAt(o, kv, l)
+	}
+	return o
+}
+
 // FlashAttentionCache is implemented by an engine that cannot hold some KV
 // cache types without flash attention.
 type FlashAttentionCache interface {

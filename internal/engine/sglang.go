@@ -53,6 +53,28 @@ func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
 	return o
 }
 
+// SGLangAutoCache reports whether SGLang runs a plan's KV cache type kv as
+// --kv-cache-dtype auto: no type asked, or fp16, for which SGLang has no
+// value (bf16 is its --kv-cache-dtype bf16). auto is the model's dtype:
+// ModelRunner.configure_kv_cache_dtype sets kv_cache_dtype to self.dtype
+// (model_config.dtype) unless the checkpoint's quantization config asks
+// an FP8 cache (python/sglang/srt/model_executor/model_runner.py at
+// sgl-project/sglang 0005834cdb2a5b7472789ccbf0d3361b5cf853b8), and a
+// token's cell is torch's element size of that dtype
+// (get_cell_size_per_token in model_runner_kv_cache_mixin.py at
+// 001ccef0072a4537d4ec6bdd50a73e6feb2c907d): 4 bytes a value beside fp32
+// weights, which the planner counts.
+func SGLangAutoCache(kv string) bool { return kv == "" || kv == "fp16" }
+
+// KVRulesAt implements LevelCacheRules: auto beside fp32 weights is a
+// cache of 4-byte values (SGLangAutoCache).
+func (sglang) KVRulesAt(o quant.KVOptions, kv string, l quant.Level) quant.KVOptions {
+	if l == quant.FP32 && SGLangAutoCache(kv) {
+		o.Bytes = 4
+	}
+	return o
+}
+
 // SGLangMambaFullMemoryRatio is SGLang's default --mamba-full-memory-ratio
 // (python/sglang/srt/server_args.py: 0.9 in the versions read). For a
 // model with recurrent layers beside attention (its mambaish_config:
@@ -578,9 +600,9 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		// it has no float16, so an fp16 cache is auto (modelCacheNote).
 		a = append(a, "--kv-cache-dtype", "bf16")
 	}
-	if p.KVCacheDType == "fp16" {
+	if p.KVCacheDType == "fp16" { // SGLangAutoCache
 		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
-			fp32: "twice the 2 bytes this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
+			fp32: "which this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
 	}
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU

@@ -186,6 +186,26 @@ func (vllm) CacheTypes() []CacheType { return nil }
 // weights auto is a cache of 4-byte values, which the planner counts.
 func VLLMAutoCache(kv string) bool { return kv == "" || isSixteenBitCache(kv) }
 
+// vllmFP8DefaultNote says, for a DeepSeek-V3.2 plan with no cache type
+// asked, which cache vLLM's auto is counted as: the model's 16-bit type.
+// vLLM's CacheConfig.cache_dtype documents the model as defaulting to fp8
+// (vllm/config/cache.py at 002f10e0cfa1373a19a0d2756598a34b700d20e5), but
+// DeepseekV32ForCausalLM.verify_and_update_config turns only an fp8 type
+// asked into fp8_ds_mla (vllm/model_executor/models/config.py at
+// 1936cf3841edb9781b06c50fc4daf4bac9d3b23e). auto became fp8_ds_mla on
+// vLLM's main with https://github.com/vllm-project/vllm/pull/25988
+// (2025-09-30) and was turned back with
+// https://github.com/vllm-project/vllm/pull/27121 (2025-10-17, "Disable
+// fp8 kv-cache by default for DeepSeek V3.2"); no source read pins the
+// release that shipped the fp8 default (0.11.0 is the only candidate), so
+// the sizing stays 16-bit and the note says so. "" for other models.
+func vllmFP8DefaultNote(p *Placement) string {
+	if p.Model == nil || p.Model.Architecture != "deepseek_v32" {
+		return ""
+	}
+	return "vLLM: DeepSeek-V3.2's KV cache under --kv-cache-dtype auto is counted in the model's 16-bit type, as vLLM's code allocates it (only an fp8 type asked becomes fp8_ds_mla), though vLLM's documentation says this model defaults to fp8; vLLM's main defaulted it to fp8 between PR 25988 (2025-09-30) and PR 27121 (2025-10-17), a release carrying that (0.11.0 at most; not pinned) allocates the smaller fp8 cache; kv_cache_dtype fp8 plans that cache"
+}
+
 // isSixteenBitCache reports whether kv is one of the 16-bit common cache
 // types (fp16, bf16).
 func isSixteenBitCache(kv string) bool { return kv == "fp16" || kv == "bf16" }
@@ -374,6 +394,9 @@ func (e vllm) Args(p *Placement) ([]string, []string, bool) {
 	}
 	if VLLMAutoCache(p.KVCacheDType) {
 		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "vLLM", fp32: "which this plan counts"}, p))
+	}
+	if p.KVCacheDType == "" {
+		notes = appendNonEmpty(notes, vllmFP8DefaultNote(p))
 	}
 	if p.NoFlashAttention {
 		notes = append(notes, "vLLM: no command-line flag turns flash attention off (vLLM chooses its attention backend); the memory figures assume attention without it")

@@ -585,8 +585,8 @@ func plannedPools(req *planning, accel, host []*pool) []*pool {
 func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []*planned) {
 	var rows []LevelRow
 	var fits []*planned
-	kv := req.kvOptions()
 	for _, l := range levels {
+		kv := req.kvOptionsAt(nil, l)
 		b, sane := estimateSane(req, l, req.ContextLength, req.rowBatch())
 		row := LevelRow{Quant: string(l), TotalBytes: b.TotalBytes}
 		var best *planned
@@ -606,7 +606,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 				continue
 			}
 			bp := b
-			if req.kvOptionsFor(p.Budget.Engine) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() || p.sizedAs(l) != engine.WeightsLevel(req.requestEngine(), l) {
+			if req.kvOptionsAt(p.Budget.Engine, l) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() || p.sizedAs(l) != engine.WeightsLevel(req.requestEngine(), l) {
 				// The pool's engine has other KV cache rules, serves
 				// the batch from one paged pool, or loads the level as
 				// a file of another size (llama.cpp's GGUF types).

@@ -81,9 +81,21 @@ func (r *planning) estimateFor(e engine.Engine, l quant.Level, ctx, batch int) q
 		e = r.requestEngine()
 	}
 	wl := engine.WeightsLevel(e, l)
-	b := quant.EstimateWith(r.Model, r.weights.at(r.Model, wl)+r.fileExtra(e, wl), ctx, batch, r.kvOptionsFor(e))
+	b := quant.EstimateWith(r.Model, r.weights.at(r.Model, wl)+r.fileExtra(e, wl), ctx, batch, r.kvOptionsAt(e, l))
 	b.FileExperts = r.fileExperts(e, wl)
 	return b
+}
+
+// kvOptionsAt is the KV cache storage of the request on engine e (nil:
+// the request's) with weights at level l: kvOptionsFor under the engine's
+// level rules (engine.KVRulesAt: SGLang's --kv-cache-dtype auto is 4-byte
+// values beside fp32 weights). vLLM's 4-byte cache is counted in its
+// start-up charge instead (vllmCharge.KVScale), which scales this estimate.
+func (r *planning) kvOptionsAt(e engine.Engine, l quant.Level) quant.KVOptions {
+	if e == nil {
+		e = r.requestEngine()
+	}
+	return engine.KVRulesAt(e, r.kvOptionsFor(e), r.KVCacheDType, l)
 }
 
 // costs is the memory model of one model at one level, split so that layers

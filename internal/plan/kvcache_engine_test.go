@@ -279,9 +279,65 @@ func TestSGLangBF16CacheIsCarried(t *testing.T) {
 	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
 	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's bfloat16 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: the same 2 bytes a value", dump(t, a.Explanation))
 
-	// fp32 weights: auto is float32, and SGLang's plan counts 2 bytes a
-	// value (as it does with no type asked), which the note says.
-	a = shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"fp32","kv_cache_dtype":"fp16"}`, r))
+	// fp32 weights: auto is float32 (configure_kv_cache_dtype sets
+	// kv_cache_dtype to the model's dtype, and the pool's cell is
+	// element_size(kv_cache_dtype): sgl-project/sglang
+	// python/sglang/srt/model_executor/model_runner.py @ 0005834c,
+	// model_runner_kv_cache_mixin.py @ 001ccef0), so SGLang's plan counts 4
+	// bytes a value, with no type asked as with fp16 asked; a bf16 cache
+	// asked is --kv-cache-dtype bf16, 2 bytes.
+	sg := func(quant, kv string) *ShardingAnswer {
+		body := `{"model":{"name":"Llama-3.1-8B"},"engine":"sglang","context_length":8192,"quant":"` + quant + `"`
+		if kv != "" {
+			body += `,"kv_cache_dtype":"` + kv + `"`
+		}
+		a := shard(t, request(t, body+`}`, r))
+		require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+		return a
+	}
+	a = sg("fp32", "fp16")
 	assert.NotContains(t, a.EngineArgs["sglang"], "--kv-cache-dtype")
-	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, twice the 2 bytes this plan counts", dump(t, a.Explanation))
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "SGLang: the KV cache is the model's float32 (--kv-cache-dtype auto; SGLang has no float16 value), not the fp16 asked: 4 bytes a value, which this plan counts", dump(t, a.Explanation))
+	half := sg("fp16", "").Memory.KVCacheBytes
+	assert.Equal(t, 2*half, a.Memory.KVCacheBytes)
+	assert.Equal(t, 2*half, sg("fp32", "").Memory.KVCacheBytes)
+	b := sg("fp32", "bf16")
+	assert.Equal(t, "bf16", argValue(b.EngineArgs["sglang"], "--kv-cache-dtype"))
+	assert.Equal(t, half, b.Memory.KVCacheBytes)
+}
+
+// vLLM's CacheConfig.cache_dtype documents DeepSeek-V3.2 as defaulting to
+// fp8 (vllm/config/cache.py at vllm-project/vllm 002f10e0), but its code
+// turns only an fp8 type asked into fp8_ds_mla and bfloat16 into auto
+// (DeepseekV32ForCausalLM.verify_and_update_config,
+// vllm/model_executor/models/config.py at 1936cf38); auto became fp8_ds_mla
+// on main with PR 25988 (2025-09-30) and stopped with PR 27121
+// (2025-10-17), and no stored source pins the release that carried it. So
+// a plan with no cache type keeps vLLM's 16-bit auto cache and says so; one
+// asking fp8 gets fp8_ds_mla with no such line.
+func TestVLLMDeepSeekV32CacheDefaultIsNamed(t *testing.T) {
+	const ctx = 32768
+	plan := func(kv string) *ShardingAnswer {
+		body := `{"model":{"name":"DeepSeek-V3.2"},"engine":"vllm","quant":"int4","tensor_parallel_size":8,"context_length":` + itoa(ctx)
+		if kv != "" {
+			body += `,"kv_cache_dtype":"` + kv + `"`
+		}
+		a := shard(t, request(t, body+`}`, nvlinked(8)))
+		require.True(t, a.Fits.Yes(), dump(t, a.Explanation))
+		return a
+	}
+	a := plan("")
+	// The 16-bit latent and the indexer keys, as before.
+	assert.InEpsilon(t, float64(61*((512+64)*2+132)*ctx), float64(a.Memory.KVCacheBytes/8), 0.01)
+	assert.NotContains(t, a.EngineArgs["vllm"], "--kv-cache-dtype")
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "vLLM: DeepSeek-V3.2's KV cache under --kv-cache-dtype auto is counted in the model's 16-bit type", dump(t, a.Explanation))
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "PR 25988", dump(t, a.Explanation))
+
+	a = plan("fp8")
+	assert.Equal(t, "fp8", argValue(a.EngineArgs["vllm"], "--kv-cache-dtype"))
+	assert.NotContains(t, strings.Join(a.Explanation, "\n"), "DeepSeek-V3.2's KV cache under --kv-cache-dtype auto")
+
+	// A model without the rule gets no such line.
+	b := shard(t, request(t, `{"model":{"name":"DeepSeek-V3"},"engine":"vllm","quant":"int4","tensor_parallel_size":8,"context_length":8192}`, nvlinked(8)))
+	assert.NotContains(t, strings.Join(b.Explanation, "\n"), "KV cache under --kv-cache-dtype auto is counted")
 }
