@@ -1,6 +1,7 @@
 package rent
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -420,4 +421,55 @@ func TestChoicesSayWhenTheirCommandCannotRun(t *testing.T) {
 	}
 	assert.Positive(t, runs, "types where the published Q4_K_M fits")
 	assert.Positive(t, not, "types where only an unpublished level fits, kept")
+}
+
+// TestDataParallelRateIsTheBatchs: a data-parallel plan's total decode rate
+// assumes every replica busy (plan's note: "the batch of 1 keeps 1 of the 4
+// replicas busy"). Rent ranks the request asked, so Llama-3.1-8B at batch 1
+// on Lambda's 4 x A6000 (one copy per GPU) decodes at one replica's rate,
+// not four times it, and costs four times as much per token as that rate
+// on the whole machine; a batch of 4 keeps all four busy.
+func TestDataParallelRateIsTheBatchs(t *testing.T) {
+	cat := builtin(t)
+	for _, tc := range []struct {
+		batch, busy int
+	}{{1, 1}, {2, 2}, {4, 4}, {8, 4}} {
+		pr := planRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-8B"},"batch_size":%d}`, tc.batch))
+		a, err := Rank(cat, &Request{Plan: pr, Providers: []string{"lambda"}, Now: readDay})
+		require.NoError(t, err)
+		var c *Choice
+		for i := range a.Choices {
+			if a.Choices[i].Type == "gpu_4x_a6000" {
+				c = &a.Choices[i]
+			}
+		}
+		require.NotNil(t, c, "batch %d", tc.batch)
+		require.Equal(t, "data_parallel", c.Strategy)
+		require.Equal(t, 4, c.DPSize)
+		one := onGPU4xA6000(t, cat, pr)
+		require.Positive(t, one.DecodeTokensPerS)
+		// The plan rounds its total to 3 decimals of the unrounded product.
+		assert.InEpsilon(t, one.DecodeTokensPerS*float64(tc.busy), *c.DecodeTokensPerS, 1e-3, "batch %d keeps %d replicas busy", tc.batch, tc.busy)
+		assert.InEpsilon(t, CostPerMillion(*c.PricePerHour, one.DecodeTokensPerS*float64(tc.busy)), *c.CostPerMillionOutputTokens, 1e-3)
+	}
+}
+
+// onGPU4xA6000 is the plan's throughput for pr on Lambda's gpu_4x_a6000.
+func onGPU4xA6000(t *testing.T, cat *Catalog, pr *planreq.Request) *plan.Throughput {
+	t.Helper()
+	for _, m := range cat.Machines {
+		if m.Provider == "lambda" && m.Type == "gpu_4x_a6000" {
+			reg, err := m.Registry()
+			require.NoError(t, err)
+			req := *pr
+			req.Registry = reg
+			a, err := plan.PlanSharding(&req)
+			require.NoError(t, err)
+			require.True(t, a.Fits.Yes())
+			require.NotNil(t, a.Throughput)
+			return a.Throughput
+		}
+	}
+	t.Fatal("no lambda gpu_4x_a6000 in the catalog")
+	return nil
 }
