@@ -510,13 +510,26 @@ func sortChoices(cs []Choice, order string) {
 		}
 		return *c.PricePerHour
 	}
+	speed := func(c *Choice) float64 {
+		if c.DecodeTokensPerS == nil {
+			return 0
+		}
+		return *c.DecodeTokensPerS
+	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		ki, oki := key(&cs[i])
 		kj, okj := key(&cs[j])
 		if oki != okj {
 			return oki
 		}
-		if oki && ki == kj && order == SortCost {
+		// A tie goes to the better buy: of the same cost per token or
+		// the same speed, the cheaper per hour (OCI's 8 x MI355X before
+		// its 8 x B200, both 105.4 tokens/s for Llama-3.1-70B); of the
+		// same price, the faster.
+		if oki && ki == kj {
+			if order == SortPrice {
+				return speed(&cs[i]) > speed(&cs[j])
+			}
 			return price(&cs[i]) < price(&cs[j])
 		}
 		return oki && ki < kj && !math.IsNaN(ki)

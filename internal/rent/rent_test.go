@@ -473,3 +473,33 @@ func onGPU4xA6000(t *testing.T, cat *Catalog, pr *planreq.Request) *plan.Through
 	t.Fatal("no lambda gpu_4x_a6000 in the catalog")
 	return nil
 }
+
+// TestSortTiesGoToTheBetterBuy: under --sort speed, types of the same speed
+// rank cheapest per hour first (Llama-3.1-70B in bf16: OCI's 8 x B200 at
+// $112/h and 8 x MI355X at $68.80/h both decode 105.4 tokens/s, 8 TB/s
+// each); under --sort price, types of the same price rank fastest first.
+func TestSortTiesGoToTheBetterBuy(t *testing.T) {
+	cat := builtin(t)
+	ties := map[string]int{}
+	for _, order := range []string{SortSpeed, SortPrice} {
+		a, err := Rank(cat, &Request{Plan: planRequest(t, `{"model":{"name":"Llama-3.1-70B"}}`), Sort: order, Now: readDay})
+		require.NoError(t, err)
+		for i := 1; i < len(a.Choices); i++ {
+			p, c := &a.Choices[i-1], &a.Choices[i]
+			if p.DecodeTokensPerS == nil || c.DecodeTokensPerS == nil || p.PricePerHour == nil || c.PricePerHour == nil {
+				continue
+			}
+			switch {
+			case order == SortSpeed && *p.DecodeTokensPerS == *c.DecodeTokensPerS:
+				ties[order]++
+				assert.LessOrEqual(t, *p.PricePerHour, *c.PricePerHour, "%s before %s at the same speed", p.Type, c.Type)
+			case order == SortPrice && *p.PricePerHour == *c.PricePerHour:
+				ties[order]++
+				assert.GreaterOrEqual(t, *p.DecodeTokensPerS, *c.DecodeTokensPerS, "%s before %s at the same price", p.Type, c.Type)
+			}
+		}
+	}
+	// The check above is vacuous without ties: the catalog has both.
+	assert.Positive(t, ties[SortSpeed])
+	assert.Positive(t, ties[SortPrice])
+}
