@@ -313,7 +313,7 @@ func planOn(m *Machine, r *Request) (*Choice, string, error) {
 // not fit, and the reason says why. A level the request named is kept: its
 // line says which checkpoint it needs.
 func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.ShardingAnswer, engine string) (*Choice, string, error) {
-	c := choiceOf(m, nodes, a, engine)
+	c := choiceOf(m, nodes, a, engine, req.BatchSize)
 	if runnable(c) || (req.Quant != "" && req.Quant != "auto") {
 		c.NoCommand = commandGap(c, req.Model)
 		return c, "", nil
@@ -322,7 +322,7 @@ func runnableChoice(m *Machine, nodes int, req *planreq.Request, a *plan.Shardin
 		again := *req
 		again.Engine, again.Quant = engineLlamaCPP, a.Quant
 		if b, err := plan.PlanSharding(&again); err == nil && b.Fits.Yes() {
-			if lc := choiceOf(m, nodes, b, engineLlamaCPP); runnable(lc) {
+			if lc := choiceOf(m, nodes, b, engineLlamaCPP, req.BatchSize); runnable(lc) {
 				lc.NoCommand = commandGap(lc, req.Model)
 				return lc, "", nil
 			}
@@ -386,7 +386,7 @@ func refusalText(a *plan.ShardingAnswer) string {
 	return "does not fit"
 }
 
-func choiceOf(m *Machine, nodes int, a *plan.ShardingAnswer, engine string) *Choice {
+func choiceOf(m *Machine, nodes int, a *plan.ShardingAnswer, engine string, batch int) *Choice {
 	c := &Choice{Provider: m.Provider, Type: m.Type, Region: m.Region, Accelerator: m.Part, Count: m.Count, Nodes: nodes,
 		ScaleUp: m.ScaleUp, Strategy: a.Strategy, Quant: a.Quant, TPSize: a.TPSize, PPSize: a.PPSize, DPSize: a.DPSize}
 	if m.Network != nil {
@@ -400,10 +400,7 @@ func choiceOf(m *Machine, nodes int, a *plan.ShardingAnswer, engine string) *Cho
 		}
 	}
 	if t := a.Throughput; t != nil {
-		tps := t.DecodeTokensPerSTotal
-		if tps == 0 {
-			tps = t.DecodeTokensPerS
-		}
+		tps := batchRate(t, a.DPSize, batch)
 		if tps > 0 {
 			c.DecodeTokensPerS = &tps
 			c.SpeedValidatedOn = t.ValidatedOn
@@ -421,6 +418,28 @@ func choiceOf(m *Machine, nodes int, a *plan.ShardingAnswer, engine string) *Cho
 		}
 	}
 	return c
+}
+
+// batchRate is the decode rate of the request's batch on a plan with dp
+// replicas. A data-parallel plan's total (decode_tokens_per_s_total) assumes
+// every replica busy; a batch of fewer sequences than the replicas decode
+// together keeps ceil(batch / per-replica sequences) of them busy (the plan's
+// own note: "the batch of 1 keeps 1 of the 4 replicas busy"), and the
+// machine is paid for whole, so its cost per token is that of the busy
+// replicas' rate.
+func batchRate(t *plan.Throughput, dp, batch int) float64 {
+	if t.DecodeTokensPerSTotal == 0 || dp < 2 {
+		return t.DecodeTokensPerS
+	}
+	if batch < 1 {
+		batch = 1
+	}
+	running := max(t.Sequences, 1)
+	busy := (batch + running - 1) / running
+	if busy >= dp {
+		return t.DecodeTokensPerSTotal
+	}
+	return t.DecodeTokensPerS * float64(busy)
 }
 
 // CostPerMillion is the cost of a million output tokens at usdPerHour and
@@ -491,13 +510,26 @@ func sortChoices(cs []Choice, order string) {
 		}
 		return *c.PricePerHour
 	}
+	speed := func(c *Choice) float64 {
+		if c.DecodeTokensPerS == nil {
+			return 0
+		}
+		return *c.DecodeTokensPerS
+	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		ki, oki := key(&cs[i])
 		kj, okj := key(&cs[j])
 		if oki != okj {
 			return oki
 		}
-		if oki && ki == kj && order == SortCost {
+		// A tie goes to the better buy: of the same cost per token or
+		// the same speed, the cheaper per hour (OCI's 8 x MI355X before
+		// its 8 x B200, both 105.4 tokens/s for Llama-3.1-70B); of the
+		// same price, the faster.
+		if oki && ki == kj {
+			if order == SortPrice {
+				return speed(&cs[i]) > speed(&cs[j])
+			}
 			return price(&cs[i]) < price(&cs[j])
 		}
 		return oki && ki < kj && !math.IsNaN(ki)

@@ -1,6 +1,7 @@
 package rent
 
 import (
+	"fmt"
 	"math"
 	"strings"
 	"testing"
@@ -420,4 +421,85 @@ func TestChoicesSayWhenTheirCommandCannotRun(t *testing.T) {
 	}
 	assert.Positive(t, runs, "types where the published Q4_K_M fits")
 	assert.Positive(t, not, "types where only an unpublished level fits, kept")
+}
+
+// TestDataParallelRateIsTheBatchs: a data-parallel plan's total decode rate
+// assumes every replica busy (plan's note: "the batch of 1 keeps 1 of the 4
+// replicas busy"). Rent ranks the request asked, so Llama-3.1-8B at batch 1
+// on Lambda's 4 x A6000 (one copy per GPU) decodes at one replica's rate,
+// not four times it, and costs four times as much per token as that rate
+// on the whole machine; a batch of 4 keeps all four busy.
+func TestDataParallelRateIsTheBatchs(t *testing.T) {
+	cat := builtin(t)
+	for _, tc := range []struct {
+		batch, busy int
+	}{{1, 1}, {2, 2}, {4, 4}, {8, 4}} {
+		pr := planRequest(t, fmt.Sprintf(`{"model":{"name":"Llama-3.1-8B"},"batch_size":%d}`, tc.batch))
+		a, err := Rank(cat, &Request{Plan: pr, Providers: []string{"lambda"}, Now: readDay})
+		require.NoError(t, err)
+		var c *Choice
+		for i := range a.Choices {
+			if a.Choices[i].Type == "gpu_4x_a6000" {
+				c = &a.Choices[i]
+			}
+		}
+		require.NotNil(t, c, "batch %d", tc.batch)
+		require.Equal(t, "data_parallel", c.Strategy)
+		require.Equal(t, 4, c.DPSize)
+		one := onGPU4xA6000(t, cat, pr)
+		require.Positive(t, one.DecodeTokensPerS)
+		// The plan rounds its total to 3 decimals of the unrounded product.
+		assert.InEpsilon(t, one.DecodeTokensPerS*float64(tc.busy), *c.DecodeTokensPerS, 1e-3, "batch %d keeps %d replicas busy", tc.batch, tc.busy)
+		assert.InEpsilon(t, CostPerMillion(*c.PricePerHour, one.DecodeTokensPerS*float64(tc.busy)), *c.CostPerMillionOutputTokens, 1e-3)
+	}
+}
+
+// onGPU4xA6000 is the plan's throughput for pr on Lambda's gpu_4x_a6000.
+func onGPU4xA6000(t *testing.T, cat *Catalog, pr *planreq.Request) *plan.Throughput {
+	t.Helper()
+	for _, m := range cat.Machines {
+		if m.Provider == "lambda" && m.Type == "gpu_4x_a6000" {
+			reg, err := m.Registry()
+			require.NoError(t, err)
+			req := *pr
+			req.Registry = reg
+			a, err := plan.PlanSharding(&req)
+			require.NoError(t, err)
+			require.True(t, a.Fits.Yes())
+			require.NotNil(t, a.Throughput)
+			return a.Throughput
+		}
+	}
+	t.Fatal("no lambda gpu_4x_a6000 in the catalog")
+	return nil
+}
+
+// TestSortTiesGoToTheBetterBuy: under --sort speed, types of the same speed
+// rank cheapest per hour first (Llama-3.1-70B in bf16: OCI's 8 x B200 at
+// $112/h and 8 x MI355X at $68.80/h both decode 105.4 tokens/s, 8 TB/s
+// each); under --sort price, types of the same price rank fastest first.
+func TestSortTiesGoToTheBetterBuy(t *testing.T) {
+	cat := builtin(t)
+	ties := map[string]int{}
+	for _, order := range []string{SortSpeed, SortPrice} {
+		a, err := Rank(cat, &Request{Plan: planRequest(t, `{"model":{"name":"Llama-3.1-70B"}}`), Sort: order, Now: readDay})
+		require.NoError(t, err)
+		for i := 1; i < len(a.Choices); i++ {
+			p, c := &a.Choices[i-1], &a.Choices[i]
+			if p.DecodeTokensPerS == nil || c.DecodeTokensPerS == nil || p.PricePerHour == nil || c.PricePerHour == nil {
+				continue
+			}
+			switch {
+			case order == SortSpeed && *p.DecodeTokensPerS == *c.DecodeTokensPerS:
+				ties[order]++
+				assert.LessOrEqual(t, *p.PricePerHour, *c.PricePerHour, "%s before %s at the same speed", p.Type, c.Type)
+			case order == SortPrice && *p.PricePerHour == *c.PricePerHour:
+				ties[order]++
+				assert.GreaterOrEqual(t, *p.DecodeTokensPerS, *c.DecodeTokensPerS, "%s before %s at the same price", p.Type, c.Type)
+			}
+		}
+	}
+	// The check above is vacuous without ties: the catalog has both.
+	assert.Positive(t, ties[SortSpeed])
+	assert.Positive(t, ties[SortPrice])
 }
