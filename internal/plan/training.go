@@ -1192,7 +1192,45 @@ func describeTraining(m *model.Model, s *trainingSetup, n int, t TrainingMemory)
 	if s.ZeROStage > 0 || s.TensorParallel > 1 {
 		out = append(out, fmt.Sprintf("ZeRO stage %d over %d data-parallel devices, tensor parallel %d", s.ZeROStage, max(n/s.TensorParallel, 1), s.TensorParallel))
 	}
+	if line := describeCompanions(s); line != "" {
+		out = append(out, line)
+	}
 	return out
+}
+
+// describeCompanions names the models the method trains beside the
+// trained one (resolveCompanions), each with its role, whether it is
+// trained or frozen, and, where the request named none for the role, that
+// it is the trained model: the default the estimate rests on, which the
+// memory parts ("frozen models") do not name. "" for a method with none.
+func describeCompanions(s *trainingSetup) string {
+	var parts []string
+	for _, c := range []struct {
+		role        string
+		named, used *model.Model
+		trained     bool
+	}{
+		{"teacher", s.Teacher, s.teacher, false},
+		{"reference", s.Reference, s.reference, false},
+		{"reward", s.Reward, s.reward, false},
+		{"critic", s.Critic, s.critic, true},
+	} {
+		if c.used == nil {
+			continue
+		}
+		part := c.role + " " + modelName(c.used) + ", frozen"
+		if c.trained {
+			part = c.role + " " + modelName(c.used) + ", trained"
+		}
+		if c.named == nil {
+			part += " (the trained model: no training." + c.role + " named)"
+		}
+		parts = append(parts, part)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "companion models: " + strings.Join(parts, "; ")
 }
 
 func precisionText(p string) string {
