@@ -459,13 +459,10 @@ func vllmHybridLayout(pl *planned, req *planning, s *stage, v engine.Version) (e
 	if m.RecurrentStateElements() == 0 {
 		return engine.VLLMHybridLayout{}, false
 	}
-	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
+	o := vllmCacheOptions(pl, req)
 	modelBytes := 2.0
 	if pl.Level == quant.FP32 {
 		modelBytes = 4
-		if engine.VLLMAutoCache(req.KVCacheDType) {
-			o.Bytes = 4
-		}
 	}
 	return engine.VLLMHybridLayoutOf(m, engine.VLLMCacheSetup{Version: v, TP: max(pl.TP, 1), MaxModelLen: req.ContextLength,
 		KVBytes: o.Bytes, ModelBytes: modelBytes, Start: s.Start, End: s.End})
@@ -484,10 +481,7 @@ func vllmWindowLayout(pl *planned, req *planning, s *stage, st engine.VLLMStartu
 	if pl.Pool.Budget.WorkspaceOutside || pl.Costs.VLLM == nil || pl.Costs.VLLM.rule() != engine.VLLMBackendGPU {
 		return engine.VLLMWindowLayout{}, false
 	}
-	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
-	if pl.Level == quant.FP32 && engine.VLLMAutoCache(req.KVCacheDType) {
-		o.Bytes = 4
-	}
+	o := vllmCacheOptions(pl, req)
 	return engine.VLLMWindowLayoutOf(req.Model, engine.VLLMWindowSetup{Version: st.Version, TP: max(pl.TP, 1),
 		MaxModelLen: req.ContextLength, MaxNumBatchedTokens: st.MaxNumBatchedTokens, KVBytes: o.Bytes, Start: s.Start, End: s.End})
 }
@@ -502,15 +496,27 @@ func vllmWindowLayout(pl *planned, req *planning, s *stage, st engine.VLLMStartu
 // a 16-bit type asked included (engine.VLLMAutoCache).
 func vllmTokenScale(pl *planned, req *planning) float64 {
 	m, ctx := req.Model, req.ContextLength
-	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
-	plan := quant.KVCacheBytes(m, ctx, 1, o)
+	plan := quant.KVCacheBytes(m, ctx, 1, req.kvOptionsFor(pl.Pool.Budget.Engine))
 	if plan <= 0 {
 		return 1
 	}
-	if engine.VLLMAutoCache(req.KVCacheDType) && pl.Level == quant.FP32 {
+	o := vllmCacheOptions(pl, req)
+	return fullLengthScale(m, ctx, o) * float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+}
+
+// vllmCacheOptions is the KV cache vLLM allocates for the plan: the
+// plan's options, but 4 bytes a value beside fp32 weights where
+// --kv-cache-dtype is auto (engine.VLLMAutoCache: vLLM caches in the
+// model's dtype). The plan's memory counts that cache through vLLM's
+// charge (vllmCharge's fp32Cache), not in its KV options, so
+// vllmHybridLayout, vllmWindowLayout and vllmTokenScale ask here rather
+// than through engine.KVRulesAt.
+func vllmCacheOptions(pl *planned, req *planning) quant.KVOptions {
+	o := req.kvOptionsFor(pl.Pool.Budget.Engine)
+	if pl.Level == quant.FP32 && engine.VLLMAutoCache(req.KVCacheDType) {
 		o.Bytes = 4
 	}
-	return fullLengthScale(m, ctx, o) * float64(quant.KVCacheBytes(m, ctx, 1, o)) / float64(plan)
+	return o
 }
 
 // gibFloat is b in GiB to two decimals, as vLLM logs it.
