@@ -93,8 +93,8 @@ func loadRatePairs(dataDir string) ([]ratePairCase, error) {
 	}
 	var out []ratePairCase
 	for _, p := range doc.Pairs {
-		if !strings.HasPrefix(p.Source, "https://") || p.Quote == "" || p.Derivation == "" || p.Engine != engine.NameVLLM {
-			return nil, fmt.Errorf("%s: pair %s: needs an https source, a quote, a derivation and the vLLM engine", file, p.Setup)
+		if !strings.HasPrefix(p.Source, "https://") || p.Quote == "" || p.Derivation == "" || !servingEngines[p.Engine] {
+			return nil, fmt.Errorf("%s: pair %s: needs an https source, a quote, a derivation and a serving engine", file, p.Setup)
 		}
 		if p.Short.TTFTms <= 0 || p.Long.TTFTms <= 0 {
 			return nil, fmt.Errorf("%s: pair %s: both runs need a TTFT", file, p.Setup)
@@ -118,6 +118,18 @@ func loadRatePairs(dataDir string) ([]ratePairCase, error) {
 		out = append(out, pc)
 	}
 	return out, nil
+}
+
+// ratePairsOf is the pairs among pairs of the engine named engineName
+// (data selection by the name the pairs carry).
+func ratePairsOf(pairs []ratePairCase, engineName string) []ratePairCase {
+	var out []ratePairCase
+	for _, pc := range pairs {
+		if pc.pair.Engine == engineName {
+			out = append(out, pc)
+		}
+	}
+	return out
 }
 
 // meanUncached is the mean over the case's timed requests of the tokens
@@ -163,11 +175,11 @@ func (pc ratePairCase) rateLogError(c calibration.Throughput) float64 {
 	return math.Log(pc.measuredMS() / pc.plannedMS(c))
 }
 
-// vllmPairEfficiency is the seventh rule's candidate: the fraction of the
-// dense peak, in hundredths on the grid of ServingPromptMFU, that
-// minimises the sum of squared rateLogError over pairs, with the median
-// |rateLogError| there.
-func vllmPairEfficiency(pairs []ratePairCase, c calibration.Throughput) (mfuPercent int, median float64) {
+// pairEfficiency is the candidate of the seventh and eighth rules: the
+// fraction of the dense peak, in hundredths on the grid of
+// ServingPromptMFU, that minimises the sum of squared rateLogError over
+// pairs, with the median |rateLogError| there.
+func pairEfficiency(pairs []ratePairCase, c calibration.Throughput) (mfuPercent int, median float64) {
 	bestLoss := math.Inf(1)
 	errs := make([]float64, len(pairs))
 	for mfu := servingPromptMFUMin; mfu <= servingPromptMFUMax; mfu++ {
@@ -196,4 +208,26 @@ func heldOutMedian(cases []servingPrefillCase, c calibration.Throughput) float64
 		}
 	}
 	return quantile(logs, 0.5)
+}
+
+// refitRequestTimes is c with both engines' request times refitted on
+// their fit rows among cases at c's efficiency, as the generator fits
+// them, with the two fits.
+func refitRequestTimes(cases []servingPrefillCase, c calibration.Throughput) (calibration.Throughput, servingPromptFit, vllmPromptFit, error) {
+	sg := servingPromptFit{mfuPercent: int(math.Round(c.ServingPromptMFU * 100))}
+	fit := promptFitRows(cases, engine.NameSGLang)
+	k := c
+	k.ServingPromptRequestSeconds = 0
+	prompt, err := plannedPrompts(fit, k)
+	if err != nil {
+		return c, sg, vllmPromptFit{}, err
+	}
+	sg.requestMS, _, sg.median = bestRequestTime(fit, prompt)
+	sg.n = len(fit)
+	c = sg.apply(c)
+	v, err := fitVLLMPromptRequest(cases, c)
+	if err != nil {
+		return c, sg, v, err
+	}
+	return v.apply(c), sg, v, nil
 }

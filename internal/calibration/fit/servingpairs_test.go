@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 )
 
 // servingRatePairLogCeiling bounds the median |log(planned rate / measured
@@ -18,12 +19,22 @@ import (
 // 18 and 33 times faster on the two MoE pairs (it charges a 15-token pass
 // a read of every expert, so it plans their short runs about as long as
 // their long ones).
-const servingRatePairLogCeiling = 0.30
+//
+// For the SGLang pairs (the eighth rule): 1.65. It was 1.604 when they
+// were first replayed (2026-11-29): the four MoE pairs' planned rates 2.4
+// to 8.4 times the measured (the read of every expert that the planner
+// charges the 610-token run is most of its pass, so the 4,194-token run
+// adds little), Llama-3.1-70B on 8 A100 half the measured (whose rate,
+// 109 % of the dense peak on the mean prompt, says the median TTFT is not
+// that of the mean prompt).
+var servingRatePairLogCeiling = map[string]float64{engine.NameVLLM: 0.30, engine.NameSGLang: 1.65}
 
-// servingRatePairs is the number of pairs the seventh rule takes: the six
+// The pairs the rules take: the seventh rule's vLLM pairs, the six
 // tenstorrent/tt-inference-server setups of the held-out rows and
-// pavanyellow/vllm's Qwen3.6-35B-A3B FP8.
-const servingRatePairs = 7
+// pavanyellow/vllm's Qwen3.6-35B-A3B FP8; the eighth rule's SGLang pairs,
+// the SGLang cookbook's fit rows whose page prints an 8,000-token
+// concurrency-1 run.
+var servingRatePairs = map[string]int{engine.NameVLLM: 7, engine.NameSGLang: 5}
 
 // TestServingRatePairs replays the rate pairs of data/serving_prefill.json:
 // two runs of one setup, each replayed as the held-out rows are (the mean
@@ -32,9 +43,23 @@ const servingRatePairs = 7
 // difference of the measured ones over the same difference of uncached
 // tokens: the prompt rate with the request time cancelled.
 func TestServingRatePairs(t *testing.T) {
-	pairs, err := loadRatePairs(testData)
+	all, err := loadRatePairs(testData)
 	require.NoError(t, err)
-	require.Len(t, pairs, servingRatePairs)
+	n := 0
+	for _, e := range []string{engine.NameVLLM, engine.NameSGLang} {
+		pairs := ratePairsOf(all, e)
+		require.Len(t, pairs, servingRatePairs[e], e)
+		n += len(pairs)
+		median := logRatePairs(t, pairs)
+		t.Logf("%s: %d pairs, median |log(planned rate / measured rate)| %.3f", e, len(pairs), median)
+		assert.LessOrEqual(t, median, servingRatePairLogCeiling[e], e)
+	}
+	assert.Len(t, all, n, "every pair is of vLLM or SGLang")
+}
+
+// logRatePairs prints each pair of pairs under the shipped constants and
+// returns the median |log(planned rate / measured rate)|.
+func logRatePairs(t *testing.T, pairs []ratePairCase) float64 {
 	var logs []float64
 	for _, pc := range pairs {
 		name := pc.pair.Setup
@@ -47,9 +72,7 @@ func TestServingRatePairs(t *testing.T) {
 			pc.plannedMS(calibration.Fitted), pc.plannedRate(calibration.Fitted), (math.Exp(e)-1)*100,
 			pc.short.plannedMS(calibration.Fitted), pc.long.plannedMS(calibration.Fitted), pc.short.row.TTFTms, pc.long.row.TTFTms)
 	}
-	median := quantile(logs, 0.5)
-	t.Logf("%d pairs, median |log(planned rate / measured rate)| %.3f", len(logs), median)
-	assert.LessOrEqual(t, median, servingRatePairLogCeiling)
+	return quantile(logs, 0.5)
 }
 
 // The tenstorrent/tt-inference-server pairs are the setups of the held-out
@@ -57,8 +80,9 @@ func TestServingRatePairs(t *testing.T) {
 // prefixes), their short run every request of which computes its last
 // block only.
 func TestServingRatePairsShareTheHeldOutRuns(t *testing.T) {
-	pairs, err := loadRatePairs(testData)
+	all, err := loadRatePairs(testData)
 	require.NoError(t, err)
+	pairs := ratePairsOf(all, engine.NameVLLM)
 	cases, err := loadServingPrefill(testData)
 	require.NoError(t, err)
 	n := 0
@@ -95,8 +119,9 @@ func TestServingRatePairsShareTheHeldOutRuns(t *testing.T) {
 // pull it down), the held-out median rises and so does the vLLM fit rows'.
 // Nothing is changed; this holds the outcome docs/accuracy.md reports.
 func TestServingRatePairRuleOutcome(t *testing.T) {
-	pairs, err := loadRatePairs(testData)
+	all, err := loadRatePairs(testData)
 	require.NoError(t, err)
+	pairs := ratePairsOf(all, engine.NameVLLM)
 	cases, err := loadServingPrefill(testData)
 	require.NoError(t, err)
 	shipped := calibration.Fitted
@@ -104,7 +129,7 @@ func TestServingRatePairRuleOutcome(t *testing.T) {
 	shippedFit, err := fitVLLMPromptRequest(cases, shipped)
 	require.NoError(t, err)
 
-	mfu, pairMedian := vllmPairEfficiency(pairs, shipped)
+	mfu, pairMedian := pairEfficiency(pairs, shipped)
 	k := shipped
 	k.ServingPromptMFU = float64(mfu) / 100
 	refit, err := fitVLLMPromptRequest(cases, k)
@@ -130,7 +155,7 @@ func TestServingRatePairRuleOutcome(t *testing.T) {
 		}
 	}
 	require.Len(t, dense, 4)
-	denseMFU, denseMedian := vllmPairEfficiency(dense, shipped)
+	denseMFU, denseMedian := pairEfficiency(dense, shipped)
 	k = shipped
 	k.ServingPromptMFU = float64(denseMFU) / 100
 	denseRefit, err := fitVLLMPromptRequest(cases, k)
@@ -139,4 +164,42 @@ func TestServingRatePairRuleOutcome(t *testing.T) {
 	t.Logf("dense pairs only (information): %d %% (pairs' median %.3f); vLLM request time %d ms (fit rows' median %.3f); held-out median %.3f",
 		denseMFU, denseMedian, denseRefit.requestMS, denseRefit.median, heldOutMedian(cases, k))
 	assert.Equal(t, 46, denseMFU, "the figure docs/accuracy.md reports")
+}
+
+// The eighth rule's adoption test (2026-11-29): ServingPromptMFU refitted
+// on the SGLang pairs, both engines' request times refitted on their fit
+// rows at it, adopted only if the held-out median falls below its value at
+// the shipped constants and neither engine's fit rows' median rises by
+// more than 0.03. It fails: the refit lands at 29 % (the MoE pairs, whose
+// short runs the planner charges a read of every expert, ask a slow
+// rate), every median rises. Nothing is changed; this holds the outcome
+// docs/accuracy.md reports.
+func TestServingSGLangRatePairRuleOutcome(t *testing.T) {
+	all, err := loadRatePairs(testData)
+	require.NoError(t, err)
+	pairs := ratePairsOf(all, engine.NameSGLang)
+	cases, err := loadServingPrefill(testData)
+	require.NoError(t, err)
+	shipped := calibration.Fitted
+	_, sgShipped, vShipped, err := refitRequestTimes(cases, shipped)
+	require.NoError(t, err)
+	assert.InDelta(t, shipped.ServingPromptRequestSeconds, float64(sgShipped.requestMS)/1000, 1e-9, "the refit at the shipped efficiency is the shipped request time")
+	assert.InDelta(t, shipped.VLLMPromptRequestSeconds, float64(vShipped.requestMS)/1000, 1e-9)
+
+	mfu, pairMedian := pairEfficiency(pairs, shipped)
+	k := shipped
+	k.ServingPromptMFU = float64(mfu) / 100
+	k, sg, v, err := refitRequestTimes(cases, k)
+	require.NoError(t, err)
+	heldOut, shippedHeldOut := heldOutMedian(cases, k), heldOutMedian(cases, shipped)
+	t.Logf("candidate ServingPromptMFU %d %% (pairs' median %.3f); SGLang request time %d ms (fit rows' median %.3f against %.3f), vLLM %d ms (%.3f against %.3f); held-out median %.3f against %.3f",
+		mfu, pairMedian, sg.requestMS, sg.median, sgShipped.median, v.requestMS, v.median, vShipped.median, heldOut, shippedHeldOut)
+	for _, sc := range cases {
+		if sc.row.Use == useHeldOut {
+			t.Logf("    %s / %s: %.1f ms planned (%.1f shipped), %.1f measured", sc.row.Model, sc.row.GPU, sc.plannedMS(k), sc.plannedMS(shipped), sc.row.TTFTms)
+		}
+	}
+	adopted := heldOut < shippedHeldOut && sg.median <= sgShipped.median+0.03 && v.median <= vShipped.median+0.03
+	assert.False(t, adopted, "the eighth rule's test now passes: adopt the efficiency and rewrite the outcome")
+	assert.Equal(t, 29, mfu, "the outcome docs/accuracy.md reports")
 }
