@@ -44,7 +44,8 @@ var sampleTree = map[string]string{
 		"// \"Not our page\"; docs/accuracy.md, \"held-out\" is no section; docs/accuracy.md, \"Serving\n" +
 		"// prefill\" across lines.\n" +
 		"//\n// `realFunc` in internal/p/p.go, lostFunc() in internal/p/p.go, Fitted.Rate in internal/p/p.go,\n" +
-		"// reproduced in internal/p/p.go (a word), `x` in internal/p/nofile.go.\n" +
+		"// reproduced in internal/p/p.go (a word), `x` in internal/p/nofile.go, `lostToo` (`internal/p/p.go`),\n" +
+		"// the rule (internal/p/p.go), `realFunc` (internal/p/p.go).\n" +
 		"func realFunc() {}\n\n" +
 		"var Fitted = struct{ Rate float64 }{Rate: 1}\n\n" +
 		"var s = \"see internal/p/gone.txt, internal/p/p.go, internal/p/h200-\" + \"x and internal/%s/p.go\"\n",
@@ -81,7 +82,7 @@ func TestCitationCheckersOnASample(t *testing.T) {
 
 	paths, n := ix.pathsMissing()
 	assert.ElementsMatch(t, []string{
-		"internal/p/p.go:13: internal/p/gone.txt",
+		"internal/p/p.go:14: internal/p/gone.txt",
 		"scripts/tool/README.md:1: internal/p/gone.json",
 	}, paths)
 	assert.Equal(t, 4, n, "paths named in strings and READMEs, a pattern and a name's start not among them")
@@ -97,8 +98,8 @@ func TestCitationCheckersOnASample(t *testing.T) {
 	assert.Equal(t, 16, n, "test names and go test patterns, a placeholder and a variable among them")
 
 	decls, n := ix.declsMissing()
-	assert.Equal(t, []string{"internal/p/p.go:7: internal/p/p.go has no lostFunc"}, decls)
-	assert.Equal(t, 3, n, "code said to be in a file of ours")
+	assert.Equal(t, []string{"internal/p/p.go:7: internal/p/p.go has no lostFunc", "internal/p/p.go:8: internal/p/p.go has no lostToo"}, decls)
+	assert.Equal(t, 5, n, "code said to be in a file of ours")
 }
 
 // GitHub's anchors of headings: lower case, punctuation and code marks

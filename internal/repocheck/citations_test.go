@@ -685,10 +685,13 @@ func TestCitedTestsExist(t *testing.T) {
 // declInFile matches an identifier said to be in a Go file of the
 // repository: "`shapeFitModels` in internal/calibration/fit/fit.go",
 // "setupWeights in internal/calibration/fit/servingcv.go",
-// "llamaCPP.KVRules in internal/engine/llamacpp.go". The identifier counts
-// when it reads as code (a code mark, "()", a capital after its first
-// letter), not as an English word ("reproduced in internal/quant/mix.go").
-var declInFile = regexp.MustCompile("(?:^|[^A-Za-z0-9_.`])(`?)((?:[A-Za-z_][A-Za-z0-9_]*\\.)*[A-Za-z_][A-Za-z0-9_]*)(\\(\\))?`?,?\\s+(?:in|of)\\s+`?((?:internal|cmd|capi)/[A-Za-z0-9_/.-]+\\.go)\\b")
+// "llamaCPP.KVRules in internal/engine/llamacpp.go", or before the file in
+// parentheses, "`machine.EnrichPCI` (`internal/detect/machine/pci.go`)".
+// The identifier counts when it reads as code (a code mark, "()", a capital
+// after its first letter), not as an English word ("reproduced in
+// internal/quant/mix.go"); before a parenthesis only in a code mark ("the
+// model (internal/plan/throughput.go)" is prose).
+var declInFile = regexp.MustCompile("(?:^|[^A-Za-z0-9_.`])(`?)((?:[A-Za-z_][A-Za-z0-9_]*\\.)*[A-Za-z_][A-Za-z0-9_]*)(\\(\\))?`?(,?\\s+(?:in|of)\\s+|\\s+\\()`?((?:internal|cmd|capi)/[A-Za-z0-9_/.-]+\\.go)\\b")
 
 // declInFileAtEnd is declInFile ending where its text ends.
 var declInFileAtEnd = regexp.MustCompile(declInFile.String() + "$")
@@ -754,11 +757,12 @@ func (ix *repoIndex) declsMissing() (dead []string, n int) {
 			continue
 		}
 		for _, m := range declsBeforeGoFiles(p.text) {
-			word := p.text[m[4]:m[5]]
-			if m[3] == m[2] && m[7] == m[6] && !readsAsCode(word) {
+			word, marked := p.text[m[4]:m[5]], m[3] > m[2]
+			inParens := strings.HasSuffix(p.text[m[8]:m[9]], "(")
+			if inParens && !marked || !marked && m[7] == m[6] && !readsAsCode(word) {
 				continue
 			}
-			file := p.text[m[8]:m[9]]
+			file := p.text[m[10]:m[11]]
 			decls, ok := ix.decls[file]
 			if !ok {
 				continue // not a Go file of ours; TestCommentPathsExist and TestDocPathsExist check the path
