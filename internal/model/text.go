@@ -13,8 +13,8 @@ import (
 
 // A model given as one string ("model": "Llama-3.1-8B" in a request, the
 // CLI's --model, a Python host's plan("70b")) is read by one rule, here, so
-// every host and the CLI agree on what it means (docs/requests.md, "The
-// model"):
+// every host and the CLI agree on what it means (docs/requests.md,
+// "model"):
 //
 //  1. a count with a unit (70b, 7.5B, 500m, 1.2t, 350k) is a parameter count;
 //  2. a bare number is refused (is 7 seven parameters or seven billion?),

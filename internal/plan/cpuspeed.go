@@ -1,5 +1,6 @@
 // The level choice of a CPU-only llama.cpp plan weighs decode speed as
-// well as fit (docs/inference-servers.md, "Level choice on a CPU").
+// well as fit (docs/inference-servers.md, "On a CPU, `auto` weighs decode
+// speed as well as fit").
 
 package plan
 

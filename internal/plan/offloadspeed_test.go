@@ -59,8 +59,8 @@ func TestOffloadAutoWeighsDecodeSpeed(t *testing.T) {
 		assert.Less(t, decodeAt[q], cpuSpeedFraction*fastest*1.02, "%s, above the choice, is too slow", q)
 	}
 	assert.Contains(t, explanationWith(a.Explanation, "speed:"), "cpu_offload", "%q", a.Explanation)
-	// docs/inference-servers.md ("With cpu_offload, auto weighs decode
-	// speed") quotes this choice: rewrite it when it moves.
+	// docs/inference-servers.md ("With `cpu_offload`, `auto` weighs decode
+	// speed by the same rule") quotes this choice: rewrite it when it moves.
 	assert.Equal(t, "q6_k", a.Quant)
 	assert.Contains(t, explanationWith(a.Explanation, "speed:"), "q6_k: 1.2x the decode speed of q8_0 with cpu_offload")
 

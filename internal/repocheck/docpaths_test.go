@@ -16,6 +16,7 @@ import (
 // named without the project right before them, so the scanner cannot tell.
 var foreignDocPaths = map[string]string{
 	"tests/test-backend-ops.cpp": "llama.cpp's (docs/accuracy.md)",
+	"include/llama.h":            "llama.cpp's public header (scripts/llamacpp-measure/README.md)",
 	"docs/6.3.0":                 "a branch of https://github.com/ROCm/ROCm (docs/detection.md)",
 	"docs/6.3.3":                 "a branch of https://github.com/ROCm/ROCm (docs/detection.md)",
 }
@@ -59,7 +60,7 @@ func docPaths(t *testing.T, page string) (links, named []string) {
 			links = append(links, at(filepath.ToSlash(filepath.Join(rel, target))))
 		}
 		for _, m := range repoPath.FindAllStringSubmatchIndex(line, -1) {
-			if foreignRepo.MatchString(line[:m[2]]) {
+			if afterForeignName(repoRoot, line, m[2]) {
 				continue
 			}
 			// A command's "../../testdata/..." is run from a folder the

@@ -20,9 +20,10 @@ var repoPath = regexp.MustCompile(`(?:^|[\s(\x60"'\[])((?:\.\./)*(?:internal|cmd
 
 // foreignRepo matches the words before a path that names another project's
 // file ("https://github.com/ROCm/ROCm docs/...", "utkuozdemir/nvidia_gpu_exporter
-// internal/captures", "ggml docs/gguf.md", "Linux include/uapi/..."): such a
-// path is that project's, not ours.
-var foreignRepo = regexp.MustCompile(`(?:https?://\S+|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\b(?:ggml|ROCm|Linux|llama\.cpp|vLLM))[\s(]+$`)
+// internal/captures", "ggml docs/gguf.md", "Linux include/uapi/...",
+// "ROCm/k8s-device-plugin `testdata/...`"): such a path is that project's,
+// not ours.
+var foreignRepo = regexp.MustCompile("(?:https?://\\S+|[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+|\\b(?:ggml|ROCm|Linux|llama\\.cpp|vLLM))[\\s(`]+$")
 
 // ours reports whether a path of three or more components is this
 // repository's: its first two components exist here. "include/uapi/linux/
@@ -63,7 +64,7 @@ func commentPaths(t *testing.T, fset *token.FileSet, file string) (paths, shared
 				shared = append(shared, fset.Position(c.Pos()).String()+": "+strings.TrimSpace(text))
 			}
 			for _, m := range repoPath.FindAllStringSubmatchIndex(text, -1) {
-				if foreignRepo.MatchString(text[:m[2]]) {
+				if afterForeignName(repoRoot, text, m[2]) {
 					continue
 				}
 				if p := cleanPath(text[m[2]:m[3]]); strings.Contains(p, "/") && ours(p) {

@@ -16,7 +16,7 @@ import (
 // The error codes of include/ai_hwaccel.h are the contract's: the header's
 // "Error codes" block, the codes each export says it answers, and the codes
 // the code returns must be the same set (internal/errs/errs.go). The schema's
-// enum is checked against errs.go in TestSchemaEnumsMatchCode.
+// enum is checked against errs.go in TestRegistrySchemaEnumsMatchGo.
 
 // headerComment is the header's text with the " * " comment margins removed,
 // so that a list broken over lines reads as one sentence.
