@@ -175,6 +175,8 @@ var proseFigures = []proseFigure{
 		"| 85,888 / 45,628 B |", `"kv_cache_bytes":11257511936,`},
 	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-V3.2", "--engine", "llama.cpp", "--quant", "q4_k_m", "--context", "131072", "--batch", "1", "--kv-cache", "fp8", "--json"},
 		"| 85,888 / 45,628 B |", `"kv_cache_bytes":5980553216,`},
+	{"docs/accuracy.md", "mi300x-8", []string{"plan", "--model", "Llama-3.3-70B-Instruct", "--engine", "vllm"},
+		"Llama-3.3-70B-Instruct plan (vLLM, TP 8) prefills 22,269 tokens/s", "prefill 22269 tokens/s"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
