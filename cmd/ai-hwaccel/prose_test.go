@@ -177,6 +177,13 @@ var proseFigures = []proseFigure{
 		"| 85,888 / 45,628 B |", `"kv_cache_bytes":5980553216,`},
 	{"docs/accuracy.md", "mi300x-8", []string{"plan", "--model", "Llama-3.3-70B-Instruct", "--engine", "vllm"},
 		"Llama-3.3-70B-Instruct plan (vLLM, TP 8) prefills 22,269 tokens/s", "prefill 22269 tokens/s"},
+	// "Serving engines at concurrency above 1": rule 6's term on one H100.
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "1", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"gives 76.7 tokens/s at batch 1,", "decode 76.7 tokens/s per sequence"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "64", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"2,444 at batch 64", "decode 2444 tokens/s over 64 sequences"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "256", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"3,864 at batch 256", "decode 3864 tokens/s over 256 sequences"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
