@@ -184,6 +184,11 @@ var proseFigures = []proseFigure{
 		"2,444 at batch 64", "decode 2444 tokens/s over 64 sequences"},
 	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "256", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
 		"3,864 at batch 256", "decode 3864 tokens/s over 256 sequences"},
+	// "Training": what the explanation offers when a setup does not fit.
+	{"docs/accuracy.md", "dgx-h100", []string{"train", "--model", "Llama-3.1-70B", "--method", "full"},
+		"would fit on 16 such devices (77.6 GiB each)", ""},
+	{"docs/accuracy.md", "macbook-m2-max-32gb", []string{"train", "--model", "Llama-3.1-8B", "--method", "full"},
+		`"method": "qlora" and gradient_checkpointing (12.7 GiB)`, "it fits with --method qlora and --gradient-checkpointing (12.7 GiB)"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
