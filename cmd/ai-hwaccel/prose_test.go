@@ -166,6 +166,29 @@ var proseFigures = []proseFigure{
 		`{"id": 0, "memory_bytes": 1082076125184, "cpus": "0-55,112-167"}`, `{"id":0,"memory_bytes":1082076125184,"cpus":"0-55,112-167"}`},
 	{"docs/cli.md", "dgx-h100", []string{"plan", "--model", "Qwen2.5-7B"},
 		"Qwen2.5-7B on the `dgx-h100` fixture is TP 4 x 2 replicas", "Qwen2.5-7B fits 8x NVIDIA H100 80GB HBM3 (cuda:0-7): 2 replicas, tensor parallel 4, bf16,"},
+	// docs audit of session 16: docs/accuracy.md's figures no entry checked.
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Kimi-K2.5", "--quant", "int4"},
+		"554.3 GiB of weights for Kimi-K2.5", "(weights 554.3 GiB,"},
+	// The DSA table's llama.cpp row: one token of DeepSeek-V3.2 over its
+	// 61 layers, here 131072 of them (85,888 x 131072 and 45,628 x 131072).
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-V3.2", "--engine", "llama.cpp", "--quant", "q4_k_m", "--context", "131072", "--batch", "1", "--json"},
+		"| 85,888 / 45,628 B |", `"kv_cache_bytes":11257511936,`},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-V3.2", "--engine", "llama.cpp", "--quant", "q4_k_m", "--context", "131072", "--batch", "1", "--kv-cache", "fp8", "--json"},
+		"| 85,888 / 45,628 B |", `"kv_cache_bytes":5980553216,`},
+	{"docs/accuracy.md", "mi300x-8", []string{"plan", "--model", "Llama-3.3-70B-Instruct", "--engine", "vllm"},
+		"Llama-3.3-70B-Instruct plan (vLLM, TP 8) prefills 22,269 tokens/s", "prefill 22269 tokens/s"},
+	// "Serving engines at concurrency above 1": rule 6's term on one H100.
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "1", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"gives 76.7 tokens/s at batch 1,", "decode 76.7 tokens/s per sequence"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "64", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"2,444 at batch 64", "decode 2444 tokens/s over 64 sequences"},
+	{"docs/accuracy.md", "dgx-h100", []string{"plan", "--model", "Qwen3-14B", "--batch", "256", "--context", "1k", "--engine", "vllm", "--devices", "cuda:0"},
+		"3,864 at batch 256", "decode 3864 tokens/s over 256 sequences"},
+	// "Training": what the explanation offers when a setup does not fit.
+	{"docs/accuracy.md", "dgx-h100", []string{"train", "--model", "Llama-3.1-70B", "--method", "full"},
+		"would fit on 16 such devices (77.6 GiB each)", ""},
+	{"docs/accuracy.md", "macbook-m2-max-32gb", []string{"train", "--model", "Llama-3.1-8B", "--method", "full"},
+		`"method": "qlora" and gradient_checkpointing (12.7 GiB)`, "it fits with --method qlora and --gradient-checkpointing (12.7 GiB)"},
 	// An SGLang plan's room is SGLang's own pool (engine_expect.sglang).
 	{"docs/inference-servers.md", "h200-vm", []string{"plan", "--model", "Qwen3-32B", "--engine", "sglang", "--memory-fraction", "0.5"},
 		"on the `h200-vm` fixture chooses 34304 tokens, its pool holding 34529", "Room: context up to 34529 tokens (the command's --context-length 34304 is"},
