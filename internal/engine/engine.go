@@ -611,6 +611,14 @@ type Parallelism struct {
 	// replica's; without it one command serves every replica (vLLM's
 	// --data-parallel-size, SGLang's --dp-size).
 	ProcessPerReplica bool
+	// BlockSplitRefusal, where set, says that the engine refuses to load a
+	// checkpoint stored in square blocks (fp8 weight_block_size) with a
+	// tensor-parallel size that leaves a rank part of a block of an FFN
+	// matrix, in the engine's words; the planner then plans only the
+	// sizes that split every FFN width into whole blocks. ExpertParallel
+	// is the engine's flag that keeps routed experts whole on a rank
+	// instead, which the planner does not plan.
+	BlockSplitRefusal, ExpertParallel string
 }
 
 // Load is what an engine loads to run a plan: a Hugging Face repository

@@ -536,8 +536,18 @@ func (sglang) Load(p *Placement) (*Load, string) {
 // 1024**3) bytes are taken, and wraps each such layer's forward to move its
 // state_dict .to(device) before running it.
 func (sglang) Parallelism() Parallelism {
-	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: sglangOffloadStep, OffloadCopiedPerPass: true}
+	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: sglangOffloadStep, OffloadCopiedPerPass: true,
+		BlockSplitRefusal: sglangBlockSplitRefusal, ExpertParallel: "--ep"}
 }
+
+// sglangBlockSplitRefusal is SGLang's refusal of a block-quantized fp8
+// checkpoint split into part blocks, the same check as vLLM's
+// (vllmBlockSplitRefusal): its cookbook's Qwen3-Coder page says "For
+// 480B-A35B with FP8 quantization, --ep 2 is required to satisfy the
+// dimension alignment requirement" (sgl-project/sgl-cookbook
+// docs/autoregressive/Qwen/Qwen3-Coder.md @ 7b5bd9c0), and its
+// MiniMax-M2.5 page pairs --tp 8 with --ep 8.
+const sglangBlockSplitRefusal = `SGLang refuses to load it ("is not divisible by weight quantization block_n")`
 
 // sglangOffloadStep is the step of SGLang's --cpu-offload-gb: a GiB, the
 // flag being an integer ("cpu_offload_gb: A[int, \"How many GBs of RAM to

@@ -307,8 +307,21 @@ func (vllm) CannotRunLevel(d *registry.Device, m *model.Model, l quant.Level) (s
 // offloaded with --cpu-offload-gb are read from host memory by the GPU
 // (StreamsOffloadedWeights), the flag in tenths of a GiB.
 func (vllm) Parallelism() Parallelism {
-	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: cpuOffloadStep}
+	return Parallelism{Tensor: true, StreamsOffloadedWeights: true, OffloadStep: cpuOffloadStep,
+		BlockSplitRefusal: vllmBlockSplitRefusal, ExpertParallel: "--enable-expert-parallel"}
 }
+
+// vllmBlockSplitRefusal is vLLM's error for a block-quantized fp8
+// checkpoint split into part blocks: Fp8LinearMethod.create_weights
+// ("Weight output_partition_size = ... is not divisible by weight
+// quantization block_n") and Fp8MoEMethod.create_weights ("The
+// output_size of gate's and up's weight = 192 is not divisible by weight
+// quantization block_n = 128"), vllm/model_executor/layers/quantization/
+// fp8.py of ROCm/vllm @ f8c9a385. vLLM's MiniMax-M2.5 recipe says so of
+// its 1536-wide experts: "Pure TP8 is not supported. For >4 GPUs use
+// DP+EP or TP+EP" (vllm-project/recipes models/MiniMaxAI/MiniMax-M2.5.yaml
+// @ 8959cf64).
+const vllmBlockSplitRefusal = `vLLM refuses to load it ("is not divisible by weight quantization block_n")`
 
 // cpuOffloadStep is the step in which vllm.Args writes --cpu-offload-gb: a
 // tenth of a GiB. vLLM takes a float number of GiB ("The space in GiB to

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/calibration"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
@@ -493,4 +494,35 @@ func fittingIntermediate(m *Model, p float64) int {
 	}
 	i := float64(h) + (p-lo)/(hi-lo)*float64(h)
 	return int(math.Max(float64(h), math.Round(i/256)*256))
+}
+
+// TPSplitWidths is the widths of the FFN matrices a tensor-parallel engine
+// splits by rank, each once: a dense layer's intermediate size, a MoE
+// layer's routed expert width and its shared experts' together (vLLM's
+// MergedColumnParallelLinear gate_up and RowParallelLinear down, and
+// FusedMoE's intermediate_size_per_partition, each width / tp per rank).
+// A checkpoint stored in blocks (fp8 weight_block_size) loads only where
+// each rank's share of every one is whole blocks (quant.WeightBlock, plan's costs.validTP).
+func (m *Model) TPSplitWidths() []int {
+	var out []int
+	add := func(w int) {
+		if w > 0 && !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	for s := range m.patternCounts() {
+		switch {
+		case s.layer.FFN == FFNNone:
+		case !s.moe:
+			add(m.LayerIntermediate(s.layer))
+		default:
+			add(expertIntermediate(m))
+			if m.SharedIntermediate > 0 {
+				add(m.SharedIntermediate)
+			} else {
+				add(m.SharedExperts * expertIntermediate(m))
+			}
+		}
+	}
+	return out
 }

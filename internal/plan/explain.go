@@ -5,6 +5,7 @@ package plan
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
@@ -213,7 +214,45 @@ func describe(pl *planned, placed bool) []string {
 		}
 		out = append(out, fmt.Sprintf("cpu_offload: layers %d-%d (%s) stay in host RAM", start, end-1, gib(h.Part.Weights)))
 	}
+	if l := tileLine(pl); l != "" {
+		out = append(out, l)
+	}
 	return out
+}
+
+// tileLine says which tensor-parallel sizes the plan's devices allow and
+// the checkpoint's fp8 blocks rule out (costs.brokenTile), so a plan of
+// fewer ranks than the high-bandwidth domain holds is not read as a
+// choice of speed; "" where none is ruled out.
+func tileLine(pl *planned) string {
+	c := &pl.Costs
+	if c.SplitBlock <= 0 || pl.Pool == nil || !pl.Pool.tensorParallel() {
+		return ""
+	}
+	largest := 0
+	for _, g := range pl.Pool.domainGroups() {
+		largest = max(largest, len(g))
+	}
+	var sizes, shares []string
+	for n := 2; n <= min(largest, maxTPSize); n++ {
+		if c.Heads > 0 && c.Heads%n != 0 || c.KVHeads > 0 && c.KVHeads%n != 0 && n%c.KVHeads != 0 {
+			continue
+		}
+		if w := c.brokenTile(n); w > 0 {
+			sizes = append(sizes, strconv.Itoa(n))
+			shares = append(shares, fmt.Sprintf("%s of the model's %d-wide FFN (size %d)", perRank(w, n), w, n))
+		}
+	}
+	if len(sizes) == 0 {
+		return ""
+	}
+	if len(sizes) == 1 {
+		for i := range shares {
+			shares[i] = shares[i][:strings.LastIndex(shares[i], " (size")]
+		}
+	}
+	return fmt.Sprintf("tensor parallel: %s not planned: a rank would hold %s, not whole %dx%d blocks of the checkpoint's fp8 weights, which %s; expert parallelism (%s) keeps routed experts whole, and is not planned here",
+		pluralVerb(len(sizes), "size ", "sizes ")+wordList(sizes), wordList(shares), c.SplitBlock, c.SplitBlock, strings.Replace(c.SplitWhy, " refuses to load it", " refuses to load", 1), c.SplitEP)
 }
 
 func bwText(d *device) string {

@@ -147,8 +147,19 @@ type costs struct {
 	FirstExtra, HostExtra float64
 	Heads                 int
 	KVHeads               int
-	Breakdown             quant.Breakdown // the single-replica estimate
-	ActiveRatio           float64         // the weights' share a decode step reads: active / total parameters (MoE < 1), or bytes in a stored layout (quant.ActiveShare)
+	// SplitBlock is the side of the tiles the loaded checkpoint stores its
+	// weights in (quant.WeightBlock; 0: none, or a pool whose engine
+	// loads them whatever the split) and SplitWidths the FFN widths
+	// tensor parallelism splits (model.Model.TPSplitWidths): a
+	// tensor-parallel size must leave every rank whole tiles of each
+	// (validTP), or the engine refuses to load the checkpoint (SplitWhy,
+	// engine.Parallelism.BlockSplitRefusal; SplitEP its expert-parallel
+	// flag).
+	SplitBlock        int
+	SplitWidths       []int
+	SplitWhy, SplitEP string
+	Breakdown         quant.Breakdown // the single-replica estimate
+	ActiveRatio       float64         // the weights' share a decode step reads: active / total parameters (MoE < 1), or bytes in a stored layout (quant.ActiveShare)
 	// ExpertLayerWeights is the bytes of one MoE layer's routed experts
 	// (0 for a dense model), ExpertActive the share of them a token reads
 	// (experts per token / experts) and DenseLayers the leading layers
@@ -218,6 +229,9 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 	if c.Layers <= 0 {
 		c.Layers = 1
 	}
+	if blk := quant.WeightBlock(m, l); blk > 0 {
+		c.SplitBlock, c.SplitWidths = blk, m.TPSplitWidths()
+	}
 	if m.Params > 0 && m.ActiveParams > 0 && m.ActiveParams < m.Params {
 		c.ActiveRatio = float64(m.ActiveParams) / float64(m.Params)
 	}
@@ -257,6 +271,11 @@ func newCosts(m *model.Model, b quant.Breakdown, l quant.Level) costs {
 // text-only without one: SGLang's Llama 4, budget.VisionOff).
 func (c costs) on(p *pool) costs {
 	c.VLLM = c.VLLM.onPool(p)
+	par := p.Budget.Engine.Parallelism()
+	c.SplitWhy, c.SplitEP = par.BlockSplitRefusal, par.ExpertParallel
+	if c.SplitWhy == "" {
+		c.SplitBlock = 0
+	}
 	c.Static = staticRuleOn(p, c.Context)
 	c.Vision, c.VisionWhole = 0, 0
 	if p.Budget.Vision && !slices.Contains(p.Budget.VisionOff, c.visionArch) {

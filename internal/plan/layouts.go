@@ -239,8 +239,7 @@ func planForcedTP(p *pool, c costs, l quant.Level, tp int) planned {
 			"tensor_parallel_size %d: %s; ask for tensor_parallel_size 1 or %s", tp, par.NoTensorWhy, par.Instead)}
 	}
 	if !c.validTP(tp) {
-		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: fmt.Sprintf(
-			"tensor_parallel_size %d does not divide the model's %d attention heads (%d KV heads)", tp, c.Heads, c.KVHeads)}
+		return planned{Level: l, Pool: p, Costs: c, Code: RefusalTensorParallel, Reason: c.tpRefusal(tp)}
 	}
 	groups := tpGroups(p, tp)
 	if len(groups) == 0 {
@@ -314,7 +313,9 @@ func fasterDevice(a, b *device) bool {
 }
 
 // validTP reports whether n devices can split the attention heads (and KV
-// heads: n divides them, or they divide n and are replicated).
+// heads: n divides them, or they divide n and are replicated) and, for a
+// checkpoint stored in tiles, every FFN width into whole tiles a rank
+// (splitsTiles).
 func (c *costs) validTP(n int) bool {
 	if n < 1 {
 		return false
@@ -325,7 +326,47 @@ func (c *costs) validTP(n int) bool {
 	if c.KVHeads > 0 && c.KVHeads%n != 0 && n%c.KVHeads != 0 {
 		return false
 	}
-	return true
+	return c.brokenTile(n) == 0
+}
+
+// brokenTile is the first FFN width that n tensor-parallel ranks do not
+// split into whole SplitBlock tiles each, 0 where every one splits (or
+// the checkpoint stores no tiles).
+func (c *costs) brokenTile(n int) int {
+	if c.SplitBlock <= 0 || n <= 1 {
+		return 0
+	}
+	for _, w := range c.SplitWidths {
+		if w%n != 0 || (w/n)%c.SplitBlock != 0 {
+			return w
+		}
+	}
+	return 0
+}
+
+// perRank is w split n ways as a rank's share: "192 columns", or "1/n
+// of 1000 columns" where n does not divide w.
+func perRank(w, n int) string {
+	if w%n != 0 {
+		return fmt.Sprintf("1/%d of %d columns", n, w)
+	}
+	return fmt.Sprintf("%d columns", w/n)
+}
+
+// tpRefusal says why n is not a tensor-parallel size of the model
+// (validTP false).
+func (c *costs) tpRefusal(n int) string {
+	if w := c.brokenTile(n); w > 0 && (c.Heads <= 0 || c.Heads%n == 0) {
+		why := fmt.Sprintf("tensor_parallel_size %d gives each rank %s of the model's %d-wide FFN, not whole %dx%d blocks of the checkpoint's fp8 weights; %s",
+			n, perRank(w, n), w, c.SplitBlock, c.SplitBlock, c.SplitWhy)
+		for m := n - 1; m >= 2; m-- {
+			if c.validTP(m) {
+				return why + fmt.Sprintf("; tensor_parallel_size %d splits it whole", m)
+			}
+		}
+		return why
+	}
+	return fmt.Sprintf("tensor_parallel_size %d does not divide the model's %d attention heads (%d KV heads)", n, c.Heads, c.KVHeads)
 }
 
 // identicalGroups splits devices into groups of the same name and memory

@@ -144,3 +144,22 @@ func StoredEmbeddingBytes(m *model.Model, l Level) (in, out float64, ok bool) {
 	}
 	return in, out, true
 }
+
+// WeightBlock is the side of the square tiles the checkpoint a plan at l
+// loads stores its weights in (fp8 weight_block_size: 128 for
+// Qwen/Qwen3-235B-A22B-FP8, DeepSeek-V3), 0 where it stores none. vLLM
+// and SGLang load such a checkpoint only where every tensor-parallel
+// rank's share of an FFN matrix is whole tiles (model.Model.TPSplitWidths):
+// Fp8LinearMethod and Fp8MoEMethod.create_weights raise "is not divisible
+// by weight quantization block_n" otherwise
+// (vllm/model_executor/layers/quantization/fp8.py of ROCm/vllm @
+// f8c9a385; SGLang's cookbook, sgl-project/sgl-cookbook
+// docs/autoregressive/Qwen/Qwen3-Coder.md @ 7b5bd9c0: "--ep 2 is required
+// to satisfy the dimension alignment requirement").
+func WeightBlock(m *model.Model, l Level) int {
+	w, ok := storedLayout(m, l)
+	if !ok || w.Strategy != "block" {
+		return 0
+	}
+	return w.BlockSize
+}
