@@ -19,8 +19,10 @@ func TestOverflowingNumbersAreOutOfRange(t *testing.T) {
 		`{"timeout_ms":-1e400}`:  "options: timeout_ms -1e400 is outside (0, 600000]",
 		`{"cache_ttl_ms":1e400}`: "options: cache_ttl_ms 1e400 is outside [0, 86400000]",
 		`{"cache_ttl_ms":1e30}`:  "options: cache_ttl_ms 1000000000000000000000000000000 is outside [0, 86400000]",
-		`{"timeout_ms":"5"}`:     "options: timeout_ms: expected a number, got a string",
-		`{"timeout_ms":[1]}`:     "options: timeout_ms: expected a number, got an array",
+		// An integer is quoted as written, not as float64 reads it (2^53).
+		`{"timeout_ms":9007199254740993}`: "options: timeout_ms 9007199254740993 is outside (0, 600000]",
+		`{"timeout_ms":"5"}`:              "options: timeout_ms: expected a number, got a string",
+		`{"timeout_ms":[1]}`:              "options: timeout_ms: expected a number, got an array",
 	} {
 		_, err := DecodeOptions([]byte(in), NoEnv)
 		require.Error(t, err, in)
