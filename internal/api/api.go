@@ -337,8 +337,8 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	}
 	if w.CacheTTLMs != nil {
 		t := w.CacheTTLMs.ms
-		if !(t >= 0 && t <= 86400e3) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", w.CacheTTLMs.asWritten())
+		if !(t >= 0 && t <= float64(detect.MaxCacheTTL/time.Millisecond)) {
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, %d]", w.CacheTTLMs.asWritten(), detect.MaxCacheTTL/time.Millisecond)
 		}
 		opts.CacheTTL = millis(t)
 		ttlGiven = true
