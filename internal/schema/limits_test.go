@@ -4,6 +4,7 @@ import (
 	"math/big"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -108,11 +109,8 @@ func at(doc any, pointer string) (any, bool) {
 			}
 			doc = v
 		case []any:
-			i := 0
-			for _, c := range tok {
-				i = i*10 + int(c-'0')
-			}
-			if i >= len(n) {
+			i, err := strconv.Atoi(tok)
+			if err != nil || i < 0 || i >= len(n) {
 				return nil, false
 			}
 			doc = n[i]
@@ -205,12 +203,10 @@ func walkSchema(doc any, where string, visit func(where string, n map[string]any
 		}
 	case []any:
 		for i, v := range n {
-			walkSchema(v, where+"/"+itoa(i), visit)
+			walkSchema(v, where+"/"+strconv.Itoa(i), visit)
 		}
 	}
 }
-
-func itoa(i int) string { return big.NewInt(int64(i)).String() }
 
 // The backends a host may name in detection options are the engine's:
 // an unknown name is refused (internal/api decodeOptions).
