@@ -6,12 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cputime"
 )
 
 // Valid requests at or near the limits docs/requests.md and
@@ -58,21 +59,14 @@ func TestEnormousRequestsAnswerInBoundedTime(t *testing.T) {
 	} {
 		for _, i := range tc.exports {
 			t.Run(tc.name+"/"+exportNames[i], func(t *testing.T) {
-				before := cpuTime(t)
+				before := cputime.Process(t)
 				start := time.Now()
 				answer := boundedCall(t, i, []byte(tc.in), wallBound)
-				cpu := cpuTime(t) - before
+				cpu := cputime.Process(t) - before
 				assert.Equal(t, tc.code, checkEnvelope(t, answer), "%.300s", answer)
 				assert.Less(t, cpu, cpuBound, "CPU time")
 				t.Logf("%d bytes: %v CPU, %v wall: %.100s", len(tc.in), cpu.Round(time.Millisecond), time.Since(start).Round(time.Millisecond), answer)
 			})
 		}
 	}
-}
-
-// cpuTime is the CPU time (user and system) this process has used.
-func cpuTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

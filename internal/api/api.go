@@ -337,8 +337,8 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 	}
 	if w.CacheTTLMs != nil {
 		t := w.CacheTTLMs.ms
-		if !(t >= 0 && t <= 86400e3) {
-			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, 86400000]", w.CacheTTLMs.asWritten())
+		if !(t >= 0 && t <= float64(detect.MaxCacheTTL/time.Millisecond)) {
+			return opts, false, errs.New(errs.InvalidArgument, "options: cache_ttl_ms %s is outside [0, %d]", w.CacheTTLMs.asWritten(), detect.MaxCacheTTL/time.Millisecond)
 		}
 		opts.CacheTTL = millis(t)
 		ttlGiven = true
@@ -355,8 +355,8 @@ func decodeOptions(input []byte, getenv Env) (opts detect.Options, ttlGiven bool
 // that the member's range check refuses it in its own words rather than the
 // decoder calling it a value of the wrong type.
 type wireMillis struct {
-	ms       float64
-	overflow string // the text of a number that overflowed
+	ms   float64
+	text string // the number as written
 }
 
 // UnmarshalJSON implements json.Unmarshaler.
@@ -369,17 +369,17 @@ func (w *wireMillis) UnmarshalJSON(b []byte) error {
 	if err != nil && !math.IsInf(f, 0) {
 		return errs.New(errs.InvalidArgument, "expected a number, got %s", jsonWords(s))
 	}
-	w.ms = f
-	if math.IsInf(f, 0) {
-		w.overflow = s
-	}
+	w.ms, w.text = f, s
 	return nil
 }
 
-// asWritten is the number as the request wrote it, for error messages.
+// asWritten is the number as the request wrote it, for error messages: its
+// text when that is an integer (9007199254740993, which float64 reads as
+// 2^53) or beyond a float (1e400), else the float64 without Go's exponent
+// form (1e30 reads 1000000000000000000000000000000).
 func (w wireMillis) asWritten() string {
-	if w.overflow != "" {
-		return w.overflow
+	if digits := strings.TrimPrefix(w.text, "-"); math.IsInf(w.ms, 0) || digits != "" && strings.Trim(digits, "0123456789") == "" {
+		return w.text
 	}
 	return asWritten(w.ms)
 }

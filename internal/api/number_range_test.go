@@ -19,8 +19,10 @@ func TestOverflowingNumbersAreOutOfRange(t *testing.T) {
 		`{"timeout_ms":-1e400}`:  "options: timeout_ms -1e400 is outside (0, 600000]",
 		`{"cache_ttl_ms":1e400}`: "options: cache_ttl_ms 1e400 is outside [0, 86400000]",
 		`{"cache_ttl_ms":1e30}`:  "options: cache_ttl_ms 1000000000000000000000000000000 is outside [0, 86400000]",
-		`{"timeout_ms":"5"}`:     "options: timeout_ms: expected a number, got a string",
-		`{"timeout_ms":[1]}`:     "options: timeout_ms: expected a number, got an array",
+		// An integer is quoted as written, not as float64 reads it (2^53).
+		`{"timeout_ms":9007199254740993}`: "options: timeout_ms 9007199254740993 is outside (0, 600000]",
+		`{"timeout_ms":"5"}`:              "options: timeout_ms: expected a number, got a string",
+		`{"timeout_ms":[1]}`:              "options: timeout_ms: expected a number, got an array",
 	} {
 		_, err := DecodeOptions([]byte(in), NoEnv)
 		require.Error(t, err, in)
@@ -37,4 +39,16 @@ func TestOverflowingNumbersAreOutOfRange(t *testing.T) {
 	assert.NotContains(t, string(ans), "wrong type")
 	ans = PlanSharding(context.Background(), []byte(`{"model":{"params_b":7},"memory_fraction":-1E+999}`), NoEnv)
 	assert.Contains(t, string(ans), "memory_fraction: -1E+999 is outside the range of a number")
+	// An integer member decoded as a Go int: past int64 it is out of
+	// range too. Before, training.seq_len 99999999999999999999 was "a
+	// value of the wrong type (number 99999999999999999999)".
+	for in, want := range map[string]string{
+		`{"model":{"params_b":7},"training":{"seq_len":99999999999999999999}}`:    "request: training.seq_len: 99999999999999999999 is outside the range of an integer (at most 9.2e+18 in magnitude)",
+		`{"model":{"params_b":7},"training":{"lora_rank":-99999999999999999999}}`: "request: training.lora_rank: -99999999999999999999 is outside the range of an integer (at most 9.2e+18 in magnitude)",
+	} {
+		ans = EstimateTraining(context.Background(), []byte(in), NoEnv)
+		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`, string(ans), in)
+	}
+	ans = Fit(context.Background(), []byte(`{"context_length":9223372036854775808}`), NoEnv)
+	assert.Contains(t, string(ans), "request: context_length: 9223372036854775808 is outside the range of an integer")
 }

@@ -130,14 +130,14 @@ func fillRent(req *rent.Request, w *wireRent) error {
 		req.Here = h
 	}
 	if v := w.MaxPricePerHour; v != nil {
-		if !(*v > 0 && *v < 1e9) {
-			return errs.New(errs.InvalidArgument, "rent: max_price_per_hour %v is outside (0, 1e9)", *v)
+		if !(*v > 0 && *v < rent.PriceCeiling) {
+			return errs.New(errs.InvalidArgument, "rent: max_price_per_hour %v is outside (0, %.0f)", *v, rent.PriceCeiling)
 		}
 		req.MaxPricePerHour = *v
 	}
 	if v := w.TargetTokensPerS; v != nil {
-		if !(*v > 0 && *v < 1e12) {
-			return errs.New(errs.InvalidArgument, "rent: target_tokens_per_s %v is outside (0, 1e12)", *v)
+		if !(*v > 0 && *v < rent.SpeedCeiling) {
+			return errs.New(errs.InvalidArgument, "rent: target_tokens_per_s %v is outside (0, %.0f)", *v, rent.SpeedCeiling)
 		}
 		req.TargetTokensPerS = *v
 	}

@@ -17,9 +17,10 @@ import (
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
 
-// Every numeric range schema/request.schema.json declares is the one the
-// engine enforces: the bound itself is not refused as out of range, the
-// first number past it is invalid_argument naming the member. (The schema is
+// Every numeric range and list length schema/request.schema.json declares
+// is the one the engine enforces: the bound itself is not refused as out of
+// range, the first number (or item) past it is invalid_argument naming the
+// member. (The schema is
 // what hosts validate against; a bound it states that the engine does not
 // keep, or keeps elsewhere, sends hosts' valid requests to errors.)
 func TestRequestSchemaRangesAreEnforced(t *testing.T) {
@@ -45,7 +46,7 @@ func TestRequestSchemaRangesAreEnforced(t *testing.T) {
 			}
 			for _, a := range alts {
 				a := a.(map[string]any)
-				for _, k := range []string{"minimum", "maximum", "exclusiveMinimum"} {
+				for _, k := range []string{"minimum", "maximum", "exclusiveMinimum", "maxItems"} {
 					if v, ok := a[k].(float64); ok {
 						bounds = append(bounds, bound{here, k, v, a["type"] == "integer"})
 					}
@@ -65,6 +66,9 @@ func TestRequestSchemaRangesAreEnforced(t *testing.T) {
 		// The number just past the bound, written exactly: an integer
 		// as an integer (2^60 + 1 has no float64), else a relative step.
 		at := func(d int64) string {
+			if bd.key == "maxItems" {
+				return listOf(name, int(bd.v)+int(d))
+			}
 			if bd.isInteger {
 				i, _ := big.NewFloat(bd.v).Int(nil)
 				return i.Add(i, big.NewInt(d)).String()
@@ -90,8 +94,25 @@ func TestRequestSchemaRangesAreEnforced(t *testing.T) {
 		ans = send(outside)
 		assert.Equal(t, errs.InvalidArgument, errorCode(t, ans), "%s %s: %v past the bound: %s", name, bd.key, outside, ans)
 		assert.Contains(t, string(ans), bd.path[0], "%s: %s", name, ans)
-		t.Logf("%s %s %v: %.150s", name, bd.key, outside, ans)
+		t.Logf("%s %s %.40s: %.150s", name, bd.key, outside, ans)
 	}
+}
+
+// listOf is a JSON list of n distinct items of the list member name:
+// device ids, or node registries of one CPU each.
+func listOf(name string, n int) string {
+	items := make([]string, n)
+	for i := range items {
+		switch name {
+		case "devices":
+			items[i] = strconv.Quote("cuda:" + strconv.Itoa(i))
+		case "cluster":
+			items[i] = `{"devices":[{"kind":"cpu","index":0,"available":true,"memory_bytes":1073741824}]}`
+		default:
+			panic("no items for list " + name)
+		}
+	}
+	return "[" + strings.Join(items, ",") + "]"
 }
 
 // requestWith is a plan request for a 1B model (unless path is the model's)
@@ -112,6 +133,9 @@ func requestWith(path []string, v string) []byte {
 	at[path[len(path)-1]] = json.RawMessage(v)
 	if path[0] == "mmproj" {
 		at["offload"] = false
+	}
+	if path[0] == "cluster" {
+		delete(req, "registry")
 	}
 	b, err := json.Marshal(req)
 	if err != nil {

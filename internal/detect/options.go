@@ -19,6 +19,8 @@ import (
 const (
 	DefaultTimeout = machine.DefaultRunTimeout
 	MaxTimeout     = 10 * time.Minute
+	// MaxCacheTTL bounds cache_ttl_ms: a day.
+	MaxCacheTTL = 24 * time.Hour
 )
 
 // Options are the detection options of the wire contract.

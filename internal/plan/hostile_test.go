@@ -1,13 +1,13 @@
 package plan
 
 import (
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cputime"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -47,10 +47,10 @@ func TestHostileShapesAreBounded(t *testing.T) {
 		`{"model":{"params_b":3000},"engine":"llama.cpp"}`,
 	}
 	for _, b := range bodies {
-		before, start := processCPUTime(t), time.Now()
+		before, start := cputime.Process(t), time.Now()
 		a := shard(t, request(t, b, r))
 		checkInvariants(t, a)
-		cpu := processCPUTime(t) - before
+		cpu := cputime.Process(t) - before
 		assert.Less(t, cpu, hostileCPUBound, b)
 		t.Logf("%v CPU, %v wall: fits=%v %s tp=%d pp=%d", cpu, time.Since(start), a.Fits, a.Strategy, a.TPSize, a.PPSize)
 	}
@@ -64,10 +64,3 @@ func TestHostileShapesAreBounded(t *testing.T) {
 // not the planner. The test runs alone (not t.Parallel), so the process's
 // CPU time is its own and the garbage collector's.
 const hostileCPUBound = 10 * time.Second
-
-// processCPUTime is the CPU time (user and system) this process has used.
-func processCPUTime(t *testing.T) time.Duration {
-	var ru syscall.Rusage
-	require.NoError(t, syscall.Getrusage(syscall.RUSAGE_SELF, &ru))
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}

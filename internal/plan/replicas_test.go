@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/ai-hwaccel/ai-hwaccel/internal/cputime"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -333,10 +334,10 @@ func TestReplicasManyDevicesBounded(t *testing.T) {
 		`{"model":{"name":"llama-3.1-70b"},"replicas":2048}`,
 		`{"model":{"name":"llama-3.1-70b"},"replicas":4097}`,
 	} {
-		before, start := processCPUTime(t), time.Now()
+		before, start := cputime.Process(t), time.Now()
 		a := shard(t, request(t, b, r))
 		checkInvariants(t, a)
-		cpu := processCPUTime(t) - before
+		cpu := cputime.Process(t) - before
 		assert.Less(t, cpu, hostileCPUBound, b)
 		t.Logf("%v CPU, %v wall: fits=%v %s dp=%d tp=%d pp=%d", cpu, time.Since(start), a.Fits, a.Strategy, a.DPSize, a.TPSize, a.PPSize)
 	}

@@ -13,6 +13,14 @@ const MaxDeviceMemory int64 = 1 << 50
 // MaxDevices bounds how many devices a registry given by a host may hold.
 const MaxDevices = 65536
 
+// MaxBandwidthGBs bounds a device's memory_bandwidth_gb_s (1 PB/s: the
+// fastest HBM stacks of a whole board are a few TB/s); MaxNUMANode bounds
+// its numa_node.
+const (
+	MaxBandwidthGBs = 1e6
+	MaxNUMANode     = 1 << 16
+)
+
 // Validate checks a registry for values no real machine has, and fills what
 // follows from other fields (family from kind, ids from kind and index).
 func (r *Registry) Validate() error {
@@ -101,13 +109,13 @@ func (d *Device) validate(i int) error {
 			return err
 		}
 	}
-	if d.MemoryBandwidthGBs < 0 || d.MemoryBandwidthGBs > 1e6 {
+	if d.MemoryBandwidthGBs < 0 || d.MemoryBandwidthGBs > MaxBandwidthGBs {
 		return errs.New(errs.InvalidArgument, "%s: memory_bandwidth_gb_s %g is out of range", where, d.MemoryBandwidthGBs)
 	}
 	if d.Cores < 0 || d.ChipCount < 0 {
 		return errs.New(errs.InvalidArgument, "%s: negative cores or chip_count", where)
 	}
-	if d.NUMANode != nil && (*d.NUMANode < 0 || *d.NUMANode > 1<<16) {
+	if d.NUMANode != nil && (*d.NUMANode < 0 || *d.NUMANode > MaxNUMANode) {
 		return errs.New(errs.InvalidArgument, "%s: numa_node %d is out of range", where, *d.NUMANode)
 	}
 	d.CPUFeatures = knownCPUFeatures(d.CPUFeatures)

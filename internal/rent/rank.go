@@ -27,6 +27,14 @@ const (
 // this answers).
 const MaxNodes = 64
 
+// Bounds of the filters a rent request gives (rent.max_price_per_hour and
+// rent.target_tokens_per_s, both open): a billion dollars an hour or a
+// trillion tokens a second is a unit mistake, not a filter.
+const (
+	PriceCeiling = 1e9  // USD per hour
+	SpeedCeiling = 1e12 // tokens per second
+)
+
 // Request is a rent question: the planning request (model, context, batch,
 // engine; no registry) and the filters.
 type Request struct {

@@ -5,8 +5,9 @@
 // look checked.
 //
 // Supported assertions: type, properties, required, additionalProperties
-// (boolean or schema), items, minItems, enum, const, minimum, maximum,
-// exclusiveMinimum, minLength, maxLength, pattern, oneOf, anyOf, allOf, and
+// (boolean or schema), items, minItems, maxItems, enum, const, minimum,
+// maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength,
+// pattern, oneOf, anyOf, allOf, and
 // $ref to "#" or "#/$defs/<name>". Annotations ($schema, $id, $comment,
 // title, description, examples, default, deprecated) are accepted and ignored.
 package schema
@@ -67,8 +68,8 @@ var annotations = map[string]bool{
 // assertions are the keywords this validator checks.
 var assertions = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "minItems": true, "enum": true, "const": true, "minimum": true,
-	"maximum": true, "exclusiveMinimum": true, "minLength": true, "maxLength": true,
+	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true, "minimum": true,
+	"maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "minLength": true, "maxLength": true,
 	"pattern": true, "oneOf": true, "anyOf": true, "allOf": true, "$ref": true,
 }
 
@@ -169,11 +170,11 @@ func (s *Schema) checkKeyword(k string, v any, at string) error {
 		if _, ok := v.([]any); !ok {
 			return fmt.Errorf("%s: must be an array", at)
 		}
-	case "minimum", "maximum", "exclusiveMinimum":
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		if _, ok := v.(json.Number); !ok {
 			return fmt.Errorf("%s: must be a number", at)
 		}
-	case "minItems", "minLength", "maxLength":
+	case "minItems", "maxItems", "minLength", "maxLength":
 		n, ok := v.(json.Number)
 		if !ok {
 			return fmt.Errorf("%s: must be a non-negative integer", at)
@@ -308,7 +309,7 @@ func (s *Schema) keyword(n map[string]any, k string, v any, path string, depth i
 		if !equal(arg, v) {
 			return Errors{{path, fmt.Sprintf("%s is not %s", short(v), short(arg))}}
 		}
-	case "minimum", "maximum", "exclusiveMinimum":
+	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		return checkBound(k, arg.(json.Number), v, path)
 	case "minLength", "maxLength":
 		str, ok := v.(string)
@@ -356,6 +357,12 @@ func (s *Schema) keyword(n map[string]any, k string, v any, path string, depth i
 		limit, _ := arg.(json.Number).Int64()
 		if ok && int64(len(arr)) < limit {
 			return Errors{{path, fmt.Sprintf("has %d items, want at least %d", len(arr), limit)}}
+		}
+	case "maxItems":
+		arr, ok := v.([]any)
+		limit, _ := arg.(json.Number).Int64()
+		if ok && int64(len(arr)) > limit {
+			return Errors{{path, fmt.Sprintf("has %d items, want at most %d", len(arr), limit)}}
 		}
 	case "allOf":
 		var out Errors
@@ -430,7 +437,8 @@ func checkBound(k string, limit json.Number, v any, path string) Errors {
 		return nil
 	}
 	c := rat(num).Cmp(rat(limit))
-	bad := (k == "minimum" && c < 0) || (k == "maximum" && c > 0) || (k == "exclusiveMinimum" && c <= 0)
+	bad := (k == "minimum" && c < 0) || (k == "maximum" && c > 0) ||
+		(k == "exclusiveMinimum" && c <= 0) || (k == "exclusiveMaximum" && c >= 0)
 	if bad {
 		return Errors{{path, fmt.Sprintf("%s violates %s %s", num, k, limit)}}
 	}

@@ -326,6 +326,33 @@ func TestDecodeOverflowingNumberIsOutOfRange(t *testing.T) {
 	require.NoError(t, Decode([]byte(`{"params_b":1e-400}`), &v, "request"), "underflow is 0, as the decoder reads it")
 }
 
+// An integer past its Go type's range is out of range too, in the words
+// of an integer, not "a value of the wrong type"; the type's own bounds
+// still decode.
+func TestDecodeOverflowingIntegerIsOutOfRange(t *testing.T) {
+	type ints struct {
+		I8  int8   `json:"i8"`
+		U8  uint8  `json:"u8"`
+		I64 int64  `json:"i64"`
+		U64 uint64 `json:"u64"`
+	}
+	for in, want := range map[string]string{
+		`{"i8":128}`:                   "request: i8: 128 is outside the range of an integer (at most 1.3e+02 in magnitude)",
+		`{"i8":-129}`:                  "request: i8: -129 is outside the range of an integer (at most 1.3e+02 in magnitude)",
+		`{"u8":256}`:                   "request: u8: 256 is outside the range of an integer (at most 2.6e+02 in magnitude)",
+		`{"i64":9223372036854775808}`:  "request: i64: 9223372036854775808 is outside the range of an integer (at most 9.2e+18 in magnitude)",
+		`{"u64":18446744073709551616}`: "request: u64: 18446744073709551616 is outside the range of an integer (at most 1.8e+19 in magnitude)",
+	} {
+		var v ints
+		err := Decode([]byte(in), &v, "request")
+		assert.Equal(t, errs.InvalidArgument, codeOf(t, err), in)
+		assert.Equal(t, want, errs.MessageOf(err), in)
+	}
+	var v ints
+	require.NoError(t, Decode([]byte(`{"i8":-128,"u8":255,"i64":-9223372036854775808,"u64":18446744073709551615}`), &v, "request"))
+	assert.Equal(t, ints{-128, 255, -9223372036854775808, 18446744073709551615}, v)
+}
+
 // WellFormedAs knows the target type: a struct's field named twice, the
 // second time in other letter case, is a repeat as Decode finds it; a map's
 // keys that differ in case stay different keys; a raw value is walked as

@@ -41,19 +41,35 @@ func (s *scanner) kindCheck(t reflect.Type, sh shape) error {
 			return &shapeError{msg: "expected " + wantWords(t) + ", got " + got}
 		}
 		if n := overflows(t.Kind(), s.data[s.pos:]); n != "" {
-			return &shapeError{msg: n + " is outside the range of a number (at most " +
-				strconv.FormatFloat(maxOf(t.Kind()), 'g', 2, 64) + " in magnitude)"}
+			return &shapeError{msg: n + " is outside the range of " + rangeWords(t.Kind()) +
+				" (at most " + strconv.FormatFloat(maxOf(t.Kind()), 'g', 2, 64) + " in magnitude)"}
 		}
 	}
 	return nil
 }
 
-// overflows is the text of the float number at the start of b when it is
-// too large for kind k (1e400 in a float64): the decoder would call it a
-// value of the wrong type. "" when it fits or k is no float. Only a
-// number with an exponent or over 38 digits can overflow, so others are
-// not parsed.
+// overflows is the text of the number at the start of b when it is too
+// large for kind k (1e400 in a float64, 2^64 in an int64): the decoder
+// would call it a value of the wrong type. "" when it fits or k is no
+// number. Only a float with an exponent or over 38 digits can overflow, so
+// others are not parsed.
 func overflows(k reflect.Kind, b []byte) string {
+	if bits := intBits(k); bits > 0 {
+		end := 0
+		for end < len(b) && strings.IndexByte("-0123456789", b[end]) >= 0 {
+			end++
+		}
+		var err error
+		if k >= reflect.Uint && k <= reflect.Uintptr {
+			_, err = strconv.ParseUint(string(b[:end]), 10, bits)
+		} else {
+			_, err = strconv.ParseInt(string(b[:end]), 10, bits)
+		}
+		if errors.Is(err, strconv.ErrRange) {
+			return string(b[:end])
+		}
+		return ""
+	}
 	if k != reflect.Float32 && k != reflect.Float64 {
 		return ""
 	}
@@ -76,12 +92,43 @@ func overflows(k reflect.Kind, b []byte) string {
 	return ""
 }
 
-// maxOf is the largest magnitude a float of kind k holds.
+// maxOf is the largest magnitude a number of kind k holds.
 func maxOf(k reflect.Kind) float64 {
-	if k == reflect.Float32 {
+	switch bits := intBits(k); {
+	case bits > 0 && k >= reflect.Uint && k <= reflect.Uintptr:
+		return math.Pow(2, float64(bits)) - 1
+	case bits > 0:
+		return math.Pow(2, float64(bits-1)) - 1
+	case k == reflect.Float32:
 		return math.MaxFloat32
 	}
 	return math.MaxFloat64
+}
+
+// rangeWords names the kind of number whose range a value left: "an
+// integer" for the integer kinds, "a number" for floats.
+func rangeWords(k reflect.Kind) string {
+	if intBits(k) > 0 {
+		return "an integer"
+	}
+	return "a number"
+}
+
+// intBits is the width of integer kind k, 0 for any other kind.
+func intBits(k reflect.Kind) int {
+	switch k {
+	case reflect.Int8, reflect.Uint8:
+		return 8
+	case reflect.Int16, reflect.Uint16:
+		return 16
+	case reflect.Int32, reflect.Uint32:
+		return 32
+	case reflect.Int64, reflect.Uint64:
+		return 64
+	case reflect.Int, reflect.Uint, reflect.Uintptr:
+		return strconv.IntSize
+	}
+	return 0
 }
 
 // takes reports whether a scalar of kind k can hold the JSON value at the

@@ -90,9 +90,15 @@ type wireProjector struct {
 	Offload   *bool    `json:"offload"`
 }
 
-// wireInt is a JSON number that must be an integer of reasonable size;
-// strings, fractions, and values like 1e400 or 2^70 are invalid_argument.
-type wireInt struct{ V int64 }
+// wireInt is a JSON number that must be an integer, read exactly from its
+// text (integers.go): V is its value, or the nearest int64 for one beyond
+// int64 (1e400), which every member's range refuses; Text is the number as
+// written, which a refusal quotes. Strings and fractions are
+// invalid_argument.
+type wireInt struct {
+	V    int64
+	Text string
+}
 
 // UnmarshalJSON implements json.Unmarshaler.
 func (w *wireInt) UnmarshalJSON(b []byte) error {
@@ -100,11 +106,11 @@ func (w *wireInt) UnmarshalJSON(b []byte) error {
 	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
 		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
 	}
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) || math.Abs(f) > 1<<53 || f != math.Trunc(f) {
-		return errs.New(errs.InvalidArgument, "expected an integer of reasonable size, got %s", clip(s))
+	v, ok := wholeNumber(s)
+	if !ok {
+		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
 	}
-	w.V = int64(f)
+	w.V, w.Text = v, s
 	return nil
 }
 
@@ -192,7 +198,7 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 	}
 	if tp := w.TensorParallel; tp != nil {
 		if tp.V < 1 || tp.V > planreq.MaxTensorParallel {
-			return nil, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size %d is outside [1, %d]", tp.V, planreq.MaxTensorParallel)
+			return nil, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size %s is outside [1, %d]", clip(tp.Text), planreq.MaxTensorParallel)
 		}
 		r.TensorParallel = int(tp.V)
 	}
@@ -283,7 +289,11 @@ func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProject
 		return errs.New(errs.InvalidArgument, "request: mmproj needs a path or size_bytes")
 	}
 	if p.Bytes < 1 || p.Bytes > planreq.MaxPlanBytes {
-		return errs.New(errs.InvalidArgument, "request: mmproj size %d bytes is outside [1, %d]", p.Bytes, int64(planreq.MaxPlanBytes))
+		size := strconv.FormatInt(p.Bytes, 10)
+		if mm.SizeBytes != nil {
+			size = clip(mm.SizeBytes.Text)
+		}
+		return errs.New(errs.InvalidArgument, "request: mmproj size %s bytes is outside [1, %d]", size, int64(planreq.MaxPlanBytes))
 	}
 	r.Projector = p
 	return nil
@@ -322,7 +332,7 @@ func bounded(name string, w *wireInt, def, max int) (int, error) {
 		return def, nil
 	}
 	if w.V < 1 || w.V > int64(max) {
-		return 0, errs.New(errs.InvalidArgument, "request: %s %d is outside [1, %d]", name, w.V, max)
+		return 0, errs.New(errs.InvalidArgument, "request: %s %s is outside [1, %d]", name, clip(w.Text), max)
 	}
 	return int(w.V), nil
 }
@@ -473,7 +483,7 @@ func decodeReplicas(r *planreq.Request, raw json.RawMessage) error {
 		return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
 	}
 	if w.V < 1 || w.V > planreq.MaxRequestDevices {
-		return errs.New(errs.InvalidArgument, "request: replicas %d is outside [1, %d]", w.V, planreq.MaxRequestDevices)
+		return errs.New(errs.InvalidArgument, "request: replicas %s is outside [1, %d]", clip(w.Text), planreq.MaxRequestDevices)
 	}
 	r.Replicas = int(w.V)
 	return nil
