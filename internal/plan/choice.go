@@ -80,6 +80,12 @@ type choice struct {
 	// answer (fit).
 	UnknownRuns map[quant.Level]bool
 	RunsNamed   []string
+	// running is the ids of the accelerators of unknown memory that,
+	// counted, would run a level tried, and counted whether unknownRunning
+	// could tell (one registry): where it could, only they are named and
+	// counted (unknownNamed).
+	running map[string]bool
+	counted bool
 	// Known is the number of devices of known memory planned on (the
 	// passes' pools): with UnknownMemory, the devices there are in all,
 	// which a too_few_devices refusal's Needs is weighed against
@@ -240,7 +246,9 @@ func choose(req *planning) (*choice, error) {
 	// accelerators (below).
 	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
 	if len(ch.UnknownMemory) > 0 {
-		ch.UnknownRuns, ch.RunsNamed = unknownRunning(req, want, tried)
+		ch.UnknownRuns, ch.running, ch.counted = unknownRunning(req, want, tried)
+		ch.RunsNamed = unknownMemoryDevices(req, false, false, func(d *registry.Device) bool { return ch.running[d.ID] })
+		ch.UnknownMemory = ch.unknownNamed(req, len(accel) == 0)
 	}
 	for _, p := range plannedPools(req, accel, host) {
 		ch.Known += len(p.Devices)
@@ -256,7 +264,7 @@ func choose(req *planning) (*choice, error) {
 		// tpu-v5e and slimbook-hero-rtx4060-igpu fixtures) might hold
 		// what they do not. Where they hold it, host RAM is not planned
 		// whatever its size, and the CPU is not named.
-		ch.UnknownMemory = unknownMemoryDevices(req, true, false, nil)
+		ch.UnknownMemory = ch.unknownNamed(req, true)
 	}
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if plansOffload(req, accel) {
@@ -271,7 +279,7 @@ func choose(req *planning) (*choice, error) {
 			// beside "the registry does not report cpu:0's memory").
 			// Accelerators that all share host RAM gain nothing from it
 			// (hostShared).
-			ch.UnknownMemory = unknownMemoryDevices(req, true, false, nil)
+			ch.UnknownMemory = ch.unknownNamed(req, true)
 		}
 	}
 	ch.refuseNothingFits(req, passes, accel, host, levels, want)
@@ -973,29 +981,29 @@ func unknownMemoryDevices(req *planning, withCPU, withShared bool, keep func(*re
 
 // unknownRunning is what the available accelerators of unknown memory
 // (as unknownMemoryDevices counts them) would run, counted: the levels of
-// levels that a pool they join runs, and those of them in such a pool,
-// named as unknownMemoryDevices names them. A pool runs a level only where
+// levels that a pool they join runs, and the ids of those of them in such
+// a pool. A pool runs a level only where
 // each of its devices does (poolRefuses), so an H100 of unknown memory
 // beside a V100 runs no bf16 there, as with its memory known. Memory is
 // not asked: the devices are counted at a size of 1 GiB, which no
 // support rule reads. One registry only (a cluster's nodes are not
-// counted: nil).
-func unknownRunning(req *planning, want map[string]bool, levels []quant.Level) (map[quant.Level]bool, []string) {
+// counted: ok false).
+func unknownRunning(req *planning, want map[string]bool, levels []quant.Level) (runs map[quant.Level]bool, running map[string]bool, ok bool) {
 	if req.Registry == nil || len(req.Cluster) > 0 {
-		return nil, nil
+		return nil, nil, false
 	}
-	counted := *req.Registry
-	counted.Devices = slices.Clone(req.Registry.Devices)
+	all := *req.Registry
+	all.Devices = slices.Clone(req.Registry.Devices)
 	left := map[string]bool{}
-	for i := range counted.Devices {
-		d := &counted.Devices[i]
+	for i := range all.Devices {
+		d := &all.Devices[i]
 		if d.Available && d.Kind != registry.KindCPU && !d.MemoryShared && d.MemoryBytes <= 0 && d.MemoryUsableBytes <= 0 && d.MemoryFreeBytes == nil {
 			d.MemoryBytes = 1 << 30
 			left[d.ID] = true
 		}
 	}
-	runs, running := map[quant.Level]bool{}, map[string]bool{}
-	for _, p := range buildPools(&counted, 0, "", req.engineRule(), want) {
+	runs, running = map[quant.Level]bool{}, map[string]bool{}
+	for _, p := range buildPools(&all, 0, "", req.engineRule(), want) {
 		var ids []string
 		for _, d := range p.Devices {
 			if left[d.ID] {
@@ -1012,9 +1020,22 @@ func unknownRunning(req *planning, want map[string]bool, levels []quant.Level) (
 		}
 	}
 	if len(running) == 0 {
-		return nil, nil
+		return nil, nil, true
 	}
-	return runs, unknownMemoryDevices(req, false, false, func(d *registry.Device) bool { return running[d.ID] })
+	return runs, running, true
+}
+
+// unknownNamed is the devices of unknown memory a refusal counts and
+// names, or a plan's warning names (unknownMemoryDevices): the CPU where
+// withCPU, and the accelerators that, counted, would run a level tried
+// (unknownRunning), every one where that could not be told (a cluster).
+// One that runs none whatever its memory (a K80 below vLLM's
+// compute-capability floor) is not left out for its memory, and counted
+// it would lift no refusal.
+func (ch *choice) unknownNamed(req *planning, withCPU bool) []string {
+	return unknownMemoryDevices(req, withCPU, false, func(d *registry.Device) bool {
+		return d.Kind == registry.KindCPU || !ch.counted || ch.running[d.ID]
+	})
 }
 
 // ownMemory reports whether some accelerator of accel has memory of its

@@ -377,3 +377,34 @@ func TestCPUOffloadOnHostOfUnknownRAMIsUnknown(t *testing.T) {
 	require.Equal(t, FitYes, c.Fits)
 	assert.NotContains(t, strings.Join(c.Warnings, "\n"), "cpu:0")
 }
+
+// h100sBesideK80 is 4 H100s of known memory beside a Tesla K80 (compute
+// capability 3.7) of memory k80Bytes, 0 for unknown.
+func h100sBesideK80(t *testing.T, k80Bytes int64) *registry.Registry {
+	k80 := gpu(registry.KindCUDA, 4, "Tesla K80", k80Bytes, "3.7")
+	k80.Vendor = "nvidia"
+	return reg(t, []registry.Device{h100(0), h100(1), h100(2), h100(3), k80}, link("nvlink", 450, ids("cuda", 4)...))
+}
+
+// A GPU of unknown memory that runs no level tried whatever its memory (a
+// K80, below vLLM's compute-capability floor) was named as left out for
+// its memory and counted as one that might hold the model: DeepSeek-R1 on
+// 4 H100s beside it said fits null, where with the K80's memory known it
+// is a plain no; Qwen3-32B's plan warned of it. It is neither counted nor
+// named, as a training run leaves out a GPU that does not run its
+// precision (TestTrainingLeavesOutUnknownGPUsOfAnotherPrecision).
+func TestUnknownGPUThatRunsNothingIsNotCounted(t *testing.T) {
+	const r1 = `{"model":{"name":"DeepSeek-R1"}}`
+	require.Equal(t, FitNo, shard(t, request(t, r1, h100sBesideK80(t, 12<<30))).Fits, "the premise: the K80's memory known, a plain no")
+	a := shard(t, request(t, r1, h100sBesideK80(t, 0)))
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.NotContains(t, a.Refusal.Text, "cuda:4")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitNo, row.Fits, row.Quant)
+	}
+
+	b := shard(t, request(t, `{"model":{"name":"Qwen3-32B"}}`, h100sBesideK80(t, 0)))
+	require.Equal(t, FitYes, b.Fits, "%s", dump(t, b))
+	assert.NotContains(t, strings.Join(b.Warnings, "\n"), "cuda:4")
+}
