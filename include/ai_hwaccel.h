@@ -57,8 +57,10 @@ extern "C" {
  * (code no_device) "fits" is null: unknown, not no; so is each "levels"
  * row's "fits" then.  So too where devices of unknown memory were left out
  * that, counted, might lift the refusal (insufficient_memory, or
- * too_few_devices where they make up the number; a CPU of unknown RAM
- * under "include_cpu"): the refusal's text names them (docs/requests.md).
+ * too_few_devices where they make up the number, or unsupported where they
+ * would run a level no device of known memory runs; a CPU of unknown RAM
+ * under "include_cpu" or "cpu_offload"): the refusal's text names them
+ * (docs/requests.md).
  *
  * Threads.  All functions may be called concurrently from any number of
  * threads.  There is no per-thread or per-handle state; the only shared state

@@ -38,12 +38,15 @@ func TestUnknownDeviceNamesTheDevicesThereAre(t *testing.T) {
 
 // --cpu-offload on a machine whose host memory is unknown (the Slimbook
 // fixture has no /proc/meminfo: its 8 GB RTX 4060 holds no Qwen3-30B-A3B)
-// cannot keep anything in host RAM; the answer says so and why, instead of
-// a refusal that reads as if the flag had been tried and failed.
+// cannot keep anything in host RAM that it can size; the answer says so and
+// why, instead of a refusal that reads as if the flag had been tried and
+// failed. Counted, that RAM might hold what the GPU does not, so the answer
+// cannot tell, and names cpu:0 (it said "does not fit").
 func TestCPUOffloadWithoutHostMemorySaysWhy(t *testing.T) {
 	r := runCLI(t, withFixture(t, "slimbook-hero-rtx4060-igpu", "plan", "--model", "qwen3:30b-a3b", "--engine", "llama.cpp", "--cpu-offload")...)
 	require.Equal(t, 0, r.code, r.stderr)
-	assert.Contains(t, r.stdout, "does not fit")
+	assert.Contains(t, r.stdout, "cannot tell whether it fits")
+	assert.Contains(t, r.stdout, "left out because their memory is unknown (counted, they might hold it): cpu:0 (host RAM: /proc/meminfo was not readable)")
 	assert.Contains(t, r.stdout, "cpu_offload: the registry does not report cpu:0's memory")
 
 	r = runCLI(t, withFixture(t, "dgx-h100", "plan", "--model", "Llama-3.1-405B", "--quant", "bf16", "--devices", "cuda:0-3", "--cpu-offload", "--engine", "llama.cpp")...)
@@ -632,6 +635,9 @@ func TestHintsNameTheFlagsInTheCLI(t *testing.T) {
 		{"dgx-spark-gb10", []string{"train", "--model", "Llama-3.1-70B", "--method", "full"},
 			[]string{"it fits with --method qlora and --gradient-checkpointing ("},
 			[]string{`"method": "qlora"`}},
+		{"gaudi2-8", []string{"train", "--model", "Llama-3.1-8B", "--method", "full", "--num-devices", "1"},
+			[]string{"on this one device it fits with --optimizer adamw_8bit and --gradient-checkpointing ("},
+			[]string{`"optimizer": "adamw_8bit"`}},
 		{"dgx-spark-gb10", []string{"plan", "--model", "Qwen3-235B-A22B"},
 			[]string{"plan it with --engine llama.cpp and --quant q2_k"},
 			[]string{`"quant": "q2_k"`}},

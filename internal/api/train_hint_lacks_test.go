@@ -18,13 +18,13 @@ func TestTrainingRefusalNamesOnlyWhatTheRequestLacks(t *testing.T) {
 		want, not       []string
 	}{
 		{"Llama-3.1-70B", `{"method":"full"}`,
-			[]string{"such devices (", "each) with gradient_checkpointing and zero_stage 3 (ZeRO-3/FSDP); no setting fits"}, nil},
+			[]string{"such devices (", "each) with gradient_checkpointing and zero_stage 3 (ZeRO-3/FSDP); on this one device"}, nil},
 		{"Llama-3.1-70B", `{"method":"full","gradient_checkpointing":true}`,
-			[]string{"each) with zero_stage 3 (ZeRO-3/FSDP); no setting fits"}, []string{"gradient_checkpointing and"}},
+			[]string{"each) with zero_stage 3 (ZeRO-3/FSDP); on this one device"}, []string{"gradient_checkpointing and"}},
 		{"Llama-3.1-70B", `{"method":"full","fsdp":true}`,
-			[]string{"each) with gradient_checkpointing; no setting fits"}, []string{"zero_stage 3"}},
+			[]string{"each) with gradient_checkpointing; on this one device"}, []string{"zero_stage 3"}},
 		{"Llama-3.1-70B", `{"method":"full","zero_stage":3,"gradient_checkpointing":true}`,
-			[]string{"each) as set; no setting fits"}, []string{"zero_stage 3", "with gradient_checkpointing"}},
+			[]string{"each) as set; on this one device"}, []string{"zero_stage 3", "with gradient_checkpointing"}},
 		{"Llama-3.1-405B", `{"method":"full","fsdp":true,"gradient_checkpointing":true}`,
 			[]string{"as set it needs more than 16 devices of this memory"}, []string{"even with", "zero_stage 3 it"}},
 		{"Llama-3.1-405B", `{"method":"full","fsdp":true}`,

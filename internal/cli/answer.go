@@ -1277,13 +1277,13 @@ type optionWords struct{ fixed *strings.Replacer }
 var quantHint = regexp.MustCompile(regexp.QuoteMeta(strings.TrimSuffix(plan.HintQuant(""), `""`)) + `"([a-z0-9_]+)"`)
 
 // trainingHint matches the training hints with a value (plan.HintMethod,
-// HintLoRARank, HintMicroBatch, HintSeqLen); its groups are the field and
+// HintOptimizer, HintLoRARank, HintMicroBatch, HintSeqLen); its groups are the field and
 // the value.
-var trainingHint = regexp.MustCompile(`"(method|lora_rank|micro_batch|seq_len)": "?([a-z0-9_]+)"?`)
+var trainingHint = regexp.MustCompile(`"(method|optimizer|lora_rank|micro_batch|seq_len)": "?([a-z0-9_]+)"?`)
 
 // trainingFlags is the flag of each field trainingHint matches.
 var trainingFlags = map[string]string{
-	"method": "--method", "lora_rank": "--lora-rank", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
+	"method": "--method", "optimizer": "--optimizer", "lora_rank": "--lora-rank", "micro_batch": "--micro-batch", "seq_len": "--seq-len",
 }
 
 // Replace returns s with every hint phrase spelled as the CLI's flag.

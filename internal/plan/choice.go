@@ -72,6 +72,20 @@ type choice struct {
 	// hold what the others do not: a refusal for memory is then unknown,
 	// not no (fit), and a plan names them (unknownMemoryWarning).
 	UnknownMemory []string
+	// UnknownRuns is the levels tried that a pool the accelerators of
+	// unknown memory join, counted, would run, and RunsNamed those of
+	// them in such a pool (unknownRunning); nil where none would. Where
+	// no device of known memory runs a level, the level is then unknown,
+	// not no: on its row (levelRows) and, refused as unsupported, in the
+	// answer (fit).
+	UnknownRuns map[quant.Level]bool
+	RunsNamed   []string
+	// running is the ids of the accelerators of unknown memory that,
+	// counted, would run a level tried, and counted whether unknownRunning
+	// could tell (one registry): where it could, only they are named and
+	// counted (unknownNamed).
+	running map[string]bool
+	counted bool
 	// Known is the number of devices of known memory planned on (the
 	// passes' pools): with UnknownMemory, the devices there are in all,
 	// which a too_few_devices refusal's Needs is weighed against
@@ -231,6 +245,11 @@ func choose(req *planning) (*choice, error) {
 	// only pool here, and with include_cpu once nothing fits the
 	// accelerators (below).
 	ch.UnknownMemory = unknownMemoryDevices(req, len(accel) == 0, false, nil)
+	if len(ch.UnknownMemory) > 0 {
+		ch.UnknownRuns, ch.running, ch.counted = unknownRunning(req, want, tried)
+		ch.RunsNamed = unknownMemoryDevices(req, false, false, func(d *registry.Device) bool { return ch.running[d.ID] })
+		ch.UnknownMemory = ch.unknownNamed(req, len(accel) == 0)
+	}
 	for _, p := range plannedPools(req, accel, host) {
 		ch.Known += len(p.Devices)
 	}
@@ -245,13 +264,22 @@ func choose(req *planning) (*choice, error) {
 		// tpu-v5e and slimbook-hero-rtx4060-igpu fixtures) might hold
 		// what they do not. Where they hold it, host RAM is not planned
 		// whatever its size, and the CPU is not named.
-		ch.UnknownMemory = unknownMemoryDevices(req, true, false, nil)
+		ch.UnknownMemory = ch.unknownNamed(req, true)
 	}
 	ch.OffloadWithReplicas = req.CPUOffload && len(accel) > 0 && req.dataParallel()
 	if plansOffload(req, accel) {
 		if oc := planOffloadLevels(req, accel, levels); oc.Best != nil {
 			ch.takeOffload(req, levels, deviceRows, oc)
 			return ch, nil
+		}
+		if ownMemory(accel) {
+			// cpu_offload plans host RAM for what the accelerators do
+			// not hold: a CPU whose RAM is unknown might hold it, as
+			// with include_cpu (the refusal said no, naming no CPU,
+			// beside "the registry does not report cpu:0's memory").
+			// Accelerators that all share host RAM gain nothing from it
+			// (hostShared).
+			ch.UnknownMemory = ch.unknownNamed(req, true)
 		}
 	}
 	ch.refuseNothingFits(req, passes, accel, host, levels, want)
@@ -600,11 +628,13 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		paged := pagedBytes(req, ps, l)
 		var refused int64 // what the first refusal for memory says the level needs
 		var refusedOn *pool
+		row.unrun = true
 		for _, p := range ps {
 			if r := unsupportedReason(req, p, l); r != "" {
 				reasons.add(r, p)
 				continue
 			}
+			row.unrun = false
 			bp := b
 			if req.kvOptionsAt(p.Budget.Engine, l) != kv || fitBatch(p, req.rowBatch()) != req.rowBatch() || p.sizedAs(l) != engine.WeightsLevel(req.requestEngine(), l) {
 				// The pool's engine has other KV cache rules, serves
@@ -949,6 +979,78 @@ func unknownMemoryDevices(req *planning, withCPU, withShared bool, keep func(*re
 	return named
 }
 
+// unknownRunning is what the available accelerators of unknown memory
+// (as unknownMemoryDevices counts them) would run, counted: the levels of
+// levels that a pool they join runs, and the ids of those of them in such
+// a pool. A pool runs a level only where
+// each of its devices does (poolRefuses), so an H100 of unknown memory
+// beside a V100 runs no bf16 there, as with its memory known. Memory is
+// not asked: the devices are counted at a size of 1 GiB, which no
+// support rule reads. One registry only (a cluster's nodes are not
+// counted: ok false).
+func unknownRunning(req *planning, want map[string]bool, levels []quant.Level) (runs map[quant.Level]bool, running map[string]bool, ok bool) {
+	if req.Registry == nil || len(req.Cluster) > 0 {
+		return nil, nil, false
+	}
+	all := *req.Registry
+	all.Devices = slices.Clone(req.Registry.Devices)
+	left := map[string]bool{}
+	for i := range all.Devices {
+		d := &all.Devices[i]
+		if d.Available && d.Kind != registry.KindCPU && !d.MemoryShared && d.MemoryBytes <= 0 && d.MemoryUsableBytes <= 0 && d.MemoryFreeBytes == nil {
+			d.MemoryBytes = 1 << 30
+			left[d.ID] = true
+		}
+	}
+	runs, running = map[quant.Level]bool{}, map[string]bool{}
+	for _, p := range buildPools(&all, 0, "", req.engineRule(), want) {
+		var ids []string
+		for _, d := range p.Devices {
+			if left[d.ID] {
+				ids = append(ids, d.ID)
+			}
+		}
+		for _, l := range levels {
+			if len(ids) > 0 && unsupportedReason(req, p, l) == "" {
+				runs[l] = true
+				for _, id := range ids {
+					running[id] = true
+				}
+			}
+		}
+	}
+	if len(running) == 0 {
+		return nil, nil, true
+	}
+	return runs, running, true
+}
+
+// unknownNamed is the devices of unknown memory a refusal counts and
+// names, or a plan's warning names (unknownMemoryDevices): the CPU where
+// withCPU, and the accelerators that, counted, would run a level tried
+// (unknownRunning), every one where that could not be told (a cluster).
+// One that runs none whatever its memory (a K80 below vLLM's
+// compute-capability floor) is not left out for its memory, and counted
+// it would lift no refusal.
+func (ch *choice) unknownNamed(req *planning, withCPU bool) []string {
+	return unknownMemoryDevices(req, withCPU, false, func(d *registry.Device) bool {
+		return d.Kind == registry.KindCPU || !ch.counted || ch.running[d.ID]
+	})
+}
+
+// ownMemory reports whether some accelerator of accel has memory of its
+// own, not the host's (registry.Device.MemoryShared).
+func ownMemory(accel []*pool) bool {
+	for _, p := range accel {
+		for _, d := range p.Devices {
+			if !d.Dev.MemoryShared {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // leftOutUnavailable names, for a request left with no device, the devices
 // with known memory it left out as unavailable, by reason: a registry
 // written by hand without "available" (it reads false) planned as if the
@@ -1023,6 +1125,8 @@ func (ch *choice) unknownCouldChange(wants int) bool {
 func (ch *choice) leftOutClause() string {
 	wants := ch.Plan.devicesWanted()
 	switch {
+	case ch.unknownWouldRun():
+		return leftOutUnknown(ch.RunsNamed, theyRunIt)
 	case wants == 0:
 		return ""
 	case ch.Plan.Code == RefusalTooFewDevices && ch.unknownCouldChange(wants):
@@ -1040,22 +1144,32 @@ func (ch *choice) leftOutClause() string {
 // too_few_devices where they would make up the number. The refusal keeps
 // its code, and its text names them (leftOutClause).
 func (ch *choice) fit() Fit {
-	if ch.unknownCouldChange(ch.Plan.devicesWanted()) {
+	if ch.unknownCouldChange(ch.Plan.devicesWanted()) || ch.unknownWouldRun() {
 		return FitUnknown
 	}
 	return fitOf(ch.Plan.Fits, ch.Plan.Code)
 }
 
+// unknownWouldRun reports whether the plan is refused as unsupported (no
+// device of known memory runs a level tried) and accelerators of unknown
+// memory left out would run one (UnknownRuns): counted, they might run
+// and hold it.
+func (ch *choice) unknownWouldRun() bool {
+	return ch.Plan.Code == RefusalUnsupported && len(ch.UnknownRuns) > 0
+}
+
 // levelRows are the answer's level rows: ch.Rows, where a row whose
 // refusal counting the devices of unknown memory might lift (its wants,
-// unknownCouldChange) says fits unknown (null), as fit says of the answer.
+// unknownCouldChange), or a row no device of known memory runs at a level
+// they would run (UnknownRuns), says fits unknown (null), as fit says of
+// the answer.
 func (ch *choice) levelRows() []LevelRow {
 	if len(ch.UnknownMemory) == 0 {
 		return ch.Rows
 	}
 	rows := slices.Clone(ch.Rows)
 	for i := range rows {
-		if rows[i].Fits == FitNo && ch.unknownCouldChange(rows[i].wants) {
+		if rows[i].Fits == FitNo && (ch.unknownCouldChange(rows[i].wants) || rows[i].unrun && ch.UnknownRuns[quant.Level(rows[i].Quant)]) {
 			rows[i].Fits = FitUnknown
 		}
 	}
@@ -1076,6 +1190,10 @@ func unknownMemoryWarning(ch *choice) string {
 // mightHoldIt is what counting the devices of unknown memory a refusal
 // for memory names might do (leftOutUnknown).
 const mightHoldIt = "counted, they might hold it"
+
+// theyRunIt is what counting the devices of unknown memory named in an
+// unsupported refusal might do: they run a level the others do not.
+const theyRunIt = "they run what the others do not: counted, they might hold it"
 
 // mightMakeUpTheNumber is what counting them might do for a too_few_devices
 // refusal where there are enough devices in all.

@@ -32,6 +32,12 @@ func HintMethod(m string) string {
 	return fmt.Sprintf("%q: %q", "method", m)
 }
 
+// HintOptimizer is the phrase that names training optimizer o in a hint:
+// "optimizer": "adamw_8bit".
+func HintOptimizer(o string) string {
+	return fmt.Sprintf("%q: %q", "optimizer", o)
+}
+
 // HintLoRARank is the phrase that names LoRA rank r in a hint:
 // "lora_rank": 16.
 func HintLoRARank(r int) string {

@@ -21,6 +21,8 @@ type LevelRow struct {
 	// which one of its pools' refusals might be lifted (planned's
 	// devicesWanted); 0 where no count of devices lifts any.
 	wants int
+	// unrun: no pool runs the level (each refused it as unsupported).
+	unrun bool
 }
 
 // SuggestAnswer is the answer of hwaccel_suggest_quant.

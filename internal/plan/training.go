@@ -366,8 +366,10 @@ type TrainingAnswer struct {
 	// MaxMicroBatch is the largest micro-batch that fits on the devices (0
 	// when none does or no device is known).
 	MaxMicroBatch int `json:"max_micro_batch"`
-	// FitsWith is the smallest change of options that makes a setup that
-	// does not fit, fit (nil when it fits or no such change does).
+	// FitsWith is the first of gradient checkpointing, ZeRO stage 3 or
+	// both that makes a setup that does not fit, fit (suggestTraining;
+	// nil when it fits or none does, and the explanation then names a
+	// lighter optimizer or method, lackingMemoryLine).
 	FitsWith *TrainingSuggestion `json:"fits_with,omitempty"`
 	// Refusal says why the setup does not fit (nil when it fits).
 	Refusal     *Refusal `json:"refusal,omitempty"`
@@ -572,7 +574,11 @@ func lackingMemoryLine(req *planning, opts TrainingOptions, s *trainingSetup, us
 	if k, need := devicesThatWould(req.Model, s, budget); k > 0 {
 		// Accelerators: a few more of them is a server to rent or
 		// ask for; more host RAM is not counted in devices.
-		return fmt.Sprintf("would fit on %d such devices (%s each) %s; no setting fits %s", k, gib(need), withLacking(s, " (ZeRO-3/FSDP)"), theseDevices(n))
+		// What fits the devices at hand is said too: "no setting fits"
+		// here had tried only gradient checkpointing and ZeRO, while
+		// QLoRA (Llama-3.1-70B on one H200) or a lighter optimizer
+		// fitted.
+		return fmt.Sprintf("would fit on %d such devices (%s each) %s; on %s %s", k, gib(need), withLacking(s, " (ZeRO-3/FSDP)"), theseDevices(n), lighterTraining(req, opts, s, budget, n))
 	}
 	// More than maxDevicesSuggested of them (90 laptop GPUs) is not a
 	// machine anyone has: say what needs less memory.
@@ -613,11 +619,14 @@ func suggestTraining(m *model.Model, s *trainingSetup, n int, budget int64) *Tra
 	return nil
 }
 
-// lighterTraining says what makes a run fit the n devices it has when their
-// count cannot grow (or not within maxDevicesSuggested): the lightest change of, in order, the method (full to LoRA to
-// QLoRA; dpo, rlhf and distillation to LoRA adapters, lora_rank), gradient
-// checkpointing, micro-batch 1 and a shorter sequence, each figure the
-// estimate of that setting; else that only a smaller model would fit.
+// lighterTraining says what makes a run fit the n devices it has (beside
+// the count of such devices that would hold it, or where their count
+// cannot grow or not within maxDevicesSuggested): the lightest change of,
+// in order, gradient checkpointing, an optimizer of less state where the
+// whole model is trained (lighterOptimizers), the method (full to LoRA to
+// QLoRA; dpo, rlhf and distillation to LoRA adapters, lora_rank),
+// micro-batch 1 and a shorter sequence, each figure the estimate of that
+// setting; else that only a smaller model would fit.
 func lighterTraining(req *planning, o TrainingOptions, s *trainingSetup, budget int64, n int) string {
 	var tries []lighter
 	for _, c := range lighterOptions(o, s) {
@@ -672,8 +681,10 @@ type lighter struct {
 }
 
 // lighterOptions is the request's options with gradient checkpointing on,
-// then with each lighter method: from full, LoRA then QLoRA; from lora or
-// prefix, QLoRA; dpo, rlhf and distillation train LoRA adapters.
+// then, where the whole model is trained, with each optimizer of less
+// state (lighterOptimizers), then with each lighter method: from full,
+// LoRA then QLoRA; from lora or prefix, QLoRA; dpo, rlhf and distillation
+// train LoRA adapters.
 func lighterOptions(o TrainingOptions, s *trainingSetup) []lighter {
 	on := true
 	with := func(f func(*TrainingOptions)) lighter {
@@ -683,6 +694,11 @@ func lighterOptions(o TrainingOptions, s *trainingSetup) []lighter {
 		return lighter{opts: c}
 	}
 	out := []lighter{with(func(*TrainingOptions) {})}
+	if !s.adapters {
+		for _, opt := range lighterOptimizers(s.Optimizer) {
+			out = append(out, with(func(c *TrainingOptions) { c.Optimizer = opt }))
+		}
+	}
 	method := func(m string) lighter {
 		return with(func(c *TrainingOptions) {
 			c.Method, c.LoRARank, c.BaseQuant = m, 0, ""
@@ -701,6 +717,24 @@ func lighterOptions(o TrainingOptions, s *trainingSetup) []lighter {
 	return out
 }
 
+// lighterOptimizers is the optimizers of less state than o, lightest
+// last, that keep the method asked: AdamW's two fp32 moments (8 bytes a
+// trained parameter) to 8-bit AdamW's (2 bytes; Dettmers et al. 2022,
+// arXiv 2110.02861, bitsandbytes' drop-in for it) to Adafactor's factored
+// second moment (Shazeer and Stern 2018, arXiv 1804.04235; next to
+// nothing, optimizerBytes). sgd, counted without momentum, keeps what
+// Adafactor keeps, so it is not offered beside it. An adapter method is
+// offered none: its optimizer state is the adapters', a rounding error.
+func lighterOptimizers(o string) []string {
+	switch o {
+	case OptAdamW:
+		return []string{OptAdamW8bit, OptAdafactor}
+	case OptAdamW8bit:
+		return []string{OptAdafactor}
+	}
+	return nil
+}
+
 // hints names what the lighter setting (as t, when set, else as tried)
 // changes from the request's setup s, in the request's words (Hint*).
 func (c lighter) hints(s, t *trainingSetup) string {
@@ -710,6 +744,9 @@ func (c lighter) hints(s, t *trainingSetup) string {
 	var out []string
 	if t.Method != s.Method {
 		out = append(out, HintMethod(t.Method))
+	}
+	if t.Optimizer != s.Optimizer {
+		out = append(out, HintOptimizer(t.Optimizer))
 	}
 	if t.LoRARank != s.LoRARank && t.Method == s.Method {
 		out = append(out, HintLoRARank(t.LoRARank))

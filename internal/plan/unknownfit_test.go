@@ -287,3 +287,124 @@ func TestIncludeCPUOfUnknownRAMBesideAFitIsNotNamed(t *testing.T) {
 	require.Equal(t, FitYes, a.Fits, "%s", dump(t, a))
 	assert.NotContains(t, strings.Join(a.Warnings, "\n"), "cpu:0")
 }
+
+// v100Beside is a Tesla V100 of known memory (compute capability 7.0: no
+// bf16) beside other.
+func v100Beside(t *testing.T, other registry.Device) *registry.Registry {
+	v100 := gpu(registry.KindCUDA, 0, "Tesla V100-SXM2-32GB", 32<<30, "7.0")
+	v100.Vendor = "nvidia"
+	return reg(t, []registry.Device{v100, other})
+}
+
+// Llama-3.1-8B at bf16 on a V100, which runs no bf16, beside an MI300X of
+// unknown memory, which does: the answer was a flat no, "cuda_gpu (nvidia)
+// devices do not support bf16", naming no MI300X, though with its memory
+// known the plan is made on it. Counted, it might run and hold it: fits is
+// null, the code stays unsupported, the text names rocm:0, and so do the
+// bf16 level row (null) and suggest's answer.
+func TestUnsupportedBesideUnknownThatRunsItIsUnknown(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16"}`
+	require.Equal(t, FitYes, shard(t, request(t, body, v100Beside(t, mi300x(0)))).Fits, "the premise: the MI300X's memory known, it fits there")
+
+	unknown := mi300x(0)
+	unknown.MemoryBytes = 0
+	r := v100Beside(t, unknown)
+	a := shard(t, request(t, body, r))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code, "no device of known memory runs bf16")
+	assert.Contains(t, a.Refusal.Text, "rocm:0 (AMD Instinct MI300X OAM: no memory size was detected")
+	assert.Contains(t, a.Refusal.Text, "they run what the others do not")
+	require.Len(t, a.Levels, 1)
+	assert.Equal(t, FitUnknown, a.Levels[0].Fits)
+
+	s, err := SuggestQuant(request(t, body, r))
+	require.NoError(t, err)
+	assert.Equal(t, FitUnknown, s.Fits)
+
+	// Under auto the plan is fp16 on the V100; the bf16 row, which the
+	// MI300X counted might hold, says null, not no.
+	auto := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"}}`, r))
+	require.Equal(t, FitYes, auto.Fits, "%s", dump(t, auto))
+	for _, row := range auto.Levels {
+		if row.Quant == "bf16" {
+			assert.Equal(t, FitUnknown, row.Fits, "%s: %s", row.Quant, row.Reason)
+		}
+	}
+}
+
+// An unknown GPU that would not lift the refusal leaves it a no: an H100
+// of unknown memory joins the V100's pool (one kind, one vendor), which
+// the V100 refuses bf16 for whatever the H100's memory, as it does with
+// that memory known.
+func TestUnsupportedBesideUnknownThatWouldNotRunItIsNo(t *testing.T) {
+	const body = `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16"}`
+	require.Equal(t, FitNo, shard(t, request(t, body, v100Beside(t, h100(1)))).Fits, "the premise: the H100's memory known, the pool still refuses bf16")
+	h := h100(1)
+	h.MemoryBytes = 0
+	a := shard(t, request(t, body, v100Beside(t, h)))
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.NotContains(t, a.Refusal.Text, "they run what the others do not")
+	assert.NotContains(t, a.Refusal.Text, "cuda:1")
+}
+
+// cpu_offload plans host RAM for what the accelerators do not hold: with
+// the CPU's RAM unknown, Llama-3.1-70B at bf16 on one H100 was a flat no
+// (the explanation said the registry gives no host memory), though 1 TiB
+// of host RAM holds it offloaded. Counted, the host might hold it: fits
+// null, the refusal names cpu:0. Where the H100 holds the model, no host
+// RAM is planned and the CPU is not named.
+func TestCPUOffloadOnHostOfUnknownRAMIsUnknown(t *testing.T) {
+	const asked = `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16","cpu_offload":true}`
+	require.Equal(t, FitYes, shard(t, request(t, asked, h100AndHost(t, 1<<40))).Fits, "the premise: 1 TiB of host RAM holds it offloaded")
+
+	a := shard(t, request(t, asked, h100AndHost(t, 0)))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.Equal(t, RefusalMemory, a.Refusal.Code)
+	assert.Contains(t, a.Refusal.Text, "cpu:0 (host RAM: /proc/meminfo was not readable)")
+	s, err := SuggestQuant(request(t, asked, h100AndHost(t, 0)))
+	require.NoError(t, err)
+	assert.Equal(t, FitUnknown, s.Fits)
+
+	b := shard(t, request(t, `{"model":{"name":"Llama-3.1-70B"},"quant":"bf16"}`, h100AndHost(t, 0)))
+	assert.Equal(t, FitNo, b.Fits, "without cpu_offload host RAM is not planned")
+	require.NotNil(t, b.Refusal)
+	assert.NotContains(t, b.Refusal.Text, "cpu:0")
+
+	c := shard(t, request(t, `{"model":{"name":"Llama-3.1-8B"},"cpu_offload":true}`, h100AndHost(t, 0)))
+	require.Equal(t, FitYes, c.Fits)
+	assert.NotContains(t, strings.Join(c.Warnings, "\n"), "cpu:0")
+}
+
+// h100sBesideK80 is 4 H100s of known memory beside a Tesla K80 (compute
+// capability 3.7) of memory k80Bytes, 0 for unknown.
+func h100sBesideK80(t *testing.T, k80Bytes int64) *registry.Registry {
+	k80 := gpu(registry.KindCUDA, 4, "Tesla K80", k80Bytes, "3.7")
+	k80.Vendor = "nvidia"
+	return reg(t, []registry.Device{h100(0), h100(1), h100(2), h100(3), k80}, link("nvlink", 450, ids("cuda", 4)...))
+}
+
+// A GPU of unknown memory that runs no level tried whatever its memory (a
+// K80, below vLLM's compute-capability floor) was named as left out for
+// its memory and counted as one that might hold the model: DeepSeek-R1 on
+// 4 H100s beside it said fits null, where with the K80's memory known it
+// is a plain no; Qwen3-32B's plan warned of it. It is neither counted nor
+// named, as a training run leaves out a GPU that does not run its
+// precision (TestTrainingLeavesOutUnknownGPUsOfAnotherPrecision).
+func TestUnknownGPUThatRunsNothingIsNotCounted(t *testing.T) {
+	const r1 = `{"model":{"name":"DeepSeek-R1"}}`
+	require.Equal(t, FitNo, shard(t, request(t, r1, h100sBesideK80(t, 12<<30))).Fits, "the premise: the K80's memory known, a plain no")
+	a := shard(t, request(t, r1, h100sBesideK80(t, 0)))
+	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	require.NotNil(t, a.Refusal)
+	assert.NotContains(t, a.Refusal.Text, "cuda:4")
+	for _, row := range a.Levels {
+		assert.Equal(t, FitNo, row.Fits, row.Quant)
+	}
+
+	b := shard(t, request(t, `{"model":{"name":"Qwen3-32B"}}`, h100sBesideK80(t, 0)))
+	require.Equal(t, FitYes, b.Fits, "%s", dump(t, b))
+	assert.NotContains(t, strings.Join(b.Warnings, "\n"), "cuda:4")
+}

@@ -199,8 +199,10 @@ def fit(request=None, **kwargs) -> List[Dict[str, Any]]:
     the models that fit first, larger first.  fits is None, as a plan's
     is, where memory that is not known decides: no device's memory is
     known (refusal "no_device"), or GPUs whose memory is unknown were left
-    out and, counted, might hold the model or make up the devices asked
-    (refusal "insufficient_memory" or "too_few_devices"; docs/requests.md).
+    out and, counted, might hold the model, make up the devices asked or
+    run a level no device of known memory runs (refusal
+    "insufficient_memory", "too_few_devices" or "unsupported"; a CPU of
+    unknown RAM under include_cpu or cpu_offload; docs/requests.md).
     fit(filter="qwen", context_length=32768, engine="vllm")."""
     return json.loads(fit_json(request, **kwargs))["models"]
 
@@ -287,9 +289,10 @@ class Plan:
     explanation says why; None where memory that is not known decides
     (unknown, not no): no device's memory is known (refusal code
     no_device), or GPUs whose memory is unknown were left out and, counted,
-    might hold the model or make up the devices asked (insufficient_memory
-    or too_few_devices; docs/requests.md).  `raw` has every field of the
-    answer."""
+    might hold the model, make up the devices asked or run a level no
+    device of known memory runs (insufficient_memory, too_few_devices or
+    unsupported; a CPU of unknown RAM under include_cpu or cpu_offload;
+    docs/requests.md).  `raw` has every field of the answer."""
 
     fits: Optional[bool]
     strategy: Optional[str] = None
