@@ -114,10 +114,24 @@ var sglangHybridSWATypes = map[string]bool{
 	"step3p5": true, "step3p7": true, "gemma4": true, "gemma4_text": true, "laguna": true,
 }
 
+// sglangHybridSWAMultimodalOnly are the model types of
+// sglangHybridSWATypes whose text-only class is not in the list: Llama 4's
+// Llama4ForCausalLM (python/sglang/srt/models/llama4.py at sgl-project/sglang
+// 003cb210149dabe1daf32be9c38ed7fe56093190), which reads a llama4_text
+// config without vision_config, is outside is_hybrid_swa_model, so SGLang
+// caches its chunked layers at the whole context. A model of these types
+// is the listed Llama4ForConditionalGeneration only with a vision tower
+// (model.Model.VisionParams, read from its vision_config).
+var sglangHybridSWAMultimodalOnly = map[string]bool{"llama4": true, "llama4_text": true}
+
 // SGLangHybridSWA reports whether SGLang keeps model m's window layers in
-// its hybrid SWA pool (sglangHybridSWATypes), m having some.
+// its hybrid SWA pool (sglangHybridSWATypes, sglangHybridSWAMultimodalOnly),
+// m having some.
 func SGLangHybridSWA(m *model.Model) bool {
 	if m == nil || !sglangHybridSWATypes[m.Architecture] {
+		return false
+	}
+	if sglangHybridSWAMultimodalOnly[m.Architecture] && m.VisionParams <= 0 {
 		return false
 	}
 	_, swa := m.SlidingLayers()

@@ -4,8 +4,11 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // SGLang sizes one token's cache in its pool by its own rules, not by the
@@ -118,5 +121,38 @@ func TestSGLangPoolTokensOfAMambaHybrid(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, ctx, int(e.MaxTotalNumTokens), "one sequence fits the pool")
 	assert.Equal(t, int(e.MaxTotalNumTokens)/ctx, a.MaxBatchSize, "the batch is the pool's")
+	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
+}
+
+// SGLang's hybrid-SWA pool is chosen by the checkpoint's class, not by its
+// layers: is_hybrid_swa_model (python/sglang/srt/configs/model_config.py
+// at sgl-project/sglang 001adf564fd332c285397a46a034ee2f93ba7515) lists
+// Llama4ForConditionalGeneration and not Llama4ForCausalLM, the text-only
+// class (EntryClass of python/sglang/srt/models/llama4.py at
+// 003cb210149dabe1daf32be9c38ed7fe56093190), which reads a config of
+// model_type llama4_text without vision_config. Its chunked layers then
+// hold the whole context in get_cell_size_per_token, like every other
+// model outside the list. The config here is the text_config of
+// meta-llama/Llama-4-Scout-17B-16E-Instruct's config.json as the catalog
+// holds it (the one Llama4ForCausalLM reads: transformers'
+// Llama4TextConfig): 48 layers, 8 KV heads of head_dim 128, 1 per rank at
+// TP 8. Before, the planner gave it the hybrid pool of its
+// ConditionalGeneration release (0.8 of the window layers' tokens) and
+// --swa-full-tokens-ratio, which SGLang ignores for it.
+func TestSGLangTextOnlyLlama4IsNoHybridSWA(t *testing.T) {
+	release, err := model.ReleaseConfig("Llama-4-Scout-17B-16E-Instruct")
+	require.NoError(t, err)
+	text, ok := release["text_config"].(map[string]any)
+	require.True(t, ok, "the release's text_config")
+	require.Equal(t, "llama4_text", text["model_type"])
+	body, err := json.Marshal(map[string]any{"model": map[string]any{"config": text}, "engine": "sglang", "quant": "bf16", "tensor_parallel_size": 8})
+	require.NoError(t, err)
+	a := shard(t, request(t, string(body), h200s(t, 8)))
+	require.True(t, a.Fits.Yes(), a.Explanation)
+	e, ok := a.EngineExpect["sglang"]
+	require.True(t, ok, "engine_expect.sglang")
+	const cell = 48 * 1 * (128 + 128) * 2 // every layer, whole context, bf16
+	assert.InEpsilon(t, e.KVCacheGiB*(1<<30)/cell, float64(e.MaxTotalNumTokens), 0.002,
+		"SGLang's pool of %.2f GiB at %d bytes a token", e.KVCacheGiB, cell)
 	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
 }
