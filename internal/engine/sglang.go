@@ -38,7 +38,8 @@ func (sglang) Title() string { return "SGLang" }
 // cache of such a model to fp8_e4m3 on compute capability 10 and above and
 // to bfloat16 below (_set_default_nsa_kv_cache_dtype in
 // python/sglang/srt/server_args.py); a plan without kv_cache_dtype is one
-// of 16-bit values on every GPU.
+// of 16-bit values on every GPU, its command pinning that cache where auto
+// would be fp8_e4m3 (sglangDSACacheArgs).
 //
 // Its window layers it keeps by its own rule (SGLangWindowTokensRatio).
 func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
@@ -602,22 +603,9 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	if missing != "" {
 		notes = append(notes, missing)
 	}
-	if p.KVCacheDType == "fp8" || p.KVCacheDType == "int8" {
-		// SGLang's one-byte KV cache types are fp8_e5m2 and fp8_e4m3; e5m2
-		// needs no scales from the checkpoint.
-		a = append(a, "--kv-cache-dtype", "fp8_e5m2")
-	}
-	if p.KVCacheDType == "bf16" {
-		// One of --kv-cache-dtype's choices (auto, fp8_e5m2, fp8_e4m3,
-		// bf16, bfloat16, fp4_e2m1: "bf16" or "bfloat16" for BF16 KV
-		// cache, python/sglang/srt/server_args.py of sgl-project/sglang);
-		// it has no float16, so an fp16 cache is auto (modelCacheNote).
-		a = append(a, "--kv-cache-dtype", "bf16")
-	}
-	if p.KVCacheDType == "fp16" { // SGLangAutoCache
-		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
-			fp32: "which this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
-	}
+	cache, note := sglangCacheArgs(p)
+	a = append(a, cache...)
+	notes = appendNonEmpty(notes, note)
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU
 		// (OffloadedWeightBytes, sglangOffloadStep).
@@ -636,6 +624,76 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, n)
 	}
 	return a, notes, true
+}
+
+// sglangCacheArgs are the --kv-cache-dtype flag of p's cache type and what
+// the plan says of it. SGLang's one-byte types are fp8_e5m2 and fp8_e4m3
+// (e5m2 needs no scales from the checkpoint); "bf16" is one of its choices
+// ("bf16" or "bfloat16" for BF16 KV cache, python/sglang/srt/server_args.py
+// of sgl-project/sglang); it has no float16, so an fp16 cache is auto
+// (modelCacheNote). A DeepSeek Sparse Attention model has its own rule
+// (sglangDSACacheArgs).
+func sglangCacheArgs(p *Placement) ([]string, string) {
+	if p.Model != nil && p.Model.IndexerLayers > 0 {
+		if a, note, ok := sglangDSACacheArgs(p); ok {
+			return a, note
+		}
+	}
+	switch p.KVCacheDType {
+	case "fp8", "int8":
+		return []string{"--kv-cache-dtype", "fp8_e5m2"}, ""
+	case "bf16":
+		return []string{"--kv-cache-dtype", "bf16"}, ""
+	case "fp16": // SGLangAutoCache
+		return nil, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
+			fp32: "which this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p)
+	}
+	return nil, ""
+}
+
+// sglangDSAFP8From is the compute capability from which SGLang's auto KV
+// cache of a DeepSeek Sparse Attention model is fp8_e4m3, bfloat16 below
+// it; fp8_e4m3 and bfloat16 are the only types SGLang takes for such a
+// model ("DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3
+// kv_cache_dtype": _set_default_nsa_kv_cache_dtype in
+// python/sglang/srt/server_args.py, major >= 10; the same rule in the
+// arg_groups passes of later versions). The log of sgl-project/sglang PR
+// 11309 (main of 2025-10-07, B200s, no --kv-cache-dtype) allocates
+// FlashMLA's 656-byte fp8 latent.
+const sglangDSAFP8From capability = 100
+
+// sglangDSACacheArgs is sglangCacheArgs for a DeepSeek Sparse Attention
+// model, ok false where the usual rule holds: a one-byte cache is fp8_e4m3
+// (the FlashMLA layout KVRules sizes; fp8_e5m2 stops SGLang at start-up),
+// and on a GPU of sglangDSAFP8From or above a 16-bit cache, which auto
+// would make fp8_e4m3, is pinned as --kv-cache-dtype bf16, the cache the
+// plan sized.
+func sglangDSACacheArgs(p *Placement) ([]string, string, bool) {
+	switch {
+	case p.KVCacheDType == "fp8" || p.KVCacheDType == "int8":
+		return []string{"--kv-cache-dtype", "fp8_e4m3"}, "", true
+	case SGLangAutoCache(p.KVCacheDType) && sglangHasCapability(p, sglangDSAFP8From):
+		return []string{"--kv-cache-dtype", "bf16"}, fmt.Sprintf("SGLang: --kv-cache-dtype bf16 keeps the 16-bit cache this plan sized: with auto SGLang gives %s's DeepSeek Sparse Attention an fp8_e4m3 cache from compute capability %s (bfloat16 below; _set_default_nsa_kv_cache_dtype, python/sglang/srt/server_args.py); kv_cache_dtype fp8 plans that cache", p.Model.Name, sglangDSAFP8From), true
+	}
+	return nil, "", false
+}
+
+// sglangHasCapability reports whether a GPU of p has CUDA compute
+// capability cc or above.
+func sglangHasCapability(p *Placement, cc capability) bool {
+	for _, unit := range p.Units() {
+		for _, s := range unit {
+			for _, d := range s.Devices {
+				if d.Dev == nil {
+					continue
+				}
+				if c, ok := cudaCapability(d.Dev); ok && c >= cc {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).
