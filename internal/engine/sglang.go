@@ -87,10 +87,75 @@ func (sglang) KVRulesAt(o quant.KVOptions, kv string, l quant.Level) quant.KVOpt
 // (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
 // sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d): a KV
 // token costs (1 + ratio) times its bytes of the rest
-// (quant.KVOptions.StatePoolRatio). Not modelled: init_memory's cap of
-// --max-running-requests at max_mamba_cache_size / 3 (calculate_mamba_ratio),
-// which binds only at short contexts.
+// (quant.KVOptions.StatePoolRatio). init_memory then caps the requests
+// run at once at a third of the states (MaxRequests).
 const SGLangMambaFullMemoryRatio = 0.9
+
+// sglangMambaRequestRatio is how many mamba states SGLang keeps per running
+// request: init_memory caps max_num_reqs (--max-running-requests, or its
+// own default) at max_mamba_cache_size // calculate_mamba_ratio(), which is
+// MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, 3, with the radix cache on
+// and no extra buffer (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+// at sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d; the
+// default --mamba-scheduler-strategy auto resolves to no_buffer in
+// python/sglang/srt/server_args.py). extra_buffer, asked, adds 1 or 2.
+const sglangMambaRequestRatio = 3
+
+// SGLang's mamba state dtypes: the conv state in bfloat16 (CONV_DTYPE of
+// python/sglang/srt/configs/mamba_utils.py; hybrid_gdn_params'
+// conv_dtype) and the SSM state in --mamba-ssm-dtype, float32 by default
+// (ServerArgs.mamba_ssm_dtype in python/sglang/srt/server_args.py).
+const (
+	sglangConvStateBytes = 2
+	sglangSSMStateBytes  = 4
+)
+
+// sglangMambaish reports whether SGLang runs m with a mamba state pool
+// beside its KV pool (its mambaish_config): recurrent layers beside layers
+// that cache per token, as quant.KVOptions.StatePoolRatio charges them.
+func sglangMambaish(m *model.Model) bool {
+	if m == nil || m.RecurrentStateElements() <= 0 {
+		return false
+	}
+	for l := range m.CachedLayerCounts() {
+		if l.CachesPerToken() {
+			return true
+		}
+	}
+	return false
+}
+
+// sglangMambaStateBytes is SGLang's mamba_cache_per_req for m on one of tp
+// ranks: each recurrent layer's conv and SSM states, split over the ranks
+// (conv_dim and the heads divided by the attention TP size), at
+// sglangConvStateBytes and sglangSSMStateBytes. Mamba2's group padding
+// where n_groups does not divide by tp is not counted.
+func sglangMambaStateBytes(m *model.Model, tp int) float64 {
+	var b float64
+	for l, n := range m.LayerCounts() {
+		b += float64(n) * (float64(l.ConvState)*sglangConvStateBytes + float64(l.SSMState)*sglangSSMStateBytes)
+	}
+	return b / float64(max(tp, 1))
+}
+
+// MaxRequests implements RequestCapper: for a model with a mamba state
+// pool, handle_max_mamba_cache gives the pool SGLangMambaFullMemoryRatio /
+// (1 + ratio) of the rest, in whole states of mamba_cache_per_req
+// (sglangMambaStateBytes), and init_memory runs a third of them at once
+// (sglangMambaRequestRatio).
+func (sglang) MaxRequests(m *model.Model, poolBytes int64, tp int) (int, string, bool) {
+	per := 0.0
+	if sglangMambaish(m) {
+		per = sglangMambaStateBytes(m, tp)
+	}
+	if per <= 0 || poolBytes <= 0 {
+		return 0, "", false
+	}
+	states := int(float64(poolBytes) * SGLangMambaFullMemoryRatio / (1 + SGLangMambaFullMemoryRatio) / per)
+	n := states / sglangMambaRequestRatio
+	return n, fmt.Sprintf("SGLang runs at most %d requests at once: its mamba state pool holds %d states of %.1f MiB (%s / (1 + %s) of the %s its fraction leaves past the weights, --mamba-full-memory-ratio) and init_memory caps --max-running-requests at max_mamba_cache_size // %d (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py)",
+		n, states, per/(1<<20), fmtFraction(SGLangMambaFullMemoryRatio), fmtFraction(SGLangMambaFullMemoryRatio), gib(poolBytes), sglangMambaRequestRatio), true
+}
 
 // SGLangSWAFullTokensRatio is SGLang's default --swa-full-tokens-ratio,
 // "the ratio of SWA layer KV tokens / full layer KV tokens, regardless of

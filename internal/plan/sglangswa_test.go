@@ -2,6 +2,7 @@ package plan
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/goccy/go-json"
@@ -155,4 +156,51 @@ func TestSGLangTextOnlyLlama4IsNoHybridSWA(t *testing.T) {
 	assert.InEpsilon(t, e.KVCacheGiB*(1<<30)/cell, float64(e.MaxTotalNumTokens), 0.002,
 		"SGLang's pool of %.2f GiB at %d bytes a token", e.KVCacheGiB, cell)
 	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
+}
+
+// SGLang runs at most a third of its mamba state pool's states at once
+// for a model with recurrent layers: init_memory caps max_num_reqs (the
+// --max-running-requests asked, or its own default) at
+// max_mamba_cache_size // calculate_mamba_ratio(), 3 with the radix cache
+// on and no extra buffer (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO;
+// --mamba-scheduler-strategy auto is no_buffer), and
+// handle_max_mamba_cache makes max_mamba_cache_size the states of
+// mamba_cache_per_req that fit 0.9 / 1.9 of the rest
+// (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d;
+// python/sglang/srt/server_args.py: mamba_ssm_dtype float32,
+// mamba_full_memory_ratio 0.9, mamba_scheduler_strategy auto ->
+// no_buffer). Qwen3-Next-80B-A3B's state (config.json: 36 gated DeltaNet
+// layers of 16 key heads and 32 value heads of dim 128, conv kernel 4) is
+// per layer a (2 x 16 x 128 + 32 x 128) x 3 bf16 conv state and a
+// 32 x 128 x 128 float32 one (hybrid_gdn_params, CONV_DTYPE bfloat16):
+// 36 x (49,152 + 2,097,152) = 77,266,944 bytes a request. On one H200 at
+// 8192 tokens the pool holds about 143 sequences but 337 states, so SGLang
+// runs 112 at once; at the whole 262,144-token context the pool binds
+// first. Before, max_batch_size was the pool's whatever the states.
+func TestSGLangMambaStatesCapRunningRequests(t *testing.T) {
+	const perRequest = 36 * ((2*16*128+32*128)*3*2 + 32*128*128*4)
+	plan := func(ctx, batch int) *ShardingAnswer {
+		body := `{"model":{"name":"Qwen3-Next-80B-A3B-Instruct"},"engine":"sglang","quant":"fp8","context_length":` + itoa(ctx)
+		if batch > 0 {
+			body += `,"batch_size":` + itoa(batch)
+		}
+		a := shard(t, request(t, body+`}`, h200s(t, 1)))
+		require.True(t, a.Fits.Yes(), a.Explanation)
+		return a
+	}
+	a := plan(8192, 0)
+	e := a.EngineExpect["sglang"]
+	states := e.KVCacheGiB * (1 << 30) * 0.9 / 1.9 / perRequest
+	want := int(states) / 3
+	require.Less(t, want, int(e.MaxTotalNumTokens)/8192, "the states bind, not the pool")
+	// kv_cache_gib's hundredths move the states by under 0.1.
+	assert.InDelta(t, want, a.MaxBatchSize, 1, "a third of %.1f states", states)
+
+	a = plan(262144, 0)
+	e = a.EngineExpect["sglang"]
+	assert.Equal(t, int(e.MaxTotalNumTokens)/262144, a.MaxBatchSize, "the pool binds")
+
+	a = plan(8192, 200)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "max_mamba_cache_size", dump(t, a.Explanation))
 }
