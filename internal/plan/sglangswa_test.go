@@ -196,6 +196,7 @@ func TestSGLangMambaStatesCapRunningRequests(t *testing.T) {
 	require.Less(t, want, int(e.MaxTotalNumTokens)/8192, "the states bind, not the pool")
 	// kv_cache_gib's hundredths move the states by under 0.1.
 	assert.InDelta(t, want, a.MaxBatchSize, 1, "a third of %.1f states", states)
+	assert.Equal(t, float64(a.MaxBatchSize), e.MaxConcurrency, "engine_expect's concurrency is the requests SGLang runs")
 
 	a = plan(262144, 0)
 	e = a.EngineExpect["sglang"]
