@@ -20,7 +20,9 @@
 // own that the planner checks with a type assertion: which fitted speed
 // model its plans take (SpeedModeled, SpeedModelOf) and, for a serving
 // engine, the calibration set fitted on its own runs whose constants they
-// pay (ServingFitted, ServingFitOf: none, no engine's), the CPUs it cannot
+// pay (ServingFitted, ServingFitOf: none, no engine's), a cap of its own on
+// the requests it runs at once below what its KV pool holds
+// (RequestCapper: SGLang's mamba state pool), the CPUs it cannot
 // run on (CPUFloor), the prompt chunk it runs a prompt in (PromptChunker)
 // and its fixed time per request (PromptRequestTimer), which levels its
 // kernels run on a GPU of a given compute capability where a device's

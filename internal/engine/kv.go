@@ -133,6 +133,17 @@ func KVRulesAt(e Engine, o quant.KVOptions, kv string, l quant.Level) quant.KVOp
 	return o
 }
 
+// RequestCapper is implemented by an engine that runs fewer requests at
+// once than its KV pool holds, by a limit of its own (SGLang's mamba state
+// pool: sglang.MaxRequests).
+type RequestCapper interface {
+	// MaxRequests is the most requests the engine runs at once for model m
+	// at tensor-parallel size tp on a device whose pool (the memory its
+	// fraction leaves past the weights) is poolBytes, and why; ok false
+	// where it sets no such limit for m.
+	MaxRequests(m *model.Model, poolBytes int64, tp int) (n int, why string, ok bool)
+}
+
 // FlashAttentionCache is implemented by an engine that cannot hold some KV
 // cache types without flash attention.
 type FlashAttentionCache interface {

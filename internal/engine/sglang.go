@@ -38,7 +38,8 @@ func (sglang) Title() string { return "SGLang" }
 // cache of such a model to fp8_e4m3 on compute capability 10 and above and
 // to bfloat16 below (_set_default_nsa_kv_cache_dtype in
 // python/sglang/srt/server_args.py); a plan without kv_cache_dtype is one
-// of 16-bit values on every GPU.
+// of 16-bit values on every GPU, its command pinning that cache where auto
+// would be fp8_e4m3 (sglangDSACacheArgs).
 //
 // Its window layers it keeps by its own rule (SGLangWindowTokensRatio).
 func (sglang) KVRules(o quant.KVOptions, m *model.Model) quant.KVOptions {
@@ -86,10 +87,75 @@ func (sglang) KVRulesAt(o quant.KVOptions, kv string, l quant.Level) quant.KVOpt
 // (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
 // sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d): a KV
 // token costs (1 + ratio) times its bytes of the rest
-// (quant.KVOptions.StatePoolRatio). Not modelled: init_memory's cap of
-// --max-running-requests at max_mamba_cache_size / 3 (calculate_mamba_ratio),
-// which binds only at short contexts.
+// (quant.KVOptions.StatePoolRatio). init_memory then caps the requests
+// run at once at a third of the states (MaxRequests).
 const SGLangMambaFullMemoryRatio = 0.9
+
+// sglangMambaRequestRatio is how many mamba states SGLang keeps per running
+// request: init_memory caps max_num_reqs (--max-running-requests, or its
+// own default) at max_mamba_cache_size // calculate_mamba_ratio(), which is
+// MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO, 3, with the radix cache on
+// and no extra buffer (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py
+// at sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d; the
+// default --mamba-scheduler-strategy auto resolves to no_buffer in
+// python/sglang/srt/server_args.py). extra_buffer, asked, adds 1 or 2.
+const sglangMambaRequestRatio = 3
+
+// SGLang's mamba state dtypes: the conv state in bfloat16 (CONV_DTYPE of
+// python/sglang/srt/configs/mamba_utils.py; hybrid_gdn_params'
+// conv_dtype) and the SSM state in --mamba-ssm-dtype, float32 by default
+// (ServerArgs.mamba_ssm_dtype in python/sglang/srt/server_args.py).
+const (
+	sglangConvStateBytes = 2
+	sglangSSMStateBytes  = 4
+)
+
+// sglangMambaish reports whether SGLang runs m with a mamba state pool
+// beside its KV pool (its mambaish_config): recurrent layers beside layers
+// that cache per token, as quant.KVOptions.StatePoolRatio charges them.
+func sglangMambaish(m *model.Model) bool {
+	if m == nil || m.RecurrentStateElements() <= 0 {
+		return false
+	}
+	for l := range m.CachedLayerCounts() {
+		if l.CachesPerToken() {
+			return true
+		}
+	}
+	return false
+}
+
+// sglangMambaStateBytes is SGLang's mamba_cache_per_req for m on one of tp
+// ranks: each recurrent layer's conv and SSM states, split over the ranks
+// (conv_dim and the heads divided by the attention TP size), at
+// sglangConvStateBytes and sglangSSMStateBytes. Mamba2's group padding
+// where n_groups does not divide by tp is not counted.
+func sglangMambaStateBytes(m *model.Model, tp int) float64 {
+	var b float64
+	for l, n := range m.LayerCounts() {
+		b += float64(n) * (float64(l.ConvState)*sglangConvStateBytes + float64(l.SSMState)*sglangSSMStateBytes)
+	}
+	return b / float64(max(tp, 1))
+}
+
+// MaxRequests implements RequestCapper: for a model with a mamba state
+// pool, handle_max_mamba_cache gives the pool SGLangMambaFullMemoryRatio /
+// (1 + ratio) of the rest, in whole states of mamba_cache_per_req
+// (sglangMambaStateBytes), and init_memory runs a third of them at once
+// (sglangMambaRequestRatio).
+func (sglang) MaxRequests(m *model.Model, poolBytes int64, tp int) (int, string, bool) {
+	per := 0.0
+	if sglangMambaish(m) {
+		per = sglangMambaStateBytes(m, tp)
+	}
+	if per <= 0 || poolBytes <= 0 {
+		return 0, "", false
+	}
+	states := int(float64(poolBytes) * SGLangMambaFullMemoryRatio / (1 + SGLangMambaFullMemoryRatio) / per)
+	n := states / sglangMambaRequestRatio
+	return n, fmt.Sprintf("SGLang runs at most %d requests at once: its mamba state pool holds %d states of %.1f MiB (%s / (1 + %s) of the %s its fraction leaves past the weights, --mamba-full-memory-ratio) and init_memory caps --max-running-requests at max_mamba_cache_size // %d (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py)",
+		n, states, per/(1<<20), fmtFraction(SGLangMambaFullMemoryRatio), fmtFraction(SGLangMambaFullMemoryRatio), gib(poolBytes), sglangMambaRequestRatio), true
+}
 
 // SGLangSWAFullTokensRatio is SGLang's default --swa-full-tokens-ratio,
 // "the ratio of SWA layer KV tokens / full layer KV tokens, regardless of
@@ -114,10 +180,24 @@ var sglangHybridSWATypes = map[string]bool{
 	"step3p5": true, "step3p7": true, "gemma4": true, "gemma4_text": true, "laguna": true,
 }
 
+// sglangHybridSWAMultimodalOnly are the model types of
+// sglangHybridSWATypes whose text-only class is not in the list: Llama 4's
+// Llama4ForCausalLM (python/sglang/srt/models/llama4.py at sgl-project/sglang
+// 003cb210149dabe1daf32be9c38ed7fe56093190), which reads a llama4_text
+// config without vision_config, is outside is_hybrid_swa_model, so SGLang
+// caches its chunked layers at the whole context. A model of these types
+// is the listed Llama4ForConditionalGeneration only with a vision tower
+// (model.Model.VisionParams, read from its vision_config).
+var sglangHybridSWAMultimodalOnly = map[string]bool{"llama4": true, "llama4_text": true}
+
 // SGLangHybridSWA reports whether SGLang keeps model m's window layers in
-// its hybrid SWA pool (sglangHybridSWATypes), m having some.
+// its hybrid SWA pool (sglangHybridSWATypes, sglangHybridSWAMultimodalOnly),
+// m having some.
 func SGLangHybridSWA(m *model.Model) bool {
 	if m == nil || !sglangHybridSWATypes[m.Architecture] {
+		return false
+	}
+	if sglangHybridSWAMultimodalOnly[m.Architecture] && m.VisionParams <= 0 {
 		return false
 	}
 	_, swa := m.SlidingLayers()
@@ -598,22 +678,9 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 	if missing != "" {
 		notes = append(notes, missing)
 	}
-	if p.KVCacheDType == "fp8" || p.KVCacheDType == "int8" {
-		// SGLang's one-byte KV cache types are fp8_e5m2 and fp8_e4m3; e5m2
-		// needs no scales from the checkpoint.
-		a = append(a, "--kv-cache-dtype", "fp8_e5m2")
-	}
-	if p.KVCacheDType == "bf16" {
-		// One of --kv-cache-dtype's choices (auto, fp8_e5m2, fp8_e4m3,
-		// bf16, bfloat16, fp4_e2m1: "bf16" or "bfloat16" for BF16 KV
-		// cache, python/sglang/srt/server_args.py of sgl-project/sglang);
-		// it has no float16, so an fp16 cache is auto (modelCacheNote).
-		a = append(a, "--kv-cache-dtype", "bf16")
-	}
-	if p.KVCacheDType == "fp16" { // SGLangAutoCache
-		notes = appendNonEmpty(notes, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
-			fp32: "which this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p))
-	}
+	cache, note := sglangCacheArgs(p)
+	a = append(a, cache...)
+	notes = appendNonEmpty(notes, note)
 	if p.Offloaded {
 		// Whole GiB, per GPU; a plan offloads on one GPU
 		// (OffloadedWeightBytes, sglangOffloadStep).
@@ -632,6 +699,76 @@ func (e sglang) Args(p *Placement) ([]string, []string, bool) {
 		notes = append(notes, n)
 	}
 	return a, notes, true
+}
+
+// sglangCacheArgs are the --kv-cache-dtype flag of p's cache type and what
+// the plan says of it. SGLang's one-byte types are fp8_e5m2 and fp8_e4m3
+// (e5m2 needs no scales from the checkpoint); "bf16" is one of its choices
+// ("bf16" or "bfloat16" for BF16 KV cache, python/sglang/srt/server_args.py
+// of sgl-project/sglang); it has no float16, so an fp16 cache is auto
+// (modelCacheNote). A DeepSeek Sparse Attention model has its own rule
+// (sglangDSACacheArgs).
+func sglangCacheArgs(p *Placement) ([]string, string) {
+	if p.Model != nil && p.Model.IndexerLayers > 0 {
+		if a, note, ok := sglangDSACacheArgs(p); ok {
+			return a, note
+		}
+	}
+	switch p.KVCacheDType {
+	case "fp8", "int8":
+		return []string{"--kv-cache-dtype", "fp8_e5m2"}, ""
+	case "bf16":
+		return []string{"--kv-cache-dtype", "bf16"}, ""
+	case "fp16": // SGLangAutoCache
+		return nil, modelCacheNote(autoCache{title: "SGLang", why: "; SGLang has no float16 value",
+			fp32: "which this plan counts (kv_cache_dtype bf16 is a 2-byte cache SGLang takes)"}, p)
+	}
+	return nil, ""
+}
+
+// sglangDSAFP8From is the compute capability from which SGLang's auto KV
+// cache of a DeepSeek Sparse Attention model is fp8_e4m3, bfloat16 below
+// it; fp8_e4m3 and bfloat16 are the only types SGLang takes for such a
+// model ("DeepSeek DSA only supports bf16/bfloat16 or fp8_e4m3
+// kv_cache_dtype": _set_default_nsa_kv_cache_dtype in
+// python/sglang/srt/server_args.py, major >= 10; the same rule in the
+// arg_groups passes of later versions). The log of sgl-project/sglang PR
+// 11309 (main of 2025-10-07, B200s, no --kv-cache-dtype) allocates
+// FlashMLA's 656-byte fp8 latent.
+const sglangDSAFP8From capability = 100
+
+// sglangDSACacheArgs is sglangCacheArgs for a DeepSeek Sparse Attention
+// model, ok false where the usual rule holds: a one-byte cache is fp8_e4m3
+// (the FlashMLA layout KVRules sizes; fp8_e5m2 stops SGLang at start-up),
+// and on a GPU of sglangDSAFP8From or above a 16-bit cache, which auto
+// would make fp8_e4m3, is pinned as --kv-cache-dtype bf16, the cache the
+// plan sized.
+func sglangDSACacheArgs(p *Placement) ([]string, string, bool) {
+	switch {
+	case p.KVCacheDType == "fp8" || p.KVCacheDType == "int8":
+		return []string{"--kv-cache-dtype", "fp8_e4m3"}, "", true
+	case SGLangAutoCache(p.KVCacheDType) && sglangHasCapability(p, sglangDSAFP8From):
+		return []string{"--kv-cache-dtype", "bf16"}, fmt.Sprintf("SGLang: --kv-cache-dtype bf16 keeps the 16-bit cache this plan sized: with auto SGLang gives %s's DeepSeek Sparse Attention an fp8_e4m3 cache from compute capability %s (bfloat16 below; _set_default_nsa_kv_cache_dtype, python/sglang/srt/server_args.py); kv_cache_dtype fp8 plans that cache", p.Model.Name, sglangDSAFP8From), true
+	}
+	return nil, "", false
+}
+
+// sglangHasCapability reports whether a GPU of p has CUDA compute
+// capability cc or above.
+func sglangHasCapability(p *Placement, cc capability) bool {
+	for _, unit := range p.Units() {
+		for _, s := range unit {
+			for _, d := range s.Devices {
+				if d.Dev == nil {
+					continue
+				}
+				if c, ok := cudaCapability(d.Dev); ok && c >= cc {
+					return true
+				}
+			}
+		}
+	}
+	return false
 }
 
 // Env: the plan's GPUs made visible in placement order (visibleDevicesEnv).

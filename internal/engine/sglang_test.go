@@ -112,3 +112,28 @@ func TestSGLangChunkedPrefillSize(t *testing.T) {
 		assert.Equal(t, want, SGLangChunkedPrefillSize(mib), "%.0f MiB", mib)
 	}
 }
+
+// SGLang's mamba_cache_per_req for Qwen3-Next-80B-A3B (config.json: 36
+// gated DeltaNet layers, 16 key heads and 32 value heads of dim 128, conv
+// kernel 4): a (2 x 16 x 128 + 32 x 128) x 3 bf16 conv state and a
+// 32 x 128 x 128 float32 state a layer (hybrid_gdn_params), split over
+// the attention TP ranks; a third of the states that 0.9 / 1.9 of the pool
+// holds run at once (init_memory, model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0). A model without recurrent layers has no
+// such cap.
+func TestSGLangMambaRequestCap(t *testing.T) {
+	next := model.Lookup("Qwen3-Next-80B-A3B-Instruct")
+	require.NotNil(t, next)
+	const perRequest = 36 * ((2*16*128+32*128)*3*2 + 32*128*128*4)
+	assert.Equal(t, float64(perRequest), sglangMambaStateBytes(next, 1))
+	assert.Equal(t, float64(perRequest)/4, sglangMambaStateBytes(next, 4))
+	pool := int64(50 << 30)
+	n, why, ok := sglang{}.MaxRequests(next, pool, 1)
+	require.True(t, ok)
+	assert.Equal(t, int(float64(pool)*0.9/1.9/perRequest)/3, n)
+	assert.Contains(t, why, "max_mamba_cache_size // 3")
+	n4, _, _ := sglang{}.MaxRequests(next, pool, 4)
+	assert.Equal(t, int(float64(pool)*0.9/1.9/(perRequest/4))/3, n4)
+	_, _, ok = sglang{}.MaxRequests(model.Lookup("Llama-3.1-8B"), pool, 1)
+	assert.False(t, ok, "no mamba state pool")
+}

@@ -40,7 +40,9 @@ type EngineExpect struct {
 	// recurrent layers beside attention it is vLLM's: the pool's blocks
 	// over the blocks one full-length request holds, its state blocks
 	// included (engine.VLLMHybridLayout), and KVCacheTokens is what the
-	// release prints for that pool.
+	// release prints for that pool. Where the engine runs fewer requests at
+	// once than its pool holds (engine.RequestCapper: SGLang's mamba state
+	// pool) it is that cap.
 	MaxConcurrency float64 `json:"max_concurrency"`
 	// MaxTotalNumTokens is KVCacheTokens as SGLang logs it
 	// (max_total_num_tokens), for an engine whose fraction holds the
@@ -263,6 +265,11 @@ func (x *expectSum) expect(pl *planned, req *planning) EngineExpect {
 	out.KVCacheTokens = max(x.tokens, 0)
 	out.MaxConcurrency = roundHundredth(float64(out.KVCacheTokens) / float64(req.ContextLength))
 	layout, backend := x.layout(&out), engine.VLLMBackendGPU
+	if c, _, ok := requestCap(pl, req); ok && float64(c) < out.MaxConcurrency {
+		// The engine runs no more at once, whatever its pool holds
+		// (SGLang's mamba state pool: engine.RequestCapper).
+		out.MaxConcurrency = float64(c)
+	}
 	if !b.WorkspaceOutside {
 		backend = pl.Costs.VLLM.rule()
 	}

@@ -2,10 +2,14 @@ package plan
 
 import (
 	"strconv"
+	"strings"
 	"testing"
 
+	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 )
 
 // SGLang sizes one token's cache in its pool by its own rules, not by the
@@ -119,4 +123,85 @@ func TestSGLangPoolTokensOfAMambaHybrid(t *testing.T) {
 	assert.LessOrEqual(t, ctx, int(e.MaxTotalNumTokens), "one sequence fits the pool")
 	assert.Equal(t, int(e.MaxTotalNumTokens)/ctx, a.MaxBatchSize, "the batch is the pool's")
 	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
+}
+
+// SGLang's hybrid-SWA pool is chosen by the checkpoint's class, not by its
+// layers: is_hybrid_swa_model (python/sglang/srt/configs/model_config.py
+// at sgl-project/sglang 001adf564fd332c285397a46a034ee2f93ba7515) lists
+// Llama4ForConditionalGeneration and not Llama4ForCausalLM, the text-only
+// class (EntryClass of python/sglang/srt/models/llama4.py at
+// 003cb210149dabe1daf32be9c38ed7fe56093190), which reads a config of
+// model_type llama4_text without vision_config. Its chunked layers then
+// hold the whole context in get_cell_size_per_token, like every other
+// model outside the list. The config here is the text_config of
+// meta-llama/Llama-4-Scout-17B-16E-Instruct's config.json as the catalog
+// holds it (the one Llama4ForCausalLM reads: transformers'
+// Llama4TextConfig): 48 layers, 8 KV heads of head_dim 128, 1 per rank at
+// TP 8. Before, the planner gave it the hybrid pool of its
+// ConditionalGeneration release (0.8 of the window layers' tokens) and
+// --swa-full-tokens-ratio, which SGLang ignores for it.
+func TestSGLangTextOnlyLlama4IsNoHybridSWA(t *testing.T) {
+	release, err := model.ReleaseConfig("Llama-4-Scout-17B-16E-Instruct")
+	require.NoError(t, err)
+	text, ok := release["text_config"].(map[string]any)
+	require.True(t, ok, "the release's text_config")
+	require.Equal(t, "llama4_text", text["model_type"])
+	body, err := json.Marshal(map[string]any{"model": map[string]any{"config": text}, "engine": "sglang", "quant": "bf16", "tensor_parallel_size": 8})
+	require.NoError(t, err)
+	a := shard(t, request(t, string(body), h200s(t, 8)))
+	require.True(t, a.Fits.Yes(), a.Explanation)
+	e, ok := a.EngineExpect["sglang"]
+	require.True(t, ok, "engine_expect.sglang")
+	const cell = 48 * 1 * (128 + 128) * 2 // every layer, whole context, bf16
+	assert.InEpsilon(t, e.KVCacheGiB*(1<<30)/cell, float64(e.MaxTotalNumTokens), 0.002,
+		"SGLang's pool of %.2f GiB at %d bytes a token", e.KVCacheGiB, cell)
+	assert.NotContains(t, a.EngineArgs["sglang"], "--swa-full-tokens-ratio")
+}
+
+// SGLang runs at most a third of its mamba state pool's states at once
+// for a model with recurrent layers: init_memory caps max_num_reqs (the
+// --max-running-requests asked, or its own default) at
+// max_mamba_cache_size // calculate_mamba_ratio(), 3 with the radix cache
+// on and no extra buffer (MAMBA_CACHE_SIZE_MAX_RUNNING_REQUESTS_RATIO;
+// --mamba-scheduler-strategy auto is no_buffer), and
+// handle_max_mamba_cache makes max_mamba_cache_size the states of
+// mamba_cache_per_req that fit 0.9 / 1.9 of the rest
+// (python/sglang/srt/model_executor/model_runner_kv_cache_mixin.py at
+// sgl-project/sglang 001ccef0072a4537d4ec6bdd50a73e6feb2c907d;
+// python/sglang/srt/server_args.py: mamba_ssm_dtype float32,
+// mamba_full_memory_ratio 0.9, mamba_scheduler_strategy auto ->
+// no_buffer). Qwen3-Next-80B-A3B's state (config.json: 36 gated DeltaNet
+// layers of 16 key heads and 32 value heads of dim 128, conv kernel 4) is
+// per layer a (2 x 16 x 128 + 32 x 128) x 3 bf16 conv state and a
+// 32 x 128 x 128 float32 one (hybrid_gdn_params, CONV_DTYPE bfloat16):
+// 36 x (49,152 + 2,097,152) = 77,266,944 bytes a request. On one H200 at
+// 8192 tokens the pool holds about 143 sequences but 337 states, so SGLang
+// runs 112 at once; at the whole 262,144-token context the pool binds
+// first. Before, max_batch_size was the pool's whatever the states.
+func TestSGLangMambaStatesCapRunningRequests(t *testing.T) {
+	const perRequest = 36 * ((2*16*128+32*128)*3*2 + 32*128*128*4)
+	plan := func(ctx, batch int) *ShardingAnswer {
+		body := `{"model":{"name":"Qwen3-Next-80B-A3B-Instruct"},"engine":"sglang","quant":"fp8","context_length":` + itoa(ctx)
+		if batch > 0 {
+			body += `,"batch_size":` + itoa(batch)
+		}
+		a := shard(t, request(t, body+`}`, h200s(t, 1)))
+		require.True(t, a.Fits.Yes(), a.Explanation)
+		return a
+	}
+	a := plan(8192, 0)
+	e := a.EngineExpect["sglang"]
+	states := e.KVCacheGiB * (1 << 30) * 0.9 / 1.9 / perRequest
+	want := int(states) / 3
+	require.Less(t, want, int(e.MaxTotalNumTokens)/8192, "the states bind, not the pool")
+	// kv_cache_gib's hundredths move the states by under 0.1.
+	assert.InDelta(t, want, a.MaxBatchSize, 1, "a third of %.1f states", states)
+	assert.Equal(t, float64(a.MaxBatchSize), e.MaxConcurrency, "engine_expect's concurrency is the requests SGLang runs")
+
+	a = plan(262144, 0)
+	e = a.EngineExpect["sglang"]
+	assert.Equal(t, int(e.MaxTotalNumTokens)/262144, a.MaxBatchSize, "the pool binds")
+
+	a = plan(8192, 200)
+	assert.Contains(t, strings.Join(a.Explanation, "\n"), "max_mamba_cache_size", dump(t, a.Explanation))
 }

@@ -277,6 +277,12 @@ func explainPaged(pl *planned, req *planning, maxBatch int, m Memory) []string {
 	}
 	e := pl.Pool.Budget.Engine.Title()
 	batch := req.BatchSize
+	var capped []string
+	if c, why, ok := requestCap(pl, req); ok && c*max(pl.DP, 1) <= maxBatch {
+		// The engine's own cap is the batch's bound (maxFitting): SGLang's
+		// mamba state pool, whatever its KV pool holds.
+		capped = []string{why}
+	}
 	// Data-parallel replicas each allocate their own pool (vLLM's
 	// --data-parallel-size runs one engine core per replica); maxBatch is
 	// theirs together.
@@ -287,10 +293,13 @@ func explainPaged(pl *planned, req *planning, maxBatch int, m Memory) []string {
 	}
 	switch {
 	case batch <= 1:
-		return nil
+		return capped
 	case maxBatch >= batch:
-		return []string{fmt.Sprintf("%s serves the batch from %s: all %d sequences of %d tokens fit at once (up to %d would)%s",
-			e, pools, batch, req.ContextLength, maxBatch, heldWords(m, "", e))}
+		return append([]string{fmt.Sprintf("%s serves the batch from %s: all %d sequences of %d tokens fit at once (up to %d would)%s",
+			e, pools, batch, req.ContextLength, maxBatch, heldWords(m, "", e))}, capped...)
+	case len(capped) > 0:
+		return append([]string{fmt.Sprintf("%s serves the batch from %s: it runs %d of the %d sequences of %d tokens at once%s and queues the rest%s",
+			e, pools, maxBatch, batch, req.ContextLength, all, heldWords(m, " it runs", e))}, capped...)
 	}
 	return []string{fmt.Sprintf("%s serves the batch from %s, which %s %s of %d tokens at once%s: the plan needs %s, and %s runs up to %d at a time while they are shorter, queuing or preempting the rest when %s full%s",
 		e, pools, holds, counted(maxBatch, "sequence"), req.ContextLength, all, needs, e, batch, full, heldWords(m, " it holds", e))}
@@ -383,6 +392,11 @@ func maxFitting(pl *planned, req *planning, context bool) int {
 		k.ctx = req.ContextLength
 	}
 	n := req.remembered().searches.largest(k, func() int { return quant.Largest(limit, fits) })
+	if !context {
+		// The engine may run fewer than its pool holds (SGLang's mamba
+		// state pool).
+		n, _ = replicaRequests(pl, req, n)
+	}
 	if !context && pl.DP > 1 {
 		// The batch of a data-parallel plan is split over its replicas.
 		n = min(n*pl.DP, MaxBatchSize)
