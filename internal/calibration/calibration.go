@@ -188,6 +188,12 @@ type Throughput struct {
 	// is SGLang's request time (engine.PromptRequestTimer).
 	ServingPromptMFU            float64
 	ServingPromptRequestSeconds float64
+	// ServingMoEPromptMFU is the fraction of the dense peak x TP a MoE
+	// prompt pass's routed-expert GEMMs reach (the ninth rule of
+	// data/serving_prefill.json: each expert's GEMM has about T·k/E rows);
+	// 0 plans a MoE pass as a dense one (every matmul at ServingPromptMFU,
+	// one read of every expert).
+	ServingMoEPromptMFU float64
 	// VLLMPromptRequestSeconds is vLLM's fixed time per request in the
 	// same model, fitted on the vLLM fit rows of data/serving_prefill.json
 	// under the ServingPromptMFU the SGLang rows give; the other vLLM rows

@@ -372,7 +372,9 @@ func (x *estimator) addStagePrefill(s stage, r stageRates, weights float64) {
 		x.prefill += servingPromptSeconds(servingPromptInputs{MatmulParams: matmulParams(m, x.active) * frac, Attention: attention,
 			WeightBytes: weights, Prompt: req.ContextLength, Chunk: servingChunkTokens(planEngine(pl, req), s.Devices),
 			PeakTFLOPS: path.PeakTFLOPS, TP: tp, MFU: e.ServingPromptMFU, WeightGBs: r.WeightGBs,
-			AllReduces: CountServingBlocks(m, s.Start, s.End).Parts, AllReduceSeconds: x.serving.AllReduceSeconds, Hidden: float64(m.Hidden), LinkGBs: r.LinkGBs})
+			AllReduces: CountServingBlocks(m, s.Start, s.End).Parts, AllReduceSeconds: x.serving.AllReduceSeconds, Hidden: float64(m.Hidden), LinkGBs: r.LinkGBs,
+			RoutedMatmulShare: ServingBatchRoutedShare(m), RoutedByteShare: routedByteShare(m), Experts: m.Experts, ExpertsPerToken: m.ExpertsPerToken,
+			MoEMFU: e.ServingMoEPromptMFU})
 	} else {
 		x.prefill += prefillSeconds(matmulParams(m, x.active)*frac, attention, path.PeakTFLOPS, tp, path.MFU)
 		x.prefill += prefillPassSeconds(prefillPassInputs{WeightBytes: weights, Params: float64(m.Params) * frac / float64(tp),

@@ -73,3 +73,15 @@ func ServingBatchRoutedShare(m *model.Model) float64 {
 	routed := float64(m.RoutedExpertParams()) * float64(m.MoELayers()) * float64(m.ExpertsPerToken) / float64(m.Experts)
 	return min(routed/total, 1)
 }
+
+// routedByteShare is the routed experts' share of a MoE model's weights:
+// their parameters (RoutedExpertParams x MoELayers) over all parameters,
+// every weight at the level's average bits (a checkpoint whose attention
+// stays 16-bit under an FP8 or int4 level is misshared a little); 0 for a
+// dense model.
+func routedByteShare(m *model.Model) float64 {
+	if !m.IsMoE() || m.Params <= 0 {
+		return 0
+	}
+	return min(float64(m.RoutedExpertParams())*float64(m.MoELayers())/float64(m.Params), 1)
+}

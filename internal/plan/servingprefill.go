@@ -50,6 +50,57 @@ type servingPromptInputs struct {
 	AllReduceSeconds float64 // the serving engine's fixed time per all-reduce
 	Hidden           float64 // the model's hidden size: an all-reduce carries 16-bit activations of this width per token
 	LinkGBs          float64 // tensor-parallel link per direction
+	// A MoE stage under the ninth rule of data/serving_prefill.json
+	// (routedPass): the routed experts' share of MatmulParams and of
+	// WeightBytes, the experts and how many a token routes to, and the
+	// fraction of PeakTFLOPS their grouped GEMMs reach
+	// (calibration.Throughput.ServingMoEPromptMFU; 0: no routed part).
+	RoutedMatmulShare float64
+	RoutedByteShare   float64
+	Experts           int
+	ExpertsPerToken   int
+	MoEMFU            float64
+}
+
+// routed reports whether in's passes have a routed-expert part.
+func (in servingPromptInputs) routed() bool {
+	return in.MoEMFU > 0 && in.RoutedMatmulShare > 0 && in.Experts > 0 && in.ExpertsPerToken > 0
+}
+
+// touchedExperts is the expected share of E experts that T tokens, each
+// routed to k of them, touch: 1 - (1 - k/E)^T, taking each token's choices
+// as uniform and independent of the others' (an assumption: real routers
+// are neither, and correlated routing touches fewer).
+func touchedExperts(tokens float64, experts, perToken int) float64 {
+	if experts <= 0 || perToken <= 0 || tokens <= 0 {
+		return 0
+	}
+	if perToken >= experts {
+		return 1
+	}
+	return 1 - math.Pow(1-float64(perToken)/float64(experts), tokens)
+}
+
+// passSeconds is one prompt pass of tokens tokens, its all-reduces aside:
+// the longer of its matmuls at rate and a read of the stage's weights
+// (stream seconds); for a MoE stage under the ninth rule, that for its
+// dense part (its weights less the routed experts) plus, summed, the
+// longer of the routed experts' matmuls at MoEMFU of the peak and a read
+// of the experts the pass touches (touchedExperts). vLLM's fused_moe
+// kernel sorts the pass's token-expert pairs by expert and pads each
+// expert's rows to BLOCK_SIZE_M, its tiles chosen by the tokens against
+// the experts (moe_align_block_size, get_default_config in
+// vllm/model_executor/layers/fused_moe/fused_moe.py at ROCm/vllm
+// f8c9a385): an expert's GEMM has about T·k/E rows, not a dense GEMM's T.
+func (in servingPromptInputs) passSeconds(tokens, rate, stream float64) float64 {
+	if !in.routed() {
+		return math.Max(2*in.MatmulParams*tokens/rate, stream)
+	}
+	share, bytes := min(in.RoutedMatmulShare, 1), min(max(in.RoutedByteShare, 0), 1)
+	dense := math.Max(2*in.MatmulParams*(1-share)*tokens/rate, stream*(1-bytes))
+	moeRate := rate / in.MFU * in.MoEMFU
+	expert := math.Max(2*in.MatmulParams*share*tokens/moeRate, stream*bytes*touchedExperts(tokens, in.Experts, in.ExpertsPerToken))
+	return dense + expert
 }
 
 // servingPromptSeconds is the time per prompt token of a stage under a
@@ -61,7 +112,10 @@ type servingPromptInputs struct {
 // added once per plan. MFU is calibration.Throughput.ServingPromptMFU,
 // fitted with the request time on the SGLang fit rows of
 // data/serving_prefill.json: the form, two constants, was set before the
-// fit.
+// fit. A MoE stage's pass takes the ninth rule's form (passSeconds) only
+// under a nonzero ServingMoEPromptMFU; the shipped constants leave it 0,
+// the rule not adopted (docs/accuracy.md, "Serving prefill";
+// TestServingMoEPromptRuleOutcome in internal/calibration/fit).
 func servingPromptSeconds(in servingPromptInputs) float64 {
 	if in.Prompt <= 0 || in.PeakTFLOPS <= 0 || in.MFU <= 0 || in.WeightGBs <= 0 {
 		return math.Inf(1)
@@ -75,7 +129,7 @@ func servingPromptSeconds(in servingPromptInputs) float64 {
 	var total float64
 	for done := 0; done < in.Prompt; done += chunk {
 		tokens := float64(min(chunk, in.Prompt-done))
-		total += math.Max(2*in.MatmulParams*tokens/rate, stream)
+		total += in.passSeconds(tokens, rate, stream)
 		if in.TP > 1 {
 			total += float64(in.AllReduces) * (in.AllReduceSeconds + ringAllReduceSeconds(in.TP, 2*in.Hidden*tokens, in.LinkGBs))
 		}

@@ -164,3 +164,55 @@ func TestServingPromptWithinPeak(t *testing.T) {
 	}
 	assert.Greater(t, checked, 100)
 }
+
+// The ninth rule's form of a MoE prompt pass (data/serving_prefill.json,
+// switched off in the shipped constants): its dense part and its routed
+// experts' part, each the longer of its matmuls and its read, summed; the
+// experts' read only of those the pass's tokens touch.
+func TestServingPromptMoEPass(t *testing.T) {
+	// 1 - (1 - k/E)^T: Qwen3-30B-A3B's 8 of 128 experts, a 15-token pass
+	// touches 62 % of them, 610 tokens all; k = E touches all at once.
+	assert.InDelta(t, 0.6202, touchedExperts(15, 128, 8), 5e-5)
+	assert.InDelta(t, 1, touchedExperts(610, 128, 8), 1e-9)
+	assert.InDelta(t, 0.0625, touchedExperts(1, 128, 8), 1e-12)
+	assert.Equal(t, 1.0, touchedExperts(3, 4, 4))
+	assert.Zero(t, touchedExperts(0, 128, 8))
+
+	in := servingPromptInputs{MatmulParams: 1e9, Prompt: 1000, Chunk: 1000, PeakTFLOPS: 100, TP: 1, MFU: 0.5,
+		WeightBytes: 10e9, WeightGBs: 1000, RoutedMatmulShare: 0.5, RoutedByteShare: 0.9, Experts: 100, ExpertsPerToken: 10}
+	// Off (no MoE efficiency): one pass, the longer of 40 ms of matmuls
+	// and a 10 ms read of every weight.
+	assert.InDelta(t, 40e-3/1000, servingPromptSeconds(in), 1e-12)
+
+	// On at 10 %: dense max(20 ms of matmuls at 50 %, 1 ms read of the
+	// non-expert tenth) + experts max(1e12 FLOPs at 1e13 FLOP/s = 100 ms,
+	// a read of the touched 9 GB) = 120 ms.
+	on := in
+	on.MoEMFU = 0.1
+	assert.InDelta(t, 120e-3/1000, servingPromptSeconds(on), 1e-12)
+
+	// A 2-token pass: dense max(40 us, 1 ms) + experts max(200 us, 9 ms ×
+	// touched(2) = 9 ms × 0.19 = 1.71 ms): the read of the experts the two
+	// tokens touch, not of all of them (9 ms).
+	few := on
+	few.Prompt, few.Chunk = 2, 2
+	assert.InDelta(t, (1e-3+9e-3*0.19)/2, servingPromptSeconds(few), 1e-12)
+
+	// A dense model has no routed part, whatever the MoE efficiency.
+	dense := in
+	dense.MoEMFU, dense.RoutedMatmulShare, dense.RoutedByteShare, dense.Experts, dense.ExpertsPerToken = 0.1, 0, 0, 0, 0
+	assert.InDelta(t, servingPromptSeconds(in), servingPromptSeconds(dense), 1e-15)
+}
+
+// The routed experts' byte share is their parameters' share: most of a
+// fine-grained MoE, none of a dense model.
+func TestRoutedByteShare(t *testing.T) {
+	moe := model.Lookup("Qwen3-30B-A3B")
+	require.NotNil(t, moe)
+	share := routedByteShare(moe)
+	assert.Greater(t, share, 0.9)
+	assert.Less(t, share, 1.0)
+	dense := model.Lookup("Qwen3-8B")
+	require.NotNil(t, dense)
+	assert.Zero(t, routedByteShare(dense))
+}
