@@ -422,6 +422,19 @@ func (llamaCPP) CannotLoad(l quant.Level) string {
 // is below every default, and CUDA 12 itself dropped it.
 const llamaCUDAFloor capability = 50
 
+// CannotRunDevice implements DeviceFloor: below llamaCUDAFloor no level
+// runs, so the planner keeps such a GPU (a K80 beside H100s) out of the
+// pool of those llama.cpp runs on, as it does under vLLM and SGLang,
+// instead of letting it refuse every level for them.
+func (llamaCPP) CannotRunDevice(d *registry.Device) string {
+	cc, ok := cudaCapability(d)
+	if !ok || cc >= llamaCUDAFloor {
+		return ""
+	}
+	return fmt.Sprintf("llama.cpp's CUDA builds have no kernels below compute capability %s (default CMAKE_CUDA_ARCHITECTURES in ggml/src/ggml-cuda/CMakeLists.txt start at 50 with CUDA 12, 75 with CUDA 13); %s has %s",
+		llamaCUDAFloor, deviceName(d), cc)
+}
+
 // CannotRunLevel implements LevelRule for llama.cpp's CUDA backend, which
 // runs every GGUF weight type on any GPU it has kernels for
 // (llamaCUDAFloor): its quantized matrix multiplication (MMQ) needs the
@@ -435,14 +448,12 @@ const llamaCUDAFloor capability = 50
 // (no source read here for BF16 matrix products before Ampere), fp8 to
 // CannotLoad. Other backends (ROCm, Metal, Vulkan, SYCL, CPU) have no rule
 // here: the device's precision list decides.
-func (llamaCPP) CannotRunLevel(d *registry.Device, _ *model.Model, l quant.Level) (string, bool) {
-	cc, ok := cudaCapability(d)
-	if !ok {
+func (e llamaCPP) CannotRunLevel(d *registry.Device, _ *model.Model, l quant.Level) (string, bool) {
+	if _, ok := cudaCapability(d); !ok {
 		return "", false
 	}
-	if cc < llamaCUDAFloor {
-		return fmt.Sprintf("llama.cpp's CUDA builds have no kernels below compute capability %s (default CMAKE_CUDA_ARCHITECTURES in ggml/src/ggml-cuda/CMakeLists.txt start at 50 with CUDA 12, 75 with CUDA 13); %s has %s",
-			llamaCUDAFloor, deviceName(d), cc), true
+	if why := e.CannotRunDevice(d); why != "" {
+		return why, true
 	}
 	switch {
 	case l == quant.FP16, l == quant.FP32:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/ai-hwaccel/ai-hwaccel/internal/engine"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
+	"github.com/ai-hwaccel/ai-hwaccel/internal/model"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/quant"
 	"github.com/ai-hwaccel/ai-hwaccel/internal/registry"
 )
@@ -91,6 +92,12 @@ type choice struct {
 	// which a too_few_devices refusal's Needs is weighed against
 	// (unknownCouldChange).
 	Known int
+
+	// LevelLeftOut is, by device id, why a device of the plan's pool
+	// that does not run the plan's level was left out of it (levelPool:
+	// a V100 under a bf16 plan made on the H100 beside it); the idle line
+	// says it (splitByEngine). nil where none was.
+	LevelLeftOut map[string]string
 
 	// LevelsWhy says which levels were tried and why (levelsFor).
 	LevelsWhy string
@@ -185,6 +192,104 @@ func unsupportedReason(req *planning, p *pool, l quant.Level) string {
 		return r
 	}
 	return req.remembered().poolRefuses(p, req.Model, l)
+}
+
+// levelPool is the pool that plans level l of pool p, and why p refuses
+// l: p itself where each of its devices runs l; where only some do (a V100,
+// which runs no bf16, beside an H100 that does) a pool of those, the others
+// left out (levelLeftOut names them), as a training run trains on the
+// devices that run its precision (splitByPrecision); nil where none does or
+// the refusal is the engine's, not a device's. The planner plans the fewest
+// devices that hold the model (betterPlan), so a level the others do not
+// run is planned where those that run it hold it, and auto, best quality
+// first, takes a level every device runs only where they do not.
+func levelPool(req *planning, p *pool, l quant.Level) (*pool, string) {
+	why := unsupportedReason(req, p, l)
+	if why == "" {
+		return p, ""
+	}
+	if runs := req.remembered().runnersOf(req, p, l); runs != nil {
+		return runs, why
+	}
+	return nil, why
+}
+
+// runnersOf is the pool of the devices of p that run level l, where some
+// but not all do and the pool's engine loads l (levelPool); nil otherwise.
+func runnersOf(req *planning, p *pool, l quant.Level) *pool {
+	e := p.Budget.Engine
+	if l.Native() == "" || engineCannotRunOn(p, e) != "" || e.CannotLoad(l) != "" {
+		return nil
+	}
+	in := map[*device]bool{}
+	var runs []*device
+	for _, d := range p.Devices {
+		if why, byList := deviceRefuses(e, &d.Dev, req.Model, l); why == "" && !byList {
+			in[d] = true
+			runs = append(runs, d)
+		}
+	}
+	if len(runs) == 0 || len(runs) == len(p.Devices) {
+		return nil
+	}
+	out := restrict(p, in, runs)
+	out.setGroups()
+	return out
+}
+
+// planOnLevelPool plans level l on p, the pool levelPool made of whole for
+// it; a plan that does not fit where p leaves devices of whole out says
+// which and why: "the one cuda_gpu (nvidia) device has 79.6 GiB" read as
+// if the machine had one.
+func planOnLevelPool(req *planning, whole, p *pool, b quant.Breakdown, l quant.Level) planned {
+	pl := req.planOn(p, b, l)
+	if pl.Fits || p == whole {
+		return pl
+	}
+	var left []string
+	for _, d := range whole.Devices {
+		if why := deviceLevelRefusal(p.Budget.Engine, d, req.Model, l); why != "" {
+			left = append(left, why)
+		}
+	}
+	if len(left) > 0 {
+		pl.Reason += "; left out: " + strings.Join(left, "; ")
+	}
+	return pl
+}
+
+// levelLeftOut is, by device id, why each device of pl's pool's origin
+// that does not run pl's level was left out (deviceLevelRefusal), where
+// the plan was made on those that do (levelPool); nil where none was.
+func levelLeftOut(req *planning, pl *planned) map[string]string {
+	if pl.Pool == nil || req.Model == nil {
+		return nil
+	}
+	e := pl.Pool.Budget.Engine
+	var out map[string]string
+	for _, d := range pl.Pool.origin().Devices {
+		if why := deviceLevelRefusal(e, d, req.Model, pl.Level); why != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[d.ID] = why
+		}
+	}
+	return out
+}
+
+// deviceLevelRefusal says why engine e does not run level l of model m on
+// d, naming d ("cuda:0 (Tesla V100-SXM2-32GB) does not run bf16: its
+// precision list has no bf16"), "" where it runs it.
+func deviceLevelRefusal(e engine.Engine, d *device, m *model.Model, l quant.Level) string {
+	why, byList := deviceRefuses(e, &d.Dev, m, l)
+	switch {
+	case byList:
+		why = fmt.Sprintf("its precision list has no %s", l.Native())
+	case why == "":
+		return ""
+	}
+	return fmt.Sprintf("%s does not run %s under %s: %s", idWithName(d.ID, d), l, e.Title(), why)
 }
 
 // betterPlan reports whether a beats b (both for the same level): fits, then
@@ -407,6 +512,7 @@ func (ch *choice) takeFitting(req *planning, pass int, accel []*pool, levels []q
 	}
 	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *best, why, unpublishedLine(req, f.Skipped)
 	ch.DroppedWhy, ch.FileWhy = droppedLine(req, best, f.Dropped), fileLine(req, best)
+	ch.LevelLeftOut = levelLeftOut(req, best)
 	ch.Outcome = outcomeFits
 	if pass == 1 {
 		ch.Outcome = outcomeFitsOnHost
@@ -498,6 +604,7 @@ func (ch *choice) takeOffload(req *planning, levels []quant.Level, deviceRows []
 	off := oc.Best
 	ch.Plan, ch.SpeedWhy, ch.PublishedWhy = *off, oc.Why, unpublishedLine(req, oc.Skipped)
 	ch.DroppedWhy, ch.FileWhy = droppedLine(req, off, oc.Dropped), fileLine(req, off)
+	ch.LevelLeftOut = levelLeftOut(req, off)
 	if len(oc.Dropped) > 0 {
 		// The table shows why the left-out level kept offloaded does
 		// not fit on the accelerators alone.
@@ -629,9 +736,10 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 		var refused int64 // what the first refusal for memory says the level needs
 		var refusedOn *pool
 		row.unrun = true
-		for _, p := range ps {
-			if r := unsupportedReason(req, p, l); r != "" {
-				reasons.add(r, p)
+		for _, whole := range ps {
+			p, r := levelPool(req, whole, l)
+			if p == nil {
+				reasons.add(r, whole)
 				continue
 			}
 			row.unrun = false
@@ -642,7 +750,7 @@ func planLevels(req *planning, ps []*pool, levels []quant.Level) ([]LevelRow, []
 				// a file of another size (llama.cpp's GGUF types).
 				bp, _ = estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
 			}
-			pl := req.planOn(p, bp, l)
+			pl := planOnLevelPool(req, whole, p, bp, l)
 			if !pl.Fits {
 				reasons.add(LevelMisfitPrefix+pl.Reason, p)
 				if w := pl.devicesWanted(); w > 0 && (row.wants == 0 || w < row.wants) {
@@ -825,15 +933,16 @@ func lastFailure(req *planning, passes [][]*pool, levels []quant.Level) planned 
 	for i := len(levels) - 1; i >= 0; i-- {
 		l := levels[i]
 		for _, ps := range passes {
-			for _, p := range ps {
-				if unsupportedReason(req, p, l) != "" {
+			for _, whole := range ps {
+				p, _ := levelPool(req, whole, l)
+				if p == nil {
 					continue
 				}
 				b, sane := estimateSaneOn(req, p, l, req.ContextLength, fitBatch(p, req.rowBatch()))
 				if !sane {
 					return planned{Level: l, Code: RefusalTooLarge, Reason: "needs more than 1 EiB"}
 				}
-				return req.planOn(p, b, l)
+				return planOnLevelPool(req, whole, p, b, l)
 			}
 		}
 	}
@@ -1004,17 +1113,14 @@ func unknownRunning(req *planning, want map[string]bool, levels []quant.Level) (
 	}
 	runs, running = map[quant.Level]bool{}, map[string]bool{}
 	for _, p := range buildPools(&all, 0, "", req.engineRule(), want) {
-		var ids []string
-		for _, d := range p.Devices {
-			if left[d.ID] {
-				ids = append(ids, d.ID)
-			}
-		}
 		for _, l := range levels {
-			if len(ids) > 0 && unsupportedReason(req, p, l) == "" {
-				runs[l] = true
-				for _, id := range ids {
-					running[id] = true
+			lp, _ := levelPool(req, p, l)
+			if lp == nil {
+				continue
+			}
+			for _, d := range lp.Devices {
+				if left[d.ID] {
+					runs[l], running[d.ID] = true, true
 				}
 			}
 		}

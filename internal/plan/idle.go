@@ -121,6 +121,12 @@ func splitByEngine(ch *choice, idle []string) (same, others []string) {
 			others = append(others, fmt.Sprintf("%s is planned by %s, not %s: a plan of its own would use it", idWithName(id, byID[id]), e, mine))
 			continue
 		}
+		if why := ch.LevelLeftOut[id]; why != "" {
+			// A GPU that does not run the plan's level: the plan was
+			// made on those that do (levelPool).
+			others = append(others, why)
+			continue
+		}
 		if d := byID[id]; d != nil {
 			if why := engine.CannotRunDevice(ch.Plan.Pool.Budget.Engine, &d.Dev); why != "" {
 				// A GPU below the named engine's floor: no layout of

@@ -861,8 +861,9 @@ func offloadAt(req *planning, accel []*pool, host *device, l quant.Level) (plann
 	var best *planned
 	bestOn := -1
 	all := host
-	for _, p := range accel {
-		if unsupportedReason(req, p, l) != "" {
+	for _, whole := range accel {
+		p, _ := levelPool(req, whole, l)
+		if p == nil {
 			continue
 		}
 		if host = hostBeside(all, p); host == nil {

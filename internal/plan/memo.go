@@ -60,6 +60,9 @@ type memo struct {
 	searches searches
 	// refusals is poolRefuses of a pool and a level.
 	refusals map[poolLevel]string
+	// runners is runnersOf of a pool and a level: one pool for both
+	// passes, whose searches (keyed by pool) it then shares.
+	runners map[poolLevel]*pool
 }
 
 type poolLevel struct {
@@ -107,4 +110,18 @@ func (s *searches) largest(k search, find func() int) int {
 	n := find()
 	s.done = append(s.done, searched{key: k, n: n})
 	return n
+}
+
+// runnersOf is runnersOf(req, p, l), read through the memo.
+func (m *memo) runnersOf(req *planning, p *pool, l quant.Level) *pool {
+	k := poolLevel{p, l}
+	r, found := m.runners[k]
+	if !found {
+		if m.runners == nil {
+			m.runners = map[poolLevel]*pool{}
+		}
+		r = runnersOf(req, p, l)
+		m.runners[k] = r
+	}
+	return r
 }

@@ -333,20 +333,23 @@ func TestUnsupportedBesideUnknownThatRunsItIsUnknown(t *testing.T) {
 	}
 }
 
-// An unknown GPU that would not lift the refusal leaves it a no: an H100
-// of unknown memory joins the V100's pool (one kind, one vendor), which
-// the V100 refuses bf16 for whatever the H100's memory, as it does with
-// that memory known.
-func TestUnsupportedBesideUnknownThatWouldNotRunItIsNo(t *testing.T) {
+// An H100 of unknown memory beside the V100 joins its pool (one kind, one
+// vendor); a level the V100 does not run is planned on the devices of the
+// pool that run it (levelPool), as with the H100's memory known, where the
+// plan is made on it. Counted, it might run and hold bf16: fits null, the
+// refusal names cuda:1. (Before levelPool the pool refused bf16 whatever
+// the H100's memory, and this answer was a plain no.)
+func TestUnsupportedBesideUnknownGPUOfThePoolIsUnknown(t *testing.T) {
 	const body = `{"model":{"name":"Llama-3.1-8B"},"quant":"bf16"}`
-	require.Equal(t, FitNo, shard(t, request(t, body, v100Beside(t, h100(1)))).Fits, "the premise: the H100's memory known, the pool still refuses bf16")
+	require.Equal(t, FitYes, shard(t, request(t, body, v100Beside(t, h100(1)))).Fits, "the premise: the H100's memory known, bf16 is planned on it")
 	h := h100(1)
 	h.MemoryBytes = 0
 	a := shard(t, request(t, body, v100Beside(t, h)))
-	assert.Equal(t, FitNo, a.Fits, "%s", dump(t, a))
+	assert.Equal(t, FitUnknown, a.Fits, "%s", dump(t, a))
 	require.NotNil(t, a.Refusal)
-	assert.NotContains(t, a.Refusal.Text, "they run what the others do not")
-	assert.NotContains(t, a.Refusal.Text, "cuda:1")
+	assert.Equal(t, RefusalUnsupported, a.Refusal.Code, "no device of known memory runs bf16")
+	assert.Contains(t, a.Refusal.Text, "they run what the others do not")
+	assert.Contains(t, a.Refusal.Text, "cuda:1 (NVIDIA H100 80GB HBM3")
 }
 
 // cpu_offload plans host RAM for what the accelerators do not hold: with
