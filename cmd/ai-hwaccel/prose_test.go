@@ -84,6 +84,8 @@ var proseFigures = []proseFigure{
 		"seq_len 262144 exceeds the model's trained context (131072 positions in its config): the model uses positions past it only with its RoPE scaling extended 2x", ""},
 	{"docs/inference-servers.md", "cpu-only", []string{"plan", "--model", "Llama-3.1-8B"},
 		"speed: int4: 3.3x the decode speed of bf16 on this CPU (4.7 against 1.4 tokens/s), so auto takes it over bf16, which fits", ""},
+	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Qwen3-Next-80B-A3B-Instruct", "--quant", "fp8", "--engine", "vllm"},
+		"plans `--tensor-parallel-size 4 --data-parallel-size 2`", "--tensor-parallel-size 4 --data-parallel-size 2"},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "DeepSeek-V3.2", "--context", "32k", "--json"},
 		"24.40 GiB of pool per GPU over 78,324 bytes is 334,544 tokens", `"kv_cache_gib":24.4,"kv_cache_tokens":334544,"max_concurrency":10.21`},
 	{"docs/inference-servers.md", "dgx-h100", []string{"plan", "--model", "Llama-3.1-70B", "--quant", "bf16", "--tensor-parallel-size", "2", "--devices", "cuda:0-1", "--context", "16384"},

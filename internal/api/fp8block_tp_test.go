@@ -27,6 +27,11 @@ func TestFP8BlockCheckpointKeepsWholeBlocksPerRank(t *testing.T) {
 		{"Qwen3-235B-A22B", 1536}, // Qwen/Qwen3-235B-A22B-FP8
 		{"Qwen3-30B-A3B", 768},    // Qwen/Qwen3-30B-A3B-FP8
 		{"MiniMax-M2.5", 1536},    // MiniMaxAI/MiniMax-M2.5 (its native fp8)
+		// Qwen/Qwen3-Next-80B-A3B-Instruct-FP8: experts and shared expert
+		// 512 wide; at TP 8 SGLang refuses it with "The output_size of
+		// gate's and up's weight = 64 is not divisible by weight
+		// quantization block_n = 128" (sgl-project/sglang issue 10852).
+		{"Qwen3-Next-80B-A3B-Instruct", 512},
 	} {
 		for _, e := range []string{"vllm", "sglang"} {
 			t.Run(c.model+"/"+e, func(t *testing.T) {
@@ -50,4 +55,10 @@ func TestFP8BlockTPIsExplained(t *testing.T) {
 	assert.Equal(t, false, forced["fits"])
 	assert.Contains(t, forced["refusal"].(map[string]any)["text"], `tensor_parallel_size 8 gives each rank 192 columns of the model's 1536-wide FFN`)
 	assert.Contains(t, forced["refusal"].(map[string]any)["text"], `tensor_parallel_size 4 splits it whole`)
+
+	// A block known from an engine's refusal (the catalog's split_block,
+	// no layout recorded) rules the same way.
+	next := fullPlan(t, "dgx-h100", `{"model":{"name":"Qwen3-Next-80B-A3B-Instruct"},"engine":"sglang","quant":"fp8","tensor_parallel_size":8}`)
+	assert.Equal(t, false, next["fits"])
+	assert.Contains(t, next["refusal"].(map[string]any)["text"], `tensor_parallel_size 8 gives each rank 64 columns of the model's 512-wide FFN`)
 }

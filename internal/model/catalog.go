@@ -209,6 +209,15 @@ type Checkpoint struct {
 	// bits, scales), with the source it was read from; its Quant is the
 	// checkpoint's. Zero: the weights follow the level alone.
 	Layout WeightLayout `json:"layout,omitzero"`
+	// SplitBlock is the side of the square blocks the checkpoint stores
+	// its fp8 weights in (quantization_config weight_block_size) where no
+	// copy of that config is at hand to record a Layout from, but an
+	// engine's refusal to load the checkpoint names the block
+	// (SplitBlockSource). It rules the tensor-parallel sizes vLLM and
+	// SGLang load the checkpoint at (quant.WeightBlock), not its bytes,
+	// which follow the level as without a Layout.
+	SplitBlock       int    `json:"split_block,omitempty"`
+	SplitBlockSource string `json:"split_block_source,omitempty"`
 	// SizeBytes is the published size of the weights, where a source
 	// states it (SizeSource).
 	SizeBytes  int64  `json:"size_bytes,omitempty"`

@@ -9329,11 +9329,13 @@ var catalogEntries = []CatalogEntry{
 				Source: "https://huggingface.co/Qwen/Qwen3-Next-80B-A3B-Instruct",
 			},
 			{
-				Quant:  "fp8",
-				Repo:   "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8",
-				Method: "fp8",
-				Source: "https://github.com/vllm-project/recipes/blob/8959cf6/models/Qwen/Qwen3-Next-80B-A3B-Instruct.yaml",
-				Notes:  "Qwen's official FP8 checkpoint (vLLM's recipe: variant fp8, model_id Qwen/Qwen3-Next-80B-A3B-Instruct-FP8, \"Qwen official FP8 checkpoint — recommended on SM90/SM100\"); the quantization method is read from its config, so no --quantization flag",
+				Quant:            "fp8",
+				Repo:             "Qwen/Qwen3-Next-80B-A3B-Instruct-FP8",
+				Method:           "fp8",
+				Source:           "https://github.com/vllm-project/recipes/blob/8959cf6/models/Qwen/Qwen3-Next-80B-A3B-Instruct.yaml",
+				SplitBlock:       128,
+				SplitBlockSource: "SGLang's refusal to load this checkpoint at --tp 8, quoted in https://github.com/sgl-project/sglang/issues/10852 (\"[Solution][BUG] Qwen3 Next FP8 series models launch failed using tp=8\", 2025-09-24): \"ValueError: The output_size of gate's and up's weight = 64 is not divisible by weight quantization block_n = 128\", 64 being 512, the width of its experts and of its shared expert (which the issue names), split 8 ways; block_n is the checkpoint's quantization_config.weight_block_size[0] (Fp8MoEMethod.create_weights, vllm/model_executor/layers/quantization/fp8.py of ROCm/vllm @ f8c9a385, whose error text SGLang's matches). No copy of the checkpoint's config.json was found, so its modules_to_not_convert, and with them a layout, are not recorded",
+				Notes:            "Qwen's official FP8 checkpoint (vLLM's recipe: variant fp8, model_id Qwen/Qwen3-Next-80B-A3B-Instruct-FP8, \"Qwen official FP8 checkpoint — recommended on SM90/SM100\"); the quantization method is read from its config, so no --quantization flag",
 			},
 			{
 				Quant:      "q4_k_m",

@@ -27,15 +27,25 @@ func storedLayout(m *model.Model, l Level) (model.WeightLayout, bool) {
 	if l != FP8 && l != INT8 && l != INT4 {
 		return model.WeightLayout{}, false
 	}
-	if ck := m.NativeCheckpoint(); ck != nil && ck.Quant == string(l) {
+	if ck := loadedCheckpoint(m, l); ck != nil {
 		return ck.Layout, !ck.Layout.IsZero()
 	}
-	for _, ck := range m.Checkpoints {
-		if ck.Quant == string(l) && !ck.IsGGUF() {
-			return ck.Layout, !ck.Layout.IsZero()
+	return m.Layout, m.Layout.Quant == string(l) && !m.Layout.IsZero()
+}
+
+// loadedCheckpoint is the catalog checkpoint a plan at l loads: the one
+// the request named when it stores l, else the first non-GGUF one listed
+// at l; nil where none is listed at l.
+func loadedCheckpoint(m *model.Model, l Level) *model.Checkpoint {
+	if ck := m.NativeCheckpoint(); ck != nil && ck.Quant == string(l) {
+		return ck
+	}
+	for i := range m.Checkpoints {
+		if ck := &m.Checkpoints[i]; ck.Quant == string(l) && !ck.IsGGUF() {
+			return ck
 		}
 	}
-	return m.Layout, m.Layout.Quant == string(l) && !m.Layout.IsZero()
+	return nil
 }
 
 // keyOf is w's memo key (the zero key for no layout).
@@ -155,11 +165,21 @@ func StoredEmbeddingBytes(m *model.Model, l Level) (in, out float64, ok bool) {
 // (vllm/model_executor/layers/quantization/fp8.py of ROCm/vllm @
 // f8c9a385; SGLang's cookbook, sgl-project/sgl-cookbook
 // docs/autoregressive/Qwen/Qwen3-Coder.md @ 7b5bd9c0: "--ep 2 is required
-// to satisfy the dimension alignment requirement").
+// to satisfy the dimension alignment requirement"). A checkpoint with no
+// recorded layout gives the block an engine's refusal to load it names
+// (model.Checkpoint.SplitBlock: 128 for Qwen/Qwen3-Next-80B-A3B-Instruct-FP8).
 func WeightBlock(m *model.Model, l Level) int {
-	w, ok := storedLayout(m, l)
-	if !ok || w.Strategy != "block" {
+	if w, ok := storedLayout(m, l); ok {
+		if w.Strategy != "block" {
+			return 0
+		}
+		return w.BlockSize
+	}
+	if l != FP8 {
 		return 0
 	}
-	return w.BlockSize
+	if ck := loadedCheckpoint(m, l); ck != nil {
+		return ck.SplitBlock
+	}
+	return 0
 }
