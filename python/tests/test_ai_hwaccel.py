@@ -402,6 +402,11 @@ class ApiTests:
         for fn in (ai_hwaccel.suggest_quant, ai_hwaccel.plan_sharding, ai_hwaccel.estimate_training):
             with self.subTest(fn=fn.__name__):
                 self.assertErrorCode("invalid_argument", lambda: fn('{"model":{"params_b":7}}\0'))
+        # The 0.2.0 functions: each text before the NUL alone would be answered.
+        for fn, text in ((ai_hwaccel.models, '{"filter":"llama"}'), (ai_hwaccel.fit, '{"filter":"llama-3.1-8b"}'),
+                         (ai_hwaccel.rent, '{"model":"8b","rent":{"providers":["aws"]}}')):
+            with self.subTest(fn=fn.__name__):
+                self.assertErrorCode("invalid_argument", lambda: fn(text + "\0x"))
 
     def test_threads(self):
         # Concurrent detections, vendor tools included, answer the same
