@@ -125,7 +125,9 @@ const char *hwaccel_version(void) { return HWACCEL_VERSION_STRING; }
 
 int hwaccel_abi_version(void) { return HWACCEL_ABI_VERSION; }
 
-/* Results come from C malloc (C.CString), so plain free; free(NULL) is a no-op. */
+/* Answers are C malloc memory (aihw_answer_alloc above, through cBytes in
+ * capi.go; never C.CString, whose failed malloc aborts the host), so plain
+ * free; free(NULL) is a no-op. */
 void hwaccel_free_string(char *s) { free(s); }
 
 char *hwaccel_detect_json(const char *options_json) {

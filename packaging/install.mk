@@ -106,6 +106,13 @@ test-cpp: all
 	$(CXX) $(CPP_FLAGS) -o $(CPP_BUILD)/plan_model examples/cpp/plan_model.cpp $(CPP_LINK)
 	HWACCEL_SOURCE_DIR=$(CURDIR) $(CPP_BUILD)/test_hpp
 	$(CPP_BUILD)/plan_model --sysroot testdata/machines/cpu-only/root --params-b 8 --engine llama.cpp | grep -q '"fits":true'
+	@# A wrong command line is a usage error (exit 2, what is wrong on stderr), not an
+	@# uncaught std::stod exception (abort) or a trailing flag silently dropped.
+	@for args in "--params-b abc" "--params-b 8x" "--params-b nan" "--sysroot" "--model"; do \
+	  status=0; $(CPP_BUILD)/plan_model $$args >/dev/null 2>$(CPP_BUILD)/plan_model.err || status=$$?; \
+	  if [ $$status -ne 2 ] || ! grep -q 'plan_model: ' $(CPP_BUILD)/plan_model.err; then \
+	    echo "test-cpp: plan_model $$args: exit $$status, stderr: $$(cat $(CPP_BUILD)/plan_model.err)"; exit 1; fi; \
+	done
 
 test-pypkg: all
 	cd python && AI_HWACCEL_LIB=$(CURDIR)/$(BUILD)/$(SONAME) $(PYTHON) -m unittest discover -s tests -t . -v

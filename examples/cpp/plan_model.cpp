@@ -11,7 +11,9 @@
 // or with CMake: examples/cpp/CMakeLists.txt (find_package(ai_hwaccel)).
 #include <ai_hwaccel.hpp>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -39,19 +41,45 @@ void print_device_ids(const std::string &registry) {
     }
 }
 
+// json_number makes text a JSON number, or returns "" when it is not a
+// finite number (strtod also reads "nan", "inf" and hex, which JSON does not).
+// The library checks the value itself (a negative size is invalid_argument).
+std::string json_number(const std::string &text) {
+    const char *start = text.c_str();
+    char *end = nullptr;
+    double v = std::strtod(start, &end);
+    if (text.empty() || end != start + text.size() || !std::isfinite(v)) return "";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    return buf;
+}
+
+int usage(const std::string &why) {
+    std::cerr << "plan_model: " << why
+              << "\nusage: plan_model [--sysroot DIR] [--params-b N | --model NAME] [--engine vllm|llama.cpp]\n";
+    return 2;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
     std::string sysroot, model = "{\"params_b\":70}", engine = "vllm";
-    for (int i = 1; i + 1 < argc; i += 2) {
-        std::string flag = argv[i], value = argv[i + 1];
-        if (flag == "--sysroot") sysroot = value;
-        else if (flag == "--params-b") model = "{\"params_b\":" + std::to_string(std::stod(value)) + "}";
-        else if (flag == "--model") model = "{\"name\":" + json_quote(value) + "}";
-        else if (flag == "--engine") engine = value;
-        else {
-            std::cerr << "unknown flag " << flag << "\n";
-            return 2;
+    for (int i = 1; i < argc; i += 2) {
+        std::string flag = argv[i];
+        if (flag != "--sysroot" && flag != "--params-b" && flag != "--model" && flag != "--engine")
+            return usage("unknown flag " + flag);
+        if (i + 1 == argc) return usage(flag + " needs a value");
+        std::string value = argv[i + 1];
+        if (flag == "--sysroot") {
+            sysroot = value;
+        } else if (flag == "--params-b") {
+            std::string n = json_number(value);
+            if (n.empty()) return usage("--params-b " + value + ": not a number");
+            model = "{\"params_b\":" + n + "}";
+        } else if (flag == "--model") {
+            model = "{\"name\":" + json_quote(value) + "}";
+        } else {
+            engine = value;
         }
     }
     try {

@@ -14,6 +14,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import unittest
 
 import ai_hwaccel
@@ -401,6 +402,11 @@ class ApiTests:
         for fn in (ai_hwaccel.suggest_quant, ai_hwaccel.plan_sharding, ai_hwaccel.estimate_training):
             with self.subTest(fn=fn.__name__):
                 self.assertErrorCode("invalid_argument", lambda: fn('{"model":{"params_b":7}}\0'))
+        # The 0.2.0 functions: each text before the NUL alone would be answered.
+        for fn, text in ((ai_hwaccel.models, '{"filter":"llama"}'), (ai_hwaccel.fit, '{"filter":"llama-3.1-8b"}'),
+                         (ai_hwaccel.rent, '{"model":"8b","rent":{"providers":["aws"]}}')):
+            with self.subTest(fn=fn.__name__):
+                self.assertErrorCode("invalid_argument", lambda: fn(text + "\0x"))
 
     def test_threads(self):
         # Concurrent detections, vendor tools included, answer the same
@@ -429,6 +435,39 @@ class ApiTests:
         self.assertEqual(errors, [])
         self.assertEqual([r for r in results if r != "cpu:0"], [want] * 40)
         self.assertEqual(results.count("cpu:0"), 160)
+
+    def test_calls_release_the_gil(self):
+        # docs/python.md: the package calls the library "releasing the GIL
+        # during each call". A detection whose only tool hangs blocks in the
+        # library for its timeout_ms; a Python thread must keep running
+        # meanwhile (holding the GIL, it would not tick once in that time).
+        with tempfile.TemporaryDirectory() as tools:
+            hang = os.path.join(tools, "nvidia-smi")
+            with open(hang, "w") as f:
+                f.write("#!/bin/sh\nexec sleep 30\n")
+            os.chmod(hang, 0o755)
+            ticks, stop = [], threading.Event()
+
+            def ticker():
+                while not stop.is_set():
+                    ticks.append(time.monotonic())
+                    time.sleep(0.01)
+
+            t = threading.Thread(target=ticker)
+            t.start()
+            try:
+                start = time.monotonic()
+                reg = ai_hwaccel.detect(sysroot=os.path.join(DGX, "root"), path=tools, backends=["cuda"],
+                                        timeout_ms=1000)
+                end = time.monotonic()
+            finally:
+                stop.set()
+                t.join()
+        codes = [w["code"] for w in reg["warnings"]]
+        self.assertIn("tool_timeout", codes, "the call blocked on the hanging tool")
+        self.assertGreaterEqual(end - start, 0.9, "the call lasted its timeout_ms")
+        during = [x for x in ticks if start + 0.2 < x < end - 0.2]
+        self.assertGreater(len(during), 5, "the other thread ran while the library worked")
 
     def test_answers_are_freed(self):
         # Each error answer echoes the 4000-character key: ~4 KiB per call.

@@ -1,4 +1,4 @@
-/* test_fuzz.c: a seeded random-input loop over every JSON export.
+/* test_fuzz.c: a seeded random-input loop over every JSON export (all seven).
  *
  * Inputs are mutations of a corpus of valid and invalid requests: byte
  * flips, random bytes (invalid UTF-8 included), truncation, duplication,
@@ -21,7 +21,11 @@ static const struct {
     {"hwaccel_suggest_quant", hwaccel_suggest_quant},
     {"hwaccel_plan_sharding", hwaccel_plan_sharding},
     {"hwaccel_estimate_training", hwaccel_estimate_training},
+    {"hwaccel_models_json", hwaccel_models_json},
+    {"hwaccel_fit_json", hwaccel_fit_json},
+    {"hwaccel_rent_json", hwaccel_rent_json},
 };
+enum { DETECT = 0, MODELS = 4, FIT = 5 };
 
 static uint64_t rng_state;
 static uint64_t rnd(void) { /* xorshift64* */
@@ -117,6 +121,10 @@ int main(void) {
         "\"registry\":" PROBE_REGISTRY "}",
         "{\"model\":{\"params\":7000000000},\"quant\":\"int4\",\"engine\":\"vllm\",\"registry\":" PROBE_REGISTRY "}",
         "{\"model\":{\"path\":\"/nonexistent/x.gguf\"},\"registry\":" PROBE_REGISTRY "}",
+        /* models, fit (one model: the whole catalog takes ~0.8 s) and rent */
+        "{\"filter\":\"qwen\",\"quant\":\"fp8\"}",
+        "{\"filter\":\"llama-3.1-8b\",\"engine\":\"llama.cpp\",\"registry\":" PROBE_REGISTRY "}",
+        "{\"model\":\"8b\",\"context_length\":8192,\"rent\":{\"providers\":[\"aws\"],\"sort\":\"price\"}}",
     };
     size_t n_corpus = sizeof corpus / sizeof corpus[0];
     static char buf[MAX_INPUT + 16];
@@ -128,7 +136,9 @@ int main(void) {
         mutate(buf, &len);
         size_t which = rnd() % (sizeof exports / sizeof exports[0]);
         /* Detection only on fixture-shaped inputs keeps the loop off the host's tools. */
-        if (which == 0 && strstr(buf, "testdata/machines") == NULL && strstr(buf, "sysroot") == NULL) which = 1;
+        if (which == DETECT && strstr(buf, "testdata/machines") == NULL && strstr(buf, "sysroot") == NULL) which = 1;
+        /* fit without a registry detects this machine, tools and all: likewise. */
+        if (which == FIT && strstr(buf, "registry") == NULL) which = MODELS;
         char *s = exports[which].fn(buf);
         if (!is_envelope(s)) {
             CHECK(0, "seed %llu iteration %ld: %s(%.200s) -> %.300s", (unsigned long long)seed, it,

@@ -25,7 +25,7 @@ struct request {
     char *want; /* single-threaded answer, timing stripped */
 };
 
-static struct request requests[16];
+static struct request requests[24];
 static int n_requests;
 static double deadline;
 static volatile int mismatches;
@@ -107,7 +107,24 @@ int main(void) {
     add("plan_sharding", hwaccel_plan_sharding, "[]");
     add("suggest_quant", hwaccel_suggest_quant, "");
     add("estimate_training", hwaccel_estimate_training, "{\"model\":");
+    /* The 0.2.0 exports: the catalog, what fits a given registry (one model,
+     * so a call stays in the tens of ms), and rent on one provider (rent
+     * never detects). A rent answer may warn how many days ago a price was
+     * seen: a run across midnight UTC could differ there, once. */
+    add("models_json", hwaccel_models_json, "{\"filter\":\"qwen\",\"quant\":\"fp8\"}");
+    add("fit_json", hwaccel_fit_json, "{\"filter\":\"llama-3.1-8b\",\"registry\":" PROBE_REGISTRY "}");
+    add("rent_json", hwaccel_rent_json, "{\"model\":\"8b\",\"rent\":{\"providers\":[\"aws\"]}}");
+    add("models_json", hwaccel_models_json, "{\"filtr\":\"x\"}");
     CHECK(count_of(requests[0].want, "\"kind\":\"cuda_gpu\"") == 8, "reference dgx-h100 detection");
+    for (int i = 0; i < n_requests; i++) {
+        /* The 0.2.0 references must be answers (or the one error asked for),
+         * not errors that would compare equal trivially. */
+        if (strcmp(requests[i].name, "models_json") == 0 && contains(requests[i].input, "filtr\""))
+            CHECK(is_error_with(requests[i].want, "invalid_argument"), "models_json typo: %.200s", requests[i].want);
+        else if (strstr(requests[i].name, "_json") != NULL)
+            CHECK(contains(requests[i].want, "\"model") && !contains(requests[i].want, "{\"error\""),
+                  "%s reference: %.200s", requests[i].name, requests[i].want);
+    }
     if (with_tools) CHECK(contains(requests[first_tool].want, "\"memory_free_bytes\""), "tool data in the reference");
 
     deadline = now() + seconds;

@@ -101,6 +101,20 @@ void test_catalog() {
     check(contains(plan, "\"fits\":true"), "a model given as one string: " + plan.substr(0, 200));
 }
 
+// rent (docs/c-cpp.md lists rent(req) beside the others): the catalog's
+// machine types, ranked; a registry has no place in its request.
+void test_rent() {
+    std::string rent = hwaccel::rent("{\"model\":{\"params_b\":8},\"rent\":{\"providers\":[\"aws\"]}}");
+    check(contains(rent, "\"provider\":\"aws\"") && contains(rent, "\"cost_per_million_output_tokens\":"),
+          "rent ranks aws machine types: " + rent.substr(0, 200));
+    expect_error("rent with a registry", "invalid_argument",
+                 [] { hwaccel::rent("{\"model\":\"8b\",\"registry\":{\"devices\":[]}}"); });
+    expect_error("rent without a model", "invalid_argument", [] { hwaccel::rent("{}"); });
+    hwaccel::owned_string raw = hwaccel::raw::rent("{\"model\":");
+    auto e = hwaccel::parse_error(raw.get());
+    check(e && e->code == "invalid_json", "raw::rent answers the error object");
+}
+
 void test_raw_layer() {
     hwaccel::owned_string s = hwaccel::raw::detect("{\"bogus\":1}");
     check(s != nullptr, "raw answer not null");
@@ -175,6 +189,10 @@ void test_embedded_nul_is_refused() {
     expect_error("suggest_quant with NUL", "invalid_argument", [&] { hwaccel::suggest_quant(req); });
     expect_error("plan_sharding with NUL", "invalid_argument", [&] { hwaccel::plan_sharding(req); });
     expect_error("estimate_training with NUL", "invalid_argument", [&] { hwaccel::estimate_training(req); });
+    std::string cat = std::string("{\"filter\":\"llama\"}") + '\0' + "x";
+    expect_error("models with NUL", "invalid_argument", [&] { hwaccel::models(cat); });
+    expect_error("fit with NUL", "invalid_argument", [&] { hwaccel::fit(cat); });
+    expect_error("rent with NUL", "invalid_argument", [&] { hwaccel::rent(req); });
 }
 
 }  // namespace
@@ -185,6 +203,7 @@ int main() {
     test_errors();
     test_planning_on_registry();
     test_catalog();
+    test_rent();
     test_raw_layer();
     test_parse_error();
     test_threads();

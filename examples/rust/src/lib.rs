@@ -115,7 +115,7 @@ impl HwaccelError {
     }
 }
 
-/// The version of the loaded library, e.g. "0.1.0".
+/// The version of the loaded library, e.g. "0.2.0" (`hwaccel_version`).
 pub fn version() -> &'static str {
     // SAFETY: static storage, never NULL, never freed.
     unsafe { CStr::from_ptr(ffi::hwaccel_version()) }
