@@ -584,3 +584,32 @@ func TestTrainingSeqLenPastTrainedContextWarns(t *testing.T) {
 	assert.NotContains(t, strings.Join(c.Warnings, "\n"), "trained context")
 	assert.Equal(t, a.PerDevice.WeightsBytes, c.PerDevice.WeightsBytes, "the estimate is made the same way")
 }
+
+// TestTrainingDevicesPastSuggestion checks the counts docs/accuracy.md
+// ("Training") gives for setups past maxDevicesSuggested: full and LoRA
+// fine-tuning of Llama-3.1-8B at its defaults on the 8 GB laptop RTX 4060
+// of the slimbook-hero-rtx4060-igpu fixture (8,000,000,000 bytes budgeted,
+// the answer's memory_available_bytes) would take that many devices with
+// gradient checkpointing and ZeRO-3, devicesThatWould's setting searched
+// past its bound (docs audit of session 16: the figures were unchecked).
+func TestTrainingDevicesPastSuggestion(t *testing.T) {
+	const budget = 8_000_000_000
+	fewest := func(method string) int {
+		req := trainRequest(t, `{"model":{"name":"Llama-3.1-8B"},"training":{"method":"`+method+`"}}`, trainGPUs(t, 1, 8<<30))
+		s, err := validateTraining(*req.Training, planningOf(t, req))
+		require.NoError(t, err)
+		k, _ := devicesThatWould(req.Model, s, budget)
+		require.Zero(t, k, "%s fits on %d devices: the doc's example is no longer past the bound", method, k)
+		s.checkpointing, s.ZeROStage = true, 3
+		for k := maxDevicesSuggested + 1; k <= 10000; k++ {
+			if trainingMemory(req.Model, s, k).TotalBytes <= budget {
+				return k
+			}
+		}
+		return 0
+	}
+	doc, err := os.ReadFile("../../docs/accuracy.md")
+	require.NoError(t, err)
+	quote := fmt.Sprintf("would take %d or %d of them", fewest("full"), fewest("lora"))
+	assert.Contains(t, strings.Join(strings.Fields(string(doc)), " "), quote)
+}
