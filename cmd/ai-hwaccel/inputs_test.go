@@ -222,7 +222,7 @@ func writeText(path, s string) error {
 
 // The request schemas reject what the engine rejects for shape, so the
 // check in runCLI can fail: a request with an unknown member, a wrong type
-// or a replicas of 0 does not validate.
+// a replicas of 0 or a device id twice does not validate.
 func TestRequestSchemasCanFail(t *testing.T) {
 	schemas, err := requestSchemas()
 	require.NoError(t, err)
@@ -231,12 +231,15 @@ func TestRequestSchemasCanFail(t *testing.T) {
 	assert.Greater(t, sentRequests.Load(), before, "runCLI validates what the command sends")
 	for _, bad := range []string{`{}`, `{"model":{"params_b":7},"bogus":1}`, `{"model":{"params_b":"7"}}`,
 		`{"model":{"params_b":7},"replicas":0}`, `{"model":{"params_b":7},"training":{"zero_stage":4}}`,
-		`{"model":{"params_b":7},"kv_cache_dtype":"fp4"}`, `{"model":{"nam":"x"}}`} {
+		`{"model":{"params_b":7},"kv_cache_dtype":"fp4"}`, `{"model":{"nam":"x"}}`,
+		`{"model":{"params_b":7},"devices":["cuda:0","cuda:1","cuda:0"]}`} {
 		assert.Error(t, schemas["planning"].Validate([]byte(bad)), bad)
 	}
 	for _, bad := range []string{`{"timeout_ms":0}`, `{"sysroot":""}`, `{"no_exec":"yes"}`, `{"colour":1}`} {
 		assert.Error(t, schemas["detect"].Validate([]byte(bad)), bad)
 	}
+	// A JSON Schema integer is any number with no fractional part.
+	assert.NoError(t, schemas["planning"].Validate([]byte(`{"model":{"params_b":7},"batch_size":4.0,"training":{"seq_len":4.096e3}}`)))
 	assert.NoError(t, schemas["planning"].Validate([]byte(`{"model":{"name":"Llama-3.1-8B"},"quant":"q4_k_m","replicas":"max",
 		"cluster":[{}],"training":{"method":"dpo","reference":{"params_b":7},"lora_targets":["q_proj","v"]}}`)))
 }

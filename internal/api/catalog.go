@@ -30,7 +30,7 @@ type wireFitRequest struct {
 	Filter        string          `json:"filter"`
 	Quant         string          `json:"quant"`
 	Engine        string          `json:"engine"`
-	ContextLength *int64          `json:"context_length"`
+	ContextLength *strictjson.Int `json:"context_length"`
 	Registry      json.RawMessage `json:"registry"`
 	Detect        json.RawMessage `json:"detect"`
 }
@@ -84,10 +84,10 @@ func Fit(ctx context.Context, input []byte, getenv Env) []byte {
 		}
 		asked := 0
 		if c := w.ContextLength; c != nil {
-			if *c < 1 || *c > planreq.MaxContextLength {
-				return nil, errs.New(errs.InvalidArgument, "request: context_length %d is outside [1, %d]", *c, planreq.MaxContextLength)
+			if !c.Within(1, planreq.MaxContextLength) {
+				return nil, errs.New(errs.InvalidArgument, "request: context_length %s is outside [1, %d]", c.Quote(), planreq.MaxContextLength)
 			}
-			asked = int(*c)
+			asked = int(c.V)
 		}
 		reg, err := fitRegistry(ctx, w, getenv)
 		if err != nil {

@@ -95,8 +95,8 @@ func quote(s string) string {
 func TestIntegerMembersNameThemselves(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"model":"8b","context_length":"8k"}`:                      `request: context_length: expected an integer or "auto", got "8k"`,
-		`{"model":"8b","batch_size":1.5}`:                           `request: batch_size: expected an integer, got 1.5`,
-		`{"model":"8b","mmproj":{"size_bytes":"1G"}}`:               `request: mmproj.size_bytes: expected an integer, got "1G"`,
+		`{"model":"8b","batch_size":1.5}`:                           `request: batch_size: expected an integer, got the number 1.5`,
+		`{"model":"8b","mmproj":{"size_bytes":"1G"}}`:               `request: mmproj.size_bytes: expected an integer, got a string`,
 		`{"model":"8b","training":{"method":"lora","seq_len":"x"}}`: `request: training.seq_len: expected an integer`,
 	} {
 		var e struct {

@@ -39,16 +39,18 @@ func TestOverflowingNumbersAreOutOfRange(t *testing.T) {
 	assert.NotContains(t, string(ans), "wrong type")
 	ans = PlanSharding(context.Background(), []byte(`{"model":{"params_b":7},"memory_fraction":-1E+999}`), NoEnv)
 	assert.Contains(t, string(ans), "memory_fraction: -1E+999 is outside the range of a number")
-	// An integer member decoded as a Go int: past int64 it is out of
-	// range too. Before, training.seq_len 99999999999999999999 was "a
-	// value of the wrong type (number 99999999999999999999)".
+	// An integer member past int64 is outside its own range, quoted as
+	// written, as one inside int64 is (strictjson.Int). Before, these
+	// members decoded into Go ints: training.seq_len 99999999999999999999
+	// was "a value of the wrong type (number 99999999999999999999)", then
+	// "outside the range of an integer (at most 9.2e+18 in magnitude)".
 	for in, want := range map[string]string{
-		`{"model":{"params_b":7},"training":{"seq_len":99999999999999999999}}`:    "request: training.seq_len: 99999999999999999999 is outside the range of an integer (at most 9.2e+18 in magnitude)",
-		`{"model":{"params_b":7},"training":{"lora_rank":-99999999999999999999}}`: "request: training.lora_rank: -99999999999999999999 is outside the range of an integer (at most 9.2e+18 in magnitude)",
+		`{"model":{"params_b":7},"training":{"seq_len":99999999999999999999}}`:    "request: training.seq_len 99999999999999999999 is outside [1, 16777216]",
+		`{"model":{"params_b":7},"training":{"lora_rank":-99999999999999999999}}`: "request: training.lora_rank -99999999999999999999 is outside [1, 65536]",
 	} {
 		ans = EstimateTraining(context.Background(), []byte(in), NoEnv)
 		assert.JSONEq(t, `{"error":{"code":"invalid_argument","message":`+quote(want)+`}}`, string(ans), in)
 	}
 	ans = Fit(context.Background(), []byte(`{"context_length":9223372036854775808}`), NoEnv)
-	assert.Contains(t, string(ans), "request: context_length: 9223372036854775808 is outside the range of an integer")
+	assert.Contains(t, string(ans), "request: context_length 9223372036854775808 is outside [1, 16777216]")
 }

@@ -61,7 +61,7 @@ type wireRent struct {
 	Providers        []string        `json:"providers"`
 	MaxPricePerHour  *float64        `json:"max_price_per_hour"`
 	TargetTokensPerS *float64        `json:"target_tokens_per_s"`
-	MaxNodes         *int            `json:"max_nodes"`
+	MaxNodes         *strictjson.Int `json:"max_nodes"`
 	Sort             string          `json:"sort"`
 	Prices           json.RawMessage `json:"prices"`
 	// ThisMachine is the caller's machine as detection names it
@@ -142,10 +142,10 @@ func fillRent(req *rent.Request, w *wireRent) error {
 		req.TargetTokensPerS = *v
 	}
 	if v := w.MaxNodes; v != nil {
-		if *v < 1 || *v > rent.MaxNodes {
-			return errs.New(errs.InvalidArgument, "rent: max_nodes %d is outside [1, %d]", *v, rent.MaxNodes)
+		if !v.Within(1, rent.MaxNodes) {
+			return errs.New(errs.InvalidArgument, "rent: max_nodes %s is outside [1, %d]", v.Quote(), rent.MaxNodes)
 		}
-		req.MaxNodes = *v
+		req.MaxNodes = int(v.V)
 	}
 	if len(w.Prices) > 0 && !bytes.Equal(bytes.TrimSpace(w.Prices), []byte("null")) {
 		p, err := rent.ParsePrices(w.Prices)

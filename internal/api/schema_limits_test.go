@@ -143,3 +143,31 @@ func requestWith(path []string, v string) []byte {
 	}
 	return b
 }
+
+// Every list a request schema says holds no item twice (uniqueItems) is one
+// the engine refuses a repeat in, and every list the engine refuses a
+// repeat in says so: devices (wire.decodeDevices refuses "devices holds an
+// empty or repeated id"). Before, the schema let a validated request
+// through that the engine then refused.
+func TestRequestSchemaUniqueItemsAreEnforced(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "schema", "request.schema.json"))
+	require.NoError(t, err)
+	var s map[string]any
+	require.NoError(t, json.Unmarshal(b, &s))
+	var unique []string
+	for name, p := range s["properties"].(map[string]any) {
+		if p.(map[string]any)["uniqueItems"] == true {
+			unique = append(unique, name)
+		}
+	}
+	assert.ElementsMatch(t, []string{"devices"}, unique, "the lists the engine refuses a repeated item in")
+	for _, name := range unique {
+		one := strings.Trim(listOf(name, 1), "[]")
+		ans := PlanSharding(context.Background(), requestWith([]string{name}, "["+one+","+one+"]"), NoEnv)
+		assert.Equal(t, errs.InvalidArgument, errorCode(t, ans), "%s repeated: %s", name, ans)
+		assert.Contains(t, string(ans), "repeated", "%s: %s", name, ans)
+		two := listOf(name, 2)
+		ans = PlanSharding(context.Background(), requestWith([]string{name}, two), NoEnv)
+		assert.NotContains(t, string(ans), "repeated", "%s %s: %s", name, two, ans)
+	}
+}

@@ -155,7 +155,8 @@ func (s *trainingSetup) normalisePrecision() error {
 }
 
 // normaliseZeRO sets ZeRO stage 3 under FSDP (which shards as it does;
-// another stage contradicts it) and refuses a stage outside 0..3.
+// another stage contradicts it) and refuses a stage outside [0, 3]
+// (internal/api/wire refuses one in a request first).
 func (s *trainingSetup) normaliseZeRO() error {
 	if s.FSDP {
 		if s.ZeROStage != 0 && s.ZeROStage != 3 {
@@ -163,8 +164,8 @@ func (s *trainingSetup) normaliseZeRO() error {
 		}
 		s.ZeROStage = 3
 	}
-	if s.ZeROStage < 0 || s.ZeROStage > 3 {
-		return errs.New(errs.InvalidArgument, "request: training.zero_stage %d is outside 0..3", s.ZeROStage)
+	if s.ZeROStage < 0 || s.ZeROStage > planreq.MaxZeROStage {
+		return errs.New(errs.InvalidArgument, "request: training.zero_stage %d is outside [0, %d]", s.ZeROStage, planreq.MaxZeROStage)
 	}
 	return nil
 }

@@ -18,7 +18,11 @@ const (
 	// MaxTrainingCount bounds training.micro_batch, lora_rank,
 	// num_devices and tensor_parallel.
 	MaxTrainingCount = 1 << 16
-	MaxClusterNodes  = 1024
+	// MaxZeROStage is the last ZeRO stage: DeepSpeed defines stages 0 to 3
+	// (https://www.deepspeed.ai/docs/config-json/, "zero_optimization.stage":
+	// 0, 1, 2 or 3).
+	MaxZeROStage    = 3
+	MaxClusterNodes = 1024
 	// MaxLayers bounds a model's layer count (the largest published models
 	// have a few hundred): planning walks layers.
 	MaxLayers         = 1 << 16

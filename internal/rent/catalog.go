@@ -43,8 +43,11 @@ const dateLayout = "2006-01-02"
 // Catalog is a set of machine types (the built-in catalog or a user's
 // price file: the same shape).
 type Catalog struct {
-	Schema   int       `json:"schema"`
-	Machines []Machine `json:"machines"`
+	// Schema is the file's version, read as any integer member is
+	// (schema/rent-request.schema.json states no range; it is kept, not
+	// checked).
+	Schema   strictjson.Int `json:"schema"`
+	Machines []Machine      `json:"machines"`
 }
 
 // Machine is one rentable machine type.

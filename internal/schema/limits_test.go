@@ -60,6 +60,7 @@ func engineLimits() []limit {
 		{"request", training("num_devices"), ratOf(planreq.MaxTrainingCount)},
 		{"request", training("tensor_parallel"), ratOf(planreq.MaxTrainingCount)},
 		{"request", training("lora_rank"), ratOf(planreq.MaxTrainingCount)},
+		{"request", training("zero_stage"), ratOf(planreq.MaxZeROStage)},
 		{"request", "/$defs/model/properties/params/maximum", ratOf(float64(model.MaxParams))},
 		{"request", "/$defs/model/properties/params_b/maximum", ratOf(float64(model.MaxParams / 1e9))},
 		{"fit-request", "/properties/context_length/maximum", ratOf(planreq.MaxContextLength)},
@@ -82,8 +83,7 @@ func engineLimits() []limit {
 // boundsByDefinition are the upper bounds of the request schemas that no
 // engine constant holds, each with why it is what it is.
 var boundsByDefinition = map[string]string{
-	"request/properties/memory_fraction/maximum":                "a share of a device's memory: at most all of it",
-	"request/properties/training/properties/zero_stage/maximum": "DeepSpeed defines ZeRO stages 0 to 3",
+	"request/properties/memory_fraction/maximum": "a share of a device's memory: at most all of it",
 }
 
 // unbounded are the numbers and lists of the request schemas the engine

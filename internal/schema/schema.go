@@ -5,7 +5,7 @@
 // look checked.
 //
 // Supported assertions: type, properties, required, additionalProperties
-// (boolean or schema), items, minItems, maxItems, enum, const, minimum,
+// (boolean or schema), items, minItems, maxItems, uniqueItems, enum, const, minimum,
 // maximum, exclusiveMinimum, exclusiveMaximum, minLength, maxLength,
 // pattern, oneOf, anyOf, allOf, and
 // $ref to "#" or "#/$defs/<name>". Annotations ($schema, $id, $comment,
@@ -68,7 +68,7 @@ var annotations = map[string]bool{
 // assertions are the keywords this validator checks.
 var assertions = map[string]bool{
 	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "minItems": true, "maxItems": true, "enum": true, "const": true, "minimum": true,
+	"items": true, "minItems": true, "maxItems": true, "uniqueItems": true, "enum": true, "const": true, "minimum": true,
 	"maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "minLength": true, "maxLength": true,
 	"pattern": true, "oneOf": true, "anyOf": true, "allOf": true, "$ref": true,
 }
@@ -169,6 +169,10 @@ func (s *Schema) checkKeyword(k string, v any, at string) error {
 	case "enum":
 		if _, ok := v.([]any); !ok {
 			return fmt.Errorf("%s: must be an array", at)
+		}
+	case "uniqueItems":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s: must be a boolean", at)
 		}
 	case "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum":
 		if _, ok := v.(json.Number); !ok {
@@ -364,6 +368,11 @@ func (s *Schema) keyword(n map[string]any, k string, v any, path string, depth i
 		if ok && int64(len(arr)) > limit {
 			return Errors{{path, fmt.Sprintf("has %d items, want at most %d", len(arr), limit)}}
 		}
+	case "uniqueItems":
+		arr, ok := v.([]any)
+		if ok && arg.(bool) {
+			return unique(arr, path)
+		}
 	case "allOf":
 		var out Errors
 		for _, sub := range arg.([]any) {
@@ -515,6 +524,46 @@ func typeList(arg any) string {
 		names = append(names, x.(string))
 	}
 	return strings.Join(names, " or ")
+}
+
+// unique refuses the first item of arr equal to an earlier one (JSON
+// equality, as equal: 1 and 1.0 are one number). Items are compared by a
+// canonical text, so a list of 65536 device ids costs one pass, not 2^31
+// comparisons.
+func unique(arr []any, path string) Errors {
+	first := make(map[string]int, len(arr))
+	for i, x := range arr {
+		key := canonical(x)
+		if j, ok := first[key]; ok {
+			return Errors{{path, fmt.Sprintf("items %d and %d are equal (%s); uniqueItems", j, i, short(x))}}
+		}
+		first[key] = i
+	}
+	return nil
+}
+
+// canonical is a text equal for two values exactly when equal holds:
+// numbers by exact value, object members in key order.
+func canonical(v any) string {
+	switch x := v.(type) {
+	case json.Number:
+		return "n" + rat(x).RatString()
+	case string:
+		return "s" + strconv.Quote(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = canonical(e)
+		}
+		return "[" + strings.Join(parts, ",") + "]"
+	case map[string]any:
+		parts := make([]string, 0, len(x))
+		for _, k := range sortedKeys(x) {
+			parts = append(parts, strconv.Quote(k)+":"+canonical(x[k]))
+		}
+		return "{" + strings.Join(parts, ",") + "}"
+	}
+	return fmt.Sprint(v) // true, false, null
 }
 
 // equal is JSON equality: numbers compare by value (1 == 1.0), objects by

@@ -108,6 +108,34 @@ func TestEqualIsJSONEquality(t *testing.T) {
 	assert.Error(t, s.Validate([]byte(`{"c":"x","a":[1,{"b":null}],"d":1}`)))
 }
 
+// uniqueItems true (draft 2020-12 validation §6.4.3): no two items of an
+// array are equal, by JSON equality (1 and 1.0 are one number, objects
+// whatever their key order); false and non-arrays assert nothing.
+func TestUniqueItems(t *testing.T) {
+	s, err := Compile([]byte(`{"properties":{"ids":{"type":"array","uniqueItems":true},"any":{"uniqueItems":false}}}`))
+	require.NoError(t, err)
+	for doc, want := range map[string]string{
+		`{"ids":["a","b","a"]}`:                       `/ids: items 0 and 2 are equal ("a")`,
+		`{"ids":[1,2,1.0]}`:                           `/ids: items 0 and 2 are equal (1.0)`,
+		`{"ids":[{"a":1,"b":[2]},{"b":[2.0],"a":1}]}`: `/ids: items 0 and 1 are equal`,
+		`{"ids":[[1,"x"],[1,"x"]]}`:                   `/ids: items 0 and 1 are equal`,
+		`{"ids":[null,false,null]}`:                   `/ids: items 0 and 2 are equal (null)`,
+		`{"ids":["a","b","c"]}`:                       ``,
+		`{"ids":[1,"1",[1],{"1":1},true,null]}`:       ``,
+		`{"ids":[{"a":1},{"a":2}]}`:                   ``,
+		`{"ids":[]}`:                                  ``,
+		`{"ids":"aa"}`:                                `is string, want array`,
+		`{"any":["a","a"]}`:                           ``,
+	} {
+		err := s.Validate([]byte(doc))
+		if want == "" {
+			assert.NoError(t, err, doc)
+			continue
+		}
+		assert.ErrorContains(t, err, want, doc)
+	}
+}
+
 func TestValidateRejectsNonJSON(t *testing.T) {
 	s, err := Compile([]byte(`true`))
 	require.NoError(t, err)
@@ -129,6 +157,7 @@ func TestCompileRejects(t *testing.T) {
 		"schema not object":     `{"items":3}`,
 		"negative minItems":     `{"minItems":-1}`,
 		"fractional maxItems":   `{"maxItems":1.5}`,
+		"uniqueItems not bool":  `{"uniqueItems":1}`,
 		"exclusiveMaximum text": `{"exclusiveMaximum":"1"}`,
 		"minimum not a number":  `{"minimum":"0"}`,
 		"not json":              `{`,

@@ -28,11 +28,12 @@ func TestIntegerMembersAreReadExactly(t *testing.T) {
 		`"replicas":9007199254740993`:                 "request: replicas 9007199254740993 is outside [1, 65536]",
 		`"tensor_parallel_size":9007199254740993`:     "request: tensor_parallel_size 9007199254740993 is outside [1, 512]",
 		`"mmproj":{"size_bytes":1152921504606846977}`: "request: mmproj size 1152921504606846977 bytes is outside [1, 1152921504606846976]",
-		// Not integers: refused as before, whatever their size.
-		`"context_length":4096.5`:                      "request: context_length: expected an integer, got 4096.5",
-		`"batch_size":1e-400`:                          "request: batch_size: expected an integer, got 1e-400",
-		`"batch_size":9007199254740992.5`:              "request: batch_size: expected an integer, got 9007199254740992.5",
-		`"tensor_parallel_size":1.0000000000000000001`: "request: tensor_parallel_size: expected an integer, got 1.0000000000000000001",
+		// Not integers: refused, whatever their size, in the words a Go int
+		// member used ("got the number", strictjson.Int).
+		`"context_length":4096.5`:                      "request: context_length: expected an integer, got the number 4096.5",
+		`"batch_size":1e-400`:                          "request: batch_size: expected an integer, got the number 1e-400",
+		`"batch_size":9007199254740992.5`:              "request: batch_size: expected an integer, got the number 9007199254740992.5",
+		`"tensor_parallel_size":1.0000000000000000001`: "request: tensor_parallel_size: expected an integer, got the number 1.0000000000000000001",
 	} {
 		_, _, err := wire.DecodeRequest([]byte(`{"model":{"params_b":1},` + in + `}`))
 		require.Error(t, err, in)

@@ -28,12 +28,12 @@ import (
 )
 
 // wireRequest is the JSON shape; every key is known (unknown keys are
-// rejected) and numbers are checked by wireInt.
+// rejected) and integers are read exactly (strictjson.Int).
 type wireRequest struct {
 	Model          json.RawMessage   `json:"model"`
 	Quant          *string           `json:"quant"`
 	ContextLength  *wireContext      `json:"context_length"`
-	BatchSize      *wireInt          `json:"batch_size"`
+	BatchSize      *strictjson.Int   `json:"batch_size"`
 	KVCacheDType   *string           `json:"kv_cache_dtype"`
 	Registry       json.RawMessage   `json:"registry"`
 	Devices        []string          `json:"devices"`
@@ -44,7 +44,7 @@ type wireRequest struct {
 	Detect         json.RawMessage   `json:"detect"`
 	Training       json.RawMessage   `json:"training"`
 	Replicas       json.RawMessage   `json:"replicas"`
-	TensorParallel *wireInt          `json:"tensor_parallel_size"`
+	TensorParallel *strictjson.Int   `json:"tensor_parallel_size"`
 	MemoryFraction *float64          `json:"memory_fraction"`
 	FlashAttention *bool             `json:"flash_attention"`
 	Placement      *string           `json:"placement"`
@@ -85,39 +85,15 @@ type trainingShape struct {
 // wireProjector is mmproj: a projector file, or its size when there is no
 // file yet; "offload" false keeps it in host memory.
 type wireProjector struct {
-	Path      string   `json:"path"`
-	SizeBytes *wireInt `json:"size_bytes"`
-	Offload   *bool    `json:"offload"`
-}
-
-// wireInt is a JSON number that must be an integer, read exactly from its
-// text (integers.go): V is its value, or the nearest int64 for one beyond
-// int64 (1e400), which every member's range refuses; Text is the number as
-// written, which a refusal quotes. Strings and fractions are
-// invalid_argument.
-type wireInt struct {
-	V    int64
-	Text string
-}
-
-// UnmarshalJSON implements json.Unmarshaler.
-func (w *wireInt) UnmarshalJSON(b []byte) error {
-	s := string(bytes.TrimSpace(b))
-	if s == "" || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
-		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
-	}
-	v, ok := wholeNumber(s)
-	if !ok {
-		return errs.New(errs.InvalidArgument, "expected an integer, got %s", clip(s))
-	}
-	w.V, w.Text = v, s
-	return nil
+	Path      string          `json:"path"`
+	SizeBytes *strictjson.Int `json:"size_bytes"`
+	Offload   *bool           `json:"offload"`
 }
 
 // wireContext is context_length: an integer, or "auto" (the context the
 // engine would choose itself, planreq.Request.ContextAuto).
 type wireContext struct {
-	wireInt
+	strictjson.Int
 	Auto bool
 }
 
@@ -130,7 +106,7 @@ func (w *wireContext) UnmarshalJSON(b []byte) error {
 	if s := bytes.TrimSpace(b); len(s) > 0 && s[0] == '"' {
 		return errs.New(errs.InvalidArgument, `expected an integer or "auto", got %s`, clip(string(s)))
 	}
-	return w.wireInt.UnmarshalJSON(b)
+	return w.Int.UnmarshalJSON(b)
 }
 
 func clip(s string) string {
@@ -168,7 +144,7 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 	}
 	given := w.ContextLength != nil && !w.ContextLength.Auto
 	if given {
-		if r.ContextLength, err = bounded("context_length", &w.ContextLength.wireInt, planreq.DefaultContextLength, planreq.MaxContextLength); err != nil {
+		if r.ContextLength, err = bounded("context_length", &w.ContextLength.Int, planreq.DefaultContextLength, planreq.MaxContextLength); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -198,7 +174,7 @@ func DecodeRequest(data []byte) (req *planreq.Request, detect []byte, err error)
 	}
 	if tp := w.TensorParallel; tp != nil {
 		if tp.V < 1 || tp.V > planreq.MaxTensorParallel {
-			return nil, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size %s is outside [1, %d]", clip(tp.Text), planreq.MaxTensorParallel)
+			return nil, nil, errs.New(errs.InvalidArgument, "request: tensor_parallel_size %s is outside [1, %d]", tp.Quote(), planreq.MaxTensorParallel)
 		}
 		r.TensorParallel = int(tp.V)
 	}
@@ -291,7 +267,7 @@ func decodeCompanions(r *planreq.Request, draft json.RawMessage, mm *wireProject
 	if p.Bytes < 1 || p.Bytes > planreq.MaxPlanBytes {
 		size := strconv.FormatInt(p.Bytes, 10)
 		if mm.SizeBytes != nil {
-			size = clip(mm.SizeBytes.Text)
+			size = mm.SizeBytes.Quote()
 		}
 		return errs.New(errs.InvalidArgument, "request: mmproj size %s bytes is outside [1, %d]", size, int64(planreq.MaxPlanBytes))
 	}
@@ -327,12 +303,12 @@ func checkModelContext(r *planreq.Request, explicit bool) error {
 		r.ContextLength, name, limit, limit)
 }
 
-func bounded(name string, w *wireInt, def, max int) (int, error) {
+func bounded(name string, w *strictjson.Int, def, max int) (int, error) {
 	if w == nil {
 		return def, nil
 	}
 	if w.V < 1 || w.V > int64(max) {
-		return 0, errs.New(errs.InvalidArgument, "request: %s %s is outside [1, %d]", name, clip(w.Text), max)
+		return 0, errs.New(errs.InvalidArgument, "request: %s %s is outside [1, %d]", name, w.Quote(), max)
 	}
 	return int(w.V), nil
 }
@@ -478,12 +454,12 @@ func decodeReplicas(r *planreq.Request, raw json.RawMessage) error {
 		r.ReplicasMax = true
 		return nil
 	}
-	var w wireInt
+	var w strictjson.Int
 	if err := w.UnmarshalJSON(s); err != nil {
 		return errs.New(errs.InvalidArgument, "request: replicas must be a whole number >= 1 or \"max\", got %s", clip(string(s)))
 	}
 	if w.V < 1 || w.V > planreq.MaxRequestDevices {
-		return errs.New(errs.InvalidArgument, "request: replicas %s is outside [1, %d]", clip(w.Text), planreq.MaxRequestDevices)
+		return errs.New(errs.InvalidArgument, "request: replicas %s is outside [1, %d]", w.Quote(), planreq.MaxRequestDevices)
 	}
 	r.Replicas = int(w.V)
 	return nil
@@ -495,15 +471,15 @@ type wireTraining struct {
 	Method                string          `json:"method,omitempty"`
 	Optimizer             string          `json:"optimizer,omitempty"`
 	Precision             string          `json:"precision,omitempty"`
-	SeqLen                *int            `json:"seq_len,omitempty"`
-	MicroBatch            *int            `json:"micro_batch,omitempty"`
+	SeqLen                *strictjson.Int `json:"seq_len,omitempty"`
+	MicroBatch            *strictjson.Int `json:"micro_batch,omitempty"`
 	GradientCheckpointing *bool           `json:"gradient_checkpointing,omitempty"`
 	FlashAttention        *bool           `json:"flash_attention,omitempty"`
-	ZeROStage             int             `json:"zero_stage,omitempty"`
+	ZeROStage             *strictjson.Int `json:"zero_stage,omitempty"`
 	FSDP                  bool            `json:"fsdp,omitempty"`
-	NumDevices            *int            `json:"num_devices,omitempty"`
-	TensorParallel        *int            `json:"tensor_parallel,omitempty"`
-	LoRARank              *int            `json:"lora_rank,omitempty"`
+	NumDevices            *strictjson.Int `json:"num_devices,omitempty"`
+	TensorParallel        *strictjson.Int `json:"tensor_parallel,omitempty"`
+	LoRARank              *strictjson.Int `json:"lora_rank,omitempty"`
 	LoRATargets           []string        `json:"lora_targets,omitempty"`
 	BaseQuant             string          `json:"base_quant,omitempty"`
 	Teacher               json.RawMessage `json:"teacher,omitempty"`
@@ -529,27 +505,27 @@ func decodeTraining(raw json.RawMessage) (*planreq.TrainingOptions, error) {
 	}
 	w := at.W
 	o := &planreq.TrainingOptions{Method: w.Method, Optimizer: w.Optimizer, Precision: w.Precision,
-		GradientCheckpointing: w.GradientCheckpointing, FlashAttention: w.FlashAttention, ZeROStage: w.ZeROStage,
+		GradientCheckpointing: w.GradientCheckpointing, FlashAttention: w.FlashAttention,
 		FSDP: w.FSDP, LoRATargets: w.LoRATargets, BaseQuant: w.BaseQuant}
 	// The counts are 1 or more (schema/request.schema.json); the planner
 	// reads 0 as "not given", so a 0 or a negative given here is refused
 	// rather than taken for the default or passed on (num_devices -2
-	// reached a slice bound).
+	// reached a slice bound). zero_stage is 0 to 3, DeepSpeed's stages.
 	for _, c := range []struct {
-		name  string
-		given *int
-		max   int
-		to    *int
-	}{{"seq_len", w.SeqLen, planreq.MaxContextLength, &o.SeqLen}, {"micro_batch", w.MicroBatch, planreq.MaxTrainingCount, &o.MicroBatch},
-		{"num_devices", w.NumDevices, planreq.MaxTrainingCount, &o.NumDevices}, {"tensor_parallel", w.TensorParallel, planreq.MaxTrainingCount, &o.TensorParallel},
-		{"lora_rank", w.LoRARank, planreq.MaxTrainingCount, &o.LoRARank}} {
+		name     string
+		given    *strictjson.Int
+		min, max int64
+		to       *int
+	}{{"seq_len", w.SeqLen, 1, planreq.MaxContextLength, &o.SeqLen}, {"micro_batch", w.MicroBatch, 1, planreq.MaxTrainingCount, &o.MicroBatch},
+		{"num_devices", w.NumDevices, 1, planreq.MaxTrainingCount, &o.NumDevices}, {"tensor_parallel", w.TensorParallel, 1, planreq.MaxTrainingCount, &o.TensorParallel},
+		{"lora_rank", w.LoRARank, 1, planreq.MaxTrainingCount, &o.LoRARank}, {"zero_stage", w.ZeROStage, 0, planreq.MaxZeROStage, &o.ZeROStage}} {
 		if c.given == nil {
 			continue
 		}
-		if *c.given < 1 || *c.given > c.max {
-			return nil, errs.New(errs.InvalidArgument, "request: training.%s %d is outside [1, %d]", c.name, *c.given, c.max)
+		if !c.given.Within(c.min, c.max) {
+			return nil, errs.New(errs.InvalidArgument, "request: training.%s %s is outside [%d, %d]", c.name, c.given.Quote(), c.min, c.max)
 		}
-		*c.to = *c.given
+		*c.to = int(c.given.V)
 	}
 	for _, x := range []struct {
 		role string

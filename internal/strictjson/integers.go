@@ -1,10 +1,60 @@
-package wire
+package strictjson
 
 import (
+	"bytes"
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/ai-hwaccel/ai-hwaccel/internal/errs"
 )
+
+// Int is a JSON member that must be an integer, read exactly from its text
+// (wholeNumber) in any form JSON allows: V is its value, or the nearest
+// int64 for one beyond int64 (1e400), which a member's range refuses; Text
+// is the number as written, which a refusal quotes (Quote). A string, a
+// fraction or any other JSON type is invalid_argument, "expected an
+// integer, got ..." in the words a Go int member's refusal has (kindCheck),
+// so that every integer member of every request is read one way
+// (docs/requests.md).
+type Int struct {
+	V    int64
+	Text string
+}
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (w *Int) UnmarshalJSON(b []byte) error {
+	s := bytes.TrimSpace(b)
+	if len(s) == 0 {
+		return errs.New(errs.InvalidArgument, "expected an integer")
+	}
+	v, ok := wholeNumber(string(s))
+	if !ok || !(s[0] == '-' || s[0] >= '0' && s[0] <= '9') {
+		return errs.New(errs.InvalidArgument, "expected an integer, got %s", jsonKind(s))
+	}
+	w.V, w.Text = v, string(s)
+	return nil
+}
+
+// MarshalJSON writes the number as it was read (its value when it was
+// set in Go, with no text).
+func (w Int) MarshalJSON() ([]byte, error) {
+	if w.Text != "" {
+		return []byte(w.Text), nil
+	}
+	return strconv.AppendInt(nil, w.V, 10), nil
+}
+
+// Within reports whether the integer lies in [lo, hi].
+func (w *Int) Within(lo, hi int64) bool { return w.V >= lo && w.V <= hi }
+
+// Quote is the number as written, cut at 40 bytes (a refusal quotes it).
+func (w *Int) Quote() string {
+	if len(w.Text) > 40 {
+		return w.Text[:40] + "..."
+	}
+	return w.Text
+}
 
 // wholeNumber reads the text of a JSON number exactly, with no float64 in
 // between (2^53 + 1 is not 2^53): ok says it is an integer, written in any
