@@ -3,30 +3,8 @@
  * answer or an error object with the stable code the header promises), never
  * a crash, NULL or invalid UTF-8. */
 #include "check.h"
+#include "json_exports.h"
 #include "plan_probe.h"
-
-typedef char *(*export_fn)(const char *);
-
-struct export_entry {
-    const char *name;
-    export_fn fn;
-    int is_detect; /* NULL and "" mean defaults (detection and the catalog functions) */
-};
-
-/* The planning functions are exports[1..N_PLANNING]; the catalog functions
- * (since 0.2.0) come last. */
-static const struct export_entry exports[] = {
-    {"hwaccel_detect_json", hwaccel_detect_json, 1},
-    {"hwaccel_suggest_quant", hwaccel_suggest_quant, 0},
-    {"hwaccel_plan_sharding", hwaccel_plan_sharding, 0},
-    {"hwaccel_estimate_training", hwaccel_estimate_training, 0},
-    {"hwaccel_models_json", hwaccel_models_json, 1},
-    {"hwaccel_fit_json", hwaccel_fit_json, 1},
-    /* rent (issue 26) */
-    {"hwaccel_rent_json", hwaccel_rent_json, 0},
-};
-#define N_EXPORTS (sizeof exports / sizeof exports[0])
-#define N_PLANNING 3
 
 static void test_versions(void) {
     CHECK(hwaccel_abi_version() == HWACCEL_ABI_VERSION, "abi %d", hwaccel_abi_version());

@@ -16,24 +16,13 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "json_exports.h"
 
-/* Every JSON export of the header, the 0.2.0 ones included: the header says
- * "every `char *` function returns the error forked_child" in such a child.
- * For models and fit "{}" means defaults (fit would detect this machine), so
- * an export without the fork check would do real work here, not fail fast. */
-typedef char *(*export_fn)(const char *);
-static const struct {
-    const char *name;
-    export_fn fn;
-} exports[] = {
-    {"hwaccel_detect_json", hwaccel_detect_json},
-    {"hwaccel_suggest_quant", hwaccel_suggest_quant},
-    {"hwaccel_plan_sharding", hwaccel_plan_sharding},
-    {"hwaccel_estimate_training", hwaccel_estimate_training},
-    {"hwaccel_models_json", hwaccel_models_json},
-    {"hwaccel_fit_json", hwaccel_fit_json},
-    {"hwaccel_rent_json", hwaccel_rent_json},
-};
+/* The child calls every JSON export of the header (json_exports.h), the
+ * 0.2.0 ones included: the header says "every `char *` function returns the
+ * error forked_child" in such a child. For models and fit "{}" means defaults
+ * (fit would detect this machine), so an export without the fork check would
+ * do real work here, not fail fast. */
 
 /* child_body runs in the forked child; returns the child's exit status. */
 static int child_body(void) {

@@ -10,21 +10,9 @@
 #include <stdint.h>
 
 #include "check.h"
+#include "json_exports.h"
 #include "plan_probe.h"
 
-typedef char *(*export_fn)(const char *);
-static const struct {
-    const char *name;
-    export_fn fn;
-} exports[] = {
-    {"hwaccel_detect_json", hwaccel_detect_json},
-    {"hwaccel_suggest_quant", hwaccel_suggest_quant},
-    {"hwaccel_plan_sharding", hwaccel_plan_sharding},
-    {"hwaccel_estimate_training", hwaccel_estimate_training},
-    {"hwaccel_models_json", hwaccel_models_json},
-    {"hwaccel_fit_json", hwaccel_fit_json},
-    {"hwaccel_rent_json", hwaccel_rent_json},
-};
 enum { DETECT = 0, MODELS = 4, FIT = 5 };
 
 static uint64_t rng_state;
