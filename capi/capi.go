@@ -112,11 +112,14 @@ func copyInput(in *C.hwaccel_cchar) ([]byte, error) {
 // cGetenv reads the environment through C getenv at call time: os.Getenv
 // only sees the environment the process was started with, so a host's
 // setenv after load would be ignored (https://github.com/golang/go/issues/27693).
-// A NULL from getenv is an unset variable; "" is a variable set empty.
+// A NULL from getenv is an unset variable; "" is a variable set empty. The
+// name goes to getenv from Go memory, NUL-terminated, not through
+// C.CString, whose failed malloc would abort the host (as cBytes explains);
+// getenv keeps no pointer to it, and a byte slice holds no Go pointers.
 func cGetenv(name string) (string, bool) {
-	cname := C.CString(name)
-	defer C.free(unsafe.Pointer(cname))
-	v := C.getenv(cname)
+	cname := make([]byte, len(name)+1)
+	copy(cname, name)
+	v := C.getenv((*C.char)(unsafe.Pointer(&cname[0])))
 	if v == nil {
 		return "", false
 	}
