@@ -566,7 +566,8 @@ HWACCEL_API char *hwaccel_estimate_training(const char *request_json);
  */
 
 /*! hwaccel_models_json() :
- *  The catalog.  request_json: NULL, "", "null" or "{}" list every model;
+ *  The catalog.  request_json: NULL, "" (or only whitespace), "null" or
+ *  "{}" list every model;
  *  otherwise an object with any of (schema/models-request.schema.json;
  *  unknown keys are "invalid_argument", naming the closest known key):
  *      "filter"  string  only models whose name, Hugging Face id or alias
@@ -590,9 +591,10 @@ HWACCEL_API char *hwaccel_models_json(const char *request_json);
  *  planned as hwaccel_plan_sharding() plans it (quant "auto" unless given),
  *  on the request's registry or, without one, on this machine, detected
  *  once for all models (through the cache, reusing a detection up to 30 s
- *  old, like planning).  request_json: NULL, "", "null" or "{}" plan every
- *  model on this machine; otherwise an object with any of
- *  (schema/fit-request.schema.json; unknown keys are "invalid_argument"):
+ *  old, like planning).  request_json: NULL, "" (or only whitespace),
+ *  "null" or "{}" plan every model on this machine; otherwise an object
+ *  with any of (schema/fit-request.schema.json; unknown keys are
+ *  "invalid_argument"):
  *      "filter"          string  as for hwaccel_models_json().
  *      "quant"           string  plan every model at this precision.
  *      "engine"          string  "vllm", "llama.cpp", "sglang" or "none".
