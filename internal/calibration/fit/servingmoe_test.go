@@ -54,21 +54,7 @@ func fitServingMoEPrompt(cases []servingPrefillCase, pairs []ratePairCase, c cal
 		return servingMoEPromptFit{}, c, err
 	}
 	f := servingMoEPromptFit{pairs: len(moe)}
-	bestLoss := math.Inf(1)
-	errs := make([]float64, len(moe))
-	for pct := 1; pct <= servingPromptMFUMax; pct++ {
-		k := c
-		k.ServingMoEPromptMFU = float64(pct) / 100
-		var loss float64
-		for i, pc := range moe {
-			e := pc.rateLogError(k)
-			errs[i] = math.Abs(e)
-			loss += e * e
-		}
-		if loss < bestLoss {
-			bestLoss, f.moePercent, f.pairMedian = loss, pct, quantile(errs, 0.5)
-		}
-	}
+	f.moePercent, f.pairMedian = pairGrid(moe, c, 1, servingPromptMFUMax, func(k *calibration.Throughput, v float64) { k.ServingMoEPromptMFU = v })
 	c.ServingMoEPromptMFU = float64(f.moePercent) / 100
 	if f.sglang, err = fitServingPrompt(cases, c); err != nil {
 		return f, c, err

@@ -180,11 +180,18 @@ func (pc ratePairCase) rateLogError(c calibration.Throughput) float64 {
 // ServingPromptMFU, that minimises the sum of squared rateLogError over
 // pairs, with the median |rateLogError| there.
 func pairEfficiency(pairs []ratePairCase, c calibration.Throughput) (mfuPercent int, median float64) {
+	return pairGrid(pairs, c, servingPromptMFUMin, servingPromptMFUMax, func(k *calibration.Throughput, f float64) { k.ServingPromptMFU = f })
+}
+
+// pairGrid is the percent in [lo, hi] that, set into c by set, minimises
+// the sum of squared rateLogError over pairs, with the median
+// |rateLogError| there: the 1 % grid every pair rule fits on.
+func pairGrid(pairs []ratePairCase, c calibration.Throughput, lo, hi int, set func(*calibration.Throughput, float64)) (percent int, median float64) {
 	bestLoss := math.Inf(1)
 	errs := make([]float64, len(pairs))
-	for mfu := servingPromptMFUMin; mfu <= servingPromptMFUMax; mfu++ {
+	for pct := lo; pct <= hi; pct++ {
 		k := c
-		k.ServingPromptMFU = float64(mfu) / 100
+		set(&k, float64(pct)/100)
 		var loss float64
 		for i, pc := range pairs {
 			e := pc.rateLogError(k)
@@ -192,10 +199,10 @@ func pairEfficiency(pairs []ratePairCase, c calibration.Throughput) (mfuPercent 
 			loss += e * e
 		}
 		if loss < bestLoss {
-			bestLoss, mfuPercent, median = loss, mfu, quantile(errs, 0.5)
+			bestLoss, percent, median = loss, pct, quantile(errs, 0.5)
 		}
 	}
-	return mfuPercent, median
+	return percent, median
 }
 
 // heldOutMedian is the median |log(planned/measured)| of the held-out rows
